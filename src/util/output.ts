@@ -1,0 +1,29 @@
+/**
+ * Printing data for `-o json|yaml|table|text`. Commands build a value and a table view;
+ * this module renders whichever the user asked for.
+ */
+import { stringify } from 'yaml';
+import { UsageError } from './errors.js';
+
+export type OutputFormat = 'json' | 'yaml' | 'table' | 'text';
+
+export function parseOutputFormat(value: string, allowed: readonly OutputFormat[]): OutputFormat {
+  if ((allowed as readonly string[]).includes(value)) return value as OutputFormat;
+  throw new UsageError(`-o ${value}: expected one of ${allowed.join(', ')}`);
+}
+
+export function toJson(value: unknown): string {
+  return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+export function toYaml(value: unknown): string {
+  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+}
+
+/** A plain aligned table, kubectl style: upper-case headers, two spaces between columns. */
+export function toTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('   ').trimEnd();
+  return [line(headers.map((h) => h.toUpperCase())), ...rows.map(line)].join('\n') + '\n';
+}
