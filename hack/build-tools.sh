@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Builds the programs of Binnacle's local control plane from the Go module proxy into the
+# gitignored cache (.cache/bin), each only when it is missing. Versions are pinned here and in
+# hack/tools/go.mod (+ go.sum).
+#
+# usage: hack/build-tools.sh [NAME...]   (default: every tool)
+# names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bin=${BINNACLE_BIN_DIR:-$root/.cache/bin}
+mkdir -p "$bin"
+
+KWOK_VERSION=v0.8.0
+HELM_VERSION=v3.22.0
+K8S_VERSION=$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$root/hack/tools/go.mod")
+k8s_minor=$(echo "$K8S_VERSION" | cut -d. -f2)
+
+export CGO_ENABLED=0 GOFLAGS=-mod=mod
+command -v go >/dev/null || { echo "build-tools: Go is required (https://go.dev/doc/install)" >&2; exit 1; }
+
+tools=("$@")
+[ ${#tools[@]} -gt 0 ] || tools=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm)
+
+k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
+
+# Kubernetes programs share most packages: build the missing ones in one `go build` so they share work.
+k8s_pkgs=()
+for t in "${tools[@]}"; do
+  [ -x "$bin/$t" ] && continue
+  case "$t" in
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) k8s_pkgs+=("k8s.io/kubernetes/cmd/$t") ;;
+  esac
+done
+if [ ${#k8s_pkgs[@]} -gt 0 ]; then
+  echo "build-tools: building ${k8s_pkgs[*]##*/} $K8S_VERSION (a few minutes the first time)" >&2
+  (cd "$root/hack/tools" && go build -trimpath -ldflags "$k8s_ldflags" -o "$bin/" "${k8s_pkgs[@]}")
+fi
+
+for t in "${tools[@]}"; do
+  case "$t" in
+    etcd)
+      if [ ! -x "$bin/etcd" ]; then
+        echo "build-tools: building etcd (the version k8s.io/kubernetes $K8S_VERSION pins)" >&2
+        (cd "$root/hack/tools" && go build -trimpath -ldflags "-s -w" -o "$bin/etcd" go.etcd.io/etcd/server/v3)
+      fi ;;
+    kwok)
+      if [ ! -x "$bin/kwok" ]; then
+        echo "build-tools: building kwok $KWOK_VERSION" >&2
+        GOBIN="$bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
+      fi
+      # kwok has no built-in stages: take the "fast" node and pod stages that ship in its module.
+      if [ ! -s "$bin/kwok-stages.yaml" ]; then
+        moddir=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+        stage="$moddir/kustomize/stage"
+        tmp="$bin/kwok-stages.yaml.tmp"
+        : > "$tmp"
+        for f in node/fast/node-initialize.yaml node/heartbeat-with-lease/node-heartbeat-with-lease.yaml \
+                 pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
+          { echo "---"; cat "$stage/$f"; } >> "$tmp"
+        done
+        mv "$tmp" "$bin/kwok-stages.yaml"
+      fi ;;
+    helm)
+      if [ ! -x "$bin/helm" ]; then
+        echo "build-tools: building helm $HELM_VERSION" >&2
+        GOBIN="$bin" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+      fi ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) ;;
+    *) echo "build-tools: unknown tool '$t'" >&2; exit 2 ;;
+  esac
+done

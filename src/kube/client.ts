@@ -1,0 +1,373 @@
+/**
+ * A thin REST client over the API server: kubeconfig auth from @kubernetes/client-node,
+ * discovery-based mapping of apiVersion+kind to resources, CRUD, server-side apply, watch,
+ * and impersonation. Everything is plain JSON; callers narrow `KubeObject` to their kinds.
+ */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { BinnacleError } from '../util/errors.js';
+import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
+import { parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+
+/** Binnacle's one field manager for server-side apply. */
+export const FIELD_MANAGER = 'binnacle';
+
+export interface ResourceInfo {
+  /** Plural resource name, e.g. `deployments`. */
+  name: string;
+  namespaced: boolean;
+  kind: string;
+  verbs: string[];
+}
+
+export interface ListOptions {
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+}
+
+export interface ApplyOptions {
+  fieldManager?: string;
+  /** Take fields another manager owns. Ownership is taken explicitly at the call site. */
+  force?: boolean;
+  dryRun?: boolean;
+  subresource?: 'status';
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: WatchEventType;
+  object: T;
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion?: string | undefined;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface Impersonation {
+  user: string;
+  groups?: string[];
+}
+
+interface Transport {
+  base: URL;
+  agent: http.Agent;
+  headers: Record<string, string>;
+}
+
+interface RawResponse {
+  status: number;
+  body: string;
+}
+
+interface RequestOptions {
+  query?: Record<string, string | undefined> | undefined;
+  body?: unknown;
+  contentType?: string;
+  /** What the caller is doing, for error messages: "get Deployment ns/name". */
+  what: string;
+}
+
+export class KubeClient {
+  private readonly transport: Transport;
+  private readonly impersonation: Impersonation | undefined;
+  private readonly discovery: Map<string, Promise<Map<string, ResourceInfo>>>;
+
+  private constructor(transport: Transport, discovery: Map<string, Promise<Map<string, ResourceInfo>>>, impersonation?: Impersonation) {
+    this.transport = transport;
+    this.discovery = discovery;
+    this.impersonation = impersonation;
+  }
+
+  static async fromKubeConfig(kc: KubeConfig): Promise<KubeClient> {
+    const cluster = kc.getCurrentCluster();
+    if (cluster === null) throw new BinnacleError('KUBECONFIG_NO_CLUSTER', 'no current cluster in kubeconfig');
+    const opts: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(opts);
+    const base = new URL(cluster.server);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
+    const agent =
+      base.protocol === 'https:'
+        ? new https.Agent({
+            keepAlive: true,
+            maxSockets: 32,
+            ca: opts.ca,
+            cert: opts.cert,
+            key: opts.key,
+            rejectUnauthorized: opts.rejectUnauthorized ?? true,
+            servername: opts.servername,
+          })
+        : new http.Agent({ keepAlive: true, maxSockets: 32 });
+    return new KubeClient({ base, agent, headers }, new Map());
+  }
+
+  /** A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery. */
+  impersonate(who: Impersonation): KubeClient {
+    return new KubeClient(this.transport, this.discovery, who);
+  }
+
+  get server(): string {
+    return this.transport.base.toString();
+  }
+
+  /** Frees sockets so the process can exit. */
+  close(): void {
+    this.transport.agent.destroy();
+  }
+
+  // --- discovery --------------------------------------------------------------
+
+  private async resources(apiVersion: string, refresh = false): Promise<Map<string, ResourceInfo>> {
+    let entry = this.discovery.get(apiVersion);
+    if (entry === undefined || refresh) {
+      entry = this.fetchResources(apiVersion);
+      this.discovery.set(apiVersion, entry);
+      // A failed lookup is not cached: the group may appear later (a CRD being established).
+      entry.catch(() => this.discovery.delete(apiVersion));
+    }
+    return entry;
+  }
+
+  private async fetchResources(apiVersion: string): Promise<Map<string, ResourceInfo>> {
+    const { group, version } = parseApiVersion(apiVersion);
+    const path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    const list = (await this.requestJson('GET', path, { what: `discover ${apiVersion}` })) as {
+      resources?: { name: string; namespaced: boolean; kind: string; verbs?: string[] }[];
+    };
+    const byKind = new Map<string, ResourceInfo>();
+    for (const r of list.resources ?? []) {
+      if (r.name.includes('/')) continue; // subresources
+      byKind.set(r.kind, { name: r.name, namespaced: r.namespaced, kind: r.kind, verbs: r.verbs ?? [] });
+    }
+    return byKind;
+  }
+
+  /** Maps apiVersion+kind to its resource; re-discovers once on a miss (new CRDs). */
+  async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    let info: ResourceInfo | undefined;
+    try {
+      info = (await this.resources(apiVersion)).get(kind);
+      if (info === undefined) info = (await this.resources(apiVersion, true)).get(kind);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    if (info === undefined) {
+      throw new KubeApiError(404, 'NotFound', `the server has no resource for kind ${kind} in ${apiVersion} (is its CRD installed?)`);
+    }
+    return info;
+  }
+
+  /** Forgets discovery results, e.g. after installing CRDs. */
+  invalidateDiscovery(apiVersion?: string): void {
+    if (apiVersion === undefined) this.discovery.clear();
+    else this.discovery.delete(apiVersion);
+  }
+
+  async pathFor(apiVersion: string, kind: string, where: { namespace?: string | undefined; name?: string | undefined; subresource?: string | undefined }): Promise<string> {
+    const info = await this.resourceFor(apiVersion, kind);
+    const { group, version } = parseApiVersion(apiVersion);
+    let path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
+    if (info.namespaced && where.namespace !== undefined && where.namespace !== '') path += `/namespaces/${encodeURIComponent(where.namespace)}`;
+    path += `/${info.name}`;
+    if (where.name !== undefined) path += `/${encodeURIComponent(where.name)}`;
+    if (where.subresource !== undefined) path += `/${where.subresource}`;
+    return path;
+  }
+
+  // --- verbs -----------------------------------------------------------------
+
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+    const path = await this.pathFor(ref.apiVersion, ref.kind, ref);
+    return (await this.requestJson('GET', path, { what: `get ${describe(ref)}` })) as T;
+  }
+
+  /** GET that answers undefined for NotFound. */
+  async find<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    try {
+      return await this.get<T>(ref);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Lists every page. */
+  async list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+    const path = await this.pathFor(apiVersion, kind, { namespace: opts.namespace });
+    const items: T[] = [];
+    let cont: string | undefined;
+    let last: KubeList<T> | undefined;
+    do {
+      last = (await this.requestJson('GET', path, {
+        query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: '500', continue: cont },
+        what: `list ${kind}`,
+      })) as KubeList<T>;
+      for (const item of last.items) items.push({ ...item, apiVersion, kind });
+      cont = last.metadata.continue !== undefined && last.metadata.continue !== '' ? last.metadata.continue : undefined;
+    } while (cont !== undefined);
+    return { apiVersion: last.apiVersion, kind: last.kind, metadata: last.metadata, items };
+  }
+
+  async create<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+    const path = await this.pathFor(obj.apiVersion, obj.kind, { namespace: obj.metadata.namespace });
+    return (await this.requestJson('POST', path, { body: obj, what: `create ${describeObj(obj)}` })) as T;
+  }
+
+  /** PUT: optimistic concurrency through metadata.resourceVersion. */
+  async update<T extends KubeObject = KubeObject>(obj: T, subresource?: 'status'): Promise<T> {
+    const path = await this.pathFor(obj.apiVersion, obj.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name, subresource });
+    return (await this.requestJson('PUT', path, { body: obj, what: `update ${describeObj(obj)}${subresource === undefined ? '' : ` ${subresource}`}` })) as T;
+  }
+
+  async patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', subresource?: 'status'): Promise<T> {
+    const contentType = { merge: 'application/merge-patch+json', json: 'application/json-patch+json', strategic: 'application/strategic-merge-patch+json' }[type];
+    const path = await this.pathFor(ref.apiVersion, ref.kind, { ...ref, subresource });
+    return (await this.requestJson('PATCH', path, { body: patch, contentType, what: `patch ${describe(ref)}` })) as T;
+  }
+
+  /** Server-side apply under Binnacle's field manager (or the one given). */
+  async apply<T extends KubeObject = KubeObject>(obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
+    const path = await this.pathFor(obj.apiVersion, obj.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name, subresource: opts.subresource });
+    const query: Record<string, string | undefined> = {
+      fieldManager: opts.fieldManager ?? FIELD_MANAGER,
+      force: opts.force === true ? 'true' : undefined,
+      dryRun: opts.dryRun === true ? 'All' : undefined,
+    };
+    return (await this.requestJson('PATCH', path, { body: obj, query, contentType: 'application/apply-patch+yaml', what: `apply ${describeObj(obj)}` })) as T;
+  }
+
+  /** DELETE; answers false when the object was already gone. */
+  async delete(ref: ObjectRef, opts: DeleteOptions = {}): Promise<boolean> {
+    const path = await this.pathFor(ref.apiVersion, ref.kind, ref);
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (opts.propagationPolicy !== undefined) body.propagationPolicy = opts.propagationPolicy;
+    if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
+    if (opts.preconditions !== undefined) body.preconditions = opts.preconditions;
+    try {
+      await this.requestJson('DELETE', path, { body, what: `delete ${describe(ref)}` });
+      return true;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Streams watch events until the server closes the watch, the timeout passes or `signal` aborts. */
+  async *watch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    const path = await this.pathFor(apiVersion, kind, { namespace: opts.namespace });
+    const query = {
+      watch: '1',
+      allowWatchBookmarks: 'true',
+      resourceVersion: opts.resourceVersion,
+      labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
+      timeoutSeconds: String(opts.timeoutSeconds ?? 300),
+    };
+    const res = await this.open('GET', path, { query, what: `watch ${kind}` }, opts.signal);
+    if ((res.statusCode ?? 0) >= 300) {
+      const body = await readAll(res);
+      throw apiErrorFromResponse(res.statusCode ?? 0, body, `watch ${kind}`);
+    }
+    res.setEncoding('utf8');
+    let buf = '';
+    try {
+      for await (const chunk of res as AsyncIterable<string>) {
+        buf += chunk;
+        let nl: number;
+        while ((nl = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, nl).trim();
+          buf = buf.slice(nl + 1);
+          if (line === '') continue;
+          const ev = JSON.parse(line) as WatchEvent<T>;
+          if (ev.type === 'ERROR') {
+            const status = ev.object as unknown as { code?: number; reason?: string; message?: string };
+            throw new KubeApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${kind}: ${status.message ?? 'error'}`);
+          }
+          if (ev.type !== 'BOOKMARK') ev.object = { ...ev.object, apiVersion, kind };
+          yield ev;
+        }
+      }
+    } catch (err) {
+      if (opts.signal?.aborted === true) return;
+      throw err;
+    } finally {
+      res.destroy();
+    }
+  }
+
+  /** The server's version, e.g. `v1.36.3`. */
+  async serverVersion(): Promise<string> {
+    const v = (await this.requestJson('GET', '/version', { what: 'get server version' })) as { gitVersion?: string };
+    return v.gitVersion ?? 'unknown';
+  }
+
+  // --- transport -------------------------------------------------------------
+
+  async requestJson(method: string, path: string, opts: RequestOptions): Promise<unknown> {
+    const raw = await this.request(method, path, opts);
+    if (raw.body === '') return {};
+    return JSON.parse(raw.body) as unknown;
+  }
+
+  async request(method: string, path: string, opts: RequestOptions): Promise<RawResponse> {
+    const res = await this.open(method, path, opts);
+    const body = await readAll(res);
+    const status = res.statusCode ?? 0;
+    if (status >= 300) throw apiErrorFromResponse(status, body, opts.what);
+    return { status, body };
+  }
+
+  private open(method: string, path: string, opts: RequestOptions, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    const url = new URL(this.transport.base.toString());
+    url.pathname = (url.pathname.replace(/\/$/, '') + path).replace(/\/+/g, '/');
+    for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
+    const headers: Record<string, string | string[]> = { ...this.transport.headers, Accept: 'application/json', 'User-Agent': 'binnacle/0.1.0' };
+    if (this.impersonation !== undefined) {
+      headers['Impersonate-User'] = this.impersonation.user;
+      if (this.impersonation.groups !== undefined && this.impersonation.groups.length > 0) headers['Impersonate-Group'] = this.impersonation.groups;
+    }
+    let payload: string | undefined;
+    if (opts.body !== undefined) {
+      payload = JSON.stringify(opts.body);
+      headers['Content-Type'] = opts.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(payload));
+    }
+    const mod = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(url, { method, headers, agent: this.transport.agent, signal }, resolve);
+      req.on('error', (err) => {
+        reject(new BinnacleError('KUBE_UNREACHABLE', `${opts.what}: cannot reach the API server at ${this.transport.base.host}: ${err.message}`, { cause: err }));
+      });
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+  }
+}
+
+function readAll(res: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on('data', (c: Buffer) => chunks.push(c));
+    res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    res.on('error', reject);
+  });
+}
+
+function describe(ref: ObjectRef): string {
+  return `${ref.kind} ${ref.namespace !== undefined && ref.namespace !== '' ? `${ref.namespace}/` : ''}${ref.name}`;
+}
+
+function describeObj(obj: KubeObject): string {
+  return describe({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? obj.metadata.generateName ?? '', namespace: obj.metadata.namespace });
+}

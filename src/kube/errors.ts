@@ -1,0 +1,85 @@
+/** Errors the API server returns, as a class with the Status reason and HTTP code. */
+import { BinnacleError } from '../util/errors.js';
+
+export interface StatusDetails {
+  name?: string;
+  group?: string;
+  kind?: string;
+  causes?: { reason?: string; message?: string; field?: string }[];
+}
+
+export class KubeApiError extends BinnacleError {
+  readonly statusCode: number;
+  /** The Status `reason`: NotFound, AlreadyExists, Conflict, Forbidden, Invalid, Gone, … */
+  readonly reason: string;
+  readonly details: StatusDetails | undefined;
+
+  constructor(statusCode: number, reason: string, message: string, details?: StatusDetails) {
+    super(`KUBE_${reason.toUpperCase() || statusCode}`, message);
+    this.statusCode = statusCode;
+    this.reason = reason;
+    this.details = details;
+  }
+}
+
+export function isNotFound(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 404;
+}
+
+export function isConflict(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 409 && err.reason !== 'AlreadyExists';
+}
+
+export function isAlreadyExists(err: unknown): boolean {
+  return err instanceof KubeApiError && err.reason === 'AlreadyExists';
+}
+
+export function isForbidden(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 403;
+}
+
+export function isGone(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 410;
+}
+
+export function isInvalid(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 422;
+}
+
+/** Builds the error from a response body that may or may not be a Status object. */
+export function apiErrorFromResponse(statusCode: number, body: string, what: string): KubeApiError {
+  let reason = '';
+  let message = body.trim();
+  let details: StatusDetails | undefined;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    if (typeof parsed === 'object' && parsed !== null) {
+      const s = parsed as { reason?: unknown; message?: unknown; details?: unknown };
+      if (typeof s.reason === 'string') reason = s.reason;
+      if (typeof s.message === 'string') message = s.message;
+      if (typeof s.details === 'object' && s.details !== null) details = s.details as StatusDetails;
+    }
+  } catch {
+    // not a Status object: keep the raw body as the message
+  }
+  if (reason === '') reason = defaultReason(statusCode);
+  return new KubeApiError(statusCode, reason, `${what}: ${message || `HTTP ${statusCode}`}`, details);
+}
+
+function defaultReason(code: number): string {
+  switch (code) {
+    case 400: return 'BadRequest';
+    case 401: return 'Unauthorized';
+    case 403: return 'Forbidden';
+    case 404: return 'NotFound';
+    case 405: return 'MethodNotAllowed';
+    case 409: return 'Conflict';
+    case 410: return 'Gone';
+    case 422: return 'Invalid';
+    case 429: return 'TooManyRequests';
+    case 500: return 'InternalError';
+    case 503: return 'ServiceUnavailable';
+    case 504: return 'Timeout';
+    default: return '';
+  }
+}

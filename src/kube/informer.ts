@@ -1,0 +1,158 @@
+/**
+ * An informer: a local cache of one kind kept current by list+watch, which tells handlers
+ * what changed. It relists when the watch's resourceVersion is too old (410 Gone), retries
+ * with backoff when the server is away, and resyncs (re-delivers every object as an update)
+ * on an interval, so level-triggered controllers see every object again now and then.
+ */
+import type { Logger } from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeClient } from './client.js';
+import { isGone } from './errors.js';
+import { objectKey, type KubeObject } from './types.js';
+
+export interface InformerHandlers<T extends KubeObject> {
+  add?: (obj: T) => void;
+  update?: (oldObj: T, newObj: T) => void;
+  delete?: (obj: T) => void;
+}
+
+export interface InformerOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Re-deliver every cached object this often (0: never). */
+  resyncMs?: number;
+  logger?: Logger;
+}
+
+export class Informer<T extends KubeObject = KubeObject> {
+  private readonly store = new Map<string, T>();
+  private readonly handlers: InformerHandlers<T>[] = [];
+  private synced = false;
+  private readonly syncWaiters: (() => void)[] = [];
+
+  constructor(
+    private readonly client: KubeClient,
+    readonly apiVersion: string,
+    readonly kind: string,
+    private readonly opts: InformerOptions = {},
+  ) {}
+
+  addHandlers(h: InformerHandlers<T>): void {
+    this.handlers.push(h);
+    // Late handlers see what is already cached, as in client-go.
+    if (h.add !== undefined) for (const obj of this.store.values()) h.add(obj);
+  }
+
+  get(key: string): T | undefined {
+    return this.store.get(key);
+  }
+
+  list(): T[] {
+    return [...this.store.values()];
+  }
+
+  get hasSynced(): boolean {
+    return this.synced;
+  }
+
+  waitForSync(): Promise<void> {
+    if (this.synced) return Promise.resolve();
+    return new Promise((resolve) => this.syncWaiters.push(resolve));
+  }
+
+  /** Runs until `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    const resync = this.opts.resyncMs ?? 0;
+    let resyncTimer: NodeJS.Timeout | undefined;
+    if (resync > 0) {
+      resyncTimer = setInterval(() => {
+        for (const obj of this.store.values()) this.emit('update', obj, obj);
+      }, resync);
+    }
+    let failures = 0;
+    try {
+      while (!signal.aborted) {
+        try {
+          let rv = await this.relist();
+          failures = 0;
+          // Watch from the list's resourceVersion until the server says it is too old.
+          for (;;) {
+            if (signal.aborted) return;
+            rv = await this.watchFrom(rv, signal);
+          }
+        } catch (err) {
+          if (signal.aborted) return;
+          if (!isGone(err)) {
+            failures++;
+            const delay = Math.min(100 * 2 ** failures, 30_000);
+            this.opts.logger?.warn({ kind: this.kind, err: err instanceof Error ? err.message : String(err), retryInMs: delay }, 'informer list/watch failed');
+            await sleep(delay, undefined, { signal }).catch(() => undefined);
+          }
+        }
+      }
+    } finally {
+      if (resyncTimer !== undefined) clearInterval(resyncTimer);
+    }
+  }
+
+  private async relist(): Promise<string> {
+    const list = await this.client.list<T>(this.apiVersion, this.kind, this.opts);
+    const seen = new Set<string>();
+    for (const obj of list.items) {
+      const key = objectKey(obj.metadata);
+      seen.add(key);
+      const old = this.store.get(key);
+      this.store.set(key, obj);
+      if (old === undefined) this.emit('add', obj);
+      else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', old, obj);
+    }
+    for (const [key, old] of this.store) {
+      if (!seen.has(key)) {
+        this.store.delete(key);
+        this.emit('delete', old);
+      }
+    }
+    if (!this.synced) {
+      this.synced = true;
+      for (const w of this.syncWaiters.splice(0)) w();
+    }
+    return list.metadata.resourceVersion ?? '';
+  }
+
+  /** Applies watch events; answers the last resourceVersion seen when the watch ends. */
+  private async watchFrom(resourceVersion: string, signal: AbortSignal): Promise<string> {
+    let rv = resourceVersion;
+    for await (const ev of this.client.watch<T>(this.apiVersion, this.kind, { ...this.opts, resourceVersion: rv, signal, timeoutSeconds: 240 + Math.floor(Math.random() * 60) })) {
+      const newRv = ev.object.metadata.resourceVersion;
+      if (newRv !== undefined) rv = newRv;
+      if (ev.type === 'BOOKMARK') continue;
+      const key = objectKey(ev.object.metadata);
+      const old = this.store.get(key);
+      if (ev.type === 'DELETED') {
+        this.store.delete(key);
+        this.emit('delete', ev.object);
+      } else {
+        this.store.set(key, ev.object);
+        if (old === undefined) this.emit('add', ev.object);
+        else this.emit('update', old, ev.object);
+      }
+    }
+    return rv;
+  }
+
+  private emit(type: 'add', obj: T): void;
+  private emit(type: 'delete', obj: T): void;
+  private emit(type: 'update', oldObj: T, newObj: T): void;
+  private emit(type: 'add' | 'update' | 'delete', a: T, b?: T): void {
+    for (const h of this.handlers) {
+      try {
+        if (type === 'add') h.add?.(a);
+        else if (type === 'delete') h.delete?.(a);
+        else h.update?.(a, b ?? a);
+      } catch (err) {
+        this.opts.logger?.error({ kind: this.kind, err: err instanceof Error ? err.message : String(err) }, 'informer handler failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * Leader election on a `coordination.k8s.io/v1` Lease, with client-go's rules: a candidate
+ * takes the lease only when its holder has not renewed it within the lease duration *as this
+ * candidate observed it* (local clock, so clock skew between machines does not matter); the
+ * leader renews every retry period and gives up leadership if it cannot renew within the
+ * renew deadline. Updates use the Lease's resourceVersion, so two candidates never both win.
+ */
+import type { Logger } from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { KubeClient } from './client.js';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import type { KubeObject } from './types.js';
+import { errorMessage } from '../util/errors.js';
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+export interface Lease extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  logger: Logger;
+  /** Called once this candidate leads; `signal` aborts when leadership is lost or the elector stops. */
+  onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
+  onStoppedLeading?: () => void;
+  onNewLeader?: (identity: string) => void;
+}
+
+/** Lease times are MicroTime: RFC 3339 with exactly six fractional digits. */
+export function microTime(d: Date): string {
+  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export class LeaderElector {
+  private readonly o: Required<Omit<LeaderElectionOptions, 'onStoppedLeading' | 'onNewLeader'>> & Pick<LeaderElectionOptions, 'onStoppedLeading' | 'onNewLeader'>;
+  private observedRecord = '';
+  private observedTime = 0;
+  private lastLeader = '';
+  private leading = false;
+
+  constructor(opts: LeaderElectionOptions) {
+    this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
+    if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
+  }
+
+  get isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Campaigns, leads, and returns when `signal` aborts (releasing the lease) or leadership is lost. */
+  async run(signal: AbortSignal): Promise<void> {
+    // Acquire.
+    while (!signal.aborted) {
+      if (await this.tryAcquireOrRenew()) break;
+      await sleep(this.jitter(this.o.retryPeriodMs), undefined, { signal }).catch(() => undefined);
+    }
+    if (signal.aborted) return;
+
+    this.leading = true;
+    const leadership = new AbortController();
+    const onAbort = (): void => leadership.abort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.o.logger.info({ lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity }, 'became leader');
+    const work = Promise.resolve(this.o.onStartedLeading(leadership.signal)).catch((err: unknown) => {
+      this.o.logger.error({ err: errorMessage(err) }, 'leader work failed');
+      leadership.abort();
+    });
+
+    // Renew until we cannot, or until asked to stop.
+    let lastRenew = Date.now();
+    while (!leadership.signal.aborted) {
+      await sleep(this.o.retryPeriodMs, undefined, { signal: leadership.signal }).catch(() => undefined);
+      if (leadership.signal.aborted) break;
+      if (await this.tryAcquireOrRenew()) {
+        lastRenew = Date.now();
+      } else if (Date.now() - lastRenew > this.o.renewDeadlineMs) {
+        this.o.logger.warn({ identity: this.o.identity }, 'failed to renew lease within the renew deadline; stepping down');
+        leadership.abort();
+      }
+    }
+    signal.removeEventListener('abort', onAbort);
+    this.leading = false;
+    await work;
+    if (signal.aborted) await this.release();
+    this.o.onStoppedLeading?.();
+  }
+
+  private jitter(ms: number): number {
+    return ms * (1 + Math.random() * 0.2);
+  }
+
+  private leaseRef(): { apiVersion: string; kind: string; namespace: string; name: string } {
+    return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: this.o.namespace, name: this.o.name };
+  }
+
+  /** One round: take or renew the lease if allowed. Answers whether this candidate holds it. */
+  async tryAcquireOrRenew(): Promise<boolean> {
+    const now = new Date();
+    const durationSeconds = Math.max(1, Math.round(this.o.leaseDurationMs / 1000));
+    let lease: Lease | undefined;
+    try {
+      lease = await this.o.client.find<Lease>(this.leaseRef());
+    } catch (err) {
+      this.o.logger.warn({ err: errorMessage(err) }, 'cannot read lease');
+      return false;
+    }
+    if (lease === undefined) {
+      try {
+        await this.o.client.create<Lease>({
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.o.name, namespace: this.o.namespace },
+          spec: { holderIdentity: this.o.identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+        });
+        this.observe(this.o.identity, JSON.stringify({ holder: this.o.identity, renew: microTime(now) }));
+        return true;
+      } catch (err) {
+        if (!isAlreadyExists(err)) this.o.logger.warn({ err: errorMessage(err) }, 'cannot create lease');
+        return false;
+      }
+    }
+
+    const spec = lease.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    this.observe(holder, JSON.stringify({ holder, renew: spec.renewTime ?? '' }));
+    const heldByOther = holder !== '' && holder !== this.o.identity;
+    const expiresAt = this.observedTime + (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
+    if (heldByOther && expiresAt > now.getTime()) return false;
+
+    const next: Lease = {
+      ...lease,
+      spec: {
+        holderIdentity: this.o.identity,
+        leaseDurationSeconds: durationSeconds,
+        acquireTime: holder === this.o.identity && spec.acquireTime !== undefined ? spec.acquireTime : microTime(now),
+        renewTime: microTime(now),
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === this.o.identity ? 0 : 1),
+      },
+    };
+    try {
+      await this.o.client.update<Lease>(next);
+      this.observe(this.o.identity, JSON.stringify({ holder: this.o.identity, renew: next.spec?.renewTime ?? '' }));
+      return true;
+    } catch (err) {
+      if (!isConflict(err) && !isNotFound(err)) this.o.logger.warn({ err: errorMessage(err) }, 'cannot update lease');
+      return false;
+    }
+  }
+
+  private observe(holder: string, record: string): void {
+    if (record !== this.observedRecord) {
+      this.observedRecord = record;
+      this.observedTime = Date.now();
+    }
+    if (holder !== this.lastLeader) {
+      this.lastLeader = holder;
+      if (holder !== '') this.o.onNewLeader?.(holder);
+    }
+  }
+
+  /** Gives the lease up so another candidate need not wait for it to expire. */
+  private async release(): Promise<void> {
+    try {
+      const lease = await this.o.client.find<Lease>(this.leaseRef());
+      if (lease?.spec?.holderIdentity !== this.o.identity) return;
+      await this.o.client.update<Lease>({ ...lease, spec: { ...lease.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: microTime(new Date()) } });
+    } catch (err) {
+      this.o.logger.warn({ err: errorMessage(err) }, 'cannot release lease');
+    }
+  }
+}
