@@ -1,0 +1,425 @@
+/**
+ * The local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
+ * kwok (a fake kubelet, so Pods become Ready), one fake Node, and an OCI registry, all on
+ * loopback. `up` is idempotent and recovers from a crash: components found dead are started
+ * again with their recorded configuration, and if that fails everything is cleaned and
+ * started afresh. `down` stops every process it started and removes the state dir.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { networkInterfaces } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { stringify } from 'yaml';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { KubeClient } from '../kube/client.js';
+import { loadKubeConfig } from '../kube/config.js';
+import type { KubeObject } from '../kube/types.js';
+import { generatePki, type ClusterPki } from './certs.js';
+import { probeOnce, waitHealthy, type HealthProbe } from './health.js';
+import { clusterLayout, type ClusterLayout } from './layout.js';
+import { freePorts } from './ports.js';
+import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
+import { ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
+
+export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
+export type Component = (typeof COMPONENTS)[number];
+
+const PORT_NAMES = ['etcdClient', 'etcdPeer', 'apiserver', 'controllerManager', 'scheduler', 'kwok', 'registry'] as const;
+type Ports = Record<(typeof PORT_NAMES)[number], number>;
+
+export const FAKE_NODE_NAME = 'kwok-node-0';
+
+export interface ClusterState {
+  name: string;
+  ports: Ports;
+  pki: ClusterPki;
+  tools: Record<string, string>;
+  processes: Partial<Record<Component, ProcessRecord>>;
+  createdAt: string;
+}
+
+export interface ComponentStatus {
+  name: Component;
+  pid: number | undefined;
+  running: boolean;
+  healthy: boolean;
+  endpoint: string;
+}
+
+export interface ClusterStatus {
+  name: string;
+  exists: boolean;
+  kubeconfig: string;
+  registry: string | undefined;
+  apiserver: string | undefined;
+  components: ComponentStatus[];
+}
+
+export interface UpOptions {
+  name?: string;
+  stateDir?: string;
+  logger: Logger;
+  /** Progress lines for people; defaults to the logger. */
+  progress?: (line: string) => void;
+  timeoutMs?: number;
+}
+
+export interface UpResult {
+  name: string;
+  kubeconfig: string;
+  apiserver: string;
+  registry: string;
+  /** 'created', 'running' (already healthy) or 'recovered' (restarted dead components). */
+  outcome: 'created' | 'running' | 'recovered';
+}
+
+function readState(layout: ClusterLayout): ClusterState | undefined {
+  if (!existsSync(layout.stateFile)) return undefined;
+  try {
+    return JSON.parse(readFileSync(layout.stateFile, 'utf8')) as ClusterState;
+  } catch {
+    return undefined;
+  }
+}
+
+function writeState(layout: ClusterLayout, state: ClusterState): void {
+  writeFileSync(layout.stateFile, JSON.stringify(state, null, 2), { mode: 0o600 });
+}
+
+function hostAddresses(): string[] {
+  return Object.values(networkInterfaces())
+    .flat()
+    .filter((a) => a !== undefined && !a.internal && a.family === 'IPv4')
+    .map((a) => a?.address ?? '')
+    .filter((a) => a !== '');
+}
+
+function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): { command: string; args: string[] } {
+  const { ports, pki, tools } = state;
+  const tool = (t: string): string => tools[t] ?? t;
+  switch (c) {
+    case 'etcd':
+      return {
+        command: tool('etcd'),
+        args: [
+          '--name=binnacle',
+          `--data-dir=${layout.etcdData}`,
+          `--listen-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+          `--advertise-client-urls=http://127.0.0.1:${ports.etcdClient}`,
+          `--listen-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${ports.etcdPeer}`,
+          `--initial-cluster=binnacle=http://127.0.0.1:${ports.etcdPeer}`,
+          '--unsafe-no-fsync',
+          '--log-level=warn',
+        ],
+      };
+    case 'kube-apiserver': {
+      const advertise = hostAddresses()[0];
+      return {
+        command: tool('kube-apiserver'),
+        args: [
+          `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.apiserver}`,
+          ...(advertise === undefined ? ['--advertise-address=127.0.0.1'] : [`--advertise-address=${advertise}`]),
+          `--cert-dir=${join(layout.pki, 'apiserver-generated')}`,
+          `--tls-cert-file=${pki.apiserverCert}`,
+          `--tls-private-key-file=${pki.apiserverKey}`,
+          `--client-ca-file=${pki.caCert}`,
+          '--service-cluster-ip-range=10.0.0.0/24',
+          '--allow-privileged=true',
+          '--authorization-mode=RBAC',
+          '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+          `--service-account-key-file=${pki.saPub}`,
+          `--service-account-signing-key-file=${pki.saKey}`,
+          `--requestheader-client-ca-file=${pki.frontProxyCaCert}`,
+          '--requestheader-allowed-names=front-proxy-client',
+          '--requestheader-username-headers=X-Remote-User',
+          '--requestheader-group-headers=X-Remote-Group',
+          '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+          `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
+          `--proxy-client-key-file=${pki.frontProxyClientKey}`,
+          '--enable-priority-and-fairness=false',
+          '--v=0',
+        ],
+      };
+    }
+    case 'kube-controller-manager':
+      return {
+        command: tool('kube-controller-manager'),
+        args: [
+          `--kubeconfig=${pki.kubeconfigs['controller-manager']}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.controllerManager}`,
+          `--cert-dir=${join(layout.pki, 'controller-manager-generated')}`,
+          '--leader-elect=false',
+          `--service-account-private-key-file=${pki.saKey}`,
+          `--root-ca-file=${pki.caCert}`,
+          `--cluster-signing-cert-file=${pki.caCert}`,
+          `--cluster-signing-key-file=${pki.caKey}`,
+          '--use-service-account-credentials=true',
+          '--controllers=*',
+          '--v=0',
+        ],
+      };
+    case 'kube-scheduler':
+      return {
+        command: tool('kube-scheduler'),
+        args: [
+          `--kubeconfig=${pki.kubeconfigs.scheduler}`,
+          '--bind-address=127.0.0.1',
+          `--secure-port=${ports.scheduler}`,
+          `--cert-dir=${join(layout.pki, 'scheduler-generated')}`,
+          '--leader-elect=false',
+          '--v=0',
+        ],
+      };
+    case 'kwok':
+      return {
+        command: tool('kwok'),
+        args: [
+          `--kubeconfig=${pki.kubeconfigs.kwok}`,
+          `--config=${kwokStagesFile()}`,
+          '--manage-all-nodes=false',
+          '--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake',
+          '--node-lease-duration-seconds=40',
+          '--cidr=10.0.1.0/24',
+          '--node-ip=127.0.0.1',
+          `--server-address=127.0.0.1:${ports.kwok}`,
+        ],
+      };
+    case 'registry':
+      return { command: tool('docker-registry'), args: ['serve', join(layout.root, 'registry.yaml')] };
+  }
+}
+
+function probeFor(c: Component, state: ClusterState): HealthProbe {
+  const { ports, pki } = state;
+  switch (c) {
+    case 'etcd':
+      return { url: `http://127.0.0.1:${ports.etcdClient}/health`, expect: '"health":"true"' };
+    case 'kube-apiserver':
+      return {
+        url: `https://127.0.0.1:${ports.apiserver}/readyz`,
+        tls: { ca: pki.caCert, cert: pki.healthClientCert, key: pki.healthClientKey },
+        expect: 'ok',
+      };
+    case 'kube-controller-manager':
+      return { url: `https://127.0.0.1:${ports.controllerManager}/healthz`, expect: 'ok' };
+    case 'kube-scheduler':
+      return { url: `https://127.0.0.1:${ports.scheduler}/healthz`, expect: 'ok' };
+    case 'kwok':
+      return { url: `http://127.0.0.1:${ports.kwok}/healthz` };
+    case 'registry':
+      return { url: `http://127.0.0.1:${ports.registry}/v2/` };
+  }
+}
+
+function endpointOf(c: Component, state: ClusterState): string {
+  return probeFor(c, state).url.replace(/\/(health|readyz|healthz|v2\/)$/, '');
+}
+
+function writeRegistryConfig(layout: ClusterLayout, port: number): void {
+  mkdirSync(layout.registryData, { recursive: true });
+  writeFileSync(
+    join(layout.root, 'registry.yaml'),
+    stringify({
+      version: 0.1,
+      log: { level: 'warn', accesslog: { disabled: true } },
+      storage: { filesystem: { rootdirectory: layout.registryData }, delete: { enabled: true } },
+      http: { addr: `127.0.0.1:${port}`, secret: 'binnacle-local' },
+    }),
+  );
+}
+
+async function startComponent(c: Component, state: ClusterState, layout: ClusterLayout, timeoutMs: number): Promise<void> {
+  const { command, args } = commandFor(c, state, layout);
+  const rec = startDetached(c, command, args, join(layout.logs, `${c}.log`));
+  state.processes[c] = rec;
+  writeState(layout, state);
+  const healthy = await waitHealthy(probeFor(c, state), timeoutMs, () => isRunning(rec));
+  if (!healthy) {
+    const why = isRunning(rec) ? `did not become healthy within ${Math.round(timeoutMs / 1000)}s` : 'exited';
+    throw new BinnacleError('CLUSTER_COMPONENT_FAILED', `${c} ${why}; last lines of ${rec.logFile}:\n${tailLog(rec.logFile)}`);
+  }
+}
+
+async function adminClient(layout: ClusterLayout): Promise<KubeClient> {
+  return KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: layout.kubeconfig }));
+}
+
+const FAKE_NODE: KubeObject = {
+  apiVersion: 'v1',
+  kind: 'Node',
+  metadata: {
+    name: FAKE_NODE_NAME,
+    annotations: { 'kwok.x-k8s.io/node': 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+    labels: {
+      'kubernetes.io/hostname': FAKE_NODE_NAME,
+      'kubernetes.io/os': 'linux',
+      'kubernetes.io/arch': 'amd64',
+      'node-role.kubernetes.io/worker': '',
+      type: 'kwok',
+    },
+  },
+  spec: {},
+};
+
+/** Creates the fake Node and waits until it is Ready and the default ServiceAccount exists. */
+async function prepareCluster(layout: ClusterLayout, timeoutMs: number): Promise<void> {
+  const client = await adminClient(layout);
+  try {
+    await client.apply(FAKE_NODE, { force: true });
+    const deadline = Date.now() + timeoutMs;
+    let nodeReady = false;
+    let saReady = false;
+    while (Date.now() < deadline && !(nodeReady && saReady)) {
+      const node = await client.find({ apiVersion: 'v1', kind: 'Node', name: FAKE_NODE_NAME });
+      const conds = ((node?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? []);
+      nodeReady = conds.some((c) => c.type === 'Ready' && c.status === 'True');
+      saReady = (await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: 'default', name: 'default' })) !== undefined;
+      if (!(nodeReady && saReady)) await sleep(250);
+    }
+    if (!nodeReady) throw new BinnacleError('CLUSTER_NODE_NOT_READY', `node ${FAKE_NODE_NAME} did not become Ready (see ${join(layout.logs, 'kwok.log')})`);
+    if (!saReady) throw new BinnacleError('CLUSTER_SA_MISSING', `the default ServiceAccount did not appear (see ${join(layout.logs, 'kube-controller-manager.log')})`);
+  } finally {
+    client.close();
+  }
+}
+
+async function stopAll(state: ClusterState): Promise<void> {
+  for (const c of [...COMPONENTS].reverse()) {
+    const rec = state.processes[c];
+    if (rec !== undefined) await stopProcess(rec);
+  }
+}
+
+async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) => void, timeoutMs: number): Promise<ClusterState> {
+  const tools = ensureTools(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'], opts.logger);
+  tools['docker-registry'] = ensureRegistryBinary(opts.logger);
+  mkdirSync(layout.logs, { recursive: true });
+  mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
+  const ports = await freePorts(PORT_NAMES);
+  say('generating certificates and kubeconfigs');
+  const pki = await generatePki(layout, ports.apiserver, hostAddresses());
+  writeRegistryConfig(layout, ports.registry);
+  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString() };
+  writeState(layout, state);
+  for (const c of COMPONENTS) {
+    say(`starting ${c}`);
+    await startComponent(c, state, layout, timeoutMs);
+  }
+  return state;
+}
+
+/** Brings the cluster up, or confirms it is up, or repairs it. */
+export async function clusterUp(opts: UpOptions): Promise<UpResult> {
+  const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
+  const say = opts.progress ?? ((l: string) => opts.logger.info(l));
+  const timeoutMs = opts.timeoutMs ?? 120_000;
+  let state = readState(layout);
+  let outcome: UpResult['outcome'] = 'created';
+
+  if (state !== undefined) {
+    const dead = COMPONENTS.filter((c) => {
+      const rec = state?.processes[c];
+      return rec === undefined || !isRunning(rec);
+    });
+    if (dead.length === 0) {
+      outcome = 'running';
+      say(`cluster "${layout.name}" is already running`);
+    } else {
+      say(`cluster "${layout.name}": ${dead.join(', ')} not running; restarting ${dead.length === COMPONENTS.length ? 'everything' : 'them'}`);
+      try {
+        for (const c of COMPONENTS) {
+          if (dead.includes(c)) {
+            say(`starting ${c}`);
+            await startComponent(c, state, layout, timeoutMs);
+          }
+        }
+        outcome = 'recovered';
+      } catch (err) {
+        say(`recovery failed (${errorMessage(err).split('\n')[0] ?? ''}); cleaning up and starting afresh`);
+        await stopAll(state);
+        rmSync(layout.root, { recursive: true, force: true });
+        state = undefined;
+      }
+    }
+  } else if (existsSync(layout.root)) {
+    // A state dir without a readable state file: leftovers of an interrupted `up`.
+    rmSync(layout.root, { recursive: true, force: true });
+  }
+
+  if (state === undefined) {
+    say(`creating cluster "${layout.name}" in ${layout.root}`);
+    mkdirSync(layout.root, { recursive: true });
+    try {
+      state = await create(layout, opts, say, timeoutMs);
+    } catch (err) {
+      const partial = readState(layout);
+      if (partial !== undefined) await stopAll(partial);
+      throw err;
+    }
+    outcome = 'created';
+  }
+
+  say('waiting for the node and the default service account');
+  await prepareCluster(layout, timeoutMs);
+  say(`cluster "${layout.name}" is ready: export KUBECONFIG=${layout.kubeconfig}`);
+  return {
+    name: layout.name,
+    kubeconfig: layout.kubeconfig,
+    apiserver: `https://127.0.0.1:${state.ports.apiserver}`,
+    registry: `127.0.0.1:${state.ports.registry}`,
+    outcome,
+  };
+}
+
+/** Stops every process of the cluster and removes its state dir. */
+export async function clusterDown(opts: { name?: string; stateDir?: string; logger: Logger }): Promise<{ stopped: Component[] }> {
+  const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
+  const state = readState(layout);
+  const stopped: Component[] = [];
+  if (state !== undefined) {
+    for (const c of [...COMPONENTS].reverse()) {
+      const rec = state.processes[c];
+      if (rec !== undefined && isRunning(rec)) {
+        await stopProcess(rec);
+        stopped.push(c);
+      }
+    }
+  }
+  rmSync(layout.root, { recursive: true, force: true });
+  return { stopped };
+}
+
+export async function clusterStatus(opts: { name?: string; stateDir?: string }): Promise<ClusterStatus> {
+  const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
+  const state = readState(layout);
+  if (state === undefined) {
+    return { name: layout.name, exists: false, kubeconfig: layout.kubeconfig, registry: undefined, apiserver: undefined, components: [] };
+  }
+  const components: ComponentStatus[] = [];
+  for (const c of COMPONENTS) {
+    const rec = state.processes[c];
+    const running = rec !== undefined && isRunning(rec);
+    components.push({ name: c, pid: rec?.pid, running, healthy: running && (await probeOnce(probeFor(c, state))), endpoint: endpointOf(c, state) });
+  }
+  return {
+    name: layout.name,
+    exists: true,
+    kubeconfig: layout.kubeconfig,
+    registry: `127.0.0.1:${state.ports.registry}`,
+    apiserver: `https://127.0.0.1:${state.ports.apiserver}`,
+    components,
+  };
+}
+
+export function clusterKubeconfigPath(opts: { name?: string; stateDir?: string }): string {
+  const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
+  if (!existsSync(layout.kubeconfig)) {
+    throw new BinnacleError('CLUSTER_NOT_FOUND', `cluster "${layout.name}" does not exist: run \`binnacle cluster up${layout.name === 'binnacle' ? '' : ` --name ${layout.name}`}\``);
+  }
+  return layout.kubeconfig;
+}

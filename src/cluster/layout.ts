@@ -1,0 +1,54 @@
+/**
+ * Where the local control plane keeps things. Everything a cluster writes lives under its
+ * state dir (`.cache/clusters/<name>` by default); built programs live in the shared bin dir.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The repository (or installed package) root: the nearest folder above with a package.json. */
+export function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    const up = dirname(dir);
+    if (up === dir) return process.cwd();
+    dir = up;
+  }
+}
+
+export function cacheDir(): string {
+  return resolve(process.env.BINNACLE_CACHE_DIR ?? join(projectRoot(), '.cache'));
+}
+
+export function binDir(): string {
+  return resolve(process.env.BINNACLE_BIN_DIR ?? join(cacheDir(), 'bin'));
+}
+
+export interface ClusterLayout {
+  name: string;
+  root: string;
+  pki: string;
+  logs: string;
+  etcdData: string;
+  registryData: string;
+  stateFile: string;
+  kubeconfig: string;
+}
+
+export function clusterLayout(name: string, stateDir?: string): ClusterLayout {
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+    throw new Error(`cluster name "${name}" must be lower-case letters, digits and dashes`);
+  }
+  const root = resolve(stateDir ?? process.env.BINNACLE_CLUSTER_DIR ?? join(cacheDir(), 'clusters', name));
+  return {
+    name,
+    root,
+    pki: join(root, 'pki'),
+    logs: join(root, 'logs'),
+    etcdData: join(root, 'etcd'),
+    registryData: join(root, 'registry'),
+    stateFile: join(root, 'state.json'),
+    kubeconfig: join(root, 'kubeconfig'),
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * Finds the programs the local control plane runs, as envtest users expect: first
+ * $KUBEBUILDER_ASSETS, then $PATH, then Binnacle's own build cache, building what is still
+ * missing from the Go module proxy (hack/build-tools.sh). The OCI registry is Debian's
+ * `docker-registry`, installed with apt when missing.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { accessSync, constants, existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import type { Logger } from 'pino';
+import { BinnacleError } from '../util/errors.js';
+import { binDir, projectRoot } from './layout.js';
+
+export const CONTROL_PLANE_TOOLS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'kubectl', 'helm'] as const;
+export type ToolName = (typeof CONTROL_PLANE_TOOLS)[number];
+
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** etcd older than 3.5 is below what current Kubernetes supports: skip such a binary. */
+function acceptable(tool: string, path: string): boolean {
+  if (tool !== 'etcd') return true;
+  try {
+    const out = execFileSync(path, ['--version'], { encoding: 'utf8', timeout: 10_000 });
+    const m = /etcd Version: (\d+)\.(\d+)/.exec(out);
+    return m !== null && (Number(m[1]) > 3 || (Number(m[1]) === 3 && Number(m[2]) >= 5));
+  } catch {
+    return false;
+  }
+}
+
+/** Where `tool` is, or undefined. Binnacle's cache wins over $PATH only for etcd too old on PATH. */
+export function findTool(tool: string): string | undefined {
+  const dirs: string[] = [];
+  if (process.env.KUBEBUILDER_ASSETS !== undefined && process.env.KUBEBUILDER_ASSETS !== '') dirs.push(process.env.KUBEBUILDER_ASSETS);
+  dirs.push(...(process.env.PATH ?? '').split(delimiter).filter((d) => d !== ''));
+  dirs.push(binDir());
+  for (const dir of dirs) {
+    const p = join(dir, tool);
+    if (executable(p) && acceptable(tool, p)) return p;
+  }
+  return undefined;
+}
+
+/** The kwok stages that ship in kwok's module, collected by the build script. */
+export function kwokStagesFile(): string {
+  return join(binDir(), 'kwok-stages.yaml');
+}
+
+/** Paths of every tool, building the missing ones. */
+export function ensureTools(tools: readonly string[], logger: Logger): Record<string, string> {
+  const missing = tools.filter((t) => findTool(t) === undefined);
+  const needStages = tools.includes('kwok') && !existsSync(kwokStagesFile());
+  if (missing.length > 0 || needStages) {
+    const toBuild = needStages && !missing.includes('kwok') ? [...missing, 'kwok'] : missing;
+    logger.info({ tools: toBuild }, 'building missing tools from the Go module proxy');
+    const script = join(projectRoot(), 'hack', 'build-tools.sh');
+    const r = spawnSync('bash', [script, ...toBuild], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (r.status !== 0) throw new BinnacleError('TOOLS_BUILD_FAILED', `building ${toBuild.join(', ')} failed (see the output above); is Go installed?`);
+  }
+  const paths: Record<string, string> = {};
+  for (const t of tools) {
+    const p = findTool(t);
+    if (p === undefined) throw new BinnacleError('TOOL_MISSING', `${t} is still missing after the build`);
+    paths[t] = p;
+  }
+  return paths;
+}
+
+/** Debian's docker-registry, installed with apt-get when missing. */
+export function ensureRegistryBinary(logger: Logger): string {
+  const found = findTool('docker-registry') ?? (existsSync('/usr/bin/docker-registry') ? '/usr/bin/docker-registry' : undefined);
+  if (found !== undefined) return found;
+  logger.info('installing the OCI registry (Debian package docker-registry)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
+  const run = (args: string[]): number | null => {
+    const [cmd, ...rest] = [...sudo, ...args];
+    return spawnSync(cmd ?? 'apt-get', rest, { stdio: ['ignore', 'inherit', 'inherit'], env }).status;
+  };
+  if (run(['apt-get', 'install', '-y', '--no-install-recommends', 'docker-registry']) !== 0) {
+    run(['apt-get', 'update']);
+    if (run(['apt-get', 'install', '-y', '--no-install-recommends', 'docker-registry']) !== 0) {
+      throw new BinnacleError('REGISTRY_INSTALL_FAILED', 'could not install docker-registry with apt-get');
+    }
+  }
+  return '/usr/bin/docker-registry';
+}
