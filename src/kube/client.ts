@@ -219,13 +219,13 @@ export class KubeClient {
     return { apiVersion: last.apiVersion, kind: last.kind, metadata: last.metadata, items };
   }
 
-  async create<T extends KubeObject = KubeObject>(obj: T): Promise<T> {
+  async create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
     const path = await this.pathFor(obj.apiVersion, obj.kind, { namespace: obj.metadata.namespace });
     return (await this.requestJson('POST', path, { body: obj, what: `create ${describeObj(obj)}` })) as T;
   }
 
   /** PUT: optimistic concurrency through metadata.resourceVersion. */
-  async update<T extends KubeObject = KubeObject>(obj: T, subresource?: 'status'): Promise<T> {
+  async update<T extends KubeObject = KubeObject>(obj: KubeObject, subresource?: 'status'): Promise<T> {
     const path = await this.pathFor(obj.apiVersion, obj.kind, { namespace: obj.metadata.namespace, name: obj.metadata.name, subresource });
     return (await this.requestJson('PUT', path, { body: obj, what: `update ${describeObj(obj)}${subresource === undefined ? '' : ` ${subresource}`}` })) as T;
   }

@@ -59,7 +59,7 @@ export class Controller {
   private readonly logger: Logger;
   private readonly workers: number;
   private readonly metrics: ControllerMetrics | undefined;
-  private readonly informers: Informer<KubeObject>[] = [];
+  private readonly informers: Informer[] = [];
 
   constructor(opts: ControllerOptions) {
     this.name = opts.name;
@@ -76,7 +76,7 @@ export class Controller {
       for (const k of mapper(obj)) this.enqueue(k);
     };
     informer.addHandlers({ add: enqueue, update: (_old, obj) => enqueue(obj), delete: enqueue });
-    this.informers.push(informer as unknown as Informer<KubeObject>);
+    this.informers.push(informer as unknown as Informer);
     return this;
   }
 

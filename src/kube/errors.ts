@@ -57,7 +57,7 @@ export function apiErrorFromResponse(statusCode: number, body: string, what: str
       const s = parsed as { reason?: unknown; message?: unknown; details?: unknown };
       if (typeof s.reason === 'string') reason = s.reason;
       if (typeof s.message === 'string') message = s.message;
-      if (typeof s.details === 'object' && s.details !== null) details = s.details as StatusDetails;
+      if (typeof s.details === 'object' && s.details !== null) details = s.details;
     }
   } catch {
     // not a Status object: keep the raw body as the message

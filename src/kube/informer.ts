@@ -141,8 +141,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     return rv;
   }
 
-  private emit(type: 'add', obj: T): void;
-  private emit(type: 'delete', obj: T): void;
+  private emit(type: 'add' | 'delete', obj: T): void;
   private emit(type: 'update', oldObj: T, newObj: T): void;
   private emit(type: 'add' | 'update' | 'delete', a: T, b?: T): void {
     for (const h of this.handlers) {

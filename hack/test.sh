@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The test command (`npm test`, called by .ci/run): installs what is missing, type-checks,
+# lints, brings up a local control plane for the end-to-end tests, runs every test with node's
+# test runner, and takes the control plane down again. Works on a fresh clone.
+#
+# usage: hack/test.sh [TEST_FILE...]   (default: every *.test.ts under src/ and test/)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+source hack/lib.sh
+
+ensure_node_modules
+step "type-check"; npx tsc --noEmit -p .
+step "lint"; npx eslint --max-warnings=0 .
+
+step "build control-plane tools (cached in .cache/bin)"
+bash hack/build-tools.sh
+
+step "start the e2e control plane"
+export BINNACLE_E2E_CLUSTER=e2e
+trap 'node bin/binnacle.js cluster down --name "$BINNACLE_E2E_CLUSTER" >/dev/null 2>&1 || true' EXIT
+node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER"
+export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kubeconfig"
+export PATH="$root/.cache/bin:$PATH"
+
+if [ $# -gt 0 ]; then files=("$@"); else mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort); fi
+step "run ${#files[@]} test files"
+mkdir -p .cache
+set +e
+node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout \
+  --test-reporter=tap --test-reporter-destination=.cache/test-results.tap "${files[@]}"
+status=$?
+set -e
+pass=$(awk '/^# pass /{print $3}' .cache/test-results.tap | tail -1)
+fail=$(awk '/^# fail /{print $3}' .cache/test-results.tap | tail -1)
+echo
+echo "${pass:-0} passed, ${fail:-0} failed"
+exit $status

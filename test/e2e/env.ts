@@ -1,0 +1,50 @@
+/**
+ * The e2e tests' view of the local control plane that `npm test` (hack/test.sh) brings up:
+ * its kubeconfig comes in BINNACLE_E2E_KUBECONFIG. Running an e2e file without it is an
+ * error, not a skip: a test that cannot reach its cluster has not passed.
+ */
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
+
+const run = promisify(execFile);
+
+export function e2eKubeconfig(): string {
+  const path = process.env.BINNACLE_E2E_KUBECONFIG;
+  if (path === undefined || path === '') {
+    throw new Error('BINNACLE_E2E_KUBECONFIG is not set: run e2e tests through `npm test` (hack/test.sh), which starts the control plane');
+  }
+  return path;
+}
+
+export async function e2eClient(): Promise<KubeClient> {
+  return KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: e2eKubeconfig() }));
+}
+
+/** Runs the real kubectl against the e2e cluster. */
+export async function kubectl(...args: string[]): Promise<string> {
+  const { stdout } = await run('kubectl', ['--kubeconfig', e2eKubeconfig(), ...args], { maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+/** A namespace name unique to this run. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1e6).toString(36)}`;
+}
+
+/** Polls `check` until it answers a value, or fails with `what` after `timeoutMs`. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000, intervalMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await check();
+      if (v !== undefined) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr instanceof Error ? ` (last error: ${lastErr.message})` : ''}`);
+}
