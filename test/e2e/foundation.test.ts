@@ -113,6 +113,8 @@ describe('local control plane', () => {
         metadata: { name, namespace: ns, ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid }] },
       });
     }
+    const before = await client.list('v1', 'ConfigMap', { namespace: ns });
+    assert.deepEqual(before.items.map((c) => c.metadata.name).filter((n) => n?.startsWith('dep-')), ['dep-1', 'dep-2']);
     assert.equal(await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'owner' }, { propagationPolicy: 'Background' }), true);
     await eventually('dependents collected', async () => {
       const left = await client.list('v1', 'ConfigMap', { namespace: ns });
