@@ -1,0 +1,211 @@
+/**
+ * The CustomResourceDefinitions of Binnacle's APIs, with structural schemas, printer columns
+ * and short names so `kubectl get` is the natural way to look at everything.
+ */
+import type { KubeObject } from '../kube/types.js';
+import { GROUP, VERSION } from './types.js';
+
+type Schema = Record<string, unknown>;
+
+const str = (description?: string, extra: Schema = {}): Schema => ({ type: 'string', ...(description === undefined ? {} : { description }), ...extra });
+const int = (description?: string, extra: Schema = {}): Schema => ({ type: 'integer', ...(description === undefined ? {} : { description }), ...extra });
+const bool = (description?: string): Schema => ({ type: 'boolean', ...(description === undefined ? {} : { description }) });
+const obj = (properties: Schema, required: string[] = [], extra: Schema = {}): Schema => ({
+  type: 'object',
+  properties,
+  ...(required.length > 0 ? { required } : {}),
+  ...extra,
+});
+const arr = (items: Schema, extra: Schema = {}): Schema => ({ type: 'array', items, ...extra });
+const freeform = (description: string): Schema => ({ type: 'object', description, 'x-kubernetes-preserve-unknown-fields': true });
+
+const conditions: Schema = arr(
+  obj(
+    {
+      type: str(),
+      status: str(undefined, { enum: ['True', 'False', 'Unknown'] }),
+      reason: str(),
+      message: str(),
+      lastTransitionTime: str(undefined, { format: 'date-time' }),
+      observedGeneration: int(),
+    },
+    ['type', 'status', 'reason', 'message', 'lastTransitionTime'],
+  ),
+  { 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['type'] },
+);
+
+const objectRef = obj({ apiVersion: str(), kind: str(), name: str(), namespace: str() }, ['apiVersion', 'kind', 'name']);
+
+const bundleSource: Schema = obj(
+  {
+    type: str('Where the bundle comes from.', { enum: ['image', 'git', 'http', 'configMaps', 'local'] }),
+    image: obj({ ref: str('Image reference, by tag or digest.'), pullSecret: obj({ namespace: str(), name: str() }, ['namespace', 'name']), insecure: bool('Plain HTTP registry.') }, ['ref']),
+    git: obj({ repository: str(), ref: obj({ branch: str(), tag: str(), commit: str() }), directory: str() }, ['repository', 'ref']),
+    http: obj({ url: str(), sha256: str() }, ['url']),
+    configMaps: arr(obj({ namespace: str(), name: str(), path: str() }, ['namespace', 'name'])),
+    local: obj({ path: str() }, ['path']),
+  },
+  ['type'],
+);
+
+function crd(opts: {
+  kind: string;
+  plural: string;
+  singular: string;
+  shortNames: string[];
+  spec: Schema;
+  status: Schema;
+  columns: { name: string; type: string; jsonPath: string; priority?: number }[];
+  description: string;
+}): KubeObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${opts.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'binnacle' } },
+    spec: {
+      group: GROUP,
+      scope: 'Cluster',
+      names: { kind: opts.kind, listKind: `${opts.kind}List`, plural: opts.plural, singular: opts.singular, shortNames: opts.shortNames, categories: ['binnacle'] },
+      versions: [
+        {
+          name: VERSION,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          additionalPrinterColumns: [...opts.columns, { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' }],
+          schema: { openAPIV3Schema: obj({ apiVersion: str(), kind: str(), metadata: { type: 'object' }, spec: opts.spec, status: opts.status }, ['spec'], { description: opts.description }) },
+        },
+      ],
+    },
+  };
+}
+
+export const CLUSTER_CATALOG_CRD = crd({
+  kind: 'ClusterCatalog',
+  plural: 'clustercatalogs',
+  singular: 'clustercatalog',
+  shortNames: ['ccat'],
+  description: 'A catalog of operator bundles, pulled from an image and served over HTTP.',
+  spec: obj(
+    {
+      source: obj({ type: str(undefined, { enum: ['Image'] }), image: obj({ ref: str(), pollIntervalMinutes: int(undefined, { minimum: 1 }), insecure: bool() }, ['ref']) }, ['type', 'image']),
+      priority: int('Higher wins when catalogs offer the same bundle.', { default: 0 }),
+      availabilityMode: str(undefined, { enum: ['Available', 'Unavailable'], default: 'Available' }),
+    },
+    ['source'],
+  ),
+  status: obj({
+    conditions,
+    observedGeneration: int(),
+    resolvedSource: obj({ type: str(), image: obj({ ref: str() }) }),
+    urls: obj({ base: str() }),
+    lastUnpacked: str(undefined, { format: 'date-time' }),
+  }),
+  columns: [
+    { name: 'Serving', type: 'string', jsonPath: ".status.conditions[?(@.type=='Serving')].status" },
+    { name: 'Priority', type: 'integer', jsonPath: '.spec.priority' },
+    { name: 'Resolved', type: 'string', jsonPath: '.status.resolvedSource.image.ref', priority: 1 },
+  ],
+});
+
+export const BUNDLE_DEPLOYMENT_CRD = crd({
+  kind: 'BundleDeployment',
+  plural: 'bundledeployments',
+  singular: 'bundledeployment',
+  shortNames: ['bd'],
+  description: 'One bundle, unpacked from its source and applied to the cluster.',
+  spec: obj(
+    {
+      source: bundleSource,
+      format: str(undefined, { enum: ['registry+v1', 'plain', 'helm'] }),
+      installNamespace: str(),
+      watchNamespace: str(),
+      config: freeform('Deployment overrides: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations.'),
+      serviceAccount: obj({ name: str() }, ['name']),
+      adoptExisting: bool(),
+      autoRollback: bool(),
+      releaseName: str(),
+    },
+    ['source', 'format', 'installNamespace'],
+  ),
+  status: obj({
+    conditions,
+    observedGeneration: int(),
+    resolvedSource: freeform('The source pinned: image digest, git commit, archive checksum.'),
+    contentDigest: str(),
+    revision: int(),
+    appliedObjects: arr(objectRef),
+  }),
+  columns: [
+    { name: 'Installed', type: 'string', jsonPath: ".status.conditions[?(@.type=='Installed')].status" },
+    { name: 'Healthy', type: 'string', jsonPath: ".status.conditions[?(@.type=='Healthy')].status" },
+    { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
+    { name: 'Namespace', type: 'string', jsonPath: '.spec.installNamespace', priority: 1 },
+  ],
+});
+
+const resolvedBundle = obj({ name: str(), package: str(), version: str(), image: str(), catalog: str() });
+
+export const CLUSTER_EXTENSION_CRD = crd({
+  kind: 'ClusterExtension',
+  plural: 'clusterextensions',
+  singular: 'clusterextension',
+  shortNames: ['cext'],
+  description: 'An operator the cluster should have: resolved from catalogs, installed, kept up to date.',
+  spec: obj(
+    {
+      namespace: str('Install namespace.'),
+      serviceAccount: obj({ name: str('ServiceAccount in the install namespace whose permissions the install uses.') }, ['name']),
+      source: obj(
+        {
+          sourceType: str(undefined, { enum: ['Catalog'] }),
+          catalog: obj(
+            {
+              packageName: str(),
+              version: str('Version range, e.g. ">=1.2 <2" or "~1.4".'),
+              channels: arr(str()),
+              selector: obj({ matchLabels: { type: 'object', additionalProperties: { type: 'string' } } }),
+              upgradeConstraintPolicy: str(undefined, { enum: ['CatalogProvided', 'SelfCertified'], default: 'CatalogProvided' }),
+            },
+            ['packageName'],
+          ),
+        },
+        ['sourceType', 'catalog'],
+      ),
+      install: obj({ watchNamespace: str(), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool() }),
+    },
+    ['namespace', 'serviceAccount', 'source'],
+  ),
+  status: obj({
+    conditions,
+    observedGeneration: int(),
+    install: obj({ bundle: resolvedBundle }),
+    resolution: obj({ bundles: arr(resolvedBundle), explanation: str() }),
+  }),
+  columns: [
+    { name: 'Package', type: 'string', jsonPath: '.spec.source.catalog.packageName' },
+    { name: 'Installed Bundle', type: 'string', jsonPath: '.status.install.bundle.name' },
+    { name: 'Version', type: 'string', jsonPath: '.status.install.bundle.version' },
+    { name: 'Installed', type: 'string', jsonPath: ".status.conditions[?(@.type=='Installed')].status" },
+    { name: 'Progressing', type: 'string', jsonPath: ".status.conditions[?(@.type=='Progressing')].status" },
+  ],
+});
+
+export const PLATFORM_OPERATOR_CRD = crd({
+  kind: 'PlatformOperator',
+  plural: 'platformoperators',
+  singular: 'platformoperator',
+  shortNames: ['po'],
+  description: 'Packages the cluster must always have; their health is the cluster’s health.',
+  spec: obj(
+    {
+      packages: arr(obj({ name: str(), channel: str(), version: str(), namespace: str() }, ['name']), { minItems: 1 }),
+      serviceAccount: obj({ name: str(), namespace: str() }, ['name', 'namespace']),
+    },
+    ['packages'],
+  ),
+  status: obj({ conditions, observedGeneration: int(), packages: arr(obj({ name: str(), installed: bool(), version: str(), message: str() })) }),
+  columns: [{ name: 'Available', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].status" }],
+});
+
+export const ALL_CRDS: readonly KubeObject[] = [CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD];

@@ -1,0 +1,140 @@
+/**
+ * Binnacle's APIs (group `binnacle.dev`, version `v1alpha1`) as TypeScript types. Specs are
+ * checked at the boundary by `validate.ts`; controllers only see checked values.
+ */
+import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+
+export const GROUP = 'binnacle.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+
+// --- ClusterCatalog -------------------------------------------------------------
+
+export interface ClusterCatalogSpec {
+  source: { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean } };
+  /** Higher wins when two catalogs offer the same bundle. */
+  priority?: number;
+  availabilityMode?: 'Available' | 'Unavailable';
+}
+
+export interface ClusterCatalogStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  resolvedSource?: { type: 'Image'; image: { ref: string } };
+  urls?: { base: string };
+  lastUnpacked?: string;
+}
+
+export interface ClusterCatalog extends KubeObject {
+  spec: ClusterCatalogSpec;
+  status?: ClusterCatalogStatus;
+}
+
+// --- BundleDeployment -------------------------------------------------------------
+
+export type BundleFormat = 'registry+v1' | 'plain' | 'helm';
+
+export interface BundleSourceSpec {
+  type: 'image' | 'git' | 'http' | 'configMaps' | 'local';
+  image?: { ref: string; pullSecret?: { namespace: string; name: string }; insecure?: boolean };
+  git?: { repository: string; ref: { branch?: string; tag?: string; commit?: string }; directory?: string };
+  http?: { url: string; sha256?: string };
+  configMaps?: { namespace: string; name: string; path?: string }[];
+  local?: { path: string };
+}
+
+export interface BundleDeploymentSpec {
+  source: BundleSourceSpec;
+  format: BundleFormat;
+  installNamespace: string;
+  watchNamespace?: string;
+  /** Deployment overrides (env, resources, tolerations, …), as OLM's Subscription config. */
+  config?: Record<string, unknown>;
+  /** The ServiceAccount (in installNamespace) whose permissions the install uses. */
+  serviceAccount?: { name: string };
+  /** Take over objects that exist but belong to no one (or someone else). */
+  adoptExisting?: boolean;
+  /** Roll back a failed upgrade to the last good revision (default true). */
+  autoRollback?: boolean;
+  /** Helm release name for the records (default: the BundleDeployment's name). */
+  releaseName?: string;
+}
+
+export interface BundleDeploymentStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  resolvedSource?: Record<string, unknown>;
+  contentDigest?: string;
+  revision?: number;
+  appliedObjects?: ObjectRef[];
+}
+
+export interface BundleDeployment extends KubeObject {
+  spec: BundleDeploymentSpec;
+  status?: BundleDeploymentStatus;
+}
+
+// --- ClusterExtension -------------------------------------------------------------
+
+export type UpgradeConstraintPolicy = 'CatalogProvided' | 'SelfCertified';
+
+export interface ClusterExtensionSpec {
+  /** Install namespace. */
+  namespace: string;
+  serviceAccount: { name: string };
+  source: {
+    sourceType: 'Catalog';
+    catalog: {
+      packageName: string;
+      version?: string;
+      channels?: string[];
+      selector?: { matchLabels?: Record<string, string> };
+      upgradeConstraintPolicy?: UpgradeConstraintPolicy;
+    };
+  };
+  install?: {
+    watchNamespace?: string;
+    config?: Record<string, unknown>;
+    adoptExisting?: boolean;
+    autoRollback?: boolean;
+  };
+}
+
+export interface ClusterExtensionStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  install?: { bundle: { name: string; version: string; package: string; image: string; catalog: string } };
+  /** Every bundle of the resolution set, dependencies included, in install order. */
+  resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string };
+}
+
+export interface ClusterExtension extends KubeObject {
+  spec: ClusterExtensionSpec;
+  status?: ClusterExtensionStatus;
+}
+
+// --- PlatformOperator -------------------------------------------------------------
+
+export interface PlatformOperatorSpec {
+  packages: { name: string; channel?: string; version?: string; namespace?: string }[];
+  serviceAccount?: { name: string; namespace: string };
+}
+
+export interface PlatformOperatorStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  packages?: { name: string; installed: boolean; version?: string; message?: string }[];
+}
+
+export interface PlatformOperator extends KubeObject {
+  spec: PlatformOperatorSpec;
+  status?: PlatformOperatorStatus;
+}
+
+/** Labels that tie objects to what made them. */
+export const LABEL_OWNER_KIND = 'binnacle.dev/owner-kind';
+export const LABEL_OWNER_NAME = 'binnacle.dev/owner-name';
+/** Groups the BundleDeployments of one ClusterExtension's resolution. */
+export const LABEL_RESOLUTION_SET = 'binnacle.dev/resolution-set';
+export const LABEL_PACKAGE = 'binnacle.dev/package';
+export const FINALIZER_CLEANUP = 'binnacle.dev/cleanup';

@@ -1,0 +1,217 @@
+/**
+ * BundleDeployment reconciler (rukpak's role): unpack the bundle from its source into the
+ * content-addressed cache, render it by format, check the ServiceAccount's permissions when
+ * one is named, apply the objects in phases with server-side apply (pruning, CRD upgrade
+ * safety, health, Helm-compatible revision records, rollback on failure), and report
+ * `Unpacked`, `Installed`, `Healthy` and `Progressing`. A finalizer removes what it installed.
+ *
+ * Steps: HandleFinalizer → Validate → Unpack → Render → Preflight → Apply.
+ */
+import type { Logger } from 'pino';
+import { Applier, ApplyRefusedError } from '../apply/index.js';
+import type { KubeClient } from '../kube/client.js';
+import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
+import { isNotFound } from '../kube/errors.js';
+import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
+import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
+import { BinnacleError, TerminalError, errorMessage } from '../util/errors.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { describeMissing, impersonationFor, missingPermissions } from './preflight-permissions.js';
+import { RENDERERS, type RenderedBundle } from './renderers.js';
+import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
+
+export interface BundleDeploymentReconcilerOptions {
+  client: KubeClient;
+  /** Content-addressed cache of unpacked sources. */
+  cacheDir: string;
+  healthTimeoutMs?: number;
+  /** How often to re-check an installed bundle's health and repair drift. */
+  resyncMs?: number;
+}
+
+interface State {
+  bd: BundleDeployment;
+  conditions: Conditions;
+  logger: Logger;
+  unpacked?: UnpackedSource;
+  rendered?: RenderedBundle;
+  applier?: Applier;
+}
+
+export class BundleDeploymentReconciler implements Reconciler {
+  constructor(private readonly o: BundleDeploymentReconcilerOptions) {}
+
+  async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    let bd: BundleDeployment;
+    try {
+      bd = await this.o.client.get<BundleDeployment>({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: req.name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+    const state: State = { bd, conditions: new Conditions(bd.status?.conditions, bd.metadata.generation), logger: ctx.logger };
+    const steps: Step<State>[] = [
+      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
+      { name: 'Validate', run: (s) => this.validate(s) },
+      { name: 'Unpack', run: (s) => this.unpack(s) },
+      { name: 'Render', run: (s) => this.render(s) },
+      { name: 'Preflight', run: (s) => this.preflight(s) },
+      { name: 'Apply', run: (s) => this.apply(s) },
+    ];
+    return runSteps(steps, state, ctx.logger);
+  }
+
+  private release(bd: BundleDeployment): { name: string; namespace: string } {
+    return { name: bd.spec.releaseName ?? bd.metadata.name ?? '', namespace: bd.spec.installNamespace };
+  }
+
+  private owner(bd: BundleDeployment): { kind: string; name: string } {
+    return { kind: 'BundleDeployment', name: bd.metadata.name ?? '' };
+  }
+
+  private applierFor(bd: BundleDeployment, logger: Logger): Applier {
+    const sa = bd.spec.serviceAccount;
+    const client = sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor({ namespace: bd.spec.installNamespace, name: sa.name }));
+    return new Applier({ client, logger });
+  }
+
+  private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
+    const prev = s.bd.status ?? {};
+    const keep: Record<string, unknown> = {};
+    for (const k of ['resolvedSource', 'contentDigest', 'revision', 'appliedObjects'] as const) if (prev[k] !== undefined) keep[k] = prev[k];
+    await applyStatus(this.o.client, s.bd, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.bd.metadata.generation });
+  }
+
+  private async handleFinalizer(s: State): Promise<StepOutcome> {
+    if (isDeleting(s.bd)) {
+      if ((s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
+        const applier = this.applierFor(s.bd, s.logger);
+        const { deleted } = await applier.uninstall({ owner: this.owner(s.bd), release: this.release(s.bd) });
+        await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
+        s.logger.info({ deleted: deleted.length }, 'uninstalled');
+        await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
+      }
+      return stop();
+    }
+    await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
+    return CONTINUE;
+  }
+
+  private async validate(s: State): Promise<StepOutcome> {
+    const problems: string[] = [];
+    const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
+    if (!parsed.result.ok) problems.push(...parsed.result.errors().map((p) => `${p.field ?? 'spec.source'}: ${p.message}`));
+    if (!RENDERERS.has(s.bd.spec.format)) problems.push(`spec.format: unknown format "${String(s.bd.spec.format)}"`);
+    if (typeof s.bd.spec.installNamespace !== 'string' || s.bd.spec.installNamespace === '') problems.push('spec.installNamespace: required');
+    if (problems.length > 0) {
+      s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
+      await this.writeStatus(s);
+      return stop();
+    }
+    return CONTINUE;
+  }
+
+  private async unpack(s: State): Promise<StepOutcome> {
+    const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
+    if (parsed.source === undefined) return stop();
+    try {
+      s.unpacked = await unpackSource(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, logger: s.logger });
+    } catch (err) {
+      s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
+      s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
+      await this.writeStatus(s);
+      if (err instanceof TerminalError) return stop();
+      throw err;
+    }
+    s.conditions.set('Unpacked', true, 'UnpackSucceeded', `unpacked ${s.unpacked.digest}`);
+    return CONTINUE;
+  }
+
+  private async render(s: State): Promise<StepOutcome> {
+    const dir = s.unpacked?.dir;
+    const renderer = RENDERERS.get(s.bd.spec.format);
+    if (dir === undefined || renderer === undefined) return stop();
+    try {
+      s.rendered = await renderer({
+        dir,
+        spec: s.bd.spec,
+        name: s.bd.metadata.name ?? '',
+        certProviderFor: (bundle) => persistentCertProvider(this.o.client, this.owner(s.bd), bundle, s.bd.spec.installNamespace),
+      });
+    } catch (err) {
+      // A bundle that cannot be rendered will not render on retry either, until its spec changes.
+      s.conditions.set('Installed', false, 'InvalidBundle', errorMessage(err));
+      s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
+      await this.writeStatus(s, this.unpackedStatus(s));
+      if (err instanceof BinnacleError) return stop();
+      throw err;
+    }
+    return CONTINUE;
+  }
+
+  private unpackedStatus(s: State): Record<string, unknown> {
+    return s.unpacked === undefined ? {} : { resolvedSource: { ...s.unpacked.resolved }, contentDigest: s.unpacked.digest };
+  }
+
+  private async preflight(s: State): Promise<StepOutcome> {
+    const sa = s.bd.spec.serviceAccount;
+    const objects = s.rendered?.objects ?? [];
+    if (sa === undefined) return CONTINUE;
+    const missing = await missingPermissions(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name }, objects, s.bd.spec.installNamespace);
+    if (missing.length === 0) return CONTINUE;
+    const shown = missing.slice(0, 20).map(describeMissing);
+    const more = missing.length > 20 ? ` and ${missing.length - 20} more` : '';
+    const message = `service account ${s.bd.spec.installNamespace}/${sa.name} lacks permissions: ${shown.join('; ')}${more}`;
+    s.conditions.set('Installed', false, 'InsufficientPermissions', message);
+    s.conditions.set('Progressing', true, 'Retrying', message);
+    await this.writeStatus(s, this.unpackedStatus(s));
+    return stop({ requeueAfterMs: 30_000 });
+  }
+
+  private async apply(s: State): Promise<StepOutcome> {
+    const rendered = s.rendered;
+    if (rendered === undefined) return stop();
+    const applier = this.applierFor(s.bd, s.logger);
+    let result;
+    try {
+      result = await applier.apply({
+        owner: this.owner(s.bd),
+        release: this.release(s.bd),
+        objects: rendered.objects,
+        chart: rendered.chart,
+        values: s.bd.spec.config ?? {},
+        adopt: s.bd.spec.adoptExisting === true,
+        autoRollback: s.bd.spec.autoRollback !== false,
+        healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
+      });
+    } catch (err) {
+      if (err instanceof ApplyRefusedError) {
+        s.conditions.set('Installed', false, 'Refused', errorMessage(err));
+        s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
+        await this.writeStatus(s, this.unpackedStatus(s));
+        return stop({ requeueAfterMs: 60_000 });
+      }
+      s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+      await this.writeStatus(s, this.unpackedStatus(s));
+      throw err;
+    }
+    const unhealthy = result.health.objects.filter((o) => !o.healthy).map((o) => `${o.ref.kind} ${o.ref.name}: ${o.reason}`);
+    if (result.status === 'deployed') {
+      s.conditions.set('Installed', true, 'Succeeded', `revision ${result.revision} of ${rendered.chart.name} ${rendered.chart.version} installed`);
+      s.conditions.set('Healthy', result.health.healthy, result.health.healthy ? 'Healthy' : 'Unhealthy', result.health.healthy ? 'every object is healthy' : unhealthy.join('; '));
+      s.conditions.set('Progressing', false, 'Succeeded', result.message);
+    } else {
+      s.conditions.set('Installed', result.status === 'rolled-back', result.status === 'rolled-back' ? 'RolledBack' : 'Failed', result.message);
+      s.conditions.set('Healthy', false, 'Unhealthy', unhealthy.join('; ') || result.message);
+      s.conditions.set('Progressing', true, 'Retrying', result.message);
+    }
+    await this.writeStatus(s, {
+      ...this.unpackedStatus(s),
+      revision: result.revision,
+      appliedObjects: result.applied.map((r) => ({ ...r })),
+    });
+    if (result.status !== 'deployed') return stop({ requeueAfterMs: 60_000 });
+    return stop({ requeueAfterMs: result.health.healthy ? (this.o.resyncMs ?? 10 * 60_000) : 10_000 });
+  }
+}
+

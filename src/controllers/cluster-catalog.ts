@@ -1,0 +1,165 @@
+/**
+ * ClusterCatalog reconciler: pull the catalog image (pinned by digest in status), unpack it
+ * into the content-addressed cache, load and validate the FBC under the image's configs
+ * label, store it for serving, and report `Serving`/`Progressing`, `resolvedSource`,
+ * `urls.base` and `lastUnpacked`. A poll interval re-checks the tag; a bad image leaves the
+ * last good content served and says why.
+ *
+ * Steps: HandleFinalizer → Validate → Pull → Load → Serve.
+ */
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { LABEL_CATALOG_CONFIGS, loadFbcDir, storeCatalog, validateConfig } from '../catalog/index.js';
+import type { KubeClient } from '../kube/client.js';
+import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
+import { isNotFound } from '../kube/errors.js';
+import type { PulledImage } from '../oci/index.js';
+import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
+import { errorMessage } from '../util/errors.js';
+import type { CatalogRegistry } from './catalog-registry.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+
+export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<PulledImage>;
+
+export interface ClusterCatalogReconcilerOptions {
+  client: KubeClient;
+  registry: CatalogRegistry;
+  pull: ImagePull;
+  /** Where stored catalogs live (one folder per catalog and digest). */
+  storeDir: string;
+  /** Base URL of the catalog HTTP server, e.g. `http://127.0.0.1:8083`. */
+  serverUrl: string;
+  /** How soon to retry a failed pull or a bad catalog. */
+  retryAfterMs?: number;
+}
+
+interface State {
+  catalog: ClusterCatalog;
+  conditions: Conditions;
+  logger: Logger;
+  pulled?: PulledImage;
+}
+
+export class ClusterCatalogReconciler implements Reconciler {
+  constructor(private readonly o: ClusterCatalogReconcilerOptions) {}
+
+  async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    let catalog: ClusterCatalog;
+    try {
+      catalog = await this.o.client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: req.name });
+    } catch (err) {
+      if (isNotFound(err)) {
+        this.o.registry.delete(req.name);
+        return undefined;
+      }
+      throw err;
+    }
+    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger };
+    const steps: Step<State>[] = [
+      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
+      { name: 'Validate', run: (s) => this.validate(s) },
+      { name: 'Pull', run: (s) => this.pullImage(s) },
+      { name: 'LoadAndServe', run: (s) => this.loadAndServe(s) },
+    ];
+    return runSteps(steps, state, ctx.logger);
+  }
+
+  private pollMs(c: ClusterCatalog): number | undefined {
+    const m = c.spec.source.image.pollIntervalMinutes;
+    return m === undefined ? undefined : m * 60_000;
+  }
+
+  private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
+    const prev = s.catalog.status ?? {};
+    await applyStatus(this.o.client, s.catalog, {
+      ...(prev.resolvedSource === undefined ? {} : { resolvedSource: prev.resolvedSource }),
+      ...(prev.urls === undefined ? {} : { urls: prev.urls }),
+      ...(prev.lastUnpacked === undefined ? {} : { lastUnpacked: prev.lastUnpacked }),
+      ...extra,
+      conditions: s.conditions.toArray(),
+      observedGeneration: s.catalog.metadata.generation,
+    });
+  }
+
+  private async handleFinalizer(s: State): Promise<StepOutcome> {
+    const name = s.catalog.metadata.name ?? '';
+    if (isDeleting(s.catalog)) {
+      this.o.registry.delete(name);
+      await removeFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
+      return stop();
+    }
+    await ensureFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
+    return CONTINUE;
+  }
+
+  private async validate(s: State): Promise<StepOutcome> {
+    const spec = s.catalog.spec as Partial<ClusterCatalog['spec']> | undefined;
+    const ref = spec?.source?.image?.ref;
+    if (spec?.source?.type !== 'Image' || typeof ref !== 'string' || ref === '') {
+      s.conditions.set('Progressing', false, 'Blocked', 'spec.source: type must be Image with image.ref set');
+      await this.writeStatus(s);
+      return stop();
+    }
+    if (spec.availabilityMode === 'Unavailable') {
+      this.o.registry.delete(s.catalog.metadata.name ?? '');
+      s.conditions.set('Serving', false, 'Unavailable', 'availabilityMode is Unavailable: the catalog is not served');
+      s.conditions.set('Progressing', false, 'Succeeded', 'nothing to do');
+      await this.writeStatus(s);
+      return stop();
+    }
+    return CONTINUE;
+  }
+
+  private async pullImage(s: State): Promise<StepOutcome> {
+    const image = s.catalog.spec.source.image;
+    try {
+      s.pulled = await this.o.pull(image.ref, { insecure: image.insecure === true });
+      return CONTINUE;
+    } catch (err) {
+      return this.retry(s, 'Retrying', `pulling ${image.ref}: ${errorMessage(err)}`);
+    }
+  }
+
+  private async loadAndServe(s: State): Promise<StepOutcome> {
+    const pulled = s.pulled;
+    if (pulled === undefined) return stop();
+    const name = s.catalog.metadata.name ?? '';
+    const priority = s.catalog.spec.priority ?? 0;
+    const current = this.o.registry.get(name);
+    const digestRef = `${s.catalog.spec.source.image.ref.replace(/@sha256:[0-9a-f]+$/, '').replace(/:[^:/]+$/, '')}@${pulled.digest}`;
+    if (current?.digest !== pulled.digest || current.priority !== priority) {
+      const configsPath = pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs';
+      let loaded: Awaited<ReturnType<typeof loadFbcDir>>;
+      try {
+        loaded = await loadFbcDir(join(pulled.dir, configsPath));
+      } catch (err) {
+        return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
+      }
+      if (!loaded.result.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${loaded.result.render()}`);
+      const validation = validateConfig(loaded.config).result;
+      if (!validation.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation.render()}`);
+      const stored = await storeCatalog(loaded.config, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')));
+      this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: loaded.config, stored });
+      s.logger.info({ digest: pulled.digest, packages: loaded.config.packages.length, bundles: loaded.config.bundles.length }, 'catalog unpacked and served');
+    }
+    const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
+    s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
+    s.conditions.set('Progressing', false, 'Succeeded', 'unpacked and serving the latest content');
+    await this.writeStatus(s, {
+      resolvedSource: { type: 'Image', image: { ref: digestRef } },
+      urls: { base: `${this.o.serverUrl}/catalogs/${name}` },
+      lastUnpacked: changed || s.catalog.status?.lastUnpacked === undefined ? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') : s.catalog.status.lastUnpacked,
+    });
+    const poll = this.pollMs(s.catalog);
+    return stop(poll === undefined ? undefined : { requeueAfterMs: poll });
+  }
+
+  /** Reports a failure but keeps serving the last good content. */
+  private async retry(s: State, reason: string, message: string): Promise<StepOutcome> {
+    const serving = this.o.registry.get(s.catalog.metadata.name ?? '');
+    s.conditions.set('Progressing', true, reason, message);
+    if (serving === undefined) s.conditions.set('Serving', false, reason, 'no good content has been unpacked yet');
+    await this.writeStatus(s);
+    return stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
+  }
+}

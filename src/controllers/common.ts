@@ -1,0 +1,93 @@
+/**
+ * What every Binnacle reconciler shares: the pipeline of named steps over typed state,
+ * status written through the status subresource with server-side apply (so only Binnacle's
+ * own fields change and nothing else is touched), finalizers, and conditions.
+ */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import type { ReconcileResult } from '../kube/controller.js';
+import { setCondition, type Condition, type KubeObject } from '../kube/types.js';
+
+export const STATUS_MANAGER = 'binnacle-status';
+
+/** A step either lets the pipeline go on, or stops it with a result (e.g. requeue later). */
+export type StepOutcome = { done: false } | { done: true; result?: ReconcileResult };
+export const CONTINUE: StepOutcome = { done: false };
+export const stop = (result?: ReconcileResult): StepOutcome => (result === undefined ? { done: true } : { done: true, result });
+
+export interface Step<S> {
+  name: string;
+  run: (state: S) => Promise<StepOutcome>;
+}
+
+/** Runs steps in order, stopping at the first that says so (or throws). */
+export async function runSteps<S>(steps: readonly Step<S>[], state: S, logger: Logger): Promise<ReconcileResult | undefined> {
+  for (const step of steps) {
+    logger.debug({ step: step.name }, 'step');
+    const outcome = await step.run(state);
+    if (outcome.done) return outcome.result;
+  }
+  return undefined;
+}
+
+/** Builds the next conditions list from the previous one, keeping transition times. */
+export class Conditions {
+  private list: Condition[];
+  constructor(
+    previous: readonly Condition[] | undefined,
+    private readonly generation: number | undefined,
+  ) {
+    this.list = [...(previous ?? [])];
+  }
+
+  set(type: string, status: boolean | 'Unknown', reason: string, message: string): this {
+    const s = status === 'Unknown' ? 'Unknown' : status ? 'True' : 'False';
+    const next: Omit<Condition, 'lastTransitionTime'> = { type, status: s, reason, message };
+    if (this.generation !== undefined) next.observedGeneration = this.generation;
+    this.list = setCondition(this.list, next);
+    return this;
+  }
+
+  remove(type: string): this {
+    this.list = this.list.filter((c) => c.type !== type);
+    return this;
+  }
+
+  get(type: string): Condition | undefined {
+    return this.list.find((c) => c.type === type);
+  }
+
+  toArray(): Condition[] {
+    return [...this.list].sort((a, b) => a.type.localeCompare(b.type));
+  }
+}
+
+/** Writes `status` of a cluster-scoped or namespaced object with SSA on the status subresource. */
+export async function applyStatus(client: KubeClient, obj: KubeObject, status: Record<string, unknown>): Promise<void> {
+  const metadata: KubeObject['metadata'] = { name: obj.metadata.name ?? '' };
+  if (obj.metadata.namespace !== undefined) metadata.namespace = obj.metadata.namespace;
+  await client.apply({ apiVersion: obj.apiVersion, kind: obj.kind, metadata, status }, { fieldManager: STATUS_MANAGER, force: true, subresource: 'status' });
+}
+
+/** Adds `finalizer` if missing; answers true when it had to (the caller may go on). */
+export async function ensureFinalizer(client: KubeClient, obj: KubeObject, finalizer: string): Promise<boolean> {
+  const finalizers = obj.metadata.finalizers ?? [];
+  if (finalizers.includes(finalizer)) return false;
+  const ref = { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
+  // resourceVersion makes this a conditional update: a concurrent change makes it fail and requeue.
+  const patched = await client.patch(ref, { metadata: { finalizers: [...finalizers, finalizer], resourceVersion: obj.metadata.resourceVersion } });
+  obj.metadata.finalizers = patched.metadata.finalizers ?? [];
+  obj.metadata.resourceVersion = patched.metadata.resourceVersion ?? '';
+  return true;
+}
+
+export async function removeFinalizer(client: KubeClient, obj: KubeObject, finalizer: string): Promise<void> {
+  const finalizers = obj.metadata.finalizers ?? [];
+  if (!finalizers.includes(finalizer)) return;
+  const ref = { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
+  await client.patch(ref, { metadata: { finalizers: finalizers.filter((f) => f !== finalizer), resourceVersion: obj.metadata.resourceVersion } });
+}
+
+export function isDeleting(obj: KubeObject): boolean {
+  return obj.metadata.deletionTimestamp !== undefined;
+}

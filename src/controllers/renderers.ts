@@ -1,0 +1,103 @@
+/**
+ * Bundle formats → Kubernetes objects. One renderer per format, chosen by the
+ * BundleDeployment's `spec.format`; the Helm format plugs in here when it arrives.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join, relative } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { convertRegistryV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
+import { isKubeObject, type KubeObject } from '../kube/types.js';
+import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
+import { InputError, TerminalError } from '../util/errors.js';
+
+export interface RenderedBundle {
+  objects: KubeObject[];
+  chart: { name: string; version: string; appVersion?: string; description?: string };
+}
+
+export interface RenderContext {
+  dir: string;
+  spec: BundleDeploymentSpec;
+  /** Name of the BundleDeployment, for messages and defaults. */
+  name: string;
+  certProviderFor: (bundle: RegistryV1Bundle) => Promise<CertProvider>;
+}
+
+export type BundleRenderer = (ctx: RenderContext) => Promise<RenderedBundle>;
+
+async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
+  const bundle = await loadBundleDir(ctx.dir);
+  const ns = ctx.spec.installNamespace;
+  const watch = ctx.spec.watchNamespace;
+  const targets = watch === undefined ? defaultWatchNamespaces(bundle, ns) : [watch];
+  if (targets === undefined) {
+    throw new TerminalError('UnsupportedInstallMode', `bundle ${bundle.name} supports no install mode Binnacle can pick on its own; set spec.watchNamespace`);
+  }
+  const decoded = ctx.spec.config === undefined ? undefined : decodeOverrides(ctx.spec.config, 'spec.config');
+  const badConfig = decoded?.problems.filter((p) => p.severity === 'error') ?? [];
+  if (badConfig.length > 0) throw new TerminalError('InvalidConfig', badConfig.map((p) => `${p.field ?? 'spec.config'}: ${p.message}`).join('; '));
+  const certProvider = bundle.csv.webhooks.length > 0 ? await ctx.certProviderFor(bundle) : undefined;
+  const plain = convertRegistryV1(bundle, {
+    installNamespace: ns,
+    watchNamespaces: targets,
+    ...(decoded === undefined ? {} : { overrides: decoded.overrides }),
+    ...(certProvider === undefined ? {} : { certProvider }),
+  });
+  const objects = plain.objects.filter(isKubeObject);
+  return {
+    objects,
+    chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
+  };
+}
+
+async function listYaml(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await listYaml(p)));
+    else if (/\.(ya?ml|json)$/.test(entry.name)) out.push(p);
+  }
+  return out.sort();
+}
+
+/** A plain bundle: every manifest under `manifests/` (or the root when there is none). */
+async function renderPlain(ctx: RenderContext): Promise<RenderedBundle> {
+  const manifests = join(ctx.dir, 'manifests');
+  const root = (await stat(manifests).catch(() => undefined))?.isDirectory() === true ? manifests : ctx.dir;
+  const objects: KubeObject[] = [];
+  for (const file of await listYaml(root)) {
+    const docs = parseAllDocuments(await readFile(file, 'utf8'));
+    const rel = relative(ctx.dir, file);
+    for (const [i, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
+      if (doc.errors.length > 0) throw new InputError('PLAIN_BUNDLE_YAML', `document ${i + 1}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: rel });
+      const value: unknown = doc.toJS();
+      if (value === null || value === undefined) continue;
+      if (!isKubeObject(value)) throw new InputError('PLAIN_BUNDLE_OBJECT', `document ${i + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: rel });
+      if (value.metadata.namespace === undefined && namespacedGuess(value.kind)) value.metadata.namespace = ctx.spec.installNamespace;
+      objects.push(value);
+    }
+  }
+  if (objects.length === 0) throw new TerminalError('EmptyBundle', `plain bundle has no manifests under ${relative(ctx.dir, root) || '.'}`);
+  return { objects, chart: { name: ctx.name, version: '0.0.0' } };
+}
+
+const CLUSTER_SCOPED = new Set([
+  'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass',
+  'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService', 'Node', 'IngressClass', 'RuntimeClass',
+  'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CSIDriver',
+]);
+
+/** Cluster-scoped kinds get no namespace; everything else defaults to the install namespace. */
+function namespacedGuess(kind: string): boolean {
+  return !CLUSTER_SCOPED.has(kind);
+}
+
+async function renderHelm(): Promise<RenderedBundle> {
+  return Promise.reject(new TerminalError('UnsupportedFormat', 'format "helm" is not supported yet: Helm charts arrive with the Helm issue'));
+}
+
+export const RENDERERS: ReadonlyMap<BundleFormat, BundleRenderer> = new Map<BundleFormat, BundleRenderer>([
+  ['registry+v1', renderRegistryV1],
+  ['plain', renderPlain],
+  ['helm', renderHelm],
+]);
