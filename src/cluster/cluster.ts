@@ -259,7 +259,11 @@ const FAKE_NODE: KubeObject = {
       'kubernetes.io/hostname': FAKE_NODE_NAME,
       'kubernetes.io/os': 'linux',
       'kubernetes.io/arch': 'amd64',
+      // One node plays every role, as in a single-node kind cluster: operators that pin their
+      // pods to control-plane nodes (a common nodeSelector) schedule too.
       'node-role.kubernetes.io/worker': '',
+      'node-role.kubernetes.io/control-plane': '',
+      'node-role.kubernetes.io/master': '',
       type: 'kwok',
     },
   },

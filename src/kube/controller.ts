@@ -52,6 +52,27 @@ export interface ControllerOptions {
 /** Maps an event's object to the keys to reconcile (default: the object's own key). */
 export type KeyMapper<T extends KubeObject> = (obj: T) => string[];
 
+/** Decides whether an update is worth a reconcile (adds and deletes always are). */
+export type UpdatePredicate<T extends KubeObject> = (oldObj: T, newObj: T) => boolean;
+
+/**
+ * Updates that change what a controller must do: the spec (generation), labels, annotations,
+ * finalizers or deletion. Status-only writes (the controller's own) are left out, so writing
+ * status does not trigger another reconcile. Resyncs (old === new) pass.
+ */
+export function specOrMetadataChanged<T extends KubeObject>(oldObj: T, newObj: T): boolean {
+  if (oldObj === newObj) return true;
+  const a = oldObj.metadata;
+  const b = newObj.metadata;
+  return (
+    a.generation !== b.generation ||
+    a.deletionTimestamp !== b.deletionTimestamp ||
+    JSON.stringify(a.labels ?? {}) !== JSON.stringify(b.labels ?? {}) ||
+    JSON.stringify(a.annotations ?? {}) !== JSON.stringify(b.annotations ?? {}) ||
+    JSON.stringify(a.finalizers ?? []) !== JSON.stringify(b.finalizers ?? [])
+  );
+}
+
 export class Controller {
   readonly name: string;
   readonly queue: WorkQueue;
@@ -71,11 +92,17 @@ export class Controller {
   }
 
   /** Enqueues keys for every add/update/delete the informer sees. */
-  watch<T extends KubeObject>(informer: Informer<T>, mapper: KeyMapper<T> = (o) => [objectKey(o.metadata)]): this {
+  watch<T extends KubeObject>(informer: Informer<T>, mapper: KeyMapper<T> = (o) => [objectKey(o.metadata)], predicate?: UpdatePredicate<T>): this {
     const enqueue = (obj: T): void => {
       for (const k of mapper(obj)) this.enqueue(k);
     };
-    informer.addHandlers({ add: enqueue, update: (_old, obj) => enqueue(obj), delete: enqueue });
+    informer.addHandlers({
+      add: enqueue,
+      update: (old, obj) => {
+        if (predicate === undefined || predicate(old, obj)) enqueue(obj);
+      },
+      delete: enqueue,
+    });
     this.informers.push(informer as unknown as Informer);
     return this;
   }

@@ -2,7 +2,23 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { registerClusterCommands } from './cluster.js';
+import { registerBundleCommands } from './bundle.js';
+import { registerManagerCommands } from './manager.js';
+import { registerOperatorCommands } from './operators.js';
+import { registerImageCommands } from './image.js';
+import { registerCatalogCommands } from './catalog.js';
+import { registerResolveCommands } from './resolve.js';
+import { registerSourceCommands } from './source.js';
+import { registerReleaseCommands } from './release.js';
 
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
+  registerBundleCommands(program, ctx);
+  registerManagerCommands(program, ctx);
+  registerOperatorCommands(program, ctx);
+  registerImageCommands(program, ctx);
+  registerCatalogCommands(program, ctx);
+  registerResolveCommands(program, ctx);
+  registerSourceCommands(program, ctx);
+  registerReleaseCommands(program, ctx);
 }

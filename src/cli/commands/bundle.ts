@@ -1,0 +1,204 @@
+/** `binnacle bundle validate|render|fbc|generate|build`: operator bundles (see src/bundle). */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { stringify } from 'yaml';
+import {
+  buildBundleImage,
+  convertRegistryV1,
+  createSelfSignedCertProvider,
+  decodeOverrides,
+  generateBundle,
+  loadBundleDir,
+  loadPlainBundleDir,
+  parseSelectOptional,
+  resolveBundleSource,
+  toFbcBundle,
+  validateBundleDir,
+  validatePath,
+  ANNOTATION_MEDIATYPE,
+  type DeploymentOverrides,
+} from '../../bundle/index.js';
+import { RegistryClient } from '../../oci/index.js';
+import { BinnacleError, InputError, ValidationResult, problemToString } from '../../util/errors.js';
+import { parseOutputFormat, toJson, toYaml } from '../../util/output.js';
+import type { CliContext } from '../context.js';
+import { parseYamlDocuments } from '../../bundle/yaml-docs.js';
+import { stat } from 'node:fs/promises';
+
+const DEFAULT_CACHE = join('.cache', 'images');
+
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+function client(ctx: CliContext, insecure: boolean | undefined): RegistryClient {
+  return new RegistryClient({ logger: ctx.logger, ...(insecure === true ? { insecure: true } : {}) });
+}
+
+async function isDir(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+}
+
+function summary(r: ValidationResult): { subject: string; ok: boolean; errors: unknown[]; warnings: unknown[] } {
+  return { subject: r.subject, ok: r.ok, errors: r.errors(), warnings: r.warnings() };
+}
+
+export function registerBundleCommands(program: Command, ctx: CliContext): void {
+  const bundle = program.command('bundle').description('Operator bundles: validate, render to Kubernetes objects, FBC records, generate, build images');
+
+  bundle
+    .command('validate')
+    .description('Validate bundles (directories, package-manifest packages, or bundle images); exit 1 if any has errors')
+    .argument('<sources...>', 'bundle directories, package directories, or image references')
+    .option('--select-optional <selector>', 'optional validators: suite=operatorframework or name=<validator> (repeatable)', collect, [])
+    .option('--k8s-version <version>', 'Kubernetes version to check removed APIs against')
+    .option('-o, --output <format>', 'text | json', 'text')
+    .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
+    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .action(async (sources: string[], o: { selectOptional: string[]; k8sVersion?: string; output: string; cacheDir: string; insecure?: boolean }) => {
+      const format = parseOutputFormat(o.output, ['text', 'json']);
+      const optional = parseSelectOptional(o.selectOptional);
+      const opts = { optional, ...(o.k8sVersion === undefined ? {} : { k8sVersion: o.k8sVersion }) };
+      const results: ValidationResult[] = [];
+      for (const src of sources) {
+        if (await isDir(src)) results.push(await validatePath(src, opts));
+        else {
+          const s = await resolveBundleSource(src, { cacheDir: o.cacheDir, client: client(ctx, o.insecure) });
+          const v = await validateBundleDir(s.dir, { ...opts, ...(s.packageName === undefined ? {} : { packageName: s.packageName }) });
+          const named = new ValidationResult(`image ${src} (${s.digest ?? ''})`);
+          named.children.push(v.result);
+          results.push(named);
+        }
+      }
+      const failed = results.filter((r) => !r.ok);
+      if (format === 'json') ctx.out(toJson(results.map(summary)));
+      else {
+        for (const r of results) {
+          const text = r.render();
+          if (text !== '') ctx.out(`${text}\n`);
+          ctx.out(`${r.ok ? 'PASS' : 'FAIL'} ${r.subject}: ${r.errors().length} error(s), ${r.warnings().length} warning(s)\n`);
+        }
+      }
+      if (failed.length > 0) throw new BinnacleError('BUNDLE_INVALID', `${failed.length} of ${results.length} bundle source(s) have errors`);
+    });
+
+  bundle
+    .command('render')
+    .description('Turn a bundle into the Kubernetes objects OLM would create for it')
+    .argument('<source>', 'bundle directory or image reference')
+    .requiredOption('--install-namespace <ns>', 'namespace the operator is installed into')
+    .option('--watch-namespace <ns>', "namespace the operator watches (repeatable; '' or none = all namespaces)", collect, [])
+    .option('--config <file>', 'deployment overrides (YAML: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations)')
+    .option('-o, --output <format>', 'yaml | json', 'yaml')
+    .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
+    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
+      const format = parseOutputFormat(o.output, ['yaml', 'json']);
+      const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: client(ctx, o.insecure) });
+      const overrides = o.config === undefined ? undefined : await readOverrides(o.config);
+      let objects: unknown[];
+      if (await isPlain(s.dir, s.labels)) {
+        objects = (await loadPlainBundleDir(s.dir)).objects.map((m) => m.object);
+      } else {
+        const b = await loadBundleDir(s.dir, s.packageName === undefined ? {} : { packageName: s.packageName });
+        const certProvider = b.csv.webhooks.length > 0 ? await createSelfSignedCertProvider(b, o.installNamespace) : undefined;
+        const watch = o.watchNamespace.flatMap((w) => w.split(',')).map((w) => w.trim());
+        const out = convertRegistryV1(b, {
+          installNamespace: o.installNamespace,
+          watchNamespaces: watch,
+          ...(overrides === undefined ? {} : { overrides }),
+          ...(certProvider === undefined ? {} : { certProvider }),
+        });
+        ctx.logger.info({ bundle: b.name, installMode: out.installMode, objects: out.objects.length }, 'rendered bundle');
+        objects = out.objects;
+      }
+      if (format === 'json') ctx.out(toJson({ apiVersion: 'v1', kind: 'List', items: objects }));
+      else ctx.out(objects.map((x) => stringify(x, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'));
+    });
+
+  bundle
+    .command('fbc')
+    .description('Print the file-based-catalog olm.bundle record of a bundle, with its derived properties')
+    .argument('<source>', 'bundle directory or image reference')
+    .option('--image <ref>', 'bundle image to record (default: the source, when it is an image)')
+    .option('--package <name>', 'package name (package-manifest layout)')
+    .option('-o, --output <format>', 'json | yaml', 'json')
+    .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
+    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .action(async (source: string, o: { image?: string; package?: string; output: string; cacheDir: string; insecure?: boolean }) => {
+      const format = parseOutputFormat(o.output, ['json', 'yaml']);
+      const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: client(ctx, o.insecure) });
+      const pkg = o.package ?? s.packageName;
+      const b = await loadBundleDir(s.dir, pkg === undefined ? {} : { packageName: pkg });
+      const image = o.image ?? s.image;
+      const rec = toFbcBundle(b, { ...(image === undefined ? {} : { image }), ...(pkg === undefined ? {} : { packageName: pkg }) });
+      ctx.out(format === 'json' ? toJson(rec) : toYaml(rec));
+    });
+
+  bundle
+    .command('generate')
+    .description('Write a registry+v1 bundle (CSV + annotations) from CRDs, RBAC and a Deployment')
+    .requiredOption('--input <dir>', 'directory of manifests: CRDs, RBAC, Deployment, optional base CSV and samples')
+    .requiredOption('--output <dir>', 'bundle directory to write (manifests/, metadata/)')
+    .requiredOption('--package <name>', 'package name')
+    .requiredOption('--version <semver>', 'bundle version')
+    .requiredOption('--channels <list>', 'comma-separated channels')
+    .option('--default-channel <name>', 'default channel (default: the first of --channels)')
+    .action(async (o: { input: string; output: string; package: string; version: string; channels: string; defaultChannel?: string }) => {
+      const res = await generateBundle({
+        inputDir: o.input,
+        outputDir: o.output,
+        packageName: o.package,
+        version: o.version,
+        channels: o.channels.split(',').map((c) => c.trim()).filter((c) => c !== ''),
+        ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
+      });
+      for (const f of res.files) ctx.out(`wrote ${join(o.output, f)}\n`);
+      for (const s of res.skipped) ctx.err(`• skipped ${s.file} (${s.kind} ${s.name}): ${s.reason}\n`);
+      const v = await validateBundleDir(o.output);
+      for (const p of v.result.all()) ctx.err(`• ${problemToString(p)}\n`);
+      if (!v.result.ok) throw new BinnacleError('BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
+    });
+
+  bundle
+    .command('build')
+    .description('Build a bundle image (/manifests, /metadata, labels from annotations.yaml), optionally push it')
+    .argument('<dir>', 'bundle directory')
+    .requiredOption('--tag <ref>', 'image reference')
+    .option('--push', 'push the image to its registry')
+    .option('--layout <dir>', 'OCI image layout directory to write (default: a temp directory)')
+    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('-o, --output <format>', 'text | json', 'text')
+    .action(async (dir: string, o: { tag: string; push?: boolean; layout?: string; insecure?: boolean; output: string }) => {
+      const format = parseOutputFormat(o.output, ['text', 'json']);
+      const built = await buildBundleImage(dir, {
+        tag: o.tag,
+        ...(o.push === true ? { push: true, client: client(ctx, o.insecure) } : {}),
+        ...(o.layout === undefined ? {} : { layoutDir: o.layout }),
+      });
+      const value = { bundle: built.bundleName, tag: o.tag, digest: built.image.manifestDigest, layout: built.image.layoutDir, labels: built.labels, pushed: built.pushed };
+      if (format === 'json') ctx.out(toJson(value));
+      else ctx.out(`built ${o.tag} (${built.bundleName}) ${built.image.manifestDigest}\nlayout: ${built.image.layoutDir}\n${built.pushed === undefined ? '' : `pushed: ${built.pushed.ref}\n`}`);
+    });
+}
+
+async function readOverrides(file: string): Promise<DeploymentOverrides> {
+  const text = await readFile(file, 'utf8').catch((e: unknown) => {
+    throw new InputError('BUNDLE_CONFIG', `cannot read: ${e instanceof Error ? e.message : String(e)}`, { file });
+  });
+  const parsed = parseYamlDocuments(text, file);
+  const first = parsed.problems[0];
+  if (first !== undefined) throw new InputError('BUNDLE_CONFIG', first.message, { file });
+  const { overrides, problems } = decodeOverrides(parsed.documents[0]?.value ?? {}, file);
+  const p = problems[0];
+  if (p !== undefined) throw new InputError('BUNDLE_CONFIG', problems.map((x) => `${x.field ?? ''}: ${x.message}`).join('; '), { file, ...(p.field === undefined ? {} : { field: p.field }) });
+  return overrides;
+}
+
+/** A plain bundle says so in its media type, or simply has no CSV. */
+async function isPlain(dir: string, labels: Record<string, string>): Promise<boolean> {
+  if (labels[ANNOTATION_MEDIATYPE] === 'plain+v0') return true;
+  const ann = await readFile(join(dir, 'metadata', 'annotations.yaml'), 'utf8').catch(() => '');
+  if (/mediatype\.v1:\s*["']?plain\+v0/.test(ann)) return true;
+  return false;
+}
+

@@ -1,0 +1,290 @@
+/**
+ * `binnacle install | upgrade | uninstall | status | rollback`: the Operator API from the
+ * command line. Each writes a ClusterExtension (the manager does the work) and, with --wait,
+ * follows its conditions until the install settles.
+ */
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Command } from 'commander';
+import { parse as parseYaml } from 'yaml';
+import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
+import { ReleaseStore } from '../../apply/release-store.js';
+import type { KubeClient } from '../../kube/client.js';
+import { findCondition, type Condition } from '../../kube/types.js';
+import { BinnacleError, UsageError } from '../../util/errors.js';
+import { toJson, toYaml } from '../../util/output.js';
+import { printData, type CliContext } from '../context.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+
+interface InstallFlags extends KubeFlags {
+  name?: string;
+  namespace?: string;
+  serviceAccount?: string;
+  createServiceAccount?: boolean;
+  channel?: string[];
+  version?: string;
+  policy?: string;
+  watchNamespace?: string;
+  config?: string;
+  catalogSelector?: string[];
+  wait?: boolean;
+  timeout: string;
+  output: string;
+}
+
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+function policyOf(v: string | undefined): 'CatalogProvided' | 'SelfCertified' | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'CatalogProvided' || v === 'SelfCertified') return v;
+  throw new UsageError(`--policy ${v}: expected CatalogProvided or SelfCertified`);
+}
+
+function ceRef(name: string): { apiVersion: string; kind: string; name: string } {
+  return { apiVersion: API_VERSION, kind: 'ClusterExtension', name };
+}
+
+/** A ServiceAccount allowed to install anything: convenient for development, said out loud. */
+async function createInstaller(client: KubeClient, namespace: string, name: string, ctx: CliContext): Promise<void> {
+  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `binnacle-installer-${namespace}-${name}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  });
+  ctx.err(`• created ServiceAccount ${namespace}/${name} bound to cluster-admin (--create-service-account)\n`);
+}
+
+function conditionLine(c: Condition): string {
+  return `${c.type}=${c.status} (${c.reason})${c.message === '' ? '' : `: ${c.message}`}`;
+}
+
+/** Follows the extension's conditions until Installed is settled for the current generation. */
+async function waitForInstall(client: KubeClient, name: string, timeoutMs: number, ctx: CliContext): Promise<ClusterExtension> {
+  const deadline = Date.now() + timeoutMs;
+  const seen = new Set<string>();
+  for (;;) {
+    const ce = await client.get<ClusterExtension>(ceRef(name));
+    const current = ce.status?.observedGeneration === ce.metadata.generation;
+    for (const c of ce.status?.conditions ?? []) {
+      const line = conditionLine(c);
+      if (current && !seen.has(line) && ['Installed', 'Progressing'].includes(c.type)) {
+        seen.add(line);
+        ctx.err(`• ${line}\n`);
+      }
+    }
+    const installed = findCondition(ce.status?.conditions, 'Installed');
+    const progressing = findCondition(ce.status?.conditions, 'Progressing');
+    if (current && installed?.status === 'True' && progressing?.status === 'False') return ce;
+    if (current && progressing?.status === 'False' && progressing.reason !== 'Succeeded') {
+      throw new BinnacleError('INSTALL_BLOCKED', `${name}: ${progressing.message}`);
+    }
+    if (Date.now() > deadline) {
+      throw new BinnacleError('INSTALL_TIMEOUT', `${name} did not finish within ${timeoutMs / 1000}s: ${progressing?.message ?? installed?.message ?? 'no status yet (is `binnacle manager` running?)'}`);
+    }
+    await sleep(500);
+  }
+}
+
+function summary(ce: ClusterExtension): Record<string, unknown> {
+  return {
+    name: ce.metadata.name,
+    package: ce.spec.source.catalog.packageName,
+    namespace: ce.spec.namespace,
+    installed: ce.status?.install?.bundle ?? null,
+    resolution: ce.status?.resolution ?? null,
+    conditions: ce.status?.conditions ?? [],
+  };
+}
+
+export function registerOperatorCommands(program: Command, ctx: CliContext): void {
+  addKubeFlags(program.command('install <package>'))
+    .description('Install an operator from the served catalogs (creates a ClusterExtension)')
+    .option('--name <name>', 'ClusterExtension name (default: the package name)')
+    .option('-n, --namespace <ns>', 'install namespace (default: the package name)')
+    .option('--service-account <name>', 'ServiceAccount in the install namespace whose permissions the install uses (default: <name>-installer)')
+    .option('--create-service-account', 'create that ServiceAccount bound to cluster-admin (development)')
+    .option('--channel <channel>', 'channel to install from (repeatable)', collect)
+    .option('--version <range>', 'version range, e.g. ">=1.2 <2", "~1.4", "1.2.3"')
+    .option('--policy <policy>', 'upgrade policy: CatalogProvided (follow upgrade edges) or SelfCertified (any version)')
+    .option('--watch-namespace <ns>', 'namespace the operator watches (default: its install modes decide)')
+    .option('--config <file>', 'YAML with deployment overrides (env, resources, tolerations, nodeSelector, …)')
+    .option('--catalog-selector <key=value>', 'only catalogs with this label (repeatable)', collect)
+    .option('--wait', 'wait until installed, printing progress')
+    .option('--timeout <seconds>', 'how long --wait waits', '300')
+    .option('-o, --output <format>', 'text | json | yaml', 'text')
+    .action(async (pkg: string, flags: InstallFlags) => {
+      const client = await clientFor(flags);
+      try {
+        const name = flags.name ?? pkg;
+        const namespace = flags.namespace ?? pkg;
+        const sa = flags.serviceAccount ?? `${name}-installer`;
+        const catalog: ClusterExtension['spec']['source']['catalog'] = { packageName: pkg };
+        if (flags.channel !== undefined) catalog.channels = flags.channel;
+        if (flags.version !== undefined) catalog.version = flags.version;
+        const policy = policyOf(flags.policy);
+        if (policy !== undefined) catalog.upgradeConstraintPolicy = policy;
+        if (flags.catalogSelector !== undefined) {
+          const matchLabels: Record<string, string> = {};
+          for (const kv of flags.catalogSelector) {
+            const [k, v] = kv.split('=');
+            if (k === undefined || v === undefined || k === '') throw new UsageError(`--catalog-selector ${kv}: expected key=value`);
+            matchLabels[k] = v;
+          }
+          catalog.selector = { matchLabels };
+        }
+        const install: NonNullable<ClusterExtension['spec']['install']> = {};
+        if (flags.watchNamespace !== undefined) install.watchNamespace = flags.watchNamespace;
+        if (flags.config !== undefined) {
+          let parsed: unknown;
+          try {
+            parsed = parseYaml(readFileSync(flags.config, 'utf8'));
+          } catch (err) {
+            throw new UsageError(`--config ${flags.config}: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${flags.config}: expected a YAML mapping`);
+          install.config = parsed as Record<string, unknown>;
+        }
+        await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+        if (flags.createServiceAccount === true) await createInstaller(client, namespace, sa, ctx);
+        else if ((await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: sa })) === undefined) {
+          throw new BinnacleError('SERVICE_ACCOUNT_MISSING', `ServiceAccount ${namespace}/${sa} does not exist: create it with the permissions the operator needs, or pass --create-service-account`);
+        }
+        const spec: ClusterExtension['spec'] = { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog } };
+        if (Object.keys(install).length > 0) spec.install = install;
+        await client.apply({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name }, spec }, { force: true });
+        ctx.err(`• ClusterExtension ${name} applied (package ${pkg}, namespace ${namespace})\n`);
+        if (flags.wait === true) {
+          const ce = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
+          if (flags.output === 'json') ctx.out(toJson(summary(ce)));
+          else if (flags.output === 'yaml') ctx.out(toYaml(summary(ce)));
+          else ctx.out(`installed ${ce.status?.install?.bundle.name ?? ''} (${ce.status?.install?.bundle.version ?? ''}) in ${namespace}\n`);
+        }
+      } finally {
+        client.close();
+      }
+    });
+
+  addKubeFlags(program.command('upgrade <name>'))
+    .description('Change what an installed operator should run: version range, channels, policy')
+    .option('--version <range>', 'new version range ("" removes it)')
+    .option('--channel <channel>', 'channels (repeatable; replaces the list)', collect)
+    .option('--policy <policy>', 'CatalogProvided or SelfCertified')
+    .option('--wait', 'wait until installed')
+    .option('--timeout <seconds>', 'how long --wait waits', '300')
+    .action(async (name: string, flags: KubeFlags & { version?: string; channel?: string[]; policy?: string; wait?: boolean; timeout: string }) => {
+      const client = await clientFor(flags);
+      try {
+        const catalog: Record<string, unknown> = {};
+        if (flags.version !== undefined) catalog.version = flags.version === '' ? null : flags.version;
+        if (flags.channel !== undefined) catalog.channels = flags.channel;
+        const policy = policyOf(flags.policy);
+        if (policy !== undefined) catalog.upgradeConstraintPolicy = policy;
+        if (Object.keys(catalog).length === 0) throw new UsageError('nothing to change: give --version, --channel or --policy');
+        await client.patch(ceRef(name), { spec: { source: { catalog } } });
+        ctx.err(`• ClusterExtension ${name} updated\n`);
+        if (flags.wait === true) {
+          const ce = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
+          ctx.out(`installed ${ce.status?.install?.bundle.name ?? ''} (${ce.status?.install?.bundle.version ?? ''})\n`);
+        }
+      } finally {
+        client.close();
+      }
+    });
+
+  addKubeFlags(program.command('uninstall <name>'))
+    .description('Remove an operator and everything its resolution installed')
+    .option('--wait', 'wait until everything is gone')
+    .option('--timeout <seconds>', 'how long --wait waits', '300')
+    .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: string }) => {
+      const client = await clientFor(flags);
+      try {
+        const existed = await client.delete(ceRef(name));
+        if (!existed) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
+        ctx.err(`• ClusterExtension ${name} deleted\n`);
+        if (flags.wait === true) {
+          const deadline = Date.now() + Number(flags.timeout) * 1000;
+          while ((await client.find(ceRef(name))) !== undefined) {
+            if (Date.now() > deadline) throw new BinnacleError('UNINSTALL_TIMEOUT', `${name} is still being removed after ${flags.timeout}s`);
+            await sleep(500);
+          }
+          ctx.err('• everything it installed is gone\n');
+        }
+      } finally {
+        client.close();
+      }
+    });
+
+  addKubeFlags(program.command('status [name]'))
+    .description('Show installed operators, or one in detail')
+    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .action(async (name: string | undefined, flags: KubeFlags & { output: string }) => {
+      const client = await clientFor(flags);
+      try {
+        const list = name === undefined ? (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items : [await client.get<ClusterExtension>(ceRef(name))];
+        const rows = list.map((ce) => {
+          const installed = findCondition(ce.status?.conditions, 'Installed');
+          const progressing = findCondition(ce.status?.conditions, 'Progressing');
+          return [
+            ce.metadata.name ?? '',
+            ce.spec.source.catalog.packageName,
+            ce.status?.install?.bundle.version ?? '',
+            installed?.status ?? 'Unknown',
+            progressing?.status ?? 'Unknown',
+            (progressing?.status === 'True' ? progressing.message : installed?.message ?? '').split('\n')[0] ?? '',
+          ];
+        });
+        if (name !== undefined && flags.output === 'table') {
+          const ce = list[0];
+          if (ce === undefined) return;
+          const bds = await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension,${LABEL_OWNER_NAME}=${name}` });
+          ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
+          ctx.out('Conditions:\n');
+          for (const c of ce.status?.conditions ?? []) ctx.out(`  ${conditionLine(c)}\n`);
+          if (ce.status?.resolution?.explanation !== undefined) ctx.out(`Resolution:\n  ${ce.status.resolution.explanation.replace(/\n/g, '\n  ')}\n`);
+          ctx.out('Bundles:\n');
+          for (const bd of bds.items) {
+            const c = findCondition(bd.status?.conditions, 'Installed');
+            ctx.out(`  ${bd.metadata.name ?? ''}  revision ${bd.status?.revision ?? '-'}  Installed=${c?.status ?? 'Unknown'}  ${bd.status?.appliedObjects?.length ?? 0} objects\n`);
+          }
+          return;
+        }
+        printData(ctx, flags.output, { value: list.map(summary), headers: ['name', 'package', 'version', 'installed', 'progressing', 'message'], rows });
+      } finally {
+        client.close();
+      }
+    });
+
+  addKubeFlags(program.command('rollback <name>'))
+    .description('Go back to the version installed before the current one (pins it; upgrade lifts the pin)')
+    .option('--to-version <version>', 'a specific earlier version')
+    .option('--wait', 'wait until installed')
+    .option('--timeout <seconds>', 'how long --wait waits', '300')
+    .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: string }) => {
+      const client = await clientFor(flags);
+      try {
+        const ce = await client.get<ClusterExtension>(ceRef(name));
+        const current = ce.status?.install?.bundle;
+        if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
+        let target = flags.toVersion;
+        if (target === undefined) {
+          const bdName = ce.metadata.name === current.package ? current.package : `${name}-${current.package}`;
+          const history = await new ReleaseStore(client).history({ name: bdName, namespace: ce.spec.namespace });
+          const earlier = history.filter((r) => (r.status === 'superseded' || r.status === 'deployed') && r.chart.version !== current.version);
+          target = earlier[earlier.length - 1]?.chart.version;
+          if (target === undefined) throw new BinnacleError('NO_EARLIER_VERSION', `${name} has no earlier version in its history (helm history ${bdName} -n ${ce.spec.namespace})`);
+        }
+        // An exact version under SelfCertified: the resolver may go down, which CatalogProvided forbids.
+        await client.patch(ceRef(name), { spec: { source: { catalog: { version: target, upgradeConstraintPolicy: 'SelfCertified' } } } });
+        ctx.err(`• ${name}: rolling back from ${current.version} to ${target}\n`);
+        if (flags.wait === true) {
+          const after = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
+          ctx.out(`installed ${after.status?.install?.bundle.name ?? ''} (${after.status?.install?.bundle.version ?? ''})\n`);
+        }
+      } finally {
+        client.close();
+      }
+    });
+}

@@ -1,0 +1,160 @@
+/**
+ * `binnacle release apply|history|rollback|uninstall`: the applier on its own, for objects
+ * already rendered into YAML. Revisions are Helm release records, so `helm list` sees them.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { parseAllDocuments } from 'yaml';
+import { Applier, type ApplyResult, type Owner, type ReleaseRef } from '../../apply/index.js';
+import { KubeClient } from '../../kube/client.js';
+import { loadKubeConfig } from '../../kube/config.js';
+import { describeRef, isKubeObject, type KubeObject } from '../../kube/types.js';
+import { BinnacleError, InputError, UsageError } from '../../util/errors.js';
+import { printData, type CliContext } from '../context.js';
+
+interface ClusterFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace: string;
+  output: string;
+}
+
+function parseOwner(value: string): Owner {
+  const slash = value.indexOf('/');
+  if (slash <= 0 || slash === value.length - 1) throw new UsageError(`--owner ${value}: expected Kind/name, e.g. ClusterExtension/my-operator`);
+  return { kind: value.slice(0, slash), name: value.slice(slash + 1) };
+}
+
+function parseChart(value: string): { name: string; version: string } {
+  const at = value.lastIndexOf('@');
+  if (at <= 0 || at === value.length - 1) throw new UsageError(`--chart ${value}: expected name@version`);
+  return { name: value.slice(0, at), version: value.slice(at + 1) };
+}
+
+function positiveSeconds(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} ${value}: expected a positive number of seconds`);
+  return n * 1000;
+}
+
+/** Every object in a YAML file, or in the .yaml/.yml/.json files of a directory (sorted). */
+function readObjects(path: string): KubeObject[] {
+  let files: string[];
+  try {
+    files = statSync(path).isDirectory()
+      ? readdirSync(path)
+          .filter((f) => /\.(ya?ml|json)$/.test(f))
+          .sort()
+          .map((f) => join(path, f))
+      : [path];
+  } catch (err) {
+    throw new InputError('FILE_UNREADABLE', `cannot read: ${err instanceof Error ? err.message : String(err)}`, { file: path, cause: err });
+  }
+  const out: KubeObject[] = [];
+  for (const file of files) {
+    const docs = parseAllDocuments(readFileSync(file, 'utf8'));
+    docs.forEach((doc, i) => {
+      if (doc.errors.length > 0) throw new InputError('YAML_INVALID', doc.errors.map((e) => e.message).join('; '), { file, field: `document ${i + 1}` });
+      const value: unknown = doc.toJS();
+      if (value === null || value === undefined) return;
+      if (!isKubeObject(value)) throw new InputError('OBJECT_INVALID', 'not a Kubernetes object: needs apiVersion, kind and metadata', { file, field: `document ${i + 1}` });
+      out.push(value);
+    });
+  }
+  return out;
+}
+
+async function withApplier<T>(flags: ClusterFlags, ctx: CliContext, fn: (a: Applier) => Promise<T>): Promise<T> {
+  const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }));
+  try {
+    return await fn(new Applier({ client, logger: ctx.logger }));
+  } finally {
+    client.close();
+  }
+}
+
+function printResult(ctx: CliContext, format: string, res: ApplyResult): void {
+  printData(ctx, format, {
+    value: res,
+    headers: ['object', 'action', 'healthy', 'reason'],
+    rows: [
+      ...res.health.objects.map((o) => [describeRef(o.ref), 'applied', o.healthy ? 'yes' : 'no', o.reason]),
+      ...res.pruned.map((r) => [describeRef(r), 'pruned', '', '']),
+    ],
+  });
+  ctx.err(`revision ${res.revision}: ${res.status}: ${res.message}\n`);
+  if (res.status !== 'deployed') throw new BinnacleError(`APPLY_${res.status.toUpperCase().replace('-', '_')}`, `release not deployed: ${res.message}`);
+}
+
+export function registerReleaseCommands(program: Command, ctx: CliContext): void {
+  const release = program.command('release').description('Apply rendered objects as a Helm-compatible release: phases, ownership, pruning, CRD safety, health, rollback');
+  const withCluster = (c: Command): Command =>
+    c
+      .option('--kubeconfig <file>', 'kubeconfig (default $KUBECONFIG or ~/.kube/config)')
+      .option('--context <name>', 'kubeconfig context')
+      .requiredOption('-n, --namespace <ns>', 'release namespace (where its records live)')
+      .option('-o, --output <format>', 'table | json | yaml', 'table');
+
+  withCluster(release.command('apply <name>'))
+    .description('Install or upgrade release <name> with the objects in -f')
+    .requiredOption('-f, --filename <path>', 'YAML file or directory of objects')
+    .requiredOption('--owner <Kind/name>', 'the owner recorded on every object')
+    .option('--chart <name@version>', 'chart name and version shown by helm')
+    .option('--adopt', 'take over objects that exist but are not ours')
+    .option('--no-auto-rollback', 'leave a failed upgrade in place instead of rolling back')
+    .option('--no-wait', 'do not wait for health')
+    .option('--health-timeout <seconds>', 'how long to wait for health', '300')
+    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; autoRollback: boolean; wait: boolean; healthTimeout: string }) => {
+      const owner = parseOwner(flags.owner);
+      const healthTimeoutMs = positiveSeconds('--health-timeout', flags.healthTimeout);
+      const objects = readObjects(flags.filename);
+      const ref: ReleaseRef = { name, namespace: flags.namespace };
+      const res = await withApplier(flags, ctx, (a) =>
+        a.apply({
+          owner,
+          release: ref,
+          objects,
+          ...(flags.chart === undefined ? {} : { chart: parseChart(flags.chart) }),
+          adopt: flags.adopt === true,
+          autoRollback: flags.autoRollback,
+          waitForHealth: flags.wait,
+          healthTimeoutMs,
+        }),
+      );
+      printResult(ctx, flags.output, res);
+    });
+
+  withCluster(release.command('history <name>'))
+    .description('List the revisions of release <name>, as `helm history` does')
+    .action(async (name: string, flags: ClusterFlags) => {
+      const history = await withApplier(flags, ctx, (a) => a.history({ name, namespace: flags.namespace }));
+      if (history.length === 0) throw new BinnacleError('RELEASE_NOT_FOUND', `release ${flags.namespace}/${name} has no revisions`);
+      printData(ctx, flags.output, {
+        value: history.map(({ manifest: _manifest, ...rest }) => rest),
+        headers: ['revision', 'updated', 'status', 'chart', 'app version', 'description'],
+        rows: history.map((r) => [String(r.revision), r.lastDeployed, r.status, `${r.chart.name}-${r.chart.version}`, r.chart.appVersion ?? '', r.description]),
+      });
+    });
+
+  withCluster(release.command('rollback <name>'))
+    .description('Re-apply an earlier good revision of release <name> as a new revision')
+    .option('--to <revision>', 'revision to roll back to (default: the last good one before the current)')
+    .option('--health-timeout <seconds>', 'how long to wait for health', '300')
+    .action(async (name: string, flags: ClusterFlags & { to?: string; healthTimeout: string }) => {
+      const to = flags.to === undefined ? undefined : Number(flags.to);
+      if (to !== undefined && (!Number.isInteger(to) || to < 1)) throw new UsageError(`--to ${flags.to ?? ''}: expected a revision number`);
+      const healthTimeoutMs = positiveSeconds('--health-timeout', flags.healthTimeout);
+      const res = await withApplier(flags, ctx, (a) => a.rollback({ release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs }));
+      printResult(ctx, flags.output, res);
+    });
+
+  withCluster(release.command('uninstall <name>'))
+    .description('Delete every object of release <name> (CRDs last, and with them their custom resources) and its records')
+    .requiredOption('--owner <Kind/name>', 'the owner the release belongs to')
+    .action(async (name: string, flags: ClusterFlags & { owner: string }) => {
+      const owner = parseOwner(flags.owner);
+      const res = await withApplier(flags, ctx, (a) => a.uninstall({ owner, release: { name, namespace: flags.namespace } }));
+      printData(ctx, flags.output, { value: res, headers: ['deleted'], rows: res.deleted.map((r) => [describeRef(r)]) });
+    });
+}

@@ -1,0 +1,209 @@
+/**
+ * The manager: every controller in one process, as controller-runtime's manager runs them.
+ * It installs Binnacle's CRDs, campaigns for leadership on a Lease (when asked to), and while
+ * leading runs the informers, the ClusterCatalog / BundleDeployment / ClusterExtension /
+ * PlatformOperator controllers and the catalog HTTP server. `/metrics` (Prometheus) and
+ * `/healthz` `/readyz` are served from the start.
+ */
+import { createServer, type Server } from 'node:http';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { startCatalogServer, type CatalogServer } from '../catalog/index.js';
+import type { KubeClient } from '../kube/client.js';
+import { Controller, specOrMetadataChanged } from '../kube/controller.js';
+import { Informer } from '../kube/informer.js';
+import { LeaderElector } from '../kube/leader-election.js';
+import { ControllerMetrics } from '../kube/metrics.js';
+import { objectKey, type KubeObject } from '../kube/types.js';
+import { pullAndUnpack, RegistryClient } from '../oci/index.js';
+import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
+import { errorMessage } from '../util/errors.js';
+import { BundleDeploymentReconciler } from './bundle-deployment.js';
+import { CatalogRegistry } from './catalog-registry.js';
+import { ClusterCatalogReconciler } from './cluster-catalog.js';
+import { ClusterExtensionReconciler } from './cluster-extension.js';
+import { ensureCrds } from './crds.js';
+import { PlatformOperatorReconciler } from './platform-operator.js';
+
+export interface ManagerOptions {
+  client: KubeClient;
+  logger: Logger;
+  /** Where unpacked images, sources and stored catalogs live. */
+  dataDir: string;
+  /** `host:port` for /metrics, /healthz and /readyz (port 0: any). */
+  metricsAddress?: string;
+  /** `host:port` for the catalog HTTP API. */
+  catalogAddress?: string;
+  /** Public base URL of the catalog API, if it differs from the bound address. */
+  catalogBaseUrl?: string;
+  leaderElection?: { namespace: string; name?: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
+  workers?: number;
+  healthTimeoutMs?: number;
+}
+
+export interface RunningManager {
+  metricsUrl: string;
+  /** Resolves when the manager has stopped. */
+  done: Promise<void>;
+  stop: () => Promise<void>;
+}
+
+function splitAddress(addr: string, defPort: number): { host: string; port: number } {
+  const i = addr.lastIndexOf(':');
+  if (i < 0) return { host: addr || '127.0.0.1', port: defPort };
+  return { host: addr.slice(0, i) || '127.0.0.1', port: Number(addr.slice(i + 1)) };
+}
+
+async function listen(server: Server, host: string, port: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const a = server.address();
+  return typeof a === 'object' && a !== null ? `http://${host}:${a.port}` : `http://${host}:${port}`;
+}
+
+export async function startManager(o: ManagerOptions): Promise<RunningManager> {
+  const logger = o.logger;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'binnacle_process_' });
+  const metrics = new ControllerMetrics(registry);
+  let ready = false;
+
+  const probeServer = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0];
+    if (path === '/metrics') {
+      registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'Content-Type': registry.contentType });
+          res.end(text);
+        },
+        (err: unknown) => {
+          res.writeHead(500);
+          res.end(errorMessage(err));
+        },
+      );
+    } else if (path === '/healthz' || path === '/livez') {
+      res.writeHead(200);
+      res.end('ok');
+    } else if (path === '/readyz') {
+      res.writeHead(ready ? 200 : 503);
+      res.end(ready ? 'ok' : 'not ready');
+    } else {
+      res.writeHead(404);
+      res.end('not found');
+    }
+  });
+  const m = splitAddress(o.metricsAddress ?? '127.0.0.1:0', 0);
+  const metricsUrl = await listen(probeServer, m.host, m.port);
+  logger.info({ metricsUrl }, 'serving /metrics, /healthz and /readyz');
+
+  await ensureCrds(o.client);
+  const stopAll = new AbortController();
+
+  const lead = async (signal: AbortSignal): Promise<void> => {
+    const catalogs = new CatalogRegistry();
+    const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
+    const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger });
+    const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
+    logger.info({ url: serverUrl }, 'serving catalogs');
+    const imageCache = join(o.dataDir, 'images');
+    const pull = (ref: string, opts: { insecure: boolean }) =>
+      pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, ...(opts.insecure ? { insecure: true } : {}) }) });
+    const workers = o.workers ?? 4;
+    const inf = {
+      catalogs: new Informer(o.client, API_VERSION, 'ClusterCatalog', { logger, resyncMs: 10 * 60_000 }),
+      deployments: new Informer(o.client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
+      extensions: new Informer(o.client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
+      platform: new Informer(o.client, API_VERSION, 'PlatformOperator', { logger, resyncMs: 10 * 60_000 }),
+    };
+    const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
+      const labels = obj.metadata.labels ?? {};
+      return labels[LABEL_OWNER_KIND] === kind && labels[LABEL_OWNER_NAME] !== undefined ? [labels[LABEL_OWNER_NAME]] : [];
+    };
+    const catalogController = new Controller({
+      name: 'clustercatalog',
+      logger,
+      metrics,
+      workers: 2,
+      reconciler: new ClusterCatalogReconciler({ client: o.client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }),
+    }).watch(inf.catalogs, undefined, specOrMetadataChanged);
+    const bdController = new Controller({
+      name: 'bundledeployment',
+      logger,
+      metrics,
+      workers,
+      reconciler: new BundleDeploymentReconciler({ client: o.client, cacheDir: join(o.dataDir, 'sources'), ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
+    }).watch(inf.deployments, undefined, specOrMetadataChanged);
+    const ceController = new Controller({
+      name: 'clusterextension',
+      logger,
+      metrics,
+      workers,
+      reconciler: new ClusterExtensionReconciler({ client: o.client, registry: catalogs }),
+    })
+      .watch(inf.extensions, undefined, specOrMetadataChanged)
+      .watch(inf.deployments, ownerKey('ClusterExtension'));
+    // New catalog content may offer upgrades or fix a failed resolution: look at every extension again.
+    catalogs.onChange(() => {
+      for (const ce of inf.extensions.list()) ceController.enqueue(objectKey(ce.metadata));
+    });
+    const poController = new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(o.client) })
+      .watch(inf.platform)
+      .watch(inf.extensions, ownerKey('PlatformOperator'));
+
+    const runs = [
+      ...Object.values(inf).map((i) => (i as Informer).run(signal)),
+      catalogController.run(signal),
+      bdController.run(signal),
+      ceController.run(signal),
+      poController.run(signal),
+    ];
+    await Promise.all(Object.values(inf).map((i) => (i as Informer).waitForSync()));
+    ready = true;
+    logger.info('controllers started');
+    await Promise.all(runs);
+    ready = false;
+    await catalogServer.close();
+  };
+
+  let done: Promise<void>;
+  if (o.leaderElection !== undefined) {
+    const le = o.leaderElection;
+    const elector = new LeaderElector({
+      client: o.client,
+      namespace: le.namespace,
+      name: le.name ?? 'binnacle-manager',
+      identity: le.identity ?? `${hostname()}_${process.pid}`,
+      logger,
+      ...(le.leaseDurationMs === undefined ? {} : { leaseDurationMs: le.leaseDurationMs }),
+      ...(le.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: le.renewDeadlineMs }),
+      ...(le.retryPeriodMs === undefined ? {} : { retryPeriodMs: le.retryPeriodMs }),
+      onStartedLeading: lead,
+      onStoppedLeading: () => {
+        // A manager that lost its lease must not keep reconciling: stop, and let a restart campaign again.
+        if (!stopAll.signal.aborted) {
+          logger.error('lost leadership; stopping');
+          stopAll.abort();
+        }
+      },
+    });
+    await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: le.namespace } });
+    done = elector.run(stopAll.signal);
+  } else {
+    done = lead(stopAll.signal);
+  }
+  const finished = done
+    .catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'manager failed'))
+    .finally(() => new Promise<void>((resolve) => probeServer.close(() => resolve())));
+  return {
+    metricsUrl,
+    done: finished,
+    stop: async () => {
+      stopAll.abort();
+      await finished;
+    },
+  };
+}
