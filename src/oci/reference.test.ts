@@ -1,0 +1,58 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { InputError } from '../util/errors.js';
+import { formatReference, parseReference } from './reference.js';
+
+const D = `sha256:${'a'.repeat(64)}`;
+
+test('parseReference: the docker grammar and Docker Hub defaults', () => {
+  const table: Array<[string, string, string, string | undefined, string | undefined]> = [
+    ['busybox', 'docker.io', 'library/busybox', 'latest', undefined],
+    ['busybox:1.36', 'docker.io', 'library/busybox', '1.36', undefined],
+    ['quay.io/operator-framework/opm:v1.30.0', 'quay.io', 'operator-framework/opm', 'v1.30.0', undefined],
+    ['localhost/foo', 'localhost', 'foo', 'latest', undefined],
+    ['localhost:5000/foo/bar:v1', 'localhost:5000', 'foo/bar', 'v1', undefined],
+    ['127.0.0.1:5000/cat@' + D, '127.0.0.1:5000', 'cat', undefined, D],
+    ['127.0.0.1:5000/cat:v2@' + D, '127.0.0.1:5000', 'cat', 'v2', D],
+    ['[::1]:5000/ipv6/repo', '[::1]:5000', 'ipv6/repo', 'latest', undefined],
+    ['myuser/myimage', 'docker.io', 'myuser/myimage', 'latest', undefined],
+    ['index.docker.io/library/nginx', 'docker.io', 'library/nginx', 'latest', undefined],
+    ['registry.example.com/a/b/c__d-e.f:tag_1.0-x', 'registry.example.com', 'a/b/c__d-e.f', 'tag_1.0-x', undefined],
+    ['Registry.Example.com/lower', 'Registry.Example.com', 'lower', 'latest', undefined],
+  ];
+  for (const [input, registry, repository, tag, digest] of table) {
+    assert.deepEqual(parseReference(input), { registry, repository, tag, digest }, input);
+  }
+});
+
+test('parseReference: bad references are InputErrors that say what is wrong', () => {
+  const bad: Array<[string, RegExp]> = [
+    ['', /empty/],
+    ['Upper/case', /lower-case/],
+    ['quay.io/Foo/bar', /lower-case/],
+    ['foo:', /tag/],
+    ['foo:-bad', /tag/],
+    ['foo@sha256:1234', /digest/],
+    [`foo@md5:${'a'.repeat(64)}`, /not supported/],
+    ['quay.io/', /missing/],
+    ['foo//bar', /path component/],
+    ['foo/-bar', /path component/],
+    ['has space', /white space/],
+    ['bad_host:5000/x', /host/],
+    [`quay.io/${'a'.repeat(260)}`, /longer than 255/],
+  ];
+  for (const [input, why] of bad) {
+    assert.throws(
+      () => parseReference(input),
+      (err: unknown) => err instanceof InputError && err.code === 'OCI_BAD_REFERENCE' && why.test(err.message),
+      input,
+    );
+  }
+});
+
+test('formatReference round-trips', () => {
+  for (const r of ['quay.io/a/b:v1', `127.0.0.1:5000/x@${D}`, 'docker.io/library/busybox:latest']) {
+    assert.equal(formatReference(parseReference(r)), r);
+    assert.deepEqual(parseReference(formatReference(parseReference(r))), parseReference(r));
+  }
+});

@@ -1,0 +1,79 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import { BinnacleError } from '../util/errors.js';
+import { sha256Digest } from './digest.js';
+import { MediaType } from './manifest.js';
+import { RegistryClient } from './registry-client.js';
+
+// A fake registry whose misbehaviour each test picks by repository name.
+let server: Server;
+let host = '';
+const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: { mediaType: MediaType.ociConfig, digest: sha256Digest('{}'), size: 2 }, layers: [] }));
+
+before(async () => {
+  server = createServer((req, res) => {
+    const url = req.url ?? '';
+    if (url.startsWith('/v2/stall/blobs/')) {
+      res.writeHead(200, { 'content-length': '1000' });
+      res.write(Buffer.alloc(10)); // then nothing, forever
+      return;
+    }
+    if (url === '/v2/lying/manifests/v1') {
+      res.writeHead(200, { 'content-type': MediaType.ociManifest, 'docker-content-digest': sha256Digest('something else') }).end(manifest);
+      return;
+    }
+    if (url === '/v2/huge/manifests/v1') {
+      res.writeHead(200, { 'content-type': MediaType.ociManifest }).end(Buffer.alloc(2048, 32));
+      return;
+    }
+    if (url === '/v2/good/manifests/v1') {
+      res.writeHead(200, { 'content-type': MediaType.ociManifest, 'docker-content-digest': sha256Digest(manifest) }).end(manifest);
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const addr = server.address();
+  assert.ok(addr !== null && typeof addr === 'object');
+  host = `127.0.0.1:${addr.port}`;
+});
+
+after(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+function code(expected: string): (err: unknown) => boolean {
+  return (err: unknown) => err instanceof BinnacleError && err.code === expected;
+}
+
+test('a registry that stops sending a blob times out instead of hanging', async () => {
+  const client = new RegistryClient({ timeoutMs: 300, auth: () => undefined });
+  const started = Date.now();
+  await assert.rejects(async () => {
+    for await (const _ of await client.getBlob(`${host}/stall:v1`, sha256Digest('x'), 1000)) {
+      // drain
+    }
+  }, code('OCI_TIMEOUT'));
+  assert.ok(Date.now() - started < 5000);
+});
+
+test('a manifest whose bytes do not match the announced digest is refused', async () => {
+  const client = new RegistryClient({ auth: () => undefined });
+  await assert.rejects(client.getManifest(`${host}/lying:v1`), code('OCI_DIGEST_MISMATCH'));
+  const good = await client.getManifest(`${host}/good:v1`);
+  assert.equal(good.digest, sha256Digest(manifest));
+  // By digest, the bytes must hash to the digest asked for, whatever the headers say.
+  await assert.rejects(client.getManifest(`${host}/good@${sha256Digest('other')}`), code('OCI_NOT_FOUND'));
+});
+
+test('a manifest over the size limit is refused', async () => {
+  const client = new RegistryClient({ maxManifestBytes: 1024, auth: () => undefined });
+  await assert.rejects(client.getManifest(`${host}/huge:v1`), code('OCI_TOO_LARGE'));
+});
+
+test('registry errors carry the registry error code text', async () => {
+  const client = new RegistryClient({ auth: () => undefined });
+  await assert.rejects(client.getManifest(`${host}/missing:v1`), (err: unknown) => code('OCI_NOT_FOUND')(err) && err instanceof Error && /NAME_UNKNOWN/.test(err.message));
+});

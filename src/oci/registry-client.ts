@@ -1,0 +1,504 @@
+/**
+ * A client for the OCI distribution API (`/v2/`): manifests, blobs, uploads. It handles auth the
+ * way docker does (anonymous first; on 401 follow the challenge: Basic with stored credentials,
+ * or the Bearer token flow against the challenge's realm) and verifies every byte it downloads
+ * against its digest.
+ */
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import type { Logger } from 'pino';
+import { BinnacleError } from '../util/errors.js';
+import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
+import { DigestMismatchError, sha256Digest, verifyStream } from './digest.js';
+import {
+  MANIFEST_ACCEPT,
+  parseManifestDocument,
+  platformString,
+  selectPlatform,
+  DEFAULT_PLATFORM,
+  type ImageIndex,
+  type ImageManifest,
+  type Platform,
+} from './manifest.js';
+import { DOCKER_HUB, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
+
+export interface RegistryClientOptions {
+  /** Use plain http: for every host, none, or those the function picks. Default: loopback hosts only. */
+  insecure?: boolean | ((host: string) => boolean);
+  /** Credentials; default: REGISTRY_AUTH_FILE, then the docker config file. */
+  auth?: AuthOption;
+  logger?: Logger;
+  /** Largest manifest accepted, in bytes (default 4 MiB, as containerd). */
+  maxManifestBytes?: number;
+  /** Per-request timeout for everything but blob bodies (default 60 s). */
+  timeoutMs?: number;
+}
+
+export interface ManifestResult {
+  digest: string;
+  mediaType: string;
+  bytes: Buffer;
+  manifest: ImageManifest | ImageIndex;
+}
+
+export interface ResolvedImage {
+  /** The platform image's manifest digest (the index's child, or the manifest itself). */
+  digest: string;
+  manifest: ImageManifest;
+  manifestBytes: Buffer;
+  /** Set when the reference named an index / manifest list. */
+  index?: ManifestResult;
+}
+
+export interface BlobSource {
+  digest: string;
+  size: number;
+  /** Called once per attempt; a fresh body each time. */
+  open: () => Readable | Buffer;
+}
+
+export type UploadOutcome = 'exists' | 'mounted' | 'uploaded';
+
+type Actions = 'pull' | 'pull,push';
+
+interface RequestSpec {
+  ref: Pick<ImageReference, 'registry' | 'repository'>;
+  /** Scopes the token must cover, e.g. `repository:foo:pull`. Empty for `/v2/`. */
+  scopes: string[];
+  method: string;
+  /** A path under the registry (`/v2/…`) or an absolute URL (upload Location). */
+  url: string;
+  headers?: Record<string, string>;
+  body?: () => Readable | Buffer;
+  /** Status codes that are success; anything else becomes an error. */
+  ok: number[];
+  /** For 404s on lookups that are allowed to miss. */
+  allowNotFound?: boolean;
+  /** No timeout: the body is streamed by the caller. */
+  streaming?: boolean;
+  /** For streaming requests: the caller's own abort (an idle timer). */
+  signal?: AbortSignal;
+}
+
+interface CachedToken {
+  header: string;
+  expiresAt: number;
+}
+
+const LOOPBACK = /^(localhost|127(?:\.\d{1,3}){3}|\[::1\]|::1)$/;
+
+export function hostOf(registry: string): string {
+  if (registry.startsWith('[')) return registry.slice(0, registry.indexOf(']') + 1);
+  const colon = registry.lastIndexOf(':');
+  return colon < 0 ? registry : registry.slice(0, colon);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function repoScope(repository: string, actions: Actions): string {
+  return `repository:${repository}:${actions}`;
+}
+
+function asRef(ref: ImageReference | string): ImageReference {
+  return typeof ref === 'string' ? parseReference(ref) : ref;
+}
+
+async function readLimited(res: Response, limit: number, what: string): Promise<Buffer> {
+  const declared = Number(res.headers.get('content-length') ?? '0');
+  if (declared > limit) throw new BinnacleError('OCI_TOO_LARGE', `${what}: ${declared} bytes is over the ${limit}-byte limit`);
+  if (res.body === null) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of Readable.fromWeb(res.body as WebReadableStream<Uint8Array>)) {
+    const buf = chunk as Buffer;
+    total += buf.length;
+    if (total > limit) throw new BinnacleError('OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
+    chunks.push(buf);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Why fetch failed, from its cause: `ECONNREFUSED`, `bad port`, `TimeoutError`… */
+function networkReason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause;
+  if (isRecord(cause) && typeof cause.code === 'string') return cause.code;
+  if (cause instanceof Error) return cause.message;
+  return err.name === 'TimeoutError' || err.name === 'AbortError' ? `${err.name} (no answer in time)` : err.message;
+}
+
+/** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */
+async function registryErrorText(res: Response): Promise<string> {
+  let text = '';
+  try {
+    text = (await readLimited(res, 64 * 1024, 'error body')).toString('utf8');
+    const doc: unknown = JSON.parse(text);
+    if (isRecord(doc) && Array.isArray(doc.errors)) {
+      return doc.errors
+        .map((e) => (isRecord(e) ? `${String(e.code)}: ${String(e.message)}` : String(e)))
+        .join('; ');
+    }
+  } catch {
+    // Not JSON: fall back to the raw text below.
+  }
+  return text.trim().slice(0, 300) || res.statusText;
+}
+
+export class RegistryClient {
+  private readonly insecure: (host: string) => boolean;
+  private readonly credentials: (host: string) => Credentials | undefined;
+  private readonly logger: Logger | undefined;
+  private readonly maxManifestBytes: number;
+  private readonly timeoutMs: number;
+  /** Per registry: the Authorization header to send for a scope set ('' key = Basic for the host). */
+  private readonly tokens = new Map<string, CachedToken>();
+
+  constructor(opts: RegistryClientOptions = {}) {
+    const insecure = opts.insecure;
+    this.insecure =
+      typeof insecure === 'function' ? insecure : insecure === undefined ? (registry) => LOOPBACK.test(hostOf(registry)) : () => insecure;
+    const auth = opts.auth ?? credentialsFromAuthFiles();
+    this.credentials = typeof auth === 'function' ? auth : () => auth;
+    this.logger = opts.logger;
+    this.maxManifestBytes = opts.maxManifestBytes ?? 4 * 1024 * 1024;
+    this.timeoutMs = opts.timeoutMs ?? 60_000;
+  }
+
+  /** Base URL for a registry: Docker Hub's API host differs from its name. */
+  baseUrl(registry: string): string {
+    const host = registry === DOCKER_HUB ? 'registry-1.docker.io' : registry;
+    return `${this.insecure(registry) ? 'http' : 'https'}://${host}`;
+  }
+
+  /** `GET /v2/`: the registry answers and speaks the v2 API (401 counts: auth comes per request). */
+  async ping(registry: string): Promise<void> {
+    const res = await this.request({ ref: { registry, repository: '' }, scopes: [], method: 'GET', url: '/v2/', ok: [200] });
+    await res.body?.cancel();
+  }
+
+  async getManifest(refIn: ImageReference | string, accept: readonly string[] = MANIFEST_ACCEPT): Promise<ManifestResult> {
+    const ref = asRef(refIn);
+    const what = `manifest ${formatReference(ref)}`;
+    const res = await this.request({
+      ref,
+      scopes: [repoScope(ref.repository, 'pull')],
+      method: 'GET',
+      url: `/v2/${ref.repository}/manifests/${manifestSelector(ref)}`,
+      headers: { accept: accept.join(', ') },
+      ok: [200],
+    });
+    const bytes = await readLimited(res, this.maxManifestBytes, what);
+    const digest = sha256Digest(bytes);
+    const expected = ref.digest ?? res.headers.get('docker-content-digest') ?? undefined;
+    // A tag's manifest is checked against the digest the registry announces; a digest ref against itself.
+    if (expected !== undefined && isSha256Digest(expected) && expected !== digest) throw new DigestMismatchError(what, expected, digest);
+    const contentType = res.headers.get('content-type')?.split(';')[0]?.trim();
+    const manifest = parseManifestDocument(what, bytes, contentType);
+    return { digest, mediaType: manifest.mediaType, bytes, manifest };
+  }
+
+  /** Resolve a reference to one platform's image manifest, following an index / manifest list. */
+  async resolveImage(refIn: ImageReference | string, platform: Platform = DEFAULT_PLATFORM): Promise<ResolvedImage> {
+    const ref = asRef(refIn);
+    const top = await this.getManifest(ref);
+    if (top.manifest.kind === 'manifest') return { digest: top.digest, manifest: top.manifest, manifestBytes: top.bytes };
+    const chosen = selectPlatform(top.manifest, platform);
+    if (chosen === undefined) {
+      const offered = top.manifest.manifests.map((m) => (m.platform ? platformString(m.platform) : '(no platform)')).join(', ');
+      throw new BinnacleError('OCI_NO_PLATFORM', `${formatReference(ref)} is an index without ${platformString(platform)}; it offers: ${offered || 'nothing'}`);
+    }
+    const child = await this.getManifest({ ...ref, tag: undefined, digest: chosen.digest });
+    if (child.manifest.kind !== 'manifest') {
+      throw new BinnacleError('OCI_BAD_MANIFEST', `${formatReference(ref)}: the ${platformString(platform)} entry is itself an index`);
+    }
+    return { digest: child.digest, manifest: child.manifest, manifestBytes: child.bytes, index: top };
+  }
+
+  /** HEAD a manifest: its digest, media type and size, or undefined when it does not exist. */
+  async headManifest(refIn: ImageReference | string): Promise<{ digest: string; mediaType: string; size: number } | undefined> {
+    const ref = asRef(refIn);
+    const res = await this.request({
+      ref,
+      scopes: [repoScope(ref.repository, 'pull')],
+      method: 'HEAD',
+      url: `/v2/${ref.repository}/manifests/${manifestSelector(ref)}`,
+      headers: { accept: MANIFEST_ACCEPT.join(', ') },
+      ok: [200],
+      allowNotFound: true,
+    });
+    if (res.status === 404) return undefined;
+    const digest = res.headers.get('docker-content-digest') ?? ref.digest;
+    if (digest === undefined) {
+      throw new BinnacleError('OCI_REGISTRY_ERROR', `${formatReference(ref)}: the registry sent no Docker-Content-Digest for HEAD; use getManifest`);
+    }
+    return {
+      digest,
+      mediaType: res.headers.get('content-type')?.split(';')[0]?.trim() ?? '',
+      size: Number(res.headers.get('content-length') ?? '0'),
+    };
+  }
+
+  /**
+   * Stream a blob. The stream errors (OCI_DIGEST_MISMATCH / OCI_SIZE_MISMATCH) at its end unless
+   * the bytes match, so consumers must not trust what they wrote until the stream finished cleanly.
+   */
+  async getBlob(refIn: ImageReference | string, digest: string, size?: number): Promise<Readable> {
+    const ref = asRef(refIn);
+    if (!isSha256Digest(digest)) throw new BinnacleError('OCI_BAD_DIGEST', `blob digest "${digest}" is not sha256:<64 hex digits>`);
+    const what = `blob ${digest} of ${ref.registry}/${ref.repository}`;
+    // An idle timer, not a total one: big layers may take long, a stalled registry must not hang us.
+    const idleMs = this.timeoutMs;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), idleMs).unref();
+    let res: Response;
+    try {
+      res = await this.request({
+        ref,
+        scopes: [repoScope(ref.repository, 'pull')],
+        method: 'GET',
+        url: `/v2/${ref.repository}/blobs/${digest}`,
+        ok: [200],
+        streaming: true,
+        signal: controller.signal,
+      });
+    } catch (err) {
+      clearTimeout(timer);
+      throw err;
+    }
+    if (res.body === null) throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: empty response`);
+    const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+    async function* watched(): AsyncGenerator {
+      try {
+        for await (const chunk of body) {
+          timer.refresh();
+          yield chunk;
+        }
+      } catch (err) {
+        if (controller.signal.aborted) throw new BinnacleError('OCI_TIMEOUT', `${what}: no data for ${idleMs} ms`, { cause: err });
+        throw err;
+      } finally {
+        clearTimeout(timer);
+      }
+    }
+    return verifyStream(watched(), what, digest, size);
+  }
+
+  /** A small blob (a config) into memory, verified. */
+  async getBlobBytes(ref: ImageReference | string, digest: string, size?: number, limit = 16 * 1024 * 1024): Promise<Buffer> {
+    if (size !== undefined && size > limit) throw new BinnacleError('OCI_TOO_LARGE', `blob ${digest}: ${size} bytes is over the ${limit}-byte limit`);
+    const chunks: Buffer[] = [];
+    for await (const chunk of await this.getBlob(ref, digest, size)) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  }
+
+  async blobExists(refIn: ImageReference | string, digest: string, actions: Actions = 'pull'): Promise<boolean> {
+    const ref = asRef(refIn);
+    const res = await this.request({
+      ref,
+      scopes: [repoScope(ref.repository, actions)],
+      method: 'HEAD',
+      url: `/v2/${ref.repository}/blobs/${digest}`,
+      ok: [200],
+      allowNotFound: true,
+    });
+    return res.status === 200;
+  }
+
+  /**
+   * Upload a blob unless the repository has it: cross-repo mount from `mountFrom` (a repository
+   * on the same registry) when given, else POST then one monolithic PUT.
+   */
+  async uploadBlob(refIn: ImageReference | string, blob: BlobSource, opts: { mountFrom?: string } = {}): Promise<UploadOutcome> {
+    const ref = asRef(refIn);
+    const push = repoScope(ref.repository, 'pull,push');
+    if (await this.blobExists(ref, blob.digest, 'pull,push')) return 'exists';
+    const mount = opts.mountFrom !== undefined && opts.mountFrom !== ref.repository ? opts.mountFrom : undefined;
+    const start = await this.request({
+      ref,
+      scopes: mount === undefined ? [push] : [push, repoScope(mount, 'pull')],
+      method: 'POST',
+      url:
+        mount === undefined
+          ? `/v2/${ref.repository}/blobs/uploads/`
+          : `/v2/${ref.repository}/blobs/uploads/?mount=${encodeURIComponent(blob.digest)}&from=${encodeURIComponent(mount)}`,
+      headers: { 'content-length': '0' },
+      ok: [201, 202],
+    });
+    await start.body?.cancel();
+    if (start.status === 201) return 'mounted';
+    const location = start.headers.get('location');
+    if (location === null) throw new BinnacleError('OCI_REGISTRY_ERROR', `${ref.registry}: upload started without a Location header`);
+    const url = new URL(location, this.baseUrl(ref.registry));
+    url.searchParams.set('digest', blob.digest);
+    const done = await this.request({
+      ref,
+      scopes: [push],
+      method: 'PUT',
+      url: url.toString(),
+      headers: { 'content-type': 'application/octet-stream', 'content-length': String(blob.size) },
+      body: blob.open,
+      ok: [201],
+    });
+    await done.body?.cancel();
+    const stored = done.headers.get('docker-content-digest');
+    if (stored !== null && stored !== blob.digest) throw new DigestMismatchError(`upload of ${blob.digest}`, blob.digest, stored);
+    return 'uploaded';
+  }
+
+  /** PUT a manifest or index under the reference's tag (or digest); returns its digest. */
+  async putManifest(refIn: ImageReference | string, bytes: Buffer, mediaType: string): Promise<string> {
+    const ref = asRef(refIn);
+    const digest = sha256Digest(bytes);
+    const res = await this.request({
+      ref,
+      scopes: [repoScope(ref.repository, 'pull,push')],
+      method: 'PUT',
+      url: `/v2/${ref.repository}/manifests/${ref.tag ?? ref.digest ?? digest}`,
+      headers: { 'content-type': mediaType },
+      body: () => bytes,
+      ok: [201],
+    });
+    await res.body?.cancel();
+    const stored = res.headers.get('docker-content-digest');
+    if (stored !== null && stored !== digest) throw new DigestMismatchError(`manifest put to ${formatReference(ref)}`, digest, stored);
+    return digest;
+  }
+
+  // --- transport and auth ---
+
+  private cachedAuth(registry: string, scopes: string[]): string | undefined {
+    const now = Date.now();
+    const bearer = this.tokens.get(`${registry} bearer ${scopes.join(' ')}`);
+    if (bearer !== undefined && bearer.expiresAt > now) return bearer.header;
+    return this.tokens.get(`${registry} basic`)?.header;
+  }
+
+  private async request(spec: RequestSpec): Promise<Response> {
+    const { registry } = spec.ref;
+    let res = await this.send(spec, this.cachedAuth(registry, spec.scopes));
+    if (res.status === 401) {
+      const challengeHeader = res.headers.get('www-authenticate') ?? '';
+      await res.body?.cancel();
+      const header = await this.answerChallenge(registry, challengeHeader, spec.scopes);
+      if (header === undefined) {
+        throw new BinnacleError(
+          'OCI_UNAUTHORIZED',
+          `${registry} requires authentication and no credentials were found for it (checked explicit options, REGISTRY_AUTH_FILE and the docker config file)`,
+        );
+      }
+      res = await this.send(spec, header);
+      if (res.status === 401) {
+        const detail = await registryErrorText(res);
+        throw new BinnacleError('OCI_UNAUTHORIZED', `${registry} rejected the credentials for ${spec.method} ${spec.url}: ${detail}`);
+      }
+    }
+    if (spec.ok.includes(res.status) || (spec.allowNotFound === true && res.status === 404)) return res;
+    const detail = spec.method === 'HEAD' ? res.statusText : await registryErrorText(res);
+    const what = `${spec.method} ${registry}${spec.url.startsWith('/') ? spec.url : new URL(spec.url).pathname}`;
+    if (res.status === 404) throw new BinnacleError('OCI_NOT_FOUND', `${what}: not found (${detail})`);
+    if (res.status === 403) throw new BinnacleError('OCI_DENIED', `${what}: access denied (${detail})`);
+    throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: HTTP ${res.status} (${detail})`);
+  }
+
+  private async send(spec: RequestSpec, authorization: string | undefined): Promise<Response> {
+    const url = spec.url.startsWith('/') ? `${this.baseUrl(spec.ref.registry)}${spec.url}` : spec.url;
+    const headers: Record<string, string> = { ...spec.headers };
+    if (authorization !== undefined) headers.authorization = authorization;
+    const body = spec.body?.();
+    const init: RequestInit & { duplex?: 'half' } = {
+      method: spec.method,
+      headers,
+      redirect: 'follow',
+      signal: spec.streaming === true ? spec.signal : AbortSignal.timeout(this.timeoutMs),
+    };
+    if (body !== undefined) {
+      if (Buffer.isBuffer(body)) init.body = body;
+      else {
+        init.body = Readable.toWeb(body);
+        init.duplex = 'half';
+      }
+    }
+    this.logger?.debug({ method: spec.method, url }, 'registry request');
+    try {
+      return await fetch(url, init);
+    } catch (err) {
+      const code = networkReason(err);
+      const hint = url.startsWith('https:') && /SSL|EPROTO|TLS/i.test(code) ? ' (is it a plain-http registry? use the insecure option)' : '';
+      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach registry ${spec.ref.registry} (${spec.method} ${url}): ${code}${hint}`, { cause: err });
+    }
+  }
+
+  /** Turn a 401 challenge into an Authorization header, fetching a token when it is Bearer. */
+  private async answerChallenge(registry: string, header: string, scopes: string[]): Promise<string | undefined> {
+    const creds = this.credentials(registry);
+    const challenges = parseChallenges(header);
+    const bearer = challenges.find((c) => c.scheme === 'bearer');
+    if (bearer !== undefined) {
+      const realm = bearer.params.realm;
+      if (realm === undefined || realm === '') throw new BinnacleError('OCI_AUTH', `${registry}: Bearer challenge without a realm`);
+      return this.fetchToken(registry, realm, bearer.params.service, scopes.length > 0 ? scopes : [bearer.params.scope ?? ''].filter((s) => s !== ''), creds);
+    }
+    if (challenges.some((c) => c.scheme === 'basic')) {
+      if (creds === undefined || !('username' in creds)) return undefined;
+      const value = basicAuthHeader(creds);
+      this.tokens.set(`${registry} basic`, { header: value, expiresAt: Number.POSITIVE_INFINITY });
+      return value;
+    }
+    throw new BinnacleError('OCI_AUTH', `${registry}: unsupported authentication challenge "${header}"`);
+  }
+
+  private async fetchToken(
+    registry: string,
+    realm: string,
+    service: string | undefined,
+    scopes: string[],
+    creds: Credentials | undefined,
+  ): Promise<string> {
+    let url: URL;
+    try {
+      url = new URL(realm);
+    } catch {
+      throw new BinnacleError('OCI_AUTH', `${registry}: token realm "${realm}" is not a URL`);
+    }
+    const headers: Record<string, string> = {};
+    let init: RequestInit;
+    if (creds !== undefined && 'identityToken' in creds) {
+      // docker's OAuth2 refresh-token grant for identity tokens.
+      const form = new URLSearchParams({ grant_type: 'refresh_token', refresh_token: creds.identityToken, client_id: 'binnacle' });
+      if (service !== undefined) form.set('service', service);
+      if (scopes.length > 0) form.set('scope', scopes.join(' '));
+      init = { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+    } else {
+      if (service !== undefined) url.searchParams.set('service', service);
+      for (const s of scopes) url.searchParams.append('scope', s);
+      if (creds !== undefined) headers.authorization = basicAuthHeader(creds);
+      init = { method: 'GET', headers };
+    }
+    let res: Response;
+    try {
+      res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
+    } catch (err) {
+      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${networkReason(err)}`, { cause: err });
+    }
+    if (res.status !== 200) {
+      const detail = await registryErrorText(res);
+      throw new BinnacleError('OCI_UNAUTHORIZED', `token server ${url.origin} refused a token for ${registry} (HTTP ${res.status}: ${detail})`);
+    }
+    let doc: unknown;
+    try {
+      doc = JSON.parse((await readLimited(res, 1024 * 1024, 'token response')).toString('utf8'));
+    } catch (err) {
+      if (err instanceof BinnacleError) throw err;
+      throw new BinnacleError('OCI_AUTH', `token server ${url.origin} answered with invalid JSON`);
+    }
+    const token = isRecord(doc) ? (typeof doc.token === 'string' ? doc.token : doc.access_token) : undefined;
+    if (typeof token !== 'string' || token === '') throw new BinnacleError('OCI_AUTH', `token server ${url.origin} answered without a token`);
+    const expiresIn = isRecord(doc) && typeof doc.expires_in === 'number' ? doc.expires_in : 60;
+    const header = `Bearer ${token}`;
+    // Renew a little early so a token does not expire in flight.
+    this.tokens.set(`${registry} bearer ${scopes.join(' ')}`, { header, expiresAt: Date.now() + Math.max(expiresIn - 10, 5) * 1000 });
+    return header;
+  }
+}

@@ -1,0 +1,179 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lstat, mkdir, mkdtemp, readFile, readlink, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { TAR_END, filePadding, ustarHeader } from './tar-writer.js';
+import { UnsafeEntryError, unpackTarSafely } from './unpack.js';
+
+interface RawEntry {
+  path: string;
+  type?: string; // ustar typeflag
+  body?: string;
+  link?: string;
+  size?: number; // declared size, when it should differ from the body
+  mode?: number;
+}
+
+function tarOf(entries: RawEntry[]): Buffer {
+  const parts: Buffer[] = [];
+  for (const e of entries) {
+    const body = Buffer.from(e.body ?? '');
+    const type = e.type ?? '0';
+    parts.push(ustarHeader(e.path, type, e.mode ?? (type === '5' ? 0o755 : 0o644), e.size ?? body.length, e.link ?? '', 0));
+    if (body.length > 0) parts.push(body, filePadding(body.length));
+  }
+  parts.push(TAR_END);
+  return Buffer.concat(parts);
+}
+
+async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
+  const base = await mkdtemp(join(tmpdir(), 'oci-unpack-'));
+  try {
+    await fn(base);
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+}
+
+async function expectUnsafe(entries: RawEntry[], code: string, entry: string, message: RegExp, limits = {}): Promise<void> {
+  await withDir(async (base) => {
+    const dest = join(base, 'root', 'dest');
+    await assert.rejects(unpackTarSafely(Readable.from([tarOf(entries)]), dest, { source: 'test.tar', ...limits }), (err: unknown) => {
+      assert.ok(err instanceof UnsafeEntryError, `expected UnsafeEntryError, got ${String(err)}`);
+      assert.equal(err.code, code);
+      assert.equal(err.entry, entry);
+      assert.equal(err.file, 'test.tar');
+      assert.match(err.message, message);
+      return true;
+    });
+    // Nothing was written next to or above the destination.
+    assert.deepEqual(await readdir(join(base, 'root')), ['dest']);
+    assert.deepEqual(await readdir(base), ['root']);
+  });
+}
+
+test('rejects a path with ..', () => expectUnsafe([{ path: '../x', body: 'evil' }], 'OCI_UNSAFE_PATH', '../x', /contains "\.\."/));
+test('rejects .. hidden in the middle of a path', () => expectUnsafe([{ path: 'a/../../x', body: 'evil' }], 'OCI_UNSAFE_PATH', 'a/../../x', /\.\./));
+test('rejects an absolute path', () => expectUnsafe([{ path: '/abs', body: 'evil' }], 'OCI_UNSAFE_PATH', '/abs', /absolute/));
+test('rejects a symlink to ../../etc', () =>
+  expectUnsafe([{ path: 'etc-link', type: '2', link: '../../etc' }], 'OCI_UNSAFE_LINK', 'etc-link', /outside the destination/));
+test('rejects a symlink chain that climbs out through another link', () =>
+  expectUnsafe(
+    [
+      { path: 'sub', type: '2', link: '.' },
+      { path: 'sub/up', type: '2', link: '../x' },
+    ],
+    'OCI_UNSAFE_LINK',
+    'sub/up',
+    /outside the destination/,
+  ));
+test('rejects a symlink with .. after a name', () =>
+  expectUnsafe([{ path: 'l', type: '2', link: 'a/../../x' }], 'OCI_UNSAFE_LINK', 'l', /after a path component/));
+test('rejects a hardlink outside the root', () =>
+  expectUnsafe([{ path: 'passwd', type: '1', link: '../../etc/passwd' }], 'OCI_UNSAFE_LINK', 'passwd', /hardlink target .* outside/));
+test('rejects a hardlink to an absolute path', () =>
+  expectUnsafe([{ path: 'passwd', type: '1', link: '/etc/passwd' }], 'OCI_UNSAFE_LINK', 'passwd', /hardlink target .* outside/));
+test('rejects a character device', () => expectUnsafe([{ path: 'dev/null', type: '3' }], 'OCI_UNSAFE_TYPE', 'dev/null', /CharacterDevice/));
+test('rejects a block device and a FIFO', async () => {
+  await expectUnsafe([{ path: 'sda', type: '4' }], 'OCI_UNSAFE_TYPE', 'sda', /BlockDevice/);
+  await expectUnsafe([{ path: 'pipe', type: '6' }], 'OCI_UNSAFE_TYPE', 'pipe', /FIFO/);
+});
+test('rejects a size bomb over the limit before writing it', async () => {
+  // 2 MiB of zeros gzip to a few KiB: the declared size is what counts.
+  const big = 'x'.repeat(2 * 1024 * 1024);
+  await withDir(async (base) => {
+    const gz = gzipSync(tarOf([{ path: 'small', body: 'ok' }, { path: 'bomb', body: big }]));
+    assert.ok(gz.length < 64 * 1024);
+    await assert.rejects(unpackTarSafely(Readable.from([gz]), join(base, 'd'), { maxBytes: 1024 * 1024, source: 'bomb.tar.gz' }), (err: unknown) => {
+      assert.ok(err instanceof UnsafeEntryError);
+      assert.equal(err.code, 'OCI_TOO_LARGE');
+      assert.equal(err.entry, 'bomb');
+      assert.match(err.message, /limit of 1048576 bytes/);
+      return true;
+    });
+    await assert.rejects(lstat(join(base, 'd', 'bomb')));
+  });
+});
+test('the size budget is shared across layers', async () => {
+  await withDir(async (base) => {
+    const budget = { bytes: 0, entries: 0 };
+    const layer = tarOf([{ path: 'f', body: 'x'.repeat(600) }]);
+    await unpackTarSafely(Readable.from([layer]), join(base, 'd'), { maxBytes: 1000, budget });
+    await assert.rejects(unpackTarSafely(Readable.from([layer]), join(base, 'd'), { maxBytes: 1000, budget }), (err: unknown) => err instanceof UnsafeEntryError && err.code === 'OCI_TOO_LARGE');
+  });
+});
+
+test('a corrupt archive is a clear error, not a crash', async () => {
+  await withDir(async (base) => {
+    const garbage = Buffer.concat([ustarHeader('f', '0', 0o644, 10, '', 0), Buffer.from('short')]);
+    garbage.write('zzzz', 148, 'ascii'); // break the checksum
+    await assert.rejects(unpackTarSafely(Readable.from([garbage]), join(base, 'd'), { source: 'bad.tar' }), (err: unknown) => {
+      assert.ok(err instanceof Error && 'code' in err);
+      assert.equal(err.code, 'OCI_BAD_ARCHIVE');
+      assert.match(err.message, /bad\.tar/);
+      return true;
+    });
+  });
+});
+
+test('unpacks files, dirs, safe links and applies whiteouts', async () => {
+  await withDir(async (base) => {
+    const dest = join(base, 'd');
+    await unpackTarSafely(
+      Readable.from([
+        tarOf([
+          { path: './', type: '5' },
+          { path: 'etc/', type: '5' },
+          { path: 'etc/conf', body: 'v1' },
+          { path: 'etc/gone', body: 'x' },
+          { path: 'opaque/', type: '5' },
+          { path: 'opaque/lower', body: 'lower' },
+          { path: 'bin/', type: '5' },
+          { path: 'bin/tool', body: 'tool', mode: 0o755 },
+          { path: 'abs-link', type: '2', link: '/etc/conf' },
+          { path: 'bin/rel-link', type: '2', link: '../etc/conf' },
+          { path: 'hard', type: '1', link: 'etc/conf' },
+        ]),
+      ]),
+      dest,
+    );
+    // The upper layer: replaces a file with a link, whites out one file and a directory's lower contents.
+    await unpackTarSafely(
+      Readable.from([
+        tarOf([
+          { path: 'etc/.wh.gone' },
+          { path: 'opaque/upper', body: 'upper' },
+          { path: 'opaque/.wh..wh..opq' },
+          { path: 'etc/conf', body: 'v2' },
+        ]),
+      ]),
+      dest,
+    );
+    assert.equal(await readFile(join(dest, 'etc/conf'), 'utf8'), 'v2');
+    await assert.rejects(lstat(join(dest, 'etc/gone')));
+    assert.deepEqual(await readdir(join(dest, 'opaque')), ['upper']);
+    assert.equal((await lstat(join(dest, 'bin/tool'))).mode & 0o777, 0o755);
+    // Absolute targets are re-rooted inside the destination.
+    assert.equal(await readlink(join(dest, 'abs-link')), 'etc/conf');
+    assert.equal(await readlink(join(dest, 'bin/rel-link')), '../etc/conf');
+    assert.equal(await readFile(join(dest, 'hard'), 'utf8'), 'v1'); // the hardlink kept the old inode
+  });
+});
+
+test('a file entry never writes through a symlink an earlier entry left at its path', async () => {
+  await withDir(async (base) => {
+    const outside = join(base, 'outside.txt');
+    await writeFile(outside, 'untouched');
+    const dest = join(base, 'd');
+    await mkdir(dest);
+    await unpackTarSafely(
+      Readable.from([tarOf([{ path: 'target', type: '2', link: 'elsewhere' }, { path: 'target', body: 'new' }])]),
+      dest,
+    );
+    assert.equal((await lstat(join(dest, 'target'))).isFile(), true);
+    assert.equal(await readFile(outside, 'utf8'), 'untouched');
+  });
+});
