@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { run } from '../main.js';
 import type { CliContext } from '../context.js';
-import { catalog, chain, requiresPackage } from '../../resolve/test-fixtures.js';
+import { catalog, chain, requiresPackage } from '../../resolve/fixtures.test-helper.js';
 
 function fbcLines(): string {
   const c = catalog('demo', [chain('prometheus', ['0.22.2', '0.27.0']), chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=0.20')]), chain('app', ['1.0.0'], () => [requiresPackage('prometheus', '>=2.0')])]);

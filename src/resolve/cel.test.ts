@@ -1,0 +1,35 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { CelError, compileCel } from './cel.js';
+
+const props = [
+  { type: 'olm.package', value: { packageName: 'db', version: '2.3.0' } },
+  { type: 'olm.gvk', value: { group: 'db.io', version: 'v1', kind: 'Database' } },
+  { type: 'olm.label', value: 'tier=gold' },
+];
+const m = (rule: string): boolean => compileCel(rule).matches(props);
+
+test('OLM-style rules over properties', () => {
+  assert.equal(m('properties.exists(p, p.type == "olm.package" && semver_compare(p.value.version, "2.0.0") >= 0)'), true);
+  assert.equal(m('properties.exists(p, p.type == "olm.package" && semver_compare(p.value.version, "2.4.0") >= 0)'), false);
+  assert.equal(m("properties.exists(p, p.type == 'olm.gvk' && p.value.kind == 'Database') && !properties.exists(p, p.type == 'olm.deprecated')"), true);
+  assert.equal(m('properties.exists(p, p.type == "olm.label" && p.value == "tier=gold") || false'), true);
+  assert.equal(m('properties.all(p, p.type.startsWith("olm."))'), true);
+  assert.equal(m('size(properties) == 3 && properties.size() > 2'), true);
+  assert.equal(m('"db" in ["a", "db"]'), true);
+});
+
+test('errors inside && are absorbed by a false side, as in CEL', () => {
+  // p.value.kind does not exist on olm.package, but the type check short-circuits.
+  assert.equal(m('properties.exists(p, p.value.kind == "Database" && p.type == "olm.gvk")'), true);
+  assert.equal(m('properties.exists(p, p.value.nope == 1)'), false);
+});
+
+test('bad rules fail to compile with a position', () => {
+  assert.throws(() => compileCel('properties.exists(p,'), CelError);
+  assert.throws(() => compileCel('a == "x'), /unterminated string/);
+  assert.throws(() => compileCel('a # b'), /unexpected character "#" at 2/);
+  // Unknown functions and non-bool results do not match rather than crash.
+  assert.equal(m('nope(1)'), false);
+  assert.equal(m('1 + 1'), false);
+});

@@ -1,0 +1,433 @@
+/**
+ * The subset of CEL that OLM's `olm.constraint` rules use, evaluated against one candidate
+ * bundle's `properties` (a list of `{type, value}`): literals, `properties`, field access,
+ * `==` `!=` `<` `<=` `>` `>=` `in`, `&&` `||` `!`, `+` `-`, parentheses, lists,
+ * `semver_compare(a, b)`, `size(x)`, `x.size()`, the macros `exists`, `all`, `exists_one`,
+ * and the string methods `startsWith`, `endsWith`, `contains`, `matches`.
+ * Errors inside `&&`/`||` are absorbed by a decisive other side, as in CEL.
+ */
+import semver from 'semver';
+
+type Expr =
+  | { k: 'lit'; v: unknown }
+  | { k: 'id'; name: string }
+  | { k: 'list'; items: Expr[] }
+  | { k: 'field'; of: Expr; name: string }
+  | { k: 'index'; of: Expr; at: Expr }
+  | { k: 'call'; fn: string; target?: Expr; args: Expr[] }
+  | { k: 'unary'; op: '!' | '-'; x: Expr }
+  | { k: 'bin'; op: string; l: Expr; r: Expr };
+
+export class CelError extends Error {}
+
+interface Token {
+  t: 'num' | 'str' | 'id' | 'op' | 'end';
+  v: string;
+  at: number;
+}
+
+/** Reads a quoted string starting at `start`; returns its value and the index after it. */
+function readString(src: string, start: number): { value: string; end: number } {
+  const quote = src[start];
+  let j = start + 1;
+  let value = '';
+  while (j < src.length && src[j] !== quote) {
+    if (src[j] === '\\' && j + 1 < src.length) {
+      const e = src[j + 1] ?? '';
+      value += e === 'n' ? '\n' : e === 't' ? '\t' : e;
+      j += 2;
+    } else {
+      value += src[j] ?? '';
+      j++;
+    }
+  }
+  if (j >= src.length) throw new CelError(`unterminated string at ${start}`);
+  return { value, end: j + 1 };
+}
+
+function tokenize(src: string): Token[] {
+  const out: Token[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src[i] ?? '';
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const at = i;
+    if (/[0-9]/.test(c)) {
+      let j = i;
+      while (j < src.length && /[0-9.]/.test(src[j] ?? '')) j++;
+      if (src[j] === 'u') j++;
+      out.push({ t: 'num', v: src.slice(i, j).replace(/u$/, ''), at });
+      i = j;
+    } else if (/[A-Za-z_]/.test(c)) {
+      let j = i;
+      while (j < src.length && /[A-Za-z0-9_]/.test(src[j] ?? '')) j++;
+      out.push({ t: 'id', v: src.slice(i, j), at });
+      i = j;
+    } else if (c === '"' || c === "'") {
+      const str = readString(src, i);
+      out.push({ t: 'str', v: str.value, at });
+      i = str.end;
+    } else {
+      const two = src.slice(i, i + 2);
+      if (['==', '!=', '<=', '>=', '&&', '||'].includes(two)) {
+        out.push({ t: 'op', v: two, at });
+        i += 2;
+      } else if ('()[].,!<>+-'.includes(c)) {
+        out.push({ t: 'op', v: c, at });
+        i++;
+      } else {
+        throw new CelError(`unexpected character "${c}" at ${at}`);
+      }
+    }
+  }
+  out.push({ t: 'end', v: '', at: src.length });
+  return out;
+}
+
+class Parser {
+  private p = 0;
+  constructor(private readonly toks: Token[]) {}
+
+  private peek(): Token {
+    return this.toks[this.p] ?? { t: 'end', v: '', at: 0 };
+  }
+  private take(): Token {
+    const t = this.peek();
+    this.p++;
+    return t;
+  }
+  private isOp(v: string): boolean {
+    const t = this.peek();
+    return t.t === 'op' && t.v === v;
+  }
+  private expect(v: string): void {
+    const t = this.take();
+    if (t.t !== 'op' || t.v !== v) throw new CelError(`expected "${v}" at ${t.at}`);
+  }
+
+  parseAll(): Expr {
+    const e = this.or();
+    const t = this.peek();
+    if (t.t !== 'end') throw new CelError(`unexpected "${t.v}" at ${t.at}`);
+    return e;
+  }
+  private or(): Expr {
+    let l = this.and();
+    while (this.isOp('||')) {
+      this.take();
+      l = { k: 'bin', op: '||', l, r: this.and() };
+    }
+    return l;
+  }
+  private and(): Expr {
+    let l = this.rel();
+    while (this.isOp('&&')) {
+      this.take();
+      l = { k: 'bin', op: '&&', l, r: this.rel() };
+    }
+    return l;
+  }
+  private rel(): Expr {
+    let l = this.add();
+    for (;;) {
+      const t = this.peek();
+      const isRel = (t.t === 'op' && ['==', '!=', '<', '<=', '>', '>='].includes(t.v)) || (t.t === 'id' && t.v === 'in');
+      if (!isRel) return l;
+      this.take();
+      l = { k: 'bin', op: t.v, l, r: this.add() };
+    }
+  }
+  private add(): Expr {
+    let l = this.unary();
+    while (this.isOp('+') || this.isOp('-')) {
+      const op = this.take().v;
+      l = { k: 'bin', op, l, r: this.unary() };
+    }
+    return l;
+  }
+  private unary(): Expr {
+    if (this.isOp('!')) {
+      this.take();
+      return { k: 'unary', op: '!', x: this.unary() };
+    }
+    if (this.isOp('-')) {
+      this.take();
+      return { k: 'unary', op: '-', x: this.unary() };
+    }
+    return this.postfix();
+  }
+  private args(): Expr[] {
+    this.expect('(');
+    const args: Expr[] = [];
+    if (!this.isOp(')')) {
+      args.push(this.or());
+      while (this.isOp(',')) {
+        this.take();
+        args.push(this.or());
+      }
+    }
+    this.expect(')');
+    return args;
+  }
+  private postfix(): Expr {
+    let e = this.primary();
+    for (;;) {
+      if (this.isOp('.')) {
+        this.take();
+        const name = this.take();
+        if (name.t !== 'id') throw new CelError(`expected a name after "." at ${name.at}`);
+        if (this.isOp('(')) e = { k: 'call', fn: name.v, target: e, args: this.args() };
+        else e = { k: 'field', of: e, name: name.v };
+      } else if (this.isOp('[')) {
+        this.take();
+        const at = this.or();
+        this.expect(']');
+        e = { k: 'index', of: e, at };
+      } else {
+        return e;
+      }
+    }
+  }
+  private primary(): Expr {
+    const t = this.take();
+    if (t.t === 'num') {
+      const n = Number(t.v);
+      if (Number.isNaN(n)) throw new CelError(`bad number "${t.v}" at ${t.at}`);
+      return { k: 'lit', v: n };
+    }
+    if (t.t === 'str') return { k: 'lit', v: t.v };
+    if (t.t === 'id') {
+      if (t.v === 'true') return { k: 'lit', v: true };
+      if (t.v === 'false') return { k: 'lit', v: false };
+      if (t.v === 'null') return { k: 'lit', v: null };
+      if (this.isOp('(')) return { k: 'call', fn: t.v, args: this.args() };
+      return { k: 'id', name: t.v };
+    }
+    if (t.t === 'op' && t.v === '(') {
+      const e = this.or();
+      this.expect(')');
+      return e;
+    }
+    if (t.t === 'op' && t.v === '[') {
+      const items: Expr[] = [];
+      if (!this.isOp(']')) {
+        items.push(this.or());
+        while (this.isOp(',')) {
+          this.take();
+          items.push(this.or());
+        }
+      }
+      this.expect(']');
+      return { k: 'list', items };
+    }
+    throw new CelError(t.t === 'end' ? 'unexpected end of rule' : `unexpected "${t.v}" at ${t.at}`);
+  }
+}
+
+export interface CompiledRule {
+  source: string;
+  /** True when the candidate's properties satisfy the rule; false on a runtime error. */
+  matches(properties: readonly { type: string; value: unknown }[]): boolean;
+}
+
+/** Compiles a rule; throws `CelError` with the position when it does not parse. */
+export function compileCel(source: string): CompiledRule {
+  const ast = new Parser(tokenize(source)).parseAll();
+  return {
+    source,
+    matches(properties) {
+      try {
+        return evaluate(ast, new Map<string, unknown>([['properties', properties]])) === true;
+      } catch (e) {
+        if (e instanceof CelError) return false;
+        throw e;
+      }
+    },
+  };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => deepEqual(x, b[i]));
+  if (isRecord(a) && isRecord(b)) {
+    const ka = Object.keys(a);
+    return ka.length === Object.keys(b).length && ka.every((k) => deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+function compare(a: unknown, b: unknown): number {
+  if (typeof a === 'number' && typeof b === 'number') return a < b ? -1 : a > b ? 1 : 0;
+  if (typeof a === 'string' && typeof b === 'string') return a < b ? -1 : a > b ? 1 : 0;
+  throw new CelError('no ordering between these values');
+}
+
+function version(v: unknown): semver.SemVer {
+  const p = typeof v === 'string' ? semver.parse(v, { loose: true }) : null;
+  if (p === null) throw new CelError(`semver_compare: "${String(v)}" is not a version`);
+  return p;
+}
+
+function evaluate(e: Expr, env: Map<string, unknown>): unknown {
+  switch (e.k) {
+    case 'lit':
+      return e.v;
+    case 'id':
+      if (!env.has(e.name)) throw new CelError(`undeclared reference "${e.name}"`);
+      return env.get(e.name);
+    case 'list':
+      return e.items.map((x) => evaluate(x, env));
+    case 'field': {
+      const o = evaluate(e.of, env);
+      if (!isRecord(o) || !(e.name in o)) throw new CelError(`no such key "${e.name}"`);
+      return o[e.name];
+    }
+    case 'index': {
+      const o = evaluate(e.of, env);
+      const at = evaluate(e.at, env);
+      if (Array.isArray(o) && typeof at === 'number' && at >= 0 && at < o.length) return o[at] as unknown;
+      if (isRecord(o) && typeof at === 'string' && at in o) return o[at];
+      throw new CelError('index out of range');
+    }
+    case 'unary': {
+      const x = evaluate(e.x, env);
+      if (e.op === '!') {
+        if (typeof x !== 'boolean') throw new CelError('"!" needs a bool');
+        return !x;
+      }
+      if (typeof x !== 'number') throw new CelError('"-" needs a number');
+      return -x;
+    }
+    case 'bin':
+      return binary(e.op, e.l, e.r, env);
+    case 'call':
+      return call(e, env);
+  }
+}
+
+function logical(op: '&&' | '||', l: Expr, r: Expr, env: Map<string, unknown>): boolean {
+  const decisive = op === '||';
+  let err: CelError | undefined;
+  let lv: unknown;
+  try {
+    lv = evaluate(l, env);
+    if (lv === decisive) return decisive;
+  } catch (x) {
+    if (!(x instanceof CelError)) throw x;
+    err = x;
+  }
+  const rv = evaluate(r, env);
+  if (rv === decisive) return decisive;
+  if (err !== undefined) throw err;
+  if (typeof lv !== 'boolean' || typeof rv !== 'boolean') throw new CelError(`"${op}" needs bools`);
+  return !decisive;
+}
+
+function binary(op: string, l: Expr, r: Expr, env: Map<string, unknown>): unknown {
+  if (op === '&&' || op === '||') return logical(op, l, r, env);
+  const a = evaluate(l, env);
+  const b = evaluate(r, env);
+  switch (op) {
+    case '==':
+      return deepEqual(a, b);
+    case '!=':
+      return !deepEqual(a, b);
+    case '<':
+      return compare(a, b) < 0;
+    case '<=':
+      return compare(a, b) <= 0;
+    case '>':
+      return compare(a, b) > 0;
+    case '>=':
+      return compare(a, b) >= 0;
+    case 'in':
+      if (Array.isArray(b)) return b.some((x) => deepEqual(x, a));
+      if (isRecord(b) && typeof a === 'string') return a in b;
+      throw new CelError('"in" needs a list or map');
+    case '+':
+      if (typeof a === 'number' && typeof b === 'number') return a + b;
+      if (typeof a === 'string' && typeof b === 'string') return a + b;
+      if (Array.isArray(a) && Array.isArray(b)) return [...(a as unknown[]), ...(b as unknown[])];
+      throw new CelError('"+" needs two numbers, strings or lists');
+    case '-':
+      if (typeof a === 'number' && typeof b === 'number') return a - b;
+      throw new CelError('"-" needs numbers');
+    default:
+      throw new CelError(`unknown operator "${op}"`);
+  }
+}
+
+const MACROS = ['exists', 'all', 'exists_one', 'filter', 'map'];
+
+function call(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): unknown {
+  if (e.target !== undefined && MACROS.includes(e.fn)) return macro(e, e.target, env);
+  return builtin(e, env);
+}
+
+function macro(e: Extract<Expr, { k: 'call' }>, target: Expr, env: Map<string, unknown>): unknown {
+  {
+    const [v, body] = e.args;
+    if (v?.k !== 'id' || body === undefined || e.args.length !== 2) throw new CelError(`${e.fn}() needs a variable and an expression`);
+    const list = evaluate(target, env);
+    if (!Array.isArray(list)) throw new CelError(`${e.fn}() needs a list`);
+    const test = (x: unknown): unknown => evaluate(body, new Map(env).set(v.name, x));
+    switch (e.fn) {
+      case 'exists':
+        return list.some((x) => test(x) === true);
+      case 'all':
+        return list.every((x) => test(x) === true);
+      case 'exists_one':
+        return list.filter((x) => test(x) === true).length === 1;
+      case 'filter':
+        return list.filter((x) => test(x) === true);
+      default:
+        return list.map(test);
+    }
+  }
+}
+
+function builtin(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): unknown {
+  const target = e.target === undefined ? undefined : evaluate(e.target, env);
+  const args = e.args.map((a) => evaluate(a, env));
+  const str = (x: unknown): string => {
+    if (typeof x !== 'string') throw new CelError(`${e.fn}() needs strings`);
+    return x;
+  };
+  switch (e.fn) {
+    case 'semver_compare': {
+      const [a, b] = e.target === undefined ? args : [target, ...args];
+      return semver.compare(version(a), version(b));
+    }
+    case 'size': {
+      const x = e.target === undefined ? args[0] : target;
+      if (typeof x === 'string' || Array.isArray(x)) return x.length;
+      if (isRecord(x)) return Object.keys(x).length;
+      throw new CelError('size() needs a string, list or map');
+    }
+    case 'startsWith':
+      return str(target).startsWith(str(args[0]));
+    case 'endsWith':
+      return str(target).endsWith(str(args[0]));
+    case 'contains':
+      return str(target).includes(str(args[0]));
+    case 'matches':
+      try {
+        return new RegExp(str(args[0])).test(str(target));
+      } catch {
+        throw new CelError('matches(): bad regular expression');
+      }
+    case 'string':
+      return String(args[0]);
+    case 'int':
+      return Math.trunc(Number(args[0]));
+    default:
+      throw new CelError(`unknown function ${e.fn}()`);
+  }
+}

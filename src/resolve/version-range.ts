@@ -1,0 +1,81 @@
+/**
+ * Version ranges as users and catalogs write them: npm style (`>=1.2.0 <2.0.0`, `^1`, `~1.2`,
+ * `1.2.x`, `1.2 - 1.4`, `||`) and Masterminds style, which also separates ANDed terms with
+ * commas, allows a space after an operator (`>= 1.2`) and has `!=`. Masterminds text is
+ * rewritten into an npm range for the `semver` package, so both read the same.
+ */
+import semver from 'semver';
+
+export interface ParsedRange {
+  /** As the user wrote it, for messages. */
+  text: string;
+  range: semver.Range;
+}
+
+export type RangeParse = { ok: true; value: ParsedRange } | { ok: false; reason: string };
+
+/** Rewrites one `||` alternative; `!=X` expands the alternative into `<X` and `>X` copies. */
+function rewriteAlternative(alt: string): string[] {
+  const terms = alt
+    .replace(/,/g, ' ')
+    .replace(/(>=|<=|!=|=>|=<|>|<|=|~>|~|\^)\s+/g, '$1')
+    .trim()
+    .split(/\s+/)
+    .filter((t) => t !== '');
+  let outs: string[][] = [[]];
+  for (let i = 0; i < terms.length; i++) {
+    const t = terms[i] ?? '';
+    if (terms[i + 1] === '-' && terms[i + 2] !== undefined) {
+      // Hyphen ranges stay as they are: `1.2 - 1.4`.
+      const h = `${t} - ${terms[i + 2] ?? ''}`;
+      outs = outs.map((o) => [...o, h]);
+      i += 2;
+      continue;
+    }
+    if (t.startsWith('!=')) {
+      const v = t.slice(2);
+      outs = outs.flatMap((o) => [
+        [...o, `<${v}`],
+        [...o, `>${v}`],
+      ]);
+      continue;
+    }
+    const fixed = t.startsWith('=>') ? `>=${t.slice(2)}` : t.startsWith('=<') ? `<=${t.slice(2)}` : t.startsWith('~>') ? `~${t.slice(2)}` : t;
+    outs = outs.map((o) => [...o, fixed]);
+  }
+  return outs.map((o) => o.join(' '));
+}
+
+/** Converts Masterminds syntax into an npm range string (npm syntax passes through). */
+export function toNpmRange(text: string): string {
+  return text
+    .split('||')
+    .flatMap((alt) => rewriteAlternative(alt))
+    .join(' || ');
+}
+
+/**
+ * Parses a range. `includePrerelease` lets `>=1.0.0` match `1.1.0-rc.1`, which is how OLM
+ * treats `skipRange` and `olm.package.required` (blang/semver ranges).
+ */
+export function parseRange(text: string, options: { includePrerelease?: boolean } = {}): RangeParse {
+  const trimmed = text.trim();
+  if (trimmed === '') return { ok: false, reason: 'the version range is empty' };
+  const npm = toNpmRange(trimmed);
+  try {
+    const range = new semver.Range(npm, { loose: true, includePrerelease: options.includePrerelease ?? false });
+    return { ok: true, value: { text: trimmed, range } };
+  } catch {
+    return { ok: false, reason: `"${text}" is not a valid version range` };
+  }
+}
+
+export function inRange(version: semver.SemVer, range: ParsedRange): boolean {
+  return range.range.test(version);
+}
+
+/** Parses a bundle version leniently (`v1.2.3`, `1.2`); undefined when it is not a version. */
+export function parseVersion(text: string): semver.SemVer | undefined {
+  const v = semver.parse(text, { loose: true }) ?? semver.coerce(text, { includePrerelease: true });
+  return v ?? undefined;
+}
