@@ -1,0 +1,235 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { KubeObject } from '../kube/types.js';
+import { BinnacleError, ValidationError } from '../util/errors.js';
+import { Applier } from './applier.js';
+import { ApplyRefusedError } from './errors.js';
+import { FakeCluster } from './fake-client.js';
+import type { ApplyRequest } from './types.js';
+
+const logger = pino({ level: 'silent' });
+const owner = { kind: 'ClusterExtension', name: 'op' };
+const release = { name: 'op', namespace: 'ops' };
+
+const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } };
+const sa: KubeObject = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'op' } };
+const cm = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
+const dep = (name: string, image = 'op:1'): KubeObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 1, template: { spec: { containers: [{ image }] } } } });
+const crdObj = (props: Record<string, unknown>): KubeObject => ({
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.example.com' },
+  spec: { group: 'example.com', scope: 'Namespaced', names: { kind: 'Widget', plural: 'widgets' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: props } } }] },
+});
+
+function setup(): { cluster: FakeCluster; applier: Applier; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
+  const cluster = new FakeCluster();
+  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10 });
+  const req = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200, ...extra });
+  return { cluster, applier, req };
+}
+
+test('install applies in phase order, defaults namespaces, stamps ownership and records revision 1', async () => {
+  const { cluster, applier, req } = setup();
+  const res = await applier.apply(req([dep('op'), cm('cfg'), sa, ns]));
+  assert.equal(res.status, 'deployed', res.message);
+  assert.equal(res.revision, 1);
+  assert.deepEqual(cluster.writes, [
+    'apply Namespace ops',
+    'create Secret ops/sh.helm.release.v1.op.v1',
+    'apply ServiceAccount ops/op',
+    'apply ConfigMap ops/cfg',
+    'apply Deployment ops/op',
+    'update Secret ops/sh.helm.release.v1.op.v1',
+  ]);
+  const live = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
+  assert.equal(live?.metadata.labels?.['binnacle.dev/owner-kind'], 'ClusterExtension');
+  assert.equal(live?.metadata.annotations?.['meta.helm.sh/release-namespace'], 'ops');
+  const [rev] = await applier.history(release);
+  assert.equal(rev?.status, 'deployed');
+  assert.equal(rev?.description, 'Install complete');
+  assert.deepEqual(rev?.chart, { name: 'op', version: '0.0.0' });
+});
+
+test('upgrade prunes only what is still ours, applies owned objects with force', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, cm('keep'), cm('drop'), cm('stolen'), dep('op')]));
+  // Someone else takes over `stolen`: it must survive the prune.
+  const stolen = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'stolen' });
+  assert.ok(stolen !== undefined);
+  cluster.put({ ...stolen, metadata: { ...stolen.metadata, labels: { 'binnacle.dev/owner-kind': 'ClusterExtension', 'binnacle.dev/owner-name': 'other' } } });
+  cluster.writes.length = 0;
+  const res = await applier.apply(req([ns, sa, cm('keep'), dep('op', 'op:2')]));
+  assert.equal(res.status, 'deployed');
+  assert.deepEqual(res.pruned.map((r) => r.name), ['drop']);
+  assert.ok(cluster.writes.includes('apply Deployment ops/op (force)'));
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'stolen' }) !== undefined);
+  assert.deepEqual((await applier.history(release)).map((r) => r.status), ['superseded', 'deployed']);
+});
+
+test('refusal collects every foreign object and writes nothing; adopt takes them over', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.put({ ...ns });
+  cluster.put({ ...cm('theirs'), metadata: { name: 'theirs', namespace: 'ops', annotations: { 'meta.helm.sh/release-name': 'x', 'meta.helm.sh/release-namespace': 'y' } } });
+  await assert.rejects(applier.apply(req([ns, sa, cm('theirs')])), (err: unknown) => {
+    assert.ok(err instanceof ApplyRefusedError);
+    assert.deepEqual(err.result.errors().map((p) => p.field), ['Namespace ops', 'ConfigMap ops/theirs']);
+    assert.match(err.message, /ConfigMap ops\/theirs already exists and belongs to Helm release y\/x/);
+    assert.match(err.message, /nothing was changed/);
+    return true;
+  });
+  assert.equal(cluster.writes.length, 0, `no writes, got ${cluster.writes.join(", ")}`);
+  const res = await applier.apply(req([ns, sa, cm('theirs')], { adopt: true }));
+  assert.equal(res.status, 'deployed');
+  assert.ok(cluster.writes.includes('apply ConfigMap ops/theirs (force)'));
+});
+
+test('an unsafe CRD change and a server rejection are both reported; nothing is written', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, crdObj({ spec: { type: 'object', properties: { a: { type: 'string' } } } })]));
+  cluster.writes.length = 0;
+  cluster.rejectNames.add('bad');
+  await assert.rejects(applier.apply(req([ns, crdObj({ spec: { type: 'object' } }), cm('bad')])), (err: unknown) => {
+    assert.ok(err instanceof ApplyRefusedError);
+    assert.deepEqual(err.result.errors().map((p) => p.rule).sort(), ['apply.rejected', 'crd.field-removed']);
+    return true;
+  });
+  assert.equal(cluster.writes.length, 0, `no writes, got ${cluster.writes.join(", ")}`);
+});
+
+test('custom resources of a CRD in the same release are accepted; unknown kinds are refused', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unknownKinds.add('Widget');
+  const widget: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } };
+  await assert.rejects(applier.apply(req([ns, widget])), /the cluster serves no Widget in example.com\/v1 and no CRD in this release defines it/);
+  cluster.unknownKinds.clear();
+  const res = await applier.apply(req([ns, crdObj({}), widget]));
+  assert.equal(res.status, 'deployed', res.message);
+  assert.equal(cluster.get({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ops', name: 'w' })?.metadata.namespace, 'ops');
+});
+
+test('a malformed request lists every problem', async () => {
+  const { applier } = setup();
+  const bad = { owner: { kind: 'ClusterExtension', name: 'x'.repeat(70) }, release: { name: 'Bad_Name', namespace: 'ops' }, objects: [ns, ns, { kind: 'x' } as unknown as KubeObject, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'a-' } }] };
+  await assert.rejects(applier.apply(bad), (err: unknown) => {
+    assert.ok(err instanceof ValidationError);
+    assert.deepEqual(err.result.errors().map((p) => p.field), ['release.name', 'owner.name', 'objects[1]', 'objects[2]', 'objects[3].metadata.name']);
+    return true;
+  });
+});
+
+test('a failed upgrade rolls back to the last deployed revision and says so', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, dep('op')]));
+  cluster.unhealthyNames.add('op2');
+  const res = await applier.apply(req([ns, sa, dep('op'), dep('op2')]));
+  assert.equal(res.status, 'rolled-back');
+  assert.equal(res.revision, 3);
+  assert.match(res.message, /revision 2 failed \(not healthy after 200 ms: Deployment ops\/op2: 0 of 1 replicas available\); rolled back to revision 1 as revision 3/);
+  assert.equal(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op2' }), undefined, 'rollback pruned it');
+  const history = await applier.history(release);
+  assert.deepEqual(history.map((r) => [r.revision, r.status, r.description]), [
+    [1, 'superseded', 'Install complete'],
+    [2, 'failed', 'not healthy after 200 ms: Deployment ops/op2: 0 of 1 replicas available'],
+    [3, 'deployed', 'Rollback to 1'],
+  ]);
+});
+
+test('autoRollback false leaves the failed revision; an apply error fails the revision', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa]));
+  cluster.unhealthyNames.add('op');
+  const res = await applier.apply(req([ns, sa, dep('op')], { autoRollback: false }));
+  assert.equal(res.status, 'failed');
+  assert.equal(res.revision, 2);
+  assert.equal((await applier.currentRevision(release))?.revision, 1, 'revision 1 is still the deployed one');
+
+  // The server accepts the dry run but fails the real apply: the revision is failed, then rolled back.
+  const client = cluster.client();
+  const failing = new Applier({ client: { ...client, apply: (o, opts) => (opts?.dryRun === true || o.kind !== 'ConfigMap' ? client.apply(o, opts) : Promise.reject(new BinnacleError('KUBE_UNREACHABLE', 'connection reset'))) }, logger, pollIntervalMs: 10 });
+  const res2 = await failing.apply(req([ns, sa, cm('x')]));
+  assert.equal(res2.status, 'rolled-back');
+  assert.match(res2.message, /apply failed: connection reset/);
+  assert.deepEqual((await applier.history(release)).map((r) => r.status), ['superseded', 'failed', 'failed', 'deployed']);
+});
+
+test('rollback re-applies an older manifest; uninstall removes objects and records', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, cm('v1-only')]));
+  await applier.apply(req([ns, sa, crdObj({})]));
+  const back = await applier.rollback({ release });
+  assert.equal(back.status, 'deployed');
+  assert.equal(back.revision, 3);
+  assert.deepEqual(back.pruned.map((r) => r.kind), ['CustomResourceDefinition']);
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'v1-only' }) !== undefined);
+  await assert.rejects(applier.rollback({ release, toRevision: 9 }), (err: unknown) => err instanceof BinnacleError && err.code === 'ROLLBACK_NO_TARGET');
+
+  await assert.rejects(applier.uninstall({ owner: { kind: 'ClusterExtension', name: 'someone' }, release }), (err: unknown) => err instanceof BinnacleError && err.code === 'RELEASE_NOT_OWNED');
+  const gone = await applier.uninstall({ owner, release });
+  assert.deepEqual(gone.deleted.map((r) => r.kind), ['ConfigMap', 'ServiceAccount', 'Namespace']);
+  assert.equal(cluster.objects.size, 0, 'objects and release Secrets are gone');
+  assert.deepEqual(await applier.uninstall({ owner, release }), { deleted: [] });
+});
+
+test('another owner cannot upgrade the release', async () => {
+  const { applier, req } = setup();
+  await applier.apply(req([ns]));
+  await assert.rejects(applier.apply({ ...req([ns]), owner: { kind: 'ClusterExtension', name: 'intruder' } }), /release ops\/op belongs to ClusterExtension op, not ClusterExtension intruder/);
+});
+
+test('a release namespace that does not exist and is not created is refused up front', async () => {
+  const { cluster, applier, req } = setup();
+  await assert.rejects(applier.apply(req([sa])), (err: unknown) => {
+    assert.ok(err instanceof ApplyRefusedError);
+    assert.deepEqual(err.result.errors().map((p) => p.rule), ['apply.release-namespace']);
+    return true;
+  });
+  assert.equal(cluster.writes.length, 0);
+});
+
+test('a revision recorded concurrently by another run is a conflict, not a failure to roll back', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa]));
+  const client = cluster.client();
+  // The other run creates revision 2 between our history read and our record.
+  const racing = new Applier({
+    client: {
+      ...client,
+      create: async (o) => {
+        await client.create({ ...o });
+        return client.create(o);
+      },
+    },
+    logger,
+  });
+  await assert.rejects(racing.apply(req([ns, sa, cm('x')])), (err: unknown) => err instanceof BinnacleError && err.code === 'RELEASE_CONFLICT');
+  assert.deepEqual((await applier.history(release)).map((r) => r.status), ['deployed', 'pending-upgrade']);
+});
+
+test('applying the deployed revision again repairs drift without a new revision', async () => {
+  const { cluster, applier, req } = setup();
+  const first = await applier.apply(req([ns, sa, dep('op')], { values: { a: 1, b: 2 } }));
+  assert.equal(first.revision, 1);
+  cluster.objects.delete(cluster.key({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }));
+  // Same objects in another order and values with another key order: the same revision.
+  const again = await applier.apply(req([dep('op'), sa, ns], { values: { b: 2, a: 1 } }));
+  assert.equal(again.status, 'deployed');
+  assert.equal(again.revision, 1);
+  assert.match(again.message, /revision 1 unchanged and healthy/);
+  assert.ok(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }) !== undefined, 'deleted Deployment re-created');
+  assert.equal((await applier.history(release)).length, 1);
+  // A real change still makes a revision.
+  assert.equal((await applier.apply(req([ns, sa, dep('op', 'op:2')], { values: { a: 1, b: 2 } }))).revision, 2);
+});
+
+test('history is trimmed to maxHistory, never dropping the deployed revision', async () => {
+  const cluster = new FakeCluster();
+  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, maxHistory: 3 });
+  for (let i = 1; i <= 5; i++) {
+    const res = await applier.apply({ owner, release, objects: [ns, cm(`c${i}`)] });
+    assert.equal(res.revision, i);
+  }
+  const history = await applier.history(release);
+  assert.deepEqual(history.map((r) => [r.revision, r.status]), [[3, 'superseded'], [4, 'superseded'], [5, 'deployed']]);
+});

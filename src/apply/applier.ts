@@ -1,0 +1,501 @@
+/**
+ * The Applier: applies one release's objects to the cluster and records each revision.
+ * A run is: validate the request → preflight (ownership, CRD safety, server dry-run; refuse
+ * before changing anything) → apply phase by phase → prune what the previous revision had
+ * and this one has not → wait for health → record deployed, or record failed and roll back.
+ */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
+import { checkCrdUpgrade } from './crd-safety.js';
+import { ApplyRefusedError } from './errors.js';
+import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
+import { isOwnedBy, describeOwner, stampOwnership } from './ownership.js';
+import { applyOrder, deleteOrder, groupByPhase, identityOf } from './phases.js';
+import { helmTime, parseManifest, toManifest } from './release.js';
+import { ReleaseStore } from './release-store.js';
+import { validateRequest } from './request.js';
+import type { ApplyRequest, ApplyResult, ChartInfo, HealthReport, Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
+
+/** The narrow slice of the Kubernetes client the applier uses. */
+export type ApplierClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
+
+export interface ApplierOptions {
+  client: ApplierClient;
+  logger: Logger;
+  /** How long to wait for new CRDs to be Established; default 60 s. */
+  crdTimeoutMs?: number;
+  /** Probe interval for health and CRDs; default 1 s. */
+  pollIntervalMs?: number;
+  /** Revisions kept after a successful run, oldest dropped first (never the deployed one); default 10 as in operator-controller; 0 keeps all. */
+  maxHistory?: number;
+}
+
+const DEFAULT_HEALTH_TIMEOUT_MS = 5 * 60_000;
+
+interface Rollout {
+  owner: Owner;
+  release: ReleaseRef;
+  objects: KubeObject[];
+  chart: ChartInfo;
+  config: Record<string, unknown>;
+  version: number;
+  pending: ReleaseStatus;
+  description: string;
+  firstDeployed: string;
+  /** Objects earlier revisions applied: candidates for pruning. */
+  previous: KubeObject[];
+  /** Live objects found in preflight that we own or adopt: applied with force. */
+  takeOver: Set<string>;
+  waitForHealth: boolean;
+  healthTimeoutMs: number;
+}
+
+interface RolloutOutcome {
+  ok: boolean;
+  applied: ObjectRef[];
+  pruned: ObjectRef[];
+  health: HealthReport;
+  message: string;
+}
+
+const EMPTY_HEALTH: HealthReport = { healthy: false, objects: [] };
+
+export class Applier {
+  private readonly client: ApplierClient;
+  private readonly logger: Logger;
+  private readonly store: ReleaseStore;
+  private readonly crdTimeoutMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly maxHistory: number;
+
+  constructor(opts: ApplierOptions) {
+    this.client = opts.client;
+    this.logger = opts.logger;
+    this.store = new ReleaseStore(opts.client);
+    this.crdTimeoutMs = opts.crdTimeoutMs ?? 60_000;
+    this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
+    this.maxHistory = opts.maxHistory ?? 10;
+  }
+
+  /** Every revision of `release`, oldest first. */
+  history(release: ReleaseRef): Promise<ReleaseRevision[]> {
+    return this.store.history(release);
+  }
+
+  /** The deployed revision, if any. */
+  async currentRevision(release: ReleaseRef): Promise<ReleaseRevision | undefined> {
+    const history = await this.store.history(release);
+    return lastWith(history, ['deployed']);
+  }
+
+  /**
+   * Installs or upgrades. Throws `ApplyRefusedError` (nothing changed) when an object belongs
+   * to someone else or a CRD change is unsafe, `ValidationError` for a malformed request.
+   * Apply and health failures are answered as `status: 'failed'` or `'rolled-back'`.
+   */
+  async apply(req: ApplyRequest): Promise<ApplyResult> {
+    validateRequest(req);
+    const history = await this.store.history(req.release);
+    await this.settleInterrupted(history);
+    assertReleaseOwner(history, req.owner, req.release);
+    const latest = history.at(-1);
+    const deployed = lastWith(history, ['deployed']);
+    const objects = await this.prepare(req.objects, req.owner, req.release);
+    const takeOver = await this.preflight(objects, req.owner, req.release, req.adopt === true);
+
+    const chart = req.chart ?? { name: req.owner.name, version: '0.0.0' };
+    const config = req.values ?? {};
+    if (latest !== undefined && latest.status === 'deployed' && isSameRevision(latest, objects, chart, config)) {
+      return this.repair(req, latest, objects, takeOver);
+    }
+
+    const version = (latest?.revision ?? 0) + 1;
+    const upgrade = deployed !== undefined;
+    const log = this.logger.child({ release: `${req.release.namespace}/${req.release.name}`, revision: version });
+    log.info({ objects: objects.length, upgrade }, upgrade ? 'upgrading release' : 'installing release');
+    const outcome = await this.rollout(
+      {
+        owner: req.owner,
+        release: req.release,
+        objects,
+        chart,
+        config,
+        version,
+        pending: upgrade ? 'pending-upgrade' : 'pending-install',
+        description: upgrade ? 'Upgrade complete' : 'Install complete',
+        firstDeployed: history[0]?.firstDeployed ?? helmTime(new Date()),
+        previous: this.previousObjects(history),
+        takeOver,
+        waitForHealth: req.waitForHealth ?? true,
+        healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
+      },
+      log,
+    );
+    if (outcome.ok) return { revision: version, status: 'deployed', ...pick(outcome) };
+
+    if (req.autoRollback === false || deployed === undefined) {
+      return { revision: version, status: 'failed', ...pick(outcome) };
+    }
+    log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
+    const back = await this.rollbackTo(req.release, deployed, req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, req.waitForHealth ?? true);
+    const message = `revision ${version} failed (${outcome.message}); ${back.status === 'deployed' ? `rolled back to revision ${deployed.revision} as revision ${back.revision}` : `rollback failed: ${back.message}`}`;
+    return {
+      revision: back.revision,
+      status: back.status === 'deployed' ? 'rolled-back' : 'failed',
+      applied: outcome.applied,
+      pruned: outcome.pruned,
+      health: outcome.health,
+      message,
+    };
+  }
+
+  /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
+  async rollback(opts: { release: ReleaseRef; toRevision?: number; healthTimeoutMs?: number; waitForHealth?: boolean }): Promise<ApplyResult> {
+    const history = await this.store.history(opts.release);
+    const where = `release ${opts.release.namespace}/${opts.release.name}`;
+    if (history.length === 0) throw new BinnacleError('RELEASE_NOT_FOUND', `${where} has no revisions`);
+    await this.settleInterrupted(history);
+    let target: ReleaseRevision | undefined;
+    if (opts.toRevision !== undefined) {
+      target = history.find((r) => r.revision === opts.toRevision);
+      if (target === undefined) throw new BinnacleError('ROLLBACK_NO_TARGET', `${where} has no revision ${opts.toRevision} (have ${history.map((r) => r.revision).join(', ')})`);
+    } else {
+      const latest = history.at(-1)?.revision ?? 0;
+      target = lastWith(history.filter((r) => r.revision < latest), ['deployed', 'superseded']);
+      if (target === undefined) throw new BinnacleError('ROLLBACK_NO_TARGET', `${where} has no earlier good revision to roll back to`);
+    }
+    return this.rollbackTo(opts.release, target, opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, opts.waitForHealth ?? true);
+  }
+
+  /**
+   * Deletes every object the release holds that is still labelled ours, CRDs last, then its
+   * release records. As OLM v1 does on ClusterExtension deletion (a Helm uninstall of the
+   * rendered bundle), CRDs are deleted too, and with them their custom resources.
+   */
+  async uninstall(opts: { owner: Owner; release: ReleaseRef }): Promise<{ deleted: ObjectRef[] }> {
+    const history = await this.store.history(opts.release);
+    if (history.length === 0) return { deleted: [] };
+    assertReleaseOwner(history, opts.owner, opts.release);
+    const objects = dedupe(this.previousObjects(history));
+    const deleted: ObjectRef[] = [];
+    for (const o of deleteOrder(objects)) {
+      const ref = refOf(o);
+      const live = await this.findQuiet(ref);
+      if (live === undefined || !isOwnedBy(live, opts.owner)) continue;
+      if (await this.client.delete(ref, { propagationPolicy: 'Background' })) deleted.push(ref);
+    }
+    await this.store.deleteAll(opts.release, history);
+    this.logger.info({ release: `${opts.release.namespace}/${opts.release.name}`, deleted: deleted.length }, 'uninstalled release');
+    return { deleted };
+  }
+
+  // --- steps -------------------------------------------------------------------
+
+  /**
+   * The release is already at this exact revision: re-apply its objects to undo drift (a
+   * level-triggered controller calls apply on every resync) without recording a new revision,
+   * and probe health once instead of waiting, so the caller can requeue.
+   */
+  private async repair(req: ApplyRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>): Promise<ApplyResult> {
+    const applied: ObjectRef[] = [];
+    const base = { revision: current.revision, pruned: [] };
+    try {
+      for (const obj of applyOrder(objects)) {
+        await this.client.apply(obj, { force: takeOver.has(identityOf(obj)) });
+        applied.push(refOf(obj));
+      }
+    } catch (err) {
+      // Nothing new was deployed, so there is nothing to roll back; the revision stays deployed.
+      return { ...base, status: 'failed', applied, health: EMPTY_HEALTH, message: `revision ${current.revision} unchanged; re-applying it failed: ${errorMessage(err)}` };
+    }
+    const health = req.waitForHealth === false ? { healthy: true, objects: applied.map((ref) => ({ ref, healthy: true, reason: 'applied' })) } : await probeOnce(this.client, objects);
+    const message = health.healthy ? `revision ${current.revision} unchanged and healthy` : `revision ${current.revision} unchanged; not yet healthy: ${unhealthySummary(health)}`;
+    return { ...base, status: 'deployed', applied, health, message };
+  }
+
+  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, healthTimeoutMs: number, waitForHealth: boolean): Promise<ApplyResult> {
+    const history = await this.store.history(release);
+    const owner = target.owner ?? history.at(-1)?.owner;
+    if (owner === undefined) throw new BinnacleError('RELEASE_NOT_OWNED', `release ${release.namespace}/${release.name} revision ${target.revision} records no Binnacle owner`);
+    const objects = parseManifest(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`);
+    const version = (history.at(-1)?.revision ?? 0) + 1;
+    let takeOver: Set<string>;
+    try {
+      takeOver = await this.preflight(objects, owner, release, false);
+    } catch (err) {
+      if (!(err instanceof ApplyRefusedError)) throw err;
+      return { revision: version - 1, status: 'failed', applied: [], pruned: [], health: EMPTY_HEALTH, message: err.message };
+    }
+    const log = this.logger.child({ release: `${release.namespace}/${release.name}`, revision: version });
+    log.info({ to: target.revision }, 'rolling back');
+    const outcome = await this.rollout(
+      {
+        owner,
+        release,
+        objects,
+        chart: target.chart,
+        config: target.config,
+        version,
+        pending: 'pending-rollback',
+        description: `Rollback to ${target.revision}`,
+        firstDeployed: history[0]?.firstDeployed ?? target.firstDeployed,
+        previous: this.previousObjects(history),
+        takeOver,
+        waitForHealth,
+        healthTimeoutMs,
+      },
+      log,
+    );
+    return { revision: version, status: outcome.ok ? 'deployed' : 'failed', ...pick(outcome) };
+  }
+
+  private async rollout(r: Rollout, log: Logger): Promise<RolloutOutcome> {
+    const applied: ObjectRef[] = [];
+    const pruned: ObjectRef[] = [];
+    const groups = groupByPhase(r.objects);
+    let record: ReleaseRevision | undefined;
+    const fail = async (message: string, health: HealthReport = EMPTY_HEALTH): Promise<RolloutOutcome> => {
+      log.error({ reason: message }, 'revision failed');
+      if (record !== undefined) await this.store.setStatus(record, 'failed', message);
+      return { ok: false, applied, pruned, health, message };
+    };
+    try {
+      for (const group of groups) {
+        // The record lives in the release namespace, which the first phase may create.
+        if (group.phase !== 'namespaces' && record === undefined) record = await this.writePending(r);
+        for (const obj of group.objects) {
+          await this.client.apply(obj, { force: r.takeOver.has(identityOf(obj)) });
+          applied.push(refOf(obj));
+        }
+        if (group.phase === 'crds') await this.waitEstablished(group.objects);
+      }
+      record ??= await this.writePending(r);
+    } catch (err) {
+      // Another run recorded this revision first: not a failure of ours to roll back.
+      if (isAlreadyExists(err) && record === undefined) {
+        throw new BinnacleError('RELEASE_CONFLICT', `release ${r.release.namespace}/${r.release.name}: revision ${r.version} was recorded by another run at the same time; retry`, { cause: err });
+      }
+      return fail(`apply failed: ${errorMessage(err)}`);
+    }
+
+    try {
+      const keep = new Set(r.objects.map(identityOf));
+      for (const old of deleteOrder(dedupe(r.previous).filter((o) => !keep.has(identityOf(o))))) {
+        const ref = refOf(old);
+        const live = await this.findQuiet(ref);
+        // Only what still carries our marks: someone may have taken it over since.
+        if (live === undefined || !isOwnedBy(live, r.owner)) continue;
+        if (await this.client.delete(ref, { propagationPolicy: 'Background' })) pruned.push(ref);
+        log.info({ object: describeRef(ref) }, 'pruned');
+      }
+    } catch (err) {
+      return fail(`prune failed: ${errorMessage(err)}`);
+    }
+
+    let health: HealthReport = { healthy: true, objects: applied.map((ref) => ({ ref, healthy: true, reason: 'applied' })) };
+    if (r.waitForHealth) {
+      health = await waitForHealthy(this.client, r.objects, { timeoutMs: r.healthTimeoutMs, intervalMs: this.pollIntervalMs, logger: log });
+      if (!health.healthy) return fail(`not healthy after ${r.healthTimeoutMs} ms: ${unhealthySummary(health)}`, health);
+    }
+
+    // Success: this revision is deployed, every earlier deployed one superseded.
+    for (const old of await this.store.history(r.release)) {
+      if (old.revision !== r.version && old.status === 'deployed') await this.store.setStatus(old, 'superseded');
+    }
+    await this.store.setStatus(record, 'deployed', r.description);
+    await this.trimHistory(r.release);
+    log.info({ applied: applied.length, pruned: pruned.length }, r.description);
+    return { ok: true, applied, pruned, health, message: r.description };
+  }
+
+  /** Drops the oldest revisions beyond maxHistory, as helm's --history-max does. */
+  private async trimHistory(release: ReleaseRef): Promise<void> {
+    if (this.maxHistory <= 0) return;
+    const history = await this.store.history(release);
+    const excess = history.length - this.maxHistory;
+    if (excess <= 0) return;
+    await this.store.deleteAll(release, history.filter((r) => r.status !== 'deployed').slice(0, excess));
+  }
+
+  private async writePending(r: Rollout): Promise<ReleaseRevision> {
+    const now = helmTime(new Date());
+    const rev: ReleaseRevision = {
+      name: r.release.name,
+      namespace: r.release.namespace,
+      revision: r.version,
+      status: r.pending,
+      description: `${r.pending === 'pending-install' ? 'Install' : r.pending === 'pending-rollback' ? 'Rollback' : 'Upgrade'} in progress`,
+      firstDeployed: r.firstDeployed,
+      lastDeployed: now,
+      chart: r.chart,
+      config: r.config,
+      manifest: toManifest(applyOrder(r.objects)),
+      owner: r.owner,
+    };
+    await this.store.create({ ...rev, version: rev.revision }, r.owner);
+    return rev;
+  }
+
+  /** A pending revision left by a run that died is marked failed, as `helm` would need by hand. */
+  private async settleInterrupted(history: ReleaseRevision[]): Promise<void> {
+    for (const [i, rev] of history.entries()) {
+      if (!rev.status.startsWith('pending-')) continue;
+      this.logger.warn({ revision: rev.revision }, 'revision was left pending by an interrupted run; marking it failed');
+      history[i] = await this.store.setStatus(rev, 'failed', `${rev.description}: interrupted`);
+    }
+  }
+
+  /** Stamps ownership, fills in namespaces of namespaced kinds, and drops server-owned fields. */
+  private async prepare(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef): Promise<KubeObject[]> {
+    const crdScopes = new Map<string, boolean>();
+    for (const o of objects) {
+      if (o.kind !== 'CustomResourceDefinition') continue;
+      const spec = (o.spec ?? {}) as { group?: unknown; names?: { kind?: unknown }; scope?: unknown };
+      if (typeof spec.group === 'string' && typeof spec.names?.kind === 'string') crdScopes.set(`${spec.group}/${spec.names.kind}`, spec.scope !== 'Cluster');
+    }
+    const problems = new ValidationResult(`release ${release.namespace}/${release.name}`);
+    const out: KubeObject[] = [];
+    for (const o of objects) {
+      const group = o.apiVersion.includes('/') ? o.apiVersion.slice(0, o.apiVersion.indexOf('/')) : '';
+      let namespaced = crdScopes.get(`${group}/${o.kind}`);
+      if (namespaced === undefined) {
+        try {
+          namespaced = (await this.client.resourceFor(o.apiVersion, o.kind)).namespaced;
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+          problems.error('apply.unknown-kind', `${o.kind} ${o.metadata.name ?? ''}: the cluster serves no ${o.kind} in ${o.apiVersion} and no CRD in this release defines it`, { field: `${o.kind}/${o.metadata.name ?? ''}` });
+          continue;
+        }
+      }
+      // Server-owned fields would make the apply fail or fight the server.
+      const { uid: _uid, resourceVersion: _rv, generation: _gen, creationTimestamp: _ct, deletionTimestamp: _dt, managedFields: _mf, ...metadata } = o.metadata;
+      if (namespaced && (metadata.namespace === undefined || metadata.namespace === '')) metadata.namespace = release.namespace;
+      if (!namespaced) delete metadata.namespace;
+      const clean: KubeObject = { ...o, metadata };
+      delete clean.status;
+      out.push(stampOwnership(clean, owner, release));
+    }
+    if (!problems.ok) throw new ApplyRefusedError(problems);
+    return out;
+  }
+
+  /**
+   * Checks every object before anything changes: who owns the live object, whether a CRD
+   * change is safe, and whether the API server accepts the object (server dry-run). Throws
+   * with all problems; answers the identities to apply with force (ours, or adopted).
+   */
+  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean): Promise<Set<string>> {
+    const result = new ValidationResult(`release ${release.namespace}/${release.name}`);
+    const takeOver = new Set<string>();
+    // The release records live in the release namespace: it must exist or be part of the release.
+    const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
+    if (!createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
+      result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
+    }
+    for (const obj of objects) {
+      const ref = refOf(obj);
+      const what = describeRef(ref);
+      let live: KubeObject | undefined;
+      try {
+        live = await this.findQuiet(ref);
+      } catch (err) {
+        result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
+        continue;
+      }
+      if (live !== undefined) {
+        if (!isOwnedBy(live, owner) && !adopt) {
+          result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${owner.kind} ${owner.name}; refusing to take it over (adopt to override)`, { field: what });
+          continue;
+        }
+        takeOver.add(identityOf(obj));
+        if (obj.kind === 'CustomResourceDefinition') {
+          const safety = checkCrdUpgrade(live, obj);
+          if (!safety.ok) result.children.push(safety);
+        }
+      }
+      try {
+        await this.client.apply(obj, { dryRun: true, force: takeOver.has(identityOf(obj)) });
+      } catch (err) {
+        // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
+        if (!isNotFound(err)) result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}`, { field: what });
+      }
+    }
+    if (!result.ok) throw new ApplyRefusedError(result);
+    return takeOver;
+  }
+
+  private async waitEstablished(crds: readonly KubeObject[]): Promise<void> {
+    const deadline = Date.now() + this.crdTimeoutMs;
+    for (const crd of crds) {
+      for (;;) {
+        const live = await this.client.find(refOf(crd));
+        const verdict = live === undefined ? { healthy: false, reason: 'not found' } : crdHealth(live);
+        if (verdict.healthy) break;
+        if (Date.now() >= deadline) throw new BinnacleError('CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${this.crdTimeoutMs} ms: ${verdict.reason}`);
+        await new Promise((r) => setTimeout(r, Math.min(this.pollIntervalMs, 250)));
+      }
+    }
+    // New kinds are served now: forget cached discovery so they map to resources.
+    this.client.invalidateDiscovery();
+  }
+
+  /** Objects named by the latest revision and the last deployed one (a failed run may have applied some). */
+  private previousObjects(history: readonly ReleaseRevision[]): KubeObject[] {
+    const revs = new Set<ReleaseRevision>();
+    const latest = history.at(-1);
+    if (latest !== undefined) revs.add(latest);
+    const deployed = lastWith(history, ['deployed']);
+    if (deployed !== undefined) revs.add(deployed);
+    return [...revs].flatMap((r) => parseManifest(r.manifest, `release ${r.namespace}/${r.name} revision ${r.revision}`));
+  }
+
+  /** GET that also answers undefined when the kind itself is not served (its CRD is gone). */
+  private async findQuiet(ref: ObjectRef): Promise<KubeObject | undefined> {
+    try {
+      return await this.client.find(ref);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
+function canonical(v: unknown): string {
+  return JSON.stringify(v, (_k, val: unknown) =>
+    typeof val === 'object' && val !== null && !Array.isArray(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : val,
+  );
+}
+
+function isSameRevision(rev: ReleaseRevision, objects: readonly KubeObject[], chart: ChartInfo, config: Record<string, unknown>): boolean {
+  return rev.manifest === toManifest(applyOrder(objects)) && canonical(rev.chart) === canonical(chart) && canonical(rev.config) === canonical(config);
+}
+
+function pick(o: RolloutOutcome): Omit<ApplyResult, 'revision' | 'status'> {
+  return { applied: o.applied, pruned: o.pruned, health: o.health, message: o.message };
+}
+
+function lastWith(history: readonly ReleaseRevision[], statuses: readonly ReleaseStatus[]): ReleaseRevision | undefined {
+  return [...history].reverse().find((r) => statuses.includes(r.status));
+}
+
+function dedupe(objects: readonly KubeObject[]): KubeObject[] {
+  const seen = new Map<string, KubeObject>();
+  for (const o of objects) if (!seen.has(identityOf(o))) seen.set(identityOf(o), o);
+  return [...seen.values()];
+}
+
+/** A release recorded under another owner is not ours to change. */
+function assertReleaseOwner(history: readonly ReleaseRevision[], owner: Owner, release: ReleaseRef): void {
+  // The latest revision that names an owner: a `helm rollback` by hand may have written one without.
+  const recorded = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
+  if (history.length > 0 && (recorded === undefined || recorded.kind !== owner.kind || recorded.name !== owner.name)) {
+    throw new BinnacleError(
+      'RELEASE_NOT_OWNED',
+      `release ${release.namespace}/${release.name} belongs to ${recorded === undefined ? 'a Helm user (no Binnacle owner recorded)' : `${recorded.kind} ${recorded.name}`}, not ${owner.kind} ${owner.name}`,
+    );
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * An in-memory stand-in for the slice of KubeClient the applier uses, for unit tests:
+ * objects in a map, server-side apply as replace, label-selector lists, and hooks to make a
+ * kind unknown or an apply fail. Workloads report healthy status unless told otherwise.
+ */
+import { KubeApiError } from '../kube/errors.js';
+import { describeRef, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from '../kube/types.js';
+import type { ApplyOptions, DeleteOptions, ResourceInfo } from '../kube/client.js';
+import type { ApplierClient } from './applier.js';
+
+const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService']);
+
+export class FakeCluster {
+  readonly objects = new Map<string, KubeObject>();
+  /** Calls that changed something, in order: `apply Kind ns/name`, `delete …`, `create …`, `update …`. */
+  readonly writes: string[] = [];
+  /** Kinds the server does not serve (e.g. a custom resource whose CRD is missing). */
+  readonly unknownKinds = new Set<string>();
+  /** Applies of objects whose name is here fail with 422 Invalid. */
+  readonly rejectNames = new Set<string>();
+  /** Deployments named here never become available. */
+  readonly unhealthyNames = new Set<string>();
+  private rv = 1;
+
+  key(ref: { apiVersion: string; kind: string; name?: string | undefined; namespace?: string | undefined }): string {
+    return `${parseApiVersion(ref.apiVersion).group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name ?? ''}`;
+  }
+
+  put(obj: KubeObject): void {
+    this.objects.set(this.key({ ...obj, ...obj.metadata }), obj);
+  }
+
+  get(ref: ObjectRef): KubeObject | undefined {
+    return this.objects.get(this.key(ref));
+  }
+
+  client(): ApplierClient {
+    const resourceFor = (apiVersion: string, kind: string): Promise<ResourceInfo> => {
+      if (this.unknownKinds.has(kind)) return Promise.reject(new KubeApiError(404, 'NotFound', `no ${kind} in ${apiVersion}`));
+      return Promise.resolve({ name: `${kind.toLowerCase()}s`, namespaced: !CLUSTER_SCOPED.has(kind), kind, verbs: [] });
+    };
+    const find = async (ref: ObjectRef): Promise<KubeObject | undefined> => {
+      await resourceFor(ref.apiVersion, ref.kind);
+      return this.get(ref);
+    };
+    const withStatus = (obj: KubeObject): KubeObject => {
+      const generation = 1;
+      if (obj.kind === 'Deployment') {
+        const available = this.unhealthyNames.has(obj.metadata.name ?? '') ? 0 : 1;
+        return { ...obj, metadata: { ...obj.metadata, generation }, status: { observedGeneration: generation, replicas: 1, updatedReplicas: 1, availableReplicas: available } };
+      }
+      if (obj.kind === 'CustomResourceDefinition') return { ...obj, status: { conditions: [{ type: 'Established', status: 'True' }] } };
+      return obj;
+    };
+    const fake = {
+      resourceFor,
+      find,
+      invalidateDiscovery: (): void => undefined,
+      apply: async (obj: KubeObject, opts: ApplyOptions = {}): Promise<KubeObject> => {
+        await resourceFor(obj.apiVersion, obj.kind);
+        if (this.rejectNames.has(obj.metadata.name ?? '')) throw new KubeApiError(422, 'Invalid', `apply ${obj.kind} ${obj.metadata.name ?? ''}: spec is invalid`);
+        if (opts.dryRun === true) return obj;
+        this.writes.push(`apply ${describeRef({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace })}${opts.force === true ? ' (force)' : ''}`);
+        const stored = withStatus({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.rv++) } });
+        this.put(stored);
+        return stored;
+      },
+      create: (obj: KubeObject): Promise<KubeObject> => {
+        const ref = { ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
+        if (this.get(ref) !== undefined) return Promise.reject(new KubeApiError(409, 'AlreadyExists', `${describeRef(ref)} exists`));
+        this.writes.push(`create ${describeRef(ref)}`);
+        this.put(obj);
+        return Promise.resolve(obj);
+      },
+      update: (obj: KubeObject): Promise<KubeObject> => {
+        const ref = { ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
+        if (this.get(ref) === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `${describeRef(ref)} not found`));
+        this.writes.push(`update ${describeRef(ref)}`);
+        this.put(obj);
+        return Promise.resolve(obj);
+      },
+      delete: (ref: ObjectRef, _opts?: DeleteOptions): Promise<boolean> => {
+        const had = this.objects.delete(this.key(ref));
+        if (had) this.writes.push(`delete ${describeRef(ref)}`);
+        return Promise.resolve(had);
+      },
+      list: (apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string } = {}): Promise<KubeList> => {
+        const want = (opts.labelSelector ?? '').split(',').filter((s) => s !== '').map((s) => s.split('='));
+        const items = [...this.objects.values()].filter(
+          (o) =>
+            o.kind === kind &&
+            o.apiVersion === apiVersion &&
+            (opts.namespace === undefined || o.metadata.namespace === opts.namespace) &&
+            want.every(([k, v]) => k !== undefined && o.metadata.labels?.[k] === v),
+        );
+        return Promise.resolve({ apiVersion, kind: `${kind}List`, metadata: {}, items });
+      },
+    };
+    return fake as unknown as ApplierClient;
+  }
+}

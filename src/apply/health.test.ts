@@ -1,0 +1,120 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { KubeList, KubeObject, ObjectRef } from '../kube/types.js';
+import { endpointsHealth, objectHealth, probeOnce, waitForHealthy, webhookServices } from './health.js';
+
+const obj = (apiVersion: string, kind: string, rest: Partial<KubeObject> & { generation?: number } = {}): KubeObject => {
+  const { generation, ...fields } = rest;
+  return { apiVersion, kind, metadata: { name: 'x', namespace: 'ns', ...(generation === undefined ? {} : { generation }) }, ...fields };
+};
+const cond = (type: string, status: string, reason = '', message = ''): Record<string, string> => ({ type, status, reason, message });
+
+test('Deployment: healthy only when observed, updated and available', () => {
+  const dep = (status: Record<string, unknown>, replicas = 2): KubeObject => obj('apps/v1', 'Deployment', { generation: 3, spec: { replicas }, status });
+  const good = { observedGeneration: 3, replicas: 2, updatedReplicas: 2, availableReplicas: 2, conditions: [cond('Available', 'True')] };
+  assert.deepEqual(objectHealth(dep(good)), { healthy: true, reason: '2 of 2 replicas available' });
+  assert.match(objectHealth(dep({ ...good, observedGeneration: 2 })).reason, /observe generation 3/);
+  assert.equal(objectHealth(dep({ ...good, observedGeneration: 2 })).healthy, false);
+  assert.deepEqual(objectHealth(dep({ ...good, updatedReplicas: 1 })), { healthy: false, reason: '1 of 2 replicas updated' });
+  assert.deepEqual(objectHealth(dep({ ...good, replicas: 3 })), { healthy: false, reason: '1 old replicas pending termination' });
+  assert.deepEqual(objectHealth(dep({ ...good, availableReplicas: 0 })), { healthy: false, reason: '0 of 2 replicas available' });
+  const stuck = objectHealth(dep({ ...good, conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'too slow')] }));
+  assert.deepEqual(stuck, { healthy: false, reason: 'rollout stuck: ProgressDeadlineExceeded: too slow' });
+  // spec.replicas defaults to 1
+  const one = obj('apps/v1', 'Deployment', { generation: 1, spec: {}, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } });
+  assert.equal(objectHealth(one).healthy, true);
+  assert.equal(objectHealth(obj('apps/v1', 'Deployment', { generation: 1, spec: {} })).healthy, false, 'no status yet');
+});
+
+test('StatefulSet and DaemonSet rolled out', () => {
+  const sts = (status: Record<string, unknown>): KubeObject => obj('apps/v1', 'StatefulSet', { generation: 1, spec: { replicas: 2 }, status: { observedGeneration: 1, ...status } });
+  assert.equal(objectHealth(sts({ readyReplicas: 2, updatedReplicas: 2, currentRevision: 'r1', updateRevision: 'r1' })).healthy, true);
+  assert.deepEqual(objectHealth(sts({ readyReplicas: 2, updatedReplicas: 2, currentRevision: 'r1', updateRevision: 'r2' })), { healthy: false, reason: 'rolling out revision r2' });
+  assert.deepEqual(objectHealth(sts({ readyReplicas: 1, updatedReplicas: 2, currentRevision: 'r1', updateRevision: 'r1' })), { healthy: false, reason: '1 of 2 replicas ready' });
+  const ds = (status: Record<string, unknown>): KubeObject => obj('apps/v1', 'DaemonSet', { generation: 2, status: { observedGeneration: 2, ...status } });
+  assert.equal(objectHealth(ds({ desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3 })).healthy, true);
+  assert.deepEqual(objectHealth(ds({ desiredNumberScheduled: 3, updatedNumberScheduled: 2, numberAvailable: 3 })), { healthy: false, reason: '2 of 3 pods updated' });
+  assert.deepEqual(objectHealth(ds({ desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 1 })), { healthy: false, reason: '1 of 3 pods available' });
+});
+
+test('CRD Established, APIService Available', () => {
+  const crd = (conditions: unknown[]): KubeObject => obj('apiextensions.k8s.io/v1', 'CustomResourceDefinition', { status: { conditions } });
+  assert.equal(objectHealth(crd([cond('Established', 'True')])).healthy, true);
+  assert.deepEqual(objectHealth(crd([])), { healthy: false, reason: 'not yet Established' });
+  assert.match(objectHealth(crd([cond('NamesAccepted', 'False', 'ListKindConflict', 'taken')])).reason, /names not accepted: ListKindConflict: taken/);
+  const api = (conditions: unknown[]): KubeObject => obj('apiregistration.k8s.io/v1', 'APIService', { status: { conditions } });
+  assert.equal(objectHealth(api([cond('Available', 'True')])).healthy, true);
+  assert.deepEqual(objectHealth(api([cond('Available', 'False', 'ServiceNotFound', 'service/x in "ns" is not present')])), {
+    healthy: false,
+    reason: 'not Available: ServiceNotFound: service/x in "ns" is not present',
+  });
+});
+
+test('Jobs complete, Pods ready, everything else healthy once applied', () => {
+  assert.equal(objectHealth(obj('batch/v1', 'Job', { status: { conditions: [cond('Complete', 'True')] } })).healthy, true);
+  assert.deepEqual(objectHealth(obj('batch/v1', 'Job', { status: { conditions: [cond('Failed', 'True', 'BackoffLimitExceeded')] } })), { healthy: false, reason: 'failed: BackoffLimitExceeded' });
+  assert.equal(objectHealth(obj('batch/v1', 'Job', { status: {} })).healthy, false);
+  assert.equal(objectHealth(obj('v1', 'Pod', { status: { phase: 'Running', conditions: [cond('Ready', 'True')] } })).healthy, true);
+  assert.equal(objectHealth(obj('v1', 'Pod', { status: { phase: 'Succeeded' } })).healthy, true);
+  assert.deepEqual(objectHealth(obj('v1', 'Pod', { status: { phase: 'Pending' } })), { healthy: false, reason: 'not Ready (phase Pending)' });
+  assert.deepEqual(objectHealth(obj('v1', 'ConfigMap')), { healthy: true, reason: 'applied' });
+  assert.deepEqual(objectHealth(obj('example.com/v1', 'Widget')), { healthy: true, reason: 'applied' });
+});
+
+test('webhook Services need ready endpoints; nil ready counts as ready', () => {
+  const slice = (endpoints: unknown): KubeObject => ({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSlice', metadata: { name: 's' }, endpoints });
+  assert.equal(endpointsHealth([]).healthy, false);
+  assert.equal(endpointsHealth([slice(null)]).healthy, false);
+  assert.equal(endpointsHealth([slice([{ conditions: { ready: false } }])]).healthy, false);
+  assert.deepEqual(endpointsHealth([slice([{ conditions: { ready: false } }]), slice([{ conditions: {} }, { conditions: { ready: true } }])]), { healthy: true, reason: '2 ready endpoints' });
+});
+
+test('webhookServices finds the Services webhooks, APIServices and conversion webhooks call', () => {
+  const svcs = webhookServices([
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'MutatingWebhookConfiguration', metadata: { name: 'm' }, webhooks: [{ clientConfig: { service: { name: 'a', namespace: 'ns' } } }, { clientConfig: { url: 'https://x' } }] },
+    { apiVersion: 'apiregistration.k8s.io/v1', kind: 'APIService', metadata: { name: 'v1.x' }, spec: { service: { name: 'b', namespace: 'ns' } } },
+    { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'c' }, spec: { conversion: { strategy: 'Webhook', webhook: { clientConfig: { service: { name: 'c', namespace: 'ns2' } } } } } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'd', namespace: 'ns' } },
+  ]);
+  assert.deepEqual([...svcs].sort(), ['ns/a', 'ns/b', 'ns2/c']);
+});
+
+/** A fake client over a map of live objects: enough for the probe. */
+function fakeClient(live: Map<string, KubeObject>, slices: KubeObject[] = []): { find: (ref: ObjectRef) => Promise<KubeObject | undefined>; list: () => Promise<KubeList> } {
+  return {
+    find: (ref) => Promise.resolve(live.get(`${ref.kind}/${ref.name}`)),
+    list: () => Promise.resolve({ apiVersion: 'v1', kind: 'List', metadata: {}, items: slices }),
+  };
+}
+
+test('probeOnce judges live objects, and checks endpoints only for webhook Services', async () => {
+  const desired: KubeObject[] = [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hook', namespace: 'ns' } },
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: 'plain', namespace: 'ns' } },
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v' }, webhooks: [{ clientConfig: { service: { name: 'hook', namespace: 'ns' } } }] },
+    { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'missing', namespace: 'ns' } },
+  ];
+  const live = new Map(desired.filter((d) => d.metadata.name !== 'missing').map((d) => [`${d.kind}/${d.metadata.name ?? ''}`, d]));
+  const report = await probeOnce(fakeClient(live) as never, desired);
+  assert.equal(report.healthy, false);
+  assert.deepEqual(report.objects.map((o) => [o.ref.name, o.healthy, o.reason]), [
+    ['hook', false, 'no ready endpoints behind this Service, which a webhook or APIService calls'],
+    ['plain', true, 'applied'],
+    ['v', true, 'applied'],
+    ['missing', false, 'not found'],
+  ]);
+});
+
+test('waitForHealthy returns the last report when the deadline passes, and early when healthy', async () => {
+  const logger = pino({ level: 'silent' });
+  const dep: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', generation: 1 }, spec: { replicas: 1 } };
+  const live = new Map([['Deployment/d', { ...dep, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 0 } }]]);
+  const started = Date.now();
+  const timedOut = await waitForHealthy(fakeClient(live) as never, [dep], { timeoutMs: 120, intervalMs: 20, logger });
+  assert.equal(timedOut.healthy, false);
+  assert.ok(Date.now() - started >= 100);
+  live.set('Deployment/d', { ...dep, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } });
+  const fine = await waitForHealthy(fakeClient(live) as never, [dep], { timeoutMs: 10_000, intervalMs: 20, logger });
+  assert.equal(fine.healthy, true);
+});

@@ -1,0 +1,239 @@
+/**
+ * Health, kstatus-style: pure rules that read an object's live status and say whether it is
+ * ready and why not, plus a probe loop that re-reads the objects until all are healthy or a
+ * deadline passes. Services that back webhooks or APIServices must have ready endpoints
+ * (EndpointSlices), since the API server routes calls to them.
+ */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import { describeRef, refOf, type KubeObject } from '../kube/types.js';
+import { errorMessage } from '../util/errors.js';
+import type { HealthReport, ObjectHealth } from './types.js';
+
+type Json = Record<string, unknown>;
+
+export interface Verdict {
+  healthy: boolean;
+  reason: string;
+}
+
+function rec(v: unknown): Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : {};
+}
+
+function n(v: unknown, fallback = 0): number {
+  return typeof v === 'number' ? v : fallback;
+}
+
+function condition(obj: KubeObject, type: string): Json | undefined {
+  const conds = rec(obj.status).conditions;
+  if (!Array.isArray(conds)) return undefined;
+  return conds.map(rec).find((c) => c.type === type);
+}
+
+function conditionText(c: Json | undefined): string {
+  if (c === undefined) return '';
+  const reason = typeof c.reason === 'string' ? c.reason : '';
+  const message = typeof c.message === 'string' ? c.message : '';
+  return [reason, message].filter((x) => x !== '').join(': ');
+}
+
+const ok = (reason: string): Verdict => ({ healthy: true, reason });
+const notYet = (reason: string): Verdict => ({ healthy: false, reason });
+
+/** The controller has seen the latest spec. */
+function observed(obj: KubeObject): Verdict | undefined {
+  const generation = obj.metadata.generation ?? 0;
+  const seen = n(rec(obj.status).observedGeneration, -1);
+  if (seen < generation) return notYet(`waiting for the controller to observe generation ${generation} (observed ${seen < 0 ? 'none' : seen})`);
+  return undefined;
+}
+
+export function deploymentHealth(obj: KubeObject): Verdict {
+  const wait = observed(obj);
+  if (wait !== undefined) return wait;
+  const status = rec(obj.status);
+  const want = n(rec(obj.spec).replicas, 1);
+  const progressing = condition(obj, 'Progressing');
+  if (progressing?.reason === 'ProgressDeadlineExceeded') return notYet(`rollout stuck: ${conditionText(progressing)}`);
+  const updated = n(status.updatedReplicas);
+  const available = n(status.availableReplicas);
+  const total = n(status.replicas);
+  if (updated < want) return notYet(`${updated} of ${want} replicas updated`);
+  if (total > updated) return notYet(`${total - updated} old replicas pending termination`);
+  if (available < want) return notYet(`${available} of ${want} replicas available`);
+  const cond = condition(obj, 'Available');
+  if (cond !== undefined && cond.status !== 'True') return notYet(`not Available: ${conditionText(cond)}`);
+  return ok(`${available} of ${want} replicas available`);
+}
+
+export function statefulSetHealth(obj: KubeObject): Verdict {
+  const wait = observed(obj);
+  if (wait !== undefined) return wait;
+  const status = rec(obj.status);
+  const want = n(rec(obj.spec).replicas, 1);
+  const ready = n(status.readyReplicas);
+  const strategy = rec(rec(obj.spec).updateStrategy).type;
+  if (strategy !== 'OnDelete') {
+    if (n(status.updatedReplicas) < want) return notYet(`${n(status.updatedReplicas)} of ${want} replicas updated`);
+    const current = status.currentRevision;
+    const update = status.updateRevision;
+    if (typeof update === 'string' && current !== update) return notYet(`rolling out revision ${update}`);
+  }
+  if (ready < want) return notYet(`${ready} of ${want} replicas ready`);
+  return ok(`${ready} of ${want} replicas ready`);
+}
+
+export function daemonSetHealth(obj: KubeObject): Verdict {
+  const wait = observed(obj);
+  if (wait !== undefined) return wait;
+  const status = rec(obj.status);
+  const desired = n(status.desiredNumberScheduled);
+  const updated = n(status.updatedNumberScheduled);
+  const available = n(status.numberAvailable);
+  if (updated < desired) return notYet(`${updated} of ${desired} pods updated`);
+  if (available < desired) return notYet(`${available} of ${desired} pods available`);
+  return ok(`${available} of ${desired} pods available`);
+}
+
+export function crdHealth(obj: KubeObject): Verdict {
+  const names = condition(obj, 'NamesAccepted');
+  if (names !== undefined && names.status === 'False') return notYet(`names not accepted: ${conditionText(names)}`);
+  const est = condition(obj, 'Established');
+  if (est?.status === 'True') return ok('Established');
+  return notYet(est === undefined ? 'not yet Established' : `not Established: ${conditionText(est)}`);
+}
+
+export function apiServiceHealth(obj: KubeObject): Verdict {
+  const c = condition(obj, 'Available');
+  if (c?.status === 'True') return ok('Available');
+  return notYet(c === undefined ? 'not yet Available' : `not Available: ${conditionText(c)}`);
+}
+
+export function jobHealth(obj: KubeObject): Verdict {
+  const failed = condition(obj, 'Failed');
+  if (failed?.status === 'True') return notYet(`failed: ${conditionText(failed)}`);
+  const complete = condition(obj, 'Complete');
+  if (complete?.status === 'True') return ok('Complete');
+  return notYet(`running: ${n(rec(obj.status).succeeded)} succeeded`);
+}
+
+export function podHealth(obj: KubeObject): Verdict {
+  const phase = rec(obj.status).phase;
+  if (phase === 'Succeeded') return ok('Succeeded');
+  if (phase === 'Failed') return notYet('pod failed');
+  const ready = condition(obj, 'Ready');
+  if (ready?.status === 'True') return ok('Ready');
+  return notYet(`not Ready${ready === undefined ? '' : `: ${conditionText(ready)}`} (phase ${typeof phase === 'string' ? phase : 'unknown'})`);
+}
+
+/** Ready endpoints over a Service's EndpointSlices (discovery.k8s.io/v1). */
+export function endpointsHealth(slices: readonly KubeObject[]): Verdict {
+  let ready = 0;
+  for (const s of slices) {
+    const endpoints = s.endpoints;
+    if (!Array.isArray(endpoints)) continue;
+    for (const e of endpoints) {
+      // Per the EndpointSlice API, a nil `ready` means ready.
+      if (rec(rec(e).conditions).ready !== false) ready++;
+    }
+  }
+  return ready > 0 ? ok(`${ready} ready endpoints`) : notYet('no ready endpoints behind this Service, which a webhook or APIService calls');
+}
+
+/** The health rule for a live object; kinds without one are healthy once applied. */
+export function objectHealth(obj: KubeObject): Verdict {
+  switch (obj.kind) {
+    case 'Deployment':
+      return deploymentHealth(obj);
+    case 'StatefulSet':
+      return statefulSetHealth(obj);
+    case 'DaemonSet':
+      return daemonSetHealth(obj);
+    case 'CustomResourceDefinition':
+      return crdHealth(obj);
+    case 'APIService':
+      return apiServiceHealth(obj);
+    case 'Job':
+      return jobHealth(obj);
+    case 'Pod':
+      return podHealth(obj);
+    default:
+      return ok('applied');
+  }
+}
+
+/** `namespace/name` of every Service a webhook configuration or APIService in `objects` calls. */
+export function webhookServices(objects: readonly KubeObject[]): Set<string> {
+  const out = new Set<string>();
+  const add = (svc: unknown): void => {
+    const s = rec(svc);
+    if (typeof s.name === 'string' && typeof s.namespace === 'string') out.add(`${s.namespace}/${s.name}`);
+  };
+  for (const o of objects) {
+    if (o.kind === 'ValidatingWebhookConfiguration' || o.kind === 'MutatingWebhookConfiguration') {
+      const hooks = o.webhooks;
+      if (Array.isArray(hooks)) for (const h of hooks) add(rec(rec(h).clientConfig).service);
+    } else if (o.kind === 'APIService') {
+      add(rec(o.spec).service);
+    } else if (o.kind === 'CustomResourceDefinition') {
+      add(rec(rec(rec(rec(o.spec).conversion).webhook).clientConfig).service);
+    }
+  }
+  return out;
+}
+
+export interface ProbeOptions {
+  timeoutMs: number;
+  intervalMs?: number;
+  logger: Logger;
+  /** Only for tests: a clock. */
+  now?: () => number;
+}
+
+type ProbeClient = Pick<KubeClient, 'find' | 'list'>;
+
+/** Reads every object once and judges it. */
+export async function probeOnce(client: ProbeClient, objects: readonly KubeObject[]): Promise<HealthReport> {
+  const backing = webhookServices(objects);
+  const results: ObjectHealth[] = [];
+  for (const o of objects) {
+    const ref = refOf(o);
+    let verdict: Verdict;
+    try {
+      const live = await client.find(ref);
+      if (live === undefined) verdict = notYet('not found');
+      else if (o.kind === 'Service' && o.apiVersion === 'v1' && backing.has(`${ref.namespace ?? ''}/${ref.name}`)) {
+        const slices = await client.list('discovery.k8s.io/v1', 'EndpointSlice', { namespace: ref.namespace, labelSelector: `kubernetes.io/service-name=${ref.name}` });
+        verdict = endpointsHealth(slices.items);
+      } else verdict = objectHealth(live);
+    } catch (err) {
+      verdict = notYet(`cannot read: ${errorMessage(err)}`);
+    }
+    results.push({ ref, healthy: verdict.healthy, reason: verdict.reason });
+  }
+  return { healthy: results.every((r) => r.healthy), objects: results };
+}
+
+/** Probes until every object is healthy or `timeoutMs` passes; answers the last report. */
+export async function waitForHealthy(client: ProbeClient, objects: readonly KubeObject[], opts: ProbeOptions): Promise<HealthReport> {
+  const now = opts.now ?? Date.now;
+  const deadline = now() + opts.timeoutMs;
+  const interval = opts.intervalMs ?? 1000;
+  for (;;) {
+    const report = await probeOnce(client, objects);
+    if (report.healthy) return report;
+    if (now() >= deadline) return report;
+    const waiting = report.objects.filter((o) => !o.healthy);
+    opts.logger.debug({ waiting: waiting.map((w) => `${describeRef(w.ref)}: ${w.reason}`) }, 'waiting for health');
+    await new Promise((r) => setTimeout(r, Math.min(interval, Math.max(0, deadline - now()))));
+  }
+}
+
+/** One line naming what is not healthy, for messages. */
+export function unhealthySummary(report: HealthReport): string {
+  return report.objects
+    .filter((o) => !o.healthy)
+    .map((o) => `${describeRef(o.ref)}: ${o.reason}`)
+    .join('; ');
+}

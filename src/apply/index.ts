@@ -1,0 +1,47 @@
+/**
+ * The applier of the install engine: takes the Kubernetes objects a bundle rendered into and
+ * applies them to a cluster in phases (namespaces, RBAC, CRDs, config, workloads, Services,
+ * webhooks) with server-side apply under Binnacle's field manager. It refuses to take over
+ * objects another owner holds and unsafe CRD changes before touching anything, prunes what a
+ * new revision drops, waits for health, and records every revision as a Helm v3 release
+ * Secret so `helm list` / `helm history` see it; failed upgrades roll back to the last good
+ * revision. Talks only to the API server, through `src/kube`'s KubeClient.
+ */
+export { Applier, type ApplierClient, type ApplierOptions } from './applier.js';
+export { ApplyRefusedError } from './errors.js';
+export { checkCrdUpgrade } from './crd-safety.js';
+export {
+  objectHealth,
+  endpointsHealth,
+  webhookServices,
+  probeOnce,
+  waitForHealthy,
+  unhealthySummary,
+  type Verdict,
+  type ProbeOptions,
+} from './health.js';
+export {
+  OWNER_KIND_LABEL,
+  OWNER_NAME_LABEL,
+  MANAGED_BY_LABEL,
+  HELM_RELEASE_NAME_ANNOTATION,
+  HELM_RELEASE_NAMESPACE_ANNOTATION,
+  isOwnedBy,
+  stampOwnership,
+} from './ownership.js';
+export { PHASES, phaseOf, groupByPhase, applyOrder, deleteOrder, type Phase } from './phases.js';
+export { decodeRelease, encodeRelease, releaseSecretName, revisionFromSecret, parseManifest, toManifest, RELEASE_SECRET_TYPE } from './release.js';
+export { ReleaseStore } from './release-store.js';
+export type {
+  ApplyRequest,
+  ApplyResult,
+  ApplyStatus,
+  ChartInfo,
+  HealthReport,
+  ObjectHealth,
+  ObjectRef,
+  Owner,
+  ReleaseRef,
+  ReleaseRevision,
+  ReleaseStatus,
+} from './types.js';

@@ -1,0 +1,121 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
+import { BinnacleError } from '../util/errors.js';
+import type { KubeObject } from '../kube/types.js';
+import { decodeRelease, parseManifest, releaseLabels, releaseSecret, releaseSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
+
+// Written by the real helm v3.22 (`helm install tiny ./chart` then `helm upgrade --set greeting=yo`).
+const fixture: unknown = JSON.parse(readFileSync(new URL('./testdata/helm-release-v2.secret.json', import.meta.url), 'utf8'));
+
+test('decodes a release Secret written by the real helm binary', () => {
+  const rev = revisionFromSecret(fixture);
+  assert.equal(rev.name, 'tiny');
+  assert.equal(rev.namespace, 'default');
+  assert.equal(rev.revision, 2);
+  assert.equal(rev.status, 'deployed');
+  assert.equal(rev.description, 'Upgrade complete');
+  assert.deepEqual(rev.chart, { name: 'tiny', version: '0.1.0', appVersion: '1.2.3', description: "A tiny chart for Binnacle's release decoder test" });
+  assert.deepEqual(rev.config, { greeting: 'yo' });
+  assert.match(rev.firstDeployed, /^2026-11-22T15:56:58\./);
+  assert.equal(rev.owner, undefined, 'helm wrote it: no Binnacle owner');
+  const objects = parseManifest(rev.manifest, 'fixture');
+  assert.deepEqual(objects, [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'tiny-cm' }, data: { greeting: 'yo' } }]);
+});
+
+const input: ReleaseRecordInput = {
+  name: 'op',
+  namespace: 'ops',
+  version: 3,
+  status: 'superseded',
+  description: 'Upgrade complete',
+  firstDeployed: '2026-01-02T03:04:05.678Z',
+  lastDeployed: '2026-01-03T03:04:05.678Z',
+  chart: { name: 'op', version: '1.2.3', appVersion: '4.5' },
+  config: { replicas: 2 },
+  manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n',
+};
+
+test('our Secret has helm\'s name, type and labels, and the release double-base64 gzipped JSON', () => {
+  const now = new Date('2026-01-03T03:04:05Z');
+  const s = releaseSecret(input, { kind: 'ClusterExtension', name: 'op' }, now, 'created');
+  assert.equal(s.metadata.name, 'sh.helm.release.v1.op.v3');
+  assert.equal(releaseSecretName('op', 3), s.metadata.name);
+  assert.equal(s.type, 'helm.sh/release.v1');
+  assert.deepEqual(s.metadata.labels, {
+    'binnacle.dev/owner-kind': 'ClusterExtension',
+    'binnacle.dev/owner-name': 'op',
+    name: 'op',
+    owner: 'helm',
+    status: 'superseded',
+    version: '3',
+    createdAt: String(now.getTime() / 1000),
+  });
+  assert.deepEqual(releaseLabels(s), { 'binnacle.dev/owner-kind': 'ClusterExtension', 'binnacle.dev/owner-name': 'op' });
+  // Unwrap it by hand the way helm does: base64 (Secret data) → base64 → gzip → JSON.
+  const data = (s.data as { release: string }).release;
+  const gz = Buffer.from(Buffer.from(data, 'base64').toString('utf8'), 'base64');
+  assert.deepEqual([...gz.subarray(0, 3)], [0x1f, 0x8b, 0x08]);
+  const json = JSON.parse(gunzipSync(gz).toString('utf8')) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(json), ['name', 'info', 'chart', 'config', 'manifest', 'version', 'namespace']);
+  assert.deepEqual(json.info, { first_deployed: input.firstDeployed, last_deployed: input.lastDeployed, deleted: '', description: 'Upgrade complete', status: 'superseded' });
+  assert.deepEqual((json.chart as { metadata: unknown }).metadata, { name: 'op', version: '1.2.3', apiVersion: 'v2', appVersion: '4.5' });
+});
+
+test('a record round-trips through the Secret', () => {
+  const s = releaseSecret(input, { kind: 'ClusterExtension', name: 'op' }, new Date(), 'modified');
+  assert.ok(s.metadata.labels?.modifiedAt !== undefined);
+  const rev = revisionFromSecret(s);
+  assert.deepEqual(rev, {
+    name: 'op',
+    namespace: 'ops',
+    revision: 3,
+    status: 'superseded',
+    description: 'Upgrade complete',
+    firstDeployed: input.firstDeployed,
+    lastDeployed: input.lastDeployed,
+    chart: input.chart,
+    config: input.config,
+    manifest: input.manifest,
+    owner: { kind: 'ClusterExtension', name: 'op' },
+  });
+});
+
+test('decodeRelease also reads plain (not gzipped) records, as helm does', () => {
+  const plain = Buffer.from(JSON.stringify({ name: 'x', version: 1 })).toString('base64');
+  assert.deepEqual(decodeRelease(plain), { name: 'x', version: 1 });
+});
+
+test('bad records give errors naming the Secret and field, never a crash', () => {
+  const bad = (data: unknown): BinnacleError => {
+    try {
+      revisionFromSecret({ metadata: { name: 'sh.helm.release.v1.x.v1', namespace: 'ns' }, data });
+    } catch (err) {
+      assert.ok(err instanceof BinnacleError);
+      return err;
+    }
+    assert.fail('expected an error');
+  };
+  const missing = bad({});
+  assert.equal(missing.code, 'RELEASE_DECODE');
+  assert.match(missing.message, /Secret ns\/sh\.helm\.release\.v1\.x\.v1: field data\.release is missing/);
+  const garbage = bad({ release: Buffer.from(Buffer.from([0x1f, 0x8b, 0x08, 1, 2, 3]).toString('base64')).toString('base64') });
+  assert.match(garbage.message, /field data\.release: not a Helm release record/);
+  const noInfo = bad({ release: Buffer.from(Buffer.from('{"name":"x"}').toString('base64')).toString('base64') });
+  assert.match(noInfo.message, /has no info or version/);
+});
+
+test('manifests round-trip and carry helm-style Source headers', () => {
+  const objects: KubeObject[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ns' } },
+    { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'ns' }, spec: { replicas: 1 } },
+  ];
+  const text = toManifest(objects);
+  assert.match(text, /^---\n# Source: binnacle\/namespace\/ns\.yaml\napiVersion: v1\n/);
+  assert.match(text, /# Source: binnacle\/deployment\/ns\/d\.yaml/);
+  assert.deepEqual(parseManifest(text, 'r'), objects);
+  assert.deepEqual(parseManifest('', 'r'), []);
+  assert.throws(() => parseManifest('---\n- a list\n', 'release ns/x revision 2'), /release ns\/x revision 2: manifest document 1 is not a Kubernetes object/);
+  assert.throws(() => parseManifest('a: [unclosed\n', 'r'), (err: unknown) => err instanceof BinnacleError && err.code === 'RELEASE_MANIFEST');
+});

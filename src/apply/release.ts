@@ -1,0 +1,200 @@
+/**
+ * Helm v3 release records, byte-compatible with helm's Secrets storage driver
+ * (pkg/storage/driver/secrets.go, util.go): the release object as JSON, gzipped, base64'd,
+ * stored as `data.release` of a Secret `sh.helm.release.v1.<name>.v<N>` of type
+ * `helm.sh/release.v1`, labelled name/owner=helm/status/version. Extra labels on the Secret
+ * are the release's own labels in Helm ≥ 3.13; Binnacle keeps its owner there.
+ */
+import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
+import { parseAllDocuments, stringify } from 'yaml';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { isKubeObject, type KubeObject } from '../kube/types.js';
+import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from './ownership.js';
+import type { ChartInfo, Owner, ReleaseRevision, ReleaseStatus } from './types.js';
+
+export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
+/** Labels Helm's driver sets itself; any other Secret label is a release label. */
+const SYSTEM_LABELS = new Set(['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt']);
+const STATUSES: readonly ReleaseStatus[] = ['unknown', 'deployed', 'uninstalled', 'superseded', 'failed', 'uninstalling', 'pending-install', 'pending-upgrade', 'pending-rollback'];
+
+/** The JSON shape of helm's `release.Release`, with the fields Binnacle writes. */
+export interface HelmReleaseJson {
+  name: string;
+  info: {
+    first_deployed: string;
+    last_deployed: string;
+    deleted: string;
+    description: string;
+    status: ReleaseStatus;
+  };
+  chart: {
+    metadata: { name: string; version: string; description?: string; apiVersion: 'v2'; appVersion?: string };
+    lock: null;
+    templates: unknown[];
+    values: Record<string, unknown>;
+    schema: null;
+    files: null;
+  };
+  config: Record<string, unknown>;
+  manifest: string;
+  version: number;
+  namespace: string;
+}
+
+export function releaseSecretName(release: string, version: number): string {
+  return `sh.helm.release.v1.${release}.v${version}`;
+}
+
+/** JSON → gzip → base64, exactly as helm's encodeRelease. */
+export function encodeRelease(rel: HelmReleaseJson): string {
+  return gzipSync(Buffer.from(JSON.stringify(rel), 'utf8'), { level: zlibConstants.Z_BEST_COMPRESSION }).toString('base64');
+}
+
+const GZIP_MAGIC = Buffer.from([0x1f, 0x8b, 0x08]);
+
+/** base64 → (gunzip when gzipped, as helm accepts both) → JSON, still unknown. */
+export function decodeRelease(encoded: string, where = 'release'): unknown {
+  let bytes = Buffer.from(encoded, 'base64');
+  try {
+    if (bytes.subarray(0, 3).equals(GZIP_MAGIC)) bytes = gunzipSync(bytes);
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch (err) {
+    throw new BinnacleError('RELEASE_DECODE', `${where}: not a Helm release record: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/** Helm's timestamp format (RFC 3339; Go accepts the millisecond fraction). */
+export function helmTime(d: Date): string {
+  return d.toISOString();
+}
+
+export interface ReleaseRecordInput {
+  name: string;
+  namespace: string;
+  version: number;
+  status: ReleaseStatus;
+  description: string;
+  firstDeployed: string;
+  lastDeployed: string;
+  chart: ChartInfo;
+  config: Record<string, unknown>;
+  manifest: string;
+}
+
+export function releaseJson(r: ReleaseRecordInput): HelmReleaseJson {
+  const metadata: HelmReleaseJson['chart']['metadata'] = { name: r.chart.name, version: r.chart.version, apiVersion: 'v2' };
+  if (r.chart.description !== undefined) metadata.description = r.chart.description;
+  if (r.chart.appVersion !== undefined) metadata.appVersion = r.chart.appVersion;
+  return {
+    name: r.name,
+    info: { first_deployed: r.firstDeployed, last_deployed: r.lastDeployed, deleted: '', description: r.description, status: r.status },
+    chart: { metadata, lock: null, templates: [], values: {}, schema: null, files: null },
+    config: r.config,
+    manifest: r.manifest,
+    version: r.version,
+    namespace: r.namespace,
+  };
+}
+
+/** The Secret that stores one revision, as helm's newSecretsObject builds it. */
+export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified'): KubeObject {
+  const labels: Record<string, string> = {};
+  if (owner !== undefined) {
+    labels[OWNER_KIND_LABEL] = owner.kind;
+    labels[OWNER_NAME_LABEL] = owner.name;
+  }
+  Object.assign(labels, { name: r.name, owner: 'helm', status: r.status, version: String(r.version) });
+  labels[kind === 'created' ? 'createdAt' : 'modifiedAt'] = String(Math.floor(now.getTime() / 1000));
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: releaseSecretName(r.name, r.version), namespace: r.namespace, labels },
+    type: RELEASE_SECRET_TYPE,
+    // Secret data is base64 on the wire, so the release is base64'd twice, as in Helm.
+    data: { release: Buffer.from(encodeRelease(releaseJson(r)), 'utf8').toString('base64') },
+  };
+}
+
+function rec(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function str(v: unknown): string {
+  return typeof v === 'string' ? v : '';
+}
+
+/** Decodes a release Secret (as JSON from the API server) into a revision; names the Secret on error. */
+export function revisionFromSecret(secret: unknown): ReleaseRevision {
+  const s = rec(secret);
+  const meta = rec(s?.metadata);
+  const secretName = `Secret ${str(meta?.namespace)}/${str(meta?.name)}`;
+  const data = rec(s?.data);
+  if (s === undefined || typeof data?.release !== 'string') {
+    throw new BinnacleError('RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
+  }
+  const encoded = Buffer.from(data.release, 'base64').toString('utf8');
+  const rel = rec(decodeRelease(encoded, `${secretName}: field data.release`));
+  const info = rec(rel?.info);
+  const chartMeta = rec(rec(rel?.chart)?.metadata);
+  if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
+    throw new BinnacleError('RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
+  }
+  const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
+  const chart = chartInfo(chartMeta);
+  const labels = rec(meta?.labels) ?? {};
+  const ownerKind = labels[OWNER_KIND_LABEL];
+  const ownerName = labels[OWNER_NAME_LABEL];
+  return {
+    name: str(rel.name),
+    namespace: str(rel.namespace),
+    revision: rel.version,
+    // The Secret's status label is the one Helm updates; prefer it as Helm does on list.
+    status: STATUSES.find((x) => x === labels.status) ?? status,
+    description: str(info.description),
+    firstDeployed: str(info.first_deployed),
+    lastDeployed: str(info.last_deployed),
+    chart,
+    config: rec(rel.config) ?? {},
+    manifest: str(rel.manifest),
+    owner: typeof ownerKind === 'string' && typeof ownerName === 'string' ? { kind: ownerKind, name: ownerName } : undefined,
+  };
+}
+
+function chartInfo(meta: Record<string, unknown> | undefined): ChartInfo {
+  const chart: ChartInfo = { name: str(meta?.name), version: str(meta?.version) };
+  if (typeof meta?.appVersion === 'string') chart.appVersion = meta.appVersion;
+  if (typeof meta?.description === 'string') chart.description = meta.description;
+  return chart;
+}
+
+/** Release labels a Secret carries beyond Helm's own. */
+export function releaseLabels(secret: KubeObject): Record<string, string> {
+  return Object.fromEntries(Object.entries(secret.metadata.labels ?? {}).filter(([k]) => !SYSTEM_LABELS.has(k)));
+}
+
+/** The manifest as Helm writes it: a YAML stream, each document headed by its source. */
+export function toManifest(objects: readonly KubeObject[]): string {
+  return objects
+    .map((o) => {
+      const ns = o.metadata.namespace !== undefined ? `${o.metadata.namespace}/` : '';
+      return `---\n# Source: binnacle/${o.kind.toLowerCase()}/${ns}${o.metadata.name ?? ''}.yaml\n${stringify(o, { lineWidth: 0, aliasDuplicateObjects: false })}`;
+    })
+    .join('');
+}
+
+/** Objects of a stored manifest; anything that is not an object is an error naming the revision. */
+export function parseManifest(manifest: string, where: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  parseAllDocuments(manifest).forEach((doc, i) => {
+    if (doc.errors.length > 0) {
+      throw new BinnacleError('RELEASE_MANIFEST', `${where}: manifest document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`);
+    }
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    if (!isKubeObject(value)) {
+      throw new BinnacleError('RELEASE_MANIFEST', `${where}: manifest document ${i + 1} is not a Kubernetes object (needs apiVersion, kind, metadata)`);
+    }
+    out.push(value);
+  });
+  return out;
+}

@@ -1,0 +1,247 @@
+/**
+ * The applier against the local control plane: install, upgrade with pruning, refusal to
+ * adopt, unsafe CRD changes, automatic rollback after a health timeout, `helm` reading our
+ * release records, and uninstall.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { Applier, ApplyRefusedError, type ApplyRequest } from '../../src/apply/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { e2eClient, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
+
+const run = promisify(execFile);
+const logger = pino({ level: process.env.BINNACLE_LOG_LEVEL ?? 'silent' });
+
+async function helm(...args: string[]): Promise<string> {
+  const { stdout } = await run('helm', ['--kubeconfig', e2eKubeconfig(), ...args]);
+  return stdout;
+}
+
+function namespace(name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name } };
+}
+
+function deployment(ns: string, name: string, image = 'registry.example/op:1'): KubeObject {
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, namespace: ns },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { serviceAccountName: name, containers: [{ name: 'manager', image }] } },
+    },
+  };
+}
+
+function configMap(ns: string, name: string, data: Record<string, string> = { a: '1' }): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data };
+}
+
+function serviceAccount(ns: string, name: string): KubeObject {
+  return { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: ns } };
+}
+
+function crd(group: string, specProps: Record<string, unknown>): KubeObject {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `gadgets.${group}` },
+    spec: {
+      group,
+      scope: 'Namespaced',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget', listKind: 'GadgetList' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: specProps } } } } }],
+    },
+  };
+}
+
+describe('applier e2e', () => {
+  let client: KubeClient;
+  let applier: Applier;
+  const ns = uniqueName('apply');
+  const owner = { kind: 'ClusterExtension', name: ns };
+  const release = { name: 'op', namespace: ns };
+  const base = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({
+    owner,
+    release,
+    objects,
+    chart: { name: 'op', version: '1.0.0', appVersion: '1.0.0' },
+    healthTimeoutMs: 60_000,
+    ...extra,
+  });
+
+  before(async () => {
+    client = await e2eClient();
+    applier = new Applier({ client, logger, pollIntervalMs: 250 });
+  });
+  after(async () => {
+    await kubectl('delete', 'namespace', ns, '--ignore-not-found', '--wait=false').catch(() => '');
+    client.close();
+  });
+
+  test('install: objects applied in phases, Deployment Available, revision 1 deployed, helm sees it', async () => {
+    const res = await applier.apply(base([deployment(ns, 'op'), configMap(ns, 'op-config'), serviceAccount(ns, 'op'), namespace(ns)], { values: { replicas: 1 } }));
+    assert.equal(res.status, 'deployed', res.message);
+    assert.equal(res.revision, 1);
+    assert.deepEqual(res.applied.map((r) => r.kind), ['Namespace', 'ServiceAccount', 'ConfigMap', 'Deployment']);
+    assert.equal(res.health.healthy, true);
+    const dep = res.health.objects.find((o) => o.ref.kind === 'Deployment');
+    assert.match(dep?.reason ?? '', /1 of 1 replicas available/);
+
+    const live = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    assert.equal(live.metadata.labels?.['binnacle.dev/owner-name'], ns);
+    assert.equal(live.metadata.labels?.['app.kubernetes.io/managed-by'], 'Helm');
+    assert.equal(live.metadata.annotations?.['meta.helm.sh/release-name'], 'op');
+
+    const listed = JSON.parse(await helm('list', '-A', '-o', 'json')) as { name: string; namespace: string; revision: string; status: string; chart: string; app_version: string }[];
+    assert.deepEqual(
+      listed.filter((r) => r.namespace === ns).map((r) => [r.name, r.revision, r.status, r.chart, r.app_version]),
+      [['op', '1', 'deployed', 'op-1.0.0', '1.0.0']],
+    );
+    const dep0 = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    const conds = (dep0.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+    assert.ok(conds.some((c) => c.type === 'Available' && c.status === 'True'), 'Deployment Available');
+    const values = JSON.parse(await helm('get', 'values', 'op', '-n', ns, '-o', 'json')) as unknown;
+    assert.deepEqual(values, { replicas: 1 });
+    const manifest = await helm('get', 'manifest', 'op', '-n', ns);
+    assert.match(manifest, /kind: Deployment/);
+  });
+
+  test('upgrade that drops an object prunes it and supersedes revision 1', async () => {
+    const res = await applier.apply(base([namespace(ns), serviceAccount(ns, 'op'), deployment(ns, 'op', 'registry.example/op:2')], { chart: { name: 'op', version: '1.1.0' } }));
+    assert.equal(res.status, 'deployed', res.message);
+    assert.equal(res.revision, 2);
+    assert.deepEqual(res.pruned.map((r) => `${r.kind}/${r.name}`), ['ConfigMap/op-config']);
+    assert.equal(await client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'op-config' }), undefined);
+    const history = await applier.history(release);
+    assert.deepEqual(history.map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+    assert.equal((await applier.currentRevision(release))?.revision, 2);
+
+    // A controller re-applying the same objects repairs drift but records no new revision.
+    await kubectl('delete', 'serviceaccount', 'op', '-n', ns);
+    const again = await applier.apply(base([namespace(ns), serviceAccount(ns, 'op'), deployment(ns, 'op', 'registry.example/op:2')], { chart: { name: 'op', version: '1.1.0' } }));
+    assert.equal(again.revision, 2, again.message);
+    assert.ok((await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name: 'op' })) !== undefined, 'drift repaired');
+    assert.equal((await applier.history(release)).length, 2);
+  });
+
+  test('refuses to take over a foreign object and creates nothing', async () => {
+    await kubectl('create', 'configmap', 'foreign', '-n', ns, '--from-literal=x=1');
+    const before = await applier.history(release);
+    await assert.rejects(
+      applier.apply(base([namespace(ns), serviceAccount(ns, 'op'), serviceAccount(ns, 'newcomer'), deployment(ns, 'op', 'registry.example/op:2'), configMap(ns, 'foreign')])),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplyRefusedError);
+        assert.equal(err.code, 'APPLY_REFUSED');
+        assert.match(err.message, /ConfigMap .*\/foreign already exists and belongs to no Binnacle owner/);
+        // The namespace existed already, but it is ours: only the ConfigMap is refused.
+        assert.equal(err.result.errors().length, 1);
+        return true;
+      },
+    );
+    assert.equal(await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name: 'newcomer' }), undefined, 'nothing created');
+    const cm = await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'foreign' });
+    assert.equal(cm.metadata.labels?.['binnacle.dev/owner-name'], undefined, 'foreign object untouched');
+    assert.equal((await applier.history(release)).length, before.length, 'no revision recorded');
+  });
+
+  test('an unsafe CRD change is refused with its reasons and changes nothing', async () => {
+    const group = `${ns}.binnacle.dev`;
+    const v1 = crd(group, { size: { type: 'integer' }, color: { type: 'string', enum: ['red', 'blue'] } });
+    const ok = await applier.apply(base([namespace(ns), serviceAccount(ns, 'op'), deployment(ns, 'op', 'registry.example/op:2'), v1]));
+    assert.equal(ok.status, 'deployed', ok.message);
+    const revisions = (await applier.history(release)).length;
+
+    const v2 = crd(group, { color: { type: 'string', enum: ['red'] } });
+    await assert.rejects(
+      applier.apply(base([namespace(ns), serviceAccount(ns, 'op'), deployment(ns, 'op', 'registry.example/op:3'), v2])),
+      (err: unknown) => {
+        assert.ok(err instanceof ApplyRefusedError);
+        const rules = err.result.errors().map((p) => p.rule).sort();
+        assert.deepEqual(rules, ['crd.enum-removed', 'crd.field-removed']);
+        assert.match(err.message, /field \.spec\.size was removed/);
+        assert.match(err.message, /enum values removed: "blue"/);
+        return true;
+      },
+    );
+    const live = await client.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `gadgets.${group}` });
+    assert.match(JSON.stringify(live.spec), /"size"/, 'CRD unchanged');
+    const dep = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    assert.match(JSON.stringify(dep.spec), /op:2/, 'Deployment unchanged');
+    assert.equal((await applier.history(release)).length, revisions);
+  });
+
+  test('an upgrade that never gets healthy rolls back to the last deployed revision', async () => {
+    const good = await applier.currentRevision(release);
+    assert.ok(good !== undefined);
+    const group = `${ns}.binnacle.dev`;
+    const webhookSvc: KubeObject = {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'op-webhook', namespace: ns },
+      spec: { selector: { app: 'nobody-runs-this' }, ports: [{ port: 443, targetPort: 9443 }] },
+    };
+    const webhook: KubeObject = {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: `${ns}-validate` },
+      webhooks: [
+        {
+          name: `validate.${group}`,
+          admissionReviewVersions: ['v1'],
+          sideEffects: 'None',
+          failurePolicy: 'Ignore',
+          clientConfig: { service: { name: 'op-webhook', namespace: ns, path: '/validate' } },
+          rules: [{ apiGroups: [group], apiVersions: ['v1'], operations: ['CREATE'], resources: ['gadgets'] }],
+        },
+      ],
+    };
+    const v1 = crd(group, { size: { type: 'integer' }, color: { type: 'string', enum: ['red', 'blue'] } });
+    const res = await applier.apply(base([namespace(ns), serviceAccount(ns, 'op'), deployment(ns, 'op', 'registry.example/op:2'), v1, webhookSvc, webhook], { healthTimeoutMs: 3000 }));
+    assert.equal(res.status, 'rolled-back', res.message);
+    assert.match(res.message, /Service .*op-webhook: no ready endpoints/);
+    const history = await applier.history(release);
+    const failed = history.at(-2);
+    const rollback = history.at(-1);
+    assert.equal(failed?.status, 'failed');
+    assert.equal(rollback?.status, 'deployed');
+    assert.equal(rollback?.description, `Rollback to ${good.revision}`);
+    assert.equal(res.revision, rollback?.revision);
+    // The rollback pruned what the failed revision added.
+    assert.equal(await client.find({ apiVersion: 'v1', kind: 'Service', namespace: ns, name: 'op-webhook' }), undefined);
+    assert.equal(await client.find({ apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', name: `${ns}-validate` }), undefined);
+
+    const out = await helm('history', 'op', '-n', ns, '-o', 'json');
+    const helmHistory = JSON.parse(out) as { revision: number; status: string; description: string }[];
+    assert.deepEqual(
+      helmHistory.map((h) => [h.revision, h.status]),
+      history.map((h) => [h.revision, h.status]),
+    );
+    assert.ok(helmHistory.some((h) => h.status === 'superseded'));
+    assert.equal(helmHistory.at(-1)?.description, `Rollback to ${good.revision}`);
+  });
+
+  test('explicit rollback to revision 1 re-applies its manifest as a new revision', async () => {
+    const res = await applier.rollback({ release, toRevision: 1, healthTimeoutMs: 60_000 });
+    assert.equal(res.status, 'deployed', res.message);
+    const cm = await client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'op-config' });
+    assert.ok(cm !== undefined, 'revision 1 ConfigMap is back');
+    assert.ok(res.pruned.some((r) => r.kind === 'CustomResourceDefinition'), 'the CRD revision 1 lacked is pruned');
+    assert.equal((await applier.currentRevision(release))?.description, 'Rollback to 1');
+  });
+
+  test('uninstall deletes every object and the release records', async () => {
+    const res = await applier.uninstall({ owner, release });
+    assert.ok(res.deleted.some((r) => r.kind === 'Deployment'));
+    assert.equal(res.deleted.at(-1)?.kind, 'Namespace');
+    await eventually('namespace gone', async () => ((await client.find({ apiVersion: 'v1', kind: 'Namespace', name: ns })) === undefined ? true : undefined), 90_000);
+    assert.deepEqual(await applier.history(release).catch(() => []), []);
+    const listed = JSON.parse(await helm('list', '-A', '-o', 'json')) as { name: string; namespace: string }[];
+    assert.equal(listed.filter((r) => r.namespace === ns).length, 0);
+  });
+});
