@@ -91,12 +91,12 @@ function progressPrinter(ctx: CliContext): (p: ProgressEvent) => void {
   let last = 0;
   let lastPhase = '';
   return (p) => {
+    if (p.bytes === undefined) return;
     const now = Date.now();
     if (p.phase === lastPhase && now - last < 250 && (p.total === undefined || p.bytes !== p.total)) return;
     last = now;
     lastPhase = p.phase;
-    if (p.bytes === undefined) ctx.err(`${p.phase}…\n`);
-    else ctx.err(`${p.phase}: ${mib(p.bytes)}${p.total === undefined ? '' : ` / ${mib(p.total)} (${Math.floor((100 * p.bytes) / Math.max(p.total, 1))}%)`}\n`);
+    ctx.err(`${p.phase}: ${mib(p.bytes)}${p.total === undefined ? '' : ` / ${mib(p.total)} (${Math.floor((100 * p.bytes) / Math.max(p.total, 1))}%)`}\n`);
   };
 }
 
@@ -139,6 +139,8 @@ export function registerSourceCommands(program: Command, ctx: CliContext): void 
         result = await unpackSource(parsed, {
           cacheDir: resolve(flags.cache),
           logger: ctx.logger,
+          // The user at the terminal may read their own files.
+          allowHostPaths: true,
           onProgress: progressPrinter(ctx),
           ...(client === undefined ? {} : { client }),
           ...(flags.maxBytes === undefined ? {} : { maxBytes: parseSize(flags.maxBytes) }),

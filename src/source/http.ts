@@ -1,0 +1,87 @@
+/**
+ * The `http` source: download a tarball (`.tar`, `.tar.gz`, `.tgz`; gzip is detected from the
+ * bytes) to a work file with a size limit, hash it, check the expected sha256 before a single
+ * entry is unpacked, then unpack it with src/oci's safe tar unpacker.
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { join } from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { unpackTarSafely } from '../oci/index.js';
+import type { HttpSource, ProgressEvent } from './types.js';
+
+export interface FetchedHttp {
+  tree: string;
+  sha256: string;
+}
+
+export interface HttpFetchOptions {
+  maxBytes: number;
+  timeoutMs?: number;
+  onProgress?: (p: ProgressEvent) => void;
+}
+
+/** The archive may be a little larger than the files in it (headers, padding). */
+function downloadLimit(maxBytes: number): number {
+  return Math.max(Math.ceil(maxBytes * 1.1), maxBytes + 1024 * 1024);
+}
+
+export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetchOptions): Promise<FetchedHttp> {
+  const url = source.url;
+  let res: Response;
+  try {
+    res = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(opts.timeoutMs ?? 300_000) });
+  } catch (err) {
+    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    throw new BinnacleError('SOURCE_HTTP_FETCH', `cannot download ${url}: ${errorMessage(err)}${cause}`, { cause: err });
+  }
+  if (!res.ok || res.body === null) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new BinnacleError('SOURCE_HTTP_STATUS', `downloading ${url} failed: HTTP ${res.status} ${res.statusText}`.trimEnd());
+  }
+  const limit = downloadLimit(opts.maxBytes);
+  const lengthHeader = res.headers.get('content-length');
+  const total = lengthHeader === null ? undefined : Number(lengthHeader);
+  if (total !== undefined && Number.isFinite(total) && total > limit) {
+    await res.body.cancel().catch(() => undefined);
+    throw new InputError('SOURCE_TOO_LARGE', `the download is ${total} bytes, over the limit of ${limit} bytes`, { file: url });
+  }
+
+  const file = join(work, 'download');
+  const hash = createHash('sha256');
+  let bytes = 0;
+  let lastReport = 0;
+  const counter = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      bytes += chunk.length;
+      if (bytes > limit) {
+        cb(new InputError('SOURCE_TOO_LARGE', `the download exceeds the limit of ${limit} bytes`, { file: url }));
+        return;
+      }
+      hash.update(chunk);
+      if (opts.onProgress !== undefined && (bytes - lastReport >= 256 * 1024 || bytes === total)) {
+        lastReport = bytes;
+        opts.onProgress({ phase: 'download', bytes, ...(total === undefined || !Number.isFinite(total) ? {} : { total }) });
+      }
+      cb(null, chunk);
+    },
+  });
+  try {
+    await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), counter, createWriteStream(file));
+  } catch (err) {
+    if (err instanceof BinnacleError) throw err;
+    throw new BinnacleError('SOURCE_HTTP_FETCH', `downloading ${url} failed: ${errorMessage(err)}`, { cause: err });
+  }
+  const sha256 = hash.digest('hex');
+  if (source.sha256 !== undefined && source.sha256 !== sha256) {
+    throw new InputError('SOURCE_DIGEST_MISMATCH', `sha256 of the download is ${sha256}, expected ${source.sha256}`, { file: url });
+  }
+  opts.onProgress?.({ phase: 'unpack', bytes });
+  const tree = join(work, 'tree');
+  // A plain tarball has no layers: `.wh.` names are ordinary files there.
+  await unpackTarSafely(createReadStream(file), tree, { maxBytes: opts.maxBytes, source: url, whiteouts: false });
+  return { tree, sha256 };
+}

@@ -1,0 +1,143 @@
+/**
+ * The `image` source: src/oci pulls and unpacks the image into `<cacheDir>/oci`; credentials
+ * come from a `kubernetes.io/dockerconfigjson` (or legacy `kubernetes.io/dockercfg`) Secret read
+ * through the KubeClient. Blob downloads are counted for progress reports.
+ */
+import { Transform, pipeline, type Readable } from 'node:stream';
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
+import type { KubeObject } from '../kube/types.js';
+import { BinnacleError, InputError } from '../util/errors.js';
+import { RegistryClient, pullAndUnpack, type Credentials, type ImageReference, type Platform, type ResolvedImage } from '../oci/index.js';
+import type { ImageSource, ProgressEvent } from './types.js';
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function hostOf(key: string): string {
+  return key.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
+}
+
+const HUB_ALIASES = ['index.docker.io', 'registry-1.docker.io', 'docker.io'];
+
+/**
+ * Credentials by registry host from a docker config document (`{auths: {host: {auth}}}`, or the
+ * legacy dockercfg map without `auths`). `what` names the Secret for errors.
+ */
+export function parseDockerConfig(doc: unknown, what: string, legacy: boolean): Map<string, Credentials> {
+  const out = new Map<string, Credentials>();
+  if (!isRecord(doc)) throw new InputError('SOURCE_PULL_SECRET', 'expected a JSON object', { file: what });
+  const auths = legacy ? doc : doc.auths;
+  const field = legacy ? '' : 'auths';
+  if (!isRecord(auths)) throw new InputError('SOURCE_PULL_SECRET', 'expected an object of registries', { file: what, field: field || undefined });
+  for (const [key, entry] of Object.entries(auths)) {
+    const f = `${field === '' ? '' : `${field}.`}${key}`;
+    if (!isRecord(entry)) throw new InputError('SOURCE_PULL_SECRET', 'expected an object', { file: what, field: f });
+    let creds: Credentials | undefined;
+    if (typeof entry.identitytoken === 'string' && entry.identitytoken !== '') creds = { identityToken: entry.identitytoken };
+    else if (typeof entry.auth === 'string' && entry.auth !== '') {
+      const decoded = Buffer.from(entry.auth, 'base64').toString('utf8');
+      const colon = decoded.indexOf(':');
+      if (colon < 0) throw new InputError('SOURCE_PULL_SECRET', 'expected base64 of "user:password"', { file: what, field: `${f}.auth` });
+      creds = { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+    } else if (typeof entry.username === 'string' && typeof entry.password === 'string') creds = { username: entry.username, password: entry.password };
+    if (creds === undefined) throw new InputError('SOURCE_PULL_SECRET', 'has neither auth, username/password nor identitytoken', { file: what, field: f });
+    const host = hostOf(key);
+    out.set(host, creds);
+    if (HUB_ALIASES.includes(host)) for (const alias of HUB_ALIASES) if (!out.has(alias)) out.set(alias, creds);
+  }
+  return out;
+}
+
+/** Credentials from the pull Secret, by registry host. */
+export async function pullSecretCredentials(client: KubeClient, ref: { namespace: string; name: string }): Promise<Map<string, Credentials>> {
+  const what = `Secret ${ref.namespace}/${ref.name}`;
+  let secret: KubeObject;
+  try {
+    secret = await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name });
+  } catch (err) {
+    if (isNotFound(err)) throw new BinnacleError('SOURCE_PULL_SECRET_NOT_FOUND', `pull secret ${what} does not exist`, { cause: err });
+    throw err;
+  }
+  const raw = secret as unknown as Record<string, unknown>;
+  const type = raw.type;
+  const legacy = type === 'kubernetes.io/dockercfg';
+  if (type !== 'kubernetes.io/dockerconfigjson' && !legacy) {
+    throw new InputError('SOURCE_PULL_SECRET', `type is ${JSON.stringify(type)}; expected kubernetes.io/dockerconfigjson`, { file: what, field: 'type' });
+  }
+  const key = legacy ? '.dockercfg' : '.dockerconfigjson';
+  const data = raw.data;
+  const encoded = isRecord(data) ? data[key] : undefined;
+  if (typeof encoded !== 'string') throw new InputError('SOURCE_PULL_SECRET', 'is missing', { file: what, field: `data["${key}"]` });
+  let doc: unknown;
+  try {
+    doc = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8'));
+  } catch (err) {
+    throw new InputError('SOURCE_PULL_SECRET', `is not valid JSON (${err instanceof Error ? err.message : String(err)})`, { file: what, field: `data["${key}"]` });
+  }
+  return parseDockerConfig(doc, `${what} data["${key}"]`, legacy);
+}
+
+/** A RegistryClient that reports blob bytes as they arrive. */
+class ProgressRegistryClient extends RegistryClient {
+  private bytes = 0;
+  private total: number | undefined;
+
+  constructor(
+    opts: ConstructorParameters<typeof RegistryClient>[0],
+    private readonly report: (p: ProgressEvent) => void,
+  ) {
+    super(opts);
+  }
+
+  override async resolveImage(refIn: ImageReference | string, platform?: Platform): Promise<ResolvedImage> {
+    const r = await super.resolveImage(refIn, platform);
+    this.total = r.manifest.layers.reduce((n, l) => n + l.size, r.manifest.config.size);
+    return r;
+  }
+
+  override async getBlob(refIn: ImageReference | string, digest: string, size?: number): Promise<Readable> {
+    const inner = await super.getBlob(refIn, digest, size);
+    let last = 0;
+    const counter = new Transform({
+      transform: (chunk: Buffer, _enc, cb) => {
+        this.bytes += chunk.length;
+        if (this.bytes - last >= 256 * 1024) {
+          last = this.bytes;
+          this.report({ phase: 'pull', bytes: this.bytes, ...(this.total === undefined ? {} : { total: this.total }) });
+        }
+        cb(null, chunk);
+      },
+      flush: (cb) => {
+        this.report({ phase: 'pull', bytes: this.bytes, ...(this.total === undefined ? {} : { total: this.total }) });
+        cb();
+      },
+    });
+    // pipeline passes the inner stream's errors (digest mismatch) on to the counter.
+    pipeline(inner, counter, () => undefined);
+    return counter;
+  }
+}
+
+export interface PulledSource {
+  dir: string;
+  digest: string;
+}
+
+export async function pullImage(
+  source: ImageSource,
+  opts: { ociCacheDir: string; client: KubeClient | undefined; logger: Logger; maxBytes: number; onProgress?: (p: ProgressEvent) => void },
+): Promise<PulledSource> {
+  let auth: ((host: string) => Credentials | undefined) | undefined;
+  if (source.pullSecret !== undefined) {
+    if (opts.client === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
+    const creds = await pullSecretCredentials(opts.client, source.pullSecret);
+    auth = (host) => creds.get(host);
+  }
+  const clientOpts = { logger: opts.logger, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) };
+  const registry = opts.onProgress === undefined ? new RegistryClient(clientOpts) : new ProgressRegistryClient(clientOpts, opts.onProgress);
+  const pulled = await pullAndUnpack(source.ref, { cacheDir: opts.ociCacheDir, client: registry, maxBytes: opts.maxBytes });
+  return { dir: pulled.dir, digest: pulled.digest };
+}

@@ -1,0 +1,88 @@
+/** The shapes the source module speaks: where a bundle comes from, and what unpacking it gave. */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+
+export interface ImageSource {
+  type: 'image';
+  ref: string;
+  /** A `kubernetes.io/dockerconfigjson` Secret with credentials for the image's registry. */
+  pullSecret?: { namespace: string; name: string };
+  /** Talk plain HTTP to the registry (loopback registries are plain HTTP already). */
+  insecure?: boolean;
+}
+
+export interface GitSource {
+  type: 'git';
+  repository: string;
+  /** Exactly one of the three. */
+  ref: { branch?: string; tag?: string; commit?: string };
+  /** A subdirectory of the repository that holds the bundle. */
+  directory?: string;
+}
+
+export interface HttpSource {
+  type: 'http';
+  url: string;
+  /** Hex sha256 of the downloaded archive; checked when given. */
+  sha256?: string;
+}
+
+export interface ConfigMapRef {
+  namespace: string;
+  name: string;
+  /** Directory (relative) the ConfigMap's keys land in; default the root. */
+  path?: string;
+}
+
+export interface ConfigMapsSource {
+  type: 'configMaps';
+  configMaps: ConfigMapRef[];
+}
+
+export interface LocalSource {
+  type: 'local';
+  path: string;
+}
+
+export type BundleSource = ImageSource | GitSource | HttpSource | ConfigMapsSource | LocalSource;
+export type SourceType = BundleSource['type'];
+
+export interface ProgressEvent {
+  phase: string;
+  bytes?: number;
+  total?: number;
+}
+
+export interface UnpackOptions {
+  cacheDir: string;
+  /** Needed for configMaps sources and image pull secrets. */
+  client?: KubeClient;
+  logger: Logger;
+  onProgress?: (p: ProgressEvent) => void;
+  /** Largest tree (sum of file sizes) accepted; default 1 GiB. */
+  maxBytes?: number;
+  /**
+   * Allow sources that read this machine's files: `local`, and git `file://` repositories
+   * (default false). The CLI allows them; a controller must not, or a BundleDeployment could copy
+   * the controller's own files (its service-account token) into a bundle.
+   */
+  allowHostPaths?: boolean;
+  /** Per-request timeout for HTTP downloads (default 5 minutes). */
+  timeoutMs?: number;
+}
+
+/** What a source resolved to: the immutable identity behind a possibly moving reference. */
+export interface ResolvedSource {
+  type: SourceType;
+  image?: { ref: string; digest: string };
+  git?: { repository: string; commit: string };
+  http?: { url: string; sha256: string };
+}
+
+export interface UnpackedSource {
+  /** `<cacheDir>/trees/<digest-hex>`: read it, never write it. */
+  dir: string;
+  /** `sha256:<hex>` over the tree: sorted paths, types, modes and contents. */
+  digest: string;
+  resolved: ResolvedSource;
+}

@@ -1,0 +1,137 @@
+/**
+ * `unpackSource`: one source in, one content-addressed tree out. Each kind fetches into a work
+ * directory; commitTree then scans, digests and renames it into `trees/<hex>`. Pinned references
+ * (image digests, git commits, http with sha256) that were unpacked before are answered from the
+ * cache without touching the network.
+ */
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseReference } from '../oci/index.js';
+import { BinnacleError } from '../util/errors.js';
+import { bundleSourceFrom, bundleSourceToJson } from './validate.js';
+import { commitTree, immutableKey, lookupRef, ociCacheDir, rememberRef, workDir } from './cache.js';
+import { fetchConfigMaps } from './configmaps.js';
+import { fetchGit } from './git.js';
+import { fetchHttp } from './http.js';
+import { pullImage } from './image.js';
+import { fetchLocal } from './local.js';
+import { DEFAULT_MAX_TREE_BYTES, copyTree } from './tree.js';
+import type { BundleSource, ResolvedSource, UnpackOptions, UnpackedSource } from './types.js';
+
+/** What we can know about a source before fetching it: its cache key, if it is pinned. */
+function pinnedKey(source: BundleSource): string | undefined {
+  if (source.type === 'image') {
+    const digest = parseReference(source.ref).digest;
+    return digest === undefined ? undefined : immutableKey({ type: 'image', image: { ref: source.ref, digest } });
+  }
+  if (source.type === 'git' && source.ref.commit !== undefined) {
+    return immutableKey({ type: 'git', git: { repository: source.repository, commit: source.ref.commit } }, source.directory ?? '');
+  }
+  if (source.type === 'http' && source.sha256 !== undefined) {
+    return immutableKey({ type: 'http', http: { url: source.url, sha256: source.sha256 } });
+  }
+  return undefined;
+}
+
+/** Whether the source reads this machine's own files rather than something remote. */
+function readsHostPaths(source: BundleSource): boolean {
+  return source.type === 'local' || (source.type === 'git' && /^file:/i.test(source.repository));
+}
+
+export async function unpackSource(input: BundleSource, opts: UnpackOptions): Promise<UnpackedSource> {
+  // Callers may build a BundleSource in code: hold it to the same rules as one from a CRD
+  // (and take its normal form, e.g. a lower-case sha256).
+  const source = bundleSourceFrom(bundleSourceToJson(input), { field: 'source' });
+  if (readsHostPaths(source) && opts.allowHostPaths !== true) {
+    throw new BinnacleError('SOURCE_HOST_PATH_DENIED', `${describeSource(source)}: sources that read this machine's files are not allowed here`);
+  }
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_TREE_BYTES;
+  const key = pinnedKey(source);
+  if (key !== undefined) {
+    const hit = await lookupRef(opts.cacheDir, key);
+    if (hit !== undefined) {
+      opts.logger.debug({ digest: hit.digest }, 'source already unpacked');
+      // The same image may have been pulled first under another name: report the one asked for.
+      if (source.type === 'image' && hit.resolved.image !== undefined) return { ...hit, resolved: { type: 'image', image: { ref: source.ref, digest: hit.resolved.image.digest } } };
+      return hit;
+    }
+  }
+  const work = await workDir(opts.cacheDir, source.type);
+  try {
+    let tree: string;
+    let resolved: ResolvedSource;
+    let extra = '';
+    const limits = { maxBytes, what: describeSource(source) };
+    switch (source.type) {
+      case 'image': {
+        opts.onProgress?.({ phase: 'pull' });
+        const pulled = await pullImage(source, {
+          ociCacheDir: ociCacheDir(opts.cacheDir),
+          client: opts.client,
+          logger: opts.logger,
+          maxBytes,
+          ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
+        });
+        // The oci cache keeps its own tree; ours is a copy so its digest and lifetime are ours.
+        tree = join(work, 'tree');
+        await copyTree(pulled.dir, tree, limits);
+        resolved = { type: 'image', image: { ref: source.ref, digest: pulled.digest } };
+        break;
+      }
+      case 'git': {
+        opts.onProgress?.({ phase: 'fetch' });
+        const fetched = await fetchGit(source, work, { logger: opts.logger, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }) });
+        tree = fetched.tree;
+        resolved = { type: 'git', git: { repository: source.repository, commit: fetched.commit } };
+        extra = source.directory ?? '';
+        break;
+      }
+      case 'http': {
+        opts.onProgress?.({ phase: 'download' });
+        const fetched = await fetchHttp(source, work, {
+          maxBytes,
+          ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+          ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
+        });
+        tree = fetched.tree;
+        resolved = { type: 'http', http: { url: source.url, sha256: fetched.sha256 } };
+        break;
+      }
+      case 'configMaps':
+        tree = (await fetchConfigMaps(source, join(work, 'tree'), { client: opts.client, maxBytes })).tree;
+        resolved = { type: 'configMaps' };
+        break;
+      case 'local':
+        tree = (await fetchLocal(source, join(work, 'tree'), maxBytes)).tree;
+        resolved = { type: 'local' };
+        break;
+    }
+    opts.onProgress?.({ phase: 'commit' });
+    const { dir, digest } = await commitTree(opts.cacheDir, tree, limits);
+    const unpacked: UnpackedSource = { dir, digest, resolved };
+    const keys = new Set([key, immutableKey(resolved, extra)]);
+    for (const k of keys) if (k !== undefined) await rememberRef(opts.cacheDir, k, unpacked);
+    opts.logger.debug({ source: describeSource(source), digest }, 'source unpacked');
+    return unpacked;
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** A one-line name of a source for messages and logs. */
+export function describeSource(source: BundleSource): string {
+  switch (source.type) {
+    case 'image':
+      return `image ${source.ref}`;
+    case 'git': {
+      const ref = source.ref.branch ?? source.ref.tag ?? source.ref.commit ?? '';
+      return `git ${source.repository}@${ref}${source.directory === undefined ? '' : ` (${source.directory})`}`;
+    }
+    case 'http':
+      return `http ${source.url}`;
+    case 'configMaps':
+      return `configMaps ${source.configMaps.map((c) => `${c.namespace}/${c.name}`).join(', ')}`;
+    case 'local':
+      return `local ${source.path}`;
+  }
+}
