@@ -7,6 +7,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+export BINNACLE_FROM_SOURCE=1  # tests run the sources, never a stale dist/
 source hack/lib.sh
 
 ensure_node_modules
@@ -23,6 +24,7 @@ export BINNACLE_E2E_CLUSTER=e2e
 trap 'node bin/binnacle.js cluster down --name "$BINNACLE_E2E_CLUSTER" >/dev/null 2>&1 || true' EXIT
 node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER"
 export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kubeconfig"
+export BINNACLE_E2E_REGISTRY=$(node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER" -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))')
 export PATH="$root/.cache/bin:$PATH"
 
 if [ $# -gt 0 ]; then files=("$@"); else mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort); fi

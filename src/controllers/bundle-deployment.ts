@@ -16,7 +16,7 @@ import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { BinnacleError, TerminalError, errorMessage } from '../util/errors.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
-import { describeMissing, impersonationFor, missingPermissions } from './preflight-permissions.js';
+import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient } from './preflight-permissions.js';
 import { RENDERERS, type RenderedBundle } from './renderers.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
@@ -85,16 +85,29 @@ export class BundleDeploymentReconciler implements Reconciler {
   private async handleFinalizer(s: State): Promise<StepOutcome> {
     if (isDeleting(s.bd)) {
       if ((s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
-        const applier = this.applierFor(s.bd, s.logger);
-        const { deleted } = await applier.uninstall({ owner: this.owner(s.bd), release: this.release(s.bd) });
+        // Nothing was ever installed (e.g. refused for missing permissions): nothing to remove.
+        if (s.bd.status?.revision !== undefined) {
+          const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd) });
+          s.logger.info({ deleted: deleted.length }, 'uninstalled');
+        }
         await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
-        s.logger.info({ deleted: deleted.length }, 'uninstalled');
         await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       }
       return stop();
     }
     await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
     return CONTINUE;
+  }
+
+  /**
+   * Removal acts as the install's ServiceAccount while it exists. Once the account is gone (its
+   * namespace deleted first, say), Binnacle removes what its own records say it installed, as
+   * itself, rather than leaving the finalizer stuck forever.
+   */
+  private uninstaller(s: State): Applier {
+    const sa = s.bd.spec.serviceAccount;
+    if (sa === undefined) return new Applier({ client: this.o.client, logger: s.logger });
+    return new Applier({ client: new ServiceAccountFallbackClient(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name }), logger: s.logger });
   }
 
   private async validate(s: State): Promise<StepOutcome> {

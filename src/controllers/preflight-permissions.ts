@@ -117,3 +117,35 @@ export async function missingPermissions(client: KubeClient, sa: ServiceAccountI
   }
   return missing;
 }
+
+type UninstallClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
+
+/**
+ * A client that acts as the ServiceAccount while it exists, and as Binnacle itself once it is
+ * gone (decided once, on first use). Used only to remove what Binnacle's own records say it
+ * installed, so a deleted namespace or account never leaves a finalizer stuck.
+ */
+export class ServiceAccountFallbackClient implements UninstallClient {
+  private chosen: Promise<KubeClient> | undefined;
+
+  constructor(
+    private readonly admin: KubeClient,
+    private readonly sa: ServiceAccountIdentity,
+  ) {}
+
+  private pick(): Promise<KubeClient> {
+    this.chosen ??= this.admin
+      .find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: this.sa.namespace, name: this.sa.name })
+      .then((found) => (found === undefined ? this.admin : this.admin.impersonate(impersonationFor(this.sa))));
+    return this.chosen;
+  }
+
+  apply: KubeClient['apply'] = async (obj, opts) => (await this.pick()).apply(obj, opts);
+  find: KubeClient['find'] = async (ref) => (await this.pick()).find(ref);
+  list: KubeClient['list'] = async (apiVersion, kind, opts) => (await this.pick()).list(apiVersion, kind, opts);
+  create: KubeClient['create'] = async (obj) => (await this.pick()).create(obj);
+  update: KubeClient['update'] = async (obj, sub) => (await this.pick()).update(obj, sub);
+  delete: KubeClient['delete'] = async (ref, opts) => (await this.pick()).delete(ref, opts);
+  resourceFor: KubeClient['resourceFor'] = async (apiVersion, kind) => (await this.pick()).resourceFor(apiVersion, kind);
+  invalidateDiscovery: KubeClient['invalidateDiscovery'] = (apiVersion) => this.admin.invalidateDiscovery(apiVersion);
+}

@@ -25,6 +25,44 @@ export interface RenderContext {
 
 export type BundleRenderer = (ctx: RenderContext) => Promise<RenderedBundle>;
 
+/**
+ * API versions Kubernetes removed whose replacement has the same schema: an old bundle's
+ * object is moved to the served version instead of failing the install (e.g. many 2021
+ * bundles ship `rbac.authorization.k8s.io/v1beta1` ClusterRoles, removed in 1.22).
+ */
+const LOSSLESS_API_MOVES: ReadonlyMap<string, string> = new Map([
+  ['rbac.authorization.k8s.io/v1beta1', 'rbac.authorization.k8s.io/v1'],
+  ['rbac.authorization.k8s.io/v1alpha1', 'rbac.authorization.k8s.io/v1'],
+  ['scheduling.k8s.io/v1beta1', 'scheduling.k8s.io/v1'],
+  ['coordination.k8s.io/v1beta1', 'coordination.k8s.io/v1'],
+]);
+
+export function moveRemovedApis(objects: KubeObject[]): KubeObject[] {
+  return objects.map((o) => {
+    const to = LOSSLESS_API_MOVES.get(o.apiVersion);
+    return to === undefined ? o : { ...o, apiVersion: to };
+  });
+}
+
+/**
+ * A CRD that asks for a conversion webhook its CSV never defines points at a service nobody
+ * runs, with a placeholder caBundle the API server rejects (the CRD never becomes
+ * Established). With a single version nothing ever needs converting, so the conversion is
+ * dropped; with several, the bundle cannot work and says so.
+ */
+export function dropOrphanConversions(objects: KubeObject[], bundle: RegistryV1Bundle): KubeObject[] {
+  const wired = new Set(bundle.csv.webhooks.filter((w) => w.type === 'ConversionWebhook').flatMap((w) => w.conversionCRDs));
+  return objects.map((o) => {
+    if (o.kind !== 'CustomResourceDefinition' || wired.has(o.metadata.name ?? '')) return o;
+    const spec = (o.spec ?? {}) as { conversion?: { strategy?: string }; versions?: unknown[] };
+    if (spec.conversion?.strategy !== 'Webhook') return o;
+    if ((spec.versions?.length ?? 0) > 1) {
+      throw new TerminalError('InvalidBundle', `CRD ${o.metadata.name ?? ''} needs a conversion webhook between its ${spec.versions?.length ?? 0} versions, but CSV ${bundle.name} defines no ConversionWebhook for it`);
+    }
+    return { ...o, spec: { ...spec, conversion: { strategy: 'None' } } };
+  });
+}
+
 async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   const bundle = await loadBundleDir(ctx.dir);
   const ns = ctx.spec.installNamespace;
@@ -43,7 +81,7 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
     ...(decoded === undefined ? {} : { overrides: decoded.overrides }),
     ...(certProvider === undefined ? {} : { certProvider }),
   });
-  const objects = plain.objects.filter(isKubeObject);
+  const objects = dropOrphanConversions(moveRemovedApis(plain.objects.filter(isKubeObject)), bundle);
   return {
     objects,
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
@@ -78,7 +116,7 @@ async function renderPlain(ctx: RenderContext): Promise<RenderedBundle> {
     }
   }
   if (objects.length === 0) throw new TerminalError('EmptyBundle', `plain bundle has no manifests under ${relative(ctx.dir, root) || '.'}`);
-  return { objects, chart: { name: ctx.name, version: '0.0.0' } };
+  return { objects: moveRemovedApis(objects), chart: { name: ctx.name, version: '0.0.0' } };
 }
 
 const CLUSTER_SCOPED = new Set([

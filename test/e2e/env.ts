@@ -22,6 +22,13 @@ export async function e2eClient(): Promise<KubeClient> {
   return KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: e2eKubeconfig() }));
 }
 
+/** `host:port` of the e2e cluster's OCI registry. */
+export function e2eRegistry(): string {
+  const reg = process.env.BINNACLE_E2E_REGISTRY;
+  if (reg === undefined || reg === '') throw new Error('BINNACLE_E2E_REGISTRY is not set: run e2e tests through `npm test` (hack/test.sh)');
+  return reg;
+}
+
 /** Runs the real kubectl against the e2e cluster. */
 export async function kubectl(...args: string[]): Promise<string> {
   const { stdout } = await run('kubectl', ['--kubeconfig', e2eKubeconfig(), ...args], { maxBuffer: 64 * 1024 * 1024 });

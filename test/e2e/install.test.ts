@@ -1,0 +1,219 @@
+/**
+ * The install engine end to end on the local control plane, with real bundles from the
+ * community-operators corpus published as images to the local registry: a ClusterCatalog is
+ * served, ClusterExtensions resolve (with a package dependency) and install (with webhooks),
+ * upgrade along catalog edges, refuse a downgrade unless self-certified, refuse an install
+ * through a ServiceAccount that lacks permissions (naming them, creating nothing), and
+ * uninstall leaving nothing behind; `helm history` shows the revisions.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
+import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
+
+const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
+const run = promisify(execFile);
+const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
+
+let client: KubeClient;
+let manager: RunningManager;
+let dataDir: string;
+let published: PublishResult;
+const catalogName = uniqueName('examples');
+const cleanup: (() => Promise<unknown>)[] = [];
+
+async function serviceAccount(namespace: string, name: string, admin: boolean): Promise<void> {
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  if (admin) {
+    const binding = `${namespace}-${name}-admin`;
+    await client.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: binding },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
+    });
+    cleanup.push(() => client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: binding }));
+  }
+  cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }));
+}
+
+async function createExtension(name: string, namespace: string, catalog: ClusterExtension['spec']['source']['catalog'], sa = 'installer'): Promise<void> {
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name },
+    spec: { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog: { ...catalog, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+  });
+}
+
+async function extension(name: string): Promise<ClusterExtension> {
+  return client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+}
+
+/** Waits until the extension is Installed at `version` and settled. */
+async function installedAt(name: string, version: string, timeoutMs = 180_000): Promise<ClusterExtension> {
+  return eventually(
+    `${name} installed at ${version}`,
+    async () => {
+      const ce = await extension(name);
+      const ok =
+        ce.status?.observedGeneration === ce.metadata.generation &&
+        findCondition(ce.status?.conditions, 'Installed')?.status === 'True' &&
+        findCondition(ce.status?.conditions, 'Progressing')?.status === 'False' &&
+        ce.status?.install?.bundle.version === version;
+      return ok ? ce : undefined;
+    },
+    timeoutMs,
+    500,
+  );
+}
+
+async function deploymentAvailable(namespace: string, name: string): Promise<boolean> {
+  const d = await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name });
+  const conds = (d?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+  return conds.some((c) => c.type === 'Available' && c.status === 'True');
+}
+
+before(async () => {
+  client = await e2eClient();
+  dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
+  published = await publishPackages({
+    packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator'].map((p) => join(CORPUS, p)),
+    registry: e2eRegistry(),
+    repository: catalogName,
+  });
+  manager = await startManager({ client, logger, dataDir, healthTimeoutMs: 60_000, workers: 4 });
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterCatalog',
+    metadata: { name: catalogName },
+    spec: { source: { type: 'Image', image: { ref: published.catalog } } },
+  });
+});
+
+after(async () => {
+  // Extensions first, while their ServiceAccounts still exist and the manager still runs…
+  const extensions = (await client.list(API_VERSION, 'ClusterExtension')).items.map((c) => c.metadata.name ?? '');
+  for (const name of extensions) await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  await eventually('extensions gone', async () => ((await client.list(API_VERSION, 'ClusterExtension')).items.length === 0 ? true : undefined), 180_000).catch(() => undefined);
+  // …then namespaces, bindings and the catalog.
+  for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }).catch(() => undefined);
+  await manager.stop();
+  client.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+describe('install engine', () => {
+  test('the ClusterCatalog is served, pinned to the digest it pulled', async () => {
+    const cat = await eventually('catalog Serving', async () => {
+      const c = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+      return findCondition(c.status?.conditions, 'Serving')?.status === 'True' ? c : undefined;
+    });
+    assert.equal(cat.status?.resolvedSource?.image.ref, published.catalog);
+    const base = cat.status?.urls?.base ?? '';
+    const res = await fetch(`${base}/api/v1/all`);
+    assert.equal(res.status, 200);
+    const names = (await res.text()).trim().split('\n').map((l) => (JSON.parse(l) as { schema: string; name?: string }));
+    assert.deepEqual(names.filter((m) => m.schema === 'olm.package').map((m) => m.name).sort(), ['node-healthcheck-operator', 'opentelemetry-operator', 'poison-pill-operator']);
+  });
+
+  test('an operator with a GVK dependency installs both packages as one resolution set', async () => {
+    const ns = uniqueName('nhc');
+    await serviceAccount(ns, 'installer', true);
+    const name = uniqueName('nhc');
+    await createExtension(name, ns, { packageName: 'node-healthcheck-operator' });
+    const ce = await installedAt(name, '0.0.2');
+    const bundles = (ce.status?.resolution?.bundles ?? []).map((b) => b.package).sort();
+    assert.deepEqual(bundles, ['node-healthcheck-operator', 'poison-pill-operator']);
+    assert.equal(await deploymentAvailable(ns, 'node-healthcheck-operator-controller-manager'), true);
+    assert.equal(await deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
+    // The dependency's API is served, and kubectl sees both BundleDeployments of the set.
+    await client.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'poisonpillremediations.poison-pill.medik8s.io' });
+    const bds = await kubectl('get', 'bundledeployments', '-l', `binnacle.dev/resolution-set=${name}`, '-o', 'name');
+    assert.equal(bds.trim().split('\n').length, 2);
+
+    // Uninstall removes the whole set and what it installed.
+    await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    await eventually('extension gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
+    const left = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items.map((d) => d.metadata.name);
+    assert.deepEqual(left, []);
+    assert.equal((await client.list(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` })).items.length, 0);
+    const releases = (await client.list('v1', 'Secret', { namespace: ns, labelSelector: 'owner=helm' })).items;
+    assert.deepEqual(releases.map((s) => s.metadata.name), []);
+  });
+
+  test('an operator with webhooks installs with Binnacle-issued serving certificates, upgrades along catalog edges, and refuses a downgrade unless self-certified', async () => {
+    const ns = uniqueName('otel');
+    await serviceAccount(ns, 'installer', true);
+    const name = uniqueName('otel');
+    await createExtension(name, ns, { packageName: 'opentelemetry-operator', version: '0.16.0' });
+    await installedAt(name, '0.16.0');
+    const hooks = (await client.list('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration')).items.filter((w) => w.metadata.labels?.['binnacle.dev/owner-name'] === `${name}-opentelemetry-operator` || JSON.stringify(w).includes(ns));
+    assert.ok(hooks.length > 0, 'a validating webhook configuration was created');
+    const caBundle = ((hooks[0]?.webhooks as { clientConfig: { caBundle?: string; service?: { namespace: string } } }[] | undefined) ?? [])[0]?.clientConfig;
+    assert.ok((caBundle?.caBundle ?? '').length > 100, 'caBundle injected');
+    assert.equal(caBundle?.service?.namespace, ns);
+
+    // Upgrade: the catalog's semver-mode edges lead 0.16.0 → 0.17.1 → 0.21.0 → 0.27.0.
+    await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.17.1' } } } });
+    await installedAt(name, '0.17.1');
+    const bdName = `${name}-opentelemetry-operator`;
+    const history = await run('helm', ['--kubeconfig', e2eKubeconfig(), 'history', bdName, '-n', ns, '-o', 'json']);
+    const revs = JSON.parse(history.stdout) as { revision: number; status: string; chart: string }[];
+    assert.ok(revs.length >= 2, `helm history shows the revisions: ${history.stdout}`);
+    assert.equal(revs[revs.length - 1]?.status, 'deployed');
+    assert.match(revs[revs.length - 1]?.chart ?? '', /0\.17\.1/);
+    assert.ok(revs.some((r) => r.status === 'superseded' && r.chart.includes('0.16.0')));
+
+    // Downgrade under CatalogProvided: refused with an explanation; the installed version stays.
+    await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.16.0' } } } });
+    const refused = await eventually('downgrade refused', async () => {
+      const ce = await extension(name);
+      const p = findCondition(ce.status?.conditions, 'Progressing');
+      return ce.status?.observedGeneration === ce.metadata.generation && p?.status === 'True' && p.message.includes('resolution failed') ? ce : undefined;
+    });
+    assert.equal(refused.status?.install?.bundle.version, '0.17.1');
+    assert.match(refused.status?.resolution?.explanation ?? '', /0\.17\.1/);
+    // …and allowed once the user self-certifies it.
+    await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { upgradeConstraintPolicy: 'SelfCertified' } } } });
+    await installedAt(name, '0.16.0');
+  });
+
+  test('an install through a ServiceAccount that lacks permissions fails naming them and creates nothing', async () => {
+    const ns = uniqueName('noperm');
+    await serviceAccount(ns, 'weak', false);
+    const name = uniqueName('noperm');
+    await createExtension(name, ns, { packageName: 'poison-pill-operator' }, 'weak');
+    const bd = await eventually(
+      'permission failure reported',
+      async () => {
+        const list = (await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` })).items;
+        const c = findCondition(list[0]?.status?.conditions, 'Installed');
+        return c?.reason === 'InsufficientPermissions' ? c : undefined;
+      },
+      120_000,
+    );
+    assert.match(bd.message, /lacks permissions: .*(create|get|patch) /);
+    assert.match(bd.message, /deployments\.apps|customresourcedefinitions|secrets/);
+    const ce = await extension(name);
+    assert.notEqual(findCondition(ce.status?.conditions, 'Installed')?.status, 'True');
+    const created: KubeObject[] = [
+      ...(await client.list('apps/v1', 'Deployment', { namespace: ns })).items,
+      ...(await client.list('v1', 'ServiceAccount', { namespace: ns })).items.filter((s) => s.metadata.name !== 'weak' && s.metadata.name !== 'default'),
+    ];
+    assert.deepEqual(created.map((o) => o.metadata.name), []);
+  });
+});
