@@ -1,0 +1,140 @@
+/**
+ * Catalog benchmark (run on demand: `npx tsx bench/catalog.ts`; not a test).
+ *
+ * 1. Binnacle renders and validates the whole operatorhub-2021 corpus (package-manifest and
+ *    bundle layouts) and writes the result as one FBC file.
+ * 2. On that FBC, and on the corpus' bundle-layout directories, Binnacle and opm do the same
+ *    work side by side: `render` and `validate`. opm cannot read the package-manifest layout,
+ *    so the comparison uses what both read.
+ * Every step runs as a child process, timed, with its peak memory (max RSS) from
+ * `/usr/bin/time -v` when present, else from `process.resourceUsage` of the child's wait.
+ * opm is built from the Go module proxy by `hack/bench-tools/opm/build.sh` when missing
+ * (pass `--no-build` to skip that).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { loadFbcDir, toFbcJson, validateConfig, type DeclarativeConfig } from '../src/catalog/index.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CORPUS = process.env.BINNACLE_CORPUS ?? '/work/shared/corpus/operatorhub-2021';
+const WORK = path.join(ROOT, '.cache', 'bench-data', 'catalog');
+const OPM = path.join(ROOT, '.cache', 'bench-bin', 'opm');
+const IMAGE = 'quay.io/openshift-community-operators/{package}:v{version}';
+const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+
+interface Run {
+  label: string;
+  ms: number;
+  maxRssMb: number;
+  exit: number;
+  stdoutBytes: number;
+}
+
+/** Runs a command, output to a file or discarded; measures wall time and peak RSS. */
+async function measure(label: string, cmd: string, args: string[], stdoutFile?: string): Promise<Run> {
+  const shellOut = stdoutFile === undefined ? '/dev/null' : stdoutFile;
+  const quoted = [cmd, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+  const script = TIME === undefined ? `exec ${quoted} > '${shellOut}'` : `exec ${TIME} -v ${quoted} > '${shellOut}'`;
+  const start = process.hrtime.bigint();
+  const child = spawn('bash', ['-c', script], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const exit = await new Promise<number>((resolve) => child.on('close', (code) => resolve(code ?? 1)));
+  const ms = Number(process.hrtime.bigint() - start) / 1e6;
+  const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+  // Without /usr/bin/time, the children's high-water RSS is the best we have.
+  const maxRssMb = m?.[1] !== undefined ? Number(m[1]) / 1024 : process.resourceUsage().maxRSS / 1024;
+  const stdoutBytes = stdoutFile === undefined ? 0 : (await stat(stdoutFile).catch(() => ({ size: 0 }))).size;
+  const run = { label, ms, maxRssMb, exit, stdoutBytes };
+  console.log(`${label.padEnd(44)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${maxRssMb.toFixed(0).padStart(6)} MB  exit ${exit}${stdoutBytes > 0 ? `  ${(stdoutBytes / 1e6).toFixed(1)} MB out` : ''}`);
+  if (exit !== 0 && exit !== 1) console.log(stderr.split('\n').filter((l) => !/^\s/.test(l)).slice(-5).join('\n'));
+  return run;
+}
+
+async function bundleLayoutDirs(): Promise<string[]> {
+  const out: string[] = [];
+  for (const p of (await readdir(CORPUS, { withFileTypes: true })).filter((e) => e.isDirectory())) {
+    for (const v of (await readdir(path.join(CORPUS, p.name), { withFileTypes: true })).filter((e) => e.isDirectory())) {
+      if (existsSync(path.join(CORPUS, p.name, v.name, 'metadata', 'annotations.yaml'))) out.push(path.join(CORPUS, p.name, v.name));
+    }
+  }
+  return out.sort();
+}
+
+function ensureOpm(): boolean {
+  if (existsSync(OPM)) return true;
+  if (process.argv.includes('--no-build')) return false;
+  console.log('building opm (hack/bench-tools/opm/build.sh) ...');
+  const r = spawnSync('bash', [path.join(ROOT, 'hack/bench-tools/opm/build.sh')], { stdio: 'inherit' });
+  return r.status === 0 && existsSync(OPM);
+}
+
+function ratio(a: Run | undefined, b: Run | undefined): string {
+  if (a === undefined || b === undefined) return 'n/a';
+  return `time ${(a.ms / b.ms).toFixed(2)}x, memory ${(a.maxRssMb / b.maxRssMb).toFixed(2)}x`;
+}
+
+/** Keeps only the packages that validate, so opm (which stops at the first error) can read it. */
+async function writeValidPackages(from: string, toDir: string): Promise<{ kept: number; dropped: string[] }> {
+  const { config } = await loadFbcDir(from);
+  const { result } = validateConfig(config);
+  const bad = new Set(result.children.filter((c) => c.errors().length > 0).map((c) => /^package "(.*)"$/.exec(c.subject)?.[1] ?? ''));
+  const keep = (p: string): boolean => !bad.has(p);
+  const valid: DeclarativeConfig = {
+    packages: config.packages.filter((p) => keep(p.name)),
+    channels: config.channels.filter((c) => keep(c.package)),
+    bundles: config.bundles.filter((b) => keep(b.package)),
+    deprecations: config.deprecations.filter((d) => keep(d.package)),
+    others: config.others.filter((o) => keep(o.package ?? '')),
+  };
+  await mkdir(toDir, { recursive: true });
+  await writeFile(path.join(toDir, 'catalog.json'), toFbcJson(valid));
+  return { kept: valid.packages.length, dropped: [...bad].sort() };
+}
+
+async function main(): Promise<void> {
+  await mkdir(WORK, { recursive: true });
+  const cli = [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), path.join(ROOT, 'src/cli/main.ts')];
+  const node = process.execPath;
+  const fbcFile = path.join(WORK, 'corpus.json');
+  const fbcDir = path.join(WORK, 'fbc-valid');
+  console.log(`corpus ${CORPUS}`);
+  console.log(`${'step'.padEnd(44)} ${'wall'.padStart(10)}  ${'max RSS'.padStart(9)}`);
+  // The CLI runs from TypeScript through tsx: its start-up is measured so it can be taken out.
+  const startup = await measure('binnacle --help (tsx start-up)', node, [...cli, '--help']);
+  await measure('binnacle render corpus (all layouts)', node, [...cli, 'catalog', 'render', CORPUS, '--bundle-image', IMAGE, '-o', 'json'], fbcFile);
+  await measure('binnacle validate corpus (all layouts)', node, [...cli, 'catalog', 'validate', CORPUS, '--bundle-image', IMAGE]);
+  const { kept, dropped } = await writeValidPackages(fbcFile, fbcDir);
+  console.log(`valid FBC for the side-by-side runs: ${kept} packages (left out: ${dropped.join(', ')})`);
+
+  const bundles = await bundleLayoutDirs();
+  const b = {
+    renderFbc: await measure('binnacle render FBC', node, [...cli, 'catalog', 'render', fbcDir, '-o', 'json'], path.join(WORK, 'binnacle-fbc.json')),
+    validateFbc: await measure('binnacle validate FBC', node, [...cli, 'catalog', 'validate', fbcDir]),
+    renderBundles: await measure(`binnacle render ${bundles.length} bundle dirs`, node, [...cli, 'catalog', 'render', ...bundles, '-o', 'json'], path.join(WORK, 'binnacle-bundles.json')),
+  };
+  if (!ensureOpm()) {
+    console.log('opm not available: skipped the side-by-side runs');
+    return;
+  }
+  const o = {
+    renderFbc: await measure('opm render FBC', OPM, ['render', fbcDir, '-o', 'json'], path.join(WORK, 'opm-fbc.json')),
+    validateFbc: await measure('opm validate FBC', OPM, ['validate', fbcDir]),
+    renderBundles: await measure(`opm render ${bundles.length} bundle dirs`, OPM, ['render', ...bundles, '-o', 'json'], path.join(WORK, 'opm-bundles.json')),
+  };
+  const same = (await readFile(path.join(WORK, 'binnacle-fbc.json'), 'utf8')) === (await readFile(path.join(WORK, 'opm-fbc.json'), 'utf8'));
+  console.log(`\nrender FBC output identical to opm's: ${same ? 'yes' : 'no'}`);
+  console.log(`binnacle / opm (wall; "net" takes out ${(startup.ms / 1000).toFixed(2)} s of tsx start-up):`);
+  for (const [label, x, y] of [
+    ['render FBC', b.renderFbc, o.renderFbc],
+    ['validate FBC', b.validateFbc, o.validateFbc],
+    ['render bundle dirs', b.renderBundles, o.renderBundles],
+  ] as const) {
+    const net: Run = { ...x, ms: Math.max(1, x.ms - startup.ms) };
+    console.log(`  ${label.padEnd(20)} ${ratio(x, y)}; net time ${(net.ms / y.ms).toFixed(2)}x`);
+  }
+}
+
+await main();

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile, mkdir, truncate } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, it } from 'node:test';
+import { ValidationError } from '../util/errors.js';
+import { TESTDATA } from './golden.test-helper.js';
+import { listCatalogFiles, loadFbcDir, loadFbcStream, readFbcDir } from './load.js';
+import { IndexIgnore } from './indexignore.js';
+import { toFbcJson, toFbcYaml } from './write.js';
+
+describe('load', () => {
+  it('reads concatenated JSON and multi-document YAML, honouring .indexignore', async () => {
+    const files = await listCatalogFiles(path.join(TESTDATA, 'fbc/valid'));
+    assert.deepEqual(files.map((f) => path.relative(path.join(TESTDATA, 'fbc/valid'), f)), ['alpha-op/catalog.json', 'beta-op/catalog.yaml']);
+    const { config, result } = await loadFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    assert.ok(result.ok, result.render());
+    assert.equal(config.packages.length, 2);
+    assert.equal(config.channels.length, 2);
+    assert.equal(config.bundles.length, 5);
+    assert.equal(config.deprecations.length, 1);
+    assert.deepEqual(config.others.map((o) => [o.schema, o.package, o.name]), [['example.com.custom', 'alpha-op', 'extra']]);
+  });
+
+  it('writes deterministically, and JSON/YAML round-trip to the same catalog', async () => {
+    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const json = toFbcJson(cfg);
+    const dir = await mkdtemp(path.join(tmpdir(), 'fbc-rt-'));
+    await writeFile(path.join(dir, 'a.json'), json);
+    await mkdir(path.join(dir, 'y'));
+    await writeFile(path.join(dir, 'y', 'b.yaml'), toFbcYaml(cfg));
+    const fromJson = await loadFbcStream(Readable.from([json]), 'stdin');
+    assert.ok(fromJson.result.ok);
+    assert.equal(toFbcJson(fromJson.config), json);
+    const yamlOnly = await loadFbcDir(path.join(dir, 'y'));
+    assert.equal(toFbcJson(yamlOnly.config), json);
+    // opm order: package, then channels, then bundles by name; the first record is alpha-op's package.
+    assert.match(json, /^\{\n {4}"schema": "olm.package",\n {4}"name": "alpha-op"/);
+  });
+
+  it('reports broken YAML with file and line, keeping the good documents', async () => {
+    const { config, result } = await loadFbcDir(path.join(TESTDATA, 'bad/broken-yaml'));
+    assert.equal(result.ok, false);
+    const [p] = result.errors();
+    assert.equal(p?.rule, 'fbc.parse');
+    assert.match(p?.file ?? '', /broken-yaml\/catalog\.yaml:5$/);
+    assert.match(p?.message ?? '', /document 1 is not valid YAML/);
+    assert.equal(config.packages[0]?.name, 'good');
+  });
+
+  it('reports every wrong type with its record, document and field', async () => {
+    const { result } = await loadFbcDir(path.join(TESTDATA, 'bad/wrong-types'));
+    const text = result.render();
+    assert.match(text, /olm\.channel "stable" of package "etcd" \(document 1\)\n.*catalog\.json:2: entries\[2\]\.name: expected a string, got a number/);
+    assert.match(text, /olm\.package "etcd".*\n.*defaultChannel: expected a string, got a number/);
+    assert.match(text, /properties: expected a list, got a string/);
+    assert.match(text, /schema: required field is missing/);
+    assert.match(text, /catalog\.json:5: document 4 is not valid JSON/);
+    assert.equal(result.errors().length, 5);
+    await assert.rejects(readFbcDir(path.join(TESTDATA, 'bad/wrong-types')), (e: unknown) => e instanceof ValidationError && e.code === 'INVALID');
+  });
+
+  it('refuses an over-size file without reading it, and an over-size stream', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'fbc-big-'));
+    const big = path.join(dir, 'huge.json');
+    await writeFile(big, '');
+    await truncate(big, 1024 ** 3); // a sparse 1 GiB file: instant to make, would exhaust memory to read
+    const { result } = await loadFbcDir(dir, { maxFileBytes: 64 * 1024 * 1024 });
+    const [p] = result.errors();
+    assert.equal(p?.rule, 'fbc.file-too-large');
+    assert.equal(p?.file, big);
+    assert.match(p?.message ?? '', /1073741824 bytes, over the 67108864-byte limit/);
+    const stream = await loadFbcStream(Readable.from([Buffer.alloc(2048, 32)]), 'stdin', { maxFileBytes: 1024 });
+    assert.equal(stream.result.errors()[0]?.rule, 'fbc.file-too-large');
+  });
+
+  it('applies .indexignore patterns like gitignore, each file under its own directory', () => {
+    const ig = new IndexIgnore();
+    ig.addRules('# c\n*.md\n/top-only\ndir/\n!keep.md\n');
+    ig.addRules('local.json\n', 'sub');
+    assert.equal(ig.ignores('a/b/readme.md', false), true);
+    assert.equal(ig.ignores('keep.md', false), false);
+    assert.equal(ig.ignores('top-only', false), true);
+    assert.equal(ig.ignores('x/top-only', false), false);
+    assert.equal(ig.ignores('x/dir', true), true);
+    assert.equal(ig.ignores('x/dir', false), false);
+    assert.equal(ig.ignores('catalog.yaml', false), false);
+    assert.equal(ig.ignores('sub/local.json', false), true);
+    assert.equal(ig.ignores('local.json', false), false);
+  });
+});

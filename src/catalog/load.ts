@@ -1,0 +1,240 @@
+/**
+ * Loads a file-based catalog from a directory tree or a stream into a `DeclarativeConfig`.
+ * Reads `.json` (one or more concatenated objects), `.yaml`/`.yml` (multi-document), skips
+ * other files and whatever `.indexignore` files exclude (like opm). Every problem is collected
+ * with its file, line, document and field; files over the size limit are refused unread.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { LineCounter, parseAllDocuments } from 'yaml';
+import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
+import { decodeDocument } from './decode.js';
+import { IndexIgnore } from './indexignore.js';
+
+/** Default per-file limit: well above any real catalog file, well below exhausting memory. */
+export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
+
+export interface LoadOptions {
+  /** Files (and streams) larger than this are refused with a clear error. */
+  maxFileBytes?: number;
+}
+
+export interface LoadResult {
+  config: DeclarativeConfig;
+  /** Every parse and field problem; `ok` when there are none. */
+  result: ValidationResult;
+  files: number;
+}
+
+/** One parsed document with where it came from. */
+export interface SourceDocument {
+  value: unknown;
+  /** 1-based line of the document start. */
+  line: number;
+  /** 0-based index of the document in its file. */
+  index: number;
+}
+
+export function isCatalogFile(name: string): boolean {
+  return /\.(json|ya?ml)$/i.test(name);
+}
+
+function lineAt(text: string, offset: number, from: { offset: number; line: number }): number {
+  let line = from.line;
+  for (let i = from.offset; i < offset; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+/**
+ * Splits a text of concatenated JSON values (`{..}{..}` or one per line) and parses each.
+ * A value that does not parse is reported and the scan goes on with the next one.
+ */
+export function parseJsonStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
+  const docs: SourceDocument[] = [];
+  let pos = { offset: 0, line: 1 };
+  let i = 0;
+  let index = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff) {
+      i++;
+      continue;
+    }
+    const start = i;
+    let depth = 0;
+    let inString = false;
+    for (; i < n; i++) {
+      const ch = text.charCodeAt(i);
+      if (inString) {
+        if (ch === 92) i++; // backslash: skip the escaped char
+        else if (ch === 34) inString = false;
+        continue;
+      }
+      if (ch === 34) inString = true;
+      else if (ch === 123 || ch === 91) depth++;
+      else if (ch === 125 || ch === 93) {
+        depth--;
+        if (depth <= 0) {
+          i++;
+          break;
+        }
+      } else if (depth === 0 && (ch === 10 || ch === 32)) break; // a bare scalar ends at whitespace
+    }
+    const line = lineAt(text, start, pos);
+    pos = { offset: start, line };
+    const slice = text.slice(start, i);
+    try {
+      docs.push({ value: JSON.parse(slice) as unknown, line, index });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      result.error('fbc.parse', `document ${index} is not valid JSON: ${reason}`, { file: `${file}:${line}` });
+    }
+    index++;
+  }
+  return docs;
+}
+
+/** Parses multi-document YAML; a broken document is reported with its line, the others are kept. */
+export function parseYamlStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
+  const lineCounter = new LineCounter();
+  const out: SourceDocument[] = [];
+  let index = 0;
+  for (const doc of parseAllDocuments(text, { lineCounter, uniqueKeys: false })) {
+    const line = lineCounter.linePos(doc.range[0]).line;
+    const err = doc.errors[0];
+    if (err !== undefined) {
+      const at = lineCounter.linePos(err.pos[0]).line;
+      result.error('fbc.parse', `document ${index} is not valid YAML: ${err.message.split('\n')[0] ?? err.code}`, { file: `${file}:${at}` });
+    } else if (doc.contents !== null) {
+      try {
+        out.push({ value: doc.toJS({ maxAliasCount: 1000 }) as unknown, line, index });
+      } catch (e) {
+        const reason = e instanceof Error ? e.message : String(e);
+        result.error('fbc.parse', `document ${index} cannot be read: ${reason}`, { file: `${file}:${line}` });
+      }
+    }
+    index++;
+  }
+  return out;
+}
+
+/** JSON when the text starts with `{` or `[`, YAML otherwise (as opm's YAML-or-JSON decoder does). */
+export function parseDocuments(text: string, file: string, result: ValidationResult): SourceDocument[] {
+  const first = /\S/.exec(text);
+  if (first !== null && (first[0] === '{' || first[0] === '[')) return parseJsonStream(text, file, result);
+  return parseYamlStream(text, file, result);
+}
+
+/** Adds the decoded documents of one file to `cfg`; field problems go under the record's subject. */
+export function addDocuments(cfg: DeclarativeConfig, docs: readonly SourceDocument[], file: string, result: ValidationResult): void {
+  for (const doc of docs) {
+    if (doc.value === null || doc.value === undefined) continue; // empty YAML document
+    const d = decodeDocument(doc.value);
+    if (d.problems.length > 0) {
+      const node = result.child(`${d.subject} (document ${doc.index})`);
+      for (const p of d.problems) node.error('fbc.field', p.message, { file: `${file}:${doc.line}`, field: p.field });
+      continue;
+    }
+    if (d.decoded === undefined) continue;
+    switch (d.decoded.kind) {
+      case 'package':
+        cfg.packages.push(d.decoded.value);
+        break;
+      case 'channel':
+        cfg.channels.push(d.decoded.value);
+        break;
+      case 'bundle':
+        cfg.bundles.push(d.decoded.value);
+        break;
+      case 'deprecation':
+        cfg.deprecations.push(d.decoded.value);
+        break;
+      case 'other':
+        cfg.others.push(d.decoded.value);
+    }
+  }
+}
+
+export function tooLargeMessage(size: number, limit: number): string {
+  return `file is ${size} bytes, over the ${limit}-byte limit for one catalog file (split the catalog into smaller files or raise --max-file-size)`;
+}
+
+/** Parses one text (already read) into `cfg`. */
+export function loadText(cfg: DeclarativeConfig, text: string, file: string, result: ValidationResult): void {
+  addDocuments(cfg, parseDocuments(text, file, result), file, result);
+}
+
+async function walk(root: string, dir: string, ignore: IndexIgnore, files: string[]): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  await ignore.addFrom(root, dir, entries.some((e) => e.name === '.indexignore'));
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const e of entries) {
+    const full = path.join(dir, e.name);
+    const rel = path.relative(root, full);
+    if (e.name === '.indexignore') continue;
+    if (ignore.ignores(rel, e.isDirectory())) continue;
+    if (e.isDirectory()) await walk(root, full, ignore, files);
+    else if (e.isFile() && isCatalogFile(e.name)) files.push(full);
+  }
+}
+
+/** Catalog files under `root`, sorted, after `.indexignore` rules. */
+export async function listCatalogFiles(root: string): Promise<string[]> {
+  const files: string[] = [];
+  await walk(root, root, new IndexIgnore(), files);
+  return files;
+}
+
+/** Loads every catalog file under `root`. Never throws for bad content: read `result`. */
+export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const result = new ValidationResult(`catalog ${root}`);
+  const cfg = emptyDeclarativeConfig();
+  let st;
+  try {
+    st = await stat(root);
+  } catch (err) {
+    throw new BinnacleError('CATALOG_NOT_FOUND', `${root}: cannot read catalog: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const files = st.isDirectory() ? await listCatalogFiles(root) : [root];
+  for (const file of files) {
+    const size = (await stat(file)).size;
+    if (size > limit) {
+      result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file });
+      continue;
+    }
+    loadText(cfg, await readFile(file, 'utf8'), file, result);
+  }
+  return { config: cfg, result, files: files.length };
+}
+
+/** Loads a stream (e.g. stdin) of JSON or YAML documents; refuses more than the limit. */
+export async function loadFbcStream(stream: Readable, name: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const result = new ValidationResult(`catalog ${name}`);
+  const cfg = emptyDeclarativeConfig();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk));
+    size += buf.length;
+    if (size > limit) {
+      stream.destroy();
+      result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file: name });
+      return { config: cfg, result, files: 1 };
+    }
+    chunks.push(buf);
+  }
+  loadText(cfg, Buffer.concat(chunks).toString('utf8'), name, result);
+  return { config: cfg, result, files: 1 };
+}
+
+/** Loads and throws a `ValidationError` (exit 1, tree of problems) when anything is wrong. */
+export async function readFbcDir(root: string, opts: LoadOptions = {}): Promise<DeclarativeConfig> {
+  const loaded = await loadFbcDir(root, opts);
+  if (!loaded.result.ok) throw new ValidationError(loaded.result);
+  return loaded.config;
+}

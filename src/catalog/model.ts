@@ -1,0 +1,380 @@
+/**
+ * The linked, validated catalog model: packages own channels and bundles, channel entries point
+ * at bundles, and each bundle knows its version (from its `olm.package` property). Built from a
+ * `DeclarativeConfig` by one conversion, `toModel`, which reports every problem it meets in a
+ * `ValidationResult` tree (package → channel / bundle) and still builds what it can.
+ */
+import semver from 'semver';
+import { ValidationResult } from '../util/errors.js';
+import {
+  PROP_BUNDLE_OBJECT,
+  PROP_GVK,
+  PROP_GVK_REQUIRED,
+  PROP_PACKAGE,
+  PROP_PACKAGE_REQUIRED,
+  SCHEMA_BUNDLE,
+  SCHEMA_CHANNEL,
+  SCHEMA_PACKAGE,
+  decodeGVKProperty,
+  decodePackageProperty,
+  decodePackageRequiredProperty,
+  type DeclarativeConfig,
+  type Icon,
+  type Property,
+  type RelatedImage,
+} from './declcfg.js';
+import { olmRangeProblem } from './semver-range.js';
+
+export interface ModelPackage {
+  name: string;
+  description: string;
+  icon: Icon | undefined;
+  /** The name the package record asked for, whether or not such a channel exists. */
+  defaultChannelName: string;
+  defaultChannel: ModelChannel | undefined;
+  channels: Map<string, ModelChannel>;
+  bundles: Map<string, ModelBundle>;
+  deprecation: string | undefined;
+  properties: Property[];
+}
+
+export interface ModelChannelEntry {
+  name: string;
+  replaces: string | undefined;
+  skips: string[];
+  skipRange: string | undefined;
+  /** Undefined when no `olm.bundle` of that name exists in the package. */
+  bundle: ModelBundle | undefined;
+}
+
+export interface ModelChannel {
+  package: ModelPackage;
+  name: string;
+  entries: Map<string, ModelChannelEntry>;
+  deprecation: string | undefined;
+  properties: Property[];
+}
+
+export interface ModelBundle {
+  package: ModelPackage;
+  name: string;
+  image: string;
+  /** Raw version string from `olm.package`; `version` is set only when it is valid semver. */
+  versionString: string;
+  version: semver.SemVer | undefined;
+  properties: Property[];
+  relatedImages: RelatedImage[];
+  channels: ModelChannel[];
+  deprecation: string | undefined;
+}
+
+export interface Model {
+  packages: Map<string, ModelPackage>;
+}
+
+export interface ModelResult {
+  model: Model;
+  result: ValidationResult;
+}
+
+// Semver 2.0 exactly as Go's blang/semver parses it: no `v` prefix, no leading zeros.
+const SEMVER_RE =
+  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
+
+/** Strict semver parse; undefined when `v` is not valid semver 2.0. */
+export function parseStrictSemver(v: string): semver.SemVer | undefined {
+  if (!SEMVER_RE.test(v)) return undefined;
+  try {
+    return new semver.SemVer(v);
+  } catch {
+    return undefined;
+  }
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+export function dns1123LabelProblem(name: string): string | undefined {
+  if (name.length > 63) return 'must be no more than 63 characters';
+  if (!DNS1123_LABEL.test(name)) {
+    return "must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character";
+  }
+  return undefined;
+}
+
+// Docker reference grammar (distribution/reference), enough to reject what ParseNormalizedNamed rejects.
+const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
+const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
+const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
+const TAG = '[\\w][\\w.-]{0,127}';
+const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+const REFERENCE_RE = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`);
+
+export function isValidImageReference(ref: string): boolean {
+  return ref.length <= 255 + 128 + 80 && REFERENCE_RE.test(ref);
+}
+
+function newPackage(name: string): ModelPackage {
+  return {
+    name,
+    description: '',
+    icon: undefined,
+    defaultChannelName: '',
+    defaultChannel: undefined,
+    channels: new Map(),
+    bundles: new Map(),
+    deprecation: undefined,
+    properties: [],
+  };
+}
+
+/** Children of the result tree by subject, so each package/channel/bundle has one node. */
+class Tree {
+  readonly root: ValidationResult;
+  private readonly nodes = new Map<string, ValidationResult>();
+  constructor(root: ValidationResult) {
+    this.root = root;
+  }
+  pkg(name: string): ValidationResult {
+    return this.node(`package "${name}"`, this.root);
+  }
+  channel(pkg: string, name: string): ValidationResult {
+    return this.node(`channel "${name}"`, this.pkg(pkg), `package "${pkg}"/`);
+  }
+  bundle(pkg: string, name: string): ValidationResult {
+    return this.node(`bundle "${name}"`, this.pkg(pkg), `package "${pkg}"/`);
+  }
+  private node(subject: string, parent: ValidationResult, prefix = ''): ValidationResult {
+    const key = prefix + subject;
+    let n = this.nodes.get(key);
+    if (n === undefined) {
+      n = parent.child(subject);
+      this.nodes.set(key, n);
+    }
+    return n;
+  }
+}
+
+/** Checks the known property types parse; opm refuses a bundle whose properties do not. */
+function checkProperties(props: readonly Property[], node: ValidationResult): void {
+  props.forEach((p, i) => {
+    const field = `properties[${i}]`;
+    const check = (ok: boolean, what: string): void => {
+      if (!ok) node.error('bundle.property', `${p.type} value is malformed: expected ${what}`, { field: `${field}.value` });
+    };
+    if (p.type === PROP_PACKAGE) check(decodePackageProperty(p.value) !== undefined, '{packageName: string, version: string}');
+    else if (p.type === PROP_GVK || p.type === PROP_GVK_REQUIRED) check(decodeGVKProperty(p.value) !== undefined, '{group, version, kind} strings');
+    else if (p.type === PROP_PACKAGE_REQUIRED) {
+      const d = decodePackageRequiredProperty(p.value);
+      check(d !== undefined, '{packageName: string, versionRange: string}');
+      const bad = d === undefined ? undefined : olmRangeProblem(d.versionRange);
+      if (d !== undefined && bad !== undefined) {
+        node.error('bundle.property', `olm.package.required versionRange "${d.versionRange}" is invalid: ${bad}`, { field: `${field}.value.versionRange` });
+      }
+    }
+  });
+}
+
+function addPackages(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
+  cfg.packages.forEach((p, i) => {
+    if (p.name === '') {
+      tree.root.error('package.name', 'package has no name', { field: `packages[${i}].name` });
+      return;
+    }
+    const node = tree.pkg(p.name);
+    if (model.packages.has(p.name)) {
+      node.error('package.duplicate', `duplicate olm.package "${p.name}"`);
+      return;
+    }
+    const bad = dns1123LabelProblem(p.name);
+    if (bad !== undefined) node.error('package.name', `invalid package name "${p.name}": ${bad}`, { field: 'name' });
+    const mp = newPackage(p.name);
+    mp.description = p.description ?? '';
+    mp.icon = p.icon;
+    mp.defaultChannelName = p.defaultChannel ?? '';
+    mp.properties = p.properties ?? [];
+    model.packages.set(p.name, mp);
+  });
+}
+
+function addChannels(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
+  for (const c of cfg.channels) {
+    const mp = model.packages.get(c.package);
+    if (mp === undefined) {
+      tree.root.error('channel.package', `olm.channel "${c.name}" refers to unknown package "${c.package}"`);
+      continue;
+    }
+    if (c.name === '') {
+      tree.pkg(c.package).error('channel.name', 'package contains a channel with no name');
+      continue;
+    }
+    const node = tree.channel(c.package, c.name);
+    if (mp.channels.has(c.name)) {
+      node.error('channel.duplicate', `package "${c.package}" has duplicate channel "${c.name}"`);
+      continue;
+    }
+    const mc: ModelChannel = { package: mp, name: c.name, entries: new Map(), deprecation: undefined, properties: c.properties ?? [] };
+    c.entries.forEach((e, i) => {
+      if (mc.entries.has(e.name)) {
+        node.error('channel.entry-duplicate', `duplicate entry "${e.name}"`, { field: `entries[${i}].name` });
+        return;
+      }
+      (e.skips ?? []).forEach((s, k) => {
+        if (s === '') node.error('channel.skips', `entry "${e.name}" has an empty skip`, { field: `entries[${i}].skips[${k}]` });
+      });
+      const badRange = e.skipRange === undefined ? undefined : olmRangeProblem(e.skipRange);
+      if (badRange !== undefined) {
+        node.error('channel.skip-range', `entry "${e.name}" has invalid skipRange "${e.skipRange ?? ''}": ${badRange}`, { field: `entries[${i}].skipRange` });
+      }
+      mc.entries.set(e.name, { name: e.name, replaces: e.replaces, skips: e.skips ?? [], skipRange: e.skipRange, bundle: undefined });
+    });
+    mp.channels.set(c.name, mc);
+  }
+}
+
+function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
+  for (const b of cfg.bundles) {
+    if (b.package === '') {
+      tree.root.error('bundle.package', `olm.bundle "${b.name}" has no package`, { field: 'package' });
+      continue;
+    }
+    const mp = model.packages.get(b.package);
+    if (mp === undefined) {
+      tree.root.error('bundle.package', `olm.bundle "${b.name}" refers to unknown package "${b.package}"`);
+      continue;
+    }
+    if (b.name === '') {
+      tree.pkg(b.package).error('bundle.name', 'package contains a bundle with no name');
+      continue;
+    }
+    const node = tree.bundle(b.package, b.name);
+    if (mp.bundles.has(b.name)) {
+      node.error('bundle.duplicate', `package "${b.package}" has duplicate bundle "${b.name}"`);
+      continue;
+    }
+    checkProperties(b.properties, node);
+    const pkgProps = b.properties.filter((p) => p.type === PROP_PACKAGE);
+    let versionString = '';
+    if (pkgProps.length !== 1) {
+      node.error('bundle.package-property', `must have exactly 1 "${PROP_PACKAGE}" property, found ${pkgProps.length}`, { field: 'properties' });
+    } else {
+      const pp = decodePackageProperty(pkgProps[0]?.value);
+      if (pp !== undefined) {
+        if (pp.packageName !== b.package) {
+          node.error('bundle.package-property', `package "${b.package}" does not match "${PROP_PACKAGE}" property "${pp.packageName}"`, { field: 'properties' });
+        }
+        versionString = pp.version;
+      }
+    }
+    const version = parseStrictSemver(versionString);
+    if (pkgProps.length === 1 && version === undefined) {
+      node.error('bundle.version', `version "${versionString}" is not valid semver`, { field: 'properties' });
+    }
+    if (b.image === '' && !b.properties.some((p) => p.type === PROP_BUNDLE_OBJECT)) {
+      node.error('bundle.image', 'bundle image must be set (or the bundle must carry olm.bundle.object properties)', { field: 'image' });
+    }
+    if (b.image !== '' && !isValidImageReference(b.image)) {
+      node.error('bundle.image', `invalid image pull spec "${b.image}"`, { field: 'image' });
+    }
+    (b.relatedImages ?? []).forEach((r, i) => {
+      if (r.image !== '' && !isValidImageReference(r.image)) {
+        node.error('bundle.related-image', `invalid image pull spec "${r.image}"`, { field: `relatedImages[${i}].image` });
+      }
+    });
+    mp.bundles.set(b.name, {
+      package: mp,
+      name: b.name,
+      image: b.image,
+      versionString,
+      version,
+      properties: b.properties,
+      relatedImages: b.relatedImages ?? [],
+      channels: [],
+      deprecation: undefined,
+    });
+  }
+}
+
+/** Links channel entries to bundles; reports entries without bundles and bundles in no channel. */
+function linkEntries(model: Model, tree: Tree): void {
+  for (const mp of model.packages.values()) {
+    for (const mc of mp.channels.values()) {
+      for (const e of mc.entries.values()) {
+        const b = mp.bundles.get(e.name);
+        if (b === undefined) {
+          tree.channel(mp.name, mc.name).error('channel.entry-bundle', `entry "${e.name}" has no olm.bundle in package "${mp.name}"`);
+          continue;
+        }
+        e.bundle = b;
+        b.channels.push(mc);
+      }
+    }
+    for (const b of mp.bundles.values()) {
+      if (b.channels.length === 0) tree.bundle(mp.name, b.name).error('bundle.channel', 'bundle is not in any channel entries');
+    }
+    if (mp.defaultChannelName !== '') mp.defaultChannel = mp.channels.get(mp.defaultChannelName);
+  }
+}
+
+function addDeprecations(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
+  const seen = new Set<string>();
+  cfg.deprecations.forEach((d, i) => {
+    if (d.package === '') {
+      tree.root.error('deprecation.package', `olm.deprecations item ${i} has no package`, { field: 'package' });
+      return;
+    }
+    const mp = model.packages.get(d.package);
+    if (mp === undefined) {
+      tree.root.error('deprecation.package', `cannot apply deprecations to unknown package "${d.package}"`);
+      return;
+    }
+    const node = tree.pkg(d.package);
+    if (seen.has(d.package)) {
+      node.error('deprecation.duplicate', `expected at most one olm.deprecations per package, found another for "${d.package}"`);
+      return;
+    }
+    seen.add(d.package);
+    const refs = new Set<string>();
+    d.entries.forEach((e, j) => {
+      const field = `olm.deprecations.entries[${j}].reference`;
+      const key = `${e.reference.schema}/${e.reference.name ?? ''}`;
+      if (refs.has(key)) {
+        node.error('deprecation.duplicate-entry', `duplicate deprecation entry for ${e.reference.schema} "${e.reference.name ?? ''}"`, { field });
+        return;
+      }
+      refs.add(key);
+      const name = e.reference.name ?? '';
+      if (e.reference.schema === SCHEMA_BUNDLE) {
+        const b = mp.bundles.get(name);
+        if (b === undefined) node.error('deprecation.reference', `cannot deprecate bundle "${name}": bundle not found`, { field });
+        else b.deprecation = e.message;
+      } else if (e.reference.schema === SCHEMA_CHANNEL) {
+        const c = mp.channels.get(name);
+        if (c === undefined) node.error('deprecation.reference', `cannot deprecate channel "${name}": channel not found`, { field });
+        else c.deprecation = e.message;
+      } else if (e.reference.schema === SCHEMA_PACKAGE) {
+        if (name !== '') node.error('deprecation.reference', `package reference must not have a name (got "${name}")`, { field });
+        else mp.deprecation = e.message;
+      }
+    });
+  });
+}
+
+/** DeclarativeConfig → linked model, with every conversion problem collected. */
+export function toModel(cfg: DeclarativeConfig, subject = 'catalog'): ModelResult {
+  const result = new ValidationResult(subject);
+  const tree = new Tree(result);
+  const model: Model = { packages: new Map() };
+  addPackages(cfg, model, tree);
+  addChannels(cfg, model, tree);
+  addBundles(cfg, model, tree);
+  linkEntries(model, tree);
+  addDeprecations(cfg, model, tree);
+  return { model, result };
+}
+
+/** For rules that need the tree node of a model object. */
+export function nodeFor(result: ValidationResult, subjectPath: readonly string[]): ValidationResult {
+  let node = result;
+  for (const s of subjectPath) node = node.children.find((c) => c.subject === s) ?? node.child(s);
+  return node;
+}

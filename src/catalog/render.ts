@@ -1,0 +1,252 @@
+/**
+ * `opm render` for Binnacle: turns sources into one `DeclarativeConfig`. A source is an FBC
+ * directory or file, a `registry+v1` bundle directory, a package directory (package-manifest or
+ * bundle layout), a directory of many packages (each rendered on its own; failures are reported
+ * and the rest still rendered), or an image reference (pulled with the injected `pull`).
+ */
+import { readdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { BinnacleError, ValidationResult, errorMessage } from '../util/errors.js';
+import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
+import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
+import { loadFbcDir, loadFbcStream, type LoadOptions } from './load.js';
+import { findPackageManifestFile, renderPackageDir } from './package-dir.js';
+
+export const LABEL_CATALOG_CONFIGS = 'operators.operatorframework.io.index.configs.v1';
+export const LABEL_BUNDLE_MEDIATYPE = ANNOTATION_MEDIATYPE;
+
+/** What `src/oci`'s `pullAndUnpack` returns; injected so the catalog does not depend on OCI. */
+export interface PulledImage {
+  digest: string;
+  dir: string;
+  labels: Record<string, string>;
+}
+export type ImagePuller = (ref: string, opts: { cacheDir: string }) => Promise<PulledImage>;
+
+export type SourceKind = 'fbc' | 'bundle' | 'package' | 'packages' | 'image';
+
+export interface RenderFailure {
+  source: string;
+  /** Package name, when the failure is one package of a larger tree. */
+  package: string | undefined;
+  /** Stable reason code, e.g. `BUNDLE_NO_CSV`, `CHANNEL_HEAD_MISSING`, `fbc.parse`. */
+  reason: string;
+  message: string;
+}
+
+export interface RenderOutput {
+  config: DeclarativeConfig;
+  failures: RenderFailure[];
+  /** Non-fatal findings (e.g. bundles no channel reaches, left out). */
+  warnings: RenderFailure[];
+  /** Packages rendered per source kind, for reporting. */
+  kinds: { source: string; kind: SourceKind }[];
+}
+
+export interface RenderOptions extends LoadOptions {
+  renderBundle?: BundleRenderer;
+  pull?: ImagePuller;
+  cacheDir?: string;
+  /**
+   * Image reference for bundles rendered from directories, e.g.
+   * `quay.io/openshift-community-operators/{package}:v{version}` ({name} is the CSV name).
+   * Without it such bundles get no image (as with opm, validation then asks for one).
+   */
+  bundleImage?: string;
+  /** Where `-` reads from (default: standard input). */
+  stdin?: Readable;
+}
+
+export function expandBundleImage(template: string, pkg: string, version: string, name: string): string {
+  return template.replaceAll('{package}', pkg).replaceAll('{version}', version).replaceAll('{name}', name);
+}
+
+async function isDir(p: string): Promise<boolean> {
+  try {
+    return (await stat(p)).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function hasCsvFile(dir: string): Promise<boolean> {
+  try {
+    return (await readdir(dir)).some((n) => /clusterserviceversion\.ya?ml$/i.test(n));
+  } catch {
+    return false;
+  }
+}
+
+/** A bundle directory: `manifests/` + `metadata/`, or a version directory holding a CSV. */
+export async function isBundleDir(dir: string): Promise<boolean> {
+  if ((await isDir(path.join(dir, 'manifests'))) && (await exists(path.join(dir, 'metadata', 'annotations.yaml')))) return true;
+  return hasCsvFile(dir);
+}
+
+/** A package directory: has a `*.package.yaml`, or its subdirectories are bundles. */
+export async function isPackageDir(dir: string): Promise<boolean> {
+  if ((await findPackageManifestFile(dir)) !== undefined) return true;
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    if (e.isDirectory() && (await isBundleDir(path.join(dir, e.name)))) return true;
+  }
+  return false;
+}
+
+export async function detectSourceKind(source: string): Promise<SourceKind> {
+  if (!(await exists(source))) return 'image';
+  if (!(await isDir(source))) return 'fbc';
+  if (await isBundleDir(source)) return 'bundle';
+  if (await isPackageDir(source)) return 'package';
+  for (const e of await readdir(source, { withFileTypes: true })) {
+    if (e.isDirectory() && (await isPackageDir(path.join(source, e.name)))) return 'packages';
+  }
+  return 'fbc';
+}
+
+/**
+ * What opm's render does to every reference: bundle objects and CSV metadata go to the end of
+ * the properties (order otherwise kept), related images are sorted by image.
+ */
+function normalizeBundles(cfg: DeclarativeConfig): void {
+  for (const b of cfg.bundles) {
+    const isObject = (t: string): boolean => t === PROP_BUNDLE_OBJECT || t === PROP_CSV_METADATA;
+    b.properties = [...b.properties.filter((p) => !isObject(p.type)), ...b.properties.filter((p) => isObject(p.type))];
+    if (b.relatedImages !== undefined) b.relatedImages = [...b.relatedImages].sort((x, y) => (x.image < y.image ? -1 : x.image > y.image ? 1 : 0));
+  }
+}
+
+function merge(into: DeclarativeConfig, from: DeclarativeConfig): void {
+  normalizeBundles(from);
+  into.packages.push(...from.packages);
+  into.channels.push(...from.channels);
+  into.bundles.push(...from.bundles);
+  into.deprecations.push(...from.deprecations);
+  into.others.push(...from.others);
+}
+
+function failuresFromResult(source: string, pkg: string | undefined, result: ValidationResult): RenderFailure[] {
+  return result.errors().map((p) => ({
+    source,
+    package: pkg,
+    reason: p.rule,
+    message: [p.file, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '),
+  }));
+}
+
+/** Renders one package directory into `out`; all-or-nothing per package. */
+async function renderOnePackage(dir: string, opts: RenderOptions, out: RenderOutput): Promise<void> {
+  const renderBundle = opts.renderBundle ?? defaultBundleRenderer;
+  try {
+    const tpl = opts.bundleImage;
+    const r = await renderPackageDir(
+      dir,
+      tpl === undefined ? { renderBundle } : { renderBundle, imageFor: (pkg, b) => expandBundleImage(tpl, pkg, b.version, b.name) },
+    );
+    if (r.failures.length > 0) {
+      for (const f of r.failures) out.failures.push({ source: dir, package: r.packageName, reason: f.code, message: f.message });
+      return;
+    }
+    for (const u of r.unreachable) {
+      out.warnings.push({ source: dir, package: r.packageName, reason: 'BUNDLE_UNREACHABLE', message: `bundle "${u}" is in no channel (not reachable from any currentCSV) and was left out` });
+    }
+    merge(out.config, r.config);
+  } catch (err) {
+    if (!(err instanceof BinnacleError)) throw err;
+    out.failures.push({ source: dir, package: path.basename(dir), reason: err.code, message: err.message });
+  }
+}
+
+async function renderImage(ref: string, opts: RenderOptions, out: RenderOutput): Promise<void> {
+  if (opts.pull === undefined) {
+    out.failures.push({ source: ref, package: undefined, reason: 'RENDER_SOURCE_NOT_FOUND', message: `${ref}: no such file or directory, and image pulling is not available here` });
+    return;
+  }
+  const img = await opts.pull(ref, { cacheDir: opts.cacheDir ?? path.join('.cache', 'images') });
+  const configs = img.labels[LABEL_CATALOG_CONFIGS];
+  if (configs !== undefined) {
+    const loaded = await loadFbcDir(path.join(img.dir, configs), opts);
+    if (!loaded.result.ok) out.failures.push(...failuresFromResult(ref, undefined, loaded.result));
+    else merge(out.config, loaded.config);
+    return;
+  }
+  if (img.labels[LABEL_BUNDLE_MEDIATYPE] !== undefined) {
+    await renderBundleSource(img.dir, { ...opts, image: ref }, out);
+    return;
+  }
+  out.failures.push({
+    source: ref,
+    package: undefined,
+    reason: 'RENDER_UNKNOWN_IMAGE',
+    message: `${ref}: image has neither label ${LABEL_CATALOG_CONFIGS} (catalog) nor ${LABEL_BUNDLE_MEDIATYPE} (bundle)`,
+  });
+}
+
+async function renderBundleSource(dir: string, opts: RenderOptions & { image?: string }, out: RenderOutput): Promise<void> {
+  const renderBundle = opts.renderBundle ?? defaultBundleRenderer;
+  try {
+    const info = await readBundleDir(dir);
+    const packageName = info.annotationPackage ?? path.basename(path.dirname(path.resolve(dir)));
+    const image = opts.image ?? (opts.bundleImage === undefined ? undefined : expandBundleImage(opts.bundleImage, packageName, info.version, info.name));
+    const one = emptyDeclarativeConfig();
+    one.bundles.push(await renderBundle(info, image === undefined ? { packageName } : { packageName, image }));
+    merge(out.config, one);
+  } catch (err) {
+    if (!(err instanceof BinnacleError)) throw err;
+    out.failures.push({ source: dir, package: undefined, reason: err.code, message: err.message });
+  }
+}
+
+/** Renders every source; a failing source or package never stops the others. */
+export async function render(sources: readonly string[], opts: RenderOptions = {}): Promise<RenderOutput> {
+  const out: RenderOutput = { config: emptyDeclarativeConfig(), failures: [], warnings: [], kinds: [] };
+  for (const source of sources) {
+    if (source === '-') {
+      // `-` is FBC (JSON or YAML) on standard input.
+      const loaded = await loadFbcStream(opts.stdin ?? process.stdin, 'stdin', opts);
+      if (!loaded.result.ok) out.failures.push(...failuresFromResult(source, undefined, loaded.result));
+      else merge(out.config, loaded.config);
+      out.kinds.push({ source, kind: 'fbc' });
+      continue;
+    }
+    const kind = await detectSourceKind(source);
+    out.kinds.push({ source, kind });
+    try {
+      switch (kind) {
+        case 'fbc': {
+          const loaded = await loadFbcDir(source, opts);
+          if (!loaded.result.ok) out.failures.push(...failuresFromResult(source, undefined, loaded.result));
+          else merge(out.config, loaded.config);
+          break;
+        }
+        case 'bundle':
+          await renderBundleSource(source, opts, out);
+          break;
+        case 'package':
+          await renderOnePackage(source, opts, out);
+          break;
+        case 'packages':
+          for (const e of (await readdir(source, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+            const dir = path.join(source, e.name);
+            if (e.isDirectory() && !e.name.startsWith('.') && (await isPackageDir(dir))) await renderOnePackage(dir, opts, out);
+          }
+          break;
+        case 'image':
+          await renderImage(source, opts, out);
+      }
+    } catch (err) {
+      if (!(err instanceof BinnacleError)) throw err;
+      out.failures.push({ source, package: undefined, reason: err.code, message: errorMessage(err) });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { mkdtemp } from 'node:fs/promises';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { TESTDATA } from './golden.test-helper.js';
+import { readFbcDir } from './load.js';
+import { startCatalogServer, type CatalogServer } from './server.js';
+import { openStoredCatalog, storeCatalog, type StoredCatalog } from './store.js';
+import { toFbcJsonLines } from './write.js';
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function get(url: string, opts: { method?: string; headers?: Record<string, string> } = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: opts.method ?? 'GET', headers: opts.headers ?? {} }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const lines = (b: Buffer): Record<string, unknown>[] =>
+  b
+    .toString('utf8')
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('catalog server', () => {
+  let server: CatalogServer;
+  let store: StoredCatalog;
+  let expectedAll: string;
+
+  before(async () => {
+    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    expectedAll = toFbcJsonLines(cfg);
+    store = await storeCatalog(cfg, await mkdtemp(path.join(tmpdir(), 'catalog-store-')));
+    server = await startCatalogServer({ root: store, catalogs: new Map([['community', store]]), port: 0 });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('streams every record as JSON Lines from /api/v1/all, with length, ETag and Last-Modified', async () => {
+    const r = await get(`${server.url}/api/v1/all`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'application/jsonl');
+    assert.equal(r.body.toString('utf8'), expectedAll);
+    assert.equal(Number(r.headers['content-length']), Buffer.byteLength(expectedAll));
+    assert.equal(r.headers.etag, `"${store.sha256}"`);
+    assert.equal(r.headers['last-modified'], store.lastModified.toUTCString());
+  });
+
+  it('answers 304 to If-None-Match and If-Modified-Since, 200 to a stale tag', async () => {
+    const first = await get(`${server.url}/api/v1/all`);
+    const etag = String(first.headers.etag);
+    const r1 = await get(`${server.url}/api/v1/all`, { headers: { 'If-None-Match': etag } });
+    assert.equal(r1.status, 304);
+    assert.equal(r1.body.length, 0);
+    const r2 = await get(`${server.url}/api/v1/all`, { headers: { 'If-Modified-Since': String(first.headers['last-modified']) } });
+    assert.equal(r2.status, 304);
+    const r3 = await get(`${server.url}/api/v1/all`, { headers: { 'If-None-Match': '"stale"' } });
+    assert.equal(r3.status, 200);
+    const r4 = await get(`${server.url}/api/v1/all`, { headers: { 'If-Modified-Since': new Date(Date.now() - 3600_000).toUTCString() } });
+    assert.equal(r4.status, 200);
+  });
+
+  it('gzips when the client accepts it', async () => {
+    const r = await get(`${server.url}/api/v1/all`, { headers: { 'Accept-Encoding': 'br, gzip;q=0.8' } });
+    assert.equal(r.headers['content-encoding'], 'gzip');
+    assert.equal(gunzipSync(r.body).toString('utf8'), expectedAll);
+    const no = await get(`${server.url}/api/v1/all`, { headers: { 'Accept-Encoding': 'gzip;q=0' } });
+    assert.equal(no.headers['content-encoding'], undefined);
+  });
+
+  it('answers HEAD with headers and no body', async () => {
+    const r = await get(`${server.url}/api/v1/all`, { method: 'HEAD' });
+    assert.equal(r.status, 200);
+    assert.equal(r.body.length, 0);
+    assert.equal(Number(r.headers['content-length']), Buffer.byteLength(expectedAll));
+  });
+
+  it('filters /api/v1/metas by schema, package and name', async () => {
+    const bundles = lines((await get(`${server.url}/api/v1/metas?schema=olm.bundle&package=beta-op`)).body);
+    assert.deepEqual(bundles.map((b) => b.name), ['beta-op.v0.1.0', 'beta-op.v0.1.1', 'beta-op.v0.2.0']);
+    const one = lines((await get(`${server.url}/api/v1/metas?schema=olm.bundle&name=alpha-op.v1.0.0`)).body);
+    assert.equal(one.length, 1);
+    assert.equal(one[0]?.image, 'quay.io/example/alpha-op-bundle:v1.0.0');
+    const pkgs = lines((await get(`${server.url}/api/v1/metas?schema=olm.package`)).body);
+    assert.deepEqual(pkgs.map((p) => p.name), ['alpha-op', 'beta-op']);
+    const custom = lines((await get(`${server.url}/api/v1/metas?schema=example.com.custom`)).body);
+    assert.deepEqual(custom[0]?.data, { kept: true });
+    const none = await get(`${server.url}/api/v1/metas?schema=olm.bundle&package=nope`);
+    assert.equal(none.status, 200);
+    assert.equal(none.body.length, 0);
+    // A filtered answer has its own ETag, still honoured with 304.
+    const tagged = await get(`${server.url}/api/v1/metas?package=beta-op`);
+    assert.notEqual(tagged.headers.etag, `"${store.sha256}"`);
+    assert.equal((await get(`${server.url}/api/v1/metas?package=beta-op`, { headers: { 'If-None-Match': String(tagged.headers.etag) } })).status, 304);
+    assert.equal((await get(`${server.url}/api/v1/metas?bogus=1`)).status, 400);
+  });
+
+  it('serves several catalogs under /catalogs/<name>/ and 404s unknown paths and catalogs', async () => {
+    const r = await get(`${server.url}/catalogs/community/api/v1/all`);
+    assert.equal(r.body.toString('utf8'), expectedAll);
+    assert.equal((await get(`${server.url}/catalogs/missing/api/v1/all`)).status, 404);
+    assert.equal((await get(`${server.url}/api/v1/nothing`)).status, 404);
+    assert.equal((await get(`${server.url}/`)).status, 404);
+    assert.equal((await get(`${server.url}/api/v1/all`, { method: 'POST' })).status, 405);
+  });
+
+  it('re-indexes a stored catalog file to the same index and digest', async () => {
+    const reopened = await openStoredCatalog(store.file);
+    assert.equal(reopened.sha256, store.sha256);
+    assert.deepEqual(reopened.metas, store.metas);
+  });
+});

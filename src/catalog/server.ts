@@ -1,0 +1,182 @@
+/**
+ * The catalog HTTP API (catalogd's layout): `GET|HEAD /api/v1/all` streams every record as JSON
+ * Lines; `/api/v1/metas?schema=&package=&name=` filters. Responses carry `ETag` and
+ * `Last-Modified` (304 on `If-None-Match` / `If-Modified-Since`) and are gzipped when the
+ * client accepts it. Bodies are streamed from the store file, never built in memory.
+ * Several catalogs are served as `/catalogs/<name>/api/v1/...`.
+ */
+import { createHash } from 'node:crypto';
+import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import type { Logger } from 'pino';
+import { byteRanges, filterMetas, readRanges, type MetaFilter, type StoredCatalog } from './store.js';
+
+/** Where the handler finds catalogs; a function so the controller can swap catalogs live. */
+export type CatalogLookup = ReadonlyMap<string, StoredCatalog> | ((name: string) => StoredCatalog | undefined);
+
+export interface CatalogHandlerOptions {
+  /** Catalogs served under `/catalogs/<name>/api/v1/...`. */
+  catalogs?: CatalogLookup;
+  /** A catalog served at the root, `/api/v1/...`. */
+  root?: StoredCatalog;
+  logger?: Logger;
+}
+
+const META_PARAMS = new Set(['schema', 'package', 'name']);
+
+function lookup(catalogs: CatalogLookup | undefined, name: string): StoredCatalog | undefined {
+  if (catalogs === undefined) return undefined;
+  return typeof catalogs === 'function' ? catalogs(name) : catalogs.get(name);
+}
+
+function sendText(res: ServerResponse, status: number, text: string, head: boolean): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(head ? undefined : text);
+}
+
+function notModified(req: IncomingMessage, etag: string, lastModified: Date): boolean {
+  const inm = req.headers['if-none-match'];
+  if (inm !== undefined) return inm.split(',').some((t) => t.trim() === etag || t.trim() === '*' || t.trim() === `W/${etag}`);
+  const ims = req.headers['if-modified-since'];
+  if (ims !== undefined) {
+    const since = Date.parse(ims);
+    // HTTP dates have one-second precision.
+    return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) * 1000 <= since;
+  }
+  return false;
+}
+
+function acceptsGzip(req: IncomingMessage): boolean {
+  const ae = req.headers['accept-encoding'];
+  if (ae === undefined) return false;
+  return ae.split(',').some((part) => {
+    const [coding, ...params] = part.trim().split(';');
+    if (coding?.trim().toLowerCase() !== 'gzip') return false;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    return q === undefined || Number(q.slice(2)) > 0;
+  });
+}
+
+async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: StoredCatalog, rest: string, url: URL): Promise<void> {
+  const head = req.method === 'HEAD';
+  let filter: MetaFilter = {};
+  if (rest === '/api/v1/all') {
+    filter = {};
+  } else if (rest === '/api/v1/metas') {
+    for (const key of url.searchParams.keys()) {
+      if (!META_PARAMS.has(key)) {
+        sendText(res, 400, `unknown query parameter "${key}"; expected schema, package or name\n`, head);
+        return;
+      }
+    }
+    const schema = url.searchParams.get('schema');
+    const pkg = url.searchParams.get('package');
+    const name = url.searchParams.get('name');
+    if (schema !== null) filter.schema = schema;
+    if (pkg !== null) filter.package = pkg;
+    if (name !== null) filter.name = name;
+  } else {
+    sendText(res, 404, `not found: ${url.pathname}\n`, head);
+    return;
+  }
+  const metas = filterMetas(store, filter);
+  const ranges = byteRanges(metas);
+  const length = ranges.reduce((n, r) => n + r.end - r.start, 0);
+  // The same content always gets the same tag: catalog digest plus the query that cut it.
+  const queryTag = rest === '/api/v1/all' ? '' : `-${createHash('sha256').update(JSON.stringify([filter.schema, filter.package, filter.name])).digest('hex').slice(0, 16)}`;
+  const etag = `"${store.sha256}${queryTag}"`;
+  const headers: Record<string, string | number> = {
+    'Content-Type': 'application/jsonl',
+    ETag: etag,
+    'Last-Modified': store.lastModified.toUTCString(),
+    Vary: 'Accept-Encoding',
+  };
+  if (notModified(req, etag, store.lastModified)) {
+    res.writeHead(304, headers);
+    res.end();
+    return;
+  }
+  const gzip = acceptsGzip(req);
+  if (gzip) headers['Content-Encoding'] = 'gzip';
+  else headers['Content-Length'] = length;
+  res.writeHead(200, headers);
+  if (head) {
+    res.end();
+    return;
+  }
+  const body = Readable.from(readRanges(store, ranges));
+  if (gzip) await pipeline(body, createGzip(), res);
+  else await pipeline(body, res);
+}
+
+/** An HTTP request handler for the catalog API; mount it in any `http.Server`. */
+export function createCatalogHandler(opts: CatalogHandlerOptions): RequestListener {
+  return (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const head = req.method === 'HEAD';
+    if (req.method !== 'GET' && !head) {
+      res.setHeader('Allow', 'GET, HEAD');
+      sendText(res, 405, `method ${req.method ?? ''} not allowed\n`, false);
+      return;
+    }
+    let store: StoredCatalog | undefined;
+    let rest = url.pathname;
+    const m = /^\/catalogs\/([^/]+)(\/.*)$/.exec(url.pathname);
+    if (m !== null) {
+      store = lookup(opts.catalogs, decodeURIComponent(m[1] ?? ''));
+      rest = m[2] ?? '';
+      if (store === undefined) {
+        sendText(res, 404, `catalog "${m[1] ?? ''}" not found\n`, head);
+        return;
+      }
+    } else store = opts.root;
+    if (store === undefined) {
+      sendText(res, 404, `not found: ${url.pathname}\n`, head);
+      return;
+    }
+    serveCatalog(req, res, store, rest, url).catch((err: unknown) => {
+      opts.logger?.warn({ err, path: url.pathname }, 'catalog response failed');
+      if (!res.headersSent) sendText(res, 500, 'internal error\n', head);
+      else res.destroy();
+    });
+  };
+}
+
+export interface CatalogServer {
+  server: Server;
+  /** Base URL, e.g. `http://127.0.0.1:8080`. */
+  url: string;
+  close: () => Promise<void>;
+}
+
+export interface StartCatalogServerOptions extends CatalogHandlerOptions {
+  port: number;
+  address?: string;
+}
+
+/** Starts the catalog API on `address:port` (port 0 picks a free one). */
+export async function startCatalogServer(opts: StartCatalogServerOptions): Promise<CatalogServer> {
+  const server = createServer(createCatalogHandler(opts));
+  const address = opts.address ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, address, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const info = server.address() as AddressInfo;
+  const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+  return {
+    server,
+    url: `http://${host}:${info.port}`,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((err) => (err === undefined ? resolve() : reject(err)));
+      }),
+  };
+}

@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { TESTDATA } from './golden.test-helper.js';
+import { readFbcDir } from './load.js';
+import { isValidImageReference, parseStrictSemver } from './model.js';
+import { validateConfig } from './validate.js';
+
+describe('validate', () => {
+  it('accepts a valid catalog and links the model', async () => {
+    const { model, result } = validateConfig(await readFbcDir(path.join(TESTDATA, 'fbc/valid')));
+    assert.ok(result.ok, result.render());
+    const beta = model.packages.get('beta-op');
+    assert.equal(beta?.defaultChannel?.name, 'fast');
+    assert.equal(beta?.bundles.get('beta-op.v0.1.0')?.deprecation, 'beta-op.v0.1.0 is deprecated');
+    assert.equal(beta?.channels.get('fast')?.entries.get('beta-op.v0.2.0')?.bundle?.version?.version, '0.2.0');
+  });
+
+  it('collects every rule violation, each under its package/channel/bundle', async () => {
+    const { result } = validateConfig(await readFbcDir(path.join(TESTDATA, 'invalid-model')));
+    const rules = new Set(result.errors().map((p) => p.rule));
+    for (const rule of [
+      'package.name',
+      'package.icon',
+      'package.default-channel',
+      'package.channels',
+      'package.duplicate-version',
+      'channel.single-head',
+      'channel.replaces-cycle',
+      'channel.stranded',
+      'channel.skip-range',
+      'channel.entry-bundle',
+      'bundle.package',
+      'bundle.package-property',
+      'bundle.image',
+      'bundle.duplicate',
+      'bundle.channel',
+      'deprecation.reference',
+      'deprecation.duplicate',
+    ]) {
+      assert.ok(rules.has(rule), `missing rule ${rule} in:\n${result.render()}`);
+    }
+    const text = result.render();
+    assert.match(text, /package "graph"\n(?:.*\n)*? {4}channel "stable"\n(?:.*\n)*?.*detected cycle in replaces chain of upgrade graph: graph\.v1\.2\.0 -> graph\.v1\.1\.0 -> graph\.v1\.0\.0 -> graph\.v1\.2\.0/);
+    assert.match(text, /channel "stranded"\n.*stranded bundles \(not reachable from head "graph\.v2\.0\.0" by replaces\): graph\.v1\.0\.0, graph\.v1\.2\.0/);
+    assert.match(text, /bundle "graph\.v1\.2\.0"\n.*must have exactly 1 "olm\.package" property, found 2/);
+  });
+
+  it('finds stranded bundles that the head cannot reach', async () => {
+    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const ch = cfg.channels.find((c) => c.name === 'fast');
+    assert.ok(ch);
+    // 0.2.0 no longer skips 0.1.1, and nothing replaces 0.1.1: two heads.
+    ch.entries = ch.entries.map((e) => (e.name === 'beta-op.v0.2.0' ? { name: e.name, replaces: 'beta-op.v0.1.0' } : e));
+    const r1 = validateConfig(cfg).result;
+    assert.match(r1.render(), /multiple channel heads found in graph: beta-op\.v0\.1\.1, beta-op\.v0\.2\.0/);
+    // Now 0.2.0 replaces 0.1.1, which replaces nothing: 0.1.0 is stranded.
+    ch.entries = [{ name: 'beta-op.v0.2.0', replaces: 'beta-op.v0.1.1' }, { name: 'beta-op.v0.1.1' }, { name: 'beta-op.v0.1.0' }];
+    const r2 = validateConfig(cfg).result;
+    assert.deepEqual(r2.errors().map((p) => p.rule), ['channel.single-head']);
+    ch.entries = [{ name: 'beta-op.v0.2.0', replaces: 'beta-op.v0.1.1', skips: ['beta-op.v0.0.9'] }, { name: 'beta-op.v0.1.1', skips: ['beta-op.v0.1.0'] }, { name: 'beta-op.v0.1.0' }];
+    assert.ok(validateConfig(cfg).result.ok, validateConfig(cfg).result.render());
+  });
+
+  it('parses semver strictly and image references like the docker reference grammar', () => {
+    assert.ok(parseStrictSemver('1.2.3-rc.1+build.5'));
+    assert.equal(parseStrictSemver('v1.2.3'), undefined);
+    assert.equal(parseStrictSemver('1.2'), undefined);
+    assert.equal(parseStrictSemver('01.2.3'), undefined);
+    assert.ok(isValidImageReference('quay.io/org/op-bundle:v1.0.0'));
+    assert.ok(isValidImageReference('localhost:5000/a/b@sha256:' + 'a'.repeat(64)));
+    assert.ok(isValidImageReference('busybox'));
+    assert.equal(isValidImageReference('docker.io/strimzi/operator@@sha256:' + 'a'.repeat(64)), false);
+    assert.equal(isValidImageReference('Quay.io/UPPER/case'), false);
+  });
+});

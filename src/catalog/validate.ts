@@ -1,0 +1,113 @@
+/**
+ * Catalog validation: every rule of `opm validate` (operator-registry's model Validate methods
+ * and its DeclarativeConfig → model conversion) plus icon checks. All problems are collected in
+ * one `ValidationResult` tree: catalog → package → channel / bundle.
+ */
+import type { ValidationResult } from '../util/errors.js';
+import type { DeclarativeConfig } from './declcfg.js';
+import { nodeFor, toModel, type Model, type ModelChannel, type ModelPackage } from './model.js';
+
+export const ICON_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
+
+// Go's base64.StdEncoding (how opm decodes icon data): padded, only CR/LF ignored.
+const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
+
+function validateIcon(p: ModelPackage, node: ValidationResult): void {
+  const icon = p.icon;
+  if (icon === undefined) return;
+  if (!(ICON_MEDIA_TYPES as readonly string[]).includes(icon.mediatype)) {
+    node.error('package.icon', `icon mediatype "${icon.mediatype}" is not one of ${ICON_MEDIA_TYPES.join(', ')}`, { field: 'icon.mediatype' });
+  }
+  const data = icon.base64data;
+  if (data === '') node.error('package.icon', 'icon base64data is empty', { field: 'icon.base64data' });
+  else {
+    const compact = data.replace(/[\r\n]/g, '');
+    const bad = /[^A-Za-z0-9+/=]/.exec(compact);
+    if (bad !== null) node.error('package.icon', `icon base64data is not valid base64: ${JSON.stringify(bad[0])} at offset ${bad.index}`, { field: 'icon.base64data' });
+    else if (!BASE64_RE.test(compact) || compact.length % 4 !== 0) {
+      node.error('package.icon', 'icon base64data is not valid base64: bad padding or length', { field: 'icon.base64data' });
+    }
+  }
+}
+
+/** The single entry nothing replaces or skips; problems when there are none or several. */
+export function channelHead(c: ModelChannel): { head: string | undefined; problem: string | undefined } {
+  const incoming = new Set<string>();
+  for (const e of c.entries.values()) {
+    if (e.replaces !== undefined) incoming.add(e.replaces);
+    for (const s of e.skips) incoming.add(s);
+  }
+  const heads = [...c.entries.keys()].filter((n) => !incoming.has(n)).sort();
+  if (heads.length === 0) return { head: undefined, problem: 'no channel head found in graph' };
+  if (heads.length > 1) return { head: undefined, problem: `multiple channel heads found in graph: ${heads.join(', ')}` };
+  return { head: heads[0], problem: undefined };
+}
+
+function validateReplacesChain(c: ModelChannel, node: ValidationResult): void {
+  const { head, problem } = channelHead(c);
+  if (head === undefined) {
+    node.error('channel.single-head', problem ?? 'no channel head');
+    return;
+  }
+  const skipped = new Set<string>();
+  for (const e of c.entries.values()) for (const s of e.skips) skipped.add(s);
+  const chain = [head];
+  const onChain = new Set<string>([head]);
+  let cur = c.entries.get(head);
+  while (cur !== undefined) {
+    const next = cur.replaces;
+    // A replaces edge to a skipped entry is not followed, as in opm.
+    if (next === undefined || skipped.has(next)) break;
+    if (onChain.has(next)) {
+      const from = chain.indexOf(next);
+      node.error('channel.replaces-cycle', `detected cycle in replaces chain of upgrade graph: ${[...chain.slice(from), next].join(' -> ')}`);
+      return;
+    }
+    chain.push(next);
+    onChain.add(next);
+    cur = c.entries.get(next);
+  }
+  const stranded = [...c.entries.keys()].filter((n) => !onChain.has(n) && !skipped.has(n)).sort();
+  if (stranded.length > 0) {
+    node.error('channel.stranded', `channel contains one or more stranded bundles (not reachable from head "${head}" by replaces): ${stranded.join(', ')}`);
+  }
+}
+
+function validateUniqueVersions(p: ModelPackage, node: ValidationResult): void {
+  const byVersion = new Map<string, string[]>();
+  for (const b of p.bundles.values()) {
+    if (b.version === undefined) continue;
+    // Build metadata is part of identity in opm's comparison (String() keeps it).
+    const key = b.version.raw;
+    byVersion.set(key, [...(byVersion.get(key) ?? []), b.name]);
+  }
+  for (const [v, names] of [...byVersion.entries()].sort()) {
+    if (names.length > 1) node.error('package.duplicate-version', `duplicate version ${v} in bundles: ${names.sort().join(', ')}`);
+  }
+}
+
+/** Model-level rules (the conversion has already reported its own). */
+export function validateModel(model: Model, result: ValidationResult): void {
+  for (const p of [...model.packages.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const node = nodeFor(result, [`package "${p.name}"`]);
+    validateIcon(p, node);
+    if (p.defaultChannelName === '') node.error('package.default-channel', 'default channel must be set', { field: 'defaultChannel' });
+    else if (p.defaultChannel === undefined) {
+      node.error('package.default-channel', `default channel "${p.defaultChannelName}" not found in channels list`, { field: 'defaultChannel' });
+    }
+    if (p.channels.size === 0) node.error('package.channels', 'package must contain at least one channel');
+    for (const c of [...p.channels.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const cnode = nodeFor(node, [`channel "${c.name}"`]);
+      if (c.entries.size === 0) cnode.error('channel.entries', 'channel must contain at least one bundle');
+      else validateReplacesChain(c, cnode);
+    }
+    validateUniqueVersions(p, node);
+  }
+}
+
+/** Converts and validates: the full `opm validate` rule set, every problem collected. */
+export function validateConfig(cfg: DeclarativeConfig, subject = 'catalog'): { model: Model; result: ValidationResult } {
+  const { model, result } = toModel(cfg, subject);
+  validateModel(model, result);
+  return { model, result };
+}
