@@ -1,33 +1,72 @@
 #!/usr/bin/env bash
-# The main job on the built-in local control plane, from a fresh clone: install what is missing,
-# build the control plane's programs, bring the cluster up, and show Binnacle working on it.
+# Binnacle's main job on the built-in local control plane, from a fresh clone: install what is
+# missing, build the control plane, bring it up, publish example operators from the corpus as
+# bundle and catalog images to the local registry, start the manager, and install an operator
+# with a dependency (node-healthcheck-operator needs poison-pill's API) and one with webhooks
+# (opentelemetry-operator), printing their status as they go.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source hack/lib.sh
+corpus=${BINNACLE_CORPUS:-$root/../shared/corpus/operatorhub-2021}
 
 ensure_node_modules
+ensure_apt_packages
 step "build control-plane tools (cached in .cache/bin; minutes the first time)"
 bash hack/build-tools.sh
 export PATH="$root/.cache/bin:$PATH"
+export BINNACLE_FROM_SOURCE=1
 binnacle() { node "$root/bin/binnacle.js" "$@"; }
 
 step "binnacle cluster up"
 binnacle cluster up
 export KUBECONFIG=$(binnacle cluster kubeconfig --path)
-
-step "binnacle cluster status"
+registry=$(binnacle cluster up -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))')
 binnacle cluster status
 
-step "kubectl get nodes"
-kubectl get nodes -o wide
+step "publish example operators from the corpus to the local registry ($registry)"
+catalog=$(binnacle catalog publish --registry "$registry" --repository examples \
+  "$corpus/node-healthcheck-operator" "$corpus/poison-pill-operator" "$corpus/opentelemetry-operator")
+echo "catalog image: $catalog"
 
-step "a Deployment becomes Available through the real scheduler, controller manager and kwok"
-kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-kubectl -n demo create deployment hello --image=registry.example/hello:1 --replicas=2 --dry-run=client -o yaml | kubectl apply --server-side -f -
-kubectl -n demo rollout status deployment/hello --timeout=120s
-kubectl -n demo get deployment,pods -o wide
+step "start the manager (log: .cache/demo/manager.log)"
+mkdir -p .cache/demo
+if [ -f .cache/demo/manager.pid ] && kill -0 "$(cat .cache/demo/manager.pid)" 2>/dev/null; then
+  kill "$(cat .cache/demo/manager.pid)"; sleep 2
+fi
+nohup node bin/binnacle.js manager --leader-elect --data-dir .cache/demo/data \
+  --metrics-bind-address 127.0.0.1:18080 --catalog-bind-address 127.0.0.1:18083 > .cache/demo/manager.log 2>&1 &
+echo $! > .cache/demo/manager.pid
+for _ in $(seq 1 60); do curl -sf 127.0.0.1:18080/readyz >/dev/null && break; sleep 1; done
 
-echo
-echo "The cluster keeps running. Use it with: export KUBECONFIG=$KUBECONFIG"
-echo "Stop it with: node bin/binnacle.js cluster down"
+step "create a ClusterCatalog from the catalog image"
+kubectl apply --server-side -f - <<YAML
+apiVersion: binnacle.dev/v1alpha1
+kind: ClusterCatalog
+metadata: { name: examples }
+spec:
+  source: { type: Image, image: { ref: "${catalog%@*}:latest", pollIntervalMinutes: 1 } }
+YAML
+kubectl wait clustercatalog/examples --for=condition=Serving --timeout=120s
+kubectl get clustercatalogs
+
+step "binnacle install node-healthcheck-operator (resolves its dependency on poison-pill's API)"
+binnacle install node-healthcheck-operator --create-service-account --wait
+
+step "binnacle install opentelemetry-operator (validating and mutating webhooks, Binnacle-issued certificates)"
+binnacle install opentelemetry-operator --create-service-account --wait
+
+step "what is installed"
+binnacle status
+kubectl get bundledeployments
+kubectl get deployments -A -l binnacle.dev/owner-kind=BundleDeployment
+helm list -A
+
+cat <<TXT
+
+The cluster and the manager keep running:
+  export KUBECONFIG=$KUBECONFIG
+  node bin/binnacle.js status node-healthcheck-operator
+  node bin/binnacle.js uninstall opentelemetry-operator --wait
+Stop everything with: kill \$(cat .cache/demo/manager.pid); node bin/binnacle.js cluster down
+TXT

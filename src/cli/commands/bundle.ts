@@ -17,6 +17,7 @@ import {
   validateBundleDir,
   validatePath,
   ANNOTATION_MEDIATYPE,
+  BundleLoadError,
   type DeploymentOverrides,
 } from '../../bundle/index.js';
 import { RegistryClient } from '../../oci/index.js';
@@ -57,6 +58,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .action(async (sources: string[], o: { selectOptional: string[]; k8sVersion?: string; output: string; cacheDir: string; insecure?: boolean }) => {
       const format = parseOutputFormat(o.output, ['text', 'json']);
       const optional = parseSelectOptional(o.selectOptional);
+      // --k8s-version only means something to the removed-APIs check, so it turns that on.
+      if (o.k8sVersion !== undefined && !optional.includes('alpha-deprecated-apis')) optional.push('alpha-deprecated-apis');
       const opts = { optional, ...(o.k8sVersion === undefined ? {} : { k8sVersion: o.k8sVersion }) };
       const results: ValidationResult[] = [];
       for (const src of sources) {
@@ -194,11 +197,18 @@ async function readOverrides(file: string): Promise<DeploymentOverrides> {
   return overrides;
 }
 
-/** A plain bundle says so in its media type, or simply has no CSV. */
+/** A plain bundle says so in its media type, or has no CSV and does not claim to be registry+v1. */
 async function isPlain(dir: string, labels: Record<string, string>): Promise<boolean> {
-  if (labels[ANNOTATION_MEDIATYPE] === 'plain+v0') return true;
+  const mediatype = labels[ANNOTATION_MEDIATYPE];
+  if (mediatype !== undefined) return mediatype === 'plain+v0';
   const ann = await readFile(join(dir, 'metadata', 'annotations.yaml'), 'utf8').catch(() => '');
   if (/mediatype\.v1:\s*["']?plain\+v0/.test(ann)) return true;
-  return false;
+  if (/mediatype\.v1:/.test(ann)) return false;
+  try {
+    await loadBundleDir(dir);
+    return false;
+  } catch (e) {
+    return e instanceof BundleLoadError && e.code === 'BUNDLE_NO_CSV';
+  }
 }
 

@@ -5,6 +5,7 @@ import { registerClusterCommands } from './cluster.js';
 import { registerBundleCommands } from './bundle.js';
 import { registerManagerCommands } from './manager.js';
 import { registerOperatorCommands } from './operators.js';
+import { registerPublishCommand } from './publish.js';
 import { registerImageCommands } from './image.js';
 import { registerCatalogCommands } from './catalog.js';
 import { registerResolveCommands } from './resolve.js';
@@ -18,6 +19,7 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerOperatorCommands(program, ctx);
   registerImageCommands(program, ctx);
   registerCatalogCommands(program, ctx);
+  registerPublishCommand(program, ctx);
   registerResolveCommands(program, ctx);
   registerSourceCommands(program, ctx);
   registerReleaseCommands(program, ctx);
