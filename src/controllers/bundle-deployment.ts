@@ -114,7 +114,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     const problems: string[] = [];
     const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
     if (!parsed.result.ok) problems.push(...parsed.result.errors().map((p) => `${p.field ?? 'spec.source'}: ${p.message}`));
-    if (!RENDERERS.has(s.bd.spec.format)) problems.push(`spec.format: unknown format "${String(s.bd.spec.format)}"`);
+    if (!RENDERERS.has(s.bd.spec.format)) problems.push(`spec.format: unknown format "${s.bd.spec.format}"`);
     if (typeof s.bd.spec.installNamespace !== 'string' || s.bd.spec.installNamespace === '') problems.push('spec.installNamespace: required');
     if (problems.length > 0) {
       s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));

@@ -155,13 +155,13 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       .watch(inf.extensions, ownerKey('PlatformOperator'));
 
     const runs = [
-      ...Object.values(inf).map((i) => (i as Informer).run(signal)),
+      ...Object.values(inf).map((i) => i.run(signal)),
       catalogController.run(signal),
       bdController.run(signal),
       ceController.run(signal),
       poController.run(signal),
     ];
-    await Promise.all(Object.values(inf).map((i) => (i as Informer).waitForSync()));
+    await Promise.all(Object.values(inf).map((i) => i.waitForSync()));
     ready = true;
     logger.info('controllers started');
     await Promise.all(runs);

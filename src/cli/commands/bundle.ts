@@ -103,7 +103,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         objects = (await loadPlainBundleDir(s.dir)).objects.map((m) => m.object);
       } else {
         const b = await loadBundleDir(s.dir, s.packageName === undefined ? {} : { packageName: s.packageName });
-        const certProvider = b.csv.webhooks.length > 0 ? await createSelfSignedCertProvider(b, o.installNamespace) : undefined;
+        const certProvider = b.csv.webhooks.length + b.csv.ownedAPIServices.length > 0 ? await createSelfSignedCertProvider(b, o.installNamespace) : undefined;
         const watch = o.watchNamespace.flatMap((w) => w.split(',')).map((w) => w.trim());
         const out = convertRegistryV1(b, {
           installNamespace: o.installNamespace,
@@ -189,11 +189,11 @@ async function readOverrides(file: string): Promise<DeploymentOverrides> {
     throw new InputError('BUNDLE_CONFIG', `cannot read: ${e instanceof Error ? e.message : String(e)}`, { file });
   });
   const parsed = parseYamlDocuments(text, file);
-  const first = parsed.problems[0];
+  const first = parsed.problems.find((x) => x.severity === 'error');
   if (first !== undefined) throw new InputError('BUNDLE_CONFIG', first.message, { file });
   const { overrides, problems } = decodeOverrides(parsed.documents[0]?.value ?? {}, file);
   const p = problems[0];
-  if (p !== undefined) throw new InputError('BUNDLE_CONFIG', problems.map((x) => `${x.field ?? ''}: ${x.message}`).join('; '), { file, ...(p.field === undefined ? {} : { field: p.field }) });
+  if (p !== undefined) throw new InputError('BUNDLE_CONFIG', problems.map((x) => (x.field === undefined || x.field === '' ? x.message : `${x.field}: ${x.message}`)).join('; '), { file, ...(p.field === undefined ? {} : { field: p.field }) });
   return overrides;
 }
 

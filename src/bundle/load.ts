@@ -1,0 +1,254 @@
+/**
+ * Loading a `registry+v1` bundle from a directory, in either layout:
+ * - bundle layout: `manifests/` (one CSV, CRDs, other objects) and `metadata/annotations.yaml`
+ *   (+ optional `dependencies.yaml`, `properties.yaml`);
+ * - package-manifest layout: one version directory with every YAML file directly in it; the
+ *   package name comes from the caller or from the `*.package.yaml` one level up.
+ * Every problem that stops loading is collected and thrown at once as a `BundleLoadError`.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import { InputError, type Problem } from '../util/errors.js';
+import { Decoder, isRecord, typeName } from './decode.js';
+import { CSV_KIND, decodeCsv } from './csv.js';
+import { parseYamlDocuments } from './yaml-docs.js';
+import {
+  ANNOTATION_CHANNELS,
+  ANNOTATION_DEFAULT_CHANNEL,
+  ANNOTATION_MEDIATYPE,
+  ANNOTATION_PACKAGE,
+  type BundleAnnotations,
+  type BundleProperty,
+  type ClusterServiceVersion,
+  type ManifestObject,
+  type RegistryV1Bundle,
+} from './types.js';
+
+/** Codes of `BundleLoadError`, by the rule of its first error. */
+const CODE_BY_RULE: Record<string, string> = {
+  'bundle.no-csv': 'BUNDLE_NO_CSV',
+  'bundle.multiple-csv': 'BUNDLE_MULTIPLE_CSV',
+  'yaml.syntax': 'BUNDLE_YAML',
+  'bundle.not-found': 'BUNDLE_NOT_FOUND',
+  'bundle.no-annotations': 'BUNDLE_NO_ANNOTATIONS',
+};
+
+/** The bundle could not be loaded; `problems` has every reason, each with file and field. */
+export class BundleLoadError extends InputError {
+  readonly problems: Problem[];
+  constructor(dir: string, problems: Problem[]) {
+    const first = problems[0];
+    const rest = problems.slice(1).map((p) => `\n  ${[p.file, p.field].filter(Boolean).join(': ')}: ${p.message}`);
+    super(
+      CODE_BY_RULE[first?.rule ?? ''] ?? 'BUNDLE_INVALID',
+      `${first?.message ?? 'cannot load bundle'} (bundle ${dir})${rest.join('')}`,
+      { file: first?.file, field: first?.field },
+    );
+    this.problems = problems;
+  }
+}
+
+export interface LoadOptions {
+  /** Package name for the package-manifest layout, which has no metadata of its own. */
+  packageName?: string;
+}
+
+const YAML_FILE = /\.(ya?ml|json)$/i;
+
+export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promise<RegistryV1Bundle> {
+  const st = await stat(dir).catch(() => undefined);
+  if (st === undefined || !st.isDirectory()) {
+    throw new BundleLoadError(dir, [{ severity: 'error', rule: 'bundle.not-found', message: 'not a directory', file: dir }]);
+  }
+  const hasManifests = (await stat(join(dir, 'manifests')).catch(() => undefined))?.isDirectory() ?? false;
+  const problems: Problem[] = [];
+  const { objects, ignoredFiles } = await readManifests(dir, hasManifests, problems);
+  const meta: Metadata = hasManifests ? await loadMetadata(join(dir, 'metadata'), problems) : { dependencies: [], properties: [] };
+  const csv = decodeTheCsv(objects, hasManifests ? 'manifests/' : dir, problems);
+  const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
+  for (const crd of crds) checkCrdShape(crd, problems);
+
+  let packageName = meta.annotations?.packageName ?? opts.packageName;
+  if (packageName === undefined && !hasManifests) packageName = await packageNameFromParent(dir);
+  if (hasManifests && meta.annotations === undefined && opts.packageName === undefined) {
+    problems.push({
+      severity: 'error',
+      rule: 'bundle.no-annotations',
+      message: `metadata/annotations.yaml with "annotations.${ANNOTATION_PACKAGE}" is required`,
+      file: 'metadata/annotations.yaml',
+    });
+  }
+  const errors = problems.filter((p) => p.severity === 'error');
+  if (errors.length > 0 || csv === undefined) throw new BundleLoadError(dir, errors);
+
+  return {
+    dir,
+    layout: hasManifests ? 'bundle' : 'package-manifest',
+    name: csv.name,
+    packageName: packageName ?? '',
+    csv,
+    crds,
+    others: objects.filter((o) => o.kind !== CSV_KIND && o.kind !== 'CustomResourceDefinition'),
+    objects,
+    ...(meta.annotations === undefined ? {} : { annotations: meta.annotations }),
+    dependencies: meta.dependencies,
+    properties: meta.properties,
+    ignoredFiles,
+    loadWarnings: problems.filter((p) => p.severity === 'warning'),
+  };
+}
+
+/** Every object of every manifest file: `manifests/` in the bundle layout, else the YAML files of `dir`. */
+async function readManifests(dir: string, hasManifests: boolean, problems: Problem[]): Promise<{ objects: ManifestObject[]; ignoredFiles: string[] }> {
+  const objects: ManifestObject[] = [];
+  const ignoredFiles: string[] = [];
+  const manifestDir = hasManifests ? join(dir, 'manifests') : dir;
+  const prefix = hasManifests ? 'manifests/' : '';
+  for (const name of await listFiles(manifestDir)) {
+    const rel = `${prefix}${name}`;
+    if (!hasManifests && !YAML_FILE.test(name)) {
+      ignoredFiles.push(rel);
+      continue;
+    }
+    const parsed = parseYamlDocuments(await readFile(join(manifestDir, name), 'utf8'), rel);
+    problems.push(...parsed.problems);
+    for (const doc of parsed.documents) {
+      const obj = toManifestObject(doc.value, rel, doc.index, problems);
+      if (obj !== undefined) objects.push(obj);
+    }
+  }
+  return { objects, ignoredFiles };
+}
+
+/** Exactly one CSV, decoded with every field problem recorded. */
+function decodeTheCsv(objects: ManifestObject[], where: string, problems: Problem[]): ClusterServiceVersion | undefined {
+  const csvObjects = objects.filter((o) => o.kind === CSV_KIND);
+  if (csvObjects.length === 0 && !problems.some((p) => p.severity === 'error')) {
+    problems.push({ severity: 'error', rule: 'bundle.no-csv', message: `no ClusterServiceVersion found in ${where === 'manifests/' ? 'manifests/' : 'the directory'}`, file: where });
+  }
+  if (csvObjects.length > 1) {
+    problems.push({
+      severity: 'error',
+      rule: 'bundle.multiple-csv',
+      message: `more than one ClusterServiceVersion: ${csvObjects.map((o) => `${o.file} (${o.name})`).join(', ')}; a bundle has exactly one`,
+      file: csvObjects[1]?.file ?? '',
+      field: 'kind',
+    });
+  }
+  const csvObj = csvObjects[0];
+  if (csvObj === undefined) return undefined;
+  const d = new Decoder(csvObj.file);
+  const csv = decodeCsv(csvObj.object, d);
+  problems.push(...d.problems);
+  return csv;
+}
+
+/** Regular files, no dotfiles, sorted so output never depends on directory order. */
+async function listFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  return entries
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && !e.name.startsWith('.'))
+    .map((e) => e.name)
+    .sort();
+}
+
+function toManifestObject(value: unknown, file: string, index: number, problems: Problem[]): ManifestObject | undefined {
+  const field = index > 0 ? `[document ${index}]` : '';
+  const at = (f: string): string => (field === '' ? f : `${field}.${f}`);
+  if (!isRecord(value)) {
+    problems.push({ severity: 'error', rule: 'manifest.object', message: `must be a Kubernetes object (a mapping), got ${typeName(value)}`, file, ...(field === '' ? {} : { field }) });
+    return undefined;
+  }
+  const d = new Decoder(file);
+  const kind = d.str(value, 'kind', field, true);
+  const apiVersion = d.str(value, 'apiVersion', field, true);
+  const meta = d.record(value, 'metadata', field);
+  const name = meta === undefined ? undefined : d.str(meta, 'name', at('metadata'));
+  const namespace = meta === undefined ? undefined : d.str(meta, 'namespace', at('metadata'));
+  problems.push(...d.problems);
+  if (kind === undefined || apiVersion === undefined) return undefined;
+  const out: ManifestObject = { file, index, apiVersion, kind, name: name ?? '', object: value };
+  if (namespace !== undefined) out.namespace = namespace;
+  return out;
+}
+
+/** A CRD must at least say its group, kind and versions: everything else keys off them. */
+function checkCrdShape(crd: ManifestObject, problems: Problem[]): void {
+  const d = new Decoder(crd.file);
+  if (crd.apiVersion !== 'apiextensions.k8s.io/v1' && crd.apiVersion !== 'apiextensions.k8s.io/v1beta1') {
+    d.bad('apiVersion', `CustomResourceDefinition apiVersion must be apiextensions.k8s.io/v1 or v1beta1, got "${crd.apiVersion}"`, 'crd.api-version');
+  }
+  const spec = d.record(crd.object, 'spec', '', true) ?? {};
+  d.str(spec, 'group', 'spec', true);
+  const names = d.record(spec, 'names', 'spec', true) ?? {};
+  d.str(names, 'kind', 'spec.names', true);
+  d.str(names, 'plural', 'spec.names', true);
+  const versions = d.records(spec, 'versions', 'spec');
+  for (const v of versions) d.str(v.value, 'name', v.path, true);
+  const single = d.str(spec, 'version', 'spec');
+  if (versions.length === 0 && single === undefined) d.bad('spec.versions', 'must list at least one version', 'field.required');
+  problems.push(...d.problems);
+}
+
+interface Metadata {
+  annotations?: BundleAnnotations;
+  dependencies: BundleProperty[];
+  properties: BundleProperty[];
+}
+
+/** Each metadata file is recognised by its top-level key, as opm does, not by its name. */
+async function loadMetadata(metaDir: string, problems: Problem[]): Promise<Metadata> {
+  const out: Metadata = { dependencies: [], properties: [] };
+  for (const name of await listFiles(metaDir)) {
+    if (!YAML_FILE.test(name)) continue;
+    const rel = `metadata/${name}`;
+    const parsed = parseYamlDocuments(await readFile(join(metaDir, name), 'utf8'), rel);
+    problems.push(...parsed.problems);
+    const doc = parsed.documents[0]?.value;
+    if (!isRecord(doc)) continue;
+    const d = new Decoder(rel);
+    if (doc.annotations !== undefined && out.annotations === undefined) {
+      const all = d.stringMap(doc, 'annotations', '');
+      const a: BundleAnnotations = {
+        channels: (all[ANNOTATION_CHANNELS] ?? '').split(',').map((c) => c.trim()).filter((c) => c !== ''),
+        all,
+      };
+      const pkg = all[ANNOTATION_PACKAGE];
+      if (pkg !== undefined) a.packageName = pkg;
+      else d.bad(`annotations.${ANNOTATION_PACKAGE}`, 'is required', 'field.required');
+      const def = all[ANNOTATION_DEFAULT_CHANNEL];
+      if (def !== undefined) a.defaultChannel = def;
+      const mt = all[ANNOTATION_MEDIATYPE];
+      if (mt !== undefined) a.mediatype = mt;
+      out.annotations = a;
+    }
+    if (doc.dependencies !== undefined) out.dependencies.push(...propertyList(d, doc, 'dependencies'));
+    if (doc.properties !== undefined) out.properties.push(...propertyList(d, doc, 'properties'));
+    problems.push(...d.problems);
+  }
+  return out;
+}
+
+function propertyList(d: Decoder, doc: Record<string, unknown>, key: string): BundleProperty[] {
+  return d.records(doc, key, '').flatMap(({ value, path }) => {
+    const type = d.str(value, 'type', path, true);
+    if (type === undefined) return [];
+    if (value.value === undefined) {
+      d.bad(`${path}.value`, 'is required', 'field.required');
+      return [];
+    }
+    return [{ type, value: value.value }];
+  });
+}
+
+/** Package-manifest layout: `<pkg>/<version>/` next to `<pkg>/<pkg>.package.yaml`. */
+async function packageNameFromParent(dir: string): Promise<string | undefined> {
+  const parent = dirname(dir);
+  const candidates = (await listFiles(parent)).filter((n) => /\.package\.ya?ml$/.test(n));
+  const file = candidates.find((n) => n.startsWith(`${basename(parent)}.`)) ?? candidates[0];
+  if (file === undefined) return undefined;
+  const parsed = parseYamlDocuments(await readFile(join(parent, file), 'utf8'), file);
+  const doc = parsed.documents[0]?.value;
+  if (!isRecord(doc) || typeof doc.packageName !== 'string') return undefined;
+  return doc.packageName;
+}

@@ -1,0 +1,178 @@
+/**
+ * Bundle validation: runs the default checks (CSV, CRDs, bundle, metadata, and what the
+ * converter needs) and any optional validators over one bundle, or over a whole
+ * package-manifest package, and returns every problem as a `ValidationResult` tree.
+ * Loading failures become problems too, so one call reports on many bundles.
+ */
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { UsageError, ValidationResult } from '../util/errors.js';
+import { Decoder, isRecord } from './decode.js';
+import { BundleLoadError, loadBundleDir } from './load.js';
+import { renderChecks } from './render-checks.js';
+import type { RegistryV1Bundle } from './types.js';
+import { validateBundleLevel, type BundleSize } from './validate-bundle.js';
+import { validateCrd } from './validate-crd.js';
+import { validateCsv } from './validate-csv.js';
+import { OPTIONAL_VALIDATORS, runOptional, type OptionalValidator } from './validate-optional.js';
+import { parseYamlDocuments } from './yaml-docs.js';
+
+export interface ValidateOptions {
+  optional?: readonly OptionalValidator[];
+  /** Kubernetes version to check removed APIs against (`--k8s-version`). */
+  k8sVersion?: string;
+  packageName?: string;
+}
+
+const ALIASES: Record<string, OptionalValidator> = {
+  operatorhub: 'operatorhub',
+  'operatorhubv2': 'operatorhub',
+  capabilities: 'capabilities',
+  standardcapabilities: 'capabilities',
+  categories: 'categories',
+  standardcategories: 'categories',
+  'good-practices': 'good-practices',
+  'alpha-deprecated-apis': 'alpha-deprecated-apis',
+  'deprecated-apis': 'alpha-deprecated-apis',
+};
+
+/** `suite=operatorframework` or `name=<validator>`, repeatable. */
+export function parseSelectOptional(values: readonly string[]): OptionalValidator[] {
+  const out = new Set<OptionalValidator>();
+  for (const v of values) {
+    for (const part of v.split(',')) {
+      const [key, val] = part.split('=', 2).map((s) => s.trim());
+      if (key === 'suite' && val === 'operatorframework') OPTIONAL_VALIDATORS.forEach((x) => out.add(x));
+      else if (key === 'name' && val !== undefined && ALIASES[val] !== undefined) out.add(ALIASES[val]);
+      else {
+        throw new UsageError(
+          `--select-optional ${part}: expected suite=operatorframework or name=<${Object.keys(ALIASES).join('|')}>`,
+        );
+      }
+    }
+  }
+  return [...out];
+}
+
+/** Every check on an already loaded bundle. */
+export function validateLoadedBundle(bundle: RegistryV1Bundle, opts: ValidateOptions = {}, size?: BundleSize): ValidationResult {
+  const r = new ValidationResult(`bundle ${bundle.name} (${bundle.dir})`);
+  for (const p of bundle.loadWarnings) r.add(p);
+  validateCsv(bundle, r.child(`csv ${bundle.csv.file}`));
+  const crds = r.child('crds');
+  for (const crd of bundle.crds) validateCrd(crd, crds);
+  validateBundleLevel(bundle, r.child('bundle'), size);
+  const install = r.child('install');
+  for (const p of renderChecks(bundle)) {
+    // The same facts as csv/bundle checks already reported are not repeated.
+    if (p.rule === 'render.owned-crd-present' || p.rule === 'render.conversion-webhook-all-namespaces') continue;
+    install.add(p);
+  }
+  for (const name of opts.optional ?? []) runOptional(name, bundle, r.child(name), opts.k8sVersion);
+  return r;
+}
+
+export interface DirValidation {
+  result: ValidationResult;
+  bundle?: RegistryV1Bundle;
+}
+
+/** Loads and validates one bundle directory; load failures are reported, not thrown. */
+export async function validateBundleDir(dir: string, opts: ValidateOptions = {}): Promise<DirValidation> {
+  try {
+    const bundle = await loadBundleDir(dir, opts.packageName === undefined ? {} : { packageName: opts.packageName });
+    return { result: validateLoadedBundle(bundle, opts, await bundleSize(dir)), bundle };
+  } catch (e) {
+    if (!(e instanceof BundleLoadError)) throw e;
+    const r = new ValidationResult(`bundle ${dir}`);
+    for (const p of e.problems) r.add(p);
+    return { result: r };
+  }
+}
+
+/** Bytes of every file of the bundle, and their gzip size (what OLM's limit is about). */
+export async function bundleSize(dir: string): Promise<BundleSize> {
+  const chunks: Buffer[] = [];
+  const walk = async (d: string): Promise<void> => {
+    const entries = await readdir(d, { withFileTypes: true });
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      if (e.isDirectory()) {
+        if (d === dir && e.name !== 'manifests' && e.name !== 'metadata') continue;
+        await walk(join(d, e.name));
+      } else if (e.isFile()) chunks.push(await readFile(join(d, e.name)));
+    }
+  };
+  await walk(dir);
+  const all = Buffer.concat(chunks);
+  return { bytes: all.length, compressed: gzipSync(all).length };
+}
+
+/** Checks of a `<pkg>.package.yaml` (operator-framework/api `package_manifest.go`). */
+export function validatePackageManifest(text: string, file: string, csvNames?: ReadonlySet<string>): ValidationResult {
+  const r = new ValidationResult(`package manifest ${file}`);
+  const parsed = parseYamlDocuments(text, file);
+  for (const p of parsed.problems) r.add(p);
+  const doc = parsed.documents[0]?.value;
+  if (!isRecord(doc)) {
+    if (!parsed.problems.some((p) => p.severity === 'error')) r.error('package.format', 'must be a mapping with packageName, channels, defaultChannel', { file });
+    return r;
+  }
+  const d = new Decoder(file);
+  const name = d.str(doc, 'packageName', '');
+  if (name === undefined || name === '') r.error('package.name', 'is required', { file, field: 'packageName' });
+  const channels = d.records(doc, 'channels', '');
+  const def = d.str(doc, 'defaultChannel', '');
+  for (const p of d.problems) r.add(p);
+  if (channels.length === 0) {
+    r.error('package.channels', 'must list at least one channel', { file, field: 'channels' });
+    return r;
+  }
+  if ((def === undefined || def === '') && channels.length > 1) {
+    r.error('package.default-channel', 'is required when there is more than one channel', { file, field: 'defaultChannel' });
+  }
+  const seen = new Set<string>();
+  for (const { value, path } of channels) {
+    const cn = typeof value.name === 'string' ? value.name : '';
+    const current = typeof value.currentCSV === 'string' ? value.currentCSV : '';
+    if (cn === '') r.error('package.channels', 'is required', { file, field: `${path}.name` });
+    if (current === '') r.error('package.channels', `channel "${cn}" has no currentCSV`, { file, field: `${path}.currentCSV` });
+    else if (csvNames !== undefined && !csvNames.has(current)) {
+      r.error('package.current-csv', `channel "${cn}" names currentCSV "${current}", which no version directory contains`, { file, field: `${path}.currentCSV` });
+    }
+    if (seen.has(cn)) r.error('package.channels', `channel "${cn}" is listed twice`, { file, field: `${path}.name` });
+    seen.add(cn);
+  }
+  if (def !== undefined && def !== '' && !seen.has(def)) {
+    r.error('package.default-channel', `"${def}" is not one of the channels`, { file, field: 'defaultChannel' });
+  }
+  return r;
+}
+
+/**
+ * Validates what `path` holds: a bundle directory, a package-manifest version directory, or a
+ * package-manifest package (its `*.package.yaml` and every version directory).
+ */
+export async function validatePath(path: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
+  const st = await stat(path).catch(() => undefined);
+  if (st === undefined || !st.isDirectory()) {
+    return new ValidationResult(`bundle ${path}`).error('bundle.not-found', 'not a directory', { file: path });
+  }
+  const entries = await readdir(path, { withFileTypes: true });
+  const pkgFile = entries.find((e) => e.isFile() && /\.package\.ya?ml$/.test(e.name));
+  if (pkgFile === undefined) return (await validateBundleDir(path, opts)).result;
+
+  const text = await readFile(join(path, pkgFile.name), 'utf8');
+  const parsed = parseYamlDocuments(text, pkgFile.name).documents[0]?.value;
+  const packageName = isRecord(parsed) && typeof parsed.packageName === 'string' ? parsed.packageName : undefined;
+  const root = new ValidationResult(`package ${packageName ?? path}`);
+  const csvNames = new Set<string>();
+  const dirs = entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+  for (const dir of dirs) {
+    const v = await validateBundleDir(join(path, dir), { ...opts, ...(packageName === undefined ? {} : { packageName }) });
+    if (v.bundle !== undefined) csvNames.add(v.bundle.name);
+    root.children.push(v.result);
+  }
+  root.children.unshift(validatePackageManifest(text, pkgFile.name, csvNames));
+  return root;
+}

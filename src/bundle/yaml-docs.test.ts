@@ -1,0 +1,47 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseYamlDocuments, relaxQuotedIndentation } from './yaml-docs.js';
+
+describe('parseYamlDocuments', () => {
+  it('accepts under-indented continuation lines of quoted scalars, as Go does', () => {
+    const text = 'a:\n  b: "one\n two"\n  c: \'x\n  y\'\n';
+    const r = parseYamlDocuments(text, 'f.yaml');
+    assert.deepEqual(r.problems, []);
+    assert.deepEqual(r.documents[0]?.value, { a: { b: 'one two', c: 'x y' } });
+  });
+
+  it('handles CRLF files with escaped line breaks and tab-indented continuations', () => {
+    const text = 'd: "first\\\r\n\t\\ second"\r\n';
+    const r = parseYamlDocuments(text, 'f.yaml');
+    assert.deepEqual(r.problems, []);
+    assert.deepEqual(r.documents[0]?.value, { d: 'first second' });
+  });
+
+  it('reports real syntax errors with file and line', () => {
+    const r = parseYamlDocuments('a: [1, 2\nb: 3\n', 'bad.yaml');
+    assert.equal(r.problems.length > 0, true);
+    assert.equal(r.problems[0]?.file, 'bad.yaml');
+    assert.equal(r.problems[0]?.rule, 'yaml.syntax');
+  });
+
+  it('keeps multi-document files and drops empty documents', () => {
+    const r = parseYamlDocuments('---\na: 1\n---\n---\nb: 2\n', 'm.yaml');
+    assert.deepEqual(r.documents.map((d) => d.value), [{ a: 1 }, { b: 2 }]);
+  });
+
+  it('relaxQuotedIndentation leaves well-formed text alone', () => {
+    const text = 'a: "x"\nb:\n  - "y"\n';
+    assert.equal(relaxQuotedIndentation(text), text);
+  });
+});
+
+describe('duplicate keys', () => {
+  it('keeps the last value, as Go does, and warns with the line', () => {
+    const r = parseYamlDocuments('a: 1\nb: 2\na: 3\n', 'd.yaml');
+    assert.deepEqual(r.documents[0]?.value, { a: 3, b: 2 });
+    assert.equal(r.problems.length, 1);
+    assert.equal(r.problems[0]?.severity, 'warning');
+    assert.equal(r.problems[0]?.rule, 'yaml.duplicate-key');
+    assert.match(r.problems[0]?.message ?? '', /line 3/);
+  });
+});

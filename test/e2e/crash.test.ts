@@ -1,0 +1,183 @@
+/**
+ * Crash safety: the manager is killed with SIGKILL at many points while it installs, upgrades
+ * and uninstalls an operator, and restarted each time. Whatever the interleaving, it must
+ * converge: the operator installed at the right version, every object the release records
+ * present and labelled, nothing labelled that the release does not record (no orphans), no
+ * revision left pending, and after uninstall nothing left at all.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseAllDocuments } from 'yaml';
+import { publishPackages } from '../../src/catalog/publish.js';
+import { ReleaseStore } from '../../src/apply/release-store.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
+const KILLS_PER_PHASE = Number(process.env.BINNACLE_CRASH_KILLS ?? 6);
+
+let client: KubeClient;
+let dataDir: string;
+let proc: ChildProcess | undefined;
+let kills = 0;
+const name = uniqueName('crash');
+const ns = uniqueName('crash');
+const catalogName = uniqueName('crashcat');
+const bdName = `${name}-poison-pill-operator`;
+
+function startManager(): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager', '--kubeconfig', e2eKubeconfig(), '--data-dir', dataDir, '--metrics-bind-address', '127.0.0.1:0', '--catalog-bind-address', '127.0.0.1:0', '--health-timeout', '60'],
+    { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, BINNACLE_LOG_LEVEL: 'error' } },
+  );
+  proc = child;
+  return child;
+}
+
+async function killHard(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
+  kills++;
+}
+
+/** Kills the manager at spread-out moments while `phase` is under way, restarting it each time. */
+async function withCrashes(delaysMs: number[]): Promise<void> {
+  for (const delay of delaysMs) {
+    const child = startManager();
+    await sleep(delay);
+    await killHard(child);
+  }
+  startManager();
+}
+
+async function extension(): Promise<ClusterExtension | undefined> {
+  return client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+}
+
+async function installedAt(version: string): Promise<void> {
+  await eventually(
+    `${name} installed at ${version}`,
+    async () => {
+      const ce = await extension();
+      const ok =
+        ce?.status?.observedGeneration === ce?.metadata.generation &&
+        findCondition(ce?.status?.conditions, 'Installed')?.status === 'True' &&
+        findCondition(ce?.status?.conditions, 'Progressing')?.status === 'False' &&
+        ce?.status?.install?.bundle.version === version;
+      return ok ? true : undefined;
+    },
+    240_000,
+    500,
+  );
+}
+
+const KINDS: [string, string, boolean][] = [
+  ['apps/v1', 'Deployment', true],
+  ['v1', 'ServiceAccount', true],
+  ['v1', 'Service', true],
+  ['v1', 'ConfigMap', true],
+  ['rbac.authorization.k8s.io/v1', 'Role', true],
+  ['rbac.authorization.k8s.io/v1', 'RoleBinding', true],
+  ['rbac.authorization.k8s.io/v1', 'ClusterRole', false],
+  ['rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', false],
+  ['apiextensions.k8s.io/v1', 'CustomResourceDefinition', false],
+];
+
+/** `kind/namespace/name` of every live object labelled as this release's. */
+async function labelledObjects(): Promise<string[]> {
+  const out: string[] = [];
+  for (const [apiVersion, kind, namespaced] of KINDS) {
+    const list = await client.list(apiVersion, kind, { labelSelector: `binnacle.dev/owner-name=${bdName}`, ...(namespaced ? { namespace: ns } : {}) });
+    for (const o of list.items) out.push(`${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+  }
+  return out.sort();
+}
+
+/** The same for the objects the deployed revision's manifest records (of the kinds above). */
+async function recordedObjects(): Promise<{ objects: string[]; pending: number; deployed: number }> {
+  const history = await new ReleaseStore(client).history({ name: bdName, namespace: ns });
+  const deployed = history.filter((r) => r.status === 'deployed');
+  const pending = history.filter((r) => r.status.startsWith('pending')).length;
+  const current = deployed[deployed.length - 1];
+  const kinds = new Set(KINDS.map(([, k]) => k));
+  const objects = (current === undefined ? [] : parseAllDocuments(current.manifest).map((d) => d.toJS() as KubeObject | null))
+    .filter((o): o is KubeObject => o !== null && kinds.has(o.kind))
+    .map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`)
+    .sort();
+  return { objects, pending, deployed: deployed.length };
+}
+
+async function assertConsistent(): Promise<void> {
+  const recorded = await recordedObjects();
+  assert.equal(recorded.pending, 0, 'no revision left pending');
+  assert.equal(recorded.deployed, 1, 'exactly one deployed revision');
+  assert.deepEqual(await labelledObjects(), recorded.objects, 'live objects are exactly what the release records');
+}
+
+before(async () => {
+  client = await e2eClient();
+  dataDir = await mkdtemp(join(tmpdir(), 'binnacle-crash-'));
+  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName });
+  await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${ns}-installer` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
+  });
+});
+
+after(async () => {
+  if (proc !== undefined) await killHard(proc);
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+  await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` });
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+  client.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test('SIGKILLed during install, upgrade and uninstall, the manager always converges with nothing lost or orphaned', async () => {
+  const delays = Array.from({ length: KILLS_PER_PHASE }, (_, i) => 700 + i * 450);
+
+  // Install 0.0.6.
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name },
+    spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version: '0.0.6', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+  });
+  await withCrashes(delays);
+  await installedAt('0.0.6');
+  await assertConsistent();
+  if (proc !== undefined) await killHard(proc);
+
+  // Upgrade to 0.1.0 along the catalog's edges.
+  await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.1.0' } } } });
+  await withCrashes(delays);
+  await installedAt('0.1.0');
+  await assertConsistent();
+  if (proc !== undefined) await killHard(proc);
+
+  // Uninstall.
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  await withCrashes(delays.slice(0, 3));
+  await eventually('extension gone', async () => ((await extension()) === undefined ? true : undefined), 180_000, 500);
+  assert.deepEqual(await labelledObjects(), [], 'nothing the release installed is left');
+  const secrets = await client.list('v1', 'Secret', { namespace: ns, labelSelector: `owner=helm,name=${bdName}` });
+  assert.deepEqual(secrets.items.map((s) => s.metadata.name), [], 'no release records left');
+  assert.ok(kills >= KILLS_PER_PHASE * 2 + 3, `the manager was killed ${kills} times`);
+});
