@@ -158,6 +158,8 @@ export class ClusterExtensionReconciler implements Reconciler {
             ...(cat.channels === undefined ? {} : { channels: cat.channels }),
             ...(cat.version === undefined ? {} : { versionRange: cat.version }),
             upgradePolicy: cat.upgradeConstraintPolicy ?? 'CatalogProvided',
+            // Keep the operator current: new catalog content offering an allowed upgrade is installed.
+            preferUpgrade: true,
           },
         ],
       });

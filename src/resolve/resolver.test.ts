@@ -49,6 +49,17 @@ test('the installed version is preferred over an upgrade', () => {
   assert.equal(r.bundles[0]?.installed, true);
 });
 
+test('preferUpgrade picks the best allowed successor, still only along upgrade edges', () => {
+  const r = resolve({ catalogs: [catalog('c', [foo])], installed: [{ package: 'foo', version: '1.0.0' }], requests: [{ package: 'foo', preferUpgrade: true }] });
+  // 1.1.0 replaces 1.0.0; 2.0.0 replaces 1.1.0, so it is not a direct successor of 1.0.0.
+  assert.deepEqual(picked(r), ['foo@1.1.0']);
+  assert.equal(r.bundles[0]?.installed, false);
+  const top = resolve({ catalogs: [catalog('c', [foo])], installed: [{ package: 'foo', version: '1.1.0' }], requests: [{ package: 'foo', preferUpgrade: true }] });
+  assert.deepEqual(picked(top), ['foo@2.0.0']);
+  const head = resolve({ catalogs: [catalog('c', [foo])], installed: [{ package: 'foo', version: '2.0.0' }], requests: [{ package: 'foo', preferUpgrade: true }] });
+  assert.deepEqual(picked(head), ['foo@2.0.0'], 'at the head it stays');
+});
+
 test('upgrade along replaces', () => {
   const r = resolve({ catalogs: [catalog('c', [foo])], installed: [{ package: 'foo', version: '1.0.0' }], requests: [{ package: 'foo', versionRange: '>1.0.0' }] });
   assert.deepEqual(picked(r), ['foo@1.1.0']);

@@ -35,6 +35,11 @@ export interface ResolveRequest {
   channels?: string[];
   versionRange?: string;
   upgradePolicy?: UpgradePolicy;
+  /**
+   * Prefer the best allowed successor over staying on the installed bundle (what a controller
+   * keeping an operator up to date wants). Default false: the installed bundle is preferred.
+   */
+  preferUpgrade?: boolean;
 }
 
 export interface ResolveInput {
@@ -112,6 +117,8 @@ function matchInstalled(spec: InstalledBundle, i: number, index: CatalogIndex): 
 
 interface PreferenceContext {
   installed: Map<string, Installed>;
+  /** Rank the installed bundle like any other (upgrades win when allowed). */
+  ignoreInstalled?: boolean;
   /** Channels whose head counts; undefined means each bundle's default channel. */
   channels: readonly string[] | undefined;
 }
@@ -140,7 +147,7 @@ function byPreference(list: readonly BundleEntity[], ctx: PreferenceContext): Bu
     list.map((e) => [
       e,
       {
-        installed: isInstalledEntity(e, ctx.installed) ? 0 : 1,
+        installed: ctx.ignoreInstalled !== true && isInstalledEntity(e, ctx.installed) ? 0 : 1,
         deprecated: deprecatedIn(e, ctx.channels) ? 1 : 0,
         head: relevantMemberships(e, ctx.channels).some((m) => m.head) ? 0 : 1,
       },
@@ -415,9 +422,12 @@ function buildProblem(input: ResolveInput): Problem {
     }
     const inst = installed.get(req.package);
     const cands = requestCandidates(req, range, inst, index);
-    const ctx: PreferenceContext = { installed, channels: req.channels };
+    const ctx: PreferenceContext = { installed, channels: req.channels, ignoreInstalled: req.preferUpgrade === true };
     const ids = byPreference(cands.entities, ctx).map((e) => b.entity(e));
-    if (cands.stays && inst !== undefined) ids.unshift(b.syntheticInstalled(inst));
+    if (cands.stays && inst !== undefined) {
+      if (req.preferUpgrade === true) ids.push(b.syntheticInstalled(inst));
+      else ids.unshift(b.syntheticInstalled(inst));
+    }
     const root = `request/${req.package}`;
     rootIds.push(root);
     b.add(root, { kind: 'mandatory' }, { kind: 'requested', package: req.package });

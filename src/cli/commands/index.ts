@@ -6,6 +6,7 @@ import { registerBundleCommands } from './bundle.js';
 import { registerManagerCommands } from './manager.js';
 import { registerOperatorCommands } from './operators.js';
 import { registerPublishCommand } from './publish.js';
+import { registerPlanCommand } from './plan.js';
 import { registerImageCommands } from './image.js';
 import { registerCatalogCommands } from './catalog.js';
 import { registerResolveCommands } from './resolve.js';
@@ -17,6 +18,7 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerBundleCommands(program, ctx);
   registerManagerCommands(program, ctx);
   registerOperatorCommands(program, ctx);
+  registerPlanCommand(program, ctx);
   registerImageCommands(program, ctx);
   registerCatalogCommands(program, ctx);
   registerPublishCommand(program, ctx);

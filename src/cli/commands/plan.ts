@@ -1,0 +1,58 @@
+/** `binnacle plan PACKAGE`: the bundles an install would choose and the object-level diff, changing nothing. */
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { cacheDir } from '../../cluster/layout.js';
+import { plan, type ObjectAction } from '../../controllers/plan.js';
+import { UsageError } from '../../util/errors.js';
+import { toJson, toYaml } from '../../util/output.js';
+import type { CliContext } from '../context.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+
+const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+const MARK: Record<ObjectAction, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
+
+export function registerPlanCommand(program: Command, ctx: CliContext): void {
+  addKubeFlags(program.command('plan <package>'))
+    .description('Show what installing or upgrading PACKAGE would do: chosen bundles and the object-level diff against the cluster')
+    .option('--name <name>', 'ClusterExtension name (default: the package name)')
+    .option('-n, --namespace <ns>', 'install namespace (default: the package name)')
+    .option('--channel <channel>', 'channel (repeatable)', collect)
+    .option('--version <range>', 'version range')
+    .option('--policy <policy>', 'CatalogProvided or SelfCertified')
+    .option('--watch-namespace <ns>', 'namespace the operator watches')
+    .option('-o, --output <format>', 'text | json | yaml', 'text')
+    .action(async (pkg: string, flags: KubeFlags & { name?: string; namespace?: string; channel?: string[]; version?: string; policy?: string; watchNamespace?: string; output: string }) => {
+      if (flags.policy !== undefined && flags.policy !== 'CatalogProvided' && flags.policy !== 'SelfCertified') throw new UsageError(`--policy ${flags.policy}: expected CatalogProvided or SelfCertified`);
+      const client = await clientFor(flags);
+      try {
+        const result = await plan(
+          client,
+          {
+            name: flags.name ?? pkg,
+            packageName: pkg,
+            namespace: flags.namespace ?? pkg,
+            ...(flags.channel === undefined ? {} : { channels: flags.channel }),
+            ...(flags.version === undefined ? {} : { version: flags.version }),
+            ...(flags.policy === undefined ? {} : { policy: flags.policy }),
+            ...(flags.watchNamespace === undefined ? {} : { watchNamespace: flags.watchNamespace }),
+          },
+          { cacheDir: join(cacheDir(), 'plan'), logger: ctx.logger },
+        );
+        if (flags.output === 'json') return ctx.out(toJson(result));
+        if (flags.output === 'yaml') return ctx.out(toYaml(result));
+        for (const w of result.warnings) ctx.err(`warning: ${w}\n`);
+        for (const b of result.bundles) {
+          const change = b.from === undefined ? 'install' : b.from === b.bundle.version ? 'keep' : `upgrade from ${b.from}`;
+          ctx.out(`${b.bundle.name} (${b.bundle.package} ${b.bundle.version}, catalog ${b.bundle.catalog}): ${change}\n`);
+          for (const o of b.objects) {
+            const where = o.namespace === undefined ? '' : `${o.namespace}/`;
+            ctx.out(`  ${MARK[o.action]} ${o.kind} ${where}${o.name}${o.changes === undefined ? '' : `: ${o.changes.slice(0, 6).join(', ')}${o.changes.length > 6 ? ', …' : ''}`}\n`);
+          }
+        }
+        const counts = result.bundles.flatMap((b) => b.objects).reduce<Record<string, number>>((acc, o) => ({ ...acc, [o.action]: (acc[o.action] ?? 0) + 1 }), {});
+        ctx.out(`${counts.create ?? 0} to create, ${counts.update ?? 0} to change, ${counts.delete ?? 0} to delete, ${counts.unchanged ?? 0} unchanged\n`);
+      } finally {
+        client.close();
+      }
+    });
+}

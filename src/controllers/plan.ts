@@ -1,0 +1,176 @@
+/**
+ * `plan`: what an install or upgrade would do, before anything changes. Resolves against the
+ * catalogs the cluster serves and what is installed, renders each chosen bundle as the
+ * BundleDeployment controller would, and compares every object with the cluster through a
+ * server-side apply dry run: created, changed (with the changed fields), unchanged, or deleted
+ * because the new revision no longer has it.
+ */
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { Logger } from 'pino';
+import { ReleaseStore } from '../apply/release-store.js';
+import { stampOwnership } from '../apply/ownership.js';
+import type { KubeClient } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
+import { findCondition, type KubeObject } from '../kube/types.js';
+import { pullAndUnpack } from '../oci/index.js';
+import { resolve, type ChosenBundle, type InstalledBundle, type UpgradePolicy } from '../resolve/index.js';
+import { loadCatalog } from '../resolve/catalog-source.js';
+import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_PACKAGE, type BundleDeployment, type ClusterCatalog } from '../api/types.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { ANNOTATION_BUNDLE_VERSION, bundleDeploymentName } from './cluster-extension.js';
+import { RENDERERS } from './renderers.js';
+import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
+
+export interface PlanRequest {
+  name: string;
+  packageName: string;
+  namespace: string;
+  channels?: string[];
+  version?: string;
+  policy?: UpgradePolicy;
+  watchNamespace?: string;
+  config?: Record<string, unknown>;
+}
+
+export type ObjectAction = 'create' | 'update' | 'unchanged' | 'delete';
+
+export interface ObjectPlan {
+  action: ObjectAction;
+  kind: string;
+  name: string;
+  namespace?: string;
+  /** Field paths that would change (update only). */
+  changes?: string[];
+}
+
+export interface BundlePlan {
+  bundle: ChosenBundle;
+  bundleDeployment: string;
+  from?: string;
+  objects: ObjectPlan[];
+}
+
+export interface Plan {
+  bundles: BundlePlan[];
+  warnings: string[];
+}
+
+const VOLATILE_META = ['managedFields', 'resourceVersion', 'generation', 'uid', 'creationTimestamp'];
+
+function comparable(o: KubeObject | undefined): Record<string, unknown> {
+  if (o === undefined) return {};
+  const { status: _status, metadata, ...rest } = o;
+  const meta = Object.fromEntries(Object.entries(metadata).filter(([k]) => !VOLATILE_META.includes(k)));
+  return { ...rest, metadata: meta };
+}
+
+/** Leaf paths whose values differ. */
+export function changedPaths(a: unknown, b: unknown, path = ''): string[] {
+  if (JSON.stringify(a) === JSON.stringify(b)) return [];
+  const isObj = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+  if (isObj(a) && isObj(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    return keys.flatMap((k) => changedPaths(a[k], b[k], path === '' ? k : `${path}.${k}`));
+  }
+  return [path === '' ? '.' : path];
+}
+
+export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDir: string; logger: Logger }): Promise<Plan> {
+  const warnings: string[] = [];
+  const catalogs = [];
+  for (const cc of (await client.list<ClusterCatalog>(API_VERSION, 'ClusterCatalog')).items) {
+    const base = cc.status?.urls?.base;
+    if (findCondition(cc.status?.conditions, 'Serving')?.status !== 'True' || base === undefined) continue;
+    try {
+      const loaded = await loadCatalog(base, { name: cc.metadata.name ?? '', priority: cc.spec.priority ?? 0 });
+      catalogs.push(loaded.catalog);
+      warnings.push(...loaded.problems.map((p) => `catalog ${cc.metadata.name ?? ''}: ${p}`));
+    } catch (err) {
+      warnings.push(`catalog ${cc.metadata.name ?? ''} is not reachable at ${base}: ${errorMessage(err)} (is the manager running?)`);
+    }
+  }
+  if (catalogs.length === 0) throw new BinnacleError('NO_CATALOGS', 'no ClusterCatalog is serving content that this machine can reach');
+
+  const owned = (await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension,${LABEL_OWNER_NAME}=${req.name}` })).items;
+  const installed: InstalledBundle[] = owned.flatMap((bd) => {
+    const pkg = bd.metadata.labels?.[LABEL_PACKAGE];
+    const version = bd.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION];
+    return pkg !== undefined && version !== undefined && findCondition(bd.status?.conditions, 'Installed')?.status === 'True' ? [{ package: pkg, version }] : [];
+  });
+  const resolution = resolve({
+    catalogs,
+    installed,
+    requests: [
+      {
+        package: req.packageName,
+        ...(req.channels === undefined ? {} : { channels: req.channels }),
+        ...(req.version === undefined ? {} : { versionRange: req.version }),
+        upgradePolicy: req.policy ?? 'CatalogProvided',
+        preferUpgrade: true,
+      },
+    ],
+  });
+  warnings.push(...resolution.warnings);
+
+  const store = new ReleaseStore(client);
+  const bundles: BundlePlan[] = [];
+  const renderer = RENDERERS.get('registry+v1');
+  if (renderer === undefined) throw new BinnacleError('INTERNAL', 'no registry+v1 renderer');
+  for (const chosen of resolution.bundles) {
+    const bdName = bundleDeploymentName(req.name, chosen.package);
+    const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(opts.cacheDir, 'images') });
+    const isMain = chosen.package === req.packageName;
+    const rendered = await renderer({
+      dir: pulled.dir,
+      name: bdName,
+      spec: {
+        source: { type: 'image', image: { ref: chosen.image } },
+        format: 'registry+v1',
+        installNamespace: req.namespace,
+        ...(isMain && req.watchNamespace !== undefined ? { watchNamespace: req.watchNamespace } : {}),
+        ...(isMain && req.config !== undefined ? { config: req.config } : {}),
+      },
+      // The certificates already issued for this install, if any; otherwise they are issued at install time.
+      certProviderFor: async (bundle) => {
+        const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace: req.namespace, name: webhookCertSecretName(bdName) });
+        if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, req.namespace);
+        return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
+      },
+    });
+    const objects: ObjectPlan[] = [];
+    const seen = new Set<string>();
+    for (const obj of rendered.objects) {
+      const key = `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+      seen.add(key);
+      const ns = obj.metadata.namespace;
+      const base: ObjectPlan = { action: 'create', kind: obj.kind, name: obj.metadata.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
+      let live: KubeObject | undefined;
+      try {
+        live = await client.find({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: ns });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      if (live === undefined) {
+        objects.push(base);
+        continue;
+      }
+      // Stamped as the applier stamps it, so ownership labels do not show up as changes.
+      const stamped = stampOwnership(obj, { kind: 'BundleDeployment', name: bdName }, { name: bdName, namespace: req.namespace });
+      const dry = await client.apply(stamped, { dryRun: true, force: true }).catch(() => undefined);
+      const changes = dry === undefined ? ['(could not dry-run)'] : changedPaths(comparable(live), comparable(dry));
+      objects.push(changes.length === 0 ? { ...base, action: 'unchanged' } : { ...base, action: 'update', changes });
+    }
+    const current = (await store.history({ name: bdName, namespace: req.namespace })).filter((r) => r.status === 'deployed').pop();
+    if (current !== undefined) {
+      for (const doc of parseAllDocuments(current.manifest)) {
+        const o = doc.toJS() as KubeObject | null;
+        if (o === null) continue;
+        const key = `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+        if (!seen.has(key)) objects.push({ action: 'delete', kind: o.kind, name: o.metadata.name ?? '', ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) });
+      }
+    }
+    bundles.push({ bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects });
+  }
+  return { bundles, warnings };
+}
