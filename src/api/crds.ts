@@ -195,7 +195,7 @@ export const PLATFORM_OPERATOR_CRD = crd({
   kind: 'PlatformOperator',
   plural: 'platformoperators',
   singular: 'platformoperator',
-  shortNames: ['po'],
+  shortNames: ['pop'],
   description: 'Packages the cluster must always have; their health is the cluster’s health.',
   spec: obj(
     {

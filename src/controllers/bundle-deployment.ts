@@ -14,7 +14,7 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isNotFound } from '../kube/errors.js';
 import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
-import { BinnacleError, TerminalError, errorMessage } from '../util/errors.js';
+import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient } from './preflight-permissions.js';
 import { RENDERERS, type RenderedBundle } from './renderers.js';
@@ -198,7 +198,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
       });
     } catch (err) {
-      if (err instanceof ApplyRefusedError) {
+      if (err instanceof ApplyRefusedError || err instanceof ValidationError) {
         s.conditions.set('Installed', false, 'Refused', errorMessage(err));
         s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
         await this.writeStatus(s, this.unpackedStatus(s));

@@ -25,6 +25,7 @@ import {
   type ClusterExtension,
 } from '../api/types.js';
 import { errorMessage } from '../util/errors.js';
+import { boundedName, MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 
@@ -48,8 +49,8 @@ interface State {
 
 /** A stable BundleDeployment name per (extension, package): upgrades pivot the same object. */
 export function bundleDeploymentName(extension: string, pkg: string): string {
-  const name = extension === pkg ? extension : `${extension}-${pkg}`;
-  return name.length <= 253 ? name : name.slice(0, 253);
+  // It is also the Helm release name and a label value: bounded to 53 characters.
+  return boundedName(extension === pkg ? extension : `${extension}-${pkg}`);
 }
 
 function matchesSelector(c: ServedCatalog, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
@@ -119,6 +120,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   private async validate(s: State): Promise<StepOutcome> {
     const spec = s.ce.spec as Partial<ClusterExtension['spec']> | undefined;
     const problems: string[] = [];
+    if ((s.ce.metadata.name ?? '').length > MAX_DERIVED_NAME) problems.push(`metadata.name: at most ${MAX_DERIVED_NAME} characters (it names Helm releases and labels)`);
     if (typeof spec?.namespace !== 'string' || spec.namespace === '') problems.push('spec.namespace: required');
     if (typeof spec?.serviceAccount?.name !== 'string' || spec.serviceAccount.name === '') problems.push('spec.serviceAccount.name: required');
     if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');

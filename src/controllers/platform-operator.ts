@@ -9,9 +9,10 @@ import { isNotFound } from '../kube/errors.js';
 import { findCondition } from '../kube/types.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type ClusterExtension, type PlatformOperator } from '../api/types.js';
 import { applyStatus, Conditions } from './common.js';
+import { boundedName } from '../api/names.js';
 
 export function platformExtensionName(po: string, pkg: string): string {
-  return `${po}-${pkg}`.slice(0, 253);
+  return boundedName(`${po}-${pkg}`);
 }
 
 export class PlatformOperatorReconciler implements Reconciler {

@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseAllDocuments } from 'yaml';
 import { publishPackages } from '../../src/catalog/publish.js';
+import { ensureCrds } from '../../src/controllers/crds.js';
+import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
@@ -31,7 +33,7 @@ let kills = 0;
 const name = uniqueName('crash');
 const ns = uniqueName('crash');
 const catalogName = uniqueName('crashcat');
-const bdName = `${name}-poison-pill-operator`;
+const bdName = bundleDeploymentName(name, 'poison-pill-operator');
 
 function startManager(): ChildProcess {
   const child = spawn(
@@ -127,6 +129,8 @@ async function assertConsistent(): Promise<void> {
 
 before(async () => {
   client = await e2eClient();
+  // The manager installs the CRDs when it starts; the test writes a ClusterCatalog before that.
+  await ensureCrds(client);
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-crash-'));
   const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName });
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });

@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
@@ -64,20 +65,38 @@ async function extension(name: string): Promise<ClusterExtension> {
 
 /** Waits until the extension is Installed at `version` and settled. */
 async function installedAt(name: string, version: string, timeoutMs = 180_000): Promise<ClusterExtension> {
-  return eventually(
-    `${name} installed at ${version}`,
-    async () => {
-      const ce = await extension(name);
-      const ok =
-        ce.status?.observedGeneration === ce.metadata.generation &&
-        findCondition(ce.status?.conditions, 'Installed')?.status === 'True' &&
-        findCondition(ce.status?.conditions, 'Progressing')?.status === 'False' &&
-        ce.status?.install?.bundle.version === version;
-      return ok ? ce : undefined;
-    },
-    timeoutMs,
-    500,
-  );
+  try {
+    return await eventually(
+      `${name} installed at ${version}`,
+      async () => {
+        const ce = await extension(name);
+        const ok =
+          ce.status?.observedGeneration === ce.metadata.generation &&
+          findCondition(ce.status?.conditions, 'Installed')?.status === 'True' &&
+          findCondition(ce.status?.conditions, 'Progressing')?.status === 'False' &&
+          ce.status?.install?.bundle.version === version;
+        return ok ? ce : undefined;
+      },
+      timeoutMs,
+      500,
+    );
+  } catch (err) {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await describeExtension(name)}`, { cause: err });
+  }
+}
+
+/** The extension's and its BundleDeployments' conditions, for failure messages. */
+async function describeExtension(name: string): Promise<string> {
+  const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  const lines = (ce?.status?.conditions ?? []).map((c) => `  ${name} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+  const bds = await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` });
+  for (const bd of bds.items) for (const c of bd.status?.conditions ?? []) lines.push(`  ${bd.metadata.name ?? ''} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+  return lines.join('\n');
+}
+
+async function removeExtension(name: string): Promise<void> {
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  await eventually(`${name} removed`, async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
 }
 
 async function deploymentAvailable(namespace: string, name: string): Promise<boolean> {
@@ -170,7 +189,7 @@ describe('install engine', () => {
     // Upgrade: the catalog's semver-mode edges lead 0.16.0 → 0.17.1 → 0.21.0 → 0.27.0.
     await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.17.1' } } } });
     await installedAt(name, '0.17.1');
-    const bdName = `${name}-opentelemetry-operator`;
+    const bdName = bundleDeploymentName(name, 'opentelemetry-operator');
     const history = await run('helm', ['--kubeconfig', e2eKubeconfig(), 'history', bdName, '-n', ns, '-o', 'json']);
     const revs = JSON.parse(history.stdout) as { revision: number; status: string; chart: string }[];
     assert.ok(revs.length >= 2, `helm history shows the revisions: ${history.stdout}`);
@@ -190,6 +209,9 @@ describe('install engine', () => {
     // …and allowed once the user self-certifies it.
     await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { upgradeConstraintPolicy: 'SelfCertified' } } } });
     await installedAt(name, '0.16.0');
+    // Uninstall, so the next tests can own its cluster-wide objects (CRDs, webhooks).
+    await removeExtension(name);
+    assert.deepEqual((await client.list('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', { labelSelector: `binnacle.dev/owner-name=${bdName}` })).items, []);
   });
 
   test('an install through a ServiceAccount that lacks permissions fails naming them and creates nothing', async () => {
@@ -215,5 +237,67 @@ describe('install engine', () => {
       ...(await client.list('v1', 'ServiceAccount', { namespace: ns })).items.filter((s) => s.metadata.name !== 'weak' && s.metadata.name !== 'default'),
     ];
     assert.deepEqual(created.map((o) => o.metadata.name), []);
+    await removeExtension(name);
+  });
+
+  test('SingleNamespace install mode: the operator watches another namespace, with its RBAC there', async () => {
+    const ns = uniqueName('single');
+    const watched = uniqueName('watched');
+    await serviceAccount(ns, 'installer', true);
+    await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: watched } });
+    cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: watched }));
+    const name = uniqueName('single');
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name },
+      spec: {
+        namespace: ns,
+        serviceAccount: { name: 'installer' },
+        source: { sourceType: 'Catalog', catalog: { packageName: 'opentelemetry-operator', version: '0.27.0', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } },
+        install: { watchNamespace: watched },
+      },
+    });
+    await installedAt(name, '0.27.0');
+    const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
+    const template = (deployments[0]?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template;
+    assert.equal(template?.metadata?.annotations?.['olm.targetNamespaces'], watched);
+    assert.equal(template?.metadata?.annotations?.['olm.operatorNamespace'], ns);
+    const roles = (await client.list('rbac.authorization.k8s.io/v1', 'Role', { namespace: watched })).items;
+    assert.ok(roles.length > 0, 'permissions are granted in the watched namespace');
+    await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    await eventually('extension gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
+    assert.deepEqual((await client.list('rbac.authorization.k8s.io/v1', 'Role', { namespace: watched })).items.map((r) => r.metadata.name), []);
+  });
+
+  test('a PlatformOperator keeps its packages installed and reports Available', async () => {
+    const ns = uniqueName('platform');
+    await serviceAccount(ns, 'installer', true);
+    const name = uniqueName('po');
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: 'PlatformOperator',
+      metadata: { name },
+      spec: { packages: [{ name: 'poison-pill-operator', namespace: ns }], serviceAccount: { name: 'installer', namespace: ns } },
+    });
+    cleanup.push(() => client.delete({ apiVersion: API_VERSION, kind: 'PlatformOperator', name }));
+    const po = await eventually(
+      'PlatformOperator Available',
+      async () => {
+        const p = await client.get({ apiVersion: API_VERSION, kind: 'PlatformOperator', name });
+        const st = p.status as { conditions?: { type: string; status: string }[]; packages?: { name: string; installed: boolean; version?: string }[] } | undefined;
+        return st?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true ? st : undefined;
+      },
+      180_000,
+      500,
+    );
+    assert.deepEqual(po.packages?.map((p) => [p.name, p.installed]), [['poison-pill-operator', true]]);
+    assert.equal(await deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
+    // Deleting the PlatformOperator removes what it asked for.
+    await client.delete({ apiVersion: API_VERSION, kind: 'PlatformOperator', name });
+    await eventually('its extension gone', async () => {
+      const left = (await client.list(API_VERSION, 'ClusterExtension', { labelSelector: `binnacle.dev/owner-name=${name}` })).items;
+      return left.length === 0 ? true : undefined;
+    }, 120_000);
   });
 });

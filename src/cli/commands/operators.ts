@@ -9,6 +9,7 @@ import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { ReleaseStore } from '../../apply/release-store.js';
+import { bundleDeploymentName } from '../../controllers/cluster-extension.js';
 import type { KubeClient } from '../../kube/client.js';
 import { findCondition, type Condition } from '../../kube/types.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -270,7 +271,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
         let target = flags.toVersion;
         if (target === undefined) {
-          const bdName = ce.metadata.name === current.package ? current.package : `${name}-${current.package}`;
+          const bdName = bundleDeploymentName(name, current.package);
           const history = await new ReleaseStore(client).history({ name: bdName, namespace: ce.spec.namespace });
           const earlier = history.filter((r) => (r.status === 'superseded' || r.status === 'deployed') && r.chart.version !== current.version);
           target = earlier[earlier.length - 1]?.chart.version;
