@@ -57,7 +57,7 @@ export async function generatePki(layout: ClusterLayout, apiserverPort: number, 
   const apiserver = await issueCertificate(ca, {
     commonName: 'kube-apiserver',
     usage: 'server',
-    hosts: ['localhost', '127.0.0.1', '10.0.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', ...extraHosts],
+    hosts: ['localhost', '127.0.0.1', '10.96.0.1', 'kubernetes', 'kubernetes.default', 'kubernetes.default.svc', 'kubernetes.default.svc.cluster.local', ...extraHosts],
   });
   const apiFiles = writePair(dir, 'apiserver', apiserver);
   const frontProxyCa = await createCertificateAuthority(`binnacle-${layout.name}-front-proxy-ca`);

@@ -127,7 +127,7 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
           `--tls-cert-file=${pki.apiserverCert}`,
           `--tls-private-key-file=${pki.apiserverKey}`,
           `--client-ca-file=${pki.caCert}`,
-          '--service-cluster-ip-range=10.0.0.0/24',
+          '--service-cluster-ip-range=10.96.0.0/16',
           '--allow-privileged=true',
           '--authorization-mode=RBAC',
           '--service-account-issuer=https://kubernetes.default.svc.cluster.local',

@@ -1,0 +1,23 @@
+/**
+ * The controllers, one reconciler per API, each an ordered list of named steps over typed
+ * state (`common`), assembled with informers and work queues by the manager (`manager`):
+ *
+ * - ClusterCatalog (`cluster-catalog`): pull → unpack → validate → store → serve (`catalog-registry`).
+ * - ClusterExtension (`cluster-extension`): resolve against served catalogs → one BundleDeployment
+ *   per chosen bundle → report.
+ * - BundleDeployment (`bundle-deployment`): unpack (src/source) → render (`renderers`) → check the
+ *   ServiceAccount's permissions (`preflight-permissions`) → apply (src/apply) → report health.
+ * - PlatformOperator (`platform-operator`): a ClusterExtension per required package.
+ *
+ * `plan` answers what an install would change without changing anything. Reconcilers write
+ * only status and finalizers of the objects they reconcile.
+ */
+export { startManager, type ManagerOptions, type RunningManager } from './manager.js';
+export { ensureCrds } from './crds.js';
+export { CatalogRegistry, type ServedCatalog } from './catalog-registry.js';
+export { ClusterCatalogReconciler } from './cluster-catalog.js';
+export { ClusterExtensionReconciler, bundleDeploymentName } from './cluster-extension.js';
+export { BundleDeploymentReconciler } from './bundle-deployment.js';
+export { PlatformOperatorReconciler } from './platform-operator.js';
+export { plan, type Plan, type PlanRequest } from './plan.js';
+export { RENDERERS, type BundleRenderer, type RenderedBundle } from './renderers.js';
