@@ -181,7 +181,9 @@ while (done < MANY) {
 }
 const manyMs = performance.now() - t1;
 const rss = await peakRss();
+const exited = new Promise((resolve) => mgr.once('exit', resolve));
 mgr.kill('SIGTERM');
+await exited;
 client.close();
 await clusterDown({ name: 'bench-install', logger });
 await rm(work, { recursive: true, force: true });

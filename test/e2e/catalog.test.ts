@@ -19,7 +19,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
 import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
-import { e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 let client: KubeClient;
@@ -92,15 +92,7 @@ test('a catalog image is served by digest, new content under the same tag is pic
   assert.ok((await servedNames()).includes('poison-pill.v0.0.6'));
 
   // Install from it: the head of the old content.
-  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
-  await client.apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${ns}-installer` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
-  });
+  await adminInstaller(client, ns);
   await client.apply({
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',

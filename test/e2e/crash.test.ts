@@ -20,7 +20,7 @@ import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
@@ -134,15 +134,7 @@ before(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-crash-'));
   const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName });
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
-  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
-  await client.apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${ns}-installer` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
-  });
+  await adminInstaller(client, ns);
 });
 
 after(async () => {

@@ -29,6 +29,22 @@ export function e2eRegistry(): string {
   return reg;
 }
 
+/**
+ * A namespace with a ServiceAccount `installer` bound to cluster-admin (ClusterRoleBinding
+ * `<ns>-installer`): what tests install through when permissions are not what they test.
+ */
+export async function adminInstaller(client: KubeClient, ns: string): Promise<void> {
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${ns}-installer` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
+  });
+}
+
 /** Runs the real kubectl against the e2e cluster. */
 export async function kubectl(...args: string[]): Promise<string> {
   const { stdout } = await run('kubectl', ['--kubeconfig', e2eKubeconfig(), ...args], { maxBuffer: 64 * 1024 * 1024 });
