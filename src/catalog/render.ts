@@ -103,7 +103,13 @@ export async function isPackageDir(dir: string): Promise<boolean> {
 }
 
 export async function detectSourceKind(source: string): Promise<SourceKind> {
-  if (!(await exists(source))) return 'image';
+  if (!(await exists(source))) {
+    // A path (absolute, ./ or ../, or with a file extension) is never an image reference.
+    if (/^(\/|\.\.?\/|~)/.test(source) || /\.(ya?ml|json)$/.test(source)) {
+      throw new BinnacleError('RENDER_SOURCE_NOT_FOUND', `${source}: no such file or directory`);
+    }
+    return 'image';
+  }
   if (!(await isDir(source))) return 'fbc';
   if (await isBundleDir(source)) return 'bundle';
   if (await isPackageDir(source)) return 'package';
@@ -218,9 +224,9 @@ export async function render(sources: readonly string[], opts: RenderOptions = {
       out.kinds.push({ source, kind: 'fbc' });
       continue;
     }
-    const kind = await detectSourceKind(source);
-    out.kinds.push({ source, kind });
     try {
+      const kind = await detectSourceKind(source);
+      out.kinds.push({ source, kind });
       switch (kind) {
         case 'fbc': {
           const loaded = await loadFbcDir(source, opts);

@@ -40,5 +40,6 @@ export async function run(argv: readonly string[], ctx: CliContext = defaultCont
 const invokedDirectly = process.argv[1] !== undefined && /(?:main\.[jt]s|binnacle(?:\.js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
   const code = await run(process.argv.slice(2));
-  process.exitCode = code;
+  // A command may have set a failing exit code itself (e.g. `cluster status` of an unhealthy cluster).
+  if (code !== 0 || process.exitCode === undefined) process.exitCode = code;
 }
