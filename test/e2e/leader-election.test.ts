@@ -59,7 +59,7 @@ test('exactly one of two candidates leads, and the other takes over when the lea
   await eventually('the other candidate to lead', () => Promise.resolve(leading(second) ? true : undefined), 20_000, 100);
   const takeover = Date.now() - killedAt;
   // Lease duration 4 s, retry period 0.5 s (+ jitter): takeover must come within about one lease duration.
-  assert.ok(takeover <= 4_000 + 2_000, `took over in ${takeover} ms`);
+  assert.ok(takeover <= 4_000 + 3_000, `took over in ${takeover} ms`);
   const after = await client.get({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: 'manager' });
   assert.equal((after.spec as { holderIdentity?: string }).holderIdentity, second.id);
   assert.equal((after.spec as { leaseTransitions?: number }).leaseTransitions, 1);
@@ -78,5 +78,5 @@ test('a leader that stops gracefully releases the lease for the next candidate a
   await eventually('c reports it stopped leading', () => Promise.resolve(c.output.includes('STOPPED c') ? true : undefined), 10_000, 50);
   await eventually('d leads', () => Promise.resolve(leading(d) ? true : undefined), 10_000, 50);
   // Released, so d need not wait out the 4 s lease.
-  assert.ok(Date.now() - stoppedAt < 3_500, `d led ${Date.now() - stoppedAt} ms after c stopped`);
+  assert.ok(Date.now() - stoppedAt < 3_900, `d led ${Date.now() - stoppedAt} ms after c stopped`);
 });
