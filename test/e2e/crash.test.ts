@@ -172,7 +172,10 @@ test('SIGKILLed during install, upgrade and uninstall, the manager always conver
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   await withCrashes(delays.slice(0, 3));
   await eventually('extension gone', async () => ((await extension()) === undefined ? true : undefined), 180_000, 500);
-  assert.deepEqual(await labelledObjects(), [], 'nothing the release installed is left');
+  // Deletion is asynchronous (a CRD waits for its custom resources to go): wait for it to finish.
+  await eventually('every installed object deleted', async () => ((await labelledObjects()).length === 0 ? true : undefined), 120_000, 500).catch(async (err: unknown) => {
+    assert.deepEqual(await labelledObjects(), [], `nothing the release installed is left (${err instanceof Error ? err.message : String(err)})`);
+  });
   const secrets = await client.list('v1', 'Secret', { namespace: ns, labelSelector: `owner=helm,name=${bdName}` });
   assert.deepEqual(secrets.items.map((s) => s.metadata.name), [], 'no release records left');
   assert.ok(kills >= KILLS_PER_PHASE * 2 + 3, `the manager was killed ${kills} times`);
