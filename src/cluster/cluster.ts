@@ -326,10 +326,16 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   let outcome: UpResult['outcome'] = 'created';
 
   if (state !== undefined) {
-    const dead = COMPONENTS.filter((c) => {
-      const rec = state?.processes[c];
-      return rec === undefined || !isRunning(rec);
-    });
+    const dead: Component[] = [];
+    for (const c of COMPONENTS) {
+      const rec = state.processes[c];
+      if (rec === undefined || !isRunning(rec)) dead.push(c);
+      else if (!(await waitHealthy(probeFor(c, state), 3_000, () => isRunning(rec)))) {
+        // Running but not answering (or dying right now): stop it and start it again.
+        await stopProcess(rec, 3_000);
+        dead.push(c);
+      }
+    }
     if (dead.length === 0) {
       outcome = 'running';
       say(`cluster "${layout.name}" is already running`);
