@@ -48,6 +48,8 @@ export interface BundleDeploymentSpec {
   format: BundleFormat;
   installNamespace: string;
   watchNamespace?: string;
+  /** Several watched namespaces (MultiNamespace install mode); wins over watchNamespace. */
+  watchNamespaces?: string[];
   /** Deployment overrides (env, resources, tolerations, …), as OLM's Subscription config. */
   config?: Record<string, unknown>;
   /** The ServiceAccount (in installNamespace) whose permissions the install uses. */
@@ -94,6 +96,8 @@ export interface ClusterExtensionSpec {
   };
   install?: {
     watchNamespace?: string;
+    /** Several watched namespaces (MultiNamespace install mode); wins over watchNamespace. */
+    watchNamespaces?: string[];
     config?: Record<string, unknown>;
     adoptExisting?: boolean;
     autoRollback?: boolean;

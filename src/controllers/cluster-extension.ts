@@ -194,6 +194,7 @@ export class ClusterExtensionReconciler implements Reconciler {
         releaseName: name,
       };
       if (isMain && install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
+      if (isMain && install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
       if (isMain && install.config !== undefined) spec.config = install.config;
       if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
       if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;

@@ -66,8 +66,8 @@ export function dropOrphanConversions(objects: KubeObject[], bundle: RegistryV1B
 async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   const bundle = await loadBundleDir(ctx.dir);
   const ns = ctx.spec.installNamespace;
-  const watch = ctx.spec.watchNamespace;
-  const targets = watch === undefined ? defaultWatchNamespaces(bundle, ns) : [watch];
+  const watch = ctx.spec.watchNamespaces ?? (ctx.spec.watchNamespace === undefined ? undefined : [ctx.spec.watchNamespace]);
+  const targets = watch ?? defaultWatchNamespaces(bundle, ns);
   if (targets === undefined) {
     throw new TerminalError('UnsupportedInstallMode', `bundle ${bundle.name} supports no install mode Binnacle can pick on its own; set spec.watchNamespace`);
   }

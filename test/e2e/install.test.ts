@@ -109,7 +109,7 @@ before(async () => {
   client = await e2eClient();
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
   published = await publishPackages({
-    packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator'].map((p) => join(CORPUS, p)),
+    packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator', 'flux'].map((p) => join(CORPUS, p)),
     registry: e2eRegistry(),
     repository: catalogName,
   });
@@ -146,7 +146,7 @@ describe('install engine', () => {
     const res = await fetch(`${base}/api/v1/all`);
     assert.equal(res.status, 200);
     const names = (await res.text()).trim().split('\n').map((l) => (JSON.parse(l) as { schema: string; name?: string }));
-    assert.deepEqual(names.filter((m) => m.schema === 'olm.package').map((m) => m.name).sort(), ['node-healthcheck-operator', 'opentelemetry-operator', 'poison-pill-operator']);
+    assert.deepEqual(names.filter((m) => m.schema === 'olm.package').map((m) => m.name).sort(), ['flux', 'node-healthcheck-operator', 'opentelemetry-operator', 'poison-pill-operator']);
   });
 
   test('an operator with a GVK dependency installs both packages as one resolution set', async () => {
@@ -268,6 +268,36 @@ describe('install engine', () => {
     await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
     await eventually('extension gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
     assert.deepEqual((await client.list('rbac.authorization.k8s.io/v1', 'Role', { namespace: watched })).items.map((r) => r.metadata.name), []);
+  });
+
+  test('MultiNamespace install mode: the operator watches a list of namespaces', async () => {
+    const ns = uniqueName('multi');
+    const watched = [uniqueName('wa'), uniqueName('wb')];
+    await serviceAccount(ns, 'installer', true);
+    for (const w of watched) {
+      await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: w } });
+      cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: w }));
+    }
+    const name = uniqueName('flux');
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name },
+      spec: {
+        namespace: ns,
+        serviceAccount: { name: 'installer' },
+        source: { sourceType: 'Catalog', catalog: { packageName: 'flux', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } },
+        install: { watchNamespaces: watched },
+      },
+    });
+    await installedAt(name, '0.16.1');
+    const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
+    assert.ok(deployments.length > 0);
+    for (const d of deployments) {
+      const annotations = (d.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template?.metadata?.annotations;
+      assert.equal(annotations?.['olm.targetNamespaces'], watched.join(','), `${d.metadata.name ?? ''} watches both namespaces`);
+    }
+    await removeExtension(name);
   });
 
   test('a PlatformOperator keeps its packages installed and reports Available', async () => {

@@ -110,7 +110,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--channel <channel>', 'channel to install from (repeatable)', collect)
     .option('--version <range>', 'version range, e.g. ">=1.2 <2", "~1.4", "1.2.3"')
     .option('--policy <policy>', 'upgrade policy: CatalogProvided (follow upgrade edges) or SelfCertified (any version)')
-    .option('--watch-namespace <ns>', 'namespace the operator watches (default: its install modes decide)')
+    .option('--watch-namespace <ns>', 'namespace(s) the operator watches, comma-separated (default: its install modes decide)')
     .option('--config <file>', 'YAML with deployment overrides (env, resources, tolerations, nodeSelector, …)')
     .option('--catalog-selector <key=value>', 'only catalogs with this label (repeatable)', collect)
     .option('--wait', 'wait until installed, printing progress')
@@ -137,7 +137,11 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           catalog.selector = { matchLabels };
         }
         const install: NonNullable<ClusterExtension['spec']['install']> = {};
-        if (flags.watchNamespace !== undefined) install.watchNamespace = flags.watchNamespace;
+        if (flags.watchNamespace !== undefined) {
+          const list = flags.watchNamespace.split(',').map((n) => n.trim()).filter((n) => n !== '');
+          if (list.length > 1) install.watchNamespaces = list;
+          else install.watchNamespace = flags.watchNamespace;
+        }
         if (flags.config !== undefined) {
           let parsed: unknown;
           try {
