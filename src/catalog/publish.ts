@@ -8,7 +8,7 @@ import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
-import { loadBundleDir } from '../bundle/index.js';
+import { ANNOTATION_CHANNELS, ANNOTATION_MANIFESTS, ANNOTATION_MEDIATYPE, ANNOTATION_METADATA, ANNOTATION_PACKAGE, MEDIATYPE_REGISTRY_V1, loadBundleDir } from '../bundle/index.js';
 import { buildImage, pushImage, RegistryClient } from '../oci/index.js';
 import { BinnacleError } from '../util/errors.js';
 import { bundleDirsOf, renderPackageDir } from './package-dir.js';
@@ -40,9 +40,9 @@ export interface PublishResult {
 }
 
 const BUNDLE_LABELS = {
-  'operators.operatorframework.io.bundle.mediatype.v1': 'registry+v1',
-  'operators.operatorframework.io.bundle.manifests.v1': 'manifests/',
-  'operators.operatorframework.io.bundle.metadata.v1': 'metadata/',
+  [ANNOTATION_MEDIATYPE]: MEDIATYPE_REGISTRY_V1,
+  [ANNOTATION_MANIFESTS]: 'manifests/',
+  [ANNOTATION_METADATA]: 'metadata/',
 };
 
 /** Stages one version directory in the bundle layout and returns the layout's root. */
@@ -60,8 +60,8 @@ async function stageBundle(dir: string, pkg: string, work: string): Promise<{ ro
   const annotations = {
     ...BUNDLE_LABELS,
     ...bundle.annotations?.all,
-    'operators.operatorframework.io.bundle.package.v1': pkg,
-    'operators.operatorframework.io.bundle.channels.v1': bundle.annotations?.channels.join(',') ?? 'stable',
+    [ANNOTATION_PACKAGE]: pkg,
+    [ANNOTATION_CHANNELS]: bundle.annotations?.channels.join(',') ?? 'stable',
   };
   if (bundle.layout !== 'bundle') await writeFile(join(root, 'metadata', 'annotations.yaml'), stringify({ annotations }));
   return { root, labels: annotations, name: bundle.name, version: bundle.csv.version };
