@@ -1,0 +1,113 @@
+/**
+ * Upgrade edges on the cluster: a catalog whose channel links versions only by `skips` and
+ * `skipRange` (no `replaces`). Under CatalogProvided an installed operator moves along a
+ * `skips` edge, and along a `skipRange` edge straight past a version, and to nothing else.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { publishPackages } from '../../src/catalog/publish.js';
+import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition } from '../../src/kube/types.js';
+import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
+
+const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
+let client: KubeClient;
+let manager: RunningManager;
+let dataDir: string;
+const catalogName = uniqueName('edges');
+const ns = uniqueName('edges');
+
+/** alpha: 0.0.5; 0.0.6 skips 0.0.5; 0.1.0 skips 0.0.6 and has skipRange >=0.0.5 <0.1.0. */
+function skipEdgesOnly(cfg: DeclarativeConfig): void {
+  const keep = new Set(['poison-pill.v0.0.5', 'poison-pill.v0.0.6', 'poison-pill.v0.1.0']);
+  cfg.bundles = cfg.bundles.filter((b) => keep.has(b.name));
+  for (const ch of cfg.channels) {
+    ch.entries = [
+      { name: 'poison-pill.v0.0.5' },
+      { name: 'poison-pill.v0.0.6', skips: ['poison-pill.v0.0.5'] },
+      { name: 'poison-pill.v0.1.0', skips: ['poison-pill.v0.0.6'], skipRange: '>=0.0.5 <0.1.0' },
+    ];
+  }
+}
+
+async function extension(name: string): Promise<ClusterExtension | undefined> {
+  return client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+}
+
+async function settledAt(name: string, version: string): Promise<void> {
+  await eventually(`${name} at ${version}`, async () => {
+    const ce = await extension(name);
+    const ok = ce?.status?.observedGeneration === ce?.metadata.generation && findCondition(ce?.status?.conditions, 'Progressing')?.status === 'False' && ce?.status?.install?.bundle.version === version;
+    return ok ? true : undefined;
+  }, 180_000, 500);
+}
+
+async function create(name: string, version: string): Promise<void> {
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name },
+    spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+  });
+}
+
+async function remove(name: string): Promise<void> {
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  await eventually(`${name} removed`, async () => ((await extension(name)) === undefined ? true : undefined), 120_000);
+}
+
+before(async () => {
+  client = await e2eClient();
+  dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-edges-'));
+  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: skipEdgesOnly });
+  manager = await startManager({ client, logger: pino({ level: 'silent' }), dataDir, healthTimeoutMs: 60_000 });
+  await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
+  await adminInstaller(client, ns);
+});
+
+after(async () => {
+  for (const ce of (await client.list(API_VERSION, 'ClusterExtension')).items) await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce.metadata.name ?? '' });
+  await eventually('extensions gone', async () => ((await client.list(API_VERSION, 'ClusterExtension')).items.length === 0 ? true : undefined), 120_000).catch(() => undefined);
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+  await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` });
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+  await manager.stop();
+  client.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test('an upgrade follows a skips edge', async () => {
+  const name = uniqueName('skips');
+  await create(name, '0.0.5');
+  await settledAt(name, '0.0.5');
+  // <0.1.0 leaves only 0.0.6, which skips 0.0.5.
+  await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '<0.1.0' } } } });
+  await settledAt(name, '0.0.6');
+  await remove(name);
+});
+
+test('an upgrade follows a skipRange edge past a version, and a version with no edge is refused', async () => {
+  const name = uniqueName('range');
+  await create(name, '0.0.5');
+  await settledAt(name, '0.0.5');
+  // 0.1.0 does not skip 0.0.5, but its skipRange covers it: one step, past 0.0.6.
+  await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.1.0' } } } });
+  await settledAt(name, '0.1.0');
+  // Back to 0.0.6: nothing leads there from 0.1.0 under CatalogProvided.
+  await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.0.6' } } } });
+  const refused = await eventually('refused', async () => {
+    const ce = await extension(name);
+    const p = findCondition(ce?.status?.conditions, 'Progressing');
+    return ce?.status?.observedGeneration === ce?.metadata.generation && p?.status === 'True' && p.message.includes('resolution failed') ? ce : undefined;
+  });
+  assert.equal(refused.status?.install?.bundle.version, '0.1.0', 'the installed version stays');
+  assert.match(refused.status?.resolution?.explanation ?? '', /0\.1\.0/);
+  await remove(name);
+});
