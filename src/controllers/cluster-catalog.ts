@@ -7,13 +7,14 @@
  *
  * Steps: HandleFinalizer → Validate → Pull → Load → Serve.
  */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { LABEL_CATALOG_CONFIGS, loadFbcDir, storeCatalog, validateConfig } from '../catalog/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import type { PulledImage } from '../oci/index.js';
+import { formatReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
 import { errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
@@ -85,6 +86,8 @@ export class ClusterCatalogReconciler implements Reconciler {
     const name = s.catalog.metadata.name ?? '';
     if (isDeleting(s.catalog)) {
       this.o.registry.delete(name);
+      // Its stored content goes with it; the next ClusterCatalog of that name starts clean.
+      await rm(join(this.o.storeDir, name), { recursive: true, force: true });
       await removeFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
       return stop();
     }
@@ -126,7 +129,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     const name = s.catalog.metadata.name ?? '';
     const priority = s.catalog.spec.priority ?? 0;
     const current = this.o.registry.get(name);
-    const digestRef = `${s.catalog.spec.source.image.ref.replace(/@sha256:[0-9a-f]+$/, '').replace(/:[^:/]+$/, '')}@${pulled.digest}`;
+    const digestRef = formatReference(withDigest(parseReference(s.catalog.spec.source.image.ref), pulled.digest));
     if (current?.digest !== pulled.digest || current.priority !== priority) {
       const configsPath = pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs';
       let loaded: Awaited<ReturnType<typeof loadFbcDir>>;

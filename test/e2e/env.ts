@@ -45,6 +45,13 @@ export async function adminInstaller(client: KubeClient, ns: string): Promise<vo
   });
 }
 
+/** Deletes every ClusterExtension and waits (while the manager still runs) until they are gone. */
+export async function removeAllExtensions(client: KubeClient, timeoutMs = 180_000): Promise<void> {
+  const apiVersion = 'binnacle.dev/v1alpha1';
+  for (const ce of (await client.list(apiVersion, 'ClusterExtension')).items) await client.delete({ apiVersion, kind: 'ClusterExtension', name: ce.metadata.name ?? '' });
+  await eventually('extensions gone', async () => ((await client.list(apiVersion, 'ClusterExtension')).items.length === 0 ? true : undefined), timeoutMs).catch(() => undefined);
+}
+
 /** Runs the real kubectl against the e2e cluster. */
 export async function kubectl(...args: string[]): Promise<string> {
   const { stdout } = await run('kubectl', ['--kubeconfig', e2eKubeconfig(), ...args], { maxBuffer: 64 * 1024 * 1024 });

@@ -20,7 +20,7 @@ import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
+import { e2eClient, removeAllExtensions, e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 const run = promisify(execFile);
@@ -124,9 +124,7 @@ before(async () => {
 
 after(async () => {
   // Extensions first, while their ServiceAccounts still exist and the manager still runs…
-  const extensions = (await client.list(API_VERSION, 'ClusterExtension')).items.map((c) => c.metadata.name ?? '');
-  for (const name of extensions) await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-  await eventually('extensions gone', async () => ((await client.list(API_VERSION, 'ClusterExtension')).items.length === 0 ? true : undefined), 180_000).catch(() => undefined);
+  await removeAllExtensions(client);
   // …then namespaces, bindings and the catalog.
   for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }).catch(() => undefined);

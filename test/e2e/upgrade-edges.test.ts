@@ -15,7 +15,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
-import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, removeAllExtensions, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 let client: KubeClient;
@@ -73,8 +73,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const ce of (await client.list(API_VERSION, 'ClusterExtension')).items) await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce.metadata.name ?? '' });
-  await eventually('extensions gone', async () => ((await client.list(API_VERSION, 'ClusterExtension')).items.length === 0 ? true : undefined), 120_000).catch(() => undefined);
+  await removeAllExtensions(client);
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
   await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` });
   await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
