@@ -1,0 +1,139 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { ApplyOptions, KubeClient } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeObject } from '../kube/types.js';
+import { celString, celStringList, ensurePlatformProtection, platformOwner, protectionExpressions, protectionPolicy, PROTECTION_POLICY_NAME } from './platform-protection.js';
+
+const logger = pino({ level: 'silent' });
+
+/** Parentheses and brackets balance outside string literals: a cheap check that an expression was assembled whole. */
+function balanced(expr: string): boolean {
+  const stack: string[] = [];
+  const pairs: Record<string, string> = { ')': '(', ']': '[' };
+  let quote: string | undefined;
+  for (let i = 0; i < expr.length; i++) {
+    const c = expr.charAt(i);
+    if (quote !== undefined) {
+      if (c === '\\') i++;
+      else if (c === quote) quote = undefined;
+    } else if (c === '"' || c === "'") quote = c;
+    else if (c === '(' || c === '[') stack.push(c);
+    else if (c === ')' || c === ']') {
+      if (stack.pop() !== pairs[c]) return false;
+    }
+  }
+  return stack.length === 0 && quote === undefined;
+}
+
+describe('CEL literals', () => {
+  it('quotes and escapes strings the way CEL reads them', () => {
+    assert.equal(celString('system:serviceaccount:binnacle-system:manager'), '"system:serviceaccount:binnacle-system:manager"');
+    assert.equal(celString('a"b\\c\nd'), '"a\\"b\\\\c\\nd"');
+    assert.equal(celStringList(['a', 'b"']), '["a", "b\\""]');
+    assert.equal(celStringList([]), '[]');
+  });
+});
+
+describe('protectionExpressions', () => {
+  const x = protectionExpressions(['binnacle-admin', 'system:serviceaccount:kube-system:generic-garbage-collector']);
+
+  it('exempts exactly the identities given', () => {
+    assert.equal(x.notExempt, '!(request.userInfo.username in ["binnacle-admin", "system:serviceaccount:kube-system:generic-garbage-collector"])');
+  });
+
+  it('recognises a PlatformOperator by controller reference or by Binnacle’s owner label, on the object as it was', () => {
+    assert.match(x.ownedByPlatformOperator, /oldObject\.metadata\.ownerReferences\.exists\(r, r\.kind == "PlatformOperator" && r\.apiVersion\.startsWith\("binnacle\.dev\/"\)\)/);
+    assert.match(x.ownedByPlatformOperator, /oldObject\.metadata\.labels\["binnacle\.dev\/owner-kind"\] == "PlatformOperator"/);
+    assert.doesNotMatch(x.ownedByPlatformOperator, /(^|[^d])object\./, 'DELETE has no new object: only oldObject is read');
+  });
+
+  it('refuses DELETE, and UPDATE that changes the spec or the ownership', () => {
+    assert.equal(x.deleteAllowed, "request.operation != 'DELETE'");
+    assert.match(x.updateAllowed, /^request\.operation != 'UPDATE' \|\| \(object\.spec == oldObject\.spec && /);
+    assert.match(x.updateAllowed, /object\.metadata\.ownerReferences == oldObject\.metadata\.ownerReferences/);
+    for (const key of ['binnacle.dev/owner-kind', 'binnacle.dev/owner-name']) {
+      assert.ok(x.updateAllowed.includes(`object.metadata.labels["${key}"] == oldObject.metadata.labels["${key}"]`), key);
+    }
+  });
+
+  it('explains how to remove or change the extension instead, naming the PlatformOperator and the package', () => {
+    assert.match(x.deleteMessage, /cannot be removed directly/);
+    assert.match(x.updateMessage, /cannot be changed directly/);
+    assert.match(x.deleteMessage, /remove package ' \+ variables\.package \+ ' from spec\.packages of PlatformOperator ' \+ variables\.platformOperator/);
+    assert.match(x.deleteMessage, /kubectl edit platformoperator ' \+ variables\.platformOperator/);
+  });
+
+  it('assembles every expression whole', () => {
+    for (const [name, expr] of Object.entries(x)) assert.ok(balanced(expr), `${name}: ${expr}`);
+  });
+
+  it('keeps identities with quotes inside their literal', () => {
+    const odd = protectionExpressions(['evil") || true || ("']);
+    assert.equal(odd.notExempt, '!(request.userInfo.username in ["evil\\") || true || (\\""])');
+    assert.ok(balanced(odd.notExempt));
+  });
+});
+
+describe('protectionPolicy', () => {
+  it('is a policy on UPDATE and DELETE of clusterextensions with its Deny binding', () => {
+    const [policy, binding] = protectionPolicy(['b', 'a', 'a']);
+    assert.equal(policy?.kind, 'ValidatingAdmissionPolicy');
+    assert.equal(policy?.apiVersion, 'admissionregistration.k8s.io/v1');
+    const spec = policy?.spec as {
+      failurePolicy: string;
+      matchConstraints: { resourceRules: unknown[] };
+      matchConditions: { name: string; expression: string }[];
+      variables: { name: string }[];
+      validations: { reason: string }[];
+    };
+    assert.equal(spec.failurePolicy, 'Fail');
+    assert.deepEqual(spec.matchConstraints.resourceRules, [{ apiGroups: ['binnacle.dev'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['clusterextensions'] }]);
+    assert.equal(spec.matchConditions[1]?.expression, '!(request.userInfo.username in ["a", "b"])', 'sorted, without duplicates');
+    assert.deepEqual(spec.variables.map((v) => v.name), ['platformOperator', 'package']);
+    assert.deepEqual(spec.validations.map((v) => v.reason), ['Forbidden', 'Forbidden']);
+    assert.deepEqual(binding?.spec, { policyName: PROTECTION_POLICY_NAME, validationActions: ['Deny'] });
+  });
+});
+
+describe('platformOwner', () => {
+  it('reads the controller reference first, then the labels', () => {
+    const ref = { apiVersion: 'binnacle.dev/v1alpha1', kind: 'PlatformOperator', name: 'core', uid: 'u' };
+    assert.equal(platformOwner({ metadata: { ownerReferences: [ref] } }), 'core');
+    assert.equal(platformOwner({ metadata: { labels: { 'binnacle.dev/owner-kind': 'PlatformOperator', 'binnacle.dev/owner-name': 'base' } } }), 'base');
+    assert.equal(platformOwner({ metadata: { labels: { 'binnacle.dev/owner-kind': 'ClusterExtension', 'binnacle.dev/owner-name': 'x' } } }), undefined);
+    assert.equal(platformOwner({ metadata: { ownerReferences: [{ ...ref, apiVersion: 'other.io/v1' }] } }), undefined);
+  });
+});
+
+describe('ensurePlatformProtection', () => {
+  function fakeClient(opts: { served: boolean; user: string }): { client: Pick<KubeClient, 'create' | 'apply' | 'resourceFor'>; applied: KubeObject[] } {
+    const applied: KubeObject[] = [];
+    const client = {
+      resourceFor: (_apiVersion: string, kind: string) =>
+        opts.served ? Promise.resolve({ name: 'validatingadmissionpolicies', namespaced: false, kind, verbs: [] }) : Promise.reject(new KubeApiError(404, 'NotFound', 'no such kind')),
+      create: (obj: KubeObject) => Promise.resolve({ ...obj, status: { userInfo: { username: opts.user } } }),
+      apply: (obj: KubeObject, o: ApplyOptions = {}) => {
+        assert.equal(o.force, true);
+        applied.push(obj);
+        return Promise.resolve(obj);
+      },
+    } as unknown as Pick<KubeClient, 'create' | 'apply' | 'resourceFor'>;
+    return { client, applied };
+  }
+
+  it('exempts the identity the API server reports for the manager, and the garbage collector', async () => {
+    const { client, applied } = fakeClient({ served: true, user: 'system:serviceaccount:binnacle-system:binnacle-manager' });
+    const exempt = await ensurePlatformProtection(client, logger);
+    assert.deepEqual(exempt, ['system:kube-controller-manager', 'system:serviceaccount:binnacle-system:binnacle-manager', 'system:serviceaccount:kube-system:generic-garbage-collector']);
+    assert.deepEqual(applied.map((o) => o.kind), ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
+    assert.match(JSON.stringify(applied[0]), /binnacle-system:binnacle-manager/);
+  });
+
+  it('installs nothing where the API server has no ValidatingAdmissionPolicy', async () => {
+    const { client, applied } = fakeClient({ served: false, user: 'x' });
+    assert.equal(await ensurePlatformProtection(client, logger), undefined);
+    assert.deepEqual(applied, []);
+  });
+});

@@ -1,0 +1,171 @@
+/**
+ * PlatformOperators' ClusterExtensions are the cluster's must-haves: nobody removes or changes
+ * them except through their PlatformOperator. The API server enforces it with a
+ * ValidatingAdmissionPolicy (built in, no webhook server to run), which the manager installs at
+ * start-up: DELETE of such an extension, or an UPDATE that changes its spec or its ownership,
+ * is refused with a message saying how to do it instead — unless the request comes from the
+ * manager itself (whatever identity it runs as, asked of the API server with a
+ * SelfSubjectReview) or from the garbage collector removing a deleted PlatformOperator's
+ * extensions. Status is a subresource the policy does not match, so status writes go through.
+ */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
+import type { KubeObject } from '../kube/types.js';
+import { GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
+import { BinnacleError } from '../util/errors.js';
+
+export const PROTECTION_POLICY_NAME = 'binnacle-platform-operator-extensions';
+export const PLATFORM_OWNER_KIND = 'PlatformOperator';
+const ADMISSION_API = 'admissionregistration.k8s.io/v1';
+
+/**
+ * Who removes a deleted PlatformOperator's extensions: kube-controller-manager's garbage
+ * collector, with its own ServiceAccount (`--use-service-account-credentials`) or without.
+ */
+export const GARBAGE_COLLECTOR_IDENTITIES: readonly string[] = ['system:kube-controller-manager', 'system:serviceaccount:kube-system:generic-garbage-collector'];
+
+/** The PlatformOperator that owns `obj` (by controller reference, else by Binnacle's labels). */
+export function platformOwner(obj: Pick<KubeObject, 'metadata'>): string | undefined {
+  const ref = obj.metadata.ownerReferences?.find((r) => r.kind === PLATFORM_OWNER_KIND && r.apiVersion.startsWith(`${GROUP}/`));
+  if (ref !== undefined) return ref.name;
+  const labels = obj.metadata.labels ?? {};
+  return labels[LABEL_OWNER_KIND] === PLATFORM_OWNER_KIND ? labels[LABEL_OWNER_NAME] : undefined;
+}
+
+/** What to do instead of deleting or changing a PlatformOperator's extension, in words. */
+export function protectedAdvice(extension: string, platformOperator: string, pkg: string): string {
+  return (
+    `ClusterExtension ${extension} is installed by PlatformOperator ${platformOperator}, which keeps it on the cluster, and cannot be removed or changed directly. ` +
+    `To uninstall it, remove package ${pkg} from spec.packages of PlatformOperator ${platformOperator} (kubectl edit platformoperator ${platformOperator}); ` +
+    `to change it, change that entry; or delete the PlatformOperator to remove all of its packages`
+  );
+}
+
+// --- CEL ------------------------------------------------------------------------------------
+
+/** A CEL string literal. JSON's escapes (\" \\ \n \uXXXX …) are all valid CEL escapes. */
+export function celString(s: string): string {
+  return JSON.stringify(s);
+}
+
+export function celStringList(xs: readonly string[]): string {
+  return `[${xs.map(celString).join(', ')}]`;
+}
+
+/** `obj.metadata.labels[key]` is set (CEL). */
+function hasLabel(obj: string, key: string): string {
+  return `(has(${obj}.metadata.labels) && ${celString(key)} in ${obj}.metadata.labels)`;
+}
+
+/** The label is the same on both objects: both unset, or both set to one value (CEL). */
+function sameLabel(key: string): string {
+  return `(${hasLabel('object', key)} == ${hasLabel('oldObject', key)} && (!${hasLabel('object', key)} || object.metadata.labels[${celString(key)}] == oldObject.metadata.labels[${celString(key)}]))`;
+}
+
+const PO_REF = `r.kind == ${celString(PLATFORM_OWNER_KIND)} && r.apiVersion.startsWith(${celString(`${GROUP}/`)})`;
+
+/** The expressions of the policy, built in one place so that tests can read them. */
+export function protectionExpressions(exemptUsers: readonly string[]): {
+  ownedByPlatformOperator: string;
+  notExempt: string;
+  platformOperator: string;
+  package: string;
+  deleteAllowed: string;
+  updateAllowed: string;
+  deleteMessage: string;
+  updateMessage: string;
+} {
+  const ownedByRef = `(has(oldObject.metadata.ownerReferences) && oldObject.metadata.ownerReferences.exists(r, ${PO_REF}))`;
+  const ownedByLabel = `(${hasLabel('oldObject', LABEL_OWNER_KIND)} && oldObject.metadata.labels[${celString(LABEL_OWNER_KIND)}] == ${celString(PLATFORM_OWNER_KIND)})`;
+  const sameRefs =
+    '(has(object.metadata.ownerReferences) == has(oldObject.metadata.ownerReferences) && (!has(object.metadata.ownerReferences) || object.metadata.ownerReferences == oldObject.metadata.ownerReferences))';
+  const advice = (verb: string): string =>
+    `'ClusterExtension ' + oldObject.metadata.name + ' is installed by PlatformOperator ' + variables.platformOperator + ', which keeps it on the cluster, and cannot be ${verb} directly. ` +
+    `To uninstall it, remove package ' + variables.package + ' from spec.packages of PlatformOperator ' + variables.platformOperator + ' (kubectl edit platformoperator ' + variables.platformOperator + '); ` +
+    `to change it, change that entry; or delete the PlatformOperator to remove all of its packages'`;
+  return {
+    ownedByPlatformOperator: `${ownedByRef} || ${ownedByLabel}`,
+    notExempt: `!(request.userInfo.username in ${celStringList(exemptUsers)})`,
+    platformOperator:
+      `${ownedByRef} ? oldObject.metadata.ownerReferences.filter(r, ${PO_REF})[0].name : ` +
+      `(${hasLabel('oldObject', LABEL_OWNER_NAME)} ? oldObject.metadata.labels[${celString(LABEL_OWNER_NAME)}] : 'unknown')`,
+    package:
+      "has(oldObject.spec) && has(oldObject.spec.source) && has(oldObject.spec.source.catalog) && has(oldObject.spec.source.catalog.packageName) ? oldObject.spec.source.catalog.packageName : oldObject.metadata.name",
+    deleteAllowed: "request.operation != 'DELETE'",
+    updateAllowed: `request.operation != 'UPDATE' || (object.spec == oldObject.spec && ${sameRefs} && ${sameLabel(LABEL_OWNER_KIND)} && ${sameLabel(LABEL_OWNER_NAME)})`,
+    deleteMessage: advice('removed'),
+    updateMessage: advice('changed'),
+  };
+}
+
+/** The ValidatingAdmissionPolicy and its binding; `exemptUsers` may do anything. */
+export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
+  const x = protectionExpressions([...new Set(exemptUsers)].sort());
+  const labels = { 'app.kubernetes.io/part-of': 'binnacle' };
+  return [
+    {
+      apiVersion: ADMISSION_API,
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: PROTECTION_POLICY_NAME, labels },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [{ apiGroups: [GROUP], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['clusterextensions'] }],
+        },
+        matchConditions: [
+          { name: 'owned-by-a-platform-operator', expression: x.ownedByPlatformOperator },
+          { name: 'not-binnacle-or-the-garbage-collector', expression: x.notExempt },
+        ],
+        variables: [
+          { name: 'platformOperator', expression: x.platformOperator },
+          { name: 'package', expression: x.package },
+        ],
+        validations: [
+          { expression: x.deleteAllowed, messageExpression: x.deleteMessage, reason: 'Forbidden' },
+          { expression: x.updateAllowed, messageExpression: x.updateMessage, reason: 'Forbidden' },
+        ],
+      },
+    },
+    {
+      apiVersion: ADMISSION_API,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: PROTECTION_POLICY_NAME, labels },
+      spec: { policyName: PROTECTION_POLICY_NAME, validationActions: ['Deny'] },
+    },
+  ];
+}
+
+// --- installing it ----------------------------------------------------------------------------
+
+/** The user name the API server knows this client as (SelfSubjectReview). */
+export async function clientIdentity(client: Pick<KubeClient, 'create'>): Promise<string> {
+  const review = await client.create({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} });
+  const status = review.status as { userInfo?: { username?: unknown } } | undefined;
+  const user = status?.userInfo?.username;
+  if (typeof user !== 'string' || user === '') throw new BinnacleError('IDENTITY_UNKNOWN', 'the API server did not say who this client is (SelfSubjectReview has no user name)');
+  return user;
+}
+
+/**
+ * Installs (or updates) the policy, exempting this client's own identity, the garbage
+ * collector's and `alsoExempt`. Answers the exempt identities, or undefined when the API
+ * server serves no ValidatingAdmissionPolicy (before Kubernetes 1.30) and nothing is protected.
+ */
+export async function ensurePlatformProtection(
+  client: Pick<KubeClient, 'create' | 'apply' | 'resourceFor'>,
+  logger: Logger,
+  alsoExempt: readonly string[] = [],
+): Promise<string[] | undefined> {
+  try {
+    await client.resourceFor(ADMISSION_API, 'ValidatingAdmissionPolicy');
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    logger.warn('the API server serves no ValidatingAdmissionPolicy: PlatformOperators’ extensions are not protected from direct deletion');
+    return undefined;
+  }
+  const exempt = [...new Set([await clientIdentity(client), ...GARBAGE_COLLECTOR_IDENTITIES, ...alsoExempt])].sort();
+  for (const obj of protectionPolicy(exempt)) await client.apply(obj, { force: true });
+  logger.info({ exempt }, 'PlatformOperators’ extensions are protected');
+  return exempt;
+}
