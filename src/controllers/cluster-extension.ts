@@ -28,6 +28,7 @@ import { errorMessage } from '../util/errors.js';
 import { boundedName, MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { replacedOperators, upgradeBlockers } from './operator-conditions.js';
 
 export const ANNOTATION_BUNDLE_NAME = 'binnacle.dev/bundle-name';
 export const ANNOTATION_BUNDLE_VERSION = 'binnacle.dev/bundle-version';
@@ -89,6 +90,7 @@ export class ClusterExtensionReconciler implements Reconciler {
       { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
       { name: 'Validate', run: (s) => this.validate(s) },
       { name: 'Resolve', run: (s) => this.resolveBundles(s) },
+      { name: 'CheckUpgradeable', run: (s) => this.checkUpgradeable(s) }, // issue 12 §4 (operator-conditions.ts)
       { name: 'Deploy', run: (s) => this.deploy(s) },
       { name: 'Report', run: (s) => this.report(s) },
     ];
@@ -175,6 +177,18 @@ export class ClusterExtensionReconciler implements Reconciler {
       throw err;
     }
     return CONTINUE;
+  }
+
+  /**
+   * issue 12 §4 (operator-conditions.ts): before any installed bundle is switched to another,
+   * its operator may hold the switch back with Upgradeable=False; wait, and look again.
+   */
+  private async checkUpgradeable(s: State): Promise<StepOutcome> {
+    const blockers = await upgradeBlockers(this.o.client, replacedOperators(s.owned, s.chosen));
+    if (blockers.length === 0) return CONTINUE;
+    s.conditions.set('Progressing', true, 'UpgradeBlocked', blockers.map((b) => b.message).join('; '));
+    await this.writeStatus(s);
+    return stop({ requeueAfterMs: 10_000 });
   }
 
   private async deploy(s: State): Promise<StepOutcome> {

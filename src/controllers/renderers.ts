@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { convertRegistryV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
+import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
 import { InputError, TerminalError } from '../util/errors.js';
 
@@ -81,7 +82,9 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
     ...(decoded === undefined ? {} : { overrides: decoded.overrides }),
     ...(certProvider === undefined ? {} : { certProvider }),
   });
-  const objects = dropOrphanConversions(moveRemovedApis(plain.objects.filter(isKubeObject)), bundle);
+  const converted = dropOrphanConversions(moveRemovedApis(plain.objects.filter(isKubeObject)), bundle);
+  // issue 12 §4: the operator's OperatorCondition, its RBAC and OPERATOR_CONDITION_NAME, as OLM gives them.
+  const objects = addOperatorCondition(bundle, ns, converted);
   return {
     objects,
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
