@@ -23,7 +23,7 @@ export {
   type ImageConfig,
   type Platform,
 } from './manifest.js';
-export { credentialsFromAuthFiles, defaultAuthFiles, parseChallenges, type Credentials, type AuthOption } from './auth.js';
+export { credentialsFromAuthFiles, defaultAuthFiles, parseChallenges, basicAuthHeader, type Credentials, type AuthOption } from './auth.js';
 export {
   RegistryClient,
   type RegistryClientOptions,

@@ -216,6 +216,43 @@ export class RegistryClient {
     return { digest: child.digest, manifest: child.manifest, manifestBytes: child.bytes, index: top };
   }
 
+  /**
+   * `GET /v2/<name>/tags/list`: every tag of the repository, in the registry's order, following
+   * `Link: <…>; rel="next"` pages (at most `maxPages`, each at most 4 MiB).
+   */
+  async listTags(refIn: ImageReference | string, opts: { maxPages?: number } = {}): Promise<string[]> {
+    const ref = asRef(refIn);
+    const what = `tags of ${ref.registry}/${ref.repository}`;
+    const tags: string[] = [];
+    let url: string | undefined = `/v2/${ref.repository}/tags/list`;
+    for (let page = 0; url !== undefined; page++) {
+      if (page >= (opts.maxPages ?? 100)) throw new BinnacleError('OCI_TOO_LARGE', `${what}: more than ${opts.maxPages ?? 100} pages`);
+      const res = await this.request({ ref, scopes: [repoScope(ref.repository, 'pull')], method: 'GET', url, ok: [200] });
+      const link = res.headers.get('link');
+      let doc: unknown;
+      try {
+        doc = JSON.parse((await readLimited(res, 4 * 1024 * 1024, what)).toString('utf8'));
+      } catch (err) {
+        if (err instanceof BinnacleError) throw err;
+        throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: the registry answered with invalid JSON`);
+      }
+      const list = isRecord(doc) ? doc.tags : undefined;
+      // distribution answers `"tags": null` for a repository whose tags were all deleted.
+      if (list !== null && list !== undefined && !Array.isArray(list)) throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: "tags" is not a list`);
+      for (const t of list ?? []) if (typeof t === 'string') tags.push(t);
+      const next = link === null ? undefined : /<([^>]+)>\s*;\s*rel="?next"?/i.exec(link)?.[1];
+      if (next === undefined) url = undefined;
+      else {
+        // Only pages of the same registry: credentials must not follow a link to another host.
+        const base = new URL(this.baseUrl(ref.registry));
+        const u = new URL(next, base);
+        if (u.origin !== base.origin) throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: the next page is on another host (${u.origin})`);
+        url = `${u.pathname}${u.search}`;
+      }
+    }
+    return tags;
+  }
+
   /** HEAD a manifest: its digest, media type and size, or undefined when it does not exist. */
   async headManifest(refIn: ImageReference | string): Promise<{ digest: string; mediaType: string; size: number } | undefined> {
     const ref = asRef(refIn);

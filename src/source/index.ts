@@ -35,6 +35,6 @@ export type {
 } from './types.js';
 export { parseBundleSource, bundleSourceFrom, bundleSourceToJson, type ParsedSource, type ParseSourceOptions } from './validate.js';
 export { unpackSource, describeSource } from './unpack.js';
-export { gcSources, treeDir, type GcSourcesResult } from './cache.js';
+export { gcSources, treeDir, commitTree, workDir, type GcSourcesResult } from './cache.js';
 export { digestTree, copyTree, UnsafeTreeEntryError, DEFAULT_MAX_TREE_BYTES, type TreeDigest, type TreeLimits, type TreeEntryReason } from './tree.js';
 export { parseDockerConfig } from './image.js';
