@@ -4,7 +4,7 @@
 # hack/tools/go.mod (+ go.sum).
 #
 # usage: hack/build-tools.sh [NAME...]   (default: every tool)
-# names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm
+# names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -20,7 +20,7 @@ export CGO_ENABLED=0 GOFLAGS=-mod=mod
 command -v go >/dev/null || { echo "build-tools: Go is required (https://go.dev/doc/install)" >&2; exit 1; }
 
 tools=("$@")
-[ ${#tools[@]} -gt 0 ] || tools=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm)
+[ ${#tools[@]} -gt 0 ] || tools=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm)
 
 k8s_ldflags="-s -w -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$k8s_minor -X k8s.io/client-go/pkg/version.gitVersion=$K8S_VERSION"
 
@@ -65,6 +65,19 @@ for t in "${tools[@]}"; do
       if [ ! -x "$bin/helm" ]; then
         echo "build-tools: building helm $HELM_VERSION" >&2
         GOBIN="$bin" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+      fi ;;
+    helm-wasm)
+      # Helm's engine as WebAssembly (hack/helm-wasm), for src/helm/engine.ts. Rebuilt when its
+      # sources change; Go's wasm_exec.js must come from the same Go that built the module.
+      wasm_dir=${BINNACLE_HELM_WASM_DIR:-$root/.cache/helm-wasm}
+      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/main.go" | sha256sum | cut -c1-16)-$(go env GOVERSION)
+      if [ ! -s "$wasm_dir/helm.wasm" ] || [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" != "$stamp" ]; then
+        echo "build-tools: building Helm's engine for WebAssembly (hack/helm-wasm)" >&2
+        mkdir -p "$wasm_dir"
+        (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
+        cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$wasm_dir/wasm_exec.js"
+        mv "$wasm_dir/helm.wasm.tmp" "$wasm_dir/helm.wasm"
+        echo "$stamp" > "$wasm_dir/stamp"
       fi ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) ;;
     *) echo "build-tools: unknown tool '$t'" >&2; exit 2 ;;

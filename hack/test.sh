@@ -21,7 +21,7 @@ step "build control-plane tools (cached in .cache/bin)"
 bash hack/build-tools.sh
 
 step "start the e2e control plane"
-export BINNACLE_E2E_CLUSTER=e2e
+export BINNACLE_E2E_CLUSTER=${BINNACLE_E2E_CLUSTER:-e2e}  # helpers working side by side each name their own
 trap 'node bin/binnacle.js cluster down --name "$BINNACLE_E2E_CLUSTER" >/dev/null 2>&1 || true' EXIT
 node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER"
 export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kubeconfig"

@@ -12,6 +12,7 @@ import { registerCatalogCommands } from './catalog.js';
 import { registerResolveCommands } from './resolve.js';
 import { registerSourceCommands } from './source.js';
 import { registerReleaseCommands } from './release.js';
+import { registerHelmCommands } from './helm.js';
 
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
@@ -25,4 +26,5 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerResolveCommands(program, ctx);
   registerSourceCommands(program, ctx);
   registerReleaseCommands(program, ctx);
+  registerHelmCommands(program, ctx);
 }

@@ -1,0 +1,53 @@
+/**
+ * The worker thread that hosts Helm's WebAssembly engine. Kept as source text and started
+ * with `eval`, so the same code runs from TypeScript sources (tsx) and from compiled `dist/`.
+ *
+ * Protocol (parent ⇄ worker):
+ *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json }
+ *   ← { type: 'lookup', id, lookupId, method, path, body }     → { type: 'lookup-reply', lookupId, status, body }
+ *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error }.
+ * Go's `lookup` calls globalThis.binnacleHelmHost.request(method, host, path, body), where host
+ * is `call-<id>`: the render the request belongs to, so the parent can use that render's client.
+ */
+export const WORKER_SOURCE = String.raw`
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+globalThis.fs = require('node:fs');
+globalThis.path = require('node:path');
+require(workerData.glue);
+const lookups = new Map();
+let nextLookup = 1;
+globalThis.binnacleHelmHost = {
+  request(method, host, path, body) {
+    const id = Number(String(host).replace(/^call-/, ''));
+    return new Promise((resolve, reject) => {
+      const lookupId = nextLookup++;
+      lookups.set(lookupId, { resolve, reject });
+      parentPort.postMessage({ type: 'lookup', id, lookupId, method, path, body });
+    });
+  },
+};
+parentPort.on('message', (m) => {
+  if (m.type === 'lookup-reply') {
+    const l = lookups.get(m.lookupId);
+    lookups.delete(m.lookupId);
+    if (l) l.resolve({ status: m.status, body: m.body });
+    return;
+  }
+  if (m.type !== 'call') return;
+  const api = globalThis.binnacleHelm;
+  Promise.resolve()
+    .then(() => api[m.op](m.json))
+    .then(
+      (json) => parentPort.postMessage({ type: 'result', id: m.id, json }),
+      (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }) }),
+    );
+});
+const go = new Go();
+go.env = { TMPDIR: require('node:os').tmpdir(), HOME: require('node:os').homedir() };
+go.exit = (code) => parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code });
+globalThis.binnacleHelmReady = () => parentPort.postMessage({ type: 'ready' });
+WebAssembly.instantiate(require('node:fs').readFileSync(workerData.wasm), go.importObject)
+  .then((r) => go.run(r.instance))
+  .catch((err) => parentPort.postMessage({ type: 'failed', error: String(err && err.stack || err) }));
+`;
