@@ -1,0 +1,77 @@
+/**
+ * HTTP for chart repositories: GET with a timeout, Basic credentials sent only to the
+ * repository's own origin (as Helm does unless told to pass them on), and every failure turned
+ * into a ChartSourceError that names the reference, the URL and the reason.
+ */
+import { Readable } from 'node:stream';
+import type { ReadableStream as WebReadableStream } from 'node:stream/web';
+import { basicAuthHeader, type Credentials } from '../../oci/index.js';
+import { ChartSourceError } from './errors.js';
+
+export interface HttpGetOptions {
+  /** The chart reference, for errors. */
+  ref: string;
+  timeoutMs: number;
+  /** Basic credentials, sent only when the URL has this origin. */
+  credentials?: { origin: string; credentials: Credentials };
+}
+
+function networkReason(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause;
+  if (typeof cause === 'object' && cause !== null && 'code' in cause && typeof cause.code === 'string') return cause.code;
+  if (cause instanceof Error) return cause.message;
+  return err.name === 'TimeoutError' || err.name === 'AbortError' ? 'no answer in time' : err.message;
+}
+
+/** A 2xx response whose body the caller reads, or a ChartSourceError. */
+export async function httpGet(url: string, what: string, opts: HttpGetOptions): Promise<Response> {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new ChartSourceError('HELM_CHART_REF', opts.ref, `${what} ${url}: scheme ${parsed.protocol} is not supported (only http and https)`);
+  }
+  const headers: Record<string, string> = { accept: '*/*', 'user-agent': 'binnacle' };
+  const creds = opts.credentials;
+  if (creds !== undefined && parsed.origin === creds.origin && 'username' in creds.credentials) headers.authorization = basicAuthHeader(creds.credentials);
+  let res: Response;
+  try {
+    res = await fetch(url, { headers, redirect: 'follow', signal: AbortSignal.timeout(opts.timeoutMs) });
+  } catch (err) {
+    throw new ChartSourceError('HELM_CHART_UNREACHABLE', opts.ref, `cannot reach ${parsed.host} for the ${what} ${url}: ${networkReason(err)}`, { cause: err });
+  }
+  if (res.ok && res.body !== null) return res;
+  await res.body?.cancel().catch(() => undefined);
+  const status = `HTTP ${res.status}${res.statusText === '' ? '' : ` ${res.statusText}`}`;
+  if (res.status === 404 || res.status === 410) throw new ChartSourceError('HELM_CHART_NOT_FOUND', opts.ref, `the ${what} ${url} does not exist (${status})`);
+  if (res.status === 401 || res.status === 403) throw new ChartSourceError('HELM_CHART_DENIED', opts.ref, `the ${what} ${url} was refused (${status}); check the repository credentials`);
+  throw new ChartSourceError('HELM_CHART_HTTP', opts.ref, `the ${what} ${url} could not be fetched (${status})`);
+}
+
+/** The body as a stream; a declared length over `maxBytes` fails before reading. */
+export function responseBody(res: Response, url: string, maxBytes: number, ref: string): Readable {
+  const declared = Number(res.headers.get('content-length') ?? '');
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    void res.body?.cancel().catch(() => undefined);
+    throw new ChartSourceError('HELM_CHART_TOO_LARGE', ref, `${url} is ${declared} bytes, over the limit of ${maxBytes}`);
+  }
+  if (res.body === null) return Readable.from([]);
+  return Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
+}
+
+/** The whole body in memory, at most `maxBytes`. */
+export async function readResponse(res: Response, url: string, maxBytes: number, ref: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  try {
+    for await (const chunk of responseBody(res, url, maxBytes, ref)) {
+      const buf = Buffer.from(chunk as Uint8Array);
+      total += buf.length;
+      if (total > maxBytes) throw new ChartSourceError('HELM_CHART_TOO_LARGE', ref, `${url} is over the limit of ${maxBytes} bytes`);
+      chunks.push(buf);
+    }
+  } catch (err) {
+    if (err instanceof ChartSourceError) throw err;
+    throw new ChartSourceError('HELM_CHART_UNREACHABLE', ref, `reading ${url} failed: ${networkReason(err)}`, { cause: err });
+  }
+  return Buffer.concat(chunks);
+}
