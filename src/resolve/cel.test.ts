@@ -33,3 +33,15 @@ test('bad rules fail to compile with a position', () => {
   assert.equal(m('nope(1)'), false);
   assert.equal(m('1 + 1'), false);
 });
+
+test('rules may read cluster facts; references lists what a rule reads', () => {
+  const rule = compileCel('semver_compare(cluster.kubeVersion, "1.25.0") >= 0 && properties.exists(p, p.type == "olm.package")');
+  assert.deepEqual([...rule.references].sort(), ['cluster', 'properties']);
+  assert.equal(rule.matches(props, { kubeVersion: '1.30.0' }), true);
+  assert.equal(rule.matches(props, { kubeVersion: '1.20.0' }), false);
+  // Without cluster facts the rule cannot hold.
+  assert.equal(rule.matches(props), false);
+  assert.deepEqual([...compileCel('cluster.platform == "OpenShift"').references], ['cluster']);
+  assert.equal(compileCel('"openShiftVersion" in cluster').test({ cluster: { openShiftVersion: '4.14.0' } }), true);
+  assert.equal(compileCel('"openShiftVersion" in cluster').test({ cluster: { kubeVersion: '1.30.0' } }), false);
+});

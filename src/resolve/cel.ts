@@ -5,6 +5,11 @@
  * `semver_compare(a, b)`, `size(x)`, `x.size()`, the macros `exists`, `all`, `exists_one`,
  * and the string methods `startsWith`, `endsWith`, `contains`, `matches`.
  * Errors inside `&&`/`||` are absorbed by a decisive other side, as in CEL.
+ *
+ * Besides `properties`, a rule may read `cluster`: facts about the cluster it would be installed
+ * on (`cluster.kubeVersion`, `cluster.platform`, and on OpenShift `cluster.openShiftVersion`;
+ * see `cluster-constraints.ts`). A rule that reads only `cluster` constrains the bundle itself
+ * rather than naming a dependency.
  */
 import semver from 'semver';
 
@@ -229,24 +234,70 @@ class Parser {
 
 export interface CompiledRule {
   source: string;
-  /** True when the candidate's properties satisfy the rule; false on a runtime error. */
-  matches(properties: readonly { type: string; value: unknown }[]): boolean;
+  /** The variables the rule reads (macro variables such as `p` in `exists(p, …)` left out). */
+  references: ReadonlySet<string>;
+  /** True when the candidate's properties (and the cluster, if given) satisfy the rule; false on a runtime error. */
+  matches(properties: readonly { type: string; value: unknown }[], cluster?: Record<string, unknown>): boolean;
+  /** True when the rule holds over these variables; false on a runtime error (e.g. an undeclared one). */
+  test(variables: Readonly<Record<string, unknown>>): boolean;
 }
 
 /** Compiles a rule; throws `CelError` with the position when it does not parse. */
 export function compileCel(source: string): CompiledRule {
   const ast = new Parser(tokenize(source)).parseAll();
+  const test = (variables: Readonly<Record<string, unknown>>): boolean => {
+    try {
+      return evaluate(ast, new Map<string, unknown>(Object.entries(variables))) === true;
+    } catch (e) {
+      if (e instanceof CelError) return false;
+      throw e;
+    }
+  };
   return {
     source,
-    matches(properties) {
-      try {
-        return evaluate(ast, new Map<string, unknown>([['properties', properties]])) === true;
-      } catch (e) {
-        if (e instanceof CelError) return false;
-        throw e;
-      }
-    },
+    references: freeIdentifiers(ast, new Set()),
+    matches: (properties, cluster) => test(cluster === undefined ? { properties } : { properties, cluster }),
+    test,
   };
+}
+
+/** Identifiers an expression reads that no enclosing macro binds. */
+function freeIdentifiers(e: Expr, bound: ReadonlySet<string>, out = new Set<string>()): Set<string> {
+  switch (e.k) {
+    case 'lit':
+      break;
+    case 'id':
+      if (!bound.has(e.name)) out.add(e.name);
+      break;
+    case 'list':
+      for (const x of e.items) freeIdentifiers(x, bound, out);
+      break;
+    case 'field':
+      freeIdentifiers(e.of, bound, out);
+      break;
+    case 'index':
+      freeIdentifiers(e.of, bound, out);
+      freeIdentifiers(e.at, bound, out);
+      break;
+    case 'unary':
+      freeIdentifiers(e.x, bound, out);
+      break;
+    case 'bin':
+      freeIdentifiers(e.l, bound, out);
+      freeIdentifiers(e.r, bound, out);
+      break;
+    case 'call': {
+      if (e.target !== undefined) freeIdentifiers(e.target, bound, out);
+      const [v, body] = e.args;
+      if (e.target !== undefined && MACROS.includes(e.fn) && v?.k === 'id' && body !== undefined) {
+        freeIdentifiers(body, new Set([...bound, v.name]), out);
+      } else {
+        for (const a of e.args) freeIdentifiers(a, bound, out);
+      }
+      break;
+    }
+  }
+  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

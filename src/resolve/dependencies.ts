@@ -1,7 +1,8 @@
 /**
  * What a bundle needs from other bundles: `olm.package.required`, `olm.gvk.required` and
  * `olm.constraint` (gvk, package, cel, and compound all/any/not), each turned into the set of
- * catalog bundles that would meet it plus the fact that explains it.
+ * catalog bundles that would meet it plus the fact that explains it. A CEL rule that reads only
+ * `cluster` is a constraint on the bundle itself (`cluster-constraints.ts`), not a dependency.
  */
 import {
   PROP_CONSTRAINT,
@@ -13,6 +14,7 @@ import {
   type ConstraintProperty,
 } from '../catalog/declcfg.js';
 import { CelError, compileCel } from './cel.js';
+import { celCluster, isClusterRule, type ClusterFacts } from './cluster-constraints.js';
 import { bundleLabel, gvkKey, type BundleEntity, type CatalogIndex } from './catalog-index.js';
 import type { Fact } from './facts.js';
 import { inRange, parseRange } from './version-range.js';
@@ -37,7 +39,7 @@ function uniqueVersions(list: readonly BundleEntity[]): string[] {
 }
 
 /** Builds a predicate for one `olm.constraint`; throws `CelError` or a string reason. */
-function buildPredicate(c: ConstraintProperty): BuiltPredicate {
+function buildPredicate(c: ConstraintProperty, cluster: Record<string, unknown> | undefined): BuiltPredicate {
   if (c.gvk !== undefined) {
     const key = gvkKey(c.gvk);
     return { test: (e) => e.provides.includes(key), description: `the API ${key}` };
@@ -50,9 +52,9 @@ function buildPredicate(c: ConstraintProperty): BuiltPredicate {
   }
   if (c.cel !== undefined) {
     const rule = compileCel(c.cel.rule);
-    return { test: (e) => rule.matches(e.properties), description: `a bundle matching the rule ${c.cel.rule}` };
+    return { test: (e) => rule.matches(e.properties, cluster), description: `a bundle matching the rule ${c.cel.rule}` };
   }
-  const compound = (key: 'all' | 'any' | 'not'): BuiltPredicate[] => (c[key]?.constraints ?? []).map(buildPredicate);
+  const compound = (key: 'all' | 'any' | 'not'): BuiltPredicate[] => (c[key]?.constraints ?? []).map((x) => buildPredicate(x, cluster));
   if (c.all !== undefined) {
     const parts = compound('all');
     return { test: (e) => parts.every((p) => p.test(e)), description: `(${parts.map((p) => p.description).join(' and ')})` };
@@ -66,8 +68,9 @@ function buildPredicate(c: ConstraintProperty): BuiltPredicate {
 }
 
 /** Every requirement of `e`, in property order, with unsorted candidates. */
-export function requirementsOf(e: BundleEntity, index: CatalogIndex): Requirement[] {
+export function requirementsOf(e: BundleEntity, index: CatalogIndex, cluster?: ClusterFacts): Requirement[] {
   const out: Requirement[] = [];
+  const clusterEnv = cluster === undefined ? undefined : celCluster(cluster);
   const who = bundleLabel(e);
   for (const p of e.properties) {
     if (p.type === PROP_PACKAGE_REQUIRED) {
@@ -114,8 +117,9 @@ export function requirementsOf(e: BundleEntity, index: CatalogIndex): Requiremen
         });
         continue;
       }
+      if (c.cel !== undefined && isClusterRule(c.cel.rule)) continue; // checked against the cluster instead
       try {
-        const pred = buildPredicate(c);
+        const pred = buildPredicate(c, clusterEnv);
         const candidates = index.bundles.filter((x) => x.id !== e.id && pred.test(x));
         out.push({
           fact: { kind: 'requires-constraint', bundle: who, description: pred.description, failureMessage: c.failureMessage, candidates: [], invalid: undefined },

@@ -31,8 +31,9 @@ export type Fact =
       candidates: string[];
       empty: EmptyReason | undefined;
     }
-  | { kind: 'installed'; package: string; version: string }
-  | { kind: 'installed-stays'; package: string; version: string; candidates: string[] }
+  /** `owner` says who has it installed, e.g. "needed by extension nhc". */
+  | { kind: 'installed'; package: string; version: string; owner?: string | undefined }
+  | { kind: 'installed-stays'; package: string; version: string; candidates: string[]; owner?: string | undefined }
   | {
       kind: 'requires-package';
       bundle: string;
@@ -50,6 +51,17 @@ export type Fact =
       failureMessage: string | undefined;
       candidates: string[];
       invalid: string | undefined;
+    }
+  | {
+      kind: 'cluster-constraint';
+      bundle: string;
+      /** What the bundle needs, e.g. "Kubernetes 1.25.0 or newer". */
+      requirement: string;
+      /** Where it says so: minKubeVersion, olm.maxOpenShiftVersion or olm.constraint. */
+      source: string;
+      /** What the cluster runs, e.g. "runs Kubernetes 1.22.3". */
+      cluster: string;
+      failureMessage: string | undefined;
     }
   | { kind: 'one-per-package'; package: string; bundles: string[] }
   | { kind: 'one-provider-per-api'; gvk: string; bundles: string[] };
@@ -108,6 +120,17 @@ function emptySentence(pkg: string, e: EmptyReason): string {
   }
 }
 
+function requiresPackageSentence(f: Extract<Fact, { kind: 'requires-package' }>): string {
+  if (f.invalid !== undefined) return `${f.bundle} has an unusable olm.package.required: ${f.invalid}`;
+  if (f.candidates.length > 0) return `${f.bundle} requires package ${f.package} ${f.versionRange}, offered by ${orList(f.candidates)}`;
+  if (f.offered.length === 0) return `${f.bundle} requires package ${f.package} ${f.versionRange}; no catalog offers package ${f.package}`;
+  return `${f.bundle} requires package ${f.package} ${f.versionRange}; the catalogs offer only ${list(f.offered, 12)}`;
+}
+
+function ownerWords(owner: string | undefined): string {
+  return owner === undefined || owner === '' ? '' : ` (${owner})`;
+}
+
 /** One plain sentence per fact. */
 export function factSentence(f: Fact): string {
   switch (f.kind) {
@@ -121,14 +144,11 @@ export function factSentence(f: Fact): string {
       return `package ${f.package} was requested${channelWords(f.channels)}${range}${from}; ${cands}`;
     }
     case 'installed':
-      return `${f.package} ${f.version} is installed`;
+      return `${f.package} ${f.version} is installed${ownerWords(f.owner)}`;
     case 'installed-stays':
-      return `${f.package} ${f.version} is installed and no request allows it to change`;
+      return `${f.package} ${f.version} is installed${ownerWords(f.owner)} and no request allows it to change`;
     case 'requires-package':
-      if (f.invalid !== undefined) return `${f.bundle} has an unusable olm.package.required: ${f.invalid}`;
-      if (f.candidates.length > 0) return `${f.bundle} requires package ${f.package} ${f.versionRange}, offered by ${orList(f.candidates)}`;
-      if (f.offered.length === 0) return `${f.bundle} requires package ${f.package} ${f.versionRange}; no catalog offers package ${f.package}`;
-      return `${f.bundle} requires package ${f.package} ${f.versionRange}; the catalogs offer only ${list(f.offered, 12)}`;
+      return requiresPackageSentence(f);
     case 'requires-gvk':
       if (f.candidates.length > 0) return `${f.bundle} requires the API ${f.gvk}, provided by ${orList(f.candidates)}`;
       return `${f.bundle} requires the API ${f.gvk}; no bundle in the catalogs provides it`;
@@ -139,10 +159,14 @@ export function factSentence(f: Fact): string {
       if (f.candidates.length > 0) return `${prefix} (satisfied by ${orList(f.candidates)})`;
       return `${prefix}; no bundle in the catalogs satisfies it`;
     }
+    case 'cluster-constraint': {
+      const why = f.failureMessage === undefined ? '' : `: ${f.failureMessage}`;
+      return `${f.bundle} requires ${f.requirement} (${f.source})${why}; the cluster ${f.cluster}`;
+    }
     case 'one-per-package':
       return `only one bundle of package ${f.package} can be installed at a time`;
     case 'one-provider-per-api':
-      return `only one bundle may provide the API ${f.gvk} (${list(f.bundles)} all do)`;
+      return `only one bundle may provide the API ${f.gvk} (${list(f.bundles)} ${f.bundles.length === 2 ? 'both' : 'all'} do)`;
   }
 }
 
@@ -169,6 +193,7 @@ const RANK: Record<Fact['kind'], number> = {
   'requires-package': 2,
   'requires-gvk': 2,
   'requires-constraint': 2,
+  'cluster-constraint': 2,
   'one-per-package': 3,
   'one-provider-per-api': 3,
 };

@@ -6,7 +6,13 @@
  *   `replaces`, `skips` or has a `skipRange` covering it);
  * - installed packages nobody asked to change keep their bundle;
  * - every chosen bundle's dependencies are met by some chosen bundle;
- * - at most one bundle per package, and at most one provider per API (GVK).
+ * - at most one bundle per package, and at most one provider per API (GVK);
+ * - a bundle the cluster cannot run (minKubeVersion, olm.maxOpenShiftVersion, CEL over the
+ *   cluster's facts) is not installed; what is already installed is not judged again.
+ *
+ * An installed bundle's own requirements hold too, so a change that would break another
+ * installed operator's dependency is refused — unless nothing could meet that requirement
+ * anyway, which is the installed operator's problem and only a warning here.
  *
  * Candidates are ordered by preference: installed, not deprecated, channel head, higher
  * version, higher catalog priority. Only bundles reachable from the requests become variables.
@@ -15,6 +21,7 @@ import type semver from 'semver';
 import { InputError } from '../util/errors.js';
 import { solve, type Constraint, type SolveOptions, type SolveStats, type Variable } from './sat/index.js';
 import { CatalogIndex, bundleLabel, type BundleEntity, type CatalogInput } from './catalog-index.js';
+import { checkCluster, type ClusterFacts } from './cluster-constraints.js';
 import { requirementsOf } from './dependencies.js';
 import { ResolutionError } from './errors.js';
 import { explainFacts, orderFacts, type EmptyReason, type Fact } from './facts.js';
@@ -27,6 +34,10 @@ export interface InstalledBundle {
   package?: string;
   version?: string;
   bundle?: string;
+  /** Who has it installed, for explanations, e.g. "needed by extension nhc". */
+  owner?: string;
+  /** The APIs it provides (`group/version/Kind`), used when no catalog offers it any more. */
+  provides?: readonly string[];
 }
 
 export interface ResolveRequest {
@@ -47,6 +58,8 @@ export interface ResolveInput {
   catalogs: readonly CatalogInput[] | CatalogIndex;
   installed?: readonly InstalledBundle[];
   requests: readonly ResolveRequest[];
+  /** The cluster to install on; without it, cluster constraints are reported, not enforced. */
+  cluster?: ClusterFacts;
   solver?: SolveOptions;
 }
 
@@ -59,12 +72,16 @@ export interface ChosenBundle {
   /** True when this is the bundle already installed. */
   installed: boolean;
   deprecated?: string;
+  /** Packages of the chosen bundles that meet this bundle's requirements. */
+  dependsOn: string[];
 }
 
 export interface Resolution {
   /** Chosen bundles, dependencies before the bundles that need them. */
   bundles: ChosenBundle[];
   warnings: string[];
+  /** What the chosen bundles ask of the cluster that was reported rather than enforced. */
+  notices: string[];
   stats: SolveStats & { variables: number };
 }
 
@@ -78,6 +95,8 @@ interface Installed {
   entities: BundleEntity[];
   /** Stands for the installed bundle when no catalog has it. */
   synthetic: string | undefined;
+  owner: string | undefined;
+  provides: readonly string[];
 }
 
 /** Either a catalog bundle or an installed bundle the catalogs no longer offer. */
@@ -97,7 +116,16 @@ function matchInstalled(spec: InstalledBundle, i: number, index: CatalogIndex): 
     if (first === undefined) {
       throw new InputError('RESOLVE_UNKNOWN_INSTALLED', `bundle "${spec.bundle}" is in no catalog; give the installed bundle as package@version`, { field });
     }
-    return { package: first.package, version: first.version, versionText: first.version.version, bundleName: spec.bundle, entities: found, synthetic: undefined };
+    return {
+      package: first.package,
+      version: first.version,
+      versionText: first.version.version,
+      bundleName: spec.bundle,
+      entities: found,
+      synthetic: undefined,
+      owner: spec.owner,
+      provides: spec.provides ?? first.provides,
+    };
   }
   if (spec.package === undefined || spec.package === '' || spec.version === undefined || spec.version === '') {
     throw new InputError('RESOLVE_BAD_INSTALLED', 'an installed bundle needs a package and a version (package@version) or a bundle name', { field });
@@ -112,6 +140,8 @@ function matchInstalled(spec: InstalledBundle, i: number, index: CatalogIndex): 
     bundleName: entities[0]?.name,
     entities,
     synthetic: entities.length === 0 ? `installed-bundle/${spec.package}@${version.version}` : undefined,
+    owner: spec.owner,
+    provides: spec.provides ?? entities[0]?.provides ?? [],
   };
 }
 
@@ -282,11 +312,17 @@ class ProblemBuilder {
   readonly variables = new Map<string, { id: string; constraints: Constraint[] }>();
   readonly facts = new Map<Constraint, Fact>();
   readonly nodes = new Map<string, Node>();
+  /** Cluster constraints reported but not enforced, per bundle node. */
+  readonly notices = new Map<string, string[]>();
+  /** Bundle nodes that are installed bundles no request may change. */
+  readonly staying = new Set<string>();
+  readonly warnings: string[] = [];
   private readonly queue: string[] = [];
 
   constructor(
     readonly index: CatalogIndex,
     readonly installed: Map<string, Installed>,
+    readonly cluster: ClusterFacts | undefined,
   ) {}
 
   variable(id: string): { id: string; constraints: Constraint[] } {
@@ -314,7 +350,15 @@ class ProblemBuilder {
   }
 
   entity(e: BundleEntity): string {
-    return this.node(e.id, { kind: 'bundle', entity: e });
+    const known = this.nodes.has(e.id);
+    const id = this.node(e.id, { kind: 'bundle', entity: e });
+    // What is installed already runs here; only new installs are checked against the cluster.
+    if (!known && !isInstalledEntity(e, this.installed)) {
+      const check = checkCluster(e, this.cluster);
+      for (const v of check.violations) this.add(id, { kind: 'prohibited' }, v);
+      if (check.notices.length > 0) this.notices.set(id, check.notices);
+    }
+    return id;
   }
 
   syntheticInstalled(inst: Installed): string {
@@ -327,7 +371,12 @@ class ProblemBuilder {
       const id = this.queue[q] ?? '';
       const n = this.nodes.get(id);
       if (n?.kind !== 'bundle') continue;
-      for (const req of requirementsOf(n.entity, this.index)) {
+      for (const req of requirementsOf(n.entity, this.index, this.cluster)) {
+        if (this.staying.has(id) && req.candidates.length === 0) {
+          const what = explainFacts([req.fact])[0] ?? 'a requirement';
+          this.warnings.push(`installed ${bundleLabel(n.entity)} has a requirement nothing can meet, left to its own extension: ${what}`);
+          continue;
+        }
         const sorted = byPreference(req.candidates, { installed: this.installed, channels: undefined });
         const fact = { ...req.fact };
         if (fact.kind === 'requires-package' || fact.kind === 'requires-gvk' || fact.kind === 'requires-constraint') {
@@ -345,6 +394,7 @@ class ProblemBuilder {
     for (const [id, n] of this.nodes) {
       if (n.kind === 'installed') {
         push(perPackage, n.installed.package, id);
+        for (const g of n.installed.provides) push(perGvk, g, { id, pkg: n.installed.package, label: this.label(id) });
         continue;
       }
       push(perPackage, n.entity.package, id);
@@ -406,7 +456,7 @@ function buildProblem(input: ResolveInput): Problem {
     }
     installed.set(inst.package, inst);
   });
-  const b = new ProblemBuilder(index, installed);
+  const b = new ProblemBuilder(index, installed, input.cluster);
   const requested = new Set<string>();
   const rootIds: string[] = [];
   input.requests.forEach((req, i) => {
@@ -449,10 +499,11 @@ function buildProblem(input: ResolveInput): Problem {
   for (const inst of installed.values()) {
     if (requested.has(inst.package)) continue;
     const ids = inst.synthetic !== undefined ? [b.syntheticInstalled(inst)] : byPreference(inst.entities, { installed, channels: undefined }).map((e) => b.entity(e));
+    for (const id of ids) b.staying.add(id);
     const root = `installed/${inst.package}`;
     rootIds.push(root);
-    b.add(root, { kind: 'mandatory' }, { kind: 'installed', package: inst.package, version: inst.versionText });
-    b.add(root, { kind: 'dependency', ids }, { kind: 'installed-stays', package: inst.package, version: inst.versionText, candidates: unique(ids.map((id) => b.label(id))) });
+    b.add(root, { kind: 'mandatory' }, { kind: 'installed', package: inst.package, version: inst.versionText, owner: inst.owner });
+    b.add(root, { kind: 'dependency', ids }, { kind: 'installed-stays', package: inst.package, version: inst.versionText, candidates: unique(ids.map((id) => b.label(id))), owner: inst.owner });
   }
   b.expand();
   b.uniqueness();
@@ -481,17 +532,45 @@ export function resolve(input: ResolveInput): Resolution {
     throw new ResolutionError(facts, explainFacts(facts));
   }
   const selected = result.selected.map((v) => v.id).filter((id) => b.nodes.has(id));
+  const chosenIds = new Set(selected);
+  const packageOf = (id: string): string | undefined => {
+    const n = b.nodes.get(id);
+    return n === undefined ? undefined : n.kind === 'bundle' ? n.entity.package : n.installed.package;
+  };
+  const notices: string[] = [];
   const bundles = installOrder(selected, b).flatMap((id): ChosenBundle[] => {
     const n = b.nodes.get(id);
     if (n === undefined) return [];
+    const dependsOn = unique(
+      (b.variables.get(id)?.constraints ?? []).flatMap((c) => (c.kind === 'dependency' ? c.ids.filter((x) => chosenIds.has(x)).flatMap((x) => packageOf(x) ?? []) : [])),
+    );
+    notices.push(...(b.notices.get(id) ?? []));
     if (n.kind === 'installed') {
       const i = n.installed;
-      return [{ name: i.bundleName ?? `${i.package}.v${i.versionText}`, package: i.package, version: i.versionText, image: '', catalog: '', installed: true }];
+      return [{ name: i.bundleName ?? `${i.package}.v${i.versionText}`, package: i.package, version: i.versionText, image: '', catalog: '', installed: true, dependsOn }];
     }
     const e = n.entity;
-    const chosen: ChosenBundle = { name: e.name, package: e.package, version: e.version.version, image: e.image, catalog: e.catalog, installed: isInstalledEntity(e, installed) };
+    const chosen: ChosenBundle = { name: e.name, package: e.package, version: e.version.version, image: e.image, catalog: e.catalog, installed: isInstalledEntity(e, installed), dependsOn };
     if (e.deprecated !== undefined) chosen.deprecated = e.deprecated;
     return [chosen];
   });
-  return { bundles, warnings: [...index.warnings], stats: { ...result.stats, variables: variables.length } };
+  return { bundles, warnings: [...index.warnings, ...b.warnings], notices, stats: { ...result.stats, variables: variables.length } };
+}
+
+/**
+ * The chosen bundles `pkg` needs, itself included: what one request's resolution set is when
+ * the resolution also holds everything else installed. In install order.
+ */
+export function neededBundles(bundles: readonly ChosenBundle[], pkg: string): ChosenBundle[] {
+  const byPackage = new Map(bundles.map((x) => [x.package, x]));
+  const want = new Set<string>();
+  const visit = (p: string): void => {
+    if (want.has(p)) return;
+    const chosen = byPackage.get(p);
+    if (chosen === undefined) return;
+    want.add(p);
+    for (const d of chosen.dependsOn) visit(d);
+  };
+  visit(pkg);
+  return bundles.filter((x) => want.has(x.package));
 }
