@@ -205,8 +205,27 @@ export const PLATFORM_OPERATOR_CRD = crd({
     },
     ['packages'],
   ),
-  status: obj({ conditions, observedGeneration: int(), packages: arr(obj({ name: str(), installed: bool(), version: str(), message: str() })) }),
-  columns: [{ name: 'Available', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].status" }],
+  status: obj({
+    conditions,
+    observedGeneration: int(),
+    packages: arr(
+      obj({
+        name: str(),
+        extension: str('The ClusterExtension that installs it.'),
+        installed: bool(),
+        healthy: bool(),
+        version: str(),
+        reason: str(undefined, { enum: ['Healthy', 'Installing', 'Upgrading', 'UpgradeBlocked', 'Failed', 'Unhealthy', 'Removing', 'Removed'] }),
+        message: str(),
+      }),
+    ),
+  }),
+  columns: [
+    { name: 'Available', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].status" },
+    { name: 'Progressing', type: 'string', jsonPath: ".status.conditions[?(@.type=='Progressing')].status" },
+    { name: 'Degraded', type: 'string', jsonPath: ".status.conditions[?(@.type=='Degraded')].status" },
+    { name: 'Message', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].message", priority: 1 },
+  ],
 });
 
 export const ALL_CRDS: readonly KubeObject[] = [CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD];

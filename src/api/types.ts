@@ -124,10 +124,29 @@ export interface PlatformOperatorSpec {
   serviceAccount?: { name: string; namespace: string };
 }
 
+/**
+ * Where one of a PlatformOperator's packages stands: `Healthy`; on its way (`Installing`,
+ * `Upgrading`, `Removing`); held back by its operator (`UpgradeBlocked`); in trouble (`Failed`,
+ * `Unhealthy`); or `Removed` from the list and uninstalled.
+ */
+export type PlatformPackageReason = 'Healthy' | 'Installing' | 'Upgrading' | 'UpgradeBlocked' | 'Failed' | 'Unhealthy' | 'Removing' | 'Removed';
+
+export interface PlatformPackageStatus {
+  name: string;
+  /** The ClusterExtension that installs it. */
+  extension?: string;
+  installed: boolean;
+  healthy: boolean;
+  version?: string;
+  reason: PlatformPackageReason;
+  message?: string;
+}
+
 export interface PlatformOperatorStatus {
+  /** `Available` (every package installed and healthy) aggregates the packages; also `Progressing`, `Degraded`, `Upgradeable`. */
   conditions?: Condition[];
   observedGeneration?: number;
-  packages?: { name: string; installed: boolean; version?: string; message?: string }[];
+  packages?: PlatformPackageStatus[];
 }
 
 export interface PlatformOperator extends KubeObject {

@@ -25,7 +25,8 @@ import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
 import { ensureCrds } from './crds.js';
-import { PlatformOperatorReconciler } from './platform-operator.js';
+import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
+import { ensurePlatformProtection } from './platform-protection.js';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -101,6 +102,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   logger.info({ metricsUrl }, 'serving /metrics, /healthz and /readyz');
 
   await ensureCrds(o.client);
+  // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
+  await ensurePlatformProtection(o.client, logger);
   const stopAll = new AbortController();
 
   const lead = async (signal: AbortSignal): Promise<void> => {
@@ -152,7 +155,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     });
     const poController = new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(o.client) })
       .watch(inf.platform)
-      .watch(inf.extensions, ownerKey('PlatformOperator'));
+      .watch(inf.extensions, ownerKey('PlatformOperator'))
+      .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))); // packages' health
 
     const runs = [
       ...Object.values(inf).map((i) => i.run(signal)),

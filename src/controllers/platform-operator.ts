@@ -1,40 +1,120 @@
 /**
  * PlatformOperator reconciler: the packages a cluster must always have. Each becomes a
- * ClusterExtension owned by the PlatformOperator; `Available` is true only when every one of
- * them is installed, so the cluster's health reporting can read one condition.
+ * ClusterExtension owned by the PlatformOperator (controller reference and Binnacle's owner
+ * labels, which the admission policy in `platform-protection` and cluster-wide resolution read);
+ * a package taken off the list has its extension removed, and the status says so until the
+ * next change. Status reports every package's health with its reason (`platform-health`), and
+ * one aggregated `Available` condition (with `Progressing`, `Degraded`, `Upgradeable`) that the
+ * cluster's health reporting reads — on OpenShift also as a ClusterOperator (`cluster-operator`).
+ *
+ * Steps: Validate → EnsureExtensions → RemoveDropped → Report → ClusterOperator.
  */
+import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
-import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
+import type { KeyMapper, ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import { findCondition } from '../kube/types.js';
-import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type ClusterExtension, type PlatformOperator } from '../api/types.js';
-import { applyStatus, Conditions } from './common.js';
+import type { KubeObject } from '../kube/types.js';
+import {
+  API_VERSION,
+  LABEL_OWNER_KIND,
+  LABEL_OWNER_NAME,
+  type BundleDeployment,
+  type ClusterExtension,
+  type PlatformOperator,
+  type PlatformPackageStatus,
+} from '../api/types.js';
 import { boundedName } from '../api/names.js';
+import { applyStatus, Conditions, CONTINUE, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
+import { aggregateConditions, packageHealth } from './platform-health.js';
+import { platformOwner, PLATFORM_OWNER_KIND } from './platform-protection.js';
 
 export function platformExtensionName(po: string, pkg: string): string {
   return boundedName(`${po}-${pkg}`);
 }
 
+const DEFAULT_SERVICE_ACCOUNT = { name: 'binnacle-installer', namespace: 'binnacle-system' };
+
+/**
+ * Maps a BundleDeployment to the PlatformOperator whose extension it belongs to, so that a
+ * package's health changing reaches the PlatformOperator's status.
+ */
+export function platformOperatorsOfDeployment(extension: (name: string) => Pick<KubeObject, 'metadata'> | undefined): KeyMapper<KubeObject> {
+  return (bd) => {
+    const labels = bd.metadata.labels ?? {};
+    const ceName = labels[LABEL_OWNER_KIND] === 'ClusterExtension' ? labels[LABEL_OWNER_NAME] : undefined;
+    const ce = ceName === undefined ? undefined : extension(ceName);
+    const po = ce === undefined ? undefined : platformOwner(ce);
+    return po === undefined ? [] : [po];
+  };
+}
+
+interface State {
+  po: PlatformOperator;
+  name: string;
+  conditions: Conditions;
+  logger: Logger;
+  /** Extension name → package, for every package in the spec. */
+  wanted: Map<string, string>;
+  owned: ClusterExtension[];
+  deployments: Map<string, BundleDeployment[]>;
+  packages: PlatformPackageStatus[];
+}
+
 export class PlatformOperatorReconciler implements Reconciler {
   constructor(private readonly client: KubeClient) {}
 
-  async reconcile(req: ReconcileRequest, _ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+  async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     let po: PlatformOperator;
     try {
       po = await this.client.get<PlatformOperator>({ apiVersion: API_VERSION, kind: 'PlatformOperator', name: req.name });
     } catch (err) {
-      if (isNotFound(err)) return undefined; // owned ClusterExtensions go with it (ownerReferences)
+      if (isNotFound(err)) return undefined; // owned ClusterExtensions (and the ClusterOperator) go with it (ownerReferences)
       throw err;
     }
-    const name = po.metadata.name ?? '';
-    const conditions = new Conditions(po.status?.conditions, po.metadata.generation);
-    const packages = Array.isArray(po.spec.packages) ? po.spec.packages : [];
-    const sa = po.spec.serviceAccount ?? { name: 'binnacle-installer', namespace: 'binnacle-system' };
-    const wanted = new Set<string>();
-    const results: { name: string; installed: boolean; version?: string; message?: string }[] = [];
-    for (const p of packages) {
-      const ceName = platformExtensionName(name, p.name);
-      wanted.add(ceName);
+    const state: State = {
+      po,
+      name: po.metadata.name ?? '',
+      conditions: new Conditions(po.status?.conditions, po.metadata.generation),
+      logger: ctx.logger,
+      wanted: new Map(),
+      owned: [],
+      deployments: new Map(),
+      packages: [],
+    };
+    const steps: Step<State>[] = [
+      { name: 'Validate', run: (s) => this.validate(s) },
+      { name: 'EnsureExtensions', run: (s) => this.ensureExtensions(s) },
+      { name: 'RemoveDropped', run: (s) => this.removeDropped(s) },
+      { name: 'Report', run: (s) => this.report(s) },
+      { name: 'ClusterOperator', run: (s) => this.clusterOperator(s) },
+    ];
+    return runSteps(steps, state, ctx.logger);
+  }
+
+  private packages(s: State): PlatformOperator['spec']['packages'] {
+    return Array.isArray(s.po.spec.packages) ? s.po.spec.packages : [];
+  }
+
+  private async validate(s: State): Promise<StepOutcome> {
+    const problems: string[] = [];
+    const seen = new Set<string>();
+    for (const [i, p] of this.packages(s).entries()) {
+      if (typeof p.name !== 'string' || p.name === '') problems.push(`spec.packages[${i}].name: required`);
+      else if (seen.has(p.name)) problems.push(`spec.packages[${i}].name: package "${p.name}" is listed twice`);
+      else seen.add(p.name);
+    }
+    if (problems.length === 0) return CONTINUE;
+    s.conditions.set('Available', false, 'InvalidSpec', problems.join('; '));
+    await applyStatus(this.client, s.po, { conditions: s.conditions.toArray(), observedGeneration: s.po.metadata.generation, packages: s.po.status?.packages ?? [] });
+    return stop();
+  }
+
+  private async ensureExtensions(s: State): Promise<StepOutcome> {
+    const sa = s.po.spec.serviceAccount ?? DEFAULT_SERVICE_ACCOUNT;
+    for (const p of this.packages(s)) {
+      const ceName = platformExtensionName(s.name, p.name);
+      s.wanted.set(ceName, p.name);
       const catalog: ClusterExtension['spec']['source']['catalog'] = { packageName: p.name };
       if (p.channel !== undefined) catalog.channels = [p.channel];
       if (p.version !== undefined) catalog.version = p.version;
@@ -44,28 +124,68 @@ export class PlatformOperatorReconciler implements Reconciler {
           kind: 'ClusterExtension',
           metadata: {
             name: ceName,
-            labels: { [LABEL_OWNER_KIND]: 'PlatformOperator', [LABEL_OWNER_NAME]: name },
-            ownerReferences: [{ apiVersion: API_VERSION, kind: 'PlatformOperator', name, uid: po.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
+            // The owner labels mark it as a platform operator's for admission and for cluster-wide resolution.
+            labels: { [LABEL_OWNER_KIND]: PLATFORM_OWNER_KIND, [LABEL_OWNER_NAME]: s.name },
+            ownerReferences: [{ apiVersion: API_VERSION, kind: PLATFORM_OWNER_KIND, name: s.name, uid: s.po.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
           },
           spec: { namespace: p.namespace ?? sa.namespace, serviceAccount: { name: sa.name }, source: { sourceType: 'Catalog', catalog } },
         },
         { force: true },
       );
-      const ce = await this.client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName });
-      const installed = findCondition(ce?.status?.conditions, 'Installed');
-      const entry: { name: string; installed: boolean; version?: string; message?: string } = { name: p.name, installed: installed?.status === 'True' };
-      if (ce?.status?.install?.bundle.version !== undefined) entry.version = ce.status.install.bundle.version;
-      const progressing = findCondition(ce?.status?.conditions, 'Progressing');
-      if (!entry.installed) entry.message = progressing?.message ?? installed?.message ?? 'waiting for the ClusterExtension';
-      results.push(entry);
     }
-    const owned = await this.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension', { labelSelector: `${LABEL_OWNER_KIND}=PlatformOperator,${LABEL_OWNER_NAME}=${name}` });
-    for (const ce of owned.items) {
-      if (!wanted.has(ce.metadata.name ?? '')) await this.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce.metadata.name ?? '' });
+    s.owned = (await this.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension', { labelSelector: `${LABEL_OWNER_KIND}=${PLATFORM_OWNER_KIND},${LABEL_OWNER_NAME}=${s.name}` })).items;
+    const bds = (await this.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension` })).items;
+    const owners = new Set(s.owned.map((ce) => ce.metadata.name ?? ''));
+    for (const bd of bds) {
+      const ce = bd.metadata.labels?.[LABEL_OWNER_NAME] ?? '';
+      if (owners.has(ce)) s.deployments.set(ce, [...(s.deployments.get(ce) ?? []), bd]);
     }
-    const missing = results.filter((r) => !r.installed);
-    conditions.set('Available', missing.length === 0, missing.length === 0 ? 'AllInstalled' : 'Installing', missing.length === 0 ? `${results.length} packages installed` : missing.map((m) => `${m.name}: ${m.message ?? ''}`).join('; '));
-    await applyStatus(this.client, po, { conditions: conditions.toArray(), observedGeneration: po.metadata.generation, packages: results });
-    return missing.length > 0 ? { requeueAfterMs: 10_000 } : undefined;
+    for (const [ceName, pkg] of s.wanted) {
+      const ce = s.owned.find((x) => x.metadata.name === ceName);
+      s.packages.push(packageHealth(pkg, ceName, ce, s.deployments.get(ceName) ?? []));
+    }
+    return CONTINUE;
+  }
+
+  /** Day-2 removal: a package taken off the list is uninstalled, and the status says so. */
+  private async removeDropped(s: State): Promise<StepOutcome> {
+    const removing = new Set<string>();
+    for (const ce of s.owned) {
+      const ceName = ce.metadata.name ?? '';
+      if (s.wanted.has(ceName)) continue;
+      const pkg = ce.spec.source.catalog.packageName;
+      removing.add(pkg);
+      if (ce.metadata.deletionTimestamp === undefined) {
+        s.logger.info({ package: pkg, extension: ceName }, 'package removed from the PlatformOperator: uninstalling it');
+        await this.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName });
+      }
+      s.packages.push({ name: pkg, extension: ceName, installed: false, healthy: false, reason: 'Removing', message: `removed from spec.packages: uninstalling ClusterExtension ${ceName}` });
+    }
+    // Removals that finished stay in the status until the spec changes again.
+    const listed = new Set(this.packages(s).map((p) => p.name));
+    const sameSpec = s.po.status?.observedGeneration === s.po.metadata.generation;
+    for (const prev of s.po.status?.packages ?? []) {
+      if (listed.has(prev.name) || removing.has(prev.name)) continue;
+      if (prev.reason === 'Removing' || (prev.reason === 'Removed' && sameSpec)) {
+        const done: PlatformPackageStatus = { name: prev.name, installed: false, healthy: false, reason: 'Removed', message: 'removed from spec.packages and uninstalled' };
+        if (prev.extension !== undefined) done.extension = prev.extension;
+        s.packages.push(done);
+      }
+    }
+    return CONTINUE;
+  }
+
+  private async report(s: State): Promise<StepOutcome> {
+    for (const c of aggregateConditions(s.packages)) s.conditions.set(c.type, c.status, c.reason, c.message);
+    await applyStatus(this.client, s.po, { conditions: s.conditions.toArray(), observedGeneration: s.po.metadata.generation, packages: s.packages });
+    return CONTINUE;
+  }
+
+  private async clusterOperator(s: State): Promise<StepOutcome> {
+    const sa = s.po.spec.serviceAccount ?? DEFAULT_SERVICE_ACCOUNT;
+    const namespaces = this.packages(s).map((p) => p.namespace ?? sa.namespace);
+    await writeClusterOperator(this.client, s.po, clusterOperatorStatus(s.po, s.conditions.toArray(), s.packages, namespaces));
+    const settled = s.packages.every((p) => p.reason === 'Healthy' || p.reason === 'Removed');
+    return stop(settled ? undefined : { requeueAfterMs: 10_000 });
   }
 }

@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import type { ApplyOptions, KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { celString, celStringList, ensurePlatformProtection, platformOwner, protectionExpressions, protectionPolicy, PROTECTION_POLICY_NAME } from './platform-protection.js';
+import { BinnacleError } from '../util/errors.js';
+import { celString, celStringList, ensurePlatformProtection, platformOwner, protectionExpressions, protectionPolicy, PROTECTION_POLICY_NAME, refuseIfPlatformOwned } from './platform-protection.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -135,5 +136,30 @@ describe('ensurePlatformProtection', () => {
     const { client, applied } = fakeClient({ served: false, user: 'x' });
     assert.equal(await ensurePlatformProtection(client, logger), undefined);
     assert.deepEqual(applied, []);
+  });
+});
+
+describe('refuseIfPlatformOwned', () => {
+  const finder = (obj: KubeObject | undefined): Pick<KubeClient, 'find'> => ({ find: () => Promise.resolve(obj) }) as unknown as Pick<KubeClient, 'find'>;
+  const ce = (labels: Record<string, string>): KubeObject => ({
+    apiVersion: 'binnacle.dev/v1alpha1',
+    kind: 'ClusterExtension',
+    metadata: { name: 'core-flux', labels },
+    spec: { source: { catalog: { packageName: 'flux' } } },
+  });
+
+  it('refuses a PlatformOperator’s extension with a stable code, saying how to remove it instead', async () => {
+    await assert.rejects(refuseIfPlatformOwned(finder(ce({ 'binnacle.dev/owner-kind': 'PlatformOperator', 'binnacle.dev/owner-name': 'core' })), 'core-flux'), (err: unknown) => {
+      assert.ok(err instanceof BinnacleError);
+      assert.equal(err.code, 'EXTENSION_PROTECTED');
+      assert.match(err.message, /installed by PlatformOperator core/);
+      assert.match(err.message, /remove package flux from spec\.packages of PlatformOperator core \(kubectl edit platformoperator core\)/);
+      return true;
+    });
+  });
+
+  it('lets other extensions, and missing ones, through', async () => {
+    await refuseIfPlatformOwned(finder(ce({})), 'core-flux');
+    await refuseIfPlatformOwned(finder(undefined), 'core-flux');
   });
 });

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
+import { API_VERSION, GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { BinnacleError } from '../util/errors.js';
 
 export const PROTECTION_POLICY_NAME = 'binnacle-platform-operator-extensions';
@@ -40,6 +40,16 @@ export function protectedAdvice(extension: string, platformOperator: string, pkg
     `To uninstall it, remove package ${pkg} from spec.packages of PlatformOperator ${platformOperator} (kubectl edit platformoperator ${platformOperator}); ` +
     `to change it, change that entry; or delete the PlatformOperator to remove all of its packages`
   );
+}
+
+/** Refuses (error code `EXTENSION_PROTECTED`) to go on with a PlatformOperator's extension, saying what to do instead. */
+export async function refuseIfPlatformOwned(client: Pick<KubeClient, 'find'>, extension: string): Promise<void> {
+  const ce = await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: extension });
+  const owner = ce === undefined ? undefined : platformOwner(ce);
+  if (ce === undefined || owner === undefined) return;
+  const spec = ce.spec as { source?: { catalog?: { packageName?: unknown } } } | undefined;
+  const pkg = spec?.source?.catalog?.packageName;
+  throw new BinnacleError('EXTENSION_PROTECTED', protectedAdvice(extension, owner, typeof pkg === 'string' ? pkg : extension));
 }
 
 // --- CEL ------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { ReleaseStore } from '../../apply/release-store.js';
 import { bundleDeploymentName } from '../../controllers/cluster-extension.js';
+import { refuseIfPlatformOwned } from '../../controllers/platform-protection.js';
 import type { KubeClient } from '../../kube/client.js';
 import { findCondition, type Condition } from '../../kube/types.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -188,6 +189,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         const policy = policyOf(flags.policy);
         if (policy !== undefined) catalog.upgradeConstraintPolicy = policy;
         if (Object.keys(catalog).length === 0) throw new UsageError('nothing to change: give --version, --channel or --policy');
+        await refuseIfPlatformOwned(client, name); // issue 12 §6: changed only through its PlatformOperator
         await client.patch(ceRef(name), { spec: { source: { catalog } } });
         ctx.err(`• ClusterExtension ${name} updated\n`);
         if (flags.wait === true) {
@@ -206,6 +208,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: string }) => {
       const client = await clientFor(flags);
       try {
+        await refuseIfPlatformOwned(client, name); // issue 12 §6: removed only through its PlatformOperator
         const existed = await client.delete(ceRef(name));
         if (!existed) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
         ctx.err(`• ClusterExtension ${name} deleted\n`);
