@@ -6,12 +6,15 @@
  */
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
+import type { SchemaSource } from '../kube/openapi.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
 import { checkCrdUpgrade } from './crd-safety.js';
+import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
 import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
+import { makeLenient } from './leniency.js';
 import { isOwnedBy, describeOwner, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf } from './phases.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
@@ -31,6 +34,8 @@ export interface ApplierOptions {
   pollIntervalMs?: number;
   /** Revisions kept after a successful run, oldest dropped first (never the deployed one); default 10 as in operator-controller; 0 keeps all. */
   maxHistory?: number;
+  /** The server's schemas, to drop fields they do not declare (as OLM does); without them nothing is dropped. */
+  schemas?: SchemaSource;
 }
 
 const DEFAULT_HEALTH_TIMEOUT_MS = 5 * 60_000;
@@ -70,6 +75,7 @@ export class Applier {
   private readonly crdTimeoutMs: number;
   private readonly pollIntervalMs: number;
   private readonly maxHistory: number;
+  private readonly schemas: SchemaSource | undefined;
 
   constructor(opts: ApplierOptions) {
     this.client = opts.client;
@@ -78,6 +84,7 @@ export class Applier {
     this.crdTimeoutMs = opts.crdTimeoutMs ?? 60_000;
     this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
     this.maxHistory = opts.maxHistory ?? 10;
+    this.schemas = opts.schemas;
   }
 
   /** Every revision of `release`, oldest first. */
@@ -94,10 +101,25 @@ export class Applier {
   /**
    * Installs or upgrades. Throws `ApplyRefusedError` (nothing changed) when an object belongs
    * to someone else or a CRD change is unsafe, `ValidationError` for a malformed request.
-   * Apply and health failures are answered as `status: 'failed'` or `'rolled-back'`.
+   * Apply and health failures are answered as `status: 'failed'` or `'rolled-back'`; a failed
+   * first install is removed unless `keepFailedInstall`. Objects of optional APIs the cluster
+   * does not serve are skipped, and fields their schema does not declare dropped, as OLM does.
    */
   async apply(req: ApplyRequest): Promise<ApplyResult> {
     validateRequest(req);
+    const lenient = await makeLenient(req.objects, { client: this.client, schemas: this.schemas });
+    if (lenient.dropped.length > 0 || lenient.skipped.length > 0) {
+      this.logger.warn(
+        { release: `${req.release.namespace}/${req.release.name}`, droppedFields: lenient.dropped.length, skipped: lenient.skipped.length },
+        'dropping fields the schemas do not declare; skipping objects of optional APIs the cluster does not serve',
+      );
+    }
+    const result = await this.applyObjects({ ...req, objects: lenient.objects });
+    return { ...result, droppedFields: lenient.dropped, skipped: lenient.skipped };
+  }
+
+  /** `apply` of exactly these objects. */
+  private async applyObjects(req: ApplyRequest): Promise<ApplyResult> {
     const history = await this.store.history(req.release);
     await this.settleInterrupted(history);
     assertReleaseOwner(history, req.owner, req.release);
@@ -136,6 +158,11 @@ export class Applier {
     );
     if (outcome.ok) return { revision: version, status: 'deployed', ...pick(outcome) };
 
+    if (req.keepFailedInstall !== true && isFirstInstall(history)) {
+      log.warn({ reason: outcome.message }, 'install failed; removing it');
+      const removal = await removeFailedInstall(outcome.message, () => this.uninstall({ owner: req.owner, release: req.release }));
+      return { revision: version, status: 'failed', ...pick(outcome), message: removal.message, ...(removal.removed === undefined ? {} : { removed: removal.removed }) };
+    }
     if (req.autoRollback === false || deployed === undefined) {
       return { revision: version, status: 'failed', ...pick(outcome) };
     }

@@ -6,10 +6,16 @@
  * new revision drops, waits for health, and records every revision as a Helm v3 release
  * Secret so `helm list` / `helm history` see it; failed upgrades roll back to the last good
  * revision. Talks only to the API server, through `src/kube`'s KubeClient.
+ *
+ * Before all that it is as lenient as OLM: objects of optional APIs the cluster does not serve
+ * are skipped, and fields the server's OpenAPI schemas do not declare are dropped, both
+ * reported; a failed first install is removed unless kept for debugging.
  */
 export { Applier, type ApplierClient, type ApplierOptions } from './applier.js';
 export { ApplyRefusedError } from './errors.js';
 export { checkCrdUpgrade } from './crd-safety.js';
+export { OPTIONAL_APIS, optionalApi, type OptionalApi } from './optional-kinds.js';
+export { pruneUnknownFields, type PruneOptions, type PruneResult } from './prune-unknown-fields.js';
 export {
   objectHealth,
   endpointsHealth,
@@ -37,6 +43,7 @@ export type {
   ApplyResult,
   ApplyStatus,
   ChartInfo,
+  DroppedField,
   HealthReport,
   ObjectHealth,
   ObjectRef,
@@ -44,4 +51,5 @@ export type {
   ReleaseRef,
   ReleaseRevision,
   ReleaseStatus,
+  SkippedObject,
 } from './types.js';

@@ -36,6 +36,26 @@ export interface ApplyRequest {
   healthTimeoutMs?: number;
   /** Wait for every object to become healthy before calling the revision deployed; default true. */
   waitForHealth?: boolean;
+  /**
+   * Keep a failed first install for debugging. By default it is removed (objects and release
+   * records), as `helm install --atomic` does; the result says what failed.
+   */
+  keepFailedInstall?: boolean;
+}
+
+/** A field the object's schema does not declare, dropped before applying (as OLM's create/update drops it). */
+export interface DroppedField {
+  object: ObjectRef;
+  /** Where in the object, e.g. `spec.template.spec.containers[name=manager].env[name=A].resources`. */
+  path: string;
+  /** The schema that does not declare it: `/openapi/v3 apis/apps/v1`, `CustomResourceDefinition x.example.com`. */
+  schema: string;
+}
+
+/** An object not applied: the cluster does not serve its API, and the operator works without it. */
+export interface SkippedObject {
+  object: ObjectRef;
+  reason: string;
 }
 
 export type ApplyStatus = 'deployed' | 'failed' | 'rolled-back';
@@ -59,6 +79,12 @@ export interface ApplyResult {
   pruned: ObjectRef[];
   health: HealthReport;
   message: string;
+  /** Fields dropped because their schema does not declare them (set by `apply`). */
+  droppedFields?: DroppedField[];
+  /** Objects not applied because their optional API is not served (set by `apply`); not recorded in the revision. */
+  skipped?: SkippedObject[];
+  /** A failed first install was removed (unless kept): what was deleted. The release has no revisions left. */
+  removed?: ObjectRef[];
 }
 
 /** Helm's release states, as `helm history` prints them. */

@@ -1,0 +1,142 @@
+/** The applier's leniency and atomic first install, against the in-memory cluster. */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { OpenApiDocument, StaticSchemas } from '../kube/openapi.js';
+import type { KubeObject } from '../kube/types.js';
+import { Applier } from './applier.js';
+import { ApplyRefusedError } from './errors.js';
+import { FakeCluster } from './fake-client.js';
+import { parseManifest } from './release.js';
+import type { ApplyRequest } from './types.js';
+
+const logger = pino({ level: 'silent' });
+const owner = { kind: 'BundleDeployment', name: 'op' };
+const release = { name: 'op', namespace: 'ops' };
+const raw = JSON.parse(readFileSync(join(import.meta.dirname, 'testdata', 'openapi-v3-fragments.json'), 'utf8')) as Record<string, unknown>;
+const schemas = new StaticSchemas(Object.entries(raw).map(([path, doc]) => OpenApiDocument.parse(path, doc)));
+
+const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } };
+const monitor: KubeObject = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { name: 'op-metrics' }, spec: { endpoints: [{ port: 'metrics' }] } };
+const dep = (extra: Record<string, unknown> = {}): KubeObject => ({
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'op' },
+  spec: { replicas: 1, selector: { matchLabels: { app: 'op' } }, template: { spec: { containers: [{ name: 'manager', image: 'op:1', env: [{ name: 'A', value: '1', ...extra }] }] } } },
+});
+
+function setup(): { cluster: FakeCluster; applier: Applier; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
+  const cluster = new FakeCluster();
+  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, schemas });
+  return { cluster, applier, req: (objects, extra = {}) => ({ owner, release, objects, healthTimeoutMs: 200, ...extra }) };
+}
+
+test('an object of an optional API the cluster does not serve is skipped, not recorded, and applied once the API appears', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unknownKinds.add('ServiceMonitor');
+  const first = await applier.apply(req([ns, dep(), monitor]));
+  assert.equal(first.status, 'deployed', first.message);
+  assert.deepEqual(first.skipped?.map((s) => `${s.object.kind}/${s.object.name}`), ['ServiceMonitor/op-metrics']);
+  assert.match(first.skipped?.[0]?.reason ?? '', /does not serve monitoring.coreos.com\/v1 ServiceMonitor: .*Prometheus operator/);
+  assert.ok(!first.applied.some((r) => r.kind === 'ServiceMonitor'));
+  assert.deepEqual(first.pruned, []);
+  const [rev1] = await applier.history(release);
+  assert.ok(!parseManifest(rev1?.manifest ?? '', 'rev1').some((o) => o.kind === 'ServiceMonitor'), 'not in the revision');
+
+  // Nothing changed: the same revision, still skipped.
+  const again = await applier.apply(req([ns, dep(), monitor]));
+  assert.equal(again.revision, 1);
+  assert.equal(again.skipped?.length, 1);
+
+  cluster.unknownKinds.delete('ServiceMonitor');
+  const later = await applier.apply(req([ns, dep(), monitor]));
+  assert.equal(later.status, 'deployed', later.message);
+  assert.equal(later.revision, 2);
+  assert.deepEqual(later.skipped, []);
+  assert.ok(cluster.get({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', namespace: 'ops', name: 'op-metrics' }) !== undefined);
+});
+
+test('an unknown kind that is not optional is still refused; an optional one whose CRD comes with the release is applied', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unknownKinds.add('Widget');
+  cluster.unknownKinds.add('ServiceMonitor');
+  const widget: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } };
+  await assert.rejects(applier.apply(req([ns, widget, monitor])), (err: unknown) => {
+    assert.ok(err instanceof ApplyRefusedError);
+    assert.deepEqual(err.result.errors().map((p) => p.field), ['Widget/w']);
+    return true;
+  });
+
+  const crd: KubeObject = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'servicemonitors.monitoring.coreos.com' },
+    spec: {
+      group: 'monitoring.coreos.com',
+      scope: 'Namespaced',
+      names: { kind: 'ServiceMonitor', plural: 'servicemonitors' },
+      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { endpoints: { type: 'array', items: { type: 'object', properties: { port: { type: 'string' } } } } } } } } } }],
+    },
+  };
+  const withCrd = { ...monitor, spec: { endpoints: [{ port: 'metrics', portt: 'typo' }] } };
+  // The fake serves the kind once its CRD is applied.
+  const client = cluster.client();
+  const applier2 = new Applier({
+    client: {
+      ...client,
+      apply: (o, opts) => {
+        if (o.kind === 'CustomResourceDefinition' && opts?.dryRun !== true) cluster.unknownKinds.delete('ServiceMonitor');
+        return client.apply(o, opts);
+      },
+    },
+    logger,
+    pollIntervalMs: 10,
+    schemas,
+  });
+  const res = await applier2.apply(req([ns, crd, withCrd]));
+  assert.equal(res.status, 'deployed', res.message);
+  assert.deepEqual(res.skipped, []);
+  assert.deepEqual(res.droppedFields?.map((d) => [d.path, d.schema]), [['spec.endpoints[0].portt', 'CustomResourceDefinition servicemonitors.monitoring.coreos.com']]);
+});
+
+test('undeclared fields are dropped and reported; the rest is applied', async () => {
+  const { cluster, applier, req } = setup();
+  const res = await applier.apply(req([ns, dep({ resources: { limits: { cpu: '1' } } })]));
+  assert.equal(res.status, 'deployed', res.message);
+  assert.deepEqual(res.droppedFields, [
+    { object: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'op' }, path: 'spec.template.spec.containers[name=manager].env[name=A].resources', schema: '/openapi/v3 apis/apps/v1' },
+  ]);
+  const live = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
+  const env = (live?.spec as { template: { spec: { containers: { env: unknown[] }[] } } }).template.spec.containers[0]?.env;
+  assert.deepEqual(env, [{ name: 'A', value: '1' }]);
+});
+
+test('a failed first install is removed with its records; keepFailedInstall keeps it', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unhealthyNames.add('op');
+  const res = await applier.apply(req([ns, dep()]));
+  assert.equal(res.status, 'failed');
+  assert.match(res.message, /^install failed: not healthy after 200 ms: Deployment ops\/op: 0 of 1 replicas available; removed the failed install \(2 objects and its release records/);
+  assert.deepEqual(res.removed?.map((r) => r.kind), ['Deployment', 'Namespace']);
+  assert.equal(cluster.objects.size, 0, 'nothing left');
+  assert.deepEqual(await applier.history(release), []);
+
+  const kept = await applier.apply(req([ns, dep()], { keepFailedInstall: true }));
+  assert.equal(kept.status, 'failed');
+  assert.equal(kept.removed, undefined);
+  assert.match(kept.message, /not healthy after 200 ms/);
+  assert.ok(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }) !== undefined);
+  assert.deepEqual((await applier.history(release)).map((r) => r.status), ['failed']);
+});
+
+test('a failed upgrade is not removed: it rolls back', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns]));
+  cluster.unhealthyNames.add('op');
+  const res = await applier.apply(req([ns, dep()]));
+  assert.equal(res.status, 'rolled-back');
+  assert.equal(res.removed, undefined);
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'ops' }) !== undefined);
+});
