@@ -4,7 +4,7 @@
  * repository URL), check the archive against the entry's `digest` when it has one, and confirm
  * that the archive's Chart.yaml is the chart and version the index promised.
  */
-import { credentialsFromAuthFiles, type Credentials } from '../../oci/index.js';
+import type { Credentials } from '../../oci/index.js';
 import { readArchiveChartMetadata } from './chart-file.js';
 import { cachedArchive, storeArchive } from './cache.js';
 import { ChartIndexError, ChartSourceError, NoMatchingVersionError } from './errors.js';
@@ -23,7 +23,8 @@ import { sameChartVersion, selectChartVersion, sortChartVersions } from './versi
 
 function httpOptions(base: string, label: string, opts: ListVersionsOptions): HttpGetOptions {
   const origin = new URL(base).origin;
-  const auth = opts.auth ?? credentialsFromAuthFiles();
+  // Only explicit credentials: the docker config's are for registries, not chart repositories.
+  const auth = opts.auth;
   const creds: Credentials | undefined = typeof auth === 'function' ? auth(new URL(base).host) : auth;
   return { ref: label, timeoutMs: opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, ...(creds === undefined ? {} : { credentials: { origin, credentials: creds } }) };
 }

@@ -11,7 +11,10 @@ export interface ChartSourceOptions {
    * allows them; a controller must not, or a custom resource could read the controller's own files.
    */
   allowHostPaths?: boolean;
-  /** Credentials by host: registries (any kind) and repositories (username/password, same origin only). Default: REGISTRY_AUTH_FILE, then the docker config. */
+  /**
+   * Credentials by host. Registries: any kind; default REGISTRY_AUTH_FILE, then the docker config.
+   * Chart repositories: username/password, sent to the repository's own origin only; none by default.
+   */
   auth?: AuthOption;
   /** Largest chart archive, in bytes (default 100 MiB, Helm's own limit for a decompressed chart). */
   maxArchiveBytes?: number;
