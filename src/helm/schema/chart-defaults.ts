@@ -40,7 +40,7 @@ const TYPED_KEYWORDS = [
 
 /** Turns a node into one that keeps any value (description, title and nullable stay). */
 function makeUntyped(node: Record<string, unknown>): void {
-  for (const k of TYPED_KEYWORDS) delete node[k];
+  for (const k of TYPED_KEYWORDS) Reflect.deleteProperty(node, k);
   node[PRESERVE_UNKNOWN] = true;
 }
 
@@ -89,7 +89,7 @@ function widen(v: Violation): string {
       delete node.exclusiveMaximum;
       return 'dropped maximum';
     default:
-      delete node[v.rule];
+      Reflect.deleteProperty(node, v.rule);
       return `dropped ${v.rule}`;
   }
 }

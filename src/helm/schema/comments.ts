@@ -161,6 +161,6 @@ export function annotateValues(document: Document, source: string): ValuesAnnota
       walk(pair.value as Node | null, p, segs);
     }
   };
-  walk(document.contents as Node | null, '', []);
+  walk(document.contents, '', []);
   return out;
 }

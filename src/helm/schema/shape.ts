@@ -237,6 +237,12 @@ function assignDefined<K extends keyof Shape>(out: Shape, key: K, value: Shape[K
 function intersect2(a: Shape, b: Shape): Shape {
   const out: Shape = { nullable: a.nullable && b.nullable };
   assignDefined(out, 'types', intersectTypes(a.types, b.types));
+  intersectScalars(out, a, b);
+  intersectCollections(out, a, b);
+  return out;
+}
+
+function intersectScalars(out: Shape, a: Shape, b: Shape): void {
   assignDefined(out, 'title', a.title ?? b.title);
   assignDefined(out, 'description', a.description ?? b.description);
   assignDefined(out, 'default', a.default ?? b.default);
@@ -254,6 +260,9 @@ function intersect2(a: Shape, b: Shape): Shape {
   assignDefined(out, 'maxItems', minOf(a.maxItems, b.maxItems));
   assignDefined(out, 'minProperties', maxOf(a.minProperties, b.minProperties));
   assignDefined(out, 'maxProperties', minOf(a.maxProperties, b.maxProperties));
+}
+
+function intersectCollections(out: Shape, a: Shape, b: Shape): void {
   if (a.items !== undefined && b.items !== undefined) out.items = intersect([a.items, b.items]);
   else assignDefined(out, 'items', a.items ?? b.items);
 
@@ -266,7 +275,6 @@ function intersect2(a: Shape, b: Shape): Shape {
   const additional = intersectAdditional(a.additional ?? 'open', b.additional ?? 'open');
   if (additional !== 'open') out.additional = additional;
   if (a.required !== undefined || b.required !== undefined) out.required = [...new Set([...(a.required ?? []), ...(b.required ?? [])])];
-  return out;
 }
 
 function intersectAdditional(a: 'open' | 'closed' | Shape, b: 'open' | 'closed' | Shape): 'open' | 'closed' | Shape {

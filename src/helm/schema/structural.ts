@@ -61,6 +61,38 @@ const NOT_IN_VALUE_VALIDATION = [
   INT_OR_STRING, 'x-kubernetes-list-map-keys', 'x-kubernetes-list-type', 'x-kubernetes-map-type', 'x-kubernetes-validations',
 ] as const;
 
+const isBoolean = { ok: (v: unknown): boolean => typeof v === 'boolean', message: 'must be a boolean' };
+const isNumber = { ok: (v: unknown): boolean => typeof v === 'number', message: 'must be a number' };
+const isCount = { ok: (v: unknown): boolean => typeof v === 'number' && Number.isInteger(v) && v >= 0, message: 'must be a non-negative integer' };
+const isString = { ok: (v: unknown): boolean => typeof v === 'string', message: 'must be a string' };
+
+/** The JSON type each keyword's value must have. */
+const KEYWORD_TYPES: Record<string, { ok: (v: unknown) => boolean; message: string } | undefined> = {
+  nullable: isBoolean,
+  exclusiveMinimum: isBoolean,
+  exclusiveMaximum: isBoolean,
+  uniqueItems: isBoolean,
+  [INT_OR_STRING]: isBoolean,
+  'x-kubernetes-embedded-resource': isBoolean,
+  minimum: isNumber,
+  maximum: isNumber,
+  multipleOf: isNumber,
+  minLength: isCount,
+  maxLength: isCount,
+  minItems: isCount,
+  maxItems: isCount,
+  minProperties: isCount,
+  maxProperties: isCount,
+  description: isString,
+  title: isString,
+  format: isString,
+  pattern: isString,
+  required: { ok: (v) => Array.isArray(v) && v.every((r) => typeof r === 'string'), message: 'must be a list of strings' },
+  enum: { ok: Array.isArray, message: 'must be a list' },
+  properties: { ok: isRecord, message: 'must be a map of schemas' },
+  additionalProperties: { ok: (v) => typeof v === 'boolean' || isRecord(v), message: 'must be a boolean or a schema' },
+};
+
 const INT_OR_STRING_ANY_OF = [{ type: 'integer' }, { type: 'string' }];
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -90,32 +122,9 @@ class Checker {
     }
     this.keywords(s, path);
     this.values(s, path, inMetadata);
-    const preserve = s[PRESERVE_UNKNOWN] === true;
-    const intOrString = s[INT_OR_STRING] === true;
-    const embedded = s['x-kubernetes-embedded-resource'] === true;
-    const type = typeof s.type === 'string' ? s.type : undefined;
+    this.invariants(s, level, path);
 
-    if (type === 'array' && s.items === undefined) this.error('structural.items-required', key(path, 'items'), 'must be specified');
-    if (s.additionalProperties !== undefined) {
-      if (level === 'root') this.error('structural.additional-properties-root', key(path, 'additionalProperties'), 'must not be used at the root');
-      if (isRecord(s.properties) && Object.keys(s.properties).length > 0 && s.additionalProperties !== true) {
-        this.error('structural.properties-and-additional-properties', key(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive');
-      }
-      if (embedded) this.error('structural.embedded-resource', key(path, 'additionalProperties'), 'must not be used if x-kubernetes-embedded-resource is set');
-    }
-    if (embedded && type !== 'object') this.error('structural.embedded-resource', key(path, 'type'), 'must be object if x-kubernetes-embedded-resource is true');
-    else if (type === undefined && !intOrString && !preserve) {
-      const what = { root: 'at the root', item: 'for specified array items', field: 'for specified object fields' }[level];
-      this.error('structural.type-required', key(path, 'type'), `must not be empty ${what}`);
-    }
-    if (level === 'root' && type !== undefined && type !== 'object') this.error('structural.root-type', key(path, 'type'), 'must be object at the root');
-    if (intOrString && preserve) this.error('structural.int-or-string', key(path, PRESERVE_UNKNOWN), 'must be false if x-kubernetes-int-or-string is true');
-    if (intOrString && embedded) this.error('structural.int-or-string', key(path, 'x-kubernetes-embedded-resource'), 'must be false if x-kubernetes-int-or-string is true');
-    if (embedded && !preserve && !(isRecord(s.properties) && Object.keys(s.properties).length > 0)) {
-      this.error('structural.embedded-resource', key(path, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields');
-    }
-
-    const checkMeta = level === 'root' || embedded;
+    const checkMeta = level === 'root' || s['x-kubernetes-embedded-resource'] === true;
     const props = isRecord(s.properties) ? s.properties : {};
     if (checkMeta) {
       for (const k of ['kind', 'apiVersion']) {
@@ -132,6 +141,38 @@ class Checker {
 
     this.valueValidation(s, path);
     this.completeness(s, s, path, path);
+  }
+
+  /** The structural invariants of one node (validateStructuralInvariants). */
+  invariants(s: Record<string, unknown>, level: Level, path: string): void {
+    const preserve = s[PRESERVE_UNKNOWN] === true;
+    const intOrString = s[INT_OR_STRING] === true;
+    const embedded = s['x-kubernetes-embedded-resource'] === true;
+    const type = typeof s.type === 'string' ? s.type : undefined;
+
+    if (type === 'array' && s.items === undefined) this.error('structural.items-required', key(path, 'items'), 'must be specified');
+    if (s.additionalProperties !== undefined) {
+      if (level === 'root') this.error('structural.additional-properties-root', key(path, 'additionalProperties'), 'must not be used at the root');
+      if (isRecord(s.properties) && Object.keys(s.properties).length > 0 && s.additionalProperties !== true) {
+        this.error('structural.properties-and-additional-properties', key(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive');
+      }
+    }
+    if (embedded && type !== 'object') this.error('structural.embedded-resource', key(path, 'type'), 'must be object if x-kubernetes-embedded-resource is true');
+    else if (type === undefined && !intOrString && !preserve) {
+      const what = { root: 'at the root', item: 'for specified array items', field: 'for specified object fields' }[level];
+      this.error('structural.type-required', key(path, 'type'), `must not be empty ${what}`);
+    }
+    if (level === 'root' && type !== undefined && type !== 'object') this.error('structural.root-type', key(path, 'type'), 'must be object at the root');
+    if (intOrString && preserve) this.error('structural.int-or-string', key(path, PRESERVE_UNKNOWN), 'must be false if x-kubernetes-int-or-string is true');
+    if (intOrString && embedded) this.error('structural.int-or-string', key(path, 'x-kubernetes-embedded-resource'), 'must be false if x-kubernetes-int-or-string is true');
+    if (embedded) this.embeddedResource(s, path);
+  }
+
+  embeddedResource(s: Record<string, unknown>, path: string): void {
+    if (s.additionalProperties !== undefined) this.error('structural.embedded-resource', key(path, 'additionalProperties'), 'must not be used if x-kubernetes-embedded-resource is set');
+    if (s[PRESERVE_UNKNOWN] !== true && !(isRecord(s.properties) && Object.keys(s.properties).length > 0)) {
+      this.error('structural.embedded-resource', key(path, 'properties'), 'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields');
+    }
   }
 
   /** Keywords the CRD API refuses, and the types of keyword values. */
@@ -152,31 +193,18 @@ class Checker {
       }
     }
     if (s[PRESERVE_UNKNOWN] !== undefined && s[PRESERVE_UNKNOWN] !== true) this.error('structural.preserve-unknown-fields', key(path, PRESERVE_UNKNOWN), 'must be true or undefined');
-    for (const k of ['nullable', 'exclusiveMinimum', 'exclusiveMaximum', 'uniqueItems', INT_OR_STRING, 'x-kubernetes-embedded-resource']) {
-      if (s[k] !== undefined && typeof s[k] !== 'boolean') this.error('structural.keyword-type', key(path, k), 'must be a boolean');
-    }
-    for (const k of ['minimum', 'maximum', 'multipleOf']) {
-      if (s[k] !== undefined && typeof s[k] !== 'number') this.error('structural.keyword-type', key(path, k), 'must be a number');
-    }
-    for (const k of ['minLength', 'maxLength', 'minItems', 'maxItems', 'minProperties', 'maxProperties']) {
-      const v = s[k];
-      if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 0)) this.error('structural.keyword-type', key(path, k), 'must be a non-negative integer');
-    }
-    for (const k of ['description', 'title', 'format']) {
-      if (s[k] !== undefined && typeof s[k] !== 'string') this.error('structural.keyword-type', key(path, k), 'must be a string');
-    }
-    if (s.required !== undefined && !(Array.isArray(s.required) && s.required.every((r) => typeof r === 'string'))) {
-      this.error('structural.keyword-type', key(path, 'required'), 'must be a list of strings');
-    }
-    if (s.enum !== undefined && !Array.isArray(s.enum)) this.error('structural.keyword-type', key(path, 'enum'), 'must be a list');
-    if (s.properties !== undefined && !isRecord(s.properties)) this.error('structural.keyword-type', key(path, 'properties'), 'must be a map of schemas');
-    if (s.additionalProperties !== undefined && typeof s.additionalProperties !== 'boolean' && !isRecord(s.additionalProperties)) {
-      this.error('structural.keyword-type', key(path, 'additionalProperties'), 'must be a boolean or a schema');
+    this.keywordTypes(s, path);
+  }
+
+  keywordTypes(s: Record<string, unknown>, path: string): void {
+    for (const [k, v] of Object.entries(s)) {
+      const rule = KEYWORD_TYPES[k];
+      if (rule !== undefined && !rule.ok(v)) this.error('structural.keyword-type', key(path, k), rule.message);
     }
     if (typeof s.pattern === 'string') {
       const problem = patternProblem(s.pattern);
       if (problem !== undefined) this.error('structural.pattern', key(path, 'pattern'), `must be a valid regular expression: ${problem}`);
-    } else if (s.pattern !== undefined) this.error('structural.keyword-type', key(path, 'pattern'), 'must be a string');
+    }
   }
 
   /** `default` and `enum` values must validate against their own node. */

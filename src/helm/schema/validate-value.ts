@@ -112,7 +112,8 @@ function checkEnum(node: Record<string, unknown>, value: unknown, add: (rule: Vi
 }
 
 function checkString(node: Record<string, unknown>, value: string, add: (rule: ViolationRule, message: string) => void): void {
-  const length = [...value].length;
+  let length = 0;
+  for (const _ of value) length++; // code points, as Go counts runes
   if (typeof node.minLength === 'number' && length < node.minLength) add('minLength', `${show(value)} is shorter than ${node.minLength}`);
   if (typeof node.maxLength === 'number' && length > node.maxLength) add('maxLength', `${show(value)} is longer than ${node.maxLength}`);
   if (typeof node.pattern === 'string') {
