@@ -96,7 +96,7 @@ describe('overrides', () => {
     assert.deepEqual(schema.properties?.list?.items?.required, ['k'], 'list elements are replaced whole, so their rules stay');
   });
 
-  it('fields a merge reaches become nullable, enums included; list items do not', () => {
+  it('fields a merge reaches become nullable, an enum moving under allOf; list items do not', () => {
     const schema: StructuralSchema = {
       type: 'object',
       properties: {
@@ -106,9 +106,10 @@ describe('overrides', () => {
       },
     };
     allowNullOverrides(schema);
-    assert.deepEqual(schema.properties?.mode, { type: 'string', enum: ['a', null], nullable: true });
+    assert.deepEqual(schema.properties?.mode, { type: 'string', nullable: true, allOf: [{ enum: ['a'] }] });
     assert.deepEqual(schema.properties?.labels, { type: 'object', additionalProperties: { type: 'string', nullable: true }, nullable: true });
     assert.deepEqual(schema.properties?.list, { type: 'array', items: { type: 'string' }, nullable: true });
     assert.deepEqual(valueViolations(schema, { mode: null, labels: { a: null }, list: null }), []);
+    assert.deepEqual(valueViolations(schema, { mode: 'z' }).map((v) => `${v.rule} ${v.path}`), ['enum mode'], 'the enum still holds for other values');
   });
 });

@@ -16,6 +16,7 @@
  */
 import type { Problem } from '../../util/errors.js';
 import { additionalPath, childPath, itemsPath, showPath } from './paths.js';
+import { enumForNullable } from './nullable-enum.js';
 import { INT_OR_STRING, PRESERVE_UNKNOWN, type StructuralSchema } from './types.js';
 import { valueViolations, type Violation } from './validate-value.js';
 
@@ -50,7 +51,7 @@ function widen(v: Violation): string {
   switch (v.rule) {
     case 'null':
       node.nullable = true;
-      if (Array.isArray(node.enum)) node.enum.push(null);
+      enumForNullable(node as StructuralSchema);
       return 'made it nullable';
     case 'type': {
       const t = valueType(v.value);
@@ -69,6 +70,10 @@ function widen(v: Violation): string {
       return 'made it keep any value';
     }
     case 'enum':
+      if (v.value === null) {
+        enumForNullable(node as StructuralSchema);
+        return 'moved the enum under allOf, where it does not apply to null';
+      }
       if (Array.isArray(node.enum)) node.enum.push(v.value);
       return 'added the default to the enum';
     case 'pruned':

@@ -9,8 +9,8 @@
  *   would accept; a map (`additionalProperties` without `properties`) stays a map; both
  *   together, which Kubernetes forbids, keep the `properties` and preserve the other keys
  *   unvalidated (lossless, with a warning);
- * - `enum` keeps only the values the node's type allows, plus `null` when the node is nullable
- *   (the API server checks `enum` for nulls too).
+ * - `enum` keeps only the values the node's type allows (a nullable node's enum is moved under
+ *   `allOf` afterwards, see nullable-enum.ts).
  */
 import { formatKnown } from './formats.js';
 import { additionalPath, childPath, itemsPath } from './paths.js';
@@ -80,7 +80,6 @@ export function emit(shape: Shape, path: string, warn: Warn): StructuralSchema {
   if (shape.enum !== undefined) {
     const values = shape.enum.filter((v) => v !== null && fitsKind(v, kind));
     if (values.length > 0) {
-      if (shape.nullable) values.push(null);
       out.enum = values;
     } else if (shape.enum.length > 0 && !shape.enum.every((v) => v === null)) {
       warn('schema.enum', `no enum value fits the type here; the enum is dropped`, path);

@@ -221,7 +221,7 @@ describe('values.schema.json → structural schema', () => {
 
   it('infers the type of an untyped enum, and keeps any value for untyped nodes', () => {
     const r = convert({ type: 'object', properties: { policy: { enum: ['Always', 'IfNotPresent', null] }, blob: { description: 'anything' } } });
-    assert.deepEqual(r.schema.properties?.policy, { type: 'string', nullable: true, enum: ['Always', 'IfNotPresent', null] });
+    assert.deepEqual(r.schema.properties?.policy, { type: 'string', nullable: true, allOf: [{ enum: ['Always', 'IfNotPresent'] }] }, 'a nullable enum moves under allOf');
     assert.deepEqual(r.schema.properties?.blob, { description: 'anything', 'x-kubernetes-preserve-unknown-fields': true, nullable: true });
   });
 

@@ -9,6 +9,7 @@
  * - every field is `nullable`: in Helm, `key: null` in user values deletes the chart's default
  *   for that key, and the API server would otherwise drop the null before Helm sees it.
  */
+import { enumForNullable } from './nullable-enum.js';
 import type { StructuralSchema } from './types.js';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -30,7 +31,7 @@ export function relaxForOverrides(schema: StructuralSchema, defaults: unknown): 
   }
 }
 
-/** Marks every field a merge reaches `nullable` (and lets `null` through its `enum`). */
+/** Marks every field a merge reaches `nullable`. */
 export function allowNullOverrides(schema: StructuralSchema): void {
   const children = [...Object.values(schema.properties ?? {}), ...(schema.additionalProperties === undefined ? [] : [schema.additionalProperties])];
   for (const child of children) {
@@ -41,5 +42,5 @@ export function allowNullOverrides(schema: StructuralSchema): void {
 
 function makeNullable(node: StructuralSchema): void {
   node.nullable = true;
-  if (node.enum !== undefined && !node.enum.includes(null)) node.enum.push(null);
+  enumForNullable(node);
 }

@@ -217,6 +217,7 @@ class Checker {
     }
     if (Array.isArray(s.enum)) {
       s.enum.forEach((e, i) => {
+        if (e === null) return; // the API server does not check null entries (nor ever matches them)
         const probe = { ...s };
         delete probe.default;
         for (const v of valueViolations(probe, e)) this.error('structural.enum', `${key(path, 'enum')}[${i}]`, v.message);

@@ -36,6 +36,8 @@ export interface StructuralSchema {
   properties?: Record<string, StructuralSchema>;
   additionalProperties?: StructuralSchema;
   items?: StructuralSchema;
+  /** Only to hold the enum of a nullable node (see nullable-enum.ts). */
+  allOf?: { enum: unknown[] }[];
   [PRESERVE_UNKNOWN]?: true;
   [INT_OR_STRING]?: true;
 }

@@ -63,6 +63,13 @@ describe('validateValue (the structural subset)', () => {
     assert.deepEqual(valueViolations(obj, { a: 'x', b: 'y' }).map((v) => v.rule), ['oneOf']);
   });
 
+  it('a null never matches an enum, but allOf/anyOf/oneOf/not are not evaluated for nulls', () => {
+    assert.deepEqual(valueViolations({ type: 'string', nullable: true, enum: ['a', null] }, null).map((v) => v.rule), ['enum']);
+    assert.deepEqual(valueViolations({ type: 'string', nullable: true, allOf: [{ enum: ['a'] }] }, null), []);
+    assert.deepEqual(valueViolations({ type: 'string', nullable: true, allOf: [{ enum: ['a'] }] }, 'b').map((v) => v.rule), ['enum']);
+    assert.deepEqual(valueViolations({ type: 'array', items: { 'x-kubernetes-int-or-string': true } }, [null]), [], 'an untyped item may be null');
+  });
+
   it('renders problems with file and values path', () => {
     const [p] = validateValue(schema, { replicas: 'x' }, { file: 'demo/values.yaml' });
     assert.deepEqual(p, { severity: 'error', rule: 'value.type', message: '"x" is not of type integer', field: 'replicas', file: 'demo/values.yaml' });

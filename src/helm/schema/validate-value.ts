@@ -82,13 +82,14 @@ function check(node: unknown, value: unknown, path: string, pos: Position, out: 
   const add = (rule: ViolationRule, message: string, key?: string): void => {
     out.push({ rule, path, message, node, value, ...(key === undefined ? {} : { key }) });
   };
-  const untyped = node.type === undefined && node[INT_OR_STRING] !== true;
   if (value === null) {
-    if (nested) return checkEnum(node, value, add);
-    if (node.nullable === true) checkEnum(node, value, add);
-    else if (pos === 'field') add('null', 'null in a field that is not nullable: the API server drops it');
-    else if (!(untyped && node[PRESERVE_UNKNOWN] === true)) add('type', 'null is not allowed here (not nullable)');
-    return;
+    // As the API server does: a null is checked for type and enum only, never against
+    // allOf/anyOf/oneOf/not, and a non-nullable null in an object field is dropped.
+    if (!nested && node.nullable !== true) {
+      if (pos === 'field') return add('null', 'null in a field that is not nullable: the API server drops it');
+      if (node.type !== undefined) return add('type', 'null is not allowed here (not nullable)');
+    }
+    return checkEnum(node, value, add);
   }
   if (node[INT_OR_STRING] === true) {
     if (!(typeof value === 'string' || Number.isInteger(value))) return add('type', `${show(value)} is neither an integer nor a string`);
@@ -107,8 +108,11 @@ function check(node: unknown, value: unknown, path: string, pos: Position, out: 
   checkJunctors(node, value, path, pos, add);
 }
 
+/** A null never matches an enum in Kubernetes (null entries are skipped). */
 function checkEnum(node: Record<string, unknown>, value: unknown, add: (rule: ViolationRule, message: string) => void): void {
-  if (Array.isArray(node.enum) && !node.enum.some((e) => isDeepStrictEqual(e, value))) add('enum', `${show(value)} is not one of ${show(node.enum)}`);
+  if (!Array.isArray(node.enum) || node.enum.length === 0) return;
+  if (value === null) return add('enum', `null never matches an enum (${show(node.enum)})`);
+  if (!node.enum.some((e) => e !== null && isDeepStrictEqual(e, value))) add('enum', `${show(value)} is not one of ${show(node.enum)}`);
 }
 
 function checkString(node: Record<string, unknown>, value: string, add: (rule: ViolationRule, message: string) => void): void {

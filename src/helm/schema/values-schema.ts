@@ -9,6 +9,7 @@ import { annotateValues } from './comments.js';
 import { emit } from './emit.js';
 import { shapeFromJsonSchema } from './from-json-schema.js';
 import { shapeFromValues } from './from-values.js';
+import { enumsForNullables } from './nullable-enum.js';
 import { allowNullOverrides, relaxForOverrides } from './overrides.js';
 import { showPath } from './paths.js';
 import { intersect, typedShape } from './shape.js';
@@ -62,6 +63,7 @@ export function valuesSchema(input: ValuesSchemaInput): ValuesSchemaResult {
     schema = emit(shape, '', warn);
   }
   if (opts.allowNullOverrides !== false) allowNullOverrides(schema);
+  enumsForNullables(schema);
   warnings.push(...acceptChartDefaults(schema, parsed.values, file));
   if (useSchema && opts.defaults === 'keep') warnings.push(...dropInvalidDefaults(schema, file));
   return { schema, source: useSchema ? 'values.schema.json' : 'values.yaml', warnings };
