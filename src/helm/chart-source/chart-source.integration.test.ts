@@ -190,6 +190,7 @@ test('registry: by tag, by range and by digest, the same bytes as helm pull, the
     [':8.1.0_build.5', undefined, '8.1.0+build.5'],
     ['', '>=8.0.0 <9', '8.1.0+build.5'],
     ['', '~8.0', '8.0.1'],
+    ['', '8.1.0+build.5', '8.1.0+build.5'],
     ['', undefined, '8.1.0+build.5'],
     ['', '>=9.0.0-0', '9.0.0-rc.1'],
   ] as const) {

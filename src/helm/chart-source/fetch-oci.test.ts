@@ -8,7 +8,7 @@ import { BinnacleError } from '../../util/errors.js';
 import { NoMatchingVersionError } from './errors.js';
 import { fetchChart, listChartVersions } from './fetch.js';
 import { chartArchive, send, sha256Hex, startServer, type TestServer } from './fixtures.test-helper.js';
-import { HelmMediaType } from './oci.js';
+import { HelmMediaType, helmRegistryConfig } from './oci.js';
 import type { OciChartRef } from './reference.js';
 
 // A fake registry serving charts under charts/app and a container image under charts/image.
@@ -155,4 +155,24 @@ test('registry failures are named in chart terms', async () => {
   // Of the failed fetches only the verified archive of the mismatch stays (content-addressed, unreferenced until GC).
   assert.deepEqual(await readdir(join(cacheDir, 'charts', 'sha256')), [`${sha256Hex(archives['1.2.0'])}.tgz`]);
   assert.deepEqual(await readdir(join(cacheDir, 'tmp')).catch(() => []), []);
+});
+
+test('an exact version is its tag: no tags list is read, and a missing one lists what exists', async () => {
+  const cacheDir = await freshCache();
+  const listed = registry.hits.get('/v2/charts/app/tags/list') ?? 0;
+  const got = await fetchChart(oci('app', '1.1.0'), { cacheDir, registryClient: client });
+  assert.equal(got.version, '1.1.0');
+  assert.equal(got.source, `oci://${host}/charts/app:1.1.0@${digest110}`);
+  assert.equal(registry.hits.get('/v2/charts/app/tags/list') ?? 0, listed);
+  await assert.rejects(fetchChart(oci('app', '7.7.7'), { cacheDir, registryClient: client }), (err: unknown) => {
+    assert.ok(err instanceof NoMatchingVersionError);
+    assert.deepEqual(err.available, ['3.0.0-rc.1', '2.0.0+build.1', '1.2.0', '1.1.0', '1.0.0']);
+    return true;
+  });
+});
+
+test('credentials of `helm registry login` are found where helm keeps them', () => {
+  assert.equal(helmRegistryConfig({ HELM_REGISTRY_CONFIG: '/x/registry.json' }), '/x/registry.json');
+  assert.equal(helmRegistryConfig({ HELM_CONFIG_HOME: '/h' }), '/h/registry/config.json');
+  assert.equal(helmRegistryConfig({ XDG_CONFIG_HOME: '/xdg' }), '/xdg/helm/registry/config.json');
 });

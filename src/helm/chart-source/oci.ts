@@ -5,8 +5,11 @@
  * `application/tar+gzip`) is the `.tgz` itself, under the tag = chart version with `+` as `_`.
  * A range is resolved against the tags list, as `helm pull --version` does.
  */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import semver from 'semver';
 import { BinnacleError } from '../../util/errors.js';
-import { RegistryClient, type Descriptor, type ImageManifest, type ImageReference } from '../../oci/index.js';
+import { RegistryClient, credentialsFromAuthFiles, defaultAuthFiles, type Descriptor, type ImageManifest, type ImageReference } from '../../oci/index.js';
 import { readArchiveChartMetadata } from './chart-file.js';
 import { cachedArchive, lookupPin, rememberPin, storeArchive } from './cache.js';
 import { ChartSourceError, NoMatchingVersionError, type ChartSourceCode } from './errors.js';
@@ -21,11 +24,19 @@ export const HelmMediaType = {
   provenance: 'application/vnd.cncf.helm.chart.provenance.v1.prov',
 } as const;
 
+/** Where `helm registry login` keeps credentials (docker config format). */
+export function helmRegistryConfig(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.HELM_REGISTRY_CONFIG !== undefined && env.HELM_REGISTRY_CONFIG !== '') return env.HELM_REGISTRY_CONFIG;
+  const config = env.HELM_CONFIG_HOME ?? (env.XDG_CONFIG_HOME !== undefined && env.XDG_CONFIG_HOME !== '' ? join(env.XDG_CONFIG_HOME, 'helm') : join(homedir(), '.config', 'helm'));
+  return join(config, 'registry', 'config.json');
+}
+
 function clientFor(ref: OciChartRef, opts: ListVersionsOptions): RegistryClient {
   if (opts.registryClient !== undefined) return opts.registryClient;
   return new RegistryClient({
     ...(ref.insecure === true ? { insecure: true } : {}),
-    ...(opts.auth === undefined ? {} : { auth: opts.auth }),
+    // Docker's credentials first, then those of `helm registry login`.
+    auth: opts.auth ?? credentialsFromAuthFiles([...defaultAuthFiles(), helmRegistryConfig()]),
     ...(opts.logger === undefined ? {} : { logger: opts.logger }),
   });
 }
@@ -98,37 +109,70 @@ function chartLayer(manifest: ImageManifest, label: string): Descriptor {
   return layer;
 }
 
+/** An exact version without a tag: what exists instead, when the registry will list it. */
+async function missingVersion(client: RegistryClient, loc: OciLocation, label: string, version: string, notFound: ChartSourceError): Promise<ChartSourceError> {
+  try {
+    const tags = await client.listTags(imageRef(loc, undefined, undefined));
+    return new NoMatchingVersionError(label, version, sortChartVersions(tags.map(ociTagToVersion)).valid);
+  } catch {
+    return notFound;
+  }
+}
+
 function pinKey(loc: OciLocation, manifestDigest: string): string {
   return `oci\n${loc.registry}/${loc.repository}@${manifestDigest}`;
+}
+
+/** What a reference asks the registry for: its tag (or digest), and the version the tag was chosen for. */
+interface Target {
+  tag: string | undefined;
+  /** Set when the tag was derived from a version: the chart in it must be that version. */
+  selected: string | undefined;
+  /** The version was exact, so no tags list was read. */
+  exact: boolean;
+}
+
+async function resolveTarget(client: RegistryClient, loc: OciLocation, ref: OciChartRef, label: string): Promise<Target> {
+  if (loc.digest !== undefined || loc.tag !== undefined) return { tag: loc.tag, selected: undefined, exact: false };
+  if (ref.version !== undefined && semver.valid(ref.version) === ref.version) {
+    // An exact version is its tag, as Helm takes it: no tags list needed (some registries refuse to list).
+    return { tag: versionToOciTag(ref.version), selected: ref.version, exact: true };
+  }
+  const tags = await oci(label, () => client.listTags(imageRef(loc, undefined, undefined)));
+  const versions = sortChartVersions(tags.map(ociTagToVersion)).valid;
+  const selected = selectChartVersion(versions, ref.version);
+  if (selected === undefined) throw new NoMatchingVersionError(label, ref.version ?? '*', versions);
+  return { tag: versionToOciTag(selected), selected, exact: false };
+}
+
+/** A digest reference fetched before: answered from the cache, without the network. */
+async function pinnedHit(ref: OciChartRef, loc: OciLocation, opts: ChartSourceOptions): Promise<FetchedChart | undefined> {
+  if (loc.digest === undefined) return undefined;
+  const hit = await lookupPin(opts.cacheDir, pinKey(loc, loc.digest));
+  if (hit === undefined) return undefined;
+  opts.logger?.debug({ chart: ref.ref, digest: hit.record.digest }, 'pinned chart already cached');
+  const { digest, name, version, appVersion } = hit.record;
+  const source = `${ociBase(loc)}${loc.tag === undefined ? '' : `:${loc.tag}`}@${loc.digest}`;
+  return { path: hit.path, kind: 'archive', digest, name, version, appVersion, ref, source, manifestDigest: loc.digest };
 }
 
 export async function fetchOciChart(ref: OciChartRef, opts: ChartSourceOptions): Promise<FetchedChart> {
   const loc = parseOciLocation(ref.ref);
   const label = describeChartRef(ref);
   const maxBytes = opts.maxArchiveBytes ?? DEFAULT_MAX_ARCHIVE_BYTES;
-
-  if (loc.digest !== undefined) {
-    const hit = await lookupPin(opts.cacheDir, pinKey(loc, loc.digest));
-    if (hit !== undefined) {
-      opts.logger?.debug({ chart: ref.ref, digest: hit.record.digest }, 'pinned chart already cached');
-      const { digest, name, version, appVersion } = hit.record;
-      const source = `${ociBase(loc)}${loc.tag === undefined ? '' : `:${loc.tag}`}@${loc.digest}`;
-      return { path: hit.path, kind: 'archive', digest, name, version, appVersion, ref, source, manifestDigest: loc.digest };
-    }
-  }
+  const hit = await pinnedHit(ref, loc, opts);
+  if (hit !== undefined) return hit;
 
   const client = clientFor(ref, opts);
-  let tag = loc.tag;
-  let selected: string | undefined;
-  if (loc.digest === undefined && tag === undefined) {
-    const tags = await oci(label, () => client.listTags(imageRef(loc, undefined, undefined)));
-    const versions = sortChartVersions(tags.map(ociTagToVersion)).valid;
-    selected = selectChartVersion(versions, ref.version);
-    if (selected === undefined) throw new NoMatchingVersionError(label, ref.version ?? '*', versions);
-    tag = versionToOciTag(selected);
+  const { tag, selected, exact } = await resolveTarget(client, loc, ref, label);
+  let found: { manifest: ImageManifest; digest: string };
+  try {
+    found = await chartManifest(client, loc, imageRef(loc, loc.digest === undefined ? tag : undefined, loc.digest), label);
+  } catch (err) {
+    if (exact && err instanceof ChartSourceError && err.code === 'HELM_CHART_NOT_FOUND') throw await missingVersion(client, loc, label, ref.version ?? '', err);
+    throw err;
   }
-
-  const { manifest, digest: manifestDigest } = await chartManifest(client, loc, imageRef(loc, loc.digest === undefined ? tag : undefined, loc.digest), label);
+  const { manifest, digest: manifestDigest } = found;
   const layer = chartLayer(manifest, label);
   if (layer.size > maxBytes) throw new ChartSourceError('HELM_CHART_TOO_LARGE', label, `the chart layer is ${layer.size} bytes, over the limit of ${maxBytes}`);
 
