@@ -51,7 +51,7 @@ function widen(v: Violation): string {
   switch (v.rule) {
     case 'null':
       node.nullable = true;
-      enumForNullable(node as StructuralSchema);
+      enumForNullable(node);
       return 'made it nullable';
     case 'type': {
       const t = valueType(v.value);
@@ -71,7 +71,7 @@ function widen(v: Violation): string {
     }
     case 'enum':
       if (v.value === null) {
-        enumForNullable(node as StructuralSchema);
+        enumForNullable(node);
         return 'moved the enum under allOf, where it does not apply to null';
       }
       if (Array.isArray(node.enum)) node.enum.push(v.value);
