@@ -62,7 +62,7 @@ describe('protectionExpressions', () => {
   it('explains how to remove or change the extension instead, naming the PlatformOperator and the package', () => {
     assert.match(x.deleteMessage, /cannot be removed directly/);
     assert.match(x.updateMessage, /cannot be changed directly/);
-    assert.match(x.deleteMessage, /remove package ' \+ variables\.package \+ ' from spec\.packages of PlatformOperator ' \+ variables\.platformOperator/);
+    assert.match(x.deleteMessage, /remove package ' \+ variables\.packageName \+ ' from spec\.packages of PlatformOperator ' \+ variables\.platformOperator/);
     assert.match(x.deleteMessage, /kubectl edit platformoperator ' \+ variables\.platformOperator/);
   });
 
@@ -92,7 +92,10 @@ describe('protectionPolicy', () => {
     assert.equal(spec.failurePolicy, 'Fail');
     assert.deepEqual(spec.matchConstraints.resourceRules, [{ apiGroups: ['binnacle.dev'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['clusterextensions'] }]);
     assert.equal(spec.matchConditions[1]?.expression, '!(request.userInfo.username in ["a", "b"])', 'sorted, without duplicates');
-    assert.deepEqual(spec.variables.map((v) => v.name), ['platformOperator', 'package']);
+    assert.deepEqual(spec.variables.map((v) => v.name), ['platformOperator', 'packageName']);
+    // Variable names must be CEL identifiers, and none of CEL's reserved words (`package` is one).
+    const reserved = new Set(['as', 'break', 'const', 'continue', 'else', 'false', 'for', 'function', 'if', 'import', 'in', 'let', 'loop', 'package', 'namespace', 'null', 'return', 'true', 'var', 'void', 'while']);
+    for (const v of spec.variables) assert.ok(/^[A-Za-z_][A-Za-z0-9_]*$/.test(v.name) && !reserved.has(v.name), v.name);
     assert.deepEqual(spec.validations.map((v) => v.reason), ['Forbidden', 'Forbidden']);
     assert.deepEqual(binding?.spec, { policyName: PROTECTION_POLICY_NAME, validationActions: ['Deny'] });
   });

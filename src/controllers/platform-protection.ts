@@ -80,7 +80,7 @@ export function protectionExpressions(exemptUsers: readonly string[]): {
   ownedByPlatformOperator: string;
   notExempt: string;
   platformOperator: string;
-  package: string;
+  packageName: string;
   deleteAllowed: string;
   updateAllowed: string;
   deleteMessage: string;
@@ -92,7 +92,7 @@ export function protectionExpressions(exemptUsers: readonly string[]): {
     '(has(object.metadata.ownerReferences) == has(oldObject.metadata.ownerReferences) && (!has(object.metadata.ownerReferences) || object.metadata.ownerReferences == oldObject.metadata.ownerReferences))';
   const advice = (verb: string): string =>
     `'ClusterExtension ' + oldObject.metadata.name + ' is installed by PlatformOperator ' + variables.platformOperator + ', which keeps it on the cluster, and cannot be ${verb} directly. ` +
-    `To uninstall it, remove package ' + variables.package + ' from spec.packages of PlatformOperator ' + variables.platformOperator + ' (kubectl edit platformoperator ' + variables.platformOperator + '); ` +
+    `To uninstall it, remove package ' + variables.packageName + ' from spec.packages of PlatformOperator ' + variables.platformOperator + ' (kubectl edit platformoperator ' + variables.platformOperator + '); ` +
     `to change it, change that entry; or delete the PlatformOperator to remove all of its packages'`;
   return {
     ownedByPlatformOperator: `${ownedByRef} || ${ownedByLabel}`,
@@ -100,7 +100,7 @@ export function protectionExpressions(exemptUsers: readonly string[]): {
     platformOperator:
       `${ownedByRef} ? oldObject.metadata.ownerReferences.filter(r, ${PO_REF})[0].name : ` +
       `(${hasLabel('oldObject', LABEL_OWNER_NAME)} ? oldObject.metadata.labels[${celString(LABEL_OWNER_NAME)}] : 'unknown')`,
-    package:
+    packageName:
       "has(oldObject.spec) && has(oldObject.spec.source) && has(oldObject.spec.source.catalog) && has(oldObject.spec.source.catalog.packageName) ? oldObject.spec.source.catalog.packageName : oldObject.metadata.name",
     deleteAllowed: "request.operation != 'DELETE'",
     updateAllowed: `request.operation != 'UPDATE' || (object.spec == oldObject.spec && ${sameRefs} && ${sameLabel(LABEL_OWNER_KIND)} && ${sameLabel(LABEL_OWNER_NAME)})`,
@@ -129,7 +129,7 @@ export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
         ],
         variables: [
           { name: 'platformOperator', expression: x.platformOperator },
-          { name: 'package', expression: x.package },
+          { name: 'packageName', expression: x.packageName },
         ],
         validations: [
           { expression: x.deleteAllowed, messageExpression: x.deleteMessage, reason: 'Forbidden' },

@@ -45,10 +45,16 @@ export async function adminInstaller(client: KubeClient, ns: string): Promise<vo
   });
 }
 
-/** Deletes every ClusterExtension and waits (while the manager still runs) until they are gone. */
+/**
+ * Deletes every PlatformOperator (whose extensions only it may remove) and every
+ * ClusterExtension, and waits (while the manager still runs) until they are gone.
+ */
 export async function removeAllExtensions(client: KubeClient, timeoutMs = 180_000): Promise<void> {
   const apiVersion = 'binnacle.dev/v1alpha1';
-  for (const ce of (await client.list(apiVersion, 'ClusterExtension')).items) await client.delete({ apiVersion, kind: 'ClusterExtension', name: ce.metadata.name ?? '' });
+  for (const po of (await client.list(apiVersion, 'PlatformOperator')).items) await client.delete({ apiVersion, kind: 'PlatformOperator', name: po.metadata.name ?? '' });
+  for (const ce of (await client.list(apiVersion, 'ClusterExtension')).items) {
+    if (ce.metadata.ownerReferences?.some((r) => r.kind === 'PlatformOperator') !== true) await client.delete({ apiVersion, kind: 'ClusterExtension', name: ce.metadata.name ?? '' });
+  }
   await eventually('extensions gone', async () => ((await client.list(apiVersion, 'ClusterExtension')).items.length === 0 ? true : undefined), timeoutMs).catch(() => undefined);
 }
 

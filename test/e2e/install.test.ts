@@ -21,8 +21,8 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
 import { e2eClient, removeAllExtensions, e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
+import * as shared from './extensions.js';
 
-const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 const run = promisify(execFile);
 const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 
@@ -33,83 +33,19 @@ let published: PublishResult;
 const catalogName = uniqueName('examples');
 const cleanup: (() => Promise<unknown>)[] = [];
 
-async function serviceAccount(namespace: string, name: string, admin: boolean): Promise<void> {
-  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
-  if (admin) {
-    const binding = `${namespace}-${name}-admin`;
-    await client.apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: binding },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name, namespace }],
-    });
-    cleanup.push(() => client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: binding }));
-  }
-  cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }));
-}
-
-async function createExtension(name: string, namespace: string, catalog: ClusterExtension['spec']['source']['catalog'], sa = 'installer'): Promise<void> {
-  await client.apply({
-    apiVersion: API_VERSION,
-    kind: 'ClusterExtension',
-    metadata: { name },
-    spec: { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog: { ...catalog, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
-  });
-}
-
-async function extension(name: string): Promise<ClusterExtension> {
-  return client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-}
-
-/** Waits until the extension is Installed at `version` and settled. */
-async function installedAt(name: string, version: string, timeoutMs = 180_000): Promise<ClusterExtension> {
-  try {
-    return await eventually(
-      `${name} installed at ${version}`,
-      async () => {
-        const ce = await extension(name);
-        const ok =
-          ce.status?.observedGeneration === ce.metadata.generation &&
-          findCondition(ce.status?.conditions, 'Installed')?.status === 'True' &&
-          findCondition(ce.status?.conditions, 'Progressing')?.status === 'False' &&
-          ce.status?.install?.bundle.version === version;
-        return ok ? ce : undefined;
-      },
-      timeoutMs,
-      500,
-    );
-  } catch (err) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await describeExtension(name)}`, { cause: err });
-  }
-}
-
-/** The extension's and its BundleDeployments' conditions, for failure messages. */
-async function describeExtension(name: string): Promise<string> {
-  const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-  const lines = (ce?.status?.conditions ?? []).map((c) => `  ${name} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-  const bds = await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` });
-  for (const bd of bds.items) for (const c of bd.status?.conditions ?? []) lines.push(`  ${bd.metadata.name ?? ''} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-  return lines.join('\n');
-}
-
-async function removeExtension(name: string): Promise<void> {
-  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-  await eventually(`${name} removed`, async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
-}
-
-async function deploymentAvailable(namespace: string, name: string): Promise<boolean> {
-  const d = await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name });
-  const conds = (d?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-  return conds.some((c) => c.type === 'Available' && c.status === 'True');
-}
+const serviceAccount = (namespace: string, name: string, admin: boolean): Promise<void> => shared.serviceAccount(client, cleanup, namespace, name, admin);
+const createExtension = (name: string, namespace: string, catalog: ClusterExtension['spec']['source']['catalog'], sa = 'installer'): Promise<void> =>
+  shared.createExtension(client, catalogName, name, namespace, catalog, sa);
+const extension = (name: string): Promise<ClusterExtension> => shared.getExtension(client, name);
+const installedAt = (name: string, version: string, timeoutMs?: number): Promise<ClusterExtension> => shared.installedAt(client, name, version, timeoutMs);
+const removeExtension = (name: string): Promise<void> => shared.removeExtension(client, name);
+const deploymentAvailable = (namespace: string, name: string): Promise<boolean> => shared.deploymentAvailable(client, namespace, name);
 
 before(async () => {
   client = await e2eClient();
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
   published = await publishPackages({
-    packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator', 'flux'].map((p) => join(CORPUS, p)),
+    packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator', 'flux'].map((p) => join(shared.CORPUS, p)),
     registry: e2eRegistry(),
     repository: catalogName,
   });
