@@ -50,7 +50,7 @@ export {
   type SortedVersions,
 } from './version.js';
 export { decodeIndex, resolveChartUrl, type DecodedIndex, type IndexEntry, type SkippedEntry } from './repo-index.js';
-export { HelmMediaType } from './oci.js';
+export { HelmMediaType, helmRegistryConfig } from './oci.js';
 export { gcCharts, archivePath, type GcChartsResult } from './cache.js';
 export { ChartSourceError, NoMatchingVersionError, ChartIndexError, type ChartSourceCode, type IndexProblem } from './errors.js';
 export {
