@@ -3,7 +3,9 @@
  * ClusterExtension and PlatformOperator — their TypeScript types (`types`), their CRDs with
  * structural schemas, printer columns and short names (`crds`), and the rules for names
  * Binnacle derives from them (`names`). The controllers in `src/controllers` reconcile them.
+ * Also OLM's OperatorCondition (`operator-condition`), which Binnacle serves for the operators it installs.
  */
 export * from './types.js';
 export { ALL_CRDS, CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD } from './crds.js';
 export { boundedName, MAX_DERIVED_NAME } from './names.js';
+export * from './operator-condition.js';

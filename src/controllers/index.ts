@@ -4,10 +4,13 @@
  *
  * - ClusterCatalog (`cluster-catalog`): pull → unpack → validate → store → serve (`catalog-registry`).
  * - ClusterExtension (`cluster-extension`): resolve against served catalogs → one BundleDeployment
- *   per chosen bundle → report.
+ *   per chosen bundle → report. A bundle is not replaced while its operator's OperatorCondition
+ *   says `Upgradeable=False` (`operator-conditions`).
  * - BundleDeployment (`bundle-deployment`): unpack (src/source) → render (`renderers`) → check the
  *   ServiceAccount's permissions (`preflight-permissions`) → apply (src/apply) → report health.
- * - PlatformOperator (`platform-operator`): a ClusterExtension per required package.
+ * - PlatformOperator (`platform-operator`): a ClusterExtension per required package, protected by an
+ *   admission policy (`platform-protection`); per-package health and aggregated conditions
+ *   (`platform-health`), also as an OpenShift ClusterOperator (`cluster-operator`).
  *
  * `plan` answers what an install would change without changing anything. Reconcilers write
  * only status and finalizers of the objects they reconcile.
@@ -18,6 +21,8 @@ export { CatalogRegistry, type ServedCatalog } from './catalog-registry.js';
 export { ClusterCatalogReconciler } from './cluster-catalog.js';
 export { ClusterExtensionReconciler, bundleDeploymentName } from './cluster-extension.js';
 export { BundleDeploymentReconciler } from './bundle-deployment.js';
-export { PlatformOperatorReconciler } from './platform-operator.js';
+export { PlatformOperatorReconciler, platformExtensionName } from './platform-operator.js';
+export { ensurePlatformProtection, platformOwner, PROTECTION_POLICY_NAME } from './platform-protection.js';
+export { upgradeBlockers, upgradeVerdict, type UpgradeBlocker } from './operator-conditions.js';
 export { plan, type Plan, type PlanRequest } from './plan.js';
 export { RENDERERS, type BundleRenderer, type RenderedBundle } from './renderers.js';
