@@ -60,6 +60,12 @@ export interface BundleDeploymentSpec {
   autoRollback?: boolean;
   /** Helm release name for the records (default: the BundleDeployment's name). */
   releaseName?: string;
+  /** Format `helm`: the chart's values. */
+  values?: Record<string, unknown>;
+  /** Format `helm`: what to do with the chart's crds/ (default Create, as `helm install`). */
+  crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
+  /** Format `helm`: run no hooks. */
+  disableHooks?: boolean;
 }
 
 export interface BundleDeploymentStatus {
@@ -102,14 +108,37 @@ export interface ClusterExtensionSpec {
     adoptExisting?: boolean;
     autoRollback?: boolean;
   };
+  /** How many resolutions `status.history` keeps (default 10). */
+  resolutionHistoryLimit?: number;
+}
+
+/** Why a resolution was recorded: first one, spec changed, catalog content changed, or what is installed changed. */
+export type ResolutionTrigger = 'Initial' | 'SpecChanged' | 'CatalogChanged' | 'DependencyChanged';
+
+/** One resolution of a ClusterExtension, as `status.history` keeps it. */
+export interface ResolutionRecord {
+  /** When it was first seen (RFC 3339). */
+  time: string;
+  reason: ResolutionTrigger;
+  /** The extension's generation it resolved. */
+  generation: number;
+  /** The catalogs it read, each with the digest of the content. */
+  catalogs: { name: string; digest: string }[];
+  /** The bundles chosen for this extension, dependencies included, in install order. */
+  bundles: { package: string; version: string; name: string }[];
+  outcome: 'Resolved' | 'Failed';
+  message?: string;
 }
 
 export interface ClusterExtensionStatus {
   conditions?: Condition[];
   observedGeneration?: number;
-  install?: { bundle: { name: string; version: string; package: string; image: string; catalog: string } };
+  /** Where it is installed: the BundleDeployment (and its namespace, which a taken-over dependency keeps). */
+  install?: { bundle: { name: string; version: string; package: string; image: string; catalog: string }; bundleDeployment?: string; namespace?: string };
   /** Every bundle of the resolution set, dependencies included, in install order. */
-  resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string };
+  resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string; notices?: string[] };
+  /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
+  history?: ResolutionRecord[];
 }
 
 export interface ClusterExtension extends KubeObject {
@@ -161,3 +190,15 @@ export const LABEL_OWNER_NAME = 'binnacle.dev/owner-name';
 export const LABEL_RESOLUTION_SET = 'binnacle.dev/resolution-set';
 export const LABEL_PACKAGE = 'binnacle.dev/package';
 export const FINALIZER_CLEANUP = 'binnacle.dev/cleanup';
+/**
+ * Who needs a BundleDeployment: one label per ClusterExtension, `needed-by.binnacle.dev/<name>`,
+ * valued `requested` (its own package) or `dependency`. A shared dependency stays while any
+ * extension needs it. See `src/installed`.
+ */
+export const LABEL_NEEDED_BY_PREFIX = 'needed-by.binnacle.dev/';
+/** What a ClusterExtension's BundleDeployment installs, as the resolution chose it. */
+export const ANNOTATION_BUNDLE_NAME = 'binnacle.dev/bundle-name';
+export const ANNOTATION_BUNDLE_VERSION = 'binnacle.dev/bundle-version';
+export const ANNOTATION_CATALOG = 'binnacle.dev/catalog';
+/** The APIs the bundle provides (`group/version/Kind`, comma-separated): its facts once no catalog offers it. */
+export const ANNOTATION_PROVIDES = 'binnacle.dev/provides';

@@ -172,7 +172,7 @@ export class LeaderElector {
   }
 
   /** Gives the lease up so another candidate need not wait for it to expire. */
-  private async release(): Promise<void> {
+  async release(): Promise<void> {
     try {
       const lease = await this.o.client.find<Lease>(this.leaseRef());
       if (lease?.spec?.holderIdentity !== this.o.identity) return;

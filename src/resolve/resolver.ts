@@ -74,6 +74,8 @@ export interface ChosenBundle {
   deprecated?: string;
   /** Packages of the chosen bundles that meet this bundle's requirements. */
   dependsOn: string[];
+  /** The APIs it provides (`group/version/Kind`). */
+  provides: string[];
 }
 
 export interface Resolution {
@@ -547,10 +549,19 @@ export function resolve(input: ResolveInput): Resolution {
     notices.push(...(b.notices.get(id) ?? []));
     if (n.kind === 'installed') {
       const i = n.installed;
-      return [{ name: i.bundleName ?? `${i.package}.v${i.versionText}`, package: i.package, version: i.versionText, image: '', catalog: '', installed: true, dependsOn }];
+      return [{ name: i.bundleName ?? `${i.package}.v${i.versionText}`, package: i.package, version: i.versionText, image: '', catalog: '', installed: true, dependsOn, provides: [...i.provides] }];
     }
     const e = n.entity;
-    const chosen: ChosenBundle = { name: e.name, package: e.package, version: e.version.version, image: e.image, catalog: e.catalog, installed: isInstalledEntity(e, installed), dependsOn };
+    const chosen: ChosenBundle = {
+      name: e.name,
+      package: e.package,
+      version: e.version.version,
+      image: e.image,
+      catalog: e.catalog,
+      installed: isInstalledEntity(e, installed),
+      dependsOn,
+      provides: [...e.provides],
+    };
     if (e.deprecated !== undefined) chosen.deprecated = e.deprecated;
     return [chosen];
   });

@@ -1,0 +1,186 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { BundleDeployment, ClusterExtension } from '../api/types.js';
+import { buildInstalledState, recordedNeeds } from '../installed/index.js';
+import type { ChosenBundle } from '../resolve/index.js';
+import { bundleDeploymentName, changesForRemoval, changesForResolution, orphans } from './extension-changes.js';
+
+function ce(name: string, pkg: string, namespace = name, extra: Partial<ClusterExtension['spec']> = {}): ClusterExtension {
+  return {
+    apiVersion: 'binnacle.dev/v1alpha1',
+    kind: 'ClusterExtension',
+    metadata: { name, uid: `uid-${name}`, generation: 1 },
+    spec: { namespace, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: pkg } }, ...extra },
+  };
+}
+
+function chosen(pkg: string, version: string, opts: { installed?: boolean; dependsOn?: string[]; provides?: string[] } = {}): ChosenBundle {
+  return {
+    name: `${pkg}.v${version}`,
+    package: pkg,
+    version,
+    image: `reg/${pkg}:${version}`,
+    catalog: 'cat',
+    installed: opts.installed ?? false,
+    dependsOn: opts.dependsOn ?? [],
+    provides: opts.provides ?? [`${pkg}.io/v1/Thing`],
+  };
+}
+
+/** Plays the API server: applies the bodies (installed, as after a successful install) and deletes. */
+class Cluster {
+  bds = new Map<string, BundleDeployment>();
+  extensions = new Map<string, ClusterExtension>();
+  writes = 0;
+
+  add(...list: ClusterExtension[]): this {
+    for (const c of list) this.extensions.set(c.metadata.name ?? '', c);
+    return this;
+  }
+
+  state(): ReturnType<typeof buildInstalledState> {
+    return buildInstalledState([...this.bds.values()], [...this.extensions.values()]);
+  }
+
+  resolve(c: ClusterExtension, bundles: ChosenBundle[]): ReturnType<typeof changesForResolution> {
+    const changes = changesForResolution(c, this.state(), bundles);
+    this.write(changes);
+    return changes;
+  }
+
+  remove(name: string): ReturnType<typeof changesForRemoval> {
+    const changes = changesForRemoval(name, this.state());
+    this.write(changes);
+    this.extensions.delete(name);
+    return changes;
+  }
+
+  private write(changes: { apply: BundleDeployment[]; delete: string[] }): void {
+    for (const b of changes.apply) {
+      this.writes++;
+      const name = b.metadata.name ?? '';
+      const prev = this.bds.get(name);
+      const generation = (prev?.metadata.generation ?? 0) + (prev === undefined || JSON.stringify(prev.spec) !== JSON.stringify(b.spec) ? 1 : 0);
+      this.bds.set(name, {
+        ...b,
+        metadata: { ...b.metadata, generation, creationTimestamp: prev?.metadata.creationTimestamp ?? `2026-01-01T00:00:0${this.bds.size}Z` },
+        status: { conditions: [{ type: 'Installed', status: 'True', reason: 'Succeeded', message: '', lastTransitionTime: '' }] },
+      });
+    }
+    for (const name of changes.delete) this.bds.delete(name);
+  }
+
+  needs(name: string): string[] {
+    const bd = this.bds.get(name);
+    return bd === undefined ? [] : recordedNeeds(bd).map((n) => `${n.extension}:${n.role}`);
+  }
+}
+
+const nhc = ce('nhc', 'node-healthcheck');
+const pp = ce('pp', 'poison-pill', 'pp-ns');
+const nhcSet = [chosen('poison-pill', '0.1.0'), chosen('node-healthcheck', '0.0.2', { dependsOn: ['poison-pill'] })];
+
+test('a first install creates one BundleDeployment per bundle, each recording who needs it', () => {
+  const c = new Cluster().add(nhc);
+  const changes = c.resolve(nhc, nhcSet);
+  assert.deepEqual(changes.apply.map((b) => b.metadata.name), ['nhc-poison-pill', 'nhc-node-healthcheck']);
+  assert.deepEqual(c.needs('nhc-poison-pill'), ['nhc:dependency']);
+  assert.deepEqual(c.needs('nhc-node-healthcheck'), ['nhc:requested']);
+  const dep = c.bds.get('nhc-poison-pill');
+  assert.equal(dep?.spec.installNamespace, 'nhc');
+  assert.equal(dep?.spec.releaseName, 'nhc-poison-pill');
+  assert.deepEqual(dep?.metadata.ownerReferences?.map((r) => `${r.name}/${r.uid}`), ['nhc/uid-nhc']);
+  assert.equal(dep?.metadata.annotations?.['binnacle.dev/provides'], 'poison-pill.io/v1/Thing');
+  // Level-triggered: the same resolution again writes nothing.
+  const before = c.writes;
+  assert.deepEqual(c.resolve(nhc, nhcSet.map((b) => ({ ...b, installed: true }))).apply, []);
+  assert.equal(c.writes, before);
+});
+
+test('an explicit install of an installed dependency takes it over in place: same spec, no new object', () => {
+  const c = new Cluster().add(nhc, pp);
+  c.resolve(nhc, nhcSet);
+  const spec = structuredClone(c.bds.get('nhc-poison-pill')?.spec);
+  const generation = c.bds.get('nhc-poison-pill')?.metadata.generation;
+  const changes = c.resolve(pp, [chosen('poison-pill', '0.1.0', { installed: true })]);
+  assert.deepEqual(changes.takenOver, ['poison-pill']);
+  assert.deepEqual(changes.apply.map((b) => b.metadata.name), ['nhc-poison-pill'], 'no new BundleDeployment');
+  assert.deepEqual(changes.deployments.get('poison-pill'), 'nhc-poison-pill');
+  const bd = c.bds.get('nhc-poison-pill');
+  assert.deepEqual(bd?.spec, spec, 'same namespace, release, image: nothing is reinstalled');
+  assert.equal(bd?.metadata.generation, generation);
+  assert.deepEqual(c.needs('nhc-poison-pill'), ['pp:requested', 'nhc:dependency']);
+  assert.equal(bd?.metadata.labels?.['binnacle.dev/owner-name'], 'pp', 'held by the extension that asked for it');
+  assert.equal(c.bds.size, 2);
+});
+
+test('a shared dependency stays while any extension needs it and goes with the last: requester leaves first', () => {
+  const c = new Cluster().add(nhc, pp);
+  c.resolve(nhc, nhcSet);
+  c.resolve(pp, [chosen('poison-pill', '0.1.0', { installed: true })]);
+  const removal = c.remove('pp');
+  assert.deepEqual(removal.delete, []);
+  assert.deepEqual(c.needs('nhc-poison-pill'), ['nhc:dependency']);
+  assert.equal(c.bds.get('nhc-poison-pill')?.metadata.labels?.['binnacle.dev/owner-name'], 'nhc');
+  const last = c.remove('nhc');
+  assert.deepEqual(last.delete.sort(), ['nhc-node-healthcheck', 'nhc-poison-pill']);
+  assert.equal(c.bds.size, 0);
+});
+
+test('a shared dependency stays while any extension needs it and goes with the last: dependent leaves first', () => {
+  const other = ce('other', 'other-healthcheck');
+  const c = new Cluster().add(nhc, other);
+  c.resolve(nhc, nhcSet);
+  c.resolve(other, [chosen('poison-pill', '0.1.0', { installed: true }), chosen('other-healthcheck', '1.0.0', { dependsOn: ['poison-pill'] })]);
+  assert.deepEqual(c.needs('nhc-poison-pill'), ['nhc:dependency', 'other:dependency']);
+  assert.equal([...c.bds.keys()].filter((n) => n.includes('poison-pill')).length, 1, 'one copy');
+  assert.deepEqual(c.remove('nhc').delete, ['nhc-node-healthcheck']);
+  assert.deepEqual(c.needs('nhc-poison-pill'), ['other:dependency']);
+  assert.equal(c.bds.get('nhc-poison-pill')?.metadata.labels?.['binnacle.dev/owner-name'], 'other');
+  assert.deepEqual(c.bds.get('nhc-poison-pill')?.metadata.ownerReferences?.map((r) => r.name), ['other']);
+  assert.deepEqual(c.remove('other').delete.sort(), ['nhc-poison-pill', 'other-other-healthcheck']);
+});
+
+test('an upgrade that no longer needs a dependency lets it go', () => {
+  const c = new Cluster().add(nhc);
+  c.resolve(nhc, nhcSet);
+  const changes = c.resolve(nhc, [chosen('node-healthcheck', '0.1.0')]);
+  assert.deepEqual(changes.delete, ['nhc-poison-pill']);
+  assert.equal(c.bds.get('nhc-node-healthcheck')?.spec.source.image?.ref, 'reg/node-healthcheck:0.1.0');
+});
+
+test('nothing is installed while an earlier copy of the package or its API is being removed', () => {
+  const c = new Cluster().add(nhc, pp);
+  c.resolve(nhc, nhcSet);
+  const dep = c.bds.get('nhc-poison-pill');
+  assert.ok(dep !== undefined);
+  dep.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+  const changes = c.resolve(pp, [chosen('poison-pill', '0.2.0')]);
+  assert.deepEqual(changes.apply, []);
+  assert.match(changes.waiting.join(), /poison-pill: waiting for BundleDeployment nhc-poison-pill to be removed/);
+  const fake = changesForResolution(ce('f', 'fake-pill'), c.state(), [chosen('fake-pill', '1.0.0', { provides: ['poison-pill.io/v1/Thing'] })]);
+  assert.match(fake.waiting.join(), /fake-pill: waiting for BundleDeployment nhc-poison-pill/);
+});
+
+test('BundleDeployments from before needs were recorded count their owner as needing them', () => {
+  const legacy: BundleDeployment = {
+    apiVersion: 'binnacle.dev/v1alpha1',
+    kind: 'BundleDeployment',
+    metadata: {
+      name: bundleDeploymentName('nhc', 'poison-pill'),
+      labels: { 'binnacle.dev/owner-kind': 'ClusterExtension', 'binnacle.dev/owner-name': 'nhc', 'binnacle.dev/package': 'poison-pill' },
+      annotations: { 'binnacle.dev/bundle-version': '0.1.0' },
+      ownerReferences: [{ apiVersion: 'binnacle.dev/v1alpha1', kind: 'ClusterExtension', name: 'nhc', uid: 'uid-nhc', controller: true }],
+    },
+    spec: { source: { type: 'image', image: { ref: 'reg/poison-pill:0.1.0' } }, format: 'registry+v1', installNamespace: 'nhc' },
+  };
+  const state = buildInstalledState([legacy], [nhc]);
+  assert.deepEqual(state.units[0]?.needs, [{ extension: 'nhc', role: 'dependency' }]);
+  assert.deepEqual(orphans(state), []);
+  // The next resolution writes the needs down (and drops the old controller reference).
+  const changes = changesForResolution(nhc, state, [chosen('poison-pill', '0.1.0', { installed: true })]);
+  assert.equal(changes.apply[0]?.metadata.labels?.['needed-by.binnacle.dev/nhc'], 'dependency');
+  assert.deepEqual(changes.apply[0]?.metadata.ownerReferences, [{ apiVersion: 'binnacle.dev/v1alpha1', kind: 'ClusterExtension', name: 'nhc', uid: 'uid-nhc', blockOwnerDeletion: false }]);
+  // With its extension gone (deleted without its finalizer), it is an orphan.
+  assert.deepEqual(orphans(buildInstalledState([legacy], [])), [legacy.metadata.name]);
+});

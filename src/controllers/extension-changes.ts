@@ -1,0 +1,249 @@
+/**
+ * What one ClusterExtension's resolution (or removal) changes in the installed state, worked
+ * out without I/O from the view (`src/installed`) so every rule can be tested on its own:
+ *
+ * - a chosen bundle whose package is installed is not installed again: the extension is
+ *   recorded as needing that BundleDeployment;
+ * - the extension's own package, installed as another extension's dependency, is taken over in
+ *   place: same BundleDeployment, same namespace and release, now held by this extension;
+ * - a BundleDeployment the extension no longer needs loses its need; with no need left it is
+ *   deleted, so a shared dependency goes with the last extension that needs it;
+ * - nothing is installed while an earlier copy of the same package or API is still being removed.
+ *
+ * Every BundleDeployment body is complete (spec, labels, annotations, ownerReferences) and is
+ * written with server-side apply under Binnacle's field manager, while the installed-state lock
+ * is held; a body equal to what is there is not written at all.
+ */
+import {
+  ANNOTATION_BUNDLE_NAME,
+  ANNOTATION_BUNDLE_VERSION,
+  ANNOTATION_CATALOG,
+  ANNOTATION_PROVIDES,
+  API_VERSION,
+  LABEL_NEEDED_BY_PREFIX,
+  LABEL_OWNER_KIND,
+  LABEL_OWNER_NAME,
+  LABEL_PACKAGE,
+  LABEL_RESOLUTION_SET,
+  type BundleDeployment,
+  type BundleDeploymentSpec,
+  type ClusterExtension,
+} from '../api/types.js';
+import { boundedName } from '../api/names.js';
+import { needLabels, sortNeeds, unitOf, unitsNeededBy, type InstalledState, type InstalledUnit, type Need, type NeedRole } from '../installed/index.js';
+import type { ChosenBundle } from '../resolve/index.js';
+
+const OWNER_KIND = 'ClusterExtension';
+
+/** A stable BundleDeployment name per (extension, package): upgrades pivot the same object. */
+export function bundleDeploymentName(extension: string, pkg: string): string {
+  // It is also the Helm release name and a label value: bounded to 53 characters.
+  return boundedName(extension === pkg ? extension : `${extension}-${pkg}`);
+}
+
+export interface ExtensionChanges {
+  /** Complete BundleDeployment bodies to apply, dependencies first. */
+  apply: BundleDeployment[];
+  /** BundleDeployments no extension needs any more. */
+  delete: string[];
+  /** Why some of the set cannot be written yet; look again later. */
+  waiting: string[];
+  /** The BundleDeployment of each package of the set, once the changes are made. */
+  deployments: Map<string, string>;
+  /** Packages whose BundleDeployment another extension's dependency was, and this one now holds. */
+  takenOver: string[];
+}
+
+interface BundleInfo {
+  name: string | undefined;
+  version: string;
+  catalog: string | undefined;
+  provides: readonly string[];
+}
+
+function emptyChanges(): ExtensionChanges {
+  return { apply: [], delete: [], waiting: [], deployments: new Map(), takenOver: [] };
+}
+
+/** Stable JSON (sorted keys) for comparing what is there with what should be. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    return `{${Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+const MANAGED_ANNOTATIONS = [ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG, ANNOTATION_PROVIDES];
+
+function managedLabels(labels: Record<string, string> | undefined): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(labels ?? {}).filter(([k]) => k.startsWith(LABEL_NEEDED_BY_PREFIX) || [LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_RESOLUTION_SET, LABEL_PACKAGE].includes(k)),
+  );
+}
+
+/** True when applying `body` would change nothing Binnacle manages on `live`. */
+function unchanged(live: BundleDeployment, body: BundleDeployment): boolean {
+  const annotations = (o: BundleDeployment): Record<string, string> => Object.fromEntries(Object.entries(o.metadata.annotations ?? {}).filter(([k]) => MANAGED_ANNOTATIONS.includes(k)));
+  const owners = (o: BundleDeployment): string[] => (o.metadata.ownerReferences ?? []).map((r) => `${r.kind}/${r.name}/${r.uid}/${String(r.controller ?? false)}`).sort();
+  return (
+    canonical(live.spec) === canonical(body.spec) &&
+    canonical(managedLabels(live.metadata.labels)) === canonical(managedLabels(body.metadata.labels)) &&
+    canonical(annotations(live)) === canonical(annotations(body)) &&
+    canonical(owners(live)) === canonical(owners(body))
+  );
+}
+
+function body(state: InstalledState, o: { name: string; pkg: string; holder: string; needs: readonly Need[]; bundle: BundleInfo; spec: BundleDeploymentSpec }): BundleDeployment {
+  const annotations: Record<string, string> = { [ANNOTATION_BUNDLE_VERSION]: o.bundle.version };
+  if (o.bundle.name !== undefined) annotations[ANNOTATION_BUNDLE_NAME] = o.bundle.name;
+  if (o.bundle.catalog !== undefined && o.bundle.catalog !== '') annotations[ANNOTATION_CATALOG] = o.bundle.catalog;
+  if (o.bundle.provides.length > 0) annotations[ANNOTATION_PROVIDES] = [...o.bundle.provides].sort().join(',');
+  const needs = sortNeeds(o.needs);
+  const ownerReferences = needs.flatMap((n) => {
+    const ref = state.extensions.get(n.extension);
+    return ref === undefined || ref.uid === '' ? [] : [{ apiVersion: API_VERSION, kind: OWNER_KIND, name: n.extension, uid: ref.uid, blockOwnerDeletion: false }];
+  });
+  return {
+    apiVersion: API_VERSION,
+    kind: 'BundleDeployment',
+    metadata: {
+      name: o.name,
+      labels: { [LABEL_OWNER_KIND]: OWNER_KIND, [LABEL_OWNER_NAME]: o.holder, [LABEL_RESOLUTION_SET]: o.holder, [LABEL_PACKAGE]: o.pkg, ...needLabels(needs) },
+      annotations,
+      ownerReferences,
+    },
+    spec: o.spec,
+  };
+}
+
+/** The BundleDeployment spec an extension asks for one of its bundles; `base` keeps where a taken-over one runs. */
+function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: string, base?: BundleDeploymentSpec): BundleDeploymentSpec {
+  const install = ce.spec.install ?? {};
+  const image = b.image !== '' ? b.image : base?.source.image?.ref;
+  if (base !== undefined) {
+    const spec: BundleDeploymentSpec = structuredClone(base);
+    if (image !== undefined) spec.source = { ...spec.source, type: 'image', image: { ...spec.source.image, ref: image } };
+    if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
+    if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
+    if (install.config !== undefined) spec.config = install.config;
+    if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
+    if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
+    return spec;
+  }
+  const spec: BundleDeploymentSpec = {
+    source: { type: 'image', image: { ref: image ?? '' } },
+    format: 'registry+v1',
+    installNamespace: ce.spec.namespace,
+    serviceAccount: { name: ce.spec.serviceAccount.name },
+    releaseName: name,
+  };
+  if (isMain && install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
+  if (isMain && install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
+  if (isMain && install.config !== undefined) spec.config = install.config;
+  if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
+  if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
+  return spec;
+}
+
+function withNeed(needs: readonly Need[], extension: string, role: NeedRole): Need[] {
+  return [...needs.filter((n) => n.extension !== extension), { extension, role }];
+}
+
+/** After `extension` lets go: who holds it now (the requester if any, else the first that needs it). */
+function nextHolder(unit: InstalledUnit, remaining: readonly Need[], leaving: string): string {
+  if (unit.holder !== undefined && unit.holder !== leaving && remaining.some((n) => n.extension === unit.holder)) return unit.holder;
+  return sortNeeds(remaining)[0]?.extension ?? leaving;
+}
+
+function unitInfo(u: InstalledUnit): BundleInfo {
+  return { name: u.bundleName, version: u.version, catalog: u.catalog, provides: u.provides };
+}
+
+/** Lets `extension` go of `unit`: a smaller set of needs, or deletion when none is left. */
+function release(state: InstalledState, unit: InstalledUnit, extension: string, out: ExtensionChanges): void {
+  const remaining = unit.needs.filter((n) => n.extension !== extension);
+  if (remaining.length === 0) {
+    out.delete.push(unit.bundleDeployment);
+    return;
+  }
+  const next = body(state, { name: unit.bundleDeployment, pkg: unit.package, holder: nextHolder(unit, remaining, extension), needs: remaining, bundle: unitInfo(unit), spec: unit.object.spec });
+  if (!unchanged(unit.object, next)) out.apply.push(next);
+}
+
+/** The changes that give `ce` the bundles `chosen` (its own resolution set, in install order). */
+export function changesForResolution(ce: ClusterExtension, state: InstalledState, chosen: readonly ChosenBundle[]): ExtensionChanges {
+  const out = emptyChanges();
+  const me = ce.metadata.name ?? '';
+  const main = ce.spec.source.catalog.packageName;
+  for (const b of chosen) {
+    const role: NeedRole = b.package === main ? 'requested' : 'dependency';
+    const unit = unitOf(state, b.package);
+    const leaving = state.units.filter((u) => u.state === 'deleting' && (u.package === b.package || u.provides.some((g) => b.provides.includes(g))));
+    if (unit === undefined && leaving.length > 0) {
+      out.waiting.push(`${b.package}: waiting for BundleDeployment ${leaving.map((u) => u.bundleDeployment).join(', ')} to be removed`);
+      continue;
+    }
+    if (unit === undefined) {
+      const name = bundleDeploymentName(me, b.package);
+      const clash = state.units.find((u) => u.bundleDeployment === name);
+      if (clash !== undefined) {
+        out.waiting.push(`${b.package}: BundleDeployment ${name} already installs package ${clash.package}`);
+        continue;
+      }
+      out.deployments.set(b.package, name);
+      out.apply.push(
+        body(state, { name, pkg: b.package, holder: me, needs: [{ extension: me, role }], bundle: { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides }, spec: specFor(ce, b, role === 'requested', name) }),
+      );
+      continue;
+    }
+    out.deployments.set(b.package, unit.bundleDeployment);
+    const needs = withNeed(unit.needs, me, role);
+    let next: BundleDeployment;
+    if (role === 'requested') {
+      const own = unit.bundleDeployment === bundleDeploymentName(me, b.package);
+      if (!own && unit.holder !== me) out.takenOver.push(b.package);
+      next = body(state, {
+        name: unit.bundleDeployment,
+        pkg: b.package,
+        holder: me,
+        needs,
+        bundle: b.image === '' ? unitInfo(unit) : { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides },
+        spec: specFor(ce, b, true, unit.bundleDeployment, own ? undefined : unit.object.spec),
+      });
+    } else {
+      const holder = unit.holder !== undefined && needs.some((n) => n.extension === unit.holder) ? unit.holder : (sortNeeds(needs)[0]?.extension ?? me);
+      next = body(state, { name: unit.bundleDeployment, pkg: b.package, holder, needs, bundle: unitInfo(unit), spec: unit.object.spec });
+    }
+    if (!unchanged(unit.object, next)) out.apply.push(next);
+  }
+  const wanted = new Set(chosen.map((b) => b.package));
+  for (const unit of unitsNeededBy(state, me)) {
+    if (unit.state === 'deleting' || wanted.has(unit.package)) continue;
+    release(state, unit, me, out);
+  }
+  return out;
+}
+
+/** The changes that let `extension` go of everything: what others still need stays. */
+export function changesForRemoval(extension: string, state: InstalledState): ExtensionChanges {
+  const out = emptyChanges();
+  for (const unit of unitsNeededBy(state, extension)) {
+    if (unit.state === 'deleting') {
+      out.waiting.push(`BundleDeployment ${unit.bundleDeployment} is being removed`);
+      continue;
+    }
+    release(state, unit, extension, out);
+  }
+  return out;
+}
+
+/** BundleDeployments a ClusterExtension made that no existing extension needs (left by a crash or a forced delete). */
+export function orphans(state: InstalledState): string[] {
+  return state.units.filter((u) => u.state !== 'deleting' && u.needs.length === 0 && u.object.metadata.labels?.[LABEL_OWNER_KIND] === OWNER_KIND).map((u) => u.bundleDeployment);
+}

@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino } from 'pino';
+import type { KubeClient } from './client.js';
+import { KubeApiError } from './errors.js';
+import { LeaseLock } from './lease-lock.js';
+import type { KubeObject } from './types.js';
+
+/** One Lease with the API server's rules: create fails if it exists, update needs the current resourceVersion. */
+class LeaseStore {
+  lease: KubeObject | undefined;
+  private rv = 0;
+
+  client(): KubeClient {
+    const copy = (o: KubeObject | undefined): KubeObject | undefined => (o === undefined ? undefined : structuredClone(o));
+    const fake = {
+      find: async (): Promise<KubeObject | undefined> => {
+        await sleep(1);
+        return copy(this.lease);
+      },
+      create: async (obj: KubeObject): Promise<KubeObject> => {
+        await sleep(1);
+        if (this.lease !== undefined) throw new KubeApiError(409, 'AlreadyExists', 'exists');
+        this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
+        return structuredClone(this.lease);
+      },
+      update: async (obj: KubeObject): Promise<KubeObject> => {
+        await sleep(1);
+        if (this.lease === undefined) throw new KubeApiError(404, 'NotFound', 'gone');
+        if (obj.metadata.resourceVersion !== this.lease.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'changed');
+        this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
+        return structuredClone(this.lease);
+      },
+    };
+    return fake as unknown as KubeClient;
+  }
+}
+
+const logger = pino({ level: 'silent' });
+const lock = (store: LeaseStore, identity: string, leaseDurationMs = 15_000): LeaseLock =>
+  new LeaseLock({ client: store.client(), namespace: 'kube-system', name: 'binnacle-installed-state', identity, logger, leaseDurationMs, retryMs: 5 });
+
+test('critical sections of two processes and of one process never overlap', async () => {
+  const store = new LeaseStore();
+  const a = lock(store, 'manager-a');
+  const b = lock(store, 'manager-b');
+  let inside = 0;
+  let most = 0;
+  const order: string[] = [];
+  const section = (who: string) => async (): Promise<void> => {
+    inside++;
+    most = Math.max(most, inside);
+    order.push(who);
+    await sleep(5);
+    inside--;
+  };
+  await Promise.all([
+    ...Array.from({ length: 5 }, (_, i) => a.withLock(section(`a${i}`))),
+    ...Array.from({ length: 5 }, (_, i) => b.withLock(section(`b${i}`))),
+  ]);
+  assert.equal(most, 1);
+  assert.equal(order.length, 10);
+  // Within one process, in the order asked.
+  assert.deepEqual(order.filter((x) => x.startsWith('a')), ['a0', 'a1', 'a2', 'a3', 'a4']);
+  assert.equal((store.lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity, '', 'given up after');
+});
+
+test('a failing section still gives the lock up', async () => {
+  const store = new LeaseStore();
+  const a = lock(store, 'manager-a');
+  await assert.rejects(a.withLock(() => Promise.reject(new Error('boom'))), /boom/);
+  assert.equal(await a.withLock(() => Promise.resolve(42)), 42);
+});
+
+test('a holder that stopped renewing loses the lock after the lease duration; until then others wait', async () => {
+  const store = new LeaseStore();
+  const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+  store.lease = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'binnacle-installed-state', namespace: 'kube-system', resourceVersion: '0' },
+    spec: { holderIdentity: 'crashed-manager', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+  };
+  const started = Date.now();
+  await lock(store, 'manager-a', 1_000).withLock(() => Promise.resolve());
+  assert.ok(Date.now() - started >= 900, 'waited for the dead holder to expire');
+  const busy = new LeaseStore();
+  busy.lease = structuredClone(store.lease);
+  (busy.lease.spec as { holderIdentity: string }).holderIdentity = 'live-manager';
+  const keepAlive = setInterval(() => {
+    if (busy.lease !== undefined) busy.lease = { ...busy.lease, spec: { ...(busy.lease.spec as object), renewTime: new Date().toISOString() }, metadata: { ...busy.lease.metadata, resourceVersion: String(Date.now()) } };
+  }, 100);
+  try {
+    await assert.rejects(lock(busy, 'manager-a', 1_000).withLock(() => Promise.resolve(), { timeoutMs: 500 }), (e: unknown) => e instanceof Error && 'code' in e && e.code === 'LOCK_BUSY');
+  } finally {
+    clearInterval(keepAlive);
+  }
+});

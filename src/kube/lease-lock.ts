@@ -1,0 +1,87 @@
+/**
+ * A mutex across processes on a `coordination.k8s.io/v1` Lease, for short critical sections
+ * that must not interleave even while two managers overlap (a leader that lost its lease may
+ * still be finishing a reconcile). It takes the Lease with the leader-election rules
+ * (`leader-election.ts`: conditional updates, expiry judged on the local clock), renews it while
+ * the section runs, and gives it up after. Within one process, callers queue in order first, so
+ * only one of them asks the API server at a time.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { BinnacleError } from '../util/errors.js';
+import type { KubeClient } from './client.js';
+import { LeaderElector } from './leader-election.js';
+
+export interface LeaseLockOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  /** This process; must differ between processes. */
+  identity: string;
+  logger: Logger;
+  /** How long a holder that stopped renewing keeps the lock (default 15 s). */
+  leaseDurationMs?: number;
+  /** How often to try while another process holds it (default 200 ms). */
+  retryMs?: number;
+}
+
+export class LeaseLock {
+  private readonly elector: LeaderElector;
+  private readonly leaseDurationMs: number;
+  private readonly retryMs: number;
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly o: LeaseLockOptions) {
+    this.leaseDurationMs = o.leaseDurationMs ?? 15_000;
+    this.retryMs = o.retryMs ?? 200;
+    this.elector = new LeaderElector({
+      client: o.client,
+      namespace: o.namespace,
+      name: o.name,
+      identity: o.identity,
+      logger: o.logger,
+      leaseDurationMs: this.leaseDurationMs,
+      renewDeadlineMs: Math.floor(this.leaseDurationMs * 0.66),
+      onStartedLeading: () => undefined,
+    });
+  }
+
+  get where(): string {
+    return `Lease ${this.o.namespace}/${this.o.name}`;
+  }
+
+  /**
+   * Runs `fn` holding the lock. Waits at most `timeoutMs` (default: the lease duration and a
+   * few seconds, so a crashed holder's lease can expire) and then throws `LOCK_BUSY`.
+   */
+  async withLock<T>(fn: () => Promise<T>, opts: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+    const before = this.tail;
+    let done: () => void = () => undefined;
+    this.tail = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    try {
+      await before;
+      await this.acquire(opts.timeoutMs ?? this.leaseDurationMs + 5_000, opts.signal);
+      const renew = setInterval(() => void this.elector.tryAcquireOrRenew(), Math.max(100, Math.floor(this.leaseDurationMs / 3)));
+      try {
+        return await fn();
+      } finally {
+        clearInterval(renew);
+        await this.elector.release();
+      }
+    } finally {
+      done();
+    }
+  }
+
+  private async acquire(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (await this.elector.tryAcquireOrRenew()) return;
+      if (signal?.aborted === true) throw new BinnacleError('LOCK_ABORTED', `stopped while waiting for ${this.where}`);
+      if (Date.now() > deadline) throw new BinnacleError('LOCK_BUSY', `${this.where} is held by another process; try again`);
+      await sleep(this.retryMs);
+    }
+  }
+}
