@@ -24,6 +24,7 @@ import {
   type PlatformPackageStatus,
 } from '../api/types.js';
 import { boundedName } from '../api/names.js';
+import { extensionsNamedOn } from '../installed/index.js';
 import { applyStatus, Conditions, CONTINUE, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
 import { aggregateConditions, packageHealth } from './platform-health.js';
@@ -36,16 +37,17 @@ export function platformExtensionName(po: string, pkg: string): string {
 const DEFAULT_SERVICE_ACCOUNT = { name: 'binnacle-installer', namespace: 'binnacle-system' };
 
 /**
- * Maps a BundleDeployment to the PlatformOperator whose extension it belongs to, so that a
+ * Maps a BundleDeployment to the PlatformOperators whose extensions need it, so that a
  * package's health changing reaches the PlatformOperator's status.
  */
 export function platformOperatorsOfDeployment(extension: (name: string) => Pick<KubeObject, 'metadata'> | undefined): KeyMapper<KubeObject> {
   return (bd) => {
-    const labels = bd.metadata.labels ?? {};
-    const ceName = labels[LABEL_OWNER_KIND] === 'ClusterExtension' ? labels[LABEL_OWNER_NAME] : undefined;
-    const ce = ceName === undefined ? undefined : extension(ceName);
-    const po = ce === undefined ? undefined : platformOwner(ce);
-    return po === undefined ? [] : [po];
+    const owners = extensionsNamedOn(bd).flatMap((name) => {
+      const ce = extension(name);
+      const po = ce === undefined ? undefined : platformOwner(ce);
+      return po === undefined ? [] : [po];
+    });
+    return [...new Set(owners)];
   };
 }
 
@@ -134,11 +136,11 @@ export class PlatformOperatorReconciler implements Reconciler {
       );
     }
     s.owned = (await this.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension', { labelSelector: `${LABEL_OWNER_KIND}=${PLATFORM_OWNER_KIND},${LABEL_OWNER_NAME}=${s.name}` })).items;
-    const bds = (await this.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension` })).items;
+    // A package's health is that of every BundleDeployment its extension needs, shared dependencies included.
+    const bds = (await this.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment')).items;
     const owners = new Set(s.owned.map((ce) => ce.metadata.name ?? ''));
     for (const bd of bds) {
-      const ce = bd.metadata.labels?.[LABEL_OWNER_NAME] ?? '';
-      if (owners.has(ce)) s.deployments.set(ce, [...(s.deployments.get(ce) ?? []), bd]);
+      for (const ce of extensionsNamedOn(bd)) if (owners.has(ce)) s.deployments.set(ce, [...(s.deployments.get(ce) ?? []), bd]);
     }
     for (const [ceName, pkg] of s.wanted) {
       const ce = s.owned.find((x) => x.metadata.name === ceName);
