@@ -73,6 +73,9 @@ type request struct {
 	SkipSchemaValidation bool `json:"skipSchemaValidation"`
 	// CallID names the host call this render belongs to, so lookups reach its client.
 	CallID int `json:"callId"`
+	// Subchart renders one subchart on its own (path of dependency names or aliases, "a/b"):
+	// a Helm operator kind served by a subchart, whose values are that subchart's.
+	Subchart string `json:"subchart"`
 }
 
 type response struct {
@@ -81,7 +84,10 @@ type response struct {
 	// Release is Helm's release object (chart, config, manifest, hooks, notes) as Helm
 	// stores it, for release records that `helm get`/`history`/`rollback` read.
 	Release json.RawMessage `json:"release,omitempty"`
-	// ChartMeta describes the loaded chart and its subcharts, for schema and bundle work.
+	// CRDs are the crds/ files of the chart and its enabled subcharts (chart.CRDObjects),
+	// which Helm installs before anything else and never upgrades.
+	CRDs []crdFile `json:"crds,omitempty"`
+	// Charts describes the loaded chart and its subcharts, for schema and bundle work.
 	Charts []chartInfo `json:"charts,omitempty"`
 	Error  string      `json:"error,omitempty"`
 	// Phase says where an error arose: load, values, render.
@@ -175,6 +181,39 @@ func loadChart(path string) (*chart.Chart, error) {
 		}
 	}
 	return ch, nil
+}
+
+// subchart finds a dependency by name or alias, path by path ("exporters", "a/b").
+func subchart(ch *chart.Chart, path string) (*chart.Chart, error) {
+	cur := ch
+	for _, name := range strings.Split(path, "/") {
+		var found *chart.Chart
+		for _, d := range cur.Dependencies() {
+			if d.Name() == name {
+				found = d
+			}
+		}
+		if found == nil {
+			for _, dep := range cur.Metadata.Dependencies {
+				if dep.Alias == name {
+					for _, d := range cur.Dependencies() {
+						if d.Name() == dep.Name {
+							found = d
+						}
+					}
+				}
+			}
+		}
+		if found == nil {
+			var have []string
+			for _, d := range cur.Dependencies() {
+				have = append(have, d.Name())
+			}
+			return nil, fmt.Errorf("chart %s has no subchart %q (it has: %s)", cur.Name(), name, strings.Join(have, ", "))
+		}
+		cur = found
+	}
+	return cur, nil
 }
 
 // mergeValues is pkg/cli/values.Options.MergeValues for local files (that package pulls in
@@ -273,6 +312,9 @@ const notesFileSuffix = "NOTES.txt"
 // mode, with action.Configuration.renderResources inlined: the steps `helm template` runs.
 func render(req request) response {
 	ch, err := loadChart(req.Chart)
+	if err == nil && req.Subchart != "" {
+		ch, err = subchart(ch, req.Subchart)
+	}
 	if err != nil {
 		return response{Error: err.Error(), Phase: "load"}
 	}
@@ -334,7 +376,11 @@ func render(req request) response {
 	if err != nil {
 		return response{Error: "cannot encode release: " + err.Error(), Phase: "internal"}
 	}
-	return response{Output: out, Release: b}
+	var crds []crdFile
+	for _, c := range ch.CRDObjects() {
+		crds = append(crds, crdFile{Name: c.Filename, Data: string(c.File.Data)})
+	}
+	return response{Output: out, Release: b, CRDs: crds}
 }
 
 // renderResources is action.Configuration.renderResources without output-dir, post-renderer

@@ -126,6 +126,9 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       adoptExisting: bool(),
       autoRollback: bool(),
       releaseName: str(),
+      values: freeform('Format helm: the chart values.'),
+      crdPolicy: str("Format helm: what to do with the chart's crds/ (default Create, as helm install does).", { enum: ['Skip', 'Create', 'CreateReplace'] }),
+      disableHooks: bool('Format helm: run no hooks.'),
     },
     ['source', 'format', 'installNamespace'],
   ),
@@ -228,4 +231,55 @@ export const PLATFORM_OPERATOR_CRD = crd({
   ],
 });
 
-export const ALL_CRDS: readonly KubeObject[] = [CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD];
+export const HELM_OPERATOR_CRD = crd({
+  kind: 'HelmOperator',
+  plural: 'helmoperators',
+  singular: 'helmoperator',
+  shortNames: ['hop'],
+  description: "A Helm chart served as an operator: each kind's custom resources are Helm releases of the chart, their spec its values.",
+  spec: obj(
+    {
+      chart: obj({
+        oci: obj({ ref: str('oci://host/repository/chart'), insecure: bool('Plain HTTP registry.') }, ['ref']),
+        repository: obj({ url: str('Chart repository URL (its index.yaml).'), name: str('Chart name.') }, ['url', 'name']),
+        version: str('Version range, as helm --version takes it.'),
+        pollIntervalMinutes: int('How often to look for a newer version in range.', { minimum: 1 }),
+      }),
+      kinds: arr(
+        obj(
+          {
+            group: str(),
+            version: str(),
+            kind: str(),
+            plural: str(),
+            chart: str('A subchart that serves this kind (dependency names or aliases, a/b).'),
+            overrideValues: { type: 'object', additionalProperties: { type: 'string' }, description: 'Dotted keys set over each CR spec; ${ENV} is expanded.' },
+            valuesFrom: arr(obj({ kind: str(undefined, { enum: ['ConfigMap', 'Secret'] }), name: str(), valuesKey: str(), targetPath: str(), optional: bool() }, ['kind', 'name'])),
+            watchDependentResources: bool(),
+            reconcilePeriod: str('Go duration, e.g. 1m.'),
+            maxConcurrentReconciles: int(undefined, { minimum: 1 }),
+            selector: obj({ matchLabels: { type: 'object', additionalProperties: { type: 'string' } } }),
+            crdPolicy: str(undefined, { enum: ['Skip', 'Create', 'CreateReplace'] }),
+          },
+          ['group', 'version', 'kind'],
+        ),
+        { minItems: 1 },
+      ),
+      serviceAccount: obj({ namespace: str(), name: str() }, ['namespace', 'name']),
+    },
+    ['chart', 'kinds'],
+  ),
+  status: obj({
+    conditions,
+    observedGeneration: int(),
+    chart: obj({ name: str(), version: str(), digest: str() }),
+    kinds: arr(obj({ kind: str(), crd: str(), schema: str(), warnings: int() })),
+  }),
+  columns: [
+    { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
+    { name: 'Chart', type: 'string', jsonPath: '.status.chart.name' },
+    { name: 'Version', type: 'string', jsonPath: '.status.chart.version' },
+  ],
+});
+
+export const ALL_CRDS: readonly KubeObject[] = [CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD, HELM_OPERATOR_CRD];

@@ -6,6 +6,6 @@
  * Also OLM's OperatorCondition (`operator-condition`), which Binnacle serves for the operators it installs.
  */
 export * from './types.js';
-export { ALL_CRDS, CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD } from './crds.js';
+export { ALL_CRDS, CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD, HELM_OPERATOR_CRD } from './crds.js';
 export { boundedName, MAX_DERIVED_NAME } from './names.js';
 export * from './operator-condition.js';

@@ -202,3 +202,51 @@ export const ANNOTATION_BUNDLE_VERSION = 'binnacle.dev/bundle-version';
 export const ANNOTATION_CATALOG = 'binnacle.dev/catalog';
 /** The APIs the bundle provides (`group/version/Kind`, comma-separated): its facts once no catalog offers it. */
 export const ANNOTATION_PROVIDES = 'binnacle.dev/provides';
+
+// --- HelmOperator -------------------------------------------------------------
+
+/** Where a Helm operator's chart comes from; `version` is a range (Helm's --version). */
+export interface HelmChartSourceSpec {
+  oci?: { ref: string; insecure?: boolean };
+  repository?: { url: string; name: string };
+  version?: string;
+  /** How often to look for a newer version in range; default 10. */
+  pollIntervalMinutes?: number;
+}
+
+export interface HelmOperatorKindSpec {
+  group: string;
+  version: string;
+  kind: string;
+  plural?: string;
+  /** A subchart that serves this kind (dependency names or aliases, `a/b`); the chart itself when absent. */
+  chart?: string;
+  /** Dotted keys → values set over each CR's spec; `${ENV}` is expanded. */
+  overrideValues?: Record<string, string>;
+  valuesFrom?: { kind: 'ConfigMap' | 'Secret'; name: string; valuesKey?: string; targetPath?: string; optional?: boolean }[];
+  watchDependentResources?: boolean;
+  /** Go duration, e.g. `1m`. */
+  reconcilePeriod?: string;
+  maxConcurrentReconciles?: number;
+  selector?: { matchLabels?: Record<string, string> };
+  crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
+}
+
+export interface HelmOperatorSpec {
+  chart: HelmChartSourceSpec;
+  kinds: HelmOperatorKindSpec[];
+  /** The ServiceAccount whose permissions install every release. */
+  serviceAccount?: { namespace: string; name: string };
+}
+
+export interface HelmOperatorStatus {
+  conditions?: Condition[];
+  observedGeneration?: number;
+  chart?: { name: string; version: string; digest: string };
+  kinds?: { kind: string; crd: string; schema: string; warnings?: number }[];
+}
+
+export interface HelmOperator extends KubeObject {
+  spec: HelmOperatorSpec;
+  status?: HelmOperatorStatus;
+}

@@ -17,10 +17,11 @@ import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health
 import { makeLenient } from './leniency.js';
 import { isOwnedBy, describeOwner, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf } from './phases.js';
+import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import { validateRequest } from './request.js';
-import type { ApplyRequest, ApplyResult, ChartInfo, HealthReport, Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
+import type { ApplyRequest, ApplyResult, ChartInfo, HealthReport, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** The narrow slice of the Kubernetes client the applier uses. */
 export type ApplierClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
@@ -56,6 +57,11 @@ interface Rollout {
   takeOver: Set<string>;
   waitForHealth: boolean;
   healthTimeoutMs: number;
+  /** A chart release's content: its manifest is what is recorded, its hooks run around the apply. */
+  content?: ReleaseContent | undefined;
+  inputDigest?: string | undefined;
+  /** The hook events of this operation (pre-/post-install, -upgrade or -rollback); none when hooks are off. */
+  hookEvents?: { pre: HookEvent; post: HookEvent } | undefined;
 }
 
 interface RolloutOutcome {
@@ -125,12 +131,30 @@ export class Applier {
     assertReleaseOwner(history, req.owner, req.release);
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
-    const objects = await this.prepare(req.objects, req.owner, req.release);
+    const objects = withOwnerReference(await this.prepare(req.objects, req.owner, req.release), req);
     const takeOver = await this.preflight(objects, req.owner, req.release, req.adopt === true);
 
     const chart = req.chart ?? { name: req.owner.name, version: '0.0.0' };
     const config = req.values ?? {};
-    if (latest !== undefined && latest.status === 'deployed' && isSameRevision(latest, objects, chart, config)) {
+    if (latest !== undefined && latest.status === 'deployed' && req.inputDigest !== undefined && latest.inputDigest === req.inputDigest) {
+      // Same chart and values: re-apply what the deployed revision recorded, not this render,
+      // so templates that are not deterministic (randAlphaNum, now, genCA) never loop.
+      const stored = await this.storedObjects(latest, req);
+      return this.repair(req, latest, stored, await this.preflight(stored, req.owner, req.release, req.adopt === true));
+    }
+    // These exact inputs already failed and were rolled back: no retry loop until they change
+    // (Flux's default remediation); the running revision is kept and repaired.
+    const failedBefore = req.inputDigest === undefined || deployed === undefined ? undefined : history.find((r) => r.status === 'failed' && r.inputDigest === req.inputDigest && r.revision < deployed.revision);
+    if (failedBefore !== undefined && deployed !== undefined) {
+      const stored = await this.storedObjects(deployed, req);
+      const kept = await this.repair(req, deployed, stored, await this.preflight(stored, req.owner, req.release, req.adopt === true));
+      return {
+        ...kept,
+        status: kept.status === 'deployed' ? 'rolled-back' : kept.status,
+        message: `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) and was rolled back; revision ${deployed.revision} keeps running until the chart or values change`,
+      };
+    }
+    if (latest !== undefined && latest.status === 'deployed' && req.inputDigest === undefined && isSameRevision(latest, objects, chart, config)) {
       return this.repair(req, latest, objects, takeOver);
     }
 
@@ -153,6 +177,9 @@ export class Applier {
         takeOver,
         waitForHealth: req.waitForHealth ?? true,
         healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
+        content: req.content,
+        inputDigest: req.inputDigest,
+        hookEvents: req.content === undefined || req.disableHooks === true ? undefined : upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' },
       },
       log,
     );
@@ -202,11 +229,15 @@ export class Applier {
    * release records. As OLM v1 does on ClusterExtension deletion (a Helm uninstall of the
    * rendered bundle), CRDs are deleted too, and with them their custom resources.
    */
-  async uninstall(opts: { owner: Owner; release: ReleaseRef }): Promise<{ deleted: ObjectRef[] }> {
+  async uninstall(opts: { owner: Owner; release: ReleaseRef; disableHooks?: boolean; hookTimeoutMs?: number }): Promise<{ deleted: ObjectRef[] }> {
     const history = await this.store.history(opts.release);
     if (history.length === 0) return { deleted: [] };
     assertReleaseOwner(history, opts.owner, opts.release);
-    const objects = dedupe(this.previousObjects(history));
+    const objects = dedupe(await this.withNamespaces(this.previousObjects(history), opts.release.namespace));
+    const hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
+    const hookOpts = { client: this.client, owner: opts.owner, release: opts.release, logger: this.logger, timeoutMs: opts.hookTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, pollIntervalMs: Math.min(this.pollIntervalMs, 500) };
+    const pre = await runHooks(hooks, 'pre-delete', hookOpts);
+    if (!pre.ok) throw new BinnacleError('HOOK_FAILED', `uninstall of release ${opts.release.namespace}/${opts.release.name}: ${pre.message}`);
     const deleted: ObjectRef[] = [];
     for (const o of deleteOrder(objects)) {
       const ref = refOf(o);
@@ -214,6 +245,8 @@ export class Applier {
       if (live === undefined || !isOwnedBy(live, opts.owner)) continue;
       if (await this.client.delete(ref, { propagationPolicy: 'Background' })) deleted.push(ref);
     }
+    const post = await runHooks(hooks, 'post-delete', hookOpts);
+    if (!post.ok) this.logger.warn({ release: `${opts.release.namespace}/${opts.release.name}`, reason: post.message }, 'post-delete hook failed');
     await this.store.deleteAll(opts.release, history);
     this.logger.info({ release: `${opts.release.namespace}/${opts.release.name}`, deleted: deleted.length }, 'uninstalled release');
     return { deleted };
@@ -247,10 +280,12 @@ export class Applier {
     const history = await this.store.history(release);
     const owner = target.owner ?? history.at(-1)?.owner;
     if (owner === undefined) throw new BinnacleError('RELEASE_NOT_OWNED', `release ${release.namespace}/${release.name} revision ${target.revision} records no Binnacle owner`);
-    const objects = parseManifest(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`);
     const version = (history.at(-1)?.revision ?? 0) + 1;
     let takeOver: Set<string>;
+    let objects: KubeObject[];
     try {
+      // A chart release's manifest is Helm's: namespaces and ownership marks are added here.
+      objects = await this.prepare(parseManifest(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release);
       takeOver = await this.preflight(objects, owner, release, false);
     } catch (err) {
       if (!(err instanceof ApplyRefusedError)) throw err;
@@ -273,6 +308,9 @@ export class Applier {
         takeOver,
         waitForHealth,
         healthTimeoutMs,
+        content: target.content,
+        inputDigest: target.inputDigest,
+        hookEvents: target.content === undefined ? undefined : { pre: 'pre-rollback', post: 'post-rollback' },
       },
       log,
     );
@@ -283,23 +321,44 @@ export class Applier {
     const applied: ObjectRef[] = [];
     const pruned: ObjectRef[] = [];
     const groups = groupByPhase(r.objects);
+    const previous = await this.withNamespaces(r.previous, r.release.namespace);
+    let hooks = r.content?.hooks ?? [];
+    const hookOpts = { client: this.client, owner: r.owner, release: r.release, logger: log, timeoutMs: r.healthTimeoutMs, pollIntervalMs: Math.min(this.pollIntervalMs, 500) };
     let record: ReleaseRevision | undefined;
+    /** The record as it now stands, with the hooks' last runs. */
+    const current = (rec: ReleaseRevision): ReleaseRevision => (rec.content === undefined ? rec : { ...rec, content: { ...rec.content, hooks } });
     const fail = async (message: string, health: HealthReport = EMPTY_HEALTH): Promise<RolloutOutcome> => {
       log.error({ reason: message }, 'revision failed');
-      if (record !== undefined) await this.store.setStatus(record, 'failed', message);
+      if (record !== undefined) await this.store.setStatus(current(record), 'failed', message);
       return { ok: false, applied, pruned, health, message };
+    };
+    /** Records the pending revision and runs the pre-event hooks, saying why they failed. */
+    const begin = async (): Promise<{ rec: ReleaseRevision; hookFailure?: string }> => {
+      const rec = await this.writePending(r);
+      if (r.hookEvents === undefined) return { rec };
+      const pre = await runHooks(hooks, r.hookEvents.pre, hookOpts);
+      hooks = pre.hooks;
+      return pre.ok ? { rec } : { rec, hookFailure: pre.message };
     };
     try {
       for (const group of groups) {
         // The record lives in the release namespace, which the first phase may create.
-        if (group.phase !== 'namespaces' && record === undefined) record = await this.writePending(r);
+        if (group.phase !== 'namespaces' && record === undefined) {
+          const started = await begin();
+          record = started.rec;
+          if (started.hookFailure !== undefined) return await fail(started.hookFailure);
+        }
         for (const obj of group.objects) {
           await this.client.apply(obj, { force: r.takeOver.has(identityOf(obj)) });
           applied.push(refOf(obj));
         }
         if (group.phase === 'crds') await this.waitEstablished(group.objects);
       }
-      record ??= await this.writePending(r);
+      if (record === undefined) {
+        const started = await begin();
+        record = started.rec;
+        if (started.hookFailure !== undefined) return await fail(started.hookFailure);
+      }
     } catch (err) {
       // Another run recorded this revision first: not a failure of ours to roll back.
       if (isAlreadyExists(err) && record === undefined) {
@@ -310,7 +369,7 @@ export class Applier {
 
     try {
       const keep = new Set(r.objects.map(identityOf));
-      for (const old of deleteOrder(dedupe(r.previous).filter((o) => !keep.has(identityOf(o))))) {
+      for (const old of deleteOrder(dedupe(previous).filter((o) => !keep.has(identityOf(o))))) {
         const ref = refOf(old);
         const live = await this.findQuiet(ref);
         // Only what still carries our marks: someone may have taken it over since.
@@ -327,12 +386,17 @@ export class Applier {
       health = await waitForHealthy(this.client, r.objects, { timeoutMs: r.healthTimeoutMs, intervalMs: this.pollIntervalMs, logger: log });
       if (!health.healthy) return fail(`not healthy after ${r.healthTimeoutMs} ms: ${unhealthySummary(health)}`, health);
     }
+    if (r.hookEvents !== undefined) {
+      const post = await runHooks(hooks, r.hookEvents.post, hookOpts);
+      hooks = post.hooks;
+      if (!post.ok) return fail(post.message, health);
+    }
 
     // Success: this revision is deployed, every earlier deployed one superseded.
     for (const old of await this.store.history(r.release)) {
       if (old.revision !== r.version && old.status === 'deployed') await this.store.setStatus(old, 'superseded');
     }
-    await this.store.setStatus(record, 'deployed', r.description);
+    await this.store.setStatus(current(record), 'deployed', r.description);
     await this.trimHistory(r.release);
     log.info({ applied: applied.length, pruned: pruned.length }, r.description);
     return { ok: true, applied, pruned, health, message: r.description };
@@ -359,11 +423,49 @@ export class Applier {
       lastDeployed: now,
       chart: r.chart,
       config: r.config,
-      manifest: toManifest(applyOrder(r.objects)),
+      manifest: r.content?.manifest ?? toManifest(applyOrder(r.objects)),
       owner: r.owner,
+      ...(r.inputDigest === undefined ? {} : { inputDigest: r.inputDigest }),
+      ...(r.content === undefined ? {} : { content: r.content }),
     };
     await this.store.create({ ...rev, version: rev.revision }, r.owner);
     return rev;
+  }
+
+  /**
+   * Objects of a recorded manifest with their namespaces: a chart release's manifest is Helm's,
+   * which leaves namespaced objects without one (Helm fills it in when it applies). A kind the
+   * cluster no longer serves is left as it is: there is nothing of it to find.
+   */
+  private async withNamespaces(objects: readonly KubeObject[], namespace: string): Promise<KubeObject[]> {
+    const out: KubeObject[] = [];
+    for (const o of objects) {
+      if (o.metadata.namespace !== undefined && o.metadata.namespace !== '') {
+        out.push(o);
+        continue;
+      }
+      let namespaced = false;
+      try {
+        namespaced = (await this.client.resourceFor(o.apiVersion, o.kind)).namespaced;
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+      out.push(namespaced ? { ...o, metadata: { ...o.metadata, namespace } } : o);
+    }
+    return out;
+  }
+
+  /**
+   * What the deployed revision recorded, ready to apply again: its manifest's objects plus the
+   * request's objects that are not in any manifest (a chart's crds/), made lenient the same way.
+   */
+  private async storedObjects(rev: ReleaseRevision, req: ApplyRequest): Promise<KubeObject[]> {
+    const recorded = parseManifest(rev.manifest, `release ${rev.namespace}/${rev.name} revision ${rev.revision}`);
+    const lenient = await makeLenient(recorded, { client: this.client, schemas: this.schemas });
+    const prepared = withOwnerReference(await this.prepare(lenient.objects, req.owner, req.release), req);
+    const inManifest = new Set(prepared.map(identityOf));
+    const extra = (await this.prepare(req.objects, req.owner, req.release)).filter((o) => !inManifest.has(identityOf(o)) && o.kind === 'CustomResourceDefinition');
+    return [...prepared, ...extra];
   }
 
   /** A pending revision left by a run that died is marked failed, as `helm` would need by hand. */
@@ -488,6 +590,18 @@ export class Applier {
       throw err;
     }
   }
+}
+
+/** Namespaced objects in the release namespace get the request's owner reference (a Helm operator's CR owns them). */
+function withOwnerReference(objects: KubeObject[], req: ApplyRequest): KubeObject[] {
+  const ref = req.ownerReference;
+  if (ref === undefined || ref.uid === '') return objects;
+  const owned = { ...ref, controller: true, blockOwnerDeletion: true };
+  return objects.map((o) =>
+    o.metadata.namespace !== req.release.namespace || o.kind === 'CustomResourceDefinition'
+      ? o
+      : { ...o, metadata: { ...o.metadata, ownerReferences: [...(o.metadata.ownerReferences ?? []).filter((r) => r.uid !== ref.uid), owned] } },
+  );
 }
 
 /** JSON with object keys sorted, so equal values compare equal whatever their key order. */

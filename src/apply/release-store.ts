@@ -21,6 +21,8 @@ export function recordInput(rev: ReleaseRevision): ReleaseRecordInput {
     chart: rev.chart,
     config: rev.config,
     manifest: rev.manifest,
+    ...(rev.inputDigest === undefined ? {} : { inputDigest: rev.inputDigest }),
+    ...(rev.content === undefined ? {} : { content: rev.content }),
   };
 }
 

@@ -10,12 +10,24 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from './ownership.js';
-import type { ChartInfo, Owner, ReleaseRevision, ReleaseStatus } from './types.js';
+import type { ChartInfo, Owner, ReleaseContent, ReleaseHook, ReleaseRevision, ReleaseStatus } from './types.js';
 
 export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
+/** The digest of what a revision was made from (a release label, as Helm ≥ 3.13 keeps them). */
+export const INPUT_DIGEST_LABEL = 'binnacle.dev/input-digest';
 /** Labels Helm's driver sets itself; any other Secret label is a release label. */
 const SYSTEM_LABELS = new Set(['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt']);
 const STATUSES: readonly ReleaseStatus[] = ['unknown', 'deployed', 'uninstalled', 'superseded', 'failed', 'uninstalling', 'pending-install', 'pending-upgrade', 'pending-rollback'];
+
+/** The chart Binnacle records for a bundle release: metadata only, as Helm's JSON shapes it. */
+interface BundleChartJson {
+  metadata: { name: string; version: string; description?: string; apiVersion: 'v2'; appVersion?: string };
+  lock: null;
+  templates: unknown[];
+  values: Record<string, unknown>;
+  schema: null;
+  files: null;
+}
 
 /** The JSON shape of helm's `release.Release`, with the fields Binnacle writes. */
 export interface HelmReleaseJson {
@@ -26,17 +38,13 @@ export interface HelmReleaseJson {
     deleted: string;
     description: string;
     status: ReleaseStatus;
+    notes?: string;
   };
-  chart: {
-    metadata: { name: string; version: string; description?: string; apiVersion: 'v2'; appVersion?: string };
-    lock: null;
-    templates: unknown[];
-    values: Record<string, unknown>;
-    schema: null;
-    files: null;
-  };
+  /** Binnacle's bundle chart, or a chart release's own chart object. */
+  chart: BundleChartJson | Record<string, unknown>;
   config: Record<string, unknown>;
   manifest: string;
+  hooks?: ReleaseHook[];
   version: number;
   namespace: string;
 }
@@ -79,10 +87,18 @@ export interface ReleaseRecordInput {
   chart: ChartInfo;
   config: Record<string, unknown>;
   manifest: string;
+  inputDigest?: string;
+  content?: ReleaseContent;
 }
 
 export function releaseJson(r: ReleaseRecordInput): HelmReleaseJson {
-  const metadata: HelmReleaseJson['chart']['metadata'] = { name: r.chart.name, version: r.chart.version, apiVersion: 'v2' };
+  if (r.content !== undefined) {
+    // A chart release: Helm's own chart object and hooks, so the record is Helm's.
+    const info: HelmReleaseJson['info'] = { first_deployed: r.firstDeployed, last_deployed: r.lastDeployed, deleted: '', description: r.description, status: r.status };
+    if (r.content.notes !== undefined && r.content.notes !== '') info.notes = r.content.notes;
+    return { name: r.name, info, chart: r.content.chart, config: r.config, manifest: r.content.manifest, hooks: r.content.hooks, version: r.version, namespace: r.namespace };
+  }
+  const metadata: BundleChartJson['metadata'] = { name: r.chart.name, version: r.chart.version, apiVersion: 'v2' };
   if (r.chart.description !== undefined) metadata.description = r.chart.description;
   if (r.chart.appVersion !== undefined) metadata.appVersion = r.chart.appVersion;
   return {
@@ -103,6 +119,7 @@ export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, n
     labels[OWNER_KIND_LABEL] = owner.kind;
     labels[OWNER_NAME_LABEL] = owner.name;
   }
+  if (r.inputDigest !== undefined) labels[INPUT_DIGEST_LABEL] = r.inputDigest;
   Object.assign(labels, { name: r.name, owner: 'helm', status: r.status, version: String(r.version) });
   labels[kind === 'created' ? 'createdAt' : 'modifiedAt'] = String(Math.floor(now.getTime() / 1000));
   return {
@@ -144,7 +161,11 @@ export function revisionFromSecret(secret: unknown): ReleaseRevision {
   const labels = rec(meta?.labels) ?? {};
   const ownerKind = labels[OWNER_KIND_LABEL];
   const ownerName = labels[OWNER_NAME_LABEL];
+  const digest = labels[INPUT_DIGEST_LABEL];
+  const content = chartContent(rel);
   return {
+    ...(typeof digest === 'string' ? { inputDigest: digest } : {}),
+    ...(content === undefined ? {} : { content }),
     name: str(rel.name),
     namespace: str(rel.namespace),
     revision: rel.version,
@@ -158,6 +179,19 @@ export function revisionFromSecret(secret: unknown): ReleaseRevision {
     manifest: str(rel.manifest),
     owner: typeof ownerKind === 'string' && typeof ownerName === 'string' ? { kind: ownerKind, name: ownerName } : undefined,
   };
+}
+
+/**
+ * The chart content of a release that carries a real chart (templates or hooks): one Helm
+ * made, or a Binnacle chart release. Binnacle's own bundle releases have neither.
+ */
+function chartContent(rel: Record<string, unknown>): ReleaseContent | undefined {
+  const chart = rec(rel.chart);
+  const templates = chart?.templates;
+  const hooks = Array.isArray(rel.hooks) ? rel.hooks.filter((h): h is ReleaseHook => rec(h) !== undefined && typeof rec(h)?.manifest === 'string') : [];
+  if (chart === undefined || ((!Array.isArray(templates) || templates.length === 0) && hooks.length === 0)) return undefined;
+  const notes = rec(rel.info)?.notes;
+  return { chart, manifest: str(rel.manifest), hooks, ...(typeof notes === 'string' && notes !== '' ? { notes } : {}) };
 }
 
 function chartInfo(meta: Record<string, unknown> | undefined): ChartInfo {

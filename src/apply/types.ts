@@ -22,10 +22,56 @@ export interface ChartInfo {
   description?: string;
 }
 
+/**
+ * A hook as Helm records it in a release (helm.sh/helm/v3/pkg/release.Hook): an object the
+ * applier creates at a lifecycle event, waits for, and deletes per its policies. The record
+ * is kept whole so the stored release stays Helm's own.
+ */
+export interface ReleaseHook {
+  name: string;
+  kind: string;
+  path: string;
+  manifest: string;
+  events: string[];
+  last_run: { started_at: string; completed_at: string; phase: string };
+  weight: number;
+  delete_policies?: string[] | null;
+  [k: string]: unknown;
+}
+
+/**
+ * What a Helm chart release stores beyond the objects: Helm's chart object (metadata,
+ * templates, values, schema, files), its rendered manifest and hooks, and the notes. With
+ * it, release records are real Helm releases (`helm get values|manifest`, `helm rollback`).
+ */
+export interface ReleaseContent {
+  chart: Record<string, unknown>;
+  /** Helm's manifest, stored as Helm rendered it. */
+  manifest: string;
+  hooks: ReleaseHook[];
+  notes?: string;
+}
+
 export interface ApplyRequest {
   owner: Owner;
   release: ReleaseRef;
   objects: KubeObject[];
+  /**
+   * A Helm chart's release content. The stored manifest is `content.manifest`; `objects` may
+   * hold more (CRDs from the chart's crds/ folder), which are applied but, as in Helm, never
+   * pruned or deleted with the release.
+   */
+  content?: ReleaseContent;
+  /**
+   * What the objects were made from (chart digest, values, options). A request whose digest
+   * equals the deployed revision's makes no new revision, even when templates are not
+   * deterministic: the deployed revision is re-applied instead.
+   */
+  inputDigest?: string;
+  /** Run no hooks for this operation (helm's --no-hooks). */
+  disableHooks?: boolean;
+  /** Set as controller owner of the namespaced objects in the release namespace (a Helm operator's CR). */
+  ownerReference?: { apiVersion: string; kind: string; name: string; uid: string };
   chart?: ChartInfo;
   values?: Record<string, unknown>;
   /** Take over objects that exist but are not ours. */
@@ -46,7 +92,7 @@ export interface ApplyRequest {
 /** A field the object's schema does not declare, dropped before applying (as OLM's create/update drops it). */
 export interface DroppedField {
   object: ObjectRef;
-  /** Where in the object, e.g. `spec.template.spec.containers[name=manager].env[name=A].resources`. */
+  /** Where in the object, e.g. `spec.template.spec.containers[name="manager"].env[name="A"].resources`. */
   path: string;
   /** The schema that does not declare it: `/openapi/v3 apis/apps/v1`, `CustomResourceDefinition x.example.com`. */
   schema: string;
@@ -114,4 +160,8 @@ export interface ReleaseRevision {
   manifest: string;
   /** The owner recorded with the revision, when Binnacle wrote it. */
   owner: Owner | undefined;
+  /** The request's inputDigest, when the revision was made from one. */
+  inputDigest?: string;
+  /** A chart release's content (a release the `helm` CLI made has one too). */
+  content?: ReleaseContent;
 }

@@ -69,10 +69,14 @@ export class BundleDeploymentReconciler implements Reconciler {
     return { kind: 'BundleDeployment', name: bd.metadata.name ?? '' };
   }
 
-  private applierFor(bd: BundleDeployment, logger: Logger): Applier {
+  /** The client that installs: the ServiceAccount's identity when one is named. */
+  private installClient(bd: BundleDeployment): KubeClient {
     const sa = bd.spec.serviceAccount;
-    const client = sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor({ namespace: bd.spec.installNamespace, name: sa.name }));
-    return new Applier({ client, logger });
+    return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor({ namespace: bd.spec.installNamespace, name: sa.name }));
+  }
+
+  private applierFor(bd: BundleDeployment, logger: Logger): Applier {
+    return new Applier({ client: this.installClient(bd), logger });
   }
 
   private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
@@ -87,7 +91,7 @@ export class BundleDeploymentReconciler implements Reconciler {
       if ((s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
         // Nothing was ever installed (e.g. refused for missing permissions): nothing to remove.
         if (s.bd.status?.revision !== undefined) {
-          const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd) });
+          const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
           s.logger.info({ deleted: deleted.length }, 'uninstalled');
         }
         await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
@@ -150,6 +154,9 @@ export class BundleDeploymentReconciler implements Reconciler {
         spec: s.bd.spec,
         name: s.bd.metadata.name ?? '',
         certProviderFor: (bundle) => persistentCertProvider(this.o.client, this.owner(s.bd), bundle, s.bd.spec.installNamespace),
+        digest: s.unpacked?.digest ?? '',
+        client: this.installClient(s.bd),
+        nextRevision: async () => ((await this.applierFor(s.bd, s.logger).history(this.release(s.bd))).at(-1)?.revision ?? 0) + 1,
       });
     } catch (err) {
       // A bundle that cannot be rendered will not render on retry either, until its spec changes.
@@ -192,7 +199,8 @@ export class BundleDeploymentReconciler implements Reconciler {
         release: this.release(s.bd),
         objects: rendered.objects,
         chart: rendered.chart,
-        values: s.bd.spec.config ?? {},
+        values: rendered.helm?.values ?? s.bd.spec.config ?? {},
+        ...(rendered.helm === undefined ? {} : { content: rendered.helm.content, inputDigest: rendered.helm.inputDigest, disableHooks: s.bd.spec.disableHooks === true }),
         adopt: s.bd.spec.adoptExisting === true,
         autoRollback: s.bd.spec.autoRollback !== false,
         healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,

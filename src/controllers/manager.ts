@@ -23,6 +23,7 @@ import { errorMessage } from '../util/errors.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';
+import { HelmOperatorReconciler } from './helm-operator.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
 import { ensureCrds } from './crds.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
@@ -125,6 +126,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
       const labels = obj.metadata.labels ?? {};
       return labels[LABEL_OWNER_KIND] === kind && labels[LABEL_OWNER_NAME] !== undefined ? [labels[LABEL_OWNER_NAME]] : [];
+      helmOperators: new Informer(o.client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
     };
     const catalogController = new Controller({
       name: 'clustercatalog',
@@ -182,6 +184,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       name: le.name ?? 'binnacle-manager',
       identity: le.identity ?? `${hostname()}_${process.pid}`,
       logger,
+    // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
+    const helmOperators = new HelmOperatorReconciler({ client: o.client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) });
+    const hopController = new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged);
+    signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
+
       ...(le.leaseDurationMs === undefined ? {} : { leaseDurationMs: le.leaseDurationMs }),
       ...(le.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: le.renewDeadlineMs }),
       ...(le.retryPeriodMs === undefined ? {} : { retryPeriodMs: le.retryPeriodMs }),

@@ -131,6 +131,9 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
         ...(isMain && req.watchNamespace !== undefined ? { watchNamespace: req.watchNamespace } : {}),
         ...(isMain && req.config !== undefined ? { config: req.config } : {}),
       },
+      digest: pulled.digest,
+      client,
+      nextRevision: async () => ((await store.history({ name: bdName, namespace: req.namespace })).at(-1)?.revision ?? 0) + 1,
       // The certificates already issued for this install, if any; otherwise they are issued at install time.
       certProviderFor: async (bundle) => {
         const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace: req.namespace, name: webhookCertSecretName(bdName) });

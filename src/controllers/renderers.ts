@@ -9,11 +9,15 @@ import { convertRegistryV1, decodeOverrides, defaultWatchNamespaces, loadBundleD
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
+import type { ReleaseContent } from '../apply/types.js';
+import type { KubeClient } from '../kube/client.js';
 import { InputError, TerminalError } from '../util/errors.js';
 
 export interface RenderedBundle {
   objects: KubeObject[];
   chart: { name: string; version: string; appVersion?: string; description?: string };
+  /** Format helm: what Helm's release stores, and what it was made from. */
+  helm?: { content: ReleaseContent; inputDigest: string; values: Record<string, unknown> };
 }
 
 export interface RenderContext {
@@ -22,6 +26,12 @@ export interface RenderContext {
   /** Name of the BundleDeployment, for messages and defaults. */
   name: string;
   certProviderFor: (bundle: RegistryV1Bundle) => Promise<CertProvider>;
+  /** Digest of the unpacked content. */
+  digest: string;
+  /** The cluster (as the installing account), for Helm's capabilities and `lookup`. */
+  client: KubeClient;
+  /** The revision an apply would make next (Helm templates see it as .Release.Revision). */
+  nextRevision: () => Promise<number>;
 }
 
 export type BundleRenderer = (ctx: RenderContext) => Promise<RenderedBundle>;
@@ -133,8 +143,26 @@ function namespacedGuess(kind: string): boolean {
   return !CLUSTER_SCOPED.has(kind);
 }
 
-async function renderHelm(): Promise<RenderedBundle> {
-  return Promise.reject(new TerminalError('UnsupportedFormat', 'format "helm" is not supported yet: Helm charts arrive with the Helm issue'));
+/** A Helm chart (the unpacked content is a chart, or holds one): rendered by Helm's own engine. */
+async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
+  const { findChart, renderChartRelease, HelmError } = await import('../helm/index.js');
+  const values = ctx.spec.values ?? {};
+  try {
+    const rel = await renderChartRelease({
+      chart: findChart(ctx.dir),
+      chartDigest: ctx.digest,
+      release: { name: ctx.spec.releaseName ?? ctx.name, namespace: ctx.spec.installNamespace },
+      values,
+      revision: await ctx.nextRevision(),
+      client: ctx.client,
+      ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
+    });
+    return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
+  } catch (err) {
+    // Helm refused the chart or its values: the same input fails the same way every time.
+    if (err instanceof HelmError && err.phase !== 'internal') throw new TerminalError('InvalidChart', err.message, { cause: err });
+    throw err;
+  }
 }
 
 export const RENDERERS: ReadonlyMap<BundleFormat, BundleRenderer> = new Map<BundleFormat, BundleRenderer>([

@@ -45,6 +45,8 @@ export interface RenderRequest {
   skipSchemaValidation?: boolean;
   /** Lets `lookup` read the cluster; offline it answers empty. */
   lookup?: LookupTransport;
+  /** Render one subchart on its own (dependency names or aliases, `a/b`). */
+  subchart?: string;
 }
 
 export interface RenderResult {
@@ -52,6 +54,8 @@ export interface RenderResult {
   output: string;
   /** Helm's release object, as Helm would store it (chart, config, manifest, hooks, notes). */
   release: HelmRelease;
+  /** The crds/ files of the chart and its enabled subcharts, which Helm applies before anything else. */
+  crds: { name: string; data: string }[];
 }
 
 /** A loaded chart and each subchart (path like `pelorus/charts/exporters`). */
@@ -101,6 +105,7 @@ interface WireResponse {
   output?: string;
   release?: HelmRelease;
   charts?: ChartDescription[];
+  crds?: { name: string; data: string }[];
   error?: string;
   phase?: HelmPhase;
 }
@@ -240,11 +245,12 @@ class WasmHelmEngine implements HelmEngine {
       showOnly: req.showOnly,
       lookup: req.lookup !== undefined,
       skipSchemaValidation: req.skipSchemaValidation,
+      subchart: req.subchart,
     };
     const res = await this.call('render', wire, req.lookup);
     if (res.error !== undefined) throw new HelmError(res.phase ?? 'render', res.error);
     if (res.output === undefined || res.release === undefined) throw new HelmError('internal', 'Helm engine answered without output');
-    return { output: res.output, release: res.release };
+    return { output: res.output, release: res.release, crds: res.crds ?? [] };
   }
 
   async inspect(chart: string): Promise<ChartDescription[]> {

@@ -74,6 +74,8 @@ interface RequestOptions {
   query?: Record<string, string | undefined> | undefined;
   body?: unknown;
   contentType?: string;
+  /** Accept header; JSON by default. */
+  accept?: string;
   /** What the caller is doing, for error messages: "get Deployment ns/name". */
   what: string;
 }
@@ -306,6 +308,43 @@ export class KubeClient {
     }
   }
 
+  /**
+   * Every served group/version and group/version/Kind, as Helm's `.Capabilities.APIVersions`
+   * lists them (helm's action.GetVersionSet), from aggregated discovery: two requests.
+   */
+  async apiVersionSet(): Promise<string[]> {
+    const accept = 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;q=0.9';
+    const out = new Set<string>();
+    for (const root of ['/api', '/apis']) {
+      const list = (await this.requestJson('GET', root, { what: `discover ${root}`, accept })) as {
+        kind?: string;
+        items?: { metadata?: { name?: string }; versions?: { version?: string; resources?: { responseKind?: { kind?: string } }[] }[] }[];
+      };
+      if (list.kind !== 'APIGroupDiscoveryList') throw new BinnacleError('DISCOVERY_UNSUPPORTED', `${root}: the API server does not serve aggregated discovery (needs Kubernetes ≥ 1.30)`);
+      for (const g of list.items ?? []) {
+        const group = g.metadata?.name ?? '';
+        for (const v of g.versions ?? []) {
+          const gv = group === '' ? (v.version ?? '') : `${group}/${v.version ?? ''}`;
+          out.add(gv);
+          for (const r of v.resources ?? []) if (r.responseKind?.kind !== undefined && r.responseKind.kind !== '') out.add(`${gv}/${r.responseKind.kind}`);
+        }
+      }
+    }
+    return [...out].sort();
+  }
+
+  /** One request whose status the caller judges (a template's `lookup` wants the 404). */
+  async rawRequest(method: string, path: string, body?: string): Promise<RawResponse> {
+    const q = path.indexOf('?');
+    const query = q < 0 ? undefined : Object.fromEntries(new URLSearchParams(path.slice(q + 1)));
+    const res = await this.open(method, q < 0 ? path : path.slice(0, q), {
+      what: `${method} ${path}`,
+      ...(query === undefined ? {} : { query }),
+      ...(body === undefined || body === '' ? {} : { body: JSON.parse(body) as unknown }),
+    });
+    return { status: res.statusCode ?? 0, body: await readAll(res) };
+  }
+
   /** The server's version, e.g. `v1.36.3`. */
   async serverVersion(): Promise<string> {
     const v = (await this.requestJson('GET', '/version', { what: 'get server version' })) as { gitVersion?: string };
@@ -332,7 +371,7 @@ export class KubeClient {
     const url = new URL(this.transport.base.toString());
     url.pathname = (url.pathname.replace(/\/$/, '') + path).replace(/\/+/g, '/');
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    const headers: Record<string, string | string[]> = { ...this.transport.headers, Accept: 'application/json', 'User-Agent': 'binnacle/0.1.0' };
+    const headers: Record<string, string | string[]> = { ...this.transport.headers, Accept: opts.accept ?? 'application/json', 'User-Agent': 'binnacle/0.1.0' };
     if (this.impersonation !== undefined) {
       headers['Impersonate-User'] = this.impersonation.user;
       if (this.impersonation.groups !== undefined && this.impersonation.groups.length > 0) headers['Impersonate-Group'] = this.impersonation.groups;

@@ -14,6 +14,7 @@ import { registerSourceCommands } from './source.js';
 import { registerReleaseCommands } from './release.js';
 import { registerHelmCommands } from './helm.js';
 
+import { registerHelmOperatorCommands } from './helm-operator.js';
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
   registerBundleCommands(program, ctx);
@@ -28,3 +29,4 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerReleaseCommands(program, ctx);
   registerHelmCommands(program, ctx);
 }
+  registerHelmOperatorCommands(program, ctx);

@@ -1,0 +1,141 @@
+/**
+ * Helm hooks (helm.sh/helm/v3/pkg/action/hooks.go, as documented in Helm's "Chart Hooks"):
+ * at a lifecycle event the release's hooks for that event run one by one in weight order
+ * (then by name). Each hook object is deleted first when its policies say
+ * `before-hook-creation` (Helm's default when a hook names no policy), created, and waited
+ * for when it is a Job (until Complete or Failed) or a Pod (until Succeeded or Failed); then
+ * deleted on `hook-succeeded` or `hook-failed`. The first failing hook stops the event and
+ * fails the operation. Hooks are not part of the release's objects: never pruned, and left in
+ * place on uninstall unless a policy removes them, as in Helm.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import { parseDocument } from 'yaml';
+import type { KubeClient } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
+import { describeRef, isKubeObject, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { stampOwnership } from './ownership.js';
+import type { Owner, ReleaseHook, ReleaseRef } from './types.js';
+
+export type HookClient = Pick<KubeClient, 'apply' | 'find' | 'delete' | 'resourceFor'>;
+
+export type HookEvent = 'pre-install' | 'post-install' | 'pre-upgrade' | 'post-upgrade' | 'pre-rollback' | 'post-rollback' | 'pre-delete' | 'post-delete';
+
+export interface HookRunOptions {
+  client: HookClient;
+  owner: Owner;
+  release: ReleaseRef;
+  logger: Logger;
+  /** How long one hook may take; Helm's default --timeout is 5 minutes. */
+  timeoutMs: number;
+  pollIntervalMs?: number;
+  now?: () => Date;
+}
+
+export interface HookRunResult {
+  ok: boolean;
+  /** Why the event failed, in Helm's words ("pre-install hook … failed: …"). */
+  message: string;
+  /** Every hook of the release, with last_run set for those that ran. */
+  hooks: ReleaseHook[];
+}
+
+/** Helm's order: weight ascending, then name. */
+export function hooksFor(hooks: readonly ReleaseHook[], event: HookEvent): ReleaseHook[] {
+  return hooks.filter((h) => h.events.includes(event)).sort((a, b) => a.weight - b.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+function policiesOf(h: ReleaseHook): string[] {
+  const p = h.delete_policies ?? [];
+  // Helm 3: a hook without a delete policy is deleted before it is created again.
+  return p.length === 0 ? ['before-hook-creation'] : p;
+}
+
+function hookObject(h: ReleaseHook): KubeObject {
+  const doc = parseDocument(h.manifest);
+  const value: unknown = doc.toJS();
+  if (doc.errors.length > 0 || !isKubeObject(value)) {
+    throw new BinnacleError('HOOK_INVALID', `hook ${h.path} (${h.kind} ${h.name}) is not a Kubernetes object: ${doc.errors[0]?.message ?? 'needs apiVersion, kind and metadata'}`);
+  }
+  return value;
+}
+
+/** Runs the hooks of `event`; answers the hooks with their last runs recorded. */
+export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o: HookRunOptions): Promise<HookRunResult> {
+  const now = o.now ?? (() => new Date());
+  const hooks = all.map((h) => ({ ...h }));
+  for (const hook of hooksFor(hooks, event)) {
+    const started = now().toISOString();
+    hook.last_run = { started_at: started, completed_at: '', phase: 'Running' };
+    let failure: string | undefined;
+    let obj: KubeObject | undefined;
+    try {
+      obj = await namespaced(o.client, hookObject(hook), o.release.namespace);
+      const policies = policiesOf(hook);
+      if (policies.includes('before-hook-creation')) await deleteAndWait(o.client, refOf(obj), o);
+      await o.client.apply(stampOwnership(obj, o.owner, o.release), { force: true });
+      o.logger.info({ hook: hook.path, event, kind: hook.kind, name: hook.name }, 'running hook');
+      failure = await waitForHook(o.client, refOf(obj), o);
+    } catch (err) {
+      failure = errorMessage(err);
+    }
+    hook.last_run = { started_at: started, completed_at: now().toISOString(), phase: failure === undefined ? 'Succeeded' : 'Failed' };
+    const policy = failure === undefined ? 'hook-succeeded' : 'hook-failed';
+    if (obj !== undefined && policiesOf(hook).includes(policy)) {
+      await o.client.delete(refOf(obj), { propagationPolicy: 'Background' }).catch((err: unknown) => {
+        o.logger.warn({ hook: hook.path, err: errorMessage(err) }, 'could not delete hook');
+      });
+    }
+    if (failure !== undefined) {
+      return { ok: false, message: `${event} hook ${hook.path} (${hook.kind} ${hook.name}) failed: ${failure}`, hooks };
+    }
+  }
+  return { ok: true, message: '', hooks };
+}
+
+async function namespaced(client: HookClient, obj: KubeObject, ns: string): Promise<KubeObject> {
+  if (obj.metadata.namespace !== undefined && obj.metadata.namespace !== '') return obj;
+  try {
+    if (!(await client.resourceFor(obj.apiVersion, obj.kind)).namespaced) return obj;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    throw new BinnacleError('HOOK_UNKNOWN_KIND', `the cluster serves no ${obj.kind} in ${obj.apiVersion}`);
+  }
+  return { ...obj, metadata: { ...obj.metadata, namespace: ns } };
+}
+
+async function deleteAndWait(client: HookClient, ref: ObjectRef, o: HookRunOptions): Promise<void> {
+  if (!(await client.delete(ref, { propagationPolicy: 'Foreground' }))) return;
+  const deadline = Date.now() + o.timeoutMs;
+  while ((await client.find(ref)) !== undefined) {
+    if (Date.now() > deadline) throw new BinnacleError('HOOK_TIMEOUT', `${describeRef(ref)} from an earlier run was not deleted within ${o.timeoutMs} ms`);
+    await sleep(o.pollIntervalMs ?? 500);
+  }
+}
+
+interface JobLike {
+  status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[]; phase?: string; succeeded?: number };
+}
+
+/** Answers undefined when the hook succeeded, or why it failed. */
+async function waitForHook(client: HookClient, ref: ObjectRef, o: HookRunOptions): Promise<string | undefined> {
+  if (ref.kind !== 'Job' && ref.kind !== 'Pod') return undefined;
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    const live = (await client.find(ref)) as (KubeObject & JobLike) | undefined;
+    if (live === undefined) return `${describeRef(ref)} disappeared before it finished`;
+    if (ref.kind === 'Job') {
+      const conds = live.status?.conditions ?? [];
+      const done = conds.find((c) => (c.type === 'Complete' || c.type === 'SuccessCriteriaMet') && c.status === 'True');
+      if (done !== undefined) return undefined;
+      const failed = conds.find((c) => c.type === 'Failed' && c.status === 'True');
+      if (failed !== undefined) return `job failed: ${failed.reason ?? ''}${failed.message === undefined ? '' : ` ${failed.message}`}`.trim();
+    } else {
+      if (live.status?.phase === 'Succeeded') return undefined;
+      if (live.status?.phase === 'Failed') return `pod ${ref.name} failed`;
+    }
+    if (Date.now() > deadline) return `timed out after ${o.timeoutMs} ms waiting for ${describeRef(ref)}`;
+    await sleep(o.pollIntervalMs ?? 500);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * `binnacle helm-operator run --watches watches.yaml`: an operator-sdk Helm operator, unchanged,
+ * as one process (the entry point of a Helm operator's container image). Each watch serves its
+ * kind with the Helm release reconciler; leader election as in `binnacle manager`.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { CliContext } from '../context.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+
+/** The digest of a chart directory (tree) or archive (bytes). */
+async function chartDigest(path: string): Promise<string> {
+  if (statSync(path).isFile()) return `sha256:${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
+  const { digestTree } = await import('../../source/index.js');
+  return (await digestTree(path)).digest;
+}
+
+export function registerHelmOperatorCommands(program: Command, ctx: CliContext): void {
+  const ho = program.command('helm-operator').description("Run operator-sdk Helm operators (watches.yaml) on Binnacle's Helm engine");
+  addKubeFlags(ho.command('run'))
+    .description('Reconcile the custom resources of every kind in watches.yaml as Helm releases of its chart')
+    .option('--watches <file>', 'watches.yaml (operator-sdk format)', './watches.yaml')
+    .option('--leader-elect', 'elect a leader with a Lease before reconciling')
+    .option('--leader-election-namespace <ns>', 'namespace of the leader Lease', 'default')
+    .option('--leader-election-id <name>', 'name of the leader Lease')
+    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string }) => {
+      const { loadWatches } = await import('../../helm/watches.js');
+      const { runHelmKind } = await import('../../controllers/helm-kinds.js');
+      const { parseDuration } = await import('../../controllers/helm-release.js');
+      const { LeaderElector } = await import('../../kube/leader-election.js');
+      const watches = loadWatches(flags.watches);
+      const client = await clientFor(flags);
+      const charts = new Map<string, { path: string; digest: string; version: string }>();
+      for (const w of watches) charts.set(w.chart, { path: w.chart, digest: await chartDigest(w.chart), version: '' });
+      const stop = new AbortController();
+      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+      const serve = async (signal: AbortSignal): Promise<void> => {
+        const running = watches.map((w) =>
+          runHelmKind(
+            {
+              group: w.group,
+              version: w.version,
+              kind: w.kind,
+              chart: () => charts.get(w.chart),
+              overrideValues: w.overrideValues,
+              ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
+            },
+            { client, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }) },
+          ),
+        );
+        ctx.logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`) }, 'serving Helm operator kinds');
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await Promise.all(running.map((r) => r.stop()));
+      };
+      if (flags.leaderElect === true) {
+        const elector = new LeaderElector({
+          client,
+          namespace: flags.leaderElectionNamespace,
+          name: flags.leaderElectionId ?? `helm-operator-${watches.map((w) => w.kind.toLowerCase()).join('-')}`.slice(0, 63),
+          identity: `${process.env.HOSTNAME ?? 'local'}_${process.pid}`,
+          logger: ctx.logger,
+          onStartedLeading: serve,
+          onStoppedLeading: () => {
+            ctx.logger.error('lost leadership; stopping');
+            stop.abort();
+            process.exitCode = 1;
+          },
+        });
+        await elector.run(stop.signal);
+      } else {
+        await serve(stop.signal);
+      }
+      client.close();
+    });
+}

@@ -1,0 +1,63 @@
+/**
+ * Running Helm-operator kinds: for each kind a chart serves, an informer on its custom
+ * resources and a controller whose reconciler is the Helm release reconciler. Used by the
+ * HelmOperator controller (kinds come and go as HelmOperators change) and by
+ * `binnacle helm-operator run` (kinds from a watches.yaml).
+ */
+import type { Logger } from 'pino';
+import type { KubeClient } from '../kube/client.js';
+import { Controller, specOrMetadataChanged } from '../kube/controller.js';
+import { Informer } from '../kube/informer.js';
+import type { ControllerMetrics } from '../kube/metrics.js';
+import { objectKey } from '../kube/types.js';
+import { HelmReleaseReconciler, type HelmKind } from './helm-release.js';
+
+export interface RunningKindOptions {
+  client: KubeClient;
+  logger: Logger;
+  metrics?: ControllerMetrics;
+  healthTimeoutMs?: number;
+  /** Label selector for the CRs this kind serves. */
+  selector?: string;
+  maxConcurrentReconciles?: number;
+}
+
+export interface RunningKind {
+  /** Look at every CR of the kind again (its chart changed). */
+  enqueueAll(): void;
+  stop(): Promise<void>;
+  /** Resolves once the informer has listed the CRs. */
+  synced: Promise<void>;
+}
+
+export function kindKey(k: Pick<HelmKind, 'group' | 'version' | 'kind'>): string {
+  return `${k.kind}.${k.version}.${k.group}`;
+}
+
+export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind {
+  const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
+  const stop = new AbortController();
+  const informer = new Informer(o.client, apiVersion, kind.kind, {
+    logger: o.logger,
+    resyncMs: kind.reconcilePeriodMs ?? 60_000,
+    ...(o.selector === undefined ? {} : { labelSelector: o.selector }),
+  });
+  const controller = new Controller({
+    name: `helm-${kind.kind.toLowerCase()}`,
+    logger: o.logger,
+    workers: o.maxConcurrentReconciles ?? 1,
+    reconciler: new HelmReleaseReconciler({ client: o.client, kind, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
+    ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
+  }).watch(informer, undefined, specOrMetadataChanged);
+  const done = Promise.all([informer.run(stop.signal), controller.run(stop.signal)]);
+  return {
+    enqueueAll: () => {
+      for (const cr of informer.list()) controller.enqueue(objectKey(cr.metadata));
+    },
+    stop: async () => {
+      stop.abort();
+      await done;
+    },
+    synced: informer.waitForSync(),
+  };
+}

@@ -1,0 +1,164 @@
+/**
+ * A chart + values → what the applier takes: the objects of Helm's manifest (plus the chart's
+ * crds/ CRDs under a policy), the release content Helm would store (chart, manifest, hooks,
+ * notes), and the input digest that says whether anything changed. This is the one seam
+ * between Helm and the install engine: the same applier, pruning, CRD safety, health and
+ * release records serve every bundle format.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
+import type { KubeClient } from '../kube/client.js';
+import { isKubeObject, type KubeObject } from '../kube/types.js';
+import { BinnacleError, InputError } from '../util/errors.js';
+import { helmEngine, type HelmEngine, type LookupTransport } from './engine.js';
+
+/** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
+export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
+
+export interface ChartReleaseInput {
+  /** A chart directory or `.tgz`. */
+  chart: string;
+  /** Serve one subchart of it (dependency names or aliases, `a/b`). */
+  subchart?: string;
+  /** Digest of the chart's source (archive or tree), part of the input digest. */
+  chartDigest: string;
+  release: { name: string; namespace: string };
+  values: Record<string, unknown>;
+  /** Dotted-key values set on top (helm's --set; a Helm operator's overrideValues). */
+  set?: string[];
+  /** The revision this render becomes (1 = install). */
+  revision: number;
+  /** The cluster: capabilities from its discovery, `lookup` through it. Offline without. */
+  client?: Pick<KubeClient, 'serverVersion' | 'apiVersionSet' | 'rawRequest' | 'find'>;
+  crdPolicy?: CrdPolicy;
+  engine?: HelmEngine;
+}
+
+export interface ChartRelease {
+  objects: KubeObject[];
+  content: ReleaseContent;
+  chart: ChartInfo;
+  inputDigest: string;
+  /** Helm's rendered notes. */
+  notes: string;
+  /** The values as Helm merged them (what `helm get values` shows). */
+  values: Record<string, unknown>;
+}
+
+/** `dir` is a chart, or holds exactly one chart (directory or `.tgz`): its path. */
+export function findChart(dir: string): string {
+  if (existsSync(join(dir, 'Chart.yaml'))) return dir;
+  const entries = readdirSync(dir, { withFileTypes: true }).filter((e) => !e.name.startsWith('.'));
+  const candidates = [
+    ...entries.filter((e) => e.isFile() && /\.tgz$|\.tar\.gz$/.test(e.name)).map((e) => join(dir, e.name)),
+    ...entries.filter((e) => e.isDirectory() && existsSync(join(dir, e.name, 'Chart.yaml'))).map((e) => join(dir, e.name)),
+  ];
+  if (candidates.length === 1 && candidates[0] !== undefined) return candidates[0];
+  throw new InputError(
+    'HELM_NO_CHART',
+    candidates.length === 0 ? 'no Helm chart here: expected Chart.yaml, one chart directory or one .tgz archive' : `more than one chart here: ${candidates.map((c) => c.slice(dir.length + 1)).join(', ')}`,
+    { file: dir },
+  );
+}
+
+interface Capabilities {
+  kubeVersion: string;
+  apiVersions: string[];
+  at: number;
+}
+
+const CAPABILITIES_TTL_MS = 30_000;
+const capabilityCache = new WeakMap<object, Capabilities>();
+
+/** The cluster's `.Capabilities`, cached briefly per client (a render asks for them each time). */
+async function capabilitiesOf(client: NonNullable<ChartReleaseInput['client']>): Promise<Capabilities> {
+  const cached = capabilityCache.get(client);
+  if (cached !== undefined && Date.now() - cached.at < CAPABILITIES_TTL_MS) return cached;
+  const [kubeVersion, apiVersions] = await Promise.all([client.serverVersion(), client.apiVersionSet()]);
+  const caps = { kubeVersion, apiVersions, at: Date.now() };
+  capabilityCache.set(client, caps);
+  return caps;
+}
+
+/** JSON with object keys sorted, so equal values hash equal whatever their key order. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, val: unknown) =>
+    typeof val === 'object' && val !== null && !Array.isArray(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : val,
+  );
+}
+
+export function inputDigestOf(parts: Record<string, unknown>): string {
+  return createHash('sha256').update(canonicalJson(parts)).digest('hex').slice(0, 40);
+}
+
+function objectsOf(text: string, where: string): KubeObject[] {
+  const out: KubeObject[] = [];
+  parseAllDocuments(text).forEach((doc, i) => {
+    if (doc.errors.length > 0) throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: where });
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) return;
+    if (!isKubeObject(value)) throw new InputError('HELM_MANIFEST_OBJECT', `document ${i + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: where });
+    out.push(value);
+  });
+  return out;
+}
+
+/** Renders the chart as Helm would for this revision and shapes it for the applier. */
+export async function renderChartRelease(input: ChartReleaseInput): Promise<ChartRelease> {
+  const engine = input.engine ?? helmEngine();
+  const caps = input.client === undefined ? undefined : await capabilitiesOf(input.client);
+  const client = input.client;
+  const lookup: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
+  const res = await engine.render({
+    chart: input.chart,
+    releaseName: input.release.name,
+    namespace: input.release.namespace,
+    values: input.values,
+    ...(input.set === undefined || input.set.length === 0 ? {} : { set: input.set }),
+    ...(input.subchart === undefined ? {} : { subchart: input.subchart }),
+    revision: input.revision,
+    ...(caps === undefined ? {} : { kubeVersion: caps.kubeVersion, clusterApiVersions: caps.apiVersions }),
+    ...(lookup === undefined ? {} : { lookup }),
+  });
+  const rel = res.release;
+  const manifest = rel.manifest;
+  const objects = objectsOf(manifest, `${rel.chart.metadata.name}: rendered manifest`);
+  const policy = input.crdPolicy ?? 'Create';
+  const crds: KubeObject[] = [];
+  if (policy !== 'Skip') {
+    for (const f of res.crds) {
+      for (const crd of objectsOf(f.data, `${rel.chart.metadata.name}/${f.name}`)) {
+        // Create: only CRDs the cluster lacks, as `helm install` does; CreateReplace: all.
+        if (policy === 'Create' && client !== undefined && (await client.find({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name ?? '' })) !== undefined) continue;
+        crds.push(crd);
+      }
+    }
+  }
+  const hooks: ReleaseHook[] = (rel.hooks ?? []).map((h) => ({ ...h, events: [...h.events] }));
+  const meta = rel.chart.metadata;
+  const chart: ChartInfo = { name: meta.name, version: meta.version };
+  if (typeof meta.appVersion === 'string' && meta.appVersion !== '') chart.appVersion = meta.appVersion;
+  if (typeof meta.description === 'string' && meta.description !== '') chart.description = meta.description;
+  const notes = rel.info.notes ?? '';
+  if (typeof manifest !== 'string') throw new BinnacleError('HELM_RELEASE', 'Helm answered a release without a manifest');
+  return {
+    objects: [...crds, ...objects],
+    content: { chart: rel.chart as unknown as Record<string, unknown>, manifest, hooks, ...(notes === '' ? {} : { notes }) },
+    chart,
+    notes,
+    values: rel.config ?? {},
+    inputDigest: inputDigestOf({
+      chart: input.chartDigest,
+      subchart: input.subchart ?? '',
+      values: input.values,
+      set: input.set ?? [],
+      release: input.release,
+      kubeVersion: caps?.kubeVersion ?? '',
+      apis: caps === undefined ? '' : createHash('sha256').update(caps.apiVersions.join('\n')).digest('hex'),
+      crdPolicy: policy,
+    }),
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * operator-sdk's Helm operator `watches.yaml`: which kinds a chart serves, read unchanged so
+ * an existing Helm operator runs on Binnacle as it is. Every entry is checked and every
+ * problem reported together, naming the file, the entry and the field.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { ValidationError, ValidationResult, errorMessage, InputError } from '../util/errors.js';
+
+export interface WatchEntry {
+  group: string;
+  version: string;
+  kind: string;
+  /** Absolute path of the chart directory or archive. */
+  chart: string;
+  watchDependentResources: boolean;
+  overrideValues: Record<string, string>;
+  reconcilePeriod?: string;
+  maxConcurrentReconciles: number;
+  /** A label selector in `kubectl -l` form, from `selector.matchLabels`/`matchExpressions`. */
+  selector?: string;
+}
+
+const KNOWN = new Set(['group', 'version', 'kind', 'chart', 'watchDependentResources', 'overrideValues', 'reconcilePeriod', 'maxConcurrentReconciles', 'selector', 'dryRunOption']);
+
+function selectorString(v: unknown, field: string, r: ValidationResult, file: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) {
+    r.error('watches.selector', 'must be a label selector (matchLabels, matchExpressions)', { file, field });
+    return undefined;
+  }
+  const sel = v as { matchLabels?: Record<string, unknown>; matchExpressions?: { key?: unknown; operator?: unknown; values?: unknown[] }[] };
+  const parts = Object.entries(sel.matchLabels ?? {}).map(([k, val]) => `${k}=${String(val)}`);
+  for (const [i, e] of (sel.matchExpressions ?? []).entries()) {
+    const key = typeof e.key === 'string' ? e.key : '';
+    const vals = (e.values ?? []).map(String).join(',');
+    switch (e.operator) {
+      case 'In':
+        parts.push(`${key} in (${vals})`);
+        break;
+      case 'NotIn':
+        parts.push(`${key} notin (${vals})`);
+        break;
+      case 'Exists':
+        parts.push(key);
+        break;
+      case 'DoesNotExist':
+        parts.push(`!${key}`);
+        break;
+      default:
+        r.error('watches.selector', `operator ${String(e.operator)} is not In, NotIn, Exists or DoesNotExist`, { file, field: `${field}.matchExpressions[${i}].operator` });
+    }
+  }
+  return parts.length === 0 ? undefined : parts.join(',');
+}
+
+/** Parses watches.yaml; chart paths are resolved against the file's folder. */
+export function loadWatches(file: string): WatchEntry[] {
+  let doc: unknown;
+  try {
+    doc = parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new InputError('WATCHES_UNREADABLE', errorMessage(err), { file, cause: err });
+  }
+  const r = new ValidationResult(file);
+  if (!Array.isArray(doc)) {
+    r.error('watches.list', 'must be a list of watches (group, version, kind, chart)', { file });
+    throw new ValidationError(r);
+  }
+  const out: WatchEntry[] = [];
+  doc.forEach((raw: unknown, i) => {
+    const f = `[${i}]`;
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+      r.error('watches.entry', 'must be a map', { file, field: f });
+      return;
+    }
+    const e = raw as Record<string, unknown>;
+    for (const k of Object.keys(e)) if (!KNOWN.has(k)) r.warning('watches.unknown-field', `unknown field ${k} is ignored`, { file, field: `${f}.${k}` });
+    const str = (k: string, required: boolean): string | undefined => {
+      const v = e[k];
+      if (v === undefined || v === null) {
+        if (required) r.error('watches.required', `${k} is required`, { file, field: `${f}.${k}` });
+        return undefined;
+      }
+      if (typeof v !== 'string') {
+        r.error('watches.type', `${k} must be a string`, { file, field: `${f}.${k}` });
+        return undefined;
+      }
+      return v;
+    };
+    const group = str('group', false) ?? '';
+    const version = str('version', true);
+    const kind = str('kind', true);
+    const chart = str('chart', true);
+    const overrides: Record<string, string> = {};
+    const ov = e.overrideValues;
+    if (ov !== undefined && ov !== null) {
+      if (typeof ov !== 'object' || Array.isArray(ov)) r.error('watches.type', 'overrideValues must be a map of dotted keys to values', { file, field: `${f}.overrideValues` });
+      else for (const [k, v] of Object.entries(ov)) overrides[k] = typeof v === 'string' ? v : JSON.stringify(v);
+    }
+    const mcr = e.maxConcurrentReconciles;
+    if (mcr !== undefined && (typeof mcr !== 'number' || !Number.isInteger(mcr) || mcr < 1)) r.error('watches.type', 'maxConcurrentReconciles must be a positive integer', { file, field: `${f}.maxConcurrentReconciles` });
+    const wdr = e.watchDependentResources;
+    if (wdr !== undefined && typeof wdr !== 'boolean') r.error('watches.type', 'watchDependentResources must be true or false', { file, field: `${f}.watchDependentResources` });
+    const period = str('reconcilePeriod', false);
+    const selector = selectorString(e.selector, `${f}.selector`, r, file);
+    if (version === undefined || kind === undefined || chart === undefined) return;
+    out.push({
+      group,
+      version,
+      kind,
+      chart: isAbsolute(chart) ? chart : resolve(dirname(file), chart),
+      watchDependentResources: wdr !== false,
+      overrideValues: overrides,
+      ...(period === undefined ? {} : { reconcilePeriod: period }),
+      maxConcurrentReconciles: typeof mcr === 'number' ? mcr : 1,
+      ...(selector === undefined ? {} : { selector }),
+    });
+  });
+  if (!r.ok) throw new ValidationError(r);
+  return out;
+}
