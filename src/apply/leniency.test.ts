@@ -106,7 +106,7 @@ test('undeclared fields are dropped and reported; the rest is applied', async ()
   const res = await applier.apply(req([ns, dep({ resources: { limits: { cpu: '1' } } })]));
   assert.equal(res.status, 'deployed', res.message);
   assert.deepEqual(res.droppedFields, [
-    { object: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'op' }, path: 'spec.template.spec.containers[name=manager].env[name=A].resources', schema: '/openapi/v3 apis/apps/v1' },
+    { object: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'op' }, path: 'spec.template.spec.containers[name="manager"].env[name="A"].resources', schema: '/openapi/v3 apis/apps/v1' },
   ]);
   const live = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
   const env = (live?.spec as { template: { spec: { containers: { env: unknown[] }[] } } }).template.spec.containers[0]?.env;

@@ -64,8 +64,8 @@ test('drops undeclared fields of a Deployment and keeps everything declared', as
   const before = structuredClone(input);
   const res = pruneUnknownFields(input, await schemaOf('apps', 'v1', 'Deployment'));
   assert.deepEqual(res.dropped, [
-    'spec.template.spec.containers[name=manager].env[name=A].resources',
-    'spec.template.spec.containers[name=manager].ports[containerPort=8080,protocol=TCP].failureThreshold',
+    'spec.template.spec.containers[name="manager"].env[name="A"].resources',
+    'spec.template.spec.containers[name="manager"].ports[containerPort=8080,protocol="TCP"].failureThreshold',
   ]);
   const expected = deployment();
   const container = (((expected.spec as Record<string, Record<string, Record<string, unknown>>>).template?.spec as { containers: Record<string, unknown[]>[] }).containers)[0];

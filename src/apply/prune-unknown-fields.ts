@@ -24,7 +24,7 @@ export interface PruneOptions {
 
 export interface PruneResult {
   object: KubeObject;
-  /** Paths of the dropped fields, e.g. `spec.template.spec.containers[name=manager].env[name=A].resources`. */
+  /** Paths of the dropped fields as the API server writes them, e.g. `spec.template.spec.containers[name="manager"].env[name="A"].resources`. */
   dropped: string[];
 }
 
@@ -122,13 +122,13 @@ function flatten(ref: Ref): Flat | undefined {
   return known ? flat : undefined;
 }
 
-/** `name=manager` for map-like lists whose keys the item has, else the index. */
+/** `name="manager"` for map-like lists whose keys the item has (as the API server writes it), else the index. */
 function itemKey(item: unknown, index: number, keys: readonly string[]): string {
   if (keys.length === 0 || !isRecord(item)) return String(index);
   const parts: string[] = [];
   for (const k of keys) {
     const v = item[k];
-    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') parts.push(`${k}=${String(v)}`);
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') parts.push(`${k}=${JSON.stringify(v)}`);
     else if (v !== undefined) return String(index);
   }
   return parts.length === 0 ? String(index) : parts.join(',');

@@ -14,7 +14,8 @@ export { convertRegistryV1, type ConvertOptions, type PlainObjects } from './con
 export { applyOverrides, decodeOverrides, type DeploymentOverrides } from './overrides.js';
 export { createSelfSignedCertProvider, staticCertProvider, type CertProvider, type ServingCert } from './certs.js';
 export { checkInstallMode, defaultWatchNamespaces, supportedInstallModes, type InstallModeType } from './install-modes.js';
-export { crdToV1 } from './crd-v1.js';
+export { crdToV1, API_APPROVED_ANNOTATION } from './crd-v1.js';
+export { toStructural, CrdSchemaError, type StructuralProblem, type StructuralResult } from './crd-structural.js';
 export {
   validateLoadedBundle,
   validateBundleDir,

@@ -5,7 +5,8 @@
  * Binnacle reports them (errors for v1 CRDs, which the API server would refuse; warnings for
  * v1beta1 CRDs, which it upgrades and which may then be refused).
  */
-import type { ValidationResult } from '../util/errors.js';
+import { ValidationResult } from '../util/errors.js';
+import { toStructural } from './crd-structural.js';
 import { isRecord, type JsonObject } from './decode.js';
 import { dns1123SubdomainErrors, isDns1123Label } from './names.js';
 import type { ManifestObject } from './types.js';
@@ -33,7 +34,7 @@ interface CrdCtx {
 function checkNames({ crd, spec, r, v1, at }: CrdCtx): void {
   const names = isRecord(spec.names) ? spec.names : {};
   const group = typeof spec.group === 'string' ? spec.group : '';
-  checkMetadata(crd, group, r, at);
+  checkMetadata(crd, group, r, at, v1);
   const plural = typeof names.plural === 'string' ? names.plural : '';
   const kind = typeof names.kind === 'string' ? names.kind : '';
   if (group === '') r.error('crd.group', 'is required', at('spec.group'));
@@ -60,7 +61,7 @@ function checkNames({ crd, spec, r, v1, at }: CrdCtx): void {
 }
 
 /** Protected API groups need Kubernetes API review approval; CRDs are cluster-scoped. */
-function checkMetadata(crd: ManifestObject, group: string, r: ValidationResult, at: CrdCtx['at']): void {
+function checkMetadata(crd: ManifestObject, group: string, r: ValidationResult, at: CrdCtx['at'], v1: boolean): void {
   const meta = isRecord(crd.object.metadata) ? crd.object.metadata : {};
   if (typeof meta.namespace === 'string' && meta.namespace !== '') {
     r.error('crd.namespace', 'must not be set: a CustomResourceDefinition is cluster-scoped', at('metadata.namespace'));
@@ -69,7 +70,9 @@ function checkMetadata(crd: ManifestObject, group: string, r: ValidationResult, 
   if (!protectedGroup) return;
   const annotations = isRecord(meta.annotations) ? meta.annotations : {};
   const approval = annotations['api-approved.kubernetes.io'];
-  if (typeof approval !== 'string' || approval === '') {
+  if ((typeof approval !== 'string' || approval === '') && !v1) {
+    r.warning('crd.api-approval', `group "${group}" is protected: apiextensions.k8s.io/v1 asks for the api-approved.kubernetes.io annotation, which Binnacle sets to "unapproved, …" when it installs the CRD as v1`, at('metadata.annotations.api-approved.kubernetes.io'));
+  } else if (typeof approval !== 'string' || approval === '') {
     r.error('crd.api-approval', `group "${group}" is protected: the CRD needs the api-approved.kubernetes.io annotation (a Kubernetes API review URL, or "unapproved, <reason>")`, at('metadata.annotations.api-approved.kubernetes.io'));
   } else if (!approval.startsWith('unapproved') && !/^https?:\/\//.test(approval)) {
     r.error('crd.api-approval', `"${approval}" must be a URL or start with "unapproved"`, at('metadata.annotations.api-approved.kubernetes.io'));
@@ -95,7 +98,10 @@ function checkVersions({ crd, spec, r, v1, at }: CrdCtx): void {
     if (v.storage === true) storage++;
     if (v.served === true) served++;
     if (v1 && !isRecord(v.schema)) r.error('crd.schema', 'a v1 CRD version needs a schema', at(`${p}.schema`));
-    if (isRecord(v.schema) && isRecord(v.schema.openAPIV3Schema)) structural(v.schema.openAPIV3Schema, `${p}.schema.openAPIV3Schema`, true, r, crd.file, v1);
+    if (isRecord(v.schema) && isRecord(v.schema.openAPIV3Schema)) {
+      if (v1) structural(v.schema.openAPIV3Schema, `${p}.schema.openAPIV3Schema`, true, r, crd.file, true);
+      else convertible(v.schema.openAPIV3Schema, `${p}.schema.openAPIV3Schema`, spec.preserveUnknownFields !== false, r, crd.file);
+    }
     columns(v.additionalPrinterColumns, `${p}.additionalPrinterColumns`, v1 ? 'jsonPath' : 'JSONPath', r, crd.file);
     scale(v.subresources, `${p}.subresources`, r, crd.file);
   });
@@ -103,7 +109,7 @@ function checkVersions({ crd, spec, r, v1, at }: CrdCtx): void {
   if (served === 0) r.error('crd.versions', 'at least one version must be served', at('spec.versions'));
   if (!v1) {
     if (isRecord(spec.validation) && isRecord(spec.validation.openAPIV3Schema)) {
-      structural(spec.validation.openAPIV3Schema, 'spec.validation.openAPIV3Schema', true, r, crd.file, false);
+      convertible(spec.validation.openAPIV3Schema, 'spec.validation.openAPIV3Schema', spec.preserveUnknownFields !== false, r, crd.file);
     }
     columns(spec.additionalPrinterColumns, 'spec.additionalPrinterColumns', 'JSONPath', r, crd.file);
     scale(spec.subresources, 'spec.subresources', r, crd.file);
@@ -155,6 +161,22 @@ function scale(sub: unknown, path: string, r: ValidationResult, file: string): v
   if (typeof s.statusReplicasPath !== 'string' || !s.statusReplicasPath.startsWith('.status.')) {
     r.error('crd.subresources', 'must be a path under .status', { file, field: `${path}.scale.statusReplicasPath` });
   }
+}
+
+/**
+ * A v1beta1 schema is made structural when Binnacle installs it as v1 (`crd-structural.ts`): one
+ * warning when that is needed and loses nothing, an error for each part that cannot be converted.
+ */
+function convertible(node: JsonObject, path: string, preserveUnknownFields: boolean, r: ValidationResult, file: string): void {
+  const probe = new ValidationResult(path);
+  structural(node, path, true, probe, file, true);
+  if (probe.ok) return;
+  const root = node.type === undefined ? { type: 'object', ...node } : node;
+  const { problems } = toStructural(root, { path, preserveUnknownFields });
+  if (problems.length === 0) {
+    r.warning('crd.structural', 'is not structural; Binnacle converts it to a structural schema without loss when it installs the CRD as apiextensions.k8s.io/v1', { file, field: path });
+  }
+  for (const p of problems) r.error('crd.structural', `${p.reason}: apiextensions.k8s.io/v1 refuses the CRD, and it cannot be made structural without loss`, { file, field: p.field });
 }
 
 /** Structural-schema rules, walked over every node; one problem per offending node. */
