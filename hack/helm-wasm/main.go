@@ -154,6 +154,10 @@ func handle(args []js.Value, fn func(request) response) string {
 }
 
 func loadChart(path string) (*chart.Chart, error) {
+	// As action.ChartPathOptions.LocateChart words a missing local chart.
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("path %q not found", path)
+	}
 	ch, err := loader.Load(path)
 	if err != nil {
 		return nil, err
@@ -213,7 +217,13 @@ func subchart(ch *chart.Chart, path string) (*chart.Chart, error) {
 		}
 		cur = found
 	}
-	return cur, nil
+	// Loaded again from its own files, so it is a root chart: template names and
+	// .Chart paths are the subchart's own, as if it had been installed by itself.
+	files := make([]*loader.BufferedFile, 0, len(cur.Raw))
+	for _, f := range cur.Raw {
+		files = append(files, &loader.BufferedFile{Name: f.Name, Data: f.Data})
+	}
+	return loader.LoadFiles(files)
 }
 
 // mergeValues is pkg/cli/values.Options.MergeValues for local files (that package pulls in

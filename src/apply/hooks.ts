@@ -123,7 +123,7 @@ async function waitForHook(client: HookClient, ref: ObjectRef, o: HookRunOptions
   if (ref.kind !== 'Job' && ref.kind !== 'Pod') return undefined;
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
-    const live = (await client.find(ref)) as (KubeObject & JobLike) | undefined;
+    const live = await client.find<KubeObject & JobLike>(ref);
     if (live === undefined) return `${describeRef(ref)} disappeared before it finished`;
     if (ref.kind === 'Job') {
       const conds = live.status?.conditions ?? [];

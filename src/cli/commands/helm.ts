@@ -3,9 +3,11 @@
  * exactly what the `helm` CLI of the same version prints for the same arguments; on failure
  * it exits 1 with Helm's error text. The engine is loaded only when a helm command runs.
  */
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 /** StringSlice flags (`-a a,b -a c`), as Helm's pflag parses them. */
@@ -54,10 +56,14 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
     .option('-s, --show-only <template>', 'only show manifests rendered from the given templates (repeatable)', collect)
     .option('--is-upgrade', 'set .Release.IsUpgrade instead of .Release.IsInstall')
     .option('--skip-schema-validation', 'skip values.schema.json validation')
-    .action(async (args: string[], flags: TemplateFlags) => {
+    .option('--repo <url>', 'chart repository URL (CHART is then a chart name)')
+    .option('--version <range>', 'chart version or range, for oci:// and repository charts')
+    .option('--plain-http', 'plain HTTP for an oci:// registry')
+    .action(async (args: string[], flags: TemplateFlags & { repo?: string; version?: string; plainHttp?: boolean }) => {
       if (args.length > 2) throw new UsageError(`helm template takes [NAME] CHART, got ${args.length} arguments`);
-      const [name, chart] = args.length === 2 ? [args[0], args[1]] : ['release-name', args[0]];
-      if (chart === undefined || name === undefined) throw new UsageError('helm template needs a CHART');
+      const [name, chartArg] = args.length === 2 ? [args[0], args[1]] : ['release-name', args[0]];
+      if (chartArg === undefined || name === undefined) throw new UsageError('helm template needs a CHART');
+      const chart = await localChart(chartArg, flags);
       const { helmEngine } = await import('../../helm/engine.js');
       const res = await helmEngine().render({
         chart,
@@ -75,6 +81,43 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
       });
       ctx.out(res.output);
     });
+
+  addKubeFlags(helm.command('adopt <release>'))
+    .description('Take over a release that `helm install` made: a custom resource of KIND whose spec is its values continues its history, with no reinstall')
+    .requiredOption('--kind <kind>', 'the Helm-operator kind: Kind.version.group, or Kind when one HelmOperator serves it')
+    .option('-n, --namespace <ns>', 'the release namespace', 'default')
+    .action(async (release: string, flags: KubeFlags & { kind: string; namespace: string }) => {
+      const { adoptRelease } = await import('../../helm/adopt.js');
+      const client = await clientFor(flags);
+      try {
+        const kind = await parseKind(client, flags.kind);
+        const res = await adoptRelease(client, { release: { name: release, namespace: flags.namespace }, kind });
+        ctx.out(`release ${flags.namespace}/${release} (revision ${res.revision}, ${res.objects} objects) adopted by ${kind.kind} ${flags.namespace}/${res.cr.metadata.name ?? release}\n`);
+      } finally {
+        client.close();
+      }
+    });
+}
+
+/** A local chart path as it is; an oci:// or repository chart fetched into the cache first. */
+async function localChart(arg: string, flags: { repo?: string; version?: string; plainHttp?: boolean }): Promise<string> {
+  if (flags.repo === undefined && !arg.startsWith('oci://')) return arg;
+  const { parseChartRef, fetchChart } = await import('../../helm/chart-source/index.js');
+  const { cacheDir } = await import('../../cluster/layout.js');
+  const ref = parseChartRef(arg, { ...(flags.repo === undefined ? {} : { repo: flags.repo }), ...(flags.version === undefined ? {} : { version: flags.version }), ...(flags.plainHttp === true ? { insecure: true } : {}) });
+  return (await fetchChart(ref, { cacheDir: join(cacheDir(), 'charts') })).path;
+}
+
+/** `Kind.version.group` (kubectl's form), or `Kind` when one HelmOperator serves that kind. */
+async function parseKind(client: import('../../kube/client.js').KubeClient, s: string): Promise<{ group: string; version: string; kind: string }> {
+  const parts = s.split('.');
+  if (parts.length >= 3 && parts[0] !== undefined && parts[1] !== undefined) return { kind: parts[0], version: parts[1], group: parts.slice(2).join('.') };
+  const { API_VERSION } = await import('../../api/types.js');
+  const hops = await client.list<import('../../api/types.js').HelmOperator>(API_VERSION, 'HelmOperator').catch(() => ({ items: [] }));
+  const found = hops.items.flatMap((h) => h.spec.kinds).filter((k) => k.kind === s);
+  const only = found[0];
+  if (found.length !== 1 || only === undefined) throw new UsageError(`--kind ${s}: ${found.length === 0 ? 'no HelmOperator serves it' : 'several HelmOperators serve it'}; give it as Kind.version.group`);
+  return { kind: only.kind, version: only.version, group: only.group };
 }
 
 export function valueOptions(flags: TemplateFlags): { valueFiles?: string[]; set?: string[]; setString?: string[]; setFile?: string[]; setJson?: string[]; setLiteral?: string[] } {

@@ -1,0 +1,136 @@
+/**
+ * Helm's engine in WebAssembly, against the `helm` CLI built from the same module: bad input
+ * fails with Helm's own error text (naming the chart file and template line), `lookup` reads
+ * through the host, a subchart renders on its own, and the worker survives every failure.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { createHelmEngine, HelmError, type RenderRequest } from './index.js';
+
+const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+const DATA = join(import.meta.dirname, 'testdata');
+const PELORUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'pelorus__pelorus');
+
+function helmTemplate(args: string[]): Promise<{ ok: boolean; out: string; err: string }> {
+  assert.ok(existsSync(HELM), `helm CLI not found at ${HELM}: build it with \`bash hack/build-tools.sh helm\``);
+  return new Promise((resolve) => {
+    execFile(HELM, ['template', ...args], { env: { ...process.env, HELM_CACHE_HOME: '/tmp/helm-cache', HELM_CONFIG_HOME: '/tmp/helm-config' } }, (err, stdout, stderr) => {
+      const at = stderr.indexOf('Error: ');
+      resolve({ ok: err === null, out: stdout, err: (at >= 0 ? stderr.slice(at + 7) : stderr).trim() });
+    });
+  });
+}
+
+/** One ustar header + content; `name` goes in as it is, `..` included. */
+function tarEntry(name: string, content: string): Buffer {
+  const body = Buffer.from(content);
+  const h = Buffer.alloc(512);
+  h.write(name, 0, 100);
+  h.write('0000644\0', 100);
+  h.write('0000000\0', 108);
+  h.write('0000000\0', 116);
+  h.write(`${body.length.toString(8).padStart(11, '0')}\0`, 124);
+  h.write('00000000000\0', 136);
+  h.write('        ', 148);
+  h.write('0', 156);
+  h.write('ustar\0', 257);
+  h.write('00', 263);
+  let sum = 0;
+  for (const b of h) sum += b;
+  h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+  return Buffer.concat([h, body, Buffer.alloc((512 - (body.length % 512)) % 512)]);
+}
+
+describe('Helm engine (WebAssembly) vs helm CLI', () => {
+  const engine = createHelmEngine();
+  after(() => engine.close());
+
+  async function ours(req: RenderRequest): Promise<{ ok: boolean; out: string; err: string }> {
+    try {
+      return { ok: true, out: (await engine.render(req)).output, err: '' };
+    } catch (err) {
+      assert.ok(err instanceof HelmError, `a HelmError, not ${String(err)}`);
+      return { ok: false, out: '', err: err.message.trim() };
+    }
+  }
+
+  const bad: { name: string; args: string[]; req: RenderRequest; mentions: RegExp }[] = [
+    { name: 'a broken template', args: ['x', join(DATA, 'broken')], req: { chart: join(DATA, 'broken'), releaseName: 'x' }, mentions: /broken\/templates\/cm\.yaml:\d+/ },
+    { name: '`required`', args: ['x', join(DATA, 'required')], req: { chart: join(DATA, 'required'), releaseName: 'x' }, mentions: /required\/templates\/cm\.yaml:\d+:\d+.*value a is required/ },
+    { name: '`fail`', args: ['x', join(DATA, 'required'), '--set', 'a=1,b=true'], req: { chart: join(DATA, 'required'), releaseName: 'x', set: ['a=1,b=true'] }, mentions: /b must not be set/ },
+    { name: 'a missing dependency', args: ['x', join(DATA, 'missing-dep')], req: { chart: join(DATA, 'missing-dep'), releaseName: 'x' }, mentions: /missing in charts\/ directory: absent/ },
+    { name: 'values against values.schema.json', args: ['x', join(DATA, 'schema'), '--set', 'replicas=0,mode=slow'], req: { chart: join(DATA, 'schema'), releaseName: 'x', set: ['replicas=0,mode=slow'] }, mentions: /values don't meet the specifications of the schema/ },
+    { name: 'a chart that does not exist', args: ['x', join(DATA, 'no-such-chart')], req: { chart: join(DATA, 'no-such-chart'), releaseName: 'x' }, mentions: /no-such-chart/ },
+  ];
+  for (const c of bad) {
+    test(`${c.name}: fails with Helm's own error`, async () => {
+      const [helm, bin] = await Promise.all([helmTemplate(c.args), ours(c.req)]);
+      assert.equal(helm.ok, false, 'helm fails too');
+      assert.equal(bin.ok, false);
+      assert.equal(bin.err, helm.err);
+      assert.match(bin.err, c.mentions);
+    });
+  }
+
+  test('a chart archive with path traversal is refused as Helm refuses it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'helm-traversal-'));
+    try {
+      const tgz = join(dir, 'evil-0.1.0.tgz');
+      const tar = Buffer.concat([
+        tarEntry('evil/Chart.yaml', 'apiVersion: v2\nname: evil\nversion: 0.1.0\n'),
+        tarEntry('evil/../../escaped.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n'),
+        Buffer.alloc(1024),
+      ]);
+      await writeFile(tgz, gzipSync(tar));
+      const [helm, bin] = await Promise.all([helmTemplate(['x', tgz]), ours({ chart: tgz, releaseName: 'x' })]);
+      assert.equal(helm.ok, false);
+      assert.equal(bin.ok, false);
+      assert.equal(bin.err, helm.err);
+      assert.equal(existsSync(join(dir, '..', 'escaped.yaml')), false, 'nothing was written outside');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('the engine keeps working after every failure above', async () => {
+    const r = await engine.render({ chart: join(DATA, 'schema'), releaseName: 'ok' });
+    assert.match(r.output, /replicas: "1"/);
+  });
+
+  test('lookup reads through the host; offline it answers empty, as helm template does', async () => {
+    const seen: string[] = [];
+    const answer = (method: string, uri: string): { status: number; body: string } => {
+      seen.push(`${method} ${uri}`);
+      const path = uri.split('?')[0] ?? uri;
+      if (path === '/api/v1') return { status: 200, body: JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'namespaces', namespaced: false, kind: 'Namespace', verbs: ['get'] }, { name: 'configmaps', namespaced: true, kind: 'ConfigMap', verbs: ['get'] }] }) };
+      if (path.startsWith('/api/v1/namespaces/kube-system')) return { status: 200, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'uid-from-host' } }) };
+      return { status: 404, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }) };
+    };
+    const online = await engine.render({
+      chart: join(DATA, 'lookup'),
+      releaseName: 'x',
+      lookup: (method, uri) => Promise.resolve(answer(method, uri)),
+    });
+    assert.match(online.output, /uid: "uid-from-host"/);
+    assert.match(online.output, /missing: "0"/);
+    assert.ok(seen.some((s) => s.startsWith('GET /api/v1/namespaces/kube-system')), `requests: ${seen.join(', ')}`);
+    const offline = await engine.render({ chart: join(DATA, 'lookup'), releaseName: 'x' });
+    const helm = await helmTemplate(['x', join(DATA, 'lookup')]);
+    assert.equal(offline.output, helm.out);
+    assert.match(offline.output, /uid: "none"/);
+  });
+
+  test('a subchart renders on its own (a Helm-operator kind served by a subchart)', async () => {
+    const r = await engine.render({ chart: PELORUS, releaseName: 'x', subchart: 'exporters' });
+    const sources = [...r.output.matchAll(/# Source: (\S+)/g)].map((m) => m[1] ?? '');
+    assert.ok(sources.length > 0);
+    assert.ok(sources.every((s) => s.startsWith('exporters/')), sources.join(', '));
+    await assert.rejects(engine.render({ chart: PELORUS, releaseName: 'x', subchart: 'nope' }), /has no subchart "nope"/);
+  });
+});

@@ -1,0 +1,193 @@
+/**
+ * HelmOperator on the local control plane: a corpus chart (prometheus-pushgateway) pushed to a
+ * real registry with `helm push` becomes a `Pushgateway` kind with a structural CRD schema from
+ * its values. Its CRs are installed, changed (upgrade), drifted by hand (repaired without a new
+ * revision), given values Helm refuses (ReleaseFailed with Helm's message while the previous
+ * release keeps running), upgraded to a new chart version in range, and deleted (nothing left).
+ * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
+import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { serviceAccount, type Cleanup } from './extensions.js';
+
+const run = promisify(execFile);
+const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
+const CHART = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
+const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+const BINNACLE = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
+const GROUP = 'e2e.binnacle.dev';
+
+async function helm(...args: string[]): Promise<string> {
+  const { stdout } = await run(HELM, [...args, '--kubeconfig', e2eKubeconfig()], { env: { ...process.env, HELM_CACHE_HOME: '/tmp/helm-cache', HELM_CONFIG_HOME: '/tmp/helm-config' } });
+  return stdout;
+}
+
+interface Cr extends KubeObject {
+  spec?: Record<string, unknown>;
+  status?: { conditions?: Parameters<typeof findCondition>[0]; deployedRelease?: { name: string; manifest: string } };
+}
+
+describe('HelmOperator', () => {
+  let client: KubeClient;
+  let manager: RunningManager;
+  let work = '';
+  const cleanup: Cleanup = [];
+  const ns = uniqueName('helm-op');
+  const hopName = 'e2e-pushgateway';
+  const repo = () => `oci://${e2eRegistry()}/charts`;
+
+  async function pushChart(version: string): Promise<void> {
+    const out = join(work, version);
+    await run(HELM, ['package', CHART, '--version', version, '-d', out]);
+    await helm('push', join(out, `prometheus-pushgateway-${version}.tgz`), repo(), '--plain-http');
+  }
+
+  async function cr(name: string): Promise<Cr> {
+    return client.get<Cr>({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name });
+  }
+
+  async function applyCr(name: string, spec: Record<string, unknown>, annotations: Record<string, string> = {}): Promise<void> {
+    await client.apply({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', metadata: { name, namespace: ns, annotations }, spec }, { force: true });
+  }
+
+  async function deployedAt(name: string, revision: number, timeoutMs = 120_000): Promise<Cr> {
+    return eventually(
+      `${name} Deployed at revision ${revision}`,
+      async () => {
+        const c = await cr(name);
+        const deployed = findCondition(c.status?.conditions, 'Deployed');
+        if (deployed?.status !== 'True') return undefined;
+        const hist = JSON.parse(await helm('history', name, '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
+        return hist.at(-1)?.revision === revision && hist.at(-1)?.status === 'deployed' ? c : undefined;
+      },
+      timeoutMs,
+      1000,
+    );
+  }
+
+  before(async () => {
+    client = await e2eClient();
+    work = await mkdtemp(join(tmpdir(), 'helm-op-e2e-'));
+    await serviceAccount(client, cleanup, ns, 'installer', true);
+    await pushChart('3.8.0');
+    manager = await startManager({ client, logger, dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
+  });
+
+  after(async () => {
+    for (const c of (await client.list<Cr>(`${GROUP}/v1alpha1`, 'Pushgateway', { namespace: ns }).catch(() => ({ items: [] as Cr[] }))).items) {
+      await client.delete({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: c.metadata.name ?? '' }).catch(() => undefined);
+    }
+    await eventually('CRs gone', async () => ((await client.list(`${GROUP}/v1alpha1`, 'Pushgateway', { namespace: ns }).catch(() => ({ items: [] }))).items.length === 0 ? true : undefined), 60_000).catch(() => undefined);
+    await client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName }).catch(() => undefined);
+    await manager.stop();
+    await client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `pushgateways.${GROUP}` }).catch(() => undefined);
+    for (const f of cleanup.reverse()) await f().catch(() => undefined);
+    await rm(work, { recursive: true, force: true });
+    client.close();
+  });
+
+  test('serves a chart as a kind: CRD from values, install, upgrade, drift repair, refused values, new chart version, delete', async () => {
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: 'HelmOperator',
+      metadata: { name: hopName },
+      spec: {
+        chart: { oci: { ref: `${repo()}/prometheus-pushgateway`, insecure: true }, version: '~3.8.0' },
+        kinds: [{ group: GROUP, version: 'v1alpha1', kind: 'Pushgateway', reconcilePeriod: '5s' }],
+        serviceAccount: { namespace: ns, name: 'installer' },
+      },
+    });
+    const hop = await eventually(
+      'HelmOperator Ready',
+      async () => {
+        const h = await client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName });
+        return findCondition(h.status?.conditions, 'Ready')?.status === 'True' ? h : undefined;
+      },
+      120_000,
+    );
+    assert.equal(hop.status?.chart?.version, '3.8.0');
+    const crd = await client.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `pushgateways.${GROUP}` });
+    const specSchema = (crd.spec as { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties?: Record<string, { type?: string }> } } } } }[] }).versions[0]?.schema.openAPIV3Schema.properties.spec;
+    assert.equal(specSchema?.properties?.replicaCount?.type, 'integer', 'the CRD schema follows values.yaml');
+    // The API server itself refuses a spec that does not fit the chart's values.
+    await assert.rejects(applyCr('bad-type', { replicaCount: 'many' }), /replicaCount/);
+
+    // Install.
+    await applyCr('pg', { replicaCount: 1 });
+    const installed = await deployedAt('pg', 1);
+    assert.match(installed.status?.deployedRelease?.manifest ?? '', /kind: Deployment/);
+    const depRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'pg-prometheus-pushgateway' };
+    const dep = await client.get(depRef);
+    assert.equal(dep.metadata.ownerReferences?.[0]?.kind, 'Pushgateway', 'the release’s objects are owned by the CR');
+
+    // Upgrade: the spec changes.
+    await applyCr('pg', { replicaCount: 2 });
+    await deployedAt('pg', 2);
+    assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 2);
+
+    // Drift: scaled by hand; repaired on the next reconcile (period 5s), with no new revision.
+    await client.patch(depRef, { spec: { replicas: 5 } });
+    await eventually('drift repaired', async () => (((await client.get(depRef)).spec as { replicas?: number }).replicas === 2 ? true : undefined), 60_000, 1000);
+    const hist = JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[];
+    assert.equal(hist.length, 2, 'repairing drift makes no new revision');
+
+    // Values Helm refuses (a template's `fail`): ReleaseFailed with Helm's message; revision 2 keeps running.
+    await applyCr('pg', { replicaCount: 2, extraManifests: ['{{ fail "pushgateway refuses this value" }}'] });
+    const failed = await eventually(
+      'ReleaseFailed',
+      async () => {
+        const c = await cr('pg');
+        return findCondition(c.status?.conditions, 'ReleaseFailed')?.status === 'True' ? c : undefined;
+      },
+      60_000,
+    );
+    assert.match(findCondition(failed.status?.conditions, 'ReleaseFailed')?.message ?? '', /pushgateway refuses this value/);
+    assert.equal((JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[]).length, 2);
+    assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 2);
+    await applyCr('pg', { replicaCount: 2 });
+
+    // A new chart version in range: every CR is upgraded to it.
+    await pushChart('3.8.1');
+    // (The HelmOperator polls every pollIntervalMinutes; a metadata change makes it look now.)
+    await client.patch({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName }, { metadata: { annotations: { 'e2e/poll': '1' } } });
+    await eventually(
+      'release on chart 3.8.1',
+      async () => {
+        const list = JSON.parse(await helm('list', '-n', ns, '-o', 'json')) as { name: string; chart: string; status: string }[];
+        return list.find((r) => r.name === 'pg')?.chart === 'prometheus-pushgateway-3.8.1' && list.find((r) => r.name === 'pg')?.status === 'deployed' ? true : undefined;
+      },
+      120_000,
+      1000,
+    );
+
+    // Delete: the release and its objects go.
+    await client.delete({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: 'pg' });
+    await eventually('CR gone', async () => ((await client.find({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: 'pg' })) === undefined ? true : undefined), 60_000);
+    assert.equal(await client.find(depRef), undefined);
+    assert.equal((await helm('list', '-n', ns, '-o', 'json')).trim(), '[]');
+  });
+
+  test('helm adopt: a release the helm CLI installed becomes a CR, keeping its history and objects', async () => {
+    await helm('install', 'adopted', CHART, '-n', ns, '--set', 'replicaCount=1');
+    const before = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'adopted-prometheus-pushgateway' });
+    const { stdout } = await run('node', [BINNACLE, 'helm', 'adopt', 'adopted', '-n', ns, '--kind', `Pushgateway.v1alpha1.${GROUP}`, '--kubeconfig', e2eKubeconfig()]);
+    assert.match(stdout, /adopted/);
+    const c = await deployedAt('adopted', 2);
+    assert.deepEqual(c.spec, { replicaCount: 1 }, 'the CR’s spec is the release’s values');
+    const after = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'adopted-prometheus-pushgateway' });
+    assert.equal(after.metadata.uid, before.metadata.uid, 'no reinstall: the same Deployment');
+    const hist = JSON.parse(await helm('history', 'adopted', '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
+    assert.deepEqual(hist.map((h) => [h.revision, h.status]), [[1, 'superseded'], [2, 'deployed']]);
+  });
+});
