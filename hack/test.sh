@@ -28,16 +28,46 @@ export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kube
 export BINNACLE_E2E_REGISTRY=$(node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER" -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))')
 export PATH="$root/.cache/bin:$PATH"
 
-if [ $# -gt 0 ]; then files=("$@"); else mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' | sort); fi
-step "run ${#files[@]} test files"
+# The slow corpus-wide tests (test/corpus) run beside the rest, in a second test process, and
+# print their tables; the summary adds both.
+if [ $# -gt 0 ]; then
+  files=("$@"); corpus=()
+else
+  mapfile -t files < <(find src test -name '*.test.ts' -not -path '*/node_modules/*' -not -path 'test/corpus/*' | sort)
+  mapfile -t corpus < <(find test/corpus -name '*.test.ts' | sort)
+fi
 mkdir -p .cache
+tap=".cache/test-results-$BINNACLE_E2E_CLUSTER.tap"  # one per cluster: side-by-side runs do not mix their counts
+corpus_tap=".cache/test-results-$BINNACLE_E2E_CLUSTER-corpus.tap"
+rm -f "$tap" "$corpus_tap"
+run_tests() {  # run_tests TAP FILE...
+  local out=$1; shift
+  node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout \
+    --test-reporter=tap --test-reporter-destination="$out" "$@"
+}
 set +e
-node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout \
-  --test-reporter=tap --test-reporter-destination=.cache/test-results.tap "${files[@]}"
+corpus_pid=""
+if [ ${#corpus[@]} -gt 0 ]; then
+  step "run ${#corpus[@]} corpus test files in the background (their output follows the others')"
+  run_tests "$corpus_tap" "${corpus[@]}" > .cache/corpus-tests.log 2>&1 &
+  corpus_pid=$!
+fi
+step "run ${#files[@]} test files"
+run_tests "$tap" "${files[@]}"
 status=$?
+if [ -n "$corpus_pid" ]; then
+  wait "$corpus_pid"; corpus_status=$?
+  step "corpus tests"
+  cat .cache/corpus-tests.log
+  [ $corpus_status -eq 0 ] || status=$corpus_status
+fi
 set -e
-pass=$(awk '/^# pass /{print $3}' .cache/test-results.tap | tail -1)
-fail=$(awk '/^# fail /{print $3}' .cache/test-results.tap | tail -1)
+count() { awk -v k="$1" '$1=="#" && $2==k {n=$3} END {print n+0}' "${@:2}" /dev/null; }
+pass=0; fail=0
+for t in "$tap" "$corpus_tap"; do
+  [ -f "$t" ] || continue
+  pass=$((pass + $(count pass "$t"))); fail=$((fail + $(count fail "$t")))
+done
 echo
-echo "${pass:-0} passed, ${fail:-0} failed"
+echo "${pass} passed, ${fail} failed"
 exit $status
