@@ -184,7 +184,9 @@ export class ClusterExtensionReconciler implements Reconciler {
    * its operator may hold the switch back with Upgradeable=False; wait, and look again.
    */
   private async checkUpgradeable(s: State): Promise<StepOutcome> {
-    const blockers = await upgradeBlockers(this.o.client, replacedOperators(s.owned, s.chosen));
+    // Every installed bundle counts, not only this extension's: its resolution may replace a shared one.
+    const installed = s.chosen.length === 0 ? [] : (await this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment')).items;
+    const blockers = await upgradeBlockers(this.o.client, replacedOperators(installed, s.chosen));
     if (blockers.length === 0) return CONTINUE;
     s.conditions.set('Progressing', true, 'UpgradeBlocked', blockers.map((b) => b.message).join('; '));
     await this.writeStatus(s);
