@@ -112,6 +112,46 @@ export function releaseJson(r: ReleaseRecordInput): HelmReleaseJson {
   };
 }
 
+/**
+ * A Secret holds at most 1 MiB. A release above this (a chart with large templates or files)
+ * is stored whole in part Secrets that Helm does not list, and its Helm Secret keeps a copy
+ * without the chart's templates and files: `helm list|history|get|rollback` read that copy
+ * (none of them needs the templates), Binnacle reads the whole from the parts.
+ */
+export const MAX_RELEASE_SECRET_BYTES = 900 * 1024;
+export const RELEASE_PARTS_ANNOTATION = 'binnacle.dev/release-parts';
+export const RELEASE_PART_OF_LABEL = 'binnacle.dev/release-part-of';
+export const RELEASE_PART_TYPE = 'binnacle.dev/release.part';
+
+export function releasePartName(release: string, version: number, part: number): string {
+  return `${releaseSecretName(release, version)}.part${part}`;
+}
+
+/** The Secrets that store one revision: Helm's own, and the parts of a large release. */
+export function releaseSecrets(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified', limit = MAX_RELEASE_SECRET_BYTES): KubeObject[] {
+  const main = releaseSecret(r, owner, now, kind);
+  const full = (main.data as { release: string }).release;
+  if (full.length <= limit || r.content === undefined) return [main];
+  const slim: ReleaseRecordInput = { ...r, content: { ...r.content, chart: { ...r.content.chart, templates: [], files: [] } } };
+  const head = releaseSecret(slim, owner, now, kind);
+  const slimData = (head.data as { release: string }).release;
+  if (slimData.length > limit) {
+    throw new BinnacleError('RELEASE_TOO_LARGE', `release ${r.namespace}/${r.name} revision ${r.version}: even without the chart's templates and files the record is ${slimData.length} bytes, above ${limit}: the manifest itself is too large for a Secret`);
+  }
+  const parts: KubeObject[] = [];
+  for (let i = 0; i * limit < full.length; i++) {
+    parts.push({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: releasePartName(r.name, r.version, i), namespace: r.namespace, labels: { [RELEASE_PART_OF_LABEL]: r.name, version: String(r.version) } },
+      type: RELEASE_PART_TYPE,
+      data: { part: full.slice(i * limit, (i + 1) * limit) },
+    });
+  }
+  head.metadata.annotations = { [RELEASE_PARTS_ANNOTATION]: String(parts.length) };
+  return [head, ...parts];
+}
+
 /** The Secret that stores one revision, as helm's newSecretsObject builds it. */
 export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified'): KubeObject {
   const labels: Record<string, string> = {};
@@ -140,8 +180,11 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 
-/** Decodes a release Secret (as JSON from the API server) into a revision; names the Secret on error. */
-export function revisionFromSecret(secret: unknown): ReleaseRevision {
+/**
+ * Decodes a release Secret (as JSON from the API server) into a revision; names the Secret on
+ * error. `whole` is the joined `data.part` of a large release's part Secrets, when it has them.
+ */
+export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevision {
   const s = rec(secret);
   const meta = rec(s?.metadata);
   const secretName = `Secret ${str(meta?.namespace)}/${str(meta?.name)}`;
@@ -149,7 +192,7 @@ export function revisionFromSecret(secret: unknown): ReleaseRevision {
   if (s === undefined || typeof data?.release !== 'string') {
     throw new BinnacleError('RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
   }
-  const encoded = Buffer.from(data.release, 'base64').toString('utf8');
+  const encoded = Buffer.from(whole ?? data.release, 'base64').toString('utf8');
   const rel = rec(decodeRelease(encoded, `${secretName}: field data.release`));
   const info = rec(rel?.info);
   const chartMeta = rec(rec(rel?.chart)?.metadata);
