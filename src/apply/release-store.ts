@@ -50,7 +50,7 @@ export class ReleaseStore {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `${RELEASE_PART_OF_LABEL}=${release.name}` });
     const byName = new Map<string, string>();
     // Each part is a slice (at a 4-character boundary) of the record's `data.release`, as sent.
-    for (const p of list.items) if (p.type === RELEASE_PART_TYPE) byName.set(p.metadata.name ?? '', String((p.data as { part?: string } | undefined)?.part ?? ''));
+    for (const p of list.items) if (p.type === RELEASE_PART_TYPE) byName.set(p.metadata.name ?? '', (p.data as { part?: string } | undefined)?.part ?? '');
     return byName;
   }
 
