@@ -177,14 +177,34 @@ export const CLUSTER_EXTENSION_CRD = crd({
         ['sourceType', 'catalog'],
       ),
       install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool() }),
+      resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
     },
     ['namespace', 'serviceAccount', 'source'],
   ),
   status: obj({
     conditions,
     observedGeneration: int(),
-    install: obj({ bundle: resolvedBundle }),
-    resolution: obj({ bundles: arr(resolvedBundle), explanation: str() }),
+    install: obj({
+      bundle: resolvedBundle,
+      bundleDeployment: str('The BundleDeployment that installs it.'),
+      namespace: str('Where it runs: a dependency taken over keeps the namespace it was installed in.'),
+    }),
+    resolution: obj({ bundles: arr(resolvedBundle), explanation: str(), notices: arr(str(), { description: 'Cluster constraints reported but not enforced.' }) }),
+    history: arr(
+      obj(
+        {
+          time: str(undefined, { format: 'date-time' }),
+          reason: str('Why it was resolved again.', { enum: ['Initial', 'SpecChanged', 'CatalogChanged', 'DependencyChanged'] }),
+          generation: int(),
+          catalogs: arr(obj({ name: str(), digest: str() })),
+          bundles: arr(obj({ package: str(), version: str(), name: str() })),
+          outcome: str(undefined, { enum: ['Resolved', 'Failed'] }),
+          message: str(),
+        },
+        ['time', 'reason', 'outcome'],
+      ),
+      { description: 'The last resolutions, newest last.' },
+    ),
   }),
   columns: [
     { name: 'Package', type: 'string', jsonPath: '.spec.source.catalog.packageName' },

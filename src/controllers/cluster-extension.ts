@@ -1,11 +1,17 @@
 /**
  * ClusterExtension reconciler (operator-controller's role, with dependency resolution back):
- * resolve the requested package against the served ClusterCatalogs and what is installed,
- * then keep one BundleDeployment per chosen bundle — dependencies included, grouped as one
- * resolution set and removed together when no longer needed — and report `Installed`,
- * `Progressing`, `Deprecated`, the installed bundle, and the explanation when nothing fits.
+ * resolve the requested package against the served ClusterCatalogs, the cluster's own facts
+ * and everything installed in the cluster (`src/installed`), then keep one BundleDeployment per
+ * bundle of the extension's resolution set. A dependency already installed is shared rather than
+ * installed again, the extension's own package installed as someone else's dependency is taken
+ * over in place, and what no extension needs any more is removed. Reports `Installed`,
+ * `Progressing`, `Deprecated`, the installed bundle, the explanation when nothing fits, and the
+ * last resolutions (`status.history`).
  *
- * Steps: HandleFinalizer → Validate → Resolve → Deploy → Report.
+ * Reading the installed state and changing it happen while holding the installed-state lock,
+ * so concurrent reconciles (and an overlapping second manager) never install a package twice.
+ *
+ * Steps: HandleFinalizer → Validate → Tidy → Resolve → CheckUpgradeable → Deploy → Report.
  */
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
@@ -13,45 +19,46 @@ import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { findCondition } from '../kube/types.js';
-import { resolve, ResolutionError, type ChosenBundle, type InstalledBundle } from '../resolve/index.js';
-import {
-  API_VERSION,
-  FINALIZER_CLEANUP,
-  LABEL_OWNER_KIND,
-  LABEL_OWNER_NAME,
-  LABEL_PACKAGE,
-  LABEL_RESOLUTION_SET,
-  type BundleDeployment,
-  type ClusterExtension,
-} from '../api/types.js';
+import { neededBundles, resolve, ResolutionError, type ChosenBundle, type ClusterFacts } from '../resolve/index.js';
+import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
+import { buildInstalledState, installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { errorMessage } from '../util/errors.js';
-import { boundedName, MAX_DERIVED_NAME } from '../api/names.js';
+import { MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
 import { replacedOperators, upgradeBlockers } from './operator-conditions.js';
+import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from './resolution-history.js';
 
-export const ANNOTATION_BUNDLE_NAME = 'binnacle.dev/bundle-name';
-export const ANNOTATION_BUNDLE_VERSION = 'binnacle.dev/bundle-version';
-export const ANNOTATION_CATALOG = 'binnacle.dev/catalog';
-const OWNER_KIND = 'ClusterExtension';
+export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
+export { bundleDeploymentName } from './extension-changes.js';
+
+/** Runs a section that reads and changes the installed state, one at a time (a `LeaseLock`). */
+export interface InstalledStateLock {
+  withLock<T>(fn: () => Promise<T>, opts?: { signal?: AbortSignal }): Promise<T>;
+}
 
 export interface ClusterExtensionReconcilerOptions {
   client: KubeClient;
   registry: CatalogRegistry;
+  /** Without it, the caller makes sure no two reconciles run at once. */
+  lock?: InstalledStateLock;
+  /** The cluster's version facts; without them cluster constraints are reported, not enforced. */
+  clusterFacts?: { get(): Promise<ClusterFacts> };
 }
 
 interface State {
   ce: ClusterExtension;
   conditions: Conditions;
   logger: Logger;
+  installed: InstalledState;
+  /** The BundleDeployments this extension needs. */
   owned: BundleDeployment[];
+  /** This extension's resolution set, in install order. */
   chosen: ChosenBundle[];
-}
-
-/** A stable BundleDeployment name per (extension, package): upgrades pivot the same object. */
-export function bundleDeploymentName(extension: string, pkg: string): string {
-  // It is also the Helm release name and a label value: bounded to 53 characters.
-  return boundedName(extension === pkg ? extension : `${extension}-${pkg}`);
+  notices: string[];
+  history: ResolutionRecord[] | undefined;
+  changes: ExtensionChanges | undefined;
 }
 
 function matchesSelector(c: ServedCatalog, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
@@ -75,6 +82,11 @@ export class ClusterExtensionReconciler implements Reconciler {
   constructor(private readonly o: ClusterExtensionReconcilerOptions) {}
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    const run = (): Promise<ReconcileResult | undefined> => this.reconcileLocked(req, ctx);
+    return this.o.lock === undefined ? run() : this.o.lock.withLock(run, { signal: ctx.signal });
+  }
+
+  private async reconcileLocked(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     let ce: ClusterExtension;
     try {
       ce = await this.o.client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: req.name });
@@ -82,13 +94,23 @@ export class ClusterExtensionReconciler implements Reconciler {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const owned = (
-      await this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=${OWNER_KIND},${LABEL_OWNER_NAME}=${req.name}` })
-    ).items;
-    const state: State = { ce, conditions: new Conditions(ce.status?.conditions, ce.metadata.generation), logger: ctx.logger, owned, chosen: [] };
+    const installed = await this.readInstalledState();
+    for (const p of installed.problems) ctx.logger.warn({ problem: p }, 'installed state');
+    const state: State = {
+      ce,
+      conditions: new Conditions(ce.status?.conditions, ce.metadata.generation),
+      logger: ctx.logger,
+      installed,
+      owned: unitsNeededBy(installed, req.name).map((u) => u.object),
+      chosen: [],
+      notices: [],
+      history: ce.status?.history,
+      changes: undefined,
+    };
     const steps: Step<State>[] = [
       { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
       { name: 'Validate', run: (s) => this.validate(s) },
+      { name: 'Tidy', run: (s) => this.tidy(s) },
       { name: 'Resolve', run: (s) => this.resolveBundles(s) },
       { name: 'CheckUpgradeable', run: (s) => this.checkUpgradeable(s) }, // issue 12 §4 (operator-conditions.ts)
       { name: 'Deploy', run: (s) => this.deploy(s) },
@@ -97,12 +119,31 @@ export class ClusterExtensionReconciler implements Reconciler {
     return runSteps(steps, state, ctx.logger);
   }
 
+  /** Every BundleDeployment and ClusterExtension, read now from the API server (not a cache). */
+  private async readInstalledState(): Promise<InstalledState> {
+    const [bds, ces] = await Promise.all([
+      this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'),
+      this.o.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension'),
+    ]);
+    return buildInstalledState(bds.items, ces.items);
+  }
+
   private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
     const prev = s.ce.status ?? {};
     const keep: Record<string, unknown> = {};
     if (prev.install !== undefined) keep.install = prev.install;
     if (prev.resolution !== undefined) keep.resolution = prev.resolution;
+    if (s.history !== undefined) keep.history = s.history;
     await applyStatus(this.o.client, s.ce, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.ce.metadata.generation });
+  }
+
+  /** Applies and deletes what `changes` says, under the lock the caller holds. */
+  private async write(s: State, changes: ExtensionChanges): Promise<void> {
+    for (const body of changes.apply) await this.o.client.apply(body, { force: true });
+    for (const name of changes.delete) {
+      s.logger.info({ bundleDeployment: name }, 'removing a bundle no extension needs any more');
+      await this.o.client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
+    }
   }
 
   private async handleFinalizer(s: State): Promise<StepOutcome> {
@@ -110,11 +151,11 @@ export class ClusterExtensionReconciler implements Reconciler {
       await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP);
       return CONTINUE;
     }
-    // Remove the whole resolution set; the BundleDeployments' own finalizers uninstall their objects.
-    for (const bd of s.owned) {
-      if (bd.metadata.deletionTimestamp === undefined) await this.o.client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: bd.metadata.name ?? '' });
-    }
-    if (s.owned.length > 0) return stop({ requeueAfterMs: 2_000 });
+    // Let go of the whole set: what another extension still needs stays (and is handed to it);
+    // the rest is deleted, and the BundleDeployments' own finalizers uninstall their objects.
+    const changes = changesForRemoval(s.ce.metadata.name ?? '', s.installed);
+    await this.write(s, changes);
+    if (changes.delete.length > 0 || changes.waiting.length > 0) return stop({ requeueAfterMs: 2_000 });
     await removeFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP);
     return stop();
   }
@@ -133,29 +174,57 @@ export class ClusterExtensionReconciler implements Reconciler {
     return stop();
   }
 
-  private installedBundles(s: State): InstalledBundle[] {
-    const out: InstalledBundle[] = [];
-    for (const bd of s.owned) {
-      const installed = findCondition(bd.status?.conditions, 'Installed');
-      const pkg = bd.metadata.labels?.[LABEL_PACKAGE];
-      const version = bd.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION];
-      if (installed?.status === 'True' && pkg !== undefined && version !== undefined) out.push({ package: pkg, version });
-    }
-    return out;
+  /** BundleDeployments that no existing extension needs (left by a crash or a forced delete) go. */
+  private async tidy(s: State): Promise<StepOutcome> {
+    const gone = orphans(s.installed);
+    if (gone.length > 0) await this.write(s, { apply: [], delete: gone, waiting: [], deployments: new Map(), takenOver: [] });
+    return CONTINUE;
+  }
+
+  private historyLimit(s: State): number {
+    const n = s.ce.spec.resolutionHistoryLimit;
+    return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : DEFAULT_HISTORY_LIMIT;
+  }
+
+  private record(s: State, catalogs: readonly ServedCatalog[], attempt: Omit<ResolutionAttempt, 'generation' | 'catalogs'>): void {
+    s.history = recordResolution(
+      s.history,
+      { ...attempt, generation: s.ce.metadata.generation ?? 0, catalogs: catalogs.map((c) => ({ name: c.name, digest: c.digest })) },
+      this.historyLimit(s),
+    );
+  }
+
+  private async resolutionFailed(s: State, catalogs: readonly ServedCatalog[], message: string): Promise<void> {
+    s.conditions.set('Progressing', true, 'Retrying', `resolution failed: ${message}`);
+    if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Failed', 'no bundle could be resolved');
+    this.record(s, catalogs, { bundles: [], outcome: 'Failed', message });
+    await this.writeStatus(s, { resolution: { bundles: [], explanation: message } });
   }
 
   private async resolveBundles(s: State): Promise<StepOutcome> {
     const cat = s.ce.spec.source.catalog;
+    const me = s.ce.metadata.name ?? '';
     const catalogs = this.o.registry.list().filter((c) => matchesSelector(c, cat.selector));
     if (catalogs.length === 0) {
       s.conditions.set('Progressing', true, 'Retrying', 'no ClusterCatalog matching the selector is serving content yet');
       await this.writeStatus(s);
       return stop({ requeueAfterMs: 10_000 });
     }
+    // A package is installed once per cluster: a second extension asking for it is refused.
+    const unit = unitOf(s.installed, cat.packageName);
+    const requester = unit === undefined ? undefined : requesterOf(unit);
+    if (unit !== undefined && requester !== undefined && requester !== me) {
+      await this.resolutionFailed(
+        s,
+        catalogs,
+        `package ${cat.packageName} is already installed by extension ${requester} (BundleDeployment ${unit.bundleDeployment}, version ${unit.version}); a package is installed once per cluster`,
+      );
+      return stop({ requeueAfterMs: 60_000 });
+    }
     try {
       const resolution = resolve({
         catalogs: catalogs.map((c) => ({ name: c.name, priority: c.priority, config: c.config })),
-        installed: this.installedBundles(s),
+        installed: installedFacts(s.installed, me),
         requests: [
           {
             package: cat.packageName,
@@ -166,13 +235,14 @@ export class ClusterExtensionReconciler implements Reconciler {
             preferUpgrade: true,
           },
         ],
+        ...(this.o.clusterFacts === undefined ? {} : { cluster: await this.o.clusterFacts.get() }),
       });
-      s.chosen = resolution.bundles;
+      // The resolution holds everything installed; this extension's set is what its package needs.
+      s.chosen = neededBundles(resolution.bundles, cat.packageName);
+      s.notices = resolution.notices.filter((n) => s.chosen.some((b) => n.startsWith(`${b.package} ${b.version} `)));
+      this.record(s, catalogs, { bundles: s.chosen.map((b) => ({ package: b.package, version: b.version, name: b.name })), outcome: 'Resolved' });
     } catch (err) {
-      const message = errorMessage(err);
-      s.conditions.set('Progressing', true, 'Retrying', `resolution failed: ${message}`);
-      if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Failed', 'no bundle could be resolved');
-      await this.writeStatus(s, { resolution: { bundles: [], explanation: message } });
+      await this.resolutionFailed(s, catalogs, errorMessage(err));
       if (err instanceof ResolutionError) return stop({ requeueAfterMs: 60_000 });
       throw err;
     }
@@ -194,76 +264,62 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   private async deploy(s: State): Promise<StepOutcome> {
-    const ceName = s.ce.metadata.name ?? '';
-    const main = s.ce.spec.source.catalog.packageName;
-    const desired = new Set<string>();
-    for (const b of s.chosen) {
-      const name = bundleDeploymentName(ceName, b.package);
-      desired.add(name);
-      const isMain = b.package === main;
-      const install = s.ce.spec.install ?? {};
-      const spec: BundleDeployment['spec'] = {
-        source: { type: 'image', image: { ref: b.image } },
-        format: 'registry+v1',
-        installNamespace: s.ce.spec.namespace,
-        serviceAccount: { name: s.ce.spec.serviceAccount.name },
-        releaseName: name,
-      };
-      if (isMain && install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
-      if (isMain && install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
-      if (isMain && install.config !== undefined) spec.config = install.config;
-      if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
-      if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
-      await this.o.client.apply(
-        {
-          apiVersion: API_VERSION,
-          kind: 'BundleDeployment',
-          metadata: {
-            name,
-            labels: { [LABEL_OWNER_KIND]: OWNER_KIND, [LABEL_OWNER_NAME]: ceName, [LABEL_RESOLUTION_SET]: ceName, [LABEL_PACKAGE]: b.package },
-            annotations: { [ANNOTATION_BUNDLE_NAME]: b.name, [ANNOTATION_BUNDLE_VERSION]: b.version, [ANNOTATION_CATALOG]: b.catalog },
-            ownerReferences: [{ apiVersion: API_VERSION, kind: OWNER_KIND, name: ceName, uid: s.ce.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
-          },
-          spec,
-        },
-        { force: true },
-      );
+    const me = s.ce.metadata.name ?? '';
+    const changes = changesForResolution(s.ce, s.installed, s.chosen);
+    s.changes = changes;
+    for (const pkg of changes.takenOver) s.logger.info({ package: pkg, bundleDeployment: changes.deployments.get(pkg) }, 'taking over an installed dependency in place');
+    await this.write(s, changes);
+    s.owned = (await this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(me) })).items;
+    if (changes.waiting.length > 0) {
+      s.conditions.set('Progressing', true, 'Waiting', changes.waiting.join('; '));
+      if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Installing', changes.waiting.join('; '));
+      await this.writeStatus(s);
+      return stop({ requeueAfterMs: 2_000 });
     }
-    // Dependencies nobody needs any more leave together with their objects.
-    for (const bd of s.owned) {
-      const name = bd.metadata.name ?? '';
-      if (!desired.has(name) && bd.metadata.deletionTimestamp === undefined) {
-        s.logger.info({ bundleDeployment: name }, 'removing a bundle the resolution no longer needs');
-        await this.o.client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
-      }
-    }
-    s.owned = (
-      await this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=${OWNER_KIND},${LABEL_OWNER_NAME}=${ceName}` })
-    ).items;
     return CONTINUE;
   }
 
-  private async report(s: State): Promise<StepOutcome> {
-    const ceName = s.ce.metadata.name ?? '';
-    const main = s.ce.spec.source.catalog.packageName;
+  /** The BundleDeployment that installs `pkg` for this extension, as last read. */
+  private deploymentOf(s: State, pkg: string): BundleDeployment | undefined {
+    const name = s.changes?.deployments.get(pkg);
+    return s.owned.find((x) => x.metadata.name === name);
+  }
+
+  /** Bundles of the set still on their way, and those whose install failed (with why). */
+  private progress(s: State): { waiting: string[]; failed: string[] } {
     const waiting: string[] = [];
     const failed: string[] = [];
     for (const b of s.chosen) {
-      const bd = s.owned.find((x) => x.metadata.name === bundleDeploymentName(ceName, b.package));
+      const bd = this.deploymentOf(s, b.package);
       const cond = findCondition(bd?.status?.conditions, 'Installed');
       const current = bd !== undefined && bd.status?.observedGeneration === bd.metadata.generation && bd.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION] === b.version;
-      if (!current || cond?.status !== 'True') {
-        if (current && cond?.status === 'False' && cond.reason !== 'RolledBack') failed.push(`${b.name}: ${cond.message}`);
-        else waiting.push(b.name);
-      }
+      if (current && cond?.status === 'True') continue;
+      if (current && cond?.status === 'False' && cond.reason !== 'RolledBack') failed.push(`${b.name}: ${cond.message}`);
+      else waiting.push(b.name);
     }
+    return { waiting, failed };
+  }
+
+  private async report(s: State): Promise<StepOutcome> {
+    const main = s.ce.spec.source.catalog.packageName;
+    const { waiting, failed } = this.progress(s);
     const chosenMain = s.chosen.find((b) => b.package === main);
+    const mainBd = this.deploymentOf(s, main);
     const extra: Record<string, unknown> = {
-      resolution: { bundles: s.chosen.map((b) => ({ name: b.name, package: b.package, version: b.version, image: b.image, catalog: b.catalog })) },
+      resolution: {
+        bundles: s.chosen.map((b) => ({ name: b.name, package: b.package, version: b.version, image: b.image, catalog: b.catalog })),
+        ...(s.notices.length > 0 ? { notices: s.notices } : {}),
+      },
     };
     if (waiting.length === 0 && failed.length === 0 && chosenMain !== undefined) {
-      extra.install = { bundle: { name: chosenMain.name, version: chosenMain.version, package: chosenMain.package, image: chosenMain.image, catalog: chosenMain.catalog } };
-      s.conditions.set('Installed', true, 'Succeeded', `installed ${chosenMain.name}${s.chosen.length > 1 ? ` with ${s.chosen.length - 1} dependencies` : ''}`);
+      const image = chosenMain.image !== '' ? chosenMain.image : (mainBd?.spec.source.image?.ref ?? '');
+      const namespace = mainBd?.spec.installNamespace ?? s.ce.spec.namespace;
+      extra.install = {
+        bundle: { name: chosenMain.name, version: chosenMain.version, package: chosenMain.package, image, catalog: chosenMain.catalog },
+        bundleDeployment: mainBd?.metadata.name ?? '',
+        namespace,
+      };
+      s.conditions.set('Installed', true, 'Succeeded', this.installedMessage(s, chosenMain, namespace));
       s.conditions.set('Progressing', false, 'Succeeded', 'desired state reached');
     } else if (failed.length > 0) {
       if (findCondition(s.ce.status?.conditions, 'Installed')?.status !== 'True') s.conditions.set('Installed', false, 'Failed', failed.join('; '));
@@ -272,16 +328,28 @@ export class ClusterExtensionReconciler implements Reconciler {
       if (findCondition(s.ce.status?.conditions, 'Installed') === undefined) s.conditions.set('Installed', false, 'Installing', `installing ${waiting.join(', ')}`);
       s.conditions.set('Progressing', true, 'Installing', `waiting for ${waiting.join(', ')}`);
     }
-    if (chosenMain !== undefined) {
-      const served = this.o.registry.get(chosenMain.catalog);
-      const d = served === undefined ? {} : deprecations(served.config, main, chosenMain.name, s.ce.spec.source.catalog.channels ?? []);
-      const any = [d.package, d.channel, d.bundle].filter((x): x is string => x !== undefined);
-      s.conditions.set('Deprecated', any.length > 0, any.length > 0 ? 'Deprecated' : 'NotDeprecated', any.length > 0 ? any.join('; ') : 'nothing chosen is deprecated');
-      s.conditions.set('PackageDeprecated', d.package !== undefined, d.package !== undefined ? 'Deprecated' : 'NotDeprecated', d.package ?? '');
-      s.conditions.set('ChannelDeprecated', d.channel !== undefined, d.channel !== undefined ? 'Deprecated' : 'NotDeprecated', d.channel ?? '');
-      s.conditions.set('BundleDeprecated', d.bundle !== undefined, d.bundle !== undefined ? 'Deprecated' : 'NotDeprecated', d.bundle ?? '');
-    }
+    if (chosenMain !== undefined) this.reportDeprecations(s, chosenMain);
     await this.writeStatus(s, extra);
     return stop(waiting.length > 0 ? { requeueAfterMs: 5_000 } : undefined);
+  }
+
+  /** "installed X with 2 dependencies (1 shared with other extensions); it runs in namespace …". */
+  private installedMessage(s: State, main: ChosenBundle, namespace: string): string {
+    const me = s.ce.metadata.name ?? '';
+    const deps = s.chosen.length - 1;
+    const shared = s.chosen.filter((b) => b.package !== main.package && (unitOf(s.installed, b.package)?.needs.some((n) => n.extension !== me) ?? false)).length;
+    const depWords = deps === 0 ? '' : ` with ${deps} ${deps === 1 ? 'dependency' : 'dependencies'}${shared > 0 ? ` (${shared} shared with other extensions)` : ''}`;
+    const where = namespace === s.ce.spec.namespace ? '' : `; it runs in namespace ${namespace}, where it was installed as a dependency`;
+    return `installed ${main.name}${depWords}${where}`;
+  }
+
+  private reportDeprecations(s: State, chosenMain: ChosenBundle): void {
+    const served = this.o.registry.get(chosenMain.catalog);
+    const d = served === undefined ? {} : deprecations(served.config, chosenMain.package, chosenMain.name, s.ce.spec.source.catalog.channels ?? []);
+    const any = [d.package, d.channel, d.bundle].filter((x): x is string => x !== undefined);
+    s.conditions.set('Deprecated', any.length > 0, any.length > 0 ? 'Deprecated' : 'NotDeprecated', any.length > 0 ? any.join('; ') : 'nothing chosen is deprecated');
+    s.conditions.set('PackageDeprecated', d.package !== undefined, d.package !== undefined ? 'Deprecated' : 'NotDeprecated', d.package ?? '');
+    s.conditions.set('ChannelDeprecated', d.channel !== undefined, d.channel !== undefined ? 'Deprecated' : 'NotDeprecated', d.channel ?? '');
+    s.conditions.set('BundleDeprecated', d.bundle !== undefined, d.bundle !== undefined ? 'Deprecated' : 'NotDeprecated', d.bundle ?? '');
   }
 }

@@ -5,6 +5,7 @@
  * PlatformOperator controllers and the catalog HTTP server. `/metrics` (Prometheus) and
  * `/healthz` `/readyz` are served from the start.
  */
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -15,16 +16,19 @@ import type { KubeClient } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderElector } from '../kube/leader-election.js';
+import { LeaseLock } from '../kube/lease-lock.js';
 import { ControllerMetrics } from '../kube/metrics.js';
-import { objectKey, type KubeObject } from '../kube/types.js';
+import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
+import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { errorMessage } from '../util/errors.js';
+import { HelmOperatorReconciler } from './helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';
-import { HelmOperatorReconciler } from './helm-operator.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
+import { ClusterFactsSource } from './cluster-facts.js';
 import { ensureCrds } from './crds.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from './platform-protection.js';
@@ -122,11 +126,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       deployments: new Informer(o.client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
       extensions: new Informer(o.client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
       platform: new Informer(o.client, API_VERSION, 'PlatformOperator', { logger, resyncMs: 10 * 60_000 }),
+      helmOperators: new Informer(o.client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
     };
     const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
       const labels = obj.metadata.labels ?? {};
       return labels[LABEL_OWNER_KIND] === kind && labels[LABEL_OWNER_NAME] !== undefined ? [labels[LABEL_OWNER_NAME]] : [];
-      helmOperators: new Informer(o.client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
     };
     const catalogController = new Controller({
       name: 'clustercatalog',
@@ -142,15 +146,35 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       workers,
       reconciler: new BundleDeploymentReconciler({ client: o.client, cacheDir: join(o.dataDir, 'sources'), ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
     }).watch(inf.deployments, undefined, specOrMetadataChanged);
+    // Resolution reads and changes what the whole cluster has installed: one reconcile at a time,
+    // across managers too (a Lease next to the leader-election one).
+    const installedStateLock = new LeaseLock({
+      client: o.client,
+      namespace: o.leaderElection?.namespace ?? 'kube-system',
+      name: 'binnacle-installed-state',
+      identity: `${o.leaderElection?.identity ?? `${hostname()}_${process.pid}`}_${randomUUID().slice(0, 8)}`,
+      logger,
+    });
+    const unsettledExtensions = (): string[] =>
+      inf.extensions
+        .list()
+        .filter((ce) => {
+          const st = ce.status as { observedGeneration?: number; conditions?: Parameters<typeof findCondition>[0] } | undefined;
+          return st?.observedGeneration !== ce.metadata.generation || findCondition(st?.conditions, 'Progressing')?.status !== 'False';
+        })
+        .map((ce) => objectKey(ce.metadata));
     const ceController = new Controller({
       name: 'clusterextension',
       logger,
       metrics,
       workers,
-      reconciler: new ClusterExtensionReconciler({ client: o.client, registry: catalogs }),
+      reconciler: new ClusterExtensionReconciler({ client: o.client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(o.client, logger) }),
     })
       .watch(inf.extensions, undefined, specOrMetadataChanged)
-      .watch(inf.deployments, ownerKey('ClusterExtension'));
+      // A BundleDeployment's news goes to every extension that needs it…
+      .watch(inf.deployments, (bd) => extensionsNamedOn(bd))
+      // …and one coming or going may unblock an extension waiting on the installed state.
+      .watch(inf.deployments, unsettledExtensions, () => false);
     // New catalog content may offer upgrades or fix a failed resolution: look at every extension again.
     catalogs.onChange(() => {
       for (const ce of inf.extensions.list()) ceController.enqueue(objectKey(ce.metadata));
@@ -160,8 +184,14 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       .watch(inf.extensions, ownerKey('PlatformOperator'))
       .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))); // packages' health
 
+    // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
+    const helmOperators = new HelmOperatorReconciler({ client: o.client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) });
+    const hopController = new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged);
+    signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
+
     const runs = [
       ...Object.values(inf).map((i) => i.run(signal)),
+      hopController.run(signal),
       catalogController.run(signal),
       bdController.run(signal),
       ceController.run(signal),
@@ -184,11 +214,6 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       name: le.name ?? 'binnacle-manager',
       identity: le.identity ?? `${hostname()}_${process.pid}`,
       logger,
-    // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
-    const helmOperators = new HelmOperatorReconciler({ client: o.client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) });
-    const hopController = new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged);
-    signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
-
       ...(le.leaseDurationMs === undefined ? {} : { leaseDurationMs: le.leaseDurationMs }),
       ...(le.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: le.renewDeadlineMs }),
       ...(le.retryPeriodMs === undefined ? {} : { retryPeriodMs: le.retryPeriodMs }),

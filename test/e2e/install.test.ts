@@ -8,74 +8,36 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
-import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, removeAllExtensions, e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
-import * as shared from './extensions.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
+import { e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
+import { OperatorHarness } from './operators.js';
 
 const run = promisify(execFile);
-const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 
+let h: OperatorHarness;
 let client: KubeClient;
-let manager: RunningManager;
-let dataDir: string;
-let published: PublishResult;
-const catalogName = uniqueName('examples');
-const cleanup: (() => Promise<unknown>)[] = [];
-
-const serviceAccount = (namespace: string, name: string, admin: boolean): Promise<void> => shared.serviceAccount(client, cleanup, namespace, name, admin);
-const createExtension = (name: string, namespace: string, catalog: ClusterExtension['spec']['source']['catalog'], sa = 'installer'): Promise<void> =>
-  shared.createExtension(client, catalogName, name, namespace, catalog, sa);
-const extension = (name: string): Promise<ClusterExtension> => shared.getExtension(client, name);
-const installedAt = (name: string, version: string, timeoutMs?: number): Promise<ClusterExtension> => shared.installedAt(client, name, version, timeoutMs);
-const removeExtension = (name: string): Promise<void> => shared.removeExtension(client, name);
-const deploymentAvailable = (namespace: string, name: string): Promise<boolean> => shared.deploymentAvailable(client, namespace, name);
 
 before(async () => {
-  client = await e2eClient();
-  dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
-  published = await publishPackages({
-    packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator', 'flux'].map((p) => join(shared.CORPUS, p)),
-    registry: e2eRegistry(),
-    repository: catalogName,
-  });
-  manager = await startManager({ client, logger, dataDir, healthTimeoutMs: 60_000, workers: 4 });
-  await client.apply({
-    apiVersion: API_VERSION,
-    kind: 'ClusterCatalog',
-    metadata: { name: catalogName },
-    spec: { source: { type: 'Image', image: { ref: published.catalog } } },
-  });
+  h = await OperatorHarness.start({ packages: ['node-healthcheck-operator', 'poison-pill-operator', 'opentelemetry-operator', 'flux'], prefix: 'examples' });
+  client = h.client;
 });
 
 after(async () => {
-  // Extensions first, while their ServiceAccounts still exist and the manager still runs…
-  await removeAllExtensions(client);
-  // …then namespaces, bindings and the catalog.
-  for (const fn of cleanup.reverse()) await fn().catch(() => undefined);
-  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }).catch(() => undefined);
-  await manager.stop();
-  client.close();
-  await rm(dataDir, { recursive: true, force: true });
+  await h.stop();
 });
 
 describe('install engine', () => {
   test('the ClusterCatalog is served, pinned to the digest it pulled', async () => {
     const cat = await eventually('catalog Serving', async () => {
-      const c = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+      const c = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: h.catalogName });
       return findCondition(c.status?.conditions, 'Serving')?.status === 'True' ? c : undefined;
     });
-    assert.equal(cat.status?.resolvedSource?.image.ref, published.catalog);
+    assert.equal(cat.status?.resolvedSource?.image.ref, h.published.catalog);
     const base = cat.status?.urls?.base ?? '';
     const res = await fetch(`${base}/api/v1/all`);
     assert.equal(res.status, 200);
@@ -85,14 +47,14 @@ describe('install engine', () => {
 
   test('an operator with a GVK dependency installs both packages as one resolution set', async () => {
     const ns = uniqueName('nhc');
-    await serviceAccount(ns, 'installer', true);
+    await h.serviceAccount(ns, 'installer', true);
     const name = uniqueName('nhc');
-    await createExtension(name, ns, { packageName: 'node-healthcheck-operator' });
-    const ce = await installedAt(name, '0.0.2');
+    await h.createExtension(name, ns, { packageName: 'node-healthcheck-operator' });
+    const ce = await h.installedAt(name, '0.0.2');
     const bundles = (ce.status?.resolution?.bundles ?? []).map((b) => b.package).sort();
     assert.deepEqual(bundles, ['node-healthcheck-operator', 'poison-pill-operator']);
-    assert.equal(await deploymentAvailable(ns, 'node-healthcheck-operator-controller-manager'), true);
-    assert.equal(await deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
+    assert.equal(await h.deploymentAvailable(ns, 'node-healthcheck-operator-controller-manager'), true);
+    assert.equal(await h.deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
     // The dependency's API is served, and kubectl sees both BundleDeployments of the set.
     await client.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'poisonpillremediations.poison-pill.medik8s.io' });
     const bds = await kubectl('get', 'bundledeployments', '-l', `binnacle.dev/resolution-set=${name}`, '-o', 'name');
@@ -110,10 +72,10 @@ describe('install engine', () => {
 
   test('an operator with webhooks installs with Binnacle-issued serving certificates, upgrades along catalog edges, and refuses a downgrade unless self-certified', async () => {
     const ns = uniqueName('otel');
-    await serviceAccount(ns, 'installer', true);
+    await h.serviceAccount(ns, 'installer', true);
     const name = uniqueName('otel');
-    await createExtension(name, ns, { packageName: 'opentelemetry-operator', version: '0.16.0' });
-    await installedAt(name, '0.16.0');
+    await h.createExtension(name, ns, { packageName: 'opentelemetry-operator', version: '0.16.0' });
+    await h.installedAt(name, '0.16.0');
     const hooks = (await client.list('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration')).items.filter((w) => w.metadata.labels?.['binnacle.dev/owner-name'] === `${name}-opentelemetry-operator` || JSON.stringify(w).includes(ns));
     assert.ok(hooks.length > 0, 'a validating webhook configuration was created');
     const caBundle = ((hooks[0]?.webhooks as { clientConfig: { caBundle?: string; service?: { namespace: string } } }[] | undefined) ?? [])[0]?.clientConfig;
@@ -122,7 +84,7 @@ describe('install engine', () => {
 
     // Upgrade: the catalog's semver-mode edges lead 0.16.0 → 0.17.1 → 0.21.0 → 0.27.0.
     await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.17.1' } } } });
-    await installedAt(name, '0.17.1');
+    await h.installedAt(name, '0.17.1');
     const bdName = bundleDeploymentName(name, 'opentelemetry-operator');
     const history = await run('helm', ['--kubeconfig', e2eKubeconfig(), 'history', bdName, '-n', ns, '-o', 'json']);
     const revs = JSON.parse(history.stdout) as { revision: number; status: string; chart: string }[];
@@ -134,7 +96,7 @@ describe('install engine', () => {
     // Downgrade under CatalogProvided: refused with an explanation; the installed version stays.
     await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.16.0' } } } });
     const refused = await eventually('downgrade refused', async () => {
-      const ce = await extension(name);
+      const ce = await h.extension(name);
       const p = findCondition(ce.status?.conditions, 'Progressing');
       return ce.status?.observedGeneration === ce.metadata.generation && p?.status === 'True' && p.message.includes('resolution failed') ? ce : undefined;
     });
@@ -142,17 +104,17 @@ describe('install engine', () => {
     assert.match(refused.status?.resolution?.explanation ?? '', /0\.17\.1/);
     // …and allowed once the user self-certifies it.
     await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { upgradeConstraintPolicy: 'SelfCertified' } } } });
-    await installedAt(name, '0.16.0');
+    await h.installedAt(name, '0.16.0');
     // Uninstall, so the next tests can own its cluster-wide objects (CRDs, webhooks).
-    await removeExtension(name);
+    await h.removeExtension(name);
     assert.deepEqual((await client.list('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', { labelSelector: `binnacle.dev/owner-name=${bdName}` })).items, []);
   });
 
   test('an install through a ServiceAccount that lacks permissions fails naming them and creates nothing', async () => {
     const ns = uniqueName('noperm');
-    await serviceAccount(ns, 'weak', false);
+    await h.serviceAccount(ns, 'weak', false);
     const name = uniqueName('noperm');
-    await createExtension(name, ns, { packageName: 'poison-pill-operator' }, 'weak');
+    await h.createExtension(name, ns, { packageName: 'poison-pill-operator' }, 'weak');
     const bd = await eventually(
       'permission failure reported',
       async () => {
@@ -164,22 +126,22 @@ describe('install engine', () => {
     );
     assert.match(bd.message, /lacks permissions: .*(create|get|patch) /);
     assert.match(bd.message, /deployments\.apps|customresourcedefinitions|secrets/);
-    const ce = await extension(name);
+    const ce = await h.extension(name);
     assert.notEqual(findCondition(ce.status?.conditions, 'Installed')?.status, 'True');
     const created: KubeObject[] = [
       ...(await client.list('apps/v1', 'Deployment', { namespace: ns })).items,
       ...(await client.list('v1', 'ServiceAccount', { namespace: ns })).items.filter((s) => s.metadata.name !== 'weak' && s.metadata.name !== 'default'),
     ];
     assert.deepEqual(created.map((o) => o.metadata.name), []);
-    await removeExtension(name);
+    await h.removeExtension(name);
   });
 
   test('SingleNamespace install mode: the operator watches another namespace, with its RBAC there', async () => {
     const ns = uniqueName('single');
     const watched = uniqueName('watched');
-    await serviceAccount(ns, 'installer', true);
+    await h.serviceAccount(ns, 'installer', true);
     await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: watched } });
-    cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: watched }));
+    h.cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: watched }));
     const name = uniqueName('single');
     await client.apply({
       apiVersion: API_VERSION,
@@ -188,11 +150,11 @@ describe('install engine', () => {
       spec: {
         namespace: ns,
         serviceAccount: { name: 'installer' },
-        source: { sourceType: 'Catalog', catalog: { packageName: 'opentelemetry-operator', version: '0.27.0', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } },
+        source: { sourceType: 'Catalog', catalog: { packageName: 'opentelemetry-operator', version: '0.27.0', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': h.catalogName } } } },
         install: { watchNamespace: watched },
       },
     });
-    await installedAt(name, '0.27.0');
+    await h.installedAt(name, '0.27.0');
     const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
     const template = (deployments[0]?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template;
     assert.equal(template?.metadata?.annotations?.['olm.targetNamespaces'], watched);
@@ -207,10 +169,10 @@ describe('install engine', () => {
   test('MultiNamespace install mode: the operator watches a list of namespaces', async () => {
     const ns = uniqueName('multi');
     const watched = [uniqueName('wa'), uniqueName('wb')];
-    await serviceAccount(ns, 'installer', true);
+    await h.serviceAccount(ns, 'installer', true);
     for (const w of watched) {
       await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: w } });
-      cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: w }));
+      h.cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: w }));
     }
     const name = uniqueName('flux');
     await client.apply({
@@ -220,23 +182,23 @@ describe('install engine', () => {
       spec: {
         namespace: ns,
         serviceAccount: { name: 'installer' },
-        source: { sourceType: 'Catalog', catalog: { packageName: 'flux', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } },
+        source: { sourceType: 'Catalog', catalog: { packageName: 'flux', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': h.catalogName } } } },
         install: { watchNamespaces: watched },
       },
     });
-    await installedAt(name, '0.16.1');
+    await h.installedAt(name, '0.16.1');
     const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
     assert.ok(deployments.length > 0);
     for (const d of deployments) {
       const annotations = (d.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template?.metadata?.annotations;
       assert.equal(annotations?.['olm.targetNamespaces'], watched.join(','), `${d.metadata.name ?? ''} watches both namespaces`);
     }
-    await removeExtension(name);
+    await h.removeExtension(name);
   });
 
   test('a PlatformOperator keeps its packages installed and reports Available', async () => {
     const ns = uniqueName('platform');
-    await serviceAccount(ns, 'installer', true);
+    await h.serviceAccount(ns, 'installer', true);
     const name = uniqueName('po');
     await client.apply({
       apiVersion: API_VERSION,
@@ -244,7 +206,7 @@ describe('install engine', () => {
       metadata: { name },
       spec: { packages: [{ name: 'poison-pill-operator', namespace: ns }], serviceAccount: { name: 'installer', namespace: ns } },
     });
-    cleanup.push(() => client.delete({ apiVersion: API_VERSION, kind: 'PlatformOperator', name }));
+    h.cleanup.push(() => client.delete({ apiVersion: API_VERSION, kind: 'PlatformOperator', name }));
     const po = await eventually(
       'PlatformOperator Available',
       async () => {
@@ -256,7 +218,7 @@ describe('install engine', () => {
       500,
     );
     assert.deepEqual(po.packages?.map((p) => [p.name, p.installed]), [['poison-pill-operator', true]]);
-    assert.equal(await deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
+    assert.equal(await h.deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
     // Deleting the PlatformOperator removes what it asked for.
     await client.delete({ apiVersion: API_VERSION, kind: 'PlatformOperator', name });
     await eventually('its extension gone', async () => {

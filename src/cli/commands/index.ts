@@ -5,6 +5,7 @@ import { registerClusterCommands } from './cluster.js';
 import { registerBundleCommands } from './bundle.js';
 import { registerManagerCommands } from './manager.js';
 import { registerOperatorCommands } from './operators.js';
+import { registerHistoryCommand } from './history.js';
 import { registerPublishCommand } from './publish.js';
 import { registerPlanCommand } from './plan.js';
 import { registerImageCommands } from './image.js';
@@ -20,6 +21,7 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerBundleCommands(program, ctx);
   registerManagerCommands(program, ctx);
   registerOperatorCommands(program, ctx);
+  registerHistoryCommand(program, ctx);
   registerPlanCommand(program, ctx);
   registerImageCommands(program, ctx);
   registerCatalogCommands(program, ctx);

@@ -7,9 +7,10 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { parse as parseYaml } from 'yaml';
-import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { ReleaseStore } from '../../apply/release-store.js';
 import { bundleDeploymentName } from '../../controllers/cluster-extension.js';
+import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledState } from '../../installed/index.js';
 import { refuseIfPlatformOwned } from '../../controllers/platform-protection.js';
 import type { KubeClient } from '../../kube/client.js';
 import { findCondition, type Condition } from '../../kube/types.js';
@@ -90,13 +91,39 @@ async function waitForInstall(client: KubeClient, name: string, timeoutMs: numbe
   }
 }
 
-function summary(ce: ClusterExtension): Record<string, unknown> {
+async function installedState(client: KubeClient): Promise<InstalledState> {
+  const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
+  return buildInstalledState(bds.items, ces.items);
+}
+
+async function printInstalled(ctx: CliContext, client: KubeClient, ce: ClusterExtension, format: string): Promise<void> {
+  if (format === 'json') ctx.out(toJson(summary(ce, await installedState(client))));
+  else if (format === 'yaml') ctx.out(toYaml(summary(ce, await installedState(client))));
+  else ctx.out(`installed ${ce.status?.install?.bundle.name ?? ''} (${ce.status?.install?.bundle.version ?? ''}) in ${ce.status?.install?.namespace ?? ce.spec.namespace}\n`);
+}
+
+/** The BundleDeployments an extension needs, each with who else needs it. */
+function bundlesOf(state: InstalledState, name: string): { bundleDeployment: string; package: string; version: string; namespace: string; revision: number | null; installed: string; neededBy: string; shared: boolean }[] {
+  return unitsNeededBy(state, name).map((u) => ({
+    bundleDeployment: u.bundleDeployment,
+    package: u.package,
+    version: u.version,
+    namespace: u.namespace,
+    revision: u.object.status?.revision ?? null,
+    installed: findCondition(u.object.status?.conditions, 'Installed')?.status ?? 'Unknown',
+    neededBy: describeNeeds(u.needs),
+    shared: u.needs.some((n) => n.extension !== name),
+  }));
+}
+
+function summary(ce: ClusterExtension, state: InstalledState): Record<string, unknown> {
   return {
     name: ce.metadata.name,
     package: ce.spec.source.catalog.packageName,
     namespace: ce.spec.namespace,
     installed: ce.status?.install?.bundle ?? null,
     resolution: ce.status?.resolution ?? null,
+    bundles: bundlesOf(state, ce.metadata.name ?? ''),
     conditions: ce.status?.conditions ?? [],
   };
 }
@@ -164,9 +191,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         ctx.err(`• ClusterExtension ${name} applied (package ${pkg}, namespace ${namespace})\n`);
         if (flags.wait === true) {
           const ce = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
-          if (flags.output === 'json') ctx.out(toJson(summary(ce)));
-          else if (flags.output === 'yaml') ctx.out(toYaml(summary(ce)));
-          else ctx.out(`installed ${ce.status?.install?.bundle.name ?? ''} (${ce.status?.install?.bundle.version ?? ''}) in ${namespace}\n`);
+          await printInstalled(ctx, client, ce, flags.output);
         }
       } finally {
         client.close();
@@ -231,35 +256,40 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .action(async (name: string | undefined, flags: KubeFlags & { output: string }) => {
       const client = await clientFor(flags);
       try {
-        const list = name === undefined ? (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items : [await client.get<ClusterExtension>(ceRef(name))];
+        const all = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items;
+        const list = name === undefined ? all : [await client.get<ClusterExtension>(ceRef(name))];
+        // Who needs what is recorded on the BundleDeployments: one view of the whole cluster.
+        const state = buildInstalledState((await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment')).items, all);
         const rows = list.map((ce) => {
           const installed = findCondition(ce.status?.conditions, 'Installed');
           const progressing = findCondition(ce.status?.conditions, 'Progressing');
+          const deps = bundlesOf(state, ce.metadata.name ?? '').filter((b) => b.package !== ce.spec.source.catalog.packageName);
           return [
             ce.metadata.name ?? '',
             ce.spec.source.catalog.packageName,
             ce.status?.install?.bundle.version ?? '',
             installed?.status ?? 'Unknown',
             progressing?.status ?? 'Unknown',
+            deps.map((d) => `${d.package}${d.shared ? ' (shared)' : ''}`).join(', '),
             (progressing?.status === 'True' ? progressing.message : installed?.message ?? '').split('\n')[0] ?? '',
           ];
         });
         if (name !== undefined && flags.output === 'table') {
           const ce = list[0];
           if (ce === undefined) return;
-          const bds = await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension,${LABEL_OWNER_NAME}=${name}` });
-          ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
+          const where = ce.status?.install?.namespace;
+          ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}${where !== undefined && where !== ce.spec.namespace ? ` (it runs in ${where})` : ''}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
           ctx.out('Conditions:\n');
           for (const c of ce.status?.conditions ?? []) ctx.out(`  ${conditionLine(c)}\n`);
           if (ce.status?.resolution?.explanation !== undefined) ctx.out(`Resolution:\n  ${ce.status.resolution.explanation.replace(/\n/g, '\n  ')}\n`);
+          for (const n of ce.status?.resolution?.notices ?? []) ctx.out(`Notice:     ${n}\n`);
           ctx.out('Bundles:\n');
-          for (const bd of bds.items) {
-            const c = findCondition(bd.status?.conditions, 'Installed');
-            ctx.out(`  ${bd.metadata.name ?? ''}  revision ${bd.status?.revision ?? '-'}  Installed=${c?.status ?? 'Unknown'}  ${bd.status?.appliedObjects?.length ?? 0} objects\n`);
+          for (const b of bundlesOf(state, name)) {
+            ctx.out(`  ${b.bundleDeployment}  ${b.package} ${b.version}  namespace ${b.namespace}  revision ${b.revision ?? '-'}  Installed=${b.installed}  ${b.neededBy}\n`);
           }
           return;
         }
-        printData(ctx, flags.output, { value: list.map(summary), headers: ['name', 'package', 'version', 'installed', 'progressing', 'message'], rows });
+        printData(ctx, flags.output, { value: list.map((ce) => summary(ce, state)), headers: ['name', 'package', 'version', 'installed', 'progressing', 'dependencies', 'message'], rows });
       } finally {
         client.close();
       }
@@ -278,8 +308,8 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
         let target = flags.toVersion;
         if (target === undefined) {
-          const bdName = bundleDeploymentName(name, current.package);
-          const history = await new ReleaseStore(client).history({ name: bdName, namespace: ce.spec.namespace });
+          const bdName = ce.status?.install?.bundleDeployment ?? bundleDeploymentName(name, current.package);
+          const history = await new ReleaseStore(client).history({ name: bdName, namespace: ce.status?.install?.namespace ?? ce.spec.namespace });
           const earlier = history.filter((r) => (r.status === 'superseded' || r.status === 'deployed') && r.chart.version !== current.version);
           target = earlier[earlier.length - 1]?.chart.version;
           if (target === undefined) throw new BinnacleError('NO_EARLIER_VERSION', `${name} has no earlier version in its history (helm history ${bdName} -n ${ce.spec.namespace})`);

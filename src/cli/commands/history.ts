@@ -1,0 +1,100 @@
+/**
+ * `binnacle history NAME`: what a ClusterExtension resolved and what was applied. Beside its
+ * last resolutions (`status.history`: when, why, the catalog digests, the chosen bundles, the
+ * outcome) it lists the Helm revisions of each BundleDeployment of its set — the records
+ * `helm history` reads — so a change can be traced from catalog content to applied objects.
+ */
+import type { Command } from 'commander';
+import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../../api/types.js';
+import { ReleaseStore } from '../../apply/release-store.js';
+import type { ReleaseRevision } from '../../apply/types.js';
+import { buildInstalledState, describeNeeds, unitsNeededBy } from '../../installed/index.js';
+import type { KubeClient } from '../../kube/client.js';
+import { BinnacleError } from '../../util/errors.js';
+import { parseOutputFormat, toJson, toTable, toYaml } from '../../util/output.js';
+import type { CliContext } from '../context.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+
+export interface ReleaseHistory {
+  bundleDeployment: string;
+  package: string;
+  release: string;
+  namespace: string;
+  neededBy: string;
+  revisions: Omit<ReleaseRevision, 'manifest' | 'config' | 'content'>[];
+}
+
+export interface ExtensionHistory {
+  name: string;
+  package: string;
+  resolutions: ResolutionRecord[];
+  releases: ReleaseHistory[];
+}
+
+/** Reads an extension's resolution history and the Helm revisions of its BundleDeployments. */
+export async function extensionHistory(client: KubeClient, name: string): Promise<ExtensionHistory> {
+  const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  if (ce === undefined) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
+  const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
+  const state = buildInstalledState(bds.items, ces.items);
+  const store = new ReleaseStore(client);
+  const releases: ReleaseHistory[] = [];
+  for (const unit of unitsNeededBy(state, name)) {
+    const release = unit.object.spec.releaseName ?? unit.bundleDeployment;
+    const revisions = (await store.history({ name: release, namespace: unit.namespace })).map(({ manifest: _m, config: _c, content: _x, ...rest }) => rest);
+    releases.push({ bundleDeployment: unit.bundleDeployment, package: unit.package, release, namespace: unit.namespace, neededBy: describeNeeds(unit.needs), revisions });
+  }
+  return { name, package: ce.spec.source.catalog.packageName, resolutions: ce.status?.history ?? [], releases };
+}
+
+function bundlesText(r: ResolutionRecord): string {
+  return r.bundles.length === 0 ? '-' : r.bundles.map((b) => `${b.package}@${b.version}`).join(', ');
+}
+
+/** An explanation's sentences on one line: "no set of bundles satisfies the request: a; b". */
+function oneLine(message: string): string {
+  return message.replace(/:\s*\n\s*-\s*/, ': ').replace(/\s*\n\s*-\s*/g, '; ').replace(/\s*\n\s*/g, ' ');
+}
+
+function catalogsText(r: ResolutionRecord): string {
+  return r.catalogs.map((c) => `${c.name}@${c.digest.replace(/^sha256:/, '').slice(0, 12)}`).join(', ');
+}
+
+/** The table view: resolutions first, then each release's revisions. */
+export function historyTables(h: ExtensionHistory): string {
+  const out: string[] = [];
+  out.push(`Resolutions of ${h.name} (package ${h.package}), oldest first:\n`);
+  if (h.resolutions.length === 0) out.push('  (none recorded yet)\n');
+  else {
+    out.push(
+      toTable(
+        ['time', 'reason', 'generation', 'outcome', 'bundles', 'catalogs', 'message'],
+        h.resolutions.map((r) => [r.time, r.reason, String(r.generation), r.outcome, bundlesText(r), catalogsText(r), oneLine(r.message ?? '')]),
+      ),
+    );
+  }
+  for (const rel of h.releases) {
+    out.push(`\nHelm revisions of release ${rel.namespace}/${rel.release} (package ${rel.package}; ${rel.neededBy}):\n`);
+    if (rel.revisions.length === 0) out.push('  (no revisions yet)\n');
+    else out.push(toTable(['revision', 'updated', 'status', 'chart', 'description'], rel.revisions.map((r) => [String(r.revision), r.lastDeployed, r.status, `${r.chart.name}-${r.chart.version}`, r.description])));
+  }
+  return out.join('');
+}
+
+export function registerHistoryCommand(program: Command, ctx: CliContext): void {
+  addKubeFlags(program.command('history <name>'))
+    .description("Show an operator's last resolutions (when, why, catalog digests, chosen bundles, outcome) beside the Helm revisions of its bundles")
+    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .action(async (name: string, flags: KubeFlags & { output: string }) => {
+      const format = parseOutputFormat(flags.output, ['table', 'json', 'yaml']);
+      const client = await clientFor(flags);
+      try {
+        const h = await extensionHistory(client, name);
+        if (format === 'json') ctx.out(toJson(h));
+        else if (format === 'yaml') ctx.out(toYaml(h));
+        else ctx.out(historyTables(h));
+      } finally {
+        client.close();
+      }
+    });
+}

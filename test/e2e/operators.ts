@@ -1,0 +1,171 @@
+/**
+ * What the operator e2e tests share: corpus packages published as bundle images and one catalog
+ * image to the e2e registry, a manager running against the e2e cluster serving that catalog,
+ * and helpers to create ClusterExtensions and wait for them. `OperatorHarness.start` in
+ * `before`, `stop` in `after` (extensions first, while the manager still runs).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino, type Logger } from 'pino';
+import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
+import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import { neededByLabel } from '../../src/installed/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition } from '../../src/kube/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
+import { e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+
+export const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
+
+export interface HarnessOptions {
+  /** Corpus package directories to publish as one catalog. */
+  packages: string[];
+  /** Prefix of the catalog's (unique) name and image repository. */
+  prefix: string;
+  /** Rewrites the catalog before it is built (e.g. to raise a bundle's minKubeVersion). */
+  transform?: (cfg: DeclarativeConfig) => void;
+  healthTimeoutMs?: number;
+}
+
+export class OperatorHarness {
+  /** Undone in reverse order by `stop`, after every extension is gone. */
+  readonly cleanup: (() => Promise<unknown>)[] = [];
+  readonly logger: Logger;
+
+  private constructor(
+    readonly client: KubeClient,
+    readonly manager: RunningManager,
+    readonly dataDir: string,
+    readonly catalogName: string,
+    readonly published: PublishResult,
+    logger: Logger,
+  ) {
+    this.logger = logger;
+  }
+
+  static async start(o: HarnessOptions): Promise<OperatorHarness> {
+    const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
+    const client = await e2eClient();
+    const dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
+    const catalogName = uniqueName(o.prefix);
+    const published = await publishPackages({
+      packages: o.packages.map((p) => join(CORPUS, p)),
+      registry: e2eRegistry(),
+      repository: catalogName,
+      ...(o.transform === undefined ? {} : { transform: o.transform }),
+    });
+    const manager = await startManager({ client, logger, dataDir, healthTimeoutMs: o.healthTimeoutMs ?? 60_000, workers: 4 });
+    await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
+    return new OperatorHarness(client, manager, dataDir, catalogName, published, logger);
+  }
+
+  async stop(): Promise<void> {
+    // Extensions first, while their ServiceAccounts still exist and the manager still runs…
+    await removeAllExtensions(this.client);
+    // …then namespaces, bindings and the catalog.
+    for (const fn of this.cleanup.reverse()) await fn().catch(() => undefined);
+    await this.client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: this.catalogName }).catch(() => undefined);
+    await this.manager.stop();
+    this.client.close();
+    await rm(this.dataDir, { recursive: true, force: true });
+  }
+
+  /** A namespace with ServiceAccount `name`, bound to cluster-admin when `admin`; removed by `stop`. */
+  async serviceAccount(namespace: string, name: string, admin: boolean): Promise<void> {
+    await this.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+    await this.client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+    if (admin) {
+      const binding = `${namespace}-${name}-admin`;
+      await this.client.apply({
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'ClusterRoleBinding',
+        metadata: { name: binding },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+        subjects: [{ kind: 'ServiceAccount', name, namespace }],
+      });
+      this.cleanup.push(() => this.client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: binding }));
+    }
+    this.cleanup.push(() => this.client.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }));
+  }
+
+  /** The selector that limits an extension to this harness's catalog. */
+  get catalogSelector(): { matchLabels: Record<string, string> } {
+    return { matchLabels: { 'olm.operatorframework.io/metadata.name': this.catalogName } };
+  }
+
+  async createExtension(name: string, namespace: string, catalog: ClusterExtension['spec']['source']['catalog'], sa = 'installer', extra: Partial<ClusterExtension['spec']> = {}): Promise<void> {
+    await this.client.apply({
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name },
+      spec: { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog: { ...catalog, selector: this.catalogSelector } }, ...extra },
+    });
+  }
+
+  async extension(name: string): Promise<ClusterExtension> {
+    return this.client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  }
+
+  /** Waits until the extension is Installed at `version` and settled. */
+  async installedAt(name: string, version: string, timeoutMs = 180_000): Promise<ClusterExtension> {
+    try {
+      return await eventually(
+        `${name} installed at ${version}`,
+        async () => {
+          const ce = await this.extension(name);
+          const ok =
+            ce.status?.observedGeneration === ce.metadata.generation &&
+            findCondition(ce.status?.conditions, 'Installed')?.status === 'True' &&
+            findCondition(ce.status?.conditions, 'Progressing')?.status === 'False' &&
+            ce.status?.install?.bundle.version === version;
+          return ok ? ce : undefined;
+        },
+        timeoutMs,
+        500,
+      );
+    } catch (err) {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await this.describeExtension(name)}`, { cause: err });
+    }
+  }
+
+  /** Waits until the extension's resolution failed for its current generation; answers the explanation. */
+  async resolutionFailed(name: string, timeoutMs = 60_000): Promise<ClusterExtension> {
+    return eventually(
+      `${name} resolution refused`,
+      async () => {
+        const ce = await this.extension(name);
+        const p = findCondition(ce.status?.conditions, 'Progressing');
+        return ce.status?.observedGeneration === ce.metadata.generation && p?.status === 'True' && p.message.startsWith('resolution failed') ? ce : undefined;
+      },
+      timeoutMs,
+      500,
+    );
+  }
+
+  /** The BundleDeployments an extension needs. */
+  async bundleDeploymentsOf(name: string): Promise<BundleDeployment[]> {
+    return (await this.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(name) })).items;
+  }
+
+  /** The extension's and its BundleDeployments' conditions, for failure messages. */
+  async describeExtension(name: string): Promise<string> {
+    const ce = await this.client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    const lines = (ce?.status?.conditions ?? []).map((c) => `  ${name} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+    for (const bd of await this.bundleDeploymentsOf(name)) for (const c of bd.status?.conditions ?? []) lines.push(`  ${bd.metadata.name ?? ''} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
+    return lines.join('\n');
+  }
+
+  /** Deletes the extension and waits until it (and so whatever it alone needed) is gone. */
+  async removeExtension(name: string): Promise<void> {
+    await this.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    await eventually(`${name} removed`, async () => ((await this.client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
+  }
+
+  async deploymentAvailable(namespace: string, name: string): Promise<boolean> {
+    const d = await this.client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name });
+    const conds = (d?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+    return conds.some((c) => c.type === 'Available' && c.status === 'True');
+  }
+}
