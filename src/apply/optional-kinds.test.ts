@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OPTIONAL_APIS, optionalApi } from './optional-kinds.js';
 
-test('monitoring, console and VPA kinds are optional in any version', () => {
+test('monitoring, console, VPA, route and image-stream kinds are optional in any version', () => {
   for (const [apiVersion, kind] of [
     ['monitoring.coreos.com/v1', 'ServiceMonitor'],
     ['monitoring.coreos.com/v1', 'PrometheusRule'],
@@ -14,6 +14,8 @@ test('monitoring, console and VPA kinds are optional in any version', () => {
     ['console.openshift.io/v1', 'ConsoleLink'],
     ['console.openshift.io/v1alpha1', 'ConsolePlugin'],
     ['autoscaling.k8s.io/v1', 'VerticalPodAutoscaler'],
+    ['route.openshift.io/v1', 'Route'],
+    ['image.openshift.io/v1', 'ImageStream'],
   ] as const) {
     assert.ok(optionalApi(apiVersion, kind) !== undefined, `${apiVersion} ${kind}`);
   }

@@ -37,6 +37,16 @@ export const OPTIONAL_APIS: readonly OptionalApi[] = [
     reason: 'samples, quick starts, links and plugins for the OpenShift web console, which this cluster does not run; only the console reads them',
   },
   {
+    group: 'route.openshift.io',
+    kinds: ['Route'],
+    reason: "external host names for OpenShift's router, which this cluster does not run; only the router reads them, and the Services they expose work without them",
+  },
+  {
+    group: 'image.openshift.io',
+    kinds: ['ImageStream', 'ImageStreamTag'],
+    reason: "tags for OpenShift's image registry and image triggers, which this cluster does not run; only OpenShift's image controllers read them, and workloads name their images directly",
+  },
+  {
     group: 'autoscaling.k8s.io',
     kinds: ['VerticalPodAutoscaler'],
     reason: 'resource recommendations for the Vertical Pod Autoscaler, which this cluster does not run; the operator runs with the resources it asks for',
