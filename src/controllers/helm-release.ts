@@ -6,7 +6,7 @@
  * uninstalls on delete. Status has helm-operator's shape (`Initialized`, `Deployed`,
  * `ReleaseFailed`, `Irreconcilable`, `deployedRelease`), and its annotations are honoured.
  *
- * Steps: Get → Finalize (deleting) → Pause → Values → Render → Apply → Status.
+ * Steps: Finalize (when deleting) → Pause → Chart → Values → Render → Apply, each writing status.
  * An unchanged chart digest and values make no new revision, whatever the templates do
  * (`randAlphaNum`, `now`, generated certificates): the applier re-applies the recorded
  * revision instead, which also repairs drift.
@@ -18,7 +18,9 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
-import { applyStatus, Conditions, ensureFinalizer, isDeleting, removeFinalizer } from './common.js';
+import type { Logger } from 'pino';
+import type { ChartRelease } from '../helm/chart-release.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { impersonationFor } from './preflight-permissions.js';
 
 /** helm-operator's finalizer, so CRs move between it and Binnacle unchanged. */
@@ -127,6 +129,24 @@ interface HelmCr extends KubeObject {
   status?: { conditions?: never[]; deployedRelease?: { name: string; manifest: string } };
 }
 
+/** What the steps of one reconcile share. */
+interface State {
+  cr: HelmCr;
+  logger: Logger;
+  conditions: Conditions;
+  annotations: Record<string, string>;
+  release: { name: string; namespace: string };
+  owner: { kind: string; name: string };
+  applier: Applier;
+  /** How soon to look again when nothing happens. */
+  periodMs: number;
+  chart?: CurrentChart;
+  values?: Record<string, unknown>;
+  set?: string[];
+  upgrading?: boolean;
+  rendered?: ChartRelease;
+}
+
 export class HelmReleaseReconciler implements Reconciler {
   constructor(private readonly o: HelmReleaseReconcilerOptions) {}
 
@@ -147,123 +167,162 @@ export class HelmReleaseReconciler implements Reconciler {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const log = ctx.logger.child({ [this.o.kind.kind]: `${req.namespace ?? ''}/${req.name}` });
+    const logger = ctx.logger.child({ [this.o.kind.kind]: `${req.namespace ?? ''}/${req.name}` });
     const annotations = cr.metadata.annotations ?? {};
-    const period = parseDuration(annotations[ANNOTATIONS.reconcilePeriod] ?? '') ?? this.o.kind.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS;
-    const conditions = new Conditions(cr.status?.conditions, cr.metadata.generation);
     const release = { name: cr.metadata.name ?? req.name, namespace: cr.metadata.namespace ?? req.namespace ?? 'default' };
-    const owner = { kind: this.o.kind.kind, name: release.name };
-    const applier = new Applier({ client: this.installClient(), logger: log });
-    const writeStatus = (extra: Record<string, unknown> = {}): Promise<void> =>
-      applyStatus(this.o.client, cr, { ...(cr.status?.deployedRelease === undefined ? {} : { deployedRelease: cr.status.deployedRelease }), ...extra, conditions: conditions.toArray() });
+    const state: State = {
+      cr,
+      logger,
+      conditions: new Conditions(cr.status?.conditions, cr.metadata.generation),
+      annotations,
+      release,
+      owner: { kind: this.o.kind.kind, name: release.name },
+      applier: new Applier({ client: this.installClient(), logger }),
+      periodMs: parseDuration(annotations[ANNOTATIONS.reconcilePeriod] ?? '') ?? this.o.kind.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS,
+    };
+    const steps: Step<State>[] = [
+      { name: 'Finalize', run: (s) => this.finalize(s) },
+      { name: 'Pause', run: (s) => this.pause(s) },
+      { name: 'Chart', run: (s) => this.chart(s) },
+      { name: 'Values', run: (s) => this.values(s) },
+      { name: 'Render', run: (s) => this.render(s) },
+      { name: 'Apply', run: (s) => this.apply(s) },
+    ];
+    return runSteps(steps, state, logger);
+  }
 
-    if (isDeleting(cr)) {
-      if (!(cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) return undefined;
-      const { deleted } = await applier.uninstall({ owner, release, disableHooks: annotations[ANNOTATIONS.uninstallDisableHooks] === 'true' });
-      if (annotations[ANNOTATIONS.uninstallWait] === 'true') {
-        const left = (await Promise.all(deleted.map((ref) => this.o.client.find(ref).catch(() => undefined)))).filter((x) => x !== undefined);
-        if (left.length > 0) {
-          conditions.set('Deployed', false, 'UninstallSuccessful', `waiting for ${left.length} objects to be deleted`);
-          await writeStatus();
-          return { requeueAfterMs: 2000 };
-        }
+  private writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
+    const deployed = s.cr.status?.deployedRelease;
+    return applyStatus(this.o.client, s.cr, { ...(deployed === undefined ? {} : { deployedRelease: deployed }), ...extra, conditions: s.conditions.toArray() });
+  }
+
+  /** Deleting: uninstall (hooks per annotation), wait if asked, then let the CR go. */
+  private async finalize(s: State): Promise<StepOutcome> {
+    if (!isDeleting(s.cr)) return CONTINUE;
+    if (!(s.cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) return stop();
+    const { deleted } = await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: s.annotations[ANNOTATIONS.uninstallDisableHooks] === 'true' });
+    if (s.annotations[ANNOTATIONS.uninstallWait] === 'true') {
+      const left = (await Promise.all(deleted.map((ref) => this.o.client.find(ref).catch(() => undefined)))).filter((x) => x !== undefined);
+      if (left.length > 0) {
+        s.conditions.set('Deployed', false, 'UninstallSuccessful', `waiting for ${left.length} objects to be deleted`);
+        await this.writeStatus(s);
+        return stop({ requeueAfterMs: 2000 });
       }
-      await removeFinalizer(this.o.client, cr, UNINSTALL_FINALIZER);
-      log.info({ deleted: deleted.length }, 'release uninstalled');
-      return undefined;
     }
-    if (annotations[ANNOTATIONS.paused] === 'true') {
-      conditions.set('Paused', true, 'ReconcilePaused', `${ANNOTATIONS.paused} is "true": nothing is reconciled until it is removed`);
-      await writeStatus();
-      return undefined;
-    }
-    conditions.remove('Paused');
-    await ensureFinalizer(this.o.client, cr, UNINSTALL_FINALIZER);
-    conditions.set('Initialized', true, 'Initialized', '');
+    await removeFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
+    s.logger.info({ deleted: deleted.length }, 'release uninstalled');
+    return stop();
+  }
 
-    const chart = this.o.kind.chart();
-    if (chart === undefined) {
-      conditions.set('Irreconcilable', true, 'ErrorGettingChart', 'the chart for this kind is not available yet');
-      await writeStatus();
-      return { requeueAfterMs: 10_000 };
+  private async pause(s: State): Promise<StepOutcome> {
+    if (s.annotations[ANNOTATIONS.paused] === 'true') {
+      s.conditions.set('Paused', true, 'ReconcilePaused', `${ANNOTATIONS.paused} is "true": nothing is reconciled until it is removed`);
+      await this.writeStatus(s);
+      return stop();
     }
-    const deployed = await applier.currentRevision(release);
-    const upgrading = deployed !== undefined;
-    const failReason = upgrading ? 'UpgradeError' : 'InstallError';
+    s.conditions.remove('Paused');
+    await ensureFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
+    s.conditions.set('Initialized', true, 'Initialized', '');
+    return CONTINUE;
+  }
 
-    let values: Record<string, unknown>;
-    let set: string[];
+  private async chart(s: State): Promise<StepOutcome> {
+    s.chart = this.o.kind.chart();
+    if (s.chart !== undefined) {
+      s.upgrading = (await s.applier.currentRevision(s.release)) !== undefined;
+      return CONTINUE;
+    }
+    s.conditions.set('Irreconcilable', true, 'ErrorGettingChart', 'the chart for this kind is not available yet');
+    await this.writeStatus(s);
+    return stop({ requeueAfterMs: 10_000 });
+  }
+
+  /** valuesFrom, under the CR's spec, under overrideValues (`${ENV}` expanded). */
+  private async values(s: State): Promise<StepOutcome> {
     try {
-      values = mergeInto(await this.valuesFrom(release.namespace), cr.spec ?? {});
+      s.values = mergeInto(await this.valuesFrom(s.release.namespace), s.cr.spec ?? {});
       const env = this.o.env ?? process.env;
-      set = Object.entries(this.o.kind.overrideValues ?? {}).map(([k, v]) => `${k}=${expandEnv(v, env)}`);
+      s.set = Object.entries(this.o.kind.overrideValues ?? {}).map(([k, v]) => `${k}=${expandEnv(v, env)}`);
+      return CONTINUE;
     } catch (err) {
-      conditions.set('Irreconcilable', true, 'ErrorGettingValues', errorMessage(err));
-      await writeStatus();
-      if (err instanceof BinnacleError) return { requeueAfterMs: period };
+      s.conditions.set('Irreconcilable', true, 'ErrorGettingValues', errorMessage(err));
+      await this.writeStatus(s);
+      if (err instanceof BinnacleError) return stop({ requeueAfterMs: s.periodMs });
       throw err;
     }
+  }
 
+  private failReason(s: State): string {
+    return s.upgrading === true ? 'UpgradeError' : 'InstallError';
+  }
+
+  /** Helm's engine renders the chart; a refusal leaves the deployed release running. */
+  private async render(s: State): Promise<StepOutcome> {
     const { renderChartRelease, HelmError } = await import('../helm/index.js');
-    let rendered;
+    const chart = s.chart;
+    if (chart === undefined || s.values === undefined) return stop();
     try {
-      rendered = await renderChartRelease({
+      s.rendered = await renderChartRelease({
         chart: chart.path,
         ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
         chartDigest: chart.digest,
-        release,
-        values,
-        set,
-        revision: ((await applier.history(release)).at(-1)?.revision ?? 0) + 1,
+        release: s.release,
+        values: s.values,
+        set: s.set ?? [],
+        revision: ((await s.applier.history(s.release)).at(-1)?.revision ?? 0) + 1,
         client: this.installClient(),
         ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
       });
+      return CONTINUE;
     } catch (err) {
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
-      // Helm refused the values or templates: the deployed release (if any) keeps running.
-      conditions.set('ReleaseFailed', true, failReason, err.message);
-      conditions.set('Irreconcilable', false, 'ReconcileError', '');
-      await writeStatus();
-      return { requeueAfterMs: period };
+      s.conditions.set('ReleaseFailed', true, this.failReason(s), err.message);
+      s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+      await this.writeStatus(s);
+      return stop({ requeueAfterMs: s.periodMs });
     }
+  }
 
-    const disableHooks = annotations[upgrading ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
+  /** The shared applier installs, upgrades or repairs the release; status follows. */
+  private async apply(s: State): Promise<StepOutcome> {
+    const rendered = s.rendered;
+    if (rendered === undefined) return stop();
+    const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
     let result;
     try {
-      result = await applier.apply({
-        owner,
-        release,
+      result = await s.applier.apply({
+        owner: s.owner,
+        release: s.release,
         objects: rendered.objects,
         chart: rendered.chart,
         values: rendered.values,
         content: rendered.content,
         inputDigest: rendered.inputDigest,
         disableHooks,
-        ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: release.name, uid: cr.metadata.uid ?? '' },
+        ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
       });
     } catch (err) {
+      s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
       if (err instanceof ApplyRefusedError || err instanceof InputError) {
-        conditions.set('ReleaseFailed', true, failReason, errorMessage(err));
-        conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
-        await writeStatus();
-        return { requeueAfterMs: period };
+        s.conditions.set('ReleaseFailed', true, this.failReason(s), errorMessage(err));
+        await this.writeStatus(s);
+        return stop({ requeueAfterMs: s.periodMs });
       }
-      conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
-      await writeStatus();
+      await this.writeStatus(s);
       throw err;
     }
-    conditions.set('Irreconcilable', false, 'ReconcileError', '');
-    if (result.status === 'deployed') {
-      const current = await applier.currentRevision(release);
-      conditions.set('ReleaseFailed', false, failReason, '');
-      conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
-      await writeStatus({ deployedRelease: { name: release.name, manifest: current?.manifest ?? rendered.content.manifest } });
-      return { requeueAfterMs: result.health.healthy ? period : Math.min(period, 10_000) };
+    s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+    if (result.status !== 'deployed') {
+      s.conditions.set('ReleaseFailed', true, this.failReason(s), result.message);
+      await this.writeStatus(s);
+      return stop({ requeueAfterMs: s.periodMs });
     }
-    conditions.set('ReleaseFailed', true, failReason, result.message);
-    await writeStatus();
-    return { requeueAfterMs: period };
+    const current = await s.applier.currentRevision(s.release);
+    s.conditions.set('ReleaseFailed', false, this.failReason(s), '');
+    s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
+    await this.writeStatus(s, { deployedRelease: { name: s.release.name, manifest: current?.manifest ?? rendered.content.manifest } });
+    return stop({ requeueAfterMs: result.health.healthy ? s.periodMs : Math.min(s.periodMs, 10_000) });
   }
 
   /** Values from the kind's ConfigMaps and Secrets, in order, each merged over the last. */

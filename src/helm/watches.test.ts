@@ -1,0 +1,66 @@
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ValidationError } from '../util/errors.js';
+import { loadWatches } from './watches.js';
+
+async function withFile(text: string, fn: (file: string) => void): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'watches-'));
+  try {
+    const file = join(dir, 'watches.yaml');
+    await writeFile(file, text);
+    fn(file);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+describe('watches.yaml', () => {
+  test('reads operator-sdk entries; charts are relative to the file', async () => {
+    await withFile(
+      `- group: demo.example.com
+  version: v1alpha1
+  kind: Nginx
+  chart: helm-charts/nginx
+  overrideValues:
+    image.repository: \${IMG}
+    replicas: 2
+  reconcilePeriod: 30s
+  maxConcurrentReconciles: 3
+  selector:
+    matchLabels: { tier: web }
+    matchExpressions: [{ key: env, operator: In, values: [prod, stage] }]
+- version: v1
+  kind: Plain
+  chart: /abs/chart.tgz
+  watchDependentResources: false
+`,
+      (file) => {
+        const [a, b] = loadWatches(file);
+        assert.equal(a?.chart, join(file, '..', 'helm-charts', 'nginx'));
+        assert.deepEqual(a?.overrideValues, { 'image.repository': '${IMG}', replicas: '2' });
+        assert.equal(a?.selector, 'tier=web,env in (prod,stage)');
+        assert.equal(a?.maxConcurrentReconciles, 3);
+        assert.equal(a?.watchDependentResources, true);
+        assert.equal(b?.group, '');
+        assert.equal(b?.chart, '/abs/chart.tgz');
+        assert.equal(b?.watchDependentResources, false);
+      },
+    );
+  });
+
+  test('reports every bad entry with its field', async () => {
+    await withFile('- group: g\n  kind: 3\n- version: v1\n  kind: K\n  chart: c\n  maxConcurrentReconciles: 0\n', (file) => {
+      try {
+        loadWatches(file);
+        assert.fail('expected a ValidationError');
+      } catch (err) {
+        assert.ok(err instanceof ValidationError);
+        const fields = err.result.errors().map((p) => p.field);
+        assert.deepEqual(fields.sort(), ['[0].chart', '[0].kind', '[0].version', '[1].maxConcurrentReconciles'].sort());
+      }
+    });
+  });
+});
