@@ -4,6 +4,7 @@
  * every condition in the failure message), and removing them.
  */
 import { join } from 'node:path';
+import { neededByLabel } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
@@ -58,7 +59,7 @@ export async function getExtension(client: KubeClient, name: string): Promise<Cl
 export async function describeExtension(client: KubeClient, name: string): Promise<string> {
   const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   const lines = (ce?.status?.conditions ?? []).map((c) => `  ${name} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-  const bds = await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` });
+  const bds = await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(name) });
   for (const bd of bds.items) for (const c of bd.status?.conditions ?? []) lines.push(`  ${bd.metadata.name ?? ''} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
   return lines.join('\n');
 }
