@@ -171,6 +171,14 @@ describe('helm bundle format', () => {
     const hooksText = await helm('get', 'hooks', name, '-n', ns);
     assert.match(hooksText, /name: helm-e2e-hooks-migrate/);
 
+    // The chart draws a random token on every render: same chart and values, no new revision.
+    const token = (await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: `${name}-main` })).data as Record<string, string>;
+    await applyBd(name, image, { message: 'first' }, { autoRollback: true });
+    await settled(name, 'True');
+    assert.equal((await history(name)).length, 1, 'a template with randAlphaNum does not loop into new revisions');
+    const same = (await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: `${name}-main` })).data as Record<string, string>;
+    assert.equal(same.token, token.token, 'the recorded revision is what is re-applied');
+
     await applyBd(name, image, { message: 'second' });
     await settled(name, 'True');
     await eventually('the pre-upgrade hook recreated its ConfigMap for revision 2', async () => {

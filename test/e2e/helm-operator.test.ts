@@ -104,7 +104,7 @@ describe('HelmOperator', () => {
       metadata: { name: hopName },
       spec: {
         chart: { oci: { ref: `${repo()}/prometheus-pushgateway`, insecure: true }, version: '~3.8.0' },
-        kinds: [{ group: GROUP, version: 'v1alpha1', kind: 'Pushgateway', reconcilePeriod: '5s' }],
+        kinds: [{ group: GROUP, version: 'v1alpha1', kind: 'Pushgateway', reconcilePeriod: '5s', valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] }],
         serviceAccount: { namespace: ns, name: 'installer' },
       },
     });
@@ -123,13 +123,17 @@ describe('HelmOperator', () => {
     // The API server itself refuses a spec that does not fit the chart's values.
     await assert.rejects(applyCr('bad-type', { replicaCount: 'many' }), /replicaCount/);
 
-    // Install.
+    // Install, with values from a ConfigMap (valuesFrom) under the CR's spec.
+    await client.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shared-values', namespace: ns }, data: { 'values.yaml': 'podLabels:\n  source: configmap\nreplicaCount: 7\n' } });
     await applyCr('pg', { replicaCount: 1 });
     const installed = await deployedAt('pg', 1);
     assert.match(installed.status?.deployedRelease?.manifest ?? '', /kind: Deployment/);
     const depRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'pg-prometheus-pushgateway' };
     const dep = await client.get(depRef);
     assert.equal(dep.metadata.ownerReferences?.[0]?.kind, 'Pushgateway', 'the release’s objects are owned by the CR');
+    const podLabels = (dep.spec as { template: { metadata: { labels?: Record<string, string> } } }).template.metadata.labels ?? {};
+    assert.equal(podLabels.source, 'configmap', 'values from the ConfigMap');
+    assert.equal((dep.spec as { replicas?: number }).replicas, 1, 'the CR’s spec wins over valuesFrom');
 
     // Upgrade: the spec changes.
     await applyCr('pg', { replicaCount: 2 });
@@ -170,6 +174,17 @@ describe('HelmOperator', () => {
       120_000,
       1000,
     );
+
+    // Paused: a spec change waits until the annotation goes.
+    const revisions = async (): Promise<number> => (JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[]).length;
+    const before = await revisions();
+    await applyCr('pg', { replicaCount: 3 }, { 'binnacle.dev/paused': 'true' });
+    await eventually('Paused', async () => (findCondition((await cr('pg')).status?.conditions, 'Paused')?.status === 'True' ? true : undefined), 60_000);
+    await new Promise((r) => setTimeout(r, 6000));
+    assert.equal(await revisions(), before, 'nothing happens while paused');
+    await client.patch({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: 'pg' }, { metadata: { annotations: { 'binnacle.dev/paused': null } } });
+    await deployedAt('pg', before + 1);
+    assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 3);
 
     // Delete: the release and its objects go.
     await client.delete({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: 'pg' });
