@@ -3,9 +3,11 @@
  * state (`common`), assembled with informers and work queues by the manager (`manager`):
  *
  * - ClusterCatalog (`cluster-catalog`): pull → unpack → validate → store → serve (`catalog-registry`).
- * - ClusterExtension (`cluster-extension`): resolve against served catalogs → one BundleDeployment
- *   per chosen bundle → report. A bundle is not replaced while its operator's OperatorCondition
- *   says `Upgradeable=False` (`operator-conditions`).
+ * - ClusterExtension (`cluster-extension`): resolve against served catalogs, the cluster's facts
+ *   (`cluster-facts`) and everything installed (src/installed) → one BundleDeployment per bundle
+ *   of its set, shared with other extensions that need it (`extension-changes`), under the
+ *   installed-state Lease → report, with the last resolutions (`resolution-history`). A bundle is
+ *   not replaced while its operator's OperatorCondition says `Upgradeable=False` (`operator-conditions`).
  * - BundleDeployment (`bundle-deployment`): unpack (src/source) → render (`renderers`) → check the
  *   ServiceAccount's permissions (`preflight-permissions`) → apply (src/apply) → report health.
  * - PlatformOperator (`platform-operator`): a ClusterExtension per required package, protected by an

@@ -14,11 +14,13 @@ import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { findCondition, type KubeObject } from '../kube/types.js';
 import { pullAndUnpack } from '../oci/index.js';
-import { resolve, type ChosenBundle, type InstalledBundle, type UpgradePolicy } from '../resolve/index.js';
+import { neededBundles, resolve, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
-import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_PACKAGE, type BundleDeployment, type ClusterCatalog } from '../api/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../api/types.js';
+import { buildInstalledState, installedFacts, requesterOf, unitOf, type InstalledState } from '../installed/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { ANNOTATION_BUNDLE_VERSION, bundleDeploymentName } from './cluster-extension.js';
+import { bundleDeploymentName } from './cluster-extension.js';
+import { ClusterFactsSource } from './cluster-facts.js';
 import { RENDERERS } from './renderers.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
@@ -76,6 +78,24 @@ export function changedPaths(a: unknown, b: unknown, path = ''): string[] {
   return [path === '' ? '.' : path];
 }
 
+/** The same view of the cluster the controller resolves against: everything installed, anywhere. */
+async function installedStateFor(client: KubeClient, req: PlanRequest): Promise<InstalledState> {
+  const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
+  const state = buildInstalledState(bds.items, ces.items);
+  const mainUnit = unitOf(state, req.packageName);
+  const requester = mainUnit === undefined ? undefined : requesterOf(mainUnit);
+  if (mainUnit !== undefined && requester !== undefined && requester !== req.name) {
+    throw new BinnacleError('PACKAGE_INSTALLED', `package ${req.packageName} is already installed by extension ${requester} (BundleDeployment ${mainUnit.bundleDeployment}); a package is installed once per cluster`);
+  }
+  return state;
+}
+
+/** Where a bundle of the set is installed: an installed one (shared, or taken over) keeps its BundleDeployment and namespace. */
+function targetOf(state: InstalledState, req: PlanRequest, pkg: string): { bdName: string; namespace: string } {
+  const unit = unitOf(state, pkg);
+  return { bdName: unit?.bundleDeployment ?? bundleDeploymentName(req.name, pkg), namespace: unit?.namespace ?? req.namespace };
+}
+
 export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDir: string; logger: Logger }): Promise<Plan> {
   const warnings: string[] = [];
   const catalogs = [];
@@ -92,15 +112,11 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
   }
   if (catalogs.length === 0) throw new BinnacleError('NO_CATALOGS', 'no ClusterCatalog is serving content that this machine can reach');
 
-  const owned = (await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: `${LABEL_OWNER_KIND}=ClusterExtension,${LABEL_OWNER_NAME}=${req.name}` })).items;
-  const installed: InstalledBundle[] = owned.flatMap((bd) => {
-    const pkg = bd.metadata.labels?.[LABEL_PACKAGE];
-    const version = bd.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION];
-    return pkg !== undefined && version !== undefined && findCondition(bd.status?.conditions, 'Installed')?.status === 'True' ? [{ package: pkg, version }] : [];
-  });
+  const state = await installedStateFor(client, req);
   const resolution = resolve({
     catalogs,
-    installed,
+    installed: installedFacts(state, req.name),
+    cluster: await new ClusterFactsSource(client, opts.logger).get(),
     requests: [
       {
         package: req.packageName,
@@ -111,14 +127,14 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
       },
     ],
   });
-  warnings.push(...resolution.warnings);
+  warnings.push(...resolution.warnings, ...resolution.notices);
 
   const store = new ReleaseStore(client);
   const bundles: BundlePlan[] = [];
   const renderer = RENDERERS.get('registry+v1');
   if (renderer === undefined) throw new BinnacleError('INTERNAL', 'no registry+v1 renderer');
-  for (const chosen of resolution.bundles) {
-    const bdName = bundleDeploymentName(req.name, chosen.package);
+  for (const chosen of neededBundles(resolution.bundles, req.packageName)) {
+    const { bdName, namespace } = targetOf(state, req, chosen.package);
     const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(opts.cacheDir, 'images') });
     const isMain = chosen.package === req.packageName;
     const rendered = await renderer({
@@ -127,17 +143,17 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
       spec: {
         source: { type: 'image', image: { ref: chosen.image } },
         format: 'registry+v1',
-        installNamespace: req.namespace,
+        installNamespace: namespace,
         ...(isMain && req.watchNamespace !== undefined ? { watchNamespace: req.watchNamespace } : {}),
         ...(isMain && req.config !== undefined ? { config: req.config } : {}),
       },
       digest: pulled.digest,
       client,
-      nextRevision: async () => ((await store.history({ name: bdName, namespace: req.namespace })).at(-1)?.revision ?? 0) + 1,
+      nextRevision: async () => ((await store.history({ name: bdName, namespace })).at(-1)?.revision ?? 0) + 1,
       // The certificates already issued for this install, if any; otherwise they are issued at install time.
       certProviderFor: async (bundle) => {
-        const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace: req.namespace, name: webhookCertSecretName(bdName) });
-        if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, req.namespace);
+        const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(bdName) });
+        if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, namespace);
         return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
       },
     });
@@ -159,12 +175,12 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
         continue;
       }
       // Stamped as the applier stamps it, so ownership labels do not show up as changes.
-      const stamped = stampOwnership(obj, { kind: 'BundleDeployment', name: bdName }, { name: bdName, namespace: req.namespace });
+      const stamped = stampOwnership(obj, { kind: 'BundleDeployment', name: bdName }, { name: bdName, namespace });
       const dry = await client.apply(stamped, { dryRun: true, force: true }).catch(() => undefined);
       const changes = dry === undefined ? ['(could not dry-run)'] : changedPaths(comparable(live), comparable(dry));
       objects.push(changes.length === 0 ? { ...base, action: 'unchanged' } : { ...base, action: 'update', changes });
     }
-    const current = (await store.history({ name: bdName, namespace: req.namespace })).filter((r) => r.status === 'deployed').pop();
+    const current = (await store.history({ name: bdName, namespace })).filter((r) => r.status === 'deployed').pop();
     if (current !== undefined) {
       for (const doc of parseAllDocuments(current.manifest)) {
         const o = doc.toJS() as KubeObject | null;

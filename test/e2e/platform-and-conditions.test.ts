@@ -23,6 +23,7 @@ import { startManager, type RunningManager } from '../../src/controllers/manager
 import { platformExtensionName } from '../../src/controllers/platform-operator.js';
 import { clusterOperatorName } from '../../src/controllers/cluster-operator.js';
 import { PROTECTION_POLICY_NAME } from '../../src/controllers/platform-protection.js';
+import { neededByLabel } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type Condition, type KubeObject } from '../../src/kube/types.js';
 import type { OperatorCondition } from '../../src/api/operator-condition.js';
@@ -305,7 +306,7 @@ describe('PlatformOperators are the cluster’s must-haves', () => {
     assert.ok([...seen].every((r) => r === 'Healthy' || r === 'Removing' || r === 'Removed'), [...seen].join());
     // Nothing of flux is left; poison-pill was not touched.
     assert.deepEqual((await client.list('apps/v1', 'Deployment', { namespace: nsB })).items.map((d) => d.metadata.name), []);
-    assert.deepEqual((await client.list(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/owner-name=${fluxExt}` })).items, []);
+    for (const labelSelector of [`binnacle.dev/owner-name=${fluxExt}`, neededByLabel(fluxExt)]) assert.deepEqual((await client.list(API_VERSION, 'BundleDeployment', { labelSelector })).items, []);
     const ppAfter = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ppExt });
     assert.equal(ppAfter.metadata.uid, ppBefore.metadata.uid);
     assert.equal(pkg(st, 'poison-pill-operator')?.reason, 'Healthy');
