@@ -166,6 +166,13 @@ describe('cluster-wide resolution', () => {
     assert.deepEqual(needsOf(dep), [`${nhc}:dependency`]);
 
     const pp = uniqueName('pp');
+    // `binnacle plan` sees the same: the installed copy, in its namespace, nothing to create.
+    const planned = await binnacle('plan', 'poison-pill-operator', '--name', pp, '-n', other, '-o', 'json');
+    assert.equal(planned.code, 0, planned.err);
+    const plan = JSON.parse(planned.out) as { bundles: { bundleDeployment: string; from?: string; objects: { action: string; namespace?: string }[] }[] };
+    assert.deepEqual(plan.bundles.map((b) => [b.bundleDeployment, b.from]), [[depName, '0.1.0']]);
+    assert.deepEqual(plan.bundles[0]?.objects.filter((o) => o.action === 'create' || o.action === 'delete'), []);
+    assert.ok(plan.bundles[0]?.objects.every((o) => o.namespace === undefined || o.namespace === ns));
     const takeOver = async (): Promise<void> => {
       const res = await binnacle('install', 'poison-pill-operator', '--name', pp, '-n', other, '--service-account', 'installer', '--catalog-selector', `olm.operatorframework.io/metadata.name=${h.catalogName}`, '--wait', '--timeout', '180');
       assert.equal(res.code, 0, `${res.err}\n${await h.describeExtension(pp)}`);
