@@ -125,6 +125,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       serviceAccount: obj({ name: str() }, ['name']),
       adoptExisting: bool(),
       autoRollback: bool(),
+      keepFailedInstall: bool('Keep a failed first install for debugging instead of removing it (as helm install --atomic does).'),
       releaseName: str(),
       values: freeform('Format helm: the chart values.'),
       crdPolicy: str("Format helm: what to do with the chart's crds/ (default Create, as helm install does).", { enum: ['Skip', 'Create', 'CreateReplace'] }),
@@ -139,6 +140,9 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
     contentDigest: str(),
     revision: int(),
     appliedObjects: arr(objectRef),
+    warnings: arr(obj({ object: str(), field: str(), message: str() }, ['object', 'field', 'message']), {
+      description: 'Fields of the bundle that their schemas do not declare, dropped when applying (as OLM does).',
+    }),
   }),
   columns: [
     { name: 'Installed', type: 'string', jsonPath: ".status.conditions[?(@.type=='Installed')].status" },
@@ -176,7 +180,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool() }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.') }),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
     },
     ['namespace', 'serviceAccount', 'source'],

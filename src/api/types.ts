@@ -58,6 +58,11 @@ export interface BundleDeploymentSpec {
   adoptExisting?: boolean;
   /** Roll back a failed upgrade to the last good revision (default true). */
   autoRollback?: boolean;
+  /**
+   * Keep a failed first install for debugging. By default it is removed, objects and release
+   * records, as `helm install --atomic` does; the status says what failed.
+   */
+  keepFailedInstall?: boolean;
   /** Helm release name for the records (default: the BundleDeployment's name). */
   releaseName?: string;
   /** Format `helm`: the chart's values. */
@@ -75,6 +80,17 @@ export interface BundleDeploymentStatus {
   contentDigest?: string;
   revision?: number;
   appliedObjects?: ObjectRef[];
+  /** What was applied differently from the bundle, as OLM would: fields the schemas do not declare, dropped. */
+  warnings?: ApplyWarning[];
+}
+
+/** A field of a bundle's object that its schema does not declare, dropped when applying it. */
+export interface ApplyWarning {
+  /** The object, as `Kind namespace/name`. */
+  object: string;
+  /** The dropped field, e.g. `spec.template.spec.containers[name="manager"].env[name="A"].resources`. */
+  field: string;
+  message: string;
 }
 
 export interface BundleDeployment extends KubeObject {
@@ -107,6 +123,8 @@ export interface ClusterExtensionSpec {
     config?: Record<string, unknown>;
     adoptExisting?: boolean;
     autoRollback?: boolean;
+    /** Keep a failed first install for debugging instead of removing it. */
+    keepFailedInstall?: boolean;
   };
   /** How many resolutions `status.history` keeps (default 10). */
   resolutionHistoryLimit?: number;

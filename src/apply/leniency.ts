@@ -54,6 +54,7 @@ export async function makeLenient(objects: readonly KubeObject[], opts: Leniency
     const pruned = pruneUnknownFields(obj, schema, { objectMeta });
     out.objects.push(pruned.object);
     for (const path of pruned.dropped) out.dropped.push({ object: refOf(obj), path, schema: schema.origin });
+    for (const r of pruned.renamed) out.dropped.push({ object: refOf(obj), path: r.path, schema: schema.origin, renamedTo: r.to });
   }
   return out;
 }

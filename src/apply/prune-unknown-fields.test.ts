@@ -91,7 +91,7 @@ test('metadata is pruned as ObjectMeta; status and unknown top-level fields too'
   assert.deepEqual(res.dropped.filter((p) => !p.startsWith('spec.')), ['metadata.labelz', 'extra']);
 });
 
-test('a Role rule with `apigroups` (wrong case) loses that key only', async () => {
+test('a Role rule with `apigroups` gets it as apiGroups, as Go decodes it; beside apiGroups it is dropped', async () => {
   const role: KubeObject = {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'Role',
@@ -99,13 +99,16 @@ test('a Role rule with `apigroups` (wrong case) loses that key only', async () =
     rules: [
       { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
       { apigroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
+      { apiGroups: ['batch'], apigroups: ['apps'], resources: ['jobs'], verbs: ['get'] },
     ],
   };
   const res = pruneUnknownFields(role, await schemaOf('rbac.authorization.k8s.io', 'v1', 'Role'));
-  assert.deepEqual(res.dropped, ['rules[1].apigroups']);
+  assert.deepEqual(res.renamed, [{ path: 'rules[1].apigroups', to: 'apiGroups' }]);
+  assert.deepEqual(res.dropped, ['rules[2].apigroups']);
   assert.deepEqual(res.object.rules, [
     { apiGroups: [''], resources: ['configmaps'], verbs: ['get'] },
-    { resources: ['deployments'], verbs: ['*'] },
+    { apiGroups: ['apps'], resources: ['deployments'], verbs: ['*'] },
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] },
   ]);
 });
 

@@ -10,6 +10,10 @@
  * RawExtension, FieldsV1, a CRD's `type: object`) keep what they hold; int-or-string and
  * scalar values are leaves; embedded resources keep `apiVersion` and `kind` and prune their
  * `metadata` as ObjectMeta. Values of the wrong type are left for the server to reject.
+ *
+ * A key that matches a declared field but for its case (`apigroups` for `apiGroups`) is renamed
+ * rather than dropped, when the object does not have that field already: OLM decodes what a CSV
+ * embeds (permissions, deployments) with Go's JSON decoder, which matches names that way.
  */
 import type { KindSchema, JsonSchema } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
@@ -26,6 +30,8 @@ export interface PruneResult {
   object: KubeObject;
   /** Paths of the dropped fields as the API server writes them, e.g. `spec.template.spec.containers[name="manager"].env[name="A"].resources`. */
   dropped: string[];
+  /** Keys renamed to the declared field they match but for case: `rules[0].apigroups` → `apiGroups`. */
+  renamed: { path: string; to: string }[];
 }
 
 /** One schema node with `$ref`s followed and `allOf` members merged. */
@@ -50,17 +56,16 @@ interface Ref {
 const MAX_REF_DEPTH = 32;
 
 export function pruneUnknownFields(obj: KubeObject, schema: KindSchema, opts: PruneOptions = {}): PruneResult {
-  const dropped: string[] = [];
-  const walker = new Walker(dropped, opts.objectMeta);
+  const walker = new Walker(opts.objectMeta);
   const pruned = walker.prune(obj, { node: schema.root, resolve: schema.resolve }, '', true);
-  return { object: pruned as KubeObject, dropped };
+  return { object: pruned as KubeObject, dropped: walker.dropped, renamed: walker.renamed };
 }
 
 class Walker {
-  constructor(
-    private readonly dropped: string[],
-    private readonly objectMeta: KindSchema | undefined,
-  ) {}
+  readonly dropped: string[] = [];
+  readonly renamed: { path: string; to: string }[] = [];
+
+  constructor(private readonly objectMeta: KindSchema | undefined) {}
 
   prune(value: unknown, ref: Ref, path: string, resourceRoot: boolean): unknown {
     const flat = flatten(ref);
@@ -83,7 +88,15 @@ class Walker {
       else if (resource && (key === 'apiVersion' || key === 'kind')) out[key] = v;
       else if (typeof flat.additional === 'object') out[key] = this.prune(v, flat.additional, at, false);
       else if (flat.additional === true || flat.preserve) out[key] = v;
-      else this.dropped.push(at);
+      else {
+        const to = caseMatch(key, flat, value);
+        if (to === undefined || out[to] !== undefined) this.dropped.push(at);
+        else {
+          const target = flat.properties.get(to);
+          if (target !== undefined) out[to] = this.prune(v, target, join(path, to), false);
+          this.renamed.push({ path: at, to });
+        }
+      }
     }
     return out;
   }
@@ -120,6 +133,13 @@ function flatten(ref: Ref): Flat | undefined {
   };
   visit(ref.node, ref.resolve, 0);
   return known ? flat : undefined;
+}
+
+/** The declared field `key` names but for case, when `value` does not have that field itself. */
+function caseMatch(key: string, flat: Flat, value: Record<string, unknown>): string | undefined {
+  const lower = key.toLowerCase();
+  for (const name of flat.properties.keys()) if (name.toLowerCase() === lower && name !== key && value[name] === undefined) return name;
+  return undefined;
 }
 
 /** `name="manager"` for map-like lists whose keys the item has (as the API server writes it), else the index. */

@@ -96,6 +96,8 @@ export interface DroppedField {
   path: string;
   /** The schema that does not declare it: `/openapi/v3 apis/apps/v1`, `CustomResourceDefinition x.example.com`. */
   schema: string;
+  /** Not dropped but renamed to the declared field it names but for case (`apigroups` → `apiGroups`). */
+  renamedTo?: string;
 }
 
 /** An object not applied: the cluster does not serve its API, and the operator works without it. */

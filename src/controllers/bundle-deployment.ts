@@ -12,10 +12,13 @@ import { Applier, ApplyRefusedError } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
+import { EventRecorder } from '../kube/events.js';
+import { OpenApiSchemas } from '../kube/openapi.js';
 import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient } from './preflight-permissions.js';
 import { RENDERERS, type RenderedBundle } from './renderers.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
@@ -39,7 +42,12 @@ interface State {
 }
 
 export class BundleDeploymentReconciler implements Reconciler {
-  constructor(private readonly o: BundleDeploymentReconcilerOptions) {}
+  /** The server's schemas, shared by every reconcile: documents are cached by content hash. */
+  private readonly schemas: OpenApiSchemas;
+
+  constructor(private readonly o: BundleDeploymentReconcilerOptions) {
+    this.schemas = new OpenApiSchemas(o.client);
+  }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     let bd: BundleDeployment;
@@ -76,13 +84,13 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   private applierFor(bd: BundleDeployment, logger: Logger): Applier {
-    return new Applier({ client: this.installClient(bd), logger });
+    return new Applier({ client: this.installClient(bd), logger, schemas: this.schemas });
   }
 
   private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
     const prev = s.bd.status ?? {};
     const keep: Record<string, unknown> = {};
-    for (const k of ['resolvedSource', 'contentDigest', 'revision', 'appliedObjects'] as const) if (prev[k] !== undefined) keep[k] = prev[k];
+    for (const k of ['resolvedSource', 'contentDigest', 'revision', 'appliedObjects', 'warnings'] as const) if (prev[k] !== undefined) keep[k] = prev[k];
     await applyStatus(this.o.client, s.bd, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.bd.metadata.generation });
   }
 
@@ -203,6 +211,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         ...(rendered.helm === undefined ? {} : { content: rendered.helm.content, inputDigest: rendered.helm.inputDigest, disableHooks: s.bd.spec.disableHooks === true }),
         adopt: s.bd.spec.adoptExisting === true,
         autoRollback: s.bd.spec.autoRollback !== false,
+        keepFailedInstall: s.bd.spec.keepFailedInstall === true,
         healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
       });
     } catch (err) {
@@ -226,13 +235,22 @@ export class BundleDeploymentReconciler implements Reconciler {
       s.conditions.set('Healthy', false, 'Unhealthy', unhealthy.join('; ') || result.message);
       s.conditions.set('Progressing', true, 'Retrying', result.message);
     }
+    const report = lenientReport(result, { warnings: s.bd.status?.warnings, skippedMessage: s.conditions.get(SKIPPED_CONDITION)?.message });
+    if (report.skipped === undefined) s.conditions.remove(SKIPPED_CONDITION);
+    else s.conditions.set(SKIPPED_CONDITION, true, report.skipped.reason, report.skipped.message);
     await this.writeStatus(s, {
       ...this.unpackedStatus(s),
-      revision: result.revision,
-      appliedObjects: result.applied.map((r) => ({ ...r })),
+      // A failed first install that was removed leaves no revision behind.
+      revision: result.removed === undefined ? result.revision : undefined,
+      appliedObjects: result.removed === undefined ? result.applied.map((r) => ({ ...r })) : [],
+      warnings: report.warnings,
     });
-    if (result.status !== 'deployed') return stop({ requeueAfterMs: 60_000 });
-    return stop({ requeueAfterMs: result.health.healthy ? (this.o.resyncMs ?? 10 * 60_000) : 10_000 });
+    const events = new EventRecorder(this.o.client, 'binnacle', s.logger);
+    for (const e of report.events) await events.record(s.bd, e.type, e.reason, e.message);
+    // Skipped objects are applied once their API appears: look again soon.
+    const recheck = report.skipped === undefined ? Infinity : SKIPPED_RECHECK_MS;
+    if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });
+    return stop({ requeueAfterMs: Math.min(result.health.healthy ? (this.o.resyncMs ?? 10 * 60_000) : 10_000, recheck) });
   }
 }
 

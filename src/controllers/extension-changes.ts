@@ -134,6 +134,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
     if (install.config !== undefined) spec.config = install.config;
     if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
     if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
+    if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
     return spec;
   }
   const spec: BundleDeploymentSpec = {
@@ -148,6 +149,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (isMain && install.config !== undefined) spec.config = install.config;
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
+  if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
   return spec;
 }
 

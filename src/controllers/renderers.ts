@@ -5,7 +5,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { convertRegistryV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
+import { convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
@@ -129,7 +129,14 @@ async function renderPlain(ctx: RenderContext): Promise<RenderedBundle> {
     }
   }
   if (objects.length === 0) throw new TerminalError('EmptyBundle', `plain bundle has no manifests under ${relative(ctx.dir, root) || '.'}`);
-  return { objects: moveRemovedApis(objects), chart: { name: ctx.name, version: '0.0.0' } };
+  return { objects: moveRemovedApis(objects).map(servedCrd), chart: { name: ctx.name, version: '0.0.0' } };
+}
+
+/** A CRD as the API server accepts it: v1, with a structural schema when that loses nothing (else CrdSchemaError). */
+function servedCrd(o: KubeObject): KubeObject {
+  if (o.kind !== 'CustomResourceDefinition') return o;
+  const v1 = crdToV1(o);
+  return isKubeObject(v1) ? v1 : o;
 }
 
 const CLUSTER_SCOPED = new Set([

@@ -30,6 +30,7 @@ interface InstallFlags extends KubeFlags {
   watchNamespace?: string;
   config?: string;
   catalogSelector?: string[];
+  keepFailed?: boolean;
   wait?: boolean;
   timeout: string;
   output: string;
@@ -141,6 +142,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--watch-namespace <ns>', 'namespace(s) the operator watches, comma-separated (default: its install modes decide)')
     .option('--config <file>', 'YAML with deployment overrides (env, resources, tolerations, nodeSelector, …)')
     .option('--catalog-selector <key=value>', 'only catalogs with this label (repeatable)', collect)
+    .option('--keep-failed', 'keep a failed first install for debugging (by default it is removed, as helm install --atomic does)')
     .option('--wait', 'wait until installed, printing progress')
     .option('--timeout <seconds>', 'how long --wait waits', '300')
     .option('-o, --output <format>', 'text | json | yaml', 'text')
@@ -180,6 +182,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${flags.config}: expected a YAML mapping`);
           install.config = parsed as Record<string, unknown>;
         }
+        if (flags.keepFailed === true) install.keepFailedInstall = true;
         await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
         if (flags.createServiceAccount === true) await createInstaller(client, namespace, sa, ctx);
         else if ((await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: sa })) === undefined) {

@@ -9,6 +9,7 @@ import { parseAllDocuments } from 'yaml';
 import { Applier, type ApplyResult, type Owner, type ReleaseRef } from '../../apply/index.js';
 import { KubeClient } from '../../kube/client.js';
 import { loadKubeConfig } from '../../kube/config.js';
+import { OpenApiSchemas } from '../../kube/openapi.js';
 import { describeRef, isKubeObject, type KubeObject } from '../../kube/types.js';
 import { BinnacleError, InputError, UsageError } from '../../util/errors.js';
 import { printData, type CliContext } from '../context.js';
@@ -68,7 +69,7 @@ function readObjects(path: string): KubeObject[] {
 async function withApplier<T>(flags: ClusterFlags, ctx: CliContext, fn: (a: Applier) => Promise<T>): Promise<T> {
   const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }));
   try {
-    return await fn(new Applier({ client, logger: ctx.logger }));
+    return await fn(new Applier({ client, logger: ctx.logger, schemas: new OpenApiSchemas(client) }));
   } finally {
     client.close();
   }
@@ -81,8 +82,12 @@ function printResult(ctx: CliContext, format: string, res: ApplyResult): void {
     rows: [
       ...res.health.objects.map((o) => [describeRef(o.ref), 'applied', o.healthy ? 'yes' : 'no', o.reason]),
       ...res.pruned.map((r) => [describeRef(r), 'pruned', '', '']),
+      ...(res.skipped ?? []).map((s) => [describeRef(s.object), 'skipped', '', s.reason]),
     ],
   });
+  for (const d of res.droppedFields ?? []) {
+    ctx.err(`warning: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}\n`);
+  }
   ctx.err(`revision ${res.revision}: ${res.status}: ${res.message}\n`);
   if (res.status !== 'deployed') throw new BinnacleError(`APPLY_${res.status.toUpperCase().replace('-', '_')}`, `release not deployed: ${res.message}`);
 }
@@ -103,9 +108,10 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .option('--chart <name@version>', 'chart name and version shown by helm')
     .option('--adopt', 'take over objects that exist but are not ours')
     .option('--no-auto-rollback', 'leave a failed upgrade in place instead of rolling back')
+    .option('--keep-failed', 'keep a failed first install for debugging instead of removing it')
     .option('--no-wait', 'do not wait for health')
     .option('--health-timeout <seconds>', 'how long to wait for health', '300')
-    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; autoRollback: boolean; wait: boolean; healthTimeout: string }) => {
+    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; autoRollback: boolean; keepFailed?: boolean; wait: boolean; healthTimeout: string }) => {
       const owner = parseOwner(flags.owner);
       const healthTimeoutMs = positiveSeconds('--health-timeout', flags.healthTimeout);
       const objects = readObjects(flags.filename);
@@ -118,6 +124,7 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
           ...(flags.chart === undefined ? {} : { chart: parseChart(flags.chart) }),
           adopt: flags.adopt === true,
           autoRollback: flags.autoRollback,
+          keepFailedInstall: flags.keepFailed === true,
           waitForHealth: flags.wait,
           healthTimeoutMs,
         }),
