@@ -8,11 +8,13 @@
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { Logger } from 'pino';
+import { makeLenient } from '../apply/leniency.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import { stampOwnership } from '../apply/ownership.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
-import { findCondition, type KubeObject } from '../kube/types.js';
+import { OpenApiSchemas } from '../kube/openapi.js';
+import { describeRef, findCondition, type KubeObject } from '../kube/types.js';
 import { pullAndUnpack } from '../oci/index.js';
 import { neededBundles, resolve, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
@@ -130,6 +132,7 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
   warnings.push(...resolution.warnings, ...resolution.notices);
 
   const store = new ReleaseStore(client);
+  const schemas = new OpenApiSchemas(client);
   const bundles: BundlePlan[] = [];
   const renderer = RENDERERS.get('registry+v1');
   if (renderer === undefined) throw new BinnacleError('INTERNAL', 'no registry+v1 renderer');
@@ -157,9 +160,13 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
         return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
       },
     });
+    // What the applier would apply: optional objects whose API is not served skipped, undeclared fields dropped.
+    const lenient = await makeLenient(rendered.objects, { client, schemas });
+    for (const s of lenient.skipped) warnings.push(`${chosen.name}: ${describeRef(s.object)} would be skipped: ${s.reason}`);
+    for (const d of lenient.dropped) warnings.push(`${chosen.name}: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; it would be ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}`);
     const objects: ObjectPlan[] = [];
     const seen = new Set<string>();
-    for (const obj of rendered.objects) {
+    for (const obj of lenient.objects) {
       const key = `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
       seen.add(key);
       const ns = obj.metadata.namespace;
