@@ -1,0 +1,314 @@
+/**
+ * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 3] [--no-build]`; not a test).
+ *
+ * Every chart of the charts corpus, with default values, release `corpus` in `corpus-ns`:
+ * 1. helm: `helm template` (the CLI built from the same pinned Helm module, .cache/bin/helm),
+ *    one process per chart, one after the other, as a user or CI runs it. Wall time of each
+ *    process and its peak RSS (GNU `/usr/bin/time -f %M`, else sampled from /proc).
+ * 2. Binnacle cold: one fresh Node process (this file with `--child`, run by `node --import
+ *    tsx`) starts Helm's WebAssembly engine and renders every chart once. Wall time from spawn
+ *    to the last render (Node, tsx and engine start-up included) and the process's VmHWM (the
+ *    engine's worker thread included).
+ * 3. Per chart: that first render, and a warm render of the same chart in the same engine
+ *    afterwards (the Helm-operator case; median of --warm renders), beside the chart's helm
+ *    process.
+ * Outputs are compared: byte for byte, or, where `helm template` disagrees with itself (random
+ * passwords, certificates), on every line but the ones Helm randomizes. Charts that fail in
+ * Helm itself stay in: they count as failures on both sides, and their time counts too.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { createHelmEngine, HelmError } from '../src/helm/index.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? '/work/shared/corpus/charts';
+const HELM = path.join(ROOT, '.cache', 'bin', 'helm');
+const WASM = path.join(ROOT, '.cache', 'helm-wasm', 'helm.wasm');
+const WORK = path.join(ROOT, '.cache', 'bench-data', 'helm');
+const RELEASE = 'corpus';
+const NAMESPACE = 'corpus-ns';
+const HELM_ENV = { ...process.env, HELM_CACHE_HOME: path.join(WORK, 'helm-cache'), HELM_CONFIG_HOME: path.join(WORK, 'helm-config'), HELM_DATA_HOME: path.join(WORK, 'helm-data') };
+/** GNU time (apt package `time`), which reports a child's peak RSS; BusyBox's has no -f/-o. */
+const GNU_TIME = spawnSync('/usr/bin/time', ['-f', '%M', '-o', '/dev/null', 'true']).status === 0 ? '/usr/bin/time' : undefined;
+
+const args = process.argv.slice(2);
+const arg = (name: string, def: number): number => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
+const WARM = Math.max(1, arg('warm', 3));
+
+/** Helm's outcome for one chart: its output, or its error text (after "Error: "). */
+interface Outcome {
+  ok: boolean;
+  text: string;
+}
+
+interface HelmRun extends Outcome {
+  ms: number;
+  maxRssKb: number;
+}
+
+interface ChildChart {
+  chart: string;
+  ok: boolean;
+  error?: string;
+  firstMs: number;
+  warmMs: number;
+}
+
+/** What the cold Binnacle process reports (times in ms since that process started). */
+interface ChildReport {
+  scriptReadyMs: number;
+  engineStartMs: number;
+  rendersMs: number;
+  hwmKbAfterCorpus: number;
+  hwmKbAtEnd: number;
+  charts: ChildChart[];
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? NaN) : ((s[mid - 1] ?? NaN) + (s[mid] ?? NaN)) / 2;
+}
+
+/** A /proc/<pid>/status field in kB, or undefined once the process is gone. */
+function procStatusKb(pid: number | 'self', field: 'VmHWM' | 'VmRSS'): number | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m?.[1] === undefined ? undefined : Number(m[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+async function chartDirs(): Promise<string[]> {
+  return (await readdir(CHARTS, { withFileTypes: true }))
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The cold Binnacle process (`--child <out-dir>`).
+
+async function child(outDir: string): Promise<void> {
+  const scriptReadyMs = performance.now(); // performance.now() counts from this process's start
+  const charts = await chartDirs();
+  const engine = createHelmEngine();
+  // The engine starts on its first call: asking about a chart that does not exist starts it
+  // without rendering anything, so the first render below is the chart's alone.
+  const startAt = performance.now();
+  await engine.inspect(path.join(outDir, 'no-such-chart')).catch((err: unknown) => {
+    if (!(err instanceof HelmError)) throw err;
+  });
+  const engineStartMs = performance.now() - startAt;
+  const render = async (chart: string): Promise<{ ms: number; out: Outcome }> => {
+    const t = performance.now();
+    let out: Outcome;
+    try {
+      out = { ok: true, text: (await engine.render({ chart: path.join(CHARTS, chart), releaseName: RELEASE, namespace: NAMESPACE })).output };
+    } catch (err) {
+      if (!(err instanceof HelmError)) throw err;
+      out = { ok: false, text: err.message.trim() };
+    }
+    return { ms: performance.now() - t, out };
+  };
+
+  const results: ChildChart[] = [];
+  const rendersAt = performance.now();
+  for (const chart of charts) {
+    const { ms, out } = await render(chart);
+    // Written out as helm's output goes to its pipe: part of the corpus time.
+    if (out.ok) await writeFile(path.join(outDir, `${chart}.yaml`), out.text);
+    results.push({ chart, ok: out.ok, ...(out.ok ? {} : { error: out.text }), firstMs: ms, warmMs: NaN });
+  }
+  const rendersMs = performance.now() - rendersAt;
+  const hwmKbAfterCorpus = procStatusKb('self', 'VmHWM') ?? NaN;
+  process.stdout.write('corpus-done\n');
+
+  for (const r of results) {
+    const times: number[] = [];
+    for (let i = 0; i < WARM; i++) times.push((await render(r.chart)).ms);
+    r.warmMs = median(times);
+  }
+  const report: ChildReport = { scriptReadyMs, engineStartMs, rendersMs, hwmKbAfterCorpus, hwmKbAtEnd: procStatusKb('self', 'VmHWM') ?? NaN, charts: results };
+  await writeFile(path.join(outDir, 'report.json'), JSON.stringify(report));
+  await engine.close();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent: helm processes, the cold Binnacle process, the comparison.
+
+/** `helm template` for one chart, as its own process: wall time, peak RSS, output. */
+async function helmTemplate(chart: string): Promise<HelmRun> {
+  const helmArgs = ['template', RELEASE, path.join(CHARTS, chart), '-n', NAMESPACE];
+  const rssFile = path.join(WORK, 'helm-rss.txt');
+  const [cmd, cmdArgs] = GNU_TIME === undefined ? [HELM, helmArgs] : [GNU_TIME, ['-f', '%M', '-o', rssFile, HELM, ...helmArgs]];
+  const start = performance.now();
+  const proc = spawn(cmd, cmdArgs, { env: HELM_ENV, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stdout: Buffer[] = [];
+  const stderr: Buffer[] = [];
+  proc.stdout.on('data', (c: Buffer) => stdout.push(c));
+  proc.stderr.on('data', (c: Buffer) => stderr.push(c));
+  // Without GNU time: the last VmHWM read before the process went away (a lower bound).
+  let sampledKb = 0;
+  const pid = proc.pid;
+  const sampler = GNU_TIME === undefined && pid !== undefined ? setInterval(() => (sampledKb = Math.max(sampledKb, procStatusKb(pid, 'VmHWM') ?? 0)), 2) : undefined;
+  const exit = await new Promise<number>((resolve) => proc.on('close', (code) => resolve(code ?? 1)));
+  const ms = performance.now() - start;
+  if (sampler !== undefined) clearInterval(sampler);
+  let maxRssKb = sampledKb;
+  if (GNU_TIME !== undefined) {
+    // GNU time writes "Command exited with non-zero status N" before the format on failure.
+    const lines = (await readFile(rssFile, 'utf8')).trim().split('\n');
+    maxRssKb = Number(lines[lines.length - 1]);
+  }
+  const err = Buffer.concat(stderr).toString('utf8');
+  const at = err.indexOf('Error: ');
+  const text = exit === 0 ? Buffer.concat(stdout).toString('utf8') : (at >= 0 ? err.slice(at + 'Error: '.length) : err).trim();
+  return { ok: exit === 0, text, ms, maxRssKb };
+}
+
+/** Spawns the cold Binnacle process; times spawn → last render, and spawn → exit. */
+async function coldBinnacle(outDir: string): Promise<{ corpusMs: number; exitMs: number; report: ChildReport }> {
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(outDir, { recursive: true });
+  const start = performance.now();
+  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', outDir, '--warm', String(WARM)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let corpusMs = NaN;
+  let seen = '';
+  proc.stdout.on('data', (c: Buffer) => {
+    seen += c.toString('utf8');
+    if (Number.isNaN(corpusMs) && seen.includes('corpus-done\n')) corpusMs = performance.now() - start;
+  });
+  // Helm's warnings (as `helm template` prints them to its stderr, kept here too), shown on failure only.
+  let stderr = '';
+  proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  const exit = await new Promise<number>((resolve) => proc.on('close', (code) => resolve(code ?? 1)));
+  const exitMs = performance.now() - start;
+  if (exit !== 0) throw new Error(`the cold Binnacle process exited with ${exit}:\n${stderr.slice(-4000)}`);
+  const report = JSON.parse(await readFile(path.join(outDir, 'report.json'), 'utf8')) as ChildReport;
+  return { corpusMs, exitMs, report };
+}
+
+type Verdict = 'same' | 'same but Helm-random lines' | 'both fail alike' | 'MISMATCH';
+
+/** Compares Binnacle's outcome with helm's; where they differ, asks helm again to find its random lines. */
+async function compare(chart: string, helm: Outcome, ours: Outcome): Promise<Verdict> {
+  if (helm.ok !== ours.ok) return 'MISMATCH';
+  if (helm.text === ours.text) return helm.ok ? 'same' : 'both fail alike';
+  if (!helm.ok) return 'MISMATCH';
+  const again = await helmTemplate(chart);
+  if (!again.ok || again.text === helm.text) return 'MISMATCH';
+  const a = helm.text.split('\n');
+  const b = again.text.split('\n');
+  const o = ours.text.split('\n');
+  if (a.length !== b.length || a.length !== o.length) return 'MISMATCH';
+  return a.every((line, i) => line !== b[i] || line === o[i]) ? 'same but Helm-random lines' : 'MISMATCH';
+}
+
+/** Builds helm and the engine when missing (`--no-build` skips that). */
+function ensureTools(): boolean {
+  const missing = [...(existsSync(HELM) ? [] : ['helm']), ...(existsSync(WASM) ? [] : ['helm-wasm'])];
+  if (missing.length === 0) return true;
+  if (args.includes('--no-build')) return false;
+  console.log(`building ${missing.join(' and ')} (hack/build-tools.sh) ...`);
+  spawnSync('bash', [path.join(ROOT, 'hack/build-tools.sh'), ...missing], { stdio: 'inherit' });
+  return existsSync(HELM) && existsSync(WASM);
+}
+
+/** Reads the helm binary, the engine and the charts once, so neither side pays for a cold disk. */
+async function warmPageCache(dirs: readonly string[]): Promise<void> {
+  await readFile(HELM);
+  await readFile(WASM);
+  for (const d of dirs) {
+    for (const e of await readdir(path.join(CHARTS, d), { recursive: true, withFileTypes: true })) {
+      if (e.isFile()) await readFile(path.join(e.parentPath, e.name));
+    }
+  }
+}
+
+const mb = (kb: number): string => `${(kb / 1024).toFixed(0)} MB`;
+const secs = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+
+async function main(): Promise<void> {
+  if (!ensureTools()) {
+    console.log(`helm (${HELM}) or Helm's engine (${WASM}) is missing: run \`bash hack/build-tools.sh helm helm-wasm\``);
+    process.exitCode = 1;
+    return;
+  }
+  await mkdir(WORK, { recursive: true });
+  const dirs = await chartDirs();
+  const helmVersion = spawnSync(HELM, ['version', '--short'], { encoding: 'utf8' }).stdout.trim();
+  console.log(`charts corpus ${CHARTS}: ${dirs.length} charts, default values, release ${RELEASE} in ${NAMESPACE}`);
+  console.log(`reference: ${helmVersion} (${path.relative(ROOT, HELM)}), peak RSS by ${GNU_TIME === undefined ? 'sampling /proc/<pid>/status (a lower bound)' : 'GNU time -f %M'}`);
+  console.log('NOTE: 2 shared cores, loaded by other work: every number here is noisy; compare ratios from one run only.');
+  await warmPageCache(dirs);
+
+  // 1. helm template, one process per chart, one after the other.
+  const helm = new Map<string, HelmRun>();
+  for (const d of dirs) helm.set(d, await helmTemplate(d));
+  const helmRuns = [...helm.values()];
+  const helmTotalMs = helmRuns.reduce((s, r) => s + r.ms, 0);
+  const helmMaxRssKb = Math.max(...helmRuns.map((r) => r.maxRssKb));
+
+  // 2 + 3. One cold Binnacle process: every chart once, then each again warm.
+  const outDir = path.join(WORK, 'binnacle');
+  const cold = await coldBinnacle(outDir);
+  const { report } = cold;
+
+  // 4. Per chart.
+  const verdicts = new Map<string, Verdict>();
+  const w = Math.max(...dirs.map((d) => d.length));
+  console.log(`\n${'chart'.padEnd(w)} ${'helm ms'.padStart(8)} ${'helm MB'.padStart(8)} ${'first ms'.padStart(9)} ${`warm ms`.padStart(8)} ${'warm/helm'.padStart(9)}  output`);
+  for (const c of report.charts) {
+    const h = helm.get(c.chart);
+    if (h === undefined) throw new Error(`no helm run for ${c.chart}`);
+    const ours: Outcome = c.ok ? { ok: true, text: await readFile(path.join(outDir, `${c.chart}.yaml`), 'utf8') } : { ok: false, text: c.error ?? '' };
+    const verdict = await compare(c.chart, h, ours);
+    verdicts.set(c.chart, verdict);
+    const note = verdict === 'both fail alike' ? `${verdict}: ${h.text.split('\n')[0]?.slice(0, 60) ?? ''}` : verdict;
+    console.log(
+      `${c.chart.padEnd(w)} ${h.ms.toFixed(0).padStart(8)} ${(h.maxRssKb / 1024).toFixed(0).padStart(8)} ${c.firstMs.toFixed(0).padStart(9)} ${c.warmMs.toFixed(0).padStart(8)} ${(c.warmMs / h.ms).toFixed(2).padStart(8)}x  ${note}`,
+    );
+  }
+
+  const ratios = report.charts.map((c) => c.warmMs / (helm.get(c.chart)?.ms ?? NaN));
+  const faster = ratios.filter((r) => r < 1).length;
+  const n = report.charts.length;
+  const count = (v: Verdict): number => [...verdicts.values()].filter((x) => x === v).length;
+  const corpusRatio = cold.corpusMs / helmTotalMs;
+  const helmFailed = helmRuns.filter((r) => !r.ok).length;
+  const oursFailed = report.charts.filter((c) => !c.ok).length;
+
+  console.log(`\nwhole corpus, ${n} charts (failures included: helm ${helmFailed}, binnacle ${oursFailed})`);
+  console.log(`  ${`helm template, ${n} processes (sum)`.padEnd(50)} ${secs(helmTotalMs).padStart(9)}   max peak RSS ${mb(helmMaxRssKb)}`);
+  console.log(`  ${'binnacle, one cold process (spawn → last render)'.padEnd(50)} ${secs(cold.corpusMs).padStart(9)}   peak RSS (VmHWM) ${mb(report.hwmKbAfterCorpus)}`);
+  console.log(
+    `    of which node + tsx + imports ${secs(report.scriptReadyMs)}, engine start ${secs(report.engineStartMs)}, first renders (outputs written) ${secs(report.rendersMs)}; ` +
+      `after the warm renders: process exit at ${secs(cold.exitMs)}, VmHWM ${mb(report.hwmKbAtEnd)}`,
+  );
+  console.log(`ratios binnacle / helm:`);
+  console.log(`  whole corpus time (cold process / sum of helm processes)  ${corpusRatio.toFixed(2)}x`);
+  console.log(`  peak memory (process VmHWM / largest helm process)        ${(report.hwmKbAfterCorpus / helmMaxRssKb).toFixed(2)}x`);
+  console.log(`  warm render / helm process, median over charts (warm = median of ${WARM})  ${median(ratios).toFixed(2)}x; warm render faster on ${faster} of ${n} charts`);
+  console.log(
+    `outputs: ${count('same')} byte-identical, ${count('same but Helm-random lines')} identical but for the lines Helm itself randomizes, ` +
+      `${count('both fail alike')} failed with Helm's own error on both sides, ${count('MISMATCH')} mismatched`,
+  );
+
+  const warmGoal = faster === n ? 'met (every chart)' : median(ratios) < 1 ? `met at the median only (${faster} of ${n} charts)` : `NOT met (${faster} of ${n} charts)`;
+  console.log(`goal: warm render faster than a helm template process: ${warmGoal}`);
+  console.log(`goal: whole corpus within 1.5x of helm's time: ${corpusRatio <= 1.5 ? 'met' : 'NOT met'} (${corpusRatio.toFixed(2)}x)`);
+  if (count('MISMATCH') > 0) process.exitCode = 1;
+}
+
+if (args[0] === '--child') {
+  const outDir = args[1];
+  if (outDir === undefined) throw new Error('usage: bench/helm.ts --child <out-dir>');
+  await child(outDir);
+} else {
+  await main();
+}
