@@ -9,6 +9,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { SchemaSource } from '../kube/openapi.js';
 import { isAlreadyExists, isNotFound } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
 import { checkCrdUpgrade } from './crd-safety.js';
 import { isFirstInstall, removeFailedInstall } from './atomic.js';
@@ -604,15 +605,9 @@ function withOwnerReference(objects: KubeObject[], req: ApplyRequest): KubeObjec
   );
 }
 
-/** JSON with object keys sorted, so equal values compare equal whatever their key order. */
-function canonical(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) =>
-    typeof val === 'object' && val !== null && !Array.isArray(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : val,
-  );
-}
 
 function isSameRevision(rev: ReleaseRevision, objects: readonly KubeObject[], chart: ChartInfo, config: Record<string, unknown>): boolean {
-  return rev.manifest === toManifest(applyOrder(objects)) && canonical(rev.chart) === canonical(chart) && canonical(rev.config) === canonical(config);
+  return rev.manifest === toManifest(applyOrder(objects)) && canonicalJson(rev.chart) === canonicalJson(chart) && canonicalJson(rev.config) === canonicalJson(config);
 }
 
 function pick(o: RolloutOutcome): Omit<ApplyResult, 'revision' | 'status'> {

@@ -3,6 +3,7 @@
  * and certificate secrets, and short stable hashes for names that must be unique per content.
  */
 import { createHash } from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
 
 const MAX_NAME = 63;
 
@@ -23,17 +24,7 @@ export function certSecretName(serviceName: string): string {
   return nameForBaseAndSuffix(serviceName, 'cert');
 }
 
-/** JSON with object keys sorted, so equal values always hash the same. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (typeof v === 'object' && v !== null) {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
+export { canonicalJson };
 
 // Same alphabet as Kubernetes' rand.SafeEncodeString: no vowels, no look-alikes.
 const SAFE = 'bcdfghjklmnpqrstvwxz2456789';

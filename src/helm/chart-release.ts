@@ -12,6 +12,7 @@ import { parseAllDocuments } from 'yaml';
 import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, InputError } from '../util/errors.js';
 import { helmEngine, type HelmEngine, type LookupTransport } from './engine.js';
 
@@ -81,13 +82,6 @@ async function capabilitiesOf(client: NonNullable<ChartReleaseInput['client']>):
   const caps = { kubeVersion, apiVersions, at: Date.now() };
   capabilityCache.set(client, caps);
   return caps;
-}
-
-/** JSON with object keys sorted, so equal values hash equal whatever their key order. */
-export function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, val: unknown) =>
-    typeof val === 'object' && val !== null && !Array.isArray(val) ? Object.fromEntries(Object.entries(val).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : val,
-  );
 }
 
 export function inputDigestOf(parts: Record<string, unknown>): string {
