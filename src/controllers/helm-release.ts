@@ -16,12 +16,15 @@ import { Applier, ApplyRefusedError } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
+import { describeRef, type KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import type { Logger } from 'pino';
 import type { ChartRelease } from '../helm/chart-release.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { impersonationFor } from './preflight-permissions.js';
+
+/** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
+export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
 
 /** helm-operator's finalizer, so CRs move between it and Binnacle unchanged. */
 export const UNINSTALL_FINALIZER = 'helm.sdk.operatorframework.io/uninstall-release';
@@ -258,21 +261,30 @@ export class HelmReleaseReconciler implements Reconciler {
 
   /** Helm's engine renders the chart; a refusal leaves the deployed release running. */
   private async render(s: State): Promise<StepOutcome> {
-    const { renderChartRelease, HelmError } = await import('../helm/index.js');
+    const { renderChartRelease, chartInputDigest, HelmError } = await import('../helm/index.js');
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return stop();
+    const history = await s.applier.history(s.release);
+    const input = {
+      chart: chart.path,
+      ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
+      chartDigest: chart.digest,
+      release: s.release,
+      values: s.values,
+      set: s.set ?? [],
+      revision: (history.at(-1)?.revision ?? 0) + 1,
+      client: this.installClient(),
+      ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
+    };
+    // Nothing changed since a recorded revision: no render (the applier re-applies the record).
+    const digest = await chartInputDigest(input);
+    const deployed = [...history].reverse().find((r) => r.status === 'deployed');
+    if (deployed?.content !== undefined && history.some((r) => r.inputDigest === digest && (r === deployed || (r.status === 'failed' && r.revision < deployed.revision)))) {
+      s.rendered = { objects: [], content: deployed.content, chart: deployed.chart, inputDigest: digest, notes: deployed.content.notes ?? '', values: deployed.config };
+      return CONTINUE;
+    }
     try {
-      s.rendered = await renderChartRelease({
-        chart: chart.path,
-        ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
-        chartDigest: chart.digest,
-        release: s.release,
-        values: s.values,
-        set: s.set ?? [],
-        revision: ((await s.applier.history(s.release)).at(-1)?.revision ?? 0) + 1,
-        client: this.installClient(),
-        ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
-      });
+      s.rendered = await renderChartRelease(input);
       return CONTINUE;
     } catch (err) {
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
@@ -319,6 +331,14 @@ export class HelmReleaseReconciler implements Reconciler {
       return stop({ requeueAfterMs: s.periodMs });
     }
     const current = await s.applier.currentRevision(s.release);
+    // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
+    // skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
+    const skipped = result.skipped ?? [];
+    if (skipped.length === 0) s.conditions.remove(SKIPPED_CONDITION);
+    else {
+      const what = skipped.map((x) => `${describeRef(x.object)} (${x.reason})`).join('; ');
+      s.conditions.set(SKIPPED_CONDITION, true, 'APINotServed', `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} of optional APIs the cluster does not serve, applied once it does: ${what}`);
+    }
     s.conditions.set('ReleaseFailed', false, this.failReason(s), '');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
     await this.writeStatus(s, { deployedRelease: { name: s.release.name, manifest: current?.manifest ?? rendered.content.manifest } });

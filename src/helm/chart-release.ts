@@ -100,6 +100,29 @@ function objectsOf(text: string, where: string): KubeObject[] {
   return out;
 }
 
+/**
+ * What a render would be made from, as a digest, without rendering: a caller whose deployed
+ * revision has this digest need not render at all (rendering a chart that generates keys
+ * costs seconds; an operator looks at every CR every reconcile period).
+ */
+export async function chartInputDigest(input: ChartReleaseInput): Promise<string> {
+  const caps = input.client === undefined ? undefined : await capabilitiesOf(input.client);
+  return digestOf(input, caps);
+}
+
+function digestOf(input: ChartReleaseInput, caps: Capabilities | undefined): string {
+  return inputDigestOf({
+    chart: input.chartDigest,
+    subchart: input.subchart ?? '',
+    values: input.values,
+    set: input.set ?? [],
+    release: input.release,
+    kubeVersion: caps?.kubeVersion ?? '',
+    apis: caps === undefined ? '' : createHash('sha256').update(caps.apiVersions.join('\n')).digest('hex'),
+    crdPolicy: input.crdPolicy ?? 'Create',
+  });
+}
+
 /** Renders the chart as Helm would for this revision and shapes it for the applier. */
 export async function renderChartRelease(input: ChartReleaseInput): Promise<ChartRelease> {
   const engine = input.engine ?? helmEngine();
@@ -144,15 +167,6 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
     chart,
     notes,
     values: rel.config ?? {},
-    inputDigest: inputDigestOf({
-      chart: input.chartDigest,
-      subchart: input.subchart ?? '',
-      values: input.values,
-      set: input.set ?? [],
-      release: input.release,
-      kubeVersion: caps?.kubeVersion ?? '',
-      apis: caps === undefined ? '' : createHash('sha256').update(caps.apiVersions.join('\n')).digest('hex'),
-      crdPolicy: policy,
-    }),
+    inputDigest: digestOf(input, caps),
   };
 }

@@ -8,4 +8,4 @@
  */
 export { helmEngine, createHelmEngine, helmWasmDir, HelmError, type HelmEngine, type RenderRequest, type RenderResult, type ChartDescription, type LookupTransport } from './engine.js';
 export type { HelmRelease, HelmHook, HelmChart, HookEvent, HookDeletePolicy } from './release-types.js';
-export { findChart, renderChartRelease, inputDigestOf, type ChartRelease, type ChartReleaseInput, type CrdPolicy } from './chart-release.js';
+export { findChart, renderChartRelease, chartInputDigest, inputDigestOf, type ChartRelease, type ChartReleaseInput, type CrdPolicy } from './chart-release.js';
