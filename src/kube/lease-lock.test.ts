@@ -10,6 +10,7 @@ import type { KubeObject } from './types.js';
 /** One Lease with the API server's rules: create fails if it exists, update needs the current resourceVersion. */
 class LeaseStore {
   lease: KubeObject | undefined;
+  writes = 0;
   private rv = 0;
 
   client(): KubeClient {
@@ -22,6 +23,7 @@ class LeaseStore {
       create: async (obj: KubeObject): Promise<KubeObject> => {
         await sleep(1);
         if (this.lease !== undefined) throw new KubeApiError(409, 'AlreadyExists', 'exists');
+        this.writes++;
         this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
         return structuredClone(this.lease);
       },
@@ -29,6 +31,7 @@ class LeaseStore {
         await sleep(1);
         if (this.lease === undefined) throw new KubeApiError(404, 'NotFound', 'gone');
         if (obj.metadata.resourceVersion !== this.lease.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'changed');
+        this.writes++;
         this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
         return structuredClone(this.lease);
       },
@@ -96,4 +99,13 @@ test('a holder that stopped renewing loses the lock after the lease duration; un
   } finally {
     clearInterval(keepAlive);
   }
+});
+
+test('back-to-back sections of one process take the Lease once and give it up once', async () => {
+  const store = new LeaseStore();
+  const a = lock(store, 'manager-a');
+  await Promise.all(Array.from({ length: 10 }, () => a.withLock(() => sleep(2))));
+  assert.equal(store.writes, 2, 'one take, one give-up');
+  await a.withLock(() => Promise.resolve());
+  assert.equal(store.writes, 4);
 });

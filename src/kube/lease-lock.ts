@@ -3,8 +3,9 @@
  * that must not interleave even while two managers overlap (a leader that lost its lease may
  * still be finishing a reconcile). It takes the Lease with the leader-election rules
  * (`leader-election.ts`: conditional updates, expiry judged on the local clock), renews it while
- * the section runs, and gives it up after. Within one process, callers queue in order first, so
- * only one of them asks the API server at a time.
+ * sections run, and gives it up once no caller of this process is waiting. Within one process,
+ * callers queue in order first, so only one of them asks the API server at a time, and
+ * back-to-back sections do not take and give up the Lease each time.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -30,6 +31,11 @@ export class LeaseLock {
   private readonly leaseDurationMs: number;
   private readonly retryMs: number;
   private tail: Promise<void> = Promise.resolve();
+  /** Callers in this process waiting for or inside a section. */
+  private queued = 0;
+  /** Renews the Lease while this process holds it (across back-to-back sections). */
+  private renewal: ReturnType<typeof setInterval> | undefined;
+  private renewedAt = 0;
 
   constructor(private readonly o: LeaseLockOptions) {
     this.leaseDurationMs = o.leaseDurationMs ?? 15_000;
@@ -60,19 +66,30 @@ export class LeaseLock {
     this.tail = new Promise<void>((resolve) => {
       done = resolve;
     });
+    this.queued++;
     try {
       await before;
-      await this.acquire(opts.timeoutMs ?? this.leaseDurationMs + 5_000, opts.signal);
-      const renew = setInterval(() => void this.elector.tryAcquireOrRenew(), Math.max(100, Math.floor(this.leaseDurationMs / 3)));
-      try {
-        return await fn();
-      } finally {
-        clearInterval(renew);
+      // Held since an earlier section: only trusted while renewals keep succeeding.
+      if (this.renewal === undefined || Date.now() - this.renewedAt > this.leaseDurationMs / 2) {
+        await this.acquire(opts.timeoutMs ?? this.leaseDurationMs + 5_000, opts.signal);
+        this.renewedAt = Date.now();
+        this.renewal ??= setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseDurationMs / 3)));
+      }
+      return await fn();
+    } finally {
+      this.queued--;
+      // Back-to-back sections of this process keep the Lease; the last one gives it up.
+      if (this.queued === 0 && this.renewal !== undefined) {
+        clearInterval(this.renewal);
+        this.renewal = undefined;
         await this.elector.release();
       }
-    } finally {
       done();
     }
+  }
+
+  private async renew(): Promise<void> {
+    if (await this.elector.tryAcquireOrRenew()) this.renewedAt = Date.now();
   }
 
   private async acquire(timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
