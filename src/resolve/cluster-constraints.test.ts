@@ -87,6 +87,10 @@ test('an olm.constraint with CEL over cluster facts constrains the bundle itself
   assert.equal(resolve({ catalogs: [cat], requests: [{ package: 'not-ocp' }], cluster: old }).bundles.length, 1);
   assert.match(explain({ catalogs: [cat], requests: [{ package: 'not-ocp' }], cluster: { kubeVersion: 'v1.27.3', openShiftVersion: '4.14.0' } }).message, /not-ocp 1\.0\.0 requires a cluster matching the rule/);
   const pick = (cluster: { kubeVersion: string }): string[] => resolve({ catalogs: [cat], requests: [{ package: 'app' }], cluster }).bundles.map((b) => `${b.package}@${b.version}`);
+  // Facts that could not be read are not held against a bundle.
+  const unknown = resolve({ catalogs: [cat], requests: [{ package: 'new-only' }], cluster: {} });
+  assert.equal(unknown.bundles.length, 1);
+  assert.match(unknown.notices.join(), /new-only 1\.0\.0 asks the cluster for the rule .*; not checked \(the API server's version is unknown\)/);
   assert.deepEqual(pick(old), ['db@1.0.0', 'app@1.0.0']);
   assert.deepEqual(pick({ kubeVersion: 'v1.31.0' }), ['db@2.0.0', 'app@1.0.0']);
 });

@@ -136,6 +136,10 @@ export function checkCluster(e: BundleEntity, cluster: ClusterFacts | undefined)
   }
   const env = celCluster(cluster);
   for (const r of rules) {
+    if (kube === undefined) {
+      notices.push(`${who} asks the cluster for the rule ${r.rule}; not checked (the API server's version is unknown)`);
+      continue;
+    }
     if (!compileCel(r.rule).test({ cluster: env })) {
       violations.push({ kind: 'cluster-constraint', bundle: who, requirement: `a cluster matching the rule ${r.rule}`, source: 'olm.constraint', cluster: where, failureMessage: r.failureMessage });
     }
