@@ -14,8 +14,8 @@ import { registerResolveCommands } from './resolve.js';
 import { registerSourceCommands } from './source.js';
 import { registerReleaseCommands } from './release.js';
 import { registerHelmCommands } from './helm.js';
-
 import { registerHelmOperatorCommands } from './helm-operator.js';
+
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
   registerBundleCommands(program, ctx);
@@ -30,5 +30,5 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerSourceCommands(program, ctx);
   registerReleaseCommands(program, ctx);
   registerHelmCommands(program, ctx);
-}
   registerHelmOperatorCommands(program, ctx);
+}
