@@ -3,7 +3,8 @@
 # missing, build the control plane, bring it up, publish example operators from the corpus as
 # bundle and catalog images to the local registry, start the manager, and install an operator
 # with a dependency (node-healthcheck-operator needs poison-pill's API) and one with webhooks
-# (opentelemetry-operator), printing their status as they go.
+# (opentelemetry-operator), printing their status as they go; then serve a Helm chart as an
+# operator (a HelmOperator for a corpus chart pushed with helm push) and deploy one of its CRs.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -55,6 +56,31 @@ binnacle install node-healthcheck-operator --create-service-account --wait
 
 step "binnacle install opentelemetry-operator (validating and mutating webhooks, Binnacle-issued certificates)"
 binnacle install opentelemetry-operator --create-service-account --wait
+
+step "a Helm chart as an operator: prometheus-pushgateway from the charts corpus, pushed with helm push"
+charts=${BINNACLE_CHARTS_CORPUS:-$root/../shared/corpus/charts}
+mkdir -p .cache/demo/charts
+helm package "$charts/prometheus-community__prometheus-pushgateway" -d .cache/demo/charts >/dev/null
+helm push .cache/demo/charts/prometheus-pushgateway-*.tgz "oci://$registry/charts" --plain-http
+kubectl apply --server-side -f - <<YAML
+apiVersion: binnacle.dev/v1alpha1
+kind: HelmOperator
+metadata: { name: pushgateway }
+spec:
+  chart: { oci: { ref: "oci://$registry/charts/prometheus-pushgateway", insecure: true }, version: ">=3.0.0" }
+  kinds: [{ group: demo.binnacle.dev, version: v1alpha1, kind: Pushgateway }]
+YAML
+kubectl wait helmoperator/pushgateway --for=condition=Ready --timeout=180s
+kubectl explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1 | sed -n "1,8p"
+kubectl create namespace metrics --dry-run=client -o yaml | kubectl apply -f -
+kubectl apply --server-side -f - <<YAML
+apiVersion: demo.binnacle.dev/v1alpha1
+kind: Pushgateway
+metadata: { name: gateway, namespace: metrics }
+spec: { replicaCount: 2 }
+YAML
+kubectl wait pushgateway/gateway -n metrics --for=condition=Deployed --timeout=180s
+kubectl get pushgateway -n metrics
 
 step "what is installed"
 binnacle status
