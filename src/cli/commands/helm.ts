@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { registerHelmBundleCommand } from './helm-bundle.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 /** StringSlice flags (`-a a,b -a c`), as Helm's pflag parses them. */
@@ -97,6 +98,7 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
         client.close();
       }
     });
+  registerHelmBundleCommand(helm, ctx);
 }
 
 /** A local chart path as it is; an oci:// or repository chart fetched into the cache first. */

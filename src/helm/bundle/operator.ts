@@ -1,0 +1,117 @@
+/**
+ * The operator itself, with no image of its own: Binnacle's image runs
+ * `binnacle helm-operator run --watches /opt/helm/watches.yaml`, and the charts and the
+ * watches.yaml come in one ConfigMap of the bundle (charts as `binaryData`), mounted at
+ * /opt/helm. Chart paths in watches.yaml are relative (`charts/<name>.tgz`), so they resolve
+ * against the file's folder: the same file serves in the Pod and anywhere it is extracted.
+ *
+ * The Deployment follows what OLM expects of an operator: WATCH_NAMESPACE from the
+ * `olm.targetNamespaces` annotation OLM sets, leader election with a Lease in the operator's
+ * own namespace, a restricted security context.
+ */
+import { stringify } from 'yaml';
+import type { KubeObject } from '../../kube/types.js';
+
+/** Where the ConfigMap is mounted in the operator's Pod. */
+export const MOUNT_PATH = '/opt/helm';
+export const WATCHES_KEY = 'watches.yaml';
+
+/** One kind the operator serves, and the archive (a ConfigMap key) of the chart serving it. */
+export interface ServedKind {
+  group: string;
+  version: string;
+  kind: string;
+  /** ConfigMap key and file name under charts/, e.g. `pelorus.tgz`. */
+  archive: string;
+}
+
+export interface OperatorInput {
+  packageName: string;
+  image: string;
+  kinds: readonly ServedKind[];
+  /** Archive name → bytes. */
+  archives: ReadonlyMap<string, Buffer>;
+}
+
+export interface OperatorObjects {
+  deployment: KubeObject;
+  configMap: KubeObject;
+  serviceAccountName: string;
+  watchesYaml: string;
+}
+
+/** operator-sdk's watches.yaml, one entry per kind. */
+export function watchesFile(kinds: readonly ServedKind[]): string {
+  return stringify(
+    kinds.map((k) => ({ group: k.group, version: k.version, kind: k.kind, chart: `charts/${k.archive}` })),
+    { lineWidth: 0 },
+  );
+}
+
+export function operatorObjects(o: OperatorInput): OperatorObjects {
+  const name = `${o.packageName}-controller-manager`;
+  const configMapName = `${o.packageName}-helm-charts`;
+  const labels = { 'app.kubernetes.io/name': o.packageName, 'app.kubernetes.io/component': 'helm-operator', 'app.kubernetes.io/managed-by': 'binnacle' };
+  const watchesYaml = watchesFile(o.kinds);
+  const archives = [...o.archives.keys()].sort();
+  const configMap: KubeObject = {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: configMapName, labels },
+    data: { [WATCHES_KEY]: watchesYaml },
+    binaryData: Object.fromEntries(archives.map((a) => [a, o.archives.get(a)?.toString('base64') ?? ''])),
+  };
+  const deployment: KubeObject = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { 'app.kubernetes.io/name': o.packageName, 'app.kubernetes.io/component': 'helm-operator' } },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: name,
+          securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+          terminationGracePeriodSeconds: 10,
+          containers: [
+            {
+              name: 'manager',
+              image: o.image,
+              command: ['binnacle'],
+              args: ['helm-operator', 'run', '--watches', `${MOUNT_PATH}/${WATCHES_KEY}`, '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)'],
+              env: [
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                { name: 'WATCH_NAMESPACE', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } } },
+              ],
+              resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+              securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'helm-charts', mountPath: MOUNT_PATH, readOnly: true }],
+            },
+          ],
+          volumes: [
+            {
+              name: 'helm-charts',
+              configMap: {
+                name: configMapName,
+                items: [{ key: WATCHES_KEY, path: WATCHES_KEY }, ...archives.map((a) => ({ key: a, path: `charts/${a}` }))],
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+  return { deployment, configMap, serviceAccountName: name, watchesYaml };
+}
+
+/** watches.yaml and the chart archives from the bundle's ConfigMap, as files relative to /opt/helm. */
+export function filesOfConfigMap(cm: KubeObject): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const data = typeof cm.data === 'object' && cm.data !== null ? (cm.data as Record<string, unknown>) : {};
+  const binary = typeof cm.binaryData === 'object' && cm.binaryData !== null ? (cm.binaryData as Record<string, unknown>) : {};
+  const w = data[WATCHES_KEY];
+  if (typeof w === 'string') out.set(WATCHES_KEY, Buffer.from(w, 'utf8'));
+  for (const [k, v] of Object.entries(binary)) if (typeof v === 'string') out.set(`charts/${k}`, Buffer.from(v, 'base64'));
+  return out;
+}
