@@ -19,6 +19,8 @@ export interface RunningKindOptions {
   healthTimeoutMs?: number;
   /** Label selector for the CRs this kind serves. */
   selector?: string;
+  /** Serve only the CRs of this namespace (WATCH_NAMESPACE); every namespace when absent. */
+  namespace?: string;
   maxConcurrentReconciles?: number;
 }
 
@@ -41,9 +43,10 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
     logger: o.logger,
     resyncMs: kind.reconcilePeriodMs ?? 60_000,
     ...(o.selector === undefined ? {} : { labelSelector: o.selector }),
+    ...(o.namespace === undefined || o.namespace === '' ? {} : { namespace: o.namespace }),
   });
   const controller = new Controller({
-    name: `helm-${kind.kind.toLowerCase()}`,
+    name: `helm-${kind.kind.toLowerCase()}${o.namespace === undefined || o.namespace === '' ? '' : `-${o.namespace}`}`,
     logger: o.logger,
     workers: o.maxConcurrentReconciles ?? 1,
     reconciler: new HelmReleaseReconciler({ client: o.client, kind, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),

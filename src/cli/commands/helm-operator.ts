@@ -1,7 +1,9 @@
 /**
  * `binnacle helm-operator run --watches watches.yaml`: an operator-sdk Helm operator, unchanged,
  * as one process (the entry point of a Helm operator's container image). Each watch serves its
- * kind with the Helm release reconciler; leader election as in `binnacle manager`.
+ * kind with the Helm release reconciler; leader election as in `binnacle manager`. As
+ * operator-sdk's, it serves the namespaces in WATCH_NAMESPACE (comma-separated, as OLM's
+ * `olm.targetNamespaces` annotation gives them), every namespace when that is empty or unset.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
@@ -24,7 +26,8 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
     .option('--leader-elect', 'elect a leader with a Lease before reconciling')
     .option('--leader-election-namespace <ns>', 'namespace of the leader Lease', 'default')
     .option('--leader-election-id <name>', 'name of the leader Lease')
-    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string }) => {
+    .option('--watch-namespace <list>', 'namespaces to serve, comma-separated (default: $WATCH_NAMESPACE; empty: all)')
+    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string }) => {
       const { loadWatches } = await import('../../helm/watches.js');
       const { runHelmKind } = await import('../../controllers/helm-kinds.js');
       const { parseDuration } = await import('../../controllers/helm-release.js');
@@ -35,8 +38,11 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
       for (const w of watches) charts.set(w.chart, { path: w.chart, digest: await chartDigest(w.chart), version: '' });
       const stop = new AbortController();
       for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+      const listed = (flags.watchNamespace ?? process.env.WATCH_NAMESPACE ?? '').split(',').map((n) => n.trim());
+      // One namespace each, or [undefined]: every namespace.
+      const namespaces = listed.includes('') ? [undefined] : [...new Set(listed)];
       const serve = async (signal: AbortSignal): Promise<void> => {
-        const running = watches.map((w) =>
+        const running = watches.flatMap((w) => namespaces.map((namespace) =>
           runHelmKind(
             {
               group: w.group,
@@ -46,10 +52,10 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
               overrideValues: w.overrideValues,
               ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
             },
-            { client, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }) },
+            { client, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
           ),
-        );
-        ctx.logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`) }, 'serving Helm operator kinds');
+        ));
+        ctx.logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`), namespaces: namespaces[0] === undefined ? 'all' : namespaces }, 'serving Helm operator kinds');
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
         await Promise.all(running.map((r) => r.stop()));
       };
