@@ -217,6 +217,24 @@ test('custom resources: preserve-unknown-fields, additionalProperties, open obje
   assert.deepEqual(spec.items, [{ name: 'a' }, 'not-an-object'], 'a value of the wrong type is left for the server to reject');
 });
 
+test('a null in a field that is not nullable is left out, silently, as the API server does on create; nullable and free-form nulls stay', async () => {
+  const meta = await objectMeta();
+  const base = widgetSchema(meta);
+  const root = structuredClone(base.root) as { properties: { spec: { properties: Record<string, unknown> } } };
+  root.properties.spec.properties.maybe = { type: 'string', nullable: true };
+  const schema: KindSchema = { ...base, root };
+  const widget: KubeObject = {
+    apiVersion: 'example.com/v1',
+    kind: 'Widget',
+    metadata: { name: 'w', ...({ creationTimestamp: null } as object) },
+    spec: { size: null, port: null, maybe: null, labels: { a: null, b: 'x' }, config: { anything: null }, raw: { free: null }, items: [{ name: null }] },
+  };
+  const res = pruneUnknownFields(widget, schema, { objectMeta: meta });
+  assert.deepEqual(res.dropped, []);
+  assert.deepEqual(res.object.metadata, { name: 'w' });
+  assert.deepEqual(res.object.spec, { maybe: null, labels: { b: 'x' }, config: { anything: null }, raw: { free: null }, items: [{}] });
+});
+
 test('without an ObjectMeta schema, an open metadata is kept; nothing to drop answers the same object', async () => {
   const meta = await objectMeta();
   const obj: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', ...({ bogus: 1 } as object) }, spec: { size: 1 } };

@@ -11,6 +11,11 @@
  * scalar values are leaves; embedded resources keep `apiVersion` and `kind` and prune their
  * `metadata` as ObjectMeta. Values of the wrong type are left for the server to reject.
  *
+ * A `null` in a field whose schema is not `nullable` is left out, silently, as the API server
+ * itself leaves it out when it creates or updates the object (Helm's and OLM's way to apply);
+ * server-side apply would refuse it in a custom resource (`must be of type string: "null"`),
+ * and for built-in kinds null and absent mean the same.
+ *
  * A key that matches a declared field but for its case (`apigroups` for `apiGroups`) is renamed
  * rather than dropped, when the object does not have that field already: OLM decodes what a CSV
  * embeds (permissions, deployments) with Go's JSON decoder, which matches names that way.
@@ -43,6 +48,7 @@ interface Flat {
   preserve: boolean;
   embedded: boolean;
   intOrString: boolean;
+  nullable: boolean;
   listMapKeys: string[];
 }
 
@@ -83,6 +89,7 @@ class Walker {
     for (const [key, v] of Object.entries(value)) {
       const at = join(path, key);
       const declared = flat.properties.get(key);
+      if (nullLeftOut(v, declared, flat)) continue;
       if (resource && key === 'metadata') out[key] = this.metadata(v, declared, at);
       else if (declared !== undefined) out[key] = this.prune(v, declared, at, false);
       else if (resource && (key === 'apiVersion' || key === 'kind')) out[key] = v;
@@ -111,7 +118,7 @@ class Walker {
 }
 
 function flatten(ref: Ref): Flat | undefined {
-  const flat: Flat = { properties: new Map(), additional: undefined, items: undefined, preserve: false, embedded: false, intOrString: false, listMapKeys: [] };
+  const flat: Flat = { properties: new Map(), additional: undefined, items: undefined, preserve: false, embedded: false, intOrString: false, nullable: false, listMapKeys: [] };
   let known = false;
   const visit = (node: unknown, resolve: Ref['resolve'], depth: number): void => {
     if (!isRecord(node) || depth > MAX_REF_DEPTH) return;
@@ -128,11 +135,20 @@ function flatten(ref: Ref): Flat | undefined {
     if (node['x-kubernetes-preserve-unknown-fields'] === true) flat.preserve = true;
     if (node['x-kubernetes-embedded-resource'] === true) flat.embedded = true;
     if (node['x-kubernetes-int-or-string'] === true || node.format === 'int-or-string') flat.intOrString = true;
+    if (node.nullable === true) flat.nullable = true;
     const keys = node['x-kubernetes-list-map-keys'];
     if (Array.isArray(keys) && flat.listMapKeys.length === 0) flat.listMapKeys = keys.filter((k): k is string => typeof k === 'string');
   };
   visit(ref.node, ref.resolve, 0);
   return known ? flat : undefined;
+}
+
+/** A null the API server leaves out: its field (declared, or under an additionalProperties schema) is not `nullable`. */
+function nullLeftOut(value: unknown, declared: Ref | undefined, parent: Flat): boolean {
+  if (value !== null) return false;
+  const ref = declared ?? (typeof parent.additional === 'object' ? parent.additional : undefined);
+  const flat = ref === undefined ? undefined : flatten(ref);
+  return flat !== undefined && !flat.nullable;
 }
 
 /** The declared field `key` names but for case, when `value` does not have that field itself. */

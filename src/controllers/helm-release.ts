@@ -16,6 +16,7 @@ import { Applier, ApplyRefusedError } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
+import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, type KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import type { Logger } from 'pino';
@@ -151,7 +152,16 @@ interface State {
 }
 
 export class HelmReleaseReconciler implements Reconciler {
-  constructor(private readonly o: HelmReleaseReconcilerOptions) {}
+  /**
+   * The server's schemas, shared by every reconcile: what they do not declare is dropped and a
+   * null where no null is allowed left out, as the API server does when Helm creates objects,
+   * where server-side apply would refuse them.
+   */
+  private readonly schemas: OpenApiSchemas;
+
+  constructor(private readonly o: HelmReleaseReconcilerOptions) {
+    this.schemas = new OpenApiSchemas(o.client);
+  }
 
   private get apiVersion(): string {
     return this.o.kind.group === '' ? this.o.kind.version : `${this.o.kind.group}/${this.o.kind.version}`;
@@ -180,7 +190,7 @@ export class HelmReleaseReconciler implements Reconciler {
       annotations,
       release,
       owner: { kind: this.o.kind.kind, name: release.name },
-      applier: new Applier({ client: this.installClient(), logger }),
+      applier: new Applier({ client: this.installClient(), logger, schemas: this.schemas }),
       periodMs: parseDuration(annotations[ANNOTATIONS.reconcilePeriod] ?? '') ?? this.o.kind.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS,
     };
     const steps: Step<State>[] = [
