@@ -150,7 +150,7 @@ async function loadChart(o: HelmBundleOptions, engine: HelmEngine, work: string)
   }
   const root = charts[0];
   if (root === undefined) throw new InputError('HELM_BUNDLE_CHART', 'Helm found no chart', { file: o.chart });
-  if (root.metadata.type === 'library') throw new InputError('HELM_BUNDLE_CHART', 'a library chart renders nothing and cannot be installed', { file: join(o.chart, 'Chart.yaml') });
+  if (root.metadata.type === 'library') throw new InputError('HELM_BUNDLE_CHART', 'a library chart renders nothing and cannot be installed', { file: dir === o.chart ? join(dir, 'Chart.yaml') : o.chart });
   const image = o.image ?? `ghcr.io/binnacle-dev/binnacle:${await binnacleVersion()}`;
   if (!isValidImageReference(image)) throw new UsageError(`--image ${image}: not a valid image reference`);
   return {
@@ -165,11 +165,18 @@ async function loadChart(o: HelmBundleOptions, engine: HelmEngine, work: string)
   };
 }
 
-function planKinds(o: HelmBundleOptions, c: Chart): KindPlan[] {
-  if (o.kinds.length === 0) throw new UsageError('--kind is required: name the custom resource kind the chart serves (e.g. --kind Pelorus)');
-  const plans: KindPlan[] = [];
+/** One `--kind` flag: the kind, and the subchart's dependency path when it names one. */
+interface KindFlag {
+  spec: string;
+  kind: string;
+  subchart?: string[];
+}
+
+/** Checks the `--kind` flags before anything is loaded. */
+function parseKindFlags(kinds: readonly string[]): KindFlag[] {
+  if (kinds.length === 0) throw new UsageError('--kind is required: name the custom resource kind the chart serves (e.g. --kind Pelorus)');
   const seen = new Set<string>();
-  for (const spec of o.kinds) {
+  return kinds.map((spec) => {
     const eq = spec.indexOf('=');
     const kind = eq < 0 ? spec : spec.slice(0, eq);
     const path = eq < 0 ? undefined : spec.slice(eq + 1);
@@ -179,21 +186,30 @@ function planKinds(o: HelmBundleOptions, c: Chart): KindPlan[] {
     }
     if (seen.has(kind)) throw new UsageError(`--kind ${spec}: kind ${kind} is given twice`);
     seen.add(kind);
-    if (path === undefined) {
-      plans.push({ spec, kind, desc: c.root, archive: `${dnsLabel(c.root.metadata.name)}.tgz` });
-      continue;
-    }
-    const deps = dependencyPath(path);
-    if (deps === undefined) throw new UsageError(`--kind ${spec}: ${JSON.stringify(path)} is not a subchart path such as charts/exporters (or charts/a/charts/b)`);
-    const desc = c.charts.find((d) => d.path === [c.root.path, ...deps.map((x) => `charts/${x}`)].join('/')) ?? byAlias(c, deps);
+    if (path === undefined) return { spec, kind };
+    const subchart = dependencyPath(path);
+    if (subchart === undefined) throw new UsageError(`--kind ${spec}: ${JSON.stringify(path)} is not a subchart path such as charts/exporters (or charts/a/charts/b)`);
+    return { spec, kind, subchart };
+  });
+}
+
+/** The file errors about the chart's dependencies name: its Chart.yaml, or the archive. */
+function chartFile(o: HelmBundleOptions, c: Chart): string {
+  return c.dir === o.chart ? join(o.chart, 'Chart.yaml') : o.chart;
+}
+
+/** Each kind with the chart (or subchart) that serves it. */
+function planKinds(o: HelmBundleOptions, c: Chart, flags: readonly KindFlag[]): KindPlan[] {
+  return flags.map(({ spec, kind, subchart }) => {
+    if (subchart === undefined) return { spec, kind, desc: c.root, archive: `${dnsLabel(c.root.metadata.name)}.tgz` };
+    const desc = c.charts.find((d) => d.path === [c.root.path, ...subchart.map((x) => `charts/${x}`)].join('/')) ?? byAlias(c, subchart);
     if (desc === undefined) {
       const have = c.charts.filter((d) => d.path.startsWith(`${c.root.path}/charts/`)).map((d) => d.path.slice(c.root.path.length + 1));
-      throw new InputError('HELM_BUNDLE_SUBCHART', `--kind ${spec}: the chart has no subchart ${deps.join('/')} (it has: ${have.length === 0 ? 'none' : have.join(', ')})`, { file: join(o.chart, 'Chart.yaml') });
+      throw new InputError('HELM_BUNDLE_SUBCHART', `--kind ${spec}: the chart has no subchart ${subchart.join('/')} (it has: ${have.length === 0 ? 'none' : have.join(', ')})`, { file: chartFile(o, c) });
     }
-    if (desc.metadata.type === 'library') throw new InputError('HELM_BUNDLE_SUBCHART', `--kind ${spec}: ${desc.path} is a library chart, which renders nothing`, { file: join(o.chart, 'Chart.yaml') });
-    plans.push({ spec, kind, desc, subchart: deps, archive: `${dnsLabel(c.root.metadata.name)}-${deps.map(dnsLabel).join('-')}.tgz` });
-  }
-  return plans;
+    if (desc.metadata.type === 'library') throw new InputError('HELM_BUNDLE_SUBCHART', `--kind ${spec}: ${desc.path} is a library chart, which renders nothing`, { file: chartFile(o, c) });
+    return { spec, kind, desc, subchart, archive: `${dnsLabel(c.root.metadata.name)}-${subchart.map(dnsLabel).join('-')}.tgz` };
+  });
 }
 
 /** A subchart named by an alias its parent gives it (one level at a time). */
@@ -285,7 +301,7 @@ async function packageCharts(o: HelmBundleOptions, engine: HelmEngine, c: Chart,
       try {
         source = await subchartSource(engine, c.dir, p.subchart, work);
       } catch (err) {
-        throw new InputError('HELM_BUNDLE_SUBCHART', `--kind ${p.spec}: ${errorMessage(err)}`, { file: join(o.chart, 'charts'), cause: err });
+        throw new InputError('HELM_BUNDLE_SUBCHART', `--kind ${p.spec}: ${errorMessage(err)}`, { file: chartFile(o, c), cause: err });
       }
     }
     const bytes = source.type === 'archive' ? await readFile(source.file) : await packageChartDir(source.dir, p.desc.metadata.name);
@@ -423,8 +439,9 @@ export async function helmBundle(o: HelmBundleOptions): Promise<HelmBundleResult
   const work = await mkdtemp(join(tmpdir(), 'binnacle-helm-bundle-'));
   const notes: string[] = [];
   try {
+    const flags = parseKindFlags(o.kinds);
     const chart = await loadChart(o, engine, work);
-    const plans = planKinds(o, chart);
+    const plans = planKinds(o, chart, flags);
     const built = buildCrds(chart, plans);
     const renders = await render(o, engine, chart, plans);
     const archives = await packageCharts(o, engine, chart, plans, renders, work);
