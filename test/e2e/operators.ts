@@ -6,7 +6,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { pino, type Logger } from 'pino';
 import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
 import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
@@ -20,7 +20,7 @@ import { e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } f
 export const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 
 export interface HarnessOptions {
-  /** Corpus package directories to publish as one catalog. */
+  /** Package directories to publish as one catalog: corpus package names, or absolute paths. */
   packages: string[];
   /** Prefix of the catalog's (unique) name and image repository. */
   prefix: string;
@@ -51,7 +51,7 @@ export class OperatorHarness {
     const dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
     const catalogName = uniqueName(o.prefix);
     const published = await publishPackages({
-      packages: o.packages.map((p) => join(CORPUS, p)),
+      packages: o.packages.map((p) => (isAbsolute(p) ? p : join(CORPUS, p))),
       registry: e2eRegistry(),
       repository: catalogName,
       ...(o.transform === undefined ? {} : { transform: o.transform }),
