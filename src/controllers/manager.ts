@@ -6,6 +6,7 @@
  * `/healthz` `/readyz` are served from the start.
  */
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
@@ -112,6 +113,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const stopAll = new AbortController();
 
   const lead = async (signal: AbortSignal): Promise<void> => {
+    // Every informer, controller and Helm-operator kind listens for the stop: more than Node's default 10.
+    setMaxListeners(0, signal);
     const catalogs = new CatalogRegistry();
     const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
     const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger });
