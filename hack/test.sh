@@ -22,10 +22,12 @@ bash hack/build-tools.sh
 
 step "start the e2e control plane"
 export BINNACLE_E2E_CLUSTER=${BINNACLE_E2E_CLUSTER:-e2e}  # helpers working side by side each name their own
-trap 'node bin/binnacle.js cluster down --name "$BINNACLE_E2E_CLUSTER" >/dev/null 2>&1 || true' EXIT
+clusters=("$BINNACLE_E2E_CLUSTER")
+trap 'for c in "${clusters[@]}"; do node bin/binnacle.js cluster down --name "$c" >/dev/null 2>&1 || true; done' EXIT
+registry_of() { node bin/binnacle.js cluster up --name "$1" -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))'; }
 node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER"
 export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kubeconfig"
-export BINNACLE_E2E_REGISTRY=$(node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER" -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))')
+export BINNACLE_E2E_REGISTRY=$(registry_of "$BINNACLE_E2E_CLUSTER")
 export PATH="$root/.cache/bin:$PATH"
 
 # The slow corpus-wide tests (test/corpus) run beside the rest, in a second test process, and
@@ -48,8 +50,15 @@ run_tests() {  # run_tests TAP FILE...
 set +e
 corpus_pid=""
 if [ ${#corpus[@]} -gt 0 ]; then
+  # A control plane of their own: e2e tests each run a manager, and two managers on one
+  # cluster would reconcile each other's objects.
+  corpus_cluster="$BINNACLE_E2E_CLUSTER-corpus"
+  clusters+=("$corpus_cluster")
+  step "start the corpus tests' control plane"
+  node bin/binnacle.js cluster up --name "$corpus_cluster"
   step "run ${#corpus[@]} corpus test files in the background (their output follows the others')"
-  run_tests "$corpus_tap" "${corpus[@]}" > .cache/corpus-tests.log 2>&1 &
+  BINNACLE_E2E_CLUSTER="$corpus_cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$corpus_cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$corpus_cluster") \
+    run_tests "$corpus_tap" "${corpus[@]}" > .cache/corpus-tests.log 2>&1 &
   corpus_pid=$!
 fi
 step "run ${#files[@]} test files"
