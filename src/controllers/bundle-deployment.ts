@@ -23,8 +23,7 @@ import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFa
 import { RENDERERS, type RenderedBundle } from './renderers.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
-/** The Installed reason of a failed first install that was removed, and how long before it is tried again. */
-const REMOVED_REASON = 'FailedAndRemoved';
+/** How long a failed first install that was removed (Installed=False, Failed, no revision) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
 
 export interface BundleDeploymentReconcilerOptions {
@@ -204,7 +203,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     // A failed first install that was removed is tried again after a pause, not at once: an
     // event (the finalizer this controller just added, say) must not turn removal into a loop.
     const last = s.bd.status?.conditions?.find((c) => c.type === 'Installed');
-    if (last?.reason === REMOVED_REASON && last.observedGeneration === s.bd.metadata.generation) {
+    if (last?.reason === 'Failed' && s.bd.status?.revision === undefined && last.observedGeneration === s.bd.metadata.generation) {
       const since = Date.now() - Date.parse(last.lastTransitionTime);
       if (since >= 0 && since < FAILED_INSTALL_RETRY_MS) return stop({ requeueAfterMs: FAILED_INSTALL_RETRY_MS - since });
     }
@@ -242,7 +241,7 @@ export class BundleDeploymentReconciler implements Reconciler {
       s.conditions.set('Healthy', result.health.healthy, result.health.healthy ? 'Healthy' : 'Unhealthy', result.health.healthy ? 'every object is healthy' : unhealthy.join('; '));
       s.conditions.set('Progressing', false, 'Succeeded', result.message);
     } else {
-      s.conditions.set('Installed', result.status === 'rolled-back', result.status === 'rolled-back' ? 'RolledBack' : result.removed !== undefined ? REMOVED_REASON : 'Failed', result.message);
+      s.conditions.set('Installed', result.status === 'rolled-back', result.status === 'rolled-back' ? 'RolledBack' : 'Failed', result.message);
       s.conditions.set('Healthy', false, 'Unhealthy', unhealthy.join('; ') || result.message);
       s.conditions.set('Progressing', true, 'Retrying', result.message);
     }
