@@ -23,7 +23,7 @@ import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFa
 import { RENDERERS, type RenderedBundle } from './renderers.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
-/** How long a failed first install that was removed (Installed=False, Failed, no revision) waits before it is tried again. */
+/** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
 
 export interface BundleDeploymentReconcilerOptions {
@@ -200,10 +200,10 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   private async apply(s: State): Promise<StepOutcome> {
-    // A failed first install that was removed is tried again after a pause, not at once: an
-    // event (the finalizer this controller just added, say) must not turn removal into a loop.
+    // A failed install (removed or kept) is tried again after a pause, not at once: an event
+    // (the finalizer this controller just added, say) must not turn failure into a loop.
     const last = s.bd.status?.conditions?.find((c) => c.type === 'Installed');
-    if (last?.reason === 'Failed' && s.bd.status?.revision === undefined && last.observedGeneration === s.bd.metadata.generation) {
+    if (last?.reason === 'Failed' && last.observedGeneration === s.bd.metadata.generation) {
       const since = Date.now() - Date.parse(last.lastTransitionTime);
       if (since >= 0 && since < FAILED_INSTALL_RETRY_MS) return stop({ requeueAfterMs: FAILED_INSTALL_RETRY_MS - since });
     }
