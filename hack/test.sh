@@ -78,5 +78,9 @@ for t in "$tap" "$corpus_tap"; do
   pass=$((pass + $(count pass "$t"))); fail=$((fail + $(count fail "$t")))
 done
 echo
+if [ "$fail" -gt 0 ]; then
+  step "failed tests"
+  node hack/tap-failures.mjs "$tap" "$corpus_tap"
+fi
 echo "${pass} passed, ${fail} failed"
 exit $status

@@ -21,6 +21,8 @@ test('Deployment: healthy only when observed, updated and available', () => {
   assert.deepEqual(objectHealth(dep({ ...good, availableReplicas: 0 })), { healthy: false, reason: '0 of 2 replicas available' });
   const stuck = objectHealth(dep({ ...good, conditions: [cond('Progressing', 'False', 'ProgressDeadlineExceeded', 'too slow')] }));
   assert.deepEqual(stuck, { healthy: false, reason: 'rollout stuck: ProgressDeadlineExceeded: too slow' });
+  const refused = objectHealth(dep({ ...good, updatedReplicas: 0, conditions: [cond('ReplicaFailure', 'True', 'FailedCreate', 'pods "x-1" is forbidden: no PriorityClass with name critical was found')] }));
+  assert.deepEqual(refused, { healthy: false, reason: 'pods cannot be created: FailedCreate: pods "x-1" is forbidden: no PriorityClass with name critical was found' });
   // spec.replicas defaults to 1
   const one = obj('apps/v1', 'Deployment', { generation: 1, spec: {}, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } });
   assert.equal(objectHealth(one).healthy, true);

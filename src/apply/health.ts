@@ -56,6 +56,10 @@ export function deploymentHealth(obj: KubeObject): Verdict {
   const want = n(rec(obj.spec).replicas, 1);
   const progressing = condition(obj, 'Progressing');
   if (progressing?.reason === 'ProgressDeadlineExceeded') return notYet(`rollout stuck: ${conditionText(progressing)}`);
+  // The API server refuses the Pods (a missing PriorityClass, a quota, admission): say so, since
+  // no wait will help and the replica counts alone would hide it.
+  const replicaFailure = condition(obj, 'ReplicaFailure');
+  if (replicaFailure?.status === 'True') return notYet(`pods cannot be created: ${conditionText(replicaFailure)}`);
   const updated = n(status.updatedReplicas);
   const available = n(status.availableReplicas);
   const total = n(status.replicas);

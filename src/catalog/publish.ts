@@ -3,6 +3,11 @@
  * community-operators corpus) to a registry, as `opm index add` did: every version becomes a
  * `registry+v1` bundle image, the package renders to FBC pointing at those images by digest,
  * and the whole becomes one catalog image. Used by the demo, the e2e tests and benchmarks.
+ *
+ * Every package is rendered first; then the chosen bundles (all by default) are built and
+ * pushed. A catalog as large as the community corpus thus publishes in the time its installs
+ * need: push only the bundles the resolver will pick, and skip packages that cannot be
+ * published (reported with why) instead of failing the whole catalog.
  */
 import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -10,11 +15,12 @@ import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { ANNOTATION_CHANNELS, ANNOTATION_MANIFESTS, ANNOTATION_MEDIATYPE, ANNOTATION_METADATA, ANNOTATION_PACKAGE, MEDIATYPE_REGISTRY_V1, loadBundleDir } from '../bundle/index.js';
 import { buildImage, pushImage, RegistryClient } from '../oci/index.js';
-import { BinnacleError } from '../util/errors.js';
-import { bundleDirsOf, renderPackageDir } from './package-dir.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { renderPackageDir } from './package-dir.js';
 import { defaultBundleRenderer } from './bundle-dir.js';
 import { buildCatalogImage } from './build.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
+import { validateConfig } from './validate.js';
 import { writeFbcFile } from './write.js';
 
 export interface PublishOptions {
@@ -29,14 +35,35 @@ export interface PublishOptions {
   client?: RegistryClient;
   /** Rewrites a package's FBC before the catalog is built (tests use it to add deprecations). */
   transform?: (cfg: DeclarativeConfig) => void;
+  /**
+   * The names of the bundles to build and push, chosen from the rendered catalog (before
+   * `transform`; images are still tags then). Default: every bundle. The others keep their tag
+   * reference, which is never pushed.
+   */
+  select?: (cfg: DeclarativeConfig) => ReadonlySet<string>;
+  /**
+   * Leave out a package that cannot be published (a bundle that cannot be read, or FBC that
+   * fails validation) and report it in `rejected`, instead of failing the whole publish.
+   */
+  skipInvalid?: boolean;
   onProgress?: (line: string) => void;
 }
 
 export interface PublishResult {
   /** Catalog image by digest. */
   catalog: string;
-  bundles: { package: string; name: string; version: string; image: string }[];
+  /** Every bundle in the catalog; `pushed` is false for those `select` left out. */
+  bundles: { package: string; name: string; version: string; image: string; pushed: boolean }[];
   config: DeclarativeConfig;
+  /** Package directories left out under `skipInvalid`: a stable code and the whole reason. */
+  rejected: { dir: string; code: string; message: string }[];
+}
+
+/** Where a rendered bundle comes from and where it is pushed. */
+interface BundleOrigin {
+  dir: string;
+  pkgDir: string;
+  tag: string;
 }
 
 const BUNDLE_LABELS = {
@@ -74,34 +101,57 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
   const work = await mkdtemp(join(tmpdir(), 'binnacle-publish-'));
   try {
     const merged = emptyDeclarativeConfig();
-    const bundles: PublishResult['bundles'] = [];
+    const rejected: PublishResult['rejected'] = [];
+    const origins = new Map<string, BundleOrigin>();
     for (const pkgDir of o.packages) {
-      const images = new Map<string, string>();
-      const pkgName = basename(pkgDir);
-      for (const dir of await bundleDirsOf(pkgDir)) {
-        const staged = await stageBundle(dir, pkgName, join(work, pkgName)).catch(() => undefined);
-        if (staged === undefined) continue; // the render below reports unreadable bundles
-        const image = await buildImage({ layers: [{ dir: join(staged.root, 'manifests'), prefix: '/manifests' }, { dir: join(staged.root, 'metadata'), prefix: '/metadata' }], labels: staged.labels });
-        const tag = `${o.registry}/${repo}/${pkgName}-bundle:v${staged.version || basename(dir)}`;
-        const pushed = await pushImage(image, tag, client);
-        await rm(image.layoutDir, { recursive: true, force: true });
-        const byDigest = `${o.registry}/${repo}/${pkgName}-bundle@${pushed.digest}`;
-        images.set(dir, byDigest);
-        say(`pushed ${staged.name} as ${tag}`);
-      }
-      const rendered = await renderPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor: (_pkg, b) => images.get(b.dir) });
+      const dirName = basename(pkgDir);
+      const found = new Map<string, BundleOrigin>();
+      // A tag allows [A-Za-z0-9_.-] only: semver build metadata (`+…`) becomes `-`.
+      const tagFor = (b: { dir: string; version: string }): string => `${o.registry}/${repo}/${dirName}-bundle:v${(b.version || basename(b.dir)).replace(/[^A-Za-z0-9_.-]/g, '-')}`;
+      const rendered = await renderPackageDir(pkgDir, {
+        renderBundle: defaultBundleRenderer,
+        imageFor: (_pkg, b) => {
+          found.set(b.name, { dir: b.dir, pkgDir: dirName, tag: tagFor(b) });
+          return tagFor(b);
+        },
+      }).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
       if (rendered.failures.length > 0) {
-        throw new BinnacleError('PUBLISH_PACKAGE_INVALID', `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`);
+        const message = `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`;
+        if (o.skipInvalid !== true) throw new BinnacleError('PUBLISH_PACKAGE_INVALID', message);
+        rejected.push({ dir: pkgDir, code: rendered.failures[0]?.code ?? 'PUBLISH_PACKAGE_INVALID', message });
+        continue;
       }
+      if (o.skipInvalid === true) {
+        const first = validateConfig(rendered.config, `package ${dirName}`).result;
+        const rule = first.errors()[0]?.rule;
+        if (rule !== undefined) {
+          rejected.push({ dir: pkgDir, code: rule, message: first.render() });
+          continue;
+        }
+      }
+      for (const [name, origin] of found) origins.set(name, origin);
       merged.packages.push(...rendered.config.packages);
       merged.channels.push(...rendered.config.channels);
       merged.bundles.push(...rendered.config.bundles);
       merged.deprecations.push(...rendered.config.deprecations);
-      for (const b of rendered.config.bundles) {
-        const v = b.properties.find((p) => p.type === 'olm.package')?.value as { version?: string } | undefined;
-        bundles.push({ package: b.package, name: b.name, version: v?.version ?? '', image: b.image });
-      }
     }
+    const chosen = o.select?.(merged) ?? new Set(merged.bundles.map((b) => b.name));
+    const pushed = new Set<string>();
+    for (const b of merged.bundles) {
+      const origin = origins.get(b.name);
+      if (origin === undefined || !chosen.has(b.name)) continue;
+      const staged = await stageBundle(origin.dir, origin.pkgDir, join(work, origin.pkgDir));
+      const image = await buildImage({ layers: [{ dir: join(staged.root, 'manifests'), prefix: '/manifests' }, { dir: join(staged.root, 'metadata'), prefix: '/metadata' }], labels: staged.labels });
+      const result = await pushImage(image, origin.tag, client);
+      await rm(image.layoutDir, { recursive: true, force: true });
+      b.image = `${origin.tag.slice(0, origin.tag.lastIndexOf(':'))}@${result.digest}`;
+      pushed.add(b.name);
+      say(`pushed ${staged.name} as ${origin.tag}`);
+    }
+    const bundles: PublishResult['bundles'] = merged.bundles.map((b) => {
+      const v = b.properties.find((p) => p.type === 'olm.package')?.value as { version?: string } | undefined;
+      return { package: b.package, name: b.name, version: v?.version ?? '', image: b.image, pushed: pushed.has(b.name) };
+    });
     o.transform?.(merged);
     const fbcDir = join(work, 'catalog');
     await mkdir(fbcDir);
@@ -110,7 +160,7 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
     const built = await buildCatalogImage(fbcDir, { tag, push: true });
     await rm(built.image.layoutDir, { recursive: true, force: true });
     say(`pushed catalog ${tag}`);
-    return { catalog: built.pushed ?? tag, bundles, config: merged };
+    return { catalog: built.pushed ?? tag, bundles, config: merged, rejected };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
