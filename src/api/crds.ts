@@ -88,7 +88,15 @@ export const CLUSTER_CATALOG_CRD = crd({
   description: 'A catalog of operator bundles, pulled from an image and served over HTTP.',
   spec: obj(
     {
-      source: obj({ type: str(undefined, { enum: ['Image'] }), image: obj({ ref: str(), pollIntervalMinutes: int(undefined, { minimum: 1 }), insecure: bool() }, ['ref']) }, ['type', 'image']),
+      source: obj(
+        {
+          type: str('Image: an FBC image; ConfigMaps: FBC files in ConfigMaps (no registry).', { enum: ['Image', 'ConfigMaps'] }),
+          image: obj({ ref: str(), pollIntervalMinutes: int(undefined, { minimum: 1 }), insecure: bool() }, ['ref']),
+          configMaps: arr(obj({ namespace: str(), name: str() }, ['namespace', 'name'])),
+          pollIntervalMinutes: int('ConfigMaps: how often to re-read them.', { minimum: 1 }),
+        },
+        ['type'],
+      ),
       priority: int('Higher wins when catalogs offer the same bundle.', { default: 0 }),
       availabilityMode: str(undefined, { enum: ['Available', 'Unavailable'], default: 'Available' }),
     },

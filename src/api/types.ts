@@ -11,7 +11,13 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 // --- ClusterCatalog -------------------------------------------------------------
 
 export interface ClusterCatalogSpec {
-  source: { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean } };
+  /**
+   * An FBC image, or ConfigMaps whose keys are FBC files (`binnacle run bundle DIR`: no registry;
+   * re-read when the catalog's annotations change or every poll interval).
+   */
+  source:
+    | { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean } }
+    | { type: 'ConfigMaps'; configMaps: { namespace: string; name: string }[]; pollIntervalMinutes?: number; image?: undefined };
   /** Higher wins when two catalogs offer the same bundle. */
   priority?: number;
   availabilityMode?: 'Available' | 'Unavailable';
@@ -20,7 +26,8 @@ export interface ClusterCatalogSpec {
 export interface ClusterCatalogStatus {
   conditions?: Condition[];
   observedGeneration?: number;
-  resolvedSource?: { type: 'Image'; image: { ref: string } };
+  /** For ConfigMaps, `image.ref` is `configmaps://<namespace>/<names>@<digest of the FBC files>`. */
+  resolvedSource?: { type: 'Image' | 'ConfigMaps'; image: { ref: string } };
   urls?: { base: string };
   lastUnpacked?: string;
 }

@@ -272,7 +272,8 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
     if (b.image === '' && !b.properties.some((p) => p.type === PROP_BUNDLE_OBJECT)) {
       node.error('bundle.image', 'bundle image must be set (or the bundle must carry olm.bundle.object properties)', { field: 'image' });
     }
-    if (b.image !== '' && !isValidImageReference(b.image)) {
+    // `configmaps://ns/name:path,…` names a bundle kept in ConfigMaps (src/source/configmaps-ref.ts).
+    if (b.image !== '' && !isValidImageReference(b.image) && !b.image.startsWith('configmaps://')) {
       node.error('bundle.image', `invalid image pull spec "${b.image}"`, { field: 'image' });
     }
     (b.relatedImages ?? []).forEach((r, i) => {

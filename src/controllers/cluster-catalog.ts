@@ -7,6 +7,7 @@
  *
  * Steps: HandleFinalizer → Validate → Pull → Load → Serve.
  */
+import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -16,6 +17,7 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isNotFound } from '../kube/errors.js';
 import { formatReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
+import { digestTree, fetchConfigMaps, formatConfigMapsImage } from '../source/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
@@ -39,6 +41,10 @@ interface State {
   conditions: Conditions;
   logger: Logger;
   pulled?: PulledImage;
+  /** The resolved reference: the image by digest, or the ConfigMaps with the digest of their files. */
+  resolvedRef?: string;
+  /** A scratch tree (ConfigMaps read), removed when the reconcile ends. */
+  scratch?: string;
 }
 
 export class ClusterCatalogReconciler implements Reconciler {
@@ -59,14 +65,18 @@ export class ClusterCatalogReconciler implements Reconciler {
     const steps: Step<State>[] = [
       { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
       { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Pull', run: (s) => this.pullImage(s) },
+      { name: 'Pull', run: (s) => (s.catalog.spec.source.type === 'ConfigMaps' ? this.readConfigMaps(s) : this.pullImage(s)) },
       { name: 'LoadAndServe', run: (s) => this.loadAndServe(s) },
     ];
-    return runSteps(steps, state, ctx.logger);
+    try {
+      return await runSteps(steps, state, ctx.logger);
+    } finally {
+      if (state.scratch !== undefined) await rm(state.scratch, { recursive: true, force: true });
+    }
   }
 
   private pollMs(c: ClusterCatalog): number | undefined {
-    const m = c.spec.source.image.pollIntervalMinutes;
+    const m = c.spec.source.type === 'ConfigMaps' ? c.spec.source.pollIntervalMinutes : c.spec.source.image.pollIntervalMinutes;
     return m === undefined ? undefined : m * 60_000;
   }
 
@@ -98,12 +108,15 @@ export class ClusterCatalogReconciler implements Reconciler {
   private async validate(s: State): Promise<StepOutcome> {
     const spec = s.catalog.spec as Partial<ClusterCatalog['spec']> | undefined;
     const ref = spec?.source?.image?.ref;
-    if (spec?.source?.type !== 'Image' || typeof ref !== 'string' || ref === '') {
-      s.conditions.set('Progressing', false, 'Blocked', 'spec.source: type must be Image with image.ref set');
+    const configMaps = spec?.source?.type === 'ConfigMaps' ? spec.source.configMaps : undefined;
+    const okImage = spec?.source?.type === 'Image' && typeof ref === 'string' && ref !== '';
+    const okConfigMaps = Array.isArray(configMaps) && configMaps.length > 0;
+    if (!okImage && !okConfigMaps) {
+      s.conditions.set('Progressing', false, 'Blocked', 'spec.source: type must be Image with image.ref set, or ConfigMaps with configMaps listing at least one');
       await this.writeStatus(s);
       return stop();
     }
-    if (spec.availabilityMode === 'Unavailable') {
+    if (spec?.availabilityMode === 'Unavailable') {
       this.o.registry.delete(s.catalog.metadata.name ?? '');
       s.conditions.set('Serving', false, 'Unavailable', 'availabilityMode is Unavailable: the catalog is not served');
       s.conditions.set('Progressing', false, 'Succeeded', 'nothing to do');
@@ -113,10 +126,32 @@ export class ClusterCatalogReconciler implements Reconciler {
     return CONTINUE;
   }
 
+  /** FBC files kept in ConfigMaps: read into a scratch tree, identified by the digest of its files. */
+  private async readConfigMaps(s: State): Promise<StepOutcome> {
+    const source = s.catalog.spec.source;
+    if (source.type !== 'ConfigMaps') return stop();
+    const names = source.configMaps.map((c) => `${c.namespace}/${c.name}`).join(', ');
+    s.scratch = join(this.o.storeDir, s.catalog.metadata.name ?? '', `.configmaps-${randomBytes(6).toString('hex')}`);
+    try {
+      await fetchConfigMaps({ type: 'configMaps', configMaps: source.configMaps }, s.scratch, { client: this.o.client, maxBytes: 256 * 1024 * 1024 });
+      const { digest } = await digestTree(s.scratch);
+      s.pulled = { digest, dir: s.scratch, labels: { [LABEL_CATALOG_CONFIGS]: '/' } };
+      const first = source.configMaps[0];
+      const sameNamespace = source.configMaps.every((c) => c.namespace === first?.namespace);
+      s.resolvedRef = `${sameNamespace && first !== undefined ? formatConfigMapsImage(first.namespace, source.configMaps) : `configmaps://${names}`}@${digest}`;
+      return CONTINUE;
+    } catch (err) {
+      return this.retry(s, 'Retrying', `reading ConfigMaps ${names}: ${errorMessage(err)}`);
+    }
+  }
+
   private async pullImage(s: State): Promise<StepOutcome> {
-    const image = s.catalog.spec.source.image;
+    const source = s.catalog.spec.source;
+    if (source.type !== 'Image') return stop();
+    const image = source.image;
     try {
       s.pulled = await this.o.pull(image.ref, { insecure: image.insecure === true });
+      s.resolvedRef = formatReference(withDigest(parseReference(image.ref), s.pulled.digest));
       return CONTINUE;
     } catch (err) {
       return this.retry(s, 'Retrying', `pulling ${image.ref}: ${errorMessage(err)}`);
@@ -129,7 +164,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     const name = s.catalog.metadata.name ?? '';
     const priority = s.catalog.spec.priority ?? 0;
     const current = this.o.registry.get(name);
-    const digestRef = formatReference(withDigest(parseReference(s.catalog.spec.source.image.ref), pulled.digest));
+    const digestRef = s.resolvedRef ?? pulled.digest;
     if (current?.digest !== pulled.digest || current.priority !== priority) {
       const configsPath = pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs';
       let loaded: Awaited<ReturnType<typeof loadFbcDir>>;
@@ -149,7 +184,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
     s.conditions.set('Progressing', false, 'Succeeded', 'unpacked and serving the latest content');
     await this.writeStatus(s, {
-      resolvedSource: { type: 'Image', image: { ref: digestRef } },
+      resolvedSource: { type: s.catalog.spec.source.type, image: { ref: digestRef } },
       urls: { base: `${this.o.serverUrl}/catalogs/${name}` },
       lastUnpacked: changed || s.catalog.status?.lastUnpacked === undefined ? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') : s.catalog.status.lastUnpacked,
     });

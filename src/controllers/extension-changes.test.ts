@@ -184,3 +184,20 @@ test('BundleDeployments from before needs were recorded count their owner as nee
   // With its extension gone (deleted without its finalizer), it is an orphan.
   assert.deepEqual(orphans(buildInstalledState([legacy], [])), [legacy.metadata.name]);
 });
+
+test('a catalog bundle kept in ConfigMaps (configmaps:// image) becomes a configMaps source, and an upgrade switches it', () => {
+  const c = new Cluster();
+  const ext = ce('dev', 'dev-op');
+  c.add(ext);
+  const first = c.resolve(ext, [{ ...chosen('dev-op', '1.0.0'), image: 'configmaps://dev/b1-manifests:manifests,b1-metadata:metadata' }]);
+  const bd = first.apply[0];
+  assert.deepEqual(bd?.spec.source, {
+    type: 'configMaps',
+    configMaps: [
+      { namespace: 'dev', name: 'b1-manifests', path: 'manifests' },
+      { namespace: 'dev', name: 'b1-metadata', path: 'metadata' },
+    ],
+  });
+  const next = c.resolve(ext, [{ ...chosen('dev-op', '1.1.0'), image: 'reg/dev-op:1.1.0' }]);
+  assert.deepEqual(next.apply[0]?.spec.source, { type: 'image', image: { ref: 'reg/dev-op:1.1.0' } });
+});

@@ -32,6 +32,7 @@ import {
 import { boundedName } from '../api/names.js';
 import { needLabels, sortNeeds, unitOf, unitsNeededBy, type InstalledState, type InstalledUnit, type Need, type NeedRole } from '../installed/index.js';
 import type { ChosenBundle } from '../resolve/index.js';
+import { parseConfigMapsImage } from '../source/configmaps-ref.js';
 
 const OWNER_KIND = 'ClusterExtension';
 
@@ -122,13 +123,23 @@ function body(state: InstalledState, o: { name: string; pkg: string; holder: str
   };
 }
 
+/**
+ * The source of a catalog bundle's `image`: an OCI image, or ConfigMaps a `configmaps://`
+ * reference names (a catalog served from ConfigMaps, `binnacle run bundle DIR`).
+ */
+function sourceForImage(image: string, base?: BundleDeploymentSpec['source']): BundleDeploymentSpec['source'] {
+  const configMaps = parseConfigMapsImage(image);
+  if (configMaps !== undefined) return { type: 'configMaps', configMaps };
+  return { type: 'image', image: { ...(base?.type === 'image' ? base.image : undefined), ref: image } };
+}
+
 /** The BundleDeployment spec an extension asks for one of its bundles; `base` keeps where a taken-over one runs. */
 function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: string, base?: BundleDeploymentSpec): BundleDeploymentSpec {
   const install = ce.spec.install ?? {};
   const image = b.image !== '' ? b.image : base?.source.image?.ref;
   if (base !== undefined) {
     const spec: BundleDeploymentSpec = structuredClone(base);
-    if (image !== undefined) spec.source = { ...spec.source, type: 'image', image: { ...spec.source.image, ref: image } };
+    if (image !== undefined) spec.source = sourceForImage(image, spec.source);
     if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
     if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
     if (install.config !== undefined) spec.config = install.config;
@@ -138,7 +149,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
     return spec;
   }
   const spec: BundleDeploymentSpec = {
-    source: { type: 'image', image: { ref: image ?? '' } },
+    source: sourceForImage(image ?? ''),
     format: 'registry+v1',
     installNamespace: ce.spec.namespace,
     serviceAccount: { name: ce.spec.serviceAccount.name },

@@ -38,3 +38,5 @@ export { unpackSource, describeSource } from './unpack.js';
 export { gcSources, treeDir, commitTree, workDir, type GcSourcesResult } from './cache.js';
 export { digestTree, copyTree, UnsafeTreeEntryError, DEFAULT_MAX_TREE_BYTES, type TreeDigest, type TreeLimits, type TreeEntryReason } from './tree.js';
 export { parseDockerConfig } from './image.js';
+export { fetchConfigMaps } from './configmaps.js';
+export { CONFIGMAPS_IMAGE_SCHEME, formatConfigMapsImage, parseConfigMapsImage } from './configmaps-ref.js';
