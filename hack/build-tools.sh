@@ -5,6 +5,7 @@
 #
 # usage: hack/build-tools.sh [NAME...]   (default: every tool)
 # names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm
+#        openshift-api (not built by default: the OpenShift API manifests for `cluster up --openshift`)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -70,14 +71,50 @@ for t in "${tools[@]}"; do
       # Helm's engine as WebAssembly (hack/helm-wasm), for src/helm/engine.ts. Rebuilt when its
       # sources change; Go's wasm_exec.js must come from the same Go that built the module.
       wasm_dir=${BINNACLE_HELM_WASM_DIR:-$root/.cache/helm-wasm}
-      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/main.go" | sha256sum | cut -c1-16)-$(go env GOVERSION)
+      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/main.go" "$root/hack/helm-wasm/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)
       if [ ! -s "$wasm_dir/helm.wasm" ] || [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" != "$stamp" ]; then
         echo "build-tools: building Helm's engine for WebAssembly (hack/helm-wasm)" >&2
         mkdir -p "$wasm_dir"
-        (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
+        # sprig's RSA key generation goes to the host (hack/helm-wasm/overlay/sprig_hostkey.go.in):
+        # the build uses a copy of the pinned sprig module, changed in exactly its four
+        # rsa.GenerateKey calls, through a `replace` in a generated go.mod (-modfile).
+        work="$wasm_dir/build"; rm -rf "$work"; mkdir -p "$work"
+        sprig=$(cd "$root/hack/helm-wasm" && go mod download -json github.com/Masterminds/sprig/v3 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+        cp -r "$sprig" "$work/sprig"; chmod -R u+w "$work/sprig"
+        sed -i 's/rsa\.GenerateKey(/binnacleGenerateRSAKey(/g' "$work/sprig/crypto.go"
+        calls=$(grep -c 'binnacleGenerateRSAKey(' "$work/sprig/crypto.go" || true)
+        if [ "$calls" != 4 ]; then echo "build-tools: expected 4 rsa.GenerateKey calls in $sprig/crypto.go, found $calls: update hack/helm-wasm/overlay" >&2; exit 1; fi
+        cp "$root/hack/helm-wasm/overlay/sprig_hostkey.go.in" "$work/sprig/binnacle_hostkey.go"
+        cp "$root/hack/helm-wasm/go.sum" "$work/go.sum"
+        { cat "$root/hack/helm-wasm/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; } > "$work/go.mod"
+        (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
+        rm -rf "$work"
         cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$wasm_dir/wasm_exec.js"
         mv "$wasm_dir/helm.wasm.tmp" "$wasm_dir/helm.wasm"
         echo "$stamp" > "$wasm_dir/stamp"
+      fi ;;
+    openshift-api)
+      # The OpenShift APIs' CRD manifests, copied from the github.com/openshift/api module pinned in
+      # hack/openshift-api/go.mod (verified against its go.sum), with its OpenAPI definitions for the
+      # APIs OpenShift serves itself (ImageStream, BuildConfig), from which src/cluster/openshift.ts
+      # derives their CRDs. Refreshed when the pin changes.
+      os_dir=${BINNACLE_OPENSHIFT_API_DIR:-$root/.cache/openshift-api}
+      os_version=$(awk '$1=="require" && $2=="github.com/openshift/api"{print $3; exit}' "$root/hack/openshift-api/go.mod")
+      if [ "$(cat "$os_dir/version" 2>/dev/null)" != "$os_version" ]; then
+        echo "build-tools: copying the OpenShift API manifests from github.com/openshift/api $os_version" >&2
+        moddir=$(cd "$root/hack/openshift-api" && go mod download -json github.com/openshift/api | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+        [ -n "$moddir" ] || { echo "build-tools: could not download github.com/openshift/api $os_version" >&2; exit 1; }
+        rm -rf "$os_dir.tmp" && mkdir -p "$os_dir.tmp/crds"
+        (cd "$moddir" && cp config/v1/zz_generated.crd-manifests/0000_00_cluster-version-operator_01_clusterversions-Default.crd.yaml \
+            config/v1/zz_generated.crd-manifests/0000_10_config-operator_01_infrastructures-Default.crd.yaml \
+            config/v1/zz_generated.crd-manifests/0000_03_config-operator_01_proxies.crd.yaml \
+            route/v1/zz_generated.crd-manifests/routes.crd.yaml \
+            security/v1/zz_generated.crd-manifests/0000_03_config-operator_01_securitycontextconstraints.crd.yaml \
+            console/v1/zz_generated.crd-manifests/*.crd.yaml "$os_dir.tmp/crds/")
+        cp "$moddir/openapi/openapi.json" "$os_dir.tmp/openapi.json"
+        chmod -R u+w "$os_dir.tmp"
+        echo "$os_version" > "$os_dir.tmp/version"
+        rm -rf "$os_dir" && mv "$os_dir.tmp" "$os_dir"
       fi ;;
     kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) ;;
     *) echo "build-tools: unknown tool '$t'" >&2; exit 2 ;;

@@ -8,6 +8,8 @@
  *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error }.
  * Go's `lookup` calls globalThis.binnacleHelmHost.request(method, host, path, body), where host
  * is `call-<id>`: the render the request belongs to, so the parent can use that render's client.
+ * sprig's key generation calls globalThis.binnacleHelmHost.generateRSAKey(bits) (see
+ * hack/helm-wasm/overlay).
  */
 export const WORKER_SOURCE = String.raw`
 'use strict';
@@ -18,6 +20,11 @@ require(workerData.glue);
 const lookups = new Map();
 let nextLookup = 1;
 globalThis.binnacleHelmHost = {
+  // sprig's RSA keys (genCA, genPrivateKey, gen*Cert), from OpenSSL: PKCS#1 DER, which Go parses.
+  generateRSAKey(bits) {
+    const { privateKey } = require('node:crypto').generateKeyPairSync('rsa', { modulusLength: bits, publicKeyEncoding: { type: 'pkcs1', format: 'der' }, privateKeyEncoding: { type: 'pkcs1', format: 'der' } });
+    return new Uint8Array(privateKey);
+  },
   request(method, host, path, body) {
     const id = Number(String(host).replace(/^call-/, ''));
     return new Promise((resolve, reject) => {
