@@ -39,12 +39,18 @@ else
   mapfile -t corpus < <(find test/corpus -name '*.test.ts' | sort)
 fi
 mkdir -p .cache
+# Unit tests (src/) need no cluster and run side by side. The end-to-end tests each run a
+# manager against the one control plane, and two managers would reconcile each other's objects:
+# they run one file at a time, on a machine of any size.
+units=(); e2es=()
+for f in "${files[@]}"; do case "$f" in src/*|./src/*) units+=("$f") ;; *) e2es+=("$f") ;; esac; done
 tap=".cache/test-results-$BINNACLE_E2E_CLUSTER.tap"  # one per cluster: side-by-side runs do not mix their counts
+unit_tap=".cache/test-results-$BINNACLE_E2E_CLUSTER-unit.tap"
 corpus_tap=".cache/test-results-$BINNACLE_E2E_CLUSTER-corpus.tap"
-rm -f "$tap" "$corpus_tap"
-run_tests() {  # run_tests TAP FILE...
-  local out=$1; shift
-  node --import tsx --test --test-reporter=spec --test-reporter-destination=stdout \
+rm -f "$tap" "$unit_tap" "$corpus_tap"
+run_tests() {  # run_tests TAP CONCURRENCY FILE...   (CONCURRENCY "" = node's default)
+  local out=$1 concurrency=$2; shift 2
+  node --import tsx --test ${concurrency:+--test-concurrency=$concurrency} --test-reporter=spec --test-reporter-destination=stdout \
     --test-reporter=tap --test-reporter-destination="$out" "$@"
 }
 set +e
@@ -58,12 +64,18 @@ if [ ${#corpus[@]} -gt 0 ]; then
   node bin/binnacle.js cluster up --name "$corpus_cluster"
   step "run ${#corpus[@]} corpus test files in the background (their output follows the others')"
   BINNACLE_E2E_CLUSTER="$corpus_cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$corpus_cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$corpus_cluster") \
-    run_tests "$corpus_tap" "${corpus[@]}" > .cache/corpus-tests.log 2>&1 &
+    run_tests "$corpus_tap" 1 "${corpus[@]}" > .cache/corpus-tests.log 2>&1 &
   corpus_pid=$!
 fi
-step "run ${#files[@]} test files"
-run_tests "$tap" "${files[@]}"
-status=$?
+status=0
+if [ ${#units[@]} -gt 0 ]; then
+  step "run ${#units[@]} unit test files"
+  run_tests "$unit_tap" "" "${units[@]}" || status=$?
+fi
+if [ ${#e2es[@]} -gt 0 ]; then
+  step "run ${#e2es[@]} end-to-end test files, one at a time"
+  run_tests "$tap" 1 "${e2es[@]}" || status=$?
+fi
 if [ -n "$corpus_pid" ]; then
   wait "$corpus_pid"; corpus_status=$?
   step "corpus tests"
@@ -73,14 +85,14 @@ fi
 set -e
 count() { awk -v k="$1" '$1=="#" && $2==k {n=$3} END {print n+0}' "${@:2}" /dev/null; }
 pass=0; fail=0
-for t in "$tap" "$corpus_tap"; do
+for t in "$unit_tap" "$tap" "$corpus_tap"; do
   [ -f "$t" ] || continue
   pass=$((pass + $(count pass "$t"))); fail=$((fail + $(count fail "$t")))
 done
 echo
 if [ "$fail" -gt 0 ]; then
   step "failed tests"
-  node hack/tap-failures.mjs "$tap" "$corpus_tap"
+  node hack/tap-failures.mjs "$unit_tap" "$tap" "$corpus_tap"
 fi
 echo "${pass} passed, ${fail} failed"
 exit $status
