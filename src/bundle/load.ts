@@ -11,6 +11,7 @@ import { basename, dirname, join } from 'node:path';
 import { InputError, type Problem } from '../util/errors.js';
 import { Decoder, isRecord, typeName } from './decode.js';
 import { CSV_KIND, decodeCsv } from './csv.js';
+import { csvNameErrors } from './validate-csv.js';
 import { parseYamlDocuments } from './yaml-docs.js';
 import {
   ANNOTATION_CHANNELS,
@@ -54,6 +55,8 @@ export interface LoadOptions {
 }
 
 const YAML_FILE = /\.(ya?ml|json)$/i;
+/** A package manifest: `package.yaml` or `<name>.package.yaml`, as opm finds them. */
+export const PACKAGE_FILE = /(^|\.)package\.ya?ml$/i;
 
 export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promise<RegistryV1Bundle> {
   const st = await stat(dir).catch(() => undefined);
@@ -69,17 +72,26 @@ export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promis
   for (const crd of crds) checkCrdShape(crd, problems);
 
   let packageName = meta.annotations?.packageName ?? opts.packageName;
-  if (packageName === undefined && !hasManifests) packageName = await packageNameFromParent(dir);
-  if (hasManifests && meta.annotations === undefined && opts.packageName === undefined) {
+  // Without annotations the package comes from a package manifest (`package.yaml` or
+  // `*.package.yaml`) next to the manifests or one level up, as opm's directory loader finds it.
+  if (packageName === undefined) packageName = (hasManifests ? await packageNameIn(dir) : undefined) ?? (await packageNameFromParent(dir));
+  if (hasManifests && meta.annotations === undefined && packageName === undefined) {
     problems.push({
       severity: 'error',
       rule: 'bundle.no-annotations',
-      message: `metadata/annotations.yaml with "annotations.${ANNOTATION_PACKAGE}" is required`,
+      message: `metadata/annotations.yaml with "annotations.${ANNOTATION_PACKAGE}" is required (or a package.yaml / <name>.package.yaml naming the package)`,
       file: 'metadata/annotations.yaml',
     });
   }
   const errors = problems.filter((p) => p.severity === 'error');
-  if (errors.length > 0 || csv === undefined) throw new BundleLoadError(dir, errors);
+  if (errors.length > 0 || csv === undefined) {
+    // The CSV's name is still checked, so one run reports it with the load problems.
+    const named = objects.find((o) => o.kind === CSV_KIND);
+    if (named !== undefined) {
+      for (const e of csvNameErrors(named.name)) errors.push({ severity: 'error', rule: 'csv.name', message: `metadata.name "${named.name}" ${e}`, file: named.file, field: 'metadata.name' });
+    }
+    throw new BundleLoadError(dir, errors);
+  }
 
   return {
     dir,
@@ -243,8 +255,12 @@ function propertyList(d: Decoder, doc: Record<string, unknown>, key: string): Bu
 
 /** Package-manifest layout: `<pkg>/<version>/` next to `<pkg>/<pkg>.package.yaml`. */
 async function packageNameFromParent(dir: string): Promise<string | undefined> {
-  const parent = dirname(dir);
-  const candidates = (await listFiles(parent)).filter((n) => /\.package\.ya?ml$/.test(n));
+  return packageNameIn(dirname(dir));
+}
+
+/** The `packageName` of the package manifest in `parent`, preferring `<parent>.package.yaml`. */
+async function packageNameIn(parent: string): Promise<string | undefined> {
+  const candidates = (await listFiles(parent)).filter((n) => PACKAGE_FILE.test(n));
   const file = candidates.find((n) => n.startsWith(`${basename(parent)}.`)) ?? candidates[0];
   if (file === undefined) return undefined;
   const parsed = parseYamlDocuments(await readFile(join(parent, file), 'utf8'), file);

@@ -118,10 +118,32 @@ function checkVersions({ crd, spec, r, v1, at }: CrdCtx): void {
 
 function checkConversion({ spec, r, v1, at }: CrdCtx): void {
   const conv = isRecord(spec.conversion) ? spec.conversion : undefined;
-  if (conv !== undefined) {
-    if (conv.strategy !== 'None' && conv.strategy !== 'Webhook') r.error('crd.conversion', `strategy must be None or Webhook, got ${JSON.stringify(conv.strategy)}`, at('spec.conversion.strategy'));
-    if (v1 && conv.strategy === 'Webhook' && !isRecord(conv.webhook)) r.error('crd.conversion', 'is required for the Webhook strategy', at('spec.conversion.webhook'));
+  if (conv !== undefined) conversionWebhook(conv, v1, r, at);
+  preserveUnknownFields(spec, v1, r, at);
+}
+
+function conversionWebhook(conv: JsonObject, v1: boolean, r: ValidationResult, at: CrdCtx['at']): void {
+  // Both versions default an unset strategy to None.
+  const strategy = conv.strategy === undefined || conv.strategy === '' ? 'None' : conv.strategy;
+  if (strategy !== 'None' && strategy !== 'Webhook') r.error('crd.conversion', `spec.conversion.strategy: Unsupported value: ${JSON.stringify(strategy)}: supported values: "None", "Webhook"`, at('spec.conversion.strategy'));
+  const hook = v1 ? (isRecord(conv.webhook) ? conv.webhook : undefined) : conv;
+  const clientKey = v1 ? 'spec.conversion.webhook.clientConfig' : 'spec.conversion.webhookClientConfig';
+  const crvKey = v1 ? 'spec.conversion.webhook.conversionReviewVersions' : 'spec.conversion.conversionReviewVersions';
+  const client = hook === undefined ? undefined : v1 ? hook.clientConfig : hook.webhookClientConfig;
+  let crv = hook?.conversionReviewVersions;
+  if (strategy === 'Webhook') {
+    if (!isRecord(client)) r.error('crd.conversion', `${clientKey}: Required value: required when strategy is set to Webhook`, at(clientKey));
+    else if ((client.url === undefined) === (client.service === undefined)) r.error('crd.conversion', `${clientKey}: Required value: exactly one of url or service is required`, at(clientKey));
+    // v1beta1 defaults the review versions of a webhook to [v1beta1]; v1 has no default.
+    if (!v1 && (crv === undefined || crv === null || (Array.isArray(crv) && crv.length === 0))) crv = ['v1beta1'];
+    conversionReviewVersions(crv, crvKey, r, at);
+  } else {
+    if (client !== undefined && client !== null) r.error('crd.conversion', `${clientKey}: Forbidden: should not be set when strategy is not set to Webhook`, at(clientKey));
+    if (Array.isArray(crv) && crv.length > 0) r.error('crd.conversion', `${crvKey}: Forbidden: should not be set when strategy is not set to Webhook`, at(crvKey));
   }
+}
+
+function preserveUnknownFields(spec: JsonObject, v1: boolean, r: ValidationResult, at: CrdCtx['at']): void {
   if (v1 && spec.preserveUnknownFields === true) {
     r.error('crd.preserve-unknown-fields', 'must be false in apiextensions.k8s.io/v1; use x-kubernetes-preserve-unknown-fields in the schema', at('spec.preserveUnknownFields'));
   } else if (!v1 && spec.preserveUnknownFields !== false) {
@@ -132,6 +154,29 @@ function checkConversion({ spec, r, v1, at }: CrdCtx): void {
       'is true (the v1beta1 default), which Kubernetes 1.22+ refuses; Binnacle installs it as x-kubernetes-preserve-unknown-fields: true on each version schema',
       at('spec.preserveUnknownFields'),
     );
+  }
+}
+
+const ACCEPTED_REVIEW_VERSIONS = ['v1', 'v1beta1'];
+
+/** The API server's rules for `conversionReviewVersions` of a webhook conversion. */
+function conversionReviewVersions(crv: unknown, key: string, r: ValidationResult, at: CrdCtx['at']): void {
+  const list = Array.isArray(crv) ? crv.map((v) => (typeof v === 'string' ? v : String(v))) : [];
+  if (list.length === 0) {
+    r.error('crd.conversion-review-versions', `${key}: Required value: must include at least one of v1, v1beta1`, at(key));
+    return;
+  }
+  const seen = new Set<string>();
+  list.forEach((v, i) => {
+    if (seen.has(v)) {
+      r.error('crd.conversion-review-versions', `${key}[${i}]: Invalid value: ${JSON.stringify(v)}: duplicate version`, at(`${key}[${i}]`));
+      return;
+    }
+    seen.add(v);
+    if (!DNS1035_LABEL.test(v) || v.length > 63) r.error('crd.conversion-review-versions', `${key}[${i}]: Invalid value: ${JSON.stringify(v)}: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`, at(`${key}[${i}]`));
+  });
+  if (!list.some((v) => ACCEPTED_REVIEW_VERSIONS.includes(v))) {
+    r.error('crd.conversion-review-versions', `${key}: Invalid value: ${JSON.stringify(list)}: must include at least one of v1, v1beta1`, at(key));
   }
 }
 

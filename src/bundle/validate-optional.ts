@@ -7,9 +7,13 @@ import type { ValidationResult } from '../util/errors.js';
 import { isRecord, type JsonObject } from './decode.js';
 import { compareVersions, isStrictSemver, parseTolerant } from './semver-strict.js';
 import type { RegistryV1Bundle } from './types.js';
+import { allowedCategories, communityValidator, objectValidator, operatorGroupValidator, REMOVED_1_22 } from './validate-community.js';
 
+/** The `operatorframework` suite (operator-sdk's `--select-optional suite=operatorframework`). */
 export const OPTIONAL_VALIDATORS = ['operatorhub', 'capabilities', 'categories', 'good-practices', 'alpha-deprecated-apis'] as const;
-export type OptionalValidator = (typeof OPTIONAL_VALIDATORS)[number];
+/** Every optional validator, each selectable with `name=`. */
+export const ALL_OPTIONAL_VALIDATORS = [...OPTIONAL_VALIDATORS, 'operatorhubv2', 'community', 'object', 'operatorgroup'] as const;
+export type OptionalValidator = (typeof ALL_OPTIONAL_VALIDATORS)[number];
 
 const CATEGORIES = new Set([
   'AI/Machine Learning', 'Application Runtime', 'Big Data', 'Cloud Provider', 'Developer Tools', 'Database',
@@ -18,7 +22,15 @@ const CATEGORIES = new Set([
 ]);
 const CAPABILITIES = new Set(['Basic Install', 'Seamless Upgrades', 'Full Lifecycle', 'Deep Insights', 'Auto Pilot']);
 const ICON_TYPES = new Set(['image/gif', 'image/jpeg', 'image/png', 'image/svg+xml']);
-const EMAIL = /^[^\s@<>()]+@[^\s@<>()]+$/;
+// An RFC 5322 addr-spec (dot-atom or quoted local part), as Go's net/mail reads it.
+const ATOM = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const ADDR_SPEC = `(?:${ATOM}(?:\\.${ATOM})*|"(?:[^"\\\\]|\\\\.)*")@${ATOM}(?:\\.${ATOM})*`;
+const MAIL_ADDRESS = new RegExp(`^\\s*(?:${ADDR_SPEC}|(?:[^<>@]*|"[^"]*")\\s*<${ADDR_SPEC}>)\\s*$`);
+
+/** Go's `mail.ParseAddress`: `a@b.c`, or `Name <a@b.c>`. */
+export function isMailAddress(s: string): boolean {
+  return MAIL_ADDRESS.test(s);
+}
 
 function specOf(b: RegistryV1Bundle): JsonObject {
   return isRecord(b.csv.raw.spec) ? b.csv.raw.spec : {};
@@ -27,29 +39,59 @@ function specOf(b: RegistryV1Bundle): JsonObject {
 export function runOptional(name: OptionalValidator, b: RegistryV1Bundle, r: ValidationResult, k8sVersion?: string): void {
   switch (name) {
     case 'operatorhub':
+      // The first operatorhub validator also checks capabilities and categories.
+      operatorHub(b, r);
+      capabilities(b, r);
+      categories(b, r);
+      return;
+    case 'operatorhubv2':
       operatorHub(b, r);
       return;
-    case 'capabilities': {
-      const c = b.csv.annotations.capabilities;
-      if (c !== undefined && !CAPABILITIES.has(c)) {
-        r.error('capabilities', `"${c}" is not a capability level (${[...CAPABILITIES].join(', ')})`, { file: b.csv.file, field: 'metadata.annotations.capabilities' });
-      }
+    case 'capabilities':
+      capabilities(b, r);
       return;
-    }
-    case 'categories': {
-      const c = b.csv.annotations.categories;
-      if (c === undefined) return;
-      for (const cat of c.split(',').map((x) => x.trim())) {
-        if (!CATEGORIES.has(cat)) r.error('categories', `"${cat}" is not a standard category`, { file: b.csv.file, field: 'metadata.annotations.categories' });
-      }
+    case 'categories':
+      categories(b, r);
       return;
-    }
+    case 'community':
+      communityValidator(b, r);
+      return;
+    case 'object':
+      objectValidator(b, r);
+      return;
+    case 'operatorgroup':
+      operatorGroupValidator(b, r);
+      return;
     case 'good-practices':
       goodPractices(b, r);
       return;
     case 'alpha-deprecated-apis':
       deprecatedApis(b, r, k8sVersion);
       return;
+  }
+}
+
+function capabilities(b: RegistryV1Bundle, r: ValidationResult): void {
+  const c = b.csv.annotations.capabilities;
+  if (c !== undefined && !CAPABILITIES.has(c)) {
+    r.error('capabilities', `csv.Metadata.Annotations.Capabilities "${c}" is not a valid capabilities level (${[...CAPABILITIES].join(', ')})`, { file: b.csv.file, field: 'metadata.annotations.capabilities' });
+  }
+}
+
+/** Each comma-separated category must be a standard one, or one of `OPERATOR_BUNDLE_CATEGORIES`'s. */
+function categories(b: RegistryV1Bundle, r: ValidationResult): void {
+  const c = b.csv.annotations.categories;
+  if (c === undefined) return;
+  const at = { file: b.csv.file, field: 'metadata.annotations.categories' };
+  const allowed = allowedCategories(CATEGORIES);
+  if (allowed.problem !== undefined) {
+    r.error('categories', allowed.problem, at);
+    return;
+  }
+  for (const cat of c.split(',')) {
+    if (!allowed.set.has(cat.trim())) {
+      r.error('categories', `csv.Metadata.Annotations["categories"] value ${JSON.stringify(cat)} is not in the set of ${allowed.custom ? 'custom' : 'standard'} categories`, at);
+    }
   }
 }
 
@@ -62,8 +104,12 @@ function operatorHub(b: RegistryV1Bundle, r: ValidationResult): void {
     const name = isRecord(m) ? m.name : undefined;
     const email = isRecord(m) ? m.email : undefined;
     if (typeof name !== 'string' || name === '' || typeof email !== 'string' || email === '') {
-      r.error('operatorhub.maintainers', 'each maintainer needs a name and an email', at(`spec.maintainers[${i}]`));
-    } else if (!EMAIL.test(email)) r.error('operatorhub.maintainers', `"${email}" is not an email address`, at(`spec.maintainers[${i}].email`));
+      r.error('operatorhub.maintainers', 'csv.Spec.Maintainers elements should contain both name and email', at(`spec.maintainers[${i}]`));
+    }
+    // The address is checked whether or not a name is given.
+    if (typeof email === 'string' && email !== '' && !isMailAddress(email)) {
+      r.error('operatorhub.maintainers', `csv.Spec.Maintainers email ${email} is invalid: not an RFC 5322 address`, at(`spec.maintainers[${i}].email`));
+    }
   });
   (Array.isArray(spec.links) ? spec.links : []).forEach((l, i) => {
     const name = isRecord(l) ? l.name : undefined;
@@ -136,19 +182,6 @@ function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
-const REMOVED_1_22: Record<string, string[]> = {
-  'scheduling.k8s.io/v1beta1': ['PriorityClass'],
-  'rbac.authorization.k8s.io/v1beta1': ['Role', 'ClusterRoleBinding', 'RoleBinding', 'ClusterRole'],
-  'apiregistration.k8s.io/v1beta1': ['APIService'],
-  'authentication.k8s.io/v1beta1': ['TokenReview'],
-  'authorization.k8s.io/v1beta1': ['LocalSubjectAccessReview', 'SelfSubjectAccessReview', 'SubjectAccessReview'],
-  'admissionregistration.k8s.io/v1beta1': ['MutatingWebhookConfiguration', 'ValidatingWebhookConfiguration'],
-  'coordination.k8s.io/v1beta1': ['Lease'],
-  'extensions/v1beta1': ['Ingress'],
-  'networking.k8s.io/v1beta1': ['Ingress', 'IngressClass'],
-  'storage.k8s.io/v1beta1': ['CSIDriver', 'CSINode', 'StorageClass', 'VolumeAttachment'],
-  'certificates.k8s.io/v1beta1': ['CertificateSigningRequest'],
-};
 const REMOVED_1_25: Record<string, string[]> = {
   'batch/v1beta1': ['CronJob'],
   'discovery.k8s.io/v1beta1': ['EndpointSlice'],

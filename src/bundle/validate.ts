@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { UsageError, ValidationResult } from '../util/errors.js';
 import { Decoder, isRecord } from './decode.js';
-import { BundleLoadError, loadBundleDir } from './load.js';
+import { BundleLoadError, loadBundleDir, PACKAGE_FILE } from './load.js';
 import { renderChecks } from './render-checks.js';
 import type { RegistryV1Bundle } from './types.js';
 import { validateBundleLevel, type BundleSize } from './validate-bundle.js';
@@ -27,7 +27,11 @@ export interface ValidateOptions {
 
 const ALIASES: Record<string, OptionalValidator> = {
   operatorhub: 'operatorhub',
-  'operatorhubv2': 'operatorhub',
+  'operatorhubv2': 'operatorhubv2',
+  'operatorhub/v2': 'operatorhubv2',
+  community: 'community',
+  object: 'object',
+  operatorgroup: 'operatorgroup',
   capabilities: 'capabilities',
   standardcapabilities: 'capabilities',
   categories: 'categories',
@@ -159,7 +163,7 @@ export async function validatePath(path: string, opts: ValidateOptions = {}): Pr
     return new ValidationResult(`bundle ${path}`).error('bundle.not-found', 'not a directory', { file: path });
   }
   const entries = await readdir(path, { withFileTypes: true });
-  const pkgFile = entries.find((e) => e.isFile() && /\.package\.ya?ml$/.test(e.name));
+  const pkgFile = entries.filter((e) => e.isFile() && PACKAGE_FILE.test(e.name)).sort((a, b) => a.name.localeCompare(b.name))[0];
   if (pkgFile === undefined) return (await validateBundleDir(path, opts)).result;
 
   const text = await readFile(join(path, pkgFile.name), 'utf8');

@@ -19,6 +19,7 @@ import {
   type DeclarativeConfig,
   type Package,
 } from './declcfg.js';
+import { PACKAGE_FILE } from '../bundle/load.js';
 import { isRecord } from './decode.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
 import { parseStrictSemver } from './model.js';
@@ -51,7 +52,7 @@ export interface PackageRenderResult {
 
 export async function findPackageManifestFile(dir: string): Promise<string | undefined> {
   const names = await readdir(dir);
-  const hit = names.filter((n) => /(^|\.)package\.ya?ml$/i.test(n)).sort()[0];
+  const hit = names.filter((n) => PACKAGE_FILE.test(n)).sort()[0];
   return hit === undefined ? undefined : path.join(dir, hit);
 }
 
