@@ -20,6 +20,7 @@ import { probeOnce, waitHealthy, type HealthProbe } from './health.js';
 import { clusterLayout, type ClusterLayout } from './layout.js';
 import { freePorts } from './ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
+import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
 import { ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
@@ -63,6 +64,8 @@ export interface UpOptions {
   /** Progress lines for people; defaults to the logger. */
   progress?: (line: string) => void;
   timeoutMs?: number;
+  /** Add OpenShift's APIs (`--openshift`), with a ClusterVersion reporting `version`. */
+  openshift?: { version?: string };
 }
 
 export interface UpResult {
@@ -72,6 +75,8 @@ export interface UpResult {
   registry: string;
   /** 'created', 'running' (already healthy) or 'recovered' (restarted dead components). */
   outcome: 'created' | 'running' | 'recovered';
+  /** The OpenShift version the ClusterVersion reports, when `openshift` was asked for. */
+  openshiftVersion?: string;
 }
 
 function readState(layout: ClusterLayout): ClusterState | undefined {
@@ -376,13 +381,25 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
 
   say('waiting for the node and the default service account');
   await prepareCluster(layout, timeoutMs);
+  const apiserver = `https://127.0.0.1:${state.ports.apiserver}`;
+  let openshiftVersion: string | undefined;
+  if (opts.openshift !== undefined) {
+    const dir = ensureOpenShiftApi(opts.logger);
+    const client = await adminClient(layout);
+    try {
+      openshiftVersion = (await installOpenShiftApis(client, openShiftCrds(dir), { ...opts.openshift, apiserver, say, timeoutMs })).version;
+    } finally {
+      client.close();
+    }
+  }
   say(`cluster "${layout.name}" is ready: export KUBECONFIG=${layout.kubeconfig}`);
   return {
     name: layout.name,
     kubeconfig: layout.kubeconfig,
-    apiserver: `https://127.0.0.1:${state.ports.apiserver}`,
+    apiserver,
     registry: `127.0.0.1:${state.ports.registry}`,
     outcome,
+    ...(openshiftVersion === undefined ? {} : { openshiftVersion }),
   };
 }
 

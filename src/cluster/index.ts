@@ -8,3 +8,4 @@ export { clusterUp, clusterDown, clusterStatus, clusterKubeconfigPath, COMPONENT
 export type { UpResult, ClusterStatus, ComponentStatus, Component } from './cluster.js';
 export { clusterLayout, cacheDir, binDir, projectRoot } from './layout.js';
 export { findTool, ensureTools, ensureRegistryBinary } from './tools.js';
+export { installOpenShiftApis, openShiftCrds, ensureOpenShiftApi, DEFAULT_OPENSHIFT_VERSION } from './openshift.js';
