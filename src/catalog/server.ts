@@ -6,12 +6,12 @@
  * Several catalogs are served as `/catalogs/<name>/api/v1/...`.
  */
 import { createHash } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
+import { closeServer, createSafeServer, listenOn, safeHandler, sendPlain, type SafeHandler } from '../util/http-server.js';
 import { byteRanges, filterMetas, readRanges, type MetaFilter, type StoredCatalog } from './store.js';
 
 /** Where the handler finds catalogs; a function so the controller can swap catalogs live. */
@@ -33,8 +33,7 @@ function lookup(catalogs: CatalogLookup | undefined, name: string): StoredCatalo
 }
 
 function sendText(res: ServerResponse, status: number, text: string, head: boolean): void {
-  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
-  res.end(head ? undefined : text);
+  sendPlain(res, status, text, head);
 }
 
 function notModified(req: IncomingMessage, etag: string, lastModified: Date): boolean {
@@ -112,24 +111,19 @@ async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: St
   else await pipeline(body, res);
 }
 
-/** An HTTP request handler for the catalog API; mount it in any `http.Server`. */
-export function createCatalogHandler(opts: CatalogHandlerOptions): RequestListener {
-  return (req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
+function catalogRoutes(opts: CatalogHandlerOptions): SafeHandler {
+  return async (req, res, url) => {
     const head = req.method === 'HEAD';
-    if (req.method !== 'GET' && !head) {
-      res.setHeader('Allow', 'GET, HEAD');
-      sendText(res, 405, `method ${req.method ?? ''} not allowed\n`, false);
-      return;
-    }
     let store: StoredCatalog | undefined;
     let rest = url.pathname;
     const m = /^\/catalogs\/([^/]+)(\/.*)$/.exec(url.pathname);
     if (m !== null) {
-      store = lookup(opts.catalogs, decodeURIComponent(m[1] ?? ''));
+      // The target was checked for malformed percent-encodings before it got here.
+      const name = decodeURIComponent(m[1] ?? '');
+      store = lookup(opts.catalogs, name);
       rest = m[2] ?? '';
       if (store === undefined) {
-        sendText(res, 404, `catalog "${m[1] ?? ''}" not found\n`, head);
+        sendText(res, 404, `catalog ${JSON.stringify(name)} not found\n`, head);
         return;
       }
     } else store = opts.root;
@@ -137,12 +131,22 @@ export function createCatalogHandler(opts: CatalogHandlerOptions): RequestListen
       sendText(res, 404, `not found: ${url.pathname}\n`, head);
       return;
     }
-    serveCatalog(req, res, store, rest, url).catch((err: unknown) => {
+    try {
+      await serveCatalog(req, res, store, rest, url);
+    } catch (err) {
       opts.logger?.warn({ err, path: url.pathname }, 'catalog response failed');
       if (!res.headersSent) sendText(res, 500, 'internal error\n', head);
       else res.destroy();
-    });
+    }
   };
+}
+
+/**
+ * An HTTP request handler for the catalog API; mount it in any `http.Server`. Bad input (a
+ * malformed path, another method) gets a 4xx, a failure a 500: never a crash.
+ */
+export function createCatalogHandler(opts: CatalogHandlerOptions): RequestListener {
+  return safeHandler(catalogRoutes(opts), { name: 'catalog', methods: ['GET', 'HEAD'], logger: opts.logger });
 }
 
 export interface CatalogServer {
@@ -159,24 +163,7 @@ export interface StartCatalogServerOptions extends CatalogHandlerOptions {
 
 /** Starts the catalog API on `address:port` (port 0 picks a free one). */
 export async function startCatalogServer(opts: StartCatalogServerOptions): Promise<CatalogServer> {
-  const server = createServer(createCatalogHandler(opts));
-  const address = opts.address ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(opts.port, address, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const info = server.address() as AddressInfo;
-  const host = info.family === 'IPv6' ? `[${info.address}]` : info.address;
-  return {
-    server,
-    url: `http://${host}:${info.port}`,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        server.closeAllConnections();
-        server.close((err) => (err === undefined ? resolve() : reject(err)));
-      }),
-  };
+  const server = createSafeServer(catalogRoutes(opts), { name: 'catalog', methods: ['GET', 'HEAD'], logger: opts.logger });
+  const url = await listenOn(server, opts.address ?? '127.0.0.1', opts.port);
+  return { server, url, close: () => closeServer(server) };
 }

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -24,6 +24,7 @@ import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { errorMessage } from '../util/errors.js';
+import { createSafeServer, sendPlain } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
@@ -79,30 +80,25 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const metrics = new ControllerMetrics(registry);
   let ready = false;
 
-  const probeServer = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path === '/metrics') {
-      registry.metrics().then(
-        (text) => {
-          res.writeHead(200, { 'Content-Type': registry.contentType });
-          res.end(text);
-        },
-        (err: unknown) => {
-          res.writeHead(500);
-          res.end(errorMessage(err));
-        },
-      );
-    } else if (path === '/healthz' || path === '/livez') {
-      res.writeHead(200);
-      res.end('ok');
-    } else if (path === '/readyz') {
-      res.writeHead(ready ? 200 : 503);
-      res.end(ready ? 'ok' : 'not ready');
-    } else {
-      res.writeHead(404);
-      res.end('not found');
-    }
-  });
+  // Bad requests get a 4xx, a failing handler a 500: no request can end the manager.
+  const probeServer = createSafeServer(
+    async (req, res, url) => {
+      const head = req.method === 'HEAD';
+      const path = url.pathname;
+      if (path === '/metrics') {
+        const text = await registry.metrics();
+        res.writeHead(200, { 'Content-Type': registry.contentType });
+        res.end(head ? undefined : text);
+      } else if (path === '/healthz' || path === '/livez') {
+        sendPlain(res, 200, 'ok', head);
+      } else if (path === '/readyz') {
+        sendPlain(res, ready ? 200 : 503, ready ? 'ok' : 'not ready', head);
+      } else {
+        sendPlain(res, 404, 'not found', head);
+      }
+    },
+    { name: 'metrics', methods: ['GET', 'HEAD'], logger },
+  );
   const m = splitAddress(o.metricsAddress ?? '127.0.0.1:0', 0);
   const metricsUrl = await listen(probeServer, m.host, m.port);
   logger.info({ metricsUrl }, 'serving /metrics, /healthz and /readyz');

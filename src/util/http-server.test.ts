@@ -1,0 +1,81 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import type { Server } from 'node:http';
+import { pino } from 'pino';
+import { closeServer, createSafeServer, listenOn, parseRequestTarget, sendPlain } from './http-server.js';
+
+let server: Server;
+let base: string;
+let port: number;
+const logged: string[] = [];
+
+before(async () => {
+  const logger = pino({ level: 'error' }, { write: (s: string) => void logged.push(s) });
+  server = createSafeServer(
+    async (req, res, url) => {
+      if (url.pathname === '/throw') throw new Error('sync boom');
+      if (url.pathname === '/reject') {
+        await Promise.resolve();
+        throw new Error('async boom');
+      }
+      if (url.pathname === '/half') {
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.write('partial');
+        throw new Error('after headers');
+      }
+      sendPlain(res, 200, `ok ${decodeURIComponent(url.pathname)}`, req.method === 'HEAD');
+    },
+    { name: 'test', logger, headersTimeoutMs: 1000, requestTimeoutMs: 2000 },
+  );
+  base = await listenOn(server, '127.0.0.1', 0);
+  port = Number(new URL(base).port);
+});
+
+after(() => closeServer(server));
+
+function raw(bytes: string): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const sock = connect(port, '127.0.0.1');
+    sock.on('data', (c: Buffer) => chunks.push(c));
+    sock.on('close', () => resolve(Buffer.concat(chunks).toString('latin1')));
+    sock.on('error', () => undefined);
+    sock.write(bytes);
+  });
+}
+
+test('a target that is no URL or has a malformed percent-encoding is a 400', async () => {
+  assert.deepEqual(parseRequestTarget('/catalogs/%E0%A4%A/api/v1/all'), { problem: 'malformed percent-encoding in the path' });
+  assert.deepEqual(parseRequestTarget('/x?a=%'), { problem: 'malformed percent-encoding in the query' });
+  assert.ok('url' in parseRequestTarget('/a%20b?c=d+e'));
+  assert.match(await raw('GET /catalogs/%E0%A4%A/api/v1/all HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 .*\r\n[\s\S]*malformed percent-encoding in the path/);
+  assert.match(await raw('GET http://[::1/x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400 /);
+  const res = await fetch(`${base}/a%20b`);
+  assert.equal(await res.text(), 'ok /a b');
+});
+
+test('a method the server does not serve is a 405 naming the allowed ones', async () => {
+  const res = await fetch(`${base}/x`, { method: 'DELETE' });
+  assert.equal(res.status, 405);
+  assert.equal(res.headers.get('allow'), 'GET, HEAD');
+  assert.equal((await fetch(`${base}/x`, { method: 'HEAD' })).status, 200);
+});
+
+test('a handler that throws or rejects answers 500 for that request, is logged, and the server goes on', async () => {
+  for (const path of ['/throw', '/reject']) {
+    const res = await fetch(`${base}${path}`);
+    assert.equal(res.status, 500, path);
+    assert.equal(await res.text(), 'internal error\n');
+  }
+  // Headers already sent: the connection is cut rather than a second status written.
+  await assert.rejects(fetch(`${base}/half`).then((r) => r.text()));
+  assert.ok(logged.some((l) => l.includes('sync boom')) && logged.some((l) => l.includes('async boom')), logged.join('\n'));
+  assert.equal((await fetch(`${base}/fine`)).status, 200);
+});
+
+test('headers over the limit get 431 and a half-sent request is cut off by the headers deadline', async () => {
+  assert.match(await raw(`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(64 * 1024)}\r\n\r\n`), /^HTTP\/1\.1 431 /);
+  // Never finishes its headers: the server answers 408 and closes, the client does not have to.
+  assert.match(await raw('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: '), /^HTTP\/1\.1 408 /);
+});

@@ -1,0 +1,137 @@
+/**
+ * HTTP servers that no client can crash, shared by every server the manager runs (catalog API,
+ * metrics and probes). Each request is checked before a handler sees it: a target that is no
+ * URL or has a malformed percent-encoding gets 400, a method the server does not serve gets 405
+ * with `Allow`. A handler that throws (or whose promise rejects) answers 500 for that request
+ * and is logged; the process goes on. Node's own parser answers garbage with 400 and headers over
+ * `maxHeaderSize` with 431; half-sent requests (slowloris) are cut off by `headersTimeout` and
+ * `requestTimeout`, checked every second rather than Node's default 30.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+
+/** A handler that gets the parsed, checked URL. May be async. */
+export type SafeHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
+
+export interface SafeHandlerOptions {
+  /** For logs: "catalog", "metrics". */
+  name: string;
+  /** Methods served; others get 405 with `Allow`. Default GET and HEAD. */
+  methods?: readonly string[];
+  logger?: Logger | undefined;
+}
+
+export interface SafeServerOptions extends SafeHandlerOptions {
+  /** Time a client has to send all request headers (default 10 s). */
+  headersTimeoutMs?: number;
+  /** Time a client has to send the whole request (default 60 s). */
+  requestTimeoutMs?: number;
+  /** Largest request head in bytes (default Node's 16 KiB); larger gets 431. */
+  maxHeaderSize?: number;
+}
+
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+
+/** Answers a short plain-text response (no body for HEAD) and never throws. */
+export function sendPlain(res: ServerResponse, status: number, text: string, head = false, headers: Record<string, string> = {}): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  res.writeHead(status, { ...headers, 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(head ? undefined : text);
+}
+
+/** The request target as a URL, or why it is not one (bad form, malformed percent-encoding). */
+export function parseRequestTarget(target: string): { url: URL } | { problem: string } {
+  let url: URL;
+  try {
+    url = new URL(target, 'http://localhost');
+  } catch {
+    return { problem: 'the request target is not a URL' };
+  }
+  try {
+    decodeURIComponent(url.pathname);
+  } catch {
+    return { problem: 'malformed percent-encoding in the path' };
+  }
+  try {
+    // URLSearchParams never throws, so check each raw part the way a handler would decode it.
+    for (const part of url.search.slice(1).split('&')) decodeURIComponent(part.replace(/\+/g, ' '));
+  } catch {
+    return { problem: 'malformed percent-encoding in the query' };
+  }
+  return { url };
+}
+
+/** Wraps `handler` so bad input gets a 4xx and a throw gets a 500, never a crash. */
+export function safeHandler(handler: SafeHandler, opts: SafeHandlerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  const methods = opts.methods ?? ['GET', 'HEAD'];
+  const allow = methods.join(', ');
+  return (req, res) => {
+    const head = req.method === 'HEAD';
+    const fail = (err: unknown): void => {
+      opts.logger?.error({ err, server: opts.name, method: req.method, path: req.url }, 'request handler failed');
+      try {
+        sendPlain(res, 500, 'internal error\n', head);
+      } catch {
+        res.destroy();
+      }
+    };
+    try {
+      const target = parseRequestTarget(req.url ?? '/');
+      if ('problem' in target) {
+        sendPlain(res, 400, `bad request: ${target.problem}\n`, head);
+        return;
+      }
+      if (!methods.includes(req.method ?? '')) {
+        sendPlain(res, 405, `method ${req.method ?? ''} not allowed; allowed: ${allow}\n`, head, { Allow: allow });
+        return;
+      }
+      const out = handler(req, res, target.url);
+      if (out !== undefined) out.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
+  };
+}
+
+/** An `http.Server` with `safeHandler` and deadlines for slow clients. */
+export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions): Server {
+  const server = createServer(
+    {
+      headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+      requestTimeout: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      connectionsCheckingInterval: 1000,
+      ...(opts.maxHeaderSize === undefined ? {} : { maxHeaderSize: opts.maxHeaderSize }),
+    },
+    safeHandler(handler, opts),
+  );
+  // Responses that fail mid-way (the client went away) are the socket's business, not the process's.
+  server.on('error', (err) => opts.logger?.error({ err, server: opts.name }, 'server error'));
+  return server;
+}
+
+/** Listens on `host:port` (0: any free port) and answers the base URL. */
+export async function listenOn(server: Server, host: string, port: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const info = server.address() as AddressInfo;
+  const h = info.family === 'IPv6' ? `[${info.address}]` : info.address;
+  return `http://${h}:${info.port}`;
+}
+
+/** Closes the server and every connection it holds. */
+export function closeServer(server: Server): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.closeAllConnections();
+    server.close((err) => (err === undefined ? resolve() : reject(err)));
+  });
+}

@@ -1,0 +1,207 @@
+/**
+ * The manager survives anything a client sends (issue 13 §1). The real `binnacle manager`
+ * process is attacked on both of its HTTP servers (catalog API; metrics and probes) with
+ * malformed percent-encodings, garbage request lines, huge headers, unsupported methods and a
+ * slowloris crowd of half-sent requests. Every request gets a 4xx, the process keeps running,
+ * the half requests are closed by the server, and afterwards the manager still reconciles: a
+ * new ClusterCatalog becomes Serving and its content is served.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { publishPackages } from '../../src/catalog/publish.js';
+import { freePorts } from '../../src/cluster/ports.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition } from '../../src/kube/types.js';
+import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+
+const ROOT = join(import.meta.dirname, '..', '..');
+const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
+
+let client: KubeClient;
+let dataDir: string;
+let proc: ChildProcess;
+let stderr = '';
+let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+let ports: { metrics: number; catalog: number };
+const catalogName = uniqueName('robust');
+const repo = uniqueName('robust');
+
+interface RawAnswer {
+  status: number | undefined;
+  head: string;
+  /** The server closed the connection. */
+  closed: boolean;
+}
+
+/** Sends `bytes` on a fresh connection and reads until the server closes it (or `waitMs`). */
+function raw(port: number, bytes: string | Buffer, waitMs = 30_000): Promise<RawAnswer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const sock = connect(port, '127.0.0.1');
+    const finish = (closed: boolean): void => {
+      clearTimeout(timer);
+      sock.destroy();
+      const text = Buffer.concat(chunks).toString('latin1');
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(text);
+      resolve({ status: m === null ? undefined : Number(m[1]), head: text.split('\r\n\r\n')[0] ?? '', closed });
+    };
+    const timer = setTimeout(() => finish(false), waitMs);
+    sock.on('data', (c: Buffer) => chunks.push(c));
+    sock.on('close', () => finish(true));
+    sock.on('error', () => finish(true));
+    sock.write(bytes);
+  });
+}
+
+function request(method: string, path: string, extra = ''): string {
+  return `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extra}Connection: close\r\n\r\n`;
+}
+
+function alive(): void {
+  assert.equal(exited, undefined, `the manager exited (${JSON.stringify(exited)}); its stderr:\n${stderr.slice(-4000)}`);
+}
+
+async function status(port: number, path: string): Promise<number> {
+  const res = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(30_000) });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+before(async () => {
+  client = await e2eClient();
+  dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-robust-'));
+  ports = await freePorts(['metrics', 'catalog']);
+  proc = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      join(ROOT, 'src', 'cli', 'main.ts'),
+      'manager',
+      '--kubeconfig',
+      e2eKubeconfig(),
+      '--data-dir',
+      dataDir,
+      '--metrics-bind-address',
+      `127.0.0.1:${ports.metrics}`,
+      '--catalog-bind-address',
+      `127.0.0.1:${ports.catalog}`,
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn' } },
+  );
+  proc.stderr?.on('data', (c: Buffer) => {
+    stderr += c.toString('utf8');
+  });
+  proc.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+  await eventually('the manager ready', async () => {
+    alive();
+    return (await status(ports.metrics, '/readyz')) === 200 ? true : undefined;
+  }, 180_000, 500);
+});
+
+after(async () => {
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }).catch(() => undefined);
+  if (exited === undefined) {
+    const gone = new Promise((resolve) => proc.once('exit', resolve));
+    proc.kill('SIGTERM');
+    await gone;
+  }
+  client.close();
+  await rm(dataDir, { recursive: true, force: true });
+});
+
+test('malformed paths, garbage, huge headers and unknown methods get a 4xx and the manager keeps running', async () => {
+  const cases: { port: keyof typeof ports; bytes: string; expect: number; allow?: boolean }[] = [
+    // The one from the issue: it used to throw in the handler and end the process.
+    { port: 'catalog', bytes: request('GET', '/catalogs/%E0%A4%A/api/v1/all'), expect: 400 },
+    { port: 'catalog', bytes: request('GET', '/catalogs/%ZZ/api/v1/metas?schema=olm.package'), expect: 400 },
+    { port: 'catalog', bytes: request('GET', '/%'), expect: 400 },
+    { port: 'metrics', bytes: request('GET', '/%E0%A4%A'), expect: 400 },
+    { port: 'metrics', bytes: request('GET', '/metrics?x=%'), expect: 400 },
+    // Methods the servers do not serve.
+    { port: 'catalog', bytes: request('DELETE', '/api/v1/all'), expect: 405, allow: true },
+    { port: 'catalog', bytes: request('PROPFIND', '/catalogs/x/api/v1/all'), expect: 405, allow: true },
+    { port: 'metrics', bytes: request('POST', '/metrics', 'Content-Length: 0\r\n'), expect: 405, allow: true },
+    { port: 'metrics', bytes: request('PUT', '/healthz', 'Content-Length: 0\r\n'), expect: 405, allow: true },
+    // Not HTTP at all, and an absolute-form target that is no URL.
+    { port: 'catalog', bytes: 'NOT HTTP AT ALL\r\n\r\n', expect: 400 },
+    { port: 'metrics', bytes: '\x00\x01\x02\x03\r\n\r\n', expect: 400 },
+    { port: 'catalog', bytes: request('GET', 'http://[::1/api/v1/all'), expect: 400 },
+    // Headers far over Node's limit.
+    { port: 'catalog', bytes: request('GET', '/api/v1/all', `X-Big: ${'a'.repeat(64 * 1024)}\r\n`), expect: 431 },
+    { port: 'metrics', bytes: request('GET', '/healthz', `X-Big: ${'a'.repeat(64 * 1024)}\r\n`), expect: 431 },
+  ];
+  for (const c of cases) {
+    const answer = await raw(ports[c.port], c.bytes);
+    alive();
+    const what = `${c.port} server, ${JSON.stringify(c.bytes.slice(0, 60))}`;
+    assert.equal(answer.status, c.expect, `${what}: answered ${answer.head.split('\r\n')[0] ?? '(nothing)'}`);
+    if (c.allow === true) assert.match(answer.head, /\r\nAllow: GET, HEAD/i, `${what}: 405 names the allowed methods`);
+  }
+  assert.equal(await status(ports.metrics, '/healthz'), 200);
+  assert.equal(await status(ports.catalog, '/catalogs/none/api/v1/all'), 404);
+  alive();
+});
+
+test('a slowloris crowd of half-sent requests is cut off by the server and does not block others', async () => {
+  const socks: Socket[] = [];
+  const closedAll: Promise<boolean>[] = [];
+  for (let i = 0; i < 40; i++) {
+    const port = i % 2 === 0 ? ports.catalog : ports.metrics;
+    const sock = connect(port, '127.0.0.1');
+    sock.on('error', () => undefined);
+    closedAll.push(new Promise((resolve) => sock.once('close', () => resolve(true))));
+    // A request line and one header, never the blank line that ends the headers.
+    sock.write(`GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: `);
+    socks.push(sock);
+  }
+  // Trickle a byte now and then, as slowloris does, so only a headers deadline can end them.
+  const trickle = setInterval(() => {
+    for (const s of socks) if (!s.destroyed) s.write('a');
+  }, 1000);
+  try {
+    // Meanwhile the servers answer everyone else.
+    assert.equal(await status(ports.metrics, '/healthz'), 200);
+    assert.equal(await status(ports.catalog, '/api/v1/all'), 404);
+    // The server, not the client, ends every half request (the deadline is well under this wait).
+    const closed = await Promise.race([
+      Promise.all(closedAll).then(() => true),
+      new Promise<false>((resolve) => setTimeout(() => resolve(false), 120_000).unref()),
+    ]);
+    const open = socks.filter((s) => !s.destroyed).length;
+    assert.ok(closed, `${open} of ${socks.length} half-sent requests are still held open by the server`);
+  } finally {
+    clearInterval(trickle);
+    for (const s of socks) s.destroy();
+  }
+  alive();
+});
+
+test('after the attacks the manager still reconciles: a new ClusterCatalog becomes Serving and is served', async () => {
+  alive();
+  const tag = `${e2eRegistry()}/${repo}/catalog:latest`;
+  await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: repo, catalogTag: tag });
+  await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: tag } } } });
+  const served = await eventually(
+    `ClusterCatalog ${catalogName} Serving`,
+    async () => {
+      alive();
+      const c = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+      return findCondition(c.status?.conditions, 'Serving')?.status === 'True' ? c : undefined;
+    },
+    180_000,
+    500,
+  );
+  const res = await fetch(`http://127.0.0.1:${ports.catalog}/catalogs/${catalogName}/api/v1/metas?schema=olm.package`, { signal: AbortSignal.timeout(30_000) });
+  assert.equal(res.status, 200, `served from ${served.status?.urls?.base ?? '?'}`);
+  assert.match(await res.text(), /"name":"poison-pill-operator"/);
+  alive();
+});
