@@ -1,29 +1,32 @@
 /**
- * How commands find the cluster: --kubeconfig, else $KUBECONFIG, else the built-in local
- * cluster when it exists, else ~/.kube/config (or in-cluster config).
+ * How every command finds the cluster: kubectl's rule (src/kube/kubeconfig-rule.ts) —
+ * `--kubeconfig`, else `$KUBECONFIG`, else `~/.kube/config`, else in-cluster — with
+ * `--context` choosing a context. No command prefers the built-in local cluster: `binnacle
+ * cluster up` prints the `export KUBECONFIG=…` line that points the shell at it.
+ *
+ * The Kubernetes client is loaded only when a command asks for it.
  */
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { clusterLayout } from '../cluster/layout.js';
-import { KubeClient } from '../kube/client.js';
-import { loadKubeConfig } from '../kube/config.js';
+import type { KubeClient } from '../kube/client.js';
+import { addGlobalFlags } from './flags.js';
 
 export interface KubeFlags {
   kubeconfig?: string;
   context?: string;
 }
 
+/** The cluster flags (with the other global flags); every command has them after registration anyway. */
 export function addKubeFlags(c: Command): Command {
-  return c.option('--kubeconfig <file>', 'kubeconfig to use (default: $KUBECONFIG, the local cluster, ~/.kube/config)').option('--context <name>', 'kubeconfig context');
-}
-
-export function kubeconfigPath(flags: KubeFlags): string | undefined {
-  if (flags.kubeconfig !== undefined) return flags.kubeconfig;
-  if (process.env.KUBECONFIG !== undefined && process.env.KUBECONFIG !== '') return undefined;
-  const local = clusterLayout('binnacle').kubeconfig;
-  return existsSync(local) ? local : undefined;
+  return addGlobalFlags(c);
 }
 
 export async function clientFor(flags: KubeFlags): Promise<KubeClient> {
-  return KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: kubeconfigPath(flags), context: flags.context }));
+  const [{ KubeClient: Client }, { loadKubeConfig }] = await Promise.all([import('../kube/client.js'), import('../kube/config.js')]);
+  return Client.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }));
+}
+
+/** A client whose every write is a server-side dry run (for `plan`): it cannot change the cluster. */
+export async function dryRunClientFor(flags: KubeFlags): Promise<KubeClient> {
+  const { dryRunClient } = await import('../kube/dry-run.js');
+  return dryRunClient(await clientFor(flags));
 }

@@ -2,8 +2,15 @@
  * Printing data for `-o json|yaml|table|text`. Commands build a value and a table view;
  * this module renders whichever the user asked for.
  */
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import { UsageError } from './errors.js';
+
+/** yaml is required on first use: commands that print no YAML do not pay for loading it. */
+let yamlModule: typeof import('yaml') | undefined;
+function yaml(): typeof import('yaml') {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml');
+  return yamlModule;
+}
 
 export type OutputFormat = 'json' | 'yaml' | 'table' | 'text';
 
@@ -17,7 +24,7 @@ export function toJson(value: unknown): string {
 }
 
 export function toYaml(value: unknown): string {
-  return stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
+  return yaml().stringify(value, { lineWidth: 0, aliasDuplicateObjects: false });
 }
 
 /** A plain aligned table, kubectl style: upper-case headers, two spaces between columns. */

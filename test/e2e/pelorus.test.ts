@@ -148,7 +148,7 @@ async function liveKinds(objects: readonly KubeObject[], namespace: string): Pro
 before(async () => {
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-pelorus-'));
   const pkgDir = join(work, 'pelorus');
-  await run(process.execPath, [BINNACLE, 'helm', 'bundle', PELORUS, '--kind', 'Pelorus', '--kind', 'Exporter=charts/exporters', '--version', VERSION, '-o', join(pkgDir, VERSION)], { cwd: ROOT });
+  await run(process.execPath, [BINNACLE, 'helm', 'bundle', PELORUS, '--kind', 'Pelorus', '--kind', 'Exporter=charts/exporters', '--version', VERSION, '--output-dir', join(pkgDir, VERSION)], { cwd: ROOT });
   pelorus = await loadBundleDir(join(pkgDir, VERSION));
   const required = pelorus.dependencies.filter((d) => d.type === 'olm.gvk').map((d) => d.value as Gvk);
   await standInPackage(work, required.filter((g) => g.group === 'grafana.integreatly.org'));

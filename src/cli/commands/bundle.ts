@@ -2,36 +2,26 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { stringify } from 'yaml';
-import {
-  buildBundleImage,
-  convertRegistryV1,
-  createSelfSignedCertProvider,
-  decodeOverrides,
-  generateBundle,
-  loadBundleDir,
-  loadPlainBundleDir,
-  parseSelectOptional,
-  resolveBundleSource,
-  toFbcBundle,
-  validateBundleDir,
-  validatePath,
-  ANNOTATION_MEDIATYPE,
-  BundleLoadError,
-  type DeploymentOverrides,
-} from '../../bundle/index.js';
-import { RegistryClient } from '../../oci/index.js';
+import type { DeploymentOverrides } from '../../bundle/index.js';
+import type { RegistryClient } from '../../oci/index.js';
 import { BinnacleError, InputError, ValidationResult, problemToString } from '../../util/errors.js';
-import { parseOutputFormat, toJson, toYaml } from '../../util/output.js';
+import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { parseYamlDocuments } from '../../bundle/yaml-docs.js';
+import { outputOption } from '../flags.js';
 import { stat } from 'node:fs/promises';
+
+/** The bundle library and the registry client, loaded when a bundle command runs. */
+async function lib(): Promise<typeof import('../../bundle/index.js') & typeof import('../../oci/index.js')> {
+  const [bundle, oci] = await Promise.all([import('../../bundle/index.js'), import('../../oci/index.js')]);
+  return { ...bundle, ...oci };
+}
 
 const DEFAULT_CACHE = join('.cache', 'images');
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
-function client(ctx: CliContext, insecure: boolean | undefined): RegistryClient {
+async function client(ctx: CliContext, insecure: boolean | undefined): Promise<RegistryClient> {
+  const { RegistryClient } = await import('../../oci/index.js');
   return new RegistryClient({ logger: ctx.logger, ...(insecure === true ? { insecure: true } : {}) });
 }
 
@@ -52,11 +42,12 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .argument('<sources...>', 'bundle directories, package directories, or image references')
     .option('--select-optional <selector>', 'optional validators: suite=operatorframework or name=<validator> (repeatable)', collect, [])
     .option('--k8s-version <version>', 'Kubernetes version to check removed APIs against')
-    .option('-o, --output <format>', 'text | json', 'text')
+    .addOption(outputOption(['text', 'json'], 'text'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .action(async (sources: string[], o: { selectOptional: string[]; k8sVersion?: string; output: string; cacheDir: string; insecure?: boolean }) => {
-      const format = parseOutputFormat(o.output, ['text', 'json']);
+      const { parseSelectOptional, validatePath, resolveBundleSource, validateBundleDir } = await lib();
+      const format = o.output;
       const optional = parseSelectOptional(o.selectOptional);
       // --k8s-version only means something to the removed-APIs check, so it turns that on.
       if (o.k8sVersion !== undefined && !optional.includes('alpha-deprecated-apis')) optional.push('alpha-deprecated-apis');
@@ -65,7 +56,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       for (const src of sources) {
         if (await isDir(src)) results.push(await validatePath(src, opts));
         else {
-          const s = await resolveBundleSource(src, { cacheDir: o.cacheDir, client: client(ctx, o.insecure) });
+          const s = await resolveBundleSource(src, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
           const v = await validateBundleDir(s.dir, { ...opts, ...(s.packageName === undefined ? {} : { packageName: s.packageName }) });
           const named = new ValidationResult(`image ${src} (${s.digest ?? ''})`);
           named.children.push(v.result);
@@ -91,12 +82,13 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .requiredOption('--install-namespace <ns>', 'namespace the operator is installed into')
     .option('--watch-namespace <ns>', "namespace the operator watches (repeatable; '' or none = all namespaces)", collect, [])
     .option('--config <file>', 'deployment overrides (YAML: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations)')
-    .option('-o, --output <format>', 'yaml | json', 'yaml')
+    .addOption(outputOption(['yaml', 'json'], 'yaml'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
-      const format = parseOutputFormat(o.output, ['yaml', 'json']);
-      const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: client(ctx, o.insecure) });
+      const { resolveBundleSource, loadPlainBundleDir, loadBundleDir, createSelfSignedCertProvider, convertRegistryV1 } = await lib();
+      const format = o.output;
+      const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
       const overrides = o.config === undefined ? undefined : await readOverrides(o.config);
       let objects: unknown[];
       if (await isPlain(s.dir, s.labels)) {
@@ -115,7 +107,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         objects = out.objects;
       }
       if (format === 'json') ctx.out(toJson({ apiVersion: 'v1', kind: 'List', items: objects }));
-      else ctx.out(objects.map((x) => stringify(x, { lineWidth: 0, aliasDuplicateObjects: false })).join('---\n'));
+      else ctx.out(objects.map((x) => toYaml(x)).join('---\n'));
     });
 
   bundle
@@ -124,12 +116,13 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .argument('<source>', 'bundle directory or image reference')
     .option('--image <ref>', 'bundle image to record (default: the source, when it is an image)')
     .option('--package <name>', 'package name (package-manifest layout)')
-    .option('-o, --output <format>', 'json | yaml', 'json')
+    .addOption(outputOption(['json', 'yaml'], 'json'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .action(async (source: string, o: { image?: string; package?: string; output: string; cacheDir: string; insecure?: boolean }) => {
-      const format = parseOutputFormat(o.output, ['json', 'yaml']);
-      const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: client(ctx, o.insecure) });
+      const { resolveBundleSource, loadBundleDir, toFbcBundle } = await lib();
+      const format = o.output;
+      const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
       const pkg = o.package ?? s.packageName;
       const b = await loadBundleDir(s.dir, pkg === undefined ? {} : { packageName: pkg });
       const image = o.image ?? s.image;
@@ -141,23 +134,24 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .command('generate')
     .description('Write a registry+v1 bundle (CSV + annotations) from CRDs, RBAC and a Deployment')
     .requiredOption('--input <dir>', 'directory of manifests: CRDs, RBAC, Deployment, optional base CSV and samples')
-    .requiredOption('--output <dir>', 'bundle directory to write (manifests/, metadata/)')
+    .requiredOption('--output-dir <dir>', 'bundle directory to write (manifests/, metadata/)')
     .requiredOption('--package <name>', 'package name')
     .requiredOption('--version <semver>', 'bundle version')
     .requiredOption('--channels <list>', 'comma-separated channels')
     .option('--default-channel <name>', 'default channel (default: the first of --channels)')
-    .action(async (o: { input: string; output: string; package: string; version: string; channels: string; defaultChannel?: string }) => {
+    .action(async (o: { input: string; outputDir: string; package: string; version: string; channels: string; defaultChannel?: string }) => {
+      const { generateBundle, validateBundleDir } = await lib();
       const res = await generateBundle({
         inputDir: o.input,
-        outputDir: o.output,
+        outputDir: o.outputDir,
         packageName: o.package,
         version: o.version,
         channels: o.channels.split(',').map((c) => c.trim()).filter((c) => c !== ''),
         ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
       });
-      for (const f of res.files) ctx.out(`wrote ${join(o.output, f)}\n`);
+      for (const f of res.files) ctx.out(`wrote ${join(o.outputDir, f)}\n`);
       for (const s of res.skipped) ctx.err(`• skipped ${s.file} (${s.kind} ${s.name}): ${s.reason}\n`);
-      const v = await validateBundleDir(o.output);
+      const v = await validateBundleDir(o.outputDir);
       for (const p of v.result.all()) ctx.err(`• ${problemToString(p)}\n`);
       if (!v.result.ok) throw new BinnacleError('BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
     });
@@ -170,12 +164,13 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--push', 'push the image to its registry')
     .option('--layout <dir>', 'OCI image layout directory to write (default: a temp directory)')
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
-    .option('-o, --output <format>', 'text | json', 'text')
+    .addOption(outputOption(['text', 'json'], 'text'))
     .action(async (dir: string, o: { tag: string; push?: boolean; layout?: string; insecure?: boolean; output: string }) => {
-      const format = parseOutputFormat(o.output, ['text', 'json']);
+      const { buildBundleImage } = await lib();
+      const format = o.output;
       const built = await buildBundleImage(dir, {
         tag: o.tag,
-        ...(o.push === true ? { push: true, client: client(ctx, o.insecure) } : {}),
+        ...(o.push === true ? { push: true, client: await client(ctx, o.insecure) } : {}),
         ...(o.layout === undefined ? {} : { layoutDir: o.layout }),
       });
       const value = { bundle: built.bundleName, tag: o.tag, digest: built.image.manifestDigest, layout: built.image.layoutDir, labels: built.labels, pushed: built.pushed };
@@ -185,6 +180,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
 }
 
 async function readOverrides(file: string): Promise<DeploymentOverrides> {
+  const [{ parseYamlDocuments }, { decodeOverrides }] = await Promise.all([import('../../bundle/yaml-docs.js'), import('../../bundle/index.js')]);
   const text = await readFile(file, 'utf8').catch((e: unknown) => {
     throw new InputError('BUNDLE_CONFIG', `cannot read: ${e instanceof Error ? e.message : String(e)}`, { file });
   });
@@ -199,6 +195,7 @@ async function readOverrides(file: string): Promise<DeploymentOverrides> {
 
 /** A plain bundle says so in its media type, or has no CSV and does not claim to be registry+v1. */
 async function isPlain(dir: string, labels: Record<string, string>): Promise<boolean> {
+  const { ANNOTATION_MEDIATYPE, loadBundleDir, BundleLoadError } = await lib();
   const mediatype = labels[ANNOTATION_MEDIATYPE];
   if (mediatype !== undefined) return mediatype === 'plain+v0';
   const ann = await readFile(join(dir, 'metadata', 'annotations.yaml'), 'utf8').catch(() => '');

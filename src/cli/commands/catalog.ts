@@ -6,49 +6,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import {
-  buildCatalogImage,
-  formatFbc,
-  imageBundleRenderer,
-  loadFbcDir,
-  render,
-  renderBasicTemplate,
-  renderSemverTemplate,
-  startCatalogServer,
-  storeCatalog,
-  validateConfig,
-  detectSourceKind,
-  DEFAULT_MAX_FILE_BYTES,
-  type DeclarativeConfig,
-  type ImagePuller,
-  type RenderFailure,
-} from '../../catalog/index.js';
-import { pullAndUnpack } from '../../oci/index.js';
+import type { DeclarativeConfig, ImagePuller, RenderFailure } from '../../catalog/index.js';
 import { BinnacleError, InputError, UsageError, ValidationResult } from '../../util/errors.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
+import { outputOption, parseBytes, parsePort } from '../flags.js';
 
-const pull: ImagePuller = (ref, opts) => pullAndUnpack(ref, opts);
+const pull: ImagePuller = async (ref, opts) => (await import('../../oci/index.js')).pullAndUnpack(ref, opts);
 const DEFAULT_CACHE = path.join('.cache', 'images');
-
-function fbcFormat(value: string): 'json' | 'yaml' {
-  if (value === 'json' || value === 'yaml') return value;
-  throw new UsageError(`-o ${value}: expected json or yaml`);
-}
-
-function parseSize(value: string): number {
-  const m = /^(\d+)([KMG]i?B?)?$/i.exec(value.trim());
-  if (m === null) throw new UsageError(`--max-file-size ${value}: expected a byte count such as 268435456 or 256Mi`);
-  const unit = (m[2] ?? '').toUpperCase().charAt(0);
-  const mult = unit === 'K' ? 1024 : unit === 'M' ? 1024 ** 2 : unit === 'G' ? 1024 ** 3 : 1;
-  return Number(m[1]) * mult;
-}
-
-function parsePort(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new UsageError(`--port ${value}: expected a port number 0-65535`);
-  return n;
-}
+/** The catalog loader's default cap (catalog/load.ts DEFAULT_MAX_FILE_BYTES), here so help needs no catalog code. */
+const DEFAULT_MAX_FILE_SIZE = '256Mi';
+const maxFileSizeHelp = 'refuse catalog files larger than this (bytes, or with Ki/Mi/Gi)';
 
 function reportFailures(ctx: CliContext, failures: readonly RenderFailure[]): void {
   for (const f of failures) ctx.err(`error [${f.reason}]${f.package === undefined ? '' : ` package ${f.package}:`} ${f.message}\n`);
@@ -61,11 +29,12 @@ function counts(cfg: DeclarativeConfig): string {
 /** Renders; throws when nothing rendered. `failed` counts sources/packages that did not. */
 async function renderOrThrow(
   sources: readonly string[],
-  opts: { maxFileSize: string; bundleImage?: string; cacheDir: string },
+  opts: { maxFileSize: number; bundleImage?: string; cacheDir: string },
   ctx: CliContext,
 ): Promise<{ config: DeclarativeConfig; failed: number }> {
+  const { render } = await import('../../catalog/render.js');
   const out = await render(sources, {
-    maxFileBytes: parseSize(opts.maxFileSize),
+    maxFileBytes: opts.maxFileSize,
     pull,
     cacheDir: opts.cacheDir,
     ...(opts.bundleImage === undefined ? {} : { bundleImage: opts.bundleImage }),
@@ -89,19 +58,20 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .command('validate')
     .description('Check a catalog against every opm validate rule; exits 1 and prints the problems when invalid')
     .argument('<source>', 'FBC directory or file (or any source render accepts)')
-    .option('-o, --output <format>', 'text or json', 'text')
-    .option('--max-file-size <bytes>', 'refuse catalog files larger than this', String(DEFAULT_MAX_FILE_BYTES))
+    .addOption(outputOption(['text', 'json'], 'text'))
+    .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .option('--bundle-image <template>', 'image for bundles rendered from directories, e.g. quay.io/org/{package}:v{version}')
-    .action(async (source: string, o: { output: string; maxFileSize: string; bundleImage?: string }) => {
-      if (o.output !== 'text' && o.output !== 'json') throw new UsageError(`-o ${o.output}: expected text or json`);
+    .action(async (source: string, o: { output: string; maxFileSize: number; bundleImage?: string }) => {
+      const [{ detectSourceKind }, { loadFbcDir }, { validateConfig }] = await Promise.all([import('../../catalog/render.js'), import('../../catalog/load.js'), import('../../catalog/validate.js')]);
       let tree = new ValidationResult(`catalog ${source}`);
       let cfg: DeclarativeConfig;
       if (source !== '-' && (await detectSourceKind(source)) === 'fbc') {
-        const loaded = await loadFbcDir(source, { maxFileBytes: parseSize(o.maxFileSize) });
+        const loaded = await loadFbcDir(source, { maxFileBytes: o.maxFileSize });
         tree = loaded.result;
         cfg = loaded.config;
       } else {
-        const out = await render([source], { maxFileBytes: parseSize(o.maxFileSize), pull, cacheDir: DEFAULT_CACHE, ...(o.bundleImage === undefined ? {} : { bundleImage: o.bundleImage }) });
+        const { render } = await import('../../catalog/render.js');
+        const out = await render([source], { maxFileBytes: o.maxFileSize, pull, cacheDir: DEFAULT_CACHE, ...(o.bundleImage === undefined ? {} : { bundleImage: o.bundleImage }) });
         const node = tree.child('render');
         for (const f of out.failures) node.error(f.reason, f.message, f.package === undefined ? {} : { field: `package ${f.package}` });
         cfg = out.config;
@@ -119,12 +89,13 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .command('render')
     .description('Render FBC dirs, bundle dirs, package-manifest trees or images into one file-based catalog')
     .argument('<sources...>', 'directories, image references, or - for FBC on standard input')
-    .option('-o, --output <format>', 'json or yaml', 'json')
+    .addOption(outputOption(['json', 'yaml'], 'json'))
     .option('--bundle-image <template>', 'image for bundles rendered from directories, e.g. quay.io/org/{package}:v{version}')
-    .option('--max-file-size <bytes>', 'refuse catalog files larger than this', String(DEFAULT_MAX_FILE_BYTES))
+    .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
-    .action(async (sources: string[], o: { output: string; bundleImage?: string; maxFileSize: string; cacheDir: string }) => {
-      const format = fbcFormat(o.output);
+    .action(async (sources: string[], o: { output: 'json' | 'yaml'; bundleImage?: string; maxFileSize: number; cacheDir: string }) => {
+      const format = o.output;
+      const { formatFbc } = await import('../../catalog/write.js');
       const { config, failed } = await renderOrThrow(sources, o, ctx);
       ctx.out(formatFbc(config, format));
       if (failed > 0) throw partialFailure(failed);
@@ -135,10 +106,11 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .description('Render an olm.template.basic or olm.semver template into a file-based catalog')
     .argument('<kind>', 'basic or semver')
     .argument('<file>', 'template file (YAML or JSON)')
-    .option('-o, --output <format>', 'json or yaml', 'json')
+    .addOption(outputOption(['json', 'yaml'], 'json'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
-    .action(async (kind: string, file: string, o: { output: string; cacheDir: string }) => {
-      const format = fbcFormat(o.output);
+    .action(async (kind: string, file: string, o: { output: 'json' | 'yaml'; cacheDir: string }) => {
+      const format = o.output;
+      const { formatFbc, imageBundleRenderer, renderBasicTemplate, renderSemverTemplate } = await import('../../catalog/index.js');
       if (kind !== 'basic' && kind !== 'semver') throw new UsageError(`template kind "${kind}": expected basic or semver`);
       let text: string;
       try {
@@ -155,13 +127,14 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .command('serve')
     .description('Serve a catalog over HTTP (catalogd API: /api/v1/all, /api/v1/metas)')
     .argument('<source>', 'FBC directory or catalog image reference')
-    .requiredOption('--port <port>', 'port to listen on (0 picks one)')
+    .requiredOption('--port <port>', 'port to listen on (0 picks one)', parsePort)
     .option('--address <address>', 'address to listen on', '127.0.0.1')
     .option('--store-dir <dir>', 'where the catalog is stored as JSON Lines (default: a temp dir)')
-    .option('--max-file-size <bytes>', 'refuse catalog files larger than this', String(DEFAULT_MAX_FILE_BYTES))
+    .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
-    .action(async (source: string, o: { port: string; address: string; storeDir?: string; maxFileSize: string; cacheDir: string }) => {
-      const port = parsePort(o.port);
+    .action(async (source: string, o: { port: number; address: string; storeDir?: string; maxFileSize: number; cacheDir: string }) => {
+      const { startCatalogServer, storeCatalog } = await import('../../catalog/index.js');
+      const port = o.port;
       const { config: cfg, failed } = await renderOrThrow([source], o, ctx);
       if (failed > 0) throw partialFailure(failed);
       const storeDir = o.storeDir ?? (await mkdtemp(path.join(tmpdir(), 'binnacle-catalog-')));
@@ -184,14 +157,15 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .argument('<dir>', 'FBC directory')
     .requiredOption('--tag <ref>', 'image reference to tag (and push) the image as')
     .option('--push', 'push the image to its registry')
-    .option('--output <dir>', 'OCI layout directory to write the image into')
-    .option('--max-file-size <bytes>', 'refuse catalog files larger than this', String(DEFAULT_MAX_FILE_BYTES))
-    .action(async (dir: string, o: { tag: string; push?: boolean; output?: string; maxFileSize: string }) => {
+    .option('--layout <dir>', 'OCI image layout directory to write the image into (as `image build --layout`)')
+    .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
+    .action(async (dir: string, o: { tag: string; push?: boolean; layout?: string; maxFileSize: number }) => {
+      const { buildCatalogImage } = await import('../../catalog/index.js');
       const r = await buildCatalogImage(dir, {
         tag: o.tag,
         push: o.push === true,
-        maxFileBytes: parseSize(o.maxFileSize),
-        ...(o.output === undefined ? {} : { outputDir: o.output }),
+        maxFileBytes: o.maxFileSize,
+        ...(o.layout === undefined ? {} : { outputDir: o.layout }),
       });
       ctx.out(`built ${o.tag} ${r.image.manifestDigest} (layout ${r.image.layoutDir})\n`);
       if (r.pushed !== undefined) ctx.out(`pushed ${r.pushed}\n`);

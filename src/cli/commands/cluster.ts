@@ -1,10 +1,13 @@
 /** `binnacle cluster up|down|status|kubeconfig`: the built-in local control plane. */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { clusterDown, clusterKubeconfigPath, clusterStatus, clusterUp } from '../../cluster/index.js';
 import { BinnacleError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
+import { outputOption, parseDuration } from '../flags.js';
+
+/** The control plane's code, loaded when a cluster command runs. */
+const clusters = (): Promise<typeof import('../../cluster/index.js')> => import('../../cluster/index.js');
 
 interface NameOpts {
   name: string;
@@ -21,32 +24,37 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
 
   withName(cluster.command('up'))
     .description('Start the cluster (idempotent; repairs a crashed one); builds missing binaries first')
-    .option('-o, --output <format>', 'text | json | yaml', 'text')
-    .option('--timeout <seconds>', 'how long each component may take to become healthy', '120')
-    .action(async (opts: NameOpts & { output: string; timeout: string }) => {
+    .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
+    .option('--timeout <duration>', 'how long each component may take to become healthy (e.g. 120s, 5m)', parseDuration, 120_000)
+    .action(async (opts: NameOpts & { output: string; timeout: number }) => {
+      const { clusterUp } = await clusters();
       const result = await clusterUp({
         name: opts.name,
         stateDir: opts.stateDir,
         logger: ctx.logger,
-        timeoutMs: Number(opts.timeout) * 1000,
+        timeoutMs: opts.timeout,
         progress: (line) => ctx.err(`• ${line}\n`),
       });
       if (opts.output === 'json') ctx.out(toJson(result));
       else if (opts.output === 'yaml') ctx.out(toYaml(result));
-      else ctx.out(`kubeconfig: ${result.kubeconfig}\napiserver:  ${result.apiserver}\nregistry:   ${result.registry}\n`);
+      // Commands find clusters as kubectl does ($KUBECONFIG, ~/.kube/config): say how to point them here.
+      ctx.err(`• to use it: export KUBECONFIG=${result.kubeconfig}\n`);
+      if (opts.output === 'text') ctx.out(`kubeconfig: ${result.kubeconfig}\napiserver:  ${result.apiserver}\nregistry:   ${result.registry}\n`);
     });
 
   withName(cluster.command('down'))
     .description('Stop every process of the cluster and remove its state dir')
     .action(async (opts: NameOpts) => {
+      const { clusterDown } = await clusters();
       const { stopped } = await clusterDown({ name: opts.name, stateDir: opts.stateDir, logger: ctx.logger });
       ctx.err(stopped.length > 0 ? `• stopped ${stopped.join(', ')}\n` : '• nothing was running\n');
     });
 
   withName(cluster.command('status'))
     .description('Show each component: process, health, endpoint')
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (opts: NameOpts & { output: string }) => {
+      const { clusterStatus } = await clusters();
       const st = await clusterStatus(opts);
       if (!st.exists && opts.output === 'table') {
         ctx.out(`cluster "${st.name}" does not exist\n`);
@@ -63,7 +71,8 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
   withName(cluster.command('kubeconfig'))
     .description('Print the admin kubeconfig (or its path with --path)')
     .option('--path', 'print only the file path')
-    .action((opts: NameOpts & { path?: boolean }) => {
+    .action(async (opts: NameOpts & { path?: boolean }) => {
+      const { clusterKubeconfigPath } = await clusters();
       const path = clusterKubeconfigPath(opts);
       if (opts.path === true) ctx.out(`${path}\n`);
       else {

@@ -1,5 +1,5 @@
 /**
- * `binnacle helm bundle CHART --kind Kind[=charts/sub]... -o DIR`: a Helm chart as an
+ * `binnacle helm bundle CHART --kind Kind[=charts/sub]... --output-dir DIR`: a Helm chart as an
  * installable operator, a `registry+v1` bundle whose operator is Binnacle's Helm operator
  * (see src/helm/bundle). Prints where each piece went and what was derived: kinds and their
  * CRDs, required APIs, RBAC, related images, and the validators' warnings.
@@ -7,13 +7,15 @@
 import type { Command } from 'commander';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
+import { outputOption } from '../flags.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];
 
 interface Flags {
   kind: string[];
-  output: string;
+  outputDir: string;
+  output: 'text' | 'json';
   version?: string;
   group?: string;
   crdVersion?: string;
@@ -26,7 +28,6 @@ interface Flags {
   icon?: string;
   replaces?: string;
   skipRange?: string;
-  format: string;
 }
 
 export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void {
@@ -34,7 +35,7 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
     .command('bundle <chart>')
     .description("Write a registry+v1 bundle that installs CHART as an operator: one custom resource kind per --kind, served by Binnacle's Helm operator (no image to build)")
     .requiredOption('--kind <Kind[=charts/sub]>', 'a kind the chart serves; Kind=charts/sub for a subchart (repeatable)', collect)
-    .requiredOption('-o, --output <dir>', 'bundle directory to write (its manifests/ and metadata/ are replaced)')
+    .requiredOption('--output-dir <dir>', 'bundle directory to write (its manifests/ and metadata/ are replaced)')
     .option('--version <semver>', "the bundle's version (default: the chart's version)")
     .option('--group <group>', 'API group of the kinds (default: <chart>.helm.binnacle.dev)')
     .option('--crd-version <v>', 'API version of the kinds', 'v1alpha1')
@@ -47,13 +48,13 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
     .option('--icon <file>', 'icon for the CSV (.png, .jpg, .gif, .svg); Chart.yaml icons that are links are not fetched')
     .option('--replaces <csv>', 'the CSV this version replaces (spec.replaces)')
     .option('--skip-range <range>', 'versions this one upgrades from (olm.skipRange), e.g. "<1.2.0"')
-    .option('--format <format>', 'text | json', 'text')
+    .addOption(outputOption(['text', 'json'], 'text'))
     .action(async (chart: string, f: Flags) => {
       const { helmBundle } = await import('../../helm/bundle/index.js');
       const res = await helmBundle({
         chart,
         kinds: f.kind,
-        outputDir: f.output,
+        outputDir: f.outputDir,
         ...(f.version === undefined ? {} : { version: f.version }),
         ...(f.group === undefined ? {} : { group: f.group }),
         ...(f.crdVersion === undefined ? {} : { crdVersion: f.crdVersion }),
@@ -67,7 +68,7 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
         ...(f.replaces === undefined ? {} : { replaces: f.replaces }),
         ...(f.skipRange === undefined ? {} : { skipRange: f.skipRange }),
       });
-      if (f.format === 'json') {
+      if (f.output === 'json') {
         ctx.out(
           toJson({
             dir: res.dir,

@@ -6,13 +6,13 @@
  */
 import type { Command } from 'commander';
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../../api/types.js';
-import { ReleaseStore } from '../../apply/release-store.js';
 import type { ReleaseRevision } from '../../apply/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy } from '../../installed/index.js';
 import type { KubeClient } from '../../kube/client.js';
 import { BinnacleError } from '../../util/errors.js';
-import { parseOutputFormat, toJson, toTable, toYaml } from '../../util/output.js';
+import { toJson, toTable, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
+import { outputOption } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 export interface ReleaseHistory {
@@ -37,6 +37,7 @@ export async function extensionHistory(client: KubeClient, name: string): Promis
   if (ce === undefined) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
   const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
   const state = buildInstalledState(bds.items, ces.items);
+  const { ReleaseStore } = await import('../../apply/release-store.js');
   const store = new ReleaseStore(client);
   const releases: ReleaseHistory[] = [];
   for (const unit of unitsNeededBy(state, name)) {
@@ -84,9 +85,9 @@ export function historyTables(h: ExtensionHistory): string {
 export function registerHistoryCommand(program: Command, ctx: CliContext): void {
   addKubeFlags(program.command('history <name>'))
     .description("Show an operator's last resolutions (when, why, catalog digests, chosen bundles, outcome) beside the Helm revisions of its bundles")
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (name: string, flags: KubeFlags & { output: string }) => {
-      const format = parseOutputFormat(flags.output, ['table', 'json', 'yaml']);
+      const format = flags.output;
       const client = await clientFor(flags);
       try {
         const h = await extensionHistory(client, name);

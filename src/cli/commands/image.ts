@@ -2,22 +2,14 @@
 import { cp, readdir, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
-import {
-  RegistryClient,
-  buildImage,
-  formatReference,
-  parseImageConfig,
-  parseReference,
-  pullAndUnpack,
-  pushImage,
-  readImageLayout,
-  withDigest,
-  type LayerSpec,
-  type Platform,
-} from '../../oci/index.js';
+import type { LayerSpec, Platform, RegistryClient } from '../../oci/index.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
+import { outputOption, parseBytes } from '../flags.js';
+
+/** The OCI library, loaded when an image command runs. */
+const oci = (): Promise<typeof import('../../oci/index.js')> => import('../../oci/index.js');
 
 interface ClientOpts {
   insecure?: boolean;
@@ -32,7 +24,8 @@ function parsePlatform(value: string): Platform {
   return { os, architecture, ...(variant === undefined || variant === '' ? {} : { variant }) };
 }
 
-function clientFor(ctx: CliContext, opts: ClientOpts): RegistryClient {
+async function clientFor(ctx: CliContext, opts: ClientOpts): Promise<RegistryClient> {
+  const { RegistryClient } = await oci();
   return new RegistryClient({ logger: ctx.logger, ...(opts.insecure === true ? { insecure: true } : {}) });
 }
 
@@ -68,9 +61,10 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
 
   withClientOptions(image.command('inspect <ref>'))
     .description('Show an image: digest, media type, platform, labels and layers')
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (ref: string, opts: ClientOpts & { output: string }) => {
-      const client = clientFor(ctx, opts);
+      const { parseReference, withDigest, parseImageConfig, formatReference } = await oci();
+      const client = await clientFor(ctx, opts);
       const parsed = parseReference(ref);
       const resolved = await client.resolveImage(parsed, parsePlatform(opts.platform));
       const pinned = withDigest(parsed, resolved.digest);
@@ -103,14 +97,14 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
     .description('Pull an image, verify every blob, and unpack its files into --dir (through the local cache)')
     .requiredOption('--dir <dir>', 'directory to put the image files in (must not exist or be empty)')
     .option('--cache-dir <dir>', 'content-addressed image cache', '.cache/images')
-    .option('--max-bytes <n>', 'refuse images larger than this when unpacked', String(1024 * 1024 * 1024))
-    .option('-o, --output <format>', 'text | json | yaml', 'text')
-    .action(async (ref: string, opts: ClientOpts & { dir: string; cacheDir: string; maxBytes: string; output: string }) => {
-      const maxBytes = Number(opts.maxBytes);
-      if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) throw new UsageError(`--max-bytes ${opts.maxBytes}: expected a positive integer`);
+    .option('--max-bytes <n>', 'refuse images larger than this when unpacked (bytes, or with Ki/Mi/Gi)', parseBytes, 1024 * 1024 * 1024)
+    .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
+    .action(async (ref: string, opts: ClientOpts & { dir: string; cacheDir: string; maxBytes: number; output: string }) => {
+      const { pullAndUnpack } = await oci();
+      const maxBytes = opts.maxBytes;
       const existing = await readdir(opts.dir).catch(() => [] as string[]);
       if (existing.length > 0) throw new BinnacleError('IMAGE_DIR_NOT_EMPTY', `--dir ${opts.dir} is not empty; choose a new directory`);
-      const pulled = await pullAndUnpack(ref, { cacheDir: resolve(opts.cacheDir), client: clientFor(ctx, opts), maxBytes, platform: parsePlatform(opts.platform) });
+      const pulled = await pullAndUnpack(ref, { cacheDir: resolve(opts.cacheDir), client: await clientFor(ctx, opts), maxBytes, platform: parsePlatform(opts.platform) });
       await cp(pulled.dir, opts.dir, { recursive: true, verbatimSymlinks: true });
       const value = { digest: pulled.digest, dir: resolve(opts.dir), labels: pulled.labels };
       printValue(ctx, opts.output, value, `digest: ${value.digest}\ndir:    ${value.dir}\n${Object.entries(value.labels).map(([k, v]) => `label:  ${k}=${v}\n`).join('')}`);
@@ -125,10 +119,11 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
     .option('--tag <tag>', 'tag to record in the layout index')
     .option('--push <ref>', 'push the built image to this reference')
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
-    .option('-o, --output <format>', 'text | json | yaml', 'text')
+    .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .action(async (opts: { layer: LayerSpec[]; label: Record<string, string>; layout: string; tag?: string; push?: string; insecure?: boolean; output: string }) => {
+      const { buildImage, pushImage } = await oci();
       const built = await buildImage({ layers: opts.layer, labels: opts.label, outputDir: opts.layout, ...(opts.tag === undefined ? {} : { tag: opts.tag }) });
-      const pushed = opts.push === undefined ? undefined : await pushImage(built, opts.push, clientFor(ctx, { insecure: opts.insecure, platform: 'linux/amd64' }));
+      const pushed = opts.push === undefined ? undefined : await pushImage(built, opts.push, await clientFor(ctx, { insecure: opts.insecure, platform: 'linux/amd64' }));
       const value = { digest: built.manifestDigest, layout: resolve(built.layoutDir), ...(pushed === undefined ? {} : { pushed: pushed.ref }) };
       printValue(ctx, opts.output, value, `digest: ${value.digest}\nlayout: ${value.layout}\n${pushed === undefined ? '' : `pushed: ${pushed.ref}\n`}`);
     });
@@ -143,8 +138,9 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
       await readFile(join(layout, 'index.json')).catch(() => {
         throw new BinnacleError('IMAGE_NO_LAYOUT', `${layout} is not an OCI image layout (no index.json)`);
       });
+      const { readImageLayout, pushImage } = await oci();
       const built = await readImageLayout(layout, opts.tag);
-      const pushed = await pushImage(built, ref, clientFor(ctx, { insecure: opts.insecure, platform: 'linux/amd64' }));
+      const pushed = await pushImage(built, ref, await clientFor(ctx, { insecure: opts.insecure, platform: 'linux/amd64' }));
       ctx.out(`${pushed.ref}\n`);
     });
 }

@@ -2,8 +2,8 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
-import { startManager } from '../../controllers/manager.js';
 import type { CliContext } from '../context.js';
+import { parseDuration, parsePositiveInt } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface ManagerFlags extends KubeFlags {
@@ -12,8 +12,8 @@ interface ManagerFlags extends KubeFlags {
   catalogBindAddress: string;
   leaderElect: boolean;
   leaderElectionNamespace: string;
-  workers: string;
-  healthTimeout: string;
+  workers: number;
+  healthTimeout: number;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -24,9 +24,10 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--catalog-bind-address <addr>', 'catalog HTTP API', '127.0.0.1:8083')
     .option('--leader-elect', 'campaign for a Lease so only one manager reconciles', false)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'binnacle-system')
-    .option('--workers <n>', 'workers per controller', '4')
-    .option('--health-timeout <seconds>', 'how long an install may take to become healthy before it counts as failed', '120')
+    .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
+    .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
     .action(async (flags: ManagerFlags) => {
+      const { startManager } = await import('../../controllers/manager.js');
       const client = await clientFor(flags);
       const mgr = await startManager({
         client,
@@ -34,8 +35,8 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
         dataDir: flags.dataDir,
         metricsAddress: flags.metricsBindAddress,
         catalogAddress: flags.catalogBindAddress,
-        workers: Number(flags.workers),
-        healthTimeoutMs: Number(flags.healthTimeout) * 1000,
+        workers: flags.workers,
+        healthTimeoutMs: flags.healthTimeout,
         ...(flags.leaderElect ? { leaderElection: { namespace: flags.leaderElectionNamespace } } : {}),
       });
       const shutdown = (): void => void mgr.stop();

@@ -6,10 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { parse as parseYaml } from 'yaml';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
-import { ReleaseStore } from '../../apply/release-store.js';
-import { bundleDeploymentName } from '../../controllers/cluster-extension.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledState } from '../../installed/index.js';
 import { refuseIfPlatformOwned } from '../../controllers/platform-protection.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -17,6 +14,7 @@ import { findCondition, type Condition } from '../../kube/types.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
+import { outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface InstallFlags extends KubeFlags {
@@ -32,7 +30,7 @@ interface InstallFlags extends KubeFlags {
   catalogSelector?: string[];
   keepFailed?: boolean;
   wait?: boolean;
-  timeout: string;
+  timeout: number;
   output: string;
 }
 
@@ -144,8 +142,8 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--catalog-selector <key=value>', 'only catalogs with this label (repeatable)', collect)
     .option('--keep-failed', 'keep a failed first install for debugging (by default it is removed, as helm install --atomic does)')
     .option('--wait', 'wait until installed, printing progress')
-    .option('--timeout <seconds>', 'how long --wait waits', '300')
-    .option('-o, --output <format>', 'text | json | yaml', 'text')
+    .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
+    .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .action(async (pkg: string, flags: InstallFlags) => {
       const client = await clientFor(flags);
       try {
@@ -173,6 +171,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           else install.watchNamespace = flags.watchNamespace;
         }
         if (flags.config !== undefined) {
+          const { parse: parseYaml } = await import('yaml');
           let parsed: unknown;
           try {
             parsed = parseYaml(readFileSync(flags.config, 'utf8'));
@@ -193,7 +192,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         await client.apply({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name }, spec }, { force: true });
         ctx.err(`• ClusterExtension ${name} applied (package ${pkg}, namespace ${namespace})\n`);
         if (flags.wait === true) {
-          const ce = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
+          const ce = await waitForInstall(client, name, flags.timeout, ctx);
           await printInstalled(ctx, client, ce, flags.output);
         }
       } finally {
@@ -207,8 +206,8 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--channel <channel>', 'channels (repeatable; replaces the list)', collect)
     .option('--policy <policy>', 'CatalogProvided or SelfCertified')
     .option('--wait', 'wait until installed')
-    .option('--timeout <seconds>', 'how long --wait waits', '300')
-    .action(async (name: string, flags: KubeFlags & { version?: string; channel?: string[]; policy?: string; wait?: boolean; timeout: string }) => {
+    .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
+    .action(async (name: string, flags: KubeFlags & { version?: string; channel?: string[]; policy?: string; wait?: boolean; timeout: number }) => {
       const client = await clientFor(flags);
       try {
         const catalog: Record<string, unknown> = {};
@@ -221,7 +220,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         await client.patch(ceRef(name), { spec: { source: { catalog } } });
         ctx.err(`• ClusterExtension ${name} updated\n`);
         if (flags.wait === true) {
-          const ce = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
+          const ce = await waitForInstall(client, name, flags.timeout, ctx);
           ctx.out(`installed ${ce.status?.install?.bundle.name ?? ''} (${ce.status?.install?.bundle.version ?? ''})\n`);
         }
       } finally {
@@ -232,8 +231,8 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
   addKubeFlags(program.command('uninstall <name>'))
     .description('Remove an operator and everything its resolution installed')
     .option('--wait', 'wait until everything is gone')
-    .option('--timeout <seconds>', 'how long --wait waits', '300')
-    .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: string }) => {
+    .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
+    .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: number }) => {
       const client = await clientFor(flags);
       try {
         await refuseIfPlatformOwned(client, name); // issue 12 §6: removed only through its PlatformOperator
@@ -241,9 +240,9 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         if (!existed) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
         ctx.err(`• ClusterExtension ${name} deleted\n`);
         if (flags.wait === true) {
-          const deadline = Date.now() + Number(flags.timeout) * 1000;
+          const deadline = Date.now() + flags.timeout;
           while ((await client.find(ceRef(name))) !== undefined) {
-            if (Date.now() > deadline) throw new BinnacleError('UNINSTALL_TIMEOUT', `${name} is still being removed after ${flags.timeout}s`);
+            if (Date.now() > deadline) throw new BinnacleError('UNINSTALL_TIMEOUT', `${name} is still being removed after ${flags.timeout / 1000}s`);
             await sleep(500);
           }
           ctx.err('• everything it installed is gone\n');
@@ -255,7 +254,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
 
   addKubeFlags(program.command('status [name]'))
     .description('Show installed operators, or one in detail')
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (name: string | undefined, flags: KubeFlags & { output: string }) => {
       const client = await clientFor(flags);
       try {
@@ -302,8 +301,8 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .description('Go back to the version installed before the current one (pins it; upgrade lifts the pin)')
     .option('--to-version <version>', 'a specific earlier version')
     .option('--wait', 'wait until installed')
-    .option('--timeout <seconds>', 'how long --wait waits', '300')
-    .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: string }) => {
+    .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
+    .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: number }) => {
       const client = await clientFor(flags);
       try {
         const ce = await client.get<ClusterExtension>(ceRef(name));
@@ -311,6 +310,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
         let target = flags.toVersion;
         if (target === undefined) {
+          const [{ ReleaseStore }, { bundleDeploymentName }] = await Promise.all([import('../../apply/release-store.js'), import('../../controllers/cluster-extension.js')]);
           const bdName = ce.status?.install?.bundleDeployment ?? bundleDeploymentName(name, current.package);
           const history = await new ReleaseStore(client).history({ name: bdName, namespace: ce.status?.install?.namespace ?? ce.spec.namespace });
           const earlier = history.filter((r) => (r.status === 'superseded' || r.status === 'deployed') && r.chart.version !== current.version);
@@ -321,7 +321,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         await client.patch(ceRef(name), { spec: { source: { catalog: { version: target, upgradeConstraintPolicy: 'SelfCertified' } } } });
         ctx.err(`• ${name}: rolling back from ${current.version} to ${target}\n`);
         if (flags.wait === true) {
-          const after = await waitForInstall(client, name, Number(flags.timeout) * 1000, ctx);
+          const after = await waitForInstall(client, name, flags.timeout, ctx);
           ctx.out(`installed ${after.status?.install?.bundle.name ?? ''} (${after.status?.install?.bundle.version ?? ''})\n`);
         }
       } finally {

@@ -1,12 +1,17 @@
-/** `binnacle plan PACKAGE`: the bundles an install would choose and the object-level diff, changing nothing. */
+/**
+ * `binnacle plan PACKAGE`: the bundles an install would choose and the object-level diff,
+ * changing nothing: it runs on a client whose every write is a server-side dry run, so no
+ * step of planning (issuing webhook certificates, say) can write to the cluster.
+ */
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
-import { plan, type ObjectAction } from '../../controllers/plan.js';
+import type { ObjectAction } from '../../controllers/plan.js';
 import { UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { outputOption } from '../flags.js';
+import { addKubeFlags, dryRunClientFor, type KubeFlags } from '../kube.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const MARK: Record<ObjectAction, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
@@ -20,10 +25,11 @@ export function registerPlanCommand(program: Command, ctx: CliContext): void {
     .option('--version <range>', 'version range')
     .option('--policy <policy>', 'CatalogProvided or SelfCertified')
     .option('--watch-namespace <ns>', 'namespace the operator watches')
-    .option('-o, --output <format>', 'text | json | yaml', 'text')
+    .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .action(async (pkg: string, flags: KubeFlags & { name?: string; namespace?: string; channel?: string[]; version?: string; policy?: string; watchNamespace?: string; output: string }) => {
       if (flags.policy !== undefined && flags.policy !== 'CatalogProvided' && flags.policy !== 'SelfCertified') throw new UsageError(`--policy ${flags.policy}: expected CatalogProvided or SelfCertified`);
-      const client = await clientFor(flags);
+      const { plan } = await import('../../controllers/plan.js');
+      const client = await dryRunClientFor(flags);
       try {
         const result = await plan(
           client,

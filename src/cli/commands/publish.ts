@@ -1,8 +1,8 @@
 /** `binnacle catalog publish`: bundle images and a catalog image from package directories. */
 import type { Command } from 'commander';
-import { publishPackages } from '../../catalog/publish.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
+import { outputOption } from '../flags.js';
 
 export function registerPublishCommand(program: Command, ctx: CliContext): void {
   const catalog = program.commands.find((c) => c.name() === 'catalog') ?? program.command('catalog').description('File-based catalogs');
@@ -12,8 +12,9 @@ export function registerPublishCommand(program: Command, ctx: CliContext): void 
     .requiredOption('--registry <host>', 'registry host, e.g. 127.0.0.1:5000')
     .option('--repository <prefix>', 'repository prefix', 'binnacle')
     .option('--tag <ref>', 'catalog image tag (default <registry>/<repository>/catalog:latest)')
-    .option('-o, --output <format>', 'text | json', 'text')
+    .addOption(outputOption(['text', 'json'], 'text'))
     .action(async (dirs: string[], flags: { registry: string; repository: string; tag?: string; output: string }) => {
+      const { publishPackages } = await import('../../catalog/publish.js');
       const result = await publishPackages({
         packages: dirs,
         registry: flags.registry,

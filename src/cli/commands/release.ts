@@ -5,14 +5,12 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import { parseAllDocuments } from 'yaml';
-import { Applier, type ApplyResult, type Owner, type ReleaseRef } from '../../apply/index.js';
-import { KubeClient } from '../../kube/client.js';
-import { loadKubeConfig } from '../../kube/config.js';
-import { OpenApiSchemas } from '../../kube/openapi.js';
+import type { Applier, ApplyResult, Owner, ReleaseRef } from '../../apply/index.js';
 import { describeRef, isKubeObject, type KubeObject } from '../../kube/types.js';
 import { BinnacleError, InputError, UsageError } from '../../util/errors.js';
 import { printData, type CliContext } from '../context.js';
+import { outputOption, parseDuration, parsePositiveInt } from '../flags.js';
+import { clientFor } from '../kube.js';
 
 interface ClusterFlags {
   kubeconfig?: string;
@@ -33,14 +31,9 @@ function parseChart(value: string): { name: string; version: string } {
   return { name: value.slice(0, at), version: value.slice(at + 1) };
 }
 
-function positiveSeconds(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`${flag} ${value}: expected a positive number of seconds`);
-  return n * 1000;
-}
-
 /** Every object in a YAML file, or in the .yaml/.yml/.json files of a directory (sorted). */
-function readObjects(path: string): KubeObject[] {
+async function readObjects(path: string): Promise<KubeObject[]> {
+  const { parseAllDocuments } = await import('yaml');
   let files: string[];
   try {
     files = statSync(path).isDirectory()
@@ -67,7 +60,7 @@ function readObjects(path: string): KubeObject[] {
 }
 
 async function withApplier<T>(flags: ClusterFlags, ctx: CliContext, fn: (a: Applier) => Promise<T>): Promise<T> {
-  const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }));
+  const [client, { Applier }, { OpenApiSchemas }] = await Promise.all([clientFor(flags), import('../../apply/index.js'), import('../../kube/openapi.js')]);
   try {
     return await fn(new Applier({ client, logger: ctx.logger, schemas: new OpenApiSchemas(client) }));
   } finally {
@@ -96,10 +89,8 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
   const release = program.command('release').description('Apply rendered objects as a Helm-compatible release: phases, ownership, pruning, CRD safety, health, rollback');
   const withCluster = (c: Command): Command =>
     c
-      .option('--kubeconfig <file>', 'kubeconfig (default $KUBECONFIG or ~/.kube/config)')
-      .option('--context <name>', 'kubeconfig context')
       .requiredOption('-n, --namespace <ns>', 'release namespace (where its records live)')
-      .option('-o, --output <format>', 'table | json | yaml', 'table');
+      .addOption(outputOption(['table', 'json', 'yaml'], 'table'));
 
   withCluster(release.command('apply <name>'))
     .description('Install or upgrade release <name> with the objects in -f')
@@ -110,11 +101,11 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .option('--no-auto-rollback', 'leave a failed upgrade in place instead of rolling back')
     .option('--keep-failed', 'keep a failed first install for debugging instead of removing it')
     .option('--no-wait', 'do not wait for health')
-    .option('--health-timeout <seconds>', 'how long to wait for health', '300')
-    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; autoRollback: boolean; keepFailed?: boolean; wait: boolean; healthTimeout: string }) => {
+    .option('--health-timeout <duration>', 'how long to wait for health (e.g. 300s, 5m)', parseDuration, 300_000)
+    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; autoRollback: boolean; keepFailed?: boolean; wait: boolean; healthTimeout: number }) => {
       const owner = parseOwner(flags.owner);
-      const healthTimeoutMs = positiveSeconds('--health-timeout', flags.healthTimeout);
-      const objects = readObjects(flags.filename);
+      const healthTimeoutMs = flags.healthTimeout;
+      const objects = await readObjects(flags.filename);
       const ref: ReleaseRef = { name, namespace: flags.namespace };
       const res = await withApplier(flags, ctx, (a) =>
         a.apply({
@@ -146,12 +137,11 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
 
   withCluster(release.command('rollback <name>'))
     .description('Re-apply an earlier good revision of release <name> as a new revision')
-    .option('--to <revision>', 'revision to roll back to (default: the last good one before the current)')
-    .option('--health-timeout <seconds>', 'how long to wait for health', '300')
-    .action(async (name: string, flags: ClusterFlags & { to?: string; healthTimeout: string }) => {
-      const to = flags.to === undefined ? undefined : Number(flags.to);
-      if (to !== undefined && (!Number.isInteger(to) || to < 1)) throw new UsageError(`--to ${flags.to ?? ''}: expected a revision number`);
-      const healthTimeoutMs = positiveSeconds('--health-timeout', flags.healthTimeout);
+    .option('--to <revision>', 'revision to roll back to (default: the last good one before the current)', parsePositiveInt)
+    .option('--health-timeout <duration>', 'how long to wait for health (e.g. 300s, 5m)', parseDuration, 300_000)
+    .action(async (name: string, flags: ClusterFlags & { to?: number; healthTimeout: number }) => {
+      const to = flags.to;
+      const healthTimeoutMs = flags.healthTimeout;
       const res = await withApplier(flags, ctx, (a) => a.rollback({ release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs }));
       printResult(ctx, flags.output, res);
     });

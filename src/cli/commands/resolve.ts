@@ -1,10 +1,10 @@
 /** `binnacle resolve`: which bundles installing a package would take, or why it cannot. */
 import type { Command } from 'commander';
-import { CatalogIndex, ResolutionError, parseInstalled, resolve, type CatalogInput, type Resolution, type ResolveRequest, type UpgradePolicy } from '../../resolve/index.js';
-import { loadCatalog } from '../../resolve/catalog-source.js';
+import type { CatalogInput, Resolution, ResolveRequest, UpgradePolicy } from '../../resolve/index.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
 import { parseOutputFormat, toJson, toTable, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
+import { outputOption } from '../flags.js';
 
 interface ResolveOpts {
   catalog: string[];
@@ -63,9 +63,9 @@ export function registerResolveCommands(program: Command, ctx: CliContext): void
     .option('--installed <pkg@version|bundle>', 'a bundle already installed; repeatable', collect, [])
     .option('--policy <policy>', 'upgrade policy: CatalogProvided | SelfCertified', 'CatalogProvided')
     .option('--all-packages', "resolve every package's default channel, one at a time")
-    .option('-o, --output <format>', 'table | text | json | yaml', 'table')
+    .addOption(outputOption(['table', 'text', 'json', 'yaml'], 'table'))
     .action(async (opts: ResolveOpts) => {
-      parseOutputFormat(opts.output, ['json', 'yaml', 'table', 'text']);
+      const [{ CatalogIndex, ResolutionError, parseInstalled, resolve }, { loadCatalog }] = await Promise.all([import('../../resolve/index.js'), import('../../resolve/catalog-source.js')]);
       if (opts.catalog.length === 0) throw new UsageError('give at least one --catalog');
       const packages = opts.package;
       if (opts.allPackages === true && packages.length > 0) throw new UsageError('--all-packages and --package do not go together');

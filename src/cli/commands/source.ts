@@ -1,11 +1,11 @@
 /** `binnacle source unpack|gc`: bundle sources into the content-addressed tree cache (see src/source). */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { KubeClient } from '../../kube/client.js';
-import { loadKubeConfig } from '../../kube/config.js';
 import { ValidationError, UsageError } from '../../util/errors.js';
-import { bundleSourceFrom, bundleSourceToJson, gcSources, unpackSource, type ProgressEvent, type UnpackedSource } from '../../source/index.js';
+import type { ProgressEvent, UnpackedSource } from '../../source/index.js';
 import { printData, type CliContext } from '../context.js';
+import { outputOption, parseBytes } from '../flags.js';
+import { clientFor } from '../kube.js';
 
 interface UnpackFlags {
   image?: string;
@@ -21,7 +21,7 @@ interface UnpackFlags {
   local?: string;
   configmap: string[];
   cache: string;
-  maxBytes?: string;
+  maxBytes?: number;
   kubeconfig?: string;
   context?: string;
   output: string;
@@ -75,13 +75,6 @@ function wireSource(f: UnpackFlags): Record<string, unknown> {
   };
 }
 
-function parseSize(value: string): number {
-  const m = /^(\d+)([KMG]i?)?$/.exec(value);
-  if (m === null) throw new UsageError(`--max-bytes ${value}: expected a number of bytes, optionally with Ki, Mi or Gi`);
-  const unit = { K: 1e3, Ki: 1024, M: 1e6, Mi: 1024 ** 2, G: 1e9, Gi: 1024 ** 3 }[m[2] ?? ''] ?? 1;
-  return Number(m[1]) * unit;
-}
-
 function mib(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
@@ -119,11 +112,10 @@ export function registerSourceCommands(program: Command, ctx: CliContext): void 
     .option('--local <dir>', 'a local directory')
     .option('--configmap <ns/name[:path]>', 'a ConfigMap whose keys become files (repeatable; needs a cluster)', collect, [])
     .option('--cache <dir>', 'the source cache', '.cache/sources')
-    .option('--max-bytes <n>', 'largest tree accepted (e.g. 512Mi)')
-    .option('--kubeconfig <file>', 'kubeconfig for --configmap and --pull-secret')
-    .option('--context <name>', 'kubeconfig context')
-    .option('-o, --output <format>', 'json, yaml or table', 'table')
+    .option('--max-bytes <n>', 'largest tree accepted (bytes, or with Ki/Mi/Gi: 512Mi)', parseBytes)
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: UnpackFlags) => {
+      const { bundleSourceFrom, bundleSourceToJson, unpackSource } = await import('../../source/index.js');
       let parsed;
       try {
         parsed = bundleSourceFrom(wireSource(flags), { field: 'source' });
@@ -133,7 +125,8 @@ export function registerSourceCommands(program: Command, ctx: CliContext): void 
         throw err;
       }
       const needsCluster = parsed.type === 'configMaps' || (parsed.type === 'image' && parsed.pullSecret !== undefined);
-      const client = needsCluster ? await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context })) : undefined;
+      // Only ConfigMaps and pull secrets need the cluster (found as every command finds it).
+      const client = needsCluster ? await clientFor(flags) : undefined;
       let result: UnpackedSource;
       try {
         result = await unpackSource(parsed, {
@@ -143,7 +136,7 @@ export function registerSourceCommands(program: Command, ctx: CliContext): void 
           allowHostPaths: true,
           onProgress: progressPrinter(ctx),
           ...(client === undefined ? {} : { client }),
-          ...(flags.maxBytes === undefined ? {} : { maxBytes: parseSize(flags.maxBytes) }),
+          ...(flags.maxBytes === undefined ? {} : { maxBytes: flags.maxBytes }),
         });
       } finally {
         client?.close();
@@ -161,8 +154,9 @@ export function registerSourceCommands(program: Command, ctx: CliContext): void 
     .description('Remove cached trees whose digest is not kept')
     .option('--cache <dir>', 'the source cache', '.cache/sources')
     .option('--keep <digest>', 'a tree digest to keep (repeatable)', collect, [])
-    .option('-o, --output <format>', 'json, yaml or table', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: { cache: string; keep: string[]; output: string }) => {
+      const { gcSources } = await import('../../source/index.js');
       for (const d of flags.keep) if (!/^(sha256:)?[0-9a-f]{64}$/.test(d)) throw new UsageError(`--keep ${d}: expected sha256:<64 hex digits>`);
       const r = await gcSources(resolve(flags.cache), flags.keep);
       printData(ctx, flags.output, {

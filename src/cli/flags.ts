@@ -1,0 +1,118 @@
+/**
+ * The command line's shared vocabulary: the global flags every command takes (named as
+ * kubectl names them) and the parsers that check a flag's value as it is read, so a bad value
+ * is a one-line error that names the flag and the accepted form.
+ *
+ * Cheap on purpose: `binnacle --help` loads this file and commander, nothing else.
+ */
+import { InvalidArgumentError, Option, type Command } from 'commander';
+
+// --- value parsers (commander argParsers) -----------------------------------------------
+// Commander prints "error: option '--workers <n>' argument 'abc' is invalid. <message>".
+
+/** A whole number ≥ 1. */
+export function parsePositiveInt(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('Expected a positive whole number, such as 4.');
+  return n;
+}
+
+/** A whole number ≥ 0. */
+export function parseNonNegativeInt(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n)) throw new InvalidArgumentError('Expected a whole number ≥ 0, such as 0 or 3.');
+  return n;
+}
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/**
+ * A duration as kubectl writes it, in milliseconds: `30s`, `5m`, `1h30m`, `500ms`; a bare
+ * number counts as seconds (what Binnacle's `--timeout <seconds>` flags always took).
+ */
+export function durationMs(value: string): number | undefined {
+  const s = value.trim();
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
+  let total = 0;
+  let consumed = 0;
+  for (const m of s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
+    total += Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
+    consumed += m[0].length;
+  }
+  return consumed === s.length && consumed > 0 && Number.isFinite(total) ? total : undefined;
+}
+
+/** A positive duration (see `durationMs`), in milliseconds. */
+export function parseDuration(value: string): number {
+  const ms = durationMs(value);
+  if (ms === undefined || ms <= 0) throw new InvalidArgumentError('Expected a positive duration such as 30s, 5m or 1h (a bare number is seconds).');
+  return ms;
+}
+
+/** A byte count, plain or with a K/M/G (decimal) or Ki/Mi/Gi (binary) suffix. */
+export function parseBytes(value: string): number {
+  const m = /^(\d+)(K|Ki|M|Mi|G|Gi)?B?$/i.exec(value.trim());
+  const unit = m === null ? undefined : ({ '': 1, k: 1e3, ki: 1024, m: 1e6, mi: 1024 ** 2, g: 1e9, gi: 1024 ** 3 } as Record<string, number>)[(m[2] ?? '').toLowerCase()];
+  if (m === null || unit === undefined || Number(m[1]) <= 0) throw new InvalidArgumentError('Expected a positive byte count such as 268435456, 256Mi or 1Gi.');
+  return Number(m[1]) * unit;
+}
+
+/** A TCP port, 0 (any free one) to 65535. */
+export function parsePort(value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
+  if (!Number.isInteger(n) || n > 65535) throw new InvalidArgumentError('Expected a port number 0-65535 (0 picks a free one).');
+  return n;
+}
+
+/** A parser that accepts only `allowed` (for `-o/--output` and other enumerations). */
+export function oneOf<T extends string>(allowed: readonly T[]): (value: string) => T {
+  return (value) => {
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    throw new InvalidArgumentError(`Expected one of: ${allowed.join(', ')}.`);
+  };
+}
+
+/** `-o, --output <format>` with its accepted formats checked when the flag is read. */
+export function outputOption(allowed: readonly string[], defaultValue: string): Option {
+  return new Option('-o, --output <format>', `output format: ${allowed.join(' | ')}`).default(defaultValue).argParser(oneOf(allowed));
+}
+
+// --- global flags --------------------------------------------------------------------------
+
+/** The flags of every command, as `opts()` holds them. */
+export interface GlobalFlags {
+  kubeconfig?: string;
+  context?: string;
+  /** -v: 1, -vv: 2, … */
+  verbose?: number;
+  logFormat?: 'text' | 'json';
+}
+
+const countVerbosity = (_: string, previous: number | undefined): number => (previous ?? 0) + 1;
+
+/** Adds the global flags a command does not define itself. */
+export function addGlobalFlags(c: Command): Command {
+  const has = (long: string): boolean => c.options.some((o) => o.long === long);
+  if (!has('--kubeconfig')) c.option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)');
+  if (!has('--context')) c.option('--context <name>', 'kubeconfig context (default: its current context)');
+  if (!has('--verbose')) c.option('-v, --verbose', 'log more (info; -vv debug, -vvv trace)', countVerbosity);
+  if (!has('--log-format')) c.addOption(new Option('--log-format <format>', 'log format on stderr: text | json').argParser(oneOf(['text', 'json'] as const)));
+  return c;
+}
+
+/** Every command that runs something (has no subcommands), depth first. */
+export function leafCommands(c: Command): Command[] {
+  return c.commands.length === 0 ? [c] : c.commands.flatMap(leafCommands);
+}
+
+/** `binnacle release apply`: the command's full name, for messages. */
+export function commandPath(c: Command): string {
+  const names: string[] = [];
+  for (let x: Command | null = c; x !== null; x = x.parent) names.unshift(x.name());
+  return names.join(' ');
+}
+
+/** The one usage line of a command: `usage: binnacle install [options] <package>`. */
+export function usageLine(c: Command): string {
+  return `usage: ${commandPath(c)} ${c.usage()}\n(run \`${commandPath(c)} --help\` for every flag)`;
+}
