@@ -10,6 +10,7 @@ import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import type { ControllerMetrics } from '../kube/metrics.js';
 import { objectKey } from '../kube/types.js';
+import { DependentWatches } from './helm-dependents.js';
 import { HelmReleaseReconciler, type HelmKind } from './helm-release.js';
 
 export interface RunningKindOptions {
@@ -45,13 +46,33 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
     ...(o.selector === undefined ? {} : { labelSelector: o.selector }),
     ...(o.namespace === undefined || o.namespace === '' ? {} : { namespace: o.namespace }),
   });
+  // Set below: the dependents re-queue through the controller, which is told of them by its reconciler.
+  let dependents: DependentWatches | undefined;
   const controller = new Controller({
     name: `helm-${kind.kind.toLowerCase()}${o.namespace === undefined || o.namespace === '' ? '' : `-${o.namespace}`}`,
     logger: o.logger,
     workers: o.maxConcurrentReconciles ?? 1,
-    reconciler: new HelmReleaseReconciler({ client: o.client, kind, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
+    reconciler: new HelmReleaseReconciler({
+      client: o.client,
+      kind,
+      ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }),
+      onApplied: (refs) => dependents?.observe(refs),
+    }),
     ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
   }).watch(informer, undefined, specOrMetadataChanged);
+  if (kind.watchDependentResources !== false) {
+    dependents = new DependentWatches({
+      client: o.client,
+      logger: o.logger,
+      ownerKind: kind.kind,
+      ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+      // Only the CRs this kind serves: another kind of the same name elsewhere is not ours.
+      enqueue: (key) => {
+        if (informer.get(key) !== undefined) controller.enqueue(key);
+      },
+      signal: stop.signal,
+    });
+  }
   const done = Promise.all([informer.run(stop.signal), controller.run(stop.signal)]);
   return {
     enqueueAll: () => {
@@ -59,7 +80,7 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
     },
     stop: async () => {
       stop.abort();
-      await done;
+      await Promise.all([done, dependents?.stopped()]);
     },
     synced: informer.waitForSync(),
   };

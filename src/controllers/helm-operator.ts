@@ -180,6 +180,7 @@ export class HelmOperatorReconciler implements Reconciler {
       ...(period === undefined ? {} : { reconcilePeriodMs: period }),
       ...(hop.spec.serviceAccount === undefined ? {} : { serviceAccount: hop.spec.serviceAccount }),
       ...(k.crdPolicy === undefined ? {} : { crdPolicy: k.crdPolicy }),
+      ...(k.watchDependentResources === undefined ? {} : { watchDependentResources: k.watchDependentResources }),
     };
   }
 

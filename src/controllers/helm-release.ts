@@ -17,7 +17,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
-import { describeRef, type KubeObject } from '../kube/types.js';
+import { describeRef, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import type { Logger } from 'pino';
 import type { ChartRelease } from '../helm/chart-release.js';
@@ -78,6 +78,8 @@ export interface HelmKind {
   /** The ServiceAccount whose permissions install releases; Binnacle's own identity when absent. */
   serviceAccount?: { namespace: string; name: string };
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
+  /** Re-queue a CR when an object of its release changes or goes (helm-operator's default: true). */
+  watchDependentResources?: boolean;
 }
 
 export interface HelmReleaseReconcilerOptions {
@@ -86,6 +88,8 @@ export interface HelmReleaseReconcilerOptions {
   healthTimeoutMs?: number;
   /** Environment for `${ENV}` in overrideValues; default process.env. */
   env?: Record<string, string | undefined>;
+  /** Told what a release applied (its dependent resources), after each successful apply. */
+  onApplied?: (refs: readonly ObjectRef[]) => void;
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
@@ -335,6 +339,7 @@ export class HelmReleaseReconciler implements Reconciler {
       throw err;
     }
     s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+    this.o.onApplied?.(result.applied);
     if (result.status !== 'deployed') {
       s.conditions.set('ReleaseFailed', true, this.failReason(s), result.message);
       await this.writeStatus(s);

@@ -146,6 +146,18 @@ describe('HelmOperator', () => {
     const hist = JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[];
     assert.equal(hist.length, 2, 'repairing drift makes no new revision');
 
+    // A dependent deleted: the watch on the release's objects (watchDependentResources) re-queues
+    // the CR at once; with a reconcile period of an hour, nothing else would bring it back.
+    await applyCr('pg', { replicaCount: 2 }, { 'helm.sdk.operatorframework.io/reconcile-period': '1h' });
+    const svcRef = { apiVersion: 'v1', kind: 'Service', namespace: ns, name: 'pg-prometheus-pushgateway' };
+    const svc = await client.get(svcRef);
+    await client.delete(svcRef);
+    await eventually('the deleted Service re-created', async () => {
+      const now = await client.find(svcRef);
+      return now !== undefined && now.metadata.uid !== svc.metadata.uid ? true : undefined;
+    }, 60_000, 500);
+    assert.equal((JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[]).length, 2, 'a repair, not a revision');
+
     // Values Helm refuses (a template's `fail`): ReleaseFailed with Helm's message; revision 2 keeps running.
     await applyCr('pg', { replicaCount: 2, extraManifests: ['{{ fail "pushgateway refuses this value" }}'] });
     const failed = await eventually(

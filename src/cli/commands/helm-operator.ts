@@ -50,6 +50,7 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
               kind: w.kind,
               chart: () => charts.get(w.chart),
               overrideValues: w.overrideValues,
+              watchDependentResources: w.watchDependentResources,
               ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
             },
             { client, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
