@@ -43,7 +43,7 @@ let h: OperatorHarness;
 async function snapshot(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const [apiVersion, kind] of KINDS) {
-    for (const o of (await h.client.list<KubeObject>(apiVersion, kind)).items) {
+    for (const o of (await h.client.list(apiVersion, kind)).items) {
       out.set(`${kind} ${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`, o.metadata.resourceVersion ?? '');
     }
   }
