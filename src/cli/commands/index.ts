@@ -15,6 +15,7 @@ import { registerSourceCommands } from './source.js';
 import { registerReleaseCommands } from './release.js';
 import { registerHelmCommands } from './helm.js';
 import { registerHelmOperatorCommands } from './helm-operator.js';
+import { registerRunBundleCommands } from './run-bundle.js';
 
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
@@ -31,4 +32,5 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerReleaseCommands(program, ctx);
   registerHelmCommands(program, ctx);
   registerHelmOperatorCommands(program, ctx);
+  registerRunBundleCommands(program, ctx);
 }

@@ -1,0 +1,113 @@
+/**
+ * The operator developer's loop: `binnacle run bundle DIR|IMAGE`, `binnacle run bundle-upgrade
+ * DIR|IMAGE` and `binnacle cleanup PACKAGE`. The work is in src/devloop; these only parse flags.
+ */
+import { join } from 'node:path';
+import type { Command } from 'commander';
+import { cacheDir } from '../../cluster/layout.js';
+import { UsageError } from '../../util/errors.js';
+import type { CliContext } from '../context.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+
+interface RunFlags extends KubeFlags {
+  namespace?: string;
+  installMode?: string;
+  serviceAccount?: string;
+  timeout: string;
+  indexImage?: string;
+  insecure?: boolean;
+}
+
+interface CleanupFlags extends KubeFlags {
+  deleteCrds?: boolean;
+  deleteAll?: boolean;
+  timeout: string;
+}
+
+/** `90`, `90s`, `5m`, `1h` → milliseconds. */
+export function timeoutMs(flag: string, value: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  const n = m === null ? NaN : Number(m[1]);
+  if (m === null || !(n > 0)) throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a positive duration such as 300, 90s or 5m`);
+  const unit = m[2] ?? 's';
+  return n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+}
+
+async function registryClient(ctx: CliContext, insecure: boolean | undefined): Promise<import('../../oci/index.js').RegistryClient> {
+  const { RegistryClient } = await import('../../oci/index.js');
+  return new RegistryClient({ logger: ctx.logger, ...(insecure === true ? { insecure: true } : {}) });
+}
+
+export function registerRunBundleCommands(program: Command, ctx: CliContext): void {
+  const run = program.command('run').description("The operator developer's loop: install one bundle, upgrade it, through the normal catalog path");
+  const progress = (line: string): void => ctx.err(`${line}\n`);
+
+  addKubeFlags(run.command('bundle <bundle>'))
+    .description('Install one bundle (a directory, shipped in ConfigMaps with no registry, or an image) through a ClusterCatalog and a ClusterExtension; needs a Binnacle manager on the cluster')
+    .option('-n, --namespace <ns>', 'install namespace (default: the package name)')
+    .option('--install-mode <mode>', 'AllNamespaces | OwnNamespace | SingleNamespace=NS | MultiNamespace=NS1,NS2 (default: the CSV install modes decide)')
+    .option('--service-account <name>', 'an existing ServiceAccount in the namespace to install through (default: one bound to cluster-admin is made)')
+    .option('--timeout <duration>', 'how long to wait for the operator to be installed and healthy', '5m')
+    .option('--index-image <ref>', 'add the bundle to this existing catalog image and serve the result')
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .action(async (bundle: string, flags: RunFlags) => {
+      const timeout = timeoutMs('--timeout', flags.timeout);
+      const { readBundleInput, readIndexImage, runBundle } = await import('../../devloop/index.js');
+      const oci = await registryClient(ctx, flags.insecure);
+      const cache = join(cacheDir(), 'images');
+      const input = await readBundleInput(bundle, { cacheDir: cache, client: oci });
+      const baseCatalog = flags.indexImage === undefined ? undefined : await readIndexImage(flags.indexImage, { cacheDir: cache, client: oci });
+      const client = await clientFor(flags);
+      try {
+        const r = await runBundle({
+          client,
+          input,
+          timeoutMs: timeout,
+          progress,
+          ...(flags.namespace === undefined ? {} : { namespace: flags.namespace }),
+          ...(flags.installMode === undefined ? {} : { installMode: flags.installMode }),
+          ...(flags.serviceAccount === undefined ? {} : { serviceAccount: flags.serviceAccount }),
+          ...(baseCatalog === undefined ? {} : { baseCatalog }),
+        });
+        ctx.out(`installed ${r.bundle} (${input.packageName} ${r.version}) in namespace ${r.namespace}: ClusterExtension ${r.extension}, ClusterCatalog ${r.catalog}\nremove it with: binnacle cleanup ${input.packageName}\n`);
+      } finally {
+        client.close();
+      }
+    });
+
+  addKubeFlags(run.command('bundle-upgrade <bundle>'))
+    .description('Upgrade an operator installed by `run bundle` to this bundle (a directory or an image), along its upgrade edges (replaces, skips, skipRange)')
+    .option('--timeout <duration>', 'how long to wait for the upgrade to be installed and healthy', '5m')
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .action(async (bundle: string, flags: RunFlags) => {
+      const timeout = timeoutMs('--timeout', flags.timeout);
+      const { readBundleInput, runBundleUpgrade } = await import('../../devloop/index.js');
+      const input = await readBundleInput(bundle, { cacheDir: join(cacheDir(), 'images'), client: await registryClient(ctx, flags.insecure) });
+      const client = await clientFor(flags);
+      try {
+        const r = await runBundleUpgrade({ client, input, timeoutMs: timeout, progress });
+        ctx.out(`upgraded ${input.packageName} from ${r.from} to ${r.version} (${r.bundle}) in namespace ${r.namespace}\n`);
+      } finally {
+        client.close();
+      }
+    });
+
+  addKubeFlags(program.command('cleanup <package>'))
+    .description('Remove an operator (and what `run bundle` made for it); its CRDs and custom resources only with --delete-crds. Says what goes first')
+    .option('--delete-crds', 'also delete its CRDs, and so every custom resource of them')
+    .option('--delete-all', 'delete its CRDs and the install namespace too')
+    .option('--timeout <duration>', 'how long to wait for each removal', '3m')
+    .action(async (pkg: string, flags: CleanupFlags) => {
+      const timeout = timeoutMs('--timeout', flags.timeout);
+      const { describePlan, planCleanup, runCleanup } = await import('../../devloop/index.js');
+      const client = await clientFor(flags);
+      try {
+        const plan = await planCleanup(client, pkg, { deleteCrds: flags.deleteCrds === true, deleteAll: flags.deleteAll === true });
+        ctx.err(`${describePlan(plan).join('\n')}\n`);
+        await runCleanup(client, plan, { timeoutMs: timeout, progress });
+        ctx.out(`removed ${pkg}\n`);
+      } finally {
+        client.close();
+      }
+    });
+}
