@@ -21,7 +21,7 @@ import {
 import { errorMessage } from '../src/util/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CORPUS = process.env.BINNACLE_CORPUS ?? '/work/shared/corpus/operatorhub-2021';
+const CORPUS = process.env.BINNACLE_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
 const VERIFY = path.join(ROOT, '.cache', 'bench-bin', 'operator-verify');
 const args = process.argv.slice(2);
 const limitIdx = args.indexOf('--limit');

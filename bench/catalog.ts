@@ -18,7 +18,7 @@ import path from 'node:path';
 import { loadFbcDir, toFbcJson, validateConfig, type DeclarativeConfig } from '../src/catalog/index.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CORPUS = process.env.BINNACLE_CORPUS ?? '/work/shared/corpus/operatorhub-2021';
+const CORPUS = process.env.BINNACLE_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
 const WORK = path.join(ROOT, '.cache', 'bench-data', 'catalog');
 const OPM = path.join(ROOT, '.cache', 'bench-bin', 'opm');
 const IMAGE = 'quay.io/openshift-community-operators/{package}:v{version}';

@@ -23,7 +23,7 @@ import path from 'node:path';
 import { createHelmEngine, HelmError } from '../src/helm/index.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? '/work/shared/corpus/charts';
+const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'charts');
 const HELM = path.join(ROOT, '.cache', 'bin', 'helm');
 const WASM = path.join(ROOT, '.cache', 'helm-wasm', 'helm.wasm');
 const WORK = path.join(ROOT, '.cache', 'bench-data', 'helm');

@@ -14,7 +14,7 @@ import { render, type DeclarativeConfig } from '../src/catalog/index.js';
 import { CatalogIndex, ResolutionError, resolutionProblem, resolve, solveSat, type ResolveInput, type SatVariable } from '../src/resolve/index.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
-const CORPUS = process.argv[2] ?? '/work/shared/corpus/operatorhub-2021';
+const CORPUS = process.argv[2] ?? process.env.BINNACLE_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
 const DATA = path.join(ROOT, '.cache', 'bench-data');
 const BIN = path.join(ROOT, '.cache', 'bench-bin', 'deppy-bench');
 const REPEAT = 7;
