@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { InputError, UsageError, type Problem } from '../util/errors.js';
 import { isRecord, type JsonObject } from './decode.js';
 import { csvNameErrors } from './validate-csv.js';
-import { isStrictSemver } from './semver-strict.js';
+import { isStrictSemver } from '../util/semver.js';
 import { kindSupport } from './supported-kinds.js';
 import {
   ANNOTATION_CHANNELS,

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ValidationResult } from '../util/errors.js';
 import { isRecord } from './decode.js';
-import { compareVersions, parseTolerant } from './semver-strict.js';
+import { compareVersions, parseTolerant } from '../util/semver.js';
 import type { ManifestObject, RegistryV1Bundle } from './types.js';
 
 /** Kinds per API version that Kubernetes 1.22 removed (operator-framework/api `removed_apis.go`). */

@@ -5,7 +5,7 @@
  */
 import type { ValidationResult } from '../util/errors.js';
 import { isRecord } from './decode.js';
-import { isStrictSemver } from './semver-strict.js';
+import { isStrictSemver } from '../util/semver.js';
 import { dns1123SubdomainErrors } from './names.js';
 import type { RegistryV1Bundle } from './types.js';
 
@@ -86,13 +86,16 @@ function validateExamples(bundle: RegistryV1Bundle, r: ValidationResult): void {
   if (alm !== undefined && olm !== undefined) r.warning('csv.examples', 'both alm-examples and olm.examples are set; only alm-examples is used', at('metadata.annotations'));
   const key = alm !== undefined ? 'alm-examples' : 'olm.examples';
   const text = alm ?? olm ?? '';
-  if (text.trim() === '') return;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (e) {
-    r.error('csv.examples', `is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, at(`metadata.annotations.${key}`));
-    return;
+  let parsed: unknown = [];
+  // An empty annotation is no examples at all: each owned API is then reported without one.
+  if (text.trim() === '') r.warning('csv.examples', `${key} is present but empty`, at(`metadata.annotations.${key}`));
+  else {
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      r.error('csv.examples', `invalid example: is not valid JSON: ${e instanceof Error ? e.message : String(e)}`, at(`metadata.annotations.${key}`));
+      return;
+    }
   }
   if (!Array.isArray(parsed)) {
     r.error('csv.examples', 'must be a JSON list of example objects', at(`metadata.annotations.${key}`));
@@ -119,10 +122,10 @@ function validateExamples(bundle: RegistryV1Bundle, r: ValidationResult): void {
     examples.add(gvk);
   });
   for (const gvk of [...examples].sort()) {
-    if (!provided.has(gvk)) r.error('csv.examples', `example ${gvk} is not an API the CSV owns`, at(`metadata.annotations.${key}`));
+    if (!provided.has(gvk)) r.error('csv.examples', `example must have a provided API: example ${gvk} is not an API the CSV owns`, at(`metadata.annotations.${key}`));
   }
   for (const gvk of [...provided].sort()) {
-    if (!examples.has(gvk)) r.warning('csv.examples', `owned API ${gvk} has no example`, at(`metadata.annotations.${key}`));
+    if (!examples.has(gvk)) r.warning('csv.examples', `provided API should have an example annotation: owned API ${gvk} has no example`, at(`metadata.annotations.${key}`));
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { ValidationResult } from '../util/errors.js';
 import { isRecord, type JsonObject } from './decode.js';
-import { compareVersions, isStrictSemver, parseTolerant } from './semver-strict.js';
+import { compareVersions, isStrictSemver, parseTolerant } from '../util/semver.js';
 import type { RegistryV1Bundle } from './types.js';
 import { allowedCategories, communityValidator, objectValidator, operatorGroupValidator, REMOVED_1_22 } from './validate-community.js';
 

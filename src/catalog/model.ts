@@ -23,7 +23,7 @@ import {
   type Property,
   type RelatedImage,
 } from './declcfg.js';
-import { olmRangeProblem } from './semver-range.js';
+import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
 
 export interface ModelPackage {
   name: string;
@@ -77,19 +77,7 @@ export interface ModelResult {
   result: ValidationResult;
 }
 
-// Semver 2.0 exactly as Go's blang/semver parses it: no `v` prefix, no leading zeros.
-const SEMVER_RE =
-  /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$/;
-
-/** Strict semver parse; undefined when `v` is not valid semver 2.0. */
-export function parseStrictSemver(v: string): semver.SemVer | undefined {
-  if (!SEMVER_RE.test(v)) return undefined;
-  try {
-    return new semver.SemVer(v);
-  } catch {
-    return undefined;
-  }
-}
+export { parseStrictSemver };
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
