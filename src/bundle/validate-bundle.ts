@@ -8,7 +8,7 @@ import type { ValidationResult } from '../util/errors.js';
 import { decodeConstraintProperty } from '../catalog/declcfg.js';
 import { isRecord } from './decode.js';
 import { providedApis } from './fbc.js';
-import { isValidImageReference } from './image-ref.js';
+import { isValidImageReference } from '../oci/reference.js';
 import {
   ANNOTATION_CHANNELS,
   ANNOTATION_DEFAULT_CHANNEL,

@@ -24,6 +24,7 @@ import {
   type RelatedImage,
 } from './declcfg.js';
 import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
+import { isValidImageReference } from '../oci/reference.js';
 
 export interface ModelPackage {
   name: string;
@@ -89,17 +90,7 @@ export function dns1123LabelProblem(name: string): string | undefined {
   return undefined;
 }
 
-// Docker reference grammar (distribution/reference), enough to reject what ParseNormalizedNamed rejects.
-const DOMAIN_COMPONENT = '(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])';
-const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:]+\\])(?::[0-9]+)?`;
-const PATH_COMPONENT = '[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*';
-const TAG = '[\\w][\\w.-]{0,127}';
-const DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
-const REFERENCE_RE = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*(?::${TAG})?(?:@${DIGEST})?$`);
-
-export function isValidImageReference(ref: string): boolean {
-  return ref.length <= 255 + 128 + 80 && REFERENCE_RE.test(ref);
-}
+export { isValidImageReference };
 
 function newPackage(name: string): ModelPackage {
   return {

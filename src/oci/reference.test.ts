@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InputError } from '../util/errors.js';
-import { formatReference, parseReference } from './reference.js';
+import { formatReference, isValidImageReference, parseReference } from './reference.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 
@@ -54,5 +54,15 @@ test('formatReference round-trips', () => {
   for (const r of ['quay.io/a/b:v1', `127.0.0.1:5000/x@${D}`, 'docker.io/library/busybox:latest']) {
     assert.equal(formatReference(parseReference(r)), r);
     assert.deepEqual(parseReference(formatReference(parseReference(r))), parseReference(r));
+  }
+});
+
+test('isValidImageReference: the pull-spec grammar opm and OLM check images with', () => {
+  const md5 = 'md5:0123456789abcdef0123456789abcdef';
+  for (const r of ['busybox', 'quay.io/org/op:v1.2.3', `quay.io/org/op@${D}`, `localhost:5000/a/b:t@${D}`, `q.io/x@${md5}`, '[::1]:5000/a']) {
+    assert.equal(isValidImageReference(r), true, r);
+  }
+  for (const r of ['', 'Quay.io/Org/Op', 'quay.io/org/op:', 'quay.io/org/op@sha256:abc', 'a b', 'quay.io//op', `q.io/${'a'.repeat(260)}`, 'quay.io/org/op:-bad']) {
+    assert.equal(isValidImageReference(r), false, r);
   }
 });

@@ -31,6 +31,21 @@ const TAG_RE = /^[\w][\w.-]{0,127}$/;
 const DIGEST_RE = /^[a-z0-9]+(?:[.+_-][a-z0-9]+)*:[a-zA-Z0-9=_-]{32,}$/;
 const SHA256_RE = /^sha256:[a-f0-9]{64}$/;
 
+// The digest of the reference grammar (any registered algorithm), wider than what we pull (sha256).
+const GRAMMAR_DIGEST = '[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}';
+const NAME = `(?:${HOST}(?::[0-9]+)?/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*`;
+const REFERENCE_RE = new RegExp(`^(${NAME})(?::[\\w][\\w.-]{0,127})?(?:@${GRAMMAR_DIGEST})?$`);
+
+/**
+ * Whether `ref` is a pull spec as docker's `reference.ParseNormalizedNamed` accepts it (what opm
+ * and OLM check image and relatedImage fields with). `parseReference` is stricter: it also needs
+ * a digest it can verify.
+ */
+export function isValidImageReference(ref: string): boolean {
+  const m = REFERENCE_RE.exec(ref);
+  return m !== null && (m[1] ?? '').length <= MAX_NAME_LENGTH;
+}
+
 function bad(ref: string, why: string): InputError {
   return new InputError('OCI_BAD_REFERENCE', `invalid image reference "${ref}": ${why}`);
 }

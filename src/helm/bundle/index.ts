@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml, stringify } from 'yaml';
 import { generateBundle, validateBundleDir } from '../../bundle/index.js';
 import { isRecord, type JsonObject } from '../../bundle/decode.js';
-import { isValidImageReference } from '../../bundle/image-ref.js';
+import { isValidImageReference } from '../../oci/reference.js';
 import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
 import { InputError, UsageError, ValidationError, ValidationResult, errorMessage, type Problem } from '../../util/errors.js';
 import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type RenderRequest } from '../engine.js';
