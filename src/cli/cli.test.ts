@@ -160,6 +160,7 @@ const CLUSTER_COMMANDS: string[][] = [
   ['release', 'uninstall', 'rel', '-n', 'ns', '--owner', 'ClusterExtension/x'],
   ['source', 'unpack', '--configmap', 'ns/name'],
   ['helm', 'adopt', 'rel', '--kind', 'Kind.v1.example.com'],
+  ['cleanup', 'pkg'],
 ];
 
 describe('every cluster-facing command finds the cluster the same way', () => {
@@ -205,8 +206,8 @@ describe('global flags are named the same on every command', () => {
   });
 
   it('the cluster commands above are every command with --kubeconfig of its own meaning', () => {
-    const names = new Set(CLUSTER_COMMANDS.map((a) => `binnacle ${a.filter((x) => !x.startsWith('-')).slice(0, a[0] === 'release' || a[0] === 'source' || a[0] === 'helm' ? 2 : 1).join(' ')}`));
-    const talkers = ['install', 'upgrade', 'uninstall', 'status', 'rollback', 'history', 'plan', 'manager', 'release history', 'release rollback', 'release uninstall', 'source unpack', 'helm adopt'].map((n) => `binnacle ${n}`);
+    const names = new Set(CLUSTER_COMMANDS.map((a) => `binnacle ${a.filter((x) => !x.startsWith('-')).slice(0, ['release', 'source', 'helm'].includes(a[0] ?? '') ? 2 : 1).join(' ')}`));
+    const talkers = ['install', 'upgrade', 'uninstall', 'status', 'rollback', 'history', 'plan', 'manager', 'release history', 'release rollback', 'release uninstall', 'source unpack', 'helm adopt', 'cleanup'].map((n) => `binnacle ${n}`);
     for (const t of talkers) assert.ok(names.has(t), t);
   });
 });
@@ -220,6 +221,8 @@ describe('flag values are checked with one line naming the flag and the accepted
     [['install', 'pkg', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid/],
     [['install', 'pkg', '--timeout', '-5'], /option '--timeout <duration>' argument '-5' is invalid/],
     [['cluster', 'up', '--timeout', '5x'], /option '--timeout <duration>' argument '5x' is invalid/],
+    [['run', 'bundle', 'dir', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid/],
+    [['cleanup', 'pkg', '--timeout', '0'], /option '--timeout <duration>' argument '0' is invalid/],
     [['status', '-o', 'xml'], /option '-o, --output <format>' argument 'xml' is invalid\. Expected one of: table, json, yaml\./],
     [['bundle', 'render', 'x', '--install-namespace', 'n', '-o', 'table'], /Expected one of: yaml, json\./],
     [['catalog', 'validate', 'x', '--max-file-size', 'big'], /option '--max-file-size <bytes>' argument 'big' is invalid\. Expected a positive byte count/],

@@ -5,15 +5,15 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
-import { UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
+import { parseDuration } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface RunFlags extends KubeFlags {
   namespace?: string;
   installMode?: string;
   serviceAccount?: string;
-  timeout: string;
+  timeout: number;
   indexImage?: string;
   insecure?: boolean;
 }
@@ -21,16 +21,7 @@ interface RunFlags extends KubeFlags {
 interface CleanupFlags extends KubeFlags {
   deleteCrds?: boolean;
   deleteAll?: boolean;
-  timeout: string;
-}
-
-/** `90`, `90s`, `5m`, `1h` → milliseconds. */
-export function timeoutMs(flag: string, value: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
-  const n = m === null ? NaN : Number(m[1]);
-  if (m === null || !(n > 0)) throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a positive duration such as 300, 90s or 5m`);
-  const unit = m[2] ?? 's';
-  return n * (unit === 'ms' ? 1 : unit === 's' ? 1000 : unit === 'm' ? 60_000 : 3_600_000);
+  timeout: number;
 }
 
 async function registryClient(ctx: CliContext, insecure: boolean | undefined): Promise<import('../../oci/index.js').RegistryClient> {
@@ -47,11 +38,11 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
     .option('-n, --namespace <ns>', 'install namespace (default: the package name)')
     .option('--install-mode <mode>', 'AllNamespaces | OwnNamespace | SingleNamespace=NS | MultiNamespace=NS1,NS2 (default: the CSV install modes decide)')
     .option('--service-account <name>', 'an existing ServiceAccount in the namespace to install through (default: one bound to cluster-admin is made)')
-    .option('--timeout <duration>', 'how long to wait for the operator to be installed and healthy', '5m')
+    .option('--timeout <duration>', 'how long to wait for the operator to be installed and healthy (e.g. 90s, 5m)', parseDuration, 300_000)
     .option('--index-image <ref>', 'add the bundle to this existing catalog image and serve the result')
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .action(async (bundle: string, flags: RunFlags) => {
-      const timeout = timeoutMs('--timeout', flags.timeout);
+      const timeout = flags.timeout;
       const { readBundleInput, readIndexImage, runBundle } = await import('../../devloop/index.js');
       const oci = await registryClient(ctx, flags.insecure);
       const cache = join(cacheDir(), 'images');
@@ -77,10 +68,10 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
 
   addKubeFlags(run.command('bundle-upgrade <bundle>'))
     .description('Upgrade an operator installed by `run bundle` to this bundle (a directory or an image), along its upgrade edges (replaces, skips, skipRange)')
-    .option('--timeout <duration>', 'how long to wait for the upgrade to be installed and healthy', '5m')
+    .option('--timeout <duration>', 'how long to wait for the upgrade to be installed and healthy (e.g. 90s, 5m)', parseDuration, 300_000)
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .action(async (bundle: string, flags: RunFlags) => {
-      const timeout = timeoutMs('--timeout', flags.timeout);
+      const timeout = flags.timeout;
       const { readBundleInput, runBundleUpgrade } = await import('../../devloop/index.js');
       const input = await readBundleInput(bundle, { cacheDir: join(cacheDir(), 'images'), client: await registryClient(ctx, flags.insecure) });
       const client = await clientFor(flags);
@@ -96,9 +87,9 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
     .description('Remove an operator (and what `run bundle` made for it); its CRDs and custom resources only with --delete-crds. Says what goes first')
     .option('--delete-crds', 'also delete its CRDs, and so every custom resource of them')
     .option('--delete-all', 'delete its CRDs and the install namespace too')
-    .option('--timeout <duration>', 'how long to wait for each removal', '3m')
+    .option('--timeout <duration>', 'how long to wait for each removal (e.g. 90s, 3m)', parseDuration, 180_000)
     .action(async (pkg: string, flags: CleanupFlags) => {
-      const timeout = timeoutMs('--timeout', flags.timeout);
+      const timeout = flags.timeout;
       const { describePlan, planCleanup, runCleanup } = await import('../../devloop/index.js');
       const client = await clientFor(flags);
       try {
