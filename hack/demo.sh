@@ -35,6 +35,9 @@ mkdir -p .cache/demo
 if [ -f .cache/demo/manager.pid ] && kill -0 "$(cat .cache/demo/manager.pid)" 2>/dev/null; then
   kill "$(cat .cache/demo/manager.pid)"; sleep 2
 fi
+if [ -f .cache/demo/pelorus-operator.pid ] && kill -0 "$(cat .cache/demo/pelorus-operator.pid)" 2>/dev/null; then
+  kill "$(cat .cache/demo/pelorus-operator.pid)"
+fi
 nohup node bin/binnacle.js manager --leader-elect --data-dir .cache/demo/data \
   --metrics-bind-address 127.0.0.1:18080 --catalog-bind-address 127.0.0.1:18083 > .cache/demo/manager.log 2>&1 &
 echo $! > .cache/demo/manager.pid
@@ -82,6 +85,60 @@ YAML
 kubectl wait pushgateway/gateway -n metrics --for=condition=Deployed --timeout=180s
 kubectl get pushgateway -n metrics
 
+step "Pelorus: a Helm chart with a subchart becomes an operator, installed from a catalog with the operators it needs"
+pelorus=.cache/demo/pelorus; rm -rf "$pelorus"; mkdir -p "$pelorus/grafana-input"
+binnacle helm bundle "$charts/pelorus__pelorus" --kind Pelorus --kind Exporter=charts/exporters --version 2.0.13 --output-dir "$pelorus/catalog/pelorus/2.0.13"
+# Pelorus needs grafana-operator 5's API (grafana.integreatly.org/v1beta1); the corpus has only
+# grafana-operator 3 (integreatly.org/v1alpha1). A stand-in package provides the three CRDs.
+for kind in Grafana GrafanaDashboard GrafanaDatasource; do
+  plural=$(echo "$kind" | tr '[:upper:]' '[:lower:]')s
+  cat >> "$pelorus/grafana-input/objects.yaml" <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: { name: $plural.grafana.integreatly.org }
+spec:
+  group: grafana.integreatly.org
+  names: { kind: $kind, listKind: ${kind}List, plural: $plural, singular: $(echo "$kind" | tr '[:upper:]' '[:lower:]') }
+  scope: Namespaced
+  versions: [{ name: v1beta1, served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: object, x-kubernetes-preserve-unknown-fields: true } } }]
+---
+YAML
+done
+cat >> "$pelorus/grafana-input/objects.yaml" <<YAML
+apiVersion: apps/v1
+kind: Deployment
+metadata: { name: grafana-v1beta1-apis-controller }
+spec:
+  replicas: 1
+  selector: { matchLabels: { app: grafana-v1beta1-apis } }
+  template: { metadata: { labels: { app: grafana-v1beta1-apis } }, spec: { containers: [{ name: controller, image: registry.invalid/stand-in:5.0.0 }] } }
+YAML
+binnacle bundle generate --input "$pelorus/grafana-input" --output-dir "$pelorus/catalog/grafana-v1beta1-apis/5.0.0" --package grafana-v1beta1-apis --version 5.0.0 --channels stable >/dev/null
+pelorus_catalog=$(binnacle catalog publish --registry "$registry" --repository pelorus \
+  "$pelorus/catalog/pelorus" "$corpus/prometheus" "$pelorus/catalog/grafana-v1beta1-apis")
+kubectl apply --server-side -f - <<YAML
+apiVersion: binnacle.dev/v1alpha1
+kind: ClusterCatalog
+metadata: { name: pelorus }
+spec:
+  source: { type: Image, image: { ref: "$pelorus_catalog" } }
+YAML
+kubectl wait clustercatalog/pelorus --for=condition=Serving --timeout=120s
+binnacle install pelorus --create-service-account --wait
+# The operator's Pod is a kwok Pod: run its entry point here, as that Pod would (see the script).
+operator_pid=$(node --import tsx hack/demo/run-helm-operator.ts pelorus pelorus-controller-manager pelorus-helm-charts "$pelorus")
+echo "$operator_pid" > .cache/demo/pelorus-operator.pid
+kubectl create namespace pelorus-demo --dry-run=client -o yaml | kubectl apply -f -
+node -e '
+  const y = require("yaml"), fs = require("fs");
+  const csv = y.parse(fs.readFileSync(process.argv[1], "utf8"));
+  const cr = JSON.parse(csv.metadata.annotations["alm-examples"]).find((e) => e.kind === "Pelorus");
+  cr.metadata.namespace = "pelorus-demo";
+  console.log(JSON.stringify(cr));' "$pelorus/catalog/pelorus/2.0.13/manifests/pelorus.clusterserviceversion.yaml" | kubectl create -f -
+kubectl wait peloruses --all -n pelorus-demo --for=condition=Deployed --timeout=300s
+kubectl get peloruses -n pelorus-demo -o jsonpath='{range .items[*].status.conditions[?(@.type=="OptionalObjectsSkipped")]}{.message}{"\n"}{end}'
+kubectl get deployments,prometheuses.monitoring.coreos.com,grafanas.grafana.integreatly.org -n pelorus-demo
+
 step "what is installed"
 binnacle status
 kubectl get bundledeployments
@@ -94,5 +151,5 @@ The cluster and the manager keep running:
   export KUBECONFIG=$KUBECONFIG
   node bin/binnacle.js status node-healthcheck-operator
   node bin/binnacle.js uninstall opentelemetry-operator --wait
-Stop everything with: kill \$(cat .cache/demo/manager.pid); node bin/binnacle.js cluster down
+Stop everything with: kill \$(cat .cache/demo/manager.pid) \$(cat .cache/demo/pelorus-operator.pid); node bin/binnacle.js cluster down
 TXT

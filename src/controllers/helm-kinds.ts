@@ -4,6 +4,7 @@
  * HelmOperator controller (kinds come and go as HelmOperators change) and by
  * `binnacle helm-operator run` (kinds from a watches.yaml).
  */
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
@@ -40,6 +41,8 @@ export function kindKey(k: Pick<HelmKind, 'group' | 'version' | 'kind'>): string
 export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind {
   const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
   const stop = new AbortController();
+  // One listener per informer: the kind's own and one per kind of dependent resource.
+  setMaxListeners(0, stop.signal);
   const informer = new Informer(o.client, apiVersion, kind.kind, {
     logger: o.logger,
     resyncMs: kind.reconcilePeriodMs ?? 60_000,
