@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { startCatalogServer, type CatalogServer } from '../catalog/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { KubeClient, WriteFence } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderElector } from '../kube/leader-election.js';
@@ -23,7 +23,7 @@ import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
-import { errorMessage } from '../util/errors.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
 import { createSafeServer, sendPlain } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
@@ -53,7 +53,7 @@ export interface ManagerOptions {
 
 export interface RunningManager {
   metricsUrl: string;
-  /** Resolves when the manager has stopped. */
+  /** Resolves when the manager has stopped; rejects with `LEADER_ELECTION_LOST` as soon as it loses the lease. */
   done: Promise<void>;
   stop: () => Promise<void>;
 }
@@ -107,8 +107,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
   await ensurePlatformProtection(o.client, logger);
   const stopAll = new AbortController();
+  const leadershipLost = new AbortController();
 
-  const lead = async (signal: AbortSignal): Promise<void> => {
+  const lead = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
+    // With leader election every write goes through the leadership fence: none once the lease may be lost.
+    const client = fence === undefined ? o.client : o.client.fenced(fence);
     // Every informer, controller and Helm-operator kind listens for the stop: more than Node's default 10.
     setMaxListeners(0, signal);
     const catalogs = new CatalogRegistry();
@@ -121,11 +124,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, ...(opts.insecure ? { insecure: true } : {}) }) });
     const workers = o.workers ?? 4;
     const inf = {
-      catalogs: new Informer(o.client, API_VERSION, 'ClusterCatalog', { logger, resyncMs: 10 * 60_000 }),
-      deployments: new Informer(o.client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
-      extensions: new Informer(o.client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
-      platform: new Informer(o.client, API_VERSION, 'PlatformOperator', { logger, resyncMs: 10 * 60_000 }),
-      helmOperators: new Informer(o.client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
+      catalogs: new Informer(client, API_VERSION, 'ClusterCatalog', { logger, resyncMs: 10 * 60_000 }),
+      deployments: new Informer(client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
+      extensions: new Informer(client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
+      platform: new Informer(client, API_VERSION, 'PlatformOperator', { logger, resyncMs: 10 * 60_000 }),
+      helmOperators: new Informer(client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
     };
     const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
       const labels = obj.metadata.labels ?? {};
@@ -136,19 +139,19 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       logger,
       metrics,
       workers: 2,
-      reconciler: new ClusterCatalogReconciler({ client: o.client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }),
+      reconciler: new ClusterCatalogReconciler({ client: client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }),
     }).watch(inf.catalogs, undefined, specOrMetadataChanged);
     const bdController = new Controller({
       name: 'bundledeployment',
       logger,
       metrics,
       workers,
-      reconciler: new BundleDeploymentReconciler({ client: o.client, cacheDir: join(o.dataDir, 'sources'), ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
+      reconciler: new BundleDeploymentReconciler({ client: client, cacheDir: join(o.dataDir, 'sources'), ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
     }).watch(inf.deployments, undefined, specOrMetadataChanged);
     // Resolution reads and changes what the whole cluster has installed: one reconcile at a time,
     // across managers too (a Lease next to the leader-election one).
     const installedStateLock = new LeaseLock({
-      client: o.client,
+      client: client,
       namespace: o.leaderElection?.namespace ?? 'kube-system',
       name: 'binnacle-installed-state',
       identity: `${o.leaderElection?.identity ?? `${hostname()}_${process.pid}`}_${randomUUID().slice(0, 8)}`,
@@ -167,7 +170,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       logger,
       metrics,
       workers,
-      reconciler: new ClusterExtensionReconciler({ client: o.client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(o.client, logger) }),
+      reconciler: new ClusterExtensionReconciler({ client: client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(client, logger) }),
     })
       .watch(inf.extensions, undefined, specOrMetadataChanged)
       // A BundleDeployment's news goes to every extension that needs it…
@@ -178,13 +181,13 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     catalogs.onChange(() => {
       for (const ce of inf.extensions.list()) ceController.enqueue(objectKey(ce.metadata));
     });
-    const poController = new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(o.client) })
+    const poController = new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
       .watch(inf.platform)
       .watch(inf.extensions, ownerKey('PlatformOperator'))
       .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))); // packages' health
 
     // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
-    const helmOperators = new HelmOperatorReconciler({ client: o.client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) });
+    const helmOperators = new HelmOperatorReconciler({ client: client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) });
     const hopController = new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged);
     signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
 
@@ -217,28 +220,43 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       ...(le.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: le.renewDeadlineMs }),
       ...(le.retryPeriodMs === undefined ? {} : { retryPeriodMs: le.retryPeriodMs }),
       onStartedLeading: lead,
-      onStoppedLeading: () => {
-        // A manager that lost its lease must not keep reconciling: stop, and let a restart campaign again.
+      onStoppedLeading: (lost) => {
+        // A manager that lost its lease must not keep reconciling: it stops at once (its writes
+        // are already refused) and fails, as controller-runtime's does, so a restart campaigns again.
+        if (lost) leadershipLost.abort();
         if (!stopAll.signal.aborted) {
-          logger.error('lost leadership; stopping');
+          logger.error(lost ? 'leader election lost; stopping' : 'stopped leading; stopping');
           stopAll.abort();
         }
       },
     });
     await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: le.namespace } });
-    done = elector.run(stopAll.signal);
+    const running = elector.run(stopAll.signal);
+    // Lost leadership ends the manager now, not when the in-flight work has wound down.
+    const lostEarly = new Promise<never>((_resolve, reject) => {
+      leadershipLost.signal.addEventListener('abort', () => reject(new BinnacleError('LEADER_ELECTION_LOST', 'leader election lost')), { once: true });
+    });
+    lostEarly.catch(() => undefined);
+    done = Promise.race([running, lostEarly]);
   } else {
     done = lead(stopAll.signal);
   }
   const finished = done
-    .catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'manager failed'))
-    .finally(() => new Promise<void>((resolve) => probeServer.close(() => resolve())));
+    .catch((err: unknown) => {
+      // Lost leadership is the caller's to act on (exit non-zero); other failures are logged.
+      if (err instanceof BinnacleError && err.code === 'LEADER_ELECTION_LOST') throw err;
+      logger.error({ err: errorMessage(err) }, 'manager failed');
+    })
+    .finally(() => {
+      probeServer.closeAllConnections();
+      return new Promise<void>((resolve) => probeServer.close(() => resolve()));
+    });
   return {
     metricsUrl,
     done: finished,
     stop: async () => {
       stopAll.abort();
-      await finished;
+      await finished.catch(() => undefined);
     },
   };
 }

@@ -80,15 +80,29 @@ interface RequestOptions {
   what: string;
 }
 
+/**
+ * What a client's writes depend on, such as holding the leader Lease: `check` throws once
+ * writes are no longer allowed (it is asked before every mutating request), and `signal`
+ * aborts the requests in flight when the fence closes.
+ */
+export interface WriteFence {
+  readonly signal: AbortSignal;
+  check(what: string): void;
+}
+
+const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
 export class KubeClient {
   private readonly transport: Transport;
   private readonly impersonation: Impersonation | undefined;
   private readonly discovery: Map<string, Promise<Map<string, ResourceInfo>>>;
+  private readonly fence: WriteFence | undefined;
 
-  private constructor(transport: Transport, discovery: Map<string, Promise<Map<string, ResourceInfo>>>, impersonation?: Impersonation) {
+  private constructor(transport: Transport, discovery: Map<string, Promise<Map<string, ResourceInfo>>>, impersonation?: Impersonation, fence?: WriteFence) {
     this.transport = transport;
     this.discovery = discovery;
     this.impersonation = impersonation;
+    this.fence = fence;
   }
 
   static async fromKubeConfig(kc: KubeConfig): Promise<KubeClient> {
@@ -116,7 +130,16 @@ export class KubeClient {
 
   /** A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery. */
   impersonate(who: Impersonation): KubeClient {
-    return new KubeClient(this.transport, this.discovery, who);
+    return new KubeClient(this.transport, this.discovery, who, this.fence);
+  }
+
+  /**
+   * A client whose mutating requests pass `fence` first and whose requests in flight abort
+   * when it closes (a leader's client: no write once the lease may have passed to another).
+   * Clients made from it by `impersonate` keep the fence. Shares transport and discovery.
+   */
+  fenced(fence: WriteFence): KubeClient {
+    return new KubeClient(this.transport, this.discovery, this.impersonation, fence);
   }
 
   get server(): string {
@@ -367,7 +390,18 @@ export class KubeClient {
     return { status, body };
   }
 
-  private open(method: string, path: string, opts: RequestOptions, signal?: AbortSignal): Promise<http.IncomingMessage> {
+  private open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal): Promise<http.IncomingMessage> {
+    const fence = this.fence;
+    let signal = callerSignal;
+    if (fence !== undefined) {
+      try {
+        if (MUTATING.has(method.toUpperCase())) fence.check(opts.what);
+        else if (fence.signal.aborted) fence.check(opts.what);
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new BinnacleError('WRITE_FENCED', `${opts.what}: refused`));
+      }
+      signal = signal === undefined ? fence.signal : AbortSignal.any([signal, fence.signal]);
+    }
     const url = new URL(this.transport.base.toString());
     url.pathname = (url.pathname.replace(/\/$/, '') + path).replace(/\/+/g, '/');
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
@@ -386,6 +420,14 @@ export class KubeClient {
     return new Promise((resolve, reject) => {
       const req = mod.request(url, { method, headers, agent: this.transport.agent, signal }, resolve);
       req.on('error', (err) => {
+        if (fence?.signal.aborted === true && callerSignal?.aborted !== true) {
+          try {
+            fence.check(opts.what);
+          } catch (fenced) {
+            reject(fenced instanceof Error ? fenced : err);
+            return;
+          }
+        }
         reject(new BinnacleError('KUBE_UNREACHABLE', `${opts.what}: cannot reach the API server at ${this.transport.base.host}: ${err.message}`, { cause: err }));
       });
       if (payload !== undefined) req.write(payload);

@@ -4,10 +4,18 @@
  * candidate observed it* (local clock, so clock skew between machines does not matter); the
  * leader renews every retry period and gives up leadership if it cannot renew within the
  * renew deadline. Updates use the Lease's resourceVersion, so two candidates never both win.
+ *
+ * Leadership is also a write fence (`WriteFence`): it stays valid for the renew deadline after
+ * the start of the last successful renewal, judged on the local clock at each write. A leader
+ * that was paused (SIGSTOP, a long GC, a starved machine) finds on waking that its deadline
+ * passed and refuses the write before anything else runs, even before the renew loop notices;
+ * other candidates wait a whole lease duration (longer than the renew deadline) from when they
+ * saw that renewal, so the old leader's last write comes before the new leader's first.
  */
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeClient } from './client.js';
+import { BinnacleError } from '../util/errors.js';
+import type { KubeClient, WriteFence } from './client.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { KubeObject } from './types.js';
 import { errorMessage } from '../util/errors.js';
@@ -33,9 +41,18 @@ export interface LeaderElectionOptions {
   renewDeadlineMs?: number;
   retryPeriodMs?: number;
   logger: Logger;
-  /** Called once this candidate leads; `signal` aborts when leadership is lost or the elector stops. */
-  onStartedLeading: (signal: AbortSignal) => void | Promise<void>;
-  onStoppedLeading?: () => void;
+  /**
+   * Called once this candidate leads; `signal` aborts when leadership is lost or the elector
+   * stops. Writes made for the leader go through a client fenced with `fence`
+   * (`client.fenced(fence)`), so none reaches the API server once leadership may be gone.
+   */
+  onStartedLeading: (signal: AbortSignal, fence: WriteFence) => void | Promise<void>;
+  /**
+   * Called when this candidate stops leading: at once when leadership is lost (`lost`: the
+   * lease could not be renewed within the renew deadline), without waiting for the leader's
+   * work to wind down; after that work has finished when the elector was asked to stop.
+   */
+  onStoppedLeading?: (lost: boolean) => void;
   onNewLeader?: (identity: string) => void;
 }
 
@@ -50,6 +67,8 @@ export class LeaderElector {
   private observedTime = 0;
   private lastLeader = '';
   private leading = false;
+  /** When the last call of `tryAcquireOrRenew` started: a renewal counts from its start. */
+  private lastAttempt = 0;
 
   constructor(opts: LeaderElectionOptions) {
     this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
@@ -70,32 +89,74 @@ export class LeaderElector {
     if (signal.aborted) return;
 
     this.leading = true;
+    let lastRenew = this.lastAttempt;
     const leadership = new AbortController();
     const onAbort = (): void => leadership.abort();
     signal.addEventListener('abort', onAbort, { once: true });
+    const expired = (): boolean => Date.now() - lastRenew > this.o.renewDeadlineMs;
+    let lostLease = false;
+    const lose = (why: string): void => {
+      if (leadership.signal.aborted) return;
+      lostLease = true;
+      this.leading = false;
+      this.o.logger.error({ lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity }, `leader election lost: ${why}`);
+      leadership.abort();
+    };
+    const fence: WriteFence = {
+      signal: leadership.signal,
+      check: (what) => {
+        if (!leadership.signal.aborted && expired()) lose(`no renewal within the renew deadline (${this.o.renewDeadlineMs} ms)`);
+        if (leadership.signal.aborted) throw new BinnacleError('LEADERSHIP_LOST', `${what}: refused, this manager no longer holds the leader Lease ${this.o.namespace}/${this.o.name}`);
+      },
+    };
+    // Leadership ends at the renew deadline even when a renewal hangs or the loop is starved.
+    let deadline: ReturnType<typeof setTimeout> | undefined;
+    const armDeadline = (): void => {
+      clearTimeout(deadline);
+      deadline = setTimeout(() => {
+        if (expired()) lose(`no renewal within the renew deadline (${this.o.renewDeadlineMs} ms)`);
+        else armDeadline();
+      }, Math.max(1, lastRenew + this.o.renewDeadlineMs + 1 - Date.now()));
+    };
+    armDeadline();
     this.o.logger.info({ lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity }, 'became leader');
-    const work = Promise.resolve(this.o.onStartedLeading(leadership.signal)).catch((err: unknown) => {
+    const work = Promise.resolve(this.o.onStartedLeading(leadership.signal, fence)).catch((err: unknown) => {
       this.o.logger.error({ err: errorMessage(err) }, 'leader work failed');
       leadership.abort();
     });
 
     // Renew until we cannot, or until asked to stop.
-    let lastRenew = Date.now();
     while (!leadership.signal.aborted) {
       await sleep(this.o.retryPeriodMs, undefined, { signal: leadership.signal }).catch(() => undefined);
       if (leadership.signal.aborted) break;
-      if (await this.tryAcquireOrRenew()) {
-        lastRenew = Date.now();
-      } else if (Date.now() - lastRenew > this.o.renewDeadlineMs) {
-        this.o.logger.warn({ identity: this.o.identity }, 'failed to renew lease within the renew deadline; stepping down');
-        leadership.abort();
+      // A renewal that comes back after the deadline does not revive leadership: the fence has
+      // already refused writes, and another candidate may have acted on the expiry.
+      if (expired()) {
+        lose(`no renewal within the renew deadline (${this.o.renewDeadlineMs} ms)`);
+        break;
+      }
+      if (await this.tryAcquireOrRenew(lastRenew + this.o.renewDeadlineMs)) {
+        if (!leadership.signal.aborted && Date.now() - this.lastAttempt <= this.o.renewDeadlineMs) {
+          lastRenew = this.lastAttempt;
+          armDeadline();
+        }
+      } else if (expired()) {
+        lose('failed to renew the lease within the renew deadline');
       }
     }
+    clearTimeout(deadline);
     signal.removeEventListener('abort', onAbort);
     this.leading = false;
+    if (lostLease) {
+      // controller-runtime exits here; the caller decides, without waiting for in-flight work
+      // (its writes are already refused by the fence).
+      this.o.onStoppedLeading?.(true);
+      await work;
+      return;
+    }
     await work;
-    if (signal.aborted) await this.release();
-    this.o.onStoppedLeading?.();
+    await this.release();
+    this.o.onStoppedLeading?.(false);
   }
 
   private jitter(ms: number): number {
@@ -106,9 +167,14 @@ export class LeaderElector {
     return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: this.o.namespace, name: this.o.name };
   }
 
-  /** One round: take or renew the lease if allowed. Answers whether this candidate holds it. */
-  async tryAcquireOrRenew(): Promise<boolean> {
+  /**
+   * One round: take or renew the lease if allowed. Answers whether this candidate holds it.
+   * `notAfter` (epoch ms): a renewal that would be sent later than this is not sent (a leader
+   * paused between reading and writing the Lease must not write it after its deadline).
+   */
+  async tryAcquireOrRenew(notAfter = Infinity): Promise<boolean> {
     const now = new Date();
+    this.lastAttempt = now.getTime();
     const durationSeconds = Math.max(1, Math.round(this.o.leaseDurationMs / 1000));
     let lease: Lease | undefined;
     try {
@@ -150,6 +216,7 @@ export class LeaderElector {
         leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === this.o.identity ? 0 : 1),
       },
     };
+    if (Date.now() > notAfter) return false;
     try {
       await this.o.client.update<Lease>(next);
       this.observe(this.o.identity, JSON.stringify({ holder: this.o.identity, renew: next.spec?.renewTime ?? '' }));

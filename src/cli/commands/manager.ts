@@ -2,8 +2,9 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
+import { BinnacleError, UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
-import { parseDuration, parsePositiveInt } from '../flags.js';
+import { durationMs, parseDuration, parsePositiveInt } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface ManagerFlags extends KubeFlags {
@@ -12,6 +13,9 @@ interface ManagerFlags extends KubeFlags {
   catalogBindAddress: string;
   leaderElect: boolean;
   leaderElectionNamespace: string;
+  leaderElectLeaseDuration: string;
+  leaderElectRenewDeadline: string;
+  leaderElectRetryPeriod: string;
   workers: number;
   healthTimeout: number;
 }
@@ -24,9 +28,13 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--catalog-bind-address <addr>', 'catalog HTTP API', '127.0.0.1:8083')
     .option('--leader-elect', 'campaign for a Lease so only one manager reconciles', false)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'binnacle-system')
+    .option('--leader-elect-lease-duration <d>', 'how long other candidates wait before taking over a Lease that was not renewed (e.g. 15s)', '15s')
+    .option('--leader-elect-renew-deadline <d>', 'how long the leader keeps trying to renew before it gives up (and exits), shorter than the lease duration', '10s')
+    .option('--leader-elect-retry-period <d>', 'how often candidates try to take or renew the Lease', '2s')
     .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
     .action(async (flags: ManagerFlags) => {
+      const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
       const { startManager } = await import('../../controllers/manager.js');
       const client = await clientFor(flags);
       const mgr = await startManager({
@@ -37,12 +45,39 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
         catalogAddress: flags.catalogBindAddress,
         workers: flags.workers,
         healthTimeoutMs: flags.healthTimeout,
-        ...(flags.leaderElect ? { leaderElection: { namespace: flags.leaderElectionNamespace } } : {}),
+        ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
       });
       const shutdown = (): void => void mgr.stop();
       process.once('SIGTERM', shutdown);
       process.once('SIGINT', shutdown);
-      await mgr.done;
+      try {
+        await mgr.done;
+      } catch (err) {
+        // As controller-runtime: a manager that lost its lease exits at once, non-zero, so that
+        // nothing of its in-flight work runs on and its Deployment restarts it as a candidate.
+        if (err instanceof BinnacleError && err.code === 'LEADER_ELECTION_LOST') {
+          ctx.err(`error: ${err.message}\n`);
+          process.exit(1);
+        }
+        throw err;
+      }
       client.close();
     });
+}
+
+/** The three leader-election durations, checked: each a positive duration, renew deadline shorter than the lease. */
+function leaderElectionTimes(flags: ManagerFlags): { leaseDurationMs: number; renewDeadlineMs: number; retryPeriodMs: number } {
+  const ms = (flag: string, value: string): number => {
+    const d = durationMs(value);
+    if (d === undefined || d <= 0) throw new UsageError(`${flag} ${JSON.stringify(value)}: expected a positive duration such as 15s, 500ms or 1m`);
+    return d;
+  };
+  const t = {
+    leaseDurationMs: ms('--leader-elect-lease-duration', flags.leaderElectLeaseDuration),
+    renewDeadlineMs: ms('--leader-elect-renew-deadline', flags.leaderElectRenewDeadline),
+    retryPeriodMs: ms('--leader-elect-retry-period', flags.leaderElectRetryPeriod),
+  };
+  if (t.renewDeadlineMs >= t.leaseDurationMs) throw new UsageError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
+  if (t.retryPeriodMs >= t.renewDeadlineMs) throw new UsageError('--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline');
+  return t;
 }
