@@ -45,3 +45,22 @@ test('rules may read cluster facts; references lists what a rule reads', () => {
   assert.equal(compileCel('"openShiftVersion" in cluster').test({ cluster: { openShiftVersion: '4.14.0' } }), true);
   assert.equal(compileCel('"openShiftVersion" in cluster').test({ cluster: { kubeVersion: '1.30.0' } }), false);
 });
+
+test('a deeply nested or very long rule is refused with a CelError, not a stack overflow (found by test/fuzz)', () => {
+  for (const rule of [`${'!'.repeat(10_000)}true`, `${'('.repeat(10_000)}1${')'.repeat(10_000)}`, `${'['.repeat(5_000)}${']'.repeat(5_000)}`, Array.from({ length: 5_000 }, () => '1').join(' + ')]) {
+    assert.throws(() => compileCel(rule), (e: unknown) => e instanceof CelError && /too long|nests more than/.test(e.message), rule.slice(0, 20));
+  }
+  assert.equal(compileCel(`${'!'.repeat(40)}true`).matches([]), true);
+});
+
+test('matches() refuses patterns that backtrack for ever, so a catalog rule cannot hang the resolver (found by test/fuzz)', () => {
+  const subject = `"${'a'.repeat(40)}!"`;
+  for (const re of ['(a+)+$', '(a|a)*$', '((a|b)c)*', 'a*a*a*a*b', '(\\\\w+\\\\s?)*$', '\\\\1', '(?=a)']) {
+    // A refused pattern is an error: false, and false negated too.
+    assert.equal(compileCel(`${subject}.matches("${re}")`).test({}), false, re);
+    assert.equal(compileCel(`!${subject}.matches("${re}")`).test({}), false, re);
+  }
+  assert.equal(m('properties.exists(p, p.type == "olm.label" && p.value.matches("^tier=(gold|silver)$"))'), true);
+  assert.equal(compileCel('"abab".matches("^(?:ab)+$")').test({}), true);
+  assert.equal(compileCel(`"${'a'.repeat(1001)}".matches("a")`).test({}), false);
+});

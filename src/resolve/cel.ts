@@ -25,6 +25,59 @@ type Expr =
 
 export class CelError extends Error {}
 
+/** Longest string `matches()` looks at: with the pattern limits below, a match stays fast. */
+export const MAX_MATCH_SUBJECT = 1000;
+const MAX_UNBOUNDED_REPEATS = 3;
+
+/**
+ * A RegExp for `matches()`, refusing what could backtrack for ever (CEL's RE2 never does, and a
+ * catalog's rule must not hang the resolver): backreferences and lookaround (not RE2 either), a
+ * repeated group that itself repeats or alternates (`(a+)+`, `(a|a)*`), and more than three
+ * unbounded repeats in all.
+ */
+function safeRegExp(pattern: string): RegExp {
+  if (/\\[1-9]|\\k<|\(\?<?[=!]/.test(pattern)) throw new CelError(`matches(): "${pattern}" uses a backreference or lookaround, which CEL's regular expressions do not have`);
+  const groups: { repeats: boolean; alternates: boolean }[] = [{ repeats: false, alternates: false }];
+  let unbounded = 0;
+  let lastGroup: { repeats: boolean; alternates: boolean } | undefined;
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      i++;
+      lastGroup = undefined;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    const closed = lastGroup;
+    lastGroup = undefined;
+    if (c === '[') inClass = true;
+    else if (c === '(') {
+      groups.push({ repeats: false, alternates: false });
+      i += /^\?(?::|<[^>]*>|P<[^>]*>|[a-zA-Z-]*:)/.exec(pattern.slice(i + 1))?.[0].length ?? 0; // (?:…), (?<name>…)
+    }
+    else if (c === ')' && groups.length > 1) lastGroup = groups.pop();
+    else if (c === '|') for (const g of groups.slice(1)) g.alternates = true;
+    else if (c === '*' || c === '+' || c === '?' || c === '{') {
+      if (c === '?' && /[*+?}]/.test(pattern[i - 1] ?? '')) continue; // lazy marker
+      const unboundedRepeat = c === '*' || c === '+' || (c === '{' && /^\{\d*,\}/.test(pattern.slice(i)));
+      if (closed !== undefined && (closed.repeats || closed.alternates) && c !== '?') {
+        throw new CelError(`matches(): "${pattern}" repeats a group that itself repeats or alternates, which can take exponential time`);
+      }
+      if (unboundedRepeat && ++unbounded > MAX_UNBOUNDED_REPEATS) throw new CelError(`matches(): "${pattern}" has more than ${MAX_UNBOUNDED_REPEATS} unbounded repeats`);
+      for (const g of groups) g.repeats = true;
+    }
+  }
+  try {
+    return new RegExp(pattern);
+  } catch {
+    throw new CelError(`matches(): "${pattern}" is not a valid regular expression`);
+  }
+}
+
 interface Token {
   t: 'num' | 'str' | 'id' | 'op' | 'end';
   v: string;
@@ -50,10 +103,19 @@ function readString(src: string, start: number): { value: string; end: number } 
   return { value, end: j + 1 };
 }
 
+/**
+ * Limits that keep a hostile rule from exhausting the stack (the parser and evaluator recurse):
+ * at most this many tokens, and at most this much nesting of parentheses, lists, calls and unary
+ * operators. Real `olm.constraint` rules are a few dozen tokens.
+ */
+export const MAX_CEL_TOKENS = 2000;
+export const MAX_CEL_NESTING = 100;
+
 function tokenize(src: string): Token[] {
   const out: Token[] = [];
   let i = 0;
   while (i < src.length) {
+    if (out.length >= MAX_CEL_TOKENS) throw new CelError(`the rule is too long: more than ${MAX_CEL_TOKENS} tokens`);
     const c = src[i] ?? '';
     if (/\s/.test(c)) {
       i++;
@@ -94,7 +156,18 @@ function tokenize(src: string): Token[] {
 
 class Parser {
   private p = 0;
+  private depth = 0;
   constructor(private readonly toks: Token[]) {}
+
+  /** Runs a nested parse, refusing nesting deeper than MAX_CEL_NESTING. */
+  private nested<T>(at: number, parse: () => T): T {
+    if (++this.depth > MAX_CEL_NESTING) throw new CelError(`the rule nests more than ${MAX_CEL_NESTING} levels deep at ${at}`);
+    try {
+      return parse();
+    } finally {
+      this.depth--;
+    }
+  }
 
   private peek(): Token {
     return this.toks[this.p] ?? { t: 'end', v: '', at: 0 };
@@ -120,6 +193,9 @@ class Parser {
     return e;
   }
   private or(): Expr {
+    return this.nested(this.peek().at, () => this.orChain());
+  }
+  private orChain(): Expr {
     let l = this.and();
     while (this.isOp('||')) {
       this.take();
@@ -154,13 +230,9 @@ class Parser {
     return l;
   }
   private unary(): Expr {
-    if (this.isOp('!')) {
-      this.take();
-      return { k: 'unary', op: '!', x: this.unary() };
-    }
-    if (this.isOp('-')) {
-      this.take();
-      return { k: 'unary', op: '-', x: this.unary() };
+    if (this.isOp('!') || this.isOp('-')) {
+      const t = this.take();
+      return { k: 'unary', op: t.v === '!' ? '!' : '-', x: this.nested(t.at, () => this.unary()) };
     }
     return this.postfix();
   }
@@ -468,12 +540,11 @@ function builtin(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): un
       return str(target).endsWith(str(args[0]));
     case 'contains':
       return str(target).includes(str(args[0]));
-    case 'matches':
-      try {
-        return new RegExp(str(args[0])).test(str(target));
-      } catch {
-        throw new CelError('matches(): bad regular expression');
-      }
+    case 'matches': {
+      const subject = str(target);
+      if (subject.length > MAX_MATCH_SUBJECT) throw new CelError(`matches(): the string is longer than ${MAX_MATCH_SUBJECT} characters`);
+      return safeRegExp(str(args[0])).test(subject);
+    }
     case 'string':
       return String(args[0]);
     case 'int':

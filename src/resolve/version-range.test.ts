@@ -43,3 +43,10 @@ test('garbage is refused with a reason', () => {
   assert.ok(!r.ok && r.reason.includes('not a valid version range'));
   assert.equal(parseRange('  ').ok, false);
 });
+
+test('many "!=" terms are refused with a reason instead of doubling the range until it no longer fits in a string (found by test/fuzz)', () => {
+  const r = parseRange(Array.from({ length: 30 }, (_, i) => `!=${i}.0.0`).join(' '));
+  assert.equal(r.ok, false);
+  assert.match(r.ok ? '' : r.reason, /excludes more than 8 versions/);
+  assert.ok(matches('!=1.0.0 !=2.0.0 >=0.1.0 <3.0.0', '1.5.0'));
+});

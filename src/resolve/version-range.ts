@@ -5,6 +5,10 @@
  * rewritten into an npm range for the `semver` package, so both read the same.
  */
 import semver from 'semver';
+import { BinnacleError } from '../util/errors.js';
+
+/** Each `!=` doubles an alternative's npm form: more than this many in one alternative are refused. */
+export const MAX_EXCLUSIONS = 8;
 
 export interface ParsedRange {
   /** As the user wrote it, for messages. */
@@ -33,6 +37,9 @@ function rewriteAlternative(alt: string): string[] {
       continue;
     }
     if (t.startsWith('!=')) {
+      if (outs.length >= 2 ** MAX_EXCLUSIONS) {
+        throw new BinnacleError('VERSION_RANGE_TOO_COMPLEX', `"${alt.trim()}" excludes more than ${MAX_EXCLUSIONS} versions with "!="; split the range or narrow it with "<" and ">"`);
+      }
       const v = t.slice(2);
       outs = outs.flatMap((o) => [
         [...o, `<${v}`],
@@ -46,7 +53,10 @@ function rewriteAlternative(alt: string): string[] {
   return outs.map((o) => o.join(' '));
 }
 
-/** Converts Masterminds syntax into an npm range string (npm syntax passes through). */
+/**
+ * Converts Masterminds syntax into an npm range string (npm syntax passes through). Throws a
+ * `VERSION_RANGE_TOO_COMPLEX` BinnacleError when `!=` terms would multiply it past 2^MAX_EXCLUSIONS.
+ */
 export function toNpmRange(text: string): string {
   return text
     .split('||')
@@ -61,11 +71,11 @@ export function toNpmRange(text: string): string {
 export function parseRange(text: string, options: { includePrerelease?: boolean } = {}): RangeParse {
   const trimmed = text.trim();
   if (trimmed === '') return { ok: false, reason: 'the version range is empty' };
-  const npm = toNpmRange(trimmed);
   try {
-    const range = new semver.Range(npm, { loose: true, includePrerelease: options.includePrerelease ?? false });
+    const range = new semver.Range(toNpmRange(trimmed), { loose: true, includePrerelease: options.includePrerelease ?? false });
     return { ok: true, value: { text: trimmed, range } };
-  } catch {
+  } catch (err) {
+    if (err instanceof BinnacleError) return { ok: false, reason: err.message };
     return { ok: false, reason: `"${text}" is not a valid version range` };
   }
 }

@@ -1,0 +1,379 @@
+/**
+ * The fuzzing harness shared by test/fuzz/*.test.ts: every loader gets generated inputs (fast-check,
+ * fixed seed) and each input must end, within a time bound, in either an answer or a specific
+ * error (a BinnacleError, or the loader's documented error type, with a message) — never a
+ * TypeError/RangeError/ReferenceError out of our own code, never a hang — and must write nothing
+ * outside the directory it was given (the sandbox's parent tree is compared before and after).
+ *
+ * - `BINNACLE_FUZZ_SEED`: the seed (default fixed, printed with every run so a failure replays).
+ * - `BINNACLE_FUZZ_RUNS`: inputs per loader (default: a CI-sized sample per loader; `npm run fuzz`
+ *   sets 10,000).
+ * - `BINNACLE_FUZZ_REPORT`: a file each loader's figures are appended to (one JSON line each),
+ *   which `hack/fuzz.sh` prints as a table.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
+import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import fc from 'fast-check';
+import { BinnacleError } from '../../src/util/errors.js';
+
+export { fc };
+
+export const DEFAULT_SEED = 20261123;
+
+export function fuzzSeed(): number {
+  const raw = process.env.BINNACLE_FUZZ_SEED;
+  if (raw === undefined || raw === '') return DEFAULT_SEED;
+  const n = Number(raw);
+  assert.ok(Number.isSafeInteger(n), `BINNACLE_FUZZ_SEED must be an integer, got "${raw}"`);
+  return n;
+}
+
+/** Inputs per loader: BINNACLE_FUZZ_RUNS when set, else the CI-sized `ci`. */
+export function fuzzRuns(ci: number): number {
+  const raw = process.env.BINNACLE_FUZZ_RUNS;
+  if (raw === undefined || raw === '') return ci;
+  const n = Number(raw);
+  assert.ok(Number.isSafeInteger(n) && n > 0, `BINNACLE_FUZZ_RUNS must be a positive integer, got "${raw}"`);
+  return n;
+}
+
+export interface Figures {
+  loader: string;
+  seed: number;
+  inputs: number;
+  answers: number;
+  errors: number;
+  crashes: number;
+  maxMs: number;
+  /** Error codes (or class names) seen, with counts. */
+  codes: Record<string, number>;
+  /** The first message seen for each code (cut to 160 characters). */
+  samples: Record<string, string>;
+}
+
+/** Error classes that come from a bug in our code, wherever they appear in the cause chain. */
+const BUG_CLASSES = ['TypeError', 'RangeError', 'ReferenceError', 'AssertionError', 'EvalError', 'InternalError'];
+
+function isBug(err: unknown, depth = 0): boolean {
+  if (!(err instanceof Error) || depth > 10) return !(err instanceof Error);
+  if (BUG_CLASSES.includes(err.constructor.name) || BUG_CLASSES.includes(err.name)) return true;
+  return err.cause !== undefined && err.cause instanceof Error && isBug(err.cause, depth + 1);
+}
+
+/** A specific error: one of `allowed` (BinnacleError by default), with a message, not caused by a bug. */
+export function classify(err: unknown, allowed: readonly (abstract new (...args: never[]) => Error)[]): { ok: true; code: string; message: string } | { ok: false; why: string } {
+  const kinds = allowed.length === 0 ? [BinnacleError] : allowed;
+  if (!(err instanceof Error)) return { ok: false, why: `threw a non-Error: ${String(err)}` };
+  if (!kinds.some((k) => err instanceof k)) return { ok: false, why: `threw ${err.constructor.name}: ${err.message}\n${err.stack ?? ''}` };
+  if (err.message.trim() === '') return { ok: false, why: `${err.constructor.name} with an empty message` };
+  if (isBug(err)) {
+    const cause = err.cause instanceof Error ? `${err.cause.constructor.name}: ${err.cause.message}\n${err.cause.stack ?? ''}` : '';
+    return { ok: false, why: `${err.constructor.name} wraps a bug: ${err.message}\n${cause}` };
+  }
+  return { ok: true, code: err instanceof BinnacleError ? err.code : err.constructor.name, message: err.message };
+}
+
+/**
+ * A directory tree for one loader: `root/l1/l2/l3/l4/work` is what the loader may write to;
+ * `root/outside` holds files an escape would overwrite, and anything new anywhere under `root`
+ * except `work` is an escape. Four levels of nesting catch `..` chains up to four deep.
+ */
+export class Sandbox {
+  private baseline = '';
+  private constructor(
+    readonly root: string,
+    readonly work: string,
+  ) {}
+
+  static async create(loader: string): Promise<Sandbox> {
+    const root = await mkdtemp(join(tmpdir(), `binnacle-fuzz-${loader}-`));
+    const work = join(root, 'l1', 'l2', 'l3', 'l4', 'work');
+    await mkdir(work, { recursive: true });
+    await mkdir(join(root, 'outside', 'dir'), { recursive: true });
+    await writeFile(join(root, 'outside', 'secret'), 'do not touch\n', { mode: 0o644 });
+    await writeFile(join(root, 'outside', 'dir', 'victim'), 'do not touch either\n', { mode: 0o644 });
+    const s = new Sandbox(root, work);
+    s.baseline = await s.snapshot();
+    return s;
+  }
+
+  /** Paths an input may point at to escape: the outside files, absolute and relative to `work`. */
+  get targets(): string[] {
+    return [join(this.root, 'outside', 'secret'), join(this.root, 'outside', 'dir'), join(this.root, 'outside'), this.root];
+  }
+
+  /** Everything under root except `work`: path, type, mode, size, content hash, link target. */
+  async snapshot(dir = this.root): Promise<string> {
+    const lines: string[] = [];
+    for (const name of (await readdir(dir)).sort()) {
+      const abs = join(dir, name);
+      if (abs === this.work) continue;
+      const st = await lstat(abs);
+      const rel = relative(this.root, abs);
+      if (st.isDirectory()) {
+        lines.push(`${rel}/ ${(st.mode & 0o7777).toString(8)}`);
+        lines.push(await this.snapshot(abs));
+      } else if (st.isSymbolicLink()) lines.push(`${rel} -> ${await readlink(abs)}`);
+      else if (st.isFile()) lines.push(`${rel} ${(st.mode & 0o7777).toString(8)} ${st.size} ${createHash('sha256').update(await readFile(abs)).digest('hex')}`);
+      else lines.push(`${rel} special`);
+    }
+    return lines.join('\n');
+  }
+
+  /** Fails when anything outside `work` changed; then empties `work` for the next input. */
+  async check(): Promise<string | undefined> {
+    const now = await this.snapshot();
+    let why: string | undefined;
+    if (now !== this.baseline) why = `wrote outside its directory:\n--- before\n${this.baseline}\n--- after\n${now}`;
+    await rm(this.work, { recursive: true, force: true });
+    await mkdir(this.work, { recursive: true });
+    return why;
+  }
+
+  async dispose(): Promise<void> {
+    await rm(this.root, { recursive: true, force: true });
+  }
+}
+
+export interface FuzzOptions<T> {
+  /** Inputs in CI (BINNACLE_FUZZ_RUNS overrides). */
+  ciRuns: number;
+  /** Each input's time bound (default 10 s, generous for a loaded 2-core machine). */
+  timeoutMs?: number;
+  /** Documented error types besides BinnacleError. */
+  errors?: readonly (abstract new (...args: never[]) => Error)[];
+  /** Checked after every input when given. */
+  sandbox?: Sandbox;
+  /** Extra check of an answer; returns why it is wrong. */
+  checkAnswer?: (answer: unknown, input: T) => string | undefined | Promise<string | undefined>;
+}
+
+function withTimeout<R>(p: Promise<R>, ms: number): Promise<R> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new HangError(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+class HangError extends Error {}
+
+/**
+ * Runs `run` over generated inputs; fails (with fast-check's counterexample, seed and path) on the
+ * first crash, hang or escape. Prints and returns the figures.
+ */
+export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input: T) => unknown, opts: FuzzOptions<T>): Promise<Figures> {
+  const seed = fuzzSeed();
+  const numRuns = fuzzRuns(opts.ciRuns);
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const allowed = [BinnacleError, ...(opts.errors ?? [])];
+  const fig: Figures = { loader, seed, inputs: 0, answers: 0, errors: 0, crashes: 0, maxMs: 0, codes: {}, samples: {} };
+  let shrinking = false;
+  const property = fc.asyncProperty(arb, async (input) => {
+    const started = performance.now();
+    let outcome: { answer: unknown } | { error: unknown };
+    try {
+      outcome = { answer: await withTimeout(Promise.resolve().then(() => run(input)), timeoutMs) };
+    } catch (err) {
+      outcome = { error: err };
+    }
+    const ms = performance.now() - started;
+    const escaped = opts.sandbox === undefined ? undefined : await opts.sandbox.check();
+    if (!shrinking) {
+      fig.inputs++;
+      fig.maxMs = Math.max(fig.maxMs, ms);
+    }
+    let why: string | undefined = escaped;
+    if (why === undefined) {
+      if ('answer' in outcome) {
+        why = opts.checkAnswer === undefined ? undefined : await opts.checkAnswer(outcome.answer, input);
+        if (why === undefined && !shrinking) fig.answers++;
+      } else if (outcome.error instanceof HangError) {
+        why = outcome.error.message;
+      } else {
+        const c = classify(outcome.error, allowed);
+        if (c.ok) {
+          if (!shrinking) {
+            fig.errors++;
+            fig.codes[c.code] = (fig.codes[c.code] ?? 0) + 1;
+            fig.samples[c.code] ??= c.message.slice(0, 160);
+          }
+        } else why = c.why;
+      }
+    }
+    if (why !== undefined) {
+      if (!shrinking) fig.crashes++;
+      shrinking = true;
+      throw new Error(`${loader}: ${why}`);
+    }
+  });
+  let failure: unknown;
+  try {
+    await fc.assert(property, { seed, numRuns, endOnFailure: process.env.BINNACLE_FUZZ_SHRINK !== '1' });
+  } catch (err) {
+    failure = err;
+  }
+  report(fig);
+  if (failure !== undefined) {
+    throw new Error(`fuzzing ${loader} failed (replay: BINNACLE_FUZZ_SEED=${seed} BINNACLE_FUZZ_RUNS=${numRuns}; BINNACLE_FUZZ_SHRINK=1 shrinks the input)\n${cut(failure instanceof Error ? failure.message : JSON.stringify(failure))}`);
+  }
+  assert.equal(fig.crashes, 0);
+  assert.equal(fig.inputs, numRuns, `${loader}: ran ${fig.inputs} of ${numRuns} inputs`);
+  return fig;
+}
+
+/** Long counterexamples (a 10,000-character rule) are cut in the middle. */
+function cut(text: string, max = 6000): string {
+  return text.length <= max ? text : `${text.slice(0, max / 2)}\n… (${text.length - max} characters cut) …\n${text.slice(-max / 2)}`;
+}
+
+function report(fig: Figures): void {
+  const codes = Object.entries(fig.codes)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 6)
+    .map(([c, n]) => `${c}×${n}`)
+    .join(' ');
+  console.log(
+    `fuzz ${fig.loader}: seed ${fig.seed}, ${fig.inputs} inputs, ${fig.answers} answers, ${fig.errors} specific errors, ${fig.crashes} crashes, max ${fig.maxMs.toFixed(0)} ms/input${codes === '' ? '' : ` [${codes}]`}`,
+  );
+  if (process.env.BINNACLE_FUZZ_SAMPLES === '1') for (const [c, m] of Object.entries(fig.samples)) console.log(`  ${c}: ${m.replace(/\n/g, ' ')}`);
+  const file = process.env.BINNACLE_FUZZ_REPORT;
+  if (file !== undefined && file !== '') appendFileSync(file, `${JSON.stringify(fig)}\n`);
+}
+
+// ---- arbitraries shared by the loaders ----
+
+/** Strings that tend to break parsers and path handling. */
+export const nastyString: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(
+    '',
+    ' ',
+    '.',
+    '..',
+    '../../../x',
+    '/etc/passwd',
+    'a\0b',
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+    '0',
+    '-1',
+    '1e400',
+    'NaN',
+    'null',
+    'true',
+    '~',
+    '*',
+    '<<',
+    '{{ .Values.x }}',
+    '\ufeff',
+    '\u202e',
+    '日本語',
+    '\ud800',
+    'v1.0.0',
+    '1.0.0-rc.1+build.5',
+    '>=1.0.0 <2.0.0',
+    'x'.repeat(300),
+    'a/b/c',
+    'example.com/op:v1',
+    'quay.io/x/y@sha256:' + '0'.repeat(64),
+  ),
+  fc.string({ maxLength: 20 }),
+  fc.string({ unit: 'binary', maxLength: 12 }),
+);
+
+/** Any JSON-ish value, with the nasty strings and numbers mixed in. */
+export const nastyValue: fc.Arbitrary<unknown> = fc.letrec<{ v: unknown }>((tie) => ({
+  v: fc.oneof(
+    { depthSize: 'small', withCrossShrink: true },
+    nastyString,
+    fc.constantFrom(null, true, false, 0, -0, -1, 1.5, 2 ** 53, Number.MAX_VALUE, -Number.MAX_VALUE, 1e21),
+    fc.integer(),
+    fc.array(tie('v'), { maxLength: 4 }),
+    fc.dictionary(nastyString, tie('v'), { maxKeys: 4 }),
+  ),
+})).v;
+
+export interface Mutation {
+  /** Child choices from the top: each picks a key/index modulo the children there. */
+  path: number[];
+  op: 'replace' | 'delete' | 'add' | 'wrap' | 'empty';
+  key: string;
+  value: unknown;
+}
+
+export const mutationArb: fc.Arbitrary<Mutation> = fc.record({
+  path: fc.array(fc.nat(), { maxLength: 8 }),
+  op: fc.constantFrom('replace', 'replace', 'replace', 'delete', 'add', 'wrap', 'empty'),
+  key: nastyString,
+  value: nastyValue,
+});
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null;
+}
+
+/** Applies a mutation to a deep copy of `doc`: a structure-aware change somewhere in the tree. */
+export function mutate(doc: unknown, m: Mutation): unknown {
+  const copy = structuredClone(doc);
+  const holder: Record<string, unknown> = { root: copy };
+  let parent: Record<string, unknown> | unknown[] = holder;
+  let key: string | number = 'root';
+  for (const step of m.path) {
+    const cur: unknown = (parent as Record<string | number, unknown>)[key];
+    if (!isObj(cur)) break;
+    const keys: (string | number)[] = Array.isArray(cur) ? cur.map((_, i) => i) : Object.keys(cur);
+    if (keys.length === 0) break;
+    parent = cur;
+    key = keys[step % keys.length] as string | number;
+  }
+  const p = parent as Record<string | number, unknown>;
+  const cur = p[key];
+  switch (m.op) {
+    case 'replace':
+      p[key] = m.value;
+      break;
+    case 'delete':
+      if (Array.isArray(parent)) parent.splice(Number(key), 1);
+      else Reflect.deleteProperty(p, key);
+      break;
+    case 'add':
+      if (Array.isArray(cur)) cur.push(m.value);
+      else if (isObj(cur)) Object.defineProperty(cur, m.key, { value: m.value, enumerable: true, writable: true, configurable: true });
+      else p[key] = m.value;
+      break;
+    case 'wrap':
+      p[key] = [cur];
+      break;
+    case 'empty':
+      p[key] = Array.isArray(cur) ? [] : isObj(cur) ? {} : '';
+      break;
+  }
+  return holder.root;
+}
+
+export interface ByteMutation {
+  at: number;
+  op: 'truncate' | 'insert' | 'flip' | 'none';
+  bytes: string;
+}
+
+export const byteMutationArb: fc.Arbitrary<ByteMutation> = fc.record({
+  at: fc.nat(),
+  op: fc.constantFrom('none', 'none', 'none', 'truncate', 'insert', 'flip'),
+  bytes: fc.oneof(fc.constantFrom('{', '}', '[', ']', '"', ':', '\n', '- ', '&a ', '*a', '!!binary ', '%YAML 1.1\n', '---\n', '\t', '\\', '\0'), fc.string({ maxLength: 6 })),
+});
+
+/** Text-level damage: cut, insert or overwrite at a position. */
+export function mutateText(text: string, m: ByteMutation): string {
+  if (m.op === 'none' || text.length === 0) return text;
+  const at = m.at % (text.length + 1);
+  if (m.op === 'truncate') return text.slice(0, at);
+  if (m.op === 'insert') return text.slice(0, at) + m.bytes + text.slice(at);
+  return text.slice(0, at) + m.bytes + text.slice(at + m.bytes.length);
+}

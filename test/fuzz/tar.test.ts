@@ -1,0 +1,240 @@
+/**
+ * Fuzzing the tar unpacker that every image layer, git and HTTP tarball goes through
+ * (src/oci/unpack.ts unpackTarSafely, then src/source/tree.ts digestTree as the source cache
+ * commits a tree): entries with `..`, absolute paths, symlinks and hard links out of the root,
+ * devices and FIFOs, PAX and GNU long names, whiteouts, size bombs (declared sizes, a gzip of
+ * zeros), count bombs, truncated and corrupted archives, two layers sharing one budget. Each
+ * archive unpacks or is refused with an InputError, within the time bound, and nothing outside
+ * the destination changes; every link left in the tree stays inside it.
+ */
+import { test } from 'node:test';
+import { lstat, readdir, readlink } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { unpackTarSafely } from '../../src/oci/unpack.js';
+import { digestTree } from '../../src/source/index.js';
+import { Sandbox, fc, fuzz } from './harness.js';
+
+const BLOCK = 512;
+
+interface RawEntry {
+  name: string;
+  type: string;
+  linkname: string;
+  mode: number;
+  /** What the header says. */
+  declared: number;
+  /** What follows the header. */
+  body: Buffer;
+  /** Write the name in a PAX header, a GNU long-name entry, or the ustar prefix field. */
+  nameVia: 'ustar' | 'pax' | 'gnu' | 'prefix';
+  /** Size in base-256, as GNU tar writes sizes over 8 GiB. */
+  base256: boolean;
+}
+
+function octal(buf: Buffer, value: number, offset: number, length: number): void {
+  buf.write(value.toString(8).padStart(length - 1, '0').slice(-(length - 1)), offset, length - 1, 'ascii');
+}
+
+function header(e: { name: string; type: string; linkname: string; mode: number; size: number; base256?: boolean; prefix?: string }): Buffer {
+  const h = Buffer.alloc(BLOCK);
+  h.write(e.name, 0, Math.min(Buffer.byteLength(e.name), 100), 'utf8');
+  octal(h, e.mode & 0o7777, 100, 8);
+  octal(h, 0, 108, 8);
+  octal(h, 0, 116, 8);
+  if (e.base256 === true) {
+    h[124] = 0x80;
+    let v = BigInt(e.size);
+    for (let i = 135; i > 124; i--) {
+      h[i] = Number(v & 0xffn);
+      v >>= 8n;
+    }
+  } else octal(h, Math.min(e.size, 0o77777777777), 124, 12);
+  octal(h, 0, 136, 12);
+  h.write(e.type.slice(0, 1) || '0', 156, 1, 'latin1');
+  h.write(e.linkname, 157, Math.min(Buffer.byteLength(e.linkname), 100), 'utf8');
+  h.write('ustar\u000000', 257, 8, 'latin1');
+  if (e.prefix !== undefined) h.write(e.prefix, 345, Math.min(Buffer.byteLength(e.prefix), 155), 'utf8');
+  h.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const b of h) sum += b;
+  octal(h, sum, 148, 7);
+  h[155] = 0x20;
+  return h;
+}
+
+function pad(n: number): Buffer {
+  return Buffer.alloc((BLOCK - (n % BLOCK)) % BLOCK);
+}
+
+function paxRecord(key: string, value: string): string {
+  const body = ` ${key}=${value}\n`;
+  let len = Buffer.byteLength(body) + 1;
+  while (`${len}${body}`.length !== len) len = Buffer.byteLength(`${len}${body}`);
+  return `${len}${body}`;
+}
+
+function entryBytes(e: RawEntry): Buffer[] {
+  const out: Buffer[] = [];
+  let name = e.name;
+  let prefix: string | undefined;
+  if (e.nameVia === 'pax') {
+    const rec = Buffer.from(paxRecord('path', e.name) + (e.linkname === '' ? '' : paxRecord('linkpath', e.linkname)));
+    out.push(header({ name: 'PaxHeader', type: 'x', linkname: '', mode: 0o644, size: rec.length }), rec, pad(rec.length));
+    name = e.name.slice(0, 100);
+  } else if (e.nameVia === 'gnu') {
+    const rec = Buffer.from(`${e.name}\0`);
+    out.push(header({ name: '././@LongLink', type: 'L', linkname: '', mode: 0o644, size: rec.length }), rec, pad(rec.length));
+    name = e.name.slice(0, 100);
+  } else if (e.nameVia === 'prefix') {
+    const cut = e.name.lastIndexOf('/');
+    if (cut > 0) {
+      prefix = e.name.slice(0, cut);
+      name = e.name.slice(cut + 1);
+    }
+  }
+  out.push(header({ name, type: e.type, linkname: e.linkname, mode: e.mode, size: e.declared, base256: e.base256, ...(prefix === undefined ? {} : { prefix }) }));
+  out.push(e.body, pad(e.body.length));
+  return out;
+}
+
+/** The sandbox is made before the arbitraries so inputs can aim at its real outside paths. */
+const sandbox = await Sandbox.create('tar');
+
+const component = fc.oneof(
+  { weight: 30, arbitrary: fc.constantFrom('a', 'b', 'manifests', 'metadata', 'x.yaml', 'dir', 'link', 'hl', '.', '') },
+  { weight: 3, arbitrary: fc.constantFrom('.wh.a', '.wh.b', '.wh..wh..opq', '.wh.link', '.wh.dir') },
+  { weight: 2, arbitrary: fc.constantFrom('..', '.wh.', '.wh..', 'C:', '\\..\\x', 'a\0b') },
+);
+const relPath = fc.array(component, { minLength: 1, maxLength: 5 }).map((p) => p.join('/'));
+const pathArb = fc.oneof(
+  { weight: 24, arbitrary: relPath },
+  { weight: 1, arbitrary: relPath.map((p) => `/${p}`) },
+  { weight: 1, arbitrary: fc.constantFrom(...sandbox.targets) },
+  { weight: 1, arbitrary: fc.integer({ min: 1, max: 6 }).map((n) => `${'../'.repeat(n)}outside/secret`) },
+  { weight: 1, arbitrary: fc.constantFrom('x'.repeat(120), `${'d/'.repeat(60)}f`, `${'a'.repeat(99)}/b`, 'C:\\Windows\\x', './', '/', '//a') },
+);
+
+const typeArb = fc.oneof(
+  { weight: 20, arbitrary: fc.constantFrom('0', '0', '0', '5', '5', '2', '2', '1', '1') },
+  { weight: 1, arbitrary: fc.constantFrom('3', '4', '6', '7', '\0', 'x', 'g', 'L', 'K', 'S', 'V', 'D', 'M', 'Z') },
+);
+
+const entryArb: fc.Arbitrary<RawEntry> = fc
+  .record({
+    name: pathArb,
+    type: typeArb,
+    linkname: fc.oneof({ weight: 10, arbitrary: pathArb }, { weight: 1, arbitrary: fc.constant('') }),
+    linkOnFile: fc.nat({ max: 20 }),
+    mode: fc.oneof(fc.constantFrom(0o644, 0o755, 0o000, 0o4777, 0o7777, 0o200), fc.nat({ max: 0o7777 })),
+    body: fc.oneof({ weight: 4, arbitrary: fc.uint8Array({ maxLength: 64 }) }, { weight: 1, arbitrary: fc.constant(new Uint8Array(0)) }),
+    sizeLie: fc.oneof(
+      { weight: 40, arbitrary: fc.constant(0) },
+      { weight: 1, arbitrary: fc.integer({ min: -64, max: 600 }) },
+      { weight: 1, arbitrary: fc.constantFrom(0o77777777777, 2 ** 40, 2 ** 53 - 1) },
+    ),
+    nameVia: fc.constantFrom('ustar', 'ustar', 'ustar', 'pax', 'gnu', 'prefix'),
+    base256: fc.boolean(),
+  })
+  .map((r) => {
+    // Only files carry content (a body on anything else is rare damage: readers differ on it).
+    const body = r.type === '0' || r.linkOnFile === 1 ? Buffer.from(r.body) : Buffer.alloc(0);
+    const declared = Math.max(0, body.length + r.sizeLie);
+    // A link name only on links (and rarely elsewhere, which tar readers ignore or refuse).
+    const linkname = r.type === '1' || r.type === '2' || r.linkOnFile === 0 ? r.linkname : '';
+    return { name: r.name, type: r.type, linkname, mode: r.mode, declared, body, nameVia: r.nameVia, base256: r.base256 && r.sizeLie > 1000 };
+  });
+
+let zeroBomb: Buffer | undefined;
+/** A gzip of a tar holding one 64 MiB file of zeros: about 64 KiB on the wire. */
+function gzipBomb(): Buffer {
+  zeroBomb ??= gzipSync(Buffer.concat([header({ name: 'zeros', type: '0', linkname: '', mode: 0o644, size: 64 * 1024 * 1024 }), Buffer.alloc(64 * 1024 * 1024), Buffer.alloc(BLOCK * 2)]), {
+    level: 1,
+  });
+  return zeroBomb;
+}
+
+/** A count bomb: many small entries, over the entry limit given to the unpacker. */
+function countBomb(n: number): Buffer {
+  const parts: Buffer[] = [];
+  for (let i = 0; i < n; i++) parts.push(header({ name: `d${i % 50}/f${i}`, type: i % 3 === 0 ? '5' : '0', linkname: '', mode: 0o644, size: 0 }));
+  parts.push(Buffer.alloc(BLOCK * 2));
+  return Buffer.concat(parts);
+}
+
+interface Layer {
+  bytes: Buffer;
+  chunk: number;
+}
+
+const damageArb = fc.record({
+  op: fc.constantFrom('none', 'none', 'none', 'none', 'none', 'none', 'truncate', 'flip', 'noEnd'),
+  at: fc.nat(),
+  byte: fc.integer({ min: 0, max: 255 }),
+});
+
+const layerArb: fc.Arbitrary<Layer> = fc.oneof(
+  {
+    weight: 20,
+    arbitrary: fc.record({ entries: fc.array(entryArb, { minLength: 0, maxLength: 8 }), damage: damageArb, gzip: fc.boolean(), chunk: fc.constantFrom(1, 7, 512, 4096, 1 << 20) }).map(({ entries, damage, gzip, chunk }) => {
+      let tar = Buffer.concat([...entries.flatMap(entryBytes), damage.op === 'noEnd' ? Buffer.alloc(0) : Buffer.alloc(BLOCK * 2)]);
+      if (gzip) tar = gzipSync(tar);
+      if (damage.op === 'truncate') tar = tar.subarray(0, damage.at % (tar.length + 1));
+      if (damage.op === 'flip' && tar.length > 0) {
+        tar = Buffer.from(tar);
+        tar[damage.at % tar.length] = damage.byte;
+      }
+      return { bytes: tar, chunk };
+    }),
+  },
+  { weight: 1, arbitrary: fc.constant(null).map(() => ({ bytes: gzipBomb(), chunk: 65536 })) },
+  { weight: 1, arbitrary: fc.integer({ min: 300, max: 1500 }).map((n) => ({ bytes: countBomb(n), chunk: 65536 })) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 2048 }).map((b) => ({ bytes: Buffer.from(b), chunk: 512 })) },
+);
+
+function chunks(b: Buffer, size: number): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < b.length; i += size) out.push(b.subarray(i, i + size));
+  return out;
+}
+
+/** Every symlink under `root` points, as written, at a place inside `root`. */
+async function linksInside(root: string, dir = root): Promise<string | undefined> {
+  for (const name of await readdir(dir)) {
+    const abs = join(dir, name);
+    const st = await lstat(abs);
+    if (st.isSymbolicLink()) {
+      const target = await readlink(abs);
+      const lands = resolve(dirname(abs), target);
+      if (isAbsolute(target) || (lands !== root && !lands.startsWith(root + sep))) return `symlink ${relative(root, abs)} -> ${target} points outside the tree`;
+    } else if (st.isDirectory()) {
+      const why = await linksInside(root, abs);
+      if (why !== undefined) return why;
+    }
+  }
+  return undefined;
+}
+
+let n = 0;
+test('fuzz: tar layers (unpackTarSafely, then the source tree digest)', { timeout: 30 * 60_000 }, async (t) => {
+  t.after(() => sandbox.dispose());
+  await fuzz(
+    'tar-layers',
+    fc.array(layerArb, { minLength: 1, maxLength: 2 }),
+    async (layers) => {
+      const dest = join(sandbox.work, `layer-${n++}`);
+      const budget = { bytes: 0, entries: 0 };
+      let unpacked = 0;
+      for (const [i, layer] of layers.entries()) {
+        const r = await unpackTarSafely(Readable.from(chunks(layer.bytes, layer.chunk)), dest, { maxBytes: 1024 * 1024, maxEntries: 256, budget, source: `layer ${i}` });
+        unpacked += r.entries;
+      }
+      const why = await linksInside(dest);
+      if (why !== undefined) throw new Error(why);
+      const d = await digestTree(dest, { maxBytes: 1024 * 1024, what: 'fuzz tree' });
+      return { unpacked, digest: d.digest };
+    },
+    { ciRuns: 400, sandbox },
+  );
+});
