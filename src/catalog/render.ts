@@ -4,14 +4,17 @@
  * bundle layout), a directory of many packages (each rendered on its own; failures are reported
  * and the rest still rendered), or an image reference (pulled with the injected `pull`).
  */
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BinnacleError, ValidationResult, errorMessage } from '../util/errors.js';
 import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
 import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
 import { loadFbcDir, loadFbcStream, type LoadOptions } from './load.js';
-import { findPackageManifestFile, renderPackageDir } from './package-dir.js';
+import { renderPackageDir } from './package-dir.js';
+import { detectSourceKind, isPackageDir, type SourceKind } from './source-kind.js';
+
+export { detectSourceKind, isBundleDir, isPackageDir, type SourceKind } from './source-kind.js';
 
 export const LABEL_CATALOG_CONFIGS = 'operators.operatorframework.io.index.configs.v1';
 export const LABEL_BUNDLE_MEDIATYPE = ANNOTATION_MEDIATYPE;
@@ -24,7 +27,6 @@ export interface PulledImage {
 }
 export type ImagePuller = (ref: string, opts: { cacheDir: string }) => Promise<PulledImage>;
 
-export type SourceKind = 'fbc' | 'bundle' | 'package' | 'packages' | 'image';
 
 export interface RenderFailure {
   source: string;
@@ -60,63 +62,6 @@ export interface RenderOptions extends LoadOptions {
 
 export function expandBundleImage(template: string, pkg: string, version: string, name: string): string {
   return template.replaceAll('{package}', pkg).replaceAll('{version}', version).replaceAll('{name}', name);
-}
-
-async function isDir(p: string): Promise<boolean> {
-  try {
-    return (await stat(p)).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
-async function exists(p: string): Promise<boolean> {
-  try {
-    await stat(p);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-async function hasCsvFile(dir: string): Promise<boolean> {
-  try {
-    return (await readdir(dir)).some((n) => /clusterserviceversion\.ya?ml$/i.test(n));
-  } catch {
-    return false;
-  }
-}
-
-/** A bundle directory: `manifests/` + `metadata/`, or a version directory holding a CSV. */
-export async function isBundleDir(dir: string): Promise<boolean> {
-  if ((await isDir(path.join(dir, 'manifests'))) && (await exists(path.join(dir, 'metadata', 'annotations.yaml')))) return true;
-  return hasCsvFile(dir);
-}
-
-/** A package directory: has a `*.package.yaml`, or its subdirectories are bundles. */
-export async function isPackageDir(dir: string): Promise<boolean> {
-  if ((await findPackageManifestFile(dir)) !== undefined) return true;
-  for (const e of await readdir(dir, { withFileTypes: true })) {
-    if (e.isDirectory() && (await isBundleDir(path.join(dir, e.name)))) return true;
-  }
-  return false;
-}
-
-export async function detectSourceKind(source: string): Promise<SourceKind> {
-  if (!(await exists(source))) {
-    // A path (absolute, ./ or ../, or with a file extension) is never an image reference.
-    if (/^(\/|\.\.?\/|~)/.test(source) || /\.(ya?ml|json)$/.test(source)) {
-      throw new BinnacleError('RENDER_SOURCE_NOT_FOUND', `${source}: no such file or directory`);
-    }
-    return 'image';
-  }
-  if (!(await isDir(source))) return 'fbc';
-  if (await isBundleDir(source)) return 'bundle';
-  if (await isPackageDir(source)) return 'package';
-  for (const e of await readdir(source, { withFileTypes: true })) {
-    if (e.isDirectory() && (await isPackageDir(path.join(source, e.name)))) return 'packages';
-  }
-  return 'fbc';
 }
 
 /**
