@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { Command } from 'commander';
 import { buildProgram, run } from './main.js';
-import { formatLogLine, logLevel, type CliContext } from './context.js';
+import { formatLogLine, logLevel, type CliContext, type LogSettings } from './context.js';
 import { durationMs, leafCommands, commandPath } from './flags.js';
 import { kubeconfigSource, mergeKubeconfigs } from '../kube/kubeconfig-rule.js';
 import { loadKubeConfig } from '../kube/config.js';
@@ -279,6 +279,23 @@ describe('logs', () => {
     assert.equal(logLevel({ format: 'text', verbose: 2 }, undefined), 'debug');
     assert.equal(logLevel({ format: 'json', verbose: 0 }, undefined), 'info');
     assert.equal(logLevel({ format: 'text', verbose: 0 }, 'error'), 'error');
+  });
+
+  it('the global flags set the logging before the command runs: the manager logs JSON by default, other commands text', async () => {
+    const seen: LogSettings[] = [];
+    const settings = async (args: string[]): Promise<LogSettings | undefined> => {
+      const c = silentCtx();
+      c.ctx.configureLogging = (o) => seen.push(o);
+      seen.length = 0;
+      await run([...args, '--kubeconfig', '/nonexistent/config'], c.ctx);
+      return seen.at(-1);
+    };
+    assert.deepEqual(await settings(['manager']), { format: 'json', verbose: 0 });
+    assert.deepEqual(await settings(['helm-operator', 'run']), { format: 'json', verbose: 0 });
+    assert.deepEqual(await settings(['manager', '--log-format', 'text']), { format: 'text', verbose: 0 });
+    assert.deepEqual(await settings(['status']), { format: 'text', verbose: 0 });
+    assert.deepEqual(await settings(['status', '-vv']), { format: 'text', verbose: 2 });
+    assert.deepEqual(await settings(['-v', '--log-format', 'json', 'status']), { format: 'json', verbose: 1 });
   });
 
   it('a command on the terminal logs nothing unless -v; --log-format json writes JSON lines', { timeout: 300_000 }, async () => {
