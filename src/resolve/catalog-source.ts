@@ -8,6 +8,8 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadFbcStream, render } from '../catalog/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
+import { isTimeout, timeoutReason } from '../util/deadline.js';
+import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { CatalogInput } from './catalog-index.js';
 
 export interface LoadedCatalog {
@@ -17,30 +19,66 @@ export interface LoadedCatalog {
 }
 
 /** Refuse catalog responses larger than this; far above any real catalog. */
-const MAX_BYTES = 512 * 1024 * 1024;
+export const DEFAULT_MAX_CATALOG_BYTES = 512 * 1024 * 1024;
+/** How long a catalog server has to send the whole catalog. */
+export const DEFAULT_CATALOG_TIMEOUT_MS = 60_000;
 
-async function loadUrl(url: string, name: string, priority: number): Promise<LoadedCatalog> {
+export interface LoadCatalogOptions {
+  name?: string;
+  priority?: number;
+  /** Largest catalog response accepted, counted as it arrives (chunked or not). */
+  maxBytes?: number;
+  /** Deadline for the whole response. */
+  timeoutMs?: number;
+}
+
+/** The body's chunks, failing as soon as more than `limit` bytes came (the rest is never read). */
+async function* capped(body: ReadableStream<Uint8Array>, target: string, limit: number): AsyncGenerator<Buffer> {
+  let total = 0;
+  for await (const chunk of Readable.fromWeb(body)) {
+    const buf = chunk as Buffer;
+    total += buf.length;
+    if (total > limit) throw new BinnacleError('CATALOG_TOO_LARGE', `${target}: the catalog response is over the ${limit}-byte limit (stopped reading at ${total} bytes)`);
+    yield buf;
+  }
+}
+
+async function loadUrl(url: string, name: string, priority: number, opts: LoadCatalogOptions): Promise<LoadedCatalog> {
   const target = /\/api\/v1\/all\/?$/.test(url) ? url : `${url.replace(/\/+$/, '')}/api/v1/all`;
-  let text: string;
+  const limit = opts.maxBytes ?? DEFAULT_MAX_CATALOG_BYTES;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_CATALOG_TIMEOUT_MS;
+  const shown = redactUrl(target);
+  let loaded: Awaited<ReturnType<typeof loadFbcStream>>;
   try {
-    const res = await fetch(target, { signal: AbortSignal.timeout(60_000) });
-    if (!res.ok) throw new BinnacleError('CATALOG_FETCH_FAILED', `${target}: the catalog server answered ${res.status} ${res.statusText}`);
+    // Userinfo is sent as Basic auth (fetch refuses it in the URL), and never shown.
+    const { url: bare, credentials } = splitUserinfo(target);
+    const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
+    const res = await fetch(bare, { headers, signal: AbortSignal.timeout(timeoutMs) });
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new BinnacleError('CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);
+    }
     const len = Number(res.headers.get('content-length') ?? '0');
-    if (len > MAX_BYTES) throw new BinnacleError('CATALOG_TOO_LARGE', `${target}: ${len} bytes is over the ${MAX_BYTES}-byte limit`);
-    text = await res.text();
+    if (len > limit) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new BinnacleError('CATALOG_TOO_LARGE', `${shown}: ${len} bytes is over the ${limit}-byte limit`);
+    }
+    // The cap is enforced while reading: a chunked response has no length to check first.
+    const body = res.body === null ? Readable.from([]) : Readable.from(capped(res.body, shown, limit));
+    loaded = await loadFbcStream(body, shown, { maxFileBytes: limit });
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    throw new BinnacleError('CATALOG_FETCH_FAILED', `${target}: cannot fetch the catalog: ${errorMessage(err)}`, { cause: err });
+    const reason = isTimeout(err) ? timeoutReason(new URL(target).host, timeoutMs) : errorMessage(err);
+    throw new BinnacleError('CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(reason)}`, { cause: err });
   }
-  const loaded = await loadFbcStream(Readable.from([text]), target, { maxFileBytes: MAX_BYTES });
-  const problems = loaded.result.errors().map((p) => [p.file ?? target, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '));
+  const problems = loaded.result.errors().map((p) => [p.file ?? shown, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '));
   return { catalog: { name, priority, config: loaded.config }, problems };
 }
 
 /** Loads one catalog; throws `BinnacleError` when the source cannot be read at all. */
-export async function loadCatalog(source: string, opts: { name?: string; priority?: number } = {}): Promise<LoadedCatalog> {
+export async function loadCatalog(source: string, opts: LoadCatalogOptions = {}): Promise<LoadedCatalog> {
   const priority = opts.priority ?? 0;
-  if (/^https?:\/\//.test(source)) return loadUrl(source, opts.name ?? new URL(source).host, priority);
+  if (/^https?:\/\//.test(source)) return loadUrl(source, opts.name ?? new URL(source).host, priority, opts);
   try {
     await stat(source);
   } catch {

@@ -120,7 +120,7 @@ test('pull secrets: dockerconfigjson and dockercfg, and what is wrong with bad o
     secret('legacy', 'kubernetes.io/dockercfg', { '.dockercfg': b64({ 'docker.io': { username: 'u', password: 'p' } }) }),
     secret('opaque', 'Opaque', { x: 'eA==' }),
     secret('empty', 'kubernetes.io/dockerconfigjson', {}),
-    secret('garbage', 'kubernetes.io/dockerconfigjson', { '.dockerconfigjson': Buffer.from('{nope').toString('base64') }),
+    secret('garbage', 'kubernetes.io/dockerconfigjson', { '.dockerconfigjson': Buffer.from('{"auths": {"r": {"auth": "c2VjcmV0LXB3"}} oops').toString('base64') }),
   ]);
   const good = await pullSecretCredentials(client, { namespace: 'ns', name: 'good' });
   assert.deepEqual(good.get('registry.example:5000'), { username: 'alice', password: 'wonderland' });
@@ -130,6 +130,8 @@ test('pull secrets: dockerconfigjson and dockercfg, and what is wrong with bad o
   await assert.rejects(pullSecretCredentials(client, { namespace: 'ns', name: 'opaque' }), { code: 'SOURCE_PULL_SECRET', message: /Secret ns\/opaque: type: type is "Opaque"/ });
   await assert.rejects(pullSecretCredentials(client, { namespace: 'ns', name: 'empty' }), { code: 'SOURCE_PULL_SECRET', message: /data\["\.dockerconfigjson"\]: is missing/ });
   await assert.rejects(pullSecretCredentials(client, { namespace: 'ns', name: 'garbage' }), { code: 'SOURCE_PULL_SECRET', message: /is not valid JSON/ });
+  // The parser's message would quote the Secret's text: only the place is named.
+  await assert.rejects(pullSecretCredentials(client, { namespace: 'ns', name: 'garbage' }), (err: Error) => !err.message.includes('c2VjcmV0') && err.cause === undefined);
   assert.throws(() => parseDockerConfig({ auths: { h: { auth: Buffer.from('nocolon').toString('base64') } } }, 'x', false), {
     code: 'SOURCE_PULL_SECRET',
     message: /x: auths\.h\.auth: expected base64 of "user:password"/,

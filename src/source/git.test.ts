@@ -146,3 +146,31 @@ test('links out of the chosen tree are refused', async () => {
   // The inner link itself is fine when the whole of a safe branch is taken.
   assert.ok((await unpackSource(src({ branch: 'main' }), opts)).digest.startsWith('sha256:'));
 });
+
+test('a remote that never answers fails at the deadline naming the host; credentials in the URL are shown nowhere', async () => {
+  const { createServer } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const silent = createServer((s) => void held.push(s)); // accepts, never answers
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  const port = (silent.address() as import('node:net').AddressInfo).port;
+  const cacheDir = await mkdtemp(join(tmpdir(), 'source-git-deadline-'));
+  try {
+    const source: GitSource = { type: 'git', repository: `http://user:s3cr3t@127.0.0.1:${port}/repo.git`, ref: { branch: 'main' } };
+    await assert.rejects(unpackSource(source, { cacheDir, logger, timeoutMs: 1000 }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'SOURCE_GIT_REPOSITORY');
+      assert.match(err.message, new RegExp(`^git repository http://\\*\\*\\*@127\\.0\\.0\\.1:${port}/repo\\.git cannot be read: no answer from 127\\.0\\.0\\.1:${port} within 1 s`));
+      assert.doesNotMatch(err.message, /s3cr3t/);
+      return true;
+    });
+    const refused: GitSource = { type: 'git', repository: 'https://user:s3cr3t@127.0.0.1:1/repo.git', ref: { branch: 'main' } };
+    await assert.rejects(unpackSource(refused, { cacheDir, logger }), (err: Error) => {
+      assert.doesNotMatch(err.message, /s3cr3t/);
+      assert.match(err.message, /https:\/\/\*\*\*@127\.0\.0\.1:1\/repo\.git/);
+      return true;
+    });
+  } finally {
+    for (const s of held) s.destroy();
+    silent.close();
+    await rm(cacheDir, { recursive: true, force: true });
+  }
+});

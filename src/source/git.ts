@@ -8,13 +8,17 @@ import { spawn } from 'node:child_process';
 import { lstat, realpath, rm } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import type { Logger } from 'pino';
+import { timeoutReason } from '../util/deadline.js';
 import { BinnacleError, InputError } from '../util/errors.js';
+import { redactText, redactUrl } from '../util/redact.js';
 import type { GitSource } from './types.js';
 
 export interface GitResult {
   code: number;
   stdout: string;
   stderr: string;
+  /** git was killed because it passed its deadline. */
+  timedOut?: boolean;
 }
 
 const SAFE_CONFIG = ['-c', 'core.hooksPath=/dev/null', '-c', 'advice.detachedHead=false', '-c', 'core.symlinks=true', '-c', 'protocol.ext.allow=never'];
@@ -37,16 +41,45 @@ function gitEnv(): NodeJS.ProcessEnv {
 /** Run git; never throws for a non-zero exit (callers decide), only when git cannot start. */
 export function runGit(args: readonly string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', [...SAFE_CONFIG, ...args], { cwd: opts.cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'], timeout: opts.timeoutMs ?? 300_000 });
+    const timeoutMs = opts.timeoutMs ?? 300_000;
+    // Its own process group, so the deadline ends git's helpers too (git-remote-http would
+    // otherwise hold the pipes open, waiting on a server that never answers).
+    const child = spawn('git', [...SAFE_CONFIG, ...args], { cwd: opts.cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, timeoutMs);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (c: Buffer) => out.push(c));
     child.stderr.on('data', (c: Buffer) => err.push(c));
-    child.on('error', (e) => reject(new BinnacleError('SOURCE_GIT_UNAVAILABLE', `cannot run git: ${e.message}`, { cause: e })));
-    child.on('close', (code, signal) =>
-      resolve({ code: code ?? (signal === null ? 1 : 128), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') + (signal === null ? '' : `\n(killed by ${signal})`) }),
-    );
+    child.on('error', (e) => {
+      clearTimeout(timer);
+      reject(new BinnacleError('SOURCE_GIT_UNAVAILABLE', `cannot run git: ${e.message}`, { cause: e }));
+    });
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      const note = signal === null ? '' : timedOut ? `\n${timeoutReason(remoteHost(args), timeoutMs)} (git ${args[0] ?? ''} stopped)` : `\n(killed by ${signal})`;
+      resolve({ code: code ?? (signal === null ? 1 : 128), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') + note, ...(timedOut ? { timedOut } : {}) });
+    });
   });
+}
+
+/** The remote a git command talks to (the argument after `--`), without credentials, for messages. */
+function remoteHost(args: readonly string[]): string {
+  const i = args.indexOf('--');
+  const remote = i < 0 ? undefined : args[i + 1];
+  if (remote === undefined) return 'git';
+  try {
+    return new URL(remote).host || redactUrl(remote);
+  } catch {
+    return redactUrl(remote);
+  }
 }
 
 /** The last meaningful line git printed, for error messages. */
@@ -55,7 +88,8 @@ function gitSays(r: GitResult): string {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l !== '');
-  return lines.at(-1) ?? `git exited with code ${r.code}`;
+  // git may quote the remote URL, credentials and all.
+  return redactText(lines.at(-1) ?? `git exited with code ${r.code}`);
 }
 
 export interface FetchedGit {
@@ -74,7 +108,7 @@ function describeRef(ref: GitSource['ref']): string {
 async function lsRemote(repository: string, refName: string, timeoutMs: number): Promise<string[]> {
   const r = await runGit(['ls-remote', '--', repository, refName], { timeoutMs });
   if (r.code !== 0) {
-    throw new BinnacleError('SOURCE_GIT_REPOSITORY', `git repository ${repository} cannot be read: ${gitSays(r)}`);
+    throw new BinnacleError('SOURCE_GIT_REPOSITORY', `git repository ${redactUrl(repository)} cannot be read: ${gitSays(r)}`);
   }
   return r.stdout.split('\n').filter((l) => l.trim() !== '');
 }
@@ -82,7 +116,8 @@ async function lsRemote(repository: string, refName: string, timeoutMs: number):
 export async function fetchGit(source: GitSource, work: string, opts: { logger: Logger; timeoutMs?: number }): Promise<FetchedGit> {
   const timeoutMs = opts.timeoutMs ?? 300_000;
   const repo = join(work, 'checkout');
-  const what = `${source.repository} ${describeRef(source.ref)}`;
+  const shown = redactUrl(source.repository);
+  const what = `${shown} ${describeRef(source.ref)}`;
   const init = await runGit(['init', '-q', '--template=', repo], { timeoutMs });
   if (init.code !== 0) throw new BinnacleError('SOURCE_GIT', `git init failed: ${gitSays(init)}`);
 
@@ -93,20 +128,20 @@ export async function fetchGit(source: GitSource, work: string, opts: { logger: 
   if (commit === undefined) {
     const refName = branch !== undefined ? `refs/heads/${branch}` : `refs/tags/${tag ?? ''}`;
     const found = await lsRemote(source.repository, refName, timeoutMs);
-    if (found.length === 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${source.repository} has no ${describeRef(source.ref)}`);
-    opts.logger.debug({ repository: source.repository, ref: refName }, 'fetching git ref');
+    if (found.length === 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no ${describeRef(source.ref)}`);
+    opts.logger.debug({ repository: shown, ref: refName }, 'fetching git ref');
     const r = await fetch(refName, true);
     if (r.code !== 0) throw new BinnacleError('SOURCE_GIT_FETCH', `fetching ${what} failed: ${gitSays(r)}`);
   } else {
-    opts.logger.debug({ repository: source.repository, commit }, 'fetching git commit');
+    opts.logger.debug({ repository: shown, commit }, 'fetching git commit');
     const r = await fetch(commit, true);
     if (r.code !== 0) {
       // Servers may refuse a sha they do not advertise; then fetch everything and look for it.
       await lsRemote(source.repository, 'HEAD', timeoutMs);
       const all = await fetch('+refs/*:refs/remotes/all/*', false);
-      if (all.code !== 0) throw new BinnacleError('SOURCE_GIT_FETCH', `fetching ${source.repository} failed: ${gitSays(all)}`);
+      if (all.code !== 0) throw new BinnacleError('SOURCE_GIT_FETCH', `fetching ${shown} failed: ${gitSays(all)}`);
       const has = await runGit(['cat-file', '-e', `${commit}^{commit}`], { cwd: repo, timeoutMs });
-      if (has.code !== 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${source.repository} has no commit ${commit}`);
+      if (has.code !== 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no commit ${commit}`);
       const co = await runGit(['checkout', '-q', '--detach', commit], { cwd: repo, timeoutMs });
       if (co.code !== 0) throw new BinnacleError('SOURCE_GIT', `checking out ${what} failed: ${gitSays(co)}`);
       return finish(source, repo, commit, timeoutMs);
@@ -129,14 +164,14 @@ async function finish(source: GitSource, repo: string, commit: string, timeoutMs
   const tree = join(repo, dir);
   const st = await lstat(tree).catch(() => undefined);
   if (st === undefined || !st.isDirectory()) {
-    throw new InputError('SOURCE_GIT_DIRECTORY', `${st === undefined ? 'does not exist' : 'is not a directory'} in ${source.repository} at commit ${sha}`, {
+    throw new InputError('SOURCE_GIT_DIRECTORY', `${st === undefined ? 'does not exist' : 'is not a directory'} in ${redactUrl(source.repository)} at commit ${sha}`, {
       field: `directory "${source.directory ?? ''}"`,
     });
   }
   // A directory reached through a symlinked parent could be anywhere on this machine.
   const [realRepo, realTree] = await Promise.all([realpath(repo), realpath(tree)]);
   if (!realTree.startsWith(`${realRepo}${sep}`)) {
-    throw new InputError('SOURCE_UNSAFE_LINK', `leads, through a symlink, outside the repository ${source.repository}`, { field: `directory "${source.directory ?? ''}"` });
+    throw new InputError('SOURCE_UNSAFE_LINK', `leads, through a symlink, outside the repository ${redactUrl(source.repository)}`, { field: `directory "${source.directory ?? ''}"` });
   }
   return { tree, commit: sha };
 }

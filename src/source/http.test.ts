@@ -66,6 +66,12 @@ before(async () => {
   server = createServer((req, res) => {
     const path = req.url ?? '';
     hits.set(path, (hits.get(path) ?? 0) + 1);
+    if (path === '/hang.tgz') return; // never answers
+    if (path === '/auth.tgz') {
+      const ok = req.headers.authorization === `Basic ${Buffer.from('reader:s3cr3t').toString('base64')}`;
+      res.writeHead(ok ? 200 : 401, { 'content-type': 'application/octet-stream' }).end(ok ? goodTgz : 'no');
+      return;
+    }
     const r = routes.get(path);
     if (r === undefined) {
       res.writeHead(404).end('not found');
@@ -85,6 +91,7 @@ before(async () => {
 });
 
 after(async () => {
+  server.closeAllConnections();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   await rm(base, { recursive: true, force: true });
 });
@@ -178,4 +185,31 @@ test('404, an unreachable server, and a body that is not a tarball', async () =>
   await new Promise<void>((resolve) => closed.close(() => resolve()));
   await assert.rejects(unpackSource({ type: 'http', url: `http://127.0.0.1:${port}/x.tgz` }, { cacheDir, logger }), { code: 'SOURCE_HTTP_FETCH', message: /cannot download/ });
   await assert.rejects(unpackSource({ type: 'http', url: `${baseUrl}/not-a-tar.tgz` }, { cacheDir, logger }), { code: 'OCI_BAD_ARCHIVE', message: /not-a-tar\.tgz/ });
+});
+
+test('a server that never answers fails at the deadline, naming the host and the deadline', async () => {
+  const cacheDir = join(base, 'hang');
+  await assert.rejects(unpackSource({ type: 'http', url: `${baseUrl}/hang.tgz` }, { cacheDir, logger, timeoutMs: 300 }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'SOURCE_HTTP_FETCH');
+    assert.match(err.message, /^cannot download http:\/\/127\.0\.0\.1:\d+\/hang\.tgz: no answer from 127\.0\.0\.1:\d+ within 300 ms$/);
+    return true;
+  });
+});
+
+test('credentials in the URL are sent as Basic auth and shown nowhere: not in errors, not in the resolved source', async () => {
+  const cacheDir = join(base, 'auth');
+  const withCreds = baseUrl.replace('http://', 'http://reader:s3cr3t@');
+  const got = await unpackSource({ type: 'http', url: `${withCreds}/auth.tgz` }, { cacheDir, logger });
+  assert.deepEqual(got.resolved, { type: 'http', http: { url: `${baseUrl.replace('http://', 'http://***@')}/auth.tgz`, sha256: sha(goodTgz) } });
+  const wrong = baseUrl.replace('http://', 'http://reader:wr0ng-s3cr3t@');
+  await assert.rejects(unpackSource({ type: 'http', url: `${wrong}/auth.tgz` }, { cacheDir, logger }), (err: Error) => {
+    assert.match(err.message, /HTTP 401/);
+    assert.doesNotMatch(err.message, /s3cr3t|reader/);
+    return true;
+  });
+  await assert.rejects(unpackSource({ type: 'http', url: 'http://user:s3cr3t@127.0.0.1:1/x.tgz' }, { cacheDir, logger }), (err: Error) => {
+    assert.match(err.message, /^cannot download http:\/\/\*\*\*@127\.0\.0\.1:1\/x\.tgz: /);
+    assert.doesNotMatch(err.message, /s3cr3t/);
+    return true;
+  });
 });

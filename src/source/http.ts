@@ -11,6 +11,8 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import { unpackTarSafely } from '../oci/index.js';
+import { isTimeout, timeoutReason } from '../util/deadline.js';
+import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { HttpSource, ProgressEvent } from './types.js';
 
 export interface FetchedHttp {
@@ -30,13 +32,22 @@ function downloadLimit(maxBytes: number): number {
 }
 
 export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetchOptions): Promise<FetchedHttp> {
-  const url = source.url;
+  // Credentials in the URL's userinfo go out as Basic auth (fetch refuses them in the URL) and
+  // never into a message: every error names the URL with its userinfo masked.
+  const url = redactUrl(source.url);
+  const { url: bare, credentials } = splitUserinfo(source.url);
+  const timeoutMs = opts.timeoutMs ?? 300_000;
+  const why = (err: unknown): string => {
+    if (isTimeout(err)) return timeoutReason(new URL(bare).host, timeoutMs);
+    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+    return redactText(`${errorMessage(err)}${cause}`);
+  };
   let res: Response;
   try {
-    res = await fetch(url, { redirect: 'follow', signal: AbortSignal.timeout(opts.timeoutMs ?? 300_000) });
+    const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
+    res = await fetch(bare, { headers, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    throw new BinnacleError('SOURCE_HTTP_FETCH', `cannot download ${url}: ${errorMessage(err)}${cause}`, { cause: err });
+    throw new BinnacleError('SOURCE_HTTP_FETCH', `cannot download ${url}: ${why(err)}`, { cause: err });
   }
   if (!res.ok || res.body === null) {
     await res.body?.cancel().catch(() => undefined);
@@ -73,7 +84,7 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), counter, createWriteStream(file));
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    throw new BinnacleError('SOURCE_HTTP_FETCH', `downloading ${url} failed: ${errorMessage(err)}`, { cause: err });
+    throw new BinnacleError('SOURCE_HTTP_FETCH', `downloading ${url} failed: ${why(err)}`, { cause: err });
   }
   const sha256 = hash.digest('hex');
   if (source.sha256 !== undefined && source.sha256 !== sha256) {

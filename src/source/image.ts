@@ -74,8 +74,9 @@ export async function pullSecretCredentials(client: KubeClient, ref: { namespace
   let doc: unknown;
   try {
     doc = JSON.parse(Buffer.from(encoded, 'base64').toString('utf8'));
-  } catch (err) {
-    throw new InputError('SOURCE_PULL_SECRET', `is not valid JSON (${err instanceof Error ? err.message : String(err)})`, { file: what, field: `data["${key}"]` });
+  } catch {
+    // JSON.parse quotes the text it choked on, credentials and all: say only where (no cause kept).
+    throw new InputError('SOURCE_PULL_SECRET', 'is not valid JSON', { file: what, field: `data["${key}"]` });
   }
   return parseDockerConfig(doc, `${what} data["${key}"]`, legacy);
 }

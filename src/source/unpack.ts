@@ -8,6 +8,7 @@ import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseReference } from '../oci/index.js';
 import { BinnacleError } from '../util/errors.js';
+import { redactUrl } from '../util/redact.js';
 import { bundleSourceFrom, bundleSourceToJson } from './validate.js';
 import { commitTree, immutableKey, lookupRef, ociCacheDir, rememberRef, workDir } from './cache.js';
 import { fetchConfigMaps } from './configmaps.js';
@@ -25,10 +26,10 @@ function pinnedKey(source: BundleSource): string | undefined {
     return digest === undefined ? undefined : immutableKey({ type: 'image', image: { ref: source.ref, digest } });
   }
   if (source.type === 'git' && source.ref.commit !== undefined) {
-    return immutableKey({ type: 'git', git: { repository: source.repository, commit: source.ref.commit } }, source.directory ?? '');
+    return immutableKey({ type: 'git', git: { repository: redactUrl(source.repository), commit: source.ref.commit } }, source.directory ?? '');
   }
   if (source.type === 'http' && source.sha256 !== undefined) {
-    return immutableKey({ type: 'http', http: { url: source.url, sha256: source.sha256 } });
+    return immutableKey({ type: 'http', http: { url: redactUrl(source.url), sha256: source.sha256 } });
   }
   return undefined;
 }
@@ -82,7 +83,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
         opts.onProgress?.({ phase: 'fetch' });
         const fetched = await fetchGit(source, work, { logger: opts.logger, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }) });
         tree = fetched.tree;
-        resolved = { type: 'git', git: { repository: source.repository, commit: fetched.commit } };
+        resolved = { type: 'git', git: { repository: redactUrl(source.repository), commit: fetched.commit } };
         extra = source.directory ?? '';
         break;
       }
@@ -94,7 +95,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
           ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
         });
         tree = fetched.tree;
-        resolved = { type: 'http', http: { url: source.url, sha256: fetched.sha256 } };
+        resolved = { type: 'http', http: { url: redactUrl(source.url), sha256: fetched.sha256 } };
         break;
       }
       case 'configMaps':
@@ -125,10 +126,10 @@ export function describeSource(source: BundleSource): string {
       return `image ${source.ref}`;
     case 'git': {
       const ref = source.ref.branch ?? source.ref.tag ?? source.ref.commit ?? '';
-      return `git ${source.repository}@${ref}${source.directory === undefined ? '' : ` (${source.directory})`}`;
+      return `git ${redactUrl(source.repository)}@${ref}${source.directory === undefined ? '' : ` (${source.directory})`}`;
     }
     case 'http':
-      return `http ${source.url}`;
+      return `http ${redactUrl(source.url)}`;
     case 'configMaps':
       return `configMaps ${source.configMaps.map((c) => `${c.namespace}/${c.name}`).join(', ')}`;
     case 'local':

@@ -5,20 +5,26 @@
  * slowloris crowd of half-sent requests. Every request gets a 4xx, the process keeps running,
  * the half requests are closed by the server, and afterwards the manager still reconciles: a
  * new ClusterCatalog becomes Serving and its content is served.
+ *
+ * The same manager, logging at debug level, then installs from http and git sources whose URLs
+ * carry credentials (issue 13 §2, secrets stay secret): the credentials are used, and appear in
+ * no condition, status, event or log line.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { connect, type Socket } from 'node:net';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { publishPackages } from '../../src/catalog/publish.js';
 import { freePorts } from '../../src/cluster/ports.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
-import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
+import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
@@ -27,6 +33,7 @@ let client: KubeClient;
 let dataDir: string;
 let proc: ChildProcess;
 let stderr = '';
+let stdout = '';
 let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 let ports: { metrics: number; catalog: number };
 const catalogName = uniqueName('robust');
@@ -93,8 +100,12 @@ before(async () => {
       '--catalog-bind-address',
       `127.0.0.1:${ports.catalog}`,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn' } },
+    // Debug level: every log line the manager can write is captured and searched for secrets.
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BINNACLE_LOG_LEVEL: 'debug' } },
   );
+  proc.stdout?.on('data', (c: Buffer) => {
+    stdout += c.toString('utf8');
+  });
   proc.stderr?.on('data', (c: Buffer) => {
     stderr += c.toString('utf8');
   });
@@ -203,5 +214,94 @@ test('after the attacks the manager still reconciles: a new ClusterCatalog becom
   const res = await fetch(`http://127.0.0.1:${ports.catalog}/catalogs/${catalogName}/api/v1/metas?schema=olm.package`, { signal: AbortSignal.timeout(30_000) });
   assert.equal(res.status, 200, `served from ${served.status?.urls?.base ?? '?'}`);
   assert.match(await res.text(), /"name":"poison-pill-operator"/);
+  alive();
+});
+
+test('credentials in http and git source URLs are used but appear in no condition, status, event or log line', async () => {
+  const SECRET = 's3cr3t-e2e-token';
+  const ns = uniqueName('secret');
+  await adminInstaller(client, ns);
+  // A plain bundle as a tarball, served only to the right Basic credentials.
+  const work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-secret-'));
+  await mkdir(join(work, 'b', 'manifests'), { recursive: true });
+  await writeFile(join(work, 'b', 'manifests', 'cm.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-http\n  namespace: ${ns}\ndata:\n  a: b\n`);
+  await promisify(execFile)('tar', ['-czf', join(work, 'b.tgz'), '-C', join(work, 'b'), 'manifests']);
+  const tarball = await readFile(join(work, 'b.tgz'));
+  const expected = `Basic ${Buffer.from(`reader:${SECRET}`).toString('base64')}`;
+  let authorized = 0;
+  const files: Server = createServer((req, res) => {
+    if (req.headers.authorization !== expected) {
+      res.writeHead(401, { 'WWW-Authenticate': 'Basic realm="x"' }).end();
+      return;
+    }
+    authorized++;
+    res.writeHead(200, { 'Content-Type': 'application/gzip' }).end(tarball);
+  });
+  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+  const port = (files.address() as AddressInfo).port;
+  const bds = { ok: uniqueName('secret-ok'), http: uniqueName('secret-http'), git: uniqueName('secret-git') };
+  const sources = {
+    ok: { type: 'http', http: { url: `http://reader:${SECRET}@127.0.0.1:${port}/b.tgz?token=not-a-credential` } },
+    http: { type: 'http', http: { url: `http://user:${SECRET}@127.0.0.1:1/x.tgz` } },
+    git: { type: 'git', git: { repository: `https://user:${SECRET}@127.0.0.1:1/repo.git`, ref: { branch: 'main' } } },
+  };
+  try {
+    for (const [k, name] of Object.entries(bds)) {
+      await client.apply({
+        apiVersion: API_VERSION,
+        kind: 'BundleDeployment',
+        metadata: { name },
+        spec: { source: sources[k as keyof typeof sources], format: 'plain', installNamespace: ns, serviceAccount: { name: 'installer' } },
+      });
+    }
+    const get = (name: string): Promise<BundleDeployment> => client.get<BundleDeployment>({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
+    const installed = await eventually(
+      `${bds.ok} installed`,
+      async () => {
+        alive();
+        const bd = await get(bds.ok);
+        return findCondition(bd.status?.conditions, 'Installed')?.status === 'True' ? bd : undefined;
+      },
+      180_000,
+      500,
+    );
+    assert.ok(authorized > 0, 'the credentials were sent');
+    assert.equal((await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'from-http' })).metadata.name, 'from-http');
+    const shownUrl = JSON.stringify(installed.status?.resolvedSource ?? {});
+    assert.match(shownUrl, /http:\/\/\*\*\*@127\.0\.0\.1:\d+\/b\.tgz\?token=not-a-credential/, 'the URL is shown with its userinfo masked and its query kept');
+    // The unreachable ones fail and say so, naming the URL without its credentials.
+    const failed: BundleDeployment[] = [];
+    for (const name of [bds.http, bds.git]) {
+      failed.push(
+        await eventually(
+          `${name} reports its source failure`,
+          async () => {
+            const bd = await get(name);
+            const c = (bd.status?.conditions ?? []).find((x) => x.status === 'False' && /127\.0\.0\.1:1\b/.test(x.message));
+            return c === undefined ? undefined : bd;
+          },
+          180_000,
+          500,
+        ),
+      );
+    }
+    const events = await client.list('v1', 'Event');
+    const haystacks: [string, string][] = [
+      ...[installed, ...failed].map((bd): [string, string] => [`BundleDeployment ${bd.metadata.name ?? ''}`, JSON.stringify(bd)]),
+      ['events', JSON.stringify(events.items)],
+      ['manager log', stdout + stderr],
+    ];
+    for (const [where, text] of haystacks) {
+      assert.ok(text.length > 0, `${where}: nothing captured`);
+      const at = text.indexOf(SECRET);
+      assert.ok(at < 0, `${where} shows the credential: …${text.slice(Math.max(0, at - 200), at + 50)}…`);
+    }
+    assert.ok((stdout + stderr).includes('127.0.0.1:1'), 'the manager log mentions the failing sources at all');
+  } finally {
+    for (const name of Object.values(bds)) await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name }).catch(() => undefined);
+    files.closeAllConnections();
+    files.close();
+    await rm(work, { recursive: true, force: true });
+  }
   alive();
 });

@@ -1,0 +1,28 @@
+/**
+ * Deadlines for calls that leave the process (API server, registries, git and http sources):
+ * recognising a timeout, and saying it the same way everywhere — which host, which deadline.
+ */
+
+/** Whether `err` (or its cause) is an abort by a timeout (`AbortSignal.timeout`, a killed child). */
+export function isTimeout(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; depth++) {
+    if (typeof e !== 'object') return false;
+    const { name, code } = e as { name?: unknown; code?: unknown };
+    if (name === 'TimeoutError' || code === 'ETIMEDOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+/** `90 s`, `1.5 s`, `250 ms`, `5 min`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms >= 120_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}
+
+/** "no answer from <host> within <deadline>", the one wording for every timeout. */
+export function timeoutReason(host: string, ms: number): string {
+  return `no answer from ${host} within ${formatDuration(ms)}`;
+}
