@@ -8,7 +8,7 @@
  * Steps: HandleFinalizer → Validate → Unpack → Render → Preflight → Apply.
  */
 import type { Logger } from 'pino';
-import { Applier, ApplyRefusedError } from '../apply/index.js';
+import { Applier, ApplyRefusedError, ReleaseStore } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
@@ -100,10 +100,17 @@ export class BundleDeploymentReconciler implements Reconciler {
   private async handleFinalizer(s: State): Promise<StepOutcome> {
     if (isDeleting(s.bd)) {
       if ((s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
-        // Nothing was ever installed (e.g. refused for missing permissions): nothing to remove.
-        if (s.bd.status?.revision !== undefined) {
+        // What to remove is decided from the release records in the cluster, read as Binnacle
+        // itself, not from status: a first install that crashed before status.revision was
+        // written has a (pending) record and objects all the same. No record of this owner:
+        // nothing was installed (refused for missing permissions, say), or the release is another's.
+        const history = await new ReleaseStore(this.o.client).history(this.release(s.bd));
+        const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
+        if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
           const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
           s.logger.info({ deleted: deleted.length }, 'uninstalled');
+        } else if (history.length > 0) {
+          s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
         }
         await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
         await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);

@@ -180,3 +180,71 @@ test('SIGKILLed during install, upgrade and uninstall, the manager always conver
   assert.deepEqual(secrets.items.map((s) => s.metadata.name), [], 'no release records left');
   assert.ok(kills >= KILLS_PER_PHASE * 2 + 3, `the manager was killed ${kills} times`);
 });
+
+test('a first install killed before it recorded status.revision is still removed when its extension is deleted', async () => {
+  const first = uniqueName('first');
+  const firstNs = uniqueName('first');
+  const firstBd = bundleDeploymentName(first, 'poison-pill-operator');
+  await adminInstaller(client, firstNs);
+  const bdOf = (): Promise<KubeObject | undefined> => client.find({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: firstBd });
+  const records = async (): Promise<string[]> =>
+    (await client.list('v1', 'Secret', { namespace: firstNs, labelSelector: `owner=helm,name=${firstBd}` })).items.map((x) => `${x.metadata.name ?? ''}:${x.metadata.labels?.status ?? ''}`);
+  const labelled = async (): Promise<string[]> => {
+    const out: string[] = [];
+    for (const [apiVersion, kind, namespaced] of KINDS) {
+      const list = await client.list(apiVersion, kind, { labelSelector: `binnacle.dev/owner-name=${firstBd}`, ...(namespaced ? { namespace: firstNs } : {}) });
+      for (const o of list.items) out.push(`${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
+    }
+    return out.sort();
+  };
+  if (proc !== undefined) await killHard(proc);
+  try {
+    await client.apply({
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name: first },
+      spec: { namespace: firstNs, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version: '0.0.6', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+    });
+    // Kill the manager the moment the first install has a release record but no status.revision yet.
+    const child = startManager();
+    const startedAt = Date.now();
+    const caught = await eventually(
+      'a first install under way (release record written, status.revision not yet)',
+      async () => {
+        const bd = await bdOf();
+        // A refused install (say, objects left by another run) never records: say so rather than wait.
+        const blocked = findCondition((bd?.status as { conditions?: Parameters<typeof findCondition>[0] } | undefined)?.conditions, 'Progressing');
+        if (blocked?.reason === 'Blocked') throw new Error(`the first install was refused: ${blocked.message}`);
+        const recs = await records();
+        if (recs.length === 0) return undefined;
+        const revision = (bd?.status as { revision?: number } | undefined)?.revision;
+        if (revision !== undefined) return { recs, afterMs: Date.now() - startedAt, missed: true };
+        await killHard(child);
+        return { recs, afterMs: Date.now() - startedAt, missed: false };
+      },
+      240_000,
+      20,
+    );
+    assert.equal(caught.missed, false, 'the kill came before status.revision was written');
+    const bd = await bdOf();
+    assert.equal((bd?.status as { revision?: number } | undefined)?.revision, undefined, 'killed before status.revision was written');
+    const left = await labelled();
+    process.stdout.write(`# first-install kill point: killed ${caught.afterMs} ms after start with records [${caught.recs.join(', ')}], ${left.length} labelled objects live, status.revision unset\n`);
+
+    // Deleted, extension and BundleDeployment, while no manager runs: the next manager meets a
+    // BundleDeployment being deleted whose status names no revision, and must clean up from the
+    // release records alone (it must not first finish the install and so set a revision).
+    await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: first });
+    await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: firstBd });
+    startManager();
+    await eventually('extension and BundleDeployment gone', async () => ((await bdOf()) === undefined && (await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: first })) === undefined ? true : undefined), 180_000, 500);
+    await eventually('every installed object deleted', async () => ((await labelled()).length === 0 ? true : undefined), 120_000, 500).catch(async (err: unknown) => {
+      assert.deepEqual(await labelled(), [], `nothing the first install applied is left (${err instanceof Error ? err.message : String(err)})`);
+    });
+    assert.deepEqual(await records(), [], 'no release records left');
+  } finally {
+    if (proc !== undefined) await killHard(proc);
+    await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${firstNs}-installer` });
+    await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: firstNs });
+  }
+});
