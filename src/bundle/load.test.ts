@@ -93,3 +93,22 @@ describe('loadBundleDir', () => {
     await assert.rejects(loadBundleDir(join(testdata, 'nope')), (e: unknown) => e instanceof BundleLoadError && e.code === 'BUNDLE_NOT_FOUND');
   });
 });
+
+describe('loadBundleDir with links that are not files (found by test/fuzz)', () => {
+  it('a manifest or metadata symlink to a directory, or to nothing, is a BundleLoadError naming the file', async () => {
+    const { cp, mkdtemp, rm, symlink } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(join(tmpdir(), 'bundle-links-'));
+    try {
+      await cp(join(testdata, 'webhook-operator'), join(dir, 'b'), { recursive: true });
+      await symlink(tmpdir(), join(dir, 'b', 'manifests', 'dir-link.yaml'));
+      await symlink(join(dir, 'nothing'), join(dir, 'b', 'metadata', 'dangling.yaml'));
+      await assert.rejects(
+        loadBundleDir(join(dir, 'b')),
+        (e: unknown) => e instanceof BundleLoadError && /manifests\/dir-link\.yaml: is \(a symlink to\) a directory/.test(e.message) && /metadata\/dangling\.yaml: is a symlink to nothing/.test(e.message),
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -122,7 +122,9 @@ async function readManifests(dir: string, hasManifests: boolean, problems: Probl
       ignoredFiles.push(rel);
       continue;
     }
-    const parsed = parseYamlDocuments(await readFile(join(manifestDir, name), 'utf8'), rel);
+    const text = await readBundleFile(join(manifestDir, name), rel, problems);
+    if (text === undefined) continue;
+    const parsed = parseYamlDocuments(text, rel);
     problems.push(...parsed.problems);
     for (const doc of parsed.documents) {
       const obj = toManifestObject(doc.value, rel, doc.index, problems);
@@ -153,6 +155,21 @@ function decodeTheCsv(objects: ManifestObject[], where: string, problems: Proble
   const csv = decodeCsv(csvObj.object, d);
   problems.push(...d.problems);
   return csv;
+}
+
+/**
+ * A listed file's text, or a problem when it cannot be read: a symlink to a directory, a dangling
+ * or looping symlink, no permission.
+ */
+async function readBundleFile(path: string, rel: string, problems: Problem[]): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    const code = typeof err === 'object' && err !== null && 'code' in err ? String(err.code) : '';
+    const why = { EISDIR: 'is (a symlink to) a directory', ENOENT: 'is a symlink to nothing', ELOOP: 'is a symlink loop', EACCES: 'cannot be read (permission denied)' }[code];
+    problems.push({ severity: 'error', rule: 'bundle.unreadable', message: why ?? `cannot be read: ${err instanceof Error ? err.message : String(err)}`, file: rel });
+    return undefined;
+  }
 }
 
 /** Regular files, no dotfiles, sorted so output never depends on directory order. */
@@ -214,7 +231,9 @@ async function loadMetadata(metaDir: string, problems: Problem[]): Promise<Metad
   for (const name of await listFiles(metaDir)) {
     if (!YAML_FILE.test(name)) continue;
     const rel = `metadata/${name}`;
-    const parsed = parseYamlDocuments(await readFile(join(metaDir, name), 'utf8'), rel);
+    const text = await readBundleFile(join(metaDir, name), rel, problems);
+    if (text === undefined) continue;
+    const parsed = parseYamlDocuments(text, rel);
     problems.push(...parsed.problems);
     const doc = parsed.documents[0]?.value;
     if (!isRecord(doc)) continue;

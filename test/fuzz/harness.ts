@@ -173,6 +173,7 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
   const allowed = [BinnacleError, ...(opts.errors ?? [])];
   const fig: Figures = { loader, seed, inputs: 0, answers: 0, errors: 0, crashes: 0, maxMs: 0, codes: {}, samples: {} };
   let shrinking = false;
+  let firstWhy = '';
   const property = fc.asyncProperty(arb, async (input) => {
     const started = performance.now();
     let outcome: { answer: unknown } | { error: unknown };
@@ -206,7 +207,10 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
       }
     }
     if (why !== undefined) {
-      if (!shrinking) fig.crashes++;
+      if (!shrinking) {
+        fig.crashes++;
+        firstWhy = why;
+      }
       shrinking = true;
       throw new Error(`${loader}: ${why}`);
     }
@@ -219,7 +223,7 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
   }
   report(fig);
   if (failure !== undefined) {
-    throw new Error(`fuzzing ${loader} failed (replay: BINNACLE_FUZZ_SEED=${seed} BINNACLE_FUZZ_RUNS=${numRuns}; BINNACLE_FUZZ_SHRINK=1 shrinks the input)\n${cut(failure instanceof Error ? failure.message : JSON.stringify(failure))}`);
+    throw new Error(`fuzzing ${loader} failed (replay: BINNACLE_FUZZ_SEED=${seed} BINNACLE_FUZZ_RUNS=${numRuns}; BINNACLE_FUZZ_SHRINK=1 shrinks the input)\n${cut(firstWhy, 4000)}\n${cut(failure instanceof Error ? failure.message : JSON.stringify(failure))}`);
   }
   assert.equal(fig.crashes, 0);
   assert.equal(fig.inputs, numRuns, `${loader}: ran ${fig.inputs} of ${numRuns} inputs`);
