@@ -35,6 +35,13 @@ export interface BuildImageOptions {
   outputDir?: string;
   /** Tag recorded in the layout's index.json (`org.opencontainers.image.ref.name`). */
   tag?: string;
+  /**
+   * An image to build on: its layers come first in the manifest (their blobs stay in the
+   * registry, not in the layout) and its config is kept, with `config` merged over it.
+   */
+  base?: { manifest: ImageManifest; config: Record<string, unknown> };
+  /** Runtime settings of the image config (Entrypoint, Cmd, Env, WorkingDir, User). */
+  config?: { Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string; User?: string };
 }
 
 export interface BuiltImage {
@@ -156,15 +163,23 @@ export async function buildImage(opts: BuildImageOptions): Promise<BuiltImage> {
       layers.push(descriptor);
       diffIds.push(diffId);
     }
-    const labels = Object.fromEntries(Object.entries(opts.labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const baseConfig = opts.base?.config ?? {};
+    const baseRuntime = (baseConfig.config ?? {}) as Record<string, unknown>;
+    const allLabels = { ...((baseRuntime.Labels ?? {}) as Record<string, string>), ...opts.labels };
+    const labels = Object.fromEntries(Object.entries(allLabels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const baseDiffIds = ((baseConfig.rootfs as { diff_ids?: string[] } | undefined)?.diff_ids ?? []);
+    const baseHistory = (baseConfig.history ?? []) as unknown[];
     const config = {
+      ...baseConfig,
       ...(opts.created === undefined ? {} : { created: opts.created }),
       architecture: platform.architecture,
       os: platform.os,
       ...(platform.variant === undefined ? {} : { variant: platform.variant }),
-      config: { Labels: labels },
-      rootfs: { type: 'layers', diff_ids: diffIds },
+      config: { ...baseRuntime, ...(opts.config ?? {}), Labels: labels },
+      rootfs: { type: 'layers', diff_ids: [...baseDiffIds, ...diffIds] },
+      ...(opts.base === undefined ? {} : { history: [...baseHistory, ...diffIds.map(() => ({ created_by: 'binnacle: layer', comment: 'built by Binnacle' }))] }),
     };
+    if (opts.base !== undefined) layers.unshift(...opts.base.manifest.layers);
     const configBytes = Buffer.from(JSON.stringify(config));
     const configDescriptor = await writeLayoutBlob(layoutDir, configBytes, MediaType.ociConfig);
     const manifest: ImageManifest = { kind: 'manifest', schemaVersion: 2, mediaType: MediaType.ociManifest, config: configDescriptor, layers };

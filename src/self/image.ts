@@ -1,0 +1,119 @@
+/**
+ * Binnacle's manager image, built by Binnacle's own OCI builder with no Docker: the compiled
+ * output (dist/, bin/), the production dependencies (the lock file's non-dev packages) and
+ * Helm's engine (.cache/helm-wasm) as one layer under /opt/binnacle, on a Node base image given
+ * by reference and digest. The Dockerfile at the repository root produces the same layout.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
+import { BinnacleError } from '../util/errors.js';
+
+export const IMAGE_ROOT = '/opt/binnacle';
+
+export interface SelfImageOptions {
+  /** The repository root holding dist/, bin/, node_modules/ and package-lock.json. */
+  root: string;
+  /** The Node base image by reference and digest: `docker.io/library/node:20-slim@sha256:…`. */
+  base: string;
+  /** Where to push: `registry/repo:tag`. */
+  target: string;
+  client?: RegistryClient;
+  /** Where Helm's engine is (default `<root>/.cache/helm-wasm`). */
+  helmWasmDir?: string;
+}
+
+/** The lock file's production packages: every `node_modules/…` entry not marked dev. */
+export function productionPackages(lockText: string): string[] {
+  const lock = JSON.parse(lockText) as { packages?: Record<string, { dev?: boolean; devOptional?: boolean }> };
+  return Object.entries(lock.packages ?? {})
+    .filter(([path, p]) => path.startsWith('node_modules/') && p.dev !== true && p.devOptional !== true)
+    .map(([path]) => path)
+    .sort();
+}
+
+/** The layer's tree, hard-linked from the repository (nothing is copied). */
+function stage(o: SelfImageOptions, dir: string): void {
+  const need = [join(o.root, 'dist', 'cli', 'main.js'), join(o.root, 'bin', 'binnacle.js'), join(o.root, 'package-lock.json')];
+  for (const f of need) if (!existsSync(f)) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${f} is missing: run \`npm ci && npm run build\` first`);
+  const wasm = o.helmWasmDir ?? join(o.root, '.cache', 'helm-wasm');
+  if (!existsSync(join(wasm, 'helm.wasm'))) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${join(wasm, 'helm.wasm')} is missing: run \`bash hack/build-tools.sh helm-wasm\``);
+  const link = (from: string, to: string): void => {
+    mkdirSync(dirname(to), { recursive: true });
+    execFileSync('cp', ['-al', from, to]);
+  };
+  link(join(o.root, 'dist'), join(dir, 'dist'));
+  link(join(o.root, 'bin'), join(dir, 'bin'));
+  link(join(o.root, 'package.json'), join(dir, 'package.json'));
+  link(wasm, join(dir, '.cache', 'helm-wasm'));
+  for (const pkg of productionPackages(readFileSync(join(o.root, 'package-lock.json'), 'utf8'))) {
+    // Nested packages come with their parent; hoisted ones one by one.
+    if (existsSync(join(dir, pkg)) || !existsSync(join(o.root, pkg))) continue;
+    link(join(o.root, pkg), join(dir, pkg));
+  }
+}
+
+export interface SelfImage extends PushResult {
+  base: string;
+  layers: number;
+}
+
+export async function buildSelfImage(o: SelfImageOptions): Promise<SelfImage> {
+  const baseRef = parseReference(o.base);
+  if (baseRef.digest === undefined) throw new BinnacleError('SELF_IMAGE_BASE_DIGEST', `--base ${o.base}: give the Node base image by reference and digest (…@sha256:…)`, { exitCode: 2 });
+  const client = o.client ?? new RegistryClient();
+  const resolved = await client.resolveImage(baseRef);
+  const baseConfig = JSON.parse((await client.getBlobBytes(baseRef, resolved.manifest.config.digest, resolved.manifest.config.size)).toString('utf8')) as Record<string, unknown>;
+  const work = await mkdtemp(join(tmpdir(), 'binnacle-self-image-'));
+  try {
+    const tree = join(work, 'tree');
+    mkdirSync(tree);
+    stage(o, tree);
+    const baseEnv = (((baseConfig.config ?? {}) as { Env?: string[] }).Env ?? []).filter((e) => !e.startsWith('NODE_ENV=') && !e.startsWith('BINNACLE_HELM_WASM_DIR='));
+    const built = await buildImage({
+      layers: [{ dir: tree, prefix: IMAGE_ROOT }],
+      labels: { 'org.opencontainers.image.title': 'binnacle', 'org.opencontainers.image.base.name': o.base, 'org.opencontainers.image.base.digest': resolved.digest },
+      outputDir: join(work, 'layout'),
+      base: { manifest: resolved.manifest, config: baseConfig },
+      config: {
+        Entrypoint: ['node', `${IMAGE_ROOT}/bin/binnacle.js`],
+        Cmd: ['manager'],
+        WorkingDir: IMAGE_ROOT,
+        User: '65532:65532',
+        Env: [...baseEnv, 'NODE_ENV=production', `BINNACLE_HELM_WASM_DIR=${IMAGE_ROOT}/.cache/helm-wasm`],
+      },
+    });
+    // The base's layers go to the target repository first: mounted on the same registry, else copied.
+    const target = parseReference(o.target);
+    const sameRegistry = target.registry === baseRef.registry;
+    for (const layer of resolved.manifest.layers) {
+      await client.uploadBlob(
+        target,
+        {
+          digest: layer.digest,
+          size: layer.size,
+          open: () => {
+            const out = new PassThrough();
+            client.getBlob(baseRef, layer.digest, layer.size).then(
+              (r) => r.pipe(out),
+              (err: unknown) => out.destroy(err instanceof Error ? err : new Error(String(err))),
+            );
+            return out;
+          },
+        },
+        sameRegistry ? { mountFrom: baseRef.repository } : {},
+      );
+    }
+    const baseDigests = new Set(resolved.manifest.layers.map((l) => l.digest));
+    const own = { ...built, manifest: { ...built.manifest, layers: built.manifest.layers.filter((l) => !baseDigests.has(l.digest)) } };
+    const pushed = await pushImage(own, o.target, client);
+    // pushImage PUT the manifest with every layer (built.manifestBytes); the filtered list only skipped re-uploading the base's.
+    return { ...pushed, base: o.base, layers: built.manifest.layers.length };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The manager image built by Binnacle's own OCI builder, no Docker: on a base image given by
+ * reference and digest (here a stand-in pushed to the e2e registry), the base's layers come
+ * first and its config is kept, then one layer under /opt/binnacle with the compiled output,
+ * Helm's engine and only the production packages of the lock file; the entry point runs the
+ * manager as a non-root user. A base without a digest is refused.
+ */
+import { before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { buildImage, pushImage, RegistryClient } from '../../src/oci/index.js';
+import type { ImageManifest } from '../../src/oci/manifest.js';
+import { buildSelfImage, productionPackages } from '../../src/self/image.js';
+import { e2eRegistry, uniqueName } from './env.js';
+
+const client = new RegistryClient({ insecure: true });
+let root: string;
+let base: string;
+
+async function put(path: string, text: string): Promise<void> {
+  await mkdir(join(path, '..'), { recursive: true });
+  await writeFile(path, text);
+}
+
+/** Paths in a gzipped tar layer. */
+function tarPaths(gz: Buffer): string[] {
+  const tar = gunzipSync(gz);
+  const out: string[] = [];
+  for (let off = 0; off + 512 <= tar.length; ) {
+    const name = tar.subarray(off, off + 100).toString('utf8').replace(/\0.*$/s, '');
+    if (name === '') break;
+    const prefix = tar.subarray(off + 345, off + 500).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(tar.subarray(off + 124, off + 136).toString('utf8').replace(/\0.*$/s, '').trim() || '0', 8);
+    out.push(prefix === '' ? name : `${prefix}/${name}`);
+    off += 512 + Math.ceil(size / 512) * 512;
+  }
+  return out;
+}
+
+before(async () => {
+  const work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-self-image-'));
+  // A stand-in Node base image: one layer and a config with an Env.
+  const baseTree = join(work, 'base');
+  await put(join(baseTree, 'usr', 'local', 'bin', 'node'), '#!/bin/sh\n');
+  const built = await buildImage({ layers: [{ dir: baseTree, prefix: '/' }], labels: { 'org.example.base': 'node' }, outputDir: join(work, 'base-layout') });
+  const pushed = await pushImage(built, `${e2eRegistry()}/${uniqueName('base')}/node:20`, client);
+  base = pushed.ref;
+  // A repository root as `npm ci && npm run build` leaves it.
+  root = join(work, 'root');
+  await put(join(root, 'dist', 'cli', 'main.js'), 'export {};\n');
+  await put(join(root, 'bin', 'binnacle.js'), '#!/usr/bin/env node\n');
+  await put(join(root, 'package.json'), '{"name":"binnacle"}\n');
+  await put(join(root, '.cache', 'helm-wasm', 'helm.wasm'), 'wasm');
+  await put(join(root, 'node_modules', 'prod-a', 'index.js'), '');
+  await put(join(root, 'node_modules', 'prod-a', 'node_modules', 'nested', 'index.js'), '');
+  await put(join(root, 'node_modules', 'dev-b', 'index.js'), '');
+  await put(
+    join(root, 'package-lock.json'),
+    JSON.stringify({ packages: { '': {}, 'node_modules/prod-a': {}, 'node_modules/prod-a/node_modules/nested': {}, 'node_modules/dev-b': { dev: true } } }),
+  );
+});
+
+describe('self image', () => {
+  test('the lock file names the production packages', () => {
+    assert.deepEqual(productionPackages(JSON.stringify({ packages: { '': {}, 'node_modules/a': {}, 'node_modules/b': { dev: true }, 'node_modules/c': { devOptional: true } } })), ['node_modules/a']);
+  });
+
+  test('built on the base, with the compiled output and production packages under /opt/binnacle', async () => {
+    const target = `${e2eRegistry()}/${uniqueName('binnacle')}/binnacle:e2e`;
+    const img = await buildSelfImage({ root, base, target, client });
+    assert.match(img.ref, /@sha256:[0-9a-f]{64}$/);
+    const pulled = await client.resolveImage(img.ref);
+    const baseImage = await client.resolveImage(base);
+    const m: ImageManifest = pulled.manifest;
+    assert.equal(m.layers.length, baseImage.manifest.layers.length + 1);
+    assert.deepEqual(m.layers.slice(0, -1).map((l) => l.digest), baseImage.manifest.layers.map((l) => l.digest), "the base's layers come first");
+    const config = JSON.parse((await client.getBlobBytes(img.ref, m.config.digest)).toString()) as { config: { Entrypoint: string[]; Cmd: string[]; User: string; Labels: Record<string, string> }; rootfs: { diff_ids: string[] } };
+    assert.deepEqual(config.config.Entrypoint, ['node', '/opt/binnacle/bin/binnacle.js']);
+    assert.deepEqual(config.config.Cmd, ['manager']);
+    assert.equal(config.config.User, '65532:65532');
+    assert.equal(config.config.Labels['org.example.base'], 'node', "the base's config is kept");
+    assert.equal(config.rootfs.diff_ids.length, m.layers.length);
+    const last = m.layers[m.layers.length - 1];
+    const paths = tarPaths(await client.getBlobBytes(img.ref, last?.digest ?? '', last?.size, 64 * 1024 * 1024));
+    for (const p of ['opt/binnacle/dist/cli/main.js', 'opt/binnacle/bin/binnacle.js', 'opt/binnacle/.cache/helm-wasm/helm.wasm', 'opt/binnacle/node_modules/prod-a/index.js', 'opt/binnacle/node_modules/prod-a/node_modules/nested/index.js']) {
+      assert.ok(paths.includes(p), `${p} is in the layer (have ${paths.join(', ')})`);
+    }
+    assert.ok(!paths.some((p) => p.includes('dev-b')), 'dev packages are left out');
+  });
+
+  test('a base image without a digest is refused', async () => {
+    await assert.rejects(buildSelfImage({ root, base: `${e2eRegistry()}/library/node:20`, target: `${e2eRegistry()}/x/binnacle:e2e`, client }), /by reference and digest/);
+  });
+});
