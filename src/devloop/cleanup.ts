@@ -32,15 +32,16 @@ const CRD_API = 'apiextensions.k8s.io/v1';
 
 export async function planCleanup(client: KubeClient, pkg: string, o: { deleteCrds: boolean; deleteAll: boolean }): Promise<CleanupPlan> {
   await requireBinnacle(client);
-  const extensions = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.filter((c) => c.spec.source.catalog.packageName === pkg);
+  const extensions = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.filter((c) => c.spec.source.catalog.packageName === pkg && c.metadata.deletionTimestamp === undefined);
   const label = `${LABEL_RUN_BUNDLE}=${namePart(pkg, 63)}`;
   const runBundleObjects: ObjectRef[] = [];
   const names = runBundleNames(pkg);
-  if ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog })) !== undefined) runBundleObjects.push({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog });
+  const live = (x: KubeObject | undefined): x is KubeObject => x !== undefined && x.metadata.deletionTimestamp === undefined;
+  if (live(await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog }))) runBundleObjects.push({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog });
   for (const kind of ['ConfigMap', 'ServiceAccount'] as const) {
-    for (const x of (await client.list('v1', kind, { labelSelector: label })).items) runBundleObjects.push({ apiVersion: 'v1', kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) });
+    for (const x of (await client.list('v1', kind, { labelSelector: label })).items.filter(live)) runBundleObjects.push({ apiVersion: 'v1', kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) });
   }
-  for (const x of (await client.list('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', { labelSelector: label })).items) {
+  for (const x of (await client.list('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', { labelSelector: label })).items.filter(live)) {
     runBundleObjects.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: x.metadata.name ?? '' });
   }
   if (extensions.length === 0 && runBundleObjects.length === 0) {
@@ -120,6 +121,8 @@ export async function runCleanup(client: KubeClient, p: CleanupPlan, o: { timeou
     }
   }
   for (const r of p.runBundleObjects) await client.delete(r);
+  // The catalog's finalizer lets the manager drop what it serves; wait for it.
+  for (const r of p.runBundleObjects.filter((x) => x.kind === 'ClusterCatalog')) await waitGone(client, r, o.timeoutMs);
   if (p.runBundleObjects.length > 0) o.progress(`• ${p.runBundleObjects.length} objects of run bundle deleted`);
   if (p.namespace !== undefined) {
     await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: p.namespace });

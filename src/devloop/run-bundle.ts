@@ -134,7 +134,10 @@ async function addBundle(cfg: DeclarativeConfig, info: BundleDirInfo, pkg: strin
     cfg.packages.push({ schema: 'olm.package', name: pkg, defaultChannel: info.defaultChannel ?? channels[0] ?? 'run-bundle', ...(info.icon === undefined ? {} : { icon: info.icon }) });
   }
   cfg.bundles = cfg.bundles.filter((b) => !(b.package === pkg && b.name === info.name));
-  cfg.bundles.push(await defaultBundleRenderer(info, { image, packageName: pkg }));
+  const record = await defaultBundleRenderer(info, { image, packageName: pkg });
+  // A bundle kept in ConfigMaps is no image to mirror: it is not a related image.
+  if (record.relatedImages !== undefined) record.relatedImages = record.relatedImages.filter((r) => r.image !== image || !image.startsWith('configmaps://'));
+  cfg.bundles.push(record);
   for (const name of channels) {
     const ch = cfg.channels.find((c) => c.package === pkg && c.name === name);
     if (ch === undefined) cfg.channels.push({ schema: 'olm.channel', package: pkg, name, entries: [entryOf(info)] });

@@ -1,10 +1,12 @@
 /**
  * The operator developer's loop: `binnacle run bundle DIR|IMAGE`, `binnacle run bundle-upgrade
- * DIR|IMAGE` and `binnacle cleanup PACKAGE`. The work is in src/devloop; these only parse flags.
+ * DIR|IMAGE`, `binnacle cleanup PACKAGE`, and the static scorecard `binnacle bundle check DIR`.
+ * The work is in src/devloop and src/bundle/check.ts; these only parse flags.
  */
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
+import { BinnacleError, UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
 import { parseDuration } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
@@ -30,6 +32,7 @@ async function registryClient(ctx: CliContext, insecure: boolean | undefined): P
 }
 
 export function registerRunBundleCommands(program: Command, ctx: CliContext): void {
+  registerBundleCheckCommand(program, ctx);
   const run = program.command('run').description("The operator developer's loop: install one bundle, upgrade it, through the normal catalog path");
   const progress = (line: string): void => ctx.err(`${line}\n`);
 
@@ -100,5 +103,30 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
       } finally {
         client.close();
       }
+    });
+}
+
+/** `bundle check DIR`, added to the `bundle` group. */
+export function registerBundleCheckCommand(program: Command, ctx: CliContext): void {
+  const bundle = program.commands.find((c) => c.name() === 'bundle') ?? program.command('bundle');
+  bundle
+    .command('check <dir>')
+    .description("Static scorecard (basic and OLM suites, what needs no running operator): spec and status descriptors, alm-examples against the CRD schemas; reads tests/scorecard/config.yaml and says which tests need a live cluster")
+    .option('-o, --output <format>', 'text | json', 'text')
+    .action(async (dir: string, o: { output: string }) => {
+      if (o.output !== 'text' && o.output !== 'json') throw new UsageError(`--output ${o.output}: expected text or json`);
+      const [{ checkBundle }, { valueViolations }] = await Promise.all([import('../../bundle/check.js'), import('../../helm/schema/validate-value.js')]);
+      const res = await checkBundle(dir, { validateValue: (schema, value) => valueViolations(schema, value) });
+      if (o.output === 'json') ctx.out(`${JSON.stringify(res, null, 2)}\n`);
+      else {
+        const lines = [`bundle ${res.bundle}${res.config === undefined ? ' (no tests/scorecard/config.yaml: every static test)' : ` (tests from ${res.config})`}`];
+        for (const t of res.results) {
+          lines.push(`  ${t.state === 'pass' ? 'pass   ' : t.state === 'fail' ? 'FAIL   ' : 'not run'} ${t.name}${t.suite === '' ? '' : ` [${t.suite}]`}${t.reason === undefined ? '' : `: ${t.reason}`}`);
+          for (const p of t.problems) lines.push(`          ${p}`);
+        }
+        ctx.out(`${lines.join('\n')}\n`);
+      }
+      const failed = res.results.filter((t) => t.state === 'fail').map((t) => t.name);
+      if (failed.length > 0) throw new BinnacleError('BUNDLE_CHECK_FAILED', `${failed.length} test${failed.length === 1 ? '' : 's'} failed: ${failed.join(', ')}`);
     });
 }

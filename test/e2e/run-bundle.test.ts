@@ -1,0 +1,175 @@
+/**
+ * The operator developer's loop on the cluster (issue 14 §1): `run bundle` of a directory (shipped
+ * in ConfigMaps, no registry) and of an image, `run bundle-upgrade` along an upgrade edge (and a
+ * refusal without one), `cleanup` keeping the CRDs and their custom resources, then with
+ * `--delete-crds`, a run whose operator never becomes ready (the timeout names the Deployment and
+ * its condition), and the bad inputs: a missing directory, an image that does not exist, a
+ * cluster without Binnacle. The manager runs in process, as `binnacle manager` would.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { pino } from 'pino';
+import { parse as parseYaml, stringify as toYamlText } from 'yaml';
+import { buildBundleImage } from '../../src/bundle/index.js';
+import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import { describePlan, planCleanup, readBundleInput, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { BinnacleError } from '../../src/util/errors.js';
+import { API_VERSION } from '../../src/api/types.js';
+import { CORPUS } from './extensions.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, removeAllExtensions, uniqueName } from './env.js';
+
+const PKG = 'poison-pill-operator';
+const CRD = 'poisonpillconfigs.poison-pill.medik8s.io';
+let client: KubeClient;
+let manager: RunningManager | undefined;
+let work: string;
+let cacheDir: string;
+const ns = uniqueName('runb');
+const progress = (): void => undefined;
+
+/** The parts of a CSV the tests change. */
+interface Csv {
+  spec: { replaces?: string; install: { spec: { deployments: { spec: { template: { spec: Record<string, unknown> } } }[] } } };
+}
+
+/** A copy of a corpus bundle with its CSV changed by `edit`. */
+async function bundleCopy(version: string, edit?: (csv: Csv) => void): Promise<string> {
+  const dir = join(work, `${version}-${Math.random().toString(36).slice(2, 8)}`);
+  await cp(join(CORPUS, PKG, version), dir, { recursive: true });
+  if (edit !== undefined) {
+    const manifests = join(dir, 'manifests');
+    const file = (await readdir(manifests)).find((f) => f.endsWith('clusterserviceversion.yaml'));
+    assert.ok(file !== undefined, `${dir} has no CSV`);
+    const csv = parseYaml(await readFile(join(manifests, file), 'utf8')) as Csv;
+    edit(csv);
+    await writeFile(join(manifests, file), toYamlText(csv));
+  }
+  return dir;
+}
+
+async function crdExists(name: string): Promise<boolean> {
+  return (await client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name })) !== undefined;
+}
+
+async function rejects(p: Promise<unknown>, code: string, ...parts: (string | RegExp)[]): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof BinnacleError, `expected a BinnacleError, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    for (const part of parts) assert.match(err.message, typeof part === 'string' ? new RegExp(part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : part);
+    return err.message;
+  }
+  assert.fail(`expected ${code}`);
+}
+
+before(async () => {
+  client = await e2eClient();
+  work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-run-bundle-'));
+  cacheDir = join(work, 'cache');
+});
+
+after(async () => {
+  if (manager !== undefined) {
+    await removeAllExtensions(client);
+    await manager.stop();
+  }
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
+  client.close();
+  await rm(work, { recursive: true, force: true });
+});
+
+test('a cluster without Binnacle: run bundle says so and what to run next', async () => {
+  assert.equal(await crdExists('clusterextensions.binnacle.dev'), false, 'this test needs a fresh cluster without Binnacle (hack/test.sh brings one up)');
+  await rejects(requireBinnacle(client), 'RUN_BUNDLE_NO_BINNACLE', 'clusterextensions.binnacle.dev', 'binnacle install-self', 'binnacle manager');
+  // Through the CLI too: one clear line, no stack trace.
+  const dir = await bundleCopy('0.0.5');
+  const res = await promisify(execFile)(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js'), 'run', 'bundle', dir, '--kubeconfig', e2eKubeconfig(), '--timeout', '10s']).then(
+    () => assert.fail('run bundle succeeded on a cluster without Binnacle'),
+    (err: unknown) => err as { code?: number; stderr?: string },
+  );
+  assert.equal(res.code, 1);
+  assert.match(res.stderr ?? '', /has no Binnacle .*binnacle install-self/);
+  assert.doesNotMatch(res.stderr ?? '', /\n\s+at /, 'no stack trace');
+  manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
+});
+
+test('bad input: a missing bundle directory, an image that does not exist', async () => {
+  await rejects(readBundleInput(join(work, 'no-such-bundle'), { cacheDir }), 'RUN_BUNDLE_DIR_MISSING', 'does not exist');
+  const image = `${e2eRegistry()}/${uniqueName('nothing')}/bundle:v0.0.1`;
+  await rejects(readBundleInput(image, { cacheDir }), 'RUN_BUNDLE_IMAGE', image, 'was not found', 'binnacle bundle build');
+});
+
+test('run bundle of a directory (no registry), then bundle-upgrade: refused without an upgrade edge, done along one', async () => {
+  const r = await runBundle({ client, input: await readBundleInput(await bundleCopy('0.0.5'), { cacheDir }), namespace: ns, timeoutMs: 240_000, progress });
+  assert.equal(r.version, '0.0.5');
+  assert.match(r.image, /^configmaps:\/\//, 'the bundle went through ConfigMaps');
+  const cat = await client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: r.catalog });
+  assert.equal((cat.spec as { source: { type: string } }).source.type, 'ConfigMaps');
+  assert.ok((await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'poison-pill-controller-manager' })) !== undefined, 'the operator Deployment exists');
+
+  // 0.0.6 as shipped has no replaces/skips/skipRange: no edge from 0.0.5.
+  await rejects(runBundleUpgrade({ client, input: await readBundleInput(await bundleCopy('0.0.6'), { cacheDir }), timeoutMs: 60_000, progress }), 'RUN_BUNDLE_NO_UPGRADE_EDGE', 'poison-pill.v0.0.6', 'no upgrade edge from the installed poison-pill.v0.0.5', 'replaces');
+  const up = await runBundleUpgrade({
+    client,
+    input: await readBundleInput(await bundleCopy('0.0.6', (csv) => void (csv.spec.replaces = 'poison-pill.v0.0.5')), { cacheDir }),
+    timeoutMs: 240_000,
+    progress,
+  });
+  assert.equal(up.from, '0.0.5');
+  assert.equal(up.version, '0.0.6');
+});
+
+test('cleanup without --delete-crds keeps the CRDs and their custom resources, and says so first', async () => {
+  await client.apply({ apiVersion: 'poison-pill.medik8s.io/v1alpha1', kind: 'PoisonPillConfig', metadata: { name: 'keep-me', namespace: ns }, spec: {} });
+  const plan = await planCleanup(client, PKG, { deleteCrds: false, deleteAll: false });
+  const text = describePlan(plan).join('\n');
+  assert.match(text, /ClusterExtension poison-pill-operator/);
+  assert.match(text, new RegExp(`and keep:\\n(.*\\n)*  CustomResourceDefinition ${CRD.replace(/\./g, '\\.')} \\(1 custom resource; --delete-crds removes them\\)`));
+  await runCleanup(client, plan, { timeoutMs: 180_000, progress });
+  assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'poison-pill-operator' }), undefined);
+  assert.equal(await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'poison-pill-controller-manager' }), undefined, 'the operator is gone');
+  assert.ok(await crdExists(CRD), 'the CRD stays');
+  assert.ok((await client.find({ apiVersion: 'poison-pill.medik8s.io/v1alpha1', kind: 'PoisonPillConfig', namespace: ns, name: 'keep-me' })) !== undefined, 'its custom resource stays');
+});
+
+test('run bundle of an image (pushed to the registry), taking back the kept CRDs; cleanup --delete-crds removes them and their data', async () => {
+  const tag = `${e2eRegistry()}/${uniqueName('runb')}/poison-pill-bundle:v0.0.6`;
+  await buildBundleImage(await bundleCopy('0.0.6'), { tag, push: true });
+  const input = await readBundleInput(tag, { cacheDir });
+  assert.match(input.image ?? '', /@sha256:/);
+  const r = await runBundle({ client, input, namespace: ns, timeoutMs: 240_000, progress });
+  assert.equal(r.version, '0.0.6');
+  assert.ok(r.image.startsWith(tag.split(':v0.0.6')[0] ?? ''), r.image);
+  const plan = await planCleanup(client, PKG, { deleteCrds: true, deleteAll: false });
+  assert.match(describePlan(plan).join('\n'), new RegExp(`CustomResourceDefinition ${CRD.replace(/\./g, '\\.')} with its 1 custom resource`));
+  await runCleanup(client, plan, { timeoutMs: 180_000, progress });
+  assert.equal(await crdExists(CRD), false, 'the CRD is gone');
+  await rejects(planCleanup(client, PKG, { deleteCrds: false, deleteAll: false }), 'CLEANUP_NOT_FOUND', 'no operator of package poison-pill-operator');
+});
+
+test('run bundle whose operator never becomes ready: the timeout names the Deployment, its condition and the Pod events', async (t) => {
+  const dir = await bundleCopy('0.0.5', (csv) => {
+    const dep = csv.spec.install.spec.deployments[0];
+    assert.ok(dep !== undefined, 'the CSV has a Deployment');
+    dep.spec.template.spec.nodeSelector = { 'binnacle.dev/no-such-node': 'true' };
+  });
+  const message = await rejects(
+    runBundle({ client, input: await readBundleInput(dir, { cacheDir }), namespace: ns, timeoutMs: 60_000, progress }),
+    'RUN_BUNDLE_TIMEOUT',
+    `Deployment ${ns}/poison-pill-controller-manager is not available`,
+    /Available=False/,
+    /FailedScheduling/,
+    'binnacle cleanup',
+  );
+  assert.match(message, /what is stuck:/);
+  t.diagnostic(message);
+  await runCleanup(client, await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true }), { timeoutMs: 180_000, progress });
+  assert.equal(await crdExists(CRD), false);
+});
