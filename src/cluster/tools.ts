@@ -8,6 +8,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import type { Logger } from 'pino';
+import { registryBinary } from '../oci/local-registry.js';
 import { BinnacleError } from '../util/errors.js';
 import { binDir, projectRoot } from './layout.js';
 
@@ -73,22 +74,18 @@ export function ensureTools(tools: readonly string[], logger: Logger): Record<st
   return paths;
 }
 
-/** Debian's docker-registry, installed with apt-get when missing. */
+/**
+ * Debian's docker-registry: found on PATH, else installed by hack/lib.sh `ensure_apt_packages`
+ * (the one place that installs machine packages) and found again.
+ */
 export function ensureRegistryBinary(logger: Logger): string {
-  const found = findTool('docker-registry') ?? (existsSync('/usr/bin/docker-registry') ? '/usr/bin/docker-registry' : undefined);
-  if (found !== undefined) return found;
-  logger.info('installing the OCI registry (Debian package docker-registry)');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  const sudo = process.getuid?.() === 0 ? [] : ['sudo', '-n'];
-  const run = (args: string[]): number | null => {
-    const [cmd, ...rest] = [...sudo, ...args];
-    return spawnSync(cmd ?? 'apt-get', rest, { stdio: ['ignore', 'inherit', 'inherit'], env }).status;
-  };
-  if (run(['apt-get', 'install', '-y', '--no-install-recommends', 'docker-registry']) !== 0) {
-    run(['apt-get', 'update']);
-    if (run(['apt-get', 'install', '-y', '--no-install-recommends', 'docker-registry']) !== 0) {
-      throw new BinnacleError('REGISTRY_INSTALL_FAILED', 'could not install docker-registry with apt-get');
-    }
+  try {
+    return registryBinary();
+  } catch {
+    logger.info('installing the OCI registry (hack/lib.sh ensure_apt_packages)');
+    const lib = join(projectRoot(), 'hack', 'lib.sh');
+    const r = spawnSync('bash', ['-c', 'source "$1" && ensure_apt_packages', 'bash', lib], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (r.status !== 0) throw new BinnacleError('REGISTRY_INSTALL_FAILED', `could not install docker-registry (${lib} ensure_apt_packages failed; see the output above)`);
+    return registryBinary();
   }
-  return '/usr/bin/docker-registry';
 }

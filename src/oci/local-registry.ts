@@ -3,7 +3,7 @@
  * (distribution v2) run directly with a generated config, filesystem storage under `dataDir`,
  * listening on 127.0.0.1 only, deletes enabled. No systemd, no Docker.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -54,32 +54,19 @@ function findOnPath(names: readonly string[]): string | undefined {
 }
 
 /**
- * The path of a tool, installing Debian package `pkg` with apt-get when none of `names` is on PATH
- * and we are root (apt-get update runs first). Tests use it for htpasswd and openssl too.
+ * The path of a tool that a Debian package provides; the OCI library installs nothing (machines
+ * are set up by hack/lib.sh `ensure_apt_packages`, which hack/test.sh, bench.sh and demo.sh run,
+ * and by `binnacle cluster up`). Missing: an error naming the package.
  */
-export function ensureDebianTool(names: readonly string[], pkg: string, logger?: Logger): string {
+export function findDebianTool(names: readonly string[], pkg: string): string {
   const found = findOnPath(names);
   if (found !== undefined) return found;
-  const apt = findOnPath(['apt-get']);
-  if (apt === undefined || process.getuid?.() !== 0) {
-    throw new BinnacleError('OCI_MISSING_TOOL', `${names.join(' / ')} is not installed; install it with: apt-get install -y ${pkg}`);
-  }
-  logger?.info({ pkg }, 'installing with apt-get');
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  for (const args of [['update', '-qq'], ['install', '-y', '-qq', pkg]]) {
-    const r = spawnSync(apt, args, { env, encoding: 'utf8', timeout: 600_000 });
-    if (r.status !== 0) {
-      throw new BinnacleError('OCI_MISSING_TOOL', `apt-get ${args.join(' ')} failed: ${(r.stderr || r.stdout || String(r.error)).trim().slice(-500)}`);
-    }
-  }
-  const installed = findOnPath(names);
-  if (installed === undefined) throw new BinnacleError('OCI_MISSING_TOOL', `${pkg} was installed but ${names.join(' / ')} is not on PATH`);
-  return installed;
+  throw new BinnacleError('OCI_MISSING_TOOL', `${names.join(' / ')} is not installed; install the Debian package ${pkg} (apt-get install -y ${pkg}, or: source hack/lib.sh && ensure_apt_packages)`);
 }
 
-/** The `docker-registry` binary (Debian's distribution v2), installed if missing. */
-export function ensureRegistryBinary(logger?: Logger): string {
-  return ensureDebianTool(BINARY_NAMES, 'docker-registry', logger);
+/** The `docker-registry` binary (Debian's distribution v2). */
+export function registryBinary(): string {
+  return findDebianTool(BINARY_NAMES, 'docker-registry');
 }
 
 /** A free loopback port: bind to 0, read it, release it (the registry cannot report its own). */
@@ -176,7 +163,7 @@ async function startOnce(binary: string, opts: LocalRegistryOptions, port: numbe
 }
 
 export async function startLocalRegistry(opts: LocalRegistryOptions): Promise<LocalRegistry> {
-  const binary = ensureRegistryBinary(opts.logger);
+  const binary = registryBinary();
   await mkdir(opts.dataDir, { recursive: true });
   // A port picked by freePort can be taken before the registry binds it; try a few times.
   let lastError: unknown;

@@ -17,7 +17,7 @@ import {
   RegistryClient,
   buildImage,
   credentialsFromAuthFiles,
-  ensureDebianTool,
+  findDebianTool,
   gcCache,
   manifestToJson,
   pullAndUnpack,
@@ -217,7 +217,7 @@ test('Basic auth against a registry with an htpasswd file', async () => {
   const dir = join(base, 'basic');
   await mkdir(dir, { recursive: true });
   const htpasswd = join(dir, 'htpasswd');
-  await writeFile(htpasswd, execFileSync(ensureDebianTool(['htpasswd'], 'apache2-utils'), ['-Bbn', 'alice', 'wonderland'], { encoding: 'utf8' }));
+  await writeFile(htpasswd, execFileSync(findDebianTool(['htpasswd'], 'apache2-utils'), ['-Bbn', 'alice', 'wonderland'], { encoding: 'utf8' }));
   const secured = await startLocalRegistry({ dataDir: join(dir, 'registry'), auth: { htpasswd: { path: htpasswd } } });
   cleanups.push(() => secured.stop());
   const image = await buildImage({ layers: [{ dir: await sourceTree('basic', { 'x': 'secret' }), prefix: '/' }], labels: { a: 'b' } });
@@ -245,7 +245,7 @@ test('Bearer token flow with a token server started here', async () => {
   await mkdir(dir, { recursive: true });
   const keyPath = join(dir, 'key.pem');
   const certPath = join(dir, 'cert.pem');
-  execFileSync(ensureDebianTool(['openssl'], 'openssl'), ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=binnacle-test-token'], { stdio: 'ignore' });
+  execFileSync(findDebianTool(['openssl'], 'openssl'), ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', keyPath, '-out', certPath, '-days', '1', '-subj', '/CN=binnacle-test-token'], { stdio: 'ignore' });
   const key = createPrivateKey(await readFile(keyPath));
   const certDer = Buffer.from(
     (await readFile(certPath, 'utf8')).replace(/-----(BEGIN|END) CERTIFICATE-----/g, '').replace(/\s+/g, ''),
