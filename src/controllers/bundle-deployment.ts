@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { Applier, ApplyRefusedError, ReleaseStore } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
-import { isNotFound } from '../kube/errors.js';
+import { isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
@@ -25,6 +25,16 @@ import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.j
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
+
+/**
+ * How a render failure is reported: a transient failure of the API server (5xx, 429, timeout,
+ * conflict, unreachable) is retried with backoff; anything else is a verdict on the bundle
+ * (`InvalidBundle`, `Blocked`) until its spec changes.
+ */
+export function renderFailure(err: unknown): { transient: boolean; message: string } {
+  const transient = isTransient(err);
+  return { transient, message: transient ? `rendering: ${errorMessage(err)} (retrying)` : errorMessage(err) };
+}
 
 export interface BundleDeploymentReconcilerOptions {
   client: KubeClient;
@@ -177,9 +187,16 @@ export class BundleDeploymentReconciler implements Reconciler {
         nextRevision: async () => ((await this.applierFor(s.bd, s.logger).history(this.release(s.bd))).at(-1)?.revision ?? 0) + 1,
       });
     } catch (err) {
+      const failure = renderFailure(err);
+      if (failure.transient) {
+        // The API server failed us (5xx, timeout, conflict) while rendering: not the bundle's fault.
+        s.conditions.set('Progressing', true, 'Retrying', failure.message);
+        await this.writeStatus(s, this.unpackedStatus(s));
+        throw err; // requeued with backoff
+      }
       // A bundle that cannot be rendered will not render on retry either, until its spec changes.
-      s.conditions.set('Installed', false, 'InvalidBundle', errorMessage(err));
-      s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
+      s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
+      s.conditions.set('Progressing', false, 'Blocked', failure.message);
       await this.writeStatus(s, this.unpackedStatus(s));
       if (err instanceof BinnacleError) return stop();
       throw err;

@@ -83,3 +83,32 @@ function defaultReason(code: number): string {
     default: return '';
   }
 }
+
+/** Node's codes for a connection that failed or dropped: the request may well work next time. */
+const TRANSIENT_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ABORT_ERR']);
+
+/**
+ * Whether a failure talking to the API server is worth retrying with backoff, as
+ * controller-runtime requeues it, rather than a verdict on the input: a 5xx, a 429, a 408 or
+ * 504 timeout, a 409 conflict (someone wrote first), the server unreachable or a request that
+ * timed out or was aborted. Follows `cause` chains, so a wrapped API error counts too. Judged
+ * on the class, status and code, never the message.
+ */
+export function isTransient(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
+    if (e instanceof KubeApiError) {
+      const s = e.statusCode;
+      return s >= 500 || s === 429 || s === 408 || (s === 409 && e.reason !== 'AlreadyExists');
+    }
+    if (e instanceof BinnacleError && (e.code === 'KUBE_UNREACHABLE' || e.code === 'KUBE_TIMEOUT' || e.code === 'LEADERSHIP_LOST')) return true;
+    if (e instanceof Error) {
+      if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
+      const code = (e as { code?: unknown }).code;
+      if (typeof code === 'string' && TRANSIENT_NETWORK_CODES.has(code)) return true;
+      e = e.cause;
+      continue;
+    }
+    return false;
+  }
+  return false;
+}
