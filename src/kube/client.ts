@@ -6,6 +6,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
+import { timeoutReason } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
@@ -63,6 +64,25 @@ interface Transport {
   base: URL;
   agent: http.Agent;
   headers: Record<string, string>;
+  /** Deadline of one request, response body included (a watch gets its own timeout plus this). */
+  timeoutMs: number;
+}
+
+/** How long one API request may take unless the client is told otherwise. */
+export const DEFAULT_KUBE_TIMEOUT_MS = 60_000;
+
+export interface KubeClientOptions {
+  /** Deadline of one request, body included; a watch may last its `timeoutSeconds` plus this. */
+  timeoutMs?: number;
+}
+
+interface Deadline {
+  signal: AbortSignal;
+  ms: number;
+}
+
+function deadline(ms: number): Deadline {
+  return { signal: AbortSignal.timeout(ms), ms };
 }
 
 interface RawResponse {
@@ -105,12 +125,32 @@ export class KubeClient {
     this.fence = fence;
   }
 
-  static async fromKubeConfig(kc: KubeConfig): Promise<KubeClient> {
+  static async fromKubeConfig(kc: KubeConfig, clientOpts: KubeClientOptions = {}): Promise<KubeClient> {
     const cluster = kc.getCurrentCluster();
     if (cluster === null) throw new BinnacleError('KUBECONFIG_NO_CLUSTER', 'no current cluster in kubeconfig');
+    let base: URL;
+    try {
+      base = new URL(cluster.server);
+    } catch {
+      throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": server ${JSON.stringify(cluster.server)} is not a URL`);
+    }
+    if (base.protocol === 'http:' && !cluster.skipTLSVerify) {
+      // Credentials would cross the network in the clear; client-node refuses it with a stack trace.
+      throw new BinnacleError(
+        'KUBECONFIG_INSECURE_SERVER',
+        `cluster "${cluster.name}": server ${base.origin} is plain http://; binnacle talks to API servers over https:// only (set insecure-skip-tls-verify: true on the cluster to allow it)`,
+      );
+    }
+    if (base.protocol !== 'http:' && base.protocol !== 'https:') {
+      throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": server ${base.origin} must be https://`);
+    }
     const opts: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(opts);
-    const base = new URL(cluster.server);
+    try {
+      await kc.applyToHTTPSOptions(opts);
+    } catch (err) {
+      if (err instanceof BinnacleError) throw err;
+      throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": cannot use its credentials: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
     const agent =
@@ -125,7 +165,7 @@ export class KubeClient {
             servername: opts.servername,
           })
         : new http.Agent({ keepAlive: true, maxSockets: 32 });
-    return new KubeClient({ base, agent, headers }, new Map());
+    return new KubeClient({ base, agent, headers, timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS }, new Map());
   }
 
   /** A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery. */
@@ -299,7 +339,9 @@ export class KubeClient {
       fieldSelector: opts.fieldSelector,
       timeoutSeconds: String(opts.timeoutSeconds ?? 300),
     };
-    const res = await this.open('GET', path, { query, what: `watch ${kind}` }, opts.signal);
+    // The server ends the watch after timeoutSeconds; a silent connection must not outlive that.
+    const limit = deadline((opts.timeoutSeconds ?? 300) * 1000 + this.transport.timeoutMs);
+    const res = await this.open('GET', path, { query, what: `watch ${kind}` }, opts.signal, limit);
     if ((res.statusCode ?? 0) >= 300) {
       const body = await readAll(res);
       throw apiErrorFromResponse(res.statusCode ?? 0, body, `watch ${kind}`);
@@ -325,6 +367,7 @@ export class KubeClient {
       }
     } catch (err) {
       if (opts.signal?.aborted === true) return;
+      if (limit.signal.aborted) throw this.timeoutError(`watch ${kind}`, limit.ms, err);
       throw err;
     } finally {
       res.destroy();
@@ -360,12 +403,14 @@ export class KubeClient {
   async rawRequest(method: string, path: string, body?: string): Promise<RawResponse> {
     const q = path.indexOf('?');
     const query = q < 0 ? undefined : Object.fromEntries(new URLSearchParams(path.slice(q + 1)));
+    const what = `${method} ${path}`;
+    const limit = deadline(this.transport.timeoutMs);
     const res = await this.open(method, q < 0 ? path : path.slice(0, q), {
-      what: `${method} ${path}`,
+      what,
       ...(query === undefined ? {} : { query }),
       ...(body === undefined || body === '' ? {} : { body: JSON.parse(body) as unknown }),
-    });
-    return { status: res.statusCode ?? 0, body: await readAll(res) };
+    }, undefined, limit);
+    return { status: res.statusCode ?? 0, body: await this.readBody(res, what, limit) };
   }
 
   /** The server's version, e.g. `v1.36.3`. */
@@ -383,16 +428,32 @@ export class KubeClient {
   }
 
   async request(method: string, path: string, opts: RequestOptions): Promise<RawResponse> {
-    const res = await this.open(method, path, opts);
-    const body = await readAll(res);
+    const limit = deadline(this.transport.timeoutMs);
+    const res = await this.open(method, path, opts, undefined, limit);
+    const body = await this.readBody(res, opts.what, limit);
     const status = res.statusCode ?? 0;
     if (status >= 300) throw apiErrorFromResponse(status, body, opts.what);
     return { status, body };
   }
 
-  private open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal): Promise<http.IncomingMessage> {
+  /** "did not answer within", naming the API server and the deadline. */
+  private timeoutError(what: string, ms: number, cause?: unknown): BinnacleError {
+    return new BinnacleError('KUBE_TIMEOUT', `${what}: ${timeoutReason(`the API server at ${this.transport.base.host}`, ms)}`, { cause });
+  }
+
+  private async readBody(res: http.IncomingMessage, what: string, limit: Deadline): Promise<string> {
+    try {
+      return await readAll(res);
+    } catch (err) {
+      if (limit.signal.aborted) throw this.timeoutError(what, limit.ms, err);
+      throw err;
+    }
+  }
+
+  private open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
     const fence = this.fence;
     let signal = callerSignal;
+    if (limit !== undefined) signal = signal === undefined ? limit.signal : AbortSignal.any([signal, limit.signal]);
     if (fence !== undefined) {
       try {
         if (MUTATING.has(method.toUpperCase())) fence.check(opts.what);
@@ -428,6 +489,10 @@ export class KubeClient {
             return;
           }
         }
+        if (limit?.signal.aborted === true && callerSignal?.aborted !== true) {
+          reject(this.timeoutError(opts.what, limit.ms, err));
+          return;
+        }
         reject(new BinnacleError('KUBE_UNREACHABLE', `${opts.what}: cannot reach the API server at ${this.transport.base.host}: ${err.message}`, { cause: err }));
       });
       if (payload !== undefined) req.write(payload);
@@ -442,6 +507,10 @@ function readAll(res: http.IncomingMessage): Promise<string> {
     res.on('data', (c: Buffer) => chunks.push(c));
     res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
     res.on('error', reject);
+    // An aborted request may close its response without an error: never wait for an end that cannot come.
+    res.on('close', () => {
+      if (!res.complete) reject(new Error('the response was cut off before its end'));
+    });
   });
 }
 
