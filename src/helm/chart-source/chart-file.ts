@@ -93,8 +93,10 @@ export async function readArchiveChartMetadata(path: string, ref: string, maxByt
       parser.write(chunk as Buffer);
     }
     if (found === undefined && failure === undefined && parseError === undefined) {
+      // A damaged archive (a cut gzip stream) ends in an error, never in 'end'.
       await new Promise<void>((resolve) => {
         parser.on('end', () => resolve());
+        parser.on('error', () => resolve());
         parser.end();
       });
     }

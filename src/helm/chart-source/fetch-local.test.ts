@@ -138,3 +138,11 @@ test('gcCharts keeps the digests asked for and removes the rest', async () => {
   assert.ok((await lstat(a.path)).isFile());
   await assert.rejects(lstat(b.path));
 });
+
+test('a packaged chart cut off in its gzip stream is refused as not a chart instead of waiting for ever (found by test/fuzz)', async () => {
+  const { readArchiveChartMetadata } = await import('./chart-file.js');
+  const file = join(sandbox, 'cut.tgz');
+  const whole = chartArchive('cut', '1.0.0');
+  await writeFile(file, whole.subarray(0, Math.floor(whole.length / 2)));
+  await assert.rejects(readArchiveChartMetadata(file, 'cut.tgz', 1024 * 1024), (e: unknown) => e instanceof BinnacleError && e.code === 'HELM_CHART_NOT_A_CHART' && /not a gzipped tar archive/.test(e.message));
+});
