@@ -13,6 +13,7 @@ import { stringify } from 'yaml';
 import { loadFbcDir } from '../../src/catalog/load.js';
 import { validateConfig } from '../../src/catalog/validate.js';
 import { resolve } from '../../src/resolve/resolver.js';
+import { BinnacleError } from '../../src/util/errors.js';
 import { Sandbox, byteMutationArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
 
 const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64');
@@ -139,10 +140,17 @@ test('fuzz: file-based catalogs, JSON and YAML (load, validate, resolve)', { tim
       const loaded = await loadFbcDir(dir);
       const { result } = validateConfig(loaded.config);
       const r = input.request;
-      const resolution = resolve({
-        catalogs: [{ name: 'fuzz', config: loaded.config }],
-        requests: [{ package: r.package, ...(r.versionRange === undefined ? {} : { versionRange: r.versionRange }), ...(r.channel === undefined ? {} : { channels: [r.channel] }) }],
-      });
+      let resolution: unknown;
+      try {
+        resolution = resolve({
+          catalogs: [{ name: 'fuzz', config: loaded.config }],
+          requests: [{ package: r.package, ...(r.versionRange === undefined ? {} : { versionRange: r.versionRange }), ...(r.channel === undefined ? {} : { channels: [r.channel] }) }],
+        });
+      } catch (err) {
+        // No solution (or a bad request) is the resolver's answer; anything else is a crash.
+        if (!(err instanceof BinnacleError)) throw err;
+        resolution = err.code;
+      }
       return { loadOk: loaded.result.ok, valid: result.ok, chosen: resolution };
     },
     { ciRuns: 250, sandbox },

@@ -141,7 +141,7 @@ test('fuzz: chart archives through Helm\'s loader and renderer (WebAssembly engi
       const r = await engine.render({ chart: f.path, releaseName: 'fuzz', namespace: 'ns' });
       return { charts: charts.length, bytes: r.output.length };
     },
-    { ciRuns: 12, sandbox, timeoutMs: 60_000 },
+    { ciRuns: 12, fullRuns: Number(process.env.BINNACLE_FUZZ_ENGINE_RUNS ?? 200), sandbox, timeoutMs: 60_000 },
   );
   await sandbox.dispose();
 });

@@ -142,6 +142,8 @@ export class Sandbox {
 export interface FuzzOptions<T> {
   /** Inputs in CI (BINNACLE_FUZZ_RUNS overrides). */
   ciRuns: number;
+  /** Inputs in a full run instead of BINNACLE_FUZZ_RUNS (a loader too slow for 10,000). */
+  fullRuns?: number;
   /** Each input's time bound (default 10 s, generous for a loaded 2-core machine). */
   timeoutMs?: number;
   /** Documented error types besides BinnacleError. */
@@ -168,7 +170,7 @@ class HangError extends Error {}
  */
 export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input: T) => unknown, opts: FuzzOptions<T>): Promise<Figures> {
   const seed = fuzzSeed();
-  const numRuns = fuzzRuns(opts.ciRuns);
+  const numRuns = opts.fullRuns !== undefined && process.env.BINNACLE_FUZZ_RUNS !== undefined && process.env.BINNACLE_FUZZ_RUNS !== '' ? opts.fullRuns : fuzzRuns(opts.ciRuns);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const allowed = [BinnacleError, ...(opts.errors ?? [])];
   const fig: Figures = { loader, seed, inputs: 0, answers: 0, errors: 0, crashes: 0, maxMs: 0, codes: {}, samples: {} };

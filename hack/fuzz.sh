@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The full fuzzing run (`npm run fuzz`): every loader in test/fuzz with BINNACLE_FUZZ_RUNS inputs
+# (default 10,000; the Helm engine's own loader gets BINNACLE_FUZZ_ENGINE_RUNS, default 200, as
+# each input costs a WebAssembly render), then a table of the figures: inputs, answers, specific
+# errors, crashes, the slowest input. CI runs the same files with a small fixed-seed sample.
+#
+# usage: hack/fuzz.sh [TEST_FILE...]   env: BINNACLE_FUZZ_RUNS, BINNACLE_FUZZ_SEED (printed; replays a failure)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+export BINNACLE_FROM_SOURCE=1
+export BINNACLE_FUZZ_RUNS=${BINNACLE_FUZZ_RUNS:-10000}
+mkdir -p .cache
+export BINNACLE_FUZZ_REPORT="$root/.cache/fuzz-figures.jsonl"
+rm -f "$BINNACLE_FUZZ_REPORT"
+if [ $# -gt 0 ]; then files=("$@"); else mapfile -t files < <(find test/fuzz -name '*.test.ts' | sort); fi
+echo "fuzzing ${#files[@]} files, ${BINNACLE_FUZZ_RUNS} inputs per loader, seed ${BINNACLE_FUZZ_SEED:-default}"
+set +e
+node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"
+status=$?
+set -e
+node -e '
+const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const head = ["loader", "seed", "inputs", "answers", "specific errors", "crashes", "max ms/input"];
+const body = rows.map((r) => [r.loader, r.seed, r.inputs, r.answers, r.errors, r.crashes, r.maxMs.toFixed(0)].map(String));
+const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
+const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  ");
+console.log("\n" + line(head));
+for (const b of body) console.log(line(b));
+const sum = (k) => rows.reduce((a, r) => a + r[k], 0);
+console.log(`\n${rows.length} loaders, ${sum("inputs")} inputs, ${sum("answers")} answers, ${sum("errors")} specific errors, ${sum("crashes")} crashes`);
+' "$BINNACLE_FUZZ_REPORT"
+exit $status
