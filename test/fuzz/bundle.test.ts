@@ -120,9 +120,9 @@ async function loadAll(input: BundleInput): Promise<unknown> {
 }
 
 for (const [target, ciRuns] of [
-  ['csv', 150],
-  ['annotations', 100],
-  ['any', 150],
+  ['csv', 100],
+  ['annotations', 80],
+  ['any', 120],
 ] as const) {
   test(`fuzz: bundle directories, mutations aimed at ${target === 'any' ? 'any file and the layout' : `the ${target === 'csv' ? 'CSV' : 'annotations.yaml'}`}`, { timeout: 30 * 60_000 }, async () => {
     await fuzz(`bundle-${target}`, bundleArb(target), loadAll, { ciRuns, sandbox });

@@ -54,7 +54,7 @@ test('fuzz: version ranges (resolve, OLM skipRange, Helm chart ranges)', { timeo
       selectChartVersion(versions, range);
       return { ok: parsed.ok, olm, chart: chart.ok, matched };
     },
-    { ciRuns: 1500, timeoutMs: 5_000 },
+    { ciRuns: 1000, timeoutMs: 5_000 },
   );
 });
 
@@ -113,6 +113,6 @@ test('fuzz: CEL constraints (olm.constraint cel rules)', { timeout: 30 * 60_000 
       assert.equal(typeof b, 'boolean');
       return { a, b, refs: [...rule.references] };
     },
-    { ciRuns: 1500, timeoutMs: 5_000, errors: [CelError] },
+    { ciRuns: 1000, timeoutMs: 5_000, errors: [CelError] },
   );
 });

@@ -235,6 +235,6 @@ test('fuzz: tar layers (unpackTarSafely, then the source tree digest)', { timeou
       const d = await digestTree(dest, { maxBytes: 1024 * 1024, what: 'fuzz tree' });
       return { unpacked, digest: d.digest };
     },
-    { ciRuns: 400, sandbox },
+    { ciRuns: 250, sandbox },
   );
 });
