@@ -18,7 +18,7 @@ import type { DeclarativeConfig } from '../catalog/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import { findCondition } from '../kube/types.js';
+import { findCondition, type KubeObject } from '../kube/types.js';
 import { neededBundles, resolve, ResolutionError, type ChosenBundle, type ClusterFacts } from '../resolve/index.js';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { buildInstalledState, installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
@@ -45,6 +45,29 @@ export interface ClusterExtensionReconcilerOptions {
   lock?: InstalledStateLock;
   /** The cluster's version facts; without them cluster constraints are reported, not enforced. */
   clusterFacts?: { get(): Promise<ClusterFacts> };
+  /**
+   * The ClusterCatalogs in the cluster (an informer's cache). With it, an extension does not
+   * resolve until every catalog it may draw from has served content once: resolving while
+   * one is still loading would pick from part of what the cluster offers.
+   */
+  clusterCatalogs?: () => readonly KubeObject[];
+}
+
+/**
+ * The ClusterCatalogs an extension's selector may draw from that are still loading: not served
+ * by this manager yet, and not known to fail. One whose status says it serves (written before
+ * this manager started) or that has no verdict yet is waited for; one reported `Serving=False`
+ * (it could not be unpacked, or is Unavailable) or being deleted is not, so a broken catalog
+ * does not hold every extension back.
+ */
+export function catalogsStillLoading(all: readonly KubeObject[], registry: Pick<CatalogRegistry, 'get'>, selector: { matchLabels?: Record<string, string> } | undefined): string[] {
+  return all
+    .filter((c) => c.metadata.deletionTimestamp === undefined && (c.spec as { availabilityMode?: string } | undefined)?.availabilityMode !== 'Unavailable')
+    .filter((c) => findCondition((c.status as { conditions?: Parameters<typeof findCondition>[0] } | undefined)?.conditions, 'Serving')?.status !== 'False')
+    .map((c) => ({ name: c.metadata.name ?? '', labels: c.metadata.labels ?? {} }))
+    .filter((c) => c.name !== '' && matchesSelector(c, selector) && registry.get(c.name) === undefined)
+    .map((c) => c.name)
+    .sort();
 }
 
 interface State {
@@ -61,7 +84,7 @@ interface State {
   changes: ExtensionChanges | undefined;
 }
 
-function matchesSelector(c: ServedCatalog, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
+function matchesSelector(c: { name: string; labels: Record<string, string> }, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
   return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => c.labels[k] === v || (k === 'olm.operatorframework.io/metadata.name' && c.name === v));
 }
 
@@ -204,6 +227,13 @@ export class ClusterExtensionReconciler implements Reconciler {
   private async resolveBundles(s: State): Promise<StepOutcome> {
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
+    const loading = this.o.clusterCatalogs === undefined ? [] : catalogsStillLoading(this.o.clusterCatalogs(), this.o.registry, cat.selector);
+    if (loading.length > 0) {
+      // Catalogs coming in call every extension back (the registry's change listener); the requeue is a fallback.
+      s.conditions.set('Progressing', true, 'Retrying', `waiting for ClusterCatalog${loading.length === 1 ? '' : 's'} ${loading.join(', ')} to serve content before resolving`);
+      await this.writeStatus(s);
+      return stop({ requeueAfterMs: 10_000 });
+    }
     const catalogs = this.o.registry.list().filter((c) => matchesSelector(c, cat.selector));
     if (catalogs.length === 0) {
       s.conditions.set('Progressing', true, 'Retrying', 'no ClusterCatalog matching the selector is serving content yet');

@@ -24,7 +24,7 @@ import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { createSafeServer, sendPlain } from '../util/http-server.js';
+import { closeServer, createSafeServer, sendPlain } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
@@ -103,9 +103,15 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const metricsUrl = await listen(probeServer, m.host, m.port);
   logger.info({ metricsUrl }, 'serving /metrics, /healthz and /readyz');
 
-  await ensureCrds(o.client);
-  // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
-  await ensurePlatformProtection(o.client, logger);
+  try {
+    await ensureCrds(o.client);
+    // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
+    await ensurePlatformProtection(o.client, logger);
+  } catch (err) {
+    // A manager that cannot start must not linger answering /healthz: close, so the process ends.
+    await closeServer(probeServer);
+    throw err;
+  }
   const stopAll = new AbortController();
   const leadershipLost = new AbortController();
 
@@ -170,7 +176,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       logger,
       metrics,
       workers,
-      reconciler: new ClusterExtensionReconciler({ client: client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(client, logger) }),
+      reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(client, logger), clusterCatalogs: () => inf.catalogs.list() }),
     })
       .watch(inf.extensions, undefined, specOrMetadataChanged)
       // A BundleDeployment's news goes to every extension that needs it…
@@ -243,9 +249,9 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   }
   const finished = done
     .catch((err: unknown) => {
-      // Lost leadership is the caller's to act on (exit non-zero); other failures are logged.
-      if (err instanceof BinnacleError && err.code === 'LEADER_ELECTION_LOST') throw err;
-      logger.error({ err: errorMessage(err) }, 'manager failed');
+      // Lost leadership and every other fatal failure are the caller's to act on: exit non-zero.
+      if (!(err instanceof BinnacleError && err.code === 'LEADER_ELECTION_LOST')) logger.error({ err: errorMessage(err) }, 'manager failed');
+      throw err;
     })
     .finally(() => {
       probeServer.closeAllConnections();
