@@ -2,10 +2,7 @@
  * Bundle formats → Kubernetes objects. One renderer per format, chosen by the
  * BundleDeployment's `spec.format`; the Helm format plugs in here when it arrives.
  */
-import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { parseAllDocuments } from 'yaml';
-import { convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
+import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
@@ -101,34 +98,22 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   };
 }
 
-async function listYaml(dir: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of await readdir(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    if (entry.isDirectory()) out.push(...(await listYaml(p)));
-    else if (/\.(ya?ml|json)$/.test(entry.name)) out.push(p);
-  }
-  return out.sort();
-}
-
-/** A plain bundle: every manifest under `manifests/` (or the root when there is none). */
+/** A plain bundle: every manifest under `manifests/` (or the root when there is none), read by bundle/plain.ts. */
 async function renderPlain(ctx: RenderContext): Promise<RenderedBundle> {
-  const manifests = join(ctx.dir, 'manifests');
-  const root = (await stat(manifests).catch(() => undefined))?.isDirectory() === true ? manifests : ctx.dir;
-  const objects: KubeObject[] = [];
-  for (const file of await listYaml(root)) {
-    const docs = parseAllDocuments(await readFile(file, 'utf8'));
-    const rel = relative(ctx.dir, file);
-    for (const [i, doc] of (Array.isArray(docs) ? docs : [docs]).entries()) {
-      if (doc.errors.length > 0) throw new InputError('PLAIN_BUNDLE_YAML', `document ${i + 1}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: rel });
-      const value: unknown = doc.toJS();
-      if (value === null || value === undefined) continue;
-      if (!isKubeObject(value)) throw new InputError('PLAIN_BUNDLE_OBJECT', `document ${i + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: rel });
-      if (value.metadata.namespace === undefined && namespacedGuess(value.kind)) value.metadata.namespace = ctx.spec.installNamespace;
-      objects.push(value);
-    }
+  let loaded;
+  try {
+    loaded = await loadPlainBundleDir(ctx.dir);
+  } catch (e) {
+    if (e instanceof BundleLoadError && e.problems[0]?.rule === 'bundle.empty') throw new TerminalError('EmptyBundle', 'plain bundle has no manifests');
+    throw e;
   }
-  if (objects.length === 0) throw new TerminalError('EmptyBundle', `plain bundle has no manifests under ${relative(ctx.dir, root) || '.'}`);
+  const objects: KubeObject[] = [];
+  for (const o of loaded.objects) {
+    const value: unknown = o.object;
+    if (!isKubeObject(value)) throw new InputError('PLAIN_BUNDLE_OBJECT', `document ${o.index + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: o.file });
+    if (value.metadata.namespace === undefined && namespacedGuess(value.kind)) value.metadata.namespace = ctx.spec.installNamespace;
+    objects.push(value);
+  }
   return { objects: moveRemovedApis(objects).map(servedCrd), chart: { name: ctx.name, version: '0.0.0' } };
 }
 
