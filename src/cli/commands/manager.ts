@@ -2,7 +2,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
-import { BinnacleError, UsageError } from '../../util/errors.js';
+import { UsageError, errorMessage } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
 import { durationMs, parseDuration, parsePositiveInt } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
@@ -53,13 +53,10 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       try {
         await mgr.done;
       } catch (err) {
-        // As controller-runtime: a manager that lost its lease exits at once, non-zero, so that
-        // nothing of its in-flight work runs on and its Deployment restarts it as a candidate.
-        if (err instanceof BinnacleError && err.code === 'LEADER_ELECTION_LOST') {
-          ctx.err(`error: ${err.message}\n`);
-          process.exit(1);
-        }
-        throw err;
+        // As controller-runtime: a manager that lost its lease, or failed for good, exits at once,
+        // non-zero, so that nothing of its in-flight work runs on and its Deployment restarts it.
+        ctx.err(`error: ${errorMessage(err)}\n`);
+        process.exit(1);
       }
       client.close();
     });
