@@ -32,6 +32,7 @@ import { ClusterCatalogReconciler } from './cluster-catalog.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
 import { ClusterFactsSource } from './cluster-facts.js';
 import { ensureCrds } from './crds.js';
+import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from './platform-protection.js';
 
@@ -49,6 +50,8 @@ export interface ManagerOptions {
   leaderElection?: { namespace: string; name?: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   workers?: number;
   healthTimeoutMs?: number;
+  /** How often the source and catalog stores are garbage-collected (default 10 minutes). */
+  gcIntervalMs?: number;
 }
 
 export interface RunningManager {
@@ -78,6 +81,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'binnacle_process_' });
   const metrics = new ControllerMetrics(registry);
+  const storeMetrics = new StoreMetrics(registry);
   let ready = false;
 
   // Bad requests get a 4xx, a failing handler a 500: no request can end the manager.
@@ -197,6 +201,22 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     const hopController = new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged);
     signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
 
+    // The source and catalog stores are collected on a schedule; what an object refers to stays.
+    const collectGarbage = async (): Promise<void> => {
+      try {
+        const inUse = new Set(inf.deployments.list().flatMap((bd) => {
+          const d = (bd.status as { contentDigest?: unknown } | undefined)?.contentDigest;
+          return typeof d === 'string' ? [d] : [];
+        }));
+        storeMetrics.record('sources', await collectSourceCache(join(o.dataDir, 'sources'), inUse));
+        storeMetrics.record('catalogs', await collectCatalogStore(join(o.dataDir, 'catalogs'), new Map(catalogs.list().map((c) => [c.name, c.stored.file]))));
+      } catch (err) {
+        logger.warn({ err: errorMessage(err) }, 'store garbage collection failed');
+      }
+    };
+    const gcTimer = setInterval(() => void collectGarbage(), o.gcIntervalMs ?? 10 * 60_000);
+    signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
+
     const runs = [
       ...Object.values(inf).map((i) => i.run(signal)),
       hopController.run(signal),
@@ -208,6 +228,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     await Promise.all(Object.values(inf).map((i) => i.waitForSync()));
     ready = true;
     logger.info('controllers started');
+    void collectGarbage(); // and the store gauges are there from the start
     await Promise.all(runs);
     ready = false;
     await catalogServer.close();

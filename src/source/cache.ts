@@ -7,7 +7,7 @@
  * - `tmp/`: work directories of unpacks in flight.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gcCache } from '../oci/index.js';
 import { digestTree, normalizeModes, type TreeLimits } from './tree.js';
@@ -97,6 +97,9 @@ export async function lookupRef(cacheDir: string, key: string): Promise<Unpacked
   if (resolved === undefined) return undefined;
   const dir = treeDir(cacheDir, doc.digest);
   if (!(await exists(dir))) return undefined;
+  // Used again: the garbage collector keeps what was touched within its grace period.
+  const now = new Date();
+  await utimes(dir, now, now).catch(() => undefined);
   return { dir, digest: doc.digest, resolved };
 }
 
