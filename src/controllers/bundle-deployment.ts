@@ -212,7 +212,16 @@ export class BundleDeploymentReconciler implements Reconciler {
     const sa = s.bd.spec.serviceAccount;
     const objects = s.rendered?.objects ?? [];
     if (sa === undefined) return CONTINUE;
-    const missing = await missingPermissions(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name }, objects, s.bd.spec.installNamespace);
+    let missing;
+    try {
+      missing = await missingPermissions(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name }, objects, s.bd.spec.installNamespace);
+    } catch (err) {
+      // Fails closed: a permission check that could not be made is not a permission granted.
+      const message = `cannot check the permissions of service account ${s.bd.spec.installNamespace}/${sa.name}; waiting: ${errorMessage(err)}`;
+      s.conditions.set('Progressing', true, 'Retrying', message);
+      await this.writeStatus(s, this.unpackedStatus(s));
+      throw err; // requeued with backoff
+    }
     if (missing.length === 0) return CONTINUE;
     const shown = missing.slice(0, 20).map(describeMissing);
     const more = missing.length > 20 ? ` and ${missing.length - 20} more` : '';

@@ -5,6 +5,7 @@
  * SubjectAccessReviews, and list what is missing. Nothing is created when anything is missing.
  */
 import type { KubeClient } from '../kube/client.js';
+import { isNotFound } from '../kube/errors.js';
 import { parseApiVersion, type KubeObject } from '../kube/types.js';
 
 export interface ServiceAccountIdentity {
@@ -92,9 +93,11 @@ export async function missingPermissions(client: KubeClient, sa: ServiceAccountI
       const info = await client.resourceFor(obj.apiVersion, obj.kind);
       resource = info.name;
       namespaced = info.namespaced;
-    } catch {
+    } catch (err) {
       // A kind the server does not know yet (its CRD is in the bundle): checked by the apply itself.
-      continue;
+      // Any other discovery failure fails the check: never proceed as if permitted.
+      if (isNotFound(err)) continue;
+      throw err;
     }
     const { group } = parseApiVersion(obj.apiVersion);
     for (const verb of OBJECT_VERBS) {
