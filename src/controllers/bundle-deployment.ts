@@ -110,11 +110,13 @@ export class BundleDeploymentReconciler implements Reconciler {
   private async handleFinalizer(s: State): Promise<StepOutcome> {
     if (isDeleting(s.bd)) {
       if ((s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
-        // What to remove is decided from the release records in the cluster, read as Binnacle
-        // itself, not from status: a first install that crashed before status.revision was
-        // written has a (pending) record and objects all the same. No record of this owner:
+        // What to remove is decided from the release records in the cluster (read by the account
+        // that removes: Binnacle needs no access to Secrets of its own), not from status: a first
+        // install that crashed before status.revision was written has a (pending) record and
+        // objects all the same. No record of this owner:
         // nothing was installed (refused for missing permissions, say), or the release is another's.
-        const history = await new ReleaseStore(this.o.client).history(this.release(s.bd));
+        const removal = this.removalClient(s);
+        const history = await new ReleaseStore(removal).history(this.release(s.bd));
         const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
         if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
           const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
@@ -122,7 +124,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         } else if (history.length > 0) {
           s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
         }
-        await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
+        await removal.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
         await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       }
       return stop();
@@ -137,9 +139,13 @@ export class BundleDeploymentReconciler implements Reconciler {
    * itself, rather than leaving the finalizer stuck forever.
    */
   private uninstaller(s: State): Applier {
+    return new Applier({ client: this.removalClient(s), logger: s.logger });
+  }
+
+  /** Who removes (and reads the release records, Secrets, to decide what): the ServiceAccount while it exists, as above. */
+  private removalClient(s: State): KubeClient | ServiceAccountFallbackClient {
     const sa = s.bd.spec.serviceAccount;
-    if (sa === undefined) return new Applier({ client: this.o.client, logger: s.logger });
-    return new Applier({ client: new ServiceAccountFallbackClient(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name }), logger: s.logger });
+    return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name });
   }
 
   private async validate(s: State): Promise<StepOutcome> {
@@ -181,7 +187,8 @@ export class BundleDeploymentReconciler implements Reconciler {
         dir,
         spec: s.bd.spec,
         name: s.bd.metadata.name ?? '',
-        certProviderFor: (bundle) => persistentCertProvider(this.o.client, this.owner(s.bd), bundle, s.bd.spec.installNamespace),
+        // The webhook serving certificates are Secrets in the install namespace: kept by the installing account.
+        certProviderFor: (bundle) => persistentCertProvider(this.installClient(s.bd), this.owner(s.bd), bundle, s.bd.spec.installNamespace),
         digest: s.unpacked?.digest ?? '',
         client: this.installClient(s.bd),
         nextRevision: async () => ((await this.applierFor(s.bd, s.logger).history(this.release(s.bd))).at(-1)?.revision ?? 0) + 1,

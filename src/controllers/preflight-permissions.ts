@@ -13,11 +13,19 @@ export interface ServiceAccountIdentity {
   name: string;
 }
 
-export function impersonationFor(sa: ServiceAccountIdentity): { user: string; groups: string[] } {
-  return {
-    user: `system:serviceaccount:${sa.namespace}:${sa.name}`,
-    groups: ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'],
-  };
+/**
+ * How to act as the ServiceAccount: its user name only. The API server adds the account's
+ * groups itself (system:serviceaccounts, system:serviceaccounts:<ns>, system:authenticated),
+ * so the manager needs `impersonate` on serviceaccounts and none on groups, which it could
+ * otherwise use to claim any group.
+ */
+export function impersonationFor(sa: ServiceAccountIdentity): { user: string } {
+  return { user: `system:serviceaccount:${sa.namespace}:${sa.name}` };
+}
+
+/** The groups the API server gives the ServiceAccount: a SubjectAccessReview must name them. */
+export function serviceAccountGroups(sa: ServiceAccountIdentity): string[] {
+  return ['system:serviceaccounts', `system:serviceaccounts:${sa.namespace}`, 'system:authenticated'];
 }
 
 export interface MissingPermission {
@@ -53,7 +61,7 @@ async function allowed(client: KubeClient, sa: ServiceAccountIdentity, c: Missin
     apiVersion: 'authorization.k8s.io/v1',
     kind: 'SubjectAccessReview',
     metadata: {},
-    spec: { user: who.user, groups: who.groups, resourceAttributes },
+    spec: { user: who.user, groups: serviceAccountGroups(sa), resourceAttributes },
   });
   return review.status?.allowed === true;
 }

@@ -16,6 +16,7 @@ import { registerReleaseCommands } from './release.js';
 import { registerHelmCommands } from './helm.js';
 import { registerHelmOperatorCommands } from './helm-operator.js';
 import { registerRunBundleCommands } from './run-bundle.js';
+import { registerSelfCommands } from './self.js';
 
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
@@ -33,4 +34,5 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerHelmCommands(program, ctx);
   registerHelmOperatorCommands(program, ctx);
   registerRunBundleCommands(program, ctx);
+  registerSelfCommands(program, ctx);
 }

@@ -1,0 +1,43 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { managerClusterRules, selfManifests } from './manifests.js';
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
+test("the manager's ClusterRole grants nothing an install needs: no Secrets, workloads, RBAC or group impersonation", () => {
+  const rules = managerClusterRules('binnacle-system') as unknown as Rule[];
+  const grants = (group: string, resource: string, verb: string): boolean =>
+    rules.some((r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && (r.verbs.includes(verb) || r.verbs.includes('*')) && r.resourceNames === undefined);
+  for (const [group, resource, verb] of [
+    ['', 'secrets', 'get'],
+    ['', 'secrets', 'list'],
+    ['apps', 'deployments', 'create'],
+    ['rbac.authorization.k8s.io', 'clusterrolebindings', 'create'],
+    ['', 'groups', 'impersonate'],
+    ['', 'users', 'impersonate'],
+    ['', 'namespaces', 'patch'],
+  ] as const) {
+    assert.equal(grants(group, resource, verb), false, `${verb} ${resource}`);
+  }
+  assert.equal(grants('', 'serviceaccounts', 'impersonate'), true);
+  assert.ok(rules.every((r) => !r.verbs.includes('*')), 'no wildcard verbs');
+});
+
+test('install-self objects: the image chosen, leader election, probes, the catalog Service, the namespace first', () => {
+  const objs = selfManifests({ namespace: 'ops', image: 'registry.example/binnacle@sha256:' + 'a'.repeat(64) });
+  assert.equal(objs[0]?.kind, 'Namespace');
+  assert.equal(objs[0]?.metadata.name, 'ops');
+  const d = objs.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { serviceAccountName: string; containers: { image: string; args: string[]; readinessProbe?: unknown; livenessProbe?: unknown }[] } } } } | undefined;
+  const c = d?.spec.template.spec.containers[0];
+  assert.equal(c?.image, 'registry.example/binnacle@sha256:' + 'a'.repeat(64));
+  assert.ok(c?.args.includes('--leader-elect') && c.args.includes('--leader-election-namespace=ops'));
+  assert.ok(c?.readinessProbe !== undefined && c.livenessProbe !== undefined);
+  assert.equal(d?.spec.template.spec.serviceAccountName, 'binnacle-manager');
+  assert.ok(objs.some((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-catalogs' && o.metadata.namespace === 'ops'));
+  assert.ok(objs.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'clusterextensions.binnacle.dev'));
+});

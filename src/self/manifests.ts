@@ -1,0 +1,168 @@
+/**
+ * What `binnacle install-self` puts into a cluster so the manager runs there: its namespace,
+ * Binnacle's CRDs, a ServiceAccount with a least-privilege ClusterRole, a Role for its leader
+ * election Lease, a Deployment (leader election, probes, metrics) and the Services of its catalog
+ * API and metrics.
+ *
+ * The manager's own permissions are only what it does itself: Binnacle's APIs, reading what it
+ * reports on, checking permissions (SubjectAccessReviews), and acting as each extension's
+ * ServiceAccount (impersonation, with the groups the API server derives for that account).
+ * Everything an install creates is created as that ServiceAccount, so a bundle never gets more
+ * than the account it names was given.
+ */
+import { ALL_CRDS } from '../api/crds.js';
+import { OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
+import { GROUP } from '../api/types.js';
+import type { KubeObject } from '../kube/types.js';
+
+export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
+export const MANAGER_NAME = 'binnacle-manager';
+export const CATALOG_SERVICE = 'binnacle-catalogs';
+export const METRICS_SERVICE = 'binnacle-manager-metrics';
+export const LEADER_ELECTION_ROLE = 'binnacle-manager-leader-election';
+/** The platform-protection policy the manager installs at start-up (controllers/platform-protection). */
+export const PROTECTION_POLICY = 'binnacle-platform-operator-extensions';
+export const METRICS_PORT = 8080;
+export const CATALOG_PORT = 8083;
+export const DATA_DIR = '/var/lib/binnacle';
+
+/** The image `install-self` runs unless `--image` says otherwise. */
+export const DEFAULT_SELF_IMAGE = 'ghcr.io/binnacle-dev/binnacle:0.1.0';
+
+export const SELF_LABELS = { 'app.kubernetes.io/name': 'binnacle', 'app.kubernetes.io/part-of': 'binnacle', 'app.kubernetes.io/managed-by': 'binnacle-install-self' };
+const POD_LABELS = { 'app.kubernetes.io/name': 'binnacle', 'app.kubernetes.io/component': 'manager' };
+
+export interface SelfOptions {
+  namespace?: string;
+  image?: string;
+  /** Image pull policy; IfNotPresent by default. */
+  pullPolicy?: string;
+}
+
+const RBAC = 'rbac.authorization.k8s.io/v1';
+const READ = ['get', 'list', 'watch'];
+const WRITE = ['create', 'update', 'patch', 'delete'];
+
+/** The manager's cluster-wide permissions: only what it does as itself. */
+export function managerClusterRules(namespace: string): Record<string, unknown>[] {
+  return [
+    // Binnacle's own APIs.
+    { apiGroups: [GROUP], resources: ['*'], verbs: [...READ, ...WRITE] },
+    // OLM's OperatorCondition, which it creates per operator and whose status it reads.
+    { apiGroups: ['operators.coreos.com'], resources: ['operatorconditions', 'operatorconditions/status'], verbs: [...READ, ...WRITE] },
+    // Its CRDs (kept up to date at start-up), HelmOperators' kinds, and reading every CRD (schemas, health, ownership).
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: [...READ, 'create', 'update', 'patch'] },
+    // The platform-protection policy it keeps (a name can restrict update and patch, not create).
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: [...READ, 'create'] },
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], resourceNames: [PROTECTION_POLICY], verbs: ['update', 'patch'] },
+    // Installs act as each extension's ServiceAccount.
+    { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate', ...READ] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
+    // Reporting: events about its objects; the ClusterVersion (olm.maxOpenShiftVersion) and ClusterOperator on OpenShift.
+    { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    { apiGroups: ['config.openshift.io'], resources: ['clusterversions'], verbs: READ },
+    { apiGroups: ['config.openshift.io'], resources: ['clusteroperators', 'clusteroperators/status'], verbs: [...READ, 'create', 'update', 'patch'] },
+    // Its own namespace (the leader-election Lease lives there).
+    { apiGroups: [''], resources: ['namespaces'], resourceNames: [namespace], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['namespaces'], verbs: READ },
+    // Bundles and catalogs shipped in ConfigMaps.
+    { apiGroups: [''], resources: ['configmaps'], verbs: READ },
+  ];
+}
+
+function meta(name: string, namespace?: string): KubeObject['metadata'] {
+  return { name, ...(namespace === undefined ? {} : { namespace }), labels: { ...SELF_LABELS } };
+}
+
+/** Every object of the installation, in the order to apply them. */
+export function selfManifests(o: SelfOptions = {}): KubeObject[] {
+  const ns = o.namespace ?? DEFAULT_SELF_NAMESPACE;
+  const image = o.image ?? DEFAULT_SELF_IMAGE;
+  const crds = [...ALL_CRDS, OPERATOR_CONDITION_CRD].map((c) => ({ ...c, metadata: { ...c.metadata, labels: { ...(c.metadata.labels ?? {}), ...SELF_LABELS } } }));
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: meta(ns) },
+    ...crds,
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(MANAGER_NAME, ns) },
+    { apiVersion: RBAC, kind: 'ClusterRole', metadata: meta(MANAGER_NAME), rules: managerClusterRules(ns) },
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: meta(MANAGER_NAME),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: MANAGER_NAME },
+      subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'Role',
+      metadata: meta(LEADER_ELECTION_ROLE, ns),
+      rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: [...READ, ...WRITE] }],
+    },
+    {
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: meta(LEADER_ELECTION_ROLE, ns),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: LEADER_ELECTION_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
+    },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: meta(MANAGER_NAME, ns),
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: POD_LABELS },
+        template: {
+          metadata: { labels: { ...POD_LABELS }, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
+          spec: {
+            serviceAccountName: MANAGER_NAME,
+            securityContext: { runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } },
+            containers: [
+              {
+                name: 'manager',
+                image,
+                imagePullPolicy: o.pullPolicy ?? 'IfNotPresent',
+                args: [
+                  'manager',
+                  '--leader-elect',
+                  `--leader-election-namespace=${ns}`,
+                  `--metrics-bind-address=0.0.0.0:${METRICS_PORT}`,
+                  `--catalog-bind-address=0.0.0.0:${CATALOG_PORT}`,
+                  `--data-dir=${DATA_DIR}`,
+                ],
+                ports: [
+                  { name: 'metrics', containerPort: METRICS_PORT },
+                  { name: 'catalogs', containerPort: CATALOG_PORT },
+                ],
+                readinessProbe: { httpGet: { path: '/readyz', port: 'metrics' }, periodSeconds: 10 },
+                livenessProbe: { httpGet: { path: '/healthz', port: 'metrics' }, initialDelaySeconds: 15, periodSeconds: 20 },
+                resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+                securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+                volumeMounts: [
+                  { name: 'data', mountPath: DATA_DIR },
+                  { name: 'tmp', mountPath: '/tmp' },
+                ],
+              },
+            ],
+            volumes: [
+              { name: 'data', emptyDir: {} },
+              { name: 'tmp', emptyDir: {} },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(CATALOG_SERVICE, ns),
+      spec: { selector: POD_LABELS, ports: [{ name: 'http', port: 80, targetPort: 'catalogs' }] },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(METRICS_SERVICE, ns),
+      spec: { selector: POD_LABELS, ports: [{ name: 'metrics', port: METRICS_PORT, targetPort: 'metrics' }] },
+    },
+  ];
+}
