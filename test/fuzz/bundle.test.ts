@@ -8,7 +8,7 @@
  * install applies). Three loaders, one for each file the mutations aim at: the CSV, the
  * annotations, anything.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -37,6 +37,7 @@ const ANNOTATIONS_FILE = 'metadata/annotations.yaml';
 if (CSV_FILE === '' || !template.has(ANNOTATIONS_FILE)) throw new Error(`the template bundle ${TEMPLATE} needs a CSV and metadata/annotations.yaml`);
 
 const sandbox = await Sandbox.create('bundle');
+after(() => sandbox.dispose());
 
 const layoutArb = fc.record({
   remove: fc.oneof({ weight: 6, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.constantFrom(...FILES) }),
@@ -128,7 +129,3 @@ for (const [target, ciRuns] of [
     await fuzz(`bundle-${target}`, bundleArb(target), loadAll, { ciRuns, sandbox });
   });
 }
-
-test('fuzz: bundle sandbox removed', async () => {
-  await sandbox.dispose();
-});

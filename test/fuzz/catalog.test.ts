@@ -6,7 +6,7 @@
  * as `catalog validate` and a ClusterExtension would take it. Each catalog gets an answer or a
  * BinnacleError, and nothing is written outside the catalog's directory.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -66,6 +66,7 @@ export const CATALOG: unknown[] = [
 ];
 
 const sandbox = await Sandbox.create('catalog');
+after(() => sandbox.dispose());
 
 /** YAML that only YAML can say: aliases (and an alias bomb), tags, merge keys, duplicate keys, directives. */
 const yamlHazard = fc.constantFrom(
@@ -155,5 +156,4 @@ test('fuzz: file-based catalogs, JSON and YAML (load, validate, resolve)', { tim
     },
     { ciRuns: 250, sandbox },
   );
-  await sandbox.dispose();
 });

@@ -49,6 +49,7 @@ interface ChartInput {
 }
 
 const sandbox = await Sandbox.create('chart');
+after(() => sandbox.dispose());
 
 const chartArb: fc.Arbitrary<ChartInput> = fc.record({
   top: fc.oneof({ weight: 8, arbitrary: fc.constant('memcached') }, { weight: 1, arbitrary: fc.constantFrom('other', '.', '..', '') }, { weight: 1, arbitrary: nastyString.filter((s) => !s.includes('/') && !s.includes('\0')) }),
@@ -143,5 +144,4 @@ test('fuzz: chart archives through Helm\'s loader and renderer (WebAssembly engi
     },
     { ciRuns: 12, fullRuns: Number(process.env.BINNACLE_FUZZ_ENGINE_RUNS ?? 200), sandbox, timeoutMs: 60_000 },
   );
-  await sandbox.dispose();
 });

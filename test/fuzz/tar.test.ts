@@ -7,7 +7,7 @@
  * archive unpacks or is refused with an InputError, within the time bound, and nothing outside
  * the destination changes; every link left in the tree stays inside it.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { Readable } from 'node:stream';
@@ -101,6 +101,7 @@ function entryBytes(e: RawEntry): Buffer[] {
 
 /** The sandbox is made before the arbitraries so inputs can aim at its real outside paths. */
 const sandbox = await Sandbox.create('tar');
+after(() => sandbox.dispose());
 
 const component = fc.oneof(
   { weight: 30, arbitrary: fc.constantFrom('a', 'b', 'manifests', 'metadata', 'x.yaml', 'dir', 'link', 'hl', '.', '') },
@@ -217,8 +218,7 @@ async function linksInside(root: string, dir = root): Promise<string | undefined
 }
 
 let n = 0;
-test('fuzz: tar layers (unpackTarSafely, then the source tree digest)', { timeout: 30 * 60_000 }, async (t) => {
-  t.after(() => sandbox.dispose());
+test('fuzz: tar layers (unpackTarSafely, then the source tree digest)', { timeout: 30 * 60_000 }, async () => {
   await fuzz(
     'tar-layers',
     fc.array(layerArb, { minLength: 1, maxLength: 2 }),
