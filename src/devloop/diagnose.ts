@@ -23,7 +23,7 @@ interface EventObject extends KubeObject {
   count?: number;
   lastTimestamp?: string;
   eventTime?: string;
-  involvedObject?: { kind?: string; name?: string };
+  involvedObject?: { kind?: string; name?: string; uid?: string };
 }
 
 function statusOf(o: KubeObject): WorkloadStatus {
@@ -38,9 +38,10 @@ function notGood(conds: readonly Condition[] | undefined, good: Record<string, s
   return (conds ?? []).filter((c) => good[c.type] !== undefined && c.status !== good[c.type]);
 }
 
-/** The last `n` Events about any of `names` in `namespace`, oldest first, one line each. */
-async function lastEvents(client: KubeClient, namespace: string, names: ReadonlySet<string>, n: number): Promise<string[]> {
-  const events = (await client.list<EventObject>('v1', 'Event', { namespace })).items.filter((e) => names.has(e.involvedObject?.name ?? ''));
+/** The last `n` Events about any of `objects` (these very objects: by uid) in `namespace`, oldest first, one line each. */
+async function lastEvents(client: KubeClient, namespace: string, objects: readonly KubeObject[], n: number): Promise<string[]> {
+  const uids = new Set(objects.map((o) => o.metadata.uid ?? '').filter((u) => u !== ''));
+  const events = (await client.list<EventObject>('v1', 'Event', { namespace })).items.filter((e) => uids.has(e.involvedObject?.uid ?? ''));
   const when = (e: EventObject): string => e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? '';
   events.sort((a, b) => (when(a) < when(b) ? -1 : when(a) > when(b) ? 1 : 0));
   return events.slice(-n).map((e) => `${e.involvedObject?.kind ?? ''} ${e.involvedObject?.name ?? ''}: ${e.type ?? ''} ${e.reason ?? ''}: ${e.message ?? ''}${(e.count ?? 1) > 1 ? ` (x${e.count ?? 1})` : ''}`);
@@ -94,7 +95,8 @@ export async function diagnoseWorkloads(client: KubeClient, namespace: string, n
     if (available?.status === 'True') continue;
     const conds = (st.conditions ?? []).map(cond);
     lines.push(`Deployment ${namespace}/${name} is not available (${st.readyReplicas ?? 0}/${st.replicas ?? 0} ready)${conds.length === 0 ? ': no conditions yet' : `: ${conds.join('; ')}`}`);
-    const rsNames = replicaSets.filter((r) => r.metadata.ownerReferences?.some((x) => x.kind === 'Deployment' && x.name === name) === true).map((r) => r.metadata.name ?? '');
+    const mineRs = replicaSets.filter((r) => r.metadata.ownerReferences?.some((x) => x.kind === 'Deployment' && x.uid === d.metadata.uid) === true);
+    const rsNames = mineRs.map((r) => r.metadata.name ?? '');
     const mine = pods.filter((p) => p.metadata.ownerReferences?.some((x) => x.kind === 'ReplicaSet' && rsNames.includes(x.name)) === true);
     if (mine.length === 0) lines.push(`  no Pods were created for it`);
     for (const p of mine) {
@@ -102,7 +104,7 @@ export async function diagnoseWorkloads(client: KubeClient, namespace: string, n
       const bad = (ps.conditions ?? []).filter((c) => c.status !== 'True').map(cond);
       lines.push(`  Pod ${p.metadata.name ?? ''}: ${ps.phase ?? 'Unknown'}${bad.length === 0 ? '' : `; ${bad.join('; ')}`}`);
     }
-    const events = await lastEvents(client, namespace, new Set([name, ...rsNames, ...mine.map((p) => p.metadata.name ?? '')]), 8);
+    const events = await lastEvents(client, namespace, [d, ...mineRs, ...mine], 8);
     if (events.length > 0) lines.push('  last events:', ...events.map((e) => `    ${e}`));
   }
   return lines;

@@ -16,13 +16,14 @@ import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { parse as parseYaml, stringify as toYamlText } from 'yaml';
 import { buildBundleImage } from '../../src/bundle/index.js';
+import { ensureCrds } from '../../src/controllers/crds.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { describePlan, planCleanup, readBundleInput, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { BinnacleError } from '../../src/util/errors.js';
 import { API_VERSION } from '../../src/api/types.js';
 import { CORPUS } from './extensions.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, removeAllExtensions, uniqueName } from './env.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
 
 const PKG = 'poison-pill-operator';
 const CRD = 'poisonpillconfigs.poison-pill.medik8s.io';
@@ -97,6 +98,28 @@ test('a cluster without Binnacle: run bundle says so and what to run next', asyn
   assert.equal(res.code, 1);
   assert.match(res.stderr ?? '', /has no Binnacle .*binnacle install-self/);
   assert.doesNotMatch(res.stderr ?? '', /\n\s+at /, 'no stack trace');
+});
+
+test("a cluster with Binnacle's CRDs but no manager running: the timeout says so and what to run", async () => {
+  await ensureCrds(client);
+  await rejects(
+    runBundle({ client, input: await readBundleInput(await bundleCopy('0.0.5'), { cacheDir }), namespace: ns, timeoutMs: 5_000, progress }),
+    'RUN_BUNDLE_TIMEOUT',
+    'ClusterCatalog poison-pill-operator-run-bundle has no status: no Binnacle manager is reconciling this cluster',
+    'binnacle manager',
+  );
+  // cleanup needs no manager while nothing was installed (the API server may still answer 429
+  // "storage is (re)initializing" for the CRDs just made: try again).
+  await eventually(
+    'cleanup without a manager',
+    async () => {
+      await runCleanup(client, await planCleanup(client, PKG, { deleteCrds: false, deleteAll: false }), { timeoutMs: 60_000, progress });
+      return true;
+    },
+    90_000,
+    2_000,
+  );
+  assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'poison-pill-operator' }), undefined);
   manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
 });
 
