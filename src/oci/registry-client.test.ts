@@ -14,6 +14,7 @@ const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: Media
 before(async () => {
   server = createServer((req, res) => {
     const url = req.url ?? '';
+    if (url.startsWith('/v2/silent/')) return; // never answers
     if (url.startsWith('/v2/stall/blobs/')) {
       res.writeHead(200, { 'content-length': '1000' });
       res.write(Buffer.alloc(10)); // then nothing, forever
@@ -57,6 +58,15 @@ test('a registry that stops sending a blob times out instead of hanging', async 
     }
   }, code('OCI_TIMEOUT'));
   assert.ok(Date.now() - started < 5000);
+});
+
+test('a registry that never answers fails at the deadline, naming the registry and the deadline', async () => {
+  const client = new RegistryClient({ timeoutMs: 300, auth: () => undefined });
+  await assert.rejects(client.getManifest(`${host}/silent:v1`), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'OCI_UNREACHABLE');
+    assert.match(err.message, new RegExp(`^registry ${host} \\(GET http://${host}/v2/silent/manifests/v1\\): no answer from ${host} within 300 ms$`));
+    return true;
+  });
 });
 
 test('a manifest whose bytes do not match the announced digest is refused', async () => {

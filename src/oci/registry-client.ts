@@ -7,7 +7,9 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
+import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
+import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
 import { DigestMismatchError, sha256Digest, verifyStream } from './digest.js';
 import {
@@ -313,7 +315,7 @@ export class RegistryClient {
           yield chunk;
         }
       } catch (err) {
-        if (controller.signal.aborted) throw new BinnacleError('OCI_TIMEOUT', `${what}: no data for ${idleMs} ms`, { cause: err });
+        if (controller.signal.aborted) throw new BinnacleError('OCI_TIMEOUT', `${what}: no data from ${ref.registry} for ${formatDuration(idleMs)}`, { cause: err });
         throw err;
       } finally {
         clearTimeout(timer);
@@ -461,9 +463,11 @@ export class RegistryClient {
     try {
       return await fetch(url, init);
     } catch (err) {
+      // Same code as any unreachable registry (callers branch on it); the message says it was the deadline.
+      if (isTimeout(err)) throw new BinnacleError('OCI_UNREACHABLE', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
       const code = networkReason(err);
       const hint = url.startsWith('https:') && /SSL|EPROTO|TLS/i.test(code) ? ' (is it a plain-http registry? use the insecure option)' : '';
-      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach registry ${spec.ref.registry} (${spec.method} ${url}): ${code}${hint}`, { cause: err });
+      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${code}${hint}`, { cause: err });
     }
   }
 
@@ -517,7 +521,8 @@ export class RegistryClient {
     try {
       res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
-      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${networkReason(err)}`, { cause: err });
+      const why = isTimeout(err) ? timeoutReason(url.host, this.timeoutMs) : networkReason(err);
+      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });
     }
     if (res.status !== 200) {
       const detail = await registryErrorText(res);
