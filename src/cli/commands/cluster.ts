@@ -26,9 +26,12 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .description('Start the cluster (idempotent; repairs a crashed one); builds missing binaries first')
     .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .option('--timeout <duration>', 'how long each component may take to become healthy (e.g. 120s, 5m)', parseDuration, 120_000)
-    .action(async (opts: NameOpts & { output: string; timeout: number }) => {
+    .option('--openshift', "add OpenShift's APIs (ClusterVersion, Infrastructure, Proxy, Route, SCC, ImageStream, BuildConfig, console kinds) from the pinned github.com/openshift/api module")
+    .option('--openshift-version <version>', 'the OpenShift version the ClusterVersion reports (with --openshift)', '4.16.0')
+    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string }) => {
       const { clusterUp } = await clusters();
       const result = await clusterUp({
+        ...(opts.openshift === true ? { openshift: { version: opts.openshiftVersion } } : {}),
         name: opts.name,
         stateDir: opts.stateDir,
         logger: ctx.logger,
@@ -39,7 +42,7 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
       else if (opts.output === 'yaml') ctx.out(toYaml(result));
       // Commands find clusters as kubectl does ($KUBECONFIG, ~/.kube/config): say how to point them here.
       ctx.err(`• to use it: export KUBECONFIG=${result.kubeconfig}\n`);
-      if (opts.output === 'text') ctx.out(`kubeconfig: ${result.kubeconfig}\napiserver:  ${result.apiserver}\nregistry:   ${result.registry}\n`);
+      if (opts.output === 'text') ctx.out(`kubeconfig: ${result.kubeconfig}\napiserver:  ${result.apiserver}\nregistry:   ${result.registry}\n${result.openshiftVersion === undefined ? '' : `openshift:  ${result.openshiftVersion}\n`}`);
     });
 
   withName(cluster.command('down'))
