@@ -463,6 +463,10 @@ export class RegistryClient {
     try {
       return await fetch(url, init);
     } catch (err) {
+      // A blob's idle timer fired before the registry even answered.
+      if (spec.streaming === true && spec.signal?.aborted === true) {
+        throw new BinnacleError('OCI_TIMEOUT', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
+      }
       // Same code as any unreachable registry (callers branch on it); the message says it was the deadline.
       if (isTimeout(err)) throw new BinnacleError('OCI_UNREACHABLE', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
       const code = networkReason(err);
