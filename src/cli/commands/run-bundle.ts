@@ -6,9 +6,9 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
-import { BinnacleError, UsageError } from '../../util/errors.js';
+import { BinnacleError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
-import { parseDuration } from '../flags.js';
+import { outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface RunFlags extends KubeFlags {
@@ -112,9 +112,8 @@ export function registerBundleCheckCommand(program: Command, ctx: CliContext): v
   bundle
     .command('check <dir>')
     .description("Static scorecard (basic and OLM suites, what needs no running operator): spec and status descriptors, alm-examples against the CRD schemas; reads tests/scorecard/config.yaml and says which tests need a live cluster")
-    .option('-o, --output <format>', 'text | json', 'text')
+    .addOption(outputOption(['text', 'json'], 'text'))
     .action(async (dir: string, o: { output: string }) => {
-      if (o.output !== 'text' && o.output !== 'json') throw new UsageError(`--output ${o.output}: expected text or json`);
       const [{ checkBundle }, { valueViolations }] = await Promise.all([import('../../bundle/check.js'), import('../../helm/schema/validate-value.js')]);
       const res = await checkBundle(dir, { validateValue: (schema, value) => valueViolations(schema, value) });
       if (o.output === 'json') ctx.out(`${JSON.stringify(res, null, 2)}\n`);

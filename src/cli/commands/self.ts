@@ -1,8 +1,8 @@
 /** `binnacle install-self | status-self | uninstall-self`: the manager inside the current cluster. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { BinnacleError } from '../../util/errors.js';
 import { printData, type CliContext } from '../context.js';
+import { outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface SelfFlags extends KubeFlags {
@@ -12,24 +12,18 @@ interface SelfFlags extends KubeFlags {
 
 const self = (): Promise<typeof import('../../self/index.js')> => import('../../self/index.js');
 
-function seconds(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new BinnacleError('BAD_FLAG', `${flag} "${value}": must be a positive number of seconds`, { exitCode: 2 });
-  return n * 1000;
-}
-
 export function registerSelfCommands(program: Command, ctx: CliContext): void {
   addKubeFlags(program.command('install-self'))
     .description("Install Binnacle's manager into the current cluster: namespace, CRDs, least-privilege RBAC, Deployment (leader election, probes, metrics), catalog Service; idempotent, repairs a half-installed state")
     .option('-n, --namespace <ns>', 'namespace of the manager', 'binnacle-system')
     .option('--image <ref>', 'the manager image (default: the release image of this version)')
-    .option('--timeout <seconds>', 'how long the CRDs may take to be served', '60')
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
-    .action(async (flags: SelfFlags & { image?: string; timeout: string }) => {
+    .option('--timeout <duration>', 'how long the CRDs may take to be served (e.g. 60s, 2m)', parseDuration, 60_000)
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
+    .action(async (flags: SelfFlags & { image?: string; timeout: number }) => {
       const { installSelf } = await self();
       const client = await clientFor(flags);
       try {
-        const r = await installSelf(client, { namespace: flags.namespace, ...(flags.image === undefined ? {} : { image: flags.image }), timeoutMs: seconds('--timeout', flags.timeout) });
+        const r = await installSelf(client, { namespace: flags.namespace, ...(flags.image === undefined ? {} : { image: flags.image }), timeoutMs: flags.timeout });
         if (r.repaired.length > 0) ctx.err(`• half-installed: re-created ${r.repaired.join(', ')}\n`);
         printData(ctx, flags.output, { value: r, headers: ['kind', 'name', 'namespace', 'state'], rows: r.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.note === undefined ? o.state : `${o.state} (${o.note})`]) });
         ctx.err(`• Binnacle ${r.image} installed in namespace ${r.namespace}; check it with \`binnacle status-self\`\n`);
@@ -44,7 +38,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .requiredOption('--base <ref@digest>', 'the Node base image, by reference and digest')
     .requiredOption('-t, --tag <ref>', 'where to push the image (registry/repository:tag)')
     .option('--root <dir>', 'the built repository (after `npm ci && npm run build`)', '.')
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: { base: string; tag: string; root: string; output: string }) => {
       const { buildSelfImage } = await import('../../self/image.js');
       const img = await buildSelfImage({ root: resolve(flags.root), base: flags.base, target: flags.tag });
@@ -55,7 +49,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
   addKubeFlags(program.command('status-self'))
     .description("Show Binnacle's installation in the current cluster: each object, the manager Deployment, the leader, installed extensions")
     .option('-n, --namespace <ns>', 'namespace of the manager', 'binnacle-system')
-    .option('-o, --output <format>', 'table | json | yaml', 'table')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: SelfFlags) => {
       const { statusSelf } = await self();
       const client = await clientFor(flags);
@@ -77,12 +71,12 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .description('Remove Binnacle from the current cluster; refuses while extensions are installed unless --force (which uninstalls them first)')
     .option('-n, --namespace <ns>', 'namespace of the manager', 'binnacle-system')
     .option('--force', 'uninstall the installed extensions too')
-    .option('--timeout <seconds>', 'with --force: how long the manager may take to uninstall the extensions', '120')
-    .action(async (flags: KubeFlags & { namespace: string; force?: boolean; timeout: string }) => {
+    .option('--timeout <duration>', 'with --force: how long the manager may take to uninstall the extensions (e.g. 120s, 5m)', parseDuration, 120_000)
+    .action(async (flags: KubeFlags & { namespace: string; force?: boolean; timeout: number }) => {
       const { uninstallSelf } = await self();
       const client = await clientFor(flags);
       try {
-        const r = await uninstallSelf(client, { namespace: flags.namespace, force: flags.force === true, timeoutMs: seconds('--timeout', flags.timeout) });
+        const r = await uninstallSelf(client, { namespace: flags.namespace, force: flags.force === true, timeoutMs: flags.timeout });
         for (const e of r.extensions) ctx.err(`• removed ${e}\n`);
         for (const o of r.orphaned) ctx.err(`• no manager finished ${o}: its finalizers were removed\n`);
         ctx.err(r.deleted.length === 0 ? '• Binnacle was not installed\n' : `• deleted ${r.deleted.length} objects\n`);
