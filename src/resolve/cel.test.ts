@@ -64,3 +64,18 @@ test('matches() refuses patterns that backtrack for ever, so a catalog rule cann
   assert.equal(compileCel('"abab".matches("^(?:ab)+$")').test({}), true);
   assert.equal(compileCel(`"${'a'.repeat(1001)}".matches("a")`).test({}), false);
 });
+
+test('string() and int() of a list or map are a CelError, not a TypeError (found by test/fuzz)', () => {
+  const bare = Object.create(null) as Record<string, unknown>;
+  for (const rule of ['string(x) == "a"', 'int(x) == 1']) {
+    assert.equal(compileCel(rule).test({ x: [bare] }), false);
+    assert.equal(compileCel(`!(${rule})`).test({ x: [bare] }), false);
+  }
+  assert.equal(compileCel('string(1) == "1" && int("7") == 7').test({}), true);
+});
+
+test('semver_compare of a map without a prototype is a CelError, not a TypeError (found by test/fuzz)', () => {
+  const bare = Object.create(null) as Record<string, unknown>;
+  assert.equal(compileCel('semver_compare(x, "1.0.0") == 0').test({ x: [bare] }), false);
+  assert.equal(compileCel('!(semver_compare(x, "1.0.0") == 0)').test({ x: [bare] }), false);
+});

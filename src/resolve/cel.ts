@@ -394,7 +394,7 @@ function compare(a: unknown, b: unknown): number {
 
 function version(v: unknown): semver.SemVer {
   const p = typeof v === 'string' ? semver.parse(v, { loose: true }) : null;
-  if (p === null) throw new CelError(`semver_compare: "${String(v)}" is not a version`);
+  if (p === null) throw new CelError(`semver_compare: ${typeof v === "string" ? `"${v}"` : `a ${v === null ? "null" : Array.isArray(v) ? "list" : typeof v}`} is not a version`);
   return p;
 }
 
@@ -546,9 +546,12 @@ function builtin(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): un
       return safeRegExp(str(args[0])).test(subject);
     }
     case 'string':
-      return String(args[0]);
-    case 'int':
-      return Math.trunc(Number(args[0]));
+    case 'int': {
+      // Only scalars convert: a list or map (maybe without a prototype) has no string or number form.
+      const x = args[0];
+      if (x !== null && typeof x === 'object') throw new CelError(`${e.fn}() needs a string, number or bool`);
+      return e.fn === 'string' ? String(x) : Math.trunc(Number(x));
+    }
     default:
       throw new CelError(`unknown function ${e.fn}()`);
   }
