@@ -10,6 +10,7 @@ import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import type { WriteFence } from '../../kube/client.js';
 
 /** The digest of a chart directory (tree) or archive (bytes). */
 async function chartDigest(path: string): Promise<string> {
@@ -41,7 +42,9 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
       const listed = (flags.watchNamespace ?? process.env.WATCH_NAMESPACE ?? '').split(',').map((n) => n.trim());
       // One namespace each, or [undefined]: every namespace.
       const namespaces = listed.includes('') ? [undefined] : [...new Set(listed)];
-      const serve = async (signal: AbortSignal): Promise<void> => {
+      // With leader election every write passes the leadership fence: none once the lease may be lost.
+      const serve = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
+        const writer = fence === undefined ? client : client.fenced(fence);
         const running = watches.flatMap((w) => namespaces.map((namespace) =>
           runHelmKind(
             {
@@ -53,7 +56,7 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
               watchDependentResources: w.watchDependentResources,
               ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
             },
-            { client, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
+            { client: writer, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
           ),
         ));
         ctx.logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`), namespaces: namespaces[0] === undefined ? 'all' : namespaces }, 'serving Helm operator kinds');
@@ -68,8 +71,10 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
           identity: `${process.env.HOSTNAME ?? 'local'}_${process.pid}`,
           logger: ctx.logger,
           onStartedLeading: serve,
-          onStoppedLeading: () => {
-            ctx.logger.error('lost leadership; stopping');
+          // Lost (not released at a SIGTERM): stop at once and fail, so the Pod restarts and campaigns again.
+          onStoppedLeading: (lost) => {
+            if (!lost) return;
+            ctx.logger.error('leader election lost; stopping');
             stop.abort();
             process.exitCode = 1;
           },
