@@ -177,3 +177,12 @@ test('a file entry never writes through a symlink an earlier entry left at its p
     assert.equal(await readFile(outside, 'utf8'), 'untouched');
   });
 });
+
+test('a gzip stream cut off inside a file’s body is an error, not a wait for ever', async () => {
+  await withDir(async (base) => {
+    const body = Array.from({ length: 20_000 }, (_, i) => `line ${i} ${(i * 7919) % 104729}`).join('\n');
+    const gz = gzipSync(tarOf([{ path: 'big.txt', body }, { path: 'after.txt', body: 'x' }]));
+    const cut = gz.subarray(0, Math.floor(gz.length / 2));
+    await assert.rejects(unpackTarSafely(Readable.from([cut]), join(base, 'dest'), { source: 'cut.tar.gz' }), /cut\.tar\.gz|unexpected end|not a valid tar|unpacking failed/i);
+  });
+});

@@ -76,6 +76,8 @@ class Unpacker {
   constructor(
     private readonly root: string,
     limits: UnpackLimits,
+    /** Aborted when the archive fails, so an entry whose body will never end stops waiting. */
+    private readonly abort?: AbortSignal,
   ) {
     this.maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
     this.maxEntries = limits.maxEntries ?? 1_000_000;
@@ -207,8 +209,20 @@ class Unpacker {
       handle = await open(target, 'wx', 0o600);
     }
     const out = handle.createWriteStream();
+    const aborted = this.abort;
     await new Promise<void>((resolve, reject) => {
-      out.on('close', resolve);
+      // The archive failed under this entry (a cut-off stream): its body will never end, so
+      // stop waiting and close the file rather than hang with it open.
+      const onAbort = (): void => {
+        out.destroy();
+        reject(aborted?.reason instanceof Error ? aborted.reason : new Error('archive failed'));
+      };
+      if (aborted?.aborted === true) return onAbort();
+      aborted?.addEventListener('abort', onAbort, { once: true });
+      out.on('close', () => {
+        aborted?.removeEventListener('abort', onAbort);
+        resolve();
+      });
       out.on('error', reject);
       e.on('error', reject);
       e.pipe(out);
@@ -301,7 +315,8 @@ class Unpacker {
 export async function unpackTarSafely(stream: Readable | AsyncIterable<Uint8Array>, destDir: string, limits: UnpackLimits = {}): Promise<UnpackResult> {
   await mkdir(destDir, { recursive: true });
   const root = await realpath(destDir);
-  const unpacker = new Unpacker(root, limits);
+  const abort = new AbortController();
+  const unpacker = new Unpacker(root, limits, abort.signal);
   const source = limits.source ?? 'archive';
   const parser = new Parser({ strict: true });
 
@@ -314,6 +329,7 @@ export async function unpackTarSafely(stream: Readable | AsyncIterable<Uint8Arra
     if (failure === undefined) {
       failure = err;
       signalFailure();
+      abort.abort(err);
     }
   };
 
