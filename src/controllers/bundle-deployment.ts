@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { Applier, ApplyRefusedError, ReleaseStore } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
-import { isNotFound, isTransient } from '../kube/errors.js';
+import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
@@ -116,7 +116,12 @@ export class BundleDeploymentReconciler implements Reconciler {
         // objects all the same. No record of this owner:
         // nothing was installed (refused for missing permissions, say), or the release is another's.
         const removal = this.removalClient(s);
-        const history = await new ReleaseStore(removal).history(this.release(s.bd));
+        // An account that may not read Secrets (an install refused for missing permissions) wrote
+        // no records: read as Binnacle then, which answers for itself (forbidden there too: retried).
+        const history = await new ReleaseStore(removal).history(this.release(s.bd)).catch((err: unknown) => {
+          if (!isForbidden(err)) throw err;
+          return new ReleaseStore(this.o.client).history(this.release(s.bd));
+        });
         const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
         if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
           const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
@@ -124,7 +129,15 @@ export class BundleDeploymentReconciler implements Reconciler {
         } else if (history.length > 0) {
           s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
         }
-        await removal.delete({ apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') });
+        const certSecret = { apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') };
+        await removal.delete(certSecret).catch(async (err: unknown) => {
+          if (!isForbidden(err)) throw err;
+          // Not the account's to delete: then it did not create it either; Binnacle may have.
+          await this.o.client.delete(certSecret).catch((again: unknown) => {
+            if (!isForbidden(again)) throw again;
+            s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
+          });
+        });
         await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       }
       return stop();
