@@ -19,11 +19,13 @@ import { buildBundleImage } from '../../src/bundle/index.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { describePlan, planCleanup, readBundleInput, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
-import type { KubeClient } from '../../src/kube/client.js';
+import { clusterDown, clusterUp } from '../../src/cluster/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
 import { BinnacleError } from '../../src/util/errors.js';
 import { API_VERSION } from '../../src/api/types.js';
 import { CORPUS } from './extensions.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
 
 const PKG = 'poison-pill-operator';
 const CRD = 'poisonpillconfigs.poison-pill.medik8s.io';
@@ -87,17 +89,27 @@ after(async () => {
 });
 
 test('a cluster without Binnacle: run bundle says so and what to run next', async () => {
-  assert.equal(await crdExists('clusterextensions.binnacle.dev'), false, 'this test needs a fresh cluster without Binnacle (hack/test.sh brings one up)');
-  await rejects(requireBinnacle(client), 'RUN_BUNDLE_NO_BINNACLE', 'clusterextensions.binnacle.dev', 'binnacle install-self', 'binnacle manager');
-  // Through the CLI too: one clear line, no stack trace.
-  const dir = await bundleCopy('0.0.5');
-  const res = await promisify(execFile)(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js'), 'run', 'bundle', dir, '--kubeconfig', e2eKubeconfig(), '--timeout', '10s']).then(
-    () => assert.fail('run bundle succeeded on a cluster without Binnacle'),
-    (err: unknown) => err as { code?: number; stderr?: string },
-  );
-  assert.equal(res.code, 1);
-  assert.match(res.stderr ?? '', /has no Binnacle .*binnacle install-self/);
-  assert.doesNotMatch(res.stderr ?? '', /\n\s+at /, 'no stack trace');
+  // A control plane of this test's own: the shared e2e cluster has Binnacle's CRDs once any test ran.
+  const name = `${process.env.BINNACLE_E2E_CLUSTER ?? 'e2e'}-bare`;
+  const logger = pino({ level: 'silent' });
+  const up = await clusterUp({ name, logger, timeoutMs: 240_000, progress: () => undefined });
+  const bare = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
+  try {
+    assert.equal(await bare.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'clusterextensions.binnacle.dev' }), undefined, 'a fresh cluster has no Binnacle CRDs');
+    await rejects(requireBinnacle(bare), 'RUN_BUNDLE_NO_BINNACLE', 'clusterextensions.binnacle.dev', 'binnacle install-self', 'binnacle manager');
+    // Through the CLI too: one clear line, no stack trace.
+    const dir = await bundleCopy('0.0.5');
+    const res = await promisify(execFile)(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js'), 'run', 'bundle', dir, '--kubeconfig', up.kubeconfig, '--timeout', '10s']).then(
+      () => assert.fail('run bundle succeeded on a cluster without Binnacle'),
+      (err: unknown) => err as { code?: number; stderr?: string },
+    );
+    assert.equal(res.code, 1);
+    assert.match(res.stderr ?? '', /has no Binnacle .*binnacle install-self/);
+    assert.doesNotMatch(res.stderr ?? '', /\n\s+at /, 'no stack trace');
+  } finally {
+    bare.close();
+    await clusterDown({ name, logger });
+  }
 });
 
 test("a cluster with Binnacle's CRDs but no manager running: the timeout says so and what to run", async () => {
