@@ -118,10 +118,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         const removal = this.removalClient(s);
         // An account that may not read Secrets (an install refused for missing permissions) wrote
         // no records: read as Binnacle then, which answers for itself (forbidden there too: retried).
-        const history = await new ReleaseStore(removal).history(this.release(s.bd)).catch((err: unknown) => {
-          if (!isForbidden(err)) throw err;
-          return new ReleaseStore(this.o.client).history(this.release(s.bd));
-        });
+        const history = await this.asAccountElseBinnacle(removal, (c) => new ReleaseStore(c).history(this.release(s.bd)));
         const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
         if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
           const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
@@ -130,13 +127,10 @@ export class BundleDeploymentReconciler implements Reconciler {
           s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
         }
         const certSecret = { apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') };
-        await removal.delete(certSecret).catch(async (err: unknown) => {
+        // Not the account's to delete: then it did not create it either; Binnacle may have.
+        await this.asAccountElseBinnacle(removal, (c) => c.delete(certSecret)).catch((err: unknown) => {
           if (!isForbidden(err)) throw err;
-          // Not the account's to delete: then it did not create it either; Binnacle may have.
-          await this.o.client.delete(certSecret).catch((again: unknown) => {
-            if (!isForbidden(again)) throw again;
-            s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
-          });
+          s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
         });
         await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       }
@@ -153,6 +147,16 @@ export class BundleDeploymentReconciler implements Reconciler {
    */
   private uninstaller(s: State): Applier {
     return new Applier({ client: this.removalClient(s), logger: s.logger });
+  }
+
+  /** `op` as the removing account; where that account is forbidden, as Binnacle itself. */
+  private async asAccountElseBinnacle<T>(removal: KubeClient | ServiceAccountFallbackClient, op: (c: KubeClient | ServiceAccountFallbackClient) => Promise<T>): Promise<T> {
+    try {
+      return await op(removal);
+    } catch (err) {
+      if (!isForbidden(err)) throw err;
+      return op(this.o.client);
+    }
   }
 
   /** Who removes (and reads the release records, Secrets, to decide what): the ServiceAccount while it exists, as above. */

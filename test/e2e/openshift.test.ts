@@ -19,7 +19,7 @@ import { startManager, type RunningManager } from '../../src/controllers/manager
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { eventually, uniqueName } from './env.js';
+import { adminInstaller, eventually, uniqueName } from './env.js';
 import { CORPUS } from './operators.js';
 
 const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
@@ -44,15 +44,7 @@ after(async () => {
 });
 
 async function installer(ns: string): Promise<void> {
-  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
-  await client.apply({
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRoleBinding',
-    metadata: { name: `${ns}-installer` },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
-  });
+  await adminInstaller(client, ns);
 }
 
 describe('cluster up --openshift', () => {

@@ -20,7 +20,7 @@ import { publishPackages } from '../../src/catalog/publish.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 import { CORPUS } from './operators.js';
 
 const run = promisify(execFile);
@@ -157,15 +157,7 @@ describe('install-self', () => {
     });
     await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
     const ns = uniqueName('self-op');
-    await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
-    await client.apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: `${ns}-installer` },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-      subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
-    });
+    await adminInstaller(client, ns);
     const name = uniqueName('self-op');
     await client.apply({
       apiVersion: API_VERSION,
