@@ -15,7 +15,7 @@ import { checkCrdUpgrade } from './crd-safety.js';
 import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
 import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
-import { makeLenient } from './leniency.js';
+import { makeLenient, type LenientObjects } from './leniency.js';
 import { isOwnedBy, describeOwner, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf } from './phases.js';
 import { runHooks, type HookEvent } from './hooks.js';
@@ -122,7 +122,9 @@ export class Applier {
       );
     }
     const result = await this.applyObjects({ ...req, objects: lenient.objects });
-    return { ...result, droppedFields: lenient.dropped, skipped: lenient.skipped };
+    // A repair re-applies the recorded manifest, made lenient on its own: what it skipped or
+    // dropped is reported as well, or a no-change reconcile would say nothing was skipped.
+    return { ...result, droppedFields: [...lenient.dropped, ...(result.droppedFields ?? [])], skipped: [...lenient.skipped, ...(result.skipped ?? [])] };
   }
 
   /** `apply` of exactly these objects. */
@@ -141,16 +143,19 @@ export class Applier {
       // Same chart and values: re-apply what the deployed revision recorded, not this render,
       // so templates that are not deterministic (randAlphaNum, now, genCA) never loop.
       const stored = await this.storedObjects(latest, req);
-      return this.repair(req, latest, stored, await this.preflight(stored, req.owner, req.release, req.adopt === true));
+      const repaired = await this.repair(req, latest, stored.objects, await this.preflight(stored.objects, req.owner, req.release, req.adopt === true));
+      return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
     }
     // These exact inputs already failed and were rolled back: no retry loop until they change
     // (Flux's default remediation); the running revision is kept and repaired.
     const failedBefore = req.inputDigest === undefined || deployed === undefined ? undefined : history.find((r) => r.status === 'failed' && r.inputDigest === req.inputDigest && r.revision < deployed.revision);
     if (failedBefore !== undefined && deployed !== undefined) {
       const stored = await this.storedObjects(deployed, req);
-      const kept = await this.repair(req, deployed, stored, await this.preflight(stored, req.owner, req.release, req.adopt === true));
+      const kept = await this.repair(req, deployed, stored.objects, await this.preflight(stored.objects, req.owner, req.release, req.adopt === true));
       return {
         ...kept,
+        droppedFields: stored.dropped,
+        skipped: stored.skipped,
         status: kept.status === 'deployed' ? 'rolled-back' : kept.status,
         message: `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) and was rolled back; revision ${deployed.revision} keeps running until the chart or values change`,
       };
@@ -460,13 +465,13 @@ export class Applier {
    * What the deployed revision recorded, ready to apply again: its manifest's objects plus the
    * request's objects that are not in any manifest (a chart's crds/), made lenient the same way.
    */
-  private async storedObjects(rev: ReleaseRevision, req: ApplyRequest): Promise<KubeObject[]> {
+  private async storedObjects(rev: ReleaseRevision, req: ApplyRequest): Promise<LenientObjects> {
     const recorded = parseManifest(rev.manifest, `release ${rev.namespace}/${rev.name} revision ${rev.revision}`);
     const lenient = await makeLenient(recorded, { client: this.client, schemas: this.schemas });
     const prepared = withOwnerReference(await this.prepare(lenient.objects, req.owner, req.release), req);
     const inManifest = new Set(prepared.map(identityOf));
     const extra = (await this.prepare(req.objects, req.owner, req.release)).filter((o) => !inManifest.has(identityOf(o)) && o.kind === 'CustomResourceDefinition');
-    return [...prepared, ...extra];
+    return { objects: [...prepared, ...extra], skipped: lenient.skipped, dropped: lenient.dropped };
   }
 
   /** A pending revision left by a run that died is marked failed, as `helm` would need by hand. */

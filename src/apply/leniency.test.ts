@@ -140,3 +140,17 @@ test('a failed upgrade is not removed: it rolls back', async () => {
   assert.equal(res.removed, undefined);
   assert.ok(cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'ops' }) !== undefined);
 });
+
+test("a chart release re-applied from its record (same inputs, no render) still reports what it skips", async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unknownKinds.add('ServiceMonitor');
+  const manifest = [ns, dep(), monitor].map((o) => `---\n${JSON.stringify(o)}\n`).join('');
+  const content = { chart: { metadata: { name: 'op', version: '1.0.0', apiVersion: 'v2' }, lock: null, templates: [], values: {}, schema: null, files: [] }, manifest, hooks: [] };
+  const first = await applier.apply(req([ns, dep(), monitor], { content, inputDigest: 'sha256:inputs' }));
+  assert.equal(first.status, 'deployed', first.message);
+  assert.deepEqual(first.skipped?.map((s) => s.object.kind), ['ServiceMonitor']);
+  // What a reconcile with unchanged inputs sends: no objects, the applier re-applies the record.
+  const again = await applier.apply(req([], { content, inputDigest: 'sha256:inputs' }));
+  assert.equal(again.revision, 1);
+  assert.deepEqual(again.skipped?.map((s) => `${s.object.kind}/${s.object.name}`), ['ServiceMonitor/op-metrics']);
+});
