@@ -25,6 +25,16 @@ export async function clientFor(flags: KubeFlags): Promise<KubeClient> {
   return Client.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }));
 }
 
+/** Runs `fn` with a client for the cluster the flags name, and closes the client however `fn` ends. */
+export async function withCluster<T>(flags: KubeFlags, fn: (client: KubeClient) => Promise<T>): Promise<T> {
+  const client = await clientFor(flags);
+  try {
+    return await fn(client);
+  } finally {
+    client.close();
+  }
+}
+
 /** A client whose every write is a server-side dry run (for `plan`): it cannot change the cluster. */
 export async function dryRunClientFor(flags: KubeFlags): Promise<KubeClient> {
   const { dryRunClient } = await import('../kube/dry-run.js');

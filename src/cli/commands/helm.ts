@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
-import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { registerHelmBundleCommand } from './helm-bundle.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
@@ -89,14 +89,11 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
     .option('-n, --namespace <ns>', 'the release namespace', 'default')
     .action(async (release: string, flags: KubeFlags & { kind: string; namespace: string }) => {
       const { adoptRelease } = await import('../../helm/adopt.js');
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const kind = await parseKind(client, flags.kind);
         const res = await adoptRelease(client, { release: { name: release, namespace: flags.namespace }, kind });
         ctx.out(`release ${flags.namespace}/${release} (revision ${res.revision}, ${res.objects} objects) adopted by ${kind.kind} ${flags.namespace}/${res.cr.metadata.name ?? release}\n`);
-      } finally {
-        client.close();
-      }
+      });
     });
   registerHelmBundleCommand(helm, ctx);
 }

@@ -13,7 +13,7 @@ import { BinnacleError } from '../../util/errors.js';
 import { toJson, toTable, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { outputOption } from '../flags.js';
-import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
 export interface ReleaseHistory {
   bundleDeployment: string;
@@ -88,14 +88,11 @@ export function registerHistoryCommand(program: Command, ctx: CliContext): void 
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (name: string, flags: KubeFlags & { output: string }) => {
       const format = flags.output;
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const h = await extensionHistory(client, name);
         if (format === 'json') ctx.out(toJson(h));
         else if (format === 'yaml') ctx.out(toYaml(h));
         else ctx.out(historyTables(h));
-      } finally {
-        client.close();
-      }
+      });
     });
 }

@@ -15,7 +15,7 @@ import { BinnacleError, UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
 import { outputOption, parseDuration } from '../flags.js';
-import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
 interface InstallFlags extends KubeFlags {
   name?: string;
@@ -145,8 +145,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .action(async (pkg: string, flags: InstallFlags) => {
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const name = flags.name ?? pkg;
         const namespace = flags.namespace ?? pkg;
         const sa = flags.serviceAccount ?? `${name}-installer`;
@@ -195,9 +194,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           const ce = await waitForInstall(client, name, flags.timeout, ctx);
           await printInstalled(ctx, client, ce, flags.output);
         }
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(program.command('upgrade <name>'))
@@ -208,8 +205,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--wait', 'wait until installed')
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .action(async (name: string, flags: KubeFlags & { version?: string; channel?: string[]; policy?: string; wait?: boolean; timeout: number }) => {
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const catalog: Record<string, unknown> = {};
         if (flags.version !== undefined) catalog.version = flags.version === '' ? null : flags.version;
         if (flags.channel !== undefined) catalog.channels = flags.channel;
@@ -223,9 +219,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           const ce = await waitForInstall(client, name, flags.timeout, ctx);
           ctx.out(`installed ${ce.status?.install?.bundle.name ?? ''} (${ce.status?.install?.bundle.version ?? ''})\n`);
         }
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(program.command('uninstall <name>'))
@@ -233,8 +227,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--wait', 'wait until everything is gone')
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: number }) => {
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         await refuseIfPlatformOwned(client, name); // issue 12 §6: removed only through its PlatformOperator
         const existed = await client.delete(ceRef(name));
         if (!existed) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
@@ -247,17 +240,14 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           }
           ctx.err('• everything it installed is gone\n');
         }
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(program.command('status [name]'))
     .description('Show installed operators, or one in detail')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (name: string | undefined, flags: KubeFlags & { output: string }) => {
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const all = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items;
         const list = name === undefined ? all : [await client.get<ClusterExtension>(ceRef(name))];
         // Who needs what is recorded on the BundleDeployments: one view of the whole cluster.
@@ -292,9 +282,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           return;
         }
         printData(ctx, flags.output, { value: list.map((ce) => summary(ce, state)), headers: ['name', 'package', 'version', 'installed', 'progressing', 'dependencies', 'message'], rows });
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(program.command('rollback <name>'))
@@ -303,8 +291,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--wait', 'wait until installed')
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: number }) => {
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const ce = await client.get<ClusterExtension>(ceRef(name));
         const current = ce.status?.install?.bundle;
         if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
@@ -324,8 +311,6 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           const after = await waitForInstall(client, name, flags.timeout, ctx);
           ctx.out(`installed ${after.status?.install?.bundle.name ?? ''} (${after.status?.install?.bundle.version ?? ''})\n`);
         }
-      } finally {
-        client.close();
-      }
+      });
     });
 }

@@ -9,7 +9,7 @@ import { cacheDir } from '../../cluster/layout.js';
 import { BinnacleError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
 import { outputOption, parseDuration } from '../flags.js';
-import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
 interface RunFlags extends KubeFlags {
   namespace?: string;
@@ -51,8 +51,7 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
       const cache = join(cacheDir(), 'images');
       const input = await readBundleInput(bundle, { cacheDir: cache, client: oci });
       const baseCatalog = flags.indexImage === undefined ? undefined : await readIndexImage(flags.indexImage, { cacheDir: cache, client: oci });
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const r = await runBundle({
           client,
           input,
@@ -64,9 +63,7 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
           ...(baseCatalog === undefined ? {} : { baseCatalog }),
         });
         ctx.out(`installed ${r.bundle} (${input.packageName} ${r.version}) in namespace ${r.namespace}: ClusterExtension ${r.extension}, ClusterCatalog ${r.catalog}\nremove it with: binnacle cleanup ${input.packageName}\n`);
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(run.command('bundle-upgrade <bundle>'))
@@ -77,13 +74,10 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
       const timeout = flags.timeout;
       const { readBundleInput, runBundleUpgrade } = await import('../../devloop/index.js');
       const input = await readBundleInput(bundle, { cacheDir: join(cacheDir(), 'images'), client: await registryClient(ctx, flags.insecure) });
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const r = await runBundleUpgrade({ client, input, timeoutMs: timeout, progress });
         ctx.out(`upgraded ${input.packageName} from ${r.from} to ${r.version} (${r.bundle}) in namespace ${r.namespace}\n`);
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(program.command('cleanup <package>'))
@@ -94,15 +88,12 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
     .action(async (pkg: string, flags: CleanupFlags) => {
       const timeout = flags.timeout;
       const { describePlan, planCleanup, runCleanup } = await import('../../devloop/index.js');
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const plan = await planCleanup(client, pkg, { deleteCrds: flags.deleteCrds === true, deleteAll: flags.deleteAll === true });
         ctx.err(`${describePlan(plan).join('\n')}\n`);
         await runCleanup(client, plan, { timeoutMs: timeout, progress });
         ctx.out(`removed ${pkg}\n`);
-      } finally {
-        client.close();
-      }
+      });
     });
 }
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
 import { outputOption, parseDuration } from '../flags.js';
-import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
 interface SelfFlags extends KubeFlags {
   namespace: string;
@@ -21,15 +21,12 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: SelfFlags & { image?: string; timeout: number }) => {
       const { installSelf } = await self();
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const r = await installSelf(client, { namespace: flags.namespace, ...(flags.image === undefined ? {} : { image: flags.image }), timeoutMs: flags.timeout });
         if (r.repaired.length > 0) ctx.err(`• half-installed: re-created ${r.repaired.join(', ')}\n`);
         printData(ctx, flags.output, { value: r, headers: ['kind', 'name', 'namespace', 'state'], rows: r.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.note === undefined ? o.state : `${o.state} (${o.note})`]) });
         ctx.err(`• Binnacle ${r.image} installed in namespace ${r.namespace}; check it with \`binnacle status-self\`\n`);
-      } finally {
-        client.close();
-      }
+      });
     });
 
   program
@@ -52,8 +49,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: SelfFlags) => {
       const { statusSelf } = await self();
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const st = await statusSelf(client, { namespace: flags.namespace });
         printData(ctx, flags.output, { value: st, headers: ['kind', 'name', 'namespace', 'present'], rows: st.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.present ? 'yes' : 'no']) });
         if (flags.output === 'table') {
@@ -62,9 +58,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         if (st.state === 'not-installed') ctx.err('• Binnacle is not installed in this cluster: run `binnacle install-self`\n');
         if (st.state === 'partial') ctx.err(`• half-installed (missing ${st.missing.join(', ')}): run \`binnacle install-self\` to repair\n`);
         if (st.state !== 'installed') process.exitCode = 1;
-      } finally {
-        client.close();
-      }
+      });
     });
 
   addKubeFlags(program.command('uninstall-self'))
@@ -74,14 +68,11 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--timeout <duration>', 'with --force: how long the manager may take to uninstall the extensions (e.g. 120s, 5m)', parseDuration, 120_000)
     .action(async (flags: KubeFlags & { namespace: string; force?: boolean; timeout: number }) => {
       const { uninstallSelf } = await self();
-      const client = await clientFor(flags);
-      try {
+      await withCluster(flags, async (client) => {
         const r = await uninstallSelf(client, { namespace: flags.namespace, force: flags.force === true, timeoutMs: flags.timeout });
         for (const e of r.extensions) ctx.err(`• removed ${e}\n`);
         for (const o of r.orphaned) ctx.err(`• no manager finished ${o}: its finalizers were removed\n`);
         ctx.err(r.deleted.length === 0 ? '• Binnacle was not installed\n' : `• deleted ${r.deleted.length} objects\n`);
-      } finally {
-        client.close();
-      }
+      });
     });
 }
