@@ -9,6 +9,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { timeoutReason } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
+import { Credentials } from './credentials.js';
 import { parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 
 /** Binnacle's one field manager for server-side apply. */
@@ -63,7 +64,8 @@ export interface Impersonation {
 interface Transport {
   base: URL;
   agent: http.Agent;
-  headers: Record<string, string>;
+  /** Bearer headers, read again when they can change (token files, exec plugins). */
+  credentials: Credentials;
   /** Deadline of one request, response body included (a watch gets its own timeout plus this). */
   timeoutMs: number;
 }
@@ -151,8 +153,7 @@ export class KubeClient {
       if (err instanceof BinnacleError) throw err;
       throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": cannot use its credentials: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
-    const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(opts.headers ?? {})) if (typeof v === 'string') headers[k] = v;
+    const credentials = Credentials.fromKubeConfig(kc, opts);
     const agent =
       base.protocol === 'https:'
         ? new https.Agent({
@@ -165,7 +166,7 @@ export class KubeClient {
             servername: opts.servername,
           })
         : new http.Agent({ keepAlive: true, maxSockets: 32 });
-    return new KubeClient({ base, agent, headers, timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS }, new Map());
+    return new KubeClient({ base, agent, credentials, timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS }, new Map());
   }
 
   /** A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery. */
@@ -450,7 +451,24 @@ export class KubeClient {
     }
   }
 
-  private open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
+  /** A request; after a 401 with credentials that can change, read them again and send it once more (as client-go does). */
+  private async open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
+    const credentials = this.transport.credentials;
+    const res = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
+    if (res.statusCode !== 401 || !credentials.invalidate()) return res;
+    res.resume();
+    return this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
+  }
+
+  private async readCredentials(what: string): Promise<Record<string, string>> {
+    try {
+      return await this.transport.credentials.current();
+    } catch (err) {
+      throw new BinnacleError('KUBE_CREDENTIALS', `${what}: cannot read the kubeconfig user's credentials again: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  }
+
+  private openOnce(method: string, path: string, opts: RequestOptions, auth: Record<string, string>, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
     const fence = this.fence;
     let signal = callerSignal;
     if (limit !== undefined) signal = signal === undefined ? limit.signal : AbortSignal.any([signal, limit.signal]);
@@ -466,7 +484,7 @@ export class KubeClient {
     const url = new URL(this.transport.base.toString());
     url.pathname = (url.pathname.replace(/\/$/, '') + path).replace(/\/+/g, '/');
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, v);
-    const headers: Record<string, string | string[]> = { ...this.transport.headers, Accept: opts.accept ?? 'application/json', 'User-Agent': 'binnacle/0.1.0' };
+    const headers: Record<string, string | string[]> = { ...auth, Accept: opts.accept ?? 'application/json', 'User-Agent': 'binnacle/0.1.0' };
     if (this.impersonation !== undefined) {
       headers['Impersonate-User'] = this.impersonation.user;
       if (this.impersonation.groups !== undefined && this.impersonation.groups.length > 0) headers['Impersonate-Group'] = this.impersonation.groups;

@@ -4,7 +4,8 @@
  * $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT. `$BINNACLE_SERVICEACCOUNT_DIR` names another
  * folder with those files, so a process outside a Pod can run with exactly a Pod's identity
  * (the e2e proof that install-self's ClusterRole is enough). The token file is read again
- * when it changes: the kubelet rotates it.
+ * at most a minute after it was last read, and at once after a 401 (src/kube/credentials.ts):
+ * the kubelet rotates it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
@@ -46,10 +47,4 @@ export function loadInClusterConfig(): KubeConfig {
     if (ctx !== null) kc.contexts = [{ ...ctx, namespace: readFileSync(nsFile, 'utf8').trim() }];
   }
   return kc;
-}
-
-/** The token file of an in-cluster configuration, if that is what `kc` is. */
-export function tokenFileOf(kc: KubeConfig): string | undefined {
-  const provider = kc.getCurrentUser()?.authProvider as { name?: string; config?: { tokenFile?: unknown } } | undefined;
-  return provider?.name === 'tokenFile' && typeof provider.config?.tokenFile === 'string' ? provider.config.tokenFile : undefined;
 }
