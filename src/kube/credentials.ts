@@ -9,7 +9,7 @@
  */
 import type * as https from 'node:https';
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig, User } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 
 /** How long a refreshable credential is used before it is read again. */
 export const CREDENTIAL_MAX_AGE_MS = 60_000;
@@ -81,7 +81,8 @@ export class Credentials {
 
 /** The token file the current user names (`tokenFile`, or the `tokenFile` auth provider in-cluster configs use). */
 function tokenFileOf(kc: KubeConfig): string | undefined {
-  const user = kc.getCurrentUser();
+  // client-node's User type has no `tokenFile`, though kubeconfigs (and client-go) have it.
+  const user: { authProvider?: unknown; tokenFile?: unknown } | null = kc.getCurrentUser();
   const fromProvider = (user?.authProvider as { config?: { tokenFile?: unknown } } | undefined)?.config?.tokenFile;
   const file = fromProvider ?? user?.tokenFile;
   return typeof file === 'string' && file !== '' ? file : undefined;
