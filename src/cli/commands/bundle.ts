@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { DeploymentOverrides } from '../../bundle/index.js';
 import type { RegistryClient } from '../../oci/index.js';
-import { BinnacleError, InputError, ValidationResult, problemToString } from '../../util/errors.js';
+import { BinnacleError, InputError, UsageError, ValidationResult, problemToString } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { outputOption } from '../flags.js';
@@ -134,24 +134,43 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .command('generate')
     .description('Write a registry+v1 bundle (CSV + annotations) from CRDs, RBAC and a Deployment')
     .requiredOption('--input <dir>', 'directory of manifests: CRDs, RBAC, Deployment, optional base CSV and samples')
-    .requiredOption('--output-dir <dir>', 'bundle directory to write (manifests/, metadata/)')
+    .requiredOption('--output-dir <dir>', 'bundle directory to write (manifests/, metadata/); with --community, the repository root')
     .requiredOption('--package <name>', 'package name')
     .requiredOption('--version <semver>', 'bundle version')
     .requiredOption('--channels <list>', 'comma-separated channels')
     .option('--default-channel <name>', 'default channel (default: the first of --channels)')
-    .action(async (o: { input: string; outputDir: string; package: string; version: string; channels: string; defaultChannel?: string }) => {
-      const { generateBundle, validateBundleDir } = await lib();
+    .option('--community', "write the community-operators layout under --output-dir: operators/<package>/<version>/ and operators/<package>/ci.yaml; the community suite validates it")
+    .option('--update-graph <mode>', 'with --community: replaces-mode (follow spec.replaces) or semver-mode, for a new ci.yaml')
+    .option('--reviewer <github-user>', 'with --community: a reviewer for a new ci.yaml (repeatable)', collect)
+    .action(async (o: { input: string; outputDir: string; package: string; version: string; channels: string; defaultChannel?: string; community?: boolean; updateGraph?: string; reviewer?: string[] }) => {
+      const { generateBundle, validateBundleDir, parseSelectOptional } = await lib();
+      if (o.community !== true && (o.updateGraph !== undefined || o.reviewer !== undefined)) throw new UsageError('--update-graph and --reviewer go with --community');
+      let outputDir = o.outputDir;
+      if (o.community === true) {
+        const { prepareCommunityLayout, parseUpdateGraph } = await import('../../bundle/community-layout.js');
+        const layout = await prepareCommunityLayout({
+          repoRoot: o.outputDir,
+          packageName: o.package,
+          version: o.version,
+          ...(o.updateGraph === undefined ? {} : { updateGraph: parseUpdateGraph(o.updateGraph) }),
+          ...(o.reviewer === undefined ? {} : { reviewers: o.reviewer }),
+        });
+        outputDir = layout.bundleDir;
+        ctx.out(layout.ciWritten ? `wrote ${layout.ciYaml}\n` : `kept ${layout.ciYaml}\n`);
+        for (const n of layout.notes) ctx.err(`• ${n}\n`);
+      }
       const res = await generateBundle({
         inputDir: o.input,
-        outputDir: o.outputDir,
+        outputDir,
         packageName: o.package,
         version: o.version,
         channels: o.channels.split(',').map((c) => c.trim()).filter((c) => c !== ''),
         ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
       });
-      for (const f of res.files) ctx.out(`wrote ${join(o.outputDir, f)}\n`);
+      for (const f of res.files) ctx.out(`wrote ${join(outputDir, f)}\n`);
       for (const s of res.skipped) ctx.err(`• skipped ${s.file} (${s.kind} ${s.name}): ${s.reason}\n`);
-      const v = await validateBundleDir(o.outputDir);
+      // A community submission is held to the community suite, as their pipeline holds it.
+      const v = await validateBundleDir(outputDir, o.community === true ? { optional: parseSelectOptional(['suite=operatorframework']) } : {});
       for (const p of v.result.all()) ctx.err(`• ${problemToString(p)}\n`);
       if (!v.result.ok) throw new BinnacleError('BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
     });

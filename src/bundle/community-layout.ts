@@ -1,0 +1,78 @@
+/**
+ * The layout the community-operators repositories (k8s-operatorhub/community-operators,
+ * redhat-openshift-ecosystem/community-operators-prod) expect of a submission:
+ * `operators/<package>/<version>/{manifests,metadata}` and `operators/<package>/ci.yaml`, whose
+ * `updateGraph` says how the index builds the upgrade graph (`replaces-mode` follows each
+ * CSV's `spec.replaces`, `semver-mode` orders versions by semver) and whose `reviewers` may
+ * approve changes. Their pipeline accepts a ci.yaml change only as a pull request of its own, so
+ * an existing ci.yaml is never rewritten here: a different wish is reported instead.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
+import { UsageError } from '../util/errors.js';
+
+export const UPDATE_GRAPH_MODES = ['replaces-mode', 'semver-mode'] as const;
+export type UpdateGraphMode = (typeof UPDATE_GRAPH_MODES)[number];
+
+export interface CommunityOptions {
+  /** The repository's root (the folder that holds `operators/`). */
+  repoRoot: string;
+  packageName: string;
+  version: string;
+  updateGraph?: UpdateGraphMode;
+  /** GitHub user names. */
+  reviewers?: string[];
+}
+
+export interface CommunityLayout {
+  /** Where the bundle goes: `operators/<package>/<version>`. */
+  bundleDir: string;
+  ciYaml: string;
+  /** Whether ci.yaml was written now (false: an existing one was kept). */
+  ciWritten: boolean;
+  /** Differences between the kept ci.yaml and what was asked, for the user to send separately. */
+  notes: string[];
+}
+
+export function parseUpdateGraph(value: string): UpdateGraphMode {
+  if ((UPDATE_GRAPH_MODES as readonly string[]).includes(value)) return value as UpdateGraphMode;
+  throw new UsageError(`--update-graph ${JSON.stringify(value)}: expected ${UPDATE_GRAPH_MODES.join(' or ')}`);
+}
+
+const GITHUB_USER = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
+
+/** Prepares `operators/<package>/` and writes ci.yaml when there is none. The bundle is written by the caller into `bundleDir`. */
+export async function prepareCommunityLayout(opts: CommunityOptions): Promise<CommunityLayout> {
+  for (const r of opts.reviewers ?? []) {
+    if (!GITHUB_USER.test(r)) throw new UsageError(`--reviewer ${JSON.stringify(r)}: not a GitHub user name (letters, digits and single hyphens, at most 39)`);
+  }
+  if (opts.version.startsWith('v')) throw new UsageError(`--version ${opts.version}: the community layout names version folders without a "v" (${opts.version.slice(1)})`);
+  const packageDir = join(opts.repoRoot, 'operators', opts.packageName);
+  const bundleDir = join(packageDir, opts.version);
+  if (existsSync(bundleDir)) throw new UsageError(`${bundleDir} already exists: a published version is never rewritten; bump --version`);
+  await mkdir(packageDir, { recursive: true });
+  const ciYaml = join(packageDir, 'ci.yaml');
+  const wanted: { updateGraph: UpdateGraphMode; reviewers?: string[] } = { updateGraph: opts.updateGraph ?? 'replaces-mode' };
+  if (opts.reviewers !== undefined && opts.reviewers.length > 0) wanted.reviewers = opts.reviewers;
+  if (!existsSync(ciYaml)) {
+    await writeFile(ciYaml, `---\n# How the index builds the upgrade graph: replaces-mode follows each CSV's spec.replaces,\n# semver-mode orders versions by semver. Switching back from semver-mode is not easy.\n${stringify(wanted)}`);
+    return { bundleDir, ciYaml, ciWritten: true, notes: [] };
+  }
+  const notes: string[] = [];
+  let existing: unknown;
+  try {
+    existing = parse(await readFile(ciYaml, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`${ciYaml}: not YAML: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const current = (typeof existing === 'object' && existing !== null ? existing : {}) as { updateGraph?: unknown; reviewers?: unknown };
+  if (opts.updateGraph !== undefined && current.updateGraph !== opts.updateGraph) {
+    notes.push(`${ciYaml} has updateGraph ${JSON.stringify(current.updateGraph ?? 'replaces-mode')}, not ${opts.updateGraph}: change it in a pull request of its own`);
+  }
+  const have = Array.isArray(current.reviewers) ? current.reviewers.map(String) : [];
+  const missing = (opts.reviewers ?? []).filter((r) => !have.includes(r));
+  if (missing.length > 0) notes.push(`${ciYaml} does not list reviewer(s) ${missing.join(', ')}: add them in a pull request of its own`);
+  return { bundleDir, ciYaml, ciWritten: false, notes };
+}
