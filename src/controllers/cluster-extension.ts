@@ -18,7 +18,7 @@ import type { DeclarativeConfig } from '../catalog/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import { findCondition, type KubeObject } from '../kube/types.js';
+import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
 import { neededBundles, resolve, ResolutionError, type ChosenBundle, type ClusterFacts } from '../resolve/index.js';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { buildInstalledState, installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
@@ -321,10 +321,19 @@ export class ClusterExtensionReconciler implements Reconciler {
     const failed: string[] = [];
     for (const b of s.chosen) {
       const bd = this.deploymentOf(s, b.package);
-      const cond = findCondition(bd?.status?.conditions, 'Installed');
       const current = bd !== undefined && bd.status?.observedGeneration === bd.metadata.generation && bd.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION] === b.version;
-      if (current && cond?.status === 'True') continue;
-      if (current && cond?.status === 'False' && cond.reason !== 'RolledBack') failed.push(`${b.name}: ${cond.message}`);
+      // A condition speaks for this version only when it was set at the BundleDeployment's
+      // generation: Installed=True left from the version before (while the new one still fails
+      // to unpack, say) is not this version installed.
+      const now = (type: string): Condition | undefined => {
+        const c = findCondition(bd?.status?.conditions, type);
+        return current && c !== undefined && (c.observedGeneration === undefined || c.observedGeneration === bd?.metadata.generation) ? c : undefined;
+      };
+      const cond = now('Installed');
+      const progressing = now('Progressing');
+      if (cond?.status === 'True') continue;
+      if (cond?.status === 'False' && cond.reason !== 'RolledBack') failed.push(`${b.name}: ${cond.message}`);
+      else if (progressing?.status === 'True' && progressing.reason === 'Retrying') failed.push(`${b.name}: ${progressing.message}`);
       else waiting.push(b.name);
     }
     return { waiting, failed };
