@@ -179,11 +179,11 @@ describe('global flags are named the same on every command', () => {
   const program: Command = buildProgram(silentCtx().ctx);
   const leaves = leafCommands(program);
 
-  it('every command takes --kubeconfig, --context, -v/--verbose and --log-format', () => {
+  it('every command takes --kubeconfig, --context, -v/--verbose, --log-format and --request-timeout', () => {
     assert.ok(leaves.length > 30, `${leaves.length} commands`);
     for (const c of leaves) {
       const flags = new Map(c.options.map((o) => [o.long, o.short]));
-      for (const long of ['--kubeconfig', '--context', '--log-format']) assert.ok(flags.has(long), `${commandPath(c)} lacks ${long}`);
+      for (const long of ['--kubeconfig', '--context', '--log-format', '--request-timeout']) assert.ok(flags.has(long), `${commandPath(c)} lacks ${long}`);
       assert.equal(flags.get('--verbose'), '-v', `${commandPath(c)}: -v is --verbose`);
     }
   });
@@ -227,6 +227,7 @@ describe('flag values are checked with one line naming the flag and the accepted
     [['image', 'pull', 'r', '--dir', 'd', '--max-bytes', '-1'], /option '--max-bytes <n>' argument '-1' is invalid/],
     [['install', 'pkg', '--log-format', 'xml'], /option '--log-format <format>' argument 'xml' is invalid\. Expected one of: text, json\./],
     [['install', 'pkg', '--no-such-flag'], /unknown option '--no-such-flag'/],
+    [['status', '--request-timeout', 'soon'], /option '--request-timeout <duration>' argument 'soon' is invalid\. Expected a duration such as 30s or 2m .*or 0 for no deadline/],
     [['resolve', '--catalog', 'x', '--package', 'p', '--policy', 'Sometimes'], /--policy Sometimes: expected CatalogProvided or SelfCertified/],
   ];
   for (const [args, message] of cases) {
@@ -251,6 +252,30 @@ describe('flag values are checked with one line naming the flag and the accepted
     assert.equal(durationMs('120'), 120_000);
     assert.equal(durationMs('500ms'), 500);
     for (const bad of ['', 'abc', '-5', '5x', 's']) assert.equal(durationMs(bad), undefined, bad);
+  });
+});
+
+describe('--request-timeout', () => {
+  it('bounds each API request, as kubectl does, naming the server and the deadline', { timeout: 60_000 }, async () => {
+    // An API server that accepts the connection and never answers.
+    const held: import('node:http').ServerResponse[] = [];
+    const { createServer } = await import('node:http');
+    const server = createServer((_req, res) => held.push(res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as import('node:net').AddressInfo).port;
+    const dir = await mkdtemp(path.join(tmpdir(), 'binnacle-request-timeout-'));
+    const kubeconfig = path.join(dir, 'config');
+    await writeFile(kubeconfig, `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}", insecure-skip-tls-verify: true}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`);
+    try {
+      const r = await cli(['status', '--kubeconfig', kubeconfig, '--request-timeout', '300ms']);
+      assert.equal(r.code, 1, r.err);
+      assert.match(r.err, new RegExp(`no answer from the API server at 127\\.0\\.0\\.1:${port} within 300 ms`));
+    } finally {
+      for (const res of held) res.destroy();
+      server.closeAllConnections();
+      server.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -86,6 +86,16 @@ export interface GlobalFlags {
   /** -v: 1, -vv: 2, … */
   verbose?: number;
   logFormat?: 'text' | 'json';
+  /** Deadline of one API request in ms; 0: none (kubectl's --request-timeout). */
+  requestTimeout?: number;
+}
+
+/** kubectl's --request-timeout: a duration, or 0 for no deadline. */
+export function parseRequestTimeout(value: string): number {
+  if (value.trim() === '0') return 0;
+  const ms = durationMs(value);
+  if (ms === undefined || ms <= 0) throw new InvalidArgumentError('Expected a duration such as 30s or 2m (a bare number is seconds), or 0 for no deadline.');
+  return ms;
 }
 
 const countVerbosity = (_: string, previous: number | undefined): number => (previous ?? 0) + 1;
@@ -96,6 +106,7 @@ export function addGlobalFlags(c: Command): Command {
   if (!has('--kubeconfig')) c.option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, else ~/.kube/config, else in-cluster)');
   if (!has('--context')) c.option('--context <name>', 'kubeconfig context (default: its current context)');
   if (!has('--verbose')) c.option('-v, --verbose', 'log more (info; -vv debug, -vvv trace)', countVerbosity);
+  if (!has('--request-timeout')) c.option('--request-timeout <duration>', 'how long one API request may take (e.g. 30s, 2m; 0: no deadline; default 60s)', parseRequestTimeout);
   if (!has('--log-format')) c.addOption(new Option('--log-format <format>', 'log format on stderr: text | json').argParser(oneOf(['text', 'json'] as const)));
   return c;
 }

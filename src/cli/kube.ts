@@ -13,7 +13,12 @@ import { addGlobalFlags } from './flags.js';
 export interface KubeFlags {
   kubeconfig?: string;
   context?: string;
+  /** --request-timeout in ms; 0: no deadline. */
+  requestTimeout?: number;
 }
+
+/** The longest timer Node can set (about 24.8 days): "no deadline". */
+const NO_DEADLINE_MS = 2 ** 31 - 1;
 
 /** The cluster flags (with the other global flags); every command has them after registration anyway. */
 export function addKubeFlags(c: Command): Command {
@@ -22,7 +27,8 @@ export function addKubeFlags(c: Command): Command {
 
 export async function clientFor(flags: KubeFlags): Promise<KubeClient> {
   const [{ KubeClient: Client }, { loadKubeConfig }] = await Promise.all([import('../kube/client.js'), import('../kube/config.js')]);
-  return Client.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }));
+  const timeoutMs = flags.requestTimeout === 0 ? NO_DEADLINE_MS : flags.requestTimeout;
+  return Client.fromKubeConfig(loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context }), timeoutMs === undefined ? {} : { timeoutMs });
 }
 
 /** Runs `fn` with a client for the cluster the flags name, and closes the client however `fn` ends. */
