@@ -1,9 +1,13 @@
 /**
- * Crash safety: the manager is killed with SIGKILL at many points while it installs, upgrades
- * and uninstalls an operator, and restarted each time. Whatever the interleaving, it must
- * converge: the operator installed at the right version, every object the release records
- * present and labelled, nothing labelled that the release does not record (no orphans), no
- * revision left pending, and after uninstall nothing left at all.
+ * Crash safety: the manager is killed with SIGKILL at points chosen at random while it installs,
+ * upgrades, rolls back, follows a catalog update and uninstalls an operator, and restarted each
+ * time. Whatever the interleaving, it must converge: the operator installed at the right version,
+ * every object the release records present and labelled, nothing labelled that the release does
+ * not record (no orphans), no revision left pending, and after uninstall nothing left at all.
+ *
+ * The kill points come from BINNACLE_CRASH_SEED (printed; default a fixed seed, so CI runs the
+ * same points every time): replay a failure with the seed it printed. BINNACLE_CRASH_KILLS is
+ * the number per phase (default 2, five phases: 10 kills; 25 gives 125).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,19 +16,25 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseAllDocuments } from 'yaml';
 import { publishPackages } from '../../src/catalog/publish.js';
+import { freePort } from '../../src/cluster/ports.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
 import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
-import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';
+import { assertConsistent, assertRemoved, installedAt, KINDS, seededRandom, type ReleaseUnderTest } from './convergence.js';
 import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
-const KILLS_PER_PHASE = Number(process.env.BINNACLE_CRASH_KILLS ?? 6);
+const KILLS_PER_PHASE = Number(process.env.BINNACLE_CRASH_KILLS ?? 2);
+const SEED = Number(process.env.BINNACLE_CRASH_SEED ?? 20261123);
+/**
+ * Kill points fall this long after the manager says it is ready (its informers synced: its
+ * controllers at work), so they land in the work rather than in the process's start-up.
+ */
+const KILL_WINDOW_MS = 9_000;
 
 let client: KubeClient;
 let dataDir: string;
@@ -34,111 +44,107 @@ const name = uniqueName('crash');
 const ns = uniqueName('crash');
 const catalogName = uniqueName('crashcat');
 const bdName = bundleDeploymentName(name, 'poison-pill-operator');
+let release: ReleaseUnderTest;
+/** The catalog image the ClusterCatalog is moved to in the catalog-update phase. */
+let updatedCatalog = '';
 
-function startManager(): ChildProcess {
+function startManager(metricsPort = 0): ChildProcess {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager', '--kubeconfig', e2eKubeconfig(), '--data-dir', dataDir, '--metrics-bind-address', '127.0.0.1:0', '--catalog-bind-address', '127.0.0.1:0', '--health-timeout', '60'],
+    ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager', '--kubeconfig', e2eKubeconfig(), '--data-dir', dataDir, '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--health-timeout', '60'],
     { stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, BINNACLE_LOG_LEVEL: 'error' } },
   );
   proc = child;
   return child;
 }
 
+/** Waits until the manager on `port` answers /readyz; answers how long that took. */
+async function untilReady(child: ChildProcess, port: number): Promise<number> {
+  const start = Date.now();
+  await eventually(
+    'the manager ready',
+    async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the manager exited (${child.exitCode ?? child.signalCode ?? ''}) before it was ready`);
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+      return res?.status === 200 ? true : undefined;
+    },
+    120_000,
+    100,
+  );
+  return Date.now() - start;
+}
+
 async function killHard(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGKILL');
   await exited;
   kills++;
 }
 
-/** Kills the manager at spread-out moments while `phase` is under way, restarting it each time. */
-async function withCrashes(delaysMs: number[]): Promise<void> {
-  for (const delay of delaysMs) {
-    const child = startManager();
+const random = seededRandom(SEED);
+
+/**
+ * Kills the manager at `KILLS_PER_PHASE` random moments (after it is ready) while `phase` is
+ * under way, restarting it each time; then leaves one running.
+ */
+async function withCrashes(phase: string): Promise<void> {
+  const delays = Array.from({ length: KILLS_PER_PHASE }, () => Math.round(random() * KILL_WINDOW_MS));
+  const started = Date.now();
+  const startups: number[] = [];
+  for (const delay of delays) {
+    const port = await freePort();
+    const child = startManager(port);
+    startups.push(await untilReady(child, port));
     await sleep(delay);
     await killHard(child);
   }
   startManager();
+  process.stdout.write(`# crash seed ${SEED}, ${phase}: ${delays.length} kills at [${delays.join(', ')}] ms after ready (start-up took [${startups.join(', ')}] ms; ${Date.now() - started} ms in all)\n`);
 }
 
-async function extension(): Promise<ClusterExtension | undefined> {
-  return client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+/** How long the last manager took to converge, printed. */
+async function converged(phase: string, wait: () => Promise<unknown>): Promise<void> {
+  const start = Date.now();
+  await wait();
+  process.stdout.write(`# crash seed ${SEED}, ${phase}: converged ${Date.now() - start} ms after the last restart\n`);
 }
 
-async function installedAt(version: string): Promise<void> {
-  await eventually(
-    `${name} installed at ${version}`,
-    async () => {
-      const ce = await extension();
-      const ok =
-        ce?.status?.observedGeneration === ce?.metadata.generation &&
-        findCondition(ce?.status?.conditions, 'Installed')?.status === 'True' &&
-        findCondition(ce?.status?.conditions, 'Progressing')?.status === 'False' &&
-        ce?.status?.install?.bundle.version === version;
-      return ok ? true : undefined;
-    },
-    240_000,
-    500,
-  );
+async function stopManager(): Promise<void> {
+  if (proc !== undefined) await killHard(proc);
 }
 
-const KINDS: [string, string, boolean][] = [
-  ['apps/v1', 'Deployment', true],
-  ['v1', 'ServiceAccount', true],
-  ['v1', 'Service', true],
-  ['v1', 'ConfigMap', true],
-  ['rbac.authorization.k8s.io/v1', 'Role', true],
-  ['rbac.authorization.k8s.io/v1', 'RoleBinding', true],
-  ['rbac.authorization.k8s.io/v1', 'ClusterRole', false],
-  ['rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', false],
-  ['apiextensions.k8s.io/v1', 'CustomResourceDefinition', false],
-];
-
-/** `kind/namespace/name` of every live object labelled as this release's. */
-async function labelledObjects(): Promise<string[]> {
-  const out: string[] = [];
-  for (const [apiVersion, kind, namespaced] of KINDS) {
-    const list = await client.list(apiVersion, kind, { labelSelector: `binnacle.dev/owner-name=${bdName}`, ...(namespaced ? { namespace: ns } : {}) });
-    for (const o of list.items) out.push(`${kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`);
-  }
-  return out.sort();
-}
-
-/** The same for the objects the deployed revision's manifest records (of the kinds above). */
-async function recordedObjects(): Promise<{ objects: string[]; pending: number; deployed: number }> {
-  const history = await new ReleaseStore(client).history({ name: bdName, namespace: ns });
-  const deployed = history.filter((r) => r.status === 'deployed');
-  const pending = history.filter((r) => r.status.startsWith('pending')).length;
-  const current = deployed[deployed.length - 1];
-  const kinds = new Set(KINDS.map(([, k]) => k));
-  const objects = (current === undefined ? [] : parseAllDocuments(current.manifest).map((d) => d.toJS() as KubeObject | null))
-    .filter((o): o is KubeObject => o !== null && kinds.has(o.kind))
-    .map((o) => `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`)
-    .sort();
-  return { objects, pending, deployed: deployed.length };
-}
-
-async function assertConsistent(): Promise<void> {
-  const recorded = await recordedObjects();
-  assert.equal(recorded.pending, 0, 'no revision left pending');
-  assert.equal(recorded.deployed, 1, 'exactly one deployed revision');
-  assert.deepEqual(await labelledObjects(), recorded.objects, 'live objects are exactly what the release records');
+function catalogSource(version: string, policy?: 'SelfCertified'): Record<string, unknown> {
+  return { packageName: 'poison-pill-operator', version, ...(policy === undefined ? {} : { upgradeConstraintPolicy: policy }), selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } };
 }
 
 before(async () => {
   client = await e2eClient();
+  release = { client, extension: name, bundleDeployment: bdName, namespace: ns };
   // The manager installs the CRDs when it starts; the test writes a ClusterCatalog before that.
   await ensureCrds(client);
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-crash-'));
-  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName });
+  const pkg = join(CORPUS, 'poison-pill-operator');
+  const published = await publishPackages({ packages: [pkg], registry: e2eRegistry(), repository: catalogName });
+  // The same package with another description: a new catalog image for the catalog-update phase.
+  const updated = await publishPackages({
+    packages: [pkg],
+    registry: e2eRegistry(),
+    repository: catalogName,
+    catalogTag: `${e2eRegistry()}/${catalogName}/catalog:updated`,
+    transform: (cfg) => {
+      for (const p of cfg.packages) p.description = `${p.description ?? ''} (updated)`;
+    },
+  });
+  assert.notEqual(updated.catalog, published.catalog, 'the updated catalog is a different image');
+  updatedCatalog = updated.catalog;
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
   await adminInstaller(client, ns);
+  process.stdout.write(`# crash seed ${SEED} (BINNACLE_CRASH_SEED), ${KILLS_PER_PHASE} kills per phase (BINNACLE_CRASH_KILLS)\n`);
 });
 
 after(async () => {
-  if (proc !== undefined) await killHard(proc);
+  await stopManager();
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
   await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` });
   await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
@@ -146,39 +152,58 @@ after(async () => {
   await rm(dataDir, { recursive: true, force: true });
 });
 
-test('SIGKILLed during install, upgrade and uninstall, the manager always converges with nothing lost or orphaned', async () => {
-  const delays = Array.from({ length: KILLS_PER_PHASE }, (_, i) => 700 + i * 450);
-
+test('SIGKILLed at random points during install, upgrade, rollback, catalog update and uninstall, the manager always converges with nothing lost or orphaned', async () => {
+  const started = Date.now();
   // Install 0.0.6.
   await client.apply({
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',
     metadata: { name },
-    spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version: '0.0.6', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+    spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: catalogSource('0.0.6') } },
   });
-  await withCrashes(delays);
-  await installedAt('0.0.6');
-  await assertConsistent();
-  if (proc !== undefined) await killHard(proc);
+  await withCrashes('install');
+  await converged('install', () => installedAt(release, '0.0.6'));
+  await assertConsistent(release, '0.0.6');
+  await stopManager();
 
   // Upgrade to 0.1.0 along the catalog's edges.
   await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.1.0' } } } });
-  await withCrashes(delays);
-  await installedAt('0.1.0');
-  await assertConsistent();
-  if (proc !== undefined) await killHard(proc);
+  await withCrashes('upgrade');
+  await converged('upgrade', () => installedAt(release, '0.1.0'));
+  await assertConsistent(release, '0.1.0');
+  await stopManager();
+
+  // Roll back to 0.0.6 (no edge leads down: the user self-certifies it).
+  await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, { spec: { source: { catalog: { version: '0.0.6', upgradeConstraintPolicy: 'SelfCertified' } } } });
+  await withCrashes('rollback');
+  await converged('rollback', () => installedAt(release, '0.0.6'));
+  await assertConsistent(release, '0.0.6');
+  await stopManager();
+
+  // The catalog moves to a new image: the manager serves the new one and the extension stays.
+  await client.patch({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }, { spec: { source: { image: { ref: updatedCatalog } } } });
+  await withCrashes('catalog update');
+  await converged('catalog update', () =>
+    eventually(
+      'the ClusterCatalog serving the updated image',
+      async () => {
+        const cc = await client.find<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+        return cc?.status?.resolvedSource?.image.ref === updatedCatalog && findCondition(cc.status.conditions, 'Serving')?.status === 'True' ? true : undefined;
+      },
+      240_000,
+      500,
+    ),
+  );
+  await installedAt(release, '0.0.6');
+  await assertConsistent(release, '0.0.6');
+  await stopManager();
 
   // Uninstall.
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-  await withCrashes(delays.slice(0, 3));
-  await eventually('extension gone', async () => ((await extension()) === undefined ? true : undefined), 180_000, 500);
-  // Deletion is asynchronous (a CRD waits for its custom resources to go): wait for it to finish.
-  await eventually('every installed object deleted', async () => ((await labelledObjects()).length === 0 ? true : undefined), 120_000, 500).catch(async (err: unknown) => {
-    assert.deepEqual(await labelledObjects(), [], `nothing the release installed is left (${err instanceof Error ? err.message : String(err)})`);
-  });
-  const secrets = await client.list('v1', 'Secret', { namespace: ns, labelSelector: `owner=helm,name=${bdName}` });
-  assert.deepEqual(secrets.items.map((s) => s.metadata.name), [], 'no release records left');
-  assert.ok(kills >= KILLS_PER_PHASE * 2 + 3, `the manager was killed ${kills} times`);
+  await withCrashes('uninstall');
+  await converged('uninstall', () => assertRemoved(release));
+  assert.ok(kills >= KILLS_PER_PHASE * 5, `the manager was killed ${kills} times`);
+  process.stdout.write(`# crash seed ${SEED}: ${kills} kill points in 5 phases, all converged, in ${Math.round((Date.now() - started) / 1000)} s\n`);
 });
 
 test('a first install killed before it recorded status.revision is still removed when its extension is deleted', async () => {
