@@ -130,7 +130,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       watchNamespace: str(),
       watchNamespaces: arr(str(), { description: 'Several watched namespaces (MultiNamespace install mode).' }),
       config: freeform('Deployment overrides: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations.'),
-      serviceAccount: obj({ name: str() }, ['name']),
+      serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
       adoptExisting: bool(),
       autoRollback: bool(),
       keepFailedInstall: bool('Keep a failed first install for debugging instead of removing it (as helm install --atomic does).'),
@@ -171,7 +171,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
   spec: obj(
     {
       namespace: str('Install namespace.'),
-      serviceAccount: obj({ name: str('ServiceAccount in the install namespace whose permissions the install uses.') }, ['name']),
+      serviceAccount: obj({ name: str('ServiceAccount whose permissions the install uses.'), namespace: str('Namespace of the ServiceAccount (default: the install namespace).') }, ['name']),
       source: obj(
         {
           sourceType: str(undefined, { enum: ['Catalog'] }),

@@ -59,8 +59,8 @@ export interface BundleDeploymentSpec {
   watchNamespaces?: string[];
   /** Deployment overrides (env, resources, tolerations, …), as OLM's Subscription config. */
   config?: Record<string, unknown>;
-  /** The ServiceAccount (in installNamespace) whose permissions the install uses. */
-  serviceAccount?: { name: string };
+  /** The ServiceAccount whose permissions the install uses; in installNamespace unless `namespace` names another. */
+  serviceAccount?: { name: string; namespace?: string };
   /** Take over objects that exist but belong to no one (or someone else). */
   adoptExisting?: boolean;
   /** Roll back a failed upgrade to the last good revision (default true). */
@@ -112,7 +112,8 @@ export type UpgradeConstraintPolicy = 'CatalogProvided' | 'SelfCertified';
 export interface ClusterExtensionSpec {
   /** Install namespace. */
   namespace: string;
-  serviceAccount: { name: string };
+  /** In the install namespace unless `namespace` names another (a PlatformOperator's shared installer). */
+  serviceAccount: { name: string; namespace?: string };
   source: {
     sourceType: 'Catalog';
     catalog: {

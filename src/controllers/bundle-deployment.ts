@@ -92,8 +92,8 @@ export class BundleDeploymentReconciler implements Reconciler {
 
   /** The client that installs: the ServiceAccount's identity when one is named. */
   private installClient(bd: BundleDeployment): KubeClient {
-    const sa = bd.spec.serviceAccount;
-    return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor({ namespace: bd.spec.installNamespace, name: sa.name }));
+    const sa = installerOf(bd);
+    return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor(sa));
   }
 
   private applierFor(bd: BundleDeployment, logger: Logger): Applier {
@@ -161,8 +161,8 @@ export class BundleDeploymentReconciler implements Reconciler {
 
   /** Who removes (and reads the release records, Secrets, to decide what): the ServiceAccount while it exists, as above. */
   private removalClient(s: State): KubeClient | ServiceAccountFallbackClient {
-    const sa = s.bd.spec.serviceAccount;
-    return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name });
+    const sa = installerOf(s.bd);
+    return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, sa);
   }
 
   private async validate(s: State): Promise<StepOutcome> {
@@ -233,15 +233,15 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   private async preflight(s: State): Promise<StepOutcome> {
-    const sa = s.bd.spec.serviceAccount;
+    const sa = installerOf(s.bd);
     const objects = s.rendered?.objects ?? [];
     if (sa === undefined) return CONTINUE;
     let missing;
     try {
-      missing = await missingPermissions(this.o.client, { namespace: s.bd.spec.installNamespace, name: sa.name }, objects, s.bd.spec.installNamespace);
+      missing = await missingPermissions(this.o.client, sa, objects, s.bd.spec.installNamespace);
     } catch (err) {
       // Fails closed: a permission check that could not be made is not a permission granted.
-      const message = `cannot check the permissions of service account ${s.bd.spec.installNamespace}/${sa.name}; waiting: ${errorMessage(err)}`;
+      const message = `cannot check the permissions of service account ${sa.namespace}/${sa.name}; waiting: ${errorMessage(err)}`;
       s.conditions.set('Progressing', true, 'Retrying', message);
       await this.writeStatus(s, this.unpackedStatus(s));
       throw err; // requeued with backoff
@@ -249,7 +249,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     if (missing.length === 0) return CONTINUE;
     const shown = missing.slice(0, 20).map(describeMissing);
     const more = missing.length > 20 ? ` and ${missing.length - 20} more` : '';
-    const message = `service account ${s.bd.spec.installNamespace}/${sa.name} lacks permissions: ${shown.join('; ')}${more}`;
+    const message = `service account ${sa.namespace}/${sa.name} lacks permissions: ${shown.join('; ')}${more}`;
     s.conditions.set('Installed', false, 'InsufficientPermissions', message);
     s.conditions.set('Progressing', true, 'Retrying', message);
     await this.writeStatus(s, this.unpackedStatus(s));
@@ -321,3 +321,9 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 }
 
+/** The ServiceAccount that installs, if one is named: in its own namespace, else the install namespace. */
+export function installerOf(bd: BundleDeployment): { namespace: string; name: string } | undefined {
+  const sa = bd.spec.serviceAccount;
+  if (sa === undefined) return undefined;
+  return { namespace: sa.namespace !== undefined && sa.namespace !== '' ? sa.namespace : bd.spec.installNamespace, name: sa.name };
+}

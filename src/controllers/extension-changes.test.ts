@@ -201,3 +201,19 @@ test('a catalog bundle kept in ConfigMaps (configmaps:// image) becomes a config
   const next = c.resolve(ext, [{ ...chosen('dev-op', '1.1.0'), image: 'reg/dev-op:1.1.0' }]);
   assert.deepEqual(next.apply[0]?.spec.source, { type: 'image', image: { ref: 'reg/dev-op:1.1.0' } });
 });
+
+test("a ServiceAccount in another namespace (a PlatformOperator's shared installer) is carried to every BundleDeployment; installerOf reads it", async () => {
+  const { installerOf } = await import('./bundle-deployment.js');
+  const c = ce('web', 'web', 'apps', { serviceAccount: { name: 'installer', namespace: 'platform' } });
+  const changes = new Cluster().add(c).resolve(c, [chosen('web', '1.0.0'), chosen('db', '2.0.0', { installed: false })]);
+  assert.ok(changes.apply.length >= 1);
+  for (const bd of changes.apply) {
+    assert.deepEqual(bd.spec.serviceAccount, { name: 'installer', namespace: 'platform' });
+    assert.deepEqual(installerOf(bd), { namespace: 'platform', name: 'installer' });
+  }
+  // Without a namespace, the install namespace.
+  const plain = ce('api', 'api', 'apis');
+  const [bd] = new Cluster().add(plain).resolve(plain, [chosen('api', '1.0.0')]).apply;
+  assert.ok(bd !== undefined);
+  assert.deepEqual(installerOf(bd), { namespace: 'apis', name: 'installer' });
+});

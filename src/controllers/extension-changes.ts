@@ -152,7 +152,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
     source: sourceForImage(image ?? ''),
     format: 'registry+v1',
     installNamespace: ce.spec.namespace,
-    serviceAccount: { name: ce.spec.serviceAccount.name },
+    serviceAccount: { name: ce.spec.serviceAccount.name, ...(ce.spec.serviceAccount.namespace === undefined ? {} : { namespace: ce.spec.serviceAccount.namespace }) },
     releaseName: name,
   };
   if (isMain && install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;

@@ -89,7 +89,7 @@ describe('PlatformOperatorReconciler', () => {
     const ce = api.find('ClusterExtension', platformExtensionName('core', 'a')) as ClusterExtension | undefined;
     assert.deepEqual(ce?.metadata.labels, { 'binnacle.dev/owner-kind': 'PlatformOperator', 'binnacle.dev/owner-name': 'core' });
     assert.deepEqual(ce?.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.controller]), [['PlatformOperator', 'core', true]]);
-    assert.deepEqual(ce?.spec, { namespace: 'ops', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'a' } } });
+    assert.deepEqual(ce?.spec, { namespace: 'ops', serviceAccount: { name: 'installer', namespace: 'ops' }, source: { sourceType: 'Catalog', catalog: { packageName: 'a' } } });
     assert.deepEqual(status(api)?.packages?.map((p) => [p.name, p.reason]), [['a', 'Installing'], ['b', 'Installing']]);
     assert.equal(status(api)?.conditions?.find((c) => c.type === 'Available')?.status, 'False');
   });

@@ -130,7 +130,8 @@ export class PlatformOperatorReconciler implements Reconciler {
             labels: { [LABEL_OWNER_KIND]: PLATFORM_OWNER_KIND, [LABEL_OWNER_NAME]: s.name },
             ownerReferences: [{ apiVersion: API_VERSION, kind: PLATFORM_OWNER_KIND, name: s.name, uid: s.po.metadata.uid ?? '', controller: true, blockOwnerDeletion: true }],
           },
-          spec: { namespace: p.namespace ?? sa.namespace, serviceAccount: { name: sa.name }, source: { sourceType: 'Catalog', catalog } },
+          // The ServiceAccount stays in its own namespace wherever the package is installed.
+          spec: { namespace: p.namespace ?? sa.namespace, serviceAccount: { name: sa.name, namespace: sa.namespace }, source: { sourceType: 'Catalog', catalog } },
         },
         { force: true },
       );

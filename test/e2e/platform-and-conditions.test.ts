@@ -188,7 +188,9 @@ describe('PlatformOperators are the cluster’s must-haves', () => {
       return (live.status as { conditions?: Condition[] } | undefined)?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') === true ? true : undefined;
     });
     await serviceAccount(client, cleanup, nsA, 'installer', true);
-    await serviceAccount(client, cleanup, nsB, 'installer', true);
+    // nsB has no installer of its own: the PlatformOperator's ServiceAccount, in nsA, installs there too.
+    await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: nsB } });
+    cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: nsB }));
     await client.apply({
       apiVersion: API_VERSION,
       kind: 'PlatformOperator',
