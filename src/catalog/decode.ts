@@ -1,6 +1,12 @@
 /**
  * Checks one parsed FBC document (unknown JSON) against its schema and turns it into a typed
  * record. Every wrong field is reported (not just the first), each with its field path.
+ *
+ * Field matching is opm's (operator-registry declcfg, Go's encoding/json): a key matches a field
+ * exactly or case-insensitively (`DefaultChannel` is `defaultChannel`; the last matching key
+ * wins), unknown keys are ignored, `null` is the zero value (an absent string, an empty list, a
+ * `{}` list element), and at the top level `schema`, `package` and `name` must be strings and may
+ * not be given twice in different cases.
  */
 import {
   SCHEMA_BUNDLE,
@@ -56,6 +62,37 @@ export function sortKeysDeep(v: unknown): unknown {
   return out;
 }
 
+/**
+ * The fields of `o` that match `fields`, under their canonical names: exact or case-insensitive
+ * matches, the last one winning, as Go's encoding/json decodes into a struct.
+ */
+export function goFields(o: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const byLower = new Map(fields.map((f) => [f.toLowerCase(), f]));
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    const f = fields.includes(k) ? k : byLower.get(k.toLowerCase());
+    if (f !== undefined) out[f] = v;
+  }
+  return out;
+}
+
+/** `null` as a struct element decodes to the zero struct in Go. */
+function asStruct(v: unknown): unknown {
+  return v === null ? {} : v;
+}
+
+/**
+ * Go's base64.StdEncoding (how opm decodes icon data and bundle objects): padded, CR and LF
+ * skipped. Undefined when valid, else where it breaks, in Go's wording.
+ */
+export function base64Problem(data: string): string | undefined {
+  const s = data.replace(/[\r\n]/g, '');
+  const bad = /[^A-Za-z0-9+/=]|=[^=]|=={2,}/.exec(s);
+  if (bad !== null) return `illegal base64 data at input byte ${bad.index}`;
+  if (s.length % 4 !== 0) return `illegal base64 data at input byte ${s.length - (s.length % 4)}`;
+  return undefined;
+}
+
 function typeName(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'a list';
@@ -109,33 +146,42 @@ class Reader {
     return v as unknown[];
   }
 
+  /**
+   * Properties as opm reads them: `type` a string (absent is ""), `value` any JSON; a missing
+   * `value` is kept as undefined (only bundle properties must have one: the model checks them).
+   */
   properties(obj: Record<string, unknown>, path: string): Property[] | undefined {
     const items = this.list(obj, 'properties', path);
     if (items === undefined) return undefined;
     const out: Property[] = [];
-    items.forEach((item, i) => {
+    items.forEach((raw, i) => {
       const p = `${path}[${i}]`;
+      const item = asStruct(raw);
       if (!isRecord(item)) {
         this.fail(p, `expected an object, got ${typeName(item)}`);
         return;
       }
-      const type = this.str(item, 'type', `${p}.type`, true);
-      if (item.value === undefined) this.fail(`${p}.value`, 'required field is missing');
-      if (type !== undefined) out.push({ type, value: sortKeysDeep(item.value) });
+      const f = goFields(item, ['type', 'value']);
+      const type = this.str(f, 'type', `${p}.type`, false);
+      if (type === undefined && f.type !== undefined && f.type !== null) return;
+      out.push({ type: type ?? '', value: sortKeysDeep(f.value) });
     });
     return out;
   }
 }
 
-export function describeRecord(blob: Record<string, unknown>): string {
+export function describeRecord(doc: Record<string, unknown>): string {
+  const blob = goFields(doc, ['schema', 'name', 'package']);
   const schema = typeof blob.schema === 'string' ? blob.schema : '(no schema)';
   const name = typeof blob.name === 'string' ? ` "${blob.name}"` : '';
   const pkg = typeof blob.package === 'string' ? ` of package "${blob.package}"` : '';
   return `${schema}${name}${pkg}`;
 }
 
-function decodePackage(r: Reader, o: Record<string, unknown>): Package {
-  const pkg: Package = { schema: SCHEMA_PACKAGE, name: r.str(o, 'name', 'name', true) ?? '' };
+function decodePackage(r: Reader, blob: Record<string, unknown>): Package {
+  const o = goFields(blob, ['name', 'defaultChannel', 'icon', 'description', 'properties']);
+  // A missing name, package or channel name is the model's problem (validate reports it by name).
+  const pkg: Package = { schema: SCHEMA_PACKAGE, name: r.str(o, 'name', 'name', false) ?? '' };
   const dc = r.str(o, 'defaultChannel', 'defaultChannel', false);
   if (dc !== undefined) pkg.defaultChannel = dc;
   const desc = r.str(o, 'description', 'description', false);
@@ -143,10 +189,14 @@ function decodePackage(r: Reader, o: Record<string, unknown>): Package {
   if (o.icon !== undefined && o.icon !== null) {
     if (!isRecord(o.icon)) r.fail('icon', `expected an object, got ${typeName(o.icon)}`);
     else {
+      const f = goFields(o.icon, ['base64data', 'mediatype']);
+      const data = r.str(f, 'base64data', 'icon.base64data', false) ?? '';
+      const bad = base64Problem(data);
+      if (bad !== undefined) r.fail('icon.base64data', `${bad} (the icon data must be standard, padded base64)`);
       const icon: Icon = {
         // opm decodes the data and encodes it again: line breaks (which Go's decoder skips) vanish.
-        base64data: (r.str(o.icon, 'base64data', 'icon.base64data', false) ?? '').replace(/[\r\n]/g, ''),
-        mediatype: r.str(o.icon, 'mediatype', 'icon.mediatype', false) ?? '',
+        base64data: data.replace(/[\r\n]/g, ''),
+        mediatype: r.str(f, 'mediatype', 'icon.mediatype', false) ?? '',
       };
       pkg.icon = icon;
     }
@@ -156,23 +206,27 @@ function decodePackage(r: Reader, o: Record<string, unknown>): Package {
   return pkg;
 }
 
-function decodeChannel(r: Reader, o: Record<string, unknown>): Channel {
+function decodeChannel(r: Reader, blob: Record<string, unknown>): Channel {
+  const o = goFields(blob, ['name', 'package', 'entries', 'properties']);
   const ch: Channel = {
     schema: SCHEMA_CHANNEL,
-    package: r.str(o, 'package', 'package', true) ?? '',
-    name: r.str(o, 'name', 'name', true) ?? '',
+    package: r.str(o, 'package', 'package', false) ?? '',
+    name: r.str(o, 'name', 'name', false) ?? '',
     entries: [],
   };
   const entries = r.list(o, 'entries', 'entries') ?? [];
-  entries.forEach((e, i) => {
+  entries.forEach((raw, i) => {
     const p = `entries[${i}]`;
-    if (!isRecord(e)) {
-      r.fail(p, `expected an object, got ${typeName(e)}`);
+    const x = asStruct(raw);
+    if (!isRecord(x)) {
+      r.fail(p, `expected an object, got ${typeName(x)}`);
       return;
     }
-    const name = r.str(e, 'name', `${p}.name`, true);
-    if (name === undefined) return;
-    const entry: ChannelEntry = { name };
+    const e = goFields(x, ['name', 'replaces', 'skips', 'skipRange']);
+    // An entry without a name is kept as "": the model reports it has no olm.bundle, as opm does.
+    const name = r.str(e, 'name', `${p}.name`, false);
+    if (name === undefined && e.name !== undefined && e.name !== null) return;
+    const entry: ChannelEntry = { name: name ?? '' };
     const replaces = r.str(e, 'replaces', `${p}.replaces`, false);
     if (replaces !== undefined && replaces !== '') entry.replaces = replaces;
     const skips = r.strList(e, 'skips', `${p}.skips`);
@@ -186,7 +240,8 @@ function decodeChannel(r: Reader, o: Record<string, unknown>): Channel {
   return ch;
 }
 
-function decodeBundle(r: Reader, o: Record<string, unknown>): Bundle {
+function decodeBundle(r: Reader, blob: Record<string, unknown>): Bundle {
+  const o = goFields(blob, ['name', 'package', 'image', 'properties', 'relatedImages']);
   const b: Bundle = {
     schema: SCHEMA_BUNDLE,
     package: r.str(o, 'package', 'package', false) ?? '',
@@ -197,39 +252,50 @@ function decodeBundle(r: Reader, o: Record<string, unknown>): Bundle {
   const rel = r.list(o, 'relatedImages', 'relatedImages');
   if (rel !== undefined) {
     const out: RelatedImage[] = [];
-    rel.forEach((x, i) => {
+    rel.forEach((raw, i) => {
       const p = `relatedImages[${i}]`;
-      if (!isRecord(x)) {
-        r.fail(p, `expected an object, got ${typeName(x)}`);
+      const y = asStruct(raw);
+      if (!isRecord(y)) {
+        r.fail(p, `expected an object, got ${typeName(y)}`);
         return;
       }
-      const image = r.str(x, 'image', `${p}.image`, true);
-      if (image !== undefined) out.push({ name: r.str(x, 'name', `${p}.name`, false) ?? '', image });
+      // opm does not require the image (some catalogs carry [name, value] pairs): validate.ts warns.
+      const x = goFields(y, ['name', 'image']);
+      out.push({ name: r.str(x, 'name', `${p}.name`, false) ?? '', image: r.str(x, 'image', `${p}.image`, false) ?? '' });
     });
     b.relatedImages = out;
   }
   return b;
 }
 
-function decodeDeprecation(r: Reader, o: Record<string, unknown>): Deprecation {
-  const d: Deprecation = { schema: SCHEMA_DEPRECATIONS, package: r.str(o, 'package', 'package', true) ?? '', entries: [] };
+function decodeDeprecation(r: Reader, blob: Record<string, unknown>): Deprecation {
+  const o = goFields(blob, ['package', 'entries']);
+  const d: Deprecation = { schema: SCHEMA_DEPRECATIONS, package: r.str(o, 'package', 'package', false) ?? '', entries: [] };
   const entries = r.list(o, 'entries', 'entries') ?? [];
-  entries.forEach((e, i) => {
+  entries.forEach((raw, i) => {
     const p = `entries[${i}]`;
-    if (!isRecord(e)) {
-      r.fail(p, `expected an object, got ${typeName(e)}`);
+    const x = asStruct(raw);
+    if (!isRecord(x)) {
+      r.fail(p, `expected an object, got ${typeName(x)}`);
       return;
     }
-    const message = r.str(e, 'message', `${p}.message`, true) ?? '';
-    if (!isRecord(e.reference)) {
-      r.fail(`${p}.reference`, e.reference === undefined ? 'required field is missing' : `expected an object, got ${typeName(e.reference)}`);
+    const e = goFields(x, ['reference', 'message']);
+    // An empty or missing message is the model's "message must be set", once the reference resolves.
+    const message = r.str(e, 'message', `${p}.message`, false) ?? '';
+    const ref = asStruct(e.reference ?? null);
+    if (!isRecord(ref)) {
+      r.fail(`${p}.reference`, `expected an object, got ${typeName(ref)}`);
       return;
     }
-    const schema = r.str(e.reference, 'schema', `${p}.reference.schema`, true);
-    const name = r.str(e.reference, 'name', `${p}.reference.name`, false);
-    if (schema === undefined) return;
+    const rf = goFields(ref, ['schema', 'name']);
+    const schema = r.str(rf, 'schema', `${p}.reference.schema`, false);
+    const name = r.str(rf, 'name', `${p}.reference.name`, false);
+    if (schema === undefined || schema === '') {
+      if (rf.schema === undefined || rf.schema === null || schema === '') r.fail(`${p}.reference.schema`, 'schema must be set for a deprecation entry');
+      return;
+    }
     if (schema !== SCHEMA_PACKAGE && schema !== SCHEMA_CHANNEL && schema !== SCHEMA_BUNDLE) {
-      r.fail(`${p}.reference.schema`, `expected one of ${SCHEMA_PACKAGE}, ${SCHEMA_CHANNEL}, ${SCHEMA_BUNDLE}, got "${schema}"`);
+      r.fail(`${p}.reference.schema`, `cannot deprecate object of schema "${schema}": object schema unknown (expected ${SCHEMA_PACKAGE}, ${SCHEMA_CHANNEL} or ${SCHEMA_BUNDLE})`);
       return;
     }
     const entry: DeprecationEntry = { reference: name === undefined || name === '' ? { schema } : { schema, name }, message };
@@ -238,16 +304,40 @@ function decodeDeprecation(r: Reader, o: Record<string, unknown>): Deprecation {
   return d;
 }
 
+/**
+ * The top-level `schema`, `package` and `name` of any record, as opm's Meta reads them: keys
+ * compared case-insensitively, two keys of one name in different cases refused, values strings.
+ */
+function metaKeys(r: Reader, doc: Record<string, unknown>): { schema?: string; package?: string; name?: string } {
+  const byFold = new Map<string, string[]>();
+  for (const k of Object.keys(doc)) byFold.set(k.toLowerCase(), [...(byFold.get(k.toLowerCase()) ?? []), k]);
+  for (const [fold, keys] of byFold) if (keys.length > 1) r.fail(fold, `duplicate keys for key "${fold}": [${[...keys].sort().join(' ')}]`);
+  const out: { schema?: string; package?: string; name?: string } = {};
+  for (const key of ['schema', 'package', 'name'] as const) {
+    const k = byFold.get(key)?.[0];
+    if (k === undefined) continue;
+    const v = doc[k];
+    if (typeof v === 'string') out[key] = v;
+    else r.fail(k, `expected value for key "${k}" to be a string, got ${typeName(v)}`);
+  }
+  return out;
+}
+
 /** Decodes one document; problems name fields relative to the document. */
 export function decodeDocument(doc: unknown): DecodeResult {
   const r = new Reader();
   if (!isRecord(doc)) {
-    r.fail('', `expected an object with a "schema" field, got ${typeName(doc)}`);
+    r.fail('', doc === null ? 'the document is empty: object is missing root schema field' : `expected an object with a "schema" field, got ${typeName(doc)}`);
     return { decoded: undefined, subject: 'document', problems: r.problems };
   }
   const subject = describeRecord(doc);
-  const schema = r.str(doc, 'schema', 'schema', true);
-  if (schema === undefined) return { decoded: undefined, subject, problems: r.problems };
+  const meta = metaKeys(r, doc);
+  if (r.problems.length > 0) return { decoded: undefined, subject, problems: r.problems };
+  const schema = meta.schema;
+  if (schema === undefined || schema === '') {
+    r.fail('schema', "object is missing root schema field");
+    return { decoded: undefined, subject, problems: r.problems };
+  }
   let decoded: Decoded;
   switch (schema) {
     case SCHEMA_PACKAGE:
@@ -264,10 +354,10 @@ export function decodeDocument(doc: unknown): DecodeResult {
       break;
     default: {
       // Unknown schemas pass through untouched; only package/name are lifted out for indexing.
-      const meta: Meta = { schema, blob: sortKeysDeep(doc) as Record<string, unknown> };
-      if (typeof doc.package === 'string') meta.package = doc.package;
-      if (typeof doc.name === 'string') meta.name = doc.name;
-      decoded = { kind: 'other', value: meta };
+      const other: Meta = { schema, blob: sortKeysDeep(doc) as Record<string, unknown> };
+      if (meta.package !== undefined) other.package = meta.package;
+      if (meta.name !== undefined) other.name = meta.name;
+      decoded = { kind: 'other', value: other };
     }
   }
   return { decoded, subject, problems: r.problems };

@@ -55,7 +55,7 @@ describe('load', () => {
     assert.match(text, /olm\.channel "stable" of package "etcd" \(document 1\)\n.*catalog\.json:2: entries\[2\]\.name: expected a string, got a number/);
     assert.match(text, /olm\.package "etcd".*\n.*defaultChannel: expected a string, got a number/);
     assert.match(text, /properties: expected a list, got a string/);
-    assert.match(text, /schema: required field is missing/);
+    assert.match(text, /schema: object is missing root schema field/);
     assert.match(text, /catalog\.json:5: document 4 is not valid JSON/);
     assert.equal(result.errors().length, 5);
     await assert.rejects(readFbcDir(path.join(TESTDATA, 'bad/wrong-types')), (e: unknown) => e instanceof ValidationError && e.code === 'INVALID');

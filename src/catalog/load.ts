@@ -1,13 +1,17 @@
 /**
- * Loads a file-based catalog from a directory tree or a stream into a `DeclarativeConfig`.
- * Reads `.json` (one or more concatenated objects), `.yaml`/`.yml` (multi-document), skips
- * other files and whatever `.indexignore` files exclude (like opm). Every problem is collected
- * with its file, line, document and field; files over the size limit are refused unread.
+ * Loads a file-based catalog from a directory tree or a stream into a `DeclarativeConfig`, as
+ * opm's declcfg.LoadFS does: every file is read, whatever its name, except `.indexignore` files
+ * and what they exclude. A file whose first non-blank character is `{` is a stream of JSON
+ * objects; any other is YAML, split into documents at `---` lines as Kubernetes' YAML reader
+ * splits them. So a text file that is not FBC (release notes, a README) is an error, as in opm:
+ * list it in `.indexignore`. An empty file is nothing; a document that is empty (blank lines, only
+ * comments, `---` twice) is a record without a schema. Every problem is collected with its file,
+ * line, document and field; files over the size limit are refused unread.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { LineCounter, parseAllDocuments } from 'yaml';
+import { LineCounter, parseDocument } from 'yaml';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
 import { decodeDocument } from './decode.js';
@@ -37,6 +41,7 @@ export interface SourceDocument {
   index: number;
 }
 
+/** Files with the usual catalog extensions; opm (and `listCatalogFiles`) read every file. */
 export function isCatalogFile(name: string): boolean {
   return /\.(json|ya?ml)$/i.test(name);
 }
@@ -97,41 +102,82 @@ export function parseJsonStream(text: string, file: string, result: ValidationRe
   return docs;
 }
 
-/** Parses multi-document YAML; a broken document is reported with its line, the others are kept. */
-export function parseYamlStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
-  const lineCounter = new LineCounter();
-  const out: SourceDocument[] = [];
-  let index = 0;
-  for (const doc of parseAllDocuments(text, { lineCounter, uniqueKeys: false })) {
-    const line = lineCounter.linePos(doc.range[0]).line;
-    const err = doc.errors[0];
-    if (err !== undefined) {
-      const at = lineCounter.linePos(err.pos[0]).line;
-      result.error('fbc.parse', `document ${index} is not valid YAML: ${err.message.split('\n')[0] ?? err.code}`, { file: `${file}:${at}` });
-    } else if (doc.contents !== null) {
-      try {
-        out.push({ value: doc.toJS({ maxAliasCount: 1000 }) as unknown, line, index });
-      } catch (e) {
-        const reason = e instanceof Error ? e.message : String(e);
-        result.error('fbc.parse', `document ${index} cannot be read: ${reason}`, { file: `${file}:${line}` });
+/** One YAML document of a file: its text and the 1-based line it starts on. */
+interface YamlChunk {
+  text: string;
+  line: number;
+}
+
+/**
+ * Splits YAML at document separators as Kubernetes' YAMLReader (opm's loader) does: a line that
+ * starts with `---` ends a document that has text; the first `---` of a document belongs to it, so
+ * two in a row make a document of its own. A separator followed by anything but a comment is an
+ * error, reported in `bad` with its line.
+ */
+export function splitYamlDocuments(text: string): { chunks: YamlChunk[]; bad: { line: number; text: string } | undefined } {
+  const chunks: YamlChunk[] = [];
+  let buf = '';
+  let start = 1;
+  let lineNo = 0;
+  for (const line of text.split(/(?<=\n)/)) {
+    if (line === '') continue;
+    lineNo++;
+    if (line.startsWith('---')) {
+      const rest = line.slice(3).trim();
+      if (rest !== '' && !rest.startsWith('#')) return { chunks, bad: { line: lineNo, text: rest } };
+      if (buf !== '') {
+        chunks.push({ text: buf, line: start });
+        buf = '';
+        continue;
       }
     }
-    index++;
+    if (buf === '') start = lineNo;
+    buf += line.endsWith('\n') ? line : `${line}\n`;
   }
+  if (buf !== '') chunks.push({ text: buf, line: start });
+  return { chunks, bad: undefined };
+}
+
+/**
+ * Parses multi-document YAML; a broken document is reported with its line, the others are kept.
+ * An empty document (blank, only comments) is kept as `null`: a record without a schema.
+ */
+export function parseYamlStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
+  const out: SourceDocument[] = [];
+  const { chunks, bad } = splitYamlDocuments(text);
+  chunks.forEach((chunk, index) => {
+    const lineCounter = new LineCounter();
+    const doc = parseDocument(chunk.text, { lineCounter, uniqueKeys: false });
+    const err = doc.errors[0];
+    if (err !== undefined) {
+      const at = chunk.line - 1 + lineCounter.linePos(err.pos[0]).line;
+      result.error('fbc.parse', `document ${index} is not valid YAML: ${err.message.split('\n')[0] ?? err.code}`, { file: `${file}:${at}` });
+      return;
+    }
+    try {
+      out.push({ value: (doc.toJS({ maxAliasCount: 1000 }) as unknown) ?? null, line: chunk.line, index });
+    } catch (e) {
+      const reason = e instanceof Error ? e.message : String(e);
+      result.error('fbc.parse', `document ${index} cannot be read: ${reason}`, { file: `${file}:${chunk.line}` });
+    }
+  });
+  if (bad !== undefined) result.error('fbc.parse', `invalid YAML document separator: ${bad.text} (only a comment may follow "---")`, { file: `${file}:${bad.line}` });
   return out;
 }
 
-/** JSON when the text starts with `{` or `[`, YAML otherwise (as opm's YAML-or-JSON decoder does). */
+/**
+ * JSON when the text's first non-blank character is `{`, YAML otherwise, as opm's YAML-or-JSON
+ * decoder (Kubernetes' GuessJSONStream) decides. An empty text has no documents.
+ */
 export function parseDocuments(text: string, file: string, result: ValidationResult): SourceDocument[] {
   const first = /\S/.exec(text);
-  if (first !== null && (first[0] === '{' || first[0] === '[')) return parseJsonStream(text, file, result);
+  if (first !== null && first[0] === '{') return parseJsonStream(text, file, result);
   return parseYamlStream(text, file, result);
 }
 
 /** Adds the decoded documents of one file to `cfg`; field problems go under the record's subject. */
 export function addDocuments(cfg: DeclarativeConfig, docs: readonly SourceDocument[], file: string, result: ValidationResult): void {
   for (const doc of docs) {
-    if (doc.value === null || doc.value === undefined) continue; // empty YAML document
     const d = decodeDocument(doc.value);
     if (d.problems.length > 0) {
       const node = result.child(`${d.subject} (document ${doc.index})`);
@@ -177,15 +223,26 @@ async function walk(root: string, dir: string, ignore: IndexIgnore, files: strin
     if (e.name === '.indexignore') continue;
     if (ignore.ignores(rel, e.isDirectory())) continue;
     if (e.isDirectory()) await walk(root, full, ignore, files);
-    else if (e.isFile() && isCatalogFile(e.name)) files.push(full);
+    else if (e.isFile()) files.push(full);
   }
 }
 
-/** Catalog files under `root`, sorted, after `.indexignore` rules. */
+/** Every file under `root`, sorted, after `.indexignore` rules: opm reads them all. */
 export async function listCatalogFiles(root: string): Promise<string[]> {
   const files: string[] = [];
   await walk(root, root, new IndexIgnore(), files);
   return files;
+}
+
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** The text of `buf`, or undefined when it is not UTF-8 (a binary file). */
+function utf8(buf: Buffer): string | undefined {
+  try {
+    return UTF8.decode(buf);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Loads every catalog file under `root`. Never throws for bad content: read `result`. */
@@ -206,7 +263,12 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
       result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file });
       continue;
     }
-    loadText(cfg, await readFile(file, 'utf8'), file, result);
+    const text = utf8(await readFile(file));
+    if (text === undefined) {
+      result.error('fbc.parse', 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octet"); a file that is not part of the catalog belongs in .indexignore', { file });
+      continue;
+    }
+    loadText(cfg, text, file, result);
   }
   return { config: cfg, result, files: files.length };
 }

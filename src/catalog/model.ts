@@ -5,9 +5,11 @@
  * `ValidationResult` tree (package → channel / bundle) and still builds what it can.
  */
 import semver from 'semver';
+import { parseDocument } from 'yaml';
 import { ValidationResult } from '../util/errors.js';
 import {
   PROP_BUNDLE_OBJECT,
+  PROP_CSV_METADATA,
   PROP_GVK,
   PROP_GVK_REQUIRED,
   PROP_PACKAGE,
@@ -15,8 +17,6 @@ import {
   SCHEMA_BUNDLE,
   SCHEMA_CHANNEL,
   SCHEMA_PACKAGE,
-  decodeGVKProperty,
-  decodePackageProperty,
   decodePackageRequiredProperty,
   type DeclarativeConfig,
   type Icon,
@@ -25,6 +25,7 @@ import {
 } from './declcfg.js';
 import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
 import { isValidImageReference } from '../oci/reference.js';
+import { base64Problem, goFields, isRecord } from './decode.js';
 
 export interface ModelPackage {
   name: string;
@@ -133,24 +134,129 @@ class Tree {
   }
 }
 
-/** Checks the known property types parse; opm refuses a bundle whose properties do not. */
+/**
+ * The Go type a known property value is decoded into (operator-registry alpha/property): opm
+ * refuses a bundle whose property value does not decode. `null` decodes to the zero value of any
+ * type; unknown object keys are ignored; keys match case-insensitively.
+ */
+type Shape = 'string' | 'int' | 'bool' | 'base64' | 'any' | 'string-map' | { list: Shape } | { fields: Record<string, Shape> };
+
+const S = 'string' as const;
+const GVK_SHAPE: Shape = { fields: { group: S, kind: S, version: S } };
+const LINK: Shape = { fields: { name: S, url: S } };
+const PROPERTY_SHAPES: Record<string, Shape> = {
+  [PROP_PACKAGE]: { fields: { packageName: S, version: S } },
+  [PROP_PACKAGE_REQUIRED]: { fields: { packageName: S, versionRange: S } },
+  [PROP_GVK]: GVK_SHAPE,
+  [PROP_GVK_REQUIRED]: GVK_SHAPE,
+  [PROP_BUNDLE_OBJECT]: { fields: { data: 'base64' } },
+  'olm.channel': { fields: { channelName: S, priority: 'int' } },
+  [PROP_CSV_METADATA]: {
+    fields: {
+      annotations: 'string-map',
+      apiServiceDefinitions: { fields: { owned: { list: { fields: {} } }, required: { list: { fields: {} } } } },
+      crdDescriptions: { fields: { owned: { list: { fields: {} } }, required: { list: { fields: {} } } } },
+      description: S,
+      displayName: S,
+      installModes: { list: { fields: { type: S, supported: 'bool' } } },
+      keywords: { list: S },
+      labels: 'string-map',
+      links: { list: LINK },
+      maintainers: { list: { fields: { name: S, email: S } } },
+      maturity: S,
+      minKubeVersion: S,
+      nativeAPIs: { list: GVK_SHAPE },
+      provider: LINK,
+    },
+  },
+};
+
+function jsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'object') return 'object';
+  return typeof v === 'boolean' ? 'bool' : typeof v;
+}
+
+/** Where `v` does not decode into `shape`, in Go's terms ("cannot unmarshal number into … of type string"). */
+function shapeProblem(v: unknown, shape: Shape, at: string): string | undefined {
+  if (v === null || v === undefined || shape === 'any') return undefined;
+  const wrong = (goType: string): string => `cannot unmarshal ${jsonType(v)} into ${at === '' ? 'the value' : `field ${at}`} of type ${goType}`;
+  if (shape === 'string') return typeof v === 'string' ? undefined : wrong('string');
+  if (shape === 'bool') return typeof v === 'boolean' ? undefined : wrong('bool');
+  if (shape === 'int') return typeof v === 'number' && Number.isInteger(v) ? undefined : wrong('int');
+  if (shape === 'base64') return typeof v === 'string' ? base64Problem(v) : wrong('[]byte (base64)');
+  if (shape === 'string-map') {
+    if (!isRecord(v)) return wrong('map[string]string');
+    for (const [k, x] of Object.entries(v)) {
+      const bad = shapeProblem(x, 'string', `${at}.${k}`);
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  if ('list' in shape) {
+    if (!Array.isArray(v)) return wrong('list');
+    for (let i = 0; i < v.length; i++) {
+      const bad = shapeProblem(v[i], shape.list, `${at}[${i}]`);
+      if (bad !== undefined) return bad;
+    }
+    return undefined;
+  }
+  if (!isRecord(v)) return wrong('object');
+  const f = goFields(v, Object.keys(shape.fields));
+  for (const [k, sub] of Object.entries(shape.fields)) {
+    const bad = shapeProblem(f[k], sub, at === '' ? k : `${at}.${k}`);
+    if (bad !== undefined) return bad;
+  }
+  return undefined;
+}
+
+/** The YAML (or JSON) object an `olm.bundle.object` carries must parse, as opm converts it at load. */
+function bundleObjectProblem(value: unknown): string | undefined {
+  const data = isRecord(value) ? goFields(value, ['data']).data : undefined;
+  if (typeof data !== 'string' || data === '') return undefined;
+  const doc = parseDocument(Buffer.from(data.replace(/[\r\n]/g, ''), 'base64').toString('utf8'), { uniqueKeys: false });
+  const err = doc.errors[0];
+  return err === undefined ? undefined : `the object is not YAML or JSON: ${err.message.split('\n')[0] ?? err.code}`;
+}
+
+/**
+ * Checks every bundle property decodes as opm decodes it (alpha/property Parse and the bundle
+ * object conversion); opm refuses a bundle whose properties do not. Version ranges of
+ * `olm.package.required` that OLM cannot parse (blang/semver) are warnings: opm accepts them, the
+ * dependency simply never matches.
+ */
 function checkProperties(props: readonly Property[], node: ValidationResult): void {
   props.forEach((p, i) => {
     const field = `properties[${i}]`;
-    const check = (ok: boolean, what: string): void => {
-      if (!ok) node.error('bundle.property', `${p.type} value is malformed: expected ${what}`, { field: `${field}.value` });
-    };
-    if (p.type === PROP_PACKAGE) check(decodePackageProperty(p.value) !== undefined, '{packageName: string, version: string}');
-    else if (p.type === PROP_GVK || p.type === PROP_GVK_REQUIRED) check(decodeGVKProperty(p.value) !== undefined, '{group, version, kind} strings');
-    else if (p.type === PROP_PACKAGE_REQUIRED) {
+    if (p.value === undefined) {
+      node.error('bundle.property', `parse property[${i}] of type "${p.type}": value must be set (unexpected end of JSON input)`, { field: `${field}.value` });
+      return;
+    }
+    const shape = PROPERTY_SHAPES[p.type];
+    const bad = shape === undefined ? undefined : shapeProblem(p.value, shape, '');
+    if (bad !== undefined) {
+      node.error('bundle.property', `parse property[${i}] of type "${p.type}": ${bad}`, { field: `${field}.value` });
+      return;
+    }
+    if (p.type === PROP_BUNDLE_OBJECT) {
+      const objBad = bundleObjectProblem(p.value);
+      if (objBad !== undefined) node.error('bundle.property', `parse property[${i}] of type "${p.type}" as bundle object: ${objBad}`, { field: `${field}.value.data` });
+    }
+    if (p.type === PROP_PACKAGE_REQUIRED) {
       const d = decodePackageRequiredProperty(p.value);
-      check(d !== undefined, '{packageName: string, versionRange: string}');
-      const bad = d === undefined ? undefined : olmRangeProblem(d.versionRange);
-      if (d !== undefined && bad !== undefined) {
-        node.error('bundle.property', `olm.package.required versionRange "${d.versionRange}" is invalid: ${bad}`, { field: `${field}.value.versionRange` });
+      const range = d?.versionRange ?? '';
+      const rangeBad = olmRangeProblem(range);
+      if (rangeBad !== undefined) {
+        node.warning('bundle.version-range', `olm.package.required versionRange "${range}" is not a range OLM can parse (blang/semver): ${rangeBad}`, { field: `${field}.value.versionRange` });
       }
     }
   });
+}
+
+/** `olm.package`'s packageName and version, absent ones as "" (a value that decodes, see checkProperties). */
+function packageProperty(value: unknown): { packageName: string; version: string } {
+  const f = isRecord(value) ? goFields(value, ['packageName', 'version']) : {};
+  return { packageName: typeof f.packageName === 'string' ? f.packageName : '', version: typeof f.version === 'string' ? f.version : '' };
 }
 
 function addPackages(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
@@ -200,9 +306,10 @@ function addChannels(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
       (e.skips ?? []).forEach((s, k) => {
         if (s === '') node.error('channel.skips', `entry "${e.name}" has an empty skip`, { field: `entries[${i}].skips[${k}]` });
       });
+      // opm accepts any skipRange; OLM ignores one it cannot parse (blang/semver), so warn.
       const badRange = e.skipRange === undefined ? undefined : olmRangeProblem(e.skipRange);
       if (badRange !== undefined) {
-        node.error('channel.skip-range', `entry "${e.name}" has invalid skipRange "${e.skipRange ?? ''}": ${badRange}`, { field: `entries[${i}].skipRange` });
+        node.warning('channel.skip-range', `entry "${e.name}": skipRange "${e.skipRange ?? ''}" is not a range OLM can parse (blang/semver), so it skips nothing: ${badRange}`, { field: `entries[${i}].skipRange` });
       }
       mc.entries.set(e.name, { name: e.name, replaces: e.replaces, skips: e.skips ?? [], skipRange: e.skipRange, bundle: undefined });
     });
@@ -213,7 +320,7 @@ function addChannels(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
 function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
   for (const b of cfg.bundles) {
     if (b.package === '') {
-      tree.root.error('bundle.package', `olm.bundle "${b.name}" has no package`, { field: 'package' });
+      tree.root.error('bundle.package', `package name must be set for bundle "${b.name}": olm.bundle has no package`, { field: 'package' });
       continue;
     }
     const mp = model.packages.get(b.package);
@@ -235,29 +342,29 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
     let versionString = '';
     if (pkgProps.length !== 1) {
       node.error('bundle.package-property', `must have exactly 1 "${PROP_PACKAGE}" property, found ${pkgProps.length}`, { field: 'properties' });
-    } else {
-      const pp = decodePackageProperty(pkgProps[0]?.value);
-      if (pp !== undefined) {
-        if (pp.packageName !== b.package) {
-          node.error('bundle.package-property', `package "${b.package}" does not match "${PROP_PACKAGE}" property "${pp.packageName}"`, { field: 'properties' });
-        }
-        versionString = pp.version;
+    } else if (shapeProblem(pkgProps[0]?.value, PROPERTY_SHAPES[PROP_PACKAGE] ?? 'any', '') === undefined) {
+      const pp = packageProperty(pkgProps[0]?.value);
+      if (pp.packageName !== b.package) {
+        node.error('bundle.package-property', `package "${b.package}" does not match "${PROP_PACKAGE}" property "${pp.packageName}"`, { field: 'properties' });
+      }
+      versionString = pp.version;
+      if (parseStrictSemver(versionString) === undefined) {
+        node.error('bundle.version', `error parsing bundle version "${versionString}": not valid semver (MAJOR.MINOR.PATCH, no "v", no leading zeros)`, { field: 'properties' });
       }
     }
     const version = parseStrictSemver(versionString);
-    if (pkgProps.length === 1 && version === undefined) {
-      node.error('bundle.version', `version "${versionString}" is not valid semver`, { field: 'properties' });
-    }
     if (b.image === '' && !b.properties.some((p) => p.type === PROP_BUNDLE_OBJECT)) {
       node.error('bundle.image', 'bundle image must be set (or the bundle must carry olm.bundle.object properties)', { field: 'image' });
     }
+    // opm does not check pull specs; a bad one fails only when the bundle is unpacked (or mirrored), so warn.
     // `configmaps://ns/name:path,…` names a bundle kept in ConfigMaps (src/source/configmaps-ref.ts).
     if (b.image !== '' && !isValidImageReference(b.image) && !b.image.startsWith('configmaps://')) {
-      node.error('bundle.image', `invalid image pull spec "${b.image}"`, { field: 'image' });
+      node.warning('bundle.image', `invalid image pull spec "${b.image}": the bundle cannot be unpacked`, { field: 'image' });
     }
     (b.relatedImages ?? []).forEach((r, i) => {
-      if (r.image !== '' && !isValidImageReference(r.image)) {
-        node.error('bundle.related-image', `invalid image pull spec "${r.image}"`, { field: `relatedImages[${i}].image` });
+      if (r.image === '') node.warning('bundle.related-image', `related image "${r.name}" has no image`, { field: `relatedImages[${i}].image` });
+      else if (!isValidImageReference(r.image)) {
+        node.warning('bundle.related-image', `invalid image pull spec "${r.image}": it cannot be mirrored or pulled`, { field: `relatedImages[${i}].image` });
       }
     });
     mp.bundles.set(b.name, {
@@ -323,6 +430,10 @@ function addDeprecations(cfg: DeclarativeConfig, model: Model, tree: Tree): void
       }
       refs.add(key);
       const name = e.reference.name ?? '';
+      const noMessage = (): void => {
+        node.error('deprecation.message', `invalid deprecation of ${e.reference.schema} "${name}": message must be set`, { field: `olm.deprecations.entries[${j}].message` });
+      };
+      if (e.message === '' && (e.reference.schema === SCHEMA_BUNDLE ? mp.bundles.has(name) : e.reference.schema === SCHEMA_CHANNEL ? mp.channels.has(name) : name === '')) noMessage();
       if (e.reference.schema === SCHEMA_BUNDLE) {
         const b = mp.bundles.get(name);
         if (b === undefined) node.error('deprecation.reference', `cannot deprecate bundle "${name}": bundle not found`, { field });

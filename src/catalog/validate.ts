@@ -9,25 +9,18 @@ import { nodeFor, toModel, type Model, type ModelChannel, type ModelPackage } fr
 
 export const ICON_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
 
-// Go's base64.StdEncoding (how opm decodes icon data): padded, only CR/LF ignored.
-const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
-
+/**
+ * Icon checks are warnings: opm accepts an icon without data or with any media type (its check is
+ * switched off), and a console shows no icon at worst. Data that is not base64 is an error of the
+ * loader (decode.ts), as in opm.
+ */
 function validateIcon(p: ModelPackage, node: ValidationResult): void {
   const icon = p.icon;
   if (icon === undefined) return;
   if (!(ICON_MEDIA_TYPES as readonly string[]).includes(icon.mediatype)) {
-    node.error('package.icon', `icon mediatype "${icon.mediatype}" is not one of ${ICON_MEDIA_TYPES.join(', ')}`, { field: 'icon.mediatype' });
+    node.warning('package.icon', `icon mediatype "${icon.mediatype}" is not one of ${ICON_MEDIA_TYPES.join(', ')}`, { field: 'icon.mediatype' });
   }
-  const data = icon.base64data;
-  if (data === '') node.error('package.icon', 'icon base64data is empty', { field: 'icon.base64data' });
-  else {
-    const compact = data.replace(/[\r\n]/g, '');
-    const bad = /[^A-Za-z0-9+/=]/.exec(compact);
-    if (bad !== null) node.error('package.icon', `icon base64data is not valid base64: ${JSON.stringify(bad[0])} at offset ${bad.index}`, { field: 'icon.base64data' });
-    else if (!BASE64_RE.test(compact) || compact.length % 4 !== 0) {
-      node.error('package.icon', 'icon base64data is not valid base64: bad padding or length', { field: 'icon.base64data' });
-    }
-  }
+  if (icon.base64data === '') node.warning('package.icon', 'icon base64data is empty', { field: 'icon.base64data' });
 }
 
 /** The single entry nothing replaces or skips; problems when there are none or several. */
