@@ -235,7 +235,8 @@ function checkProperties(props: readonly Property[], node: ValidationResult): vo
     const shape = PROPERTY_SHAPES[p.type];
     const bad = shape === undefined ? undefined : shapeProblem(p.value, shape, '');
     if (bad !== undefined) {
-      node.error('bundle.property', `parse property[${i}] of type "${p.type}": ${bad}`, { field: `${field}.value` });
+      const as = p.type === PROP_BUNDLE_OBJECT ? ' as bundle object' : '';
+      node.error('bundle.property', `parse property[${i}] of type "${p.type}"${as}: ${bad}`, { field: `${field}.value` });
       return;
     }
     if (p.type === PROP_BUNDLE_OBJECT) {
