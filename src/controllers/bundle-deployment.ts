@@ -20,7 +20,7 @@ import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient } from './preflight-permissions.js';
-import { RENDERERS, type RenderedBundle } from './renderers.js';
+import { RENDERERS, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */

@@ -8,7 +8,7 @@
  *   of its set, shared with other extensions that need it (`extension-changes`), under the
  *   installed-state Lease → report, with the last resolutions (`resolution-history`). A bundle is
  *   not replaced while its operator's OperatorCondition says `Upgradeable=False` (`operator-conditions`).
- * - BundleDeployment (`bundle-deployment`): unpack (src/source) → render (`renderers`) → check the
+ * - BundleDeployment (`bundle-deployment`): unpack (src/source) → render (src/render) → check the
  *   ServiceAccount's permissions (`preflight-permissions`) → apply (src/apply) → report health.
  * - PlatformOperator (`platform-operator`): a ClusterExtension per required package, protected by an
  *   admission policy (`platform-protection`); per-package health and aggregated conditions
@@ -27,4 +27,4 @@ export { PlatformOperatorReconciler, platformExtensionName } from './platform-op
 export { ensurePlatformProtection, platformOwner, PROTECTION_POLICY_NAME } from './platform-protection.js';
 export { upgradeBlockers, upgradeVerdict, type UpgradeBlocker } from './operator-conditions.js';
 export { plan, type Plan, type PlanRequest } from './plan.js';
-export { RENDERERS, type BundleRenderer, type RenderedBundle } from './renderers.js';
+export { RENDERERS, type BundleRenderer, type RenderedBundle } from '../render/index.js';

@@ -23,7 +23,7 @@ import { buildInstalledState, installedFacts, requesterOf, unitOf, type Installe
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { bundleDeploymentName } from './cluster-extension.js';
 import { ClusterFactsSource } from './cluster-facts.js';
-import { RENDERERS } from './renderers.js';
+import { RENDERERS } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
 export interface PlanRequest {

@@ -1,6 +1,7 @@
 /**
  * Bundle formats → Kubernetes objects. One renderer per format, chosen by the
- * BundleDeployment's `spec.format`; the Helm format plugs in here when it arrives.
+ * BundleDeployment's `spec.format`: registry+v1, plain, and helm (Helm's own engine). Above
+ * bundle/ and helm/, below the controllers and plan that use it.
  */
 import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RENDERERS, type RenderContext } from './renderers.js';
+import { RENDERERS, type RenderContext } from './index.js';
 import { BundleLoadError } from '../bundle/index.js';
 import { TerminalError } from '../util/errors.js';
 
