@@ -340,3 +340,13 @@ test('the same bundle in two catalogs is named once in an explanation', () => {
   const e = explain({ catalogs: [a, b], requests: [{ package: 'app' }] });
   assert.deepEqual(e.sentences, ['package app was requested; its only candidate is app 1.0.0', 'app 1.0.0 requires package db >=1; no catalog offers package db']);
 });
+
+test('skipRange is read as OLM reads it (blang/semver): one it cannot parse skips nothing', () => {
+  const offered = (skipRange: string): string[] => {
+    const cat = catalog('c', [{ name: 'foo', bundles: [{ version: '2.0.0', skipRange }] }]);
+    return picked(resolve({ catalogs: [cat], installed: [{ package: 'foo', version: '1.2.5' }], requests: [{ package: 'foo', versionRange: '>=2.0.0' }] }));
+  };
+  assert.deepEqual(offered('>=1.2.0 <1.3.0'), ['foo@2.0.0']);
+  // npm and Masterminds read `~1.2` as >=1.2.0 <1.3.0; blang refuses it, so OLM offers no upgrade.
+  assert.throws(() => offered('~1.2'), /no bundle within version range >=2.0.0 replaces, skips or has a skipRange covering 1.2.5/);
+});

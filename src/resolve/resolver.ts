@@ -19,6 +19,7 @@
  */
 import type semver from 'semver';
 import { InputError } from '../util/errors.js';
+import { inOlmRange, parseOlmRange } from '../util/semver.js';
 import { solve, type Constraint, type SolveOptions, type SolveStats, type Variable } from './sat/index.js';
 import { CatalogIndex, bundleLabel, type BundleEntity, type CatalogInput } from './catalog-index.js';
 import { checkCluster, type ClusterFacts } from './cluster-constraints.js';
@@ -212,9 +213,11 @@ function isSuccessor(e: BundleEntity, inst: Installed, channels: readonly string
     if (channels.length > 0 && !channels.includes(m.channel)) continue;
     if (m.entry.replaces !== undefined && isInstalledName(m.entry.replaces)) return true;
     if ((m.entry.skips ?? []).some(isInstalledName)) return true;
+    // skipRange is OLM's (blang/semver ParseRange, util/semver.ts), as the catalog validator reads
+    // it: one it cannot parse (`~1.2`, `^1`, `>=1.0`) skips nothing, as in OLM.
     if (m.entry.skipRange !== undefined && inst.version !== undefined) {
-      const r = parseRange(m.entry.skipRange, { includePrerelease: true });
-      if (r.ok && inRange(inst.version, r.value)) return true;
+      const r = parseOlmRange(m.entry.skipRange);
+      if (typeof r !== 'string' && inOlmRange(inst.version, r)) return true;
     }
   }
   return false;
