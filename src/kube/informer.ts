@@ -74,7 +74,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     try {
       while (!signal.aborted) {
         try {
-          let rv = await this.relist();
+          // Back after the server was away: every object is delivered again (client-go's relist
+          // does the same), so a key waiting out a long backoff from the failures meanwhile is
+          // reconciled now, not minutes later.
+          let rv = await this.relist(failures > 0);
           failures = 0;
           // Watch from the list's resourceVersion until the server says it is too old.
           for (;;) {
@@ -96,7 +99,8 @@ export class Informer<T extends KubeObject = KubeObject> {
     }
   }
 
-  private async relist(): Promise<string> {
+  /** Lists and brings the store in line; `everything`: unchanged objects are delivered as updates too. */
+  private async relist(everything = false): Promise<string> {
     const list = await this.client.list<T>(this.apiVersion, this.kind, this.opts);
     const seen = new Set<string>();
     for (const obj of list.items) {
@@ -106,6 +110,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.store.set(key, obj);
       if (old === undefined) this.emit('add', obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', old, obj);
+      else if (everything) this.emit('update', obj, obj);
     }
     for (const [key, old] of this.store) {
       if (!seen.has(key)) {

@@ -1,0 +1,72 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Informer } from './informer.js';
+import type { KubeClient } from './client.js';
+import type { KubeObject } from './types.js';
+
+/**
+ * An API server that lists one unchanged object each time, and whose first watch breaks (the
+ * server was killed); later watches stay open until the informer stops.
+ */
+function flakyServer(): { client: KubeClient; lists: () => number } {
+  let lists = 0;
+  let watches = 0;
+  const obj = (): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '7' } });
+  const client = {
+    list: () => {
+      lists++;
+      return Promise.resolve({ items: [obj()], metadata: { resourceVersion: '7' } });
+    },
+    watch: async function* (_apiVersion: string, _kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
+      watches++;
+      if (watches === 1) throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
+      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+      yield* []; // no events
+    },
+  } as unknown as KubeClient;
+  return { client, lists: () => lists };
+}
+
+test('after the server was away, the relist delivers every object again, unchanged ones too', async () => {
+  const { client, lists } = flakyServer();
+  const informer = new Informer(client, 'v1', 'ConfigMap');
+  const seen: string[] = [];
+  informer.addHandlers({ add: (o) => seen.push(`add ${o.metadata.name ?? ''}`), update: (_old, o) => seen.push(`update ${o.metadata.name ?? ''}`) });
+  const stop = new AbortController();
+  const running = informer.run(stop.signal);
+  const deadline = Date.now() + 10_000;
+  while (lists() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  await running;
+  assert.equal(lists(), 2, 'listed again after the watch broke');
+  // Before: only `add a` — a key waiting out a long backoff was not reconciled until it ran out.
+  assert.deepEqual(seen, ['add a', 'update a']);
+});
+
+test('a watch that ends normally (its timeout) is resumed without delivering unchanged objects again', async () => {
+  let lists = 0;
+  let watches = 0;
+  const client = {
+    list: () => {
+      lists++;
+      return Promise.resolve({ items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '7' } }], metadata: { resourceVersion: '7' } });
+    },
+    watch: async function* (_apiVersion: string, _kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
+      watches++;
+      if (watches === 1) return;
+      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+      yield* []; // no events
+    },
+  } as unknown as KubeClient;
+  const informer = new Informer(client, 'v1', 'ConfigMap');
+  const seen: string[] = [];
+  informer.addHandlers({ add: (o) => seen.push(`add ${o.metadata.name ?? ''}`), update: (_old, o) => seen.push(`update ${o.metadata.name ?? ''}`) });
+  const stop = new AbortController();
+  const running = informer.run(stop.signal);
+  const deadline = Date.now() + 10_000;
+  while (watches < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  stop.abort();
+  await running;
+  assert.equal(lists, 1, 'the watch resumed from its resourceVersion, without a relist');
+  assert.deepEqual(seen, ['add a']);
+});
