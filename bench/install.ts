@@ -1,8 +1,9 @@
 /**
  * bench/install: time from ClusterExtension creation to Installed=True for a 20-object bundle,
  * beside `kubectl apply --server-side` of the same objects plus waiting for the Deployment
- * (the floor) in the same run; then 100 ClusterExtensions at once; and the manager's peak
- * memory. Runs on its own local cluster (`bench-install`), which it takes down at the end.
+ * (the floor) in the same run; then 100 ClusterExtensions at once beside 100 kubectl applies at
+ * once (its floor); the manager's peak memory; and its API requests per extension (a reconcile
+ * storm shows there). Runs on its own local cluster (`bench-install`), which it takes down at the end.
  *
  * usage: npx tsx bench/install.ts [--many 100] [--rounds 3]
  */
@@ -15,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { clusterDown, clusterUp } from '../src/cluster/index.js';
+import { freePort } from '../src/cluster/ports.js';
 import { publishPackages } from '../src/catalog/publish.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import { KubeClient } from '../src/kube/client.js';
@@ -93,6 +95,14 @@ function pct(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
 }
 
+/** The manager's API request count so far, from its /metrics. */
+async function apiRequests(port: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  let total = 0;
+  for (const m of text.matchAll(/^binnacle_rest_client_requests_total\{[^}]*\} (\d+(?:\.\d+)?)$/gm)) total += Number(m[1]);
+  return total;
+}
+
 async function installed(client: KubeClient, name: string): Promise<boolean> {
   const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   return findCondition(ce?.status?.conditions, 'Installed')?.status === 'True' && findCondition(ce?.status?.conditions, 'Progressing')?.status === 'False';
@@ -143,8 +153,24 @@ for (let r = 0; r < ROUNDS; r++) {
   floor.push(performance.now() - t0);
 }
 
-// The manager as its own process, so its memory can be read.
-const mgr = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', '127.0.0.1:0', '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
+// The floor of the many case: the same objects for MANY namespaces, all applied with kubectl
+// apply --server-side at once, then waiting until every Deployment is Available.
+const manyObjects: string[] = [];
+for (let i = 0; i < MANY; i++) {
+  const ns = `floor-many-${i}`;
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const file = join(work, `${ns}.yaml`);
+  await writeFile(file, convertRegistryV1(bundle, { installNamespace: ns, watchNamespaces: [ns] }).objects.map((o) => stringify(o)).join('---\n'));
+  manyObjects.push(file);
+}
+const tf = performance.now();
+await Promise.all(manyObjects.map((file) => run('kubectl', ['apply', '--server-side', '-f', file], { env: kubectlEnv })));
+await Promise.all(Array.from({ length: MANY }, (_, i) => run('kubectl', ['-n', `floor-many-${i}`, 'wait', 'deployment/bench-op', '--for=condition=Available', '--timeout=600s'], { env: kubectlEnv })));
+const manyFloorMs = performance.now() - tf;
+
+// The manager as its own process, so its memory and request count can be read.
+const metricsPort = await freePort();
+const mgr = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
   stdio: ['ignore', 'ignore', 'inherit'],
   env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn' },
 });
@@ -171,6 +197,7 @@ for (let r = 0; r < ROUNDS; r++) {
 }
 
 for (let i = 0; i < MANY; i++) await namespaceWithInstaller(client, `many-${i}`);
+const requestsBefore = await apiRequests(metricsPort);
 const t1 = performance.now();
 await Promise.all(Array.from({ length: MANY }, (_, i) => client.apply(extension(`many-${i}`, `many-${i}`) as never)));
 let done = 0;
@@ -180,6 +207,7 @@ while (done < MANY) {
   if (done < MANY) await sleep(250);
 }
 const manyMs = performance.now() - t1;
+const requestsPerExtension = ((await apiRequests(metricsPort)) - requestsBefore) / MANY;
 const rss = await peakRss();
 const exited = new Promise((resolve) => mgr.once('exit', resolve));
 mgr.kill('SIGTERM');
@@ -194,4 +222,7 @@ console.log(`kubectl apply --server-side + wait Available (floor), ${ROUNDS} rou
 console.log(`ClusterExtension created → Installed=True,      ${ROUNDS} rounds: p50 ${f(pct(single, 50))} s`);
 console.log(`ratio (binnacle / floor) at p50: ${(pct(single, 50) / pct(floor, 50)).toFixed(2)}x`);
 console.log(`${MANY} ClusterExtensions at once → all Installed: ${f(manyMs)} s (${(manyMs / MANY).toFixed(0)} ms each on average)`);
-console.log(`manager peak memory (VmHWM): ${rss.toFixed(0)} MiB`);
+console.log(`${MANY} namespaces with kubectl apply --server-side at once + wait Available (floor): ${f(manyFloorMs)} s`);
+console.log(`ratio (binnacle / floor), ${MANY} at once: ${(manyMs / manyFloorMs).toFixed(2)}x (goal ≤ 2x: ${manyMs / manyFloorMs <= 2 ? 'met' : 'NOT met'})`);
+console.log(`manager peak memory (VmHWM): ${rss.toFixed(0)} MiB (goal < 200 MiB: ${rss < 200 ? 'met' : 'NOT met'})`);
+console.log(`API requests per extension while ${MANY} installed (binnacle_rest_client_requests_total): ${requestsPerExtension.toFixed(1)}`);

@@ -18,7 +18,7 @@ import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { LeaseLock } from '../kube/lease-lock.js';
-import { ControllerMetrics } from '../kube/metrics.js';
+import { ControllerMetrics, countApiRequests } from '../kube/metrics.js';
 import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
@@ -81,6 +81,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'binnacle_process_' });
   const metrics = new ControllerMetrics(registry);
+  countApiRequests(registry, o.client);
   const storeMetrics = new StoreMetrics(registry);
   let ready = false;
 

@@ -66,6 +66,8 @@ interface Transport {
   agent: http.Agent;
   /** Bearer headers, read again when they can change (token files, exec plugins). */
   credentials: Credentials;
+  /** Told of every response (method, status), for request metrics. */
+  observers: ((method: string, status: number) => void)[];
   /** Deadline of one request, response body included (a watch gets its own timeout plus this). */
   timeoutMs: number;
 }
@@ -166,7 +168,7 @@ export class KubeClient {
             servername: opts.servername,
           })
         : new http.Agent({ keepAlive: true, maxSockets: 32 });
-    return new KubeClient({ base, agent, credentials, timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS }, new Map());
+    return new KubeClient({ base, agent, credentials, observers: [], timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS }, new Map());
   }
 
   /** A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery. */
@@ -185,6 +187,11 @@ export class KubeClient {
 
   get server(): string {
     return this.transport.base.toString();
+  }
+
+  /** Calls `fn` with the method and status of every response this client (and those made from it) gets. */
+  observeResponses(fn: (method: string, status: number) => void): void {
+    this.transport.observers.push(fn);
   }
 
   /** Frees sockets so the process can exit. */
@@ -455,9 +462,16 @@ export class KubeClient {
   private async open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
     const credentials = this.transport.credentials;
     const res = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
+    this.observe(method, res);
     if (res.statusCode !== 401 || !credentials.invalidate()) return res;
     res.resume();
-    return this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
+    const again = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
+    this.observe(method, again);
+    return again;
+  }
+
+  private observe(method: string, res: http.IncomingMessage): void {
+    for (const fn of this.transport.observers) fn(method.toUpperCase(), res.statusCode ?? 0);
   }
 
   private async readCredentials(what: string): Promise<Record<string, string>> {

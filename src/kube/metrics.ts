@@ -30,3 +30,12 @@ export class ControllerMetrics {
     this.depth.set({ controller }, depth);
   }
 }
+
+/**
+ * API requests by method and status code, as controller-runtime's `rest_client_requests_total`:
+ * the figure that shows a reconcile storm (requests per object far above a handful).
+ */
+export function countApiRequests(registry: Registry, client: { observeResponses(fn: (method: string, status: number) => void): void }): void {
+  const requests = new Counter({ name: 'binnacle_rest_client_requests_total', help: 'API server requests by method and HTTP status code.', labelNames: ['method', 'code'], registers: [registry] });
+  client.observeResponses((method, status) => requests.inc({ method, code: String(status) }));
+}
