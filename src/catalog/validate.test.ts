@@ -48,6 +48,16 @@ describe('validate', () => {
     assert.match(text, /bundle "graph\.v1\.2\.0"\n.*must have exactly 1 "olm\.package" property, found 2/);
   });
 
+  it('refuses icon data that is not base64 in a catalog built in memory (rendered from bundles), as opm does; only warns on its media type', async () => {
+    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const pkg = cfg.packages.find((p) => p.name === 'beta-op');
+    assert.ok(pkg);
+    pkg.icon = { base64data: 'iVBO**rw0KGgo=', mediatype: 'image/bmp' };
+    const { result } = validateConfig(cfg);
+    assert.deepEqual(result.errors().map((p) => [p.rule, p.message]), [['package.icon', 'icon base64data: illegal base64 data at input byte 4 (the icon data must be standard, padded base64)']]);
+    assert.deepEqual(result.warnings().map((p) => p.rule), ['package.icon']);
+  });
+
   it('finds stranded bundles that the head cannot reach', async () => {
     const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
     const ch = cfg.channels.find((c) => c.name === 'fast');

@@ -6,13 +6,14 @@
 import type { ValidationResult } from '../util/errors.js';
 import type { DeclarativeConfig } from './declcfg.js';
 import { nodeFor, toModel, type Model, type ModelChannel, type ModelPackage } from './model.js';
+import { base64Problem } from './decode.js';
 
 export const ICON_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
 
 /**
  * Icon checks are warnings: opm accepts an icon without data or with any media type (its check is
- * switched off), and a console shows no icon at worst. Data that is not base64 is an error of the
- * loader (decode.ts), as in opm.
+ * switched off), and a console shows no icon at worst. Data that is not base64 is an error, as in
+ * opm (whose JSON decoding of the icon fails).
  */
 function validateIcon(p: ModelPackage, node: ValidationResult): void {
   const icon = p.icon;
@@ -21,6 +22,9 @@ function validateIcon(p: ModelPackage, node: ValidationResult): void {
     node.warning('package.icon', `icon mediatype "${icon.mediatype}" is not one of ${ICON_MEDIA_TYPES.join(', ')}`, { field: 'icon.mediatype' });
   }
   if (icon.base64data === '') node.warning('package.icon', 'icon base64data is empty', { field: 'icon.base64data' });
+  // A catalog loaded from files has this checked by its decoder already; one rendered from bundles has not.
+  const bad = base64Problem(icon.base64data);
+  if (bad !== undefined) node.error('package.icon', `icon base64data: ${bad} (the icon data must be standard, padded base64)`, { field: 'icon.base64data' });
 }
 
 /** The single entry nothing replaces or skips; problems when there are none or several. */
