@@ -18,6 +18,7 @@ ensure_apt_packages() {
   command -v openssl >/dev/null || missing+=(openssl)
   command -v git >/dev/null || missing+=(git)
   command -v curl >/dev/null || missing+=(curl)
+  command -v chromium >/dev/null || missing+=(chromium)
   [ ${#missing[@]} -eq 0 ] && return 0
   step "install Debian packages: ${missing[*]}"
   local sudo=""

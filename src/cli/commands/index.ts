@@ -17,6 +17,7 @@ import { registerHelmCommands } from './helm.js';
 import { registerHelmOperatorCommands } from './helm-operator.js';
 import { registerRunBundleCommands } from './run-bundle.js';
 import { registerSelfCommands } from './self.js';
+import { registerConsoleCommand } from './console.js';
 
 export function registerCommands(program: Command, ctx: CliContext): void {
   registerClusterCommands(program, ctx);
@@ -35,4 +36,5 @@ export function registerCommands(program: Command, ctx: CliContext): void {
   registerHelmOperatorCommands(program, ctx);
   registerRunBundleCommands(program, ctx);
   registerSelfCommands(program, ctx);
+  registerConsoleCommand(program, ctx);
 }

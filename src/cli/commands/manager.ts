@@ -18,6 +18,7 @@ interface ManagerFlags extends KubeFlags {
   leaderElectRetryPeriod: string;
   workers: number;
   healthTimeout: number;
+  consoleListen?: string;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -33,6 +34,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--leader-elect-retry-period <d>', 'how often candidates try to take or renew the Lease', '2s')
     .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
+    .option('--console-listen <host:port>', 'also serve the web console (see `binnacle console`) on this address')
     .action(async (flags: ManagerFlags) => {
       const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
       const { startManager } = await import('../../controllers/manager.js');
@@ -47,7 +49,8 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
         healthTimeoutMs: flags.healthTimeout,
         ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
       });
-      const shutdown = (): void => void mgr.stop();
+      const web = flags.consoleListen === undefined ? undefined : await (await import('./console.js')).serveConsole(flags, flags.consoleListen, ctx);
+      const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);
       process.once('SIGTERM', shutdown);
       process.once('SIGINT', shutdown);
       try {

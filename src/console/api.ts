@@ -1,0 +1,164 @@
+/**
+ * The console's JSON API under /api/. Each handler gets the person's own client (see
+ * identity.ts): what it reads and changes is exactly what their RBAC allows. Plans run on a
+ * dry-run view of that client, through the same `plan()` as `binnacle plan`.
+ */
+import type { IncomingMessage } from 'node:http';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { API_VERSION, type ClusterExtension } from '../api/types.js';
+import { plan } from '../controllers/plan.js';
+import type { KubeClient } from '../kube/client.js';
+import { dryRunClient } from '../kube/dry-run.js';
+import { KubeApiError } from '../kube/errors.js';
+import { CatalogCache, iconOf, packageDetail, packageSummaries } from './catalog-view.js';
+import { InputError } from './errors.js';
+import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
+import { channelList, dnsLabel, readJsonBody, requiredString, versionRange } from './input.js';
+import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
+
+export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
+
+export interface ApiContext {
+  client: KubeClient;
+  req: IncomingMessage;
+  url: URL;
+}
+
+export interface ConsoleApiOptions {
+  cacheDir: string;
+  logger: Logger;
+}
+
+const ok = (json: unknown, status = 200): ApiResult => ({ status, json });
+const notFound = (what: string): ApiResult => ({ status: 404, json: { error: `${what} not found` } });
+
+/** The installed bundle of `pkg` (name), when the person may list extensions; undefined otherwise. */
+async function installedBundleOf(client: KubeClient, pkg: string): Promise<string | undefined> {
+  try {
+    return (await listExtensions(client)).find((e) => e.installed?.package === pkg)?.installed?.name;
+  } catch (err) {
+    if (err instanceof KubeApiError && err.statusCode === 403) return undefined;
+    throw err;
+  }
+}
+
+export class ConsoleApi {
+  private readonly catalogs = new CatalogCache();
+
+  constructor(private readonly opts: ConsoleApiOptions) {}
+
+  /** Answers the route, or undefined when no route matches. */
+  async route(method: string, parts: string[], ctx: ApiContext): Promise<ApiResult | undefined> {
+    const [a, b, c, d, e, f] = parts;
+    if (a === 'packages' && b === undefined && method === 'GET') return this.packages(ctx);
+    if (a === 'catalogs' && c === 'packages' && b !== undefined && d !== undefined && method === 'GET') {
+      if (e === 'icon' && f === undefined) return this.icon(ctx, b, d);
+      if (e === undefined) return this.packagePage(ctx, b, d);
+    }
+    if (a === 'plan' && b === undefined && method === 'POST') return this.plan(ctx);
+    if (a === 'extensions') {
+      if (b === undefined && method === 'GET') return ok({ extensions: await listExtensions(ctx.client) });
+      if (b === undefined && method === 'POST') return this.createExtension(ctx);
+      if (b !== undefined && c === undefined) {
+        if (method === 'GET') return ok(await extensionDetail(ctx.client, b));
+        if (method === 'PATCH') return this.patchExtension(ctx, b);
+        if (method === 'DELETE') {
+          await ctx.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: b });
+          return ok({ deleted: b });
+        }
+      }
+      if (b !== undefined && c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
+      if (b !== undefined && c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
+    }
+    return undefined;
+  }
+
+  private async packages(ctx: ApiContext): Promise<ApiResult> {
+    const { catalogs, warnings } = await this.catalogs.served(ctx.client);
+    return ok({ packages: packageSummaries(catalogs), catalogs: catalogs.map((c) => c.name), warnings });
+  }
+
+  private async findCatalog(ctx: ApiContext, name: string): Promise<Awaited<ReturnType<CatalogCache['served']>>['catalogs'][number] | undefined> {
+    return (await this.catalogs.served(ctx.client)).catalogs.find((c) => c.name === name);
+  }
+
+  private async packagePage(ctx: ApiContext, catalogName: string, pkg: string): Promise<ApiResult> {
+    const catalog = await this.findCatalog(ctx, catalogName);
+    if (catalog === undefined) return notFound(`serving catalog ${catalogName}`);
+    const detail = packageDetail(catalog, pkg);
+    if (detail === undefined) return notFound(`package ${pkg} in catalog ${catalogName}`);
+    const installed = await installedBundleOf(ctx.client, pkg);
+    const graphs: Record<string, GraphLayout> = {};
+    for (const ch of detail.channels) {
+      const deprecated = new Set(ch.entries.filter((x) => x.deprecation !== undefined).map((x) => x.name));
+      graphs[ch.name] = layoutUpgradeGraph(ch.entries, { head: ch.head, installed: ch.entries.some((x) => x.name === installed) ? installed : undefined, deprecated });
+    }
+    return ok({ ...detail, installedBundle: installed, graphs });
+  }
+
+  private async icon(ctx: ApiContext, catalogName: string, pkg: string): Promise<ApiResult> {
+    const catalog = await this.findCatalog(ctx, catalogName);
+    const p = catalog?.config.packages.find((x) => x.name === pkg);
+    const icon = p === undefined ? undefined : iconOf(p);
+    return icon === undefined ? notFound(`icon of ${pkg}`) : { status: 200, bytes: icon.data, type: icon.type };
+  }
+
+  private async plan(ctx: ApiContext): Promise<ApiResult> {
+    const body = await readJsonBody(ctx.req);
+    const packageName = dnsLabel(body, 'package');
+    const name = dnsLabel(body, 'name', packageName);
+    const namespace = dnsLabel(body, 'namespace', packageName);
+    const channels = channelList(body, 'channel');
+    const version = versionRange(body, 'version');
+    const dry = dryRunClient(ctx.client);
+    const result = await plan(
+      dry,
+      { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }) },
+      { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger },
+    );
+    return ok(result);
+  }
+
+  private async createExtension(ctx: ApiContext): Promise<ApiResult> {
+    const body = await readJsonBody(ctx.req);
+    const packageName = dnsLabel(body, 'package');
+    const name = dnsLabel(body, 'name', packageName);
+    const namespace = dnsLabel(body, 'namespace', packageName);
+    const serviceAccount = dnsLabel(body, 'serviceAccount');
+    const channels = channelList(body, 'channel');
+    const version = versionRange(body, 'version');
+    const catalog = body.catalog === undefined || body.catalog === '' ? undefined : requiredString(body, 'catalog');
+    const ce: ClusterExtension = {
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name },
+      spec: {
+        namespace,
+        serviceAccount: { name: serviceAccount },
+        source: {
+          sourceType: 'Catalog',
+          catalog: {
+            packageName,
+            ...(channels === undefined ? {} : { channels }),
+            ...(version === undefined ? {} : { version }),
+            ...(catalog === undefined ? {} : { selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalog } } }),
+          },
+        },
+      },
+    };
+    const created = await ctx.client.create<ClusterExtension>(ce);
+    return ok({ created: created.metadata.name }, 201);
+  }
+
+  private async patchExtension(ctx: ApiContext, name: string): Promise<ApiResult> {
+    const body = await readJsonBody(ctx.req);
+    const channels = channelList(body, 'channel');
+    const version = versionRange(body, 'version');
+    if (!('channel' in body) && !('version' in body)) throw new InputError('body', 'nothing to change: give channel and/or version');
+    // null removes the field (merge patch), so an empty form field means "any".
+    const patch = { spec: { source: { catalog: { ...('channel' in body ? { channels: channels ?? null } : {}), ...('version' in body ? { version: version ?? null } : {}) } } } };
+    await ctx.client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, patch, 'merge');
+    return ok({ patched: name });
+  }
+}

@@ -1,0 +1,89 @@
+/**
+ * Who a console request runs as. A browser that sends `Authorization: Bearer TOKEN` is that
+ * token's identity: a client with the cluster's server and CA and only that token, so the API
+ * server's RBAC decides every request. Without one, the identity the console was started with
+ * (its kubeconfig user, impersonating `--as` when given). The console never adds rights of its own.
+ */
+import { createHash } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { KubeConfig } from '@kubernetes/client-node';
+import { KubeClient, type Impersonation } from '../kube/client.js';
+
+/** A client for one bearer token: the cluster of `kc`, no other credential. */
+export async function clientForToken(kc: KubeConfig, token: string): Promise<KubeClient> {
+  const cluster = kc.getCurrentCluster();
+  if (cluster === null) throw new Error('no current cluster in the kubeconfig');
+  const one = new KubeConfig();
+  one.loadFromOptions({
+    clusters: [cluster],
+    users: [{ name: 'console-bearer', token }],
+    contexts: [{ name: 'console', cluster: cluster.name, user: 'console-bearer' }],
+    currentContext: 'console',
+  });
+  return KubeClient.fromKubeConfig(one);
+}
+
+/** The bearer token of a request, if it sends one; undefined for none, an error for a malformed one. */
+export function bearerToken(req: Pick<IncomingMessage, 'headers'>): { token?: string; problem?: string } {
+  const h = req.headers.authorization;
+  if (h === undefined || h === '') return {};
+  const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(h.trim());
+  if (m === null) return { problem: 'Authorization header: expected "Bearer TOKEN"' };
+  return { token: m[1] ?? '' };
+}
+
+const MAX_CACHED = 32;
+const IDLE_MS = 10 * 60_000;
+
+export interface IdentityOptions {
+  /** The identity of requests without a token. */
+  base: KubeClient;
+  /** Builds a client for a token (tests pass a fake). */
+  forToken: (token: string) => Promise<KubeClient>;
+  impersonate?: Impersonation | undefined;
+}
+
+/** Clients per identity; a token's client is kept a while so discovery is not repeated per request. */
+export class ConsoleIdentity {
+  private readonly cache = new Map<string, { client: Promise<KubeClient>; used: number }>();
+  private readonly base: KubeClient;
+
+  constructor(private readonly opts: IdentityOptions) {
+    this.base = opts.impersonate === undefined ? opts.base : opts.base.impersonate(opts.impersonate);
+  }
+
+  async clientFor(req: Pick<IncomingMessage, 'headers'>): Promise<KubeClient> {
+    const { token, problem } = bearerToken(req);
+    if (problem !== undefined) throw new IdentityError(problem);
+    if (token === undefined) return this.base;
+    // Keyed by a hash: the token itself is kept only inside its client.
+    const key = createHash('sha256').update(token).digest('hex');
+    const now = Date.now();
+    this.evict(now);
+    let entry = this.cache.get(key);
+    if (entry === undefined) {
+      entry = { client: this.opts.forToken(token), used: now };
+      this.cache.set(key, entry);
+      entry.client.catch(() => this.cache.delete(key));
+    }
+    entry.used = now;
+    return entry.client;
+  }
+
+  private evict(now: number): void {
+    for (const [k, e] of this.cache) {
+      if (now - e.used > IDLE_MS || this.cache.size > MAX_CACHED) {
+        this.cache.delete(k);
+        void e.client.then((c) => c.close(), () => undefined);
+      }
+    }
+  }
+
+  close(): void {
+    for (const e of this.cache.values()) void e.client.then((c) => c.close(), () => undefined);
+    this.cache.clear();
+  }
+}
+
+/** A request whose identity cannot be used (a malformed Authorization header): 401. */
+export class IdentityError extends Error {}

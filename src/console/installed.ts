@@ -1,0 +1,143 @@
+/**
+ * Installed operators as the console shows them: each ClusterExtension with its conditions,
+ * installed bundle and a one-word health, the BundleDeployments it needs (shared ones say who
+ * else needs them), its Events, and what uninstalling it would delete. Built on
+ * `src/installed`'s view, read with the person's own client.
+ */
+import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
+import { buildInstalledState, unitsNeededBy, type InstalledState } from '../installed/index.js';
+import type { KubeClient } from '../kube/client.js';
+import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
+
+export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting';
+
+export interface ExtensionSummary {
+  name: string;
+  package: string;
+  namespace: string;
+  serviceAccount: string;
+  channels: string[];
+  version: string;
+  installed?: { name: string; version: string; package: string; catalog: string } | undefined;
+  health: Health;
+  message: string;
+  conditions: Condition[];
+}
+
+export interface UnitView {
+  bundleDeployment: string;
+  package: string;
+  version: string;
+  namespace: string;
+  state: string;
+  role: string;
+  neededBy: string[];
+  revision?: number | undefined;
+  conditions: Condition[];
+}
+
+export interface ExtensionDetail extends ExtensionSummary {
+  units: UnitView[];
+  history: NonNullable<ClusterExtension['status']>['history'];
+}
+
+/** Healthy when installed at its generation and settled; Failing when it says so. */
+export function healthOf(ce: ClusterExtension): { health: Health; message: string } {
+  if (ce.metadata.deletionTimestamp !== undefined) return { health: 'Deleting', message: 'uninstalling' };
+  const installed = findCondition(ce.status?.conditions, 'Installed');
+  const progressing = findCondition(ce.status?.conditions, 'Progressing');
+  const current = ce.status?.observedGeneration === ce.metadata.generation;
+  if (current && installed?.status === 'True' && progressing?.status === 'False') return { health: 'Healthy', message: installed.message };
+  if (progressing?.status === 'True' && /fail|refus|error|cannot/i.test(progressing.message)) return { health: 'Failing', message: progressing.message };
+  if (installed?.status === 'False' && progressing?.status === 'False') return { health: 'Failing', message: installed.message };
+  return { health: 'Progressing', message: progressing?.message ?? installed?.message ?? 'waiting for the manager' };
+}
+
+export function summaryOf(ce: ClusterExtension): ExtensionSummary {
+  const cat = ce.spec.source.catalog;
+  const b = ce.status?.install?.bundle;
+  return {
+    name: ce.metadata.name ?? '',
+    package: cat.packageName,
+    namespace: ce.spec.namespace,
+    serviceAccount: ce.spec.serviceAccount.name,
+    channels: cat.channels ?? [],
+    version: cat.version ?? '',
+    installed: b === undefined ? undefined : { name: b.name, version: b.version, package: b.package, catalog: b.catalog },
+    ...healthOf(ce),
+    conditions: ce.status?.conditions ?? [],
+  };
+}
+
+export async function listExtensions(client: KubeClient): Promise<ExtensionSummary[]> {
+  const list = await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension');
+  return list.items.map(summaryOf).sort((a, b) => a.name.localeCompare(b.name));
+}
+
+async function stateOf(client: KubeClient): Promise<{ state: InstalledState; extensions: ClusterExtension[] }> {
+  const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
+  return { state: buildInstalledState(bds.items, ces.items), extensions: ces.items };
+}
+
+export async function extensionDetail(client: KubeClient, name: string): Promise<ExtensionDetail> {
+  const ce = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  const { state } = await stateOf(client);
+  const units = unitsNeededBy(state, name).map((u) => ({
+    bundleDeployment: u.bundleDeployment,
+    package: u.package,
+    version: u.version,
+    namespace: u.namespace,
+    state: u.state,
+    role: u.needs.find((n) => n.extension === name)?.role ?? '',
+    neededBy: u.needs.map((n) => n.extension),
+    revision: u.object.status?.revision,
+    conditions: u.object.status?.conditions ?? [],
+  }));
+  return { ...summaryOf(ce), units, history: ce.status?.history };
+}
+
+export interface EventView {
+  type: string;
+  reason: string;
+  message: string;
+  object: string;
+  count: number;
+  last: string;
+}
+
+/** Recent Events about the extension and its BundleDeployments, newest first. */
+export async function eventsOf(client: KubeClient, name: string): Promise<EventView[]> {
+  const detail = await extensionDetail(client, name);
+  const names = new Set([name, ...detail.units.map((u) => u.bundleDeployment)]);
+  const events = await client.list('v1', 'Event');
+  const out: EventView[] = [];
+  for (const e of events.items as (KubeObject & { involvedObject?: { kind?: string; name?: string }; type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string; eventTime?: string })[]) {
+    const io = e.involvedObject;
+    if (io?.name === undefined || !names.has(io.name) || (io.kind !== 'ClusterExtension' && io.kind !== 'BundleDeployment')) continue;
+    out.push({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', object: `${io.kind} ${io.name}`, count: e.count ?? 1, last: e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? '' });
+  }
+  return out.sort((a, b) => b.last.localeCompare(a.last)).slice(0, 50);
+}
+
+export interface UninstallPreview {
+  /** BundleDeployments removed with it (no other extension needs them), with their objects. */
+  removed: { bundleDeployment: string; package: string; objects: string[] }[];
+  /** Shared dependencies that stay, and who keeps them. */
+  kept: { bundleDeployment: string; package: string; neededBy: string[] }[];
+}
+
+export async function uninstallPreview(client: KubeClient, name: string): Promise<UninstallPreview> {
+  await client.get({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  const { state } = await stateOf(client);
+  const out: UninstallPreview = { removed: [], kept: [] };
+  for (const u of unitsNeededBy(state, name)) {
+    const others = u.needs.map((n) => n.extension).filter((x) => x !== name);
+    if (others.length > 0) {
+      out.kept.push({ bundleDeployment: u.bundleDeployment, package: u.package, neededBy: others });
+      continue;
+    }
+    const objects = (u.object.status?.appliedObjects ?? []).map((o) => `${o.kind} ${o.namespace === undefined || o.namespace === '' ? '' : `${o.namespace}/`}${o.name}`);
+    out.removed.push({ bundleDeployment: u.bundleDeployment, package: u.package, objects });
+  }
+  return out;
+}

@@ -1,0 +1,51 @@
+/**
+ * Calls to the console's API. Every request sends the bearer token the person entered (if
+ * any), so the server acts as them; changing requests send the CSRF token from the page's meta tag.
+ */
+const TOKEN_KEY = 'binnacle-console-token';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function csrfToken(): string {
+  return document.querySelector('meta[name="binnacle-csrf"]')?.getAttribute('content') ?? '';
+}
+
+export function bearer(): string {
+  return sessionStorage.getItem(TOKEN_KEY) ?? '';
+}
+
+export function setBearer(token: string): void {
+  if (token === '') sessionStorage.removeItem(TOKEN_KEY);
+  else sessionStorage.setItem(TOKEN_KEY, token);
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const token = bearer();
+  if (token !== '') headers.Authorization = `Bearer ${token}`;
+  if (method !== 'GET') headers['X-Binnacle-CSRF'] = csrfToken();
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(`/api/${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }), credentials: 'same-origin' });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new ApiError(res.status, `${res.status}: ${text.slice(0, 200)}`);
+  }
+  if (!res.ok) {
+    const msg = typeof json === 'object' && json !== null && 'error' in json ? String(json.error) : `HTTP ${res.status}`;
+    throw new ApiError(res.status, msg);
+  }
+  return json as T;
+}
+
+/** Path segments encoded for the API. */
+export const seg = (...parts: string[]): string => parts.map(encodeURIComponent).join('/');

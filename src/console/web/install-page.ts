@@ -1,0 +1,87 @@
+/**
+ * Install: the ClusterExtension's fields, then "Plan" (the bundles the resolver chooses and
+ * the object diff, or why it cannot resolve), then "Install", which creates the extension and
+ * goes to its page to follow its conditions.
+ */
+import { api, seg } from './api.js';
+import { append, button, clear, field, h, table } from './dom.js';
+import { errorText, showError } from './status.js';
+import type { PackageDetail, Plan } from './types.js';
+
+const MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
+
+export function renderPlan(into: HTMLElement, plan: Plan): void {
+  clear(into);
+  append(into, h('h2', {}, 'Plan'));
+  for (const w of plan.warnings) append(into, h('p', { class: 'warn-box' }, w));
+  for (const b of plan.bundles) {
+    const change = b.from === undefined ? 'install' : b.from === b.bundle.version ? 'keep' : `upgrade from ${b.from}`;
+    append(
+      into,
+      h('h3', { 'data-plan-bundle': b.bundle.package }, `${b.bundle.name} (${b.bundle.package} ${b.bundle.version}, catalog ${b.bundle.catalog}): ${change}`),
+      table(['', 'Kind', 'Name', 'Changes'], b.objects.map((o) => [MARK[o.action] ?? o.action, o.kind, `${o.namespace === undefined ? '' : `${o.namespace}/`}${o.name}`, (o.changes ?? []).join(', ')]), { class: 'plan-objects' }),
+    );
+  }
+  const all = plan.bundles.flatMap((b) => b.objects);
+  const n = (a: string): number => all.filter((o) => o.action === a).length;
+  append(into, h('p', { id: 'plan-summary' }, `${n('create')} to create, ${n('update')} to change, ${n('delete')} to delete, ${n('unchanged')} unchanged`));
+}
+
+export async function installPage(root: HTMLElement, catalog: string, pkg: string): Promise<void> {
+  const p = await api<PackageDetail>('GET', `catalogs/${seg(catalog, 'packages', pkg)}`);
+  const name = h('input', { name: 'name', value: pkg });
+  const namespace = h('input', { name: 'namespace', value: pkg });
+  const serviceAccount = h('input', { name: 'serviceAccount', placeholder: 'ServiceAccount in the namespace (required)' });
+  const channel = h('select', { name: 'channel' }, h('option', { value: '' }, `default (${p.defaultChannel})`), ...p.channels.map((c) => h('option', { value: c.name }, c.name)));
+  const version = h('input', { name: 'version', placeholder: 'any, or a range such as >=1.0.0 <2.0.0' });
+  const planBox = h('div', { id: 'plan' });
+  const messages = h('div', {});
+  const values = (): Record<string, string> => ({ package: pkg, catalog, name: name.value, namespace: namespace.value, serviceAccount: serviceAccount.value, channel: channel.value, version: version.value });
+  const install = button(
+    'Install',
+    () => {
+      install.disabled = true;
+      api<{ created: string }>('POST', 'extensions', values()).then(
+        (r) => (location.hash = `#/installed/${seg(r.created)}`),
+        (err: unknown) => {
+          install.disabled = false;
+          showError(messages, errorText(err));
+        },
+      );
+    },
+    { id: 'install', class: 'primary' },
+  );
+  install.disabled = true;
+  const planButton = button(
+    'Plan',
+    () => {
+      clear(messages);
+      planBox.textContent = 'Planning… (resolving and rendering the bundles)';
+      planButton.disabled = true;
+      api<Plan>('POST', 'plan', values()).then(
+        (plan) => {
+          renderPlan(planBox, plan);
+          install.disabled = false;
+          planButton.disabled = false;
+        },
+        (err: unknown) => {
+          clear(planBox);
+          append(planBox, h('h2', {}, 'Plan'), h('pre', { class: 'explanation', id: 'plan-error' }, errorText(err)));
+          planButton.disabled = false;
+        },
+      );
+    },
+    { id: 'plan-button' },
+  );
+  // Changing a field after planning asks for a new plan.
+  for (const el of [name, namespace, serviceAccount, channel, version]) el.addEventListener('input', () => (install.disabled = true));
+  clear(root);
+  append(
+    root,
+    h('h1', {}, `Install ${p.displayName}`),
+    h('p', { class: 'muted' }, `Package ${pkg} from catalog ${catalog}. The ServiceAccount must exist and hold the permissions the bundle's objects need.`),
+    h('form', { class: 'form', id: 'install-form' }, field('Extension name', name), field('Install namespace', namespace), field('ServiceAccount', serviceAccount), field('Channel', channel), field('Version range', version), h('div', { class: 'actions' }, planButton, install)),
+    messages,
+    planBox,
+  );
+}

@@ -1,0 +1,121 @@
+/**
+ * Installed operators: the list with health, and one extension's page — conditions (polled
+ * every 2 s), the installed bundle, the BundleDeployments it needs, its Events, and uninstall,
+ * which first shows what would be deleted.
+ */
+import { api, ApiError, seg } from './api.js';
+import { append, button, clear, h, table } from './dom.js';
+import { errorText, showError } from './status.js';
+import type { Condition, ExtensionDetail, ExtensionSummary } from './types.js';
+
+const POLL_MS = 2000;
+
+const conditionsTable = (cs: Condition[]): HTMLTableElement => table(['Type', 'Status', 'Reason', 'Message'], cs.map((c) => [c.type, c.status, c.reason, c.message]), { class: 'conditions' });
+
+export async function installedList(root: HTMLElement): Promise<void> {
+  const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
+  clear(root);
+  append(
+    root,
+    h('h1', {}, 'Installed operators'),
+    extensions.length === 0
+      ? h('p', { id: 'none-installed' }, 'Nothing is installed.')
+      : table(
+          ['Name', 'Package', 'Version', 'Namespace', 'Health', 'Message'],
+          extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
+          { id: 'installed' },
+        ),
+  );
+}
+
+/** The extension's page; answers a function that stops its polling. */
+export function installedDetail(root: HTMLElement, name: string): () => void {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const body = h('div', {});
+  const events = h('div', {});
+  const actions = h('div', { class: 'uninstall' });
+  clear(root);
+  append(root, h('h1', {}, `Extension ${name}`), body, actions, h('h2', {}, 'Recent events'), events);
+
+  const refresh = async (): Promise<void> => {
+    let d: ExtensionDetail;
+    try {
+      d = await api<ExtensionDetail>('GET', `extensions/${seg(name)}`);
+    } catch (err) {
+      clear(body);
+      if (err instanceof ApiError && err.status === 404) append(body, h('p', { id: 'gone' }, `${name} is not installed (uninstalled).`));
+      else showError(body, errorText(err));
+      return;
+    }
+    clear(body);
+    append(
+      body,
+      h('p', {}, 'Health: ', h('strong', { class: `health ${d.health.toLowerCase()}`, id: 'health' }, d.health), ` — ${d.message}`),
+      h('dl', { class: 'facts' }, ...[
+        ['Package', d.package],
+        ['Installed bundle', d.installed === undefined ? '—' : `${d.installed.name} (${d.installed.version}) from ${d.installed.catalog}`],
+        ['Namespace', d.namespace],
+        ['ServiceAccount', d.serviceAccount],
+        ['Channels', d.channels.join(', ') || 'default'],
+        ['Version range', d.version || 'any'],
+      ].flatMap(([k, v]) => [h('dt', {}, k ?? ''), h('dd', {}, v ?? '')])),
+      h('h2', {}, 'Conditions'),
+      conditionsTable(d.conditions),
+      h('h2', {}, 'Bundle deployments'),
+      table(['BundleDeployment', 'Package', 'Version', 'Namespace', 'State', 'Role', 'Needed by', 'Revision'], d.units.map((u) => [u.bundleDeployment, u.package, u.version, u.namespace, u.state, u.role, u.neededBy.join(', '), u.revision ?? ''])),
+    );
+    try {
+      const { events: list } = await api<{ events: { type: string; reason: string; message: string; object: string; count: number; last: string }[] }>('GET', `extensions/${seg(name)}/events`);
+      clear(events);
+      append(events, list.length === 0 ? h('p', { class: 'muted' }, 'none') : table(['Last seen', 'Type', 'Reason', 'Object', 'Message'], list.map((e) => [e.last, e.type, e.reason, e.object, e.message]), { id: 'events' }));
+    } catch (err) {
+      clear(events);
+      showError(events, errorText(err));
+    }
+  };
+  const loop = (): void => {
+    void refresh().finally(() => {
+      if (!stopped) timer = setTimeout(loop, POLL_MS);
+    });
+  };
+  loop();
+
+  const confirmBox = h('div', { id: 'uninstall-preview' });
+  append(
+    actions,
+    button(
+      'Uninstall…',
+      () => {
+        clear(confirmBox);
+        api<{ removed: { bundleDeployment: string; package: string; objects: string[] }[]; kept: { bundleDeployment: string; package: string; neededBy: string[] }[] }>('GET', `extensions/${seg(name)}/uninstall-preview`).then(
+          (p) => {
+            append(confirmBox, h('h3', {}, 'Uninstalling deletes:'));
+            for (const r of p.removed) append(confirmBox, h('h4', {}, `${r.package} (BundleDeployment ${r.bundleDeployment})`), h('ul', {}, ...r.objects.map((o) => h('li', {}, o))));
+            for (const k of p.kept) append(confirmBox, h('p', {}, `Kept: ${k.package} (needed by ${k.neededBy.join(', ')})`));
+            append(
+              confirmBox,
+              button(
+                `Delete ${name}`,
+                () => {
+                  api('DELETE', `extensions/${seg(name)}`).then(
+                    () => append(confirmBox, h('p', { id: 'uninstalling' }, 'Uninstalling…')),
+                    (err: unknown) => showError(confirmBox, errorText(err)),
+                  );
+                },
+                { id: 'confirm-uninstall', class: 'danger' },
+              ),
+            );
+          },
+          (err: unknown) => showError(confirmBox, errorText(err)),
+        );
+      },
+      { id: 'uninstall' },
+    ),
+    confirmBox,
+  );
+  return () => {
+    stopped = true;
+    if (timer !== undefined) clearTimeout(timer);
+  };
+}
