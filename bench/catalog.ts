@@ -128,6 +128,12 @@ async function main(): Promise<void> {
   };
   const same = (await readFile(path.join(WORK, 'binnacle-fbc.json'), 'utf8')) === (await readFile(path.join(WORK, 'opm-fbc.json'), 'utf8'));
   console.log(`\nrender FBC output identical to opm's: ${same ? 'yes' : 'no'}`);
+  // The catalog testdata's FBC, byte for byte (this comparison moved here from src/catalog/opm-parity.test.ts:
+  // building the whole of opm is too slow for a unit test; validation parity is test/corpus/catalog-validator-parity.test.ts).
+  const fbcTestdata = path.join(ROOT, 'src', 'catalog', 'testdata', 'fbc', 'valid');
+  const oursTestdata = spawnSync(node, [...cli, 'catalog', 'render', fbcTestdata, '-o', 'json'], { encoding: 'utf8' }).stdout;
+  const opmTestdata = spawnSync(OPM, ['render', fbcTestdata, '-o', 'json'], { encoding: 'utf8' }).stdout;
+  console.log(`render of src/catalog/testdata/fbc/valid identical to opm's: ${oursTestdata !== '' && oursTestdata === opmTestdata ? 'yes' : 'no'}`);
   console.log(`binnacle / opm (wall; "net" takes out ${(startup.ms / 1000).toFixed(2)} s of start-up):`);
   for (const [label, x, y] of [
     ['render FBC', b.renderFbc, o.renderFbc],
