@@ -15,7 +15,8 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -113,6 +114,33 @@ async function conditionMessages(): Promise<string[]> {
   return (ce?.status?.conditions ?? []).map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`);
 }
 
+/**
+ * Nothing of a refused blob is kept: every file in the manager's data dir named after one of
+ * `digests` holds exactly those bytes, and no unpack is left half-done in a `tmp` dir.
+ */
+async function assertNoBadBlobCached(digests: string[]): Promise<void> {
+  const hexes = new Map(digests.map((d) => [d.slice('sha256:'.length), d]));
+  const tmpDirs: string[] = [];
+  // The manager keeps retrying meanwhile: a work dir may vanish under the walk.
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name === 'tmp') tmpDirs.push(path);
+        await walk(path);
+      } else if (entry.isFile() && hexes.has(entry.name)) {
+        const bytes = await readFile(path).catch(() => undefined);
+        if (bytes === undefined) continue;
+        assert.equal(`sha256:${createHash('sha256').update(bytes).digest('hex')}`, hexes.get(entry.name), `${path} holds the bytes of its digest`);
+      }
+    }
+  };
+  await walk(dataDir);
+  // An unpack in flight right now has a work dir; a refused one must not stay.
+  for (const path of tmpDirs) await eventually(`${path} empty`, async () => ((await readdir(path).catch(() => [])).length === 0 ? true : undefined), 60_000, 100);
+}
+
 /** The layer digests of the published bundle image of `version`, read from the real registry. */
 async function bundleLayers(version: string): Promise<string[]> {
   const image = published.bundles.find((b) => b.version === version)?.image;
@@ -205,6 +233,7 @@ describe('faults around a working manager', () => {
         assert.equal(ce?.status?.install?.bundle.version, '0.0.5', 'the installed version is untouched');
         assert.equal(findCondition(ce?.status?.conditions, 'Installed')?.status, 'True', 'the extension is still installed (at 0.0.5)');
         await assertConsistent(release, '0.0.5');
+        await assertNoBadBlobCached(layers);
         assertManagerRunning();
       }
     } finally {
