@@ -17,7 +17,7 @@ import { CelError, compileCel } from './cel.js';
 import { celCluster, isClusterRule, type ClusterFacts } from './cluster-constraints.js';
 import { bundleLabel, gvkKey, type BundleEntity, type CatalogIndex } from './catalog-index.js';
 import type { Fact } from './facts.js';
-import { inRange, parseRange } from './version-range.js';
+import { parseCatalogRange } from './version-range.js';
 
 export interface Requirement {
   /** Fact without its candidate list, which the caller fills in after ordering. */
@@ -46,9 +46,10 @@ function buildPredicate(c: ConstraintProperty, cluster: Record<string, unknown> 
   }
   if (c.package !== undefined) {
     const { packageName, versionRange } = c.package;
-    const r = parseRange(versionRange, { includePrerelease: true });
+    const r = parseCatalogRange(versionRange);
     if (!r.ok) throw new CelError(`package ${packageName}: ${r.reason}`);
-    return { test: (e) => e.package === packageName && inRange(e.version, r.value), description: `package ${packageName} ${versionRange}` };
+    const range = r.value;
+    return { test: (e) => e.package === packageName && range.test(e.version), description: `package ${packageName} ${versionRange}` };
   }
   if (c.cel !== undefined) {
     const rule = compileCel(c.cel.rule);
@@ -83,8 +84,8 @@ export function requirementsOf(e: BundleEntity, index: CatalogIndex, cluster?: C
         continue;
       }
       const all = index.byPackage.get(d.packageName) ?? [];
-      const r = parseRange(d.versionRange, { includePrerelease: true });
-      const candidates = r.ok ? all.filter((x) => inRange(x.version, r.value)) : [];
+      const r = parseCatalogRange(d.versionRange);
+      const candidates = r.ok ? all.filter((x) => r.value.test(x.version)) : [];
       out.push({
         fact: {
           kind: 'requires-package',

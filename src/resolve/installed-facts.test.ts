@@ -53,7 +53,7 @@ test('a request for a package installed as a dependency takes that copy over: sa
 });
 
 test('a dependency nobody else needs drops out of the set when the bundle needing it no longer does', () => {
-  const cat = catalog('c', [chain('db', ['1.0.0']), { name: 'app', bundles: [{ version: '1.0.0', props: [requiresPackage('db', '>=1')] }, { version: '2.0.0', replaces: '1.0.0' }] }]);
+  const cat = catalog('c', [chain('db', ['1.0.0']), { name: 'app', bundles: [{ version: '1.0.0', props: [requiresPackage('db', '>=1.0.0')] }, { version: '2.0.0', replaces: '1.0.0' }] }]);
   const r = resolve({ catalogs: [cat], installed: [{ package: 'app', version: '1.0.0' }, { package: 'db', version: '1.0.0' }], requests: [{ package: 'app', preferUpgrade: true }] });
   assert.deepEqual(picked(r).sort(), ['app@2.0.0', 'db@1.0.0'], 'db stays installed for now…');
   assert.deepEqual(picked({ ...r, bundles: neededBundles(r.bundles, 'app') }), ['app@2.0.0'], '…but app 2.0.0 no longer needs it');
@@ -85,7 +85,7 @@ test('an installed bundle no catalog offers still owns the APIs it was recorded 
 test("an upgrade that would break another extension's dependency is refused, with the explanation", () => {
   const cat = catalog('c', [
     chain('db', ['1.0.0', '2.0.0']),
-    chain('app', ['1.0.0'], () => [requiresPackage('db', '<2')]),
+    chain('app', ['1.0.0'], () => [requiresPackage('db', '<2.0.0')]),
   ]);
   const installed = [
     { package: 'db', version: '1.0.0', owner: 'requested by extension db, needed by extension app' },
@@ -95,7 +95,7 @@ test("an upgrade that would break another extension's dependency is refused, wit
   assert.deepEqual(e.sentences, [
     'package db was requested with version range >=2 (installed 1.0.0, upgrade policy CatalogProvided); its only candidate is db 2.0.0',
     'app 1.0.0 is installed (requested by extension app) and no request allows it to change',
-    'app 1.0.0 requires package db <2, offered by db 1.0.0',
+    'app 1.0.0 requires package db <2.0.0, offered by db 1.0.0',
     'only one bundle of package db can be installed at a time',
   ]);
   // Following the catalog (no range) the same request just stays where it is.

@@ -107,16 +107,16 @@ test('installed by bundle name, and a downgrade needs SelfCertified', () => {
 test('package dependency: dependencies come first in install order', () => {
   const cat = catalog('c', [
     chain('prometheus', ['0.22.2', '0.27.0', '2.1.0']),
-    chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=0.20 <1.0')]),
+    chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=0.20.0 <1.0.0')]),
   ]);
   const r = resolve({ catalogs: [cat], requests: [{ package: 'etcd' }] });
   assert.deepEqual(picked(r), ['prometheus@0.27.0', 'etcd@0.9.4']);
 });
 
 test('explains a package dependency nothing offers', () => {
-  const cat = catalog('c', [chain('prometheus', ['0.22.2', '0.27.0']), chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=2.0')])]);
+  const cat = catalog('c', [chain('prometheus', ['0.22.2', '0.27.0']), chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=2.0.0')])]);
   const e = explain({ catalogs: [cat], requests: [{ package: 'etcd' }] });
-  assert.ok(e.sentences.includes('etcd 0.9.4 requires package prometheus >=2.0; the catalogs offer only 0.22.2 and 0.27.0'), e.message);
+  assert.ok(e.sentences.includes('etcd 0.9.4 requires package prometheus >=2.0.0; the catalogs offer only 0.22.2 and 0.27.0'), e.message);
   const f = e.facts.find((x) => x.kind === 'requires-package');
   assert.equal(f?.kind === 'requires-package' ? f.package : '', 'prometheus');
 });
@@ -152,7 +152,7 @@ test('olm.constraint: gvk, package, cel and compound all/any/not', () => {
   const withConstraint = (c: Record<string, unknown>): string[] =>
     picked(resolve({ catalogs: [catalog('c', [dbs, chain('app', ['1.0.0'], () => [constraint(c)])])], requests: [{ package: 'app' }] }));
   assert.deepEqual(withConstraint({ gvk: { group: 'db.example.com', version: 'v1', kind: 'Database' } }), ['db@2.0.0', 'app@1.0.0']);
-  assert.deepEqual(withConstraint({ package: { packageName: 'db', versionRange: '<2' } }), ['db@1.0.0', 'app@1.0.0']);
+  assert.deepEqual(withConstraint({ package: { packageName: 'db', versionRange: '<2.0.0' } }), ['db@1.0.0', 'app@1.0.0']);
   assert.deepEqual(
     withConstraint({
       cel: { rule: 'properties.exists(p, p.type == "olm.package" && p.value.packageName == "db" && semver_compare(p.value.version, "2.0.0") <= 0)' },
@@ -166,11 +166,11 @@ test('olm.constraint: gvk, package, cel and compound all/any/not', () => {
     ['db@2.0.0', 'app@1.0.0'],
   );
   assert.deepEqual(
-    withConstraint({ any: { constraints: [{ package: { packageName: 'db', versionRange: '>=9' } }, { package: { packageName: 'db', versionRange: '1.0.0' } }] } }),
+    withConstraint({ any: { constraints: [{ package: { packageName: 'db', versionRange: '>=9.0.0' } }, { package: { packageName: 'db', versionRange: '1.0.0' } }] } }),
     ['db@1.0.0', 'app@1.0.0'],
   );
   const e = explain({
-    catalogs: [catalog('c', [dbs, chain('app', ['1.0.0'], () => [constraint({ failureMessage: 'app needs db 9 or newer', package: { packageName: 'db', versionRange: '>=9' } })])])],
+    catalogs: [catalog('c', [dbs, chain('app', ['1.0.0'], () => [constraint({ failureMessage: 'app needs db 9 or newer', package: { packageName: 'db', versionRange: '>=9.0.0' } })])])],
     requests: [{ package: 'app' }],
   });
   assert.deepEqual(e.sentences, ['package app was requested; its only candidate is app 1.0.0', 'app 1.0.0: app needs db 9 or newer; no bundle in the catalogs satisfies it']);
@@ -222,9 +222,9 @@ test('bad request input is an InputError naming the field', () => {
 
 test('a dependency cycle resolves', () => {
   const cat = catalog('c', [
-    chain('a', ['1.0.0'], () => [requiresPackage('b', '>=1')]),
-    chain('b', ['1.0.0'], () => [requiresPackage('c', '>=1')]),
-    chain('c', ['1.0.0'], () => [requiresPackage('a', '>=1')]),
+    chain('a', ['1.0.0'], () => [requiresPackage('b', '>=1.0.0')]),
+    chain('b', ['1.0.0'], () => [requiresPackage('c', '>=1.0.0')]),
+    chain('c', ['1.0.0'], () => [requiresPackage('a', '>=1.0.0')]),
   ]);
   const r = resolve({ catalogs: [cat], requests: [{ package: 'a' }] });
   assert.deepEqual(picked(r).sort(), ['a@1.0.0', 'b@1.0.0', 'c@1.0.0']);
@@ -321,24 +321,24 @@ test('deprecated channels and packages lose to others', () => {
 test('two requests that need different versions of one package are explained together', () => {
   const cat = catalog('c', [
     chain('db', ['1.0.0', '2.0.0']),
-    chain('a', ['1.0.0'], () => [requiresPackage('db', '<2')]),
-    chain('b', ['1.0.0'], () => [requiresPackage('db', '>=2')]),
+    chain('a', ['1.0.0'], () => [requiresPackage('db', '<2.0.0')]),
+    chain('b', ['1.0.0'], () => [requiresPackage('db', '>=2.0.0')]),
   ]);
   const e = explain({ catalogs: [cat], requests: [{ package: 'a' }, { package: 'b' }] });
   assert.deepEqual(e.sentences, [
     'package a was requested; its only candidate is a 1.0.0',
     'package b was requested; its only candidate is b 1.0.0',
-    'a 1.0.0 requires package db <2, offered by db 1.0.0',
-    'b 1.0.0 requires package db >=2, offered by db 2.0.0',
+    'a 1.0.0 requires package db <2.0.0, offered by db 1.0.0',
+    'b 1.0.0 requires package db >=2.0.0, offered by db 2.0.0',
     'only one bundle of package db can be installed at a time',
   ]);
 });
 
 test('the same bundle in two catalogs is named once in an explanation', () => {
-  const a = catalog('a', [chain('app', ['1.0.0'], () => [requiresPackage('db', '>=1')])]);
-  const b = catalog('b', [chain('app', ['1.0.0'], () => [requiresPackage('db', '>=1')])]);
+  const a = catalog('a', [chain('app', ['1.0.0'], () => [requiresPackage('db', '>=1.0.0')])]);
+  const b = catalog('b', [chain('app', ['1.0.0'], () => [requiresPackage('db', '>=1.0.0')])]);
   const e = explain({ catalogs: [a, b], requests: [{ package: 'app' }] });
-  assert.deepEqual(e.sentences, ['package app was requested; its only candidate is app 1.0.0', 'app 1.0.0 requires package db >=1; no catalog offers package db']);
+  assert.deepEqual(e.sentences, ['package app was requested; its only candidate is app 1.0.0', 'app 1.0.0 requires package db >=1.0.0; no catalog offers package db']);
 });
 
 test('skipRange is read as OLM reads it (blang/semver): one it cannot parse skips nothing', () => {
@@ -349,4 +349,13 @@ test('skipRange is read as OLM reads it (blang/semver): one it cannot parse skip
   assert.deepEqual(offered('>=1.2.0 <1.3.0'), ['foo@2.0.0']);
   // npm and Masterminds read `~1.2` as >=1.2.0 <1.3.0; blang refuses it, so OLM offers no upgrade.
   assert.throws(() => offered('~1.2'), /no bundle within version range >=2.0.0 replaces, skips or has a skipRange covering 1.2.5/);
+});
+
+test('olm.package.required ranges are read as OLM reads them (blang/semver): ">=1" is not a range there', () => {
+  const needs = (range: string): string[] => {
+    const cat = catalog('c', [chain('db', ['1.0.0']), chain('app', ['1.0.0'], () => [requiresPackage('db', range)])]);
+    return picked(resolve({ catalogs: [cat], requests: [{ package: 'app' }] }));
+  };
+  assert.deepEqual(needs('>=1.0.0').sort(), ['app@1.0.0', 'db@1.0.0']);
+  assert.throws(() => needs('>=1'), /">=1" is not a version range OLM can parse/);
 });

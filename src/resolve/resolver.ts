@@ -19,14 +19,13 @@
  */
 import type semver from 'semver';
 import { InputError } from '../util/errors.js';
-import { inOlmRange, parseOlmRange } from '../util/semver.js';
 import { solve, type Constraint, type SolveOptions, type SolveStats, type Variable } from './sat/index.js';
 import { CatalogIndex, bundleLabel, type BundleEntity, type CatalogInput } from './catalog-index.js';
 import { checkCluster, type ClusterFacts } from './cluster-constraints.js';
 import { requirementsOf } from './dependencies.js';
 import { ResolutionError } from './errors.js';
 import { explainFacts, orderFacts, type EmptyReason, type Fact } from './facts.js';
-import { inRange, parseRange, parseVersion, type ParsedRange } from './version-range.js';
+import { inRange, parseCatalogRange, parseRange, parseVersion, type ParsedRange } from './version-range.js';
 
 export type UpgradePolicy = 'CatalogProvided' | 'SelfCertified';
 
@@ -213,11 +212,11 @@ function isSuccessor(e: BundleEntity, inst: Installed, channels: readonly string
     if (channels.length > 0 && !channels.includes(m.channel)) continue;
     if (m.entry.replaces !== undefined && isInstalledName(m.entry.replaces)) return true;
     if ((m.entry.skips ?? []).some(isInstalledName)) return true;
-    // skipRange is OLM's (blang/semver ParseRange, util/semver.ts), as the catalog validator reads
-    // it: one it cannot parse (`~1.2`, `^1`, `>=1.0`) skips nothing, as in OLM.
+    // skipRange is OLM's grammar (parseCatalogRange), as the catalog validator reads it: one it
+    // cannot parse (`~1.2`, `^1`, `>=1.0`) skips nothing, as in OLM.
     if (m.entry.skipRange !== undefined && inst.version !== undefined) {
-      const r = parseOlmRange(m.entry.skipRange);
-      if (typeof r !== 'string' && inOlmRange(inst.version, r)) return true;
+      const r = parseCatalogRange(m.entry.skipRange);
+      if (r.ok && r.value.test(inst.version)) return true;
     }
   }
   return false;

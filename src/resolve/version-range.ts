@@ -6,6 +6,7 @@
  */
 import semver from 'semver';
 import { BinnacleError } from '../util/errors.js';
+import { inOlmRange, parseOlmRange } from '../util/semver.js';
 
 /** Each `!=` doubles an alternative's npm form: more than this many in one alternative are refused. */
 export const MAX_EXCLUSIONS = 8;
@@ -88,4 +89,21 @@ export function inRange(version: semver.SemVer, range: ParsedRange): boolean {
 export function parseVersion(text: string): semver.SemVer | undefined {
   const v = semver.parse(text, { loose: true }) ?? semver.coerce(text, { includePrerelease: true });
   return v ?? undefined;
+}
+
+/** A range in OLM's own grammar, ready to test versions with. */
+export interface CatalogRange {
+  text: string;
+  test: (version: semver.SemVer) => boolean;
+}
+
+/**
+ * Ranges that catalogs carry — `skipRange`, `olm.package.required` and `olm.constraint` package
+ * ranges — as OLM parses them: blang/semver `ParseRange` (util/semver.ts, the grammar the catalog
+ * validator checks), not npm's. `~1.2`, `^1`, `>=1` or `>=1.0` are not ranges there.
+ */
+export function parseCatalogRange(text: string): { ok: true; value: CatalogRange } | { ok: false; reason: string } {
+  const r = parseOlmRange(text);
+  if (typeof r === 'string') return { ok: false, reason: `"${text}" is not a version range OLM can parse (blang/semver): ${r}` };
+  return { ok: true, value: { text: text.trim(), test: (v) => inOlmRange(v, r) } };
 }

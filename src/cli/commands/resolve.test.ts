@@ -10,7 +10,7 @@ import type { CliContext } from '../context.js';
 import { catalog, chain, requiresPackage } from '../../resolve/fixtures.test-helper.js';
 
 function fbcLines(): string {
-  const c = catalog('demo', [chain('prometheus', ['0.22.2', '0.27.0']), chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=0.20')]), chain('app', ['1.0.0'], () => [requiresPackage('prometheus', '>=2.0')])]);
+  const c = catalog('demo', [chain('prometheus', ['0.22.2', '0.27.0']), chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=0.20.0')]), chain('app', ['1.0.0'], () => [requiresPackage('prometheus', '>=2.0.0')])]);
   return [...c.config.packages, ...c.config.channels, ...c.config.bundles].map((x) => JSON.stringify(x)).join('\n') + '\n';
 }
 
@@ -39,7 +39,7 @@ test('an unsatisfiable request prints the explanation and exits 1', async () => 
   assert.equal(r.code, 1);
   const v = JSON.parse(r.out) as { resolved: boolean; explanation: string[] };
   assert.equal(v.resolved, false);
-  assert.ok(v.explanation.includes('app 1.0.0 requires package prometheus >=2.0; the catalogs offer only 0.22.2 and 0.27.0'));
+  assert.ok(v.explanation.includes('app 1.0.0 requires package prometheus >=2.0.0; the catalogs offer only 0.22.2 and 0.27.0'));
 });
 
 test('--version is the range, --all-packages covers every package, usage errors exit 2', async () => {
