@@ -67,6 +67,8 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
         (err: unknown) => {
           clear(planBox);
           append(planBox, h('h2', {}, 'Plan'), h('pre', { class: 'explanation', id: 'plan-error' }, errorText(err)));
+          // The person has seen why; installing anyway is theirs to decide (the API server still checks their rights).
+          install.disabled = false;
           planButton.disabled = false;
         },
       );
