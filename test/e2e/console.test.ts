@@ -1,0 +1,209 @@
+/**
+ * The web console in a real browser (headless Chromium from Debian's `chromium`, driven by
+ * playwright-core) against the local control plane with a manager serving a corpus catalog:
+ * browse and search, a package's upgrade graph, install an operator with a dependency through
+ * the form after its plan, watch it become healthy, uninstall after seeing what goes. Also: a
+ * CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person sees the
+ * catalog and the installed list but an install shows "forbidden" and creates nothing; a
+ * changing request without the CSRF token gets 403. Screenshots: .cache/test-artifacts/console/.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import { cacheDir } from '../../src/cluster/layout.js';
+import { ensureConsoleAssets } from '../../src/console/assets.js';
+import { clientForToken } from '../../src/console/identity.js';
+import { startConsole, type RunningConsole } from '../../src/console/server.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
+import { findCondition } from '../../src/kube/types.js';
+import { e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
+import { OperatorHarness } from './operators.js';
+
+const ARTIFACTS = join(cacheDir(), 'test-artifacts', 'console');
+const CHROMIUM = process.env.BINNACLE_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+const EVIL = 'Poison pill.\n\n<script>window.__binnaclePwned = "script"</script>\n\n<img src="x" onerror="window.__binnaclePwned = \'img\'">\n\n**bold** stays.';
+
+let h: OperatorHarness;
+let web: RunningConsole;
+let browser: Browser;
+let page: Page;
+const installNs = uniqueName('nhc');
+const extName = uniqueName('nhc');
+
+/** The poison-pill bundles' descriptions carry script; the page must render them inert. */
+function poisonDescriptions(cfg: DeclarativeConfig): void {
+  for (const b of cfg.bundles.filter((x) => x.package === 'poison-pill-operator')) {
+    for (const p of b.properties) if (p.type === 'olm.csv.metadata' && typeof p.value === 'object' && p.value !== null) (p.value as Record<string, unknown>).description = EVIL;
+  }
+}
+
+async function packagesShown(p: Page): Promise<(string | null)[]> {
+  return Promise.all((await p.locator('#packages .card').all()).map((l) => l.getAttribute('data-package')));
+}
+
+async function shot(p: Page, name: string): Promise<void> {
+  await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+before(async () => {
+  assert.ok(CHROMIUM !== undefined, 'no Chromium: install Debian\'s chromium package (hack/lib.sh does) or set BINNACLE_CHROMIUM to its path');
+  await mkdir(ARTIFACTS, { recursive: true });
+  // The same build `binnacle console` runs on start.
+  const assets = await ensureConsoleAssets();
+  h = await OperatorHarness.start({ packages: ['node-healthcheck-operator', 'poison-pill-operator'], prefix: 'console', transform: poisonDescriptions });
+  const kc = loadKubeConfig({ kubeconfig: e2eKubeconfig() });
+  web = await startConsole({ host: '127.0.0.1', port: 0, base: h.client, forToken: (t) => clientForToken(kc, t), logger: h.logger, cacheDir: join(cacheDir(), 'console-e2e'), assetsDir: assets });
+  await eventually(
+    'catalog served',
+    async () => {
+      const c = await h.client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: h.catalogName });
+      return findCondition((c.status as { conditions?: [] } | undefined)?.conditions, 'Serving')?.status === 'True' ? true : undefined;
+    },
+    180_000,
+  );
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  page = await browser.newPage();
+  page.setDefaultTimeout(60_000);
+});
+
+after(async () => {
+  await browser?.close().catch(() => undefined);
+  await web?.stop().catch(() => undefined);
+  await h?.stop();
+});
+
+describe('console in a browser', () => {
+  test('browse and search the catalog', async () => {
+    const res = await page.goto(web.url);
+    assert.equal(res?.headers()['content-security-policy']?.includes("script-src 'self'"), true, 'the page carries the CSP');
+    await page.locator('#packages .card').first().waitFor();
+    assert.equal(await page.locator('#packages .card').count(), 2);
+    await page.fill('input[data-filter="keyword"]', 'healthcheck');
+    await page.locator('#packages .card').nth(1).waitFor({ state: 'detached' });
+    assert.deepEqual(await packagesShown(page), ['node-healthcheck-operator']);
+    await page.fill('input[data-filter="keyword"]', '');
+    await page.check('input[data-filter="hasDependencies"]');
+    await page.locator('#packages .card').nth(1).waitFor({ state: 'detached' });
+    assert.deepEqual(await packagesShown(page), ['node-healthcheck-operator'], 'only it needs another package');
+    await shot(page, '1-catalog-search');
+  });
+
+  test('a package page draws its upgrade graph', async () => {
+    await page.click('#packages .card[data-package="node-healthcheck-operator"]');
+    const graph = page.locator('svg.graph').first();
+    await graph.waitFor();
+    assert.ok((await graph.locator('g.node').count()) >= 2, 'a node per version');
+    assert.ok((await graph.locator('path.edge').count()) >= 1, 'an edge for replaces');
+    assert.equal(await graph.locator('g.node.head').count(), 1, 'one channel head');
+    assert.match((await page.locator('#requires').textContent()) ?? '', /poison-pill|PoisonPill/i, 'its requirement is listed');
+    await shot(page, '2-package-graph');
+  });
+
+  test('a CSV description with <script> and <img onerror> runs nothing', async () => {
+    await page.goto(`${web.url}/#/package/${h.catalogName}/poison-pill-operator`);
+    await page.locator('#description strong').waitFor();
+    assert.equal(await page.locator('#description script').count(), 0, 'no script element from the description');
+    assert.equal(await page.locator('#description [onerror]').count(), 0, 'no event handler attribute');
+    await page.waitForTimeout(500);
+    assert.equal(await page.evaluate('window.__binnaclePwned'), undefined, 'nothing ran');
+    await shot(page, '3-sanitised-description');
+  });
+
+  test('install through the form after viewing the plan, and watch it become healthy', async () => {
+    await h.serviceAccount(installNs, 'installer', true);
+    await page.goto(`${web.url}/#/install/${h.catalogName}/node-healthcheck-operator`);
+    await page.fill('input[name="name"]', extName);
+    await page.fill('input[name="namespace"]', installNs);
+    await page.fill('input[name="serviceAccount"]', 'installer');
+    assert.equal(await page.isDisabled('#install'), true, 'no install before a plan');
+    await page.click('#plan-button');
+    await page.locator('#plan-summary, #plan-error').first().waitFor({ timeout: 240_000 });
+    assert.equal(await page.locator('#plan-error').count(), 0, (await page.locator('#plan-error').textContent().catch(() => '')) ?? '');
+    const planned = (await Promise.all((await page.locator('[data-plan-bundle]').all()).map((l) => l.getAttribute('data-plan-bundle')))).sort();
+    assert.deepEqual(planned, ['node-healthcheck-operator', 'poison-pill-operator'], 'the dependency is in the plan');
+    assert.match((await page.locator('#plan-summary').textContent()) ?? '', /[1-9]\d* to create/);
+    await shot(page, '4-plan');
+    await page.click('#install');
+    await page.waitForURL(new RegExp(`#/installed/${extName}$`));
+    await page.locator('#health', { hasText: 'Healthy' }).waitFor({ timeout: 300_000 }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}\n${await h.describeExtension(extName)}`);
+    });
+    assert.equal((await h.extension(extName)).status?.install?.bundle.package, 'node-healthcheck-operator');
+    assert.ok((await page.locator('table.conditions').textContent())?.includes('Installed'));
+    await shot(page, '5-healthy');
+  });
+
+  test('a read-only person sees the catalog and what is installed, and an install shows "forbidden" and creates nothing', async () => {
+    const ns = uniqueName('viewer');
+    await h.serviceAccount(ns, 'viewer', false);
+    const reader = `${ns}-binnacle-reader`;
+    await h.client.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: reader }, rules: [{ apiGroups: [API_VERSION.split('/')[0] ?? ''], resources: ['*'], verbs: ['get', 'list', 'watch'] }] });
+    h.cleanup.push(() => h.client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: reader }));
+    for (const role of ['view', reader]) {
+      const name = `${ns}-${role === 'view' ? 'view' : 'reader'}`;
+      await h.client.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role }, subjects: [{ kind: 'ServiceAccount', name: 'viewer', namespace: ns }] });
+      h.cleanup.push(() => h.client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name }));
+    }
+    const token = (await kubectl('create', 'token', 'viewer', '-n', ns)).trim();
+    const ctx = await browser.newContext();
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(60_000);
+    try {
+      await p.goto(web.url);
+      await p.fill('#token', token);
+      await p.click('#use-token');
+      await p.locator('#packages .card').first().waitFor();
+      await p.goto(`${web.url}/#/installed`);
+      await p.locator('#installed', { hasText: extName }).waitFor();
+      const attempt = uniqueName('denied');
+      await p.goto(`${web.url}/#/install/${h.catalogName}/poison-pill-operator`);
+      await p.fill('input[name="name"]', attempt);
+      await p.fill('input[name="namespace"]', ns);
+      await p.fill('input[name="serviceAccount"]', 'viewer');
+      // Planning reads what only an installer may read (Secrets), and says so.
+      await p.click('#plan-button');
+      await p.locator('#plan-summary, #plan-error').first().waitFor({ timeout: 240_000 });
+      assert.match((await p.locator('#plan-error').textContent()) ?? '', /forbidden: /);
+      await p.click('#install');
+      const error = p.locator('[data-error]', { hasText: 'forbidden' });
+      await error.waitFor();
+      assert.match((await error.textContent()) ?? '', /forbidden: create clusterextensions/);
+      await shot(p, '6-read-only-forbidden');
+      assert.equal(await h.client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: attempt }), undefined, 'nothing created');
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  test('a changing request without the CSRF token, or from another origin, gets 403', async () => {
+    const body = JSON.stringify({ package: 'poison-pill-operator', serviceAccount: 'installer' });
+    const none = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    assert.equal(none.status, 403);
+    assert.match(((await none.json()) as { error: string }).error, /CSRF/);
+    const foreign = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, Origin: 'https://evil.example' }, body });
+    assert.equal(foreign.status, 403);
+    assert.equal(none.headers.get('x-content-type-options'), 'nosniff');
+    const all = (await h.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.map((c) => c.metadata.name);
+    assert.deepEqual(all, [extName], 'nothing created');
+  });
+
+  test('uninstall shows what will be deleted, then removes it', async () => {
+    await page.goto(`${web.url}/#/installed/${extName}`);
+    await page.locator('#health').waitFor();
+    await page.click('#uninstall');
+    await page.locator('#uninstall-preview li', { hasText: 'Deployment' }).first().waitFor();
+    const listed = (await page.locator('#uninstall-preview').textContent()) ?? '';
+    assert.match(listed, /node-healthcheck-operator/);
+    assert.match(listed, /poison-pill-operator/, 'its dependency goes with it');
+    await shot(page, '7-uninstall-preview');
+    await page.click('#confirm-uninstall');
+    await page.locator('#gone').waitFor({ timeout: 240_000 });
+    assert.deepEqual(await h.bundleDeploymentsOf(extName), []);
+    await shot(page, '8-uninstalled');
+  });
+});
