@@ -1,5 +1,8 @@
 /**
- * Version ranges as users and catalogs write them: npm style (`>=1.2.0 <2.0.0`, `^1`, `~1.2`,
+ * Ranges that catalogs carry (skipRange, olm.package.required, olm.constraint package) are OLM's
+ * grammar, blang/semver: `parseCatalogRange` below, over util/semver.ts.
+ *
+ * Version ranges as users write them (a ClusterExtension's or a request's versionRange): npm style (`>=1.2.0 <2.0.0`, `^1`, `~1.2`,
  * `1.2.x`, `1.2 - 1.4`, `||`) and Masterminds style, which also separates ANDed terms with
  * commas, allows a space after an operator (`>= 1.2`) and has `!=`. Masterminds text is
  * rewritten into an npm range for the `semver` package, so both read the same.
