@@ -11,7 +11,7 @@ import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
-import { CatalogCache, iconOf, packageDetail, packageSummaries } from './catalog-view.js';
+import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
 import { channelList, dnsLabel, readJsonBody, requiredString, versionRange } from './input.js';
@@ -28,6 +28,7 @@ export interface ApiContext {
 export interface ConsoleApiOptions {
   cacheDir: string;
   logger: Logger;
+  catalogLoader?: CatalogLoader | undefined;
 }
 
 const ok = (json: unknown, status = 200): ApiResult => ({ status, json });
@@ -44,9 +45,11 @@ async function installedBundleOf(client: KubeClient, pkg: string): Promise<strin
 }
 
 export class ConsoleApi {
-  private readonly catalogs = new CatalogCache();
+  private readonly catalogs: CatalogCache;
 
-  constructor(private readonly opts: ConsoleApiOptions) {}
+  constructor(private readonly opts: ConsoleApiOptions) {
+    this.catalogs = new CatalogCache(opts.catalogLoader);
+  }
 
   /** Answers the route, or undefined when no route matches. */
   async route(method: string, parts: string[], ctx: ApiContext): Promise<ApiResult | undefined> {

@@ -33,8 +33,18 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
 const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
 
 /** Loaded catalog content, keyed by what identifies it (name, URL and when it was unpacked). */
+/** Reads a catalog server's content (the bench passes one that answers from memory). */
+export type CatalogLoader = (base: string, name: string, priority: number) => Promise<ServedCatalog>;
+
+const loadServed: CatalogLoader = async (base, name, priority) => {
+  const l = await loadCatalog(base, { name, priority });
+  return { name, priority: l.catalog.priority ?? 0, config: l.catalog.config };
+};
+
 export class CatalogCache {
   private readonly loaded = new Map<string, Promise<ServedCatalog>>();
+
+  constructor(private readonly load: CatalogLoader = loadServed) {}
 
   /** The catalogs `client` may list that are serving; catalogs that cannot be read become warnings. */
   async served(client: KubeClient): Promise<{ catalogs: ServedCatalog[]; warnings: string[] }> {
@@ -50,7 +60,7 @@ export class CatalogCache {
       keys.add(key);
       let p = this.loaded.get(key);
       if (p === undefined) {
-        p = loadCatalog(base, { name, priority: cc.spec.priority ?? 0 }).then((l) => ({ name, priority: l.catalog.priority ?? 0, config: l.catalog.config }));
+        p = this.load(base, name, cc.spec.priority ?? 0);
         this.loaded.set(key, p);
         p.catch(() => this.loaded.delete(key));
       }

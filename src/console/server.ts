@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import { UsageError } from '../util/errors.js';
 import { closeServer, createSafeServer, listenOn } from '../util/http-server.js';
 import { ConsoleApi, type ApiResult } from './api.js';
+import type { CatalogLoader } from './catalog-view.js';
 import { ensureConsoleAssets } from './assets.js';
 import { httpErrorOf } from './errors.js';
 import { ConsoleIdentity, type IdentityOptions } from './identity.js';
@@ -22,6 +23,8 @@ export interface ConsoleOptions extends IdentityOptions {
   /** Built assets; built (when stale) by `ensureConsoleAssets` if not given. */
   assetsDir?: string;
   csrf?: CsrfGuard;
+  /** How catalog content is read (default: from each ClusterCatalog's server). */
+  catalogLoader?: CatalogLoader;
 }
 
 export interface RunningConsole {
@@ -75,7 +78,7 @@ export async function consoleHandler(opts: ConsoleOptions): Promise<{ handle: (r
   const csrf = opts.csrf ?? new CsrfGuard();
   const page = Buffer.from(indexHtml(csrf.token));
   const identity = new ConsoleIdentity(opts);
-  const api = new ConsoleApi({ cacheDir: opts.cacheDir, logger: opts.logger });
+  const api = new ConsoleApi({ cacheDir: opts.cacheDir, logger: opts.logger, catalogLoader: opts.catalogLoader });
 
   const handle = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
     setSecurityHeaders(res);
