@@ -114,6 +114,32 @@ describe('console in a browser', () => {
     await shot(page, '3-sanitised-description');
   });
 
+  test('upgrade: change the version, see the plan, apply, and the resolution history shows both', async () => {
+    // poison-pill 0.0.6 → 0.1.0 is a safe upgrade (node-healthcheck 0.0.1 → 0.0.2 changes its CRD in a way Binnacle refuses).
+    const ns = uniqueName('pp');
+    const pp = uniqueName('pp');
+    await h.serviceAccount(ns, 'installer', true);
+    await h.createExtension(pp, ns, { packageName: 'poison-pill-operator', version: '0.0.6' });
+    await h.installedAt(pp, '0.0.6', 300_000);
+    await page.goto(`${web.url}/#/installed/${pp}`);
+    await page.locator('input[name="upgrade-version"]').waitFor();
+    await page.fill('input[name="upgrade-version"]', '0.1.0');
+    await page.click('#upgrade-plan-button');
+    await page.locator('#upgrade-plan #plan-summary, #upgrade-plan-error').first().waitFor({ timeout: 240_000 });
+    assert.equal(await page.locator('#upgrade-plan-error').count(), 0, (await page.locator('#upgrade-plan-error').textContent().catch(() => '')) ?? '');
+    assert.match((await page.locator('#upgrade-plan [data-plan-bundle="poison-pill-operator"]').textContent()) ?? '', /0\.1\.0.*upgrade from 0\.0\.6/);
+    await shot(page, '2b-upgrade-plan');
+    await page.click('#upgrade-apply');
+    await page.locator('#upgrade-applied').waitFor();
+    await h.installedAt(pp, '0.1.0', 300_000);
+    await page.locator('#health', { hasText: 'Healthy' }).waitFor({ timeout: 60_000 });
+    await page.locator('dd', { hasText: 'poison-pill.v0.1.0' }).waitFor({ timeout: 60_000 });
+    await page.locator('#history tbody tr').nth(1).waitFor({ timeout: 60_000 });
+    assert.match((await page.locator('#history').textContent()) ?? '', /poison-pill-operator 0\.1\.0[\s\S]*poison-pill-operator 0\.0\.6/);
+    await shot(page, '2c-upgraded');
+    await h.removeExtension(pp);
+  });
+
   test('install through the form after viewing the plan, and watch it become healthy', async () => {
     await h.serviceAccount(installNs, 'installer', true);
     await page.goto(`${web.url}/#/install/${h.catalogName}/node-healthcheck-operator`);

@@ -5,8 +5,9 @@
  */
 import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
+import { renderPlan } from './install-page.js';
 import { errorText, showError } from './status.js';
-import type { Condition, ExtensionDetail, ExtensionSummary } from './types.js';
+import type { Condition, ExtensionDetail, ExtensionSummary, Plan } from './types.js';
 
 const POLL_MS = 2000;
 
@@ -28,6 +29,48 @@ export async function installedList(root: HTMLElement): Promise<void> {
   );
 }
 
+/** Change the channel or version range: plan first (as this extension), then apply the change. */
+function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
+  const channel = h('input', { name: 'upgrade-channel', value: d.channels.join(','), placeholder: 'default channel' });
+  const version = h('input', { name: 'upgrade-version', value: d.version, placeholder: 'any' });
+  const out = h('div', { id: 'upgrade-plan' });
+  const values = (): Record<string, string> => ({ name: d.name, package: d.package, namespace: d.namespace, channel: channel.value, version: version.value });
+  const apply = button(
+    'Apply',
+    () => {
+      apply.disabled = true;
+      api('PATCH', `extensions/${seg(d.name)}`, { channel: channel.value, version: version.value }).then(
+        () => append(out, h('p', { id: 'upgrade-applied' }, 'Applied; the conditions above follow it.')),
+        (err: unknown) => {
+          apply.disabled = false;
+          showError(out, errorText(err));
+        },
+      );
+    },
+    { id: 'upgrade-apply', class: 'primary' },
+  );
+  apply.disabled = true;
+  const planIt = button(
+    'Plan change',
+    () => {
+      out.textContent = 'Planning…';
+      api<Plan>('POST', 'plan', values()).then(
+        (plan) => {
+          renderPlan(out, plan);
+          apply.disabled = false;
+        },
+        (err: unknown) => {
+          clear(out);
+          append(out, h('pre', { class: 'explanation', id: 'upgrade-plan-error' }, errorText(err)));
+        },
+      );
+    },
+    { id: 'upgrade-plan-button' },
+  );
+  for (const el of [channel, version]) el.addEventListener('input', () => (apply.disabled = true));
+  append(into, h('h2', {}, 'Upgrade or change'), h('div', { class: 'filters' }, h('label', { class: 'field' }, h('span', {}, 'Channels'), channel), h('label', { class: 'field' }, h('span', {}, 'Version range'), version)), h('div', { class: 'actions' }, planIt, apply), out);
+}
+
 /** The extension's page; answers a function that stops its polling. */
 export function installedDetail(root: HTMLElement, name: string): () => void {
   let stopped = false;
@@ -35,8 +78,10 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const body = h('div', {});
   const events = h('div', {});
   const actions = h('div', { class: 'uninstall' });
+  const upgrade = h('div', { class: 'upgrade' });
+  const history = h('div', {});
   clear(root);
-  append(root, h('h1', {}, `Extension ${name}`), body, actions, h('h2', {}, 'Recent events'), events);
+  append(root, h('h1', {}, `Extension ${name}`), body, upgrade, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
 
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
@@ -65,6 +110,10 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
       h('h2', {}, 'Bundle deployments'),
       table(['BundleDeployment', 'Package', 'Version', 'Namespace', 'State', 'Role', 'Needed by', 'Revision'], d.units.map((u) => [u.bundleDeployment, u.package, u.version, u.namespace, u.state, u.role, u.neededBy.join(', '), u.revision ?? ''])),
     );
+    clear(history);
+    const records = d.history ?? [];
+    append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));
+    if (upgrade.firstChild === null) upgradeForm(upgrade, d);
     try {
       const { events: list } = await api<{ events: { type: string; reason: string; message: string; object: string; count: number; last: string }[] }>('GET', `extensions/${seg(name)}/events`);
       clear(events);

@@ -62,6 +62,7 @@ export interface ExtensionSummary {
 }
 
 export interface ExtensionDetail extends ExtensionSummary {
+  history?: { time: string; reason: string; generation: number; outcome: string; bundles: { package: string; version: string; name: string }[]; message?: string }[];
   units: { bundleDeployment: string; package: string; version: string; namespace: string; state: string; role: string; neededBy: string[]; revision?: number; conditions: Condition[] }[];
 }
 
