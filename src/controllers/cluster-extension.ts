@@ -161,12 +161,14 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** Applies and deletes what `changes` says, under the lock the caller holds. */
-  private async write(s: State, changes: ExtensionChanges): Promise<void> {
-    for (const body of changes.apply) await this.o.client.apply(body, { force: true });
+  private async write(s: State, changes: ExtensionChanges): Promise<BundleDeployment[]> {
+    const applied: BundleDeployment[] = [];
+    for (const body of changes.apply) applied.push(await this.o.client.apply<BundleDeployment>(body, { force: true }));
     for (const name of changes.delete) {
       s.logger.info({ bundleDeployment: name }, 'removing a bundle no extension needs any more');
       await this.o.client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
     }
+    return applied;
   }
 
   private async handleFinalizer(s: State): Promise<StepOutcome> {
@@ -285,7 +287,8 @@ export class ClusterExtensionReconciler implements Reconciler {
    */
   private async checkUpgradeable(s: State): Promise<StepOutcome> {
     // Every installed bundle counts, not only this extension's: its resolution may replace a shared one.
-    const installed = s.chosen.length === 0 ? [] : (await this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment')).items;
+    // The installed state read at the start of this reconcile, under the lock: nothing changed it since.
+    const installed = s.chosen.length === 0 ? [] : s.installed.units.map((u) => u.object);
     const blockers = await upgradeBlockers(this.o.client, replacedOperators(installed, s.chosen));
     if (blockers.length === 0) return CONTINUE;
     s.conditions.set('Progressing', true, 'UpgradeBlocked', blockers.map((b) => b.message).join('; '));
@@ -298,8 +301,14 @@ export class ClusterExtensionReconciler implements Reconciler {
     const changes = changesForResolution(s.ce, s.installed, s.chosen);
     s.changes = changes;
     for (const pkg of changes.takenOver) s.logger.info({ package: pkg, bundleDeployment: changes.deployments.get(pkg) }, 'taking over an installed dependency in place');
-    await this.write(s, changes);
-    s.owned = (await this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(me) })).items;
+    const applied = await this.write(s, changes);
+    // What this extension needs now: what it needed, as just written, less what was deleted.
+    // Known from the writes (under the lock), not listed again: each list of every
+    // BundleDeployment costs the API server dearly when hundreds are installed.
+    const byName = new Map(s.owned.map((bd) => [bd.metadata.name ?? '', bd]));
+    for (const bd of applied) byName.set(bd.metadata.name ?? '', bd);
+    for (const name of changes.delete) byName.delete(name);
+    s.owned = [...byName.values()].filter((bd) => bd.metadata.labels?.[neededByLabel(me)] !== undefined);
     if (changes.waiting.length > 0) {
       s.conditions.set('Progressing', true, 'Waiting', changes.waiting.join('; '));
       if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Installing', changes.waiting.join('; '));
@@ -369,7 +378,8 @@ export class ClusterExtensionReconciler implements Reconciler {
     }
     if (chosenMain !== undefined) this.reportDeprecations(s, chosenMain);
     await this.writeStatus(s, extra);
-    return stop(waiting.length > 0 ? { requeueAfterMs: 5_000 } : undefined);
+    // Each BundleDeployment's news calls this extension back; the requeue is only a fallback.
+    return stop(waiting.length > 0 ? { requeueAfterMs: 30_000 } : undefined);
   }
 
   /** "installed X with 2 dependencies (1 shared with other extensions); it runs in namespace …". */

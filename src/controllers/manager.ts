@@ -168,12 +168,17 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       identity: `${o.leaderElection?.identity ?? `${hostname()}_${process.pid}`}_${randomUUID().slice(0, 8)}`,
       logger,
     });
+    // Extensions held up by what others installed: waiting for another's BundleDeployment to go,
+    // a resolution that failed, an upgrade blocked. Not those merely installing their own
+    // BundleDeployments (their own watch above calls them): called back on every one of 184
+    // installs at once, they re-resolved in rounds under the one lock, a storm that grew as n².
     const unsettledExtensions = (): string[] =>
       inf.extensions
         .list()
         .filter((ce) => {
           const st = ce.status as { observedGeneration?: number; conditions?: Parameters<typeof findCondition>[0] } | undefined;
-          return st?.observedGeneration !== ce.metadata.generation || findCondition(st?.conditions, 'Progressing')?.status !== 'False';
+          const progressing = findCondition(st?.conditions, 'Progressing');
+          return st?.observedGeneration === ce.metadata.generation && progressing?.status === 'True' && progressing.reason !== 'Installing';
         })
         .map((ce) => objectKey(ce.metadata));
     const ceController = new Controller({
