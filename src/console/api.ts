@@ -11,7 +11,7 @@ import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
-import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader } from './catalog-view.js';
+import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type PackageSummary, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
 import { channelList, dnsLabel, readJsonBody, requiredString, versionRange } from './input.js';
@@ -46,6 +46,8 @@ async function installedBundleOf(client: KubeClient, pkg: string): Promise<strin
 
 export class ConsoleApi {
   private readonly catalogs: CatalogCache;
+  /** Summaries per loaded catalog content: computed once while the content is unchanged. */
+  private readonly summaries = new WeakMap<ServedCatalog, PackageSummary[]>();
 
   constructor(private readonly opts: ConsoleApiOptions) {
     this.catalogs = new CatalogCache(opts.catalogLoader);
@@ -79,7 +81,13 @@ export class ConsoleApi {
 
   private async packages(ctx: ApiContext): Promise<ApiResult> {
     const { catalogs, warnings } = await this.catalogs.served(ctx.client);
-    return ok({ packages: packageSummaries(catalogs), catalogs: catalogs.map((c) => c.name), warnings });
+    const packages = catalogs.flatMap((c) => {
+      let list = this.summaries.get(c);
+      if (list === undefined) this.summaries.set(c, (list = packageSummaries([c])));
+      return list;
+    });
+    packages.sort((a, b) => a.displayName.localeCompare(b.displayName) || a.catalog.localeCompare(b.catalog));
+    return ok({ packages, catalogs: catalogs.map((c) => c.name), warnings });
   }
 
   private async findCatalog(ctx: ApiContext, name: string): Promise<Awaited<ReturnType<CatalogCache['served']>>['catalogs'][number] | undefined> {
