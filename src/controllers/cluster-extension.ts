@@ -19,7 +19,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
-import { neededBundles, resolve, ResolutionError, type ChosenBundle, type ClusterFacts } from '../resolve/index.js';
+import { CatalogIndex, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts } from '../resolve/index.js';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { buildInstalledState, installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { errorMessage } from '../util/errors.js';
@@ -102,7 +102,18 @@ function deprecations(cfg: DeclarativeConfig, pkg: string, bundle: string, chann
 }
 
 export class ClusterExtensionReconciler implements Reconciler {
+  /** The index of the catalogs last resolved against: rebuilding it for every extension costs more than solving. */
+  private index: { inputs: CatalogInput[]; index: CatalogIndex } | undefined;
+
   constructor(private readonly o: ClusterExtensionReconcilerOptions) {}
+
+  /** The same served content (the same config objects, names and priorities) gives the same index. */
+  private catalogIndex(catalogs: readonly ServedCatalog[]): CatalogIndex {
+    const inputs = catalogs.map((c) => ({ name: c.name, priority: c.priority, config: c.config }));
+    const same = this.index !== undefined && this.index.inputs.length === inputs.length && this.index.inputs.every((p, i) => p.name === inputs[i]?.name && p.priority === inputs[i]?.priority && p.config === inputs[i]?.config);
+    if (!same || this.index === undefined) this.index = { inputs, index: new CatalogIndex(inputs) };
+    return this.index.index;
+  }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     const run = (): Promise<ReconcileResult | undefined> => this.reconcileLocked(req, ctx);
@@ -255,7 +266,7 @@ export class ClusterExtensionReconciler implements Reconciler {
     }
     try {
       const resolution = resolve({
-        catalogs: catalogs.map((c) => ({ name: c.name, priority: c.priority, config: c.config })),
+        catalogs: this.catalogIndex(catalogs),
         installed: installedFacts(s.installed, me),
         requests: [
           {
