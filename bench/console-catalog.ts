@@ -13,7 +13,7 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { chromium } from 'playwright-core';
 import { defaultBundleRenderer, renderPackageDir } from '../src/catalog/index.js';
-import { emptyDeclarativeConfig, type DeclarativeConfig } from '../src/catalog/declcfg.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../src/declcfg/index.js';
 import { ensureConsoleAssets } from '../src/console/assets.js';
 import { startConsole } from '../src/console/server.js';
 import type { KubeClient } from '../src/kube/client.js';

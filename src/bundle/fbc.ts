@@ -23,7 +23,7 @@ import {
   type ChannelEntry,
   type Property,
   type RelatedImage,
-} from '../catalog/declcfg.js';
+} from '../declcfg/index.js';
 import { InputError } from '../util/errors.js';
 import { isRecord } from './decode.js';
 import type { BundleProperty, RegistryV1Bundle } from './types.js';

@@ -5,7 +5,7 @@
  * metadata files (annotations, dependencies, properties).
  */
 import type { ValidationResult } from '../util/errors.js';
-import { decodeConstraintProperty } from '../catalog/declcfg.js';
+import { decodeConstraintProperty } from '../declcfg/index.js';
 import { isRecord } from './decode.js';
 import { providedApis } from './fbc.js';
 import { isValidImageReference } from '../oci/reference.js';

@@ -6,7 +6,7 @@
  * (`toFbcBundle`, with opm's derived properties).
  */
 import { loadBundleDir, toFbcBundle, type RegistryV1Bundle } from '../bundle/index.js';
-import type { Bundle, Icon } from './declcfg.js';
+import type { Bundle, Icon } from '../declcfg/index.js';
 import { isRecord } from './decode.js';
 
 export { ANNOTATION_MEDIATYPE } from '../bundle/index.js';

@@ -23,7 +23,7 @@ import {
   type Package,
   type Property,
   type RelatedImage,
-} from './declcfg.js';
+} from '../declcfg/index.js';
 
 export type Decoded =
   | { kind: 'package'; value: Package }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Bundle } from './declcfg.js';
+import type { Bundle } from '../declcfg/index.js';
 import { defaultBundleRenderer, readBundleDir } from './bundle-dir.js';
 import type { ImageBundleRenderer } from './template-basic.js';
 

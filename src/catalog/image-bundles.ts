@@ -4,7 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { BinnacleError } from '../util/errors.js';
-import type { Bundle } from './declcfg.js';
+import type { Bundle } from '../declcfg/index.js';
 import { defaultBundleRenderer, readBundleDir } from './bundle-dir.js';
 import { LABEL_BUNDLE_MEDIATYPE, type ImagePuller } from './render.js';
 import type { ImageBundleRenderer } from './template-basic.js';

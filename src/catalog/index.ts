@@ -7,7 +7,7 @@
  * building catalog images (`build`). Talks to `bundle` (loading registry+v1 bundles) and `oci`
  * (pulling, building, pushing images); the ClusterCatalog controller serves catalogs through it.
  */
-export * from './declcfg.js';
+export * from '../declcfg/index.js';
 export { decodeDocument, type DecodeResult, type FieldProblem } from './decode.js';
 export {
   DEFAULT_MAX_FILE_BYTES,

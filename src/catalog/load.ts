@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { LineCounter, parseDocument } from 'yaml';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
-import { emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { decodeDocument } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
 

@@ -22,7 +22,7 @@ import {
   type Icon,
   type Property,
   type RelatedImage,
-} from './declcfg.js';
+} from '../declcfg/index.js';
 import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
 import { isValidImageReference } from '../oci/reference.js';
 import { base64Problem, goFields, isRecord } from './decode.js';

@@ -18,7 +18,7 @@ import {
   type ChannelEntry,
   type DeclarativeConfig,
   type Package,
-} from './declcfg.js';
+} from '../declcfg/index.js';
 import { PACKAGE_FILE } from '../bundle/load.js';
 import { isRecord } from './decode.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';

@@ -19,7 +19,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { renderPackageDir } from './package-dir.js';
 import { defaultBundleRenderer } from './bundle-dir.js';
 import { buildCatalogImage } from './build.js';
-import { emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { validateConfig } from './validate.js';
 import { writeFbcFile } from './write.js';
 

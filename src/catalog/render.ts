@@ -8,7 +8,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BinnacleError, ValidationResult, errorMessage } from '../util/errors.js';
-import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from './declcfg.js';
+import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
 import { loadFbcDir, loadFbcStream, type LoadOptions } from './load.js';
 import { renderPackageDir } from './package-dir.js';

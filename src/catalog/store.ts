@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { InputError } from '../util/errors.js';
-import type { DeclarativeConfig } from './declcfg.js';
+import type { DeclarativeConfig } from '../declcfg/index.js';
 import { isRecord } from './decode.js';
 import { orderedMetas } from './write.js';
 

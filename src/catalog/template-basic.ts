@@ -3,7 +3,7 @@
  * `{schema, image}`; each such bundle is replaced by the bundle rendered from that image.
  */
 import { InputError, ValidationError, ValidationResult } from '../util/errors.js';
-import { emptyDeclarativeConfig, type Bundle, type DeclarativeConfig } from './declcfg.js';
+import { emptyDeclarativeConfig, type Bundle, type DeclarativeConfig } from '../declcfg/index.js';
 import { isRecord } from './decode.js';
 import { addDocuments, parseDocuments } from './load.js';
 

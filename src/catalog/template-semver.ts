@@ -20,7 +20,7 @@ import {
   type DeclarativeConfig,
   type Icon,
   type Package,
-} from './declcfg.js';
+} from '../declcfg/index.js';
 import { isRecord } from './decode.js';
 import { parseStrictSemver } from './model.js';
 import { parseTemplateDocument, type ImageBundleRenderer } from './template-basic.js';

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { InputError, ValidationError } from '../util/errors.js';
-import type { Bundle } from './declcfg.js';
+import type { Bundle } from '../declcfg/index.js';
 import { assertGolden, TESTDATA, testImages } from './golden.test-helper.js';
 import { renderBasicTemplate } from './template-basic.js';
 import { renderSemverTemplate } from './template-semver.js';

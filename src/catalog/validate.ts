@@ -4,7 +4,7 @@
  * one `ValidationResult` tree: catalog → package → channel / bundle.
  */
 import type { ValidationResult } from '../util/errors.js';
-import type { DeclarativeConfig } from './declcfg.js';
+import type { DeclarativeConfig } from '../declcfg/index.js';
 import { nodeFor, toModel, type Model, type ModelChannel, type ModelPackage } from './model.js';
 import { base64Problem } from './decode.js';
 

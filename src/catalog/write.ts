@@ -5,7 +5,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { toYaml } from '../util/output.js';
-import type { Bundle, Channel, DeclarativeConfig, Deprecation, Meta, Package } from './declcfg.js';
+import type { Bundle, Channel, DeclarativeConfig, Deprecation, Meta, Package } from '../declcfg/index.js';
 
 /** One record ready to serialize, with the keys the catalog server indexes it by. */
 export interface OrderedMeta {

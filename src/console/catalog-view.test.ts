@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Bundle, DeclarativeConfig } from '../catalog/declcfg.js';
+import type { Bundle, DeclarativeConfig } from '../declcfg/index.js';
 import { csvMetadataOf, iconOf, packageDetail, packageSummaries } from './catalog-view.js';
 
 const bundle = (name: string, version: string, extra: Bundle['properties'] = []): Bundle => ({

@@ -15,7 +15,7 @@ import {
   type Channel,
   type DeclarativeConfig,
   type Package,
-} from '../catalog/declcfg.js';
+} from '../declcfg/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { findCondition } from '../kube/types.js';
 import { loadCatalog } from '../resolve/catalog-source.js';

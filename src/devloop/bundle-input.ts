@@ -4,7 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { DeclarativeConfig } from '../catalog/declcfg.js';
+import type { DeclarativeConfig } from '../declcfg/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog/render.js';
 import { readBundleDir, type BundleDirInfo } from '../catalog/bundle-dir.js';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { defaultBundleRenderer, type BundleDirInfo } from '../catalog/bundle-dir.js';
-import { emptyDeclarativeConfig, type ChannelEntry, type DeclarativeConfig } from '../catalog/declcfg.js';
+import { emptyDeclarativeConfig, type ChannelEntry, type DeclarativeConfig } from '../declcfg/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { satisfiesOlmRange } from '../util/semver.js';
 import { validateConfig } from '../catalog/validate.js';

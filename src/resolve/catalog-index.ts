@@ -16,7 +16,7 @@ import {
   type DeclarativeConfig,
   type GVKProperty,
   type Property,
-} from '../catalog/declcfg.js';
+} from '../declcfg/index.js';
 import { parseVersion } from './version-range.js';
 
 export interface CatalogInput {

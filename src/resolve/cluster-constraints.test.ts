@@ -4,7 +4,7 @@ import { resolve, type ResolveInput } from './resolver.js';
 import { ResolutionError } from './errors.js';
 import { celCluster, clusterVersion } from './cluster-constraints.js';
 import { catalog, chain, constraint } from './fixtures.test-helper.js';
-import type { Property } from '../catalog/declcfg.js';
+import type { Property } from '../declcfg/index.js';
 
 const csvMeta = (minKubeVersion: string): Property => ({ type: 'olm.csv.metadata', value: { displayName: 'x', minKubeVersion } });
 const maxOcp = (v: unknown): Property => ({ type: 'olm.maxOpenShiftVersion', value: v });

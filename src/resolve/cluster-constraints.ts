@@ -14,7 +14,7 @@
  * runs. Without cluster facts (resolving offline) nothing is enforced and the notices say so.
  */
 import semver from 'semver';
-import { PROP_CONSTRAINT, PROP_CSV_METADATA, PROP_MAX_OPENSHIFT_VERSION, decodeConstraintProperty } from '../catalog/declcfg.js';
+import { PROP_CONSTRAINT, PROP_CSV_METADATA, PROP_MAX_OPENSHIFT_VERSION, decodeConstraintProperty } from '../declcfg/index.js';
 import { bundleLabel, type BundleEntity } from './catalog-index.js';
 import { CelError, compileCel } from './cel.js';
 import type { Fact } from './facts.js';

@@ -12,7 +12,7 @@ import {
   decodeGVKProperty,
   decodePackageRequiredProperty,
   type ConstraintProperty,
-} from '../catalog/declcfg.js';
+} from '../declcfg/index.js';
 import { CelError, compileCel } from './cel.js';
 import { celCluster, isClusterRule, type ClusterFacts } from './cluster-constraints.js';
 import { bundleLabel, gvkKey, type BundleEntity, type CatalogIndex } from './catalog-index.js';

@@ -1,5 +1,5 @@
 /** Small builders for catalogs in tests (not part of the public API). */
-import type { Bundle, ChannelEntry, DeclarativeConfig, Property } from '../catalog/declcfg.js';
+import type { Bundle, ChannelEntry, DeclarativeConfig, Property } from '../declcfg/index.js';
 import type { CatalogInput } from './catalog-index.js';
 
 export const pkgProp = (pkg: string, version: string): Property => ({ type: 'olm.package', value: { packageName: pkg, version } });

@@ -18,7 +18,7 @@ import { buildImage, pushImage } from '../../src/oci/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
-import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');

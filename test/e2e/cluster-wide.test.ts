@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { run } from '../../src/cli/main.js';
 import type { CliContext } from '../../src/cli/context.js';
-import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { recordedNeeds } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';

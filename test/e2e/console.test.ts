@@ -14,7 +14,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { cacheDir } from '../../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../../src/console/assets.js';
 import { clientForToken } from '../../src/console/identity.js';

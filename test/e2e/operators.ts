@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { pino, type Logger } from 'pino';
-import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { neededByLabel } from '../../src/installed/index.js';

@@ -14,7 +14,7 @@ import { startManager, type RunningManager } from '../../src/controllers/manager
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import type { DeclarativeConfig } from '../../src/catalog/declcfg.js';
+import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, e2eClient, removeAllExtensions, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');

@@ -1,7 +1,11 @@
 /**
  * The file-based catalog (FBC) wire format: flat records that refer to each other by name,
  * exactly as they appear in JSON/YAML files. Unknown schemas are kept as they are (`Meta`).
- * The validated, linked model is built from this by one conversion (see `model.ts`).
+ * The validated, linked model is built from this by one conversion (src/catalog/model.ts).
+ *
+ * The lowest layer of the catalog side: bundle/ (which writes these records) and catalog/ (which
+ * loads, validates, renders and serves them) both build on it, so no arrow runs back up from
+ * bundle/ to catalog/.
  */
 
 export const SCHEMA_PACKAGE = 'olm.package';
