@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { KubeObject } from '../kube/types.js';
+import { KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
@@ -147,10 +148,10 @@ test('autoRollback false leaves the failed revision; an apply error fails the re
 
   // The server accepts the dry run but fails the real apply: the revision is failed, then rolled back.
   const client = cluster.client();
-  const failing = new Applier({ client: { ...client, apply: (o, opts) => (opts?.dryRun === true || o.kind !== 'ConfigMap' ? client.apply(o, opts) : Promise.reject(new BinnacleError('KUBE_UNREACHABLE', 'connection reset'))) }, logger, pollIntervalMs: 10 });
+  const failing = new Applier({ client: { ...client, apply: (o, opts) => (opts?.dryRun === true || o.kind !== 'ConfigMap' ? client.apply(o, opts) : Promise.reject(new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'))) }, logger, pollIntervalMs: 10 });
   const res2 = await failing.apply(req([ns, sa, cm('x')]));
   assert.equal(res2.status, 'rolled-back');
-  assert.match(res2.message, /apply failed: connection reset/);
+  assert.match(res2.message, /apply failed: admission webhook "x" denied the request/);
   assert.deepEqual((await applier.history(release)).map((r) => r.status), ['superseded', 'failed', 'failed', 'deployed']);
 });
 
@@ -232,4 +233,38 @@ test('history is trimmed to maxHistory, never dropping the deployed revision', a
   }
   const history = await applier.history(release);
   assert.deepEqual(history.map((r) => [r.revision, r.status]), [[3, 'superseded'], [4, 'superseded'], [5, 'deployed']]);
+});
+
+test('an API server that answers 503 mid-install is retried, not a failed release: nothing is removed, the next run settles and installs', async () => {
+  const { cluster, applier, req } = setup();
+  const first = await applier.apply(req([ns, sa, cm('a')]));
+  assert.equal(first.status, 'deployed', first.message);
+  cluster.unavailableNames.add('b');
+  await assert.rejects(applier.apply(req([ns, sa, cm('a'), cm('b')])), (err: Error & { statusCode?: number }) => err.statusCode === 503);
+  // Revision 1's objects are untouched: no rollback, no removal.
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'a' }) !== undefined);
+  cluster.unavailableNames.clear();
+  const again = await applier.apply(req([ns, sa, cm('a'), cm('b')]));
+  assert.equal(again.status, 'deployed', again.message);
+  const history = await applier.history(release);
+  assert.deepEqual(history.map((r) => r.status), ['superseded', 'failed', 'deployed'], 'the interrupted revision is settled as failed, then a new one deployed');
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'b' }) !== undefined);
+});
+
+test('a dry run answered 503 refuses nothing: the caller retries', async () => {
+  const { applier, req } = setup();
+  const client = new FakeCluster().client();
+  const flaky = new Applier({ client: { ...client, apply: (o, opts) => (opts?.dryRun === true ? Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'storage is (re)initializing')) : client.apply(o, opts)) }, logger, pollIntervalMs: 10 });
+  await assert.rejects(flaky.apply(req([ns, sa, cm('a')])), (err: unknown) => !(err instanceof ApplyRefusedError) && (err as { statusCode?: number }).statusCode === 503);
+  assert.equal((await applier.history(release)).length, 0);
+});
+
+test('a first install interrupted by a 503 is not removed as a failed install', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unavailableNames.add('b');
+  await assert.rejects(applier.apply(req([ns, sa, cm('a'), cm('b')])), (err: Error & { statusCode?: number }) => err.statusCode === 503);
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'a' }) !== undefined, 'what was applied stays for the retry');
+  cluster.unavailableNames.clear();
+  const again = await applier.apply(req([ns, sa, cm('a'), cm('b')]));
+  assert.equal(again.status, 'deployed', again.message);
 });

@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { SchemaSource } from '../kube/openapi.js';
-import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { isAlreadyExists, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
@@ -370,6 +370,10 @@ export class Applier {
       if (isAlreadyExists(err) && record === undefined) {
         throw new BinnacleError('RELEASE_CONFLICT', `release ${r.release.namespace}/${r.release.name}: revision ${r.version} was recorded by another run at the same time; retry`, { cause: err });
       }
+      // An API server restarting (5xx, unreachable, timed out) says nothing of the release:
+      // the caller retries with backoff, and the next run settles the pending revision. Only a
+      // verdict on the objects fails the revision (and removes a first install, rolls back).
+      if (isTransient(err)) throw err;
       return fail(`apply failed: ${errorMessage(err)}`);
     }
 
@@ -384,6 +388,7 @@ export class Applier {
         log.info({ object: describeRef(ref) }, 'pruned');
       }
     } catch (err) {
+      if (isTransient(err)) throw err;
       return fail(`prune failed: ${errorMessage(err)}`);
     }
 
@@ -555,6 +560,8 @@ export class Applier {
         await this.client.apply(obj, { dryRun: true, force: takeOver.has(identityOf(obj)) });
       } catch (err) {
         // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
+        // A transient failure (5xx, unreachable) is no verdict on the object: retried, not refused.
+        if (isTransient(err)) throw err;
         if (!isNotFound(err)) result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}`, { field: what });
       }
     }

@@ -18,6 +18,8 @@ export class FakeCluster {
   readonly unknownKinds = new Set<string>();
   /** Applies of objects whose name is here fail with 422 Invalid. */
   readonly rejectNames = new Set<string>();
+  /** Real (not dry-run) applies of objects whose name is here fail with 503 ServiceUnavailable (an API server restarting mid-apply). */
+  readonly unavailableNames = new Set<string>();
   /** Deployments named here never become available. */
   readonly unhealthyNames = new Set<string>();
   private rv = 1;
@@ -59,6 +61,7 @@ export class FakeCluster {
       apply: async (obj: KubeObject, opts: ApplyOptions = {}): Promise<KubeObject> => {
         await resourceFor(obj.apiVersion, obj.kind);
         if (this.rejectNames.has(obj.metadata.name ?? '')) throw new KubeApiError(422, 'Invalid', `apply ${obj.kind} ${obj.metadata.name ?? ''}: spec is invalid`);
+        if (this.unavailableNames.has(obj.metadata.name ?? '') && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${obj.metadata.name ?? ''}: storage is (re)initializing`);
         if (opts.dryRun === true) return obj;
         this.writes.push(`apply ${describeRef({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace })}${opts.force === true ? ' (force)' : ''}`);
         const stored = withStatus({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.rv++) } });
