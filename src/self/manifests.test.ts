@@ -41,3 +41,10 @@ test('install-self objects: the image chosen, leader election, probes, the catal
   assert.ok(objs.some((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-catalogs' && o.metadata.namespace === 'ops'));
   assert.ok(objs.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'clusterextensions.binnacle.dev'));
 });
+
+test("Binnacle's kinds are readable by whoever has the built-in view role (aggregated), and by it nothing can be changed", () => {
+  const view = selfManifests().find((o) => o.kind === 'ClusterRole' && o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-view'] === 'true') as { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] } | undefined;
+  assert.ok(view !== undefined, 'an aggregate-to-view ClusterRole');
+  assert.deepEqual(view.rules, [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: ['get', 'list', 'watch'] }]);
+  assert.ok(!selfManifests().some((o) => o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-edit'] === 'true' || o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-admin'] === 'true'));
+});

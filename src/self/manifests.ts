@@ -20,6 +20,8 @@ export const MANAGER_NAME = 'binnacle-manager';
 export const CATALOG_SERVICE = 'binnacle-catalogs';
 export const METRICS_SERVICE = 'binnacle-manager-metrics';
 export const LEADER_ELECTION_ROLE = 'binnacle-manager-leader-election';
+/** The aggregated read-only role: the built-in `view` ClusterRole picks it up. */
+export const VIEW_ROLE = 'binnacle-view';
 /** The platform-protection policy the manager installs at start-up (controllers/platform-protection). */
 export const PROTECTION_POLICY = 'binnacle-platform-operator-extensions';
 export const METRICS_PORT = 8080;
@@ -91,6 +93,15 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       metadata: meta(MANAGER_NAME),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: MANAGER_NAME },
       subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
+    },
+    // Who may read what Binnacle installed: get/list/watch of its kinds, added to the built-in
+    // `view` role (and so to `edit` and `admin`), as operators ship aggregated roles. Changing
+    // them installs software with a ServiceAccount's permissions, so none is aggregated for that.
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRole',
+      metadata: { ...meta(VIEW_ROLE), labels: { ...SELF_LABELS, 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
+      rules: [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: READ }],
     },
     {
       apiVersion: RBAC,
