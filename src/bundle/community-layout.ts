@@ -9,7 +9,7 @@
  */
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { UsageError } from '../util/errors.js';
 
@@ -30,8 +30,8 @@ export interface CommunityLayout {
   /** Where the bundle goes: `operators/<package>/<version>`. */
   bundleDir: string;
   ciYaml: string;
-  /** Whether ci.yaml was written now (false: an existing one was kept). */
-  ciWritten: boolean;
+  /** The ci.yaml to write once the bundle is written (undefined: an existing one is kept). */
+  ciText?: string;
   /** Differences between the kept ci.yaml and what was asked, for the user to send separately. */
   notes: string[];
 }
@@ -43,7 +43,11 @@ export function parseUpdateGraph(value: string): UpdateGraphMode {
 
 const GITHUB_USER = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 
-/** Prepares `operators/<package>/` and writes ci.yaml when there is none. The bundle is written by the caller into `bundleDir`. */
+/**
+ * Plans `operators/<package>/`: where the bundle goes and the ci.yaml to write when there is
+ * none. Writes nothing, so a bundle that fails to generate leaves no ci.yaml behind; the caller
+ * writes the bundle into `bundleDir`, then calls writeCommunityCi.
+ */
 export async function prepareCommunityLayout(opts: CommunityOptions): Promise<CommunityLayout> {
   for (const r of opts.reviewers ?? []) {
     if (!GITHUB_USER.test(r)) throw new UsageError(`--reviewer ${JSON.stringify(r)}: not a GitHub user name (letters, digits and single hyphens, at most 39)`);
@@ -52,13 +56,12 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
   const packageDir = join(opts.repoRoot, 'operators', opts.packageName);
   const bundleDir = join(packageDir, opts.version);
   if (existsSync(bundleDir)) throw new UsageError(`${bundleDir} already exists: a published version is never rewritten; bump --version`);
-  await mkdir(packageDir, { recursive: true });
   const ciYaml = join(packageDir, 'ci.yaml');
   const wanted: { updateGraph: UpdateGraphMode; reviewers?: string[] } = { updateGraph: opts.updateGraph ?? 'replaces-mode' };
   if (opts.reviewers !== undefined && opts.reviewers.length > 0) wanted.reviewers = opts.reviewers;
   if (!existsSync(ciYaml)) {
-    await writeFile(ciYaml, `---\n# How the index builds the upgrade graph: replaces-mode follows each CSV's spec.replaces,\n# semver-mode orders versions by semver. Switching back from semver-mode is not easy.\n${stringify(wanted)}`);
-    return { bundleDir, ciYaml, ciWritten: true, notes: [] };
+    const ciText = `---\n# How the index builds the upgrade graph: replaces-mode follows each CSV's spec.replaces,\n# semver-mode orders versions by semver. Switching back from semver-mode is not easy.\n${stringify(wanted)}`;
+    return { bundleDir, ciYaml, ciText, notes: [] };
   }
   const notes: string[] = [];
   let existing: unknown;
@@ -74,5 +77,13 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
   const have = Array.isArray(current.reviewers) ? current.reviewers.map(String) : [];
   const missing = (opts.reviewers ?? []).filter((r) => !have.includes(r));
   if (missing.length > 0) notes.push(`${ciYaml} does not list reviewer(s) ${missing.join(', ')}: add them in a pull request of its own`);
-  return { bundleDir, ciYaml, ciWritten: false, notes };
+  return { bundleDir, ciYaml, notes };
+}
+
+/** Writes the planned ci.yaml, if any; true when it was written. */
+export async function writeCommunityCi(layout: CommunityLayout): Promise<boolean> {
+  if (layout.ciText === undefined) return false;
+  await mkdir(dirname(layout.ciYaml), { recursive: true });
+  await writeFile(layout.ciYaml, layout.ciText);
+  return true;
 }

@@ -78,3 +78,15 @@ test('bad flags get one line naming the flag: a mode, a reviewer, a "v" version,
     await rm(repo, { recursive: true, force: true });
   }
 });
+
+test('a generation that fails leaves no ci.yaml behind', async () => {
+  const repo = await mkdtemp(join(tmpdir(), 'binnacle-community-'));
+  try {
+    const r = await cli(['bundle', 'generate', '--input', join(repo, 'no-such-input'), '--output-dir', repo, '--package', 'cache-operator', '--version', '0.1.0', '--channels', 'stable', '--community']);
+    assert.notEqual(r.code, 0);
+    assert.match(r.err, /no-such-input/);
+    assert.equal(existsSync(join(repo, 'operators', 'cache-operator', 'ci.yaml')), false);
+  } finally {
+    await rm(repo, { recursive: true, force: true });
+  }
+});

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { DeploymentOverrides } from '../../bundle/index.js';
 import type { RegistryClient } from '../../oci/index.js';
+import type { CommunityLayout } from '../../bundle/community-layout.js';
 import { BinnacleError, InputError, UsageError, ValidationResult, problemToString } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
@@ -146,8 +147,9 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       const { generateBundle, validateBundleDir, parseSelectOptional } = await lib();
       if (o.community !== true && (o.updateGraph !== undefined || o.reviewer !== undefined)) throw new UsageError('--update-graph and --reviewer go with --community');
       let outputDir = o.outputDir;
+      let community: { layout: CommunityLayout; write: (l: CommunityLayout) => Promise<boolean> } | undefined;
       if (o.community === true) {
-        const { prepareCommunityLayout, parseUpdateGraph } = await import('../../bundle/community-layout.js');
+        const { prepareCommunityLayout, parseUpdateGraph, writeCommunityCi } = await import('../../bundle/community-layout.js');
         const layout = await prepareCommunityLayout({
           repoRoot: o.outputDir,
           packageName: o.package,
@@ -156,8 +158,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
           ...(o.reviewer === undefined ? {} : { reviewers: o.reviewer }),
         });
         outputDir = layout.bundleDir;
-        ctx.out(layout.ciWritten ? `wrote ${layout.ciYaml}\n` : `kept ${layout.ciYaml}\n`);
-        for (const n of layout.notes) ctx.err(`• ${n}\n`);
+        community = { layout, write: writeCommunityCi };
       }
       const res = await generateBundle({
         inputDir: o.input,
@@ -169,6 +170,11 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       });
       for (const f of res.files) ctx.out(`wrote ${join(outputDir, f)}\n`);
       for (const s of res.skipped) ctx.err(`• skipped ${s.file} (${s.kind} ${s.name}): ${s.reason}\n`);
+      if (community !== undefined) {
+        // Only once the bundle is there: a failed generation leaves no ci.yaml behind.
+        ctx.out((await community.write(community.layout)) ? `wrote ${community.layout.ciYaml}\n` : `kept ${community.layout.ciYaml}\n`);
+        for (const n of community.layout.notes) ctx.err(`• ${n}\n`);
+      }
       // A community submission is held to the community suite, as their pipeline holds it.
       const v = await validateBundleDir(outputDir, o.community === true ? { optional: parseSelectOptional(['suite=operatorframework']) } : {});
       for (const p of v.result.all()) ctx.err(`• ${problemToString(p)}\n`);
