@@ -9,7 +9,13 @@
  * Go's `lookup` calls globalThis.binnacleHelmHost.request(method, host, path, body), where host
  * is `call-<id>`: the render the request belongs to, so the parent can use that render's client.
  * sprig's key generation calls globalThis.binnacleHelmHost.generateRSAKey(bits) (see
- * hack/helm-wasm/overlay).
+ * hack/helm-wasm/overlay), which answers a key or a Promise of one.
+ *
+ * RSA keys: a prime search takes 0.1–5 s and its time is random with a long tail. The worker
+ * keeps one spare key per size that templates asked for, searched for in libuv's thread pool
+ * (other cores) while Go renders; a key is used once, never kept after it is handed out. When
+ * no key is ready, two searches run and the first to finish is taken (the other becomes the
+ * spare), which cuts the long tail.
  */
 export const WORKER_SOURCE = String.raw`
 'use strict';
@@ -19,11 +25,34 @@ globalThis.path = require('node:path');
 require(workerData.glue);
 const lookups = new Map();
 let nextLookup = 1;
+const keyStock = new Map(); // bits → searches under way or finished: { key?, error?, done }
+function searchKey(bits, stock) {
+  const entry = { key: undefined, error: undefined };
+  entry.done = new Promise((resolve) => {
+    require('node:crypto').generateKeyPair('rsa', { modulusLength: bits, publicKeyEncoding: { type: 'pkcs1', format: 'der' }, privateKeyEncoding: { type: 'pkcs1', format: 'der' } }, (err, _pub, priv) => {
+      if (err) entry.error = err;
+      else entry.key = new Uint8Array(priv);
+      resolve(entry);
+    });
+  });
+  stock.push(entry);
+}
 globalThis.binnacleHelmHost = {
   // sprig's RSA keys (genCA, genPrivateKey, gen*Cert), from OpenSSL: PKCS#1 DER, which Go parses.
   generateRSAKey(bits) {
-    const { privateKey } = require('node:crypto').generateKeyPairSync('rsa', { modulusLength: bits, publicKeyEncoding: { type: 'pkcs1', format: 'der' }, privateKeyEncoding: { type: 'pkcs1', format: 'der' } });
-    return new Uint8Array(privateKey);
+    let stock = keyStock.get(bits);
+    if (!stock) keyStock.set(bits, (stock = []));
+    const take = (entry) => {
+      const at = stock.indexOf(entry);
+      if (at < 0) return this.generateRSAKey(bits); // a render beside this one took it first
+      stock.splice(at, 1);
+      if (stock.length === 0) searchKey(bits, stock); // the next spare
+      return entry.error ? Promise.reject(entry.error) : entry.key;
+    };
+    const ready = stock.find((e) => e.key !== undefined || e.error !== undefined);
+    if (ready) return take(ready);
+    while (stock.length < 2) searchKey(bits, stock);
+    return Promise.race(stock.map((e) => e.done)).then(take);
   },
   request(method, host, path, body) {
     const id = Number(String(host).replace(/^call-/, ''));

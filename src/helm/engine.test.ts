@@ -6,11 +6,13 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { parse as parseYaml } from 'yaml';
 import { createHelmEngine, HelmError, type RenderRequest } from './index.js';
 
 const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
@@ -139,6 +141,24 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
     const helm = await helmTemplate(['x', join(DATA, 'lookup')]);
     assert.equal(offline.output, helm.out);
     assert.match(offline.output, /uid: "none"/);
+  });
+
+  test('sprig makes RSA keys through the host: each one valid, used once, also for renders side by side', async () => {
+    const outs = await Promise.all(['k1', 'k2'].map((releaseName) => engine.render({ chart: join(DATA, 'keys'), releaseName })));
+    const keys: string[] = [];
+    for (const { output } of outs) {
+      const data = (parseYaml(output.split('---\n').find((d) => d.includes('kind: Secret')) ?? '') as { stringData: Record<string, string> }).stringData;
+      for (const [name, bits] of [['rsa-a', 4096], ['rsa-b', 4096], ['tls.key', 2048]] as const) {
+        const key = createPrivateKey(data[name] ?? '');
+        assert.equal(key.asymmetricKeyDetails?.modulusLength, bits, `${name} is an RSA key of ${bits} bits`);
+        keys.push(data[name] ?? '');
+      }
+      const ca = new X509Certificate(data['ca.crt'] ?? '');
+      const cert = new X509Certificate(data['tls.crt'] ?? '');
+      assert.ok(cert.checkIssued(ca) && cert.verify(ca.publicKey), 'the certificate is signed by the CA the same render made');
+      assert.ok(cert.checkPrivateKey(createPrivateKey(data['tls.key'] ?? '')), 'tls.key is the key of the certificate');
+    }
+    assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
   });
 
   test('a subchart renders on its own (a Helm-operator kind served by a subchart)', async () => {
