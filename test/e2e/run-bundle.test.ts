@@ -228,7 +228,7 @@ async function servedCatalog(namespace: string, catalog: string): Promise<Map<st
   return out;
 }
 
-test('run bundle --index-image: the bundle joins the index\'s package, the index\'s other packages stay installable; a missing or non-catalog index image is refused first', async () => {
+test('run bundle --index-image: the bundle joins the index\'s package, the index\'s other packages stay installable (and cleanup keeps their catalog); a missing or non-catalog index image is refused first', async () => {
   const indexNs = uniqueName('runb-index');
   const fluxNs = uniqueName('runb-flux');
   // The index: poison-pill up to 0.0.5 (0.0.6 and 0.1.0 taken out) and flux, only flux 0.16.1 pushed.
@@ -302,10 +302,25 @@ test('run bundle --index-image: the bundle joins the index\'s package, the index
   });
   assert.equal(ce.status?.install?.bundle.version, '0.16.1');
 
+  // Cleanup of the run bundle keeps the catalog (and, under --delete-all, its namespace) while flux resolves from it…
+  const plan = await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true });
+  const text = describePlan(plan).join('\n');
+  assert.match(text, new RegExp(`and keep:\\n(.*\\n)*  ClusterCatalog ${r.catalog} and its ConfigMaps, and Namespace ${indexNs} they are in: ClusterExtension ${fluxNs} \\(package flux\\) resolves from it`), text);
+  await runCleanup(client, plan, { timeoutMs: 180_000, progress });
+  assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'poison-pill-operator' }), undefined, 'the run bundle extension is gone');
+  assert.ok((await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: r.catalog })) !== undefined, 'the catalog flux resolves from stays');
+  assert.deepEqual(await servedCatalog(indexNs, r.catalog).then((m) => m.get('flux')?.length), index.config.bundles.filter((b) => b.package === 'flux').length, 'with its ConfigMaps');
+  const fluxAfter = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs });
+  assert.equal(findCondition(fluxAfter.status?.conditions, 'Installed')?.status, 'True');
+
+  // …and once flux is gone, a second cleanup removes the catalog and the namespace.
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs });
   await eventually('flux removed', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs })) === undefined ? true : undefined), 180_000);
   await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${fluxNs}-installer` });
   await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: fluxNs });
-  await runCleanup(client, await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true }), { timeoutMs: 180_000, progress });
+  const second = await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true });
+  assert.deepEqual(second.catalogUsers, []);
+  assert.equal(second.namespace, indexNs, 'the namespace the kept catalog was in goes under --delete-all');
+  await runCleanup(client, second, { timeoutMs: 180_000, progress });
   assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: r.catalog }), undefined, 'cleanup removed the catalog');
 });
