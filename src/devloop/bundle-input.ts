@@ -6,7 +6,8 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { DeclarativeConfig } from '../declcfg/index.js';
 import { loadFbcDir } from '../catalog/load.js';
-import { LABEL_CATALOG_CONFIGS } from '../catalog/render.js';
+import { LABEL_BUNDLE_MEDIATYPE, LABEL_CATALOG_CONFIGS } from '../catalog/render.js';
+import { validateConfig } from '../catalog/validate.js';
 import { readBundleDir, type BundleDirInfo } from '../catalog/bundle-dir.js';
 import { resolveBundleSource } from '../bundle/index.js';
 import { formatReference, parseReference, pullAndUnpack, withDigest, type RegistryClient } from '../oci/index.js';
@@ -52,15 +53,45 @@ export async function readBundleInput(arg: string, opts: { cacheDir: string; cli
   return { arg, info, packageName, ...(image === undefined ? {} : { image }) };
 }
 
-/** The FBC of an index (catalog) image, to add a bundle to (`run bundle --index-image`). */
+/** The label of an old SQLite-based index image (`opm index add`), which holds no file-based catalog. */
+const LABEL_INDEX_DATABASE = 'operators.operatorframework.io.index.database.v1';
+
+/**
+ * The FBC of an index (catalog) image, to add a bundle to (`run bundle --index-image`). Checked
+ * before anything is changed on the cluster: an image that is not there, a bundle image, an old
+ * SQLite index, an image without a catalog, or a catalog that is not valid each get their own
+ * error saying what to pass instead.
+ */
 export async function readIndexImage(ref: string, opts: { cacheDir: string; client?: RegistryClient }): Promise<DeclarativeConfig> {
+  const fail = (why: string, cause?: unknown): BinnacleError => new BinnacleError('RUN_BUNDLE_INDEX_IMAGE', `--index-image ${ref}: ${why}`, cause === undefined ? undefined : { cause });
   let pulled: Awaited<ReturnType<typeof pullAndUnpack>>;
   try {
     pulled = await pullAndUnpack(ref, { cacheDir: opts.cacheDir, ...(opts.client === undefined ? {} : { client: opts.client }) });
   } catch (err) {
-    throw new BinnacleError('RUN_BUNDLE_INDEX_IMAGE', `--index-image ${ref}: ${errorMessage(err)}`, { cause: err });
+    if (err instanceof BinnacleError && err.code === 'OCI_NOT_FOUND') {
+      throw fail(`was not found in its registry (${errorMessage(err)}): check the reference, or build and push the catalog first with \`binnacle catalog build DIR --tag ${ref} --push\``, err);
+    }
+    if (err instanceof BinnacleError && (err.code === 'OCI_UNREACHABLE' || err.code === 'OCI_UNAUTHORIZED' || err.code === 'OCI_DENIED')) {
+      throw fail(`${err.code === 'OCI_UNREACHABLE' ? 'cannot be reached' : 'cannot be read with the credentials at hand'} (${errorMessage(err)})`, err);
+    }
+    throw fail(errorMessage(err), err);
   }
-  const loaded = await loadFbcDir(join(pulled.dir, pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs'));
-  if (!loaded.result.ok) throw new BinnacleError('RUN_BUNDLE_INDEX_IMAGE', `--index-image ${ref}: its catalog cannot be read:\n${loaded.result.render()}`);
+  const configs = pulled.labels[LABEL_CATALOG_CONFIGS];
+  if (configs === undefined) {
+    if (pulled.labels[LABEL_BUNDLE_MEDIATYPE] !== undefined) {
+      throw fail(`is a bundle image (label ${LABEL_BUNDLE_MEDIATYPE}), not a catalog: pass it as the bundle (\`binnacle run bundle ${ref}\`), and a catalog image as --index-image`);
+    }
+    if (pulled.labels[LABEL_INDEX_DATABASE] !== undefined) {
+      throw fail(`is a SQLite-based index image (label ${LABEL_INDEX_DATABASE}), which Binnacle does not read: migrate it to a file-based catalog with \`opm migrate ${ref} DIR\`, build it with \`binnacle catalog build DIR --tag REF --push\`, and pass that`);
+    }
+  }
+  const dir = join(pulled.dir, configs ?? '/configs');
+  if ((await stat(dir).catch(() => undefined)) === undefined) {
+    throw fail(`is not a catalog image: it has no label ${LABEL_CATALOG_CONFIGS}${configs === undefined ? ' and no /configs directory' : ` and no ${configs} directory, which that label names`}; build a catalog with \`binnacle catalog build DIR --tag REF --push\``);
+  }
+  const loaded = await loadFbcDir(dir);
+  if (!loaded.result.ok) throw fail(`its catalog cannot be read:\n${loaded.result.render()}`);
+  const valid = validateConfig(loaded.config).result;
+  if (!valid.ok) throw fail(`its catalog is not valid (before the bundle was added):\n${valid.render()}`);
   return loaded.config;
 }

@@ -22,6 +22,14 @@ export interface CleanupPlan {
   deleteCrds: boolean;
   /** The namespace, when `--delete-all` removes it. */
   namespace?: string;
+  /**
+   * Extensions of other packages that resolve from the `run bundle` catalog (an index image's
+   * other packages, `run bundle --index-image`): that catalog, its ConfigMaps and (under
+   * `--delete-all`) their namespace stay for them.
+   */
+  catalogUsers: string[];
+  /** The namespace `--delete-all` would have removed, kept for `catalogUsers`. */
+  keptNamespace?: string;
 }
 
 interface CrdObject extends KubeObject {
@@ -30,20 +38,35 @@ interface CrdObject extends KubeObject {
 
 const CRD_API = 'apiextensions.k8s.io/v1';
 
+/** What `run bundle` made for a package (found by its label); the catalog and its ConfigMaps left out when `keepCatalog`. */
+async function runBundleObjectsOf(client: KubeClient, o: { label: string; catalog: string; keepCatalog: boolean }): Promise<ObjectRef[]> {
+  const out: ObjectRef[] = [];
+  const live = (x: KubeObject | undefined): x is KubeObject => x !== undefined && x.metadata.deletionTimestamp === undefined;
+  const catalogPart = (x: KubeObject): boolean => x.metadata.labels?.['binnacle.dev/run-bundle-catalog'] === o.catalog;
+  if (!o.keepCatalog && live(await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: o.catalog }))) out.push({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: o.catalog });
+  for (const kind of ['ConfigMap', 'ServiceAccount'] as const) {
+    for (const x of (await client.list('v1', kind, { labelSelector: o.label })).items.filter(live)) {
+      if (o.keepCatalog && catalogPart(x)) continue;
+      out.push({ apiVersion: 'v1', kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) });
+    }
+  }
+  for (const x of (await client.list('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', { labelSelector: o.label })).items.filter(live)) {
+    out.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: x.metadata.name ?? '' });
+  }
+  return out;
+}
+
 export async function planCleanup(client: KubeClient, pkg: string, o: { deleteCrds: boolean; deleteAll: boolean }): Promise<CleanupPlan> {
   await requireBinnacle(client);
-  const extensions = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.filter((c) => c.spec.source.catalog.packageName === pkg && c.metadata.deletionTimestamp === undefined);
+  const all = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.filter((c) => c.metadata.deletionTimestamp === undefined);
+  const extensions = all.filter((c) => c.spec.source.catalog.packageName === pkg);
   const label = `${LABEL_RUN_BUNDLE}=${namePart(pkg, 63)}`;
-  const runBundleObjects: ObjectRef[] = [];
   const names = runBundleNames(pkg);
-  const live = (x: KubeObject | undefined): x is KubeObject => x !== undefined && x.metadata.deletionTimestamp === undefined;
-  if (live(await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog }))) runBundleObjects.push({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog });
-  for (const kind of ['ConfigMap', 'ServiceAccount'] as const) {
-    for (const x of (await client.list('v1', kind, { labelSelector: label })).items.filter(live)) runBundleObjects.push({ apiVersion: 'v1', kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) });
-  }
-  for (const x of (await client.list('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', { labelSelector: label })).items.filter(live)) {
-    runBundleObjects.push({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: x.metadata.name ?? '' });
-  }
+  const catalogUsers = all
+    .filter((c) => c.spec.source.catalog.packageName !== pkg && c.spec.source.catalog.selector?.matchLabels?.['olm.operatorframework.io/metadata.name'] === names.catalog)
+    .map((c) => `${c.metadata.name ?? ''} (package ${c.spec.source.catalog.packageName})`);
+  const keepCatalog = catalogUsers.length > 0;
+  const runBundleObjects = await runBundleObjectsOf(client, { label, catalog: names.catalog, keepCatalog });
   if (extensions.length === 0 && runBundleObjects.length === 0) {
     throw new BinnacleError('CLEANUP_NOT_FOUND', `no operator of package ${pkg} is installed (no ClusterExtension asks for it): see \`binnacle status\``);
   }
@@ -61,8 +84,20 @@ export async function planCleanup(client: KubeClient, pkg: string, o: { deleteCr
     if (crd === undefined) continue;
     crds.push({ name, customResources: await countCustomResources(client, crd) });
   }
-  const namespace = extensions[0]?.spec.namespace;
-  return { package: pkg, extensions: extensions.map((c) => c.metadata.name ?? ''), runBundleObjects, crds, deleteCrds: o.deleteCrds || o.deleteAll, ...(o.deleteAll && namespace !== undefined ? { namespace } : {}) };
+  // The install namespace; after a cleanup that kept the catalog, the one its ConfigMaps are in.
+  const namespace = extensions[0]?.spec.namespace ?? runBundleObjects.find((r) => r.kind === 'ConfigMap')?.namespace;
+  const dropNamespace = o.deleteAll && namespace !== undefined;
+  return {
+    package: pkg,
+    extensions: extensions.map((c) => c.metadata.name ?? ''),
+    runBundleObjects,
+    crds,
+    deleteCrds: o.deleteCrds || o.deleteAll,
+    catalogUsers,
+    // The catalog's ConfigMaps live in the install namespace: it stays while others resolve from them.
+    ...(dropNamespace && !keepCatalog ? { namespace } : {}),
+    ...(dropNamespace && keepCatalog ? { keptNamespace: namespace } : {}),
+  };
 }
 
 async function countCustomResources(client: KubeClient, crd: CrdObject): Promise<number> {
@@ -82,10 +117,14 @@ export function describePlan(p: CleanupPlan): string[] {
   for (const r of p.runBundleObjects) lines.push(`  ${r.kind} ${r.namespace === undefined ? '' : `${r.namespace}/`}${r.name}`);
   if (p.deleteCrds) for (const c of p.crds) lines.push(`  CustomResourceDefinition ${c.name} with its ${c.customResources} custom resource${c.customResources === 1 ? '' : 's'}`);
   if (p.namespace !== undefined) lines.push(`  Namespace ${p.namespace} and everything in it`);
-  if (!p.deleteCrds && p.crds.length > 0) {
-    lines.push('and keep:');
-    for (const c of p.crds) lines.push(`  CustomResourceDefinition ${c.name} (${c.customResources} custom resource${c.customResources === 1 ? '' : 's'}; --delete-crds removes them)`);
+  const keep: string[] = [];
+  if (!p.deleteCrds) for (const c of p.crds) keep.push(`  CustomResourceDefinition ${c.name} (${c.customResources} custom resource${c.customResources === 1 ? '' : 's'}; --delete-crds removes them)`);
+  if (p.catalogUsers.length > 0) {
+    keep.push(
+      `  ClusterCatalog ${runBundleNames(p.package).catalog} and its ConfigMaps${p.keptNamespace === undefined ? '' : `, and Namespace ${p.keptNamespace} they are in`}: ClusterExtension ${p.catalogUsers.join(', ')} resolve${p.catalogUsers.length === 1 ? 's' : ''} from it (remove ${p.catalogUsers.length === 1 ? 'it' : 'them'} first to remove the catalog)`,
+    );
   }
+  if (keep.length > 0) lines.push('and keep:', ...keep);
   return lines;
 }
 

@@ -1,7 +1,23 @@
 /**
  * Binnacle inside a cluster: the manifests `install-self` applies (least-privilege RBAC for the
  * manager, which installs through each extension's ServiceAccount), and install, status and
- * uninstall, each idempotent.
+ * uninstall, each idempotent; releases (`release-self`, `install-self --version`): a version's
+ * rendered manifests published as an OCI artifact beside the image, pulled and checked before the
+ * same install path applies them.
  */
 export { selfManifests, managerClusterRules, DEFAULT_SELF_NAMESPACE, DEFAULT_SELF_IMAGE, MANAGER_NAME, CATALOG_SERVICE, type SelfOptions } from './manifests.js';
-export { installSelf, statusSelf, uninstallSelf, installedExtensions, type InstallSelfResult, type SelfStatus, type UninstallSelfResult } from './install.js';
+export { installSelf, statusSelf, uninstallSelf, installedExtensions, type InstallSelfOptions, type InstallSelfResult, type SelfStatus, type UninstallSelfResult } from './install.js';
+export {
+  publishRelease,
+  fetchRelease,
+  renderRelease,
+  releaseRepository,
+  validateReleaseObjects,
+  sortReleaseTags,
+  DEFAULT_RELEASE_REPO,
+  RELEASE_REPO_ENV,
+  RELEASE_MEDIA_TYPE,
+  type Release,
+  type ReleaseConfig,
+  type PublishedRelease,
+} from './release.js';

@@ -14,7 +14,7 @@ import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
-import { DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, selfManifests, type SelfOptions } from './manifests.js';
+import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, selfManifests, type SelfOptions } from './manifests.js';
 
 export type ObjectState = 'created' | 'configured' | 'unchanged' | 'skipped';
 
@@ -29,6 +29,8 @@ export interface SelfObjectResult {
 export interface InstallSelfResult {
   namespace: string;
   image: string;
+  /** The release installed (`--version`); absent for this binary's own manifests. */
+  version?: string;
   objects: SelfObjectResult[];
   /** Objects that were missing although others were there: the half-installed state repaired. */
   repaired: string[];
@@ -60,8 +62,46 @@ function ownedByOthers(live: KubeObject | undefined, obj: KubeObject): boolean {
   return obj.kind === 'CustomResourceDefinition' && !(obj.metadata.name ?? '').endsWith('.binnacle.dev') && live !== undefined && live.metadata.labels?.['app.kubernetes.io/part-of'] !== 'binnacle';
 }
 
-export async function installSelf(client: KubeClient, o: SelfOptions & { timeoutMs?: number } = {}): Promise<InstallSelfResult> {
-  const objects = selfManifests(o);
+/** What to install: this binary's manifests (`selfManifests`), or a release's (`fetchRelease`). */
+export interface InstallSelfOptions extends SelfOptions {
+  timeoutMs?: number;
+  /** A released installation's objects and version, instead of this binary's manifests. */
+  release?: { version: string; objects: KubeObject[] };
+}
+
+/**
+ * Objects of the installation that are being deleted (an uninstall-self still finishing):
+ * applying them now would be undone by their deletion. Waits until they are gone.
+ */
+async function waitTerminating(client: KubeClient, objects: readonly KubeObject[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const terminating: string[] = [];
+    for (const obj of objects) {
+      const live = await client.find(ref(obj));
+      if (live?.metadata.deletionTimestamp !== undefined) terminating.push(label(obj));
+    }
+    if (terminating.length === 0) return;
+    if (Date.now() > deadline) {
+      throw new BinnacleError(
+        'SELF_TERMINATING',
+        `${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} still being deleted after ${Math.round(timeoutMs / 1000)}s (an uninstall-self not finished?): see what holds ${terminating.length === 1 ? 'it' : 'them'} (finalizers) with \`kubectl get KIND NAME -o yaml\`, then run install-self again`,
+      );
+    }
+    await sleep(500);
+  }
+}
+
+/** The manager container's image in a set of installation objects. */
+function imageOf(objects: readonly KubeObject[]): string {
+  const deployment = objects.find((x) => x.kind === 'Deployment' && x.metadata.name === MANAGER_NAME);
+  return (deployment?.spec as { template?: { spec?: { containers?: { image?: string }[] } } } | undefined)?.template?.spec?.containers?.[0]?.image ?? '';
+}
+
+export async function installSelf(client: KubeClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
+  const objects = o.release?.objects ?? selfManifests(o);
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  await waitTerminating(client, objects, timeoutMs);
   const results: SelfObjectResult[] = [];
   for (const obj of objects) {
     const live = await client.find(ref(obj));
@@ -73,13 +113,12 @@ export async function installSelf(client: KubeClient, o: SelfOptions & { timeout
     const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';
     results.push({ kind: obj.kind, name: obj.metadata.name ?? '', ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }), state });
   }
-  await waitEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), o.timeoutMs ?? 60_000);
+  await waitEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), timeoutMs);
   client.invalidateDiscovery(API_VERSION);
   const created = results.filter((r) => r.state === 'created');
   const repaired = created.length > 0 && created.length < results.length ? created.map((r) => label({ kind: r.kind, metadata: { name: r.name, ...(r.namespace === undefined ? {} : { namespace: r.namespace }) } })) : [];
-  const deployment = objects.find((x) => x.kind === 'Deployment');
-  const image = ((deployment?.spec as { template: { spec: { containers: { image: string }[] } } } | undefined)?.template.spec.containers[0]?.image) ?? '';
-  return { namespace: o.namespace ?? DEFAULT_SELF_NAMESPACE, image, objects: results, repaired };
+  const namespace = objects.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
+  return { namespace, image: imageOf(objects), ...(o.release === undefined ? {} : { version: o.release.version }), objects: results, repaired };
 }
 
 export interface SelfStatus {
@@ -89,6 +128,8 @@ export interface SelfStatus {
   objects: { kind: string; name: string; namespace?: string; present: boolean }[];
   missing: string[];
   image?: string;
+  /** The release installed (`install-self --version`), from the Deployment's annotation. */
+  version?: string;
   /** The Deployment's Available condition, and its replicas ready. */
   available: boolean;
   readyReplicas: number;
@@ -102,6 +143,13 @@ async function leaderOf(client: KubeClient, ns: string): Promise<string | undefi
   const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: MANAGER_NAME }).catch(() => undefined);
   const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
   return holder === '' ? undefined : holder;
+}
+
+/** The manager Deployment's image and, when installed from a release, its version. */
+function deploymentFacts(deployment: KubeObject | undefined): { image?: string; version?: string } {
+  const image = (deployment?.spec as { template?: { spec?: { containers?: { image?: string }[] } } } | undefined)?.template?.spec?.containers?.[0]?.image;
+  const version = deployment?.metadata.annotations?.[ANNOTATION_RELEASE_VERSION];
+  return { ...(image === undefined ? {} : { image }), ...(version === undefined ? {} : { version }) };
 }
 
 export async function statusSelf(client: KubeClient, o: SelfOptions = {}): Promise<SelfStatus> {
@@ -119,7 +167,7 @@ export async function statusSelf(client: KubeClient, o: SelfOptions = {}): Promi
   const missing = objects.filter((x) => !x.present).map((x) => label({ kind: x.kind, metadata: { name: x.name, ...(x.namespace === undefined ? {} : { namespace: x.namespace }) } }));
   const state = missing.length === 0 ? 'installed' : missing.length === objects.length ? 'not-installed' : 'partial';
   const st = deployment?.status as { readyReplicas?: number; conditions?: { type: string; status: string }[] } | undefined;
-  const image = (deployment?.spec as { template?: { spec?: { containers?: { image?: string }[] } } } | undefined)?.template?.spec?.containers?.[0]?.image;
+  const { image, version } = deploymentFacts(deployment);
   const leader = await leaderOf(client, ns);
   return {
     namespace: ns,
@@ -127,6 +175,7 @@ export async function statusSelf(client: KubeClient, o: SelfOptions = {}): Promi
     objects,
     missing,
     ...(image === undefined ? {} : { image }),
+    ...(version === undefined ? {} : { version }),
     available: (st?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True'),
     readyReplicas: st?.readyReplicas ?? 0,
     ...(leader === undefined ? {} : { leader }),

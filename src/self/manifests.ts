@@ -27,6 +27,8 @@ export const PROTECTION_POLICY = 'binnacle-platform-operator-extensions';
 export const METRICS_PORT = 8080;
 export const CATALOG_PORT = 8083;
 export const DATA_DIR = '/var/lib/binnacle';
+/** On the manager Deployment of an installation from a release (`install-self --version`): that version. */
+export const ANNOTATION_RELEASE_VERSION = 'binnacle.dev/release-version';
 
 /** The image `install-self` runs unless `--image` says otherwise. */
 export const DEFAULT_SELF_IMAGE = 'ghcr.io/binnacle-dev/binnacle:0.1.0';

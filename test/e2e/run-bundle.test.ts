@@ -4,7 +4,10 @@
  * refusal without one), `cleanup` keeping the CRDs and their custom resources, then with
  * `--delete-crds`, a run whose operator never becomes ready (the timeout names the Deployment and
  * its condition), and the bad inputs: a missing directory, an image that does not exist, a
- * cluster without Binnacle. The manager runs in process, as `binnacle manager` would.
+ * cluster without Binnacle; then `run bundle --index-image`: the bundle joins an existing catalog
+ * image's package graph, the index's other packages stay installable from the result, and an
+ * index image that is missing or is a bundle image is refused before anything changes. The
+ * manager runs in process, as `binnacle manager` would.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,14 +21,16 @@ import { parse as parseYaml, stringify as toYamlText } from 'yaml';
 import { buildBundleImage } from '../../src/bundle/index.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
-import { describePlan, planCleanup, readBundleInput, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
+import { describePlan, planCleanup, readBundleInput, readIndexImage, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
+import { publishPackages } from '../../src/catalog/publish.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { clusterDown, clusterUp } from '../../src/cluster/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { BinnacleError } from '../../src/util/errors.js';
-import { API_VERSION } from '../../src/api/types.js';
+import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { CORPUS } from './extensions.js';
-import { e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
 
 const PKG = 'poison-pill-operator';
 const CRD = 'poisonpillconfigs.poison-pill.medik8s.io';
@@ -207,4 +212,115 @@ test('run bundle whose operator never becomes ready: the timeout names the Deplo
   t.diagnostic(message);
   await runCleanup(client, await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true }), { timeoutMs: 180_000, progress });
   assert.equal(await crdExists(CRD), false);
+});
+
+/** The catalog a `run bundle` ClusterCatalog serves, read back from its ConfigMaps: package → bundle names. */
+async function servedCatalog(namespace: string, catalog: string): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for (const cm of (await client.list('v1', 'ConfigMap', { namespace, labelSelector: `binnacle.dev/run-bundle-catalog=${catalog}` })).items) {
+    for (const text of Object.values((cm as KubeObject & { data?: Record<string, string> }).data ?? {})) {
+      for (const line of text.split('\n').filter((l) => l.trim() !== '')) {
+        const meta = JSON.parse(line) as { schema: string; name: string; package?: string };
+        if (meta.schema === 'olm.bundle' && meta.package !== undefined) out.set(meta.package, [...(out.get(meta.package) ?? []), meta.name].sort());
+      }
+    }
+  }
+  return out;
+}
+
+test('run bundle --index-image: the bundle joins the index\'s package, the index\'s other packages stay installable (and cleanup keeps their catalog); a missing or non-catalog index image is refused first', async () => {
+  const indexNs = uniqueName('runb-index');
+  const fluxNs = uniqueName('runb-flux');
+  // The index: poison-pill up to 0.0.5 (0.0.6 and 0.1.0 taken out) and flux, only flux 0.16.1 pushed.
+  const dropped = new Set(['poison-pill.v0.0.6', 'poison-pill.v0.1.0']);
+  const index = await publishPackages({
+    packages: [join(CORPUS, PKG), join(CORPUS, 'flux')],
+    registry: e2eRegistry(),
+    repository: uniqueName('runb-index'),
+    select: (cfg) => new Set(cfg.bundles.filter((b) => b.package === 'flux' && JSON.stringify(b.properties).includes('"version":"0.16.1"')).map((b) => b.name)),
+    transform: (cfg) => {
+      cfg.bundles = cfg.bundles.filter((b) => !dropped.has(b.name));
+      for (const ch of cfg.channels) ch.entries = ch.entries.filter((e) => !dropped.has(e.name));
+    },
+  });
+  const indexBundles = index.config.bundles.filter((b) => b.package === PKG && !dropped.has(b.name)).map((b) => b.name);
+  assert.ok(indexBundles.includes('poison-pill.v0.0.5'), indexBundles.join(', '));
+
+  // Bad index images first: nothing may change on the cluster.
+  const missing = `${e2eRegistry()}/${uniqueName('nothing')}/catalog:latest`;
+  await rejects(readIndexImage(missing, { cacheDir }), 'RUN_BUNDLE_INDEX_IMAGE', `--index-image ${missing}`, 'was not found in its registry', 'binnacle catalog build');
+  const bundleImage = `${e2eRegistry()}/${uniqueName('runb-index')}/poison-pill-bundle:v0.0.5`;
+  await buildBundleImage(await bundleCopy('0.0.5'), { tag: bundleImage, push: true });
+  await rejects(readIndexImage(bundleImage, { cacheDir }), 'RUN_BUNDLE_INDEX_IMAGE', 'is a bundle image', `binnacle run bundle ${bundleImage}`);
+  // Through the CLI: one clear line, exit 1, no stack trace, before the cluster is touched.
+  const cli = await promisify(execFile)(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js'), 'run', 'bundle', await bundleCopy('0.0.6'), '--index-image', bundleImage, '-n', indexNs, '--kubeconfig', process.env.BINNACLE_E2E_KUBECONFIG ?? ''], {
+    env: { ...process.env, BINNACLE_FROM_SOURCE: '1' },
+  }).then(
+    () => assert.fail('run bundle took a bundle image as its index'),
+    (err: unknown) => err as { code?: number; stderr?: string },
+  );
+  assert.equal(cli.code, 1);
+  assert.match(cli.stderr ?? '', /--index-image .* is a bundle image .*, not a catalog/);
+  assert.doesNotMatch(cli.stderr ?? '', /\n\s+at /, 'no stack trace');
+  assert.equal(await client.find({ apiVersion: 'v1', kind: 'Namespace', name: indexNs }), undefined, 'nothing was made on the cluster');
+
+  // 0.0.6 (replacing the index's 0.0.5), shipped in ConfigMaps, added to the index.
+  const baseCatalog = await readIndexImage(index.catalog, { cacheDir });
+  const r = await runBundle({
+    client,
+    input: await readBundleInput(await bundleCopy('0.0.6', (csv) => void (csv.spec.replaces = 'poison-pill.v0.0.5')), { cacheDir }),
+    namespace: indexNs,
+    baseCatalog,
+    timeoutMs: 240_000,
+    progress,
+  });
+  assert.equal(r.version, '0.0.6');
+  const served = await servedCatalog(indexNs, r.catalog);
+  assert.deepEqual(served.get(PKG), [...indexBundles, 'poison-pill.v0.0.6'].sort(), "the index's bundles of the package, and the one added");
+  assert.deepEqual(served.get('flux'), index.config.bundles.filter((b) => b.package === 'flux').map((b) => b.name).sort(), "the index's other package, whole");
+  assert.ok((await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: indexNs, name: 'poison-pill-controller-manager' })) !== undefined, 'the operator Deployment exists');
+
+  // Another package of the index installs from the same catalog.
+  await adminInstaller(client, fluxNs);
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name: fluxNs },
+    spec: { namespace: fluxNs, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'flux', version: '0.16.1', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': r.catalog } } } } },
+  });
+  const ce = await eventually(
+    'flux installed from the run bundle catalog',
+    async () => {
+      const x = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs });
+      return x.status?.observedGeneration === x.metadata.generation && findCondition(x.status?.conditions, 'Installed')?.status === 'True' && findCondition(x.status?.conditions, 'Progressing')?.status === 'False' ? x : undefined;
+    },
+    240_000,
+    1000,
+  ).catch(async (err: unknown) => {
+    const x = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs });
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${(x?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`).join('\n')}`, { cause: err });
+  });
+  assert.equal(ce.status?.install?.bundle.version, '0.16.1');
+
+  // Cleanup of the run bundle keeps the catalog (and, under --delete-all, its namespace) while flux resolves from it…
+  const plan = await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true });
+  const text = describePlan(plan).join('\n');
+  assert.match(text, new RegExp(`and keep:\\n(.*\\n)*  ClusterCatalog ${r.catalog} and its ConfigMaps, and Namespace ${indexNs} they are in: ClusterExtension ${fluxNs} \\(package flux\\) resolves from it`), text);
+  await runCleanup(client, plan, { timeoutMs: 180_000, progress });
+  assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'poison-pill-operator' }), undefined, 'the run bundle extension is gone');
+  assert.ok((await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: r.catalog })) !== undefined, 'the catalog flux resolves from stays');
+  assert.deepEqual(await servedCatalog(indexNs, r.catalog).then((m) => m.get('flux')?.length), index.config.bundles.filter((b) => b.package === 'flux').length, 'with its ConfigMaps');
+  const fluxAfter = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs });
+  assert.equal(findCondition(fluxAfter.status?.conditions, 'Installed')?.status, 'True');
+
+  // …and once flux is gone, a second cleanup removes the catalog and the namespace.
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs });
+  await eventually('flux removed', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: fluxNs })) === undefined ? true : undefined), 180_000);
+  await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${fluxNs}-installer` });
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: fluxNs });
+  const second = await planCleanup(client, PKG, { deleteCrds: false, deleteAll: true });
+  assert.deepEqual(second.catalogUsers, []);
+  assert.equal(second.namespace, indexNs, 'the namespace the kept catalog was in goes under --delete-all');
+  await runCleanup(client, second, { timeoutMs: 180_000, progress });
+  assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: r.catalog }), undefined, 'cleanup removed the catalog');
 });

@@ -3,7 +3,8 @@
  * reference and digest (here a stand-in pushed to the e2e registry), the base's layers come
  * first and its config is kept, then one layer under /opt/binnacle with the compiled output,
  * Helm's engine and only the production packages of the lock file; the entry point runs the
- * manager as a non-root user. A base without a digest is refused.
+ * manager as a non-root user. A base without a digest is refused. The release published beside
+ * it (`build-self-image --release V`) runs exactly that image, by digest.
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import { buildImage, pushImage, RegistryClient } from '../../src/oci/index.js';
 import type { ImageManifest } from '../../src/oci/manifest.js';
 import { buildSelfImage, productionPackages } from '../../src/self/image.js';
+import { fetchRelease, publishRelease, releaseRepository } from '../../src/self/release.js';
 import { e2eRegistry, uniqueName } from './env.js';
 
 const client = new RegistryClient({ insecure: true });
@@ -89,6 +91,18 @@ describe('self image', () => {
       assert.ok(paths.includes(p), `${p} is in the layer (have ${paths.join(', ')})`);
     }
     assert.ok(!paths.some((p) => p.includes('dev-b')), 'dev packages are left out');
+  });
+
+  test('the release published beside the built image runs it by digest', async () => {
+    const target = `${e2eRegistry()}/${uniqueName('binnacle')}/binnacle:e2e`;
+    const img = await buildSelfImage({ root, base, target, client });
+    const repository = releaseRepository(`${target.replace(/:e2e$/, '')}-release`);
+    const rel = await publishRelease({ version: '1.2.3', image: img.ref, repository, client });
+    assert.equal(rel.image, img.ref);
+    const got = await fetchRelease({ version: '1.2.3', repository, client });
+    const d = got.objects.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
+    assert.equal(d?.spec.template.spec.containers[0]?.image, img.ref);
+    assert.equal(got.config.version, '1.2.3');
   });
 
   test('a base image without a digest is refused', async () => {

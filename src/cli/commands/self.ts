@@ -1,9 +1,18 @@
-/** `binnacle install-self | status-self | uninstall-self`: the manager inside the current cluster. */
+/** `binnacle install-self | status-self | uninstall-self | release-self | build-self-image`: the manager inside the current cluster, its releases and its image. */
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
 import { outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
+import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
+import { UsageError } from '../../util/errors.js';
+
+const DEFAULT_NAMESPACE = 'binnacle-system';
+
+async function registryClient(ctx: CliContext, insecure: boolean | undefined): Promise<import('../../oci/index.js').RegistryClient> {
+  const { RegistryClient } = await import('../../oci/index.js');
+  return new RegistryClient({ logger: ctx.logger, ...(insecure === true ? { insecure: true } : {}) });
+}
 
 interface SelfFlags extends KubeFlags {
   namespace: string;
@@ -14,33 +23,82 @@ const self = (): Promise<typeof import('../../self/index.js')> => import('../../
 
 export function registerSelfCommands(program: Command, ctx: CliContext): void {
   addKubeFlags(program.command('install-self'))
-    .description("Install Binnacle's manager into the current cluster: namespace, CRDs, least-privilege RBAC, Deployment (leader election, probes, metrics), catalog Service; idempotent, repairs a half-installed state")
-    .option('-n, --namespace <ns>', 'namespace of the manager', 'binnacle-system')
+    .description(
+      "Install Binnacle's manager into the current cluster: namespace, CRDs, least-privilege RBAC, Deployment (leader election, probes, metrics), catalog Service; idempotent, repairs a half-installed state. --version installs a released manifest instead of this binary's",
+    )
+    .option('-n, --namespace <ns>', 'namespace of the manager (default: binnacle-system; a release installs into its own)')
     .option('--image <ref>', 'the manager image (default: the release image of this version)')
-    .option('--timeout <duration>', 'how long the CRDs may take to be served (e.g. 60s, 2m)', parseDuration, 60_000)
+    .option('--version <version>', `install this released version's manifests, pulled from the release repository (see release-self)`)
+    .option('--release-repo <repo>', `where releases are (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--timeout <duration>', 'how long the CRDs may take to be served, and leftovers of an uninstall to go (e.g. 60s, 2m)', parseDuration, 60_000)
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: SelfFlags & { image?: string; timeout: number }) => {
-      const { installSelf } = await self();
+    .action(async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; timeout: number }) => {
+      const { installSelf, fetchRelease, releaseRepository } = await self();
+      if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
+      if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
+      let release: Awaited<ReturnType<typeof fetchRelease>> | undefined;
+      if (flags.version !== undefined) {
+        const repository = releaseRepository(flags.releaseRepo);
+        release = await fetchRelease({ version: flags.version, repository, client: await registryClient(ctx, flags.insecure) });
+        if (flags.namespace !== undefined && flags.namespace !== release.config.namespace) {
+          throw new UsageError(`--namespace ${flags.namespace}: release ${flags.version} installs into namespace ${release.config.namespace} (its manifests are rendered for it); drop --namespace, or publish a release for ${flags.namespace} with \`binnacle release-self -n ${flags.namespace}\``);
+        }
+        ctx.err(`• release ${release.version} from ${release.ref}\n`);
+      }
       await withCluster(flags, async (client) => {
-        const r = await installSelf(client, { namespace: flags.namespace, ...(flags.image === undefined ? {} : { image: flags.image }), timeoutMs: flags.timeout });
+        const r = await installSelf(client, {
+          namespace: flags.namespace ?? DEFAULT_NAMESPACE,
+          ...(flags.image === undefined ? {} : { image: flags.image }),
+          ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
+          timeoutMs: flags.timeout,
+        });
         if (r.repaired.length > 0) ctx.err(`• half-installed: re-created ${r.repaired.join(', ')}\n`);
         printData(ctx, flags.output, { value: r, headers: ['kind', 'name', 'namespace', 'state'], rows: r.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.note === undefined ? o.state : `${o.state} (${o.note})`]) });
-        ctx.err(`• Binnacle ${r.image} installed in namespace ${r.namespace}; check it with \`binnacle status-self\`\n`);
+        ctx.err(`• Binnacle ${r.version === undefined ? '' : `${r.version} (`}${r.image}${r.version === undefined ? '' : ')'} installed in namespace ${r.namespace}; check it with \`binnacle status-self\`\n`);
       });
     });
 
   program
+    .command('release-self')
+    .description("Publish a release: this binary's install manifests (CRDs, RBAC, a Deployment running --image by digest) as an OCI artifact tagged with the version in the release repository, for `install-self --version`")
+    .requiredOption('--version <version>', 'the release version, its tag in the release repository (e.g. 0.2.0)')
+    .requiredOption('--image <ref>', 'the manager image the release runs (pinned by its digest)')
+    .option('--release-repo <repo>', `where to publish (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
+    .option('-n, --namespace <ns>', 'namespace the release installs into', DEFAULT_NAMESPACE)
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
+    .action(async (flags: { version: string; image: string; releaseRepo?: string; namespace: string; insecure?: boolean; output: string }) => {
+      const { publishRelease, releaseRepository } = await self();
+      const r = await publishRelease({ version: flags.version, image: flags.image, repository: releaseRepository(flags.releaseRepo), namespace: flags.namespace, client: await registryClient(ctx, flags.insecure) });
+      printData(ctx, flags.output, { value: r, headers: ['version', 'release', 'image'], rows: [[r.version, r.ref, r.image]] });
+      ctx.err(`• install it with \`binnacle install-self --version ${r.version}${flags.releaseRepo === undefined ? '' : ` --release-repo ${flags.releaseRepo}`}\`\n`);
+    });
+
+  program
     .command('build-self-image')
-    .description("Build Binnacle's manager image with Binnacle's own OCI builder (no Docker) and push it: compiled output, production dependencies and Helm's engine on a Node base image")
+    .description("Build Binnacle's manager image with Binnacle's own OCI builder (no Docker) and push it: compiled output, production dependencies and Helm's engine on a Node base image; with --release, publish that version's install manifests beside it")
     .requiredOption('--base <ref@digest>', 'the Node base image, by reference and digest')
     .requiredOption('-t, --tag <ref>', 'where to push the image (registry/repository:tag)')
     .option('--root <dir>', 'the built repository (after `npm ci && npm run build`)', '.')
+    .option('--release <version>', 'also publish the release of this version running the image (as `release-self`)')
+    .option('--release-repo <repo>', `with --release: where to publish it (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: { base: string; tag: string; root: string; output: string }) => {
+    .action(async (flags: { base: string; tag: string; root: string; release?: string; releaseRepo?: string; insecure?: boolean; output: string }) => {
+      if (flags.release === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --release');
       const { buildSelfImage } = await import('../../self/image.js');
-      const img = await buildSelfImage({ root: resolve(flags.root), base: flags.base, target: flags.tag });
-      printData(ctx, flags.output, { value: img, headers: ['image', 'base', 'layers'], rows: [[img.ref, img.base, String(img.layers)]] });
-      ctx.err(`• install it with \`binnacle install-self --image ${img.ref}\`\n`);
+      const { publishRelease, releaseRepository } = await self();
+      const repository = flags.release === undefined ? undefined : releaseRepository(flags.releaseRepo);
+      const client = await registryClient(ctx, flags.insecure);
+      const img = await buildSelfImage({ root: resolve(flags.root), base: flags.base, target: flags.tag, client });
+      const rel = flags.release === undefined || repository === undefined ? undefined : await publishRelease({ version: flags.release, image: img.ref, repository, client });
+      printData(ctx, flags.output, {
+        value: { ...img, ...(rel === undefined ? {} : { release: rel }) },
+        headers: ['image', 'base', 'layers', 'release'],
+        rows: [[img.ref, img.base, String(img.layers), rel?.ref ?? '']],
+      });
+      ctx.err(rel === undefined ? `• install it with \`binnacle install-self --image ${img.ref}\`\n` : `• install it with \`binnacle install-self --version ${rel.version}${flags.releaseRepo === undefined ? '' : ` --release-repo ${flags.releaseRepo}`}\`\n`);
     });
 
   addKubeFlags(program.command('status-self'))
@@ -53,7 +111,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         const st = await statusSelf(client, { namespace: flags.namespace });
         printData(ctx, flags.output, { value: st, headers: ['kind', 'name', 'namespace', 'present'], rows: st.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.present ? 'yes' : 'no']) });
         if (flags.output === 'table') {
-          ctx.err(`• ${st.state}${st.image === undefined ? '' : `, image ${st.image}`}; manager ${st.available ? 'available' : 'not available'} (${st.readyReplicas} ready)${st.leader === undefined ? '' : `, leader ${st.leader}`}; ${st.extensions.length} extension(s)\n`);
+          ctx.err(`• ${st.state}${st.version === undefined ? '' : `, release ${st.version}`}${st.image === undefined ? '' : `, image ${st.image}`}; manager ${st.available ? 'available' : 'not available'} (${st.readyReplicas} ready)${st.leader === undefined ? '' : `, leader ${st.leader}`}; ${st.extensions.length} extension(s)\n`);
         }
         if (st.state === 'not-installed') ctx.err('• Binnacle is not installed in this cluster: run `binnacle install-self`\n');
         if (st.state === 'partial') ctx.err(`• half-installed (missing ${st.missing.join(', ')}): run \`binnacle install-self\` to repair\n`);
