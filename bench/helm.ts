@@ -108,7 +108,7 @@ async function child(outDir: string): Promise<void> {
     const t = performance.now();
     let out: Outcome;
     try {
-      out = { ok: true, text: (await engine.render({ chart: path.join(CHARTS, chart), releaseName: RELEASE, namespace: NAMESPACE })).output };
+      out = { ok: true, text: (await engine.template({ chart: path.join(CHARTS, chart), releaseName: RELEASE, namespace: NAMESPACE })).output };
     } catch (err) {
       if (!(err instanceof HelmError)) throw err;
       out = { ok: false, text: err.message.trim() };

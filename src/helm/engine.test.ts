@@ -55,7 +55,7 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
 
   async function ours(req: RenderRequest): Promise<{ ok: boolean; out: string; err: string }> {
     try {
-      return { ok: true, out: (await engine.render(req)).output, err: '' };
+      return { ok: true, out: (await engine.template(req)).output, err: '' };
     } catch (err) {
       assert.ok(err instanceof HelmError, `a HelmError, not ${String(err)}`);
       return { ok: false, out: '', err: err.message.trim() };

@@ -49,13 +49,17 @@ export interface RenderRequest {
   subchart?: string;
 }
 
-export interface RenderResult {
+/** What `helm template` prints, without a release record. */
+export interface TemplateResult {
   /** Exactly what `helm template` prints for the same request. */
   output: string;
-  /** Helm's release object, as Helm would store it (chart, config, manifest, hooks, notes). */
-  release: HelmRelease;
   /** The crds/ files of the chart and its enabled subcharts, which Helm applies before anything else. */
   crds: { name: string; data: string }[];
+}
+
+export interface RenderResult extends TemplateResult {
+  /** Helm's release object, as Helm would store it (chart, config, manifest, hooks, notes). */
+  release: HelmRelease;
 }
 
 /** A loaded chart and each subchart (path like `pelorus/charts/exporters`). */
@@ -96,7 +100,10 @@ export class HelmError extends BinnacleError {
 
 /** The small interface the rest of Binnacle uses. */
 export interface HelmEngine {
+  /** A render with its release record, for installs and upgrades. */
   render(req: RenderRequest): Promise<RenderResult>;
+  /** `helm template`: the output only, without encoding a release record (chart files and all). */
+  template(req: RenderRequest): Promise<TemplateResult>;
   inspect(chart: string): Promise<ChartDescription[]>;
   close(): Promise<void>;
 }
@@ -223,6 +230,17 @@ class WasmHelmEngine implements HelmEngine {
   }
 
   async render(req: RenderRequest): Promise<RenderResult> {
+    const res = await this.renderWire(req, false);
+    if (res.release === undefined) throw new HelmError('internal', 'Helm engine answered without a release');
+    return { output: res.output, release: res.release, crds: res.crds ?? [] };
+  }
+
+  async template(req: RenderRequest): Promise<TemplateResult> {
+    const res = await this.renderWire(req, true);
+    return { output: res.output, crds: res.crds ?? [] };
+  }
+
+  private async renderWire(req: RenderRequest, omitRelease: boolean): Promise<WireResponse & { output: string }> {
     const wire = {
       chart: resolve(req.chart),
       releaseName: req.releaseName ?? 'release-name',
@@ -246,11 +264,12 @@ class WasmHelmEngine implements HelmEngine {
       lookup: req.lookup !== undefined,
       skipSchemaValidation: req.skipSchemaValidation,
       subchart: req.subchart,
+      omitRelease,
     };
     const res = await this.call('render', wire, req.lookup);
     if (res.error !== undefined) throw new HelmError(res.phase ?? 'render', res.error);
-    if (res.output === undefined || res.release === undefined) throw new HelmError('internal', 'Helm engine answered without output');
-    return { output: res.output, release: res.release, crds: res.crds ?? [] };
+    if (res.output === undefined) throw new HelmError('internal', 'Helm engine answered without output');
+    return { ...res, output: res.output };
   }
 
   async inspect(chart: string): Promise<ChartDescription[]> {

@@ -66,7 +66,7 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
       if (chartArg === undefined || name === undefined) throw new UsageError('helm template needs a CHART');
       const chart = await localChart(chartArg, flags);
       const { helmEngine } = await import('../../helm/engine.js');
-      const res = await helmEngine().render({
+      const res = await helmEngine().template({
         chart,
         releaseName: name,
         namespace: flags.namespace ?? 'default',
