@@ -16,6 +16,7 @@ import { InputError } from './errors.js';
 import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
 import { channelList, dnsLabel, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
+import { createResource, crdView, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 
 export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
 
@@ -62,20 +63,38 @@ export class ConsoleApi {
       if (e === undefined) return this.packagePage(ctx, b, d);
     }
     if (a === 'plan' && b === undefined && method === 'POST') return this.plan(ctx);
-    if (a === 'extensions') {
-      if (b === undefined && method === 'GET') return ok({ extensions: await listExtensions(ctx.client) });
-      if (b === undefined && method === 'POST') return this.createExtension(ctx);
-      if (b !== undefined && c === undefined) {
-        if (method === 'GET') return ok(await extensionDetail(ctx.client, b));
-        if (method === 'PATCH') return this.patchExtension(ctx, b);
-        if (method === 'DELETE') {
-          await ctx.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: b });
-          return ok({ deleted: b });
-        }
+    if (a === 'extensions') return this.extensions(method, b, c, ctx);
+    if (a === 'helm-operators' && b === undefined && method === 'GET') return ok({ helmOperators: await helmOperatorApis(ctx.client) });
+    if (a === 'crds' && b !== undefined) return this.customResources(method, b, c, d, e, ctx);
+    return undefined;
+  }
+
+  private async extensions(method: string, b: string | undefined, c: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
+    if (b === undefined && method === 'GET') return ok({ extensions: await listExtensions(ctx.client) });
+    if (b === undefined && method === 'POST') return this.createExtension(ctx);
+    if (b !== undefined && c === undefined) {
+      if (method === 'GET') return ok(await extensionDetail(ctx.client, b));
+      if (method === 'PATCH') return this.patchExtension(ctx, b);
+      if (method === 'DELETE') {
+        await ctx.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: b });
+        return ok({ deleted: b });
       }
-      if (b !== undefined && c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
-      if (b !== undefined && c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
     }
+    if (b !== undefined && c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
+    if (b !== undefined && c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
+    if (b !== undefined && c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
+    return undefined;
+  }
+
+  /** crds/CRD (the API and its objects), crds/CRD/resources[/NAME?namespace=NS]: get, create, replace. */
+  private async customResources(method: string, crd: string, sub: string | undefined, name: string | undefined, extra: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
+    if (extra !== undefined) return undefined;
+    if (sub === undefined && name === undefined && method === 'GET') return ok(await crdView(ctx.client, this.catalogs, crd));
+    if (sub !== 'resources') return undefined;
+    const namespace = ctx.url.searchParams.get('namespace') ?? undefined;
+    if (name === undefined && method === 'POST') return ok({ created: (await createResource(ctx.client, crd, await readJsonBody(ctx.req))).metadata }, 201);
+    if (name !== undefined && method === 'GET') return ok(await getResource(ctx.client, crd, name, namespace));
+    if (name !== undefined && method === 'PATCH') return ok({ updated: (await updateResource(ctx.client, crd, name, namespace, await readJsonBody(ctx.req))).metadata });
     return undefined;
   }
 
