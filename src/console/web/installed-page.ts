@@ -13,8 +13,21 @@ const POLL_MS = 2000;
 
 const conditionsTable = (cs: Condition[]): HTMLTableElement => table(['Type', 'Status', 'Reason', 'Message'], cs.map((c) => [c.type, c.status, c.reason, c.message]), { class: 'conditions' });
 
+/** The HelmOperators and the kinds they serve (each links to its custom resources). */
+async function helmOperators(into: HTMLElement): Promise<void> {
+  try {
+    const { helmOperators: list } = await api<{ helmOperators: { name: string; ready: string; chart: string; kinds: { kind: string; crd: string }[] }[] }>('GET', 'helm-operators');
+    if (list.length === 0) return append(into, h('p', { class: 'muted' }, 'No HelmOperator.'));
+    append(into, table(['HelmOperator', 'Chart', 'Ready', 'Kinds'], list.map((o) => [o.name, o.chart, o.ready, h('span', {}, ...o.kinds.map((k) => h('a', { href: `#/crd/${seg(k.crd)}`, class: 'kind-link' }, k.kind)))]), { id: 'helm-operators' }));
+  } catch (err) {
+    showError(into, errorText(err));
+  }
+}
+
 export async function installedList(root: HTMLElement): Promise<void> {
   const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
+  const helm = h('div', {});
+  void helmOperators(helm);
   clear(root);
   append(
     root,
@@ -26,7 +39,21 @@ export async function installedList(root: HTMLElement): Promise<void> {
           extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
           { id: 'installed' },
         ),
+    h('h2', {}, 'Helm operators'),
+    helm,
   );
+}
+
+/** The APIs the extension's bundles installed, each linking to its custom resources. */
+async function apisOf(into: HTMLElement, name: string): Promise<void> {
+  try {
+    const { apis } = await api<{ apis: { crd: string; kind: string; group: string; version: string; namespaced: boolean; package?: string }[] }>('GET', `extensions/${seg(name)}/apis`);
+    clear(into);
+    append(into, apis.length === 0 ? h('p', { class: 'muted' }, 'It installed no CustomResourceDefinitions.') : table(['Kind', 'API version', 'Scope', 'Package', ''], apis.map((a) => [h('a', { href: `#/crd/${seg(a.crd)}`, 'data-api': a.kind }, a.kind), `${a.group}/${a.version}`, a.namespaced ? 'Namespaced' : 'Cluster', a.package ?? '', h('a', { href: `#/crd/${seg(a.crd)}/new`, 'data-create': a.kind }, `Create ${a.kind}`)]), { id: 'apis' }));
+  } catch (err) {
+    clear(into);
+    showError(into, errorText(err));
+  }
 }
 
 /** Change the channel or version range: plan first (as this extension), then apply the change. */
@@ -80,8 +107,9 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const actions = h('div', { class: 'uninstall' });
   const upgrade = h('div', { class: 'upgrade' });
   const history = h('div', {});
+  const apis = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   clear(root);
-  append(root, h('h1', {}, `Extension ${name}`), body, upgrade, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
+  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
 
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
@@ -113,7 +141,10 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     clear(history);
     const records = d.history ?? [];
     append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));
-    if (upgrade.firstChild === null) upgradeForm(upgrade, d);
+    if (upgrade.firstChild === null) {
+      upgradeForm(upgrade, d);
+      void apisOf(apis, name);
+    }
     try {
       const { events: list } = await api<{ events: { type: string; reason: string; message: string; object: string; count: number; last: string }[] }>('GET', `extensions/${seg(name)}/events`);
       clear(events);
