@@ -14,8 +14,9 @@ import { KubeApiError } from '../kube/errors.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type PackageSummary, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
-import { channelList, dnsLabel, readJsonBody, requiredString, versionRange } from './input.js';
+import { channelList, dnsLabel, exactVersion, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
+import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
 import { createResource, crdView, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 
 export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
@@ -80,9 +81,20 @@ export class ConsoleApi {
         return ok({ deleted: b });
       }
     }
-    if (b !== undefined && c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
-    if (b !== undefined && c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
-    if (b !== undefined && c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
+    return b === undefined || c === undefined ? undefined : this.extensionPart(method, b, c, ctx);
+  }
+
+  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, rollback-preview, rollback. */
+  private async extensionPart(method: string, b: string, c: string, ctx: ApiContext): Promise<ApiResult | undefined> {
+    if (c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
+    if (c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
+    if (c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
+    if (c === 'revisions' && method === 'GET') return ok({ releases: (await extensionHistory(ctx.client, b)).releases });
+    if (c === 'rollback-preview' && method === 'GET') return ok(await rollbackPreview(ctx.client, b, ctx.url.searchParams.get('version') ?? undefined));
+    if (c === 'rollback' && method === 'POST') {
+      const body = await readJsonBody(ctx.req);
+      return ok(await rollbackExtension(ctx.client, b, exactVersion(body, 'version')));
+    }
     return undefined;
   }
 

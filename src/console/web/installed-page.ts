@@ -98,6 +98,89 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
   append(into, h('h2', {}, 'Upgrade or change'), h('div', { class: 'filters' }, h('label', { class: 'field' }, h('span', {}, 'Channels'), channel), h('label', { class: 'field' }, h('span', {}, 'Version range'), version)), h('div', { class: 'actions' }, planIt, apply), out);
 }
 
+interface Revision {
+  revision: number;
+  status: string;
+  lastDeployed: string;
+  description: string;
+  chart: { name: string; version: string };
+}
+
+interface RollbackPreview {
+  from: string;
+  to: string;
+  revision: number;
+  release: string;
+  namespace: string;
+  crdProblems: { crd: string; rule: string; message: string }[];
+  dataAtRisk: boolean;
+}
+
+/** The Helm revisions of each release of the extension's set (read from the release Secrets). */
+async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
+  try {
+    const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', `extensions/${seg(name)}/revisions`);
+    clear(into);
+    for (const r of releases) {
+      append(
+        into,
+        h('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy})`)),
+        r.revisions.length === 0 ? h('p', { class: 'muted' }, 'no revisions yet') : table(['Revision', 'Updated', 'Status', 'Chart', 'Description'], [...r.revisions].reverse().map((v) => [v.revision, v.lastDeployed, v.status, `${v.chart.name}-${v.chart.version}`, v.description]), { class: 'revisions', 'data-release': r.release }),
+      );
+    }
+  } catch (err) {
+    clear(into);
+    showError(into, errorText(err));
+  }
+}
+
+/** Roll back: first what it would do to the CRDs (with a data-safety warning), then the change. */
+function rollbackBox(into: HTMLElement, name: string): void {
+  const box = h('div', { id: 'rollback-preview' });
+  append(
+    into,
+    button(
+      'Roll back…',
+      () => {
+        clear(box);
+        append(box, h('p', { class: 'muted' }, 'Checking the earlier revision…'));
+        api<RollbackPreview>('GET', `extensions/${seg(name)}/rollback-preview`).then(
+          (p) => {
+            clear(box);
+            append(box, h('p', { id: 'rollback-summary' }, `Roll back from ${p.from} to ${p.to} (revision ${p.revision} of release ${p.namespace}/${p.release}). The version is pinned; an upgrade lifts the pin.`));
+            if (p.dataAtRisk) {
+              append(box, h('p', { class: 'error', id: 'rollback-data-warning' }, `Data-safety warning: a CRD's status.storedVersions holds a version ${p.to}'s CRDs do not have. Objects stored at that version could no longer be read, and the manager will refuse this change until they are migrated.`));
+            }
+            for (const c of p.crdProblems) append(box, h('p', { class: 'warn-box', 'data-crd-problem': c.rule }, `${c.crd}: ${c.message}`));
+            if (p.crdProblems.length === 0) append(box, h('p', { id: 'rollback-crds-safe' }, 'CRD safety: the earlier CRDs accept everything stored today.'));
+            const confirm = button(
+              `Roll back to ${p.to}`,
+              () => {
+                confirm.disabled = true;
+                api<{ from: string; to: string }>('POST', `extensions/${seg(name)}/rollback`, { version: p.to }).then(
+                  (r) => append(box, h('p', { id: 'rolling-back' }, `Rolling back from ${r.from} to ${r.to}; the conditions above follow it.`)),
+                  (err: unknown) => {
+                    confirm.disabled = false;
+                    showError(box, errorText(err));
+                  },
+                );
+              },
+              { id: 'confirm-rollback', class: p.dataAtRisk ? 'danger' : 'primary' },
+            );
+            append(box, confirm);
+          },
+          (err: unknown) => {
+            clear(box);
+            showError(box, errorText(err));
+          },
+        );
+      },
+      { id: 'rollback' },
+    ),
+    box,
+  );
+}
+
 /** The extension's page; answers a function that stops its polling. */
 export function installedDetail(root: HTMLElement, name: string): () => void {
   let stopped = false;
@@ -108,8 +191,11 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const upgrade = h('div', { class: 'upgrade' });
   const history = h('div', {});
   const apis = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const revisions = h('div', { id: 'revisions' }, h('p', { class: 'muted' }, 'Loading…'));
+  const rollback = h('div', { class: 'rollback' });
+  rollbackBox(rollback, name);
   clear(root);
-  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
+  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Helm revisions'), revisions, rollback, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
 
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
@@ -141,6 +227,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     clear(history);
     const records = d.history ?? [];
     append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));
+    await revisionsOf(revisions, name);
     if (upgrade.firstChild === null) {
       upgradeForm(upgrade, d);
       void apisOf(apis, name);
