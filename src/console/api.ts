@@ -14,7 +14,7 @@ import { KubeApiError } from '../kube/errors.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type PackageSummary, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
-import { channelList, dnsLabel, exactVersion, readJsonBody, requiredString, versionRange } from './input.js';
+import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
 import { createResource, crdView, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
@@ -153,10 +153,11 @@ export class ConsoleApi {
     const namespace = dnsLabel(body, 'namespace', packageName);
     const channels = channelList(body, 'channel');
     const version = versionRange(body, 'version');
+    const serviceAccount = optionalString(body, 'serviceAccount') === undefined ? undefined : dnsLabel(body, 'serviceAccount');
     const dry = dryRunClient(ctx.client);
     const result = await plan(
       dry,
-      { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }) },
+      { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }), ...(serviceAccount === undefined ? {} : { serviceAccount }) },
       { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger },
     );
     return ok(result);

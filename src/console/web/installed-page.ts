@@ -61,7 +61,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
   const channel = h('input', { name: 'upgrade-channel', value: d.channels.join(','), placeholder: 'default channel' });
   const version = h('input', { name: 'upgrade-version', value: d.version, placeholder: 'any' });
   const out = h('div', { id: 'upgrade-plan' });
-  const values = (): Record<string, string> => ({ name: d.name, package: d.package, namespace: d.namespace, channel: channel.value, version: version.value });
+  const values = (): Record<string, string> => ({ name: d.name, package: d.package, namespace: d.namespace, serviceAccount: d.serviceAccount, channel: channel.value, version: version.value });
   const apply = button(
     'Apply',
     () => {
