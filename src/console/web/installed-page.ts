@@ -197,6 +197,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   clear(root);
   append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Helm revisions'), revisions, rollback, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
 
+  let apisKey: string | undefined;
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
     try {
@@ -228,9 +229,12 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     const records = d.history ?? [];
     append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));
     await revisionsOf(revisions, name);
-    if (upgrade.firstChild === null) {
-      upgradeForm(upgrade, d);
-      void apisOf(apis, name);
+    if (upgrade.firstChild === null) upgradeForm(upgrade, d);
+    // The APIs come with what is installed: read again when that changes (an install or upgrade completing).
+    const installedKey = `${d.installed?.name ?? ''}|${d.units.map((u) => `${u.bundleDeployment}@${u.version}:${u.state}`).join(',')}`;
+    if (installedKey !== apisKey) {
+      apisKey = installedKey;
+      await apisOf(apis, name);
     }
     try {
       const { events: list } = await api<{ events: { type: string; reason: string; message: string; object: string; count: number; last: string }[] }>('GET', `extensions/${seg(name)}/events`);
