@@ -2,11 +2,13 @@
  * The web console in a real browser (headless Chromium from Debian's `chromium`, driven by
  * playwright-core) against the local control plane with a manager serving a corpus catalog:
  * browse and search, a package's upgrade graph, install an operator with a dependency through
- * the form after its plan, watch it become healthy, create a custom resource through the form
- * generated from its CRD (and edit it as YAML), uninstall after seeing what goes. Also: a
- * CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person sees the
- * catalog and the installed list but an install shows "forbidden" and creates nothing; a
- * changing request without the CSRF token gets 403. Screenshots: .cache/test-artifacts/console/.
+ * the form after its plan (which lists the RBAC a ServiceAccount lacks), watch it become healthy,
+ * create a custom resource through the form generated from its CRD (and edit it as YAML),
+ * upgrade and roll back (Helm revisions, the CRD-safety check), uninstall after seeing what goes.
+ * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
+ * sees the catalog and the installed list, but an install, a custom resource and a rollback show
+ * "forbidden" and change nothing; a changing request without the CSRF token gets 403.
+ * Screenshots: .cache/test-artifacts/console/.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
