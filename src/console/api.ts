@@ -14,8 +14,10 @@ import { KubeApiError } from '../kube/errors.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type PackageSummary, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
-import { channelList, dnsLabel, readJsonBody, requiredString, versionRange } from './input.js';
+import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
+import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
+import { createResource, crdView, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 
 export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
 
@@ -62,20 +64,49 @@ export class ConsoleApi {
       if (e === undefined) return this.packagePage(ctx, b, d);
     }
     if (a === 'plan' && b === undefined && method === 'POST') return this.plan(ctx);
-    if (a === 'extensions') {
-      if (b === undefined && method === 'GET') return ok({ extensions: await listExtensions(ctx.client) });
-      if (b === undefined && method === 'POST') return this.createExtension(ctx);
-      if (b !== undefined && c === undefined) {
-        if (method === 'GET') return ok(await extensionDetail(ctx.client, b));
-        if (method === 'PATCH') return this.patchExtension(ctx, b);
-        if (method === 'DELETE') {
-          await ctx.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: b });
-          return ok({ deleted: b });
-        }
+    if (a === 'extensions') return this.extensions(method, b, c, ctx);
+    if (a === 'helm-operators' && b === undefined && method === 'GET') return ok({ helmOperators: await helmOperatorApis(ctx.client) });
+    if (a === 'crds' && b !== undefined) return this.customResources(method, b, c, d, e, ctx);
+    return undefined;
+  }
+
+  private async extensions(method: string, b: string | undefined, c: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
+    if (b === undefined && method === 'GET') return ok({ extensions: await listExtensions(ctx.client) });
+    if (b === undefined && method === 'POST') return this.createExtension(ctx);
+    if (b !== undefined && c === undefined) {
+      if (method === 'GET') return ok(await extensionDetail(ctx.client, b));
+      if (method === 'PATCH') return this.patchExtension(ctx, b);
+      if (method === 'DELETE') {
+        await ctx.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: b });
+        return ok({ deleted: b });
       }
-      if (b !== undefined && c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
-      if (b !== undefined && c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
     }
+    return b === undefined || c === undefined ? undefined : this.extensionPart(method, b, c, ctx);
+  }
+
+  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, rollback-preview, rollback. */
+  private async extensionPart(method: string, b: string, c: string, ctx: ApiContext): Promise<ApiResult | undefined> {
+    if (c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
+    if (c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
+    if (c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
+    if (c === 'revisions' && method === 'GET') return ok({ releases: (await extensionHistory(ctx.client, b)).releases });
+    if (c === 'rollback-preview' && method === 'GET') return ok(await rollbackPreview(ctx.client, b, ctx.url.searchParams.get('version') ?? undefined));
+    if (c === 'rollback' && method === 'POST') {
+      const body = await readJsonBody(ctx.req);
+      return ok(await rollbackExtension(ctx.client, b, exactVersion(body, 'version')));
+    }
+    return undefined;
+  }
+
+  /** crds/CRD (the API and its objects), crds/CRD/resources[/NAME?namespace=NS]: get, create, replace. */
+  private async customResources(method: string, crd: string, sub: string | undefined, name: string | undefined, extra: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
+    if (extra !== undefined) return undefined;
+    if (sub === undefined && name === undefined && method === 'GET') return ok(await crdView(ctx.client, this.catalogs, crd));
+    if (sub !== 'resources') return undefined;
+    const namespace = ctx.url.searchParams.get('namespace') ?? undefined;
+    if (name === undefined && method === 'POST') return ok({ created: (await createResource(ctx.client, crd, await readJsonBody(ctx.req))).metadata }, 201);
+    if (name !== undefined && method === 'GET') return ok(await getResource(ctx.client, crd, name, namespace));
+    if (name !== undefined && method === 'PATCH') return ok({ updated: (await updateResource(ctx.client, crd, name, namespace, await readJsonBody(ctx.req))).metadata });
     return undefined;
   }
 
@@ -122,10 +153,11 @@ export class ConsoleApi {
     const namespace = dnsLabel(body, 'namespace', packageName);
     const channels = channelList(body, 'channel');
     const version = versionRange(body, 'version');
+    const serviceAccount = optionalString(body, 'serviceAccount') === undefined ? undefined : dnsLabel(body, 'serviceAccount');
     const dry = dryRunClient(ctx.client);
     const result = await plan(
       dry,
-      { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }) },
+      { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }), ...(serviceAccount === undefined ? {} : { serviceAccount }) },
       { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger },
     );
     return ok(result);

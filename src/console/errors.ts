@@ -19,7 +19,8 @@ export class InputError extends Error {
 
 export interface HttpError {
   status: number;
-  body: { error: string; reason?: string; code?: string; field?: string };
+  /** `fields`: the API server's field errors (422 Invalid), each naming the field as the page's form does. */
+  body: { error: string; reason?: string; code?: string; field?: string; fields?: { field: string; message: string }[] };
 }
 
 /** "forbidden: create clusterextensions" from the API server's Forbidden message. */
@@ -36,7 +37,8 @@ export function httpErrorOf(err: unknown): HttpError | undefined {
   if (err instanceof KubeApiError) {
     if (err.statusCode === 403) return { status: 403, body: { error: `${forbiddenSummary(err.message)} — ${err.message}`, reason: 'Forbidden' } };
     const status = [400, 401, 404, 409, 410, 422, 429].includes(err.statusCode) ? err.statusCode : 502;
-    return { status, body: { error: err.message, reason: err.reason } };
+    const fields = (err.details?.causes ?? []).filter((c) => c.field !== undefined && c.field !== '').map((c) => ({ field: c.field ?? '', message: c.message ?? c.reason ?? '' }));
+    return { status, body: { error: err.message, reason: err.reason, ...(fields.length === 0 ? {} : { fields }) } };
   }
   if (err instanceof BinnacleError) return { status: 422, body: { error: err.message, code: err.code } };
   return undefined;

@@ -61,3 +61,10 @@ export function channelList(body: Record<string, unknown>, field: string): strin
   for (const c of list) if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(c)) throw new InputError(field, `${JSON.stringify(c)} is not a channel name`);
   return list;
 }
+
+/** An exact version (semver), e.g. the one a rollback goes to. */
+export function exactVersion(body: Record<string, unknown>, field: string): string | undefined {
+  const v = optionalString(body, field);
+  if (v !== undefined && semver.valid(v) === null) throw new InputError(field, `${JSON.stringify(v)} is not a version (e.g. 1.2.3)`);
+  return v;
+}

@@ -3,11 +3,15 @@
  * catalogs the cluster serves and what is installed, renders each chosen bundle as the
  * BundleDeployment controller would, and compares every object with the cluster through a
  * server-side apply dry run: created, changed (with the changed fields), unchanged, or deleted
- * because the new revision no longer has it.
+ * because the new revision no longer has it. Given the ServiceAccount the install runs as, it
+ * also lists what the account lacks (the BundleDeployment controller's own permission
+ * preflight, by SubjectAccessReviews), and for every CRD the cluster already has, the applier's
+ * CRD upgrade-safety verdict.
  */
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { Logger } from 'pino';
+import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import { makeLenient } from '../apply/leniency.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import { stampOwnership } from '../apply/ownership.js';
@@ -25,6 +29,7 @@ import { bundleDeploymentName } from './cluster-extension.js';
 import { ClusterFactsSource } from './cluster-facts.js';
 import { RENDERERS } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
+import { describeMissing, missingPermissions } from './preflight-permissions.js';
 
 export interface PlanRequest {
   name: string;
@@ -35,6 +40,8 @@ export interface PlanRequest {
   policy?: UpgradePolicy;
   watchNamespace?: string;
   config?: Record<string, unknown>;
+  /** The ServiceAccount (in `namespace`) the install runs as: given, the plan lists what it lacks. */
+  serviceAccount?: string;
 }
 
 export type ObjectAction = 'create' | 'update' | 'unchanged' | 'delete';
@@ -48,11 +55,23 @@ export interface ObjectPlan {
   changes?: string[];
 }
 
+/** The CRD upgrade-safety verdict for a CRD the cluster already has. */
+export interface CrdVerdict {
+  crd: string;
+  safe: boolean;
+  /** Why the applier would refuse the change (rule and message), when not safe. */
+  problems: { rule: string; message: string }[];
+}
+
 export interface BundlePlan {
   bundle: ChosenBundle;
   bundleDeployment: string;
   from?: string;
   objects: ObjectPlan[];
+  /** For each CRD of the bundle that exists already. */
+  crdSafety: CrdVerdict[];
+  /** What the ServiceAccount lacks to install the bundle ("verb resource in namespace …"), when a ServiceAccount was given. */
+  missingPermissions?: string[];
 }
 
 export interface Plan {
@@ -96,6 +115,39 @@ async function installedStateFor(client: KubeClient, req: PlanRequest): Promise<
 function targetOf(state: InstalledState, req: PlanRequest, pkg: string): { bdName: string; namespace: string } {
   const unit = unitOf(state, pkg);
   return { bdName: unit?.bundleDeployment ?? bundleDeploymentName(req.name, pkg), namespace: unit?.namespace ?? req.namespace };
+}
+
+/** Each object against the cluster (create, update with the changed fields, unchanged) and the CRD-safety verdict of each CRD that exists. */
+async function compareWithCluster(client: KubeClient, rendered: readonly KubeObject[], bdName: string, namespace: string): Promise<{ objects: ObjectPlan[]; crdSafety: CrdVerdict[]; seen: Set<string> }> {
+  const objects: ObjectPlan[] = [];
+  const crdSafety: CrdVerdict[] = [];
+  const seen = new Set<string>();
+  for (const obj of rendered) {
+    const key = `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
+    seen.add(key);
+    const ns = obj.metadata.namespace;
+    const base: ObjectPlan = { action: 'create', kind: obj.kind, name: obj.metadata.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
+    let live: KubeObject | undefined;
+    try {
+      live = await client.find({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: ns });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+    if (live === undefined) {
+      objects.push(base);
+      continue;
+    }
+    if (obj.kind === 'CustomResourceDefinition') {
+      const problems = checkCrdUpgrade(live, obj).errors().map((p) => ({ rule: p.rule, message: p.message }));
+      crdSafety.push({ crd: obj.metadata.name ?? '', safe: problems.length === 0, problems });
+    }
+    // Stamped as the applier stamps it, so ownership labels do not show up as changes.
+    const stamped = stampOwnership(obj, { kind: 'BundleDeployment', name: bdName }, { name: bdName, namespace });
+    const dry = await client.apply(stamped, { dryRun: true, force: true }).catch(() => undefined);
+    const changes = dry === undefined ? ['(could not dry-run)'] : changedPaths(comparable(live), comparable(dry));
+    objects.push(changes.length === 0 ? { ...base, action: 'unchanged' } : { ...base, action: 'update', changes });
+  }
+  return { objects, crdSafety, seen };
 }
 
 export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDir: string; logger: Logger }): Promise<Plan> {
@@ -164,29 +216,7 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
     const lenient = await makeLenient(rendered.objects, { client, schemas });
     for (const s of lenient.skipped) warnings.push(`${chosen.name}: ${describeRef(s.object)} would be skipped: ${s.reason}`);
     for (const d of lenient.dropped) warnings.push(`${chosen.name}: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; it would be ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}`);
-    const objects: ObjectPlan[] = [];
-    const seen = new Set<string>();
-    for (const obj of lenient.objects) {
-      const key = `${obj.kind}/${obj.metadata.namespace ?? ''}/${obj.metadata.name ?? ''}`;
-      seen.add(key);
-      const ns = obj.metadata.namespace;
-      const base: ObjectPlan = { action: 'create', kind: obj.kind, name: obj.metadata.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
-      let live: KubeObject | undefined;
-      try {
-        live = await client.find({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: ns });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      if (live === undefined) {
-        objects.push(base);
-        continue;
-      }
-      // Stamped as the applier stamps it, so ownership labels do not show up as changes.
-      const stamped = stampOwnership(obj, { kind: 'BundleDeployment', name: bdName }, { name: bdName, namespace });
-      const dry = await client.apply(stamped, { dryRun: true, force: true }).catch(() => undefined);
-      const changes = dry === undefined ? ['(could not dry-run)'] : changedPaths(comparable(live), comparable(dry));
-      objects.push(changes.length === 0 ? { ...base, action: 'unchanged' } : { ...base, action: 'update', changes });
-    }
+    const { objects, crdSafety, seen } = await compareWithCluster(client, lenient.objects, bdName, namespace);
     const current = (await store.history({ name: bdName, namespace })).filter((r) => r.status === 'deployed').pop();
     if (current !== undefined) {
       for (const doc of parseAllDocuments(current.manifest)) {
@@ -196,7 +226,9 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
         if (!seen.has(key)) objects.push({ action: 'delete', kind: o.kind, name: o.metadata.name ?? '', ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) });
       }
     }
-    bundles.push({ bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects });
+    // As the BundleDeployment controller checks it: the rendered objects, release records in the install namespace.
+    const missing = req.serviceAccount === undefined ? undefined : (await missingPermissions(client, { namespace: req.namespace, name: req.serviceAccount }, rendered.objects, namespace)).map(describeMissing);
+    bundles.push({ bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects, crdSafety, ...(missing === undefined ? {} : { missingPermissions: missing }) });
   }
   return { bundles, warnings };
 }

@@ -2,10 +2,13 @@
  * The web console in a real browser (headless Chromium from Debian's `chromium`, driven by
  * playwright-core) against the local control plane with a manager serving a corpus catalog:
  * browse and search, a package's upgrade graph, install an operator with a dependency through
- * the form after its plan, watch it become healthy, uninstall after seeing what goes. Also: a
- * CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person sees the
- * catalog and the installed list but an install shows "forbidden" and creates nothing; a
- * changing request without the CSRF token gets 403. Screenshots: .cache/test-artifacts/console/.
+ * the form after its plan (which lists the RBAC a ServiceAccount lacks), watch it become healthy,
+ * create a custom resource through the form generated from its CRD (and edit it as YAML),
+ * upgrade and roll back (Helm revisions, the CRD-safety check), uninstall after seeing what goes.
+ * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
+ * sees the catalog and the installed list, but an install, a custom resource and a rollback show
+ * "forbidden" and change nothing; a changing request without the CSRF token gets 403.
+ * Screenshots: .cache/test-artifacts/console/.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -34,6 +37,8 @@ let browser: Browser;
 let page: Page;
 const installNs = uniqueName('nhc');
 const extName = uniqueName('nhc');
+/** Upgraded, then rolled back, through the page. */
+const pp = uniqueName('pp');
 
 /** The poison-pill bundles' descriptions carry script; the page must render them inert. */
 function poisonDescriptions(cfg: DeclarativeConfig): void {
@@ -117,7 +122,6 @@ describe('console in a browser', () => {
   test('upgrade: change the version, see the plan, apply, and the resolution history shows both', async () => {
     // poison-pill 0.0.6 → 0.1.0 is a safe upgrade (node-healthcheck 0.0.1 → 0.0.2 changes its CRD in a way Binnacle refuses).
     const ns = uniqueName('pp');
-    const pp = uniqueName('pp');
     await h.serviceAccount(ns, 'installer', true);
     await h.createExtension(pp, ns, { packageName: 'poison-pill-operator', version: '0.0.6' });
     await h.installedAt(pp, '0.0.6', 300_000);
@@ -128,6 +132,10 @@ describe('console in a browser', () => {
     await page.locator('#upgrade-plan #plan-summary, #upgrade-plan-error').first().waitFor({ timeout: 240_000 });
     assert.equal(await page.locator('#upgrade-plan-error').count(), 0, (await page.locator('#upgrade-plan-error').textContent().catch(() => '')) ?? '');
     assert.match((await page.locator('#upgrade-plan [data-plan-bundle="poison-pill-operator"]').textContent()) ?? '', /0\.1\.0.*upgrade from 0\.0\.6/);
+    // Its CRDs exist: each has the CRD upgrade-safety verdict (0.0.6 → 0.1.0 is safe); the installer lacks no RBAC.
+    assert.ok((await page.locator('#upgrade-plan [data-crd-verdict="safe"]').count()) >= 1, 'a verdict per existing CRD');
+    assert.equal(await page.locator('#upgrade-plan [data-crd-verdict="unsafe"]').count(), 0);
+    assert.equal(await page.locator('#upgrade-plan [data-rbac="ok"]').count(), 1);
     await shot(page, '2b-upgrade-plan');
     await page.click('#upgrade-apply');
     await page.locator('#upgrade-applied').waitFor();
@@ -137,6 +145,29 @@ describe('console in a browser', () => {
     await page.locator('#history tbody tr').nth(1).waitFor({ timeout: 60_000 });
     assert.match((await page.locator('#history').textContent()) ?? '', /poison-pill-operator 0\.1\.0[\s\S]*poison-pill-operator 0\.0\.6/);
     await shot(page, '2c-upgraded');
+  });
+
+  test('roll back: the Helm revisions, the earlier revision\'s CRD-safety check, then back to the earlier version', async () => {
+    await page.goto(`${web.url}/#/installed/${pp}`);
+    const rows = page.locator('#revisions table.revisions tbody tr');
+    await rows.nth(1).waitFor();
+    assert.match((await rows.nth(0).textContent()) ?? '', /deployed.*0\.1\.0/);
+    assert.match((await rows.nth(1).textContent()) ?? '', /superseded.*0\.0\.6/);
+    await page.click('#rollback');
+    await page.locator('#rollback-summary').waitFor();
+    assert.match((await page.locator('#rollback-summary').textContent()) ?? '', /from 0\.1\.0 to 0\.0\.6 \(revision 1 of release/);
+    // poison-pill's CRDs are the same in 0.0.6: nothing stored is left behind.
+    await page.locator('#rollback-crds-safe').waitFor();
+    assert.equal(await page.locator('#rollback-data-warning').count(), 0);
+    await shot(page, '2d-rollback-preview');
+    await page.click('#confirm-rollback');
+    await page.locator('#rolling-back').waitFor();
+    await h.installedAt(pp, '0.0.6', 300_000);
+    assert.equal((await h.extension(pp)).spec.source.catalog.upgradeConstraintPolicy, 'SelfCertified', 'the rollback pins the version under SelfCertified');
+    await page.locator('#health', { hasText: 'Healthy' }).waitFor({ timeout: 60_000 });
+    await rows.nth(2).waitFor({ timeout: 60_000 });
+    assert.match((await rows.nth(0).textContent()) ?? '', /deployed.*0\.0\.6/, 'a new revision at 0.0.6');
+    await shot(page, '2e-rolled-back');
     await h.removeExtension(pp);
   });
 
@@ -145,11 +176,22 @@ describe('console in a browser', () => {
     await page.goto(`${web.url}/#/install/${h.catalogName}/node-healthcheck-operator`);
     await page.fill('input[name="name"]', extName);
     await page.fill('input[name="namespace"]', installNs);
-    await page.fill('input[name="serviceAccount"]', 'installer');
-    assert.equal(await page.isDisabled('#install'), true, 'no install before a plan');
+    // First as a ServiceAccount with no rights: the plan lists what it lacks, as the manager's preflight would.
+    await h.serviceAccount(installNs, 'limited', false);
+    await page.fill('input[name="serviceAccount"]', 'limited');
     await page.click('#plan-button');
     await page.locator('#plan-summary, #plan-error').first().waitFor({ timeout: 240_000 });
     assert.equal(await page.locator('#plan-error').count(), 0, (await page.locator('#plan-error').textContent().catch(() => '')) ?? '');
+    assert.equal(await page.locator('#plan [data-rbac="missing"]').count(), 2, 'both bundles need rights it lacks');
+    assert.match((await page.locator('#plan [data-rbac="missing"]').first().textContent()) ?? '', new RegExp(`create serviceaccounts in namespace ${installNs}`));
+    await shot(page, '4a-plan-missing-rbac');
+    await page.fill('input[name="serviceAccount"]', 'installer');
+    assert.equal(await page.isDisabled('#install'), true, 'no install before a plan');
+    await page.click('#plan-button');
+    await page.locator('#plan [data-rbac]').first().waitFor({ timeout: 240_000 });
+    await page.locator('#plan-summary, #plan-error').first().waitFor({ timeout: 240_000 });
+    assert.equal(await page.locator('#plan-error').count(), 0, (await page.locator('#plan-error').textContent().catch(() => '')) ?? '');
+    assert.equal(await page.locator('#plan [data-rbac="ok"]').count(), 2, 'the installer lacks nothing');
     const planned = (await Promise.all((await page.locator('[data-plan-bundle]').all()).map((l) => l.getAttribute('data-plan-bundle')))).sort();
     assert.deepEqual(planned, ['node-healthcheck-operator', 'poison-pill-operator'], 'the dependency is in the plan');
     assert.match((await page.locator('#plan-summary').textContent()) ?? '', /[1-9]\d* to create/);
@@ -164,11 +206,66 @@ describe('console in a browser', () => {
     await shot(page, '5-healthy');
   });
 
+  test('create a custom resource through the generated form, then edit it as YAML', async () => {
+    const listed = (await (await fetch(`${web.url}/api/extensions/${extName}/apis`)).json()) as { apis?: { kind: string; package: string }[] };
+    assert.deepEqual(listed.apis?.filter((a) => a.kind === 'NodeHealthCheck').map((a) => a.package), ['node-healthcheck-operator'], JSON.stringify(listed));
+    await page.goto(`${web.url}/#/installed/${extName}`);
+    await page.locator('#apis a[data-api="NodeHealthCheck"]').click();
+    await page.locator('#cr-none, #cr-list').first().waitFor();
+    await page.click('#cr-new');
+    // The form comes from the CRD's schema, labelled by the CSV's spec descriptors and prefilled from its alm-examples.
+    await page.locator('[data-path="spec.remediationTemplate"] input[name="spec.remediationTemplate.name"]').waitFor();
+    assert.equal(await page.inputValue('input[name="metadata.name"]'), 'nodehealthcheck-sample');
+    assert.equal(await page.inputValue('input[name="spec.remediationTemplate.name"]'), 'group-x');
+    assert.match((await page.locator('[data-path="spec.remediationTemplate"] > legend').textContent()) ?? '', /^Remediation Template \*$/);
+    assert.equal(await page.locator('[data-path^="spec.unhealthyConditions["] [data-path$=".type"]').count(), 2);
+    assert.equal(await page.locator('input[name="metadata.namespace"]').count(), 0, 'NodeHealthCheck is cluster-scoped');
+    const crName = uniqueName('nhc-cr');
+    const ref = { apiVersion: 'remediation.medik8s.io/v1alpha1', kind: 'NodeHealthCheck', name: crName };
+    h.cleanup.push(() => h.client.delete(ref));
+    await page.fill('input[name="metadata.name"]', crName);
+    // A value the schema's pattern refuses: the API server's 422 lands on the field it names.
+    await page.fill('input[name="spec.maxUnhealthy"]', 'lots');
+    await page.click('#cr-submit');
+    const fieldError = page.locator('[data-path="spec.maxUnhealthy"] [data-field-error="spec.maxUnhealthy"]');
+    await fieldError.waitFor();
+    assert.match((await page.locator('#cr-error').textContent()) ?? '', /spec\.maxUnhealthy/);
+    await shot(page, '5b-cr-field-error');
+    assert.equal(await h.client.find(ref), undefined, 'nothing created');
+    await page.fill('input[name="spec.maxUnhealthy"]', '2');
+    await page.click('[data-remove="spec.unhealthyConditions[1]"]');
+    await shot(page, '5c-cr-form');
+    await page.click('#cr-submit');
+    await page.locator('#cr-list', { hasText: crName }).waitFor();
+    const created = (await h.client.get(ref)) as unknown as { spec: { maxUnhealthy: unknown; remediationTemplate: { name: string; kind: string }; unhealthyConditions: unknown[]; selector: unknown } };
+    assert.equal(created.spec.maxUnhealthy, 2, 'int-or-string sent as an integer');
+    assert.deepEqual(created.spec.remediationTemplate, { apiVersion: 'poison-pill.medik8s.io/v1alpha1', kind: 'PoisonPillRemediationTemplate', name: 'group-x', namespace: 'default' });
+    assert.deepEqual(created.spec.unhealthyConditions, [{ duration: '300s', status: 'False', type: 'Ready' }]);
+    assert.deepEqual(created.spec.selector, { matchExpressions: [{ key: 'node-role.kubernetes.io/worker', operator: 'Exists' }] });
+    // Edit as YAML: a syntax error is named with its line; a good change is saved.
+    await page.click(`[data-edit="${crName}"]`);
+    await page.locator('input[name="spec.maxUnhealthy"]').waitFor();
+    assert.equal(await page.inputValue('input[name="spec.maxUnhealthy"]'), '2', 'the form shows the object');
+    await page.click('#mode-yaml');
+    const text = await page.inputValue('#yaml-editor');
+    assert.match(text, /maxUnhealthy: 2/);
+    await page.fill('#yaml-editor', `${text}\nbroken: [`);
+    await page.click('#cr-submit');
+    assert.match((await page.locator('#cr-error').textContent()) ?? '', /^yaml: not YAML \(line \d+/);
+    await page.fill('#yaml-editor', text.replace('maxUnhealthy: 2', 'maxUnhealthy: 60%'));
+    await page.click('#cr-submit');
+    await page.locator('#cr-list', { hasText: crName }).waitFor();
+    assert.equal(((await h.client.get(ref)) as unknown as { spec: { maxUnhealthy: unknown } }).spec.maxUnhealthy, '60%');
+    await shot(page, '5d-cr-list');
+  });
+
   test('a read-only person sees the catalog and what is installed, and an install shows "forbidden" and creates nothing', async () => {
     const ns = uniqueName('viewer');
     await h.serviceAccount(ns, 'viewer', false);
     const reader = `${ns}-binnacle-reader`;
-    await h.client.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: reader }, rules: [{ apiGroups: [API_VERSION.split('/')[0] ?? ''], resources: ['*'], verbs: ['get', 'list', 'watch'] }] });
+    await h.client.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: reader }, rules: [
+      { apiGroups: [API_VERSION.split('/')[0] ?? '', 'apiextensions.k8s.io', 'remediation.medik8s.io'], resources: ['*'], verbs: ['get', 'list', 'watch'] },
+    ] });
     h.cleanup.push(() => h.client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: reader }));
     for (const role of ['view', reader]) {
       const name = `${ns}-${role === 'view' ? 'view' : 'reader'}`;
@@ -201,6 +298,37 @@ describe('console in a browser', () => {
       assert.match((await error.textContent()) ?? '', /forbidden: create clusterextensions/);
       await shot(p, '6-read-only-forbidden');
       assert.equal(await h.client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: attempt }), undefined, 'nothing created');
+      // Custom resources: listed and opened, but creating or saving one is forbidden.
+      const nhc = { apiVersion: 'remediation.medik8s.io/v1alpha1', kind: 'NodeHealthCheck' };
+      const [existing] = (await h.client.list(nhc.apiVersion, nhc.kind)).items;
+      assert.ok(existing !== undefined, 'the custom resource created through the form');
+      const crd = 'nodehealthchecks.remediation.medik8s.io';
+      await p.goto(`${web.url}/#/crd/${crd}`);
+      await p.locator('#cr-list', { hasText: existing.metadata.name ?? '' }).waitFor();
+      await p.click('#cr-new');
+      await p.locator('input[name="spec.maxUnhealthy"]').waitFor();
+      await p.fill('input[name="metadata.name"]', attempt);
+      await p.click('#cr-submit');
+      assert.match((await p.locator('#cr-error').textContent()) ?? '', /forbidden: create nodehealthchecks\.remediation\.medik8s\.io/);
+      assert.equal(await h.client.find({ ...nhc, name: attempt }), undefined, 'no custom resource created');
+      await p.goto(`${web.url}/#/crd/${crd}/edit/_/${existing.metadata.name ?? ''}`);
+      await p.locator('input[name="spec.maxUnhealthy"]').waitFor();
+      await p.fill('input[name="spec.maxUnhealthy"]', '1');
+      await p.click('#cr-submit');
+      assert.match((await p.locator('#cr-error').textContent()) ?? '', /forbidden: update nodehealthchecks\.remediation\.medik8s\.io/);
+      await shot(p, '6b-read-only-cr-forbidden');
+      // Rollback: its check reads the release records (Secrets), which a reader may not; nothing changes.
+      await p.goto(`${web.url}/#/installed/${extName}`);
+      await p.locator('#revisions [data-error]', { hasText: 'forbidden' }).waitFor();
+      await p.click('#rollback');
+      assert.match((await p.locator('#rollback-preview [data-error]').textContent()) ?? '', /forbidden: list secrets/);
+      assert.equal(await p.locator('#confirm-rollback').count(), 0, 'no rollback without its check');
+      const res = await fetch(`${web.url}/api/extensions/${extName}/rollback`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, Authorization: `Bearer ${token}` }, body: '{"version":"0.0.1"}' });
+      assert.equal(res.status, 403, 'the rollback itself is forbidden too');
+      assert.match(((await res.json()) as { error: string }).error, /forbidden: (get|patch) clusterextensions/);
+      assert.equal((await h.extension(extName)).spec.source.catalog.version, undefined, 'not pinned');
+      const after = await h.client.get({ ...nhc, name: existing.metadata.name ?? '' });
+      assert.equal(after.metadata.resourceVersion, existing.metadata.resourceVersion, 'unchanged');
     } finally {
       await ctx.close();
     }

@@ -5,48 +5,14 @@
  * `helm history` reads — so a change can be traced from catalog content to applied objects.
  */
 import type { Command } from 'commander';
-import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../../api/types.js';
-import type { ReleaseRevision } from '../../apply/types.js';
-import { buildInstalledState, describeNeeds, unitsNeededBy } from '../../installed/index.js';
-import type { KubeClient } from '../../kube/client.js';
-import { BinnacleError } from '../../util/errors.js';
+import type { ResolutionRecord } from '../../api/types.js';
+import { extensionHistory, type ExtensionHistory } from '../../controllers/release-history.js';
 import { toJson, toTable, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { outputOption } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
-export interface ReleaseHistory {
-  bundleDeployment: string;
-  package: string;
-  release: string;
-  namespace: string;
-  neededBy: string;
-  revisions: Omit<ReleaseRevision, 'manifest' | 'config' | 'content'>[];
-}
-
-export interface ExtensionHistory {
-  name: string;
-  package: string;
-  resolutions: ResolutionRecord[];
-  releases: ReleaseHistory[];
-}
-
-/** Reads an extension's resolution history and the Helm revisions of its BundleDeployments. */
-export async function extensionHistory(client: KubeClient, name: string): Promise<ExtensionHistory> {
-  const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-  if (ce === undefined) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
-  const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
-  const state = buildInstalledState(bds.items, ces.items);
-  const { ReleaseStore } = await import('../../apply/release-store.js');
-  const store = new ReleaseStore(client);
-  const releases: ReleaseHistory[] = [];
-  for (const unit of unitsNeededBy(state, name)) {
-    const release = unit.object.spec.releaseName ?? unit.bundleDeployment;
-    const revisions = (await store.history({ name: release, namespace: unit.namespace })).map(({ manifest: _m, config: _c, content: _x, ...rest }) => rest);
-    releases.push({ bundleDeployment: unit.bundleDeployment, package: unit.package, release, namespace: unit.namespace, neededBy: describeNeeds(unit.needs), revisions });
-  }
-  return { name, package: ce.spec.source.catalog.packageName, resolutions: ce.status?.history ?? [], releases };
-}
+export { extensionHistory, type ExtensionHistory, type ReleaseHistory } from '../../controllers/release-history.js';
 
 function bundlesText(r: ResolutionRecord): string {
   return r.bundles.length === 0 ? '-' : r.bundles.map((b) => `${b.package}@${b.version}`).join(', ');

@@ -292,21 +292,9 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: number }) => {
       await withCluster(flags, async (client) => {
-        const ce = await client.get<ClusterExtension>(ceRef(name));
-        const current = ce.status?.install?.bundle;
-        if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
-        let target = flags.toVersion;
-        if (target === undefined) {
-          const [{ ReleaseStore }, { bundleDeploymentName }] = await Promise.all([import('../../apply/release-store.js'), import('../../controllers/cluster-extension.js')]);
-          const bdName = ce.status?.install?.bundleDeployment ?? bundleDeploymentName(name, current.package);
-          const history = await new ReleaseStore(client).history({ name: bdName, namespace: ce.status?.install?.namespace ?? ce.spec.namespace });
-          const earlier = history.filter((r) => (r.status === 'superseded' || r.status === 'deployed') && r.chart.version !== current.version);
-          target = earlier[earlier.length - 1]?.chart.version;
-          if (target === undefined) throw new BinnacleError('NO_EARLIER_VERSION', `${name} has no earlier version in its history (helm history ${bdName} -n ${ce.spec.namespace})`);
-        }
-        // An exact version under SelfCertified: the resolver may go down, which CatalogProvided forbids.
-        await client.patch(ceRef(name), { spec: { source: { catalog: { version: target, upgradeConstraintPolicy: 'SelfCertified' } } } });
-        ctx.err(`• ${name}: rolling back from ${current.version} to ${target}\n`);
+        const { rollbackExtension } = await import('../../controllers/release-history.js');
+        const { from, to } = await rollbackExtension(client, name, flags.toVersion);
+        ctx.err(`• ${name}: rolling back from ${from} to ${to}\n`);
         if (flags.wait === true) {
           const after = await waitForInstall(client, name, flags.timeout, ctx);
           ctx.out(`installed ${after.status?.install?.bundle.name ?? ''} (${after.status?.install?.bundle.version ?? ''})\n`);

@@ -4,13 +4,29 @@
  */
 const TOKEN_KEY = 'binnacle-console-token';
 
+export interface FieldError {
+  field: string;
+  message: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
+    /** The fields the error names: the API server's 422 causes, or the console's 400 field. */
+    readonly fields: FieldError[] = [],
   ) {
     super(message);
   }
+}
+
+function fieldsOf(json: object): FieldError[] {
+  const out: FieldError[] = [];
+  if ('fields' in json && Array.isArray(json.fields)) {
+    for (const f of json.fields as unknown[]) if (typeof f === 'object' && f !== null && 'field' in f && typeof f.field === 'string') out.push({ field: f.field, message: 'message' in f && typeof f.message === 'string' ? f.message : '' });
+  }
+  if ('field' in json && typeof json.field === 'string' && 'error' in json && typeof json.error === 'string') out.push({ field: json.field, message: json.error.replace(`${json.field}: `, '') });
+  return out;
 }
 
 export function csrfToken(): string {
@@ -41,8 +57,9 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     throw new ApiError(res.status, `${res.status}: ${text.slice(0, 200)}`);
   }
   if (!res.ok) {
-    const msg = typeof json === 'object' && json !== null && 'error' in json ? String(json.error) : `HTTP ${res.status}`;
-    throw new ApiError(res.status, msg);
+    const body = typeof json === 'object' && json !== null ? json : {};
+    const msg = 'error' in body ? String(body.error) : `HTTP ${res.status}`;
+    throw new ApiError(res.status, msg, fieldsOf(body));
   }
   return json as T;
 }

@@ -21,6 +21,24 @@ export function renderPlan(into: HTMLElement, plan: Plan): void {
       h('h3', { 'data-plan-bundle': b.bundle.package }, `${b.bundle.name} (${b.bundle.package} ${b.bundle.version}, catalog ${b.bundle.catalog}): ${change}`),
       table(['', 'Kind', 'Name', 'Changes'], b.objects.map((o) => [MARK[o.action] ?? o.action, o.kind, `${o.namespace === undefined ? '' : `${o.namespace}/`}${o.name}`, (o.changes ?? []).join(', ')]), { class: 'plan-objects' }),
     );
+    // The CRD upgrade-safety verdict for each CRD the cluster has already.
+    for (const c of b.crdSafety) {
+      append(
+        into,
+        c.safe
+          ? h('p', { 'data-crd-verdict': 'safe', 'data-crd': c.crd }, `CRD upgrade safety of ${c.crd}: safe (every stored object stays readable and valid).`)
+          : h('div', { class: 'error', 'data-crd-verdict': 'unsafe', 'data-crd': c.crd }, `CRD upgrade safety of ${c.crd}: the manager will refuse this change:`, h('ul', {}, ...c.problems.map((p) => h('li', {}, `${p.message} (${p.rule})`)))),
+      );
+    }
+    // What the ServiceAccount lacks, as the manager's permission preflight will find it.
+    if (b.missingPermissions !== undefined) {
+      append(
+        into,
+        b.missingPermissions.length === 0
+          ? h('p', { 'data-rbac': 'ok' }, 'RBAC: the ServiceAccount holds every permission this bundle needs.')
+          : h('div', { class: 'warn-box', 'data-rbac': 'missing' }, `RBAC the ServiceAccount lacks (${b.missingPermissions.length}); the manager waits until it is granted:`, h('ul', {}, ...b.missingPermissions.slice(0, 50).map((m) => h('li', {}, m))), b.missingPermissions.length > 50 ? h('p', {}, `and ${b.missingPermissions.length - 50} more`) : undefined),
+      );
+    }
   }
   const all = plan.bundles.flatMap((b) => b.objects);
   const n = (a: string): number => all.filter((o) => o.action === a).length;

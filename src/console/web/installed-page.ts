@@ -13,8 +13,21 @@ const POLL_MS = 2000;
 
 const conditionsTable = (cs: Condition[]): HTMLTableElement => table(['Type', 'Status', 'Reason', 'Message'], cs.map((c) => [c.type, c.status, c.reason, c.message]), { class: 'conditions' });
 
+/** The HelmOperators and the kinds they serve (each links to its custom resources). */
+async function helmOperators(into: HTMLElement): Promise<void> {
+  try {
+    const { helmOperators: list } = await api<{ helmOperators: { name: string; ready: string; chart: string; kinds: { kind: string; crd: string }[] }[] }>('GET', 'helm-operators');
+    if (list.length === 0) return append(into, h('p', { class: 'muted' }, 'No HelmOperator.'));
+    append(into, table(['HelmOperator', 'Chart', 'Ready', 'Kinds'], list.map((o) => [o.name, o.chart, o.ready, h('span', {}, ...o.kinds.map((k) => h('a', { href: `#/crd/${seg(k.crd)}`, class: 'kind-link' }, k.kind)))]), { id: 'helm-operators' }));
+  } catch (err) {
+    showError(into, errorText(err));
+  }
+}
+
 export async function installedList(root: HTMLElement): Promise<void> {
   const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
+  const helm = h('div', {});
+  void helmOperators(helm);
   clear(root);
   append(
     root,
@@ -26,7 +39,21 @@ export async function installedList(root: HTMLElement): Promise<void> {
           extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
           { id: 'installed' },
         ),
+    h('h2', {}, 'Helm operators'),
+    helm,
   );
+}
+
+/** The APIs the extension's bundles installed, each linking to its custom resources. */
+async function apisOf(into: HTMLElement, name: string): Promise<void> {
+  try {
+    const { apis } = await api<{ apis: { crd: string; kind: string; group: string; version: string; namespaced: boolean; package?: string }[] }>('GET', `extensions/${seg(name)}/apis`);
+    clear(into);
+    append(into, apis.length === 0 ? h('p', { class: 'muted' }, 'It installed no CustomResourceDefinitions.') : table(['Kind', 'API version', 'Scope', 'Package', ''], apis.map((a) => [h('a', { href: `#/crd/${seg(a.crd)}`, 'data-api': a.kind }, a.kind), `${a.group}/${a.version}`, a.namespaced ? 'Namespaced' : 'Cluster', a.package ?? '', h('a', { href: `#/crd/${seg(a.crd)}/new`, 'data-create': a.kind }, `Create ${a.kind}`)]), { id: 'apis' }));
+  } catch (err) {
+    clear(into);
+    showError(into, errorText(err));
+  }
 }
 
 /** Change the channel or version range: plan first (as this extension), then apply the change. */
@@ -34,7 +61,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
   const channel = h('input', { name: 'upgrade-channel', value: d.channels.join(','), placeholder: 'default channel' });
   const version = h('input', { name: 'upgrade-version', value: d.version, placeholder: 'any' });
   const out = h('div', { id: 'upgrade-plan' });
-  const values = (): Record<string, string> => ({ name: d.name, package: d.package, namespace: d.namespace, channel: channel.value, version: version.value });
+  const values = (): Record<string, string> => ({ name: d.name, package: d.package, namespace: d.namespace, serviceAccount: d.serviceAccount, channel: channel.value, version: version.value });
   const apply = button(
     'Apply',
     () => {
@@ -71,6 +98,89 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
   append(into, h('h2', {}, 'Upgrade or change'), h('div', { class: 'filters' }, h('label', { class: 'field' }, h('span', {}, 'Channels'), channel), h('label', { class: 'field' }, h('span', {}, 'Version range'), version)), h('div', { class: 'actions' }, planIt, apply), out);
 }
 
+interface Revision {
+  revision: number;
+  status: string;
+  lastDeployed: string;
+  description: string;
+  chart: { name: string; version: string };
+}
+
+interface RollbackPreview {
+  from: string;
+  to: string;
+  revision: number;
+  release: string;
+  namespace: string;
+  crdProblems: { crd: string; rule: string; message: string }[];
+  dataAtRisk: boolean;
+}
+
+/** The Helm revisions of each release of the extension's set (read from the release Secrets). */
+async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
+  try {
+    const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', `extensions/${seg(name)}/revisions`);
+    clear(into);
+    for (const r of releases) {
+      append(
+        into,
+        h('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy})`)),
+        r.revisions.length === 0 ? h('p', { class: 'muted' }, 'no revisions yet') : table(['Revision', 'Updated', 'Status', 'Chart', 'Description'], [...r.revisions].reverse().map((v) => [v.revision, v.lastDeployed, v.status, `${v.chart.name}-${v.chart.version}`, v.description]), { class: 'revisions', 'data-release': r.release }),
+      );
+    }
+  } catch (err) {
+    clear(into);
+    showError(into, errorText(err));
+  }
+}
+
+/** Roll back: first what it would do to the CRDs (with a data-safety warning), then the change. */
+function rollbackBox(into: HTMLElement, name: string): void {
+  const box = h('div', { id: 'rollback-preview' });
+  append(
+    into,
+    button(
+      'Roll back…',
+      () => {
+        clear(box);
+        append(box, h('p', { class: 'muted' }, 'Checking the earlier revision…'));
+        api<RollbackPreview>('GET', `extensions/${seg(name)}/rollback-preview`).then(
+          (p) => {
+            clear(box);
+            append(box, h('p', { id: 'rollback-summary' }, `Roll back from ${p.from} to ${p.to} (revision ${p.revision} of release ${p.namespace}/${p.release}). The version is pinned; an upgrade lifts the pin.`));
+            if (p.dataAtRisk) {
+              append(box, h('p', { class: 'error', id: 'rollback-data-warning' }, `Data-safety warning: a CRD's status.storedVersions holds a version ${p.to}'s CRDs do not have. Objects stored at that version could no longer be read, and the manager will refuse this change until they are migrated.`));
+            }
+            for (const c of p.crdProblems) append(box, h('p', { class: 'warn-box', 'data-crd-problem': c.rule }, `${c.crd}: ${c.message}`));
+            if (p.crdProblems.length === 0) append(box, h('p', { id: 'rollback-crds-safe' }, 'CRD safety: the earlier CRDs accept everything stored today.'));
+            const confirm = button(
+              `Roll back to ${p.to}`,
+              () => {
+                confirm.disabled = true;
+                api<{ from: string; to: string }>('POST', `extensions/${seg(name)}/rollback`, { version: p.to }).then(
+                  (r) => append(box, h('p', { id: 'rolling-back' }, `Rolling back from ${r.from} to ${r.to}; the conditions above follow it.`)),
+                  (err: unknown) => {
+                    confirm.disabled = false;
+                    showError(box, errorText(err));
+                  },
+                );
+              },
+              { id: 'confirm-rollback', class: p.dataAtRisk ? 'danger' : 'primary' },
+            );
+            append(box, confirm);
+          },
+          (err: unknown) => {
+            clear(box);
+            showError(box, errorText(err));
+          },
+        );
+      },
+      { id: 'rollback' },
+    ),
+    box,
+  );
+}
+
 /** The extension's page; answers a function that stops its polling. */
 export function installedDetail(root: HTMLElement, name: string): () => void {
   let stopped = false;
@@ -80,9 +190,14 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const actions = h('div', { class: 'uninstall' });
   const upgrade = h('div', { class: 'upgrade' });
   const history = h('div', {});
+  const apis = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const revisions = h('div', { id: 'revisions' }, h('p', { class: 'muted' }, 'Loading…'));
+  const rollback = h('div', { class: 'rollback' });
+  rollbackBox(rollback, name);
   clear(root);
-  append(root, h('h1', {}, `Extension ${name}`), body, upgrade, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
+  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Helm revisions'), revisions, rollback, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
 
+  let apisKey: string | undefined;
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
     try {
@@ -113,7 +228,14 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     clear(history);
     const records = d.history ?? [];
     append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));
+    await revisionsOf(revisions, name);
     if (upgrade.firstChild === null) upgradeForm(upgrade, d);
+    // The APIs come with what is installed: read again when that changes (an install or upgrade completing).
+    const installedKey = `${d.installed?.name ?? ''}|${d.units.map((u) => `${u.bundleDeployment}@${u.version}:${u.state}`).join(',')}`;
+    if (installedKey !== apisKey) {
+      apisKey = installedKey;
+      await apisOf(apis, name);
+    }
     try {
       const { events: list } = await api<{ events: { type: string; reason: string; message: string; object: string; count: number; last: string }[] }>('GET', `extensions/${seg(name)}/events`);
       clear(events);

@@ -5,6 +5,7 @@ import { catalogPage } from './catalog-page.js';
 import { installPage } from './install-page.js';
 import { installedDetail, installedList } from './installed-page.js';
 import { packagePage } from './package-page.js';
+import { crdPage, resourceEditor } from './resources-page.js';
 import { errorText, showError } from './status.js';
 
 let stopPage: (() => void) | undefined;
@@ -41,12 +42,15 @@ function route(): void {
   stopPage?.();
   stopPage = undefined;
   const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  const [page, a, b] = parts;
+  const [page, a, b, c, d] = parts;
   clear(app);
   append(app, h('p', { class: 'muted' }, 'Loading…'));
   let work: Promise<void>;
   if (page === 'package' && a !== undefined && b !== undefined) work = packagePage(app, a, b);
   else if (page === 'install' && a !== undefined && b !== undefined) work = installPage(app, a, b);
+  else if (page === 'crd' && a !== undefined && b === 'new') work = resourceEditor(app, a);
+  else if (page === 'crd' && a !== undefined && b === 'edit' && c !== undefined && d !== undefined) work = resourceEditor(app, a, { namespace: c, name: d });
+  else if (page === 'crd' && a !== undefined) work = crdPage(app, a);
   else if (page === 'installed' && a !== undefined && a !== '') {
     stopPage = installedDetail(app, a);
     work = Promise.resolve();

@@ -67,6 +67,13 @@ export interface ExtensionDetail extends ExtensionSummary {
 }
 
 export interface Plan {
-  bundles: { bundle: { name: string; package: string; version: string; catalog: string }; bundleDeployment: string; from?: string; objects: { action: string; kind: string; name: string; namespace?: string; changes?: string[] }[] }[];
+  bundles: {
+    bundle: { name: string; package: string; version: string; catalog: string };
+    bundleDeployment: string;
+    from?: string;
+    objects: { action: string; kind: string; name: string; namespace?: string; changes?: string[] }[];
+    crdSafety: { crd: string; safe: boolean; problems: { rule: string; message: string }[] }[];
+    missingPermissions?: string[];
+  }[];
   warnings: string[];
 }

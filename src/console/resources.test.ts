@@ -1,0 +1,115 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KubeClient } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { CatalogCache } from './catalog-view.js';
+import { httpErrorOf, InputError } from './errors.js';
+import { checkAgainst, createResource, crdView, objectFromBody, updateResource, type ApiView } from './resources.js';
+
+const crd = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'widgets.example.com', labels: { 'binnacle.dev/helm-operator': 'widgets' } },
+  spec: {
+    group: 'example.com',
+    scope: 'Namespaced',
+    names: { kind: 'Widget', plural: 'widgets' },
+    versions: [
+      { name: 'v1beta1', served: true, storage: false, schema: { openAPIV3Schema: { type: 'object', description: 'old' } } },
+      { name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object' } } } } },
+    ],
+  },
+};
+
+function fakeClient(calls: { verb: string; obj?: KubeObject; ref?: ObjectRef }[], invalid?: KubeApiError): KubeClient {
+  return {
+    get: (ref: ObjectRef) => {
+      calls.push({ verb: 'get', ref });
+      if (ref.kind === 'CustomResourceDefinition') return Promise.resolve(crd);
+      return Promise.resolve({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: ref.name, namespace: ref.namespace, resourceVersion: '7' } });
+    },
+    list: (apiVersion: string, kind: string) => {
+      calls.push({ verb: `list ${apiVersion} ${kind}` });
+      return Promise.resolve({ items: [{ apiVersion, kind, metadata: { name: 'b', namespace: 'x', creationTimestamp: 't' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }, { apiVersion, kind, metadata: { name: 'a', namespace: 'x' } }] });
+    },
+    find: () => Promise.resolve(undefined),
+    create: (obj: KubeObject) => {
+      calls.push({ verb: 'create', obj });
+      return invalid === undefined ? Promise.resolve(obj) : Promise.reject(invalid);
+    },
+    update: (obj: KubeObject) => {
+      calls.push({ verb: 'update', obj });
+      return Promise.resolve(obj);
+    },
+  } as unknown as KubeClient;
+}
+
+const api: ApiView = { crd: 'widgets.example.com', group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
+
+describe('custom resources', () => {
+  it('an API is shown at the version the CRD stores, with its Helm operator and objects', async () => {
+    const calls: { verb: string }[] = [];
+    const view = await crdView(fakeClient(calls), new CatalogCache(), 'widgets.example.com');
+    assert.equal(view.version, 'v1');
+    assert.deepEqual(view.schema, { type: 'object', properties: { spec: { type: 'object' } } });
+    assert.equal(view.helmOperator, 'widgets');
+    assert.deepEqual(view.items.map((i) => i.name), ['a', 'b']);
+    assert.equal(view.items[1]?.conditions[0]?.type, 'Ready');
+    assert.ok(calls.some((c) => c.verb === 'list example.com/v1 Widget'));
+  });
+
+  it('reads the object from the form (JSON) or the editor (YAML), naming the line of a YAML error', () => {
+    assert.deepEqual(objectFromBody({ object: { a: 1 } }), { a: 1 });
+    assert.deepEqual(objectFromBody({ yaml: 'kind: Widget\nspec:\n  size: 2\n' }), { kind: 'Widget', spec: { size: 2 } });
+    assert.throws(() => objectFromBody({ yaml: 'spec:\n  a: [1,\n' }), (e: unknown) => e instanceof InputError && e.field === 'yaml' && /line \d+/.test(e.message));
+    assert.throws(() => objectFromBody({ yaml: '- a\n- b\n' }), (e: unknown) => e instanceof InputError && e.field === 'yaml');
+    assert.throws(() => objectFromBody({}), (e: unknown) => e instanceof InputError && e.field === 'body');
+  });
+
+  it('checks the object against the API: group, kind, name and scope, filling what was left out', () => {
+    assert.deepEqual(checkAgainst(api, { metadata: { name: ' w ', namespace: 'ns' }, spec: {} }), { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'ns' }, spec: {} });
+    const field = (obj: Record<string, unknown>, a: ApiView = api): string => {
+      try {
+        checkAgainst(a, obj);
+      } catch (err) {
+        if (err instanceof InputError) return err.field;
+        throw err;
+      }
+      return '';
+    };
+    assert.equal(field({ apiVersion: 'other.com/v1', metadata: { name: 'w', namespace: 'n' } }), 'apiVersion');
+    assert.equal(field({ kind: 'Gadget', metadata: { name: 'w', namespace: 'n' } }), 'kind');
+    assert.equal(field({ metadata: { namespace: 'n' } }), 'metadata.name');
+    assert.equal(field({ metadata: { name: 'w' } }), 'metadata.namespace');
+    assert.equal(field({ metadata: { name: 'w', namespace: 'n' } }, { ...api, namespaced: false }), 'metadata.namespace');
+  });
+
+  it('creates without status, and an Invalid from the API server reaches the page as field errors', async () => {
+    const invalid = new KubeApiError(422, 'Invalid', 'Widget.example.com "w" is invalid: spec.size: Invalid value: "x"', {
+      causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "x": spec.size in body must be of type integer', field: 'spec.size' }, { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template' }],
+    });
+    const calls: { verb: string; obj?: KubeObject }[] = [];
+    await assert.rejects(createResource(fakeClient(calls, invalid), 'widgets.example.com', { object: { metadata: { name: 'w', namespace: 'n' }, spec: { size: 'x' }, status: { x: 1 } } }), (err: unknown) => {
+      const mapped = httpErrorOf(err);
+      assert.equal(mapped?.status, 422);
+      assert.deepEqual(mapped.body.fields, [
+        { field: 'spec.size', message: 'Invalid value: "x": spec.size in body must be of type integer' },
+        { field: 'spec.template', message: 'Required value' },
+      ]);
+      return true;
+    });
+    const created = calls.find((c) => c.verb === 'create')?.obj;
+    assert.equal(created?.status, undefined);
+    assert.equal(created?.apiVersion, 'example.com/v1');
+  });
+
+  it('replaces an object at the resourceVersion it was read at; name and namespace cannot change', async () => {
+    const calls: { verb: string; obj?: KubeObject }[] = [];
+    const client = fakeClient(calls);
+    await updateResource(client, 'widgets.example.com', 'w', 'n', { yaml: 'metadata:\n  name: w\n  namespace: n\nspec:\n  size: 3\n' });
+    assert.equal(calls.find((c) => c.verb === 'update')?.obj?.metadata.resourceVersion, '7');
+    await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'v', namespace: 'n' } } }), (e: unknown) => e instanceof InputError && e.field === 'metadata.name');
+    await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'w', namespace: 'm' } } }), (e: unknown) => e instanceof InputError && e.field === 'metadata.namespace');
+  });
+});

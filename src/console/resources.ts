@@ -1,0 +1,229 @@
+/**
+ * Custom resources of installed operators' APIs, as the person sees and changes them. An API is
+ * a CRD: one Binnacle applied for a BundleDeployment (its CSV in the catalog gives the spec
+ * descriptors and `alm-examples` the form uses) or one a HelmOperator generated from its
+ * chart's values schema. The page builds its form from the schema of the version the CRD
+ * stores (`schema-form.ts`); objects come back as JSON from the form or YAML from the editor,
+ * are checked against the CRD's names and scope here, and are then judged by the API server,
+ * whose field errors reach the page naming the field.
+ */
+import { parseDocument } from 'yaml';
+import { API_VERSION, type BundleDeployment, type ClusterExtension, type HelmOperator } from '../api/types.js';
+import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
+import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
+import type { KubeClient } from '../kube/client.js';
+import { findCondition, type KubeObject } from '../kube/types.js';
+import { errorMessage } from '../util/errors.js';
+import { csvMetadataOf, type CatalogCache } from './catalog-view.js';
+import { InputError } from './errors.js';
+import { exampleFor, type SpecDescriptor } from './schema-form.js';
+
+const CRD_API = 'apiextensions.k8s.io/v1';
+export const HELM_OPERATOR_LABEL = 'binnacle.dev/helm-operator';
+
+type Rec = Record<string, unknown>;
+const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
+
+interface CrdObject extends KubeObject {
+  spec: {
+    group: string;
+    scope: 'Namespaced' | 'Cluster';
+    names: { kind: string; plural: string };
+    versions: { name: string; served: boolean; storage: boolean; schema?: { openAPIV3Schema?: unknown } }[];
+  };
+}
+
+export interface ApiView {
+  crd: string;
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  /** Who installed it: `package` for an extension's bundle, `helmOperator` for a Helm kind. */
+  package?: string | undefined;
+  helmOperator?: string | undefined;
+  displayName?: string | undefined;
+  description?: string | undefined;
+}
+
+export interface ResourceSummary {
+  name: string;
+  namespace?: string | undefined;
+  created: string;
+  conditions: { type: string; status: string; reason: string; message: string }[];
+}
+
+export interface CrdView extends ApiView {
+  /** The `openAPIV3Schema` of `version`. */
+  schema: unknown;
+  descriptors: SpecDescriptor[];
+  /** The CSV's example of this kind (`alm-examples`), if it has one. */
+  example?: Rec | undefined;
+  items: ResourceSummary[];
+  warnings: string[];
+}
+
+/** The version a form is for: the one the CRD stores, if served; else the first served. */
+function formVersion(crd: CrdObject): CrdObject['spec']['versions'][number] | undefined {
+  const served = crd.spec.versions.filter((v) => v.served);
+  return served.find((v) => v.storage) ?? served[0];
+}
+
+function apiOf(crd: CrdObject): ApiView {
+  const v = formVersion(crd);
+  return {
+    crd: crd.metadata.name ?? '',
+    group: crd.spec.group,
+    version: v?.name ?? '',
+    kind: crd.spec.names.kind,
+    plural: crd.spec.names.plural,
+    namespaced: crd.spec.scope === 'Namespaced',
+    helmOperator: crd.metadata.labels?.[HELM_OPERATOR_LABEL],
+  };
+}
+
+async function getCrd(client: KubeClient, name: string): Promise<CrdObject> {
+  return client.get<CrdObject>({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
+}
+
+/** What the CSV of the bundle that installed `crd` says of it: descriptors, display name, example. */
+async function csvHints(client: KubeClient, catalogs: CatalogCache, crd: CrdObject): Promise<{ package?: string; displayName?: string; description?: string; descriptors: SpecDescriptor[]; example?: Rec }> {
+  if (crd.metadata.labels?.[OWNER_KIND_LABEL] !== 'BundleDeployment') return { descriptors: [] };
+  const bdName = crd.metadata.labels[OWNER_NAME_LABEL];
+  const bd = await client.find<BundleDeployment>({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: bdName ?? '' });
+  if (bd === undefined) return { descriptors: [] };
+  const state = buildInstalledState([bd], []);
+  const unit = state.units[0];
+  if (unit === undefined) return { descriptors: [] };
+  const { catalogs: served } = await catalogs.served(client);
+  const bundle = served.flatMap((c) => (unit.catalog === undefined || c.name === unit.catalog ? c.config.bundles : [])).find((b) => b.name === unit.bundleName);
+  const meta = csvMetadataOf(bundle);
+  const owned = isRecord(meta.crdDescriptions) && Array.isArray(meta.crdDescriptions.owned) ? meta.crdDescriptions.owned.filter(isRecord) : [];
+  const version = formVersion(crd)?.name;
+  const desc = owned.find((o) => o.name === crd.metadata.name && o.version === version) ?? owned.find((o) => o.name === crd.metadata.name);
+  const descriptors = Array.isArray(desc?.specDescriptors) ? desc.specDescriptors.filter((d): d is SpecDescriptor => isRecord(d) && typeof d.path === 'string') : [];
+  const ann = isRecord(meta.annotations) ? meta.annotations : {};
+  const example = exampleFor(ann['alm-examples'] ?? ann['olm.examples'], crd.spec.group, crd.spec.names.kind);
+  return {
+    package: unit.package,
+    ...(typeof desc?.displayName === 'string' ? { displayName: desc.displayName } : {}),
+    ...(typeof desc?.description === 'string' ? { description: desc.description } : {}),
+    descriptors,
+    ...(example === undefined ? {} : { example }),
+  };
+}
+
+/** The APIs (CRDs) the bundles of an extension's set installed, its own first. */
+export async function extensionApis(client: KubeClient, name: string): Promise<ApiView[]> {
+  await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
+  const state = buildInstalledState(bds.items, ces.items);
+  const out: ApiView[] = [];
+  const units = unitsNeededBy(state, name).sort((a, b) => Number(b.holder === name) - Number(a.holder === name));
+  for (const u of units) {
+    for (const ref of u.object.status?.appliedObjects ?? []) {
+      if (ref.kind !== 'CustomResourceDefinition') continue;
+      const crd = await client.find<CrdObject>({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name: ref.name });
+      if (crd !== undefined) out.push({ ...apiOf(crd), package: u.package });
+    }
+  }
+  return out;
+}
+
+/** The kinds each HelmOperator serves. */
+export async function helmOperatorApis(client: KubeClient): Promise<{ name: string; ready: string; chart: string; kinds: { kind: string; crd: string }[] }[]> {
+  const list = await client.list<HelmOperator>(API_VERSION, 'HelmOperator');
+  return list.items.map((h) => ({
+    name: h.metadata.name ?? '',
+    ready: findCondition(h.status?.conditions, 'Ready')?.status ?? 'Unknown',
+    chart: h.status?.chart === undefined ? '' : `${h.status.chart.name} ${h.status.chart.version}`,
+    kinds: (h.status?.kinds ?? []).map((k) => ({ kind: k.kind, crd: k.crd })),
+  }));
+}
+
+function summary(o: KubeObject): ResourceSummary {
+  const conds = (isRecord(o.status) && Array.isArray(o.status.conditions) ? o.status.conditions : []).filter(isRecord);
+  return {
+    name: o.metadata.name ?? '',
+    namespace: o.metadata.namespace,
+    created: o.metadata.creationTimestamp ?? '',
+    conditions: conds.map((c) => ({ type: text(c.type), status: text(c.status), reason: text(c.reason), message: text(c.message) })),
+  };
+}
+
+/** One API: its schema, the CSV's hints, and the custom resources the person may list. */
+export async function crdView(client: KubeClient, catalogs: CatalogCache, name: string): Promise<CrdView> {
+  const crd = await getCrd(client, name);
+  const api = apiOf(crd);
+  const warnings: string[] = [];
+  let hints: Awaited<ReturnType<typeof csvHints>> = { descriptors: [] };
+  try {
+    hints = await csvHints(client, catalogs, crd);
+  } catch (err) {
+    // The form still works from the schema alone.
+    warnings.push(`the CSV's descriptors and examples could not be read: ${errorMessage(err)}`);
+  }
+  const items = (await client.list(`${api.group}/${api.version}`, api.kind)).items.map(summary).sort((a, b) => (a.namespace ?? '').localeCompare(b.namespace ?? '') || a.name.localeCompare(b.name));
+  return { ...api, ...hints, schema: formVersion(crd)?.schema?.openAPIV3Schema ?? {}, items, warnings };
+}
+
+function refOf(api: ApiView, name: string, namespace: string | undefined): { apiVersion: string; kind: string; name: string; namespace?: string } {
+  return { apiVersion: `${api.group}/${api.version}`, kind: api.kind, name, ...(api.namespaced && namespace !== undefined ? { namespace } : {}) };
+}
+
+export async function getResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<KubeObject> {
+  const api = apiOf(await getCrd(client, crdName));
+  if (api.namespaced && (namespace === undefined || namespace === '')) throw new InputError('namespace', `${api.kind} is namespaced: give ?namespace=`);
+  return client.get(refOf(api, name, namespace));
+}
+
+/** The object a request sends: `object` (the form) or `yaml` (the editor); YAML errors name the line. */
+export function objectFromBody(body: Rec): Rec {
+  if (typeof body.yaml === 'string') {
+    const doc = parseDocument(body.yaml, { prettyErrors: true });
+    const first = doc.errors[0];
+    if (first !== undefined) throw new InputError('yaml', `not YAML${first.linePos?.[0] === undefined ? '' : ` (line ${first.linePos[0].line}, column ${first.linePos[0].col})`}: ${first.message.split('\n')[0] ?? ''}`);
+    const v: unknown = doc.toJS();
+    if (!isRecord(v)) throw new InputError('yaml', 'expected one object (a mapping with apiVersion, kind, metadata, spec)');
+    return v;
+  }
+  if (isRecord(body.object)) return body.object;
+  throw new InputError('body', 'give "object" (a JSON object) or "yaml" (text)');
+}
+
+/** Checks `obj` against the CRD's group, kind and scope, filling apiVersion and kind when left out. */
+export function checkAgainst(api: ApiView, obj: Rec): KubeObject {
+  const apiVersion = `${api.group}/${api.version}`;
+  if (obj.apiVersion !== undefined && obj.apiVersion !== apiVersion) throw new InputError('apiVersion', `${JSON.stringify(obj.apiVersion)}: this API is ${apiVersion}`);
+  if (obj.kind !== undefined && obj.kind !== api.kind) throw new InputError('kind', `${JSON.stringify(obj.kind)}: this API is ${api.kind}`);
+  const metadata = isRecord(obj.metadata) ? obj.metadata : {};
+  if (typeof metadata.name !== 'string' || metadata.name.trim() === '') throw new InputError('metadata.name', 'required');
+  const ns = metadata.namespace;
+  if (api.namespaced && (typeof ns !== 'string' || ns === '')) throw new InputError('metadata.namespace', `required: ${api.kind} is namespaced`);
+  if (!api.namespaced && ns !== undefined && ns !== '') throw new InputError('metadata.namespace', `${api.kind} is cluster-scoped: leave it empty`);
+  const { namespace: _ns, ...rest } = metadata;
+  const scoped = api.namespaced && typeof ns === 'string' ? { namespace: ns } : {};
+  return { ...obj, apiVersion, kind: api.kind, metadata: { ...rest, name: metadata.name.trim(), ...scoped } };
+}
+
+export async function createResource(client: KubeClient, crdName: string, body: Rec): Promise<KubeObject> {
+  const api = apiOf(await getCrd(client, crdName));
+  const obj = checkAgainst(api, objectFromBody(body));
+  const { status: _status, ...rest } = obj;
+  return client.create(rest);
+}
+
+/** Replaces the object (PUT, with the resourceVersion it was read at: a concurrent change is a 409). */
+export async function updateResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined, body: Rec): Promise<KubeObject> {
+  const api = apiOf(await getCrd(client, crdName));
+  const obj = checkAgainst(api, objectFromBody(body));
+  if (obj.metadata.name !== name) throw new InputError('metadata.name', `${JSON.stringify(obj.metadata.name)}: a name cannot change (editing ${name})`);
+  if (api.namespaced && obj.metadata.namespace !== namespace) throw new InputError('metadata.namespace', `a namespace cannot change (editing ${namespace ?? ''}/${name})`);
+  if (obj.metadata.resourceVersion === undefined) {
+    const live = await client.get(refOf(api, name, namespace));
+    obj.metadata.resourceVersion = live.metadata.resourceVersion;
+  }
+  return client.update(obj);
+}

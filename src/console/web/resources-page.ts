@@ -1,0 +1,181 @@
+/**
+ * Custom resources of one API (a CRD an extension's bundle or a HelmOperator installed): the
+ * list, and create or edit through the form generated from the CRD's schema (labels and order
+ * from the CSV's spec descriptors, prefilled from its `alm-examples`) or as YAML. The server
+ * checks the object and the API server judges it; its field errors land on the fields.
+ */
+import { parse, stringify } from 'yaml';
+import { formFor, initialState, valueOf, type FieldState, type SpecDescriptor } from '../schema-form.js';
+import { api, ApiError, seg } from './api.js';
+import { append, button, clear, h, table } from './dom.js';
+import { renderForm, showFieldErrors } from './form-view.js';
+import { errorText, showError } from './status.js';
+
+type Rec = Record<string, unknown>;
+const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+interface CrdView {
+  crd: string;
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  package?: string;
+  helmOperator?: string;
+  displayName?: string;
+  description?: string;
+  schema: unknown;
+  descriptors: SpecDescriptor[];
+  example?: Rec;
+  items: { name: string; namespace?: string; created: string; conditions: { type: string; status: string; reason: string; message: string }[] }[];
+  warnings: string[];
+}
+
+/** `_` stands for "no namespace" in the page's routes (never a namespace's name). */
+const NO_NS = '_';
+
+function origin(v: CrdView): string {
+  if (v.package !== undefined) return `installed by package ${v.package}`;
+  if (v.helmOperator !== undefined) return `served by HelmOperator ${v.helmOperator} (schema from the chart's values)`;
+  return '';
+}
+
+export async function crdPage(root: HTMLElement, crd: string): Promise<void> {
+  const v = await api<CrdView>('GET', `crds/${seg(crd)}`);
+  clear(root);
+  append(
+    root,
+    h('h1', {}, v.displayName ?? v.kind, h('span', { class: 'muted' }, ` ${v.kind}.${v.group}/${v.version}`)),
+    h('p', { class: 'muted' }, `${v.namespaced ? 'Namespaced' : 'Cluster-scoped'}; ${origin(v)}`),
+    v.description === undefined ? undefined : h('p', {}, v.description),
+    ...v.warnings.map((w) => h('p', { class: 'warn-box' }, w)),
+    h('div', { class: 'actions' }, h('a', { class: 'primary', href: `#/crd/${seg(crd)}/new`, id: 'cr-new' }, `Create ${v.kind}`)),
+    h('h2', {}, 'Custom resources'),
+    v.items.length === 0
+      ? h('p', { class: 'muted', id: 'cr-none' }, `No ${v.kind} yet.`)
+      : table(
+          ['Name', 'Namespace', 'Created', 'Conditions', ''],
+          v.items.map((i) => [i.name, i.namespace ?? '—', i.created, i.conditions.map((c) => `${c.type}=${c.status}`).join(', '), h('a', { href: `#/crd/${seg(crd)}/edit/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-edit': i.name }, 'Edit')]),
+          { id: 'cr-list' },
+        ),
+  );
+}
+
+function withoutServerFields(o: Rec): Rec {
+  const meta = isRecord(o.metadata) ? o.metadata : {};
+  const { managedFields: _m, ...rest } = meta;
+  return { ...o, metadata: rest };
+}
+
+/** Create (`edit` undefined) or edit one custom resource. */
+export async function resourceEditor(root: HTMLElement, crd: string, edit?: { namespace: string; name: string }): Promise<void> {
+  const v = await api<CrdView>('GET', `crds/${seg(crd)}`);
+  const query = edit === undefined || edit.namespace === NO_NS ? '' : `?namespace=${encodeURIComponent(edit.namespace)}`;
+  const original = edit === undefined ? undefined : withoutServerFields(await api<Rec>('GET', `crds/${seg(crd, 'resources', edit.name)}${query}`));
+  const start: Rec = original ?? v.example ?? {};
+  const startMeta = isRecord(start.metadata) ? start.metadata : {};
+  const form = formFor(v.schema, v.descriptors);
+  let state: FieldState = initialState(form, start);
+  let mode: 'form' | 'yaml' = 'form';
+
+  const name = h('input', { name: 'metadata.name', value: typeof startMeta.name === 'string' ? startMeta.name : '', placeholder: 'required' });
+  const namespace = h('input', { name: 'metadata.namespace', value: typeof startMeta.namespace === 'string' ? startMeta.namespace : 'default' });
+  if (edit !== undefined) {
+    name.disabled = true;
+    namespace.disabled = true;
+  }
+  const formBox = h('div', { id: 'cr-form' });
+  const yaml = h('textarea', { id: 'yaml-editor', rows: '24', spellcheck: 'false', class: 'yaml' });
+  const yamlBox = h('div', { id: 'cr-yaml', hidden: '' }, yaml);
+  const messages = h('div', { id: 'cr-messages' });
+  const editorBox = h('div', {}, h('div', { class: 'form-field', 'data-path': 'metadata.name' }, h('label', {}, h('span', {}, 'Name *'), name)), v.namespaced ? h('div', { class: 'form-field', 'data-path': 'metadata.namespace' }, h('label', {}, h('span', {}, 'Namespace *'), namespace)) : undefined, formBox, yamlBox);
+
+  const drawForm = (): void => {
+    clear(formBox);
+    append(formBox, renderForm(form, state));
+  };
+  /** The object the form describes; undefined (with the problems shown) when some field cannot be read. */
+  const fromForm = (): Rec | undefined => {
+    const { value, problems } = valueOf(form, state);
+    if (problems.length > 0) {
+      clear(messages);
+      showError(messages, `Fix ${problems.length === 1 ? 'this field' : 'these fields'} first:\n${problems.map((p) => `${p.path}: ${p.message}`).join('\n')}`);
+      showFieldErrors(editorBox, problems.map((p) => ({ field: p.path, message: p.message })));
+      return undefined;
+    }
+    const meta: Rec = { ...(isRecord(start.metadata) ? start.metadata : {}), name: name.value.trim() };
+    if (v.namespaced) meta.namespace = namespace.value.trim();
+    else delete meta.namespace;
+    return { apiVersion: `${v.group}/${v.version}`, kind: v.kind, metadata: meta, ...value, ...(original?.status === undefined ? {} : { status: original.status }) };
+  };
+
+  const formTab = button('Form', () => {
+    if (mode === 'form') return;
+    let parsed: unknown;
+    try {
+      parsed = parse(yaml.value);
+    } catch (err) {
+      clear(messages);
+      showError(messages, `The YAML cannot be read, so the form cannot show it: ${errorText(err)}`);
+      return;
+    }
+    const obj = isRecord(parsed) ? parsed : {};
+    const meta = isRecord(obj.metadata) ? obj.metadata : {};
+    if (edit === undefined && typeof meta.name === 'string') name.value = meta.name;
+    if (edit === undefined && typeof meta.namespace === 'string') namespace.value = meta.namespace;
+    state = initialState(form, obj);
+    mode = 'form';
+    drawForm();
+    formBox.hidden = false;
+    yamlBox.hidden = true;
+    formTab.classList.add('active');
+    yamlTab.classList.remove('active');
+  }, { id: 'mode-form', class: 'tab active' });
+  const yamlTab = button('YAML', () => {
+    if (mode === 'yaml') return;
+    const obj = fromForm();
+    if (obj === undefined) return;
+    yaml.value = stringify(obj);
+    mode = 'yaml';
+    formBox.hidden = true;
+    yamlBox.hidden = false;
+    yamlTab.classList.add('active');
+    formTab.classList.remove('active');
+  }, { id: 'mode-yaml', class: 'tab' });
+
+  const submit = button(edit === undefined ? 'Create' : 'Save', () => {
+    clear(messages);
+    showFieldErrors(editorBox, []);
+    let body: Rec;
+    if (mode === 'yaml') body = { yaml: yaml.value };
+    else {
+      const obj = fromForm();
+      if (obj === undefined) return;
+      body = { object: obj };
+    }
+    submit.disabled = true;
+    const call = edit === undefined ? api('POST', `crds/${seg(crd, 'resources')}`, body) : api('PATCH', `crds/${seg(crd, 'resources', edit.name)}${query}`, body);
+    call.then(
+      () => (location.hash = `#/crd/${seg(crd)}`),
+      (err: unknown) => {
+        submit.disabled = false;
+        const fields = err instanceof ApiError ? err.fields : [];
+        // Errors that name a field the form shows go on that field; all are listed on top.
+        if (mode === 'form') showFieldErrors(editorBox, fields);
+        showError(messages, errorText(err)).setAttribute('id', 'cr-error');
+      },
+    );
+  }, { id: 'cr-submit', class: 'primary' });
+
+  drawForm();
+  clear(root);
+  append(
+    root,
+    h('h1', {}, edit === undefined ? `Create ${v.displayName ?? v.kind}` : `Edit ${v.kind} ${edit.name}`),
+    h('p', { class: 'muted' }, `${v.kind}.${v.group}/${v.version} — ${origin(v)}. ${edit === undefined && v.example !== undefined ? 'Prefilled from the operator’s example. ' : ''}Fields marked * are required.`, ' ', h('a', { href: `#/crd/${seg(crd)}` }, 'Back to the list')),
+    h('div', { class: 'tabs' }, formTab, yamlTab),
+    messages,
+    h('form', { class: 'form cr-editor', id: 'cr-editor' }, editorBox, h('div', { class: 'actions' }, submit)),
+  );
+}
