@@ -5,6 +5,7 @@
  *
  * Cheap on purpose: `binnacle --help` loads this file and commander, nothing else.
  */
+import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 
 // --- value parsers (commander argParsers) -----------------------------------------------
@@ -15,6 +16,11 @@ export function parsePositiveInt(value: string): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('Expected a positive whole number, such as 4.');
   return n;
+}
+
+/** Long-running processes render Helm charts on up to two threads (one per core, at most two). */
+export function defaultHelmEngineThreads(): number {
+  return Math.min(2, availableParallelism());
 }
 
 /** A whole number ≥ 0. */

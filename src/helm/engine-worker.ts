@@ -83,7 +83,8 @@ const go = new Go();
 go.env = { TMPDIR: require('node:os').tmpdir(), HOME: require('node:os').homedir() };
 go.exit = (code) => parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code });
 globalThis.binnacleHelmReady = () => parentPort.postMessage({ type: 'ready' });
-WebAssembly.instantiate(require('node:fs').readFileSync(workerData.wasm), go.importObject)
-  .then((r) => go.run(r.instance))
+// The module is compiled once by the parent and shared by every engine thread.
+WebAssembly.instantiate(workerData.module, go.importObject)
+  .then((instance) => go.run(instance))
   .catch((err) => parentPort.postMessage({ type: 'failed', error: String(err && err.stack || err) }));
 `;

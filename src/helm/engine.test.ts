@@ -161,6 +161,23 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
     assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
   });
 
+  test('two engine threads render side by side, sharing one compiled module, and answer as one thread does', async () => {
+    const pool = createHelmEngine(undefined, { threads: 2 });
+    try {
+      const req: RenderRequest = { chart: PELORUS, releaseName: 'pool', namespace: 'ns' };
+      const alone = (await engine.template(req)).output;
+      assert.equal(engine.threads(), 1, 'one thread unless more are asked for, renders side by side included');
+      const outs = await Promise.all([1, 2, 3, 4].map(() => pool.template(req)));
+      assert.equal(pool.threads(), 2, 'a second thread starts while the first is busy');
+      for (const o of outs) assert.equal(o.output, alone);
+      // One idle thread is enough for calls one after another: no third thread.
+      await pool.template(req);
+      assert.equal(pool.threads(), 2);
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a subchart renders on its own (a Helm-operator kind served by a subchart)', async () => {
     const r = await engine.render({ chart: PELORUS, releaseName: 'x', subchart: 'exporters' });
     const sources = [...r.output.matchAll(/# Source: (\S+)/g)].map((m) => m[1] ?? '');

@@ -8,10 +8,10 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { readFile } from 'node:fs/promises';
 import { BinnacleError } from '../util/errors.js';
 import type { HelmRelease } from './release-types.js';
-import { WORKER_SOURCE } from './engine-worker.js';
+import { EngineThread } from './engine-thread.js';
 
 /** One HTTP exchange with the API server, on behalf of a template's `lookup`. */
 export type LookupTransport = (method: string, path: string, body: string) => Promise<{ status: number; body: string }>;
@@ -105,6 +105,8 @@ export interface HelmEngine {
   /** `helm template`: the output only, without encoding a release record (chart files and all). */
   template(req: RenderRequest): Promise<TemplateResult>;
   inspect(chart: string): Promise<ChartDescription[]>;
+  /** How many engine threads have been started (for metrics and tests). */
+  threads(): number;
   close(): Promise<void>;
 }
 
@@ -117,11 +119,6 @@ interface WireResponse {
   phase?: HelmPhase;
 }
 
-type WorkerMessage =
-  | { type: 'ready' }
-  | { type: 'failed'; error: string }
-  | { type: 'result'; id: number; json: string }
-  | { type: 'lookup'; id: number; lookupId: number; method: string; path: string; body: string };
 
 /** Where the built engine lives: BINNACLE_HELM_WASM_DIR, else the repository's `.cache/helm-wasm`. */
 export function helmWasmDir(): string {
@@ -132,101 +129,67 @@ export function helmWasmDir(): string {
   return join(here, '..', '..', '.cache', 'helm-wasm');
 }
 
+export interface EngineOptions {
+  /**
+   * Most worker threads to render on (default 1). Go's WebAssembly runs on one thread, so one
+   * engine instance renders one chart at a time; a second thread is started only when every
+   * running one is busy, and shares the compiled module (and its optimized code) with the first.
+   */
+  threads?: number;
+}
+
+/** Node's WebAssembly global (the DOM lib, which declares its value, is not in this build). */
+const wasmRuntime = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
+
+/** Helm's engine over a small pool of worker threads, each running one instance. */
 class WasmHelmEngine implements HelmEngine {
-  private worker: Worker | undefined;
-  private ready: Promise<void> | undefined;
+  private readonly pool: EngineThread[] = [];
+  private module: Promise<WebAssembly.Module> | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: WireResponse) => void; reject: (e: Error) => void; lookup: LookupTransport | undefined }>();
+  private readonly maxThreads: number;
 
-  constructor(private readonly dir: string) {}
-
-  private start(): Promise<void> {
-    if (this.ready !== undefined) return this.ready;
-    const wasm = join(this.dir, 'helm.wasm');
-    const glue = join(this.dir, 'wasm_exec.js');
-    if (!existsSync(wasm) || !existsSync(glue)) {
-      return Promise.reject(
-        new BinnacleError('HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`),
-      );
-    }
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { wasm, glue } });
-    // A long-lived helper must not keep a CLI process alive once its work is done.
-    worker.unref();
-    this.worker = worker;
-    this.ready = new Promise<void>((resolveReady, rejectReady) => {
-      worker.on('message', (m: WorkerMessage) => {
-        switch (m.type) {
-          case 'ready':
-            resolveReady();
-            return;
-          case 'failed':
-            rejectReady(new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`));
-            return;
-          case 'result':
-            this.settle(m.id, m.json);
-            return;
-          case 'lookup':
-            this.answerLookup(m);
-            return;
-        }
-      });
-      worker.on('error', (err) => {
-        const e = new BinnacleError('HELM_ENGINE_CRASH', `Helm's engine crashed: ${err.message}`, { cause: err });
-        rejectReady(e);
-        this.failAll(e);
-      });
-      worker.on('exit', (code) => {
-        const e = new BinnacleError('HELM_ENGINE_EXIT', `Helm's engine exited (code ${code})`);
-        rejectReady(e);
-        this.failAll(e);
-      });
-    });
-    return this.ready;
+  constructor(
+    private readonly dir: string,
+    opts: EngineOptions = {},
+  ) {
+    this.maxThreads = Math.max(1, Math.floor(opts.threads ?? 1));
   }
 
-  /** Any crash takes every render in flight with it; the next call starts a fresh worker. */
-  private failAll(err: Error): void {
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
-    this.worker = undefined;
-    this.ready = undefined;
+  /** Compiled once for every thread; a failed compile is tried again on the next call. */
+  private compiled(wasm: string): Promise<WebAssembly.Module> {
+    this.module ??= readFile(wasm)
+      .then((bytes) => wasmRuntime.compile(bytes))
+      .catch((err: unknown) => {
+        this.module = undefined;
+        throw new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to compile (${wasm}): ${err instanceof Error ? err.message : String(err)}`);
+      });
+    return this.module;
   }
 
-  private settle(id: number, json: string): void {
-    const p = this.pending.get(id);
-    if (p === undefined) return;
-    this.pending.delete(id);
-    if (this.pending.size === 0) this.worker?.unref();
-    try {
-      p.resolve(JSON.parse(json) as WireResponse);
-    } catch (err) {
-      p.reject(new BinnacleError('HELM_ENGINE_PROTOCOL', `Helm's engine answered something that is not JSON: ${String(err)}`));
+  /** An idle thread, else a new one while under the limit, else the least busy. */
+  private pick(): EngineThread {
+    const idle = this.pool.find((t) => t.busy === 0);
+    if (idle !== undefined) return idle;
+    if (this.pool.length < this.maxThreads) {
+      const wasm = join(this.dir, 'helm.wasm');
+      const glue = join(this.dir, 'wasm_exec.js');
+      if (!existsSync(wasm) || !existsSync(glue)) {
+        throw new BinnacleError('HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
+      }
+      const t = new EngineThread(glue, () => this.compiled(wasm));
+      this.pool.push(t);
+      return t;
     }
-  }
-
-  private answerLookup(m: Extract<WorkerMessage, { type: 'lookup' }>): void {
-    const reply = (status: number, body: string): void => this.worker?.postMessage({ type: 'lookup-reply', lookupId: m.lookupId, status, body });
-    const lookup = this.pending.get(m.id)?.lookup;
-    if (lookup === undefined) {
-      reply(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'no cluster for lookup' }));
-      return;
-    }
-    lookup(m.method, m.path, m.body).then(
-      (r) => reply(r.status, r.body),
-      (err: unknown) => reply(503, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503, message: String(err) })),
-    );
+    return this.pool.reduce((a, b) => (b.busy < a.busy ? b : a));
   }
 
   private async call(op: 'render' | 'inspect', payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
-    await this.start();
-    const worker = this.worker;
-    if (worker === undefined) throw new BinnacleError('HELM_ENGINE_EXIT', "Helm's engine is not running");
-    const id = this.nextId++;
-    worker.ref();
-    return new Promise<WireResponse>((resolveCall, rejectCall) => {
-      this.pending.set(id, { resolve: resolveCall, reject: rejectCall, lookup });
-      worker.postMessage({ type: 'call', id, op, json: JSON.stringify({ ...payload, callId: id }) });
-    });
+    const json = await this.pick().call(this.nextId++, op, payload, lookup);
+    try {
+      return JSON.parse(json) as WireResponse;
+    } catch (err) {
+      throw new BinnacleError('HELM_ENGINE_PROTOCOL', `Helm's engine answered something that is not JSON: ${String(err)}`);
+    }
   }
 
   async render(req: RenderRequest): Promise<RenderResult> {
@@ -278,23 +241,32 @@ class WasmHelmEngine implements HelmEngine {
     return res.charts ?? [];
   }
 
+  threads(): number {
+    return this.pool.length;
+  }
+
   async close(): Promise<void> {
-    const w = this.worker;
-    this.worker = undefined;
-    this.ready = undefined;
-    if (w !== undefined) await w.terminate();
+    const threads = this.pool.splice(0);
+    await Promise.all(threads.map((t) => t.close()));
   }
 }
 
 let shared: HelmEngine | undefined;
+let sharedOptions: EngineOptions = {};
+
+/** Options for the process's engine; before its first use (a long-running manager sets threads). */
+export function configureHelmEngine(opts: EngineOptions): void {
+  if (shared !== undefined) throw new BinnacleError('HELM_ENGINE_CONFIGURED', "Helm's engine is configured before its first use");
+  sharedOptions = opts;
+}
 
 /** The process's one Helm engine (started lazily on the first render). */
 export function helmEngine(): HelmEngine {
-  shared ??= new WasmHelmEngine(helmWasmDir());
+  shared ??= new WasmHelmEngine(helmWasmDir(), sharedOptions);
   return shared;
 }
 
 /** A separate engine, for tests and benchmarks that measure a cold start. */
-export function createHelmEngine(dir = helmWasmDir()): HelmEngine {
-  return new WasmHelmEngine(dir);
+export function createHelmEngine(dir = helmWasmDir(), opts: EngineOptions = {}): HelmEngine {
+  return new WasmHelmEngine(dir, opts);
 }

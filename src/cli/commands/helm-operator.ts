@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
+import { defaultHelmEngineThreads, parsePositiveInt } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import type { WriteFence } from '../../kube/client.js';
 
@@ -27,8 +28,10 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
     .option('--leader-elect', 'elect a leader with a Lease before reconciling')
     .option('--leader-election-namespace <ns>', 'namespace of the leader Lease', 'default')
     .option('--leader-election-id <name>', 'name of the leader Lease')
+    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
     .option('--watch-namespace <list>', 'namespaces to serve, comma-separated (default: $WATCH_NAMESPACE; empty: all)')
-    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string }) => {
+    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string; helmEngineThreads: number }) => {
+      (await import('../../helm/engine.js')).configureHelmEngine({ threads: flags.helmEngineThreads });
       const { loadWatches } = await import('../../helm/watches.js');
       const { runHelmKind } = await import('../../controllers/helm-kinds.js');
       const { parseDuration } = await import('../../controllers/helm-release.js');

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
 import { UsageError, errorMessage } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
-import { durationMs, parseDuration, parsePositiveInt } from '../flags.js';
+import { defaultHelmEngineThreads, durationMs, parseDuration, parsePositiveInt } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 interface ManagerFlags extends KubeFlags {
@@ -19,6 +19,7 @@ interface ManagerFlags extends KubeFlags {
   workers: number;
   healthTimeout: number;
   consoleListen?: string;
+  helmEngineThreads: number;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -34,9 +35,11 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--leader-elect-retry-period <d>', 'how often candidates try to take or renew the Lease', '2s')
     .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
+    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
     .option('--console-listen <host:port>', 'also serve the web console (see `binnacle console`) on this address')
     .action(async (flags: ManagerFlags) => {
       const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
+      (await import('../../helm/engine.js')).configureHelmEngine({ threads: flags.helmEngineThreads });
       const { startManager } = await import('../../controllers/manager.js');
       const client = await clientFor(flags);
       const mgr = await startManager({
