@@ -11,6 +11,7 @@ export { installSelf, statusSelf, uninstallSelf, installedExtensions, type Insta
 export { planPrune, parseRecord, recordConfigMap, RECORD_NAME, RECORD_LABEL, type InstallRecord, type RecordedObject } from './record.js';
 export {
   publishRelease,
+  pushRelease,
   fetchRelease,
   renderRelease,
   releaseRepository,
