@@ -3,10 +3,12 @@
  *
  * Every step is idempotent. Install applies every object (server-side apply) and says for each
  * whether it was created, changed or already right, so a half-installed state (an interrupted
- * install, an object deleted by hand) is named and repaired by running it again. Status names
- * what is missing. Uninstall refuses while extensions are installed unless forced; forced, it
- * deletes them first and gives the running manager time to uninstall them, then removes the
- * manager and its APIs.
+ * install, an object deleted by hand) is named and repaired by running it again. It keeps a
+ * record of the set it applied (record.ts) and prunes what an earlier set had and this one
+ * lacks, keeping a CRD that still has custom resources. Status judges the installation by its
+ * record (this binary's manifests when there is none) and names what is missing. Uninstall
+ * refuses while extensions are installed unless forced; forced, it deletes them first and gives
+ * the running manager time to uninstall them, then removes what the record lists.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION } from '../api/types.js';
@@ -14,9 +16,17 @@ import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
-import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, selfManifests, type SelfOptions } from './manifests.js';
+import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
+import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
 
-export type ObjectState = 'created' | 'configured' | 'unchanged' | 'skipped';
+/** What install, status and uninstall need of a cluster client. */
+export type SelfClient = Pick<KubeClient, 'find' | 'apply' | 'list' | 'delete' | 'patch' | 'invalidateDiscovery'>;
+
+/**
+ * What install did to each object: applied (`created`, `configured`, `unchanged`), left to its
+ * owner (`skipped`), or, for an object of an earlier set this one lacks, `pruned` or `kept`.
+ */
+export type ObjectState = 'created' | 'configured' | 'unchanged' | 'skipped' | 'pruned' | 'kept';
 
 export interface SelfObjectResult {
   kind: string;
@@ -31,6 +41,9 @@ export interface InstallSelfResult {
   image: string;
   /** The release installed (`--version`); absent for this binary's own manifests. */
   version?: string;
+  /** The release that was installed before (from the record), when it was one. */
+  previousVersion?: string;
+  /** Each object of the set, then each of an earlier set this one lacks (`pruned`, `kept`, `skipped`). */
   objects: SelfObjectResult[];
   /** Objects that were missing although others were there: the half-installed state repaired. */
   repaired: string[];
@@ -44,7 +57,7 @@ function ref(o: KubeObject): { apiVersion: string; kind: string; name: string; n
   return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name ?? '', ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) };
 }
 
-async function waitEstablished(client: KubeClient, names: readonly string[], timeoutMs: number): Promise<void> {
+async function waitEstablished(client: SelfClient, names: readonly string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
     for (;;) {
@@ -58,8 +71,8 @@ async function waitEstablished(client: KubeClient, names: readonly string[], tim
 }
 
 /** Whether OLM (or anyone but Binnacle) owns a CRD Binnacle would otherwise install. */
-function ownedByOthers(live: KubeObject | undefined, obj: KubeObject): boolean {
-  return obj.kind === 'CustomResourceDefinition' && !(obj.metadata.name ?? '').endsWith('.binnacle.dev') && live !== undefined && live.metadata.labels?.['app.kubernetes.io/part-of'] !== 'binnacle';
+function ownedByOthers(live: KubeObject | undefined, obj: Pick<RecordedObject, 'kind' | 'name'>): boolean {
+  return obj.kind === 'CustomResourceDefinition' && !obj.name.endsWith('.binnacle.dev') && live !== undefined && live.metadata.labels?.['app.kubernetes.io/part-of'] !== 'binnacle';
 }
 
 /** What to install: this binary's manifests (`selfManifests`), or a release's (`fetchRelease`). */
@@ -73,7 +86,7 @@ export interface InstallSelfOptions extends SelfOptions {
  * Objects of the installation that are being deleted (an uninstall-self still finishing):
  * applying them now would be undone by their deletion. Waits until they are gone.
  */
-async function waitTerminating(client: KubeClient, objects: readonly KubeObject[], timeoutMs: number): Promise<void> {
+async function waitTerminating(client: SelfClient, objects: readonly KubeObject[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const terminating: string[] = [];
@@ -98,37 +111,133 @@ function imageOf(objects: readonly KubeObject[]): string {
   return (deployment?.spec as { template?: { spec?: { containers?: { image?: string }[] } } } | undefined)?.template?.spec?.containers?.[0]?.image ?? '';
 }
 
-export async function installSelf(client: KubeClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
-  const objects = o.release?.objects ?? selfManifests(o);
-  const timeoutMs = o.timeoutMs ?? 60_000;
-  await waitTerminating(client, objects, timeoutMs);
-  const results: SelfObjectResult[] = [];
-  for (const obj of objects) {
-    const live = await client.find(ref(obj));
-    if (ownedByOthers(live, obj)) {
-      results.push({ kind: obj.kind, name: obj.metadata.name ?? '', state: 'skipped', note: 'installed by someone else (OLM?); left as it is' });
+/** Every install record in the cluster: normally one, in the manager's namespace; more after a move between namespaces. */
+async function readRecords(client: SelfClient): Promise<InstallRecord[]> {
+  const cms = await client.list('v1', 'ConfigMap', { labelSelector: `${RECORD_LABEL}=true` });
+  return cms.items.filter((cm) => cm.metadata.name === RECORD_NAME).map(parseRecord);
+}
+
+/** The record in `namespace`, if there is one. */
+async function readRecord(client: SelfClient, namespace: string): Promise<InstallRecord | undefined> {
+  const cm = await client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: RECORD_NAME });
+  return cm === undefined ? undefined : parseRecord(cm);
+}
+
+/** The custom resources of a live CRD, in every namespace; none when its kind is not served. */
+async function customResources(client: SelfClient, crd: KubeObject): Promise<KubeObject[]> {
+  const spec = crd.spec as { group?: string; names?: { kind?: string }; versions?: { name: string; served?: boolean; storage?: boolean }[] } | undefined;
+  const version = spec?.versions?.find((v) => v.storage === true) ?? spec?.versions?.find((v) => v.served !== false);
+  if (spec?.group === undefined || spec.names?.kind === undefined || version === undefined) return [];
+  try {
+    return (await client.list(`${spec.group}/${version.name}`, spec.names.kind)).items;
+  } catch (err) {
+    if (isNotFound(err)) return [];
+    throw err;
+  }
+}
+
+function row(o: RecordedObject, state: ObjectState, note?: string): SelfObjectResult {
+  return { kind: o.kind, name: o.name, ...(o.namespace === undefined ? {} : { namespace: o.namespace }), state, ...(note === undefined ? {} : { note }) };
+}
+
+/**
+ * Removes objects of an earlier set, in order; keeps a CRD that still has custom resources
+ * (deleting it would delete them) and what is no longer labelled Binnacle's. Answers a row per
+ * object still there, and those kept for a later install to prune.
+ */
+async function pruneObjects(client: SelfClient, objects: readonly RecordedObject[], forWhat: string): Promise<{ rows: SelfObjectResult[]; kept: RecordedObject[] }> {
+  const rows: SelfObjectResult[] = [];
+  const kept: RecordedObject[] = [];
+  for (const o of objects) {
+    const live = await client.find(o);
+    if (live === undefined) continue;
+    if (live.metadata.labels?.['app.kubernetes.io/part-of'] !== SELF_LABELS['app.kubernetes.io/part-of']) {
+      rows.push(row(o, 'skipped', `not in ${forWhat}, but no longer labelled app.kubernetes.io/part-of=binnacle: left as it is`));
       continue;
     }
-    const applied = await client.apply(obj, { force: true });
-    const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';
-    results.push({ kind: obj.kind, name: obj.metadata.name ?? '', ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }), state });
+    if (live.metadata.deletionTimestamp !== undefined) {
+      rows.push(row(o, 'pruned', `not in ${forWhat}; already being deleted`));
+      continue;
+    }
+    if (o.kind === 'CustomResourceDefinition') {
+      const crs = await customResources(client, live);
+      if (crs.length > 0) {
+        const names = crs.slice(0, 3).map((x) => `${x.kind} ${objectKey(x.metadata)}`);
+        kept.push(o);
+        rows.push(
+          row(o, 'kept', `not in ${forWhat}, but ${crs.length} custom resource(s) remain (${names.join(', ')}${crs.length > 3 ? ', …' : ''}): deleting the CRD would delete them; delete them yourself, then run install-self again to remove it`),
+        );
+        continue;
+      }
+    }
+    await client.delete(o);
+    rows.push(row(o, 'pruned', `not in ${forWhat}`));
   }
+  return { rows, kept };
+}
+
+async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObjectResult> {
+  const live = await client.find(ref(obj));
+  if (ownedByOthers(live, recordedObject(obj))) return { kind: obj.kind, name: obj.metadata.name ?? '', state: 'skipped', note: 'installed by someone else (OLM?); left as it is' };
+  const applied = await client.apply(obj, { force: true });
+  const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';
+  return row(recordedObject(obj), state);
+}
+
+export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
+  const objects = o.release?.objects ?? selfManifests(o);
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  const namespace = objects.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
+  const image = imageOf(objects);
+  const version = o.release?.version;
+  const forWhat = version === undefined ? `the manifests of this binary (image ${image})` : `release ${version}`;
+  await waitTerminating(client, objects, timeoutMs);
+  const previous = await readRecords(client);
+  const toPrune = planPrune(previous, objects.map(recordedObject), namespace);
+  const record = (phase: InstallRecord['phase'], prune: RecordedObject[]): KubeObject =>
+    recordConfigMap({ namespace, ...(version === undefined ? {} : { version }), image, phase, objects: objects.map(recordedObject), prune });
+  const results: SelfObjectResult[] = [];
+  // The namespace first: the record lives there, and says what this install is about to do
+  // before anything else changes, so an interrupted install is seen and finished by the next.
+  for (const obj of objects.filter((x) => x.kind === 'Namespace')) results.push(await applyOne(client, obj));
+  await client.apply(record('pending', toPrune), { force: true });
+  for (const obj of objects.filter((x) => x.kind !== 'Namespace')) results.push(await applyOne(client, obj));
   await waitEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), timeoutMs);
   client.invalidateDiscovery(API_VERSION);
   const created = results.filter((r) => r.state === 'created');
-  const repaired = created.length > 0 && created.length < results.length ? created.map((r) => label({ kind: r.kind, metadata: { name: r.name, ...(r.namespace === undefined ? {} : { namespace: r.namespace }) } })) : [];
-  const namespace = objects.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
-  return { namespace, image: imageOf(objects), ...(o.release === undefined ? {} : { version: o.release.version }), objects: results, repaired };
+  const repaired = created.length > 0 && created.length < results.length ? created.map((r) => recordLabel(r)) : [];
+  const pruned = await pruneObjects(client, toPrune, forWhat);
+  await client.apply(record('installed', pruned.kept), { force: true });
+  // A record left in another namespace (the installation moved): its objects were pruned above.
+  for (const r of previous) if (r.namespace !== namespace) await client.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: r.namespace, name: RECORD_NAME });
+  const previousVersion = previous.find((r) => r.namespace === namespace)?.version;
+  return {
+    namespace,
+    image,
+    ...(version === undefined ? {} : { version }),
+    ...(previousVersion === undefined ? {} : { previousVersion }),
+    objects: [...results, ...pruned.rows],
+    repaired,
+  };
 }
 
 export interface SelfStatus {
   namespace: string;
-  /** 'installed', 'not-installed' or 'partial' (some objects missing: run install-self to repair). */
+  /**
+   * 'installed', 'not-installed' or 'partial': some objects missing, or the last install did not
+   * finish (`unfinished`); run install-self to repair.
+   */
   state: 'installed' | 'not-installed' | 'partial';
+  /** What the installation is judged by: its record, or (no record: an install older than records) this binary's manifests. */
+  source: 'record' | 'binary';
   objects: { kind: string; name: string; namespace?: string; present: boolean }[];
   missing: string[];
+  /** The last install stopped before it finished (its record is still pending). */
+  unfinished: boolean;
+  /** Objects of an earlier set still there, which the next install prunes (a CRD kept for its custom resources). */
+  leftovers: string[];
   image?: string;
-  /** The release installed (`install-self --version`), from the Deployment's annotation. */
+  /** The release installed (`install-self --version`), from the record or the Deployment's annotation. */
   version?: string;
   /** The Deployment's Available condition, and its replicas ready. */
   available: boolean;
@@ -139,7 +248,7 @@ export interface SelfStatus {
 }
 
 /** Who holds the manager's leader-election Lease, if anyone. */
-async function leaderOf(client: KubeClient, ns: string): Promise<string | undefined> {
+async function leaderOf(client: SelfClient, ns: string): Promise<string | undefined> {
   const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: MANAGER_NAME }).catch(() => undefined);
   const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
   return holder === '' ? undefined : holder;
@@ -152,28 +261,40 @@ function deploymentFacts(deployment: KubeObject | undefined): { image?: string; 
   return { ...(image === undefined ? {} : { image }), ...(version === undefined ? {} : { version }) };
 }
 
-export async function statusSelf(client: KubeClient, o: SelfOptions = {}): Promise<SelfStatus> {
-  const ns = o.namespace ?? DEFAULT_SELF_NAMESPACE;
+/** Which of the expected objects are there (and not being deleted); the manager Deployment as it is. */
+async function presence(client: SelfClient, expected: readonly RecordedObject[]): Promise<{ objects: SelfStatus['objects']; deployment: KubeObject | undefined }> {
   const objects: SelfStatus['objects'] = [];
   let deployment: KubeObject | undefined;
-  for (const obj of selfManifests(o)) {
-    const live = await client.find(ref(obj)).catch((err: unknown) => {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    });
-    if (obj.kind === 'Deployment') deployment = live;
-    objects.push({ kind: obj.kind, name: obj.metadata.name ?? '', ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }), present: live !== undefined && live.metadata.deletionTimestamp === undefined });
+  for (const obj of expected) {
+    const live = await client.find(obj);
+    if (obj.kind === 'Deployment' && obj.name === MANAGER_NAME) deployment = live;
+    objects.push({ kind: obj.kind, name: obj.name, ...(obj.namespace === undefined ? {} : { namespace: obj.namespace }), present: live !== undefined && live.metadata.deletionTimestamp === undefined });
   }
-  const missing = objects.filter((x) => !x.present).map((x) => label({ kind: x.kind, metadata: { name: x.name, ...(x.namespace === undefined ? {} : { namespace: x.namespace }) } }));
-  const state = missing.length === 0 ? 'installed' : missing.length === objects.length ? 'not-installed' : 'partial';
+  return { objects, deployment };
+}
+
+export async function statusSelf(client: SelfClient, o: SelfOptions = {}): Promise<SelfStatus> {
+  const ns = o.namespace ?? DEFAULT_SELF_NAMESPACE;
+  const record = await readRecord(client, ns);
+  const { objects, deployment } = await presence(client, record?.objects ?? selfManifests(o).map(recordedObject));
+  const leftovers: string[] = [];
+  for (const obj of record?.prune ?? []) if ((await client.find(obj)) !== undefined) leftovers.push(recordLabel(obj));
+  const missing = objects.filter((x) => !x.present).map(recordLabel);
+  const unfinished = record?.phase === 'pending';
+  const state = missing.length === objects.length ? 'not-installed' : missing.length === 0 && !unfinished ? 'installed' : 'partial';
   const st = deployment?.status as { readyReplicas?: number; conditions?: { type: string; status: string }[] } | undefined;
-  const { image, version } = deploymentFacts(deployment);
+  const facts = deploymentFacts(deployment);
+  const image = facts.image;
+  const version = record === undefined ? facts.version : record.version;
   const leader = await leaderOf(client, ns);
   return {
     namespace: ns,
     state,
+    source: record === undefined ? 'binary' : 'record',
     objects,
     missing,
+    unfinished,
+    leftovers,
     ...(image === undefined ? {} : { image }),
     ...(version === undefined ? {} : { version }),
     available: (st?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True'),
@@ -184,7 +305,7 @@ export async function statusSelf(client: KubeClient, o: SelfOptions = {}): Promi
 }
 
 /** Names of the ClusterExtensions (and PlatformOperators) in the cluster; none when Binnacle's APIs are not served. */
-export async function installedExtensions(client: KubeClient): Promise<string[]> {
+export async function installedExtensions(client: SelfClient): Promise<string[]> {
   const out: string[] = [];
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator']) {
     try {
@@ -205,7 +326,7 @@ export interface UninstallSelfResult {
 }
 
 /** Deletes every extension, gives a running manager time to uninstall them, then drops what finalizers are left; answers those. */
-async function removeExtensions(client: KubeClient, timeoutMs: number): Promise<string[]> {
+async function removeExtensions(client: SelfClient, timeoutMs: number): Promise<string[]> {
   const orphaned: string[] = [];
   // Extensions first, while the manager runs: it uninstalls what they installed.
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator']) {
@@ -226,7 +347,8 @@ async function removeExtensions(client: KubeClient, timeoutMs: number): Promise<
   return orphaned;
 }
 
-export async function uninstallSelf(client: KubeClient, o: SelfOptions & { force?: boolean; timeoutMs?: number } = {}): Promise<UninstallSelfResult> {
+export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force?: boolean; timeoutMs?: number } = {}): Promise<UninstallSelfResult> {
+  const ns = o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const extensions = await installedExtensions(client);
   if (extensions.length > 0 && o.force !== true) {
     throw new BinnacleError(
@@ -234,28 +356,38 @@ export async function uninstallSelf(client: KubeClient, o: SelfOptions & { force
       `refusing to uninstall Binnacle while extensions are installed:\n${extensions.map((e) => `  ${e}`).join('\n')}\nremove them first (\`binnacle uninstall PACKAGE\` or kubectl delete), or run \`binnacle uninstall-self --force\` to uninstall them and Binnacle together`,
     );
   }
+  // What the install recorded (its set, and what it had yet to prune); without a record (an
+  // install older than records), this binary's manifests.
+  const record = await readRecord(client, ns);
+  const objects = new Map<string, RecordedObject>();
+  for (const x of record === undefined ? selfManifests(o).map(recordedObject) : [...record.objects, ...record.prune]) if (!objects.has(objectId(x))) objects.set(objectId(x), x);
   const orphaned = extensions.length > 0 ? await removeExtensions(client, o.timeoutMs ?? 120_000) : [];
   const deleted: string[] = [];
-  const objects = selfManifests(o);
-  // The manager first (so it stops reconciling), the namespace last.
-  const order = [...objects.filter((x) => x.kind === 'Deployment'), ...objects.filter((x) => x.kind !== 'Deployment' && x.kind !== 'Namespace'), ...objects.filter((x) => x.kind === 'Namespace')];
-  const policies: KubeObject[] = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, metadata: { name: PROTECTION_POLICY } }));
-  for (const obj of [...order.slice(0, 1), ...policies, ...order.slice(1)]) {
-    const live = await client.find(ref(obj)).catch(() => undefined);
+  // The manager first (so it stops reconciling), then the policy it made, the rest, the record, the namespace last.
+  const ordered = deleteOrder([...objects.values()]);
+  const policies: RecordedObject[] = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: PROTECTION_POLICY }));
+  const recordRef: RecordedObject = { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: RECORD_NAME };
+  const sequence = [
+    ...ordered.filter((x) => x.kind === 'Deployment'),
+    ...policies,
+    ...ordered.filter((x) => x.kind !== 'Deployment' && x.kind !== 'Namespace'),
+    ...(record === undefined ? [] : [recordRef]),
+    ...ordered.filter((x) => x.kind === 'Namespace'),
+  ];
+  for (const obj of sequence) {
+    const live = await client.find(obj).catch(() => undefined);
     if (live === undefined || ownedByOthers(live, obj)) continue;
     if (obj.kind === 'CustomResourceDefinition') {
       // Custom resources left without a manager would keep their finalizers and hold the CRD.
-      const spec = obj.spec as { group: string; names: { kind: string }; versions: { name: string }[] };
-      const apiVersion = `${spec.group}/${spec.versions[0]?.name ?? 'v1'}`;
-      for (const x of (await client.list(apiVersion, spec.names.kind).catch(() => ({ items: [] as KubeObject[] }))).items) {
+      for (const x of await customResources(client, live)) {
         if ((x.metadata.finalizers ?? []).length > 0) {
-          await client.patch({ apiVersion, kind: spec.names.kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) }, { metadata: { finalizers: null } });
-          orphaned.push(`${spec.names.kind} ${objectKey(x.metadata)}`);
+          await client.patch({ apiVersion: x.apiVersion, kind: x.kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) }, { metadata: { finalizers: null } });
+          orphaned.push(`${x.kind} ${objectKey(x.metadata)}`);
         }
       }
     }
-    await client.delete(ref(obj));
-    deleted.push(label(obj));
+    await client.delete(obj);
+    deleted.push(recordLabel(obj));
   }
   return { deleted, extensions, orphaned };
 }

@@ -9,9 +9,10 @@
  * and holds `{version, image, namespace, binnacleVersion}`, and one layer
  * `RELEASE_MEDIA_TYPE.manifests`: every object of the installation as multi-document YAML,
  * rendered by the binary that published it (its CRDs, RBAC, and the Deployment pointing at the
- * image by digest). `publishRelease` pushes one (`binnacle release-self`, or
- * `build-self-image --release V`); `fetchRelease` pulls one and checks it, gathering every
- * problem, before `installSelf` applies its objects through the one install path.
+ * image by digest). `publishRelease` renders and pushes one (`binnacle release-self`, or
+ * `build-self-image --release V`), through `pushRelease`; `fetchRelease` pulls one and checks
+ * it, gathering every problem, before `installSelf` applies its objects through the one install
+ * path.
  */
 import { parseAllDocuments, stringify } from 'yaml';
 import semver from 'semver';
@@ -83,13 +84,12 @@ export function sortReleaseTags(tags: readonly string[]): string[] {
 }
 
 /** The release's objects: this binary's manifests for `image`, the Deployment marked with the version. */
-export function renderRelease(o: { version: string; image: string; namespace?: string }): { config: ReleaseConfig; objects: KubeObject[]; yaml: string } {
+export function renderRelease(o: { version: string; image: string; namespace?: string }): { config: ReleaseConfig; objects: KubeObject[] } {
   const namespace = o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const objects = selfManifests({ namespace, image: o.image }).map((obj) =>
     obj.kind === 'Deployment' ? { ...obj, metadata: { ...obj.metadata, annotations: { ...(obj.metadata.annotations ?? {}), [ANNOTATION_RELEASE_VERSION]: o.version } } } : obj,
   );
-  const yaml = objects.map((obj) => `---\n${stringify(obj, { lineWidth: 0 })}`).join('');
-  return { config: { version: o.version, image: o.image, namespace, binnacleVersion: BINNACLE_VERSION }, objects, yaml };
+  return { config: { version: o.version, image: o.image, namespace, binnacleVersion: BINNACLE_VERSION }, objects };
 }
 
 /** The image pinned by digest: as given when it has one, else the digest its tag points at now. */
@@ -120,10 +120,16 @@ export async function publishRelease(o: { version: string; image: string; reposi
   checkVersion(o.version);
   const client = o.client ?? new RegistryClient();
   const image = await pinImage(client, o.image);
-  const rendered = renderRelease({ version: o.version, image, ...(o.namespace === undefined ? {} : { namespace: o.namespace }) });
+  return pushRelease(renderRelease({ version: o.version, image, ...(o.namespace === undefined ? {} : { namespace: o.namespace }) }), o.repository, client);
+}
+
+/** Pushes rendered release objects as the artifact `repository:config.version`, unchecked (`fetchRelease` checks). */
+export async function pushRelease(rendered: { config: ReleaseConfig; objects: readonly KubeObject[] }, repository: ImageReference, client: RegistryClient = new RegistryClient()): Promise<PublishedRelease> {
+  const { version, image } = rendered.config;
+  checkVersion(version);
   const configBytes = Buffer.from(JSON.stringify(rendered.config));
-  const layerBytes = Buffer.from(rendered.yaml);
-  const target: ImageReference = { ...o.repository, tag: o.version, digest: undefined };
+  const layerBytes = Buffer.from(rendered.objects.map((obj) => `---\n${stringify(obj, { lineWidth: 0 })}`).join(''));
+  const target: ImageReference = { ...repository, tag: version, digest: undefined };
   const config = { mediaType: RELEASE_MEDIA_TYPE.config, digest: sha256Digest(configBytes), size: configBytes.length };
   const layer = { mediaType: RELEASE_MEDIA_TYPE.manifests, digest: sha256Digest(layerBytes), size: layerBytes.length, annotations: { 'org.opencontainers.image.title': LAYER_TITLE } };
   await client.uploadBlob(target, { ...config, open: () => configBytes });
@@ -134,11 +140,11 @@ export async function publishRelease(o: { version: string; image: string; reposi
       mediaType: MediaType.ociManifest,
       config,
       layers: [layer],
-      annotations: { 'org.opencontainers.image.version': o.version, 'org.opencontainers.image.title': 'binnacle install manifests' },
+      annotations: { 'org.opencontainers.image.version': version, 'org.opencontainers.image.title': 'binnacle install manifests' },
     }),
   );
   const digest = await client.putManifest(target, manifest, MediaType.ociManifest);
-  return { version: o.version, ref: formatReference(withDigest(target, digest)), image };
+  return { version, ref: formatReference(withDigest(target, digest)), image };
 }
 
 /** The version's release is not in the repository: names the versions it has. */

@@ -1,11 +1,14 @@
 /**
  * `install-self --version V` against the e2e registry, through the CLI: releases 0.0.1 and 0.0.2
  * published with `release-self` (each running its own stand-in manager image, pinned by digest)
- * into a release repository; `install-self --version 0.0.1` installs that release, a second run
- * changes nothing, `--version 0.0.2` moves the Deployment to 0.0.2's image and repairs what was
- * deleted by hand; a version the repository lacks names the tags it has, the image repository
- * given as the release repository is named as a container image, and `--namespace` cannot
- * re-target a release.
+ * into a release repository, 0.0.1 then re-published with a ClusterRole and a CRD that 0.0.2
+ * drops; `install-self --version 0.0.1` installs that release (status-self judges it by its own
+ * objects), a second run changes nothing, `--version 0.0.2` moves the Deployment to 0.0.2's image,
+ * repairs what was deleted by hand and prunes the ClusterRole, keeping the CRD while it has a
+ * custom resource (the next install prunes it); a version the repository lacks names the tags it
+ * has, the image repository given as the release repository is named as a container image, and
+ * `--namespace` cannot re-target a release; `--image` after a release prunes what the binary's
+ * manifests lack; uninstall-self removes every object the installed release had.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,13 +18,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { KubeClient } from '../../src/kube/client.js';
-import { buildImage, pushImage, RegistryClient } from '../../src/oci/index.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { buildImage, parseReference, pushImage, RegistryClient } from '../../src/oci/index.js';
+import { pushRelease, renderRelease } from '../../src/self/index.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, uniqueName } from './env.js';
 
 const run = promisify(execFile);
 const BIN = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
 const NS = 'binnacle-system';
 const NAME = 'binnacle-manager';
+const RBAC = 'rbac.authorization.k8s.io/v1';
+const LABELS = { 'app.kubernetes.io/name': 'binnacle', 'app.kubernetes.io/part-of': 'binnacle', 'app.kubernetes.io/managed-by': 'binnacle-install-self' };
+/** What this test's 0.0.1 has and 0.0.2 drops. */
+const LEGACY_ROLE: KubeObject = { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name: 'binnacle-legacy', labels: LABELS }, rules: [{ apiGroups: ['binnacle.dev'], resources: ['legacies'], verbs: ['get'] }] };
+const LEGACY_CRD: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'legacies.binnacle.dev', labels: LABELS },
+  spec: {
+    group: 'binnacle.dev',
+    scope: 'Cluster',
+    names: { kind: 'Legacy', plural: 'legacies', singular: 'legacy', listKind: 'LegacyList' },
+    versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } }],
+  },
+};
+const CRD_REF = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'legacies.binnacle.dev' };
+const ROLE_REF = { apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-legacy' };
 
 let client: KubeClient;
 let work: string;
@@ -50,6 +72,15 @@ async function release(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ c
     return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
   }
 }
+
+/** Gone, or on its way (a namespace or CRD the API server is still finishing). */
+async function gone(ref: { apiVersion: string; kind: string; name: string; namespace?: string }): Promise<boolean> {
+  const live = await client.find(ref);
+  return live === undefined || live.metadata.deletionTimestamp !== undefined;
+}
+
+type Row = { kind: string; name: string; namespace?: string; state: string; note?: string };
+const rowsIn = (rows: Row[], state: string): string[] => rows.filter((o) => o.state === state).map((o) => `${o.kind} ${o.name}`);
 
 async function deployment(): Promise<{ image: string; version: string | undefined }> {
   const d = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: NAME });
@@ -91,6 +122,11 @@ describe('install-self --version', () => {
     const two = await release(['--version', '0.0.2', '--image', `${imageRepo}:0.0.2`, '-o', 'json'], { BINNACLE_RELEASE_REPO: releaseRepo });
     assert.equal(two.code, 0, two.stderr);
     assert.deepEqual((await new RegistryClient({ insecure: true }).listTags(releaseRepo)).sort(), ['0.0.1', '0.0.2']);
+
+    // This test's 0.0.1 also has a ClusterRole and a CRD that 0.0.2 drops (as a later release may).
+    const rendered = renderRelease({ version: '0.0.1', image: r1.image });
+    const extended = await pushRelease({ config: rendered.config, objects: [...rendered.objects, LEGACY_ROLE, LEGACY_CRD] }, parseReference(releaseRepo), new RegistryClient({ insecure: true }));
+    assert.notEqual(extended.ref, r1.ref);
   });
 
   test('--version 0.0.1 installs that release; again changes nothing', async () => {
@@ -101,6 +137,7 @@ describe('install-self --version', () => {
     assert.equal(r1.image, images.get('0.0.1'));
     assert.equal(r1.namespace, NS);
     assert.ok(r1.objects.some((o) => o.kind === 'Deployment' && o.state === 'created'), JSON.stringify(r1.objects));
+    assert.deepEqual(rowsIn(r1.objects as Row[], 'created').filter((x) => x.includes('legac')), ['ClusterRole binnacle-legacy', 'CustomResourceDefinition legacies.binnacle.dev']);
     assert.match(first.stderr, /release 0\.0\.1 from /);
     assert.deepEqual(await deployment(), { image: images.get('0.0.1'), version: '0.0.1' });
     await client.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'clusterextensions.binnacle.dev' });
@@ -112,12 +149,27 @@ describe('install-self --version', () => {
 
     const st = await binnacle(['status-self', '-o', 'json']);
     assert.equal(st.code, 0, st.stderr);
-    const status = JSON.parse(st.stdout) as { state: string; version?: string; image?: string };
+    const status = JSON.parse(st.stdout) as { state: string; source: string; version?: string; image?: string; objects: { kind: string; name: string; present: boolean }[] };
     assert.equal(status.state, 'installed');
     assert.equal(status.version, '0.0.1');
+    assert.equal(status.source, 'record');
+    assert.deepEqual(status.objects.filter((o) => o.name.includes('legac')), [
+      { kind: 'ClusterRole', name: 'binnacle-legacy', present: true },
+      { kind: 'CustomResourceDefinition', name: 'legacies.binnacle.dev', present: true },
+    ], 'judged by release 0.0.1\'s own objects');
+
+    // Judged by 0.0.1: its ClusterRole deleted by hand is missing.
+    await client.delete(ROLE_REF);
+    const half = await binnacle(['status-self']);
+    assert.equal(half.code, 1);
+    assert.match(half.stderr, /half-installed \(missing ClusterRole binnacle-legacy\): run `binnacle install-self --version 0\.0\.1` to repair/);
+    const fixed = await binnacle(['install-self', '--version', '0.0.1', '-o', 'json'], { BINNACLE_RELEASE_REPO: releaseRepo });
+    assert.equal(fixed.code, 0, fixed.stderr);
+    assert.deepEqual(rowsIn((JSON.parse(fixed.stdout) as { objects: Row[] }).objects, 'created'), ['ClusterRole binnacle-legacy']);
   });
 
-  test("--version 0.0.2 upgrades the Deployment to 0.0.2's image, and repairs what was deleted by hand", async () => {
+  test("--version 0.0.2 upgrades the Deployment to 0.0.2's image, repairs what was deleted by hand, prunes what 0.0.2 lacks and keeps a CRD while it has custom resources", async () => {
+    await client.create({ apiVersion: 'binnacle.dev/v1', kind: 'Legacy', metadata: { name: 'keep-me' } });
     await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: NAME });
     const up = await binnacle(['install-self', '--version', '0.0.2', '--release-repo', releaseRepo, '-o', 'json']);
     assert.equal(up.code, 0, up.stderr);
@@ -131,6 +183,27 @@ describe('install-self --version', () => {
     const st = await binnacle(['status-self']);
     assert.equal(st.code, 0, st.stderr);
     assert.match(st.stderr, /installed, release 0\.0\.2, image /);
+
+    assert.deepEqual(rowsIn(r.objects, 'pruned'), ['ClusterRole binnacle-legacy']);
+    assert.equal(await client.find(ROLE_REF), undefined);
+    assert.match(up.stderr, /pruned ClusterRole binnacle-legacy: not in release 0\.0\.2/);
+    assert.deepEqual(rowsIn(r.objects, 'kept'), ['CustomResourceDefinition legacies.binnacle.dev']);
+    assert.match(up.stderr, /kept CustomResourceDefinition legacies\.binnacle\.dev: not in release 0\.0\.2, but 1 custom resource\(s\) remain \(Legacy keep-me\)/);
+    assert.equal(await gone(CRD_REF), false, 'the CRD and its custom resource stay');
+    await client.get({ apiVersion: 'binnacle.dev/v1', kind: 'Legacy', name: 'keep-me' });
+    assert.match(st.stderr, /left from an earlier install: CustomResourceDefinition legacies\.binnacle\.dev/);
+    const json = JSON.parse((await binnacle(['status-self', '-o', 'json'])).stdout) as { objects: { name: string }[]; leftovers: string[] };
+    assert.ok(!json.objects.some((o) => o.name.includes('legac')), 'judged by 0.0.2, which lacks them');
+    assert.deepEqual(json.leftovers, ['CustomResourceDefinition legacies.binnacle.dev']);
+
+    // Once its custom resource is gone, the next install prunes the CRD.
+    await client.delete({ apiVersion: 'binnacle.dev/v1', kind: 'Legacy', name: 'keep-me' });
+    const again = await binnacle(['install-self', '--version', '0.0.2', '--release-repo', releaseRepo, '-o', 'json']);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(rowsIn((JSON.parse(again.stdout) as { objects: Row[] }).objects, 'pruned'), ['CustomResourceDefinition legacies.binnacle.dev']);
+    assert.ok(await gone(CRD_REF));
+    const after = JSON.parse((await binnacle(['status-self', '-o', 'json'])).stdout) as { state: string; leftovers: string[] };
+    assert.deepEqual(after, { ...after, state: 'installed', leftovers: [] });
   });
 
   test('a version the repository lacks names the tags it has; the image repository is named as a container image; nothing changes', async () => {
@@ -157,5 +230,48 @@ describe('install-self --version', () => {
     assert.match(both.stderr, /--image and --version exclude each other/);
 
     assert.deepEqual(await deployment(), { image: images.get('0.0.2'), version: '0.0.2' }, 'the failed runs changed nothing');
+  });
+
+  test("--image after a release prunes what this binary's manifests lack; uninstall-self removes every object the installed release had", async () => {
+    const one = await binnacle(['install-self', '--version', '0.0.1', '--release-repo', releaseRepo]);
+    assert.equal(one.code, 0, one.stderr);
+    await client.get(ROLE_REF);
+
+    const img = await binnacle(['install-self', '--image', 'registry.example/binnacle:e2e', '-o', 'json']);
+    assert.equal(img.code, 0, img.stderr);
+    const r = JSON.parse(img.stdout) as { version?: string; previousVersion?: string; objects: Row[] };
+    assert.equal(r.version, undefined);
+    assert.equal(r.previousVersion, '0.0.1');
+    assert.deepEqual(rowsIn(r.objects, 'pruned'), ['ClusterRole binnacle-legacy', 'CustomResourceDefinition legacies.binnacle.dev']);
+    assert.match(img.stderr, /pruned ClusterRole binnacle-legacy, CustomResourceDefinition legacies\.binnacle\.dev: not in this binary's manifests/);
+    assert.deepEqual(await deployment(), { image: 'registry.example/binnacle:e2e', version: undefined }, 'the release annotation went with the release');
+    assert.equal(await client.find(ROLE_REF), undefined);
+
+    const back = await binnacle(['install-self', '--version', '0.0.1', '--release-repo', releaseRepo, '-o', 'json']);
+    assert.equal(back.code, 0, back.stderr);
+    const st = await binnacle(['status-self', '-o', 'json']);
+    assert.equal(st.code, 0, st.stderr);
+    const installed = (JSON.parse(st.stdout) as { objects: { kind: string; name: string; namespace?: string; present: boolean }[] }).objects;
+    assert.ok(installed.some((o) => o.name === 'binnacle-legacy' && o.present));
+    assert.ok(installed.every((o) => o.present), JSON.stringify(installed));
+
+    const un = await binnacle(['uninstall-self']);
+    assert.equal(un.code, 0, un.stderr);
+    assert.match(un.stderr, new RegExp(`deleted ${installed.length + 1} objects`), 'every object of 0.0.1, and the record');
+    const apiVersions = new Map([
+      ['Namespace', 'v1'], ['ServiceAccount', 'v1'], ['Service', 'v1'], ['Deployment', 'apps/v1'], ['CustomResourceDefinition', 'apiextensions.k8s.io/v1'],
+      ['ClusterRole', RBAC], ['ClusterRoleBinding', RBAC], ['Role', RBAC], ['RoleBinding', RBAC],
+    ]);
+    const left: string[] = [];
+    for (const o of installed) {
+      const apiVersion = apiVersions.get(o.kind);
+      assert.ok(apiVersion !== undefined, `an API version for ${o.kind}`);
+      if (!(await gone({ apiVersion, kind: o.kind, name: o.name, ...(o.namespace === undefined ? {} : { namespace: o.namespace }) }))) left.push(`${o.kind} ${o.name}`);
+    }
+    assert.deepEqual(left, []);
+    assert.ok(await gone({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'binnacle-install-record' }));
+    const none = await binnacle(['status-self', '-o', 'json']);
+    assert.equal(none.code, 1);
+    assert.equal((JSON.parse(none.stdout) as { state: string }).state, 'not-installed');
   });
 });

@@ -54,6 +54,9 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           timeoutMs: flags.timeout,
         });
         if (r.repaired.length > 0) ctx.err(`• half-installed: re-created ${r.repaired.join(', ')}\n`);
+        const pruned = r.objects.filter((x) => x.state === 'pruned');
+        if (pruned.length > 0) ctx.err(`• pruned ${pruned.map((x) => `${x.kind} ${x.namespace === undefined ? '' : `${x.namespace}/`}${x.name}`).join(', ')}: not in ${r.version === undefined ? "this binary's manifests" : `release ${r.version}`}\n`);
+        for (const x of r.objects.filter((y) => y.state === 'kept')) ctx.err(`• kept ${x.kind} ${x.name}: ${x.note ?? ''}\n`);
         printData(ctx, flags.output, { value: r, headers: ['kind', 'name', 'namespace', 'state'], rows: r.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.note === undefined ? o.state : `${o.state} (${o.note})`]) });
         ctx.err(`• Binnacle ${r.version === undefined ? '' : `${r.version} (`}${r.image}${r.version === undefined ? '' : ')'} installed in namespace ${r.namespace}; check it with \`binnacle status-self\`\n`);
       });
@@ -114,7 +117,10 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           ctx.err(`• ${st.state}${st.version === undefined ? '' : `, release ${st.version}`}${st.image === undefined ? '' : `, image ${st.image}`}; manager ${st.available ? 'available' : 'not available'} (${st.readyReplicas} ready)${st.leader === undefined ? '' : `, leader ${st.leader}`}; ${st.extensions.length} extension(s)\n`);
         }
         if (st.state === 'not-installed') ctx.err('• Binnacle is not installed in this cluster: run `binnacle install-self`\n');
-        if (st.state === 'partial') ctx.err(`• half-installed (missing ${st.missing.join(', ')}): run \`binnacle install-self\` to repair\n`);
+        const again = `binnacle install-self${st.version === undefined ? '' : ` --version ${st.version}`}`;
+        if (st.leftovers.length > 0) ctx.err(`• left from an earlier install: ${st.leftovers.join(', ')} (\`${again}\` prunes ${st.leftovers.length === 1 ? 'it' : 'them'}; a CRD once it has no custom resources)\n`);
+        if (st.unfinished) ctx.err(`• the last install-self${st.version === undefined ? '' : ` of release ${st.version}`} did not finish: run \`${again}\` again\n`);
+        if (st.state === 'partial' && st.missing.length > 0) ctx.err(`• half-installed (missing ${st.missing.join(', ')}): run \`${again}\` to repair\n`);
         if (st.state !== 'installed') process.exitCode = 1;
       });
     });

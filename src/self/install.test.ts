@@ -1,0 +1,157 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { FakeCluster } from '../apply/fake-client.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
+import { SELF_LABELS, selfManifests } from './manifests.js';
+import { parseRecord, RECORD_NAME } from './record.js';
+
+const NS = 'binnacle-system';
+const IMAGE = 'example.com/binnacle@sha256:0000000000000000000000000000000000000000000000000000000000000000';
+const RBAC = 'rbac.authorization.k8s.io/v1';
+
+/** An in-memory cluster, with the merge patch uninstall uses to drop finalizers. */
+function cluster(): { fake: FakeCluster; client: SelfClient } {
+  const fake = new FakeCluster();
+  const base = fake.client() as unknown as SelfClient;
+  const patch = (ref: ObjectRef, p: unknown): Promise<KubeObject> => {
+    const live = fake.get(ref);
+    if (live === undefined) return Promise.reject(new Error(`patch: ${ref.kind} ${ref.name} not found`));
+    const meta = (p as { metadata?: { finalizers?: null } }).metadata;
+    const next = { ...live, metadata: { ...live.metadata, ...(meta?.finalizers === null ? { finalizers: [] } : {}) } };
+    fake.put(next);
+    return Promise.resolve(next);
+  };
+  return { fake, client: { ...base, patch } as SelfClient };
+}
+
+/** A release: this binary's manifests, with `extra` objects (what a later release drops). */
+function release(version: string, extra: KubeObject[] = []): { version: string; objects: KubeObject[] } {
+  return { version, objects: [...selfManifests({ namespace: NS, image: IMAGE }), ...extra] };
+}
+
+const LEGACY_ROLE: KubeObject = { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name: 'binnacle-legacy', labels: { ...SELF_LABELS } }, rules: [] };
+const LEGACY_CRD: KubeObject = {
+  apiVersion: 'apiextensions.k8s.io/v1',
+  kind: 'CustomResourceDefinition',
+  metadata: { name: 'legacies.binnacle.dev', labels: { ...SELF_LABELS } },
+  spec: { group: 'binnacle.dev', scope: 'Cluster', names: { kind: 'Legacy', plural: 'legacies' }, versions: [{ name: 'v1', served: true, storage: true }] },
+};
+const LEGACY_CR: KubeObject = { apiVersion: 'binnacle.dev/v1', kind: 'Legacy', metadata: { name: 'keep-me', finalizers: ['binnacle.dev/x'] } };
+
+function record(fake: FakeCluster): ReturnType<typeof parseRecord> {
+  const cm = fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME });
+  assert.ok(cm !== undefined, 'install-self wrote its record');
+  return parseRecord(cm);
+}
+
+const states = (objects: { kind: string; name: string; state: string }[], state: string): string[] => objects.filter((o) => o.state === state).map((o) => `${o.kind} ${o.name}`);
+
+test('an install records its set; the next release prunes what it dropped, keeping a CRD that has custom resources until they are gone', async () => {
+  const { fake, client } = cluster();
+  const one = await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE, LEGACY_CRD]) });
+  assert.equal(one.version, '0.0.1');
+  const r1 = record(fake);
+  assert.equal(r1.phase, 'installed');
+  assert.equal(r1.version, '0.0.1');
+  assert.equal(r1.image, IMAGE);
+  assert.ok(r1.objects.some((o) => o.kind === 'ClusterRole' && o.name === 'binnacle-legacy'));
+  assert.deepEqual(r1.prune, []);
+  fake.put(LEGACY_CR);
+
+  const two = await installSelf(client, { release: release('0.0.2') });
+  assert.equal(two.previousVersion, '0.0.1');
+  assert.deepEqual(states(two.objects, 'pruned'), ['ClusterRole binnacle-legacy']);
+  assert.deepEqual(states(two.objects, 'kept'), ['CustomResourceDefinition legacies.binnacle.dev']);
+  assert.match(two.objects.find((o) => o.state === 'kept')?.note ?? '', /not in release 0\.0\.2, but 1 custom resource\(s\) remain \(Legacy keep-me\): deleting the CRD would delete them/);
+  assert.equal(fake.get({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-legacy' }), undefined);
+  assert.ok(fake.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'legacies.binnacle.dev' }) !== undefined);
+  assert.ok(fake.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) !== undefined, 'the target namespace stays');
+  const r2 = record(fake);
+  assert.equal(r2.version, '0.0.2');
+  assert.deepEqual(r2.prune.map((o) => o.name), ['legacies.binnacle.dev']);
+
+  const st = await statusSelf(client, { namespace: NS });
+  assert.equal(st.source, 'record');
+  assert.equal(st.state, 'installed');
+  assert.equal(st.version, '0.0.2');
+  assert.deepEqual(st.leftovers, ['CustomResourceDefinition legacies.binnacle.dev']);
+  assert.ok(!st.objects.some((o) => o.name.startsWith('binnacle-legacy') || o.name === 'legacies.binnacle.dev'), 'judged by 0.0.2, which lacks them');
+
+  fake.objects.delete(fake.key({ ...LEGACY_CR, ...LEGACY_CR.metadata }));
+  const again = await installSelf(client, { release: release('0.0.2') });
+  assert.deepEqual(states(again.objects, 'pruned'), ['CustomResourceDefinition legacies.binnacle.dev']);
+  assert.deepEqual(record(fake).prune, []);
+  assert.deepEqual((await statusSelf(client, { namespace: NS })).leftovers, []);
+});
+
+test('moving from a release to --image prunes what the binary\'s manifests lack; an object no longer labelled Binnacle\'s is left alone', async () => {
+  const { fake, client } = cluster();
+  const foreign: KubeObject = { ...LEGACY_ROLE, metadata: { name: 'binnacle-shared', labels: { ...SELF_LABELS } } };
+  await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE, foreign]) });
+  const live = fake.get({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-shared' });
+  assert.ok(live !== undefined);
+  fake.put({ ...live, metadata: { ...live.metadata, labels: { team: 'platform' } } });
+  const r = await installSelf(client, { namespace: NS, image: IMAGE });
+  assert.equal(r.version, undefined);
+  assert.deepEqual(states(r.objects, 'pruned'), ['ClusterRole binnacle-legacy']);
+  assert.match(r.objects.find((o) => o.name === 'binnacle-shared')?.note ?? '', /not in the manifests of this binary .*no longer labelled app\.kubernetes\.io\/part-of=binnacle: left as it is/);
+  assert.ok(fake.get({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-shared' }) !== undefined);
+  assert.equal(record(fake).version, undefined);
+});
+
+test('an interrupted install leaves its record pending: status says so, and the next install finishes the pruning', async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE]) });
+  fake.rejectNames.add('binnacle-catalogs');
+  await assert.rejects(installSelf(client, { release: release('0.0.2') }), /binnacle-catalogs/);
+  const pending = record(fake);
+  assert.equal(pending.phase, 'pending');
+  assert.equal(pending.version, '0.0.2');
+  assert.deepEqual(pending.prune.map((o) => o.name), ['binnacle-legacy']);
+  const st = await statusSelf(client, { namespace: NS });
+  assert.equal(st.unfinished, true);
+  assert.equal(st.state, 'partial');
+  assert.deepEqual(st.leftovers, ['ClusterRole binnacle-legacy']);
+
+  fake.rejectNames.clear();
+  const r = await installSelf(client, { release: release('0.0.2') });
+  assert.deepEqual(states(r.objects, 'pruned'), ['ClusterRole binnacle-legacy'], 'the record of the interrupted install still said what to prune');
+  assert.equal(record(fake).phase, 'installed');
+  assert.equal((await statusSelf(client, { namespace: NS })).state, 'installed');
+});
+
+test('status judges a release by its own objects: one deleted by hand is missing; without a record, by this binary\'s manifests', async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE]) });
+  fake.objects.delete(fake.key({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-legacy' }));
+  const st = await statusSelf(client, { namespace: NS });
+  assert.equal(st.state, 'partial');
+  assert.deepEqual(st.missing, ['ClusterRole binnacle-legacy']);
+
+  fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME }));
+  const old = await statusSelf(client, { namespace: NS });
+  assert.equal(old.source, 'binary');
+  assert.equal(old.state, 'installed', 'the binary\'s manifests have no binnacle-legacy');
+  assert.equal(old.unfinished, false);
+});
+
+test('uninstall removes exactly what the record lists, what it had left to prune, and the record; the namespace last', async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE, LEGACY_CRD]) });
+  fake.put(LEGACY_CR);
+  await installSelf(client, { release: release('0.0.2', [LEGACY_ROLE]) });
+  const unrelated: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'mine', namespace: 'default' } };
+  fake.put(unrelated);
+  const r = await uninstallSelf(client, { namespace: NS });
+  assert.ok(r.deleted.includes('ClusterRole binnacle-legacy'));
+  assert.ok(r.deleted.includes('CustomResourceDefinition legacies.binnacle.dev'), 'the CRD kept by the upgrade goes with the installation');
+  assert.ok(r.deleted.includes(`ConfigMap ${NS}/${RECORD_NAME}`));
+  assert.equal(r.deleted.at(-1), `Namespace ${NS}`);
+  assert.equal(r.deleted[0], `Deployment ${NS}/binnacle-manager`);
+  assert.deepEqual(r.orphaned, ['Legacy keep-me'], 'its custom resource had a finalizer no manager would remove');
+  const left = [...fake.objects.values()].filter((o) => o.metadata.labels?.['app.kubernetes.io/part-of'] === 'binnacle').map((o) => `${o.kind} ${o.metadata.name ?? ''}`);
+  assert.deepEqual(left, []);
+  assert.ok(fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'mine' }) !== undefined);
+  assert.deepEqual((await uninstallSelf(client, { namespace: NS })).deleted, [], 'again: nothing left to delete');
+});
