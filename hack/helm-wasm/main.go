@@ -76,6 +76,9 @@ type request struct {
 	// Subchart renders one subchart on its own (path of dependency names or aliases, "a/b"):
 	// a Helm operator kind served by a subchart, whose values are that subchart's.
 	Subchart string `json:"subchart"`
+	// OmitRelease leaves the release object out of the response (`helm template` prints no
+	// release): encoding it, chart files and all, is most of a render's output by size.
+	OmitRelease bool `json:"omitRelease"`
 }
 
 type response struct {
@@ -382,9 +385,11 @@ func render(req request) response {
 	if err != nil {
 		return response{Error: err.Error(), Phase: "render"}
 	}
-	b, err := json.Marshal(rel)
-	if err != nil {
-		return response{Error: "cannot encode release: " + err.Error(), Phase: "internal"}
+	var b []byte
+	if !req.OmitRelease {
+		if b, err = json.Marshal(rel); err != nil {
+			return response{Error: "cannot encode release: " + err.Error(), Phase: "internal"}
+		}
 	}
 	var crds []crdFile
 	for _, c := range ch.CRDObjects() {
