@@ -1,5 +1,5 @@
 /**
- * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 3] [--no-build]`; not a test).
+ * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 3] [--threads 1] [--no-build]`; not a test).
  *
  * Every chart of the charts corpus, with default values, release `corpus` in `corpus-ns`:
  * 1. helm: `helm template` (the CLI built from the same pinned Helm module, .cache/bin/helm),
@@ -9,6 +9,9 @@
  *    tsx`) starts Helm's WebAssembly engine and renders every chart once. Wall time from spawn
  *    to the last render (Node, tsx and engine start-up included) and the process's VmHWM (the
  *    engine's worker thread included).
+ *    With --threads N (default 1), the engine renders on N threads and N charts are in flight
+ *    at once, as a manager reconciling several Helm releases does (first-render times per chart
+ *    are then latencies under that load).
  * 3. Per chart: that first render, and a warm render of the same chart in the same engine
  *    afterwards (the Helm-operator case; median of --warm renders), beside the chart's helm
  *    process.
@@ -36,6 +39,7 @@ const GNU_TIME = spawnSync('/usr/bin/time', ['-f', '%M', '-o', '/dev/null', 'tru
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
 const WARM = Math.max(1, arg('warm', 3));
+const THREADS = Math.max(1, arg('threads', 1));
 
 /** Helm's outcome for one chart: its output, or its error text (after "Error: "). */
 interface Outcome {
@@ -96,7 +100,7 @@ async function chartDirs(): Promise<string[]> {
 async function child(outDir: string): Promise<void> {
   const scriptReadyMs = performance.now(); // performance.now() counts from this process's start
   const charts = await chartDirs();
-  const engine = createHelmEngine();
+  const engine = createHelmEngine(undefined, { threads: THREADS });
   // The engine starts on its first call: asking about a chart that does not exist starts it
   // without rendering anything, so the first render below is the chart's alone.
   const startAt = performance.now();
@@ -116,14 +120,19 @@ async function child(outDir: string): Promise<void> {
     return { ms: performance.now() - t, out };
   };
 
-  const results: ChildChart[] = [];
+  const results: ChildChart[] = new Array<ChildChart>(charts.length);
   const rendersAt = performance.now();
-  for (const chart of charts) {
-    const { ms, out } = await render(chart);
-    // Written out as helm's output goes to its pipe: part of the corpus time.
-    if (out.ok) await writeFile(path.join(outDir, `${chart}.yaml`), out.text);
-    results.push({ chart, ok: out.ok, ...(out.ok ? {} : { error: out.text }), firstMs: ms, warmMs: NaN });
-  }
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < charts.length; i = next++) {
+      const chart = charts[i] ?? '';
+      const { ms, out } = await render(chart);
+      // Written out as helm's output goes to its pipe: part of the corpus time.
+      if (out.ok) await writeFile(path.join(outDir, `${chart}.yaml`), out.text);
+      results[i] = { chart, ok: out.ok, ...(out.ok ? {} : { error: out.text }), firstMs: ms, warmMs: NaN };
+    }
+  };
+  await Promise.all(Array.from({ length: THREADS }, lane));
   const rendersMs = performance.now() - rendersAt;
   const hwmKbAfterCorpus = procStatusKb('self', 'VmHWM') ?? NaN;
   process.stdout.write('corpus-done\n');
@@ -176,7 +185,7 @@ async function coldBinnacle(outDir: string): Promise<{ corpusMs: number; exitMs:
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
   const start = performance.now();
-  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', outDir, '--warm', String(WARM)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', outDir, '--warm', String(WARM), '--threads', String(THREADS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let corpusMs = NaN;
   let seen = '';
   proc.stdout.on('data', (c: Buffer) => {
@@ -285,7 +294,7 @@ async function main(): Promise<void> {
 
   console.log(`\nwhole corpus, ${n} charts (failures included: helm ${helmFailed}, binnacle ${oursFailed})`);
   console.log(`  ${`helm template, ${n} processes (sum)`.padEnd(50)} ${secs(helmTotalMs).padStart(9)}   max peak RSS ${mb(helmMaxRssKb)}`);
-  console.log(`  ${'binnacle, one cold process (spawn → last render)'.padEnd(50)} ${secs(cold.corpusMs).padStart(9)}   peak RSS (VmHWM) ${mb(report.hwmKbAfterCorpus)}`);
+  console.log(`  ${`binnacle, one cold process, ${THREADS} engine thread${THREADS === 1 ? '' : 's'} (spawn → last render)`.padEnd(50)} ${secs(cold.corpusMs).padStart(9)}   peak RSS (VmHWM) ${mb(report.hwmKbAfterCorpus)}`);
   console.log(
     `    of which node + tsx + imports ${secs(report.scriptReadyMs)}, engine start ${secs(report.engineStartMs)}, first renders (outputs written) ${secs(report.rendersMs)}; ` +
       `after the warm renders: process exit at ${secs(cold.exitMs)}, VmHWM ${mb(report.hwmKbAtEnd)}`,
