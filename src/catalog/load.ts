@@ -11,11 +11,11 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { LineCounter, parseDocument } from 'yaml';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { decodeDocument } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
+import { fastYamlDocument, yamlPackage } from '../util/yaml.js';
 
 /** Default per-file limit: well above any real catalog file, well below exhausting memory. */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -146,6 +146,12 @@ export function parseYamlStream(text: string, file: string, result: ValidationRe
   const out: SourceDocument[] = [];
   const { chunks, bad } = splitYamlDocuments(text);
   chunks.forEach((chunk, index) => {
+    const fast = fastYamlDocument(chunk.text);
+    if (fast !== undefined) {
+      out.push({ value: fast.value, line: chunk.line, index });
+      return;
+    }
+    const { LineCounter, parseDocument } = yamlPackage();
     const lineCounter = new LineCounter();
     const doc = parseDocument(chunk.text, { lineCounter, uniqueKeys: false });
     const err = doc.errors[0];
