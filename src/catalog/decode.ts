@@ -55,10 +55,33 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
  * values and unknown records come back out with sorted keys; doing the same keeps output equal.
  */
 export function sortKeysDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeysDeep);
+  // What is already in order is returned as it is (most records are, being written by opm or by
+  // Binnacle): only the objects that change are copied.
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const y = sortKeysDeep(x);
+      if (y !== x) {
+        out ??= [...(v as unknown[])];
+        out[i] = y;
+      }
+    }
+    return out ?? v;
+  }
   if (!isRecord(v)) return v;
+  const keys = Object.keys(v);
+  let changed = false;
+  for (let i = 1; i < keys.length && !changed; i++) if ((keys[i - 1] ?? '') > (keys[i] ?? '')) changed = true;
+  const entries = keys.map((k): [string, unknown] => {
+    const x = v[k];
+    const y = sortKeysDeep(x);
+    if (y !== x) changed = true;
+    return [k, y];
+  });
+  if (!changed) return v;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) out[k] = sortKeysDeep(v[k]);
+  for (const [k, y] of entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) out[k] = y;
   return out;
 }
 
