@@ -4,7 +4,7 @@
  * `DeclarativeConfig` by one conversion, `toModel`, which reports every problem it meets in a
  * `ValidationResult` tree (package → channel / bundle) and still builds what it can.
  */
-import semver from 'semver';
+import type SemVer from 'semver/classes/semver.js';
 import { ValidationResult } from '../util/errors.js';
 import {
   PROP_BUNDLE_OBJECT,
@@ -63,7 +63,7 @@ export interface ModelBundle {
   image: string;
   /** Raw version string from `olm.package`; `version` is set only when it is valid semver. */
   versionString: string;
-  version: semver.SemVer | undefined;
+  version: SemVer | undefined;
   properties: Property[];
   relatedImages: RelatedImage[];
   channels: ModelChannel[];
