@@ -8,6 +8,12 @@
  * alias limit; the `yaml` package's `maxAliasCount` is the guard against alias bombs). Whatever
  * js-yaml refuses is therefore decided, and worded, by the `yaml` package as before.
  *
+ * One difference is left on purpose: a null key (`~: a`) or a collection as a key (`[a, b]: c`)
+ * becomes "null" or "a,b" here, "" or "[ a, b ]" in the `yaml` package. Go's YAML-to-JSON (what
+ * opm and the Kubernetes API read with) refuses such keys altogether, so no manifest or catalog
+ * that works has one; looking for them in every text cost more (0.6 s on the corpus) than the
+ * difference is worth.
+ *
  * The `yaml` package itself is loaded on first use (`yamlPackage()`), so a command that reads
  * only JSON, or only plain YAML, never pays for it at start-up.
  */
@@ -31,25 +37,36 @@ const NAN_INF = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
 const EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
 const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
 
+/** Could `s` be a number? (Its first character is a digit, a sign or a dot.) Most scalars are words. */
+function numberish(s: string): boolean {
+  const c = s.charCodeAt(0);
+  return (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46;
+}
+
 /**
  * The `yaml` package's core schema (yaml/dist/schema/core and common/null), one js-yaml type per
- * tag (js-yaml keeps only the last type of a tag), tried in the same order.
+ * tag (js-yaml keeps only the last type of a tag), tried in the same order. Each looks at the
+ * first character before any pattern: every plain scalar of a text is tried against all four.
  */
 const CORE_SCALARS = [
-  new jsyaml.Type('tag:yaml.org,2002:null', { kind: 'scalar', resolve: (s: string) => /^(?:~|[Nn]ull|NULL)?$/.test(s), construct: () => null }),
+  new jsyaml.Type('tag:yaml.org,2002:null', {
+    kind: 'scalar',
+    resolve: (s: string) => s === '' || s === '~' || s === 'null' || s === 'Null' || s === 'NULL',
+    construct: () => null,
+  }),
   new jsyaml.Type('tag:yaml.org,2002:bool', {
     kind: 'scalar',
-    resolve: (s: string) => /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/.test(s),
+    resolve: (s: string) => (s.length === 4 || s.length === 5) && /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/.test(s),
     construct: (s: string) => s[0] === 't' || s[0] === 'T',
   }),
   new jsyaml.Type('tag:yaml.org,2002:int', {
     kind: 'scalar',
-    resolve: (s: string) => OCT.test(s) || DEC.test(s) || HEX.test(s),
+    resolve: (s: string) => numberish(s) && (DEC.test(s) || OCT.test(s) || HEX.test(s)),
     construct: (s: string) => (OCT.test(s) ? parseInt(s.substring(2), 8) : HEX.test(s) ? parseInt(s.substring(2), 16) : parseInt(s, 10)),
   }),
   new jsyaml.Type('tag:yaml.org,2002:float', {
     kind: 'scalar',
-    resolve: (s: string) => NAN_INF.test(s) || EXP.test(s) || FLOAT.test(s),
+    resolve: (s: string) => numberish(s) && (FLOAT.test(s) || EXP.test(s) || NAN_INF.test(s)),
     construct: (s: string) => (NAN_INF.test(s) ? (s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY) : parseFloat(s)),
   }),
 ];
@@ -57,18 +74,10 @@ const CORE_SCALARS = [
 const SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: CORE_SCALARS });
 
 /**
- * Keys the two readers turn into different strings: a null key (`~:`, `null:`, an empty key; the
- * `yaml` package makes it "", js-yaml "null"), a collection as a key (`[a, b]:`, `{a: 1}:`,
- * `? ` keys). Roughly matched (a false match only costs speed); such texts take the exact path.
- */
-const AWKWARD_KEY = /^[ \t]*(?:-[ \t]+)*(?:(?:~|null|Null|NULL)?[ \t]*:|\?)(?:[ \t]|$)|[}\]][ \t]*:(?:[ \t]|$)|[{,][ \t]*(?:~|null|Null|NULL)?[ \t]*:(?:[ \t]|$)/m;
-
-/**
  * Every document of `text` as plain values (an empty document is `null`), or undefined when the
  * fast reader declines the text: the caller then reads it with the `yaml` package.
  */
 export function fastYamlDocuments(text: string): unknown[] | undefined {
-  if (AWKWARD_KEY.test(text)) return undefined;
   const docs: unknown[] = [];
   let anchored = false;
   // An alias needs an anchor, and an anchor needs a `&`: only then are nodes watched for one.
