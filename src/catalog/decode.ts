@@ -90,6 +90,10 @@ export function sortKeysDeep(v: unknown): unknown {
  * matches, the last one winning, as Go's encoding/json decodes into a struct.
  */
 export function goFields(o: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  // Most records spell every field's key exactly and have no other spelling of one: then `o`
+  // already reads as the answer (callers read only the fields' names, never change it).
+  const respelled = (k: string): boolean => !fields.includes(k) && fields.some((f) => f.length === k.length && f.toLowerCase() === k.toLowerCase());
+  if (!Object.keys(o).some(respelled)) return o;
   const byLower = new Map(fields.map((f) => [f.toLowerCase(), f]));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
@@ -104,12 +108,16 @@ function asStruct(v: unknown): unknown {
   return v === null ? {} : v;
 }
 
+const VALID_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 /**
  * Go's base64.StdEncoding (how opm decodes icon data and bundle objects): padded, CR and LF
  * skipped. Undefined when valid, else where it breaks, in Go's wording.
  */
 export function base64Problem(data: string): string | undefined {
-  const s = data.replace(/[\r\n]/g, '');
+  const s = data.includes('\r') || data.includes('\n') ? data.replace(/[\r\n]/g, '') : data;
+  // Valid data (nearly all) is told in one anchored pass; only bad data is searched for where it breaks.
+  if (s.length % 4 === 0 && VALID_BASE64.test(s)) return undefined;
   const bad = /[^A-Za-z0-9+/=]|=[^=]|=={2,}/.exec(s);
   if (bad !== null) return `illegal base64 data at input byte ${bad.index}`;
   if (s.length % 4 !== 0) return `illegal base64 data at input byte ${s.length - (s.length % 4)}`;
