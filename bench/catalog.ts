@@ -76,11 +76,17 @@ function ratio(a: Run | undefined, b: Run | undefined): string {
   return `time ${(a.ms / b.ms).toFixed(2)}x, memory ${(a.maxRssMb / b.maxRssMb).toFixed(2)}x`;
 }
 
-/** Keeps only the packages that validate, so opm (which stops at the first error) can read it. */
+/**
+ * Keeps only the packages that validate, so opm (which stops at the first error) reads and checks
+ * all of it: a package with an error of its own, and the records that name a package the catalog
+ * lacks (a package.yaml's packageName other than its bundles' package), are left out.
+ */
 async function writeValidPackages(from: string, toDir: string): Promise<{ kept: number; dropped: string[] }> {
   const { config } = await loadFbcDir(from);
   const { result } = validateConfig(config);
   const bad = new Set(result.children.filter((c) => c.errors().length > 0).map((c) => /^package "(.*)"$/.exec(c.subject)?.[1] ?? ''));
+  const known = new Set(config.packages.map((p) => p.name));
+  for (const r of [...config.channels, ...config.bundles]) if (!known.has(r.package)) bad.add(r.package);
   const keep = (p: string): boolean => !bad.has(p);
   const valid: DeclarativeConfig = {
     packages: config.packages.filter((p) => keep(p.name)),

@@ -96,12 +96,7 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
     ...other,
     { type: PROP_CSV_METADATA, value: csvMetadata(bundle) },
   ];
-  const sorted = dedupe(props).sort((a, b) => {
-    if (a.type !== b.type) return a.type < b.type ? -1 : 1;
-    const av = JSON.stringify(a.value);
-    const bv = JSON.stringify(b.value);
-    return av < bv ? -1 : av > bv ? 1 : 0;
-  });
+  const sorted = dedupeAndSort(props);
 
   const out: Bundle = {
     schema: SCHEMA_BUNDLE,
@@ -113,6 +108,30 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
   const related = relatedImages(bundle, opts.image ?? '');
   if (related.length > 0) out.relatedImages = related;
   return out;
+}
+
+/**
+ * Properties de-duplicated and sorted by type, then by value's JSON text, as opm sorts them.
+ * Each value's JSON text is made once, for both (the sort made it twice per comparison).
+ */
+function dedupeAndSort(props: readonly Property[]): Property[] {
+  const seen = new Set<string>();
+  const keyed: { type: string; json: string | undefined; value: unknown }[] = [];
+  for (const p of props) {
+    const json = JSON.stringify(p.value) as string | undefined;
+    const k = `${p.type}\u0000${json ?? 'undefined'}`;
+    if (seen.has(k)) continue;
+    seen.add(k);
+    keyed.push({ type: p.type, json, value: p.value });
+  }
+  keyed.sort((a, b) => {
+    if (a.type !== b.type) return a.type < b.type ? -1 : 1;
+    const av = a.json;
+    const bv = b.json;
+    if (av === undefined || bv === undefined) return 0;
+    return av < bv ? -1 : av > bv ? 1 : 0;
+  });
+  return keyed.map((p) => ({ type: p.type, value: p.value }));
 }
 
 /** The bundle's upgrade edges, for its `olm.channel` entries. */

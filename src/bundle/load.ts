@@ -18,6 +18,7 @@ import {
   ANNOTATION_DEFAULT_CHANNEL,
   ANNOTATION_MEDIATYPE,
   ANNOTATION_PACKAGE,
+  PACKAGE_FILE,
   type BundleAnnotations,
   type BundleProperty,
   type ClusterServiceVersion,
@@ -54,9 +55,10 @@ export interface LoadOptions {
   packageName?: string;
 }
 
+/** Manifest files read at once (bounded, so a directory of thousands of files does not exhaust file handles). */
+const READ_AHEAD = 16;
 const YAML_FILE = /\.(ya?ml|json)$/i;
-/** A package manifest: `package.yaml` or `<name>.package.yaml`, as opm finds them. */
-export const PACKAGE_FILE = /(^|\.)package\.ya?ml$/i;
+export { PACKAGE_FILE } from './types.js';
 
 export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promise<RegistryV1Bundle> {
   const st = await stat(dir).catch(() => undefined);
@@ -116,21 +118,33 @@ async function readManifests(dir: string, hasManifests: boolean, problems: Probl
   const ignoredFiles: string[] = [];
   const manifestDir = hasManifests ? join(dir, 'manifests') : dir;
   const prefix = hasManifests ? 'manifests/' : '';
-  for (const name of await listFiles(manifestDir)) {
+  const names = await listFiles(manifestDir);
+  // Read together, parsed in order: the reads overlap instead of waiting one after another.
+  const reads: { text: string | undefined; readProblems: Problem[] }[] = [];
+  for (let at = 0; at < names.length; at += READ_AHEAD) {
+    const batch = names.slice(at, at + READ_AHEAD).map(async (name) => {
+      const readProblems: Problem[] = [];
+      const text = !hasManifests && !YAML_FILE.test(name) ? undefined : await readBundleFile(join(manifestDir, name), `${prefix}${name}`, readProblems);
+      return { text, readProblems };
+    });
+    reads.push(...(await Promise.all(batch)));
+  }
+  names.forEach((name, i) => {
     const rel = `${prefix}${name}`;
     if (!hasManifests && !YAML_FILE.test(name)) {
       ignoredFiles.push(rel);
-      continue;
+      return;
     }
-    const text = await readBundleFile(join(manifestDir, name), rel, problems);
-    if (text === undefined) continue;
+    const { text, readProblems } = reads[i] ?? { text: undefined, readProblems: [] };
+    problems.push(...readProblems);
+    if (text === undefined) return;
     const parsed = parseYamlDocuments(text, rel);
     problems.push(...parsed.problems);
     for (const doc of parsed.documents) {
       const obj = toManifestObject(doc.value, rel, doc.index, problems);
       if (obj !== undefined) objects.push(obj);
     }
-  }
+  });
   return { objects, ignoredFiles };
 }
 

@@ -15,6 +15,9 @@ export const ANNOTATION_MEDIATYPE = 'operators.operatorframework.io.bundle.media
 export const ANNOTATION_MANIFESTS = 'operators.operatorframework.io.bundle.manifests.v1';
 export const ANNOTATION_METADATA = 'operators.operatorframework.io.bundle.metadata.v1';
 
+/** A package manifest: `package.yaml` or `<name>.package.yaml`, as opm finds them. */
+export const PACKAGE_FILE = /(^|\.)package\.ya?ml$/i;
+
 /** One object from a manifest file, with where it came from. */
 export interface ManifestObject {
   /** Path relative to the bundle root, e.g. `manifests/foo.crd.yaml`. */

@@ -3,8 +3,8 @@
  * turned into problems that name the file and line instead of exceptions.
  */
 import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
 import type { Problem } from '../util/errors.js';
+import { fastYamlDocuments, yamlPackage } from '../util/yaml.js';
 
 export interface ParsedDocument {
   /** Position of the document inside its file, from 0. */
@@ -24,6 +24,14 @@ export function parseYamlDocuments(input: string, file: string): ParsedFile {
   const text = input.replace(/\r\n/g, '\n');
   const problems: Problem[] = [];
   const documents: ParsedDocument[] = [];
+  // Plain YAML (no syntax error, duplicate key or anchor) is read by the fast reader; the rest, as before.
+  const fast = fastYamlDocuments(text);
+  if (fast !== undefined) {
+    fast.forEach((value, index) => {
+      if (value !== null && value !== undefined) documents.push({ index, value });
+    });
+    return { file, documents, problems };
+  }
   let docs = parseDocs(text, true);
   const dups = docs.flatMap((d) => d.errors).filter((e) => e.code === 'DUPLICATE_KEY');
   if (dups.length > 0) {
@@ -62,8 +70,8 @@ export function parseYamlDocuments(input: string, file: string): ParsedFile {
   return { file, documents, problems };
 }
 
-function parseDocs(text: string, uniqueKeys: boolean): ReturnType<typeof parseAllDocuments> {
-  return parseAllDocuments(text, { uniqueKeys, prettyErrors: true, strict: false });
+function parseDocs(text: string, uniqueKeys: boolean): ReturnType<typeof import('yaml').parseAllDocuments> {
+  return yamlPackage().parseAllDocuments(text, { uniqueKeys, prettyErrors: true, strict: false });
 }
 
 const QUOTE_START = /^([ \t]*)((?:-[ \t]+)*)((?:[^\s'"#-][^'"#]*?:[ \t]+)?)(["'])(.*)$/;

@@ -55,10 +55,33 @@ export function isRecord(v: unknown): v is Record<string, unknown> {
  * values and unknown records come back out with sorted keys; doing the same keeps output equal.
  */
 export function sortKeysDeep(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeysDeep);
+  // What is already in order is returned as it is (most records are, being written by opm or by
+  // Binnacle): only the objects that change are copied.
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x: unknown = v[i];
+      const y = sortKeysDeep(x);
+      if (y !== x) {
+        out ??= [...(v as unknown[])];
+        out[i] = y;
+      }
+    }
+    return out ?? v;
+  }
   if (!isRecord(v)) return v;
+  const keys = Object.keys(v);
+  let changed = false;
+  for (let i = 1; i < keys.length && !changed; i++) if ((keys[i - 1] ?? '') > (keys[i] ?? '')) changed = true;
+  const entries = keys.map((k): [string, unknown] => {
+    const x = v[k];
+    const y = sortKeysDeep(x);
+    if (y !== x) changed = true;
+    return [k, y];
+  });
+  if (!changed) return v;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort()) out[k] = sortKeysDeep(v[k]);
+  for (const [k, y] of entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) out[k] = y;
   return out;
 }
 
@@ -67,6 +90,10 @@ export function sortKeysDeep(v: unknown): unknown {
  * matches, the last one winning, as Go's encoding/json decodes into a struct.
  */
 export function goFields(o: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  // Most records spell every field's key exactly and have no other spelling of one: then `o`
+  // already reads as the answer (callers read only the fields' names, never change it).
+  const respelled = (k: string): boolean => !fields.includes(k) && fields.some((f) => f.length === k.length && f.toLowerCase() === k.toLowerCase());
+  if (!Object.keys(o).some(respelled)) return o;
   const byLower = new Map(fields.map((f) => [f.toLowerCase(), f]));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(o)) {
@@ -81,12 +108,16 @@ function asStruct(v: unknown): unknown {
   return v === null ? {} : v;
 }
 
+const VALID_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
 /**
  * Go's base64.StdEncoding (how opm decodes icon data and bundle objects): padded, CR and LF
  * skipped. Undefined when valid, else where it breaks, in Go's wording.
  */
 export function base64Problem(data: string): string | undefined {
-  const s = data.replace(/[\r\n]/g, '');
+  const s = data.includes('\r') || data.includes('\n') ? data.replace(/[\r\n]/g, '') : data;
+  // Valid data (nearly all) is told in one anchored pass; only bad data is searched for where it breaks.
+  if (s.length % 4 === 0 && VALID_BASE64.test(s)) return undefined;
   const bad = /[^A-Za-z0-9+/=]|=[^=]|=={2,}/.exec(s);
   if (bad !== null) return `illegal base64 data at input byte ${bad.index}`;
   if (s.length % 4 !== 0) return `illegal base64 data at input byte ${s.length - (s.length % 4)}`;

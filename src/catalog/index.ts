@@ -19,7 +19,7 @@ export {
   type LoadOptions,
   type LoadResult,
 } from './load.js';
-export { orderedMetas, toFbcJson, toFbcJsonLines, toFbcYaml, formatFbc, writeFbcFile, type FbcFormat, type OrderedMeta } from './write.js';
+export { orderedMetas, fbcChunks, toFbcJson, toFbcJsonLines, toFbcYaml, formatFbc, writeFbcFile, type FbcFormat, type OrderedMeta } from './write.js';
 export { toModel, parseStrictSemver, isValidImageReference, type Model, type ModelPackage, type ModelChannel, type ModelBundle, type ModelChannelEntry } from './model.js';
 export { validateConfig, validateModel, channelHead, ICON_MEDIA_TYPES } from './validate.js';
 export {

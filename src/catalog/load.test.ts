@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
-import { ValidationError } from '../util/errors.js';
+import { ValidationError, ValidationResult } from '../util/errors.js';
 import { TESTDATA } from './golden.test-helper.js';
-import { listCatalogFiles, loadFbcDir, loadFbcStream, readFbcDir } from './load.js';
+import { listCatalogFiles, loadFbcDir, loadFbcStream, parseJsonStream, readFbcDir } from './load.js';
 import { IndexIgnore } from './indexignore.js';
 import { toFbcJson, toFbcYaml } from './write.js';
 
@@ -47,6 +47,17 @@ describe('load', () => {
     assert.match(p?.file ?? '', /broken-yaml\/catalog\.yaml:5$/);
     assert.match(p?.message ?? '', /document 1 is not valid YAML/);
     assert.equal(config.packages[0]?.name, 'good');
+  });
+
+  it('reads pretty-printed, compact and mixed JSON streams alike, with the line of each document', () => {
+    const result = new ValidationResult('t');
+    const pretty = '{\n    "schema": "a",\n    "x": {\n        "y": "}"\n    }\n}\n{\n    "schema": "b"\n}\n';
+    const docs = parseJsonStream(`${pretty}{"schema":"c"}{"schema":"d"}\n{\n  "schema": "e",\n  "z": [1,\n2]\n}\n{"broken":\n}\n{"schema":"f"}`, 'f.json', result);
+    assert.deepEqual(
+      docs.map((d) => [(d.value as { schema: string }).schema, d.line, d.index]),
+      [['a', 1, 0], ['b', 7, 1], ['c', 10, 2], ['d', 10, 3], ['e', 11, 4], ['f', 18, 6]],
+    );
+    assert.deepEqual(result.errors().map((e) => [e.file, e.message.split(':')[0]]), [['f.json:16', 'document 5 is not valid JSON']]);
   });
 
   it('reports every wrong type with its record, document and field', async () => {

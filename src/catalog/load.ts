@@ -8,14 +8,15 @@
  * comments, `---` twice) is a record without a schema. Every problem is collected with its file,
  * line, document and field; files over the size limit are refused unread.
  */
+import { isUtf8 } from 'node:buffer';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { LineCounter, parseDocument } from 'yaml';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { decodeDocument } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
+import { fastYamlDocument, yamlPackage } from '../util/yaml.js';
 
 /** Default per-file limit: well above any real catalog file, well below exhausting memory. */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -48,8 +49,19 @@ export function isCatalogFile(name: string): boolean {
 
 function lineAt(text: string, offset: number, from: { offset: number; line: number }): number {
   let line = from.line;
-  for (let i = from.offset; i < offset; i++) if (text.charCodeAt(i) === 10) line++;
+  for (let k = text.indexOf('\n', from.offset); k >= 0 && k < offset; k = text.indexOf('\n', k + 1)) line++;
   return line;
+}
+
+/** The pretty-printed object at `start` and where it ends, when the text is laid out that way. */
+function prettyObject(text: string, start: number): { value: unknown; end: number } | undefined {
+  const close = text.indexOf('\n}', start);
+  if (close < 0) return undefined;
+  try {
+    return { value: JSON.parse(text.slice(start, close + 2)) as unknown, end: close + 2 };
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -62,6 +74,10 @@ export function parseJsonStream(text: string, file: string, result: ValidationRe
   let i = 0;
   let index = 0;
   const n = text.length;
+  // Pretty-printed JSON (opm's output, Binnacle's) ends each top-level object at the first "}"
+  // that starts a line: nested ones are indented, and strings hold no raw line breaks. So a
+  // slice up to there that parses is exactly the object, found without scanning it here.
+  let pretty = true;
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff) {
@@ -69,6 +85,17 @@ export function parseJsonStream(text: string, file: string, result: ValidationRe
       continue;
     }
     const start = i;
+    const fast = pretty && c === 123 ? prettyObject(text, start) : undefined;
+    if (fast !== undefined) {
+      const line = lineAt(text, start, pos);
+      pos = { offset: start, line };
+      docs.push({ value: fast.value, line, index });
+      index++;
+      i = fast.end;
+      continue;
+    }
+    // Not laid out that way: scan this file's documents one by one (trying again could cost quadratic time).
+    pretty = false;
     let depth = 0;
     let inString = false;
     for (; i < n; i++) {
@@ -146,6 +173,12 @@ export function parseYamlStream(text: string, file: string, result: ValidationRe
   const out: SourceDocument[] = [];
   const { chunks, bad } = splitYamlDocuments(text);
   chunks.forEach((chunk, index) => {
+    const fast = fastYamlDocument(chunk.text);
+    if (fast !== undefined) {
+      out.push({ value: fast.value, line: chunk.line, index });
+      return;
+    }
+    const { LineCounter, parseDocument } = yamlPackage();
     const lineCounter = new LineCounter();
     const doc = parseDocument(chunk.text, { lineCounter, uniqueKeys: false });
     const err = doc.errors[0];
@@ -234,15 +267,12 @@ export async function listCatalogFiles(root: string): Promise<string[]> {
   return files;
 }
 
-const UTF8 = new TextDecoder('utf-8', { fatal: true });
-
 /** The text of `buf`, or undefined when it is not UTF-8 (a binary file). */
 function utf8(buf: Buffer): string | undefined {
-  try {
-    return UTF8.decode(buf);
-  } catch {
-    return undefined;
-  }
+  if (!isUtf8(buf)) return undefined;
+  const text = buf.toString('utf8');
+  // A byte-order mark is not content (TextDecoder drops it too).
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
 /** Loads every catalog file under `root`. Never throws for bad content: read `result`. */

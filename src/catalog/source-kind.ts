@@ -5,7 +5,7 @@
  */
 import { readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { PACKAGE_FILE } from '../bundle/load.js';
+import { PACKAGE_FILE } from '../bundle/types.js';
 import { BinnacleError } from '../util/errors.js';
 
 export type SourceKind = 'fbc' | 'bundle' | 'package' | 'packages' | 'image';

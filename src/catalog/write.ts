@@ -122,6 +122,14 @@ export function toFbcYaml(cfg: DeclarativeConfig): string {
 
 export type FbcFormat = 'json' | 'yaml';
 
+/**
+ * The catalog record by record, in the order and form of `formatFbc`: a writer that sends each
+ * piece on never holds the whole text (as large as the catalog) beside the catalog.
+ */
+export function* fbcChunks(cfg: DeclarativeConfig, format: FbcFormat): Generator<string> {
+  for (const m of orderedMetas(cfg)) yield format === 'json' ? `${JSON.stringify(m.blob, null, 4)}\n` : `---\n${toYaml(m.blob)}`;
+}
+
 export function formatFbc(cfg: DeclarativeConfig, format: FbcFormat): string {
   return format === 'json' ? toFbcJson(cfg) : toFbcYaml(cfg);
 }

@@ -10,8 +10,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { Command } from 'commander';
+import { Command } from 'commander';
 import { buildProgram, run } from './main.js';
+import { REGISTRARS } from './commands/index.js';
 import { formatLogLine, logLevel, type CliContext, type LogSettings } from './context.js';
 import { durationMs, leafCommands, commandPath } from './flags.js';
 import { kubeconfigSource, mergeKubeconfigs } from '../kube/kubeconfig-rule.js';
@@ -175,9 +176,29 @@ describe('every cluster-facing command finds the cluster the same way', () => {
   }
 });
 
+describe('command groups load on demand', () => {
+  it('each registrar names exactly the top-level commands it adds, so `binnacle NAME` loads what NAME needs', async () => {
+    for (const r of REGISTRARS) {
+      const program = new Command('binnacle');
+      (await r.load())(program, silentCtx().ctx);
+      assert.deepEqual(program.commands.map((c) => c.name()).sort(), [...new Set(r.commands)].sort());
+    }
+  });
+
+  it('a command names its group alone; every group is built for --help or an unknown name', async () => {
+    const all = (await buildProgram(silentCtx().ctx)).commands.map((c) => c.name());
+    assert.deepEqual((await buildProgram(silentCtx().ctx, 'catalog')).commands.map((c) => c.name()), ['catalog']);
+    assert.deepEqual((await buildProgram(silentCtx().ctx, 'bundle')).commands.map((c) => c.name()).sort(), ['bundle', 'cleanup', 'run']);
+    assert.deepEqual((await buildProgram(silentCtx().ctx, 'no-such-command')).commands.map((c) => c.name()), all);
+    assert.ok(all.length > 20, `${all.length} top-level commands`);
+  });
+});
+
 describe('global flags are named the same on every command', () => {
-  const program: Command = buildProgram(silentCtx().ctx);
-  const leaves = leafCommands(program);
+  let leaves: Command[] = [];
+  before(async () => {
+    leaves = leafCommands(await buildProgram(silentCtx().ctx));
+  });
 
   it('every command takes --kubeconfig, --context, -v/--verbose, --log-format and --request-timeout', () => {
     assert.ok(leaves.length > 30, `${leaves.length} commands`);

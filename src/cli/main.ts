@@ -18,7 +18,11 @@ import { registerCommands } from './commands/index.js';
 const JSON_LOGS = new Set(['binnacle manager', 'binnacle helm-operator run']);
 const GLOBAL_KEYS = ['kubeconfig', 'context', 'verbose', 'logFormat'] as const;
 
-export function buildProgram(ctx: CliContext): Command {
+/**
+ * The program with every command, or only those of the group whose name is `only` (the first
+ * argument), so a command pays for its own group alone.
+ */
+export async function buildProgram(ctx: CliContext, only?: string): Promise<Command> {
   const program = new Command('binnacle')
     .description('Operator lifecycle manager for Kubernetes: catalogs, bundles, resolution and installation.')
     .version('0.1.0')
@@ -28,7 +32,7 @@ export function buildProgram(ctx: CliContext): Command {
   // included) go after its name.
   program.enablePositionalOptions();
   addGlobalFlags(program);
-  registerCommands(program, ctx);
+  await registerCommands(program, ctx, only);
   for (const c of leafCommands(program)) {
     if (c === program) continue;
     addGlobalFlags(c);
@@ -53,7 +57,9 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
 }
 
 export async function run(argv: readonly string[], ctx: CliContext = defaultContext()): Promise<number> {
-  const program = buildProgram(ctx);
+  // Only a command name in first place narrows the groups: flags first (they may take values) load everything.
+  const first = argv[0];
+  const program = await buildProgram(ctx, first !== undefined && !first.startsWith('-') ? first : undefined);
   let current: Command | undefined;
   program.hook('preAction', (_root, action) => {
     current = action;

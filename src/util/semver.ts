@@ -5,7 +5,8 @@
  * `ParseRange` — not npm's: no `^`, `~` or hyphen ranges, `||` only between spaces, `x` the only
  * wildcard. User-facing constraints in Masterminds/npm syntax live in resolve/version-range.ts.
  */
-import semver from 'semver';
+// The SemVer class alone: the whole `semver` package costs tens of milliseconds of start-up.
+import SemVer from 'semver/classes/semver.js';
 
 /** Semver 2.0 exactly as blang/semver `Parse` accepts it: no `v`, all three parts, no leading zeros. */
 export const STRICT_SEMVER =
@@ -16,10 +17,10 @@ export function isStrictSemver(v: string): boolean {
 }
 
 /** Strict parse; undefined when `v` is not valid semver 2.0. */
-export function parseStrictSemver(v: string): semver.SemVer | undefined {
+export function parseStrictSemver(v: string): SemVer | undefined {
   if (!STRICT_SEMVER.test(v)) return undefined;
   try {
-    return new semver.SemVer(v);
+    return new SemVer(v);
   } catch {
     return undefined;
   }
@@ -44,7 +45,7 @@ export function compareVersions(a: readonly number[], b: readonly number[]): num
 type Op = '=' | '!=' | '>' | '>=' | '<' | '<=';
 interface Comparator {
   op: Op;
-  version: semver.SemVer;
+  version: SemVer;
 }
 export type OlmRange = Comparator[][];
 
@@ -154,8 +155,8 @@ export function olmRangeProblem(range: string): string | undefined {
   return typeof r === 'string' ? r : undefined;
 }
 
-function test(c: Comparator, v: semver.SemVer): boolean {
-  const d = semver.compare(v, c.version);
+function test(c: Comparator, v: SemVer): boolean {
+  const d = v.compare(c.version);
   switch (c.op) {
     case '=':
       return d === 0;
@@ -173,7 +174,7 @@ function test(c: Comparator, v: semver.SemVer): boolean {
 }
 
 /** Whether `version` is in `range`, as OLM decides it (prereleases compared as plain versions). */
-export function inOlmRange(version: semver.SemVer | string, range: OlmRange): boolean {
+export function inOlmRange(version: SemVer | string, range: OlmRange): boolean {
   const v = typeof version === 'string' ? parseStrictSemver(version) : version;
   if (v === undefined) return false;
   return range.some((and) => and.every((c) => test(c, v)));

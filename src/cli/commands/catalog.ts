@@ -95,9 +95,9 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (sources: string[], o: { output: 'json' | 'yaml'; bundleImage?: string; maxFileSize: number; cacheDir: string }) => {
       const format = o.output;
-      const { formatFbc } = await import('../../catalog/write.js');
+      const { fbcChunks } = await import('../../catalog/write.js');
       const { config, failed } = await renderOrThrow(sources, o, ctx);
-      ctx.out(formatFbc(config, format));
+      for (const chunk of fbcChunks(config, format)) ctx.out(chunk);
       if (failed > 0) throw partialFailure(failed);
     });
 

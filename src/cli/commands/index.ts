@@ -1,40 +1,43 @@
-/** Every command group of the CLI, in the order `--help` lists them. */
+/**
+ * Every command group of the CLI, in the order `--help` lists them. Each module is imported only
+ * when one of its commands is wanted: `binnacle catalog validate` loads and builds the `catalog`
+ * group alone (start-up is most of a small command's time); `--help`, or a name no group has,
+ * loads them all.
+ */
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { registerClusterCommands } from './cluster.js';
-import { registerBundleCommands } from './bundle.js';
-import { registerManagerCommands } from './manager.js';
-import { registerOperatorCommands } from './operators.js';
-import { registerHistoryCommand } from './history.js';
-import { registerPublishCommand } from './publish.js';
-import { registerPlanCommand } from './plan.js';
-import { registerImageCommands } from './image.js';
-import { registerCatalogCommands } from './catalog.js';
-import { registerResolveCommands } from './resolve.js';
-import { registerSourceCommands } from './source.js';
-import { registerReleaseCommands } from './release.js';
-import { registerHelmCommands } from './helm.js';
-import { registerHelmOperatorCommands } from './helm-operator.js';
-import { registerRunBundleCommands } from './run-bundle.js';
-import { registerSelfCommands } from './self.js';
-import { registerConsoleCommand } from './console.js';
 
-export function registerCommands(program: Command, ctx: CliContext): void {
-  registerClusterCommands(program, ctx);
-  registerBundleCommands(program, ctx);
-  registerManagerCommands(program, ctx);
-  registerOperatorCommands(program, ctx);
-  registerHistoryCommand(program, ctx);
-  registerPlanCommand(program, ctx);
-  registerImageCommands(program, ctx);
-  registerCatalogCommands(program, ctx);
-  registerPublishCommand(program, ctx);
-  registerResolveCommands(program, ctx);
-  registerSourceCommands(program, ctx);
-  registerReleaseCommands(program, ctx);
-  registerHelmCommands(program, ctx);
-  registerHelmOperatorCommands(program, ctx);
-  registerRunBundleCommands(program, ctx);
-  registerSelfCommands(program, ctx);
-  registerConsoleCommand(program, ctx);
+type Register = (program: Command, ctx: CliContext) => void;
+
+/** A module's registration and the top-level commands it adds to (cli.test.ts checks the names). */
+export interface Registrar {
+  commands: readonly string[];
+  load: () => Promise<Register>;
+}
+
+export const REGISTRARS: readonly Registrar[] = [
+  { commands: ['cluster'], load: async () => (await import('./cluster.js')).registerClusterCommands },
+  { commands: ['bundle'], load: async () => (await import('./bundle.js')).registerBundleCommands },
+  { commands: ['manager'], load: async () => (await import('./manager.js')).registerManagerCommands },
+  { commands: ['install', 'upgrade', 'uninstall', 'status', 'rollback'], load: async () => (await import('./operators.js')).registerOperatorCommands },
+  { commands: ['history'], load: async () => (await import('./history.js')).registerHistoryCommand },
+  { commands: ['plan'], load: async () => (await import('./plan.js')).registerPlanCommand },
+  { commands: ['image'], load: async () => (await import('./image.js')).registerImageCommands },
+  { commands: ['catalog'], load: async () => (await import('./catalog.js')).registerCatalogCommands },
+  { commands: ['catalog'], load: async () => (await import('./publish.js')).registerPublishCommand },
+  { commands: ['resolve'], load: async () => (await import('./resolve.js')).registerResolveCommands },
+  { commands: ['source'], load: async () => (await import('./source.js')).registerSourceCommands },
+  { commands: ['release'], load: async () => (await import('./release.js')).registerReleaseCommands },
+  { commands: ['helm'], load: async () => (await import('./helm.js')).registerHelmCommands },
+  { commands: ['helm-operator'], load: async () => (await import('./helm-operator.js')).registerHelmOperatorCommands },
+  { commands: ['bundle', 'run', 'cleanup'], load: async () => (await import('./run-bundle.js')).registerRunBundleCommands },
+  { commands: ['install-self', 'build-self-image', 'status-self', 'uninstall-self'], load: async () => (await import('./self.js')).registerSelfCommands },
+  { commands: ['console'], load: async () => (await import('./console.js')).registerConsoleCommand },
+];
+
+/** Registers the groups that define `only` (a top-level command name), or every group. */
+export async function registerCommands(program: Command, ctx: CliContext, only?: string): Promise<void> {
+  const wanted = only === undefined || !REGISTRARS.some((r) => r.commands.includes(only)) ? REGISTRARS : REGISTRARS.filter((r) => r.commands.includes(only));
+  const registers = await Promise.all(wanted.map((r) => r.load()));
+  for (const register of registers) register(program, ctx);
 }

@@ -1,0 +1,104 @@
+/**
+ * Reading YAML fast. The `yaml` package is exact (it keeps every position and error, and
+ * Binnacle's messages come from it) but slow: about 3 MB/s for Kubernetes manifests. js-yaml
+ * builds plain values directly, about ten times faster. So readers try js-yaml first, with a
+ * schema that resolves plain scalars exactly as the `yaml` package's YAML 1.2 core schema does
+ * (its default), and use the `yaml` package only when js-yaml refuses a text (a syntax error, a
+ * duplicate key, a tab) or when the text has anchors (js-yaml shares aliased nodes and has no
+ * alias limit; the `yaml` package's `maxAliasCount` is the guard against alias bombs). Whatever
+ * js-yaml refuses is therefore decided, and worded, by the `yaml` package as before.
+ *
+ * One difference is left on purpose: a null key (`~: a`) or a collection as a key (`[a, b]: c`)
+ * becomes "null" or "a,b" here, "" or "[ a, b ]" in the `yaml` package. Go's YAML-to-JSON (what
+ * opm and the Kubernetes API read with) refuses such keys altogether, so no manifest or catalog
+ * that works has one; looking for them in every text cost more (0.6 s on the corpus) than the
+ * difference is worth.
+ *
+ * The `yaml` package itself is loaded on first use (`yamlPackage()`), so a command that reads
+ * only JSON, or only plain YAML, never pays for it at start-up.
+ */
+import { createRequire } from 'node:module';
+import jsyaml from 'js-yaml';
+
+type YamlPackage = typeof import('yaml');
+
+let yamlModule: YamlPackage | undefined;
+
+/** The `yaml` package, loaded on first use. */
+export function yamlPackage(): YamlPackage {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as YamlPackage;
+  return yamlModule;
+}
+
+const OCT = /^0o[0-7]+$/;
+const DEC = /^[-+]?[0-9]+$/;
+const HEX = /^0x[0-9a-fA-F]+$/;
+const NAN_INF = /^(?:[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN)$/;
+const EXP = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+$/;
+const FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)$/;
+
+/** Could `s` be a number? (Its first character is a digit, a sign or a dot.) Most scalars are words. */
+function numberish(s: string): boolean {
+  const c = s.charCodeAt(0);
+  return (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46;
+}
+
+/**
+ * The `yaml` package's core schema (yaml/dist/schema/core and common/null), one js-yaml type per
+ * tag (js-yaml keeps only the last type of a tag), tried in the same order. Each looks at the
+ * first character before any pattern: every plain scalar of a text is tried against all four.
+ */
+const CORE_SCALARS = [
+  new jsyaml.Type('tag:yaml.org,2002:null', {
+    kind: 'scalar',
+    resolve: (s: string) => s === '' || s === '~' || s === 'null' || s === 'Null' || s === 'NULL',
+    construct: () => null,
+  }),
+  new jsyaml.Type('tag:yaml.org,2002:bool', {
+    kind: 'scalar',
+    resolve: (s: string) => (s.length === 4 || s.length === 5) && /^(?:[Tt]rue|TRUE|[Ff]alse|FALSE)$/.test(s),
+    construct: (s: string) => s[0] === 't' || s[0] === 'T',
+  }),
+  new jsyaml.Type('tag:yaml.org,2002:int', {
+    kind: 'scalar',
+    resolve: (s: string) => numberish(s) && (DEC.test(s) || OCT.test(s) || HEX.test(s)),
+    construct: (s: string) => (OCT.test(s) ? parseInt(s.substring(2), 8) : HEX.test(s) ? parseInt(s.substring(2), 16) : parseInt(s, 10)),
+  }),
+  new jsyaml.Type('tag:yaml.org,2002:float', {
+    kind: 'scalar',
+    resolve: (s: string) => numberish(s) && (FLOAT.test(s) || EXP.test(s) || NAN_INF.test(s)),
+    construct: (s: string) => (NAN_INF.test(s) ? (s.slice(-3).toLowerCase() === 'nan' ? NaN : s[0] === '-' ? Number.NEGATIVE_INFINITY : Number.POSITIVE_INFINITY) : parseFloat(s)),
+  }),
+];
+
+const SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: CORE_SCALARS });
+
+/**
+ * Every document of `text` as plain values (an empty document is `null`), or undefined when the
+ * fast reader declines the text: the caller then reads it with the `yaml` package.
+ */
+export function fastYamlDocuments(text: string): unknown[] | undefined {
+  const docs: unknown[] = [];
+  let anchored = false;
+  // An alias needs an anchor, and an anchor needs a `&`: only then are nodes watched for one.
+  const listener = text.includes('&')
+    ? (event: jsyaml.EventType, state: jsyaml.State): void => {
+        // js-yaml's State has `anchor` (the node's `&name`, else null) though its types omit it.
+        const anchor = (state as jsyaml.State & { anchor?: unknown }).anchor;
+        if (event === 'close' && anchor !== null && anchor !== undefined) anchored = true;
+      }
+    : undefined;
+  try {
+    jsyaml.loadAll(text, (d) => docs.push(d ?? null), listener === undefined ? { schema: SCHEMA } : { schema: SCHEMA, listener });
+  } catch {
+    return undefined;
+  }
+  return anchored ? undefined : docs;
+}
+
+/** The single document of `text` (null when empty), or undefined when the fast reader declines it. */
+export function fastYamlDocument(text: string): { value: unknown } | undefined {
+  const docs = fastYamlDocuments(text);
+  if (docs === undefined || docs.length > 1) return undefined;
+  return { value: docs[0] ?? null };
+}
