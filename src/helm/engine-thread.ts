@@ -1,11 +1,17 @@
 /**
  * One worker thread running one instance of Helm's WebAssembly engine (engine-worker.ts):
- * started on its first call, answers calls by id, bridges `lookup` to the caller's transport,
- * and, when it crashes or exits, fails every call in flight and starts afresh on the next.
+ * started on its first call, answers calls by id, and bridges `lookup` to the caller's transport.
+ *
+ * Helm has no bound on a template's work (nested `range`, `include` fanning out, `tpl` calling
+ * itself), and an instance renders one thing at a time, so a call that runs past its time bound
+ * (HELM_TIMEOUT) or crashes the worker (HELM_ENGINE_CRASH: a JavaScript stack overflow, Go
+ * running out of memory) stops the worker and fails every call in flight on it; the next call
+ * starts a fresh one.
  */
 import { Worker } from 'node:worker_threads';
 import { BinnacleError } from '../util/errors.js';
 import { WORKER_SOURCE } from './engine-worker.js';
+import { HelmError } from './errors.js';
 
 /** One HTTP exchange with the API server, on behalf of a template's `lookup`. */
 type Transport = (method: string, path: string, body: string) => Promise<{ status: number; body: string }>;
@@ -20,6 +26,7 @@ interface Pending {
   resolve: (json: string) => void;
   reject: (e: Error) => void;
   lookup: Transport | undefined;
+  timer?: NodeJS.Timeout;
 }
 
 export class EngineThread {
@@ -31,6 +38,7 @@ export class EngineThread {
   constructor(
     private readonly glue: string,
     private readonly module: () => Promise<WebAssembly.Module>,
+    private readonly callTimeoutMs: number,
   ) {}
 
   /** Calls in flight on this thread. */
@@ -47,14 +55,24 @@ export class EngineThread {
           // A long-lived helper must not keep a CLI process alive once its work is done.
           if (this.pending.size === 0) worker.unref();
           this.worker = worker;
+          let started = false;
           worker.on('message', (m: WorkerMessage) => {
             switch (m.type) {
               case 'ready':
+                started = true;
                 resolveReady();
                 return;
-              case 'failed':
-                rejectReady(new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`));
+              case 'failed': {
+                if (!started) {
+                  const e = new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`);
+                  rejectReady(e);
+                  this.stop(worker, e);
+                  return;
+                }
+                // Go exited under a render (out of memory, a fatal error): its calls will never answer.
+                this.stop(worker, new HelmError('internal', `Helm's engine stopped: ${m.error}`, 'HELM_ENGINE_CRASH'));
                 return;
+              }
               case 'result':
                 this.settle(m.id, m.json);
                 return;
@@ -64,14 +82,15 @@ export class EngineThread {
             }
           });
           worker.on('error', (err) => {
-            const e = new BinnacleError('HELM_ENGINE_CRASH', `Helm's engine crashed: ${err.message}`, { cause: err });
+            const e = new HelmError('internal', `Helm's engine crashed: ${err.message}`, 'HELM_ENGINE_CRASH');
+            e.cause = err;
             rejectReady(e);
-            this.failAll(e, worker);
+            this.stop(worker, e);
           });
           worker.on('exit', (code) => {
-            const e = new BinnacleError('HELM_ENGINE_EXIT', `Helm's engine exited (code ${code})`);
+            const e = new HelmError('internal', `Helm's engine exited (code ${code})`, 'HELM_ENGINE_EXIT');
             rejectReady(e);
-            this.failAll(e, worker);
+            this.stop(worker, e);
           });
         }),
     );
@@ -82,19 +101,32 @@ export class EngineThread {
     return this.ready;
   }
 
-  /** Any crash takes every call in flight with it; the next call starts a fresh worker. */
-  private failAll(err: Error, worker: Worker): void {
+  /**
+   * A crash or timeout takes every call in flight on this worker with it; the next call starts a
+   * fresh worker. Events of a worker already replaced change nothing: its `exit` arrives after
+   * the `error` that replaced it, when a new worker may be running.
+   */
+  private stop(worker: Worker, err: Error, errFor?: (id: number) => Error): void {
     if (this.worker !== worker) return;
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
     this.worker = undefined;
     this.ready = undefined;
+    this.rejectAll(err, errFor);
+    void worker.terminate().catch(() => undefined);
+  }
+
+  private rejectAll(err: Error, errFor?: (id: number) => Error): void {
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(errFor?.(id) ?? err);
+    }
+    this.pending.clear();
   }
 
   private settle(id: number, json: string): void {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
+    clearTimeout(p.timer);
     if (this.pending.size === 0) this.worker?.unref();
     p.resolve(json);
   }
@@ -131,6 +163,15 @@ export class EngineThread {
       throw new BinnacleError('HELM_ENGINE_EXIT', "Helm's engine is not running");
     }
     worker.ref();
+    const p = this.pending.get(id);
+    if (p !== undefined) {
+      // The bound counts from when the worker has the call, not from its start-up.
+      p.timer = setTimeout(() => {
+        const over = new HelmError('timeout', `Helm's engine gave no answer within ${this.callTimeoutMs / 1000} s (a template that does not end?); the engine was restarted`);
+        const restarted = new HelmError('internal', "Helm's engine was restarted: another call ran past its time bound", 'HELM_ENGINE_RESTARTED');
+        this.stop(worker, over, (other) => (other === id ? over : restarted));
+      }, this.callTimeoutMs);
+    }
     worker.postMessage({ type: 'call', id, op, json });
     return answer;
   }
@@ -139,6 +180,7 @@ export class EngineThread {
     const w = this.worker;
     this.worker = undefined;
     this.ready = undefined;
+    this.rejectAll(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
     if (w !== undefined) await w.terminate();
   }
 }

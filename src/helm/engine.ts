@@ -12,6 +12,9 @@ import { readFile } from 'node:fs/promises';
 import { BinnacleError } from '../util/errors.js';
 import type { HelmRelease } from './release-types.js';
 import { EngineThread } from './engine-thread.js';
+import { HelmError, type HelmPhase } from './errors.js';
+
+export { HelmError, type HelmPhase } from './errors.js';
 
 /** One HTTP exchange with the API server, on behalf of a template's `lookup`. */
 export type LookupTransport = (method: string, path: string, body: string) => Promise<{ status: number; body: string }>;
@@ -87,17 +90,6 @@ export interface ChartDescription {
   crds?: { name: string; data: string }[];
 }
 
-export type HelmPhase = 'request' | 'load' | 'values' | 'render' | 'internal';
-
-/** Helm refused the chart or values; `message` is Helm's own error text. */
-export class HelmError extends BinnacleError {
-  readonly phase: HelmPhase;
-  constructor(phase: HelmPhase, message: string) {
-    super(`HELM_${phase.toUpperCase()}`, message);
-    this.phase = phase;
-  }
-}
-
 /** The small interface the rest of Binnacle uses. */
 export interface HelmEngine {
   /** A render with its release record, for installs and upgrades. */
@@ -129,14 +121,22 @@ export function helmWasmDir(): string {
   return join(here, '..', '..', '.cache', 'helm-wasm');
 }
 
-export interface EngineOptions {
+export interface HelmEngineOptions {
   /**
    * Most worker threads to render on (default 1). Go's WebAssembly runs on one thread, so one
    * engine instance renders one chart at a time; a second thread is started only when every
    * running one is busy, and shares the compiled module (and its optimized code) with the first.
    */
   threads?: number;
+  /**
+   * The most one render or inspect may take once a thread has it (default 120 s: the corpus's
+   * largest charts render in well under 10 s on a loaded 2-core machine). Past it that thread is
+   * stopped and the call fails with HELM_TIMEOUT; the next call starts a fresh one.
+   */
+  callTimeoutMs?: number;
 }
+
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 
 /** Node's WebAssembly global (the DOM lib, which declares its value, is not in this build). */
 const wasmRuntime = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
@@ -147,12 +147,14 @@ class WasmHelmEngine implements HelmEngine {
   private module: Promise<WebAssembly.Module> | undefined;
   private nextId = 1;
   private readonly maxThreads: number;
+  private readonly callTimeoutMs: number;
 
   constructor(
     private readonly dir: string,
-    opts: EngineOptions = {},
+    opts: HelmEngineOptions = {},
   ) {
     this.maxThreads = Math.max(1, Math.floor(opts.threads ?? 1));
+    this.callTimeoutMs = opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   }
 
   /** Compiled once for every thread; a failed compile is tried again on the next call. */
@@ -176,7 +178,7 @@ class WasmHelmEngine implements HelmEngine {
       if (!existsSync(wasm) || !existsSync(glue)) {
         throw new BinnacleError('HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
       }
-      const t = new EngineThread(glue, () => this.compiled(wasm));
+      const t = new EngineThread(glue, () => this.compiled(wasm), this.callTimeoutMs);
       this.pool.push(t);
       return t;
     }
@@ -252,10 +254,10 @@ class WasmHelmEngine implements HelmEngine {
 }
 
 let shared: HelmEngine | undefined;
-let sharedOptions: EngineOptions = {};
+let sharedOptions: HelmEngineOptions = {};
 
 /** Options for the process's engine; before its first use (a long-running manager sets threads). */
-export function configureHelmEngine(opts: EngineOptions): void {
+export function configureHelmEngine(opts: HelmEngineOptions): void {
   if (shared !== undefined) throw new BinnacleError('HELM_ENGINE_CONFIGURED', "Helm's engine is configured before its first use");
   sharedOptions = opts;
 }
@@ -267,6 +269,6 @@ export function helmEngine(): HelmEngine {
 }
 
 /** A separate engine, for tests and benchmarks that measure a cold start. */
-export function createHelmEngine(dir = helmWasmDir(), opts: EngineOptions = {}): HelmEngine {
+export function createHelmEngine(dir = helmWasmDir(), opts: HelmEngineOptions = {}): HelmEngine {
   return new WasmHelmEngine(dir, opts);
 }
