@@ -8,6 +8,8 @@
  *
  * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR]
  *   --cpu-prof DIR: the manager writes a V8 CPU profile into DIR when it stops
+ *   --source DIR: run the manager from another checkout's src/ (DIR/cli/main.ts), to compare revisions in one sitting
+ *   (e.g. `git archive REV src | tar -x -C .cache/rev`, then `--source .cache/rev/src`)
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -32,6 +34,7 @@ const arg = (n: string, d: number): number => (args.includes(`--${n}`) ? Number(
 const MANY = arg('many', 100);
 const ROUNDS = arg('rounds', 3);
 const CPU_PROF = args.includes('--cpu-prof') ? args[args.indexOf('--cpu-prof') + 1] : undefined;
+const SOURCE = args.includes('--source') ? args[args.indexOf('--source') + 1] : undefined;
 const CLUSTER = args.includes('--cluster') ? (args[args.indexOf('--cluster') + 1] ?? 'bench-install') : 'bench-install';
 const ROOT = join(import.meta.dirname, '..');
 const logger = pino({ level: 'warn' });
@@ -134,6 +137,20 @@ async function namespaceWithInstaller(client: KubeClient, ns: string): Promise<v
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
     subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
   });
+  // The OperatorCondition of each bundle is written with the installer's permissions too; `admin` does not cover it.
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'Role',
+    metadata: { name: 'installer-operatorconditions', namespace: ns },
+    rules: [{ apiGroups: ['operators.coreos.com'], resources: ['operatorconditions', 'operatorconditions/status'], verbs: ['*'] }],
+  });
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'installer-operatorconditions', namespace: ns },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'installer-operatorconditions' },
+    subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }],
+  });
 }
 
 function extension(name: string, ns: string): Record<string, unknown> {
@@ -193,7 +210,7 @@ try {
 
   // The manager as its own process, so its memory and request count can be read.
   const metricsPort = await freePort();
-  mgr = spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), '--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
+  mgr = spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), '--import', 'tsx', SOURCE === undefined ? join(ROOT, 'src', 'cli', 'main.ts') : join(SOURCE, 'cli', 'main.ts'), 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn' },
   });
@@ -221,7 +238,10 @@ try {
     await namespaceWithInstaller(client, ns);
     const t0 = performance.now();
     await client.apply(extension(`single-${r}`, ns) as never);
-    while (!(await installed(client, `single-${r}`))) await sleep(50);
+    while (!(await installed(client, `single-${r}`))) {
+      if (performance.now() - t0 > 300_000) throw new Error(`single-${r} not Installed after 300 s`);
+      await sleep(50);
+    }
     single.push(performance.now() - t0);
   }
   progress(`single installs: ${single.map((ms) => (ms / 1000).toFixed(2)).join(', ')} s`);
@@ -235,6 +255,7 @@ try {
     const list = await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension');
     done = list.items.filter((ce) => ce.metadata.name?.startsWith('many-') === true && findCondition(ce.status?.conditions, 'Installed')?.status === 'True').length;
     if (done < MANY) {
+      if (performance.now() - t1 > 1_200_000) throw new Error(`${done} of ${MANY} Installed after 1200 s`);
       if (mgr.exitCode !== null) throw new Error(`the manager exited with ${mgr.exitCode}`);
       await sleep(250);
     }
