@@ -39,16 +39,20 @@ const CLUSTER = args.includes('--cluster') ? (args[args.indexOf('--cluster') + 1
 const ROOT = join(import.meta.dirname, '..');
 const logger = pino({ level: 'warn' });
 
-/** A registry+v1 bundle that converts to 20 namespaced objects (OwnNamespace, no CRDs). */
-async function writeBundle(dir: string): Promise<string> {
-  const pkg = join(dir, 'bench-op');
+/**
+ * A registry+v1 bundle that converts to 20 namespaced objects (OwnNamespace, no CRDs), in a
+ * package of its own: a package is installed once per cluster, so each extension asks for its own
+ * (the objects are the same in each).
+ */
+async function writeBundle(dir: string, name: string): Promise<string> {
+  const pkg = join(dir, name);
   const b = join(pkg, '1.0.0');
   await mkdir(join(b, 'manifests'), { recursive: true });
   await mkdir(join(b, 'metadata'), { recursive: true });
   const csv = {
     apiVersion: 'operators.coreos.com/v1alpha1',
     kind: 'ClusterServiceVersion',
-    metadata: { name: 'bench-op.v1.0.0', annotations: { 'alm-examples': '[]' } },
+    metadata: { name: `${name}.v1.0.0`, annotations: { 'alm-examples': '[]' } },
     spec: {
       displayName: 'Bench Operator',
       version: '1.0.0',
@@ -88,7 +92,7 @@ async function writeBundle(dir: string): Promise<string> {
         'operators.operatorframework.io.bundle.mediatype.v1': 'registry+v1',
         'operators.operatorframework.io.bundle.manifests.v1': 'manifests/',
         'operators.operatorframework.io.bundle.metadata.v1': 'metadata/',
-        'operators.operatorframework.io.bundle.package.v1': 'bench-op',
+        'operators.operatorframework.io.bundle.package.v1': name,
         'operators.operatorframework.io.bundle.channels.v1': 'stable',
         'operators.operatorframework.io.bundle.channel.default.v1': 'stable',
       },
@@ -153,12 +157,12 @@ async function namespaceWithInstaller(client: KubeClient, ns: string): Promise<v
   });
 }
 
-function extension(name: string, ns: string): Record<string, unknown> {
+function extension(name: string, ns: string, pkg: string): Record<string, unknown> {
   return {
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',
     metadata: { name },
-    spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'bench-op' } } },
+    spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: pkg } } },
   };
 }
 
@@ -174,8 +178,12 @@ const floor: number[] = [];
 const single: number[] = [];
 // Whatever happens, the manager is stopped and the cluster taken down.
 try {
-  const pkgDir = await writeBundle(work);
-  const published = await publishPackages({ packages: [pkgDir], registry: up.registry, repository: 'bench' });
+  const singlePkgs = Array.from({ length: ROUNDS }, (_, r) => `bench-op-single-${r}`);
+  const manyPkgs = Array.from({ length: MANY }, (_, i) => `bench-op-${i}`);
+  const pkgDirs: string[] = [];
+  for (const name of [...singlePkgs, ...manyPkgs]) pkgDirs.push(await writeBundle(work, name));
+  const pkgDir = pkgDirs[0] ?? '';
+  const published = await publishPackages({ packages: pkgDirs, registry: up.registry, repository: 'bench' });
 
   // The floor: the same 20 objects with kubectl apply --server-side, then wait for the Deployment.
   const bundle = await loadBundleDir(join(pkgDir, '1.0.0'));
@@ -237,7 +245,7 @@ try {
     const ns = `single-${r}`;
     await namespaceWithInstaller(client, ns);
     const t0 = performance.now();
-    await client.apply(extension(`single-${r}`, ns) as never);
+    await client.apply(extension(`single-${r}`, ns, singlePkgs[r] ?? '') as never);
     while (!(await installed(client, `single-${r}`))) {
       if (performance.now() - t0 > 300_000) throw new Error(`single-${r} not Installed after 300 s`);
       await sleep(50);
@@ -249,7 +257,7 @@ try {
   for (let i = 0; i < MANY; i++) await namespaceWithInstaller(client, `many-${i}`);
   const before = await counters(metricsPort);
   const t1 = performance.now();
-  await Promise.all(Array.from({ length: MANY }, (_, i) => client.apply(extension(`many-${i}`, `many-${i}`) as never)));
+  await Promise.all(Array.from({ length: MANY }, (_, i) => client.apply(extension(`many-${i}`, `many-${i}`, manyPkgs[i] ?? '') as never)));
   let done = 0;
   while (done < MANY) {
     const list = await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension');
