@@ -10,6 +10,11 @@
  *
  * Reading the installed state and changing it happen while holding the installed-state lock,
  * so concurrent reconciles (and an overlapping second manager) never install a package twice.
+ * The installed state is read from the manager's informer caches, as controller-runtime's cached
+ * client reads, once they have caught up with this manager's own last writes (read-your-writes:
+ * the resourceVersions its writes answered); the API server is listed instead when they have
+ * not within a moment, after a delete, and whenever the lock was taken anew (another process may
+ * have written in between).
  *
  * Steps: HandleFinalizer → Validate → Tidy → Resolve → CheckUpgradeable → Deploy → Report.
  */
@@ -36,7 +41,19 @@ export { bundleDeploymentName } from './extension-changes.js';
 /** Runs a section that reads and changes the installed state, one at a time (a `LeaseLock`). */
 export interface InstalledStateLock {
   withLock<T>(fn: () => Promise<T>, opts?: { signal?: AbortSignal }): Promise<T>;
+  /** How many times the lock was taken anew (not carried over from the last section); see `LeaseLock`. */
+  readonly acquisitions?: number;
 }
+
+/** A cache of one kind, kept current by a watch: an `Informer`. */
+export interface KindCache<T extends KubeObject> {
+  get(key: string): T | undefined;
+  list(): T[];
+  waitForResourceVersion(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean>;
+}
+
+/** How long a read waits for the caches to catch up with this manager's writes before listing the API server. */
+const CACHE_CATCH_UP_MS = 2_000;
 
 export interface ClusterExtensionReconcilerOptions {
   client: KubeClient;
@@ -51,6 +68,11 @@ export interface ClusterExtensionReconcilerOptions {
    * one is still loading would pick from part of what the cluster offers.
    */
   clusterCatalogs?: () => readonly KubeObject[];
+  /**
+   * The manager's caches of BundleDeployments and ClusterExtensions. Without them every
+   * reconcile lists both from the API server.
+   */
+  caches?: { deployments: KindCache<BundleDeployment>; extensions: KindCache<ClusterExtension> };
 }
 
 /**
@@ -104,6 +126,14 @@ function deprecations(cfg: DeclarativeConfig, pkg: string, bundle: string, chann
 export class ClusterExtensionReconciler implements Reconciler {
   /** The index of the catalogs last resolved against: rebuilding it for every extension costs more than solving. */
   private index: { inputs: CatalogInput[]; index: CatalogIndex } | undefined;
+  /** The newest resourceVersion of each kind this manager wrote or read live: the caches must reach it. */
+  private readonly fresh = { deployments: '', extensions: '' };
+  /** Set by a delete (which answers no resourceVersion): the next read lists the API server. */
+  private mustList = true;
+  /** The lock's acquisition count at the last read; a change means another process may have written. */
+  private lockHeld: number | undefined;
+  /** Reads from the caches and from the API server, for tests and logs. */
+  readonly reads = { cached: 0, live: 0 };
 
   constructor(private readonly o: ClusterExtensionReconcilerOptions) {}
 
@@ -121,14 +151,20 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   private async reconcileLocked(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+    const cached = await this.cachesCaughtUp();
     let ce: ClusterExtension;
-    try {
-      ce = await this.o.client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: req.name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
+    const fromCache = cached === undefined ? undefined : cached.extensions.get(req.name);
+    if (fromCache !== undefined) {
+      ce = structuredClone(fromCache);
+    } else {
+      try {
+        ce = await this.o.client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: req.name });
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
     }
-    const installed = await this.readInstalledState();
+    const installed = cached === undefined ? await this.readInstalledState() : this.cachedInstalledState(cached);
     for (const p of installed.problems) ctx.logger.warn({ problem: p }, 'installed state');
     const state: State = {
       ce,
@@ -153,13 +189,53 @@ export class ClusterExtensionReconciler implements Reconciler {
     return runSteps(steps, state, ctx.logger);
   }
 
-  /** Every BundleDeployment and ClusterExtension, read now from the API server (not a cache). */
+  /**
+   * The caches, once they have seen everything this manager wrote (and read live) of both kinds;
+   * undefined when they cannot be trusted now (see the file's header) and the API server must be read.
+   */
+  private async cachesCaughtUp(): Promise<ClusterExtensionReconcilerOptions['caches']> {
+    const caches = this.o.caches;
+    if (caches === undefined) return undefined;
+    const held = this.o.lock?.acquisitions;
+    if (this.mustList || held !== this.lockHeld) return undefined;
+    const [bds, ces] = await Promise.all([
+      caches.deployments.waitForResourceVersion(this.fresh.deployments, CACHE_CATCH_UP_MS),
+      caches.extensions.waitForResourceVersion(this.fresh.extensions, CACHE_CATCH_UP_MS),
+    ]);
+    return bds && ces ? caches : undefined;
+  }
+
+  /** The installed state from the caches (copies: steps may change what they read). */
+  private cachedInstalledState(caches: NonNullable<ClusterExtensionReconcilerOptions['caches']>): InstalledState {
+    this.reads.cached++;
+    return buildInstalledState(structuredClone(caches.deployments.list()), caches.extensions.list());
+  }
+
+  /** Every BundleDeployment and ClusterExtension, read now from the API server. */
   private async readInstalledState(): Promise<InstalledState> {
+    this.lockHeld = this.o.lock?.acquisitions;
+    this.mustList = false;
+    this.reads.live++;
     const [bds, ces] = await Promise.all([
       this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'),
       this.o.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension'),
     ]);
+    // What the API server holds now, the caches must reach before they are read again.
+    for (const bd of bds.items) this.wrote('deployments', bd);
+    for (const ce of ces.items) this.wrote('extensions', ce);
     return buildInstalledState(bds.items, ces.items);
+  }
+
+  /** Remembers the resourceVersion a write answered (or a live read saw): the caches must reach it. */
+  private wrote(kind: 'deployments' | 'extensions', obj: KubeObject | undefined): void {
+    const rv = obj?.metadata.resourceVersion;
+    if (rv === undefined || rv === '') return;
+    const prev = this.fresh[kind];
+    if (!/^[0-9]+$/.test(rv)) {
+      this.mustList = true; // not comparable: the caches can never be shown to have caught up
+      return;
+    }
+    if (prev === '' || BigInt(rv) > BigInt(prev)) this.fresh[kind] = rv;
   }
 
   private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
@@ -168,15 +244,20 @@ export class ClusterExtensionReconciler implements Reconciler {
     if (prev.install !== undefined) keep.install = prev.install;
     if (prev.resolution !== undefined) keep.resolution = prev.resolution;
     if (s.history !== undefined) keep.history = s.history;
-    await applyStatus(this.o.client, s.ce, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.ce.metadata.generation });
+    this.wrote('extensions', await applyStatus(this.o.client, s.ce, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.ce.metadata.generation }));
   }
 
   /** Applies and deletes what `changes` says, under the lock the caller holds. */
   private async write(s: State, changes: ExtensionChanges): Promise<BundleDeployment[]> {
     const applied: BundleDeployment[] = [];
-    for (const body of changes.apply) applied.push(await this.o.client.apply<BundleDeployment>(body, { force: true }));
+    for (const body of changes.apply) {
+      const bd = await this.o.client.apply<BundleDeployment>(body, { force: true });
+      this.wrote('deployments', bd);
+      applied.push(bd);
+    }
     for (const name of changes.delete) {
       s.logger.info({ bundleDeployment: name }, 'removing a bundle no extension needs any more');
+      this.mustList = true; // set before: a delete that fails half-way may still have deleted
       await this.o.client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
     }
     return applied;
@@ -184,7 +265,7 @@ export class ClusterExtensionReconciler implements Reconciler {
 
   private async handleFinalizer(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.ce)) {
-      await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP);
+      if (await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP)) this.wrote('extensions', s.ce);
       return CONTINUE;
     }
     // Let go of the whole set: what another extension still needs stays (and is handed to it);
@@ -192,6 +273,7 @@ export class ClusterExtensionReconciler implements Reconciler {
     const changes = changesForRemoval(s.ce.metadata.name ?? '', s.installed);
     await this.write(s, changes);
     if (changes.delete.length > 0 || changes.waiting.length > 0) return stop({ requeueAfterMs: 2_000 });
+    this.mustList = true; // the extension goes: a delete the caches cannot be checked against
     await removeFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP);
     return stop();
   }

@@ -63,10 +63,10 @@ export class Conditions {
 }
 
 /** Writes `status` of a cluster-scoped or namespaced object with SSA on the status subresource. */
-export async function applyStatus(client: KubeClient, obj: KubeObject, status: Record<string, unknown>): Promise<void> {
+export async function applyStatus(client: KubeClient, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
   const metadata: KubeObject['metadata'] = { name: obj.metadata.name ?? '' };
   if (obj.metadata.namespace !== undefined) metadata.namespace = obj.metadata.namespace;
-  await client.apply({ apiVersion: obj.apiVersion, kind: obj.kind, metadata, status }, { fieldManager: STATUS_MANAGER, force: true, subresource: 'status' });
+  return client.apply({ apiVersion: obj.apiVersion, kind: obj.kind, metadata, status }, { fieldManager: STATUS_MANAGER, force: true, subresource: 'status' });
 }
 
 /** Adds `finalizer` if missing; answers true when it had to (the caller may go on). */

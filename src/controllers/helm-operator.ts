@@ -59,7 +59,7 @@ export class HelmOperatorReconciler implements Reconciler {
     }
     const conditions = new Conditions(hop.status?.conditions, hop.metadata.generation);
     const pollMs = (hop.spec.chart.pollIntervalMinutes ?? DEFAULT_POLL_MINUTES) * 60_000;
-    const writeStatus = (extra: Record<string, unknown>): Promise<void> =>
+    const writeStatus = (extra: Record<string, unknown>): Promise<unknown> =>
       applyStatus(this.o.client, hop, { ...extra, conditions: conditions.toArray(), observedGeneration: hop.metadata.generation });
 
     const { fetchChart } = await import('../helm/chart-source/index.js');

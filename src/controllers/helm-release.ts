@@ -208,7 +208,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return runSteps(steps, state, logger);
   }
 
-  private writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
+  private writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<unknown> {
     const deployed = s.cr.status?.deployedRelease;
     return applyStatus(this.o.client, s.cr, { ...(deployed === undefined ? {} : { deployedRelease: deployed }), ...extra, conditions: s.conditions.toArray() });
   }

@@ -22,7 +22,7 @@ import { ControllerMetrics, countApiRequests } from '../kube/metrics.js';
 import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
-import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
+import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { closeServer, createSafeServer, sendPlain } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator.js';
@@ -136,8 +136,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     const workers = o.workers ?? 4;
     const inf = {
       catalogs: new Informer(client, API_VERSION, 'ClusterCatalog', { logger, resyncMs: 10 * 60_000 }),
-      deployments: new Informer(client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
-      extensions: new Informer(client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
+      deployments: new Informer<BundleDeployment>(client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
+      extensions: new Informer<ClusterExtension>(client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
       platform: new Informer(client, API_VERSION, 'PlatformOperator', { logger, resyncMs: 10 * 60_000 }),
       helmOperators: new Informer(client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
     };
@@ -186,7 +186,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       logger,
       metrics,
       workers,
-      reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(client, logger), clusterCatalogs: () => inf.catalogs.list() }),
+      reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(client, logger), clusterCatalogs: () => inf.catalogs.list(), caches: { deployments: inf.deployments, extensions: inf.extensions } }),
     })
       .watch(inf.extensions, undefined, specOrMetadataChanged)
       // A BundleDeployment's news goes to every extension that needs it…

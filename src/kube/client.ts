@@ -67,7 +67,7 @@ interface Transport {
   /** Bearer headers, read again when they can change (token files, exec plugins). */
   credentials: Credentials;
   /** Told of every response (method, status), for request metrics. */
-  observers: ((method: string, status: number) => void)[];
+  observers: ((method: string, status: number, target: RequestTarget) => void)[];
   /** Deadline of one request, response body included (a watch gets its own timeout plus this). */
   timeoutMs: number;
 }
@@ -115,6 +115,28 @@ export interface WriteFence {
 }
 
 const MUTATING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** What one request asked for, as the API server's audit log names it: `list` `bundledeployments`. */
+export interface RequestTarget {
+  verb: string;
+  /** The resource (plural), with its subresource after a slash (`clusterextensions/status`); a non-resource path as it is (`/version`). */
+  resource: string;
+}
+
+/** The verb and resource of a request to `path` (no query string). */
+export function requestTarget(method: string, path: string, watch = false): RequestTarget {
+  const parts = path.split('/').filter((p) => p !== '');
+  // /api/v1/… or /apis/group/version/…
+  const rest = parts[0] === 'api' && parts.length >= 2 ? parts.slice(2) : parts[0] === 'apis' && parts.length >= 3 ? parts.slice(3) : undefined;
+  const m = method.toUpperCase();
+  if (rest === undefined || rest.length === 0) return { verb: m.toLowerCase(), resource: path };
+  // namespaces/NS/resource/… names a namespaced resource; namespaces or namespaces/NS alone is the Namespace itself.
+  const inNamespace = rest[0] === 'namespaces' && rest.length >= 3 ? rest.slice(2) : rest;
+  const [resource = '', name, sub] = inNamespace;
+  const collection = name === undefined;
+  const verb = watch ? 'watch' : m === 'GET' ? (collection ? 'list' : 'get') : m === 'POST' ? 'create' : m === 'PUT' ? 'update' : m === 'PATCH' ? 'patch' : m === 'DELETE' ? (collection ? 'deletecollection' : 'delete') : m.toLowerCase();
+  return { verb, resource: sub === undefined ? resource : `${resource}/${sub}` };
+}
 
 export class KubeClient {
   private readonly transport: Transport;
@@ -189,8 +211,11 @@ export class KubeClient {
     return this.transport.base.toString();
   }
 
-  /** Calls `fn` with the method and status of every response this client (and those made from it) gets. */
-  observeResponses(fn: (method: string, status: number) => void): void {
+  /**
+   * Calls `fn` with the method and status of every response this client (and those made from
+   * it) gets, and what it asked for: the verb (get, list, watch, create, …) and the resource.
+   */
+  observeResponses(fn: (method: string, status: number, target: RequestTarget) => void): void {
     this.transport.observers.push(fn);
   }
 
@@ -462,16 +487,18 @@ export class KubeClient {
   private async open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
     const credentials = this.transport.credentials;
     const res = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
-    this.observe(method, res);
+    this.observe(method, path, opts, res);
     if (res.statusCode !== 401 || !credentials.invalidate()) return res;
     res.resume();
     const again = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
-    this.observe(method, again);
+    this.observe(method, path, opts, again);
     return again;
   }
 
-  private observe(method: string, res: http.IncomingMessage): void {
-    for (const fn of this.transport.observers) fn(method.toUpperCase(), res.statusCode ?? 0);
+  private observe(method: string, path: string, opts: RequestOptions, res: http.IncomingMessage): void {
+    if (this.transport.observers.length === 0) return;
+    const target = requestTarget(method, path, opts.query?.watch !== undefined);
+    for (const fn of this.transport.observers) fn(method.toUpperCase(), res.statusCode ?? 0, target);
   }
 
   private async readCredentials(what: string): Promise<Record<string, string>> {

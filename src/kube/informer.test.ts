@@ -70,3 +70,36 @@ test('a watch that ends normally (its timeout) is resumed without delivering unc
   assert.equal(lists, 1, 'the watch resumed from its resourceVersion, without a relist');
   assert.deepEqual(seen, ['add a']);
 });
+
+test('the cache says when it has caught up with a resourceVersion (a write it must show), and times out when it has not', async () => {
+  // Lists at 10, then delivers one event at 12 once told to.
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const client = {
+    list: () => Promise.resolve({ items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '10' } }], metadata: { resourceVersion: '10' } }),
+    watch: async function* (_apiVersion: string, _kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<{ type: string; object: KubeObject }> {
+      await released;
+      yield { type: 'MODIFIED', object: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '12' } } };
+      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+    },
+  } as unknown as KubeClient;
+  const informer = new Informer(client, 'v1', 'ConfigMap');
+  assert.equal(informer.hasSeen('1'), false, 'nothing is seen before the first list');
+  const stop = new AbortController();
+  const running = informer.run(stop.signal);
+  await informer.waitForSync();
+  assert.equal(informer.hasSeen('9'), true);
+  assert.equal(informer.hasSeen('10'), true);
+  assert.equal(informer.hasSeen('12'), false);
+  assert.equal(informer.hasSeen('not-a-number'), false, 'an opaque resourceVersion is never taken as seen');
+  assert.equal(await informer.waitForResourceVersion('12', 50), false, 'timed out before the event');
+  const waiting = informer.waitForResourceVersion('12', 10_000);
+  release();
+  assert.equal(await waiting, true);
+  assert.equal(informer.get('ns/a')?.metadata.resourceVersion, '12', 'the cache holds the write once it says so');
+  assert.equal(await informer.waitForResourceVersion('x1', 10_000), false, 'never waits for what it cannot compare');
+  stop.abort();
+  await running;
+});

@@ -30,6 +30,9 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly handlers: InformerHandlers<T>[] = [];
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
+  /** The newest resourceVersion this cache has caught up to (a list's, an event's, a bookmark's). */
+  private lastResourceVersion = '';
+  private readonly rvWaiters: { rv: bigint; resolve: (seen: boolean) => void }[] = [];
 
   constructor(
     private readonly client: KubeClient,
@@ -54,6 +57,54 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get hasSynced(): boolean {
     return this.synced;
+  }
+
+  /**
+   * Whether this cache has seen every change of its kind up to `resourceVersion` (an object's,
+   * as a write answered it): the read-your-writes check of controller-runtime's cached client.
+   * resourceVersions are compared as the integers the API server makes them (comparable since
+   * Kubernetes 1.35, KEP-5504); one that is not an integer is never taken as seen, so callers
+   * fall back to reading the API server.
+   */
+  hasSeen(resourceVersion: string | undefined): boolean {
+    if (resourceVersion === undefined || resourceVersion === '') return this.synced;
+    const want = toRv(resourceVersion);
+    const have = toRv(this.lastResourceVersion);
+    return this.synced && want !== undefined && have !== undefined && have >= want;
+  }
+
+  /** Resolves true once `hasSeen(resourceVersion)`, or false after `timeoutMs` (or at once when it never can be). */
+  waitForResourceVersion(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean> {
+    if (this.hasSeen(resourceVersion)) return Promise.resolve(true);
+    const rv = toRv(resourceVersion ?? '');
+    if (rv === undefined) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter = { rv, resolve: (seen: boolean): void => resolve(seen) };
+      const timer = setTimeout(() => {
+        const i = this.rvWaiters.indexOf(waiter);
+        if (i >= 0) this.rvWaiters.splice(i, 1);
+        resolve(false);
+      }, timeoutMs);
+      waiter.resolve = (seen) => {
+        clearTimeout(timer);
+        resolve(seen);
+      };
+      this.rvWaiters.push(waiter);
+    });
+  }
+
+  private caughtUpTo(rv: string): void {
+    this.lastResourceVersion = rv;
+    if (this.rvWaiters.length === 0 || !this.synced) return;
+    const have = toRv(rv);
+    if (have === undefined) return;
+    for (let i = this.rvWaiters.length - 1; i >= 0; i--) {
+      const w = this.rvWaiters[i];
+      if (w !== undefined && have >= w.rv) {
+        this.rvWaiters.splice(i, 1);
+        w.resolve(true);
+      }
+    }
   }
 
   waitForSync(): Promise<void> {
@@ -122,6 +173,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
     }
+    this.caughtUpTo(list.metadata.resourceVersion ?? '');
     return list.metadata.resourceVersion ?? '';
   }
 
@@ -131,7 +183,10 @@ export class Informer<T extends KubeObject = KubeObject> {
     for await (const ev of this.client.watch<T>(this.apiVersion, this.kind, { ...this.opts, resourceVersion: rv, signal, timeoutSeconds: 240 + Math.floor(Math.random() * 60) })) {
       const newRv = ev.object.metadata.resourceVersion;
       if (newRv !== undefined) rv = newRv;
-      if (ev.type === 'BOOKMARK') continue;
+      if (ev.type === 'BOOKMARK') {
+        this.caughtUpTo(rv);
+        continue;
+      }
       const key = objectKey(ev.object.metadata);
       const old = this.store.get(key);
       if (ev.type === 'DELETED') {
@@ -142,6 +197,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         if (old === undefined) this.emit('add', ev.object);
         else this.emit('update', old, ev.object);
       }
+      this.caughtUpTo(rv);
     }
     return rv;
   }
@@ -159,4 +215,8 @@ export class Informer<T extends KubeObject = KubeObject> {
       }
     }
   }
+}
+
+function toRv(rv: string): bigint | undefined {
+  return /^[0-9]{1,30}$/.test(rv) ? BigInt(rv) : undefined;
 }

@@ -36,6 +36,12 @@ export class LeaseLock {
   /** Renews the Lease while this process holds it (across back-to-back sections). */
   private renewal: ReturnType<typeof setInterval> | undefined;
   private renewedAt = 0;
+  /**
+   * How many times this process has taken the Lease anew. A section that finds it changed since
+   * the last one cannot know what another process wrote in between (readers of caches go to the
+   * API server then); back-to-back sections of one holding see the same number.
+   */
+  acquisitions = 0;
 
   constructor(private readonly o: LeaseLockOptions) {
     this.leaseDurationMs = o.leaseDurationMs ?? 15_000;
@@ -72,6 +78,7 @@ export class LeaseLock {
       // Held since an earlier section: only trusted while renewals keep succeeding.
       if (this.renewal === undefined || Date.now() - this.renewedAt > this.leaseDurationMs / 2) {
         await this.acquire(opts.timeoutMs ?? this.leaseDurationMs + 5_000, opts.signal);
+        this.acquisitions++;
         this.renewedAt = Date.now();
         this.renewal ??= setInterval(() => void this.renew(), Math.max(100, Math.floor(this.leaseDurationMs / 3)));
       }

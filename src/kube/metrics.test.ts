@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
-import { KubeClient } from './client.js';
+import { KubeClient, requestTarget } from './client.js';
 import { countApiRequests } from './metrics.js';
 
 test('every API response is counted by method and status, for clients made from the observed one too', async () => {
@@ -31,9 +31,23 @@ test('every API response is counted by method and status, for clients made from 
     const text = await registry.metrics();
     assert.match(text, /binnacle_rest_client_requests_total\{method="GET",code="200"\} 2/);
     assert.match(text, /binnacle_rest_client_requests_total\{method="GET",code="404"\} 1/);
+    assert.match(text, /binnacle_rest_client_requests_by_resource_total\{verb="get",resource="\/version"\} 2/);
   } finally {
     client.close();
     server.closeAllConnections();
     server.close();
   }
+});
+
+test('a request is named by its verb and resource, as the audit log names it', () => {
+  assert.deepEqual(requestTarget('GET', '/apis/binnacle.dev/v1alpha1/bundledeployments'), { verb: 'list', resource: 'bundledeployments' });
+  assert.deepEqual(requestTarget('GET', '/apis/binnacle.dev/v1alpha1/bundledeployments', true), { verb: 'watch', resource: 'bundledeployments' });
+  assert.deepEqual(requestTarget('PATCH', '/apis/binnacle.dev/v1alpha1/clusterextensions/a/status'), { verb: 'patch', resource: 'clusterextensions/status' });
+  assert.deepEqual(requestTarget('GET', '/api/v1/namespaces/ns/configmaps/c'), { verb: 'get', resource: 'configmaps' });
+  assert.deepEqual(requestTarget('DELETE', '/api/v1/namespaces/ns/configmaps'), { verb: 'deletecollection', resource: 'configmaps' });
+  assert.deepEqual(requestTarget('POST', '/api/v1/namespaces'), { verb: 'create', resource: 'namespaces' });
+  assert.deepEqual(requestTarget('GET', '/api/v1/namespaces/ns'), { verb: 'get', resource: 'namespaces' });
+  assert.deepEqual(requestTarget('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l'), { verb: 'update', resource: 'leases' });
+  assert.deepEqual(requestTarget('GET', '/apis/binnacle.dev/v1alpha1'), { verb: 'get', resource: '/apis/binnacle.dev/v1alpha1' });
+  assert.deepEqual(requestTarget('GET', '/version'), { verb: 'get', resource: '/version' });
 });

@@ -1,5 +1,6 @@
 /** Prometheus metrics of controllers, registered on a registry the caller owns. */
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { RequestTarget } from './client.js';
 
 export class ControllerMetrics {
   private readonly total: Counter<'controller' | 'result'>;
@@ -35,7 +36,17 @@ export class ControllerMetrics {
  * API requests by method and status code, as controller-runtime's `rest_client_requests_total`:
  * the figure that shows a reconcile storm (requests per object far above a handful).
  */
-export function countApiRequests(registry: Registry, client: { observeResponses(fn: (method: string, status: number) => void): void }): void {
+export function countApiRequests(registry: Registry, client: { observeResponses(fn: (method: string, status: number, target: RequestTarget) => void): void }): void {
   const requests = new Counter({ name: 'binnacle_rest_client_requests_total', help: 'API server requests by method and HTTP status code.', labelNames: ['method', 'code'], registers: [registry] });
-  client.observeResponses((method, status) => requests.inc({ method, code: String(status) }));
+  // The same requests by what they asked for: which reads or writes make up a storm.
+  const byResource = new Counter({
+    name: 'binnacle_rest_client_requests_by_resource_total',
+    help: 'API server requests by verb (get, list, watch, create, patch, …) and resource.',
+    labelNames: ['verb', 'resource'],
+    registers: [registry],
+  });
+  client.observeResponses((method, status, target) => {
+    requests.inc({ method, code: String(status) });
+    byResource.inc({ verb: target.verb, resource: target.resource });
+  });
 }
