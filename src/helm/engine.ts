@@ -4,6 +4,12 @@
  * WebAssembly, run in one long-lived worker thread that is started on the first Helm call
  * only. `lookup` reaches the cluster through a host callback that each render may supply;
  * without one it answers empty, as `helm template` does.
+ *
+ * Helm has no bound on a template's work (nested `range`, `include` fanning out, `tpl` calling
+ * itself), and the worker renders one thing at a time, so a call that runs past its time bound
+ * (HELM_TIMEOUT) or crashes the worker (HELM_ENGINE_CRASH: a JavaScript stack overflow, Go
+ * running out of memory) stops the worker and fails every call in flight; the next call starts a
+ * fresh one.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -87,16 +93,32 @@ export interface ChartDescription {
   crds?: { name: string; data: string }[];
 }
 
-export type HelmPhase = 'request' | 'load' | 'values' | 'render' | 'internal';
+/** `timeout`: the call ran past the engine's time bound (a template that does not end). */
+export type HelmPhase = 'request' | 'load' | 'values' | 'render' | 'timeout' | 'internal';
 
-/** Helm refused the chart or values; `message` is Helm's own error text. */
+/**
+ * Helm refused the chart or values (`message` is Helm's own error text), or the engine gave no
+ * answer: past its time bound (HELM_TIMEOUT), or the worker crashed (phase `internal`,
+ * HELM_ENGINE_CRASH / HELM_ENGINE_EXIT).
+ */
 export class HelmError extends BinnacleError {
   readonly phase: HelmPhase;
-  constructor(phase: HelmPhase, message: string) {
-    super(`HELM_${phase.toUpperCase()}`, message);
+  constructor(phase: HelmPhase, message: string, code = `HELM_${phase.toUpperCase()}`) {
+    super(code, message);
     this.phase = phase;
   }
 }
+
+export interface HelmEngineOptions {
+  /**
+   * The most one render or inspect may take once the engine has it (default 120 s: the corpus's
+   * largest charts render in well under 10 s on a loaded 2-core machine). Past it the worker is
+   * stopped and the call fails with HELM_TIMEOUT.
+   */
+  callTimeoutMs?: number;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 
 /** The small interface the rest of Binnacle uses. */
 export interface HelmEngine {
@@ -136,9 +158,15 @@ class WasmHelmEngine implements HelmEngine {
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (r: WireResponse) => void; reject: (e: Error) => void; lookup: LookupTransport | undefined }>();
+  private readonly pending = new Map<number, { resolve: (r: WireResponse) => void; reject: (e: Error) => void; lookup: LookupTransport | undefined; timer: NodeJS.Timeout }>();
+  private readonly callTimeoutMs: number;
 
-  constructor(private readonly dir: string) {}
+  constructor(
+    private readonly dir: string,
+    options: HelmEngineOptions = {},
+  ) {
+    this.callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  }
 
   private start(): Promise<void> {
     if (this.ready !== undefined) return this.ready;
@@ -154,13 +182,21 @@ class WasmHelmEngine implements HelmEngine {
     worker.unref();
     this.worker = worker;
     this.ready = new Promise<void>((resolveReady, rejectReady) => {
+      let started = false;
       worker.on('message', (m: WorkerMessage) => {
         switch (m.type) {
           case 'ready':
+            started = true;
             resolveReady();
             return;
           case 'failed':
-            rejectReady(new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`));
+            if (!started) {
+              rejectReady(new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`));
+              this.stop(worker, new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`));
+              return;
+            }
+            // Go exited under a render (out of memory, a fatal error): its calls will never answer.
+            this.stop(worker, new HelmError('internal', `Helm's engine stopped: ${m.error}`, 'HELM_ENGINE_CRASH'));
             return;
           case 'result':
             this.settle(m.id, m.json);
@@ -171,31 +207,42 @@ class WasmHelmEngine implements HelmEngine {
         }
       });
       worker.on('error', (err) => {
-        const e = new BinnacleError('HELM_ENGINE_CRASH', `Helm's engine crashed: ${err.message}`, { cause: err });
+        const e = new HelmError('internal', `Helm's engine crashed: ${err.message}`, 'HELM_ENGINE_CRASH');
+        e.cause = err;
         rejectReady(e);
-        this.failAll(e);
+        this.stop(worker, e);
       });
       worker.on('exit', (code) => {
-        const e = new BinnacleError('HELM_ENGINE_EXIT', `Helm's engine exited (code ${code})`);
+        const e = new HelmError('internal', `Helm's engine exited (code ${code})`, 'HELM_ENGINE_EXIT');
         rejectReady(e);
-        this.failAll(e);
+        this.stop(worker, e);
       });
     });
     return this.ready;
   }
 
-  /** Any crash takes every render in flight with it; the next call starts a fresh worker. */
-  private failAll(err: Error): void {
-    for (const p of this.pending.values()) p.reject(err);
-    this.pending.clear();
+  /**
+   * Any crash or timeout takes every call in flight with it (the worker renders one at a time);
+   * the next call starts a fresh worker. Events of a worker already replaced change nothing: its
+   * `exit` arrives after the `error` that replaced it, when a new worker may be running.
+   */
+  private stop(worker: Worker, err: Error, errFor?: (id: number) => Error): void {
+    if (this.worker !== worker) return;
     this.worker = undefined;
     this.ready = undefined;
+    for (const [id, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.reject(errFor?.(id) ?? err);
+    }
+    this.pending.clear();
+    void worker.terminate().catch(() => undefined);
   }
 
   private settle(id: number, json: string): void {
     const p = this.pending.get(id);
     if (p === undefined) return;
     this.pending.delete(id);
+    clearTimeout(p.timer);
     if (this.pending.size === 0) this.worker?.unref();
     try {
       p.resolve(JSON.parse(json) as WireResponse);
@@ -224,7 +271,12 @@ class WasmHelmEngine implements HelmEngine {
     const id = this.nextId++;
     worker.ref();
     return new Promise<WireResponse>((resolveCall, rejectCall) => {
-      this.pending.set(id, { resolve: resolveCall, reject: rejectCall, lookup });
+      const timer = setTimeout(() => {
+        const over = new HelmError('timeout', `Helm's engine gave no answer within ${this.callTimeoutMs / 1000} s (a template that does not end?); the engine was restarted`);
+        const restarted = new HelmError('internal', "Helm's engine was restarted: another call ran past its time bound", 'HELM_ENGINE_RESTARTED');
+        this.stop(worker, over, (other) => (other === id ? over : restarted));
+      }, this.callTimeoutMs);
+      this.pending.set(id, { resolve: resolveCall, reject: rejectCall, lookup, timer });
       worker.postMessage({ type: 'call', id, op, json: JSON.stringify({ ...payload, callId: id }) });
     });
   }
@@ -282,6 +334,11 @@ class WasmHelmEngine implements HelmEngine {
     const w = this.worker;
     this.worker = undefined;
     this.ready = undefined;
+    for (const p of this.pending.values()) {
+      clearTimeout(p.timer);
+      p.reject(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
+    }
+    this.pending.clear();
     if (w !== undefined) await w.terminate();
   }
 }
@@ -295,6 +352,6 @@ export function helmEngine(): HelmEngine {
 }
 
 /** A separate engine, for tests and benchmarks that measure a cold start. */
-export function createHelmEngine(dir = helmWasmDir()): HelmEngine {
-  return new WasmHelmEngine(dir);
+export function createHelmEngine(dir = helmWasmDir(), options: HelmEngineOptions = {}): HelmEngine {
+  return new WasmHelmEngine(dir, options);
 }
