@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full fuzzing run (`npm run fuzz`): every loader in test/fuzz with BINNACLE_FUZZ_RUNS inputs
-# (default 10,000; the Helm engine's own loader gets BINNACLE_FUZZ_ENGINE_RUNS, default 200, as
-# each input costs a WebAssembly render), then a table of the figures: inputs, answers, specific
-# errors, crashes, hangs, writes outside the sandbox, seconds, the slowest input. CI runs the same files with a small fixed-seed sample.
+# (default 10,000; the Helm engine's own loader gets BINNACLE_FUZZ_ENGINE_RUNS, default 1,000, as
+# each input is a WebAssembly render, tens of ms warm), then a table of the figures: inputs,
+# answers, specific errors, crashes, hangs, writes outside the sandbox, seconds, the slowest
+# input. CI runs the same files with a small fixed-seed sample.
 #
 # usage: hack/fuzz.sh [TEST_FILE...]   env: BINNACLE_FUZZ_RUNS, BINNACLE_FUZZ_SEED (printed; replays a failure)
 set -euo pipefail
