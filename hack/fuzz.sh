@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full fuzzing run (`npm run fuzz`): every loader in test/fuzz with BINNACLE_FUZZ_RUNS inputs
-# (default 10,000; the Helm engine's own loader gets BINNACLE_FUZZ_ENGINE_RUNS, default 200, as
-# each input costs a WebAssembly render), then a table of the figures: inputs, answers, specific
-# errors, crashes, the slowest input. CI runs the same files with a small fixed-seed sample.
+# (default 10,000; the Helm engine's own loader gets BINNACLE_FUZZ_ENGINE_RUNS, default 1,000, as
+# each input is a WebAssembly render, tens of ms warm), then a table of the figures: inputs,
+# answers, specific errors, crashes, hangs, writes outside the sandbox, seconds, the slowest
+# input. CI runs the same files with a small fixed-seed sample.
 #
 # usage: hack/fuzz.sh [TEST_FILE...]   env: BINNACLE_FUZZ_RUNS, BINNACLE_FUZZ_SEED (printed; replays a failure)
 set -euo pipefail
@@ -21,13 +22,13 @@ status=$?
 set -e
 node -e '
 const rows = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
-const head = ["loader", "seed", "inputs", "answers", "specific errors", "crashes", "max ms/input"];
-const body = rows.map((r) => [r.loader, r.seed, r.inputs, r.answers, r.errors, r.crashes, r.maxMs.toFixed(0)].map(String));
+const head = ["loader", "seed", "inputs", "seconds", "answers", "specific errors", "crashes", "hangs", "outside writes", "max ms/input"];
+const body = rows.map((r) => [r.loader, r.seed, r.inputs, r.seconds.toFixed(0), r.answers, r.errors, r.crashes, r.hangs, r.outsideWrites, r.maxMs.toFixed(0)].map(String));
 const w = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
 const line = (cells) => cells.map((c, i) => (i === 0 ? c.padEnd(w[i]) : c.padStart(w[i]))).join("  ");
 console.log("\n" + line(head));
 for (const b of body) console.log(line(b));
 const sum = (k) => rows.reduce((a, r) => a + r[k], 0);
-console.log(`\n${rows.length} loaders, ${sum("inputs")} inputs, ${sum("answers")} answers, ${sum("errors")} specific errors, ${sum("crashes")} crashes`);
+console.log(`\n${rows.length} loaders, ${sum("inputs")} inputs, ${sum("answers")} answers, ${sum("errors")} specific errors, ${sum("crashes")} crashes, ${sum("hangs")} hangs, ${sum("outsideWrites")} outside writes, ${sum("seconds").toFixed(0)} s`);
 ' "$BINNACLE_FUZZ_REPORT"
 exit $status

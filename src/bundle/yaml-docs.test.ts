@@ -3,6 +3,29 @@ import assert from 'node:assert/strict';
 import { parseYamlDocuments, relaxQuotedIndentation } from './yaml-docs.js';
 
 describe('parseYamlDocuments', () => {
+  // Found by fuzzing bundle directories: `*a` inserted into annotations.yaml threw a ReferenceError
+  // out of the YAML library instead of a problem naming the file.
+  it('an alias without its anchor is a yaml.syntax problem naming the file, and the other documents are kept', () => {
+    const r = parseYamlDocuments('a: 1\n---\nb: *missing\n---\nc: 3\n', 'metadata/annotations.yaml');
+    assert.deepEqual(
+      r.documents.map((d) => d.index),
+      [0, 2],
+    );
+    assert.equal(r.problems.length, 1);
+    assert.equal(r.problems[0]?.rule, 'yaml.syntax');
+    assert.equal(r.problems[0]?.severity, 'error');
+    assert.equal(r.problems[0]?.file, 'metadata/annotations.yaml');
+    assert.match(r.problems[0]?.message ?? '', /document 1.*Unresolved alias/);
+  });
+
+  it('aliases past the count that guards against a billion-laughs document are a problem, not an exception', () => {
+    const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...'bcdefg'.split('').map((k, i) => `${k}: &${k} [${Array(10).fill(`*${'abcdefg'[i] ?? 'a'}`).join(', ')}]`)].join('\n');
+    const r = parseYamlDocuments(`${laughs}\n`, 'manifests/csv.yaml');
+    assert.deepEqual(r.documents, []);
+    assert.equal(r.problems[0]?.rule, 'yaml.syntax');
+    assert.match(r.problems[0]?.message ?? '', /alias/i);
+  });
+
   it('accepts under-indented continuation lines of quoted scalars, as Go does', () => {
     const text = 'a:\n  b: "one\n two"\n  c: \'x\n  y\'\n';
     const r = parseYamlDocuments(text, 'f.yaml');

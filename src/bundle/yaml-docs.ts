@@ -63,7 +63,17 @@ export function parseYamlDocuments(input: string, file: string): ParsedFile {
       index++;
       continue;
     }
-    const value: unknown = doc.toJS({ maxAliasCount: 1000 });
+    // An alias without its anchor (`*a`), or aliases past the count that guards against a
+    // billion-laughs document, only fail here, as a ReferenceError from the YAML library.
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 1000 });
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      problems.push({ severity: 'error', rule: 'yaml.syntax', message: `not valid YAML (document ${index}): ${reason.split('\n')[0] ?? reason}`, file });
+      index++;
+      continue;
+    }
     if (value !== null && value !== undefined) documents.push({ index, value });
     index++;
   }

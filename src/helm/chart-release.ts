@@ -92,7 +92,14 @@ function objectsOf(text: string, where: string): KubeObject[] {
   const out: KubeObject[] = [];
   parseAllDocuments(text).forEach((doc, i) => {
     if (doc.errors.length > 0) throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: where });
-    const value: unknown = doc.toJS();
+    // Helm (Go's YAML) accepts a manifest with many aliases; the YAML library's default stops at
+    // 100 with a ReferenceError. A generous bound still stops a billion-laughs manifest.
+    let value: unknown;
+    try {
+      value = doc.toJS({ maxAliasCount: 10_000 });
+    } catch (err) {
+      throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${err instanceof Error ? err.message : String(err)}`, { file: where });
+    }
     if (value === null || value === undefined) return;
     if (!isKubeObject(value)) throw new InputError('HELM_MANIFEST_OBJECT', `document ${i + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: where });
     out.push(value);

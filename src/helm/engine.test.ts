@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -118,6 +118,49 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
   test('the engine keeps working after every failure above', async () => {
     const r = await engine.render({ chart: join(DATA, 'schema'), releaseName: 'ok' });
     assert.match(r.output, /replicas: "1"/);
+  });
+
+  // Found by fuzzing charts through the engine: a `tpl` that calls itself overflows the worker's
+  // stack; the worker's late `exit` event then dropped the fresh worker the next call had started.
+  test('a template that calls tpl on itself fails with a HelmError, and the next render works', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'helm-tpl-loop-'));
+    try {
+      await mkdir(join(dir, 'templates'));
+      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: loop\nversion: 0.1.0\n');
+      await writeFile(join(dir, 'values.yaml'), 't: "{{ tpl .Values.t . }}"\n');
+      await writeFile(join(dir, 'templates', 'cm.yaml'), '{{ tpl .Values.t . }}\n');
+      await assert.rejects(engine.render({ chart: dir, releaseName: 'x' }), (err: unknown) => {
+        assert.ok(err instanceof HelmError, `a HelmError, not ${String(err)}`);
+        return true;
+      });
+      const r = await engine.render({ chart: join(DATA, 'schema'), releaseName: 'ok' });
+      assert.match(r.output, /replicas: "1"/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a template that does not end fails with HELM_TIMEOUT past the time bound, and the engine renders again', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'helm-endless-'));
+    const bounded = createHelmEngine(undefined, { callTimeoutMs: 3000 });
+    try {
+      await mkdir(join(dir, 'templates'));
+      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: endless\nversion: 0.1.0\n');
+      // 10^10 iterations: it would end, some hours from now.
+      await writeFile(join(dir, 'templates', 'cm.yaml'), '{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n');
+      await bounded.inspect(join(DATA, 'schema')); // the worker is up, so the bound is the render's alone
+      await assert.rejects(bounded.render({ chart: dir, releaseName: 'x' }), (err: unknown) => {
+        assert.ok(err instanceof HelmError, `a HelmError, not ${String(err)}`);
+        assert.equal(err.code, 'HELM_TIMEOUT');
+        assert.equal(err.phase, 'timeout');
+        return true;
+      });
+      const r = await bounded.render({ chart: join(DATA, 'schema'), releaseName: 'ok' });
+      assert.match(r.output, /replicas: "1"/);
+    } finally {
+      await bounded.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('lookup reads through the host; offline it answers empty, as helm template does', async () => {

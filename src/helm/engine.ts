@@ -1,9 +1,11 @@
 /**
  * Helm's own engine, in process: the Go module in hack/helm-wasm (Helm's chart loader, values
  * coalescing, schema validation, template engine and manifest sorting) compiled to
- * WebAssembly, run in one long-lived worker thread that is started on the first Helm call
- * only. `lookup` reaches the cluster through a host callback that each render may supply;
- * without one it answers empty, as `helm template` does.
+ * WebAssembly, run in long-lived worker threads (engine-thread.ts) that start on the first
+ * Helm call only, a further one only while the others are busy. `lookup` reaches the cluster
+ * through a host callback that each render may supply; without one it answers empty, as
+ * `helm template` does. A call has a time bound; a thread that crashes or runs past it is
+ * restarted (see engine-thread.ts).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -76,6 +76,17 @@ test('rejects a hardlink outside the root', () =>
   expectUnsafe([{ path: 'passwd', type: '1', link: '../../etc/passwd' }], 'OCI_UNSAFE_LINK', 'passwd', /hardlink target .* outside/));
 test('rejects a hardlink to an absolute path', () =>
   expectUnsafe([{ path: 'passwd', type: '1', link: '/etc/passwd' }], 'OCI_UNSAFE_LINK', 'passwd', /hardlink target .* outside/));
+test('rejects a hardlink to a symlink, which would move a relative link to a shallower directory and point it outside', () =>
+  expectUnsafe(
+    [
+      { path: 'dir', type: '5' },
+      { path: 'dir/l', type: '2', link: '../a' },
+      { path: 'hl', type: '1', link: 'dir/l' },
+    ],
+    'OCI_UNSAFE_LINK',
+    'hl',
+    /hardlink target "dir\/l" is a symlink/,
+  ));
 test('rejects a character device', () => expectUnsafe([{ path: 'dev/null', type: '3' }], 'OCI_UNSAFE_TYPE', 'dev/null', /CharacterDevice/));
 test('rejects a block device and a FIFO', async () => {
   await expectUnsafe([{ path: 'sda', type: '4' }], 'OCI_UNSAFE_TYPE', 'sda', /BlockDevice/);

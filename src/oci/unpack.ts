@@ -4,7 +4,8 @@
  * - entry paths that are absolute or contain `..` are refused;
  * - symlinks must resolve inside the root, judged from the link's real parent directory (so a
  *   chain of links cannot climb out); absolute targets are re-rooted, as they would be in a container;
- * - hardlinks must name an existing file inside the root;
+ * - hardlinks must name an existing regular file inside the root (not a symlink: link(2) would
+ *   copy the link itself to another directory, where its relative target can reach outside);
  * - devices, FIFOs and unknown entry types are refused;
  * - the sum of file sizes may not exceed `maxBytes` (checked from headers, before writing);
  * - files are created with O_EXCL after removing what was there, so a write never follows a link.
@@ -281,6 +282,10 @@ class Unpacker {
     const st = src === undefined ? undefined : await lstat(src).catch(() => undefined);
     if (src === undefined || st === undefined) throw this.unsafe('link', raw, `hardlink target "${linkpath}" does not exist in the archive`);
     if (st.isDirectory()) throw this.unsafe('link', raw, `hardlink target "${linkpath}" is a directory`);
+    // link(2) does not follow a symlink: it would copy the link itself to another directory, where
+    // a relative target that stayed inside from its own directory can point outside the root.
+    if (st.isSymbolicLink()) throw this.unsafe('link', raw, `hardlink target "${linkpath}" is a symlink`);
+    if (!st.isFile()) throw this.unsafe('link', raw, `hardlink target "${linkpath}" is not a regular file`);
     const parent = await this.parentDir(raw, rel, true);
     if (parent === undefined) return;
     const at = join(parent, posix.basename(rel));

@@ -99,6 +99,8 @@ async function writeBundle(input: BundleInput): Promise<string> {
   if (input.layout.extra !== undefined) {
     const [name = 'x', text = ''] = input.layout.extra;
     await mkdir(join(dir, name, '..'), { recursive: true });
+    // The extra file replaces what is there (a template file the layout turned into a directory).
+    await rm(join(dir, name), { force: true, recursive: true });
     await writeFile(join(dir, name), text);
   }
   if (input.layout.linkOut !== undefined) {

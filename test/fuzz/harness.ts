@@ -47,8 +47,16 @@ export interface Figures {
   inputs: number;
   answers: number;
   errors: number;
+  /** Inputs that failed, by kind (a run stops at the first, so each is 0 or 1). */
   crashes: number;
+  hangs: number;
+  /** Inputs that changed something outside their directory. */
+  outsideWrites: number;
   maxMs: number;
+  /** Wall time of the whole run. */
+  seconds: number;
+  /** How many inputs exercised each named case (FuzzOptions.cases). */
+  cases: Record<string, number>;
   /** Error codes (or class names) seen, with counts. */
   codes: Record<string, number>;
   /** The first message seen for each code (cut to 160 characters). */
@@ -152,6 +160,12 @@ export interface FuzzOptions<T> {
   sandbox?: Sandbox;
   /** Extra check of an answer; returns why it is wrong. */
   checkAnswer?: (answer: unknown, input: T) => string | undefined | Promise<string | undefined>;
+  /** The named cases an input exercises, tallied in the figures. */
+  cases?: (input: T) => readonly string[];
+  /** Cases that must each have been exercised at least once by the end of the run. */
+  requireCases?: readonly string[];
+  /** Checked after every input (e.g. that a long-lived engine still answers); returns why it is broken. */
+  afterEach?: () => Promise<string | undefined>;
 }
 
 function withTimeout<R>(p: Promise<R>, ms: number): Promise<R> {
@@ -173,7 +187,8 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
   const numRuns = opts.fullRuns !== undefined && process.env.BINNACLE_FUZZ_RUNS !== undefined && process.env.BINNACLE_FUZZ_RUNS !== '' ? opts.fullRuns : fuzzRuns(opts.ciRuns);
   const timeoutMs = opts.timeoutMs ?? 10_000;
   const allowed = [BinnacleError, ...(opts.errors ?? [])];
-  const fig: Figures = { loader, seed, inputs: 0, answers: 0, errors: 0, crashes: 0, maxMs: 0, codes: {}, samples: {} };
+  const fig: Figures = { loader, seed, inputs: 0, answers: 0, errors: 0, crashes: 0, hangs: 0, outsideWrites: 0, maxMs: 0, seconds: 0, cases: {}, codes: {}, samples: {} };
+  const runStarted = performance.now();
   let shrinking = false;
   let firstWhy = '';
   const property = fc.asyncProperty(arb, async (input) => {
@@ -189,14 +204,17 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
     if (!shrinking) {
       fig.inputs++;
       fig.maxMs = Math.max(fig.maxMs, ms);
+      for (const c of opts.cases?.(input) ?? []) fig.cases[c] = (fig.cases[c] ?? 0) + 1;
     }
     let why: string | undefined = escaped;
+    let kind: 'crashes' | 'hangs' | 'outsideWrites' = escaped === undefined ? 'crashes' : 'outsideWrites';
     if (why === undefined) {
       if ('answer' in outcome) {
         why = opts.checkAnswer === undefined ? undefined : await opts.checkAnswer(outcome.answer, input);
         if (why === undefined && !shrinking) fig.answers++;
       } else if (outcome.error instanceof HangError) {
         why = outcome.error.message;
+        kind = 'hangs';
       } else {
         const c = classify(outcome.error, allowed);
         if (c.ok) {
@@ -208,9 +226,13 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
         } else why = c.why;
       }
     }
+    if (why === undefined && opts.afterEach !== undefined) {
+      const broken = await opts.afterEach();
+      if (broken !== undefined) why = `after this input: ${broken}`;
+    }
     if (why !== undefined) {
       if (!shrinking) {
-        fig.crashes++;
+        fig[kind]++;
         firstWhy = why;
       }
       shrinking = true;
@@ -223,11 +245,14 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
   } catch (err) {
     failure = err;
   }
+  fig.seconds = (performance.now() - runStarted) / 1000;
   report(fig);
   if (failure !== undefined) {
     throw new Error(`fuzzing ${loader} failed (replay: BINNACLE_FUZZ_SEED=${seed} BINNACLE_FUZZ_RUNS=${numRuns}; BINNACLE_FUZZ_SHRINK=1 shrinks the input)\n${cut(firstWhy, 4000)}\n${cut(failure instanceof Error ? failure.message : JSON.stringify(failure))}`);
   }
-  assert.equal(fig.crashes, 0);
+  assert.deepEqual({ crashes: fig.crashes, hangs: fig.hangs, outsideWrites: fig.outsideWrites }, { crashes: 0, hangs: 0, outsideWrites: 0 });
+  const missed = (opts.requireCases ?? []).filter((c) => (fig.cases[c] ?? 0) === 0);
+  assert.deepEqual(missed, [], `${loader}: no input exercised ${missed.join(', ')}`);
   assert.equal(fig.inputs, numRuns, `${loader}: ran ${fig.inputs} of ${numRuns} inputs`);
   return fig;
 }
@@ -244,8 +269,10 @@ function report(fig: Figures): void {
     .map(([c, n]) => `${c}×${n}`)
     .join(' ');
   console.log(
-    `fuzz ${fig.loader}: seed ${fig.seed}, ${fig.inputs} inputs, ${fig.answers} answers, ${fig.errors} specific errors, ${fig.crashes} crashes, max ${fig.maxMs.toFixed(0)} ms/input${codes === '' ? '' : ` [${codes}]`}`,
+    `fuzz ${fig.loader}: seed ${fig.seed}, ${fig.inputs} inputs in ${fig.seconds.toFixed(1)} s, ${fig.answers} answers, ${fig.errors} specific errors, ${fig.crashes} crashes, ${fig.hangs} hangs, ${fig.outsideWrites} outside writes, max ${fig.maxMs.toFixed(0)} ms/input${codes === '' ? '' : ` [${codes}]`}`,
   );
+  const cases = Object.entries(fig.cases).sort((a, b) => a[0].localeCompare(b[0]));
+  if (cases.length > 0) console.log(`  cases: ${cases.map(([c, k]) => `${c}×${k}`).join(' ')}`);
   if (process.env.BINNACLE_FUZZ_SAMPLES === '1') for (const [c, m] of Object.entries(fig.samples)) console.log(`  ${c}: ${m.replace(/\n/g, ' ')}`);
   const file = process.env.BINNACLE_FUZZ_REPORT;
   if (file !== undefined && file !== '') appendFileSync(file, `${JSON.stringify(fig)}\n`);

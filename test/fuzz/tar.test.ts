@@ -167,7 +167,123 @@ function countBomb(n: number): Buffer {
 interface Layer {
   bytes: Buffer;
   chunk: number;
+  /** The cases of issue 15 this layer exercises (tallied in the figures; each must appear). */
+  cases: string[];
 }
+
+/** The cases every run must exercise, from the issue: each is counted per input in the figures. */
+const CASES = [
+  'dotdot-path',
+  'absolute-path',
+  'symlink-out',
+  'hardlink-out',
+  'write-through-symlink-out',
+  'write-through-hardlink-out',
+  'hardlink-to-symlink',
+  'whiteout-through-symlink-out',
+  'device',
+  'fifo',
+  'size-bomb-declared',
+  'size-bomb-gzip',
+  'size-bomb-two-layers',
+  'count-bomb',
+  'count-bomb-two-layers',
+] as const;
+type Case = (typeof CASES)[number];
+
+const escapes = (p: string): boolean => p.startsWith('/') || p.split('/').includes('..') || /^[A-Za-z]:/.test(p) || p.startsWith('\\');
+
+/** The cases a list of entries exercises, read off the entries themselves. */
+function casesOf(entries: readonly RawEntry[]): Case[] {
+  const out = new Set<Case>();
+  for (const e of entries) {
+    if (e.name.split('/').includes('..')) out.add('dotdot-path');
+    if (e.name.startsWith('/')) out.add('absolute-path');
+    if (e.type === '2' && escapes(e.linkname)) out.add('symlink-out');
+    if (e.type === '1' && escapes(e.linkname)) out.add('hardlink-out');
+    if (e.type === '3' || e.type === '4') out.add('device');
+    if (e.type === '6') out.add('fifo');
+    if (e.declared > 1024 * 1024) out.add('size-bomb-declared');
+  }
+  return [...out];
+}
+
+const raw = (name: string, type: string, linkname = '', body = ''): RawEntry => {
+  const b = Buffer.from(body);
+  return { name, type, linkname, mode: type === '5' ? 0o755 : 0o644, declared: b.length, body: b, nameVia: 'ustar', base256: false };
+};
+
+/**
+ * Attacks made on purpose, as a random mix of entries rarely lines them up: a link out of the root
+ * and then a write, a whiteout or a directory through it (in the same layer or the next one), a
+ * hardlink to a symlink (link(2) copies the link to a shallower directory), devices aimed at the
+ * outside files, and bombs that fit one layer but not two. Each is one or two layers.
+ */
+const outsideDir = (depth: number): fc.Arbitrary<string> =>
+  fc.constantFrom(join(sandbox.root, 'outside', 'dir'), join(sandbox.root, 'outside'), `${'../'.repeat(depth + 5)}outside/dir`, '../'.repeat(depth + 1), '/', '..');
+const scenarioArb: fc.Arbitrary<Layer[]> = fc
+  .record({
+    kind: fc.nat({ max: 9 }),
+    depth: fc.nat({ max: 2 }),
+    split: fc.boolean(),
+    pick: fc.nat(),
+    gzip: fc.boolean(),
+  })
+  .chain(({ kind, depth, split, pick, gzip }) => {
+    const pre = 'a/b/c/'.slice(0, depth * 2);
+    const dirs = depth === 0 ? [] : [raw(pre.slice(0, -1), '5')];
+    const layers = (first: RawEntry[], second: RawEntry[], extra: Case[]): Layer[] => {
+      const pack = (entries: RawEntry[]): Buffer => {
+        const tar = Buffer.concat([...entries.flatMap(entryBytes), Buffer.alloc(BLOCK * 2)]);
+        return gzip ? gzipSync(tar) : tar;
+      };
+      const cases = [...new Set([...casesOf([...first, ...second]), ...extra])];
+      if (split) return [{ bytes: pack(first), chunk: 512, cases }, { bytes: pack(second), chunk: 512, cases: [] }];
+      return [{ bytes: pack([...first, ...second]), chunk: 512, cases }];
+    };
+    switch (kind) {
+      case 0: // a symlinked directory out of the root, then a file written through it
+        return outsideDir(depth).map((out) => layers([...dirs, raw(`${pre}d`, '2', out)], [raw(`${pre}d/${pick % 2 === 0 ? 'secret' : 'victim'}`, '0', '', 'pwned'), raw(`${pre}d/new/x`, '0', '', 'pwned')], ['write-through-symlink-out']));
+      case 1: // a hardlink to an outside file, then a file entry of the same name (which must not write through it)
+        return fc
+          .constantFrom(join(sandbox.root, 'outside', 'secret'), `${'../'.repeat(depth + 5)}outside/secret`, '/etc/hostname')
+          .map((out) => layers([...dirs, raw(`${pre}h`, '1', out)], [raw(`${pre}h`, '0', '', 'pwned')], ['write-through-hardlink-out']));
+      case 2: // a hardlink to a symlink whose relative target is inside only from its own, deeper directory
+        return fc.constantFrom('../a', '..', '../../outside', '../outside/secret').map((target) =>
+          layers([raw('dir', '5'), raw('dir/l', '2', target)], [raw('hl', '1', 'dir/l'), raw('hl/x', '0', '', 'pwned'), raw('hl', '0', '', 'pwned')], ['hardlink-to-symlink']),
+        );
+      case 3: // whiteouts of outside files through a symlinked directory
+        return outsideDir(depth).map((out) => layers([...dirs, raw(`${pre}d`, '2', out)], [raw(`${pre}d/.wh.victim`, '0'), raw(`${pre}d/.wh.secret`, '0'), raw(`${pre}d/.wh..wh..opq`, '0')], ['whiteout-through-symlink-out']));
+      case 4: // devices and FIFOs, some named to land on the outside files
+        return fc
+          .constantFrom('3', '4', '6')
+          .chain((type) => fc.constantFrom('dev/null', `${pre}secret`, '../../outside/secret', join(sandbox.root, 'outside', 'dev')).map((name) => layers([...dirs], [raw(name, type)], [])));
+      case 5: // `..` and absolute names, with links named the same way
+        return fc
+          .constantFrom(`${pre}../../../outside/secret`, '../outside/secret', `${'../'.repeat(6)}outside/secret`, join(sandbox.root, 'outside', 'secret'), `/${pre}x`, '//x')
+          .map((name) => layers([...dirs, raw(name, '0', '', 'pwned')], [raw(name, '2', '.'), raw(`${pre}ok`, '1', name)], []));
+      case 6: // declared sizes far beyond the budget, in octal and base-256
+        return fc.constantFrom(2 ** 33, 2 ** 40, 0o77777777777).map((size) => {
+          const e = raw(`${pre}big`, '0', '', 'x');
+          return layers([...dirs, { ...e, declared: size, base256: size > 0o77777777777 }], [], []);
+        });
+      case 7: // two layers that each fit the 1 MiB budget but not together
+        return fc.constant(null).map(() => {
+          const big = (name: string): RawEntry => ({ ...raw(name, '0'), body: Buffer.alloc(600 * 1024, 0x61), declared: 600 * 1024 });
+          return [
+            { bytes: Buffer.concat([...entryBytes(big('one')), Buffer.alloc(BLOCK * 2)]), chunk: 65536, cases: ['size-bomb-two-layers'] },
+            { bytes: gzipSync(Buffer.concat([...entryBytes(big('two')), Buffer.alloc(BLOCK * 2)])), chunk: 65536, cases: [] },
+          ];
+        });
+      case 8: // two layers of entries that each fit the entry limit but not together
+        return fc.integer({ min: 140, max: 250 }).map((n) => [
+          { bytes: countBomb(n), chunk: 65536, cases: ['count-bomb-two-layers'] },
+          { bytes: countBomb(n), chunk: 65536, cases: [] },
+        ]);
+      default: // the gzip bomb, alone or after a small layer
+        return fc.constant(null).map(() => [...(split ? layers([raw('a', '0', '', 'x')], [], []) : []), { bytes: gzipBomb(), chunk: 65536, cases: ['size-bomb-gzip'] }]);
+    }
+  });
 
 const damageArb = fc.record({
   op: fc.constantFrom('none', 'none', 'none', 'none', 'none', 'none', 'truncate', 'flip', 'noEnd'),
@@ -186,12 +302,12 @@ const layerArb: fc.Arbitrary<Layer> = fc.oneof(
         tar = Buffer.from(tar);
         tar[damage.at % tar.length] = damage.byte;
       }
-      return { bytes: tar, chunk };
+      return { bytes: tar, chunk, cases: casesOf(entries) };
     }),
   },
-  { weight: 1, arbitrary: fc.constant(null).map(() => ({ bytes: gzipBomb(), chunk: 65536 })) },
-  { weight: 1, arbitrary: fc.integer({ min: 300, max: 1500 }).map((n) => ({ bytes: countBomb(n), chunk: 65536 })) },
-  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 2048 }).map((b) => ({ bytes: Buffer.from(b), chunk: 512 })) },
+  { weight: 1, arbitrary: fc.constant(null).map((): Layer => ({ bytes: gzipBomb(), chunk: 65536, cases: ['size-bomb-gzip'] })) },
+  { weight: 1, arbitrary: fc.integer({ min: 300, max: 1500 }).map((n): Layer => ({ bytes: countBomb(n), chunk: 65536, cases: ['count-bomb'] })) },
+  { weight: 1, arbitrary: fc.uint8Array({ maxLength: 2048 }).map((b): Layer => ({ bytes: Buffer.from(b), chunk: 512, cases: [] })) },
 );
 
 function chunks(b: Buffer, size: number): Buffer[] {
@@ -221,7 +337,7 @@ let n = 0;
 test('fuzz: tar layers (unpackTarSafely, then the source tree digest)', { timeout: 30 * 60_000 }, async () => {
   await fuzz(
     'tar-layers',
-    fc.array(layerArb, { minLength: 1, maxLength: 2 }),
+    fc.oneof({ weight: 3, arbitrary: fc.array(layerArb, { minLength: 1, maxLength: 2 }) }, { weight: 1, arbitrary: scenarioArb }),
     async (layers) => {
       const dest = join(sandbox.work, `layer-${n++}`);
       const budget = { bytes: 0, entries: 0 };
@@ -235,6 +351,6 @@ test('fuzz: tar layers (unpackTarSafely, then the source tree digest)', { timeou
       const d = await digestTree(dest, { maxBytes: 1024 * 1024, what: 'fuzz tree' });
       return { unpacked, digest: d.digest };
     },
-    { ciRuns: 250, sandbox },
+    { ciRuns: 250, sandbox, cases: (layers) => [...new Set(layers.flatMap((l) => l.cases))], requireCases: CASES },
   );
 });

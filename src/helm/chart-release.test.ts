@@ -1,0 +1,33 @@
+/**
+ * renderChartRelease turns Helm's output into objects: YAML that Helm (Go) accepts is accepted.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHelmEngine } from './engine.js';
+import { renderChartRelease } from './chart-release.js';
+
+const engine = createHelmEngine();
+after(() => engine.close());
+
+// The YAML library's default of 100 aliases threw a ReferenceError out of the render, for a
+// manifest that Helm itself renders and installs.
+test('a manifest with many YAML aliases, which Helm accepts, becomes objects', { timeout: 120_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'chart-aliases-'));
+  try {
+    await mkdir(join(dir, 'templates'));
+    await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: aliases\nversion: 0.1.0\n');
+    const list = Array.from({ length: 150 }, () => '*a').join(', ');
+    await writeFile(join(dir, 'templates', 'cm.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many\n  labels: &a {app: x}\ndata:\n  release: {{ .Release.Name }}\nspare: [${list}]\n`);
+    const r = await renderChartRelease({ chart: dir, chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine });
+    assert.deepEqual(
+      r.objects.map((o) => `${o.kind}/${o.metadata.name ?? ''}`),
+      ['ConfigMap/many'],
+    );
+    assert.equal((r.objects[0] as { spare?: unknown[] }).spare?.length, 150);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
