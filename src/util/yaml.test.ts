@@ -9,6 +9,9 @@ function exact(text: string): unknown[] {
     .map((d) => d.toJS({ maxAliasCount: 1000 }) as unknown);
 }
 
+// The fast path is off by default (see fastYamlDocuments); these tests are of the path itself.
+process.env.BINNACLE_FAST_YAML = '1';
+
 describe('fastYamlDocuments', () => {
   it('reads plain scalars as the yaml package core schema does', () => {
     const text = [

@@ -30,8 +30,6 @@ export function yamlPackage(): YamlPackage {
   return yamlModule;
 }
 
-/** Whether js-yaml reads first (see fastYamlDocuments). */
-const FAST_YAML = process.env.BINNACLE_FAST_YAML === '1';
 
 const OCT = /^0o[0-7]+$/;
 const DEC = /^[-+]?[0-9]+$/;
@@ -84,7 +82,7 @@ export function fastYamlDocuments(text: string): unknown[] | undefined {
   // Off for now: with js-yaml reading first, the FBC fuzz test (seed 20261123) crashes its
   // process with V8's "RegExpCompiler Allocation failed" out of memory, reached through the
   // values it builds; until that is found, the `yaml` package reads every text, as before.
-  if (!FAST_YAML) return undefined;
+  if (process.env.BINNACLE_FAST_YAML !== '1') return undefined;
   const docs: unknown[] = [];
   let anchored = false;
   // An alias needs an anchor, and an anchor needs a `&`: only then are nodes watched for one.
