@@ -150,8 +150,31 @@ test('uninstall removes exactly what the record lists, what it had left to prune
   assert.equal(r.deleted.at(-1), `Namespace ${NS}`);
   assert.equal(r.deleted[0], `Deployment ${NS}/binnacle-manager`);
   assert.deepEqual(r.orphaned, ['Legacy keep-me'], 'its custom resource had a finalizer no manager would remove');
+  assert.deepEqual(r.terminating, [], 'everything deleted is gone when it returns');
   const left = [...fake.objects.values()].filter((o) => o.metadata.labels?.['app.kubernetes.io/part-of'] === 'binnacle').map((o) => `${o.kind} ${o.metadata.name ?? ''}`);
   assert.deepEqual(left, []);
   assert.ok(fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'default', name: 'mine' }) !== undefined);
   assert.deepEqual((await uninstallSelf(client, { namespace: NS })).deleted, [], 'again: nothing left to delete');
+});
+
+test('uninstall waits for what it deleted to go, and names what a finalizer still holds when the timeout runs out', async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1') });
+  // The API server keeps a namespace (Terminating) while its contents go; here, forever.
+  const held = new Set([`Namespace ${NS}`]);
+  const deleting: SelfClient = {
+    ...client,
+    delete: async (ref, opts) => {
+      const label = `${ref.kind} ${ref.namespace === undefined ? '' : `${ref.namespace}/`}${ref.name}`;
+      if (!held.has(label)) return client.delete(ref, opts);
+      const live = fake.get(ref);
+      if (live !== undefined) fake.put({ ...live, metadata: { ...live.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
+      return true;
+    },
+  };
+  const r = await uninstallSelf(deleting, { namespace: NS, timeoutMs: 1200 });
+  assert.ok(r.deleted.includes(`Namespace ${NS}`));
+  assert.deepEqual(r.terminating, [`Namespace ${NS}`]);
+  held.clear();
+  fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'Namespace', name: NS }));
 });

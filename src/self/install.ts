@@ -323,6 +323,8 @@ export interface UninstallSelfResult {
   extensions: string[];
   /** Binnacle objects whose finalizers were removed because no manager finished them in time. */
   orphaned: string[];
+  /** Deleted objects still present when the timeout ran out (finalizers still running). */
+  terminating: string[];
 }
 
 /** Deletes every extension, gives a running manager time to uninstall them, then drops what finalizers are left; answers those. */
@@ -363,6 +365,7 @@ export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force
   for (const x of record === undefined ? selfManifests(o).map(recordedObject) : [...record.objects, ...record.prune]) if (!objects.has(objectId(x))) objects.set(objectId(x), x);
   const orphaned = extensions.length > 0 ? await removeExtensions(client, o.timeoutMs ?? 120_000) : [];
   const deleted: string[] = [];
+  const gone: RecordedObject[] = [];
   // The manager first (so it stops reconciling), then the policy it made, the rest, the record, the namespace last.
   const ordered = deleteOrder([...objects.values()]);
   const policies: RecordedObject[] = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: PROTECTION_POLICY }));
@@ -388,6 +391,21 @@ export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force
     }
     await client.delete(obj);
     deleted.push(recordLabel(obj));
+    gone.push(obj);
   }
-  return { deleted, extensions, orphaned };
+  // As `kubectl delete` does, return once they are gone: a CRD goes only after its custom
+  // resources, a namespace after its contents.
+  const deadline = Date.now() + (o.timeoutMs ?? 120_000);
+  let terminating = await stillPresent(client, gone);
+  while (terminating.length > 0 && Date.now() < deadline) {
+    await sleep(500);
+    terminating = await stillPresent(client, terminating);
+  }
+  return { deleted, extensions, orphaned, terminating: terminating.map(recordLabel) };
+}
+
+async function stillPresent(client: SelfClient, objects: readonly RecordedObject[]): Promise<RecordedObject[]> {
+  const present: RecordedObject[] = [];
+  for (const obj of objects) if ((await client.find(obj).catch(() => obj)) !== undefined) present.push(obj);
+  return present;
 }

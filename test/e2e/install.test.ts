@@ -14,6 +14,7 @@ import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
+import { errorMessage } from '../../src/util/errors.js';
 import { e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
@@ -207,16 +208,23 @@ describe('install engine', () => {
       spec: { packages: [{ name: 'poison-pill-operator', namespace: ns }], serviceAccount: { name: 'installer', namespace: ns } },
     });
     h.cleanup.push(() => client.delete({ apiVersion: API_VERSION, kind: 'PlatformOperator', name }));
+    type PlatformStatus = { conditions?: { type: string; status: string; reason?: string; message?: string }[]; packages?: { name: string; installed: boolean; version?: string }[] };
     const po = await eventually(
       'PlatformOperator Available',
       async () => {
         const p = await client.get({ apiVersion: API_VERSION, kind: 'PlatformOperator', name });
-        const st = p.status as { conditions?: { type: string; status: string }[]; packages?: { name: string; installed: boolean; version?: string }[] } | undefined;
+        const st = p.status as PlatformStatus | undefined;
         return st?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') === true ? st : undefined;
       },
       180_000,
       500,
-    );
+    ).catch(async (err: unknown) => {
+      // What the PlatformOperator and its extensions said, and where the manager logged.
+      const p = await client.find({ apiVersion: API_VERSION, kind: 'PlatformOperator', name });
+      const ces = (await client.list(API_VERSION, 'ClusterExtension', { labelSelector: `binnacle.dev/owner-name=${name}` })).items;
+      const conds = (o: KubeObject | undefined): string => ((o?.status as PlatformStatus | undefined)?.conditions ?? []).map((c) => `    ${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`).join('\n');
+      throw new Error(`${errorMessage(err)}\n  PlatformOperator ${name}:\n${conds(p)}\n${ces.map((c) => `  ClusterExtension ${c.metadata.name ?? ''}:\n${conds(c)}`).join('\n')}\n  manager log: ${OperatorHarness.logFile('examples')}; its last warnings:\n${OperatorHarness.logTail('examples')}`, { cause: err });
+    });
     assert.deepEqual(po.packages?.map((p) => [p.name, p.installed]), [['poison-pill-operator', true]]);
     assert.equal(await h.deploymentAvailable(ns, 'poison-pill-controller-manager'), true);
     // Deleting the PlatformOperator removes what it asked for.

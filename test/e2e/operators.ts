@@ -6,7 +6,9 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
+import { cacheDir } from '../../src/cluster/layout.js';
 import { pino, type Logger } from 'pino';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
@@ -45,8 +47,27 @@ export class OperatorHarness {
     this.logger = logger;
   }
 
+  /** Where the manager logs (kept after the run, to read when a test fails). */
+  static logFile(prefix: string): string {
+    return join(cacheDir(), 'test-artifacts', `manager-${prefix}.log`);
+  }
+
+  /** The manager's last warnings and errors, to put in a failing test's message. */
+  static logTail(prefix: string, lines = 12): string {
+    let text = '';
+    try {
+      text = readFileSync(OperatorHarness.logFile(prefix), 'utf8');
+    } catch {
+      return '(no manager log)';
+    }
+    const serious = text.split('\n').filter((l) => /"level":(40|50|60)/.test(l));
+    return serious.slice(-lines).map((l) => (l.length > 600 ? `${l.slice(0, 600)}…` : l)).join('\n');
+  }
+
   static async start(o: HarnessOptions): Promise<OperatorHarness> {
-    const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
+    const file = OperatorHarness.logFile(o.prefix);
+    mkdirSync(dirname(file), { recursive: true });
+    const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'info' }, pino.destination({ dest: file, sync: true, append: false }));
     const client = await e2eClient();
     const dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
     const catalogName = uniqueName(o.prefix);

@@ -5,7 +5,7 @@ import { printData, type CliContext } from '../context.js';
 import { outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
-import { UsageError } from '../../util/errors.js';
+import { BinnacleError, UsageError } from '../../util/errors.js';
 
 const DEFAULT_NAMESPACE = 'binnacle-system';
 
@@ -129,7 +129,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .description('Remove Binnacle from the current cluster; refuses while extensions are installed unless --force (which uninstalls them first)')
     .option('-n, --namespace <ns>', 'namespace of the manager', 'binnacle-system')
     .option('--force', 'uninstall the installed extensions too')
-    .option('--timeout <duration>', 'with --force: how long the manager may take to uninstall the extensions (e.g. 120s, 5m)', parseDuration, 120_000)
+    .option('--timeout <duration>', 'how long the manager may take to uninstall the extensions (with --force), and the deleted objects to go (e.g. 120s, 5m)', parseDuration, 120_000)
     .action(async (flags: KubeFlags & { namespace: string; force?: boolean; timeout: number }) => {
       const { uninstallSelf } = await self();
       await withCluster(flags, async (client) => {
@@ -137,6 +137,9 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         for (const e of r.extensions) ctx.err(`• removed ${e}\n`);
         for (const o of r.orphaned) ctx.err(`• no manager finished ${o}: its finalizers were removed\n`);
         ctx.err(r.deleted.length === 0 ? '• Binnacle was not installed\n' : `• deleted ${r.deleted.length} objects\n`);
+        if (r.terminating.length > 0) {
+          throw new BinnacleError('SELF_UNINSTALL_TIMEOUT', `still being deleted after the timeout: ${r.terminating.join(', ')}; see what holds them (finalizers) with \`kubectl get KIND NAME -o yaml\``);
+        }
       });
     });
 }
