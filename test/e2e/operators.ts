@@ -54,7 +54,7 @@ export class OperatorHarness {
 
   /** The manager's last warnings and errors, to put in a failing test's message. */
   static logTail(prefix: string, lines = 12): string {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(OperatorHarness.logFile(prefix), 'utf8');
     } catch {
