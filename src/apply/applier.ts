@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { SchemaSource } from '../kube/openapi.js';
-import { isAlreadyExists, isNotFound, isTransient } from '../kube/errors.js';
+import { isAlreadyExists, isInvalid, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
@@ -56,6 +56,8 @@ interface Rollout {
   previous: KubeObject[];
   /** Live objects found in preflight that we own or adopt: applied with force. */
   takeOver: Set<string>;
+  /** Live objects the API server refuses to change in place (force): deleted, then created. */
+  replace: Set<string>;
   waitForHealth: boolean;
   healthTimeoutMs: number;
   /** A chart release's content: its manifest is what is recorded, its hooks run around the apply. */
@@ -135,7 +137,7 @@ export class Applier {
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
     const objects = withOwnerReference(await this.prepare(req.objects, req.owner, req.release), req);
-    const takeOver = await this.preflight(objects, req.owner, req.release, req.adopt === true);
+    const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
 
     const chart = req.chart ?? { name: req.owner.name, version: '0.0.0' };
     const config = req.values ?? {};
@@ -143,7 +145,7 @@ export class Applier {
       // Same chart and values: re-apply what the deployed revision recorded, not this render,
       // so templates that are not deterministic (randAlphaNum, now, genCA) never loop.
       const stored = await this.storedObjects(latest, req);
-      const repaired = await this.repair(req, latest, stored.objects, await this.preflight(stored.objects, req.owner, req.release, req.adopt === true));
+      const repaired = await this.repair(req, latest, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
       return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
     }
     // These exact inputs already failed and were rolled back: no retry loop until they change
@@ -151,7 +153,7 @@ export class Applier {
     const failedBefore = req.inputDigest === undefined || deployed === undefined ? undefined : history.find((r) => r.status === 'failed' && r.inputDigest === req.inputDigest && r.revision < deployed.revision);
     if (failedBefore !== undefined && deployed !== undefined) {
       const stored = await this.storedObjects(deployed, req);
-      const kept = await this.repair(req, deployed, stored.objects, await this.preflight(stored.objects, req.owner, req.release, req.adopt === true));
+      const kept = await this.repair(req, deployed, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
       return {
         ...kept,
         droppedFields: stored.dropped,
@@ -181,6 +183,7 @@ export class Applier {
         firstDeployed: history[0]?.firstDeployed ?? helmTime(new Date()),
         previous: this.previousObjects(history),
         takeOver,
+        replace,
         waitForHealth: req.waitForHealth ?? true,
         healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
         content: req.content,
@@ -200,7 +203,7 @@ export class Applier {
       return { revision: version, status: 'failed', ...pick(outcome) };
     }
     log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
-    const back = await this.rollbackTo(req.release, deployed, req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, req.waitForHealth ?? true);
+    const back = await this.rollbackTo(req.release, deployed, req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, req.waitForHealth ?? true, req.rollbackForce === true);
     const message = `revision ${version} failed (${outcome.message}); ${back.status === 'deployed' ? `rolled back to revision ${deployed.revision} as revision ${back.revision}` : `rollback failed: ${back.message}`}`;
     return {
       revision: back.revision,
@@ -213,7 +216,7 @@ export class Applier {
   }
 
   /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
-  async rollback(opts: { release: ReleaseRef; toRevision?: number; healthTimeoutMs?: number; waitForHealth?: boolean }): Promise<ApplyResult> {
+  async rollback(opts: { release: ReleaseRef; toRevision?: number; healthTimeoutMs?: number; waitForHealth?: boolean; force?: boolean }): Promise<ApplyResult> {
     const history = await this.store.history(opts.release);
     const where = `release ${opts.release.namespace}/${opts.release.name}`;
     if (history.length === 0) throw new BinnacleError('RELEASE_NOT_FOUND', `${where} has no revisions`);
@@ -227,7 +230,7 @@ export class Applier {
       target = lastWith(history.filter((r) => r.revision < latest), ['deployed', 'superseded']);
       if (target === undefined) throw new BinnacleError('ROLLBACK_NO_TARGET', `${where} has no earlier good revision to roll back to`);
     }
-    return this.rollbackTo(opts.release, target, opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, opts.waitForHealth ?? true);
+    return this.rollbackTo(opts.release, target, opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, opts.waitForHealth ?? true, opts.force === true);
   }
 
   /**
@@ -282,17 +285,17 @@ export class Applier {
     return { ...base, status: 'deployed', applied, health, message };
   }
 
-  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, healthTimeoutMs: number, waitForHealth: boolean): Promise<ApplyResult> {
+  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, healthTimeoutMs: number, waitForHealth: boolean, force: boolean): Promise<ApplyResult> {
     const history = await this.store.history(release);
     const owner = target.owner ?? history.at(-1)?.owner;
     if (owner === undefined) throw new BinnacleError('RELEASE_NOT_OWNED', `release ${release.namespace}/${release.name} revision ${target.revision} records no Binnacle owner`);
     const version = (history.at(-1)?.revision ?? 0) + 1;
-    let takeOver: Set<string>;
+    let checked: Preflight;
     let objects: KubeObject[];
     try {
       // A chart release's manifest is Helm's: namespaces and ownership marks are added here.
       objects = await this.prepare(parseManifest(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release);
-      takeOver = await this.preflight(objects, owner, release, false);
+      checked = await this.preflight(objects, owner, release, false, force);
     } catch (err) {
       if (!(err instanceof ApplyRefusedError)) throw err;
       return { revision: version - 1, status: 'failed', applied: [], pruned: [], health: EMPTY_HEALTH, message: err.message };
@@ -311,7 +314,7 @@ export class Applier {
         description: `Rollback to ${target.revision}`,
         firstDeployed: history[0]?.firstDeployed ?? target.firstDeployed,
         previous: this.previousObjects(history),
-        takeOver,
+        ...checked,
         waitForHealth,
         healthTimeoutMs,
         content: target.content,
@@ -355,6 +358,7 @@ export class Applier {
           if (started.hookFailure !== undefined) return await fail(started.hookFailure);
         }
         for (const obj of group.objects) {
+          if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
           await this.client.apply(obj, { force: r.takeOver.has(identityOf(obj)) });
           applied.push(refOf(obj));
         }
@@ -527,9 +531,10 @@ export class Applier {
    * change is safe, and whether the API server accepts the object (server dry-run). Throws
    * with all problems; answers the identities to apply with force (ours, or adopted).
    */
-  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean): Promise<Set<string>> {
+  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false): Promise<Preflight> {
     const result = new ValidationResult(`release ${release.namespace}/${release.name}`);
     const takeOver = new Set<string>();
+    const replace = new Set<string>();
     // The release records live in the release namespace: it must exist or be part of the release.
     const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
     if (!createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
@@ -562,11 +567,33 @@ export class Applier {
         // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
         // A transient failure (5xx, unreachable) is no verdict on the object: retried, not refused.
         if (isTransient(err)) throw err;
-        if (!isNotFound(err)) result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}`, { field: what });
+        if (isNotFound(err)) continue;
+        const immutable = live !== undefined && isImmutableRefusal(err);
+        if (immutable && force && replaceable(obj)) {
+          replace.add(identityOf(obj));
+          continue;
+        }
+        const hint = !immutable ? '' : replaceable(obj) ? ' (an upgrade with force deletes and re-creates it: helm --force, the upgrade-force annotation)' : ` (a ${obj.kind} is never replaced: deleting it would delete its data)`;
+        result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}${hint}`, { field: what });
       }
     }
     if (!result.ok) throw new ApplyRefusedError(result);
-    return takeOver;
+    return { takeOver, replace };
+  }
+
+  /**
+   * Deletes an object the API server will not change in place, and waits until it is gone (its
+   * dependents first: a Deployment's ReplicaSets and Pods), so that it can be created anew.
+   */
+  private async deleteForReplacement(obj: KubeObject, log: Logger): Promise<void> {
+    const ref = refOf(obj);
+    log.warn({ object: describeRef(ref) }, 'the API server refuses this change in place: replacing the object (force)');
+    await this.client.delete(ref, { propagationPolicy: 'Foreground' });
+    const deadline = Date.now() + this.crdTimeoutMs;
+    while ((await this.findQuiet(ref)) !== undefined) {
+      if (Date.now() >= deadline) throw new BinnacleError('REPLACE_TIMEOUT', `${describeRef(ref)}: deleted to be replaced, but still there after ${this.crdTimeoutMs} ms (finalizers?)`);
+      await new Promise((r) => setTimeout(r, Math.min(this.pollIntervalMs, 250)));
+    }
   }
 
   private async waitEstablished(crds: readonly KubeObject[]): Promise<void> {
@@ -646,4 +673,27 @@ function assertReleaseOwner(history: readonly ReleaseRevision[], owner: Owner, r
       `release ${release.namespace}/${release.name} belongs to ${recorded === undefined ? 'a Helm user (no Binnacle owner recorded)' : `${recorded.kind} ${recorded.name}`}, not ${owner.kind} ${owner.name}`,
     );
   }
+}
+
+interface Preflight {
+  /** Live objects we own or adopt: applied with force (their fields other managers set are taken over). */
+  takeOver: Set<string>;
+  /** With force: live objects whose change the API server refuses as immutable, to delete and create. */
+  replace: Set<string>;
+}
+
+/** Kinds whose deletion deletes data (custom resources, a namespace's contents, volumes): never replaced. */
+const NEVER_REPLACED = new Set(['CustomResourceDefinition', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim']);
+
+function replaceable(obj: KubeObject): boolean {
+  return !NEVER_REPLACED.has(obj.kind);
+}
+
+/**
+ * The API server's answer to changing what cannot change: 422 Invalid with one of its
+ * validators' phrasings ("field is immutable", a Service's "may not change once set", a
+ * StatefulSet's "updates to statefulset spec for fields other than … are forbidden").
+ */
+function isImmutableRefusal(err: unknown): boolean {
+  return isInvalid(err) && /immutable|may not change once set|updates to \S+ spec for fields other than/i.test(errorMessage(err));
 }

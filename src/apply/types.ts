@@ -76,8 +76,16 @@ export interface ApplyRequest {
   values?: Record<string, unknown>;
   /** Take over objects that exist but are not ours. */
   adopt?: boolean;
+  /**
+   * Replace what cannot be updated (helm's `--force`, helm-operator's upgrade-force): an object
+   * whose change the API server refuses as immutable (a Deployment's selector, a Job's
+   * template) is deleted and created again. Never for kinds that hold data (CRDs, Namespaces, PersistentVolumes and their claims).
+   */
+  force?: boolean;
   /** Roll back to the last deployed revision when an upgrade fails; default true. */
   autoRollback?: boolean;
+  /** That rollback replaces what cannot be updated, as `force` does (helm-operator's rollback-force). */
+  rollbackForce?: boolean;
   /** How long to wait for health; default 5 minutes. */
   healthTimeoutMs?: number;
   /** Wait for every object to become healthy before calling the revision deployed; default true. */

@@ -325,6 +325,8 @@ export class HelmReleaseReconciler implements Reconciler {
         content: rendered.content,
         inputDigest: rendered.inputDigest,
         disableHooks,
+        force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
+        rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
       });

@@ -245,3 +245,74 @@ describe('applier e2e', () => {
     assert.equal(listed.filter((r) => r.namespace === ns).length, 0);
   });
 });
+
+describe('applier e2e: force replaces what cannot change in place', () => {
+  let client: KubeClient;
+  let applier: Applier;
+  const ns = uniqueName('force');
+  const owner = { kind: 'ClusterExtension', name: ns };
+  const release = { name: 'op', namespace: ns };
+  const withSelector = (app: string): KubeObject => {
+    const d = deployment(ns, 'op');
+    const spec = d.spec as { selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> } } };
+    spec.selector.matchLabels = { app };
+    spec.template.metadata.labels = { app };
+    return d;
+  };
+  const claim = (storageClassName: string): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'PersistentVolumeClaim',
+    metadata: { name: 'data', namespace: ns },
+    spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: '1Gi' } } },
+  });
+  const request = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, chart: { name: 'op', version: '1.0.0' }, healthTimeoutMs: 60_000, ...extra });
+
+  before(async () => {
+    client = await e2eClient();
+    applier = new Applier({ client, logger, pollIntervalMs: 250 });
+  });
+  after(async () => {
+    await kubectl('delete', 'namespace', ns, '--ignore-not-found', '--wait=false').catch(() => '');
+    client.close();
+  });
+
+  test('a changed Deployment selector is refused without force, naming force; with force the Deployment is re-created and the upgrade deployed', async () => {
+    const first = await applier.apply(request([namespace(ns), serviceAccount(ns, 'op'), withSelector('one'), claim('slow')]));
+    assert.equal(first.status, 'deployed', first.message);
+    const before = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+
+    const refused = await applier.apply(request([namespace(ns), serviceAccount(ns, 'op'), withSelector('two'), claim('slow')])).catch((err: unknown) => err);
+    assert.ok(refused instanceof ApplyRefusedError, String(refused));
+    assert.match(refused.message, /Deployment .*op.*immutable/);
+    assert.match(refused.message, /an upgrade with force deletes and re-creates it/);
+    assert.deepEqual((await applier.history(release)).map((r) => r.revision), [1], 'nothing recorded');
+
+    const forced = await applier.apply(request([namespace(ns), serviceAccount(ns, 'op'), withSelector('two'), claim('slow')], { force: true }));
+    assert.equal(forced.status, 'deployed', forced.message);
+    assert.equal(forced.revision, 2);
+    const after = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    assert.notEqual(after.metadata.uid, before.metadata.uid, 'a new Deployment');
+    assert.deepEqual((after.spec as { selector: unknown }).selector, { matchLabels: { app: 'two' } });
+    assert.equal(after.metadata.labels?.['binnacle.dev/owner-name'], ns, 'with our marks');
+    const listed = JSON.parse(await helm('history', 'op', '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
+    assert.deepEqual(listed.map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+  });
+
+  test('force never replaces a PersistentVolumeClaim: the change is refused, saying its data would go', async () => {
+    const claimBefore = await client.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: ns, name: 'data' });
+    const refused = await applier.apply(request([namespace(ns), serviceAccount(ns, 'op'), withSelector('two'), claim('fast')], { force: true })).catch((err: unknown) => err);
+    assert.ok(refused instanceof ApplyRefusedError, String(refused));
+    assert.match(refused.message, /PersistentVolumeClaim .*data.*a PersistentVolumeClaim is never replaced: deleting it would delete its data/s);
+    const claimAfter = await client.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: ns, name: 'data' });
+    assert.equal(claimAfter.metadata.uid, claimBefore.metadata.uid, 'the claim is untouched');
+    assert.deepEqual((await applier.history(release)).map((r) => r.revision), [1, 2]);
+  });
+
+  test('rollback with force re-creates the Deployment with revision 1 selector', async () => {
+    const back = await applier.rollback({ release, toRevision: 1, healthTimeoutMs: 60_000, force: true });
+    assert.equal(back.status, 'deployed', back.message);
+    const live = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    assert.deepEqual((live.spec as { selector: unknown }).selector, { matchLabels: { app: 'one' } });
+    assert.equal((await applier.currentRevision(release))?.description, 'Rollback to 1');
+  });
+});

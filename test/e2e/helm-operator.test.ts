@@ -3,7 +3,9 @@
  * real registry with `helm push` becomes a `Pushgateway` kind with a structural CRD schema from
  * its values. Its CRs are installed, changed (upgrade), drifted by hand (repaired without a new
  * revision), given values Helm refuses (ReleaseFailed with Helm's message while the previous
- * release keeps running), upgraded to a new chart version in range, and deleted (nothing left).
+ * release keeps running), changed where the API server refuses it in place (refused, then
+ * replaced with the upgrade-force annotation), upgraded to a new chart version in range, and
+ * deleted (nothing left).
  * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling.
  */
 import { after, before, describe, test } from 'node:test';
@@ -173,6 +175,27 @@ describe('HelmOperator', () => {
     assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 2);
     await applyCr('pg', { replicaCount: 2 });
 
+    // A change the API server refuses in place (a Service's clusterIP): ReleaseFailed, naming
+    // helm-operator's upgrade-force annotation; with it, the Service is deleted and re-created.
+    const headless = { replicaCount: 2, service: { clusterIP: 'None' } };
+    await applyCr('pg', headless);
+    const immutable = await eventually(
+      'ReleaseFailed on an immutable field',
+      async () => {
+        const f = findCondition((await cr('pg')).status?.conditions, 'ReleaseFailed');
+        return f?.status === 'True' && /may not change once set/.test(f.message) ? f : undefined;
+      },
+      60_000,
+    );
+    assert.match(immutable.message, /Service .*pg-prometheus-pushgateway.*upgrade-force/s);
+    const svcBeforeForce = await client.get(svcRef);
+    await applyCr('pg', headless, { 'helm.sdk.operatorframework.io/upgrade-force': 'true' });
+    await deployedAt('pg', 3);
+    const svcAfterForce = await client.get(svcRef);
+    assert.equal((svcAfterForce.spec as { clusterIP?: string }).clusterIP, 'None');
+    assert.notEqual(svcAfterForce.metadata.uid, svcBeforeForce.metadata.uid, 're-created');
+    assert.equal(svcAfterForce.metadata.ownerReferences?.[0]?.kind, 'Pushgateway');
+
     // A new chart version in range: every CR is upgraded to it.
     await pushChart('3.8.1');
     // (The HelmOperator polls every pollIntervalMinutes; a metadata change makes it look now.)
@@ -190,7 +213,7 @@ describe('HelmOperator', () => {
     // Paused: a spec change waits until the annotation goes.
     const revisions = async (): Promise<number> => (JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[]).length;
     const before = await revisions();
-    await applyCr('pg', { replicaCount: 3 }, { 'binnacle.dev/paused': 'true' });
+    await applyCr('pg', { ...headless, replicaCount: 3 }, { 'binnacle.dev/paused': 'true' });
     await eventually('Paused', async () => (findCondition((await cr('pg')).status?.conditions, 'Paused')?.status === 'True' ? true : undefined), 60_000);
     await new Promise((r) => setTimeout(r, 6000));
     assert.equal(await revisions(), before, 'nothing happens while paused');

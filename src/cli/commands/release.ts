@@ -99,10 +99,11 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .option('--chart <name@version>', 'chart name and version shown by helm')
     .option('--adopt', 'take over objects that exist but are not ours')
     .option('--no-auto-rollback', 'leave a failed upgrade in place instead of rolling back')
+    .option('--force', "replace objects whose change the API server refuses as immutable (delete and re-create them), as helm's --force; never CRDs, namespaces or volumes")
     .option('--keep-failed', 'keep a failed first install for debugging instead of removing it')
     .option('--no-wait', 'do not wait for health')
     .option('--health-timeout <duration>', 'how long to wait for health (e.g. 300s, 5m)', parseDuration, 300_000)
-    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; autoRollback: boolean; keepFailed?: boolean; wait: boolean; healthTimeout: number }) => {
+    .action(async (name: string, flags: ClusterFlags & { filename: string; owner: string; chart?: string; adopt?: boolean; force?: boolean; autoRollback: boolean; keepFailed?: boolean; wait: boolean; healthTimeout: number }) => {
       const owner = parseOwner(flags.owner);
       const healthTimeoutMs = flags.healthTimeout;
       const objects = await readObjects(flags.filename);
@@ -114,6 +115,8 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
           objects,
           ...(flags.chart === undefined ? {} : { chart: parseChart(flags.chart) }),
           adopt: flags.adopt === true,
+          force: flags.force === true,
+          rollbackForce: flags.force === true,
           autoRollback: flags.autoRollback,
           keepFailedInstall: flags.keepFailed === true,
           waitForHealth: flags.wait,
@@ -138,11 +141,12 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
   withCluster(release.command('rollback <name>'))
     .description('Re-apply an earlier good revision of release <name> as a new revision')
     .option('--to <revision>', 'revision to roll back to (default: the last good one before the current)', parsePositiveInt)
+    .option('--force', 'replace objects whose change the API server refuses as immutable (delete and re-create them), as helm rollback --force')
     .option('--health-timeout <duration>', 'how long to wait for health (e.g. 300s, 5m)', parseDuration, 300_000)
-    .action(async (name: string, flags: ClusterFlags & { to?: number; healthTimeout: number }) => {
+    .action(async (name: string, flags: ClusterFlags & { to?: number; force?: boolean; healthTimeout: number }) => {
       const to = flags.to;
       const healthTimeoutMs = flags.healthTimeout;
-      const res = await withApplier(flags, ctx, (a) => a.rollback({ release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs }));
+      const res = await withApplier(flags, ctx, (a) => a.rollback({ release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs, force: flags.force === true }));
       printResult(ctx, flags.output, res);
     });
 
