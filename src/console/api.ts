@@ -11,9 +11,10 @@ import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
-import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type PackageSummary, type ServedCatalog } from './catalog-view.js';
+import type { GraphLayout, PackageList, PackagePage, PackageSummary, PlanView } from './api-types.js';
+import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
-import { layoutUpgradeGraph, type GraphLayout } from './graph.js';
+import { layoutUpgradeGraph } from './graph.js';
 import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
@@ -118,7 +119,7 @@ export class ConsoleApi {
       return list;
     });
     packages.sort((a, b) => a.displayName.localeCompare(b.displayName) || a.catalog.localeCompare(b.catalog));
-    return ok({ packages, catalogs: catalogs.map((c) => c.name), warnings });
+    return ok({ packages, catalogs: catalogs.map((c) => c.name), warnings } satisfies PackageList);
   }
 
   private async findCatalog(ctx: ApiContext, name: string): Promise<Awaited<ReturnType<CatalogCache['served']>>['catalogs'][number] | undefined> {
@@ -136,7 +137,7 @@ export class ConsoleApi {
       const deprecated = new Set(ch.entries.filter((x) => x.deprecation !== undefined).map((x) => x.name));
       graphs[ch.name] = layoutUpgradeGraph(ch.entries, { head: ch.head, installed: ch.entries.some((x) => x.name === installed) ? installed : undefined, deprecated });
     }
-    return ok({ ...detail, installedBundle: installed, graphs });
+    return ok({ ...detail, installedBundle: installed, graphs } satisfies PackagePage);
   }
 
   private async icon(ctx: ApiContext, catalogName: string, pkg: string): Promise<ApiResult> {
@@ -160,7 +161,7 @@ export class ConsoleApi {
       { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }), ...(serviceAccount === undefined ? {} : { serviceAccount }) },
       { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger },
     );
-    return ok(result);
+    return ok(result satisfies PlanView); // the page reads controllers/plan.ts's Plan as a PlanView
   }
 
   private async createExtension(ctx: ApiContext): Promise<ApiResult> {

@@ -20,6 +20,7 @@ import type { KubeClient } from '../kube/client.js';
 import { findCondition } from '../kube/types.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { errorMessage } from '../util/errors.js';
+import type { Gvk, PackageDetail, PackageSummary } from './api-types.js';
 
 export interface ServedCatalog {
   name: string;
@@ -100,12 +101,6 @@ export function bundleVersion(b: Bundle): string {
   return '';
 }
 
-export interface Gvk {
-  group: string;
-  version: string;
-  kind: string;
-}
-
 function gvks(b: Bundle, type: string): Gvk[] {
   return b.properties.filter((p) => p.type === type && isRecord(p.value)).map((p) => {
     const v = p.value as Rec;
@@ -138,23 +133,6 @@ export function iconOf(p: Package): { type: string; data: Buffer } | undefined {
   if (icon === undefined || !ICON_TYPES.has(icon.mediatype) || !/^[A-Za-z0-9+/=\s]+$/.test(icon.base64data)) return undefined;
   const data = Buffer.from(icon.base64data, 'base64');
   return data.length === 0 ? undefined : { type: icon.mediatype, data };
-}
-
-export interface PackageSummary {
-  catalog: string;
-  name: string;
-  displayName: string;
-  shortDescription: string;
-  hasIcon: boolean;
-  provider: string;
-  categories: string[];
-  capability: string;
-  installModes: string[];
-  keywords: string[];
-  hasDependencies: boolean;
-  defaultChannel: string;
-  headVersion: string;
-  deprecated: boolean;
 }
 
 interface PackageParts {
@@ -225,32 +203,6 @@ export function packageSummaries(catalogs: readonly ServedCatalog[]): PackageSum
     }
   }
   return out.sort((a, b) => a.displayName.localeCompare(b.displayName) || a.catalog.localeCompare(b.catalog));
-}
-
-export interface ChannelView {
-  name: string;
-  head: string | undefined;
-  deprecation?: string | undefined;
-  entries: { name: string; version: string; replaces?: string | undefined; skips?: string[] | undefined; skipRange?: string | undefined; deprecation?: string | undefined }[];
-}
-
-export interface BundleView {
-  name: string;
-  version: string;
-  image: string;
-  provides: Gvk[];
-  requires: Gvk[];
-  requiresPackages: { packageName: string; versionRange: string }[];
-}
-
-export interface PackageDetail extends PackageSummary {
-  description: string;
-  links: { name: string; url: string }[];
-  maintainers: { name: string; email: string }[];
-  ownedApis: { name: string; version: string; kind: string; displayName: string; description: string }[];
-  packageDeprecation?: string | undefined;
-  channels: ChannelView[];
-  bundles: BundleView[];
 }
 
 export function packageDetail(catalog: ServedCatalog, name: string): PackageDetail | undefined {

@@ -6,6 +6,7 @@
  */
 import { Graph, layout as dagreLayout } from '@dagrejs/dagre';
 import semver from 'semver';
+import type { EdgeKind, GraphEdge, GraphLayout, GraphNode } from './api-types.js';
 
 export interface GraphEntry {
   name: string;
@@ -13,36 +14,6 @@ export interface GraphEntry {
   replaces?: string | undefined;
   skips?: readonly string[] | undefined;
   skipRange?: string | undefined;
-}
-
-export type EdgeKind = 'replaces' | 'skips' | 'skipRange';
-
-export interface GraphNode {
-  id: string;
-  version: string;
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-  head: boolean;
-  installed: boolean;
-  /** The installed version can upgrade to it, directly or in steps. */
-  reachable: boolean;
-  deprecated: boolean;
-}
-
-export interface GraphEdge {
-  from: string;
-  to: string;
-  kind: EdgeKind;
-  points: { x: number; y: number }[];
-}
-
-export interface GraphLayout {
-  width: number;
-  height: number;
-  nodes: GraphNode[];
-  edges: GraphEdge[];
 }
 
 /** Upgrade edges (from → to: "to" may replace "from"), one per pair and kind. */

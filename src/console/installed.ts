@@ -7,39 +7,8 @@
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { buildInstalledState, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
-import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
-
-export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting';
-
-export interface ExtensionSummary {
-  name: string;
-  package: string;
-  namespace: string;
-  serviceAccount: string;
-  channels: string[];
-  version: string;
-  installed?: { name: string; version: string; package: string; catalog: string } | undefined;
-  health: Health;
-  message: string;
-  conditions: Condition[];
-}
-
-export interface UnitView {
-  bundleDeployment: string;
-  package: string;
-  version: string;
-  namespace: string;
-  state: string;
-  role: string;
-  neededBy: string[];
-  revision?: number | undefined;
-  conditions: Condition[];
-}
-
-export interface ExtensionDetail extends ExtensionSummary {
-  units: UnitView[];
-  history: NonNullable<ClusterExtension['status']>['history'];
-}
+import { findCondition, type KubeObject } from '../kube/types.js';
+import type { EventView, ExtensionDetail, ExtensionSummary, Health, UninstallPreview } from './api-types.js';
 
 /** Healthy when installed at its generation and settled; Failing when it says so. */
 export function healthOf(ce: ClusterExtension): { health: Health; message: string } {
@@ -96,15 +65,6 @@ export async function extensionDetail(client: KubeClient, name: string): Promise
   return { ...summaryOf(ce), units, history: ce.status?.history };
 }
 
-export interface EventView {
-  type: string;
-  reason: string;
-  message: string;
-  object: string;
-  count: number;
-  last: string;
-}
-
 /** Recent Events about the extension and its BundleDeployments, newest first. */
 export async function eventsOf(client: KubeClient, name: string): Promise<EventView[]> {
   const detail = await extensionDetail(client, name);
@@ -117,13 +77,6 @@ export async function eventsOf(client: KubeClient, name: string): Promise<EventV
     out.push({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', object: `${io.kind} ${io.name}`, count: e.count ?? 1, last: e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? '' });
   }
   return out.sort((a, b) => b.last.localeCompare(a.last)).slice(0, 50);
-}
-
-export interface UninstallPreview {
-  /** BundleDeployments removed with it (no other extension needs them), with their objects. */
-  removed: { bundleDeployment: string; package: string; objects: string[] }[];
-  /** Shared dependencies that stay, and who keeps them. */
-  kept: { bundleDeployment: string; package: string; neededBy: string[] }[];
 }
 
 export async function uninstallPreview(client: KubeClient, name: string): Promise<UninstallPreview> {

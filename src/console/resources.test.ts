@@ -5,7 +5,8 @@ import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { CatalogCache } from './catalog-view.js';
 import { httpErrorOf, InputError } from './errors.js';
-import { checkAgainst, createResource, crdView, objectFromBody, updateResource, type ApiView } from './resources.js';
+import type { ApiView } from './api-types.js';
+import { checkAgainst, createResource, crdView, objectFromBody, updateResource } from './resources.js';
 
 const crd = {
   apiVersion: 'apiextensions.k8s.io/v1',

@@ -14,6 +14,7 @@ import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { findCondition, type KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
+import type { ApiView, CrdView, HelmOperatorApis, ResourceSummary } from './api-types.js';
 import { csvMetadataOf, type CatalogCache } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { exampleFor, type SpecDescriptor } from './schema-form.js';
@@ -32,37 +33,6 @@ interface CrdObject extends KubeObject {
     names: { kind: string; plural: string };
     versions: { name: string; served: boolean; storage: boolean; schema?: { openAPIV3Schema?: unknown } }[];
   };
-}
-
-export interface ApiView {
-  crd: string;
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-  /** Who installed it: `package` for an extension's bundle, `helmOperator` for a Helm kind. */
-  package?: string | undefined;
-  helmOperator?: string | undefined;
-  displayName?: string | undefined;
-  description?: string | undefined;
-}
-
-export interface ResourceSummary {
-  name: string;
-  namespace?: string | undefined;
-  created: string;
-  conditions: { type: string; status: string; reason: string; message: string }[];
-}
-
-export interface CrdView extends ApiView {
-  /** The `openAPIV3Schema` of `version`. */
-  schema: unknown;
-  descriptors: SpecDescriptor[];
-  /** The CSV's example of this kind (`alm-examples`), if it has one. */
-  example?: Rec | undefined;
-  items: ResourceSummary[];
-  warnings: string[];
 }
 
 /** The version a form is for: the one the CRD stores, if served; else the first served. */
@@ -133,7 +103,7 @@ export async function extensionApis(client: KubeClient, name: string): Promise<A
 }
 
 /** The kinds each HelmOperator serves. */
-export async function helmOperatorApis(client: KubeClient): Promise<{ name: string; ready: string; chart: string; kinds: { kind: string; crd: string }[] }[]> {
+export async function helmOperatorApis(client: KubeClient): Promise<HelmOperatorApis[]> {
   const list = await client.list<HelmOperator>(API_VERSION, 'HelmOperator');
   return list.items.map((h) => ({
     name: h.metadata.name ?? '',

@@ -1,49 +1,41 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
 import { BinnacleError } from '../util/errors.js';
 import { sha256Digest } from './digest.js';
+import { startFakeRegistry, type FakeRegistry } from './fake-registry.test-helper.js';
 import { MediaType } from './manifest.js';
 import { RegistryClient } from './registry-client.js';
 
 // A fake registry whose misbehaviour each test picks by repository name.
-let server: Server;
+let registry: FakeRegistry;
 let host = '';
 const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: MediaType.ociManifest, config: { mediaType: MediaType.ociConfig, digest: sha256Digest('{}'), size: 2 }, layers: [] }));
 
 before(async () => {
-  server = createServer((req, res) => {
-    const url = req.url ?? '';
-    if (url.startsWith('/v2/silent/')) return; // never answers
-    if (url.startsWith('/v2/stall/blobs/')) {
-      res.writeHead(200, { 'content-length': '1000' });
-      res.write(Buffer.alloc(10)); // then nothing, forever
-      return;
-    }
-    if (url === '/v2/lying/manifests/v1') {
-      res.writeHead(200, { 'content-type': MediaType.ociManifest, 'docker-content-digest': sha256Digest('something else') }).end(manifest);
-      return;
-    }
-    if (url === '/v2/huge/manifests/v1') {
-      res.writeHead(200, { 'content-type': MediaType.ociManifest }).end(Buffer.alloc(2048, 32));
-      return;
-    }
-    if (url === '/v2/good/manifests/v1') {
-      res.writeHead(200, { 'content-type': MediaType.ociManifest, 'docker-content-digest': sha256Digest(manifest) }).end(manifest);
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN', message: 'repository name not known to registry' }] }));
+  registry = await startFakeRegistry({
+    intercept: (_req, res, { pathname: url }) => {
+      if (url.startsWith('/v2/silent/')) return true; // never answers
+      if (url.startsWith('/v2/stall/blobs/')) {
+        res.writeHead(200, { 'content-length': '1000' });
+        res.write(Buffer.alloc(10)); // then nothing, forever
+        return true;
+      }
+      if (url === '/v2/lying/manifests/v1') {
+        res.writeHead(200, { 'content-type': MediaType.ociManifest, 'docker-content-digest': sha256Digest('something else') }).end(manifest);
+        return true;
+      }
+      if (url === '/v2/huge/manifests/v1') {
+        res.writeHead(200, { 'content-type': MediaType.ociManifest }).end(Buffer.alloc(2048, 32));
+        return true;
+      }
+      return false;
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  assert.ok(addr !== null && typeof addr === 'object');
-  host = `127.0.0.1:${addr.port}`;
+  registry.putManifest('good', 'v1', manifest, MediaType.ociManifest);
+  host = registry.host;
 });
 
-after(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+after(() => registry.close());
 
 function code(expected: string): (err: unknown) => boolean {
   return (err: unknown) => err instanceof BinnacleError && err.code === expected;

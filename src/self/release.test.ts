@@ -1,69 +1,20 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import { parseReference, RegistryClient, MediaType, type ImageReference } from '../oci/index.js';
+import { startFakeRegistry, type FakeRegistry } from '../oci/fake-registry.test-helper.js';
+import { parseReference, RegistryClient, MediaType, sha256Digest, type ImageReference } from '../oci/index.js';
 import { BinnacleError, ValidationResult } from '../util/errors.js';
 import { fetchRelease, publishRelease, releaseRepository, renderRelease, sortReleaseTags, validateReleaseObjects, DEFAULT_RELEASE_REPO, RELEASE_MEDIA_TYPE } from './release.js';
 
-// An in-memory registry: blobs and manifests per repository, tags listed.
-let server: Server;
+// An in-memory registry: releases are pushed to it and fetched from it.
+let registry: FakeRegistry;
 let host = '';
-const blobs = new Map<string, Buffer>();
-const manifests = new Map<string, { bytes: Buffer; type: string }>();
-const digestOf = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`;
 
 before(async () => {
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const url = new URL(req.url ?? '/', 'http://x');
-      const body = Buffer.concat(chunks);
-      let m: RegExpExecArray | null;
-      if ((m = /^\/v2\/(.+)\/blobs\/uploads\/$/.exec(url.pathname)) !== null && req.method === 'POST') return void res.writeHead(202, { location: `/v2/${m[1] ?? ''}/blobs/uploads/u1` }).end();
-      if (/^\/v2\/.+\/blobs\/uploads\/u1$/.test(url.pathname) && req.method === 'PUT') {
-        const d = digestOf(body);
-        blobs.set(d, body);
-        return void res.writeHead(201, { 'docker-content-digest': d }).end();
-      }
-      if ((m = /^\/v2\/.+\/blobs\/(sha256:[0-9a-f]{64})$/.exec(url.pathname)) !== null) {
-        const b = blobs.get(m[1] ?? '');
-        if (b === undefined) return void res.writeHead(404).end();
-        return void res.writeHead(200, { 'content-length': String(b.length) }).end(req.method === 'HEAD' ? undefined : b);
-      }
-      if ((m = /^\/v2\/(.+)\/manifests\/([^/]+)$/.exec(url.pathname)) !== null) {
-        const key = `${m[1] ?? ''}:${m[2] ?? ''}`;
-        if (req.method === 'PUT') {
-          const d = digestOf(body);
-          const entry = { bytes: body, type: req.headers['content-type'] ?? '' };
-          manifests.set(key, entry);
-          manifests.set(`${m[1] ?? ''}:${d}`, entry);
-          return void res.writeHead(201, { 'docker-content-digest': d }).end();
-        }
-        const e = manifests.get(key);
-        if (e === undefined) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'MANIFEST_UNKNOWN' }] }));
-        return void res.writeHead(200, { 'content-type': e.type, 'docker-content-digest': digestOf(e.bytes), 'content-length': String(e.bytes.length) }).end(req.method === 'HEAD' ? undefined : e.bytes);
-      }
-      if ((m = /^\/v2\/(.+)\/tags\/list$/.exec(url.pathname)) !== null) {
-        const repo = m[1] ?? '';
-        const tags = [...manifests.keys()].filter((k) => k.startsWith(`${repo}:`) && !k.slice(repo.length + 1).startsWith('sha256:')).map((k) => k.slice(repo.length + 1));
-        if (tags.length === 0) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ errors: [{ code: 'NAME_UNKNOWN' }] }));
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ name: repo, tags }));
-      }
-      res.writeHead(404).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const addr = server.address();
-  assert.ok(addr !== null && typeof addr === 'object');
-  host = `127.0.0.1:${addr.port}`;
+  registry = await startFakeRegistry();
+  host = registry.host;
 });
 
-after(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-});
+after(() => registry.close());
 
 const client = (): RegistryClient => new RegistryClient({ auth: () => undefined });
 const repo = (name: string): ImageReference => ({ ...parseReference(`${host}/${name}`), tag: undefined });
@@ -72,13 +23,13 @@ const repo = (name: string): ImageReference => ({ ...parseReference(`${host}/${n
 async function pushArtifact(name: string, tag: string, configType: string, configBytes: Buffer, layers: { type: string; bytes: Buffer }[]): Promise<void> {
   const c = client();
   const target = `${host}/${name}:${tag}`;
-  await c.uploadBlob(target, { digest: digestOf(configBytes), size: configBytes.length, open: () => configBytes });
-  for (const l of layers) await c.uploadBlob(target, { digest: digestOf(l.bytes), size: l.bytes.length, open: () => l.bytes });
+  await c.uploadBlob(target, { digest: sha256Digest(configBytes), size: configBytes.length, open: () => configBytes });
+  for (const l of layers) await c.uploadBlob(target, { digest: sha256Digest(l.bytes), size: l.bytes.length, open: () => l.bytes });
   const manifest = {
     schemaVersion: 2,
     mediaType: MediaType.ociManifest,
-    config: { mediaType: configType, digest: digestOf(configBytes), size: configBytes.length },
-    layers: layers.map((l) => ({ mediaType: l.type, digest: digestOf(l.bytes), size: l.bytes.length })),
+    config: { mediaType: configType, digest: sha256Digest(configBytes), size: configBytes.length },
+    layers: layers.map((l) => ({ mediaType: l.type, digest: sha256Digest(l.bytes), size: l.bytes.length })),
   };
   await c.putManifest(target, Buffer.from(JSON.stringify(manifest)), MediaType.ociManifest);
 }

@@ -2,7 +2,7 @@
 import { api, seg } from './api.js';
 import { append, clear, field, h } from './dom.js';
 import { showError } from './status.js';
-import type { PackageSummary } from './types.js';
+import type { PackageList, PackageSummary } from '../api-types.js';
 
 export interface CatalogFilter {
   keyword: string;
@@ -41,7 +41,7 @@ function card(p: PackageSummary): HTMLElement {
 }
 
 export async function catalogPage(root: HTMLElement): Promise<void> {
-  const data = await api<{ packages: PackageSummary[]; catalogs: string[]; warnings: string[] }>('GET', 'packages');
+  const data = await api<PackageList>('GET', 'packages');
   const all = data.packages;
   const keyword = h('input', { type: 'search', name: 'keyword', placeholder: 'Search operators', 'data-filter': 'keyword' });
   const category = select('category', all.flatMap((p) => p.categories));

@@ -1,5 +1,5 @@
 /** Draws a laid-out upgrade graph (positions come from the server's dagre layout) as SVG. */
-import type { GraphLayout } from './types.js';
+import type { GraphLayout } from '../api-types.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 

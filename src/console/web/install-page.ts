@@ -6,11 +6,11 @@
 import { api, seg } from './api.js';
 import { append, button, clear, field, h, table } from './dom.js';
 import { errorText, showError } from './status.js';
-import type { PackageDetail, Plan } from './types.js';
+import type { PackagePage, PlanView } from '../api-types.js';
 
 const MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
 
-export function renderPlan(into: HTMLElement, plan: Plan): void {
+export function renderPlan(into: HTMLElement, plan: PlanView): void {
   clear(into);
   append(into, h('h2', {}, 'Plan'));
   for (const w of plan.warnings) append(into, h('p', { class: 'warn-box' }, w));
@@ -46,7 +46,7 @@ export function renderPlan(into: HTMLElement, plan: Plan): void {
 }
 
 export async function installPage(root: HTMLElement, catalog: string, pkg: string): Promise<void> {
-  const p = await api<PackageDetail>('GET', `catalogs/${seg(catalog, 'packages', pkg)}`);
+  const p = await api<PackagePage>('GET', `catalogs/${seg(catalog, 'packages', pkg)}`);
   const name = h('input', { name: 'name', value: pkg });
   const namespace = h('input', { name: 'namespace', value: pkg });
   const serviceAccount = h('input', { name: 'serviceAccount', placeholder: 'ServiceAccount in the namespace (required)' });
@@ -76,7 +76,7 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
       clear(messages);
       planBox.textContent = 'Planning… (resolving and rendering the bundles)';
       planButton.disabled = true;
-      api<Plan>('POST', 'plan', values()).then(
+      api<PlanView>('POST', 'plan', values()).then(
         (plan) => {
           renderPlan(planBox, plan);
           install.disabled = false;

@@ -7,16 +7,16 @@ import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
 import { renderPlan } from './install-page.js';
 import { errorText, showError } from './status.js';
-import type { Condition, ExtensionDetail, ExtensionSummary, Plan } from './types.js';
+import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
 
 const POLL_MS = 2000;
 
-const conditionsTable = (cs: Condition[]): HTMLTableElement => table(['Type', 'Status', 'Reason', 'Message'], cs.map((c) => [c.type, c.status, c.reason, c.message]), { class: 'conditions' });
+const conditionsTable = (cs: ConditionView[]): HTMLTableElement => table(['Type', 'Status', 'Reason', 'Message'], cs.map((c) => [c.type, c.status, c.reason, c.message]), { class: 'conditions' });
 
 /** The HelmOperators and the kinds they serve (each links to its custom resources). */
 async function helmOperators(into: HTMLElement): Promise<void> {
   try {
-    const { helmOperators: list } = await api<{ helmOperators: { name: string; ready: string; chart: string; kinds: { kind: string; crd: string }[] }[] }>('GET', 'helm-operators');
+    const { helmOperators: list } = await api<{ helmOperators: HelmOperatorApis[] }>('GET', 'helm-operators');
     if (list.length === 0) return append(into, h('p', { class: 'muted' }, 'No HelmOperator.'));
     append(into, table(['HelmOperator', 'Chart', 'Ready', 'Kinds'], list.map((o) => [o.name, o.chart, o.ready, h('span', {}, ...o.kinds.map((k) => h('a', { href: `#/crd/${seg(k.crd)}`, class: 'kind-link' }, k.kind)))]), { id: 'helm-operators' }));
   } catch (err) {
@@ -47,7 +47,7 @@ export async function installedList(root: HTMLElement): Promise<void> {
 /** The APIs the extension's bundles installed, each linking to its custom resources. */
 async function apisOf(into: HTMLElement, name: string): Promise<void> {
   try {
-    const { apis } = await api<{ apis: { crd: string; kind: string; group: string; version: string; namespaced: boolean; package?: string }[] }>('GET', `extensions/${seg(name)}/apis`);
+    const { apis } = await api<{ apis: ApiView[] }>('GET', `extensions/${seg(name)}/apis`);
     clear(into);
     append(into, apis.length === 0 ? h('p', { class: 'muted' }, 'It installed no CustomResourceDefinitions.') : table(['Kind', 'API version', 'Scope', 'Package', ''], apis.map((a) => [h('a', { href: `#/crd/${seg(a.crd)}`, 'data-api': a.kind }, a.kind), `${a.group}/${a.version}`, a.namespaced ? 'Namespaced' : 'Cluster', a.package ?? '', h('a', { href: `#/crd/${seg(a.crd)}/new`, 'data-create': a.kind }, `Create ${a.kind}`)]), { id: 'apis' }));
   } catch (err) {
@@ -81,7 +81,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
     'Plan change',
     () => {
       out.textContent = 'Planning…';
-      api<Plan>('POST', 'plan', values()).then(
+      api<PlanView>('POST', 'plan', values()).then(
         (plan) => {
           renderPlan(out, plan);
           apply.disabled = false;
@@ -237,7 +237,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
       await apisOf(apis, name);
     }
     try {
-      const { events: list } = await api<{ events: { type: string; reason: string; message: string; object: string; count: number; last: string }[] }>('GET', `extensions/${seg(name)}/events`);
+      const { events: list } = await api<{ events: EventView[] }>('GET', `extensions/${seg(name)}/events`);
       clear(events);
       append(events, list.length === 0 ? h('p', { class: 'muted' }, 'none') : table(['Last seen', 'Type', 'Reason', 'Object', 'Message'], list.map((e) => [e.last, e.type, e.reason, e.object, e.message]), { id: 'events' }));
     } catch (err) {
@@ -259,7 +259,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
       'Uninstall…',
       () => {
         clear(confirmBox);
-        api<{ removed: { bundleDeployment: string; package: string; objects: string[] }[]; kept: { bundleDeployment: string; package: string; neededBy: string[] }[] }>('GET', `extensions/${seg(name)}/uninstall-preview`).then(
+        api<UninstallPreview>('GET', `extensions/${seg(name)}/uninstall-preview`).then(
           (p) => {
             append(confirmBox, h('h3', {}, 'Uninstalling deletes:'));
             for (const r of p.removed) append(confirmBox, h('h4', {}, `${r.package} (BundleDeployment ${r.bundleDeployment})`), h('ul', {}, ...r.objects.map((o) => h('li', {}, o))));

@@ -3,12 +3,12 @@ import { api, seg } from './api.js';
 import { append, clear, h, table } from './dom.js';
 import { drawGraph } from './graph-svg.js';
 import { renderMarkdown } from './markdown.js';
-import type { Gvk, PackageDetail } from './types.js';
+import type { Gvk, PackagePage } from '../api-types.js';
 
 const gvk = (g: Gvk): string => `${g.group === '' ? 'core' : g.group}/${g.version} ${g.kind}`;
 
 export async function packagePage(root: HTMLElement, catalog: string, name: string): Promise<void> {
-  const p = await api<PackageDetail>('GET', `catalogs/${seg(catalog, 'packages', name)}`);
+  const p = await api<PackagePage>('GET', `catalogs/${seg(catalog, 'packages', name)}`);
   const description = h('div', { class: 'markdown', id: 'description' });
   renderMarkdown(description, p.description);
   const head = p.channels.find((c) => c.name === p.defaultChannel)?.head;

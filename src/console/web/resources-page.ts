@@ -5,7 +5,8 @@
  * checks the object and the API server judges it; its field errors land on the fields.
  */
 import { parse, stringify } from 'yaml';
-import { formFor, initialState, valueOf, type FieldState, type SpecDescriptor } from '../schema-form.js';
+import type { CrdView } from '../api-types.js';
+import { formFor, initialState, valueOf, type FieldState } from '../schema-form.js';
 import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
 import { renderForm, showFieldErrors } from './form-view.js';
@@ -13,24 +14,6 @@ import { errorText, showError } from './status.js';
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-interface CrdView {
-  crd: string;
-  group: string;
-  version: string;
-  kind: string;
-  plural: string;
-  namespaced: boolean;
-  package?: string;
-  helmOperator?: string;
-  displayName?: string;
-  description?: string;
-  schema: unknown;
-  descriptors: SpecDescriptor[];
-  example?: Rec;
-  items: { name: string; namespace?: string; created: string; conditions: { type: string; status: string; reason: string; message: string }[] }[];
-  warnings: string[];
-}
 
 /** `_` stands for "no namespace" in the page's routes (never a namespace's name). */
 const NO_NS = '_';

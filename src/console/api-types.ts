@@ -1,0 +1,223 @@
+/**
+ * The console API's answers, one definition for both ends: the server (src/console) builds
+ * them and the page (src/console/web, built for the browser) reads them. Types only, importing
+ * nothing but other such modules, so the page's build and type check (src/console/web/tsconfig.json,
+ * DOM and no Node) can take it in, as it does schema-form.ts.
+ */
+import type { SpecDescriptor } from './schema-form.js';
+
+// --- catalogs (catalog-view.ts, graph.ts) ---------------------------------------------------
+
+export interface Gvk {
+  group: string;
+  version: string;
+  kind: string;
+}
+
+export interface PackageSummary {
+  catalog: string;
+  name: string;
+  displayName: string;
+  shortDescription: string;
+  hasIcon: boolean;
+  provider: string;
+  categories: string[];
+  capability: string;
+  installModes: string[];
+  keywords: string[];
+  hasDependencies: boolean;
+  defaultChannel: string;
+  headVersion: string;
+  deprecated: boolean;
+}
+
+/** GET packages. */
+export interface PackageList {
+  packages: PackageSummary[];
+  catalogs: string[];
+  warnings: string[];
+}
+
+export interface ChannelView {
+  name: string;
+  head: string | undefined;
+  deprecation?: string | undefined;
+  entries: { name: string; version: string; replaces?: string | undefined; skips?: string[] | undefined; skipRange?: string | undefined; deprecation?: string | undefined }[];
+}
+
+export interface BundleView {
+  name: string;
+  version: string;
+  image: string;
+  provides: Gvk[];
+  requires: Gvk[];
+  requiresPackages: { packageName: string; versionRange: string }[];
+}
+
+export interface PackageDetail extends PackageSummary {
+  description: string;
+  links: { name: string; url: string }[];
+  maintainers: { name: string; email: string }[];
+  ownedApis: { name: string; version: string; kind: string; displayName: string; description: string }[];
+  packageDeprecation?: string | undefined;
+  channels: ChannelView[];
+  bundles: BundleView[];
+}
+
+/** GET catalogs/CATALOG/packages/NAME: the package, what of it is installed, each channel's upgrade graph. */
+export interface PackagePage extends PackageDetail {
+  installedBundle?: string | undefined;
+  graphs: Record<string, GraphLayout>;
+}
+
+export type EdgeKind = 'replaces' | 'skips' | 'skipRange';
+
+export interface GraphNode {
+  id: string;
+  version: string;
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+  head: boolean;
+  installed: boolean;
+  /** The installed version can upgrade to it, directly or in steps. */
+  reachable: boolean;
+  deprecated: boolean;
+}
+
+export interface GraphEdge {
+  from: string;
+  to: string;
+  kind: EdgeKind;
+  points: { x: number; y: number }[];
+}
+
+export interface GraphLayout {
+  width: number;
+  height: number;
+  nodes: GraphNode[];
+  edges: GraphEdge[];
+}
+
+// --- installed extensions (installed.ts) ----------------------------------------------------
+
+/** A condition as the page shows it (the server may send more of it). */
+export interface ConditionView {
+  type: string;
+  status: string;
+  reason: string;
+  message: string;
+}
+
+export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting';
+
+export interface ExtensionSummary {
+  name: string;
+  package: string;
+  namespace: string;
+  serviceAccount: string;
+  channels: string[];
+  version: string;
+  installed?: { name: string; version: string; package: string; catalog: string } | undefined;
+  health: Health;
+  message: string;
+  conditions: ConditionView[];
+}
+
+export interface UnitView {
+  bundleDeployment: string;
+  package: string;
+  version: string;
+  namespace: string;
+  state: string;
+  role: string;
+  neededBy: string[];
+  revision?: number | undefined;
+  conditions: ConditionView[];
+}
+
+/** One of the extension's resolutions (`status.history`), as the page shows it. */
+export interface ResolutionView {
+  time: string;
+  reason: string;
+  generation: number;
+  outcome: string;
+  bundles: { package: string; version: string; name: string }[];
+  message?: string | undefined;
+}
+
+export interface ExtensionDetail extends ExtensionSummary {
+  units: UnitView[];
+  history?: ResolutionView[] | undefined;
+}
+
+export interface EventView {
+  type: string;
+  reason: string;
+  message: string;
+  object: string;
+  count: number;
+  last: string;
+}
+
+export interface UninstallPreview {
+  /** BundleDeployments removed with it (no other extension needs them), with their objects. */
+  removed: { bundleDeployment: string; package: string; objects: string[] }[];
+  /** Shared dependencies that stay, and who keeps them. */
+  kept: { bundleDeployment: string; package: string; neededBy: string[] }[];
+}
+
+/** POST plan: what installing or changing an extension would do (the page's view of src/controllers/plan.ts's Plan). */
+export interface PlanView {
+  bundles: {
+    bundle: { name: string; package: string; version: string; catalog: string };
+    bundleDeployment: string;
+    from?: string | undefined;
+    objects: { action: string; kind: string; name: string; namespace?: string | undefined; changes?: string[] | undefined }[];
+    crdSafety: { crd: string; safe: boolean; problems: { rule: string; message: string }[] }[];
+    missingPermissions?: string[] | undefined;
+  }[];
+  warnings: string[];
+}
+
+// --- custom resources (resources.ts) --------------------------------------------------------
+
+export interface ApiView {
+  crd: string;
+  group: string;
+  version: string;
+  kind: string;
+  plural: string;
+  namespaced: boolean;
+  /** Who installed it: `package` for an extension's bundle, `helmOperator` for a Helm kind. */
+  package?: string | undefined;
+  helmOperator?: string | undefined;
+  displayName?: string | undefined;
+  description?: string | undefined;
+}
+
+/** The kinds one HelmOperator serves. */
+export interface HelmOperatorApis {
+  name: string;
+  ready: string;
+  chart: string;
+  kinds: { kind: string; crd: string }[];
+}
+
+export interface ResourceSummary {
+  name: string;
+  namespace?: string | undefined;
+  created: string;
+  conditions: ConditionView[];
+}
+
+export interface CrdView extends ApiView {
+  /** The `openAPIV3Schema` of `version`. */
+  schema: unknown;
+  descriptors: SpecDescriptor[];
+  /** The CSV's example of this kind (`alm-examples`), if it has one. */
+  example?: Record<string, unknown> | undefined;
+  items: ResourceSummary[];
+  warnings: string[];
+}
