@@ -178,3 +178,18 @@ test('uninstall waits for what it deleted to go, and names what a finalizer stil
   held.clear();
   fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'Namespace', name: NS }));
 });
+
+test('an installation older than records is found by install-self\'s label, and an upgrade from it prunes what the new set dropped', async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE]) });
+  // As a binary from before records left it: no record.
+  fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME }));
+  const foreign: KubeObject = { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name: 'someone-elses', labels: { 'app.kubernetes.io/part-of': 'binnacle' } }, rules: [] };
+  fake.put(foreign);
+  const r = await installSelf(client, { release: release('0.0.2') });
+  assert.deepEqual(r.objects.filter((x) => x.state === 'pruned').map((x) => `${x.kind} ${x.name}`), ['ClusterRole binnacle-legacy']);
+  assert.equal(fake.get({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-legacy' }), undefined);
+  assert.ok(fake.get({ apiVersion: RBAC, kind: 'ClusterRole', name: 'someone-elses' }) !== undefined, 'only install-self\'s managed-by label counts');
+  assert.ok(fake.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) !== undefined, 'the namespace stays');
+  assert.ok(parseRecord(fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME }) ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }).objects.length > 0, 'a record now');
+});

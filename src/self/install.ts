@@ -117,6 +117,41 @@ async function readRecords(client: SelfClient): Promise<InstallRecord[]> {
   return cms.items.filter((cm) => cm.metadata.name === RECORD_NAME).map(parseRecord);
 }
 
+/** The kinds any install-self has applied: where an installation older than records may have left objects. */
+const SELF_KINDS: readonly { apiVersion: string; kind: string }[] = [
+  { apiVersion: 'v1', kind: 'Namespace' },
+  { apiVersion: 'v1', kind: 'ServiceAccount' },
+  { apiVersion: 'v1', kind: 'Service' },
+  { apiVersion: 'v1', kind: 'ConfigMap' },
+  { apiVersion: 'apps/v1', kind: 'Deployment' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role' },
+  { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding' },
+  { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' },
+];
+
+/**
+ * An installation made before records (or whose record was deleted): what carries install-self's
+ * `managed-by` label, in the kinds of this set and those install-self has ever applied, as one
+ * record, so that an upgrade from it prunes what the new set dropped (`kubectl apply --prune -l`).
+ */
+async function unrecordedInstall(client: SelfClient, objects: readonly KubeObject[]): Promise<InstallRecord[]> {
+  const kinds = new Map<string, { apiVersion: string; kind: string }>();
+  for (const k of [...SELF_KINDS, ...objects]) kinds.set(`${k.apiVersion}/${k.kind}`, { apiVersion: k.apiVersion, kind: k.kind });
+  const selector = `app.kubernetes.io/managed-by=${SELF_LABELS['app.kubernetes.io/managed-by']}`;
+  const found: RecordedObject[] = [];
+  for (const k of kinds.values()) {
+    const list = await client.list(k.apiVersion, k.kind, { labelSelector: selector }).catch((err: unknown) => {
+      if (isNotFound(err)) return { items: [] as KubeObject[] }; // a kind the cluster does not serve
+      throw err;
+    });
+    for (const x of list.items) if (x.metadata.deletionTimestamp === undefined) found.push(recordedObject({ ...x, apiVersion: k.apiVersion, kind: k.kind }));
+  }
+  if (found.length === 0) return [];
+  return [{ namespace: found.find((x) => x.kind === 'Namespace')?.name ?? '', image: '', phase: 'installed', objects: found, prune: [] }];
+}
+
 /** The record in `namespace`, if there is one. */
 async function readRecord(client: SelfClient, namespace: string): Promise<InstallRecord | undefined> {
   const cm = await client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: RECORD_NAME });
@@ -192,7 +227,8 @@ export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}
   const version = o.release?.version;
   const forWhat = version === undefined ? `the manifests of this binary (image ${image})` : `release ${version}`;
   await waitTerminating(client, objects, timeoutMs);
-  const previous = await readRecords(client);
+  const recorded = await readRecords(client);
+  const previous = recorded.length > 0 ? recorded : await unrecordedInstall(client, objects);
   const toPrune = planPrune(previous, objects.map(recordedObject), namespace);
   const record = (phase: InstallRecord['phase'], prune: RecordedObject[]): KubeObject =>
     recordConfigMap({ namespace, ...(version === undefined ? {} : { version }), image, phase, objects: objects.map(recordedObject), prune });
