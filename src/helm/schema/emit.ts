@@ -13,6 +13,7 @@
  *   `allOf` afterwards, see nullable-enum.ts).
  */
 import { formatKnown } from './formats.js';
+import { typeMatches } from './validate-value.js';
 import { additionalPath, childPath, itemsPath } from './paths.js';
 import { isAny, isNever, type Shape } from './shape.js';
 import { INT_OR_STRING, PRESERVE_UNKNOWN, type SchemaType, type StructuralSchema } from './types.js';
@@ -38,24 +39,9 @@ function kindOf(shape: Shape, path: string, warn: Warn): NodeKind {
 }
 
 function fitsKind(value: unknown, kind: NodeKind): boolean {
-  switch (kind) {
-    case 'untyped':
-      return true;
-    case 'int-or-string':
-      return typeof value === 'string' || Number.isInteger(value);
-    case 'string':
-      return typeof value === 'string';
-    case 'integer':
-      return Number.isInteger(value);
-    case 'number':
-      return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean':
-      return typeof value === 'boolean';
-    case 'array':
-      return Array.isArray(value);
-    case 'object':
-      return typeof value === 'object' && value !== null && !Array.isArray(value);
-  }
+  if (kind === 'untyped') return true;
+  if (kind === 'int-or-string') return typeof value === 'string' || Number.isInteger(value);
+  return typeMatches(kind, value);
 }
 
 export function emit(shape: Shape, path: string, warn: Warn): StructuralSchema {

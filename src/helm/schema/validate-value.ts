@@ -39,7 +39,8 @@ function show(value: unknown): string {
   return s.length > 60 ? `${s.slice(0, 57)}...` : s;
 }
 
-function typeMatches(type: unknown, value: unknown): boolean {
+/** Whether `value` is of the JSON Schema `type` (an unknown type matches anything). */
+export function typeMatches(type: unknown, value: unknown): boolean {
   switch (type) {
     case 'string':
       return typeof value === 'string';
