@@ -80,7 +80,7 @@ parentPort.on('message', (m) => {
     );
 });
 const go = new Go();
-go.env = { TMPDIR: require('node:os').tmpdir(), HOME: require('node:os').homedir(), ...(process.env.BINNACLE_HELM_GOGC ? { GOGC: process.env.BINNACLE_HELM_GOGC } : {}) };
+go.env = { TMPDIR: require('node:os').tmpdir(), HOME: require('node:os').homedir() };
 go.exit = (code) => parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code });
 globalThis.binnacleHelmReady = () => parentPort.postMessage({ type: 'ready' });
 // The module is compiled once by the parent and shared by every engine thread.
