@@ -110,7 +110,11 @@ export interface ConditionView {
   message: string;
 }
 
-export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting';
+/** One word for how something is doing (health.ts decides it); Unknown when it reports nothing. */
+export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting' | 'Unknown';
+
+/** How many are of each health: the roll-up. */
+export type HealthCounts = Record<Health, number>;
 
 export interface ExtensionSummary {
   name: string;
