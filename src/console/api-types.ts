@@ -110,7 +110,11 @@ export interface ConditionView {
   message: string;
 }
 
-export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting';
+/** One word for how something is doing (health.ts decides it); Unknown when it reports nothing. */
+export type Health = 'Healthy' | 'Progressing' | 'Failing' | 'Deleting' | 'Unknown';
+
+/** How many are of each health: the roll-up. */
+export type HealthCounts = Record<Health, number>;
 
 export interface ExtensionSummary {
   name: string;
@@ -168,6 +172,48 @@ export interface UninstallPreview {
   kept: { bundleDeployment: string; package: string; neededBy: string[] }[];
 }
 
+// --- drift (src/apply/drift.ts, drift.ts) ---------------------------------------------------
+
+/** A field the deployed manifest sets whose live value differs; a side left out is absent there. */
+export interface FieldDriftView {
+  path: string;
+  manifest?: unknown;
+  live?: unknown;
+  /** A Secret's data: the values are not sent. */
+  hidden?: boolean | undefined;
+}
+
+export interface ObjectDriftView {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string | undefined;
+  /** missing: not on the cluster; changed: fields differ; unreadable: the person may not read it. */
+  state: 'missing' | 'changed' | 'unreadable';
+  fields: FieldDriftView[];
+  message?: string | undefined;
+}
+
+/** One release's deployed revision against the live objects. */
+export interface ReleaseDriftView {
+  release: string;
+  namespace: string;
+  revision?: number | undefined;
+  chart?: string | undefined;
+  /** Objects of the manifest compared. */
+  checked: number;
+  drifted: ObjectDriftView[];
+  /** Objects of optional APIs the cluster does not serve (not applied, so not compared). */
+  skipped: string[];
+  message?: string | undefined;
+}
+
+/** GET extensions/NAME/drift: each release of the extension's set. */
+export interface ExtensionDrift {
+  name: string;
+  releases: (ReleaseDriftView & { bundleDeployment: string; package: string; neededBy: string })[];
+}
+
 /** POST plan: what installing or changing an extension would do (the page's view of src/controllers/plan.ts's Plan). */
 export interface PlanView {
   bundles: {
@@ -212,6 +258,29 @@ export interface ResourceSummary {
   conditions: ConditionView[];
 }
 
+/** GET crds/CRD/resources/NAME/delete-preview: what deleting the custom resource deletes. */
+export interface ResourceDeletePreview {
+  kind: string;
+  name: string;
+  namespace?: string | undefined;
+  /** Finalizers on it: their controllers finish before it goes. */
+  finalizers: string[];
+  /** What a SelfSubjectAccessReview says of deleting it as the person; undefined when it could not be asked. */
+  mayDelete?: boolean | undefined;
+  /** A Helm operator's custom resource is a release: it is uninstalled, its objects deleted, with the resource. */
+  release?: {
+    name: string;
+    namespace: string;
+    revision?: number | undefined;
+    chart?: string | undefined;
+    /** The deployed manifest's objects ("Kind namespace/name"). */
+    objects: string[];
+    /** Where the manifest was read: the release records (Secrets) or the resource's status.deployedRelease. */
+    from: 'release' | 'status' | 'none';
+    warning?: string | undefined;
+  } | undefined;
+}
+
 export interface CrdView extends ApiView {
   /** The `openAPIV3Schema` of `version`. */
   schema: unknown;
@@ -219,5 +288,39 @@ export interface CrdView extends ApiView {
   /** The CSV's example of this kind (`alm-examples`), if it has one. */
   example?: Record<string, unknown> | undefined;
   items: ResourceSummary[];
+  warnings: string[];
+}
+
+// --- inventory (inventory.ts) ---------------------------------------------------------------
+
+/** A custom resource of an operator's API; for a Helm operator, one release. */
+export interface InventoryResource {
+  kind: string;
+  crd: string;
+  name: string;
+  namespace?: string | undefined;
+  health: Health;
+  message: string;
+}
+
+/** An OLM operator (ClusterExtension) or a Helm operator (HelmOperator) with the custom resources of its APIs. */
+export interface InventoryOperator {
+  type: 'ClusterExtension' | 'HelmOperator';
+  name: string;
+  /** The package (ClusterExtension) or chart (HelmOperator). */
+  source: string;
+  version: string;
+  health: Health;
+  message: string;
+  resources: InventoryResource[];
+  /** The operator and its resources, counted by health. */
+  counts: HealthCounts;
+}
+
+/** GET inventory: everything operators installed, with the roll-up. */
+export interface Inventory {
+  operators: InventoryOperator[];
+  counts: HealthCounts;
+  /** What could not be read (a list the person may not do), so the counts leave it out. */
   warnings: string[];
 }

@@ -11,14 +11,16 @@ import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { GraphLayout, PackageList, PackagePage, PackageSummary, PlanView } from './api-types.js';
+import type { ExtensionDrift, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ResourceDeletePreview } from './api-types.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph } from './graph.js';
 import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
-import { createResource, crdView, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
+import { createResource, crdView, deletePreview, deleteResource, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
+import { extensionDrift, resourceDrift } from './drift.js';
+import { inventory } from './inventory.js';
 
 export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
 
@@ -67,7 +69,8 @@ export class ConsoleApi {
     if (a === 'plan' && b === undefined && method === 'POST') return this.plan(ctx);
     if (a === 'extensions') return this.extensions(method, b, c, ctx);
     if (a === 'helm-operators' && b === undefined && method === 'GET') return ok({ helmOperators: await helmOperatorApis(ctx.client) });
-    if (a === 'crds' && b !== undefined) return this.customResources(method, b, c, d, e, ctx);
+    if (a === 'inventory' && b === undefined && method === 'GET') return ok((await inventory(ctx.client)) satisfies Inventory);
+    if (a === 'crds' && b !== undefined && f === undefined) return this.customResources(method, b, c, d, e, ctx);
     return undefined;
   }
 
@@ -85,12 +88,13 @@ export class ConsoleApi {
     return b === undefined || c === undefined ? undefined : this.extensionPart(method, b, c, ctx);
   }
 
-  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, rollback-preview, rollback. */
+  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, drift, rollback-preview, rollback. */
   private async extensionPart(method: string, b: string, c: string, ctx: ApiContext): Promise<ApiResult | undefined> {
     if (c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
     if (c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
     if (c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
     if (c === 'revisions' && method === 'GET') return ok({ releases: (await extensionHistory(ctx.client, b)).releases });
+    if (c === 'drift' && method === 'GET') return ok((await extensionDrift(ctx.client, b)) satisfies ExtensionDrift);
     if (c === 'rollback-preview' && method === 'GET') return ok(await rollbackPreview(ctx.client, b, ctx.url.searchParams.get('version') ?? undefined));
     if (c === 'rollback' && method === 'POST') {
       const body = await readJsonBody(ctx.req);
@@ -99,12 +103,21 @@ export class ConsoleApi {
     return undefined;
   }
 
-  /** crds/CRD (the API and its objects), crds/CRD/resources[/NAME?namespace=NS]: get, create, replace. */
+  /**
+   * crds/CRD (the API and its objects), crds/CRD/resources[/NAME?namespace=NS]: get, create,
+   * replace, delete; crds/CRD/resources/NAME/delete-preview and, for a Helm operator's kind, /drift.
+   */
   private async customResources(method: string, crd: string, sub: string | undefined, name: string | undefined, extra: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
-    if (extra !== undefined) return undefined;
     if (sub === undefined && name === undefined && method === 'GET') return ok(await crdView(ctx.client, this.catalogs, crd));
     if (sub !== 'resources') return undefined;
     const namespace = ctx.url.searchParams.get('namespace') ?? undefined;
+    if (extra !== undefined) {
+      if (name === undefined || method !== 'GET') return undefined;
+      if (extra === 'delete-preview') return ok((await deletePreview(ctx.client, crd, name, namespace)) satisfies ResourceDeletePreview);
+      if (extra === 'drift') return ok((await resourceDrift(ctx.client, crd, name, namespace)) satisfies ReleaseDriftView);
+      return undefined;
+    }
+    if (name !== undefined && method === 'DELETE') return (await deleteResource(ctx.client, crd, name, namespace)) ? ok({ deleted: name }) : notFound(`custom resource ${name}`);
     if (name === undefined && method === 'POST') return ok({ created: (await createResource(ctx.client, crd, await readJsonBody(ctx.req))).metadata }, 201);
     if (name !== undefined && method === 'GET') return ok(await getResource(ctx.client, crd, name, namespace));
     if (name !== undefined && method === 'PATCH') return ok({ updated: (await updateResource(ctx.client, crd, name, namespace, await readJsonBody(ctx.req))).metadata });

@@ -1,26 +1,15 @@
 /**
  * Installed operators as the console shows them: each ClusterExtension with its conditions,
- * installed bundle and a one-word health, the BundleDeployments it needs (shared ones say who
- * else needs them), its Events, and what uninstalling it would delete. Built on
- * `src/installed`'s view, read with the person's own client.
+ * installed bundle and a one-word health (see health.ts), the BundleDeployments it needs
+ * (shared ones say who else needs them), its Events, and what uninstalling it would delete.
+ * Built on `src/installed`'s view, read with the person's own client.
  */
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { buildInstalledState, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
-import { findCondition, type KubeObject } from '../kube/types.js';
-import type { EventView, ExtensionDetail, ExtensionSummary, Health, UninstallPreview } from './api-types.js';
-
-/** Healthy when installed at its generation and settled; Failing when it says so. */
-export function healthOf(ce: ClusterExtension): { health: Health; message: string } {
-  if (ce.metadata.deletionTimestamp !== undefined) return { health: 'Deleting', message: 'uninstalling' };
-  const installed = findCondition(ce.status?.conditions, 'Installed');
-  const progressing = findCondition(ce.status?.conditions, 'Progressing');
-  const current = ce.status?.observedGeneration === ce.metadata.generation;
-  if (current && installed?.status === 'True' && progressing?.status === 'False') return { health: 'Healthy', message: installed.message };
-  if (progressing?.status === 'True' && /fail|refus|error|cannot/i.test(progressing.message)) return { health: 'Failing', message: progressing.message };
-  if (installed?.status === 'False' && progressing?.status === 'False') return { health: 'Failing', message: installed.message };
-  return { health: 'Progressing', message: progressing?.message ?? installed?.message ?? 'waiting for the manager' };
-}
+import type { KubeObject } from '../kube/types.js';
+import type { EventView, ExtensionDetail, ExtensionSummary, UninstallPreview } from './api-types.js';
+import { healthOf } from './health.js';
 
 export function summaryOf(ce: ClusterExtension): ExtensionSummary {
   const cat = ce.spec.source.catalog;

@@ -6,7 +6,12 @@ import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { CatalogCache } from './catalog-view.js';
 import { httpErrorOf, InputError } from './errors.js';
 import type { ApiView } from './api-types.js';
-import { checkAgainst, createResource, crdView, objectFromBody, updateResource } from './resources.js';
+import { checkAgainst, createResource, crdView, deletePreview, deleteResource, objectFromBody, updateResource } from './resources.js';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import { pino } from 'pino';
+import { ConsoleApi } from './api.js';
+import { consoleCluster } from './fake-cluster.test-helper.js';
 
 const crd = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -112,5 +117,59 @@ describe('custom resources', () => {
     assert.equal(calls.find((c) => c.verb === 'update')?.obj?.metadata.resourceVersion, '7');
     await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'v', namespace: 'n' } } }), (e: unknown) => e instanceof InputError && e.field === 'metadata.name');
     await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'w', namespace: 'm' } } }), (e: unknown) => e instanceof InputError && e.field === 'metadata.namespace');
+  });
+});
+
+describe('deleting a custom resource', () => {
+  const NGINX = 'nginxes.charts.example.com';
+
+  it("a Helm operator's resource: the preview names its release and the deployed manifest's objects (with the namespace Helm leaves out)", async () => {
+    const { client, calls } = await consoleCluster();
+    const p = await deletePreview(client, NGINX, 'web', 'apps');
+    assert.deepEqual(p, {
+      kind: 'Nginx',
+      name: 'web',
+      namespace: 'apps',
+      finalizers: ['helm.sdk.operatorframework.io/uninstall-release'],
+      mayDelete: true,
+      release: { name: 'web', namespace: 'apps', revision: 2, chart: 'nginx-1.2.3', objects: ['Service apps/web', 'Deployment apps/web'], from: 'release' },
+    });
+    assert.ok(!calls.some((c) => c.startsWith('delete')), 'a preview deletes nothing');
+  });
+
+  it('without list on Secrets the objects come from the resource\'s status.deployedRelease, and it says so', async () => {
+    const { client } = await consoleCluster((verb, kind) => verb === 'list' && kind === 'Secret');
+    const p = await deletePreview(client, NGINX, 'web', 'apps');
+    assert.equal(p.release?.from, 'status');
+    assert.deepEqual(p.release?.objects, ['Service apps/web', 'Deployment apps/web']);
+    assert.match(p.release?.warning ?? '', /release records cannot be read/);
+  });
+
+  it("an OLM operator's resource has no release; the preview says whether the person may delete it", async () => {
+    const { client } = await consoleCluster((verb, kind) => verb === 'delete' && kind === 'Widget');
+    const p = await deletePreview(client, 'widgets.example.com', 'w1', 'ns');
+    assert.deepEqual(p, { kind: 'Widget', name: 'w1', namespace: 'ns', finalizers: [], mayDelete: false });
+    await assert.rejects(deletePreview(client, 'widgets.example.com', 'w1', undefined), (e: unknown) => e instanceof InputError && e.field === 'namespace');
+  });
+
+  it('DELETE runs as the person: deleted, or forbidden as a 403 that reads "forbidden: delete …"; gone is a 404', async () => {
+    const api = new ConsoleApi({ cacheDir: '/nonexistent', logger: pino({ level: 'silent' }) });
+    const ctx = (client: KubeClient, q: string): Parameters<ConsoleApi['route']>[2] => ({ client, req: new IncomingMessage(new Socket()), url: new URL(`http://console/api/x${q}`) });
+    const denied = await consoleCluster((verb, kind) => verb === 'delete' && kind === 'Nginx');
+    await assert.rejects(api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(denied.client, '?namespace=apps')), (err: unknown) => {
+      const mapped = httpErrorOf(err);
+      assert.equal(mapped?.status, 403);
+      assert.match(mapped.body.error, /^forbidden: delete nginxs — .*cannot delete resource/);
+      return true;
+    });
+    assert.ok(denied.cluster.get({ apiVersion: 'charts.example.com/v1', kind: 'Nginx', name: 'web', namespace: 'apps' }) !== undefined, 'still there');
+    const { client, cluster } = await consoleCluster();
+    const preview = await api.route('GET', ['crds', NGINX, 'resources', 'web', 'delete-preview'], ctx(client, '?namespace=apps'));
+    assert.equal(preview?.status, 200);
+    const res = await api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(client, '?namespace=apps'));
+    assert.deepEqual(res, { status: 200, json: { deleted: 'web' } });
+    assert.equal(cluster.get({ apiVersion: 'charts.example.com/v1', kind: 'Nginx', name: 'web', namespace: 'apps' }), undefined);
+    assert.equal((await api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(client, '?namespace=apps')))?.status, 404);
+    assert.equal(await deleteResource(client, NGINX, 'web', 'apps'), false);
   });
 });

@@ -5,7 +5,9 @@
  * chart's values schema. The page builds its form from the schema of the version the CRD
  * stores (`schema-form.ts`); objects come back as JSON from the form or YAML from the editor,
  * are checked against the CRD's names and scope here, and are then judged by the API server,
- * whose field errors reach the page naming the field.
+ * whose field errors reach the page naming the field. Deleting one is previewed first: its
+ * finalizers, whether the person may, and — for a Helm operator's resource, which is a release —
+ * the release and the objects of its deployed manifest that go with it.
  */
 import { parseDocument } from 'yaml';
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type HelmOperator } from '../api/types.js';
@@ -13,8 +15,10 @@ import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { findCondition, type KubeObject } from '../kube/types.js';
+import { deployedRevision, describeObject, revisionObjects } from '../apply/drift.js';
+import { isForbidden } from '../kube/errors.js';
 import { errorMessage } from '../util/errors.js';
-import type { ApiView, CrdView, HelmOperatorApis, ResourceSummary } from './api-types.js';
+import type { ApiView, ConditionView, CrdView, HelmOperatorApis, ResourceDeletePreview, ResourceSummary } from './api-types.js';
 import { csvMetadataOf, type CatalogCache } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { exampleFor, type SpecDescriptor } from './schema-form.js';
@@ -26,7 +30,7 @@ type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
 
-interface CrdObject extends KubeObject {
+export interface CrdObject extends KubeObject {
   spec: {
     group: string;
     scope: 'Namespaced' | 'Cluster';
@@ -41,7 +45,7 @@ function formVersion(crd: CrdObject): CrdObject['spec']['versions'][number] | un
   return served.find((v) => v.storage) ?? served[0];
 }
 
-function apiOf(crd: CrdObject): ApiView {
+export function apiOf(crd: CrdObject): ApiView {
   const v = formVersion(crd);
   return {
     crd: crd.metadata.name ?? '',
@@ -54,7 +58,7 @@ function apiOf(crd: CrdObject): ApiView {
   };
 }
 
-async function getCrd(client: KubeClient, name: string): Promise<CrdObject> {
+export async function getCrd(client: KubeClient, name: string): Promise<CrdObject> {
   return client.get<CrdObject>({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
 }
 
@@ -113,13 +117,18 @@ export async function helmOperatorApis(client: KubeClient): Promise<HelmOperator
   }));
 }
 
-function summary(o: KubeObject): ResourceSummary {
+/** A custom resource's status.conditions, as far as they are conditions. */
+export function conditionsOf(o: KubeObject): (ConditionView & { observedGeneration?: number })[] {
   const conds = (isRecord(o.status) && Array.isArray(o.status.conditions) ? o.status.conditions : []).filter(isRecord);
+  return conds.map((c) => ({ type: text(c.type), status: text(c.status), reason: text(c.reason), message: text(c.message), ...(typeof c.observedGeneration === 'number' ? { observedGeneration: c.observedGeneration } : {}) }));
+}
+
+function summary(o: KubeObject): ResourceSummary {
   return {
     name: o.metadata.name ?? '',
     namespace: o.metadata.namespace,
     created: o.metadata.creationTimestamp ?? '',
-    conditions: conds.map((c) => ({ type: text(c.type), status: text(c.status), reason: text(c.reason), message: text(c.message) })),
+    conditions: conditionsOf(o).map(({ type, status, reason, message }) => ({ type, status, reason, message })),
   };
 }
 
@@ -143,10 +152,72 @@ function refOf(api: ApiView, name: string, namespace: string | undefined): { api
   return { apiVersion: `${api.group}/${api.version}`, kind: api.kind, name, ...(api.namespaced && namespace !== undefined ? { namespace } : {}) };
 }
 
+function checkedRef(api: ApiView, name: string, namespace: string | undefined): ReturnType<typeof refOf> {
+  if (api.namespaced && (namespace === undefined || namespace === '')) throw new InputError('namespace', `${api.kind} is namespaced: give ?namespace=`);
+  return refOf(api, name, namespace);
+}
+
 export async function getResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<KubeObject> {
   const api = apiOf(await getCrd(client, crdName));
-  if (api.namespaced && (namespace === undefined || namespace === '')) throw new InputError('namespace', `${api.kind} is namespaced: give ?namespace=`);
-  return client.get(refOf(api, name, namespace));
+  return client.get(checkedRef(api, name, namespace));
+}
+
+/** Whether the person may `verb` the object, by a SelfSubjectAccessReview; undefined when it cannot be asked. */
+async function mayI(client: KubeClient, verb: string, api: ApiView, name: string, namespace: string | undefined): Promise<boolean | undefined> {
+  try {
+    const review = await client.create<KubeObject & { status?: { allowed?: boolean } }>({
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectAccessReview',
+      metadata: {},
+      spec: { resourceAttributes: { verb, group: api.group, resource: api.plural, name, ...(api.namespaced && namespace !== undefined ? { namespace } : {}) } },
+    });
+    return review.status?.allowed === true;
+  } catch {
+    return undefined;
+  }
+}
+
+type ReleasePreview = NonNullable<ResourceDeletePreview['release']>;
+
+/**
+ * The release a Helm operator's custom resource is, and the objects its uninstall deletes: from
+ * the release's deployed revision, or — when the person may not read release records — from the
+ * manifest the resource's status.deployedRelease repeats.
+ */
+async function releasePreview(client: KubeClient, cr: KubeObject, namespace: string): Promise<ReleasePreview> {
+  const release = { name: cr.metadata.name ?? '', namespace };
+  const where = `release ${namespace}/${release.name}`;
+  let warning: string | undefined;
+  try {
+    const rev = await deployedRevision(client, release);
+    if (rev !== undefined) {
+      const { objects, skipped } = await revisionObjects(client, rev.manifest, release, `${where} revision ${rev.revision}`);
+      return { ...release, revision: rev.revision, chart: `${rev.chart.name}-${rev.chart.version}`, objects: [...objects, ...skipped].map(describeObject), from: 'release' };
+    }
+  } catch (err) {
+    if (!isForbidden(err)) throw err;
+    warning = `its release records cannot be read (${errorMessage(err)}); the objects listed are those its status says were deployed`;
+  }
+  const deployed = isRecord(cr.status) && isRecord(cr.status.deployedRelease) ? cr.status.deployedRelease : undefined;
+  if (deployed === undefined || typeof deployed.manifest !== 'string') return { ...release, objects: [], from: 'none', warning: warning ?? 'it has no deployed revision: nothing of it is installed' };
+  const { objects, skipped } = await revisionObjects(client, deployed.manifest, release, `${where} (status.deployedRelease)`);
+  return { ...release, objects: [...objects, ...skipped].map(describeObject), from: 'status', ...(warning === undefined ? {} : { warning }) };
+}
+
+/** What deleting the custom resource deletes, before it is deleted. */
+export async function deletePreview(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<ResourceDeletePreview> {
+  const api = apiOf(await getCrd(client, crdName));
+  const cr = await client.get(checkedRef(api, name, namespace));
+  const ns = api.namespaced ? cr.metadata.namespace : undefined;
+  const preview: ResourceDeletePreview = { kind: api.kind, name, ...(ns === undefined ? {} : { namespace: ns }), finalizers: cr.metadata.finalizers ?? [], mayDelete: await mayI(client, 'delete', api, name, ns) };
+  if (api.helmOperator !== undefined && ns !== undefined) preview.release = await releasePreview(client, cr, ns);
+  return preview;
+}
+
+/** Deletes the custom resource as the person; false when it was already gone. */
+export async function deleteResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<boolean> {
+  const api = apiOf(await getCrd(client, crdName));
+  return client.delete(checkedRef(api, name, namespace));
 }
 
 /** The object a request sends: `object` (the form) or `yaml` (the editor); YAML errors name the line. */

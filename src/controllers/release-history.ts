@@ -12,8 +12,8 @@ import { parseAllDocuments } from 'yaml';
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import { ReleaseStore } from '../apply/release-store.js';
-import type { ReleaseRevision } from '../apply/types.js';
-import { buildInstalledState, describeNeeds, unitsNeededBy } from '../installed/index.js';
+import type { ReleaseRef, ReleaseRevision } from '../apply/types.js';
+import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
@@ -35,6 +35,11 @@ export interface ExtensionHistory {
   releases: ReleaseHistory[];
 }
 
+/** The Helm release a BundleDeployment of the set installs: its releaseName, else its own name, in its namespace. */
+export function releaseOf(unit: Pick<InstalledUnit, 'bundleDeployment' | 'namespace' | 'object'>): ReleaseRef {
+  return { name: unit.object.spec.releaseName ?? unit.bundleDeployment, namespace: unit.namespace };
+}
+
 const ceRef = (name: string): { apiVersion: string; kind: string; name: string } => ({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
 
 /** Reads an extension's resolution history and the Helm revisions of its BundleDeployments. */
@@ -46,8 +51,8 @@ export async function extensionHistory(client: KubeClient, name: string): Promis
   const store = new ReleaseStore(client);
   const releases: ReleaseHistory[] = [];
   for (const unit of unitsNeededBy(state, name)) {
-    const release = unit.object.spec.releaseName ?? unit.bundleDeployment;
-    const revisions = (await store.history({ name: release, namespace: unit.namespace })).map(({ manifest: _m, config: _c, content: _x, ...rest }) => rest);
+    const { name: release } = releaseOf(unit);
+    const revisions = (await store.history(releaseOf(unit))).map(({ manifest: _m, config: _c, content: _x, ...rest }) => rest);
     releases.push({ bundleDeployment: unit.bundleDeployment, package: unit.package, release, namespace: unit.namespace, neededBy: describeNeeds(unit.needs), revisions });
   }
   return { name, package: ce.spec.source.catalog.packageName, resolutions: ce.status?.history ?? [], releases };

@@ -4,10 +4,13 @@
  * browse and search, a package's upgrade graph, install an operator with a dependency through
  * the form after its plan (which lists the RBAC a ServiceAccount lacks), watch it become healthy,
  * create a custom resource through the form generated from its CRD (and edit it as YAML),
- * upgrade and roll back (Helm revisions, the CRD-safety check), uninstall after seeing what goes.
+ * upgrade and roll back (Helm revisions, the CRD-safety check), see drift (a ConfigMap of the
+ * release changed and its Service deleted by hand are listed, nothing else), see the inventory
+ * with its roll-up, delete a custom resource after its preview, uninstall after seeing what goes.
  * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
- * sees the catalog and the installed list, but an install, a custom resource and a rollback show
- * "forbidden" and change nothing; a changing request without the CSRF token gets 403.
+ * sees the catalog and the installed list, but an install, a custom resource (create, save,
+ * delete) and a rollback show "forbidden" and change nothing; a changing request without the
+ * CSRF token gets 403.
  * Screenshots: .cache/test-artifacts/console/.
  */
 import { after, before, describe, test } from 'node:test';
@@ -259,6 +262,36 @@ describe('console in a browser', () => {
     await shot(page, '5d-cr-list');
   });
 
+  test('drift: a ConfigMap of the release changed and its Service deleted by hand are listed with the field and both values, and nothing else', async () => {
+    const bd = (await h.bundleDeploymentsOf(extName)).find((b) => b.metadata.labels?.['binnacle.dev/package'] === 'node-healthcheck-operator');
+    const applied = bd?.status?.appliedObjects ?? [];
+    const cm = applied.find((r) => r.kind === 'ConfigMap');
+    const svc = applied.find((r) => r.kind === 'Service');
+    assert.ok(cm !== undefined && svc !== undefined, `a ConfigMap and a Service in ${JSON.stringify(applied)}`);
+    const cmRef = { apiVersion: 'v1', kind: 'ConfigMap', name: cm.name, namespace: cm.namespace ?? installNs };
+    const live = (await h.client.get(cmRef)) as unknown as { data: Record<string, string> };
+    const [key, original] = Object.entries(live.data)[0] ?? ['', ''];
+    assert.ok(key !== '', 'the ConfigMap has data');
+    await h.client.patch(cmRef, { data: { [key]: `${original}# changed by hand\n` } });
+    await h.client.delete({ apiVersion: 'v1', kind: 'Service', name: svc.name, namespace: svc.namespace ?? installNs });
+    await page.goto(`${web.url}/#/installed/${extName}`);
+    await page.click('#drift-check');
+    const cmRow = page.locator(`#drift tr[data-drift-object="ConfigMap/${cmRef.namespace}/${cm.name}"]`);
+    await cmRow.first().waitFor({ timeout: 120_000 });
+    const pathAttr = key.includes('.') ? `data[${JSON.stringify(key)}]` : `data.${key}`;
+    const field = page.locator(`#drift tr[data-drift-path=${JSON.stringify(pathAttr)}]`);
+    assert.equal(await field.count(), 1, (await page.locator('#drift').textContent()) ?? '');
+    const cells = await field.locator('td').allTextContents();
+    assert.equal(cells[3], original, 'the manifest value');
+    assert.equal(cells[4], `${original}# changed by hand\n`, 'the live value');
+    assert.equal(await page.locator(`#drift tr[data-drift-object="Service/${svc.namespace ?? installNs}/${svc.name}"][data-drift-state="missing"]`).count(), 1);
+    // Only what was changed by hand: server defaults and fields the manifest leaves out are not drift.
+    const drifted = [...new Set(await Promise.all((await page.locator('#drift tr[data-drift-object]').all()).map((l) => l.getAttribute('data-drift-object'))))].sort();
+    assert.deepEqual(drifted, [`ConfigMap/${cmRef.namespace}/${cm.name}`, `Service/${svc.namespace ?? installNs}/${svc.name}`].sort(), (await page.locator('#drift').textContent()) ?? '');
+    assert.equal(await page.locator('#drift [data-drift-in-sync]').count(), 1, 'the dependency (poison-pill) is in sync');
+    await shot(page, '5e-drift');
+  });
+
   test('a read-only person sees the catalog and what is installed, and an install shows "forbidden" and creates nothing', async () => {
     const ns = uniqueName('viewer');
     await h.serviceAccount(ns, 'viewer', false);
@@ -317,6 +350,14 @@ describe('console in a browser', () => {
       await p.click('#cr-submit');
       assert.match((await p.locator('#cr-error').textContent()) ?? '', /forbidden: update nodehealthchecks\.remediation\.medik8s\.io/);
       await shot(p, '6b-read-only-cr-forbidden');
+      // Delete: the preview says the person may not; confirming anyway shows the API server's refusal.
+      await p.goto(`${web.url}/#/crd/${crd}`);
+      await p.click(`[data-delete="${existing.metadata.name ?? ''}"]`);
+      await p.locator('#confirm-cr-delete').waitFor();
+      await p.locator('#cr-delete-denied').waitFor();
+      await p.click('#confirm-cr-delete');
+      assert.match((await p.locator('#cr-delete-error').textContent()) ?? '', /forbidden: delete nodehealthchecks\.remediation\.medik8s\.io/);
+      await shot(p, '6c-read-only-cr-delete-forbidden');
       // Rollback: its check reads the release records (Secrets), which a reader may not; nothing changes.
       await p.goto(`${web.url}/#/installed/${extName}`);
       await p.locator('#revisions [data-error]', { hasText: 'forbidden' }).waitFor();
@@ -332,6 +373,31 @@ describe('console in a browser', () => {
     } finally {
       await ctx.close();
     }
+  });
+
+  test('the inventory lists the operator with its custom resource and the roll-up; a custom resource is deleted after its preview', async () => {
+    const nhc = { apiVersion: 'remediation.medik8s.io/v1alpha1', kind: 'NodeHealthCheck' };
+    const [cr] = (await h.client.list(nhc.apiVersion, nhc.kind)).items;
+    const name = cr?.metadata.name ?? '';
+    assert.ok(name !== '', 'the custom resource created through the form');
+    await page.goto(`${web.url}/#/inventory`);
+    const section = page.locator(`[data-inventory-operator="${extName}"]`);
+    await section.waitFor();
+    assert.equal(await section.getAttribute('data-health'), 'Healthy');
+    assert.equal(await section.locator(`[data-inventory-resource="NodeHealthCheck//${name}"]`).count(), 1);
+    assert.ok(Number(await page.locator('#rollup [data-count-healthy]').getAttribute('data-count-healthy')) >= 1);
+    await shot(page, '6d-inventory');
+    await page.goto(`${web.url}/#/crd/nodehealthchecks.remediation.medik8s.io`);
+    await page.click(`[data-delete="${name}"]`);
+    await page.locator('#confirm-cr-delete').waitFor();
+    assert.match((await page.locator('#cr-delete h3').textContent()) ?? '', new RegExp(`^Delete NodeHealthCheck ${name}\\?$`));
+    assert.equal(await page.locator('#cr-delete-release').count(), 0, "an OLM operator's resource is no release");
+    assert.equal(await page.locator('#cr-delete-denied').count(), 0);
+    await shot(page, '6e-cr-delete-preview');
+    await page.click('#confirm-cr-delete');
+    await page.locator('#cr-deleted').waitFor();
+    await eventually('custom resource deleted', async () => ((await h.client.find({ ...nhc, name })) === undefined ? true : undefined), 60_000);
+    await page.locator(`[data-edit="${name}"]`).waitFor({ state: 'detached' });
   });
 
   test('a changing request without the CSRF token, or from another origin, gets 403', async () => {

@@ -1,10 +1,11 @@
 /**
  * Installed operators: the list with health, and one extension's page — conditions (polled
- * every 2 s), the installed bundle, the BundleDeployments it needs, its Events, and uninstall,
- * which first shows what would be deleted.
+ * every 2 s), the installed bundle, the BundleDeployments it needs, its Helm revisions and
+ * drift, its Events, and uninstall, which first shows what would be deleted.
  */
 import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
+import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
 import { errorText, showError } from './status.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
@@ -194,8 +195,10 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const revisions = h('div', { id: 'revisions' }, h('p', { class: 'muted' }, 'Loading…'));
   const rollback = h('div', { class: 'rollback' });
   rollbackBox(rollback, name);
+  const drift = h('div', { class: 'drift-box' });
+  driftSection(drift, `extensions/${seg(name)}/drift`, { button: 'drift-check', out: 'drift' });
   clear(root);
-  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Helm revisions'), revisions, rollback, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
+  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Helm revisions'), revisions, rollback, h('h2', {}, 'Drift'), drift, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
 
   let apisKey: string | undefined;
   const refresh = async (): Promise<void> => {

@@ -4,6 +4,7 @@ import { append, button, clear, h } from './dom.js';
 import { catalogPage } from './catalog-page.js';
 import { installPage } from './install-page.js';
 import { installedDetail, installedList } from './installed-page.js';
+import { inventoryPage } from './inventory-page.js';
 import { packagePage } from './package-page.js';
 import { crdPage, resourceEditor } from './resources-page.js';
 import { errorText, showError } from './status.js';
@@ -17,7 +18,7 @@ function header(top: HTMLElement): void {
   clear(top);
   append(
     top,
-    h('nav', {}, h('strong', {}, 'Binnacle'), h('a', { href: '#/catalog' }, 'Catalog'), h('a', { href: '#/installed' }, 'Installed')),
+    h('nav', {}, h('strong', {}, 'Binnacle'), h('a', { href: '#/catalog' }, 'Catalog'), h('a', { href: '#/installed' }, 'Installed'), h('a', { href: '#/inventory' }, 'Inventory')),
     h(
       'div',
       { class: 'identity' },
@@ -55,6 +56,7 @@ function route(): void {
     stopPage = installedDetail(app, a);
     work = Promise.resolve();
   } else if (page === 'installed') work = installedList(app);
+  else if (page === 'inventory') work = inventoryPage(app);
   else work = catalogPage(app);
   work.catch((err: unknown) => {
     clear(app);

@@ -2,13 +2,16 @@
  * Custom resources of one API (a CRD an extension's bundle or a HelmOperator installed): the
  * list, and create or edit through the form generated from the CRD's schema (labels and order
  * from the CSV's spec descriptors, prefilled from its `alm-examples`) or as YAML. The server
- * checks the object and the API server judges it; its field errors land on the fields.
+ * checks the object and the API server judges it; its field errors land on the fields. Delete
+ * first shows what goes (for a Helm operator's resource, its release and the release's objects)
+ * and asks to confirm; a Helm operator's resource also shows its release's drift.
  */
 import { parse, stringify } from 'yaml';
-import type { CrdView } from '../api-types.js';
+import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../api-types.js';
 import { formFor, initialState, valueOf, type FieldState } from '../schema-form.js';
 import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
+import { driftSection } from './drift-view.js';
 import { renderForm, showFieldErrors } from './form-view.js';
 import { errorText, showError } from './status.js';
 
@@ -24,8 +27,75 @@ function origin(v: CrdView): string {
   return '';
 }
 
+const nsQuery = (namespace: string | undefined): string => (namespace === undefined ? '' : `?namespace=${encodeURIComponent(namespace)}`);
+const displayName = (kind: string, i: { name: string; namespace?: string | undefined }): string => `${kind} ${i.namespace === undefined ? '' : `${i.namespace}/`}${i.name}`;
+
+/** What deleting `i` deletes, then a confirm button; the DELETE runs as the person and a refusal is shown. */
+function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, reload: () => void): void {
+  clear(panel);
+  append(panel, h('p', { class: 'muted' }, 'Reading what it would delete…'));
+  const path = `crds/${seg(crd, 'resources', i.name)}`;
+  api<ResourceDeletePreview>('GET', `${path}/delete-preview${nsQuery(i.namespace)}`).then(
+    (p) => {
+      clear(panel);
+      const box = h('div', { id: 'cr-delete', class: 'confirm-box' });
+      append(box, h('h3', {}, `Delete ${displayName(p.kind, p)}?`), h('p', {}, `Deletes the ${p.kind} ${p.name}.`));
+      if (p.finalizers.length > 0) append(box, h('p', { 'data-finalizers': '' }, `Finalizers: ${p.finalizers.join(', ')} — their controllers finish before it is gone.`));
+      const r = p.release;
+      if (r !== undefined) {
+        append(box, h('p', { id: 'cr-delete-release' }, `It is a Helm release: release ${r.namespace}/${r.name}${r.revision === undefined ? '' : ` (revision ${r.revision}, ${r.chart ?? ''})`} is uninstalled with it, and ${r.objects.length === 0 ? 'no objects are recorded for it.' : `these ${r.objects.length} objects of its manifest are deleted:`}`));
+        if (r.objects.length > 0) append(box, h('ul', { id: 'cr-delete-objects' }, ...r.objects.map((o) => h('li', {}, o))));
+        if (r.warning !== undefined) append(box, h('p', { class: 'warn-box' }, r.warning));
+      }
+      if (p.mayDelete === false) append(box, h('p', { class: 'warn-box', id: 'cr-delete-denied' }, 'Your identity may not delete it (RBAC): the request will be refused.'));
+      const confirm = button(
+        `Delete ${p.kind} ${p.name}`,
+        () => {
+          confirm.disabled = true;
+          api('DELETE', `${path}${nsQuery(i.namespace)}`).then(
+            () => {
+              append(box, h('p', { id: 'cr-deleted' }, `Deleted ${displayName(p.kind, p)}${p.finalizers.length > 0 ? ' (it goes once its finalizers are done)' : ''}.`));
+              setTimeout(reload, 1500);
+            },
+            (err: unknown) => {
+              confirm.disabled = false;
+              showError(box, errorText(err)).setAttribute('id', 'cr-delete-error');
+            },
+          );
+        },
+        { id: 'confirm-cr-delete', class: 'danger' },
+      );
+      append(box, h('div', { class: 'actions' }, confirm, button('Cancel', () => clear(panel), { id: 'cancel-cr-delete' })));
+      append(panel, box);
+    },
+    (err: unknown) => {
+      clear(panel);
+      showError(panel, errorText(err));
+    },
+  );
+}
+
+/** A Helm operator's resource is a release: its drift, checked on request. */
+function releaseDrift(panel: HTMLElement, crd: string, i: ResourceSummary): void {
+  clear(panel);
+  append(panel, h('h3', {}, `Drift of the release of ${i.namespace ?? ''}/${i.name}`));
+  driftSection(panel, `crds/${seg(crd, 'resources', i.name, 'drift')}${nsQuery(i.namespace)}`, { button: 'cr-drift-check', out: 'cr-drift' });
+}
+
 export async function crdPage(root: HTMLElement, crd: string): Promise<void> {
   const v = await api<CrdView>('GET', `crds/${seg(crd)}`);
+  const panel = h('div', { id: 'cr-panel' });
+  const reload = (): void => {
+    crdPage(root, crd).catch((err: unknown) => showError(root, errorText(err)));
+  };
+  const actions = (i: ResourceSummary): HTMLElement =>
+    h(
+      'span',
+      { class: 'row-actions' },
+      h('a', { href: `#/crd/${seg(crd)}/edit/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-edit': i.name }, 'Edit'),
+      button('Delete…', () => deleteConfirm(panel, crd, i, reload), { 'data-delete': i.name, class: 'small' }),
+      v.helmOperator === undefined ? undefined : button('Drift…', () => releaseDrift(panel, crd, i), { 'data-drift': i.name, class: 'small' }),
+    );
   clear(root);
   append(
     root,
@@ -39,9 +109,10 @@ export async function crdPage(root: HTMLElement, crd: string): Promise<void> {
       ? h('p', { class: 'muted', id: 'cr-none' }, `No ${v.kind} yet.`)
       : table(
           ['Name', 'Namespace', 'Created', 'Conditions', ''],
-          v.items.map((i) => [i.name, i.namespace ?? '—', i.created, i.conditions.map((c) => `${c.type}=${c.status}`).join(', '), h('a', { href: `#/crd/${seg(crd)}/edit/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-edit': i.name }, 'Edit')]),
+          v.items.map((i) => [i.name, i.namespace ?? '—', i.created, i.conditions.map((c) => `${c.type}=${c.status}`).join(', '), actions(i)]),
           { id: 'cr-list' },
         ),
+    panel,
   );
 }
 

@@ -1,0 +1,30 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { consoleCluster } from './fake-cluster.test-helper.js';
+import { inventory } from './inventory.js';
+
+describe('inventory', () => {
+  it('OLM operators with the custom resources of their APIs, Helm operators with their releases, each with a health, and the roll-up', async () => {
+    const { client } = await consoleCluster();
+    const inv = await inventory(client);
+    assert.deepEqual(inv.warnings, []);
+    assert.deepEqual(
+      inv.operators.map((o) => ({ type: o.type, name: o.name, source: o.source, version: o.version, health: o.health, resources: o.resources.map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name} ${r.health}`), counts: o.counts })),
+      [
+        { type: 'ClusterExtension', name: 'ext', source: 'p', version: '1.0.0', health: 'Healthy', resources: ['Widget ns/w1 Healthy', 'Widget ns/w2 Failing'], counts: { Healthy: 2, Progressing: 0, Failing: 1, Deleting: 0, Unknown: 0 } },
+        { type: 'HelmOperator', name: 'charts', source: 'nginx', version: '1.2.3', health: 'Healthy', resources: ['Nginx apps/broken Failing', 'Nginx apps/web Healthy'], counts: { Healthy: 2, Progressing: 0, Failing: 1, Deleting: 0, Unknown: 0 } },
+      ],
+    );
+    assert.deepEqual(inv.counts, { Healthy: 4, Progressing: 0, Failing: 2, Deleting: 0, Unknown: 0 });
+    assert.equal(inv.operators[1]?.resources[0]?.message, 'ReleaseFailed: template: bad');
+    assert.equal(inv.operators[0]?.resources[0]?.crd, 'widgets.example.com');
+  });
+
+  it('what the person may not list is named and left out, the rest still shown', async () => {
+    const { client } = await consoleCluster((verb, kind) => verb === 'list' && (kind === 'Widget' || kind === 'HelmOperator'));
+    const inv = await inventory(client);
+    assert.deepEqual(inv.warnings, ['Widget (widgets.example.com) not listed: forbidden: list widgets', 'HelmOperators not listed: forbidden: list helmoperators']);
+    assert.deepEqual(inv.operators.map((o) => [o.name, o.resources.length]), [['ext', 0]]);
+    assert.deepEqual(inv.counts, { Healthy: 1, Progressing: 0, Failing: 0, Deleting: 0, Unknown: 0 });
+  });
+});

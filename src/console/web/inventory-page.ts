@@ -1,0 +1,51 @@
+/**
+ * The inventory: every operator (OLM's ClusterExtensions, HelmOperators) and the custom
+ * resources of its APIs — for a Helm operator each is one release — with a health for each and
+ * the roll-up, in all and per operator. What the person may not list is said, not hidden.
+ */
+import type { Health, HealthCounts, Inventory, InventoryOperator } from '../api-types.js';
+import { api, seg } from './api.js';
+import { append, clear, h, table } from './dom.js';
+
+const ORDER: Health[] = ['Healthy', 'Progressing', 'Failing', 'Deleting', 'Unknown'];
+
+/** "3 Healthy · 1 Progressing · 0 Failing" (Deleting and Unknown only when there are some). */
+function rollUp(counts: HealthCounts, attrs: Record<string, string> = {}): HTMLElement {
+  const shown = ORDER.filter((k) => counts[k] > 0 || k === 'Healthy' || k === 'Progressing' || k === 'Failing');
+  const parts = shown.flatMap((k, i) => [i === 0 ? '' : ' · ', h('span', { class: `health ${k.toLowerCase()}`, [`data-count-${k.toLowerCase()}`]: String(counts[k]) }, `${counts[k]} ${k}`)]);
+  return h('span', { class: 'rollup', ...attrs }, ...parts);
+}
+
+const healthBadge = (health: Health): HTMLElement => h('strong', { class: `health ${health.toLowerCase()}` }, health);
+
+function operatorSection(o: InventoryOperator): HTMLElement {
+  const link = o.type === 'ClusterExtension' ? h('a', { href: `#/installed/${seg(o.name)}` }, o.name) : o.name;
+  const what = o.type === 'ClusterExtension' ? `package ${o.source}${o.version === '' ? '' : ` ${o.version}`}` : `chart ${o.source}${o.version === '' ? '' : ` ${o.version}`}; each ${o.resources[0]?.kind ?? 'resource'} is one Helm release`;
+  return h(
+    'section',
+    { class: 'inventory-operator', 'data-inventory-operator': o.name, 'data-health': o.health },
+    h('h2', {}, `${o.type === 'ClusterExtension' ? 'OLM operator' : 'Helm operator'} `, link, ' ', healthBadge(o.health)),
+    h('p', { class: 'muted' }, `${o.type} — ${what}. ${o.message}`),
+    h('p', {}, rollUp(o.counts)),
+    o.resources.length === 0
+      ? h('p', { class: 'muted' }, 'No custom resources.')
+      : table(
+          ['Kind', 'Name', 'Namespace', 'Health', 'Message'],
+          o.resources.map((r) => [h('a', { href: `#/crd/${seg(r.crd)}`, 'data-inventory-resource': `${r.kind}/${r.namespace ?? ''}/${r.name}`, 'data-health': r.health }, r.kind), r.name, r.namespace ?? '—', healthBadge(r.health), r.message]),
+          { class: 'inventory-resources' },
+        ),
+  );
+}
+
+export async function inventoryPage(root: HTMLElement): Promise<void> {
+  const inv = await api<Inventory>('GET', 'inventory');
+  clear(root);
+  append(
+    root,
+    h('h1', {}, 'Inventory'),
+    h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
+    ...inv.warnings.map((w) => h('p', { class: 'warn-box', 'data-inventory-warning': '' }, `Not counted — ${w}`)),
+    inv.operators.length === 0 ? h('p', { class: 'muted', id: 'inventory-none' }, 'No operator is installed.') : undefined,
+    ...inv.operators.map(operatorSection),
+  );
+}
