@@ -30,3 +30,8 @@ export function bombObject(name = 'bomb'): string {
 
 /** The reason any text with a billion laughs in it is refused with (the counts depend on what precedes it). */
 export const BOMB = /excessive YAML aliasing \(an alias bomb\?\): its aliases expand to [\d,]+ of [\d,]+ nodes, more than the 99% Go's YAML \(Helm, kubectl\) accepts/;
+
+/** The whole message of a YamlAliasError for a billion laughs in `source` (`source: reason`). */
+export function bombMessage(source: string): RegExp {
+  return new RegExp(`^${source.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: ${BOMB.source}$`);
+}

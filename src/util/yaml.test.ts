@@ -102,7 +102,7 @@ describe('yamlValue, readYaml, readYamlAll: aliases as Go reads them', () => {
   });
 
   it('names the source, line and document of a syntax error', () => {
-    assert.throws(() => readYaml('a: [1\n', 'f.yaml'), { name: 'InputError', code: 'YAML_INVALID', message: /^f\.yaml: not valid YAML \(line 2, column 1\): / });
+    assert.throws(() => readYaml('a: [1\n', 'f.yaml'), { name: 'YamlError', code: 'YAML_INVALID', message: /^f\.yaml: not valid YAML \(line 2, column 1\): / });
     assert.throws(() => readYamlAll('a: 1\n---\nb: *q\n', 's.yaml'), { name: 'YamlAliasError', message: 's.yaml: document 2: YAML alias *q has no anchor &q before it' });
     assert.throws(() => readYamlAll('a: 1\n---\nb: [\n', 's.yaml'), { code: 'YAML_INVALID', message: /^s\.yaml: document 2: not valid YAML/ });
     assert.deepEqual(readYamlAll('a: 1\n---\n---\nb: 2\n', 's'), [{ a: 1 }, null, { b: 2 }]);

@@ -118,13 +118,20 @@ export function fastYamlDocument(text: string): { value: unknown } | undefined {
   return { value: docs[0] ?? null };
 }
 
-/** A YAML text whose aliases cannot be read: an alias bomb, an alias without its anchor, or one inside its own anchor. */
-export class YamlAliasError extends InputError {
-  /** The reason alone (the message is `source: reason`). */
+/** A YAML text that cannot be read (YAML_INVALID: a syntax error); `file` is the source it came from. */
+export class YamlError extends InputError {
+  /** The reason alone (the message is `source: reason`, or `source: field: reason`). */
   readonly reason: string;
-  constructor(source: string, reason: string) {
-    super('YAML_ALIASES', reason, { file: source });
+  constructor(code: string, source: string, reason: string, options?: { field?: string; cause?: unknown }) {
+    super(code, reason, { file: source, ...options });
     this.reason = reason;
+  }
+}
+
+/** A YAML text whose aliases cannot be read (YAML_ALIASES): an alias bomb, an alias without its anchor, or one inside its own anchor. */
+export class YamlAliasError extends YamlError {
+  constructor(source: string, reason: string) {
+    super('YAML_ALIASES', source, reason);
   }
 }
 
@@ -228,17 +235,17 @@ export function yamlValue(doc: Document, source: string): unknown {
 
 export type YamlReadOptions = DocumentOptions & ParseOptions & SchemaOptions;
 
-function syntaxError(doc: Document, source: string, field?: string): InputError | undefined {
+function syntaxError(doc: Document, source: string, field?: string): YamlError | undefined {
   const e = doc.errors[0];
   if (e === undefined) return undefined;
   const message = (e.message.split('\n')[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, '');
   const at = e.linePos?.[0];
-  return new InputError('YAML_INVALID', `not valid YAML${at === undefined ? '' : ` (line ${at.line}, column ${at.col})`}: ${message}`, { file: source, ...(field === undefined ? {} : { field }), cause: e });
+  return new YamlError('YAML_INVALID', source, `not valid YAML${at === undefined ? '' : ` (line ${at.line}, column ${at.col})`}: ${message}`, { ...(field === undefined ? {} : { field }), cause: e });
 }
 
 /**
- * The value of the one YAML document in `text` (null when empty), as `yamlValue` reads it: an
- * InputError YAML_INVALID naming `source` and the line for a syntax error, a YamlAliasError for
+ * The value of the one YAML document in `text` (null when empty), as `yamlValue` reads it: a
+ * YamlError YAML_INVALID naming `source` and the line for a syntax error, a YamlAliasError for
  * aliases that cannot be read.
  */
 export function readYaml(text: string, source: string, options?: YamlReadOptions): unknown {
