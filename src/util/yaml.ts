@@ -206,6 +206,11 @@ function resolveAliases(doc: Document, source: string): Map<Alias, YamlNode> {
   return targets;
 }
 
+/** Throws the YamlAliasError yamlValue would throw for `doc`, without making its value. */
+export function checkYamlAliases(doc: Document, source: string): void {
+  resolveAliases(doc, source);
+}
+
 /**
  * The plain value of a parsed document (null when empty), its aliases checked by Go's rule (see
  * resolveAliases) and resolved in one pass; `source` names the text in a YamlAliasError. Syntax
