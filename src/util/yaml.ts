@@ -23,12 +23,14 @@
  * and resolve each alias by scanning every anchor and alias before it (30,000 aliases: 8 s).
  * `yamlValue` applies the rule of Go's YAML instead (gopkg.in/yaml v2 and v3, which Helm and
  * kubectl read with), so what they accept is read and an alias bomb is refused, naming the source,
- * before anything is expanded; and it resolves each alias once, in one pass.
+ * before anything is expanded; and it resolves each alias once, in one pass. The rule itself is in
+ * yaml-values.ts, which imports no runtime code, so the console's page (built for the browser,
+ * where this module cannot go) reads YAML by it too.
  */
 import { createRequire } from 'node:module';
 import jsyaml from 'js-yaml';
-import type { Alias, Document, DocumentOptions, Node as YamlNode, ParseOptions, SchemaOptions } from 'yaml';
-import { InputError } from './errors.js';
+import type { Document } from 'yaml';
+import { checkAliases, documentValue, readAll, readOne, type YamlReadOptions } from './yaml-values.js';
 
 type YamlPackage = typeof import('yaml');
 
@@ -118,134 +120,21 @@ export function fastYamlDocument(text: string): { value: unknown } | undefined {
   return { value: docs[0] ?? null };
 }
 
-/** A YAML text that cannot be read (YAML_INVALID: a syntax error); `file` is the source it came from. */
-export class YamlError extends InputError {
-  /** The reason alone (the message is `source: reason`, or `source: field: reason`). */
-  readonly reason: string;
-  constructor(code: string, source: string, reason: string, options?: { field?: string; cause?: unknown }) {
-    super(code, reason, { file: source, ...options });
-    this.reason = reason;
-  }
-}
-
-/** A YAML text whose aliases cannot be read (YAML_ALIASES): an alias bomb, an alias without its anchor, or one inside its own anchor. */
-export class YamlAliasError extends YamlError {
-  constructor(source: string, reason: string) {
-    super('YAML_ALIASES', source, reason);
-  }
-}
-
-/**
- * gopkg.in/yaml's allowedAliasRatio: the share of decoded nodes that may come from alias
- * expansion, 99% up to 400,000 nodes, falling to 10% at 4,000,000.
- */
-function allowedAliasRatio(decodes: number): number {
-  if (decodes <= 400_000) return 0.99;
-  if (decodes >= 4_000_000) return 0.1;
-  return 0.99 - (0.89 * (decodes - 400_000)) / 3_600_000;
-}
-
-/**
- * Each alias of `doc` with the node it stands for, or a YamlAliasError. The rule is Go's (yaml v2
- * and v3 `decoder.unmarshal`): counting the nodes a decoder would visit, aliases expanded, a
- * document fails once more than 100 of them came through aliases, more than 1,000 in all, and the
- * share through aliases is above allowedAliasRatio. Go counts as it decodes; here each anchored
- * node's expanded size is kept, so an alias costs one step however large it expands, and the
- * check after each alias is the same as Go's at each node (within one expansion both counts grow
- * by one a node, so the share only rises). An alias resolves to the last node anchored with its
- * name before it, as in Go and the `yaml` package.
- */
-function resolveAliases(doc: Document, source: string): Map<Alias, YamlNode> {
-  const { isAlias, isCollection, isPair, isNode } = yamlPackage();
-  const anchors = new Map<string, YamlNode>();
-  const sizes = new Map<YamlNode, number>();
-  const open = new Set<YamlNode>();
-  const targets = new Map<Alias, YamlNode>();
-  let decodes = 1; // the document node
-  let viaAliases = 0;
-  const bomb = (): YamlAliasError =>
-    new YamlAliasError(
-      source,
-      `excessive YAML aliasing (an alias bomb?): its aliases expand to ${viaAliases.toLocaleString('en-US')} of ${decodes.toLocaleString('en-US')} nodes, ` +
-        `more than the ${Math.round(allowedAliasRatio(decodes) * 100)}% Go's YAML (Helm, kubectl) accepts`,
-    );
-  const check = (): void => {
-    if (viaAliases > 100 && decodes > 1000 && !(viaAliases / decodes <= allowedAliasRatio(decodes))) throw bomb();
-  };
-  // The expanded size of `v` (a node, a pair or a plain key), walked in document order.
-  const walk = (v: unknown): number => {
-    if (isPair(v)) return walk(v.key) + walk(v.value);
-    if (!isNode(v)) return v === null || v === undefined ? 0 : 1;
-    if (isAlias(v)) {
-      const target = anchors.get(v.source);
-      if (target === undefined) throw new YamlAliasError(source, `YAML alias *${v.source} has no anchor &${v.source} before it`);
-      if (open.has(target)) throw new YamlAliasError(source, `YAML alias *${v.source} is inside the node its anchor &${v.source} names (it would contain itself)`);
-      targets.set(v, target);
-      const size = sizes.get(target) ?? 1;
-      decodes += 1 + size;
-      viaAliases += size;
-      check();
-      return 1 + size;
-    }
-    decodes++;
-    check();
-    const anchor = v.anchor;
-    if (anchor !== undefined && anchor !== '') {
-      anchors.set(anchor, v);
-      open.add(v);
-    }
-    let size = 1;
-    if (isCollection(v)) for (const item of v.items) size += walk(item);
-    if (anchor !== undefined && anchor !== '') {
-      open.delete(v);
-      sizes.set(v, size);
-    }
-    return size;
-  };
-  walk(doc.contents);
-  return targets;
-}
+export { YamlAliasError, YamlError, type YamlReadOptions } from './yaml-values.js';
 
 /** Throws the YamlAliasError yamlValue would throw for `doc`, without making its value. */
 export function checkYamlAliases(doc: Document, source: string): void {
-  resolveAliases(doc, source);
+  checkAliases(doc, source, yamlPackage());
 }
 
 /**
- * The plain value of a parsed document (null when empty), its aliases checked by Go's rule (see
- * resolveAliases) and resolved in one pass; `source` names the text in a YamlAliasError. Syntax
+ * The plain value of a parsed document (null when empty), its aliases checked by Go's rule and
+ * resolved in one pass (see yaml-aliases.ts); `source` names the text in a YamlAliasError. Syntax
  * errors (`doc.errors`) are the caller's to report first. Aliased nodes become one shared value,
  * as with the `yaml` package.
  */
 export function yamlValue(doc: Document, source: string): unknown {
-  const targets = resolveAliases(doc, source);
-  if (targets.size === 0) return doc.toJS({ maxAliasCount: -1 }) as unknown;
-  // The `yaml` package resolves an alias by scanning every anchor and alias before it; each is
-  // given its node (already found) for this conversion, the same one the scan would find.
-  const patched: Alias[] = [];
-  try {
-    for (const [alias, target] of targets) {
-      const scan = alias.resolve.bind(alias);
-      Object.defineProperty(alias, 'resolve', {
-        configurable: true,
-        value: (d: Document, ctx?: { anchors?: Map<unknown, unknown> }) => (ctx?.anchors === undefined || ctx.anchors.has(target) ? target : scan(d, ctx as Parameters<Alias['resolve']>[1])),
-      });
-      patched.push(alias);
-    }
-    return doc.toJS({ maxAliasCount: -1 }) as unknown;
-  } finally {
-    for (const alias of patched) delete (alias as { resolve?: unknown }).resolve;
-  }
-}
-
-export type YamlReadOptions = DocumentOptions & ParseOptions & SchemaOptions;
-
-function syntaxError(doc: Document, source: string, field?: string): YamlError | undefined {
-  const e = doc.errors[0];
-  if (e === undefined) return undefined;
-  const message = (e.message.split('\n')[0] ?? e.code).replace(/ at line \d+, column \d+:?$/, '');
-  const at = e.linePos?.[0];
-  return new YamlError('YAML_INVALID', source, `not valid YAML${at === undefined ? '' : ` (line ${at.line}, column ${at.col})`}: ${message}`, { ...(field === undefined ? {} : { field }), cause: e });
+  return documentValue(doc, source, yamlPackage());
 }
 
 /**
@@ -254,19 +143,10 @@ function syntaxError(doc: Document, source: string, field?: string): YamlError |
  * aliases that cannot be read.
  */
 export function readYaml(text: string, source: string, options?: YamlReadOptions): unknown {
-  const doc = yamlPackage().parseDocument(text, options);
-  const err = syntaxError(doc, source);
-  if (err !== undefined) throw err;
-  return yamlValue(doc, source);
+  return readOne(text, source, yamlPackage(), options);
 }
 
 /** Every document of `text` (an empty one is null), as readYaml reads one; errors name `source` and the document (from 1). */
 export function readYamlAll(text: string, source: string, options?: YamlReadOptions): unknown[] {
-  return yamlPackage()
-    .parseAllDocuments(text, options)
-    .map((doc, i) => {
-      const err = syntaxError(doc, source, `document ${i + 1}`);
-      if (err !== undefined) throw err;
-      return yamlValue(doc, `${source}: document ${i + 1}`);
-    });
+  return readAll(text, source, yamlPackage(), options);
 }
