@@ -23,6 +23,24 @@ export default tseslint.config(
     },
   },
   {
+    // One YAML reader (util/yaml.ts, its rule in util/yaml-values.ts): aliases as Go reads them,
+    // an alias bomb refused by name. The yaml package's parse/toJS stop at 100 aliases.
+    files: ['src/**/*.ts'],
+    ignores: ['src/util/yaml.ts', 'src/util/yaml-values.ts', '**/*.test.ts', '**/*.test-helper.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            { name: 'yaml', importNames: ['parse', 'parseDocument', 'parseAllDocuments'], message: 'read YAML with util/yaml.ts: readYaml, readYamlAll, or yamlPackage().parseDocument then yamlValue.' },
+            { name: 'js-yaml', message: 'only util/yaml.ts reads with js-yaml.' },
+          ],
+        },
+      ],
+      'no-restricted-syntax': ['error', { selector: "CallExpression[callee.property.name=/^(toJS|toJSON)$/][arguments.length<=1]", message: 'a YAML document becomes values through yamlValue (util/yaml.ts), not toJS/toJSON.' }],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts'],
     rules: {
       '@typescript-eslint/no-floating-promises': 'off',

@@ -10,11 +10,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { parseDocument } from 'yaml';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { describeRef, isKubeObject, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
-import { BinnacleError, errorMessage } from '../util/errors.js';
+import { BinnacleError, errorMessage, InputError } from '../util/errors.js';
+import { readYaml } from '../util/yaml.js';
 import { stampOwnership } from './ownership.js';
 import type { Owner, ReleaseHook, ReleaseRef } from './types.js';
 
@@ -52,12 +52,17 @@ function policiesOf(h: ReleaseHook): string[] {
   return p.length === 0 ? ['before-hook-creation'] : p;
 }
 
-function hookObject(h: ReleaseHook): KubeObject {
-  const doc = parseDocument(h.manifest);
-  const value: unknown = doc.toJS();
-  if (doc.errors.length > 0 || !isKubeObject(value)) {
-    throw new BinnacleError('HOOK_INVALID', `hook ${h.path} (${h.kind} ${h.name}) is not a Kubernetes object: ${doc.errors[0]?.message ?? 'needs apiVersion, kind and metadata'}`);
+/** The hook's object; a syntax error, an alias bomb or a value that is no object is HOOK_INVALID naming the hook. */
+export function hookObject(h: ReleaseHook): KubeObject {
+  const where = `hook ${h.path} (${h.kind} ${h.name})`;
+  let value: unknown;
+  try {
+    value = readYaml(h.manifest, where);
+  } catch (err) {
+    if (err instanceof InputError) throw new BinnacleError('HOOK_INVALID', err.message, { cause: err });
+    throw err;
   }
+  if (!isKubeObject(value)) throw new BinnacleError('HOOK_INVALID', `${where} is not a Kubernetes object: needs apiVersion, kind and metadata`);
   return value;
 }
 

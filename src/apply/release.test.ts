@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { BinnacleError } from '../util/errors.js';
 import type { KubeObject } from '../kube/types.js';
+import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
 import { decodeRelease, parseManifest, releaseLabels, releaseSecret, releaseSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
 
 // Written by the real helm v3.22 (`helm install tiny ./chart` then `helm upgrade --set greeting=yo`).
@@ -118,4 +119,15 @@ test('manifests round-trip and carry helm-style Source headers', () => {
   assert.deepEqual(parseManifest('', 'r'), []);
   assert.throws(() => parseManifest('---\n- a list\n', 'release ns/x revision 2'), /release ns\/x revision 2: manifest document 1 is not a Kubernetes object/);
   assert.throws(() => parseManifest('a: [unclosed\n', 'r'), (err: unknown) => err instanceof BinnacleError && err.code === 'RELEASE_MANIFEST');
+});
+
+test('a stored manifest with more than 100 YAML aliases is read; an alias bomb is RELEASE_MANIFEST naming the revision and document', () => {
+  const objects = parseManifest(`---\n${manyAliasesObject('one')}---\n${manyAliasesObject('two', 500)}`, 'release ns/x revision 3');
+  assert.deepEqual(objects.map((o) => [o.metadata.name, (o as { aliases?: unknown[] }).aliases?.length]), [['one', 150], ['two', 500]]);
+  assert.throws(() => parseManifest(`---\n${manyAliasesObject('one')}---\n${bombObject()}`, 'release ns/x revision 3'), (err: unknown) => {
+    assert.ok(err instanceof BinnacleError);
+    assert.equal(err.code, 'RELEASE_MANIFEST');
+    assert.equal(err.message, `release ns/x revision 3: manifest document 2: ${BOMB_REASON_IN_OBJECT}`);
+    return true;
+  });
 });

@@ -6,8 +6,9 @@
  * are the release's own labels in Helm ≥ 3.13; Binnacle keeps its owner there.
  */
 import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
+import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from './ownership.js';
 import type { ChartInfo, Owner, ReleaseContent, ReleaseHook, ReleaseRevision, ReleaseStatus } from './types.js';
@@ -262,11 +263,17 @@ export function toManifest(objects: readonly KubeObject[]): string {
 /** Objects of a stored manifest; anything that is not an object is an error naming the revision. */
 export function parseManifest(manifest: string, where: string): KubeObject[] {
   const out: KubeObject[] = [];
-  parseAllDocuments(manifest).forEach((doc, i) => {
+  yamlPackage().parseAllDocuments(manifest).forEach((doc, i) => {
     if (doc.errors.length > 0) {
       throw new BinnacleError('RELEASE_MANIFEST', `${where}: manifest document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`);
     }
-    const value: unknown = doc.toJS();
+    let value: unknown;
+    try {
+      value = yamlValue(doc, `${where}: manifest document ${i + 1}`);
+    } catch (err) {
+      if (err instanceof YamlAliasError) throw new BinnacleError('RELEASE_MANIFEST', err.message, { cause: err });
+      throw err;
+    }
     if (value === null || value === undefined) return;
     if (!isKubeObject(value)) {
       throw new BinnacleError('RELEASE_MANIFEST', `${where}: manifest document ${i + 1} is not a Kubernetes object (needs apiVersion, kind, metadata)`);

@@ -4,6 +4,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { valueViolations } from '../helm/schema/validate-value.js';
+import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
 import { checkBundle } from './check.js';
 
 const BUNDLE = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021', 'poison-pill-operator', '0.0.5');
@@ -68,6 +69,22 @@ test('an alm-example that breaks its CRD schema fails olm-crds-have-validation; 
     ]);
     assert.match(res.results[1]?.problems.join('\n') ?? '', /PoisonPillConfig poison-pill-config: .*safeTimeToAssumeNodeRebootedSeconds/);
     assert.match(res.results[2]?.reason ?? '', /needs a live cluster: it runs image quay\.io\/operator-framework\/scorecard-test-kuttl/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('a scorecard config with more than 100 YAML aliases is read; an alias bomb is BUNDLE_CHECK_CONFIG naming the file', async () => {
+  const dir = await copy();
+  try {
+    const config = join(dir, 'tests', 'scorecard', 'config.yaml');
+    await mkdir(join(dir, 'tests', 'scorecard'), { recursive: true });
+    const test = '  - &t {entrypoint: [scorecard-test, basic-check-spec], image: quay.io/operator-framework/scorecard-test:v1.3.0, labels: {suite: basic, test: basic-check-spec-test}}\n';
+    await writeFile(config, `apiVersion: scorecard.operatorframework.io/v1alpha3\nkind: Configuration\nstages:\n- tests:\n${test}${'  - *t\n'.repeat(150)}`);
+    const res = await checkBundle(dir, { validateValue });
+    assert.equal(res.results.length, 151);
+    await writeFile(config, `apiVersion: scorecard.operatorframework.io/v1alpha3\nkind: Configuration\n${BILLION_LAUGHS}`);
+    await assert.rejects(checkBundle(dir, { validateValue }), { code: 'BUNDLE_CHECK_CONFIG', message: bombMessage(config) });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -18,8 +18,8 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { InputError } from '../util/errors.js';
+import { readYaml, YamlError } from '../util/yaml.js';
 import { loadBundleDir } from './load.js';
 import type { RegistryV1Bundle } from './types.js';
 import { validateLoadedBundle } from './validate.js';
@@ -176,9 +176,9 @@ async function configuredTests(file: string): Promise<ConfiguredTest[] | undefin
   if (text === undefined) return undefined;
   let doc: unknown;
   try {
-    doc = parseYaml(text);
+    doc = readYaml(text, file);
   } catch (err) {
-    throw new InputError('BUNDLE_CHECK_CONFIG', `not YAML: ${err instanceof Error ? err.message : String(err)}`, { file });
+    throw new InputError('BUNDLE_CHECK_CONFIG', err instanceof YamlError ? err.reason : `not YAML: ${err instanceof Error ? err.message : String(err)}`, { file, cause: err });
   }
   const stages = isRec(doc) && Array.isArray(doc.stages) ? doc.stages.filter(isRec) : undefined;
   if (stages === undefined) throw new InputError('BUNDLE_CHECK_CONFIG', 'expected a scorecard Configuration with stages', { file, field: 'stages' });

@@ -10,8 +10,9 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { UsageError } from '../util/errors.js';
+import { readYaml, YamlError } from '../util/yaml.js';
 
 export const UPDATE_GRAPH_MODES = ['replaces-mode', 'semver-mode'] as const;
 export type UpdateGraphMode = (typeof UPDATE_GRAPH_MODES)[number];
@@ -66,9 +67,9 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
   const notes: string[] = [];
   let existing: unknown;
   try {
-    existing = parse(await readFile(ciYaml, 'utf8'));
+    existing = readYaml(await readFile(ciYaml, 'utf8'), ciYaml);
   } catch (err) {
-    throw new UsageError(`${ciYaml}: not YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(err instanceof YamlError ? err.message : `${ciYaml}: not YAML: ${err instanceof Error ? err.message : String(err)}`);
   }
   const current = (typeof existing === 'object' && existing !== null ? existing : {}) as { updateGraph?: unknown; reviewers?: unknown };
   if (opts.updateGraph !== undefined && current.updateGraph !== opts.updateGraph) {

@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Problem } from '../util/errors.js';
-import { fastYamlDocuments, yamlPackage } from '../util/yaml.js';
+import { fastYamlDocuments, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 
 export interface ParsedDocument {
   /** Position of the document inside its file, from 0. */
@@ -63,14 +63,14 @@ export function parseYamlDocuments(input: string, file: string): ParsedFile {
       index++;
       continue;
     }
-    // An alias without its anchor (`*a`), or aliases past the count that guards against a
-    // billion-laughs document, only fail here, as a ReferenceError from the YAML library.
+    // An alias without its anchor (`*a`), or an alias bomb (aliases as Go reads them: see
+    // yamlValue), only fail here.
     let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 1000 });
+      value = yamlValue(doc, file);
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
-      problems.push({ severity: 'error', rule: 'yaml.syntax', message: `not valid YAML (document ${index}): ${reason.split('\n')[0] ?? reason}`, file });
+      if (!(err instanceof YamlAliasError)) throw err;
+      problems.push({ severity: 'error', rule: 'yaml.syntax', message: `not valid YAML (document ${index}): ${err.reason}`, file });
       index++;
       continue;
     }

@@ -16,7 +16,7 @@ import { BinnacleError, ValidationError, ValidationResult } from '../util/errors
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { decodeDocument } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
-import { fastYamlDocument, yamlPackage } from '../util/yaml.js';
+import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 
 /** Default per-file limit: well above any real catalog file, well below exhausting memory. */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -188,10 +188,10 @@ export function parseYamlStream(text: string, file: string, result: ValidationRe
       return;
     }
     try {
-      out.push({ value: (doc.toJS({ maxAliasCount: 1000 }) as unknown) ?? null, line: chunk.line, index });
+      out.push({ value: yamlValue(doc, `${file}:${chunk.line}`) ?? null, line: chunk.line, index });
     } catch (e) {
-      const reason = e instanceof Error ? e.message : String(e);
-      result.error('fbc.parse', `document ${index} cannot be read: ${reason}`, { file: `${file}:${chunk.line}` });
+      if (!(e instanceof YamlAliasError)) throw e;
+      result.error('fbc.parse', `document ${index} cannot be read: ${e.reason}`, { file: `${file}:${chunk.line}` });
     }
   });
   if (bad !== undefined) result.error('fbc.parse', `invalid YAML document separator: ${bad.text} (only a comment may follow "---")`, { file: `${file}:${bad.line}` });

@@ -25,7 +25,7 @@ import {
 import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
 import { isValidImageReference } from '../oci/reference.js';
 import { base64Problem, goFields, isRecord } from './decode.js';
-import { fastYamlDocuments, yamlPackage } from '../util/yaml.js';
+import { checkYamlAliases, fastYamlDocuments, YamlAliasError, yamlPackage } from '../util/yaml.js';
 
 export interface ModelPackage {
   name: string;
@@ -225,7 +225,15 @@ function bundleObjectProblem(value: unknown): string | undefined {
   if (fastYamlDocuments(text)?.length === 1) return undefined;
   const doc = yamlPackage().parseDocument(text, { uniqueKeys: false });
   const err = doc.errors[0];
-  return err === undefined ? undefined : `the object is not YAML or JSON: ${err.message.split('\n')[0] ?? err.code}`;
+  if (err !== undefined) return `the object is not YAML or JSON: ${err.message.split('\n')[0] ?? err.code}`;
+  // opm reads the object with Go's YAML, which refuses an alias bomb.
+  try {
+    checkYamlAliases(doc, 'the object');
+    return undefined;
+  } catch (e) {
+    if (e instanceof YamlAliasError) return `the object is not usable YAML: ${e.reason}`;
+    throw e;
+  }
 }
 
 /**

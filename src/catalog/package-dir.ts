@@ -22,7 +22,7 @@ import { PACKAGE_FILE } from '../bundle/load.js';
 import { isRecord } from './decode.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
 import { parseStrictSemver } from './model.js';
-import { fastYamlDocument, yamlPackage } from '../util/yaml.js';
+import { fastYamlDocument, readYaml, YamlError } from '../util/yaml.js';
 
 export type UpdateGraphMode = 'replaces-mode' | 'semver-mode';
 
@@ -60,9 +60,9 @@ export async function readPackageManifest(file: string): Promise<PackageManifest
   let doc: unknown;
   try {
     const text = await readFile(file, 'utf8');
-    doc = (fastYamlDocument(text) ?? { value: yamlPackage().parse(text, { uniqueKeys: false }) as unknown }).value;
+    doc = (fastYamlDocument(text) ?? { value: readYaml(text, file, { uniqueKeys: false }) }).value;
   } catch (err) {
-    throw new InputError('PACKAGE_MANIFEST_YAML', `not valid YAML: ${errorMessage(err).split('\n')[0] ?? ''}`, { file, cause: err });
+    throw new InputError('PACKAGE_MANIFEST_YAML', err instanceof YamlError ? err.reason : `not valid YAML: ${errorMessage(err).split('\n')[0] ?? ''}`, { file, cause: err });
   }
   if (!isRecord(doc)) throw new InputError('PACKAGE_MANIFEST', 'expected a map with packageName and channels', { file });
   const packageName = doc.packageName;

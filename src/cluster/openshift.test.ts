@@ -1,6 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crdFromOpenApi, DERIVED_APIS, structuralFromOpenApi } from './openshift.js';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../util/yaml.test-helper.js';
+import { crdFromOpenApi, DERIVED_APIS, openShiftCrds, structuralFromOpenApi } from './openshift.js';
 
 const defs: Record<string, unknown> = {
   'x.Thing': {
@@ -50,4 +54,21 @@ test('a derived CRD: names from the API, status optional, status subresource', (
   assert.match(crd.metadata.annotations['binnacle.dev/derived-from'] ?? '', /github\.com\/openshift\/api@v0\.0\.0-test openapi\/openapi\.json#\/definitions\/x\.Thing/);
   assert.deepEqual(crd.spec.versions[0]?.schema.openAPIV3Schema.required, ['spec']);
   assert.deepEqual(crd.spec.versions[0]?.subresources, { status: {} });
+});
+
+test('openShiftCrds reads CRD files with more than 100 YAML aliases; an alias bomb is refused naming the file and document', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'openshift-api-'));
+  try {
+    await mkdir(join(dir, 'crds'));
+    await writeFile(join(dir, 'version'), 'v0.0.0-test\n');
+    await writeFile(join(dir, 'openapi.json'), JSON.stringify({ definitions: Object.fromEntries(DERIVED_APIS.map((a) => [a.definition, { type: 'object', properties: { spec: { type: 'object' } } }])) }));
+    const crd = 'apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: things.x.io}\n';
+    await writeFile(join(dir, 'crds', 'a.crd.yaml'), `${crd}${aliasLines(500)}`);
+    const crds = openShiftCrds(dir);
+    assert.equal((crds.find((c) => c.metadata.name === 'things.x.io') as { aliases?: unknown[] } | undefined)?.aliases?.length, 500);
+    await writeFile(join(dir, 'crds', 'b.crd.yaml'), `${crd}---\n${BILLION_LAUGHS}`);
+    assert.throws(() => openShiftCrds(dir), { code: 'YAML_ALIASES', message: `${join(dir, 'crds', 'b.crd.yaml')}: document 2: ${BOMB_REASON}` });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

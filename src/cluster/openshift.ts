@@ -19,10 +19,10 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
+import { readYamlAll } from '../util/yaml.js';
 import { cacheDir, projectRoot } from './layout.js';
 
 /** The OpenShift version the local ClusterVersion reports unless told otherwise. */
@@ -174,8 +174,8 @@ export function openShiftCrds(dir = openShiftApiDir()): KubeObject[] {
   const version = readFileSync(join(dir, 'version'), 'utf8').trim();
   const crds: KubeObject[] = [];
   for (const f of readdirSync(crdDir).filter((n) => n.endsWith('.crd.yaml')).sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(crdDir, f), 'utf8'))) {
-      const obj = doc.toJS() as KubeObject | null;
+    for (const value of readYamlAll(readFileSync(join(crdDir, f), 'utf8'), join(crdDir, f))) {
+      const obj = value as KubeObject | null;
       if (obj === null || obj.kind !== 'CustomResourceDefinition') continue;
       obj.metadata.labels = { ...(obj.metadata.labels ?? {}), 'app.kubernetes.io/part-of': PART_OF };
       obj.metadata.annotations = { ...(obj.metadata.annotations ?? {}), 'binnacle.dev/source': `github.com/openshift/api@${version} ${f}` };

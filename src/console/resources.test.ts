@@ -12,6 +12,7 @@ import { Socket } from 'node:net';
 import { pino } from 'pino';
 import { ConsoleApi } from './api.js';
 import { consoleCluster } from './fake-cluster.test-helper.js';
+import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
 
 const crd = {
   apiVersion: 'apiextensions.k8s.io/v1',
@@ -71,6 +72,12 @@ describe('custom resources', () => {
     assert.throws(() => objectFromBody({ yaml: 'spec:\n  a: [1,\n' }), (e: unknown) => e instanceof InputError && e.field === 'yaml' && /line \d+/.test(e.message));
     assert.throws(() => objectFromBody({ yaml: '- a\n- b\n' }), (e: unknown) => e instanceof InputError && e.field === 'yaml');
     assert.throws(() => objectFromBody({}), (e: unknown) => e instanceof InputError && e.field === 'body');
+  });
+
+  it('reads YAML with more than 100 aliases from the editor; an alias bomb is a 400 on the yaml field saying why', () => {
+    const v = objectFromBody({ yaml: `kind: Widget\nspec:\n  base: &b {size: 1}\n  more: [${Array.from({ length: 300 }, () => '*b').join(', ')}]\n` });
+    assert.equal(((v.spec as { more: unknown[] }).more).length, 300);
+    assert.throws(() => objectFromBody({ yaml: `kind: Widget\n${BILLION_LAUGHS}` }), (e: unknown) => e instanceof InputError && e.field === 'yaml' && bombMessage('yaml').test(e.message));
   });
 
   it('checks the object against the API: group, kind, name and scope, filling what was left out', () => {

@@ -9,7 +9,6 @@
  * finalizers, whether the person may, and — for a Helm operator's resource, which is a release —
  * the release and the objects of its deployed manifest that go with it.
  */
-import { parseDocument } from 'yaml';
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type HelmOperator } from '../api/types.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
@@ -19,6 +18,7 @@ import { deployedRevision, describeObject, revisionObjects } from '../apply/drif
 import { isForbidden } from '../kube/errors.js';
 import { errorMessage } from '../util/errors.js';
 import type { ApiView, ConditionView, CrdView, HelmOperatorApis, ResourceDeletePreview, ResourceSummary } from './api-types.js';
+import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { csvMetadataOf, type CatalogCache } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { exampleFor, type SpecDescriptor } from './schema-form.js';
@@ -223,10 +223,16 @@ export async function deleteResource(client: KubeClient, crdName: string, name: 
 /** The object a request sends: `object` (the form) or `yaml` (the editor); YAML errors name the line. */
 export function objectFromBody(body: Rec): Rec {
   if (typeof body.yaml === 'string') {
-    const doc = parseDocument(body.yaml, { prettyErrors: true });
+    const doc = yamlPackage().parseDocument(body.yaml, { prettyErrors: true });
     const first = doc.errors[0];
     if (first !== undefined) throw new InputError('yaml', `not YAML${first.linePos?.[0] === undefined ? '' : ` (line ${first.linePos[0].line}, column ${first.linePos[0].col})`}: ${first.message.split('\n')[0] ?? ''}`);
-    const v: unknown = doc.toJS();
+    let v: unknown;
+    try {
+      v = yamlValue(doc, 'yaml');
+    } catch (err) {
+      if (err instanceof YamlAliasError) throw new InputError('yaml', err.reason);
+      throw err;
+    }
     if (!isRecord(v)) throw new InputError('yaml', 'expected one object (a mapping with apiVersion, kind, metadata, spec)');
     return v;
   }

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { crdForChart, valuesSchema } from '../helm/schema/index.js';
+import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../util/yaml.test-helper.js';
 import { exampleFor, formFor, initialState, labelOf, valueOf, type FieldState, type FormField } from './schema-form.js';
 
 const schema = {
@@ -161,6 +162,17 @@ describe('form state and value', () => {
     assert.equal((valueOf(form, state).value.spec as Record<string, unknown>).maxUnhealthy, '49%');
   });
 
+  it('a YAML field reads more than 100 aliases; an alias bomb is a problem on the field saying why', () => {
+    const form = formFor(schema);
+    const state = initialState(form, {});
+    setText(state, ['spec', 'raw'], aliasLines(400));
+    const { value, problems } = valueOf(form, state);
+    assert.deepEqual(problems, []);
+    assert.equal(((value.spec as { raw: { aliases: unknown[] } }).raw.aliases).length, 400);
+    setText(state, ['spec', 'raw'], BILLION_LAUGHS);
+    assert.deepEqual(valueOf(form, state).problems, [{ path: 'spec.raw', message: BOMB_REASON }]);
+  });
+
   it('reports what cannot be read, naming the field', () => {
     const form = formFor(schema);
     const state = initialState(form, {});
@@ -175,7 +187,7 @@ describe('form state and value', () => {
     const { problems, value } = valueOf(form, state);
     assert.deepEqual(problems.map((p) => p.path), ['spec.size', 'spec.ratio', 'spec.enabled', 'spec.raw']);
     assert.match(problems[0]?.message ?? '', /not an integer/);
-    assert.match(problems[3]?.message ?? '', /not YAML/);
+    assert.match(problems[3]?.message ?? '', /^not valid YAML \(line 1, column 5\): Flow sequence/);
     // An item left partly empty keeps what it has; its required `type` is the server's to name (spec.conditions[0].type).
     assert.deepEqual((value.spec as Record<string, unknown>).conditions, [{ status: 'False' }]);
   });

@@ -12,7 +12,9 @@
  * Required fields are marked, not enforced here: the API server is the judge, and its field
  * errors are shown on the field they name.
  */
-import { parse, stringify } from 'yaml';
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the package is passed to readOne (util/yaml-values.ts, the rule util/yaml.ts reads by), as util/yaml.ts cannot be built for the page
+import * as YAML from 'yaml';
+import { readOne, YamlError } from '../util/yaml-values.js';
 
 export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'int-or-string' | 'object' | 'array' | 'yaml';
 
@@ -170,7 +172,7 @@ function scalarText(v: unknown): string {
 }
 
 function yamlText(v: unknown): string {
-  return v === undefined ? '' : stringify(v).replace(/\n$/, '');
+  return v === undefined ? '' : YAML.stringify(v).replace(/\n$/, '');
 }
 
 /** The state of `field` prefilled from `value` (an example or the object edited), else its default. */
@@ -253,10 +255,12 @@ function valueAt(field: FormField, state: FieldState, path: string, problems: Fo
   if (!('text' in state)) return undefined;
   if (field.kind === 'yaml') {
     if (state.text.trim() === '') return undefined;
+    // As the server reads YAML (util/yaml.ts): many aliases are fine, an alias bomb is refused.
     try {
-      return parse(state.text) as unknown;
+      return readOne(state.text, path, YAML);
     } catch (err) {
-      problems.push({ path, message: `not YAML: ${err instanceof Error ? err.message.split('\n')[0] ?? '' : String(err)}` });
+      if (!(err instanceof YamlError)) throw err;
+      problems.push({ path, message: err.reason });
       return undefined;
     }
   }

@@ -1,6 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { expandEnv, parseDuration } from './helm-release.js';
+import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
+import { expandEnv, parseDuration, valuesOf } from './helm-release.js';
 
 describe('helm release reconciler helpers', () => {
   test('overrideValues expand ${ENV} and $ENV as Go os.ExpandEnv (unset is empty)', () => {
@@ -18,5 +19,12 @@ describe('helm release reconciler helpers', () => {
     assert.equal(parseDuration('soon'), undefined);
     assert.equal(parseDuration('5'), undefined);
     assert.equal(parseDuration(''), undefined);
+  });
+
+  test('valuesFrom text: more than 100 YAML aliases are read; an alias bomb is HELM_VALUES_FROM naming the object and key', () => {
+    const values = valuesOf(`base: &b {replicas: 2}\nshards: [${Array.from({ length: 400 }, () => '*b').join(', ')}]\n`, 'ConfigMap ns/vals key values.yaml');
+    assert.equal((values?.shards as unknown[]).length, 400);
+    assert.equal(valuesOf('# nothing\n', 'ConfigMap ns/vals key values.yaml'), undefined);
+    assert.throws(() => valuesOf(BILLION_LAUGHS, 'Secret ns/vals key values.yaml'), { code: 'HELM_VALUES_FROM', message: bombMessage('valuesFrom: Secret ns/vals key values.yaml') });
   });
 });

@@ -11,7 +11,6 @@
  * (`randAlphaNum`, `now`, generated certificates): the applier re-applies the recorded
  * revision instead, which also repairs drift.
  */
-import { parse as parseYaml } from 'yaml';
 import { Applier, ApplyRefusedError } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
@@ -19,6 +18,7 @@ import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { readYaml, YamlError } from '../util/yaml.js';
 import type { Logger } from 'pino';
 import type { ChartRelease } from '../helm/chart-release.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
@@ -93,6 +93,19 @@ export interface HelmReleaseReconcilerOptions {
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
+
+/** The values of a valuesFrom key's text (`where` names it), undefined when empty; YAML and shape errors are HELM_VALUES_FROM. */
+export function valuesOf(text: string, where: string): Record<string, unknown> | undefined {
+  let parsed: unknown;
+  try {
+    parsed = readYaml(text, where);
+  } catch (err) {
+    throw new InputError('HELM_VALUES_FROM', err instanceof YamlError ? err.message : `${where}: not YAML: ${errorMessage(err)}`, { field: 'valuesFrom', cause: err });
+  }
+  if (parsed === null || parsed === undefined) return undefined;
+  if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new InputError('HELM_VALUES_FROM', `${where}: not a map of values`, { field: 'valuesFrom' });
+  return parsed as Record<string, unknown>;
+}
 
 /** `$VAR` and `${VAR}` from env (Go's os.ExpandEnv; unset is empty). */
 export function expandEnv(s: string, env: Record<string, string | undefined>): string {
@@ -380,15 +393,8 @@ export class HelmReleaseReconciler implements Reconciler {
         out = next;
         continue;
       }
-      let parsed: unknown;
-      try {
-        parsed = parseYaml(text);
-      } catch (err) {
-        throw new InputError('HELM_VALUES_FROM', `${ref.kind} ${namespace}/${ref.name} key ${key}: not YAML: ${errorMessage(err)}`, { field: 'valuesFrom' });
-      }
-      if (parsed === null || parsed === undefined) continue;
-      if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new InputError('HELM_VALUES_FROM', `${ref.kind} ${namespace}/${ref.name} key ${key}: not a map of values`, { field: 'valuesFrom' });
-      out = mergeInto(out, parsed as Record<string, unknown>);
+      const parsed = valuesOf(text, `${ref.kind} ${namespace}/${ref.name} key ${key}`);
+      if (parsed !== undefined) out = mergeInto(out, parsed);
     }
     return out;
   }

@@ -9,11 +9,12 @@
  * CRD upgrade-safety verdict.
  */
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { Logger } from 'pino';
 import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import { makeLenient } from '../apply/leniency.js';
 import { ReleaseStore } from '../apply/release-store.js';
+import { parseManifest } from '../apply/release.js';
+import type { ReleaseRevision } from '../apply/types.js';
 import { stampOwnership } from '../apply/ownership.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
@@ -118,6 +119,16 @@ function targetOf(state: InstalledState, req: PlanRequest, pkg: string): { bdNam
 }
 
 /** Each object against the cluster (create, update with the changed fields, unchanged) and the CRD-safety verdict of each CRD that exists. */
+/** The objects of the deployed revision that the new render (`seen`: kind/namespace/name) no longer has. */
+export function deletions(current: Pick<ReleaseRevision, 'name' | 'namespace' | 'revision' | 'manifest'>, seen: ReadonlySet<string>): ObjectPlan[] {
+  const out: ObjectPlan[] = [];
+  for (const o of parseManifest(current.manifest, `release ${current.namespace}/${current.name} revision ${current.revision}`)) {
+    const key = `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
+    if (!seen.has(key)) out.push({ action: 'delete', kind: o.kind, name: o.metadata.name ?? '', ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) });
+  }
+  return out;
+}
+
 async function compareWithCluster(client: KubeClient, rendered: readonly KubeObject[], bdName: string, namespace: string): Promise<{ objects: ObjectPlan[]; crdSafety: CrdVerdict[]; seen: Set<string> }> {
   const objects: ObjectPlan[] = [];
   const crdSafety: CrdVerdict[] = [];
@@ -218,14 +229,7 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
     for (const d of lenient.dropped) warnings.push(`${chosen.name}: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; it would be ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}`);
     const { objects, crdSafety, seen } = await compareWithCluster(client, lenient.objects, bdName, namespace);
     const current = (await store.history({ name: bdName, namespace })).filter((r) => r.status === 'deployed').pop();
-    if (current !== undefined) {
-      for (const doc of parseAllDocuments(current.manifest)) {
-        const o = doc.toJS() as KubeObject | null;
-        if (o === null) continue;
-        const key = `${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
-        if (!seen.has(key)) objects.push({ action: 'delete', kind: o.kind, name: o.metadata.name ?? '', ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) });
-      }
-    }
+    if (current !== undefined) objects.push(...deletions(current, seen));
     // As the BundleDeployment controller checks it: the rendered objects, release records in the install namespace.
     const missing = req.serviceAccount === undefined ? undefined : (await missingPermissions(client, { namespace: req.namespace, name: req.serviceAccount }, rendered.objects, namespace)).map(describeMissing);
     bundles.push({ bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects, crdSafety, ...(missing === undefined ? {} : { missingPermissions: missing }) });

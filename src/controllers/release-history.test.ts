@@ -6,6 +6,7 @@ import { FakeCluster } from '../apply/fake-client.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
 import { rollbackExtension, rollbackPreview } from './release-history.js';
 
 const schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } };
@@ -21,7 +22,7 @@ function crd(versions: string[], stored?: string[]): KubeObject {
 }
 
 /** An extension at 2.0.0 whose release has revision 1 (1.0.0, CRD v1) and revision 2 (2.0.0, CRD v1+v2). */
-async function cluster(stored: string[]): Promise<{ client: KubeClient; patches: unknown[] }> {
+async function cluster(stored: string[], extraInRevision1 = ''): Promise<{ client: KubeClient; patches: unknown[] }> {
   const fake = new FakeCluster();
   const ce: ClusterExtension = {
     apiVersion: API_VERSION,
@@ -49,7 +50,7 @@ async function cluster(stored: string[]): Promise<{ client: KubeClient; patches:
   const at = '2026-01-01T00:00:00Z';
   for (const [version, status, crdVersions] of [[1, 'superseded', ['v1']], [2, 'deployed', ['v1', 'v2']]] as const) {
     const chartVersion = `${version}.0.0`;
-    await store.create({ name: 'ext-p', namespace: 'ns', version, status, description: `install ${chartVersion}`, firstDeployed: at, lastDeployed: at, chart: { name: 'p', version: chartVersion }, config: {}, manifest: stringify(crd([...crdVersions])) }, { kind: 'BundleDeployment', name: 'ext-p' });
+    await store.create({ name: 'ext-p', namespace: 'ns', version, status, description: `install ${chartVersion}`, firstDeployed: at, lastDeployed: at, chart: { name: 'p', version: chartVersion }, config: {}, manifest: stringify(crd([...crdVersions])) + (version === 1 ? extraInRevision1 : '') }, { kind: 'BundleDeployment', name: 'ext-p' });
   }
   return { client, patches };
 }
@@ -80,5 +81,18 @@ describe('rollback', () => {
     const { client, patches } = await cluster(['v1']);
     assert.deepEqual(await rollbackExtension(client, 'ext'), { from: '2.0.0', to: '1.0.0' });
     assert.deepEqual(patches, [{ ref: 'ext', patch: { spec: { source: { catalog: { version: '1.0.0', upgradeConstraintPolicy: 'SelfCertified' } } } } }]);
+  });
+});
+
+describe('rollback preview of a revision with YAML aliases', () => {
+  it('reads a revision whose manifest has more than 100 aliases', async () => {
+    const { client } = await cluster(['v1', 'v2'], `---\n${manyAliasesObject()}`);
+    const p = await rollbackPreview(client, 'ext');
+    assert.deepEqual(p.crdProblems.map((x) => x.rule), ['crd.stored-version-removed']);
+  });
+
+  it('an alias bomb in the revision is RELEASE_MANIFEST naming the release, revision and document', async () => {
+    const { client } = await cluster(['v1', 'v2'], `---\n${bombObject()}`);
+    await assert.rejects(rollbackPreview(client, 'ext'), { code: 'RELEASE_MANIFEST', message: `release ns/ext-p revision 1: manifest document 2: ${BOMB_REASON_IN_OBJECT}` });
   });
 });

@@ -8,14 +8,13 @@
  * behind is said before anything changes. `binnacle history`, `binnacle rollback` and the
  * console all read and act through this module.
  */
-import { parseAllDocuments } from 'yaml';
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { checkCrdUpgrade } from '../apply/crd-safety.js';
+import { parseManifest } from '../apply/release.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { ReleaseRef, ReleaseRevision } from '../apply/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
-import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
 import { bundleDeploymentName } from './cluster-extension.js';
 
@@ -121,9 +120,8 @@ async function targetOf(client: KubeClient, name: string, toVersion?: string): P
 export async function rollbackPreview(client: KubeClient, name: string, toVersion?: string): Promise<RollbackPreview> {
   const { from, revision, release, namespace } = await targetOf(client, name, toVersion);
   const crdProblems: CrdLeftBehind[] = [];
-  for (const doc of parseAllDocuments(revision.manifest)) {
-    const old = doc.toJS() as KubeObject | null;
-    if (old === null || old.kind !== 'CustomResourceDefinition') continue;
+  for (const old of parseManifest(revision.manifest, `release ${namespace}/${release} revision ${revision.revision}`)) {
+    if (old.kind !== 'CustomResourceDefinition') continue;
     const live = await client.find({ apiVersion: old.apiVersion, kind: old.kind, name: old.metadata.name ?? '' });
     if (live === undefined) continue;
     for (const p of checkCrdUpgrade(live, old).errors()) crdProblems.push({ crd: old.metadata.name ?? '', rule: p.rule, message: p.message });

@@ -7,7 +7,8 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHelmEngine } from './engine.js';
-import { renderChartRelease } from './chart-release.js';
+import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
+import { objectsOf, renderChartRelease } from './chart-release.js';
 
 const engine = createHelmEngine();
 after(() => engine.close());
@@ -30,4 +31,13 @@ test('a manifest with many YAML aliases, which Helm accepts, becomes objects', {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('objectsOf: more than 10,000 aliases, which Helm accepts, are read; an alias bomb is HELM_MANIFEST_YAML naming the manifest and document', () => {
+  const objects = objectsOf(`---\n${manyAliasesObject('many', 12_000)}`, 'c: rendered manifest');
+  assert.equal((objects[0] as { aliases?: unknown[] }).aliases?.length, 12_000);
+  assert.throws(() => objectsOf(`---\n${manyAliasesObject()}---\n${bombObject()}`, 'c: rendered manifest'), {
+    code: 'HELM_MANIFEST_YAML',
+    message: `c: rendered manifest: document 2: ${BOMB_REASON_IN_OBJECT}`,
+  });
 });

@@ -8,12 +8,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
 import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, InputError } from '../util/errors.js';
+import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { helmEngine, type HelmEngine, type LookupTransport } from './engine.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
@@ -88,17 +88,18 @@ export function inputDigestOf(parts: Record<string, unknown>): string {
   return createHash('sha256').update(canonicalJson(parts)).digest('hex').slice(0, 40);
 }
 
-function objectsOf(text: string, where: string): KubeObject[] {
+/** The objects of Helm's output or of a crds/ file; `where` names it in errors. */
+export function objectsOf(text: string, where: string): KubeObject[] {
   const out: KubeObject[] = [];
-  parseAllDocuments(text).forEach((doc, i) => {
+  yamlPackage().parseAllDocuments(text).forEach((doc, i) => {
     if (doc.errors.length > 0) throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: where });
-    // Helm (Go's YAML) accepts a manifest with many aliases; the YAML library's default stops at
-    // 100 with a ReferenceError. A generous bound still stops a billion-laughs manifest.
+    // Aliases as Helm (Go's YAML) reads them: many are fine, an alias bomb is refused.
     let value: unknown;
     try {
-      value = doc.toJS({ maxAliasCount: 10_000 });
+      value = yamlValue(doc, where);
     } catch (err) {
-      throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${err instanceof Error ? err.message : String(err)}`, { file: where });
+      if (err instanceof YamlAliasError) throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${err.reason}`, { file: where, cause: err });
+      throw err;
     }
     if (value === null || value === undefined) return;
     if (!isKubeObject(value)) throw new InputError('HELM_MANIFEST_OBJECT', `document ${i + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: where });

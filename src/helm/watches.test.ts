@@ -4,6 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../util/errors.js';
+import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
 import { loadWatches } from './watches.js';
 
 async function withFile(text: string, fn: (file: string) => void): Promise<void> {
@@ -61,6 +62,16 @@ describe('watches.yaml', () => {
         const fields = err.result.errors().map((p) => p.field);
         assert.deepEqual(fields.sort(), ['[0].chart', '[0].kind', '[0].version', '[1].maxConcurrentReconciles'].sort());
       }
+    });
+  });
+
+  test('more than 100 YAML aliases are read; an alias bomb is WATCHES_UNREADABLE naming the file', async () => {
+    const many = `- {group: x, version: v1, kind: Nginx, chart: c, overrideValues: &l {a: x}}\n- {group: x, version: v1, kind: K, chart: c, overrideValues: {list: [${Array.from({ length: 300 }, () => '*l').join(', ')}]}}\n`;
+    await withFile(many, (file) => {
+      assert.deepEqual(loadWatches(file).map((w) => w.kind), ['Nginx', 'K']);
+    });
+    await withFile(`- {group: demo.example.com, version: v1, kind: Nginx, chart: c}\n- ${BILLION_LAUGHS.replace(/\n(?=.)/g, '\n  ')}`, (file) => {
+      assert.throws(() => loadWatches(file), { code: 'WATCHES_UNREADABLE', message: bombMessage(file) });
     });
   });
 });

@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse } from 'yaml';
 import { ValidationError, ValidationResult, errorMessage, InputError } from '../util/errors.js';
+import { readYaml, YamlError } from '../util/yaml.js';
 
 export interface WatchEntry {
   group: string;
@@ -59,9 +59,9 @@ function selectorString(v: unknown, field: string, r: ValidationResult, file: st
 export function loadWatches(file: string): WatchEntry[] {
   let doc: unknown;
   try {
-    doc = parse(readFileSync(file, 'utf8'));
+    doc = readYaml(readFileSync(file, 'utf8'), file);
   } catch (err) {
-    throw new InputError('WATCHES_UNREADABLE', errorMessage(err), { file, cause: err });
+    throw new InputError('WATCHES_UNREADABLE', err instanceof YamlError ? err.reason : errorMessage(err), { file, cause: err });
   }
   const r = new ValidationResult(file);
   if (!Array.isArray(doc)) {

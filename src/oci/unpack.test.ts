@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { TAR_END, filePadding, ustarHeader } from './tar-writer.js';
+import { BinnacleError } from '../util/errors.js';
 import { UnsafeEntryError, unpackTarSafely } from './unpack.js';
 
 interface RawEntry {
@@ -195,5 +196,125 @@ test('a gzip stream cut off inside a file’s body is an error, not a wait for e
     const gz = gzipSync(tarOf([{ path: 'big.txt', body }, { path: 'after.txt', body: 'x' }]));
     const cut = gz.subarray(0, Math.floor(gz.length / 2));
     await assert.rejects(unpackTarSafely(Readable.from([cut]), join(base, 'dest'), { source: 'cut.tar.gz' }), /cut\.tar\.gz|unexpected end|not a valid tar|unpacking failed/i);
+  });
+});
+
+// Each way an archive can be bad has its own message naming the source, the entry when the
+// parser knows it, and the class of damage (found by the tar fuzz run, test/fuzz/tar.test.ts).
+
+/** A header whose checksum is recomputed after `edit` changed it. */
+function edited(h: Buffer, edit: (h: Buffer) => void): Buffer {
+  const out = Buffer.from(h);
+  edit(out);
+  out.fill(0x20, 148, 156);
+  let sum = 0;
+  for (const b of out) sum += b;
+  out.write(`${sum.toString(8).padStart(6, '0')}\u0000 `, 148, 8, 'ascii');
+  return out;
+}
+
+async function expectBad(bytes: Buffer | Buffer[], message: string | RegExp): Promise<void> {
+  await withDir(async (base) => {
+    await assert.rejects(unpackTarSafely(Readable.from(Array.isArray(bytes) ? bytes : [bytes]), join(base, 'd'), { source: 'layer sha256:abc' }), (err: unknown) => {
+      assert.ok(err instanceof BinnacleError, String(err));
+      assert.equal(err.code, 'OCI_BAD_ARCHIVE');
+      if (typeof message === 'string') assert.equal(err.message, `layer sha256:abc: not a valid tar archive: ${message}`);
+      else assert.match(err.message, message);
+      return true;
+    });
+  });
+}
+
+test('bad archive: a damaged header checksum names the entry', async () => {
+  const tar = tarOf([{ path: 'manifests/csv.yaml', body: 'kind: x' }]);
+  tar.write('zzzz', 148, 'ascii');
+  await expectBad(tar, 'bad header checksum at entry "manifests/csv.yaml": the header is damaged, or this is not a tar archive');
+});
+
+test('bad archive: a header without a path', () => expectBad(tarOf([{ path: '', body: 'x' }]), 'bad header: an entry has no path'));
+
+test('bad archive: a link without a target, a file with one', async () => {
+  await expectBad(tarOf([{ path: 'l', type: '2' }]), 'bad header: entry "l" is a SymbolicLink without a link target');
+  await expectBad(tarOf([{ path: 'f', body: 'x', link: 'g' }]), 'bad header: entry "f" is a File but has a link target, which only links have');
+});
+
+test('bad archive: a size field that is not a number', async () => {
+  const h = edited(ustarHeader('f', '0', 0o644, 1, '', 0), (b) => b.fill(0x81, 124, 136)); // base-256 marks only 0x80 or 0xff
+  await expectBad(Buffer.concat([h, Buffer.alloc(512), TAR_END]), 'bad header: a number field (size, mode, owner or time) cannot be read: invalid base256 encoding');
+});
+
+test('bad archive: truncated inside an entry, plain and gzip', async () => {
+  const tar = tarOf([{ path: 'a.txt', body: 'x'.repeat(2000) }]);
+  await expectBad(tar.subarray(0, 1000), 'truncated archive: it ends inside entry "a.txt" (declared size 2000 bytes), 1560 bytes short');
+  const gz = gzipSync(tar);
+  await expectBad(gz.subarray(0, gz.length - 10), 'truncated gzip stream: unexpected end of file');
+});
+
+test('bad archive: corrupt gzip data', async () => {
+  const gz = gzipSync(tarOf([{ path: 'a.txt', body: 'hello' }]));
+  gz[gz.length - 6] = (gz[gz.length - 6] ?? 0) ^ 0xff; // the CRC-32 of the data
+  await expectBad(gz, 'bad gzip data: incorrect data check');
+});
+
+test('bad archive: empty, or not a tar at all', async () => {
+  await expectBad(Buffer.alloc(0), 'the archive is empty');
+  await expectBad(Buffer.from('{"schemaVersion": 2}\n'), 'no tar entry found: this is not a tar archive, nor a gzip or zstd of one');
+});
+
+test('bad archive: zstd, where this Node.js cannot decompress it, is said so (not a TypeError)', async () => {
+  const zstdMagic = Buffer.from([0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x00, 0x01, 0x00, 0x00]);
+  const zstd = 'createZstdDecompress' in (await import('node:zlib'));
+  if (zstd) await expectBad(zstdMagic, /^layer sha256:abc: not a valid tar archive: /);
+  else await expectBad(zstdMagic, `zstd-compressed, which this Node.js ${process.version} cannot decompress (zstd needs Node.js 22.15 or later)`);
+});
+
+test('a parent that is a symlink to nothing, or a loop of symlinks, is refused naming the link (was OCI_UNPACK: ENOENT or ELOOP from mkdir)', async () => {
+  await expectUnsafe(
+    [
+      { path: 'a', type: '5' },
+      { path: 'a/d', type: '2', link: 'missing/dir' },
+      { path: 'a/d/secret', body: 'x' },
+    ],
+    'OCI_UNSAFE_LINK',
+    'a/d/secret',
+    /^test\.tar: entry "a\/d\/secret": its parent "a\/d" is a symlink to "missing\/dir", which does not exist$/,
+  );
+  await expectUnsafe(
+    [
+      { path: 'x', type: '2', link: 'y' },
+      { path: 'y', type: '2', link: 'x' },
+      { path: 'x/f', body: 'x' },
+    ],
+    'OCI_UNSAFE_LINK',
+    'x/f',
+    /^test\.tar: entry "x\/f": its parent "x" is a symlink to "y", which leads to a loop of symlinks$/,
+  );
+});
+
+test('a name too long for the file system is OCI_UNSAFE_PATH naming the entry', async () => {
+  const long = `dir/${'n'.repeat(300)}`;
+  const record = (() => {
+    const body = ` path=${long}\n`;
+    let len = Buffer.byteLength(body) + 3;
+    while (`${len}${body}`.length !== len) len = `${len}${body}`.length;
+    return Buffer.from(`${len}${body}`);
+  })();
+  const tar = Buffer.concat([ustarHeader('PaxHeader', 'x', 0o644, record.length, '', 0), record, filePadding(record.length), ustarHeader('short', '0', 0o644, 1, '', 0), Buffer.from('x'), filePadding(1), TAR_END]);
+  await withDir(async (base) => {
+    await assert.rejects(unpackTarSafely(Readable.from([tar]), join(base, 'd'), { source: 'test.tar' }), {
+      code: 'OCI_UNSAFE_PATH',
+      message: `test.tar: entry "${long}": its path is too long for the file system (ENAMETOOLONG)`,
+    });
+  });
+});
+
+test('a failing source stream is OCI_UNPACK saying the reading failed', async () => {
+  async function* failing(): AsyncIterable<Uint8Array> {
+    yield tarOf([{ path: 'a', body: 'x' }]).subarray(0, 512);
+    await Promise.resolve();
+    throw new Error('connection reset');
+  }
+  await withDir(async (base) => {
+    await assert.rejects(unpackTarSafely(failing(), join(base, 'd'), { source: 'layer sha256:abc' }), { code: 'OCI_UNPACK', message: 'layer sha256:abc: reading the archive failed: connection reset' });
   });
 });

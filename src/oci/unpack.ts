@@ -12,7 +12,7 @@
  * OCI whiteouts (`.wh.NAME`, `.wh..wh..opq`) delete what lower layers left.
  */
 import { once } from 'node:events';
-import { chmod, link, lstat, mkdir, open, readdir, realpath, rm, symlink } from 'node:fs/promises';
+import { chmod, link, lstat, mkdir, open, readdir, readlink, realpath, rm, symlink } from 'node:fs/promises';
 import { join, posix, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
@@ -120,6 +120,7 @@ class Unpacker {
         await mkdir(parent, { recursive: true });
       } catch (err) {
         if (isErrno(err, 'ENOTDIR') || isErrno(err, 'EEXIST')) throw this.unsafe('path', entry, 'a parent of this entry is a file, not a directory');
+        if (isErrno(err, 'ENOENT') || isErrno(err, 'ELOOP')) throw await this.brokenParent(entry, rel);
         throw err;
       }
     }
@@ -128,11 +129,34 @@ class Unpacker {
       real = await realpath(parent);
     } catch (err) {
       if (!create && (isErrno(err, 'ENOENT') || isErrno(err, 'ENOTDIR'))) return undefined;
+      if (isErrno(err, 'ENOENT') || isErrno(err, 'ELOOP')) throw await this.brokenParent(entry, rel);
       throw err;
     }
     if (!isInside(this.root, real)) throw this.unsafe('link', entry, 'its parent directory resolves, through a symlink, outside the destination');
     this.safeDirs.set(posix.dirname(rel), real);
     return real;
+  }
+
+  /**
+   * Why the parent of `rel` cannot be made: an earlier entry left a symlink on the way whose
+   * target does not exist (mkdir would have to create the directory through it) or that leads
+   * to a loop of symlinks. Names the first such link and its target.
+   */
+  private async brokenParent(entry: string, rel: string): Promise<UnsafeEntryError> {
+    const parts = posix.dirname(rel).split('/');
+    for (let i = 1; i <= parts.length; i++) {
+      const at = parts.slice(0, i).join('/');
+      const abs = join(this.root, at);
+      const st = await lstat(abs).catch(() => undefined);
+      if (st === undefined) break;
+      if (!st.isSymbolicLink()) continue;
+      const why = await realpath(abs).then(
+        () => undefined,
+        (err: unknown) => (isErrno(err, 'ELOOP') ? 'which leads to a loop of symlinks' : 'which does not exist'),
+      );
+      if (why !== undefined) return this.unsafe('link', entry, `its parent "${at}" is a symlink to "${await readlink(abs).catch(() => '?')}", ${why}`);
+    }
+    return this.unsafe('link', entry, 'a parent of this entry is a symlink to nothing or a loop of symlinks');
   }
 
   /** Remove whatever is at `path` (a file, link or directory from an earlier entry or layer). */
@@ -312,6 +336,75 @@ class Unpacker {
   }
 }
 
+/** An archive path for a message: quoted, control characters escaped, cut at 100 characters. */
+const quoted = (p: string): string => JSON.stringify(p.length > 100 ? `${p.slice(0, 100)}…` : p);
+
+/**
+ * An entry that could not be written for a reason of the file system, not of the archive's
+ * checks: a name too long for it is the archive's (OCI_UNSAFE_PATH), the rest (no space, no
+ * permission) OCI_UNPACK naming the entry and the system's reason.
+ */
+function writeFailure(source: string, entry: string, err: unknown): BinnacleError {
+  if (isErrno(err, 'ENAMETOOLONG')) return new UnsafeEntryError('path', source, entry, 'its path is too long for the file system (ENAMETOOLONG)');
+  return new InputError('OCI_UNPACK', `entry ${quoted(entry)}: cannot write it: ${errorMessage(err)}`, { file: source, cause: err });
+}
+
+/** What node-tar attaches to the errors it emits. */
+interface TarError extends Error {
+  tarCode?: string;
+  code?: string;
+  header?: { path?: string; type?: string; size?: number };
+  entry?: { path?: string; type?: string; size?: number; blockRemain?: number };
+}
+
+/**
+ * Why node-tar (or the decompressor under it) refused the archive, in words that name the class
+ * of damage and, where the parser knows it, the entry: a bad header checksum, a header without a
+ * path or with a link target where none belongs, an unreadable number field, a truncated archive
+ * or gzip stream, corrupt gzip data, no tar at all.
+ */
+export function archiveProblem(err: unknown, bytesRead: number): string {
+  if (!(err instanceof Error)) return String(err);
+  const e = err as TarError;
+  const msg = e.message.replace(/^TAR_[A-Z_]+: /, '');
+  if (e.tarCode === 'TAR_ENTRY_INVALID') return headerProblem(e, msg);
+  if (e.tarCode === 'TAR_BAD_ARCHIVE') {
+    const truncated = /^Truncated input \(needed (\d+) more bytes, only (\d+) available\)/.exec(msg);
+    if (truncated !== null) {
+      const path = e.entry?.path;
+      const short = Number(truncated[1]) - Number(truncated[2]);
+      return `truncated archive: it ends inside ${path === undefined || path === '' ? 'an entry' : `entry ${quoted(path)}`}${e.entry?.size === undefined ? '' : ` (declared size ${e.entry.size} bytes)`}, ${short} bytes short`;
+    }
+    if (msg === 'Unrecognized archive format') return bytesRead === 0 ? 'the archive is empty' : 'no tar entry found: this is not a tar archive, nor a gzip or zstd of one';
+  }
+  if (e.message.startsWith('zlib: ')) {
+    const what = e.message.slice('zlib: '.length);
+    return e.code === 'Z_BUF_ERROR' ? `truncated gzip stream: ${what}` : `bad gzip data: ${what}`;
+  }
+  if (/Compression method not supported: Zstd/.test(e.message)) return `zstd-compressed, which this Node.js ${process.version} cannot decompress (zstd needs Node.js 22.15 or later)`;
+  return msg;
+}
+
+/** A header node-tar refused (TAR_ENTRY_INVALID); `msg` is its message without the code. */
+function headerProblem(e: TarError, msg: string): string {
+  const header = e.header;
+  // Without a header, the Header constructor threw: a number field it could not decode.
+  if (header === undefined) return `bad header: a number field (size, mode, owner or time) cannot be read: ${msg}`;
+  const named = header.path !== undefined && header.path !== '' ? `entry ${quoted(header.path)}` : 'an entry';
+  switch (msg) {
+    case 'checksum failure':
+      return `bad header checksum at ${named}: the header is damaged, or this is not a tar archive`;
+    case 'path is required':
+      return 'bad header: an entry has no path';
+    case 'linkpath required':
+      return `bad header: ${named} is a ${header.type ?? 'link'} without a link target`;
+    case 'linkpath forbidden':
+      return `bad header: ${named} is a ${header.type ?? 'file'} but has a link target, which only links have`;
+    default:
+      return `bad header at ${named}: ${msg}`;
+  }
+}
+
 /**
  * Unpack a tar stream (plain, gzip or zstd: node-tar detects it) into `destDir`, which is created.
  * Rejects unsafe entries with UnsafeEntryError naming the entry. On failure `destDir` holds a
@@ -349,33 +442,48 @@ export async function unpackTarSafely(stream: Readable | AsyncIterable<Uint8Arra
         await unpacker.handle(entry);
       } catch (err) {
         entry.resume();
-        fail(err);
+        fail(err instanceof BinnacleError ? err : writeFailure(source, entry.path, err));
       }
     });
   });
-  parser.on('error', (err: unknown) => {
-    fail(new InputError('OCI_BAD_ARCHIVE', `not a valid tar archive: ${err instanceof Error ? err.message : String(err)}`, { file: source, cause: err }));
-  });
+  let bytesRead = 0;
+  const badArchive = (err: unknown): InputError => new InputError('OCI_BAD_ARCHIVE', `not a valid tar archive: ${archiveProblem(err, bytesRead)}`, { file: source, cause: err });
+  parser.on('error', (err: unknown) => fail(badArchive(err)));
   const ended = new Promise<void>((resolve) => parser.on('end', () => resolve()));
+  /** Feeds the parser; false when it wants a drain. It throws for what it cannot even start on (zstd without zlib support). */
+  const feed = (chunk?: Buffer): boolean => {
+    try {
+      if (chunk === undefined) {
+        parser.end();
+        return true;
+      }
+      bytesRead += chunk.length;
+      return parser.write(chunk);
+    } catch (err) {
+      fail(badArchive(err));
+      return true;
+    }
+  };
 
   try {
     for await (const chunk of stream) {
       if (failure !== undefined) break;
-      if (!parser.write(Buffer.from(chunk as Uint8Array))) await Promise.race([once(parser, 'drain'), failed]);
+      if (!feed(Buffer.from(chunk as Uint8Array))) await Promise.race([once(parser, 'drain'), failed]);
     }
   } catch (err) {
     // The source failed (e.g. a digest mismatch at the end of a blob): that is the error to report.
     fail(err);
   }
   if (failure === undefined) {
-    parser.end();
+    feed();
     await Promise.race([ended, failed]);
   }
   await chain;
   if (stream instanceof Readable) stream.destroy();
   if (failure !== undefined) {
     if (failure instanceof BinnacleError) throw failure;
-    throw new InputError('OCI_UNPACK', `unpacking failed: ${errorMessage(failure)}`, { file: source, cause: failure });
+    // Only the source stream's own failures are left (entries' and the parser's are named above).
+    throw new InputError('OCI_UNPACK', `reading the archive failed: ${errorMessage(failure)}`, { file: source, cause: failure });
   }
   return unpacker.result();
 }

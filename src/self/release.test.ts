@@ -2,7 +2,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFakeRegistry, type FakeRegistry } from '../oci/fake-registry.test-helper.js';
 import { parseReference, RegistryClient, MediaType, sha256Digest, type ImageReference } from '../oci/index.js';
+import { stringify } from 'yaml';
 import { BinnacleError, ValidationResult } from '../util/errors.js';
+import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../util/yaml.test-helper.js';
 import { fetchRelease, publishRelease, releaseRepository, renderRelease, sortReleaseTags, validateReleaseObjects, DEFAULT_RELEASE_REPO, RELEASE_MEDIA_TYPE } from './release.js';
 
 // An in-memory registry: releases are pushed to it and fetched from it.
@@ -102,6 +104,19 @@ test('a release without the manager Deployment, with a foreign kind, or whose co
   );
   await pushArtifact('rel/bad', '4.0.0', RELEASE_MEDIA_TYPE.config, Buffer.from('not json'), []);
   await rejectsWith(fetchRelease({ version: '4.0.0', repository: repo('rel/bad'), client: client() }), 'SELF_RELEASE_INVALID', /config: not JSON/, /expected one layer of media type application\/vnd\.binnacle\.release\.manifests\.v1\+yaml, found 0/);
+});
+
+test('a release manifest with more than 100 YAML aliases is read; an alias bomb in it is named', async () => {
+  const full = renderRelease({ version: '5.0.0', image: IMAGE('e') });
+  const yaml = full.objects.map((o, i) => `---\n${stringify(o)}${i === 0 ? aliasLines(300) : ''}`).join('');
+  const config = Buffer.from(JSON.stringify(full.config));
+  await pushArtifact('rel/aliases', '5.0.0', RELEASE_MEDIA_TYPE.config, config, [{ type: RELEASE_MEDIA_TYPE.manifests, bytes: Buffer.from(yaml) }]);
+  const got = await fetchRelease({ version: '5.0.0', repository: repo('rel/aliases'), client: client() });
+  assert.equal(got.objects.length, full.objects.length);
+  assert.equal((got.objects[0] as { aliases?: unknown[] }).aliases?.length, 300);
+  const bomb = `${yaml}---\n${BILLION_LAUGHS}`;
+  await pushArtifact('rel/aliases', '5.0.1', RELEASE_MEDIA_TYPE.config, Buffer.from(JSON.stringify({ ...full.config, version: '5.0.1' })), [{ type: RELEASE_MEDIA_TYPE.manifests, bytes: Buffer.from(bomb) }]);
+  await rejectsWith(fetchRelease({ version: '5.0.1', repository: repo('rel/aliases'), client: client() }), 'SELF_RELEASE_INVALID', new RegExp(`error \\[release\\.yaml\\] binnacle\\.yaml: document ${full.objects.length}: ${BOMB_REASON.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`));
 });
 
 test('validateReleaseObjects: an image not pinned by digest, objects outside the namespace, objects not labelled as Binnacle', () => {

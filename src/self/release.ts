@@ -14,12 +14,13 @@
  * it, gathering every problem, before `installSelf` applies its objects through the one install
  * path.
  */
-import { parseAllDocuments, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import semver from 'semver';
 import { BINNACLE_VERSION } from '../controllers/cluster-operator.js';
 import type { KubeObject } from '../kube/types.js';
 import { formatReference, isSha256Digest, MediaType, parseReference, RegistryClient, sha256Digest, withDigest, type ImageManifest, type ImageReference } from '../oci/index.js';
 import { BinnacleError, errorMessage, UsageError, ValidationResult } from '../util/errors.js';
+import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 export { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV };
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from './release-defaults.js';
 import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, SELF_LABELS, selfManifests } from './manifests.js';
@@ -284,9 +285,16 @@ export async function fetchRelease(o: { version: string; repository: ImageRefere
     const layer = layers[0];
     const text = layer === undefined ? '' : (await client.getBlobBytes(tagged, layer.digest, layer.size, 16 * 1024 * 1024)).toString('utf8');
     const docs: unknown[] = [];
-    for (const [i, d] of parseAllDocuments(text).entries()) {
+    for (const [i, d] of yamlPackage().parseAllDocuments(text).entries()) {
       if (d.errors.length > 0) res.error('release.yaml', d.errors.map((e) => e.message).join('; '), { file: LAYER_TITLE, field: `document ${i}` });
-      else if (d.contents !== null) docs.push(d.toJS());
+      else if (d.contents !== null) {
+        try {
+          docs.push(yamlValue(d, `${LAYER_TITLE}: document ${i}`));
+        } catch (err) {
+          if (!(err instanceof YamlAliasError)) throw err;
+          res.error('release.yaml', err.reason, { file: LAYER_TITLE, field: `document ${i}` });
+        }
+      }
     }
     objects = validateReleaseObjects(docs, config, res);
   }

@@ -16,9 +16,21 @@
  *
  * The `yaml` package itself is loaded on first use (`yamlPackage()`), so a command that reads
  * only JSON, or only plain YAML, never pays for it at start-up.
+ *
+ * Aliases: every reader turns a parsed document into values with `yamlValue` (or `readYaml` /
+ * `readYamlAll`, which parse too), never with the `yaml` package's own `toJS`/`parse`. Those stop
+ * at 100 aliases by default (any count is a guess: Helm's rendered manifests can have thousands),
+ * and resolve each alias by scanning every anchor and alias before it (30,000 aliases: 8 s).
+ * `yamlValue` applies the rule of Go's YAML instead (gopkg.in/yaml v2 and v3, which Helm and
+ * kubectl read with), so what they accept is read and an alias bomb is refused, naming the source,
+ * before anything is expanded; and it resolves each alias once, in one pass. The rule itself is in
+ * yaml-values.ts, which imports no runtime code, so the console's page (built for the browser,
+ * where this module cannot go) reads YAML by it too.
  */
 import { createRequire } from 'node:module';
 import jsyaml from 'js-yaml';
+import type { Document } from 'yaml';
+import { checkAliases, documentValue, readAll, readOne, type YamlReadOptions } from './yaml-values.js';
 
 type YamlPackage = typeof import('yaml');
 
@@ -106,4 +118,35 @@ export function fastYamlDocument(text: string): { value: unknown } | undefined {
   const docs = fastYamlDocuments(text);
   if (docs === undefined || docs.length > 1) return undefined;
   return { value: docs[0] ?? null };
+}
+
+export { YamlAliasError, YamlError, type YamlReadOptions } from './yaml-values.js';
+
+/** Throws the YamlAliasError yamlValue would throw for `doc`, without making its value. */
+export function checkYamlAliases(doc: Document, source: string): void {
+  checkAliases(doc, source, yamlPackage());
+}
+
+/**
+ * The plain value of a parsed document (null when empty), its aliases checked by Go's rule and
+ * resolved in one pass (see yaml-aliases.ts); `source` names the text in a YamlAliasError. Syntax
+ * errors (`doc.errors`) are the caller's to report first. Aliased nodes become one shared value,
+ * as with the `yaml` package.
+ */
+export function yamlValue(doc: Document, source: string): unknown {
+  return documentValue(doc, source, yamlPackage());
+}
+
+/**
+ * The value of the one YAML document in `text` (null when empty), as `yamlValue` reads it: a
+ * YamlError YAML_INVALID naming `source` and the line for a syntax error, a YamlAliasError for
+ * aliases that cannot be read.
+ */
+export function readYaml(text: string, source: string, options?: YamlReadOptions): unknown {
+  return readOne(text, source, yamlPackage(), options);
+}
+
+/** Every document of `text` (an empty one is null), as readYaml reads one; errors name `source` and the document (from 1). */
+export function readYamlAll(text: string, source: string, options?: YamlReadOptions): unknown[] {
+  return readAll(text, source, yamlPackage(), options);
 }

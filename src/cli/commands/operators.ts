@@ -127,6 +127,19 @@ function summary(ce: ClusterExtension, state: InstalledState): Record<string, un
   };
 }
 
+/** The `--config` file: one YAML mapping, read as kubectl reads YAML (see util/yaml.ts); errors name the flag. */
+export async function readConfigFlag(file: string): Promise<Record<string, unknown>> {
+  const { readYaml, YamlError } = await import('../../util/yaml.js');
+  let parsed: unknown;
+  try {
+    parsed = readYaml(readFileSync(file, 'utf8'), `--config ${file}`);
+  } catch (err) {
+    throw new UsageError(err instanceof YamlError ? err.message : `--config ${file}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${file}: expected a YAML mapping`);
+  return parsed as Record<string, unknown>;
+}
+
 export function registerOperatorCommands(program: Command, ctx: CliContext): void {
   addKubeFlags(program.command('install <package>'))
     .description('Install an operator from the served catalogs (creates a ClusterExtension)')
@@ -169,17 +182,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           if (list.length > 1) install.watchNamespaces = list;
           else install.watchNamespace = flags.watchNamespace;
         }
-        if (flags.config !== undefined) {
-          const { parse: parseYaml } = await import('yaml');
-          let parsed: unknown;
-          try {
-            parsed = parseYaml(readFileSync(flags.config, 'utf8'));
-          } catch (err) {
-            throw new UsageError(`--config ${flags.config}: ${err instanceof Error ? err.message : String(err)}`);
-          }
-          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${flags.config}: expected a YAML mapping`);
-          install.config = parsed as Record<string, unknown>;
-        }
+        if (flags.config !== undefined) install.config = await readConfigFlag(flags.config);
         if (flags.keepFailed === true) install.keepFailedInstall = true;
         await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
         if (flags.createServiceAccount === true) await createInstaller(client, namespace, sa, ctx);

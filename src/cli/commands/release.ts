@@ -31,9 +31,12 @@ function parseChart(value: string): { name: string; version: string } {
   return { name: value.slice(0, at), version: value.slice(at + 1) };
 }
 
-/** Every object in a YAML file, or in the .yaml/.yml/.json files of a directory (sorted). */
-async function readObjects(path: string): Promise<KubeObject[]> {
-  const { parseAllDocuments } = await import('yaml');
+/**
+ * Every object in a YAML file, or in the .yaml/.yml/.json files of a directory (sorted); YAML is
+ * read as kubectl reads it (aliases included: see util/yaml.ts), errors name the file and document.
+ */
+export async function readObjects(path: string): Promise<KubeObject[]> {
+  const { readYamlAll } = await import('../../util/yaml.js');
   let files: string[];
   try {
     files = statSync(path).isDirectory()
@@ -47,10 +50,7 @@ async function readObjects(path: string): Promise<KubeObject[]> {
   }
   const out: KubeObject[] = [];
   for (const file of files) {
-    const docs = parseAllDocuments(readFileSync(file, 'utf8'));
-    docs.forEach((doc, i) => {
-      if (doc.errors.length > 0) throw new InputError('YAML_INVALID', doc.errors.map((e) => e.message).join('; '), { file, field: `document ${i + 1}` });
-      const value: unknown = doc.toJS();
+    readYamlAll(readFileSync(file, 'utf8'), file).forEach((value, i) => {
       if (value === null || value === undefined) return;
       if (!isKubeObject(value)) throw new InputError('OBJECT_INVALID', 'not a Kubernetes object: needs apiVersion, kind and metadata', { file, field: `document ${i + 1}` });
       out.push(value);

@@ -6,9 +6,11 @@
  * first shows what goes (for a Helm operator's resource, its release and the release's objects)
  * and asks to confirm; a Helm operator's resource also shows its release's drift.
  */
-import { parse, stringify } from 'yaml';
-import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../api-types.js';
+// eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the package is passed to readOne (util/yaml-values.ts, the rule util/yaml.ts reads by), as util/yaml.ts cannot be built for the page
+import * as YAML from 'yaml';
+import { readOne } from '../../util/yaml-values.js';
 import { formFor, initialState, valueOf, type FieldState } from '../schema-form.js';
+import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../api-types.js';
 import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
 import { driftSection } from './drift-view.js';
@@ -168,7 +170,7 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
     if (mode === 'form') return;
     let parsed: unknown;
     try {
-      parsed = parse(yaml.value);
+      parsed = readOne(yaml.value, 'the YAML', YAML);
     } catch (err) {
       clear(messages);
       showError(messages, `The YAML cannot be read, so the form cannot show it: ${errorText(err)}`);
@@ -190,7 +192,7 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
     if (mode === 'yaml') return;
     const obj = fromForm();
     if (obj === undefined) return;
-    yaml.value = stringify(obj);
+    yaml.value = YAML.stringify(obj);
     mode = 'yaml';
     formBox.hidden = true;
     yamlBox.hidden = false;

@@ -8,9 +8,9 @@ import { createReadStream } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { createGunzip } from 'node:zlib';
-import { parse as parseYaml } from 'yaml';
 import { unpackTarSafely } from '../../oci/unpack.js';
 import { InputError, errorMessage } from '../../util/errors.js';
+import { readYaml } from '../../util/yaml.js';
 import { findChart } from '../chart-release.js';
 import type { ChartDescription, HelmEngine } from '../engine.js';
 
@@ -61,7 +61,8 @@ export async function subchartSource(engine: HelmEngine, dir: string, path: read
 /** alias → chart name, from a chart's Chart.yaml dependencies. */
 async function aliasesOf(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
-  const doc: unknown = parseYaml(await readFile(join(dir, 'Chart.yaml'), 'utf8'));
+  const file = join(dir, 'Chart.yaml');
+  const doc = readYaml(await readFile(file, 'utf8'), file);
   const deps = typeof doc === 'object' && doc !== null && Array.isArray((doc as Record<string, unknown>).dependencies) ? ((doc as Record<string, unknown>).dependencies as unknown[]) : [];
   for (const d of deps) {
     if (typeof d !== 'object' || d === null) continue;
@@ -77,7 +78,9 @@ async function findDependency(engine: HelmEngine, parentDir: string, name: strin
   for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
     const full = join(chartsDir, e.name);
     if (e.isDirectory()) {
-      const doc: unknown = await readFile(join(full, 'Chart.yaml'), 'utf8').then((t) => parseYaml(t) as unknown, () => undefined);
+      const file = join(full, 'Chart.yaml');
+      const text = await readFile(file, 'utf8').catch(() => undefined);
+      const doc = text === undefined ? undefined : readYaml(text, file);
       if (typeof doc === 'object' && doc !== null && (doc as Record<string, unknown>).name === name) return { type: 'dir', dir: full };
     } else if (ARCHIVE.test(e.name)) {
       const described = await engine.inspect(full).catch(() => [] as ChartDescription[]);

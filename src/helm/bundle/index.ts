@@ -18,12 +18,13 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { generateBundle, validateBundleDir } from '../../bundle/index.js';
 import { isRecord, type JsonObject } from '../../bundle/decode.js';
 import { isValidImageReference } from '../../oci/reference.js';
 import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
 import { InputError, UsageError, ValidationError, ValidationResult, errorMessage, type Problem } from '../../util/errors.js';
+import { readYaml } from '../../util/yaml.js';
 import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type RenderRequest } from '../engine.js';
 import { crdForChart, pluralForKind, valuesSchema } from '../schema/index.js';
 import { chartDirectory, dependencyPath, subchartSource, type ChartSource } from './chart-dir.js';
@@ -419,7 +420,7 @@ async function write(o: HelmBundleOptions, c: Chart, d: Derived, work: string, n
   notes.push(...generated.skipped.map((x) => `not in the bundle: ${x.kind} ${x.name}: ${x.reason}`));
   // The writer defaults minKubeVersion; a CSV says only what the chart says.
   const csvFile = join(o.outputDir, 'manifests', `${c.packageName}.clusterserviceversion.yaml`);
-  const csv: unknown = parseYaml(await readFile(csvFile, 'utf8'));
+  const csv = readYaml(await readFile(csvFile, 'utf8'), csvFile);
   if (isRecord(csv) && isRecord(csv.spec)) {
     if (d.minKubeVersion === undefined) delete csv.spec.minKubeVersion;
     else csv.spec.minKubeVersion = d.minKubeVersion;

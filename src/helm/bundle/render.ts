@@ -9,9 +9,9 @@
  *   API is present never forces an operator for that API into the install.
  */
 import semver from 'semver';
-import { parseAllDocuments } from 'yaml';
 import type { HelmEngine, RenderRequest } from '../engine.js';
 import { gvkOf, isKubeObject, type KubeObject } from '../../kube/types.js';
+import { yamlPackage, yamlValue } from '../../util/yaml.js';
 import type { CrdKind } from './resources.js';
 
 /**
@@ -82,11 +82,14 @@ export interface RenderedObject {
   chart: string;
 }
 
-/** Kubernetes objects in Helm's output (`---` documents; comments and empty documents skipped). */
-export function objectsOf(text: string): KubeObject[] {
+/**
+ * Kubernetes objects in Helm's output (`---` documents; comments and empty documents skipped);
+ * an alias bomb is a YamlAliasError naming `where` and the document.
+ */
+export function objectsOf(text: string, where = 'rendered manifest'): KubeObject[] {
   const out: KubeObject[] = [];
-  for (const doc of parseAllDocuments(text)) {
-    const v: unknown = doc.toJSON();
+  for (const [i, doc] of yamlPackage().parseAllDocuments(text).entries()) {
+    const v = yamlValue(doc, `${where}: document ${i + 1}`);
     if (isKubeObject(v)) out.push(v);
     else if (typeof v === 'object' && v !== null && !Array.isArray(v) && typeof (v as Record<string, unknown>).kind === 'string') {
       // Helm allows a template without metadata; give it an empty one.
@@ -157,11 +160,13 @@ export async function renderCharts(engine: HelmEngine, targets: readonly RenderT
     const base = { ...plainRequest(o), chart: t.chart, ...(t.subchart === undefined ? {} : { subchart: t.subchart }) };
     const plain = await engine.render(base);
     out.plainOutput.set(t.name, plain.output);
-    const crds = crdKindsOf([...plain.crds.flatMap((f) => objectsOf(f.data)), ...objectsOf(plain.output)]);
+    const plainObjects = objectsOf(plain.output, `${t.name}: rendered manifest`);
+    const crds = crdKindsOf([...plain.crds.flatMap((f) => objectsOf(f.data, `${t.name}: ${f.name}`)), ...plainObjects]);
     const generous = await engine.render({ ...base, apiVersions: generousApiVersions(crds, o.apiVersions) });
-    const allCrds = [...crds, ...crdKindsOf([...generous.crds.flatMap((f) => objectsOf(f.data)), ...objectsOf(generous.output)])];
-    out.plain.push(...objectsOf(plain.output).map((object) => ({ object, chart: t.name })));
-    out.generous.push(...objectsOf(generous.output).map((object) => ({ object, chart: t.name })));
+    const generousObjects = objectsOf(generous.output, `${t.name}: rendered manifest (with the common APIs)`);
+    const allCrds = [...crds, ...crdKindsOf([...generous.crds.flatMap((f) => objectsOf(f.data, `${t.name}: ${f.name}`)), ...generousObjects])];
+    out.plain.push(...plainObjects.map((object) => ({ object, chart: t.name })));
+    out.generous.push(...generousObjects.map((object) => ({ object, chart: t.name })));
     for (const c of allCrds) if (!out.crds.some((x) => x.group === c.group && x.kind === c.kind)) out.crds.push(c);
   }
   return out;

@@ -8,7 +8,8 @@ import { createReadStream } from 'node:fs';
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
-import { parse } from 'yaml';
+import { InputError } from '../../util/errors.js';
+import { readYaml } from '../../util/yaml.js';
 import { ChartSourceError } from './errors.js';
 import { parseChartVersion } from './version.js';
 
@@ -28,9 +29,11 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function parseChartYaml(text: string, ref: string, file: string): ChartMetadata {
   let doc: unknown;
   try {
-    doc = parse(text, { schema: 'failsafe', maxAliasCount: 100 });
+    doc = readYaml(text, file, { schema: 'failsafe' });
   } catch (err) {
-    throw new ChartSourceError('HELM_CHART_NOT_A_CHART', ref, `${file} is not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
+    // `file: not valid YAML (line, column): …`, or `file: ` and why its aliases cannot be read.
+    if (err instanceof InputError) throw new ChartSourceError('HELM_CHART_NOT_A_CHART', ref, err.message, { cause: err });
+    throw err;
   }
   if (!isRecord(doc)) throw new ChartSourceError('HELM_CHART_NOT_A_CHART', ref, `${file}: expected a map`);
   const { name, version, appVersion } = doc;

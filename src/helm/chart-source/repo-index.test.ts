@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { BILLION_LAUGHS, BOMB, bombMessage } from '../../util/yaml.test-helper.js';
 import { ChartIndexError } from './errors.js';
 import { decodeIndex, indexUrlOf, resolveChartUrl } from './repo-index.js';
 
@@ -93,6 +94,17 @@ test('alias bombs are refused', () => {
   for (let i = 0; i < 12; i++) lines.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`);
   lines.push('entries: {}');
   assert.throws(() => decode(lines.join('\n')), (err: unknown) => err instanceof ChartIndexError);
+  const problems = problemsOf(`apiVersion: v1\n${BILLION_LAUGHS}entries: {}\n`);
+  assert.deepEqual(problems.map((p) => p.field), ['(document)']);
+  assert.match(problems[0]?.message ?? '', new RegExp(`^${BOMB.source}$`));
+  assert.throws(() => decode(`apiVersion: v1\n${BILLION_LAUGHS}`), { message: bombMessage(`${indexUrl}: (document)`) });
+});
+
+test('an index with more than 100 aliases (Helm reads it) is read', () => {
+  const entry = '  - &e {name: memcached, version: 1.0.0, urls: [m.tgz]}\n';
+  const text = `apiVersion: v1\nentries:\n  memcached:\n${entry}  other: [${Array.from({ length: 500 }, () => '*e').join(', ')}]\n`;
+  assert.equal(decode(text).entries?.length, 1);
+  assert.equal(decode(text, 'other').entries?.length, 500);
 });
 
 test('entry URLs resolve like Helm: relative to the repository as a directory, its query kept', () => {

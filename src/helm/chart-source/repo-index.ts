@@ -5,7 +5,7 @@
  * the wrong shape in the chart's entries makes the index unusable. Scalars are read as text
  * (YAML's failsafe schema), as Helm reads them into strings: `version: 1.10` stays `1.10`.
  */
-import { parseDocument } from 'yaml';
+import { YamlAliasError, yamlPackage, yamlValue } from '../../util/yaml.js';
 import { ChartIndexError, type IndexProblem } from './errors.js';
 import { parseChartVersion } from './version.js';
 
@@ -95,7 +95,7 @@ function decodeEntry(raw: unknown, chart: string, field: string, problems: Index
 export function decodeIndex(bytes: Uint8Array | string, opts: { indexUrl: string; chart: string }): DecodedIndex {
   const text = typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8');
   if (text.trim() === '') throw new ChartIndexError(opts.indexUrl, [{ field: '(document)', message: 'the index is empty' }]);
-  const doc = parseDocument(text, { schema: 'failsafe', prettyErrors: false });
+  const doc = yamlPackage().parseDocument(text, { schema: 'failsafe', prettyErrors: false });
   if (doc.errors.length > 0) {
     throw new ChartIndexError(
       opts.indexUrl,
@@ -104,9 +104,10 @@ export function decodeIndex(bytes: Uint8Array | string, opts: { indexUrl: string
   }
   let root: unknown;
   try {
-    root = doc.toJS({ maxAliasCount: 100 });
+    root = yamlValue(doc, opts.indexUrl);
   } catch (err) {
-    throw new ChartIndexError(opts.indexUrl, [{ field: '(document)', message: `not usable YAML: ${err instanceof Error ? err.message : String(err)}` }]);
+    if (err instanceof YamlAliasError) throw new ChartIndexError(opts.indexUrl, [{ field: '(document)', message: err.reason }]);
+    throw err;
   }
   if (!isRecord(root)) throw new ChartIndexError(opts.indexUrl, [{ field: '(document)', message: `expected a map with apiVersion and entries, got ${describe(root)}` }]);
   const problems: IndexProblem[] = [];

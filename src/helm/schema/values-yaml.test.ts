@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { parseValuesYaml } from './values-yaml.js';
 import { valuesSchema } from './values-schema.js';
 import { InputError } from '../../util/errors.js';
+import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../../util/yaml.test-helper.js';
 
 describe('parseValuesYaml', () => {
   it('reads YAML as Helm does: 1.1 booleans and octals, timestamps and sexagesimals stay strings, merge keys work', () => {
@@ -24,6 +25,11 @@ describe('parseValuesYaml', () => {
       () => parseValuesYaml('a: 1\na: 2\n', 'demo/values.yaml'),
       (e: unknown) => e instanceof InputError && e.field === 'line 2, column 1',
     );
+  });
+
+  it('more than 100 aliases, which Helm accepts, are read; an alias bomb is VALUES_YAML naming the file', () => {
+    assert.equal((parseValuesYaml(aliasLines(500), 'c/values.yaml').values.aliases as unknown[]).length, 500);
+    assert.throws(() => parseValuesYaml(BILLION_LAUGHS, 'c/values.yaml'), (err: unknown) => err instanceof InputError && err.code === 'VALUES_YAML' && err.message === `c/values.yaml: cannot read values: ${BOMB_REASON}`);
   });
 
   it('values that are not a map are refused', () => {

@@ -4,8 +4,9 @@
  * are no sexagesimal numbers; this parser matches that, so the types inferred here and the
  * values a CR is built from agree with what Helm would see.
  */
-import { parseDocument, type Document, LineCounter, YAMLError } from 'yaml';
+import { type Document, type DocumentOptions, LineCounter, type ParseOptions, type SchemaOptions, type YAMLError } from 'yaml';
 import { InputError } from '../../util/errors.js';
+import { YamlAliasError, yamlPackage, yamlValue } from '../../util/yaml.js';
 
 export interface ParsedValues {
   /** The values as plain JSON-compatible data; `{}` for an empty file. */
@@ -31,14 +32,15 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 /** Parses values.yaml text; `file` names it in errors (e.g. `mychart/values.yaml`). */
 export function parseValuesYaml(text: string, file: string): ParsedValues {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { ...HELM_YAML_OPTIONS, lineCounter, prettyErrors: false, uniqueKeys: true } as Parameters<typeof parseDocument>[1]);
+  const document = yamlPackage().parseDocument(text, { ...HELM_YAML_OPTIONS, lineCounter, prettyErrors: false, uniqueKeys: true } as DocumentOptions & ParseOptions & SchemaOptions);
   const first = document.errors[0];
   if (first !== undefined) throw yamlError(first, lineCounter, file);
   let values: unknown;
   try {
-    values = document.toJS({ maxAliasCount: 10_000 });
+    values = yamlValue(document, file);
   } catch (err) {
-    throw new InputError('VALUES_YAML', `cannot read values: ${err instanceof Error ? err.message : String(err)}`, { file, cause: err });
+    if (err instanceof YamlAliasError) throw new InputError('VALUES_YAML', `cannot read values: ${err.reason}`, { file, cause: err });
+    throw err;
   }
   if (values === null || values === undefined) return { values: {}, document, lineCounter };
   if (!isRecord(values)) {

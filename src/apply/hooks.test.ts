@@ -1,0 +1,51 @@
+/**
+ * A hook's manifest is read as Helm reads it: many YAML aliases are fine, an alias bomb fails
+ * the hook with a message naming it.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { KubeObject } from '../kube/types.js';
+import { BinnacleError } from '../util/errors.js';
+import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
+import { hookObject, runHooks, type HookClient } from './hooks.js';
+import type { ReleaseHook } from './types.js';
+
+function hook(name: string, manifest: string): ReleaseHook {
+  return { name, kind: 'ConfigMap', path: `chart/templates/${name}.yaml`, manifest, events: ['pre-install'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 };
+}
+
+test('a hook with more than 100 YAML aliases is its object', () => {
+  const obj = hookObject(hook('many', manyAliasesObject('many', 300)));
+  assert.equal(obj.metadata.name, 'many');
+  assert.equal((obj as { aliases?: unknown[] }).aliases?.length, 300);
+});
+
+test('an alias bomb in a hook is HOOK_INVALID naming the hook, and fails its event', async () => {
+  assert.throws(() => hookObject(hook('bomb', bombObject())), (err: unknown) => {
+    assert.ok(err instanceof BinnacleError);
+    assert.equal(err.code, 'HOOK_INVALID');
+    assert.equal(err.message, `hook chart/templates/bomb.yaml (ConfigMap bomb): ${BOMB_REASON_IN_OBJECT}`);
+    return true;
+  });
+  const applied: KubeObject[] = [];
+  const client = {
+    resourceFor: () => Promise.resolve({ namespaced: true }),
+    find: () => Promise.resolve(undefined),
+    delete: () => Promise.resolve(false),
+    apply: (o: KubeObject) => {
+      applied.push(o);
+      return Promise.resolve(o);
+    },
+  } as unknown as HookClient;
+  const r = await runHooks([hook('many', manyAliasesObject()), { ...hook('bomb', bombObject()), weight: 1 }], 'pre-install', {
+    client,
+    owner: { kind: 'BundleDeployment', name: 'bd' },
+    release: { name: 'r', namespace: 'ns' },
+    logger: pino({ level: 'silent' }),
+    timeoutMs: 1000,
+  });
+  assert.equal(r.ok, false);
+  assert.equal(r.message, `pre-install hook chart/templates/bomb.yaml (ConfigMap bomb) failed: hook chart/templates/bomb.yaml (ConfigMap bomb): ${BOMB_REASON_IN_OBJECT}`);
+  assert.deepEqual(applied.map((o) => o.metadata.name), ['many']);
+});
