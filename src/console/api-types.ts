@@ -83,6 +83,8 @@ export interface GraphNode {
   installed: boolean;
   /** The installed version can upgrade to it, directly or in steps. */
   reachable: boolean;
+  /** On the path the next upgrade takes (upgrade-path.ts), the installed version excluded. */
+  onPath: boolean;
   deprecated: boolean;
 }
 
@@ -90,6 +92,8 @@ export interface GraphEdge {
   from: string;
   to: string;
   kind: EdgeKind;
+  /** A step of the path the next upgrade takes. */
+  onPath: boolean;
   points: { x: number; y: number }[];
 }
 
@@ -98,6 +102,8 @@ export interface GraphLayout {
   height: number;
   nodes: GraphNode[];
   edges: GraphEdge[];
+  /** The path the next upgrade takes, from the installed bundle (only with one installed in this channel). */
+  upgradePath?: { bundles: string[]; problem?: string | undefined } | undefined;
 }
 
 // --- installed extensions (installed.ts) ----------------------------------------------------

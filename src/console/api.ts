@@ -15,6 +15,8 @@ import type { ExtensionDrift, GraphLayout, Inventory, PackageList, PackagePage, 
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph } from './graph.js';
+import { upgradePath, type UpgradePath } from './upgrade-path.js';
+import { CatalogIndex } from '../resolve/index.js';
 import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
@@ -39,10 +41,10 @@ export interface ConsoleApiOptions {
 const ok = (json: unknown, status = 200): ApiResult => ({ status, json });
 const notFound = (what: string): ApiResult => ({ status: 404, json: { error: `${what} not found` } });
 
-/** The installed bundle of `pkg` (name), when the person may list extensions; undefined otherwise. */
-async function installedBundleOf(client: KubeClient, pkg: string): Promise<string | undefined> {
+/** The extension that has `pkg` installed, when the person may list extensions; undefined otherwise. */
+async function installerOf(client: KubeClient, pkg: string): Promise<ClusterExtension | undefined> {
   try {
-    return (await listExtensions(client)).find((e) => e.installed?.package === pkg)?.installed?.name;
+    return (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.find((e) => e.status?.install?.bundle.package === pkg);
   } catch (err) {
     if (err instanceof KubeApiError && err.statusCode === 403) return undefined;
     throw err;
@@ -53,6 +55,8 @@ export class ConsoleApi {
   private readonly catalogs: CatalogCache;
   /** Summaries per loaded catalog content: computed once while the content is unchanged. */
   private readonly summaries = new WeakMap<ServedCatalog, PackageSummary[]>();
+  /** The resolver's index of the catalogs last read, for upgrade paths. */
+  private index: { of: readonly ServedCatalog[]; index: CatalogIndex } | undefined;
 
   constructor(private readonly opts: ConsoleApiOptions) {
     this.catalogs = new CatalogCache(opts.catalogLoader);
@@ -144,13 +148,26 @@ export class ConsoleApi {
     if (catalog === undefined) return notFound(`serving catalog ${catalogName}`);
     const detail = packageDetail(catalog, pkg);
     if (detail === undefined) return notFound(`package ${pkg} in catalog ${catalogName}`);
-    const installed = await installedBundleOf(ctx.client, pkg);
+    const ext = await installerOf(ctx.client, pkg);
+    const installed = ext?.status?.install?.bundle.name;
+    const path = ext === undefined ? undefined : this.upgradePathOf(await this.catalogs.served(ctx.client), ext);
     const graphs: Record<string, GraphLayout> = {};
     for (const ch of detail.channels) {
       const deprecated = new Set(ch.entries.filter((x) => x.deprecation !== undefined).map((x) => x.name));
-      graphs[ch.name] = layoutUpgradeGraph(ch.entries, { head: ch.head, installed: ch.entries.some((x) => x.name === installed) ? installed : undefined, deprecated });
+      const here = ch.entries.some((x) => x.name === installed);
+      graphs[ch.name] = layoutUpgradeGraph(ch.entries, { head: ch.head, installed: here ? installed : undefined, deprecated, upgradePath: here ? path : undefined });
     }
     return ok({ ...detail, installedBundle: installed, graphs } satisfies PackagePage);
+  }
+
+  /** Where the extension's next upgrade goes, through the catalogs the console reads (one index per set of contents). */
+  private upgradePathOf(served: { catalogs: ServedCatalog[] }, ext: ClusterExtension): UpgradePath | undefined {
+    const b = ext.status?.install?.bundle;
+    if (b === undefined) return undefined;
+    const cs = served.catalogs;
+    if (this.index === undefined || this.index.of.length !== cs.length || this.index.of.some((c, i) => c !== cs[i])) this.index = { of: cs, index: new CatalogIndex(cs) };
+    const cat = ext.spec.source.catalog;
+    return upgradePath(this.index.index, { package: b.package, version: b.version, channels: cat.channels, versionRange: cat.version, upgradePolicy: cat.upgradeConstraintPolicy });
   }
 
   private async icon(ctx: ApiContext, catalogName: string, pkg: string): Promise<ApiResult> {

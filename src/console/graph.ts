@@ -2,7 +2,8 @@
  * A channel's upgrade graph, laid out for drawing. Edges point the way an upgrade goes, from
  * the version installed to the one that may replace it: `replaces`, each of `skips`, and every
  * version of the channel a `skipRange` covers. The installed version (if any) is marked with
- * every version it can reach; the layout is dagre's (ranked left to right), not hand-written.
+ * every version it can reach, and the path its next upgrade takes (upgrade-path.ts) is marked
+ * apart from the merely reachable; the layout is dagre's (ranked left to right), not hand-written.
  */
 import { Graph, layout as dagreLayout } from '@dagrejs/dagre';
 import semver from 'semver';
@@ -73,9 +74,20 @@ const NODE_HEIGHT = 28;
 /** Width from the label length: a monospace-ish estimate the page's font fits in. */
 const nodeWidth = (label: string): number => Math.max(60, 8 * label.length + 20);
 
-export function layoutUpgradeGraph(entries: readonly GraphEntry[], opts: { head?: string | undefined; installed?: string | undefined; deprecated?: ReadonlySet<string> } = {}): GraphLayout {
+/** The steps of `path` (bundle names in order) as `from\0to` keys, and the names it passes, the first excluded. */
+export function pathSteps(path: readonly string[]): { steps: Set<string>; nodes: Set<string> } {
+  const steps = new Set<string>();
+  for (let i = 1; i < path.length; i++) steps.add(`${path[i - 1]}\0${path[i]}`);
+  return { steps, nodes: new Set(path.slice(1)) };
+}
+
+export function layoutUpgradeGraph(
+  entries: readonly GraphEntry[],
+  opts: { head?: string | undefined; installed?: string | undefined; deprecated?: ReadonlySet<string>; upgradePath?: GraphLayout['upgradePath'] } = {},
+): GraphLayout {
   const edges = upgradeEdges(entries);
   const reachable = opts.installed === undefined ? new Set<string>() : reachableFrom(opts.installed, edges);
+  const path = pathSteps(opts.upgradePath?.bundles ?? []);
   const g = new GraphCtor({ multigraph: true });
   g.setGraph({ rankdir: 'LR', nodesep: 16, ranksep: 48, marginx: 8, marginy: 8 });
   g.setDefaultEdgeLabel(() => ({}));
@@ -95,12 +107,13 @@ export function layoutUpgradeGraph(entries: readonly GraphEntry[], opts: { head?
       head: e.name === opts.head,
       installed: e.name === opts.installed,
       reachable: reachable.has(e.name),
+      onPath: path.nodes.has(e.name),
       deprecated: opts.deprecated?.has(e.name) ?? false,
     };
   });
   const laidEdges: GraphEdge[] = edges.map((e) => {
     const label = g.edge({ v: e.from, w: e.to, name: e.kind });
-    return { ...e, points: (label?.points ?? []).map((p) => ({ x: Math.round(p.x), y: Math.round(p.y) })) };
+    return { ...e, onPath: path.steps.has(`${e.from}\0${e.to}`), points: (label?.points ?? []).map((p) => ({ x: Math.round(p.x), y: Math.round(p.y) })) };
   });
-  return { width: Math.ceil(graph.width ?? 0), height: Math.ceil(graph.height ?? 0), nodes, edges: laidEdges };
+  return { width: Math.ceil(graph.width ?? 0), height: Math.ceil(graph.height ?? 0), nodes, edges: laidEdges, ...(opts.upgradePath === undefined ? {} : { upgradePath: opts.upgradePath }) };
 }

@@ -1,7 +1,7 @@
 /** One package: description (Markdown, sanitised), channels, versions, deprecations, APIs and the upgrade graph. */
 import { api, seg } from './api.js';
 import { append, clear, h, table } from './dom.js';
-import { drawGraph } from './graph-svg.js';
+import { drawGraph, upgradePathText } from './graph-svg.js';
 import { renderMarkdown } from './markdown.js';
 import type { Gvk, PackagePage } from '../api-types.js';
 
@@ -36,7 +36,7 @@ export async function packagePage(root: HTMLElement, catalog: string, name: stri
     h('h2', {}, 'Description'),
     description,
     h('h2', {}, 'Channels and upgrade graph'),
-    h('p', { class: 'muted legend' }, 'Arrows point the way an upgrade goes: solid replaces, dashed skips, dotted skipRange. Bold: channel head; green: installed; blue: reachable from the installed version.'),
+    h('p', { class: 'muted legend' }, 'Arrows point the way an upgrade goes: solid replaces, dashed skips, dotted skipRange. Bold: channel head; green: installed; orange, thick: the path the next upgrade takes (what the resolver chooses, step by step, under the channels, version range and upgrade policy of the extension); blue: otherwise reachable from the installed version.'),
     ...p.channels.map((c) => {
       const g = p.graphs[c.name];
       return h(
@@ -44,6 +44,7 @@ export async function packagePage(root: HTMLElement, catalog: string, name: stri
         { class: 'channel', 'data-channel': c.name },
         h('h3', {}, `${c.name}${c.name === p.defaultChannel ? ' (default)' : ''}`, c.deprecation === undefined ? null : h('span', { class: 'badge warn' }, `deprecated: ${c.deprecation}`)),
         g === undefined ? null : h('div', { class: 'graph-box' }, drawGraph(g, c.name)),
+        g === undefined || upgradePathText(g) === undefined ? null : h('p', { class: 'upgrade-path', 'data-channel': c.name }, upgradePathText(g) ?? ''),
         table(
           ['Bundle', 'Version', 'Replaces', 'Skips', 'Skip range', 'Deprecation'],
           c.entries.map((e) => [e.name + (e.name === c.head ? ' (head)' : ''), e.version, e.replaces ?? '', (e.skips ?? []).join(', '), e.skipRange ?? '', e.deprecation ?? '']),

@@ -1,0 +1,58 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { catalog } from '../resolve/fixtures.test-helper.js';
+import { layoutUpgradeGraph } from './graph.js';
+import { upgradePath } from './upgrade-path.js';
+
+// 1.0.0 → 1.1.0 → 1.2.0 (which also skips 1.0.0) → 2.0.0; 1.3.0 is a dead end off 1.1.0; `fast` has 3.0.0 too.
+const cat = catalog('c', [
+  {
+    name: 'op',
+    bundles: [
+      { version: '1.0.0', channels: ['stable', 'fast'] },
+      { version: '1.1.0', channels: ['stable', 'fast'], replaces: '1.0.0' },
+      { version: '1.2.0', channels: ['stable', 'fast'], replaces: '1.1.0', skips: ['1.0.0'] },
+      { version: '1.3.0', channels: ['stable'], skips: ['1.1.0'] },
+      { version: '2.0.0', channels: ['stable', 'fast'], replaces: '1.2.0' },
+      { version: '3.0.0', channels: ['fast'], replaces: '2.0.0' },
+    ],
+  },
+]);
+
+describe('the path the next upgrade takes', () => {
+  it('follows the resolver step by step: the preferred successor each time, until none is due', () => {
+    assert.deepEqual(upgradePath([cat], { package: 'op', version: '1.0.0', channels: ['stable'] }), { bundles: ['op.v1.0.0', 'op.v1.2.0', 'op.v2.0.0'] });
+  });
+
+  it('keeps to the channels and the version range', () => {
+    assert.deepEqual(upgradePath([cat], { package: 'op', version: '1.0.0', channels: ['fast'] }).bundles, ['op.v1.0.0', 'op.v1.2.0', 'op.v2.0.0', 'op.v3.0.0']);
+    assert.deepEqual(upgradePath([cat], { package: 'op', version: '1.0.0', channels: ['stable'], versionRange: '<1.2.0' }).bundles, ['op.v1.0.0', 'op.v1.1.0']);
+    // From 1.1.0 under <2.0.0: 1.3.0 (higher) is preferred over 1.2.0, and nothing replaces 1.3.0.
+    assert.deepEqual(upgradePath([cat], { package: 'op', version: '1.1.0', channels: ['stable'], versionRange: '<2.0.0' }).bundles, ['op.v1.1.0', 'op.v1.3.0']);
+  });
+
+  it('SelfCertified jumps straight to the best version in range', () => {
+    assert.deepEqual(upgradePath([cat], { package: 'op', version: '1.0.0', channels: ['stable'], upgradePolicy: 'SelfCertified' }).bundles, ['op.v1.0.0', 'op.v2.0.0']);
+  });
+
+  it('is just the installed bundle at the channel head, and says why when resolution fails', () => {
+    assert.deepEqual(upgradePath([cat], { package: 'op', version: '2.0.0', channels: ['stable'] }), { bundles: ['op.v2.0.0'] });
+    const r = upgradePath([cat], { package: 'op', version: '1.0.0', channels: ['nope'] });
+    assert.deepEqual(r.bundles, ['op.v1.0.0']);
+    assert.match(r.problem ?? '', /nope/);
+  });
+
+  it('marks the path on the graph apart from what is merely reachable', () => {
+    const stable = cat.config.channels.find((c) => c.name === 'stable');
+    assert.ok(stable !== undefined);
+    const entries = stable.entries.map((e) => ({ ...e, version: e.name.replace('op.v', '') }));
+    const path = upgradePath([cat], { package: 'op', version: '1.0.0', channels: ['stable'] });
+    const g = layoutUpgradeGraph(entries, { installed: 'op.v1.0.0', upgradePath: path });
+    const on = g.nodes.filter((n) => n.onPath).map((n) => n.id);
+    const reachable = g.nodes.filter((n) => n.reachable).map((n) => n.id);
+    assert.deepEqual(on, ['op.v1.2.0', 'op.v2.0.0']);
+    assert.deepEqual(reachable.sort(), ['op.v1.1.0', 'op.v1.2.0', 'op.v1.3.0', 'op.v2.0.0']);
+    assert.deepEqual(g.edges.filter((e) => e.onPath).map((e) => `${e.from}->${e.to}`).sort(), ['op.v1.0.0->op.v1.2.0', 'op.v1.2.0->op.v2.0.0']);
+    assert.deepEqual(g.upgradePath, path);
+  });
+});
