@@ -330,3 +330,19 @@ export interface Inventory {
   /** What could not be read (a list the person may not do), so the counts leave it out. */
   warnings: string[];
 }
+
+// --- live updates (watch.ts) ------------------------------------------------------------------
+
+/** The kinds GET /api/watch?kinds= can follow. */
+export type LiveKind = 'ClusterExtension' | 'BundleDeployment' | 'ClusterCatalog' | 'HelmOperator';
+
+/**
+ * One event of the live stream (`event: kube`): a change (no object: the page reads it again),
+ * SYNCED when a kind's watch has started, RELISTED after the watch had to start over (410 Gone:
+ * changes may have been missed), FORBIDDEN when the person may not list or watch the kind (its
+ * stream ends), ERROR when the watch failed and is being retried.
+ */
+export type LiveEvent =
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; kind: LiveKind; name: string; namespace?: string; resourceVersion: string }
+  | { type: 'SYNCED' | 'RELISTED'; kind: LiveKind; resourceVersion: string }
+  | { type: 'FORBIDDEN' | 'ERROR'; kind: LiveKind; message: string };
