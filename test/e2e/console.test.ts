@@ -128,8 +128,21 @@ describe('console in a browser', () => {
     await h.serviceAccount(ns, 'installer', true);
     await h.createExtension(pp, ns, { packageName: 'poison-pill-operator', version: '0.0.6' });
     await h.installedAt(pp, '0.0.6', 300_000);
+    // Pinned at 0.0.6: the package page says no upgrade is due, and marks no step of one.
+    await page.goto(`${web.url}/#/package/${h.catalogName}/poison-pill-operator`);
+    await page.locator('.upgrade-path').first().waitFor();
+    assert.match((await page.locator('.upgrade-path').first().textContent()) ?? '', /Next upgrade: none due; 0\.0\.6/);
+    assert.equal(await page.locator('svg.graph g.node.on-path').count(), 0);
     await page.goto(`${web.url}/#/installed/${pp}`);
     await page.locator('input[name="upgrade-version"]').waitFor();
+    // Live: the page follows watches, and a change shows without polling.
+    const liveStatus = page.locator('#live-status[data-live="watch"]');
+    await liveStatus.waitFor();
+    const polls = await liveStatus.getAttribute('data-polls');
+    await h.client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: pp }, { spec: { source: { catalog: { version: '>=0.0.6 <0.0.7' } } } });
+    await page.locator('dd', { hasText: '>=0.0.6 <0.0.7' }).waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(2500);
+    assert.equal(await liveStatus.getAttribute('data-polls'), polls, 'no polling while the watch stream is live');
     await page.fill('input[name="upgrade-version"]', '0.1.0');
     await page.click('#upgrade-plan-button');
     await page.locator('#upgrade-plan #plan-summary, #upgrade-plan-error').first().waitFor({ timeout: 240_000 });
