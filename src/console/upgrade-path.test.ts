@@ -1,6 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
+import { pino } from 'pino';
+import { API_VERSION } from '../api/types.js';
 import { catalog } from '../resolve/fixtures.test-helper.js';
+import type { PackagePage } from './api-types.js';
+import { ConsoleApi } from './api.js';
+import { consoleCluster } from './fake-cluster.test-helper.js';
 import { layoutUpgradeGraph } from './graph.js';
 import { upgradePath } from './upgrade-path.js';
 
@@ -54,5 +61,19 @@ describe('the path the next upgrade takes', () => {
     assert.deepEqual(reachable.sort(), ['op.v1.1.0', 'op.v1.2.0', 'op.v1.3.0', 'op.v2.0.0']);
     assert.deepEqual(g.edges.filter((e) => e.onPath).map((e) => `${e.from}->${e.to}`).sort(), ['op.v1.0.0->op.v1.2.0', 'op.v1.2.0->op.v2.0.0']);
     assert.deepEqual(g.upgradePath, path);
+  });
+
+  it('the package page of an installed package carries the path in the channel that has the installed bundle', async () => {
+    const { cluster, client } = await consoleCluster();
+    cluster.put({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'c' }, spec: {}, status: { urls: { base: 'https://c.example' }, conditions: [{ type: 'Serving', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }] } });
+    const served = catalog('c', [{ name: 'p', bundles: [{ version: '1.0.0' }, { version: '1.1.0', replaces: '1.0.0' }, { version: '1.2.0', replaces: '1.1.0' }] }]);
+    const api = new ConsoleApi({ cacheDir: '/nonexistent', logger: pino({ level: 'silent' }), catalogLoader: (_base, name, priority) => Promise.resolve({ ...served, name, priority }) });
+    const res = await api.route('GET', ['catalogs', 'c', 'packages', 'p'], { client, req: new IncomingMessage(new Socket()), url: new URL('http://console/api/catalogs/c/packages/p') });
+    assert.equal(res?.status, 200);
+    const page = (res as { json: PackagePage }).json;
+    assert.equal(page.installedBundle, 'p.v1.0.0');
+    const g = page.graphs.stable;
+    assert.deepEqual(g?.upgradePath, { bundles: ['p.v1.0.0', 'p.v1.1.0', 'p.v1.2.0'] });
+    assert.deepEqual(g.nodes.filter((n) => n.onPath).map((n) => n.id), ['p.v1.1.0', 'p.v1.2.0']);
   });
 });

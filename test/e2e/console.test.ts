@@ -129,7 +129,9 @@ describe('console in a browser', () => {
     await h.createExtension(pp, ns, { packageName: 'poison-pill-operator', version: '0.0.6' });
     await h.installedAt(pp, '0.0.6', 300_000);
     // Pinned at 0.0.6: the package page says no upgrade is due, and marks no step of one.
+    // The page is still on this very URL (the test before): reload, or the hash does not change and nothing is read again.
     await page.goto(`${web.url}/#/package/${h.catalogName}/poison-pill-operator`);
+    await page.reload();
     await page.locator('.upgrade-path').first().waitFor();
     assert.match((await page.locator('.upgrade-path').first().textContent()) ?? '', /Next upgrade: none due; 0\.0\.6/);
     assert.equal(await page.locator('svg.graph g.node.on-path').count(), 0);
