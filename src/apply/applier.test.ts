@@ -268,3 +268,18 @@ test('a first install interrupted by a 503 is not removed as a failed install', 
   const again = await applier.apply(req([ns, sa, cm('a'), cm('b')]));
   assert.equal(again.status, 'deployed', again.message);
 });
+
+test('an object that is being deleted (another release uninstalling it) is waited for, not refused and not applied', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.put({ ...ns });
+  cluster.put({ ...cm('going'), metadata: { name: 'going', namespace: 'ops', deletionTimestamp: '2026-01-01T00:00:00Z', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'earlier' } } });
+  await assert.rejects(applier.apply(req([ns, sa, cm('going')], { adopt: true })), (err: unknown) => {
+    assert.ok(!(err instanceof ApplyRefusedError), 'a retry, not a refusal');
+    assert.ok(err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING', String(err));
+    assert.match(err.message, /ConfigMap ops\/going \(BundleDeployment earlier\) is being deleted; applying once it is gone/);
+    return true;
+  });
+  assert.equal(cluster.writes.length, 0, `no writes, got ${cluster.writes.join(', ')}`);
+  cluster.objects.delete(cluster.key({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'going' }));
+  assert.equal((await applier.apply(req([ns, sa, cm('going')], { adopt: true }))).status, 'deployed');
+});

@@ -535,6 +535,7 @@ export class Applier {
     const result = new ValidationResult(`release ${release.namespace}/${release.name}`);
     const takeOver = new Set<string>();
     const replace = new Set<string>();
+    const terminating: string[] = [];
     // The release records live in the release namespace: it must exist or be part of the release.
     const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
     if (!createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
@@ -548,6 +549,12 @@ export class Applier {
         live = await this.findQuiet(ref);
       } catch (err) {
         result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
+        continue;
+      }
+      if (live?.metadata.deletionTimestamp !== undefined) {
+        // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
+        // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
+        terminating.push(`${what} (${describeOwner(live)})`);
         continue;
       }
       if (live !== undefined) {
@@ -578,6 +585,9 @@ export class Applier {
       }
     }
     if (!result.ok) throw new ApplyRefusedError(result);
+    if (terminating.length > 0) {
+      throw new BinnacleError('OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
+    }
     return { takeOver, replace };
   }
 

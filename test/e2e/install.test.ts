@@ -66,6 +66,12 @@ describe('install engine', () => {
     await eventually('extension gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
     const left = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items.map((d) => d.metadata.name);
     assert.deepEqual(left, []);
+    // The set's CRDs go too (their deletion finishes after the extension's): a later install of the same packages must find none of them.
+    const setCrds = async (): Promise<KubeObject[]> => (await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')).items.filter((c) => (c.metadata.labels?.['binnacle.dev/owner-name'] ?? '').startsWith(`${name}-`));
+    await eventually('the set\'s CRDs gone', async () => ((await setCrds()).length === 0 ? true : undefined), 90_000).catch(async (err: unknown) => {
+      const held = (await setCrds()).map((c) => `${c.metadata.name ?? ''} deletionTimestamp=${c.metadata.deletionTimestamp ?? 'none'} finalizers=${JSON.stringify(c.metadata.finalizers ?? [])}`);
+      throw new Error(`${errorMessage(err)}:\n  ${held.join('\n  ')}\n  manager log: ${OperatorHarness.logFile('examples')}; its last warnings:\n${OperatorHarness.logTail('examples')}`, { cause: err });
+    });
     assert.equal((await client.list(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` })).items.length, 0);
     const releases = (await client.list('v1', 'Secret', { namespace: ns, labelSelector: 'owner=helm' })).items;
     assert.deepEqual(releases.map((s) => s.metadata.name), []);
