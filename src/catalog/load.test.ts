@@ -60,6 +60,18 @@ describe('load', () => {
     assert.deepEqual(result.errors().map((e) => [e.file, e.message.split(':')[0]]), [['f.json:16', 'document 5 is not valid JSON']]);
   });
 
+  it('refuses a document nested too deep to walk (pretty or compact), naming its line, and keeps the others', () => {
+    const result = new ValidationResult('t');
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const text = `{\n    "schema": "a",\n    "x": ${deep}\n}\n{"schema":"b"}\n{"schema":"c","y":${deep}}\n{"schema":"d"}\n`;
+    const docs = parseJsonStream(text, 'f.json', result);
+    assert.deepEqual(docs.map((d) => (d.value as { schema: string }).schema), ['b', 'd']);
+    assert.deepEqual(
+      result.errors().map((e) => [e.file, e.message]),
+      [['f.json:1', 'document 0 nests deeper than 256 levels'], ['f.json:6', 'document 2 nests deeper than 256 levels']],
+    );
+  });
+
   it('reports every wrong type with its record, document and field', async () => {
     const { result } = await loadFbcDir(path.join(TESTDATA, 'bad/wrong-types'));
     const text = result.render();

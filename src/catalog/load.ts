@@ -16,6 +16,7 @@ import { BinnacleError, ValidationError, ValidationResult } from '../util/errors
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { decodeDocument } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 
 /** Default per-file limit: well above any real catalog file, well below exhausting memory. */
@@ -64,6 +65,12 @@ function prettyObject(text: string, start: number): { value: unknown; end: numbe
   }
 }
 
+/** Adds a parsed JSON document, or reports it when it nests too deep to be walked (see util/nesting.ts). */
+function addJsonDocument(docs: SourceDocument[], doc: SourceDocument, file: string, result: ValidationResult): void {
+  if (nestsDeeperThan(doc.value)) result.error('fbc.parse', `document ${doc.index} nests deeper than ${MAX_NESTING} levels`, { file: `${file}:${doc.line}` });
+  else docs.push(doc);
+}
+
 /**
  * Splits a text of concatenated JSON values (`{..}{..}` or one per line) and parses each.
  * A value that does not parse is reported and the scan goes on with the next one.
@@ -89,7 +96,7 @@ export function parseJsonStream(text: string, file: string, result: ValidationRe
     if (fast !== undefined) {
       const line = lineAt(text, start, pos);
       pos = { offset: start, line };
-      docs.push({ value: fast.value, line, index });
+      addJsonDocument(docs, { value: fast.value, line, index }, file, result);
       index++;
       i = fast.end;
       continue;
@@ -119,7 +126,7 @@ export function parseJsonStream(text: string, file: string, result: ValidationRe
     pos = { offset: start, line };
     const slice = text.slice(start, i);
     try {
-      docs.push({ value: JSON.parse(slice) as unknown, line, index });
+      addJsonDocument(docs, { value: JSON.parse(slice) as unknown, line, index }, file, result);
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       result.error('fbc.parse', `document ${index} is not valid JSON: ${reason}`, { file: `${file}:${line}` });

@@ -2,6 +2,7 @@
 import type { IncomingMessage } from 'node:http';
 import semver from 'semver';
 import { dns1123LabelProblem } from '../catalog/model.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { InputError } from './errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -23,6 +24,7 @@ export async function readJsonBody(req: IncomingMessage): Promise<Record<string,
     throw new InputError('body', `not JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InputError('body', 'expected a JSON object');
+  if (nestsDeeperThan(value)) throw new InputError('body', `nests deeper than ${MAX_NESTING} levels`);
   return value as Record<string, unknown>;
 }
 

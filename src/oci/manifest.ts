@@ -2,6 +2,7 @@
  * OCI and Docker v2 manifest, index and image-config documents: media types, wire types and the
  * checks that turn untrusted registry JSON into them. Everything arrives as `unknown`.
  */
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { BinnacleError } from '../util/errors.js';
 import { isSha256Digest } from './reference.js';
 
@@ -76,11 +77,14 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 function parseJson(what: string, bytes: Uint8Array): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(Buffer.from(bytes).toString('utf8'));
+    value = JSON.parse(Buffer.from(bytes).toString('utf8'));
   } catch (err) {
     throw new ManifestError(what, '(document)', `not valid JSON (${err instanceof Error ? err.message : String(err)})`);
   }
+  if (nestsDeeperThan(value)) throw new ManifestError(what, '(document)', `nests deeper than ${MAX_NESTING} levels`);
+  return value;
 }
 
 function stringMap(what: string, field: string, v: unknown): Record<string, string> | undefined {

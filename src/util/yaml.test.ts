@@ -10,8 +10,6 @@ function exact(text: string): unknown[] {
     .map((d) => d.toJS({ maxAliasCount: 1000 }) as unknown);
 }
 
-// The fast path is off by default (see fastYamlDocuments); these tests are of the path itself.
-process.env.BINNACLE_FAST_YAML = '1';
 
 describe('fastYamlDocuments', () => {
   it('reads plain scalars as the yaml package core schema does', () => {
@@ -106,5 +104,47 @@ describe('yamlValue, readYaml, readYamlAll: aliases as Go reads them', () => {
     assert.throws(() => readYamlAll('a: 1\n---\nb: *q\n', 's.yaml'), { name: 'YamlAliasError', message: 's.yaml: document 2: YAML alias *q has no anchor &q before it' });
     assert.throws(() => readYamlAll('a: 1\n---\nb: [\n', 's.yaml'), { code: 'YAML_INVALID', message: /^s\.yaml: document 2: not valid YAML/ });
     assert.deepEqual(readYamlAll('a: 1\n---\n---\nb: 2\n', 's'), [{ a: 1 }, null, { b: 2 }]);
+  });
+});
+
+describe('nesting deeper than MAX_NESTING', () => {
+  /** Calls `f` under `frames` more stack frames, as a reader deep in a controller would. */
+  const under = <T>(frames: number, f: () => T): T => (frames === 0 ? f() : under(frames - 1, f));
+  const deep = {
+    'block sequences': { text: `${'- '.repeat(5000)}x\n`, at: /\(line 1, column 517\)/ },
+    'flow sequences': { text: `a: [${'['.repeat(5000)}${']'.repeat(5000)}]\n`, at: /\(line 1, column 261\)/ },
+    'indented maps': { text: `k:\n${Array.from({ length: 400 }, (_, i) => `${' '.repeat(i + 1)}b:\n`).join('')}`, at: /\(line 258, column 258\)/ },
+    // js-yaml stops at the tab first; the `yaml` package's syntax tree is measured instead.
+    'after a syntax error': { text: `a: 1\n\tb: 2\nc: ${'['.repeat(5000)}${']'.repeat(5000)}\n`, at: /\(line 3, column / },
+  };
+  for (const [name, { text, at }] of Object.entries(deep)) {
+    it(`refuses ${name} as a syntax error naming the line, never composing it (a stack overflow there can abort the process)`, () => {
+      assert.throws(() => under(500, () => readYaml(text, 'deep.yaml')), (e: Error & { code?: string }) => {
+        assert.equal(e.name, 'YamlError');
+        assert.equal(e.code, 'YAML_INVALID');
+        assert.match(e.message, /^deep\.yaml: not valid YAML /);
+        if (name !== 'after a syntax error') assert.match(e.message, at);
+        assert.match(e.message, name === 'after a syntax error' ? /Tabs|nested deeper than 256 levels/ : /nested deeper than 256 levels$/);
+        return true;
+      });
+      const docs = under(500, () => yamlPackage().parseAllDocuments(text));
+      assert.ok(Array.isArray(docs) && docs.length >= 1);
+      assert.ok(docs.some((d) => d.errors.length > 0), 'the document carries the error');
+      assert.equal(fastYamlDocuments(text), undefined, 'the fast reader declines it');
+    });
+  }
+  it('refuses the deep part that follows a syntax error too', () => {
+    const text = `a: 1\n\tb: 2\nc: ${'['.repeat(5000)}${']'.repeat(5000)}\n`;
+    const doc = yamlPackage().parseDocument(text);
+    assert.deepEqual(doc.errors.map((e) => e.code), ['RESOURCE_EXHAUSTION']);
+    assert.match(doc.errors[0]?.message ?? '', /^nested deeper than 256 levels at line 3, column /);
+  });
+  it('reads 256 levels, far deeper than any real text', () => {
+    const text = `${'- '.repeat(256)}x\n`;
+    let v: unknown = readYaml(text, 'ok.yaml');
+    let depth = 0;
+    while (Array.isArray(v)) [v, depth] = [v[0], depth + 1];
+    assert.deepEqual([v, depth], ['x', 256]);
+    assert.deepEqual(fastYamlDocuments(text), [readYaml(text, 'ok.yaml')]);
   });
 });

@@ -15,7 +15,12 @@
  * difference is worth.
  *
  * The `yaml` package itself is loaded on first use (`yamlPackage()`), so a command that reads
- * only JSON, or only plain YAML, never pays for it at start-up.
+ * only JSON, or only plain YAML, never pays for it at start-up. `BINNACLE_FAST_YAML=0` turns the
+ * fast path off, to compare.
+ *
+ * Depth: a text nested deeper than MAX_NESTING levels (util/nesting.ts says why there is a limit)
+ * is refused by both readers before anything is built, as a syntax error at the place it goes too
+ * deep: js-yaml stops there itself, and `yamlPackage()`'s parsers check first.
  *
  * Aliases: every reader turns a parsed document into values with `yamlValue` (or `readYaml` /
  * `readYamlAll`, which parse too), never with the `yaml` package's own `toJS`/`parse`. Those stop
@@ -30,17 +35,93 @@
 import { createRequire } from 'node:module';
 import jsyaml from 'js-yaml';
 import type { Document } from 'yaml';
+import { MAX_NESTING } from './nesting.js';
 import { checkAliases, documentValue, readAll, readOne, type YamlReadOptions } from './yaml-values.js';
 
 type YamlPackage = typeof import('yaml');
 
 let yamlModule: YamlPackage | undefined;
 
-/** The `yaml` package, loaded on first use. */
+/**
+ * The `yaml` package, loaded on first use, with its two parsers guarded against nesting deeper
+ * than MAX_NESTING (see yamlTooDeep): such a text is not composed at all, and its document
+ * carries a RESOURCE_EXHAUSTION error at the place it goes too deep, which every reader reports
+ * like any syntax error (naming its file and line).
+ */
 export function yamlPackage(): YamlPackage {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as YamlPackage;
+  if (yamlModule !== undefined) return yamlModule;
+  const y = createRequire(import.meta.url)('yaml') as YamlPackage;
+  const refused = (text: string, offset: number): Document.Parsed => {
+    const doc = new y.Document(null) as Document.Parsed;
+    const error = new y.YAMLParseError([offset, offset + 1], 'RESOURCE_EXHAUSTION', `nested deeper than ${MAX_NESTING} levels`);
+    error.linePos = [linePos(text, offset)];
+    error.message = `${error.message} at line ${error.linePos[0].line}, column ${error.linePos[0].col}`;
+    doc.errors.push(error);
+    return doc;
+  };
+  const parseDocument = ((text: string, options?: YamlReadOptions) => {
+    const at = yamlTooDeep(text, y);
+    return at === undefined ? y.parseDocument(text, options) : refused(text, at);
+  }) as YamlPackage['parseDocument'];
+  const parseAllDocuments = ((text: string, options?: YamlReadOptions) => {
+    const at = yamlTooDeep(text, y);
+    return at === undefined ? y.parseAllDocuments(text, options) : [refused(text, at)];
+  }) as YamlPackage['parseAllDocuments'];
+  yamlModule = { ...y, parseDocument, parseAllDocuments };
   return yamlModule;
 }
+
+
+/** Line and column (from 1) of `offset` in `text`. */
+function linePos(text: string, offset: number): { line: number; col: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, col: offset - start + 1 };
+}
+
+/**
+ * The offset where `text` nests deeper than MAX_NESTING, or undefined when it does not. js-yaml
+ * answers fast (it stops at the limit, and its parse is iterative up to it); when it refuses the
+ * text for another reason first, the `yaml` package's syntax tree (built without recursion) is
+ * walked with a stack of its own.
+ */
+function yamlTooDeep(text: string, y: YamlPackage): number | undefined {
+  try {
+    jsyaml.loadAll(text, () => undefined, { schema: jsyaml.FAILSAFE_SCHEMA, maxDepth: JSYAML_MAX_DEPTH, json: true } as JsYamlOptions);
+    return undefined;
+  } catch (e) {
+    if (e instanceof jsyaml.YAMLException && e.reason.startsWith('nesting exceeded maxDepth')) return e.mark.position;
+  }
+  for (const token of new y.Parser().parse(text)) {
+    const open: [CstToken, number][] = [[token, 0]];
+    for (let next = open.pop(); next !== undefined; next = open.pop()) {
+      const [t, depth] = next;
+      if (depth > MAX_NESTING + 1) return t.offset;
+      if (Array.isArray(t.items)) {
+        for (const item of t.items as { key?: unknown; value?: unknown }[]) {
+          for (const child of [item.key, item.value]) if (isCstToken(child)) open.push([child, depth + 1]);
+        }
+      } else if (isCstToken(t.value)) open.push([t.value, depth + 1]);
+    }
+  }
+  return undefined;
+}
+
+type CstToken = { type: string; offset: number; items?: unknown; value?: unknown };
+
+function isCstToken(v: unknown): v is CstToken {
+  return typeof v === 'object' && v !== null && typeof (v as { offset?: unknown }).offset === 'number';
+}
+
+/** js-yaml's depth for MAX_NESTING collections: it counts the document's node and the innermost scalar too. */
+const JSYAML_MAX_DEPTH = MAX_NESTING + 2;
+
+/** js-yaml's load options; `maxDepth` (js-yaml 4.3) is not in @types/js-yaml yet. */
+type JsYamlOptions = jsyaml.LoadOptions & { maxDepth?: number };
 
 
 const OCT = /^0o[0-7]+$/;
@@ -91,10 +172,7 @@ const SCHEMA = jsyaml.FAILSAFE_SCHEMA.extend({ implicit: CORE_SCALARS });
  * fast reader declines the text: the caller then reads it with the `yaml` package.
  */
 export function fastYamlDocuments(text: string): unknown[] | undefined {
-  // Off for now: with js-yaml reading first, the FBC fuzz test (seed 20261123) crashes its
-  // process with V8's "RegExpCompiler Allocation failed" out of memory, reached through the
-  // values it builds; until that is found, the `yaml` package reads every text, as before.
-  if (process.env.BINNACLE_FAST_YAML !== '1') return undefined;
+  if (process.env.BINNACLE_FAST_YAML === '0') return undefined;
   const docs: unknown[] = [];
   let anchored = false;
   // An alias needs an anchor, and an anchor needs a `&`: only then are nodes watched for one.
@@ -106,7 +184,7 @@ export function fastYamlDocuments(text: string): unknown[] | undefined {
       }
     : undefined;
   try {
-    jsyaml.loadAll(text, (d) => docs.push(d ?? null), listener === undefined ? { schema: SCHEMA } : { schema: SCHEMA, listener });
+    jsyaml.loadAll(text, (d) => docs.push(d ?? null), { schema: SCHEMA, maxDepth: JSYAML_MAX_DEPTH, ...(listener === undefined ? {} : { listener }) } as JsYamlOptions);
   } catch {
     return undefined;
   }

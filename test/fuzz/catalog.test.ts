@@ -68,7 +68,7 @@ export const CATALOG: unknown[] = [
 const sandbox = await Sandbox.create('catalog');
 after(() => sandbox.dispose());
 
-/** YAML that only YAML can say: aliases (and an alias bomb), tags, merge keys, duplicate keys, directives. */
+/** YAML that only YAML can say: aliases (and an alias bomb), tags, merge keys, duplicate keys, directives; and nesting too deep to walk (YAML and JSON). */
 const yamlHazard = fc.constantFrom(
   '',
   'a: &a [x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d]\nschema: olm.package\nname: bomb\n',
@@ -82,6 +82,7 @@ const yamlHazard = fc.constantFrom(
   '!!python/object:os.system ["echo pwned"]\n',
   `${'- '.repeat(2000)}x\n`,
   `${'['.repeat(3000)}${']'.repeat(3000)}\n`,
+  `{"schema": "olm.package", "name": "deep", "x": ${'['.repeat(5000)}${']'.repeat(5000)}}\n`,
 );
 
 const docs = fc.array(fc.record({ base: fc.nat(), mutations: fc.array(mutationArb, { maxLength: 2 }) }), { minLength: 1, maxLength: 6 }).map((picks) =>

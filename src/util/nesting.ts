@@ -1,0 +1,28 @@
+/**
+ * How deep a document Binnacle reads may nest. Go's decoders stop at 10,000 levels (encoding/json,
+ * yaml.v3); Node cannot follow them: its recursive walkers (the `yaml` package's composer, key
+ * sorting, canonical JSON, validation) run out of stack near a thousand levels, and a
+ * RangeError is not the worst of it. Once the stack is nearly gone, V8 may have to compile a regular
+ * expression and then aborts the whole process ("RegExpCompiler Allocation failed"), which no
+ * try/catch can stop. So every document from outside (a catalog, a manifest, a chart's YAML, a
+ * request body) is refused past this depth before anything walks it. No real manifest comes near:
+ * a CRD's schema, the deepest, nests a few dozen levels.
+ */
+export const MAX_NESTING = 256;
+
+/** Whether `value` nests arrays and objects more than `max` levels deep; walked without recursion. */
+export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: [object, number][] = [[value, 1]];
+  const seen = new Set<object>(); // values shared by YAML aliases are walked once
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    const [v, depth] = next;
+    if (depth > max) return true;
+    if (seen.has(v)) continue;
+    seen.add(v);
+    for (const child of Array.isArray(v) ? v : Object.values(v)) {
+      if (typeof child === 'object' && child !== null) stack.push([child as object, depth + 1]);
+    }
+  }
+  return false;
+}
