@@ -143,7 +143,10 @@ describe('nesting deeper than MAX_NESTING', () => {
     const text = `${'- '.repeat(256)}x\n`;
     let v: unknown = readYaml(text, 'ok.yaml');
     let depth = 0;
-    while (Array.isArray(v)) [v, depth] = [v[0], depth + 1];
+    while (Array.isArray(v)) {
+      v = (v as unknown[])[0];
+      depth++;
+    }
     assert.deepEqual([v, depth], ['x', 256]);
     assert.deepEqual(fastYamlDocuments(text), [readYaml(text, 'ok.yaml')]);
   });
