@@ -283,3 +283,26 @@ test('an object that is being deleted (another release uninstalling it) is waite
   cluster.objects.delete(cluster.key({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'going' }));
   assert.equal((await applier.apply(req([ns, sa, cm('going')], { adopt: true }))).status, 'deployed');
 });
+
+test('force: an object deleted to be replaced but held by a finalizer fails the upgrade naming it and its finalizers; the rollback waits for it, then the upgrade goes through', async () => {
+  const cluster = new FakeCluster();
+  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, replaceTimeoutMs: 50 });
+  const req = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200, ...extra });
+  assert.equal((await applier.apply(req([ns, sa, dep('op')]))).status, 'deployed');
+  cluster.immutableNames.add('op');
+  cluster.heldNames.add('op');
+  await assert.rejects(applier.apply(req([ns, sa, dep('op', 'op:2')], { force: true })), (err: unknown) => {
+    assert.ok(err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING', String(err));
+    assert.match(err.message, /^revision 2 failed \(.*Deployment ops\/op: deleted to be replaced, but still there after 50 ms \(held by finalizers example\.com\/hold\)\); the rollback to revision 1 waits: .*Deployment ops\/op \(ClusterExtension op\) is being deleted/);
+    return true;
+  });
+  assert.ok(cluster.writes.includes('delete Deployment ops/op (held)'), cluster.writes.join(', '));
+  assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'deployed'], [2, 'failed']]);
+  // The finalizer goes: the next reconcile's upgrade creates the Deployment anew.
+  cluster.objects.delete(cluster.key({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }));
+  cluster.heldNames.clear();
+  const again = await applier.apply(req([ns, sa, dep('op', 'op:2')], { force: true }));
+  assert.equal(again.status, 'deployed', again.message);
+  const live = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
+  assert.equal((live?.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]?.image, 'op:2');
+});

@@ -10,6 +10,7 @@ import type { SchemaSource } from '../kube/openapi.js';
 import { isAlreadyExists, isInvalid, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
+import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
 import { checkCrdUpgrade } from './crd-safety.js';
 import { isFirstInstall, removeFailedInstall } from './atomic.js';
@@ -32,6 +33,8 @@ export interface ApplierOptions {
   logger: Logger;
   /** How long to wait for new CRDs to be Established; default 60 s. */
   crdTimeoutMs?: number;
+  /** How long an object deleted to be replaced (force) may take to go (its dependents first); default 120 s. */
+  replaceTimeoutMs?: number;
   /** Probe interval for health and CRDs; default 1 s. */
   pollIntervalMs?: number;
   /** Revisions kept after a successful run, oldest dropped first (never the deployed one); default 10 as in operator-controller; 0 keeps all. */
@@ -82,7 +85,12 @@ export class Applier {
   private readonly logger: Logger;
   private readonly store: ReleaseStore;
   private readonly crdTimeoutMs: number;
+  private readonly replaceTimeoutMs: number;
   private readonly pollIntervalMs: number;
+  /** CRDs to be Established and replaced objects to go: usually quick, so probed more often than health. */
+  private get waitIntervalMs(): number {
+    return Math.min(this.pollIntervalMs, 250);
+  }
   private readonly maxHistory: number;
   private readonly schemas: SchemaSource | undefined;
 
@@ -91,6 +99,7 @@ export class Applier {
     this.logger = opts.logger;
     this.store = new ReleaseStore(opts.client);
     this.crdTimeoutMs = opts.crdTimeoutMs ?? 60_000;
+    this.replaceTimeoutMs = opts.replaceTimeoutMs ?? 120_000;
     this.pollIntervalMs = opts.pollIntervalMs ?? 1000;
     this.maxHistory = opts.maxHistory ?? 10;
     this.schemas = opts.schemas;
@@ -203,7 +212,14 @@ export class Applier {
       return { revision: version, status: 'failed', ...pick(outcome) };
     }
     log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
-    const back = await this.rollbackTo(req.release, deployed, req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, req.waitForHealth ?? true, req.rollbackForce === true);
+    const back = await this.rollbackTo(req.release, deployed, req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, req.waitForHealth ?? true, req.rollbackForce === true).catch((err: unknown) => {
+      // The rollback must wait (an object of the release still being deleted, e.g. one replaced
+      // by force and held by a finalizer): retried with backoff, saying why the upgrade failed.
+      if (err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING') {
+        throw new BinnacleError(err.code, `revision ${version} failed (${outcome.message}); the rollback to revision ${deployed.revision} waits: ${err.message}`, { cause: err });
+      }
+      throw err;
+    });
     const message = `revision ${version} failed (${outcome.message}); ${back.status === 'deployed' ? `rolled back to revision ${deployed.revision} as revision ${back.revision}` : `rollback failed: ${back.message}`}`;
     return {
       revision: back.revision,
@@ -599,22 +615,26 @@ export class Applier {
     const ref = refOf(obj);
     log.warn({ object: describeRef(ref) }, 'the API server refuses this change in place: replacing the object (force)');
     await this.client.delete(ref, { propagationPolicy: 'Foreground' });
-    const deadline = Date.now() + this.crdTimeoutMs;
-    while ((await this.findQuiet(ref)) !== undefined) {
-      if (Date.now() >= deadline) throw new BinnacleError('REPLACE_TIMEOUT', `${describeRef(ref)}: deleted to be replaced, but still there after ${this.crdTimeoutMs} ms (finalizers?)`);
-      await new Promise((r) => setTimeout(r, Math.min(this.pollIntervalMs, 250)));
+    const gone = await pollUntil(() => this.findQuiet(ref), (live) => live === undefined, { timeoutMs: this.replaceTimeoutMs, intervalMs: this.waitIntervalMs });
+    if (!gone.done) {
+      const finalizers = gone.value?.metadata.finalizers ?? [];
+      throw new BinnacleError(
+        'REPLACE_TIMEOUT',
+        `${describeRef(ref)}: deleted to be replaced, but still there after ${formatDuration(this.replaceTimeoutMs)}${finalizers.length > 0 ? ` (held by finalizers ${finalizers.join(', ')})` : ''}`,
+      );
     }
   }
 
   private async waitEstablished(crds: readonly KubeObject[]): Promise<void> {
     const deadline = Date.now() + this.crdTimeoutMs;
     for (const crd of crds) {
-      for (;;) {
+      const probe = async (): Promise<{ healthy: boolean; reason?: string }> => {
         const live = await this.client.find(refOf(crd));
-        const verdict = live === undefined ? { healthy: false, reason: 'not found' } : crdHealth(live);
-        if (verdict.healthy) break;
-        if (Date.now() >= deadline) throw new BinnacleError('CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${this.crdTimeoutMs} ms: ${verdict.reason}`);
-        await new Promise((r) => setTimeout(r, Math.min(this.pollIntervalMs, 250)));
+        return live === undefined ? { healthy: false, reason: 'not found' } : crdHealth(live);
+      };
+      const established = await pollUntil(probe, (v) => v.healthy, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: this.waitIntervalMs });
+      if (!established.done) {
+        throw new BinnacleError('CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`);
       }
     }
     // New kinds are served now: forget cached discovery so they map to resources.

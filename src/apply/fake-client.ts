@@ -22,6 +22,10 @@ export class FakeCluster {
   readonly unavailableNames = new Set<string>();
   /** Deployments named here never become available. */
   readonly unhealthyNames = new Set<string>();
+  /** Applies that change an existing object whose name is here fail with 422 "field is immutable" (dry run too). */
+  readonly immutableNames = new Set<string>();
+  /** Deletes of objects whose name is here leave them Terminating, held by a finalizer. */
+  readonly heldNames = new Set<string>();
   private rv = 1;
 
   key(ref: { apiVersion: string; kind: string; name?: string | undefined; namespace?: string | undefined }): string {
@@ -61,6 +65,10 @@ export class FakeCluster {
       apply: async (obj: KubeObject, opts: ApplyOptions = {}): Promise<KubeObject> => {
         await resourceFor(obj.apiVersion, obj.kind);
         if (this.rejectNames.has(obj.metadata.name ?? '')) throw new KubeApiError(422, 'Invalid', `apply ${obj.kind} ${obj.metadata.name ?? ''}: spec is invalid`);
+        const existing = this.get({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace });
+        if (this.immutableNames.has(obj.metadata.name ?? '') && existing !== undefined && JSON.stringify(existing.spec) !== JSON.stringify(obj.spec)) {
+          throw new KubeApiError(422, 'Invalid', `${obj.kind}.apps "${obj.metadata.name ?? ''}" is invalid: spec.selector: Invalid value: field is immutable`);
+        }
         if (this.unavailableNames.has(obj.metadata.name ?? '') && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${obj.metadata.name ?? ''}: storage is (re)initializing`);
         if (opts.dryRun === true) return obj;
         this.writes.push(`apply ${describeRef({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace })}${opts.force === true ? ' (force)' : ''}`);
@@ -83,6 +91,12 @@ export class FakeCluster {
         return Promise.resolve(obj);
       },
       delete: (ref: ObjectRef, _opts?: DeleteOptions): Promise<boolean> => {
+        const live = this.get(ref);
+        if (live !== undefined && this.heldNames.has(ref.name)) {
+          this.writes.push(`delete ${describeRef(ref)} (held)`);
+          this.put({ ...live, metadata: { ...live.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] } });
+          return Promise.resolve(true);
+        }
         const had = this.objects.delete(this.key(ref));
         if (had) this.writes.push(`delete ${describeRef(ref)}`);
         return Promise.resolve(had);

@@ -10,11 +10,11 @@
  * refuses while extensions are installed unless forced; forced, it deletes them first and gives
  * the running manager time to uninstall them, then removes what the record lists.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION } from '../api/types.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
+import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
@@ -60,12 +60,13 @@ function ref(o: KubeObject): { apiVersion: string; kind: string; name: string; n
 async function waitEstablished(client: SelfClient, names: readonly string[], timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (const name of names) {
-    for (;;) {
+    const established = async (): Promise<boolean> => {
       const live = await client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
       const conds = (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new BinnacleError('CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${Math.round(timeoutMs / 1000)}s`);
-      await sleep(200);
+      return conds.some((c) => c.type === 'Established' && c.status === 'True');
+    };
+    if (!(await pollUntil(established, (yes) => yes, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200 })).done) {
+      throw new BinnacleError('CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${formatDuration(timeoutMs)}`);
     }
   }
 }
@@ -87,21 +88,18 @@ export interface InstallSelfOptions extends SelfOptions {
  * applying them now would be undone by their deletion. Waits until they are gone.
  */
 async function waitTerminating(client: SelfClient, objects: readonly KubeObject[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const terminating: string[] = [];
-    for (const obj of objects) {
-      const live = await client.find(ref(obj));
-      if (live?.metadata.deletionTimestamp !== undefined) terminating.push(label(obj));
-    }
-    if (terminating.length === 0) return;
-    if (Date.now() > deadline) {
-      throw new BinnacleError(
-        'SELF_TERMINATING',
-        `${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} still being deleted after ${Math.round(timeoutMs / 1000)}s (an uninstall-self not finished?): see what holds ${terminating.length === 1 ? 'it' : 'them'} (finalizers) with \`kubectl get KIND NAME -o yaml\`, then run install-self again`,
-      );
-    }
-    await sleep(500);
+  const terminating = async (): Promise<string[]> => {
+    const found: string[] = [];
+    for (const obj of objects) if ((await client.find(ref(obj)))?.metadata.deletionTimestamp !== undefined) found.push(label(obj));
+    return found;
+  };
+  const gone = await pollUntil(terminating, (left) => left.length === 0, { timeoutMs, intervalMs: 500 });
+  if (!gone.done) {
+    const left = gone.value;
+    throw new BinnacleError(
+      'SELF_TERMINATING',
+      `${left.join(', ')} ${left.length === 1 ? 'is' : 'are'} still being deleted after ${formatDuration(timeoutMs)} (an uninstall-self not finished?): see what holds ${left.length === 1 ? 'it' : 'them'} (finalizers) with \`kubectl get KIND NAME -o yaml\`, then run install-self again`,
+    );
   }
 }
 
@@ -370,10 +368,9 @@ async function removeExtensions(client: SelfClient, timeoutMs: number): Promise<
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator']) {
     for (const x of (await client.list(API_VERSION, kind).catch(() => ({ items: [] as KubeObject[] }))).items) await client.delete({ apiVersion: API_VERSION, kind, name: x.metadata.name ?? '' });
   }
-  const deadline = Date.now() + timeoutMs;
   // The extensions go at once; what they installed goes with their BundleDeployments.
   const remaining = async (): Promise<number> => (await installedExtensions(client)).length + (await client.list(API_VERSION, 'BundleDeployment').catch(() => ({ items: [] as KubeObject[] }))).items.length;
-  while (Date.now() < deadline && (await remaining()) > 0) await sleep(1000);
+  await pollUntil(remaining, (n) => n === 0, { timeoutMs, intervalMs: 1000 });
   // Whatever is left has no manager to finish it: drop the finalizers so the APIs can go.
   for (const kind of ['PlatformOperator', 'ClusterExtension', 'HelmOperator', 'BundleDeployment', 'ClusterCatalog']) {
     for (const x of (await client.list(API_VERSION, kind).catch(() => ({ items: [] as KubeObject[] }))).items) {
@@ -431,17 +428,13 @@ export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force
   }
   // As `kubectl delete` does, return once they are gone: a CRD goes only after its custom
   // resources, a namespace after its contents.
-  const deadline = Date.now() + (o.timeoutMs ?? 120_000);
-  let terminating = await stillPresent(client, gone);
-  while (terminating.length > 0 && Date.now() < deadline) {
-    await sleep(500);
-    terminating = await stillPresent(client, terminating);
-  }
-  return { deleted, extensions, orphaned, terminating: terminating.map(recordLabel) };
-}
-
-async function stillPresent(client: SelfClient, objects: readonly RecordedObject[]): Promise<RecordedObject[]> {
-  const present: RecordedObject[] = [];
-  for (const obj of objects) if ((await client.find(obj).catch(() => obj)) !== undefined) present.push(obj);
-  return present;
+  let present = gone;
+  const stillPresent = async (): Promise<RecordedObject[]> => {
+    const found: RecordedObject[] = [];
+    for (const obj of present) if ((await client.find(obj).catch(() => obj)) !== undefined) found.push(obj);
+    present = found;
+    return found;
+  };
+  const left = (await pollUntil(stillPresent, (objs) => objs.length === 0, { timeoutMs: o.timeoutMs ?? 120_000, intervalMs: 500 })).value;
+  return { deleted, extensions, orphaned, terminating: left.map(recordLabel) };
 }

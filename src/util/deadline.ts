@@ -26,3 +26,18 @@ export function formatDuration(ms: number): string {
 export function timeoutReason(host: string, ms: number): string {
   return `no answer from ${host} within ${formatDuration(ms)}`;
 }
+
+/**
+ * Probes every `intervalMs` until `done` holds for what `probe` answers, or `timeoutMs` has
+ * passed; answers the last probe and whether it was done, so that the caller can say what it
+ * waited for and what was still in the way.
+ */
+export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, o: { timeoutMs: number; intervalMs: number }): Promise<{ value: T; done: boolean }> {
+  const deadline = Date.now() + o.timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (done(value)) return { value, done: true };
+    if (Date.now() >= deadline) return { value, done: false };
+    await new Promise((r) => setTimeout(r, o.intervalMs));
+  }
+}
