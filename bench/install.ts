@@ -13,8 +13,9 @@
  *   what remains is the BundleDeployment's work: ~135 SubjectAccessReviews (preflight) and a GET
  *   before each of ~50 server-side applies per extension; the manager is idle 75% of the run.
  *
- * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR]
+ * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR] [--tsx]
  *   --cpu-prof DIR: the manager writes a V8 CPU profile into DIR when it stops
+ *   --tsx: run the manager from src/ through the TypeScript loader (default: from dist/, built first, as it ships)
  *   --source DIR: run the manager from another checkout's src/ (DIR/cli/main.ts), to compare revisions in one sitting
  *   (e.g. `git archive REV src | tar -x -C .cache/rev`, then `--source .cache/rev/src`)
  */
@@ -42,9 +43,17 @@ const MANY = arg('many', 100);
 const ROUNDS = arg('rounds', 3);
 const CPU_PROF = args.includes('--cpu-prof') ? args[args.indexOf('--cpu-prof') + 1] : undefined;
 const SOURCE = args.includes('--source') ? args[args.indexOf('--source') + 1] : undefined;
+const FROM_SOURCE = args.includes('--tsx');
 const CLUSTER = args.includes('--cluster') ? (args[args.indexOf('--cluster') + 1] ?? 'bench-install') : 'bench-install';
 const ROOT = join(import.meta.dirname, '..');
 const logger = pino({ level: 'warn' });
+
+/** dist/cli/main.js, built now (`npm run build`, a few seconds) so that it is this checkout's code. */
+async function builtEntry(): Promise<string> {
+  progress('building dist/ (npm run build) to run the manager as it ships ...');
+  await run('npm', ['run', 'build', '--silent'], { cwd: ROOT });
+  return join(ROOT, 'dist', 'cli', 'main.js');
+}
 
 /**
  * A registry+v1 bundle that converts to 20 namespaced objects (OwnNamespace, no CRDs), in a
@@ -180,7 +189,7 @@ const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.k
 const progress = (msg: string): void => void process.stderr.write(`[bench/install] ${msg}\n`);
 let mgr: ChildProcess | undefined;
 /** Figures, filled in as the run goes. */
-const fig = { objectCount: 0, manyFloorMs: 0, manyMs: 0, requestsPerExtension: 0, rss: 0, byResource: new Map<string, number>(), reconciles: new Map<string, number>() };
+const fig = { objectCount: 0, manyFloorMs: 0, manyMs: 0, requestsPerExtension: 0, rss: 0, readyRss: 0, installedRss: 0, byResource: new Map<string, number>(), reconciles: new Map<string, number>() };
 const floor: number[] = [];
 const single: number[] = [];
 // Whatever happens, the manager is stopped and the cluster taken down.
@@ -225,15 +234,18 @@ try {
 
   // The manager as its own process, so its memory and request count can be read.
   const metricsPort = await freePort();
-  mgr = spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), '--import', 'tsx', SOURCE === undefined ? join(ROOT, 'src', 'cli', 'main.ts') : join(SOURCE, 'cli', 'main.ts'), 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
+  // As it ships (compiled JavaScript, dist/): the TypeScript loader alone costs tens of MiB.
+  const entry = SOURCE !== undefined ? ['--import', 'tsx', join(SOURCE, 'cli', 'main.ts')] : FROM_SOURCE ? ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')] : [await builtEntry()];
+  mgr = spawn(process.execPath, [...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), ...entry, 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
     stdio: ['ignore', 'ignore', 'inherit'],
     env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn' },
   });
   const pid = mgr.pid ?? 0;
-  const peakRss = async (): Promise<number> => {
+  const memory = async (field: 'VmHWM' | 'VmRSS'): Promise<number> => {
     const status = await readFile(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+    return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
   };
+  const peakRss = (): Promise<number> => memory('VmHWM');
   // Ready once its CRDs are installed and its informers have synced.
   for (;;) {
     const res = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).catch(() => undefined);
@@ -241,6 +253,7 @@ try {
     if (mgr.exitCode !== null) throw new Error(`the manager exited with ${mgr.exitCode}`);
     await sleep(100);
   }
+  fig.readyRss = await memory('VmRSS');
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'bench' }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
   for (;;) {
     const c = await client.find({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: 'bench' });
@@ -281,6 +294,7 @@ try {
   fig.byResource = grown(before, after, 'binnacle_rest_client_requests_by_resource_total');
   fig.reconciles = grown(before, after, 'binnacle_reconcile_total');
   fig.rss = await peakRss();
+  fig.installedRss = await memory('VmRSS');
 } finally {
   if (mgr !== undefined && mgr.exitCode === null) {
     const m = mgr;
@@ -302,6 +316,7 @@ console.log(`${MANY} ClusterExtensions at once → all Installed: ${f(fig.manyMs
 console.log(`${MANY} namespaces with kubectl apply --server-side at once + wait Available (floor): ${f(fig.manyFloorMs)} s`);
 console.log(`ratio (binnacle / floor), ${MANY} at once: ${(fig.manyMs / fig.manyFloorMs).toFixed(2)}x (goal ≤ 2x: ${fig.manyMs / fig.manyFloorMs <= 2 ? 'met' : 'NOT met'})`);
 console.log(`manager peak memory (VmHWM): ${fig.rss.toFixed(0)} MiB (goal < 200 MiB: ${fig.rss < 200 ? 'met' : 'NOT met'})`);
+console.log(`  manager resident memory (VmRSS): ${fig.readyRss.toFixed(0)} MiB when ready (nothing installed), ${fig.installedRss.toFixed(0)} MiB with ${MANY + ROUNDS} extensions installed`);
 console.log(`API requests per extension while ${MANY} installed (binnacle_rest_client_requests_total): ${fig.requestsPerExtension.toFixed(1)}`);
 const top = [...fig.byResource].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]).slice(0, 12);
 console.log(`  of which, per extension: ${top.map(([k, n]) => `${k.replace(/\{verb="(\w+)",resource="([^"]+)"\}/, '$1 $2')} ${(n / MANY).toFixed(1)}`).join(', ')}`);

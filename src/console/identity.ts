@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '../kube/kube-config.js';
 import { KubeClient, type Impersonation } from '../kube/client.js';
 
 /** A client for one bearer token: the cluster of `kc`, no other credential. */

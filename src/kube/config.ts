@@ -4,7 +4,7 @@
  * An optional context overrides the current one.
  */
 import { existsSync } from 'node:fs';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from './kube-config.js';
 import { BinnacleError } from '../util/errors.js';
 import { inCluster, loadInClusterConfig } from './in-cluster.js';
 import { kubeconfigSource, mergeKubeconfigs } from './kubeconfig-rule.js';

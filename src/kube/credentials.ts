@@ -9,7 +9,7 @@
  */
 import type * as https from 'node:https';
 import { readFile } from 'node:fs/promises';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from './kube-config.js';
 
 /** How long a refreshable credential is used before it is read again. */
 export const CREDENTIAL_MAX_AGE_MS = 60_000;

@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import https from 'node:https';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+// Inside the project, so that the bundle's imports of the package's dependencies resolve (node_modules).
+const WORK = fileURLToPath(new URL('../../.cache/test-artifacts/', import.meta.url));
+import { after, describe, it } from 'node:test';
+import * as ClientNode from '@kubernetes/client-node';
+import { bundleKubeConfig } from './kube-config-bundle.js';
+
+const KUBECONFIG = `apiVersion: v1
+kind: Config
+clusters:
+- name: a
+  cluster: {server: 'https://127.0.0.1:6443', certificate-authority-data: ${Buffer.from('CA').toString('base64')}}
+- name: b
+  cluster: {server: 'https://10.0.0.1:443', insecure-skip-tls-verify: true}
+users:
+- name: cert
+  user: {client-certificate-data: ${Buffer.from('CERT').toString('base64')}, client-key-data: ${Buffer.from('KEY').toString('base64')}}
+- name: token
+  user: {token: sekret}
+contexts:
+- {name: one, context: {cluster: a, user: cert, namespace: ns1}}
+- {name: two, context: {cluster: b, user: token}}
+current-context: two
+`;
+
+describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', async () => {
+  await mkdir(WORK, { recursive: true });
+  const dir = await mkdtemp(join(WORK, 'kubeconfig-bundle-'));
+  after(() => rm(dir, { recursive: true, force: true }));
+  const out = join(dir, 'vendor', 'kubeconfig.js');
+  await bundleKubeConfig(out);
+  const bundled = (await import(pathToFileURL(out).href)) as Pick<typeof ClientNode, 'KubeConfig'>;
+  const file = join(dir, 'config');
+  await writeFile(file, KUBECONFIG);
+
+  it('is KubeConfig alone: a fraction of the package', async () => {
+    assert.equal(typeof bundled.KubeConfig, 'function');
+    const size = (await stat(out)).size;
+    assert.ok(size > 100_000 && size < 2_000_000, `bundle is ${size} bytes`);
+  });
+
+  it('reads a kubeconfig and authenticates requests exactly as the package does', async () => {
+    const ours = new bundled.KubeConfig();
+    const theirs = new ClientNode.KubeConfig();
+    ours.loadFromFile(file);
+    theirs.loadFromFile(file);
+    for (const context of ['one', 'two']) {
+      ours.setCurrentContext(context);
+      theirs.setCurrentContext(context);
+      assert.deepEqual(ours.getCurrentCluster(), theirs.getCurrentCluster());
+      assert.deepEqual(ours.getCurrentUser(), theirs.getCurrentUser());
+      assert.deepEqual(ours.getContextObject(context), theirs.getContextObject(context));
+      const a: https.RequestOptions = {};
+      const b: https.RequestOptions = {};
+      await ours.applyToHTTPSOptions(a);
+      await theirs.applyToHTTPSOptions(b);
+      // Each call makes its own https.Agent: compare what it was made with.
+      const plain = (o: https.RequestOptions): unknown => ({ ...o, agent: (o.agent as (https.Agent & { options?: object }) | undefined)?.options });
+      assert.deepEqual(plain(a), plain(b), context);
+    }
+    assert.equal(ours.getCurrentUser()?.token, 'sekret');
+  });
+});
