@@ -6,7 +6,9 @@
 import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { API_VERSION, type ClusterExtension } from '../api/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
+import { matchesSelector } from '../controllers/cluster-extension.js';
+import { buildInstalledState, installedFacts } from '../installed/index.js';
 import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
@@ -16,7 +18,7 @@ import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoad
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph } from './graph.js';
 import { upgradePath, type UpgradePath } from './upgrade-path.js';
-import { CatalogIndex } from '../resolve/index.js';
+import { CatalogIndex, type InstalledBundle } from '../resolve/index.js';
 import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
@@ -47,6 +49,20 @@ async function installerOf(client: KubeClient, pkg: string): Promise<ClusterExte
     return (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.find((e) => e.status?.install?.bundle.package === pkg);
   } catch (err) {
     if (err instanceof KubeApiError && err.statusCode === 403) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * What is installed besides `ext`'s own set, as the controller weighs it (installedFacts), read as
+ * the console user; someone who may not list BundleDeployments gets the path without it.
+ */
+async function installedOthers(client: KubeClient, ext: ClusterExtension): Promise<InstalledBundle[]> {
+  try {
+    const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
+    return installedFacts(buildInstalledState(bds.items, ces.items), ext.metadata.name ?? '');
+  } catch (err) {
+    if (err instanceof KubeApiError && err.statusCode === 403) return [];
     throw err;
   }
 }
@@ -150,7 +166,7 @@ export class ConsoleApi {
     if (detail === undefined) return notFound(`package ${pkg} in catalog ${catalogName}`);
     const ext = await installerOf(ctx.client, pkg);
     const installed = ext?.status?.install?.bundle.name;
-    const path = ext === undefined ? undefined : this.upgradePathOf(await this.catalogs.served(ctx.client), ext);
+    const path = ext === undefined ? undefined : this.upgradePathOf(await this.catalogs.served(ctx.client), ext, await installedOthers(ctx.client, ext));
     const graphs: Record<string, GraphLayout> = {};
     for (const ch of detail.channels) {
       const deprecated = new Set(ch.entries.filter((x) => x.deprecation !== undefined).map((x) => x.name));
@@ -160,14 +176,18 @@ export class ConsoleApi {
     return ok({ ...detail, installedBundle: installed, graphs } satisfies PackagePage);
   }
 
-  /** Where the extension's next upgrade goes, through the catalogs the console reads (one index per set of contents). */
-  private upgradePathOf(served: { catalogs: ServedCatalog[] }, ext: ClusterExtension): UpgradePath | undefined {
+  /**
+   * Where the extension's next upgrade goes, through the catalogs its selector draws from that the
+   * console reads (one index per set of contents), with what else is installed.
+   */
+  private upgradePathOf(served: { catalogs: ServedCatalog[] }, ext: ClusterExtension, others: InstalledBundle[]): UpgradePath | undefined {
     const b = ext.status?.install?.bundle;
     if (b === undefined) return undefined;
-    const cs = served.catalogs;
+    const selector = ext.spec.source.catalog.selector;
+    const cs = served.catalogs.filter((c) => matchesSelector({ name: c.name, labels: c.labels ?? {} }, selector));
     if (this.index === undefined || this.index.of.length !== cs.length || this.index.of.some((c, i) => c !== cs[i])) this.index = { of: cs, index: new CatalogIndex(cs) };
     const cat = ext.spec.source.catalog;
-    return upgradePath(this.index.index, { package: b.package, version: b.version, channels: cat.channels, versionRange: cat.version, upgradePolicy: cat.upgradeConstraintPolicy });
+    return upgradePath(this.index.index, { package: b.package, version: b.version, channels: cat.channels, versionRange: cat.version, upgradePolicy: cat.upgradeConstraintPolicy, others });
   }
 
   private async icon(ctx: ApiContext, catalogName: string, pkg: string): Promise<ApiResult> {

@@ -26,6 +26,8 @@ export interface ServedCatalog {
   name: string;
   priority: number;
   config: DeclarativeConfig;
+  /** The ClusterCatalog's labels, which extensions' catalog selectors match. */
+  labels?: Record<string, string>;
 }
 
 type Rec = Record<string, unknown>;
@@ -57,11 +59,12 @@ export class CatalogCache {
       const name = cc.metadata.name ?? '';
       const base = cc.status?.urls?.base;
       if (findCondition(cc.status?.conditions, 'Serving')?.status !== 'True' || base === undefined) continue;
-      const key = `${name}\0${base}\0${cc.status?.lastUnpacked ?? ''}\0${cc.status?.resolvedSource?.image.ref ?? ''}`;
+      const labels = cc.metadata.labels ?? {};
+      const key = `${name}\0${base}\0${cc.status?.lastUnpacked ?? ''}\0${cc.status?.resolvedSource?.image.ref ?? ''}\0${JSON.stringify(labels)}`;
       keys.add(key);
       let p = this.loaded.get(key);
       if (p === undefined) {
-        p = this.load(base, name, cc.spec.priority ?? 0);
+        p = this.load(base, name, cc.spec.priority ?? 0).then((c) => ({ ...c, labels }));
         this.loaded.set(key, p);
         p.catch(() => this.loaded.delete(key));
       }

@@ -4,7 +4,8 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { pino } from 'pino';
 import { API_VERSION } from '../api/types.js';
-import { catalog } from '../resolve/fixtures.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
+import { catalog, requiresPackage } from '../resolve/fixtures.test-helper.js';
 import type { PackagePage } from './api-types.js';
 import { ConsoleApi } from './api.js';
 import { consoleCluster } from './fake-cluster.test-helper.js';
@@ -75,5 +76,34 @@ describe('the path the next upgrade takes', () => {
     const g = page.graphs.stable;
     assert.deepEqual(g?.upgradePath, { bundles: ['p.v1.0.0', 'p.v1.1.0', 'p.v1.2.0'] });
     assert.deepEqual(g.nodes.filter((n) => n.onPath).map((n) => n.id), ['p.v1.1.0', 'p.v1.2.0']);
+  });
+
+  it('weighs what else is installed: an operator that needs this package in a range holds its path back', () => {
+    const withApp = catalog('c', [
+      { name: 'op', bundles: [{ version: '1.0.0' }, { version: '1.1.0', replaces: '1.0.0' }, { version: '2.0.0', replaces: '1.1.0' }] },
+      { name: 'app', bundles: [{ version: '1.0.0', props: [requiresPackage('op', '<2.0.0')] }] },
+    ]);
+    assert.deepEqual(upgradePath([withApp], { package: 'op', version: '1.0.0' }).bundles, ['op.v1.0.0', 'op.v1.1.0', 'op.v2.0.0']);
+    const held = upgradePath([withApp], { package: 'op', version: '1.0.0', others: [{ package: 'app', version: '1.0.0', owner: 'ClusterExtension app' }] });
+    assert.deepEqual(held.bundles, ['op.v1.0.0', 'op.v1.1.0']);
+  });
+
+  it('the package page draws the path through the catalogs the extension selects, with what else is installed', async () => {
+    const { cluster, client } = await consoleCluster();
+    const serving = { urls: { base: 'https://c.example' }, conditions: [{ type: 'Serving', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }] };
+    cluster.put({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'c' }, spec: {}, status: serving });
+    // A catalog the extension's selector leaves out, with a newer version of the package.
+    cluster.put({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'other', labels: { tier: 'test' } }, spec: {}, status: { ...serving, urls: { base: 'https://other.example' } } });
+    const contents: Record<string, ReturnType<typeof catalog>> = {
+      c: catalog('c', [{ name: 'p', bundles: [{ version: '1.0.0' }, { version: '1.1.0', replaces: '1.0.0' }, { version: '1.2.0', replaces: '1.1.0' }] }]),
+      other: catalog('other', [{ name: 'p', bundles: [{ version: '1.0.0' }, { version: '9.0.0', replaces: '1.0.0' }] }]),
+    };
+    const ext = (await client.list<{ metadata: { name?: string }; spec: { source: { catalog: Record<string, unknown> } } } & KubeObject>(API_VERSION, 'ClusterExtension')).items.find((e) => e.spec.source.catalog.packageName === 'p');
+    assert.ok(ext !== undefined, 'the fake cluster has an extension installing p');
+    cluster.put({ ...ext, spec: { ...ext.spec, source: { ...ext.spec.source, catalog: { ...ext.spec.source.catalog, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': 'c' } } } } } });
+    const api = new ConsoleApi({ cacheDir: '/nonexistent', logger: pino({ level: 'silent' }), catalogLoader: (_base, name, priority) => Promise.resolve({ ...(contents[name] ?? contents.c), name, priority }) });
+    const res = await api.route('GET', ['catalogs', 'c', 'packages', 'p'], { client, req: new IncomingMessage(new Socket()), url: new URL('http://console/api/catalogs/c/packages/p') });
+    assert.equal(res?.status, 200);
+    assert.deepEqual((res as { json: PackagePage }).json.graphs.stable?.upgradePath, { bundles: ['p.v1.0.0', 'p.v1.1.0', 'p.v1.2.0'] }, 'not through 9.0.0 of the catalog it does not select');
   });
 });

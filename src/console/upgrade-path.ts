@@ -3,11 +3,12 @@
  * step. The controller resolves a ClusterExtension with `preferUpgrade` (cluster-extension.ts),
  * so after each upgrade it resolves again from the new version until the choice is the version
  * already installed; this repeats that with the extension's channels, version range and upgrade
- * policy against the catalogs the console reads. Differences from the controller's view: only
- * this package counts as installed (another operator's dependency on it is not weighed) and the
- * cluster's facts are not enforced, so the page calls it the path the resolver would choose now.
+ * policy, against the catalogs its selector draws from, with what else is installed (another
+ * operator's dependency on this package holds it back as it would the controller). One difference
+ * from the controller's view is left: the cluster's facts (its version) are not enforced, so the
+ * page calls it the path the resolver would choose now.
  */
-import { CatalogIndex, resolve, ResolutionError, type CatalogInput, type UpgradePolicy } from '../resolve/index.js';
+import { CatalogIndex, resolve, ResolutionError, type CatalogInput, type InstalledBundle, type UpgradePolicy } from '../resolve/index.js';
 
 export interface UpgradeRequest {
   package: string;
@@ -16,6 +17,8 @@ export interface UpgradeRequest {
   channels?: readonly string[] | undefined;
   versionRange?: string | undefined;
   upgradePolicy?: UpgradePolicy | undefined;
+  /** What else is installed (the controller's installed facts, this package left out). */
+  others?: readonly InstalledBundle[] | undefined;
 }
 
 export interface UpgradePath {
@@ -39,7 +42,7 @@ export function upgradePath(catalogs: readonly CatalogInput[] | CatalogIndex, re
     try {
       const r = resolve({
         catalogs: index,
-        installed: [{ package: req.package, version }],
+        installed: [...(req.others ?? []).filter((b) => b.package !== req.package), { package: req.package, version }],
         requests: [
           {
             package: req.package,

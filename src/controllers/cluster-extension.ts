@@ -106,7 +106,8 @@ interface State {
   changes: ExtensionChanges | undefined;
 }
 
-function matchesSelector(c: { name: string; labels: Record<string, string> }, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
+/** Whether a ClusterCatalog (its name and labels) is one an extension's catalog selector draws from. */
+export function matchesSelector(c: { name: string; labels: Record<string, string> }, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
   return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => c.labels[k] === v || (k === 'olm.operatorframework.io/metadata.name' && c.name === v));
 }
 
