@@ -94,14 +94,14 @@ describe('the path the next upgrade takes', () => {
     cluster.put({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'c' }, spec: {}, status: serving });
     // A catalog the extension's selector leaves out, with a newer version of the package.
     cluster.put({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'other', labels: { tier: 'test' } }, spec: {}, status: { ...serving, urls: { base: 'https://other.example' } } });
-    const contents: Record<string, ReturnType<typeof catalog>> = {
+    const contents: Record<'c' | 'other', ReturnType<typeof catalog>> = {
       c: catalog('c', [{ name: 'p', bundles: [{ version: '1.0.0' }, { version: '1.1.0', replaces: '1.0.0' }, { version: '1.2.0', replaces: '1.1.0' }] }]),
       other: catalog('other', [{ name: 'p', bundles: [{ version: '1.0.0' }, { version: '9.0.0', replaces: '1.0.0' }] }]),
     };
     const ext = (await client.list<{ metadata: { name?: string }; spec: { source: { catalog: Record<string, unknown> } } } & KubeObject>(API_VERSION, 'ClusterExtension')).items.find((e) => e.spec.source.catalog.packageName === 'p');
     assert.ok(ext !== undefined, 'the fake cluster has an extension installing p');
     cluster.put({ ...ext, spec: { ...ext.spec, source: { ...ext.spec.source, catalog: { ...ext.spec.source.catalog, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': 'c' } } } } } });
-    const api = new ConsoleApi({ cacheDir: '/nonexistent', logger: pino({ level: 'silent' }), catalogLoader: (_base, name, priority) => Promise.resolve({ ...(contents[name] ?? contents.c), name, priority }) });
+    const api = new ConsoleApi({ cacheDir: '/nonexistent', logger: pino({ level: 'silent' }), catalogLoader: (_base, name, priority) => Promise.resolve({ ...(name === 'other' ? contents.other : contents.c), name, priority }) });
     const res = await api.route('GET', ['catalogs', 'c', 'packages', 'p'], { client, req: new IncomingMessage(new Socket()), url: new URL('http://console/api/catalogs/c/packages/p') });
     assert.equal(res?.status, 200);
     assert.deepEqual((res as { json: PackagePage }).json.graphs.stable?.upgradePath, { bundles: ['p.v1.0.0', 'p.v1.1.0', 'p.v1.2.0'] }, 'not through 9.0.0 of the catalog it does not select');
