@@ -22,9 +22,11 @@ const T1 = '2026-02-01T10:00:00Z';
 const T2 = '2026-02-02T10:00:00Z';
 const T3 = '2026-02-03T10:00:00Z';
 
+/** A hook as Helm's JSON has it: a weight of 0 is left out (omitempty). */
 function hook(name: string, kind: string, events: string[], weight: number, policies: string[] | null = null, lastRun = NEVER): ReleaseHook {
   const apiVersion = kind === 'Job' ? 'batch/v1' : 'v1';
-  return { name, kind, path: `jobs-chart/templates/${name}.yaml`, manifest: `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: ${name}\n`, events, last_run: lastRun, weight, delete_policies: policies };
+  const h = { name, kind, path: `jobs-chart/templates/${name}.yaml`, manifest: `apiVersion: ${apiVersion}\nkind: ${kind}\nmetadata:\n  name: ${name}\n`, events, last_run: lastRun, delete_policies: policies };
+  return (weight === 0 ? h : { ...h, weight }) as ReleaseHook;
 }
 
 const ran = (at: string, phase: string): ReleaseHook['last_run'] => ({ started_at: at.replace(':00Z', ':01Z'), completed_at: at.replace(':00Z', ':09Z'), phase });

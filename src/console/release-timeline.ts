@@ -7,7 +7,7 @@
  * is their 403. A Job or its Events they may not read is said on that hook. Values and hook
  * manifests are not sent.
  */
-import { hookObject, hooksFor, type HookEvent } from '../apply/hooks.js';
+import { hookObject, hooksFor, hookWeight, type HookEvent } from '../apply/hooks.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, describeOwner } from '../apply/ownership.js';
 import { ReleaseStore, type StoreClient } from '../apply/release-store.js';
 import type { ReleaseHook, ReleaseRef, ReleaseRevision } from '../apply/types.js';
@@ -112,7 +112,7 @@ async function liveJob(client: TimelineClient, ref: ReturnType<typeof jobRef>, r
 function hookViews(rev: ReleaseRevision, release: ReleaseRef, newest: ReadonlyMap<string, number>, live: ReadonlyMap<string, HookJobView>): HookView[] {
   return executionOrder(rev.content?.hooks ?? []).map((h) => {
     const run = lastRunOf(h, rev);
-    const view: HookView = { name: h.name, kind: h.kind, path: h.path, events: [...h.events], weight: h.weight, deletePolicies: [...(h.delete_policies ?? [])], ...(run === undefined ? {} : { lastRun: run }) };
+    const view: HookView = { name: h.name, kind: h.kind, path: h.path, events: [...h.events], weight: hookWeight(h), deletePolicies: [...(h.delete_policies ?? [])], ...(run === undefined ? {} : { lastRun: run }) };
     if (h.kind === 'Job' && run?.ofThisRevision === true) {
       const key = jobKey(jobRef(h, release));
       const by = newest.get(key);
