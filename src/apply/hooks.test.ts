@@ -1,6 +1,7 @@
 /**
  * A hook's manifest is read as Helm reads it: many YAML aliases are fine, an alias bomb fails
- * the hook with a message naming it.
+ * the hook with a message naming it. Hooks run in Helm's order, a weight Helm's JSON left out
+ * counting as 0.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,12 +9,18 @@ import { pino } from 'pino';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { hookObject, runHooks, type HookClient } from './hooks.js';
+import { hookObject, hooksFor, runHooks, type HookClient } from './hooks.js';
 import type { ReleaseHook } from './types.js';
 
 function hook(name: string, manifest: string): ReleaseHook {
   return { name, kind: 'ConfigMap', path: `chart/templates/${name}.yaml`, manifest, events: ['pre-install'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 };
 }
+
+test('hooks of an event run by weight, then name; a weight Helm left out of its JSON (omitempty) is 0', () => {
+  const { weight: _zero, ...unweighted } = hook('z-unweighted', 'x');
+  const hooks = [{ ...hook('a-late', 'x'), weight: 5 }, unweighted as ReleaseHook, { ...hook('m-early', 'x'), weight: -5 }, { ...hook('b-post', 'x'), events: ['post-install'] }];
+  assert.deepEqual(hooksFor(hooks, 'pre-install').map((h) => h.name), ['m-early', 'z-unweighted', 'a-late']);
+});
 
 test('a hook with more than 100 YAML aliases is its object', () => {
   const obj = hookObject(hook('many', manyAliasesObject('many', 300)));

@@ -41,9 +41,15 @@ export interface HookRunResult {
   hooks: ReleaseHook[];
 }
 
+/** A hook's weight: Helm's JSON leaves out a weight of 0 (`weight,omitempty`), so a record may have none. */
+export function hookWeight(h: Pick<ReleaseHook, 'weight'>): number {
+  const w: unknown = h.weight;
+  return typeof w === 'number' ? w : 0;
+}
+
 /** Helm's order: weight ascending, then name. */
 export function hooksFor(hooks: readonly ReleaseHook[], event: HookEvent): ReleaseHook[] {
-  return hooks.filter((h) => h.events.includes(event)).sort((a, b) => a.weight - b.weight || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return hooks.filter((h) => h.events.includes(event)).sort((a, b) => hookWeight(a) - hookWeight(b) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
 function policiesOf(h: ReleaseHook): string[] {

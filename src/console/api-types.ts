@@ -220,6 +220,77 @@ export interface ExtensionDrift {
   releases: (ReleaseDriftView & { bundleDeployment: string; package: string; neededBy: string })[];
 }
 
+// --- release timeline (release-timeline.ts) --------------------------------------------------
+
+/** A hook's last run as Helm records it in the revision (`last_run`). */
+export interface HookRunView {
+  startedAt: string;
+  completedAt: string;
+  /** Running, Succeeded or Failed. */
+  phase: string;
+  /** False: a run of an earlier revision, copied with the hooks by a rollback (as Helm does). */
+  ofThisRevision: boolean;
+}
+
+/**
+ * What the cluster has of a hook Job. present: the Job this revision's run made, with its live
+ * status; gone: deleted (by a delete policy or by hand) — the recorded run is all there is;
+ * rerun: a later revision ran the hook again, so the Job of this name is that run's;
+ * unreadable: the person may not read it (or its Events), `message` says what.
+ */
+export interface HookJobView {
+  state: 'present' | 'gone' | 'rerun' | 'unreadable';
+  /** rerun: the revision whose run made the Job of this name. */
+  revision?: number | undefined;
+  active?: number | undefined;
+  succeeded?: number | undefined;
+  failed?: number | undefined;
+  conditions?: ConditionView[] | undefined;
+  /** The Job's last Warning Events, newest first. */
+  warnings?: EventView[] | undefined;
+  message?: string | undefined;
+}
+
+/** One hook of a revision (`helm get hooks`, without the manifest). */
+export interface HookView {
+  name: string;
+  kind: string;
+  /** The chart template it came from. */
+  path: string;
+  events: string[];
+  weight: number;
+  /** As recorded; Helm deletes a hook without one before creating it again (before-hook-creation). */
+  deletePolicies: string[];
+  /** Absent when the hook did not run in this revision. */
+  lastRun?: HookRunView | undefined;
+  /** Jobs only. */
+  job?: HookJobView | undefined;
+}
+
+/** One revision (`helm history`), with its hooks in the order Helm runs them. */
+export interface RevisionView {
+  revision: number;
+  status: string;
+  /** When it was deployed (last_deployed). */
+  deployed: string;
+  chart: { name: string; version: string; appVersion?: string | undefined };
+  description: string;
+  hooks: HookView[];
+}
+
+/** GET crds/CRD/resources/NAME/timeline: a release's revisions, newest first. */
+export interface ReleaseTimeline {
+  release: string;
+  namespace: string;
+  revisions: RevisionView[];
+}
+
+/** GET extensions/NAME/timeline[?bundleDeployment=BD]: each release of the extension's set. */
+export interface ExtensionTimeline {
+  name: string;
+  releases: (ReleaseTimeline & { bundleDeployment: string; package: string; neededBy: string })[];
+}
+
 /** POST plan: what installing or changing an extension would do (the page's view of src/controllers/plan.ts's Plan). */
 export interface PlanView {
   bundles: {

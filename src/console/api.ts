@@ -13,7 +13,7 @@ import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { ExtensionDrift, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ResourceDeletePreview } from './api-types.js';
+import type { ExtensionDrift, ExtensionTimeline, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ReleaseTimeline, ResourceDeletePreview } from './api-types.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph } from './graph.js';
@@ -25,6 +25,7 @@ import { extensionHistory, rollbackExtension, rollbackPreview } from '../control
 import { createResource, crdView, deletePreview, deleteResource, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 import { extensionDrift, resourceDrift } from './drift.js';
 import { inventory } from './inventory.js';
+import { extensionTimeline, resourceTimeline } from './release-timeline.js';
 
 export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
 
@@ -108,12 +109,13 @@ export class ConsoleApi {
     return b === undefined || c === undefined ? undefined : this.extensionPart(method, b, c, ctx);
   }
 
-  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, drift, rollback-preview, rollback. */
+  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, timeline, drift, rollback-preview, rollback. */
   private async extensionPart(method: string, b: string, c: string, ctx: ApiContext): Promise<ApiResult | undefined> {
     if (c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
     if (c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
     if (c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
     if (c === 'revisions' && method === 'GET') return ok({ releases: (await extensionHistory(ctx.client, b)).releases });
+    if (c === 'timeline' && method === 'GET') return ok((await extensionTimeline(ctx.client, b, ctx.url.searchParams.get('bundleDeployment') ?? undefined)) satisfies ExtensionTimeline);
     if (c === 'drift' && method === 'GET') return ok((await extensionDrift(ctx.client, b)) satisfies ExtensionDrift);
     if (c === 'rollback-preview' && method === 'GET') return ok(await rollbackPreview(ctx.client, b, ctx.url.searchParams.get('version') ?? undefined));
     if (c === 'rollback' && method === 'POST') {
@@ -125,7 +127,7 @@ export class ConsoleApi {
 
   /**
    * crds/CRD (the API and its objects), crds/CRD/resources[/NAME?namespace=NS]: get, create,
-   * replace, delete; crds/CRD/resources/NAME/delete-preview and, for a Helm operator's kind, /drift.
+   * replace, delete; crds/CRD/resources/NAME/delete-preview and, for a Helm operator's kind, /drift and /timeline.
    */
   private async customResources(method: string, crd: string, sub: string | undefined, name: string | undefined, extra: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
     if (sub === undefined && name === undefined && method === 'GET') return ok(await crdView(ctx.client, this.catalogs, crd));
@@ -135,6 +137,7 @@ export class ConsoleApi {
       if (name === undefined || method !== 'GET') return undefined;
       if (extra === 'delete-preview') return ok((await deletePreview(ctx.client, crd, name, namespace)) satisfies ResourceDeletePreview);
       if (extra === 'drift') return ok((await resourceDrift(ctx.client, crd, name, namespace)) satisfies ReleaseDriftView);
+      if (extra === 'timeline') return ok((await resourceTimeline(ctx.client, crd, name, namespace)) satisfies ReleaseTimeline);
       return undefined;
     }
     if (name !== undefined && method === 'DELETE') return (await deleteResource(ctx.client, crd, name, namespace)) ? ok({ deleted: name }) : notFound(`custom resource ${name}`);

@@ -5,7 +5,9 @@
  * Built on `src/installed`'s view, read with the person's own client.
  */
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
-import { buildInstalledState, unitsNeededBy, type InstalledState } from '../installed/index.js';
+import type { ReleaseRef } from '../apply/types.js';
+import { releaseOf } from '../controllers/release-history.js';
+import { buildInstalledState, unitsNeededBy, type InstalledState, type InstalledUnit } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { EventView, ExtensionDetail, ExtensionSummary, UninstallPreview } from './api-types.js';
@@ -37,6 +39,13 @@ async function stateOf(client: KubeClient): Promise<{ state: InstalledState; ext
   return { state: buildInstalledState(bds.items, ces.items), extensions: ces.items };
 }
 
+/** The releases of the extension's set: one per BundleDeployment it needs (after checking it exists). */
+export async function extensionReleases(client: KubeClient, name: string): Promise<{ unit: InstalledUnit; release: ReleaseRef }[]> {
+  await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+  const { state } = await stateOf(client);
+  return unitsNeededBy(state, name).map((unit) => ({ unit, release: releaseOf(unit) }));
+}
+
 export async function extensionDetail(client: KubeClient, name: string): Promise<ExtensionDetail> {
   const ce = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   const { state } = await stateOf(client);
@@ -54,16 +63,25 @@ export async function extensionDetail(client: KubeClient, name: string): Promise
   return { ...summaryOf(ce), units, history: ce.status?.history };
 }
 
+/** A core/v1 Event as the API server sends it. */
+export type KubeEvent = KubeObject & { involvedObject?: { kind?: string; name?: string; uid?: string }; type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string; eventTime?: string };
+
+/** An Event as the page shows it. */
+export function eventView(e: KubeEvent): EventView {
+  const io = e.involvedObject;
+  return { type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', object: `${io?.kind ?? ''} ${io?.name ?? ''}`, count: e.count ?? 1, last: e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? '' };
+}
+
 /** Recent Events about the extension and its BundleDeployments, newest first. */
 export async function eventsOf(client: KubeClient, name: string): Promise<EventView[]> {
   const detail = await extensionDetail(client, name);
   const names = new Set([name, ...detail.units.map((u) => u.bundleDeployment)]);
-  const events = await client.list('v1', 'Event');
+  const events = await client.list<KubeEvent>('v1', 'Event');
   const out: EventView[] = [];
-  for (const e of events.items as (KubeObject & { involvedObject?: { kind?: string; name?: string }; type?: string; reason?: string; message?: string; count?: number; lastTimestamp?: string; eventTime?: string })[]) {
+  for (const e of events.items) {
     const io = e.involvedObject;
     if (io?.name === undefined || !names.has(io.name) || (io.kind !== 'ClusterExtension' && io.kind !== 'BundleDeployment')) continue;
-    out.push({ type: e.type ?? '', reason: e.reason ?? '', message: e.message ?? '', object: `${io.kind} ${io.name}`, count: e.count ?? 1, last: e.lastTimestamp ?? e.eventTime ?? e.metadata.creationTimestamp ?? '' });
+    out.push(eventView(e));
   }
   return out.sort((a, b) => b.last.localeCompare(a.last)).slice(0, 50);
 }

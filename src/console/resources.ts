@@ -15,6 +15,7 @@ import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { findCondition, type KubeObject } from '../kube/types.js';
 import { deployedRevision, describeObject, revisionObjects } from '../apply/drift.js';
+import type { ReleaseRef } from '../apply/types.js';
 import { isForbidden } from '../kube/errors.js';
 import { errorMessage } from '../util/errors.js';
 import type { ApiView, ConditionView, CrdView, HelmOperatorApis, ResourceDeletePreview, ResourceSummary } from './api-types.js';
@@ -160,6 +161,15 @@ function checkedRef(api: ApiView, name: string, namespace: string | undefined): 
 export async function getResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<KubeObject> {
   const api = apiOf(await getCrd(client, crdName));
   return client.get(checkedRef(api, name, namespace));
+}
+
+/** The release a Helm operator's custom resource is: named as the resource, in its namespace (after checking it exists). */
+export async function releaseOfResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseRef> {
+  const api = apiOf(await getCrd(client, crdName));
+  if (api.helmOperator === undefined) throw new InputError('crd', `${api.kind} is not a Helm operator's kind: its objects are not releases`);
+  if (namespace === undefined || namespace === '') throw new InputError('namespace', `${api.kind} is namespaced: give ?namespace=`);
+  await client.get(refOf(api, name, namespace));
+  return { name, namespace };
 }
 
 /** Whether the person may `verb` the object, by a SelfSubjectAccessReview; undefined when it cannot be asked. */

@@ -7,6 +7,8 @@
  * upgrade and roll back (Helm revisions, the CRD-safety check), see drift (a ConfigMap of the
  * release changed and its Service deleted by hand are listed, nothing else), see the inventory
  * with its roll-up, delete a custom resource after its preview, uninstall after seeing what goes.
+ * A HelmOperator serving a chart with hooks: its release's timeline shows each revision with its
+ * hooks in Helm's order, their last runs, and the hook Job its delete policy removed as gone.
  * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
  * sees the catalog and the installed list, but an install, a custom resource (create, save,
  * delete) and a rollback show "forbidden" and change nothing; a changing request without the
@@ -15,11 +17,15 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import { API_VERSION, type ClusterExtension, type HelmOperator } from '../../src/api/types.js';
+import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { cacheDir } from '../../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../../src/console/assets.js';
@@ -27,10 +33,12 @@ import { clientForToken } from '../../src/console/identity.js';
 import { startConsole, type RunningConsole } from '../../src/console/server.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition } from '../../src/kube/types.js';
-import { e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
+import { e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
 const ARTIFACTS = join(cacheDir(), 'test-artifacts', 'console');
+const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+const HOOKS_CHART = join(import.meta.dirname, 'fixtures', 'hooks-chart');
 const CHROMIUM = process.env.BINNACLE_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const EVIL = 'Poison pill.\n\n<script>window.__binnaclePwned = "script"</script>\n\n<img src="x" onerror="window.__binnaclePwned = \'img\'">\n\n**bold** stays.';
 
@@ -307,6 +315,72 @@ describe('console in a browser', () => {
     await shot(page, '5e-drift');
   });
 
+  test("a release's timeline: an extension's release without hooks says so; a Helm operator's release shows each revision with its hooks in order, their last runs, and the Job its policy deleted as gone", async () => {
+    // The extension's bundles are registry+v1: releases without hooks.
+    await page.goto(`${web.url}/#/installed/${extName}`);
+    await page.locator('#revisions a[data-timeline]').first().click();
+    await page.locator('#timeline section.revision').first().waitFor();
+    assert.ok((await page.locator('#timeline [data-no-hooks]').count()) >= 1, (await page.locator('#timeline').textContent()) ?? '');
+    await shot(page, '5f-timeline-no-hooks');
+
+    // A HelmOperator serving the hooks chart (pushed with `helm push`): install, then upgrade, one custom resource.
+    const ns = uniqueName('hooks');
+    await h.serviceAccount(ns, 'installer', true);
+    const work = await mkdtemp(join(tmpdir(), 'console-hooks-'));
+    const helm = (...args: string[]): Promise<unknown> => promisify(execFile)(HELM, args, { env: { ...process.env, HELM_CACHE_HOME: join(work, 'cache'), HELM_CONFIG_HOME: join(work, 'config') } });
+    await helm('package', HOOKS_CHART, '-d', work);
+    const repo = `oci://${e2eRegistry()}/${ns}`;
+    await helm('push', join(work, 'hooks-chart-0.1.0.tgz'), repo, '--plain-http');
+    await rm(work, { recursive: true, force: true });
+    const hopName = ns;
+    const group = 'console.e2e.binnacle.dev';
+    const kind = { apiVersion: `${group}/v1alpha1`, kind: 'HookDemo' };
+    const cr = { ...kind, namespace: ns, name: 'demo' };
+    let crd = '';
+    await h.client.apply({ apiVersion: API_VERSION, kind: 'HelmOperator', metadata: { name: hopName }, spec: { chart: { oci: { ref: `${repo}/hooks-chart`, insecure: true } }, kinds: [{ group, version: 'v1alpha1', kind: 'HookDemo' }], serviceAccount: { namespace: ns, name: 'installer' } } });
+    try {
+      const hop = await eventually('HelmOperator Ready', async () => {
+        const o = await h.client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName });
+        return findCondition(o.status?.conditions, 'Ready')?.status === 'True' ? o : undefined;
+      }, 120_000);
+      crd = hop.status?.kinds?.[0]?.crd ?? '';
+      const store = new ReleaseStore(h.client);
+      const deployedAt = (revision: number): Promise<true> =>
+        eventually(`demo deployed at revision ${revision}`, async () => {
+          const last = (await store.history({ name: 'demo', namespace: ns })).at(-1);
+          return last?.revision === revision && last.status === 'deployed' ? true : undefined;
+        }, 180_000, 1000);
+      await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'first' } });
+      await deployedAt(1);
+      await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'second' } }, { force: true });
+      await deployedAt(2);
+
+      await page.goto(`${web.url}/#/crd/${crd}`);
+      await page.click('a[data-timeline="demo"]');
+      const revisions = page.locator('#timeline section.revision');
+      await revisions.nth(1).waitFor();
+      assert.deepEqual(await Promise.all((await revisions.all()).map(async (r) => [await r.getAttribute('data-revision'), await r.getAttribute('data-status')])), [['2', 'deployed'], ['1', 'superseded']], 'newest first');
+      const upgrade = page.locator('#timeline section.revision[data-revision="2"]');
+      const install = page.locator('#timeline section.revision[data-revision="1"]');
+      // Helm's order: the pre-* hooks by weight (migrate -5, pre-run 0), then post-install (5), then pre-delete.
+      assert.deepEqual(await Promise.all((await upgrade.locator('tr[data-hook]').all()).map((r) => r.getAttribute('data-hook'))), ['demo-migrate', 'demo-pre-run', 'demo-post-install', 'demo-pre-delete']);
+      const migrate = upgrade.locator('tr[data-hook="demo-migrate"]');
+      assert.equal(await migrate.locator('[data-hook-phase]').getAttribute('data-hook-phase'), 'Succeeded', (await upgrade.textContent()) ?? '');
+      assert.match((await migrate.textContent()) ?? '', /pre-install, pre-upgrade.*-5.*before-hook-creation, hook-succeeded/);
+      assert.equal(await upgrade.locator('tr[data-hook="demo-pre-run"] td').nth(3).textContent(), '0', "a weight Helm's JSON leaves out is 0");
+      assert.equal(await migrate.locator('[data-job-state="gone"]').count(), 1, 'deleted by hook-succeeded: the recorded run remains');
+      assert.match((await upgrade.locator('tr[data-hook="demo-post-install"]').textContent()) ?? '', /did not run in this revision/);
+      assert.equal(await install.locator('tr[data-hook="demo-post-install"] [data-hook-phase]').getAttribute('data-hook-phase'), 'Succeeded');
+      assert.equal(await install.locator('tr[data-hook="demo-migrate"] [data-job-state="rerun"]').count(), 1, "revision 2 ran the Job again: the Job of that name is its run's");
+      await shot(page, '5g-timeline-hooks');
+    } finally {
+      await h.client.delete(cr).catch(() => undefined);
+      await eventually('demo gone', async () => ((await h.client.find(cr)) === undefined ? true : undefined), 120_000).catch(() => undefined);
+      await h.client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName }).catch(() => undefined);
+      if (crd !== '') await h.client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd }).catch(() => undefined);
+    }
+  });
+
   test('a read-only person sees the catalog and what is installed, and an install shows "forbidden" and creates nothing', async () => {
     const ns = uniqueName('viewer');
     await h.serviceAccount(ns, 'viewer', false);
@@ -379,6 +453,10 @@ describe('console in a browser', () => {
       await p.click('#rollback');
       assert.match((await p.locator('#rollback-preview [data-error]').textContent()) ?? '', /forbidden: list secrets/);
       assert.equal(await p.locator('#confirm-rollback').count(), 0, 'no rollback without its check');
+      // The timeline reads the same records as the person: forbidden too, and said so.
+      const bdName = (await h.bundleDeploymentsOf(extName))[0]?.metadata.name ?? '';
+      await p.goto(`${web.url}/#/installed/${extName}/timeline/${bdName}`);
+      assert.match((await p.locator('#timeline [data-error]').textContent()) ?? '', /forbidden: list secrets/);
       const res = await fetch(`${web.url}/api/extensions/${extName}/rollback`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, Authorization: `Bearer ${token}` }, body: '{"version":"0.0.1"}' });
       assert.equal(res.status, 403, 'the rollback itself is forbidden too');
       assert.match(((await res.json()) as { error: string }).error, /forbidden: (get|patch) clusterextensions/);

@@ -1,8 +1,9 @@
 /**
  * Installed operators: the list with health, and one extension's page — conditions (read
  * again on each watch event about it, live.ts; polled every 2 s only when the stream fails or
- * the person may not watch), the installed bundle, the BundleDeployments it needs, its Helm revisions and
- * drift, its Events, and uninstall, which first shows what would be deleted.
+ * the person may not watch), the installed bundle, the BundleDeployments it needs, its Helm revisions
+ * (each release links to its timeline of revisions with their hooks and jobs, release-timeline.ts)
+ * and drift, its Events, and uninstall, which first shows what would be deleted.
  */
 import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
@@ -127,7 +128,7 @@ async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
     for (const r of releases) {
       append(
         into,
-        h('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy})`)),
+        h('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy}) `), h('a', { href: `#/installed/${seg(name, 'timeline', r.bundleDeployment)}`, 'data-timeline': r.bundleDeployment, class: 'small' }, 'Timeline (hooks and jobs)')),
         r.revisions.length === 0 ? h('p', { class: 'muted' }, 'no revisions yet') : table(['Revision', 'Updated', 'Status', 'Chart', 'Description'], [...r.revisions].reverse().map((v) => [v.revision, v.lastDeployed, v.status, `${v.chart.name}-${v.chart.version}`, v.description]), { class: 'revisions', 'data-release': r.release }),
       );
     }

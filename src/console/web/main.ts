@@ -6,6 +6,7 @@ import { installPage } from './install-page.js';
 import { installedDetail, installedList } from './installed-page.js';
 import { inventoryPage } from './inventory-page.js';
 import { packagePage } from './package-page.js';
+import { extensionTimelinePage, resourceTimelinePage } from './release-timeline.js';
 import { crdPage, resourceEditor } from './resources-page.js';
 import { errorText, showError } from './status.js';
 
@@ -37,25 +38,37 @@ function header(top: HTMLElement): void {
   );
 }
 
+/** A custom resource page: crd/CRD, crd/CRD/new, crd/CRD/edit/NS/NAME, crd/CRD/timeline/NS/NAME. */
+function crdRoute(app: HTMLElement, [crd, sub, c, d]: (string | undefined)[]): Promise<void> {
+  if (crd === undefined) return catalogPage(app);
+  if (sub === 'new') return resourceEditor(app, crd);
+  if (sub === 'edit' && c !== undefined && d !== undefined) return resourceEditor(app, crd, { namespace: c, name: d });
+  if (sub === 'timeline' && c !== undefined && d !== undefined) return resourceTimelinePage(app, crd, c, d);
+  return crdPage(app, crd);
+}
+
+/** installed, installed/EXT (live: sets stopPage), installed/EXT/timeline/BD. */
+function installedRoute(app: HTMLElement, [name, sub, bd]: (string | undefined)[]): Promise<void> {
+  if (name === undefined || name === '') return installedList(app);
+  if (sub === 'timeline' && bd !== undefined) return extensionTimelinePage(app, name, bd);
+  stopPage = installedDetail(app, name);
+  return Promise.resolve();
+}
+
 function route(): void {
   const app = document.getElementById('app');
   if (app === null) return;
   stopPage?.();
   stopPage = undefined;
-  const parts = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
-  const [page, a, b, c, d] = parts;
+  const [page, ...rest] = location.hash.replace(/^#\/?/, '').split('/').map(decodeURIComponent);
+  const [a, b] = rest;
   clear(app);
   append(app, h('p', { class: 'muted' }, 'Loading…'));
   let work: Promise<void>;
   if (page === 'package' && a !== undefined && b !== undefined) work = packagePage(app, a, b);
   else if (page === 'install' && a !== undefined && b !== undefined) work = installPage(app, a, b);
-  else if (page === 'crd' && a !== undefined && b === 'new') work = resourceEditor(app, a);
-  else if (page === 'crd' && a !== undefined && b === 'edit' && c !== undefined && d !== undefined) work = resourceEditor(app, a, { namespace: c, name: d });
-  else if (page === 'crd' && a !== undefined) work = crdPage(app, a);
-  else if (page === 'installed' && a !== undefined && a !== '') {
-    stopPage = installedDetail(app, a);
-    work = Promise.resolve();
-  } else if (page === 'installed') work = installedList(app);
+  else if (page === 'crd') work = crdRoute(app, rest);
+  else if (page === 'installed') work = installedRoute(app, rest);
   else if (page === 'inventory') work = inventoryPage(app);
   else work = catalogPage(app);
   work.catch((err: unknown) => {

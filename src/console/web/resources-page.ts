@@ -4,7 +4,8 @@
  * from the CSV's spec descriptors, prefilled from its `alm-examples`) or as YAML. The server
  * checks the object and the API server judges it; its field errors land on the fields. Delete
  * first shows what goes (for a Helm operator's resource, its release and the release's objects)
- * and asks to confirm; a Helm operator's resource also shows its release's drift.
+ * and asks to confirm; a Helm operator's resource also shows its release's drift and links to
+ * its release's timeline (revisions with their hooks and jobs, release-timeline.ts).
  */
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the package is passed to readOne (util/yaml-values.ts, the rule util/yaml.ts reads by), as util/yaml.ts cannot be built for the page
 import * as YAML from 'yaml';
@@ -97,6 +98,7 @@ export async function crdPage(root: HTMLElement, crd: string): Promise<void> {
       h('a', { href: `#/crd/${seg(crd)}/edit/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-edit': i.name }, 'Edit'),
       button('Delete…', () => deleteConfirm(panel, crd, i, reload), { 'data-delete': i.name, class: 'small' }),
       v.helmOperator === undefined ? undefined : button('Drift…', () => releaseDrift(panel, crd, i), { 'data-drift': i.name, class: 'small' }),
+      v.helmOperator === undefined ? undefined : h('a', { href: `#/crd/${seg(crd)}/timeline/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-timeline': i.name }, 'Timeline'),
     );
   clear(root);
   append(

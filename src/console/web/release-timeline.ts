@@ -1,0 +1,115 @@
+/**
+ * A release's timeline: each revision, newest first (`helm history`), and in each its hooks in
+ * the order Helm runs them (`helm get hooks`) with their last run, and for a hook Job what the
+ * cluster has of it now — its counts, conditions and last Warning Events, or that it is gone
+ * (deleted by its delete policy or by hand) so the recorded run is all there is. Read when the
+ * page opens and on "Read again"; a release the person may not read shows the API's "forbidden".
+ */
+import type { ExtensionTimeline, HookJobView, HookView, ReleaseTimeline, RevisionView } from '../api-types.js';
+import { api, seg } from './api.js';
+import { append, button, clear, h, type Child } from './dom.js';
+import { errorText, showError } from './status.js';
+
+function lastRun(hk: HookView): Child {
+  const r = hk.lastRun;
+  if (r === undefined) return h('span', { class: 'muted' }, 'did not run in this revision');
+  const when = `started ${r.startedAt || '—'}${r.completedAt === '' ? '' : `, completed ${r.completedAt}`}`;
+  return h(
+    'span',
+    {},
+    h('strong', { class: `hook-phase ${r.phase.toLowerCase()}`, 'data-hook-phase': r.phase }, r.phase),
+    ` ${when}`,
+    r.ofThisRevision ? undefined : h('span', { class: 'muted' }, ' — a run of an earlier revision, copied with its hooks by the rollback'),
+  );
+}
+
+function job(j: HookJobView | undefined, kind: string): Child {
+  if (j === undefined) return h('span', { class: 'muted' }, kind === 'Job' ? 'no run of this revision' : '—');
+  if (j.state === 'gone') return h('span', { 'data-job-state': 'gone' }, 'The Job is gone (deleted by its delete policy or by hand): the recorded run is what remains.', j.message === undefined ? undefined : h('span', { class: 'muted' }, ` ${j.message}`));
+  if (j.state === 'rerun') return h('span', { 'data-job-state': 'rerun', class: 'muted' }, `Run again by revision ${j.revision ?? '?'}: the Job of this name is that run's.`);
+  if (j.state === 'unreadable') return h('span', { 'data-job-state': 'unreadable', class: 'warn-box' }, j.message ?? 'not readable');
+  return h(
+    'div',
+    { 'data-job-state': 'present' },
+    h('div', {}, `On the cluster: ${j.active ?? 0} active, ${j.succeeded ?? 0} succeeded, ${j.failed ?? 0} failed`),
+    (j.conditions ?? []).length === 0 ? undefined : h('ul', { class: 'job-conditions' }, ...(j.conditions ?? []).map((c) => h('li', {}, `${c.type}=${c.status}${c.reason === '' ? '' : ` ${c.reason}`}${c.message === '' ? '' : `: ${c.message}`}`))),
+    (j.warnings ?? []).length === 0 ? undefined : h('ul', { class: 'job-warnings' }, ...(j.warnings ?? []).map((e) => h('li', { class: 'warn-box', 'data-job-warning': e.reason }, `${e.last} ${e.reason}: ${e.message}${e.count > 1 ? ` (×${e.count})` : ''}`))),
+    j.message === undefined ? undefined : h('span', { class: 'muted' }, j.message),
+  );
+}
+
+function hooksTable(rev: RevisionView): HTMLElement {
+  if (rev.hooks.length === 0) return h('p', { class: 'muted', 'data-no-hooks': String(rev.revision) }, 'No hooks in this revision.');
+  const rows = rev.hooks.map((hk, i) =>
+    h(
+      'tr',
+      { 'data-hook': hk.name, 'data-hook-kind': hk.kind },
+      ...[
+        String(i + 1),
+        h('span', {}, `${hk.kind} ${hk.name}`, h('div', { class: 'muted' }, hk.path)),
+        hk.events.join(', '),
+        String(hk.weight),
+        hk.deletePolicies.length === 0 ? h('span', { class: 'muted' }, 'none (Helm: before-hook-creation)') : hk.deletePolicies.join(', '),
+        lastRun(hk),
+        job(hk.job, hk.kind),
+      ].map((c) => h('td', {}, c)),
+    ),
+  );
+  const head = ['#', 'Hook', 'Events', 'Weight', 'Delete policies', 'Last run', 'Job'];
+  return h('table', { class: 'hooks' }, h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))), h('tbody', {}, ...rows));
+}
+
+function revisionSection(rev: RevisionView): HTMLElement {
+  const chart = `${rev.chart.name}-${rev.chart.version}${rev.chart.appVersion === undefined ? '' : ` (app ${rev.chart.appVersion})`}`;
+  return h(
+    'section',
+    { class: 'revision', 'data-revision': String(rev.revision), 'data-status': rev.status },
+    h('h3', {}, `Revision ${rev.revision} `, h('span', { class: `badge status-${rev.status}` }, rev.status), h('span', { class: 'muted' }, ` ${chart}, deployed ${rev.deployed || '—'}`)),
+    rev.description === '' ? undefined : h('p', { class: 'description' }, rev.description),
+    hooksTable(rev),
+  );
+}
+
+/** One release's revisions, into `into`. */
+export function renderTimeline(into: HTMLElement, t: ReleaseTimeline, note?: string): void {
+  append(into, h('h2', { 'data-timeline-release': `${t.namespace}/${t.release}` }, `Release ${t.namespace}/${t.release}`, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
+  if (t.revisions.length === 0) append(into, h('p', { class: 'muted' }, 'No revisions: nothing of it is installed.'));
+  for (const rev of t.revisions) append(into, revisionSection(rev));
+}
+
+/** The page: a title, "Read again", and what `load` draws; a failure (a 403 too) is shown. */
+async function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load: (into: HTMLElement) => Promise<void>): Promise<void> {
+  const out = h('div', { id: 'timeline' });
+  const read = async (): Promise<void> => {
+    const fresh = h('div', {});
+    try {
+      await load(fresh);
+    } catch (err) {
+      showError(fresh, errorText(err));
+    }
+    clear(out);
+    append(out, ...Array.from(fresh.childNodes));
+  };
+  const again = button('Read again', () => {
+    again.disabled = true;
+    void read().finally(() => (again.disabled = false));
+  }, { id: 'timeline-reload' });
+  await read();
+  clear(root);
+  append(root, h('h1', {}, title), h('p', {}, back, ' ', again), h('p', { class: 'muted' }, 'Hooks are listed in the order Helm runs them (by lifecycle event, then weight, then name). Values are not shown.'), out);
+}
+
+/** `#/installed/EXT/timeline/BD`: the release of one BundleDeployment of the extension's set. */
+export function extensionTimelinePage(root: HTMLElement, name: string, bundleDeployment: string): Promise<void> {
+  return timelinePage(root, `Timeline of ${bundleDeployment}`, h('a', { href: `#/installed/${seg(name)}` }, `← Extension ${name}`), async (into) => {
+    const t = await api<ExtensionTimeline>('GET', `extensions/${seg(name, 'timeline')}?bundleDeployment=${encodeURIComponent(bundleDeployment)}`);
+    for (const r of t.releases) renderTimeline(into, r, `(package ${r.package}; ${r.neededBy})`);
+  });
+}
+
+/** `#/crd/CRD/timeline/NS/NAME`: the release of a Helm operator's custom resource. */
+export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: string, name: string): Promise<void> {
+  return timelinePage(root, `Timeline of ${namespace}/${name}`, h('a', { href: `#/crd/${seg(crd)}` }, `← ${crd}`), async (into) => {
+    renderTimeline(into, await api<ReleaseTimeline>('GET', `crds/${seg(crd, 'resources', name, 'timeline')}?namespace=${encodeURIComponent(namespace)}`));
+  });
+}
