@@ -139,6 +139,13 @@ describe('nesting deeper than MAX_NESTING', () => {
     assert.deepEqual(doc.errors.map((e) => e.code), ['RESOURCE_EXHAUSTION']);
     assert.match(doc.errors[0]?.message ?? '', /^nested deeper than 256 levels at line 3, column /);
   });
+  it("tells a caller's line counter the lines, as the parser would", () => {
+    const y = yamlPackage();
+    const lineCounter = new y.LineCounter();
+    const doc = y.parseDocument(`a: 1\nb: 2\nc: ${'['.repeat(400)}${']'.repeat(400)}\n`, { lineCounter });
+    assert.equal(doc.errors[0]?.code, 'RESOURCE_EXHAUSTION');
+    assert.deepEqual(lineCounter.linePos(doc.errors[0]?.pos[0] ?? -1), { line: 3, col: 261 });
+  });
   it('reads 256 levels, far deeper than any real text', () => {
     const text = `${'- '.repeat(256)}x\n`;
     let v: unknown = readYaml(text, 'ok.yaml');

@@ -51,7 +51,10 @@ let yamlModule: YamlPackage | undefined;
 export function yamlPackage(): YamlPackage {
   if (yamlModule !== undefined) return yamlModule;
   const y = createRequire(import.meta.url)('yaml') as YamlPackage;
-  const refused = (text: string, offset: number): Document.Parsed => {
+  const refused = (text: string, offset: number, options?: YamlReadOptions): Document.Parsed => {
+    // A caller's line counter learns the lines as the parser would have told it.
+    const lines = (options as { lineCounter?: { addNewLine: (offset: number) => number } } | undefined)?.lineCounter;
+    if (lines !== undefined) for (let i = 0; i !== -1; i = text.indexOf('\n', i) + 1 || -1) lines.addNewLine(i);
     const doc = new y.Document(null) as Document.Parsed;
     const error = new y.YAMLParseError([offset, offset + 1], 'RESOURCE_EXHAUSTION', `nested deeper than ${MAX_NESTING} levels`);
     error.linePos = [linePos(text, offset)];
@@ -61,11 +64,11 @@ export function yamlPackage(): YamlPackage {
   };
   const parseDocument = ((text: string, options?: YamlReadOptions) => {
     const at = yamlTooDeep(text, y);
-    return at === undefined ? y.parseDocument(text, options) : refused(text, at);
+    return at === undefined ? y.parseDocument(text, options) : refused(text, at, options);
   }) as YamlPackage['parseDocument'];
   const parseAllDocuments = ((text: string, options?: YamlReadOptions) => {
     const at = yamlTooDeep(text, y);
-    return at === undefined ? y.parseAllDocuments(text, options) : [refused(text, at)];
+    return at === undefined ? y.parseAllDocuments(text, options) : [refused(text, at, options)];
   }) as YamlPackage['parseAllDocuments'];
   yamlModule = { ...y, parseDocument, parseAllDocuments };
   return yamlModule;
