@@ -22,9 +22,11 @@ describe('nestsDeeperThan', () => {
     assert.equal(nestsDeeperThan(nested(100_000)), true);
     assert.equal(nestsDeeperThan(JSON.parse(`${'['.repeat(100_000)}${']'.repeat(100_000)}`)), true);
   });
-  it('finds the deep branch among shallow ones, and walks a shared value once', () => {
+  it('finds the deep branch among shallow ones, wherever a shared value sits', () => {
     const shared = { a: [1, 2, 3] };
     assert.equal(nestsDeeperThan({ a: [shared, shared, { b: nested(10) }], c: nested(MAX_NESTING) }), true);
     assert.equal(nestsDeeperThan({ a: [shared, shared], c: nested(5) }), false);
+    // Shallow in one place, too deep in another.
+    assert.equal(nestsDeeperThan({ a: shared, b: nested(MAX_NESTING - 1, shared) }), true);
   });
 });

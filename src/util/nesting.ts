@@ -10,16 +10,17 @@
  */
 export const MAX_NESTING = 256;
 
-/** Whether `value` nests arrays and objects more than `max` levels deep; walked without recursion. */
+/**
+ * Whether `value` nests arrays and objects more than `max` levels deep; walked without recursion.
+ * For trees, what JSON.parse makes; YAML, whose aliases can share a node many times over, is
+ * checked on its text instead (util/yaml.ts).
+ */
 export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const stack: [object, number][] = [[value, 1]];
-  const seen = new Set<object>(); // values shared by YAML aliases are walked once
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const [v, depth] = next;
     if (depth > max) return true;
-    if (seen.has(v)) continue;
-    seen.add(v);
     for (const child of Array.isArray(v) ? v : Object.values(v)) {
       if (typeof child === 'object' && child !== null) stack.push([child as object, depth + 1]);
     }
