@@ -66,6 +66,80 @@ async function shot(p: Page, name: string): Promise<void> {
   await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
+async function catalogServing(name: string): Promise<void> {
+  await eventually(
+    `catalog ${name} served`,
+    async () => {
+      const c = await h.client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name });
+      return findCondition((c.status as { conditions?: [] } | undefined)?.conditions, 'Serving')?.status === 'True' ? true : undefined;
+    },
+    180_000,
+  );
+}
+
+interface HooksOperator {
+  ns: string;
+  kind: { apiVersion: string; kind: string };
+  /** The CRD the HelmOperator made for its kind. */
+  crd: string;
+  /** Waits until release `name` (a custom resource of the kind, in `ns`) is deployed at `revision`. */
+  deployedAt(name: string, revision: number): Promise<true>;
+  /** Deletes the kind's custom resources (their releases), then the HelmOperator and its CRD. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A HelmOperator serving the hooks chart (pushed with `helm push` to the e2e registry) for a kind
+ * of its own group, so that tests each have theirs; Ready when answered.
+ */
+async function hooksOperator(): Promise<HooksOperator> {
+  const ns = uniqueName('hooks');
+  await h.serviceAccount(ns, 'installer', true);
+  const work = await mkdtemp(join(tmpdir(), 'console-hooks-'));
+  const helm = (...args: string[]): Promise<unknown> => promisify(execFile)(HELM, args, { env: { ...process.env, HELM_CACHE_HOME: join(work, 'cache'), HELM_CONFIG_HOME: join(work, 'config') } });
+  await helm('package', HOOKS_CHART, '-d', work);
+  const repo = `oci://${e2eRegistry()}/${ns}`;
+  await helm('push', join(work, 'hooks-chart-0.1.0.tgz'), repo, '--plain-http');
+  await rm(work, { recursive: true, force: true });
+  const group = `${ns}.console.e2e.binnacle.dev`;
+  const kind = { apiVersion: `${group}/v1alpha1`, kind: 'HookDemo' };
+  const hopRef = { apiVersion: API_VERSION, kind: 'HelmOperator', name: ns };
+  await h.client.apply({ apiVersion: API_VERSION, kind: 'HelmOperator', metadata: { name: ns }, spec: { chart: { oci: { ref: `${repo}/hooks-chart`, insecure: true } }, kinds: [{ group, version: 'v1alpha1', kind: 'HookDemo' }], serviceAccount: { namespace: ns, name: 'installer' } } });
+  const remove = async (crdName: string): Promise<void> => {
+    const items = crdName === '' ? [] : (await h.client.list(kind.apiVersion, kind.kind).catch(() => ({ items: [] }))).items;
+    for (const o of items) {
+      const ref = { ...kind, name: o.metadata.name ?? '', namespace: o.metadata.namespace ?? ns };
+      await h.client.delete(ref).catch(() => undefined);
+      await eventually(`${ref.name} gone`, async () => ((await h.client.find(ref)) === undefined ? true : undefined), 120_000).catch(() => undefined);
+    }
+    await h.client.delete(hopRef).catch(() => undefined);
+    if (crdName !== '') await h.client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crdName }).catch(() => undefined);
+  };
+  let crd = '';
+  try {
+    const hop = await eventually('HelmOperator Ready', async () => {
+      const o = await h.client.get<HelmOperator>(hopRef);
+      return findCondition(o.status?.conditions, 'Ready')?.status === 'True' ? o : undefined;
+    }, 120_000);
+    crd = hop.status?.kinds?.[0]?.crd ?? '';
+  } catch (err) {
+    await remove(crd);
+    throw err;
+  }
+  const store = new ReleaseStore(h.client);
+  return {
+    ns,
+    kind,
+    crd,
+    deployedAt: (name, revision) =>
+      eventually(`${name} deployed at revision ${revision}`, async () => {
+        const last = (await store.history({ name, namespace: ns })).at(-1);
+        return last?.revision === revision && last.status === 'deployed' ? true : undefined;
+      }, 180_000, 1000),
+    remove: () => remove(crd),
+  };
+}
+
 before(async () => {
   assert.ok(CHROMIUM !== undefined, 'no Chromium: install Debian\'s chromium package (hack/lib.sh does) or set BINNACLE_CHROMIUM to its path');
   await mkdir(ARTIFACTS, { recursive: true });
@@ -74,14 +148,7 @@ before(async () => {
   h = await OperatorHarness.start({ packages: ['node-healthcheck-operator', 'poison-pill-operator'], prefix: 'console', transform: poisonDescriptions });
   const kc = loadKubeConfig({ kubeconfig: e2eKubeconfig() });
   web = await startConsole({ host: '127.0.0.1', port: 0, base: h.client, forToken: (t) => clientForToken(kc, t), logger: h.logger, cacheDir: join(cacheDir(), 'console-e2e'), assetsDir: assets });
-  await eventually(
-    'catalog served',
-    async () => {
-      const c = await h.client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: h.catalogName });
-      return findCondition((c.status as { conditions?: [] } | undefined)?.conditions, 'Serving')?.status === 'True' ? true : undefined;
-    },
-    180_000,
-  );
+  await catalogServing(h.catalogName);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   page = await browser.newPage();
   page.setDefaultTimeout(60_000);
@@ -323,37 +390,14 @@ describe('console in a browser', () => {
     assert.ok((await page.locator('#timeline [data-no-hooks]').count()) >= 1, (await page.locator('#timeline').textContent()) ?? '');
     await shot(page, '5f-timeline-no-hooks');
 
-    // A HelmOperator serving the hooks chart (pushed with `helm push`): install, then upgrade, one custom resource.
-    const ns = uniqueName('hooks');
-    await h.serviceAccount(ns, 'installer', true);
-    const work = await mkdtemp(join(tmpdir(), 'console-hooks-'));
-    const helm = (...args: string[]): Promise<unknown> => promisify(execFile)(HELM, args, { env: { ...process.env, HELM_CACHE_HOME: join(work, 'cache'), HELM_CONFIG_HOME: join(work, 'config') } });
-    await helm('package', HOOKS_CHART, '-d', work);
-    const repo = `oci://${e2eRegistry()}/${ns}`;
-    await helm('push', join(work, 'hooks-chart-0.1.0.tgz'), repo, '--plain-http');
-    await rm(work, { recursive: true, force: true });
-    const hopName = ns;
-    const group = 'console.e2e.binnacle.dev';
-    const kind = { apiVersion: `${group}/v1alpha1`, kind: 'HookDemo' };
-    const cr = { ...kind, namespace: ns, name: 'demo' };
-    let crd = '';
-    await h.client.apply({ apiVersion: API_VERSION, kind: 'HelmOperator', metadata: { name: hopName }, spec: { chart: { oci: { ref: `${repo}/hooks-chart`, insecure: true } }, kinds: [{ group, version: 'v1alpha1', kind: 'HookDemo' }], serviceAccount: { namespace: ns, name: 'installer' } } });
+    // A HelmOperator serving the hooks chart: install, then upgrade, one custom resource.
+    const hop = await hooksOperator();
+    const { ns, kind, crd } = hop;
     try {
-      const hop = await eventually('HelmOperator Ready', async () => {
-        const o = await h.client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName });
-        return findCondition(o.status?.conditions, 'Ready')?.status === 'True' ? o : undefined;
-      }, 120_000);
-      crd = hop.status?.kinds?.[0]?.crd ?? '';
-      const store = new ReleaseStore(h.client);
-      const deployedAt = (revision: number): Promise<true> =>
-        eventually(`demo deployed at revision ${revision}`, async () => {
-          const last = (await store.history({ name: 'demo', namespace: ns })).at(-1);
-          return last?.revision === revision && last.status === 'deployed' ? true : undefined;
-        }, 180_000, 1000);
       await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'first' } });
-      await deployedAt(1);
+      await hop.deployedAt('demo', 1);
       await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'second' } }, { force: true });
-      await deployedAt(2);
+      await hop.deployedAt('demo', 2);
 
       await page.goto(`${web.url}/#/crd/${crd}`);
       await page.click('a[data-timeline="demo"]');
@@ -374,10 +418,7 @@ describe('console in a browser', () => {
       assert.equal(await install.locator('tr[data-hook="demo-migrate"] [data-job-state="rerun"]').count(), 1, "revision 2 ran the Job again: the Job of that name is its run's");
       await shot(page, '5g-timeline-hooks');
     } finally {
-      await h.client.delete(cr).catch(() => undefined);
-      await eventually('demo gone', async () => ((await h.client.find(cr)) === undefined ? true : undefined), 120_000).catch(() => undefined);
-      await h.client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName }).catch(() => undefined);
-      if (crd !== '') await h.client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd }).catch(() => undefined);
+      await hop.remove();
     }
   });
 
