@@ -7,8 +7,12 @@
  * upgrade and roll back (Helm revisions, the CRD-safety check), see drift (a ConfigMap of the
  * release changed and its Service deleted by hand are listed, nothing else), see the inventory
  * with its roll-up, delete a custom resource after its preview, uninstall after seeing what goes.
- * A HelmOperator serving a chart with hooks: its release's timeline shows each revision with its
- * hooks in Helm's order, their last runs, and the hook Job its delete policy removed as gone.
+ * A rollback across a new CRD storage version (flux 0.16.0 → 0.15.3) shows the data-safety
+ * warning, and the manager refuses it. A HelmOperator serving a chart with hooks: its release's
+ * timeline shows each revision with its hooks in Helm's order, their last runs, and the hook Job
+ * its delete policy removed as gone; its kind's form comes from the chart's values schema (a value
+ * the pattern refuses is named, a good one is the release's value); its release's drift names the
+ * field changed by hand, and deleting its resource previews and removes the release's objects.
  * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
  * sees the catalog and the installed list, but an install, a custom resource (create, save,
  * delete) and a rollback show "forbidden" and change nothing; a changing request without the
@@ -25,8 +29,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { API_VERSION, type ClusterExtension, type HelmOperator } from '../../src/api/types.js';
+import { parseManifest } from '../../src/apply/release.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
+import { publishPackages } from '../../src/catalog/publish.js';
 import { cacheDir } from '../../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../../src/console/assets.js';
 import { clientForToken } from '../../src/console/identity.js';
@@ -34,7 +40,7 @@ import { startConsole, type RunningConsole } from '../../src/console/server.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition } from '../../src/kube/types.js';
 import { e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
-import { OperatorHarness } from './operators.js';
+import { CORPUS, OperatorHarness } from './operators.js';
 
 const ARTIFACTS = join(cacheDir(), 'test-artifacts', 'console');
 const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
@@ -264,6 +270,55 @@ describe('console in a browser', () => {
     await h.removeExtension(pp);
   });
 
+  test("roll back across a new storage version: the data-safety warning is shown, and confirming pins the version but the manager refuses the CRDs, so nothing is rolled back", async () => {
+    // flux 0.16.0 adds a storage version to its image CRDs; going back to 0.15.3 would drop it from spec.versions.
+    // Its own catalog, made here: the tests before count the first catalog's packages.
+    const catalog = uniqueName('console-flux');
+    const published = await publishPackages({ packages: [join(CORPUS, 'flux')], registry: e2eRegistry(), repository: catalog });
+    await h.client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalog }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
+    const name = uniqueName('flux');
+    const ns = uniqueName('flux');
+    try {
+      await catalogServing(catalog);
+      await h.serviceAccount(ns, 'installer', true);
+      const selector = { matchLabels: { 'olm.operatorframework.io/metadata.name': catalog } };
+      const extension = (version: string): Promise<unknown> => h.client.apply({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name }, spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'flux', version, selector } } } }, { force: true });
+      await extension('0.15.3');
+      await h.installedAt(name, '0.15.3', 300_000);
+      await extension('0.16.0');
+      await h.installedAt(name, '0.16.0', 300_000);
+      const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'imagepolicies.image.toolkit.fluxcd.io' };
+      const crdBefore = (await h.client.get(crdRef)) as unknown as { spec: { versions: { name: string }[] }; status: { storedVersions: string[] } };
+
+      await page.goto(`${web.url}/#/installed/${name}`);
+      await page.click('#rollback');
+      await page.locator('#rollback-summary').waitFor();
+      assert.match((await page.locator('#rollback-summary').textContent()) ?? '', /from 0\.16\.0 to 0\.15\.3/);
+      const warning = page.locator('#rollback-data-warning');
+      await warning.waitFor();
+      assert.match((await warning.textContent()) ?? '', /^Data-safety warning: a CRD's status\.storedVersions holds a version 0\.15\.3's CRDs do not have/);
+      const problems = await page.locator('#rollback-preview [data-crd-problem="crd.stored-version-removed"]').allTextContents();
+      assert.ok(problems.some((p) => p.startsWith(`${crdRef.name}: `)), problems.join('\n'));
+      assert.equal(await page.locator('#rollback-crds-safe').count(), 0, 'not called safe');
+      assert.match((await page.locator('#confirm-rollback').getAttribute('class')) ?? '', /\bdanger\b/);
+      await shot(page, '2f-rollback-data-warning');
+
+      // As the warning says: the version is pinned, and the manager refuses the CRDs that would strand stored objects.
+      await page.click('#confirm-rollback');
+      await page.locator('#rolling-back').waitFor();
+      assert.equal((await h.extension(name)).spec.source.catalog.version, '0.15.3');
+      await eventually('the manager refuses the CRD change', async () => (/status\.storedVersions/.test(await h.describeExtension(name)) ? true : undefined), 180_000, 1000);
+      assert.equal((await h.extension(name)).status?.install?.bundle.version, '0.16.0', 'still at 0.16.0');
+      const crdAfter = (await h.client.get(crdRef)) as unknown as typeof crdBefore;
+      assert.deepEqual(crdAfter.spec.versions.map((v) => v.name), crdBefore.spec.versions.map((v) => v.name), 'the CRD keeps its versions');
+      assert.deepEqual(crdAfter.status.storedVersions, crdBefore.status.storedVersions);
+      await shot(page, '2g-rollback-refused');
+    } finally {
+      await h.removeExtension(name).catch(() => undefined);
+      await h.client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalog }).catch(() => undefined);
+    }
+  });
+
   test('install through the form after viewing the plan, and watch it become healthy', async () => {
     await h.serviceAccount(installNs, 'installer', true);
     await page.goto(`${web.url}/#/install/${h.catalogName}/node-healthcheck-operator`);
@@ -417,6 +472,80 @@ describe('console in a browser', () => {
       assert.equal(await install.locator('tr[data-hook="demo-post-install"] [data-hook-phase]').getAttribute('data-hook-phase'), 'Succeeded');
       assert.equal(await install.locator('tr[data-hook="demo-migrate"] [data-job-state="rerun"]').count(), 1, "revision 2 ran the Job again: the Job of that name is its run's");
       await shot(page, '5g-timeline-hooks');
+    } finally {
+      await hop.remove();
+    }
+  });
+
+  test("a Helm kind's form: made from the chart's values schema; a value its pattern refuses is named and creates nothing; a good one is the release's value", async () => {
+    const hop = await hooksOperator();
+    const { ns, kind, crd } = hop;
+    try {
+      await page.goto(`${web.url}/#/crd/${crd}`);
+      await page.locator('#cr-none, #cr-list').first().waitFor();
+      await page.click('#cr-new');
+      // spec.message comes from the chart's values.schema.json (its description, its pattern).
+      const message = page.locator('input[name="spec.message"]');
+      await message.waitFor();
+      assert.match((await page.locator('[data-path="spec.message"]').textContent()) ?? '', /lower-case words/);
+      const name = 'formdemo';
+      const ref = { ...kind, name, namespace: ns };
+      await page.fill('input[name="metadata.name"]', name);
+      await page.fill('input[name="metadata.namespace"]', ns);
+      await message.fill('Not Lower Case!');
+      await page.click('#cr-submit');
+      await page.locator('[data-path="spec.message"] [data-field-error="spec.message"]').waitFor();
+      assert.match((await page.locator('#cr-error').textContent()) ?? '', /spec\.message.*\^\[a-z\]\[a-z \]\*\$/s);
+      await shot(page, '5h-helm-form-refused');
+      assert.equal(await h.client.find(ref), undefined, 'nothing created');
+      await message.fill('set in the form');
+      await page.click('#cr-submit');
+      await page.locator('#cr-list', { hasText: name }).waitFor();
+      await hop.deployedAt(name, 1);
+      const cm = (await h.client.get({ apiVersion: 'v1', kind: 'ConfigMap', name: `${name}-main`, namespace: ns })) as unknown as { data: Record<string, string> };
+      assert.equal(cm.data.message, 'set in the form', 'the chart rendered the value from the form');
+      const last = (await new ReleaseStore(h.client).history({ name, namespace: ns })).at(-1);
+      assert.deepEqual(last?.config, { message: 'set in the form' }, "the release's values");
+      await shot(page, '5i-helm-form-created');
+    } finally {
+      await hop.remove();
+    }
+  });
+
+  test("a Helm operator's resource: its release's drift shows the field changed by hand with both values; delete previews the release's objects, and removes them", async () => {
+    const hop = await hooksOperator();
+    const { ns, kind, crd } = hop;
+    try {
+      await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'first' } });
+      await hop.deployedAt('demo', 1);
+      const cmRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'demo-main', namespace: ns };
+      await h.client.patch(cmRef, { data: { message: 'changed by hand' } });
+      await page.goto(`${web.url}/#/crd/${crd}`);
+      await page.click('[data-drift="demo"]');
+      await page.click('#cr-drift-check');
+      const field = page.locator(`#cr-drift tr[data-drift-object="ConfigMap/${ns}/demo-main"][data-drift-path="data.message"]`);
+      await field.waitFor({ timeout: 120_000 });
+      const cells = await field.locator('td').allTextContents();
+      assert.equal(cells[3], 'first', 'the manifest value');
+      assert.equal(cells[4], 'changed by hand', 'the live value');
+      const drifted = [...new Set(await Promise.all((await page.locator('#cr-drift tr[data-drift-object]').all()).map((l) => l.getAttribute('data-drift-object'))))];
+      assert.deepEqual(drifted, [`ConfigMap/${ns}/demo-main`], (await page.locator('#cr-drift').textContent()) ?? '');
+      await shot(page, '5j-helm-drift');
+
+      // The release's objects, as its deployed manifest lists them (hooks are not in it).
+      const rev = (await new ReleaseStore(h.client).history({ name: 'demo', namespace: ns })).at(-1);
+      const manifestObjects = parseManifest(rev?.manifest ?? '', 'demo').map((o) => `${o.kind} ${ns}/${o.metadata.name ?? ''}`);
+      assert.ok(manifestObjects.includes(`ConfigMap ${ns}/demo-main`), manifestObjects.join(', '));
+      await page.click('[data-delete="demo"]');
+      await page.locator('#confirm-cr-delete').waitFor();
+      assert.match((await page.locator('#cr-delete-release').textContent()) ?? '', new RegExp(`release ${ns}/demo \\(revision 1, hooks-chart-0\\.1\\.0\\) is uninstalled with it`));
+      assert.deepEqual((await page.locator('#cr-delete-objects li').allTextContents()).sort(), manifestObjects.sort());
+      await shot(page, '5k-helm-delete-preview');
+      await page.click('#confirm-cr-delete');
+      await page.locator('#cr-deleted').waitFor();
+      await eventually('demo and its release gone', async () => ((await h.client.find({ ...kind, name: 'demo', namespace: ns })) === undefined ? true : undefined), 120_000);
+      assert.equal(await h.client.find(cmRef), undefined, "the release's ConfigMap is gone");
+      assert.deepEqual(await new ReleaseStore(h.client).history({ name: 'demo', namespace: ns }), [], 'no release records left');
     } finally {
       await hop.remove();
     }
