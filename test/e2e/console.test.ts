@@ -518,6 +518,13 @@ describe('console in a browser', () => {
     try {
       await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'first' } });
       await hop.deployedAt('demo', 1);
+      // The operator repairs a release's drift at once (it watches the objects): paused, a change by hand stays to be seen.
+      const crRef = { ...kind, name: 'demo', namespace: ns };
+      await h.client.patch(crRef, { metadata: { annotations: { 'binnacle.dev/paused': 'true' } } });
+      await eventually('demo paused', async () => {
+        const cr = await h.client.get(crRef);
+        return findCondition((cr.status as { conditions?: [] } | undefined)?.conditions, 'Paused')?.status === 'True' ? true : undefined;
+      }, 60_000);
       const cmRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'demo-main', namespace: ns };
       await h.client.patch(cmRef, { data: { message: 'changed by hand' } });
       await page.goto(`${web.url}/#/crd/${crd}`);
@@ -544,7 +551,8 @@ describe('console in a browser', () => {
       await shot(page, '5k-helm-delete-preview');
       await page.click('#confirm-cr-delete');
       await page.locator('#cr-deleted').waitFor();
-      await eventually('demo and its release gone', async () => ((await h.client.find({ ...kind, name: 'demo', namespace: ns })) === undefined ? true : undefined), 120_000);
+      // Paused or not, deleting it uninstalls its release (the finalizer runs first).
+      await eventually('demo and its release gone', async () => ((await h.client.find(crRef)) === undefined ? true : undefined), 120_000);
       assert.equal(await h.client.find(cmRef), undefined, "the release's ConfigMap is gone");
       assert.deepEqual(await new ReleaseStore(h.client).history({ name: 'demo', namespace: ns }), [], 'no release records left');
     } finally {
