@@ -7,8 +7,12 @@
  * upgrade and roll back (Helm revisions, the CRD-safety check), see drift (a ConfigMap of the
  * release changed and its Service deleted by hand are listed, nothing else), see the inventory
  * with its roll-up, delete a custom resource after its preview, uninstall after seeing what goes.
- * A HelmOperator serving a chart with hooks: its release's timeline shows each revision with its
- * hooks in Helm's order, their last runs, and the hook Job its delete policy removed as gone.
+ * A rollback across a new CRD storage version (flux 0.16.0 → 0.15.3) shows the data-safety
+ * warning, and the manager refuses it. A HelmOperator serving a chart with hooks: its release's
+ * timeline shows each revision with its hooks in Helm's order, their last runs, and the hook Job
+ * its delete policy removed as gone; its kind's form comes from the chart's values schema (a value
+ * the pattern refuses is named, a good one is the release's value); its release's drift names the
+ * field changed by hand, and deleting its resource previews and removes the release's objects.
  * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
  * sees the catalog and the installed list, but an install, a custom resource (create, save,
  * delete) and a rollback show "forbidden" and change nothing; a changing request without the
@@ -25,8 +29,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { API_VERSION, type ClusterExtension, type HelmOperator } from '../../src/api/types.js';
+import { parseManifest } from '../../src/apply/release.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
+import { publishPackages } from '../../src/catalog/publish.js';
 import { cacheDir } from '../../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../../src/console/assets.js';
 import { clientForToken } from '../../src/console/identity.js';
@@ -34,7 +40,7 @@ import { startConsole, type RunningConsole } from '../../src/console/server.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition } from '../../src/kube/types.js';
 import { e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
-import { OperatorHarness } from './operators.js';
+import { CORPUS, OperatorHarness } from './operators.js';
 
 const ARTIFACTS = join(cacheDir(), 'test-artifacts', 'console');
 const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
@@ -66,6 +72,80 @@ async function shot(p: Page, name: string): Promise<void> {
   await p.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
 
+async function catalogServing(name: string): Promise<void> {
+  await eventually(
+    `catalog ${name} served`,
+    async () => {
+      const c = await h.client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name });
+      return findCondition((c.status as { conditions?: [] } | undefined)?.conditions, 'Serving')?.status === 'True' ? true : undefined;
+    },
+    180_000,
+  );
+}
+
+interface HooksOperator {
+  ns: string;
+  kind: { apiVersion: string; kind: string };
+  /** The CRD the HelmOperator made for its kind. */
+  crd: string;
+  /** Waits until release `name` (a custom resource of the kind, in `ns`) is deployed at `revision`. */
+  deployedAt(name: string, revision: number): Promise<true>;
+  /** Deletes the kind's custom resources (their releases), then the HelmOperator and its CRD. */
+  remove(): Promise<void>;
+}
+
+/**
+ * A HelmOperator serving the hooks chart (pushed with `helm push` to the e2e registry) for a kind
+ * of its own group, so that tests each have theirs; Ready when answered.
+ */
+async function hooksOperator(): Promise<HooksOperator> {
+  const ns = uniqueName('hooks');
+  await h.serviceAccount(ns, 'installer', true);
+  const work = await mkdtemp(join(tmpdir(), 'console-hooks-'));
+  const helm = (...args: string[]): Promise<unknown> => promisify(execFile)(HELM, args, { env: { ...process.env, HELM_CACHE_HOME: join(work, 'cache'), HELM_CONFIG_HOME: join(work, 'config') } });
+  await helm('package', HOOKS_CHART, '-d', work);
+  const repo = `oci://${e2eRegistry()}/${ns}`;
+  await helm('push', join(work, 'hooks-chart-0.1.0.tgz'), repo, '--plain-http');
+  await rm(work, { recursive: true, force: true });
+  const group = `${ns}.console.e2e.binnacle.dev`;
+  const kind = { apiVersion: `${group}/v1alpha1`, kind: 'HookDemo' };
+  const hopRef = { apiVersion: API_VERSION, kind: 'HelmOperator', name: ns };
+  await h.client.apply({ apiVersion: API_VERSION, kind: 'HelmOperator', metadata: { name: ns }, spec: { chart: { oci: { ref: `${repo}/hooks-chart`, insecure: true } }, kinds: [{ group, version: 'v1alpha1', kind: 'HookDemo' }], serviceAccount: { namespace: ns, name: 'installer' } } });
+  const remove = async (crdName: string): Promise<void> => {
+    const items = crdName === '' ? [] : (await h.client.list(kind.apiVersion, kind.kind).catch(() => ({ items: [] }))).items;
+    for (const o of items) {
+      const ref = { ...kind, name: o.metadata.name ?? '', namespace: o.metadata.namespace ?? ns };
+      await h.client.delete(ref).catch(() => undefined);
+      await eventually(`${ref.name} gone`, async () => ((await h.client.find(ref)) === undefined ? true : undefined), 120_000).catch(() => undefined);
+    }
+    await h.client.delete(hopRef).catch(() => undefined);
+    if (crdName !== '') await h.client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crdName }).catch(() => undefined);
+  };
+  let crd = '';
+  try {
+    const hop = await eventually('HelmOperator Ready', async () => {
+      const o = await h.client.get<HelmOperator>(hopRef);
+      return findCondition(o.status?.conditions, 'Ready')?.status === 'True' ? o : undefined;
+    }, 120_000);
+    crd = hop.status?.kinds?.[0]?.crd ?? '';
+  } catch (err) {
+    await remove(crd);
+    throw err;
+  }
+  const store = new ReleaseStore(h.client);
+  return {
+    ns,
+    kind,
+    crd,
+    deployedAt: (name, revision) =>
+      eventually(`${name} deployed at revision ${revision}`, async () => {
+        const last = (await store.history({ name, namespace: ns })).at(-1);
+        return last?.revision === revision && last.status === 'deployed' ? true : undefined;
+      }, 180_000, 1000),
+    remove: () => remove(crd),
+  };
+}
+
 before(async () => {
   assert.ok(CHROMIUM !== undefined, 'no Chromium: install Debian\'s chromium package (hack/lib.sh does) or set BINNACLE_CHROMIUM to its path');
   await mkdir(ARTIFACTS, { recursive: true });
@@ -74,14 +154,7 @@ before(async () => {
   h = await OperatorHarness.start({ packages: ['node-healthcheck-operator', 'poison-pill-operator'], prefix: 'console', transform: poisonDescriptions });
   const kc = loadKubeConfig({ kubeconfig: e2eKubeconfig() });
   web = await startConsole({ host: '127.0.0.1', port: 0, base: h.client, forToken: (t) => clientForToken(kc, t), logger: h.logger, cacheDir: join(cacheDir(), 'console-e2e'), assetsDir: assets });
-  await eventually(
-    'catalog served',
-    async () => {
-      const c = await h.client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: h.catalogName });
-      return findCondition((c.status as { conditions?: [] } | undefined)?.conditions, 'Serving')?.status === 'True' ? true : undefined;
-    },
-    180_000,
-  );
+  await catalogServing(h.catalogName);
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   page = await browser.newPage();
   page.setDefaultTimeout(60_000);
@@ -195,6 +268,55 @@ describe('console in a browser', () => {
     assert.match((await rows.nth(0).textContent()) ?? '', /deployed.*0\.0\.6/, 'a new revision at 0.0.6');
     await shot(page, '2e-rolled-back');
     await h.removeExtension(pp);
+  });
+
+  test("roll back across a new storage version: the data-safety warning is shown, and confirming pins the version but the manager refuses the CRDs, so nothing is rolled back", async () => {
+    // flux 0.16.0 adds a storage version to its image CRDs; going back to 0.15.3 would drop it from spec.versions.
+    // Its own catalog, made here: the tests before count the first catalog's packages.
+    const catalog = uniqueName('console-flux');
+    const published = await publishPackages({ packages: [join(CORPUS, 'flux')], registry: e2eRegistry(), repository: catalog });
+    await h.client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalog }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
+    const name = uniqueName('flux');
+    const ns = uniqueName('flux');
+    try {
+      await catalogServing(catalog);
+      await h.serviceAccount(ns, 'installer', true);
+      const selector = { matchLabels: { 'olm.operatorframework.io/metadata.name': catalog } };
+      const extension = (version: string): Promise<unknown> => h.client.apply({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name }, spec: { namespace: ns, serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'flux', version, selector } } } }, { force: true });
+      await extension('0.15.3');
+      await h.installedAt(name, '0.15.3', 300_000);
+      await extension('0.16.0');
+      await h.installedAt(name, '0.16.0', 300_000);
+      const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'imagepolicies.image.toolkit.fluxcd.io' };
+      const crdBefore = (await h.client.get(crdRef)) as unknown as { spec: { versions: { name: string }[] }; status: { storedVersions: string[] } };
+
+      await page.goto(`${web.url}/#/installed/${name}`);
+      await page.click('#rollback');
+      await page.locator('#rollback-summary').waitFor();
+      assert.match((await page.locator('#rollback-summary').textContent()) ?? '', /from 0\.16\.0 to 0\.15\.3/);
+      const warning = page.locator('#rollback-data-warning');
+      await warning.waitFor();
+      assert.match((await warning.textContent()) ?? '', /^Data-safety warning: a CRD's status\.storedVersions holds a version 0\.15\.3's CRDs do not have/);
+      const problems = await page.locator('#rollback-preview [data-crd-problem="crd.stored-version-removed"]').allTextContents();
+      assert.ok(problems.some((p) => p.startsWith(`${crdRef.name}: `)), problems.join('\n'));
+      assert.equal(await page.locator('#rollback-crds-safe').count(), 0, 'not called safe');
+      assert.match((await page.locator('#confirm-rollback').getAttribute('class')) ?? '', /\bdanger\b/);
+      await shot(page, '2f-rollback-data-warning');
+
+      // As the warning says: the version is pinned, and the manager refuses the CRDs that would strand stored objects.
+      await page.click('#confirm-rollback');
+      await page.locator('#rolling-back').waitFor();
+      assert.equal((await h.extension(name)).spec.source.catalog.version, '0.15.3');
+      await eventually('the manager refuses the CRD change', async () => (/status\.storedVersions/.test(await h.describeExtension(name)) ? true : undefined), 180_000, 1000);
+      assert.equal((await h.extension(name)).status?.install?.bundle.version, '0.16.0', 'still at 0.16.0');
+      const crdAfter = (await h.client.get(crdRef)) as unknown as typeof crdBefore;
+      assert.deepEqual(crdAfter.spec.versions.map((v) => v.name), crdBefore.spec.versions.map((v) => v.name), 'the CRD keeps its versions');
+      assert.deepEqual(crdAfter.status.storedVersions, crdBefore.status.storedVersions);
+      await shot(page, '2g-rollback-refused');
+    } finally {
+      await h.removeExtension(name).catch(() => undefined);
+      await h.client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalog }).catch(() => undefined);
+    }
   });
 
   test('install through the form after viewing the plan, and watch it become healthy', async () => {
@@ -323,37 +445,14 @@ describe('console in a browser', () => {
     assert.ok((await page.locator('#timeline [data-no-hooks]').count()) >= 1, (await page.locator('#timeline').textContent()) ?? '');
     await shot(page, '5f-timeline-no-hooks');
 
-    // A HelmOperator serving the hooks chart (pushed with `helm push`): install, then upgrade, one custom resource.
-    const ns = uniqueName('hooks');
-    await h.serviceAccount(ns, 'installer', true);
-    const work = await mkdtemp(join(tmpdir(), 'console-hooks-'));
-    const helm = (...args: string[]): Promise<unknown> => promisify(execFile)(HELM, args, { env: { ...process.env, HELM_CACHE_HOME: join(work, 'cache'), HELM_CONFIG_HOME: join(work, 'config') } });
-    await helm('package', HOOKS_CHART, '-d', work);
-    const repo = `oci://${e2eRegistry()}/${ns}`;
-    await helm('push', join(work, 'hooks-chart-0.1.0.tgz'), repo, '--plain-http');
-    await rm(work, { recursive: true, force: true });
-    const hopName = ns;
-    const group = 'console.e2e.binnacle.dev';
-    const kind = { apiVersion: `${group}/v1alpha1`, kind: 'HookDemo' };
-    const cr = { ...kind, namespace: ns, name: 'demo' };
-    let crd = '';
-    await h.client.apply({ apiVersion: API_VERSION, kind: 'HelmOperator', metadata: { name: hopName }, spec: { chart: { oci: { ref: `${repo}/hooks-chart`, insecure: true } }, kinds: [{ group, version: 'v1alpha1', kind: 'HookDemo' }], serviceAccount: { namespace: ns, name: 'installer' } } });
+    // A HelmOperator serving the hooks chart: install, then upgrade, one custom resource.
+    const hop = await hooksOperator();
+    const { ns, kind, crd } = hop;
     try {
-      const hop = await eventually('HelmOperator Ready', async () => {
-        const o = await h.client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName });
-        return findCondition(o.status?.conditions, 'Ready')?.status === 'True' ? o : undefined;
-      }, 120_000);
-      crd = hop.status?.kinds?.[0]?.crd ?? '';
-      const store = new ReleaseStore(h.client);
-      const deployedAt = (revision: number): Promise<true> =>
-        eventually(`demo deployed at revision ${revision}`, async () => {
-          const last = (await store.history({ name: 'demo', namespace: ns })).at(-1);
-          return last?.revision === revision && last.status === 'deployed' ? true : undefined;
-        }, 180_000, 1000);
       await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'first' } });
-      await deployedAt(1);
+      await hop.deployedAt('demo', 1);
       await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'second' } }, { force: true });
-      await deployedAt(2);
+      await hop.deployedAt('demo', 2);
 
       await page.goto(`${web.url}/#/crd/${crd}`);
       await page.click('a[data-timeline="demo"]');
@@ -374,10 +473,90 @@ describe('console in a browser', () => {
       assert.equal(await install.locator('tr[data-hook="demo-migrate"] [data-job-state="rerun"]').count(), 1, "revision 2 ran the Job again: the Job of that name is its run's");
       await shot(page, '5g-timeline-hooks');
     } finally {
-      await h.client.delete(cr).catch(() => undefined);
-      await eventually('demo gone', async () => ((await h.client.find(cr)) === undefined ? true : undefined), 120_000).catch(() => undefined);
-      await h.client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName }).catch(() => undefined);
-      if (crd !== '') await h.client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd }).catch(() => undefined);
+      await hop.remove();
+    }
+  });
+
+  test("a Helm kind's form: made from the chart's values schema; a value its pattern refuses is named and creates nothing; a good one is the release's value", async () => {
+    const hop = await hooksOperator();
+    const { ns, kind, crd } = hop;
+    try {
+      await page.goto(`${web.url}/#/crd/${crd}`);
+      await page.locator('#cr-none, #cr-list').first().waitFor();
+      await page.click('#cr-new');
+      // spec.message comes from the chart's values.schema.json (its description, its pattern).
+      const message = page.locator('input[name="spec.message"]');
+      await message.waitFor();
+      assert.match((await page.locator('[data-path="spec.message"]').textContent()) ?? '', /lower-case words/);
+      const name = 'formdemo';
+      const ref = { ...kind, name, namespace: ns };
+      await page.fill('input[name="metadata.name"]', name);
+      await page.fill('input[name="metadata.namespace"]', ns);
+      await message.fill('Not Lower Case!');
+      await page.click('#cr-submit');
+      await page.locator('[data-path="spec.message"] [data-field-error="spec.message"]').waitFor();
+      assert.match((await page.locator('#cr-error').textContent()) ?? '', /spec\.message.*\^\[a-z\]\[a-z \]\*\$/s);
+      await shot(page, '5h-helm-form-refused');
+      assert.equal(await h.client.find(ref), undefined, 'nothing created');
+      await message.fill('set in the form');
+      await page.click('#cr-submit');
+      await page.locator('#cr-list', { hasText: name }).waitFor();
+      await hop.deployedAt(name, 1);
+      const cm = (await h.client.get({ apiVersion: 'v1', kind: 'ConfigMap', name: `${name}-main`, namespace: ns })) as unknown as { data: Record<string, string> };
+      assert.equal(cm.data.message, 'set in the form', 'the chart rendered the value from the form');
+      const last = (await new ReleaseStore(h.client).history({ name, namespace: ns })).at(-1);
+      assert.deepEqual(last?.config, { message: 'set in the form' }, "the release's values");
+      await shot(page, '5i-helm-form-created');
+    } finally {
+      await hop.remove();
+    }
+  });
+
+  test("a Helm operator's resource: its release's drift shows the field changed by hand with both values; delete previews the release's objects, and removes them", async () => {
+    const hop = await hooksOperator();
+    const { ns, kind, crd } = hop;
+    try {
+      await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'first' } });
+      await hop.deployedAt('demo', 1);
+      // The operator repairs a release's drift at once (it watches the objects): paused, a change by hand stays to be seen.
+      const crRef = { ...kind, name: 'demo', namespace: ns };
+      await h.client.patch(crRef, { metadata: { annotations: { 'binnacle.dev/paused': 'true' } } });
+      await eventually('demo paused', async () => {
+        const cr = await h.client.get(crRef);
+        return findCondition((cr.status as { conditions?: [] } | undefined)?.conditions, 'Paused')?.status === 'True' ? true : undefined;
+      }, 60_000);
+      const cmRef = { apiVersion: 'v1', kind: 'ConfigMap', name: 'demo-main', namespace: ns };
+      await h.client.patch(cmRef, { data: { message: 'changed by hand' } });
+      await page.goto(`${web.url}/#/crd/${crd}`);
+      await page.click('[data-drift="demo"]');
+      await page.click('#cr-drift-check');
+      const field = page.locator(`#cr-drift tr[data-drift-object="ConfigMap/${ns}/demo-main"][data-drift-path="data.message"]`);
+      await field.waitFor({ timeout: 120_000 });
+      const cells = await field.locator('td').allTextContents();
+      assert.equal(cells[3], 'first', 'the manifest value');
+      assert.equal(cells[4], 'changed by hand', 'the live value');
+      const drifted = [...new Set(await Promise.all((await page.locator('#cr-drift tr[data-drift-object]').all()).map((l) => l.getAttribute('data-drift-object'))))];
+      assert.deepEqual(drifted, [`ConfigMap/${ns}/demo-main`], (await page.locator('#cr-drift').textContent()) ?? '');
+      await shot(page, '5j-helm-drift');
+
+      // The release's objects, as its deployed manifest lists them (hooks are not in it).
+      const rev = (await new ReleaseStore(h.client).history({ name: 'demo', namespace: ns })).at(-1);
+      const manifestObjects = parseManifest(rev?.manifest ?? '', 'demo').map((o) => `${o.kind} ${ns}/${o.metadata.name ?? ''}`);
+      assert.deepEqual(manifestObjects, [`ConfigMap ${ns}/demo-main`]);
+      await page.click('[data-delete="demo"]');
+      await page.locator('#confirm-cr-delete').waitFor();
+      // The hooks chart's manifest has one object (its ConfigMap): said in the singular.
+      assert.match((await page.locator('#cr-delete-release').textContent()) ?? '', new RegExp(`release ${ns}/demo \\(revision 1, hooks-chart-0\\.1\\.0\\) is uninstalled with it, and this object of its manifest is deleted:$`));
+      assert.deepEqual((await page.locator('#cr-delete-objects li').allTextContents()).sort(), manifestObjects.sort());
+      await shot(page, '5k-helm-delete-preview');
+      await page.click('#confirm-cr-delete');
+      await page.locator('#cr-deleted').waitFor();
+      // Paused or not, deleting it uninstalls its release (the finalizer runs first).
+      await eventually('demo and its release gone', async () => ((await h.client.find(crRef)) === undefined ? true : undefined), 120_000);
+      assert.equal(await h.client.find(cmRef), undefined, "the release's ConfigMap is gone");
+      assert.deepEqual(await new ReleaseStore(h.client).history({ name: 'demo', namespace: ns }), [], 'no release records left');
+    } finally {
+      await hop.remove();
     }
   });
 

@@ -46,7 +46,7 @@ function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, relo
       if (p.finalizers.length > 0) append(box, h('p', { 'data-finalizers': '' }, `Finalizers: ${p.finalizers.join(', ')} — their controllers finish before it is gone.`));
       const r = p.release;
       if (r !== undefined) {
-        append(box, h('p', { id: 'cr-delete-release' }, `It is a Helm release: release ${r.namespace}/${r.name}${r.revision === undefined ? '' : ` (revision ${r.revision}, ${r.chart ?? ''})`} is uninstalled with it, and ${r.objects.length === 0 ? 'no objects are recorded for it.' : `these ${r.objects.length} objects of its manifest are deleted:`}`));
+        append(box, h('p', { id: 'cr-delete-release' }, `It is a Helm release: release ${r.namespace}/${r.name}${r.revision === undefined ? '' : ` (revision ${r.revision}, ${r.chart ?? ''})`} is uninstalled with it, and ${r.objects.length === 0 ? 'no objects are recorded for it.' : r.objects.length === 1 ? 'this object of its manifest is deleted:' : `these ${r.objects.length} objects of its manifest are deleted:`}`));
         if (r.objects.length > 0) append(box, h('ul', { id: 'cr-delete-objects' }, ...r.objects.map((o) => h('li', {}, o))));
         if (r.warning !== undefined) append(box, h('p', { class: 'warn-box' }, r.warning));
       }
