@@ -15,6 +15,3 @@ const loaded = (existsSync(vendored) ? await import(vendored.href) : await impor
 
 export const KubeConfig = loaded.KubeConfig;
 export type KubeConfig = ClientNode.KubeConfig;
-
-/** Whether this process loads the bundled KubeConfig (built CLI) rather than the whole package. */
-export const kubeConfigVendored = existsSync(vendored);
