@@ -17,7 +17,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { clusterVersion } from '../../src/resolve/index.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, e2eKubeconfig, eventually, uniqueName } from './env.js';
+import { CRD_DELETION_TIMEOUT_MS, e2eClient, e2eKubeconfig, eventually, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
 let h: OperatorHarness;
@@ -63,7 +63,7 @@ async function onlyDeployment(pkg: string): Promise<BundleDeployment> {
 async function crdsGone(group: string): Promise<void> {
   const left = async (): Promise<KubeObject[]> => (await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')).items.filter((c) => (c.metadata.name ?? '').endsWith(`.${group}`));
   try {
-    await eventually(`CRDs of ${group} gone`, async () => ((await left()).length === 0 ? true : undefined), 60_000);
+    await eventually(`CRDs of ${group} gone`, async () => ((await left()).length === 0 ? true : undefined), CRD_DELETION_TIMEOUT_MS);
   } catch (err) {
     const state = (await left()).map((c) => `${c.metadata.name ?? ''} deletionTimestamp=${c.metadata.deletionTimestamp ?? '-'} owner=${c.metadata.labels?.['binnacle.dev/owner-name'] ?? '-'} status=${JSON.stringify(c.status)}`);
     throw new Error(`${err instanceof Error ? err.message : String(err)}:\n${state.join('\n')}`, { cause: err });

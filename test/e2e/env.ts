@@ -70,6 +70,15 @@ export function uniqueName(prefix: string): string {
 }
 
 /** Polls `check` until it answers a value, or fails with `what` after `timeoutMs`. */
+/**
+ * How long a deleted CRD may take to go. The API server deletes its custom resources first, and
+ * when that list meets the resource's watch cache still initializing ("could not list instances:
+ * storage is (re)initializing", Terminating=True InstanceDeletionFailed), its CRD finalizer retries
+ * with the workqueue's exponential backoff: minutes, for a CRD deleted seconds after it was made.
+ * operator-controller's e2e waits 5 minutes for the same reason (operator-controller#1437).
+ */
+export const CRD_DELETION_TIMEOUT_MS = 300_000;
+
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 60_000, intervalMs = 250): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;

@@ -11,7 +11,7 @@ import { crdForChart, kindForChart, parseValuesYaml, valuesSchema } from '../../
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { loadCorpusCharts } from '../corpus/helm-charts.test-helper.js';
-import { e2eClient, eventually, kubectl, uniqueName } from './env.js';
+import { CRD_DELETION_TIMEOUT_MS, e2eClient, eventually, kubectl, uniqueName } from './env.js';
 
 const GROUP = 'schema-e2e.binnacle.dev';
 const VERSION = 'v1alpha1';
@@ -45,7 +45,7 @@ async function established(client: KubeClient, name: string): Promise<void> {
 async function removeCrd(client: KubeClient, name: string): Promise<void> {
   const ref = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name };
   await client.delete(ref);
-  await eventually(`CRD ${name} gone`, async () => ((await client.find(ref)) === undefined ? true : undefined), 120_000);
+  await eventually(`CRD ${name} gone`, async () => ((await client.find(ref)) === undefined ? true : undefined), CRD_DELETION_TIMEOUT_MS);
 }
 
 describe('helm values schema e2e', () => {

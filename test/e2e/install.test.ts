@@ -15,7 +15,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
 import { errorMessage } from '../../src/util/errors.js';
-import { e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
+import { CRD_DELETION_TIMEOUT_MS, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
 const run = promisify(execFile);
@@ -68,7 +68,7 @@ describe('install engine', () => {
     assert.deepEqual(left, []);
     // The set's CRDs go too (their deletion finishes after the extension's): a later install of the same packages must find none of them.
     const setCrds = async (): Promise<KubeObject[]> => (await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')).items.filter((c) => (c.metadata.labels?.['binnacle.dev/owner-name'] ?? '').startsWith(`${name}-`));
-    await eventually('the set\'s CRDs gone', async () => ((await setCrds()).length === 0 ? true : undefined), 90_000).catch(async (err: unknown) => {
+    await eventually('the set\'s CRDs gone', async () => ((await setCrds()).length === 0 ? true : undefined), CRD_DELETION_TIMEOUT_MS).catch(async (err: unknown) => {
       const held = (await setCrds()).map((c) => `${c.metadata.name ?? ''} deletionTimestamp=${c.metadata.deletionTimestamp ?? 'none'} finalizers=${JSON.stringify(c.metadata.finalizers ?? [])}`);
       throw new Error(`${errorMessage(err)}:\n  ${held.join('\n  ')}\n  manager log: ${OperatorHarness.logFile('examples')}; its last warnings:\n${OperatorHarness.logTail('examples')}`, { cause: err });
     });
