@@ -1,5 +1,5 @@
 /**
- * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 3] [--threads 1] [--no-build]`; not a test).
+ * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 3] [--rounds 3] [--threads 1] [--no-build]`; not a test).
  *
  * Every chart of the charts corpus, with default values, release `corpus` in `corpus-ns`:
  * 1. helm: `helm template` (the CLI built from the same pinned Helm module, .cache/bin/helm),
@@ -15,6 +15,9 @@
  * 3. Per chart: that first render, and a warm render of the same chart in the same engine
  *    afterwards (the Helm-operator case; median of --warm renders), beside the chart's helm
  *    process.
+ * 4. The whole corpus again, --rounds times in all, helm then Binnacle (cold, without the warm
+ *    renders): the corpus ratio is the median of the rounds' ratios, since the two cores are
+ *    shared and the charts that generate RSA keys take a random time on both sides.
  * Outputs are compared: byte for byte, or, where `helm template` disagrees with itself (random
  * passwords, certificates), on every line but the ones Helm randomizes. Charts that fail in
  * Helm itself stay in: they count as failures on both sides, and their time counts too.
@@ -38,7 +41,8 @@ const GNU_TIME = spawnSync('/usr/bin/time', ['-f', '%M', '-o', '/dev/null', 'tru
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
-const WARM = Math.max(1, arg('warm', 3));
+const WARM = Math.max(args[0] === '--child' ? 0 : 1, arg('warm', 3));
+const ROUNDS = Math.max(1, arg('rounds', 3));
 const THREADS = Math.max(1, arg('threads', 1));
 
 /** Helm's outcome for one chart: its output, or its error text (after "Error: "). */
@@ -181,11 +185,11 @@ async function helmTemplate(chart: string): Promise<HelmRun> {
 }
 
 /** Spawns the cold Binnacle process; times spawn → last render, and spawn → exit. */
-async function coldBinnacle(outDir: string): Promise<{ corpusMs: number; exitMs: number; report: ChildReport }> {
+async function coldBinnacle(outDir: string, warm = WARM): Promise<{ corpusMs: number; exitMs: number; report: ChildReport }> {
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
   const start = performance.now();
-  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', outDir, '--warm', String(WARM), '--threads', String(THREADS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', outDir, '--warm', String(warm), '--threads', String(THREADS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let corpusMs = NaN;
   let seen = '';
   proc.stdout.on('data', (c: Buffer) => {
@@ -268,7 +272,15 @@ async function main(): Promise<void> {
   const cold = await coldBinnacle(outDir);
   const { report } = cold;
 
-  // 4. Per chart.
+  // 4. More rounds of the whole corpus, for the corpus ratio.
+  const rounds = [{ helmMs: helmTotalMs, oursMs: cold.corpusMs }];
+  for (let r = 1; r < ROUNDS; r++) {
+    let helmMs = 0;
+    for (const d of dirs) helmMs += (await helmTemplate(d)).ms;
+    rounds.push({ helmMs, oursMs: (await coldBinnacle(path.join(WORK, `binnacle-round-${r}`), 0)).corpusMs });
+  }
+
+  // 5. Per chart.
   const verdicts = new Map<string, Verdict>();
   const w = Math.max(...dirs.map((d) => d.length));
   console.log(`\n${'chart'.padEnd(w)} ${'helm ms'.padStart(8)} ${'helm MB'.padStart(8)} ${'first ms'.padStart(9)} ${`warm ms`.padStart(8)} ${'warm/helm'.padStart(9)}  output`);
@@ -288,7 +300,7 @@ async function main(): Promise<void> {
   const faster = ratios.filter((r) => r < 1).length;
   const n = report.charts.length;
   const count = (v: Verdict): number => [...verdicts.values()].filter((x) => x === v).length;
-  const corpusRatio = cold.corpusMs / helmTotalMs;
+  const corpusRatio = median(rounds.map((r) => r.oursMs / r.helmMs));
   const helmFailed = helmRuns.filter((r) => !r.ok).length;
   const oursFailed = report.charts.filter((c) => !c.ok).length;
 
@@ -299,8 +311,10 @@ async function main(): Promise<void> {
     `    of which node + tsx + imports ${secs(report.scriptReadyMs)}, engine start ${secs(report.engineStartMs)}, first renders (outputs written) ${secs(report.rendersMs)}; ` +
       `after the warm renders: process exit at ${secs(cold.exitMs)}, VmHWM ${mb(report.hwmKbAtEnd)}`,
   );
+  const perRound = rounds.map((r, i) => `round ${i + 1}: ${secs(r.oursMs)} / ${secs(r.helmMs)} = ${(r.oursMs / r.helmMs).toFixed(2)}x`).join('; ');
+  console.log(`  ${perRound}`);
   console.log(`ratios binnacle / helm:`);
-  console.log(`  whole corpus time (cold process / sum of helm processes)  ${corpusRatio.toFixed(2)}x`);
+  console.log(`  whole corpus time (cold process / sum of helm processes, median of ${rounds.length} rounds)  ${corpusRatio.toFixed(2)}x`);
   console.log(`  peak memory (process VmHWM / largest helm process)        ${(report.hwmKbAfterCorpus / helmMaxRssKb).toFixed(2)}x`);
   console.log(`  warm render / helm process, median over charts (warm = median of ${WARM})  ${median(ratios).toFixed(2)}x; warm render faster on ${faster} of ${n} charts`);
   console.log(
