@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile, mkdir, truncate } from 'node:fs/promises';
+import { mkdtemp, writeFile, mkdir, rm, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -58,6 +58,26 @@ describe('load', () => {
       [['a', 1, 0], ['b', 7, 1], ['c', 10, 2], ['d', 10, 3], ['e', 11, 4], ['f', 18, 6]],
     );
     assert.deepEqual(result.errors().map((e) => [e.file, e.message.split(':')[0]]), [['f.json:16', 'document 5 is not valid JSON']]);
+  });
+
+  it('reads a JSON file as bytes: characters beyond Latin-1 and a byte-order mark change no value, line or error', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'fbc-utf8-'));
+    try {
+      const text =
+        '\ufeff{\n    "schema": "olm.package",\n    "name": "zürich",\n    "description": "日本語 — “quoted” 🚢"\n}\n' +
+        '{"schema":"olm.channel","package":"zürich","name":"stable","entries":[]}\n{"schema":"olm.channel",\n"name": "😀" broken}\n';
+      await writeFile(path.join(dir, 'catalog.json'), text);
+      const { config, result } = await loadFbcDir(dir);
+      assert.equal(config.packages[0]?.name, 'zürich');
+      assert.equal(config.packages[0]?.description, '日本語 — “quoted” 🚢');
+      assert.equal(config.channels[0]?.package, 'zürich');
+      assert.deepEqual(result.errors().map((e) => [e.file, e.message.split(':')[0]]), [[`${path.join(dir, 'catalog.json')}:7`, 'document 2 is not valid JSON']]);
+      // The same text given as a string parses to the same documents.
+      const fromText = parseJsonStream(text.slice(1), 'f.json', new ValidationResult('t'));
+      assert.deepEqual(fromText.map((d) => d.line), [1, 6]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses a document nested too deep to walk (pretty or compact), naming its line, and keeps the others', () => {

@@ -48,91 +48,120 @@ export function isCatalogFile(name: string): boolean {
   return /\.(json|ya?ml)$/i.test(name);
 }
 
-function lineAt(text: string, offset: number, from: { offset: number; line: number }): number {
+/** The line of byte `offset`, counting newlines on from an earlier known position. */
+function lineAt(bytes: Buffer, offset: number, from: { offset: number; line: number }): number {
   let line = from.line;
-  for (let k = text.indexOf('\n', from.offset); k >= 0 && k < offset; k = text.indexOf('\n', k + 1)) line++;
+  for (let k = bytes.indexOf(10, from.offset); k >= 0 && k < offset; k = bytes.indexOf(10, k + 1)) line++;
   return line;
 }
 
+const PRETTY_END = Buffer.from('\n}');
+
 /** The pretty-printed object at `start` and where it ends, when the text is laid out that way. */
-function prettyObject(text: string, start: number): { value: unknown; end: number } | undefined {
-  const close = text.indexOf('\n}', start);
+function prettyObject(bytes: Buffer, start: number): { value: unknown; end: number } | undefined {
+  const close = bytes.indexOf(PRETTY_END, start);
   if (close < 0) return undefined;
   try {
-    return { value: JSON.parse(text.slice(start, close + 2)) as unknown, end: close + 2 };
+    return { value: JSON.parse(bytes.toString('utf8', start, close + 2)) as unknown, end: close + 2 };
   } catch {
     return undefined;
   }
 }
 
-/** Adds a parsed JSON document, or reports it when it nests too deep to be walked (see util/nesting.ts). */
-function addJsonDocument(docs: SourceDocument[], doc: SourceDocument, file: string, result: ValidationResult): void {
-  if (nestsDeeperThan(doc.value)) result.error('fbc.parse', `document ${doc.index} nests deeper than ${MAX_NESTING} levels`, { file: `${file}:${doc.line}` });
-  else docs.push(doc);
+/** A parsed JSON document, or a report when it nests too deep to be walked (see util/nesting.ts). */
+function checkedJsonDocument(doc: SourceDocument, file: string, result: ValidationResult): SourceDocument | undefined {
+  if (!nestsDeeperThan(doc.value)) return doc;
+  result.error('fbc.parse', `document ${doc.index} nests deeper than ${MAX_NESTING} levels`, { file: `${file}:${doc.line}` });
+  return undefined;
+}
+
+/** Where the JSON value at `start` ends: its closing bracket matched, or a bare scalar's blank. */
+function valueEnd(bytes: Buffer, start: number): number {
+  let depth = 0;
+  let inString = false;
+  let i = start;
+  for (; i < bytes.length; i++) {
+    const ch = bytes[i];
+    if (inString) {
+      if (ch === 92) i++; // backslash: skip the escaped char
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    if (ch === 34) inString = true;
+    else if (ch === 123 || ch === 91) depth++;
+    else if (ch === 125 || ch === 93) {
+      depth--;
+      if (depth <= 0) return i + 1;
+    } else if (depth === 0 && (ch === 10 || ch === 32)) break; // a bare scalar ends at whitespace
+  }
+  return i;
 }
 
 /**
- * Splits a text of concatenated JSON values (`{..}{..}` or one per line) and parses each.
- * A value that does not parse is reported and the scan goes on with the next one.
+ * Splits UTF-8 bytes of concatenated JSON values (`{..}{..}` or one per line) and hands each
+ * parsed value to `each`, in order. A value that does not parse is reported and the scan goes
+ * on with the next one. Works on bytes, decoding one document at a time, so a large catalog
+ * file is never held as one string as well (twice its size in memory once it has a character
+ * outside Latin-1), and a caller may drop each document once it has taken what it needs.
+ * Byte scanning is safe in UTF-8: the bytes of `"`, `\\`, braces and whitespace never occur
+ * inside a multi-byte character.
  */
-export function parseJsonStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
-  const docs: SourceDocument[] = [];
+export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument) => void): void {
   let pos = { offset: 0, line: 1 };
   let i = 0;
   let index = 0;
-  const n = text.length;
+  const n = bytes.length;
+  const emit = (value: unknown, start: number): void => {
+    const line = lineAt(bytes, start, pos);
+    pos = { offset: start, line };
+    const doc = checkedJsonDocument({ value, line, index }, file, result);
+    if (doc !== undefined) each(doc);
+  };
   // Pretty-printed JSON (opm's output, Binnacle's) ends each top-level object at the first "}"
   // that starts a line: nested ones are indented, and strings hold no raw line breaks. So a
   // slice up to there that parses is exactly the object, found without scanning it here.
   let pretty = true;
   while (i < n) {
-    const c = text.charCodeAt(i);
-    if (c === 32 || c === 9 || c === 10 || c === 13 || c === 0xfeff) {
+    const c = bytes[i] ?? 0;
+    if (c === 32 || c === 9 || c === 10 || c === 13) {
       i++;
       continue;
     }
+    if (c === 0xef && bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf) {
+      i += 3; // a byte-order mark is not content
+      continue;
+    }
     const start = i;
-    const fast = pretty && c === 123 ? prettyObject(text, start) : undefined;
+    const fast = pretty && c === 123 ? prettyObject(bytes, start) : undefined;
     if (fast !== undefined) {
-      const line = lineAt(text, start, pos);
-      pos = { offset: start, line };
-      addJsonDocument(docs, { value: fast.value, line, index }, file, result);
+      emit(fast.value, start);
       index++;
       i = fast.end;
       continue;
     }
     // Not laid out that way: scan this file's documents one by one (trying again could cost quadratic time).
     pretty = false;
-    let depth = 0;
-    let inString = false;
-    for (; i < n; i++) {
-      const ch = text.charCodeAt(i);
-      if (inString) {
-        if (ch === 92) i++; // backslash: skip the escaped char
-        else if (ch === 34) inString = false;
-        continue;
-      }
-      if (ch === 34) inString = true;
-      else if (ch === 123 || ch === 91) depth++;
-      else if (ch === 125 || ch === 93) {
-        depth--;
-        if (depth <= 0) {
-          i++;
-          break;
-        }
-      } else if (depth === 0 && (ch === 10 || ch === 32)) break; // a bare scalar ends at whitespace
-    }
-    const line = lineAt(text, start, pos);
-    pos = { offset: start, line };
-    const slice = text.slice(start, i);
+    i = valueEnd(bytes, start);
+    let value: unknown;
     try {
-      addJsonDocument(docs, { value: JSON.parse(slice) as unknown, line, index }, file, result);
+      value = JSON.parse(bytes.toString('utf8', start, i)) as unknown;
     } catch (err) {
+      const line = lineAt(bytes, start, pos);
+      pos = { offset: start, line };
       const reason = err instanceof Error ? err.message : String(err);
       result.error('fbc.parse', `document ${index} is not valid JSON: ${reason}`, { file: `${file}:${line}` });
+      index++;
+      continue;
     }
+    emit(value, start);
     index++;
   }
+}
+
+/** Every document of a text of concatenated JSON values (see `eachJsonDocument`). */
+export function parseJsonStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
+  const docs: SourceDocument[] = [];
+  eachJsonDocument(Buffer.from(text, 'utf8'), file, result, (doc) => docs.push(doc));
   return docs;
 }
 
@@ -253,6 +282,36 @@ export function loadText(cfg: DeclarativeConfig, text: string, file: string, res
   addDocuments(cfg, parseDocuments(text, file, result), file, result);
 }
 
+/**
+ * The first byte that is not ASCII blank (nor a byte-order mark): whether a file is JSON, as
+ * `parseDocuments` decides it, without decoding. Undefined when that takes a decoded text:
+ * a non-ASCII character first (a Unicode space, say), or only blanks.
+ */
+function firstAsciiContent(bytes: Buffer): number | undefined {
+  let i = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
+  for (; i < bytes.length; i++) {
+    const c = bytes[i] ?? 0;
+    if (c === 32 || (c >= 9 && c <= 13)) continue;
+    return c < 0x80 ? c : undefined;
+  }
+  return undefined;
+}
+
+/**
+ * Parses one file's bytes (UTF-8) into `cfg`. A JSON file is decoded document by document,
+ * each added before the next is parsed, so loading holds the bytes and the catalog, not also
+ * a string of the whole file and every raw document.
+ */
+export function loadBytes(cfg: DeclarativeConfig, bytes: Buffer, file: string, result: ValidationResult): void {
+  if (firstAsciiContent(bytes) === 123) {
+    eachJsonDocument(bytes, file, result, (doc) => addDocuments(cfg, [doc], file, result));
+    return;
+  }
+  const text = bytes.toString('utf8');
+  // A byte-order mark is not content (TextDecoder drops it too).
+  loadText(cfg, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file, result);
+}
+
 async function walk(root: string, dir: string, ignore: IndexIgnore, files: string[]): Promise<void> {
   const entries = await readdir(dir, { withFileTypes: true });
   await ignore.addFrom(root, dir, entries.some((e) => e.name === '.indexignore'));
@@ -275,13 +334,6 @@ export async function listCatalogFiles(root: string): Promise<string[]> {
 }
 
 /** The text of `buf`, or undefined when it is not UTF-8 (a binary file). */
-function utf8(buf: Buffer): string | undefined {
-  if (!isUtf8(buf)) return undefined;
-  const text = buf.toString('utf8');
-  // A byte-order mark is not content (TextDecoder drops it too).
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-}
-
 /** Loads every catalog file under `root`. Never throws for bad content: read `result`. */
 export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<LoadResult> {
   const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
@@ -300,12 +352,12 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
       result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file });
       continue;
     }
-    const text = utf8(await readFile(file));
-    if (text === undefined) {
+    const bytes = await readFile(file);
+    if (!isUtf8(bytes)) {
       result.error('fbc.parse', 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octet"); a file that is not part of the catalog belongs in .indexignore', { file });
       continue;
     }
-    loadText(cfg, text, file, result);
+    loadBytes(cfg, bytes, file, result);
   }
   return { config: cfg, result, files: files.length };
 }
@@ -327,7 +379,7 @@ export async function loadFbcStream(stream: Readable, name: string, opts: LoadOp
     }
     chunks.push(buf);
   }
-  loadText(cfg, Buffer.concat(chunks).toString('utf8'), name, result);
+  loadBytes(cfg, Buffer.concat(chunks), name, result);
   return { config: cfg, result, files: 1 };
 }
 
