@@ -443,6 +443,8 @@ describe('console in a browser', () => {
     await page.locator('#revisions a[data-timeline]').first().click();
     await page.locator('#timeline section.revision').first().waitFor();
     assert.ok((await page.locator('#timeline [data-no-hooks]').count()) >= 1, (await page.locator('#timeline').textContent()) ?? '');
+    // It follows the extension's watch events, as its page does.
+    await page.locator('#live-status[data-live="watch"]').waitFor();
     await shot(page, '5f-timeline-no-hooks');
 
     // A HelmOperator serving the hooks chart: install, then upgrade, one custom resource.
@@ -472,6 +474,13 @@ describe('console in a browser', () => {
       assert.equal(await install.locator('tr[data-hook="demo-post-install"] [data-hook-phase]').getAttribute('data-hook-phase'), 'Succeeded');
       assert.equal(await install.locator('tr[data-hook="demo-migrate"] [data-job-state="rerun"]').count(), 1, "revision 2 ran the Job again: the Job of that name is its run's");
       await shot(page, '5g-timeline-hooks');
+
+      // Kept current while open, with no "Read again": a custom resource's release is polled.
+      await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'third' } }, { force: true });
+      await hop.deployedAt('demo', 3);
+      await page.locator('#timeline section.revision[data-revision="3"][data-status="deployed"]').waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator('#live-status').getAttribute('data-live'), 'polling');
+      assert.ok(Number(await page.locator('#live-status').getAttribute('data-polls')) >= 2, 'read again by polling');
     } finally {
       await hop.remove();
     }

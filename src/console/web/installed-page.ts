@@ -9,7 +9,7 @@ import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
 import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
-import { follow } from './live.js';
+import { liveRefresh } from './live-refresh.js';
 import { errorText, showError } from './status.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
 
@@ -187,8 +187,6 @@ function rollbackBox(into: HTMLElement, name: string): void {
 
 /** The extension's page; answers a function that stops its live updates and polling. */
 export function installedDetail(root: HTMLElement, name: string): () => void {
-  let stopped = false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
   const body = h('div', {});
   const events = h('div', {});
   const actions = h('div', { class: 'uninstall' });
@@ -253,49 +251,8 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   };
   // Live: a watch event about this extension or a BundleDeployment reads the page again; polling
   // only while the stream is down or the person may not watch.
-  let live = false;
-  let running: Promise<void> | undefined;
-  let again = false;
-  const refreshSoon = (): Promise<void> => {
-    if (running !== undefined) {
-      again = true;
-      return running;
-    }
-    running = refresh().finally(() => {
-      running = undefined;
-      if (again && !stopped) {
-        again = false;
-        void refreshSoon();
-      }
-    });
-    return running;
-  };
-  const liveStatus = h('p', { id: 'live-status', class: 'muted', 'data-live': 'connecting' }, 'Connecting to live updates…');
-  body.before(liveStatus);
-  const stopLive = follow(
-    ['ClusterExtension', 'BundleDeployment'],
-    (ev) => {
-      if (ev.type === 'RELISTED') void refreshSoon();
-      else if ((ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') && (ev.kind === 'BundleDeployment' || ev.name === name)) void refreshSoon();
-    },
-    (state) => {
-      live = state.mode === 'live';
-      liveStatus.setAttribute('data-live', live ? 'watch' : state.mode === 'fallback' && state.forbidden ? 'forbidden' : 'polling');
-      liveStatus.className = state.mode === 'fallback' && state.forbidden ? 'warn-box' : 'muted';
-      liveStatus.textContent = state.mode === 'live' ? 'Live: updated as the cluster changes (Kubernetes watches).' : `Live updates unavailable (${state.why}); reading again every ${POLL_MS / 1000} s.`;
-      // Whatever changed while the stream was being set up.
-      if (live) void refreshSoon();
-    },
-  );
-  // data-polls counts the reads polling made (the browser test checks none happen while live).
-  let polls = 0;
-  const loop = (): void => {
-    if (!live) liveStatus.setAttribute('data-polls', String(++polls));
-    void (live ? Promise.resolve() : refreshSoon()).finally(() => {
-      if (!stopped) timer = setTimeout(loop, POLL_MS);
-    });
-  };
-  loop();
+  const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment'], concerns: (ev) => ev.kind === 'BundleDeployment' || ev.name === name, refresh, pollMs: POLL_MS });
+  body.before(live.status);
 
   const confirmBox = h('div', { id: 'uninstall-preview' });
   append(
@@ -330,9 +287,5 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     ),
     confirmBox,
   );
-  return () => {
-    stopped = true;
-    stopLive();
-    if (timer !== undefined) clearTimeout(timer);
-  };
+  return live.stop;
 }

@@ -38,20 +38,22 @@ function header(top: HTMLElement): void {
   );
 }
 
-/** A custom resource page: crd/CRD, crd/CRD/new, crd/CRD/edit/NS/NAME, crd/CRD/timeline/NS/NAME. */
+/** A custom resource page: crd/CRD, crd/CRD/new, crd/CRD/edit/NS/NAME, crd/CRD/timeline/NS/NAME (live: sets stopPage). */
 function crdRoute(app: HTMLElement, [crd, sub, c, d]: (string | undefined)[]): Promise<void> {
   if (crd === undefined) return catalogPage(app);
   if (sub === 'new') return resourceEditor(app, crd);
   if (sub === 'edit' && c !== undefined && d !== undefined) return resourceEditor(app, crd, { namespace: c, name: d });
-  if (sub === 'timeline' && c !== undefined && d !== undefined) return resourceTimelinePage(app, crd, c, d);
+  if (sub === 'timeline' && c !== undefined && d !== undefined) {
+    stopPage = resourceTimelinePage(app, crd, c, d);
+    return Promise.resolve();
+  }
   return crdPage(app, crd);
 }
 
-/** installed, installed/EXT (live: sets stopPage), installed/EXT/timeline/BD. */
+/** installed, installed/EXT, installed/EXT/timeline/BD (the last two live: they set stopPage). */
 function installedRoute(app: HTMLElement, [name, sub, bd]: (string | undefined)[]): Promise<void> {
   if (name === undefined || name === '') return installedList(app);
-  if (sub === 'timeline' && bd !== undefined) return extensionTimelinePage(app, name, bd);
-  stopPage = installedDetail(app, name);
+  stopPage = sub === 'timeline' && bd !== undefined ? extensionTimelinePage(app, name, bd) : installedDetail(app, name);
   return Promise.resolve();
 }
 

@@ -2,12 +2,14 @@
  * A release's timeline: each revision, newest first (`helm history`), and in each its hooks in
  * the order Helm runs them (`helm get hooks`) with their last run, and for a hook Job what the
  * cluster has of it now — its counts, conditions and last Warning Events, or that it is gone
- * (deleted by its delete policy or by hand) so the recorded run is all there is. Read when the
- * page opens and on "Read again"; a release the person may not read shows the API's "forbidden".
+ * (deleted by its delete policy or by hand) so the recorded run is all there is. Kept current
+ * while open (live-refresh.ts) and read on "Read again"; a release the person may not read shows
+ * the API's "forbidden".
  */
 import type { ExtensionTimeline, HookJobView, HookView, ReleaseTimeline, RevisionView } from '../api-types.js';
 import { api, seg } from './api.js';
 import { append, button, clear, h, type Child } from './dom.js';
+import { liveRefresh, type LiveRefreshOptions } from './live-refresh.js';
 import { errorText, showError } from './status.js';
 
 function lastRun(hk: HookView): Child {
@@ -77,9 +79,17 @@ export function renderTimeline(into: HTMLElement, t: ReleaseTimeline, note?: str
   for (const rev of t.revisions) append(into, revisionSection(rev));
 }
 
-/** The page: a title, "Read again", and what `load` draws; a failure (a 403 too) is shown. */
-async function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load: (into: HTMLElement) => Promise<void>): Promise<void> {
-  const out = h('div', { id: 'timeline' });
+/** How often a timeline is read when no watch says it changed. */
+const POLL_MS = 5000;
+
+/**
+ * The page: a title, "Read again", and what `load` draws, kept current (live-refresh.ts): a
+ * release changes as its owner installs, upgrades or rolls back, and its hook Jobs as they run.
+ * What is drawn is replaced only when it changed. A failure (a 403 too) is shown. Answers a
+ * function that stops the updates.
+ */
+function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load: (into: HTMLElement) => Promise<void>, follow: Pick<LiveRefreshOptions, 'kinds' | 'concerns' | 'noStream'>): () => void {
+  const out = h('div', { id: 'timeline' }, h('p', { class: 'muted' }, 'Loading…'));
   const read = async (): Promise<void> => {
     const fresh = h('div', {});
     try {
@@ -87,29 +97,43 @@ async function timelinePage(root: HTMLElement, title: string, back: HTMLElement,
     } catch (err) {
       showError(fresh, errorText(err));
     }
+    if (fresh.innerHTML === out.innerHTML) return;
     clear(out);
     append(out, ...Array.from(fresh.childNodes));
   };
+  const live = liveRefresh({ ...follow, refresh: read, pollMs: POLL_MS });
   const again = button('Read again', () => {
     again.disabled = true;
-    void read().finally(() => (again.disabled = false));
+    void live.refreshSoon().finally(() => (again.disabled = false));
   }, { id: 'timeline-reload' });
-  await read();
   clear(root);
-  append(root, h('h1', {}, title), h('p', {}, back, ' ', again), h('p', { class: 'muted' }, 'Hooks are listed in the order Helm runs them (by lifecycle event, then weight, then name). Values are not shown.'), out);
+  append(root, h('h1', {}, title), h('p', {}, back, ' ', again), live.status, h('p', { class: 'muted' }, 'Hooks are listed in the order Helm runs them (by lifecycle event, then weight, then name). Values are not shown.'), out);
+  return live.stop;
 }
 
-/** `#/installed/EXT/timeline/BD`: the release of one BundleDeployment of the extension's set. */
-export function extensionTimelinePage(root: HTMLElement, name: string, bundleDeployment: string): Promise<void> {
-  return timelinePage(root, `Timeline of ${bundleDeployment}`, h('a', { href: `#/installed/${seg(name)}` }, `← Extension ${name}`), async (into) => {
-    const t = await api<ExtensionTimeline>('GET', `extensions/${seg(name, 'timeline')}?bundleDeployment=${encodeURIComponent(bundleDeployment)}`);
-    for (const r of t.releases) renderTimeline(into, r, `(package ${r.package}; ${r.neededBy})`);
-  });
+/** `#/installed/EXT/timeline/BD`: the release of one BundleDeployment of the extension's set, read again on watch events about either. */
+export function extensionTimelinePage(root: HTMLElement, name: string, bundleDeployment: string): () => void {
+  return timelinePage(
+    root,
+    `Timeline of ${bundleDeployment}`,
+    h('a', { href: `#/installed/${seg(name)}` }, `← Extension ${name}`),
+    async (into) => {
+      const t = await api<ExtensionTimeline>('GET', `extensions/${seg(name, 'timeline')}?bundleDeployment=${encodeURIComponent(bundleDeployment)}`);
+      for (const r of t.releases) renderTimeline(into, r, `(package ${r.package}; ${r.neededBy})`);
+    },
+    { kinds: ['ClusterExtension', 'BundleDeployment'], concerns: (ev) => ev.name === (ev.kind === 'BundleDeployment' ? bundleDeployment : name) },
+  );
 }
 
-/** `#/crd/CRD/timeline/NS/NAME`: the release of a Helm operator's custom resource. */
-export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: string, name: string): Promise<void> {
-  return timelinePage(root, `Timeline of ${namespace}/${name}`, h('a', { href: `#/crd/${seg(crd)}` }, `← ${crd}`), async (into) => {
-    renderTimeline(into, await api<ReleaseTimeline>('GET', `crds/${seg(crd, 'resources', name, 'timeline')}?namespace=${encodeURIComponent(namespace)}`));
-  });
+/** `#/crd/CRD/timeline/NS/NAME`: the release of a Helm operator's custom resource, polled (custom kinds have no stream here). */
+export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: string, name: string): () => void {
+  return timelinePage(
+    root,
+    `Timeline of ${namespace}/${name}`,
+    h('a', { href: `#/crd/${seg(crd)}` }, `← ${crd}`),
+    async (into) => {
+      renderTimeline(into, await api<ReleaseTimeline>('GET', `crds/${seg(crd, 'resources', name, 'timeline')}?namespace=${encodeURIComponent(namespace)}`));
+    },
+    { kinds: [], concerns: () => false, noStream: "a custom resource's release is not among the kinds the console watches" },
+  );
 }

@@ -1,0 +1,91 @@
+/**
+ * Keeps a page current: it is read again on each watch event that concerns it (live.ts), and
+ * polled only while the stream is down, the person may not watch, or the page follows nothing
+ * that has a stream. Reads never overlap: an event during a read asks for one more read after
+ * it. A status line says which of these is happening; its `data-live` (connecting | watch |
+ * polling | forbidden) and `data-polls` (reads made by polling) are what the browser tests read.
+ */
+import type { LiveEvent, LiveKind } from '../api-types.js';
+import { h } from './dom.js';
+import { follow } from './live.js';
+
+export interface LiveRefreshOptions {
+  /** The kinds whose watch events may concern the page; none: polling only. */
+  kinds: readonly LiveKind[];
+  /** Whether a change event concerns the page (a relist always does). */
+  concerns: (ev: Extract<LiveEvent, { type: 'ADDED' | 'MODIFIED' | 'DELETED' }>) => boolean;
+  /** Reads and draws the page. */
+  refresh: () => Promise<void>;
+  pollMs: number;
+  /** Why there is no stream, when `kinds` is empty. */
+  noStream?: string;
+}
+
+export interface LiveRefresh {
+  /** The status line, to put on the page. */
+  status: HTMLElement;
+  /** Reads again now (or right after the read under way). */
+  refreshSoon: () => Promise<void>;
+  stop: () => void;
+}
+
+/** Starts following and polling at once; the first read is the first poll's. */
+export function liveRefresh(opts: LiveRefreshOptions): LiveRefresh {
+  let stopped = false;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let live = false;
+  let running: Promise<void> | undefined;
+  let again = false;
+  const refreshSoon = (): Promise<void> => {
+    if (running !== undefined) {
+      again = true;
+      return running;
+    }
+    running = opts.refresh().finally(() => {
+      running = undefined;
+      if (again && !stopped) {
+        again = false;
+        void refreshSoon();
+      }
+    });
+    return running;
+  };
+  const pollText = (why: string): string => `Live updates unavailable (${why}); reading again every ${opts.pollMs / 1000} s.`;
+  const status = h('p', { id: 'live-status', class: 'muted', 'data-live': opts.kinds.length === 0 ? 'polling' : 'connecting' }, opts.kinds.length === 0 ? pollText(opts.noStream ?? 'nothing to watch') : 'Connecting to live updates…');
+  const stopLive =
+    opts.kinds.length === 0
+      ? () => undefined
+      : follow(
+          opts.kinds,
+          (ev) => {
+            if (ev.type === 'RELISTED') void refreshSoon();
+            else if ((ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') && opts.concerns(ev)) void refreshSoon();
+          },
+          (state) => {
+            live = state.mode === 'live';
+            const forbidden = state.mode === 'fallback' && state.forbidden;
+            status.setAttribute('data-live', live ? 'watch' : forbidden ? 'forbidden' : 'polling');
+            status.className = forbidden ? 'warn-box' : 'muted';
+            status.textContent = state.mode === 'live' ? 'Live: updated as the cluster changes (Kubernetes watches).' : pollText(state.why);
+            // Whatever changed while the stream was being set up.
+            if (live) void refreshSoon();
+          },
+        );
+  let polls = 0;
+  const loop = (): void => {
+    if (!live) status.setAttribute('data-polls', String(++polls));
+    void (live ? Promise.resolve() : refreshSoon()).finally(() => {
+      if (!stopped) timer = setTimeout(loop, opts.pollMs);
+    });
+  };
+  loop();
+  return {
+    status,
+    refreshSoon,
+    stop: () => {
+      stopped = true;
+      stopLive();
+      if (timer !== undefined) clearTimeout(timer);
+    },
+  };
+}
