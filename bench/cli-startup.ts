@@ -4,8 +4,8 @@
  * and `binnacle catalog validate` on a small catalog within 2× of `node -e 0`, in time and in
  * peak memory.
  *
- * It compiles the CLI as `npm run build` does (tsc, tsconfig.build.json) into a private folder
- * (.cache/bench-cli, so the shared tree's dist/ is left alone), then runs each command many
+ * It compiles the CLI as `npm run build` does (tsc, tsconfig.build.json, and the top-level help's
+ * index) into a private folder (.cache/bench-cli, so the shared tree's dist/ is left alone), then runs each command many
  * times, interleaved with `node -e 0`, each under `/usr/bin/time` for its peak RSS and CPU
  * time. It prints medians and the ratios to `node -e 0`. Wall time on a loaded machine is
  * noisy; CPU time (user + sys) is the steadier figure and is printed beside it.
@@ -43,6 +43,9 @@ function build(): void {
   // tsc emits even when some file does not type-check; the bench needs only the emitted JS.
   spawnSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json', '--outDir', OUT], { cwd: ROOT, stdio: 'ignore' });
   if (!existsSync(MAIN)) throw new Error(`tsc wrote no ${MAIN}`);
+  // The top-level help's index, as `npm run build` writes it beside dist/cli/main.js.
+  const index = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'cli', 'build-help-index.ts'), path.dirname(MAIN)], { cwd: ROOT, encoding: 'utf8' });
+  if (index.status !== 0) throw new Error(`build-help-index failed: ${index.stderr}`);
 }
 
 function once(args: string[]): Promise<Sample> {

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { Command } from 'commander';
 import { buildProgram, run } from './main.js';
+import { helpIndexOf, loadHelpIndex } from './help-index.js';
 import { REGISTRARS } from './commands/index.js';
 import { formatLogLine, logLevel, type CliContext, type LogSettings } from './context.js';
 import { durationMs, leafCommands, commandPath } from './flags.js';
@@ -191,6 +192,37 @@ describe('command groups load on demand', () => {
     assert.deepEqual((await buildProgram(silentCtx().ctx, 'bundle')).commands.map((c) => c.name()).sort(), ['bundle', 'cleanup', 'run']);
     assert.deepEqual((await buildProgram(silentCtx().ctx, 'no-such-command')).commands.map((c) => c.name()), all);
     assert.ok(all.length > 20, `${all.length} top-level commands`);
+  });
+});
+
+describe('the top-level help from the built index', () => {
+  it('lists every command exactly as the program with every group loaded does, at any width', async () => {
+    const full = await buildProgram(silentCtx().ctx);
+    const indexed = await buildProgram(silentCtx().ctx, undefined, helpIndexOf(full));
+    assert.equal(indexed.commands.length, full.commands.length);
+    for (const columns of [80, 200]) {
+      full.configureOutput({ getOutHelpWidth: () => columns });
+      indexed.configureOutput({ getOutHelpWidth: () => columns });
+      assert.equal(indexed.helpInformation(), full.helpInformation());
+    }
+    assert.match(indexed.helpInformation(), /install \[options\] <package>\s+Install an operator/);
+  });
+
+  it('reads the index the build wrote, and nothing that is missing or not an index', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'help-index-'));
+    try {
+      const file = path.join(dir, 'help-index.json');
+      const entries = [{ name: 'install', term: 'install [options] <package>', description: 'Install' }];
+      await writeFile(file, JSON.stringify(entries));
+      assert.deepEqual(loadHelpIndex(new URL(`file://${file}`)), entries);
+      await writeFile(file, JSON.stringify([{ name: 'install' }]));
+      assert.equal(loadHelpIndex(new URL(`file://${file}`)), undefined);
+      await writeFile(file, '{not json');
+      assert.equal(loadHelpIndex(new URL(`file://${file}`)), undefined);
+      assert.equal(loadHelpIndex(new URL(`file://${path.join(dir, 'missing.json')}`)), undefined);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -13,6 +13,7 @@ import { BinnacleError } from '../util/errors.js';
 import { defaultContext, type CliContext } from './context.js';
 import { addGlobalFlags, commandPath, leafCommands, usageLine, type GlobalFlags } from './flags.js';
 import { registerCommands } from './commands/index.js';
+import { addIndexedCommands, loadHelpIndex, type HelpEntry } from './help-index.js';
 
 /** Commands that log JSON unless told otherwise: the long-running controllers. */
 const JSON_LOGS = new Set(['binnacle manager', 'binnacle helm-operator run']);
@@ -20,9 +21,10 @@ const GLOBAL_KEYS = ['kubeconfig', 'context', 'verbose', 'logFormat'] as const;
 
 /**
  * The program with every command, or only those of the group whose name is `only` (the first
- * argument), so a command pays for its own group alone.
+ * argument), so a command pays for its own group alone; or, given `helpIndex`, placeholders
+ * that list as every command does, for the top-level help alone (help-index.ts).
  */
-export async function buildProgram(ctx: CliContext, only?: string): Promise<Command> {
+export async function buildProgram(ctx: CliContext, only?: string, helpIndex?: readonly HelpEntry[]): Promise<Command> {
   const program = new Command('binnacle')
     .description('Operator lifecycle manager for Kubernetes: catalogs, bundles, resolution and installation.')
     .version('0.1.0')
@@ -32,7 +34,8 @@ export async function buildProgram(ctx: CliContext, only?: string): Promise<Comm
   // included) go after its name.
   program.enablePositionalOptions();
   addGlobalFlags(program);
-  await registerCommands(program, ctx, only);
+  if (helpIndex !== undefined) addIndexedCommands(program, helpIndex);
+  else await registerCommands(program, ctx, only);
   for (const c of leafCommands(program)) {
     if (c === program) continue;
     addGlobalFlags(c);
@@ -59,7 +62,10 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
 export async function run(argv: readonly string[], ctx: CliContext = defaultContext()): Promise<number> {
   // Only a command name in first place narrows the groups: flags first (they may take values) load everything.
   const first = argv[0];
-  const program = await buildProgram(ctx, first !== undefined && !first.startsWith('-') ? first : undefined);
+  // The top-level help alone (`binnacle`, `--help`, `-h`, `help`) is printed from the built index when there is one.
+  const topHelp = argv.length === 0 || (argv.length === 1 && ['--help', '-h', 'help'].includes(first ?? ''));
+  const index = topHelp ? loadHelpIndex() : undefined;
+  const program = await buildProgram(ctx, first !== undefined && !first.startsWith('-') ? first : undefined, index);
   let current: Command | undefined;
   program.hook('preAction', (_root, action) => {
     current = action;
