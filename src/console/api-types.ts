@@ -238,15 +238,20 @@ export interface HookRunView {
  * rerun: a later revision ran the hook again, so the Job of this name is that run's;
  * unreadable: the person may not read it (or its Events), `message` says what.
  */
-export interface HookJobView {
+/** A hook Job or Pod as the cluster has it now (or why not). */
+export interface HookLiveView {
   state: 'present' | 'gone' | 'rerun' | 'unreadable';
-  /** rerun: the revision whose run made the Job of this name. */
+  /** rerun: the revision whose run made the object of this name. */
   revision?: number | undefined;
+  /** A Job's counts. */
   active?: number | undefined;
   succeeded?: number | undefined;
   failed?: number | undefined;
+  /** A Pod's phase and its containers' states (init containers first), in kubectl's words. */
+  phase?: string | undefined;
+  containers?: { name: string; state: string }[] | undefined;
   conditions?: ConditionView[] | undefined;
-  /** The Job's last Warning Events, newest first. */
+  /** The last Warning Events of it and, for a Job, of its Pods; newest first. */
   warnings?: EventView[] | undefined;
   message?: string | undefined;
 }
@@ -263,8 +268,8 @@ export interface HookView {
   deletePolicies: string[];
   /** Absent when the hook did not run in this revision. */
   lastRun?: HookRunView | undefined;
-  /** Jobs only. */
-  job?: HookJobView | undefined;
+  /** Jobs and Pods: the object of this revision's run on the cluster. */
+  live?: HookLiveView | undefined;
 }
 
 /** One revision (`helm history`), with its hooks in the order Helm runs them. */

@@ -66,9 +66,10 @@ const releaseNotes = { [HELM_RELEASE_NAME_ANNOTATION]: 'jobs', [HELM_RELEASE_NAM
  * The console cluster with a Helm operator resource `apps/jobs` whose release has hooks:
  * revision 1 installed (the pre-install hooks and the post-install Job `notify`, which failed and
  * is still on the cluster), revision 2 an upgrade (the pre-upgrade Job `migrate` ran again and
- * was deleted by its policy), revision 3 a rollback to 1 (its hooks copied with their runs).
+ * was deleted by its policy), revision 3 a rollback to 1 (its hooks copied with their runs, and
+ * `rollbackRuns` of its own).
  */
-async function jobsCluster(forbid?: Forbid): Promise<Awaited<ReturnType<typeof consoleCluster>>> {
+async function jobsCluster(forbid?: Forbid, rollbackRuns: Record<string, ReleaseHook['last_run']> = {}): Promise<Awaited<ReturnType<typeof consoleCluster>>> {
   const c = await consoleCluster(forbid);
   c.cluster.put({ apiVersion: 'charts.example.com/v1', kind: 'Nginx', metadata: { name: 'jobs', namespace: 'apps' }, spec: {} });
   const installRuns = { migrate: ran(T1, 'Succeeded'), 'a-config': ran(T1, 'Succeeded'), 'b-config': ran(T1, 'Succeeded'), notify: ran(T1, 'Failed') };
@@ -76,7 +77,7 @@ async function jobsCluster(forbid?: Forbid): Promise<Awaited<ReturnType<typeof c
   const owner = { kind: 'Nginx', name: 'jobs' };
   await store.create(revision(1, 'superseded', 'Install complete', T1, chartHooks(installRuns)), owner);
   await store.create(revision(2, 'superseded', 'Upgrade complete', T2, chartHooks({ migrate: ran(T2, 'Succeeded'), 'a-config': ran(T2, 'Succeeded'), 'b-config': ran(T2, 'Succeeded') })), owner);
-  await store.create(revision(3, 'deployed', 'Rollback to 1', T3, chartHooks(installRuns)), owner);
+  await store.create(revision(3, 'deployed', 'Rollback to 1', T3, chartHooks({ ...installRuns, ...rollbackRuns })), owner);
   c.cluster.put({
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -88,7 +89,7 @@ async function jobsCluster(forbid?: Forbid): Promise<Awaited<ReturnType<typeof c
   return c;
 }
 
-const hookRow = (h: HookView): string => `${h.kind} ${h.name} ${h.events.join(',')} w${h.weight} [${h.deletePolicies.join(',')}] ${h.lastRun === undefined ? 'no run' : `${h.lastRun.phase}${h.lastRun.ofThisRevision ? '' : ' (earlier)'}`}${h.job === undefined ? '' : ` job:${h.job.state}${h.job.revision === undefined ? '' : `@${h.job.revision}`}`}`;
+const hookRow = (h: HookView): string => `${h.kind} ${h.name} ${h.events.join(',')} w${h.weight} [${h.deletePolicies.join(',')}] ${h.lastRun === undefined ? 'no run' : `${h.lastRun.phase}${h.lastRun.ofThisRevision ? '' : ' (earlier)'}`}${h.live === undefined ? '' : ` live:${h.live.state}${h.live.revision === undefined ? '' : `@${h.live.revision}`}`}`;
 
 const route = async (api: ConsoleApi, client: KubeClient, path: string): Promise<unknown> => {
   const url = new URL(`http://console${path}`);
@@ -113,19 +114,19 @@ describe('release timeline', () => {
     ]);
     const [rollback, upgrade, install] = t.revisions.map((r) => r.hooks.map(hookRow));
     assert.deepEqual(install, [
-      'Job migrate pre-install,pre-upgrade w-5 [before-hook-creation,hook-succeeded] Succeeded job:rerun@2',
+      'Job migrate pre-install,pre-upgrade w-5 [before-hook-creation,hook-succeeded] Succeeded live:rerun@2',
       'ConfigMap a-config pre-install w0 [] Succeeded',
       'ConfigMap b-config pre-install w0 [] Succeeded',
-      'Job notify post-install w5 [] Failed job:present',
+      'Job notify post-install w5 [] Failed live:present',
       'ConfigMap cleanup pre-delete w0 [hook-succeeded] no run',
       'Pod smoke test w0 [] no run',
     ]);
-    assert.deepEqual(upgrade?.slice(0, 4), ['Job migrate pre-install,pre-upgrade w-5 [before-hook-creation,hook-succeeded] Succeeded job:gone', 'ConfigMap a-config pre-install w0 [] Succeeded', 'ConfigMap b-config pre-install w0 [] Succeeded', 'Job notify post-install w5 [] no run']);
+    assert.deepEqual(upgrade?.slice(0, 4), ['Job migrate pre-install,pre-upgrade w-5 [before-hook-creation,hook-succeeded] Succeeded live:gone', 'ConfigMap a-config pre-install w0 [] Succeeded', 'ConfigMap b-config pre-install w0 [] Succeeded', 'Job notify post-install w5 [] no run']);
     // The rollback's record carries revision 1's runs, as Helm's does: shown, but not as its own.
     assert.deepEqual(rollback?.[3], 'Job notify post-install w5 [] Failed (earlier)');
     const notify = t.revisions[2]?.hooks.find((h) => h.name === 'notify');
     assert.deepEqual(notify?.lastRun, { startedAt: '2026-02-01T10:00:01Z', completedAt: '2026-02-01T10:00:09Z', phase: 'Failed', ofThisRevision: true });
-    assert.deepEqual({ ...notify?.job, warnings: notify?.job?.warnings?.map((w) => w.reason) }, {
+    assert.deepEqual({ ...notify?.live, warnings: notify?.live?.warnings?.map((w) => w.reason) }, {
       state: 'present',
       active: 0,
       succeeded: 0,
@@ -161,19 +162,59 @@ describe('release timeline', () => {
     });
     const { client: noJobs } = await jobsCluster((verb, kind) => verb === 'get' && kind === 'Job');
     const t = await resourceTimeline(noJobs, NGINX_CRD, 'jobs', 'apps');
-    assert.deepEqual(t.revisions[1]?.hooks[0]?.job, { state: 'unreadable', message: 'Job apps/migrate: forbidden: get jobs' });
+    assert.deepEqual(t.revisions[1]?.hooks[0]?.live, { state: 'unreadable', message: 'Job apps/migrate: forbidden: get jobs' });
     assert.equal(t.revisions[1]?.hooks[0]?.lastRun?.phase, 'Succeeded', 'the recorded run is still shown');
     const { client: noEvents } = await jobsCluster((verb, kind) => verb === 'list' && kind === 'Event');
-    const job = (await resourceTimeline(noEvents, NGINX_CRD, 'jobs', 'apps')).revisions[2]?.hooks.find((h) => h.name === 'notify')?.job;
+    const job = (await resourceTimeline(noEvents, NGINX_CRD, 'jobs', 'apps')).revisions[2]?.hooks.find((h) => h.name === 'notify')?.live;
     assert.equal(job?.state, 'present');
     assert.equal(job.failed, 1);
     assert.equal(job.message, 'its Events: forbidden: list events');
   });
 
+  it("a hook Pod's phase and containers, and the Warning Events of a hook Job's Pods (not another Job's), newest first", async () => {
+    // The test hook `smoke` (a Pod) ran in revision 3, and is still there, unable to pull its image.
+    const { cluster, client } = await jobsCluster(undefined, { smoke: ran(T3, 'Running') });
+    cluster.put({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'smoke', namespace: 'apps', uid: 'u-smoke', annotations: releaseNotes },
+      status: {
+        phase: 'Pending',
+        initContainerStatuses: [{ name: 'wait', restartCount: 2, state: { terminated: { reason: 'Error', exitCode: 1 } } }],
+        containerStatuses: [{ name: 'test', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "nope"' } } }],
+      },
+    });
+    const podOf = (name: string, job: string, uid: string, at: string): KubeObject => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'apps', uid: `u-${name}`, creationTimestamp: at, labels: { 'job-name': job }, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: job, uid, controller: true }] } });
+    cluster.put(podOf('notify-a', 'notify', 'u-notify', '2026-02-01T10:00:01Z'));
+    cluster.put(podOf('notify-x', 'notify', 'u-old-notify', '2026-01-01T10:00:01Z')); // an earlier Job's of the same name
+    const podEvent = (name: string, reason: string, pod: string, last: string): KubeObject => ({ apiVersion: 'v1', kind: 'Event', metadata: { name, namespace: 'apps' }, involvedObject: { kind: 'Pod', name: pod, uid: `u-${pod}` }, type: 'Warning', reason, message: `${reason} of ${pod}`, count: 3, lastTimestamp: last });
+    for (const e of [podEvent('p1', 'BackOff', 'notify-a', '2026-02-01T10:00:10Z'), podEvent('p2', 'FailedMount', 'notify-x', '2026-02-01T10:00:11Z'), podEvent('p3', 'Failed', 'smoke', '2026-02-03T10:00:05Z')]) cluster.put(e);
+
+    const t = await resourceTimeline(client, NGINX_CRD, 'jobs', 'apps');
+    const smoke = t.revisions[0]?.hooks.find((h) => h.name === 'smoke')?.live;
+    assert.deepEqual({ ...smoke, warnings: smoke?.warnings?.map((w) => `${w.object} ${w.reason}`) }, {
+      state: 'present',
+      phase: 'Pending',
+      conditions: [],
+      containers: [
+        { name: 'wait', state: 'Terminated: Error, exit code 1, 2 restarts' },
+        { name: 'test', state: 'Waiting: ImagePullBackOff (Back-off pulling image "nope")' },
+      ],
+      warnings: ['Pod smoke Failed'],
+    });
+    const notify = t.revisions[2]?.hooks.find((h) => h.name === 'notify')?.live;
+    assert.deepEqual(notify?.warnings?.map((w) => `${w.object} ${w.reason}`), ['Pod notify-a BackOff', 'Job notify BackoffLimitExceeded', 'Job notify PodFailurePolicy']);
+    // Without list on Pods, the Job's own Events are still shown, and the Pods' absence said.
+    const { client: noPods } = await jobsCluster((verb, kind) => verb === 'list' && kind === 'Pod');
+    const partial = (await resourceTimeline(noPods, NGINX_CRD, 'jobs', 'apps')).revisions[2]?.hooks.find((h) => h.name === 'notify')?.live;
+    assert.deepEqual(partial?.warnings?.map((w) => w.reason), ['BackoffLimitExceeded', 'PodFailurePolicy']);
+    assert.equal(partial?.message, 'its Pods: forbidden: list pods');
+  });
+
   it('a Job of the same name that another release made is not taken for the hook’s', async () => {
     const { cluster, client } = await jobsCluster();
     cluster.put({ apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'migrate', namespace: 'apps', annotations: { [HELM_RELEASE_NAME_ANNOTATION]: 'other', [HELM_RELEASE_NAMESPACE_ANNOTATION]: 'apps' } }, status: { active: 1 } });
-    const job = (await resourceTimeline(client, NGINX_CRD, 'jobs', 'apps')).revisions[1]?.hooks[0]?.job;
+    const job = (await resourceTimeline(client, NGINX_CRD, 'jobs', 'apps')).revisions[1]?.hooks[0]?.live;
     assert.deepEqual(job, { state: 'gone', message: 'the Job apps/migrate on the cluster is not this release\'s (Helm release apps/other)' });
   });
 

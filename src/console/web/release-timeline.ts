@@ -1,12 +1,13 @@
 /**
  * A release's timeline: each revision, newest first (`helm history`), and in each its hooks in
- * the order Helm runs them (`helm get hooks`) with their last run, and for a hook Job what the
- * cluster has of it now — its counts, conditions and last Warning Events, or that it is gone
+ * the order Helm runs them (`helm get hooks`) with their last run, and for a hook Job or Pod what
+ * the cluster has of it now — a Job's counts, a Pod's phase and containers, conditions, the last
+ * Warning Events of it and of a Job's Pods, or that it is gone
  * (deleted by its delete policy or by hand) so the recorded run is all there is. Kept current
  * while open (live-refresh.ts) and read on "Read again"; a release the person may not read shows
  * the API's "forbidden".
  */
-import type { ExtensionTimeline, HookJobView, HookView, ReleaseTimeline, RevisionView } from '../api-types.js';
+import type { EventView, ExtensionTimeline, HookLiveView, HookView, ReleaseTimeline, RevisionView } from '../api-types.js';
 import { api, seg } from './api.js';
 import { append, button, clear, h, type Child } from './dom.js';
 import { liveRefresh, type LiveRefreshOptions } from './live-refresh.js';
@@ -25,17 +26,28 @@ function lastRun(hk: HookView): Child {
   );
 }
 
-function job(j: HookJobView | undefined, kind: string): Child {
-  if (j === undefined) return h('span', { class: 'muted' }, kind === 'Job' ? 'no run of this revision' : '—');
-  if (j.state === 'gone') return h('span', { 'data-job-state': 'gone' }, 'The Job is gone (deleted by its delete policy or by hand): the recorded run is what remains.', j.message === undefined ? undefined : h('span', { class: 'muted' }, ` ${j.message}`));
-  if (j.state === 'rerun') return h('span', { 'data-job-state': 'rerun', class: 'muted' }, `Run again by revision ${j.revision ?? '?'}: the Job of this name is that run's.`);
+/** Warning Events, newest first; one about another object than the hook (a Job's Pod) names it. */
+function warningList(warnings: readonly EventView[], self: string): Child {
+  if (warnings.length === 0) return undefined;
+  return h('ul', { class: 'job-warnings' }, ...warnings.map((e) => h('li', { class: 'warn-box', 'data-job-warning': e.reason }, `${e.last} ${e.object === self ? '' : `${e.object}: `}${e.reason}: ${e.message}${e.count > 1 ? ` (×${e.count})` : ''}`)));
+}
+
+/** A hook Job's or Pod's state on the cluster now. The data-job-* attributes hold for both kinds. */
+function live(j: HookLiveView | undefined, kind: string, name: string): Child {
+  if (j === undefined) return h('span', { class: 'muted' }, kind === 'Job' || kind === 'Pod' ? 'no run of this revision' : '—');
+  if (j.state === 'gone') return h('span', { 'data-job-state': 'gone' }, `The ${kind} is gone (deleted by its delete policy or by hand): the recorded run is what remains.`, j.message === undefined ? undefined : h('span', { class: 'muted' }, ` ${j.message}`));
+  if (j.state === 'rerun') return h('span', { 'data-job-state': 'rerun', class: 'muted' }, `Run again by revision ${j.revision ?? '?'}: the ${kind} of this name is that run's.`);
   if (j.state === 'unreadable') return h('span', { 'data-job-state': 'unreadable', class: 'warn-box' }, j.message ?? 'not readable');
+  const self = `${kind} ${name}`;
   return h(
     'div',
     { 'data-job-state': 'present' },
-    h('div', {}, `On the cluster: ${j.active ?? 0} active, ${j.succeeded ?? 0} succeeded, ${j.failed ?? 0} failed`),
+    kind === 'Pod'
+      ? h('div', { 'data-pod-phase': j.phase ?? '' }, `On the cluster: ${j.phase ?? 'unknown'}`)
+      : h('div', {}, `On the cluster: ${j.active ?? 0} active, ${j.succeeded ?? 0} succeeded, ${j.failed ?? 0} failed`),
+    (j.containers ?? []).length === 0 ? undefined : h('ul', { class: 'pod-containers' }, ...(j.containers ?? []).map((c) => h('li', { 'data-container': c.name }, `${c.name}: ${c.state}`))),
     (j.conditions ?? []).length === 0 ? undefined : h('ul', { class: 'job-conditions' }, ...(j.conditions ?? []).map((c) => h('li', {}, `${c.type}=${c.status}${c.reason === '' ? '' : ` ${c.reason}`}${c.message === '' ? '' : `: ${c.message}`}`))),
-    (j.warnings ?? []).length === 0 ? undefined : h('ul', { class: 'job-warnings' }, ...(j.warnings ?? []).map((e) => h('li', { class: 'warn-box', 'data-job-warning': e.reason }, `${e.last} ${e.reason}: ${e.message}${e.count > 1 ? ` (×${e.count})` : ''}`))),
+    warningList(j.warnings ?? [], self),
     j.message === undefined ? undefined : h('span', { class: 'muted' }, j.message),
   );
 }
@@ -53,11 +65,11 @@ function hooksTable(rev: RevisionView): HTMLElement {
         String(hk.weight),
         hk.deletePolicies.length === 0 ? h('span', { class: 'muted' }, 'none (Helm: before-hook-creation)') : hk.deletePolicies.join(', '),
         lastRun(hk),
-        job(hk.job, hk.kind),
+        live(hk.live, hk.kind, hk.name),
       ].map((c) => h('td', {}, c)),
     ),
   );
-  const head = ['#', 'Hook', 'Events', 'Weight', 'Delete policies', 'Last run', 'Job'];
+  const head = ['#', 'Hook', 'Events', 'Weight', 'Delete policies', 'Last run', 'On the cluster'];
   return h('table', { class: 'hooks' }, h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))), h('tbody', {}, ...rows));
 }
 
