@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { ValidationError, ValidationResult } from '../util/errors.js';
 import { TESTDATA } from './golden.test-helper.js';
-import { listCatalogFiles, loadFbcDir, loadFbcStream, parseJsonStream, readFbcDir } from './load.js';
+import { JsonDocumentSplitter, listCatalogFiles, loadFbcDir, loadFbcStream, loadText, parseJsonStream, readFbcDir, type SourceDocument } from './load.js';
+import { emptyDeclarativeConfig } from '../declcfg/index.js';
 import { IndexIgnore } from './indexignore.js';
 import { toFbcJson, toFbcYaml } from './write.js';
 
@@ -75,6 +76,54 @@ describe('load', () => {
       // The same text given as a string parses to the same documents.
       const fromText = parseJsonStream(text.slice(1), 'f.json', new ValidationResult('t'));
       assert.deepEqual(fromText.map((d) => d.line), [1, 6]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('splits JSON given in chunks of any size exactly as given whole: values, lines, errors, a character across two chunks', () => {
+    const text = Buffer.from(
+      '\ufeff{\n    "schema": "a",\n    "d": "日本語 🚢"\n}\n{"schema":"b"}{"schema":"c"}\n{\n  "schema": "é",\n  "z": [1,\n2]\n}\n{"broken":\n}\n"bare" {"schema":"f"}',
+      'utf8',
+    );
+    const run = (size: number): [unknown[], string[]] => {
+      const result = new ValidationResult('t');
+      const docs: SourceDocument[] = [];
+      const splitter = new JsonDocumentSplitter('f.json', result, (d) => docs.push(d));
+      for (let i = 0; i < text.length; i += size) splitter.push(Buffer.from(text.subarray(i, i + size)));
+      splitter.end();
+      return [docs.map((d) => [d.value, d.line, d.index]), result.errors().map((e) => `${e.file} ${e.message.split(':')[0]}`)];
+    };
+    const whole = run(text.length);
+    assert.deepEqual(whole[1], ['f.json:11 document 4 is not valid JSON']);
+    assert.equal(whole[0].length, 6);
+    for (const size of [1, 2, 3, 5, 7, 64]) assert.deepEqual(run(size), whole, `chunks of ${size} bytes`);
+  });
+
+  it('a large JSON file is loaded in chunks with the same catalog and errors as read whole; one not UTF-8 is refused whole', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'fbc-big-'));
+    try {
+      // Over the streaming threshold (4 MiB) and several 1 MiB chunks, with multi-byte characters throughout.
+      const docs = ['{\n    "schema": "olm.package",\n    "name": "big",\n    "defaultChannel": "stable"\n}'];
+      for (let i = 0; i < 3000; i++) docs.push(JSON.stringify({ schema: 'example.custom', package: 'big', n: i, text: `ünïcødé ✓ ${'x'.repeat(i % 7)}${'é'.repeat(1000)}` }, null, 4));
+      docs.splice(2500, 0, '{"schema": "example.custom",\n"broken"}');
+      const text = `${docs.join('\n')}\n`;
+      assert.ok(Buffer.byteLength(text) > 5 * 1024 * 1024);
+      await writeFile(path.join(dir, 'catalog.json'), text);
+      const streamed = await loadFbcDir(dir);
+      const whole = { config: emptyDeclarativeConfig(), result: new ValidationResult(`catalog ${dir}`) };
+      loadText(whole.config, text, path.join(dir, 'catalog.json'), whole.result);
+      assert.equal(streamed.config.others.length, 3000);
+      assert.deepEqual(streamed.config, whole.config);
+      assert.deepEqual(streamed.result.errors().map((e) => [e.file, e.message]), whole.result.errors().map((e) => [e.file, e.message]));
+      assert.equal(streamed.result.errors().length, 1);
+
+      const bad = Buffer.from(text);
+      bad[3 * 1024 * 1024 + 17] = 0xff;
+      await writeFile(path.join(dir, 'catalog.json'), bad);
+      const refused = await loadFbcDir(dir);
+      assert.equal(refused.config.packages.length + refused.config.others.length, 0, 'nothing of it is taken');
+      assert.match(refused.result.render(), /file is not UTF-8 text/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -9,7 +9,7 @@
  * line, document and field; files over the size limit are refused unread.
  */
 import { isUtf8 } from 'node:buffer';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { open, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
@@ -57,17 +57,6 @@ function lineAt(bytes: Buffer, offset: number, from: { offset: number; line: num
 
 const PRETTY_END = Buffer.from('\n}');
 
-/** The pretty-printed object at `start` and where it ends, when the text is laid out that way. */
-function prettyObject(bytes: Buffer, start: number): { value: unknown; end: number } | undefined {
-  const close = bytes.indexOf(PRETTY_END, start);
-  if (close < 0) return undefined;
-  try {
-    return { value: JSON.parse(bytes.toString('utf8', start, close + 2)) as unknown, end: close + 2 };
-  } catch {
-    return undefined;
-  }
-}
-
 /** A parsed JSON document, or a report when it nests too deep to be walked (see util/nesting.ts). */
 function checkedJsonDocument(doc: SourceDocument, file: string, result: ValidationResult): SourceDocument | undefined {
   if (!nestsDeeperThan(doc.value)) return doc;
@@ -75,12 +64,14 @@ function checkedJsonDocument(doc: SourceDocument, file: string, result: Validati
   return undefined;
 }
 
-/** Where the JSON value at `start` ends: its closing bracket matched, or a bare scalar's blank. */
+/**
+ * Where the JSON value at `start` ends: its closing bracket matched, or a bare scalar's blank;
+ * -1 when the bytes end first (more may come).
+ */
 function valueEnd(bytes: Buffer, start: number): number {
   let depth = 0;
   let inString = false;
-  let i = start;
-  for (; i < bytes.length; i++) {
+  for (let i = start; i < bytes.length; i++) {
     const ch = bytes[i];
     if (inString) {
       if (ch === 92) i++; // backslash: skip the escaped char
@@ -92,70 +83,127 @@ function valueEnd(bytes: Buffer, start: number): number {
     else if (ch === 125 || ch === 93) {
       depth--;
       if (depth <= 0) return i + 1;
-    } else if (depth === 0 && (ch === 10 || ch === 32)) break; // a bare scalar ends at whitespace
+    } else if (depth === 0 && (ch === 10 || ch === 32)) return i; // a bare scalar ends at whitespace
   }
-  return i;
+  return -1;
 }
 
 /**
- * Splits UTF-8 bytes of concatenated JSON values (`{..}{..}` or one per line) and hands each
- * parsed value to `each`, in order. A value that does not parse is reported and the scan goes
- * on with the next one. Works on bytes, decoding one document at a time, so a large catalog
- * file is never held as one string as well (twice its size in memory once it has a character
- * outside Latin-1), and a caller may drop each document once it has taken what it needs.
- * Byte scanning is safe in UTF-8: the bytes of `"`, `\\`, braces and whitespace never occur
- * inside a multi-byte character.
+ * Splits UTF-8 bytes of concatenated JSON values (`{..}{..}` or one per line), given whole or in
+ * chunks as read, and hands each parsed value to `each`, in order. A value that does not parse
+ * is reported and the split goes on with the next one. Works on bytes and decodes one document
+ * at a time, so a large catalog file is held neither whole nor as a string (twice its size once
+ * it has a character outside Latin-1), and each document may be dropped once taken. Byte
+ * scanning is safe in UTF-8: the bytes of `"`, `\\`, braces and blanks never occur inside a
+ * multi-byte character.
  */
-export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument) => void): void {
-  let pos = { offset: 0, line: 1 };
-  let i = 0;
-  let index = 0;
-  const n = bytes.length;
-  const emit = (value: unknown, start: number): void => {
-    const line = lineAt(bytes, start, pos);
-    pos = { offset: start, line };
-    const doc = checkedJsonDocument({ value, line, index }, file, result);
-    if (doc !== undefined) each(doc);
-  };
-  // Pretty-printed JSON (opm's output, Binnacle's) ends each top-level object at the first "}"
-  // that starts a line: nested ones are indented, and strings hold no raw line breaks. So a
-  // slice up to there that parses is exactly the object, found without scanning it here.
-  let pretty = true;
-  while (i < n) {
-    const c = bytes[i] ?? 0;
-    if (c === 32 || c === 9 || c === 10 || c === 13) {
-      i++;
-      continue;
+export class JsonDocumentSplitter {
+  /** Bytes not yet split, and the line its first byte is on. */
+  private pending: Buffer = Buffer.alloc(0);
+  private line = 1;
+  private index = 0;
+  /**
+   * Pretty-printed JSON (opm's output, Binnacle's) ends each top-level object at the first "}"
+   * that starts a line: nested ones are indented, and strings hold no raw line breaks. So a slice
+   * up to there that parses is exactly the object, found without scanning it here. Once a file is
+   * seen not to be laid out that way, its documents are scanned (trying again could cost
+   * quadratic time).
+   */
+  private pretty = true;
+
+  constructor(
+    private readonly file: string,
+    private readonly result: ValidationResult,
+    private readonly each: (doc: SourceDocument) => void,
+  ) {}
+
+  /** Takes the chunk's bytes; the chunk itself is not kept, so its buffer may be reused. */
+  push(chunk: Buffer): void {
+    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    this.split(false);
+  }
+
+  end(): void {
+    this.split(true);
+    this.pending = Buffer.alloc(0);
+  }
+
+  private split(final: boolean): void {
+    const bytes = this.pending;
+    let pos = { offset: 0, line: this.line };
+    const lineOf = (offset: number): number => {
+      pos = { offset, line: lineAt(bytes, offset, pos) };
+      return pos.line;
+    };
+    let i = 0;
+    const n = bytes.length;
+    while (i < n) {
+      const c = bytes[i] ?? 0;
+      if (c === 32 || c === 9 || c === 10 || c === 13) {
+        i++;
+        continue;
+      }
+      if (c === 0xef && (i + 2 < n || final)) {
+        if (bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf) {
+          i += 3; // a byte-order mark is not content
+          continue;
+        }
+      } else if (c === 0xef) break; // a byte-order mark, perhaps: wait for its other bytes
+      const start = i;
+      const end = this.documentEnd(bytes, start, final);
+      if (end === undefined) break; // the document goes on in bytes not read yet
+      i = end.end;
+      if (end.value !== undefined) this.emit(end.value.parsed, lineOf(start));
+      else this.parse(bytes, start, i, lineOf);
+      this.index++;
     }
-    if (c === 0xef && bytes[i + 1] === 0xbb && bytes[i + 2] === 0xbf) {
-      i += 3; // a byte-order mark is not content
-      continue;
+    // Keep what is not split yet, and the line it starts on.
+    this.line = lineAt(bytes, i, pos);
+    this.pending = i >= n ? Buffer.alloc(0) : Buffer.from(bytes.subarray(i));
+  }
+
+  /** Where the document at `start` ends (with its value when the pretty layout found it), or undefined to wait for more. */
+  private documentEnd(bytes: Buffer, start: number, final: boolean): { end: number; value?: { parsed: unknown } } | undefined {
+    if (this.pretty && bytes[start] === 123) {
+      const close = bytes.indexOf(PRETTY_END, start);
+      if (close < 0 && !final) return undefined;
+      if (close >= 0) {
+        try {
+          return { end: close + 2, value: { parsed: JSON.parse(bytes.toString('utf8', start, close + 2)) as unknown } };
+        } catch {
+          // Not laid out that way after all.
+        }
+      }
     }
-    const start = i;
-    const fast = pretty && c === 123 ? prettyObject(bytes, start) : undefined;
-    if (fast !== undefined) {
-      emit(fast.value, start);
-      index++;
-      i = fast.end;
-      continue;
-    }
-    // Not laid out that way: scan this file's documents one by one (trying again could cost quadratic time).
-    pretty = false;
-    i = valueEnd(bytes, start);
+    this.pretty = false;
+    const end = valueEnd(bytes, start);
+    if (end >= 0) return { end };
+    return final ? { end: bytes.length } : undefined;
+  }
+
+  private parse(bytes: Buffer, start: number, end: number, lineOf: (offset: number) => number): void {
     let value: unknown;
     try {
-      value = JSON.parse(bytes.toString('utf8', start, i)) as unknown;
+      value = JSON.parse(bytes.toString('utf8', start, end)) as unknown;
     } catch (err) {
-      const line = lineAt(bytes, start, pos);
-      pos = { offset: start, line };
       const reason = err instanceof Error ? err.message : String(err);
-      result.error('fbc.parse', `document ${index} is not valid JSON: ${reason}`, { file: `${file}:${line}` });
-      index++;
-      continue;
+      this.result.error('fbc.parse', `document ${this.index} is not valid JSON: ${reason}`, { file: `${this.file}:${lineOf(start)}` });
+      return;
     }
-    emit(value, start);
-    index++;
+    this.emit(value, lineOf(start));
   }
+
+  private emit(value: unknown, line: number): void {
+    const doc = checkedJsonDocument({ value, line, index: this.index }, this.file, this.result);
+    if (doc !== undefined) this.each(doc);
+  }
+}
+
+/** Every document of UTF-8 bytes of concatenated JSON values, to `each` (see `JsonDocumentSplitter`). */
+export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument) => void): void {
+  const splitter = new JsonDocumentSplitter(file, result, each);
+  splitter.push(bytes);
+  splitter.end();
 }
 
 /** Every document of a text of concatenated JSON values (see `eachJsonDocument`). */
@@ -334,6 +382,69 @@ export async function listCatalogFiles(root: string): Promise<string[]> {
 }
 
 /** The text of `buf`, or undefined when it is not UTF-8 (a binary file). */
+const NOT_UTF8 = 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octet"); a file that is not part of the catalog belongs in .indexignore';
+/** Files above this size are read in chunks when they are JSON (catalog.json of a whole index: tens of MB). */
+const STREAM_FROM_BYTES = 4 * 1024 * 1024;
+const CHUNK_BYTES = 1024 * 1024;
+
+/** The file's bytes in chunks, read into one buffer: a chunk is valid until the next is asked for. */
+async function* fileChunks(file: string): AsyncGenerator<Buffer> {
+  const fh = await open(file, 'r');
+  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  try {
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, CHUNK_BYTES, null);
+      if (bytesRead === 0) return;
+      yield buf.subarray(0, bytesRead);
+    }
+  } finally {
+    await fh.close();
+  }
+}
+
+/** How many bytes at the end of `buf` start a UTF-8 character that goes on in the next chunk. */
+function openUtf8Tail(buf: Buffer): number {
+  let k = 0; // continuation bytes at the end
+  while (k < 3 && k < buf.length && ((buf[buf.length - 1 - k] ?? 0) & 0xc0) === 0x80) k++;
+  const lead = buf[buf.length - 1 - k];
+  if (lead === undefined || lead < 0xc0) return 0;
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+  return size > k + 1 ? k + 1 : 0;
+}
+
+/** Whether the file is UTF-8 throughout, read in chunks (a character may span two). */
+async function isUtf8File(file: string): Promise<boolean> {
+  let carry = Buffer.alloc(0);
+  for await (const chunk of fileChunks(file)) {
+    const bytes = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
+    const open = openUtf8Tail(bytes);
+    if (!isUtf8(bytes.subarray(0, bytes.length - open))) return false;
+    carry = Buffer.from(bytes.subarray(bytes.length - open));
+  }
+  return carry.length === 0 || isUtf8(carry);
+}
+
+/**
+ * Loads a large JSON file in chunks, each document added as it is split, so neither the file
+ * nor a string of it is held: it is read once to check it is UTF-8 (as a whole file is checked
+ * before anything of it is taken) and once to load it. False when the file is not JSON (YAML is
+ * read whole).
+ */
+async function streamJsonFile(cfg: DeclarativeConfig, file: string, result: ValidationResult): Promise<boolean> {
+  const chunks = fileChunks(file);
+  const first = await chunks.next();
+  await chunks.return(undefined); // closes the file
+  if (first.done === true || firstAsciiContent(first.value) !== 123) return false;
+  if (!(await isUtf8File(file))) {
+    result.error('fbc.parse', NOT_UTF8, { file });
+    return true;
+  }
+  const splitter = new JsonDocumentSplitter(file, result, (doc) => addDocuments(cfg, [doc], file, result));
+  for await (const chunk of fileChunks(file)) splitter.push(chunk);
+  splitter.end();
+  return true;
+}
+
 /** Loads every catalog file under `root`. Never throws for bad content: read `result`. */
 export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<LoadResult> {
   const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
@@ -352,9 +463,10 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
       result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file });
       continue;
     }
+    if (size > STREAM_FROM_BYTES && (await streamJsonFile(cfg, file, result))) continue;
     const bytes = await readFile(file);
     if (!isUtf8(bytes)) {
-      result.error('fbc.parse', 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octet"); a file that is not part of the catalog belongs in .indexignore', { file });
+      result.error('fbc.parse', NOT_UTF8, { file });
       continue;
     }
     loadBytes(cfg, bytes, file, result);
