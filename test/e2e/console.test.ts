@@ -664,6 +664,8 @@ describe('console in a browser', () => {
     await page.goto(`${web.url}/#/inventory`);
     const section = page.locator(`[data-inventory-operator="${extName}"]`);
     await section.waitFor();
+    // Kept current: it follows the operators' watch events (and polls for their custom resources).
+    await page.locator('#live-status[data-live="watch"]').waitFor();
     assert.equal(await section.getAttribute('data-health'), 'Healthy');
     assert.equal(await section.locator(`[data-inventory-resource="NodeHealthCheck//${name}"]`).count(), 1);
     assert.ok(Number(await page.locator('#rollup [data-count-healthy]').getAttribute('data-count-healthy')) >= 1);

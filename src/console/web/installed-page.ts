@@ -28,24 +28,38 @@ async function helmOperators(into: HTMLElement): Promise<void> {
   }
 }
 
-export async function installedList(root: HTMLElement): Promise<void> {
-  const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
-  const helm = h('div', {});
-  void helmOperators(helm);
+/** The list of installed operators, kept current on their watch events (live-refresh.ts); answers a function that stops that. */
+export function installedList(root: HTMLElement): () => void {
+  const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const read = async (): Promise<void> => {
+    const fresh = h('div', {});
+    try {
+      const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
+      const helm = h('div', {});
+      append(
+        fresh,
+        extensions.length === 0
+          ? h('p', { id: 'none-installed' }, 'Nothing is installed.')
+          : table(
+              ['Name', 'Package', 'Version', 'Namespace', 'Health', 'Message'],
+              extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
+              { id: 'installed' },
+            ),
+        h('h2', {}, 'Helm operators'),
+        helm,
+      );
+      await helmOperators(helm);
+    } catch (err) {
+      showError(fresh, errorText(err));
+    }
+    if (fresh.innerHTML === out.innerHTML) return;
+    clear(out);
+    append(out, ...Array.from(fresh.childNodes));
+  };
+  const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'], concerns: () => true, refresh: read, pollMs: POLL_MS });
   clear(root);
-  append(
-    root,
-    h('h1', {}, 'Installed operators'),
-    extensions.length === 0
-      ? h('p', { id: 'none-installed' }, 'Nothing is installed.')
-      : table(
-          ['Name', 'Package', 'Version', 'Namespace', 'Health', 'Message'],
-          extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
-          { id: 'installed' },
-        ),
-    h('h2', {}, 'Helm operators'),
-    helm,
-  );
+  append(root, h('h1', {}, 'Installed operators'), live.status, out);
+  return live.stop;
 }
 
 /** The APIs the extension's bundles installed, each linking to its custom resources. */

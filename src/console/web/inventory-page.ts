@@ -6,6 +6,8 @@
 import type { Health, HealthCounts, Inventory, InventoryOperator } from '../api-types.js';
 import { api, seg } from './api.js';
 import { append, clear, h, table } from './dom.js';
+import { liveRefresh } from './live-refresh.js';
+import { errorText, showError } from './status.js';
 
 const ORDER: Health[] = ['Healthy', 'Progressing', 'Failing', 'Deleting', 'Unknown'];
 
@@ -37,15 +39,33 @@ function operatorSection(o: InventoryOperator): HTMLElement {
   );
 }
 
-export async function inventoryPage(root: HTMLElement): Promise<void> {
-  const inv = await api<Inventory>('GET', 'inventory');
+/**
+ * The page, kept current (live-refresh.ts): read again on watch events of the operators' kinds,
+ * and every 10 s for their custom resources' health, which no watch here covers. Redrawn only
+ * when what it shows changed. Answers a function that stops the updates.
+ */
+export function inventoryPage(root: HTMLElement): () => void {
+  const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  const read = async (): Promise<void> => {
+    const fresh = h('div', {});
+    try {
+      const inv = await api<Inventory>('GET', 'inventory');
+      append(
+        fresh,
+        h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
+        ...inv.warnings.map((w) => h('p', { class: 'warn-box', 'data-inventory-warning': '' }, `Not counted — ${w}`)),
+        inv.operators.length === 0 ? h('p', { class: 'muted', id: 'inventory-none' }, 'No operator is installed.') : undefined,
+        ...inv.operators.map(operatorSection),
+      );
+    } catch (err) {
+      showError(fresh, errorText(err));
+    }
+    if (fresh.innerHTML === out.innerHTML) return;
+    clear(out);
+    append(out, ...Array.from(fresh.childNodes));
+  };
+  const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'], concerns: () => true, refresh: read, pollMs: 5000, pollWhileLiveMs: 10_000 });
   clear(root);
-  append(
-    root,
-    h('h1', {}, 'Inventory'),
-    h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
-    ...inv.warnings.map((w) => h('p', { class: 'warn-box', 'data-inventory-warning': '' }, `Not counted — ${w}`)),
-    inv.operators.length === 0 ? h('p', { class: 'muted', id: 'inventory-none' }, 'No operator is installed.') : undefined,
-    ...inv.operators.map(operatorSection),
-  );
+  append(root, h('h1', {}, 'Inventory'), live.status, out);
+  return live.stop;
 }

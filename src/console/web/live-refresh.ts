@@ -1,7 +1,8 @@
 /**
  * Keeps a page current: it is read again on each watch event that concerns it (live.ts), and
- * polled only while the stream is down, the person may not watch, or the page follows nothing
- * that has a stream. Reads never overlap: an event during a read asks for one more read after
+ * polled while the stream is down, the person may not watch, or the page follows nothing that
+ * has a stream; a page that shows more than the watched kinds (custom resources' health) is
+ * also polled, less often, while live. Reads never overlap: an event during a read asks for one more read after
  * it. A status line says which of these is happening; its `data-live` (connecting | watch |
  * polling | forbidden) and `data-polls` (reads made by polling) are what the browser tests read.
  */
@@ -17,6 +18,8 @@ export interface LiveRefreshOptions {
   /** Reads and draws the page. */
   refresh: () => Promise<void>;
   pollMs: number;
+  /** Poll this often even while live, for what the watched kinds do not cover. */
+  pollWhileLiveMs?: number;
   /** Why there is no stream, when `kinds` is empty. */
   noStream?: string;
 }
@@ -73,9 +76,10 @@ export function liveRefresh(opts: LiveRefreshOptions): LiveRefresh {
         );
   let polls = 0;
   const loop = (): void => {
-    if (!live) status.setAttribute('data-polls', String(++polls));
-    void (live ? Promise.resolve() : refreshSoon()).finally(() => {
-      if (!stopped) timer = setTimeout(loop, opts.pollMs);
+    const poll = !live || opts.pollWhileLiveMs !== undefined;
+    if (poll) status.setAttribute('data-polls', String(++polls));
+    void (poll ? refreshSoon() : Promise.resolve()).finally(() => {
+      if (!stopped) timer = setTimeout(loop, live ? (opts.pollWhileLiveMs ?? opts.pollMs) : opts.pollMs);
     });
   };
   loop();

@@ -50,9 +50,12 @@ function crdRoute(app: HTMLElement, [crd, sub, c, d]: (string | undefined)[]): P
   return crdPage(app, crd);
 }
 
-/** installed, installed/EXT, installed/EXT/timeline/BD (the last two live: they set stopPage). */
+/** installed, installed/EXT, installed/EXT/timeline/BD (each live: they set stopPage). */
 function installedRoute(app: HTMLElement, [name, sub, bd]: (string | undefined)[]): Promise<void> {
-  if (name === undefined || name === '') return installedList(app);
+  if (name === undefined || name === '') {
+    stopPage = installedList(app);
+    return Promise.resolve();
+  }
   stopPage = sub === 'timeline' && bd !== undefined ? extensionTimelinePage(app, name, bd) : installedDetail(app, name);
   return Promise.resolve();
 }
@@ -71,7 +74,10 @@ function route(): void {
   else if (page === 'install' && a !== undefined && b !== undefined) work = installPage(app, a, b);
   else if (page === 'crd') work = crdRoute(app, rest);
   else if (page === 'installed') work = installedRoute(app, rest);
-  else if (page === 'inventory') work = inventoryPage(app);
+  else if (page === 'inventory') {
+    stopPage = inventoryPage(app);
+    work = Promise.resolve();
+  }
   else work = catalogPage(app);
   work.catch((err: unknown) => {
     clear(app);
