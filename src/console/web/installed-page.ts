@@ -9,7 +9,7 @@ import { api, ApiError, seg } from './api.js';
 import { append, button, clear, h, table } from './dom.js';
 import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
-import { liveRefresh } from './live-refresh.js';
+import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { errorText, showError } from './status.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
 
@@ -31,31 +31,23 @@ async function helmOperators(into: HTMLElement): Promise<void> {
 /** The list of installed operators, kept current on their watch events (live-refresh.ts); answers a function that stops that. */
 export function installedList(root: HTMLElement): () => void {
   const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
-  const read = async (): Promise<void> => {
-    const fresh = h('div', {});
-    try {
-      const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
-      const helm = h('div', {});
-      append(
-        fresh,
-        extensions.length === 0
-          ? h('p', { id: 'none-installed' }, 'Nothing is installed.')
-          : table(
-              ['Name', 'Package', 'Version', 'Namespace', 'Health', 'Message'],
-              extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
-              { id: 'installed' },
-            ),
-        h('h2', {}, 'Helm operators'),
-        helm,
-      );
-      await helmOperators(helm);
-    } catch (err) {
-      showError(fresh, errorText(err));
-    }
-    if (fresh.innerHTML === out.innerHTML) return;
-    clear(out);
-    append(out, ...Array.from(fresh.childNodes));
-  };
+  const read = redrawWhenChanged(out, async (into) => {
+    const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
+    const helm = h('div', {});
+    append(
+      into,
+      extensions.length === 0
+        ? h('p', { id: 'none-installed' }, 'Nothing is installed.')
+        : table(
+            ['Name', 'Package', 'Version', 'Namespace', 'Health', 'Message'],
+            extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
+            { id: 'installed' },
+          ),
+      h('h2', {}, 'Helm operators'),
+      helm,
+    );
+    await helmOperators(helm);
+  });
   const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'], concerns: () => true, refresh: read, pollMs: POLL_MS });
   clear(root);
   append(root, h('h1', {}, 'Installed operators'), live.status, out);

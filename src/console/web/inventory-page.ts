@@ -6,8 +6,7 @@
 import type { Health, HealthCounts, Inventory, InventoryOperator } from '../api-types.js';
 import { api, seg } from './api.js';
 import { append, clear, h, table } from './dom.js';
-import { liveRefresh } from './live-refresh.js';
-import { errorText, showError } from './status.js';
+import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 
 const ORDER: Health[] = ['Healthy', 'Progressing', 'Failing', 'Deleting', 'Unknown'];
 
@@ -46,24 +45,16 @@ function operatorSection(o: InventoryOperator): HTMLElement {
  */
 export function inventoryPage(root: HTMLElement): () => void {
   const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
-  const read = async (): Promise<void> => {
-    const fresh = h('div', {});
-    try {
-      const inv = await api<Inventory>('GET', 'inventory');
-      append(
-        fresh,
-        h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
-        ...inv.warnings.map((w) => h('p', { class: 'warn-box', 'data-inventory-warning': '' }, `Not counted — ${w}`)),
-        inv.operators.length === 0 ? h('p', { class: 'muted', id: 'inventory-none' }, 'No operator is installed.') : undefined,
-        ...inv.operators.map(operatorSection),
-      );
-    } catch (err) {
-      showError(fresh, errorText(err));
-    }
-    if (fresh.innerHTML === out.innerHTML) return;
-    clear(out);
-    append(out, ...Array.from(fresh.childNodes));
-  };
+  const read = redrawWhenChanged(out, async (into) => {
+    const inv = await api<Inventory>('GET', 'inventory');
+    append(
+      into,
+      h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
+      ...inv.warnings.map((w) => h('p', { class: 'warn-box', 'data-inventory-warning': '' }, `Not counted — ${w}`)),
+      inv.operators.length === 0 ? h('p', { class: 'muted', id: 'inventory-none' }, 'No operator is installed.') : undefined,
+      ...inv.operators.map(operatorSection),
+    );
+  });
   const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'], concerns: () => true, refresh: read, pollMs: 5000, pollWhileLiveMs: 10_000 });
   clear(root);
   append(root, h('h1', {}, 'Inventory'), live.status, out);

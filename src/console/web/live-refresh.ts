@@ -7,8 +7,9 @@
  * polling | forbidden) and `data-polls` (reads made by polling) are what the browser tests read.
  */
 import type { LiveEvent, LiveKind } from '../api-types.js';
-import { h } from './dom.js';
+import { append, clear, h } from './dom.js';
 import { follow } from './live.js';
+import { errorText, showError } from './status.js';
 
 export interface LiveRefreshOptions {
   /** The kinds whose watch events may concern the page; none: polling only. */
@@ -91,5 +92,24 @@ export function liveRefresh(opts: LiveRefreshOptions): LiveRefresh {
       stopLive();
       if (timer !== undefined) clearTimeout(timer);
     },
+  };
+}
+
+/**
+ * A refresh for `liveRefresh`: draws into a fresh element (a failure, a 403 too, drawn as its
+ * error) and puts it into `out` only when it differs from what `out` shows, so a page read again
+ * on every event neither flickers nor loses a selection for nothing.
+ */
+export function redrawWhenChanged(out: HTMLElement, draw: (into: HTMLElement) => Promise<void>): () => Promise<void> {
+  return async () => {
+    const fresh = h('div', {});
+    try {
+      await draw(fresh);
+    } catch (err) {
+      showError(fresh, errorText(err));
+    }
+    if (fresh.innerHTML === out.innerHTML) return;
+    clear(out);
+    append(out, ...Array.from(fresh.childNodes));
   };
 }

@@ -10,8 +10,7 @@
 import type { EventView, ExtensionTimeline, HookLiveView, HookView, ReleaseTimeline, RevisionView } from '../api-types.js';
 import { api, seg } from './api.js';
 import { append, button, clear, h, type Child } from './dom.js';
-import { liveRefresh, type LiveRefreshOptions } from './live-refresh.js';
-import { errorText, showError } from './status.js';
+import { liveRefresh, redrawWhenChanged, type LiveRefreshOptions } from './live-refresh.js';
 
 function lastRun(hk: HookView): Child {
   const r = hk.lastRun;
@@ -102,18 +101,7 @@ const POLL_MS = 5000;
  */
 function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load: (into: HTMLElement) => Promise<void>, follow: Pick<LiveRefreshOptions, 'kinds' | 'concerns' | 'noStream'>): () => void {
   const out = h('div', { id: 'timeline' }, h('p', { class: 'muted' }, 'Loading…'));
-  const read = async (): Promise<void> => {
-    const fresh = h('div', {});
-    try {
-      await load(fresh);
-    } catch (err) {
-      showError(fresh, errorText(err));
-    }
-    if (fresh.innerHTML === out.innerHTML) return;
-    clear(out);
-    append(out, ...Array.from(fresh.childNodes));
-  };
-  const live = liveRefresh({ ...follow, refresh: read, pollMs: POLL_MS });
+  const live = liveRefresh({ ...follow, refresh: redrawWhenChanged(out, load), pollMs: POLL_MS });
   const again = button('Read again', () => {
     again.disabled = true;
     void live.refreshSoon().finally(() => (again.disabled = false));
