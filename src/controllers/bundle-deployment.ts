@@ -17,6 +17,7 @@ import { OpenApiSchemas } from '../kube/openapi.js';
 import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient } from './preflight-permissions.js';
@@ -25,6 +26,19 @@ import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.j
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
+
+/** What makes a BundleDeployment's spec unusable as written, each as `field: reason`. */
+export function specProblems(spec: BundleDeployment['spec']): string[] {
+  const problems: string[] = [];
+  const parsed = parseBundleSource(spec.source, { field: 'spec.source' });
+  if (!parsed.result.ok) problems.push(...parsed.result.errors().map((p) => `${p.field ?? 'spec.source'}: ${p.message}`));
+  if (!RENDERERS.has(spec.format)) problems.push(`spec.format: unknown format "${spec.format}"`);
+  if (typeof spec.installNamespace !== 'string' || spec.installNamespace === '') problems.push('spec.installNamespace: required');
+  // The API server keeps free-form fields up to 10,000 levels deep; Binnacle's walkers do not
+  // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.
+  for (const field of ['config', 'values'] as const) if (nestsDeeperThan(spec[field])) problems.push(`spec.${field}: nests deeper than ${MAX_NESTING} levels`);
+  return problems;
+}
 
 /**
  * How a render failure is reported: a transient failure of the API server (5xx, 429, timeout,
@@ -166,11 +180,7 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   private async validate(s: State): Promise<StepOutcome> {
-    const problems: string[] = [];
-    const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
-    if (!parsed.result.ok) problems.push(...parsed.result.errors().map((p) => `${p.field ?? 'spec.source'}: ${p.message}`));
-    if (!RENDERERS.has(s.bd.spec.format)) problems.push(`spec.format: unknown format "${s.bd.spec.format}"`);
-    if (typeof s.bd.spec.installNamespace !== 'string' || s.bd.spec.installNamespace === '') problems.push('spec.installNamespace: required');
+    const problems = specProblems(s.bd.spec);
     if (problems.length > 0) {
       s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
       await this.writeStatus(s);

@@ -28,6 +28,7 @@ import { CatalogIndex, neededBundles, resolve, ResolutionError, type CatalogInpu
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { buildInstalledState, installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { errorMessage } from '../util/errors.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
@@ -287,6 +288,8 @@ export class ClusterExtensionReconciler implements Reconciler {
     if (typeof spec?.serviceAccount?.name !== 'string' || spec.serviceAccount.name === '') problems.push('spec.serviceAccount.name: required');
     if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');
     if (typeof spec?.source?.catalog?.packageName !== 'string' || spec.source.catalog.packageName === '') problems.push('spec.source.catalog.packageName: required');
+    // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
+    if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
     await this.writeStatus(s);

@@ -18,6 +18,7 @@ import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { readYaml, YamlError } from '../util/yaml.js';
 import type { Logger } from 'pino';
 import type { ChartRelease } from '../helm/chart-release.js';
@@ -105,6 +106,17 @@ export function valuesOf(text: string, where: string): Record<string, unknown> |
   if (parsed === null || parsed === undefined) return undefined;
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new InputError('HELM_VALUES_FROM', `${where}: not a map of values`, { field: 'valuesFrom' });
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * A custom resource's spec as values. The API server keeps a free-form spec up to 10,000 levels
+ * deep; Binnacle's walkers (merging, hashing, schema checks) do not go that far (util/nesting.ts
+ * says why), so such a spec is HELM_VALUES_TOO_DEEP before anything walks it.
+ */
+export function specValues(spec: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (spec === undefined) return {};
+  if (nestsDeeperThan(spec)) throw new InputError('HELM_VALUES_TOO_DEEP', `nests deeper than ${MAX_NESTING} levels`, { field: 'spec' });
+  return spec;
 }
 
 /** `$VAR` and `${VAR}` from env (Go's os.ExpandEnv; unset is empty). */
@@ -270,7 +282,7 @@ export class HelmReleaseReconciler implements Reconciler {
   /** valuesFrom, under the CR's spec, under overrideValues (`${ENV}` expanded). */
   private async values(s: State): Promise<StepOutcome> {
     try {
-      s.values = mergeInto(await this.valuesFrom(s.release.namespace), s.cr.spec ?? {});
+      s.values = mergeInto(await this.valuesFrom(s.release.namespace), specValues(s.cr.spec));
       const env = this.o.env ?? process.env;
       s.set = Object.entries(this.o.kind.overrideValues ?? {}).map(([k, v]) => `${k}=${expandEnv(v, env)}`);
       return CONTINUE;
