@@ -212,7 +212,7 @@ describe('live updates: GET /api/watch', () => {
     if (dir !== undefined) await rm(dir, { recursive: true, force: true });
   });
 
-  it('streams the events of kinds and CRDs as the person, and stops every watch when the browser disconnects', async () => {
+  it('streams the events of kinds and CRDs as the person, stops every watch when the browser disconnects, and answers bad input with 400 naming the parameter', async () => {
     dir = await mkdtemp(join(tmpdir(), 'console-watch-'));
     await writeFile(join(dir, 'app.js'), 'export {};\n');
     await writeFile(join(dir, 'app.css'), 'body{}\n');
@@ -252,6 +252,10 @@ describe('live updates: GET /api/watch', () => {
       stop.abort();
       for (let i = 0; i < 200 && f.active() > 0; i++) await new Promise((r) => setTimeout(r, 10));
       assert.equal(f.active(), 0, 'no watch is left running after the browser goes away');
+      const bad = await fetch(`${web.url}/api/watch?crds=Widgets`, { headers: { Authorization: 'Bearer tok' } });
+      assert.equal(bad.status, 400);
+      assert.deepEqual(await bad.json(), { error: 'crds: "Widgets" is not a CRD name: must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character; a CRD is named PLURAL.GROUP', field: 'crds' });
+      assert.equal(f.active(), 0, 'nothing watched for a refused request');
     } finally {
       await web.stop();
     }

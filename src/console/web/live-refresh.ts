@@ -9,7 +9,7 @@
  */
 import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveKind } from '../api-types.js';
 import { append, clear, h } from './dom.js';
-import { follow } from './live.js';
+import { follow, type LiveState } from './live.js';
 import { errorText, showError } from './status.js';
 
 export interface LiveRefreshOptions {
@@ -24,8 +24,6 @@ export interface LiveRefreshOptions {
   pollMs: number;
   /** Poll this often even while live when more CRDs are to be followed than one stream carries. */
   pollUnfollowedMs?: number;
-  /** Why there is no stream, when there is nothing to follow. */
-  noStream?: string;
 }
 
 export interface LiveRefresh {
@@ -69,26 +67,32 @@ export function liveRefresh(opts: LiveRefreshOptions): LiveRefresh {
     if (ev.type === 'RELISTED') void refreshSoon();
     else if ((ev.type === 'ADDED' || ev.type === 'MODIFIED' || ev.type === 'DELETED') && opts.concerns(ev)) void refreshSoon();
   };
+  /** Says on the status line what the stream's state means for the page. */
+  const show = (state: LiveState): void => {
+    live = state.mode === 'live';
+    const forbidden = state.mode === 'fallback' && state.forbidden;
+    status.setAttribute('data-live', live ? 'watch' : forbidden ? 'forbidden' : 'polling');
+    status.className = forbidden ? 'warn-box' : 'muted';
+    const over = unfollowed === 0 ? '' : ` ${unfollowed} CRD(s) more than one stream follows: reading again every ${(opts.pollUnfollowedMs ?? opts.pollMs) / 1000} s too.`;
+    status.textContent = state.mode === 'live' ? `Live: updated as the cluster changes (Kubernetes watches).${over}` : pollText(state.why);
+  };
+  let lastState: LiveState | undefined;
   const start = (): void => {
     stopLive();
+    lastState = undefined;
     live = false;
     status.setAttribute('data-follows', [...opts.kinds, ...crds.map(liveKindOfCrd)].join(' '));
     if (opts.kinds.length === 0 && crds.length === 0) {
       stopLive = () => undefined;
-      status.setAttribute('data-live', 'polling');
-      status.textContent = pollText(opts.noStream ?? 'nothing to watch');
+      show({ mode: 'fallback', why: 'nothing to watch', forbidden: false });
       return;
     }
     status.setAttribute('data-live', 'connecting');
     status.className = 'muted';
     status.textContent = 'Connecting to live updates…';
     stopLive = follow({ kinds: opts.kinds, crds }, onEvent, (state) => {
-      live = state.mode === 'live';
-      const forbidden = state.mode === 'fallback' && state.forbidden;
-      status.setAttribute('data-live', live ? 'watch' : forbidden ? 'forbidden' : 'polling');
-      status.className = forbidden ? 'warn-box' : 'muted';
-      const over = unfollowed === 0 ? '' : ` ${unfollowed} more CRDs than one stream follows: reading again every ${(opts.pollUnfollowedMs ?? opts.pollMs) / 1000} s too.`;
-      status.textContent = state.mode === 'live' ? `Live: updated as the cluster changes (Kubernetes watches).${over}` : pollText(state.why);
+      lastState = state;
+      show(state);
       // Whatever changed while the stream was being set up.
       if (live) void refreshSoon();
     });
@@ -117,7 +121,9 @@ export function liveRefresh(opts: LiveRefreshOptions): LiveRefresh {
     status,
     refreshSoon,
     followCrds: (next) => {
+      const before = unfollowed;
       if (setCrds(next) && !stopped) start();
+      else if (unfollowed !== before && lastState !== undefined) show(lastState);
     },
     stop: () => {
       stopped = true;
