@@ -394,6 +394,8 @@ export interface InventoryOperator {
   version: string;
   health: Health;
   message: string;
+  /** The CRDs of its APIs (whether or not it has resources), so the page can follow them. */
+  crds: string[];
   resources: InventoryResource[];
   /** The operator and its resources, counted by health. */
   counts: HealthCounts;
@@ -412,13 +414,24 @@ export interface Inventory {
 /** The kinds GET /api/watch?kinds= can follow. */
 export type LiveKind = 'ClusterExtension' | 'BundleDeployment' | 'ClusterCatalog' | 'HelmOperator';
 
+/** A CRD's custom resources, as the stream's events name them (`crd/NAME`); no LiveKind has a slash. */
+export type LiveCrdKind = `crd/${string}`;
+
+/** What a stream's event is about: one of Binnacle's kinds, or the custom resources of a CRD. */
+export type LiveEventKind = LiveKind | LiveCrdKind;
+
+export const liveKindOfCrd = (crd: string): LiveCrdKind => `crd/${crd}`;
+
+/** The most CRDs one GET /api/watch?crds= may follow: each is a watch the API server keeps open. */
+export const MAX_LIVE_CRDS = 20;
+
 /**
  * One event of the live stream (`event: kube`): a change (no object: the page reads it again),
  * SYNCED when a kind's watch has started, RELISTED after the watch had to start over (410 Gone:
- * changes may have been missed), FORBIDDEN when the person may not list or watch the kind (its
- * stream ends), ERROR when the watch failed and is being retried.
+ * changes may have been missed), FORBIDDEN when the person may not list or watch the kind, or
+ * get its CRD (its stream ends), ERROR when the watch failed and is being retried.
  */
 export type LiveEvent =
-  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; kind: LiveKind; name: string; namespace?: string; resourceVersion: string }
-  | { type: 'SYNCED' | 'RELISTED'; kind: LiveKind; resourceVersion: string }
-  | { type: 'FORBIDDEN' | 'ERROR'; kind: LiveKind; message: string };
+  | { type: 'ADDED' | 'MODIFIED' | 'DELETED'; kind: LiveEventKind; name: string; namespace?: string; resourceVersion: string }
+  | { type: 'SYNCED' | 'RELISTED'; kind: LiveEventKind; resourceVersion: string }
+  | { type: 'FORBIDDEN' | 'ERROR'; kind: LiveEventKind; message: string };

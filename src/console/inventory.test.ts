@@ -9,10 +9,10 @@ describe('inventory', () => {
     const inv = await inventory(client);
     assert.deepEqual(inv.warnings, []);
     assert.deepEqual(
-      inv.operators.map((o) => ({ type: o.type, name: o.name, source: o.source, version: o.version, health: o.health, resources: o.resources.map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name} ${r.health}`), counts: o.counts })),
+      inv.operators.map((o) => ({ type: o.type, name: o.name, source: o.source, version: o.version, health: o.health, crds: o.crds, resources: o.resources.map((r) => `${r.kind} ${r.namespace ?? ''}/${r.name} ${r.health}`), counts: o.counts })),
       [
-        { type: 'ClusterExtension', name: 'ext', source: 'p', version: '1.0.0', health: 'Healthy', resources: ['Widget ns/w1 Healthy', 'Widget ns/w2 Failing'], counts: { Healthy: 2, Progressing: 0, Failing: 1, Deleting: 0, Unknown: 0 } },
-        { type: 'HelmOperator', name: 'charts', source: 'nginx', version: '1.2.3', health: 'Healthy', resources: ['Nginx apps/broken Failing', 'Nginx apps/web Healthy'], counts: { Healthy: 2, Progressing: 0, Failing: 1, Deleting: 0, Unknown: 0 } },
+        { type: 'ClusterExtension', name: 'ext', source: 'p', version: '1.0.0', health: 'Healthy', crds: ['widgets.example.com'], resources: ['Widget ns/w1 Healthy', 'Widget ns/w2 Failing'], counts: { Healthy: 2, Progressing: 0, Failing: 1, Deleting: 0, Unknown: 0 } },
+        { type: 'HelmOperator', name: 'charts', source: 'nginx', version: '1.2.3', health: 'Healthy', crds: ['nginxes.charts.example.com'], resources: ['Nginx apps/broken Failing', 'Nginx apps/web Healthy'], counts: { Healthy: 2, Progressing: 0, Failing: 1, Deleting: 0, Unknown: 0 } },
       ],
     );
     assert.deepEqual(inv.counts, { Healthy: 4, Progressing: 0, Failing: 2, Deleting: 0, Unknown: 0 });
@@ -24,7 +24,7 @@ describe('inventory', () => {
     const { client } = await consoleCluster((verb, kind) => verb === 'list' && (kind === 'Widget' || kind === 'HelmOperator'));
     const inv = await inventory(client);
     assert.deepEqual(inv.warnings, ['Widget (widgets.example.com) not listed: forbidden: list widgets', 'HelmOperators not listed: forbidden: list helmoperators']);
-    assert.deepEqual(inv.operators.map((o) => [o.name, o.resources.length]), [['ext', 0]]);
+    assert.deepEqual(inv.operators.map((o) => [o.name, o.crds, o.resources.length]), [['ext', ['widgets.example.com'], 0]], 'its CRDs still named: the page follows them');
     assert.deepEqual(inv.counts, { Healthy: 1, Progressing: 0, Failing: 0, Deleting: 0, Unknown: 0 });
   });
 });

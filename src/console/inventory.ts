@@ -70,7 +70,7 @@ async function olmOperators(r: Reader): Promise<InventoryOperator[]> {
     const name = ce.metadata.name ?? '';
     const units = state.units.filter((u) => (u.holder ?? u.needs[0]?.extension) === name);
     const crds = units.flatMap((u) => (u.object.status?.appliedObjects ?? []).filter((o) => o.kind === 'CustomResourceDefinition').map((o) => o.name));
-    out.push(operator({ type: 'ClusterExtension', name, source: ce.spec.source.catalog.packageName, version: ce.status?.install?.bundle.version ?? '', ...healthOf(ce), resources: await r.resourcesOfAll(crds) }));
+    out.push(operator({ type: 'ClusterExtension', name, source: ce.spec.source.catalog.packageName, version: ce.status?.install?.bundle.version ?? '', ...healthOf(ce), crds, resources: await r.resourcesOfAll(crds) }));
   }
   return out;
 }
@@ -82,8 +82,9 @@ async function helmOperators(r: Reader): Promise<InventoryOperator[]> {
   for (const hop of [...hops].sort(byName)) {
     const chart = hop.status?.chart;
     const source = chart?.name ?? hop.spec.chart.oci?.ref ?? hop.spec.chart.repository?.name ?? '';
-    const resources = await r.resourcesOfAll((hop.status?.kinds ?? []).map((k) => k.crd));
-    out.push(operator({ type: 'HelmOperator', name: hop.metadata.name ?? '', source, version: chart?.version ?? '', ...helmOperatorHealth(hop), resources }));
+    const crds = (hop.status?.kinds ?? []).map((k) => k.crd);
+    const resources = await r.resourcesOfAll(crds);
+    out.push(operator({ type: 'HelmOperator', name: hop.metadata.name ?? '', source, version: chart?.version ?? '', ...helmOperatorHealth(hop), crds, resources }));
   }
   return out;
 }

@@ -15,7 +15,7 @@ import { ensureConsoleAssets } from './assets.js';
 import { httpErrorOf } from './errors.js';
 import { ConsoleIdentity, type IdentityOptions } from './identity.js';
 import { CsrfGuard, setSecurityHeaders } from './security.js';
-import { liveKindsOf, streamWatch, type RelayOptions } from './watch.js';
+import { liveSourcesOf, streamWatch, type RelayOptions } from './watch.js';
 
 export interface ConsoleOptions extends IdentityOptions {
   logger: Logger;
@@ -104,7 +104,7 @@ export async function consoleHandler(opts: ConsoleOptions): Promise<{ handle: (r
     const parts = path.slice('/api/'.length).split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
     try {
       const client = await identity.clientFor(req);
-      if (parts.length === 1 && parts[0] === 'watch' && method === 'GET') return await streamWatch(req, res, client, liveKindsOf(url), opts.live);
+      if (parts.length === 1 && parts[0] === 'watch' && method === 'GET') return await streamWatch(req, res, client, liveSourcesOf(url), opts.live);
       const result = await api.route(method === 'HEAD' ? 'GET' : method, parts, { client, req, url });
       if (result === undefined) return sendJson(res, 404, { error: `no API ${method} ${path}` }, head);
       sendResult(res, result, head);

@@ -1,13 +1,15 @@
 /**
  * Live updates for the console's pages: Kubernetes watches run as the person (their own client,
- * identity.ts), relayed to the page as Server-Sent Events over GET /api/watch?kinds=K1,K2. Each
- * change is sent as its type, kind, name (and namespace) and resourceVersion, never the object:
- * the page reads what it shows through the API as before, so it sees nothing more than its
- * person may read. Per kind: list for a starting resourceVersion, then `KubeClient.watch` from
- * it, again from the last resourceVersion when the server ends a watch; a 410 Gone (the version
- * is too old) relists and says so (events may have been missed); a 403 says the person may not
- * list or watch that kind and stops it; other failures are reported and retried with backoff.
- * When the browser goes away every watch of the stream is aborted.
+ * identity.ts), relayed to the page as Server-Sent Events over GET /api/watch?kinds=K1,K2 (some
+ * of Binnacle's kinds) &crds=C1,C2 (the custom resources of these CRDs, in every namespace).
+ * Each change is sent as its type, kind, name (and namespace) and resourceVersion, never the
+ * object: the page reads what it shows through the API as before, so it sees nothing more than
+ * its person may read. Per kind: (for a CRD, get it for its group, version and kind) list for a
+ * starting resourceVersion, then `KubeClient.watch` from it, again from the last resourceVersion
+ * when the server ends a watch; a 410 Gone (the version is too old) relists and says so (events
+ * may have been missed); a 403 says the person may not get the CRD or list or watch the kind and
+ * stops it; other failures are reported and retried with backoff. When the browser goes away
+ * every watch of the stream is aborted.
  *
  * Not an Informer (kube/informer.ts): that keeps every object in memory and retries a 403 for
  * ever, where a relay per browser tab keeps nothing and must tell the page about a 403.
@@ -15,13 +17,35 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION } from '../api/types.js';
+import { dns1123SubdomainErrors } from '../bundle/names.js';
 import type { KubeClient } from '../kube/client.js';
-import { isForbidden, isGone } from '../kube/errors.js';
-import type { LiveEvent, LiveKind } from './api-types.js';
+import { isForbidden, isGone, isNotFound } from '../kube/errors.js';
+import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveEventKind, type LiveKind } from './api-types.js';
 import { InputError } from './errors.js';
+import { apiOf, getCrd } from './resources.js';
 
 /** The kinds a page may follow, all in Binnacle's API group. */
 export const LIVE_KINDS: readonly LiveKind[] = ['ClusterExtension', 'BundleDeployment', 'ClusterCatalog', 'HelmOperator'];
+
+/** What one relay follows: the kind its events carry, and where the objects are listed and watched. */
+export interface LiveSource {
+  kind: LiveEventKind;
+  /** The apiVersion and kind to list and watch; read again before every list. */
+  resolve: (client: KubeClient) => Promise<{ apiVersion: string; kind: string }>;
+}
+
+/** One of Binnacle's own kinds. */
+export const kindSource = (kind: LiveKind): LiveSource => ({ kind, resolve: () => Promise.resolve({ apiVersion: API_VERSION, kind }) });
+
+/** The custom resources of a CRD, at the version it stores (if served; else the first served), as `apiOf` picks it. */
+export const crdSource = (crd: string): LiveSource => ({
+  kind: liveKindOfCrd(crd),
+  resolve: async (client) => {
+    const api = apiOf(await getCrd(client, crd));
+    if (api.version === '') throw new Error(`CRD ${crd} serves no version`);
+    return { apiVersion: `${api.group}/${api.version}`, kind: api.kind };
+  },
+});
 
 export interface RelayOptions {
   /** First retry delay after a failure other than 403 and 410 (doubles up to 30 s). */
@@ -32,21 +56,24 @@ export interface RelayOptions {
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
-/** Relays one kind's changes to `send` until `signal` aborts or the person is refused. */
-export async function relayKind(client: KubeClient, kind: LiveKind, send: (ev: LiveEvent) => void, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
-  let rv: string | undefined;
+/** Relays one source's changes to `send` until `signal` aborts or the person is refused. */
+export async function relay(client: KubeClient, source: LiveSource, send: (ev: LiveEvent) => void, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
+  const { kind } = source;
+  // Where the watch resumes: the resolved resource and the last resourceVersion seen.
+  let from: { apiVersion: string; kind: string; rv: string } | undefined;
   let failures = 0;
   while (!signal.aborted) {
     try {
-      if (rv === undefined) {
-        const list = await client.list(API_VERSION, kind);
+      if (from === undefined) {
+        const target = await source.resolve(client);
+        const list = await client.list(target.apiVersion, target.kind);
         if (signal.aborted) return;
-        rv = list.metadata.resourceVersion ?? '';
-        send({ type: failures > 0 ? 'RELISTED' : 'SYNCED', kind, resourceVersion: rv });
+        from = { ...target, rv: list.metadata.resourceVersion ?? '' };
+        send({ type: failures > 0 ? 'RELISTED' : 'SYNCED', kind, resourceVersion: from.rv });
       }
-      for await (const ev of client.watch(API_VERSION, kind, { resourceVersion: rv, signal, timeoutSeconds: opts.timeoutSeconds ?? 240 })) {
+      for await (const ev of client.watch(from.apiVersion, from.kind, { resourceVersion: from.rv, signal, timeoutSeconds: opts.timeoutSeconds ?? 240 })) {
         const m = ev.object.metadata;
-        if (m.resourceVersion !== undefined) rv = m.resourceVersion;
+        if (m.resourceVersion !== undefined) from.rv = m.resourceVersion;
         if (ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
         send({ type: ev.type, kind, name: m.name ?? '', ...(m.namespace === undefined ? {} : { namespace: m.namespace }), resourceVersion: m.resourceVersion ?? '' });
       }
@@ -59,25 +86,42 @@ export async function relayKind(client: KubeClient, kind: LiveKind, send: (ev: L
       }
       if (isGone(err)) {
         // Too old to resume: list again (the next SYNCED is sent as RELISTED: the page reloads).
-        rv = undefined;
+        from = undefined;
         failures = Math.max(failures, 1);
         continue;
       }
+      // Not served (any more): its CRD may have been deleted or changed versions; find it again.
+      if (isNotFound(err)) from = undefined;
       failures++;
       send({ type: 'ERROR', kind, message: errorText(err) });
       await sleep(Math.min((opts.retryMs ?? 500) * 2 ** (failures - 1), 30_000), undefined, { signal }).catch(() => undefined);
-      // A failed list leaves rv undefined and is tried again; a failed watch resumes from rv.
+      // A failed list is tried again; a failed watch resumes from the last resourceVersion.
     }
   }
 }
 
-/** The kinds of `?kinds=` (comma-separated); all of them when not given. */
-export function liveKindsOf(url: URL): LiveKind[] {
-  const raw = url.searchParams.get('kinds');
-  if (raw === null || raw.trim() === '') return [...LIVE_KINDS];
-  const kinds = [...new Set(raw.split(',').map((k) => k.trim()))];
+/** A comma-separated query parameter: its distinct values, none when it is absent or blank. */
+function listParam(url: URL, name: string): string[] | undefined {
+  const raw = url.searchParams.get(name);
+  if (raw === null || raw.trim() === '') return undefined;
+  return [...new Set(raw.split(',').map((k) => k.trim()))];
+}
+
+/**
+ * What `?kinds=` and `?crds=` (both comma-separated) ask to follow. Without `crds`, no `kinds`
+ * means all of Binnacle's kinds (as before there were CRDs); with `crds`, only the kinds named.
+ */
+export function liveSourcesOf(url: URL): LiveSource[] {
+  const crds = listParam(url, 'crds') ?? [];
+  const kinds = listParam(url, 'kinds') ?? (crds.length === 0 ? [...LIVE_KINDS] : []);
   for (const k of kinds) if (!(LIVE_KINDS as readonly string[]).includes(k)) throw new InputError('kinds', `${JSON.stringify(k)} is not one of ${LIVE_KINDS.join(', ')}`);
-  return kinds as LiveKind[];
+  if (crds.length > MAX_LIVE_CRDS) throw new InputError('crds', `${crds.length} CRDs: one stream follows at most ${MAX_LIVE_CRDS}`);
+  for (const c of crds) {
+    const problems = dns1123SubdomainErrors(c);
+    if (!c.includes('.')) problems.push('a CRD is named PLURAL.GROUP');
+    if (problems.length > 0) throw new InputError('crds', `${JSON.stringify(c)} is not a CRD name: ${problems.join('; ')}`);
+  }
+  return [...(kinds as LiveKind[]).map(kindSource), ...crds.map(crdSource)];
 }
 
 const HEARTBEAT_MS = 20_000;
@@ -87,7 +131,7 @@ const HEARTBEAT_MS = 20_000;
  * the browser closes it; then every watch stops. The page's fetch sends the person's token as
  * for any other request (EventSource cannot send one), to the same origin (CSP connect-src 'self').
  */
-export async function streamWatch(req: IncomingMessage, res: ServerResponse, client: KubeClient, kinds: readonly LiveKind[], opts: RelayOptions & { heartbeatMs?: number } = {}): Promise<void> {
+export async function streamWatch(req: IncomingMessage, res: ServerResponse, client: KubeClient, sources: readonly LiveSource[], opts: RelayOptions & { heartbeatMs?: number } = {}): Promise<void> {
   const stop = new AbortController();
   const onClose = (): void => stop.abort();
   req.on('close', onClose);
@@ -103,7 +147,7 @@ export async function streamWatch(req: IncomingMessage, res: ServerResponse, cli
   }, opts.heartbeatMs ?? HEARTBEAT_MS);
   beat.unref();
   try {
-    await Promise.all(kinds.map((k) => relayKind(client, k, send, stop.signal, opts)));
+    await Promise.all(sources.map((s) => relay(client, s, send, stop.signal, opts)));
     // Every kind refused: nothing more will come.
     if (!stop.signal.aborted) res.end();
   } finally {

@@ -10,7 +10,8 @@
  * A rollback across a new CRD storage version (flux 0.16.0 → 0.15.3) shows the data-safety
  * warning, and the manager refuses it. A HelmOperator serving a chart with hooks: its release's
  * timeline shows each revision with its hooks in Helm's order, their last runs, and the hook Job
- * its delete policy removed as gone; its kind's form comes from the chart's values schema (a value
+ * its delete policy removed as gone, and a new revision shows on its CRD's watch (the inventory's
+ * too: a resource deleted goes from it without polling); its kind's form comes from the chart's values schema (a value
  * the pattern refuses is named, a good one is the release's value); its release's drift names the
  * field changed by hand, and deleting its resource previews and removes the release's objects.
  * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
@@ -33,7 +34,7 @@ import { parseManifest } from '../../src/apply/release.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { publishPackages } from '../../src/catalog/publish.js';
-import { cacheDir } from '../../src/cluster/layout.js';
+import { binDir, cacheDir } from '../../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../../src/console/assets.js';
 import { clientForToken } from '../../src/console/identity.js';
 import { startConsole, type RunningConsole } from '../../src/console/server.js';
@@ -43,7 +44,7 @@ import { e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './e
 import { CORPUS, OperatorHarness } from './operators.js';
 
 const ARTIFACTS = join(cacheDir(), 'test-artifacts', 'console');
-const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+const HELM = join(binDir(), 'helm');
 const HOOKS_CHART = join(import.meta.dirname, 'fixtures', 'hooks-chart');
 const CHROMIUM = process.env.BINNACLE_CHROMIUM ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 const EVIL = 'Poison pill.\n\n<script>window.__binnaclePwned = "script"</script>\n\n<img src="x" onerror="window.__binnaclePwned = \'img\'">\n\n**bold** stays.';
@@ -172,6 +173,8 @@ describe('console in a browser', () => {
     assert.equal(res?.headers()['content-security-policy']?.includes("script-src 'self'"), true, 'the page carries the CSP');
     await page.locator('#packages .card').first().waitFor();
     assert.equal(await page.locator('#packages .card').count(), 2);
+    // Kept current: it follows the ClusterCatalogs' watch.
+    await page.locator('#live-status[data-live="watch"][data-follows="ClusterCatalog"]').waitFor();
     await page.fill('input[data-filter="keyword"]', 'healthcheck');
     await page.locator('#packages .card').nth(1).waitFor({ state: 'detached' });
     assert.deepEqual(await packagesShown(page), ['node-healthcheck-operator']);
@@ -437,7 +440,7 @@ describe('console in a browser', () => {
     await shot(page, '5e-drift');
   });
 
-  test("a release's timeline: an extension's release without hooks says so; a Helm operator's release shows each revision with its hooks in order, their last runs, and the Job its policy deleted as gone", async () => {
+  test("a release's timeline: an extension's release without hooks says so; a Helm operator's release shows each revision with its hooks in order, their last runs, and the Job its policy deleted as gone; it and the inventory follow the CRD's watch", async () => {
     // The extension's bundles are registry+v1: releases without hooks.
     await page.goto(`${web.url}/#/installed/${extName}`);
     await page.locator('#revisions a[data-timeline]').first().click();
@@ -475,12 +478,27 @@ describe('console in a browser', () => {
       assert.equal(await install.locator('tr[data-hook="demo-migrate"] [data-job-state="rerun"]').count(), 1, "revision 2 ran the Job again: the Job of that name is its run's");
       await shot(page, '5g-timeline-hooks');
 
-      // Kept current while open, with no "Read again": a custom resource's release is polled.
+      // Kept current while open, with no "Read again": it follows its CRD's watch (its operator writes the resource's status), not polling.
+      const timelineLive = page.locator(`#live-status[data-live="watch"][data-follows~="crd/${crd}"]`);
+      await timelineLive.waitFor();
+      const timelinePolls = await timelineLive.getAttribute('data-polls');
       await h.client.apply({ ...kind, metadata: { name: 'demo', namespace: ns }, spec: { message: 'third' } }, { force: true });
       await hop.deployedAt('demo', 3);
       await page.locator('#timeline section.revision[data-revision="3"][data-status="deployed"]').waitFor({ timeout: 30_000 });
-      assert.equal(await page.locator('#live-status').getAttribute('data-live'), 'polling');
-      assert.ok(Number(await page.locator('#live-status').getAttribute('data-polls')) >= 2, 'read again by polling');
+      assert.equal(await page.locator('#live-status').getAttribute('data-live'), 'watch');
+      assert.equal(await page.locator('#live-status').getAttribute('data-polls'), timelinePolls, 'shown on the watch event, not read again by polling');
+
+      // The inventory follows the CRDs of its operators: the resource deleted goes from it without polling.
+      await page.goto(`${web.url}/#/inventory`);
+      const inventoryLive = page.locator(`#live-status[data-live="watch"][data-follows~="crd/${crd}"]`);
+      await inventoryLive.waitFor();
+      const demoRow = page.locator(`[data-inventory-resource="HookDemo/${ns}/demo"]`);
+      await demoRow.waitFor();
+      const inventoryPolls = await inventoryLive.getAttribute('data-polls');
+      await h.client.delete({ ...kind, name: 'demo', namespace: ns });
+      await demoRow.waitFor({ state: 'detached', timeout: 120_000 });
+      assert.equal(await page.locator('#live-status').getAttribute('data-live'), 'watch');
+      assert.equal(await page.locator('#live-status').getAttribute('data-polls'), inventoryPolls, 'redrawn on the watch events, not by polling');
     } finally {
       await hop.remove();
     }
@@ -664,8 +682,8 @@ describe('console in a browser', () => {
     await page.goto(`${web.url}/#/inventory`);
     const section = page.locator(`[data-inventory-operator="${extName}"]`);
     await section.waitFor();
-    // Kept current: it follows the operators' watch events (and polls for their custom resources).
-    await page.locator('#live-status[data-live="watch"]').waitFor();
+    // Kept current: it follows the operators' watch events and those of their custom resources' CRDs.
+    await page.locator('#live-status[data-live="watch"][data-follows~="crd/nodehealthchecks.remediation.medik8s.io"]').waitFor();
     assert.equal(await section.getAttribute('data-health'), 'Healthy');
     assert.equal(await section.locator(`[data-inventory-resource="NodeHealthCheck//${name}"]`).count(), 1);
     assert.ok(Number(await page.locator('#rollup [data-count-healthy]').getAttribute('data-count-healthy')) >= 1);

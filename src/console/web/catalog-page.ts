@@ -1,7 +1,8 @@
 /** The catalog list: every package the served catalogs offer, searchable and filterable. */
 import { api, seg } from './api.js';
 import { append, clear, field, h } from './dom.js';
-import { showError } from './status.js';
+import { liveRefresh } from './live-refresh.js';
+import { errorText, showError } from './status.js';
 import type { PackageList, PackageSummary } from '../api-types.js';
 
 export interface CatalogFilter {
@@ -25,8 +26,17 @@ export function matches(p: PackageSummary, f: CatalogFilter): boolean {
   return true;
 }
 
-function select(name: string, values: string[]): HTMLSelectElement {
-  return h('select', { name, 'data-filter': name }, h('option', { value: '' }, 'any'), ...[...new Set(values)].filter((v) => v !== '').sort().map((v) => h('option', { value: v }, v)));
+function select(name: string): HTMLSelectElement {
+  return h('select', { name, 'data-filter': name }, h('option', { value: '' }, 'any'));
+}
+
+/** Offers `values` (and "any"), keeping the choice when it is still offered. */
+function offer(sel: HTMLSelectElement, values: string[]): void {
+  const offered = [...new Set(values)].filter((v) => v !== '').sort();
+  const chosen = sel.value;
+  clear(sel);
+  append(sel, h('option', { value: '' }, 'any'), ...offered.map((v) => h('option', { value: v }, v)));
+  sel.value = offered.includes(chosen) ? chosen : '';
 }
 
 function card(p: PackageSummary): HTMLElement {
@@ -40,33 +50,67 @@ function card(p: PackageSummary): HTMLElement {
   );
 }
 
-export async function catalogPage(root: HTMLElement): Promise<void> {
-  const data = await api<PackageList>('GET', 'packages');
-  const all = data.packages;
+/** How often the list is read when no watch of ClusterCatalogs says a catalog changed. */
+const POLL_MS = 30_000;
+
+/**
+ * The page, kept current (live-refresh.ts): read again when a ClusterCatalog changes (a catalog
+ * added, removed or serving new content); the filters and what is typed stay. Answers a function
+ * that stops the updates.
+ */
+export function catalogPage(root: HTMLElement): () => void {
+  let data: PackageList = { packages: [], catalogs: [], warnings: [] };
+  let shownData = '';
   const keyword = h('input', { type: 'search', name: 'keyword', placeholder: 'Search operators', 'data-filter': 'keyword' });
-  const category = select('category', all.flatMap((p) => p.categories));
-  const provider = select('provider', all.map((p) => p.provider));
-  const capability = select('capability', all.map((p) => p.capability));
-  const installMode = select('installMode', all.flatMap((p) => p.installModes));
+  const category = select('category');
+  const provider = select('provider');
+  const capability = select('capability');
+  const installMode = select('installMode');
   const deps = h('input', { type: 'checkbox', name: 'hasDependencies', 'data-filter': 'hasDependencies' });
-  const count = h('p', { class: 'muted', id: 'count' });
+  const count = h('p', { class: 'muted', id: 'count' }, 'Loading…');
+  const problems = h('div', {});
   const grid = h('div', { class: 'grid', id: 'packages' });
   const render = (): void => {
     const f: CatalogFilter = { keyword: keyword.value, category: category.value, provider: provider.value, capability: capability.value, installMode: installMode.value, hasDependencies: deps.checked };
+    const all = data.packages;
     const shown = all.filter((p) => matches(p, f));
     clear(grid);
     append(grid, ...shown.map(card));
     count.textContent = `${shown.length} of ${all.length} packages from ${data.catalogs.length} catalog(s)`;
   };
+  const read = async (): Promise<void> => {
+    let next: PackageList;
+    try {
+      next = await api<PackageList>('GET', 'packages');
+    } catch (err) {
+      clear(problems);
+      showError(problems, errorText(err));
+      return;
+    }
+    clear(problems);
+    for (const w of next.warnings) showError(problems, w);
+    // Redrawn only when the list changed: a catalog's status changes more often than its content.
+    const text = JSON.stringify(next);
+    if (text === shownData) return;
+    shownData = text;
+    data = next;
+    offer(category, data.packages.flatMap((p) => p.categories));
+    offer(provider, data.packages.map((p) => p.provider));
+    offer(capability, data.packages.map((p) => p.capability));
+    offer(installMode, data.packages.flatMap((p) => p.installModes));
+    render();
+  };
   for (const el of [keyword, category, provider, capability, installMode, deps]) el.addEventListener('input', render);
+  const live = liveRefresh({ kinds: ['ClusterCatalog'], concerns: () => true, refresh: read, pollMs: POLL_MS });
   clear(root);
   append(
     root,
     h('h1', {}, 'Operator catalog'),
+    live.status,
+    problems,
     h('div', { class: 'filters' }, field('Keyword', keyword), field('Category', category), field('Provider', provider), field('Capability level', capability), field('Install mode', installMode), field('Has dependencies', deps)),
     count,
     grid,
   );
-  for (const w of data.warnings) showError(root, w);
-  render();
+  return live.stop;
 }

@@ -39,14 +39,18 @@ function operatorSection(o: InventoryOperator): HTMLElement {
 }
 
 /**
- * The page, kept current (live-refresh.ts): read again on watch events of the operators' kinds,
- * and every 10 s for their custom resources' health, which no watch here covers. Redrawn only
- * when what it shows changed. Answers a function that stops the updates.
+ * The page, kept current (live-refresh.ts): read again on watch events of the operators' kinds
+ * and of the custom resources of their CRDs (the health of each comes from its status), which
+ * after each read are the CRDs it follows. Polled while live only if there are more CRDs than one
+ * stream follows. Redrawn only when what it shows changed. Answers a function that stops the
+ * updates.
  */
 export function inventoryPage(root: HTMLElement): () => void {
   const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
+  let crds: string[] = [];
   const read = redrawWhenChanged(out, async (into) => {
     const inv = await api<Inventory>('GET', 'inventory');
+    crds = inv.operators.flatMap((o) => o.crds);
     append(
       into,
       h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
@@ -55,7 +59,17 @@ export function inventoryPage(root: HTMLElement): () => void {
       ...inv.operators.map(operatorSection),
     );
   });
-  const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'], concerns: () => true, refresh: read, pollMs: 5000, pollWhileLiveMs: 10_000 });
+  const live = liveRefresh({
+    kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'],
+    concerns: () => true,
+    refresh: async () => {
+      await read();
+      // An operator installed or removed brings or takes CRDs: follow what it now shows.
+      live.followCrds(crds);
+    },
+    pollMs: 5000,
+    pollUnfollowedMs: 10_000,
+  });
   clear(root);
   append(root, h('h1', {}, 'Inventory'), live.status, out);
   return live.stop;

@@ -6,7 +6,7 @@
  * is tried again a while later.
  */
 import { bearer } from './api.js';
-import type { LiveEvent, LiveKind } from '../api-types.js';
+import type { LiveEvent, LiveEventKind, LiveKind } from '../api-types.js';
 
 /** live: following watches; fallback: the page must poll (with why). */
 export type LiveState = { mode: 'live' } | { mode: 'fallback'; why: string; forbidden: boolean };
@@ -33,12 +33,26 @@ export function sseParser(onEvent: (ev: LiveEvent) => void): (text: string) => v
   };
 }
 
+/** What a page follows: some of Binnacle's kinds, and the custom resources of some CRDs (by name). */
+export interface Followed {
+  kinds: readonly LiveKind[];
+  crds: readonly string[];
+}
+
+/** The GET /api/watch URL of `f` (no kinds= beside crds= means none of Binnacle's kinds). */
+export function watchUrl(f: Followed): string {
+  const q = [...(f.kinds.length === 0 ? [] : [`kinds=${f.kinds.map(encodeURIComponent).join(',')}`]), ...(f.crds.length === 0 ? [] : [`crds=${f.crds.map(encodeURIComponent).join(',')}`])];
+  return `/api/watch?${q.join('&')}`;
+}
+
 /**
- * Follows `kinds` until the answered function is called. `onEvent` gets every event; `onState`
- * each change between live and fallback. A kind the person may not watch puts the page in
- * fallback (forbidden) for good: polling reads what their RBAC allows and says what it does not.
+ * Follows `followed` until the answered function is called. `onEvent` gets every event;
+ * `onState` each change between live and fallback. A kind or CRD the person may not watch puts
+ * the page in fallback (forbidden) for good: polling reads what their RBAC allows and says what
+ * it does not.
  */
-export function follow(kinds: readonly LiveKind[], onEvent: (ev: LiveEvent) => void, onState: (s: LiveState) => void): () => void {
+export function follow(followed: Followed, onEvent: (ev: LiveEvent) => void, onState: (s: LiveState) => void): () => void {
+  const streams = followed.kinds.length + followed.crds.length;
   const stop = new AbortController();
   let retry: ReturnType<typeof setTimeout> | undefined;
   let forbidden: string | undefined;
@@ -50,9 +64,9 @@ export function follow(kinds: readonly LiveKind[], onEvent: (ev: LiveEvent) => v
     const headers: Record<string, string> = { Accept: 'text/event-stream' };
     const token = bearer();
     if (token !== '') headers.Authorization = `Bearer ${token}`;
-    const res = await fetch(`/api/watch?kinds=${kinds.map(encodeURIComponent).join(',')}`, { headers, credentials: 'same-origin', signal: stop.signal });
+    const res = await fetch(watchUrl(followed), { headers, credentials: 'same-origin', signal: stop.signal });
     if (!res.ok || res.body === null) throw new Error(`live updates: HTTP ${res.status}`);
-    const synced = new Set<LiveKind>();
+    const synced = new Set<LiveEventKind>();
     const parse = sseParser((ev) => {
       if (ev.type === 'FORBIDDEN') {
         forbidden = ev.message;
@@ -62,7 +76,7 @@ export function follow(kinds: readonly LiveKind[], onEvent: (ev: LiveEvent) => v
         fallback(`watch of ${ev.kind} failed: ${ev.message}`);
       } else if (ev.type === 'SYNCED' || ev.type === 'RELISTED') {
         synced.add(ev.kind);
-        if (forbidden === undefined && synced.size === kinds.length) onState({ mode: 'live' });
+        if (forbidden === undefined && synced.size === streams) onState({ mode: 'live' });
       }
       onEvent(ev);
     });

@@ -38,26 +38,25 @@ function header(top: HTMLElement): void {
   );
 }
 
+/** A page kept current: it is stopped when another is shown. */
+function livePage(stop: () => void): Promise<void> {
+  stopPage = stop;
+  return Promise.resolve();
+}
+
 /** A custom resource page: crd/CRD, crd/CRD/new, crd/CRD/edit/NS/NAME, crd/CRD/timeline/NS/NAME (live: sets stopPage). */
 function crdRoute(app: HTMLElement, [crd, sub, c, d]: (string | undefined)[]): Promise<void> {
-  if (crd === undefined) return catalogPage(app);
+  if (crd === undefined) return livePage(catalogPage(app));
   if (sub === 'new') return resourceEditor(app, crd);
   if (sub === 'edit' && c !== undefined && d !== undefined) return resourceEditor(app, crd, { namespace: c, name: d });
-  if (sub === 'timeline' && c !== undefined && d !== undefined) {
-    stopPage = resourceTimelinePage(app, crd, c, d);
-    return Promise.resolve();
-  }
+  if (sub === 'timeline' && c !== undefined && d !== undefined) return livePage(resourceTimelinePage(app, crd, c, d));
   return crdPage(app, crd);
 }
 
 /** installed, installed/EXT, installed/EXT/timeline/BD (each live: they set stopPage). */
 function installedRoute(app: HTMLElement, [name, sub, bd]: (string | undefined)[]): Promise<void> {
-  if (name === undefined || name === '') {
-    stopPage = installedList(app);
-    return Promise.resolve();
-  }
-  stopPage = sub === 'timeline' && bd !== undefined ? extensionTimelinePage(app, name, bd) : installedDetail(app, name);
-  return Promise.resolve();
+  if (name === undefined || name === '') return livePage(installedList(app));
+  return livePage(sub === 'timeline' && bd !== undefined ? extensionTimelinePage(app, name, bd) : installedDetail(app, name));
 }
 
 function route(): void {
@@ -74,11 +73,8 @@ function route(): void {
   else if (page === 'install' && a !== undefined && b !== undefined) work = installPage(app, a, b);
   else if (page === 'crd') work = crdRoute(app, rest);
   else if (page === 'installed') work = installedRoute(app, rest);
-  else if (page === 'inventory') {
-    stopPage = inventoryPage(app);
-    work = Promise.resolve();
-  }
-  else work = catalogPage(app);
+  else if (page === 'inventory') work = livePage(inventoryPage(app));
+  else work = livePage(catalogPage(app));
   work.catch((err: unknown) => {
     clear(app);
     showError(app, errorText(err));

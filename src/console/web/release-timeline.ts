@@ -7,7 +7,7 @@
  * while open (live-refresh.ts) and read on "Read again"; a release the person may not read shows
  * the API's "forbidden".
  */
-import type { EventView, ExtensionTimeline, HookLiveView, HookView, ReleaseTimeline, RevisionView } from '../api-types.js';
+import { liveKindOfCrd, type EventView, type ExtensionTimeline, type HookLiveView, type HookView, type ReleaseTimeline, type RevisionView } from '../api-types.js';
 import { api, seg } from './api.js';
 import { append, button, clear, h, type Child } from './dom.js';
 import { liveRefresh, redrawWhenChanged, type LiveRefreshOptions } from './live-refresh.js';
@@ -99,7 +99,7 @@ const POLL_MS = 5000;
  * What is drawn is replaced only when it changed. A failure (a 403 too) is shown. Answers a
  * function that stops the updates.
  */
-function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load: (into: HTMLElement) => Promise<void>, follow: Pick<LiveRefreshOptions, 'kinds' | 'concerns' | 'noStream'>): () => void {
+function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load: (into: HTMLElement) => Promise<void>, follow: Pick<LiveRefreshOptions, 'kinds' | 'crds' | 'concerns'>): () => void {
   const out = h('div', { id: 'timeline' }, h('p', { class: 'muted' }, 'Loading…'));
   const live = liveRefresh({ ...follow, refresh: redrawWhenChanged(out, load), pollMs: POLL_MS });
   const again = button('Read again', () => {
@@ -125,7 +125,11 @@ export function extensionTimelinePage(root: HTMLElement, name: string, bundleDep
   );
 }
 
-/** `#/crd/CRD/timeline/NS/NAME`: the release of a Helm operator's custom resource, polled (custom kinds have no stream here). */
+/**
+ * `#/crd/CRD/timeline/NS/NAME`: the release of a Helm operator's custom resource, read again on
+ * watch events about the resource (its operator writes its status as it installs, upgrades, or
+ * fails).
+ */
 export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: string, name: string): () => void {
   return timelinePage(
     root,
@@ -134,6 +138,6 @@ export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: 
     async (into) => {
       renderTimeline(into, await api<ReleaseTimeline>('GET', `crds/${seg(crd, 'resources', name, 'timeline')}?namespace=${encodeURIComponent(namespace)}`));
     },
-    { kinds: [], concerns: () => false, noStream: "a custom resource's release is not among the kinds the console watches" },
+    { kinds: [], crds: [crd], concerns: (ev) => ev.kind === liveKindOfCrd(crd) && ev.name === name && ev.namespace === namespace },
   );
 }
