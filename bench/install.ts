@@ -6,12 +6,13 @@
  * storm shows there). Runs on its own local cluster (`bench-install`, or `--cluster NAME` when
  * helpers work side by side), which it takes down at the end.
  *
- * Measured 2026-11-24 on the shared 2-core machine (both runs side by side, other e2e and fuzz
- * work running; `--cluster hscale-before --source <a0ef60a^^ src>` against `--cluster hscale-after`):
- *   live lists per reconcile: 100 at once 247.1 s vs floor 54.1 s = 4.57x, 268 MiB, 304.8 requests/extension
- *   cached reads:             100 at once 205.9 s vs floor 48.8 s = 4.22x, 286 MiB, 267.0 requests/extension
- *   what remains is the BundleDeployment's work: ~135 SubjectAccessReviews (preflight) and a GET
- *   before each of ~50 server-side applies per extension; the manager is idle 75% of the run.
+ * Measured 2026-11-24 evening on the shared 2-core machine, two runs of `--many 100 --rounds 1`
+ * while other builds and browser tests ran (so wall times are noisy; the floor runs in the same run):
+ *   100 at once 58.4 s vs floor 46.6 s = 1.25x, peak RSS 185 MiB, 186 requests/extension
+ *   100 at once 73.6 s vs floor 47.5 s = 1.55x, peak RSS 171 MiB, 192 requests/extension
+ *   (in the morning: 4.22x-4.57x, 268-286 MiB, 267-305 requests/extension; in between came the
+ *   preflight's fewer SubjectAccessReviews and the bundled kubeconfig reader). SubjectAccessReviews are still
+ *   the largest share (56-58 per extension), then a GET and a PATCH per applied object.
  *
  * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR] [--tsx]
  *   --cpu-prof DIR: the manager writes a V8 CPU profile into DIR when it stops

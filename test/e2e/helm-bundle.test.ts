@@ -20,11 +20,12 @@ import { findCondition } from '../../src/kube/types.js';
 import { RegistryClient, buildImage, pushImage } from '../../src/oci/index.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
+import { binDir } from '../../src/cluster/layout.js';
 
 const run = promisify(execFile);
 const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 const CHARTS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts');
-const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+const HELM = join(binDir(), 'helm'); // the tools' folder (BINNACLE_BIN_DIR, else .cache/bin)
 
 async function helm(...args: string[]): Promise<string> {
   const { stdout } = await run(HELM, [...args, '--kubeconfig', e2eKubeconfig()], { env: { ...process.env, HELM_CACHE_HOME: '/tmp/helm-cache', HELM_CONFIG_HOME: '/tmp/helm-config' } });

@@ -22,11 +22,12 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
+import { binDir } from '../../src/cluster/layout.js';
 
 const run = promisify(execFile);
 const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 const CHART = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
-const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+const HELM = join(binDir(), 'helm'); // the tools' folder (BINNACLE_BIN_DIR, else .cache/bin)
 const BINNACLE = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
 const GROUP = 'e2e.binnacle.dev';
 
