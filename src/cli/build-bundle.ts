@@ -57,6 +57,8 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
     target: 'node20',
     logLevel: 'warning',
     legalComments: 'inline',
+    // Names stay as written when two modules' top-level names collide (errors take `new.target.name`).
+    keepNames: true,
     plugins: [
       {
         name: 'node-modules-external-but-inline',
