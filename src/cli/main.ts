@@ -13,7 +13,7 @@ import { BinnacleError } from '../util/errors.js';
 import { defaultContext, type CliContext } from './context.js';
 import { addGlobalFlags, commandPath, leafCommands, usageLine, type GlobalFlags } from './flags.js';
 import { registerCommands } from './commands/index.js';
-import { addIndexedCommands, loadHelpIndex, type HelpEntry } from './help-index.js';
+import type { HelpEntry } from './help-index.js';
 
 /** Commands that log JSON unless told otherwise: the long-running controllers. */
 const JSON_LOGS = new Set(['binnacle manager', 'binnacle helm-operator run']);
@@ -34,7 +34,7 @@ export async function buildProgram(ctx: CliContext, only?: string, helpIndex?: r
   // included) go after its name.
   program.enablePositionalOptions();
   addGlobalFlags(program);
-  if (helpIndex !== undefined) addIndexedCommands(program, helpIndex);
+  if (helpIndex !== undefined) (await import('./help-index.js')).addIndexedCommands(program, helpIndex);
   else await registerCommands(program, ctx, only);
   for (const c of leafCommands(program)) {
     if (c === program) continue;
@@ -64,7 +64,8 @@ export async function run(argv: readonly string[], ctx: CliContext = defaultCont
   const first = argv[0];
   // The top-level help alone (`binnacle`, `--help`, `-h`, `help`) is printed from the built index when there is one.
   const topHelp = argv.length === 0 || (argv.length === 1 && ['--help', '-h', 'help'].includes(first ?? ''));
-  const index = topHelp ? loadHelpIndex() : undefined;
+  // Imported only for it: any other command has no use for the index.
+  const index = topHelp ? (await import('./help-index.js')).loadHelpIndex() : undefined;
   const program = await buildProgram(ctx, first !== undefined && !first.startsWith('-') ? first : undefined, index);
   let current: Command | undefined;
   program.hook('preAction', (_root, action) => {

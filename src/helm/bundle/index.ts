@@ -17,9 +17,9 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { generateBundle, validateBundleDir } from '../../bundle/index.js';
+import { projectRoot } from '../../cluster/layout.js';
 import { isRecord, type JsonObject } from '../../bundle/decode.js';
 import { isValidImageReference } from '../../oci/reference.js';
 import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
@@ -109,7 +109,8 @@ const MAX_CONFIGMAP_BYTES = 1024 * 1024 - 16 * 1024;
 
 /** The version in package.json: the default operator image's tag. */
 async function binnacleVersion(): Promise<string> {
-  const pkg: unknown = JSON.parse(await readFile(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8'));
+  // The project root by search, not a fixed ../../..: the bundled CLI (dist/cli-bundle/) is not as deep as this file.
+  const pkg: unknown = JSON.parse(await readFile(join(projectRoot(), 'package.json'), 'utf8'));
   return isRecord(pkg) && typeof pkg.version === 'string' ? pkg.version : '0.0.0';
 }
 

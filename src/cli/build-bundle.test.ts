@@ -1,0 +1,102 @@
+/**
+ * The bundled CLI (build-bundle.ts) runs as the sources do. It is bundled here from the sources
+ * (esbuild reads TypeScript; the build bundles tsc's output of the same files) into a folder of
+ * .cache/, as deep as dist/cli-bundle/, so paths taken next to modules resolve as in the build.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { pino } from 'pino';
+import { bundleCli } from './build-bundle.js';
+import { HELP_INDEX_FILE, helpIndexOf } from './help-index.js';
+import { buildProgram, run } from './main.js';
+import type { CliContext } from './context.js';
+
+const ROOT = path.join(import.meta.dirname, '..', '..');
+const VALID = path.join('src', 'catalog', 'testdata', 'fbc', 'valid');
+const BAD = path.join('src', 'catalog', 'testdata', 'bad');
+
+interface Ran {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+function captureCtx(): { ctx: CliContext; ran: (code: number) => Ran } {
+  let out = '';
+  let err = '';
+  return { ctx: { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) }, ran: (code) => ({ code, out, err }) };
+}
+
+/** The command in this process, from the sources. */
+async function inProcess(args: string[]): Promise<Ran> {
+  const c = captureCtx();
+  return c.ran(await run(args, c.ctx));
+}
+
+function spawnBundle(main: string, args: string[]): Promise<Ran> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env: { ...process.env, BINNACLE_LOG_LEVEL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, out, err }));
+  });
+}
+
+describe('the bundled CLI', () => {
+  let outDir = '';
+  let indexDir = '';
+  let main = '';
+
+  before(async () => {
+    await mkdir(path.join(ROOT, '.cache'), { recursive: true });
+    outDir = await mkdtemp(path.join(ROOT, '.cache', 'cli-bundle-test-'));
+    indexDir = await mkdtemp(path.join(tmpdir(), 'cli-bundle-index-'));
+    const helpIndex = path.join(indexDir, HELP_INDEX_FILE);
+    await writeFile(helpIndex, JSON.stringify(helpIndexOf(await buildProgram(captureCtx().ctx))));
+    await bundleCli({ entry: path.join(ROOT, 'src', 'cli', 'main.ts'), outDir, helpIndex });
+    main = path.join(outDir, 'main.js');
+  });
+
+  after(async () => {
+    await rm(outDir, { recursive: true, force: true });
+    await rm(indexDir, { recursive: true, force: true });
+  });
+
+  it('keeps each command group in a chunk of its own, loaded only when wanted', async () => {
+    const files = await readdir(outDir);
+    assert.ok(files.includes(HELP_INDEX_FILE), 'the help index is copied beside the chunks');
+    const entry = await readFile(main, 'utf8');
+    assert.ok(!entry.includes('Check a catalog against every opm validate rule'), 'the catalog group is not in the entry chunk');
+    const chunks = await Promise.all(files.filter((f) => f.endsWith('.js')).map(async (f) => readFile(path.join(outDir, f), 'utf8')));
+    assert.equal(chunks.filter((c) => c.includes('Check a catalog against every opm validate rule')).length, 1);
+  });
+
+  it('reads the help index beside its chunks', async () => {
+    const file = path.join(outDir, HELP_INDEX_FILE);
+    const original = await readFile(file, 'utf8');
+    // A changed index proves the listing comes from this file.
+    const marked = (JSON.parse(original) as { name: string }[]).map((e) => (e.name === 'catalog' ? { ...e, description: 'MARKED' } : e));
+    await writeFile(file, JSON.stringify(marked));
+    try {
+      const help = await spawnBundle(main, ['--help']);
+      assert.equal(help.code, 0);
+      assert.match(help.out, /catalog +MARKED/);
+    } finally {
+      await writeFile(file, original);
+    }
+  });
+
+  for (const args of [['--help'], ['catalog', 'validate', VALID], ['catalog', 'validate', '-o', 'json', VALID], ['catalog', 'validate', BAD], ['catalog', 'render', VALID], ['catalog', 'validate'], ['install', '--help']]) {
+    it(`prints what the sources print: ${args.join(' ')}`, async () => {
+      const [bundled, source] = await Promise.all([spawnBundle(main, args), inProcess(args)]);
+      assert.deepEqual(bundled, source);
+    });
+  }
+});
