@@ -16,7 +16,7 @@
  *
  * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR] [--tsx]
  *   --cpu-prof DIR: the manager writes a V8 CPU profile into DIR when it stops
- *   --tsx: run the manager from src/ through the TypeScript loader (default: from dist/, built first, as it ships)
+ *   --tsx: run the manager from src/ through the TypeScript loader (default: bin/binnacle.js after npm run build, as it ships)
  *   --source DIR: run the manager from another checkout's src/ (DIR/cli/main.ts), to compare revisions in one sitting
  *   (e.g. `git archive REV src | tar -x -C .cache/rev`, then `--source .cache/rev/src`)
  */
@@ -49,11 +49,11 @@ const CLUSTER = args.includes('--cluster') ? (args[args.indexOf('--cluster') + 1
 const ROOT = join(import.meta.dirname, '..');
 const logger = pino({ level: 'warn' });
 
-/** dist/cli/main.js, built now (`npm run build`, a few seconds) so that it is this checkout's code. */
+/** bin/binnacle.js after `npm run build` (a few seconds), so that it is this checkout's code as it ships: the bundle in dist/cli-bundle/. */
 async function builtEntry(): Promise<string> {
   progress('building dist/ (npm run build) to run the manager as it ships ...');
   await run('npm', ['run', 'build', '--silent'], { cwd: ROOT });
-  return join(ROOT, 'dist', 'cli', 'main.js');
+  return join(ROOT, 'bin', 'binnacle.js');
 }
 
 /**
