@@ -17,12 +17,30 @@ export const MAX_NESTING = 256;
  */
 export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  const stack: [object, number][] = [[value, 1]];
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    const [v, depth] = next;
+  // Two parallel stacks and indexed or for-in loops: no array per node (Object.values) or pair per
+  // entry, which made this walk a visible share of a large catalog's load and of its GC.
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  for (let node = nodes.pop(); node !== undefined; node = nodes.pop()) {
+    const depth = depths.pop() ?? 0;
     if (depth > max) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) {
-      if (typeof child === 'object' && child !== null) stack.push([child as object, depth + 1]);
+    if (Array.isArray(node)) {
+      for (let k = 0; k < node.length; k++) {
+        const child: unknown = node[k];
+        if (typeof child === 'object' && child !== null) {
+          nodes.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      // for-in also visits inherited enumerable keys; a tree from JSON.parse has none.
+      for (const key in node) {
+        const child = (node as Record<string, unknown>)[key];
+        if (typeof child === 'object' && child !== null) {
+          nodes.push(child);
+          depths.push(depth + 1);
+        }
+      }
     }
   }
   return false;
