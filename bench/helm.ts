@@ -5,9 +5,10 @@
  * 1. helm: `helm template` (the CLI built from the same pinned Helm module, .cache/bin/helm),
  *    one process per chart, one after the other, as a user or CI runs it. Wall time of each
  *    process and its peak RSS (GNU `/usr/bin/time -f %M`, else sampled from /proc).
- * 2. Binnacle cold: one fresh Node process (this file with `--child`, run by `node --import
- *    tsx`) starts Helm's WebAssembly engine and renders every chart once. Wall time from spawn
- *    to the last render (Node, tsx and engine start-up included) and the process's VmHWM (the
+ * 2. Binnacle cold: one fresh Node process (this file with `--child`, bundled by esbuild and run
+ *    by plain `node`, as Binnacle ships compiled) starts Helm's WebAssembly engine and renders
+ *    every chart once. Wall time from spawn to the last render (Node, imports and engine
+ *    start-up included) and the process's VmHWM (the
  *    engine's worker thread included).
  *    With --threads N (default 1), the engine renders on N threads and N charts are in flight
  *    at once, as a manager reconciling several Helm releases does (first-render times per chart
@@ -28,7 +29,8 @@ import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createHelmEngine, HelmError } from '../src/helm/index.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
+// The cold process runs this file bundled into .cache/bench-helm/ (see childScript), so it is told the root.
+const ROOT = process.env.BINNACLE_BENCH_ROOT ?? path.resolve(import.meta.dirname, '..');
 const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'charts');
 const HELM = path.join(ROOT, '.cache', 'bin', 'helm');
 const WASM = path.join(ROOT, '.cache', 'helm-wasm', 'helm.wasm');
@@ -184,12 +186,33 @@ async function helmTemplate(chart: string): Promise<HelmRun> {
   return { ok: exit === 0, text, ms, maxRssKb };
 }
 
+let bundledChild: Promise<string> | undefined;
+
+/**
+ * This file and the engine's TypeScript bundled by esbuild (packages stay imports), which the cold
+ * process runs with plain `node`: Binnacle ships compiled (npm run build bundles the CLI), and
+ * tsx's loader would add about 0.2 s of its own start-up and transpiling to Binnacle's side.
+ */
+function childScript(): Promise<string> {
+  bundledChild ??= (async () => {
+    const { build } = await import('esbuild');
+    const outfile = path.join(ROOT, '.cache', 'bench-helm', 'helm-bench.mjs');
+    await build({ entryPoints: [import.meta.filename], outfile, bundle: true, format: 'esm', platform: 'node', target: 'node20', packages: 'external', logLevel: 'warning' });
+    return outfile;
+  })();
+  return bundledChild;
+}
+
 /** Spawns the cold Binnacle process; times spawn → last render, and spawn → exit. */
 async function coldBinnacle(outDir: string, warm = WARM): Promise<{ corpusMs: number; exitMs: number; report: ChildReport }> {
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
   const start = performance.now();
-  const proc = spawn(process.execPath, ['--import', 'tsx', import.meta.filename, '--child', outDir, '--warm', String(warm), '--threads', String(THREADS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [await childScript(), '--child', outDir, '--warm', String(warm), '--threads', String(THREADS)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, BINNACLE_BENCH_ROOT: ROOT, BINNACLE_HELM_WASM_DIR: path.dirname(WASM) },
+  });
   let corpusMs = NaN;
   let seen = '';
   proc.stdout.on('data', (c: Buffer) => {
@@ -308,7 +331,7 @@ async function main(): Promise<void> {
   console.log(`  ${`helm template, ${n} processes (sum)`.padEnd(50)} ${secs(helmTotalMs).padStart(9)}   max peak RSS ${mb(helmMaxRssKb)}`);
   console.log(`  ${`binnacle, one cold process, ${THREADS} engine thread${THREADS === 1 ? '' : 's'} (spawn → last render)`.padEnd(50)} ${secs(cold.corpusMs).padStart(9)}   peak RSS (VmHWM) ${mb(report.hwmKbAfterCorpus)}`);
   console.log(
-    `    of which node + tsx + imports ${secs(report.scriptReadyMs)}, engine start ${secs(report.engineStartMs)}, first renders (outputs written) ${secs(report.rendersMs)}; ` +
+    `    of which node + imports ${secs(report.scriptReadyMs)}, engine start ${secs(report.engineStartMs)}, first renders (outputs written) ${secs(report.rendersMs)}; ` +
       `after the warm renders: process exit at ${secs(cold.exitMs)}, VmHWM ${mb(report.hwmKbAtEnd)}`,
   );
   const perRound = rounds.map((r, i) => `round ${i + 1}: ${secs(r.oursMs)} / ${secs(r.helmMs)} = ${(r.oursMs / r.helmMs).toFixed(2)}x`).join('; ');
