@@ -1,6 +1,6 @@
 /** The catalog list: every package the served catalogs offer, searchable and filterable. */
 import { api, seg } from './api.js';
-import { append, clear, field, h } from './dom.js';
+import { append, clear, emptyState, field, h, label, title, toolbar } from './dom.js';
 import { liveRefresh } from './live-refresh.js';
 import { errorText, showError } from './status.js';
 import type { PackageList, PackageSummary } from '../api-types.js';
@@ -44,9 +44,9 @@ function card(p: PackageSummary): HTMLElement {
   const icon = p.hasIcon ? h('img', { src: `/api/catalogs/${seg(p.catalog, p.name)}/icon`, alt: '', class: 'icon', loading: 'lazy' }) : h('div', { class: 'icon placeholder' }, p.displayName.slice(0, 1).toUpperCase());
   return h(
     'a',
-    { class: 'card', href, 'data-package': p.name },
-    icon,
-    h('div', {}, h('strong', {}, p.displayName), p.deprecated ? h('span', { class: 'badge warn' }, 'deprecated') : null, h('div', { class: 'muted' }, `${p.headVersion} · ${p.provider || 'unknown provider'}`), h('p', {}, p.shortDescription)),
+    { class: 'card pf-v6-c-card pf-m-compact', href, 'data-package': p.name },
+    h('div', { class: 'pf-v6-c-card__header' }, icon, h('div', { class: 'pf-v6-c-card__title' }, h('h3', { class: 'pf-v6-c-card__title-text' }, p.displayName), p.deprecated ? label('deprecated', 'warning') : null, h('div', { class: 'muted' }, `${p.headVersion} · ${p.provider || 'unknown provider'}`))),
+    h('div', { class: 'pf-v6-c-card__body' }, p.shortDescription),
   );
 }
 
@@ -70,12 +70,14 @@ export function catalogPage(root: HTMLElement): () => void {
   const count = h('p', { class: 'muted', id: 'count' }, 'Loading…');
   const problems = h('div', {});
   const grid = h('div', { class: 'grid', id: 'packages' });
+  const none = emptyState('No package matches the filters.', { id: 'packages-none', hidden: '' });
   const render = (): void => {
     const f: CatalogFilter = { keyword: keyword.value, category: category.value, provider: provider.value, capability: capability.value, installMode: installMode.value, hasDependencies: deps.checked };
     const all = data.packages;
     const shown = all.filter((p) => matches(p, f));
     clear(grid);
     append(grid, ...shown.map(card));
+    none.hidden = shown.length > 0 || all.length === 0;
     count.textContent = `${shown.length} of ${all.length} packages from ${data.catalogs.length} catalog(s)`;
   };
   const read = async (): Promise<void> => {
@@ -105,12 +107,13 @@ export function catalogPage(root: HTMLElement): () => void {
   clear(root);
   append(
     root,
-    h('h1', {}, 'Operator catalog'),
+    title('h1', {}, 'Operator catalog'),
     live.status,
     problems,
-    h('div', { class: 'filters' }, field('Keyword', keyword), field('Category', category), field('Provider', provider), field('Capability level', capability), field('Install mode', installMode), field('Has dependencies', deps)),
+    toolbar({ class: 'filters' }, field('Keyword', keyword), field('Category', category), field('Provider', provider), field('Capability level', capability), field('Install mode', installMode), field('Has dependencies', deps)),
     count,
     grid,
+    none,
   );
   return live.stop;
 }

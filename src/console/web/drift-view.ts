@@ -6,7 +6,7 @@
  */
 import type { ExtensionDrift, FieldDriftView, ObjectDriftView, ReleaseDriftView } from '../api-types.js';
 import { api } from './api.js';
-import { append, button, clear, h, type Child } from './dom.js';
+import { append, button, clear, h, td, th, title as heading, tr, type Child } from './dom.js';
 import { errorText, showError } from './status.js';
 
 const objectName = (o: ObjectDriftView): string => `${o.kind} ${o.namespace === undefined ? '' : `${o.namespace}/`}${o.name}`;
@@ -25,21 +25,21 @@ const STATE: Record<ObjectDriftView['state'], string> = { missing: 'missing', ch
 
 function driftRows(o: ObjectDriftView): HTMLTableRowElement[] {
   const attrs = { 'data-drift-object': objectKey(o), 'data-drift-state': o.state };
-  if (o.fields.length === 0) return [h('tr', attrs, h('td', {}, objectName(o)), h('td', {}, STATE[o.state]), h('td', { colspan: '3' }, o.message ?? (o.state === 'missing' ? 'not on the cluster' : '')))];
-  return o.fields.map((f, i) => h('tr', { ...attrs, 'data-drift-path': f.path }, h('td', {}, i === 0 ? objectName(o) : ''), h('td', {}, i === 0 ? STATE[o.state] : ''), h('td', {}, h('code', {}, f.path)), h('td', {}, value(f, 'manifest')), h('td', {}, value(f, 'live'))));
+  if (o.fields.length === 0) return [tr(attrs, td({}, objectName(o)), td({}, STATE[o.state]), td({ colspan: '3' }, o.message ?? (o.state === 'missing' ? 'not on the cluster' : '')))];
+  return o.fields.map((f, i) => tr({ ...attrs, 'data-drift-path': f.path }, td({}, i === 0 ? objectName(o) : ''), td({}, i === 0 ? STATE[o.state] : ''), td({}, h('code', {}, f.path)), td({}, value(f, 'manifest')), td({}, value(f, 'live'))));
 }
 
 /** One release's drift. */
 export function renderReleaseDrift(into: HTMLElement, d: ReleaseDriftView, note?: string): void {
   const title = `Release ${d.namespace}/${d.release}${d.revision === undefined ? '' : ` — revision ${d.revision} (${d.chart ?? ''})`}`;
-  append(into, h('h3', {}, title, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
+  append(into, heading('h3', {}, title, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
   if (d.message !== undefined) append(into, h('p', { class: 'muted' }, d.message));
   if (d.revision !== undefined && d.drifted.length === 0) append(into, h('p', { class: 'in-sync', 'data-drift-in-sync': d.release }, `In sync: all ${d.checked} objects match what the deployed revision applied.`));
   if (d.drifted.length > 0) {
     append(
       into,
       h('p', { 'data-drift-summary': d.release }, `${d.drifted.length} of ${d.checked} objects differ from the deployed revision:`),
-      h('table', { class: 'drift', 'data-drift-release': d.release }, h('thead', {}, h('tr', {}, ...['Object', 'State', 'Field', 'Manifest', 'Live'].map((x) => h('th', {}, x)))), h('tbody', {}, ...d.drifted.flatMap(driftRows))),
+      h('table', { class: 'pf-v6-c-table pf-m-compact drift', 'data-drift-release': d.release }, h('thead', { class: 'pf-v6-c-table__thead pf-m-wrap' }, tr({}, ...['Object', 'State', 'Field', 'Manifest', 'Live'].map(th))), h('tbody', { class: 'pf-v6-c-table__tbody' }, ...d.drifted.flatMap(driftRows))),
     );
   }
   if (d.skipped.length > 0) append(into, h('p', { class: 'muted' }, `Not compared (the cluster does not serve their optional APIs): ${d.skipped.join(', ')}`));

@@ -7,7 +7,7 @@
  */
 import type { FieldState, FormField } from '../schema-form.js';
 import { initialState } from '../schema-form.js';
-import { append, button, clear, h } from './dom.js';
+import { append, button, clear, control, h } from './dom.js';
 
 function describe(f: FormField): HTMLElement | undefined {
   return f.description === undefined ? undefined : h('small', { class: 'muted field-help' }, f.description);
@@ -17,7 +17,7 @@ function labelText(f: FormField): string {
   return `${f.label}${f.required ? ' *' : ''}`;
 }
 
-function scalarInput(f: FormField, state: { text: string }): HTMLElement {
+function scalarInput(f: FormField, state: { text: string }): HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement {
   const kind = f.kind;
   let input: HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
   if (kind === 'enum' || kind === 'boolean') {
@@ -44,7 +44,7 @@ function fieldBox(f: FormField, path: string, state: FieldState): HTMLElement {
   }
   if (f.kind === 'array' && 'items' in state) return arrayBox(f, path, state);
   if ('text' in state) {
-    return h('div', { class: `form-field kind-${f.kind}`, 'data-path': path }, h('label', {}, h('span', {}, labelText(f)), scalarInput(f, state)), describe(f), f.kind === 'yaml' ? h('small', { class: 'muted' }, 'YAML') : undefined);
+    return h('div', { class: `form-field kind-${f.kind}`, 'data-path': path }, h('label', {}, h('span', { class: 'pf-v6-c-form__label-text' }, labelText(f)), control(scalarInput(f, state))), describe(f), f.kind === 'yaml' ? h('small', { class: 'muted' }, 'YAML') : undefined);
   }
   return h('div', { 'data-path': path }, `${f.label}: cannot be drawn`);
 }
@@ -71,7 +71,7 @@ function arrayBox(f: FormField, path: string, state: { items: FieldState[] }): H
         button('Remove', () => {
           state.items.splice(i, 1);
           draw();
-        }, { class: 'small', 'data-remove': `${path}[${i}]` }),
+        }, { 'data-remove': `${path}[${i}]` }, 'secondary', true),
       );
       append(box, row);
     });
@@ -80,7 +80,7 @@ function arrayBox(f: FormField, path: string, state: { items: FieldState[] }): H
       button(`Add ${f.label.toLowerCase()}`, () => {
         state.items.push(initialState(item, undefined));
         draw();
-      }, { class: 'small', 'data-add': path }),
+      }, { 'data-add': path }, 'link', true),
     );
   };
   draw();

@@ -4,7 +4,7 @@
  * goes to its page to follow its conditions.
  */
 import { api, seg } from './api.js';
-import { append, button, clear, field, h, table } from './dom.js';
+import { alert, append, button, clear, field, h, table, title } from './dom.js';
 import { errorText, showError } from './status.js';
 import type { PackagePage, PlanView } from '../api-types.js';
 
@@ -12,13 +12,13 @@ const MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=',
 
 export function renderPlan(into: HTMLElement, plan: PlanView): void {
   clear(into);
-  append(into, h('h2', {}, 'Plan'));
-  for (const w of plan.warnings) append(into, h('p', { class: 'warn-box' }, w));
+  append(into, title('h2', {}, 'Plan'));
+  for (const w of plan.warnings) append(into, alert('warning', {}, w));
   for (const b of plan.bundles) {
     const change = b.from === undefined ? 'install' : b.from === b.bundle.version ? 'keep' : `upgrade from ${b.from}`;
     append(
       into,
-      h('h3', { 'data-plan-bundle': b.bundle.package }, `${b.bundle.name} (${b.bundle.package} ${b.bundle.version}, catalog ${b.bundle.catalog}): ${change}`),
+      title('h3', { 'data-plan-bundle': b.bundle.package }, `${b.bundle.name} (${b.bundle.package} ${b.bundle.version}, catalog ${b.bundle.catalog}): ${change}`),
       table(['', 'Kind', 'Name', 'Changes'], b.objects.map((o) => [MARK[o.action] ?? o.action, o.kind, `${o.namespace === undefined ? '' : `${o.namespace}/`}${o.name}`, (o.changes ?? []).join(', ')]), { class: 'plan-objects' }),
     );
     // The CRD upgrade-safety verdict for each CRD the cluster has already.
@@ -27,7 +27,7 @@ export function renderPlan(into: HTMLElement, plan: PlanView): void {
         into,
         c.safe
           ? h('p', { 'data-crd-verdict': 'safe', 'data-crd': c.crd }, `CRD upgrade safety of ${c.crd}: safe (every stored object stays readable and valid).`)
-          : h('div', { class: 'error', 'data-crd-verdict': 'unsafe', 'data-crd': c.crd }, `CRD upgrade safety of ${c.crd}: the manager will refuse this change:`, h('ul', {}, ...c.problems.map((p) => h('li', {}, `${p.message} (${p.rule})`)))),
+          : alert('danger', { 'data-crd-verdict': 'unsafe', 'data-crd': c.crd }, `CRD upgrade safety of ${c.crd}: the manager will refuse this change:`, h('ul', {}, ...c.problems.map((p) => h('li', {}, `${p.message} (${p.rule})`)))),
       );
     }
     // What the ServiceAccount lacks, as the manager's permission preflight will find it.
@@ -36,7 +36,7 @@ export function renderPlan(into: HTMLElement, plan: PlanView): void {
         into,
         b.missingPermissions.length === 0
           ? h('p', { 'data-rbac': 'ok' }, 'RBAC: the ServiceAccount holds every permission this bundle needs.')
-          : h('div', { class: 'warn-box', 'data-rbac': 'missing' }, `RBAC the ServiceAccount lacks (${b.missingPermissions.length}); the manager waits until it is granted:`, h('ul', {}, ...b.missingPermissions.slice(0, 50).map((m) => h('li', {}, m))), b.missingPermissions.length > 50 ? h('p', {}, `and ${b.missingPermissions.length - 50} more`) : undefined),
+          : alert('warning', { 'data-rbac': 'missing' }, `RBAC the ServiceAccount lacks (${b.missingPermissions.length}); the manager waits until it is granted:`, h('ul', {}, ...b.missingPermissions.slice(0, 50).map((m) => h('li', {}, m))), b.missingPermissions.length > 50 ? h('p', {}, `and ${b.missingPermissions.length - 50} more`) : undefined),
       );
     }
   }
@@ -67,7 +67,8 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
         },
       );
     },
-    { id: 'install', class: 'primary' },
+    { id: 'install' },
+    'primary',
   );
   install.disabled = true;
   const planButton = button(
@@ -84,7 +85,7 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
         },
         (err: unknown) => {
           clear(planBox);
-          append(planBox, h('h2', {}, 'Plan'), h('pre', { class: 'explanation', id: 'plan-error' }, errorText(err)));
+          append(planBox, title('h2', {}, 'Plan'), h('pre', { class: 'explanation', id: 'plan-error' }, errorText(err)));
           // The person has seen why; installing anyway is theirs to decide (the API server still checks their rights).
           install.disabled = false;
           planButton.disabled = false;
@@ -98,9 +99,9 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
   clear(root);
   append(
     root,
-    h('h1', {}, `Install ${p.displayName}`),
+    title('h1', {}, `Install ${p.displayName}`),
     h('p', { class: 'muted' }, `Package ${pkg} from catalog ${catalog}. The ServiceAccount must exist and hold the permissions the bundle's objects need.`),
-    h('form', { class: 'form', id: 'install-form' }, field('Extension name', name), field('Install namespace', namespace), field('ServiceAccount', serviceAccount), field('Channel', channel), field('Version range', version), h('div', { class: 'actions' }, planButton, install)),
+    h('form', { class: 'form pf-v6-c-form', id: 'install-form' }, field('Extension name', name), field('Install namespace', namespace), field('ServiceAccount', serviceAccount), field('Channel', channel), field('Version range', version), h('div', { class: 'pf-v6-c-form__group pf-m-action' }, h('div', { class: 'pf-v6-c-form__actions' }, planButton, install))),
     messages,
     planBox,
   );

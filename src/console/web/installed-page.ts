@@ -6,11 +6,11 @@
  * and drift, its Events, and uninstall, which first shows what would be deleted.
  */
 import { api, ApiError, seg } from './api.js';
-import { append, button, clear, h, table } from './dom.js';
+import { alert, append, button, clear, descriptionList, emptyState, field, h, linkButton, table, title } from './dom.js';
 import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
-import { errorText, showError } from './status.js';
+import { errorText, healthLabel, showError } from './status.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
 
 const POLL_MS = 2000;
@@ -37,20 +37,20 @@ export function installedList(root: HTMLElement): () => void {
     append(
       into,
       extensions.length === 0
-        ? h('p', { id: 'none-installed' }, 'Nothing is installed.')
+        ? emptyState('Nothing is installed.', { id: 'none-installed' })
         : table(
             ['Name', 'Package', 'Version', 'Namespace', 'Health', 'Message'],
-            extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, h('span', { class: `health ${e.health.toLowerCase()}` }, e.health), e.message]),
+            extensions.map((e) => [h('a', { href: `#/installed/${seg(e.name)}` }, e.name), e.package, e.installed?.version ?? '—', e.namespace, healthLabel(e.health), e.message]),
             { id: 'installed' },
           ),
-      h('h2', {}, 'Helm operators'),
+      title('h2', {}, 'Helm operators'),
       helm,
     );
     await helmOperators(helm);
   });
   const live = liveRefresh({ kinds: ['ClusterExtension', 'BundleDeployment', 'HelmOperator'], concerns: () => true, refresh: read, pollMs: POLL_MS });
   clear(root);
-  append(root, h('h1', {}, 'Installed operators'), live.status, out);
+  append(root, title('h1', {}, 'Installed operators'), live.status, out);
   return live.stop;
 }
 
@@ -84,7 +84,8 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
         },
       );
     },
-    { id: 'upgrade-apply', class: 'primary' },
+    { id: 'upgrade-apply' },
+    'primary',
   );
   apply.disabled = true;
   const planIt = button(
@@ -105,7 +106,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
     { id: 'upgrade-plan-button' },
   );
   for (const el of [channel, version]) el.addEventListener('input', () => (apply.disabled = true));
-  append(into, h('h2', {}, 'Upgrade or change'), h('div', { class: 'filters' }, h('label', { class: 'field' }, h('span', {}, 'Channels'), channel), h('label', { class: 'field' }, h('span', {}, 'Version range'), version)), h('div', { class: 'actions' }, planIt, apply), out);
+  append(into, title('h2', {}, 'Upgrade or change'), h('div', { class: 'filters' }, field('Channels', channel), field('Version range', version)), h('div', { class: 'actions' }, planIt, apply), out);
 }
 
 interface Revision {
@@ -134,7 +135,7 @@ async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
     for (const r of releases) {
       append(
         into,
-        h('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy}) `), h('a', { href: `#/installed/${seg(name, 'timeline', r.bundleDeployment)}`, 'data-timeline': r.bundleDeployment, class: 'small' }, 'Timeline (hooks and jobs)')),
+        title('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy}) `), linkButton('Timeline (hooks and jobs)', `#/installed/${seg(name, 'timeline', r.bundleDeployment)}`, { 'data-timeline': r.bundleDeployment }, 'link', true)),
         r.revisions.length === 0 ? h('p', { class: 'muted' }, 'no revisions yet') : table(['Revision', 'Updated', 'Status', 'Chart', 'Description'], [...r.revisions].reverse().map((v) => [v.revision, v.lastDeployed, v.status, `${v.chart.name}-${v.chart.version}`, v.description]), { class: 'revisions', 'data-release': r.release }),
       );
     }
@@ -159,9 +160,9 @@ function rollbackBox(into: HTMLElement, name: string): void {
             clear(box);
             append(box, h('p', { id: 'rollback-summary' }, `Roll back from ${p.from} to ${p.to} (revision ${p.revision} of release ${p.namespace}/${p.release}). The version is pinned; an upgrade lifts the pin.`));
             if (p.dataAtRisk) {
-              append(box, h('p', { class: 'error', id: 'rollback-data-warning' }, `Data-safety warning: a CRD's status.storedVersions holds a version ${p.to}'s CRDs do not have. Objects stored at that version could no longer be read, and the manager will refuse this change until they are migrated.`));
+              append(box, alert('danger', { id: 'rollback-data-warning' }, `Data-safety warning: a CRD's status.storedVersions holds a version ${p.to}'s CRDs do not have. Objects stored at that version could no longer be read, and the manager will refuse this change until they are migrated.`));
             }
-            for (const c of p.crdProblems) append(box, h('p', { class: 'warn-box', 'data-crd-problem': c.rule }, `${c.crd}: ${c.message}`));
+            for (const c of p.crdProblems) append(box, alert('warning', { 'data-crd-problem': c.rule }, `${c.crd}: ${c.message}`));
             if (p.crdProblems.length === 0) append(box, h('p', { id: 'rollback-crds-safe' }, 'CRD safety: the earlier CRDs accept everything stored today.'));
             const confirm = button(
               `Roll back to ${p.to}`,
@@ -175,7 +176,8 @@ function rollbackBox(into: HTMLElement, name: string): void {
                   },
                 );
               },
-              { id: 'confirm-rollback', class: p.dataAtRisk ? 'danger' : 'primary' },
+              { id: 'confirm-rollback' },
+              p.dataAtRisk ? 'danger' : 'primary',
             );
             append(box, confirm);
           },
@@ -205,7 +207,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const drift = h('div', { class: 'drift-box' });
   driftSection(drift, `extensions/${seg(name)}/drift`, { button: 'drift-check', out: 'drift' });
   clear(root);
-  append(root, h('h1', {}, `Extension ${name}`), body, h('h2', {}, 'Custom resources'), apis, upgrade, h('h2', {}, 'Helm revisions'), revisions, rollback, h('h2', {}, 'Drift'), drift, h('h2', {}, 'Resolution history'), history, actions, h('h2', {}, 'Recent events'), events);
+  append(root, title('h1', {}, `Extension ${name}`), body, title('h2', {}, 'Custom resources'), apis, upgrade, title('h2', {}, 'Helm revisions'), revisions, rollback, title('h2', {}, 'Drift'), drift, title('h2', {}, 'Resolution history'), history, actions, title('h2', {}, 'Recent events'), events);
 
   let apisKey: string | undefined;
   const refresh = async (): Promise<void> => {
@@ -221,18 +223,18 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     clear(body);
     append(
       body,
-      h('p', {}, 'Health: ', h('strong', { class: `health ${d.health.toLowerCase()}`, id: 'health' }, d.health), ` — ${d.message}`),
-      h('dl', { class: 'facts' }, ...[
+      h('p', {}, 'Health: ', healthLabel(d.health, { id: 'health' }), ` — ${d.message}`),
+      descriptionList([
         ['Package', d.package],
         ['Installed bundle', d.installed === undefined ? '—' : `${d.installed.name} (${d.installed.version}) from ${d.installed.catalog}`],
         ['Namespace', d.namespace],
         ['ServiceAccount', d.serviceAccount],
         ['Channels', d.channels.join(', ') || 'default'],
         ['Version range', d.version || 'any'],
-      ].flatMap(([k, v]) => [h('dt', {}, k ?? ''), h('dd', {}, v ?? '')])),
-      h('h2', {}, 'Conditions'),
+      ], { class: 'facts' }),
+      title('h2', {}, 'Conditions'),
       conditionsTable(d.conditions),
-      h('h2', {}, 'Bundle deployments'),
+      title('h2', {}, 'Bundle deployments'),
       table(['BundleDeployment', 'Package', 'Version', 'Namespace', 'State', 'Role', 'Needed by', 'Revision'], d.units.map((u) => [u.bundleDeployment, u.package, u.version, u.namespace, u.state, u.role, u.neededBy.join(', '), u.revision ?? ''])),
     );
     clear(history);
@@ -269,8 +271,8 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
         clear(confirmBox);
         api<UninstallPreview>('GET', `extensions/${seg(name)}/uninstall-preview`).then(
           (p) => {
-            append(confirmBox, h('h3', {}, 'Uninstalling deletes:'));
-            for (const r of p.removed) append(confirmBox, h('h4', {}, `${r.package} (BundleDeployment ${r.bundleDeployment})`), h('ul', {}, ...r.objects.map((o) => h('li', {}, o))));
+            append(confirmBox, title('h3', {}, 'Uninstalling deletes:'));
+            for (const r of p.removed) append(confirmBox, title('h4', {}, `${r.package} (BundleDeployment ${r.bundleDeployment})`), h('ul', {}, ...r.objects.map((o) => h('li', {}, o))));
             for (const k of p.kept) append(confirmBox, h('p', {}, `Kept: ${k.package} (needed by ${k.neededBy.join(', ')})`));
             append(
               confirmBox,
@@ -282,7 +284,8 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
                     (err: unknown) => showError(confirmBox, errorText(err)),
                   );
                 },
-                { id: 'confirm-uninstall', class: 'danger' },
+                { id: 'confirm-uninstall' },
+                'danger',
               ),
             );
           },

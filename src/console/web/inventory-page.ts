@@ -5,19 +5,20 @@
  */
 import type { Health, HealthCounts, Inventory, InventoryOperator } from '../api-types.js';
 import { api, seg } from './api.js';
-import { append, clear, h, table } from './dom.js';
+import { alert, append, clear, emptyState, h, label, table, title } from './dom.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
+import { healthLabel } from './status.js';
 
 const ORDER: Health[] = ['Healthy', 'Progressing', 'Failing', 'Deleting', 'Unknown'];
 
 /** "3 Healthy · 1 Progressing · 0 Failing" (Deleting and Unknown only when there are some). */
 function rollUp(counts: HealthCounts, attrs: Record<string, string> = {}): HTMLElement {
   const shown = ORDER.filter((k) => counts[k] > 0 || k === 'Healthy' || k === 'Progressing' || k === 'Failing');
-  const parts = shown.flatMap((k, i) => [i === 0 ? '' : ' · ', h('span', { class: `health ${k.toLowerCase()}`, [`data-count-${k.toLowerCase()}`]: String(counts[k]) }, `${counts[k]} ${k}`)]);
+  const parts = shown.map((k) => label(`${counts[k]} ${k}`, counts[k] === 0 ? 'grey' : k === 'Healthy' ? 'success' : k === 'Failing' ? 'danger' : k === 'Unknown' ? 'grey' : k === 'Progressing' ? 'info' : 'warning', { class: `health ${k.toLowerCase()}`, [`data-count-${k.toLowerCase()}`]: String(counts[k]) }));
   return h('span', { class: 'rollup', ...attrs }, ...parts);
 }
 
-const healthBadge = (health: Health): HTMLElement => h('strong', { class: `health ${health.toLowerCase()}` }, health);
+const healthBadge = (health: Health): HTMLElement => healthLabel(health);
 
 function operatorSection(o: InventoryOperator): HTMLElement {
   const link = o.type === 'ClusterExtension' ? h('a', { href: `#/installed/${seg(o.name)}` }, o.name) : o.name;
@@ -25,11 +26,11 @@ function operatorSection(o: InventoryOperator): HTMLElement {
   return h(
     'section',
     { class: 'inventory-operator', 'data-inventory-operator': o.name, 'data-health': o.health },
-    h('h2', {}, `${o.type === 'ClusterExtension' ? 'OLM operator' : 'Helm operator'} `, link, ' ', healthBadge(o.health)),
+    title('h2', {}, `${o.type === 'ClusterExtension' ? 'OLM operator' : 'Helm operator'} `, link, ' ', healthBadge(o.health)),
     h('p', { class: 'muted' }, `${o.type} — ${what}. ${o.message}`),
     h('p', {}, rollUp(o.counts)),
     o.resources.length === 0
-      ? h('p', { class: 'muted' }, 'No custom resources.')
+      ? emptyState('No custom resources.')
       : table(
           ['Kind', 'Name', 'Namespace', 'Health', 'Message'],
           o.resources.map((r) => [h('a', { href: `#/crd/${seg(r.crd)}`, 'data-inventory-resource': `${r.kind}/${r.namespace ?? ''}/${r.name}`, 'data-health': r.health }, r.kind), r.name, r.namespace ?? '—', healthBadge(r.health), r.message]),
@@ -54,8 +55,8 @@ export function inventoryPage(root: HTMLElement): () => void {
     append(
       into,
       h('p', {}, 'In all: ', rollUp(inv.counts, { id: 'rollup' })),
-      ...inv.warnings.map((w) => h('p', { class: 'warn-box', 'data-inventory-warning': '' }, `Not counted — ${w}`)),
-      inv.operators.length === 0 ? h('p', { class: 'muted', id: 'inventory-none' }, 'No operator is installed.') : undefined,
+      ...inv.warnings.map((w) => alert('warning', { 'data-inventory-warning': '' }, `Not counted — ${w}`)),
+      inv.operators.length === 0 ? emptyState('No operator is installed.', { id: 'inventory-none' }) : undefined,
       ...inv.operators.map(operatorSection),
     );
   });
@@ -71,6 +72,6 @@ export function inventoryPage(root: HTMLElement): () => void {
     pollUnfollowedMs: 10_000,
   });
   clear(root);
-  append(root, h('h1', {}, 'Inventory'), live.status, out);
+  append(root, title('h1', {}, 'Inventory'), live.status, out);
   return live.stop;
 }

@@ -1,6 +1,6 @@
 /** The console's page: a header (navigation and the bearer token to act as) and hash routes. */
 import { bearer, setBearer } from './api.js';
-import { append, button, clear, h } from './dom.js';
+import { append, button, clear, control, h } from './dom.js';
 import { catalogPage } from './catalog-page.js';
 import { installPage } from './install-page.js';
 import { installedDetail, installedList } from './installed-page.js';
@@ -13,17 +13,17 @@ import { errorText, showError } from './status.js';
 let stopPage: (() => void) | undefined;
 
 function header(top: HTMLElement): void {
-  const token = h('input', { type: 'password', id: 'token', placeholder: 'Bearer token (empty: the console’s own identity)', autocomplete: 'off' });
+  const token = h('input', { type: 'password', id: 'token', placeholder: 'Bearer token (empty: the console’s own identity)', autocomplete: 'off', 'aria-label': 'Bearer token' });
   token.value = bearer();
   const who = h('span', { class: 'muted', id: 'identity' }, bearer() === '' ? 'as the console’s kubeconfig identity' : 'as the token’s identity');
   clear(top);
   append(
     top,
-    h('nav', {}, h('strong', {}, 'Binnacle'), h('a', { href: '#/catalog' }, 'Catalog'), h('a', { href: '#/installed' }, 'Installed'), h('a', { href: '#/inventory' }, 'Inventory')),
+    h('nav', { 'aria-label': 'Console' }, h('strong', { class: 'brand' }, 'Binnacle'), h('a', { href: '#/catalog' }, 'Catalog'), h('a', { href: '#/installed' }, 'Installed'), h('a', { href: '#/inventory' }, 'Inventory')),
     h(
       'div',
       { class: 'identity' },
-      token,
+      control(token),
       button(
         'Use token',
         () => {
@@ -32,6 +32,7 @@ function header(top: HTMLElement): void {
           route();
         },
         { id: 'use-token' },
+        'primary',
       ),
       who,
     ),

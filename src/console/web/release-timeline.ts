@@ -9,7 +9,7 @@
  */
 import { liveKindOfCrd, type EventView, type ExtensionTimeline, type HookLiveView, type HookView, type ReleaseTimeline, type RevisionView } from '../api-types.js';
 import { api, seg } from './api.js';
-import { append, button, clear, h, type Child } from './dom.js';
+import { append, button, clear, h, label, td, th, title as heading, tr, type Child } from './dom.js';
 import { liveRefresh, redrawWhenChanged, type LiveRefreshOptions } from './live-refresh.js';
 
 function lastRun(hk: HookView): Child {
@@ -54,8 +54,7 @@ function live(j: HookLiveView | undefined, kind: string, name: string): Child {
 function hooksTable(rev: RevisionView): HTMLElement {
   if (rev.hooks.length === 0) return h('p', { class: 'muted', 'data-no-hooks': String(rev.revision) }, 'No hooks in this revision.');
   const rows = rev.hooks.map((hk, i) =>
-    h(
-      'tr',
+    tr(
       { 'data-hook': hk.name, 'data-hook-kind': hk.kind },
       ...[
         String(i + 1),
@@ -65,11 +64,11 @@ function hooksTable(rev: RevisionView): HTMLElement {
         hk.deletePolicies.length === 0 ? h('span', { class: 'muted' }, 'none (Helm: before-hook-creation)') : hk.deletePolicies.join(', '),
         lastRun(hk),
         live(hk.live, hk.kind, hk.name),
-      ].map((c) => h('td', {}, c)),
+      ].map((c) => td({}, c)),
     ),
   );
   const head = ['#', 'Hook', 'Events', 'Weight', 'Delete policies', 'Last run', 'On the cluster'];
-  return h('table', { class: 'hooks' }, h('thead', {}, h('tr', {}, ...head.map((x) => h('th', {}, x)))), h('tbody', {}, ...rows));
+  return h('table', { class: 'pf-v6-c-table pf-m-compact hooks' }, h('thead', { class: 'pf-v6-c-table__thead pf-m-wrap' }, tr({}, ...head.map(th))), h('tbody', { class: 'pf-v6-c-table__tbody' }, ...rows));
 }
 
 function revisionSection(rev: RevisionView): HTMLElement {
@@ -77,7 +76,7 @@ function revisionSection(rev: RevisionView): HTMLElement {
   return h(
     'section',
     { class: 'revision', 'data-revision': String(rev.revision), 'data-status': rev.status },
-    h('h3', {}, `Revision ${rev.revision} `, h('span', { class: `badge status-${rev.status}` }, rev.status), h('span', { class: 'muted' }, ` ${chart}, deployed ${rev.deployed || '—'}`)),
+    heading('h3', {}, `Revision ${rev.revision} `, label(rev.status, rev.status === 'deployed' ? 'success' : rev.status === 'failed' ? 'danger' : rev.status.startsWith('pending') ? 'info' : 'grey', { class: `status-${rev.status}` }), h('span', { class: 'muted' }, ` ${chart}, deployed ${rev.deployed || '—'}`)),
     rev.description === '' ? undefined : h('p', { class: 'description' }, rev.description),
     hooksTable(rev),
   );
@@ -85,7 +84,7 @@ function revisionSection(rev: RevisionView): HTMLElement {
 
 /** One release's revisions, into `into`. */
 export function renderTimeline(into: HTMLElement, t: ReleaseTimeline, note?: string): void {
-  append(into, h('h2', { 'data-timeline-release': `${t.namespace}/${t.release}` }, `Release ${t.namespace}/${t.release}`, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
+  append(into, heading('h2', { 'data-timeline-release': `${t.namespace}/${t.release}` }, `Release ${t.namespace}/${t.release}`, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
   if (t.revisions.length === 0) append(into, h('p', { class: 'muted' }, 'No revisions: nothing of it is installed.'));
   for (const rev of t.revisions) append(into, revisionSection(rev));
 }
@@ -107,7 +106,7 @@ function timelinePage(root: HTMLElement, title: string, back: HTMLElement, load:
     void live.refreshSoon().finally(() => (again.disabled = false));
   }, { id: 'timeline-reload' });
   clear(root);
-  append(root, h('h1', {}, title), h('p', {}, back, ' ', again), live.status, h('p', { class: 'muted' }, 'Hooks are listed in the order Helm runs them (by lifecycle event, then weight, then name). Values are not shown.'), out);
+  append(root, heading('h1', {}, title), h('p', {}, back, ' ', again), live.status, h('p', { class: 'muted' }, 'Hooks are listed in the order Helm runs them (by lifecycle event, then weight, then name). Values are not shown.'), out);
   return live.stop;
 }
 

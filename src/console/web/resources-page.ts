@@ -13,7 +13,7 @@ import { readOne } from '../../util/yaml-values.js';
 import { formFor, initialState, valueOf, type FieldState } from '../schema-form.js';
 import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../api-types.js';
 import { api, ApiError, seg } from './api.js';
-import { append, button, clear, h, table } from './dom.js';
+import { alert, append, button, clear, control, emptyState, h, linkButton, table, tabs, title } from './dom.js';
 import { driftSection } from './drift-view.js';
 import { renderForm, showFieldErrors } from './form-view.js';
 import { errorText, showError } from './status.js';
@@ -42,15 +42,15 @@ function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, relo
     (p) => {
       clear(panel);
       const box = h('div', { id: 'cr-delete', class: 'confirm-box' });
-      append(box, h('h3', {}, `Delete ${displayName(p.kind, p)}?`), h('p', {}, `Deletes the ${p.kind} ${p.name}.`));
+      append(box, title('h3', {}, `Delete ${displayName(p.kind, p)}?`), h('p', {}, `Deletes the ${p.kind} ${p.name}.`));
       if (p.finalizers.length > 0) append(box, h('p', { 'data-finalizers': '' }, `Finalizers: ${p.finalizers.join(', ')} — their controllers finish before it is gone.`));
       const r = p.release;
       if (r !== undefined) {
         append(box, h('p', { id: 'cr-delete-release' }, `It is a Helm release: release ${r.namespace}/${r.name}${r.revision === undefined ? '' : ` (revision ${r.revision}, ${r.chart ?? ''})`} is uninstalled with it, and ${r.objects.length === 0 ? 'no objects are recorded for it.' : r.objects.length === 1 ? 'this object of its manifest is deleted:' : `these ${r.objects.length} objects of its manifest are deleted:`}`));
         if (r.objects.length > 0) append(box, h('ul', { id: 'cr-delete-objects' }, ...r.objects.map((o) => h('li', {}, o))));
-        if (r.warning !== undefined) append(box, h('p', { class: 'warn-box' }, r.warning));
+        if (r.warning !== undefined) append(box, alert('warning', {}, r.warning));
       }
-      if (p.mayDelete === false) append(box, h('p', { class: 'warn-box', id: 'cr-delete-denied' }, 'Your identity may not delete it (RBAC): the request will be refused.'));
+      if (p.mayDelete === false) append(box, alert('warning', { id: 'cr-delete-denied' }, 'Your identity may not delete it (RBAC): the request will be refused.'));
       const confirm = button(
         `Delete ${p.kind} ${p.name}`,
         () => {
@@ -66,7 +66,8 @@ function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, relo
             },
           );
         },
-        { id: 'confirm-cr-delete', class: 'danger' },
+        { id: 'confirm-cr-delete' },
+        'danger',
       );
       append(box, h('div', { class: 'actions' }, confirm, button('Cancel', () => clear(panel), { id: 'cancel-cr-delete' })));
       append(panel, box);
@@ -81,7 +82,7 @@ function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, relo
 /** A Helm operator's resource is a release: its drift, checked on request. */
 function releaseDrift(panel: HTMLElement, crd: string, i: ResourceSummary): void {
   clear(panel);
-  append(panel, h('h3', {}, `Drift of the release of ${i.namespace ?? ''}/${i.name}`));
+  append(panel, title('h3', {}, `Drift of the release of ${i.namespace ?? ''}/${i.name}`));
   driftSection(panel, `crds/${seg(crd, 'resources', i.name, 'drift')}${nsQuery(i.namespace)}`, { button: 'cr-drift-check', out: 'cr-drift' });
 }
 
@@ -95,22 +96,22 @@ export async function crdPage(root: HTMLElement, crd: string): Promise<void> {
     h(
       'span',
       { class: 'row-actions' },
-      h('a', { href: `#/crd/${seg(crd)}/edit/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-edit': i.name }, 'Edit'),
-      button('Delete…', () => deleteConfirm(panel, crd, i, reload), { 'data-delete': i.name, class: 'small' }),
-      v.helmOperator === undefined ? undefined : button('Drift…', () => releaseDrift(panel, crd, i), { 'data-drift': i.name, class: 'small' }),
-      v.helmOperator === undefined ? undefined : h('a', { href: `#/crd/${seg(crd)}/timeline/${seg(i.namespace ?? NO_NS, i.name)}`, 'data-timeline': i.name }, 'Timeline'),
+      linkButton('Edit', `#/crd/${seg(crd)}/edit/${seg(i.namespace ?? NO_NS, i.name)}`, { 'data-edit': i.name }, 'link', true),
+      button('Delete…', () => deleteConfirm(panel, crd, i, reload), { 'data-delete': i.name }, 'secondary', true),
+      v.helmOperator === undefined ? undefined : button('Drift…', () => releaseDrift(panel, crd, i), { 'data-drift': i.name }, 'secondary', true),
+      v.helmOperator === undefined ? undefined : linkButton('Timeline', `#/crd/${seg(crd)}/timeline/${seg(i.namespace ?? NO_NS, i.name)}`, { 'data-timeline': i.name }, 'link', true),
     );
   clear(root);
   append(
     root,
-    h('h1', {}, v.displayName ?? v.kind, h('span', { class: 'muted' }, ` ${v.kind}.${v.group}/${v.version}`)),
+    title('h1', {}, v.displayName ?? v.kind, h('span', { class: 'muted' }, ` ${v.kind}.${v.group}/${v.version}`)),
     h('p', { class: 'muted' }, `${v.namespaced ? 'Namespaced' : 'Cluster-scoped'}; ${origin(v)}`),
     v.description === undefined ? undefined : h('p', {}, v.description),
-    ...v.warnings.map((w) => h('p', { class: 'warn-box' }, w)),
-    h('div', { class: 'actions' }, h('a', { class: 'primary', href: `#/crd/${seg(crd)}/new`, id: 'cr-new' }, `Create ${v.kind}`)),
-    h('h2', {}, 'Custom resources'),
+    ...v.warnings.map((w) => alert('warning', {}, w)),
+    h('div', { class: 'actions' }, linkButton(`Create ${v.kind}`, `#/crd/${seg(crd)}/new`, { id: 'cr-new' })),
+    title('h2', {}, 'Custom resources'),
     v.items.length === 0
-      ? h('p', { class: 'muted', id: 'cr-none' }, `No ${v.kind} yet.`)
+      ? emptyState(`No ${v.kind} yet.`, { id: 'cr-none' })
       : table(
           ['Name', 'Namespace', 'Created', 'Conditions', ''],
           v.items.map((i) => [i.name, i.namespace ?? '—', i.created, i.conditions.map((c) => `${c.type}=${c.status}`).join(', '), actions(i)]),
@@ -145,9 +146,9 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
   }
   const formBox = h('div', { id: 'cr-form' });
   const yaml = h('textarea', { id: 'yaml-editor', rows: '24', spellcheck: 'false', class: 'yaml' });
-  const yamlBox = h('div', { id: 'cr-yaml', hidden: '' }, yaml);
+  const yamlBox = h('div', { id: 'cr-yaml', hidden: '' }, control(yaml));
   const messages = h('div', { id: 'cr-messages' });
-  const editorBox = h('div', {}, h('div', { class: 'form-field', 'data-path': 'metadata.name' }, h('label', {}, h('span', {}, 'Name *'), name)), v.namespaced ? h('div', { class: 'form-field', 'data-path': 'metadata.namespace' }, h('label', {}, h('span', {}, 'Namespace *'), namespace)) : undefined, formBox, yamlBox);
+  const editorBox = h('div', {}, h('div', { class: 'form-field', 'data-path': 'metadata.name' }, h('label', {}, h('span', { class: 'pf-v6-c-form__label-text' }, 'Name *'), control(name))), v.namespaced ? h('div', { class: 'form-field', 'data-path': 'metadata.namespace' }, h('label', {}, h('span', { class: 'pf-v6-c-form__label-text' }, 'Namespace *'), control(namespace))) : undefined, formBox, yamlBox);
 
   const drawForm = (): void => {
     clear(formBox);
@@ -187,9 +188,8 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
     drawForm();
     formBox.hidden = false;
     yamlBox.hidden = true;
-    formTab.classList.add('active');
-    yamlTab.classList.remove('active');
-  }, { id: 'mode-form', class: 'tab active' });
+    modeTabs.select(formTab);
+  }, { id: 'mode-form' });
   const yamlTab = button('YAML', () => {
     if (mode === 'yaml') return;
     const obj = fromForm();
@@ -198,9 +198,9 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
     mode = 'yaml';
     formBox.hidden = true;
     yamlBox.hidden = false;
-    yamlTab.classList.add('active');
-    formTab.classList.remove('active');
-  }, { id: 'mode-yaml', class: 'tab' });
+    modeTabs.select(yamlTab);
+  }, { id: 'mode-yaml' });
+  const modeTabs = tabs([formTab, yamlTab]);
 
   const submit = button(edit === undefined ? 'Create' : 'Save', () => {
     clear(messages);
@@ -224,15 +224,15 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
         showError(messages, errorText(err)).setAttribute('id', 'cr-error');
       },
     );
-  }, { id: 'cr-submit', class: 'primary' });
+  }, { id: 'cr-submit' }, 'primary');
 
   drawForm();
   clear(root);
   append(
     root,
-    h('h1', {}, edit === undefined ? `Create ${v.displayName ?? v.kind}` : `Edit ${v.kind} ${edit.name}`),
+    title('h1', {}, edit === undefined ? `Create ${v.displayName ?? v.kind}` : `Edit ${v.kind} ${edit.name}`),
     h('p', { class: 'muted' }, `${v.kind}.${v.group}/${v.version} — ${origin(v)}. ${edit === undefined && v.example !== undefined ? 'Prefilled from the operator’s example. ' : ''}Fields marked * are required.`, ' ', h('a', { href: `#/crd/${seg(crd)}` }, 'Back to the list')),
-    h('div', { class: 'tabs' }, formTab, yamlTab),
+    modeTabs.el,
     messages,
     h('form', { class: 'form cr-editor', id: 'cr-editor' }, editorBox, h('div', { class: 'actions' }, submit)),
   );
