@@ -182,6 +182,12 @@ describe('console in a browser', () => {
     await page.check('input[data-filter="hasDependencies"]');
     await page.locator('#packages .card').nth(1).waitFor({ state: 'detached' });
     assert.deepEqual(await packagesShown(page), ['node-healthcheck-operator'], 'only it needs another package');
+    // Its CSV's icon (a PNG) is shown: loaded from the icon route and decoded by the browser.
+    const icon = page.locator('#packages .card[data-package="node-healthcheck-operator"] img.icon');
+    await icon.scrollIntoViewIfNeeded();
+    type Img = { complete: boolean; naturalWidth: number }; // the page's HTMLImageElement (no DOM types here)
+    await page.waitForFunction((el) => (el as unknown as Img | null)?.complete === true, await icon.elementHandle());
+    assert.ok((await icon.evaluate((el) => (el as unknown as Img).naturalWidth)) > 0, 'the icon loads and decodes');
     await shot(page, '1-catalog-search');
   });
 

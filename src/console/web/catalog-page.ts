@@ -41,7 +41,7 @@ function offer(sel: HTMLSelectElement, values: string[]): void {
 
 function card(p: PackageSummary): HTMLElement {
   const href = `#/package/${seg(p.catalog, p.name)}`;
-  const icon = p.hasIcon ? h('img', { src: `/api/catalogs/${seg(p.catalog, p.name)}/icon`, alt: '', class: 'icon', loading: 'lazy' }) : h('div', { class: 'icon placeholder' }, p.displayName.slice(0, 1).toUpperCase());
+  const icon = p.hasIcon ? h('img', { src: `/api/catalogs/${seg(p.catalog, 'packages', p.name)}/icon`, alt: '', class: 'icon', loading: 'lazy' }) : h('div', { class: 'icon placeholder' }, p.displayName.slice(0, 1).toUpperCase());
   return h(
     'a',
     { class: 'card pf-v6-c-card pf-m-compact', href, 'data-package': p.name },
