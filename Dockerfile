@@ -3,7 +3,8 @@
 #   docker build --build-arg NODE_IMAGE=docker.io/library/node:20-bookworm-slim@sha256:<digest> \
 #                --build-arg GO_IMAGE=docker.io/library/golang:1.26-bookworm@sha256:<digest> -t binnacle .
 # The image holds what Binnacle's own OCI builder puts in
-# it: the compiled output, the production dependencies and Helm's engine (WebAssembly), under
+# it: the compiled output, the production dependencies, Helm's engine (WebAssembly) and the
+# console's built page, under
 # /opt/binnacle, run as a non-root user.
 ARG NODE_IMAGE
 ARG GO_IMAGE
@@ -31,6 +32,8 @@ COPY --from=build /src/bin ./bin
 COPY --from=build /src/dist ./dist
 COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/.cache/helm-wasm ./.cache/helm-wasm
+# The console's built page (manager --console-listen), which npm run build writes there.
+COPY --from=build /src/.cache/console ./.cache/console
 ENV NODE_ENV=production BINNACLE_HELM_WASM_DIR=/opt/binnacle/.cache/helm-wasm
 USER 65532:65532
 ENTRYPOINT ["node", "/opt/binnacle/bin/binnacle.js"]

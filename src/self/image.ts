@@ -10,6 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
+import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
 import { BinnacleError } from '../util/errors.js';
 
@@ -25,6 +26,8 @@ export interface SelfImageOptions {
   client?: RegistryClient;
   /** Where Helm's engine is (default `<root>/.cache/helm-wasm`). */
   helmWasmDir?: string;
+  /** The console's built assets (default: <root>/.cache/console, where `npm run build` writes them). */
+  consoleAssetsDir?: string;
 }
 
 /** The lock file's production packages: every `node_modules/…` entry not marked dev. */
@@ -42,6 +45,9 @@ function stage(o: SelfImageOptions, dir: string): void {
   for (const f of need) if (!existsSync(f)) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${f} is missing: run \`npm ci && npm run build\` first`);
   const wasm = o.helmWasmDir ?? join(o.root, '.cache', 'helm-wasm');
   if (!existsSync(join(wasm, 'helm.wasm'))) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${join(wasm, 'helm.wasm')} is missing: run \`bash hack/build-tools.sh helm-wasm\``);
+  // The console's built page (manager --console-listen): the image has neither its sources nor esbuild to build it.
+  const consoleAssets = o.consoleAssetsDir ?? join(o.root, '.cache', 'console');
+  for (const f of ASSET_FILES) if (!existsSync(join(consoleAssets, f))) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${join(consoleAssets, f)} is missing: run \`npm run build\``);
   const link = (from: string, to: string): void => {
     mkdirSync(dirname(to), { recursive: true });
     execFileSync('cp', ['-al', from, to]);
@@ -50,6 +56,7 @@ function stage(o: SelfImageOptions, dir: string): void {
   link(join(o.root, 'bin'), join(dir, 'bin'));
   link(join(o.root, 'package.json'), join(dir, 'package.json'));
   link(wasm, join(dir, '.cache', 'helm-wasm'));
+  link(consoleAssets, join(dir, '.cache', 'console'));
   for (const pkg of productionPackages(readFileSync(join(o.root, 'package-lock.json'), 'utf8'))) {
     // Nested packages come with their parent; hoisted ones one by one.
     if (existsSync(join(dir, pkg)) || !existsSync(join(o.root, pkg))) continue;

@@ -56,6 +56,8 @@ before(async () => {
   await put(join(root, 'bin', 'binnacle.js'), '#!/usr/bin/env node\n');
   await put(join(root, 'package.json'), '{"name":"binnacle"}\n');
   await put(join(root, '.cache', 'helm-wasm', 'helm.wasm'), 'wasm');
+  await put(join(root, '.cache', 'console', 'app.js'), '// the console page\n');
+  await put(join(root, '.cache', 'console', 'app.css'), '/* its styles */\n');
   await put(join(root, 'node_modules', 'prod-a', 'index.js'), '');
   await put(join(root, 'node_modules', 'prod-a', 'node_modules', 'nested', 'index.js'), '');
   await put(join(root, 'node_modules', 'dev-b', 'index.js'), '');
@@ -87,7 +89,7 @@ describe('self image', () => {
     assert.equal(config.rootfs.diff_ids.length, m.layers.length);
     const last = m.layers[m.layers.length - 1];
     const paths = tarPaths(await client.getBlobBytes(img.ref, last?.digest ?? '', last?.size, 64 * 1024 * 1024));
-    for (const p of ['opt/binnacle/dist/cli/main.js', 'opt/binnacle/bin/binnacle.js', 'opt/binnacle/.cache/helm-wasm/helm.wasm', 'opt/binnacle/node_modules/prod-a/index.js', 'opt/binnacle/node_modules/prod-a/node_modules/nested/index.js']) {
+    for (const p of ['opt/binnacle/dist/cli/main.js', 'opt/binnacle/bin/binnacle.js', 'opt/binnacle/.cache/helm-wasm/helm.wasm', 'opt/binnacle/.cache/console/app.js', 'opt/binnacle/.cache/console/app.css', 'opt/binnacle/node_modules/prod-a/index.js', 'opt/binnacle/node_modules/prod-a/node_modules/nested/index.js']) {
       assert.ok(paths.includes(p), `${p} is in the layer (have ${paths.join(', ')})`);
     }
     assert.ok(!paths.some((p) => p.includes('dev-b')), 'dev packages are left out');
@@ -103,6 +105,15 @@ describe('self image', () => {
     const d = got.objects.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
     assert.equal(d?.spec.template.spec.containers[0]?.image, img.ref);
     assert.equal(got.config.version, '1.2.3');
+  });
+
+  test("without the console's built page the image is refused, naming the file and the build", async () => {
+    const empty = await mkdtemp(join(tmpdir(), 'binnacle-e2e-no-console-'));
+    await assert.rejects(buildSelfImage({ root, base, target: `${e2eRegistry()}/x/binnacle:e2e`, client, consoleAssetsDir: empty }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'SELF_IMAGE_INPUT_MISSING');
+      assert.equal(err.message, `${join(empty, 'app.js')} is missing: run \`npm run build\``);
+      return true;
+    });
   });
 
   test('a base image without a digest is refused', async () => {
