@@ -13,6 +13,7 @@ import { Decoder, isRecord, typeName } from './decode.js';
 import { CSV_KIND, decodeCsv } from './csv.js';
 import { csvNameErrors } from './validate-csv.js';
 import { parseYamlDocuments } from './yaml-docs.js';
+import { readAhead } from '../util/read-ahead.js';
 import {
   ANNOTATION_CHANNELS,
   ANNOTATION_DEFAULT_CHANNEL,
@@ -55,7 +56,7 @@ export interface LoadOptions {
   packageName?: string;
 }
 
-/** Manifest files read at once (bounded, so a directory of thousands of files does not exhaust file handles). */
+/** Manifest files read ahead of the one being parsed (bounded, so a directory of thousands of files does not exhaust file handles). */
 const READ_AHEAD = 16;
 const YAML_FILE = /\.(ya?ml|json)$/i;
 export { PACKAGE_FILE } from './types.js';
@@ -119,32 +120,27 @@ async function readManifests(dir: string, hasManifests: boolean, problems: Probl
   const manifestDir = hasManifests ? join(dir, 'manifests') : dir;
   const prefix = hasManifests ? 'manifests/' : '';
   const names = await listFiles(manifestDir);
-  // Read together, parsed in order: the reads overlap instead of waiting one after another.
-  const reads: { text: string | undefined; readProblems: Problem[] }[] = [];
-  for (let at = 0; at < names.length; at += READ_AHEAD) {
-    const batch = names.slice(at, at + READ_AHEAD).map(async (name) => {
-      const readProblems: Problem[] = [];
-      const text = !hasManifests && !YAML_FILE.test(name) ? undefined : await readBundleFile(join(manifestDir, name), `${prefix}${name}`, readProblems);
-      return { text, readProblems };
-    });
-    reads.push(...(await Promise.all(batch)));
-  }
-  names.forEach((name, i) => {
+  // Parsed in order, with the next files already being read (util/read-ahead.ts).
+  const reads = readAhead(names, READ_AHEAD, async (name) => {
+    const readProblems: Problem[] = [];
+    const text = !hasManifests && !YAML_FILE.test(name) ? undefined : await readBundleFile(join(manifestDir, name), `${prefix}${name}`, readProblems);
+    return { name, text, readProblems };
+  });
+  for await (const { name, text, readProblems } of reads) {
     const rel = `${prefix}${name}`;
     if (!hasManifests && !YAML_FILE.test(name)) {
       ignoredFiles.push(rel);
-      return;
+      continue;
     }
-    const { text, readProblems } = reads[i] ?? { text: undefined, readProblems: [] };
     problems.push(...readProblems);
-    if (text === undefined) return;
+    if (text === undefined) continue;
     const parsed = parseYamlDocuments(text, rel);
     problems.push(...parsed.problems);
     for (const doc of parsed.documents) {
       const obj = toManifestObject(doc.value, rel, doc.index, problems);
       if (obj !== undefined) objects.push(obj);
     }
-  });
+  }
   return { objects, ignoredFiles };
 }
 

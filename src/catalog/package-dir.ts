@@ -23,6 +23,7 @@ import { isRecord } from './decode.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
 import { parseStrictSemver } from './model.js';
 import { fastYamlDocument, readYaml, YamlError } from '../util/yaml.js';
+import { readAhead } from '../util/read-ahead.js';
 
 export type UpdateGraphMode = 'replaces-mode' | 'semver-mode';
 
@@ -164,16 +165,24 @@ interface LoadedBundles {
   failures: BundleFailure[];
 }
 
+/** Bundle directories read ahead of the one being parsed: a few suffice to keep the thread busy. */
+const BUNDLES_AHEAD = 2;
+
 async function loadBundles(dir: string, packageName: string): Promise<LoadedBundles> {
   const failures: BundleFailure[] = [];
   const byName = new Map<string, BundleDirInfo>();
-  for (const bdir of await bundleDirsOf(dir)) {
-    let b: BundleDirInfo;
+  // The next bundles' files are read while this one is parsed (util/read-ahead.ts).
+  const reads = readAhead(await bundleDirsOf(dir), BUNDLES_AHEAD, async (bdir): Promise<BundleDirInfo | BundleFailure> => {
     try {
-      b = await readBundleDir(bdir, packageName);
+      return await readBundleDir(bdir, packageName);
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
-      failures.push({ dir: bdir, code: err.code, message: err.message });
+      return { dir: bdir, code: err.code, message: err.message };
+    }
+  });
+  for await (const b of reads) {
+    if ('code' in b) {
+      failures.push(b);
       continue;
     }
     const other = byName.get(b.name);
