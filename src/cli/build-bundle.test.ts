@@ -4,7 +4,6 @@
  * .cache/, as deep as dist/cli-bundle/, so paths taken next to modules resolve as in the build.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,6 +13,7 @@ import { bundleCli } from './build-bundle.js';
 import { HELP_INDEX_FILE, helpIndexOf } from './help-index.js';
 import { buildProgram, run } from './main.js';
 import type { CliContext } from './context.js';
+import { runProcess } from './run-process.test-helper.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const VALID = path.join('src', 'catalog', 'testdata', 'fbc', 'valid');
@@ -37,16 +37,10 @@ async function inProcess(args: string[]): Promise<Ran> {
   return c.ran(await run(args, c.ctx));
 }
 
-function spawnBundle(main: string, args: string[]): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main, ...args], { cwd: ROOT, env: { ...process.env, BINNACLE_LOG_LEVEL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, out, err }));
-  });
+/** As inProcess: what it printed and its exit code. */
+async function spawnBundle(main: string, args: string[]): Promise<Ran> {
+  const { code, out, err } = await runProcess(process.execPath, [main, ...args], { cwd: ROOT, env: { BINNACLE_LOG_LEVEL: '' } });
+  return { code, out, err };
 }
 
 describe('the bundled CLI', () => {

@@ -4,7 +4,6 @@
  * user's mistake, quiet logs unless -v, and output piped into `head` ending quietly.
  */
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { pino } from 'pino';
 import { Command } from 'commander';
 import { buildProgram, run } from './main.js';
+import { runProcess, type Ran } from './run-process.test-helper.js';
 import { helpIndexOf, loadHelpIndex } from './help-index.js';
 import { REGISTRARS } from './commands/index.js';
 import { formatLogLine, logLevel, type CliContext, type LogSettings } from './context.js';
@@ -48,20 +48,8 @@ async function cli(args: string[], env: Record<string, string | undefined> = {})
 }
 
 /** The CLI as a user runs it: a process, from source. */
-function spawnCli(args: string[], opts: { env?: Record<string, string> } = {}): Promise<{ code: number | null; signal: string | null; out: string; err: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'binnacle.js'), ...args], {
-      cwd: ROOT,
-      env: { ...process.env, BINNACLE_FROM_SOURCE: '1', BINNACLE_LOG_LEVEL: '', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code, signal) => resolve({ code, signal, out, err }));
-  });
+function spawnCli(args: string[], opts: { env?: Record<string, string> } = {}): Promise<Ran> {
+  return runProcess(process.execPath, [path.join(ROOT, 'bin', 'binnacle.js'), ...args], { cwd: ROOT, env: { BINNACLE_FROM_SOURCE: '1', BINNACLE_LOG_LEVEL: '', ...opts.env } });
 }
 
 const kubeconfigYaml = (cluster: string, server: string, current: string | undefined): string =>
@@ -390,16 +378,8 @@ describe('output piped into a reader that stops early', () => {
   it('`binnacle bundle render … | head -1` ends quietly with exit 0', { timeout: 300_000 }, async () => {
     // A real pipe(2), as the shell makes it: Node's own stdio pipes are socket pairs, whose
     // larger buffer would take the whole output before the reader goes away.
-    const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
-      const script = `node bin/binnacle.js bundle render '${BIG_BUNDLE}' --install-namespace ns | head -1; echo "binnacle exit: \${PIPESTATUS[0]}" >&2`;
-      const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, BINNACLE_FROM_SOURCE: '1', BINNACLE_LOG_LEVEL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, out, err }));
-    });
+    const script = `node bin/binnacle.js bundle render '${BIG_BUNDLE}' --install-namespace ns | head -1; echo "binnacle exit: \${PIPESTATUS[0]}" >&2`;
+    const r = await runProcess('bash', ['-c', script], { cwd: ROOT, env: { BINNACLE_FROM_SOURCE: '1', BINNACLE_LOG_LEVEL: '' } });
     assert.equal(r.out, 'apiVersion: v1\n', 'head got its line');
     assert.equal(r.err, 'binnacle exit: 0\n', 'nothing else on stderr: no EPIPE, no stack');
   });
