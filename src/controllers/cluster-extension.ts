@@ -112,6 +112,20 @@ export function matchesSelector(c: { name: string; labels: Record<string, string
   return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => c.labels[k] === v || (k === 'olm.operatorframework.io/metadata.name' && c.name === v));
 }
 
+/** What makes a ClusterExtension's spec unusable as written, each as `field: reason`. */
+export function extensionSpecProblems(ce: ClusterExtension): string[] {
+  const spec = ce.spec as Partial<ClusterExtension['spec']> | undefined;
+  const problems: string[] = [];
+  if ((ce.metadata.name ?? '').length > MAX_DERIVED_NAME) problems.push(`metadata.name: at most ${MAX_DERIVED_NAME} characters (it names Helm releases and labels)`);
+  if (typeof spec?.namespace !== 'string' || spec.namespace === '') problems.push('spec.namespace: required');
+  if (typeof spec?.serviceAccount?.name !== 'string' || spec.serviceAccount.name === '') problems.push('spec.serviceAccount.name: required');
+  if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');
+  if (typeof spec?.source?.catalog?.packageName !== 'string' || spec.source.catalog.packageName === '') problems.push('spec.source.catalog.packageName: required');
+  // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
+  if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
+  return problems;
+}
+
 /** Deprecation messages that apply to the chosen bundle, its package and the requested channels. */
 function deprecations(cfg: DeclarativeConfig, pkg: string, bundle: string, channels: readonly string[]): { package?: string; channel?: string; bundle?: string } {
   const out: { package?: string; channel?: string; bundle?: string } = {};
@@ -281,15 +295,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   private async validate(s: State): Promise<StepOutcome> {
-    const spec = s.ce.spec as Partial<ClusterExtension['spec']> | undefined;
-    const problems: string[] = [];
-    if ((s.ce.metadata.name ?? '').length > MAX_DERIVED_NAME) problems.push(`metadata.name: at most ${MAX_DERIVED_NAME} characters (it names Helm releases and labels)`);
-    if (typeof spec?.namespace !== 'string' || spec.namespace === '') problems.push('spec.namespace: required');
-    if (typeof spec?.serviceAccount?.name !== 'string' || spec.serviceAccount.name === '') problems.push('spec.serviceAccount.name: required');
-    if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');
-    if (typeof spec?.source?.catalog?.packageName !== 'string' || spec.source.catalog.packageName === '') problems.push('spec.source.catalog.packageName: required');
-    // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
-    if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
+    const problems = extensionSpecProblems(s.ce);
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
     await this.writeStatus(s);
