@@ -14,7 +14,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
-import { decodeDocument } from './decode.js';
+import { decodeDocument, type Decoded } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
@@ -41,6 +41,41 @@ export interface SourceDocument {
   line: number;
   /** 0-based index of the document in its file. */
   index: number;
+}
+
+/**
+ * A JSON document's text as it is in its file, and its byte range there: handed to a record
+ * sink beside the parsed value, not kept by the loader.
+ */
+export interface RawJson {
+  text: string;
+  start: number;
+  end: number;
+}
+
+/** Where a loader puts each decoded record; `raw` for documents of a JSON file on disk. */
+export type RecordSink = (record: Decoded, file: string, raw: RawJson | undefined) => void;
+
+/** The sink that gathers records into a `DeclarativeConfig`. */
+export function configSink(cfg: DeclarativeConfig): RecordSink {
+  return (d) => {
+    switch (d.kind) {
+      case 'package':
+        cfg.packages.push(d.value);
+        break;
+      case 'channel':
+        cfg.channels.push(d.value);
+        break;
+      case 'bundle':
+        cfg.bundles.push(d.value);
+        break;
+      case 'deprecation':
+        cfg.deprecations.push(d.value);
+        break;
+      case 'other':
+        cfg.others.push(d.value);
+    }
+  };
 }
 
 /** Files with the usual catalog extensions; opm (and `listCatalogFiles`) read every file. */
@@ -100,6 +135,10 @@ function valueEnd(bytes: Buffer, start: number): number {
 export class JsonDocumentSplitter {
   /** Bytes not yet split, and the line its first byte is on. */
   private pending: Buffer = Buffer.alloc(0);
+  /** Where `pending` lives: reused from chunk to chunk, grown only for a document larger than it. */
+  private store: Buffer = Buffer.alloc(0);
+  /** The byte offset of `pending`'s first byte in the whole input. */
+  private offset = 0;
   private line = 1;
   private index = 0;
   /**
@@ -114,12 +153,23 @@ export class JsonDocumentSplitter {
   constructor(
     private readonly file: string,
     private readonly result: ValidationResult,
-    private readonly each: (doc: SourceDocument) => void,
+    private readonly each: (doc: SourceDocument, raw: RawJson) => void,
   ) {}
 
   /** Takes the chunk's bytes; the chunk itself is not kept, so its buffer may be reused. */
   push(chunk: Buffer): void {
-    this.pending = this.pending.length === 0 ? chunk : Buffer.concat([this.pending, chunk]);
+    const kept = this.pending.length;
+    if (kept === 0) this.pending = chunk;
+    else {
+      // What is pending starts the store (see `split`).
+      if (this.store.length < kept + chunk.length) {
+        const grown = Buffer.allocUnsafe(Math.max(kept + chunk.length, 2 * this.store.length));
+        this.pending.copy(grown);
+        this.store = grown;
+      }
+      chunk.copy(this.store, kept);
+      this.pending = this.store.subarray(0, kept + chunk.length);
+    }
     this.split(false);
   }
 
@@ -153,23 +203,31 @@ export class JsonDocumentSplitter {
       const end = this.documentEnd(bytes, start, final);
       if (end === undefined) break; // the document goes on in bytes not read yet
       i = end.end;
-      if (end.value !== undefined) this.emit(end.value.parsed, lineOf(start));
+      if (end.value !== undefined) this.emit(end.value.parsed, lineOf(start), { text: end.value.text, start: this.offset + start, end: this.offset + i });
       else this.parse(bytes, start, i, lineOf);
       this.index++;
     }
     // Keep what is not split yet, and the line it starts on.
     this.line = lineAt(bytes, i, pos);
-    this.pending = i >= n ? Buffer.alloc(0) : Buffer.from(bytes.subarray(i));
+    this.offset += i;
+    if (i >= n) this.pending = Buffer.alloc(0);
+    else {
+      // The rest moves to the front of the store (it may be the caller's chunk, not to be kept).
+      if (this.store.length < n - i) this.store = Buffer.allocUnsafe(Math.max(n - i, 2 * this.store.length));
+      bytes.copy(this.store, 0, i, n);
+      this.pending = this.store.subarray(0, n - i);
+    }
   }
 
   /** Where the document at `start` ends (with its value when the pretty layout found it), or undefined to wait for more. */
-  private documentEnd(bytes: Buffer, start: number, final: boolean): { end: number; value?: { parsed: unknown } } | undefined {
+  private documentEnd(bytes: Buffer, start: number, final: boolean): { end: number; value?: { parsed: unknown; text: string } } | undefined {
     if (this.pretty && bytes[start] === 123) {
       const close = bytes.indexOf(PRETTY_END, start);
       if (close < 0 && !final) return undefined;
       if (close >= 0) {
+        const text = bytes.toString('utf8', start, close + 2);
         try {
-          return { end: close + 2, value: { parsed: JSON.parse(bytes.toString('utf8', start, close + 2)) as unknown } };
+          return { end: close + 2, value: { parsed: JSON.parse(text) as unknown, text } };
         } catch {
           // Not laid out that way after all.
         }
@@ -183,24 +241,25 @@ export class JsonDocumentSplitter {
 
   private parse(bytes: Buffer, start: number, end: number, lineOf: (offset: number) => number): void {
     let value: unknown;
+    const text = bytes.toString('utf8', start, end);
     try {
-      value = JSON.parse(bytes.toString('utf8', start, end)) as unknown;
+      value = JSON.parse(text) as unknown;
     } catch (err) {
       const reason = err instanceof Error ? err.message : String(err);
       this.result.error('fbc.parse', `document ${this.index} is not valid JSON: ${reason}`, { file: `${this.file}:${lineOf(start)}` });
       return;
     }
-    this.emit(value, lineOf(start));
+    this.emit(value, lineOf(start), { text, start: this.offset + start, end: this.offset + end });
   }
 
-  private emit(value: unknown, line: number): void {
+  private emit(value: unknown, line: number, raw: RawJson): void {
     const doc = checkedJsonDocument({ value, line, index: this.index }, this.file, this.result);
-    if (doc !== undefined) this.each(doc);
+    if (doc !== undefined) this.each(doc, raw);
   }
 }
 
 /** Every document of UTF-8 bytes of concatenated JSON values, to `each` (see `JsonDocumentSplitter`). */
-export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument) => void): void {
+export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument, raw: RawJson) => void): void {
   const splitter = new JsonDocumentSplitter(file, result, each);
   splitter.push(bytes);
   splitter.end();
@@ -292,33 +351,21 @@ export function parseDocuments(text: string, file: string, result: ValidationRes
   return parseYamlStream(text, file, result);
 }
 
+/** Decodes one document of `file` to `sink`; field problems go under the record's subject. */
+function decodeTo(sink: RecordSink, doc: SourceDocument, file: string, result: ValidationResult, raw: RawJson | undefined): void {
+  const d = decodeDocument(doc.value);
+  if (d.problems.length > 0) {
+    const node = result.child(`${d.subject} (document ${doc.index})`);
+    for (const p of d.problems) node.error('fbc.field', p.message, { file: `${file}:${doc.line}`, field: p.field });
+    return;
+  }
+  if (d.decoded !== undefined) sink(d.decoded, file, raw);
+}
+
 /** Adds the decoded documents of one file to `cfg`; field problems go under the record's subject. */
 export function addDocuments(cfg: DeclarativeConfig, docs: readonly SourceDocument[], file: string, result: ValidationResult): void {
-  for (const doc of docs) {
-    const d = decodeDocument(doc.value);
-    if (d.problems.length > 0) {
-      const node = result.child(`${d.subject} (document ${doc.index})`);
-      for (const p of d.problems) node.error('fbc.field', p.message, { file: `${file}:${doc.line}`, field: p.field });
-      continue;
-    }
-    if (d.decoded === undefined) continue;
-    switch (d.decoded.kind) {
-      case 'package':
-        cfg.packages.push(d.decoded.value);
-        break;
-      case 'channel':
-        cfg.channels.push(d.decoded.value);
-        break;
-      case 'bundle':
-        cfg.bundles.push(d.decoded.value);
-        break;
-      case 'deprecation':
-        cfg.deprecations.push(d.decoded.value);
-        break;
-      case 'other':
-        cfg.others.push(d.decoded.value);
-    }
-  }
+  const sink = configSink(cfg);
+  for (const doc of docs) decodeTo(sink, doc, file, result, undefined);
 }
 
 export function tooLargeMessage(size: number, limit: number): string {
@@ -328,6 +375,11 @@ export function tooLargeMessage(size: number, limit: number): string {
 /** Parses one text (already read) into `cfg`. */
 export function loadText(cfg: DeclarativeConfig, text: string, file: string, result: ValidationResult): void {
   addDocuments(cfg, parseDocuments(text, file, result), file, result);
+}
+
+/** Parses one text (already read, not JSON from a file's bytes) to `sink`. */
+function loadTextTo(sink: RecordSink, text: string, file: string, result: ValidationResult): void {
+  for (const doc of parseDocuments(text, file, result)) decodeTo(sink, doc, file, result, undefined);
 }
 
 /**
@@ -346,18 +398,24 @@ function firstAsciiContent(bytes: Buffer): number | undefined {
 }
 
 /**
- * Parses one file's bytes (UTF-8) into `cfg`. A JSON file is decoded document by document,
- * each added before the next is parsed, so loading holds the bytes and the catalog, not also
- * a string of the whole file and every raw document.
+ * Parses one file's bytes (UTF-8) to `sink`. A JSON file is decoded document by document, each
+ * handed on before the next is parsed, so loading holds the bytes and what the sink keeps, not
+ * also a string of the whole file and every raw document. `raw` says whether the sink gets each
+ * JSON document's text and byte range (they are offsets in the file only when `bytes` is all of it).
  */
-export function loadBytes(cfg: DeclarativeConfig, bytes: Buffer, file: string, result: ValidationResult): void {
+function loadBytesTo(sink: RecordSink, bytes: Buffer, file: string, result: ValidationResult, raw: boolean): void {
   if (firstAsciiContent(bytes) === 123) {
-    eachJsonDocument(bytes, file, result, (doc) => addDocuments(cfg, [doc], file, result));
+    eachJsonDocument(bytes, file, result, (doc, r) => decodeTo(sink, doc, file, result, raw ? r : undefined));
     return;
   }
   const text = bytes.toString('utf8');
   // A byte-order mark is not content (TextDecoder drops it too).
-  loadText(cfg, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file, result);
+  loadTextTo(sink, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file, result);
+}
+
+/** Parses one file's bytes (UTF-8) into `cfg` (see `loadBytesTo`). */
+export function loadBytes(cfg: DeclarativeConfig, bytes: Buffer, file: string, result: ValidationResult): void {
+  loadBytesTo(configSink(cfg), bytes, file, result, false);
 }
 
 async function walk(root: string, dir: string, ignore: IndexIgnore, files: string[]): Promise<void> {
@@ -430,7 +488,7 @@ async function isUtf8File(file: string): Promise<boolean> {
  * before anything of it is taken) and once to load it. False when the file is not JSON (YAML is
  * read whole).
  */
-async function streamJsonFile(cfg: DeclarativeConfig, file: string, result: ValidationResult): Promise<boolean> {
+async function streamJsonFile(sink: RecordSink, file: string, result: ValidationResult): Promise<boolean> {
   const chunks = fileChunks(file);
   const first = await chunks.next();
   await chunks.return(undefined); // closes the file
@@ -439,7 +497,7 @@ async function streamJsonFile(cfg: DeclarativeConfig, file: string, result: Vali
     result.error('fbc.parse', NOT_UTF8, { file });
     return true;
   }
-  const splitter = new JsonDocumentSplitter(file, result, (doc) => addDocuments(cfg, [doc], file, result));
+  const splitter = new JsonDocumentSplitter(file, result, (doc, raw) => decodeTo(sink, doc, file, result, raw));
   for await (const chunk of fileChunks(file)) splitter.push(chunk);
   splitter.end();
   return true;
@@ -447,9 +505,19 @@ async function streamJsonFile(cfg: DeclarativeConfig, file: string, result: Vali
 
 /** Loads every catalog file under `root`. Never throws for bad content: read `result`. */
 export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<LoadResult> {
+  const cfg = emptyDeclarativeConfig();
+  const { result, files } = await scanFbcDir(root, configSink(cfg), opts);
+  return { config: cfg, result, files };
+}
+
+/**
+ * Reads every catalog file under `root` (a directory or one file) and hands each record to
+ * `sink`, with its text and byte range when it is a JSON document (see `RecordSink`). Never
+ * throws for bad content: read `result`.
+ */
+export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptions = {}): Promise<{ result: ValidationResult; files: number }> {
   const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   const result = new ValidationResult(`catalog ${root}`);
-  const cfg = emptyDeclarativeConfig();
   let st;
   try {
     st = await stat(root);
@@ -463,15 +531,15 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
       result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file });
       continue;
     }
-    if (size > STREAM_FROM_BYTES && (await streamJsonFile(cfg, file, result))) continue;
+    if (size > STREAM_FROM_BYTES && (await streamJsonFile(sink, file, result))) continue;
     const bytes = await readFile(file);
     if (!isUtf8(bytes)) {
       result.error('fbc.parse', NOT_UTF8, { file });
       continue;
     }
-    loadBytes(cfg, bytes, file, result);
+    loadBytesTo(sink, bytes, file, result, true);
   }
-  return { config: cfg, result, files: files.length };
+  return { result, files: files.length };
 }
 
 /** Loads a stream (e.g. stdin) of JSON or YAML documents; refuses more than the limit. */

@@ -7,8 +7,9 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { BinnacleError, ValidationResult, errorMessage } from '../util/errors.js';
-import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
+import { failuresFromResult, normalizeBundle } from './render-fbc.js';
 import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
 import { loadFbcDir, loadFbcStream, type LoadOptions } from './load.js';
 import { renderPackageDir } from './package-dir.js';
@@ -64,17 +65,6 @@ export function expandBundleImage(template: string, pkg: string, version: string
   return template.replaceAll('{package}', pkg).replaceAll('{version}', version).replaceAll('{name}', name);
 }
 
-/**
- * What opm's render does to every reference: bundle objects and CSV metadata go to the end of
- * the properties (order otherwise kept), related images are sorted by image.
- */
-function normalizeBundles(cfg: DeclarativeConfig): void {
-  for (const b of cfg.bundles) {
-    const isObject = (t: string): boolean => t === PROP_BUNDLE_OBJECT || t === PROP_CSV_METADATA;
-    b.properties = [...b.properties.filter((p) => !isObject(p.type)), ...b.properties.filter((p) => isObject(p.type))];
-    if (b.relatedImages !== undefined) b.relatedImages = [...b.relatedImages].sort((x, y) => (x.image < y.image ? -1 : x.image > y.image ? 1 : 0));
-  }
-}
 
 /**
  * A copy of records rendered from directories that holds only what they say: their strings
@@ -87,7 +77,7 @@ function detached(cfg: DeclarativeConfig): DeclarativeConfig {
 }
 
 function merge(into: DeclarativeConfig, from: DeclarativeConfig): void {
-  normalizeBundles(from);
+  for (const b of from.bundles) normalizeBundle(b);
   into.packages.push(...from.packages);
   into.channels.push(...from.channels);
   into.bundles.push(...from.bundles);
@@ -95,14 +85,6 @@ function merge(into: DeclarativeConfig, from: DeclarativeConfig): void {
   into.others.push(...from.others);
 }
 
-function failuresFromResult(source: string, pkg: string | undefined, result: ValidationResult): RenderFailure[] {
-  return result.errors().map((p) => ({
-    source,
-    package: pkg,
-    reason: p.rule,
-    message: [p.file, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '),
-  }));
-}
 
 /** Renders one package directory into `out`; all-or-nothing per package. */
 async function renderOnePackage(dir: string, opts: RenderOptions, out: RenderOutput): Promise<void> {

@@ -5,7 +5,8 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { toYaml } from '../util/output.js';
-import type { Bundle, Channel, DeclarativeConfig, Deprecation, Meta, Package } from '../declcfg/index.js';
+import type { Bundle, Channel, DeclarativeConfig, Deprecation, Package } from '../declcfg/index.js';
+import type { Decoded } from './decode.js';
 
 /** One record ready to serialize, with the keys the catalog server indexes it by. */
 export interface OrderedMeta {
@@ -14,8 +15,6 @@ export interface OrderedMeta {
   name: string;
   blob: Record<string, unknown>;
 }
-
-const byName = <T extends { name: string }>(a: T, b: T): number => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 // Field order follows opm's JSON output so diffs against opm stay small.
 function packageBlob(p: Package): Record<string, unknown> {
@@ -54,49 +53,70 @@ function deprecationBlob(d: Deprecation): Record<string, unknown> {
   return { schema: d.schema, package: d.package, entries: d.entries };
 }
 
-interface PackageGroup {
-  packages: Package[];
-  channels: Channel[];
-  bundles: Bundle[];
-  others: Meta[];
-  deprecations: Deprecation[];
+/** A record's kind, in the order records of one package are written. */
+const KIND_RANK = { package: 0, channel: 1, bundle: 2, other: 3, deprecation: 4 } as const;
+export type RecordKind = keyof typeof KIND_RANK;
+
+/** What the write order needs of a record. `package` is '' for a record of no package. */
+export interface WriteOrderKey {
+  kind: RecordKind;
+  package: string;
+  name: string;
+  schema: string;
+}
+
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * opm's order: packages by name, and for each its `olm.package`, channels by name, bundles by
+ * name, other schemas (stable by schema), deprecations; then other records that belong to no
+ * package. Records that tie keep their order (the sort is stable).
+ */
+function compareWriteOrder(a: WriteOrderKey, b: WriteOrderKey): number {
+  const aRoot = a.kind === 'other' && a.package === '';
+  const bRoot = b.kind === 'other' && b.package === '';
+  if (aRoot !== bRoot) return aRoot ? 1 : -1;
+  if (aRoot) return 0;
+  const byPackage = compareText(a.package, b.package);
+  if (byPackage !== 0) return byPackage;
+  const byKind = KIND_RANK[a.kind] - KIND_RANK[b.kind];
+  if (byKind !== 0) return byKind;
+  if (a.kind === 'channel' || a.kind === 'bundle') return compareText(a.name, b.name);
+  if (a.kind === 'other') return compareText(a.schema, b.schema);
+  return 0;
+}
+
+/** The records in opm's write order (a sorted copy). */
+export function inWriteOrder<T extends WriteOrderKey>(records: readonly T[]): T[] {
+  return [...records].sort(compareWriteOrder);
+}
+
+/** One decoded record as it is written, with its place in the write order. */
+export function writtenRecord(d: Decoded): WriteOrderKey & { blob: Record<string, unknown> } {
+  switch (d.kind) {
+    case 'package':
+      return { kind: d.kind, schema: d.value.schema, package: d.value.name, name: d.value.name, blob: packageBlob(d.value) };
+    case 'channel':
+      return { kind: d.kind, schema: d.value.schema, package: d.value.package, name: d.value.name, blob: channelBlob(d.value) };
+    case 'bundle':
+      return { kind: d.kind, schema: d.value.schema, package: d.value.package, name: d.value.name, blob: bundleBlob(d.value) };
+    case 'deprecation':
+      return { kind: d.kind, schema: d.value.schema, package: d.value.package, name: '', blob: deprecationBlob(d.value) };
+    case 'other':
+      return { kind: d.kind, schema: d.value.schema, package: d.value.package ?? '', name: d.value.name ?? '', blob: d.value.blob };
+  }
 }
 
 /** Every record of `cfg` in opm's write order. */
 export function orderedMetas(cfg: DeclarativeConfig): OrderedMeta[] {
-  const groups = new Map<string, PackageGroup>();
-  const group = (name: string): PackageGroup => {
-    let g = groups.get(name);
-    if (g === undefined) {
-      g = { packages: [], channels: [], bundles: [], others: [], deprecations: [] };
-      groups.set(name, g);
-    }
-    return g;
-  };
-  for (const p of cfg.packages) group(p.name).packages.push(p);
-  for (const c of cfg.channels) group(c.package).channels.push(c);
-  for (const b of cfg.bundles) group(b.package).bundles.push(b);
-  for (const d of cfg.deprecations) group(d.package).deprecations.push(d);
-  const rootOthers: Meta[] = [];
-  for (const o of cfg.others) {
-    if (o.package === undefined || o.package === '') rootOthers.push(o);
-    else group(o.package).others.push(o);
-  }
-  const out: OrderedMeta[] = [];
-  const push = (schema: string, pkg: string, name: string, blob: Record<string, unknown>): void => {
-    out.push({ schema, package: pkg, name, blob });
-  };
-  for (const name of [...groups.keys()].sort()) {
-    const g = group(name);
-    for (const p of g.packages) push(p.schema, p.name, p.name, packageBlob(p));
-    for (const c of [...g.channels].sort(byName)) push(c.schema, c.package, c.name, channelBlob(c));
-    for (const b of [...g.bundles].sort(byName)) push(b.schema, b.package, b.name, bundleBlob(b));
-    const others = [...g.others].sort((a, b) => (a.schema < b.schema ? -1 : a.schema > b.schema ? 1 : 0));
-    for (const o of others) push(o.schema, name, o.name ?? '', o.blob);
-    for (const d of g.deprecations) push(d.schema, d.package, '', deprecationBlob(d));
-  }
-  for (const o of rootOthers) push(o.schema, '', o.name ?? '', o.blob);
-  return out;
+  const records = [
+    ...cfg.packages.map((value) => writtenRecord({ kind: 'package', value })),
+    ...cfg.channels.map((value) => writtenRecord({ kind: 'channel', value })),
+    ...cfg.bundles.map((value) => writtenRecord({ kind: 'bundle', value })),
+    ...cfg.others.map((value) => writtenRecord({ kind: 'other', value })),
+    ...cfg.deprecations.map((value) => writtenRecord({ kind: 'deprecation', value })),
+  ];
+  return inWriteOrder(records).map((r) => ({ schema: r.schema, package: r.package, name: r.name, blob: r.blob }));
 }
 
 /** opm-style JSON: each record pretty-printed, one after another. */

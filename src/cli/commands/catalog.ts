@@ -41,10 +41,12 @@ async function renderOrThrow(
   });
   reportFailures(ctx, out.failures);
   for (const w of out.warnings) ctx.logger.warn({ package: w.package, reason: w.reason }, w.message);
-  if (out.failures.length > 0 && out.config.packages.length === 0 && out.config.bundles.length === 0) {
-    throw new BinnacleError('RENDER_FAILED', `nothing could be rendered from ${sources.join(', ')} (${out.failures.length} errors above)`);
-  }
+  if (out.failures.length > 0 && out.config.packages.length === 0 && out.config.bundles.length === 0) throw renderFailed(sources, out.failures.length);
   return { config: out.config, failed: new Set(out.failures.map((f) => `${f.source}\0${f.package ?? ''}`)).size };
+}
+
+function renderFailed(sources: readonly string[], errors: number): BinnacleError {
+  return new BinnacleError('RENDER_FAILED', `nothing could be rendered from ${sources.join(', ')} (${errors} errors above)`);
 }
 
 function partialFailure(failed: number): BinnacleError {
@@ -95,6 +97,16 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (sources: string[], o: { output: 'json' | 'yaml'; bundleImage?: string; maxFileSize: number; cacheDir: string }) => {
       const format = o.output;
+      const { allFbcSources, renderFbcJson } = await import('../../catalog/render-fbc.js');
+      if (format === 'json' && (await allFbcSources(sources))) {
+        // FBC in, JSON out: written record by record, without holding the catalog.
+        const r = await renderFbcJson(sources, { maxFileBytes: o.maxFileSize }, ctx.out);
+        reportFailures(ctx, r.failures);
+        if (!r.rendered && r.failures.length > 0) throw renderFailed(sources, r.failures.length);
+        const failed = new Set(r.failures.map((f) => f.source)).size;
+        if (failed > 0) throw partialFailure(failed);
+        return;
+      }
       const { fbcChunks } = await import('../../catalog/write.js');
       const { config, failed } = await renderOrThrow(sources, o, ctx);
       for (const chunk of fbcChunks(config, format)) ctx.out(chunk);
