@@ -19,6 +19,7 @@ import {
   decodePackageRequiredProperty,
   type DeclarativeConfig,
   type Icon,
+  type Bundle,
   type Property,
   type RelatedImage,
 } from '../declcfg/index.js';
@@ -236,6 +237,44 @@ function bundleObjectProblem(value: unknown): string | undefined {
   }
 }
 
+/** What is wrong with an `olm.bundle.object` value: its shape (at `value`) or its object (at `value.data`). */
+interface BundleObjectVerdict {
+  at: 'value' | 'value.data';
+  problem: string;
+}
+
+function bundleObjectVerdict(value: unknown): BundleObjectVerdict | undefined {
+  const bad = shapeProblem(value, PROPERTY_SHAPES[PROP_BUNDLE_OBJECT] ?? 'any', '');
+  if (bad !== undefined) return { at: 'value', problem: bad };
+  const objBad = bundleObjectProblem(value);
+  return objBad === undefined ? undefined : { at: 'value.data', problem: objBad };
+}
+
+/** The stand-in value of a bundle object checked as it was read: its verdict, not its data. */
+const CHECKED_WHEN_READ = Symbol('bundle object checked when read');
+interface CheckedBundleObject {
+  [CHECKED_WHEN_READ]: BundleObjectVerdict | undefined;
+}
+
+function isCheckedBundleObject(v: unknown): v is CheckedBundleObject {
+  return typeof v === 'object' && v !== null && CHECKED_WHEN_READ in v;
+}
+
+/**
+ * The bundle with each `olm.bundle.object` property checked now, as `toModel` would check it,
+ * and its data dropped: for validating a catalog without holding every object it carries (most
+ * of an FBC's bytes). `toModel` reports on the result exactly what it would report on `b`; the
+ * result is for validation only (its objects are gone).
+ */
+export function withBundleObjectsChecked(b: Bundle): Bundle {
+  const properties = b.properties.map((p): Property => {
+    if (p.type !== PROP_BUNDLE_OBJECT || p.value === undefined) return p;
+    const checked: CheckedBundleObject = { [CHECKED_WHEN_READ]: bundleObjectVerdict(p.value) };
+    return { type: p.type, value: checked };
+  });
+  return { ...b, properties };
+}
+
 /**
  * Checks every bundle property decodes as opm decodes it (alpha/property Parse and the bundle
  * object conversion); opm refuses a bundle whose properties do not. Version ranges of
@@ -249,16 +288,16 @@ function checkProperties(props: readonly Property[], node: ValidationResult): vo
       node.error('bundle.property', `parse property[${i}] of type "${p.type}": value must be set (unexpected end of JSON input)`, { field: `${field}.value` });
       return;
     }
+    if (p.type === PROP_BUNDLE_OBJECT) {
+      const verdict = isCheckedBundleObject(p.value) ? p.value[CHECKED_WHEN_READ] : bundleObjectVerdict(p.value);
+      if (verdict !== undefined) node.error('bundle.property', `parse property[${i}] of type "${p.type}" as bundle object: ${verdict.problem}`, { field: `${field}.${verdict.at}` });
+      return;
+    }
     const shape = PROPERTY_SHAPES[p.type];
     const bad = shape === undefined ? undefined : shapeProblem(p.value, shape, '');
     if (bad !== undefined) {
-      const as = p.type === PROP_BUNDLE_OBJECT ? ' as bundle object' : '';
-      node.error('bundle.property', `parse property[${i}] of type "${p.type}"${as}: ${bad}`, { field: `${field}.value` });
+      node.error('bundle.property', `parse property[${i}] of type "${p.type}": ${bad}`, { field: `${field}.value` });
       return;
-    }
-    if (p.type === PROP_BUNDLE_OBJECT) {
-      const objBad = bundleObjectProblem(p.value);
-      if (objBad !== undefined) node.error('bundle.property', `parse property[${i}] of type "${p.type}" as bundle object: ${objBad}`, { field: `${field}.value.data` });
     }
     if (p.type === PROP_PACKAGE_REQUIRED) {
       const d = decodePackageRequiredProperty(p.value);

@@ -64,11 +64,11 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .option('--bundle-image <template>', 'image for bundles rendered from directories, e.g. quay.io/org/{package}:v{version}')
     .action(async (source: string, o: { output: string; maxFileSize: number; bundleImage?: string }) => {
-      const [{ detectSourceKind }, { loadFbcDir }, { validateConfig }] = await Promise.all([import('../../catalog/source-kind.js'), import('../../catalog/load.js'), import('../../catalog/validate.js')]);
+      const [{ detectSourceKind }, { loadFbcForValidation, validateConfig }] = await Promise.all([import('../../catalog/source-kind.js'), import('../../catalog/validate.js')]);
       let tree = new ValidationResult(`catalog ${source}`);
       let cfg: DeclarativeConfig;
       if (source !== '-' && (await detectSourceKind(source)) === 'fbc') {
-        const loaded = await loadFbcDir(source, { maxFileBytes: o.maxFileSize });
+        const loaded = await loadFbcForValidation(source, { maxFileBytes: o.maxFileSize });
         tree = loaded.result;
         cfg = loaded.config;
       } else {
