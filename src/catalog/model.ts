@@ -237,39 +237,50 @@ function bundleObjectProblem(value: unknown): string | undefined {
   }
 }
 
-/** What is wrong with an `olm.bundle.object` value: its shape (at `value`) or its object (at `value.data`). */
-interface BundleObjectVerdict {
+/**
+ * What is wrong with a property's value, as opm decodes it: where (`value`, or `value.data` for a
+ * bundle object that does not parse) and the message after `parse property[i] of type "T"`.
+ */
+interface PropertyVerdict {
   at: 'value' | 'value.data';
-  problem: string;
+  text: string;
 }
 
-function bundleObjectVerdict(value: unknown): BundleObjectVerdict | undefined {
-  const bad = shapeProblem(value, PROPERTY_SHAPES[PROP_BUNDLE_OBJECT] ?? 'any', '');
-  if (bad !== undefined) return { at: 'value', problem: bad };
-  const objBad = bundleObjectProblem(value);
-  return objBad === undefined ? undefined : { at: 'value.data', problem: objBad };
+function propertyVerdict(p: Property): PropertyVerdict | undefined {
+  const shape = PROPERTY_SHAPES[p.type];
+  const bad = shape === undefined ? undefined : shapeProblem(p.value, shape, '');
+  const as = p.type === PROP_BUNDLE_OBJECT ? ' as bundle object' : '';
+  if (bad !== undefined) return { at: 'value', text: `${as}: ${bad}` };
+  if (p.type !== PROP_BUNDLE_OBJECT) return undefined;
+  const objBad = bundleObjectProblem(p.value);
+  return objBad === undefined ? undefined : { at: 'value.data', text: `${as}: ${objBad}` };
 }
 
-/** The stand-in value of a bundle object checked as it was read: its verdict, not its data. */
-const CHECKED_WHEN_READ = Symbol('bundle object checked when read');
-interface CheckedBundleObject {
-  [CHECKED_WHEN_READ]: BundleObjectVerdict | undefined;
+/**
+ * Properties that validation reads once, to check them, and never again: bundle objects and CSV
+ * metadata (most of an FBC's bytes).
+ */
+const CHECK_ONLY_PROPERTIES: ReadonlySet<string> = new Set([PROP_BUNDLE_OBJECT, PROP_CSV_METADATA]);
+
+/** The stand-in value of a property checked as it was read: its verdict, not its value. */
+const CHECKED_WHEN_READ = Symbol('property checked when read');
+interface CheckedProperty {
+  [CHECKED_WHEN_READ]: PropertyVerdict | undefined;
 }
 
-function isCheckedBundleObject(v: unknown): v is CheckedBundleObject {
+function isCheckedProperty(v: unknown): v is CheckedProperty {
   return typeof v === 'object' && v !== null && CHECKED_WHEN_READ in v;
 }
 
 /**
- * The bundle with each `olm.bundle.object` property checked now, as `toModel` would check it,
- * and its data dropped: for validating a catalog without holding every object it carries (most
- * of an FBC's bytes). `toModel` reports on the result exactly what it would report on `b`; the
- * result is for validation only (its objects are gone).
+ * The bundle with its bundle objects and CSV metadata checked now, as `toModel` would check them,
+ * and their values dropped: for validating a catalog without holding all it carries. `toModel`
+ * reports on the result exactly what it would report on `b`; the result is for validation only.
  */
-export function withBundleObjectsChecked(b: Bundle): Bundle {
+export function withCheckOnlyPropertiesChecked(b: Bundle): Bundle {
   const properties = b.properties.map((p): Property => {
-    if (p.type !== PROP_BUNDLE_OBJECT || p.value === undefined) return p;
-    const checked: CheckedBundleObject = { [CHECKED_WHEN_READ]: bundleObjectVerdict(p.value) };
+    if (!CHECK_ONLY_PROPERTIES.has(p.type) || p.value === undefined) return p;
+    const checked: CheckedProperty = { [CHECKED_WHEN_READ]: propertyVerdict(p) };
     return { type: p.type, value: checked };
   });
   return { ...b, properties };
@@ -288,15 +299,9 @@ function checkProperties(props: readonly Property[], node: ValidationResult): vo
       node.error('bundle.property', `parse property[${i}] of type "${p.type}": value must be set (unexpected end of JSON input)`, { field: `${field}.value` });
       return;
     }
-    if (p.type === PROP_BUNDLE_OBJECT) {
-      const verdict = isCheckedBundleObject(p.value) ? p.value[CHECKED_WHEN_READ] : bundleObjectVerdict(p.value);
-      if (verdict !== undefined) node.error('bundle.property', `parse property[${i}] of type "${p.type}" as bundle object: ${verdict.problem}`, { field: `${field}.${verdict.at}` });
-      return;
-    }
-    const shape = PROPERTY_SHAPES[p.type];
-    const bad = shape === undefined ? undefined : shapeProblem(p.value, shape, '');
-    if (bad !== undefined) {
-      node.error('bundle.property', `parse property[${i}] of type "${p.type}": ${bad}`, { field: `${field}.value` });
+    const verdict = isCheckedProperty(p.value) ? p.value[CHECKED_WHEN_READ] : propertyVerdict(p);
+    if (verdict !== undefined) {
+      node.error('bundle.property', `parse property[${i}] of type "${p.type}"${verdict.text}`, { field: `${field}.${verdict.at}` });
       return;
     }
     if (p.type === PROP_PACKAGE_REQUIRED) {

@@ -5,7 +5,7 @@
  */
 import type { ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
-import { nodeFor, toModel, withBundleObjectsChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
+import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
 import { base64Problem } from './decode.js';
 import { configSink, scanFbcDir, type LoadOptions, type LoadResult } from './load.js';
 
@@ -111,14 +111,14 @@ export function validateConfig(cfg: DeclarativeConfig, subject = 'catalog'): { m
 }
 
 /**
- * Loads an FBC directory or file to validate it and nothing else: each bundle's objects are
- * checked as they are read and then dropped (`withBundleObjectsChecked`), so what is held is the
- * catalog's structure, not every object it carries. `validateConfig` of the result reports what
- * it reports of `loadFbcDir`'s.
+ * Loads an FBC directory or file to validate it and nothing else: each bundle's objects and CSV
+ * metadata are checked as they are read and then dropped (`withCheckOnlyPropertiesChecked`), so
+ * what is held is the catalog's structure, not all it carries. `validateConfig` of the result
+ * reports what it reports of `loadFbcDir`'s.
  */
 export async function loadFbcForValidation(root: string, opts: LoadOptions = {}): Promise<LoadResult> {
   const cfg = emptyDeclarativeConfig();
   const add = configSink(cfg);
-  const { result, files } = await scanFbcDir(root, (d, file) => add(d.kind === 'bundle' ? { kind: 'bundle', value: withBundleObjectsChecked(d.value) } : d, file, undefined), opts);
+  const { result, files } = await scanFbcDir(root, (d, file) => add(d.kind === 'bundle' ? { kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) } : d, file, undefined), opts);
   return { config: cfg, result, files };
 }
