@@ -8,8 +8,7 @@
  * not the catalog (on the 185-package corpus catalog, the model the other path holds is about
  * 20 MB of heap, and holding it made V8 grow its young generation to its limit).
  */
-import { statSync } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { BinnacleError, type ValidationResult } from '../util/errors.js';
 import type { Decoded } from './decode.js';
 import { scanFbcDir, type LoadOptions, type RawJson } from './load.js';
@@ -68,39 +67,42 @@ interface FileState {
   mtimeMs: number;
 }
 
-/** Reads ranges of files in turn, with one file open at a time, refusing a file that changed since it was read. */
+/**
+ * Reads ranges of files in turn, with one file open at a time, refusing a file that changed
+ * since it was read. Synchronous: the ranges are read one after another anyway, and a thread-pool
+ * round trip for each of thousands of records cost more than the reads.
+ */
 class RangeReader {
-  private current: { file: string; fh: FileHandle } | undefined;
+  private current: { file: string; fd: number } | undefined;
   private scratch = Buffer.alloc(64 * 1024);
 
   constructor(private readonly seen: ReadonlyMap<string, FileState>) {}
 
   /** The range's text with a newline after it. */
-  async text(file: string, start: number, end: number): Promise<string> {
-    const fh = await this.handle(file);
+  text(file: string, start: number, end: number): string {
+    const fd = this.fd(file);
     const len = end - start;
     if (this.scratch.length < len + 1) this.scratch = Buffer.alloc(Math.max(len + 1, this.scratch.length * 2));
-    const { bytesRead } = await fh.read(this.scratch, 0, len, start);
-    if (bytesRead !== len) throw changed(file);
+    if (readSync(fd, this.scratch, 0, len, start) !== len) throw changed(file);
     this.scratch[len] = 10;
     return this.scratch.toString('utf8', 0, len + 1);
   }
 
-  private async handle(file: string): Promise<FileHandle> {
-    if (this.current?.file === file) return this.current.fh;
-    await this.close();
-    const fh = await open(file, 'r');
-    this.current = { file, fh };
-    const st = await fh.stat();
+  private fd(file: string): number {
+    if (this.current?.file === file) return this.current.fd;
+    this.close();
+    const fd = openSync(file, 'r');
+    this.current = { file, fd };
+    const st = fstatSync(fd);
     const before = this.seen.get(file);
     if (before === undefined || st.size !== before.size || st.mtimeMs !== before.mtimeMs) throw changed(file);
-    return fh;
+    return fd;
   }
 
-  async close(): Promise<void> {
+  close(): void {
     const c = this.current;
     this.current = undefined;
-    await c?.fh.close();
+    if (c !== undefined) closeSync(c.fd);
   }
 }
 
@@ -150,12 +152,12 @@ export async function renderFbcJson(sources: readonly string[], opts: LoadOption
     for (const r of inWriteOrder(kept)) {
       if (r.copy === undefined) write(r.text ?? '');
       else {
-        write(await reader.text(r.copy.file, r.copy.start, r.copy.end));
+        write(reader.text(r.copy.file, r.copy.start, r.copy.end));
         copied++;
       }
     }
   } finally {
-    await reader.close();
+    reader.close();
   }
   return { failures, records: kept.length, copied, rendered };
 }
