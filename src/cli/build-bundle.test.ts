@@ -72,6 +72,15 @@ describe('the bundled CLI', () => {
     assert.equal(chunks.filter((c) => c.includes('Check a catalog against every opm validate rule')).length, 1);
   });
 
+  it('does not load child_process for a command that spawns nothing (commander gets a lazy stand-in)', async () => {
+    // Run the bundle in a child that reports which of Node's own modules it loaded.
+    const probe = `process.argv.splice(1, 1, ${JSON.stringify(main)}); process.on('exit', () => process.stderr.write('\\nLOADED ' + process.moduleLoadList.filter((m) => /child_process/.test(m)).join(',') + '\\n')); await import(${JSON.stringify(`file://${main}`)});`;
+    const r = await runProcess(process.execPath, ['--input-type=module', '-e', probe, main, 'catalog', 'validate', VALID], { cwd: ROOT, env: { BINNACLE_LOG_LEVEL: '' } });
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /valid \(2 packages/);
+    assert.match(r.err, /\nLOADED \n/, 'node:child_process stays unloaded');
+  });
+
   it('reads the help index beside its chunks', async () => {
     const file = path.join(outDir, HELP_INDEX_FILE);
     const original = await readFile(file, 'utf8');

@@ -61,6 +61,22 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
     keepNames: true,
     plugins: [
       {
+        // commander requires child_process at load, only to spawn executable subcommands, which
+        // Binnacle has none of; loading it (with net, dgram and their kin) costs every command
+        // 2-3 ms of CPU. commander gets a stand-in that loads it on first use. (Before the next
+        // plugin, which would make it an import.)
+        name: 'commander-lazy-child-process',
+        setup(b) {
+          b.onResolve({ filter: /^(node:)?child_process$/ }, (args) =>
+            /[\\/]node_modules[\\/]commander[\\/]/.test(args.importer) ? { path: 'lazy-child-process', namespace: 'binnacle-lazy' } : undefined,
+          );
+          b.onLoad({ filter: /.*/, namespace: 'binnacle-lazy' }, () => ({
+            contents: "module.exports = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });",
+            loader: 'js',
+          }));
+        },
+      },
+      {
         name: 'node-modules-external-but-inline',
         setup(b) {
           // Bare specifiers (packages and node: builtins) stay imports unless INLINE names them.
