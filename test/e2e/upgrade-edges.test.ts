@@ -42,11 +42,16 @@ async function extension(name: string): Promise<ClusterExtension | undefined> {
 }
 
 async function settledAt(name: string, version: string): Promise<void> {
+  let last = 'no ClusterExtension';
   await eventually(`${name} at ${version}`, async () => {
     const ce = await extension(name);
+    if (ce !== undefined) last = `installed ${ce.status?.install?.bundle.version ?? 'nothing'}; ${(ce.status?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`).join('; ')}`;
     const ok = ce?.status?.observedGeneration === ce?.metadata.generation && findCondition(ce?.status?.conditions, 'Progressing')?.status === 'False' && ce?.status?.install?.bundle.version === version;
     return ok ? true : undefined;
-  }, 180_000, 500);
+  }, 180_000, 500).catch((err: unknown) => {
+    // Say where it stood: a timeout alone does not tell a resolution problem from an unhealthy install.
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; last seen: ${last}`);
+  });
 }
 
 async function create(name: string, version: string): Promise<void> {
