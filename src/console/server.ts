@@ -16,6 +16,7 @@ import { httpErrorOf } from './errors.js';
 import { ConsoleIdentity, type IdentityOptions } from './identity.js';
 import { CsrfGuard, setSecurityHeaders } from './security.js';
 import { liveSourcesOf, streamWatch, type RelayOptions } from './watch.js';
+import { apiParts } from './routes.js';
 
 export interface ConsoleOptions extends IdentityOptions {
   logger: Logger;
@@ -101,7 +102,7 @@ export async function consoleHandler(opts: ConsoleOptions): Promise<{ handle: (r
       res.writeHead(200, { 'Content-Type': f.type, 'Content-Length': f.body.length });
       return void res.end(head ? undefined : f.body);
     }
-    const parts = path.slice('/api/'.length).split('/').filter((p) => p !== '').map((p) => decodeURIComponent(p));
+    const parts = apiParts(path) ?? [];
     try {
       const client = await identity.clientFor(req);
       if (parts.length === 1 && parts[0] === 'watch' && method === 'GET') return await streamWatch(req, res, client, liveSourcesOf(url), opts.live);

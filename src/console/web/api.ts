@@ -64,5 +64,5 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
   return json as T;
 }
 
-/** Path segments encoded for the API. */
-export const seg = (...parts: string[]): string => parts.map(encodeURIComponent).join('/');
+/** Path segments, each encoded (for the page's own #/ routes too; the API's paths are routes.ts's). */
+export { seg } from '../routes.js';

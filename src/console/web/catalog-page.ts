@@ -4,6 +4,7 @@ import { append, clear, emptyState, field, h, label, title, toolbar } from './do
 import { liveRefresh } from './live-refresh.js';
 import { errorText, showError } from './status.js';
 import type { PackageList, PackageSummary } from '../api-types.js';
+import { routes } from '../routes.js';
 
 export interface CatalogFilter {
   keyword: string;
@@ -41,7 +42,7 @@ function offer(sel: HTMLSelectElement, values: string[]): void {
 
 function card(p: PackageSummary): HTMLElement {
   const href = `#/package/${seg(p.catalog, p.name)}`;
-  const icon = p.hasIcon ? h('img', { src: `/api/catalogs/${seg(p.catalog, 'packages', p.name)}/icon`, alt: '', class: 'icon', loading: 'lazy' }) : h('div', { class: 'icon placeholder' }, p.displayName.slice(0, 1).toUpperCase());
+  const icon = p.hasIcon ? h('img', { src: `/api/${routes.packageIcon(p.catalog, p.name)}`, alt: '', class: 'icon', loading: 'lazy' }) : h('div', { class: 'icon placeholder' }, p.displayName.slice(0, 1).toUpperCase());
   return h(
     'a',
     { class: 'card pf-v6-c-card pf-m-compact', href, 'data-package': p.name },
@@ -83,7 +84,7 @@ export function catalogPage(root: HTMLElement): () => void {
   const read = async (): Promise<void> => {
     let next: PackageList;
     try {
-      next = await api<PackageList>('GET', 'packages');
+      next = await api<PackageList>('GET', routes.packages());
     } catch (err) {
       clear(problems);
       showError(problems, errorText(err));

@@ -7,6 +7,7 @@ import { api, seg } from './api.js';
 import { alert, append, button, clear, field, h, table, title } from './dom.js';
 import { errorText, showError } from './status.js';
 import type { PackagePage, PlanView } from '../api-types.js';
+import { routes } from '../routes.js';
 
 const MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
 
@@ -46,7 +47,7 @@ export function renderPlan(into: HTMLElement, plan: PlanView): void {
 }
 
 export async function installPage(root: HTMLElement, catalog: string, pkg: string): Promise<void> {
-  const p = await api<PackagePage>('GET', `catalogs/${seg(catalog, 'packages', pkg)}`);
+  const p = await api<PackagePage>('GET', routes.packagePage(catalog, pkg));
   const name = h('input', { name: 'name', value: pkg });
   const namespace = h('input', { name: 'namespace', value: pkg });
   const serviceAccount = h('input', { name: 'serviceAccount', placeholder: 'ServiceAccount in the namespace (required)' });
@@ -59,7 +60,7 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
     'Install',
     () => {
       install.disabled = true;
-      api<{ created: string }>('POST', 'extensions', values()).then(
+      api<{ created: string }>('POST', routes.extensions(), values()).then(
         (r) => (location.hash = `#/installed/${seg(r.created)}`),
         (err: unknown) => {
           install.disabled = false;
@@ -77,7 +78,7 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
       clear(messages);
       planBox.textContent = 'Planning… (resolving and rendering the bundles)';
       planButton.disabled = true;
-      api<PlanView>('POST', 'plan', values()).then(
+      api<PlanView>('POST', routes.plan(), values()).then(
         (plan) => {
           renderPlan(planBox, plan);
           install.disabled = false;

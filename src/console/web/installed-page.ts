@@ -12,6 +12,7 @@ import { renderPlan } from './install-page.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { errorText, healthLabel, showError } from './status.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
+import { routes } from '../routes.js';
 
 const POLL_MS = 2000;
 
@@ -20,7 +21,7 @@ const conditionsTable = (cs: ConditionView[]): HTMLTableElement => table(['Type'
 /** The HelmOperators and the kinds they serve (each links to its custom resources). */
 async function helmOperators(into: HTMLElement): Promise<void> {
   try {
-    const { helmOperators: list } = await api<{ helmOperators: HelmOperatorApis[] }>('GET', 'helm-operators');
+    const { helmOperators: list } = await api<{ helmOperators: HelmOperatorApis[] }>('GET', routes.helmOperators());
     if (list.length === 0) return append(into, h('p', { class: 'muted' }, 'No HelmOperator.'));
     append(into, table(['HelmOperator', 'Chart', 'Ready', 'Kinds'], list.map((o) => [o.name, o.chart, o.ready, h('span', {}, ...o.kinds.map((k) => h('a', { href: `#/crd/${seg(k.crd)}`, class: 'kind-link' }, k.kind)))]), { id: 'helm-operators' }));
   } catch (err) {
@@ -32,7 +33,7 @@ async function helmOperators(into: HTMLElement): Promise<void> {
 export function installedList(root: HTMLElement): () => void {
   const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const read = redrawWhenChanged(out, async (into) => {
-    const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', 'extensions');
+    const { extensions } = await api<{ extensions: ExtensionSummary[] }>('GET', routes.extensions());
     const helm = h('div', {});
     append(
       into,
@@ -57,7 +58,7 @@ export function installedList(root: HTMLElement): () => void {
 /** The APIs the extension's bundles installed, each linking to its custom resources. */
 async function apisOf(into: HTMLElement, name: string): Promise<void> {
   try {
-    const { apis } = await api<{ apis: ApiView[] }>('GET', `extensions/${seg(name)}/apis`);
+    const { apis } = await api<{ apis: ApiView[] }>('GET', routes.extensionPart(name, 'apis'));
     clear(into);
     append(into, apis.length === 0 ? h('p', { class: 'muted' }, 'It installed no CustomResourceDefinitions.') : table(['Kind', 'API version', 'Scope', 'Package', ''], apis.map((a) => [h('a', { href: `#/crd/${seg(a.crd)}`, 'data-api': a.kind }, a.kind), `${a.group}/${a.version}`, a.namespaced ? 'Namespaced' : 'Cluster', a.package ?? '', h('a', { href: `#/crd/${seg(a.crd)}/new`, 'data-create': a.kind }, `Create ${a.kind}`)]), { id: 'apis' }));
   } catch (err) {
@@ -76,7 +77,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
     'Apply',
     () => {
       apply.disabled = true;
-      api('PATCH', `extensions/${seg(d.name)}`, { channel: channel.value, version: version.value }).then(
+      api('PATCH', routes.extension(d.name), { channel: channel.value, version: version.value }).then(
         () => append(out, h('p', { id: 'upgrade-applied' }, 'Applied; the conditions above follow it.')),
         (err: unknown) => {
           apply.disabled = false;
@@ -92,7 +93,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
     'Plan change',
     () => {
       out.textContent = 'Planning…';
-      api<PlanView>('POST', 'plan', values()).then(
+      api<PlanView>('POST', routes.plan(), values()).then(
         (plan) => {
           renderPlan(out, plan);
           apply.disabled = false;
@@ -130,7 +131,7 @@ interface RollbackPreview {
 /** The Helm revisions of each release of the extension's set (read from the release Secrets). */
 async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
   try {
-    const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', `extensions/${seg(name)}/revisions`);
+    const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', routes.extensionPart(name, 'revisions'));
     clear(into);
     for (const r of releases) {
       append(
@@ -155,7 +156,7 @@ function rollbackBox(into: HTMLElement, name: string): void {
       () => {
         clear(box);
         append(box, h('p', { class: 'muted' }, 'Checking the earlier revision…'));
-        api<RollbackPreview>('GET', `extensions/${seg(name)}/rollback-preview`).then(
+        api<RollbackPreview>('GET', routes.extensionPart(name, 'rollback-preview')).then(
           (p) => {
             clear(box);
             append(box, h('p', { id: 'rollback-summary' }, `Roll back from ${p.from} to ${p.to} (revision ${p.revision} of release ${p.namespace}/${p.release}). The version is pinned; an upgrade lifts the pin.`));
@@ -168,7 +169,7 @@ function rollbackBox(into: HTMLElement, name: string): void {
               `Roll back to ${p.to}`,
               () => {
                 confirm.disabled = true;
-                api<{ from: string; to: string }>('POST', `extensions/${seg(name)}/rollback`, { version: p.to }).then(
+                api<{ from: string; to: string }>('POST', routes.extensionPart(name, 'rollback'), { version: p.to }).then(
                   (r) => append(box, h('p', { id: 'rolling-back' }, `Rolling back from ${r.from} to ${r.to}; the conditions above follow it.`)),
                   (err: unknown) => {
                     confirm.disabled = false;
@@ -205,7 +206,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const rollback = h('div', { class: 'rollback' });
   rollbackBox(rollback, name);
   const drift = h('div', { class: 'drift-box' });
-  driftSection(drift, `extensions/${seg(name)}/drift`, { button: 'drift-check', out: 'drift' });
+  driftSection(drift, routes.extensionPart(name, 'drift'), { button: 'drift-check', out: 'drift' });
   clear(root);
   append(root, title('h1', {}, `Extension ${name}`), body, title('h2', {}, 'Custom resources'), apis, upgrade, title('h2', {}, 'Helm revisions'), revisions, rollback, title('h2', {}, 'Drift'), drift, title('h2', {}, 'Resolution history'), history, actions, title('h2', {}, 'Recent events'), events);
 
@@ -213,7 +214,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
     try {
-      d = await api<ExtensionDetail>('GET', `extensions/${seg(name)}`);
+      d = await api<ExtensionDetail>('GET', routes.extension(name));
     } catch (err) {
       clear(body);
       if (err instanceof ApiError && err.status === 404) append(body, h('p', { id: 'gone' }, `${name} is not installed (uninstalled).`));
@@ -249,7 +250,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
       await apisOf(apis, name);
     }
     try {
-      const { events: list } = await api<{ events: EventView[] }>('GET', `extensions/${seg(name)}/events`);
+      const { events: list } = await api<{ events: EventView[] }>('GET', routes.extensionPart(name, 'events'));
       clear(events);
       append(events, list.length === 0 ? h('p', { class: 'muted' }, 'none') : table(['Last seen', 'Type', 'Reason', 'Object', 'Message'], list.map((e) => [e.last, e.type, e.reason, e.object, e.message]), { id: 'events' }));
     } catch (err) {
@@ -269,7 +270,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
       'Uninstall…',
       () => {
         clear(confirmBox);
-        api<UninstallPreview>('GET', `extensions/${seg(name)}/uninstall-preview`).then(
+        api<UninstallPreview>('GET', routes.extensionPart(name, 'uninstall-preview')).then(
           (p) => {
             append(confirmBox, title('h3', {}, 'Uninstalling deletes:'));
             for (const r of p.removed) append(confirmBox, title('h4', {}, `${r.package} (BundleDeployment ${r.bundleDeployment})`), h('ul', {}, ...r.objects.map((o) => h('li', {}, o))));
@@ -279,7 +280,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
               button(
                 `Delete ${name}`,
                 () => {
-                  api('DELETE', `extensions/${seg(name)}`).then(
+                  api('DELETE', routes.extension(name)).then(
                     () => append(confirmBox, h('p', { id: 'uninstalling' }, 'Uninstalling…')),
                     (err: unknown) => showError(confirmBox, errorText(err)),
                   );

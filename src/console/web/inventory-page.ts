@@ -8,6 +8,7 @@ import { api, seg } from './api.js';
 import { alert, append, clear, emptyState, h, label, table, title } from './dom.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { healthLabel } from './status.js';
+import { routes } from '../routes.js';
 
 const ORDER: Health[] = ['Healthy', 'Progressing', 'Failing', 'Deleting', 'Unknown'];
 
@@ -50,7 +51,7 @@ export function inventoryPage(root: HTMLElement): () => void {
   const out = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   let crds: string[] = [];
   const read = redrawWhenChanged(out, async (into) => {
-    const inv = await api<Inventory>('GET', 'inventory');
+    const inv = await api<Inventory>('GET', routes.inventory());
     crds = inv.operators.flatMap((o) => o.crds);
     append(
       into,

@@ -4,11 +4,12 @@ import { alert, append, clear, descriptionList, h, label, linkButton, table, tit
 import { drawGraph, upgradePathText } from './graph-svg.js';
 import { renderMarkdown } from './markdown.js';
 import type { Gvk, PackagePage } from '../api-types.js';
+import { routes } from '../routes.js';
 
 const gvk = (g: Gvk): string => `${g.group === '' ? 'core' : g.group}/${g.version} ${g.kind}`;
 
 export async function packagePage(root: HTMLElement, catalog: string, name: string): Promise<void> {
-  const p = await api<PackagePage>('GET', `catalogs/${seg(catalog, 'packages', name)}`);
+  const p = await api<PackagePage>('GET', routes.packagePage(catalog, name));
   const description = h('div', { class: 'markdown', id: 'description' });
   renderMarkdown(description, p.description);
   const head = p.channels.find((c) => c.name === p.defaultChannel)?.head;

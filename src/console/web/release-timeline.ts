@@ -11,6 +11,7 @@ import { liveKindOfCrd, type EventView, type ExtensionTimeline, type HookLiveVie
 import { api, seg } from './api.js';
 import { append, button, clear, h, label, td, th, title as heading, tr, type Child } from './dom.js';
 import { liveRefresh, redrawWhenChanged, type LiveRefreshOptions } from './live-refresh.js';
+import { routes } from '../routes.js';
 
 function lastRun(hk: HookView): Child {
   const r = hk.lastRun;
@@ -117,7 +118,7 @@ export function extensionTimelinePage(root: HTMLElement, name: string, bundleDep
     `Timeline of ${bundleDeployment}`,
     h('a', { href: `#/installed/${seg(name)}` }, `← Extension ${name}`),
     async (into) => {
-      const t = await api<ExtensionTimeline>('GET', `extensions/${seg(name, 'timeline')}?bundleDeployment=${encodeURIComponent(bundleDeployment)}`);
+      const t = await api<ExtensionTimeline>('GET', routes.extensionPart(name, 'timeline', { bundleDeployment }));
       for (const r of t.releases) renderTimeline(into, r, `(package ${r.package}; ${r.neededBy})`);
     },
     { kinds: ['ClusterExtension', 'BundleDeployment'], concerns: (ev) => ev.name === (ev.kind === 'BundleDeployment' ? bundleDeployment : name) },
@@ -135,7 +136,7 @@ export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: 
     `Timeline of ${namespace}/${name}`,
     h('a', { href: `#/crd/${seg(crd)}` }, `← ${crd}`),
     async (into) => {
-      renderTimeline(into, await api<ReleaseTimeline>('GET', `crds/${seg(crd, 'resources', name, 'timeline')}?namespace=${encodeURIComponent(namespace)}`));
+      renderTimeline(into, await api<ReleaseTimeline>('GET', routes.resourcePart(crd, name, 'timeline', namespace)));
     },
     { kinds: [], crds: [crd], concerns: (ev) => ev.kind === liveKindOfCrd(crd) && ev.name === name && ev.namespace === namespace },
   );

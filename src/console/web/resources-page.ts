@@ -17,6 +17,7 @@ import { alert, append, button, clear, control, emptyState, h, linkButton, table
 import { driftSection } from './drift-view.js';
 import { renderForm, showFieldErrors } from './form-view.js';
 import { errorText, showError } from './status.js';
+import { routes } from '../routes.js';
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -30,15 +31,13 @@ function origin(v: CrdView): string {
   return '';
 }
 
-const nsQuery = (namespace: string | undefined): string => (namespace === undefined ? '' : `?namespace=${encodeURIComponent(namespace)}`);
 const displayName = (kind: string, i: { name: string; namespace?: string | undefined }): string => `${kind} ${i.namespace === undefined ? '' : `${i.namespace}/`}${i.name}`;
 
 /** What deleting `i` deletes, then a confirm button; the DELETE runs as the person and a refusal is shown. */
 function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, reload: () => void): void {
   clear(panel);
   append(panel, h('p', { class: 'muted' }, 'Reading what it would delete…'));
-  const path = `crds/${seg(crd, 'resources', i.name)}`;
-  api<ResourceDeletePreview>('GET', `${path}/delete-preview${nsQuery(i.namespace)}`).then(
+  api<ResourceDeletePreview>('GET', routes.resourcePart(crd, i.name, 'delete-preview', i.namespace)).then(
     (p) => {
       clear(panel);
       const box = h('div', { id: 'cr-delete', class: 'confirm-box' });
@@ -55,7 +54,7 @@ function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, relo
         `Delete ${p.kind} ${p.name}`,
         () => {
           confirm.disabled = true;
-          api('DELETE', `${path}${nsQuery(i.namespace)}`).then(
+          api('DELETE', routes.resource(crd, i.name, i.namespace)).then(
             () => {
               append(box, h('p', { id: 'cr-deleted' }, `Deleted ${displayName(p.kind, p)}${p.finalizers.length > 0 ? ' (it goes once its finalizers are done)' : ''}.`));
               setTimeout(reload, 1500);
@@ -83,11 +82,11 @@ function deleteConfirm(panel: HTMLElement, crd: string, i: ResourceSummary, relo
 function releaseDrift(panel: HTMLElement, crd: string, i: ResourceSummary): void {
   clear(panel);
   append(panel, title('h3', {}, `Drift of the release of ${i.namespace ?? ''}/${i.name}`));
-  driftSection(panel, `crds/${seg(crd, 'resources', i.name, 'drift')}${nsQuery(i.namespace)}`, { button: 'cr-drift-check', out: 'cr-drift' });
+  driftSection(panel, routes.resourcePart(crd, i.name, 'drift', i.namespace), { button: 'cr-drift-check', out: 'cr-drift' });
 }
 
 export async function crdPage(root: HTMLElement, crd: string): Promise<void> {
-  const v = await api<CrdView>('GET', `crds/${seg(crd)}`);
+  const v = await api<CrdView>('GET', routes.crd(crd));
   const panel = h('div', { id: 'cr-panel' });
   const reload = (): void => {
     crdPage(root, crd).catch((err: unknown) => showError(root, errorText(err)));
@@ -129,9 +128,9 @@ function withoutServerFields(o: Rec): Rec {
 
 /** Create (`edit` undefined) or edit one custom resource. */
 export async function resourceEditor(root: HTMLElement, crd: string, edit?: { namespace: string; name: string }): Promise<void> {
-  const v = await api<CrdView>('GET', `crds/${seg(crd)}`);
-  const query = edit === undefined || edit.namespace === NO_NS ? '' : `?namespace=${encodeURIComponent(edit.namespace)}`;
-  const original = edit === undefined ? undefined : withoutServerFields(await api<Rec>('GET', `crds/${seg(crd, 'resources', edit.name)}${query}`));
+  const v = await api<CrdView>('GET', routes.crd(crd));
+  const editNamespace = edit === undefined || edit.namespace === NO_NS ? undefined : edit.namespace;
+  const original = edit === undefined ? undefined : withoutServerFields(await api<Rec>('GET', routes.resource(crd, edit.name, editNamespace)));
   const start: Rec = original ?? v.example ?? {};
   const startMeta = isRecord(start.metadata) ? start.metadata : {};
   const form = formFor(v.schema, v.descriptors);
@@ -213,7 +212,7 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
       body = { object: obj };
     }
     submit.disabled = true;
-    const call = edit === undefined ? api('POST', `crds/${seg(crd, 'resources')}`, body) : api('PATCH', `crds/${seg(crd, 'resources', edit.name)}${query}`, body);
+    const call = edit === undefined ? api('POST', routes.resources(crd), body) : api('PATCH', routes.resource(crd, edit.name, editNamespace), body);
     call.then(
       () => (location.hash = `#/crd/${seg(crd)}`),
       (err: unknown) => {
