@@ -107,6 +107,21 @@ describe('renderFbcJson', () => {
     );
   });
 
+  it('refuses a file deleted between reading and copying, with the same reason', async () => {
+    const dir = path.join(work, 'vanishing');
+    mkdirSync(dir);
+    const pretty = (o: unknown): string => `${JSON.stringify(o, null, 4)}\n`;
+    writeFileSync(path.join(dir, 'a.json'), pretty({ schema: 'olm.package', name: 'a' }));
+    writeFileSync(path.join(dir, 'b.json'), pretty({ schema: 'olm.package', name: 'b' }));
+    let writes = 0;
+    await assert.rejects(
+      renderFbcJson([dir], {}, () => {
+        if (writes++ === 0) rmSync(path.join(dir, 'b.json'));
+      }),
+      (err: Error & { code?: string }) => err.code === 'RENDER_SOURCE_CHANGED' && err.message.includes('b.json') && /ENOENT/.test(err.message),
+    );
+  });
+
   it('is taken only for FBC sources on disk', async () => {
     assert.equal(await allFbcSources([path.join(TESTDATA, 'fbc/valid')]), true);
     assert.equal(await allFbcSources([path.join(TESTDATA, 'fbc/valid'), path.join(TESTDATA, 'bundles/foo-1.0.0')]), false);

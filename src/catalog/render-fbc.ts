@@ -15,7 +15,7 @@ import { scanFbcDir, type LoadOptions, type RawJson } from './load.js';
 import type { RenderFailure } from './render.js';
 import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, type Bundle } from '../declcfg/index.js';
 import { detectSourceKind } from './source-kind.js';
-import { inWriteOrder, writtenRecord, type WriteOrderKey } from './write.js';
+import { fbcJsonRecord, inWriteOrder, writtenRecord, type WriteOrderKey } from './write.js';
 
 /**
  * What opm's render does to every reference: bundle objects and CSV metadata go to the end of
@@ -83,7 +83,7 @@ class RangeReader {
     const fd = this.fd(file);
     const len = end - start;
     if (this.scratch.length < len + 1) this.scratch = Buffer.alloc(Math.max(len + 1, this.scratch.length * 2));
-    if (readSync(fd, this.scratch, 0, len, start) !== len) throw changed(file);
+    if (orChanged(file, () => readSync(fd, this.scratch, 0, len, start)) !== len) throw changed(file);
     this.scratch[len] = 10;
     return this.scratch.toString('utf8', 0, len + 1);
   }
@@ -91,7 +91,7 @@ class RangeReader {
   private fd(file: string): number {
     if (this.current?.file === file) return this.current.fd;
     this.close();
-    const fd = openSync(file, 'r');
+    const fd = orChanged(file, () => openSync(file, 'r'));
     this.current = { file, fd };
     const st = fstatSync(fd);
     const before = this.seen.get(file);
@@ -106,8 +106,17 @@ class RangeReader {
   }
 }
 
-function changed(file: string): BinnacleError {
-  return new BinnacleError('RENDER_SOURCE_CHANGED', `${file}: the file changed while it was being rendered; render again`);
+function changed(file: string, detail?: string): BinnacleError {
+  return new BinnacleError('RENDER_SOURCE_CHANGED', `${file}: the file changed while it was being rendered${detail === undefined ? '' : ` (${detail})`}; render again`);
+}
+
+/** `read()`, with a file that vanished or can no longer be read between the passes reported as changed. */
+function orChanged<T>(file: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw changed(file, err instanceof Error ? err.message : String(err));
+  }
 }
 
 /**
@@ -124,13 +133,13 @@ export async function renderFbcJson(sources: readonly string[], opts: LoadOption
     const sink = (d: Decoded, file: string, raw: RawJson | undefined): void => {
       if (d.kind === 'bundle') normalizeBundle(d.value);
       const { blob, ...key } = writtenRecord(d);
-      const text = JSON.stringify(blob, null, 4);
+      const text = fbcJsonRecord(blob);
       if (raw === undefined || raw.text !== text) {
         records.push({ ...key, text: `${text}\n` });
         return;
       }
       if (!seen.has(file)) {
-        const st = statSync(file);
+        const st = orChanged(file, () => statSync(file));
         seen.set(file, { size: st.size, mtimeMs: st.mtimeMs });
       }
       records.push({ ...key, copy: { file, start: raw.start, end: raw.end } });

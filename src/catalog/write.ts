@@ -119,10 +119,15 @@ export function orderedMetas(cfg: DeclarativeConfig): OrderedMeta[] {
   return inWriteOrder(records).map((r) => ({ schema: r.schema, package: r.package, name: r.name, blob: r.blob }));
 }
 
+/** One record as opm writes it in JSON: pretty-printed with four spaces, without the newline after it. */
+export function fbcJsonRecord(blob: Record<string, unknown>): string {
+  return JSON.stringify(blob, null, 4);
+}
+
 /** opm-style JSON: each record pretty-printed, one after another. */
 export function toFbcJson(cfg: DeclarativeConfig): string {
   return orderedMetas(cfg)
-    .map((m) => `${JSON.stringify(m.blob, null, 4)}\n`)
+    .map((m) => `${fbcJsonRecord(m.blob)}\n`)
     .join('');
 }
 
@@ -147,7 +152,7 @@ export type FbcFormat = 'json' | 'yaml';
  * piece on never holds the whole text (as large as the catalog) beside the catalog.
  */
 export function* fbcChunks(cfg: DeclarativeConfig, format: FbcFormat): Generator<string> {
-  for (const m of orderedMetas(cfg)) yield format === 'json' ? `${JSON.stringify(m.blob, null, 4)}\n` : `---\n${toYaml(m.blob)}`;
+  for (const m of orderedMetas(cfg)) yield format === 'json' ? `${fbcJsonRecord(m.blob)}\n` : `---\n${toYaml(m.blob)}`;
 }
 
 export function formatFbc(cfg: DeclarativeConfig, format: FbcFormat): string {
