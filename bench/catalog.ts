@@ -9,7 +9,8 @@
  * Every step runs as a child process, timed, with its peak memory (max RSS) from
  * `/usr/bin/time -v` when present, else from `process.resourceUsage` of the child's wait.
  * opm is built from the Go module proxy by `hack/bench-tools/opm/build.sh` when missing
- * (pass `--no-build` to skip that).
+ * (pass `--no-build` to skip that). Each step runs `--rounds N` times (default 3); the figures
+ * are medians, and the last lines judge issue 15's goals on them.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -23,6 +24,9 @@ const WORK = path.join(ROOT, '.cache', 'bench-data', 'catalog');
 const OPM = path.join(ROOT, '.cache', 'bench-bin', 'opm');
 const IMAGE = 'quay.io/openshift-community-operators/{package}:v{version}';
 const TIME = existsSync('/usr/bin/time') ? '/usr/bin/time' : undefined;
+const roundsArg = process.argv.indexOf('--rounds');
+/** Runs of each step; the figures are medians (`--rounds N`, default 3). */
+const ROUNDS = roundsArg === -1 ? 3 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
 
 interface Run {
   label: string;
@@ -32,8 +36,8 @@ interface Run {
   stdoutBytes: number;
 }
 
-/** Runs a command, output to a file or discarded; measures wall time and peak RSS. */
-async function measure(label: string, cmd: string, args: string[], stdoutFile?: string): Promise<Run> {
+/** Runs a command once, output to a file or discarded; measures wall time and peak RSS. */
+async function measureOnce(label: string, cmd: string, args: string[], stdoutFile?: string): Promise<Run> {
   const shellOut = stdoutFile === undefined ? '/dev/null' : stdoutFile;
   const quoted = [cmd, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
   const script = TIME === undefined ? `exec ${quoted} > '${shellOut}'` : `exec ${TIME} -v ${quoted} > '${shellOut}'`;
@@ -47,9 +51,32 @@ async function measure(label: string, cmd: string, args: string[], stdoutFile?: 
   // Without /usr/bin/time, the children's high-water RSS is the best we have.
   const maxRssMb = m?.[1] !== undefined ? Number(m[1]) / 1024 : process.resourceUsage().maxRSS / 1024;
   const stdoutBytes = stdoutFile === undefined ? 0 : (await stat(stdoutFile).catch(() => ({ size: 0 }))).size;
-  const run = { label, ms, maxRssMb, exit, stdoutBytes };
-  console.log(`${label.padEnd(44)} ${(ms / 1000).toFixed(2).padStart(8)} s  ${maxRssMb.toFixed(0).padStart(6)} MB  exit ${exit}${stdoutBytes > 0 ? `  ${(stdoutBytes / 1e6).toFixed(1)} MB out` : ''}`);
   if (exit !== 0 && exit !== 1) console.log(stderr.split('\n').filter((l) => !/^\s/.test(l)).slice(-5).join('\n'));
+  return { label, ms, maxRssMb, exit, stdoutBytes };
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+
+/**
+ * Runs a command ROUNDS times and reports the median wall time and the median peak RSS (each on
+ * its own), with their ranges: both vary from run to run on this machine (wall by up to a fifth,
+ * a garbage-collected process's peak by as much), so one run says little.
+ */
+async function measure(label: string, cmd: string, args: string[], stdoutFile?: string): Promise<Run> {
+  const runs: Run[] = [];
+  for (let i = 0; i < ROUNDS; i++) runs.push(await measureOnce(label, cmd, args, stdoutFile));
+  const ms = runs.map((r) => r.ms);
+  const rss = runs.map((r) => r.maxRssMb);
+  const run: Run = { label, ms: median(ms), maxRssMb: median(rss), exit: Math.max(...runs.map((r) => r.exit)), stdoutBytes: runs.at(-1)?.stdoutBytes ?? 0 };
+  const range = (xs: number[], f: (x: number) => string): string => (xs.length > 1 ? ` (${f(Math.min(...xs))}-${f(Math.max(...xs))})` : '');
+  console.log(
+    `${label.padEnd(44)} ${(run.ms / 1000).toFixed(2).padStart(8)} s${range(ms, (x) => (x / 1000).toFixed(2)).padEnd(12)} ${run.maxRssMb.toFixed(0).padStart(6)} MB${range(rss, (x) => x.toFixed(0)).padEnd(10)}  exit ${run.exit}` +
+      (run.stdoutBytes > 0 ? `  ${(run.stdoutBytes / 1e6).toFixed(1)} MB out` : ''),
+  );
   return run;
 }
 
@@ -113,7 +140,7 @@ async function main(): Promise<void> {
   console.log(`${'step'.padEnd(44)} ${'wall'.padStart(10)}  ${'max RSS'.padStart(9)}`);
   // Start-up is measured so it can be taken out.
   const startup = await measure('binnacle --help (start-up)', node, [...cli, '--help']);
-  await measure('binnacle render corpus (all layouts)', node, [...cli, 'catalog', 'render', CORPUS, '--bundle-image', IMAGE, '-o', 'json'], fbcFile);
+  const corpusRender = await measure('binnacle render corpus (all layouts)', node, [...cli, 'catalog', 'render', CORPUS, '--bundle-image', IMAGE, '-o', 'json'], fbcFile);
   await measure('binnacle validate corpus (all layouts)', node, [...cli, 'catalog', 'validate', CORPUS, '--bundle-image', IMAGE]);
   const { kept, dropped } = await writeValidPackages(fbcFile, fbcDir);
   console.log(`valid FBC for the side-by-side runs: ${kept} packages (left out: ${dropped.join(', ')})`);
@@ -150,6 +177,13 @@ async function main(): Promise<void> {
     const net: Run = { ...x, ms: Math.max(1, x.ms - startup.ms) };
     console.log(`  ${label.padEnd(20)} ${ratio(x, y)}; net time ${(net.ms / y.ms).toFixed(2)}x`);
   }
+  // Issue 15's goals, start-up included, on the medians above.
+  const goals: [string, boolean][] = [
+    ['render FBC within 0.5x of opm\'s time and 1x its memory', b.renderFbc.ms <= 0.5 * o.renderFbc.ms && b.renderFbc.maxRssMb <= o.renderFbc.maxRssMb],
+    ['validate FBC within 0.5x of opm\'s time and 1x its memory', b.validateFbc.ms <= 0.5 * o.validateFbc.ms && b.validateFbc.maxRssMb <= o.validateFbc.maxRssMb],
+    ['render the whole corpus under 5 s and 200 MB', corpusRender.ms < 5000 && corpusRender.maxRssMb < 200],
+  ];
+  for (const [goal, met] of goals) console.log(`goal: ${goal}: ${met ? 'met' : 'NOT met'}`);
   // Not like for like: opm keeps a bundle directory's manifests as olm.bundle.object properties
   // (its bundle-object-to-csv-metadata migration skips bundles without an image, which a directory
   // has), Binnacle always writes olm.csv.metadata. So this row compares the work, not the output.

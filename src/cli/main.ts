@@ -10,6 +10,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { BinnacleError } from '../util/errors.js';
+import { collectLikeGo } from './heap.js';
 import { defaultContext, type CliContext } from './context.js';
 import { addGlobalFlags, commandPath, leafCommands, usageLine, type GlobalFlags } from './flags.js';
 import { registerCommands } from './commands/index.js';
@@ -111,6 +112,7 @@ export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream): void {
 
 const invokedDirectly = process.argv[1] !== undefined && /(?:main\.[jt]s|binnacle(?:\.[cm]?js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
+  collectLikeGo();
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
   const code = await run(process.argv.slice(2));

@@ -11,6 +11,7 @@ import { BinnacleError, InputError, UsageError, ValidationResult } from '../../u
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { outputOption, parseBytes, parsePort } from '../flags.js';
+import { keepYoungGenerationSmall } from '../heap.js';
 
 const pull: ImagePuller = async (ref, opts) => (await import('../../oci/index.js')).pullAndUnpack(ref, opts);
 const DEFAULT_CACHE = path.join('.cache', 'images');
@@ -68,6 +69,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
       let tree = new ValidationResult(`catalog ${source}`);
       let cfg: DeclarativeConfig;
       if (source !== '-' && (await detectSourceKind(source)) === 'fbc') {
+        keepYoungGenerationSmall(); // the validation model is small: most of what is read is checked and dropped
         const loaded = await loadFbcForValidation(source, { maxFileBytes: o.maxFileSize });
         tree = loaded.result;
         cfg = loaded.config;
@@ -100,6 +102,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
       const { allFbcSources, renderFbcJson } = await import('../../catalog/render-fbc.js');
       if (format === 'json' && (await allFbcSources(sources))) {
         // FBC in, JSON out: written record by record, without holding the catalog.
+        keepYoungGenerationSmall();
         const r = await renderFbcJson(sources, { maxFileBytes: o.maxFileSize }, ctx.out);
         reportFailures(ctx, r.failures);
         if (!r.rendered && r.failures.length > 0) throw renderFailed(sources, r.failures.length);

@@ -1,0 +1,28 @@
+/**
+ * V8's collector, set for a command that runs once and exits. V8 sizes its heap for a browser
+ * tab's throughput: after a full collection it lets the old generation grow to as much as four
+ * times what survived, and it widens the young generation whenever a scavenge sees many
+ * survivors. For a batch command that is memory held only by garbage, and how much depends on
+ * timing (the same catalog render peaked anywhere from 165 to 255 MB). Go, which opm and kubectl
+ * are written in, collects when the heap has doubled (GOGC=100); Binnacle asks V8 for the same.
+ *
+ * Both flags are read by V8 each time it sizes a space, so setting them once the process runs
+ * takes effect (flags fixed at heap set-up, such as `--max-semi-space-size`, would not, and a
+ * `node` option in the shebang does not work everywhere). heap.test.ts checks that they still
+ * take effect on the Node it runs on.
+ */
+import { setFlagsFromString } from 'node:v8';
+
+/** Every command: a full collection once the old generation has doubled since the last one. */
+export function collectLikeGo(): void {
+  setFlagsFromString('--heap-growing-percent=100');
+}
+
+/**
+ * For passes that keep little of what they read (a streamed render or validation): the young
+ * generation stays at its starting size. Where much of what is read is kept (a model being
+ * built), this promotes it early and costs time and memory, so it is for those passes only.
+ */
+export function keepYoungGenerationSmall(): void {
+  setFlagsFromString('--semi-space-growth-factor=1');
+}
