@@ -10,7 +10,8 @@ import { timeoutReason } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { Credentials } from './credentials.js';
-import { parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+import { identityOf, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
 
 /** Binnacle's one field manager for server-side apply. */
 export const FIELD_MANAGER = 'binnacle';
@@ -48,6 +49,11 @@ export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ER
 export interface WatchEvent<T extends KubeObject = KubeObject> {
   type: WatchEventType;
   object: T;
+  /**
+   * The object nests deeper than the client reads (util/nesting.ts, MAX_OBJECT_NESTING):
+   * `object` is only its identity (`identityOf`).
+   */
+  refused?: true;
 }
 
 export interface WatchOptions extends ListOptions {
@@ -306,15 +312,20 @@ export class KubeClient {
     const items: T[] = [];
     let cont: string | undefined;
     let last: KubeList<T> | undefined;
+    const refused: KubeObject[] = [];
     do {
-      last = (await this.requestJson('GET', path, {
+      // Parsed without the whole-answer depth check: one object too deep leaves out that object, not the list.
+      last = (await this.requestParsed('GET', path, {
         query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector, limit: '500', continue: cont },
         what: `list ${kind}`,
       })) as KubeList<T>;
-      for (const item of last.items) items.push({ ...item, apiVersion, kind });
+      for (const item of last.items) {
+        if (nestsDeeperThan(item, MAX_OBJECT_NESTING)) refused.push(identityOf({ ...item, apiVersion, kind }));
+        else items.push({ ...item, apiVersion, kind });
+      }
       cont = last.metadata.continue !== undefined && last.metadata.continue !== '' ? last.metadata.continue : undefined;
     } while (cont !== undefined);
-    return { apiVersion: last.apiVersion, kind: last.kind, metadata: last.metadata, items };
+    return { apiVersion: last.apiVersion, kind: last.kind, metadata: last.metadata, items, ...(refused.length === 0 ? {} : { refused }) };
   }
 
   async create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
@@ -353,7 +364,8 @@ export class KubeClient {
     if (opts.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = opts.gracePeriodSeconds;
     if (opts.preconditions !== undefined) body.preconditions = opts.preconditions;
     try {
-      await this.requestJson('DELETE', path, { body, what: `delete ${describe(ref)}` });
+      // The answer (the object, or a Status) is not read: an object too deep to read can still be deleted.
+      await this.request('DELETE', path, { body, what: `delete ${describe(ref)}` });
       return true;
     } catch (err) {
       if (isNotFound(err)) return false;
@@ -389,12 +401,13 @@ export class KubeClient {
           const line = buf.slice(0, nl).trim();
           buf = buf.slice(nl + 1);
           if (line === '') continue;
-          const ev = JSON.parse(line) as WatchEvent<T>;
+          let ev = JSON.parse(line) as WatchEvent<T>;
           if (ev.type === 'ERROR') {
             const status = ev.object as unknown as { code?: number; reason?: string; message?: string };
             throw new KubeApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${kind}: ${status.message ?? 'error'}`);
           }
           if (ev.type !== 'BOOKMARK') ev.object = { ...ev.object, apiVersion, kind };
+          if (ev.type !== 'BOOKMARK' && nestsDeeperThan(ev.object, MAX_OBJECT_NESTING)) ev = { type: ev.type, object: identityOf(ev.object) as T, refused: true };
           yield ev;
         }
       }
@@ -454,7 +467,16 @@ export class KubeClient {
 
   // --- transport -------------------------------------------------------------
 
+  /** The answer as JSON; refused (KUBE_OBJECT_TOO_DEEP) when it nests deeper than MAX_OBJECT_NESTING (util/nesting.ts says why). */
   async requestJson(method: string, path: string, opts: RequestOptions): Promise<unknown> {
+    const value = await this.requestParsed(method, path, opts);
+    if (nestsDeeperThan(value, MAX_OBJECT_NESTING)) {
+      throw new BinnacleError('KUBE_OBJECT_TOO_DEEP', `${opts.what}: the object nests deeper than ${MAX_OBJECT_NESTING} levels, which Binnacle does not read (the API server keeps up to 10,000); make it shallower`);
+    }
+    return value;
+  }
+
+  private async requestParsed(method: string, path: string, opts: RequestOptions): Promise<unknown> {
     const raw = await this.request(method, path, opts);
     if (raw.body === '') return {};
     return JSON.parse(raw.body) as unknown;

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from './client.js';
 import { isGone } from './errors.js';
 import { objectKey, type KubeObject } from './types.js';
+import { MAX_OBJECT_NESTING } from '../util/nesting.js';
 
 export interface InformerHandlers<T extends KubeObject> {
   add?: (obj: T) => void;
@@ -154,6 +155,11 @@ export class Informer<T extends KubeObject = KubeObject> {
   private async relist(everything = false): Promise<string> {
     const list = await this.client.list<T>(this.apiVersion, this.kind, this.opts);
     const seen = new Set<string>();
+    for (const r of list.refused ?? []) {
+      // Not read: the cache keeps the version it had, if any (it is not deleted below).
+      seen.add(objectKey(r.metadata));
+      this.refused(r);
+    }
     for (const obj of list.items) {
       const key = objectKey(obj.metadata);
       seen.add(key);
@@ -191,7 +197,10 @@ export class Informer<T extends KubeObject = KubeObject> {
       const old = this.store.get(key);
       if (ev.type === 'DELETED') {
         this.store.delete(key);
-        this.emit('delete', ev.object);
+        // A deleted object that was not read whole: handlers get the last version that was.
+        this.emit('delete', ev.refused === true ? (old ?? ev.object) : ev.object);
+      } else if (ev.refused === true) {
+        this.refused(ev.object); // the cache keeps the version it had
       } else {
         this.store.set(key, ev.object);
         if (old === undefined) this.emit('add', ev.object);
@@ -200,6 +209,14 @@ export class Informer<T extends KubeObject = KubeObject> {
       this.caughtUpTo(rv);
     }
     return rv;
+  }
+
+  private refused(obj: KubeObject): void {
+    const m = obj.metadata;
+    this.opts.logger?.warn(
+      { kind: this.kind, name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion },
+      `object nests deeper than ${MAX_OBJECT_NESTING} levels: not read, and the cache keeps the version it had`,
+    );
   }
 
   private emit(type: 'add' | 'delete', obj: T): void;

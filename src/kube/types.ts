@@ -40,6 +40,20 @@ export interface KubeList<T extends KubeObject = KubeObject> {
   kind: string;
   metadata: { resourceVersion?: string; continue?: string };
   items: T[];
+  /**
+   * Objects left out of `items` because they nest deeper than the client reads
+   * (util/nesting.ts, MAX_OBJECT_NESTING): only their identity (see `identityOf`).
+   */
+  refused?: KubeObject[];
+}
+
+/** An object's identity: apiVersion, kind and metadata's scalar fields, which never nest. */
+export function identityOf(obj: KubeObject): KubeObject {
+  const m: ObjectMeta = obj.metadata ?? {};
+  const meta: ObjectMeta = {};
+  for (const k of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const) if (typeof m[k] === 'string') meta[k] = m[k];
+  if (typeof m.generation === 'number') meta.generation = m.generation;
+  return { apiVersion: obj.apiVersion, kind: obj.kind, metadata: meta };
 }
 
 export interface Condition {

@@ -11,6 +11,19 @@
 export const MAX_NESTING = 256;
 
 /**
+ * How deep a whole object read from the API server may nest. The API server keeps free-form
+ * fields (`x-kubernetes-preserve-unknown-fields`) up to 10,000 levels deep, and a copy of such an
+ * object fails wherever it is made (structuredClone near 2,000 levels, the `yaml` package's
+ * stringify near 1,000, either far sooner deep in a call stack). The ClusterExtension controller,
+ * working from its caches, copies every BundleDeployment, so one deep BundleDeployment would fail
+ * every extension's reconcile. So the client refuses an object past this depth (kube/client.ts:
+ * `get` fails, a list or watch leaves it out and names it). It is twice MAX_NESTING so that a
+ * field nested a little past its own limit still reaches its controller, which names the field
+ * in a condition.
+ */
+export const MAX_OBJECT_NESTING = 2 * MAX_NESTING;
+
+/**
  * Whether `value` nests arrays and objects more than `max` levels deep; walked without recursion.
  * For trees, what JSON.parse makes; YAML, whose aliases can share a node many times over, is
  * checked on its text instead (util/yaml.ts).

@@ -6,6 +6,10 @@
  * the half requests are closed by the server, and afterwards the manager still reconciles: a
  * new ClusterCatalog becomes Serving and its content is served.
  *
+ * An object nested deeper than the client reads (util/nesting.ts) is left out of the manager's
+ * caches and logged, and every other object is still reconciled (issue 15: no document from the
+ * API server may crash or stall the manager).
+ *
  * The same manager, logging at debug level, then installs from http and git sources whose URLs
  * carry credentials (issue 13 §2, secrets stay secret): the credentials are used, and appear in
  * no condition, status, event or log line.
@@ -23,7 +27,7 @@ import { publishPackages } from '../../src/catalog/publish.js';
 import { freePorts } from '../../src/cluster/ports.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
-import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
 import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -194,6 +198,71 @@ test('a slowloris crowd of half-sent requests is cut off by the server and does 
     for (const s of socks) s.destroy();
   }
   alive();
+});
+
+/** A value nested `levels` deep: { a: { a: … 'x' } }. */
+function nested(levels: number): unknown {
+  let v: unknown = 'x';
+  for (let i = 0; i < levels; i++) v = { a: v };
+  return v;
+}
+
+test('an object nested past what the client reads is left out and logged, and every other object is still reconciled', async () => {
+  alive();
+  const bd = uniqueName('deep-bd');
+  const ce = uniqueName('deep-ce');
+  try {
+    // 3,000 levels: the API server keeps it (it allows 10,000). Before the client refused such
+    // objects, copying the BundleDeployments failed every ClusterExtension's reconcile.
+    const deep = {
+      apiVersion: API_VERSION,
+      kind: 'BundleDeployment',
+      metadata: { name: bd },
+      spec: { source: { type: 'image', image: { ref: 'example.invalid/none:v1' } }, format: 'registry+v1', installNamespace: 'default', config: nested(3000) },
+    };
+    // The create succeeds; the client does not read the object it gets back.
+    await assert.rejects(client.create(deep), { code: 'KUBE_OBJECT_TOO_DEEP' });
+    assert.equal((await client.rawRequest('GET', `/apis/${API_VERSION}/bundledeployments/${bd}`)).status, 200, 'the API server kept it');
+    // A config nested past its own limit (256) but within the object's (512) reaches the controller, which names the field.
+    await client.create({
+      apiVersion: API_VERSION,
+      kind: 'ClusterExtension',
+      metadata: { name: ce },
+      spec: { namespace: 'default', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'none' } }, install: { config: nested(300) } },
+    });
+    const progressing = await eventually(
+      `${ce} Progressing=False InvalidSpec`,
+      async () => {
+        alive();
+        const c = findCondition((await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce })).status?.conditions, 'Progressing');
+        return c?.reason === 'InvalidSpec' ? c : undefined;
+      },
+      120_000,
+      500,
+    );
+    assert.match(progressing.message, /spec\.install\.config: nests deeper than 256 levels/);
+    // Mended, it is reconciled again, now from the caches, which hold every BundleDeployment but the deep one.
+    await client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce }, { spec: { install: { config: nested(3) } } });
+    const moved = await eventually(
+      `${ce} reconciled at its new generation`,
+      async () => {
+        alive();
+        const x = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce });
+        const c = findCondition(x.status?.conditions, 'Progressing');
+        return c !== undefined && c.observedGeneration === x.metadata.generation && c.reason !== 'InvalidSpec' ? c : undefined;
+      },
+      120_000,
+      500,
+    );
+    assert.doesNotMatch(moved.message, /nests deeper|call stack/);
+    const logged = (): boolean => (stdout + stderr).split('\n').some((l) => l.includes(`"name":"${bd}"`) && l.includes('nests deeper than 512 levels: not read'));
+    await eventually('the manager logged the object it left out', () => Promise.resolve(logged() ? true : undefined), 60_000);
+    alive();
+  } finally {
+    await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: bd });
+    await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce });
+    await eventually(`${ce} deleted`, async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ce })) === undefined ? true : undefined), 120_000, 500);
+  }
 });
 
 test('after the attacks the manager still reconciles: a new ClusterCatalog becomes Serving and is served', async () => {
