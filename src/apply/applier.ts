@@ -143,38 +143,15 @@ export class Applier {
     const history = await this.store.history(req.release);
     await this.settleInterrupted(history);
     assertReleaseOwner(history, req.owner, req.release);
-    const latest = history.at(-1);
-    const deployed = lastWith(history, ['deployed']);
     const objects = withOwnerReference(await this.prepare(req.objects, req.owner, req.release), req);
     const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
-
     const chart = req.chart ?? { name: req.owner.name, version: '0.0.0' };
     const config = req.values ?? {};
-    if (latest !== undefined && latest.status === 'deployed' && req.inputDigest !== undefined && latest.inputDigest === req.inputDigest) {
-      // Same chart and values: re-apply what the deployed revision recorded, not this render,
-      // so templates that are not deterministic (randAlphaNum, now, genCA) never loop.
-      const stored = await this.storedObjects(latest, req);
-      const repaired = await this.repair(req, latest, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
-      return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
-    }
-    // These exact inputs already failed and were rolled back: no retry loop until they change
-    // (Flux's default remediation); the running revision is kept and repaired.
-    const failedBefore = req.inputDigest === undefined || deployed === undefined ? undefined : history.find((r) => r.status === 'failed' && r.inputDigest === req.inputDigest && r.revision < deployed.revision);
-    if (failedBefore !== undefined && deployed !== undefined) {
-      const stored = await this.storedObjects(deployed, req);
-      const kept = await this.repair(req, deployed, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
-      return {
-        ...kept,
-        droppedFields: stored.dropped,
-        skipped: stored.skipped,
-        status: kept.status === 'deployed' ? 'rolled-back' : kept.status,
-        message: `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) and was rolled back; revision ${deployed.revision} keeps running until the chart or values change`,
-      };
-    }
-    if (latest !== undefined && latest.status === 'deployed' && req.inputDigest === undefined && isSameRevision(latest, objects, chart, config)) {
-      return this.repair(req, latest, objects, takeOver);
-    }
+    const kept = await this.keepRevision(req, history, objects, takeOver, chart, config);
+    if (kept !== undefined) return kept;
 
+    const latest = history.at(-1);
+    const deployed = lastWith(history, ['deployed']);
     const version = (latest?.revision ?? 0) + 1;
     const upgrade = deployed !== undefined;
     const log = this.logger.child({ release: `${req.release.namespace}/${req.release.name}`, revision: version });
@@ -202,7 +179,48 @@ export class Applier {
       log,
     );
     if (outcome.ok) return { revision: version, status: 'deployed', ...pick(outcome) };
+    return this.afterFailedRollout(req, history, version, outcome, log);
+  }
 
+  /**
+   * When no new revision is due, what re-applying the current one answers: the same inputs as
+   * the deployed revision, inputs that already failed and were rolled back, or (without an input
+   * digest) the same objects, chart and values. Undefined when a new revision is due.
+   */
+  private async keepRevision(req: ApplyRequest, history: ReleaseRevision[], objects: KubeObject[], takeOver: Set<string>, chart: ChartInfo, config: Record<string, unknown>): Promise<ApplyResult | undefined> {
+    const latest = history.at(-1);
+    const deployed = lastWith(history, ['deployed']);
+    /** The recorded objects of `rev`, re-applied. */
+    const reapply = async (rev: ReleaseRevision): Promise<ApplyResult> => {
+      const stored = await this.storedObjects(rev, req);
+      const repaired = await this.repair(req, rev, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
+      return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
+    };
+    if (latest !== undefined && latest.status === 'deployed' && req.inputDigest !== undefined && latest.inputDigest === req.inputDigest) {
+      // Same chart and values: re-apply what the deployed revision recorded, not this render,
+      // so templates that are not deterministic (randAlphaNum, now, genCA) never loop.
+      return reapply(latest);
+    }
+    // These exact inputs already failed and were rolled back: no retry loop until they change
+    // (Flux's default remediation); the running revision is kept and repaired.
+    const failedBefore = req.inputDigest === undefined || deployed === undefined ? undefined : history.find((r) => r.status === 'failed' && r.inputDigest === req.inputDigest && r.revision < deployed.revision);
+    if (failedBefore !== undefined && deployed !== undefined) {
+      const kept = await reapply(deployed);
+      return {
+        ...kept,
+        status: kept.status === 'deployed' ? 'rolled-back' : kept.status,
+        message: `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) and was rolled back; revision ${deployed.revision} keeps running until the chart or values change`,
+      };
+    }
+    if (latest !== undefined && latest.status === 'deployed' && req.inputDigest === undefined && isSameRevision(latest, objects, chart, config)) {
+      return this.repair(req, latest, objects, takeOver);
+    }
+    return undefined;
+  }
+
+  /** A new revision that did not roll out: a first install is removed, an upgrade rolled back (unless told otherwise). */
+  private async afterFailedRollout(req: ApplyRequest, history: ReleaseRevision[], version: number, outcome: RolloutOutcome, log: Logger): Promise<ApplyResult> {
+    const deployed = lastWith(history, ['deployed']);
     if (req.keepFailedInstall !== true && isFirstInstall(history)) {
       log.warn({ reason: outcome.message }, 'install failed; removing it');
       const removal = await removeFailedInstall(outcome.message, () => this.uninstall({ owner: req.owner, release: req.release }));
