@@ -67,6 +67,27 @@ describe('toFbcBundle', () => {
     });
   });
 
+  it('without an image keeps every manifest as an olm.bundle.object, as opm does, and has no olm.csv.metadata', async () => {
+    const b = await loadBundleDir(join(testdata, 'webhook-operator'));
+    const fbc = toFbcBundle(b);
+    assert.equal(fbc.image, '');
+    assert.equal(fbc.properties.some((p) => p.type === 'olm.csv.metadata'), false);
+    const objects = fbc.properties.filter((p) => p.type === 'olm.bundle.object').map((p) => (p.value as { data: string }).data);
+    assert.equal(objects.length, b.objects.length);
+    // Each is the manifest as Go's JSON writes it: compact, keys sorted, HTML characters escaped.
+    const texts = objects.map((d) => Buffer.from(d, 'base64').toString('utf8'));
+    const csvText = texts.find((t) => t.includes('"kind":"ClusterServiceVersion"'));
+    assert.ok(csvText !== undefined, 'the CSV is one of them');
+    assert.deepEqual(JSON.parse(csvText), b.csv.raw);
+    assert.match(csvText, /^\{"apiVersion":"operators\.coreos\.com\/v1alpha1","kind":"ClusterServiceVersion","metadata":\{"annotations":/);
+    // Sorted by their data, as opm sorts properties by value.
+    assert.deepEqual(objects, [...objects].sort());
+    // With an image, the CSV's metadata stands for them.
+    const withImage = toFbcBundle(b, { image: 'quay.io/example/webhook-operator-bundle:v0.2.0' });
+    assert.equal(withImage.properties.some((p) => p.type === 'olm.bundle.object'), false);
+    assert.equal(withImage.properties.filter((p) => p.type === 'olm.csv.metadata').length, 1);
+  });
+
   it('refuses a bundle without a package name, naming the annotation', async () => {
     const b = await loadBundleDir(join(testdata, 'conversion-operator', '1.0.0'));
     assert.throws(() => toFbcBundle({ ...b, packageName: '' }), (e: unknown) => e instanceof Error && /package name/.test(e.message));

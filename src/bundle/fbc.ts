@@ -8,11 +8,15 @@
  * - `olm.package.required` for `olm.package` dependencies; other dependency types as written;
  * - properties from `metadata/properties.yaml` and the CSV annotation `olm.properties`
  *   (this is where `olm.maxOpenShiftVersion` lives);
- * - `olm.csv.metadata` with the CSV's descriptive fields.
+ * - `olm.csv.metadata` with the CSV's descriptive fields, for a bundle with an image; without
+ *   one, as opm leaves it (its migration skips image-less bundles), an `olm.bundle.object` for
+ *   every manifest, CSV included: the object as Go's JSON writes it, base64-encoded, which is
+ *   all a catalog has of such a bundle's content.
  * Properties are de-duplicated and sorted by type, then by value, exactly as opm sorts them.
  */
 import semver from 'semver';
 import {
+  PROP_BUNDLE_OBJECT,
   PROP_CSV_METADATA,
   PROP_GVK,
   PROP_GVK_REQUIRED,
@@ -25,6 +29,7 @@ import {
   type RelatedImage,
 } from '../declcfg/index.js';
 import { InputError } from '../util/errors.js';
+import { goJson } from '../util/go-json.js';
 import { isRecord } from './decode.js';
 import type { BundleProperty, RegistryV1Bundle } from './types.js';
 
@@ -94,7 +99,9 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
     ...[...required.values()].map((g) => ({ type: PROP_GVK_REQUIRED, value: g })),
     ...pkgRequired,
     ...other,
-    { type: PROP_CSV_METADATA, value: csvMetadata(bundle) },
+    ...(opts.image === undefined || opts.image === ''
+      ? bundle.objects.map((o) => ({ type: PROP_BUNDLE_OBJECT, value: { data: Buffer.from(goJson(o.object)).toString('base64') } }))
+      : [{ type: PROP_CSV_METADATA, value: csvMetadata(bundle) }]),
   ];
   const sorted = dedupeAndSort(props);
 
