@@ -29,7 +29,7 @@ import {
   type RelatedImage,
 } from '../declcfg/index.js';
 import { InputError } from '../util/errors.js';
-import { goJson } from '../util/go-json.js';
+import { goJson } from '../util/canonical-json.js';
 import { isRecord } from './decode.js';
 import type { BundleProperty, RegistryV1Bundle } from './types.js';
 

@@ -1,11 +1,47 @@
-/** JSON with object keys sorted (undefined members left out), so equal values compare and hash equal whatever their key order. */
-export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+/**
+ * JSON with object keys sorted (undefined members left out), written compactly: equal values
+ * compare and hash equal whatever their key order. Two forms, one walker:
+ *
+ * - `canonicalJson`: strings as JSON.stringify writes them. For comparing and hashing; digests
+ *   kept in release records are made with it, so its bytes must not change.
+ * - `goJson`: what Go's encoding/json writes for a value decoded into maps (a Kubernetes object
+ *   read as `unstructured`, as opm holds a bundle's manifests), which also escapes `<`, `>`, `&`,
+ *   U+2028 and U+2029 (\u003c, \u003e, \u0026, \u2028, \u2029). For writing the bytes opm writes,
+ *   such as an `olm.bundle.object`'s base64 data. Keys are sorted by UTF-16 code units where Go
+ *   sorts by UTF-8 bytes; the orders differ only between characters above U+FFFF and those from
+ *   U+E000 to U+FFFF, which no manifest's keys use. Numbers are written as JavaScript writes
+ *   them, which is Go's form for every float64 (Go also keeps integers past 2^53 exact, which a
+ *   JavaScript number cannot hold).
+ */
+type StringWriter = (s: string) => string;
+
+function sortedJson(v: unknown, str: StringWriter): string {
+  if (typeof v === 'string') return str(v);
+  if (Array.isArray(v)) return `[${v.map((x) => sortedJson(x, str)).join(',')}]`;
   if (typeof v === 'object' && v !== null) {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(',')}}`;
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o)
+      .filter((k) => o[k] !== undefined)
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${keys.map((k) => `${str(k)}:${sortedJson(o[k], str)}`).join(',')}}`;
   }
   return JSON.stringify(v) ?? 'null';
+}
+
+export function canonicalJson(v: unknown): string {
+  return sortedJson(v, (s) => JSON.stringify(s));
+}
+
+const GO_ESCAPES: Record<string, string> = { '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+const GO_ESCAPED = /[<>&\u2028\u2029]/g;
+/** The same class without /g, whose `test` keeps no position between calls. */
+const HAS_GO_ESCAPED = /[<>&\u2028\u2029]/;
+
+function goString(s: string): string {
+  const json = JSON.stringify(s);
+  return HAS_GO_ESCAPED.test(json) ? json.replace(GO_ESCAPED, (c) => GO_ESCAPES[c] ?? c) : json;
+}
+
+export function goJson(v: unknown): string {
+  return sortedJson(v, goString);
 }
