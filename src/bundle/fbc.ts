@@ -99,9 +99,7 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
     ...[...required.values()].map((g) => ({ type: PROP_GVK_REQUIRED, value: g })),
     ...pkgRequired,
     ...other,
-    ...(opts.image === undefined || opts.image === ''
-      ? bundle.objects.map((o) => ({ type: PROP_BUNDLE_OBJECT, value: { data: Buffer.from(goJson(o.object)).toString('base64') } }))
-      : [{ type: PROP_CSV_METADATA, value: csvMetadata(bundle) }]),
+    ...contentProperties(bundle, opts.image ?? ''),
   ];
   const sorted = dedupeAndSort(props);
 
@@ -115,6 +113,15 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
   const related = relatedImages(bundle, opts.image ?? '');
   if (related.length > 0) out.relatedImages = related;
   return out;
+}
+
+/**
+ * What a catalog keeps of the bundle's content: with an image, the CSV's metadata (the bundle is
+ * pulled to install it); without one, every manifest, as opm leaves an image-less bundle.
+ */
+function contentProperties(bundle: RegistryV1Bundle, image: string): Property[] {
+  if (image !== '') return [{ type: PROP_CSV_METADATA, value: csvMetadata(bundle) }];
+  return bundle.objects.map((o) => ({ type: PROP_BUNDLE_OBJECT, value: { data: Buffer.from(goJson(o.object)).toString('base64') } }));
 }
 
 /**
