@@ -50,6 +50,7 @@ interface Gvk {
 export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bundle {
   const { csv } = bundle;
   const packageName = opts.packageName ?? bundle.packageName;
+  const image = opts.image ?? '';
   if (packageName === '') {
     throw new InputError('BUNDLE_NO_PACKAGE', 'bundle has no package name: annotations.yaml does not say it and none was given', {
       file: 'metadata/annotations.yaml',
@@ -99,7 +100,7 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
     ...[...required.values()].map((g) => ({ type: PROP_GVK_REQUIRED, value: g })),
     ...pkgRequired,
     ...other,
-    ...contentProperties(bundle, opts.image ?? ''),
+    ...contentProperties(bundle, image),
   ];
   const sorted = dedupeAndSort(props);
 
@@ -107,10 +108,10 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
     schema: SCHEMA_BUNDLE,
     package: packageName,
     name: bundle.name,
-    image: opts.image ?? '',
+    image,
     properties: sorted,
   };
-  const related = relatedImages(bundle, opts.image ?? '');
+  const related = relatedImages(bundle, image);
   if (related.length > 0) out.relatedImages = related;
   return out;
 }
