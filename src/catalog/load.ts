@@ -445,17 +445,26 @@ const NOT_UTF8 = 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octe
 const STREAM_FROM_BYTES = 4 * 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 
-/** The file's bytes in chunks, read into one buffer: a chunk is valid until the next is asked for. */
+/**
+ * The file's bytes in chunks; a chunk is valid until the next is asked for. Two buffers take
+ * turns: the next chunk is read while the caller works on this one (read one after the other,
+ * the thread waited on each read).
+ */
 async function* fileChunks(file: string): AsyncGenerator<Buffer> {
   const fh = await open(file, 'r');
-  const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+  let [current, spare] = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)];
+  let next = fh.read(current, 0, CHUNK_BYTES, null);
   try {
     for (;;) {
-      const { bytesRead } = await fh.read(buf, 0, CHUNK_BYTES, null);
+      const { bytesRead } = await next;
       if (bytesRead === 0) return;
-      yield buf.subarray(0, bytesRead);
+      const chunk = current.subarray(0, bytesRead);
+      [current, spare] = [spare, current];
+      next = fh.read(current, 0, CHUNK_BYTES, null);
+      yield chunk;
     }
   } finally {
+    await next.catch(() => undefined); // a read still under way when the caller stopped
     await fh.close();
   }
 }
