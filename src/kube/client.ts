@@ -10,7 +10,7 @@ import { timeoutReason } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { Credentials } from './credentials.js';
-import { identityOf, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
 
 /** Binnacle's one field manager for server-side apply. */
@@ -51,7 +51,7 @@ export interface WatchEvent<T extends KubeObject = KubeObject> {
   object: T;
   /**
    * The object nests deeper than the client reads (util/nesting.ts, MAX_OBJECT_NESTING):
-   * `object` is only its identity (`identityOf`).
+   * `object` is only its identity (`stubOf`).
    */
   refused?: true;
 }
@@ -320,7 +320,7 @@ export class KubeClient {
         what: `list ${kind}`,
       })) as KubeList<T>;
       for (const item of last.items) {
-        if (nestsDeeperThan(item, MAX_OBJECT_NESTING)) refused.push(identityOf({ ...item, apiVersion, kind }));
+        if (nestsDeeperThan(item, MAX_OBJECT_NESTING)) refused.push(stubOf({ ...item, apiVersion, kind }));
         else items.push({ ...item, apiVersion, kind });
       }
       cont = last.metadata.continue !== undefined && last.metadata.continue !== '' ? last.metadata.continue : undefined;
@@ -407,7 +407,7 @@ export class KubeClient {
             throw new KubeApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${kind}: ${status.message ?? 'error'}`);
           }
           if (ev.type !== 'BOOKMARK') ev.object = { ...ev.object, apiVersion, kind };
-          if (ev.type !== 'BOOKMARK' && nestsDeeperThan(ev.object, MAX_OBJECT_NESTING)) ev = { type: ev.type, object: identityOf(ev.object) as T, refused: true };
+          if (ev.type !== 'BOOKMARK' && nestsDeeperThan(ev.object, MAX_OBJECT_NESTING)) ev = { type: ev.type, object: stubOf(ev.object) as T, refused: true };
           yield ev;
         }
       }

@@ -42,13 +42,13 @@ export interface KubeList<T extends KubeObject = KubeObject> {
   items: T[];
   /**
    * Objects left out of `items` because they nest deeper than the client reads
-   * (util/nesting.ts, MAX_OBJECT_NESTING): only their identity (see `identityOf`).
+   * (util/nesting.ts, MAX_OBJECT_NESTING): only their identity (see `stubOf`).
    */
   refused?: KubeObject[];
 }
 
-/** An object's identity: apiVersion, kind and metadata's scalar fields, which never nest. */
-export function identityOf(obj: KubeObject): KubeObject {
+/** A stand-in for an object not read whole: its apiVersion, kind and the scalar fields of its metadata, which never nest. */
+export function stubOf(obj: KubeObject): KubeObject {
   const m: ObjectMeta = obj.metadata ?? {};
   const meta: ObjectMeta = {};
   for (const k of ['name', 'namespace', 'uid', 'resourceVersion', 'creationTimestamp', 'deletionTimestamp'] as const) if (typeof m[k] === 'string') meta[k] = m[k];
