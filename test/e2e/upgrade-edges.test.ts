@@ -63,6 +63,27 @@ async function create(name: string, version: string): Promise<void> {
   });
 }
 
+/**
+ * An earlier file's uninstall leaves the package's CRDs for the API server to delete, which it
+ * does in its own time (its finalizer deletes their custom resources first, retrying with
+ * backoff). Until they are gone the first install here waits on them ("being deleted; applying
+ * once it is gone"): a clean-clone run once timed out so. So the tests start once none is being
+ * deleted, and say what holds one that stays.
+ */
+async function noCrdBeingDeleted(group: string): Promise<void> {
+  let held = '';
+  await eventually(`no CustomResourceDefinition of ${group} being deleted`, async () => {
+    const crds = await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition');
+    const going = crds.items.filter((c) => (c.spec as { group?: string }).group === group && c.metadata.deletionTimestamp !== undefined);
+    held = going
+      .map((c) => `${c.metadata.name ?? ''} (finalizers ${(c.metadata.finalizers ?? []).join(', ')}; ${((c.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).map((x) => `${x.type}=${x.status} ${x.reason ?? ''}: ${x.message ?? ''}`).join('; ')})`)
+      .join(', ');
+    return going.length === 0 ? true : undefined;
+  }, 300_000, 1000).catch((err: unknown) => {
+    throw new Error(`${err instanceof Error ? err.message : String(err)}; still being deleted: ${held}`);
+  });
+}
+
 async function remove(name: string): Promise<void> {
   await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   await eventually(`${name} removed`, async () => ((await extension(name)) === undefined ? true : undefined), 120_000);
@@ -75,6 +96,7 @@ before(async () => {
   manager = await startManager({ client, logger: pino({ level: 'silent' }), dataDir, healthTimeoutMs: 60_000 });
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
   await adminInstaller(client, ns);
+  await noCrdBeingDeleted('poison-pill.medik8s.io');
 });
 
 after(async () => {
