@@ -92,32 +92,28 @@ describe('renderFbcJson', () => {
     assert.equal(none.rendered, false);
   });
 
-  it('refuses a file that changed between reading and copying', async () => {
-    const dir = path.join(work, 'changing');
+  /** A catalog of two pretty-printed files, a.json and b.json; `during` runs at the first write, between the passes. */
+  async function renderChangingCatalog(name: string, during: (b: string) => void): Promise<unknown> {
+    const dir = path.join(work, name);
     mkdirSync(dir);
-    const pretty = (o: unknown): string => `${JSON.stringify(o, null, 4)}\n`;
-    writeFileSync(path.join(dir, 'a.json'), pretty({ schema: 'olm.package', name: 'a' }));
-    writeFileSync(path.join(dir, 'b.json'), pretty({ schema: 'olm.package', name: 'b' }));
+    for (const n of ['a', 'b']) writeFileSync(path.join(dir, `${n}.json`), pretty({ schema: 'olm.package', name: n }));
     let writes = 0;
+    return renderFbcJson([dir], {}, () => {
+      if (writes++ === 0) during(path.join(dir, 'b.json'));
+    });
+  }
+  const pretty = (o: unknown): string => `${JSON.stringify(o, null, 4)}\n`;
+
+  it('refuses a file that changed between reading and copying', async () => {
     await assert.rejects(
-      renderFbcJson([dir], {}, () => {
-        if (writes++ === 0) appendFileSync(path.join(dir, 'b.json'), pretty({ schema: 'olm.package', name: 'c' }));
-      }),
+      renderChangingCatalog('changing', (b) => appendFileSync(b, pretty({ schema: 'olm.package', name: 'c' }))),
       (err: Error & { code?: string }) => err.code === 'RENDER_SOURCE_CHANGED' && err.message.includes('b.json'),
     );
   });
 
   it('refuses a file deleted between reading and copying, with the same reason', async () => {
-    const dir = path.join(work, 'vanishing');
-    mkdirSync(dir);
-    const pretty = (o: unknown): string => `${JSON.stringify(o, null, 4)}\n`;
-    writeFileSync(path.join(dir, 'a.json'), pretty({ schema: 'olm.package', name: 'a' }));
-    writeFileSync(path.join(dir, 'b.json'), pretty({ schema: 'olm.package', name: 'b' }));
-    let writes = 0;
     await assert.rejects(
-      renderFbcJson([dir], {}, () => {
-        if (writes++ === 0) rmSync(path.join(dir, 'b.json'));
-      }),
+      renderChangingCatalog('vanishing', (b) => rmSync(b)),
       (err: Error & { code?: string }) => err.code === 'RENDER_SOURCE_CHANGED' && err.message.includes('b.json') && /ENOENT/.test(err.message),
     );
   });
