@@ -17,7 +17,7 @@ import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
 import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
 import { makeLenient, type LenientObjects } from './leniency.js';
-import { isOwnedBy, describeOwner, stampOwnership } from './ownership.js';
+import { isOwnedBy, describeOwner, ownerName, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf } from './phases.js';
 import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
@@ -285,7 +285,7 @@ export class Applier {
     for (const o of deleteOrder(objects)) {
       const ref = refOf(o);
       const live = await this.findQuiet(ref);
-      if (live === undefined || !isOwnedBy(live, opts.owner)) continue;
+      if (live === undefined || !isOwnedBy(live, opts.owner, opts.release)) continue;
       if (await this.client.delete(ref, { propagationPolicy: 'Background' })) deleted.push(ref);
     }
     const post = await runHooks(hooks, 'post-delete', hookOpts);
@@ -421,7 +421,7 @@ export class Applier {
         const ref = refOf(old);
         const live = await this.findQuiet(ref);
         // Only what still carries our marks: someone may have taken it over since.
-        if (live === undefined || !isOwnedBy(live, r.owner)) continue;
+        if (live === undefined || !isOwnedBy(live, r.owner, r.release)) continue;
         if (await this.client.delete(ref, { propagationPolicy: 'Background' })) pruned.push(ref);
         log.info({ object: describeRef(ref) }, 'pruned');
       }
@@ -592,8 +592,8 @@ export class Applier {
         continue;
       }
       if (live !== undefined) {
-        if (!isOwnedBy(live, owner) && !adopt) {
-          result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${owner.kind} ${owner.name}; refusing to take it over (adopt to override)`, { field: what });
+        if (!isOwnedBy(live, owner, release) && !adopt) {
+          result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (adopt to override)`, { field: what });
           continue;
         }
         takeOver.add(identityOf(obj));
@@ -715,10 +715,12 @@ function dedupe(objects: readonly KubeObject[]): KubeObject[] {
 function assertReleaseOwner(history: readonly ReleaseRevision[], owner: Owner, release: ReleaseRef): void {
   // The latest revision that names an owner: a `helm rollback` by hand may have written one without.
   const recorded = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
-  if (history.length > 0 && (recorded === undefined || recorded.kind !== owner.kind || recorded.name !== owner.name)) {
+  // A record without an owner namespace predates it; records live in the release namespace.
+  const sameNamespace = recorded?.namespace === undefined || recorded.namespace === owner.namespace;
+  if (history.length > 0 && (recorded === undefined || recorded.kind !== owner.kind || recorded.name !== owner.name || !sameNamespace)) {
     throw new BinnacleError(
       'RELEASE_NOT_OWNED',
-      `release ${release.namespace}/${release.name} belongs to ${recorded === undefined ? 'a Helm user (no Binnacle owner recorded)' : `${recorded.kind} ${recorded.name}`}, not ${owner.kind} ${owner.name}`,
+      `release ${release.namespace}/${release.name} belongs to ${recorded === undefined ? 'a Helm user (no Binnacle owner recorded)' : ownerName(recorded)}, not ${ownerName(owner)}`,
     );
   }
 }

@@ -1,14 +1,18 @@
 /**
- * Ownership marks. Every object Binnacle applies carries its owner's kind and name as labels,
- * plus the label and annotations by which Helm recognises a release's objects. An object that
- * exists without our owner's marks belongs to someone else, and we do not take it over unless
- * the caller asks to adopt it.
+ * Ownership marks. Every object Binnacle applies carries its owner's kind, name and (for a
+ * namespaced owner) namespace as labels, plus the label and annotations by which Helm
+ * recognises a release's objects. An object that exists without our owner's marks belongs to
+ * someone else, and we do not take it over unless the caller asks to adopt it. As Helm does
+ * (its `meta.helm.sh/release-name`/`release-namespace` check), an object marked for another
+ * release is that release's, whatever else its labels say.
  */
 import type { KubeObject } from '../kube/types.js';
 import type { Owner, ReleaseRef } from './types.js';
 
 export const OWNER_KIND_LABEL = 'binnacle.dev/owner-kind';
 export const OWNER_NAME_LABEL = 'binnacle.dev/owner-name';
+/** Only on objects of a namespaced owner; objects stamped before it existed are judged by Helm's release-namespace annotation. */
+export const OWNER_NAMESPACE_LABEL = 'binnacle.dev/owner-namespace';
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const HELM_RELEASE_NAME_ANNOTATION = 'meta.helm.sh/release-name';
 export const HELM_RELEASE_NAMESPACE_ANNOTATION = 'meta.helm.sh/release-namespace';
@@ -19,7 +23,7 @@ export function stampOwnership(obj: KubeObject, owner: Owner, release: ReleaseRe
     ...obj,
     metadata: {
       ...obj.metadata,
-      labels: { ...(obj.metadata.labels ?? {}), [OWNER_KIND_LABEL]: owner.kind, [OWNER_NAME_LABEL]: owner.name, [MANAGED_BY_LABEL]: 'Helm' },
+      labels: { ...(obj.metadata.labels ?? {}), ...ownerLabels(owner), [MANAGED_BY_LABEL]: 'Helm' },
       annotations: {
         ...(obj.metadata.annotations ?? {}),
         [HELM_RELEASE_NAME_ANNOTATION]: release.name,
@@ -29,9 +33,31 @@ export function stampOwnership(obj: KubeObject, owner: Owner, release: ReleaseRe
   };
 }
 
-export function isOwnedBy(obj: Pick<KubeObject, 'metadata'>, owner: Owner): boolean {
+/** The labels that name an owner: kind, name and, for a namespaced owner, its namespace. */
+export function ownerLabels(owner: Owner): Record<string, string> {
+  return { [OWNER_KIND_LABEL]: owner.kind, [OWNER_NAME_LABEL]: owner.name, ...(owner.namespace === undefined ? {} : { [OWNER_NAMESPACE_LABEL]: owner.namespace }) };
+}
+
+/**
+ * Whether `obj` is `owner`'s object in `release`: our labels name this owner (its namespace
+ * too), and Helm's release marks, when present, name this release. An object stamped before
+ * owners had a namespace label is judged by Helm's release-namespace annotation instead.
+ */
+export function isOwnedBy(obj: Pick<KubeObject, 'metadata'>, owner: Owner, release: ReleaseRef): boolean {
   const labels = obj.metadata.labels ?? {};
-  return labels[OWNER_KIND_LABEL] === owner.kind && labels[OWNER_NAME_LABEL] === owner.name;
+  if (labels[OWNER_KIND_LABEL] !== owner.kind || labels[OWNER_NAME_LABEL] !== owner.name) return false;
+  const annotations = obj.metadata.annotations ?? {};
+  const releaseName = annotations[HELM_RELEASE_NAME_ANNOTATION];
+  const releaseNamespace = annotations[HELM_RELEASE_NAMESPACE_ANNOTATION];
+  if (releaseName !== undefined && (releaseName !== release.name || releaseNamespace !== release.namespace)) return false;
+  const ownerNamespace = labels[OWNER_NAMESPACE_LABEL];
+  if (owner.namespace === undefined) return ownerNamespace === undefined;
+  return ownerNamespace === owner.namespace || (ownerNamespace === undefined && releaseNamespace === owner.namespace);
+}
+
+/** An owner in words: `Kind name`, or `Kind namespace/name` for a namespaced one. */
+export function ownerName(owner: Owner): string {
+  return `${owner.kind} ${owner.namespace === undefined ? '' : `${owner.namespace}/`}${owner.name}`;
 }
 
 /** Who holds an object, in words, for refusal messages. */
@@ -40,7 +66,8 @@ export function describeOwner(obj: Pick<KubeObject, 'metadata'>): string {
   const annotations = obj.metadata.annotations ?? {};
   const kind = labels[OWNER_KIND_LABEL];
   const name = labels[OWNER_NAME_LABEL];
-  if (kind !== undefined && name !== undefined) return `${kind} ${name}`;
+  const namespace = labels[OWNER_NAMESPACE_LABEL];
+  if (kind !== undefined && name !== undefined) return ownerName({ kind, name, ...(namespace === undefined ? {} : { namespace }) });
   const release = annotations[HELM_RELEASE_NAME_ANNOTATION];
   if (release !== undefined) return `Helm release ${annotations[HELM_RELEASE_NAMESPACE_ANNOTATION] ?? ''}/${release}`;
   const managedBy = labels[MANAGED_BY_LABEL];

@@ -10,7 +10,7 @@ import { stringify } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
-import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from './ownership.js';
+import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ownerLabels } from './ownership.js';
 import type { ChartInfo, Owner, ReleaseContent, ReleaseHook, ReleaseRevision, ReleaseStatus } from './types.js';
 
 export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
@@ -156,10 +156,7 @@ export function releaseSecrets(r: ReleaseRecordInput, owner: Owner | undefined, 
 /** The Secret that stores one revision, as helm's newSecretsObject builds it. */
 export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified'): KubeObject {
   const labels: Record<string, string> = {};
-  if (owner !== undefined) {
-    labels[OWNER_KIND_LABEL] = owner.kind;
-    labels[OWNER_NAME_LABEL] = owner.name;
-  }
+  if (owner !== undefined) Object.assign(labels, ownerLabels(owner));
   if (r.inputDigest !== undefined) labels[INPUT_DIGEST_LABEL] = r.inputDigest;
   Object.assign(labels, { name: r.name, owner: 'helm', status: r.status, version: String(r.version) });
   labels[kind === 'created' ? 'createdAt' : 'modifiedAt'] = String(Math.floor(now.getTime() / 1000));
@@ -205,6 +202,7 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
   const labels = rec(meta?.labels) ?? {};
   const ownerKind = labels[OWNER_KIND_LABEL];
   const ownerName = labels[OWNER_NAME_LABEL];
+  const ownerNamespace = labels[OWNER_NAMESPACE_LABEL];
   const digest = labels[INPUT_DIGEST_LABEL];
   const content = chartContent(rel);
   return {
@@ -221,7 +219,7 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
     chart,
     config: rec(rel.config) ?? {},
     manifest: str(rel.manifest),
-    owner: typeof ownerKind === 'string' && typeof ownerName === 'string' ? { kind: ownerKind, name: ownerName } : undefined,
+    owner: typeof ownerKind === 'string' && typeof ownerName === 'string' ? { kind: ownerKind, name: ownerName, ...(typeof ownerNamespace === 'string' ? { namespace: ownerNamespace } : {}) } : undefined,
   };
 }
 

@@ -7,6 +7,11 @@ export type { ObjectRef } from '../kube/types.js';
 export interface Owner {
   kind: string;
   name: string;
+  /**
+   * A namespaced owner's namespace (a Helm operator's custom resource). Part of its identity:
+   * two same-named owners in two namespaces never hold each other's objects.
+   */
+  namespace?: string;
 }
 
 /** Where the Helm-compatible release records live. */

@@ -5,7 +5,7 @@
  * is an upgrade of the same objects, applied in place): no reinstall, no downtime. The `helm`
  * CLI keeps working on the release throughout.
  */
-import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, parseManifest, ReleaseStore, type ReleaseRef } from '../apply/index.js';
+import { ownerLabels, parseManifest, ReleaseStore, type ReleaseRef } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { refOf, type KubeObject } from '../kube/types.js';
@@ -43,7 +43,7 @@ export async function adoptRelease(client: KubeClient, o: AdoptOptions): Promise
   const existing = await client.find({ apiVersion, kind: o.kind.kind, namespace: o.release.namespace, name: o.release.name });
   if (existing !== undefined && owner === undefined) throw new BinnacleError('HELM_ADOPT_EXISTS', `${o.kind.kind} ${o.release.namespace}/${o.release.name} exists already and does not hold ${where}`);
 
-  const marks = { metadata: { labels: { [OWNER_KIND_LABEL]: o.kind.kind, [OWNER_NAME_LABEL]: o.release.name } } };
+  const marks = { metadata: { labels: ownerLabels({ kind: o.kind.kind, name: o.release.name, namespace: o.release.namespace }) } };
   // The live objects first (the reconciler must find them ours), then the records.
   let objects = 0;
   for (const obj of parseManifest(deployed.manifest, `${where} revision ${deployed.revision}`)) {
