@@ -56,3 +56,4 @@ export type {
   ReleaseStatus,
   SkippedObject,
 } from './types.js';
+export { scopeProblems, qualifiedKind, type ReleaseScope, type ScopeOf } from './scope.js';
