@@ -138,3 +138,20 @@ test('metrics count reconciles by result', async () => {
   assert.match(text, /binnacle_reconcile_total\{controller="m",result="error"\} 1/);
   assert.match(text, /binnacle_reconcile_errors_total\{controller="m"\} 1/);
 });
+
+test('a reconcile that returns failed is retried with backoff from 1 s, counted, and forgotten after a success', async () => {
+  let failed = true;
+  const c = new Controller({ name: 't', logger, reconciler: reconcilerFunc(() => Promise.resolve(failed ? { failed: true, requeueAfterMs: 5 } : undefined)) });
+  const stop = new AbortController();
+  await c.processOne('ns/a', stop.signal);
+  await sleep(30);
+  assert.equal(c.queue.length, 0, 'not back after requeueAfterMs (5 ms): the backoff (1 s) decides');
+  await c.processOne('ns/a', stop.signal);
+  assert.equal(c.queue.backoff.retries('ns/a'), 2, 'each failure counts');
+  assert.equal(c.queue.backoff.next('probe', 1000), 1000, 'the first retry of a failed reconcile waits 1 s, not the queue\'s 5 ms base');
+  assert.equal(c.queue.backoff.next('probe', 1000), 2000);
+  failed = false;
+  await c.processOne('ns/a', stop.signal);
+  assert.equal(c.queue.backoff.retries('ns/a'), 0);
+  c.queue.shutDown();
+});

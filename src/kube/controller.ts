@@ -6,6 +6,9 @@
  * What a reconcile's outcome means:
  * - returns nothing or `{}`: done; the key's backoff is reset;
  * - returns `{ requeueAfterMs }`: done for now, look again after that long;
+ * - returns `{ failed: true }`: it failed in a way its status explains (bad input, a refused
+ *   release): looked at again after the key's exponential backoff, from 1 s up to the queue's
+ *   cap, so a failing object never spins; a success resets it;
  * - throws a `TerminalError`: retrying cannot help; logged, not requeued;
  * - throws anything else: requeued with per-key exponential backoff.
  */
@@ -24,7 +27,12 @@ export interface ReconcileRequest {
 
 export interface ReconcileResult {
   requeueAfterMs?: number;
+  /** Failed, as status says: retried with backoff (see the top of this file), not after requeueAfterMs. */
+  failed?: boolean;
 }
+
+/** The first retry of a reconcile that returned `failed`; each further one doubles it. */
+export const FAILED_RETRY_BASE_MS = 1000;
 
 export interface ReconcileContext {
   logger: Logger;
@@ -144,6 +152,13 @@ export class Controller {
     let outcome: 'success' | 'requeue' | 'error' | 'terminal' = 'success';
     try {
       const result = await this.reconciler.reconcile(req, { logger, signal });
+      if (result?.failed === true) {
+        outcome = 'error';
+        const delay = this.queue.backoff.next(key, FAILED_RETRY_BASE_MS);
+        logger.info({ retryInMs: delay, retries: this.queue.backoff.retries(key) }, 'reconcile failed as status says; retrying with backoff');
+        this.queue.addAfter(key, delay);
+        return;
+      }
       this.queue.forget(key);
       if (result?.requeueAfterMs !== undefined && result.requeueAfterMs > 0) {
         outcome = 'requeue';

@@ -19,10 +19,11 @@ export class ExponentialBackoff {
   private readonly failures = new Map<string, number>();
   constructor(private readonly opts: BackoffOptions = DEFAULT_BACKOFF) {}
 
-  next(key: string): number {
+  /** The delay before `key`'s next try, counting this failure; `baseDelayMs` overrides the queue's base. */
+  next(key: string, baseDelayMs = this.opts.baseDelayMs): number {
     const n = this.failures.get(key) ?? 0;
     this.failures.set(key, n + 1);
-    return Math.min(this.opts.baseDelayMs * 2 ** n, this.opts.maxDelayMs);
+    return Math.min(baseDelayMs * 2 ** n, this.opts.maxDelayMs);
   }
 
   retries(key: string): number {
