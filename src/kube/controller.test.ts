@@ -34,8 +34,7 @@ test('a failing reconcile is retried with backoff until it succeeds, then forgot
   c.enqueue('ns/a');
   await runFor(c, 300);
   assert.equal(calls.length, 4, 'three failures then one success');
-  const gaps = calls.slice(1).map((t, i) => t - (calls[i] ?? t));
-  assert.ok((gaps[2] ?? 0) >= (gaps[0] ?? 0), `backoff grows: ${gaps.join(', ')}`);
+  // The delays themselves (10, 20, 40 ms) are the backoff's, checked without a clock in workqueue.test.ts.
   assert.equal(c.queue.backoff.retries('ns/a'), 0, 'forgotten after success');
 });
 
