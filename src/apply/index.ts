@@ -57,3 +57,4 @@ export type {
   SkippedObject,
 } from './types.js';
 export { scopeProblems, qualifiedKind, type ReleaseScope, type ScopeOf } from './scope.js';
+export { redactSecrets } from './redact-manifest.js';

@@ -7,6 +7,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { durationMs } from '../util/duration.js';
 
 // --- value parsers (commander argParsers) -----------------------------------------------
 // Commander prints "error: option '--workers <n>' argument 'abc' is invalid. <message>".
@@ -30,25 +31,9 @@ export function parseNonNegativeInt(value: string): number {
   return n;
 }
 
-const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+export { durationMs };
 
-/**
- * A duration as kubectl writes it, in milliseconds: `30s`, `5m`, `1h30m`, `500ms`; a bare
- * number counts as seconds (what Binnacle's `--timeout <seconds>` flags always took).
- */
-export function durationMs(value: string): number | undefined {
-  const s = value.trim();
-  if (/^\d+(\.\d+)?$/.test(s)) return Number(s) * 1000;
-  let total = 0;
-  let consumed = 0;
-  for (const m of s.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)) {
-    total += Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];
-    consumed += m[0].length;
-  }
-  return consumed === s.length && consumed > 0 && Number.isFinite(total) ? total : undefined;
-}
-
-/** A positive duration (see `durationMs`), in milliseconds. */
+/** A positive duration (see `durationMs` in util/duration.ts), in milliseconds. */
 export function parseDuration(value: string): number {
   const ms = durationMs(value);
   if (ms === undefined || ms <= 0) throw new InvalidArgumentError('Expected a positive duration such as 30s, 5m or 1h (a bare number is seconds).');
