@@ -289,6 +289,7 @@ export const HELM_OPERATOR_CRD = crd({
             valuesFrom: arr(obj({ kind: str(undefined, { enum: ['ConfigMap', 'Secret'] }), name: str(), valuesKey: str(), targetPath: str(), optional: bool() }, ['kind', 'name'])),
             watchDependentResources: bool(),
             reconcilePeriod: str('Go duration, e.g. 1m.'),
+            minReconcilePeriod: str("The least period a CR's reconcile-period annotation may ask for (Go duration); default 1m."),
             maxConcurrentReconciles: int(undefined, { minimum: 1 }),
             selector: obj({ matchLabels: { type: 'object', additionalProperties: { type: 'string' } } }),
             crdPolicy: str(undefined, { enum: ['Skip', 'Create', 'CreateReplace'] }),
@@ -297,7 +298,18 @@ export const HELM_OPERATOR_CRD = crd({
         ),
         { minItems: 1 },
       ),
-      serviceAccount: obj({ namespace: str(), name: str() }, ['namespace', 'name']),
+      serviceAccount: obj(
+        {
+          name: str("The ServiceAccount releases act as, in each custom resource's own namespace."),
+          namespace: str('With it: that one ServiceAccount for every custom resource, wherever it is (an explicit cluster-wide identity).'),
+        },
+        ['name'],
+      ),
+      allowedObjects: obj({
+        namespaces: arr(str(), { description: 'Further namespaces a release may write to.' }),
+        clusterScopedKinds: arr(str(), { description: 'Cluster-scoped kinds a release may hold: Kind.group, or Kind for the core group.' }),
+      }),
+      deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
     },
     ['chart', 'kinds'],
   ),

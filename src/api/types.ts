@@ -253,6 +253,8 @@ export interface HelmOperatorKindSpec {
   watchDependentResources?: boolean;
   /** Go duration, e.g. `1m`. */
   reconcilePeriod?: string;
+  /** The least period a CR's reconcile-period annotation may ask for (Go duration); default `1m`. */
+  minReconcilePeriod?: string;
   maxConcurrentReconciles?: number;
   selector?: { matchLabels?: Record<string, string> };
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
@@ -261,8 +263,22 @@ export interface HelmOperatorKindSpec {
 export interface HelmOperatorSpec {
   chart: HelmChartSourceSpec;
   kinds: HelmOperatorKindSpec[];
-  /** The ServiceAccount whose permissions install every release. */
-  serviceAccount?: { namespace: string; name: string };
+  /**
+   * Who each release is rendered, looked up, applied and uninstalled as: the ServiceAccount
+   * `name` in each custom resource's own namespace; with `namespace`, that one ServiceAccount
+   * for every CR wherever it is (an explicit cluster-wide opt-in for platform teams). Without
+   * it no CR is served: releases never act as the manager.
+   */
+  serviceAccount?: { name: string; namespace?: string };
+  /** What a release may hold beyond namespaced objects in its CR's own namespace (the identity's RBAC still applies). */
+  allowedObjects?: {
+    /** Further namespaces a release may write to. */
+    namespaces?: string[];
+    /** Cluster-scoped kinds a release may hold: `Kind.group`, or `Kind` for the core group. */
+    clusterScopedKinds?: string[];
+  };
+  /** What deleting the HelmOperator does to its CRs: `Uninstall` their releases (default), or `Orphan` them (CRs and objects stay, unmanaged). */
+  deletionPolicy?: 'Uninstall' | 'Orphan';
 }
 
 export interface HelmOperatorStatus {

@@ -36,6 +36,7 @@ export {
   HELM_RELEASE_NAME_ANNOTATION,
   HELM_RELEASE_NAMESPACE_ANNOTATION,
   isOwnedBy,
+  describeOwner,
   stampOwnership,
 } from './ownership.js';
 export { PHASES, phaseOf, groupByPhase, applyOrder, deleteOrder, type Phase } from './phases.js';

@@ -6,22 +6,32 @@
  * uninstalls on delete. Status has helm-operator's shape (`Initialized`, `Deployed`,
  * `ReleaseFailed`, `Irreconcilable`, `deployedRelease`), and its annotations are honoured.
  *
- * Steps: Finalize (when deleting) → Pause → Chart → Values → Render → Apply, each writing status.
- * An unchanged chart digest and values make no new revision, whatever the templates do
- * (`randAlphaNum`, `now`, generated certificates): the applier re-applies the recorded
- * revision instead, which also repairs drift.
+ * Trust: a CR's author is the least trusted writer here. Its release is rendered, looked up,
+ * applied and removed as the kind's identity (a HelmOperator's: a ServiceAccount in the CR's
+ * own namespace, never the manager's), confined to the kind's scope (its own namespace unless
+ * the operator's owner allows more), with its knobs floored (reconcile period), and Secret
+ * data never reaches status.
+ *
+ * Steps: Finalize (when deleting) → Pause → Identity → Chart → Values → Render → Confine →
+ * Apply. Steps change only the reconcile's state; status is written once, at the end, and
+ * only when it changed. An unchanged chart digest and values make no new revision, whatever
+ * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
+ * recorded revision instead, which also repairs drift.
  */
-import { Applier, ApplyRefusedError } from '../apply/index.js';
+import { Applier, ApplyRefusedError, parseManifest, redactSecrets, scopeProblems, type ApplyRequest, type ApplyResult, type ObjectRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
-import { describeRef, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { describeRef, type KubeObject } from '../kube/types.js';
+import { canonicalJson } from '../util/canonical-json.js';
+import { formatDuration, goDurationMs } from '../util/duration.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { readYaml, YamlError } from '../util/yaml.js';
 import type { Logger } from 'pino';
-import type { ChartRelease } from '../helm/chart-release.js';
+import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
+import { HelmError } from '../helm/errors.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { impersonationFor } from './preflight-permissions.js';
 
@@ -76,16 +86,46 @@ export interface HelmKind {
   valuesFrom?: ValuesReference[];
   /** How often to look again when nothing happens; default 1 minute, as helm-operator. */
   reconcilePeriodMs?: number;
-  /** The ServiceAccount whose permissions install releases; Binnacle's own identity when absent. */
-  serviceAccount?: { namespace: string; name: string };
+  /** The least period a CR's reconcile-period annotation may ask for (the operator owner's floor); 1 s at the least. */
+  minReconcilePeriodMs?: number;
+  /** Who each release is rendered, looked up, applied and removed as. */
+  identity: ReleaseIdentity;
+  /** Where a release may put objects; unconfined (the identity's RBAC alone) when absent. */
+  scope?: { namespaces?: string[]; clusterScopedKinds?: string[] };
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
   /** Re-queue a CR when an object of its release changes or goes (helm-operator's default: true). */
   watchDependentResources?: boolean;
 }
 
+/**
+ * Who a kind's releases act as. A HelmOperator's kinds use a ServiceAccount: by default the
+ * one of that name in each CR's own namespace (its namespace admin grants it what the chart
+ * needs there), or one fixed ServiceAccount, the explicit cluster-wide opt-in of a platform
+ * team. `helm-operator run` acts as itself, as operator-sdk's does: the RBAC its bundle grants
+ * its ServiceAccount confines it.
+ */
+export type ReleaseIdentity = { type: 'namespaceServiceAccount'; name: string } | { type: 'serviceAccount'; namespace: string; name: string } | { type: 'own' };
+
+/** What the reconciler applies and uninstalls with; the shared Applier, or a fake in tests. */
+export interface ReleaseApplier {
+  apply(req: ApplyRequest): Promise<ApplyResult>;
+  uninstall(opts: { owner: { kind: string; name: string; namespace?: string }; release: { name: string; namespace: string }; disableHooks?: boolean }): Promise<{ deleted: ObjectRef[] }>;
+  history(release: { name: string; namespace: string }): Promise<ReleaseRevision[]>;
+  currentRevision(release: { name: string; namespace: string }): Promise<ReleaseRevision | undefined>;
+}
+
+/** The reconciler's ports: rendering and applying. Defaults are Helm's engine and the shared Applier. */
+export interface HelmReleasePorts {
+  render(input: ChartReleaseInput): Promise<ChartRelease>;
+  inputDigest(input: ChartReleaseInput): Promise<string>;
+  /** An applier acting as `client` (the release's identity). */
+  applier(client: KubeClient, logger: Logger): ReleaseApplier;
+}
+
 export interface HelmReleaseReconcilerOptions {
   client: KubeClient;
   kind: HelmKind;
+  ports?: Partial<HelmReleasePorts>;
   healthTimeoutMs?: number;
   /** Environment for `${ENV}` in overrideValues; default process.env. */
   env?: Record<string, string | undefined>;
@@ -94,6 +134,8 @@ export interface HelmReleaseReconcilerOptions {
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
+/** No CR may make its release spin, whatever floor its kind sets. */
+export const HARD_MIN_RECONCILE_PERIOD_MS = 1000;
 
 /** The values of a valuesFrom key's text (`where` names it), undefined when empty; YAML and shape errors are HELM_VALUES_FROM. */
 export function valuesOf(text: string, where: string): Record<string, unknown> | undefined {
@@ -125,17 +167,7 @@ export function expandEnv(s: string, env: Record<string, string | undefined>): s
 }
 
 /** A Go duration (`1m30s`, `45s`, `2h`) in milliseconds; undefined when it is not one. */
-export function parseDuration(s: string): number | undefined {
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/g;
-  let total = 0;
-  let consumed = 0;
-  for (const m of s.matchAll(re)) {
-    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as 'ms' | 's' | 'm' | 'h'];
-    total += Number(m[1]) * unit;
-    consumed += m[0].length;
-  }
-  return consumed === s.length && consumed > 0 ? total : undefined;
-}
+export const parseDuration = goDurationMs;
 
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const parts = path.split('.');
@@ -162,22 +194,51 @@ interface HelmCr extends KubeObject {
   status?: { conditions?: never[]; deployedRelease?: { name: string; manifest: string } };
 }
 
-/** What the steps of one reconcile share. */
+/** What the steps of one reconcile share; they change it, and the status is written from it once. */
 interface State {
   cr: HelmCr;
   logger: Logger;
   conditions: Conditions;
   annotations: Record<string, string>;
   release: { name: string; namespace: string };
-  owner: { kind: string; name: string };
-  applier: Applier;
+  owner: { kind: string; name: string; namespace: string };
+  /** The release's identity: what renders, looks up, applies and uninstalls. */
+  client: KubeClient;
+  applier: ReleaseApplier;
   /** How soon to look again when nothing happens. */
   periodMs: number;
+  deployedRelease?: { name: string; manifest: string };
+  /** False once the CR is on its way out with nothing left to say (its finalizer removed). */
+  writeStatus: boolean;
   chart?: CurrentChart;
   values?: Record<string, unknown>;
   set?: string[];
   upgrading?: boolean;
   rendered?: ChartRelease;
+}
+
+/** The default ports: Helm's engine (loaded on first render) and the shared Applier. */
+function defaultPorts(schemas: OpenApiSchemas): HelmReleasePorts {
+  return {
+    render: async (input) => (await import('../helm/index.js')).renderChartRelease(input),
+    inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
+    applier: (client, logger) => new Applier({ client, logger, schemas }),
+  };
+}
+
+/** The reconcile period: the kind's, or the CR's annotation raised to the kind's floor. */
+export function reconcilePeriod(annotation: string | undefined, kind: Pick<HelmKind, 'reconcilePeriodMs' | 'minReconcilePeriodMs'>): { ms: number; raisedFrom?: number } {
+  const fallback = kind.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS;
+  const asked = annotation === undefined ? undefined : parseDuration(annotation);
+  if (asked === undefined) return { ms: fallback };
+  const floor = Math.max(kind.minReconcilePeriodMs ?? HARD_MIN_RECONCILE_PERIOD_MS, HARD_MIN_RECONCILE_PERIOD_MS);
+  return asked >= floor ? { ms: asked } : { ms: floor, raisedFrom: asked };
+}
+
+/** The ServiceAccount an identity names for a CR in `namespace`; undefined for the process's own. */
+export function serviceAccountOf(identity: ReleaseIdentity, namespace: string): { namespace: string; name: string } | undefined {
+  if (identity.type === 'own') return undefined;
+  return identity.type === 'namespaceServiceAccount' ? { namespace, name: identity.name } : { namespace: identity.namespace, name: identity.name };
 }
 
 export class HelmReleaseReconciler implements Reconciler {
@@ -187,17 +248,20 @@ export class HelmReleaseReconciler implements Reconciler {
    * where server-side apply would refuse them.
    */
   private readonly schemas: OpenApiSchemas;
+  private readonly ports: HelmReleasePorts;
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
     this.schemas = new OpenApiSchemas(o.client);
+    this.ports = { ...defaultPorts(this.schemas), ...o.ports };
   }
 
   private get apiVersion(): string {
     return this.o.kind.group === '' ? this.o.kind.version : `${this.o.kind.group}/${this.o.kind.version}`;
   }
 
-  private installClient(): KubeClient {
-    const sa = this.o.kind.serviceAccount;
+  /** The client a CR's release acts as: never the manager's own unless the kind says `own`. */
+  private clientFor(namespace: string): KubeClient {
+    const sa = serviceAccountOf(this.o.kind.identity, namespace);
     return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor(sa));
   }
 
@@ -212,60 +276,120 @@ export class HelmReleaseReconciler implements Reconciler {
     const logger = ctx.logger.child({ [this.o.kind.kind]: `${req.namespace ?? ''}/${req.name}` });
     const annotations = cr.metadata.annotations ?? {};
     const release = { name: cr.metadata.name ?? req.name, namespace: cr.metadata.namespace ?? req.namespace ?? 'default' };
+    const client = this.clientFor(release.namespace);
+    const conditions = new Conditions(cr.status?.conditions, cr.metadata.generation);
+    const period = reconcilePeriod(annotations[ANNOTATIONS.reconcilePeriod], this.o.kind);
+    if (period.raisedFrom === undefined) conditions.remove('ReconcilePeriodRaised');
+    else conditions.set('ReconcilePeriodRaised', true, 'BelowFloor', `${ANNOTATIONS.reconcilePeriod} asks for ${formatDuration(period.raisedFrom)}; this kind's floor is ${formatDuration(period.ms)}, used instead`);
     const state: State = {
       cr,
       logger,
-      conditions: new Conditions(cr.status?.conditions, cr.metadata.generation),
+      conditions,
       annotations,
       release,
-      owner: { kind: this.o.kind.kind, name: release.name },
-      applier: new Applier({ client: this.installClient(), logger, schemas: this.schemas }),
-      periodMs: parseDuration(annotations[ANNOTATIONS.reconcilePeriod] ?? '') ?? this.o.kind.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS,
+      owner: { kind: this.o.kind.kind, name: release.name, namespace: release.namespace },
+      client,
+      applier: this.ports.applier(client, logger),
+      periodMs: period.ms,
+      ...(cr.status?.deployedRelease === undefined ? {} : { deployedRelease: cr.status.deployedRelease }),
+      writeStatus: true,
     };
     const steps: Step<State>[] = [
       { name: 'Finalize', run: (s) => this.finalize(s) },
       { name: 'Pause', run: (s) => this.pause(s) },
+      { name: 'Identity', run: (s) => this.identity(s) },
       { name: 'Chart', run: (s) => this.chart(s) },
       { name: 'Values', run: (s) => this.values(s) },
       { name: 'Render', run: (s) => this.render(s) },
+      { name: 'Confine', run: (s) => this.confine(s) },
       { name: 'Apply', run: (s) => this.apply(s) },
     ];
-    return runSteps(steps, state, logger);
+    let result: ReconcileResult | undefined;
+    try {
+      result = await runSteps(steps, state, logger);
+    } catch (err) {
+      // Anything a step did not expect: said in status, then retried with backoff.
+      if (state.writeStatus) {
+        state.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
+        await this.writeStatus(state);
+      }
+      throw err;
+    }
+    if (state.writeStatus) await this.writeStatus(state);
+    return result;
   }
 
-  private writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<unknown> {
-    const deployed = s.cr.status?.deployedRelease;
-    return applyStatus(this.o.client, s.cr, { ...(deployed === undefined ? {} : { deployedRelease: deployed }), ...extra, conditions: s.conditions.toArray() });
+  /** The one status write of a reconcile; none when nothing in it changed. */
+  private async writeStatus(s: State): Promise<void> {
+    const status = { ...(s.deployedRelease === undefined ? {} : { deployedRelease: s.deployedRelease }), conditions: s.conditions.toArray() };
+    const before = { ...(s.cr.status?.deployedRelease === undefined ? {} : { deployedRelease: s.cr.status.deployedRelease }), conditions: s.cr.status?.conditions ?? [] };
+    if (canonicalJson(status) === canonicalJson(before)) return;
+    await applyStatus(this.o.client, s.cr, status);
   }
 
-  /** Deleting: uninstall (hooks per annotation), wait if asked, then let the CR go. */
+  /** Deleting: uninstall (hooks per annotation) as the release's identity, wait if asked, then let the CR go. */
   private async finalize(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.cr)) return CONTINUE;
-    if (!(s.cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) return stop();
-    const { deleted } = await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: s.annotations[ANNOTATIONS.uninstallDisableHooks] === 'true' });
+    if (!(s.cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) {
+      s.writeStatus = false;
+      return stop();
+    }
+    let deleted: ObjectRef[] = [];
+    try {
+      deleted = (await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: s.annotations[ANNOTATIONS.uninstallDisableHooks] === 'true' })).deleted;
+    } catch (err) {
+      if (!(await this.namespaceGoing(s.release.namespace))) {
+        const sa = serviceAccountOf(this.o.kind.identity, s.release.namespace);
+        const as = sa === undefined ? '' : ` as ServiceAccount ${sa.namespace}/${sa.name}`;
+        s.conditions.set('Irreconcilable', true, 'UninstallError', `uninstalling release ${s.release.namespace}/${s.release.name}${as} failed: ${errorMessage(err)}; mend that identity, or remove the finalizer ${UNINSTALL_FINALIZER} to leave the release's objects in place`);
+        return stop({ failed: true });
+      }
+      // The namespace is being deleted: the release's objects and records go with it (a
+      // tenant's release holds nothing outside unless its operator allows it), and its
+      // ServiceAccount may already be gone. Holding the CR would hold the namespace.
+      s.logger.warn({ err: errorMessage(err) }, 'uninstall failed while the namespace is being deleted; its objects go with the namespace, the CR is let go');
+    }
     if (s.annotations[ANNOTATIONS.uninstallWait] === 'true') {
-      const left = (await Promise.all(deleted.map((ref) => this.o.client.find(ref).catch(() => undefined)))).filter((x) => x !== undefined);
+      const left = (await Promise.all(deleted.map((ref) => s.client.find(ref).catch(() => undefined)))).filter((x) => x !== undefined);
       if (left.length > 0) {
         s.conditions.set('Deployed', false, 'UninstallSuccessful', `waiting for ${left.length} objects to be deleted`);
-        await this.writeStatus(s);
         return stop({ requeueAfterMs: 2000 });
       }
     }
     await removeFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
+    s.writeStatus = false;
     s.logger.info({ deleted: deleted.length }, 'release uninstalled');
     return stop();
+  }
+
+  private async namespaceGoing(namespace: string): Promise<boolean> {
+    const ns = await this.o.client.find({ apiVersion: 'v1', kind: 'Namespace', name: namespace }).catch(() => undefined);
+    return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
   }
 
   private async pause(s: State): Promise<StepOutcome> {
     if (s.annotations[ANNOTATIONS.paused] === 'true') {
       s.conditions.set('Paused', true, 'ReconcilePaused', `${ANNOTATIONS.paused} is "true": nothing is reconciled until it is removed`);
-      await this.writeStatus(s);
       return stop();
     }
     s.conditions.remove('Paused');
     await ensureFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
     s.conditions.set('Initialized', true, 'Initialized', '');
     return CONTINUE;
+  }
+
+  /** The release's ServiceAccount must exist: impersonating a missing one would act as its groups alone. */
+  private async identity(s: State): Promise<StepOutcome> {
+    const sa = serviceAccountOf(this.o.kind.identity, s.release.namespace);
+    if (sa === undefined) return CONTINUE;
+    if ((await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined) return CONTINUE;
+    s.conditions.set(
+      'Irreconcilable',
+      true,
+      'ServiceAccountNotFound',
+      `ServiceAccount ${sa.namespace}/${sa.name} does not exist: this kind's releases are installed as it (its HelmOperator's spec.serviceAccount); create it and grant it what the chart needs in namespace ${s.release.namespace}`,
+    );
+    return stop({ failed: true });
   }
 
   private async chart(s: State): Promise<StepOutcome> {
@@ -275,22 +399,20 @@ export class HelmReleaseReconciler implements Reconciler {
       return CONTINUE;
     }
     s.conditions.set('Irreconcilable', true, 'ErrorGettingChart', 'the chart for this kind is not available yet');
-    await this.writeStatus(s);
     return stop({ requeueAfterMs: 10_000 });
   }
 
-  /** valuesFrom, under the CR's spec, under overrideValues (`${ENV}` expanded). */
+  /** valuesFrom (read as the release's identity), under the CR's spec, under overrideValues (`${ENV}` expanded). */
   private async values(s: State): Promise<StepOutcome> {
     try {
-      s.values = mergeInto(await this.valuesFrom(s.release.namespace), specValues(s.cr.spec));
+      s.values = mergeInto(await this.valuesFrom(s.client, s.release.namespace), specValues(s.cr.spec));
       const env = this.o.env ?? process.env;
       s.set = Object.entries(this.o.kind.overrideValues ?? {}).map(([k, v]) => `${k}=${expandEnv(v, env)}`);
       return CONTINUE;
     } catch (err) {
+      if (!(err instanceof BinnacleError)) throw err;
       s.conditions.set('Irreconcilable', true, 'ErrorGettingValues', errorMessage(err));
-      await this.writeStatus(s);
-      if (err instanceof BinnacleError) return stop({ requeueAfterMs: s.periodMs });
-      throw err;
+      return stop({ failed: true });
     }
   }
 
@@ -300,11 +422,10 @@ export class HelmReleaseReconciler implements Reconciler {
 
   /** Helm's engine renders the chart; a refusal leaves the deployed release running. */
   private async render(s: State): Promise<StepOutcome> {
-    const { renderChartRelease, chartInputDigest, HelmError } = await import('../helm/index.js');
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return stop();
     const history = await s.applier.history(s.release);
-    const input = {
+    const input: ChartReleaseInput = {
       chart: chart.path,
       ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
       chartDigest: chart.digest,
@@ -312,26 +433,55 @@ export class HelmReleaseReconciler implements Reconciler {
       values: s.values,
       set: s.set ?? [],
       revision: (history.at(-1)?.revision ?? 0) + 1,
-      client: this.installClient(),
+      // `lookup` and the cluster's capabilities as the release's identity.
+      client: s.client,
       ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
     };
     // Nothing changed since a recorded revision: no render (the applier re-applies the record).
-    const digest = await chartInputDigest(input);
+    const digest = await this.ports.inputDigest(input);
     const deployed = [...history].reverse().find((r) => r.status === 'deployed');
     if (deployed?.content !== undefined && history.some((r) => r.inputDigest === digest && (r === deployed || (r.status === 'failed' && r.revision < deployed.revision)))) {
       s.rendered = { objects: [], content: deployed.content, chart: deployed.chart, inputDigest: digest, notes: deployed.content.notes ?? '', values: deployed.config };
       return CONTINUE;
     }
     try {
-      s.rendered = await renderChartRelease(input);
+      s.rendered = await this.ports.render(input);
       return CONTINUE;
     } catch (err) {
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
       s.conditions.set('ReleaseFailed', true, this.failReason(s), err.message);
       s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
-      await this.writeStatus(s);
-      return stop({ requeueAfterMs: s.periodMs });
+      return stop({ failed: true });
     }
+  }
+
+  /**
+   * Every object the release would hold (its manifest, hooks and the chart's CRDs) must fit the
+   * kind's scope; otherwise nothing of this render is applied and the deployed revision stays.
+   */
+  private async confine(s: State): Promise<StepOutcome> {
+    const scope = this.o.kind.scope;
+    const rendered = s.rendered;
+    if (scope === undefined || rendered === undefined) return CONTINUE;
+    const where = `release ${s.release.namespace}/${s.release.name}`;
+    const objects = [
+      ...rendered.objects,
+      ...parseManifest(rendered.content.manifest, where),
+      ...rendered.content.hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)),
+    ];
+    const problems = await scopeProblems(objects, { namespace: s.release.namespace, ...scope }, async (apiVersion, kind) => {
+      try {
+        return (await this.o.client.resourceFor(apiVersion, kind)).namespaced;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    });
+    if (problems.length === 0) return CONTINUE;
+    s.conditions.set('ReleaseFailed', true, 'ObjectsOutOfScope', `refused, nothing of this render applied: ${problems.join('; ')}`);
+    s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+    s.logger.warn({ refused: problems.length }, 'release holds objects outside its scope; refused');
+    return stop({ failed: true });
   }
 
   /** The shared applier installs, upgrades or repairs the release; status follows. */
@@ -356,21 +506,16 @@ export class HelmReleaseReconciler implements Reconciler {
         healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
       });
     } catch (err) {
+      if (!(err instanceof ApplyRefusedError || err instanceof InputError)) throw err;
       s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
-      if (err instanceof ApplyRefusedError || err instanceof InputError) {
-        s.conditions.set('ReleaseFailed', true, this.failReason(s), errorMessage(err));
-        await this.writeStatus(s);
-        return stop({ requeueAfterMs: s.periodMs });
-      }
-      await this.writeStatus(s);
-      throw err;
+      s.conditions.set('ReleaseFailed', true, this.failReason(s), errorMessage(err));
+      return stop({ failed: true });
     }
     s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
     this.o.onApplied?.(result.applied);
     if (result.status !== 'deployed') {
       s.conditions.set('ReleaseFailed', true, this.failReason(s), result.message);
-      await this.writeStatus(s);
-      return stop({ requeueAfterMs: s.periodMs });
+      return stop({ failed: true });
     }
     const current = await s.applier.currentRevision(s.release);
     // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
@@ -383,16 +528,16 @@ export class HelmReleaseReconciler implements Reconciler {
     }
     s.conditions.set('ReleaseFailed', false, this.failReason(s), '');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
-    await this.writeStatus(s, { deployedRelease: { name: s.release.name, manifest: current?.manifest ?? rendered.content.manifest } });
+    s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
     return stop({ requeueAfterMs: result.health.healthy ? s.periodMs : Math.min(s.periodMs, 10_000) });
   }
 
   /** Values from the kind's ConfigMaps and Secrets, in order, each merged over the last. */
-  private async valuesFrom(namespace: string): Promise<Record<string, unknown>> {
+  private async valuesFrom(client: KubeClient, namespace: string): Promise<Record<string, unknown>> {
     let out: Record<string, unknown> = {};
     for (const ref of this.o.kind.valuesFrom ?? []) {
       const key = ref.valuesKey ?? 'values.yaml';
-      const obj = await this.o.client.find<KubeObject & { data?: Record<string, string> }>({ apiVersion: 'v1', kind: ref.kind, namespace, name: ref.name });
+      const obj = await client.find<KubeObject & { data?: Record<string, string> }>({ apiVersion: 'v1', kind: ref.kind, namespace, name: ref.name });
       const raw = obj?.data?.[key];
       if (raw === undefined) {
         if (ref.optional === true) continue;

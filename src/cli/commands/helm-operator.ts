@@ -55,6 +55,8 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
               version: w.version,
               kind: w.kind,
               chart: () => charts.get(w.chart),
+              // operator-sdk's model: releases act as this process, confined by the RBAC its bundle grants.
+              identity: { type: 'own' },
               overrideValues: w.overrideValues,
               watchDependentResources: w.watchDependentResources,
               ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
