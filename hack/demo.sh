@@ -72,10 +72,15 @@ metadata: { name: pushgateway }
 spec:
   chart: { oci: { ref: "oci://$registry/charts/prometheus-pushgateway", insecure: true }, version: ">=3.0.0" }
   kinds: [{ group: demo.binnacle.dev, version: v1alpha1, kind: Pushgateway }]
+  # Each release acts as this ServiceAccount in its custom resource's own namespace, confined to it.
+  serviceAccount: { name: pushgateway-release }
 YAML
 kubectl wait helmoperator/pushgateway --for=condition=Ready --timeout=180s
 kubectl explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1 | sed -n "1,8p"
+# The team's namespace: its admin grants the release identity what the chart needs there.
 kubectl create namespace metrics --dry-run=client -o yaml | kubectl apply -f -
+kubectl create serviceaccount pushgateway-release -n metrics --dry-run=client -o yaml | kubectl apply -f -
+kubectl create rolebinding pushgateway-release -n metrics --clusterrole=admin --serviceaccount=metrics:pushgateway-release --dry-run=client -o yaml | kubectl apply -f -
 kubectl apply --server-side -f - <<YAML
 apiVersion: demo.binnacle.dev/v1alpha1
 kind: Pushgateway

@@ -93,6 +93,8 @@ describe('HelmOperator', () => {
     }
     await eventually('CRs gone', async () => ((await client.list(`${GROUP}/v1alpha1`, 'Pushgateway', { namespace: ns }).catch(() => ({ items: [] }))).items.length === 0 ? true : undefined), 60_000).catch(() => undefined);
     await client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName }).catch(() => undefined);
+    // Its finalizer goes once its custom resources are uninstalled: the manager must still run.
+    await eventually('HelmOperator gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName })) === undefined ? true : undefined), 60_000).catch(() => undefined);
     await manager.stop();
     await client.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `pushgateways.${GROUP}` }).catch(() => undefined);
     for (const f of cleanup.reverse()) await f().catch(() => undefined);
