@@ -99,7 +99,8 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
     try {
       return (await kubectl('auth', 'can-i', ...args, '--as', 'alice')).trim();
     } catch (err) {
-      return String((err as { stdout?: unknown }).stdout ?? '').trim();
+      const out = (err as { stdout?: unknown }).stdout;
+      return typeof out === 'string' ? out.trim() : '';
     }
   }
 
