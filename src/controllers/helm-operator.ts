@@ -25,9 +25,11 @@ import type { ControllerMetrics } from '../kube/metrics.js';
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
 import { describeOwner } from '../apply/index.js';
 import type { KubeObject } from '../kube/types.js';
-import { BinnacleError, errorMessage } from '../util/errors.js';
-import { applyStatus, Conditions, ensureFinalizer, isDeleting, removeFinalizer } from './common.js';
-import { kindKey, runHelmKind, type RunningKind } from './helm-kinds.js';
+import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
+import type { ChartDescription } from '../helm/engine.js';
+import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 
 /** Held until the HelmOperator's custom resources are uninstalled (or orphaned). */
@@ -39,13 +41,46 @@ export const AGGREGATE_TO_APP_TEAM_LABEL = 'binnacle.dev/aggregate-to-app-team';
 /** The floor of a CR's reconcile-period annotation when the HelmOperator sets none. */
 export const DEFAULT_MIN_RECONCILE_PERIOD_MS = 60_000;
 
+/** What the reconciler fetches, inspects and runs with; Helm's chart sources and engine, or fakes in tests. */
+export interface HelmOperatorPorts {
+  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger }): Promise<FetchedChart>;
+  inspect(chartPath: string): Promise<ChartDescription[]>;
+  runKind(kind: HelmKind, opts: RunningKindOptions): RunningKind;
+}
+
 export interface HelmOperatorReconcilerOptions {
   client: KubeClient;
   logger: Logger;
   cacheDir: string;
   metrics?: ControllerMetrics;
   healthTimeoutMs?: number;
+  ports?: Partial<HelmOperatorPorts>;
 }
+
+interface KindStatus {
+  kind: string;
+  crd: string;
+  schema: string;
+  warnings: number;
+}
+
+/** What the steps of one reconcile share; status is written from it once. */
+interface OperatorState {
+  hop: HelmOperator;
+  logger: Logger;
+  conditions: Conditions;
+  pollMs: number;
+  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[] };
+  writeStatus: boolean;
+  fetched?: FetchedChart;
+  charts?: ChartDescription[];
+}
+
+const DEFAULT_PORTS: HelmOperatorPorts = {
+  fetchChart: async (ref, opts) => (await import('../helm/chart-source/index.js')).fetchChart(ref, opts),
+  inspect: async (path) => (await import('../helm/engine.js')).helmEngine().inspect(path),
+  runKind: runHelmKind,
+};
 
 interface ServedKind {
   running: RunningKind;
@@ -68,8 +103,11 @@ export function appTeamRoleName(helmOperator: string): string {
 
 export class HelmOperatorReconciler implements Reconciler {
   private readonly served = new Map<string, ServedOperator>();
+  private readonly ports: HelmOperatorPorts;
 
-  constructor(private readonly o: HelmOperatorReconcilerOptions) {}
+  constructor(private readonly o: HelmOperatorReconcilerOptions) {
+    this.ports = { ...DEFAULT_PORTS, ...o.ports };
+  }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     let hop: HelmOperator | undefined;
@@ -82,86 +120,133 @@ export class HelmOperatorReconciler implements Reconciler {
       await this.stopOperator(req.name);
       return undefined;
     }
-    const conditions = new Conditions(hop.status?.conditions, hop.metadata.generation);
-    const pollMs = (hop.spec.chart.pollIntervalMinutes ?? DEFAULT_POLL_MINUTES) * 60_000;
-    const writeStatus = (extra: Record<string, unknown>): Promise<unknown> =>
-      applyStatus(this.o.client, hop, { ...extra, conditions: conditions.toArray(), observedGeneration: hop.metadata.generation });
-    if (isDeleting(hop)) return this.remove(hop, conditions, writeStatus, ctx.logger);
-    await ensureFinalizer(this.o.client, hop, HELM_OPERATOR_FINALIZER);
-    if (hop.spec.serviceAccount === undefined) {
-      // Once, releases fell back to the manager's own identity: no longer. Nothing is served
-      // (and nothing uninstalled) until the operator names who its releases act as.
-      await this.stopOperator(req.name);
-      conditions.set('Ready', false, 'ServiceAccountRequired', 'spec.serviceAccount is required: name the ServiceAccount each release acts as (in its custom resource\'s namespace; with namespace, one for all); releases never act as the manager');
-      await writeStatus({});
-      return { failed: true };
-    }
-
-    const { fetchChart } = await import('../helm/chart-source/index.js');
-    const { helmEngine } = await import('../helm/engine.js');
-    let fetched;
+    const s: OperatorState = {
+      hop,
+      logger: ctx.logger,
+      conditions: new Conditions(hop.status?.conditions, hop.metadata.generation),
+      pollMs: (hop.spec.chart.pollIntervalMinutes ?? DEFAULT_POLL_MINUTES) * 60_000,
+      status: {},
+      writeStatus: true,
+    };
+    const steps: Step<OperatorState>[] = [
+      { name: 'Delete', run: (st) => this.deleteStep(st) },
+      { name: 'Identity', run: (st) => this.identityStep(st) },
+      { name: 'FetchChart', run: (st) => this.fetchStep(st) },
+      { name: 'Inspect', run: (st) => this.inspectStep(st) },
+      { name: 'CRDs', run: (st) => this.crdStep(st) },
+      { name: 'Serve', run: (st) => this.serveStep(st) },
+    ];
+    let result: ReconcileResult | undefined;
     try {
-      const c = hop.spec.chart;
+      result = await runSteps(steps, s, ctx.logger);
+    } catch (err) {
+      if (s.writeStatus) {
+        s.conditions.set('Ready', false, 'ReconcileError', errorMessage(err));
+        await this.writeStatus(s);
+      }
+      throw err;
+    }
+    if (s.writeStatus) await this.writeStatus(s);
+    return result;
+  }
+
+  /** The one status write of a reconcile. */
+  private async writeStatus(s: OperatorState): Promise<void> {
+    await applyStatus(this.o.client, s.hop, { ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.hop.metadata.generation });
+  }
+
+  private async deleteStep(s: OperatorState): Promise<StepOutcome> {
+    if (!isDeleting(s.hop)) {
+      await ensureFinalizer(this.o.client, s.hop, HELM_OPERATOR_FINALIZER);
+      return CONTINUE;
+    }
+    return stop(await this.remove(s));
+  }
+
+  /** Once, releases fell back to the manager's own identity: no longer. Nothing is served until the operator names one. */
+  private async identityStep(s: OperatorState): Promise<StepOutcome> {
+    if (s.hop.spec.serviceAccount !== undefined) return CONTINUE;
+    await this.stopOperator(s.hop.metadata.name ?? '');
+    s.conditions.set('Ready', false, 'ServiceAccountRequired', "spec.serviceAccount is required: name the ServiceAccount each release acts as (in its custom resource's namespace; with namespace, one for all); releases never act as the manager");
+    return stop({ failed: true });
+  }
+
+  private async fetchStep(s: OperatorState): Promise<StepOutcome> {
+    try {
+      const c = s.hop.spec.chart;
       const ref =
         c.oci !== undefined
           ? { type: 'oci' as const, ref: c.oci.ref, ...(c.version === undefined ? {} : { version: c.version }), ...(c.oci.insecure === true ? { insecure: true } : {}) }
           : c.repository !== undefined
             ? { type: 'repo' as const, url: c.repository.url, chart: c.repository.name, ...(c.version === undefined ? {} : { version: c.version }) }
             : undefined;
-      if (ref === undefined) throw new BinnacleError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository');
-      fetched = await fetchChart(ref, { cacheDir: this.o.cacheDir, logger: ctx.logger });
+      if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
+      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger });
+      s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
+      return CONTINUE;
     } catch (err) {
-      conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
-      await writeStatus({});
-      return { requeueAfterMs: Math.min(pollMs, 60_000) };
+      s.conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
+      return stop({ requeueAfterMs: Math.min(s.pollMs, 60_000) });
     }
+  }
 
-    // One CRD per kind, its spec schema from the values of the chart (or subchart) serving it.
-    const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
-    let charts;
+  private async inspectStep(s: OperatorState): Promise<StepOutcome> {
+    if (s.fetched === undefined) return stop();
     try {
-      charts = await helmEngine().inspect(fetched.path);
+      s.charts = await this.ports.inspect(s.fetched.path);
+      return CONTINUE;
     } catch (err) {
-      conditions.set('Ready', false, 'InvalidChart', errorMessage(err));
-      await writeStatus({ chart: { name: fetched.name, version: fetched.version, digest: fetched.digest } });
-      return { requeueAfterMs: pollMs };
+      s.conditions.set('Ready', false, 'InvalidChart', errorMessage(err));
+      return stop({ requeueAfterMs: s.pollMs });
     }
+  }
+
+  /** One CRD per kind, its spec schema from the values of the chart (or subchart) serving it; then the kinds' app-team role. */
+  private async crdStep(s: OperatorState): Promise<StepOutcome> {
+    const { fetched, charts } = s;
+    if (fetched === undefined || charts === undefined) return stop();
+    const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+    const hopName = s.hop.metadata.name ?? '';
     const root = charts[0]?.path ?? fetched.name;
-    const kindStatus: { kind: string; crd: string; schema: string; warnings: number }[] = [];
+    const kinds: KindStatus[] = [];
+    s.status.kinds = kinds;
     try {
-      for (const k of hop.spec.kinds) {
+      for (const k of s.hop.spec.kinds) {
         const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
         const desc = charts.find((c) => c.path === path);
-        if (desc === undefined) throw new BinnacleError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`);
+        if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
         const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
-        const plural = k.plural ?? pluralForKind(k.kind);
         const crd = crdForChart({
           group: k.group,
           version: k.version,
           kind: k.kind,
-          plural,
+          plural: k.plural ?? pluralForKind(k.kind),
           scope: 'Namespaced',
           spec: schema.schema,
           description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
         });
-        await this.assertCrdIsOurs(crd.metadata.name ?? '', hop.metadata.name ?? '');
-        await this.o.client.apply({ ...crd, metadata: { ...crd.metadata, labels: { ...(crd.metadata.labels ?? {}), [HELM_OPERATOR_LABEL]: hop.metadata.name ?? '' } } }, { force: true });
-        await this.waitEstablished(crd.metadata.name ?? '');
-        kindStatus.push({ kind: k.kind, crd: crd.metadata.name ?? '', schema: schema.source, warnings: schema.warnings.length });
+        const crdName = crd.metadata.name ?? '';
+        await this.assertCrdIsOurs(crdName, hopName);
+        await this.o.client.apply({ ...crd, metadata: { ...crd.metadata, labels: { ...(crd.metadata.labels ?? {}), [HELM_OPERATOR_LABEL]: hopName } } }, { force: true });
+        await this.waitEstablished(crdName);
+        kinds.push({ kind: k.kind, crd: crdName, schema: schema.source, warnings: schema.warnings.length });
       }
-      await this.applyAppTeamRole(hop, kindStatus.map((k) => k.crd));
+      await this.applyAppTeamRole(s.hop, kinds.map((k) => k.crd));
     } catch (err) {
-      conditions.set('Ready', false, err instanceof BinnacleError && err.code === 'HELM_OPERATOR_CRD_OWNED' ? 'CRDOwnedElsewhere' : 'CRDFailed', errorMessage(err));
-      await writeStatus({ chart: { name: fetched.name, version: fetched.version, digest: fetched.digest }, kinds: kindStatus });
-      if (err instanceof BinnacleError) return { requeueAfterMs: pollMs };
-      throw err;
+      if (!(err instanceof BinnacleError)) throw err;
+      s.conditions.set('Ready', false, err.code === 'HELM_OPERATOR_CRD_OWNED' ? 'CRDOwnedElsewhere' : 'CRDFailed', errorMessage(err));
+      return stop({ requeueAfterMs: s.pollMs });
     }
     this.o.client.invalidateDiscovery();
+    return CONTINUE;
+  }
 
-    this.serve(hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, ctx.logger);
-    conditions.set('Ready', true, 'Serving', `serving ${hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}`);
-    await writeStatus({ chart: { name: fetched.name, version: fetched.version, digest: fetched.digest }, kinds: kindStatus });
-    return { requeueAfterMs: pollMs };
+  private serveStep(s: OperatorState): Promise<StepOutcome> {
+    const fetched = s.fetched;
+    if (fetched === undefined) return Promise.resolve(stop());
+    this.serve(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
+    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}`);
+    return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
   }
 
   /**
@@ -196,7 +281,7 @@ export class HelmOperatorReconciler implements Reconciler {
       const selector = Object.entries(k.selector?.matchLabels ?? {}).map(([a, b]) => `${a}=${b}`).join(',');
       op.kinds.set(key, {
         spec,
-        running: runHelmKind(kind, {
+        running: this.ports.runKind(kind, {
           client: this.o.client,
           logger: logger.child({ helmOperator: name, kind: k.kind }),
           ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
@@ -269,8 +354,11 @@ export class HelmOperatorReconciler implements Reconciler {
    * ServiceAccounts) or orphaned, then what the operator made (CRDs, its ClusterRole) goes and
    * the finalizer with it. A CR whose uninstall cannot finish is named in status, with the way out.
    */
-  private async remove(hop: HelmOperator, conditions: Conditions, writeStatus: (extra: Record<string, unknown>) => Promise<unknown>, logger: Logger): Promise<ReconcileResult | undefined> {
+  private async remove(s: OperatorState): Promise<ReconcileResult | undefined> {
+    const { hop, logger } = s;
     const name = hop.metadata.name ?? '';
+    // Nothing more to say in status once the finalizer goes; only a wait below writes it.
+    s.writeStatus = false;
     if (!(hop.metadata.finalizers ?? []).includes(HELM_OPERATOR_FINALIZER)) {
       await this.stopOperator(name);
       return undefined;
@@ -293,8 +381,9 @@ export class HelmOperatorReconciler implements Reconciler {
         const stuck = (cr.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Irreconcilable' && c.status === 'True');
         return `${cr.kind} ${cr.metadata.namespace ?? ''}/${cr.metadata.name ?? ''}${stuck === undefined ? '' : ` (${stuck.message ?? ''})`}`;
       });
-      conditions.set('Ready', false, 'Deleting', `uninstalling ${crs.length} release${crs.length === 1 ? '' : 's'} before the HelmOperator goes: ${named.join('; ')}${crs.length > 5 ? '; …' : ''}; spec.deletionPolicy: Orphan leaves them in place instead`);
-      await writeStatus({});
+      s.conditions.set('Ready', false, 'Deleting', `uninstalling ${crs.length} release${crs.length === 1 ? '' : 's'} before the HelmOperator goes: ${named.join('; ')}${crs.length > 5 ? '; …' : ''}; spec.deletionPolicy: Orphan leaves them in place instead`);
+      s.status = hop.status?.chart === undefined ? {} : { chart: hop.status.chart };
+      s.writeStatus = true;
       return { requeueAfterMs: 2000 };
     }
     await this.stopOperator(name);

@@ -1,0 +1,188 @@
+/**
+ * The HelmOperator reconciler's steps with fakes (no cluster, no registry, no Helm engine):
+ * identity required, chart failures, CRD ownership, the app-team role, deletion by policy, and
+ * one status write per reconcile.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { HelmOperator } from '../api/types.js';
+import type { FetchedChart } from '../helm/chart-source/index.js';
+import type { ChartDescription } from '../helm/engine.js';
+import type { KubeClient } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { AGGREGATE_TO_APP_TEAM_LABEL, appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
+import type { HelmKind } from './helm-release.js';
+import { UNINSTALL_FINALIZER } from './helm-release.js';
+
+const logger = pino({ level: 'silent' });
+const ctx = { logger, signal: new AbortController().signal };
+
+class FakeKube {
+  readonly objects = new Map<string, KubeObject>();
+  readonly statusWrites: Record<string, unknown>[] = [];
+  readonly applied: string[] = [];
+  readonly deleted: string[] = [];
+
+  key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
+    return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
+  }
+
+  put(o: KubeObject): void {
+    this.objects.set(this.key({ kind: o.kind, ...o.metadata }), o);
+  }
+
+  client(): KubeClient {
+    const find = (ref: ObjectRef) => Promise.resolve(this.objects.get(this.key(ref)));
+    return {
+      get: async (ref: ObjectRef) => {
+        const o = await find(ref);
+        if (o === undefined) throw new KubeApiError(404, 'NotFound', 'not found');
+        return structuredClone(o);
+      },
+      find,
+      apply: (obj: KubeObject, opts: { subresource?: string }) => {
+        if (opts.subresource === 'status') {
+          this.statusWrites.push(obj.status as Record<string, unknown>);
+          return Promise.resolve(obj);
+        }
+        this.applied.push(this.key({ kind: obj.kind, ...obj.metadata }));
+        const stored = obj.kind === 'CustomResourceDefinition' ? { ...obj, status: { conditions: [{ type: 'Established', status: 'True' }] } } : obj;
+        this.put(stored);
+        return Promise.resolve(stored);
+      },
+      patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
+        const live = this.objects.get(this.key(ref));
+        if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
+        return Promise.resolve(live);
+      },
+      list: (_apiVersion: string, kind: string, opts: { labelSelector?: string } = {}) => {
+        const [k, v] = (opts.labelSelector ?? '=').split('=');
+        const items = [...this.objects.values()].filter((o) => o.kind === kind && (k === '' || o.metadata.labels?.[k ?? ''] === v));
+        return Promise.resolve({ items });
+      },
+      delete: (ref: ObjectRef) => {
+        this.deleted.push(this.key(ref));
+        const live = this.objects.get(this.key(ref));
+        if (live?.metadata.finalizers !== undefined && live.metadata.finalizers.length > 0) live.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+        else this.objects.delete(this.key(ref));
+        return Promise.resolve(true);
+      },
+      invalidateDiscovery: () => undefined,
+    } as unknown as KubeClient;
+  }
+}
+
+const CHART: ChartDescription = { path: 'pg', metadata: { name: 'pg', version: '1.0.0' }, valuesYaml: 'replicaCount: 1\n' } as ChartDescription;
+
+function hop(spec: Partial<HelmOperator['spec']> = {}, meta: Partial<KubeObject['metadata']> = {}): HelmOperator {
+  return {
+    apiVersion: 'binnacle.dev/v1alpha1',
+    kind: 'HelmOperator',
+    metadata: { name: 'pg', generation: 1, finalizers: [HELM_OPERATOR_FINALIZER], ...meta },
+    spec: { chart: { oci: { ref: 'oci://r/pg' } }, kinds: [{ group: 'example.com', version: 'v1', kind: 'Gateway' }], serviceAccount: { name: 'releaser' }, ...spec },
+  };
+}
+
+function setup(h: HelmOperator, fetchError?: Error) {
+  const kube = new FakeKube();
+  kube.put(h);
+  const started: HelmKind[] = [];
+  const reconciler = new HelmOperatorReconciler({
+    client: kube.client(),
+    logger,
+    cacheDir: '/nonexistent',
+    ports: {
+      fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
+      inspect: () => Promise.resolve([CHART]),
+      runKind: (kind) => {
+        started.push(kind);
+        return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
+      },
+    },
+  });
+  return { kube, reconciler, started };
+}
+
+const req = { key: 'pg', name: 'pg' };
+const ready = (kube: FakeKube) => (kube.statusWrites.at(-1)?.conditions as { type: string; status: string; reason: string; message: string }[] | undefined)?.find((c) => c.type === 'Ready');
+
+describe('HelmOperator reconciler, step by step with fakes', () => {
+  test('serves its kinds as the named ServiceAccount of each CR\'s namespace, confined, with the floor; makes the CRD and the app-team role; one status write', async () => {
+    const { kube, reconciler, started } = setup(hop());
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 600_000 });
+    assert.equal(started.length, 1);
+    assert.deepEqual(started[0]?.identity, { type: 'namespaceServiceAccount', name: 'releaser' });
+    assert.deepEqual(started[0]?.scope, {});
+    assert.equal(started[0]?.minReconcilePeriodMs, 60_000);
+    const role = kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`) as (KubeObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }) | undefined;
+    assert.equal(role?.metadata.labels?.[AGGREGATE_TO_APP_TEAM_LABEL], 'true');
+    assert.deepEqual(role?.rules.map((r) => [r.apiGroups, r.resources]), [[['example.com'], ['gateways']]], 'the kinds only, not their status');
+    assert.equal(kube.objects.get('CustomResourceDefinition//gateways.example.com')?.metadata.labels?.[HELM_OPERATOR_LABEL], 'pg');
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(ready(kube)?.reason, 'Serving');
+  });
+
+  test('a fixed ServiceAccount and an allow-list reach the kinds as the owner wrote them', async () => {
+    const { reconciler, started } = setup(hop({ serviceAccount: { name: 'helm', namespace: 'platform' }, allowedObjects: { namespaces: ['monitoring'] } }));
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(started[0]?.identity, { type: 'serviceAccount', namespace: 'platform', name: 'helm' });
+    assert.deepEqual(started[0]?.scope, { namespaces: ['monitoring'] });
+  });
+
+  test('without spec.serviceAccount nothing is served: releases never act as the manager', async () => {
+    const h = hop();
+    delete h.spec.serviceAccount;
+    const { kube, reconciler, started } = setup(h);
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
+    assert.equal(started.length, 0);
+    assert.equal(ready(kube)?.reason, 'ServiceAccountRequired');
+    assert.equal(kube.applied.length, 0, 'no CRD either');
+  });
+
+  test('a CRD another owner holds is never overwritten', async () => {
+    const { kube, reconciler, started } = setup(hop());
+    kube.put({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gateways.example.com', labels: { [HELM_OPERATOR_LABEL]: 'someone-else' } } });
+    await reconciler.reconcile(req, ctx);
+    assert.equal(ready(kube)?.reason, 'CRDOwnedElsewhere');
+    assert.match(ready(kube)?.message ?? '', /belongs to HelmOperator someone-else/);
+    assert.deepEqual(kube.applied, []);
+    assert.equal(started.length, 0);
+  });
+
+  test('a chart that cannot be fetched is ChartUnavailable, in one status write', async () => {
+    const { kube, reconciler } = setup(hop(), new Error('registry down'));
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+    assert.equal(ready(kube)?.reason, 'ChartUnavailable');
+    assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('deleting with the default policy: CRs deleted and waited for, then the CRD and role go, then the finalizer', async () => {
+    const { kube, reconciler } = setup(hop());
+    await reconciler.reconcile(req, ctx);
+    kube.put({ apiVersion: 'example.com/v1', kind: 'Gateway', metadata: { name: 'a', namespace: 'team-a', finalizers: [UNINSTALL_FINALIZER] } });
+    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 2000 });
+    assert.ok(kube.deleted.includes('Gateway/team-a/a'));
+    assert.equal(ready(kube)?.reason, 'Deleting');
+    // The CR's own finalizer uninstalls its release; once it is gone the operator goes.
+    kube.objects.delete('Gateway/team-a/a');
+    assert.equal(await reconciler.reconcile(req, ctx), undefined);
+    assert.ok(kube.deleted.includes('CustomResourceDefinition//gateways.example.com'));
+    assert.ok(kube.deleted.includes(`ClusterRole//${appTeamRoleName('pg')}`));
+    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, []);
+  });
+
+  test('deleting with Orphan: the CRs lose only the uninstall finalizer and stay; the CRD stays', async () => {
+    const { kube, reconciler } = setup(hop({ deletionPolicy: 'Orphan' }));
+    await reconciler.reconcile(req, ctx);
+    kube.put({ apiVersion: 'example.com/v1', kind: 'Gateway', metadata: { name: 'a', namespace: 'team-a', finalizers: [UNINSTALL_FINALIZER] } });
+    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    assert.equal(await reconciler.reconcile(req, ctx), undefined);
+    assert.deepEqual(kube.objects.get('Gateway/team-a/a')?.metadata.finalizers, []);
+    assert.ok(!kube.deleted.includes('Gateway/team-a/a'));
+    assert.ok(kube.objects.has('CustomResourceDefinition//gateways.example.com'));
+    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, []);
+  });
+});
