@@ -5,7 +5,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   convertRegistryV1,
@@ -16,11 +16,12 @@ import {
   validatePackageManifest,
 } from '../../src/bundle/index.js';
 import { BinnacleError } from '../../src/util/errors.js';
+import { operatorCorpusDir } from './corpus.test-helper.js';
 
-const CORPUS = process.env.BUNDLE_CORPUS ?? '/work/shared/corpus/operatorhub-2021';
+const CORPUS = operatorCorpusDir();
 const certProvider = staticCertProvider({ caPem: 'CA', certPem: 'CERT', keyPem: 'KEY' });
 
-describe('bundle corpus', { skip: existsSync(CORPUS) ? false : `no corpus at ${CORPUS}` }, () => {
+describe('bundle corpus', () => {
   it('every version loads, validates and converts, or gets a specific error', async () => {
     const totals: Record<string, number> = {};
     const modes: Record<string, number> = {};

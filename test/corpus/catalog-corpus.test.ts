@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { render, toFbcJson, validateConfig, type DeclarativeConfig } from '../../src/catalog/index.js';
+import { operatorCorpusDir } from './corpus.test-helper.js';
 
-const CORPUS = process.env.BINNACLE_CORPUS ?? '/work/shared/corpus/operatorhub-2021';
+const CORPUS = operatorCorpusDir();
 const IMAGE = 'quay.io/openshift-community-operators/{package}:v{version}';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 /** `opm validate`'s code (operator-registry v1.47.0), built by hack/bench-tools/opm-parity/build.sh. */

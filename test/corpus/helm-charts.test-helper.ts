@@ -5,8 +5,7 @@
  * memory with the `tar` package. A missing corpus is an error, never a skip.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Parser, type ReadEntry } from 'tar';
 
 export interface CorpusChart {
@@ -20,13 +19,9 @@ export interface CorpusChart {
   schemaJson?: string;
 }
 
-const REPO = resolve(fileURLToPath(new URL('.', import.meta.url)), '../..');
+import { corpusChartsDir } from './corpus.test-helper.js';
 
-export function corpusChartsDir(): string {
-  const dir = process.env.HELM_CHART_CORPUS ?? resolve(REPO, '../shared/corpus/charts');
-  if (!existsSync(dir)) throw new Error(`the Helm chart corpus is missing: no directory ${dir} (set HELM_CHART_CORPUS to its path)`);
-  return dir;
-}
+export { corpusChartsDir };
 
 /** A chart's files, from a directory or from an archive. */
 interface Tree {

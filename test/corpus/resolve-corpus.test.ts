@@ -5,7 +5,6 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import semver from 'semver';
 import {
   render,
@@ -20,10 +19,11 @@ import {
   type Bundle,
 } from '../../src/catalog/index.js';
 import { CatalogIndex, ResolutionError, resolve } from '../../src/resolve/index.js';
+import { operatorCorpusDir } from './corpus.test-helper.js';
 
-const CORPUS = '/work/shared/corpus/operatorhub-2021';
+const CORPUS = operatorCorpusDir();
 
-test('every corpus package resolves to a valid solution or an explanation', { skip: !existsSync(CORPUS), timeout: 600_000 }, async (t) => {
+test('every corpus package resolves to a valid solution or an explanation', { timeout: 600_000 }, async (t) => {
   const out = await render([CORPUS]);
   const cfg = out.config;
   assert.ok(cfg.bundles.length > 500, `rendered ${cfg.bundles.length} bundles`);

@@ -21,9 +21,10 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { validateBundleDir, type OptionalValidator } from '../../src/bundle/index.js';
+import { operatorCorpusDir } from './corpus.test-helper.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
-const CORPUS = process.env.BUNDLE_CORPUS ?? resolve(ROOT, '../shared/corpus/operatorhub-2021');
+const CORPUS = operatorCorpusDir();
 const PARITY = join(ROOT, '.cache', 'bench-bin', 'operator-verify-parity');
 const WEBHOOK = join(ROOT, 'src', 'bundle', 'testdata', 'webhook-operator');
 const SUITES: OptionalValidator[] = ['community', 'operatorhub', 'object', 'operatorgroup'];
@@ -262,7 +263,7 @@ describe('validator parity with operator-framework/api', () => {
   });
 
   it('operatorhub-2021 corpus: every verdict difference is a listed deliberate one (default suite)', async () => {
-    assert.ok(existsSync(CORPUS), `no corpus at ${CORPUS} (set BUNDLE_CORPUS)`);
+    assert.ok(existsSync(CORPUS), `no corpus at ${CORPUS} (set BINNACLE_CORPUS)`);
     ensureParityTool();
     const dirs: string[] = [];
     for (const p of readdirSync(CORPUS).sort()) {
