@@ -6,7 +6,7 @@ import { KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
-import { FakeCluster } from './fake-client.js';
+import { FakeCluster } from './fake-client.test-helper.js';
 import type { ApplyRequest } from './types.js';
 
 const logger = pino({ level: 'silent' });

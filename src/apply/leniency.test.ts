@@ -8,7 +8,7 @@ import { OpenApiDocument, StaticSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
-import { FakeCluster } from './fake-client.js';
+import { FakeCluster } from './fake-client.test-helper.js';
 import { parseManifest } from './release.js';
 import type { ApplyRequest } from './types.js';
 
