@@ -5,7 +5,6 @@
  * and this one has not → wait for health → record deployed, or record failed and roll back.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
 import type { SchemaSource } from '../kube/openapi.js';
 import { isAlreadyExists, isInvalid, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
@@ -26,7 +25,9 @@ import { validateRequest } from './request.js';
 import type { ApplyRequest, ApplyResult, ChartInfo, HealthReport, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** The narrow slice of the Kubernetes client the applier uses. */
-export type ApplierClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
+import type { ApplierClient } from './types.js';
+
+export type { ApplierClient };
 
 export interface ApplierOptions {
   client: ApplierClient;

@@ -11,7 +11,7 @@
 import { isNotFound } from '../kube/errors.js';
 import type { KindSchema, SchemaSource } from '../kube/openapi.js';
 import { gvkOf, parseApiVersion, refOf, type KubeObject } from '../kube/types.js';
-import type { ApplierClient } from './applier.js';
+import type { ApplierClient } from './types.js';
 import { optionalApi } from './optional-kinds.js';
 import { pruneUnknownFields } from './prune-unknown-fields.js';
 import type { DroppedField, SkippedObject } from './types.js';

@@ -1,5 +1,9 @@
 /** The applier's public contract: what a caller asks for and what it gets back. */
+import type { KubeClient } from '../kube/client.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
+
+/** The slice of the Kubernetes client the applier (and its leniency and hooks) use. */
+export type ApplierClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
 
 export type { ObjectRef } from '../kube/types.js';
 

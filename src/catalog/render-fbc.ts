@@ -12,7 +12,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { BinnacleError, type ValidationResult } from '../util/errors.js';
 import type { Decoded } from './decode.js';
 import { scanFbcDir, type LoadOptions, type RawJson } from './load.js';
-import type { RenderFailure } from './render.js';
+import type { RenderFailure } from './render-failure.js';
 import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, type Bundle } from '../declcfg/index.js';
 import { detectSourceKind } from './source-kind.js';
 import { fbcJsonRecord, inWriteOrder, writtenRecord, type WriteOrderKey } from './write.js';

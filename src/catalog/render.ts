@@ -29,14 +29,9 @@ export interface PulledImage {
 export type ImagePuller = (ref: string, opts: { cacheDir: string }) => Promise<PulledImage>;
 
 
-export interface RenderFailure {
-  source: string;
-  /** Package name, when the failure is one package of a larger tree. */
-  package: string | undefined;
-  /** Stable reason code, e.g. `BUNDLE_NO_CSV`, `CHANNEL_HEAD_MISSING`, `fbc.parse`. */
-  reason: string;
-  message: string;
-}
+import type { RenderFailure } from './render-failure.js';
+
+export type { RenderFailure };
 
 export interface RenderOutput {
   config: DeclarativeConfig;

@@ -14,7 +14,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip, constants as zlibConstants } from 'node:zlib';
 import { InputError } from '../util/errors.js';
 import { sha256Digest } from './digest.js';
-import { writeLayoutBlob, writeLayoutIndex } from './layout.js';
+import { writeLayoutBlob, writeLayoutIndex, type BuiltImage } from './layout.js';
 import { MediaType, manifestToJson, type Descriptor, type ImageManifest, type Platform } from './manifest.js';
 import { entryHeader, filePadding, TAR_END, type TarEntry } from './tar-writer.js';
 
@@ -44,15 +44,7 @@ export interface BuildImageOptions {
   config?: { Entrypoint?: string[]; Cmd?: string[]; Env?: string[]; WorkingDir?: string; User?: string };
 }
 
-export interface BuiltImage {
-  /** OCI image layout directory holding every blob of the image. */
-  layoutDir: string;
-  manifestDigest: string;
-  manifest: ImageManifest;
-  manifestBytes: Buffer;
-  /** Path of a blob in the layout. */
-  blobPath: (digest: string) => string;
-}
+export type { BuiltImage };
 
 interface FsEntry {
   entry: TarEntry;

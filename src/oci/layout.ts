@@ -7,7 +7,17 @@ import { join } from 'node:path';
 import { InputError } from '../util/errors.js';
 import { sha256Digest, DigestMismatchError } from './digest.js';
 import { MediaType, parseManifestDocument, type Descriptor, type ImageManifest } from './manifest.js';
-import type { BuiltImage } from './build.js';
+
+/** An image as a build leaves it: a layout directory holding every blob, and its manifest. */
+export interface BuiltImage {
+  /** OCI image layout directory holding every blob of the image. */
+  layoutDir: string;
+  manifestDigest: string;
+  manifest: ImageManifest;
+  manifestBytes: Buffer;
+  /** Path of a blob in the layout. */
+  blobPath: (digest: string) => string;
+}
 
 export async function writeLayoutBlob(layoutDir: string, bytes: Buffer, mediaType: string): Promise<Descriptor> {
   const digest = sha256Digest(bytes);
