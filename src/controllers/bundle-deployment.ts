@@ -14,7 +14,7 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
-import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
+import { parseBundleSource, secretReader, unpackSource, type SecretReader, type UnpackedSource } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -193,7 +193,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
     if (parsed.source === undefined) return stop();
     try {
-      s.unpacked = await unpackSource(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, logger: s.logger });
+      s.unpacked = await unpackSource(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, secrets: sourceSecretReader(this.o.client, s.bd), logger: s.logger });
     } catch (err) {
       s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
       s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
@@ -336,4 +336,16 @@ export function installerOf(bd: BundleDeployment): { namespace: string; name: st
   const sa = bd.spec.serviceAccount;
   if (sa === undefined) return undefined;
   return { namespace: sa.namespace !== undefined && sa.namespace !== '' ? sa.namespace : bd.spec.installNamespace, name: sa.name };
+}
+
+/**
+ * Who reads the Secrets the source names (an image's pull secret, an http or git source's
+ * credentials): the installing ServiceAccount, impersonated, so a BundleDeployment can use only
+ * Secrets that account may read. Without one, Binnacle reads as itself, and its own role grants
+ * no Secrets: such a source must name a ServiceAccount that may read its Secret.
+ */
+export function sourceSecretReader(client: KubeClient, bd: BundleDeployment): SecretReader {
+  const sa = installerOf(bd);
+  if (sa === undefined) return secretReader(client, "Binnacle's own service account (the BundleDeployment names no spec.serviceAccount)");
+  return secretReader(client.impersonate(impersonationFor(sa)), `service account ${sa.namespace}/${sa.name}`);
 }

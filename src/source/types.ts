@@ -1,6 +1,7 @@
 /** The shapes the source module speaks: where a bundle comes from, and what unpacking it gave. */
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
+import type { SecretReader } from './secrets.js';
 
 export interface ImageSource {
   type: 'image';
@@ -55,8 +56,14 @@ export interface ProgressEvent {
 
 export interface UnpackOptions {
   cacheDir: string;
-  /** Needed for configMaps sources and image pull secrets. */
+  /** Needed for configMaps sources; reads the Secrets a source names when `secrets` is not given. */
   client?: KubeClient;
+  /**
+   * Reads the Secrets a source names (pull secrets, basic-auth Secrets). A controller passes the
+   * installing identity's reader (src/source/secrets.ts), so a spec can use only the Secrets that
+   * identity may read; without it, `client` reads them as whoever it is (the CLI's user).
+   */
+  secrets?: SecretReader;
   logger: Logger;
   onProgress?: (p: ProgressEvent) => void;
   /** Largest tree (sum of file sizes) accepted; default 1 GiB. */

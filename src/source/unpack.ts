@@ -15,6 +15,7 @@ import { fetchConfigMaps } from './configmaps.js';
 import { fetchGit } from './git.js';
 import { fetchHttp } from './http.js';
 import { pullImage } from './image.js';
+import { secretReader, type SecretReader } from './secrets.js';
 import { fetchLocal } from './local.js';
 import { DEFAULT_MAX_TREE_BYTES, copyTree } from './tree.js';
 import type { BundleSource, ResolvedSource, UnpackOptions, UnpackedSource } from './types.js';
@@ -37,6 +38,12 @@ function pinnedKey(source: BundleSource): string | undefined {
 /** Whether the source reads this machine's own files rather than something remote. */
 function readsHostPaths(source: BundleSource): boolean {
   return source.type === 'local' || (source.type === 'git' && /^file:/i.test(source.repository));
+}
+
+/** Who reads the Secrets a source names: the reader given, else the client as itself. */
+function secretsOf(opts: UnpackOptions): SecretReader | undefined {
+  if (opts.secrets !== undefined) return opts.secrets;
+  return opts.client === undefined ? undefined : secretReader(opts.client, 'the client\'s own identity');
 }
 
 export async function unpackSource(input: BundleSource, opts: UnpackOptions): Promise<UnpackedSource> {
@@ -68,7 +75,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
         opts.onProgress?.({ phase: 'pull' });
         const pulled = await pullImage(source, {
           ociCacheDir: ociCacheDir(opts.cacheDir),
-          client: opts.client,
+          secrets: secretsOf(opts),
           logger: opts.logger,
           maxBytes,
           ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
