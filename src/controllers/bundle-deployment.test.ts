@@ -61,5 +61,5 @@ test("a source's pull secret is read as the installing ServiceAccount; a forbidd
     { who: 'system:serviceaccount:team-a:installer', ref: 'kube-system/cluster-admin-regcred' },
   ]);
   // No ServiceAccount named: Binnacle reads as itself, and says so.
-  assert.match(sourceSecretReader(client, { ...bd, spec: { ...bd.spec, serviceAccount: undefined } } as BundleDeployment).identity, /^Binnacle's own service account/);
+  assert.match(sourceSecretReader(client, { ...bd, spec: { ...bd.spec, serviceAccount: undefined } }).identity, /^Binnacle's own service account/);
 });

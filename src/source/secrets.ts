@@ -35,7 +35,7 @@ export function secretReader(client: Pick<KubeClient, 'get'>, identity: string):
 export async function readSecret(reader: SecretReader, ref: SecretRef, purpose: string, notFoundCode = 'SOURCE_SECRET_NOT_FOUND'): Promise<Record<string, unknown>> {
   const what = `Secret ${ref.namespace}/${ref.name}`;
   try {
-    return (await reader.get(ref)) as unknown as Record<string, unknown>;
+    return await reader.get(ref);
   } catch (err) {
     if (isNotFound(err)) throw new BinnacleError(notFoundCode, `${purpose} ${what} does not exist (read as ${reader.identity})`, { cause: err });
     if (isForbidden(err)) {
