@@ -36,7 +36,7 @@ export type {
   ResolvedSource,
   UnpackedSource,
 } from './types.js';
-export { parseBundleSource, bundleSourceFrom, bundleSourceToJson, type ParsedSource, type ParseSourceOptions } from './validate.js';
+export { parseBundleSource, bundleSourceFrom, bundleSourceToJson, imageRefCredentialProblem, CREDENTIALS_INSTEAD, type ParsedSource, type ParseSourceOptions } from './validate.js';
 export { unpackSource, describeSource } from './unpack.js';
 export { gcSources, treeDir, commitTree, workDir, type GcSourcesResult } from './cache.js';
 export { digestTree, copyTree, UnsafeTreeEntryError, DEFAULT_MAX_TREE_BYTES, type TreeDigest, type TreeLimits, type TreeEntryReason } from './tree.js';

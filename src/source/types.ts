@@ -19,6 +19,8 @@ export interface GitSource {
   ref: { branch?: string; tag?: string; commit?: string };
   /** A subdirectory of the repository that holds the bundle. */
   directory?: string;
+  /** A basic-auth Secret (`username`, `password`) for an http(s) remote; credentials never go in the URL. */
+  secret?: { namespace: string; name: string };
 }
 
 export interface HttpSource {
@@ -26,6 +28,8 @@ export interface HttpSource {
   url: string;
   /** Hex sha256 of the downloaded archive; checked when given. */
   sha256?: string;
+  /** A basic-auth Secret (`username`, `password`) sent as Basic auth; credentials never go in the URL. */
+  secret?: { namespace: string; name: string };
 }
 
 export interface ConfigMapRef {
