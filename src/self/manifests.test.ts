@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { managerClusterRules, selfManifests } from './manifests.js';
+import { AGGREGATE_TO_APP_TEAM, APP_TEAM_ROLE, escalationProblems, type RoleLike } from '../api/app-team-role.js';
 
 interface Rule {
   apiGroups: string[];
@@ -47,4 +48,16 @@ test("Binnacle's kinds are readable by whoever has the built-in view role (aggre
   assert.ok(view !== undefined, 'an aggregate-to-view ClusterRole');
   assert.deepEqual(view.rules, [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: ['get', 'list', 'watch'] }]);
   assert.ok(!selfManifests().some((o) => o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-edit'] === 'true' || o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-admin'] === 'true'));
+});
+
+test('install-self ships the app-team role: aggregating only app-team roles, and every role in it passes the escalation check', () => {
+  const objs = selfManifests() as unknown as (RoleLike & { kind: string })[];
+  const team = objs.find((o) => o.kind === 'ClusterRole' && o.metadata?.name === APP_TEAM_ROLE);
+  assert.ok(team !== undefined, `install-self has ClusterRole ${APP_TEAM_ROLE}`);
+  assert.deepEqual(team.aggregationRule, { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_APP_TEAM]: 'true' } }] });
+  const aggregated = objs.filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[AGGREGATE_TO_APP_TEAM] === 'true');
+  assert.ok(aggregated.length > 0, 'base rules are aggregated in');
+  for (const r of [team, ...aggregated]) assert.deepEqual(escalationProblems(r), [], r.metadata?.name);
+  const granted = aggregated.flatMap((r) => r.rules ?? []);
+  assert.ok(granted.some((r) => r.apiGroups?.includes('binnacle.dev') && r.resources?.includes('helmoperators') && r.verbs?.includes('list')), 'reads HelmOperators');
 });

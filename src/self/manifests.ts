@@ -13,6 +13,7 @@
 import { ALL_CRDS } from '../api/crds.js';
 import { OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { GROUP } from '../api/types.js';
+import { appTeamRoles } from '../api/app-team-role.js';
 import type { KubeObject } from '../kube/types.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
@@ -105,6 +106,9 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       metadata: { ...meta(VIEW_ROLE), labels: { ...SELF_LABELS, 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
       rules: [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: READ }],
     },
+    // What a namespace admin binds (RoleBinding) for an app team: CRs of Helm operator kinds,
+    // aggregated from each HelmOperator's own labelled ClusterRole (src/api/app-team-role.ts).
+    ...(appTeamRoles(SELF_LABELS) as KubeObject[]),
     {
       apiVersion: RBAC,
       kind: 'Role',
