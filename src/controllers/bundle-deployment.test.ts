@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { apiErrorFromResponse, KubeApiError } from '../kube/errors.js';
 import { TerminalError } from '../util/errors.js';
 import { MAX_NESTING } from '../util/nesting.js';
-import { renderFailure, sourceSecretReader, specProblems } from './bundle-deployment.js';
+import { ANNOTATION_ORPHAN_ON_DELETE, decideDeletion, renderFailure, sourceSecretReader, specProblems } from './bundle-deployment.js';
 import type { KubeClient } from '../kube/client.js';
 import type { BundleDeployment } from '../api/types.js';
 import { pullSecretCredentials } from '../source/index.js';
@@ -62,4 +62,28 @@ test("a source's pull secret is read as the installing ServiceAccount; a forbidd
   ]);
   // No ServiceAccount named: Binnacle reads as itself, and says so.
   assert.match(sourceSecretReader(client, { ...bd, spec: { ...bd.spec, serviceAccount: undefined } }).identity, /^Binnacle's own service account/);
+});
+
+test('deleting a BundleDeployment whose ServiceAccount is gone waits, naming the account and the ways out; the orphan annotation lets it go, listing what stays', () => {
+  const sa = { namespace: 'team-a', name: 'installer' };
+  const leftBehind = ['Deployment team-a/op', 'ClusterRole op-manager', 'release records (Secrets team-a/sh.helm.release.v1.op.v*)'];
+  const facts = { orphan: false, serviceAccount: sa, leftBehind };
+  assert.deepEqual(decideDeletion(facts), { action: 'uninstall' });
+  const gone = decideDeletion({ ...facts, removalForbidden: 'clusterroles "op-manager" is forbidden', accountExists: false });
+  assert.equal(gone.action, 'wait');
+  assert.ok(gone.action === 'wait' && gone.reason === 'ServiceAccountGone');
+  assert.match(gone.action === 'wait' ? gone.message : '', /service account installer in namespace team-a is gone/);
+  assert.match(gone.action === 'wait' ? gone.message : '', new RegExp(`Recreate the service account .* or set the annotation ${ANNOTATION_ORPHAN_ON_DELETE}: "true"`));
+  const denied = decideDeletion({ ...facts, removalForbidden: 'forbidden', accountExists: true });
+  assert.ok(denied.action === 'wait' && denied.reason === 'RemovalForbidden' && /service account team-a\/installer is not allowed/.test(denied.message));
+  const noSa = decideDeletion({ ...facts, serviceAccount: undefined, removalForbidden: 'forbidden' });
+  assert.ok(noSa.action === 'wait' && noSa.reason === 'RemovalForbidden' && /Binnacle's own service account/.test(noSa.message));
+  // Orphaning wins whatever else is true, and says what it leaves.
+  for (const extra of [{}, { removalForbidden: 'forbidden', accountExists: false }]) {
+    const orphan = decideDeletion({ ...facts, ...extra, orphan: true });
+    assert.equal(orphan.action, 'orphan');
+    for (const o of leftBehind) assert.ok(orphan.action === 'orphan' && orphan.message.includes(o), o);
+  }
+  const many = decideDeletion({ ...facts, orphan: true, leftBehind: Array.from({ length: 25 }, (_, i) => `ConfigMap ns/c${i}`) });
+  assert.ok(many.action === 'orphan' && /and 5 more$/.test(many.message));
 });
