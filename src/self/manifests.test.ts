@@ -61,3 +61,20 @@ test('install-self ships the app-team role: aggregating only app-team roles, and
   const granted = aggregated.flatMap((r) => r.rules ?? []);
   assert.ok(granted.some((r) => r.apiGroups?.includes('binnacle.dev') && r.resources?.includes('helmoperators') && r.verbs?.includes('list')), 'reads HelmOperators');
 });
+
+test("the manager's ClusterRole names every resource: no wildcard, and no create or delete of the cluster admin's kinds", () => {
+  const rules = managerClusterRules('binnacle-system') as unknown as Rule[];
+  for (const r of rules) {
+    assert.ok(!r.resources.some((x) => x === '*' || x.includes('*')), `no resource wildcard: ${JSON.stringify(r)}`);
+    assert.ok(!r.apiGroups.includes('*'), `no group wildcard: ${JSON.stringify(r)}`);
+    assert.ok(!r.verbs.some((v) => ['escalate', 'bind', '*'].includes(v)), `no RBAC escalation: ${JSON.stringify(r)}`);
+  }
+  const may = (resource: string, verb: string): boolean => rules.some((r) => r.apiGroups.includes('binnacle.dev') && r.resources.includes(resource) && r.verbs.includes(verb));
+  for (const kind of ['clustercatalogs', 'helmoperators', 'platformoperators']) {
+    for (const verb of ['create', 'delete']) assert.equal(may(kind, verb), false, `${verb} ${kind}`);
+    assert.equal(may(kind, 'patch'), true, `patch ${kind} (its finalizer)`);
+    assert.equal(may(`${kind}/status`, 'patch'), true, `patch ${kind}/status`);
+  }
+  for (const kind of ['bundledeployments', 'clusterextensions']) for (const verb of ['create', 'delete', 'patch']) assert.equal(may(kind, verb), true, `${verb} ${kind}`);
+  assert.ok(!rules.some((r) => r.apiGroups.includes('apiextensions.k8s.io') && r.verbs.includes('delete')), 'never deletes a CRD (and with it every CR)');
+});
