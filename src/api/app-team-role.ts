@@ -119,8 +119,8 @@ export function appTeamRoles(labels: Record<string, string> = {}): RoleLike[] {
       apiVersion: rbac,
       kind: 'ClusterRole',
       metadata: { name: APP_TEAM_ROLE, labels: { ...labels } },
+      // No `rules`: the API server's aggregation controller owns them; setting them would fight it.
       aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_APP_TEAM]: 'true' } }] },
-      rules: [],
     },
     {
       apiVersion: rbac,
