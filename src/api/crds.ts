@@ -36,12 +36,15 @@ const conditions: Schema = arr(
 
 const objectRef = obj({ apiVersion: str(), kind: str(), name: str(), namespace: str() }, ['apiVersion', 'kind', 'name']);
 
+/** A basic-auth Secret (username, password) for an http or git source, read as the installing ServiceAccount. */
+const secretRef = obj({ namespace: str(), name: str() }, ['namespace', 'name']);
+
 const bundleSource: Schema = obj(
   {
     type: str('Where the bundle comes from.', { enum: ['image', 'git', 'http', 'configMaps', 'local'] }),
     image: obj({ ref: str('Image reference, by tag or digest.'), pullSecret: obj({ namespace: str(), name: str() }, ['namespace', 'name']), insecure: bool('Plain HTTP registry.') }, ['ref']),
-    git: obj({ repository: str(), ref: obj({ branch: str(), tag: str(), commit: str() }), directory: str() }, ['repository', 'ref']),
-    http: obj({ url: str(), sha256: str() }, ['url']),
+    git: obj({ repository: str(), ref: obj({ branch: str(), tag: str(), commit: str() }), directory: str(), secret: secretRef }, ['repository', 'ref']),
+    http: obj({ url: str(), sha256: str(), secret: secretRef }, ['url']),
     configMaps: arr(obj({ namespace: str(), name: str(), path: str() }, ['namespace', 'name'])),
     local: obj({ path: str() }, ['path']),
   },

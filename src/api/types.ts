@@ -44,8 +44,9 @@ export type BundleFormat = 'registry+v1' | 'plain' | 'helm';
 export interface BundleSourceSpec {
   type: 'image' | 'git' | 'http' | 'configMaps' | 'local';
   image?: { ref: string; pullSecret?: { namespace: string; name: string }; insecure?: boolean };
-  git?: { repository: string; ref: { branch?: string; tag?: string; commit?: string }; directory?: string };
-  http?: { url: string; sha256?: string };
+  /** `secret`: a basic-auth Secret (username, password), read as the installing ServiceAccount; never userinfo in the URL. */
+  git?: { repository: string; ref: { branch?: string; tag?: string; commit?: string }; directory?: string; secret?: { namespace: string; name: string } };
+  http?: { url: string; sha256?: string; secret?: { namespace: string; name: string } };
   configMaps?: { namespace: string; name: string; path?: string }[];
   local?: { path: string };
 }

@@ -14,7 +14,7 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder } from '../kube/events.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
-import { parseBundleSource, unpackSource, type UnpackedSource } from '../source/index.js';
+import { parseBundleSource, secretReader, unpackSource, type SecretReader, type UnpackedSource } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -123,35 +123,59 @@ export class BundleDeploymentReconciler implements Reconciler {
 
   private async handleFinalizer(s: State): Promise<StepOutcome> {
     if (isDeleting(s.bd)) {
-      if ((s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
-        // What to remove is decided from the release records in the cluster (read by the account
-        // that removes: Binnacle needs no access to Secrets of its own), not from status: a first
-        // install that crashed before status.revision was written has a (pending) record and
-        // objects all the same. No record of this owner:
-        // nothing was installed (refused for missing permissions, say), or the release is another's.
-        const removal = this.removalClient(s);
-        // An account that may not read Secrets (an install refused for missing permissions) wrote
-        // no records: read as Binnacle then, which answers for itself (forbidden there too: retried).
-        const history = await this.asAccountElseBinnacle(removal, (c) => new ReleaseStore(c).history(this.release(s.bd)));
-        const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
-        if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
-          const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
-          s.logger.info({ deleted: deleted.length }, 'uninstalled');
-        } else if (history.length > 0) {
-          s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
-        }
-        const certSecret = { apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') };
-        // Not the account's to delete: then it did not create it either; Binnacle may have.
-        await this.asAccountElseBinnacle(removal, (c) => c.delete(certSecret)).catch((err: unknown) => {
-          if (!isForbidden(err)) throw err;
-          s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
-        });
+      if (!(s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) return stop();
+      const facts = { orphan: orphansOnDelete(s.bd), serviceAccount: installerOf(s.bd), leftBehind: leftBehind(s.bd) };
+      const first = decideDeletion(facts);
+      if (first.action === 'orphan') {
+        s.logger.warn({ leftBehind: facts.leftBehind }, first.message);
+        await new EventRecorder(this.o.client, 'binnacle', s.logger).record(s.bd, 'Warning', 'Orphaned', first.message);
         await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
+        return stop();
       }
+      try {
+        await this.uninstallAll(s);
+      } catch (err) {
+        if (!isForbidden(err)) throw err;
+        const sa = facts.serviceAccount;
+        const accountExists = sa === undefined ? true : (await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined;
+        const wait = decideDeletion({ ...facts, accountExists, removalForbidden: errorMessage(err) });
+        if (wait.action !== 'wait') throw err;
+        s.logger.warn({ reason: wait.reason }, wait.message);
+        s.conditions.set('Progressing', false, wait.reason, wait.message);
+        await this.writeStatus(s);
+        return stop({ requeueAfterMs: 60_000 });
+      }
+      await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       return stop();
     }
     await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
     return CONTINUE;
+  }
+
+  /** Removes what the release records say this BundleDeployment installed, and its webhook certificate. */
+  private async uninstallAll(s: State): Promise<void> {
+    // What to remove is decided from the release records in the cluster (read by the account
+    // that removes: Binnacle needs no access to Secrets of its own), not from status: a first
+    // install that crashed before status.revision was written has a (pending) record and
+    // objects all the same. No record of this owner:
+    // nothing was installed (refused for missing permissions, say), or the release is another's.
+    const removal = this.removalClient(s);
+    // An account that may not read Secrets (an install refused for missing permissions) wrote
+    // no records: read as Binnacle then, which answers for itself (forbidden there too: reported).
+    const history = await this.asAccountElseBinnacle(removal, (c) => new ReleaseStore(c).history(this.release(s.bd)));
+    const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
+    if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
+      const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
+      s.logger.info({ deleted: deleted.length }, 'uninstalled');
+    } else if (history.length > 0) {
+      s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
+    }
+    const certSecret = { apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') };
+    // Not the account's to delete: then it did not create it either; Binnacle may have.
+    await this.asAccountElseBinnacle(removal, (c) => c.delete(certSecret)).catch((err: unknown) => {
+      if (!isForbidden(err)) throw err;
+      s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
+    });
   }
 
   /**
@@ -193,7 +217,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
     if (parsed.source === undefined) return stop();
     try {
-      s.unpacked = await unpackSource(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, logger: s.logger });
+      s.unpacked = await unpackSource(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, secrets: sourceSecretReader(this.o.client, s.bd), logger: s.logger });
     } catch (err) {
       s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
       s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
@@ -336,4 +360,82 @@ export function installerOf(bd: BundleDeployment): { namespace: string; name: st
   const sa = bd.spec.serviceAccount;
   if (sa === undefined) return undefined;
   return { namespace: sa.namespace !== undefined && sa.namespace !== '' ? sa.namespace : bd.spec.installNamespace, name: sa.name };
+}
+
+/**
+ * Who reads the Secrets the source names (an image's pull secret, an http or git source's
+ * credentials): the installing ServiceAccount, impersonated, so a BundleDeployment can use only
+ * Secrets that account may read. Without one, Binnacle reads as itself, and its own role grants
+ * no Secrets: such a source must name a ServiceAccount that may read its Secret.
+ */
+export function sourceSecretReader(client: KubeClient, bd: BundleDeployment): SecretReader {
+  const sa = installerOf(bd);
+  if (sa === undefined) return secretReader(client, "Binnacle's own service account (the BundleDeployment names no spec.serviceAccount)");
+  return secretReader(client.impersonate(impersonationFor(sa)), `service account ${sa.namespace}/${sa.name}`);
+}
+
+/**
+ * Set to "true" on a BundleDeployment, its deletion removes nothing it installed: the finalizer
+ * goes, the objects stay (listed in a Warning event `Orphaned` and the log), as Flux's
+ * `spec.suspend` + deletion or kubectl's `--cascade=orphan`. The way out when the installing
+ * ServiceAccount is gone and Binnacle's own role may not remove what that account installed.
+ */
+export const ANNOTATION_ORPHAN_ON_DELETE = 'binnacle.dev/orphan-on-delete';
+
+function orphansOnDelete(bd: BundleDeployment): boolean {
+  return bd.metadata.annotations?.[ANNOTATION_ORPHAN_ON_DELETE] === 'true';
+}
+
+/** What a deletion leaves in place when it orphans: the applied objects and the release records. */
+function leftBehind(bd: BundleDeployment): string[] {
+  const objects = (bd.status?.appliedObjects ?? []).map((r) => `${r.kind} ${r.namespace === undefined || r.namespace === '' ? '' : `${r.namespace}/`}${r.name}`);
+  const release = bd.spec.releaseName ?? bd.metadata.name ?? '';
+  return [...objects, `release records (Secrets ${bd.spec.installNamespace}/sh.helm.release.v1.${release}.v*)`];
+}
+
+export interface DeletionFacts {
+  /** The orphan-on-delete annotation is "true". */
+  orphan: boolean;
+  serviceAccount: { namespace: string; name: string } | undefined;
+  /** What an orphaning deletion leaves, one line each. */
+  leftBehind: string[];
+  /** Set once removal was tried and refused (403): the API server's message. */
+  removalForbidden?: string;
+  /** Whether the ServiceAccount still exists (asked once removal was refused). */
+  accountExists?: boolean;
+}
+
+export type DeletionDecision =
+  | { action: 'orphan'; message: string }
+  | { action: 'uninstall' }
+  | { action: 'wait'; reason: 'ServiceAccountGone' | 'RemovalForbidden'; message: string };
+
+const HOW_TO_ORPHAN = `or set the annotation ${ANNOTATION_ORPHAN_ON_DELETE}: "true" to let the BundleDeployment go and leave what it installed in place`;
+
+/**
+ * How a deleting BundleDeployment proceeds: orphan when annotated; otherwise uninstall, and when
+ * removal is refused, wait, saying why (the account is gone, or lacks a permission) and the two
+ * ways out: give the permission back, or orphan.
+ */
+export function decideDeletion(f: DeletionFacts): DeletionDecision {
+  if (f.orphan) {
+    const shown = f.leftBehind.slice(0, 20).join('; ');
+    const more = f.leftBehind.length > 20 ? `; and ${f.leftBehind.length - 20} more` : '';
+    return { action: 'orphan', message: `${ANNOTATION_ORPHAN_ON_DELETE} is "true": deleted without removing what it installed; left in place: ${shown}${more}` };
+  }
+  if (f.removalForbidden === undefined) return { action: 'uninstall' };
+  const sa = f.serviceAccount;
+  if (sa !== undefined && f.accountExists === false) {
+    return {
+      action: 'wait',
+      reason: 'ServiceAccountGone',
+      message: `cannot remove what this BundleDeployment installed: its service account ${sa.name} in namespace ${sa.namespace} is gone, and Binnacle's own role may not remove it (${f.removalForbidden}). Recreate the service account with the permissions it installed with, ${HOW_TO_ORPHAN}`,
+    };
+  }
+  const who = sa === undefined ? "Binnacle's own service account" : `service account ${sa.namespace}/${sa.name}`;
+  return {
+    action: 'wait',
+    reason: 'RemovalForbidden',
+    message: `cannot remove what this BundleDeployment installed: ${who} is not allowed (${f.removalForbidden}). Give it back the permissions it installed with, ${HOW_TO_ORPHAN}`,
+  };
 }

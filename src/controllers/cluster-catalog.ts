@@ -17,7 +17,7 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isNotFound } from '../kube/errors.js';
 import { formatReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
-import { digestTree, fetchConfigMaps, formatConfigMapsImage } from '../source/index.js';
+import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem } from '../source/index.js';
 import { errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
@@ -113,6 +113,12 @@ export class ClusterCatalogReconciler implements Reconciler {
     const okConfigMaps = Array.isArray(configMaps) && configMaps.length > 0;
     if (!okImage && !okConfigMaps) {
       s.conditions.set('Progressing', false, 'Blocked', 'spec.source: type must be Image with image.ref set, or ConfigMaps with configMaps listing at least one');
+      await this.writeStatus(s);
+      return stop();
+    }
+    const credential = okImage ? imageRefCredentialProblem(ref, CREDENTIALS_INSTEAD.catalog('spec.source.image.ref')) : undefined;
+    if (credential !== undefined) {
+      s.conditions.set('Progressing', false, 'Blocked', `spec.source.image.ref: ${credential}`);
       await this.writeStatus(s);
       return stop();
     }

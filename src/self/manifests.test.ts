@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { managerClusterRules, selfManifests } from './manifests.js';
+import { AGGREGATE_TO_APP_TEAM, APP_TEAM_ROLE, escalationProblems, type RoleLike } from '../api/app-team-role.js';
 
 interface Rule {
   apiGroups: string[];
@@ -47,4 +48,33 @@ test("Binnacle's kinds are readable by whoever has the built-in view role (aggre
   assert.ok(view !== undefined, 'an aggregate-to-view ClusterRole');
   assert.deepEqual(view.rules, [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: ['get', 'list', 'watch'] }]);
   assert.ok(!selfManifests().some((o) => o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-edit'] === 'true' || o.metadata.labels?.['rbac.authorization.k8s.io/aggregate-to-admin'] === 'true'));
+});
+
+test('install-self ships the app-team role: aggregating only app-team roles, and every role in it passes the escalation check', () => {
+  const objs = selfManifests() as unknown as (RoleLike & { kind: string })[];
+  const team = objs.find((o) => o.kind === 'ClusterRole' && o.metadata?.name === APP_TEAM_ROLE);
+  assert.ok(team !== undefined, `install-self has ClusterRole ${APP_TEAM_ROLE}`);
+  assert.deepEqual(team.aggregationRule, { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_APP_TEAM]: 'true' } }] });
+  const aggregated = objs.filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[AGGREGATE_TO_APP_TEAM] === 'true');
+  assert.ok(aggregated.length > 0, 'base rules are aggregated in');
+  for (const r of [team, ...aggregated]) assert.deepEqual(escalationProblems(r), [], r.metadata?.name);
+  const granted = aggregated.flatMap((r) => r.rules ?? []);
+  assert.ok(granted.some((r) => r.apiGroups?.includes('binnacle.dev') && r.resources?.includes('helmoperators') && r.verbs?.includes('list')), 'reads HelmOperators');
+});
+
+test("the manager's ClusterRole names every resource: no wildcard, and no create or delete of the cluster admin's kinds", () => {
+  const rules = managerClusterRules('binnacle-system') as unknown as Rule[];
+  for (const r of rules) {
+    assert.ok(!r.resources.some((x) => x === '*' || x.includes('*')), `no resource wildcard: ${JSON.stringify(r)}`);
+    assert.ok(!r.apiGroups.includes('*'), `no group wildcard: ${JSON.stringify(r)}`);
+    assert.ok(!r.verbs.some((v) => ['escalate', 'bind', '*'].includes(v)), `no RBAC escalation: ${JSON.stringify(r)}`);
+  }
+  const may = (resource: string, verb: string): boolean => rules.some((r) => r.apiGroups.includes('binnacle.dev') && r.resources.includes(resource) && r.verbs.includes(verb));
+  for (const kind of ['clustercatalogs', 'helmoperators', 'platformoperators']) {
+    for (const verb of ['create', 'delete']) assert.equal(may(kind, verb), false, `${verb} ${kind}`);
+    assert.equal(may(kind, 'patch'), true, `patch ${kind} (its finalizer)`);
+    assert.equal(may(`${kind}/status`, 'patch'), true, `patch ${kind}/status`);
+  }
+  for (const kind of ['bundledeployments', 'clusterextensions']) for (const verb of ['create', 'delete', 'patch']) assert.equal(may(kind, verb), true, `${verb} ${kind}`);
+  assert.ok(!rules.some((r) => r.apiGroups.includes('apiextensions.k8s.io') && r.verbs.includes('delete')), 'never deletes a CRD (and with it every CR)');
 });

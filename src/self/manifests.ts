@@ -13,6 +13,7 @@
 import { ALL_CRDS } from '../api/crds.js';
 import { OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { GROUP } from '../api/types.js';
+import { appTeamRoles } from '../api/app-team-role.js';
 import type { KubeObject } from '../kube/types.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
@@ -47,30 +48,56 @@ const RBAC = 'rbac.authorization.k8s.io/v1';
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'update', 'patch', 'delete'];
 
-/** The manager's cluster-wide permissions: only what it does as itself. */
+/**
+ * The manager's cluster-wide permissions: only what it does as itself, each rule with the code
+ * that needs it. It never needs a wildcard: everything an install creates, reads for health or
+ * removes is done as the install's ServiceAccount (impersonation), and everything it writes as
+ * itself is named here. Secrets are absent on purpose: release records, pull secrets and source
+ * credentials are read as the installing ServiceAccount.
+ */
 export function managerClusterRules(namespace: string): Record<string, unknown>[] {
   return [
-    // Binnacle's own APIs.
-    { apiGroups: [GROUP], resources: ['*'], verbs: [...READ, ...WRITE] },
-    // OLM's OperatorCondition, which it creates per operator and whose status it reads.
+    // controllers/cluster-extension.ts creates, updates and deletes each extension's
+    // BundleDeployments; bundle-deployment.ts keeps their finalizer.
+    { apiGroups: [GROUP], resources: ['bundledeployments'], verbs: [...READ, ...WRITE] },
+    // controllers/platform-operator.ts creates and deletes the ClusterExtensions of its packages;
+    // cluster-extension.ts keeps their finalizer.
+    { apiGroups: [GROUP], resources: ['clusterextensions'], verbs: [...READ, ...WRITE] },
+    // Catalogs, Helm operators and platform operators are the cluster admin's to create and
+    // delete; the manager reads them and keeps its finalizer on them (patch), nothing more.
+    { apiGroups: [GROUP], resources: ['clustercatalogs', 'helmoperators', 'platformoperators'], verbs: [...READ, 'update', 'patch'] },
+    // Status of every Binnacle kind (controllers/common.ts applyStatus: server-side apply on /status).
+    {
+      apiGroups: [GROUP],
+      resources: ['bundledeployments/status', 'clusterextensions/status', 'clustercatalogs/status', 'helmoperators/status', 'platformoperators/status'],
+      verbs: ['get', 'update', 'patch'],
+    },
+    // controllers/operator-conditions.ts: OLM's OperatorCondition, which it creates per operator and whose status it reads.
     { apiGroups: ['operators.coreos.com'], resources: ['operatorconditions', 'operatorconditions/status'], verbs: [...READ, ...WRITE] },
-    // Its CRDs (kept up to date at start-up), HelmOperators' kinds, and reading every CRD (schemas, health, ownership).
+    // controllers/crds.ts keeps its own CRDs up to date at start-up; helm-operator.ts creates each
+    // HelmOperator's kinds; apply/ reads every CRD (schemas, established, ownership). Never delete:
+    // that would delete every CR of the kind.
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: [...READ, 'create', 'update', 'patch'] },
-    // The platform-protection policy it keeps (a name can restrict update and patch, not create).
+    // controllers/platform-protection.ts: the policy it keeps (a name can restrict update and patch, not create).
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: [...READ, 'create'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], resourceNames: [PROTECTION_POLICY], verbs: ['update', 'patch'] },
-    // Installs act as each extension's ServiceAccount.
+    // Installs act as each extension's ServiceAccount (preflight-permissions.ts impersonationFor:
+    // the user name only, so no `impersonate` on groups or users); get tells whether it still exists.
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate', ...READ] },
+    // preflight-permissions.ts asks, before installing, what the ServiceAccount may do.
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    // The manager's own identity at start-up (who it runs as, for its log and the console).
     { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
-    // Reporting: events about its objects; the ClusterVersion (olm.maxOpenShiftVersion) and ClusterOperator on OpenShift.
+    // Reporting: events about its objects (kube/events.ts).
     { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
+    // OpenShift only: the ClusterVersion (olm.maxOpenShiftVersion) and its ClusterOperator (cluster-operator.ts).
     { apiGroups: ['config.openshift.io'], resources: ['clusterversions'], verbs: READ },
     { apiGroups: ['config.openshift.io'], resources: ['clusteroperators', 'clusteroperators/status'], verbs: [...READ, 'create', 'update', 'patch'] },
-    // Its own namespace (the leader-election Lease lives there).
+    // manager.ts applies its own namespace (where the leader-election Lease lives) at start-up.
     { apiGroups: [''], resources: ['namespaces'], resourceNames: [namespace], verbs: ['get', 'patch', 'update'] },
+    // Install namespaces: whether they exist, and their labels (watch-namespace checks, the console).
     { apiGroups: [''], resources: ['namespaces'], verbs: READ },
-    // Bundles and catalogs shipped in ConfigMaps.
+    // Bundles and catalogs shipped in ConfigMaps (source/configmaps.ts, cluster-catalog.ts).
     { apiGroups: [''], resources: ['configmaps'], verbs: READ },
   ];
 }
@@ -105,6 +132,9 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       metadata: { ...meta(VIEW_ROLE), labels: { ...SELF_LABELS, 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
       rules: [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: READ }],
     },
+    // What a namespace admin binds (RoleBinding) for an app team: CRs of Helm operator kinds,
+    // aggregated from each HelmOperator's own labelled ClusterRole (src/api/app-team-role.ts).
+    ...(appTeamRoles(SELF_LABELS) as KubeObject[]),
     {
       apiVersion: RBAC,
       kind: 'Role',

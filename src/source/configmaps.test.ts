@@ -8,6 +8,7 @@ import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { parseDockerConfig, pullSecretCredentials } from './image.js';
+import { secretReader } from './secrets.js';
 import { unpackSource } from './unpack.js';
 
 const logger = pino({ level: 'silent' });
@@ -115,13 +116,13 @@ test('pull secrets: dockerconfigjson and dockercfg, and what is wrong with bad o
     data,
   });
   const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64');
-  const client = fakeClient([
+  const client = secretReader(fakeClient([
     secret('good', 'kubernetes.io/dockerconfigjson', { '.dockerconfigjson': b64({ auths: { 'https://registry.example:5000/v1/': { auth } } }) }),
     secret('legacy', 'kubernetes.io/dockercfg', { '.dockercfg': b64({ 'docker.io': { username: 'u', password: 'p' } }) }),
     secret('opaque', 'Opaque', { x: 'eA==' }),
     secret('empty', 'kubernetes.io/dockerconfigjson', {}),
     secret('garbage', 'kubernetes.io/dockerconfigjson', { '.dockerconfigjson': Buffer.from('{"auths": {"r": {"auth": "c2VjcmV0LXB3"}} oops').toString('base64') }),
-  ]);
+  ]), 'tester');
   const good = await pullSecretCredentials(client, { namespace: 'ns', name: 'good' });
   assert.deepEqual(good.get('registry.example:5000'), { username: 'alice', password: 'wonderland' });
   const legacy = await pullSecretCredentials(client, { namespace: 'ns', name: 'legacy' });

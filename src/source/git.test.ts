@@ -155,22 +155,52 @@ test('a remote that never answers fails at the deadline naming the host; credent
   const port = (silent.address() as import('node:net').AddressInfo).port;
   const cacheDir = await mkdtemp(join(tmpdir(), 'source-git-deadline-'));
   try {
-    const source: GitSource = { type: 'git', repository: `http://user:s3cr3t@127.0.0.1:${port}/repo.git`, ref: { branch: 'main' } };
+    const source: GitSource = { type: 'git', repository: `http://127.0.0.1:${port}/repo.git`, ref: { branch: 'main' } };
     await assert.rejects(unpackSource(source, { cacheDir, logger, timeoutMs: 1000 }), (err: Error & { code?: string }) => {
       assert.equal(err.code, 'SOURCE_GIT_REPOSITORY');
-      assert.match(err.message, new RegExp(`^git repository http://\\*\\*\\*@127\\.0\\.0\\.1:${port}/repo\\.git cannot be read: no answer from 127\\.0\\.0\\.1:${port} within 1 s`));
+      assert.match(err.message, new RegExp(`^git repository http://127\\.0\\.0\\.1:${port}/repo\\.git cannot be read: no answer from 127\\.0\\.0\\.1:${port} within 1 s`));
       assert.doesNotMatch(err.message, /s3cr3t/);
       return true;
     });
     const refused: GitSource = { type: 'git', repository: 'https://user:s3cr3t@127.0.0.1:1/repo.git', ref: { branch: 'main' } };
-    await assert.rejects(unpackSource(refused, { cacheDir, logger }), (err: Error) => {
+    await assert.rejects(unpackSource(refused, { cacheDir, logger }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'INVALID', 'refused before git runs');
       assert.doesNotMatch(err.message, /s3cr3t/);
-      assert.match(err.message, /https:\/\/\*\*\*@127\.0\.0\.1:1\/repo\.git/);
+      assert.match(err.message, /https:\/\/\*\*\*@127\.0\.0\.1:1\/repo\.git\): put them in a kubernetes\.io\/basic-auth Secret .* named in source\.git\.secret/);
       return true;
     });
   } finally {
     for (const s of held) s.destroy();
     silent.close();
+    await rm(cacheDir, { recursive: true, force: true });
+  }
+});
+
+test("a git source's Secret goes to the remote as Basic auth through git's environment, never in its arguments or messages", async () => {
+  const { createServer } = await import('node:http');
+  const seen: (string | undefined)[] = [];
+  const server = createServer((req, res) => {
+    seen.push(req.headers.authorization);
+    res.writeHead(403).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as import('node:net').AddressInfo).port;
+  const cacheDir = await mkdtemp(join(tmpdir(), 'source-git-secret-'));
+  const b64 = (v: string): string => Buffer.from(v).toString('base64');
+  try {
+    const secrets = {
+      identity: 'service account team-a/installer',
+      get: () => Promise.resolve({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'c' }, data: { username: b64('reader'), password: b64('s3cr3t') } }),
+    };
+    const source: GitSource = { type: 'git', repository: `http://127.0.0.1:${port}/repo.git`, ref: { branch: 'main' }, secret: { namespace: 'team-a', name: 'c' } };
+    await assert.rejects(unpackSource(source, { cacheDir, logger, secrets, timeoutMs: 10_000 }), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'SOURCE_GIT_REPOSITORY');
+      assert.doesNotMatch(err.message, /s3cr3t|cmVhZGVy/);
+      return true;
+    });
+    assert.ok(seen.includes(`Basic ${b64('reader:s3cr3t')}`), `the remote got the credentials (saw ${JSON.stringify(seen)})`);
+  } finally {
+    server.close();
     await rm(cacheDir, { recursive: true, force: true });
   }
 });

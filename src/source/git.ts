@@ -39,12 +39,12 @@ function gitEnv(): NodeJS.ProcessEnv {
 }
 
 /** Run git; never throws for a non-zero exit (callers decide), only when git cannot start. */
-export function runGit(args: readonly string[], opts: { cwd?: string; timeoutMs?: number } = {}): Promise<GitResult> {
+export function runGit(args: readonly string[], opts: { cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<GitResult> {
   return new Promise((resolve, reject) => {
     const timeoutMs = opts.timeoutMs ?? 300_000;
     // Its own process group, so the deadline ends git's helpers too (git-remote-http would
     // otherwise hold the pipes open, waiting on a server that never answers).
-    const child = spawn('git', [...SAFE_CONFIG, ...args], { cwd: opts.cwd, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn('git', [...SAFE_CONFIG, ...args], { cwd: opts.cwd, env: { ...gitEnv(), ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -68,6 +68,17 @@ export function runGit(args: readonly string[], opts: { cwd?: string; timeoutMs?
       resolve({ code: code ?? (signal === null ? 1 : 128), stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') + note, ...(timedOut ? { timedOut } : {}) });
     });
   });
+}
+
+/**
+ * Basic credentials for the remote's http(s) requests, as configuration in the environment
+ * (GIT_CONFIG_COUNT/KEY/VALUE, git ≥ 2.31): not in the URL, the arguments (visible in `ps`), or
+ * a file, and never printed by git.
+ */
+export function credentialEnv(credentials: { username: string; password: string } | undefined): NodeJS.ProcessEnv {
+  if (credentials === undefined) return {};
+  const basic = Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64');
+  return { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: 'http.extraHeader', GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` };
 }
 
 /** The remote a git command talks to (the argument after `--`), without credentials, for messages. */
@@ -105,16 +116,21 @@ function describeRef(ref: GitSource['ref']): string {
 }
 
 /** Ask the remote for `refName`; distinguishes "repository unreachable" from "no such ref". */
-async function lsRemote(repository: string, refName: string, timeoutMs: number): Promise<string[]> {
-  const r = await runGit(['ls-remote', '--', repository, refName], { timeoutMs });
+async function lsRemote(repository: string, refName: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<string[]> {
+  const r = await runGit(['ls-remote', '--', repository, refName], { timeoutMs, env });
   if (r.code !== 0) {
     throw new BinnacleError('SOURCE_GIT_REPOSITORY', `git repository ${redactUrl(repository)} cannot be read: ${gitSays(r)}`);
   }
   return r.stdout.split('\n').filter((l) => l.trim() !== '');
 }
 
-export async function fetchGit(source: GitSource, work: string, opts: { logger: Logger; timeoutMs?: number }): Promise<FetchedGit> {
+export async function fetchGit(
+  source: GitSource,
+  work: string,
+  opts: { logger: Logger; timeoutMs?: number; credentials?: { username: string; password: string } },
+): Promise<FetchedGit> {
   const timeoutMs = opts.timeoutMs ?? 300_000;
+  const env = credentialEnv(opts.credentials);
   const repo = join(work, 'checkout');
   const shown = redactUrl(source.repository);
   const what = `${shown} ${describeRef(source.ref)}`;
@@ -122,12 +138,12 @@ export async function fetchGit(source: GitSource, work: string, opts: { logger: 
   if (init.code !== 0) throw new BinnacleError('SOURCE_GIT', `git init failed: ${gitSays(init)}`);
 
   const fetch = (refspec: string, depth: boolean): Promise<GitResult> =>
-    runGit(['fetch', '-q', '--no-tags', '--no-recurse-submodules', ...(depth ? ['--depth', '1'] : []), '--', source.repository, refspec], { cwd: repo, timeoutMs });
+    runGit(['fetch', '-q', '--no-tags', '--no-recurse-submodules', ...(depth ? ['--depth', '1'] : []), '--', source.repository, refspec], { cwd: repo, timeoutMs, env });
 
   const { branch, tag, commit } = source.ref;
   if (commit === undefined) {
     const refName = branch !== undefined ? `refs/heads/${branch}` : `refs/tags/${tag ?? ''}`;
-    const found = await lsRemote(source.repository, refName, timeoutMs);
+    const found = await lsRemote(source.repository, refName, timeoutMs, env);
     if (found.length === 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no ${describeRef(source.ref)}`);
     opts.logger.debug({ repository: shown, ref: refName }, 'fetching git ref');
     const r = await fetch(refName, true);
@@ -137,7 +153,7 @@ export async function fetchGit(source: GitSource, work: string, opts: { logger: 
     const r = await fetch(commit, true);
     if (r.code !== 0) {
       // Servers may refuse a sha they do not advertise; then fetch everything and look for it.
-      await lsRemote(source.repository, 'HEAD', timeoutMs);
+      await lsRemote(source.repository, 'HEAD', timeoutMs, env);
       const all = await fetch('+refs/*:refs/remotes/all/*', false);
       if (all.code !== 0) throw new BinnacleError('SOURCE_GIT_FETCH', `fetching ${shown} failed: ${gitSays(all)}`);
       const has = await runGit(['cat-file', '-e', `${commit}^{commit}`], { cwd: repo, timeoutMs });

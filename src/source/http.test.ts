@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { TAR_END, filePadding, ustarHeader } from '../oci/tar-writer.js';
 import { unpackSource } from './unpack.js';
 import type { ProgressEvent } from './types.js';
+import type { SecretReader } from './secrets.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -196,19 +197,29 @@ test('a server that never answers fails at the deadline, naming the host and the
   });
 });
 
-test('credentials in the URL are sent as Basic auth and shown nowhere: not in errors, not in the resolved source', async () => {
+test("credentials come from the source's Secret, read by the given reader, and go out as Basic auth; in the URL they are refused, unechoed", async () => {
   const cacheDir = join(base, 'auth');
-  const withCreds = baseUrl.replace('http://', 'http://reader:s3cr3t@');
-  const got = await unpackSource({ type: 'http', url: `${withCreds}/auth.tgz` }, { cacheDir, logger });
-  assert.deepEqual(got.resolved, { type: 'http', http: { url: `${baseUrl.replace('http://', 'http://***@')}/auth.tgz`, sha256: sha(goodTgz) } });
-  const wrong = baseUrl.replace('http://', 'http://reader:wr0ng-s3cr3t@');
-  await assert.rejects(unpackSource({ type: 'http', url: `${wrong}/auth.tgz` }, { cacheDir, logger }), (err: Error) => {
+  const b64 = (v: string): string => Buffer.from(v).toString('base64');
+  const asked: string[] = [];
+  const reader: SecretReader = {
+    identity: 'service account team-a/installer',
+    get: (ref) => {
+      asked.push(`${ref.namespace}/${ref.name}`);
+      const password = ref.name === 'good' ? 's3cr3t' : 'wr0ng-s3cr3t';
+      return Promise.resolve({ apiVersion: 'v1', kind: 'Secret', metadata: { ...ref }, type: 'kubernetes.io/basic-auth', data: { username: b64('reader'), password: b64(password) } });
+    },
+  };
+  const got = await unpackSource({ type: 'http', url: `${baseUrl}/auth.tgz`, secret: { namespace: 'team-a', name: 'good' } }, { cacheDir, logger, secrets: reader });
+  assert.deepEqual(got.resolved, { type: 'http', http: { url: `${baseUrl}/auth.tgz`, sha256: sha(goodTgz) } });
+  await assert.rejects(unpackSource({ type: 'http', url: `${baseUrl}/auth.tgz`, secret: { namespace: 'team-a', name: 'wrong' } }, { cacheDir, logger, secrets: reader }), (err: Error) => {
     assert.match(err.message, /HTTP 401/);
     assert.doesNotMatch(err.message, /s3cr3t|reader/);
     return true;
   });
-  await assert.rejects(unpackSource({ type: 'http', url: 'http://user:s3cr3t@127.0.0.1:1/x.tgz' }, { cacheDir, logger }), (err: Error) => {
-    assert.match(err.message, /^cannot download http:\/\/\*\*\*@127\.0\.0\.1:1\/x\.tgz: /);
+  assert.deepEqual(asked, ['team-a/good', 'team-a/wrong']);
+  await assert.rejects(unpackSource({ type: 'http', url: 'http://user:s3cr3t@127.0.0.1:1/x.tgz' }, { cacheDir, logger }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'INVALID');
+    assert.match(err.message, /must not carry credentials \(http:\/\/\*\*\*@127\.0\.0\.1:1\/x\.tgz\): put them in a kubernetes\.io\/basic-auth Secret/);
     assert.doesNotMatch(err.message, /s3cr3t/);
     return true;
   });

@@ -22,6 +22,8 @@ export interface FetchedHttp {
 
 export interface HttpFetchOptions {
   maxBytes: number;
+  /** Basic credentials (from the source's Secret); wins over userinfo in the URL. */
+  credentials?: { username: string; password: string };
   timeoutMs?: number;
   onProgress?: (p: ProgressEvent) => void;
 }
@@ -35,7 +37,9 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
   // Credentials in the URL's userinfo go out as Basic auth (fetch refuses them in the URL) and
   // never into a message: every error names the URL with its userinfo masked.
   const url = redactUrl(source.url);
-  const { url: bare, credentials } = splitUserinfo(source.url);
+  const split = splitUserinfo(source.url);
+  const bare = split.url;
+  const credentials = opts.credentials ?? split.credentials;
   const timeoutMs = opts.timeoutMs ?? 300_000;
   const why = (err: unknown): string => {
     if (isTimeout(err)) return timeoutReason(new URL(bare).host, timeoutMs);

@@ -1,15 +1,14 @@
 /**
  * The `image` source: src/oci pulls and unpacks the image into `<cacheDir>/oci`; credentials
  * come from a `kubernetes.io/dockerconfigjson` (or legacy `kubernetes.io/dockercfg`) Secret read
- * through the KubeClient. Blob downloads are counted for progress reports.
+ * through a SecretReader (src/source/secrets.ts: the caller chooses whose identity reads it).
+ * Blob downloads are counted for progress reports.
  */
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
-import { isNotFound } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError } from '../util/errors.js';
 import { RegistryClient, pullAndUnpack, type Credentials, type ImageReference, type Platform, type ResolvedImage } from '../oci/index.js';
+import { readSecret, type SecretReader, type SecretRef } from './secrets.js';
 import type { ImageSource, ProgressEvent } from './types.js';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -51,17 +50,13 @@ export function parseDockerConfig(doc: unknown, what: string, legacy: boolean): 
   return out;
 }
 
-/** Credentials from the pull Secret, by registry host. */
-export async function pullSecretCredentials(client: KubeClient, ref: { namespace: string; name: string }): Promise<Map<string, Credentials>> {
+/**
+ * Credentials from the pull Secret, by registry host, read through `reader` (the installing
+ * identity in a controller: a spec can use only a pull secret that identity may read).
+ */
+export async function pullSecretCredentials(reader: SecretReader, ref: SecretRef): Promise<Map<string, Credentials>> {
   const what = `Secret ${ref.namespace}/${ref.name}`;
-  let secret: KubeObject;
-  try {
-    secret = await client.get({ apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name });
-  } catch (err) {
-    if (isNotFound(err)) throw new BinnacleError('SOURCE_PULL_SECRET_NOT_FOUND', `pull secret ${what} does not exist`, { cause: err });
-    throw err;
-  }
-  const raw = secret as unknown as Record<string, unknown>;
+  const raw = await readSecret(reader, ref, 'pull secret', 'SOURCE_PULL_SECRET_NOT_FOUND');
   const type = raw.type;
   const legacy = type === 'kubernetes.io/dockercfg';
   if (type !== 'kubernetes.io/dockerconfigjson' && !legacy) {
@@ -129,12 +124,12 @@ export interface PulledSource {
 
 export async function pullImage(
   source: ImageSource,
-  opts: { ociCacheDir: string; client: KubeClient | undefined; logger: Logger; maxBytes: number; onProgress?: (p: ProgressEvent) => void },
+  opts: { ociCacheDir: string; secrets: SecretReader | undefined; logger: Logger; maxBytes: number; onProgress?: (p: ProgressEvent) => void },
 ): Promise<PulledSource> {
   let auth: ((host: string) => Credentials | undefined) | undefined;
   if (source.pullSecret !== undefined) {
-    if (opts.client === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
-    const creds = await pullSecretCredentials(opts.client, source.pullSecret);
+    if (opts.secrets === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
+    const creds = await pullSecretCredentials(opts.secrets, source.pullSecret);
     auth = (host) => creds.get(host);
   }
   const clientOpts = { logger: opts.logger, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) };

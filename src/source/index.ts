@@ -17,7 +17,10 @@
  *   `SOURCE_GIT_FETCH`, `SOURCE_GIT`, `SOURCE_GIT_UNAVAILABLE` (no git binary);
  * - `SOURCE_HTTP_FETCH` (network), `SOURCE_HTTP_STATUS` (non-2xx), `SOURCE_DIGEST_MISMATCH`;
  * - `SOURCE_CONFIGMAP_NOT_FOUND`, `SOURCE_CONFIGMAP_INVALID`, `SOURCE_CONFIGMAP_CONFLICT`;
- * - `SOURCE_PULL_SECRET_NOT_FOUND`, `SOURCE_PULL_SECRET`; `SOURCE_NO_CLIENT` (needs a cluster).
+ * - `SOURCE_PULL_SECRET_NOT_FOUND`, `SOURCE_PULL_SECRET`; `SOURCE_NO_CLIENT` (needs a cluster);
+ * - `SOURCE_SECRET_FORBIDDEN` (the reading identity may not get the Secret a source names; the
+ *   message names both), `SOURCE_SECRET_NOT_FOUND`, `SOURCE_SECRET` (a basic-auth Secret without
+ *   username/password).
  */
 export type {
   BundleSource,
@@ -33,10 +36,11 @@ export type {
   ResolvedSource,
   UnpackedSource,
 } from './types.js';
-export { parseBundleSource, bundleSourceFrom, bundleSourceToJson, type ParsedSource, type ParseSourceOptions } from './validate.js';
+export { parseBundleSource, bundleSourceFrom, bundleSourceToJson, imageRefCredentialProblem, CREDENTIALS_INSTEAD, type ParsedSource, type ParseSourceOptions } from './validate.js';
 export { unpackSource, describeSource } from './unpack.js';
 export { gcSources, treeDir, commitTree, workDir, type GcSourcesResult } from './cache.js';
 export { digestTree, copyTree, UnsafeTreeEntryError, DEFAULT_MAX_TREE_BYTES, type TreeDigest, type TreeLimits, type TreeEntryReason } from './tree.js';
-export { parseDockerConfig } from './image.js';
+export { parseDockerConfig, pullSecretCredentials } from './image.js';
+export { secretReader, readSecret, basicAuthFromSecret, type SecretReader, type SecretRef } from './secrets.js';
 export { fetchConfigMaps } from './configmaps.js';
 export { CONFIGMAPS_IMAGE_SCHEME, formatConfigMapsImage, parseConfigMapsImage } from './configmaps-ref.js';

@@ -1,6 +1,7 @@
 /** The shapes the source module speaks: where a bundle comes from, and what unpacking it gave. */
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
+import type { SecretReader } from './secrets.js';
 
 export interface ImageSource {
   type: 'image';
@@ -18,6 +19,8 @@ export interface GitSource {
   ref: { branch?: string; tag?: string; commit?: string };
   /** A subdirectory of the repository that holds the bundle. */
   directory?: string;
+  /** A basic-auth Secret (`username`, `password`) for an http(s) remote; credentials never go in the URL. */
+  secret?: { namespace: string; name: string };
 }
 
 export interface HttpSource {
@@ -25,6 +28,8 @@ export interface HttpSource {
   url: string;
   /** Hex sha256 of the downloaded archive; checked when given. */
   sha256?: string;
+  /** A basic-auth Secret (`username`, `password`) sent as Basic auth; credentials never go in the URL. */
+  secret?: { namespace: string; name: string };
 }
 
 export interface ConfigMapRef {
@@ -55,8 +60,14 @@ export interface ProgressEvent {
 
 export interface UnpackOptions {
   cacheDir: string;
-  /** Needed for configMaps sources and image pull secrets. */
+  /** Needed for configMaps sources; reads the Secrets a source names when `secrets` is not given. */
   client?: KubeClient;
+  /**
+   * Reads the Secrets a source names (pull secrets, basic-auth Secrets). A controller passes the
+   * installing identity's reader (src/source/secrets.ts), so a spec can use only the Secrets that
+   * identity may read; without it, `client` reads them as whoever it is (the CLI's user).
+   */
+  secrets?: SecretReader;
   logger: Logger;
   onProgress?: (p: ProgressEvent) => void;
   /** Largest tree (sum of file sizes) accepted; default 1 GiB. */

@@ -14,10 +14,11 @@ import { commitTree, immutableKey, lookupRef, ociCacheDir, rememberRef, workDir 
 import { fetchConfigMaps } from './configmaps.js';
 import { fetchGit } from './git.js';
 import { fetchHttp } from './http.js';
-import { pullImage } from './image.js';
+import { pullImage, pullSecretCredentials } from './image.js';
+import { basicAuthFromSecret, secretReader, type SecretReader } from './secrets.js';
 import { fetchLocal } from './local.js';
 import { DEFAULT_MAX_TREE_BYTES, copyTree } from './tree.js';
-import type { BundleSource, ResolvedSource, UnpackOptions, UnpackedSource } from './types.js';
+import type { BundleSource, GitSource, HttpSource, ResolvedSource, UnpackOptions, UnpackedSource } from './types.js';
 
 /** What we can know about a source before fetching it: its cache key, if it is pinned. */
 function pinnedKey(source: BundleSource): string | undefined {
@@ -39,6 +40,40 @@ function readsHostPaths(source: BundleSource): boolean {
   return source.type === 'local' || (source.type === 'git' && /^file:/i.test(source.repository));
 }
 
+/** Who reads the Secrets a source names: the reader given, else the client as itself. */
+function secretsOf(opts: UnpackOptions): SecretReader | undefined {
+  if (opts.secrets !== undefined) return opts.secrets;
+  return opts.client === undefined ? undefined : secretReader(opts.client, 'the client\'s own identity');
+}
+
+/** The basic-auth credentials an http or git source's `secret` names, read by the caller's reader. */
+async function sourceCredentials(source: HttpSource | GitSource, opts: UnpackOptions): Promise<{ username: string; password: string } | undefined> {
+  if (source.secret === undefined) return undefined;
+  const reader = secretsOf(opts);
+  if (reader === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', `a ${source.type} source with a secret needs a connection to the cluster`);
+  return basicAuthFromSecret(reader, source.secret, `${source.type} credentials`);
+}
+
+/** Reads every Secret the source names (which checks its reader may); an http or git source's credentials. */
+async function readSourceSecrets(source: BundleSource, opts: UnpackOptions): Promise<{ username: string; password: string } | undefined> {
+  if (source.type === 'http' || source.type === 'git') return sourceCredentials(source, opts);
+  if (source.type !== 'image' || source.pullSecret === undefined) return undefined;
+  const reader = secretsOf(opts);
+  if (reader === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
+  await pullSecretCredentials(reader, source.pullSecret);
+  return undefined;
+}
+
+/** A pinned source unpacked before, from the cache. */
+async function cachedTree(source: BundleSource, key: string, opts: UnpackOptions): Promise<UnpackedSource | undefined> {
+  const hit = await lookupRef(opts.cacheDir, key);
+  if (hit === undefined) return undefined;
+  opts.logger.debug({ digest: hit.digest }, 'source already unpacked');
+  // The same image may have been pulled first under another name: report the one asked for.
+  if (source.type === 'image' && hit.resolved.image !== undefined) return { ...hit, resolved: { type: 'image', image: { ref: source.ref, digest: hit.resolved.image.digest } } };
+  return hit;
+}
+
 export async function unpackSource(input: BundleSource, opts: UnpackOptions): Promise<UnpackedSource> {
   // Callers may build a BundleSource in code: hold it to the same rules as one from a CRD
   // (and take its normal form, e.g. a lower-case sha256).
@@ -47,16 +82,12 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
     throw new BinnacleError('SOURCE_HOST_PATH_DENIED', `${describeSource(source)}: sources that read this machine's files are not allowed here`);
   }
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_TREE_BYTES;
+  // Secrets are read before the cache is asked: a source that names a Secret its reader may not
+  // read fails, even when the same content was fetched before with someone else's Secret.
+  const credentials = await readSourceSecrets(source, opts);
   const key = pinnedKey(source);
-  if (key !== undefined) {
-    const hit = await lookupRef(opts.cacheDir, key);
-    if (hit !== undefined) {
-      opts.logger.debug({ digest: hit.digest }, 'source already unpacked');
-      // The same image may have been pulled first under another name: report the one asked for.
-      if (source.type === 'image' && hit.resolved.image !== undefined) return { ...hit, resolved: { type: 'image', image: { ref: source.ref, digest: hit.resolved.image.digest } } };
-      return hit;
-    }
-  }
+  const hit = key === undefined ? undefined : await cachedTree(source, key, opts);
+  if (hit !== undefined) return hit;
   const work = await workDir(opts.cacheDir, source.type);
   try {
     let tree: string;
@@ -68,7 +99,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
         opts.onProgress?.({ phase: 'pull' });
         const pulled = await pullImage(source, {
           ociCacheDir: ociCacheDir(opts.cacheDir),
-          client: opts.client,
+          secrets: secretsOf(opts),
           logger: opts.logger,
           maxBytes,
           ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
@@ -81,7 +112,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
       }
       case 'git': {
         opts.onProgress?.({ phase: 'fetch' });
-        const fetched = await fetchGit(source, work, { logger: opts.logger, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }) });
+        const fetched = await fetchGit(source, work, { logger: opts.logger, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }), ...(credentials === undefined ? {} : { credentials }) });
         tree = fetched.tree;
         resolved = { type: 'git', git: { repository: redactUrl(source.repository), commit: fetched.commit } };
         extra = source.directory ?? '';
@@ -91,6 +122,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
         opts.onProgress?.({ phase: 'download' });
         const fetched = await fetchHttp(source, work, {
           maxBytes,
+          ...(credentials === undefined ? {} : { credentials }),
           ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
           ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
         });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ValidationError } from '../util/errors.js';
-import { bundleSourceFrom, bundleSourceToJson, parseBundleSource } from './validate.js';
+import { bundleSourceFrom, bundleSourceToJson, CREDENTIALS_INSTEAD, imageRefCredentialProblem, parseBundleSource } from './validate.js';
 
 /** field → rule of every error, sorted, for exact comparison. */
 function errorsOf(value: unknown): string[] {
@@ -148,4 +148,58 @@ test('field prefix and file are carried into problems; bundleSourceFrom throws t
     () => bundleSourceFrom({ type: 'git', git: { ref: {} } }),
     (err: unknown) => err instanceof ValidationError && err.code === 'INVALID' && err.result.errors().length === 2 && /exactly one of branch, tag, commit/.test(err.message),
   );
+});
+
+test('credentials in a URL or reference are refused for every source type, saying which field takes the Secret, never echoing the password', () => {
+  const cases: [unknown, string, RegExp][] = [
+    [{ type: 'http', http: { url: 'https://reader:s3cr3t@files.example/b.tgz' } }, 'spec.source.http.url', /kubernetes\.io\/basic-auth Secret \(username, password\) named in spec\.source\.http\.secret/],
+    [{ type: 'http', http: { url: 'https://ghp_s3cr3t@files.example/b.tgz' } }, 'spec.source.http.url', /spec\.source\.http\.secret/],
+    [{ type: 'git', git: { repository: 'https://u:s3cr3t@git.example/o/r.git', ref: { branch: 'main' } } }, 'spec.source.git.repository', /named in spec\.source\.git\.secret/],
+    [{ type: 'git', git: { repository: 'ssh://git:s3cr3t@git.example/o/r.git', ref: { branch: 'main' } } }, 'spec.source.git.repository', /spec\.source\.git\.secret/],
+    [{ type: 'image', image: { ref: 'u:s3cr3t@quay.io/o/b:1' } }, 'spec.source.image.ref', /kubernetes\.io\/dockerconfigjson Secret named in spec\.source\.image\.pullSecret/],
+    [{ type: 'image', image: { ref: 's3cr3t@quay.io/o/b:1' } }, 'spec.source.image.ref', /spec\.source\.image\.pullSecret/],
+  ];
+  for (const [source, field, where] of cases) {
+    const problems = parseBundleSource(source).result.errors();
+    assert.deepEqual(
+      problems.map((p) => `${p.field ?? ''} ${p.rule}`),
+      [`${field} source.url-credentials`],
+      JSON.stringify(source),
+    );
+    assert.match(problems[0]?.message ?? '', where);
+    assert.match(problems[0]?.message ?? '', /^must not carry credentials \(/);
+    assert.doesNotMatch(JSON.stringify(problems), /s3cr3t/);
+  }
+  // What is not a credential stays accepted: an ssh user, scp-like git, a query, an image digest.
+  for (const ok of [
+    { type: 'git', git: { repository: 'ssh://git@git.example/o/r.git', ref: { branch: 'main' } } },
+    { type: 'git', git: { repository: 'git@github.com:o/r.git', ref: { branch: 'main' } } },
+    { type: 'http', http: { url: 'https://files.example/b.tgz?token=public' } },
+    { type: 'image', image: { ref: `busybox@sha256:${'a'.repeat(64)}` } },
+  ]) {
+    assert.deepEqual(errorsOf(ok), [], JSON.stringify(ok));
+  }
+  // A URL that is not valid is quoted with its userinfo masked.
+  const bad = parseBundleSource({ type: 'http', http: { url: 'ftp://u:s3cr3t@h/x' } }).result.errors();
+  assert.doesNotMatch(JSON.stringify(bad), /s3cr3t/);
+});
+
+test('http and git sources take their credentials from a named Secret', () => {
+  const secret = { namespace: 'team-a', name: 'repo-creds' };
+  assert.deepEqual(bundleSourceFrom({ type: 'http', http: { url: 'https://h/x.tgz', secret } }), { type: 'http', url: 'https://h/x.tgz', secret });
+  assert.deepEqual(bundleSourceFrom({ type: 'git', git: { repository: 'https://h/r', ref: { branch: 'main' }, secret } }), { type: 'git', repository: 'https://h/r', ref: { branch: 'main' }, secret });
+  for (const w of [{ type: 'http', http: { url: 'https://h/x.tgz', secret } }, { type: 'git', git: { repository: 'https://h/r', ref: { tag: 'v1' }, secret } }]) {
+    assert.deepEqual(bundleSourceToJson(bundleSourceFrom(w)), w);
+  }
+  assert.deepEqual(errorsOf({ type: 'http', http: { url: 'https://h/x.tgz', secret: { name: 'Bad Name' } } }), ['spec.source.http.secret.name source.secret', 'spec.source.http.secret.namespace source.required']);
+  assert.deepEqual(errorsOf({ type: 'git', git: { repository: 'https://h/r', ref: { branch: 'main' }, secret: 'x' } }), ['spec.source.git.secret source.type-mismatch']);
+});
+
+test("a ClusterCatalog's image reference with credentials is refused, saying they belong in the manager's registry auth file", () => {
+  const msg = imageRefCredentialProblem('u:s3cr3t@quay.io/o/catalog:latest', CREDENTIALS_INSTEAD.catalog('spec.source.image.ref'));
+  assert.match(msg ?? '', /^must not carry credentials \(\*\*\*@quay\.io\/o\/catalog:latest\): put them in the manager's registry auth file/);
+  assert.doesNotMatch(msg ?? '', /s3cr3t/);
+  assert.match(imageRefCredentialProblem('https://tok3n@quay.io/o/catalog', 'x') ?? '', /https:\/\/\*\*\*@quay\.io/);
+  assert.equal(imageRefCredentialProblem('quay.io/o/catalog:latest', 'x'), undefined);
+  assert.equal(imageRefCredentialProblem(`quay.io/o/catalog@sha256:${'a'.repeat(64)}`, 'x'), undefined);
 });

@@ -6,6 +6,7 @@
  */
 import { ValidationError, ValidationResult } from '../util/errors.js';
 import { parseReference } from '../oci/reference.js';
+import { BARE_USERINFO, carriesCredential, credentialInReferenceMessage, redactReference } from '../util/redact.js';
 import type { BundleSource, ConfigMapRef, GitSource } from './types.js';
 
 const TYPES = ['image', 'git', 'http', 'configMaps', 'local'] as const;
@@ -129,11 +130,64 @@ class Checker {
   }
 }
 
+/** Where each source type's credentials go instead of its URL. */
+export const CREDENTIALS_INSTEAD = {
+  image: (f: string) => `a kubernetes.io/dockerconfigjson Secret named in ${f}.pullSecret`,
+  http: (f: string) => `a kubernetes.io/basic-auth Secret (username, password) named in ${f}.secret`,
+  git: (f: string) => `a kubernetes.io/basic-auth Secret (username, password) named in ${f}.secret`,
+  /** A ClusterCatalog's image is pulled by the manager, which has no Secrets of its own to read. */
+  catalog: (f: string) => `the manager's registry auth file (REGISTRY_AUTH_FILE or $DOCKER_CONFIG/config.json, mounted from a Secret by the cluster admin), not ${f}`,
+} as const;
+
+/**
+ * Why an image reference (a BundleDeployment's, a ClusterCatalog's) is refused for carrying a
+ * credential (`user:pass@host/…`, `https://token@host/…`), or undefined; `instead` says where the
+ * credential goes. The message masks it.
+ */
+export function imageRefCredentialProblem(ref: string, instead: string): string | undefined {
+  // An image reference has no user: anything before `@` and the host is a credential (`busybox@sha256:…` is a digest).
+  return carriesCredential(ref) || BARE_USERINFO.test(ref) ? credentialInReferenceMessage(ref, instead) : undefined;
+}
+
+/**
+ * A `{namespace, name}` Secret reference at `obj[key]`: the reference, `null` when absent, or
+ * undefined when it is wrong (the problems are recorded).
+ */
+function secretRefAt(c: Checker, obj: Record<string, unknown>, key: string, f: string, rule: string): { namespace: string; name: string } | null | undefined {
+  const ps = c.object(obj, key, f, false);
+  if (ps === undefined) return obj[key] === undefined ? null : undefined;
+  const pf = `${f}.${key}`;
+  c.known(ps, pf, ['namespace', 'name']);
+  const name = c.string(ps, 'name', pf, true);
+  const namespace = c.string(ps, 'namespace', pf, true);
+  let ok = name !== undefined && namespace !== undefined;
+  if (name !== undefined && !DNS_SUBDOMAIN.test(name)) {
+    c.error(rule, `${pf}.name`, `"${name}" is not a valid Secret name`);
+    ok = false;
+  }
+  if (namespace !== undefined && !DNS_LABEL.test(namespace)) {
+    c.error(rule, `${pf}.namespace`, `"${namespace}" is not a valid namespace name`);
+    ok = false;
+  }
+  return ok && name !== undefined && namespace !== undefined ? { namespace, name } : undefined;
+}
+
+/** Refuses a URL or reference with credentials in it, saying where they go; true when refused. */
+function refusedForCredential(c: Checker, ref: string, field: string, instead: string): boolean {
+  if (!carriesCredential(ref)) return false;
+  c.error('source.url-credentials', field, credentialInReferenceMessage(ref, instead));
+  return true;
+}
+
 function parseImage(c: Checker, o: Record<string, unknown>, f: string): BundleSource | undefined {
   c.known(o, f, ['ref', 'pullSecret', 'insecure']);
   const ref = c.string(o, 'ref', f, true);
   let ok = ref !== undefined;
-  if (ref !== undefined) {
+  const credential = ref === undefined ? undefined : imageRefCredentialProblem(ref, CREDENTIALS_INSTEAD.image(f));
+  if (credential !== undefined) {
+    c.error('source.url-credentials', `${f}.ref`, credential);
+    ok = false;
+  } else if (ref !== undefined) {
     try {
       parseReference(ref);
     } catch (err) {
@@ -141,18 +195,9 @@ function parseImage(c: Checker, o: Record<string, unknown>, f: string): BundleSo
       ok = false;
     }
   }
-  let pullSecret: { namespace: string; name: string } | undefined;
-  const ps = c.object(o, 'pullSecret', f, false);
-  if (ps !== undefined) {
-    const pf = `${f}.pullSecret`;
-    c.known(ps, pf, ['namespace', 'name']);
-    const name = c.string(ps, 'name', pf, true);
-    const namespace = c.string(ps, 'namespace', pf, true);
-    if (name !== undefined && !DNS_SUBDOMAIN.test(name)) c.error('source.image.pull-secret', `${pf}.name`, `"${name}" is not a valid Secret name`);
-    if (namespace !== undefined && !DNS_LABEL.test(namespace)) c.error('source.image.pull-secret', `${pf}.namespace`, `"${namespace}" is not a valid namespace name`);
-    if (name !== undefined && namespace !== undefined) pullSecret = { namespace, name };
-    else ok = false;
-  } else if (o.pullSecret !== undefined) ok = false;
+  const ps = secretRefAt(c, o, 'pullSecret', f, 'source.image.pull-secret');
+  const pullSecret = ps ?? undefined;
+  if (ps === undefined) ok = false;
   const insecure = o.insecure;
   if (insecure !== undefined && typeof insecure !== 'boolean') {
     c.error('source.type-mismatch', `${f}.insecure`, `expected true or false, got ${describe(insecure)}`);
@@ -168,16 +213,19 @@ function parseImage(c: Checker, o: Record<string, unknown>, f: string): BundleSo
 }
 
 function parseGit(c: Checker, o: Record<string, unknown>, f: string): BundleSource | undefined {
-  c.known(o, f, ['repository', 'ref', 'directory']);
+  c.known(o, f, ['repository', 'ref', 'directory', 'secret']);
   const repository = c.string(o, 'repository', f, true);
   let ok = repository !== undefined;
-  if (repository !== undefined) {
+  if (repository !== undefined && refusedForCredential(c, repository, `${f}.repository`, CREDENTIALS_INSTEAD.git(f))) ok = false;
+  else if (repository !== undefined) {
     const p = gitRepositoryProblem(repository);
     if (p !== undefined) {
       c.error('source.git.repository', `${f}.repository`, p);
       ok = false;
     }
   }
+  const secret = secretRefAt(c, o, 'secret', f, 'source.secret');
+  if (secret === undefined) ok = false;
   const refObj = c.object(o, 'ref', f, true);
   const ref: GitSource['ref'] = {};
   if (refObj !== undefined) {
@@ -211,7 +259,7 @@ function parseGit(c: Checker, o: Record<string, unknown>, f: string): BundleSour
     }
   } else if (o.directory !== undefined) ok = false;
   if (!ok || repository === undefined) return undefined;
-  return { type: 'git', repository, ref, ...(directory === undefined ? {} : { directory }) };
+  return { type: 'git', repository, ref, ...(directory === undefined ? {} : { directory }), ...(secret === null || secret === undefined ? {} : { secret }) };
 }
 
 /** `sha256:HEX` or `HEX` → lower-case hex, or undefined when it is neither. */
@@ -221,15 +269,16 @@ export function normalizeSha256(v: string): string | undefined {
 }
 
 function parseHttp(c: Checker, o: Record<string, unknown>, f: string): BundleSource | undefined {
-  c.known(o, f, ['url', 'sha256']);
+  c.known(o, f, ['url', 'sha256', 'secret']);
   const url = c.string(o, 'url', f, true);
   let ok = url !== undefined;
-  if (url !== undefined) {
+  if (url !== undefined && refusedForCredential(c, url, `${f}.url`, CREDENTIALS_INSTEAD.http(f))) ok = false;
+  else if (url !== undefined) {
     let parsed: URL | undefined;
     try {
       parsed = new URL(url);
     } catch {
-      c.error('source.http.url', `${f}.url`, `"${url}" is not a valid URL`);
+      c.error('source.http.url', `${f}.url`, `"${redactReference(url)}" is not a valid URL`);
       ok = false;
     }
     if (parsed !== undefined && parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
@@ -246,8 +295,10 @@ function parseHttp(c: Checker, o: Record<string, unknown>, f: string): BundleSou
       ok = false;
     }
   } else if (o.sha256 !== undefined) ok = false;
+  const secret = secretRefAt(c, o, 'secret', f, 'source.secret');
+  if (secret === undefined) ok = false;
   if (!ok || url === undefined) return undefined;
-  return { type: 'http', url, ...(sha256 === undefined ? {} : { sha256 }) };
+  return { type: 'http', url, ...(sha256 === undefined ? {} : { sha256 }), ...(secret === null || secret === undefined ? {} : { secret }) };
 }
 
 function parseConfigMaps(c: Checker, v: unknown, f: string): BundleSource | undefined {

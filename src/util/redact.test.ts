@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hasUserinfo, redactText, redactUrl, splitUserinfo } from './redact.js';
+import { carriesCredential, credentialInReferenceMessage, hasUserinfo, redactReference, redactText, redactUrl, splitUserinfo } from './redact.js';
 
 test('userinfo is masked in URLs and in any text quoting them; query parameters stay', () => {
   assert.equal(redactUrl('https://user:t0ken@git.example.com/org/repo.git'), 'https://***@git.example.com/org/repo.git');
@@ -21,4 +21,16 @@ test('splitUserinfo gives the bare URL and the decoded credentials', () => {
   assert.deepEqual(splitUserinfo('https://h/x'), { url: 'https://h/x' });
   assert.equal(hasUserinfo('https://a@h/'), true);
   assert.equal(hasUserinfo('https://h/'), false);
+});
+
+test('carriesCredential: any userinfo over http(s) and oci, a password elsewhere, user:password@ before a bare host', () => {
+  for (const yes of ['https://user:pw@h/x', 'https://ghp_token@h/x', 'http://u:@h/x', 'oci://u:p@r.example/c', 'ssh://git:pw@h/r', 'git://u:p@h/r', 'u:p@quay.io/x/y:1', 'git:pw@host:org/repo']) {
+    assert.equal(carriesCredential(yes), true, yes);
+  }
+  for (const no of ['https://h/x?token=a', 'ssh://git@h/r', 'git@github.com:o/r.git', 'quay.io/x/y@sha256:' + 'a'.repeat(64), 'busybox@sha256:' + 'a'.repeat(64), 'oci://r.example/c:1']) {
+    assert.equal(carriesCredential(no), false, no);
+  }
+  assert.equal(redactReference('u:s3cret@quay.io/x:1'), '***@quay.io/x:1');
+  const msg = credentialInReferenceMessage('https://u:s3cret@h/x.tgz', 'a Secret named in spec.source.http.secret');
+  assert.equal(msg, 'must not carry credentials (https://***@h/x.tgz): put them in a Secret named in spec.source.http.secret');
 });

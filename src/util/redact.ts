@@ -65,3 +65,42 @@ export function splitUserinfo(url: string): { url: string; credentials?: { usern
   u.password = '';
   return { url: u.toString(), credentials };
 }
+
+/** `user[:password]@` at the start of a reference without a scheme, before its host: `u:p@quay.io/x`. */
+export const BARE_USERINFO = /^([^/@\s]+)@(?=[^/@\s]*\/)/;
+/** The same with a password: `git@host:org/repo` (scp-like ssh) names only a user. */
+const BARE_USER_PASSWORD = /^[^/@:\s]*:[^/@\s]*@/;
+
+/**
+ * Whether `ref` (a URL, or an image reference written without a scheme) carries a credential:
+ * any userinfo over http(s), oci and the like (a token is often the user name); a password over
+ * other schemes (`ssh://git@host/x` names a user, not a secret); `user:password@` before the
+ * host of a reference without a scheme (`git@host:org/repo` is scp-like ssh: a user only).
+ */
+export function carriesCredential(ref: string): boolean {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(ref)?.[1];
+  if (scheme === undefined) return BARE_USER_PASSWORD.test(ref);
+  let u: URL;
+  try {
+    u = new URL(ref);
+  } catch {
+    // Not parseable as a URL; look for userinfo the way redactText does.
+    return /^[a-z][a-z0-9+.-]*:\/\/[^\s/?#@]+@/i.test(ref);
+  }
+  if (u.password !== '') return true;
+  return u.username !== '' && WHOLE_USERINFO.test(scheme);
+}
+
+/** `ref` fit to show: URL userinfo masked as redactText does, and bare `user:pass@` masked too. */
+export function redactReference(ref: string): string {
+  return redactText(ref).replace(BARE_USERINFO, `${REDACTED}@`);
+}
+
+/**
+ * The message for a reference refused because it carries a credential: the reference with the
+ * credential masked, and where the credential goes instead (`instead`, e.g. "a
+ * kubernetes.io/basic-auth Secret named in spec.source.http.secret").
+ */
+export function credentialInReferenceMessage(ref: string, instead: string): string {
+  return `must not carry credentials (${redactReference(ref)}): put them in ${instead}`;
+}

@@ -286,7 +286,7 @@ test('after the attacks the manager still reconciles: a new ClusterCatalog becom
   alive();
 });
 
-test('credentials in http and git source URLs are used but appear in no condition, status, event or log line', async () => {
+test("an http source's credentials come from its Secret; URLs with credentials are refused; the credential appears in no condition, status, event or log line", async () => {
   const SECRET = 's3cr3t-e2e-token';
   const ns = uniqueName('secret');
   await adminInstaller(client, ns);
@@ -309,8 +309,15 @@ test('credentials in http and git source URLs are used but appear in no conditio
   await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
   const port = (files.address() as AddressInfo).port;
   const bds = { ok: uniqueName('secret-ok'), http: uniqueName('secret-http'), git: uniqueName('secret-git') };
+  await client.apply({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'http-creds', namespace: ns },
+    type: 'kubernetes.io/basic-auth',
+    stringData: { username: 'reader', password: SECRET },
+  });
   const sources = {
-    ok: { type: 'http', http: { url: `http://reader:${SECRET}@127.0.0.1:${port}/b.tgz?token=not-a-credential` } },
+    ok: { type: 'http', http: { url: `http://127.0.0.1:${port}/b.tgz?token=not-a-credential`, secret: { namespace: ns, name: 'http-creds' } } },
     http: { type: 'http', http: { url: `http://user:${SECRET}@127.0.0.1:1/x.tgz` } },
     git: { type: 'git', git: { repository: `https://user:${SECRET}@127.0.0.1:1/repo.git`, ref: { branch: 'main' } } },
   };
@@ -337,8 +344,8 @@ test('credentials in http and git source URLs are used but appear in no conditio
     assert.ok(authorized > 0, 'the credentials were sent');
     assert.equal((await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'from-http' })).metadata.name, 'from-http');
     const shownUrl = JSON.stringify(installed.status?.resolvedSource ?? {});
-    assert.match(shownUrl, /http:\/\/\*\*\*@127\.0\.0\.1:\d+\/b\.tgz\?token=not-a-credential/, 'the URL is shown with its userinfo masked and its query kept');
-    // The unreachable ones fail and say so, naming the URL without its credentials.
+    assert.match(shownUrl, /http:\/\/127\.0\.0\.1:\d+\/b\.tgz\?token=not-a-credential/, 'the URL is shown with its query kept');
+    // The ones with credentials in the URL are refused and say so, naming the URL without its credentials.
     const failed: BundleDeployment[] = [];
     for (const name of [bds.http, bds.git]) {
       failed.push(

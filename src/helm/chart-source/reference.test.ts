@@ -68,3 +68,23 @@ test('descriptions name the chart, where it is and the range', () => {
   assert.equal(describeChartRef({ type: 'oci', ref: 'oci://r.example/c/m' }), 'oci://r.example/c/m');
   assert.equal(describeChartRef({ type: 'dir', path: './m' }), './m');
 });
+
+test('a chart reference with credentials in it (OCI or repository, as a HelmOperator spec gives them) is refused, the password masked', () => {
+  const cases: [() => unknown, RegExp][] = [
+    [() => normalizeChartRef({ type: 'oci', ref: 'oci://u:s3cr3t@r.example/charts/memcached', version: '1.x' }), /registry auth file/],
+    [() => normalizeChartRef({ type: 'oci', ref: 'oci://s3cr3t@r.example/charts/memcached' }), /registry auth file/],
+    [() => normalizeChartRef({ type: 'repo', url: 'https://u:s3cr3t@charts.example/stable', chart: 'memcached' }), /publish the chart to an OCI registry/],
+    [() => parseChartRef('memcached', { repo: 'https://s3cr3t@charts.example/stable' }), /repository credentials/],
+  ];
+  for (const [parse, where] of cases) {
+    assert.throws(parse, (err: unknown) => {
+      assert.ok(refError(err));
+      const message = (err as Error).message;
+      assert.match(message, /must not carry credentials \(.*\*\*\*@/);
+      assert.match(message, where);
+      assert.doesNotMatch(message, /s3cr3t/);
+      assert.doesNotMatch((err as ChartSourceError).ref, /s3cr3t/);
+      return true;
+    });
+  }
+});

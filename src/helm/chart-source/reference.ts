@@ -9,6 +9,7 @@
  * Parsing checks everything that can be checked without touching the network or the disk.
  */
 import { parseReference } from '../../oci/index.js';
+import { carriesCredential, credentialInReferenceMessage, redactReference } from '../../util/redact.js';
 import { ChartSourceError } from './errors.js';
 import { parseChartVersionRange } from './version.js';
 
@@ -69,12 +70,22 @@ export function describeChartRef(ref: ChartRef): string {
 }
 
 function refError(ref: string, reason: string): ChartSourceError {
-  return new ChartSourceError('HELM_CHART_REF', ref, reason);
+  return new ChartSourceError('HELM_CHART_REF', redactReference(ref), reason);
+}
+
+/** Where a chart's credentials go instead of its URL. */
+const OCI_CREDENTIALS = 'the registry auth file of whoever pulls (REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json, `helm registry login`; for the manager, a file mounted from a Secret)';
+const REPO_CREDENTIALS = "the caller's repository credentials option (a HelmOperator's chart repository takes none yet: publish the chart to an OCI registry)";
+
+/** Refuses `ref` when it carries a credential (its message masks it). */
+function refuseCredential(ref: string, instead: string): void {
+  if (carriesCredential(ref)) throw new ChartSourceError('HELM_CHART_REF', redactReference(ref), credentialInReferenceMessage(ref, instead));
 }
 
 /** Take `oci://host/path/name[:tag][@digest]` apart, checking it with the image reference grammar. */
 export function parseOciLocation(text: string): OciLocation {
   if (!text.startsWith(OCI_SCHEME)) throw refError(text, 'an OCI chart reference starts with oci://');
+  refuseCredential(text, OCI_CREDENTIALS);
   let rest = text.slice(OCI_SCHEME.length);
   const at = rest.indexOf('@');
   const digest = at >= 0 ? rest.slice(at + 1) : undefined;
@@ -108,6 +119,7 @@ export function ociBase(loc: OciLocation): string {
 
 /** The base URL of a chart repository: no `/index.yaml`, no trailing slash, query kept. */
 export function repoBaseUrl(url: string): string {
+  refuseCredential(url, REPO_CREDENTIALS);
   let parsed: URL;
   try {
     parsed = new URL(url);
