@@ -20,6 +20,9 @@ export const APP_TEAM_ROLE = 'binnacle-app-team';
 export const APP_TEAM_BASE_ROLE = 'binnacle-app-team-base';
 /** The label that aggregates a ClusterRole into APP_TEAM_ROLE (a HelmOperator's kinds carry it). */
 export const AGGREGATE_TO_APP_TEAM = `${GROUP}/aggregate-to-app-team`;
+/** The manager's rights over the custom resources of Helm operator kinds (made at run time) aggregate into this role. */
+export const MANAGER_HELM_KINDS_ROLE = 'binnacle-manager-helm-kinds';
+export const AGGREGATE_TO_MANAGER = `${GROUP}/aggregate-to-manager`;
 
 export interface PolicyRule {
   apiGroups?: string[];
@@ -153,6 +156,25 @@ export function helmKindsAppTeamRole(name: string, kinds: { group: string; plura
     rules: [...byGroup].flatMap(([group, plurals]) => [
       { apiGroups: [group], resources: plurals, verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
       { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: READ },
+    ]),
+  };
+}
+
+/**
+ * What the manager needs over a HelmOperator's kinds: read and watch the custom resources, keep
+ * its finalizer, delete them when the HelmOperator goes, and write their status. Aggregated into
+ * the manager's own role, so a kind made at run time needs no new binding.
+ */
+export function helmKindsManagerRole(name: string, kinds: { group: string; plural: string }[], labels: Record<string, string> = {}): RoleLike {
+  const byGroup = new Map<string, string[]>();
+  for (const k of kinds) byGroup.set(k.group, [...(byGroup.get(k.group) ?? []), k.plural]);
+  return {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name, labels: { ...labels, [AGGREGATE_TO_MANAGER]: 'true' } },
+    rules: [...byGroup].flatMap(([group, plurals]) => [
+      { apiGroups: [group], resources: plurals, verbs: [...READ, 'update', 'patch', 'delete'] },
+      { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: [...READ, 'update', 'patch'] },
     ]),
   };
 }

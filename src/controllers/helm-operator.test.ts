@@ -12,7 +12,8 @@ import type { ChartDescription } from '../helm/engine.js';
 import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
-import { AGGREGATE_TO_APP_TEAM_LABEL, appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
+import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
+import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
 
@@ -117,8 +118,8 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.deepEqual(started[0]?.scope, {});
     assert.equal(started[0]?.minReconcilePeriodMs, 60_000);
     const role = kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`) as (KubeObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }) | undefined;
-    assert.equal(role?.metadata.labels?.[AGGREGATE_TO_APP_TEAM_LABEL], 'true');
-    assert.deepEqual(role?.rules.map((r) => [r.apiGroups, r.resources]), [[['example.com'], ['gateways']]], 'the kinds only, not their status');
+    assert.equal(role?.metadata.labels?.[AGGREGATE_TO_APP_TEAM], 'true');
+    assert.deepEqual(role?.rules.map((r) => [r.apiGroups, r.resources, r.verbs.includes('update')]), [[['example.com'], ['gateways'], true], [['example.com'], ['gateways/status'], false]], 'the kinds, and their status read-only');
     assert.equal(kube.objects.get('CustomResourceDefinition//gateways.example.com')?.metadata.labels?.[HELM_OPERATOR_LABEL], 'pg');
     assert.equal(kube.statusWrites.length, 1);
     assert.equal(ready(kube)?.reason, 'Serving');
@@ -185,4 +186,13 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.ok(kube.objects.has('CustomResourceDefinition//gateways.example.com'));
     assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, []);
   });
+});
+
+test('a kind in a group no app team may write (rbac.authorization.k8s.io) is refused, not granted', async () => {
+  const { kube, reconciler } = setup(hop({ kinds: [{ group: 'rbac.authorization.k8s.io', version: 'v1', kind: 'Gateway' }] }));
+  await reconciler.reconcile(req, ctx);
+  assert.equal(ready(kube)?.reason, 'CRDFailed');
+  assert.match(ready(kube)?.message ?? '', /would let a team escalate/);
+  assert.equal(kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`), undefined);
+  assert.deepEqual(kube.applied, [], 'no CRD either');
 });

@@ -22,6 +22,7 @@ import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import type { ControllerMetrics } from '../kube/metrics.js';
+import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../api/app-team-role.js';
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
 import { describeOwner } from '../apply/index.js';
 import type { KubeObject } from '../kube/types.js';
@@ -36,8 +37,6 @@ import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, t
 export const HELM_OPERATOR_FINALIZER = 'binnacle.dev/helm-operator-cleanup';
 /** Marks the CRDs and ClusterRoles a HelmOperator made, with its name. */
 export const HELM_OPERATOR_LABEL = 'binnacle.dev/helm-operator';
-/** The label by which Binnacle's app-team ClusterRole aggregates each operator's role for its kinds. */
-export const AGGREGATE_TO_APP_TEAM_LABEL = 'binnacle.dev/aggregate-to-app-team';
 /** The floor of a CR's reconcile-period annotation when the HelmOperator sets none. */
 export const DEFAULT_MIN_RECONCILE_PERIOD_MS = 60_000;
 
@@ -99,6 +98,11 @@ const DEFAULT_POLL_MINUTES = 10;
 /** The ClusterRole for app teams that a HelmOperator makes for its kinds. */
 export function appTeamRoleName(helmOperator: string): string {
   return `binnacle-helm-operator-${helmOperator}-edit`;
+}
+
+/** The ClusterRole for the manager itself over a HelmOperator's kinds (aggregated into its own). */
+export function managerRoleName(helmOperator: string): string {
+  return `binnacle-helm-operator-${helmOperator}-manager`;
 }
 
 export class HelmOperatorReconciler implements Reconciler {
@@ -211,6 +215,8 @@ export class HelmOperatorReconciler implements Reconciler {
     const kinds: KindStatus[] = [];
     s.status.kinds = kinds;
     try {
+      // The app-team role first: a kind no team may be given is refused before anything is made.
+      const role = this.appTeamRole(s.hop, s.hop.spec.kinds.map((k) => ({ group: k.group, plural: k.plural ?? pluralForKind(k.kind) })));
       for (const k of s.hop.spec.kinds) {
         const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
         const desc = charts.find((c) => c.path === path);
@@ -231,7 +237,9 @@ export class HelmOperatorReconciler implements Reconciler {
         await this.waitEstablished(crdName);
         kinds.push({ kind: k.kind, crd: crdName, schema: schema.source, warnings: schema.warnings.length });
       }
-      await this.applyAppTeamRole(s.hop, kinds.map((k) => k.crd));
+      await this.o.client.apply(role, { force: true });
+      const own = helmKindsManagerRole(managerRoleName(hopName), kinds.map((k) => ({ plural: k.crd.slice(0, k.crd.indexOf('.')), group: k.crd.slice(k.crd.indexOf('.') + 1) })), { [HELM_OPERATOR_LABEL]: hopName });
+      await this.o.client.apply(own as KubeObject, { force: true });
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
       s.conditions.set('Ready', false, err.code === 'HELM_OPERATOR_CRD_OWNED' ? 'CRDOwnedElsewhere' : 'CRDFailed', errorMessage(err));
@@ -330,23 +338,15 @@ export class HelmOperatorReconciler implements Reconciler {
   /**
    * The ClusterRole that lets an app team write this operator's custom resources, aggregated
    * into Binnacle's app-team role (bound per namespace by a RoleBinding): the kinds' resources
-   * only, never their status (the manager's) nor anything else.
+   * and their status read-only (the manager writes it), nothing else.
    */
-  private async applyAppTeamRole(hop: HelmOperator, crdNames: readonly string[]): Promise<void> {
+  private appTeamRole(hop: HelmOperator, kinds: { group: string; plural: string }[]): KubeObject {
     const name = hop.metadata.name ?? '';
-    const rules = crdNames.map((crd) => {
-      const dot = crd.indexOf('.');
-      return { apiGroups: [crd.slice(dot + 1)], resources: [crd.slice(0, dot)], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] };
-    });
-    await this.o.client.apply(
-      {
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRole',
-        metadata: { name: appTeamRoleName(name), labels: { [HELM_OPERATOR_LABEL]: name, [AGGREGATE_TO_APP_TEAM_LABEL]: 'true' } },
-        rules,
-      },
-      { force: true },
-    );
+    const role = helmKindsAppTeamRole(appTeamRoleName(name), kinds, { [HELM_OPERATOR_LABEL]: name });
+    // A kind in a group an app team must never write (rbac, apiextensions, binnacle.dev, …) is refused, not granted.
+    const problems = escalationProblems(role);
+    if (problems.length > 0) throw new InputError('HELM_OPERATOR_KIND_ESCALATES', `the app-team role for this operator's kinds would let a team escalate: ${problems.join('; ')}`, { field: 'spec.kinds' });
+    return role as KubeObject;
   }
 
   /**

@@ -13,7 +13,7 @@
 import { ALL_CRDS } from '../api/crds.js';
 import { OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { GROUP } from '../api/types.js';
-import { appTeamRoles } from '../api/app-team-role.js';
+import { AGGREGATE_TO_MANAGER, appTeamRoles, MANAGER_HELM_KINDS_ROLE } from '../api/app-team-role.js';
 import type { KubeObject } from '../kube/types.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
@@ -75,9 +75,15 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     // controllers/operator-conditions.ts: OLM's OperatorCondition, which it creates per operator and whose status it reads.
     { apiGroups: ['operators.coreos.com'], resources: ['operatorconditions', 'operatorconditions/status'], verbs: [...READ, ...WRITE] },
     // controllers/crds.ts keeps its own CRDs up to date at start-up; helm-operator.ts creates each
-    // HelmOperator's kinds; apply/ reads every CRD (schemas, established, ownership). Never delete:
-    // that would delete every CR of the kind.
-    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: [...READ, 'create', 'update', 'patch'] },
+    // HelmOperator's kinds, and deletes them (only those labelled binnacle.dev/helm-operator with
+    // its name, after every CR of theirs is uninstalled) when the HelmOperator goes; apply/ reads
+    // every CRD (schemas, established, ownership).
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
+    // controllers/helm-operator.ts makes two ClusterRoles per HelmOperator for the kinds it serves:
+    // one aggregated to app teams (checked by escalationProblems first) and one to the manager's
+    // own binnacle-manager-helm-kinds. Granting rights it does not hold yet needs `escalate`: the
+    // kinds are made at run time. An admin's HelmOperator is what decides them.
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: [...READ, 'create', 'update', 'patch', 'delete', 'escalate'] },
     // controllers/platform-protection.ts: the policy it keeps (a name can restrict update and patch, not create).
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: [...READ, 'create'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], resourceNames: [PROTECTION_POLICY], verbs: ['update', 'patch'] },
@@ -131,6 +137,16 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       kind: 'ClusterRole',
       metadata: { ...meta(VIEW_ROLE), labels: { ...SELF_LABELS, 'rbac.authorization.k8s.io/aggregate-to-view': 'true' } },
       rules: [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: READ }],
+    },
+    // The manager's rights over Helm operator kinds' custom resources, aggregated from each
+    // HelmOperator's own labelled ClusterRole (controllers/helm-operator.ts).
+    { apiVersion: RBAC, kind: 'ClusterRole', metadata: meta(MANAGER_HELM_KINDS_ROLE), aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_MANAGER]: 'true' } }] } },
+    {
+      apiVersion: RBAC,
+      kind: 'ClusterRoleBinding',
+      metadata: meta(MANAGER_HELM_KINDS_ROLE),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: MANAGER_HELM_KINDS_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
     },
     // What a namespace admin binds (RoleBinding) for an app team: CRs of Helm operator kinds,
     // aggregated from each HelmOperator's own labelled ClusterRole (src/api/app-team-role.ts).
