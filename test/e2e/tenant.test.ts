@@ -262,6 +262,38 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
     await admin.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `widgets.${group}` });
   });
 
+  test('a BundleDeployment whose ServiceAccount is gone says so on delete, and orphan-on-delete lets it go, leaving what it installed', async () => {
+    const ns = uniqueName('bd-sa-gone');
+    const name = uniqueName('bd-sa-gone');
+    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'installer', namespace: ns } });
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'installer-admin', namespace: ns } };
+    await admin.apply({ ...binding, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' }, subjects: [{ kind: 'ServiceAccount', name: 'installer', namespace: ns }] });
+    const cm = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'installed-by-bd', namespace: ns }, data: { a: 'b' } };
+    await admin.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${name}-bundle`, namespace: ns }, data: { 'objects.yaml': JSON.stringify(cm) } });
+    const bdRef = { apiVersion: API_VERSION, kind: 'BundleDeployment', name };
+    await admin.apply({
+      ...bdRef,
+      metadata: { name },
+      spec: { source: { type: 'configMaps', configMaps: [{ namespace: ns, name: `${name}-bundle`, path: 'manifests' }] }, format: 'plain', installNamespace: ns, serviceAccount: { name: 'installer' } },
+    });
+    await eventually(`${name} installed`, async () => ((await admin.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'installed-by-bd' })) !== undefined ? true : undefined), 120_000, 500);
+    await admin.delete({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name: 'installer' });
+    await admin.delete({ ...binding, namespace: ns, name: 'installer-admin' });
+    await admin.delete(bdRef);
+    const waiting = await eventually('ServiceAccountGone', async () => {
+      const bd = await admin.find<KubeObject & { status?: { conditions?: Parameters<typeof findCondition>[0] } }>(bdRef);
+      const c = findCondition(bd?.status?.conditions, 'Progressing');
+      return c?.reason === 'ServiceAccountGone' ? c : undefined;
+    }, 120_000, 500);
+    assert.match(waiting.message, new RegExp(`service account installer in namespace ${ns} is gone`));
+    assert.match(waiting.message, /binnacle\.dev\/orphan-on-delete/);
+    await admin.patch(bdRef, { metadata: { annotations: { 'binnacle.dev/orphan-on-delete': 'true' } } });
+    await eventually(`${name} gone`, async () => ((await admin.find(bdRef)) === undefined ? true : undefined), 120_000, 500);
+    assert.ok((await admin.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'installed-by-bd' })) !== undefined, 'what it installed is left in place, as the way out says');
+    await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
+  });
+
   test('deleting a tenant namespace with live CRs finishes, and deleting the HelmOperator uninstalls the rest', async () => {
     const doomed = uniqueName('doomed');
     await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: doomed } });
