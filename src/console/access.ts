@@ -244,16 +244,19 @@ export class Authenticator {
 }
 
 /** Whether `s` has a control character (no user or group name has). */
-const hasControl = (s: string): boolean => [...s].some((c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (s.charCodeAt(i) < 0x20 || s.charCodeAt(i) === 0x7f) return true;
+  return false;
+}
 
 /** --trusted-proxy-cidr values (comma lists of CIDRs or single addresses), as a BlockList. */
-export function blockListOf(cidrs: readonly string[]): BlockList {
+export function blockListOf(cidrs: readonly string[], flag = '--trusted-proxy-cidr'): BlockList {
   const list = new BlockList();
   for (const c of cidrs.flatMap((x) => x.split(',')).map((x) => x.trim()).filter((x) => x !== '')) {
     const [addr = '', bits] = c.split('/');
     const family = isIP(addr);
     const prefix = bits === undefined ? (family === 6 ? 128 : 32) : Number(bits);
-    if (family === 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32)) throw new UsageError(`--trusted-proxy-cidr ${JSON.stringify(c)}: expected a CIDR such as 10.0.0.0/8 or fd00::/8`);
+    if (family === 0 || !Number.isInteger(prefix) || prefix < 0 || prefix > (family === 6 ? 128 : 32)) throw new UsageError(`${flag} ${JSON.stringify(c)}: expected a CIDR such as 10.0.0.0/8 or fd00::/8`);
     list.addSubnet(addr, prefix, family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;

@@ -108,6 +108,7 @@ export async function consoleCluster(forbid: Forbid = () => false): Promise<Cons
   };
   const client = {
     ...base,
+    close: () => undefined,
     get: async (ref: ObjectRef): Promise<KubeObject> => {
       check('get', ref.kind, ref.namespace, ref.name);
       const o = await base.find(ref);

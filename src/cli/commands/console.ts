@@ -111,7 +111,7 @@ async function tlsOf(a: ConsoleAccessFlags, host: string, names: readonly string
 
 /** Starts the console for these cluster flags on `listen`; `binnacle manager --console-listen` uses it too. */
 export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: string[] }, a: ConsoleAccessFlags, listen: string, ctx: CliContext, serve: ServeOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
-  const [{ startConsole, parseListen }, { clientForToken }, { loadKubeConfig }, { KubeClient }, { checkStart, parsePublicAddresses }] = await Promise.all([
+  const [{ startConsole, parseListen }, { clientForToken }, { loadKubeConfig }, { KubeClient }, { blockListOf, checkStart, parsePublicAddresses }] = await Promise.all([
     import('../../console/server.js'),
     import('../../console/identity.js'),
     import('../../kube/config.js'),
@@ -124,6 +124,7 @@ export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: s
   const publicAddresses = parsePublicAddresses(a.publicAddress ?? []);
   const trustedProxy = a.trustedProxyHeader === undefined ? undefined : { header: a.trustedProxyHeader, groupHeader: a.trustedProxyGroupHeader, cidrs: a.trustedProxyCidr ?? [] };
   if (trustedProxy === undefined && (a.trustedProxyCidr !== undefined || a.trustedProxyGroupHeader !== undefined)) throw new UsageError(`${flag('trusted-proxy-cidr')} and ${flag('trusted-proxy-group-header')} need ${flag('trusted-proxy-header')}`);
+  if (trustedProxy !== undefined) blockListOf(trustedProxy.cidrs, flag('trusted-proxy-cidr'));
   const personal = a.requirePersonToken === true || trustedProxy !== undefined || serve.manager === true;
   const lend = a.unsafeLendIdentity === true ? 'unsafe' : personal ? 'never' : 'login-token';
   if (a.unsafeLendIdentity === true && personal) throw new UsageError(`${flag('unsafe-lend-identity')} contradicts ${serve.manager === true ? "the manager's console, which never lends its identity" : `${flag('require-person-token')} and ${flag('trusted-proxy-header')}`}`);
