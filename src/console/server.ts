@@ -185,7 +185,8 @@ export async function consoleHandler(opts: ConsoleOptions & { listenHost: string
       return void res.end(head ? undefined : f.body);
     }
     if (path !== '/' && path !== '/index.html') return sendJson(res, 404, { error: `${path.slice(0, 200)} not found` }, head);
-    if ('problem' in who && auth.pageNeedsPerson) return sendHtml(res, 401, loginHtml(who.problem), head);
+    // Logging in is the way to the page here: a bearer token (not checked until it is used) does not fetch its CSRF token.
+    if (auth.pageNeedsPerson && !('person' in who && who.person.kind === 'lent')) return sendHtml(res, 401, loginHtml('problem' in who ? who.problem : 'not logged in'), head);
     sendHtml(res, 200, page, head);
   };
 
