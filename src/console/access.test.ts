@@ -6,6 +6,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { request as tlsRequest } from 'node:https';
+import { createCertificateAuthority, issueCertificate } from '../util/pki.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -126,6 +128,41 @@ describe('console Origin check', () => {
       const ok = await raw(web.url, 'POST', '/api/extensions', { ...base, Origin: `http://${host}` }, INSTALL);
       assert.equal(ok.status, 201, ok.body);
       assert.deepEqual(writes(c), ['create ClusterExtension p2']);
+    } finally {
+      await web.stop();
+    }
+  });
+});
+
+describe('console over TLS', () => {
+  it('serves https; the session cookie is Secure; a write must come from the https origin', async () => {
+    const ca = await createCertificateAuthority('test ca');
+    const tls = await issueCertificate(ca, { commonName: 'console', hosts: ['127.0.0.1'], usage: 'server' });
+    const c = await consoleCluster();
+    const web = await started(c, { tls });
+    const go = (path: string, method = 'GET', headers: Record<string, string> = {}, body?: string): Promise<Answer> =>
+      new Promise((resolve, reject) => {
+        const u = new URL(web.url);
+        const r = tlsRequest({ host: u.hostname, port: u.port, method, path, ca: ca.certPem, headers }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (x: string) => (text += x));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
+        });
+        r.on('error', reject);
+        r.end(body);
+      });
+    try {
+      assert.match(web.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const login = await go(new URL(web.loginUrl() ?? '').pathname + new URL(web.loginUrl() ?? '').search);
+      assert.equal(login.status, 303);
+      const setCookie = String(login.headers['set-cookie'] ?? '');
+      assert.match(setCookie, /; Secure/);
+      const h = { Cookie: setCookie.split(';')[0] ?? '', 'X-Binnacle-CSRF': web.csrfToken, 'Content-Type': 'application/json' };
+      const host = new URL(web.url).host;
+      assert.equal((await go('/api/extensions', 'POST', { ...h, Origin: `http://${host}` }, INSTALL)).status, 403, 'the http origin is another origin');
+      assert.deepEqual(writes(c), []);
+      assert.equal((await go('/api/extensions', 'POST', { ...h, Origin: `https://${host}` }, INSTALL)).status, 201);
     } finally {
       await web.stop();
     }
@@ -278,8 +315,9 @@ describe('console start checks', () => {
 });
 
 /** A client whose watches yield what `push` sends, until aborted. */
-function pushClient(): { client: KubeClient; push: (name: string) => void; active: () => number } {
+function pushClient(): { client: KubeClient; push: (name: string) => void; active: () => number; pending: () => number } {
   const waiters = new Set<(ev: WatchEvent) => void>();
+  const queues = new Set<WatchEvent[]>();
   const client = {
     list: () => Promise.resolve({ items: [], metadata: { resourceVersion: '1' } }),
     async *watch(_a: string, _k: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent> {
@@ -290,6 +328,7 @@ function pushClient(): { client: KubeClient; push: (name: string) => void; activ
         wake?.();
       };
       waiters.add(take);
+      queues.add(queue);
       opts.signal?.addEventListener('abort', () => wake?.());
       try {
         while (opts.signal?.aborted !== true) {
@@ -299,6 +338,7 @@ function pushClient(): { client: KubeClient; push: (name: string) => void; activ
         }
       } finally {
         waiters.delete(take);
+        queues.delete(queue);
       }
     },
     close: () => undefined,
@@ -306,7 +346,7 @@ function pushClient(): { client: KubeClient; push: (name: string) => void; activ
   const push = (name: string): void => {
     for (const w of waiters) w({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'X', metadata: { name, resourceVersion: '2' } } });
   };
-  return { client, push, active: () => waiters.size };
+  return { client, push, active: () => waiters.size, pending: () => [...queues].reduce((n, q) => n + q.length, 0) };
 }
 
 /** Reads a stream until `text` shows up. */
@@ -343,6 +383,36 @@ describe('console limits', () => {
       for (const r of readers) assert.match(await readUntil(r, 'after-429'), /"name":"after-429"/, 'the open streams still stream');
     } finally {
       stop.abort();
+      await web.stop();
+    }
+  });
+
+  it('a browser that stops reading: the relay stops reading its watch (backpressure), and the stream is cut when it does not drain', async () => {
+    const f = pushClient();
+    const c = await consoleCluster();
+    const web = await started(c, { access: { lend: 'never' }, forToken: () => Promise.resolve(f.client), live: { drainMs: 300 } });
+    try {
+      const u = new URL(web.url);
+      const r = request({ host: u.hostname, port: u.port, path: '/api/watch?kinds=ClusterExtension', headers: { Authorization: 'Bearer a' } }, (res) => {
+        res.pause(); // the browser reads nothing
+        res.on('error', () => undefined);
+      });
+      r.on('error', () => undefined);
+      r.end();
+      for (let i = 0; i < 200 && f.active() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(f.active(), 1, 'the watch runs');
+      const big = 'x'.repeat(200);
+      let pushed = 0;
+      // Without backpressure every event would be taken from the watch at once and buffered for the socket.
+      while (f.pending() < 1000 && f.active() > 0 && pushed < 400_000) {
+        for (let k = 0; k < 1000; k++) f.push(`${big}-${pushed++}`);
+        await new Promise((r) => setImmediate(r));
+      }
+      assert.ok(f.pending() >= 1000 || f.active() === 0, `events left unread upstream (pushed ${pushed}, pending ${f.pending()})`);
+      for (let i = 0; i < 500 && f.active() > 0; i++) await new Promise((res) => setTimeout(res, 10));
+      assert.equal(f.active(), 0, 'the stream was cut and its watch stopped');
+      r.destroy();
+    } finally {
       await web.stop();
     }
   });
