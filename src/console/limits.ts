@@ -7,7 +7,7 @@
 export interface LimitOptions {
   /** Requests per second per person, sustained (default 20). */
   ratePerSecond?: number;
-  /** Requests a person may send at once (default 40). */
+  /** Requests a person may send at once (default 120: a catalog page's first load reads the icons of every card in view). */
   burst?: number;
   /** Live streams per person (default 8). */
   streamsPerPerson?: number;
@@ -28,7 +28,7 @@ export class RateLimiter {
     private readonly now: () => number = () => Date.now(),
   ) {
     this.rate = opts.ratePerSecond ?? 20;
-    this.burst = opts.burst ?? 40;
+    this.burst = opts.burst ?? 120;
   }
 
   /** Takes one request for `key`: undefined when allowed, else the seconds until one is (Retry-After). */
