@@ -141,7 +141,6 @@ export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: s
   });
   const kc = loadKubeConfig({ kubeconfig: flags.kubeconfig, context: flags.context });
   const base = await KubeClient.fromKubeConfig(kc);
-  if (lend === 'unsafe') ctx.err(`warning: ${flag('unsafe-lend-identity')}: any page or process that reaches ${host}:${port} acts as your kubeconfig identity\n`);
   const running = await startConsole({
     host,
     port,
@@ -155,6 +154,7 @@ export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: s
     onLoginUrl: (url) => ctx.err(`console login (one browser, once): ${url}\n`),
   });
   ctx.out(`console serving on ${running.url}\n`);
+  if (lend === 'unsafe') ctx.err(`warning: ${flag('unsafe-lend-identity')}: any page or process that reaches ${running.url} acts as your kubeconfig identity\n`);
   if (tls?.selfSigned === true) ctx.err(`console TLS certificate (self-signed) SHA-256 fingerprint: ${new X509Certificate(tls.certPem).fingerprint256}\n`);
   return {
     url: running.url,
