@@ -62,14 +62,6 @@ export class ConsoleIdentity {
     return this.forToken(person.token);
   }
 
-  /** The client of a request's bearer token, else the base identity (for callers that did their own access check). */
-  async clientFor(req: Pick<IncomingMessage, 'headers'>): Promise<KubeClient> {
-    const { token, problem } = bearerToken(req);
-    if (problem !== undefined) throw new IdentityError(problem);
-    if (token === undefined) return this.base;
-    return this.forToken(token);
-  }
-
   private forToken(token: string): Promise<KubeClient> {
     // Keyed by a hash: the token itself is kept only inside its client.
     const key = createHash('sha256').update(token).digest('hex');

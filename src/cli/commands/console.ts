@@ -74,7 +74,7 @@ export function registerConsoleCommand(program: Command, ctx: CliContext): void 
   addConsoleAccessFlags(addKubeFlags(program.command('console')))
     .description('Serve the web console: browse catalogs, plan and install operators, follow and uninstall them, as yourself')
     .option('--listen <host:port>', 'address to serve on (loopback unless told otherwise)', '127.0.0.1:8443')
-    .option('--as <user>', 'impersonate this user for requests that send no bearer token')
+    .option('--as <user>', 'impersonate this user for a logged-in browser that sends no bearer token of its own')
     .option('--as-group <group>', 'impersonate this group too (repeatable)', collect)
     .action(async (flags: KubeFlags & ConsoleAccessFlags & { listen: string; as?: string; asGroup?: string[] }) => {
       const running = await serveConsole(flags, consoleAccessFlagsOf(flags), flags.listen, ctx);
