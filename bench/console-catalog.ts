@@ -54,6 +54,9 @@ const web = await startConsole({
   cacheDir: path.join(ROOT, '.cache', 'bench-data', 'console'),
   assetsDir: await ensureConsoleAssets(),
   catalogLoader: (_base, name, priority) => Promise.resolve({ name, priority, config }),
+  // A fake cluster that holds nothing: the bench measures the page, not the login or the rate limit.
+  access: { lend: 'unsafe' },
+  limits: { ratePerSecond: 1e6, burst: 1e6 },
 });
 const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
 try {

@@ -14,7 +14,7 @@ import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 
-export type Verb = 'get' | 'list' | 'create' | 'delete';
+export type Verb = 'get' | 'list' | 'create' | 'patch' | 'delete';
 export type Forbid = (verb: Verb, kind: string, namespace: string | undefined) => boolean;
 
 const T = '2026-01-01T00:00:00Z';
@@ -52,6 +52,17 @@ export interface ConsoleCluster {
 function forbidden(verb: Verb, kind: string, name: string): KubeApiError {
   const resource = `${kind.toLowerCase()}s`;
   return new KubeApiError(403, 'Forbidden', `${resource} "${name}" is forbidden: User "system:serviceaccount:v:viewer" cannot ${verb} resource "${resource}" in API group "" in the namespace "x"`);
+}
+
+/** RFC 7386 merge patch: objects merge, null removes, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) Reflect.deleteProperty(out, k);
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
 }
 
 export async function consoleCluster(forbid: Forbid = () => false): Promise<ConsoleCluster> {
@@ -108,6 +119,7 @@ export async function consoleCluster(forbid: Forbid = () => false): Promise<Cons
   };
   const client = {
     ...base,
+    close: () => undefined,
     get: async (ref: ObjectRef): Promise<KubeObject> => {
       check('get', ref.kind, ref.namespace, ref.name);
       const o = await base.find(ref);
@@ -130,6 +142,14 @@ export async function consoleCluster(forbid: Forbid = () => false): Promise<Cons
       }
       check('create', obj.kind, obj.metadata.namespace, obj.metadata.name ?? '');
       return base.create(obj);
+    },
+    patch: async (ref: ObjectRef, patch: unknown): Promise<KubeObject> => {
+      check('patch', ref.kind, ref.namespace, ref.name);
+      const o = await base.find(ref);
+      if (o === undefined) throw new KubeApiError(404, 'NotFound', `${ref.kind.toLowerCase()}s "${ref.name}" not found`);
+      const patched = mergePatch(o, patch) as KubeObject;
+      await base.update(patched);
+      return patched;
     },
     delete: async (ref: ObjectRef): Promise<boolean> => {
       check('delete', ref.kind, ref.namespace, ref.name);

@@ -1,13 +1,16 @@
 /**
- * Who a console request runs as. A browser that sends `Authorization: Bearer TOKEN` is that
- * token's identity: a client with the cluster's server and CA and only that token, so the API
- * server's RBAC decides every request. Without one, the identity the console was started with
- * (its kubeconfig user, impersonating `--as` when given). The console never adds rights of its own.
+ * The client a console request runs as, for the person access.ts found. A browser that sends
+ * `Authorization: Bearer TOKEN` is that token's identity: a client with the cluster's server and
+ * CA and only that token, so the API server's RBAC decides every request. A user named by a
+ * trusted proxy is impersonated. Only a lent person (access.ts decides when) runs as the identity
+ * the console was started with (its kubeconfig user, impersonating `--as` when given). The
+ * console never adds rights of its own.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { KubeConfig } from '../kube/kube-config.js';
 import { KubeClient, type Impersonation } from '../kube/client.js';
+import type { Person } from './access.js';
 
 /** A client for one bearer token: the cluster of `kc`, no other credential. */
 export async function clientForToken(kc: KubeConfig, token: string): Promise<KubeClient> {
@@ -36,7 +39,7 @@ const MAX_CACHED = 32;
 const IDLE_MS = 10 * 60_000;
 
 export interface IdentityOptions {
-  /** The identity of requests without a token. */
+  /** The identity lent to logged-in browsers (access.ts), and that impersonates a trusted proxy's users. */
   base: KubeClient;
   /** Builds a client for a token (tests pass a fake). */
   forToken: (token: string) => Promise<KubeClient>;
@@ -52,10 +55,14 @@ export class ConsoleIdentity {
     this.base = opts.impersonate === undefined ? opts.base : opts.base.impersonate(opts.impersonate);
   }
 
-  async clientFor(req: Pick<IncomingMessage, 'headers'>): Promise<KubeClient> {
-    const { token, problem } = bearerToken(req);
-    if (problem !== undefined) throw new IdentityError(problem);
-    if (token === undefined) return this.base;
+  /** The client of a person access.ts found. */
+  async clientOf(person: Person): Promise<KubeClient> {
+    if (person.kind === 'lent') return this.base;
+    if (person.kind === 'proxy') return this.opts.base.impersonate({ user: person.user, groups: person.groups });
+    return this.forToken(person.token);
+  }
+
+  private forToken(token: string): Promise<KubeClient> {
     // Keyed by a hash: the token itself is kept only inside its client.
     const key = createHash('sha256').update(token).digest('hex');
     const now = Date.now();

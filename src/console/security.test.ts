@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { CONTENT_SECURITY_POLICY, CsrfGuard } from './security.js';
 import { forbiddenSummary, httpErrorOf, InputError } from './errors.js';
 import { bearerToken, ConsoleIdentity, IdentityError } from './identity.js';
+import type { Person } from './access.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { parseListen } from './server.js';
@@ -69,17 +70,17 @@ describe('console identity', () => {
     assert.match(bearerToken({ headers: { authorization: 'Basic dXNlcjpwdw==' } }).problem ?? '', /Bearer TOKEN/);
   });
 
-  it('runs as the token when one is sent, else as the base identity (impersonating when told)', async () => {
+  it('runs a bearer person as their token, a proxied one impersonated, and only a lent one as the base identity (impersonating when told)', async () => {
     const made: string[] = [];
     const fake = (label: string): KubeClient => ({ label, close: () => undefined, impersonate: (w: { user: string }) => fake(`${label} as ${w.user}`) }) as unknown as KubeClient;
     const id = new ConsoleIdentity({ base: fake('base'), forToken: (t) => { made.push(t); return Promise.resolve(fake(`token ${t}`)); }, impersonate: { user: 'alice' } });
-    const label = async (headers: Record<string, string>): Promise<string> => ((await id.clientFor({ headers })) as unknown as { label: string }).label;
-    assert.equal(await label({}), 'base as alice');
-    assert.equal(await label({ authorization: 'Bearer t1' }), 'token t1');
-    assert.equal(await label({ authorization: 'Bearer t1' }), 'token t1');
-    assert.equal(await label({ authorization: 'Bearer t2' }), 'token t2');
+    const label = async (person: Person): Promise<string> => ((await id.clientOf(person)) as unknown as { label: string }).label;
+    assert.equal(await label({ kind: 'lent', key: 's' }), 'base as alice');
+    assert.equal(await label({ kind: 'bearer', token: 't1', key: 'b1' }), 'token t1');
+    assert.equal(await label({ kind: 'bearer', token: 't1', key: 'b1' }), 'token t1');
+    assert.equal(await label({ kind: 'bearer', token: 't2', key: 'b2' }), 'token t2');
+    assert.equal(await label({ kind: 'proxy', user: 'bob', groups: [], key: 'u' }), 'base as bob', 'the user the proxy names, not --as');
     assert.deepEqual(made, ['t1', 't2'], 'one client per token');
-    await assert.rejects(id.clientFor({ headers: { authorization: 'Token x' } }), IdentityError);
     id.close();
   });
 });

@@ -43,27 +43,37 @@ export class CsrfGuard {
     this.token = token;
   }
 
-  /** Why the request must be refused, or undefined when it may go on. */
-  problem(req: Pick<IncomingMessage, 'method' | 'headers'>): string | undefined {
+  /**
+   * Why the request must be refused, or undefined when it may go on. A changing request needs the
+   * token, and when it says where it comes from (browsers always do), its Origin must be the
+   * console's own: `scheme://Host` of the request, whose Host the allow-list has already checked.
+   */
+  problem(req: Pick<IncomingMessage, 'method' | 'headers'>, scheme: 'http' | 'https' = 'http'): string | undefined {
     if (SAFE_METHODS.has(req.method ?? 'GET')) return undefined;
     const sent = req.headers[CSRF_HEADER];
     if (typeof sent !== 'string' || sent === '') return `missing ${CSRF_HEADER} header`;
     const a = Buffer.from(sent);
     const b = Buffer.from(this.token);
     if (a.length !== b.length || !timingSafeEqual(a, b)) return `wrong ${CSRF_HEADER} header`;
-    const origin = req.headers.origin;
-    if (origin !== undefined && origin !== 'null') {
-      const host = req.headers.host ?? '';
-      let originHost: string;
-      try {
-        originHost = new URL(origin).host;
-      } catch {
-        return `Origin ${JSON.stringify(origin)} is not a URL`;
-      }
-      if (originHost !== host) return `Origin ${origin} is not this console (${host})`;
-    } else if (origin === 'null') {
-      return 'Origin null is not this console';
-    }
-    return undefined;
+    return originProblem(req.headers.origin, req.headers.host ?? '', scheme);
   }
+}
+
+/** Why `origin` is not `scheme://host` (default ports aside); no Origin at all is no browser's cross-site request. */
+export function originProblem(origin: string | undefined, host: string, scheme: 'http' | 'https'): string | undefined {
+  if (origin === undefined) return undefined;
+  if (origin === 'null') return 'Origin null is not this console';
+  let theirs: string;
+  let ours: string;
+  try {
+    theirs = new URL(origin).origin;
+  } catch {
+    return `Origin ${JSON.stringify(origin.slice(0, 100))} is not a URL`;
+  }
+  try {
+    ours = new URL(`${scheme}://${host}`).origin;
+  } catch {
+    return `Host ${JSON.stringify(host.slice(0, 100))} is not a host`;
+  }
+  return theirs === ours && ours !== 'null' ? undefined : `Origin ${origin.slice(0, 100)} is not this console (${ours})`;
 }

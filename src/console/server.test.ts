@@ -22,13 +22,19 @@ function refusingClient(calls: string[]): KubeClient {
 
 let dir: string;
 let web: RunningConsole;
+let cookie = '';
 const calls: string[] = [];
+
+/** A request of the browser that logged in. */
+const req = (path: string, init: RequestInit = {}): Promise<Response> => fetch(`${web.url}${path}`, { ...init, headers: { Cookie: cookie, ...(init.headers as Record<string, string> | undefined) } });
 
 before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'console-test-'));
   await writeFile(join(dir, 'app.js'), 'export {};\n');
   await writeFile(join(dir, 'app.css'), 'body{}\n');
   web = await startConsole({ host: '127.0.0.1', port: 0, base: refusingClient(calls), forToken: () => Promise.reject(new Error('no tokens here')), logger: pino({ level: 'silent' }), cacheDir: dir, assetsDir: dir });
+  const login = await fetch(web.loginUrl() ?? '', { redirect: 'manual' });
+  cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
 });
 
 after(async () => {
@@ -37,12 +43,12 @@ after(async () => {
 });
 
 const post = (path: string, body: string, headers: Record<string, string> = {}): Promise<Response> =>
-  fetch(`${web.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, ...headers }, body });
+  req(path, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, ...headers }, body });
 
 describe('console server', () => {
   it('serves the page with the CSRF token in a meta tag, no inline script, and the security headers on every response', async () => {
     for (const path of ['/', '/app.js', '/app.css', '/nope', '/api/nope', '/api/extensions']) {
-      const res = await fetch(`${web.url}${path}`);
+      const res = await req(path);
       assert.equal(res.headers.get('content-security-policy'), CONTENT_SECURITY_POLICY, path);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
       assert.equal(res.headers.get('referrer-policy'), 'no-referrer', path);
@@ -56,7 +62,7 @@ describe('console server', () => {
   });
 
   it('a 403 from the API server reaches the page as "forbidden: …" with its message', async () => {
-    const res = await fetch(`${web.url}/api/extensions`);
+    const res = await req(`/api/extensions`);
     assert.equal(res.status, 403);
     const body = (await res.json()) as { error: string };
     assert.ok(body.error.startsWith('forbidden: list clusterextensions.olm.binnacle.dev — '), body.error);
@@ -64,10 +70,10 @@ describe('console server', () => {
 
   it('refuses a write without the CSRF token before touching the cluster', async () => {
     calls.length = 0;
-    const res = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const res = await req(`/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     assert.equal(res.status, 403);
     assert.match(((await res.json()) as { error: string }).error, /CSRF check failed: missing x-binnacle-csrf/);
-    const del = await fetch(`${web.url}/api/extensions/x`, { method: 'DELETE' });
+    const del = await req(`/api/extensions/x`, { method: 'DELETE' });
     assert.equal(del.status, 403);
     await del.arrayBuffer();
     assert.deepEqual(calls, []);
@@ -95,7 +101,7 @@ describe('console server', () => {
   });
 
   it('a malformed Authorization header is a 401, and a good request with a valid body is sent as the person', async () => {
-    const bad = await fetch(`${web.url}/api/extensions`, { headers: { Authorization: 'Basic abc' } });
+    const bad = await req(`/api/extensions`, { headers: { Authorization: 'Basic abc' } });
     assert.equal(bad.status, 401);
     await bad.arrayBuffer();
     calls.length = 0;

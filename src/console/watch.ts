@@ -57,7 +57,7 @@ export interface RelayOptions {
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Relays one source's changes to `send` until `signal` aborts or the person is refused. */
-export async function relay(client: KubeClient, source: LiveSource, send: (ev: LiveEvent) => void, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
+export async function relay(client: KubeClient, source: LiveSource, send: (ev: LiveEvent) => void | Promise<void>, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
   const { kind } = source;
   // Where the watch resumes: the resolved resource and the last resourceVersion seen.
   let from: { apiVersion: string; kind: string; rv: string } | undefined;
@@ -69,19 +69,20 @@ export async function relay(client: KubeClient, source: LiveSource, send: (ev: L
         const list = await client.list(target.apiVersion, target.kind);
         if (signal.aborted) return;
         from = { ...target, rv: list.metadata.resourceVersion ?? '' };
-        send({ type: failures > 0 ? 'RELISTED' : 'SYNCED', kind, resourceVersion: from.rv });
+        await send({ type: failures > 0 ? 'RELISTED' : 'SYNCED', kind, resourceVersion: from.rv });
       }
       for await (const ev of client.watch(from.apiVersion, from.kind, { resourceVersion: from.rv, signal, timeoutSeconds: opts.timeoutSeconds ?? 240 })) {
         const m = ev.object.metadata;
         if (m.resourceVersion !== undefined) from.rv = m.resourceVersion;
         if (ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
-        send({ type: ev.type, kind, name: m.name ?? '', ...(m.namespace === undefined ? {} : { namespace: m.namespace }), resourceVersion: m.resourceVersion ?? '' });
+        // Awaited: while the browser reads slowly, the watch is not read further (backpressure).
+        await send({ type: ev.type, kind, name: m.name ?? '', ...(m.namespace === undefined ? {} : { namespace: m.namespace }), resourceVersion: m.resourceVersion ?? '' });
       }
       failures = 0;
     } catch (err) {
       if (signal.aborted) return;
       if (isForbidden(err)) {
-        send({ type: 'FORBIDDEN', kind, message: errorText(err) });
+        await send({ type: 'FORBIDDEN', kind, message: errorText(err) });
         return;
       }
       if (isGone(err)) {
@@ -93,11 +94,31 @@ export async function relay(client: KubeClient, source: LiveSource, send: (ev: L
       // Not served (any more): its CRD may have been deleted or changed versions; find it again.
       if (isNotFound(err)) from = undefined;
       failures++;
-      send({ type: 'ERROR', kind, message: errorText(err) });
+      await send({ type: 'ERROR', kind, message: errorText(err) });
       await sleep(Math.min((opts.retryMs ?? 500) * 2 ** (failures - 1), 30_000), undefined, { signal }).catch(() => undefined);
       // A failed list is tried again; a failed watch resumes from the last resourceVersion.
     }
   }
+}
+
+/** Waits until `res` drains; cuts the stream (aborting `stop`) when it does not within `ms`. */
+async function drained(res: ServerResponse, stop: AbortController, ms: number): Promise<void> {
+  if (!res.writableNeedDrain) return;
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off('drain', done);
+      stop.signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      stop.abort();
+      res.destroy();
+      done();
+    }, ms);
+    res.on('drain', done);
+    stop.signal.addEventListener('abort', done);
+  });
 }
 
 /** A comma-separated query parameter: its distinct values, none when it is absent or blank. */
@@ -125,25 +146,36 @@ export function liveSourcesOf(url: URL): LiveSource[] {
 }
 
 const HEARTBEAT_MS = 20_000;
+const DRAIN_MS = 30_000;
+
+export interface StreamOptions extends RelayOptions {
+  heartbeatMs?: number;
+  /** How long a browser may leave a full socket buffer unread before its stream is cut (default 30 s). */
+  drainMs?: number;
+}
 
 /**
  * GET /api/watch: the response stays open as an event stream (`event: kube`, JSON data) until
  * the browser closes it; then every watch stops. The page's fetch sends the person's token as
  * for any other request (EventSource cannot send one), to the same origin (CSP connect-src 'self').
+ * A browser that stops reading is not buffered for: once the socket's buffer is full the relays
+ * stop reading their watches until it drains, and a stream that does not drain within `drainMs`
+ * is cut (the page reconnects and lists again).
  */
-export async function streamWatch(req: IncomingMessage, res: ServerResponse, client: KubeClient, sources: readonly LiveSource[], opts: RelayOptions & { heartbeatMs?: number } = {}): Promise<void> {
+export async function streamWatch(req: IncomingMessage, res: ServerResponse, client: KubeClient, sources: readonly LiveSource[], opts: StreamOptions = {}): Promise<void> {
   const stop = new AbortController();
   const onClose = (): void => stop.abort();
   req.on('close', onClose);
   res.on('close', onClose);
   res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'X-Accel-Buffering': 'no', Connection: 'keep-alive' });
   res.flushHeaders();
-  const send = (ev: LiveEvent): void => {
-    if (!stop.signal.aborted && !res.writableEnded) res.write(`event: kube\ndata: ${JSON.stringify(ev)}\n\n`);
+  const send = async (ev: LiveEvent): Promise<void> => {
+    if (stop.signal.aborted || res.writableEnded) return;
+    if (!res.write(`event: kube\ndata: ${JSON.stringify(ev)}\n\n`)) await drained(res, stop, opts.drainMs ?? DRAIN_MS);
   };
   // A comment now and then: proxies keep the stream open, and a dead peer is noticed.
   const beat = setInterval(() => {
-    if (!res.writableEnded) res.write(': keep-alive\n\n');
+    if (!res.writableEnded && !res.writableNeedDrain) res.write(': keep-alive\n\n');
   }, opts.heartbeatMs ?? HEARTBEAT_MS);
   beat.unref();
   try {

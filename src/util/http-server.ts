@@ -8,6 +8,7 @@
  * `requestTimeout`, checked every second rather than Node's default 30.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 
@@ -29,6 +30,8 @@ export interface SafeServerOptions extends SafeHandlerOptions {
   requestTimeoutMs?: number;
   /** Largest request head in bytes (default Node's 16 KiB); larger gets 431. */
   maxHeaderSize?: number;
+  /** Serve HTTPS with this certificate (chain) and key, PEM. */
+  tls?: { certPem: string; keyPem: string } | undefined;
 }
 
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -100,21 +103,19 @@ export function safeHandler(handler: SafeHandler, opts: SafeHandlerOptions): (re
 
 /** An `http.Server` with `safeHandler` and deadlines for slow clients. */
 export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions): Server {
-  const server = createServer(
-    {
-      headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
-      requestTimeout: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: 1000,
-      ...(opts.maxHeaderSize === undefined ? {} : { maxHeaderSize: opts.maxHeaderSize }),
-    },
-    safeHandler(handler, opts),
-  );
+  const options = {
+    headersTimeout: opts.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+    requestTimeout: opts.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+    connectionsCheckingInterval: 1000,
+    ...(opts.maxHeaderSize === undefined ? {} : { maxHeaderSize: opts.maxHeaderSize }),
+  };
+  const server: Server = opts.tls === undefined ? createServer(options, safeHandler(handler, opts)) : createTlsServer({ ...options, cert: opts.tls.certPem, key: opts.tls.keyPem }, safeHandler(handler, opts));
   // Responses that fail mid-way (the client went away) are the socket's business, not the process's.
   server.on('error', (err) => opts.logger?.error({ err, server: opts.name }, 'server error'));
   return server;
 }
 
-/** Listens on `host:port` (0: any free port) and answers the base URL. */
+/** Listens on `host:port` (0: any free port) and answers the base URL (https:// for a TLS server). */
 export async function listenOn(server: Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -125,7 +126,7 @@ export async function listenOn(server: Server, host: string, port: number): Prom
   });
   const info = server.address() as AddressInfo;
   const h = info.family === 'IPv6' ? `[${info.address}]` : info.address;
-  return `http://${h}:${info.port}`;
+  return `${server instanceof TlsServer ? 'https' : 'http'}://${h}:${info.port}`;
 }
 
 /** Closes the server and every connection it holds. */

@@ -17,13 +17,15 @@
  * Also: a CSV description with `<script>` and `<img onerror>` runs nothing; a read-only person
  * sees the catalog and the installed list, but an install, a custom resource (create, save,
  * delete) and a rollback show "forbidden" and change nothing; a changing request without the
- * CSRF token gets 403.
+ * CSRF token gets 403. The browser logs in through the one-time login URL the console prints; one
+ * that has not gets 401, and a request with another Host (DNS rebinding) gets 421.
  * Screenshots: .cache/test-artifacts/console/.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -159,7 +161,21 @@ before(async () => {
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   page = await browser.newPage();
   page.setDefaultTimeout(60_000);
+  await logIn(page);
 });
+
+/** Logs the page's browser in through the login URL the console prints (one-time: the console then has the next). */
+async function logIn(p: Page): Promise<void> {
+  const url = web.loginUrl();
+  assert.ok(url !== undefined, 'the console prints a login URL');
+  await p.goto(url);
+  assert.equal(new URL(p.url()).search, '', 'the token is dropped from the address bar');
+}
+
+/** The Cookie header of the logged-in page, for requests made beside it. */
+async function session(): Promise<string> {
+  return (await page.context().cookies(web.url)).map((c) => `${c.name}=${c.value}`).join('; ');
+}
 
 after(async () => {
   await browser?.close().catch(() => undefined);
@@ -364,7 +380,7 @@ describe('console in a browser', () => {
   });
 
   test('create a custom resource through the generated form, then edit it as YAML', async () => {
-    const listed = (await (await fetch(`${web.url}/api/extensions/${extName}/apis`)).json()) as { apis?: { kind: string; package: string }[] };
+    const listed = (await (await fetch(`${web.url}/api/extensions/${extName}/apis`, { headers: { Cookie: await session() } })).json()) as { apis?: { kind: string; package: string }[] };
     assert.deepEqual(listed.apis?.filter((a) => a.kind === 'NodeHealthCheck').map((a) => a.package), ['node-healthcheck-operator'], JSON.stringify(listed));
     await page.goto(`${web.url}/#/installed/${extName}`);
     await page.locator('#apis a[data-api="NodeHealthCheck"]').click();
@@ -611,7 +627,11 @@ describe('console in a browser', () => {
     const p = await ctx.newPage();
     p.setDefaultTimeout(60_000);
     try {
-      await p.goto(web.url);
+      // A browser that has not logged in sees only how to.
+      const before = await p.goto(web.url);
+      assert.equal(before?.status(), 401);
+      assert.match((await p.textContent('body')) ?? '', /Open the login URL/);
+      await logIn(p);
       await p.fill('#token', token);
       await p.click('#use-token');
       await p.locator('#packages .card').first().waitFor();
@@ -707,12 +727,23 @@ describe('console in a browser', () => {
     await page.locator(`[data-edit="${name}"]`).waitFor({ state: 'detached' });
   });
 
-  test('a changing request without the CSRF token, or from another origin, gets 403', async () => {
+  test('a changing request without the CSRF token, or from another origin, gets 403; another Host gets 421', async () => {
     const body = JSON.stringify({ package: 'poison-pill-operator', serviceAccount: 'installer' });
-    const none = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    const cookie = await session();
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const u = new URL(web.url);
+      const r = httpRequest({ host: u.hostname, port: u.port, path: '/', headers: { Host: `attacker.example:${u.port}`, Cookie: cookie } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      r.on('error', reject);
+      r.end();
+    });
+    assert.equal(rebound, 421, 'a page that re-pointed its own name at loopback (DNS rebinding) gets nothing');
+    const none = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json', Cookie: cookie }, body });
     assert.equal(none.status, 403);
     assert.match(((await none.json()) as { error: string }).error, /CSRF/);
-    const foreign = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, Origin: 'https://evil.example' }, body });
+    const foreign = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Binnacle-CSRF': web.csrfToken, Origin: 'https://evil.example', Cookie: cookie }, body });
     assert.equal(foreign.status, 403);
     assert.equal(none.headers.get('x-content-type-options'), 'nosniff');
     const all = (await h.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.map((c) => c.metadata.name);

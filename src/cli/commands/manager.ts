@@ -6,6 +6,7 @@ import { UsageError, errorMessage } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
 import { defaultHelmEngineThreads, durationMs, parseDuration, parsePositiveInt } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
 interface ManagerFlags extends KubeFlags {
   dataDir: string;
@@ -23,7 +24,7 @@ interface ManagerFlags extends KubeFlags {
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
-  addKubeFlags(program.command('manager'))
+  const cmd = addKubeFlags(program.command('manager'))
     .description('Run the controllers: ClusterCatalog, BundleDeployment, ClusterExtension, PlatformOperator')
     .option('--data-dir <dir>', 'unpacked images, sources and stored catalogs', join(cacheDir(), 'manager'))
     .option('--metrics-bind-address <addr>', '/metrics, /healthz and /readyz', '127.0.0.1:8080')
@@ -36,36 +37,37 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
     .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
-    .option('--console-listen <host:port>', 'also serve the web console (see `binnacle console`) on this address')
-    .action(async (flags: ManagerFlags) => {
-      const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
-      (await import('../../helm/engine.js')).configureHelmEngine({ threads: flags.helmEngineThreads });
-      const { startManager } = await import('../../controllers/manager.js');
-      const client = await clientFor(flags);
-      const mgr = await startManager({
-        client,
-        logger: ctx.logger,
-        dataDir: flags.dataDir,
-        metricsAddress: flags.metricsBindAddress,
-        catalogAddress: flags.catalogBindAddress,
-        workers: flags.workers,
-        healthTimeoutMs: flags.healthTimeout,
-        ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
-      });
-      const web = flags.consoleListen === undefined ? undefined : await (await import('./console.js')).serveConsole(flags, flags.consoleListen, ctx);
-      const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);
-      process.once('SIGTERM', shutdown);
-      process.once('SIGINT', shutdown);
-      try {
-        await mgr.done;
-      } catch (err) {
-        // As controller-runtime: a manager that lost its lease, or failed for good, exits at once,
-        // non-zero, so that nothing of its in-flight work runs on and its Deployment restarts it.
-        ctx.err(`error: ${errorMessage(err)}\n`);
-        process.exit(1);
-      }
-      client.close();
+    .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
+  addConsoleAccessFlags(cmd, 'console-').action(async (flags: ManagerFlags) => {
+    const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
+    (await import('../../helm/engine.js')).configureHelmEngine({ threads: flags.helmEngineThreads });
+    const { startManager } = await import('../../controllers/manager.js');
+    // First: a console flag that is wrong (or unsafe) stops the manager before it reconciles anything.
+    const web = flags.consoleListen === undefined ? undefined : await (await import('./console.js')).serveConsole(flags, consoleAccessFlagsOf(flags, 'console-'), flags.consoleListen, ctx, { manager: true });
+    const client = await clientFor(flags);
+    const mgr = await startManager({
+      client,
+      logger: ctx.logger,
+      dataDir: flags.dataDir,
+      metricsAddress: flags.metricsBindAddress,
+      catalogAddress: flags.catalogBindAddress,
+      workers: flags.workers,
+      healthTimeoutMs: flags.healthTimeout,
+      ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
     });
+    const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);
+    process.once('SIGTERM', shutdown);
+    process.once('SIGINT', shutdown);
+    try {
+      await mgr.done;
+    } catch (err) {
+      // As controller-runtime: a manager that lost its lease, or failed for good, exits at once,
+      // non-zero, so that nothing of its in-flight work runs on and its Deployment restarts it.
+      ctx.err(`error: ${errorMessage(err)}\n`);
+      process.exit(1);
+    }
+    client.close();
+  });
 }
 
 /** The three leader-election durations, checked: each a positive duration, renew deadline shorter than the lease. */

@@ -12,10 +12,14 @@ import { errorText, showError } from './status.js';
 
 let stopPage: (() => void) | undefined;
 
+/** Whether this console lends its identity to a browser without a token (on loopback, after the login URL). */
+const lends = document.querySelector('meta[name="binnacle-lends-identity"]')?.getAttribute('content') !== 'no';
+const withoutToken = lends ? 'as the console’s kubeconfig identity' : 'no identity: enter your token';
+
 function header(top: HTMLElement): void {
-  const token = h('input', { type: 'password', id: 'token', placeholder: 'Bearer token (empty: the console’s own identity)', autocomplete: 'off', 'aria-label': 'Bearer token' });
+  const token = h('input', { type: 'password', id: 'token', placeholder: lends ? 'Bearer token (empty: the console’s own identity)' : 'Your bearer token (required)', autocomplete: 'off', 'aria-label': 'Bearer token' });
   token.value = bearer();
-  const who = h('span', { class: 'muted', id: 'identity' }, bearer() === '' ? 'as the console’s kubeconfig identity' : 'as the token’s identity');
+  const who = h('span', { class: 'muted', id: 'identity' }, bearer() === '' ? withoutToken : 'as the token’s identity');
   clear(top);
   append(
     top,
@@ -28,7 +32,7 @@ function header(top: HTMLElement): void {
         'Use token',
         () => {
           setBearer(token.value.trim());
-          who.textContent = token.value.trim() === '' ? 'as the console’s kubeconfig identity' : 'as the token’s identity';
+          who.textContent = token.value.trim() === '' ? withoutToken : 'as the token’s identity';
           route();
         },
         { id: 'use-token' },
