@@ -47,11 +47,12 @@ for f in "${files[@]}"; do case "$f" in src/*|./src/*) units+=("$f") ;; *) e2es+
 tap=".cache/test-results-$BINNACLE_E2E_CLUSTER.tap"  # one per cluster: side-by-side runs do not mix their counts
 unit_tap=".cache/test-results-$BINNACLE_E2E_CLUSTER-unit.tap"
 corpus_tap=".cache/test-results-$BINNACLE_E2E_CLUSTER-corpus.tap"
-rm -f "$tap" "$unit_tap" "$corpus_tap"
-run_tests() {  # run_tests TAP CONCURRENCY FILE...   (CONCURRENCY "" = node's default)
+rm -f "$tap" "$unit_tap" "$corpus_tap" "${tap%.tap}.times" "${unit_tap%.tap}.times" "${corpus_tap%.tap}.times"
+run_tests() {  # run_tests TAP CONCURRENCY FILE...   (CONCURRENCY "" = node's default); times go beside the TAP
   local out=$1 concurrency=$2; shift 2
   node --import tsx --test ${concurrency:+--test-concurrency=$concurrency} --test-reporter=spec --test-reporter-destination=stdout \
-    --test-reporter=tap --test-reporter-destination="$out" "$@"
+    --test-reporter=tap --test-reporter-destination="$out" \
+    --test-reporter=./hack/file-timings-reporter.mjs --test-reporter-destination="${out%.tap}.times" "$@"
 }
 set +e
 corpus_pid=""
@@ -94,5 +95,8 @@ if [ "$fail" -gt 0 ]; then
   step "failed tests"
   node hack/tap-failures.mjs "$unit_tap" "$tap" "$corpus_tap"
 fi
+step "the ten slowest test files (seconds)"
+cat "${unit_tap%.tap}.times" "${tap%.tap}.times" "${corpus_tap%.tap}.times" 2>/dev/null | sort -rn | head -10
+echo "the test command took $((SECONDS / 60)) min $((SECONDS % 60)) s"
 echo "${pass} passed, ${fail} failed"
 exit $status
