@@ -40,12 +40,15 @@ export interface UnpackResult {
 
 export type UnsafeReason = 'path' | 'link' | 'type' | 'size';
 
-/** An archive entry Binnacle refuses to unpack; `entry` is its path as written in the archive. */
+/**
+ * An entry of an archive (`OCI_…` codes) or of a directory tree being copied (`SOURCE_…`) that
+ * Binnacle refuses; `entry` is its path as written there, `file` names the archive or tree.
+ */
 export class UnsafeEntryError extends InputError {
   readonly entry: string;
   readonly reason: UnsafeReason;
-  constructor(reason: UnsafeReason, source: string, entry: string, message: string) {
-    const code = { path: 'OCI_UNSAFE_PATH', link: 'OCI_UNSAFE_LINK', type: 'OCI_UNSAFE_TYPE', size: 'OCI_TOO_LARGE' }[reason];
+  constructor(reason: UnsafeReason, source: string, entry: string, message: string, codePrefix: 'OCI' | 'SOURCE' = 'OCI') {
+    const code = `${codePrefix}_${{ path: 'UNSAFE_PATH', link: 'UNSAFE_LINK', type: 'UNSAFE_TYPE', size: 'TOO_LARGE' }[reason]}`;
     super(code, `entry "${entry}": ${message}`, { file: source });
     this.entry = entry;
     this.reason = reason;

@@ -10,7 +10,7 @@
  * Error codes (BinnacleError.code) it adds to src/oci's `OCI_*`:
  * - `INVALID`: the source spec (ValidationError, every problem with its field path);
  * - `SOURCE_UNSAFE_LINK` / `SOURCE_UNSAFE_TYPE` / `SOURCE_UNSAFE_PATH` / `SOURCE_TOO_LARGE`: a tree
- *   entry that is refused (UnsafeTreeEntryError names the entry);
+ *   entry that is refused (UnsafeEntryError names the entry);
  * - `SOURCE_NOT_DIRECTORY`, `SOURCE_LOCAL_MISSING`: a local path; `SOURCE_HOST_PATH_DENIED`: a local or
  *   `file://` source without `allowHostPaths`;
  * - `SOURCE_GIT_REPOSITORY` (cannot be read), `SOURCE_GIT_UNKNOWN_REF`, `SOURCE_GIT_DIRECTORY`,
@@ -39,7 +39,7 @@ export type {
 export { parseBundleSource, bundleSourceFrom, bundleSourceToJson, imageRefCredentialProblem, CREDENTIALS_INSTEAD, type ParsedSource, type ParseSourceOptions } from './validate.js';
 export { unpackSource, describeSource } from './unpack.js';
 export { gcSources, treeDir, commitTree, workDir, type GcSourcesResult } from './cache.js';
-export { digestTree, copyTree, UnsafeTreeEntryError, DEFAULT_MAX_TREE_BYTES, type TreeDigest, type TreeLimits, type TreeEntryReason } from './tree.js';
+export { digestTree, copyTree, DEFAULT_MAX_TREE_BYTES, type TreeDigest, type TreeLimits, type TreeEntryReason } from './tree.js';
 export { parseDockerConfig, pullSecretCredentials } from './image.js';
 export { secretReader, readSecret, basicAuthFromSecret, type SecretReader, type SecretRef } from './secrets.js';
 export { fetchConfigMaps } from './configmaps.js';

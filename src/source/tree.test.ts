@@ -5,7 +5,8 @@ import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { UnsafeTreeEntryError, copyTree, digestTree, symlinkEscape } from './tree.js';
+import { UnsafeEntryError } from '../oci/unpack.js';
+import { copyTree, digestTree, symlinkEscape } from './tree.js';
 import { gcSources } from './cache.js';
 import { unpackSource } from './unpack.js';
 
@@ -34,7 +35,7 @@ async function makeTree(root: string): Promise<void> {
 
 async function expectUnsafe(p: Promise<unknown>, code: string, entry: string): Promise<void> {
   await assert.rejects(p, (err: unknown) => {
-    assert.ok(err instanceof UnsafeTreeEntryError, `expected UnsafeTreeEntryError, got ${String(err)}`);
+    assert.ok(err instanceof UnsafeEntryError, `expected UnsafeEntryError, got ${String(err)}`);
     assert.equal(err.code, code);
     assert.equal(err.entry, entry);
     assert.ok(err.message.includes(entry), 'the message names the entry');

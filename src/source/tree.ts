@@ -8,22 +8,16 @@ import { createReadStream } from 'node:fs';
 import { chmod, constants, copyFile, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Stats } from 'node:fs';
+import { UnsafeEntryError, type UnsafeReason } from '../oci/unpack.js';
 import { InputError } from '../util/errors.js';
 
 export const DEFAULT_MAX_TREE_BYTES = 1024 * 1024 * 1024;
 
-export type TreeEntryReason = 'link' | 'type' | 'size' | 'path';
+export type TreeEntryReason = UnsafeReason;
 
-/** An entry of a tree Binnacle refuses: names the tree (`file`) and the entry's relative path. */
-export class UnsafeTreeEntryError extends InputError {
-  readonly entry: string;
-  readonly reason: TreeEntryReason;
-  constructor(reason: TreeEntryReason, tree: string, entry: string, message: string) {
-    const code = { link: 'SOURCE_UNSAFE_LINK', type: 'SOURCE_UNSAFE_TYPE', size: 'SOURCE_TOO_LARGE', path: 'SOURCE_UNSAFE_PATH' }[reason];
-    super(code, `entry "${entry}": ${message}`, { file: tree });
-    this.entry = entry;
-    this.reason = reason;
-  }
+/** An entry of a tree Binnacle refuses: the archive's error, with SOURCE_ codes, naming the tree and the entry. */
+function unsafeEntry(reason: TreeEntryReason, tree: string, entry: string, message: string): UnsafeEntryError {
+  return new UnsafeEntryError(reason, tree, entry, message, 'SOURCE');
 }
 
 export interface TreeLimits {
@@ -78,7 +72,7 @@ interface Visit {
 
 /**
  * Walk `root` depth first (names sorted), checking each entry before `visit` sees it. The root
- * itself is not visited. Throws UnsafeTreeEntryError for devices, escaping links and size.
+ * itself is not visited. Throws UnsafeEntryError (SOURCE_ codes) for devices, escaping links and size.
  */
 async function walk(root: string, limits: TreeLimits, visit: (v: Visit) => Promise<void>): Promise<{ bytes: number; entries: number }> {
   const what = limits.what ?? root;
@@ -94,16 +88,16 @@ async function walk(root: string, limits: TreeLimits, visit: (v: Visit) => Promi
       const abs = join(root, rel);
       const st = await lstat(abs);
       const kind = kindOf(st);
-      if (kind === undefined) throw new UnsafeTreeEntryError('type', what, rel, `is ${typeName(st)}, which a bundle may not contain`);
+      if (kind === undefined) throw unsafeEntry('type', what, rel, `is ${typeName(st)}, which a bundle may not contain`);
       entries++;
       let linkTarget: string | undefined;
       if (kind === 'symlink') {
         linkTarget = await readlink(abs);
         const escape = symlinkEscape(rel, linkTarget);
-        if (escape !== undefined) throw new UnsafeTreeEntryError('link', what, rel, escape);
+        if (escape !== undefined) throw unsafeEntry('link', what, rel, escape);
       } else if (kind === 'file') {
         bytes += st.size;
-        if (bytes > maxBytes) throw new UnsafeTreeEntryError('size', what, rel, `the tree exceeds the limit of ${maxBytes} bytes at this file (${st.size} bytes)`);
+        if (bytes > maxBytes) throw unsafeEntry('size', what, rel, `the tree exceeds the limit of ${maxBytes} bytes at this file (${st.size} bytes)`);
       }
       await visit({ rel, abs, kind, st, ...(linkTarget === undefined ? {} : { linkTarget }) });
       if (kind === 'dir') await go(rel);
