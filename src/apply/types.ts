@@ -31,10 +31,25 @@ export interface ChartInfo {
   description?: string;
 }
 
+/** Helm's hook events (helm.sh/helm/v3/pkg/release.HookEvent). */
+export type HookEvent =
+  | 'pre-install'
+  | 'post-install'
+  | 'pre-delete'
+  | 'post-delete'
+  | 'pre-upgrade'
+  | 'post-upgrade'
+  | 'pre-rollback'
+  | 'post-rollback'
+  | 'test';
+
+export type HookDeletePolicy = 'hook-succeeded' | 'hook-failed' | 'before-hook-creation';
+
 /**
  * A hook as Helm records it in a release (helm.sh/helm/v3/pkg/release.Hook): an object the
  * applier creates at a lifecycle event, waits for, and deletes per its policies. The record
- * is kept whole so the stored release stays Helm's own.
+ * is kept whole so the stored release stays Helm's own. The one declaration: Helm's engine
+ * answers it (src/helm) and the applier runs and stores it.
  */
 export interface ReleaseHook {
   name: string;
@@ -45,6 +60,7 @@ export interface ReleaseHook {
   last_run: { started_at: string; completed_at: string; phase: string };
   weight: number;
   delete_policies?: string[] | null;
+  output_log_policies?: string[] | null;
   [k: string]: unknown;
 }
 

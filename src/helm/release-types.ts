@@ -3,32 +3,13 @@
  * its release Secrets and the engine answers. Only the fields Binnacle reads are typed
  * closely; the rest pass through untouched so a stored release stays Helm's own.
  */
-import type { ReleaseStatus } from '../apply/types.js';
+import type { HelmReleaseJson } from '../apply/release.js';
+import type { ReleaseHook } from '../apply/types.js';
 
-export type HookEvent =
-  | 'pre-install'
-  | 'post-install'
-  | 'pre-delete'
-  | 'post-delete'
-  | 'pre-upgrade'
-  | 'post-upgrade'
-  | 'pre-rollback'
-  | 'post-rollback'
-  | 'test';
+export type { HookEvent, HookDeletePolicy } from '../apply/types.js';
 
-export type HookDeletePolicy = 'hook-succeeded' | 'hook-failed' | 'before-hook-creation';
-
-export interface HelmHook {
-  name: string;
-  kind: string;
-  path: string;
-  manifest: string;
-  events: HookEvent[];
-  last_run: { started_at: string; completed_at: string; phase: string };
-  weight: number;
-  delete_policies?: HookDeletePolicy[] | null;
-  output_log_policies?: string[] | null;
-}
+/** Helm's hook record: declared once, in the applier's types. */
+export type HelmHook = ReleaseHook;
 
 export interface HelmChartFile {
   name: string;
@@ -45,22 +26,14 @@ export interface HelmChart {
   files: HelmChartFile[] | null;
 }
 
-export interface HelmRelease {
-  name: string;
-  info: {
-    first_deployed: string;
-    last_deployed: string;
-    deleted: string;
-    description?: string;
-    status: ReleaseStatus;
-    notes?: string;
-    [k: string]: unknown;
-  };
+/**
+ * A release as Helm's engine answers it: the applier's record shape (apply/release.ts, the one
+ * declaration), with Helm's own chart object and the fields the engine may leave null.
+ */
+export interface HelmRelease extends Omit<HelmReleaseJson, 'info' | 'chart' | 'config' | 'hooks'> {
+  info: Omit<HelmReleaseJson['info'], 'description'> & { description?: string; [k: string]: unknown };
   chart: HelmChart;
   config: Record<string, unknown> | null;
-  manifest: string;
   hooks?: HelmHook[] | null;
-  version: number;
-  namespace: string;
   labels?: Record<string, string> | null;
 }
