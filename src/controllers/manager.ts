@@ -76,17 +76,14 @@ async function listen(server: Server, host: string, port: number): Promise<strin
   return typeof a === 'object' && a !== null ? `http://${host}:${a.port}` : `http://${host}:${port}`;
 }
 
-export async function startManager(o: ManagerOptions): Promise<RunningManager> {
-  const logger = o.logger;
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'binnacle_process_' });
-  const metrics = new ControllerMetrics(registry);
-  countApiRequests(registry, o.client);
-  const storeMetrics = new StoreMetrics(registry);
-  let ready = false;
+/** The manager's health: readiness flips once the informers have synced, and back when leading ends. */
+interface Health {
+  ready: boolean;
+}
 
-  // Bad requests get a 4xx, a failing handler a 500: no request can end the manager.
-  const probeServer = createSafeServer(
+/** `/metrics`, `/healthz`, `/livez` and `/readyz`; bad requests get a 4xx, a failing handler a 500: no request can end the manager. */
+async function startProbeServer(o: ManagerOptions, registry: Registry, health: Health): Promise<{ server: Server; url: string }> {
+  const server = createSafeServer(
     async (req, res, url) => {
       const head = req.method === 'HEAD';
       const path = url.pathname;
@@ -97,183 +94,204 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       } else if (path === '/healthz' || path === '/livez') {
         sendPlain(res, 200, 'ok', head);
       } else if (path === '/readyz') {
-        sendPlain(res, ready ? 200 : 503, ready ? 'ok' : 'not ready', head);
+        sendPlain(res, health.ready ? 200 : 503, health.ready ? 'ok' : 'not ready', head);
       } else {
         sendPlain(res, 404, 'not found', head);
       }
     },
-    { name: 'metrics', methods: ['GET', 'HEAD'], logger },
+    { name: 'metrics', methods: ['GET', 'HEAD'], logger: o.logger },
   );
   const m = splitAddress(o.metricsAddress ?? '127.0.0.1:0', 0);
-  const metricsUrl = await listen(probeServer, m.host, m.port);
-  logger.info({ metricsUrl }, 'serving /metrics, /healthz and /readyz');
+  const url = await listen(server, m.host, m.port);
+  o.logger.info({ metricsUrl: url }, 'serving /metrics, /healthz and /readyz');
+  return { server, url };
+}
 
+/** The informers every controller shares. */
+function startInformers(client: KubeClient, logger: Logger) {
+  const resyncMs = 10 * 60_000;
+  return {
+    catalogs: new Informer(client, API_VERSION, 'ClusterCatalog', { logger, resyncMs }),
+    deployments: new Informer<BundleDeployment>(client, API_VERSION, 'BundleDeployment', { logger, resyncMs }),
+    extensions: new Informer<ClusterExtension>(client, API_VERSION, 'ClusterExtension', { logger, resyncMs }),
+    platform: new Informer(client, API_VERSION, 'PlatformOperator', { logger, resyncMs }),
+    helmOperators: new Informer(client, API_VERSION, 'HelmOperator', { logger, resyncMs }),
+  };
+}
+type Informers = ReturnType<typeof startInformers>;
+
+/**
+ * Extensions held up by what others installed: waiting for another's BundleDeployment to go, a
+ * resolution that failed, an upgrade blocked. Not those merely installing their own
+ * BundleDeployments (their own watch calls them): called back on every one of 184 installs at
+ * once, they re-resolved in rounds under the one lock, a storm that grew as n².
+ */
+function unsettledExtensions(inf: Informers): () => string[] {
+  return () =>
+    inf.extensions
+      .list()
+      .filter((ce) => {
+        const st = ce.status as { observedGeneration?: number; conditions?: Parameters<typeof findCondition>[0] } | undefined;
+        const progressing = findCondition(st?.conditions, 'Progressing');
+        return st?.observedGeneration === ce.metadata.generation && progressing?.status === 'True' && progressing.reason !== 'Installing';
+      })
+      .map((ce) => objectKey(ce.metadata));
+}
+
+/** The ClusterExtension controller: resolution under one cluster-wide lock, woken by its BundleDeployments and new catalog content. */
+function extensionController(o: ManagerOptions, client: KubeClient, inf: Informers, catalogs: CatalogRegistry, metrics: ControllerMetrics): Controller {
+  // Resolution reads and changes what the whole cluster has installed: one reconcile at a time,
+  // across managers too (a Lease next to the leader-election one).
+  const lock = new LeaseLock({
+    client,
+    namespace: o.leaderElection?.namespace ?? 'kube-system',
+    name: 'binnacle-installed-state',
+    identity: `${o.leaderElection?.identity ?? `${hostname()}_${process.pid}`}_${randomUUID().slice(0, 8)}`,
+    logger: o.logger,
+  });
+  const ce = new Controller({
+    name: 'clusterextension',
+    logger: o.logger,
+    metrics,
+    workers: o.workers ?? 4,
+    reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock, clusterFacts: new ClusterFactsSource(client, o.logger), clusterCatalogs: () => inf.catalogs.list(), caches: { deployments: inf.deployments, extensions: inf.extensions } }),
+  })
+    .watch(inf.extensions, undefined, specOrMetadataChanged)
+    // A BundleDeployment's news goes to every extension that needs it…
+    .watch(inf.deployments, (bd) => extensionsNamedOn(bd))
+    // …and one coming or going may unblock an extension waiting on the installed state.
+    .watch(inf.deployments, unsettledExtensions(inf), () => false);
+  // New catalog content may offer upgrades or fix a failed resolution: look at every extension again.
+  catalogs.onChange(() => {
+    for (const x of inf.extensions.list()) ce.enqueue(objectKey(x.metadata));
+  });
+  return ce;
+}
+
+/** The source and catalog stores are collected on a schedule; what an object refers to stays. */
+function collectStores(o: ManagerOptions, inf: Informers, catalogs: CatalogRegistry, storeMetrics: StoreMetrics): () => Promise<void> {
+  return async () => {
+    try {
+      const inUse = new Set(
+        inf.deployments.list().flatMap((bd) => {
+          const d = (bd.status as { contentDigest?: unknown } | undefined)?.contentDigest;
+          return typeof d === 'string' ? [d] : [];
+        }),
+      );
+      storeMetrics.record('sources', await collectSourceCache(join(o.dataDir, 'sources'), inUse));
+      storeMetrics.record('catalogs', await collectCatalogStore(join(o.dataDir, 'catalogs'), new Map(catalogs.list().map((c) => [c.name, c.stored.file]))));
+    } catch (err) {
+      o.logger.warn({ err: errorMessage(err) }, 'store garbage collection failed');
+    }
+  };
+}
+
+/** Everything a leader runs: the catalog server, the informers and every controller, until `signal`. */
+async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: WriteFence | undefined, metrics: ControllerMetrics, storeMetrics: StoreMetrics, health: Health): Promise<void> {
+  const logger = o.logger;
+  // With leader election every write goes through the leadership fence: none once the lease may be lost.
+  const client = fence === undefined ? o.client : o.client.fenced(fence);
+  // Every informer, controller and Helm-operator kind listens for the stop: more than Node's default 10.
+  setMaxListeners(0, signal);
+  const catalogs = new CatalogRegistry();
+  const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
+  const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger });
+  const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
+  logger.info({ url: serverUrl }, 'serving catalogs');
+  const imageCache = join(o.dataDir, 'images');
+  const pull = (ref: string, opts: { insecure: boolean }) => pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, ...(opts.insecure ? { insecure: true } : {}) }) });
+  const inf = startInformers(client, logger);
+  const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
+    const labels = obj.metadata.labels ?? {};
+    return labels[LABEL_OWNER_KIND] === kind && labels[LABEL_OWNER_NAME] !== undefined ? [labels[LABEL_OWNER_NAME]] : [];
+  };
+  const healthTimeout = o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs };
+  const controllers = [
+    new Controller({ name: 'clustercatalog', logger, metrics, workers: 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
+    new Controller({ name: 'bundledeployment', logger, metrics, workers: o.workers ?? 4, reconciler: new BundleDeploymentReconciler({ client, cacheDir: join(o.dataDir, 'sources'), ...healthTimeout }) }).watch(inf.deployments, undefined, specOrMetadataChanged),
+    extensionController(o, client, inf, catalogs, metrics),
+    new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
+      .watch(inf.platform)
+      .watch(inf.extensions, ownerKey('PlatformOperator'))
+      .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))), // packages' health
+  ];
+  // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
+  const helmOperators = new HelmOperatorReconciler({ client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...healthTimeout });
+  controllers.push(new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged));
+  signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
+
+  const collectGarbage = collectStores(o, inf, catalogs, storeMetrics);
+  const gcTimer = setInterval(() => void collectGarbage(), o.gcIntervalMs ?? 10 * 60_000);
+  signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
+
+  const runs = [...Object.values(inf).map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
+  await Promise.all(Object.values(inf).map((i) => i.waitForSync()));
+  health.ready = true;
+  logger.info('controllers started');
+  void collectGarbage(); // and the store gauges are there from the start
+  await Promise.all(runs);
+  health.ready = false;
+  await catalogServer.close();
+}
+
+/** Runs `lead` while this manager holds the Lease; resolves when it stops, rejects with LEADER_ELECTION_LOST at once on a lost lease. */
+async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['leaderElection']>, stopAll: AbortController, lead: (signal: AbortSignal, fence?: WriteFence) => Promise<void>): Promise<void> {
+  const leadershipLost = new AbortController();
+  const elector = new LeaderElector({
+    client: o.client,
+    namespace: le.namespace,
+    name: le.name ?? 'binnacle-manager',
+    identity: le.identity ?? `${hostname()}_${process.pid}`,
+    logger: o.logger,
+    ...(le.leaseDurationMs === undefined ? {} : { leaseDurationMs: le.leaseDurationMs }),
+    ...(le.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: le.renewDeadlineMs }),
+    ...(le.retryPeriodMs === undefined ? {} : { retryPeriodMs: le.retryPeriodMs }),
+    onStartedLeading: lead,
+    onStoppedLeading: (lost) => {
+      // A manager that lost its lease must not keep reconciling: it stops at once (its writes
+      // are already refused) and fails, as controller-runtime's does, so a restart campaigns again.
+      if (lost) leadershipLost.abort();
+      if (!stopAll.signal.aborted) {
+        o.logger.error(lost ? 'leader election lost; stopping' : 'stopped leading; stopping');
+        stopAll.abort();
+      }
+    },
+  });
+  await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: le.namespace } });
+  const running = elector.run(stopAll.signal);
+  // Lost leadership ends the manager now, not when the in-flight work has wound down.
+  const lostEarly = new Promise<never>((_resolve, reject) => {
+    leadershipLost.signal.addEventListener('abort', () => reject(new BinnacleError('LEADER_ELECTION_LOST', 'leader election lost')), { once: true });
+  });
+  lostEarly.catch(() => undefined);
+  return Promise.race([running, lostEarly]);
+}
+
+/**
+ * Starts the manager: probes and metrics first, then Binnacle's CRDs and the platform
+ * protection policy, then (while leading, when elected) every controller.
+ */
+export async function startManager(o: ManagerOptions): Promise<RunningManager> {
+  const logger = o.logger;
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'binnacle_process_' });
+  const metrics = new ControllerMetrics(registry);
+  countApiRequests(registry, o.client);
+  const storeMetrics = new StoreMetrics(registry);
+  const health: Health = { ready: false };
+  const probes = await startProbeServer(o, registry, health);
   try {
     await ensureCrds(o.client);
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
     await ensurePlatformProtection(o.client, logger);
   } catch (err) {
     // A manager that cannot start must not linger answering /healthz: close, so the process ends.
-    await closeServer(probeServer);
+    await closeServer(probes.server);
     throw err;
   }
   const stopAll = new AbortController();
-  const leadershipLost = new AbortController();
-
-  const lead = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
-    // With leader election every write goes through the leadership fence: none once the lease may be lost.
-    const client = fence === undefined ? o.client : o.client.fenced(fence);
-    // Every informer, controller and Helm-operator kind listens for the stop: more than Node's default 10.
-    setMaxListeners(0, signal);
-    const catalogs = new CatalogRegistry();
-    const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
-    const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger });
-    const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
-    logger.info({ url: serverUrl }, 'serving catalogs');
-    const imageCache = join(o.dataDir, 'images');
-    const pull = (ref: string, opts: { insecure: boolean }) =>
-      pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, ...(opts.insecure ? { insecure: true } : {}) }) });
-    const workers = o.workers ?? 4;
-    const inf = {
-      catalogs: new Informer(client, API_VERSION, 'ClusterCatalog', { logger, resyncMs: 10 * 60_000 }),
-      deployments: new Informer<BundleDeployment>(client, API_VERSION, 'BundleDeployment', { logger, resyncMs: 10 * 60_000 }),
-      extensions: new Informer<ClusterExtension>(client, API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }),
-      platform: new Informer(client, API_VERSION, 'PlatformOperator', { logger, resyncMs: 10 * 60_000 }),
-      helmOperators: new Informer(client, API_VERSION, 'HelmOperator', { logger, resyncMs: 10 * 60_000 }),
-    };
-    const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
-      const labels = obj.metadata.labels ?? {};
-      return labels[LABEL_OWNER_KIND] === kind && labels[LABEL_OWNER_NAME] !== undefined ? [labels[LABEL_OWNER_NAME]] : [];
-    };
-    const catalogController = new Controller({
-      name: 'clustercatalog',
-      logger,
-      metrics,
-      workers: 2,
-      reconciler: new ClusterCatalogReconciler({ client: client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }),
-    }).watch(inf.catalogs, undefined, specOrMetadataChanged);
-    const bdController = new Controller({
-      name: 'bundledeployment',
-      logger,
-      metrics,
-      workers,
-      reconciler: new BundleDeploymentReconciler({ client: client, cacheDir: join(o.dataDir, 'sources'), ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) }),
-    }).watch(inf.deployments, undefined, specOrMetadataChanged);
-    // Resolution reads and changes what the whole cluster has installed: one reconcile at a time,
-    // across managers too (a Lease next to the leader-election one).
-    const installedStateLock = new LeaseLock({
-      client: client,
-      namespace: o.leaderElection?.namespace ?? 'kube-system',
-      name: 'binnacle-installed-state',
-      identity: `${o.leaderElection?.identity ?? `${hostname()}_${process.pid}`}_${randomUUID().slice(0, 8)}`,
-      logger,
-    });
-    // Extensions held up by what others installed: waiting for another's BundleDeployment to go,
-    // a resolution that failed, an upgrade blocked. Not those merely installing their own
-    // BundleDeployments (their own watch above calls them): called back on every one of 184
-    // installs at once, they re-resolved in rounds under the one lock, a storm that grew as n².
-    const unsettledExtensions = (): string[] =>
-      inf.extensions
-        .list()
-        .filter((ce) => {
-          const st = ce.status as { observedGeneration?: number; conditions?: Parameters<typeof findCondition>[0] } | undefined;
-          const progressing = findCondition(st?.conditions, 'Progressing');
-          return st?.observedGeneration === ce.metadata.generation && progressing?.status === 'True' && progressing.reason !== 'Installing';
-        })
-        .map((ce) => objectKey(ce.metadata));
-    const ceController = new Controller({
-      name: 'clusterextension',
-      logger,
-      metrics,
-      workers,
-      reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock: installedStateLock, clusterFacts: new ClusterFactsSource(client, logger), clusterCatalogs: () => inf.catalogs.list(), caches: { deployments: inf.deployments, extensions: inf.extensions } }),
-    })
-      .watch(inf.extensions, undefined, specOrMetadataChanged)
-      // A BundleDeployment's news goes to every extension that needs it…
-      .watch(inf.deployments, (bd) => extensionsNamedOn(bd))
-      // …and one coming or going may unblock an extension waiting on the installed state.
-      .watch(inf.deployments, unsettledExtensions, () => false);
-    // New catalog content may offer upgrades or fix a failed resolution: look at every extension again.
-    catalogs.onChange(() => {
-      for (const ce of inf.extensions.list()) ceController.enqueue(objectKey(ce.metadata));
-    });
-    const poController = new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
-      .watch(inf.platform)
-      .watch(inf.extensions, ownerKey('PlatformOperator'))
-      .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))); // packages' health
-
-    // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
-    const helmOperators = new HelmOperatorReconciler({ client: client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }) });
-    const hopController = new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged);
-    signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
-
-    // The source and catalog stores are collected on a schedule; what an object refers to stays.
-    const collectGarbage = async (): Promise<void> => {
-      try {
-        const inUse = new Set(inf.deployments.list().flatMap((bd) => {
-          const d = (bd.status as { contentDigest?: unknown } | undefined)?.contentDigest;
-          return typeof d === 'string' ? [d] : [];
-        }));
-        storeMetrics.record('sources', await collectSourceCache(join(o.dataDir, 'sources'), inUse));
-        storeMetrics.record('catalogs', await collectCatalogStore(join(o.dataDir, 'catalogs'), new Map(catalogs.list().map((c) => [c.name, c.stored.file]))));
-      } catch (err) {
-        logger.warn({ err: errorMessage(err) }, 'store garbage collection failed');
-      }
-    };
-    const gcTimer = setInterval(() => void collectGarbage(), o.gcIntervalMs ?? 10 * 60_000);
-    signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
-
-    const runs = [
-      ...Object.values(inf).map((i) => i.run(signal)),
-      hopController.run(signal),
-      catalogController.run(signal),
-      bdController.run(signal),
-      ceController.run(signal),
-      poController.run(signal),
-    ];
-    await Promise.all(Object.values(inf).map((i) => i.waitForSync()));
-    ready = true;
-    logger.info('controllers started');
-    void collectGarbage(); // and the store gauges are there from the start
-    await Promise.all(runs);
-    ready = false;
-    await catalogServer.close();
-  };
-
-  let done: Promise<void>;
-  if (o.leaderElection !== undefined) {
-    const le = o.leaderElection;
-    const elector = new LeaderElector({
-      client: o.client,
-      namespace: le.namespace,
-      name: le.name ?? 'binnacle-manager',
-      identity: le.identity ?? `${hostname()}_${process.pid}`,
-      logger,
-      ...(le.leaseDurationMs === undefined ? {} : { leaseDurationMs: le.leaseDurationMs }),
-      ...(le.renewDeadlineMs === undefined ? {} : { renewDeadlineMs: le.renewDeadlineMs }),
-      ...(le.retryPeriodMs === undefined ? {} : { retryPeriodMs: le.retryPeriodMs }),
-      onStartedLeading: lead,
-      onStoppedLeading: (lost) => {
-        // A manager that lost its lease must not keep reconciling: it stops at once (its writes
-        // are already refused) and fails, as controller-runtime's does, so a restart campaigns again.
-        if (lost) leadershipLost.abort();
-        if (!stopAll.signal.aborted) {
-          logger.error(lost ? 'leader election lost; stopping' : 'stopped leading; stopping');
-          stopAll.abort();
-        }
-      },
-    });
-    await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: le.namespace } });
-    const running = elector.run(stopAll.signal);
-    // Lost leadership ends the manager now, not when the in-flight work has wound down.
-    const lostEarly = new Promise<never>((_resolve, reject) => {
-      leadershipLost.signal.addEventListener('abort', () => reject(new BinnacleError('LEADER_ELECTION_LOST', 'leader election lost')), { once: true });
-    });
-    lostEarly.catch(() => undefined);
-    done = Promise.race([running, lostEarly]);
-  } else {
-    done = lead(stopAll.signal);
-  }
+  const lead = (signal: AbortSignal, fence?: WriteFence): Promise<void> => runControllers(o, signal, fence, metrics, storeMetrics, health);
+  const done = o.leaderElection === undefined ? lead(stopAll.signal) : runElected(o, o.leaderElection, stopAll, lead);
   const finished = done
     .catch((err: unknown) => {
       // Lost leadership and every other fatal failure are the caller's to act on: exit non-zero.
@@ -281,11 +299,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       throw err;
     })
     .finally(() => {
-      probeServer.closeAllConnections();
-      return new Promise<void>((resolve) => probeServer.close(() => resolve()));
+      probes.server.closeAllConnections();
+      return new Promise<void>((resolve) => probes.server.close(() => resolve()));
     });
   return {
-    metricsUrl,
+    metricsUrl: probes.url,
     done: finished,
     stop: async () => {
       stopAll.abort();
