@@ -50,7 +50,7 @@ interface Running {
 
 const MiB = 1024 * 1024;
 
-export function mib(bytes: number): string {
+function mib(bytes: number): string {
   return `${Math.round((bytes / MiB) * 10) / 10} MiB`;
 }
 
@@ -62,8 +62,10 @@ function crashError(m: Extract<WorkerMessage, { type: 'failed' }>, op: EngineOp,
   return new HelmError('internal', `Helm's engine stopped: ${m.error}${firstLines === '' ? '' : ` (${firstLines})`}`, 'HELM_ENGINE_CRASH');
 }
 
-export function memoryLimitError(op: EngineOp, limits: CallLimits): HelmError {
-  return new HelmError('memory', `${op} exceeded the memory limit of ${mib(limits.memoryBytes)}; Helm's engine was restarted`, 'HELM_MEMORY_LIMIT');
+/** `which`: the engine's WebAssembly memory unless said. */
+function memoryLimitError(op: EngineOp, limits: CallLimits, which?: string): HelmError {
+  const limit = which === undefined ? `the memory limit of ${mib(limits.memoryBytes)}` : `the memory limit of ${which}`;
+  return new HelmError('memory', `${op} exceeded ${limit}; Helm's engine was restarted`, 'HELM_MEMORY_LIMIT');
 }
 
 export class EngineThread {
@@ -95,7 +97,11 @@ export class EngineThread {
 
   private spawn(module: WebAssembly.Module, resolveReady: () => void, rejectReady: (e: Error) => void): void {
     const { memoryBytes, maxOutputBytes } = this.limits;
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, glue: this.glue, memoryBytes, maxOutputBytes } });
+    // The worker's JavaScript heap holds the answer as a string before its size is checked:
+    // room for an answer at the output limit, and 64 MiB for the rest. Past it the worker is
+    // stopped (ERR_WORKER_OUT_OF_MEMORY), which is a memory limit too.
+    const resourceLimits = { maxOldGenerationSizeMb: Math.ceil(maxOutputBytes / MiB) + 64 };
+    const worker = new Worker(WORKER_SOURCE, { eval: true, resourceLimits, workerData: { module, glue: this.glue, memoryBytes, maxOutputBytes } });
     // A long-lived helper must not keep a CLI process alive once its work is done.
     if (this.running === undefined) worker.unref();
     this.worker = worker;
@@ -126,7 +132,8 @@ export class EngineThread {
       }
     });
     worker.on('error', (err) => {
-      const e = new HelmError('internal', `Helm's engine crashed: ${err.message}`, 'HELM_ENGINE_CRASH');
+      const heapFull = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      const e = heapFull ? memoryLimitError(this.running?.op ?? 'render', this.limits, `its JavaScript heap of ${mib(resourceLimits.maxOldGenerationSizeMb * MiB)}`) : new HelmError('internal', `Helm's engine crashed: ${err.message}`, 'HELM_ENGINE_CRASH');
       e.cause = err;
       rejectReady(e);
       this.stop(worker, e);
