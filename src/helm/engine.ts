@@ -186,7 +186,6 @@ class WasmHelmEngine implements HelmEngine {
   private readonly queue: Queued[] = [];
   private module: Promise<WebAssembly.Module> | undefined;
   private nextId = 1;
-  private closed = false;
   private readonly maxThreads: number;
   private readonly limits: CallLimits;
 
@@ -251,7 +250,6 @@ class WasmHelmEngine implements HelmEngine {
   }
 
   private async call(op: EngineOp, payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
-    if (this.closed) throw new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT');
     const json = await new Promise<string>((resolveCall, rejectCall) => {
       this.queue.push({ op, payload, lookup, resolve: resolveCall, reject: rejectCall });
       this.dispatch();
@@ -318,7 +316,6 @@ class WasmHelmEngine implements HelmEngine {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
     for (const job of this.queue.splice(0)) job.reject(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
     const threads = this.pool.splice(0);
     await Promise.all(threads.map((t) => t.close()));
