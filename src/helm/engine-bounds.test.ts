@@ -53,7 +53,7 @@ function rss(): number {
 }
 
 describe('bounds on a render', () => {
-  test('a values bomb through tpl fails with the memory limit named; the render beside it and the next one succeed; the memory comes back', { timeout: 120_000 }, async () => {
+  test('a values bomb through tpl fails with the memory limit named; the render beside it and the next one succeed; the memory comes back', { timeout: 120_000 }, async (t) => {
     const ceiling = 128 * MiB;
     const engine = createHelmEngine(undefined, { memoryLimitBytes: ceiling });
     try {
@@ -63,6 +63,8 @@ describe('bounds on a render', () => {
       const doubling = await tplChart('doubling-bomb', '{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}{{ len $s }}');
       assert.match(await good(engine), /replicas: "1"/);
       const before = rss();
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
       for (const chart of [repeat, doubling]) {
         const [bomb, beside] = await Promise.allSettled([engine.template({ chart, releaseName: 'bomb', values: {} }), good(engine, 'beside')]);
         assert.equal(bomb.status, 'rejected');
@@ -71,7 +73,9 @@ describe('bounds on a render', () => {
         assert.match(beside.value, /replicas: "1"/);
         assert.match(await good(engine, 'after'), /replicas: "1"/);
       }
+      clearInterval(sampler);
       const afterBombs = rss();
+      t.diagnostic(`RSS before the bombs ${Math.round(before / MiB)} MiB, highest seen ${Math.round(peak / MiB)} MiB, after ${Math.round(afterBombs / MiB)} MiB`);
       assert.ok(afterBombs - before < ceiling / 2, `RSS ${Math.round(before / MiB)} MiB before the bombs, ${Math.round(afterBombs / MiB)} MiB after: the bombs' memory was given back`);
     } finally {
       await engine.close();
