@@ -142,7 +142,7 @@ export interface HelmEngineOptions {
    * The ceiling on each thread's WebAssembly memory, which holds Go's whole heap (default
    * DEFAULT_MEMORY_LIMIT_BYTES). A render that needs more fails with HELM_MEMORY_LIMIT and its
    * thread is replaced, which gives the memory back. Whole 64 KiB pages; at least 64 MiB
-   * (Go's runtime and Helm's code start in about 20 MiB).
+   * (the module starts with 43 MiB).
    */
   memoryLimitBytes?: number;
   /** The most one answer (manifest and release record) may be (default 64 MiB): HELM_OUTPUT_LIMIT past it. */
@@ -151,11 +151,13 @@ export interface HelmEngineOptions {
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 /**
- * 320 MiB. The largest render of the charts corpus peaks near 60 MiB of WebAssembly memory
- * (see the report in README's Helm section); a manager with a 1 GiB limit runs two threads and
- * itself within it.
+ * 256 MiB of WebAssembly memory per engine thread. Measured (each render of the charts corpus,
+ * defaults and ci/ values, with its release record, in a fresh instance): Go starts at 43 MiB
+ * and the largest render (bitnami harbor) peaks at 90 MiB, so this is near three times that;
+ * and the manager's 1 GiB container holds two threads at their ceilings (plus each worker's
+ * JavaScript heap bound, engine-thread.ts) beside the manager itself.
  */
-export const DEFAULT_MEMORY_LIMIT_BYTES = 320 * 1024 * 1024;
+export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 const MIN_MEMORY_LIMIT_BYTES = 64 * 1024 * 1024;
 
