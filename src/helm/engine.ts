@@ -151,11 +151,13 @@ export interface HelmEngineOptions {
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 /**
- * 256 MiB of WebAssembly memory per engine thread. Measured (each render of the charts corpus,
- * defaults and ci/ values, with its release record, in a fresh instance): Go starts at 43 MiB
- * and the largest render (bitnami harbor) peaks at 90 MiB, so this is near three times that;
- * and the manager's 1 GiB container holds two threads at their ceilings (plus each worker's
- * JavaScript heap bound, engine-thread.ts) beside the manager itself.
+ * 256 MiB of WebAssembly memory per engine thread. Measured on the charts corpus (every chart,
+ * defaults and ci/ values, kube 1.36.3 with CRDs, release record included): Go starts at 43 MiB;
+ * the largest render (argo-cd with its CRDs) peaks at 109 MiB in a fresh instance. A long-lived
+ * instance needs more (its heap is fragmented by earlier renders): the whole corpus through one
+ * instance fails two renders at a 112 MiB ceiling and none at 256 MiB. Two threads at their
+ * ceilings, with each worker's JavaScript heap bound (engine-thread.ts), still leave the
+ * manager room in its 1 GiB container.
  */
 export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
