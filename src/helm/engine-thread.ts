@@ -72,6 +72,8 @@ export class EngineThread {
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private running: Running | undefined;
+  /** The termination of the worker last stopped: a new one starts only after it, so a thread never holds two instances' memory. */
+  private ending: Promise<unknown> = Promise.resolve();
 
   /** `module` compiles (or has compiled) helm.wasm; every thread shares the one module. */
   constructor(
@@ -87,7 +89,8 @@ export class EngineThread {
 
   private start(): Promise<void> {
     if (this.ready !== undefined) return this.ready;
-    this.ready = this.module().then((module) => new Promise<void>((resolveReady, rejectReady) => this.spawn(module, resolveReady, rejectReady)));
+    const ended = this.ending;
+    this.ready = Promise.all([this.module(), ended]).then(([module]) => new Promise<void>((resolveReady, rejectReady) => this.spawn(module, resolveReady, rejectReady)));
     // A start that failed is tried again on the next call.
     this.ready.catch(() => {
       if (this.worker === undefined) this.ready = undefined;
@@ -155,7 +158,7 @@ export class EngineThread {
     this.worker = undefined;
     this.ready = undefined;
     this.fail(err);
-    void worker.terminate().catch(() => undefined);
+    this.ending = worker.terminate().catch(() => undefined);
   }
 
   private fail(err: Error): void {
