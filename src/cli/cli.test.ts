@@ -4,7 +4,7 @@
  * user's mistake, quiet logs unless -v, and output piped into `head` ending quietly.
  */
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -326,6 +326,23 @@ describe('errors', () => {
     assert.equal(r.code, 1);
     assert.doesNotMatch(r.err, /\n\s+at /);
     assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
+  });
+
+  it('`helm template` past a render bound is a one-line error naming the limit, with exit 1', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cli-helm-bomb-'));
+    try {
+      await mkdir(path.join(dir, 'templates'));
+      await writeFile(path.join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: bomb\nversion: 0.1.0\n');
+      await writeFile(path.join(dir, 'values.yaml'), 'x: \'{{ len (repeat 100000000 "xxxxxxxxxx") }}\'\n');
+      await writeFile(path.join(dir, 'templates', 'cm.yaml'), '{{ tpl .Values.x . }}\n');
+      const r = await cli(['helm', 'template', 'x', dir]);
+      assert.equal(r.code, 1);
+      assert.equal(r.out, '');
+      assert.match(r.err, /^error: render exceeded the memory limit of \d+ MiB/);
+      assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -41,3 +41,23 @@ test('objectsOf: more than 10,000 aliases, which Helm accepts, are read; an alia
     message: `c: rendered manifest: document 2: ${BOMB_REASON_IN_OBJECT}`,
   });
 });
+
+test('lookup reaches the cluster client with GETs only, and what it reads is rendered', { timeout: 120_000 }, async () => {
+  const calls: { method: string; path: string }[] = [];
+  const client = {
+    serverVersion: () => Promise.resolve('v1.36.3'),
+    apiVersionSet: () => Promise.resolve(['v1']),
+    find: () => Promise.resolve(undefined),
+    rawRequest: (method: string, path: string) => {
+      calls.push({ method, path });
+      const bare = path.split('?')[0] ?? path;
+      if (bare === '/api/v1') return Promise.resolve({ status: 200, body: JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'namespaces', namespaced: false, kind: 'Namespace', verbs: ['get'] }, { name: 'configmaps', namespaced: true, kind: 'ConfigMap', verbs: ['get'] }] }) });
+      if (bare === '/api/v1/namespaces/kube-system') return Promise.resolve({ status: 200, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'uid-from-client' } }) });
+      return Promise.resolve({ status: 404, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }) });
+    },
+  } as unknown as NonNullable<Parameters<typeof renderChartRelease>[0]['client']>;
+  const r = await renderChartRelease({ chart: join(import.meta.dirname, 'testdata', 'lookup'), chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine, client });
+  assert.equal((r.objects[0] as { data?: Record<string, string> }).data?.uid, 'uid-from-client');
+  assert.ok(calls.length > 0);
+  assert.deepEqual(calls.filter((c) => c.method !== 'GET'), [], 'only GETs reach the client');
+});

@@ -1,12 +1,19 @@
 /**
  * One worker thread running one instance of Helm's WebAssembly engine (engine-worker.ts):
- * started on its first call, answers calls by id, and bridges `lookup` to the caller's transport.
+ * started on its first call, bridges `lookup` to the caller's transport, and runs ONE call at a
+ * time (the engine's pool queues the rest, engine.ts).
  *
  * Helm has no bound on a template's work (nested `range`, `include` fanning out, `tpl` calling
- * itself), and an instance renders one thing at a time, so a call that runs past its time bound
- * (HELM_TIMEOUT) or crashes the worker (HELM_ENGINE_CRASH: a JavaScript stack overflow, Go
- * running out of memory) stops the worker and fails every call in flight on it; the next call
- * starts a fresh one.
+ * itself, `repeat`) and Go's WebAssembly cannot be interrupted, so a render is bounded from
+ * outside: its time (`callTimeoutMs`, HELM_TIMEOUT), the instance's memory (a maximum set in the
+ * module, wasm-memory.ts; Go dies "out of memory": HELM_MEMORY_LIMIT) and its answer's size
+ * (HELM_OUTPUT_LIMIT, checked in the worker). Past the time or memory bound, or when the worker
+ * crashes (HELM_ENGINE_CRASH: a JavaScript stack overflow, a Go fatal error), the worker is
+ * terminated, which gives its memory back (WebAssembly memory never shrinks while the instance
+ * lives), and the next call starts a fresh one. One call at a time is what makes that fair: the
+ * call that failed is the one that was running, and no other call was inside the instance it
+ * took down (two renders inside one Go instance share its heap and its only thread, so either
+ * could be blamed for the other's bomb).
  */
 import { Worker } from 'node:worker_threads';
 import { BinnacleError } from '../util/errors.js';
@@ -18,82 +25,72 @@ type Transport = (method: string, path: string, body: string) => Promise<{ statu
 
 type WorkerMessage =
   | { type: 'ready' }
-  | { type: 'failed'; error: string }
+  | { type: 'failed'; error: string; fatal?: string; memoryBytes?: number }
   | { type: 'result'; id: number; json: string }
   | { type: 'lookup'; id: number; lookupId: number; method: string; path: string; body: string };
 
-interface Pending {
+/** The bounds on one call (see HelmEngineOptions). */
+export interface CallLimits {
+  callTimeoutMs: number;
+  /** The ceiling set on the module's memory; here for messages and Go's GOMEMLIMIT. */
+  memoryBytes: number;
+  maxOutputBytes: number;
+}
+
+export type EngineOp = 'render' | 'inspect';
+
+interface Running {
+  id: number;
+  op: EngineOp;
   resolve: (json: string) => void;
   reject: (e: Error) => void;
   lookup: Transport | undefined;
   timer?: NodeJS.Timeout;
 }
 
+const MiB = 1024 * 1024;
+
+function mib(bytes: number): string {
+  return `${Math.round((bytes / MiB) * 10) / 10} MiB`;
+}
+
+/** Why the worker stopped, as the running call's error. */
+function crashError(m: Extract<WorkerMessage, { type: 'failed' }>, op: EngineOp, limits: CallLimits): HelmError {
+  const fatal = (m.fatal ?? '').trim();
+  if (/out of memory/.test(fatal)) return memoryLimitError(op, limits);
+  const firstLines = fatal.split('\n').slice(0, 2).join('; ');
+  return new HelmError('internal', `Helm's engine stopped: ${m.error}${firstLines === '' ? '' : ` (${firstLines})`}`, 'HELM_ENGINE_CRASH');
+}
+
+/** `which`: the engine's WebAssembly memory unless said. */
+function memoryLimitError(op: EngineOp, limits: CallLimits, which?: string): HelmError {
+  const limit = which === undefined ? `the memory limit of ${mib(limits.memoryBytes)}` : `the memory limit of ${which}`;
+  return new HelmError('memory', `${op} exceeded ${limit}; Helm's engine was restarted`, 'HELM_MEMORY_LIMIT');
+}
+
 export class EngineThread {
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
-  private readonly pending = new Map<number, Pending>();
+  private running: Running | undefined;
+  /** The termination of the worker last stopped: a new one starts only after it, so a thread never holds two instances' memory. */
+  private ending: Promise<unknown> = Promise.resolve();
 
   /** `module` compiles (or has compiled) helm.wasm; every thread shares the one module. */
   constructor(
     private readonly glue: string,
     private readonly module: () => Promise<WebAssembly.Module>,
-    private readonly callTimeoutMs: number,
+    private readonly limits: CallLimits,
   ) {}
 
-  /** Calls in flight on this thread. */
-  get busy(): number {
-    return this.pending.size;
+  /** A call is running on this thread (or starting it). */
+  get busy(): boolean {
+    return this.running !== undefined;
   }
 
   private start(): Promise<void> {
     if (this.ready !== undefined) return this.ready;
-    this.ready = this.module().then(
-      (module) =>
-        new Promise<void>((resolveReady, rejectReady) => {
-          const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { module, glue: this.glue } });
-          // A long-lived helper must not keep a CLI process alive once its work is done.
-          if (this.pending.size === 0) worker.unref();
-          this.worker = worker;
-          let started = false;
-          worker.on('message', (m: WorkerMessage) => {
-            switch (m.type) {
-              case 'ready':
-                started = true;
-                resolveReady();
-                return;
-              case 'failed': {
-                if (!started) {
-                  const e = new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`);
-                  rejectReady(e);
-                  this.stop(worker, e);
-                  return;
-                }
-                // Go exited under a render (out of memory, a fatal error): its calls will never answer.
-                this.stop(worker, new HelmError('internal', `Helm's engine stopped: ${m.error}`, 'HELM_ENGINE_CRASH'));
-                return;
-              }
-              case 'result':
-                this.settle(m.id, m.json);
-                return;
-              case 'lookup':
-                this.answerLookup(m);
-                return;
-            }
-          });
-          worker.on('error', (err) => {
-            const e = new HelmError('internal', `Helm's engine crashed: ${err.message}`, 'HELM_ENGINE_CRASH');
-            e.cause = err;
-            rejectReady(e);
-            this.stop(worker, e);
-          });
-          worker.on('exit', (code) => {
-            const e = new HelmError('internal', `Helm's engine exited (code ${code})`, 'HELM_ENGINE_EXIT');
-            rejectReady(e);
-            this.stop(worker, e);
-          });
-        }),
-    );
+    const ended = this.ending;
+    this.ready = Promise.all([this.module(), ended]).then(([module]) => new Promise<void>((resolveReady, rejectReady) => this.spawn(module, resolveReady, rejectReady)));
     // A start that failed is tried again on the next call.
     this.ready.catch(() => {
       if (this.worker === undefined) this.ready = undefined;
@@ -101,40 +98,90 @@ export class EngineThread {
     return this.ready;
   }
 
+  private spawn(module: WebAssembly.Module, resolveReady: () => void, rejectReady: (e: Error) => void): void {
+    const { memoryBytes, maxOutputBytes } = this.limits;
+    // The worker's JavaScript heap holds the answer as a string before its size is checked:
+    // room for an answer at the output limit, and 64 MiB for the rest. Past it the worker is
+    // stopped (ERR_WORKER_OUT_OF_MEMORY), which is a memory limit too.
+    const resourceLimits = { maxOldGenerationSizeMb: Math.ceil(maxOutputBytes / MiB) + 64 };
+    const worker = new Worker(WORKER_SOURCE, { eval: true, resourceLimits, workerData: { module, glue: this.glue, memoryBytes, maxOutputBytes } });
+    // A long-lived helper must not keep a CLI process alive once its work is done.
+    if (this.running === undefined) worker.unref();
+    this.worker = worker;
+    let started = false;
+    worker.on('message', (m: WorkerMessage) => {
+      switch (m.type) {
+        case 'ready':
+          started = true;
+          resolveReady();
+          return;
+        case 'failed': {
+          if (!started) {
+            const e = new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`);
+            rejectReady(e);
+            this.stop(worker, e);
+            return;
+          }
+          // Go exited under a render (out of memory, a fatal error): the call will never answer.
+          this.stop(worker, crashError(m, this.running?.op ?? 'render', this.limits));
+          return;
+        }
+        case 'result':
+          this.settle(m.id, m.json);
+          return;
+        case 'lookup':
+          this.answerLookup(m);
+          return;
+      }
+    });
+    worker.on('error', (err) => {
+      const heapFull = (err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY';
+      const e = heapFull ? memoryLimitError(this.running?.op ?? 'render', this.limits, `its JavaScript heap of ${mib(resourceLimits.maxOldGenerationSizeMb * MiB)}`) : new HelmError('internal', `Helm's engine crashed: ${err.message}`, 'HELM_ENGINE_CRASH');
+      e.cause = err;
+      rejectReady(e);
+      this.stop(worker, e);
+    });
+    worker.on('exit', (code) => {
+      const e = new HelmError('internal', `Helm's engine exited (code ${code})`, 'HELM_ENGINE_EXIT');
+      rejectReady(e);
+      this.stop(worker, e);
+    });
+  }
+
   /**
-   * A crash or timeout takes every call in flight on this worker with it; the next call starts a
-   * fresh worker. Events of a worker already replaced change nothing: its `exit` arrives after
-   * the `error` that replaced it, when a new worker may be running.
+   * Ends this worker and fails the call running on it; the next call starts a fresh worker.
+   * Events of a worker already replaced change nothing: its `exit` arrives after the `error`
+   * that replaced it, when a new worker may be running.
    */
-  private stop(worker: Worker, err: Error, errFor?: (id: number) => Error): void {
+  private stop(worker: Worker, err: Error): void {
     if (this.worker !== worker) return;
     this.worker = undefined;
     this.ready = undefined;
-    this.rejectAll(err, errFor);
-    void worker.terminate().catch(() => undefined);
+    this.fail(err);
+    this.ending = worker.terminate().catch(() => undefined);
   }
 
-  private rejectAll(err: Error, errFor?: (id: number) => Error): void {
-    for (const [id, p] of this.pending) {
-      clearTimeout(p.timer);
-      p.reject(errFor?.(id) ?? err);
-    }
-    this.pending.clear();
+  private fail(err: Error): void {
+    const r = this.running;
+    if (r === undefined) return;
+    this.running = undefined;
+    clearTimeout(r.timer);
+    r.reject(err);
   }
 
   private settle(id: number, json: string): void {
-    const p = this.pending.get(id);
-    if (p === undefined) return;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    if (this.pending.size === 0) this.worker?.unref();
-    p.resolve(json);
+    const r = this.running;
+    if (r?.id !== id) return;
+    this.running = undefined;
+    clearTimeout(r.timer);
+    this.worker?.unref();
+    r.resolve(json);
   }
 
   private answerLookup(m: Extract<WorkerMessage, { type: 'lookup' }>): void {
     const worker = this.worker;
     const reply = (status: number, body: string): void => worker?.postMessage({ type: 'lookup-reply', lookupId: m.lookupId, status, body });
-    const lookup = this.pending.get(m.id)?.lookup;
+    const lookup = this.running?.id === m.id ? this.running.lookup : undefined;
     if (lookup === undefined) {
       reply(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'no cluster for lookup' }));
       return;
@@ -145,33 +192,33 @@ export class EngineThread {
     );
   }
 
-  /** Sends one call; answers the engine's response JSON. */
-  async call(id: number, op: 'render' | 'inspect', payload: Record<string, unknown>, lookup: Transport | undefined): Promise<string> {
+  /** Runs one call on an idle thread; answers the engine's response JSON. */
+  async run(id: number, op: EngineOp, payload: Record<string, unknown>, lookup: Transport | undefined): Promise<string> {
+    if (this.running !== undefined) throw new BinnacleError('HELM_ENGINE_BUSY', "internal: a call was given to a busy Helm engine thread");
     const json = JSON.stringify({ ...payload, callId: id });
-    // Counted as busy from now, so the pool sends the next call elsewhere while this one starts.
-    const answer = new Promise<string>((resolveCall, rejectCall) => this.pending.set(id, { resolve: resolveCall, reject: rejectCall, lookup }));
+    // Busy from now, so the pool sends the next call elsewhere while this one starts.
+    let settle: Pick<Running, 'resolve' | 'reject'> = { resolve: () => undefined, reject: () => undefined };
+    const answer = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
     answer.catch(() => undefined); // handled by the caller, or superseded by the error thrown below
+    const running: Running = { id, op, lookup, ...settle };
+    this.running = running;
     try {
       await this.start();
     } catch (err) {
-      this.pending.delete(id);
+      if (this.running === running) this.running = undefined;
       throw err;
     }
     const worker = this.worker;
-    if (worker === undefined || !this.pending.has(id)) {
-      this.pending.delete(id);
+    if (worker === undefined || this.running !== running) {
+      if (this.running === running) this.running = undefined;
       throw new BinnacleError('HELM_ENGINE_EXIT', "Helm's engine is not running");
     }
     worker.ref();
-    const p = this.pending.get(id);
-    if (p !== undefined) {
-      // The bound counts from when the worker has the call, not from its start-up.
-      p.timer = setTimeout(() => {
-        const over = new HelmError('timeout', `Helm's engine gave no answer within ${this.callTimeoutMs / 1000} s (a template that does not end?); the engine was restarted`);
-        const restarted = new HelmError('internal', "Helm's engine was restarted: another call ran past its time bound", 'HELM_ENGINE_RESTARTED');
-        this.stop(worker, over, (other) => (other === id ? over : restarted));
-      }, this.callTimeoutMs);
-    }
+    // The bound counts from when the worker has the call, not from its start-up.
+    running.timer = setTimeout(() => {
+      const seconds = Math.round(this.limits.callTimeoutMs / 100) / 10;
+      this.stop(worker, new HelmError('timeout', `${op} exceeded the time limit of ${seconds} s (a template that does not end?); Helm's engine was restarted`));
+    }, this.limits.callTimeoutMs);
     worker.postMessage({ type: 'call', id, op, json });
     return answer;
   }
@@ -180,7 +227,7 @@ export class EngineThread {
     const w = this.worker;
     this.worker = undefined;
     this.ready = undefined;
-    this.rejectAll(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
+    this.fail(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
     if (w !== undefined) await w.terminate();
   }
 }

@@ -5,7 +5,11 @@
  * Protocol (parent ⇄ worker):
  *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json }
  *   ← { type: 'lookup', id, lookupId, method, path, body }     → { type: 'lookup-reply', lookupId, status, body }
- *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error }.
+ *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error, fatal, memoryBytes }
+ *     when Go exits (`fatal`: what Go's runtime printed as it died, e.g. "fatal error: out of
+ *     memory"; `memoryBytes`: the size of its linear memory then).
+ * An answer longer than workerData.maxOutputBytes is replaced by an error (phase `output`)
+ * here, so an oversized render is never copied into the parent's heap.
  * Go's `lookup` calls globalThis.binnacleHelmHost.request(method, host, path, body), where host
  * is `call-<id>`: the render the request belongs to, so the parent can use that render's client.
  * sprig's key generation calls globalThis.binnacleHelmHost.generateRSAKey(bits) (see
@@ -20,6 +24,7 @@
 export const WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
+let fatal = '';
 // Go's syscall/fs_js calls Node's callback API and parks the goroutine until the callback
 // runs. Node's callback API goes through libuv's thread pool and a turn of the event loop per
 // call, and loading a chart of hundreds of files makes thousands of calls (a quarter of a
@@ -48,6 +53,16 @@ const { parentPort, workerData } = require('node:worker_threads');
       process.nextTick(callback, null, result);
     };
   }
+  // Go's runtime writes its own messages (a fatal error and its goroutine dump) with writeSync
+  // on fd 2. The start of a fatal error is kept for the parent's error instead of going to the
+  // process's stderr; anything else (Helm's log warnings) is written as before.
+  fs.writeSync = (fd, buf, ...rest) => {
+    if (fd === 2 && (fatal.length > 0 || /^(fatal error|runtime: |panic: )/.test(Buffer.from(buf.subarray(0, 32)).toString()))) {
+      if (fatal.length < 4096) fatal += Buffer.from(buf).toString().slice(0, 4096 - fatal.length);
+      return buf.length;
+    }
+    return nodeFs.writeSync(fd, buf, ...rest);
+  };
   globalThis.fs = fs;
 }
 globalThis.path = require('node:path');
@@ -104,19 +119,36 @@ parentPort.on('message', (m) => {
   Promise.resolve()
     .then(() => api[m.op](m.json))
     .then(
-      (json) => parentPort.postMessage({ type: 'result', id: m.id, json }),
+      (json) => parentPort.postMessage({ type: 'result', id: m.id, json: json.length > workerData.maxOutputBytes ? oversized(json.length) : json }),
       (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }) }),
     );
 });
+const MiB = 1024 * 1024;
+function oversized(length) {
+  const size = length >= 10 * MiB ? Math.floor(length / MiB) + ' MiB' : (length / MiB).toFixed(1) + ' MiB';
+  return JSON.stringify({ phase: 'output', error: 'render exceeded the output limit of ' + Math.floor(workerData.maxOutputBytes / MiB) + ' MiB: the rendered manifest and release are ' + size });
+}
 const go = new Go();
+let instance;
 // GOGC 200: Go's collector runs on this thread, between template steps, so collecting half as
 // often makes warm renders of the corpus about a tenth faster with no higher peak (measured
 // with bench/helm.ts); the host's GOGC, when set, is taken instead.
-go.env = { GOGC: process.env.GOGC || '200', TMPDIR: require('node:os').tmpdir(), HOME: require('node:os').homedir() };
-go.exit = (code) => parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code });
+// GOMEMLIMIT: the module's memory cannot grow past workerData.memoryBytes (engine.ts), so Go's
+// collector is told to work harder as the heap nears it, and a render that only makes garbage
+// fits; the rest of the ceiling is for stacks, the runtime's own data and fragmentation.
+go.env = {
+  GOGC: process.env.GOGC || '200',
+  GOMEMLIMIT: Math.floor((workerData.memoryBytes * 3) / 4 / MiB) + 'MiB',
+  TMPDIR: require('node:os').tmpdir(),
+  HOME: require('node:os').homedir(),
+};
+go.exit = (code) => {
+  const memoryBytes = instance ? instance.exports.mem.buffer.byteLength : 0;
+  parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code, fatal, memoryBytes });
+};
 globalThis.binnacleHelmReady = () => parentPort.postMessage({ type: 'ready' });
 // The module is compiled once by the parent and shared by every engine thread.
 WebAssembly.instantiate(workerData.module, go.importObject)
-  .then((instance) => go.run(instance))
+  .then((inst) => go.run((instance = inst)))
   .catch((err) => parentPort.postMessage({ type: 'failed', error: String(err && err.stack || err) }));
 `;

@@ -4,8 +4,9 @@
  * WebAssembly, run in long-lived worker threads (engine-thread.ts) that start on the first
  * Helm call only, a further one only while the others are busy. `lookup` reaches the cluster
  * through a host callback that each render may supply; without one it answers empty, as
- * `helm template` does. A call has a time bound; a thread that crashes or runs past it is
- * restarted (see engine-thread.ts).
+ * `helm template` does. Each call is bounded in time, in the engine's memory and in its
+ * answer's size; a thread that crashes or runs past a bound is replaced, and only the call that
+ * was running on it fails (see engine-thread.ts).
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -13,13 +14,14 @@ import { fileURLToPath } from 'node:url';
 import { readFile } from 'node:fs/promises';
 import { BinnacleError } from '../util/errors.js';
 import type { HelmRelease } from './release-types.js';
-import { EngineThread } from './engine-thread.js';
+import { EngineThread, type CallLimits, type EngineOp } from './engine-thread.js';
+import { withMemoryMaximum } from './wasm-memory.js';
+import { readOnlyLookup, type LookupTransport } from './lookup-gate.js';
 import { HelmError, type HelmPhase } from './errors.js';
 
 export { HelmError, type HelmPhase } from './errors.js';
 
-/** One HTTP exchange with the API server, on behalf of a template's `lookup`. */
-export type LookupTransport = (method: string, path: string, body: string) => Promise<{ status: number; body: string }>;
+export type { LookupTransport } from './lookup-gate.js';
 
 export interface RenderRequest {
   /** A chart directory or `.tgz` archive on local disk. */
@@ -133,36 +135,83 @@ export interface HelmEngineOptions {
   /**
    * The most one render or inspect may take once a thread has it (default 120 s: the corpus's
    * largest charts render in well under 10 s on a loaded 2-core machine). Past it that thread is
-   * stopped and the call fails with HELM_TIMEOUT; the next call starts a fresh one.
+   * stopped and the call fails with HELM_TIMEOUT; calls waiting for a thread are not touched.
    */
   callTimeoutMs?: number;
+  /**
+   * The ceiling on each thread's WebAssembly memory, which holds Go's whole heap (default
+   * DEFAULT_MEMORY_LIMIT_BYTES). A render that needs more fails with HELM_MEMORY_LIMIT and its
+   * thread is replaced, which gives the memory back. Whole 64 KiB pages; at least 64 MiB
+   * (the module starts with 43 MiB).
+   */
+  memoryLimitBytes?: number;
+  /** The most one answer (manifest and release record) may be (default 64 MiB): HELM_OUTPUT_LIMIT past it. */
+  maxOutputBytes?: number;
 }
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
+/**
+ * 256 MiB of WebAssembly memory per engine thread. Measured on the charts corpus (every chart,
+ * defaults and ci/ values, kube 1.36.3 with CRDs, release record included): Go starts at 43 MiB;
+ * the largest render (argo-cd with its CRDs) peaks at 109 MiB in a fresh instance. A long-lived
+ * instance needs more (its heap is fragmented by earlier renders): the whole corpus through one
+ * instance fails two renders at a 112 MiB ceiling and none at 256 MiB. Two threads at their
+ * ceilings, with each worker's JavaScript heap bound (engine-thread.ts), still leave the
+ * manager room in its 1 GiB container.
+ */
+export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+const MIN_MEMORY_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** Node's WebAssembly global (the DOM lib, which declares its value, is not in this build). */
 const wasmRuntime = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
 
-/** Helm's engine over a small pool of worker threads, each running one instance. */
+/** A call waiting for a thread. */
+interface Queued {
+  op: EngineOp;
+  payload: Record<string, unknown>;
+  lookup: LookupTransport | undefined;
+  resolve: (json: string) => void;
+  reject: (err: unknown) => void;
+}
+
+function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value < min) throw new BinnacleError('HELM_ENGINE_OPTIONS', `Helm engine option ${name} must be at least ${min}, got ${value}`);
+  return value;
+}
+
+/**
+ * Helm's engine over a small pool of worker threads, each running one instance and one call
+ * at a time; calls wait in one queue and go to whichever thread is free first.
+ */
 class WasmHelmEngine implements HelmEngine {
   private readonly pool: EngineThread[] = [];
+  private readonly queue: Queued[] = [];
   private module: Promise<WebAssembly.Module> | undefined;
   private nextId = 1;
   private readonly maxThreads: number;
-  private readonly callTimeoutMs: number;
+  private readonly limits: CallLimits;
 
   constructor(
     private readonly dir: string,
     opts: HelmEngineOptions = {},
   ) {
     this.maxThreads = Math.max(1, Math.floor(opts.threads ?? 1));
-    this.callTimeoutMs = opts.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    this.limits = {
+      callTimeoutMs: positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
+      memoryBytes: positive('memoryLimitBytes', opts.memoryLimitBytes, DEFAULT_MEMORY_LIMIT_BYTES, MIN_MEMORY_LIMIT_BYTES),
+      maxOutputBytes: positive('maxOutputBytes', opts.maxOutputBytes, DEFAULT_MAX_OUTPUT_BYTES),
+    };
   }
 
-  /** Compiled once for every thread; a failed compile is tried again on the next call. */
+  /**
+   * Compiled once for every thread, with the memory ceiling written into the module (see
+   * wasm-memory.ts for why there); a failed compile is tried again on the next call.
+   */
   private compiled(wasm: string): Promise<WebAssembly.Module> {
     this.module ??= readFile(wasm)
-      .then((bytes) => wasmRuntime.compile(bytes))
+      .then((bytes) => wasmRuntime.compile(withMemoryMaximum(bytes, this.limits.memoryBytes)))
       .catch((err: unknown) => {
         this.module = undefined;
         throw new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to compile (${wasm}): ${err instanceof Error ? err.message : String(err)}`);
@@ -170,25 +219,45 @@ class WasmHelmEngine implements HelmEngine {
     return this.module;
   }
 
-  /** An idle thread, else a new one while under the limit, else the least busy. */
-  private pick(): EngineThread {
-    const idle = this.pool.find((t) => t.busy === 0);
-    if (idle !== undefined) return idle;
-    if (this.pool.length < this.maxThreads) {
-      const wasm = join(this.dir, 'helm.wasm');
-      const glue = join(this.dir, 'wasm_exec.js');
-      if (!existsSync(wasm) || !existsSync(glue)) {
-        throw new BinnacleError('HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
-      }
-      const t = new EngineThread(glue, () => this.compiled(wasm), this.callTimeoutMs);
-      this.pool.push(t);
-      return t;
+  /** An idle thread, else a new one while under the limit, else none (the call waits). */
+  private idleThread(): EngineThread | undefined {
+    const idle = this.pool.find((t) => !t.busy);
+    if (idle !== undefined || this.pool.length >= this.maxThreads) return idle;
+    const wasm = join(this.dir, 'helm.wasm');
+    const glue = join(this.dir, 'wasm_exec.js');
+    if (!existsSync(wasm) || !existsSync(glue)) {
+      throw new BinnacleError('HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
     }
-    return this.pool.reduce((a, b) => (b.busy < a.busy ? b : a));
+    const t = new EngineThread(glue, () => this.compiled(wasm), this.limits);
+    this.pool.push(t);
+    return t;
   }
 
-  private async call(op: 'render' | 'inspect', payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
-    const json = await this.pick().call(this.nextId++, op, payload, lookup);
+  /** Hands waiting calls to free threads; runs again whenever a call ends. */
+  private dispatch(): void {
+    for (let job = this.queue[0]; job !== undefined; job = this.queue[0]) {
+      let thread: EngineThread | undefined;
+      try {
+        thread = this.idleThread();
+      } catch (err) {
+        this.queue.shift();
+        job.reject(err);
+        continue;
+      }
+      if (thread === undefined) return;
+      this.queue.shift();
+      thread
+        .run(this.nextId++, job.op, job.payload, job.lookup)
+        .then(job.resolve, job.reject)
+        .finally(() => this.dispatch());
+    }
+  }
+
+  private async call(op: EngineOp, payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
+    const json = await new Promise<string>((resolveCall, rejectCall) => {
+      this.queue.push({ op, payload, lookup, resolve: resolveCall, reject: rejectCall });
+      this.dispatch();
+    });
     try {
       return JSON.parse(json) as WireResponse;
     } catch (err) {
@@ -233,7 +302,8 @@ class WasmHelmEngine implements HelmEngine {
       subchart: req.subchart,
       omitRelease,
     };
-    const res = await this.call('render', wire, req.lookup);
+    // Every transport is gated here, whoever built it: `lookup` only reads (lookup-gate.ts).
+    const res = await this.call('render', wire, req.lookup === undefined ? undefined : readOnlyLookup(req.lookup));
     if (res.error !== undefined) throw new HelmError(res.phase ?? 'render', res.error);
     if (res.output === undefined) throw new HelmError('internal', 'Helm engine answered without output');
     return { ...res, output: res.output };
@@ -250,6 +320,7 @@ class WasmHelmEngine implements HelmEngine {
   }
 
   async close(): Promise<void> {
+    for (const job of this.queue.splice(0)) job.reject(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
     const threads = this.pool.splice(0);
     await Promise.all(threads.map((t) => t.close()));
   }

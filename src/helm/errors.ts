@@ -1,17 +1,24 @@
 /** Errors of Helm's engine: Helm's own refusals, and an engine that gave no answer. */
 import { BinnacleError } from '../util/errors.js';
 
-/** `timeout`: the call ran past the engine's time bound (a template that does not end). */
-export type HelmPhase = 'request' | 'load' | 'values' | 'render' | 'timeout' | 'internal';
+/**
+ * Where a render failed. The bounds on one render (engine.ts HelmEngineOptions) each have
+ * their own: `timeout` (past the time limit, HELM_TIMEOUT), `memory` (past the engine's memory
+ * ceiling, HELM_MEMORY_LIMIT), `output` (an answer over the size limit, HELM_OUTPUT_LIMIT).
+ * These are the chart's or the values' doing, like `render`; `internal` is the engine's.
+ */
+export type HelmPhase = 'request' | 'load' | 'values' | 'render' | 'timeout' | 'memory' | 'output' | 'internal';
+
+const LIMIT_CODES: Partial<Record<HelmPhase, string>> = { memory: 'HELM_MEMORY_LIMIT', output: 'HELM_OUTPUT_LIMIT' };
 
 /**
- * Helm refused the chart or values (`message` is Helm's own error text), or the engine gave no
- * answer: past its time bound (HELM_TIMEOUT), or the worker crashed (phase `internal`,
- * HELM_ENGINE_CRASH / HELM_ENGINE_EXIT).
+ * Helm refused the chart or values (`message` is Helm's own error text), a render went past
+ * one of its bounds (the message names the limit and its size), or the engine gave no answer
+ * (phase `internal`: HELM_ENGINE_CRASH / HELM_ENGINE_EXIT).
  */
 export class HelmError extends BinnacleError {
   readonly phase: HelmPhase;
-  constructor(phase: HelmPhase, message: string, code = `HELM_${phase.toUpperCase()}`) {
+  constructor(phase: HelmPhase, message: string, code = LIMIT_CODES[phase] ?? `HELM_${phase.toUpperCase()}`) {
     super(code, message);
     this.phase = phase;
   }

@@ -1,0 +1,135 @@
+/**
+ * Every render is bounded, and one bad render hurts nobody else: a values bomb through `tpl`
+ * fails with the memory limit named and gives its memory back; a template that does not end
+ * fails with the time limit named; an oversized answer fails with the output limit named; in
+ * each case a render waiting beside it and the renders after it succeed.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { createHelmEngine, HelmError, type HelmEngine } from './index.js';
+
+const DATA = join(import.meta.dirname, 'testdata');
+const MiB = 1024 * 1024;
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+let root = '';
+before(async () => {
+  root = await mkdtemp(join(tmpdir(), 'helm-bounds-'));
+});
+after(() => rm(root, { recursive: true, force: true }));
+
+/** A chart whose one template runs `tpl` over the value `x` (as charts do with user values). */
+async function tplChart(name: string, x: string, template = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  x: {{ tpl .Values.x . | quote }}\n'): Promise<string> {
+  const dir = join(root, name);
+  await mkdir(join(dir, 'templates'), { recursive: true });
+  await writeFile(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: 0.1.0\n`);
+  await writeFile(join(dir, 'values.yaml'), `x: ${JSON.stringify(x)}\n`);
+  await writeFile(join(dir, 'templates', 'cm.yaml'), template);
+  return dir;
+}
+
+const good = (engine: HelmEngine, releaseName = 'ok'): Promise<string> => engine.template({ chart: join(DATA, 'schema'), releaseName }).then((r) => r.output);
+
+function isLimit(code: string, phase: string, message: RegExp): (err: unknown) => boolean {
+  return (err: unknown) => {
+    assert.ok(err instanceof HelmError, `a HelmError, not ${String(err)}`);
+    assert.equal(err.code, code);
+    assert.equal(err.phase, phase);
+    assert.match(err.message, message);
+    return true;
+  };
+}
+
+function rss(): number {
+  for (let i = 0; i < 3; i++) gc();
+  return process.memoryUsage().rss;
+}
+
+describe('bounds on a render', () => {
+  test('a values bomb through tpl fails with the memory limit named; the render beside it and the next one succeed; the memory comes back', { timeout: 120_000 }, async (t) => {
+    const ceiling = 128 * MiB;
+    const engine = createHelmEngine(undefined, { memoryLimitBytes: ceiling });
+    try {
+      // The incident's shape: one huge string. And a string that doubles until it no longer fits,
+      // which fills the engine's memory up to the ceiling on the way.
+      const repeat = await tplChart('repeat-bomb', '{{ len (repeat 40000000 "xxxxxxxxxx") }}');
+      const doubling = await tplChart('doubling-bomb', '{{ $s := "xxxxxxxxxxxxxxxx" }}{{ range until 40 }}{{ $s = print $s $s }}{{ end }}{{ len $s }}');
+      assert.match(await good(engine), /replicas: "1"/);
+      const before = rss();
+      let peak = before;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+      for (const chart of [repeat, doubling]) {
+        const [bomb, beside] = await Promise.allSettled([engine.template({ chart, releaseName: 'bomb', values: {} }), good(engine, 'beside')]);
+        assert.equal(bomb.status, 'rejected');
+        isLimit('HELM_MEMORY_LIMIT', 'memory', /^render exceeded the memory limit of 128 MiB/)(bomb.reason);
+        assert.equal(beside.status, 'fulfilled', `the render beside the bomb: ${beside.status === 'rejected' ? String(beside.reason) : ''}`);
+        assert.match(beside.value, /replicas: "1"/);
+        assert.match(await good(engine, 'after'), /replicas: "1"/);
+      }
+      clearInterval(sampler);
+      const afterBombs = rss();
+      t.diagnostic(`RSS before the bombs ${Math.round(before / MiB)} MiB, highest seen ${Math.round(peak / MiB)} MiB, after ${Math.round(afterBombs / MiB)} MiB`);
+      assert.ok(afterBombs - before < ceiling / 2, `RSS ${Math.round(before / MiB)} MiB before the bombs, ${Math.round(afterBombs / MiB)} MiB after: the bombs' memory was given back`);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('a template that does not end fails with the time limit named; the renders queued beside it are not failed', { timeout: 120_000 }, async () => {
+    const engine = createHelmEngine(undefined, { callTimeoutMs: 2000 });
+    try {
+      // 10^10 steps in small lists (`until` builds its list, so one long list would hit the memory limit first).
+      const endless = await tplChart('endless', '{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}');
+      assert.match(await good(engine), /replicas: "1"/); // the worker is up, so the bound is the render's alone
+      const [stuck, ...beside] = await Promise.allSettled([engine.template({ chart: endless, releaseName: 'x' }), good(engine, 'b1'), good(engine, 'b2')]);
+      assert.equal(stuck.status, 'rejected');
+      isLimit('HELM_TIMEOUT', 'timeout', /^render exceeded the time limit of 2 s/)(stuck.reason);
+      for (const b of beside) {
+        assert.equal(b.status, 'fulfilled', b.status === 'rejected' ? String(b.reason) : '');
+        assert.match(b.value, /replicas: "1"/);
+      }
+      assert.match(await good(engine, 'after'), /replicas: "1"/);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('on two threads, a bomb on one fails alone while the other renders', { timeout: 120_000 }, async () => {
+    const engine = createHelmEngine(undefined, { threads: 2, memoryLimitBytes: 128 * MiB });
+    try {
+      const bomb = await tplChart('two-thread-bomb', '{{ len (repeat 40000000 "xxxxxxxxxx") }}');
+      const outs = await Promise.allSettled([engine.template({ chart: bomb, releaseName: 'bomb' }), good(engine, 'g1'), good(engine, 'g2'), good(engine, 'g3')]);
+      const bombed = outs[0];
+      assert.ok(bombed?.status === 'rejected');
+      isLimit('HELM_MEMORY_LIMIT', 'memory', /memory limit of 128 MiB/)(bombed.reason);
+      for (const o of outs.slice(1)) assert.equal(o.status, 'fulfilled', o.status === 'rejected' ? String(o.reason) : '');
+      assert.equal(engine.threads(), 2);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('an answer over the output limit fails with the limit named, and is never handed to the caller', { timeout: 120_000 }, async () => {
+    const engine = createHelmEngine(undefined, { maxOutputBytes: MiB });
+    try {
+      const big = await tplChart('big-output', '{{ repeat 300000 "xxxxxxx" }}');
+      await assert.rejects(engine.template({ chart: big, releaseName: 'big' }), isLimit('HELM_OUTPUT_LIMIT', 'output', /^render exceeded the output limit of 1 MiB: the rendered manifest and release are 2\.\d MiB$/));
+      assert.match(await good(engine, 'after'), /replicas: "1"/);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test('options out of range are refused by name', () => {
+    assert.throws(() => createHelmEngine(undefined, { memoryLimitBytes: 8 * MiB }), { code: 'HELM_ENGINE_OPTIONS', message: /memoryLimitBytes must be at least 67108864/ });
+    assert.throws(() => createHelmEngine(undefined, { callTimeoutMs: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /callTimeoutMs/ });
+    assert.throws(() => createHelmEngine(undefined, { maxOutputBytes: Number.NaN }), { code: 'HELM_ENGINE_OPTIONS', message: /maxOutputBytes/ });
+  });
+});

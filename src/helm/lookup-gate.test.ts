@@ -1,0 +1,60 @@
+/**
+ * The `lookup` bridge only reads: a template (or anything else inside the engine) cannot make
+ * the manager's client write to the cluster or reach a subresource such as a service proxy.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { isLookupPath, readOnlyLookup } from './lookup-gate.js';
+
+function recordingTransport(): { calls: string[]; transport: Parameters<typeof readOnlyLookup>[0] } {
+  const calls: string[] = [];
+  return { calls, transport: (method, path) => (calls.push(`${method} ${path}`), Promise.resolve({ status: 200, body: '{}' })) };
+}
+
+test('every method but GET is refused with a 405 Status, and nothing reaches the transport', async () => {
+  const { calls, transport } = recordingTransport();
+  const gate = readOnlyLookup(transport);
+  for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'get', 'HEAD', 'OPTIONS', 'CONNECT']) {
+    const res = await gate(method, '/api/v1/namespaces/default/configmaps/x', '{"data":{}}');
+    assert.equal(res.status, 405, method);
+    const status = JSON.parse(res.body) as { kind: string; reason: string; message: string };
+    assert.equal(status.kind, 'Status');
+    assert.equal(status.reason, 'MethodNotAllowed');
+    assert.match(status.message, new RegExp(`lookup is read-only: ${method} /api/v1/namespaces/default/configmaps/x`));
+  }
+  assert.deepEqual(calls, []);
+});
+
+test('GET of discovery, a list or one object passes through unchanged', async () => {
+  const { calls, transport } = recordingTransport();
+  const gate = readOnlyLookup(transport);
+  const reads = ['/api', '/api/v1', '/apis', '/apis/apps', '/apis/apps/v1', '/api/v1/namespaces/kube-system', '/api/v1/namespaces', '/api/v1/namespaces/ns/configmaps', '/api/v1/namespaces/ns/configmaps/cm?timeout=32s', '/apis/apps/v1/namespaces/ns/deployments/d', '/apis/apps/v1/deployments', '/apis/example.com/v1/widgets/w'];
+  for (const path of reads) assert.equal((await gate('GET', path, '')).status, 200, path);
+  assert.deepEqual(calls, reads.map((p) => `GET ${p}`));
+});
+
+test('GET of a subresource (service proxy, pod exec or log, status) or an odd path is refused with a 403 Status', async () => {
+  const { calls, transport } = recordingTransport();
+  const gate = readOnlyLookup(transport);
+  const refused = [
+    '/api/v1/namespaces/ns/services/svc/proxy/admin',
+    '/api/v1/namespaces/ns/services/http:svc:80/proxy',
+    '/api/v1/namespaces/ns/pods/p/exec?command=sh',
+    '/api/v1/namespaces/ns/pods/p/log',
+    '/apis/apps/v1/namespaces/ns/deployments/d/status',
+    '/api/v1/nodes/n/proxy/metrics',
+    '/api/v1/namespaces/ns/configmaps/..%2Fx',
+    '/api/v1/namespaces/ns/configmaps/../../secrets',
+    '/healthz',
+    '/version',
+    'api/v1',
+    '//evil/api/v1',
+  ];
+  for (const path of refused) {
+    const res = await gate('GET', path, '');
+    assert.equal(res.status, 403, path);
+    assert.match((JSON.parse(res.body) as { message: string }).message, /lookup reads resources only/);
+    assert.equal(isLookupPath(path), false, path);
+  }
+  assert.deepEqual(calls, []);
+});
