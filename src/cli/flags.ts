@@ -24,6 +24,29 @@ export function defaultHelmEngineThreads(): number {
   return Math.min(2, availableParallelism());
 }
 
+/** The flags of a process that renders Helm charts for others (manager, helm-operator run): its engine threads and each render's bounds. */
+export interface HelmEngineFlags {
+  helmEngineThreads: number;
+  helmRenderMemory: number;
+  helmRenderTimeout: number;
+}
+
+/**
+ * Adds the Helm engine flags. Defaults fit two threads and the manager in install-self's 1 GiB:
+ * 256 MiB of engine memory a thread (the corpus's largest render needs 109 MiB), 2 minutes a render.
+ */
+export function addHelmEngineFlags(c: Command): Command {
+  return c
+    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
+    .option('--helm-render-memory <MiB>', "the most memory one render may use in Helm's engine; past it the render fails alone and the memory comes back", parsePositiveInt, 256)
+    .option('--helm-render-timeout <duration>', 'the longest one render may take; past it the render fails alone', parseDuration, 120_000);
+}
+
+/** What configureHelmEngine takes from those flags. */
+export function helmEngineOptionsOf(flags: HelmEngineFlags): { threads: number; memoryLimitBytes: number; callTimeoutMs: number } {
+  return { threads: flags.helmEngineThreads, memoryLimitBytes: flags.helmRenderMemory * 1024 * 1024, callTimeoutMs: flags.helmRenderTimeout };
+}
+
 /** A whole number ≥ 0. */
 export function parseNonNegativeInt(value: string): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { CliContext } from '../context.js';
-import { defaultHelmEngineThreads, parsePositiveInt } from '../flags.js';
+import { addHelmEngineFlags, helmEngineOptionsOf, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import type { WriteFence } from '../../kube/client.js';
 
@@ -22,16 +22,15 @@ async function chartDigest(path: string): Promise<string> {
 
 export function registerHelmOperatorCommands(program: Command, ctx: CliContext): void {
   const ho = program.command('helm-operator').description("Run operator-sdk Helm operators (watches.yaml) on Binnacle's Helm engine");
-  addKubeFlags(ho.command('run'))
+  addHelmEngineFlags(addKubeFlags(ho.command('run')))
     .description('Reconcile the custom resources of every kind in watches.yaml as Helm releases of its chart')
     .option('--watches <file>', 'watches.yaml (operator-sdk format)', './watches.yaml')
     .option('--leader-elect', 'elect a leader with a Lease before reconciling')
     .option('--leader-election-namespace <ns>', 'namespace of the leader Lease', 'default')
     .option('--leader-election-id <name>', 'name of the leader Lease')
-    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
     .option('--watch-namespace <list>', 'namespaces to serve, comma-separated (default: $WATCH_NAMESPACE; empty: all)')
-    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string; helmEngineThreads: number }) => {
-      (await import('../../helm/engine.js')).configureHelmEngine({ threads: flags.helmEngineThreads });
+    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string; } & HelmEngineFlags) => {
+      (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
       const { loadWatches } = await import('../../helm/watches.js');
       const { runHelmKind } = await import('../../controllers/helm-kinds.js');
       const { parseDuration } = await import('../../controllers/helm-release.js');

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
 import { UsageError, errorMessage } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
-import { defaultHelmEngineThreads, durationMs, parseDuration, parsePositiveInt } from '../flags.js';
+import { addHelmEngineFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
@@ -20,7 +20,6 @@ interface ManagerFlags extends KubeFlags {
   workers: number;
   healthTimeout: number;
   consoleListen?: string;
-  helmEngineThreads: number;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -36,11 +35,10 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--leader-elect-retry-period <d>', 'how often candidates try to take or renew the Lease', '2s')
     .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
-    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
-  addConsoleAccessFlags(cmd, 'console-').action(async (flags: ManagerFlags) => {
+  addConsoleAccessFlags(addHelmEngineFlags(cmd), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
-    (await import('../../helm/engine.js')).configureHelmEngine({ threads: flags.helmEngineThreads });
+    (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
     const { startManager } = await import('../../controllers/manager.js');
     // First: a console flag that is wrong (or unsafe) stops the manager before it reconciles anything.
     const web = flags.consoleListen === undefined ? undefined : await (await import('./console.js')).serveConsole(flags, consoleAccessFlagsOf(flags, 'console-'), flags.consoleListen, ctx, { manager: true });
