@@ -5,23 +5,29 @@
  * safety, health, Helm-compatible revision records, rollback on failure), and report
  * `Unpacked`, `Installed`, `Healthy` and `Progressing`. A finalizer removes what it installed.
  *
- * Steps: HandleFinalizer → Validate → Unpack → Render → Preflight → Apply.
+ * Steps: HandleFinalizer → Validate → Unpack → Render → Preflight → Apply. Steps change only
+ * the reconcile's state; status is written once, at the end, and only when it changed (and
+ * once, with the error said, when a step throws). What the reconciler does to the world goes
+ * through its ports (unpack, render, permission preflight, applier, events, clock), so every
+ * branch is unit-tested with fakes (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { Applier, ApplyRefusedError, ReleaseStore } from '../apply/index.js';
+import { Applier, ApplyRefusedError, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
-import { EventRecorder } from '../kube/events.js';
+import { EventRecorder, type EventType } from '../kube/events.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
-import { parseBundleSource, secretReader, unpackSource, type SecretReader, type UnpackedSource } from '../source/index.js';
-import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
+import type { KubeObject } from '../kube/types.js';
+import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
+import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
-import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient } from './preflight-permissions.js';
-import { RENDERERS, type RenderedBundle } from '../render/index.js';
+import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from './preflight-permissions.js';
+import { RENDERERS, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
@@ -57,23 +63,73 @@ export interface BundleDeploymentReconcilerOptions {
   healthTimeoutMs?: number;
   /** How often to re-check an installed bundle's health and repair drift. */
   resyncMs?: number;
+  ports?: Partial<BundleDeploymentPorts>;
 }
 
+/** What the reconciler installs, removes and reads release records with: the shared Applier, or a fake in tests. */
+export interface BundleApplier {
+  apply(req: ApplyRequest): Promise<ApplyResult>;
+  uninstall(opts: { owner: Owner; release: ReleaseRef; disableHooks?: boolean }): Promise<{ deleted: ObjectRef[] }>;
+  history(release: ReleaseRef): Promise<ReleaseRevision[]>;
+}
+
+/**
+ * The reconciler's ports: what it does to the world besides reading and writing its own object.
+ * Defaults are the real ones (unpackSource, the renderers by format, the SubjectAccessReview
+ * preflight, the shared Applier, Events, the wall clock); tests pass fakes.
+ */
+export interface BundleDeploymentPorts {
+  unpack(source: BundleSource, opts: UnpackOptions): Promise<UnpackedSource>;
+  render(format: BundleFormat, ctx: RenderContext): Promise<RenderedBundle>;
+  /** What `sa` may not do of what applying `objects` takes (SubjectAccessReviews as the manager). */
+  missingPermissions(client: KubeClient, sa: ServiceAccountIdentity, objects: readonly KubeObject[], releaseNamespace: string): Promise<MissingPermission[]>;
+  /** An applier acting as `client` (the installing ServiceAccount, the removing one, or Binnacle). */
+  applier(client: ApplierClient, logger: Logger): BundleApplier;
+  /** Records an Event about the BundleDeployment; never throws. */
+  recordEvent(obj: KubeObject, type: EventType, reason: string, message: string, logger: Logger): Promise<void>;
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+function defaultPorts(client: KubeClient, schemas: OpenApiSchemas): BundleDeploymentPorts {
+  return {
+    unpack: unpackSource,
+    render: (format, ctx) => {
+      const renderer = RENDERERS.get(format);
+      if (renderer === undefined) return Promise.reject(new BinnacleError('UNKNOWN_FORMAT', `spec.format: unknown format "${format}"`));
+      return renderer(ctx);
+    },
+    missingPermissions,
+    applier: (c, logger) => new Applier({ client: c, logger, schemas }),
+    recordEvent: (obj, type, reason, message, logger) => new EventRecorder(client, 'binnacle', logger).record(obj, type, reason, message),
+    now: () => Date.now(),
+  };
+}
+
+/** The status fields a reconcile carries over from the last status unless it sets them. */
+const KEPT_STATUS_FIELDS = ['resolvedSource', 'contentDigest', 'revision', 'appliedObjects', 'warnings'] as const;
+
+/** What the steps of one reconcile share; they change it, and the status is written from it once. */
 interface State {
   bd: BundleDeployment;
   conditions: Conditions;
   logger: Logger;
+  /** Status fields set by this reconcile, over those kept from the last status (undefined removes one). */
+  status: Record<string, unknown>;
+  /** False once the BundleDeployment is on its way out with nothing left to say (its finalizer removed or not ours). */
+  writeStatus: boolean;
+  /** The error a step already explained in conditions before throwing it. */
+  explained?: unknown;
   unpacked?: UnpackedSource;
   rendered?: RenderedBundle;
-  applier?: Applier;
 }
 
 export class BundleDeploymentReconciler implements Reconciler {
-  /** The server's schemas, shared by every reconcile: documents are cached by content hash. */
-  private readonly schemas: OpenApiSchemas;
+  private readonly ports: BundleDeploymentPorts;
 
   constructor(private readonly o: BundleDeploymentReconcilerOptions) {
-    this.schemas = new OpenApiSchemas(o.client);
+    // The server's schemas, shared by every reconcile: documents are cached by content hash.
+    this.ports = { ...defaultPorts(o.client, new OpenApiSchemas(o.client)), ...o.ports };
   }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -84,7 +140,7 @@ export class BundleDeploymentReconciler implements Reconciler {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const state: State = { bd, conditions: new Conditions(bd.status?.conditions, bd.metadata.generation), logger: ctx.logger };
+    const state: State = { bd, conditions: new Conditions(bd.status?.conditions, bd.metadata.generation), logger: ctx.logger, status: {}, writeStatus: true };
     const steps: Step<State>[] = [
       { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
       { name: 'Validate', run: (s) => this.validate(s) },
@@ -93,7 +149,19 @@ export class BundleDeploymentReconciler implements Reconciler {
       { name: 'Preflight', run: (s) => this.preflight(s) },
       { name: 'Apply', run: (s) => this.apply(s) },
     ];
-    return runSteps(steps, state, ctx.logger);
+    let result: ReconcileResult | undefined;
+    try {
+      result = await runSteps(steps, state, ctx.logger);
+    } catch (err) {
+      // Anything a step did not explain: said in status, then retried with backoff.
+      if (state.writeStatus) {
+        if (state.explained !== err) state.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+        await this.writeStatus(state).catch((writeErr: unknown) => ctx.logger.warn({ err: errorMessage(writeErr) }, 'cannot write status'));
+      }
+      throw err;
+    }
+    if (state.writeStatus) await this.writeStatus(state);
+    return result;
   }
 
   private release(bd: BundleDeployment): { name: string; namespace: string } {
@@ -110,46 +178,57 @@ export class BundleDeploymentReconciler implements Reconciler {
     return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor(sa));
   }
 
-  private applierFor(bd: BundleDeployment, logger: Logger): Applier {
-    return new Applier({ client: this.installClient(bd), logger, schemas: this.schemas });
+  private applierFor(bd: BundleDeployment, logger: Logger): BundleApplier {
+    return this.ports.applier(this.installClient(bd), logger);
   }
 
-  private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
+  /** The one status write of a reconcile; none when nothing in it changed. */
+  private async writeStatus(s: State): Promise<void> {
     const prev = s.bd.status ?? {};
     const keep: Record<string, unknown> = {};
-    for (const k of ['resolvedSource', 'contentDigest', 'revision', 'appliedObjects', 'warnings'] as const) if (prev[k] !== undefined) keep[k] = prev[k];
-    await applyStatus(this.o.client, s.bd, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.bd.metadata.generation });
+    for (const k of KEPT_STATUS_FIELDS) if (prev[k] !== undefined) keep[k] = prev[k];
+    const status = { ...keep, ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.bd.metadata.generation };
+    const before = { ...keep, conditions: [...(prev.conditions ?? [])].sort((a, b) => a.type.localeCompare(b.type)), observedGeneration: prev.observedGeneration };
+    if (canonicalJson(status) === canonicalJson(before)) return;
+    await applyStatus(this.o.client, s.bd, status);
   }
 
   private async handleFinalizer(s: State): Promise<StepOutcome> {
-    if (isDeleting(s.bd)) {
-      if (!(s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) return stop();
-      const facts = { orphan: orphansOnDelete(s.bd), serviceAccount: installerOf(s.bd), leftBehind: leftBehind(s.bd) };
-      const first = decideDeletion(facts);
-      if (first.action === 'orphan') {
-        s.logger.warn({ leftBehind: facts.leftBehind }, first.message);
-        await new EventRecorder(this.o.client, 'binnacle', s.logger).record(s.bd, 'Warning', 'Orphaned', first.message);
-        await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
-        return stop();
-      }
+    if (!isDeleting(s.bd)) {
+      await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
+      return CONTINUE;
+    }
+    if (!(s.bd.metadata.finalizers ?? []).includes(FINALIZER_CLEANUP)) {
+      s.writeStatus = false;
+      return stop();
+    }
+    const facts = { orphan: orphansOnDelete(s.bd), serviceAccount: installerOf(s.bd), leftBehind: leftBehind(s.bd) };
+    const first = decideDeletion(facts);
+    if (first.action === 'orphan') {
+      s.logger.warn({ leftBehind: facts.leftBehind }, first.message);
+      await this.ports.recordEvent(s.bd, 'Warning', 'Orphaned', first.message, s.logger);
+    } else {
       try {
         await this.uninstallAll(s);
       } catch (err) {
-        if (!isForbidden(err)) throw err;
-        const sa = facts.serviceAccount;
-        const accountExists = sa === undefined ? true : (await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined;
-        const wait = decideDeletion({ ...facts, accountExists, removalForbidden: errorMessage(err) });
-        if (wait.action !== 'wait') throw err;
-        s.logger.warn({ reason: wait.reason }, wait.message);
-        s.conditions.set('Progressing', false, wait.reason, wait.message);
-        await this.writeStatus(s);
-        return stop({ requeueAfterMs: 60_000 });
+        return this.removalRefused(s, facts, err);
       }
-      await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
-      return stop();
     }
-    await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
-    return CONTINUE;
+    await removeFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
+    s.writeStatus = false;
+    return stop();
+  }
+
+  /** Removal was refused: wait while the account or its permission is missing, saying why and the ways out; anything else is thrown. */
+  private async removalRefused(s: State, facts: DeletionFacts, err: unknown): Promise<StepOutcome> {
+    if (!isForbidden(err)) throw err;
+    const sa = facts.serviceAccount;
+    const accountExists = sa === undefined ? true : (await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined;
+    const wait = decideDeletion({ ...facts, accountExists, removalForbidden: errorMessage(err) });
+    if (wait.action !== 'wait') throw err;
+    s.logger.warn({ reason: wait.reason }, wait.message);
+    s.conditions.set('Progressing', false, wait.reason, wait.message);
+    return stop({ requeueAfterMs: 60_000 });
   }
 
   /** Removes what the release records say this BundleDeployment installed, and its webhook certificate. */
@@ -162,10 +241,13 @@ export class BundleDeploymentReconciler implements Reconciler {
     const removal = this.removalClient(s);
     // An account that may not read Secrets (an install refused for missing permissions) wrote
     // no records: read as Binnacle then, which answers for itself (forbidden there too: reported).
-    const history = await this.asAccountElseBinnacle(removal, (c) => new ReleaseStore(c).history(this.release(s.bd)));
+    const history = await this.asAccountElseBinnacle(removal, (c) => this.ports.applier(c, s.logger).history(this.release(s.bd)));
     const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
     if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
-      const { deleted } = await this.uninstaller(s).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
+      // Removal acts as the install's ServiceAccount while it exists. Once the account is gone
+      // (its namespace deleted first, say), Binnacle removes what its own records say it
+      // installed, as itself, rather than leaving the finalizer stuck forever.
+      const { deleted } = await this.ports.applier(removal, s.logger).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
       s.logger.info({ deleted: deleted.length }, 'uninstalled');
     } else if (history.length > 0) {
       s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
@@ -176,15 +258,6 @@ export class BundleDeploymentReconciler implements Reconciler {
       if (!isForbidden(err)) throw err;
       s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
     });
-  }
-
-  /**
-   * Removal acts as the install's ServiceAccount while it exists. Once the account is gone (its
-   * namespace deleted first, say), Binnacle removes what its own records say it installed, as
-   * itself, rather than leaving the finalizer stuck forever.
-   */
-  private uninstaller(s: State): Applier {
-    return new Applier({ client: this.removalClient(s), logger: s.logger });
   }
 
   /** `op` as the removing account; where that account is forbidden, as Binnacle itself. */
@@ -203,44 +276,42 @@ export class BundleDeploymentReconciler implements Reconciler {
     return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, sa);
   }
 
-  private async validate(s: State): Promise<StepOutcome> {
+  private validate(s: State): Promise<StepOutcome> {
     const problems = specProblems(s.bd.spec);
-    if (problems.length > 0) {
-      s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
-      await this.writeStatus(s);
-      return stop();
-    }
-    return CONTINUE;
+    if (problems.length === 0) return Promise.resolve(CONTINUE);
+    s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
+    return Promise.resolve(stop());
   }
 
   private async unpack(s: State): Promise<StepOutcome> {
     const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
     if (parsed.source === undefined) return stop();
     try {
-      s.unpacked = await unpackSource(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, secrets: sourceSecretReader(this.o.client, s.bd), logger: s.logger });
+      s.unpacked = await this.ports.unpack(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, secrets: sourceSecretReader(this.o.client, s.bd), logger: s.logger });
     } catch (err) {
       s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
       s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
-      await this.writeStatus(s);
       if (err instanceof TerminalError) return stop();
+      s.explained = err;
       throw err;
     }
     s.conditions.set('Unpacked', true, 'UnpackSucceeded', `unpacked ${s.unpacked.digest}`);
+    s.status.resolvedSource = { ...s.unpacked.resolved };
+    s.status.contentDigest = s.unpacked.digest;
     return CONTINUE;
   }
 
   private async render(s: State): Promise<StepOutcome> {
-    const dir = s.unpacked?.dir;
-    const renderer = RENDERERS.get(s.bd.spec.format);
-    if (dir === undefined || renderer === undefined) return stop();
+    const unpacked = s.unpacked;
+    if (unpacked === undefined) return stop();
     try {
-      s.rendered = await renderer({
-        dir,
+      s.rendered = await this.ports.render(s.bd.spec.format, {
+        dir: unpacked.dir,
         spec: s.bd.spec,
         name: s.bd.metadata.name ?? '',
         // The webhook serving certificates are Secrets in the install namespace: kept by the installing account.
         certProviderFor: (bundle) => persistentCertProvider(this.installClient(s.bd), this.owner(s.bd), bundle, s.bd.spec.installNamespace),
-        digest: s.unpacked?.digest ?? '',
+        digest: unpacked.digest,
         client: this.installClient(s.bd),
         nextRevision: async () => ((await this.applierFor(s.bd, s.logger).history(this.release(s.bd))).at(-1)?.revision ?? 0) + 1,
       });
@@ -249,21 +320,16 @@ export class BundleDeploymentReconciler implements Reconciler {
       if (failure.transient) {
         // The API server failed us (5xx, timeout, conflict) while rendering: not the bundle's fault.
         s.conditions.set('Progressing', true, 'Retrying', failure.message);
-        await this.writeStatus(s, this.unpackedStatus(s));
-        throw err; // requeued with backoff
+      } else {
+        // A bundle that cannot be rendered will not render on retry either, until its spec changes.
+        s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
+        s.conditions.set('Progressing', false, 'Blocked', failure.message);
+        if (err instanceof BinnacleError) return stop();
       }
-      // A bundle that cannot be rendered will not render on retry either, until its spec changes.
-      s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
-      s.conditions.set('Progressing', false, 'Blocked', failure.message);
-      await this.writeStatus(s, this.unpackedStatus(s));
-      if (err instanceof BinnacleError) return stop();
-      throw err;
+      s.explained = err;
+      throw err; // requeued with backoff
     }
     return CONTINUE;
-  }
-
-  private unpackedStatus(s: State): Record<string, unknown> {
-    return s.unpacked === undefined ? {} : { resolvedSource: { ...s.unpacked.resolved }, contentDigest: s.unpacked.digest };
   }
 
   private async preflight(s: State): Promise<StepOutcome> {
@@ -272,12 +338,11 @@ export class BundleDeploymentReconciler implements Reconciler {
     if (sa === undefined) return CONTINUE;
     let missing;
     try {
-      missing = await missingPermissions(this.o.client, sa, objects, s.bd.spec.installNamespace);
+      missing = await this.ports.missingPermissions(this.o.client, sa, objects, s.bd.spec.installNamespace);
     } catch (err) {
       // Fails closed: a permission check that could not be made is not a permission granted.
-      const message = `cannot check the permissions of service account ${sa.namespace}/${sa.name}; waiting: ${errorMessage(err)}`;
-      s.conditions.set('Progressing', true, 'Retrying', message);
-      await this.writeStatus(s, this.unpackedStatus(s));
+      s.conditions.set('Progressing', true, 'Retrying', `cannot check the permissions of service account ${sa.namespace}/${sa.name}; waiting: ${errorMessage(err)}`);
+      s.explained = err;
       throw err; // requeued with backoff
     }
     if (missing.length === 0) return CONTINUE;
@@ -286,24 +351,29 @@ export class BundleDeploymentReconciler implements Reconciler {
     const message = `service account ${sa.namespace}/${sa.name} lacks permissions: ${shown.join('; ')}${more}`;
     s.conditions.set('Installed', false, 'InsufficientPermissions', message);
     s.conditions.set('Progressing', true, 'Retrying', message);
-    await this.writeStatus(s, this.unpackedStatus(s));
     return stop({ requeueAfterMs: 30_000 });
   }
 
-  private async apply(s: State): Promise<StepOutcome> {
-    // A failed install (removed or kept) is tried again after a pause, not at once: an event
-    // (the finalizer this controller just added, say) must not turn failure into a loop.
+  /**
+   * How long a failed install (Installed=False, Failed, this generation) still waits before it is
+   * tried again: an event (the finalizer this controller just added, say) must not turn failure
+   * into a loop. Undefined when it need not wait.
+   */
+  private failedInstallWait(s: State): number | undefined {
     const last = s.bd.status?.conditions?.find((c) => c.type === 'Installed');
-    if (last?.reason === 'Failed' && last.observedGeneration === s.bd.metadata.generation) {
-      const since = Date.now() - Date.parse(last.lastTransitionTime);
-      if (since >= 0 && since < FAILED_INSTALL_RETRY_MS) return stop({ requeueAfterMs: FAILED_INSTALL_RETRY_MS - since });
-    }
+    if (last?.reason !== 'Failed' || last.observedGeneration !== s.bd.metadata.generation) return undefined;
+    const since = this.ports.now() - Date.parse(last.lastTransitionTime);
+    return since >= 0 && since < FAILED_INSTALL_RETRY_MS ? FAILED_INSTALL_RETRY_MS - since : undefined;
+  }
+
+  private async apply(s: State): Promise<StepOutcome> {
+    const wait = this.failedInstallWait(s);
+    if (wait !== undefined) return stop({ requeueAfterMs: wait });
     const rendered = s.rendered;
     if (rendered === undefined) return stop();
-    const applier = this.applierFor(s.bd, s.logger);
     let result;
     try {
-      result = await applier.apply({
+      result = await this.applierFor(s.bd, s.logger).apply({
         owner: this.owner(s.bd),
         release: this.release(s.bd),
         objects: rendered.objects,
@@ -316,16 +386,17 @@ export class BundleDeploymentReconciler implements Reconciler {
         healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
       });
     } catch (err) {
-      if (err instanceof ApplyRefusedError || err instanceof ValidationError) {
-        s.conditions.set('Installed', false, 'Refused', errorMessage(err));
-        s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
-        await this.writeStatus(s, this.unpackedStatus(s));
-        return stop({ requeueAfterMs: 60_000 });
-      }
-      s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
-      await this.writeStatus(s, this.unpackedStatus(s));
-      throw err;
+      // Anything else (the API server failing us) is thrown: Progressing=Retrying, with backoff.
+      if (!(err instanceof ApplyRefusedError || err instanceof ValidationError)) throw err;
+      s.conditions.set('Installed', false, 'Refused', errorMessage(err));
+      s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
+      return stop({ requeueAfterMs: 60_000 });
     }
+    return this.applied(s, rendered, result);
+  }
+
+  /** What an apply that ran says: conditions, revision, applied objects, warnings and Events; when to look again. */
+  private async applied(s: State, rendered: RenderedBundle, result: ApplyResult): Promise<StepOutcome> {
     const unhealthy = result.health.objects.filter((o) => !o.healthy).map((o) => `${o.ref.kind} ${o.ref.name}: ${o.reason}`);
     if (result.status === 'deployed') {
       s.conditions.set('Installed', true, 'Succeeded', `revision ${result.revision} of ${rendered.chart.name} ${rendered.chart.version} installed`);
@@ -339,15 +410,11 @@ export class BundleDeploymentReconciler implements Reconciler {
     const report = lenientReport(result, { warnings: s.bd.status?.warnings, skippedMessage: s.conditions.get(SKIPPED_CONDITION)?.message });
     if (report.skipped === undefined) s.conditions.remove(SKIPPED_CONDITION);
     else s.conditions.set(SKIPPED_CONDITION, true, report.skipped.reason, report.skipped.message);
-    await this.writeStatus(s, {
-      ...this.unpackedStatus(s),
-      // A failed first install that was removed leaves no revision behind.
-      revision: result.removed === undefined ? result.revision : undefined,
-      appliedObjects: result.removed === undefined ? result.applied.map((r) => ({ ...r })) : [],
-      warnings: report.warnings,
-    });
-    const events = new EventRecorder(this.o.client, 'binnacle', s.logger);
-    for (const e of report.events) await events.record(s.bd, e.type, e.reason, e.message);
+    // A failed first install that was removed leaves no revision behind.
+    s.status.revision = result.removed === undefined ? result.revision : undefined;
+    s.status.appliedObjects = result.removed === undefined ? result.applied.map((r) => ({ ...r })) : [];
+    s.status.warnings = report.warnings;
+    for (const e of report.events) await this.ports.recordEvent(s.bd, e.type, e.reason, e.message, s.logger);
     // Skipped objects are applied once their API appears: look again soon.
     const recheck = report.skipped === undefined ? Infinity : SKIPPED_RECHECK_MS;
     if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });
