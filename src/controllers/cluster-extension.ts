@@ -10,55 +10,77 @@
  *
  * Reading the installed state and changing it happen while holding the installed-state lock,
  * so concurrent reconciles (and an overlapping second manager) never install a package twice.
- * The installed state is read from the manager's informer caches, as controller-runtime's cached
- * client reads, once they have caught up with this manager's own last writes (read-your-writes:
- * the resourceVersions its writes answered); the API server is listed instead when they have
- * not within a moment, after a delete, and whenever the lock was taken anew (another process may
- * have written in between).
+ * How the installed state is read (caches that have caught up with this manager's own writes,
+ * or the API server) is `installed-state-reader.ts`.
  *
- * Steps: HandleFinalizer → Validate → Tidy → Resolve → CheckUpgradeable → Deploy → Report.
+ * Steps: HandleFinalizer → Validate → Tidy → Catalogs → Resolve → CheckUpgradeable → Deploy →
+ * Report. Steps change only the reconcile's state (and the BundleDeployments, through the
+ * writer port); status is written once, at the end, and only when it changed. Everything the
+ * steps reach outside is a port (catalogs, resolver, cluster facts, OperatorConditions, the
+ * installed-state view, the BundleDeployment writer, the clock), so each branch is unit-tested
+ * with in-memory fakes (`cluster-extension-reconcile.test.ts`).
  */
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
-import { isNotFound } from '../kube/errors.js';
 import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
-import { CatalogIndex, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts } from '../resolve/index.js';
-import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
-import { buildInstalledState, installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
+import { CatalogIndex, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts, type Resolution, type ResolveInput } from '../resolve/index.js';
+import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
+import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
-import { replacedOperators, upgradeBlockers } from './operator-conditions.js';
+import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
+import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
 import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from './resolution-history.js';
 
 export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
 export { bundleDeploymentName } from './extension-changes.js';
+export type { InstalledCaches, InstalledStateLock, InstalledStateView, KindCache } from './installed-state-reader.js';
 
-/** Runs a section that reads and changes the installed state, one at a time (a `LeaseLock`). */
-export interface InstalledStateLock {
-  withLock<T>(fn: () => Promise<T>, opts?: { signal?: AbortSignal }): Promise<T>;
-  /** How many times the lock was taken anew (not carried over from the last section); see `LeaseLock`. */
-  readonly acquisitions?: number;
+type CatalogSelector = { matchLabels?: Record<string, string> } | undefined;
+
+/** The served catalogs, as resolution reads them. */
+export interface CatalogAccess {
+  /** Every catalog serving content now. */
+  served(): ServedCatalog[];
+  get(name: string): ServedCatalog | undefined;
+  /** ClusterCatalogs `selector` may draw from that have not served content yet (`catalogsStillLoading`). */
+  stillLoading(selector: CatalogSelector): string[];
 }
 
-/** A cache of one kind, kept current by a watch: an `Informer`. */
-export interface KindCache<T extends KubeObject> {
-  get(key: string): T | undefined;
-  list(): T[];
-  waitForResourceVersion(resourceVersion: string | undefined, timeoutMs: number): Promise<boolean>;
+/** Creates, updates and deletes the BundleDeployments of a resolution set. */
+export interface BundleDeploymentWriter {
+  /** Server-side apply of a complete body; answers the object as written. */
+  apply(body: BundleDeployment): Promise<BundleDeployment>;
+  delete(name: string): Promise<void>;
 }
 
-/** How long a read waits for the caches to catch up with this manager's writes before listing the API server. */
-const CACHE_CATCH_UP_MS = 2_000;
+/** Everything the steps reach outside the reconcile's state. The defaults are the real ones. */
+export interface ClusterExtensionPorts {
+  catalogs: CatalogAccess;
+  /** The resolver (`src/resolve`), over an index of the served catalogs the reconciler keeps. */
+  resolve(input: ResolveInput): Resolution;
+  /** The cluster's version facts; undefined: cluster constraints are reported, not enforced. */
+  clusterFacts(): Promise<ClusterFacts | undefined>;
+  /** The operators among `replaced` that hold back their upgrade (OperatorCondition `Upgradeable=False`). */
+  upgradeBlockers(replaced: readonly InstalledOperator[]): Promise<UpgradeBlocker[]>;
+  /** The extension and everything installed, as fresh as this manager's own writes. */
+  installed: InstalledStateView;
+  deployments: BundleDeploymentWriter;
+  clock(): Date;
+}
 
 export interface ClusterExtensionReconcilerOptions {
+  /** Reads and writes the extension (finalizer, status); the default ports use it for the rest. */
   client: KubeClient;
-  registry: CatalogRegistry;
+  /** The served catalogs the default `catalogs` port reads; required unless `ports.catalogs` is given. */
+  registry?: CatalogRegistry;
   /** Without it, the caller makes sure no two reconciles run at once. */
   lock?: InstalledStateLock;
   /** The cluster's version facts; without them cluster constraints are reported, not enforced. */
@@ -73,7 +95,8 @@ export interface ClusterExtensionReconcilerOptions {
    * The manager's caches of BundleDeployments and ClusterExtensions. Without them every
    * reconcile lists both from the API server.
    */
-  caches?: { deployments: KindCache<BundleDeployment>; extensions: KindCache<ClusterExtension> };
+  caches?: InstalledCaches;
+  ports?: Partial<ClusterExtensionPorts>;
 }
 
 /**
@@ -91,20 +114,6 @@ export function catalogsStillLoading(all: readonly KubeObject[], registry: Pick<
     .filter((c) => c.name !== '' && matchesSelector(c, selector) && registry.get(c.name) === undefined)
     .map((c) => c.name)
     .sort();
-}
-
-interface State {
-  ce: ClusterExtension;
-  conditions: Conditions;
-  logger: Logger;
-  installed: InstalledState;
-  /** The BundleDeployments this extension needs. */
-  owned: BundleDeployment[];
-  /** This extension's resolution set, in install order. */
-  chosen: ChosenBundle[];
-  notices: string[];
-  history: ResolutionRecord[] | undefined;
-  changes: ExtensionChanges | undefined;
 }
 
 /** Whether a ClusterCatalog (its name and labels) is one an extension's catalog selector draws from. */
@@ -139,19 +148,69 @@ function deprecations(cfg: DeclarativeConfig, pkg: string, bundle: string, chann
   return out;
 }
 
+/** What the steps of one reconcile share; they change it, and the status is written from it once. */
+interface State {
+  ce: ClusterExtension;
+  conditions: Conditions;
+  logger: Logger;
+  installed: InstalledState;
+  /** The BundleDeployments this extension needs. */
+  owned: BundleDeployment[];
+  /** The served catalogs its selector draws from. */
+  catalogs: ServedCatalog[];
+  /** This extension's resolution set, in install order. */
+  chosen: ChosenBundle[];
+  notices: string[];
+  changes: ExtensionChanges | undefined;
+  /** `status` besides conditions, as this reconcile leaves it. */
+  status: Pick<ClusterExtensionStatus, 'install' | 'resolution' | 'history'>;
+  /** False while the extension is being deleted: status stays as it was unless a step fails. */
+  writeStatus: boolean;
+}
+
+/** The catalog access of a registry and the ClusterCatalogs an informer holds. */
+function registryAccess(registry: CatalogRegistry, clusterCatalogs: (() => readonly KubeObject[]) | undefined): CatalogAccess {
+  return {
+    served: () => registry.list(),
+    get: (name) => registry.get(name),
+    stillLoading: (selector) => (clusterCatalogs === undefined ? [] : catalogsStillLoading(clusterCatalogs(), registry, selector)),
+  };
+}
+
+/** The default ports: the registry, the resolver, OperatorConditions and BundleDeployments through `client`, the wall clock. */
+function defaultPorts(o: ClusterExtensionReconcilerOptions, catalogs: CatalogAccess): ClusterExtensionPorts {
+  const client = o.client;
+  return {
+    catalogs,
+    resolve,
+    clusterFacts: async () => (o.clusterFacts === undefined ? undefined : o.clusterFacts.get()),
+    upgradeBlockers: (replaced) => upgradeBlockers(client, replaced),
+    installed: new CachedInstalledStateReader({ client, lock: o.lock, caches: o.caches }),
+    deployments: {
+      apply: (body) => client.apply<BundleDeployment>(body, { force: true }),
+      delete: async (name) => {
+        await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
+      },
+    },
+    clock: () => new Date(),
+  };
+}
+
+/** The status fields this reconciler writes, from what an extension holds now. */
+function writtenStatus(status: ClusterExtensionStatus | undefined): Record<string, unknown> {
+  return { install: status?.install, resolution: status?.resolution, history: status?.history, conditions: status?.conditions ?? [], observedGeneration: status?.observedGeneration };
+}
+
 export class ClusterExtensionReconciler implements Reconciler {
   /** The index of the catalogs last resolved against: rebuilding it for every extension costs more than solving. */
   private index: { inputs: CatalogInput[]; index: CatalogIndex } | undefined;
-  /** The newest resourceVersion of each kind this manager wrote or read live: the caches must reach it. */
-  private readonly fresh = { deployments: '', extensions: '' };
-  /** Set by a delete (which answers no resourceVersion): the next read lists the API server. */
-  private mustList = true;
-  /** The lock's acquisition count at the last read; a change means another process may have written. */
-  private lockHeld: number | undefined;
-  /** Reads from the caches and from the API server, for tests and logs. */
-  readonly reads = { cached: 0, live: 0 };
+  private readonly ports: ClusterExtensionPorts;
 
-  constructor(private readonly o: ClusterExtensionReconcilerOptions) {}
+  constructor(private readonly o: ClusterExtensionReconcilerOptions) {
+    const catalogs = o.ports?.catalogs ?? (o.registry === undefined ? undefined : registryAccess(o.registry, o.clusterCatalogs));
+    if (catalogs === undefined) throw new TypeError('ClusterExtensionReconciler: give a registry or ports.catalogs');
+    this.ports = { ...defaultPorts(o, catalogs), ...o.ports };
+  }
 
   /** The same served content (the same config objects, names and priorities) gives the same index. */
   private catalogIndex(catalogs: readonly ServedCatalog[]): CatalogIndex {
@@ -167,20 +226,9 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   private async reconcileLocked(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    const cached = await this.cachesCaughtUp();
-    let ce: ClusterExtension;
-    const fromCache = cached === undefined ? undefined : cached.extensions.get(req.name);
-    if (fromCache !== undefined) {
-      ce = structuredClone(fromCache);
-    } else {
-      try {
-        ce = await this.o.client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: req.name });
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    }
-    const installed = cached === undefined ? await this.readInstalledState() : this.cachedInstalledState(cached);
+    const read = await this.ports.installed.read(req.name);
+    if (read === undefined) return undefined;
+    const { extension: ce, installed } = read;
     for (const p of installed.problems) ctx.logger.warn({ problem: p }, 'installed state');
     const state: State = {
       ce,
@@ -188,125 +236,104 @@ export class ClusterExtensionReconciler implements Reconciler {
       logger: ctx.logger,
       installed,
       owned: unitsNeededBy(installed, req.name).map((u) => u.object),
+      catalogs: [],
       chosen: [],
       notices: [],
-      history: ce.status?.history,
       changes: undefined,
+      status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }) },
+      writeStatus: true,
     };
     const steps: Step<State>[] = [
       { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
       { name: 'Validate', run: (s) => this.validate(s) },
       { name: 'Tidy', run: (s) => this.tidy(s) },
+      { name: 'Catalogs', run: (s) => this.selectCatalogs(s) },
       { name: 'Resolve', run: (s) => this.resolveBundles(s) },
       { name: 'CheckUpgradeable', run: (s) => this.checkUpgradeable(s) }, // issue 12 §4 (operator-conditions.ts)
       { name: 'Deploy', run: (s) => this.deploy(s) },
       { name: 'Report', run: (s) => this.report(s) },
     ];
-    return runSteps(steps, state, ctx.logger);
-  }
-
-  /**
-   * The caches, once they have seen everything this manager wrote (and read live) of both kinds;
-   * undefined when they cannot be trusted now (see the file's header) and the API server must be read.
-   */
-  private async cachesCaughtUp(): Promise<ClusterExtensionReconcilerOptions['caches']> {
-    const caches = this.o.caches;
-    if (caches === undefined) return undefined;
-    const held = this.o.lock?.acquisitions;
-    if (this.mustList || held !== this.lockHeld) return undefined;
-    const [bds, ces] = await Promise.all([
-      caches.deployments.waitForResourceVersion(this.fresh.deployments, CACHE_CATCH_UP_MS),
-      caches.extensions.waitForResourceVersion(this.fresh.extensions, CACHE_CATCH_UP_MS),
-    ]);
-    return bds && ces ? caches : undefined;
-  }
-
-  /** The installed state from the caches (copies: steps may change what they read). */
-  private cachedInstalledState(caches: NonNullable<ClusterExtensionReconcilerOptions['caches']>): InstalledState {
-    this.reads.cached++;
-    return buildInstalledState(structuredClone(caches.deployments.list()), caches.extensions.list());
-  }
-
-  /** Every BundleDeployment and ClusterExtension, read now from the API server. */
-  private async readInstalledState(): Promise<InstalledState> {
-    this.lockHeld = this.o.lock?.acquisitions;
-    this.mustList = false;
-    this.reads.live++;
-    const [bds, ces] = await Promise.all([
-      this.o.client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'),
-      this.o.client.list<ClusterExtension>(API_VERSION, 'ClusterExtension'),
-    ]);
-    // What the API server holds now, the caches must reach before they are read again.
-    for (const bd of bds.items) this.wrote('deployments', bd);
-    for (const ce of ces.items) this.wrote('extensions', ce);
-    return buildInstalledState(bds.items, ces.items);
-  }
-
-  /** Remembers the resourceVersion a write answered (or a live read saw): the caches must reach it. */
-  private wrote(kind: 'deployments' | 'extensions', obj: KubeObject | undefined): void {
-    const rv = obj?.metadata.resourceVersion;
-    if (rv === undefined || rv === '') return;
-    const prev = this.fresh[kind];
-    if (!/^[0-9]+$/.test(rv)) {
-      this.mustList = true; // not comparable: the caches can never be shown to have caught up
-      return;
+    let result: ReconcileResult | undefined;
+    try {
+      result = await runSteps(steps, state, ctx.logger);
+    } catch (err) {
+      // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
+      state.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+      await this.writeStatus(state).catch((writeErr: unknown) => ctx.logger.warn({ err: errorMessage(writeErr) }, 'status not written'));
+      throw err;
     }
-    if (prev === '' || BigInt(rv) > BigInt(prev)) this.fresh[kind] = rv;
+    if (state.writeStatus) await this.writeStatus(state);
+    return result;
   }
 
-  private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
-    const prev = s.ce.status ?? {};
-    const keep: Record<string, unknown> = {};
-    if (prev.install !== undefined) keep.install = prev.install;
-    if (prev.resolution !== undefined) keep.resolution = prev.resolution;
-    if (s.history !== undefined) keep.history = s.history;
-    this.wrote('extensions', await applyStatus(this.o.client, s.ce, { ...keep, ...extra, conditions: s.conditions.toArray(), observedGeneration: s.ce.metadata.generation }));
+  /** The one status write of a reconcile; none when nothing in it changed. */
+  private async writeStatus(s: State): Promise<void> {
+    const status = { ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.ce.metadata.generation };
+    if (canonicalJson(writtenStatus(status)) === canonicalJson(writtenStatus(s.ce.status))) return;
+    this.ports.installed.wrote('extensions', await applyStatus(this.o.client, s.ce, status));
   }
 
   /** Applies and deletes what `changes` says, under the lock the caller holds. */
-  private async write(s: State, changes: ExtensionChanges): Promise<BundleDeployment[]> {
+  private async write(s: State, changes: Pick<ExtensionChanges, 'apply' | 'delete'>): Promise<BundleDeployment[]> {
     const applied: BundleDeployment[] = [];
     for (const body of changes.apply) {
-      const bd = await this.o.client.apply<BundleDeployment>(body, { force: true });
-      this.wrote('deployments', bd);
+      const bd = await this.ports.deployments.apply(body);
+      this.ports.installed.wrote('deployments', bd);
       applied.push(bd);
     }
     for (const name of changes.delete) {
       s.logger.info({ bundleDeployment: name }, 'removing a bundle no extension needs any more');
-      this.mustList = true; // set before: a delete that fails half-way may still have deleted
-      await this.o.client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
+      this.ports.installed.deleting();
+      await this.ports.deployments.delete(name);
     }
     return applied;
   }
 
+  /** Not deleting: the finalizer is there. Deleting: let go of the whole set, then of the extension. */
   private async handleFinalizer(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.ce)) {
-      if (await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP)) this.wrote('extensions', s.ce);
+      if (await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP)) this.ports.installed.wrote('extensions', s.ce);
       return CONTINUE;
     }
-    // Let go of the whole set: what another extension still needs stays (and is handed to it);
-    // the rest is deleted, and the BundleDeployments' own finalizers uninstall their objects.
+    // Status stays as it was while the set is let go (and is gone with the extension after).
+    s.writeStatus = false;
+    // What another extension still needs stays (and is handed to it); the rest is deleted, and
+    // the BundleDeployments' own finalizers uninstall their objects.
     const changes = changesForRemoval(s.ce.metadata.name ?? '', s.installed);
     await this.write(s, changes);
     if (changes.delete.length > 0 || changes.waiting.length > 0) return stop({ requeueAfterMs: 2_000 });
-    this.mustList = true; // the extension goes: a delete the caches cannot be checked against
+    this.ports.installed.deleting(); // the extension goes: a delete the caches cannot be checked against
     await removeFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP);
     return stop();
   }
 
-  private async validate(s: State): Promise<StepOutcome> {
+  private validate(s: State): Promise<StepOutcome> {
     const problems = extensionSpecProblems(s.ce);
-    if (problems.length === 0) return CONTINUE;
+    if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
-    await this.writeStatus(s);
-    return stop();
+    return Promise.resolve(stop());
   }
 
   /** BundleDeployments that no existing extension needs (left by a crash or a forced delete) go. */
   private async tidy(s: State): Promise<StepOutcome> {
     const gone = orphans(s.installed);
-    if (gone.length > 0) await this.write(s, { apply: [], delete: gone, waiting: [], deployments: new Map(), takenOver: [] });
+    if (gone.length > 0) await this.write(s, { apply: [], delete: gone });
     return CONTINUE;
+  }
+
+  /** The served catalogs the selector draws from; none yet, or one still loading, is waited for. */
+  private selectCatalogs(s: State): Promise<StepOutcome> {
+    const selector = s.ce.spec.source.catalog.selector;
+    const loading = this.ports.catalogs.stillLoading(selector);
+    if (loading.length > 0) {
+      // Catalogs coming in call every extension back (the registry's change listener); the requeue is a fallback.
+      s.conditions.set('Progressing', true, 'Retrying', `waiting for ClusterCatalog${loading.length === 1 ? '' : 's'} ${loading.join(', ')} to serve content before resolving`);
+      return Promise.resolve(stop({ requeueAfterMs: 10_000 }));
+    }
+    s.catalogs = this.ports.catalogs.served().filter((c) => matchesSelector(c, selector));
+    if (s.catalogs.length > 0) return Promise.resolve(CONTINUE);
+    s.conditions.set('Progressing', true, 'Retrying', 'no ClusterCatalog matching the selector is serving content yet');
+    return Promise.resolve(stop({ requeueAfterMs: 10_000 }));
   }
 
   private historyLimit(s: State): number {
@@ -314,51 +341,38 @@ export class ClusterExtensionReconciler implements Reconciler {
     return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : DEFAULT_HISTORY_LIMIT;
   }
 
-  private record(s: State, catalogs: readonly ServedCatalog[], attempt: Omit<ResolutionAttempt, 'generation' | 'catalogs'>): void {
-    s.history = recordResolution(
-      s.history,
-      { ...attempt, generation: s.ce.metadata.generation ?? 0, catalogs: catalogs.map((c) => ({ name: c.name, digest: c.digest })) },
+  private record(s: State, attempt: Omit<ResolutionAttempt, 'generation' | 'catalogs'>): void {
+    const history: ResolutionRecord[] = recordResolution(
+      s.status.history,
+      { ...attempt, generation: s.ce.metadata.generation ?? 0, catalogs: s.catalogs.map((c) => ({ name: c.name, digest: c.digest })) },
       this.historyLimit(s),
+      this.ports.clock(),
     );
+    s.status.history = history;
   }
 
-  private async resolutionFailed(s: State, catalogs: readonly ServedCatalog[], message: string): Promise<void> {
+  private resolutionFailed(s: State, message: string): void {
     s.conditions.set('Progressing', true, 'Retrying', `resolution failed: ${message}`);
     if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Failed', 'no bundle could be resolved');
-    this.record(s, catalogs, { bundles: [], outcome: 'Failed', message });
-    await this.writeStatus(s, { resolution: { bundles: [], explanation: message } });
+    this.record(s, { bundles: [], outcome: 'Failed', message });
+    s.status.resolution = { bundles: [], explanation: message };
   }
 
+  /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
   private async resolveBundles(s: State): Promise<StepOutcome> {
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
-    const loading = this.o.clusterCatalogs === undefined ? [] : catalogsStillLoading(this.o.clusterCatalogs(), this.o.registry, cat.selector);
-    if (loading.length > 0) {
-      // Catalogs coming in call every extension back (the registry's change listener); the requeue is a fallback.
-      s.conditions.set('Progressing', true, 'Retrying', `waiting for ClusterCatalog${loading.length === 1 ? '' : 's'} ${loading.join(', ')} to serve content before resolving`);
-      await this.writeStatus(s);
-      return stop({ requeueAfterMs: 10_000 });
-    }
-    const catalogs = this.o.registry.list().filter((c) => matchesSelector(c, cat.selector));
-    if (catalogs.length === 0) {
-      s.conditions.set('Progressing', true, 'Retrying', 'no ClusterCatalog matching the selector is serving content yet');
-      await this.writeStatus(s);
-      return stop({ requeueAfterMs: 10_000 });
-    }
     // A package is installed once per cluster: a second extension asking for it is refused.
     const unit = unitOf(s.installed, cat.packageName);
     const requester = unit === undefined ? undefined : requesterOf(unit);
     if (unit !== undefined && requester !== undefined && requester !== me) {
-      await this.resolutionFailed(
-        s,
-        catalogs,
-        `package ${cat.packageName} is already installed by extension ${requester} (BundleDeployment ${unit.bundleDeployment}, version ${unit.version}); a package is installed once per cluster`,
-      );
+      this.resolutionFailed(s, `package ${cat.packageName} is already installed by extension ${requester} (BundleDeployment ${unit.bundleDeployment}, version ${unit.version}); a package is installed once per cluster`);
       return stop({ requeueAfterMs: 60_000 });
     }
     try {
-      const resolution = resolve({
-        catalogs: this.catalogIndex(catalogs),
+      const cluster = await this.ports.clusterFacts();
+      const resolution = this.ports.resolve({
+        catalogs: this.catalogIndex(s.catalogs),
         installed: installedFacts(s.installed, me),
         requests: [
           {
@@ -370,18 +384,20 @@ export class ClusterExtensionReconciler implements Reconciler {
             preferUpgrade: true,
           },
         ],
-        ...(this.o.clusterFacts === undefined ? {} : { cluster: await this.o.clusterFacts.get() }),
+        ...(cluster === undefined ? {} : { cluster }),
       });
       // The resolution holds everything installed; this extension's set is what its package needs.
       s.chosen = neededBundles(resolution.bundles, cat.packageName);
       s.notices = resolution.notices.filter((n) => s.chosen.some((b) => n.startsWith(`${b.package} ${b.version} `)));
-      this.record(s, catalogs, { bundles: s.chosen.map((b) => ({ package: b.package, version: b.version, name: b.name })), outcome: 'Resolved' });
+      this.record(s, { bundles: s.chosen.map((b) => ({ package: b.package, version: b.version, name: b.name })), outcome: 'Resolved' });
+      return CONTINUE;
     } catch (err) {
-      await this.resolutionFailed(s, catalogs, errorMessage(err));
+      this.resolutionFailed(s, errorMessage(err));
       if (err instanceof ResolutionError) return stop({ requeueAfterMs: 60_000 });
-      throw err;
+      // Not the catalogs' verdict (the cluster's facts unread, the solver's budget): status says so; retried with backoff.
+      s.logger.warn({ err: errorMessage(err) }, 'resolution failed');
+      return stop({ failed: true });
     }
-    return CONTINUE;
   }
 
   /**
@@ -392,13 +408,13 @@ export class ClusterExtensionReconciler implements Reconciler {
     // Every installed bundle counts, not only this extension's: its resolution may replace a shared one.
     // The installed state read at the start of this reconcile, under the lock: nothing changed it since.
     const installed = s.chosen.length === 0 ? [] : s.installed.units.map((u) => u.object);
-    const blockers = await upgradeBlockers(this.o.client, replacedOperators(installed, s.chosen));
+    const blockers = await this.ports.upgradeBlockers(replacedOperators(installed, s.chosen));
     if (blockers.length === 0) return CONTINUE;
     s.conditions.set('Progressing', true, 'UpgradeBlocked', blockers.map((b) => b.message).join('; '));
-    await this.writeStatus(s);
     return stop({ requeueAfterMs: 10_000 });
   }
 
+  /** The BundleDeployments of the resolution set, created or updated; what the extension no longer needs is let go. */
   private async deploy(s: State): Promise<StepOutcome> {
     const me = s.ce.metadata.name ?? '';
     const changes = changesForResolution(s.ce, s.installed, s.chosen);
@@ -412,13 +428,10 @@ export class ClusterExtensionReconciler implements Reconciler {
     for (const bd of applied) byName.set(bd.metadata.name ?? '', bd);
     for (const name of changes.delete) byName.delete(name);
     s.owned = [...byName.values()].filter((bd) => bd.metadata.labels?.[neededByLabel(me)] !== undefined);
-    if (changes.waiting.length > 0) {
-      s.conditions.set('Progressing', true, 'Waiting', changes.waiting.join('; '));
-      if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Installing', changes.waiting.join('; '));
-      await this.writeStatus(s);
-      return stop({ requeueAfterMs: 2_000 });
-    }
-    return CONTINUE;
+    if (changes.waiting.length === 0) return CONTINUE;
+    s.conditions.set('Progressing', true, 'Waiting', changes.waiting.join('; '));
+    if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Installing', changes.waiting.join('; '));
+    return stop({ requeueAfterMs: 2_000 });
   }
 
   /** The BundleDeployment that installs `pkg` for this extension, as last read. */
@@ -451,21 +464,20 @@ export class ClusterExtensionReconciler implements Reconciler {
     return { waiting, failed };
   }
 
-  private async report(s: State): Promise<StepOutcome> {
+  /** Where the resolution set stands, from its BundleDeployments' own status. */
+  private report(s: State): Promise<StepOutcome> {
     const main = s.ce.spec.source.catalog.packageName;
     const { waiting, failed } = this.progress(s);
     const chosenMain = s.chosen.find((b) => b.package === main);
     const mainBd = this.deploymentOf(s, main);
-    const extra: Record<string, unknown> = {
-      resolution: {
-        bundles: s.chosen.map((b) => ({ name: b.name, package: b.package, version: b.version, image: b.image, catalog: b.catalog })),
-        ...(s.notices.length > 0 ? { notices: s.notices } : {}),
-      },
+    s.status.resolution = {
+      bundles: s.chosen.map((b) => ({ name: b.name, package: b.package, version: b.version, image: b.image, catalog: b.catalog })),
+      ...(s.notices.length > 0 ? { notices: s.notices } : {}),
     };
     if (waiting.length === 0 && failed.length === 0 && chosenMain !== undefined) {
       const image = chosenMain.image !== '' ? chosenMain.image : (mainBd?.spec.source.image?.ref ?? '');
       const namespace = mainBd?.spec.installNamespace ?? s.ce.spec.namespace;
-      extra.install = {
+      s.status.install = {
         bundle: { name: chosenMain.name, version: chosenMain.version, package: chosenMain.package, image, catalog: chosenMain.catalog },
         bundleDeployment: mainBd?.metadata.name ?? '',
         namespace,
@@ -480,9 +492,8 @@ export class ClusterExtensionReconciler implements Reconciler {
       s.conditions.set('Progressing', true, 'Installing', `waiting for ${waiting.join(', ')}`);
     }
     if (chosenMain !== undefined) this.reportDeprecations(s, chosenMain);
-    await this.writeStatus(s, extra);
     // Each BundleDeployment's news calls this extension back; the requeue is only a fallback.
-    return stop(waiting.length > 0 ? { requeueAfterMs: 30_000 } : undefined);
+    return Promise.resolve(stop(waiting.length > 0 ? { requeueAfterMs: 30_000 } : undefined));
   }
 
   /** "installed X with 2 dependencies (1 shared with other extensions); it runs in namespace …". */
@@ -496,7 +507,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   private reportDeprecations(s: State, chosenMain: ChosenBundle): void {
-    const served = this.o.registry.get(chosenMain.catalog);
+    const served = this.ports.catalogs.get(chosenMain.catalog);
     const d = served === undefined ? {} : deprecations(served.config, chosenMain.package, chosenMain.name, s.ce.spec.source.catalog.channels ?? []);
     const any = [d.package, d.channel, d.bundle].filter((x): x is string => x !== undefined);
     s.conditions.set('Deprecated', any.length > 0, any.length > 0 ? 'Deprecated' : 'NotDeprecated', any.length > 0 ? any.join('; ') : 'nothing chosen is deprecated');

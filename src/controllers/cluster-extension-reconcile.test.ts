@@ -1,0 +1,650 @@
+/**
+ * The ClusterExtension reconciler's steps, driven with in-memory fakes (no cluster): each step's
+ * success and failure branches, and one status write per reconcile (none when nothing changed).
+ * The fakes share one in-memory store: the client holds the extension (finalizer, status), the
+ * view builds the installed state from the store, and the writer changes its BundleDeployments.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { OPERATOR_CONDITION_API_VERSION, OPERATOR_CONDITION_KIND, type OperatorCondition } from '../api/operator-condition.js';
+import {
+  ANNOTATION_BUNDLE_VERSION,
+  API_VERSION,
+  FINALIZER_CLEANUP,
+  LABEL_OWNER_KIND,
+  LABEL_OWNER_NAME,
+  LABEL_PACKAGE,
+  type BundleDeployment,
+  type ClusterExtension,
+  type ClusterExtensionStatus,
+} from '../api/types.js';
+import type { StoredCatalog } from '../catalog/index.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
+import { buildInstalledState, neededByLabel } from '../installed/index.js';
+import type { KubeClient, ListOptions } from '../kube/client.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import type { ChosenBundle, Resolution, ResolveInput } from '../resolve/index.js';
+import type { ServedCatalog } from './catalog-registry.js';
+import { ClusterExtensionReconciler, type BundleDeploymentWriter, type CatalogAccess, type ClusterExtensionPorts, type InstalledStateView } from './cluster-extension.js';
+import type { InstalledRead } from './installed-state-reader.js';
+
+const logger = pino({ level: 'silent' });
+const ctx = { logger, signal: new AbortController().signal };
+const req = { key: 'demo', name: 'demo' };
+const NOW = new Date('2026-11-26T12:00:00Z');
+const T = '2026-01-01T00:00:00Z';
+
+/** One in-memory cluster: ClusterExtensions, BundleDeployments and OperatorConditions, with what was written to it. */
+class FakeCluster {
+  readonly extensions = new Map<string, ClusterExtension>();
+  readonly deployments = new Map<string, BundleDeployment>();
+  readonly operatorConditions: OperatorCondition[] = [];
+  readonly statusWrites: { name: string; status: ClusterExtensionStatus }[] = [];
+  readonly applied: BundleDeployment[] = [];
+  readonly deleted: string[] = [];
+  finalizerPatches = 0;
+  /** Makes BundleDeployment applies and deletes fail with it. */
+  writeError: Error | undefined;
+  /** Makes finalizer patches fail with it. */
+  patchError: Error | undefined;
+  private rv = 100;
+
+  nextRv(): string {
+    return String(++this.rv);
+  }
+
+  client(): KubeClient {
+    const c = {
+      get: (ref: ObjectRef) => {
+        const ce = this.extensions.get(ref.name ?? '');
+        if (ce === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `clusterextensions ${ref.name ?? ''} not found`));
+        return Promise.resolve(structuredClone(ce));
+      },
+      patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
+        this.finalizerPatches++;
+        if (this.patchError !== undefined) return Promise.reject(this.patchError);
+        const live = this.extensions.get(ref.name ?? '');
+        if (live === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'not found'));
+        if (patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
+        live.metadata.resourceVersion = this.nextRv();
+        return Promise.resolve(structuredClone(live));
+      },
+      apply: (obj: KubeObject, opts: { subresource?: string }) => {
+        assert.equal(opts.subresource, 'status', 'the reconciler writes only status through the client; BundleDeployments go through the writer');
+        const live = this.extensions.get(obj.metadata.name ?? '');
+        assert.ok(live !== undefined, 'status is written only for an extension that exists');
+        const status = structuredClone(obj.status) as ClusterExtensionStatus;
+        this.statusWrites.push({ name: obj.metadata.name ?? '', status });
+        live.status = status;
+        live.metadata.resourceVersion = this.nextRv();
+        return Promise.resolve(structuredClone(live));
+      },
+      list: (apiVersion: string, kind: string, opts?: ListOptions) => {
+        assert.equal(`${apiVersion}/${kind}`, `${OPERATOR_CONDITION_API_VERSION}/${OPERATOR_CONDITION_KIND}`, 'only OperatorConditions are listed through the client here');
+        const owner = /binnacle\.dev\/owner-name=([^,]+)/.exec(opts?.labelSelector ?? '')?.[1];
+        const items = this.operatorConditions.filter((oc) => oc.metadata.namespace === opts?.namespace && oc.metadata.labels?.[LABEL_OWNER_NAME] === owner);
+        return Promise.resolve({ apiVersion, kind: `${kind}List`, metadata: {}, items: structuredClone(items) });
+      },
+    };
+    return c as unknown as KubeClient;
+  }
+
+  view(): FakeView {
+    return new FakeView(this);
+  }
+
+  /** Server-side apply of a complete body: a changed spec is a new generation; status is kept. */
+  writer(): BundleDeploymentWriter {
+    return {
+      apply: (body) => {
+        if (this.writeError !== undefined) return Promise.reject(this.writeError);
+        this.applied.push(structuredClone(body));
+        const name = body.metadata.name ?? '';
+        const live = this.deployments.get(name);
+        const generation = live === undefined ? 1 : (live.metadata.generation ?? 1) + (JSON.stringify(live.spec) === JSON.stringify(body.spec) ? 0 : 1);
+        const next: BundleDeployment = {
+          ...structuredClone(body),
+          metadata: { ...structuredClone(body.metadata), generation, uid: `uid-${name}`, creationTimestamp: live?.metadata.creationTimestamp ?? T, resourceVersion: this.nextRv() },
+          ...(live?.status === undefined ? {} : { status: live.status }),
+        };
+        this.deployments.set(name, next);
+        return Promise.resolve(structuredClone(next));
+      },
+      delete: (name) => {
+        if (this.writeError !== undefined) return Promise.reject(this.writeError);
+        this.deleted.push(name);
+        // Its own finalizer uninstalls it first: it stays, being deleted, until the test lets it go.
+        const live = this.deployments.get(name);
+        if (live !== undefined) live.metadata.deletionTimestamp = T;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  /** The BundleDeployment controller's verdict on `name` at its current generation. */
+  setDeploymentStatus(name: string, installed: { status: Condition['status']; reason: string; message: string }): void {
+    const bd = this.deployments.get(name);
+    assert.ok(bd !== undefined, `BundleDeployment ${name} exists`);
+    const generation = bd.metadata.generation ?? 1;
+    bd.status = { observedGeneration: generation, conditions: [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }] };
+  }
+}
+
+/** The installed state built from the store at each read, and the writes it was told of. */
+class FakeView implements InstalledStateView {
+  readonly writes: string[] = [];
+  deletes = 0;
+  constructor(private readonly cluster: FakeCluster) {}
+
+  read(name: string): Promise<InstalledRead | undefined> {
+    const ce = this.cluster.extensions.get(name);
+    if (ce === undefined) return Promise.resolve(undefined);
+    const installed = buildInstalledState(structuredClone([...this.cluster.deployments.values()]), structuredClone([...this.cluster.extensions.values()]));
+    return Promise.resolve({ extension: structuredClone(ce), installed });
+  }
+
+  wrote(kind: string, obj: KubeObject | undefined): void {
+    this.writes.push(`${kind}@${obj?.metadata.resourceVersion ?? ''}`);
+  }
+
+  deleting(): void {
+    this.deletes++;
+  }
+}
+
+function extension(over: { name?: string; spec?: Partial<ClusterExtension['spec']>; metadata?: Partial<ClusterExtension['metadata']> } = {}): ClusterExtension {
+  const name = over.name ?? 'demo';
+  return {
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name, uid: `uid-${name}`, generation: 1, resourceVersion: '1', finalizers: [FINALIZER_CLEANUP], ...over.metadata },
+    spec: { namespace: 'demo-ns', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: name } }, ...over.spec },
+  };
+}
+
+function served(name: string, config: DeclarativeConfig = emptyDeclarativeConfig(), labels: Record<string, string> = {}): ServedCatalog {
+  return { name, priority: 0, labels, digest: `sha256:${name}`, config, stored: {} as StoredCatalog };
+}
+
+function chosen(pkg: string, version: string, over: Partial<ChosenBundle> = {}): ChosenBundle {
+  return { name: `${pkg}.v${version}`, package: pkg, version, image: `registry.example/${pkg}@sha256:${version}`, catalog: 'ops', installed: false, dependsOn: [], provides: [], ...over };
+}
+
+function resolution(bundles: ChosenBundle[]): Resolution {
+  return { bundles, warnings: [], notices: [], stats: { satCalls: 1, conflicts: 0, decisions: 0, propagations: 0, variables: bundles.length } };
+}
+
+interface Setup {
+  cluster: FakeCluster;
+  view: FakeView;
+  resolves: ResolveInput[];
+  reconciler: ClusterExtensionReconciler;
+}
+
+interface SetupOptions {
+  ce?: ClusterExtension;
+  catalogs?: ServedCatalog[];
+  loading?: string[];
+  /** What the resolver answers; the real resolver when absent. */
+  resolve?: (input: ResolveInput) => Resolution;
+  ports?: Partial<ClusterExtensionPorts>;
+}
+
+function setup(o: SetupOptions = {}): Setup {
+  const cluster = new FakeCluster();
+  const ce = o.ce ?? extension();
+  cluster.extensions.set(ce.metadata.name ?? '', structuredClone(ce));
+  const list = o.catalogs ?? [served('ops')];
+  const catalogs: CatalogAccess = { served: () => list, get: (name) => list.find((c) => c.name === name), stillLoading: () => o.loading ?? [] };
+  const view = cluster.view();
+  const resolves: ResolveInput[] = [];
+  const resolver = o.resolve;
+  const reconciler = new ClusterExtensionReconciler({
+    client: cluster.client(),
+    ports: {
+      catalogs,
+      installed: view,
+      deployments: cluster.writer(),
+      clock: () => NOW,
+      ...(resolver === undefined
+        ? {}
+        : {
+            resolve: (input: ResolveInput) => {
+              resolves.push(input);
+              return resolver(input);
+            },
+          }),
+      ...o.ports,
+    },
+  });
+  return { cluster, view, resolves, reconciler };
+}
+
+const resolvesTo =
+  (...bundles: ChosenBundle[]) =>
+  (): Resolution =>
+    resolution(bundles);
+
+function lastStatus(cluster: FakeCluster): ClusterExtensionStatus | undefined {
+  return cluster.statusWrites.at(-1)?.status;
+}
+
+function condition(cluster: FakeCluster, type: string): Condition | undefined {
+  return lastStatus(cluster)?.conditions?.find((c) => c.type === type);
+}
+
+/** A BundleDeployment that installed `pkg` for `extensions` (the first requested it). */
+function installedDeployment(name: string, pkg: string, version: string, extensions: string[], over: Partial<BundleDeployment['metadata']> = {}): BundleDeployment {
+  const needs = Object.fromEntries(extensions.map((e, i) => [neededByLabel(e), i === 0 && e === pkg ? 'requested' : 'dependency']));
+  return {
+    apiVersion: API_VERSION,
+    kind: 'BundleDeployment',
+    metadata: {
+      name,
+      generation: 1,
+      creationTimestamp: T,
+      labels: { [LABEL_OWNER_KIND]: 'ClusterExtension', [LABEL_OWNER_NAME]: extensions[0] ?? 'gone', [LABEL_PACKAGE]: pkg, ...needs },
+      annotations: { [ANNOTATION_BUNDLE_VERSION]: version },
+      ...over,
+    },
+    spec: { source: { type: 'image', image: { ref: `registry.example/${pkg}@sha256:${version}` } }, format: 'registry+v1', installNamespace: 'demo-ns', serviceAccount: { name: 'installer' }, releaseName: name },
+    status: { observedGeneration: 1, conditions: [{ type: 'Installed', status: 'True', reason: 'Succeeded', message: '', lastTransitionTime: T, observedGeneration: 1 }] },
+  };
+}
+
+describe('ClusterExtension reconciler, step by step with fakes', () => {
+  describe('status is written once per reconcile', () => {
+    test('a first install: the BundleDeployment is created, and status is written exactly once; the same reconcile again writes nothing', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.statusWrites.length, 1, 'one status write per reconcile');
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.statusWrites.length, 1, 'nothing changed: no second write');
+      assert.equal(cluster.applied.length, 1, 'the unchanged BundleDeployment is not written again');
+    });
+
+    test('once the BundleDeployment is installed: one write saying so, then none while nothing changes', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      cluster.setDeploymentStatus('demo', { status: 'True', reason: 'Succeeded', message: 'installed' });
+      const before = cluster.statusWrites.length;
+      assert.equal(await reconciler.reconcile(req, ctx), undefined);
+      assert.equal(cluster.statusWrites.length, before + 1);
+      await reconciler.reconcile(req, ctx);
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.statusWrites.length, before + 1);
+    });
+
+    test('an extension that is gone is not reconciled and nothing is written', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.extensions.clear();
+      assert.equal(await reconciler.reconcile(req, ctx), undefined);
+      assert.equal(cluster.statusWrites.length + cluster.applied.length + cluster.finalizerPatches, 0);
+    });
+  });
+
+  describe('HandleFinalizer', () => {
+    test('success: an extension without the cleanup finalizer gets it, its write is told to the view, and the reconcile goes on', async () => {
+      const { cluster, view, reconciler } = setup({ ce: extension({ metadata: { finalizers: [] } }), resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, [FINALIZER_CLEANUP]);
+      assert.equal(cluster.applied.length, 1, 'resolved and deployed in the same reconcile');
+      assert.ok(view.writes.some((w) => w.startsWith('extensions@')), 'the view must see the finalizer write');
+    });
+
+    test('failure: the finalizer patch fails; the error is said in the one status write and thrown for backoff', async () => {
+      const { cluster, reconciler } = setup({ ce: extension({ metadata: { finalizers: [] } }), resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+      await assert.rejects(reconciler.reconcile(req, ctx), /the object has been modified/);
+      assert.equal(cluster.statusWrites.length, 1);
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
+      assert.equal(condition(cluster, 'Progressing')?.message, 'the object has been modified');
+      assert.equal(cluster.applied.length, 0);
+    });
+
+    test('deletion: the set is let go (its BundleDeployments deleted) and the extension waits; once they are gone the finalizer goes; no status is written', async () => {
+      const ce = extension({ metadata: { deletionTimestamp: T } });
+      const { cluster, view, reconciler } = setup({ ce, resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 2_000 });
+      assert.deepEqual(cluster.deleted, ['demo']);
+      assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, [FINALIZER_CLEANUP], 'held until its BundleDeployments are gone');
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 2_000 }, 'still being removed: wait');
+      cluster.deployments.delete('demo');
+      assert.equal(await reconciler.reconcile(req, ctx), undefined);
+      assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, []);
+      assert.equal(cluster.statusWrites.length, 0);
+      assert.ok(view.deletes >= 2, 'each delete makes the view list the API server next');
+    });
+
+    test('deletion: a dependency another extension still needs stays, handed to it', async () => {
+      const ce = extension({ metadata: { deletionTimestamp: T } });
+      const { cluster, reconciler } = setup({ ce });
+      cluster.extensions.set('other', extension({ name: 'other' }));
+      cluster.deployments.set('demo-lib', installedDeployment('demo-lib', 'lib', '1.0.0', ['demo', 'other']));
+      assert.equal(await reconciler.reconcile(req, ctx), undefined);
+      assert.deepEqual(cluster.deleted, []);
+      const lib = cluster.deployments.get('demo-lib');
+      assert.equal(lib?.metadata.labels?.[neededByLabel('demo')], undefined);
+      assert.equal(lib?.metadata.labels?.[neededByLabel('other')], 'dependency');
+      assert.equal(lib?.metadata.labels?.[LABEL_OWNER_NAME], 'other');
+    });
+
+    test('deletion failure: a BundleDeployment delete is refused; the extension keeps its finalizer, status says why, the error is thrown', async () => {
+      const ce = extension({ metadata: { deletionTimestamp: T } });
+      const { cluster, reconciler } = setup({ ce });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      cluster.writeError = new KubeApiError(403, 'Forbidden', 'bundledeployments "demo" is forbidden');
+      await assert.rejects(reconciler.reconcile(req, ctx), /forbidden/);
+      assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, [FINALIZER_CLEANUP]);
+      assert.equal(cluster.statusWrites.length, 1);
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /forbidden/);
+    });
+  });
+
+  describe('Validate', () => {
+    test('failure: an invalid spec is Progressing=False InvalidSpec naming each field; nothing is resolved or written but status', async () => {
+      const ce = extension({ spec: { namespace: '', serviceAccount: { name: '' } } });
+      const { cluster, resolves, reconciler } = setup({ ce, resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      assert.equal(await reconciler.reconcile(req, ctx), undefined, 'not retried: a spec change calls it back');
+      const c = condition(cluster, 'Progressing');
+      assert.equal(c?.status, 'False');
+      assert.equal(c?.reason, 'InvalidSpec');
+      assert.equal(c?.message, 'spec.namespace: required; spec.serviceAccount.name: required');
+      assert.equal(c?.observedGeneration, 1);
+      assert.equal(lastStatus(cluster)?.observedGeneration, 1);
+      assert.equal(resolves.length, 0);
+      assert.equal(cluster.applied.length, 0);
+      assert.equal(cluster.statusWrites.length, 1);
+    });
+
+    test('failure keeps what status said before (the installed bundle, the last resolution and history)', async () => {
+      const previous: ClusterExtensionStatus = {
+        install: { bundle: { name: 'demo.v1.0.0', version: '1.0.0', package: 'demo', image: 'i', catalog: 'ops' }, bundleDeployment: 'demo', namespace: 'demo-ns' },
+        resolution: { bundles: [] },
+        history: [{ time: T, reason: 'Initial', generation: 1, catalogs: [], bundles: [], outcome: 'Resolved' }],
+      };
+      const ce = extension({ spec: { namespace: '' }, metadata: { generation: 2 } });
+      ce.status = previous;
+      const { cluster, reconciler } = setup({ ce });
+      await reconciler.reconcile(req, ctx);
+      assert.deepEqual(lastStatus(cluster)?.install, previous.install);
+      assert.deepEqual(lastStatus(cluster)?.history, previous.history);
+      assert.equal(lastStatus(cluster)?.observedGeneration, 2);
+    });
+  });
+
+  describe('Tidy', () => {
+    test('success: a BundleDeployment no existing extension needs (left by a crash) is deleted', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.deployments.set('gone-lib', installedDeployment('gone-lib', 'lib', '1.0.0', ['gone']));
+      await reconciler.reconcile(req, ctx);
+      assert.deepEqual(cluster.deleted, ['gone-lib']);
+      assert.equal(cluster.applied.length, 1, 'and the extension is still deployed');
+    });
+
+    test('failure: the delete fails; status says why, once, and the error is thrown', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.deployments.set('gone-lib', installedDeployment('gone-lib', 'lib', '1.0.0', ['gone']));
+      cluster.writeError = new KubeApiError(500, 'InternalError', 'etcdserver: request timed out');
+      await assert.rejects(reconciler.reconcile(req, ctx), /etcdserver/);
+      assert.equal(cluster.statusWrites.length, 1);
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
+    });
+  });
+
+  describe('Catalogs', () => {
+    test('failure: a ClusterCatalog the selector draws from is still loading; wait for it, nothing resolved', async () => {
+      const { cluster, resolves, reconciler } = setup({ loading: ['certified', 'community'], resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+      assert.equal(condition(cluster, 'Progressing')?.message, 'waiting for ClusterCatalogs certified, community to serve content before resolving');
+      assert.equal(resolves.length, 0);
+      assert.equal(cluster.statusWrites.length, 1);
+    });
+
+    test('failure: no catalog is serving', async () => {
+      const { cluster, resolves, reconciler } = setup({ catalogs: [], resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+      const c = condition(cluster, 'Progressing');
+      assert.equal(c?.reason, 'Retrying');
+      assert.equal(c?.message, 'no ClusterCatalog matching the selector is serving content yet');
+      assert.equal(resolves.length, 0);
+    });
+
+    test('failure: catalogs serve, but none matches the selector', async () => {
+      const ce = extension({ spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'demo', selector: { matchLabels: { tier: 'gold' } } } } } });
+      const { cluster, resolves, reconciler } = setup({ ce, catalogs: [served('ops', undefined, { tier: 'silver' })], resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+      assert.equal(condition(cluster, 'Progressing')?.message, 'no ClusterCatalog matching the selector is serving content yet');
+      assert.equal(resolves.length, 0);
+    });
+
+    test('success: only the catalogs the selector draws from reach the resolver and the history', async () => {
+      const ce = extension({ spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'demo', selector: { matchLabels: { tier: 'gold' } } } } } });
+      const { cluster, resolves, reconciler } = setup({ ce, catalogs: [served('gold', undefined, { tier: 'gold' }), served('silver', undefined, { tier: 'silver' })], resolve: resolvesTo(chosen('demo', '1.0.0', { catalog: 'gold' })) });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(resolves.length, 1);
+      assert.deepEqual(lastStatus(cluster)?.history?.[0]?.catalogs, [{ name: 'gold', digest: 'sha256:gold' }]);
+    });
+  });
+
+  describe('Resolve', () => {
+    test('failure: nothing fits (the real resolver): the explanation is in status.resolution, the condition and the history, and it is looked at again later', async () => {
+      const { cluster, reconciler } = setup();
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+      const status = lastStatus(cluster);
+      const explanation = status?.resolution?.explanation ?? '';
+      assert.match(explanation, /no set of bundles satisfies the request/);
+      assert.match(explanation, /demo/);
+      assert.deepEqual(status?.resolution?.bundles, []);
+      assert.equal(condition(cluster, 'Progressing')?.message, `resolution failed: ${explanation}`);
+      assert.equal(condition(cluster, 'Installed')?.status, 'False');
+      assert.equal(condition(cluster, 'Installed')?.reason, 'Failed');
+      assert.deepEqual(
+        status?.history?.map((h) => ({ time: h.time, reason: h.reason, outcome: h.outcome })),
+        [{ time: '2026-11-26T12:00:00Z', reason: 'Initial', outcome: 'Failed' }],
+        'recorded at the clock port\'s time',
+      );
+      assert.equal(cluster.applied.length, 0);
+      assert.equal(cluster.statusWrites.length, 1);
+    });
+
+    test('failure: the package is already installed by another extension; refused, naming it', async () => {
+      const { cluster, resolves, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.extensions.set('first', extension({ name: 'first', spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'demo' } } } }));
+      cluster.deployments.set('first-demo', installedDeployment('first-demo', 'demo', '1.0.0', ['first'], { labels: { [LABEL_OWNER_KIND]: 'ClusterExtension', [LABEL_OWNER_NAME]: 'first', [LABEL_PACKAGE]: 'demo', [neededByLabel('first')]: 'requested' } }));
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+      assert.equal(
+        lastStatus(cluster)?.resolution?.explanation,
+        'package demo is already installed by extension first (BundleDeployment first-demo, version 1.0.0); a package is installed once per cluster',
+      );
+      assert.equal(resolves.length, 0);
+      assert.equal(cluster.applied.length, 0);
+    });
+
+    test('failure: the cluster\'s facts cannot be read; said as a failed resolution and retried with backoff', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')), ports: { clusterFacts: () => Promise.reject(new Error('the server is currently unable to handle the request')) } });
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
+      assert.equal(condition(cluster, 'Progressing')?.message, 'resolution failed: the server is currently unable to handle the request');
+      assert.equal(lastStatus(cluster)?.resolution?.explanation, 'the server is currently unable to handle the request');
+      assert.equal(cluster.statusWrites.length, 1);
+    });
+
+    test('success: the request carries the spec, the cluster\'s facts and what is installed; only the package\'s own set is kept', async () => {
+      const ce = extension({ spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'demo', channels: ['stable'], version: '>=1.0.0', upgradeConstraintPolicy: 'SelfCertified' } } } });
+      const { cluster, resolves, reconciler } = setup({
+        ce,
+        resolve: resolvesTo(chosen('lib', '2.0.0'), chosen('unrelated', '1.0.0'), chosen('demo', '1.0.0', { dependsOn: ['lib'] })),
+        ports: { clusterFacts: () => Promise.resolve({ kubeVersion: 'v1.31.2' }) },
+      });
+      cluster.extensions.set('other', extension({ name: 'other' }));
+      cluster.deployments.set('other', installedDeployment('other', 'other', '3.0.0', ['other']));
+      await reconciler.reconcile(req, ctx);
+      const input = resolves[0];
+      assert.deepEqual(input?.requests, [{ package: 'demo', channels: ['stable'], versionRange: '>=1.0.0', upgradePolicy: 'SelfCertified', preferUpgrade: true }]);
+      assert.deepEqual(input?.cluster, { kubeVersion: 'v1.31.2' });
+      assert.deepEqual(input?.installed?.map((b) => `${b.package}@${b.version}`), ['other@3.0.0']);
+      assert.deepEqual(lastStatus(cluster)?.resolution?.bundles.map((b) => b.name), ['lib.v2.0.0', 'demo.v1.0.0']);
+      assert.deepEqual(cluster.applied.map((b) => b.metadata.name), ['demo-lib', 'demo'], 'dependencies first');
+      assert.equal(lastStatus(cluster)?.history?.at(-1)?.outcome, 'Resolved');
+    });
+  });
+
+  describe('CheckUpgradeable', () => {
+    const upgraded = (): Setup => {
+      const ce = extension();
+      ce.status = {
+        conditions: [{ type: 'Installed', status: 'True', reason: 'Succeeded', message: 'installed demo.v1.0.0', lastTransitionTime: T, observedGeneration: 1 }],
+        resolution: { bundles: [{ name: 'demo.v1.0.0', package: 'demo', version: '1.0.0', image: 'registry.example/demo@sha256:1.0.0', catalog: 'ops' }] },
+      };
+      const s = setup({ ce, resolve: resolvesTo(chosen('demo', '1.1.0')) });
+      s.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      return s;
+    };
+
+    test('failure: the installed operator\'s OperatorCondition says Upgradeable=False; the upgrade waits, in its own words, and nothing is written but status', async () => {
+      const { cluster, reconciler } = upgraded();
+      cluster.operatorConditions.push({
+        apiVersion: OPERATOR_CONDITION_API_VERSION,
+        kind: OPERATOR_CONDITION_KIND,
+        metadata: { name: 'demo.v1.0.0', namespace: 'demo-ns', labels: { [LABEL_OWNER_KIND]: 'BundleDeployment', [LABEL_OWNER_NAME]: 'demo' } },
+        spec: { conditions: [{ type: 'Upgradeable', status: 'False', reason: 'Migrating', message: 'a storage migration is running', lastTransitionTime: T }] },
+      });
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+      const c = condition(cluster, 'Progressing');
+      assert.equal(c?.reason, 'UpgradeBlocked');
+      assert.match(c?.message ?? '', /upgrade of demo to demo\.v1\.1\.0 is held back: the operator \(OperatorCondition demo-ns\/demo\.v1\.0\.0\) says Upgradeable=False: a storage migration is running/);
+      assert.equal(cluster.applied.length, 0, 'the BundleDeployment is not switched');
+      assert.deepEqual(lastStatus(cluster)?.resolution?.bundles.map((b) => b.version), ['1.0.0'], 'status.resolution still says what is installed');
+      assert.equal(condition(cluster, 'Installed')?.status, 'True');
+      assert.equal(cluster.statusWrites.length, 1);
+    });
+
+    test('success: Upgradeable=True (or no OperatorCondition) lets the upgrade through', async () => {
+      const { cluster, reconciler } = upgraded();
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.applied.length, 1);
+      assert.equal(cluster.applied[0]?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.1.0');
+    });
+
+    test('failure: the OperatorConditions cannot be read; status says why, once, and the error is thrown', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')), ports: { upgradeBlockers: () => Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'apiserver is shutting down')) } });
+      await assert.rejects(reconciler.reconcile(req, ctx), /shutting down/);
+      assert.equal(cluster.statusWrites.length, 1);
+      assert.equal(condition(cluster, 'Progressing')?.message, 'apiserver is shutting down');
+      assert.equal(lastStatus(cluster)?.history?.at(-1)?.outcome, 'Resolved', 'what was learnt before the failure is kept');
+      assert.equal(cluster.applied.length, 0);
+    });
+  });
+
+  describe('Deploy', () => {
+    test('success: a BundleDeployment is created for the resolution, with the extension\'s namespace, ServiceAccount, image and needs', async () => {
+      const { cluster, view, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      const bd = cluster.applied[0];
+      assert.equal(bd?.metadata.name, 'demo');
+      assert.equal(bd?.metadata.labels?.[LABEL_PACKAGE], 'demo');
+      assert.equal(bd?.metadata.labels?.[neededByLabel('demo')], 'requested');
+      assert.equal(bd?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.0.0');
+      assert.deepEqual(bd?.metadata.ownerReferences?.map((r) => `${r.kind}/${r.name}/${r.uid}`), ['ClusterExtension/demo/uid-demo']);
+      assert.equal(bd?.spec.source.image?.ref, 'registry.example/demo@sha256:1.0.0');
+      assert.equal(bd?.spec.installNamespace, 'demo-ns');
+      assert.deepEqual(bd?.spec.serviceAccount, { name: 'installer' });
+      assert.ok(view.writes.some((w) => w.startsWith('deployments@')), 'the view must see the BundleDeployment write');
+    });
+
+    test('waiting: an earlier copy of the package is still being removed; nothing is written, and it looks again soon', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.deployments.set('old-demo', installedDeployment('old-demo', 'demo', '0.9.0', ['gone'], { deletionTimestamp: T }));
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 2_000 });
+      assert.equal(cluster.applied.length, 0);
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Waiting');
+      assert.equal(condition(cluster, 'Progressing')?.message, 'demo: waiting for BundleDeployment old-demo to be removed');
+      assert.equal(condition(cluster, 'Installed')?.reason, 'Installing');
+      assert.equal(cluster.statusWrites.length, 1);
+    });
+
+    test('failure: the BundleDeployment write is refused; status says why, once, and the error is thrown', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      cluster.writeError = new KubeApiError(422, 'Invalid', 'BundleDeployment.binnacle.dev "demo" is invalid');
+      await assert.rejects(reconciler.reconcile(req, ctx), /is invalid/);
+      assert.equal(cluster.statusWrites.length, 1);
+      assert.equal(condition(cluster, 'Progressing')?.message, 'BundleDeployment.binnacle.dev "demo" is invalid');
+    });
+  });
+
+  describe('Report', () => {
+    test('installing: the new BundleDeployment has no verdict yet', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 30_000 });
+      assert.equal(condition(cluster, 'Installed')?.reason, 'Installing');
+      assert.equal(condition(cluster, 'Installed')?.message, 'installing demo.v1.0.0');
+      assert.equal(condition(cluster, 'Progressing')?.message, 'waiting for demo.v1.0.0');
+      assert.deepEqual(lastStatus(cluster)?.resolution?.bundles, [{ name: 'demo.v1.0.0', package: 'demo', version: '1.0.0', image: 'registry.example/demo@sha256:1.0.0', catalog: 'ops' }]);
+      assert.equal(lastStatus(cluster)?.install, undefined);
+    });
+
+    test('success: the BundleDeployment is installed; so is the extension, with status.install', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      cluster.setDeploymentStatus('demo', { status: 'True', reason: 'Succeeded', message: '' });
+      assert.equal(await reconciler.reconcile(req, ctx), undefined);
+      assert.equal(condition(cluster, 'Installed')?.status, 'True');
+      assert.equal(condition(cluster, 'Installed')?.message, 'installed demo.v1.0.0');
+      assert.equal(condition(cluster, 'Progressing')?.status, 'False');
+      assert.equal(condition(cluster, 'Deprecated')?.status, 'False');
+      assert.deepEqual(lastStatus(cluster)?.install, {
+        bundle: { name: 'demo.v1.0.0', version: '1.0.0', package: 'demo', image: 'registry.example/demo@sha256:1.0.0', catalog: 'ops' },
+        bundleDeployment: 'demo',
+        namespace: 'demo-ns',
+      });
+    });
+
+    test('failure: the BundleDeployment failing is reflected in the extension\'s status, in its own words', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      cluster.setDeploymentStatus('demo', { status: 'False', reason: 'Failed', message: 'pulling registry.example/demo@sha256:1.0.0: unauthorized' });
+      assert.equal(await reconciler.reconcile(req, ctx), undefined, 'its own news calls the extension back');
+      assert.equal(condition(cluster, 'Installed')?.reason, 'Failed');
+      assert.equal(condition(cluster, 'Installed')?.message, 'demo.v1.0.0: pulling registry.example/demo@sha256:1.0.0: unauthorized');
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
+      assert.equal(lastStatus(cluster)?.install, undefined);
+    });
+
+    test('failure after an install: Installed stays True (the old version runs); Progressing says why the new one fails', async () => {
+      const ce = extension();
+      ce.status = { conditions: [{ type: 'Installed', status: 'True', reason: 'Succeeded', message: 'installed demo.v1.0.0', lastTransitionTime: T, observedGeneration: 1 }] };
+      const { cluster, reconciler } = setup({ ce, resolve: resolvesTo(chosen('demo', '1.1.0')) });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      cluster.setDeploymentStatus('demo', { status: 'False', reason: 'Failed', message: 'upgrade failed' });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(condition(cluster, 'Installed')?.status, 'True');
+      assert.equal(condition(cluster, 'Progressing')?.message, 'demo.v1.1.0: upgrade failed');
+    });
+
+    test('a verdict from the version before is not this version\'s', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.1.0')) });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.deployments.get('demo')?.metadata.generation, 2, 'the spec changed: a new generation');
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Installing', 'Installed=True of generation 1 does not speak for 1.1.0');
+    });
+
+    test('deprecations the catalog declares for the package are reported', async () => {
+      const config = emptyDeclarativeConfig();
+      config.deprecations.push({ schema: 'olm.deprecations', package: 'demo', entries: [{ reference: { schema: 'olm.package' }, message: 'demo is end of life' }] });
+      const { cluster, reconciler } = setup({ catalogs: [served('ops', config)], resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(condition(cluster, 'Deprecated')?.message, 'demo is end of life');
+      assert.equal(condition(cluster, 'PackageDeprecated')?.status, 'True');
+      assert.equal(condition(cluster, 'BundleDeprecated')?.status, 'False');
+    });
+  });
+
+  test('the default catalog access needs a registry: without one (or ports.catalogs) the reconciler is not made', () => {
+    assert.throws(() => new ClusterExtensionReconciler({ client: new FakeCluster().client() }), /registry or ports\.catalogs/);
+  });
+});
