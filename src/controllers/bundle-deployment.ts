@@ -21,10 +21,9 @@ import { OpenApiSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
-import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from './preflight-permissions.js';
 import { RENDERERS, type RenderContext, type RenderedBundle } from '../render/index.js';
@@ -149,19 +148,13 @@ export class BundleDeploymentReconciler implements Reconciler {
       { name: 'Preflight', run: (s) => this.preflight(s) },
       { name: 'Apply', run: (s) => this.apply(s) },
     ];
-    let result: ReconcileResult | undefined;
-    try {
-      result = await runSteps(steps, state, ctx.logger);
-    } catch (err) {
+    return reconcileSteps(steps, state, ctx.logger, {
+      write: (s) => this.writeStatus(s),
       // Anything a step did not explain: said in status, then retried with backoff.
-      if (state.writeStatus) {
-        if (state.explained !== err) state.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
-        await this.writeStatus(state).catch((writeErr: unknown) => ctx.logger.warn({ err: errorMessage(writeErr) }, 'cannot write status'));
-      }
-      throw err;
-    }
-    if (state.writeStatus) await this.writeStatus(state);
-    return result;
+      onError: (s, err) => {
+        if (s.explained !== err) s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+      },
+    });
   }
 
   private release(bd: BundleDeployment): { name: string; namespace: string } {
@@ -189,7 +182,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     for (const k of KEPT_STATUS_FIELDS) if (prev[k] !== undefined) keep[k] = prev[k];
     const status = { ...keep, ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.bd.metadata.generation };
     const before = { ...keep, conditions: [...(prev.conditions ?? [])].sort((a, b) => a.type.localeCompare(b.type)), observedGeneration: prev.observedGeneration };
-    if (canonicalJson(status) === canonicalJson(before)) return;
+    if (sameStatus(status, before)) return;
     await applyStatus(this.o.client, s.bd, status);
   }
 

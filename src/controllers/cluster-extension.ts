@@ -28,12 +28,11 @@ import { findCondition, type Condition, type KubeObject } from '../kube/types.js
 import { CatalogIndex, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts, type Resolution, type ResolveInput } from '../resolve/index.js';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
 import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
-import { canonicalJson } from '../util/canonical-json.js';
 import { errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
 import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
 import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
@@ -253,23 +252,20 @@ export class ClusterExtensionReconciler implements Reconciler {
       { name: 'Deploy', run: (s) => this.deploy(s) },
       { name: 'Report', run: (s) => this.report(s) },
     ];
-    let result: ReconcileResult | undefined;
-    try {
-      result = await runSteps(steps, state, ctx.logger);
-    } catch (err) {
+    return reconcileSteps(steps, state, ctx.logger, {
+      write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
-      state.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
-      await this.writeStatus(state).catch((writeErr: unknown) => ctx.logger.warn({ err: errorMessage(writeErr) }, 'status not written'));
-      throw err;
-    }
-    if (state.writeStatus) await this.writeStatus(state);
-    return result;
+      onError: (s, err) => {
+        s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+        s.writeStatus = true;
+      },
+    });
   }
 
   /** The one status write of a reconcile; none when nothing in it changed. */
   private async writeStatus(s: State): Promise<void> {
     const status = { ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.ce.metadata.generation };
-    if (canonicalJson(writtenStatus(status)) === canonicalJson(writtenStatus(s.ce.status))) return;
+    if (sameStatus(writtenStatus(status), writtenStatus(s.ce.status))) return;
     this.ports.installed.wrote('extensions', await applyStatus(this.o.client, s.ce, status));
   }
 

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileResult } from '../kube/controller.js';
 import { setCondition, type Condition, type KubeObject } from '../kube/types.js';
+import { canonicalJson } from '../util/canonical-json.js';
 
 export const STATUS_MANAGER = 'binnacle-status';
 
@@ -28,6 +29,35 @@ export async function runSteps<S>(steps: readonly Step<S>[], state: S, logger: L
     if (outcome.done) return outcome.result;
   }
   return undefined;
+}
+
+/**
+ * One reconcile: the steps, then status written once, when the state still wants it (not once
+ * the object is gone with nothing left to say). A throw no step expected is given to `onError`
+ * (which says it in a condition), written once, and rethrown for backoff; a failed write then is
+ * logged, so the step's error is the one thrown.
+ */
+export async function reconcileSteps<S extends { writeStatus: boolean }>(
+  steps: readonly Step<S>[],
+  state: S,
+  logger: Logger,
+  status: { write: (state: S) => Promise<unknown>; onError: (state: S, err: unknown) => void },
+): Promise<ReconcileResult | undefined> {
+  let result: ReconcileResult | undefined;
+  try {
+    result = await runSteps(steps, state, logger);
+  } catch (err) {
+    status.onError(state, err);
+    if (state.writeStatus) await status.write(state).catch((writeErr: unknown) => logger.warn({ err: writeErr instanceof Error ? writeErr.message : String(writeErr) }, 'cannot write status'));
+    throw err;
+  }
+  if (state.writeStatus) await status.write(state);
+  return result;
+}
+
+/** Whether two statuses say the same (key order aside): an unchanged status is not written again. */
+export function sameStatus(a: unknown, b: unknown): boolean {
+  return canonicalJson(a) === canonicalJson(b);
 }
 
 /** Builds the next conditions list from the previous one, keeping transition times. */

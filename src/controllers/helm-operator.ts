@@ -29,7 +29,7 @@ import type { KubeObject } from '../kube/types.js';
 import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type Step, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 
@@ -140,18 +140,10 @@ export class HelmOperatorReconciler implements Reconciler {
       { name: 'CRDs', run: (st) => this.crdStep(st) },
       { name: 'Serve', run: (st) => this.serveStep(st) },
     ];
-    let result: ReconcileResult | undefined;
-    try {
-      result = await runSteps(steps, s, ctx.logger);
-    } catch (err) {
-      if (s.writeStatus) {
-        s.conditions.set('Ready', false, 'ReconcileError', errorMessage(err));
-        await this.writeStatus(s);
-      }
-      throw err;
-    }
-    if (s.writeStatus) await this.writeStatus(s);
-    return result;
+    return reconcileSteps(steps, s, ctx.logger, {
+      write: (st) => this.writeStatus(st),
+      onError: (st, err) => st.conditions.set('Ready', false, 'ReconcileError', errorMessage(err)),
+    });
   }
 
   /** The one status write of a reconcile. */

@@ -24,7 +24,6 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, type KubeObject } from '../kube/types.js';
-import { canonicalJson } from '../util/canonical-json.js';
 import { formatDuration, goDurationMs } from '../util/duration.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -32,7 +31,7 @@ import { readYaml, YamlError } from '../util/yaml.js';
 import type { Logger } from 'pino';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
 import { impersonationFor } from './preflight-permissions.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
@@ -304,26 +303,18 @@ export class HelmReleaseReconciler implements Reconciler {
       { name: 'Confine', run: (s) => this.confine(s) },
       { name: 'Apply', run: (s) => this.apply(s) },
     ];
-    let result: ReconcileResult | undefined;
-    try {
-      result = await runSteps(steps, state, logger);
-    } catch (err) {
+    return reconcileSteps(steps, state, logger, {
+      write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status, then retried with backoff.
-      if (state.writeStatus) {
-        state.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
-        await this.writeStatus(state);
-      }
-      throw err;
-    }
-    if (state.writeStatus) await this.writeStatus(state);
-    return result;
+      onError: (s, err) => s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err)),
+    });
   }
 
   /** The one status write of a reconcile; none when nothing in it changed. */
   private async writeStatus(s: State): Promise<void> {
     const status = { ...(s.deployedRelease === undefined ? {} : { deployedRelease: s.deployedRelease }), conditions: s.conditions.toArray() };
     const before = { ...(s.cr.status?.deployedRelease === undefined ? {} : { deployedRelease: s.cr.status.deployedRelease }), conditions: s.cr.status?.conditions ?? [] };
-    if (canonicalJson(status) === canonicalJson(before)) return;
+    if (sameStatus(status, before)) return;
     await applyStatus(this.o.client, s.cr, status);
   }
 
