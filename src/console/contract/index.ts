@@ -7,8 +7,8 @@
  *
  * Both the server (src/console, Node) and the page (src/console/web, bundled for the browser by
  * esbuild and type-checked by its own tsconfig with DOM and no Node types) import it, so it must
- * stay pure: it imports nothing but its own modules, `util/yaml-values` and the `yaml` package,
- * never Node built-ins, the server's modules or the page's.
+ * stay pure: it imports nothing but its own modules, `util/yaml-values` (with `util/errors`) and
+ * the `yaml` package, never Node built-ins, the server's modules or the page's.
  */
 export * from './api-types.js';
 export * from './routes.js';
