@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { chromium } from 'playwright-core';
-import { defaultBundleRenderer, renderPackageDir } from '../src/catalog/index.js';
+import { defaultBundleRenderer, renderPackageDir } from '../src/catalog-render/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../src/declcfg/index.js';
 import { ensureConsoleAssets } from '../src/console/assets.js';
 import { startConsole } from '../src/console/server.js';

@@ -30,7 +30,7 @@ import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { clusterDown, clusterUp } from '../src/cluster/index.js';
 import { freePort } from '../src/cluster/ports.js';
-import { publishPackages } from '../src/catalog/publish.js';
+import { publishPackages } from '../src/publish/packages.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import { KubeClient } from '../src/kube/client.js';
 import { findCondition } from '../src/kube/types.js';

@@ -10,7 +10,8 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { render, type DeclarativeConfig } from '../src/catalog/index.js';
+import type { DeclarativeConfig } from '../src/catalog/index.js';
+import { render } from '../src/catalog-render/index.js';
 import { CatalogIndex, ResolutionError, resolutionProblem, resolve, solveSat, type ResolveInput, type SatVariable } from '../src/resolve/index.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');

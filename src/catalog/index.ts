@@ -1,11 +1,13 @@
 /**
- * The file-based catalog (FBC): the wire format (`declcfg`), loading it from directories and
- * streams (`load`) and writing it back in opm's order (`write`), the linked model and every
- * `opm validate` rule (`model`, `validate`), rendering from FBC, bundle directories,
- * package-manifest trees and images (`render`), the basic and semver templates, the on-disk
- * store with its byte-offset index and the catalogd-style HTTP API (`store`, `server`), and
- * building catalog images (`build`). Talks to `bundle` (loading registry+v1 bundles) and `oci`
- * (pulling, building, pushing images); the ClusterCatalog controller serves catalogs through it.
+ * The file-based catalog (FBC) itself: its wire format (`declcfg`, re-exported), checking each
+ * record against its schema (`decode`), loading it from directories and streams with opm's
+ * `.indexignore` rules (`load`, `indexignore`), writing it back in opm's order (`write`), and the
+ * linked model with every `opm validate` rule (`model`, `validate`, listed in `RULES.md`).
+ *
+ * The bottom of the catalog side: it imports only `declcfg`, `util` and `oci/reference` (image
+ * reference syntax). Everything that makes or moves catalogs builds on it and is never imported
+ * by it: `catalog-render` (sources and templates → FBC), `catalog-store` (the indexed store and
+ * its HTTP API), `publish` (catalog and bundle images), the resolver and the controllers.
  */
 export * from '../declcfg/index.js';
 export { decodeDocument, type DecodeResult, type FieldProblem } from './decode.js';
@@ -22,24 +24,3 @@ export {
 export { orderedMetas, fbcChunks, toFbcJson, toFbcJsonLines, toFbcYaml, formatFbc, writeFbcFile, type FbcFormat, type OrderedMeta } from './write.js';
 export { toModel, parseStrictSemver, isValidImageReference, type Model, type ModelPackage, type ModelChannel, type ModelBundle, type ModelChannelEntry } from './model.js';
 export { validateConfig, validateModel, channelHead, ICON_MEDIA_TYPES } from './validate.js';
-export {
-  render,
-  detectSourceKind,
-  expandBundleImage,
-  LABEL_CATALOG_CONFIGS,
-  LABEL_BUNDLE_MEDIATYPE,
-  type RenderOptions,
-  type RenderOutput,
-  type RenderFailure,
-  type ImagePuller,
-  type PulledImage,
-  type SourceKind,
-} from './render.js';
-export { renderPackageDir, readUpdateGraphMode, type UpdateGraphMode, type PackageRenderResult } from './package-dir.js';
-export { readBundleDir, defaultBundleRenderer, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
-export { renderBasicTemplate, SCHEMA_TEMPLATE_BASIC, type ImageBundleRenderer } from './template-basic.js';
-export { renderSemverTemplate, parseSemverTemplate, SCHEMA_TEMPLATE_SEMVER, type SemverTemplate } from './template-semver.js';
-export { imageBundleRenderer } from './image-bundles.js';
-export { storeCatalog, openStoredCatalog, filterMetas, CATALOG_FILE, type StoredCatalog, type IndexedMeta, type MetaFilter } from './store.js';
-export { createCatalogHandler, startCatalogServer, type CatalogLookup, type CatalogServer, type CatalogHandlerOptions, type StartCatalogServerOptions } from './server.js';
-export { buildCatalogImage, CATALOG_CONFIGS_DIR, type BuildCatalogOptions, type BuildCatalogResult } from './build.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { ValidationError, ValidationResult } from '../util/errors.js';
-import { TESTDATA } from './golden.test-helper.js';
+import { CATALOG_TESTDATA } from './testdata.test-helper.js';
 import { JsonDocumentSplitter, listCatalogFiles, loadFbcDir, loadFbcStream, loadText, parseJsonStream, readFbcDir, type SourceDocument } from './load.js';
 import { emptyDeclarativeConfig } from '../declcfg/index.js';
 import { IndexIgnore } from './indexignore.js';
@@ -13,9 +13,9 @@ import { toFbcJson, toFbcYaml } from './write.js';
 
 describe('load', () => {
   it('reads concatenated JSON and multi-document YAML, honouring .indexignore', async () => {
-    const files = await listCatalogFiles(path.join(TESTDATA, 'fbc/valid'));
-    assert.deepEqual(files.map((f) => path.relative(path.join(TESTDATA, 'fbc/valid'), f)), ['alpha-op/catalog.json', 'beta-op/catalog.yaml']);
-    const { config, result } = await loadFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const files = await listCatalogFiles(path.join(CATALOG_TESTDATA, 'fbc/valid'));
+    assert.deepEqual(files.map((f) => path.relative(path.join(CATALOG_TESTDATA, 'fbc/valid'), f)), ['alpha-op/catalog.json', 'beta-op/catalog.yaml']);
+    const { config, result } = await loadFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
     assert.ok(result.ok, result.render());
     assert.equal(config.packages.length, 2);
     assert.equal(config.channels.length, 2);
@@ -25,7 +25,7 @@ describe('load', () => {
   });
 
   it('writes deterministically, and JSON/YAML round-trip to the same catalog', async () => {
-    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
     const json = toFbcJson(cfg);
     const dir = await mkdtemp(path.join(tmpdir(), 'fbc-rt-'));
     await writeFile(path.join(dir, 'a.json'), json);
@@ -41,7 +41,7 @@ describe('load', () => {
   });
 
   it('reports broken YAML with file and line, keeping the good documents', async () => {
-    const { config, result } = await loadFbcDir(path.join(TESTDATA, 'bad/broken-yaml'));
+    const { config, result } = await loadFbcDir(path.join(CATALOG_TESTDATA, 'bad/broken-yaml'));
     assert.equal(result.ok, false);
     const [p] = result.errors();
     assert.equal(p?.rule, 'fbc.parse');
@@ -142,7 +142,7 @@ describe('load', () => {
   });
 
   it('reports every wrong type with its record, document and field', async () => {
-    const { result } = await loadFbcDir(path.join(TESTDATA, 'bad/wrong-types'));
+    const { result } = await loadFbcDir(path.join(CATALOG_TESTDATA, 'bad/wrong-types'));
     const text = result.render();
     assert.match(text, /olm\.channel "stable" of package "etcd" \(document 1\)\n.*catalog\.json:2: entries\[2\]\.name: expected a string, got a number/);
     assert.match(text, /olm\.package "etcd".*\n.*defaultChannel: expected a string, got a number/);
@@ -150,7 +150,7 @@ describe('load', () => {
     assert.match(text, /schema: object is missing root schema field/);
     assert.match(text, /catalog\.json:5: document 4 is not valid JSON/);
     assert.equal(result.errors().length, 5);
-    await assert.rejects(readFbcDir(path.join(TESTDATA, 'bad/wrong-types')), (e: unknown) => e instanceof ValidationError && e.code === 'INVALID');
+    await assert.rejects(readFbcDir(path.join(CATALOG_TESTDATA, 'bad/wrong-types')), (e: unknown) => e instanceof ValidationError && e.code === 'INVALID');
   });
 
   it('refuses an over-size file without reading it, and an over-size stream', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { TESTDATA } from './golden.test-helper.js';
+import { CATALOG_TESTDATA } from './testdata.test-helper.js';
 import { readdirSync } from 'node:fs';
 import { loadFbcDir, readFbcDir } from './load.js';
 import { isValidImageReference, parseStrictSemver } from './model.js';
@@ -9,7 +9,7 @@ import { loadFbcForValidation, validateConfig } from './validate.js';
 
 describe('validate', () => {
   it('accepts a valid catalog and links the model', async () => {
-    const { model, result } = validateConfig(await readFbcDir(path.join(TESTDATA, 'fbc/valid')));
+    const { model, result } = validateConfig(await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid')));
     assert.ok(result.ok, result.render());
     const beta = model.packages.get('beta-op');
     assert.equal(beta?.defaultChannel?.name, 'fast');
@@ -18,7 +18,7 @@ describe('validate', () => {
   });
 
   it('collects every rule violation, each under its package/channel/bundle', async () => {
-    const { result } = validateConfig(await readFbcDir(path.join(TESTDATA, 'invalid-model')));
+    const { result } = validateConfig(await readFbcDir(path.join(CATALOG_TESTDATA, 'invalid-model')));
     const rules = new Set(result.errors().map((p) => p.rule));
     for (const rule of [
       'package.name',
@@ -50,7 +50,7 @@ describe('validate', () => {
   });
 
   it('refuses icon data that is not base64 in a catalog built in memory (rendered from bundles), as opm does; only warns on its media type', async () => {
-    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
     const pkg = cfg.packages.find((p) => p.name === 'beta-op');
     assert.ok(pkg);
     pkg.icon = { base64data: 'iVBO**rw0KGgo=', mediatype: 'image/bmp' };
@@ -60,7 +60,7 @@ describe('validate', () => {
   });
 
   it('finds stranded bundles that the head cannot reach', async () => {
-    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
     const ch = cfg.channels.find((c) => c.name === 'fast');
     assert.ok(ch);
     // 0.2.0 no longer skips 0.1.1, and nothing replaces 0.1.1: two heads.
@@ -88,7 +88,7 @@ describe('validate', () => {
   });
 
   it('says the same of a catalog whose bundle objects and CSV metadata were checked as read and dropped (every parity case)', async () => {
-    const parity = path.join(TESTDATA, 'parity');
+    const parity = path.join(CATALOG_TESTDATA, 'parity');
     const cases = readdirSync(parity);
     assert.ok(cases.length > 100, `parity cases in ${parity}`);
     let withObjects = 0;

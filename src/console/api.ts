@@ -13,7 +13,7 @@ import { plan } from '../controllers/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { ExtensionDrift, ExtensionTimeline, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ReleaseTimeline, ResourceDeletePreview } from './api-types.js';
+import type { ExtensionDrift, ExtensionTimeline, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ReleaseTimeline, ResourceDeletePreview } from './contract/api-types.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type ServedCatalog } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { layoutUpgradeGraph } from './graph.js';

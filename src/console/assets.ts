@@ -14,6 +14,8 @@ import type { Plugin } from 'esbuild';
 
 /** The frontend sources (the same path from src/console and dist/console). */
 export const WEB_SOURCE_DIR = join(import.meta.dirname, '..', '..', 'src', 'console', 'web');
+/** The page/server contract the page imports (src/console/contract): a change there rebuilds the page too. */
+const CONTRACT_SOURCE_DIR = join(WEB_SOURCE_DIR, '..', 'contract');
 
 export function assetsDir(): string {
   return join(cacheDir(), 'console');
@@ -62,11 +64,13 @@ const patternflyBase: Plugin = {
   },
 };
 
-async function newestSource(dir: string): Promise<number> {
+async function newestSource(dirs: readonly string[]): Promise<number> {
   let newest = 0;
-  for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    newest = Math.max(newest, (await stat(join(e.parentPath, e.name))).mtimeMs);
+  for (const dir of dirs.filter((d) => existsSync(d))) {
+    for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
+      if (!e.isFile()) continue;
+      newest = Math.max(newest, (await stat(join(e.parentPath, e.name))).mtimeMs);
+    }
   }
   return newest;
 }
@@ -85,7 +89,7 @@ async function isFresh(out: string, sources: string): Promise<boolean> {
   if (!existsSync(sources)) return true; // an installed copy without sources: use what was built
   const built = Math.min(...(await Promise.all(ASSET_FILES.map(async (f) => (await stat(join(out, f))).mtimeMs))));
   const pf = patternflyManifest();
-  return built >= Math.max(await newestSource(sources), pf === undefined ? 0 : (await stat(pf)).mtimeMs);
+  return built >= Math.max(await newestSource([sources, CONTRACT_SOURCE_DIR]), pf === undefined ? 0 : (await stat(pf)).mtimeMs);
 }
 
 /** Builds the assets unless they are up to date; answers their folder. */

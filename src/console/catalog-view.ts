@@ -20,7 +20,7 @@ import type { KubeClient } from '../kube/client.js';
 import { findCondition } from '../kube/types.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { errorMessage } from '../util/errors.js';
-import type { Gvk, PackageDetail, PackageSummary } from './api-types.js';
+import type { Gvk, PackageDetail, PackageSummary } from './contract/api-types.js';
 
 export interface ServedCatalog {
   name: string;

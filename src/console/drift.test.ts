@@ -4,7 +4,7 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { pino } from 'pino';
 import { ConsoleApi } from './api.js';
-import type { ExtensionDrift, ReleaseDriftView } from './api-types.js';
+import type { ExtensionDrift, ReleaseDriftView } from './contract/api-types.js';
 import { extensionDrift, resourceDrift } from './drift.js';
 import { httpErrorOf, InputError } from './errors.js';
 import { consoleCluster } from './fake-cluster.test-helper.js';

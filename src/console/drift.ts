@@ -7,7 +7,7 @@
 import { releaseDrift } from '../apply/drift.js';
 import { describeNeeds } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
-import type { ExtensionDrift, ReleaseDriftView } from './api-types.js';
+import type { ExtensionDrift, ReleaseDriftView } from './contract/api-types.js';
 import { extensionReleases } from './installed.js';
 import { releaseOfResource } from './resources.js';
 

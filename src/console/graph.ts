@@ -7,7 +7,7 @@
  */
 import { Graph, layout as dagreLayout } from '@dagrejs/dagre';
 import semver from 'semver';
-import type { EdgeKind, GraphEdge, GraphLayout, GraphNode } from './api-types.js';
+import type { EdgeKind, GraphEdge, GraphLayout, GraphNode } from './contract/api-types.js';
 
 export interface GraphEntry {
   name: string;

@@ -7,7 +7,7 @@
  */
 import type { ClusterExtension, HelmOperator } from '../api/types.js';
 import { findCondition } from '../kube/types.js';
-import type { ConditionView, Health, HealthCounts } from './api-types.js';
+import type { ConditionView, Health, HealthCounts } from './contract/api-types.js';
 
 export type HealthVerdict = { health: Health; message: string };
 

@@ -10,7 +10,7 @@ import { releaseOf } from '../controllers/release-history.js';
 import { buildInstalledState, unitsNeededBy, type InstalledState, type InstalledUnit } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
-import type { EventView, ExtensionDetail, ExtensionSummary, UninstallPreview } from './api-types.js';
+import type { EventView, ExtensionDetail, ExtensionSummary, UninstallPreview } from './contract/api-types.js';
 import { healthOf } from './health.js';
 
 export function summaryOf(ce: ClusterExtension): ExtensionSummary {

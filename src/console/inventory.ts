@@ -9,7 +9,7 @@ import { API_VERSION, type BundleDeployment, type ClusterExtension, type HelmOpe
 import { buildInstalledState } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { HealthCounts, Inventory, InventoryOperator, InventoryResource } from './api-types.js';
+import type { HealthCounts, Inventory, InventoryOperator, InventoryResource } from './contract/api-types.js';
 import { forbiddenSummary } from './errors.js';
 import { countHealth, emptyCounts, healthOf, helmOperatorHealth, resourceHealth } from './health.js';
 import { apiOf, conditionsOf, type CrdObject } from './resources.js';

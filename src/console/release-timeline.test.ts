@@ -11,7 +11,7 @@ import type { ReleaseHook } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
 import { ConsoleApi } from './api.js';
-import type { ExtensionTimeline, HookView, ReleaseTimeline } from './api-types.js';
+import type { ExtensionTimeline, HookView, ReleaseTimeline } from './contract/api-types.js';
 import { httpErrorOf, InputError } from './errors.js';
 import { consoleCluster, type Forbid } from './fake-cluster.test-helper.js';
 import { executionOrder, releaseTimeline, resourceTimeline } from './release-timeline.js';

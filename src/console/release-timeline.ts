@@ -17,7 +17,7 @@ import type { KubeClient } from '../kube/client.js';
 import { isForbidden } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
-import type { EventView, ExtensionTimeline, HookLiveView, HookRunView, HookView, ReleaseTimeline, RevisionView } from './api-types.js';
+import type { EventView, ExtensionTimeline, HookLiveView, HookRunView, HookView, ReleaseTimeline, RevisionView } from './contract/api-types.js';
 import { forbiddenSummary, InputError } from './errors.js';
 import { eventView, extensionReleases, type KubeEvent } from './installed.js';
 import { conditionsOf, releaseOfResource } from './resources.js';

@@ -5,7 +5,7 @@ import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { CatalogCache } from './catalog-view.js';
 import { httpErrorOf, InputError } from './errors.js';
-import type { ApiView } from './api-types.js';
+import type { ApiView } from './contract/api-types.js';
 import { checkAgainst, createResource, crdView, deletePreview, deleteResource, objectFromBody, updateResource } from './resources.js';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';

@@ -3,7 +3,7 @@
  * a CRD: one Binnacle applied for a BundleDeployment (its CSV in the catalog gives the spec
  * descriptors and `alm-examples` the form uses) or one a HelmOperator generated from its
  * chart's values schema. The page builds its form from the schema of the version the CRD
- * stores (`schema-form.ts`); objects come back as JSON from the form or YAML from the editor,
+ * stores (`contract/schema-form.ts`); objects come back as JSON from the form or YAML from the editor,
  * are checked against the CRD's names and scope here, and are then judged by the API server,
  * whose field errors reach the page naming the field. Deleting one is previewed first: its
  * finalizers, whether the person may, and — for a Helm operator's resource, which is a release —
@@ -18,11 +18,11 @@ import { deployedRevision, describeObject, revisionObjects } from '../apply/drif
 import type { ReleaseRef } from '../apply/types.js';
 import { isForbidden } from '../kube/errors.js';
 import { errorMessage } from '../util/errors.js';
-import type { ApiView, ConditionView, CrdView, HelmOperatorApis, ResourceDeletePreview, ResourceSummary } from './api-types.js';
+import type { ApiView, ConditionView, CrdView, HelmOperatorApis, ResourceDeletePreview, ResourceSummary } from './contract/api-types.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { csvMetadataOf, type CatalogCache } from './catalog-view.js';
 import { InputError } from './errors.js';
-import { exampleFor, type SpecDescriptor } from './schema-form.js';
+import { exampleFor, type SpecDescriptor } from './contract/schema-form.js';
 
 const CRD_API = 'apiextensions.k8s.io/v1';
 export const HELM_OPERATOR_LABEL = 'binnacle.dev/helm-operator';

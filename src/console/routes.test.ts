@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { pino } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import { ConsoleApi } from './api.js';
-import { apiParts, routes } from './routes.js';
+import { apiParts, routes } from './contract/routes.js';
 
 /** A client every call of which fails with this: a handler that ran shows the router took the path. */
 const REACHED = new Error('the handler ran');

@@ -22,7 +22,7 @@ import { ConsoleIdentity, type IdentityOptions } from './identity.js';
 import { RateLimiter, StreamSlots, type LimitOptions } from './limits.js';
 import { CsrfGuard, setSecurityHeaders } from './security.js';
 import { liveSourcesOf, streamWatch, type StreamOptions } from './watch.js';
-import { apiParts } from './routes.js';
+import { apiParts } from './contract/routes.js';
 
 export interface ConsoleOptions extends IdentityOptions {
   logger: Logger;

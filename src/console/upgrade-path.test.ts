@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { API_VERSION } from '../api/types.js';
 import type { KubeObject } from '../kube/types.js';
 import { catalog, requiresPackage } from '../resolve/fixtures.test-helper.js';
-import type { PackagePage } from './api-types.js';
+import type { PackagePage } from './contract/api-types.js';
 import { ConsoleApi } from './api.js';
 import { consoleCluster } from './fake-cluster.test-helper.js';
 import { layoutUpgradeGraph } from './graph.js';

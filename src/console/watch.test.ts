@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import type { KubeClient, WatchEvent, WatchOptions } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { MAX_LIVE_CRDS, type LiveEvent } from './api-types.js';
+import { MAX_LIVE_CRDS, type LiveEvent } from './contract/api-types.js';
 import { widgetCrd } from './fake-cluster.test-helper.js';
 import { startConsole } from './server.js';
 import { crdSource, kindSource, liveSourcesOf, relay, type LiveSource } from './watch.js';

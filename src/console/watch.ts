@@ -20,7 +20,7 @@ import { API_VERSION } from '../api/types.js';
 import { dns1123SubdomainErrors } from '../bundle/names.js';
 import type { KubeClient } from '../kube/client.js';
 import { isForbidden, isGone, isNotFound } from '../kube/errors.js';
-import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveEventKind, type LiveKind } from './api-types.js';
+import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveEventKind, type LiveKind } from './contract/api-types.js';
 import { InputError } from './errors.js';
 import { apiOf, getCrd } from './resources.js';
 

@@ -3,7 +3,8 @@
  * here once it is unpacked and stored; the HTTP server streams it; the ClusterExtension
  * controller resolves against it. Last good content stays until new content is good.
  */
-import type { DeclarativeConfig, StoredCatalog } from '../catalog/index.js';
+import type { DeclarativeConfig } from '../catalog/index.js';
+import type { StoredCatalog } from '../catalog-store/index.js';
 
 export interface ServedCatalog {
   name: string;

@@ -12,7 +12,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { startCatalogServer, type CatalogServer } from '../catalog/index.js';
+import { startCatalogServer, type CatalogServer } from '../catalog-store/index.js';
 import type { KubeClient, WriteFence } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';

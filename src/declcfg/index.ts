@@ -3,9 +3,9 @@
  * exactly as they appear in JSON/YAML files. Unknown schemas are kept as they are (`Meta`).
  * The validated, linked model is built from this by one conversion (src/catalog/model.ts).
  *
- * The lowest layer of the catalog side: bundle/ (which writes these records) and catalog/ (which
- * loads, validates, renders and serves them) both build on it, so no arrow runs back up from
- * bundle/ to catalog/.
+ * The lowest layer of the catalog side: bundle/ (which writes these records), catalog/ (which
+ * loads, writes and validates them) and the folders above it (catalog-render, catalog-store,
+ * publish) all build on it, so no arrow runs back up from bundle/ to catalog/.
  */
 
 export const SCHEMA_PACKAGE = 'olm.package';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { BundleDirInfo } from '../catalog/bundle-dir.js';
+import type { BundleDirInfo } from '../catalog-render/bundle-dir.js';
 import { BinnacleError } from '../util/errors.js';
 import { CONFIGMAP_BUDGET, packConfigMaps } from './configmaps.js';
 import { missingUpgradeEdge } from './run-bundle.js';

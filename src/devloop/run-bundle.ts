@@ -12,7 +12,7 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defaultBundleRenderer, type BundleDirInfo } from '../catalog/bundle-dir.js';
+import { defaultBundleRenderer, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
 import { emptyDeclarativeConfig, type ChannelEntry, type DeclarativeConfig } from '../declcfg/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { satisfiesOlmRange } from '../util/semver.js';

@@ -6,7 +6,8 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { loadFbcStream, render } from '../catalog/index.js';
+import { loadFbcStream } from '../catalog/index.js';
+import { render } from '../catalog-render/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { isTimeout, timeoutReason } from '../util/deadline.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';

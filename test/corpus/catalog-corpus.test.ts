@@ -10,7 +10,8 @@ import { mkdtemp, readdir, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { render, toFbcJson, validateConfig, type DeclarativeConfig } from '../../src/catalog/index.js';
+import { toFbcJson, validateConfig, type DeclarativeConfig } from '../../src/catalog/index.js';
+import { render } from '../../src/catalog-render/index.js';
 import { operatorCorpusDir } from './corpus.test-helper.js';
 
 const CORPUS = operatorCorpusDir();

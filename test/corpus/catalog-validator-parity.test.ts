@@ -28,7 +28,7 @@ import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { describe, it } from 'node:test';
 import { loadFbcDir } from '../../src/catalog/load.js';
-import { render } from '../../src/catalog/render.js';
+import { render } from '../../src/catalog-render/render.js';
 import { validateConfig } from '../../src/catalog/validate.js';
 import { toFbcJson } from '../../src/catalog/write.js';
 
@@ -36,6 +36,7 @@ const ROOT = resolve(import.meta.dirname, '../..');
 const TOOL = join(ROOT, '.cache', 'bench-bin', 'opm-parity');
 const CASES = join(ROOT, 'src', 'catalog', 'testdata', 'parity');
 const TESTDATA = join(ROOT, 'src', 'catalog', 'testdata');
+const GOLDEN = join(ROOT, 'src', 'catalog-render', 'testdata', 'golden');
 
 /**
  * Deliberate differences: case directory → why Binnacle's verdict differs from opm's. Keep it
@@ -216,7 +217,7 @@ describe('catalog validator parity with opm (operator-registry v1.47.0)', () => 
     for (const golden of ['render-fbc.json', 'render-package-replaces.json', 'render-package-semver.json', 'template-basic.json', 'template-semver.json', 'template-semver-major.json']) {
       const dir = join(root, golden.replace(/\.json$/, ''));
       await mkdir(dir);
-      await writeFile(join(dir, 'catalog.json'), toFbcJson((await render([join(TESTDATA, 'golden', golden)])).config));
+      await writeFile(join(dir, 'catalog.json'), toFbcJson((await render([join(GOLDEN, golden)])).config));
       dirs.push(dir);
     }
     const bad = ['invalid-model', 'bad/wrong-types', 'bad/broken-yaml'].map((d) => join(TESTDATA, d));

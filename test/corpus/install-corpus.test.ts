@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { pino } from 'pino';
 import { PROP_CSV_METADATA, type DeclarativeConfig } from '../../src/catalog/index.js';
-import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
+import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { boundedName } from '../../src/api/names.js';
 import { API_VERSION, LABEL_NEEDED_BY_PREFIX, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';

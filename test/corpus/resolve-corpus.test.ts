@@ -7,7 +7,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import semver from 'semver';
 import {
-  render,
   PROP_GVK,
   PROP_GVK_REQUIRED,
   PROP_PACKAGE,
@@ -18,6 +17,7 @@ import {
   propertiesOfType,
   type Bundle,
 } from '../../src/catalog/index.js';
+import { render } from '../../src/catalog-render/index.js';
 import { CatalogIndex, ResolutionError, resolve } from '../../src/resolve/index.js';
 import { operatorCorpusDir } from './corpus.test-helper.js';
 

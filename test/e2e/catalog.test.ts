@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import semver from 'semver';
-import { publishPackages } from '../../src/catalog/publish.js';
+import { publishPackages } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { buildImage, pushImage } from '../../src/oci/index.js';
 import type { KubeClient } from '../../src/kube/client.js';

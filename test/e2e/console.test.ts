@@ -35,7 +35,7 @@ import { API_VERSION, type ClusterExtension, type HelmOperator } from '../../src
 import { parseManifest } from '../../src/apply/release.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
-import { publishPackages } from '../../src/catalog/publish.js';
+import { publishPackages } from '../../src/publish/packages.js';
 import { binDir, cacheDir } from '../../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../../src/console/assets.js';
 import { clientForToken } from '../../src/console/identity.js';

@@ -16,7 +16,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { publishPackages } from '../../src/catalog/publish.js';
+import { publishPackages } from '../../src/publish/packages.js';
 import { freePort } from '../../src/cluster/ports.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
 import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';

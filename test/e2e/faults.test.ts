@@ -23,7 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { API_VERSION } from '../../src/api/types.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
-import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
+import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { clusterDown, clusterStatus, clusterUp, type Component, type UpResult } from '../../src/cluster/index.js';
 import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';

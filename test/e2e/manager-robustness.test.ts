@@ -23,7 +23,7 @@ import { connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
-import { publishPackages } from '../../src/catalog/publish.js';
+import { publishPackages } from '../../src/publish/packages.js';
 import { freePorts } from '../../src/cluster/ports.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';

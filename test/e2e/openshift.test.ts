@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
-import { publishPackages } from '../../src/catalog/publish.js';
+import { publishPackages } from '../../src/publish/packages.js';
 import { clusterDown, clusterUp, type UpResult } from '../../src/cluster/index.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { KubeClient } from '../../src/kube/client.js';

@@ -11,7 +11,7 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { cacheDir } from '../../src/cluster/layout.js';
 import { pino, type Logger } from 'pino';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
-import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
+import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { neededByLabel } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';

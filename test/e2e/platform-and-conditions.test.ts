@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { parse as parseYaml } from 'yaml';
-import { publishPackages, type PublishResult } from '../../src/catalog/publish.js';
+import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { platformExtensionName } from '../../src/controllers/platform-operator.js';
 import { clusterOperatorName } from '../../src/controllers/cluster-operator.js';

@@ -22,7 +22,7 @@ import { buildBundleImage } from '../../src/bundle/index.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { describePlan, planCleanup, readBundleInput, readIndexImage, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
-import { publishPackages } from '../../src/catalog/publish.js';
+import { publishPackages } from '../../src/publish/packages.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { clusterDown, clusterUp } from '../../src/cluster/index.js';
 import { KubeClient } from '../../src/kube/client.js';

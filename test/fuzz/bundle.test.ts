@@ -1,6 +1,6 @@
 /**
  * Fuzzing the registry+v1 bundle loader (src/bundle/load.ts loadBundleDir, through
- * src/catalog/bundle-dir.ts readBundleDir) with bundle directories written to a temp dir: the
+ * src/catalog-render/bundle-dir.ts readBundleDir) with bundle directories written to a temp dir: the
  * webhook-operator test bundle with its CSV, annotations.yaml, CRD and other manifests changed by
  * structure-aware mutations and text damage, files removed, replaced by directories or by symlinks
  * out of the bundle, extra metadata files, and the package-manifest layout. What loads goes on to
@@ -13,7 +13,7 @@ import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { convertRegistryV1, toFbcBundle, validateLoadedBundle } from '../../src/bundle/index.js';
-import { readBundleDir } from '../../src/catalog/bundle-dir.js';
+import { readBundleDir } from '../../src/catalog-render/bundle-dir.js';
 import { Sandbox, byteMutationArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
 
 const TEMPLATE = join(import.meta.dirname, '..', '..', 'src', 'bundle', 'testdata', 'webhook-operator');

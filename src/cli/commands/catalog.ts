@@ -6,7 +6,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { DeclarativeConfig, ImagePuller, RenderFailure } from '../../catalog/index.js';
+import type { DeclarativeConfig } from '../../catalog/index.js';
+import type { ImagePuller, RenderFailure } from '../../catalog-render/index.js';
 import { BinnacleError, InputError, UsageError, ValidationResult } from '../../util/errors.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
@@ -33,7 +34,7 @@ async function renderOrThrow(
   opts: { maxFileSize: number; bundleImage?: string; cacheDir: string },
   ctx: CliContext,
 ): Promise<{ config: DeclarativeConfig; failed: number }> {
-  const { render } = await import('../../catalog/render.js');
+  const { render } = await import('../../catalog-render/render.js');
   const out = await render(sources, {
     maxFileBytes: opts.maxFileSize,
     pull,
@@ -65,7 +66,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .option('--bundle-image <template>', 'image for bundles rendered from directories, e.g. quay.io/org/{package}:v{version}')
     .action(async (source: string, o: { output: string; maxFileSize: number; bundleImage?: string }) => {
-      const [{ detectSourceKind }, { loadFbcForValidation, validateConfig }] = await Promise.all([import('../../catalog/source-kind.js'), import('../../catalog/validate.js')]);
+      const [{ detectSourceKind }, { loadFbcForValidation, validateConfig }] = await Promise.all([import('../../catalog-render/source-kind.js'), import('../../catalog/validate.js')]);
       let tree = new ValidationResult(`catalog ${source}`);
       let cfg: DeclarativeConfig;
       if (source !== '-' && (await detectSourceKind(source)) === 'fbc') {
@@ -74,7 +75,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
         tree = loaded.result;
         cfg = loaded.config;
       } else {
-        const { render } = await import('../../catalog/render.js');
+        const { render } = await import('../../catalog-render/render.js');
         const out = await render([source], { maxFileBytes: o.maxFileSize, pull, cacheDir: DEFAULT_CACHE, ...(o.bundleImage === undefined ? {} : { bundleImage: o.bundleImage }) });
         const node = tree.child('render');
         for (const f of out.failures) node.error(f.reason, f.message, f.package === undefined ? {} : { field: `package ${f.package}` });
@@ -99,7 +100,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (sources: string[], o: { output: 'json' | 'yaml'; bundleImage?: string; maxFileSize: number; cacheDir: string }) => {
       const format = o.output;
-      const { allFbcSources, renderFbcJson } = await import('../../catalog/render-fbc.js');
+      const { allFbcSources, renderFbcJson } = await import('../../catalog-render/render-fbc.js');
       if (format === 'json' && (await allFbcSources(sources))) {
         // FBC in, JSON out: written record by record, without holding the catalog.
         keepYoungGenerationSmall();
@@ -125,7 +126,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (kind: string, file: string, o: { output: 'json' | 'yaml'; cacheDir: string }) => {
       const format = o.output;
-      const { formatFbc, imageBundleRenderer, renderBasicTemplate, renderSemverTemplate } = await import('../../catalog/index.js');
+      const [{ formatFbc }, { imageBundleRenderer, renderBasicTemplate, renderSemverTemplate }] = await Promise.all([import('../../catalog/write.js'), import('../../catalog-render/index.js')]);
       if (kind !== 'basic' && kind !== 'semver') throw new UsageError(`template kind "${kind}": expected basic or semver`);
       let text: string;
       try {
@@ -148,7 +149,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (source: string, o: { port: number; address: string; storeDir?: string; maxFileSize: number; cacheDir: string }) => {
-      const { startCatalogServer, storeCatalog } = await import('../../catalog/index.js');
+      const { startCatalogServer, storeCatalog } = await import('../../catalog-store/index.js');
       const port = o.port;
       const { config: cfg, failed } = await renderOrThrow([source], o, ctx);
       if (failed > 0) throw partialFailure(failed);
@@ -175,7 +176,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--layout <dir>', 'OCI image layout directory to write the image into (as `image build --layout`)')
     .option('--max-file-size <bytes>', maxFileSizeHelp, parseBytes, parseBytes(DEFAULT_MAX_FILE_SIZE))
     .action(async (dir: string, o: { tag: string; push?: boolean; layout?: string; maxFileSize: number }) => {
-      const { buildCatalogImage } = await import('../../catalog/index.js');
+      const { buildCatalogImage } = await import('../../publish/catalog-image.js');
       const r = await buildCatalogImage(dir, {
         tag: o.tag,
         push: o.push === true,

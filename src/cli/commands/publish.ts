@@ -14,7 +14,7 @@ export function registerPublishCommand(program: Command, ctx: CliContext): void 
     .option('--tag <ref>', 'catalog image tag (default <registry>/<repository>/catalog:latest)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(async (dirs: string[], flags: { registry: string; repository: string; tag?: string; output: string }) => {
-      const { publishPackages } = await import('../../catalog/publish.js');
+      const { publishPackages } = await import('../../publish/packages.js');
       const result = await publishPackages({
         packages: dirs,
         registry: flags.registry,

@@ -65,4 +65,4 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
 }
 
 /** Path segments, each encoded (for the page's own #/ routes too; the API's paths are routes.ts's). */
-export { seg } from '../routes.js';
+export { seg } from '../contract/routes.js';

@@ -3,8 +3,8 @@ import { api, seg } from './api.js';
 import { append, clear, emptyState, field, h, label, title, toolbar } from './dom.js';
 import { liveRefresh } from './live-refresh.js';
 import { errorText, showError } from './status.js';
-import type { PackageList, PackageSummary } from '../api-types.js';
-import { routes } from '../routes.js';
+import type { PackageList, PackageSummary } from '../contract/api-types.js';
+import { routes } from '../contract/routes.js';
 
 export interface CatalogFilter {
   keyword: string;

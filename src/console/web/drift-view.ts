@@ -4,7 +4,7 @@
  * differ and both values; a missing object, or one the person may not read, says so. Checked
  * on request, not polled: it reads every object of the release.
  */
-import type { ExtensionDrift, FieldDriftView, ObjectDriftView, ReleaseDriftView } from '../api-types.js';
+import type { ExtensionDrift, FieldDriftView, ObjectDriftView, ReleaseDriftView } from '../contract/api-types.js';
 import { api } from './api.js';
 import { append, button, clear, h, td, th, title as heading, tr, type Child } from './dom.js';
 import { errorText, showError } from './status.js';

@@ -1,12 +1,12 @@
 /**
- * Renders a generated form (`../schema-form.ts`) into the page and keeps its state: each input
+ * Renders a generated form (`../contract/schema-form.ts`) into the page and keeps its state: each input
  * writes its text into the `FieldState` it was drawn from, arrays add and remove items in
  * place. Every field's box carries `data-path` (the path the API server names), so a field
  * error lands on the field: `showFieldErrors` finds the box of the path, or of its nearest
  * parent the form draws.
  */
-import type { FieldState, FormField } from '../schema-form.js';
-import { initialState } from '../schema-form.js';
+import type { FieldState, FormField } from '../contract/schema-form.js';
+import { initialState } from '../contract/schema-form.js';
 import { append, button, clear, control, h } from './dom.js';
 
 function describe(f: FormField): HTMLElement | undefined {

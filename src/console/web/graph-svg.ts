@@ -2,7 +2,7 @@
  * Draws a laid-out upgrade graph (positions come from the server's dagre layout) as SVG; the
  * path the next upgrade takes is drawn apart (class `on-path`) from what is merely reachable.
  */
-import type { GraphLayout } from '../api-types.js';
+import type { GraphLayout } from '../contract/api-types.js';
 
 const NS = 'http://www.w3.org/2000/svg';
 

@@ -6,8 +6,8 @@
 import { api, seg } from './api.js';
 import { alert, append, button, clear, field, h, table, title } from './dom.js';
 import { errorText, showError } from './status.js';
-import type { PackagePage, PlanView } from '../api-types.js';
-import { routes } from '../routes.js';
+import type { PackagePage, PlanView } from '../contract/api-types.js';
+import { routes } from '../contract/routes.js';
 
 const MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
 

@@ -11,8 +11,8 @@ import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { errorText, healthLabel, showError } from './status.js';
-import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../api-types.js';
-import { routes } from '../routes.js';
+import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../contract/api-types.js';
+import { routes } from '../contract/routes.js';
 
 const POLL_MS = 2000;
 

@@ -3,12 +3,12 @@
  * resources of its APIs — for a Helm operator each is one release — with a health for each and
  * the roll-up, in all and per operator. What the person may not list is said, not hidden.
  */
-import type { Health, HealthCounts, Inventory, InventoryOperator } from '../api-types.js';
+import type { Health, HealthCounts, Inventory, InventoryOperator } from '../contract/api-types.js';
 import { api, seg } from './api.js';
 import { alert, append, clear, emptyState, h, label, table, title } from './dom.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { healthLabel } from './status.js';
-import { routes } from '../routes.js';
+import { routes } from '../contract/routes.js';
 
 const ORDER: Health[] = ['Healthy', 'Progressing', 'Failing', 'Deleting', 'Unknown'];
 

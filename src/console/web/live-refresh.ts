@@ -7,7 +7,7 @@
  * made by polling) and `data-follows` (the kinds and `crd/NAME`s followed) are what the browser
  * tests read.
  */
-import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveKind } from '../api-types.js';
+import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveKind } from '../contract/api-types.js';
 import { append, clear, h } from './dom.js';
 import { follow, type LiveState } from './live.js';
 import { errorText, showError } from './status.js';

@@ -6,7 +6,7 @@
  * is tried again a while later.
  */
 import { bearer } from './api.js';
-import type { LiveEvent, LiveEventKind, LiveKind } from '../api-types.js';
+import type { LiveEvent, LiveEventKind, LiveKind } from '../contract/api-types.js';
 
 /** live: following watches; fallback: the page must poll (with why). */
 export type LiveState = { mode: 'live' } | { mode: 'fallback'; why: string; forbidden: boolean };

@@ -3,8 +3,8 @@ import { api, seg } from './api.js';
 import { alert, append, clear, descriptionList, h, label, linkButton, table, title } from './dom.js';
 import { drawGraph, upgradePathText } from './graph-svg.js';
 import { renderMarkdown } from './markdown.js';
-import type { Gvk, PackagePage } from '../api-types.js';
-import { routes } from '../routes.js';
+import type { Gvk, PackagePage } from '../contract/api-types.js';
+import { routes } from '../contract/routes.js';
 
 const gvk = (g: Gvk): string => `${g.group === '' ? 'core' : g.group}/${g.version} ${g.kind}`;
 

@@ -7,11 +7,11 @@
  * while open (live-refresh.ts) and read on "Read again"; a release the person may not read shows
  * the API's "forbidden".
  */
-import { liveKindOfCrd, type EventView, type ExtensionTimeline, type HookLiveView, type HookView, type ReleaseTimeline, type RevisionView } from '../api-types.js';
+import { liveKindOfCrd, type EventView, type ExtensionTimeline, type HookLiveView, type HookView, type ReleaseTimeline, type RevisionView } from '../contract/api-types.js';
 import { api, seg } from './api.js';
 import { append, button, clear, h, label, td, th, title as heading, tr, type Child } from './dom.js';
 import { liveRefresh, redrawWhenChanged, type LiveRefreshOptions } from './live-refresh.js';
-import { routes } from '../routes.js';
+import { routes } from '../contract/routes.js';
 
 function lastRun(hk: HookView): Child {
   const r = hk.lastRun;

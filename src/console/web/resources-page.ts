@@ -10,14 +10,14 @@
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the package is passed to readOne (util/yaml-values.ts, the rule util/yaml.ts reads by), as util/yaml.ts cannot be built for the page
 import * as YAML from 'yaml';
 import { readOne } from '../../util/yaml-values.js';
-import { formFor, initialState, valueOf, type FieldState } from '../schema-form.js';
-import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../api-types.js';
+import { formFor, initialState, valueOf, type FieldState } from '../contract/schema-form.js';
+import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../contract/api-types.js';
 import { api, ApiError, seg } from './api.js';
 import { alert, append, button, clear, control, emptyState, h, linkButton, table, tabs, title } from './dom.js';
 import { driftSection } from './drift-view.js';
 import { renderForm, showFieldErrors } from './form-view.js';
 import { errorText, showError } from './status.js';
-import { routes } from '../routes.js';
+import { routes } from '../contract/routes.js';
 
 type Rec = Record<string, unknown>;
 const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);

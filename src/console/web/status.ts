@@ -1,5 +1,5 @@
 /** Messages in the page: errors (a 403 reads "forbidden: …") are shown, never swallowed. */
-import type { Health } from '../api-types.js';
+import type { Health } from '../contract/api-types.js';
 import { alert, label, type LabelColor } from './dom.js';
 
 const HEALTH_COLOR: Record<Health, LabelColor> = { Healthy: 'success', Progressing: 'info', Failing: 'danger', Deleting: 'warning', Unknown: 'grey' };

@@ -1,6 +1,6 @@
 /**
  * The console API's paths (under /api/), built in one place for the page that calls them; the
- * server's router (api.ts) answers them, and routes.test.ts holds the two together, so a path the
+ * server's router (../api.ts) answers them, and ../routes.test.ts holds the two together, so a path the
  * page builds and the router does not know (an icon URL without its `packages` segment, once)
  * fails a test instead of a browser. Imports nothing, as api-types.ts, so the page's build takes
  * it in.

@@ -10,12 +10,12 @@
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { BinnacleError, type ValidationResult } from '../util/errors.js';
-import type { Decoded } from './decode.js';
-import { scanFbcDir, type LoadOptions, type RawJson } from './load.js';
+import type { Decoded } from '../catalog/decode.js';
+import { scanFbcDir, type LoadOptions, type RawJson } from '../catalog/load.js';
 import type { RenderFailure } from './render-failure.js';
 import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, type Bundle } from '../declcfg/index.js';
 import { detectSourceKind } from './source-kind.js';
-import { fbcJsonRecord, inWriteOrder, writtenRecord, type WriteOrderKey } from './write.js';
+import { fbcJsonRecord, inWriteOrder, writtenRecord, type WriteOrderKey } from '../catalog/write.js';
 
 /**
  * What opm's render does to every reference: bundle objects and CSV metadata go to the end of

@@ -3,10 +3,11 @@ import { appendFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
+import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { TESTDATA } from './golden.test-helper.js';
 import { render } from './render.js';
 import { allFbcSources, renderFbcJson } from './render-fbc.js';
-import { fbcChunks } from './write.js';
+import { fbcChunks } from '../catalog/write.js';
 
 const work = mkdtempSync(path.join(tmpdir(), 'render-fbc-'));
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -66,7 +67,7 @@ describe('renderFbcJson', () => {
   });
 
   it('matches the model path on the test catalogs, one or several sources', async () => {
-    const valid = path.join(TESTDATA, 'fbc/valid');
+    const valid = path.join(CATALOG_TESTDATA, 'fbc/valid');
     for (const sources of [[valid], [valid, mixedCatalog()]]) {
       const got = await streamed(sources);
       assert.equal(got.text, await modelOutput(sources));
@@ -83,11 +84,11 @@ describe('renderFbcJson', () => {
     const bad = path.join(work, 'bad.json');
     writeFileSync(bad, '{"schema": "olm.package", "name": 7}\n');
     let text = '';
-    const r = await renderFbcJson([path.join(TESTDATA, 'fbc/valid'), bad], {}, (t) => (text += t));
+    const r = await renderFbcJson([path.join(CATALOG_TESTDATA, 'fbc/valid'), bad], {}, (t) => (text += t));
     assert.equal(r.failures.length, 1);
     assert.equal(r.failures[0]?.source, bad);
     assert.match(r.failures[0]?.message ?? '', /bad\.json/);
-    assert.equal(text, await modelOutput([path.join(TESTDATA, 'fbc/valid')]));
+    assert.equal(text, await modelOutput([path.join(CATALOG_TESTDATA, 'fbc/valid')]));
     const none = await renderFbcJson([bad], {}, () => assert.fail('nothing is written when nothing rendered'));
     assert.equal(none.rendered, false);
   });
@@ -119,8 +120,8 @@ describe('renderFbcJson', () => {
   });
 
   it('is taken only for FBC sources on disk', async () => {
-    assert.equal(await allFbcSources([path.join(TESTDATA, 'fbc/valid')]), true);
-    assert.equal(await allFbcSources([path.join(TESTDATA, 'fbc/valid'), path.join(TESTDATA, 'bundles/foo-1.0.0')]), false);
+    assert.equal(await allFbcSources([path.join(CATALOG_TESTDATA, 'fbc/valid')]), true);
+    assert.equal(await allFbcSources([path.join(CATALOG_TESTDATA, 'fbc/valid'), path.join(TESTDATA, 'bundles/foo-1.0.0')]), false);
     assert.equal(await allFbcSources(['-']), false);
     assert.equal(await allFbcSources([path.join(work, 'no-such-dir')]), false);
     assert.equal(await allFbcSources([]), false);

@@ -1,4 +1,8 @@
-/** Golden-file comparison for tests: `UPDATE_GOLDEN=1` rewrites the expected files. */
+/**
+ * Render's fixtures (`testdata/`: bundle directories, package-manifest trees, templates) and
+ * golden-file comparison for its tests: `UPDATE_GOLDEN=1` rewrites the expected files. The
+ * catalogs render reads back come from the catalog's own fixtures (`CATALOG_TESTDATA`).
+ */
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';

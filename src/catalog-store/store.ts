@@ -11,8 +11,8 @@ import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { InputError } from '../util/errors.js';
 import type { DeclarativeConfig } from '../declcfg/index.js';
-import { isRecord } from './decode.js';
-import { orderedMetas } from './write.js';
+import { isRecord } from '../catalog/decode.js';
+import { orderedMetas } from '../catalog/write.js';
 
 export interface IndexedMeta {
   schema: string;

@@ -9,13 +9,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { buildImage, pullAndUnpack, pushImage, startLocalRegistry, type LocalRegistry } from '../oci/index.js';
-import { buildCatalogImage } from './build.js';
-import { TESTDATA } from './golden.test-helper.js';
-import { imageBundleRenderer } from './image-bundles.js';
-import { readFbcDir } from './load.js';
-import { render, type ImagePuller } from './render.js';
-import { renderSemverTemplate } from './template-semver.js';
-import { toFbcJson } from './write.js';
+import { buildCatalogImage } from './catalog-image.js';
+import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
+import { TESTDATA } from '../catalog-render/golden.test-helper.js';
+import { imageBundleRenderer } from '../catalog-render/image-bundles.js';
+import { readFbcDir } from '../catalog/load.js';
+import { render, type ImagePuller } from '../catalog-render/render.js';
+import { renderSemverTemplate } from '../catalog-render/template-semver.js';
+import { toFbcJson } from '../catalog/write.js';
 
 const pull: ImagePuller = (ref, opts) => pullAndUnpack(ref, opts);
 
@@ -42,11 +43,11 @@ describe('catalog images', { timeout: 120_000 }, () => {
 
   it('builds and pushes a catalog image, and renders it back to the same catalog', async () => {
     const tag = `${registry.host}/catalogs/test:v1`;
-    const built = await buildCatalogImage(path.join(TESTDATA, 'fbc/valid'), { tag, push: true });
+    const built = await buildCatalogImage(path.join(CATALOG_TESTDATA, 'fbc/valid'), { tag, push: true });
     assert.match(built.pushed ?? '', /@sha256:[0-9a-f]{64}$/);
     const out = await render([tag], { pull, cacheDir: path.join(base, 'cache') });
     assert.deepEqual(out.failures, []);
-    assert.equal(toFbcJson(out.config), toFbcJson(await readFbcDir(path.join(TESTDATA, 'fbc/valid'))));
+    assert.equal(toFbcJson(out.config), toFbcJson(await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'))));
   });
 
   it('renders a bundle image, with the reference as the bundle image', async () => {

@@ -9,9 +9,9 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { aliasLines, BILLION_LAUGHS, BOMB, BOMB_REASON, bombMessage } from '../util/yaml.test-helper.js';
-import { loadFbcStream } from './load.js';
+import { loadFbcStream } from '../catalog/load.js';
 import { readPackageManifest } from './package-dir.js';
-import { validateConfig } from './validate.js';
+import { validateConfig } from '../catalog/validate.js';
 
 const PKG = 'schema: olm.package\nname: p\ndefaultChannel: stable\n';
 const CHANNEL = 'schema: olm.channel\npackage: p\nname: stable\nentries:\n- name: p.v1.0.0\n';

@@ -4,8 +4,8 @@
  */
 import { InputError, ValidationError, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type Bundle, type DeclarativeConfig } from '../declcfg/index.js';
-import { isRecord } from './decode.js';
-import { addDocuments, parseDocuments } from './load.js';
+import { isRecord } from '../catalog/decode.js';
+import { addDocuments, parseDocuments } from '../catalog/load.js';
 
 export const SCHEMA_TEMPLATE_BASIC = 'olm.template.basic';
 

@@ -16,12 +16,12 @@ import { stringify } from 'yaml';
 import { ANNOTATION_CHANNELS, ANNOTATION_MANIFESTS, ANNOTATION_MEDIATYPE, ANNOTATION_METADATA, ANNOTATION_PACKAGE, MEDIATYPE_REGISTRY_V1, loadBundleDir } from '../bundle/index.js';
 import { buildImage, pushImage, RegistryClient } from '../oci/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { renderPackageDir } from './package-dir.js';
-import { defaultBundleRenderer } from './bundle-dir.js';
-import { buildCatalogImage } from './build.js';
+import { renderPackageDir } from '../catalog-render/package-dir.js';
+import { defaultBundleRenderer } from '../catalog-render/bundle-dir.js';
+import { buildCatalogImage } from './catalog-image.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
-import { validateConfig } from './validate.js';
-import { writeFbcFile } from './write.js';
+import { validateConfig } from '../catalog/validate.js';
+import { writeFbcFile } from '../catalog/write.js';
 
 export interface PublishOptions {
   /** Package directories (`<root>/<package>`). */

@@ -7,8 +7,8 @@ import type { Bundle } from '../declcfg/index.js';
 import { assertGolden, TESTDATA, testImages } from './golden.test-helper.js';
 import { renderBasicTemplate } from './template-basic.js';
 import { renderSemverTemplate } from './template-semver.js';
-import { validateConfig } from './validate.js';
-import { toFbcJson } from './write.js';
+import { validateConfig } from '../catalog/validate.js';
+import { toFbcJson } from '../catalog/write.js';
 
 async function text(name: string): Promise<string> {
   return readFile(path.join(TESTDATA, 'templates', name), 'utf8');

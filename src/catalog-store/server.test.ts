@@ -5,11 +5,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { TESTDATA } from './golden.test-helper.js';
-import { readFbcDir } from './load.js';
+import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
+import { readFbcDir } from '../catalog/load.js';
 import { startCatalogServer, type CatalogServer } from './server.js';
 import { openStoredCatalog, storeCatalog, type StoredCatalog } from './store.js';
-import { toFbcJsonLines } from './write.js';
+import { toFbcJsonLines } from '../catalog/write.js';
 
 interface Reply {
   status: number;
@@ -42,7 +42,7 @@ describe('catalog server', () => {
   let expectedAll: string;
 
   before(async () => {
-    const cfg = await readFbcDir(path.join(TESTDATA, 'fbc/valid'));
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
     expectedAll = toFbcJsonLines(cfg);
     store = await storeCatalog(cfg, await mkdtemp(path.join(tmpdir(), 'catalog-store-')));
     server = await startCatalogServer({ root: store, catalogs: new Map([['community', store]]), port: 0 });

@@ -5,9 +5,9 @@
  */
 import { buildImage, pushImage, type BuiltImage } from '../oci/index.js';
 import { ValidationError, type ValidationResult } from '../util/errors.js';
-import { loadFbcDir, type LoadOptions } from './load.js';
-import { LABEL_CATALOG_CONFIGS } from './render.js';
-import { validateConfig } from './validate.js';
+import { loadFbcDir, type LoadOptions } from '../catalog/load.js';
+import { LABEL_CATALOG_CONFIGS } from '../catalog-render/render.js';
+import { validateConfig } from '../catalog/validate.js';
 
 export const CATALOG_CONFIGS_DIR = '/configs';
 

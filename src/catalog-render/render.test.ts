@@ -1,16 +1,17 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { assertGolden, TESTDATA } from './golden.test-helper.js';
 import { detectSourceKind, render } from './render.js';
-import { validateConfig } from './validate.js';
-import { toFbcJson } from './write.js';
+import { validateConfig } from '../catalog/validate.js';
+import { toFbcJson } from '../catalog/write.js';
 
 const IMAGE = 'quay.io/example/{package}-bundle:v{version}';
 
 describe('render', () => {
   it('detects each source kind', async () => {
-    assert.equal(await detectSourceKind(path.join(TESTDATA, 'fbc/valid')), 'fbc');
+    assert.equal(await detectSourceKind(path.join(CATALOG_TESTDATA, 'fbc/valid')), 'fbc');
     assert.equal(await detectSourceKind(path.join(TESTDATA, 'bundles/foo-0.1.0')), 'bundle');
     assert.equal(await detectSourceKind(path.join(TESTDATA, 'package-manifest/replaces/foo')), 'package');
     assert.equal(await detectSourceKind(path.join(TESTDATA, 'package-manifest/replaces')), 'packages');
@@ -18,7 +19,7 @@ describe('render', () => {
   });
 
   it('renders an FBC directory (golden), keeping unknown schemas', async () => {
-    const out = await render([path.join(TESTDATA, 'fbc/valid')]);
+    const out = await render([path.join(CATALOG_TESTDATA, 'fbc/valid')]);
     assert.deepEqual(out.failures, []);
     assert.ok(out.config.others.some((o) => o.schema === 'example.com.custom'));
     await assertGolden('render-fbc.json', toFbcJson(out.config));
@@ -58,7 +59,7 @@ describe('render', () => {
   });
 
   it('reports failing sources and still renders the others', async () => {
-    const out = await render([path.join(TESTDATA, 'bad/wrong-types'), path.join(TESTDATA, 'fbc/valid'), path.join(TESTDATA, 'does-not-exist')]);
+    const out = await render([path.join(CATALOG_TESTDATA, 'bad/wrong-types'), path.join(CATALOG_TESTDATA, 'fbc/valid'), path.join(TESTDATA, 'does-not-exist')]);
     assert.equal(out.config.packages.length, 2);
     const reasons = new Set(out.failures.map((f) => f.reason));
     assert.ok(reasons.has('fbc.field'));

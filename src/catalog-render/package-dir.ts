@@ -19,9 +19,9 @@ import {
   type Package,
 } from '../declcfg/index.js';
 import { PACKAGE_FILE } from '../bundle/load.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../catalog/decode.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
-import { parseStrictSemver } from './model.js';
+import { parseStrictSemver } from '../catalog/model.js';
 import { fastYamlDocument, readYaml, YamlError } from '../util/yaml.js';
 import { readAhead } from '../util/read-ahead.js';
 

@@ -14,7 +14,7 @@
  */
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the package is passed to readOne (util/yaml-values.ts, the rule util/yaml.ts reads by), as util/yaml.ts cannot be built for the page
 import * as YAML from 'yaml';
-import { readOne, YamlError } from '../util/yaml-values.js';
+import { readOne, YamlError } from '../../util/yaml-values.js';
 
 export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'int-or-string' | 'object' | 'array' | 'yaml';
 

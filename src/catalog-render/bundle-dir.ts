@@ -7,7 +7,7 @@
  */
 import { loadBundleDir, toFbcBundle, type RegistryV1Bundle } from '../bundle/index.js';
 import type { Bundle, Icon } from '../declcfg/index.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../catalog/decode.js';
 
 export { ANNOTATION_MEDIATYPE } from '../bundle/index.js';
 

@@ -11,7 +11,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { failuresFromResult, normalizeBundle } from './render-fbc.js';
 import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
-import { loadFbcDir, loadFbcStream, type LoadOptions } from './load.js';
+import { loadFbcDir, loadFbcStream, type LoadOptions } from '../catalog/load.js';
 import { renderPackageDir } from './package-dir.js';
 import { detectSourceKind, isPackageDir, type SourceKind } from './source-kind.js';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { crdForChart, valuesSchema } from '../helm/schema/index.js';
-import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../util/yaml.test-helper.js';
+import { crdForChart, valuesSchema } from '../../helm/schema/index.js';
+import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../../util/yaml.test-helper.js';
 import { exampleFor, formFor, initialState, labelOf, valueOf, type FieldState, type FormField } from './schema-form.js';
 
 const schema = {

@@ -21,8 +21,8 @@ import {
   type Icon,
   type Package,
 } from '../declcfg/index.js';
-import { isRecord } from './decode.js';
-import { parseStrictSemver } from './model.js';
+import { isRecord } from '../catalog/decode.js';
+import { parseStrictSemver } from '../catalog/model.js';
 import { parseTemplateDocument, type ImageBundleRenderer } from './template-basic.js';
 
 export const SCHEMA_TEMPLATE_SEMVER = 'olm.semver';

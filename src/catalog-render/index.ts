@@ -1,0 +1,32 @@
+/**
+ * Catalog sources → FBC (`opm render` and its templates): an FBC directory or file, a
+ * `registry+v1` bundle directory, a package directory (package-manifest or bundle layout), a tree
+ * of packages, or an image reference become one `DeclarativeConfig` (`render`); `render-fbc`
+ * streams the same output for sources that are all FBC without holding the catalog; the basic
+ * and semver templates (`template-basic`, `template-semver`) expand bundle image lists into
+ * packages and channels.
+ *
+ * Talks down to `catalog` (load, validate, write, the model), `declcfg`, `bundle` (loading the
+ * registry+v1 bundles it reads) and `util`. Images are pulled by an injected `ImagePuller`, so it
+ * does not import `oci`. Used by the `catalog` CLI commands, the resolver's catalog sources,
+ * `devloop` (run bundle) and `publish`; never by `catalog` or `catalog-store`.
+ */
+export {
+  render,
+  detectSourceKind,
+  expandBundleImage,
+  LABEL_CATALOG_CONFIGS,
+  LABEL_BUNDLE_MEDIATYPE,
+  type RenderOptions,
+  type RenderOutput,
+  type RenderFailure,
+  type ImagePuller,
+  type PulledImage,
+  type SourceKind,
+} from './render.js';
+export { allFbcSources, renderFbcJson, type FbcRenderResult } from './render-fbc.js';
+export { renderPackageDir, readUpdateGraphMode, type UpdateGraphMode, type PackageRenderResult } from './package-dir.js';
+export { readBundleDir, defaultBundleRenderer, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
+export { renderBasicTemplate, SCHEMA_TEMPLATE_BASIC, type ImageBundleRenderer } from './template-basic.js';
+export { renderSemverTemplate, parseSemverTemplate, SCHEMA_TEMPLATE_SEMVER, type SemverTemplate } from './template-semver.js';
+export { imageBundleRenderer } from './image-bundles.js';
