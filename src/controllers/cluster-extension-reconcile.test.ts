@@ -19,7 +19,7 @@ import {
   type ClusterExtension,
   type ClusterExtensionStatus,
 } from '../api/types.js';
-import type { StoredCatalog } from '../catalog/index.js';
+import type { StoredCatalog } from '../catalog-store/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { buildInstalledState, neededByLabel } from '../installed/index.js';
 import type { KubeClient, ListOptions } from '../kube/client.js';
