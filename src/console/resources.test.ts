@@ -6,7 +6,7 @@ import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { CatalogCache } from './catalog-view.js';
 import { httpErrorOf, InputError } from './errors.js';
 import type { ApiView } from './contract/api-types.js';
-import { checkAgainst, createResource, crdView, deletePreview, deleteResource, objectFromBody, updateResource } from './resources.js';
+import { checkAgainst, createResource, crdView, deletePreview, deleteResource, objectFromBody, updateResource, withoutSecretData } from './resources.js';
 import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { pino } from 'pino';
@@ -178,5 +178,19 @@ describe('deleting a custom resource', () => {
     assert.equal(cluster.get({ apiVersion: 'charts.example.com/v1', kind: 'Nginx', name: 'web', namespace: 'apps' }), undefined);
     assert.equal((await api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(client, '?namespace=apps')))?.status, 404);
     assert.equal(await deleteResource(client, NGINX, 'web', 'apps'), false);
+  });
+});
+
+describe('Secret data in a Helm release resource', () => {
+  it('is redacted in the console\'s answer, whoever wrote the status (helm-operator leaves it there)', () => {
+    const manifest = '---\napiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: hunter2\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  a: b\n';
+    const cr: KubeObject = { apiVersion: 'x.example/v1', kind: 'Gateway', metadata: { name: 'g', namespace: 'team-a' }, status: { deployedRelease: { name: 'g', manifest }, conditions: [] } };
+    const shown = withoutSecretData(cr);
+    const shownManifest = ((shown.status as Record<string, unknown>).deployedRelease as { manifest: string }).manifest;
+    assert.doesNotMatch(shownManifest, /hunter2/);
+    assert.match(shownManifest, /kind: ConfigMap\nmetadata:\n {2}name: c\ndata:\n {2}a: b/);
+    assert.match(JSON.stringify(cr), /hunter2/, 'the object read is not changed');
+    const plain: KubeObject = { apiVersion: 'x.example/v1', kind: 'Gateway', metadata: { name: 'g' } };
+    assert.equal(withoutSecretData(plain), plain);
   });
 });

@@ -15,6 +15,7 @@ import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { findCondition, type KubeObject } from '../kube/types.js';
 import { deployedRevision, describeObject, revisionObjects } from '../apply/drift.js';
+import { redactSecrets } from '../apply/redact-manifest.js';
 import type { ReleaseRef } from '../apply/types.js';
 import { isForbidden } from '../kube/errors.js';
 import { errorMessage } from '../util/errors.js';
@@ -160,7 +161,19 @@ function checkedRef(api: ApiView, name: string, namespace: string | undefined): 
 
 export async function getResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<KubeObject> {
   const api = apiOf(await getCrd(client, crdName));
-  return client.get(checkedRef(api, name, namespace));
+  return withoutSecretData(await client.get(checkedRef(api, name, namespace)));
+}
+
+/**
+ * A custom resource as the console shows it: a Helm release's `status.deployedRelease.manifest`
+ * with every Secret's values redacted, whoever wrote it (an older Binnacle, or helm-operator,
+ * which leaves them there): who may read the resource is not who may read the namespace's Secrets.
+ */
+export function withoutSecretData(obj: KubeObject): KubeObject {
+  const status = isRecord(obj.status) ? obj.status : undefined;
+  const deployed = status !== undefined && isRecord(status.deployedRelease) ? status.deployedRelease : undefined;
+  if (deployed === undefined || typeof deployed.manifest !== 'string') return obj;
+  return { ...obj, status: { ...status, deployedRelease: { ...deployed, manifest: redactSecrets(deployed.manifest) } } };
 }
 
 /** The release a Helm operator's custom resource is: named as the resource, in its namespace (after checking it exists). */
