@@ -383,7 +383,7 @@ describe('logs', () => {
     assert.equal(quiet.code, 0, quiet.err);
     assert.equal(quiet.err, '');
     const verbose = await spawnCli([...args, '-v']);
-    assert.match(verbose.err, /^\d\d:\d\d:\d\d INFO {2}rendered bundle {2}bundle=opentelemetry-operator\.v0\.27\.0 installMode=AllNamespaces objects=\d+\n$/);
+    assert.match(verbose.err, /^\d\d:\d\d:\d\d INFO {2}rendered bundle {2}bundle=opentelemetry-operator\.v0\.27\.0 format=registry\+v1 objects=\d+\n$/);
     const json = await spawnCli([...args, '--log-format', 'json']);
     const rec = JSON.parse(json.err.trim()) as { msg: string; level: number };
     assert.equal(rec.msg, 'rendered bundle');
@@ -399,5 +399,14 @@ describe('output piped into a reader that stops early', () => {
     const r = await runProcess('bash', ['-c', script], { cwd: ROOT, env: { BINNACLE_FROM_SOURCE: '1', BINNACLE_LOG_LEVEL: '' } });
     assert.equal(r.out, 'apiVersion: v1\n', 'head got its line');
     assert.equal(r.err, 'binnacle exit: 0\n', 'nothing else on stderr: no EPIPE, no stack');
+  });
+});
+
+describe('bundle render is the render a BundleDeployment applies', () => {
+  it('prints the OperatorCondition, its RBAC and OPERATOR_CONDITION_NAME, as the controller applies them (src/render renderBundle)', { timeout: 300_000 }, async () => {
+    const r = await spawnCli(['bundle', 'render', BIG_BUNDLE, '--install-namespace', 'ns']);
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /kind: OperatorCondition\n/);
+    assert.match(r.out, /name: OPERATOR_CONDITION_NAME/);
   });
 });

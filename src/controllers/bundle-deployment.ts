@@ -26,7 +26,7 @@ import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from './preflight-permissions.js';
-import { RENDERERS, type RenderContext, type RenderedBundle } from '../render/index.js';
+import { RENDERERS, renderBundle, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
@@ -93,11 +93,7 @@ export interface BundleDeploymentPorts {
 function defaultPorts(client: KubeClient, schemas: OpenApiSchemas): BundleDeploymentPorts {
   return {
     unpack: unpackSource,
-    render: (format, ctx) => {
-      const renderer = RENDERERS.get(format);
-      if (renderer === undefined) return Promise.reject(new BinnacleError('UNKNOWN_FORMAT', `spec.format: unknown format "${format}"`));
-      return renderer(ctx);
-    },
+    render: (format, ctx) => renderBundle({ ...ctx, spec: { ...ctx.spec, format } }),
     missingPermissions,
     applier: (c, logger) => new Applier({ client: c, logger, schemas }),
     recordEvent: (obj, type, reason, message, logger) => new EventRecorder(client, 'binnacle', logger).record(obj, type, reason, message),

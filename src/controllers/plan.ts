@@ -28,7 +28,7 @@ import { buildInstalledState, installedFacts, requesterOf, unitOf, type Installe
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { bundleDeploymentName } from './cluster-extension.js';
 import { ClusterFactsSource } from './cluster-facts.js';
-import { RENDERERS } from '../render/index.js';
+import { renderBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 import { describeMissing, missingPermissions } from './preflight-permissions.js';
 
@@ -197,13 +197,11 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
   const store = new ReleaseStore(client);
   const schemas = new OpenApiSchemas(client);
   const bundles: BundlePlan[] = [];
-  const renderer = RENDERERS.get('registry+v1');
-  if (renderer === undefined) throw new BinnacleError('INTERNAL', 'no registry+v1 renderer');
   for (const chosen of neededBundles(resolution.bundles, req.packageName)) {
     const { bdName, namespace } = targetOf(state, req, chosen.package);
     const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(opts.cacheDir, 'images') });
     const isMain = chosen.package === req.packageName;
-    const rendered = await renderer({
+    const rendered = await renderBundle({
       dir: pulled.dir,
       name: bdName,
       spec: {

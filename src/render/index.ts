@@ -1,9 +1,11 @@
 /**
- * Bundle formats → Kubernetes objects. One renderer per format, chosen by the
- * BundleDeployment's `spec.format`: registry+v1, plain, and helm (Helm's own engine). Above
- * bundle/ and helm/, below the controllers and plan that use it.
+ * Bundle formats → Kubernetes objects: the one render function (`renderBundle`) that the
+ * BundleDeployment controller, `plan` and `binnacle bundle render` call, so what the CLI prints is
+ * what gets applied. One renderer per format, chosen by `spec.format`: registry+v1, plain, and
+ * helm (Helm's own engine, through helm/chart-release.ts, which the Helm operator's reconciler
+ * calls too). Above bundle/ and helm/, below the controllers, plan and CLI that use it.
  */
-import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type RegistryV1Bundle } from '../bundle/index.js';
+import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
@@ -26,8 +28,12 @@ export interface RenderContext {
   certProviderFor: (bundle: RegistryV1Bundle) => Promise<CertProvider>;
   /** Digest of the unpacked content. */
   digest: string;
-  /** The cluster (as the installing account), for Helm's capabilities and `lookup`. */
-  client: KubeClient;
+  /** The cluster (as the installing account), for Helm's capabilities and `lookup`; offline without (`lookup` answers empty). */
+  client?: KubeClient;
+  /** A package-manifest bundle's package name (its directory does not say). */
+  packageName?: string;
+  /** Deployment overrides already decoded (the CLI reads them from a file); else from `spec.config`. */
+  overrides?: DeploymentOverrides;
   /** The revision an apply would make next (Helm templates see it as .Release.Revision). */
   nextRevision: () => Promise<number>;
 }
@@ -73,14 +79,14 @@ export function dropOrphanConversions(objects: KubeObject[], bundle: RegistryV1B
 }
 
 async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
-  const bundle = await loadBundleDir(ctx.dir);
+  const bundle = await loadBundleDir(ctx.dir, ctx.packageName === undefined ? {} : { packageName: ctx.packageName });
   const ns = ctx.spec.installNamespace;
   const watch = ctx.spec.watchNamespaces ?? (ctx.spec.watchNamespace === undefined ? undefined : [ctx.spec.watchNamespace]);
   const targets = watch ?? defaultWatchNamespaces(bundle, ns);
   if (targets === undefined) {
     throw new TerminalError('UnsupportedInstallMode', `bundle ${bundle.name} supports no install mode Binnacle can pick on its own; set spec.watchNamespace`);
   }
-  const decoded = ctx.spec.config === undefined ? undefined : decodeOverrides(ctx.spec.config, 'spec.config');
+  const decoded = ctx.overrides !== undefined ? { overrides: ctx.overrides, problems: [] } : ctx.spec.config === undefined ? undefined : decodeOverrides(ctx.spec.config, 'spec.config');
   const badConfig = decoded?.problems.filter((p) => p.severity === 'error') ?? [];
   if (badConfig.length > 0) throw new TerminalError('InvalidConfig', badConfig.map((p) => `${p.field ?? 'spec.config'}: ${p.message}`).join('; '));
   const certProvider = bundle.csv.webhooks.length > 0 ? await ctx.certProviderFor(bundle) : undefined;
@@ -147,7 +153,7 @@ async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
       release: { name: ctx.spec.releaseName ?? ctx.name, namespace: ctx.spec.installNamespace },
       values,
       revision: await ctx.nextRevision(),
-      client: ctx.client,
+      ...(ctx.client === undefined ? {} : { client: ctx.client }),
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
     });
     return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
@@ -163,3 +169,10 @@ export const RENDERERS: ReadonlyMap<BundleFormat, BundleRenderer> = new Map<Bund
   ['plain', renderPlain],
   ['helm', renderHelm],
 ]);
+
+/** The one render function: `ctx.spec.format`'s renderer, or InvalidSpec for a format there is none of. */
+export function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
+  const renderer = RENDERERS.get(ctx.spec.format);
+  if (renderer === undefined) throw new TerminalError('InvalidSpec', `spec.format: unknown format "${ctx.spec.format}" (one of ${[...RENDERERS.keys()].join(', ')})`);
+  return renderer(ctx);
+}

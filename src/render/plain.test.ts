@@ -17,7 +17,7 @@ function ctx(dir: string): RenderContext {
     name: 'plain',
     certProviderFor: () => Promise.reject(new Error('not used')),
     digest: 'sha256:0',
-    client: undefined as unknown as RenderContext['client'],
+    client: undefined,
     nextRevision: () => Promise.resolve(1),
   };
 }

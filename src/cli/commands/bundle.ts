@@ -87,26 +87,32 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
-      const { resolveBundleSource, loadPlainBundleDir, loadBundleDir, createSelfSignedCertProvider, convertRegistryV1 } = await lib();
+      const { resolveBundleSource, createSelfSignedCertProvider } = await lib();
+      const { renderBundle } = await import('../../render/index.js');
       const format = o.output;
       const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
       const overrides = o.config === undefined ? undefined : await readOverrides(o.config);
-      let objects: unknown[];
-      if (await isPlain(s.dir, s.labels)) {
-        objects = (await loadPlainBundleDir(s.dir)).objects.map((m) => m.object);
-      } else {
-        const b = await loadBundleDir(s.dir, s.packageName === undefined ? {} : { packageName: s.packageName });
-        const certProvider = b.csv.webhooks.length + b.csv.ownedAPIServices.length > 0 ? await createSelfSignedCertProvider(b, o.installNamespace) : undefined;
-        const watch = o.watchNamespace.flatMap((w) => w.split(',')).map((w) => w.trim());
-        const out = convertRegistryV1(b, {
+      const watch = o.watchNamespace.flatMap((w) => w.split(',')).map((w) => w.trim());
+      // The render a BundleDeployment applies (removed APIs moved, orphan conversions dropped, the
+      // OperatorCondition added), offline: self-signed certificates, no cluster.
+      const bundleFormat = (await isPlain(s.dir, s.labels)) ? 'plain' : 'registry+v1';
+      const rendered = await renderBundle({
+        dir: s.dir,
+        name: s.packageName ?? 'bundle',
+        spec: {
+          source: { type: 'image', image: { ref: source } },
+          format: bundleFormat,
           installNamespace: o.installNamespace,
-          watchNamespaces: watch,
-          ...(overrides === undefined ? {} : { overrides }),
-          ...(certProvider === undefined ? {} : { certProvider }),
-        });
-        ctx.logger.info({ bundle: b.name, installMode: out.installMode, objects: out.objects.length }, 'rendered bundle');
-        objects = out.objects;
-      }
+          ...(watch.length === 0 ? {} : { watchNamespaces: watch }),
+        },
+        digest: '',
+        nextRevision: () => Promise.resolve(1),
+        certProviderFor: (b) => createSelfSignedCertProvider(b, o.installNamespace),
+        ...(s.packageName === undefined ? {} : { packageName: s.packageName }),
+        ...(overrides === undefined ? {} : { overrides }),
+      });
+      ctx.logger.info({ bundle: rendered.chart.description ?? rendered.chart.name, format: bundleFormat, objects: rendered.objects.length }, 'rendered bundle');
+      const objects: unknown[] = rendered.objects;
       if (format === 'json') ctx.out(toJson({ apiVersion: 'v1', kind: 'List', items: objects }));
       else ctx.out(objects.map((x) => toYaml(x)).join('---\n'));
     });
