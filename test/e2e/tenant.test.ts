@@ -169,7 +169,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
     admin.close();
   });
 
-  test('every escalation through a CR\'s values is refused by rule; another tenant keeps working; nothing outside changes', async () => {
+  test('every escalation through a CR\'s values is refused by rule; another tenant keeps working; nothing outside changes', async (t) => {
     // Another tenant's release, Deployed before and reconciled throughout.
     await applyCr(admin, teamB, 'gw', { replicaCount: 1 });
     await deployed(teamB, 'gw');
@@ -225,6 +225,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
       return Promise.resolve(rss < 600 * 2 ** 20 ? rss : undefined);
     }, 60_000, 1000);
     assert.ok(settled < 600 * 2 ** 20);
+    t.diagnostic(`manager process RSS: peak ${Math.round(peakRss / 2 ** 20)} MiB through the bomb and the endless template, ${Math.round(settled / 2 ** 20)} MiB after`);
 
     // The failing CRs back off (1 s, 2 s, 4 s, … each): over 20 s, six failing CRs retry a few
     // times each (at most 5 in any 20 s of doubling delays), where a loop would retry thousands.
@@ -232,6 +233,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
     await new Promise((r) => setTimeout(r, 20_000));
     const retries = (await reconcileErrors()) - errorsBefore;
     assert.ok(retries <= 30, `failing CRs retried ${retries} times in 20 s`);
+    t.diagnostic(`six failing CRs retried ${retries} times in 20 s (backoff)`);
   });
 
   test('a HelmOperator never takes another owner\'s CRD', async () => {
