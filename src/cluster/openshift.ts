@@ -21,7 +21,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, InputError } from '../util/errors.js';
+import { isStrictSemver } from '../util/semver.js';
 import { readYamlAll } from '../util/yaml.js';
 import { cacheDir, projectRoot } from './layout.js';
 
@@ -216,7 +217,7 @@ async function waitEstablished(client: KubeClient, names: readonly string[], tim
  */
 export async function installOpenShiftApis(client: KubeClient, crds: readonly KubeObject[], opts: OpenShiftOptions = {}): Promise<{ crds: string[]; version: string }> {
   const version = opts.version ?? DEFAULT_OPENSHIFT_VERSION;
-  if (!/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) throw new BinnacleError('OPENSHIFT_VERSION_INVALID', `--openshift-version "${version}" is not a version such as 4.16.0`);
+  if (!isStrictSemver(version)) throw new InputError('OPENSHIFT_VERSION_INVALID', `OpenShift version "${version}" is not a version such as 4.16.0`, { field: 'version' });
   const say = opts.say ?? (() => undefined);
   say(`installing ${crds.length} OpenShift API CRDs`);
   for (const crd of crds) await client.apply(crd, { force: true });

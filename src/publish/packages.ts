@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { stringify } from 'yaml';
 import { ANNOTATION_CHANNELS, ANNOTATION_MANIFESTS, ANNOTATION_MEDIATYPE, ANNOTATION_METADATA, ANNOTATION_PACKAGE, MEDIATYPE_REGISTRY_V1, loadBundleDir } from '../bundle/index.js';
-import { buildImage, pushImage, RegistryClient } from '../oci/index.js';
+import { buildImage, formatReference, parseReference, pushImage, RegistryClient, withDigest } from '../oci/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { renderPackageDir } from '../catalog-render/package-dir.js';
 import { defaultBundleRenderer } from '../catalog-render/bundle-dir.js';
@@ -144,7 +144,7 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
       const image = await buildImage({ layers: [{ dir: join(staged.root, 'manifests'), prefix: '/manifests' }, { dir: join(staged.root, 'metadata'), prefix: '/metadata' }], labels: staged.labels });
       const result = await pushImage(image, origin.tag, client);
       await rm(image.layoutDir, { recursive: true, force: true });
-      b.image = `${origin.tag.slice(0, origin.tag.lastIndexOf(':'))}@${result.digest}`;
+      b.image = formatReference(withDigest(parseReference(origin.tag), result.digest));
       pushed.add(b.name);
       say(`pushed ${staged.name} as ${origin.tag}`);
     }

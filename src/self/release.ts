@@ -246,8 +246,7 @@ export function validateReleaseObjects(docs: readonly unknown[], config: Release
     const image = managerImage(deployment);
     if (typeof image !== 'string' || image === '') res.error('release.image', 'the manager container has no image', { file, field: `Deployment ${MANAGER_NAME}.spec.template.spec.containers[0].image` });
     else {
-      const digest = image.includes('@') ? image.slice(image.lastIndexOf('@') + 1) : '';
-      if (!isSha256Digest(digest)) res.error('release.image', `${image} is not pinned by digest (…@sha256:…): a release names exactly one image`, { file, field: `Deployment ${MANAGER_NAME}.spec.template.spec.containers[0].image` });
+      if (!isSha256Digest(digestOf(image))) res.error('release.image', `${image} is not pinned by digest (…@sha256:…): a release names exactly one image`, { file, field: `Deployment ${MANAGER_NAME}.spec.template.spec.containers[0].image` });
       if (config !== undefined && image !== config.image) res.error('release.image', `${image} is not the release's image ${config.image}`, { file, field: `Deployment ${MANAGER_NAME}.spec.template.spec.containers[0].image` });
     }
   }
@@ -302,4 +301,13 @@ export async function fetchRelease(o: { version: string; repository: ImageRefere
     throw new BinnacleError('SELF_RELEASE_INVALID', `${name} is not a usable Binnacle release:\n${res.render()}\npublish it again with \`binnacle release-self --version ${o.version} --image REF\`, or pick another --version`);
   }
   return { version: o.version, ref, config, objects };
+}
+
+/** An image reference's digest; '' when it has none or is no reference. */
+function digestOf(image: string): string {
+  try {
+    return parseReference(image).digest ?? '';
+  } catch {
+    return '';
+  }
 }

@@ -5,6 +5,7 @@
  * workloads, and also custom resources that carry containers (a Prometheus or Grafana sidecar).
  */
 import type { KubeObject } from '../../kube/types.js';
+import { parseReference } from '../../oci/reference.js';
 
 export interface RelatedImage {
   name: string;
@@ -39,12 +40,13 @@ export function containerImages(objects: readonly KubeObject[]): string[] {
 
 /** A name for an image: its repository's last path element, as a DNS label. */
 function baseName(image: string): string {
-  const noDigest = image.split('@')[0] ?? image;
-  const lastSlash = noDigest.lastIndexOf('/');
-  const last = noDigest.slice(lastSlash + 1);
-  const colon = last.indexOf(':');
-  const repo = colon < 0 ? last : last.slice(0, colon);
-  const name = repo.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
+  let repository = '';
+  try {
+    repository = parseReference(image).repository;
+  } catch {
+    // Not a reference (a chart's default left half-templated): named generically.
+  }
+  const name = (repository.split('/').at(-1) ?? '').replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '');
   return name === '' ? 'image' : name;
 }
 
