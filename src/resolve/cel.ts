@@ -37,9 +37,31 @@ const MAX_UNBOUNDED_REPEATS = 3;
  */
 function safeRegExp(pattern: string): RegExp {
   if (/\\[1-9]|\\k<|\(\?<?[=!]/.test(pattern)) throw new CelError(`matches(): "${pattern}" uses a backreference or lookaround, which CEL's regular expressions do not have`);
-  const groups: { repeats: boolean; alternates: boolean }[] = [{ repeats: false, alternates: false }];
-  let unbounded = 0;
-  let lastGroup: { repeats: boolean; alternates: boolean } | undefined;
+  refuseRunawayRepeats(pattern);
+  try {
+    return new RegExp(pattern);
+  } catch {
+    throw new CelError(`matches(): "${pattern}" is not a valid regular expression`);
+  }
+}
+
+/** What a group of a pattern holds so far: a repeat, or an alternation. */
+interface PatternGroup {
+  repeats: boolean;
+  alternates: boolean;
+}
+
+/** The state of one scan of a pattern: the groups open around the current character, outermost first. */
+interface PatternScan {
+  pattern: string;
+  groups: PatternGroup[];
+  unbounded: number;
+}
+
+/** Walks `pattern` outside escapes and character classes, refusing repeated repeats and too many unbounded repeats. */
+function refuseRunawayRepeats(pattern: string): void {
+  const scan: PatternScan = { pattern, groups: [{ repeats: false, alternates: false }], unbounded: 0 };
+  let lastGroup: PatternGroup | undefined;
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
@@ -55,27 +77,30 @@ function safeRegExp(pattern: string): RegExp {
     const closed = lastGroup;
     lastGroup = undefined;
     if (c === '[') inClass = true;
-    else if (c === '(') {
-      groups.push({ repeats: false, alternates: false });
-      i += /^\?(?::|<[^>]*>|P<[^>]*>|[a-zA-Z-]*:)/.exec(pattern.slice(i + 1))?.[0].length ?? 0; // (?:…), (?<name>…)
-    }
-    else if (c === ')' && groups.length > 1) lastGroup = groups.pop();
-    else if (c === '|') for (const g of groups.slice(1)) g.alternates = true;
-    else if (c === '*' || c === '+' || c === '?' || c === '{') {
-      if (c === '?' && /[*+?}]/.test(pattern[i - 1] ?? '')) continue; // lazy marker
-      const unboundedRepeat = c === '*' || c === '+' || (c === '{' && /^\{\d*,\}/.test(pattern.slice(i)));
-      if (closed !== undefined && (closed.repeats || closed.alternates) && c !== '?') {
-        throw new CelError(`matches(): "${pattern}" repeats a group that itself repeats or alternates, which can take exponential time`);
-      }
-      if (unboundedRepeat && ++unbounded > MAX_UNBOUNDED_REPEATS) throw new CelError(`matches(): "${pattern}" has more than ${MAX_UNBOUNDED_REPEATS} unbounded repeats`);
-      for (const g of groups) g.repeats = true;
-    }
+    else if (c === '(') i += openGroup(scan, i);
+    else if (c === ')' && scan.groups.length > 1) lastGroup = scan.groups.pop();
+    else if (c === '|') for (const g of scan.groups.slice(1)) g.alternates = true;
+    else if (c === '*' || c === '+' || c === '?' || c === '{') checkRepeat(scan, i, closed);
   }
-  try {
-    return new RegExp(pattern);
-  } catch {
-    throw new CelError(`matches(): "${pattern}" is not a valid regular expression`);
+}
+
+/** Opens a group at `(` (index `i`); returns how many characters of its `(?…` prefix to skip. */
+function openGroup(scan: PatternScan, i: number): number {
+  scan.groups.push({ repeats: false, alternates: false });
+  return /^\?(?::|<[^>]*>|P<[^>]*>|[a-zA-Z-]*:)/.exec(scan.pattern.slice(i + 1))?.[0].length ?? 0; // (?:…), (?<name>…)
+}
+
+/** Checks the repeat operator at index `i`, `closed` being the group it follows if any, and records it. */
+function checkRepeat(scan: PatternScan, i: number, closed: PatternGroup | undefined): void {
+  const { pattern } = scan;
+  const c = pattern[i];
+  if (c === '?' && /[*+?}]/.test(pattern[i - 1] ?? '')) return; // lazy marker
+  const unboundedRepeat = c === '*' || c === '+' || (c === '{' && /^\{\d*,\}/.test(pattern.slice(i)));
+  if (closed !== undefined && (closed.repeats || closed.alternates) && c !== '?') {
+    throw new CelError(`matches(): "${pattern}" repeats a group that itself repeats or alternates, which can take exponential time`);
   }
+  if (unboundedRepeat && ++scan.unbounded > MAX_UNBOUNDED_REPEATS) throw new CelError(`matches(): "${pattern}" has more than ${MAX_UNBOUNDED_REPEATS} unbounded repeats`);
+  for (const g of scan.groups) g.repeats = true;
 }
 
 interface Token {
