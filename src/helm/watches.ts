@@ -70,54 +70,64 @@ export function loadWatches(file: string): WatchEntry[] {
   }
   const out: WatchEntry[] = [];
   doc.forEach((raw: unknown, i) => {
-    const f = `[${i}]`;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
-      r.error('watches.entry', 'must be a map', { file, field: f });
-      return;
-    }
-    const e = raw as Record<string, unknown>;
-    for (const k of Object.keys(e)) if (!KNOWN.has(k)) r.warning('watches.unknown-field', `unknown field ${k} is ignored`, { file, field: `${f}.${k}` });
-    const str = (k: string, required: boolean): string | undefined => {
-      const v = e[k];
-      if (v === undefined || v === null) {
-        if (required) r.error('watches.required', `${k} is required`, { file, field: `${f}.${k}` });
-        return undefined;
-      }
-      if (typeof v !== 'string') {
-        r.error('watches.type', `${k} must be a string`, { file, field: `${f}.${k}` });
-        return undefined;
-      }
-      return v;
-    };
-    const group = str('group', false) ?? '';
-    const version = str('version', true);
-    const kind = str('kind', true);
-    const chart = str('chart', true);
-    const overrides: Record<string, string> = {};
-    const ov = e.overrideValues;
-    if (ov !== undefined && ov !== null) {
-      if (typeof ov !== 'object' || Array.isArray(ov)) r.error('watches.type', 'overrideValues must be a map of dotted keys to values', { file, field: `${f}.overrideValues` });
-      else for (const [k, v] of Object.entries(ov)) overrides[k] = typeof v === 'string' ? v : JSON.stringify(v);
-    }
-    const mcr = e.maxConcurrentReconciles;
-    if (mcr !== undefined && (typeof mcr !== 'number' || !Number.isInteger(mcr) || mcr < 1)) r.error('watches.type', 'maxConcurrentReconciles must be a positive integer', { file, field: `${f}.maxConcurrentReconciles` });
-    const wdr = e.watchDependentResources;
-    if (wdr !== undefined && typeof wdr !== 'boolean') r.error('watches.type', 'watchDependentResources must be true or false', { file, field: `${f}.watchDependentResources` });
-    const period = str('reconcilePeriod', false);
-    const selector = selectorString(e.selector, `${f}.selector`, r, file);
-    if (version === undefined || kind === undefined || chart === undefined) return;
-    out.push({
-      group,
-      version,
-      kind,
-      chart: isAbsolute(chart) ? chart : resolve(dirname(file), chart),
-      watchDependentResources: wdr !== false,
-      overrideValues: overrides,
-      ...(period === undefined ? {} : { reconcilePeriod: period }),
-      maxConcurrentReconciles: typeof mcr === 'number' ? mcr : 1,
-      ...(selector === undefined ? {} : { selector }),
-    });
+    const entry = readWatchEntry(raw, `[${i}]`, r, file);
+    if (entry !== undefined) out.push(entry);
   });
   if (!r.ok) throw new ValidationError(r);
   return out;
+}
+
+/** Reads the entry of `file` at `f`, reporting every problem to `r`; undefined when it cannot be used. */
+function readWatchEntry(raw: unknown, f: string, r: ValidationResult, file: string): WatchEntry | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
+    r.error('watches.entry', 'must be a map', { file, field: f });
+    return undefined;
+  }
+  const e = raw as Record<string, unknown>;
+  for (const k of Object.keys(e)) if (!KNOWN.has(k)) r.warning('watches.unknown-field', `unknown field ${k} is ignored`, { file, field: `${f}.${k}` });
+  const str = (k: string, required: boolean): string | undefined => {
+    const v = e[k];
+    if (v === undefined || v === null) {
+      if (required) r.error('watches.required', `${k} is required`, { file, field: `${f}.${k}` });
+      return undefined;
+    }
+    if (typeof v !== 'string') {
+      r.error('watches.type', `${k} must be a string`, { file, field: `${f}.${k}` });
+      return undefined;
+    }
+    return v;
+  };
+  const group = str('group', false) ?? '';
+  const version = str('version', true);
+  const kind = str('kind', true);
+  const chart = str('chart', true);
+  const overrides = overrideValues(e.overrideValues, `${f}.overrideValues`, r, file);
+  const mcr = e.maxConcurrentReconciles;
+  if (mcr !== undefined && (typeof mcr !== 'number' || !Number.isInteger(mcr) || mcr < 1)) r.error('watches.type', 'maxConcurrentReconciles must be a positive integer', { file, field: `${f}.maxConcurrentReconciles` });
+  const wdr = e.watchDependentResources;
+  if (wdr !== undefined && typeof wdr !== 'boolean') r.error('watches.type', 'watchDependentResources must be true or false', { file, field: `${f}.watchDependentResources` });
+  const period = str('reconcilePeriod', false);
+  const selector = selectorString(e.selector, `${f}.selector`, r, file);
+  if (version === undefined || kind === undefined || chart === undefined) return undefined;
+  return {
+    group,
+    version,
+    kind,
+    chart: isAbsolute(chart) ? chart : resolve(dirname(file), chart),
+    watchDependentResources: wdr !== false,
+    overrideValues: overrides,
+    ...(period === undefined ? {} : { reconcilePeriod: period }),
+    maxConcurrentReconciles: typeof mcr === 'number' ? mcr : 1,
+    ...(selector === undefined ? {} : { selector }),
+  };
+}
+
+/** An entry's `overrideValues` (at `field`): dotted keys to values, non-strings kept as JSON. */
+function overrideValues(ov: unknown, field: string, r: ValidationResult, file: string): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  if (ov !== undefined && ov !== null) {
+    if (typeof ov !== 'object' || Array.isArray(ov)) r.error('watches.type', 'overrideValues must be a map of dotted keys to values', { file, field });
+    else for (const [k, v] of Object.entries(ov)) overrides[k] = typeof v === 'string' ? v : JSON.stringify(v);
+  }
+  return overrides;
 }
