@@ -14,7 +14,7 @@ import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
-import { helmEngine, type HelmEngine, type LookupTransport } from './engine.js';
+import { helmEngine, type HelmEngine, type LookupTransport, type RenderRequest, type RenderResult } from './engine.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
@@ -135,38 +135,13 @@ function digestOf(input: ChartReleaseInput, caps: Capabilities | undefined): str
 export async function renderChartRelease(input: ChartReleaseInput): Promise<ChartRelease> {
   const engine = input.engine ?? helmEngine();
   const caps = input.client === undefined ? undefined : await capabilitiesOf(input.client);
-  const client = input.client;
-  const lookup: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
-  const res = await engine.render({
-    chart: input.chart,
-    releaseName: input.release.name,
-    namespace: input.release.namespace,
-    values: input.values,
-    ...(input.set === undefined || input.set.length === 0 ? {} : { set: input.set }),
-    ...(input.subchart === undefined ? {} : { subchart: input.subchart }),
-    revision: input.revision,
-    ...(caps === undefined ? {} : { kubeVersion: caps.kubeVersion, clusterApiVersions: caps.apiVersions }),
-    ...(lookup === undefined ? {} : { lookup }),
-  });
+  const res = await engine.render(renderRequestOf(input, caps));
   const rel = res.release;
   const manifest = rel.manifest;
   const objects = objectsOf(manifest, `${rel.chart.metadata.name}: rendered manifest`);
-  const policy = input.crdPolicy ?? 'Create';
-  const crds: KubeObject[] = [];
-  if (policy !== 'Skip') {
-    for (const f of res.crds) {
-      for (const crd of objectsOf(f.data, `${rel.chart.metadata.name}/${f.name}`)) {
-        // Create: only CRDs the cluster lacks, as `helm install` does; CreateReplace: all.
-        if (policy === 'Create' && client !== undefined && (await client.find({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name ?? '' })) !== undefined) continue;
-        crds.push(crd);
-      }
-    }
-  }
+  const crds = await chartCrds(res.crds, input.crdPolicy ?? 'Create', input.client, rel.chart.metadata.name);
   const hooks: ReleaseHook[] = (rel.hooks ?? []).map((h) => ({ ...h, events: [...h.events] }));
-  const meta = rel.chart.metadata;
-  const chart: ChartInfo = { name: meta.name, version: meta.version };
-  if (typeof meta.appVersion === 'string' && meta.appVersion !== '') chart.appVersion = meta.appVersion;
-  if (typeof meta.description === 'string' && meta.description !== '') chart.description = meta.description;
+  const chart = chartInfoOf(rel.chart.metadata);
   const notes = rel.info.notes ?? '';
   if (typeof manifest !== 'string') throw new BinnacleError('HELM_RELEASE', 'Helm answered a release without a manifest');
   return {
@@ -177,4 +152,43 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
     values: rel.config ?? {},
     inputDigest: digestOf(input, caps),
   };
+}
+
+/** What to ask Helm's engine for: the input, with the cluster's capabilities and `lookup` when there is a cluster. */
+function renderRequestOf(input: ChartReleaseInput, caps: Capabilities | undefined): RenderRequest {
+  const client = input.client;
+  const lookup: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
+  return {
+    chart: input.chart,
+    releaseName: input.release.name,
+    namespace: input.release.namespace,
+    values: input.values,
+    ...(input.set === undefined || input.set.length === 0 ? {} : { set: input.set }),
+    ...(input.subchart === undefined ? {} : { subchart: input.subchart }),
+    revision: input.revision,
+    ...(caps === undefined ? {} : { kubeVersion: caps.kubeVersion, clusterApiVersions: caps.apiVersions }),
+    ...(lookup === undefined ? {} : { lookup }),
+  };
+}
+
+/** The CRDs of the chart's crds/ files to apply under `policy`. */
+async function chartCrds(files: RenderResult['crds'], policy: CrdPolicy, client: ChartReleaseInput['client'], chartName: string): Promise<KubeObject[]> {
+  const crds: KubeObject[] = [];
+  if (policy === 'Skip') return crds;
+  for (const f of files) {
+    for (const crd of objectsOf(f.data, `${chartName}/${f.name}`)) {
+      // Create: only CRDs the cluster lacks, as `helm install` does; CreateReplace: all.
+      if (policy === 'Create' && client !== undefined && (await client.find({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name ?? '' })) !== undefined) continue;
+      crds.push(crd);
+    }
+  }
+  return crds;
+}
+
+/** The chart's name and version, with its appVersion and description when it has them. */
+function chartInfoOf(meta: RenderResult['release']['chart']['metadata']): ChartInfo {
+  const chart: ChartInfo = { name: meta.name, version: meta.version };
+  if (typeof meta.appVersion === 'string' && meta.appVersion !== '') chart.appVersion = meta.appVersion;
+  if (typeof meta.description === 'string' && meta.description !== '') chart.description = meta.description;
+  return chart;
 }
