@@ -108,48 +108,83 @@ function covered(field: string, paths: readonly string[]): boolean {
 function runStatic(name: StaticTest, b: RegistryV1Bundle, validateValue: ValueValidator): string[] {
   const owned = ownedCrds(b);
   const ex = examples(b);
-  const problems: string[] = [];
   switch (name) {
     case 'basic-check-spec':
-      if (ex.length === 0) problems.push('no alm-examples: nothing to check');
-      for (const e of ex) if (!isRec(e.spec)) problems.push(`alm-examples ${String(e.kind)} ${String(isRec(e.metadata) ? e.metadata.name : '')}: has no spec block`);
-      break;
+      return examplesWithoutSpec(ex);
     case 'olm-bundle-validation':
-      for (const p of validateLoadedBundle(b).errors()) problems.push(`${p.file === undefined ? '' : `${p.file}: `}${p.field === undefined ? '' : `${p.field}: `}${p.message}`);
-      break;
+      return bundleValidationProblems(b);
     case 'olm-crds-have-validation':
-      for (const o of owned) {
-        const schema = schemaOf(b, o.name, o.version);
-        if (schema === undefined) {
-          problems.push(`${o.name} ${o.version}: no openAPIV3Schema`);
-          continue;
-        }
-        const group = o.name.slice(o.name.indexOf('.') + 1);
-        for (const e of ex.filter((x) => x.kind === o.kind && x.apiVersion === `${group}/${o.version}`)) {
-          const name = isRec(e.metadata) && typeof e.metadata.name === 'string' ? e.metadata.name : '';
-          for (const v of validateValue(schema, { ...e, metadata: {} })) problems.push(`alm-examples ${o.kind} ${name}: ${v.path === '' ? '' : `${v.path}: `}${v.message}`);
-        }
-      }
-      break;
+      return examplesAgainstSchemas(b, owned, ex, validateValue);
     case 'olm-crds-have-resources':
-      for (const o of owned) if (o.resources.length === 0) problems.push(`${o.name}: spec.customresourcedefinitions.owned[${o.name}].resources lists none of the objects its operator makes`);
-      break;
+      return crdsWithoutResources(owned);
     case 'olm-spec-descriptors':
-      for (const o of owned) {
-        const missing = fieldsOf(schemaOf(b, o.name, o.version), 'spec').filter((f) => !covered(f, o.specPaths));
-        if (missing.length > 0) problems.push(`${o.kind} (${o.name}): no spec descriptor for spec.${missing.join(', spec.')}`);
-      }
-      break;
+      return missingSpecDescriptors(b, owned);
     case 'olm-status-descriptors':
-      for (const o of owned) {
-        const fields = fieldsOf(schemaOf(b, o.name, o.version), 'status');
-        if (fields.length > 0 && o.statusPaths.length === 0) problems.push(`${o.kind} (${o.name}): has status fields (${fields.join(', ')}) but no status descriptors`);
-        else {
-          const missing = fields.filter((f) => !covered(f, o.statusPaths));
-          if (missing.length > 0) problems.push(`${o.kind} (${o.name}): no status descriptor for status.${missing.join(', status.')}`);
-        }
-      }
-      break;
+      return missingStatusDescriptors(b, owned);
+  }
+  return [];
+}
+
+/** basic-check-spec: there are alm-examples, and each has a spec block. */
+function examplesWithoutSpec(ex: Rec[]): string[] {
+  const problems: string[] = [];
+  if (ex.length === 0) problems.push('no alm-examples: nothing to check');
+  for (const e of ex) if (!isRec(e.spec)) problems.push(`alm-examples ${String(e.kind)} ${String(isRec(e.metadata) ? e.metadata.name : '')}: has no spec block`);
+  return problems;
+}
+
+/** olm-bundle-validation: the errors of Binnacle's own bundle validation. */
+function bundleValidationProblems(b: RegistryV1Bundle): string[] {
+  const problems: string[] = [];
+  for (const p of validateLoadedBundle(b).errors()) problems.push(`${p.file === undefined ? '' : `${p.file}: `}${p.field === undefined ? '' : `${p.field}: `}${p.message}`);
+  return problems;
+}
+
+/** olm-crds-have-validation: each owned CRD has a schema, and the alm-examples of its kind satisfy it. */
+function examplesAgainstSchemas(b: RegistryV1Bundle, owned: Owned[], ex: Rec[], validateValue: ValueValidator): string[] {
+  const problems: string[] = [];
+  for (const o of owned) {
+    const schema = schemaOf(b, o.name, o.version);
+    if (schema === undefined) {
+      problems.push(`${o.name} ${o.version}: no openAPIV3Schema`);
+      continue;
+    }
+    const group = o.name.slice(o.name.indexOf('.') + 1);
+    for (const e of ex.filter((x) => x.kind === o.kind && x.apiVersion === `${group}/${o.version}`)) {
+      const name = isRec(e.metadata) && typeof e.metadata.name === 'string' ? e.metadata.name : '';
+      for (const v of validateValue(schema, { ...e, metadata: {} })) problems.push(`alm-examples ${o.kind} ${name}: ${v.path === '' ? '' : `${v.path}: `}${v.message}`);
+    }
+  }
+  return problems;
+}
+
+/** olm-crds-have-resources: each owned CRD lists the objects its operator makes. */
+function crdsWithoutResources(owned: Owned[]): string[] {
+  const problems: string[] = [];
+  for (const o of owned) if (o.resources.length === 0) problems.push(`${o.name}: spec.customresourcedefinitions.owned[${o.name}].resources lists none of the objects its operator makes`);
+  return problems;
+}
+
+/** olm-spec-descriptors: every spec field of an owned CRD has a spec descriptor. */
+function missingSpecDescriptors(b: RegistryV1Bundle, owned: Owned[]): string[] {
+  const problems: string[] = [];
+  for (const o of owned) {
+    const missing = fieldsOf(schemaOf(b, o.name, o.version), 'spec').filter((f) => !covered(f, o.specPaths));
+    if (missing.length > 0) problems.push(`${o.kind} (${o.name}): no spec descriptor for spec.${missing.join(', spec.')}`);
+  }
+  return problems;
+}
+
+/** olm-status-descriptors: every status field of an owned CRD has a status descriptor. */
+function missingStatusDescriptors(b: RegistryV1Bundle, owned: Owned[]): string[] {
+  const problems: string[] = [];
+  for (const o of owned) {
+    const fields = fieldsOf(schemaOf(b, o.name, o.version), 'status');
+    if (fields.length > 0 && o.statusPaths.length === 0) problems.push(`${o.kind} (${o.name}): has status fields (${fields.join(', ')}) but no status descriptors`);
+    else {
+      const missing = fields.filter((f) => !covered(f, o.statusPaths));
+      if (missing.length > 0) problems.push(`${o.kind} (${o.name}): no status descriptor for status.${missing.join(', status.')}`);
+    }
   }
   return problems;
 }
