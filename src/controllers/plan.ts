@@ -11,7 +11,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { checkCrdUpgrade } from '../apply/crd-safety.js';
-import { makeLenient } from '../apply/leniency.js';
+import { makeLenient, type LenientObjects } from '../apply/leniency.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import { parseManifest } from '../apply/release.js';
 import type { ReleaseRevision } from '../apply/types.js';
@@ -21,14 +21,14 @@ import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, findCondition, type KubeObject } from '../kube/types.js';
 import { pullAndUnpack } from '../oci/index.js';
-import { neededBundles, resolve, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
+import { neededBundles, resolve, type CatalogInput, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../api/types.js';
 import { buildInstalledState, installedFacts, requesterOf, unitOf, type InstalledState } from '../installed/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { bundleDeploymentName } from './cluster-extension.js';
 import { ClusterFactsSource } from './cluster-facts.js';
-import { renderBundle } from '../render/index.js';
+import { renderBundle, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
 import { describeMissing, missingPermissions } from './preflight-permissions.js';
 
@@ -163,18 +163,7 @@ async function compareWithCluster(client: KubeClient, rendered: readonly KubeObj
 
 export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDir: string; logger: Logger }): Promise<Plan> {
   const warnings: string[] = [];
-  const catalogs = [];
-  for (const cc of (await client.list<ClusterCatalog>(API_VERSION, 'ClusterCatalog')).items) {
-    const base = cc.status?.urls?.base;
-    if (findCondition(cc.status?.conditions, 'Serving')?.status !== 'True' || base === undefined) continue;
-    try {
-      const loaded = await loadCatalog(base, { name: cc.metadata.name ?? '', priority: cc.spec.priority ?? 0 });
-      catalogs.push(loaded.catalog);
-      warnings.push(...loaded.problems.map((p) => `catalog ${cc.metadata.name ?? ''}: ${p}`));
-    } catch (err) {
-      warnings.push(`catalog ${cc.metadata.name ?? ''} is not reachable at ${base}: ${errorMessage(err)} (is the manager running?)`);
-    }
-  }
+  const catalogs = await reachableCatalogs(client, warnings);
   if (catalogs.length === 0) throw new BinnacleError('NO_CATALOGS', 'no ClusterCatalog is serving content that this machine can reach');
 
   const state = await installedStateFor(client, req);
@@ -197,40 +186,84 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
   const store = new ReleaseStore(client);
   const schemas = new OpenApiSchemas(client);
   const bundles: BundlePlan[] = [];
-  for (const chosen of neededBundles(resolution.bundles, req.packageName)) {
-    const { bdName, namespace } = targetOf(state, req, chosen.package);
-    const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(opts.cacheDir, 'images') });
-    const isMain = chosen.package === req.packageName;
-    const rendered = await renderBundle({
-      dir: pulled.dir,
-      name: bdName,
-      spec: {
-        source: { type: 'image', image: { ref: chosen.image } },
-        format: 'registry+v1',
-        installNamespace: namespace,
-        ...(isMain && req.watchNamespace !== undefined ? { watchNamespace: req.watchNamespace } : {}),
-        ...(isMain && req.config !== undefined ? { config: req.config } : {}),
-      },
-      digest: pulled.digest,
-      client,
-      nextRevision: async () => ((await store.history({ name: bdName, namespace })).at(-1)?.revision ?? 0) + 1,
-      // The certificates already issued for this install, if any; otherwise they are issued at install time.
-      certProviderFor: async (bundle) => {
-        const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(bdName) });
-        if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, namespace);
-        return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
-      },
-    });
-    // What the applier would apply: optional objects whose API is not served skipped, undeclared fields dropped.
-    const lenient = await makeLenient(rendered.objects, { client, schemas });
-    for (const s of lenient.skipped) warnings.push(`${chosen.name}: ${describeRef(s.object)} would be skipped: ${s.reason}`);
-    for (const d of lenient.dropped) warnings.push(`${chosen.name}: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; it would be ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}`);
-    const { objects, crdSafety, seen } = await compareWithCluster(client, lenient.objects, bdName, namespace);
-    const current = (await store.history({ name: bdName, namespace })).filter((r) => r.status === 'deployed').pop();
-    if (current !== undefined) objects.push(...deletions(current, seen));
-    // As the BundleDeployment controller checks it: the rendered objects, release records in the install namespace.
-    const missing = req.serviceAccount === undefined ? undefined : (await missingPermissions(client, { namespace: req.namespace, name: req.serviceAccount }, rendered.objects, namespace)).map(describeMissing);
-    bundles.push({ bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects, crdSafety, ...(missing === undefined ? {} : { missingPermissions: missing }) });
-  }
+  const ctx: BundlePlanContext = { client, req, state, store, schemas, cacheDir: opts.cacheDir, warnings };
+  for (const chosen of neededBundles(resolution.bundles, req.packageName)) bundles.push(await planBundle(ctx, chosen));
   return { bundles, warnings };
+}
+
+/** The catalogs of the serving ClusterCatalogs that this machine can load; the others and their problems become warnings. */
+async function reachableCatalogs(client: KubeClient, warnings: string[]): Promise<CatalogInput[]> {
+  const catalogs: CatalogInput[] = [];
+  for (const cc of (await client.list<ClusterCatalog>(API_VERSION, 'ClusterCatalog')).items) {
+    const base = cc.status?.urls?.base;
+    if (findCondition(cc.status?.conditions, 'Serving')?.status !== 'True' || base === undefined) continue;
+    try {
+      const loaded = await loadCatalog(base, { name: cc.metadata.name ?? '', priority: cc.spec.priority ?? 0 });
+      catalogs.push(loaded.catalog);
+      warnings.push(...loaded.problems.map((p) => `catalog ${cc.metadata.name ?? ''}: ${p}`));
+    } catch (err) {
+      warnings.push(`catalog ${cc.metadata.name ?? ''} is not reachable at ${base}: ${errorMessage(err)} (is the manager running?)`);
+    }
+  }
+  return catalogs;
+}
+
+/** What planning each chosen bundle shares; `warnings` collects the plan's warnings. */
+interface BundlePlanContext {
+  client: KubeClient;
+  req: PlanRequest;
+  state: InstalledState;
+  store: ReleaseStore;
+  schemas: OpenApiSchemas;
+  cacheDir: string;
+  warnings: string[];
+}
+
+/** One chosen bundle's plan: rendered as the BundleDeployment controller would, compared with the cluster and the deployed revision. */
+async function planBundle(ctx: BundlePlanContext, chosen: ChosenBundle): Promise<BundlePlan> {
+  const { client, req, store } = ctx;
+  const { bdName, namespace } = targetOf(ctx.state, req, chosen.package);
+  const rendered = await renderChosen(ctx, chosen, bdName, namespace);
+  // What the applier would apply: optional objects whose API is not served skipped, undeclared fields dropped.
+  const lenient = await makeLenient(rendered.objects, { client, schemas: ctx.schemas });
+  warnLeniency(ctx.warnings, chosen, lenient);
+  const { objects, crdSafety, seen } = await compareWithCluster(client, lenient.objects, bdName, namespace);
+  const current = (await store.history({ name: bdName, namespace })).filter((r) => r.status === 'deployed').pop();
+  if (current !== undefined) objects.push(...deletions(current, seen));
+  // As the BundleDeployment controller checks it: the rendered objects, release records in the install namespace.
+  const missing = req.serviceAccount === undefined ? undefined : (await missingPermissions(client, { namespace: req.namespace, name: req.serviceAccount }, rendered.objects, namespace)).map(describeMissing);
+  return { bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects, crdSafety, ...(missing === undefined ? {} : { missingPermissions: missing }) };
+}
+
+/** Pulls the chosen bundle and renders it into `namespace` as BundleDeployment `bdName`; the request's watch namespace and config go to the requested package only. */
+async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName: string, namespace: string): Promise<RenderedBundle> {
+  const { client, req, store } = ctx;
+  const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(ctx.cacheDir, 'images') });
+  const isMain = chosen.package === req.packageName;
+  return renderBundle({
+    dir: pulled.dir,
+    name: bdName,
+    spec: {
+      source: { type: 'image', image: { ref: chosen.image } },
+      format: 'registry+v1',
+      installNamespace: namespace,
+      ...(isMain && req.watchNamespace !== undefined ? { watchNamespace: req.watchNamespace } : {}),
+      ...(isMain && req.config !== undefined ? { config: req.config } : {}),
+    },
+    digest: pulled.digest,
+    client,
+    nextRevision: async () => ((await store.history({ name: bdName, namespace })).at(-1)?.revision ?? 0) + 1,
+    // The certificates already issued for this install, if any; otherwise they are issued at install time.
+    certProviderFor: async (bundle) => {
+      const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(bdName) });
+      if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, namespace);
+      return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
+    },
+  });
+}
+
+/** Warns of each object the applier would skip and each undeclared field it would drop or rename. */
+function warnLeniency(warnings: string[], chosen: ChosenBundle, lenient: LenientObjects): void {
+  for (const s of lenient.skipped) warnings.push(`${chosen.name}: ${describeRef(s.object)} would be skipped: ${s.reason}`);
+  for (const d of lenient.dropped) warnings.push(`${chosen.name}: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; it would be ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}`);
 }
