@@ -17,7 +17,7 @@ import { ApplyRefusedError } from './errors.js';
 import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
 import { makeLenient, type LenientObjects } from './leniency.js';
 import { isOwnedBy, describeOwner, ownerName, stampOwnership } from './ownership.js';
-import { applyOrder, deleteOrder, groupByPhase, identityOf } from './phases.js';
+import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
@@ -392,12 +392,7 @@ export class Applier {
           record = started.rec;
           if (started.hookFailure !== undefined) return await fail(started.hookFailure);
         }
-        for (const obj of group.objects) {
-          if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
-          await this.client.apply(obj, { force: r.takeOver.has(identityOf(obj)) });
-          applied.push(refOf(obj));
-        }
-        if (group.phase === 'crds') await this.waitEstablished(group.objects);
+        await this.applyGroup(group, r, applied, log);
       }
       if (record === undefined) {
         const started = await begin();
@@ -417,15 +412,7 @@ export class Applier {
     }
 
     try {
-      const keep = new Set(r.objects.map(identityOf));
-      for (const old of deleteOrder(dedupe(previous).filter((o) => !keep.has(identityOf(o))))) {
-        const ref = refOf(old);
-        const live = await this.findQuiet(ref);
-        // Only what still carries our marks: someone may have taken it over since.
-        if (live === undefined || !isOwnedBy(live, r.owner, r.release)) continue;
-        if (await this.client.delete(ref, { propagationPolicy: 'Background' })) pruned.push(ref);
-        log.info({ object: describeRef(ref) }, 'pruned');
-      }
+      await this.prune(r, previous, pruned, log);
     } catch (err) {
       if (isTransient(err)) throw err;
       return fail(`prune failed: ${errorMessage(err)}`);
@@ -442,14 +429,41 @@ export class Applier {
       if (!post.ok) return fail(post.message, health);
     }
 
-    // Success: this revision is deployed, every earlier deployed one superseded.
-    for (const old of await this.store.history(r.release)) {
-      if (old.revision !== r.version && old.status === 'deployed') await this.store.setStatus(old, 'superseded');
-    }
-    await this.store.setStatus(current(record), 'deployed', r.description);
+    await this.markDeployed(r, current(record));
     await this.trimHistory(r.release);
     log.info({ applied: applied.length, pruned: pruned.length }, r.description);
     return { ok: true, applied, pruned, health, message: r.description };
+  }
+
+  /** Applies one phase's objects in order (replacing those that must be, forcing those taken over); CRDs then wait to be Established. */
+  private async applyGroup(group: PhaseGroup, r: Rollout, applied: ObjectRef[], log: Logger): Promise<void> {
+    for (const obj of group.objects) {
+      if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
+      await this.client.apply(obj, { force: r.takeOver.has(identityOf(obj)) });
+      applied.push(refOf(obj));
+    }
+    if (group.phase === 'crds') await this.waitEstablished(group.objects);
+  }
+
+  /** Deletes the previous objects this revision no longer has, adding each deleted one to `pruned` as it goes. */
+  private async prune(r: Rollout, previous: readonly KubeObject[], pruned: ObjectRef[], log: Logger): Promise<void> {
+    const keep = new Set(r.objects.map(identityOf));
+    for (const old of deleteOrder(dedupe(previous).filter((o) => !keep.has(identityOf(o))))) {
+      const ref = refOf(old);
+      const live = await this.findQuiet(ref);
+      // Only what still carries our marks: someone may have taken it over since.
+      if (live === undefined || !isOwnedBy(live, r.owner, r.release)) continue;
+      if (await this.client.delete(ref, { propagationPolicy: 'Background' })) pruned.push(ref);
+      log.info({ object: describeRef(ref) }, 'pruned');
+    }
+  }
+
+  /** Success: `record` (this revision) is deployed, every earlier deployed one superseded. */
+  private async markDeployed(r: Rollout, record: ReleaseRevision): Promise<void> {
+    for (const old of await this.store.history(r.release)) {
+      if (old.revision !== r.version && old.status === 'deployed') await this.store.setStatus(old, 'superseded');
+    }
+    await this.store.setStatus(record, 'deployed', r.description);
   }
 
   /** Drops the oldest revisions beyond maxHistory, as helm's --history-max does. */
@@ -567,63 +581,44 @@ export class Applier {
    * with all problems; answers the identities to apply with force (ours, or adopted).
    */
   private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false): Promise<Preflight> {
-    const result = new ValidationResult(`release ${release.namespace}/${release.name}`);
-    const takeOver = new Set<string>();
-    const replace = new Set<string>();
-    const terminating: string[] = [];
+    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), terminating: [] };
+    const { result, terminating } = found;
     // The release records live in the release namespace: it must exist or be part of the release.
     const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
     if (!createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
       result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
     }
-    for (const obj of objects) {
-      const ref = refOf(obj);
-      const what = describeRef(ref);
-      let live: KubeObject | undefined;
-      try {
-        live = await this.findQuiet(ref);
-      } catch (err) {
-        result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
-        continue;
-      }
-      if (live?.metadata.deletionTimestamp !== undefined) {
-        // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
-        // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
-        terminating.push(`${what} (${describeOwner(live)})`);
-        continue;
-      }
-      if (live !== undefined) {
-        if (!isOwnedBy(live, owner, release) && !adopt) {
-          result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (adopt to override)`, { field: what });
-          continue;
-        }
-        takeOver.add(identityOf(obj));
-        if (obj.kind === 'CustomResourceDefinition') {
-          const safety = checkCrdUpgrade(live, obj);
-          if (!safety.ok) result.children.push(safety);
-        }
-      }
-      try {
-        await this.client.apply(obj, { dryRun: true, force: takeOver.has(identityOf(obj)) });
-      } catch (err) {
-        // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
-        // A transient failure (5xx, unreachable) is no verdict on the object: retried, not refused.
-        if (isTransient(err)) throw err;
-        if (isNotFound(err)) continue;
-        const immutable = live !== undefined && isImmutableRefusal(err);
-        if (immutable && force && replaceable(obj)) {
-          replace.add(identityOf(obj));
-          continue;
-        }
-        const hint = !immutable ? '' : replaceable(obj) ? ' (an upgrade with force deletes and re-creates it: helm --force, the upgrade-force annotation)' : ` (a ${obj.kind} is never replaced: deleting it would delete its data)`;
-        result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}${hint}`, { field: what });
-      }
-    }
+    for (const obj of objects) await this.preflightObject(obj, { owner, release, adopt, force }, found);
     if (!result.ok) throw new ApplyRefusedError(result);
     if (terminating.length > 0) {
       throw new BinnacleError('OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
     }
-    return { takeOver, replace };
+    return { takeOver: found.takeOver, replace: found.replace };
+  }
+
+  /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
+  private async preflightObject(obj: KubeObject, o: PreflightOptions, found: PreflightFindings): Promise<void> {
+    const ref = refOf(obj);
+    const what = describeRef(ref);
+    let live: KubeObject | undefined;
+    try {
+      live = await this.findQuiet(ref);
+    } catch (err) {
+      found.result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
+      return;
+    }
+    if (live?.metadata.deletionTimestamp !== undefined) {
+      // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
+      // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
+      found.terminating.push(`${what} (${describeOwner(live)})`);
+      return;
+    }
+    if (live !== undefined && !claimLive(obj, live, o, found)) return;
+    try {
+      await this.client.apply(obj, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
+    } catch (err) {
+      noteDryRunRefusal(err, obj, live, o.force, found);
+    }
   }
 
   /**
@@ -731,6 +726,55 @@ interface Preflight {
   takeOver: Set<string>;
   /** With force: live objects whose change the API server refuses as immutable, to delete and create. */
   replace: Set<string>;
+}
+
+/** How a preflight runs: for whom, and whether it may adopt others' objects and replace immutable ones. */
+interface PreflightOptions {
+  owner: Owner;
+  release: ReleaseRef;
+  adopt: boolean;
+  force: boolean;
+}
+
+/** What a preflight finds, object by object: the problems, and the objects that are going away. */
+interface PreflightFindings extends Preflight {
+  result: ValidationResult;
+  terminating: string[];
+}
+
+/**
+ * An object that exists already: refused unless ours or adopted, else taken over (applied with
+ * force), a CRD only with a safe change. Answers whether to go on to the dry run.
+ */
+function claimLive(obj: KubeObject, live: KubeObject, o: PreflightOptions, found: PreflightFindings): boolean {
+  const { owner, release } = o;
+  const what = describeRef(refOf(obj));
+  if (!isOwnedBy(live, owner, release) && !o.adopt) {
+    found.result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (adopt to override)`, { field: what });
+    return false;
+  }
+  found.takeOver.add(identityOf(obj));
+  if (obj.kind === 'CustomResourceDefinition') {
+    const safety = checkCrdUpgrade(live, obj);
+    if (!safety.ok) found.result.children.push(safety);
+  }
+  return true;
+}
+
+/** The server dry run refused `obj`: a problem, unless the refusal is no verdict (retried, or checked at apply) or force replaces it. */
+function noteDryRunRefusal(err: unknown, obj: KubeObject, live: KubeObject | undefined, force: boolean, found: PreflightFindings): void {
+  // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
+  // A transient failure (5xx, unreachable) is no verdict on the object: retried, not refused.
+  if (isTransient(err)) throw err;
+  if (isNotFound(err)) return;
+  const what = describeRef(refOf(obj));
+  const immutable = live !== undefined && isImmutableRefusal(err);
+  if (immutable && force && replaceable(obj)) {
+    found.replace.add(identityOf(obj));
+    return;
+  }
+  const hint = !immutable ? '' : replaceable(obj) ? ' (an upgrade with force deletes and re-creates it: helm --force, the upgrade-force annotation)' : ` (a ${obj.kind} is never replaced: deleting it would delete its data)`;
+  found.result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}${hint}`, { field: what });
 }
 
 /** Kinds whose deletion deletes data (custom resources, a namespace's contents, volumes): never replaced. */
