@@ -19,7 +19,7 @@ export default tseslint.config(
       '@typescript-eslint/no-confusing-void-expression': 'off',
       '@typescript-eslint/no-extraneous-class': 'off',
       'max-lines': ['warn', { max: 800, skipBlankLines: true, skipComments: true }],
-      complexity: ['warn', 25],
+      complexity: ['error', 25],
     },
   },
   {
