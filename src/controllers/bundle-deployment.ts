@@ -22,6 +22,7 @@ import type { KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
 import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
+import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
@@ -269,6 +270,8 @@ export class BundleDeploymentReconciler implements Reconciler {
     const problems = specProblems(s.bd.spec);
     if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
+    // Said in the log too (once a spec change or resync): the operator of the manager sees what it refuses.
+    s.logger.warn({ problems: redactText(problems.join('; ')) }, 'spec refused; nothing is done until it changes');
     return Promise.resolve(stop());
   }
 
