@@ -141,23 +141,28 @@ export function appTeamRoles(labels: Record<string, string> = {}): RoleLike[] {
   ];
 }
 
-/**
- * The ClusterRole a HelmOperator's kinds come with (for the lead's HelmOperator controller):
- * create and edit CRs of those kinds, aggregated into APP_TEAM_ROLE. Passes escalationProblems.
- */
-export function helmKindsAppTeamRole(name: string, kinds: { group: string; plural: string }[], labels: Record<string, string> = {}): RoleLike {
+/** A ClusterRole over some Helm operator kinds: `verbs` on the resources, `statusVerbs` on their status. */
+function helmKindsRole(name: string, kinds: { group: string; plural: string }[], labels: Record<string, string>, verbs: string[], statusVerbs: string[]): RoleLike {
   const byGroup = new Map<string, string[]>();
   for (const k of kinds) byGroup.set(k.group, [...(byGroup.get(k.group) ?? []), k.plural]);
-  // Status is the manager's to write: a team that could write it could fake a release's state.
   return {
     apiVersion: 'rbac.authorization.k8s.io/v1',
     kind: 'ClusterRole',
-    metadata: { name, labels: { ...labels, [AGGREGATE_TO_APP_TEAM]: 'true' } },
+    metadata: { name, labels },
     rules: [...byGroup].flatMap(([group, plurals]) => [
-      { apiGroups: [group], resources: plurals, verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
-      { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: READ },
+      { apiGroups: [group], resources: plurals, verbs },
+      { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: statusVerbs },
     ]),
   };
+}
+
+/**
+ * The ClusterRole a HelmOperator's kinds come with: create and edit CRs of those kinds,
+ * aggregated into APP_TEAM_ROLE. Passes escalationProblems. Status is read-only: the manager's
+ * to write, and a team that could write it could fake a release's state.
+ */
+export function helmKindsAppTeamRole(name: string, kinds: { group: string; plural: string }[], labels: Record<string, string> = {}): RoleLike {
+  return helmKindsRole(name, kinds, { ...labels, [AGGREGATE_TO_APP_TEAM]: 'true' }, [...READ, 'create', 'update', 'patch', 'delete'], READ);
 }
 
 /**
@@ -166,15 +171,5 @@ export function helmKindsAppTeamRole(name: string, kinds: { group: string; plura
  * the manager's own role, so a kind made at run time needs no new binding.
  */
 export function helmKindsManagerRole(name: string, kinds: { group: string; plural: string }[], labels: Record<string, string> = {}): RoleLike {
-  const byGroup = new Map<string, string[]>();
-  for (const k of kinds) byGroup.set(k.group, [...(byGroup.get(k.group) ?? []), k.plural]);
-  return {
-    apiVersion: 'rbac.authorization.k8s.io/v1',
-    kind: 'ClusterRole',
-    metadata: { name, labels: { ...labels, [AGGREGATE_TO_MANAGER]: 'true' } },
-    rules: [...byGroup].flatMap(([group, plurals]) => [
-      { apiGroups: [group], resources: plurals, verbs: [...READ, 'update', 'patch', 'delete'] },
-      { apiGroups: [group], resources: plurals.map((p) => `${p}/status`), verbs: [...READ, 'update', 'patch'] },
-    ]),
-  };
+  return helmKindsRole(name, kinds, { ...labels, [AGGREGATE_TO_MANAGER]: 'true' }, [...READ, 'update', 'patch', 'delete'], [...READ, 'update', 'patch']);
 }

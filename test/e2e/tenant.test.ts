@@ -104,6 +104,19 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
     }
   }
 
+  /** A tenant namespace whose release identity `releaser` is namespace admin there (as the trust model says). */
+  async function tenantNamespace(ns: string): Promise<void> {
+    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'releaser', namespace: ns } });
+    await admin.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'releaser-admin', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+      subjects: [{ kind: 'ServiceAccount', name: 'releaser', namespace: ns }],
+    });
+  }
+
   async function reconcileErrors(): Promise<number> {
     const text = await (await fetch(`${manager.metricsUrl}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith('binnacle_reconcile_total{') && l.includes(`controller="helm-${KIND.toLowerCase()}"`) && l.includes('result="error"'));
@@ -119,18 +132,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
     await run(HELM, ['push', join(work, 'prometheus-pushgateway-3.8.0.tgz'), `oci://${e2eRegistry()}/tenant-charts`, '--plain-http', '--kubeconfig', e2eKubeconfig()], {
       env: { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm-config') },
     });
-    // Two tenant namespaces, each granting its release identity namespace admin (as the trust model says).
-    for (const ns of [teamA, teamB]) {
-      await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'releaser', namespace: ns } });
-      await admin.apply({
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'releaser-admin', namespace: ns },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-        subjects: [{ kind: 'ServiceAccount', name: 'releaser', namespace: ns }],
-      });
-    }
+    for (const ns of [teamA, teamB]) await tenantNamespace(ns);
     manager = await startManager({ client: admin, logger, dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
     sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -301,15 +303,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
 
   test('deleting a tenant namespace with live CRs finishes, and deleting the HelmOperator uninstalls the rest', async () => {
     const doomed = uniqueName('doomed');
-    await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: doomed } });
-    await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'releaser', namespace: doomed } });
-    await admin.apply({
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'RoleBinding',
-      metadata: { name: 'releaser-admin', namespace: doomed },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-      subjects: [{ kind: 'ServiceAccount', name: 'releaser', namespace: doomed }],
-    });
+    await tenantNamespace(doomed);
     await applyCr(admin, doomed, 'gw', { replicaCount: 1 });
     await deployed(doomed, 'gw');
     await admin.delete({ apiVersion: 'v1', kind: 'Namespace', name: doomed });
