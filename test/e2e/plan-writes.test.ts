@@ -96,6 +96,10 @@ describe('binnacle plan writes nothing', { timeout: 900_000 }, () => {
     h.cleanup.push(() => h.client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }));
     const secret = webhookCertSecretName(bundleDeploymentName(name, PACKAGE));
     await h.client.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: secret, namespace: ns }, type: 'Opaque', data: {} });
+    // kube-controller-manager fills a new namespace with its default ServiceAccount and the
+    // kube-root-ca.crt ConfigMap; both must be there before the first look, or they count as writes.
+    await eventually('the namespace’s default ServiceAccount', () => h.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name: 'default' }), 60_000);
+    await eventually('the namespace’s kube-root-ca.crt', () => h.client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'kube-root-ca.crt' }), 60_000);
 
     const before = await snapshot();
     const planned = await binnacle('plan', PACKAGE, '--name', name, '-n', ns, '-o', 'json');
