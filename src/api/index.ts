@@ -8,6 +8,7 @@
  */
 export * from './types.js';
 export { ALL_CRDS, CLUSTER_CATALOG_CRD, BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD, PLATFORM_OPERATOR_CRD, HELM_OPERATOR_CRD } from './crds.js';
-export { boundedName, MAX_DERIVED_NAME } from './names.js';
+export { boundedName, bundleDeploymentName, MAX_DERIVED_NAME } from './names.js';
+export { matchesSelector } from './catalog-selector.js';
 export * from './operator-condition.js';
 export { APP_TEAM_ROLE, APP_TEAM_BASE_ROLE, AGGREGATE_TO_APP_TEAM, escalationProblems, appTeamRoles, helmKindsAppTeamRole, type RoleLike, type PolicyRule } from './app-team-role.js';

@@ -13,3 +13,9 @@ export function boundedName(name: string, max = MAX_DERIVED_NAME): string {
   const hash = createHash('sha256').update(name).digest('hex').slice(0, 8);
   return `${name.slice(0, max - 9).replace(/[-.]+$/, '')}-${hash}`;
 }
+
+/** A stable BundleDeployment name per (extension, package): upgrades pivot the same object. */
+export function bundleDeploymentName(extension: string, pkg: string): string {
+  // It is also the Helm release name and a label value: bounded to 53 characters.
+  return boundedName(extension === pkg ? extension : `${extension}-${pkg}`);
+}

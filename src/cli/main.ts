@@ -8,6 +8,7 @@
  * error Binnacle expects (bad input, an unreachable cluster) prints one line; only a bug
  * prints a stack trace, and only with -v.
  */
+import { BINNACLE_VERSION } from '../api/version.js';
 import { Command, CommanderError } from 'commander';
 import { BinnacleError } from '../util/errors.js';
 import { collectLikeGo } from './heap.js';
@@ -28,7 +29,7 @@ const GLOBAL_KEYS = ['kubeconfig', 'context', 'verbose', 'logFormat'] as const;
 export async function buildProgram(ctx: CliContext, only?: string, helpIndex?: readonly HelpEntry[]): Promise<Command> {
   const program = new Command('binnacle')
     .description('Operator lifecycle manager for Kubernetes: catalogs, bundles, resolution and installation.')
-    .version('0.1.0')
+    .version(BINNACLE_VERSION)
     .configureOutput({ writeOut: (s) => ctx.out(s), writeErr: (s) => ctx.err(s) })
     .exitOverride();
   // Program flags go before the subcommand; a subcommand's own flags (the same global ones

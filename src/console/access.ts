@@ -18,7 +18,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { BlockList, isIP, isIPv4 } from 'node:net';
 import { UsageError } from '../util/errors.js';
-import { bearerToken } from './identity.js';
+import { bearerToken } from '../util/http-server.js';
 
 /** `host[:port]` as written in a Host header or --public-address: lower-case, IPv6 in brackets. */
 export interface HostPort {

@@ -7,9 +7,9 @@ import type { IncomingMessage } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
-import { matchesSelector } from '../controllers/cluster-extension.js';
+import { matchesSelector } from '../api/catalog-selector.js';
 import { buildInstalledState, installedFacts } from '../installed/index.js';
-import { plan } from '../controllers/plan.js';
+import { plan } from '../actions/plan.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
@@ -21,7 +21,7 @@ import { upgradePath, type UpgradePath } from './upgrade-path.js';
 import { CatalogIndex, type InstalledBundle } from '../resolve/index.js';
 import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
-import { extensionHistory, rollbackExtension, rollbackPreview } from '../controllers/release-history.js';
+import { extensionHistory, rollbackExtension, rollbackPreview } from '../actions/release-history.js';
 import { createResource, crdView, deletePreview, deleteResource, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 import { extensionDrift, resourceDrift } from './drift.js';
 import { inventory } from './inventory.js';
@@ -214,7 +214,7 @@ export class ConsoleApi {
       { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }), ...(serviceAccount === undefined ? {} : { serviceAccount }) },
       { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger },
     );
-    return ok(result satisfies PlanView); // the page reads controllers/plan.ts's Plan as a PlanView
+    return ok(result satisfies PlanView); // the page reads actions/plan.ts's Plan as a PlanView
   }
 
   private async createExtension(ctx: ApiContext): Promise<ApiResult> {

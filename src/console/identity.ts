@@ -7,7 +7,6 @@
  * console never adds rights of its own.
  */
 import { createHash } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
 import { KubeConfig } from '../kube/kube-config.js';
 import { KubeClient, type Impersonation } from '../kube/client.js';
 import type { Person } from './access.js';
@@ -24,15 +23,6 @@ export async function clientForToken(kc: KubeConfig, token: string): Promise<Kub
     currentContext: 'console',
   });
   return KubeClient.fromKubeConfig(one);
-}
-
-/** The bearer token of a request, if it sends one; undefined for none, an error for a malformed one. */
-export function bearerToken(req: Pick<IncomingMessage, 'headers'>): { token?: string; problem?: string } {
-  const h = req.headers.authorization;
-  if (h === undefined || h === '') return {};
-  const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(h.trim());
-  if (m === null) return { problem: 'Authorization header: expected "Bearer TOKEN"' };
-  return { token: m[1] ?? '' };
 }
 
 const MAX_CACHED = 32;

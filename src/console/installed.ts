@@ -6,7 +6,7 @@
  */
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import type { ReleaseRef } from '../apply/types.js';
-import { releaseOf } from '../controllers/release-history.js';
+import { releaseOf } from '../actions/release-history.js';
 import { buildInstalledState, unitsNeededBy, type InstalledState, type InstalledUnit } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';

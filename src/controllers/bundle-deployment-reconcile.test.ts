@@ -15,7 +15,7 @@ import type { RenderContext, RenderedBundle } from '../render/index.js';
 import type { UnpackedSource, UnpackOptions } from '../source/index.js';
 import { TerminalError, ValidationError, ValidationResult } from '../util/errors.js';
 import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleApplier, type BundleDeploymentPorts } from './bundle-deployment.js';
-import type { MissingPermission } from './preflight-permissions.js';
+import type { MissingPermission } from '../apply/preflight-permissions.js';
 
 const logger = pino({ level: 'silent' });
 const MANAGER = 'manager';

@@ -26,9 +26,9 @@ import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
-import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from './preflight-permissions.js';
+import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { RENDERERS, renderBundle, type RenderContext, type RenderedBundle } from '../render/index.js';
-import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
+import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;

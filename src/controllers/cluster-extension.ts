@@ -20,6 +20,7 @@
  * installed-state view, the BundleDeployment writer, the clock), so each branch is unit-tested
  * with in-memory fakes (`cluster-extension-reconcile.test.ts`).
  */
+import { matchesSelector } from '../api/catalog-selector.js';
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
 import type { KubeClient } from '../kube/client.js';
@@ -39,7 +40,6 @@ import { replacedOperators, upgradeBlockers, type InstalledOperator, type Upgrad
 import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from './resolution-history.js';
 
 export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
-export { bundleDeploymentName } from './extension-changes.js';
 export type { InstalledCaches, InstalledStateLock, InstalledStateView, KindCache } from './installed-state-reader.js';
 
 type CatalogSelector = { matchLabels?: Record<string, string> } | undefined;
@@ -113,11 +113,6 @@ export function catalogsStillLoading(all: readonly KubeObject[], registry: Pick<
     .filter((c) => c.name !== '' && matchesSelector(c, selector) && registry.get(c.name) === undefined)
     .map((c) => c.name)
     .sort();
-}
-
-/** Whether a ClusterCatalog (its name and labels) is one an extension's catalog selector draws from. */
-export function matchesSelector(c: { name: string; labels: Record<string, string> }, selector: { matchLabels?: Record<string, string> } | undefined): boolean {
-  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => c.labels[k] === v || (k === 'olm.operatorframework.io/metadata.name' && c.name === v));
 }
 
 /** What makes a ClusterExtension's spec unusable as written, each as `field: reason`. */

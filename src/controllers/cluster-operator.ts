@@ -5,6 +5,7 @@
  * clusteroperators` and the cluster-version operator read. It is owned by its PlatformOperator
  * and goes with it.
  */
+import { BINNACLE_VERSION } from '../api/version.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import type { Condition, KubeObject } from '../kube/types.js';
@@ -13,8 +14,6 @@ import { boundedName } from '../api/names.js';
 import { STATUS_MANAGER } from './common.js';
 
 export const CLUSTER_OPERATOR_API_VERSION = 'config.openshift.io/v1';
-/** Binnacle's own version, reported as the ClusterOperator's `operator` version (kept with package.json). */
-export const BINNACLE_VERSION = '0.1.0';
 
 export function clusterOperatorName(platformOperator: string): string {
   return boundedName(`binnacle-${platformOperator}`);

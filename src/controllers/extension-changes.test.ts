@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import type { BundleDeployment, ClusterExtension } from '../api/types.js';
 import { buildInstalledState, recordedNeeds } from '../installed/index.js';
 import type { ChosenBundle } from '../resolve/index.js';
-import { bundleDeploymentName, changesForRemoval, changesForResolution, orphans } from './extension-changes.js';
+import { bundleDeploymentName } from '../api/names.js';
+import { changesForRemoval, changesForResolution, orphans } from './extension-changes.js';
 
 function ce(name: string, pkg: string, namespace = name, extra: Partial<ClusterExtension['spec']> = {}): ClusterExtension {
   return {

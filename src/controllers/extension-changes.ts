@@ -29,18 +29,12 @@ import {
   type BundleDeploymentSpec,
   type ClusterExtension,
 } from '../api/types.js';
-import { boundedName } from '../api/names.js';
+import { bundleDeploymentName } from '../api/names.js';
 import { needLabels, sortNeeds, unitOf, unitsNeededBy, type InstalledState, type InstalledUnit, type Need, type NeedRole } from '../installed/index.js';
 import type { ChosenBundle } from '../resolve/index.js';
 import { parseConfigMapsImage } from '../source/configmaps-ref.js';
 
 const OWNER_KIND = 'ClusterExtension';
-
-/** A stable BundleDeployment name per (extension, package): upgrades pivot the same object. */
-export function bundleDeploymentName(extension: string, pkg: string): string {
-  // It is also the Helm release name and a label value: bounded to 53 characters.
-  return boundedName(extension === pkg ? extension : `${extension}-${pkg}`);
-}
 
 export interface ExtensionChanges {
   /** Complete BundleDeployment bodies to apply, dependencies first. */

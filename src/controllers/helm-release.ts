@@ -32,7 +32,7 @@ import type { Logger } from 'pino';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
-import { impersonationFor } from './preflight-permissions.js';
+import { impersonationFor } from '../apply/preflight-permissions.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';

@@ -30,11 +30,11 @@ import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
-import { ClusterFactsSource } from './cluster-facts.js';
+import { ClusterFactsSource } from '../installed/cluster-facts.js';
 import { ensureCrds } from './crds.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
-import { ensurePlatformProtection } from './platform-protection.js';
+import { ensurePlatformProtection } from '../actions/platform-protection.js';
 
 export interface ManagerOptions {
   client: KubeClient;

@@ -28,7 +28,7 @@ import { extensionsNamedOn } from '../installed/index.js';
 import { applyStatus, Conditions, CONTINUE, runSteps, stop, type Step, type StepOutcome } from './common.js';
 import { clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
 import { aggregateConditions, packageHealth } from './platform-health.js';
-import { platformOwner, PLATFORM_OWNER_KIND } from './platform-protection.js';
+import { platformOwner, PLATFORM_OWNER_KIND } from '../actions/platform-protection.js';
 
 export function platformExtensionName(po: string, pkg: string): string {
   return boundedName(`${po}-${pkg}`);

@@ -23,7 +23,7 @@ export const METRICS_SERVICE = 'binnacle-manager-metrics';
 export const LEADER_ELECTION_ROLE = 'binnacle-manager-leader-election';
 /** The aggregated read-only role: the built-in `view` ClusterRole picks it up. */
 export const VIEW_ROLE = 'binnacle-view';
-/** The platform-protection policy the manager installs at start-up (controllers/platform-protection). */
+/** The platform-protection policy the manager installs at start-up (actions/platform-protection). */
 export const PROTECTION_POLICY = 'binnacle-platform-operator-extensions';
 export const METRICS_PORT = 8080;
 export const CATALOG_PORT = 8083;
@@ -84,7 +84,7 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     // own binnacle-manager-helm-kinds. Granting rights it does not hold yet needs `escalate`: the
     // kinds are made at run time. An admin's HelmOperator is what decides them.
     { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], verbs: [...READ, 'create', 'update', 'patch', 'delete', 'escalate'] },
-    // controllers/platform-protection.ts: the policy it keeps (a name can restrict update and patch, not create).
+    // actions/platform-protection.ts: the policy it keeps (a name can restrict update and patch, not create).
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: [...READ, 'create'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], resourceNames: [PROTECTION_POLICY], verbs: ['update', 'patch'] },
     // Installs act as each extension's ServiceAccount (preflight-permissions.ts impersonationFor:

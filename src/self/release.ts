@@ -16,7 +16,7 @@
  */
 import { stringify } from 'yaml';
 import semver from 'semver';
-import { BINNACLE_VERSION } from '../controllers/cluster-operator.js';
+import { BINNACLE_VERSION } from '../api/version.js';
 import type { KubeObject } from '../kube/types.js';
 import { formatReference, isSha256Digest, MediaType, parseReference, RegistryClient, sha256Digest, withDigest, type ImageManifest, type ImageReference } from '../oci/index.js';
 import { BinnacleError, errorMessage, UsageError, ValidationResult } from '../util/errors.js';

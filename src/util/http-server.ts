@@ -136,3 +136,12 @@ export function closeServer(server: Server): Promise<void> {
     server.close((err) => (err === undefined ? resolve() : reject(err)));
   });
 }
+
+/** The bearer token of a request, if it sends one; undefined for none, an error for a malformed one. */
+export function bearerToken(req: Pick<IncomingMessage, 'headers'>): { token?: string; problem?: string } {
+  const h = req.headers.authorization;
+  if (h === undefined || h === '') return {};
+  const m = /^Bearer ([A-Za-z0-9._~+/=-]+)$/.exec(h.trim());
+  if (m === null) return { problem: 'Authorization header: expected "Bearer TOKEN"' };
+  return { token: m[1] ?? '' };
+}

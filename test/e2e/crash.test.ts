@@ -19,7 +19,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { publishPackages } from '../../src/publish/packages.js';
 import { freePort } from '../../src/cluster/ports.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
-import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
+import { bundleDeploymentName } from '../../src/api/names.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';

@@ -25,7 +25,7 @@ import { API_VERSION } from '../../src/api/types.js';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { clusterDown, clusterStatus, clusterUp, type Component, type UpResult } from '../../src/cluster/index.js';
-import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
+import { bundleDeploymentName } from '../../src/api/names.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';

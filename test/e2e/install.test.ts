@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { bundleDeploymentName } from '../../src/controllers/cluster-extension.js';
+import { bundleDeploymentName } from '../../src/api/names.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';

@@ -22,7 +22,7 @@ import { publishPackages, type PublishResult } from '../../src/publish/packages.
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { platformExtensionName } from '../../src/controllers/platform-operator.js';
 import { clusterOperatorName } from '../../src/controllers/cluster-operator.js';
-import { PROTECTION_POLICY_NAME } from '../../src/controllers/platform-protection.js';
+import { PROTECTION_POLICY_NAME } from '../../src/actions/platform-protection.js';
 import { neededByLabel } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type Condition, type KubeObject } from '../../src/kube/types.js';

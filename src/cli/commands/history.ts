@@ -6,13 +6,13 @@
  */
 import type { Command } from 'commander';
 import type { ResolutionRecord } from '../../api/types.js';
-import type { ExtensionHistory } from '../../controllers/release-history.js';
+import type { ExtensionHistory } from '../../actions/release-history.js';
 import { toJson, toTable, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { outputOption } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
-export type { ExtensionHistory, ReleaseHistory } from '../../controllers/release-history.js';
+export type { ExtensionHistory, ReleaseHistory } from '../../actions/release-history.js';
 
 function bundlesText(r: ResolutionRecord): string {
   return r.bundles.length === 0 ? '-' : r.bundles.map((b) => `${b.package}@${b.version}`).join(', ');
@@ -56,7 +56,7 @@ export function registerHistoryCommand(program: Command, ctx: CliContext): void 
       const format = flags.output;
       await withCluster(flags, async (client) => {
         // Loaded here: the controllers' modules cost every other command's start-up.
-        const { extensionHistory } = await import('../../controllers/release-history.js');
+        const { extensionHistory } = await import('../../actions/release-history.js');
         const h = await extensionHistory(client, name);
         if (format === 'json') ctx.out(toJson(h));
         else if (format === 'yaml') ctx.out(toYaml(h));

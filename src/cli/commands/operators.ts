@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledState } from '../../installed/index.js';
-import { refuseIfPlatformOwned } from '../../controllers/platform-protection.js';
+import { refuseIfPlatformOwned } from '../../actions/platform-protection.js';
 import type { KubeClient } from '../../kube/client.js';
 import { findCondition, type Condition } from '../../kube/types.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -295,7 +295,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: number }) => {
       await withCluster(flags, async (client) => {
-        const { rollbackExtension } = await import('../../controllers/release-history.js');
+        const { rollbackExtension } = await import('../../actions/release-history.js');
         const { from, to } = await rollbackExtension(client, name, flags.toVersion);
         ctx.err(`• ${name}: rolling back from ${from} to ${to}\n`);
         if (flags.wait === true) {

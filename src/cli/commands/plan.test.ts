@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Plan } from '../../controllers/plan.js';
+import type { Plan } from '../../actions/plan.js';
 import { planText } from './plan.js';
 
 test('the plan text shows objects, the CRD-safety verdict of existing CRDs, and the RBAC the ServiceAccount lacks', () => {

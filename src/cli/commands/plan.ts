@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
-import type { ObjectAction, Plan } from '../../controllers/plan.js';
+import type { ObjectAction, Plan } from '../../actions/plan.js';
 import { UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
@@ -50,7 +50,7 @@ export function registerPlanCommand(program: Command, ctx: CliContext): void {
     .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .action(async (pkg: string, flags: KubeFlags & { name?: string; namespace?: string; channel?: string[]; version?: string; policy?: string; watchNamespace?: string; serviceAccount?: string; output: string }) => {
       if (flags.policy !== undefined && flags.policy !== 'CatalogProvided' && flags.policy !== 'SelfCertified') throw new UsageError(`--policy ${flags.policy}: expected CatalogProvided or SelfCertified`);
-      const { plan } = await import('../../controllers/plan.js');
+      const { plan } = await import('../../actions/plan.js');
       const client = await dryRunClientFor(flags);
       try {
         const result = await plan(

@@ -296,7 +296,7 @@ export interface ExtensionTimeline {
   releases: (ReleaseTimeline & { bundleDeployment: string; package: string; neededBy: string })[];
 }
 
-/** POST plan: what installing or changing an extension would do (the page's view of src/controllers/plan.ts's Plan). */
+/** POST plan: what installing or changing an extension would do (the page's view of src/actions/plan.ts's Plan). */
 export interface PlanView {
   bundles: {
     bundle: { name: string; package: string; version: string; catalog: string };

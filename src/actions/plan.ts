@@ -26,11 +26,11 @@ import { loadCatalog } from '../resolve/catalog-source.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../api/types.js';
 import { buildInstalledState, installedFacts, requesterOf, unitOf, type InstalledState } from '../installed/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { bundleDeploymentName } from './cluster-extension.js';
-import { ClusterFactsSource } from './cluster-facts.js';
+import { bundleDeploymentName } from '../api/names.js';
+import { ClusterFactsSource } from '../installed/cluster-facts.js';
 import { renderBundle, type RenderedBundle } from '../render/index.js';
-import { persistentCertProvider, webhookCertSecretName } from './webhook-certs.js';
-import { describeMissing, missingPermissions } from './preflight-permissions.js';
+import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
+import { describeMissing, missingPermissions } from '../apply/preflight-permissions.js';
 
 export interface PlanRequest {
   name: string;

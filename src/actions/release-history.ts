@@ -16,7 +16,7 @@ import type { ReleaseRef, ReleaseRevision } from '../apply/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit } from '../installed/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { BinnacleError } from '../util/errors.js';
-import { bundleDeploymentName } from './cluster-extension.js';
+import { bundleDeploymentName } from '../api/names.js';
 
 export interface ReleaseHistory {
   bundleDeployment: string;
