@@ -394,7 +394,7 @@ export class HelmReleaseReconciler implements Reconciler {
     if (wait && record !== undefined) s.deployedRelease = { name: s.release.name, manifest: redactSecrets(record.manifest) };
     const uninstalled = await this.uninstall(s);
     if (uninstalled === undefined) return stop({ failed: true });
-    s.logger.info(history.length === 0 ? 'Release not found' : 'Uninstalled release');
+    if (!uninstalled.namespaceGoing) s.logger.info(history.length === 0 ? 'Release not found' : 'Uninstalled release');
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', false, 'UninstallSuccessful', wait ? 'Waiting until all resources are deleted.' : '');
     if (!wait) s.deployedRelease = undefined;
