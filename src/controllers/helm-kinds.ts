@@ -11,6 +11,7 @@ import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import type { ControllerMetrics } from '../kube/metrics.js';
 import { objectKey } from '../kube/types.js';
+import { dryRunLooksUp } from '../helm/watches.js';
 import { DependentWatches } from './helm-dependents.js';
 import { HelmReleaseReconciler, type HelmKind } from './helm-release.js';
 
@@ -40,6 +41,14 @@ export function kindKey(k: Pick<HelmKind, 'group' | 'version' | 'kind'>): string
 
 export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind {
   const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
+  if (kind.dryRunOption !== undefined) {
+    o.logger.info(
+      { kind: kind.kind, dryRunOption: kind.dryRunOption },
+      dryRunLooksUp(kind.dryRunOption)
+        ? 'dryRunOption: upgrades are decided from the chart and values, not a dry-run diff; the release is rendered with lookup against the cluster, so a change only lookup sees makes no upgrade until the CR or chart changes'
+        : 'dryRunOption: upgrades are decided from the chart and values, not a dry-run diff, so a chart using lookup is not upgraded on every reconcile as a client-side diff would; the release is rendered with lookup against the cluster, as every mode installs it',
+    );
+  }
   const stop = new AbortController();
   // One listener per informer: the kind's own and one per kind of dependent resource.
   setMaxListeners(0, stop.signal);

@@ -370,7 +370,7 @@ export class HelmOperatorReconciler implements Reconciler {
         if (!isDeleting(cr)) await this.o.client.delete({ apiVersion: cr.apiVersion, kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' });
       }
       const named = crs.slice(0, 5).map((cr) => {
-        const stuck = (cr.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions?.find((c) => c.type === 'Irreconcilable' && c.status === 'True');
+        const stuck = (cr.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions?.find((c) => (c.type === 'Irreconcilable' || (c.type === 'ReleaseFailed' && c.reason === 'UninstallError')) && c.status === 'True');
         return `${cr.kind} ${cr.metadata.namespace ?? ''}/${cr.metadata.name ?? ''}${stuck === undefined ? '' : ` (${stuck.message ?? ''})`}`;
       });
       s.conditions.set('Ready', false, 'Deleting', `uninstalling ${crs.length} release${crs.length === 1 ? '' : 's'} before the HelmOperator goes: ${named.join('; ')}${crs.length > 5 ? '; …' : ''}; spec.deletionPolicy: Orphan leaves them in place instead`);

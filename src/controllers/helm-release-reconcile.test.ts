@@ -6,13 +6,13 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { ApplyRequest, ApplyResult, ReleaseRevision } from '../apply/index.js';
+import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
-import { HelmReleaseReconciler, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
+import { annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
 
 const logger = pino({ level: 'silent' });
 const CLUSTER_SCOPED = new Set(['ClusterRoleBinding', 'ClusterRole', 'Namespace', 'CustomResourceDefinition']);
@@ -65,27 +65,46 @@ class FakeKube {
   }
 }
 
+/** The release records every applier of one setup shares, as the cluster's release Secrets are. */
+interface FakeRelease {
+  history: ReleaseRevision[];
+  /** What the next uninstall deletes (then the records are gone, as the real applier's). */
+  deletes: ObjectRef[];
+  /** The revision the next apply answers. */
+  applyRevision: number;
+}
+
+/** A recorded revision of the release `pg` in team-a. */
+function revision(n: number, manifest: string): ReleaseRevision {
+  return { name: 'pg', namespace: 'team-a', revision: n, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, manifest, owner: { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' } };
+}
+
 /** An applier that records what it was asked and by whom. */
 class FakeApplier implements ReleaseApplier {
   readonly applied: { who: string; req: ApplyRequest }[] = [];
   readonly uninstalled: string[] = [];
-  history_: ReleaseRevision[] = [];
   uninstallError: Error | undefined;
-  constructor(private readonly who: string) {}
+  constructor(
+    private readonly who: string,
+    private readonly release: FakeRelease,
+  ) {}
   apply(req: ApplyRequest): Promise<ApplyResult> {
     this.applied.push({ who: this.who, req });
-    return Promise.resolve({ revision: 1, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '' });
+    return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '' });
   }
   uninstall(): Promise<{ deleted: ObjectRef[] }> {
     this.uninstalled.push(this.who);
     if (this.uninstallError !== undefined) return Promise.reject(this.uninstallError);
-    return Promise.resolve({ deleted: [] });
+    const deleted = this.release.deletes;
+    this.release.deletes = [];
+    this.release.history = [];
+    return Promise.resolve({ deleted });
   }
   history(): Promise<ReleaseRevision[]> {
-    return Promise.resolve(this.history_);
+    return Promise.resolve(this.release.history);
   }
   currentRevision(): Promise<ReleaseRevision | undefined> {
-    return Promise.resolve(undefined);
+    return Promise.resolve(this.release.history.findLast((r) => r.status === 'deployed'));
   }
 }
 
@@ -107,15 +126,19 @@ interface Setup {
   appliers: FakeApplier[];
   renders: ChartReleaseInput[];
   reconciler: HelmReleaseReconciler;
+  release: FakeRelease;
+  events: { obj: KubeObject; type: string; reason: string; message: string }[];
 }
 
-function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; serviceAccount?: boolean } = {}): Setup {
+function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; serviceAccount?: boolean; env?: Record<string, string> } = {}): Setup {
   const kube = new FakeKube();
   kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
   if (opts.serviceAccount !== false) kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
   kube.put({ apiVersion: 'example.com/v1', kind: 'Pushgateway', metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', generation: 1, finalizers: [UNINSTALL_FINALIZER] }, spec: { replicas: 1 }, ...opts.cr });
   const appliers: FakeApplier[] = [];
   const renders: ChartReleaseInput[] = [];
+  const release: FakeRelease = { history: [], deletes: [], applyRevision: 1 };
+  const events: Setup['events'] = [];
   const kind: HelmKind = {
     group: 'example.com',
     version: 'v1',
@@ -130,6 +153,7 @@ function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Part
   const reconciler = new HelmReleaseReconciler({
     client: kube.client(),
     kind,
+    ...(opts.env === undefined ? {} : { env: opts.env }),
     ports: {
       inputDigest: () => Promise.resolve('sha256:input'),
       render: (input) => {
@@ -137,13 +161,17 @@ function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Part
         return opts.render?.(input) ?? Promise.resolve(rendered(SECRET_MANIFEST));
       },
       applier: (client) => {
-        const a = new FakeApplier((client as unknown as { who: string }).who);
+        const a = new FakeApplier((client as unknown as { who: string }).who, release);
         appliers.push(a);
         return a;
       },
+      event: (obj, type, reason, message) => {
+        events.push({ obj, type, reason, message });
+        return Promise.resolve();
+      },
     },
   });
-  return { kube, appliers, renders, reconciler };
+  return { kube, appliers, renders, reconciler, release, events };
 }
 
 const req = { key: 'team-a/pg', namespace: 'team-a', name: 'pg' };
@@ -294,8 +322,8 @@ describe('Helm release reconciler, step by step with fakes', () => {
     assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
     original();
     assert.deepEqual(kube.objects.get('Pushgateway/team-a/pg')?.metadata.finalizers, [UNINSTALL_FINALIZER]);
-    const c = condition(kube, 'Irreconcilable');
-    assert.equal(c?.reason, 'UninstallError');
+    const c = condition(kube, 'ReleaseFailed');
+    assert.equal(c?.reason, 'UninstallError', 'helm-operator says a failed uninstall in ReleaseFailed');
     assert.match(c?.message ?? '', /as ServiceAccount team-a\/releaser failed: forbidden; mend that identity, or remove the finalizer/);
   });
 });
@@ -311,3 +339,141 @@ function setupApplierError(appliers: FakeApplier[], err: Error): () => void {
     appliers.push = push;
   };
 }
+
+/** A context whose logger keeps every line, to read as a user greps the manager's log. */
+function capturing(): { ctx: typeof ctx; lines: Record<string, unknown>[]; messages: () => string[] } {
+  const lines: Record<string, unknown>[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  return { ctx: { logger: log, signal: new AbortController().signal }, lines, messages: () => lines.map((l) => String(l.msg)) };
+}
+
+const UNINSTALL_WAIT = 'helm.sdk.operatorframework.io/uninstall-wait';
+const RELEASE_MANIFEST = [
+  '---\n# Source: pg/templates/statefulset.yaml\napiVersion: apps/v1\nkind: StatefulSet\nmetadata:\n  name: pg\n',
+  '---\n# Source: pg/templates/service.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: pg\n',
+  '---\n# Source: pg/templates/keep.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: kept\n  annotations:\n    helm.sh/resource-policy: keep\n',
+].join('');
+const OWNED = {
+  labels: ownerLabels({ kind: 'Pushgateway', name: 'pg', namespace: 'team-a' }),
+  annotations: { [HELM_RELEASE_NAME_ANNOTATION]: 'pg', [HELM_RELEASE_NAMESPACE_ANNOTATION]: 'team-a' },
+};
+const STS = { apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'team-a', name: 'pg' };
+
+function deletingCr(annotations: Record<string, string>, status?: Record<string, unknown>): Partial<KubeObject> {
+  return { metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', finalizers: [UNINSTALL_FINALIZER], deletionTimestamp: '2026-01-01T00:00:00Z', annotations }, ...(status === undefined ? {} : { status }) };
+}
+
+describe("Helm release reconciler: operator-sdk helm-operator's contract", () => {
+  test('uninstall-wait: the CR keeps its finalizer while an object of the release lingers (a finalizer holds it), across requeues whose uninstall deletes nothing, then goes', async () => {
+    const { kube, reconciler, release } = setup({ cr: deletingCr({ [UNINSTALL_WAIT]: 'true' }) });
+    release.history = [revision(1, RELEASE_MANIFEST)];
+    release.deletes = [STS, { apiVersion: 'v1', kind: 'Service', namespace: 'team-a', name: 'pg' }];
+    // Deleted by the uninstall, held by someone else's finalizer; the kept ConfigMap stays by design.
+    kube.put({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { namespace: 'team-a', name: 'pg', ...OWNED, deletionTimestamp: '2026-01-01T00:00:01Z', finalizers: ['helm.sdk.operatorframework.io/fake-finalizer'] } });
+    kube.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'kept', ...OWNED } });
+    const log = capturing();
+
+    assert.deepEqual(await reconciler.reconcile(req, log.ctx), { requeueAfterMs: 2000 });
+    assert.deepEqual(kube.objects.get('Pushgateway/team-a/pg')?.metadata.finalizers, [UNINSTALL_FINALIZER], 'held while the StatefulSet lingers');
+    const deployed = condition(kube, 'Deployed');
+    assert.deepEqual([deployed?.status, deployed?.reason, deployed?.message], ['False', 'UninstallSuccessful', 'Waiting until all resources are deleted.']);
+    assert.match((kube.statusWrites.at(-1)?.deployedRelease as { manifest?: string } | undefined)?.manifest ?? '', /kind: StatefulSet/, "the release's objects are remembered in status");
+    assert.deepEqual(log.messages(), ['Uninstalled release', 'Uninstall wait', 'Waiting until all resources are deleted']);
+
+    // The requeue: the release's records are gone and its uninstall deletes nothing; the object still holds the CR.
+    assert.deepEqual(await reconciler.reconcile(req, log.ctx), { requeueAfterMs: 2000 });
+    assert.deepEqual(kube.objects.get('Pushgateway/team-a/pg')?.metadata.finalizers, [UNINSTALL_FINALIZER], 'still held: whatever call deleted it, it is there');
+    assert.deepEqual(log.messages().slice(3), ['Release not found', 'Uninstall wait', 'Waiting until all resources are deleted']);
+
+    kube.objects.delete('StatefulSet/team-a/pg');
+    assert.equal(await reconciler.reconcile(req, log.ctx), undefined);
+    assert.deepEqual(kube.objects.get('Pushgateway/team-a/pg')?.metadata.finalizers, [], 'let go once every object is gone');
+    assert.deepEqual(log.messages().slice(6), ['Release not found', 'Uninstall wait', 'Removing finalizer']);
+  });
+
+  test('uninstall-wait: an object the status manifest names but this release does not own (status is writable by others) never holds the CR', async () => {
+    const forged = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config\n  namespace: kube-system\n';
+    const { kube, reconciler } = setup({ cr: deletingCr({ [UNINSTALL_WAIT]: 'true' }, { deployedRelease: { name: 'pg', manifest: forged } }) });
+    kube.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'kube-system', name: 'cluster-config' } });
+    assert.equal(await reconciler.reconcile(req, ctx), undefined);
+    assert.deepEqual(kube.objects.get('Pushgateway/team-a/pg')?.metadata.finalizers, []);
+    assert.ok(kube.objects.has('ConfigMap/kube-system/cluster-config'), 'looked at, never touched');
+    assert.deepEqual(
+      kube.reads.filter((r) => r.ref === 'ConfigMap/kube-system/cluster-config').map((r) => r.who),
+      [SA_USER],
+      "looked up as the release's identity, never the manager",
+    );
+  });
+
+  test('without uninstall-wait a lingering object does not hold the CR; the log reads as helm-operator\'s', async () => {
+    const { kube, reconciler, release } = setup({ cr: deletingCr({}) });
+    release.history = [revision(1, RELEASE_MANIFEST)];
+    kube.put({ apiVersion: 'apps/v1', kind: 'StatefulSet', metadata: { namespace: 'team-a', name: 'pg', ...OWNED, deletionTimestamp: '2026-01-01T00:00:01Z', finalizers: ['x'] } });
+    const log = capturing();
+    assert.equal(await reconciler.reconcile(req, log.ctx), undefined);
+    assert.deepEqual(kube.objects.get('Pushgateway/team-a/pg')?.metadata.finalizers, []);
+    assert.deepEqual(log.messages(), ['Uninstalled release', 'Removing finalizer']);
+  });
+
+  test('install, upgrade and repair log Installed / Upgraded / Reconciled release with operator-sdk\'s key fields', async () => {
+    const { release, reconciler } = setup();
+    const log = capturing();
+    await reconciler.reconcile(req, log.ctx);
+    release.history = [revision(1, SECRET_MANIFEST)];
+    release.applyRevision = 2;
+    await reconciler.reconcile(req, log.ctx);
+    // Unchanged inputs: no render, the recorded revision is re-applied.
+    release.history = [{ ...revision(2, SECRET_MANIFEST), inputDigest: 'sha256:input', content: rendered(SECRET_MANIFEST).content }];
+    await reconciler.reconcile(req, log.ctx);
+    assert.deepEqual(log.messages(), ['Installed release', 'Upgraded release', 'Reconciled release']);
+    for (const line of log.lines) {
+      assert.deepEqual([line.namespace, line.name, line.apiVersion, line.kind, line.release], ['team-a', 'pg', 'example.com/v1', 'Pushgateway', 'pg']);
+    }
+    assert.equal(log.lines[1]?.force, false);
+  });
+
+  test('OverrideValuesInUse: a Warning on the CR per watches.yaml override, with operator-sdk\'s message, before an install or upgrade only', async () => {
+    const { release, reconciler, events } = setup({ kind: { overrideValues: { 'image.tag': 'v2', token: '${TOKEN}' } }, env: { TOKEN: 's3cr3t' } });
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(
+      events.map((e) => [e.obj.metadata.name, e.type, e.reason, e.message]),
+      [
+        ['pg', 'Warning', 'OverrideValuesInUse', 'Chart value "image.tag" overridden to "v2" by operator\'s watches.yaml'],
+        ['pg', 'Warning', 'OverrideValuesInUse', 'Chart value "token" overridden to "s3cr3t" by operator\'s watches.yaml'],
+      ],
+    );
+    release.history = [{ ...revision(1, SECRET_MANIFEST), inputDigest: 'sha256:input', content: rendered(SECRET_MANIFEST).content }];
+    await reconciler.reconcile(req, ctx);
+    assert.equal(events.length, 2, 'a repair of the same revision says nothing');
+  });
+
+  test('suppressOverrideValues: the event says the value was overridden without printing it', async () => {
+    const { reconciler, events } = setup({ kind: { overrideValues: { password: 'hunter2' }, suppressOverrideValues: true } });
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(events.map((e) => e.message), ['Chart value "password" overridden to "****" by operator\'s watches.yaml']);
+    assert.doesNotMatch(JSON.stringify(events), /hunter2/);
+  });
+
+  test("status as helm-operator's: Initialized (no reason) and Deployed with deployedRelease {name, manifest}; ReleaseFailed and Irreconcilable removed once it deploys", async () => {
+    let fail = true;
+    const { kube, reconciler } = setup({ render: () => (fail ? Promise.reject(new HelmError('render', 'template: bad')) : Promise.resolve(rendered(SECRET_MANIFEST))) });
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
+    const failed = condition(kube, 'ReleaseFailed');
+    assert.deepEqual([failed?.status, failed?.reason, failed?.message], ['True', 'InstallError', 'template: bad']);
+    fail = false;
+    await reconciler.reconcile(req, ctx);
+    const status = kube.statusWrites.at(-1) as { conditions: Record<string, unknown>[]; deployedRelease: Record<string, unknown> };
+    assert.deepEqual(status.conditions.map((c) => c.type), ['Deployed', 'Initialized']);
+    const initialized = status.conditions.find((c) => c.type === 'Initialized');
+    assert.deepEqual([initialized?.status, 'reason' in (initialized ?? {}), 'message' in (initialized ?? {})], ['True', false, false]);
+    assert.deepEqual([condition(kube, 'Deployed')?.reason, condition(kube, 'Deployed')?.message], ['InstallSuccessful', 'hello']);
+    assert.deepEqual(Object.keys(status.deployedRelease).sort(), ['manifest', 'name']);
+    assert.equal(status.deployedRelease.name, 'pg');
+  });
+
+  test("annotation booleans read as Go's ParseBool; messages quote as Go's %q", () => {
+    assert.deepEqual(['true', 'True', 'TRUE', 't', '1', 'yes', 'false', '', undefined].map(annotationTrue), [true, true, true, true, true, false, false, false, false]);
+    assert.equal(goQuote('a"b\\c\n\x07\x01é'), '"a\\"b\\\\c\\n\\a\\x01é"');
+    assert.equal(overrideValuesMessage('a.b', 'x', false), 'Chart value "a.b" overridden to "x" by operator\'s watches.yaml');
+  });
+});

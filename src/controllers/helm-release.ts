@@ -20,10 +20,11 @@
  */
 import { Applier, ApplyRefusedError, parseManifest, redactSecrets, scopeProblems, type ApplyRequest, type ApplyResult, type ObjectRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
+import { EventRecorder, type EventType } from '../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
-import { describeRef, type KubeObject } from '../kube/types.js';
+import { describeRef, type Condition, type KubeObject } from '../kube/types.js';
 import { formatDuration, goDurationMs } from '../util/duration.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -31,7 +32,9 @@ import { readYaml, YamlError } from '../util/yaml.js';
 import type { Logger } from 'pino';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
+import type { DryRunOption } from '../helm/watches.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
@@ -94,6 +97,15 @@ export interface HelmKind {
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
   /** Re-queue a CR when an object of its release changes or goes (helm-operator's default: true). */
   watchDependentResources?: boolean;
+  /** The OverrideValuesInUse event says a value was overridden without printing it (`--suppress-override-values`). */
+  suppressOverrideValues?: boolean;
+  /**
+   * watches.yaml's dryRunOption: operator-sdk's dry-run mode for the render that decides an
+   * upgrade. Binnacle decides upgrades from the chart's digest and the values instead, and
+   * renders each release once, with `lookup` against the cluster as the release's identity,
+   * which is what every mode installs; carried so it is seen (see helm-kinds.ts).
+   */
+  dryRunOption?: DryRunOption;
 }
 
 /**
@@ -119,6 +131,8 @@ export interface HelmReleasePorts {
   inputDigest(input: ChartReleaseInput): Promise<string>;
   /** An applier acting as `client` (the release's identity). */
   applier(client: KubeClient, logger: Logger): ReleaseApplier;
+  /** Records an Event about the CR (as the manager); never throws. */
+  event(obj: KubeObject, type: EventType, reason: string, message: string, logger: Logger): Promise<void>;
 }
 
 export interface HelmReleaseReconcilerOptions {
@@ -213,16 +227,58 @@ interface State {
   values?: Record<string, unknown>;
   set?: string[];
   upgrading?: boolean;
+  /** The deployed revision before this reconcile, if any: what tells install, upgrade and repair apart. */
+  previousRevision?: number;
+  /** This reconcile rendered anew, so the applier makes a new revision (helm-operator's install or upgrade). */
+  newRevision?: boolean;
   rendered?: ChartRelease;
 }
 
-/** The default ports: Helm's engine (loaded on first render) and the shared Applier. */
-function defaultPorts(schemas: OpenApiSchemas): HelmReleasePorts {
+/** How often a deleted CR under uninstall-wait looks again for its release's objects, at most. */
+const UNINSTALL_WAIT_POLL_MS = 2000;
+
+/** Conditions as helm-operator writes them: an empty reason or message is left out. */
+function helmConditions(conditions: readonly Condition[]): Record<string, unknown>[] {
+  return conditions.map(({ reason, message, ...rest }) => ({ ...rest, ...(reason === '' || reason === undefined ? {} : { reason }), ...(message === '' || message === undefined ? {} : { message }) }));
+}
+
+/** The default ports: Helm's engine (loaded on first render), the shared Applier, and one event recorder per kind. */
+function defaultPorts(schemas: OpenApiSchemas, client: KubeClient, kind: string): HelmReleasePorts {
+  let recorder: EventRecorder | undefined;
   return {
     render: async (input) => (await import('../helm/index.js')).renderChartRelease(input),
     inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
-    applier: (client, logger) => new Applier({ client, logger, schemas }),
+    applier: (as, logger) => new Applier({ client: as, logger, schemas }),
+    event: (obj, type, reason, message, logger) => {
+      // operator-sdk's event source: the kind's controller name.
+      recorder ??= new EventRecorder(client, `${kind.toLowerCase()}-controller`, logger);
+      return recorder.record(obj, type, reason, message);
+    },
   };
+}
+
+/** An annotation's boolean as operator-sdk reads it (Go's strconv.ParseBool); anything else is false. */
+export function annotationTrue(value: string | undefined): boolean {
+  return value !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
+}
+
+/** A string as Go's %q writes it (quotes, backslashes and ASCII control characters escaped), for messages that read as operator-sdk's. */
+export function goQuote(text: string): string {
+  const named: Record<string, string> = { '\x07': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v' };
+  let out = '"';
+  for (const ch of text) {
+    const code = ch.codePointAt(0) ?? 0;
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (named[ch] !== undefined) out += named[ch];
+    else if (code < 0x20 || code === 0x7f) out += `\\x${code.toString(16).padStart(2, '0')}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** helm-operator's OverrideValuesInUse message for one watches.yaml override. */
+export function overrideValuesMessage(key: string, value: string, suppress: boolean): string {
+  return `Chart value ${goQuote(key)} overridden to ${goQuote(suppress ? '****' : value)} by operator's watches.yaml`;
 }
 
 /** The reconcile period: the kind's, or the CR's annotation raised to the kind's floor. */
@@ -251,7 +307,7 @@ export class HelmReleaseReconciler implements Reconciler {
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
     this.schemas = new OpenApiSchemas(o.client);
-    this.ports = { ...defaultPorts(this.schemas), ...o.ports };
+    this.ports = { ...defaultPorts(this.schemas, o.client, o.kind.kind), ...o.ports };
   }
 
   private get apiVersion(): string {
@@ -272,9 +328,10 @@ export class HelmReleaseReconciler implements Reconciler {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const logger = ctx.logger.child({ [this.o.kind.kind]: `${req.namespace ?? ''}/${req.name}` });
     const annotations = cr.metadata.annotations ?? {};
     const release = { name: cr.metadata.name ?? req.name, namespace: cr.metadata.namespace ?? req.namespace ?? 'default' };
+    // operator-sdk's key fields, so its users' log queries keep working.
+    const logger = ctx.logger.child({ namespace: req.namespace ?? '', name: req.name, apiVersion: this.apiVersion, kind: this.o.kind.kind, release: release.name });
     const client = this.clientFor(release.namespace);
     const conditions = new Conditions(cr.status?.conditions, cr.metadata.generation);
     const period = reconcilePeriod(annotations[ANNOTATIONS.reconcilePeriod], this.o.kind);
@@ -312,45 +369,85 @@ export class HelmReleaseReconciler implements Reconciler {
 
   /** The one status write of a reconcile; none when nothing in it changed. */
   private async writeStatus(s: State): Promise<void> {
-    const status = { ...(s.deployedRelease === undefined ? {} : { deployedRelease: s.deployedRelease }), conditions: s.conditions.toArray() };
-    const before = { ...(s.cr.status?.deployedRelease === undefined ? {} : { deployedRelease: s.cr.status.deployedRelease }), conditions: s.cr.status?.conditions ?? [] };
+    const status = { ...(s.deployedRelease === undefined ? {} : { deployedRelease: s.deployedRelease }), conditions: helmConditions(s.conditions.toArray()) };
+    const before = { ...(s.cr.status?.deployedRelease === undefined ? {} : { deployedRelease: s.cr.status.deployedRelease }), conditions: helmConditions(s.cr.status?.conditions ?? []) };
     if (sameStatus(status, before)) return;
     await applyStatus(this.o.client, s.cr, status);
   }
 
-  /** Deleting: uninstall (hooks per annotation) as the release's identity, wait if asked, then let the CR go. */
+  /**
+   * Deleting: uninstall (hooks per annotation) as the release's identity; with uninstall-wait,
+   * hold the CR until every object of the release is gone; then let the CR go. Log lines and
+   * status read as helm-operator's.
+   */
   private async finalize(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.cr)) return CONTINUE;
     if (!(s.cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) {
+      s.logger.info('Resource is terminated, skipping reconciliation');
       s.writeStatus = false;
       return stop();
     }
-    let deleted: ObjectRef[] = [];
+    const wait = annotationTrue(s.annotations[ANNOTATIONS.uninstallWait]);
+    const history = await s.applier.history(s.release);
+    // The uninstall removes the release's records: with uninstall-wait its objects are remembered in status.
+    const record = [...history].reverse().find((r) => r.status === 'deployed') ?? history.at(-1);
+    if (wait && record !== undefined) s.deployedRelease = { name: s.release.name, manifest: redactSecrets(record.manifest) };
+    const uninstalled = await this.uninstall(s);
+    if (uninstalled === undefined) return stop({ failed: true });
+    if (!uninstalled.namespaceGoing) s.logger.info(history.length === 0 ? 'Release not found' : 'Uninstalled release');
+    s.conditions.remove('ReleaseFailed');
+    s.conditions.set('Deployed', false, 'UninstallSuccessful', wait ? 'Waiting until all resources are deleted.' : '');
+    if (!wait) s.deployedRelease = undefined;
+    // In a namespace being deleted the objects go with it; holding the CR would hold the namespace.
+    else if (!uninstalled.namespaceGoing) {
+      const waiting = await this.uninstallWait(s, uninstalled.deleted);
+      if (waiting !== undefined) return waiting;
+    }
+    s.logger.info('Removing finalizer');
+    await removeFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
+    s.writeStatus = false;
+    return stop();
+  }
+
+  /** The release uninstalled as its identity; undefined when that failed (said in status). */
+  private async uninstall(s: State): Promise<{ deleted: ObjectRef[]; namespaceGoing: boolean } | undefined> {
     try {
-      deleted = (await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: s.annotations[ANNOTATIONS.uninstallDisableHooks] === 'true' })).deleted;
+      const { deleted } = await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: annotationTrue(s.annotations[ANNOTATIONS.uninstallDisableHooks]) });
+      return { deleted, namespaceGoing: false };
     } catch (err) {
       if (!(await this.namespaceGoing(s.release.namespace))) {
         const sa = serviceAccountOf(this.o.kind.identity, s.release.namespace);
         const as = sa === undefined ? '' : ` as ServiceAccount ${sa.namespace}/${sa.name}`;
-        s.conditions.set('Irreconcilable', true, 'UninstallError', `uninstalling release ${s.release.namespace}/${s.release.name}${as} failed: ${errorMessage(err)}; mend that identity, or remove the finalizer ${UNINSTALL_FINALIZER} to leave the release's objects in place`);
-        return stop({ failed: true });
+        s.logger.error({ err: errorMessage(err) }, 'Failed to uninstall release');
+        s.conditions.set('ReleaseFailed', true, 'UninstallError', `uninstalling release ${s.release.namespace}/${s.release.name}${as} failed: ${errorMessage(err)}; mend that identity, or remove the finalizer ${UNINSTALL_FINALIZER} to leave the release's objects in place`);
+        return undefined;
       }
       // The namespace is being deleted: the release's objects and records go with it (a
       // tenant's release holds nothing outside unless its operator allows it), and its
       // ServiceAccount may already be gone. Holding the CR would hold the namespace.
       s.logger.warn({ err: errorMessage(err) }, 'uninstall failed while the namespace is being deleted; its objects go with the namespace, the CR is let go');
+      return { deleted: [], namespaceGoing: true };
     }
-    if (s.annotations[ANNOTATIONS.uninstallWait] === 'true') {
-      const left = (await Promise.all(deleted.map((ref) => s.client.find(ref).catch(() => undefined)))).filter((x) => x !== undefined);
-      if (left.length > 0) {
-        s.conditions.set('Deployed', false, 'UninstallSuccessful', `waiting for ${left.length} objects to be deleted`);
-        return stop({ requeueAfterMs: 2000 });
-      }
+  }
+
+  /**
+   * uninstall-wait: a requeue while any object of the release (the manifest remembered in
+   * status, and what this pass deleted) still exists, whichever call deleted it; undefined once
+   * all are gone. The dependent watches re-queue the CR as they go; the requeue is the backstop.
+   */
+  private async uninstallWait(s: State, deleted: ObjectRef[]): Promise<StepOutcome | undefined> {
+    s.logger.info('Uninstall wait');
+    let left: ObjectRef[];
+    try {
+      left = await lingeringObjects({ client: s.client, manifest: s.deployedRelease?.manifest, deleted, owner: s.owner, release: s.release, logger: s.logger });
+    } catch (err) {
+      s.logger.error({ err: errorMessage(err) }, 'Failed to cleanup release');
+      s.conditions.set('ReleaseFailed', true, 'UninstallError', `looking for the release's objects left after the uninstall failed: ${errorMessage(err)}`);
+      return stop({ failed: true });
     }
-    await removeFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
-    s.writeStatus = false;
-    s.logger.info({ deleted: deleted.length }, 'release uninstalled');
-    return stop();
+    if (left.length === 0) return undefined;
+    s.logger.info({ left: left.slice(0, 10).map(describeRef) }, 'Waiting until all resources are deleted');
+    return stop({ requeueAfterMs: Math.min(s.periodMs, UNINSTALL_WAIT_POLL_MS) });
   }
 
   private async namespaceGoing(namespace: string): Promise<boolean> {
@@ -365,7 +462,8 @@ export class HelmReleaseReconciler implements Reconciler {
     }
     s.conditions.remove('Paused');
     await ensureFinalizer(this.o.client, s.cr, UNINSTALL_FINALIZER);
-    s.conditions.set('Initialized', true, 'Initialized', '');
+    // helm-operator's Initialized has no reason or message.
+    s.conditions.set('Initialized', true, '', '');
     return CONTINUE;
   }
 
@@ -386,7 +484,9 @@ export class HelmReleaseReconciler implements Reconciler {
   private async chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
     if (s.chart !== undefined) {
-      s.upgrading = (await s.applier.currentRevision(s.release)) !== undefined;
+      const current = await s.applier.currentRevision(s.release);
+      s.upgrading = current !== undefined;
+      if (current !== undefined) s.previousRevision = current.revision;
       return CONTINUE;
     }
     s.conditions.set('Irreconcilable', true, 'ErrorGettingChart', 'the chart for this kind is not available yet');
@@ -437,11 +537,13 @@ export class HelmReleaseReconciler implements Reconciler {
     }
     try {
       s.rendered = await this.ports.render(input);
+      s.newRevision = true;
       return CONTINUE;
     } catch (err) {
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
+      s.logger.error({ err: err.message }, 'Release failed');
       s.conditions.set('ReleaseFailed', true, this.failReason(s), err.message);
-      s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+      s.conditions.remove('Irreconcilable');
       return stop({ failed: true });
     }
   }
@@ -470,7 +572,7 @@ export class HelmReleaseReconciler implements Reconciler {
     });
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('ReleaseFailed', true, 'ObjectsOutOfScope', `refused, nothing of this render applied: ${problems.join('; ')}`);
-    s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+    s.conditions.remove('Irreconcilable');
     s.logger.warn({ refused: problems.length }, 'release holds objects outside its scope; refused');
     return stop({ failed: true });
   }
@@ -480,6 +582,7 @@ export class HelmReleaseReconciler implements Reconciler {
     const rendered = s.rendered;
     if (rendered === undefined) return stop();
     const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
+    if (s.newRevision === true) await this.overrideValuesEvents(s);
     let result;
     try {
       result = await s.applier.apply({
@@ -498,16 +601,19 @@ export class HelmReleaseReconciler implements Reconciler {
       });
     } catch (err) {
       if (!(err instanceof ApplyRefusedError || err instanceof InputError)) throw err;
+      s.logger.error({ err: errorMessage(err) }, 'Release failed');
       s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
       s.conditions.set('ReleaseFailed', true, this.failReason(s), errorMessage(err));
       return stop({ failed: true });
     }
-    s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
+    s.conditions.remove('Irreconcilable');
     this.o.onApplied?.(result.applied);
     if (result.status !== 'deployed') {
+      s.logger.error({ err: result.message }, 'Release failed');
       s.conditions.set('ReleaseFailed', true, this.failReason(s), result.message);
       return stop({ failed: true });
     }
+    this.logOutcome(s, result.revision);
     const current = await s.applier.currentRevision(s.release);
     // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
     // skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
@@ -517,10 +623,26 @@ export class HelmReleaseReconciler implements Reconciler {
       const what = skipped.map((x) => `${describeRef(x.object)} (${x.reason})`).join('; ');
       s.conditions.set(SKIPPED_CONDITION, true, 'APINotServed', `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} of optional APIs the cluster does not serve, applied once it does: ${what}`);
     }
-    s.conditions.set('ReleaseFailed', false, this.failReason(s), '');
+    s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
     s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
     return stop({ requeueAfterMs: result.health.healthy ? s.periodMs : Math.min(s.periodMs, 10_000) });
+  }
+
+  /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */
+  private logOutcome(s: State, revision: number): void {
+    if (s.previousRevision === undefined) s.logger.info('Installed release');
+    else if (revision !== s.previousRevision) s.logger.info({ force: annotationTrue(s.annotations[ANNOTATIONS.upgradeForce]) }, 'Upgraded release');
+    else s.logger.info('Reconciled release');
+  }
+
+  /** Before an install or upgrade, as helm-operator: a Warning on the CR for each watches.yaml override. */
+  private async overrideValuesEvents(s: State): Promise<void> {
+    const env = this.o.env ?? process.env;
+    const suppress = this.o.kind.suppressOverrideValues === true;
+    for (const [key, value] of Object.entries(this.o.kind.overrideValues ?? {})) {
+      await this.ports.event(s.cr, 'Warning', 'OverrideValuesInUse', overrideValuesMessage(key, expandEnv(value, env), suppress), s.logger);
+    }
   }
 
   /** Values from the kind's ConfigMaps and Secrets, in order, each merged over the last. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ValidationError } from '../util/errors.js';
 import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
-import { loadWatches } from './watches.js';
+import { dryRunLooksUp, loadWatches } from './watches.js';
 
 async function withFile(text: string, fn: (file: string) => void): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'watches-'));
@@ -61,6 +61,39 @@ describe('watches.yaml', () => {
         assert.ok(err instanceof ValidationError);
         const fields = err.result.errors().map((p) => p.field);
         assert.deepEqual(fields.sort(), ['[0].chart', '[0].kind', '[0].version', '[1].maxConcurrentReconciles'].sort());
+      }
+    });
+  });
+
+  test('dryRunOption: Helm\'s --dry-run values are carried on the entry; unset or empty is operator-sdk\'s default', async () => {
+    await withFile(
+      '- {version: v1, kind: A, chart: c, dryRunOption: server}\n- {version: v1, kind: B, chart: c, dryRunOption: "false"}\n- {version: v1, kind: C, chart: c, dryRunOption: ""}\n- {version: v1, kind: D, chart: c}\n',
+      (file) => {
+        assert.deepEqual(
+          loadWatches(file).map((w) => w.dryRunOption),
+          ['server', 'false', undefined, undefined],
+        );
+      },
+    );
+    assert.deepEqual(
+      ['server', 'none', 'false', 'client', 'true', undefined].map((o) => dryRunLooksUp(o as Parameters<typeof dryRunLooksUp>[0])),
+      [true, true, true, false, false, false],
+      'as Helm 3.18\'s dry-run upgrade: only server, none and false let lookup reach the cluster',
+    );
+  });
+
+  test('a dryRunOption Helm does not take, or an unquoted boolean, is an error naming the file, the entry and the field', async () => {
+    await withFile('- {version: v1, kind: A, chart: c, dryRunOption: sever}\n- {version: v1, kind: B, chart: c, dryRunOption: false}\n', (file) => {
+      try {
+        loadWatches(file);
+        assert.fail('expected a ValidationError');
+      } catch (err) {
+        assert.ok(err instanceof ValidationError);
+        const problems = err.result.errors();
+        assert.deepEqual(problems.map((p) => p.field), ['[0].dryRunOption', '[1].dryRunOption']);
+        assert.match(problems[0]?.message ?? '', /dryRunOption is "sever"; it must be one of none, false, true, client, server/);
+        assert.match(problems[1]?.message ?? '', /is a boolean \(quote it/);
+        assert.match(err.message, new RegExp(file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
       }
     });
   });

@@ -20,6 +20,22 @@ export interface WatchEntry {
   maxConcurrentReconciles: number;
   /** A label selector in `kubectl -l` form, from `selector.matchLabels`/`matchExpressions`. */
   selector?: string;
+  /** operator-sdk's dry-run mode for its upgrade diff; absent when unset or empty. */
+  dryRunOption?: DryRunOption;
+}
+
+/**
+ * The values Helm's `--dry-run` takes, which operator-sdk passes to the dry-run upgrade that
+ * decides whether a CR needs one: `server`, `none` and `false` let that render's `lookup`
+ * reach the cluster; `client` and `true` (and operator-sdk's default, unset) answer `lookup`
+ * with nothing. The release itself is always rendered with `lookup` against the cluster.
+ */
+export const DRY_RUN_OPTIONS = ['none', 'false', 'true', 'client', 'server'] as const;
+export type DryRunOption = (typeof DRY_RUN_OPTIONS)[number];
+
+/** Whether a dry-run render under `option` lets `lookup` reach the cluster (Helm's `interactWithRemote`). */
+export function dryRunLooksUp(option: DryRunOption | undefined): boolean {
+  return option === 'server' || option === 'none' || option === 'false';
 }
 
 const KNOWN = new Set(['group', 'version', 'kind', 'chart', 'watchDependentResources', 'overrideValues', 'reconcilePeriod', 'maxConcurrentReconciles', 'selector', 'dryRunOption']);
@@ -108,6 +124,7 @@ function readWatchEntry(raw: unknown, f: string, r: ValidationResult, file: stri
   if (wdr !== undefined && typeof wdr !== 'boolean') r.error('watches.type', 'watchDependentResources must be true or false', { file, field: `${f}.watchDependentResources` });
   const period = str('reconcilePeriod', false);
   const selector = selectorString(e.selector, `${f}.selector`, r, file);
+  const dryRunOption = dryRunOptionOf(e.dryRunOption, `${f}.dryRunOption`, r, file);
   if (version === undefined || kind === undefined || chart === undefined) return undefined;
   return {
     group,
@@ -119,7 +136,19 @@ function readWatchEntry(raw: unknown, f: string, r: ValidationResult, file: stri
     ...(period === undefined ? {} : { reconcilePeriod: period }),
     maxConcurrentReconciles: typeof mcr === 'number' ? mcr : 1,
     ...(selector === undefined ? {} : { selector }),
+    ...(dryRunOption === undefined ? {} : { dryRunOption }),
   };
+}
+
+/** An entry's `dryRunOption` (at `field`): one of Helm's `--dry-run` values; unset or empty is operator-sdk's default. */
+function dryRunOptionOf(v: unknown, field: string, r: ValidationResult, file: string): DryRunOption | undefined {
+  if (v === undefined || v === null || v === '') return undefined;
+  const known: readonly unknown[] = DRY_RUN_OPTIONS;
+  if (typeof v === 'string' && known.includes(v)) return v as DryRunOption;
+  // Unquoted true/false are YAML booleans; operator-sdk's watches.yaml refuses them too.
+  const why = typeof v === 'string' ? `is ${JSON.stringify(v)}` : `is a ${typeof v}${typeof v === 'boolean' ? ' (quote it: "true", "false")' : ''}`;
+  r.error('watches.dryRunOption', `dryRunOption ${why}; it must be one of ${DRY_RUN_OPTIONS.join(', ')} (Helm's --dry-run values)`, { file, field });
+  return undefined;
 }
 
 /** An entry's `overrideValues` (at `field`): dotted keys to values, non-strings kept as JSON. */

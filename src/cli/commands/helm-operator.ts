@@ -58,6 +58,7 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
               identity: { type: 'own' },
               overrideValues: w.overrideValues,
               watchDependentResources: w.watchDependentResources,
+              ...(w.dryRunOption === undefined ? {} : { dryRunOption: w.dryRunOption }),
               ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
             },
             { client: writer, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
