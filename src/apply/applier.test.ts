@@ -306,3 +306,18 @@ test('force: an object deleted to be replaced but held by a finalizer fails the 
   const live = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
   assert.equal((live?.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]?.image, 'op:2');
 });
+
+test('helm.sh/resource-policy: keep leaves an object in place when an upgrade drops it and when the release is uninstalled, as Helm does', async () => {
+  const { cluster, applier, req } = setup();
+  const kept = (name: string, policy: string): KubeObject => ({ ...cm(name), metadata: { name, annotations: { 'helm.sh/resource-policy': policy } } });
+  await applier.apply(req([ns, kept('kept-on-upgrade', 'keep'), cm('dropped'), kept('kept-on-uninstall', ' Keep '), kept('not-kept', 'delete')]));
+  const upgraded = await applier.apply(req([ns, kept('kept-on-uninstall', ' Keep '), kept('not-kept', 'delete')]));
+  assert.equal(upgraded.status, 'deployed', upgraded.message);
+  assert.deepEqual(upgraded.pruned.map((r) => r.name).sort(), ['dropped'], 'the upgrade prunes only what is not kept');
+  const configMap = (name: string): KubeObject | undefined => cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name });
+  assert.ok(configMap('kept-on-upgrade') !== undefined);
+  const gone = await applier.uninstall({ owner, release });
+  assert.deepEqual(gone.deleted.map((r) => `${r.kind} ${r.name}`).sort(), ['ConfigMap not-kept', 'Namespace ops']);
+  assert.ok(configMap('kept-on-uninstall') !== undefined, 'kept at uninstall (the policy in any case, trimmed)');
+  assert.equal(configMap('not-kept'), undefined);
+});

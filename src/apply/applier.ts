@@ -16,7 +16,7 @@ import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
 import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
 import { makeLenient, type LenientObjects } from './leniency.js';
-import { isOwnedBy, describeOwner, ownerName, stampOwnership } from './ownership.js';
+import { isOwnedBy, describeOwner, keptByResourcePolicy, ownerName, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
@@ -287,6 +287,10 @@ export class Applier {
       const ref = refOf(o);
       const live = await this.findQuiet(ref);
       if (live === undefined || !isOwnedBy(live, opts.owner, opts.release)) continue;
+      if (keptByResourcePolicy(o, live)) {
+        this.logger.info({ object: describeRef(ref) }, 'kept by helm.sh/resource-policy');
+        continue;
+      }
       if (await this.client.delete(ref, { propagationPolicy: 'Background' })) deleted.push(ref);
     }
     const post = await runHooks(hooks, 'post-delete', hookOpts);
@@ -453,6 +457,10 @@ export class Applier {
       const live = await this.findQuiet(ref);
       // Only what still carries our marks: someone may have taken it over since.
       if (live === undefined || !isOwnedBy(live, r.owner, r.release)) continue;
+      if (keptByResourcePolicy(old, live)) {
+        log.info({ object: describeRef(ref) }, 'kept by helm.sh/resource-policy');
+        continue;
+      }
       if (await this.client.delete(ref, { propagationPolicy: 'Background' })) pruned.push(ref);
       log.info({ object: describeRef(ref) }, 'pruned');
     }

@@ -36,6 +36,8 @@ export {
   HELM_RELEASE_NAME_ANNOTATION,
   HELM_RELEASE_NAMESPACE_ANNOTATION,
   isOwnedBy,
+  keptByResourcePolicy,
+  RESOURCE_POLICY_ANNOTATION,
   describeOwner,
   stampOwnership,
 } from './ownership.js';

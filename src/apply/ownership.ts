@@ -76,3 +76,15 @@ export function describeOwner(obj: Pick<KubeObject, 'metadata'>): string {
   if (controller !== undefined) return `${controller.kind} ${controller.name} (controller reference)`;
   return 'no Binnacle owner (created outside Binnacle)';
 }
+
+/** Helm's annotation that keeps an object when its release is uninstalled or no longer renders it. */
+export const RESOURCE_POLICY_ANNOTATION = 'helm.sh/resource-policy';
+
+/**
+ * Whether Helm would leave this object in place at uninstall or prune: `helm.sh/resource-policy:
+ * keep` on the manifest's object (what `helm uninstall` reads) or on the live one (what an
+ * upgrade reads), compared as Helm does, trimmed and in any case.
+ */
+export function keptByResourcePolicy(...objects: (Pick<KubeObject, 'metadata'> | undefined)[]): boolean {
+  return objects.some((o) => o?.metadata.annotations?.[RESOURCE_POLICY_ANNOTATION]?.trim().toLowerCase() === 'keep');
+}

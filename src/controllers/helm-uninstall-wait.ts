@@ -11,13 +11,11 @@
  * ownership marks, it is looked up as the release's identity, and nothing is deleted here.
  */
 import type { Logger } from 'pino';
-import { isOwnedBy, parseManifest, type ObjectRef, type Owner, type ReleaseRef } from '../apply/index.js';
+import { isOwnedBy, keptByResourcePolicy, parseManifest, type ObjectRef, type Owner, type ReleaseRef } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { describeRef } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
-
-const RESOURCE_POLICY_ANNOTATION = 'helm.sh/resource-policy';
 
 export interface LingeringQuery {
   /** The release's identity. */
@@ -59,7 +57,7 @@ async function manifestRefs(q: LingeringQuery): Promise<ObjectRef[]> {
   }
   const out: ObjectRef[] = [];
   for (const o of objects) {
-    if (o.metadata.annotations?.[RESOURCE_POLICY_ANNOTATION] === 'keep' || o.metadata.name === undefined) continue;
+    if (keptByResourcePolicy(o) || o.metadata.name === undefined) continue;
     const ref: ObjectRef = { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name };
     if (o.metadata.namespace !== undefined && o.metadata.namespace !== '') ref.namespace = o.metadata.namespace;
     else if (await namespaced(q.client, o.apiVersion, o.kind)) ref.namespace = q.release.namespace;
