@@ -6,7 +6,7 @@
  * directory lacks without `metadata/annotations.yaml`: its channels (those whose walk reaches its
  * CSV) and the package's default channel.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { InputError, errorMessage } from '../util/errors.js';
 import { fastYamlDocument, readYaml, YamlError } from '../util/yaml.js';
@@ -94,24 +94,51 @@ export async function versionDirsOf(pkgDir: string): Promise<string[]> {
 }
 
 const YAML_FILE = /\.(ya?ml|json)$/i;
+const CSV_FILE = /clusterserviceversion\.(ya?ml|json)$/i;
+
+/**
+ * Edges of the CSV files already parsed, by path, size and modification time: loading each
+ * version of a package reads its siblings' CSVs, and a CSV can be megabytes, so each is parsed
+ * once while it is unchanged. Bounded; cleared when full.
+ */
+const edgesCache = new Map<string, UpgradeEdges | null>();
+const EDGES_CACHE_MAX = 4096;
+
+async function csvEdgesOfFile(file: string): Promise<UpgradeEdges | undefined> {
+  const st = await stat(file).catch(() => undefined);
+  if (st === undefined || !st.isFile()) return undefined;
+  const key = `${file}\0${st.size}\0${st.mtimeMs}`;
+  const hit = edgesCache.get(key);
+  if (hit !== undefined) return hit ?? undefined;
+  const text = await readFile(file, 'utf8').catch(() => '');
+  let found: UpgradeEdges | undefined;
+  if (text.includes(CSV_KIND)) {
+    for (const doc of parseYamlDocuments(text, path.basename(file)).documents) {
+      if (!isRecord(doc.value) || doc.value.kind !== CSV_KIND) continue;
+      const csv = decodeCsv(doc.value, new Decoder(path.basename(file)));
+      if (csv.name === '') continue;
+      found = { name: csv.name, replaces: csv.replaces, skips: csv.skips };
+      break;
+    }
+  }
+  if (edgesCache.size >= EDGES_CACHE_MAX) edgesCache.clear();
+  edgesCache.set(key, found ?? null);
+  return found;
+}
 
 /**
  * The upgrade edges of the CSV in a version directory (either layout), reading only the files
- * that mention a CSV; undefined when it has none that decodes. Siblings are read this cheaply so
- * loading one version does not load the whole package.
+ * that mention a CSV, those named like one first; undefined when it has none that decodes.
+ * Siblings are read this cheaply so loading one version does not load the whole package.
  */
 export async function readCsvEdges(versionDir: string): Promise<UpgradeEdges | undefined> {
   const manifests = path.join(versionDir, 'manifests');
   const dir = (await readdir(manifests).catch(() => undefined)) === undefined ? versionDir : manifests;
-  for (const name of (await readdir(dir).catch(() => [])).filter((n) => YAML_FILE.test(n)).sort()) {
-    const text = await readFile(path.join(dir, name), 'utf8').catch(() => '');
-    if (!text.includes(CSV_KIND)) continue;
-    for (const doc of parseYamlDocuments(text, name).documents) {
-      if (!isRecord(doc.value) || doc.value.kind !== CSV_KIND) continue;
-      const csv = decodeCsv(doc.value, new Decoder(name));
-      if (csv.name === '') continue;
-      return { name: csv.name, replaces: csv.replaces, skips: csv.skips };
-    }
+  const names = (await readdir(dir).catch(() => [])).filter((n) => YAML_FILE.test(n)).sort();
+  const csvFirst = [...names.filter((n) => CSV_FILE.test(n)), ...names.filter((n) => !CSV_FILE.test(n))];
+  for (const name of csvFirst) {
+    const edges = await csvEdgesOfFile(path.join(dir, name));
+    if (edges !== undefined) return edges;
   }
   return undefined;
 }
