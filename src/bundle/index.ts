@@ -29,5 +29,6 @@ export {
 export { OPTIONAL_VALIDATORS, type OptionalValidator } from './validate-optional.js';
 export { renderChecks } from './render-checks.js';
 export { generateBundle, type GenerateOptions, type GenerateResult } from './generate.js';
-export { buildBundleImage, type BuildBundleOptions, type BuiltBundleImage } from './build.js';
+export { buildBundleImage, bundleAnnotations, stageBundleLayout, type BuildBundleOptions, type BuiltBundleImage } from './build.js';
+export { findPackageManifestFile, readPackageManifest, type PackageManifest } from './package-manifest.js';
 export * from './types.js';

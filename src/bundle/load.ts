@@ -3,16 +3,20 @@
  * - bundle layout: `manifests/` (one CSV, CRDs, other objects) and `metadata/annotations.yaml`
  *   (+ optional `dependencies.yaml`, `properties.yaml`);
  * - package-manifest layout: one version directory with every YAML file directly in it; the
- *   package name comes from the caller or from the `*.package.yaml` one level up.
+ *   package name comes from the caller or from the `*.package.yaml` one level up, and so do its
+ *   channels (those whose `currentCSV` reaches it) and the default channel (`packageManifest`);
+ * - a package-manifest package directory (`<pkg>/` with `<pkg>.package.yaml`) stands for the
+ *   head of its default channel, loaded as that version directory.
  * Every problem that stops loading is collected and thrown at once as a `BundleLoadError`.
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { InputError, type Problem } from '../util/errors.js';
+import { InputError, errorMessage, type Problem } from '../util/errors.js';
 import { Decoder, isRecord, typeName } from './decode.js';
 import { CSV_KIND, decodeCsv } from './csv.js';
 import { csvNameErrors } from './validate-csv.js';
 import { parseYamlDocuments } from './yaml-docs.js';
+import { channelsContaining, defaultChannelOf, defaultHeadDir, findPackageManifestFile, packageGraph, readPackageManifest, versionDirsOf, type PackageContext, type PackageManifest } from './package-manifest.js';
 import { readAhead } from '../util/read-ahead.js';
 import {
   ANNOTATION_CHANNELS,
@@ -54,6 +58,12 @@ export class BundleLoadError extends InputError {
 export interface LoadOptions {
   /** Package name for the package-manifest layout, which has no metadata of its own. */
   packageName?: string;
+  /**
+   * Read the package file beside a version directory without annotations for its channels and
+   * default channel, and take a package directory as its default channel's head (default true).
+   * The catalog renderer, which reads the package file once for every version, turns it off.
+   */
+  packageContext?: boolean;
 }
 
 /** Manifest files read ahead of the one being parsed (bounded, so a directory of thousands of files does not exhaust file handles). */
@@ -67,6 +77,10 @@ export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promis
     throw new BundleLoadError(dir, [{ severity: 'error', rule: 'bundle.not-found', message: 'not a directory', file: dir }]);
   }
   const hasManifests = (await stat(join(dir, 'manifests')).catch(() => undefined))?.isDirectory() ?? false;
+  if (!hasManifests && opts.packageContext !== false) {
+    const head = await packageHeadDir(dir);
+    if (head !== undefined) return loadBundleDir(head, opts);
+  }
   const problems: Problem[] = [];
   const { objects, ignoredFiles } = await readManifests(dir, hasManifests, problems);
   const meta: Metadata = hasManifests ? await loadMetadata(join(dir, 'metadata'), problems) : { dependencies: [], properties: [] };
@@ -74,18 +88,7 @@ export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promis
   const crds = objects.filter((o) => o.kind === 'CustomResourceDefinition');
   for (const crd of crds) checkCrdShape(crd, problems);
 
-  let packageName = meta.annotations?.packageName ?? opts.packageName;
-  // Without annotations the package comes from a package manifest (`package.yaml` or
-  // `*.package.yaml`) next to the manifests or one level up, as opm's directory loader finds it.
-  if (packageName === undefined) packageName = (hasManifests ? await packageNameIn(dir) : undefined) ?? (await packageNameFromParent(dir));
-  if (hasManifests && meta.annotations === undefined && packageName === undefined) {
-    problems.push({
-      severity: 'error',
-      rule: 'bundle.no-annotations',
-      message: `metadata/annotations.yaml with "annotations.${ANNOTATION_PACKAGE}" is required (or a package.yaml / <name>.package.yaml naming the package)`,
-      file: 'metadata/annotations.yaml',
-    });
-  }
+  const { packageName, context } = await packageOf(dir, hasManifests, meta, opts, csv?.name, problems);
   const errors = problems.filter((p) => p.severity === 'error');
   if (errors.length > 0 || csv === undefined) {
     // The CSV's name is still checked, so one run reports it with the load problems.
@@ -106,11 +109,39 @@ export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promis
     others: objects.filter((o) => o.kind !== CSV_KIND && o.kind !== 'CustomResourceDefinition'),
     objects,
     ...(meta.annotations === undefined ? {} : { annotations: meta.annotations }),
+    ...(context === undefined ? {} : { packageManifest: context.context }),
     dependencies: meta.dependencies,
     properties: meta.properties,
     ignoredFiles,
     loadWarnings: problems.filter((p) => p.severity === 'warning'),
   };
+}
+
+/**
+ * The package name (annotations, else the caller's, else a package file: beside `manifests/`, or
+ * one level up as opm's directory loader finds it) and, without annotations, what the package
+ * file one level up says of this version.
+ */
+async function packageOf(
+  dir: string,
+  hasManifests: boolean,
+  meta: Metadata,
+  opts: LoadOptions,
+  csvName: string | undefined,
+  problems: Problem[],
+): Promise<{ packageName: string | undefined; context: { packageName: string; context: PackageContext } | undefined }> {
+  const context = meta.annotations === undefined && opts.packageContext !== false ? await packageContextOf(dir, csvName, problems) : undefined;
+  const packageName =
+    meta.annotations?.packageName ?? opts.packageName ?? (hasManifests ? await packageNameIn(dir) : undefined) ?? context?.packageName ?? (await packageNameFromParent(dir));
+  if (hasManifests && meta.annotations === undefined && packageName === undefined) {
+    problems.push({
+      severity: 'error',
+      rule: 'bundle.no-annotations',
+      message: `metadata/annotations.yaml with "annotations.${ANNOTATION_PACKAGE}" is required (or a package.yaml / <name>.package.yaml naming the package)`,
+      file: 'metadata/annotations.yaml',
+    });
+  }
+  return { packageName, context };
 }
 
 /** Every object of every manifest file: `manifests/` in the bundle layout, else the YAML files of `dir`. */
@@ -296,4 +327,49 @@ async function packageNameIn(parent: string): Promise<string | undefined> {
   const doc = parsed.documents[0]?.value;
   if (!isRecord(doc) || typeof doc.packageName !== 'string') return undefined;
   return doc.packageName;
+}
+
+/** An `InputError` of the package file as a load problem, keeping its file and field. */
+function packageFileProblem(err: unknown, file: string): Problem {
+  if (!(err instanceof InputError)) throw err;
+  const where = [err.file, err.field].filter((x) => x !== undefined && x !== '').join(': ');
+  const message = where !== '' && err.message.startsWith(`${where}: `) ? err.message.slice(where.length + 2) : errorMessage(err);
+  return { severity: 'error', rule: 'package.manifest', message, file: err.file ?? file, ...(err.field === undefined ? {} : { field: err.field }) };
+}
+
+/**
+ * When `dir` is a package-manifest package directory (a package file and version directories),
+ * the version directory it stands for: its default channel's head. Undefined for anything else.
+ */
+async function packageHeadDir(dir: string): Promise<string | undefined> {
+  const file = await findPackageManifestFile(dir);
+  if (file === undefined || (await versionDirsOf(dir)).length === 0) return undefined;
+  try {
+    return await defaultHeadDir(dir, await readPackageManifest(file));
+  } catch (err) {
+    throw new BundleLoadError(dir, [packageFileProblem(err, file)]);
+  }
+}
+
+/**
+ * What the package file one level up says of a version directory without annotations: the
+ * package name, the channels that reach its CSV, the default channel. A version no channel
+ * reaches loads with a warning (it can be validated, not published or run).
+ */
+async function packageContextOf(dir: string, csvName: string | undefined, problems: Problem[]): Promise<{ packageName: string; context: PackageContext } | undefined> {
+  const parent = dirname(dir);
+  const file = await findPackageManifestFile(parent);
+  if (file === undefined) return undefined;
+  let manifest: PackageManifest;
+  try {
+    manifest = await readPackageManifest(file);
+  } catch (err) {
+    problems.push(packageFileProblem(err, file));
+    return undefined;
+  }
+  const channels = csvName === undefined ? [] : channelsContaining(csvName, manifest, await packageGraph(parent));
+  if (csvName !== undefined && channels.length === 0) {
+    problems.push({ severity: 'warning', rule: 'package.no-channel', message: `no channel's currentCSV reaches ${csvName} along replaces/skips (channels: ${manifest.channels.map((c) => `${c.name} → ${c.currentCSV}`).join(', ') || 'none'}), so no catalog can offer it`, file, field: 'channels' });
+  }
+  return { packageName: manifest.packageName, context: { file, channels, defaultChannel: defaultChannelOf(manifest) } };
 }

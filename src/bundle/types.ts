@@ -18,6 +18,16 @@ export const ANNOTATION_METADATA = 'operators.operatorframework.io.bundle.metada
 /** A package manifest: `package.yaml` or `<name>.package.yaml`, as opm finds them. */
 export const PACKAGE_FILE = /(^|\.)package\.ya?ml$/i;
 
+/** What a package-manifest version directory knows of its package, from the package file. */
+export interface PackageContext {
+  /** The package file it was read from. */
+  file: string;
+  /** Channels whose `currentCSV` reaches the bundle along `replaces`/`skips`; empty when none does. */
+  channels: string[];
+  /** The package's default channel (the only channel when the file names none). */
+  defaultChannel: string | undefined;
+}
+
 /** One object from a manifest file, with where it came from. */
 export interface ManifestObject {
   /** Path relative to the bundle root, e.g. `manifests/foo.crd.yaml`. */
@@ -134,6 +144,8 @@ export interface RegistryV1Bundle {
   name: string;
   /** Package name from annotations.yaml or from the caller (package-manifest layout). */
   packageName: string;
+  /** Package-manifest layout: channels and default channel from the package file one level up. */
+  packageManifest?: PackageContext;
   csv: ClusterServiceVersion;
   /** CustomResourceDefinitions (v1 and v1beta1) in the bundle. */
   crds: ManifestObject[];

@@ -6,7 +6,7 @@
  * (`toFbcBundle`, with opm's derived properties).
  */
 import { loadBundleDir, toFbcBundle, type RegistryV1Bundle } from '../bundle/index.js';
-import type { Bundle, Icon } from '../declcfg/index.js';
+import { SCHEMA_CHANNEL, SCHEMA_PACKAGE, type Bundle, type ChannelEntry, type DeclarativeConfig, type Icon } from '../declcfg/index.js';
 import { isRecord } from '../catalog/decode.js';
 
 export { ANNOTATION_MEDIATYPE } from '../bundle/index.js';
@@ -21,6 +21,7 @@ export interface BundleDirInfo {
   skipRange: string | undefined;
   /** From `metadata/annotations.yaml`, when the directory has one. */
   annotationPackage: string | undefined;
+  /** From the annotations, else from the package file beside a package-manifest version directory. */
   channels: string[];
   defaultChannel: string | undefined;
   icon: Icon | undefined;
@@ -41,12 +42,16 @@ function iconOf(raw: Record<string, unknown>): Icon | undefined {
   };
 }
 
-/** Loads one bundle directory; throws `BundleLoadError` (an `InputError`) when it cannot. */
-export async function readBundleDir(dir: string, packageName?: string): Promise<BundleDirInfo> {
-  const bundle = await loadBundleDir(dir, packageName === undefined ? {} : { packageName });
+/**
+ * Loads one bundle directory; throws `BundleLoadError` (an `InputError`) when it cannot. A caller
+ * that reads the package file itself passes `packageContext: false` (see `LoadOptions`).
+ */
+export async function readBundleDir(dir: string, packageName?: string, opts: { packageContext?: boolean } = {}): Promise<BundleDirInfo> {
+  const bundle = await loadBundleDir(dir, { ...(packageName === undefined ? {} : { packageName }), ...opts });
   const { csv } = bundle;
   const spec = isRecord(csv.raw.spec) ? csv.raw.spec : {};
   const a = bundle.annotations;
+  const pm = bundle.packageManifest;
   return {
     dir,
     name: bundle.name,
@@ -55,8 +60,8 @@ export async function readBundleDir(dir: string, packageName?: string): Promise<
     skips: csv.skips,
     skipRange: csv.skipRange === '' ? undefined : csv.skipRange,
     annotationPackage: a?.packageName === '' ? undefined : a?.packageName,
-    channels: a?.channels ?? [],
-    defaultChannel: a?.defaultChannel === '' ? undefined : a?.defaultChannel,
+    channels: a?.channels ?? pm?.channels ?? [],
+    defaultChannel: (a === undefined ? pm?.defaultChannel : a.defaultChannel) || undefined,
     icon: iconOf(csv.raw),
     description: typeof spec.description === 'string' ? spec.description : undefined,
     bundle,
@@ -65,3 +70,37 @@ export async function readBundleDir(dir: string, packageName?: string): Promise<
 
 /** The `olm.bundle` record as opm renders it (`src/bundle`'s `toFbcBundle`). */
 export const defaultBundleRenderer: BundleRenderer = (info, opts) => toFbcBundle(info.bundle, opts);
+
+/** The channel entry of a bundle, with its CSV's upgrade edges. */
+export function channelEntryOfInfo(info: BundleDirInfo): ChannelEntry {
+  return {
+    name: info.name,
+    ...(info.replaces === undefined ? {} : { replaces: info.replaces }),
+    ...(info.skips.length > 0 ? { skips: [...info.skips] } : {}),
+    ...(info.skipRange === undefined ? {} : { skipRange: info.skipRange }),
+  };
+}
+
+/**
+ * Adds one bundle to `cfg` (`run bundle`, publishing a lone version directory): its package if
+ * new (default channel: the bundle's when it is one of its channels, else its first channel), its
+ * entry in each of its channels (`fallbackChannel` when it declares none), its `olm.bundle`
+ * record, which is returned.
+ */
+export async function addBundleToConfig(cfg: DeclarativeConfig, info: BundleDirInfo, o: { packageName: string; image: string; fallbackChannel?: string }): Promise<Bundle> {
+  const pkg = o.packageName;
+  const channels = info.channels.length > 0 ? info.channels : [info.defaultChannel ?? o.fallbackChannel ?? 'stable'];
+  if (!cfg.packages.some((p) => p.name === pkg)) {
+    const def = info.defaultChannel !== undefined && channels.includes(info.defaultChannel) ? info.defaultChannel : channels[0];
+    cfg.packages.push({ schema: SCHEMA_PACKAGE, name: pkg, ...(def === undefined ? {} : { defaultChannel: def }), ...(info.icon === undefined ? {} : { icon: info.icon }) });
+  }
+  cfg.bundles = cfg.bundles.filter((b) => !(b.package === pkg && b.name === info.name));
+  const record = await defaultBundleRenderer(info, { image: o.image, packageName: pkg });
+  cfg.bundles.push(record);
+  for (const name of channels) {
+    const ch = cfg.channels.find((c) => c.package === pkg && c.name === name);
+    if (ch === undefined) cfg.channels.push({ schema: SCHEMA_CHANNEL, package: pkg, name, entries: [channelEntryOfInfo(info)] });
+    else ch.entries = [...ch.entries.filter((e) => e.name !== info.name), channelEntryOfInfo(info)];
+  }
+  return record;
+}

@@ -8,7 +8,7 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { BinnacleError, InputError } from '../util/errors.js';
 import {
   SCHEMA_CHANNEL,
   SCHEMA_PACKAGE,
@@ -18,21 +18,15 @@ import {
   type DeclarativeConfig,
   type Package,
 } from '../declcfg/index.js';
-import { PACKAGE_FILE } from '../bundle/load.js';
-import { isRecord } from '../catalog/decode.js';
+import { findPackageManifestFile, readPackageManifest, walkFromHead, type PackageManifest } from '../bundle/package-manifest.js';
 import { readBundleDir, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
 import { parseStrictSemver } from '../catalog/model.js';
-import { fastYamlDocument, readYaml, YamlError } from '../util/yaml.js';
 import { readAhead } from '../util/read-ahead.js';
 
-export type UpdateGraphMode = 'replaces-mode' | 'semver-mode';
+// The package file's reader lives with the bundle loader, which needs it for a lone version directory.
+export { findPackageManifestFile, readPackageManifest, type PackageManifest } from '../bundle/package-manifest.js';
 
-export interface PackageManifest {
-  packageName: string;
-  channels: { name: string; currentCSV: string }[];
-  defaultChannel: string | undefined;
-  file: string;
-}
+export type UpdateGraphMode = 'replaces-mode' | 'semver-mode';
 
 /** A bundle directory of the package that could not be read, and why. */
 export interface BundleFailure {
@@ -49,36 +43,6 @@ export interface PackageRenderResult {
   failures: BundleFailure[];
   /** Bundles left out because no channel reaches them. */
   unreachable: string[];
-}
-
-export async function findPackageManifestFile(dir: string): Promise<string | undefined> {
-  const names = await readdir(dir);
-  const hit = names.filter((n) => PACKAGE_FILE.test(n)).sort()[0];
-  return hit === undefined ? undefined : path.join(dir, hit);
-}
-
-export async function readPackageManifest(file: string): Promise<PackageManifest> {
-  let doc: unknown;
-  try {
-    const text = await readFile(file, 'utf8');
-    doc = (fastYamlDocument(text) ?? { value: readYaml(text, file, { uniqueKeys: false }) }).value;
-  } catch (err) {
-    throw new InputError('PACKAGE_MANIFEST_YAML', err instanceof YamlError ? err.reason : `not valid YAML: ${errorMessage(err).split('\n')[0] ?? ''}`, { file, cause: err });
-  }
-  if (!isRecord(doc)) throw new InputError('PACKAGE_MANIFEST', 'expected a map with packageName and channels', { file });
-  const packageName = doc.packageName;
-  if (typeof packageName !== 'string' || packageName === '') throw new InputError('PACKAGE_MANIFEST', 'expected a non-empty string', { file, field: 'packageName' });
-  if (!Array.isArray(doc.channels)) throw new InputError('PACKAGE_MANIFEST', 'expected a list of channels', { file, field: 'channels' });
-  const channels: PackageManifest['channels'] = [];
-  doc.channels.forEach((c: unknown, i) => {
-    if (!isRecord(c) || typeof c.name !== 'string' || typeof c.currentCSV !== 'string') {
-      throw new InputError('PACKAGE_MANIFEST', 'expected {name: string, currentCSV: string}', { file, field: `channels[${i}]` });
-    }
-    channels.push({ name: c.name, currentCSV: c.currentCSV });
-  });
-  const dc = doc.defaultChannel;
-  if (dc !== undefined && dc !== null && typeof dc !== 'string') throw new InputError('PACKAGE_MANIFEST', 'expected a string', { file, field: 'defaultChannel' });
-  return { packageName, channels, defaultChannel: typeof dc === 'string' && dc !== '' ? dc : undefined, file };
 }
 
 /** Reads `ci.yaml`'s `updateGraph`; tolerant of the stray `---` the corpus has after values. */
@@ -104,24 +68,6 @@ function entryOf(b: BundleDirInfo): ChannelEntry {
   if (b.skips.length > 0) e.skips = [...b.skips];
   if (b.skipRange !== undefined) e.skipRange = b.skipRange;
   return e;
-}
-
-/** Members of a channel from `currentCSV`: everything reachable by replaces and skips. */
-function walkFromHead(head: string, byName: Map<string, BundleDirInfo>): BundleDirInfo[] {
-  const seen = new Set<string>();
-  const out: BundleDirInfo[] = [];
-  const queue = [head];
-  while (queue.length > 0) {
-    const n = queue.shift();
-    if (n === undefined || seen.has(n)) continue;
-    seen.add(n);
-    const b = byName.get(n);
-    if (b === undefined) continue;
-    out.push(b);
-    if (b.replaces !== undefined) queue.push(b.replaces);
-    queue.push(...b.skips);
-  }
-  return out;
 }
 
 function compareVersions(a: BundleDirInfo, b: BundleDirInfo): number {
@@ -174,7 +120,7 @@ async function loadBundles(dir: string, packageName: string): Promise<LoadedBund
   // The next bundles' files are read while this one is parsed (util/read-ahead.ts).
   const reads = readAhead(await bundleDirsOf(dir), BUNDLES_AHEAD, async (bdir): Promise<BundleDirInfo | BundleFailure> => {
     try {
-      return await readBundleDir(bdir, packageName);
+      return await readBundleDir(bdir, packageName, { packageContext: false });
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
       return { dir: bdir, code: err.code, message: err.message };

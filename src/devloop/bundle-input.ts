@@ -11,7 +11,7 @@ import { validateConfig } from '../catalog/validate.js';
 import { readBundleDir, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
 import { resolveBundleSource } from '../bundle/index.js';
 import { formatReference, parseReference, pullAndUnpack, withDigest, type RegistryClient } from '../oci/index.js';
-import { BinnacleError, errorMessage } from '../util/errors.js';
+import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 
 export interface BundleInput {
   /** What the user gave. */
@@ -31,7 +31,7 @@ function looksLikePath(arg: string): boolean {
 export async function readBundleInput(arg: string, opts: { cacheDir: string; client?: RegistryClient }): Promise<BundleInput> {
   const st = await stat(arg).catch(() => undefined);
   if (st === undefined && looksLikePath(arg)) {
-    throw new BinnacleError('RUN_BUNDLE_DIR_MISSING', `bundle directory ${arg} does not exist: pass a directory with manifests/ and metadata/ (see \`binnacle bundle generate\`), or a bundle image reference`);
+    throw new BinnacleError('RUN_BUNDLE_DIR_MISSING', `bundle directory ${arg} does not exist: pass a directory with manifests/ and metadata/ (see \`binnacle bundle generate\`), a package-manifest version or package directory, or a bundle image reference`);
   }
   if (st !== undefined && !st.isDirectory()) throw new BinnacleError('RUN_BUNDLE_DIR_MISSING', `${arg} is a file, not a bundle directory: pass the directory that holds manifests/ and metadata/`);
   let source: Awaited<ReturnType<typeof resolveBundleSource>>;
@@ -44,10 +44,15 @@ export async function readBundleInput(arg: string, opts: { cacheDir: string; cli
     }
     throw err;
   }
+  // A package-manifest package directory loads as its default channel's head (src/bundle/load.ts).
   const info = await readBundleDir(source.dir, source.packageName);
-  const packageName = source.packageName ?? info.annotationPackage;
+  const packageName = source.packageName ?? info.annotationPackage ?? (info.bundle.packageName === '' ? undefined : info.bundle.packageName);
   if (packageName === undefined) {
-    throw new BinnacleError('RUN_BUNDLE_NO_PACKAGE', `${arg}: no package name (metadata/annotations.yaml has no operators.operatorframework.io.bundle.package.v1): add it, e.g. with \`binnacle bundle generate\``);
+    throw new BinnacleError('RUN_BUNDLE_NO_PACKAGE', `${arg}: no package name (metadata/annotations.yaml has no operators.operatorframework.io.bundle.package.v1, and there is no <package>.package.yaml one level up): add it, e.g. with \`binnacle bundle generate\``);
+  }
+  const pm = info.bundle.packageManifest;
+  if (pm !== undefined && pm.channels.length === 0) {
+    throw new InputError('RUN_BUNDLE_NO_CHANNEL', `no channel's currentCSV reaches ${info.name} along replaces/skips, so no catalog can offer it: add it to a channel, or run a version a channel reaches`, { file: pm.file, field: 'channels' });
   }
   const image = source.image !== undefined && source.digest !== undefined ? formatReference(withDigest(parseReference(source.image), source.digest)) : undefined;
   return { arg, info, packageName, ...(image === undefined ? {} : { image }) };

@@ -12,8 +12,9 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { defaultBundleRenderer, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
-import { emptyDeclarativeConfig, type ChannelEntry, type DeclarativeConfig } from '../declcfg/index.js';
+import { addBundleToConfig, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
+import { bundleAnnotations, stageBundleLayout } from '../bundle/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { satisfiesOlmRange } from '../util/semver.js';
 import { validateConfig } from '../catalog/validate.js';
@@ -98,10 +99,23 @@ function watchOf(mode: string | undefined, namespace: string): NonNullable<Clust
   }
 }
 
-/** The bundle's files as ConfigMaps: `manifests/` and `metadata/`, flat. */
+/**
+ * The bundle's files as ConfigMaps: `manifests/` and `metadata/`, flat. A package-manifest
+ * version directory is staged in the bundle layout first, its annotations made from the package
+ * file (src/bundle/build.ts), so the manager loads it as it loads any bundle.
+ */
 async function bundleFiles(info: BundleDirInfo): Promise<{ manifests: PackedFile[]; metadata: PackedFile[] }> {
   const has = async (p: string): Promise<boolean> => (await stat(p).catch(() => undefined))?.isDirectory() === true;
-  if (!(await has(join(info.dir, 'manifests')))) throw new BinnacleError('RUN_BUNDLE_LAYOUT', `${info.dir} has no manifests/ directory: run bundle takes the bundle layout (manifests/, metadata/)`);
+  if (info.bundle.layout === 'package-manifest') {
+    const staged = await mkdtemp(join(tmpdir(), 'binnacle-run-bundle-stage-'));
+    try {
+      await stageBundleLayout(info.bundle, staged, bundleAnnotations(info.bundle));
+      return { manifests: await readFlatDir(join(staged, 'manifests')), metadata: await readFlatDir(join(staged, 'metadata')) };
+    } finally {
+      await rm(staged, { recursive: true, force: true });
+    }
+  }
+  if (!(await has(join(info.dir, 'manifests')))) throw new BinnacleError('RUN_BUNDLE_LAYOUT', `${info.dir} has no manifests/ directory: run bundle takes the bundle layout (manifests/, metadata/) or a package-manifest version directory`);
   const manifests = await readFlatDir(join(info.dir, 'manifests'));
   const metadata = (await has(join(info.dir, 'metadata'))) ? await readFlatDir(join(info.dir, 'metadata')) : [];
   return { manifests, metadata };
@@ -117,32 +131,11 @@ async function shipBundle(client: KubeClient, info: BundleDirInfo, pkg: string, 
   return formatConfigMapsImage(namespace, packed.map((p) => ({ name: p.name, path: p.path })));
 }
 
-/** The channel entry of a bundle, with its CSV's upgrade edges. */
-function entryOf(info: BundleDirInfo): ChannelEntry {
-  return {
-    name: info.name,
-    ...(info.replaces === undefined ? {} : { replaces: info.replaces }),
-    ...(info.skips.length > 0 ? { skips: info.skips } : {}),
-    ...(info.skipRange === undefined ? {} : { skipRange: info.skipRange }),
-  };
-}
-
 /** Adds the bundle to `cfg`: its package (if new), its channels, its `olm.bundle`. */
 async function addBundle(cfg: DeclarativeConfig, info: BundleDirInfo, pkg: string, image: string): Promise<void> {
-  const channels = info.channels.length > 0 ? info.channels : [info.defaultChannel ?? 'run-bundle'];
-  if (!cfg.packages.some((p) => p.name === pkg)) {
-    cfg.packages.push({ schema: 'olm.package', name: pkg, defaultChannel: info.defaultChannel ?? channels[0] ?? 'run-bundle', ...(info.icon === undefined ? {} : { icon: info.icon }) });
-  }
-  cfg.bundles = cfg.bundles.filter((b) => !(b.package === pkg && b.name === info.name));
-  const record = await defaultBundleRenderer(info, { image, packageName: pkg });
+  const record = await addBundleToConfig(cfg, info, { packageName: pkg, image, fallbackChannel: 'run-bundle' });
   // A bundle kept in ConfigMaps is no image to mirror: it is not a related image.
   if (record.relatedImages !== undefined) record.relatedImages = record.relatedImages.filter((r) => r.image !== image || !image.startsWith('configmaps://'));
-  cfg.bundles.push(record);
-  for (const name of channels) {
-    const ch = cfg.channels.find((c) => c.package === pkg && c.name === name);
-    if (ch === undefined) cfg.channels.push({ schema: 'olm.channel', package: pkg, name, entries: [entryOf(info)] });
-    else ch.entries = [...ch.entries.filter((e) => e.name !== info.name), entryOf(info)];
-  }
 }
 
 /** Writes the catalog into ConfigMaps `<catalog>-fbc[-n]` and points the ClusterCatalog at them. */

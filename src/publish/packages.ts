@@ -9,15 +9,15 @@
  * need: push only the bundles the resolver will pick, and skip packages that cannot be
  * published (reported with why) instead of failing the whole catalog.
  */
-import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { stringify } from 'yaml';
-import { ANNOTATION_CHANNELS, ANNOTATION_MANIFESTS, ANNOTATION_MEDIATYPE, ANNOTATION_METADATA, ANNOTATION_PACKAGE, MEDIATYPE_REGISTRY_V1, loadBundleDir } from '../bundle/index.js';
+import { bundleAnnotations, loadBundleDir, stageBundleLayout } from '../bundle/index.js';
 import { buildImage, formatReference, parseReference, pushImage, RegistryClient, withDigest } from '../oci/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { renderPackageDir } from '../catalog-render/package-dir.js';
-import { defaultBundleRenderer } from '../catalog-render/bundle-dir.js';
+import { addBundleToConfig, defaultBundleRenderer, readBundleDir, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
+import { isBundleDir } from '../catalog-render/source-kind.js';
 import { buildCatalogImage } from './catalog-image.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { validateConfig } from '../catalog/validate.js';
@@ -63,35 +63,35 @@ export interface PublishResult {
 interface BundleOrigin {
   dir: string;
   pkgDir: string;
+  packageName: string;
   tag: string;
 }
 
-const BUNDLE_LABELS = {
-  [ANNOTATION_MEDIATYPE]: MEDIATYPE_REGISTRY_V1,
-  [ANNOTATION_MANIFESTS]: 'manifests/',
-  [ANNOTATION_METADATA]: 'metadata/',
-};
-
-/** Stages one version directory in the bundle layout and returns the layout's root. */
-async function stageBundle(dir: string, pkg: string, work: string): Promise<{ root: string; labels: Record<string, string>; name: string; version: string }> {
-  const bundle = await loadBundleDir(dir, { packageName: pkg });
+/**
+ * Stages one version directory in the bundle layout and returns the layout's root. A
+ * package-manifest version gets its annotations from the rendered catalog's channels.
+ */
+async function stageBundle(dir: string, pkg: string, channels: string[], work: string): Promise<{ root: string; labels: Record<string, string>; name: string; version: string }> {
+  const bundle = await loadBundleDir(dir, { packageName: pkg, packageContext: false });
   const root = join(work, basename(dir));
-  await mkdir(join(root, 'metadata'), { recursive: true });
-  if (bundle.layout === 'bundle') {
-    await cp(join(dir, 'manifests'), join(root, 'manifests'), { recursive: true });
-    await cp(join(dir, 'metadata'), join(root, 'metadata'), { recursive: true });
-  } else {
-    await mkdir(join(root, 'manifests'));
-    for (const f of await readdir(dir)) if (/\.(ya?ml|json)$/.test(f)) await cp(join(dir, f), join(root, 'manifests', f));
-  }
-  const annotations = {
-    ...BUNDLE_LABELS,
-    ...bundle.annotations?.all,
-    [ANNOTATION_PACKAGE]: pkg,
-    [ANNOTATION_CHANNELS]: bundle.annotations?.channels.join(',') ?? 'stable',
-  };
-  if (bundle.layout !== 'bundle') await writeFile(join(root, 'metadata', 'annotations.yaml'), stringify({ annotations }));
-  return { root, labels: annotations, name: bundle.name, version: bundle.csv.version };
+  // The catalog's channels where the bundle names none of its own (package-manifest layout).
+  const labels = bundleAnnotations(bundle, (bundle.annotations?.channels.length ?? 0) === 0 ? channels : undefined);
+  await stageBundleLayout(bundle, root, labels);
+  return { root, labels, name: bundle.name, version: bundle.csv.version };
+}
+
+/**
+ * A lone version directory (either layout) as a package of one bundle: its channels and default
+ * channel from its annotations or the package file one level up, as `run bundle` makes its catalog.
+ */
+async function renderVersionDir(dir: string, imageFor: (pkg: string, b: BundleDirInfo) => string): Promise<{ config: DeclarativeConfig; packageName: string; failures: { code: string; message: string }[] }> {
+  const info = await readBundleDir(dir);
+  const pkg = info.annotationPackage ?? info.bundle.packageName;
+  const cfg = emptyDeclarativeConfig();
+  // Refused like a bundle image would be: no package, or (package-manifest) no channel reaches it.
+  bundleAnnotations(info.bundle);
+  await addBundleToConfig(cfg, info, { packageName: pkg, image: imageFor(pkg, info) });
+  return { config: cfg, packageName: pkg, failures: [] };
 }
 
 export async function publishPackages(o: PublishOptions): Promise<PublishResult> {
@@ -104,17 +104,19 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
     const rejected: PublishResult['rejected'] = [];
     const origins = new Map<string, BundleOrigin>();
     for (const pkgDir of o.packages) {
+      const versionDir = await isBundleDir(pkgDir);
       const dirName = basename(pkgDir);
       const found = new Map<string, BundleOrigin>();
       // A tag allows [A-Za-z0-9_.-] only: semver build metadata (`+…`) becomes `-`.
-      const tagFor = (b: { dir: string; version: string }): string => `${o.registry}/${repo}/${dirName}-bundle:v${(b.version || basename(b.dir)).replace(/[^A-Za-z0-9_.-]/g, '-')}`;
-      const rendered = await renderPackageDir(pkgDir, {
-        renderBundle: defaultBundleRenderer,
-        imageFor: (_pkg, b) => {
-          found.set(b.name, { dir: b.dir, pkgDir: dirName, tag: tagFor(b) });
-          return tagFor(b);
-        },
-      }).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
+      // The repository is named for the package directory, or for a lone version's package.
+      const tagFor = (pkg: string, b: { dir: string; version: string }): string =>
+        `${o.registry}/${repo}/${versionDir ? pkg : dirName}-bundle:v${(b.version || basename(b.dir)).replace(/[^A-Za-z0-9_.-]/g, '-')}`;
+      const imageFor = (pkg: string, b: BundleDirInfo): string => {
+        found.set(b.name, { dir: b.dir, pkgDir: dirName, packageName: pkg, tag: tagFor(pkg, b) });
+        return tagFor(pkg, b);
+      };
+      // A version directory is published as a package of that one bundle; a package directory whole.
+      const rendered = await (versionDir ? renderVersionDir(pkgDir, imageFor) : renderPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor })).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
       if (rendered.failures.length > 0) {
         const message = `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`;
         if (o.skipInvalid !== true) throw new BinnacleError('PUBLISH_PACKAGE_INVALID', message);
@@ -140,7 +142,8 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
     for (const b of merged.bundles) {
       const origin = origins.get(b.name);
       if (origin === undefined || !chosen.has(b.name)) continue;
-      const staged = await stageBundle(origin.dir, origin.pkgDir, join(work, origin.pkgDir));
+      const channels = merged.channels.filter((c) => c.package === b.package && c.entries.some((e) => e.name === b.name)).map((c) => c.name);
+      const staged = await stageBundle(origin.dir, origin.packageName, channels, join(work, origin.pkgDir));
       const image = await buildImage({ layers: [{ dir: join(staged.root, 'manifests'), prefix: '/manifests' }, { dir: join(staged.root, 'metadata'), prefix: '/metadata' }], labels: staged.labels });
       const result = await pushImage(image, origin.tag, client);
       await rm(image.layoutDir, { recursive: true, force: true });

@@ -39,8 +39,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
 
   bundle
     .command('validate')
-    .description('Validate bundles (directories, package-manifest packages, or bundle images); exit 1 if any has errors')
-    .argument('<sources...>', 'bundle directories, package directories, or image references')
+    .description('Validate bundles (bundle directories, package-manifest version directories, package-manifest packages, or bundle images); exit 1 if any has errors')
+    .argument('<sources...>', 'bundle or package-manifest version directories, package directories (every version and the package file), or image references')
     .option('--select-optional <selector>', 'optional validators: suite=operatorframework or name=<validator> (repeatable)', collect, [])
     .option('--k8s-version <version>', 'Kubernetes version to check removed APIs against')
     .addOption(outputOption(['text', 'json'], 'text'))
@@ -79,7 +79,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
   bundle
     .command('render')
     .description('Turn a bundle into the Kubernetes objects OLM would create for it')
-    .argument('<source>', 'bundle directory or image reference')
+    .argument('<source>', "bundle directory, package-manifest version directory, package directory (its default channel's head), or image reference")
     .requiredOption('--install-namespace <ns>', 'namespace the operator is installed into')
     .option('--watch-namespace <ns>', "namespace the operator watches (repeatable; '' or none = all namespaces)", collect, [])
     .option('--config <file>', 'deployment overrides (YAML: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations)')
@@ -120,7 +120,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
   bundle
     .command('fbc')
     .description('Print the file-based-catalog olm.bundle record of a bundle, with its derived properties')
-    .argument('<source>', 'bundle directory or image reference')
+    .argument('<source>', "bundle directory, package-manifest version directory, package directory (its default channel's head), or image reference")
     .option('--image <ref>', 'bundle image to record (default: the source, when it is an image)')
     .option('--package <name>', 'package name (package-manifest layout)')
     .addOption(outputOption(['json', 'yaml'], 'json'))
@@ -189,8 +189,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
 
   bundle
     .command('build')
-    .description('Build a bundle image (/manifests, /metadata, labels from annotations.yaml), optionally push it')
-    .argument('<dir>', 'bundle directory')
+    .description('Build a bundle image (/manifests, /metadata, labels from annotations.yaml, or for a package-manifest directory from its package file), optionally push it')
+    .argument('<dir>', "bundle directory, package-manifest version directory, or package directory (its default channel's head)")
     .requiredOption('--tag <ref>', 'image reference')
     .option('--push', 'push the image to its registry')
     .option('--layout <dir>', 'OCI image layout directory to write (default: a temp directory)')

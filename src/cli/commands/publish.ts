@@ -8,7 +8,7 @@ export function registerPublishCommand(program: Command, ctx: CliContext): void 
   const catalog = program.commands.find((c) => c.name() === 'catalog') ?? program.command('catalog').description('File-based catalogs');
   catalog
     .command('publish <packageDir...>')
-    .description('Build and push a bundle image for every version of each package, then a catalog image pointing at them by digest')
+    .description('Build and push a bundle image for every version of each package, then a catalog image pointing at them by digest; a version directory (bundle or package-manifest layout) publishes that one bundle, in the channels its annotations or package file give it')
     .requiredOption('--registry <host>', 'registry host, e.g. 127.0.0.1:5000')
     .option('--repository <prefix>', 'repository prefix', 'binnacle')
     .option('--tag <ref>', 'catalog image tag (default <registry>/<repository>/catalog:latest)')

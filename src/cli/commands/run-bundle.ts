@@ -37,7 +37,7 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
   const progress = (line: string): void => ctx.err(`${line}\n`);
 
   addKubeFlags(run.command('bundle <bundle>'))
-    .description('Install one bundle (a directory, shipped in ConfigMaps with no registry, or an image) through a ClusterCatalog and a ClusterExtension; needs a Binnacle manager on the cluster')
+    .description("Install one bundle (a directory, shipped in ConfigMaps with no registry, or an image) through a ClusterCatalog and a ClusterExtension; needs a Binnacle manager on the cluster. A package-manifest version directory takes its channels from the package file one level up; a package directory stands for its default channel's head")
     .option('-n, --namespace <ns>', 'install namespace (default: the package name)')
     .option('--install-mode <mode>', 'AllNamespaces | OwnNamespace | SingleNamespace=NS | MultiNamespace=NS1,NS2 (default: the CSV install modes decide)')
     .option('--service-account <name>', 'an existing ServiceAccount in the namespace to install through (default: one bound to cluster-admin is made)')
@@ -67,7 +67,7 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
     });
 
   addKubeFlags(run.command('bundle-upgrade <bundle>'))
-    .description('Upgrade an operator installed by `run bundle` to this bundle (a directory or an image), along its upgrade edges (replaces, skips, skipRange)')
+    .description("Upgrade an operator installed by `run bundle` to this bundle (a directory, package-manifest version directory, package directory (its default channel's head), or an image), along its upgrade edges (replaces, skips, skipRange)")
     .option('--timeout <duration>', 'how long to wait for the upgrade to be installed and healthy (e.g. 90s, 5m)', parseDuration, 300_000)
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .action(async (bundle: string, flags: RunFlags) => {
