@@ -9,8 +9,8 @@
 // With -cases it instead reads one JSON case a line, {"id","validator","path","values"}, and runs
 // that one validator on that file or directory as the reference's own tests do (test/corpus/
 // validator-parity-reference.test.ts): a per-kind validator (csv, crd, object, operatorgroup,
-// packagemanifest) on the object a file holds, "default" (DefaultBundleValidators) on a bundle
-// directory, or an optional suite on the bundle with "values" as its optional key values
+// packagemanifest) on the object a file holds, "bundle" (BundleValidator) or "default"
+// (DefaultBundleValidators) on a bundle directory, or an optional suite on the bundle with "values" as its optional key values
 // (k8s-version, index-path).
 package main
 
@@ -211,8 +211,11 @@ func runCase(c refCase) ([]errors.ManifestResult, error) {
 	if bundle == nil {
 		return nil, fmt.Errorf("no bundle")
 	}
-	if c.Validator == "default" {
+	switch c.Validator {
+	case "default":
 		return validation.DefaultBundleValidators.Validate(bundle.ObjectsToValidate()...), nil
+	case "bundle":
+		return validation.BundleValidator.Validate(bundle), nil
 	}
 	v, ok := suites[c.Validator]
 	if !ok {
