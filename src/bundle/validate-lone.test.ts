@@ -119,3 +119,24 @@ describe('stricter than operator-framework/api: validation warns, the install re
     assert.ok(validateLoadedBundle({ ...b, csv: { ...b.csv, strategy: '' } }).errors().some((p) => p.field === 'spec.install.strategy'));
   });
 });
+
+describe("the reference's loader rules", () => {
+  it('a subdirectory or hidden file beside the manifests is an error; a v1 CRD with only spec.version provides no API', async (t) => {
+    const d = await scratch(t);
+    await cp(WEBHOOK, d, { recursive: true });
+    await mkdir(join(d, 'manifests', 'extra'));
+    await writeFile(join(d, 'manifests', '.hidden'), 'x');
+    const { result } = await validateBundleDir(d);
+    assert.deepEqual(result.errors().map((p) => `${p.rule} ${p.file ?? ''}`).sort(), ['bundle.manifests-dir manifests/.hidden', 'bundle.manifests-dir manifests/extra']);
+
+    const d2 = await scratch(t);
+    await cp(WEBHOOK, d2, { recursive: true });
+    const crd = parse(await readFile(join(d2, CRD), 'utf8')) as Obj;
+    const spec = o(crd.spec);
+    spec.version = (spec.versions as Obj[])[0]?.name;
+    delete spec.versions;
+    await writeFile(join(d2, CRD), stringify(crd));
+    const r2 = (await validateBundleDir(d2)).result;
+    assert.ok(rules(r2.errors()).includes('bundle.owned-crd-missing'), r2.render());
+  });
+});
