@@ -169,8 +169,9 @@ export function providedApis(bundle: RegistryV1Bundle): Gvk[] {
     if (Array.isArray(spec.versions)) {
       for (const v of spec.versions) if (isRecord(v) && typeof v.name === 'string') versions.add(v.name);
     }
-    // v1beta1 CRDs may name a single version instead of (or as well as) a list.
-    if (typeof spec.version === 'string' && spec.version !== '') versions.add(spec.version);
+    // v1beta1 CRDs may name a single version instead of (or as well as) a list; v1 has no such
+    // field (the API server and opm ignore it), so a v1 CRD with only spec.version provides nothing.
+    if (crd.apiVersion !== 'apiextensions.k8s.io/v1' && typeof spec.version === 'string' && spec.version !== '') versions.add(spec.version);
     for (const version of versions) out.push({ group, kind, version });
   }
   for (const api of bundle.csv.ownedAPIServices) out.push({ group: api.group, kind: api.kind, version: api.version });

@@ -144,6 +144,33 @@ async function packageOf(
   return { packageName, context };
 }
 
+/**
+ * The objects a path holds without requiring a bundle: the documents of one manifest file, or
+ * of every manifest file of a directory (`manifests/` when there is one). For validating lone
+ * objects (a CRD, a CSV, an OperatorGroup, ...) as operator-framework/api's per-kind validators do.
+ */
+export async function loadManifestObjects(path: string): Promise<{ objects: ManifestObject[]; problems: Problem[] }> {
+  const problems: Problem[] = [];
+  const st = await stat(path).catch(() => undefined);
+  if (st === undefined) return { objects: [], problems: [{ severity: 'error', rule: 'bundle.not-found', message: 'no such file or directory', file: path }] };
+  if (st.isDirectory()) {
+    const hasManifests = (await stat(join(path, 'manifests')).catch(() => undefined))?.isDirectory() ?? false;
+    return { objects: (await readManifests(path, hasManifests, problems)).objects, problems };
+  }
+  const name = basename(path);
+  const text = await readBundleFile(path, name, problems);
+  const objects: ManifestObject[] = [];
+  if (text !== undefined) {
+    const parsed = parseYamlDocuments(text, name);
+    problems.push(...parsed.problems);
+    for (const doc of parsed.documents) {
+      const obj = toManifestObject(doc.value, name, doc.index, problems);
+      if (obj !== undefined) objects.push(obj);
+    }
+  }
+  return { objects, problems };
+}
+
 /** Every object of every manifest file: `manifests/` in the bundle layout, else the YAML files of `dir`. */
 async function readManifests(dir: string, hasManifests: boolean, problems: Problem[]): Promise<{ objects: ManifestObject[]; ignoredFiles: string[] }> {
   const objects: ManifestObject[] = [];

@@ -70,6 +70,15 @@ export function renderChecks(bundle: RegistryV1Bundle): Problem[] {
       err('render.apiservice-deployment', `owned API service ${a.version}.${a.group} refers to deployment "${a.deploymentName}", which the CSV does not define`, `${a.field}.deploymentName`);
     }
   }
+  for (const crd of bundle.crds) {
+    if (crd.apiVersion !== 'apiextensions.k8s.io/v1') continue;
+    const spec = isRecord(crd.object.spec) ? crd.object.spec : {};
+    const versions = Array.isArray(spec.versions) ? spec.versions : [];
+    versions.forEach((v, i) => {
+      // Installed without one, the CRD would prune every field of its objects (or be refused).
+      if (isRecord(v) && !isRecord(v.schema)) err('render.crd-schema', `CRD "${crd.name}" version ${String(v.name)} has no schema; apiextensions.k8s.io/v1 requires one`, `spec.versions[${i}].schema`, crd.file);
+    });
+  }
   for (const o of bundle.others) {
     if (!kindSupport(o.kind).supported) {
       err('render.object-kind', `kind "${o.kind}" (object "${o.name}") is not supported in registry+v1 bundles`, 'kind', o.file);

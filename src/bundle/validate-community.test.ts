@@ -76,6 +76,29 @@ describe('optional validators at parity with operator-framework/api', () => {
     assert.deepEqual(messages({ ...b, csv: { ...b.csv, annotations: noProps } }, { optional: ['community'] }), []);
   });
 
+  it('community: build metadata in olm.maxOpenShiftVersion is no patch part; the index-path Dockerfile label is checked, its absence warned', async (t) => {
+    const b = await webhook();
+    const old = withAnnotations({ ...b, others: [...b.others, obj('ClusterRole', 'rbac.authorization.k8s.io/v1beta1', { rules: [] }, 'old-role')] }, { 'olm.properties': '[{"type":"olm.maxOpenShiftVersion","value":"4.8.0+build"}]' });
+    const noIndex = validateLoadedBundle(old, { optional: ['community'] });
+    assert.deepEqual(noIndex.errors(), []);
+    assert.deepEqual(noIndex.warnings().filter((p) => p.rule.startsWith('community')).map((p) => p.rule), ['community.index-path']);
+    const d = await mkdtemp(join(tmpdir(), 'community-index-'));
+    t.after(() => rm(d, { recursive: true, force: true }));
+    const label = async (line: string): Promise<string[]> => {
+      const f = join(d, `${line.length}-${Math.random()}.Dockerfile`);
+      await writeFile(f, `FROM scratch\n${line}\n`);
+      return validateLoadedBundle(old, { optional: ['community'], indexPath: f }).errors().map((p) => p.message);
+    };
+    assert.deepEqual(await label('LABEL com.redhat.openshift.versions="v4.6-v4.8"'), []);
+    assert.deepEqual(await label('LABEL com.redhat.openshift.versions="=v4.8"'), []);
+    assert.match((await label('LABEL com.redhat.openshift.versions="v4.6-v4.9"'))[0] ?? '', /deprecated and removed in v1\.22/);
+    assert.match((await label('LABEL com.redhat.openshift.versions="=v4.9"'))[0] ?? '', /deprecated and removed in v1\.22/);
+    assert.match((await label('LABEL com.redhat.openshift.versions="v4.6,v4.7"'))[0] ?? '', /allows to distribute it on >= 4\.9/);
+    assert.match((await label('LABEL other=1'))[0] ?? '', /provide compatible version\(s\) via the labels/);
+    const missing = validateLoadedBundle(old, { optional: ['community'], indexPath: join(d, 'nope') }).errors();
+    assert.match(missing[0]?.message ?? '', /was not found/);
+  });
+
   it('operatorhub: maintainers emails are checked with or without a name; categories, capabilities', async () => {
     const b = await webhook();
     const raw = structuredClone(b.csv.raw);

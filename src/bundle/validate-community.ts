@@ -3,7 +3,7 @@
  * category list of `OPERATOR_BUNDLE_CATEGORIES`. Messages keep the reference's wording where a
  * user would search for it.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ValidationResult } from '../util/errors.js';
 import { isRecord } from './decode.js';
@@ -46,13 +46,26 @@ const DEPRECATION = 'This bundle is using APIs which were deprecated and removed
 
 /**
  * `community`: a bundle that uses APIs removed in Kubernetes 1.22 must cap the OpenShift
- * version with `olm.maxOpenShiftVersion` < 4.9 in its `olm.properties` annotation.
+ * version with `olm.maxOpenShiftVersion` < 4.9 in its `olm.properties` annotation, and the
+ * `com.redhat.openshift.versions` label of its image's Dockerfile (`indexPath`, the reference's
+ * `index-path` value) must stop below 4.9; without `indexPath` that label is not checked (a
+ * warning says so).
  */
-export function communityValidator(b: RegistryV1Bundle, r: ValidationResult): void {
+export function communityValidator(b: RegistryV1Bundle, r: ValidationResult, indexPath?: string): void {
   const found = removedIn122(b);
   if (found.size === 0) return;
   const apis = removedApisMessage(found);
   const at = { file: b.csv.file, field: 'metadata.annotations.olm.properties' };
+  checkMaxOpenShiftVersion(b, r, apis, at);
+  if (indexPath === undefined || indexPath === '') {
+    r.warning('community.index-path', `please, inform the path of its index image file via the the optional key values and the key index-path to allow this validator check the labels configuration or migrate the API(s) for ${apis}. (e.g. index-path=./mypath/bundle.Dockerfile). ${DEPRECATION} `, at);
+    return;
+  }
+  const problem = ocpLabelProblem(indexPath, apis);
+  if (problem !== undefined) r.error('community.ocp-versions-label', problem, { file: indexPath, field: OCP_LABEL });
+}
+
+function checkMaxOpenShiftVersion(b: RegistryV1Bundle, r: ValidationResult, apis: string, at: { file: string; field: string }): void {
   const props = b.csv.annotations['olm.properties'];
   if (props === undefined || props === '') {
     r.error('community.max-openshift-version', `csv.Annotations not specified olm.maxOpenShiftVersion for an OCP version < 4.9. This annotation is required to prevent the user from upgrading their OCP cluster before they have installed a version of their operator which is compatible with 4.9. ${DEPRECATION} which are no longer supported on 4.9. Migrate the API(s) for ${apis} or use the annotation`, at);
@@ -81,7 +94,8 @@ export function communityValidator(b: RegistryV1Bundle, r: ValidationResult): vo
     r.error('community.max-openshift-version', `csv.Annotations.olm.properties has an invalid value. Unable to parse (${value}) using semver`, at);
     return;
   }
-  if (v.patch !== 0 || v.rest !== '') {
+  // Build metadata does not count in semver equality: 4.8.0+build is 4.8.0.
+  if (v.patch !== 0 || v.prerelease !== '') {
     r.warning('community.max-openshift-version', `csv.Annotations.olm.properties has an invalid value. olm.maxOpenShiftVersion must specify only major.minor versions, ${value} will be truncated to ${v.core[0]}.${v.core[1]}.0`, at);
     return;
   }
@@ -90,12 +104,47 @@ export function communityValidator(b: RegistryV1Bundle, r: ValidationResult): vo
   }
 }
 
+const OCP_LABEL = 'com.redhat.openshift.versions';
+
+/**
+ * The reference's reading of the Dockerfile's `com.redhat.openshift.versions` label: `=v4.8`
+ * (exactly), `v4.6-v4.8` (a range, its end checked) or `v4.6` (open-ended, so 4.9+ too: refused).
+ */
+function ocpLabelProblem(path: string, apis: string): string | undefined {
+  let text: string;
+  try {
+    if (statSync(path).isDirectory()) return `the index image in the path (${path}) is not file. Please, inform the path of its index image via the the optional key values and the key index-path. The value informed is a diretory and not a file`;
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    return `the index image in the path (${path}) was not found. Please, inform the path of the bundle operator index image via the the optional key values and the key index-path. (e.g. index-path=./mypath/bundle.Dockerfile). Error : ${e instanceof Error ? e.message : String(e)}`;
+  }
+  const line = text.split('\n').find((l) => l.includes(OCP_LABEL));
+  const advice = `Migrate the API(s) for ${apis} or provide compatible version(s) by using the ${OCP_LABEL} annotation in \`metadata/annotations.yaml\` to ensure that the index image will be generated with its label. (e.g. LABEL ${OCP_LABEL}='4.6-4.8')`;
+  if (line === undefined) return `${DEPRECATION}. Migrate the APIs for ${apis} or provide compatible version(s) via the labels. (e.g. LABEL ${OCP_LABEL}='4.6-4.8')`;
+  if (!line.includes('=')) return `invalid syntax (${line}) for (${OCP_LABEL})`;
+  const parts = line.split('=');
+  const clean = (s: string): string => s.replace(/['"v]/g, '');
+  if (parts.length > 2 && (parts[2] ?? '') !== '') {
+    const exact = clean(parts[2] ?? '');
+    const v = parseTolerant(exact);
+    if (v === undefined) return `unable to parse the value (${exact}) on (${OCP_LABEL})`;
+    return compareVersions(v, OCP_V1BETA1_UNSUPPORTED) >= 0 ? `${DEPRECATION}. ${advice}` : undefined;
+  }
+  const range = clean(parts[1] ?? '');
+  if (range.length <= 1) return `unable to get the range informed on ${OCP_LABEL}`;
+  if (!range.includes('-')) return `${DEPRECATION} The ${range} allows to distribute it on >= 4.9. ${advice}`;
+  const end = range.split('-')[1] ?? '';
+  const v = parseTolerant(end);
+  if (v === undefined) return `unable to parse the value (${end}) on (${OCP_LABEL})`;
+  return compareVersions(v, OCP_V1BETA1_UNSUPPORTED) >= 0 ? `${DEPRECATION}. ${advice}` : undefined;
+}
+
 /** blang/semver `ParseTolerant`, keeping whether a patch or pre-release/build part was given. */
-function parseTolerantFull(s: string): { core: [number, number, number]; patch: number; rest: string } | undefined {
+function parseTolerantFull(s: string): { core: [number, number, number]; patch: number; prerelease: string } | undefined {
   const core = parseTolerant(s);
   if (core === undefined) return undefined;
-  const m = /^v?\d+(?:\.\d+)?(?:\.\d+)?(.*)$/.exec(s.trim());
-  return { core, patch: core[2], rest: m?.[1] ?? '' };
+  const m = /^v?\d+(?:\.\d+)?(?:\.\d+)?(?:-([^+]*))?(?:\+.*)?$/.exec(s.trim());
+  return { core, patch: core[2], prerelease: m?.[1] ?? '' };
 }
 
 const DEFAULT_SCCS = new Set(['privileged', 'restricted', 'anyuid', 'hostaccess', 'hostmount-anyuid', 'hostnetwork', 'node-exporter', 'nonroot']);
@@ -110,7 +159,12 @@ function strs(v: unknown): string[] {
  * SecurityContextConstraints (or create PodDisruptionBudgets: a warning).
  */
 export function objectValidator(b: RegistryV1Bundle, r: ValidationResult): void {
-  for (const o of b.others) {
+  validateObjects(b.others, r);
+}
+
+/** The `object` checks on any list of objects (a bundle's, or lone manifests). */
+export function validateObjects(objects: readonly ManifestObject[], r: ValidationResult): void {
+  for (const o of objects) {
     const spec = isRecord(o.object.spec) ? o.object.spec : {};
     const at = (field: string): { file: string; field: string } => ({ file: o.file, field });
     if (o.kind === 'PodDisruptionBudget') {
@@ -166,7 +220,12 @@ export function annotationCaseErrors(annotations: Record<string, unknown>): { ke
 
 /** `operatorgroup`: an OperatorGroup's OLM annotation keys are spelled exactly. */
 export function operatorGroupValidator(b: RegistryV1Bundle, r: ValidationResult): void {
-  for (const o of b.others) {
+  validateOperatorGroups(b.others, r);
+}
+
+/** The `operatorgroup` checks on any list of objects. */
+export function validateOperatorGroups(objects: readonly ManifestObject[], r: ValidationResult): void {
+  for (const o of objects) {
     if (o.kind !== 'OperatorGroup' || !o.apiVersion.startsWith('operators.coreos.com/')) continue;
     const meta = isRecord(o.object.metadata) ? o.object.metadata : {};
     const ann = isRecord(meta.annotations) ? meta.annotations : {};

@@ -97,7 +97,8 @@ function checkVersions({ crd, spec, r, v1, at }: CrdCtx): void {
     seen.add(name);
     if (v.storage === true) storage++;
     if (v.served === true) served++;
-    if (v1 && !isRecord(v.schema)) r.error('crd.schema', 'a v1 CRD version needs a schema', at(`${p}.schema`));
+    // operator-framework/api accepts it; the API server does not, and Binnacle refuses to install it (render.crd-schema).
+    if (v1 && !isRecord(v.schema)) r.warning('crd.schema', 'a v1 CRD version needs a schema: the API server refuses it without one, and Binnacle will not install this bundle', at(`${p}.schema`));
     if (isRecord(v.schema) && isRecord(v.schema.openAPIV3Schema)) {
       if (v1) structural(v.schema.openAPIV3Schema, `${p}.schema.openAPIV3Schema`, true, r, crd.file, true);
       else convertible(v.schema.openAPIV3Schema, `${p}.schema.openAPIV3Schema`, spec.preserveUnknownFields !== false, r, crd.file);

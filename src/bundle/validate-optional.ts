@@ -36,7 +36,13 @@ function specOf(b: RegistryV1Bundle): JsonObject {
   return isRecord(b.csv.raw.spec) ? b.csv.raw.spec : {};
 }
 
-export function runOptional(name: OptionalValidator, b: RegistryV1Bundle, r: ValidationResult, k8sVersion?: string): void {
+/** Optional key values (operator-sdk's `--optional-values`). */
+export interface OptionalValues {
+  k8sVersion?: string;
+  indexPath?: string;
+}
+
+export function runOptional(name: OptionalValidator, b: RegistryV1Bundle, r: ValidationResult, values: OptionalValues = {}): void {
   switch (name) {
     case 'operatorhub':
       // The first operatorhub validator also checks capabilities and categories.
@@ -54,7 +60,7 @@ export function runOptional(name: OptionalValidator, b: RegistryV1Bundle, r: Val
       categories(b, r);
       return;
     case 'community':
-      communityValidator(b, r);
+      communityValidator(b, r, values.indexPath);
       return;
     case 'object':
       objectValidator(b, r);
@@ -66,7 +72,7 @@ export function runOptional(name: OptionalValidator, b: RegistryV1Bundle, r: Val
       goodPractices(b, r);
       return;
     case 'alpha-deprecated-apis':
-      deprecatedApis(b, r, k8sVersion);
+      deprecatedApis(b, r, values.k8sVersion);
       return;
   }
 }

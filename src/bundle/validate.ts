@@ -7,14 +7,15 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { UsageError, ValidationResult } from '../util/errors.js';
+import { UsageError, ValidationResult, type Problem } from '../util/errors.js';
 import { Decoder, isRecord } from './decode.js';
-import { BundleLoadError, loadBundleDir, PACKAGE_FILE } from './load.js';
+import { BundleLoadError, loadBundleDir, loadManifestObjects, PACKAGE_FILE } from './load.js';
 import { renderChecks } from './render-checks.js';
 import type { RegistryV1Bundle } from './types.js';
 import { validateBundleLevel, type BundleSize } from './validate-bundle.js';
 import { validateCrd } from './validate-crd.js';
 import { validateCsv } from './validate-csv.js';
+import { validateLoneObjects } from './validate-lone.js';
 import { OPTIONAL_VALIDATORS, runOptional, type OptionalValidator } from './validate-optional.js';
 import { parseYamlDocuments } from './yaml-docs.js';
 
@@ -22,6 +23,8 @@ export interface ValidateOptions {
   optional?: readonly OptionalValidator[];
   /** Kubernetes version to check removed APIs against (`--k8s-version`). */
   k8sVersion?: string;
+  /** The community suite's `index-path`: the bundle image's Dockerfile, whose OpenShift versions label it checks. */
+  indexPath?: string;
   packageName?: string;
 }
 
@@ -59,6 +62,33 @@ export function parseSelectOptional(values: readonly string[]): OptionalValidato
   return [...out];
 }
 
+const REPORTED_ELSEWHERE = new Set(['render.owned-crd-present', 'render.conversion-webhook-all-namespaces', 'render.crd-schema']);
+
+/**
+ * Install checks operator-framework/api does not make: validation gives its verdict (a warning),
+ * and the install (convertRegistryV1, the BundleDeployment and `run bundle` path) still refuses.
+ */
+const INSTALL_ONLY: Record<string, string> = {
+  'render.package-name': 'a bundle is valid without one, but Binnacle installs only bundles of a package (metadata/annotations.yaml or a package manifest beside the version directory)',
+  'render.object-kind': 'a bundle is valid with it, but OLM and Binnacle refuse to install it',
+};
+
+/** `--optional-values k8s-version=1.25,index-path=./bundle.Dockerfile`, repeatable (operator-sdk's keys). */
+export function parseOptionalValues(values: readonly string[]): { k8sVersion?: string; indexPath?: string } {
+  const out: { k8sVersion?: string; indexPath?: string } = {};
+  for (const v of values) {
+    for (const part of v.split(',')) {
+      const eq = part.indexOf('=');
+      const key = part.slice(0, eq).trim();
+      const val = part.slice(eq + 1).trim();
+      if (eq > 0 && key === 'k8s-version' && val !== '') out.k8sVersion = val;
+      else if (eq > 0 && key === 'index-path' && val !== '') out.indexPath = val;
+      else throw new UsageError(`--optional-values ${part}: expected k8s-version=<version> or index-path=<file>`);
+    }
+  }
+  return out;
+}
+
 /** Every check on an already loaded bundle. */
 export function validateLoadedBundle(bundle: RegistryV1Bundle, opts: ValidateOptions = {}, size?: BundleSize): ValidationResult {
   const r = new ValidationResult(`bundle ${bundle.name} (${bundle.dir})`);
@@ -69,11 +99,12 @@ export function validateLoadedBundle(bundle: RegistryV1Bundle, opts: ValidateOpt
   validateBundleLevel(bundle, r.child('bundle'), size);
   const install = r.child('install');
   for (const p of renderChecks(bundle)) {
-    // The same facts as csv/bundle checks already reported are not repeated.
-    if (p.rule === 'render.owned-crd-present' || p.rule === 'render.conversion-webhook-all-namespaces') continue;
-    install.add(p);
+    // The same facts as csv/bundle/crd checks already reported are not repeated.
+    if (REPORTED_ELSEWHERE.has(p.rule)) continue;
+    const why = INSTALL_ONLY[p.rule];
+    install.add(why === undefined ? p : { ...p, severity: 'warning', message: `${p.message}; ${why}` });
   }
-  for (const name of opts.optional ?? []) runOptional(name, bundle, r.child(name), opts.k8sVersion);
+  for (const name of opts.optional ?? []) runOptional(name, bundle, r.child(name), opts);
   return r;
 }
 
@@ -86,13 +117,31 @@ export interface DirValidation {
 export async function validateBundleDir(dir: string, opts: ValidateOptions = {}): Promise<DirValidation> {
   try {
     const bundle = await loadBundleDir(dir, opts.packageName === undefined ? {} : { packageName: opts.packageName });
-    return { result: validateLoadedBundle(bundle, opts, await bundleSize(dir)), bundle };
+    const result = validateLoadedBundle(bundle, opts, await bundleSize(dir));
+    const level = result.children.find((c) => c.subject === 'bundle') ?? result;
+    for (const p of await strayEntries(bundle.layout === 'bundle' ? join(dir, 'manifests') : dir, bundle.layout === 'bundle' ? 'manifests/' : '')) level.add(p);
+    return { result, bundle };
   } catch (e) {
     if (!(e instanceof BundleLoadError)) throw e;
     const r = new ValidationResult(`bundle ${dir}`);
     for (const p of e.problems) r.add(p);
     return { result: r };
   }
+}
+
+/**
+ * Subdirectories and hidden files beside the manifests: Binnacle's loader skips them, but
+ * operator-framework/api (`operator-sdk bundle validate`) refuses to load such a bundle, and
+ * whatever was meant to be in them is not part of the bundle.
+ */
+async function strayEntries(manifestDir: string, prefix: string): Promise<Problem[]> {
+  const entries = await readdir(manifestDir, { withFileTypes: true }).catch(() => []);
+  const out: Problem[] = [];
+  for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+    if (e.isDirectory()) out.push({ severity: 'error', rule: 'bundle.manifests-dir', message: 'is a directory inside the manifests directory: its files are not part of the bundle, and operator-framework/api refuses to load it', file: `${prefix}${e.name}` });
+    else if (e.name.startsWith('.')) out.push({ severity: 'error', rule: 'bundle.manifests-dir', message: 'is a hidden file in the manifests directory: it is not part of the bundle, and operator-framework/api refuses to load it', file: `${prefix}${e.name}` });
+  }
+  return out;
 }
 
 /** Bytes of every file of the bundle, and their gzip size (what OLM's limit is about). */
@@ -142,7 +191,8 @@ export function validatePackageManifest(text: string, file: string, csvNames?: R
     if (cn === '') r.error('package.channels', 'is required', { file, field: `${path}.name` });
     if (current === '') r.error('package.channels', `channel "${cn}" has no currentCSV`, { file, field: `${path}.currentCSV` });
     else if (csvNames !== undefined && !csvNames.has(current)) {
-      r.error('package.current-csv', `channel "${cn}" names currentCSV "${current}", which no version directory contains`, { file, field: `${path}.currentCSV` });
+      // operator-framework/api accepts it; rendering or publishing the package refuses it (CHANNEL_HEAD_MISSING).
+      r.warning('package.current-csv', `channel "${cn}" names currentCSV "${current}", which no version directory contains; rendering or publishing this package will fail`, { file, field: `${path}.currentCSV` });
     }
     if (seen.has(cn)) r.error('package.channels', `channel "${cn}" is listed twice`, { file, field: `${path}.name` });
     seen.add(cn);
@@ -154,17 +204,23 @@ export function validatePackageManifest(text: string, file: string, csvNames?: R
 }
 
 /**
- * Validates what `path` holds: a bundle directory, a package-manifest version directory, or a
- * package-manifest package (its `*.package.yaml` and every version directory).
+ * Validates what `path` holds: a bundle directory, a package-manifest version directory, a
+ * package-manifest package (its `*.package.yaml` and every version directory), or lone
+ * manifests (one file, or a directory without a CSV), each by the validators for its kind.
  */
 export async function validatePath(path: string, opts: ValidateOptions = {}): Promise<ValidationResult> {
   const st = await stat(path).catch(() => undefined);
-  if (st === undefined || !st.isDirectory()) {
-    return new ValidationResult(`bundle ${path}`).error('bundle.not-found', 'not a directory', { file: path });
-  }
+  if (st === undefined) return new ValidationResult(`bundle ${path}`).error('bundle.not-found', 'no such file or directory', { file: path });
+  if (!st.isDirectory()) return validateLonePath(path);
   const entries = await readdir(path, { withFileTypes: true });
   const pkgFile = entries.filter((e) => e.isFile() && PACKAGE_FILE.test(e.name)).sort((a, b) => a.name.localeCompare(b.name))[0];
-  if (pkgFile === undefined) return (await validateBundleDir(path, opts)).result;
+  if (pkgFile === undefined) {
+    const v = await validateBundleDir(path, opts);
+    // A directory without a CSV is not a bundle: its objects are validated one by one.
+    const rules = new Set(v.result.errors().map((p) => p.rule));
+    if (v.bundle === undefined && rules.has('bundle.no-csv') && [...rules].every((r) => r === 'bundle.no-csv' || r === 'bundle.no-annotations')) return validateLonePath(path);
+    return v.result;
+  }
 
   const text = await readFile(join(path, pkgFile.name), 'utf8');
   const parsed = parseYamlDocuments(text, pkgFile.name).documents[0]?.value;
@@ -179,4 +235,10 @@ export async function validatePath(path: string, opts: ValidateOptions = {}): Pr
   }
   root.children.unshift(validatePackageManifest(text, pkgFile.name, csvNames));
   return root;
+}
+
+/** A file, or a directory without a CSV: each object by the validators for its kind. */
+export async function validateLonePath(path: string): Promise<ValidationResult> {
+  const { objects, problems } = await loadManifestObjects(path);
+  return validateLoneObjects(path, objects, problems);
 }

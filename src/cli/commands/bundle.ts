@@ -26,8 +26,10 @@ async function client(ctx: CliContext, insecure: boolean | undefined): Promise<R
   return new RegistryClient({ logger: ctx.logger, ...(insecure === true ? { insecure: true } : {}) });
 }
 
-async function isDir(p: string): Promise<boolean> {
-  return (await stat(p).catch(() => undefined))?.isDirectory() ?? false;
+/** A local file or directory (else the source is an image reference). */
+async function isLocal(p: string): Promise<boolean> {
+  const st = await stat(p).catch(() => undefined);
+  return st !== undefined && (st.isDirectory() || st.isFile());
 }
 
 function summary(r: ValidationResult): { subject: string; ok: boolean; errors: unknown[]; warnings: unknown[] } {
@@ -40,22 +42,25 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
   bundle
     .command('validate')
     .description('Validate bundles (bundle directories, package-manifest version directories, package-manifest packages, or bundle images); exit 1 if any has errors')
-    .argument('<sources...>', 'bundle or package-manifest version directories, package directories (every version and the package file), or image references')
+    .argument('<sources...>', 'bundle or package-manifest version directories, package directories (every version and the package file), manifest files or directories without a CSV (each object validated by its kind), or image references')
     .option('--select-optional <selector>', 'optional validators: suite=operatorframework or name=<validator> (repeatable)', collect, [])
     .option('--k8s-version <version>', 'Kubernetes version to check removed APIs against')
+    .option('--optional-values <key=value>', "optional validators' values, as operator-sdk takes them: k8s-version=<version>, index-path=<bundle Dockerfile> (community) (repeatable)", collect, [])
     .addOption(outputOption(['text', 'json'], 'text'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
-    .action(async (sources: string[], o: { selectOptional: string[]; k8sVersion?: string; output: string; cacheDir: string; insecure?: boolean }) => {
-      const { parseSelectOptional, validatePath, resolveBundleSource, validateBundleDir } = await lib();
+    .action(async (sources: string[], o: { selectOptional: string[]; k8sVersion?: string; optionalValues: string[]; output: string; cacheDir: string; insecure?: boolean }) => {
+      const { parseSelectOptional, parseOptionalValues, validatePath, resolveBundleSource, validateBundleDir } = await lib();
       const format = o.output;
       const optional = parseSelectOptional(o.selectOptional);
+      const values = parseOptionalValues(o.optionalValues);
+      const k8sVersion = o.k8sVersion ?? values.k8sVersion;
       // --k8s-version only means something to the removed-APIs check, so it turns that on.
-      if (o.k8sVersion !== undefined && !optional.includes('alpha-deprecated-apis')) optional.push('alpha-deprecated-apis');
-      const opts = { optional, ...(o.k8sVersion === undefined ? {} : { k8sVersion: o.k8sVersion }) };
+      if (k8sVersion !== undefined && !optional.includes('alpha-deprecated-apis')) optional.push('alpha-deprecated-apis');
+      const opts = { optional, ...(k8sVersion === undefined ? {} : { k8sVersion }), ...(values.indexPath === undefined ? {} : { indexPath: values.indexPath }) };
       const results: ValidationResult[] = [];
       for (const src of sources) {
-        if (await isDir(src)) results.push(await validatePath(src, opts));
+        if (await isLocal(src)) results.push(await validatePath(src, opts));
         else {
           const s = await resolveBundleSource(src, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
           const v = await validateBundleDir(s.dir, { ...opts, ...(s.packageName === undefined ? {} : { packageName: s.packageName }) });
