@@ -134,7 +134,7 @@ export class MetricsAuthorizer {
     const known = this.users.get(key);
     if (known !== undefined) return known;
     const asked = this.once(`token:${key}`, async () => {
-      const review = await this.client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo } }>({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } } as KubeObject);
+      const review = await this.client.create<KubeObject & { status?: { authenticated?: boolean; user?: UserInfo } }>({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token } });
       const user = review.status?.authenticated === true && typeof review.status.user?.username === 'string' ? review.status.user : null;
       this.users.set(key, user, this.tokenTtlMs);
       return user;
@@ -152,7 +152,7 @@ export class MetricsAuthorizer {
         kind: 'SubjectAccessReview',
         metadata: {},
         spec: { user: user.username, ...(user.uid === undefined ? {} : { uid: user.uid }), groups: user.groups ?? [], ...(user.extra === undefined ? {} : { extra: user.extra }), nonResourceAttributes: { path, verb } },
-      } as KubeObject);
+      });
       const allowed = sar.status?.allowed === true;
       this.decisions.set(key, allowed, allowed ? this.allowTtlMs : this.denyTtlMs);
       return allowed;

@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { closeServer, createSafeServer, listenOn, sendPlain } from '../util/http-server.js';
 import { createCertificateAuthority, issueCertificate, type CertificatePem } from '../util/pki.js';
+import { UsageError } from '../util/errors.js';
 import type { MetricsAuthorizer } from './metrics-auth.js';
 
 /** Connections one endpoint server holds at most: probes and scrapes are few. */
@@ -53,7 +54,7 @@ export function parseBindAddress(addr: string, defaultHost?: string): { host: st
   const rawHost = i < 0 ? addr : addr.slice(0, i);
   const rawPort = i < 0 ? '0' : addr.slice(i + 1);
   const port = /^\d+$/.test(rawPort) ? Number(rawPort) : NaN;
-  if (!(port >= 0 && port <= 65535)) throw new Error(`bind address "${addr}": the port must be a number 0-65535`);
+  if (!(port >= 0 && port <= 65535)) throw new UsageError(`bind address "${addr}": the port must be a number 0-65535`);
   const host = rawHost.replace(/^\[(.*)\]$/, '$1');
   return { host: host === '' ? defaultHost : host, port };
 }
