@@ -19,6 +19,8 @@ export class ControllerMetrics {
   private readonly duration: Histogram<'controller'>;
   private readonly depth: Gauge<'controller'> | Gauge<'name' | 'controller'>;
   private readonly naming: MetricNaming;
+  /** controller-runtime's alone (Binnacle's manager never served them). */
+  private readonly runtime: { adds: Counter<'name' | 'controller'>; retries: Counter<'name' | 'controller'>; maxWorkers: Gauge<'controller'>; active: Gauge<'controller'> } | undefined;
 
   constructor(registry: Registry, naming: MetricNaming = 'binnacle') {
     this.naming = naming;
@@ -37,6 +39,30 @@ export class ControllerMetrics {
     this.depth = cr
       ? new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue.', labelNames: ['name', 'controller'], registers })
       : new Gauge({ name: 'binnacle_workqueue_depth', help: 'Keys waiting in the work queue.', labelNames: ['controller'], registers });
+    this.runtime = cr
+      ? {
+          adds: new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue.', labelNames: ['name', 'controller'], registers }),
+          retries: new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue.', labelNames: ['name', 'controller'], registers }),
+          maxWorkers: new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller.', labelNames: ['controller'], registers }),
+          active: new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller.', labelNames: ['controller'], registers }),
+        }
+      : undefined;
+  }
+
+  added(controller: string): void {
+    this.runtime?.adds.inc({ name: controller, controller });
+  }
+
+  retried(controller: string): void {
+    this.runtime?.retries.inc({ name: controller, controller });
+  }
+
+  setMaxWorkers(controller: string, n: number): void {
+    this.runtime?.maxWorkers.set({ controller }, n);
+  }
+
+  activeWorkers(controller: string, delta: number): void {
+    this.runtime?.active.inc({ controller }, delta);
   }
 
   observe(controller: string, result: string, seconds: number): void {
