@@ -85,7 +85,14 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   const charts = new Map<string, { path: string; digest: string; version: string }>();
   for (const w of watches) charts.set(w.chart, { path: w.chart, digest: await chartDigest(w.chart), version: '' });
   const readiness: Readiness = { waiting: o.leaderElection !== undefined, synced: false };
-  const { servers, metrics, createdMetric } = await startServers(o, client, logger, readiness);
+  let started: Awaited<ReturnType<typeof startServers>>;
+  try {
+    started = await startServers(o, client, logger, readiness);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+  const { servers, metrics, createdMetric } = started;
   const stop = new AbortController();
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
   const listed = (o.watchNamespace ?? process.env.WATCH_NAMESPACE ?? '').split(',').map((n) => n.trim());
