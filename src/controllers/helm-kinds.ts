@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
-import type { ControllerMetrics } from '../kube/metrics.js';
+import type { ControllerMetrics, ResourceCreatedMetric } from '../kube/metrics.js';
 import { objectKey } from '../kube/types.js';
 import { dryRunLooksUp } from '../helm/watches.js';
 import { DependentWatches } from './helm-dependents.js';
@@ -25,6 +25,8 @@ export interface RunningKindOptions {
   /** Serve only the CRs of this namespace (WATCH_NAMESPACE); every namespace when absent. */
   namespace?: string;
   maxConcurrentReconciles?: number;
+  /** operator-lib's resource_created_at_seconds, kept for every CR the informer holds. */
+  createdMetric?: ResourceCreatedMetric;
 }
 
 export interface RunningKind {
@@ -58,6 +60,8 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
     ...(o.selector === undefined ? {} : { labelSelector: o.selector }),
     ...(o.namespace === undefined || o.namespace === '' ? {} : { namespace: o.namespace }),
   });
+  const created = o.createdMetric;
+  if (created !== undefined) informer.addHandlers({ add: (cr) => created.set(cr), update: (_old, cr) => created.set(cr), delete: (cr) => created.delete(cr) });
   // Set below: the dependents re-queue through the controller, which is told of them by its reconciler.
   let dependents: DependentWatches | undefined;
   const controller = new Controller({

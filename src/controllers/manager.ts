@@ -19,12 +19,13 @@ import { Informer } from '../kube/informer.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { LeaseLock } from '../kube/lease-lock.js';
 import { ControllerMetrics, countApiRequests } from '../kube/metrics.js';
+import { startEndpointServer } from '../kube/probe-server.js';
 import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { closeServer, createSafeServer, sendPlain } from '../util/http-server.js';
+import { closeServer } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
@@ -67,44 +68,14 @@ function splitAddress(addr: string, defPort: number): { host: string; port: numb
   return { host: addr.slice(0, i) || '127.0.0.1', port: Number(addr.slice(i + 1)) };
 }
 
-async function listen(server: Server, host: string, port: number): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
-  const a = server.address();
-  return typeof a === 'object' && a !== null ? `http://${host}:${a.port}` : `http://${host}:${port}`;
-}
-
 /** The manager's health: readiness flips once the informers have synced, and back when leading ends. */
 interface Health {
   ready: boolean;
 }
 
-/** `/metrics`, `/healthz`, `/livez` and `/readyz`; bad requests get a 4xx, a failing handler a 500: no request can end the manager. */
+/** `/metrics`, `/healthz`, `/livez` and `/readyz` on one address (kube/probe-server.ts): no request can end the manager. */
 async function startProbeServer(o: ManagerOptions, registry: Registry, health: Health): Promise<{ server: Server; url: string }> {
-  const server = createSafeServer(
-    async (req, res, url) => {
-      const head = req.method === 'HEAD';
-      const path = url.pathname;
-      if (path === '/metrics') {
-        const text = await registry.metrics();
-        res.writeHead(200, { 'Content-Type': registry.contentType });
-        res.end(head ? undefined : text);
-      } else if (path === '/healthz' || path === '/livez') {
-        sendPlain(res, 200, 'ok', head);
-      } else if (path === '/readyz') {
-        sendPlain(res, health.ready ? 200 : 503, health.ready ? 'ok' : 'not ready', head);
-      } else {
-        sendPlain(res, 404, 'not found', head);
-      }
-    },
-    { name: 'metrics', methods: ['GET', 'HEAD'], logger: o.logger },
-  );
-  const m = splitAddress(o.metricsAddress ?? '127.0.0.1:0', 0);
-  const url = await listen(server, m.host, m.port);
-  o.logger.info({ metricsUrl: url }, 'serving /metrics, /healthz and /readyz');
-  return { server, url };
+  return startEndpointServer({ name: 'metrics and probes', address: o.metricsAddress ?? '127.0.0.1:0', defaultHost: '127.0.0.1', logger: o.logger, metrics: registry, probes: { ready: () => health.ready } });
 }
 
 /** The informers every controller shares. */

@@ -17,7 +17,8 @@ export interface WatchEntry {
   watchDependentResources: boolean;
   overrideValues: Record<string, string>;
   reconcilePeriod?: string;
-  maxConcurrentReconciles: number;
+  /** Binnacle's own field; absent: `--max-concurrent-reconciles`. */
+  maxConcurrentReconciles?: number;
   /** A label selector in `kubectl -l` form, from `selector.matchLabels`/`matchExpressions`. */
   selector?: string;
   /** operator-sdk's dry-run mode for its upgrade diff; absent when unset or empty. */
@@ -134,7 +135,7 @@ function readWatchEntry(raw: unknown, f: string, r: ValidationResult, file: stri
     watchDependentResources: wdr !== false,
     overrideValues: overrides,
     ...(period === undefined ? {} : { reconcilePeriod: period }),
-    maxConcurrentReconciles: typeof mcr === 'number' ? mcr : 1,
+    ...(typeof mcr === 'number' ? { maxConcurrentReconciles: mcr } : {}),
     ...(selector === undefined ? {} : { selector }),
     ...(dryRunOption === undefined ? {} : { dryRunOption }),
   };

@@ -138,6 +138,30 @@ test('metrics count reconciles by result', async () => {
   assert.match(text, /binnacle_reconcile_errors_total\{controller="m"\} 1/);
 });
 
+test("with controller-runtime's names (helm-operator run): reconciles, workqueue adds and retries, workers", async () => {
+  const registry = new Registry();
+  const c = new Controller({
+    name: 'memcached-controller',
+    logger,
+    workers: 2,
+    metrics: new ControllerMetrics(registry, 'controller-runtime'),
+    backoff: { baseDelayMs: 1000, maxDelayMs: 1000 },
+    reconciler: reconcilerFunc((req) => (req.name === 'bad' ? Promise.reject(new Error('no')) : Promise.resolve(undefined))),
+  });
+  c.enqueue('good');
+  c.enqueue('good'); // already waiting: not another add
+  c.enqueue('bad');
+  await runFor(c, 50);
+  const text = await registry.metrics();
+  assert.match(text, /controller_runtime_reconcile_total\{controller="memcached-controller",result="success"\} 1/);
+  assert.match(text, /controller_runtime_reconcile_errors_total\{controller="memcached-controller"\} 1/);
+  assert.match(text, /workqueue_adds_total\{name="memcached-controller",controller="memcached-controller"\} 2/);
+  assert.match(text, /workqueue_retries_total\{name="memcached-controller",controller="memcached-controller"\} 1/);
+  assert.match(text, /controller_runtime_max_concurrent_reconciles\{controller="memcached-controller"\} 2/);
+  assert.match(text, /controller_runtime_active_workers\{controller="memcached-controller"\} 0/);
+  assert.doesNotMatch(text, /binnacle_/);
+});
+
 test('a reconcile that returns failed is retried with backoff from 1 s, counted, and forgotten after a success', async () => {
   let failed = true;
   const c = new Controller({ name: 't', logger, reconciler: reconcilerFunc(() => Promise.resolve(failed ? { failed: true, requeueAfterMs: 5 } : undefined)) });

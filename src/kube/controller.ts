@@ -97,6 +97,8 @@ export class Controller {
     this.workers = opts.workers ?? 2;
     this.queue = new WorkQueue(opts.backoff);
     this.metrics = opts.metrics;
+    const m = opts.metrics;
+    if (m !== undefined) this.queue.observer = { added: () => m.added(this.name), retried: () => m.retried(this.name) };
   }
 
   /** Enqueues keys for every add/update/delete the informer sees. */
@@ -125,6 +127,7 @@ export class Controller {
     await Promise.all(this.informers.map((i) => i.waitForSync()));
     const stop = (): void => void this.queue.shutDownWithDrain();
     signal.addEventListener('abort', stop, { once: true });
+    this.metrics?.setMaxWorkers(this.name, this.workers);
     const workers = Array.from({ length: this.workers }, () => this.worker(signal));
     await Promise.all(workers);
     signal.removeEventListener('abort', stop);
@@ -135,9 +138,11 @@ export class Controller {
       const key = await this.queue.get();
       if (key === undefined) return;
       this.metrics?.setDepth(this.name, this.queue.length);
+      this.metrics?.activeWorkers(this.name, 1);
       try {
         await this.processOne(key, signal);
       } finally {
+        this.metrics?.activeWorkers(this.name, -1);
         this.queue.done(key);
       }
     }

@@ -48,3 +48,14 @@ export function loadInClusterConfig(): KubeConfig {
   }
   return kc;
 }
+
+/**
+ * The namespace of this process's Pod, as controller-runtime finds its leader-election
+ * namespace: the service-account `namespace` file. Outside a Pod, an error asking for the flag.
+ */
+export function podNamespace(flag = '--leader-election-namespace'): string {
+  const file = join(serviceAccountDir(), 'namespace');
+  const ns = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  if (ns === '') throw new BinnacleError('NOT_IN_CLUSTER', `not running in-cluster (${file} is missing or empty): give ${flag}`, { exitCode: 2 });
+  return ns;
+}

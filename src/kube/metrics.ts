@@ -2,33 +2,119 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RequestTarget } from './client.js';
 
+/**
+ * Which names the metrics carry: Binnacle's own (`binnacle_reconcile_total`, …) for the manager,
+ * or controller-runtime's (`controller_runtime_reconcile_total`, `workqueue_depth`, …) for
+ * `helm-operator run`, whose users' dashboards and alerts read those.
+ */
+export type MetricNaming = 'binnacle' | 'controller-runtime';
+
+/** controller-runtime's result label for Binnacle's outcomes (a terminal error is an error there too). */
+const CONTROLLER_RUNTIME_RESULT: Record<string, string> = { success: 'success', error: 'error', terminal: 'error', requeue: 'requeue_after' };
+
 export class ControllerMetrics {
   private readonly total: Counter<'controller' | 'result'>;
   private readonly errors: Counter<'controller'>;
+  private readonly terminal: Counter<'controller'> | undefined;
   private readonly duration: Histogram<'controller'>;
-  private readonly depth: Gauge<'controller'>;
+  private readonly depth: Gauge<'controller'> | Gauge<'name' | 'controller'>;
+  private readonly naming: MetricNaming;
+  /** controller-runtime's alone (Binnacle's manager never served them). */
+  private readonly runtime: { adds: Counter<'name' | 'controller'>; retries: Counter<'name' | 'controller'>; maxWorkers: Gauge<'controller'>; active: Gauge<'controller'> } | undefined;
 
-  constructor(registry: Registry) {
-    this.total = new Counter({ name: 'binnacle_reconcile_total', help: 'Reconciles by controller and result.', labelNames: ['controller', 'result'], registers: [registry] });
-    this.errors = new Counter({ name: 'binnacle_reconcile_errors_total', help: 'Reconciles that returned an error.', labelNames: ['controller'], registers: [registry] });
+  constructor(registry: Registry, naming: MetricNaming = 'binnacle') {
+    this.naming = naming;
+    const cr = naming === 'controller-runtime';
+    const registers = [registry];
+    this.total = new Counter({ name: cr ? 'controller_runtime_reconcile_total' : 'binnacle_reconcile_total', help: 'Reconciles by controller and result.', labelNames: ['controller', 'result'], registers });
+    this.errors = new Counter({ name: cr ? 'controller_runtime_reconcile_errors_total' : 'binnacle_reconcile_errors_total', help: 'Reconciles that returned an error.', labelNames: ['controller'], registers });
+    this.terminal = cr ? new Counter({ name: 'controller_runtime_terminal_reconcile_errors_total', help: 'Reconciles that returned a terminal error.', labelNames: ['controller'], registers }) : undefined;
     this.duration = new Histogram({
-      name: 'binnacle_reconcile_duration_seconds',
+      name: cr ? 'controller_runtime_reconcile_time_seconds' : 'binnacle_reconcile_duration_seconds',
       help: 'Time spent in one reconcile.',
       labelNames: ['controller'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-      registers: [registry],
+      registers,
     });
-    this.depth = new Gauge({ name: 'binnacle_workqueue_depth', help: 'Keys waiting in the work queue.', labelNames: ['controller'], registers: [registry] });
+    this.depth = cr
+      ? new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue.', labelNames: ['name', 'controller'], registers })
+      : new Gauge({ name: 'binnacle_workqueue_depth', help: 'Keys waiting in the work queue.', labelNames: ['controller'], registers });
+    this.runtime = cr
+      ? {
+          adds: new Counter({ name: 'workqueue_adds_total', help: 'Total number of adds handled by workqueue.', labelNames: ['name', 'controller'], registers }),
+          retries: new Counter({ name: 'workqueue_retries_total', help: 'Total number of retries handled by workqueue.', labelNames: ['name', 'controller'], registers }),
+          maxWorkers: new Gauge({ name: 'controller_runtime_max_concurrent_reconciles', help: 'Maximum number of concurrent reconciles per controller.', labelNames: ['controller'], registers }),
+          active: new Gauge({ name: 'controller_runtime_active_workers', help: 'Number of currently used workers per controller.', labelNames: ['controller'], registers }),
+        }
+      : undefined;
+  }
+
+  added(controller: string): void {
+    this.runtime?.adds.inc({ name: controller, controller });
+  }
+
+  retried(controller: string): void {
+    this.runtime?.retries.inc({ name: controller, controller });
+  }
+
+  setMaxWorkers(controller: string, n: number): void {
+    this.runtime?.maxWorkers.set({ controller }, n);
+  }
+
+  activeWorkers(controller: string, delta: number): void {
+    this.runtime?.active.inc({ controller }, delta);
   }
 
   observe(controller: string, result: string, seconds: number): void {
-    this.total.inc({ controller, result });
+    this.total.inc({ controller, result: this.naming === 'controller-runtime' ? (CONTROLLER_RUNTIME_RESULT[result] ?? result) : result });
     if (result === 'error' || result === 'terminal') this.errors.inc({ controller });
+    if (result === 'terminal') this.terminal?.inc({ controller });
     this.duration.observe({ controller }, seconds);
   }
 
   setDepth(controller: string, depth: number): void {
-    this.depth.set({ controller }, depth);
+    if (this.naming === 'controller-runtime') (this.depth as Gauge<'name' | 'controller'>).set({ name: controller, controller }, depth);
+    else (this.depth as Gauge<'controller'>).set({ controller }, depth);
+  }
+}
+
+/** One custom resource as the gauge sees it. */
+interface ResourceRef {
+  apiVersion: string;
+  kind: string;
+  metadata: { name?: string; namespace?: string; creationTimestamp?: string };
+}
+
+/**
+ * operator-lib's `resource_created_at_seconds{name,namespace,group,version,kind}` (its
+ * InstrumentedEnqueueRequestForObject): each served custom resource's creation time, in Unix
+ * seconds, set when the resource is seen and removed when it is deleted.
+ */
+export class ResourceCreatedMetric {
+  private readonly gauge: Gauge<'name' | 'namespace' | 'group' | 'version' | 'kind'>;
+
+  constructor(registry: Registry) {
+    this.gauge = new Gauge({ name: 'resource_created_at_seconds', help: 'Timestamp at which a resource was created', labelNames: ['name', 'namespace', 'group', 'version', 'kind'], registers: [registry] });
+  }
+
+  private static labels(obj: ResourceRef): Record<'name' | 'namespace' | 'group' | 'version' | 'kind', string> {
+    const slash = obj.apiVersion.lastIndexOf('/');
+    return {
+      name: obj.metadata.name ?? '',
+      namespace: obj.metadata.namespace ?? '',
+      group: slash < 0 ? '' : obj.apiVersion.slice(0, slash),
+      version: obj.apiVersion.slice(slash + 1),
+      kind: obj.kind,
+    };
+  }
+
+  set(obj: ResourceRef): void {
+    const at = Date.parse(obj.metadata.creationTimestamp ?? '');
+    if (Number.isFinite(at)) this.gauge.set(ResourceCreatedMetric.labels(obj), at / 1000);
+  }
+
+  delete(obj: ResourceRef): void {
+    this.gauge.remove(ResourceCreatedMetric.labels(obj));
   }
 }
 

@@ -46,6 +46,8 @@ export class WorkQueue {
   private readonly drainWaiters: (() => void)[] = [];
   private shuttingDown = false;
   readonly backoff: ExponentialBackoff;
+  /** Told of each key queued (not one already waiting) and each retry: the workqueue metrics. */
+  observer: { added(): void; retried(): void } | undefined;
 
   constructor(backoff: BackoffOptions = DEFAULT_BACKOFF) {
     this.backoff = new ExponentialBackoff(backoff);
@@ -55,6 +57,7 @@ export class WorkQueue {
   add(key: K): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);
+    this.observer?.added();
     if (this.processing.has(key)) return; // re-queued by done()
     const waiter = this.waiters.shift();
     if (waiter !== undefined) {
@@ -88,6 +91,7 @@ export class WorkQueue {
 
   /** Queues `key` after its next backoff delay. */
   addRateLimited(key: K): void {
+    this.observer?.retried();
     this.addAfter(key, this.backoff.next(key));
   }
 

@@ -208,7 +208,8 @@ describe('Pelorus: from a chart to an installed operator', () => {
     // The container's own arguments, with $(POD_NAMESPACE) expanded and the mount moved here.
     const args = (podSpec.spec.containers[0]?.args ?? []).map((a) => a.replace('$(POD_NAMESPACE)', ns).replace('/opt/helm', opt));
     assert.deepEqual(args.slice(0, 2), ['helm-operator', 'run']);
-    operator = spawn(process.execPath, [BINNACLE, ...args, '--kubeconfig', kubeconfig], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WATCH_NAMESPACE: watchNamespace, POD_NAMESPACE: ns, BINNACLE_LOG_LEVEL: 'info' } });
+    // helm-operator run serves probes on :8081 and metrics on :8080 by default, as operator-sdk's; not on a shared test host.
+    operator = spawn(process.execPath, [BINNACLE, ...args, '--kubeconfig', kubeconfig, '--metrics-bind-address=0', '--health-probe-bind-address=0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WATCH_NAMESPACE: watchNamespace, POD_NAMESPACE: ns, BINNACLE_LOG_LEVEL: 'info' } });
     operator.stdout?.on('data', (d: Buffer) => (operatorLog += d.toString()));
     operator.stderr?.on('data', (d: Buffer) => (operatorLog += d.toString()));
 

@@ -1,17 +1,23 @@
 /**
- * `binnacle helm-operator run --watches watches.yaml`: an operator-sdk Helm operator, unchanged,
- * as one process (the entry point of a Helm operator's container image). Each watch serves its
- * kind with the Helm release reconciler; leader election as in `binnacle manager`. As
- * operator-sdk's, it serves the namespaces in WATCH_NAMESPACE (comma-separated, as OLM's
- * `olm.targetNamespaces` annotation gives them), every namespace when that is empty or unset.
+ * `binnacle helm-operator run`: an operator-sdk Helm operator, unchanged, as one process (the
+ * entry point of a Helm operator's container image). It takes operator-sdk's `helm-operator run`
+ * flags (helm-operator-flags.ts), so the manager container operator-sdk scaffolds runs as it
+ * is: health probes on --health-probe-bind-address, metrics with controller-runtime's names
+ * on --metrics-bind-address (HTTPS and RBAC-checked when asked), leader election in the Pod's
+ * namespace. Each watch serves its kind with the Helm release reconciler. As operator-sdk's, it
+ * serves the namespaces in WATCH_NAMESPACE (comma-separated, as OLM's `olm.targetNamespaces`
+ * annotation gives them), every namespace when that is empty or unset.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { Command } from 'commander';
+import type { Logger } from 'pino';
 import type { CliContext } from '../context.js';
 import { addHelmEngineFlags, helmEngineOptionsOf, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
-import type { WriteFence } from '../../kube/client.js';
+import type { KubeClient, WriteFence } from '../../kube/client.js';
+import type { EndpointServer } from '../../kube/probe-server.js';
+import { addHelmOperatorRunFlags, resolveRunFlags, zapLogger, type RawRunFlags, type RunOptions } from './helm-operator-flags.js';
 
 /** The digest of a chart directory (tree) or archive (bytes). */
 async function chartDigest(path: string): Promise<string> {
@@ -20,74 +26,143 @@ async function chartDigest(path: string): Promise<string> {
   return (await digestTree(path)).digest;
 }
 
+/**
+ * Readiness: ready once the informers of every kind have synced. A replica waiting for the
+ * lease is ready too (controller-runtime's is), so a rolling update can replace the leader.
+ */
+interface Readiness {
+  waiting: boolean;
+  synced: boolean;
+}
+
+/** The probe and metrics servers, as the flags ask; closed by the caller. */
+async function startServers(o: RunOptions, client: KubeClient, logger: Logger, readiness: Readiness) {
+  const [{ Registry, Gauge, collectDefaultMetrics }, { startEndpointServer, metricsServingCertificate }, { ControllerMetrics, ResourceCreatedMetric }, { MetricsAuthorizer }] = await Promise.all([
+    import('prom-client'),
+    import('../../kube/probe-server.js'),
+    import('../../kube/metrics.js'),
+    import('../../kube/metrics-auth.js'),
+  ]);
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  new Gauge({ name: 'helm_operator_build_info', help: 'Build information for the helm-operator binary', labelNames: ['version', 'commit'], registers: [registry] }).set({ version: 'binnacle', commit: '' }, 1);
+  const servers: EndpointServer[] = [];
+  try {
+    if (o.probeAddress !== undefined) {
+      servers.push(await startEndpointServer({ name: 'health probes', address: o.probeAddress, logger, probes: { ready: () => readiness.waiting || readiness.synced } }));
+    }
+    if (o.metricsAddress !== undefined) {
+      servers.push(
+        await startEndpointServer({
+          name: 'metrics',
+          address: o.metricsAddress,
+          logger,
+          metrics: registry,
+          ...(o.metricsSecure ? { tls: await metricsServingCertificate(undefined, logger) } : {}),
+          ...(o.metricsRequireRbac ? { auth: new MetricsAuthorizer({ client, logger }) } : {}),
+        }),
+      );
+    }
+  } catch (err) {
+    await Promise.all(servers.map((s) => s.close()));
+    throw err;
+  }
+  return { servers, metrics: new ControllerMetrics(registry, 'controller-runtime'), createdMetric: new ResourceCreatedMetric(registry) };
+}
+
+async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, logger: Logger): Promise<void> {
+  for (const w of o.warnings) logger.warn(w);
+  const { podNamespace } = await import('../../kube/in-cluster.js');
+  // Found before anything starts: outside a Pod without the flag is a usage error, as operator-sdk's.
+  const leaseNamespace = o.leaderElection === undefined ? undefined : (o.leaderElection.namespace ?? podNamespace());
+  (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
+  const { loadWatches } = await import('../../helm/watches.js');
+  const { runHelmKind } = await import('../../controllers/helm-kinds.js');
+  const { parseDuration } = await import('../../controllers/helm-release.js');
+  const { LeaderElector } = await import('../../kube/leader-election.js');
+  const watches = loadWatches(o.watchesFile);
+  const client = await clientFor(flags);
+  const charts = new Map<string, { path: string; digest: string; version: string }>();
+  for (const w of watches) charts.set(w.chart, { path: w.chart, digest: await chartDigest(w.chart), version: '' });
+  const readiness: Readiness = { waiting: o.leaderElection !== undefined, synced: false };
+  let started: Awaited<ReturnType<typeof startServers>>;
+  try {
+    started = await startServers(o, client, logger, readiness);
+  } catch (err) {
+    client.close();
+    throw err;
+  }
+  const { servers, metrics, createdMetric } = started;
+  const stop = new AbortController();
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
+  const listed = (o.watchNamespace ?? process.env.WATCH_NAMESPACE ?? '').split(',').map((n) => n.trim());
+  // One namespace each, or [undefined]: every namespace.
+  const namespaces = listed.includes('') ? [undefined] : [...new Set(listed)];
+  // With leader election every write passes the leadership fence: none once the lease may be lost.
+  const serve = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
+    readiness.waiting = false;
+    const writer = fence === undefined ? client : client.fenced(fence);
+    const running = watches.flatMap((w) => namespaces.map((namespace) =>
+      runHelmKind(
+        {
+          group: w.group,
+          version: w.version,
+          kind: w.kind,
+          chart: () => charts.get(w.chart),
+          // operator-sdk's model: releases act as this process, confined by the RBAC its bundle grants.
+          identity: { type: 'own' },
+          overrideValues: w.overrideValues,
+          watchDependentResources: w.watchDependentResources,
+          suppressOverrideValues: o.suppressOverrideValues,
+          ...(w.dryRunOption === undefined ? {} : { dryRunOption: w.dryRunOption }),
+          ...(w.reconcilePeriod === undefined ? (o.reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs: o.reconcilePeriodMs }) : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
+        },
+        { client: writer, logger, metrics, createdMetric, maxConcurrentReconciles: w.maxConcurrentReconciles ?? o.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
+      ),
+    ));
+    void Promise.all(running.map((r) => r.synced)).then(() => {
+      if (!signal.aborted) readiness.synced = true;
+    });
+    logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`), namespaces: namespaces[0] === undefined ? 'all' : namespaces }, 'serving Helm operator kinds');
+    await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+    readiness.synced = false;
+    await Promise.all(running.map((r) => r.stop()));
+  };
+  try {
+    if (o.leaderElection !== undefined && leaseNamespace !== undefined) {
+      const elector = new LeaderElector({
+        client,
+        namespace: leaseNamespace,
+        name: o.leaderElection.id ?? `helm-operator-${watches.map((w) => w.kind.toLowerCase()).join('-')}`.slice(0, 63),
+        identity: `${process.env.HOSTNAME ?? 'local'}_${process.pid}`,
+        logger,
+        onStartedLeading: serve,
+        // Lost (not released at a SIGTERM): stop at once and fail, so the Pod restarts and campaigns again.
+        onStoppedLeading: (lost) => {
+          if (!lost) return;
+          logger.error('leader election lost; stopping');
+          stop.abort();
+          process.exitCode = 1;
+        },
+      });
+      await elector.run(stop.signal);
+    } else {
+      await serve(stop.signal);
+    }
+  } finally {
+    await Promise.all(servers.map((s) => s.close()));
+    client.close();
+  }
+}
+
 export function registerHelmOperatorCommands(program: Command, ctx: CliContext): void {
   const ho = program.command('helm-operator').description("Run operator-sdk Helm operators (watches.yaml) on Binnacle's Helm engine");
-  addHelmEngineFlags(addKubeFlags(ho.command('run')))
-    .description('Reconcile the custom resources of every kind in watches.yaml as Helm releases of its chart')
-    .option('--watches <file>', 'watches.yaml (operator-sdk format)', './watches.yaml')
-    .option('--leader-elect', 'elect a leader with a Lease before reconciling')
-    .option('--leader-election-namespace <ns>', 'namespace of the leader Lease', 'default')
-    .option('--leader-election-id <name>', 'name of the leader Lease')
-    .option('--watch-namespace <list>', 'namespaces to serve, comma-separated (default: $WATCH_NAMESPACE; empty: all)')
-    .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string; } & HelmEngineFlags) => {
-      (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
-      const { loadWatches } = await import('../../helm/watches.js');
-      const { runHelmKind } = await import('../../controllers/helm-kinds.js');
-      const { parseDuration } = await import('../../controllers/helm-release.js');
-      const { LeaderElector } = await import('../../kube/leader-election.js');
-      const watches = loadWatches(flags.watches);
-      const client = await clientFor(flags);
-      const charts = new Map<string, { path: string; digest: string; version: string }>();
-      for (const w of watches) charts.set(w.chart, { path: w.chart, digest: await chartDigest(w.chart), version: '' });
-      const stop = new AbortController();
-      for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => stop.abort());
-      const listed = (flags.watchNamespace ?? process.env.WATCH_NAMESPACE ?? '').split(',').map((n) => n.trim());
-      // One namespace each, or [undefined]: every namespace.
-      const namespaces = listed.includes('') ? [undefined] : [...new Set(listed)];
-      // With leader election every write passes the leadership fence: none once the lease may be lost.
-      const serve = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
-        const writer = fence === undefined ? client : client.fenced(fence);
-        const running = watches.flatMap((w) => namespaces.map((namespace) =>
-          runHelmKind(
-            {
-              group: w.group,
-              version: w.version,
-              kind: w.kind,
-              chart: () => charts.get(w.chart),
-              // operator-sdk's model: releases act as this process, confined by the RBAC its bundle grants.
-              identity: { type: 'own' },
-              overrideValues: w.overrideValues,
-              watchDependentResources: w.watchDependentResources,
-              ...(w.dryRunOption === undefined ? {} : { dryRunOption: w.dryRunOption }),
-              ...(w.reconcilePeriod === undefined ? {} : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
-            },
-            { client: writer, logger: ctx.logger, maxConcurrentReconciles: w.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
-          ),
-        ));
-        ctx.logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`), namespaces: namespaces[0] === undefined ? 'all' : namespaces }, 'serving Helm operator kinds');
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-        await Promise.all(running.map((r) => r.stop()));
-      };
-      if (flags.leaderElect === true) {
-        const elector = new LeaderElector({
-          client,
-          namespace: flags.leaderElectionNamespace,
-          name: flags.leaderElectionId ?? `helm-operator-${watches.map((w) => w.kind.toLowerCase()).join('-')}`.slice(0, 63),
-          identity: `${process.env.HOSTNAME ?? 'local'}_${process.pid}`,
-          logger: ctx.logger,
-          onStartedLeading: serve,
-          // Lost (not released at a SIGTERM): stop at once and fail, so the Pod restarts and campaigns again.
-          onStoppedLeading: (lost) => {
-            if (!lost) return;
-            ctx.logger.error('leader election lost; stopping');
-            stop.abort();
-            process.exitCode = 1;
-          },
-        });
-        await elector.run(stop.signal);
-      } else {
-        await serve(stop.signal);
-      }
-      client.close();
+  addHelmOperatorRunFlags(addHelmEngineFlags(addKubeFlags(ho.command('run'))))
+    .description('Reconcile the custom resources of every kind in watches.yaml as Helm releases of its chart (operator-sdk helm-operator run)')
+    .action(async (flags: KubeFlags & HelmEngineFlags & RawRunFlags, cmd: Command) => {
+      const o = resolveRunFlags(flags, (name) => cmd.getOptionValueSource(name) === 'cli');
+      // controller-runtime's --zap-* flags, when given, decide the logs; else the CLI's own (-v, --log-format).
+      const logger = o.zap === undefined ? ctx.logger : zapLogger(o.zap);
+      await runOperator(o, flags, logger);
     });
 }
