@@ -136,14 +136,18 @@ function httpsGet(port: number, path: string, token?: string): Promise<{ status:
   });
 }
 
+function exited(): boolean {
+  return operator !== undefined && (operator.exitCode !== null || operator.signalCode !== null);
+}
+
 /** Fails at once, with what it printed, when the operator is not running: each step needs it. */
 function running(): ChildProcess {
   if (operator === undefined) assert.fail('binnacle helm-operator run was not started');
-  if (operator.exitCode !== null || operator.signalCode !== null) {
-    assert.fail(`binnacle helm-operator run exited (code ${String(operator.exitCode)}, signal ${String(operator.signalCode)}); its output:\n${log.slice(-4000)}`);
-  }
+  if (exited()) assert.fail(`binnacle helm-operator run exited (code ${String(operator.exitCode)}, signal ${String(operator.signalCode)}); its output:\n${log.slice(-4000)}`);
   return operator;
 }
+
+const EXITED = Symbol('exited');
 
 /** How many times the operator's log has said `message`. */
 function said(message: string): number {
@@ -152,7 +156,8 @@ function said(message: string): number {
 
 async function logSays(message: string, times = 1, timeoutMs = 60_000): Promise<void> {
   try {
-    await eventually(`the log to say "${message}" ${times} time(s)`, () => Promise.resolve(said(message) >= times ? true : undefined), timeoutMs, 500);
+    const r = await eventually(`the log to say "${message}" ${times} time(s)`, () => Promise.resolve(exited() ? EXITED : said(message) >= times ? true : undefined), timeoutMs, 500);
+    if (r === EXITED) running();
   } catch (err) {
     throw new Error(`${String(err)}; it said it ${said(message)} time(s); log tail:\n${log.slice(-3000)}`, { cause: err });
   }
@@ -161,10 +166,10 @@ async function logSays(message: string, times = 1, timeoutMs = 60_000): Promise<
 /** Waits for `what`, failing with the operator's log tail and the CR's conditions. */
 async function until<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
   try {
-    return await eventually(what, async () => {
-      running();
-      return check();
-    }, timeoutMs, 1000);
+    // A dead operator ends the wait at once (an error thrown in the check would only be retried).
+    const r = await eventually<T | typeof EXITED>(what, async () => (exited() ? EXITED : check()), timeoutMs, 1000);
+    if (r === EXITED) return running() as never;
+    return r;
   } catch (err) {
     const cr = await client.find<HelmCr>(crRef).catch(() => undefined);
     throw new Error(`${String(err)}\nCR conditions: ${JSON.stringify(cr?.status?.conditions)}\nlog tail:\n${log.slice(-3000)}`, { cause: err });
