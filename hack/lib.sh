@@ -1,8 +1,14 @@
 # Shared helpers of the hack/ scripts.
 step() { printf '\n==> %s\n' "$*" >&2; }
 
-# npm ci when node_modules is missing or older than the lock file.
+# npm ci when node_modules is missing or older than the lock file. Never through a symlink: a
+# git worktree sharing another checkout's node_modules (the lock file's checkout time makes it
+# look "older") would have npm ci empty the other checkout's packages and install its own.
 ensure_node_modules() {
+  if [ -L node_modules ]; then
+    [ package-lock.json -nt node_modules/.package-lock.json ] && step "node_modules links to $(readlink node_modules): not reinstalled through the link (run npm ci there if it is stale)"
+    return 0
+  fi
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     step "install npm dependencies"
     npm ci --no-audit --no-fund --loglevel=error

@@ -3,6 +3,12 @@
  * output (dist/, bin/), the production dependencies (the lock file's non-dev packages) and
  * Helm's engine (.cache/helm-wasm) as one layer under /opt/binnacle, on a Node base image given
  * by reference and digest. The Dockerfile at the repository root produces the same layout.
+ *
+ * The `helm-operator` variant is the drop-in for operator-sdk's helm-operator base image
+ * (quay.io/operator-framework/helm-operator): the same program, but its entry point is
+ * `helm-operator run --watches-file=./watches.yaml` in /opt/helm as numeric user 1001, HOME
+ * /opt/helm, so a project's Dockerfile (`COPY watches.yaml helm-charts ${HOME}/`) and its
+ * Deployment's arguments (appended to the entry point) stay as they are.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -16,6 +22,40 @@ import { BinnacleError } from '../util/errors.js';
 
 export const IMAGE_ROOT = '/opt/binnacle';
 
+/** operator-sdk's helm-operator image: its working directory and HOME, where projects copy watches.yaml and helm-charts/. */
+export const HELM_OPERATOR_HOME = '/opt/helm';
+/** The arguments operator-sdk's helm-operator image runs, after the program; a Deployment's args are appended. */
+export const HELM_OPERATOR_RUN_ARGS: readonly string[] = ['helm-operator', 'run', '--watches-file=./watches.yaml'];
+/** operator-sdk's helm-operator image runs as uid 1001 (group 0): numeric, so `runAsNonRoot` can check it. */
+export const HELM_OPERATOR_USER = '1001';
+
+/** The manager image (`binnacle manager`), or the helm-operator base image. */
+export type SelfImageVariant = 'manager' | 'helm-operator';
+
+export interface RuntimeConfig {
+  Entrypoint: string[];
+  Cmd: string[];
+  WorkingDir: string;
+  User: string;
+  Env: string[];
+}
+
+/** The image config's runtime settings of `variant`, over the base image's environment. */
+export function runtimeConfig(variant: SelfImageVariant, baseEnvironment: readonly string[]): RuntimeConfig {
+  const own = ['NODE_ENV=', 'BINNACLE_HELM_WASM_DIR=', ...(variant === 'helm-operator' ? ['HOME=', 'USER_NAME=', 'USER_UID='] : [])];
+  const env = [...baseEnvironment.filter((e) => !own.some((p) => e.startsWith(p))), 'NODE_ENV=production', `BINNACLE_HELM_WASM_DIR=${IMAGE_ROOT}/.cache/helm-wasm`];
+  const program = ['node', `${IMAGE_ROOT}/bin/binnacle.js`];
+  if (variant === 'manager') return { Entrypoint: program, Cmd: ['manager'], WorkingDir: IMAGE_ROOT, User: '65532:65532', Env: env };
+  return {
+    Entrypoint: [...program, ...HELM_OPERATOR_RUN_ARGS],
+    // Empty, not the base's (node's is ["node"]): a Deployment's args are what follows the entry point.
+    Cmd: [],
+    WorkingDir: HELM_OPERATOR_HOME,
+    User: HELM_OPERATOR_USER,
+    Env: [...env, `HOME=${HELM_OPERATOR_HOME}`, 'USER_NAME=helm', `USER_UID=${HELM_OPERATOR_USER}`],
+  };
+}
+
 export interface SelfImageOptions {
   /** The repository root holding dist/, bin/, node_modules/ and package-lock.json. */
   root: string;
@@ -28,6 +68,8 @@ export interface SelfImageOptions {
   helmWasmDir?: string;
   /** The console's built assets (default: <root>/.cache/console, where `npm run build` writes them). */
   consoleAssetsDir?: string;
+  /** Which image (default `manager`). */
+  variant?: SelfImageVariant;
 }
 
 /** The lock file's production packages: every `node_modules/…` entry not marked dev. */
@@ -80,19 +122,19 @@ export async function buildSelfImage(o: SelfImageOptions): Promise<SelfImage> {
     const tree = join(work, 'tree');
     mkdirSync(tree);
     stage(o, tree);
-    const baseEnv = (((baseConfig.config ?? {}) as { Env?: string[] }).Env ?? []).filter((e) => !e.startsWith('NODE_ENV=') && !e.startsWith('BINNACLE_HELM_WASM_DIR='));
+    const variant = o.variant ?? 'manager';
+    const layers = [{ dir: tree, prefix: IMAGE_ROOT }];
+    if (variant === 'helm-operator') {
+      // An empty /opt/helm, as operator-sdk's WORKDIR leaves it, for the project's files.
+      mkdirSync(join(work, 'home'));
+      layers.push({ dir: join(work, 'home'), prefix: HELM_OPERATOR_HOME });
+    }
     const built = await buildImage({
-      layers: [{ dir: tree, prefix: IMAGE_ROOT }],
-      labels: { 'org.opencontainers.image.title': 'binnacle', 'org.opencontainers.image.base.name': o.base, 'org.opencontainers.image.base.digest': resolved.digest },
+      layers,
+      labels: { 'org.opencontainers.image.title': variant === 'manager' ? 'binnacle' : 'binnacle-helm-operator', 'org.opencontainers.image.base.name': o.base, 'org.opencontainers.image.base.digest': resolved.digest },
       outputDir: join(work, 'layout'),
       base: { manifest: resolved.manifest, config: baseConfig },
-      config: {
-        Entrypoint: ['node', `${IMAGE_ROOT}/bin/binnacle.js`],
-        Cmd: ['manager'],
-        WorkingDir: IMAGE_ROOT,
-        User: '65532:65532',
-        Env: [...baseEnv, 'NODE_ENV=production', `BINNACLE_HELM_WASM_DIR=${IMAGE_ROOT}/.cache/helm-wasm`],
-      },
+      config: runtimeConfig(variant, ((baseConfig.config ?? {}) as { Env?: string[] }).Env ?? []),
     });
     // The base's layers go to the target repository first: mounted on the same registry, else copied.
     const target = parseReference(o.target);

@@ -4,7 +4,9 @@
  * error, not a skip: a test that cannot reach its cluster has not passed.
  */
 import { execFile } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { parse as parseYaml, stringify } from 'yaml';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 
@@ -62,6 +64,23 @@ export async function removeAllExtensions(client: KubeClient, timeoutMs = 180_00
 export async function kubectl(...args: string[]): Promise<string> {
   const { stdout } = await run('kubectl', ['--kubeconfig', e2eKubeconfig(), ...args], { maxBuffer: 64 * 1024 * 1024 });
   return stdout;
+}
+
+/**
+ * Writes `file`: a kubeconfig for the e2e cluster that authenticates as a ServiceAccount, with a
+ * token from the TokenRequest API: how a local process runs as a Pod of that ServiceAccount would.
+ */
+export async function serviceAccountKubeconfig(namespace: string, name: string, file: string): Promise<void> {
+  const token = (await kubectl('create', 'token', name, '-n', namespace, '--duration', '2h')).trim();
+  const admin = parseYaml(await readFile(e2eKubeconfig(), 'utf8')) as { clusters: { name: string }[] };
+  const cluster = admin.clusters[0];
+  if (cluster === undefined) throw new Error(`${e2eKubeconfig()} names no cluster`);
+  const user = `system:serviceaccount:${namespace}:${name}`;
+  await writeFile(
+    file,
+    stringify({ apiVersion: 'v1', kind: 'Config', clusters: [cluster], users: [{ name: user, user: { token } }], contexts: [{ name: user, context: { cluster: cluster.name, user } }], 'current-context': user }),
+    { mode: 0o600 },
+  );
 }
 
 /** A namespace name unique to this run. */

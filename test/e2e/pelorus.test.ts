@@ -19,16 +19,16 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { parse as parseYaml, stringify } from 'yaml';
+import { stringify } from 'yaml';
 import { generateBundle, loadBundleDir, providedApis, type RegistryV1Bundle } from '../../src/bundle/index.js';
 import { filesOfConfigMap } from '../../src/helm/bundle/index.js';
 import { objectsOf } from '../../src/helm/bundle/render.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
+import { eventually, serviceAccountKubeconfig, uniqueName } from './env.js';
 import { CORPUS, OperatorHarness } from './operators.js';
 
 const run = promisify(execFile);
@@ -100,20 +100,6 @@ async function standInPackage(dir: string, gvks: readonly Gvk[]): Promise<void> 
   await writeFile(join(input, 'objects.yaml'), [...crds, deployment].map((o) => stringify(o)).join('---\n'));
   await generateBundle({ inputDir: input, outputDir: join(dir, STAND_IN, '5.0.0'), packageName: STAND_IN, version: '5.0.0', channels: ['stable'] });
   await rm(input, { recursive: true, force: true });
-}
-
-/** A kubeconfig for the e2e cluster that authenticates as a ServiceAccount, with a token from the TokenRequest API. */
-async function serviceAccountKubeconfig(namespace: string, name: string, file: string): Promise<void> {
-  const token = (await kubectl('create', 'token', name, '-n', namespace, '--duration', '2h')).trim();
-  const admin = parseYaml(await readFile(e2eKubeconfig(), 'utf8')) as { clusters: { name: string }[] };
-  const cluster = admin.clusters[0];
-  assert.ok(cluster !== undefined);
-  const user = `system:serviceaccount:${namespace}:${name}`;
-  await writeFile(
-    file,
-    stringify({ apiVersion: 'v1', kind: 'Config', clusters: [cluster], users: [{ name: user, user: { token } }], contexts: [{ name: user, context: { cluster: cluster.name, user } }], 'current-context': user }),
-    { mode: 0o600 },
-  );
 }
 
 async function deployed(kind: string, namespace: string, name: string, timeoutMs = 300_000): Promise<HelmCr> {

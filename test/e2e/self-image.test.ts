@@ -119,4 +119,19 @@ describe('self image', () => {
   test('a base image without a digest is refused', async () => {
     await assert.rejects(buildSelfImage({ root, base: `${e2eRegistry()}/library/node:20`, target: `${e2eRegistry()}/x/binnacle:e2e`, client }), /by reference and digest/);
   });
+
+  test("the helm-operator variant: operator-sdk's entry point in an empty /opt/helm as user 1001, the same program under /opt/binnacle", async () => {
+    const target = `${e2eRegistry()}/${uniqueName('binnacle')}/helm-operator:e2e`;
+    const img = await buildSelfImage({ root, base, target, client, variant: 'helm-operator' });
+    const m: ImageManifest = (await client.resolveImage(img.ref)).manifest;
+    const config = JSON.parse((await client.getBlobBytes(img.ref, m.config.digest)).toString()) as { config: { Entrypoint: string[]; Cmd?: string[]; User: string; WorkingDir: string; Env: string[] } };
+    assert.deepEqual(config.config.Entrypoint, ['node', '/opt/binnacle/bin/binnacle.js', 'helm-operator', 'run', '--watches-file=./watches.yaml']);
+    assert.deepEqual(config.config.Cmd, []);
+    assert.equal(config.config.WorkingDir, '/opt/helm');
+    assert.equal(config.config.User, '1001');
+    assert.ok(config.config.Env.includes('HOME=/opt/helm'));
+    const layerPaths = await Promise.all(m.layers.slice(-2).map(async (l) => tarPaths(await client.getBlobBytes(img.ref, l.digest, l.size, 64 * 1024 * 1024))));
+    assert.ok(layerPaths[0]?.includes('opt/binnacle/bin/binnacle.js'), 'the program');
+    assert.deepEqual(layerPaths[1]?.map((p) => p.replace(/\/$/, '')), ['opt', 'opt/helm'], 'an empty /opt/helm for the project’s watches.yaml and helm-charts/');
+  });
 });

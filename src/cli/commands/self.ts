@@ -1,8 +1,8 @@
 /** `binnacle install-self | status-self | uninstall-self | release-self | build-self-image`: the manager inside the current cluster, its releases and its image. */
 import { resolve } from 'node:path';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
-import { outputOption, parseDuration } from '../flags.js';
+import { oneOf, outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -84,17 +84,19 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .requiredOption('--base <ref@digest>', 'the Node base image, by reference and digest')
     .requiredOption('-t, --tag <ref>', 'where to push the image (registry/repository:tag)')
     .option('--root <dir>', 'the built repository (after `npm ci && npm run build`)', '.')
+    .addOption(new Option('--variant <variant>', "manager, or helm-operator: the drop-in for operator-sdk's helm-operator base image (entry point `helm-operator run --watches-file=./watches.yaml` in /opt/helm, user 1001)").default('manager').argParser(oneOf(['manager', 'helm-operator'])))
     .option('--release <version>', 'also publish the release of this version running the image (as `release-self`)')
     .option('--release-repo <repo>', `with --release: where to publish it (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: { base: string; tag: string; root: string; release?: string; releaseRepo?: string; insecure?: boolean; output: string }) => {
+    .action(async (flags: { base: string; tag: string; root: string; variant: 'manager' | 'helm-operator'; release?: string; releaseRepo?: string; insecure?: boolean; output: string }) => {
       if (flags.release === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --release');
+      if (flags.release !== undefined && flags.variant !== 'manager') throw new UsageError('--release publishes the manager: it goes with --variant manager');
       const { buildSelfImage } = await import('../../self/image.js');
       const { publishRelease, releaseRepository } = await self();
       const repository = flags.release === undefined ? undefined : releaseRepository(flags.releaseRepo);
       const client = await registryClient(ctx, flags.insecure);
-      const img = await buildSelfImage({ root: resolve(flags.root), base: flags.base, target: flags.tag, client });
+      const img = await buildSelfImage({ root: resolve(flags.root), base: flags.base, target: flags.tag, client, variant: flags.variant });
       const rel = flags.release === undefined || repository === undefined ? undefined : await publishRelease({ version: flags.release, image: img.ref, repository, client });
       printData(ctx, flags.output, {
         value: { ...img, ...(rel === undefined ? {} : { release: rel }) },
