@@ -29,7 +29,7 @@ test("a kind's custom resources carry operator-lib's resource_created_at_seconds
   try {
     await running.synced;
     const at = Date.parse('2026-11-26T10:00:00Z') / 1000;
-    const line = (name: string) => `resource_created_at_seconds{name="${name}",namespace="default",group="cache.example.com",version="v1alpha1",kind="Memcached"} ${at}`;
+    const line = (name: string) => `resource_created_at_seconds{group="cache.example.com",kind="Memcached",name="${name}",namespace="default",version="v1alpha1"} ${at}`;
     let text = await registry.metrics();
     assert.ok(text.includes(line('kept')) && text.includes(line('gone')), text);
     deleteNow();

@@ -86,25 +86,27 @@ interface ResourceRef {
 }
 
 /**
- * operator-lib's `resource_created_at_seconds{name,namespace,group,version,kind}` (its
+ * operator-lib's `resource_created_at_seconds{group,kind,name,namespace,version}` (its
  * InstrumentedEnqueueRequestForObject): each served custom resource's creation time, in Unix
  * seconds, set when the resource is seen and removed when it is deleted.
  */
 export class ResourceCreatedMetric {
-  private readonly gauge: Gauge<'name' | 'namespace' | 'group' | 'version' | 'kind'>;
+  private readonly gauge: Gauge<'group' | 'kind' | 'name' | 'namespace' | 'version'>;
 
   constructor(registry: Registry) {
-    this.gauge = new Gauge({ name: 'resource_created_at_seconds', help: 'Timestamp at which a resource was created', labelNames: ['name', 'namespace', 'group', 'version', 'kind'], registers: [registry] });
+    this.gauge = new Gauge({ name: 'resource_created_at_seconds', help: 'Timestamp at which a resource was created', labelNames: ['group', 'kind', 'name', 'namespace', 'version'], registers: [registry] });
   }
 
-  private static labels(obj: ResourceRef): Record<'name' | 'namespace' | 'group' | 'version' | 'kind', string> {
+  // Labels in name order, as Go's client prints them (prom-client prints insertion order):
+  // operator-sdk's e2e greps for the exact series text.
+  private static labels(obj: ResourceRef): Record<'group' | 'kind' | 'name' | 'namespace' | 'version', string> {
     const slash = obj.apiVersion.lastIndexOf('/');
     return {
+      group: slash < 0 ? '' : obj.apiVersion.slice(0, slash),
+      kind: obj.kind,
       name: obj.metadata.name ?? '',
       namespace: obj.metadata.namespace ?? '',
-      group: slash < 0 ? '' : obj.apiVersion.slice(0, slash),
       version: obj.apiVersion.slice(slash + 1),
-      kind: obj.kind,
     };
   }
 

@@ -107,7 +107,7 @@ describe('the probe and metrics server', () => {
       const ok = await get(s.url, { path: '/metrics', ca: cert.certPem, token: 'reader-token' });
       assert.equal(ok.status, 200);
       const at = Date.parse('2026-11-26T10:00:00Z') / 1000;
-      assert.ok(ok.body.includes(`resource_created_at_seconds{name="memcached-sample",namespace="default",group="cache.example.com",version="v1alpha1",kind="Memcached"} ${at}`), ok.body);
+      assert.ok(ok.body.includes(`resource_created_at_seconds{group="cache.example.com",kind="Memcached",name="memcached-sample",namespace="default",version="v1alpha1"} ${at}`), ok.body);
       assert.match(ok.body, /controller_runtime_reconcile_total\{controller="memcached-controller",result="success"\} 1/);
       assert.match(ok.body, /controller_runtime_reconcile_total\{controller="memcached-controller",result="requeue_after"\} 1/);
       assert.match(ok.body, /controller_runtime_reconcile_total\{controller="memcached-controller",result="error"\} 1/);

@@ -111,7 +111,7 @@ describe('helm-operator run with the scaffold arguments', () => {
       async () => {
         const r = await get(`${metrics}/metrics`, readerToken);
         assert.equal(r.status, 200, r.body);
-        return r.body.includes(`resource_created_at_seconds{name="memcached-sample",namespace="${ns}",group="${GROUP}",version="v1alpha1",kind="Memcached"}`) ? r.body : undefined;
+        return r.body.includes(`resource_created_at_seconds{group="${GROUP}",kind="Memcached",name="memcached-sample",namespace="${ns}",version="v1alpha1"}`) ? r.body : undefined;
       },
       60_000,
     );
