@@ -30,7 +30,8 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
     .option('--leader-election-id <name>', 'name of the leader Lease')
     .option('--watch-namespace <list>', 'namespaces to serve, comma-separated (default: $WATCH_NAMESPACE; empty: all)')
     .action(async (flags: KubeFlags & { watches: string; leaderElect?: boolean; leaderElectionNamespace: string; leaderElectionId?: string; watchNamespace?: string; } & HelmEngineFlags) => {
-      (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
+      // Liftoff only: this process should fit operator-sdk's 128 MiB-class limits (see HelmEngineOptions).
+      (await import('../../helm/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false });
       const { loadWatches } = await import('../../helm/watches.js');
       const { runHelmKind } = await import('../../controllers/helm-kinds.js');
       const { parseDuration } = await import('../../controllers/helm-release.js');
