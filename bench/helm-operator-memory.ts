@@ -6,7 +6,7 @@
  * For each operator, one at a time against the local control plane (`binnacle cluster up --name
  * BINNACLE_E2E_CLUSTER`, default `memory`): a namespace of its own, the memcached sample's CRD,
  * the operator started with WATCH_NAMESPACE set to that namespace and its sample project as the
- * working directory, then one Memcached CR; the operator runs until the CR's `Deployed`
+ * working directory; its RSS after IDLE_MS without a CR (idle), then one Memcached CR; the operator runs until the CR's `Deployed`
  * condition is True and SETTLE_MS longer (its steady state), then is stopped. Peak RSS is the
  * kernel's high-water mark (VmHWM of /proc/PID/status, read before the stop, worker threads
  * included); steady RSS is VmRSS at the end. `--rounds N` (default 1) repeats and takes medians.
@@ -31,6 +31,7 @@ import type { KubeObject } from '../src/kube/types.js';
 const ROOT = path.resolve(import.meta.dirname, '..');
 const GOAL_MIB = 128;
 const SETTLE_MS = 5_000;
+const IDLE_MS = 5_000;
 const DEPLOY_TIMEOUT_MS = 180_000;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg === -1 ? 1 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
@@ -51,6 +52,8 @@ function sampleProject(): string {
 }
 
 interface Sample {
+  /** RSS before the CR exists: the process, its client and its informers, no Helm engine yet. */
+  idleMib: number;
   peakMib: number;
   steadyMib: number;
   deployedMs: number;
@@ -85,6 +88,9 @@ async function measure(label: string, client: KubeClient, kubeconfig: string, pr
   child.stderr?.on('data', keep);
   const start = Date.now();
   try {
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    if (child.exitCode !== null) throw new Error(`the operator exited (${child.exitCode}):\n${out}`);
+    const idleMib = procStatus(child.pid ?? 0).rss;
     const cr = parse(readFileSync(path.join(project, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8')) as KubeObject;
     const name = cr.metadata.name ?? 'memcached-sample';
     await client.create({ ...cr, metadata: { ...cr.metadata, namespace: ns } });
@@ -92,7 +98,7 @@ async function measure(label: string, client: KubeClient, kubeconfig: string, pr
     const deployedMs = Date.now() - start;
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const { rss, hwm } = procStatus(child.pid ?? 0);
-    return { peakMib: hwm, steadyMib: rss, deployedMs };
+    return { idleMib, peakMib: hwm, steadyMib: rss, deployedMs };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
@@ -130,14 +136,14 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 const summary = (label: string): Sample => {
   const xs = results.get(label) ?? [];
-  return { peakMib: median(xs.map((x) => x.peakMib)), steadyMib: median(xs.map((x) => x.steadyMib)), deployedMs: median(xs.map((x) => x.deployedMs)) };
+  return { idleMib: median(xs.map((x) => x.idleMib)), peakMib: median(xs.map((x) => x.peakMib)), steadyMib: median(xs.map((x) => x.steadyMib)), deployedMs: median(xs.map((x) => x.deployedMs)) };
 };
 const ref = summary('operator-sdk');
 console.log(`one memcached CR, until Deployed + ${SETTLE_MS / 1000} s; medians of ${ROUNDS} round(s)`);
-console.log(`${'operator'.padEnd(14)} ${'peak RSS'.padStart(10)} ${'steady RSS'.padStart(11)} ${'to Deployed'.padStart(12)}`);
+console.log(`${'operator'.padEnd(14)} ${'idle RSS'.padStart(10)} ${'peak RSS'.padStart(10)} ${'steady RSS'.padStart(11)} ${'to Deployed'.padStart(12)}`);
 for (const o of operators) {
   const s = summary(o.label);
-  console.log(`${o.label.padEnd(14)} ${s.peakMib.toFixed(0).padStart(6)} MiB ${s.steadyMib.toFixed(0).padStart(7)} MiB ${(s.deployedMs / 1000).toFixed(1).padStart(10)} s`);
+  console.log(`${o.label.padEnd(14)} ${s.idleMib.toFixed(0).padStart(6)} MiB ${s.peakMib.toFixed(0).padStart(6)} MiB ${s.steadyMib.toFixed(0).padStart(7)} MiB ${(s.deployedMs / 1000).toFixed(1).padStart(10)} s`);
 }
 const b = summary('binnacle');
 if (ONLY === undefined) console.log(`binnacle / operator-sdk: peak ${(b.peakMib / ref.peakMib).toFixed(1)}x, steady ${(b.steadyMib / ref.steadyMib).toFixed(1)}x`);

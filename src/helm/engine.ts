@@ -223,7 +223,13 @@ class WasmHelmEngine implements HelmEngine {
   private compiled(wasm: string): Promise<WebAssembly.Module> {
     if (this.module === undefined && !this.optimizingCompiler) setFlagsFromString('--liftoff-only');
     this.module ??= readWithMemoryMaximum(wasm, this.limits.memoryBytes)
-      .then((bytes) => wasmRuntime.compile(bytes))
+      .then(async (read) => {
+        try {
+          return await wasmRuntime.compile(read.bytes);
+        } finally {
+          read.release(); // V8 has its own copy
+        }
+      })
       .catch((err: unknown) => {
         this.module = undefined;
         throw new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to compile (${wasm}): ${err instanceof Error ? err.message : String(err)}`);

@@ -64,14 +64,17 @@ test('readWithMemoryMaximum reads the same rewritten module from a file, whether
   try {
     const small = join(dir, 'small.wasm');
     await writeFile(small, moduleWith(2));
-    assert.deepEqual(await readWithMemoryMaximum(small, 5 * WASM_PAGE_BYTES), withMemoryMaximum(moduleWith(2), 5 * WASM_PAGE_BYTES));
+    const readSmall = await readWithMemoryMaximum(small, 5 * WASM_PAGE_BYTES);
+    assert.deepEqual(readSmall.bytes, withMemoryMaximum(moduleWith(2), 5 * WASM_PAGE_BYTES));
+    readSmall.release();
+    assert.equal(readSmall.bytes.length, 0, 'released: the buffer is given back');
     // A 5 MiB custom section before the memory: past the head read first.
     const payload = 5 * 1024 * 1024;
     const sizeLeb = [0x80 | (payload & 0x7f), 0x80 | ((payload >> 7) & 0x7f), 0x80 | ((payload >> 14) & 0x7f), payload >> 21];
     const big = Uint8Array.from([...moduleWith(2, 9).subarray(0, 8), 0x00, ...sizeLeb, 0x03, ...Buffer.from('pad'), ...new Uint8Array(payload - 4), ...moduleWith(2, 9).subarray(8)]);
     const bigFile = join(dir, 'big.wasm');
     await writeFile(bigFile, big);
-    const read = await readWithMemoryMaximum(bigFile, 5 * WASM_PAGE_BYTES);
+    const read = (await readWithMemoryMaximum(bigFile, 5 * WASM_PAGE_BYTES)).bytes;
     assert.ok(Buffer.from(read).equals(Buffer.from(withMemoryMaximum(big, 5 * WASM_PAGE_BYTES))));
     const mem = memoryOf(read);
     assert.equal(mem.grow(3), 2);

@@ -113,29 +113,42 @@ export function withMemoryMaximum(wasm: Uint8Array, maxBytes: number): Uint8Arra
 /** The head read first: the sections before memory (types, imports, functions) are small. */
 const HEAD_BYTES = 4 * 1024 * 1024;
 
+/** A module read from a file; `release` gives its memory back at once (after it is compiled). */
+export interface ReadModule {
+  bytes: Uint8Array;
+  release(): void;
+}
+
 /**
  * The module in `file` with its memory limited to `maxBytes` (as withMemoryMaximum), read into
- * ONE buffer: the module is large (helm.wasm is 80 MiB) and V8 keeps its own copy once compiled,
- * so a second copy in JavaScript (the file as read, then the rewritten module) would raise the
- * process's peak by the module's size at every engine start.
+ * ONE buffer that `release` frees at once: the module is large (helm.wasm is 80 MiB) and V8
+ * keeps its own copy once compiled, so a second copy in JavaScript (the file as read, then the
+ * rewritten module), or the one copy waiting for a garbage collection while Go starts, raises
+ * the process's peak by the module's size at every engine start. The buffer is resizable, and
+ * shrinking it to nothing returns its pages to the system without a collection.
  */
-export async function readWithMemoryMaximum(file: string, maxBytes: number): Promise<Uint8Array> {
+export async function readWithMemoryMaximum(file: string, maxBytes: number): Promise<ReadModule> {
   const fd = await open(file, 'r');
   try {
     const { size } = await fd.stat();
     const head = new Uint8Array(Math.min(size, HEAD_BYTES));
     await readFully(fd, head, 0);
     const patch = memoryPatch(head, size, maxBytes);
-    if (patch === undefined) return withMemoryMaximum(await readFile(file), maxBytes);
-    const out = new Uint8Array(size - (patch.end - patch.start) + patch.section.length);
+    if (patch === undefined) return { bytes: withMemoryMaximum(await readFile(file), maxBytes), release: () => undefined };
+    const length = size - (patch.end - patch.start) + patch.section.length;
+    const buffer = new ResizableArrayBuffer(length, { maxByteLength: length });
+    const out = new Uint8Array(buffer, 0, length);
     out.set(head.subarray(0, patch.start), 0);
     out.set(patch.section, patch.start);
     await readFully(fd, out.subarray(patch.start + patch.section.length), patch.end);
-    return out;
+    return { bytes: out, release: () => buffer.resize(0) };
   } finally {
     await fd.close();
   }
 }
+
+/** ES2024's resizable ArrayBuffer (Node 20 has it; this project's TypeScript lib predates it). */
+const ResizableArrayBuffer = ArrayBuffer as unknown as new (length: number, options: { maxByteLength: number }) => ArrayBuffer & { resize(length: number): void };
 
 async function readFully(fd: FileHandle, into: Uint8Array, position: number): Promise<void> {
   for (let done = 0; done < into.length; ) {
