@@ -16,6 +16,20 @@
  * by hack/bench-tools/helm-operator/build.sh when missing. Binnacle runs as bin/binnacle.js
  * runs in the image: from the built bundle (`npm run build` first when dist/ is missing).
  *
+ * Where the memory goes (issue 28, measured on a 2-core machine with Node 20, /proc/PID/status,
+ * smaps and process.memoryUsage; helm.wasm is 80 MiB: 48 MiB of code, 32 MiB of data):
+ *   node -e ''                                   40 MiB
+ *   binnacle --version                           54 MiB
+ *   helm-operator run, idle (client, informers)  77 MiB
+ *   Helm's engine once it rendered one CR       +172 MiB: V8's own copy of the module's bytes
+ *     (80 MiB, kept for lazy compilation) and its metadata (~7), Go's linear memory (40 MiB
+ *     from the start: the module's data is copied in), compiled code (14 MiB with Liftoff
+ *     only; lazy, so only the functions that ran), the worker thread's isolate (~24 MiB)
+ *   before this bench's changes the peak was 427 MiB: the file as read and its rewritten copy
+ *     (2 x 80 MiB) alive while V8 copied them and Go started, and TurboFan's tier-up (+65 MiB).
+ * So 128 MiB is out of reach while Helm runs as Go compiled to WebAssembly: the module's bytes
+ * and Go's starting heap alone are 120 MiB. helm bundle's manager gets 256Mi/512Mi (operator.ts).
+ *
  * usage: npx tsx bench/helm-operator-memory.ts [--rounds N] [--only binnacle|operator-sdk]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
