@@ -30,7 +30,7 @@
  * So 128 MiB is out of reach while Helm runs as Go compiled to WebAssembly: the module's bytes
  * and Go's starting heap alone are 120 MiB. helm bundle's manager gets 256Mi/512Mi (operator.ts).
  *
- * usage: npx tsx bench/helm-operator-memory.ts [--rounds N] [--only binnacle|operator-sdk]
+ * usage: npx tsx bench/helm-operator-memory.ts [--rounds N] [--only binnacle|operator-sdk] [--node-options OPTS]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -49,6 +49,9 @@ const IDLE_MS = 5_000;
 const DEPLOY_TIMEOUT_MS = 180_000;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg === -1 ? 1 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
+const nodeOptionsArg = process.argv.indexOf('--node-options');
+/** `--node-options '--max-semi-space-size=1'`: Binnacle's NODE_OPTIONS, to try Node's flags. */
+const NODE_OPTIONS = nodeOptionsArg === -1 ? '' : (process.argv[nodeOptionsArg + 1] ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'memory';
 
 function run(cmd: string, args: string[], cwd = ROOT): string {
@@ -94,7 +97,7 @@ async function deployed(client: KubeClient, ns: string, name: string, child: Chi
 async function measure(label: string, client: KubeClient, kubeconfig: string, project: string, cmd: string, args: string[], round: number): Promise<Sample> {
   const ns = `mem-${label}-${round}-${Date.now().toString(36)}`;
   await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: '' };
+  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: label === 'binnacle' ? NODE_OPTIONS : '' };
   const child = spawn(cmd, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c: Buffer): void => void (out = (out + c.toString('utf8')).slice(-4000));

@@ -162,7 +162,7 @@ describe('Pelorus as an operator', () => {
     assert.equal(c?.image, 'registry.example.com/binnacle:test');
     // One engine thread (its memory ceiling 256 MiB) over the ~200 MiB the rest takes (operator.ts, bench/helm-operator-memory.ts).
     assert.deepEqual(c?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
-    assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE']);
+    assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE', 'NODE_OPTIONS']);
     const cm = bundle.others.find((o) => o.kind === 'ConfigMap');
     assert.equal(cm?.name, dep.template.spec.volumes[0]?.configMap.name);
     const files = filesOfConfigMap(cm?.object as KubeObject);
