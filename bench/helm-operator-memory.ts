@@ -50,8 +50,8 @@ const DEPLOY_TIMEOUT_MS = 180_000;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg === -1 ? 1 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
 const nodeOptionsArg = process.argv.indexOf('--node-options');
-/** `--node-options '--max-semi-space-size=1'`: Binnacle's NODE_OPTIONS, to try Node's flags. */
-const NODE_OPTIONS = nodeOptionsArg === -1 ? '' : (process.argv[nodeOptionsArg + 1] ?? '');
+/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts); `--node-options ''` to try others. */
+const NODE_OPTIONS = nodeOptionsArg === -1 ? '--max-semi-space-size=1' : (process.argv[nodeOptionsArg + 1] ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'memory';
 
 function run(cmd: string, args: string[], cwd = ROOT): string {
@@ -142,7 +142,7 @@ await new Promise((r) => setTimeout(r, 2_000)); // the CRD established
 
 const operators = ([
   { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'] },
-  { label: 'binnacle', cmd: process.execPath, args: [path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml'] },
+  { label: 'binnacle', cmd: process.execPath, args: [path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--helm-engine-threads', '1'] },
 ] satisfies { label: string; cmd: string; args: string[] }[]).filter((o) => ONLY === undefined || o.label === ONLY);
 const results = new Map<string, Sample[]>();
 for (let round = 0; round < ROUNDS; round++) {
