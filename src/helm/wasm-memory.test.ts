@@ -1,10 +1,13 @@
 /**
- * withMemoryMaximum: the rewritten module compiles, keeps its starting memory, and its memory
+ * withMemoryMaximum (and readWithMemoryMaximum, from a file): the rewritten module compiles, keeps its starting memory, and its memory
  * cannot grow past the ceiling, which is what bounds Go's heap in the engine.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { WASM_PAGE_BYTES, withMemoryMaximum } from './wasm-memory.js';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readWithMemoryMaximum, WASM_PAGE_BYTES, withMemoryMaximum } from './wasm-memory.js';
 
 const wasmApi = (globalThis as unknown as { WebAssembly: { Module: new (b: Uint8Array) => object; Instance: new (m: object) => { exports: Record<string, { buffer: ArrayBuffer; grow(pages: number): number }> } } }).WebAssembly;
 
@@ -54,4 +57,31 @@ test('a multi-byte LEB128 section size and page count are read and written', () 
   const mem = memoryOf(bytes);
   assert.equal(mem.grow(298), 2);
   assert.throws(() => mem.grow(1), RangeError);
+});
+
+test('readWithMemoryMaximum reads the same rewritten module from a file, whether the memory section is in its head or far past it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'wasm-memory-'));
+  try {
+    const small = join(dir, 'small.wasm');
+    await writeFile(small, moduleWith(2));
+    const readSmall = await readWithMemoryMaximum(small, 5 * WASM_PAGE_BYTES);
+    assert.deepEqual(readSmall.bytes, withMemoryMaximum(moduleWith(2), 5 * WASM_PAGE_BYTES));
+    readSmall.release();
+    assert.equal(readSmall.bytes.length, 0, 'released: the buffer is given back');
+    // A 5 MiB custom section before the memory: past the head read first.
+    const payload = 5 * 1024 * 1024;
+    const sizeLeb = [0x80 | (payload & 0x7f), 0x80 | ((payload >> 7) & 0x7f), 0x80 | ((payload >> 14) & 0x7f), payload >> 21];
+    const big = Uint8Array.from([...moduleWith(2, 9).subarray(0, 8), 0x00, ...sizeLeb, 0x03, ...Buffer.from('pad'), ...new Uint8Array(payload - 4), ...moduleWith(2, 9).subarray(8)]);
+    const bigFile = join(dir, 'big.wasm');
+    await writeFile(bigFile, big);
+    const read = (await readWithMemoryMaximum(bigFile, 5 * WASM_PAGE_BYTES)).bytes;
+    assert.ok(Buffer.from(read).equals(Buffer.from(withMemoryMaximum(big, 5 * WASM_PAGE_BYTES))));
+    const mem = memoryOf(read);
+    assert.equal(mem.grow(3), 2);
+    assert.throws(() => mem.grow(1), RangeError);
+    await writeFile(join(dir, 'none.wasm'), Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00]));
+    await assert.rejects(readWithMemoryMaximum(join(dir, 'none.wasm'), WASM_PAGE_BYTES), { code: 'HELM_ENGINE_MODULE', message: /defines no memory/ });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -75,7 +75,8 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   const { podNamespace } = await import('../../kube/in-cluster.js');
   // Found before anything starts: outside a Pod without the flag is a usage error, as operator-sdk's.
   const leaseNamespace = o.leaderElection === undefined ? undefined : (o.leaderElection.namespace ?? podNamespace());
-  (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
+  // Liftoff only: this process should fit a Helm operator's small memory limit (see HelmEngineOptions).
+  (await import('../../helm/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false });
   const { loadWatches } = await import('../../helm/watches.js');
   const { runHelmKind } = await import('../../controllers/helm-kinds.js');
   const { parseDuration } = await import('../../controllers/helm-release.js');

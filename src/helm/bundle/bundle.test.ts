@@ -156,11 +156,13 @@ describe('Pelorus as an operator', () => {
   });
 
   test('the Deployment runs binnacle helm-operator run; the ConfigMap holds watches.yaml and charts that render as the chart', async () => {
-    const dep = bundle.csv.deployments[0]?.spec as { template: { spec: { serviceAccountName: string; containers: { image: string; command: string[]; args: string[]; env: { name: string }[] }[]; volumes: { configMap: { name: string } }[] } } };
+    const dep = bundle.csv.deployments[0]?.spec as { template: { spec: { serviceAccountName: string; containers: { image: string; command: string[]; args: string[]; env: { name: string }[]; resources: unknown }[]; volumes: { configMap: { name: string } }[] } } };
     const c = dep.template.spec.containers[0];
-    assert.deepEqual([...(c?.command ?? []), ...(c?.args ?? [])], ['binnacle', 'helm-operator', 'run', '--watches', '/opt/helm/watches.yaml', '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)']);
+    assert.deepEqual([...(c?.command ?? []), ...(c?.args ?? [])], ['binnacle', 'helm-operator', 'run', '--watches', '/opt/helm/watches.yaml', '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', '1']);
     assert.equal(c?.image, 'registry.example.com/binnacle:test');
-    assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE']);
+    // One engine thread (its memory ceiling 256 MiB) over the ~200 MiB the rest takes (operator.ts, bench/helm-operator-memory.ts).
+    assert.deepEqual(c?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
+    assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE', 'NODE_OPTIONS']);
     const cm = bundle.others.find((o) => o.kind === 'ConfigMap');
     assert.equal(cm?.name, dep.template.spec.volumes[0]?.configMap.name);
     const files = filesOfConfigMap(cm?.object as KubeObject);

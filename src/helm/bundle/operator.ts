@@ -16,6 +16,20 @@ import type { KubeObject } from '../../kube/types.js';
 export const MOUNT_PATH = '/opt/helm';
 export const WATCHES_KEY = 'watches.yaml';
 
+/**
+ * The manager's memory. Measured (bench/helm-operator-memory.ts): `helm-operator run` serving
+ * one CR of operator-sdk's memcached sample peaks at about 250 MiB, which is also its steady
+ * state: Node and the client at 77 MiB, Helm's engine the rest (V8's copy of the 80 MiB
+ * WebAssembly module, Go's heap from 40 MiB up, compiled code, the engine's worker thread).
+ * operator-sdk's 128 MiB does not fit a Go engine run as WebAssembly, so the request is that
+ * steady state, and the limit is what the engine's own bounds need, so that a render past them
+ * fails alone (HELM_MEMORY_LIMIT) rather than the kernel killing the Pod: ONE engine thread, its
+ * WebAssembly memory stopping at the default 256 MiB (--helm-render-memory), over the ~200 MiB
+ * of the rest: 512 MiB. (Two threads, the default elsewhere, would need 1 GiB.)
+ */
+const MANAGER_MEMORY = { request: '256Mi', limit: '512Mi' } as const;
+const ENGINE_THREADS = 1;
+
 /** One kind the operator serves, and the archive (a ConfigMap key) of the chart serving it. */
 export interface ServedKind {
   group: string;
@@ -79,12 +93,14 @@ export function operatorObjects(o: OperatorInput): OperatorObjects {
               name: 'manager',
               image: o.image,
               command: ['binnacle'],
-              args: ['helm-operator', 'run', '--watches', `${MOUNT_PATH}/${WATCHES_KEY}`, '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)'],
+              args: ['helm-operator', 'run', '--watches', `${MOUNT_PATH}/${WATCHES_KEY}`, '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', String(ENGINE_THREADS)],
               env: [
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 { name: 'WATCH_NAMESPACE', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } } },
+                // A 1 MiB young generation: 7 MiB less of the small heap a controller keeps (bench/helm-operator-memory.ts --node-options).
+                { name: 'NODE_OPTIONS', value: '--max-semi-space-size=1' },
               ],
-              resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+              resources: { requests: { cpu: '100m', memory: MANAGER_MEMORY.request }, limits: { memory: MANAGER_MEMORY.limit } },
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
               volumeMounts: [{ name: 'helm-charts', mountPath: MOUNT_PATH, readOnly: true }],
             },

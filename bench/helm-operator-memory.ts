@@ -1,0 +1,167 @@
+/**
+ * Memory of `binnacle helm-operator run` serving one custom resource, beside operator-sdk's own
+ * helm-operator (v1.42.3) measured in the same run (issue 28 §1 "Memory"): the goal is that
+ * Binnacle fits the 128 MiB limit that operator-sdk scaffolds into a Helm operator's manager.
+ *
+ * For each operator, one at a time against the local control plane (`binnacle cluster up --name
+ * BINNACLE_E2E_CLUSTER`, default `memory`): a namespace of its own, the memcached sample's CRD,
+ * the operator started with WATCH_NAMESPACE set to that namespace and its sample project as the
+ * working directory; its RSS after IDLE_MS without a CR (idle), then one Memcached CR; the operator runs until the CR's `Deployed`
+ * condition is True and SETTLE_MS longer (its steady state), then is stopped. Peak RSS is the
+ * kernel's high-water mark (VmHWM of /proc/PID/status, read before the stop, worker threads
+ * included); steady RSS is VmRSS at the end. `--rounds N` (default 1) repeats and takes medians.
+ *
+ * The sample (operator-sdk's testdata/helm/memcached-operator) comes from test/vendor when
+ * vendored there, else from the Go module cache; helm-operator is built from the Go module proxy
+ * by hack/bench-tools/helm-operator/build.sh when missing. Binnacle runs as bin/binnacle.js
+ * runs in the image: from the built bundle (`npm run build` first when dist/ is missing).
+ *
+ * Where the memory goes (issue 28, measured on a 2-core machine with Node 20, /proc/PID/status,
+ * smaps and process.memoryUsage; helm.wasm is 80 MiB: 48 MiB of code, 32 MiB of data):
+ *   node -e ''                                   40 MiB
+ *   binnacle --version                           54 MiB
+ *   helm-operator run, idle (client, informers)  77 MiB
+ *   Helm's engine once it rendered one CR       +172 MiB: V8's own copy of the module's bytes
+ *     (80 MiB, kept for lazy compilation) and its metadata (~7), Go's linear memory (40 MiB
+ *     from the start: the module's data is copied in), compiled code (14 MiB with Liftoff
+ *     only; lazy, so only the functions that ran), the worker thread's isolate (~24 MiB)
+ *   before this bench's changes the peak was 427 MiB: the file as read and its rewritten copy
+ *     (2 x 80 MiB) alive while V8 copied them and Go started, and TurboFan's tier-up (+65 MiB).
+ * So 128 MiB is out of reach while Helm runs as Go compiled to WebAssembly: the module's bytes
+ * and Go's starting heap alone are 120 MiB. helm bundle's manager gets 256Mi/512Mi (operator.ts).
+ *
+ * usage: npx tsx bench/helm-operator-memory.ts [--rounds N] [--only binnacle|operator-sdk] [--node-options OPTS]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { pino } from 'pino';
+import { parse } from 'yaml';
+import { clusterUp } from '../src/cluster/index.js';
+import { KubeClient } from '../src/kube/client.js';
+import { loadKubeConfig } from '../src/kube/config.js';
+import type { KubeObject } from '../src/kube/types.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const GOAL_MIB = 128;
+const SETTLE_MS = 5_000;
+const IDLE_MS = 5_000;
+const DEPLOY_TIMEOUT_MS = 180_000;
+const roundsArg = process.argv.indexOf('--rounds');
+const ROUNDS = roundsArg === -1 ? 1 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
+const nodeOptionsArg = process.argv.indexOf('--node-options');
+/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts); `--node-options ''` to try others. */
+const NODE_OPTIONS = nodeOptionsArg === -1 ? '--max-semi-space-size=1' : (process.argv[nodeOptionsArg + 1] ?? '');
+const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'memory';
+
+function run(cmd: string, args: string[], cwd = ROOT): string {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
+  return r.stdout.trim();
+}
+
+/** operator-sdk's Helm sample project: test/vendor when there, else the Go module cache. */
+function sampleProject(): string {
+  const vendored = path.join(ROOT, 'test', 'vendor', 'operator-sdk-v1.42.3', 'memcached-operator');
+  if (existsSync(path.join(vendored, 'watches.yaml'))) return vendored;
+  const json = run('go', ['mod', 'download', '-json', 'github.com/operator-framework/operator-sdk'], path.join(ROOT, 'hack', 'bench-tools', 'helm-operator'));
+  return path.join((JSON.parse(json) as { Dir: string }).Dir, 'testdata', 'helm', 'memcached-operator');
+}
+
+interface Sample {
+  /** RSS before the CR exists: the process, its client and its informers, no Helm engine yet. */
+  idleMib: number;
+  peakMib: number;
+  steadyMib: number;
+  deployedMs: number;
+}
+
+function procStatus(pid: number): { rss: number; hwm: number } {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);
+  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 };
+}
+
+async function deployed(client: KubeClient, ns: string, name: string, child: ChildProcess, log: () => string): Promise<void> {
+  const deadline = Date.now() + DEPLOY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the operator exited (${child.exitCode}) before Deployed:\n${log()}`);
+    const cr = await client.get<KubeObject & { status?: { conditions?: { type: string; status: string }[] } }>({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: ns, name });
+    if (cr.status?.conditions?.some((c) => c.type === 'Deployed' && c.status === 'True') === true) return;
+    if (Date.now() > deadline) throw new Error(`no Deployed condition after ${DEPLOY_TIMEOUT_MS / 1000} s: ${JSON.stringify(cr.status)}\n${log()}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** One operator serving one CR in a fresh namespace; its peak and steady RSS. */
+async function measure(label: string, client: KubeClient, kubeconfig: string, project: string, cmd: string, args: string[], round: number): Promise<Sample> {
+  const ns = `mem-${label}-${round}-${Date.now().toString(36)}`;
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: label === 'binnacle' ? NODE_OPTIONS : '' };
+  const child = spawn(cmd, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (c: Buffer): void => void (out = (out + c.toString('utf8')).slice(-4000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const start = Date.now();
+  try {
+    await new Promise((r) => setTimeout(r, IDLE_MS));
+    if (child.exitCode !== null) throw new Error(`the operator exited (${child.exitCode}):\n${out}`);
+    const idleMib = procStatus(child.pid ?? 0).rss;
+    const cr = parse(readFileSync(path.join(project, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8')) as KubeObject;
+    const name = cr.metadata.name ?? 'memcached-sample';
+    await client.create({ ...cr, metadata: { ...cr.metadata, namespace: ns } });
+    await deployed(client, ns, name, child, () => out);
+    const deployedMs = Date.now() - start;
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const { rss, hwm } = procStatus(child.pid ?? 0);
+    return { idleMib, peakMib: hwm, steadyMib: rss, deployedMs };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
+    await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
+  }
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+
+if (!existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
+const onlyArg = process.argv.indexOf('--only');
+/** `--only binnacle`: measure one side (no ratio), e.g. while trying a change. */
+const ONLY = onlyArg === -1 ? undefined : process.argv[onlyArg + 1];
+const helmOperator = ONLY === 'binnacle' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
+const project = sampleProject();
+const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
+const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
+await client.apply(parse(readFileSync(path.join(project, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject);
+await new Promise((r) => setTimeout(r, 2_000)); // the CRD established
+
+const operators = ([
+  { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'] },
+  { label: 'binnacle', cmd: process.execPath, args: [path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--helm-engine-threads', '1'] },
+] satisfies { label: string; cmd: string; args: string[] }[]).filter((o) => ONLY === undefined || o.label === ONLY);
+const results = new Map<string, Sample[]>();
+for (let round = 0; round < ROUNDS; round++) {
+  for (const o of operators) {
+    const s = await measure(o.label, client, up.kubeconfig, project, o.cmd, o.args, round);
+    results.set(o.label, [...(results.get(o.label) ?? []), s]);
+  }
+}
+const summary = (label: string): Sample => {
+  const xs = results.get(label) ?? [];
+  return { idleMib: median(xs.map((x) => x.idleMib)), peakMib: median(xs.map((x) => x.peakMib)), steadyMib: median(xs.map((x) => x.steadyMib)), deployedMs: median(xs.map((x) => x.deployedMs)) };
+};
+const ref = summary('operator-sdk');
+console.log(`one memcached CR, until Deployed + ${SETTLE_MS / 1000} s; medians of ${ROUNDS} round(s)`);
+console.log(`${'operator'.padEnd(14)} ${'idle RSS'.padStart(10)} ${'peak RSS'.padStart(10)} ${'steady RSS'.padStart(11)} ${'to Deployed'.padStart(12)}`);
+for (const o of operators) {
+  const s = summary(o.label);
+  console.log(`${o.label.padEnd(14)} ${s.idleMib.toFixed(0).padStart(6)} MiB ${s.peakMib.toFixed(0).padStart(6)} MiB ${s.steadyMib.toFixed(0).padStart(7)} MiB ${(s.deployedMs / 1000).toFixed(1).padStart(10)} s`);
+}
+const b = summary('binnacle');
+if (ONLY === undefined) console.log(`binnacle / operator-sdk: peak ${(b.peakMib / ref.peakMib).toFixed(1)}x, steady ${(b.steadyMib / ref.steadyMib).toFixed(1)}x`);
+console.log(`goal (peak <= ${GOAL_MIB} MiB, operator-sdk's scaffolded limit): ${b.peakMib <= GOAL_MIB ? 'met' : `NOT met (${b.peakMib.toFixed(0)} MiB)`}`);
