@@ -24,7 +24,7 @@ function readU32(bytes: Uint8Array, at: number): { value: number; next: number }
     shift += 7;
     if ((b & 0x80) === 0) return { value, next: i + 1 };
   }
-  throw new BinnacleError('HELM_ENGINE_MODULE', 'WebAssembly module: a malformed LEB128 number');
+  throw new BinnacleError('internal', 'HELM_ENGINE_MODULE', 'WebAssembly module: a malformed LEB128 number');
 }
 
 function writeU32(value: number): number[] {
@@ -47,7 +47,7 @@ function writeU32(value: number): number[] {
  */
 export function withMemoryMaximum(wasm: Uint8Array, maxBytes: number): Uint8Array {
   const fail = (why: string): never => {
-    throw new BinnacleError('HELM_ENGINE_MODULE', `cannot set a memory ceiling on the WebAssembly module: ${why}`);
+    throw new BinnacleError('internal', 'HELM_ENGINE_MODULE', `cannot set a memory ceiling on the WebAssembly module: ${why}`);
   };
   if (wasm.length < 8 || wasm[0] !== 0 || wasm[1] !== 0x61 || wasm[2] !== 0x73 || wasm[3] !== 0x6d) fail('not a WebAssembly binary');
   const maxPages = Math.floor(maxBytes / WASM_PAGE_BYTES);

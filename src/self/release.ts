@@ -102,7 +102,7 @@ async function pinImage(client: RegistryClient, image: string): Promise<string> 
     return formatReference(withDigest(ref, m.digest));
   } catch (err) {
     if (err instanceof BinnacleError && err.code === 'OCI_NOT_FOUND') {
-      throw new BinnacleError('SELF_RELEASE_IMAGE', `--image ${image} was not found in its registry: push it first with \`binnacle build-self-image --base REF@DIGEST -t ${image}\``, { cause: err });
+      throw new BinnacleError('input', 'SELF_RELEASE_IMAGE', `--image ${image} was not found in its registry: push it first with \`binnacle build-self-image --base REF@DIGEST -t ${image}\``, { cause: err });
     }
     throw err;
   }
@@ -160,6 +160,7 @@ async function notFound(client: RegistryClient, repository: ImageReference, vers
   }
   const publish = `publish one with \`binnacle release-self --version ${version} --image REF --release-repo ${repo}\``;
   return new BinnacleError(
+    'input',
     'SELF_RELEASE_NOT_FOUND',
     tags.length === 0
       ? `release ${version} not found: ${repo} has no releases (no tags); ${publish}, or point --release-repo (or $${RELEASE_REPO_ENV}) at the repository that has them`
@@ -264,6 +265,7 @@ export async function fetchRelease(o: { version: string; repository: ImageRefere
   const ref = formatReference(withDigest(tagged, got.digest));
   const wrong = (found: string): BinnacleError =>
     new BinnacleError(
+      'input',
       'SELF_RELEASE_WRONG_TYPE',
       `${name} is ${found}, not a Binnacle release (an artifact whose config is ${RELEASE_MEDIA_TYPE.config}): is --release-repo the image repository? Releases are pushed by \`binnacle release-self --version ${o.version} --image REF --release-repo REPO\``,
     );
@@ -298,7 +300,7 @@ export async function fetchRelease(o: { version: string; repository: ImageRefere
     objects = validateReleaseObjects(docs, config, res);
   }
   if (!res.ok || config === undefined) {
-    throw new BinnacleError('SELF_RELEASE_INVALID', `${name} is not a usable Binnacle release:\n${res.render()}\npublish it again with \`binnacle release-self --version ${o.version} --image REF\`, or pick another --version`);
+    throw new BinnacleError('terminal', 'SELF_RELEASE_INVALID', `${name} is not a usable Binnacle release:\n${res.render()}\npublish it again with \`binnacle release-self --version ${o.version} --image REF\`, or pick another --version`);
   }
   return { version: o.version, ref, config, objects };
 }

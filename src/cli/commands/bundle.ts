@@ -73,7 +73,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
           ctx.out(`${r.ok ? 'PASS' : 'FAIL'} ${r.subject}: ${r.errors().length} error(s), ${r.warnings().length} warning(s)\n`);
         }
       }
-      if (failed.length > 0) throw new BinnacleError('BUNDLE_INVALID', `${failed.length} of ${results.length} bundle source(s) have errors`);
+      if (failed.length > 0) throw new BinnacleError('input', 'BUNDLE_INVALID', `${failed.length} of ${results.length} bundle source(s) have errors`);
     });
 
   bundle
@@ -184,7 +184,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       // A community submission is held to the community suite, as their pipeline holds it.
       const v = await validateBundleDir(outputDir, o.community === true ? { optional: parseSelectOptional(['suite=operatorframework']) } : {});
       for (const p of v.result.all()) ctx.err(`• ${problemToString(p)}\n`);
-      if (!v.result.ok) throw new BinnacleError('BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
+      if (!v.result.ok) throw new BinnacleError('input', 'BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
     });
 
   bundle

@@ -119,7 +119,7 @@ export function registerResolveCommands(program: Command, ctx: CliContext): void
         if (!(err instanceof ResolutionError)) throw err;
         print(ctx, opts.output, { resolved: false, explanation: err.sentences, facts: err.facts }, () => `cannot resolve:\n${err.sentences.map((s) => `  - ${s}`).join('\n')}\n`);
         // Data went to stdout; the exit code says it failed.
-        throw new BinnacleError(err.code, 'no set of bundles satisfies the request (see the explanation above)');
+        throw new BinnacleError(err.errorClass, err.code, 'no set of bundles satisfies the request (see the explanation above)');
       }
     });
 }

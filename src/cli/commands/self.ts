@@ -138,7 +138,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         for (const o of r.orphaned) ctx.err(`• no manager finished ${o}: its finalizers were removed\n`);
         ctx.err(r.deleted.length === 0 ? '• Binnacle was not installed\n' : `• deleted ${r.deleted.length} objects\n`);
         if (r.terminating.length > 0) {
-          throw new BinnacleError('SELF_UNINSTALL_TIMEOUT', `still being deleted after the timeout: ${r.terminating.join(', ')}; see what holds them (finalizers) with \`kubectl get KIND NAME -o yaml\``);
+          throw new BinnacleError('transient', 'SELF_UNINSTALL_TIMEOUT', `still being deleted after the timeout: ${r.terminating.join(', ')}; see what holds them (finalizers) with \`kubectl get KIND NAME -o yaml\``);
         }
       });
     });
