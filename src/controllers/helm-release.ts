@@ -403,7 +403,7 @@ export class HelmReleaseReconciler implements Reconciler {
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
       s.conditions.set('Irreconcilable', true, 'ErrorGettingValues', errorMessage(err));
-      return stop({ failed: true });
+      return stop({ failed: true, error: err });
     }
   }
 
@@ -442,7 +442,7 @@ export class HelmReleaseReconciler implements Reconciler {
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
       s.conditions.set('ReleaseFailed', true, this.failReason(s), err.message);
       s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
-      return stop({ failed: true });
+      return stop({ failed: true, error: err });
     }
   }
 
@@ -500,7 +500,7 @@ export class HelmReleaseReconciler implements Reconciler {
       if (!(err instanceof ApplyRefusedError || err instanceof InputError)) throw err;
       s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
       s.conditions.set('ReleaseFailed', true, this.failReason(s), errorMessage(err));
-      return stop({ failed: true });
+      return stop({ failed: true, error: err });
     }
     s.conditions.set('Irreconcilable', false, 'ReconcileError', '');
     this.o.onApplied?.(result.applied);

@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, InputError } from '../util/errors.js';
 
 export const IMAGE_ROOT = '/opt/binnacle';
 
@@ -71,7 +71,7 @@ export interface SelfImage extends PushResult {
 
 export async function buildSelfImage(o: SelfImageOptions): Promise<SelfImage> {
   const baseRef = parseReference(o.base);
-  if (baseRef.digest === undefined) throw new BinnacleError('input', 'SELF_IMAGE_BASE_DIGEST', `--base ${o.base}: give the Node base image by reference and digest (…@sha256:…)`, { exitCode: 2 });
+  if (baseRef.digest === undefined) throw new InputError('SELF_IMAGE_BASE_DIGEST', `${o.base}: give the Node base image by reference and digest (…@sha256:…)`, { field: 'base' });
   const client = o.client ?? new RegistryClient();
   const resolved = await client.resolveImage(baseRef);
   const baseConfig = JSON.parse((await client.getBlobBytes(baseRef, resolved.manifest.config.digest, resolved.manifest.config.size)).toString('utf8')) as Record<string, unknown>;

@@ -164,12 +164,16 @@ export class ValidationError extends BinnacleError {
 /** Reading a file or input failed: names the file and, where known, the field. */
 export class InputError extends BinnacleError {
   readonly file: string | undefined;
+  /** The field, or for library options the option's name (`version`), which the CLI says as its flag. */
   readonly field: string | undefined;
+  /** The message without the file and field in front. */
+  readonly detail: string;
   constructor(code: string, message: string, where?: { file?: string; field?: string; cause?: unknown }) {
     const prefix = [where?.file, where?.field].filter((x) => x !== undefined && x !== '').join(': ');
     super('input', code, prefix === '' ? message : `${prefix}: ${message}`, { cause: where?.cause });
     this.file = where?.file;
     this.field = where?.field;
+    this.detail = message;
   }
 }
 

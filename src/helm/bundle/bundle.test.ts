@@ -263,7 +263,7 @@ describe('bad input names the chart file or the flag', () => {
   });
 
   test('a version a CSV does not accept, a group that is no DNS name', async () => {
-    await assert.rejects(helmBundle(opts({ version: '1.0' })), (e: unknown) => e instanceof BinnacleError && /--version 1\.0/.test(e.message));
+    await assert.rejects(helmBundle(opts({ version: '1.0' })), (e: unknown) => e instanceof InputError && e.field === 'version' && /1\.0: expected a semantic version/.test(e.message));
     await assert.rejects(helmBundle(opts({ group: 'nodots' })), (e: unknown) => e instanceof UsageError && /--group nodots/.test(e.message));
   });
 });
