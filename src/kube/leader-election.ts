@@ -72,7 +72,7 @@ export class LeaderElector {
 
   constructor(opts: LeaderElectionOptions) {
     this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
-    if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
+    if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new BinnacleError('input', 'LEADER_ELECTION_OPTIONS', 'renewDeadline must be shorter than leaseDuration');
   }
 
   get isLeader(): boolean {
