@@ -175,7 +175,7 @@ test('failureAction: the one rule from an error class to what the runner does ne
 test('a reconcile that throws is requeued or not by its class; a bug is logged with its stack', async () => {
   const lines: { level: number; msg: string; stack?: string; code?: string }[] = [];
   const captured = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
-  const cases: { err: unknown; retries: number; level: number; msg: RegExp; stack: boolean }[] = [
+  const cases: { err: Error; retries: number; level: number; msg: RegExp; stack: boolean }[] = [
     { err: new BinnacleError('transient', 'OCI_UNREACHABLE', 'registry away'), retries: 1, level: 40, msg: /retrying with backoff/, stack: false },
     { err: new BinnacleError('input', 'BUNDLE_NO_NAMESPACE', 'an install namespace is required'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },
     { err: new BinnacleError('terminal', 'APPLY_REFUSED', 'refused'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },

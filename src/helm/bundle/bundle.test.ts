@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { convertRegistryV1, loadBundleDir, validateBundleDir, type RegistryV1Bundle } from '../../bundle/index.js';
 import type { JsonObject } from '../../bundle/decode.js';
 import { gvkOf, type KubeObject } from '../../kube/types.js';
-import { BinnacleError, InputError, UsageError } from '../../util/errors.js';
+import { InputError, UsageError } from '../../util/errors.js';
 import { createHelmEngine } from '../engine.js';
 import { checkStructural, validateValue } from '../schema/index.js';
 import { loadWatches } from '../watches.js';
