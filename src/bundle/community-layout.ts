@@ -56,7 +56,7 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
   if (opts.version.startsWith('v')) throw new InputError('COMMUNITY_OPTION', `${opts.version}: the community layout names version folders without a "v" (${opts.version.slice(1)})`, { field: 'version' });
   const packageDir = join(opts.repoRoot, 'operators', opts.packageName);
   const bundleDir = join(packageDir, opts.version);
-  if (existsSync(bundleDir)) throw new InputError('COMMUNITY_VERSION_EXISTS', 'already exists: a published version is never rewritten; bump the version', { file: bundleDir });
+  if (existsSync(bundleDir)) throw new InputError('COMMUNITY_OPTION', `${opts.version} already exists in ${packageDir}: a published version is never rewritten; bump it`, { field: 'version' });
   const ciYaml = join(packageDir, 'ci.yaml');
   const wanted: { updateGraph: UpdateGraphMode; reviewers?: string[] } = { updateGraph: opts.updateGraph ?? 'replaces-mode' };
   if (opts.reviewers !== undefined && opts.reviewers.length > 0) wanted.reviewers = opts.reviewers;

@@ -403,7 +403,8 @@ export class HelmReleaseReconciler implements Reconciler {
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
       s.conditions.set('Irreconcilable', true, 'ErrorGettingValues', errorMessage(err));
-      return stop({ failed: true, error: err });
+      // Not by its class: the object valuesFrom names may yet be created, so back off and look again.
+      return stop({ failed: true });
     }
   }
 

@@ -100,17 +100,18 @@ function defaultReason(code: number): string {
 const TRANSIENT_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ABORT_ERR']);
 
 /**
- * Whether a failure is worth retrying with backoff, as controller-runtime requeues it, rather
- * than a verdict on the input: an error of class `transient` (for the API server: a 5xx, a 429,
- * a 408 or 504 timeout, a 409 conflict, the server unreachable), or a Node error of a dropped
- * connection or a request that timed out or was aborted. Follows `cause` chains, so a wrapped
- * transient error counts too; an API server's own verdict ends the search. Judged on the class,
- * status and code, never the message.
+ * Whether the API server or the connection to it failed, so that the failure says nothing of
+ * the objects sent and is worth retrying with backoff, as controller-runtime requeues it: a
+ * KubeApiError of class `transient` (a 5xx, a 429, a 408 or 504 timeout, a 409 conflict, a 410),
+ * the server unreachable, or a request that timed out or was aborted. Narrower than the class:
+ * the applier fails a revision on any other error, even one that may pass (a replaced object
+ * held by a finalizer). Follows `cause` chains, so a wrapped API error counts too. Judged on the
+ * class, status and code, never the message.
  */
 export function isTransient(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
-    if (e instanceof BinnacleError && e.errorClass === 'transient') return true;
-    if (e instanceof KubeApiError) return false;
+    if (e instanceof KubeApiError) return e.errorClass === 'transient';
+    if (e instanceof BinnacleError && (e.code === 'KUBE_UNREACHABLE' || e.code === 'KUBE_TIMEOUT' || e.code === 'LEADERSHIP_LOST')) return true;
     if (e instanceof Error) {
       if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
       const code = (e as { code?: unknown }).code;
