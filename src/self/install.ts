@@ -346,7 +346,8 @@ export async function installedExtensions(client: SelfClient): Promise<string[]>
     try {
       for (const x of (await client.list(API_VERSION, kind)).items) out.push(`${kind} ${objectKey(x.metadata)}`);
     } catch (err) {
-      if (!(isNotFound(err) || (err instanceof BinnacleError && /not served|no resource|unknown/i.test(err.message)))) throw err;
+      // The client says an unserved kind as a 404 (KubeApiError): branch on that, never on the message.
+      if (!isNotFound(err)) throw err;
     }
   }
   return out;
