@@ -107,7 +107,7 @@ async function installedStateFor(client: KubeClient, req: PlanRequest): Promise<
   const mainUnit = unitOf(state, req.packageName);
   const requester = mainUnit === undefined ? undefined : requesterOf(mainUnit);
   if (mainUnit !== undefined && requester !== undefined && requester !== req.name) {
-    throw new BinnacleError('PACKAGE_INSTALLED', `package ${req.packageName} is already installed by extension ${requester} (BundleDeployment ${mainUnit.bundleDeployment}); a package is installed once per cluster`);
+    throw new BinnacleError('input', 'PACKAGE_INSTALLED', `package ${req.packageName} is already installed by extension ${requester} (BundleDeployment ${mainUnit.bundleDeployment}); a package is installed once per cluster`);
   }
   return state;
 }
@@ -164,7 +164,7 @@ async function compareWithCluster(client: KubeClient, rendered: readonly KubeObj
 export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDir: string; logger: Logger }): Promise<Plan> {
   const warnings: string[] = [];
   const catalogs = await reachableCatalogs(client, warnings);
-  if (catalogs.length === 0) throw new BinnacleError('NO_CATALOGS', 'no ClusterCatalog is serving content that this machine can reach');
+  if (catalogs.length === 0) throw new BinnacleError('transient', 'NO_CATALOGS', 'no ClusterCatalog is serving content that this machine can reach');
 
   const state = await installedStateFor(client, req);
   const resolution = resolve({

@@ -49,7 +49,7 @@ export async function refuseIfPlatformOwned(client: Pick<KubeClient, 'find'>, ex
   if (ce === undefined || owner === undefined) return;
   const spec = ce.spec as { source?: { catalog?: { packageName?: unknown } } } | undefined;
   const pkg = spec?.source?.catalog?.packageName;
-  throw new BinnacleError('EXTENSION_PROTECTED', protectedAdvice(extension, owner, typeof pkg === 'string' ? pkg : extension));
+  throw new BinnacleError('input', 'EXTENSION_PROTECTED', protectedAdvice(extension, owner, typeof pkg === 'string' ? pkg : extension));
 }
 
 // --- CEL ------------------------------------------------------------------------------------
@@ -153,7 +153,7 @@ export async function clientIdentity(client: Pick<KubeClient, 'create'>): Promis
   const review = await client.create({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} });
   const status = review.status as { userInfo?: { username?: unknown } } | undefined;
   const user = status?.userInfo?.username;
-  if (typeof user !== 'string' || user === '') throw new BinnacleError('IDENTITY_UNKNOWN', 'the API server did not say who this client is (SelfSubjectReview has no user name)');
+  if (typeof user !== 'string' || user === '') throw new BinnacleError('terminal', 'IDENTITY_UNKNOWN', 'the API server did not say who this client is (SelfSubjectReview has no user name)');
   return user;
 }
 

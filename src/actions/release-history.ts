@@ -44,7 +44,7 @@ const ceRef = (name: string): { apiVersion: string; kind: string; name: string }
 /** Reads an extension's resolution history and the Helm revisions of its BundleDeployments. */
 export async function extensionHistory(client: KubeClient, name: string): Promise<ExtensionHistory> {
   const ce = await client.find<ClusterExtension>(ceRef(name));
-  if (ce === undefined) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
+  if (ce === undefined) throw new BinnacleError('input', 'NOT_FOUND', `ClusterExtension ${name} does not exist`);
   const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
   const state = buildInstalledState(bds.items, ces.items);
   const store = new ReleaseStore(client);
@@ -102,12 +102,12 @@ interface Target {
 async function targetOf(client: KubeClient, name: string, toVersion?: string): Promise<Target> {
   const ce = await client.get<ClusterExtension>(ceRef(name));
   const current = ce.status?.install?.bundle;
-  if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
+  if (current === undefined) throw new BinnacleError('input', 'NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
   const { release, namespace, revisions } = await ownRevisions(client, ce);
   const target = candidates(revisions, current.version).filter((r) => toVersion === undefined || r.chart.version === toVersion).at(-1);
   if (target === undefined) {
     const what = toVersion === undefined ? 'no earlier version in its history' : `no revision at version ${toVersion} to roll back to`;
-    throw new BinnacleError('NO_EARLIER_VERSION', `${name} has ${what} (helm history ${release} -n ${namespace})`);
+    throw new BinnacleError('input', 'NO_EARLIER_VERSION', `${name} has ${what} (helm history ${release} -n ${namespace})`);
   }
   return { from: current.version, revision: target, release, namespace };
 }
@@ -144,7 +144,7 @@ export async function rollbackExtension(client: KubeClient, name: string, toVers
   } else {
     // An explicit version need not be in the history (the CLI's --to-version): any the catalog has.
     const current = (await client.get<ClusterExtension>(ceRef(name))).status?.install?.bundle;
-    if (current === undefined) throw new BinnacleError('NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
+    if (current === undefined) throw new BinnacleError('input', 'NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
     from = current.version;
     to = toVersion;
   }

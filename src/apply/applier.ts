@@ -235,7 +235,7 @@ export class Applier {
       // The rollback must wait (an object of the release still being deleted, e.g. one replaced
       // by force and held by a finalizer): retried with backoff, saying why the upgrade failed.
       if (err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING') {
-        throw new BinnacleError(err.code, `revision ${version} failed (${outcome.message}); the rollback to revision ${deployed.revision} waits: ${err.message}`, { cause: err });
+        throw new BinnacleError(err.errorClass, err.code, `revision ${version} failed (${outcome.message}); the rollback to revision ${deployed.revision} waits: ${err.message}`, { cause: err });
       }
       throw err;
     });
@@ -254,16 +254,16 @@ export class Applier {
   async rollback(opts: { release: ReleaseRef; toRevision?: number; healthTimeoutMs?: number; waitForHealth?: boolean; force?: boolean }): Promise<ApplyResult> {
     const history = await this.store.history(opts.release);
     const where = `release ${opts.release.namespace}/${opts.release.name}`;
-    if (history.length === 0) throw new BinnacleError('RELEASE_NOT_FOUND', `${where} has no revisions`);
+    if (history.length === 0) throw new BinnacleError('input', 'RELEASE_NOT_FOUND', `${where} has no revisions`);
     await this.settleInterrupted(history);
     let target: ReleaseRevision | undefined;
     if (opts.toRevision !== undefined) {
       target = history.find((r) => r.revision === opts.toRevision);
-      if (target === undefined) throw new BinnacleError('ROLLBACK_NO_TARGET', `${where} has no revision ${opts.toRevision} (have ${history.map((r) => r.revision).join(', ')})`);
+      if (target === undefined) throw new BinnacleError('input', 'ROLLBACK_NO_TARGET', `${where} has no revision ${opts.toRevision} (have ${history.map((r) => r.revision).join(', ')})`);
     } else {
       const latest = history.at(-1)?.revision ?? 0;
       target = lastWith(history.filter((r) => r.revision < latest), ['deployed', 'superseded']);
-      if (target === undefined) throw new BinnacleError('ROLLBACK_NO_TARGET', `${where} has no earlier good revision to roll back to`);
+      if (target === undefined) throw new BinnacleError('input', 'ROLLBACK_NO_TARGET', `${where} has no earlier good revision to roll back to`);
     }
     return this.rollbackTo(opts.release, target, opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, opts.waitForHealth ?? true, opts.force === true);
   }
@@ -281,7 +281,7 @@ export class Applier {
     const hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
     const hookOpts = { client: this.client, owner: opts.owner, release: opts.release, logger: this.logger, timeoutMs: opts.hookTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, pollIntervalMs: Math.min(this.pollIntervalMs, 500) };
     const pre = await runHooks(hooks, 'pre-delete', hookOpts);
-    if (!pre.ok) throw new BinnacleError('HOOK_FAILED', `uninstall of release ${opts.release.namespace}/${opts.release.name}: ${pre.message}`);
+    if (!pre.ok) throw new BinnacleError('terminal', 'HOOK_FAILED', `uninstall of release ${opts.release.namespace}/${opts.release.name}: ${pre.message}`);
     const deleted: ObjectRef[] = [];
     for (const o of deleteOrder(objects)) {
       const ref = refOf(o);
@@ -327,7 +327,7 @@ export class Applier {
   private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, healthTimeoutMs: number, waitForHealth: boolean, force: boolean): Promise<ApplyResult> {
     const history = await this.store.history(release);
     const owner = target.owner ?? history.at(-1)?.owner;
-    if (owner === undefined) throw new BinnacleError('RELEASE_NOT_OWNED', `release ${release.namespace}/${release.name} revision ${target.revision} records no Binnacle owner`);
+    if (owner === undefined) throw new BinnacleError('terminal', 'RELEASE_NOT_OWNED', `release ${release.namespace}/${release.name} revision ${target.revision} records no Binnacle owner`);
     const version = (history.at(-1)?.revision ?? 0) + 1;
     let checked: Preflight;
     let objects: KubeObject[];
@@ -406,7 +406,7 @@ export class Applier {
     } catch (err) {
       // Another run recorded this revision first: not a failure of ours to roll back.
       if (isAlreadyExists(err) && record === undefined) {
-        throw new BinnacleError('RELEASE_CONFLICT', `release ${r.release.namespace}/${r.release.name}: revision ${r.version} was recorded by another run at the same time; retry`, { cause: err });
+        throw new BinnacleError('transient', 'RELEASE_CONFLICT', `release ${r.release.namespace}/${r.release.name}: revision ${r.version} was recorded by another run at the same time; retry`, { cause: err });
       }
       // An API server restarting (5xx, unreachable, timed out) says nothing of the release:
       // the caller retries with backoff, and the next run settles the pending revision. Only a
@@ -599,7 +599,7 @@ export class Applier {
     for (const obj of objects) await this.preflightObject(obj, { owner, release, adopt, force }, found);
     if (!result.ok) throw new ApplyRefusedError(result);
     if (terminating.length > 0) {
-      throw new BinnacleError('OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
+      throw new BinnacleError('transient', 'OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
     }
     return { takeOver: found.takeOver, replace: found.replace };
   }
@@ -641,6 +641,7 @@ export class Applier {
     if (!gone.done) {
       const finalizers = gone.value?.metadata.finalizers ?? [];
       throw new BinnacleError(
+        'transient',
         'REPLACE_TIMEOUT',
         `${describeRef(ref)}: deleted to be replaced, but still there after ${formatDuration(this.replaceTimeoutMs)}${finalizers.length > 0 ? ` (held by finalizers ${finalizers.join(', ')})` : ''}`,
       );
@@ -656,7 +657,7 @@ export class Applier {
       };
       const established = await pollUntil(probe, (v) => v.healthy, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: this.waitIntervalMs });
       if (!established.done) {
-        throw new BinnacleError('CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`);
+        throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`);
       }
     }
     // New kinds are served now: forget cached discovery so they map to resources.
@@ -723,6 +724,7 @@ function assertReleaseOwner(history: readonly ReleaseRevision[], owner: Owner, r
   const sameNamespace = recorded?.namespace === undefined || recorded.namespace === owner.namespace;
   if (history.length > 0 && (recorded === undefined || recorded.kind !== owner.kind || recorded.name !== owner.name || !sameNamespace)) {
     throw new BinnacleError(
+      'terminal',
       'RELEASE_NOT_OWNED',
       `release ${release.namespace}/${release.name} belongs to ${recorded === undefined ? 'a Helm user (no Binnacle owner recorded)' : ownerName(recorded)}, not ${ownerName(owner)}`,
     );

@@ -8,7 +8,7 @@ import { BinnacleError, type ValidationResult } from '../util/errors.js';
 export class ApplyRefusedError extends BinnacleError {
   readonly result: ValidationResult;
   constructor(result: ValidationResult) {
-    super('APPLY_REFUSED', `${result.subject}: refusing to apply, nothing was changed:\n${result.render()}`);
+    super('terminal', 'APPLY_REFUSED', `${result.subject}: refusing to apply, nothing was changed:\n${result.render()}`);
     this.result = result;
   }
 }

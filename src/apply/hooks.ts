@@ -65,10 +65,10 @@ export function hookObject(h: ReleaseHook): KubeObject {
   try {
     value = readYaml(h.manifest, where);
   } catch (err) {
-    if (err instanceof InputError) throw new BinnacleError('HOOK_INVALID', err.message, { cause: err });
+    if (err instanceof InputError) throw new BinnacleError('input', 'HOOK_INVALID', err.message, { cause: err });
     throw err;
   }
-  if (!isKubeObject(value)) throw new BinnacleError('HOOK_INVALID', `${where} is not a Kubernetes object: needs apiVersion, kind and metadata`);
+  if (!isKubeObject(value)) throw new BinnacleError('input', 'HOOK_INVALID', `${where} is not a Kubernetes object: needs apiVersion, kind and metadata`);
   return value;
 }
 
@@ -111,7 +111,7 @@ async function namespaced(client: HookClient, obj: KubeObject, ns: string): Prom
     if (!(await client.resourceFor(obj.apiVersion, obj.kind)).namespaced) return obj;
   } catch (err) {
     if (!isNotFound(err)) throw err;
-    throw new BinnacleError('HOOK_UNKNOWN_KIND', `the cluster serves no ${obj.kind} in ${obj.apiVersion}`);
+    throw new BinnacleError('input', 'HOOK_UNKNOWN_KIND', `the cluster serves no ${obj.kind} in ${obj.apiVersion}`);
   }
   return { ...obj, metadata: { ...obj.metadata, namespace: ns } };
 }
@@ -120,7 +120,7 @@ async function deleteAndWait(client: HookClient, ref: ObjectRef, o: HookRunOptio
   if (!(await client.delete(ref, { propagationPolicy: 'Foreground' }))) return;
   const deadline = Date.now() + o.timeoutMs;
   while ((await client.find(ref)) !== undefined) {
-    if (Date.now() > deadline) throw new BinnacleError('HOOK_TIMEOUT', `${describeRef(ref)} from an earlier run was not deleted within ${o.timeoutMs} ms`);
+    if (Date.now() > deadline) throw new BinnacleError('transient', 'HOOK_TIMEOUT', `${describeRef(ref)} from an earlier run was not deleted within ${o.timeoutMs} ms`);
     await sleep(o.pollIntervalMs ?? 500);
   }
 }

@@ -98,7 +98,7 @@ function wholeOf(secret: KubeObject, parts: ReadonlyMap<string, string>): string
   const chunks: string[] = [];
   for (let i = 0; i < count; i++) {
     const chunk = parts.get(releasePartName(name, version, i));
-    if (chunk === undefined) throw new BinnacleError('RELEASE_PART_MISSING', `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''} announces ${count} parts but part ${i} (${releasePartName(name, version, i)}) is missing`);
+    if (chunk === undefined) throw new BinnacleError('terminal', 'RELEASE_PART_MISSING', `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''} announces ${count} parts but part ${i} (${releasePartName(name, version, i)}) is missing`);
     chunks.push(chunk);
   }
   return chunks.join('');

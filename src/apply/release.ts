@@ -68,7 +68,7 @@ export function decodeRelease(encoded: string, where = 'release'): unknown {
     if (bytes.subarray(0, 3).equals(GZIP_MAGIC)) bytes = gunzipSync(bytes);
     return JSON.parse(bytes.toString('utf8')) as unknown;
   } catch (err) {
-    throw new BinnacleError('RELEASE_DECODE', `${where}: not a Helm release record: ${errorMessage(err)}`, { cause: err });
+    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: not a Helm release record: ${errorMessage(err)}`, { cause: err });
   }
 }
 
@@ -137,7 +137,7 @@ export function releaseSecrets(r: ReleaseRecordInput, owner: Owner | undefined, 
   const head = releaseSecret(slim, owner, now, kind);
   const slimData = (head.data as { release: string }).release;
   if (slimData.length > limit) {
-    throw new BinnacleError('RELEASE_TOO_LARGE', `release ${r.namespace}/${r.name} revision ${r.version}: even without the chart's templates and files the record is ${slimData.length} bytes, above ${limit}: the manifest itself is too large for a Secret`);
+    throw new BinnacleError('input', 'RELEASE_TOO_LARGE', `release ${r.namespace}/${r.name} revision ${r.version}: even without the chart's templates and files the record is ${slimData.length} bytes, above ${limit}: the manifest itself is too large for a Secret`);
   }
   const parts: KubeObject[] = [];
   for (let i = 0; i * limit < full.length; i++) {
@@ -188,14 +188,14 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
   const secretName = `Secret ${str(meta?.namespace)}/${str(meta?.name)}`;
   const data = rec(s?.data);
   if (s === undefined || typeof data?.release !== 'string') {
-    throw new BinnacleError('RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
+    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
   }
   const encoded = Buffer.from(whole ?? data.release, 'base64').toString('utf8');
   const rel = rec(decodeRelease(encoded, `${secretName}: field data.release`));
   const info = rec(rel?.info);
   const chartMeta = rec(rec(rel?.chart)?.metadata);
   if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
-    throw new BinnacleError('RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
+    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
   }
   const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
   const chart = chartInfo(chartMeta);
@@ -263,18 +263,18 @@ export function parseManifest(manifest: string, where: string): KubeObject[] {
   const out: KubeObject[] = [];
   yamlPackage().parseAllDocuments(manifest).forEach((doc, i) => {
     if (doc.errors.length > 0) {
-      throw new BinnacleError('RELEASE_MANIFEST', `${where}: manifest document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`);
+      throw new BinnacleError('terminal', 'RELEASE_MANIFEST', `${where}: manifest document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`);
     }
     let value: unknown;
     try {
       value = yamlValue(doc, `${where}: manifest document ${i + 1}`);
     } catch (err) {
-      if (err instanceof YamlAliasError) throw new BinnacleError('RELEASE_MANIFEST', err.message, { cause: err });
+      if (err instanceof YamlAliasError) throw new BinnacleError('terminal', 'RELEASE_MANIFEST', err.message, { cause: err });
       throw err;
     }
     if (value === null || value === undefined) return;
     if (!isKubeObject(value)) {
-      throw new BinnacleError('RELEASE_MANIFEST', `${where}: manifest document ${i + 1} is not a Kubernetes object (needs apiVersion, kind, metadata)`);
+      throw new BinnacleError('terminal', 'RELEASE_MANIFEST', `${where}: manifest document ${i + 1} is not a Kubernetes object (needs apiVersion, kind, metadata)`);
     }
     out.push(value);
   });

@@ -26,8 +26,8 @@ test('a ci.yaml with more than 100 aliases is read', async () => {
   });
 });
 
-test('an alias bomb in ci.yaml is a usage error naming the file', async () => {
+test('an alias bomb in ci.yaml is an input error naming the file', async () => {
   await withCi(`updateGraph: semver-mode\n${BILLION_LAUGHS}`, async (repo, ciYaml) => {
-    await assert.rejects(prepareCommunityLayout({ repoRoot: repo, packageName: 'p', version: '1.0.0' }), { name: 'UsageError', message: bombMessage(ciYaml) });
+    await assert.rejects(prepareCommunityLayout({ repoRoot: repo, packageName: 'p', version: '1.0.0' }), { name: 'YamlAliasError', message: bombMessage(ciYaml) });
   });
 });

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { stringify } from 'yaml';
-import { UsageError } from '../util/errors.js';
+import { InputError } from '../util/errors.js';
 import { readYaml, YamlError } from '../util/yaml.js';
 
 export const UPDATE_GRAPH_MODES = ['replaces-mode', 'semver-mode'] as const;
@@ -39,7 +39,7 @@ export interface CommunityLayout {
 
 export function parseUpdateGraph(value: string): UpdateGraphMode {
   if ((UPDATE_GRAPH_MODES as readonly string[]).includes(value)) return value as UpdateGraphMode;
-  throw new UsageError(`--update-graph ${JSON.stringify(value)}: expected ${UPDATE_GRAPH_MODES.join(' or ')}`);
+  throw new InputError('COMMUNITY_OPTION', `${JSON.stringify(value)}: expected ${UPDATE_GRAPH_MODES.join(' or ')}`, { field: 'updateGraph' });
 }
 
 const GITHUB_USER = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -51,12 +51,12 @@ const GITHUB_USER = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
  */
 export async function prepareCommunityLayout(opts: CommunityOptions): Promise<CommunityLayout> {
   for (const r of opts.reviewers ?? []) {
-    if (!GITHUB_USER.test(r)) throw new UsageError(`--reviewer ${JSON.stringify(r)}: not a GitHub user name (letters, digits and single hyphens, at most 39)`);
+    if (!GITHUB_USER.test(r)) throw new InputError('COMMUNITY_OPTION', `${JSON.stringify(r)}: not a GitHub user name (letters, digits and single hyphens, at most 39)`, { field: 'reviewers' });
   }
-  if (opts.version.startsWith('v')) throw new UsageError(`--version ${opts.version}: the community layout names version folders without a "v" (${opts.version.slice(1)})`);
+  if (opts.version.startsWith('v')) throw new InputError('COMMUNITY_OPTION', `${opts.version}: the community layout names version folders without a "v" (${opts.version.slice(1)})`, { field: 'version' });
   const packageDir = join(opts.repoRoot, 'operators', opts.packageName);
   const bundleDir = join(packageDir, opts.version);
-  if (existsSync(bundleDir)) throw new UsageError(`${bundleDir} already exists: a published version is never rewritten; bump --version`);
+  if (existsSync(bundleDir)) throw new InputError('COMMUNITY_OPTION', `${opts.version} already exists in ${packageDir}: a published version is never rewritten; bump it`, { field: 'version' });
   const ciYaml = join(packageDir, 'ci.yaml');
   const wanted: { updateGraph: UpdateGraphMode; reviewers?: string[] } = { updateGraph: opts.updateGraph ?? 'replaces-mode' };
   if (opts.reviewers !== undefined && opts.reviewers.length > 0) wanted.reviewers = opts.reviewers;
@@ -69,7 +69,7 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
   try {
     existing = readYaml(await readFile(ciYaml, 'utf8'), ciYaml);
   } catch (err) {
-    throw new UsageError(err instanceof YamlError ? err.message : `${ciYaml}: not YAML: ${err instanceof Error ? err.message : String(err)}`);
+    throw err instanceof YamlError ? err : new InputError('YAML_INVALID', `not YAML: ${err instanceof Error ? err.message : String(err)}`, { file: ciYaml, cause: err });
   }
   const current = (typeof existing === 'object' && existing !== null ? existing : {}) as { updateGraph?: unknown; reviewers?: unknown };
   if (opts.updateGraph !== undefined && current.updateGraph !== opts.updateGraph) {

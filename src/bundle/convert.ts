@@ -69,7 +69,7 @@ export function certDeployments(bundle: RegistryV1Bundle): string[] {
 }
 
 export function convertRegistryV1(bundle: RegistryV1Bundle, opts: ConvertOptions): PlainObjects {
-  if (opts.installNamespace === '') throw new BinnacleError('BUNDLE_NO_NAMESPACE', 'an install namespace is required');
+  if (opts.installNamespace === '') throw new BinnacleError('input', 'BUNDLE_NO_NAMESPACE', 'an install namespace is required');
   const problems = renderChecks(bundle);
   if (problems.length > 0) {
     const r = new ValidationResult(`bundle ${bundle.name} cannot be installed`);
@@ -165,6 +165,7 @@ function crds(c: Ctx): JsonObject[] {
     const spec = isRecord(crd.spec) ? crd.spec : {};
     if (spec.preserveUnknownFields === true || (m.apiVersion.endsWith('v1beta1') && isRecord(m.object.spec) && m.object.spec.preserveUnknownFields !== false)) {
       throw new BinnacleError(
+        'input',
         'BUNDLE_CONVERSION_WEBHOOK',
         `${m.file}: spec.preserveUnknownFields: must be false for CRD "${m.name}" to use conversion webhook "${w.generateName}"`,
       );

@@ -378,6 +378,7 @@ export class CrdSchemaError extends BinnacleError {
   readonly problems: readonly StructuralProblem[];
   constructor(crd: string, problems: readonly StructuralProblem[]) {
     super(
+      'input',
       'CRD_NOT_STRUCTURAL',
       `CustomResourceDefinition ${crd}: its schema is not structural, as apiextensions.k8s.io/v1 requires, and cannot be made so without loss:\n${problems.map((p) => `  ${p.field}: ${p.reason}`).join('\n')}`,
     );

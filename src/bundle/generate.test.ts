@@ -8,7 +8,7 @@ import { generateBundle } from './generate.js';
 import { loadBundleDir } from './load.js';
 import { validateBundleDir } from './validate.js';
 import { buildBundleImage } from './build.js';
-import { UsageError } from '../util/errors.js';
+import { InputError } from '../util/errors.js';
 
 const testdata = join(fileURLToPath(new URL('.', import.meta.url)), 'testdata');
 
@@ -53,9 +53,12 @@ describe('generateBundle', () => {
     }
   });
 
-  it('rejects bad flags as usage errors', async () => {
+  it('rejects bad options as input errors naming the option, never a CLI flag', async () => {
     const base = { inputDir: join(testdata, 'generate-input'), outputDir: '/nonexistent', packageName: 'p', channels: ['a'] };
-    await assert.rejects(generateBundle({ ...base, version: 'v1' }), UsageError);
-    await assert.rejects(generateBundle({ ...base, version: '1.0.0', defaultChannel: 'b' }), UsageError);
+    const naming = (field: string) => (e: unknown) => e instanceof InputError && e.field === field && !/--/.test(e.message);
+    await assert.rejects(generateBundle({ ...base, version: 'v1' }), naming('version'));
+    await assert.rejects(generateBundle({ ...base, version: '1.0.0', defaultChannel: 'b' }), naming('defaultChannel'));
+    await assert.rejects(generateBundle({ ...base, version: '1.0.0', channels: [] }), naming('channels'));
+    await assert.rejects(generateBundle({ ...base, version: '1.0.0', packageName: '' }), naming('packageName'));
   });
 });

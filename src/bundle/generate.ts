@@ -8,7 +8,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { InputError, UsageError, type Problem } from '../util/errors.js';
+import { InputError, type Problem } from '../util/errors.js';
 import { isRecord, type JsonObject } from './decode.js';
 import { csvNameErrors } from './validate-csv.js';
 import { isStrictSemver } from '../util/semver.js';
@@ -91,15 +91,18 @@ function podSpecOf(dep: JsonObject): JsonObject {
   return isRecord(t.spec) ? t.spec : {};
 }
 
+/** A bad option: named by its GenerateOptions field (`field`); the CLI says it as its flag. */
+const badOption = (field: keyof GenerateOptions, reason: string): InputError => new InputError('BUNDLE_GENERATE_OPTION', reason, { field });
+
 function checkOptions(opts: GenerateOptions): { csvName: string; defaultChannel: string } {
-  if (opts.packageName === '') throw new UsageError('--package is required');
-  if (!isStrictSemver(opts.version)) throw new UsageError(`--version ${opts.version}: expected a semantic version such as 0.1.0`);
-  if (opts.channels.length === 0) throw new UsageError('--channels needs at least one channel');
+  if (opts.packageName === '') throw badOption('packageName', 'is required');
+  if (!isStrictSemver(opts.version)) throw badOption('version', `${opts.version}: expected a semantic version such as 0.1.0`);
+  if (opts.channels.length === 0) throw badOption('channels', 'needs at least one channel');
   const defaultChannel = opts.defaultChannel ?? opts.channels[0] ?? '';
-  if (!opts.channels.includes(defaultChannel)) throw new UsageError(`--default-channel ${defaultChannel} is not one of --channels`);
+  if (!opts.channels.includes(defaultChannel)) throw badOption('defaultChannel', `${defaultChannel} is not one of the channels (${opts.channels.join(', ')})`);
   const csvName = `${opts.packageName}.v${opts.version}`;
   const nameErrs = csvNameErrors(csvName);
-  if (nameErrs.length > 0) throw new UsageError(`--package ${opts.packageName}: CSV name "${csvName}" ${nameErrs.join(', ')}`);
+  if (nameErrs.length > 0) throw badOption('packageName', `${opts.packageName}: CSV name "${csvName}" ${nameErrs.join(', ')}`);
   return { csvName, defaultChannel };
 }
 

@@ -31,7 +31,7 @@ export function checkInstallMode(bundle: RegistryV1Bundle, installNamespace: str
   const supported = supportedInstallModes(bundle);
   const list = `[${[...supported].sort().join(', ')}]`;
   const fail = (why: string): never => {
-    throw new BinnacleError('BUNDLE_INSTALL_MODE', `${bundle.name}: ${why}; the CSV supports install modes ${list} (${bundle.csv.file}: spec.installModes)`);
+    throw new BinnacleError('input', 'BUNDLE_INSTALL_MODE', `${bundle.name}: ${why}; the CSV supports install modes ${list} (${bundle.csv.file}: spec.installModes)`);
   };
   if (mode === 'MultiNamespace' && targets.includes(installNamespace) && !supported.has('OwnNamespace')) {
     fail(`watching its own namespace "${installNamespace}" needs OwnNamespace`);

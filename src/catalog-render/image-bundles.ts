@@ -15,10 +15,10 @@ export function imageBundleRenderer(opts: { pull?: ImagePuller; cacheDir: string
     const local = await stat(image).catch(() => undefined);
     if (local?.isDirectory() === true) dir = image;
     else {
-      if (opts.pull === undefined) throw new BinnacleError('TEMPLATE_IMAGE', `${image}: not a local bundle directory, and image pulling is not available`);
+      if (opts.pull === undefined) throw new BinnacleError('input', 'TEMPLATE_IMAGE', `${image}: not a local bundle directory, and image pulling is not available`);
       const pulled = await opts.pull(image, { cacheDir: opts.cacheDir });
       if (pulled.labels[LABEL_BUNDLE_MEDIATYPE] === undefined) {
-        throw new BinnacleError('TEMPLATE_IMAGE', `${image}: not a bundle image (no ${LABEL_BUNDLE_MEDIATYPE} label)`);
+        throw new BinnacleError('input', 'TEMPLATE_IMAGE', `${image}: not a bundle image (no ${LABEL_BUNDLE_MEDIATYPE} label)`);
       }
       dir = pulled.dir;
     }

@@ -107,7 +107,7 @@ class RangeReader {
 }
 
 function changed(file: string, detail?: string): BinnacleError {
-  return new BinnacleError('RENDER_SOURCE_CHANGED', `${file}: the file changed while it was being rendered${detail === undefined ? '' : ` (${detail})`}; render again`);
+  return new BinnacleError('transient', 'RENDER_SOURCE_CHANGED', `${file}: the file changed while it was being rendered${detail === undefined ? '' : ` (${detail})`}; render again`);
 }
 
 /** `read()`, with a file that vanished or can no longer be read between the passes reported as changed. */

@@ -54,7 +54,7 @@ export async function detectSourceKind(source: string): Promise<SourceKind> {
   if (!(await exists(source))) {
     // A path (absolute, ./ or ../, or with a file extension) is never an image reference.
     if (/^(\/|\.\.?\/|~)/.test(source) || /\.(ya?ml|json)$/.test(source)) {
-      throw new BinnacleError('RENDER_SOURCE_NOT_FOUND', `${source}: no such file or directory`);
+      throw new BinnacleError('input', 'RENDER_SOURCE_NOT_FOUND', `${source}: no such file or directory`);
     }
     return 'image';
   }

@@ -531,7 +531,7 @@ export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptio
   try {
     st = await stat(root);
   } catch (err) {
-    throw new BinnacleError('CATALOG_NOT_FOUND', `${root}: cannot read catalog: ${err instanceof Error ? err.message : String(err)}`);
+    throw new BinnacleError('input', 'CATALOG_NOT_FOUND', `${root}: cannot read catalog: ${err instanceof Error ? err.message : String(err)}`);
   }
   const files = st.isDirectory() ? await listCatalogFiles(root) : [root];
   for (const file of files) {

@@ -10,6 +10,7 @@
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
 import { parseOutputFormat, toJson, toTable, toYaml, type OutputFormat } from '../util/output.js';
+import { asFlagError } from './flags.js';
 
 export interface CliContext {
   logger: Logger;
@@ -94,8 +95,17 @@ export interface DataView {
   rows: readonly (readonly string[])[];
 }
 
+/** `-o`'s value, checked; a bad one is said as the flag. */
+export function outputFormat(value: string, allowed: readonly OutputFormat[]): OutputFormat {
+  try {
+    return parseOutputFormat(value, allowed);
+  } catch (err) {
+    throw asFlagError(err, { output: '-o' });
+  }
+}
+
 export function printData(ctx: CliContext, format: string, view: DataView): void {
-  const f: OutputFormat = parseOutputFormat(format, ['json', 'yaml', 'table']);
+  const f: OutputFormat = outputFormat(format, ['json', 'yaml', 'table']);
   if (f === 'json') ctx.out(toJson(view.value));
   else if (f === 'yaml') ctx.out(toYaml(view.value));
   else ctx.out(toTable(view.headers, view.rows));

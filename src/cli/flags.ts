@@ -8,6 +8,32 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { durationMs } from '../util/duration.js';
+import { InputError, UsageError } from '../util/errors.js';
+
+// --- library options said as flags -----------------------------------------------------
+
+/**
+ * Library code names the option it refuses (an InputError whose `field` is the option's name,
+ * such as `version`) and never a flag; the command says it as the flag the user typed. An
+ * InputError about an option in `flags` becomes a UsageError (`--version 1.x: expected …`);
+ * anything else is passed on as it is.
+ */
+export function asFlagError(err: unknown, flags: Readonly<Record<string, string>>): unknown {
+  if (!(err instanceof InputError) || err.file !== undefined || err.field === undefined) return err;
+  const flag = flags[err.field];
+  return flag === undefined ? err : new UsageError(`${flag} ${err.detail}`);
+}
+
+/** `fn`, with its errors about the options in `flags` said as those flags (see asFlagError). */
+export function withFlagNames<A extends unknown[], R>(flags: Readonly<Record<string, string>>, fn: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
+  return async (...args: A) => {
+    try {
+      return await fn(...args);
+    } catch (err) {
+      throw asFlagError(err, flags);
+    }
+  };
+}
 
 // --- value parsers (commander argParsers) -----------------------------------------------
 // Commander prints "error: option '--workers <n>' argument 'abc' is invalid. <message>".

@@ -81,7 +81,8 @@ export async function run(argv: readonly string[], ctx: CliContext = defaultCont
       // --help and --version surface as "errors" with exit code 0; commander printed the rest.
       return err.exitCode === 0 ? 0 : 2;
     }
-    if (err instanceof BinnacleError) {
+    // An internal BinnacleError is a bug like any unexpected throw (below).
+    if (err instanceof BinnacleError && err.errorClass !== 'internal') {
       ctx.err(`error: ${err.message}\n`);
       if (err.exitCode === 2 && current !== undefined) ctx.err(`${usageLine(current)}\n`);
       return err.exitCode;

@@ -246,7 +246,7 @@ async function startComponent(c: Component, state: ClusterState, layout: Cluster
   const healthy = await waitHealthy(probeFor(c, state), timeoutMs, () => isRunning(rec));
   if (!healthy) {
     const why = isRunning(rec) ? `did not become healthy within ${Math.round(timeoutMs / 1000)}s` : 'exited';
-    throw new BinnacleError('CLUSTER_COMPONENT_FAILED', `${c} ${why}; last lines of ${rec.logFile}:\n${tailLog(rec.logFile)}`);
+    throw new BinnacleError('terminal', 'CLUSTER_COMPONENT_FAILED', `${c} ${why}; last lines of ${rec.logFile}:\n${tailLog(rec.logFile)}`);
   }
 }
 
@@ -290,8 +290,8 @@ async function prepareCluster(layout: ClusterLayout, timeoutMs: number): Promise
       saReady = (await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: 'default', name: 'default' })) !== undefined;
       if (!(nodeReady && saReady)) await sleep(250);
     }
-    if (!nodeReady) throw new BinnacleError('CLUSTER_NODE_NOT_READY', `node ${FAKE_NODE_NAME} did not become Ready (see ${join(layout.logs, 'kwok.log')})`);
-    if (!saReady) throw new BinnacleError('CLUSTER_SA_MISSING', `the default ServiceAccount did not appear (see ${join(layout.logs, 'kube-controller-manager.log')})`);
+    if (!nodeReady) throw new BinnacleError('transient', 'CLUSTER_NODE_NOT_READY', `node ${FAKE_NODE_NAME} did not become Ready (see ${join(layout.logs, 'kwok.log')})`);
+    if (!saReady) throw new BinnacleError('transient', 'CLUSTER_SA_MISSING', `the default ServiceAccount did not appear (see ${join(layout.logs, 'kube-controller-manager.log')})`);
   } finally {
     client.close();
   }
@@ -446,7 +446,7 @@ export async function clusterStatus(opts: { name?: string; stateDir?: string }):
 export function clusterKubeconfigPath(opts: { name?: string; stateDir?: string }): string {
   const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
   if (!existsSync(layout.kubeconfig)) {
-    throw new BinnacleError('CLUSTER_NOT_FOUND', `cluster "${layout.name}" does not exist: run \`binnacle cluster up${layout.name === 'binnacle' ? '' : ` --name ${layout.name}`}\``);
+    throw new BinnacleError('input', 'CLUSTER_NOT_FOUND', `cluster "${layout.name}" does not exist: run \`binnacle cluster up${layout.name === 'binnacle' ? '' : ` --name ${layout.name}`}\``);
   }
   return layout.kubeconfig;
 }

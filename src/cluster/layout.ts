@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BinnacleError } from '../util/errors.js';
 
 /** The repository (or installed package) root: the nearest folder above with a package.json. */
 export function projectRoot(): string {
@@ -38,7 +39,7 @@ export interface ClusterLayout {
 
 export function clusterLayout(name: string, stateDir?: string): ClusterLayout {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
-    throw new Error(`cluster name "${name}" must be lower-case letters, digits and dashes`);
+    throw new BinnacleError('input', 'CLUSTER_NAME', `cluster name "${name}" must be lower-case letters, digits and dashes`);
   }
   const root = resolve(stateDir ?? process.env.BINNACLE_CLUSTER_DIR ?? join(cacheDir(), 'clusters', name));
   return {

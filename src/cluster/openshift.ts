@@ -41,7 +41,7 @@ export function openShiftApiDir(): string {
 export function pinnedOpenShiftApiVersion(): string {
   const goMod = join(projectRoot(), 'hack', 'openshift-api', 'go.mod');
   const m = /^require\s+github\.com\/openshift\/api\s+(\S+)/m.exec(readFileSync(goMod, 'utf8'));
-  if (m?.[1] === undefined) throw new BinnacleError('OPENSHIFT_API_PIN', `${goMod}: no "require github.com/openshift/api <version>" line`);
+  if (m?.[1] === undefined) throw new BinnacleError('internal', 'OPENSHIFT_API_PIN', `${goMod}: no "require github.com/openshift/api <version>" line`);
   return m[1];
 }
 
@@ -56,7 +56,7 @@ export function ensureOpenShiftApi(logger: Logger): string {
       stdio: ['ignore', 'inherit', 'inherit'],
       env: { ...process.env, BINNACLE_OPENSHIFT_API_DIR: dir },
     });
-    if (r.status !== 0) throw new BinnacleError('OPENSHIFT_API_FETCH_FAILED', `fetching github.com/openshift/api ${version} failed (see the output above); is Go installed?`);
+    if (r.status !== 0) throw new BinnacleError('terminal', 'OPENSHIFT_API_FETCH_FAILED', `fetching github.com/openshift/api ${version} failed (see the output above); is Go installed?`);
   }
   return dir;
 }
@@ -124,7 +124,7 @@ function inlineRef(node: Schema, ref: string, definitions: Record<string, unknow
   if (special !== undefined) return { ...description, ...special };
   if (stack.includes(name)) return { ...description, type: 'object', [PRESERVE]: true };
   const target = definitions[name];
-  if (target === undefined) throw new BinnacleError('OPENSHIFT_API_SCHEMA', `openapi.json: ${name} is referenced but not defined`);
+  if (target === undefined) throw new BinnacleError('terminal', 'OPENSHIFT_API_SCHEMA', `openapi.json: ${name} is referenced but not defined`);
   return { ...structuralFromOpenApi(target, definitions, [...stack, name]), ...description };
 }
 
@@ -171,7 +171,7 @@ export function crdFromOpenApi(api: DerivedApi, definitions: Record<string, unkn
 /** Every CRD `--openshift` installs: the module's manifests, then the derived ones. */
 export function openShiftCrds(dir = openShiftApiDir()): KubeObject[] {
   const crdDir = join(dir, 'crds');
-  if (!existsSync(crdDir)) throw new BinnacleError('OPENSHIFT_API_MISSING', `${crdDir} does not exist: run \`bash hack/build-tools.sh openshift-api\``);
+  if (!existsSync(crdDir)) throw new BinnacleError('terminal', 'OPENSHIFT_API_MISSING', `${crdDir} does not exist: run \`bash hack/build-tools.sh openshift-api\``);
   const version = readFileSync(join(dir, 'version'), 'utf8').trim();
   const crds: KubeObject[] = [];
   for (const f of readdirSync(crdDir).filter((n) => n.endsWith('.crd.yaml')).sort()) {
@@ -204,7 +204,7 @@ async function waitEstablished(client: KubeClient, names: readonly string[], tim
       const live = await client.find({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
       const conds = (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new BinnacleError('CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${Math.round(timeoutMs / 1000)}s`);
+      if (Date.now() > deadline) throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${Math.round(timeoutMs / 1000)}s`);
       await sleep(200);
     }
   }

@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { BinnacleError } from '../util/errors.js';
 
 export interface ProcessRecord {
   name: string;
@@ -20,7 +21,7 @@ export function startDetached(name: string, command: string, args: string[], log
   const fd = openSync(logFile, 'a');
   try {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env: env ?? process.env });
-    if (child.pid === undefined) throw new Error(`could not start ${command}`);
+    if (child.pid === undefined) throw new BinnacleError('terminal', 'PROCESS_START', `could not start ${command}`);
     child.unref();
     return { name, pid: child.pid, command, args, logFile };
   } finally {

@@ -63,12 +63,12 @@ export function ensureTools(tools: readonly string[], logger: Logger): Record<st
     logger.info({ tools: toBuild }, 'building missing tools from the Go module proxy');
     const script = join(projectRoot(), 'hack', 'build-tools.sh');
     const r = spawnSync('bash', [script, ...toBuild], { stdio: ['ignore', 'inherit', 'inherit'] });
-    if (r.status !== 0) throw new BinnacleError('TOOLS_BUILD_FAILED', `building ${toBuild.join(', ')} failed (see the output above); is Go installed?`);
+    if (r.status !== 0) throw new BinnacleError('terminal', 'TOOLS_BUILD_FAILED', `building ${toBuild.join(', ')} failed (see the output above); is Go installed?`);
   }
   const paths: Record<string, string> = {};
   for (const t of tools) {
     const p = findTool(t);
-    if (p === undefined) throw new BinnacleError('TOOL_MISSING', `${t} is still missing after the build`);
+    if (p === undefined) throw new BinnacleError('terminal', 'TOOL_MISSING', `${t} is still missing after the build`);
     paths[t] = p;
   }
   return paths;
@@ -85,7 +85,7 @@ export function ensureRegistryBinary(logger: Logger): string {
     logger.info('installing the OCI registry (hack/lib.sh ensure_apt_packages)');
     const lib = join(projectRoot(), 'hack', 'lib.sh');
     const r = spawnSync('bash', ['-c', 'source "$1" && ensure_apt_packages', 'bash', lib], { stdio: ['ignore', 'inherit', 'inherit'] });
-    if (r.status !== 0) throw new BinnacleError('REGISTRY_INSTALL_FAILED', `could not install docker-registry (${lib} ensure_apt_packages failed; see the output above)`);
+    if (r.status !== 0) throw new BinnacleError('terminal', 'REGISTRY_INSTALL_FAILED', `could not install docker-registry (${lib} ensure_apt_packages failed; see the output above)`);
     return registryBinary();
   }
 }

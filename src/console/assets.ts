@@ -96,12 +96,12 @@ async function isFresh(out: string, sources: string): Promise<boolean> {
 export async function ensureConsoleAssets(opts: { outDir?: string; force?: boolean } = {}): Promise<string> {
   const out = opts.outDir ?? assetsDir();
   if (opts.force !== true && (await isFresh(out, WEB_SOURCE_DIR))) return out;
-  if (!existsSync(join(WEB_SOURCE_DIR, 'main.ts'))) throw new BinnacleError('CONSOLE_ASSETS_MISSING', `the console's assets are not in ${out} and its sources are not in ${WEB_SOURCE_DIR}; run \`npm run build\``);
+  if (!existsSync(join(WEB_SOURCE_DIR, 'main.ts'))) throw new BinnacleError('terminal', 'CONSOLE_ASSETS_MISSING', `the console's assets are not in ${out} and its sources are not in ${WEB_SOURCE_DIR}; run \`npm run build\``);
   let esbuild: typeof import('esbuild');
   try {
     esbuild = await import('esbuild');
   } catch (err) {
-    throw new BinnacleError('CONSOLE_ASSETS_MISSING', `the console's assets are not built and esbuild is not installed (${errorMessage(err)}); run \`npm install\` then \`npm run build\``);
+    throw new BinnacleError('terminal', 'CONSOLE_ASSETS_MISSING', `the console's assets are not built and esbuild is not installed (${errorMessage(err)}); run \`npm install\` then \`npm run build\``);
   }
   await mkdir(out, { recursive: true });
   await esbuild.build({

@@ -40,6 +40,10 @@ export function httpErrorOf(err: unknown): HttpError | undefined {
     const fields = (err.details?.causes ?? []).filter((c) => c.field !== undefined && c.field !== '').map((c) => ({ field: c.field ?? '', message: c.message ?? c.reason ?? '' }));
     return { status, body: { error: err.message, reason: err.reason, ...(fields.length === 0 ? {} : { fields }) } };
   }
-  if (err instanceof BinnacleError) return { status: 422, body: { error: err.message, code: err.code } };
+  if (err instanceof BinnacleError) {
+    // A bug is the server's to log and answer as 500; what may pass is a 503 the page can retry.
+    if (err.errorClass === 'internal') return undefined;
+    return { status: err.errorClass === 'transient' ? 503 : 422, body: { error: err.message, code: err.code } };
+  }
   return undefined;
 }

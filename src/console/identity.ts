@@ -10,11 +10,12 @@ import { createHash } from 'node:crypto';
 import { KubeConfig } from '../kube/kube-config.js';
 import { KubeClient, type Impersonation } from '../kube/client.js';
 import type { Person } from './access.js';
+import { BinnacleError } from '../util/errors.js';
 
 /** A client for one bearer token: the cluster of `kc`, no other credential. */
 export async function clientForToken(kc: KubeConfig, token: string): Promise<KubeClient> {
   const cluster = kc.getCurrentCluster();
-  if (cluster === null) throw new Error('no current cluster in the kubeconfig');
+  if (cluster === null) throw new BinnacleError('input', 'KUBECONFIG_NO_CLUSTER', 'no current cluster in the kubeconfig');
   const one = new KubeConfig();
   one.loadFromOptions({
     clusters: [cluster],

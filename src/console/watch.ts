@@ -23,6 +23,7 @@ import { isForbidden, isGone, isNotFound } from '../kube/errors.js';
 import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveEventKind, type LiveKind } from './contract/api-types.js';
 import { InputError } from './errors.js';
 import { apiOf, getCrd } from './resources.js';
+import { BinnacleError } from '../util/errors.js';
 
 /** The kinds a page may follow, all in Binnacle's API group. */
 export const LIVE_KINDS: readonly LiveKind[] = ['ClusterExtension', 'BundleDeployment', 'ClusterCatalog', 'HelmOperator'];
@@ -42,7 +43,7 @@ export const crdSource = (crd: string): LiveSource => ({
   kind: liveKindOfCrd(crd),
   resolve: async (client) => {
     const api = apiOf(await getCrd(client, crd));
-    if (api.version === '') throw new Error(`CRD ${crd} serves no version`);
+    if (api.version === '') throw new BinnacleError('terminal', 'CRD_NO_VERSION', `CRD ${crd} serves no version`);
     return { apiVersion: `${api.group}/${api.version}`, kind: api.kind };
   },
 });

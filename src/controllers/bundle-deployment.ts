@@ -14,14 +14,14 @@
 import type { Logger } from 'pino';
 import { Applier, ApplyRefusedError, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
-import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
+import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
-import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
+import { ValidationError, errorMessage } from '../util/errors.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
@@ -283,7 +283,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     } catch (err) {
       s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
       s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
-      if (err instanceof TerminalError) return stop();
+      if (failureAction(err) === 'wait-for-change') return stop();
       s.explained = err;
       throw err;
     }
@@ -316,7 +316,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         // A bundle that cannot be rendered will not render on retry either, until its spec changes.
         s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
         s.conditions.set('Progressing', false, 'Blocked', failure.message);
-        if (err instanceof BinnacleError) return stop();
+        if (failureAction(err) === 'wait-for-change') return stop();
       }
       s.explained = err;
       throw err; // requeued with backoff

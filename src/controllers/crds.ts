@@ -17,7 +17,7 @@ export async function ensureCrds(client: KubeClient, timeoutMs = 60_000): Promis
       const live = await client.get({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name ?? '' });
       const conds = (live.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
       if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new BinnacleError('CRD_NOT_ESTABLISHED', `CRD ${crd.metadata.name ?? ''} was not Established within ${timeoutMs / 1000}s`);
+      if (Date.now() > deadline) throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${crd.metadata.name ?? ''} was not Established within ${timeoutMs / 1000}s`);
       await sleep(200);
     }
   }

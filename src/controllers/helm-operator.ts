@@ -322,6 +322,7 @@ export class HelmOperatorReconciler implements Reconciler {
     const holder = live.metadata.labels?.[HELM_OPERATOR_LABEL];
     if (holder === hopName) return;
     throw new BinnacleError(
+      'terminal',
       'HELM_OPERATOR_CRD_OWNED',
       `CustomResourceDefinition ${crdName} exists and belongs to ${holder === undefined ? describeOwner(live) : `HelmOperator ${holder}`}; a HelmOperator never overwrites another owner's CRD (serve another group or kind, or delete that CRD if nothing needs it)`,
     );
@@ -410,7 +411,7 @@ export class HelmOperatorReconciler implements Reconciler {
       const live = await this.o.client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
       const conds = (live?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? [];
       if (conds.some((c) => c.type === 'Established' && c.status === 'True')) return;
-      if (Date.now() > deadline) throw new BinnacleError('CRD_NOT_ESTABLISHED', `CRD ${name} is not Established after ${timeoutMs} ms: ${conds.map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
+      if (Date.now() > deadline) throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${name} is not Established after ${timeoutMs} ms: ${conds.map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
       await sleep(250);
     }
   }

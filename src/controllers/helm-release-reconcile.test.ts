@@ -10,6 +10,7 @@ import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerL
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import type { KubeClient } from '../kube/client.js';
+import { failureAction } from '../kube/controller.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
@@ -252,9 +253,12 @@ describe('Helm release reconciler, step by step with fakes', () => {
     assert.equal(appliers[0]?.applied[0]?.who, 'manager');
   });
 
-  test('a render error is ReleaseFailed with Helm\'s message, and the CR backs off', async () => {
-    const { kube, appliers, reconciler } = setup({ render: () => Promise.reject(new HelmError('render', 'render exceeded the memory limit of 256 MiB')) });
-    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
+  test('a render error is ReleaseFailed with Helm\'s message, and the CR waits for a change (the chart\'s or values\' fault, by its class)', async () => {
+    const err = new HelmError('render', 'render exceeded the memory limit of 256 MiB');
+    const { kube, appliers, reconciler } = setup({ render: () => Promise.reject(err) });
+    const result = await reconciler.reconcile(req, ctx);
+    assert.deepEqual(result, { failed: true, error: err });
+    assert.equal(failureAction(result?.error), 'wait-for-change');
     assert.equal(appliers[0]?.applied.length, 0);
     assert.match(condition(kube, 'ReleaseFailed')?.message ?? '', /memory limit of 256 MiB/);
   });

@@ -503,6 +503,7 @@ export class HelmReleaseReconciler implements Reconciler {
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
       s.conditions.set('Irreconcilable', true, 'ErrorGettingValues', errorMessage(err));
+      // Not by its class: the object valuesFrom names may yet be created, so back off and look again.
       return stop({ failed: true });
     }
   }
@@ -544,7 +545,7 @@ export class HelmReleaseReconciler implements Reconciler {
       s.logger.error({ err: err.message }, 'Release failed');
       s.conditions.set('ReleaseFailed', true, this.failReason(s), err.message);
       s.conditions.remove('Irreconcilable');
-      return stop({ failed: true });
+      return stop({ failed: true, error: err });
     }
   }
 
@@ -604,7 +605,7 @@ export class HelmReleaseReconciler implements Reconciler {
       s.logger.error({ err: errorMessage(err) }, 'Release failed');
       s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
       s.conditions.set('ReleaseFailed', true, this.failReason(s), errorMessage(err));
-      return stop({ failed: true });
+      return stop({ failed: true, error: err });
     }
     s.conditions.remove('Irreconcilable');
     this.o.onApplied?.(result.applied);

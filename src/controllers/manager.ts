@@ -232,7 +232,7 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
   const running = elector.run(stopAll.signal);
   // Lost leadership ends the manager now, not when the in-flight work has wound down.
   const lostEarly = new Promise<never>((_resolve, reject) => {
-    leadershipLost.signal.addEventListener('abort', () => reject(new BinnacleError('LEADER_ELECTION_LOST', 'leader election lost')), { once: true });
+    leadershipLost.signal.addEventListener('abort', () => reject(new BinnacleError('transient', 'LEADER_ELECTION_LOST', 'leader election lost')), { once: true });
   });
   lostEarly.catch(() => undefined);
   return Promise.race([running, lostEarly]);

@@ -31,16 +31,16 @@ function looksLikePath(arg: string): boolean {
 export async function readBundleInput(arg: string, opts: { cacheDir: string; client?: RegistryClient }): Promise<BundleInput> {
   const st = await stat(arg).catch(() => undefined);
   if (st === undefined && looksLikePath(arg)) {
-    throw new BinnacleError('RUN_BUNDLE_DIR_MISSING', `bundle directory ${arg} does not exist: pass a directory with manifests/ and metadata/ (see \`binnacle bundle generate\`), a package-manifest version or package directory, or a bundle image reference`);
+    throw new BinnacleError('input', 'RUN_BUNDLE_DIR_MISSING', `bundle directory ${arg} does not exist: pass a directory with manifests/ and metadata/ (see \`binnacle bundle generate\`), a package-manifest version or package directory, or a bundle image reference`);
   }
-  if (st !== undefined && !st.isDirectory()) throw new BinnacleError('RUN_BUNDLE_DIR_MISSING', `${arg} is a file, not a bundle directory: pass the directory that holds manifests/ and metadata/`);
+  if (st !== undefined && !st.isDirectory()) throw new BinnacleError('input', 'RUN_BUNDLE_DIR_MISSING', `${arg} is a file, not a bundle directory: pass the directory that holds manifests/ and metadata/`);
   let source: Awaited<ReturnType<typeof resolveBundleSource>>;
   try {
     source = await resolveBundleSource(arg, { cacheDir: opts.cacheDir, ...(opts.client === undefined ? {} : { client: opts.client }) });
   } catch (err) {
     if (err instanceof BinnacleError && (err.code === 'OCI_NOT_FOUND' || err.code === 'OCI_UNREACHABLE' || err.code === 'OCI_UNAUTHORIZED' || err.code === 'OCI_DENIED')) {
       const what = err.code === 'OCI_NOT_FOUND' ? 'was not found in its registry' : err.code === 'OCI_UNREACHABLE' ? 'cannot be reached' : 'cannot be read with the credentials at hand';
-      throw new BinnacleError('RUN_BUNDLE_IMAGE', `bundle image ${arg} ${what} (${errorMessage(err)}): build and push it first with \`binnacle bundle build DIR --tag ${arg} --push\`, or pass the bundle directory`, { cause: err });
+      throw new BinnacleError(err.errorClass, 'RUN_BUNDLE_IMAGE', `bundle image ${arg} ${what} (${errorMessage(err)}): build and push it first with \`binnacle bundle build DIR --tag ${arg} --push\`, or pass the bundle directory`, { cause: err });
     }
     throw err;
   }
@@ -48,7 +48,7 @@ export async function readBundleInput(arg: string, opts: { cacheDir: string; cli
   const info = await readBundleDir(source.dir, source.packageName);
   const packageName = source.packageName ?? info.annotationPackage ?? (info.bundle.packageName === '' ? undefined : info.bundle.packageName);
   if (packageName === undefined) {
-    throw new BinnacleError('RUN_BUNDLE_NO_PACKAGE', `${arg}: no package name (metadata/annotations.yaml has no operators.operatorframework.io.bundle.package.v1, and there is no <package>.package.yaml one level up): add it, e.g. with \`binnacle bundle generate\``);
+    throw new BinnacleError('input', 'RUN_BUNDLE_NO_PACKAGE', `${arg}: no package name (metadata/annotations.yaml has no operators.operatorframework.io.bundle.package.v1, and there is no <package>.package.yaml one level up): add it, e.g. with \`binnacle bundle generate\``);
   }
   const pm = info.bundle.packageManifest;
   if (pm !== undefined && pm.channels.length === 0) {
@@ -68,7 +68,7 @@ const LABEL_INDEX_DATABASE = 'operators.operatorframework.io.index.database.v1';
  * error saying what to pass instead.
  */
 export async function readIndexImage(ref: string, opts: { cacheDir: string; client?: RegistryClient }): Promise<DeclarativeConfig> {
-  const fail = (why: string, cause?: unknown): BinnacleError => new BinnacleError('RUN_BUNDLE_INDEX_IMAGE', `--index-image ${ref}: ${why}`, cause === undefined ? undefined : { cause });
+  const fail = (why: string, cause?: unknown): BinnacleError => new BinnacleError(cause instanceof BinnacleError ? cause.errorClass : 'input', 'RUN_BUNDLE_INDEX_IMAGE', `--index-image ${ref}: ${why}`, cause === undefined ? undefined : { cause });
   let pulled: Awaited<ReturnType<typeof pullAndUnpack>>;
   try {
     pulled = await pullAndUnpack(ref, { cacheDir: opts.cacheDir, ...(opts.client === undefined ? {} : { client: opts.client }) });

@@ -68,7 +68,7 @@ export async function planCleanup(client: KubeClient, pkg: string, o: { deleteCr
   const keepCatalog = catalogUsers.length > 0;
   const runBundleObjects = await runBundleObjectsOf(client, { label, catalog: names.catalog, keepCatalog });
   if (extensions.length === 0 && runBundleObjects.length === 0) {
-    throw new BinnacleError('CLEANUP_NOT_FOUND', `no operator of package ${pkg} is installed (no ClusterExtension asks for it): see \`binnacle status\``);
+    throw new BinnacleError('input', 'CLEANUP_NOT_FOUND', `no operator of package ${pkg} is installed (no ClusterExtension asks for it): see \`binnacle status\``);
   }
   // The CRDs its BundleDeployments applied.
   const crdNames = new Set<string>();
@@ -131,7 +131,7 @@ export function describePlan(p: CleanupPlan): string[] {
 async function waitGone(client: KubeClient, ref: ObjectRef, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while ((await client.find(ref)) !== undefined) {
-    if (Date.now() >= deadline) throw new BinnacleError('CLEANUP_TIMEOUT', `${ref.kind} ${ref.name} is still there after ${Math.round(timeoutMs / 1000)}s: is a Binnacle manager running (\`binnacle manager\`)? It removes what the extension installed`);
+    if (Date.now() >= deadline) throw new BinnacleError('transient', 'CLEANUP_TIMEOUT', `${ref.kind} ${ref.name} is still there after ${Math.round(timeoutMs / 1000)}s: is a Binnacle manager running (\`binnacle manager\`)? It removes what the extension installed`);
     await sleep(500);
   }
 }

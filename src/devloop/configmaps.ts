@@ -33,7 +33,7 @@ export async function readFlatDir(dir: string): Promise<PackedFile[]> {
   const out: PackedFile[] = [];
   for (const name of (await readdir(dir)).sort()) {
     const st = await stat(join(dir, name));
-    if (st.isDirectory()) throw new BinnacleError('RUN_BUNDLE_NESTED', `${join(dir, name)} is a directory: a bundle shipped through ConfigMaps has flat manifests/ and metadata/; push the bundle as an image instead`);
+    if (st.isDirectory()) throw new BinnacleError('input', 'RUN_BUNDLE_NESTED', `${join(dir, name)} is a directory: a bundle shipped through ConfigMaps has flat manifests/ and metadata/; push the bundle as an image instead`);
     if (st.isFile()) out.push({ key: name, content: await readFile(join(dir, name)) });
   }
   return out;
@@ -47,7 +47,7 @@ export function packConfigMaps(files: readonly PackedFile[], o: { base: string; 
   for (const f of files) {
     const cost = isUtf8(f.content) ? f.content.length : Math.ceil(f.content.length / 3) * 4;
     if (cost > CONFIGMAP_BUDGET) {
-      throw new BinnacleError('RUN_BUNDLE_FILE_TOO_LARGE', `${o.path}/${f.key} is ${f.content.length} bytes, more than a ConfigMap holds: push the bundle as an image (\`binnacle bundle build DIR --tag REF --push\`) and run \`binnacle run bundle REF\``);
+      throw new BinnacleError('input', 'RUN_BUNDLE_FILE_TOO_LARGE', `${o.path}/${f.key} is ${f.content.length} bytes, more than a ConfigMap holds: push the bundle as an image (\`binnacle bundle build DIR --tag REF --push\`) and run \`binnacle run bundle REF\``);
     }
     if (size + cost > CONFIGMAP_BUDGET && current.length > 0) {
       groups.push(current);

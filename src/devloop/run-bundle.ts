@@ -73,6 +73,7 @@ export async function requireBinnacle(client: KubeClient): Promise<void> {
   }
   if (missing.length > 0) {
     throw new BinnacleError(
+      'terminal',
       'RUN_BUNDLE_NO_BINNACLE',
       `this cluster has no Binnacle (missing CRDs: ${missing.join(', ')}): install it with \`binnacle install-self\`, or run a manager against the cluster with \`binnacle manager\` (it installs the CRDs), then run this again`,
     );
@@ -115,7 +116,7 @@ async function bundleFiles(info: BundleDirInfo): Promise<{ manifests: PackedFile
       await rm(staged, { recursive: true, force: true });
     }
   }
-  if (!(await has(join(info.dir, 'manifests')))) throw new BinnacleError('RUN_BUNDLE_LAYOUT', `${info.dir} has no manifests/ directory: run bundle takes the bundle layout (manifests/, metadata/) or a package-manifest version directory`);
+  if (!(await has(join(info.dir, 'manifests')))) throw new BinnacleError('input', 'RUN_BUNDLE_LAYOUT', `${info.dir} has no manifests/ directory: run bundle takes the bundle layout (manifests/, metadata/) or a package-manifest version directory`);
   const manifests = await readFlatDir(join(info.dir, 'manifests'));
   const metadata = (await has(join(info.dir, 'metadata'))) ? await readFlatDir(join(info.dir, 'metadata')) : [];
   return { manifests, metadata };
@@ -141,7 +142,7 @@ async function addBundle(cfg: DeclarativeConfig, info: BundleDirInfo, pkg: strin
 /** Writes the catalog into ConfigMaps `<catalog>-fbc[-n]` and points the ClusterCatalog at them. */
 async function publishCatalog(client: KubeClient, cfg: DeclarativeConfig, o: { catalog: string; namespace: string; pkg: string }): Promise<void> {
   const validation = validateConfig(cfg).result;
-  if (!validation.ok) throw new BinnacleError('RUN_BUNDLE_CATALOG', `the catalog with this bundle is not valid:\n${validation.render()}`);
+  if (!validation.ok) throw new BinnacleError('input', 'RUN_BUNDLE_CATALOG', `the catalog with this bundle is not valid:\n${validation.render()}`);
   // One file per ~meta chunk: ConfigMaps are packed under their size limit at file boundaries.
   const files: PackedFile[] = [];
   let chunk: string[] = [];
@@ -180,12 +181,12 @@ async function publishCatalog(client: KubeClient, cfg: DeclarativeConfig, o: { c
 /** The catalog a `run bundle` ClusterCatalog serves, read back from its ConfigMaps. */
 async function readCatalog(client: KubeClient, catalog: ClusterCatalog): Promise<DeclarativeConfig> {
   const source = catalog.spec.source;
-  if (source.type !== 'ConfigMaps') throw new BinnacleError('RUN_BUNDLE_NOT_OURS', `ClusterCatalog ${catalog.metadata.name ?? ''} is not served from ConfigMaps`);
+  if (source.type !== 'ConfigMaps') throw new BinnacleError('input', 'RUN_BUNDLE_NOT_OURS', `ClusterCatalog ${catalog.metadata.name ?? ''} is not served from ConfigMaps`);
   const dir = await mkdtemp(join(tmpdir(), 'binnacle-run-bundle-'));
   try {
     await fetchConfigMaps({ type: 'configMaps', configMaps: source.configMaps }, join(dir, 'fbc'), { client, maxBytes: 256 * 1024 * 1024 });
     const loaded = await loadFbcDir(join(dir, 'fbc'));
-    if (!loaded.result.ok) throw new BinnacleError('RUN_BUNDLE_CATALOG', `the catalog in ${source.configMaps.map((c) => c.name).join(', ')} cannot be read:\n${loaded.result.render()}`);
+    if (!loaded.result.ok) throw new BinnacleError('input', 'RUN_BUNDLE_CATALOG', `the catalog in ${source.configMaps.map((c) => c.name).join(', ')} cannot be read:\n${loaded.result.render()}`);
     return loaded.config;
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -195,7 +196,7 @@ async function readCatalog(client: KubeClient, catalog: ClusterCatalog): Promise
 async function ensureInstaller(client: KubeClient, o: { namespace: string; serviceAccount?: string; installer: string; pkg: string }): Promise<string> {
   if (o.serviceAccount !== undefined) {
     if ((await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: o.namespace, name: o.serviceAccount })) === undefined) {
-      throw new BinnacleError('RUN_BUNDLE_SERVICE_ACCOUNT', `--service-account ${o.serviceAccount}: ServiceAccount ${o.namespace}/${o.serviceAccount} does not exist: create it with the permissions the install needs, or leave the flag out to get one bound to cluster-admin`);
+      throw new BinnacleError('input', 'RUN_BUNDLE_SERVICE_ACCOUNT', `--service-account ${o.serviceAccount}: ServiceAccount ${o.namespace}/${o.serviceAccount} does not exist: create it with the permissions the install needs, or leave the flag out to get one bound to cluster-admin`);
     }
     return o.serviceAccount;
   }
@@ -238,6 +239,7 @@ export async function waitInstalled(client: KubeClient, o: { extension: string; 
   }
   const stuck = await diagnoseExtension(client, { extension: o.extension, catalog: o.catalog, version: o.version });
   throw new BinnacleError(
+    'transient',
     'RUN_BUNDLE_TIMEOUT',
     `${o.extension} was not installed at ${o.version} within ${Math.round(o.timeoutMs / 1000)}s; what is stuck:\n${stuck.map((l) => `  ${l}`).join('\n')}\n(remove it with \`binnacle cleanup ${o.extension}\`)`,
   );
@@ -252,7 +254,7 @@ export async function runBundle(o: RunBundleOptions): Promise<RunBundleResult> {
   const install = watchOf(o.installMode, namespace);
   for (const ce of (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items) {
     if (ce.spec.source.catalog.packageName === pkg) {
-      throw new BinnacleError('RUN_BUNDLE_INSTALLED', `package ${pkg} is already installed by ClusterExtension ${ce.metadata.name ?? ''}: upgrade it with \`binnacle run bundle-upgrade ${input.arg}\`, or remove it first with \`binnacle cleanup ${pkg}\``);
+      throw new BinnacleError('input', 'RUN_BUNDLE_INSTALLED', `package ${pkg} is already installed by ClusterExtension ${ce.metadata.name ?? ''}: upgrade it with \`binnacle run bundle-upgrade ${input.arg}\`, or remove it first with \`binnacle cleanup ${pkg}\``);
     }
   }
   const labels = { [LABEL_RUN_BUNDLE]: namePart(pkg, 63) };
@@ -297,16 +299,16 @@ export async function runBundleUpgrade(o: Omit<RunBundleOptions, 'baseCatalog' |
   await requireBinnacle(client);
   const names = runBundleNames(pkg);
   const ce = (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.find((c) => c.spec.source.catalog.packageName === pkg);
-  if (ce === undefined) throw new BinnacleError('RUN_BUNDLE_NOT_INSTALLED', `package ${pkg} is not installed: install it first with \`binnacle run bundle\``);
+  if (ce === undefined) throw new BinnacleError('input', 'RUN_BUNDLE_NOT_INSTALLED', `package ${pkg} is not installed: install it first with \`binnacle run bundle\``);
   const installed = ce.status?.install?.bundle;
-  if (installed === undefined) throw new BinnacleError('RUN_BUNDLE_NOT_INSTALLED', `ClusterExtension ${ce.metadata.name ?? ''} has not installed ${pkg} yet: wait for it, or \`binnacle cleanup ${pkg}\` and run bundle again`);
+  if (installed === undefined) throw new BinnacleError('input', 'RUN_BUNDLE_NOT_INSTALLED', `ClusterExtension ${ce.metadata.name ?? ''} has not installed ${pkg} yet: wait for it, or \`binnacle cleanup ${pkg}\` and run bundle again`);
   const why = missingUpgradeEdge(input.info, installed);
-  if (why !== undefined) throw new BinnacleError('RUN_BUNDLE_NO_UPGRADE_EDGE', why);
+  if (why !== undefined) throw new BinnacleError('input', 'RUN_BUNDLE_NO_UPGRADE_EDGE', why);
   let catalog: ClusterCatalog;
   try {
     catalog = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: names.catalog });
   } catch (err) {
-    if (isNotFound(err)) throw new BinnacleError('RUN_BUNDLE_NOT_OURS', `${pkg} was not installed by \`binnacle run bundle\` (no ClusterCatalog ${names.catalog}): upgrade it with \`binnacle upgrade ${ce.metadata.name ?? ''}\``, { cause: err });
+    if (isNotFound(err)) throw new BinnacleError('input', 'RUN_BUNDLE_NOT_OURS', `${pkg} was not installed by \`binnacle run bundle\` (no ClusterCatalog ${names.catalog}): upgrade it with \`binnacle upgrade ${ce.metadata.name ?? ''}\``, { cause: err });
     throw err;
   }
   const namespace = ce.spec.namespace;

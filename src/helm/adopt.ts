@@ -29,19 +29,19 @@ export async function adoptRelease(client: KubeClient, o: AdoptOptions): Promise
   try {
     await client.resourceFor(apiVersion, o.kind.kind);
   } catch (err) {
-    if (isNotFound(err)) throw new BinnacleError('HELM_ADOPT_KIND', `the cluster serves no ${o.kind.kind} in ${apiVersion}: create the HelmOperator (or run the Helm operator) that serves it first`);
+    if (isNotFound(err)) throw new BinnacleError('input', 'HELM_ADOPT_KIND', `the cluster serves no ${o.kind.kind} in ${apiVersion}: create the HelmOperator (or run the Helm operator) that serves it first`);
     throw err;
   }
   const store = new ReleaseStore(client);
   const history = await store.history(o.release);
   const deployed = [...history].reverse().find((r) => r.status === 'deployed');
-  if (deployed === undefined) throw new BinnacleError('HELM_ADOPT_NO_RELEASE', `${where} has no deployed revision to adopt`);
+  if (deployed === undefined) throw new BinnacleError('input', 'HELM_ADOPT_NO_RELEASE', `${where} has no deployed revision to adopt`);
   const owner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
   if (owner !== undefined && (owner.kind !== o.kind.kind || owner.name !== o.release.name)) {
-    throw new BinnacleError('HELM_ADOPT_OWNED', `${where} already belongs to ${owner.kind} ${owner.name}`);
+    throw new BinnacleError('terminal', 'HELM_ADOPT_OWNED', `${where} already belongs to ${owner.kind} ${owner.name}`);
   }
   const existing = await client.find({ apiVersion, kind: o.kind.kind, namespace: o.release.namespace, name: o.release.name });
-  if (existing !== undefined && owner === undefined) throw new BinnacleError('HELM_ADOPT_EXISTS', `${o.kind.kind} ${o.release.namespace}/${o.release.name} exists already and does not hold ${where}`);
+  if (existing !== undefined && owner === undefined) throw new BinnacleError('input', 'HELM_ADOPT_EXISTS', `${o.kind.kind} ${o.release.namespace}/${o.release.name} exists already and does not hold ${where}`);
 
   const marks = { metadata: { labels: ownerLabels({ kind: o.kind.kind, name: o.release.name, namespace: o.release.namespace }) } };
   // The live objects first (the reconciler must find them ours), then the records.

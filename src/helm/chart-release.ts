@@ -143,7 +143,7 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
   const hooks: ReleaseHook[] = (rel.hooks ?? []).map((h) => ({ ...h, events: [...h.events] }));
   const chart = chartInfoOf(rel.chart.metadata);
   const notes = rel.info.notes ?? '';
-  if (typeof manifest !== 'string') throw new BinnacleError('HELM_RELEASE', 'Helm answered a release without a manifest');
+  if (typeof manifest !== 'string') throw new BinnacleError('internal', 'HELM_RELEASE', 'Helm answered a release without a manifest');
   return {
     objects: [...crds, ...objects],
     content: { chart: rel.chart as unknown as Record<string, unknown>, manifest, hooks, ...(notes === '' ? {} : { notes }) },

@@ -117,7 +117,7 @@ export class EngineThread {
           return;
         case 'failed': {
           if (!started) {
-            const e = new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`);
+            const e = new BinnacleError('terminal', 'HELM_ENGINE_START', `Helm's engine failed to start: ${m.error}`);
             rejectReady(e);
             this.stop(worker, e);
             return;
@@ -194,7 +194,7 @@ export class EngineThread {
 
   /** Runs one call on an idle thread; answers the engine's response JSON. */
   async run(id: number, op: EngineOp, payload: Record<string, unknown>, lookup: Transport | undefined): Promise<string> {
-    if (this.running !== undefined) throw new BinnacleError('HELM_ENGINE_BUSY', "internal: a call was given to a busy Helm engine thread");
+    if (this.running !== undefined) throw new BinnacleError('internal', 'HELM_ENGINE_BUSY', "internal: a call was given to a busy Helm engine thread");
     const json = JSON.stringify({ ...payload, callId: id });
     // Busy from now, so the pool sends the next call elsewhere while this one starts.
     let settle: Pick<Running, 'resolve' | 'reject'> = { resolve: () => undefined, reject: () => undefined };
@@ -211,7 +211,7 @@ export class EngineThread {
     const worker = this.worker;
     if (worker === undefined || this.running !== running) {
       if (this.running === running) this.running = undefined;
-      throw new BinnacleError('HELM_ENGINE_EXIT', "Helm's engine is not running");
+      throw new BinnacleError('transient', 'HELM_ENGINE_EXIT', "Helm's engine is not running");
     }
     worker.ref();
     // The bound counts from when the worker has the call, not from its start-up.

@@ -187,7 +187,7 @@ interface Queued {
 
 function positive(name: string, value: number | undefined, fallback: number, min = 1): number {
   if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < min) throw new BinnacleError('HELM_ENGINE_OPTIONS', `Helm engine option ${name} must be at least ${min}, got ${value}`);
+  if (!Number.isFinite(value) || value < min) throw new BinnacleError('input', 'HELM_ENGINE_OPTIONS', `Helm engine option ${name} must be at least ${min}, got ${value}`);
   return value;
 }
 
@@ -233,7 +233,7 @@ class WasmHelmEngine implements HelmEngine {
       })
       .catch((err: unknown) => {
         this.module = undefined;
-        throw new BinnacleError('HELM_ENGINE_START', `Helm's engine failed to compile (${wasm}): ${err instanceof Error ? err.message : String(err)}`);
+        throw new BinnacleError('terminal', 'HELM_ENGINE_START', `Helm's engine failed to compile (${wasm}): ${err instanceof Error ? err.message : String(err)}`);
       });
     return this.module;
   }
@@ -245,7 +245,7 @@ class WasmHelmEngine implements HelmEngine {
     const wasm = join(this.dir, 'helm.wasm');
     const glue = join(this.dir, 'wasm_exec.js');
     if (!existsSync(wasm) || !existsSync(glue)) {
-      throw new BinnacleError('HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
+      throw new BinnacleError('terminal', 'HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
     }
     const t = new EngineThread(glue, () => this.compiled(wasm), this.limits);
     this.pool.push(t);
@@ -280,7 +280,7 @@ class WasmHelmEngine implements HelmEngine {
     try {
       return JSON.parse(json) as WireResponse;
     } catch (err) {
-      throw new BinnacleError('HELM_ENGINE_PROTOCOL', `Helm's engine answered something that is not JSON: ${String(err)}`);
+      throw new BinnacleError('internal', 'HELM_ENGINE_PROTOCOL', `Helm's engine answered something that is not JSON: ${String(err)}`);
     }
   }
 
@@ -350,7 +350,7 @@ let sharedOptions: HelmEngineOptions = {};
 
 /** Options for the process's engine; before its first use (a long-running manager sets threads). */
 export function configureHelmEngine(opts: HelmEngineOptions): void {
-  if (shared !== undefined) throw new BinnacleError('HELM_ENGINE_CONFIGURED', "Helm's engine is configured before its first use");
+  if (shared !== undefined) throw new BinnacleError('internal', 'HELM_ENGINE_CONFIGURED', "Helm's engine is configured before its first use");
   sharedOptions = opts;
 }
 

@@ -1,5 +1,5 @@
 /** Errors of Helm's engine: Helm's own refusals, and an engine that gave no answer. */
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, type ErrorClass } from '../util/errors.js';
 
 /**
  * Where a render failed. The bounds on one render (engine.ts HelmEngineOptions) each have
@@ -8,6 +8,22 @@ import { BinnacleError } from '../util/errors.js';
  * These are the chart's or the values' doing, like `render`; `internal` is the engine's.
  */
 export type HelmPhase = 'request' | 'load' | 'values' | 'render' | 'timeout' | 'memory' | 'output' | 'internal';
+
+/**
+ * Load, values and render failures are the chart's or the values' fault (fix them); a bound
+ * exceeded fails the same way on retry; `request` (Binnacle asked the engine wrongly) and
+ * `internal` (the engine gave no answer) are Binnacle's bugs.
+ */
+const CLASS_BY_PHASE: Record<HelmPhase, ErrorClass> = {
+  request: 'internal',
+  load: 'input',
+  values: 'input',
+  render: 'input',
+  timeout: 'terminal',
+  memory: 'terminal',
+  output: 'terminal',
+  internal: 'internal',
+};
 
 const LIMIT_CODES: Partial<Record<HelmPhase, string>> = { memory: 'HELM_MEMORY_LIMIT', output: 'HELM_OUTPUT_LIMIT' };
 
@@ -19,7 +35,7 @@ const LIMIT_CODES: Partial<Record<HelmPhase, string>> = { memory: 'HELM_MEMORY_L
 export class HelmError extends BinnacleError {
   readonly phase: HelmPhase;
   constructor(phase: HelmPhase, message: string, code = LIMIT_CODES[phase] ?? `HELM_${phase.toUpperCase()}`) {
-    super(code, message);
+    super(CLASS_BY_PHASE[phase], code, message);
     this.phase = phase;
   }
 }

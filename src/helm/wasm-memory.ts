@@ -25,7 +25,7 @@ function readU32(bytes: Uint8Array, at: number): { value: number; next: number }
     shift += 7;
     if ((b & 0x80) === 0) return { value, next: i + 1 };
   }
-  throw new BinnacleError('HELM_ENGINE_MODULE', 'WebAssembly module: a malformed LEB128 number');
+  throw new BinnacleError('internal', 'HELM_ENGINE_MODULE', 'WebAssembly module: a malformed LEB128 number');
 }
 
 function writeU32(value: number): number[] {
@@ -56,7 +56,7 @@ interface MemoryPatch {
  */
 function memoryPatch(wasm: Uint8Array, totalLength: number, maxBytes: number): MemoryPatch | undefined {
   const fail = (why: string): never => {
-    throw new BinnacleError('HELM_ENGINE_MODULE', `cannot set a memory ceiling on the WebAssembly module: ${why}`);
+    throw new BinnacleError('internal', 'HELM_ENGINE_MODULE', `cannot set a memory ceiling on the WebAssembly module: ${why}`);
   };
   if (wasm.length < 8 || wasm[0] !== 0 || wasm[1] !== 0x61 || wasm[2] !== 0x73 || wasm[3] !== 0x6d) fail('not a WebAssembly binary');
   const maxPages = Math.floor(maxBytes / WASM_PAGE_BYTES);
@@ -102,7 +102,7 @@ function memorySection(wasm: Uint8Array, body: number, end: number, maxPages: nu
 /** `wasm` with its (one, own) memory limited to `maxBytes` (see memoryPatch). */
 export function withMemoryMaximum(wasm: Uint8Array, maxBytes: number): Uint8Array {
   const patch = memoryPatch(wasm, wasm.length, maxBytes);
-  if (patch === undefined) throw new BinnacleError('HELM_ENGINE_MODULE', 'cannot set a memory ceiling on the WebAssembly module: no memory section');
+  if (patch === undefined) throw new BinnacleError('internal', 'HELM_ENGINE_MODULE', 'cannot set a memory ceiling on the WebAssembly module: no memory section');
   const out = new Uint8Array(wasm.length - (patch.end - patch.start) + patch.section.length);
   out.set(wasm.subarray(0, patch.start), 0);
   out.set(patch.section, patch.start);
@@ -153,7 +153,7 @@ const ResizableArrayBuffer = ArrayBuffer as unknown as new (length: number, opti
 async function readFully(fd: FileHandle, into: Uint8Array, position: number): Promise<void> {
   for (let done = 0; done < into.length; ) {
     const { bytesRead } = await fd.read(into, done, into.length - done, position + done);
-    if (bytesRead === 0) throw new BinnacleError('HELM_ENGINE_MODULE', 'the WebAssembly module changed while it was read');
+    if (bytesRead === 0) throw new BinnacleError('internal', 'HELM_ENGINE_MODULE', 'the WebAssembly module changed while it was read');
     done += bytesRead;
   }
 }

@@ -159,29 +159,30 @@ export class KubeClient {
 
   static async fromKubeConfig(kc: KubeConfig, clientOpts: KubeClientOptions = {}): Promise<KubeClient> {
     const cluster = kc.getCurrentCluster();
-    if (cluster === null) throw new BinnacleError('KUBECONFIG_NO_CLUSTER', 'no current cluster in kubeconfig');
+    if (cluster === null) throw new BinnacleError('input', 'KUBECONFIG_NO_CLUSTER', 'no current cluster in kubeconfig');
     let base: URL;
     try {
       base = new URL(cluster.server);
     } catch {
-      throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": server ${JSON.stringify(cluster.server)} is not a URL`);
+      throw new BinnacleError('input', 'KUBECONFIG_INVALID', `cluster "${cluster.name}": server ${JSON.stringify(cluster.server)} is not a URL`);
     }
     if (base.protocol === 'http:' && !cluster.skipTLSVerify) {
       // Credentials would cross the network in the clear; client-node refuses it with a stack trace.
       throw new BinnacleError(
+        'input',
         'KUBECONFIG_INSECURE_SERVER',
         `cluster "${cluster.name}": server ${base.origin} is plain http://; binnacle talks to API servers over https:// only (set insecure-skip-tls-verify: true on the cluster to allow it)`,
       );
     }
     if (base.protocol !== 'http:' && base.protocol !== 'https:') {
-      throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": server ${base.origin} must be https://`);
+      throw new BinnacleError('input', 'KUBECONFIG_INVALID', `cluster "${cluster.name}": server ${base.origin} must be https://`);
     }
     const opts: https.RequestOptions = {};
     try {
       await kc.applyToHTTPSOptions(opts);
     } catch (err) {
       if (err instanceof BinnacleError) throw err;
-      throw new BinnacleError('KUBECONFIG_INVALID', `cluster "${cluster.name}": cannot use its credentials: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new BinnacleError('input', 'KUBECONFIG_INVALID', `cluster "${cluster.name}": cannot use its credentials: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
     const credentials = Credentials.fromKubeConfig(kc, opts);
     const agent =
@@ -432,7 +433,7 @@ export class KubeClient {
         kind?: string;
         items?: { metadata?: { name?: string }; versions?: { version?: string; resources?: { responseKind?: { kind?: string } }[] }[] }[];
       };
-      if (list.kind !== 'APIGroupDiscoveryList') throw new BinnacleError('DISCOVERY_UNSUPPORTED', `${root}: the API server does not serve aggregated discovery (needs Kubernetes ≥ 1.30)`);
+      if (list.kind !== 'APIGroupDiscoveryList') throw new BinnacleError('terminal', 'DISCOVERY_UNSUPPORTED', `${root}: the API server does not serve aggregated discovery (needs Kubernetes ≥ 1.30)`);
       for (const g of list.items ?? []) {
         const group = g.metadata?.name ?? '';
         for (const v of g.versions ?? []) {
@@ -471,7 +472,7 @@ export class KubeClient {
   async requestJson(method: string, path: string, opts: RequestOptions): Promise<unknown> {
     const value = await this.requestParsed(method, path, opts);
     if (nestsDeeperThan(value, MAX_OBJECT_NESTING)) {
-      throw new BinnacleError('KUBE_OBJECT_TOO_DEEP', `${opts.what}: the object nests deeper than ${MAX_OBJECT_NESTING} levels, which Binnacle does not read (the API server keeps up to 10,000); make it shallower`);
+      throw new BinnacleError('terminal', 'KUBE_OBJECT_TOO_DEEP', `${opts.what}: the object nests deeper than ${MAX_OBJECT_NESTING} levels, which Binnacle does not read (the API server keeps up to 10,000); make it shallower`);
     }
     return value;
   }
@@ -493,7 +494,7 @@ export class KubeClient {
 
   /** "did not answer within", naming the API server and the deadline. */
   private timeoutError(what: string, ms: number, cause?: unknown): BinnacleError {
-    return new BinnacleError('KUBE_TIMEOUT', `${what}: ${timeoutReason(`the API server at ${this.transport.base.host}`, ms)}`, { cause });
+    return new BinnacleError('transient', 'KUBE_TIMEOUT', `${what}: ${timeoutReason(`the API server at ${this.transport.base.host}`, ms)}`, { cause });
   }
 
   private async readBody(res: http.IncomingMessage, what: string, limit: Deadline): Promise<string> {
@@ -527,7 +528,7 @@ export class KubeClient {
     try {
       return await this.transport.credentials.current();
     } catch (err) {
-      throw new BinnacleError('KUBE_CREDENTIALS', `${what}: cannot read the kubeconfig user's credentials again: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new BinnacleError('transient', 'KUBE_CREDENTIALS', `${what}: cannot read the kubeconfig user's credentials again: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   }
 
@@ -540,7 +541,7 @@ export class KubeClient {
         if (MUTATING.has(method.toUpperCase())) fence.check(opts.what);
         else if (fence.signal.aborted) fence.check(opts.what);
       } catch (err) {
-        return Promise.reject(err instanceof Error ? err : new BinnacleError('WRITE_FENCED', `${opts.what}: refused`));
+        return Promise.reject(err instanceof Error ? err : new BinnacleError('transient', 'WRITE_FENCED', `${opts.what}: refused`));
       }
       signal = signal === undefined ? fence.signal : AbortSignal.any([signal, fence.signal]);
     }
@@ -574,7 +575,7 @@ export class KubeClient {
           reject(this.timeoutError(opts.what, limit.ms, err));
           return;
         }
-        reject(new BinnacleError('KUBE_UNREACHABLE', `${opts.what}: cannot reach the API server at ${this.transport.base.host}: ${err.message}`, { cause: err }));
+        reject(new BinnacleError('transient', 'KUBE_UNREACHABLE', `${opts.what}: cannot reach the API server at ${this.transport.base.host}: ${err.message}`, { cause: err }));
       });
       if (payload !== undefined) req.write(payload);
       req.end();

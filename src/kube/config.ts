@@ -20,7 +20,7 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): KubeConfig {
   try {
     switch (source.kind) {
       case 'flag':
-        if (!existsSync(source.files[0])) throw new BinnacleError('KUBECONFIG_NOT_FOUND', `--kubeconfig ${source.files[0]}: the file does not exist`);
+        if (!existsSync(source.files[0])) throw new BinnacleError('input', 'KUBECONFIG_NOT_FOUND', `--kubeconfig ${source.files[0]}: the file does not exist`);
         kc.loadFromFile(source.files[0]);
         break;
       case 'home':
@@ -42,20 +42,20 @@ export function loadKubeConfig(opts: LoadKubeConfigOptions = {}): KubeConfig {
         break;
       }
       case 'none':
-        throw new BinnacleError('KUBECONFIG_NOT_FOUND', `no cluster to talk to: ${source.reason}; pass --kubeconfig, set KUBECONFIG, or run \`binnacle cluster up\` and export the KUBECONFIG it prints`);
+        throw new BinnacleError('input', 'KUBECONFIG_NOT_FOUND', `no cluster to talk to: ${source.reason}; pass --kubeconfig, set KUBECONFIG, or run \`binnacle cluster up\` and export the KUBECONFIG it prints`);
     }
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    throw new BinnacleError('KUBECONFIG_INVALID', `cannot load kubeconfig: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new BinnacleError('input', 'KUBECONFIG_INVALID', `cannot load kubeconfig: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
   if (opts.context !== undefined && opts.context !== '') {
     if (kc.getContextObject(opts.context) === null) {
-      throw new BinnacleError('KUBECONFIG_CONTEXT', `context "${opts.context}" is not in the kubeconfig (have: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
+      throw new BinnacleError('input', 'KUBECONFIG_CONTEXT', `context "${opts.context}" is not in the kubeconfig (have: ${kc.getContexts().map((c) => c.name).join(', ') || 'none'})`);
     }
     kc.setCurrentContext(opts.context);
   }
   if (kc.getCurrentCluster() === null) {
-    throw new BinnacleError('KUBECONFIG_NO_CLUSTER', 'no cluster in the kubeconfig: pass --kubeconfig, set KUBECONFIG, or run `binnacle cluster up`');
+    throw new BinnacleError('input', 'KUBECONFIG_NO_CLUSTER', 'no cluster in the kubeconfig: pass --kubeconfig, set KUBECONFIG, or run `binnacle cluster up`');
   }
   return kc;
 }

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { TerminalError } from '../util/errors.js';
-import { Controller, reconcilerFunc, type ReconcileRequest } from './controller.js';
+import { BinnacleError, InputError, TerminalError, ValidationError, ValidationResult, type ErrorClass } from '../util/errors.js';
+import { Controller, failureAction, reconcilerFunc, type ReconcileRequest } from './controller.js';
+import { apiErrorFromResponse } from './errors.js';
 import { ControllerMetrics } from './metrics.js';
 
 const logger = pino({ level: 'silent' });
@@ -177,4 +178,46 @@ test('a reconcile that returns failed is retried with backoff from 1 s, counted,
   await c.processOne('ns/a', stop.signal);
   assert.equal(c.queue.backoff.retries('ns/a'), 0);
   c.queue.shutDown();
+});
+
+test('failureAction: the one rule from an error class to what the runner does next', () => {
+  const byClass: Record<ErrorClass, ReturnType<typeof failureAction>> = { transient: 'retry', internal: 'retry-as-bug', input: 'wait-for-change', terminal: 'wait-for-change' };
+  for (const [cls, action] of Object.entries(byClass)) assert.equal(failureAction(new BinnacleError(cls as ErrorClass, 'X', 'x')), action, cls);
+  assert.equal(failureAction(new TerminalError('BadSpec', 'x')), 'wait-for-change');
+  assert.equal(failureAction(new InputError('BAD_FIELD', 'x', { field: 'spec.x' })), 'wait-for-change');
+  assert.equal(failureAction(new ValidationError(new ValidationResult('bundle').error('r', 'm'))), 'wait-for-change');
+  assert.equal(failureAction(apiErrorFromResponse(503, '', 'get X')), 'retry');
+  // The cluster's own refusal may end without the object changing (a role granted, a CRD installed): retried.
+  assert.equal(failureAction(apiErrorFromResponse(422, '', 'create X')), 'retry');
+  assert.equal(failureAction(apiErrorFromResponse(403, '', 'create X')), 'retry');
+  assert.equal(failureAction(new BinnacleError('input', 'APPLY', 'apply failed', { cause: apiErrorFromResponse(404, '', 'get X') })), 'retry');
+  // Not ours: a dropped connection may pass; anything else is a bug Binnacle did not classify.
+  assert.equal(failureAction(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), 'retry');
+  assert.equal(failureAction(new TypeError("cannot read properties of undefined (reading 'spec')")), 'retry-as-bug');
+  assert.equal(failureAction('a string'), 'retry-as-bug');
+  // A wrapper that adds context keeps a transient cause retryable.
+  assert.equal(failureAction(new BinnacleError('input', 'HELM_RENDER', 'lookup failed', { cause: apiErrorFromResponse(503, '', 'get ConfigMap') })), 'retry');
+});
+
+test('a reconcile that throws is requeued or not by its class; a bug is logged with its stack', async () => {
+  const lines: { level: number; msg: string; stack?: string; code?: string }[] = [];
+  const captured = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
+  const cases: { err: Error; retries: number; level: number; msg: RegExp; stack: boolean }[] = [
+    { err: new BinnacleError('transient', 'OCI_UNREACHABLE', 'registry away'), retries: 1, level: 40, msg: /retrying with backoff/, stack: false },
+    { err: new BinnacleError('input', 'BUNDLE_NO_NAMESPACE', 'an install namespace is required'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },
+    { err: new BinnacleError('terminal', 'APPLY_REFUSED', 'refused'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },
+    { err: new BinnacleError('internal', 'HELM_ENGINE_PROTOCOL', 'not JSON'), retries: 1, level: 50, msg: /a bug in Binnacle/, stack: true },
+    { err: new TypeError('x is undefined'), retries: 1, level: 50, msg: /a bug in Binnacle/, stack: true },
+  ];
+  for (const [i, k] of cases.entries()) {
+    const c = new Controller({ name: 'classes', logger: captured, backoff: { baseDelayMs: 60_000, maxDelayMs: 60_000 }, reconciler: reconcilerFunc(() => Promise.reject(k.err)) });
+    lines.length = 0;
+    await c.processOne(`k${i}`, new AbortController().signal);
+    c.queue.shutDown();
+    assert.equal(c.queue.backoff.retries(`k${i}`), k.retries, `case ${i}: requeued with backoff or not`);
+    const line = lines.find((l) => k.msg.test(l.msg));
+    assert.ok(line !== undefined, `case ${i}: logged ${String(k.msg)}: ${JSON.stringify(lines)}`);
+    assert.equal(line.level, k.level, `case ${i}: log level`);
+    assert.equal(typeof line.stack === 'string' && line.stack.length > 0, k.stack, `case ${i}: stack logged`);
+  }
 });

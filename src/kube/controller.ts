@@ -8,12 +8,20 @@
  * - returns `{ requeueAfterMs }`: done for now, look again after that long;
  * - returns `{ failed: true }`: it failed in a way its status explains (bad input, a refused
  *   release): looked at again after the key's exponential backoff, from 1 s up to the queue's
- *   cap, so a failing object never spins; a success resets it;
- * - throws a `TerminalError`: retrying cannot help; logged, not requeued;
- * - throws anything else: requeued with per-key exponential backoff.
+ *   cap, so a failing object never spins; a success resets it. With the caught `error` beside
+ *   it, an `input` or `terminal` one is not looked at again until the object changes, as if
+ *   thrown (below);
+ * - throws: what happens next follows the error's class (util/errors.ts `ErrorClass`), decided
+ *   by `failureAction` and nowhere else:
+ *   - `transient` (or a dropped connection, a timeout): requeued with per-key exponential backoff;
+ *   - `input` or `terminal`: retrying cannot help; logged, not requeued until the object changes
+ *     (an informer event, or its resync);
+ *   - `internal`, or anything that is not a BinnacleError: a bug in Binnacle; logged with its
+ *     stack and requeued with backoff (the bug may be in a path that state can route around).
  */
 import type { Logger } from 'pino';
-import { TerminalError, errorMessage } from '../util/errors.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { isTransient, KubeApiError } from './errors.js';
 import type { Informer } from './informer.js';
 import { objectKey, splitKey, type KubeObject } from './types.js';
 import { WorkQueue, type BackoffOptions } from './workqueue.js';
@@ -29,10 +37,40 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
   /** Failed, as status says: retried with backoff (see the top of this file), not after requeueAfterMs. */
   failed?: boolean;
+  /** The error the failure was caught as: its class decides whether it is retried (`failureAction`). */
+  error?: unknown;
 }
 
 /** The first retry of a reconcile that returned `failed`; each further one doubles it. */
 export const FAILED_RETRY_BASE_MS = 1000;
+
+/** What the runner does after a reconcile threw (see the top of this file). */
+export type FailureAction = 'retry' | 'retry-as-bug' | 'wait-for-change';
+
+/** The one rule from a thrown error to what the runner does next, by the error's class. */
+export function failureAction(err: unknown): FailureAction {
+  // Before the class: a wrapper that adds context keeps a transient cause retryable.
+  if (isTransient(err)) return 'retry';
+  if (!(err instanceof BinnacleError)) return 'retry-as-bug';
+  switch (err.errorClass) {
+    case 'transient':
+      return 'retry';
+    case 'internal':
+      return 'retry-as-bug';
+    case 'input':
+      // The cluster's refusal (403 until a role is granted, 404 until a CRD or Secret exists)
+      // can end while the object stays as it is: retried. A spec that is wrong waits for its change.
+      return fromTheCluster(err) ? 'retry' : 'wait-for-change';
+    case 'terminal':
+      return 'wait-for-change';
+  }
+}
+
+/** Whether the API server's answer is the error or in its cause chain. */
+function fromTheCluster(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof KubeApiError) return true;
+  return false;
+}
 
 export interface ReconcileContext {
   logger: Logger;
@@ -157,6 +195,10 @@ export class Controller {
     let outcome: 'success' | 'requeue' | 'error' | 'terminal' = 'success';
     try {
       const result = await this.reconciler.reconcile(req, { logger, signal });
+      if (result?.failed === true && result.error !== undefined && failureAction(result.error) === 'wait-for-change') {
+        outcome = this.failed(key, result.error, logger);
+        return;
+      }
       if (result?.failed === true) {
         outcome = 'error';
         const delay = this.queue.backoff.next(key, FAILED_RETRY_BASE_MS);
@@ -170,18 +212,29 @@ export class Controller {
         this.queue.addAfter(key, result.requeueAfterMs);
       }
     } catch (err) {
-      if (err instanceof TerminalError) {
-        outcome = 'terminal';
-        this.queue.forget(key);
-        logger.error({ reason: err.reason, err: err.message }, 'reconcile failed terminally; not retrying');
-      } else {
-        outcome = 'error';
-        logger.warn({ err: errorMessage(err), retries: this.queue.backoff.retries(key) }, 'reconcile failed; retrying with backoff');
-        this.queue.addRateLimited(key);
-      }
+      outcome = this.failed(key, err, logger);
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       this.metrics?.observe(this.name, outcome, seconds);
+    }
+  }
+
+  /** Turns a thrown error into queue actions, by `failureAction`. */
+  private failed(key: string, err: unknown, logger: Logger): 'error' | 'terminal' {
+    const code = err instanceof BinnacleError ? err.code : undefined;
+    switch (failureAction(err)) {
+      case 'wait-for-change':
+        this.queue.forget(key);
+        logger.error({ code, errorClass: err instanceof BinnacleError ? err.errorClass : undefined, err: errorMessage(err) }, 'reconcile failed; not retrying until the object changes');
+        return 'terminal';
+      case 'retry-as-bug':
+        logger.error({ code, err: errorMessage(err), stack: err instanceof Error ? err.stack : undefined, retries: this.queue.backoff.retries(key) }, 'reconcile failed: a bug in Binnacle; retrying with backoff');
+        this.queue.addRateLimited(key);
+        return 'error';
+      case 'retry':
+        logger.warn({ code, err: errorMessage(err), retries: this.queue.backoff.retries(key) }, 'reconcile failed; retrying with backoff');
+        this.queue.addRateLimited(key);
+        return 'error';
     }
   }
 }

@@ -6,19 +6,19 @@ import { apiErrorFromResponse, isTransient, KubeApiError } from './errors.js';
 test('API server failures that may pass are transient: 5xx, 429, timeouts, conflicts, unreachable, aborted', () => {
   for (const code of [500, 502, 503, 504, 429, 408]) assert.equal(isTransient(apiErrorFromResponse(code, '', 'list Secret')), true, `HTTP ${code}`);
   assert.equal(isTransient(new KubeApiError(409, 'Conflict', 'the object has been modified')), true);
-  assert.equal(isTransient(new BinnacleError('KUBE_UNREACHABLE', 'cannot reach the API server')), true);
-  assert.equal(isTransient(new BinnacleError('KUBE_TIMEOUT', 'no answer in 60 s')), true);
+  assert.equal(isTransient(new BinnacleError('transient', 'KUBE_UNREACHABLE', 'cannot reach the API server')), true);
+  assert.equal(isTransient(new BinnacleError('transient', 'KUBE_TIMEOUT', 'no answer in 60 s')), true);
   assert.equal(isTransient(Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })), true);
   assert.equal(isTransient(new DOMException('aborted', 'AbortError')), true);
   // Wrapped: a renderer that adds context keeps the API error as its cause.
-  assert.equal(isTransient(new BinnacleError('HELM_RENDER', 'lookup failed', { cause: apiErrorFromResponse(503, '', 'get ConfigMap') })), true);
+  assert.equal(isTransient(new BinnacleError('input', 'HELM_RENDER', 'lookup failed', { cause: apiErrorFromResponse(503, '', 'get ConfigMap') })), true);
 });
 
 test('verdicts on the input are not transient: 4xx other than those, AlreadyExists, invalid bundles', () => {
   for (const code of [400, 401, 403, 404, 422]) assert.equal(isTransient(apiErrorFromResponse(code, '', 'create Deployment')), false, `HTTP ${code}`);
   assert.equal(isTransient(new KubeApiError(409, 'AlreadyExists', 'exists')), false);
   assert.equal(isTransient(new TerminalError('InvalidBundle', 'CRD needs a conversion webhook')), false);
-  assert.equal(isTransient(new BinnacleError('INVALID', 'bundle is invalid')), false);
+  assert.equal(isTransient(new BinnacleError('input', 'INVALID', 'bundle is invalid')), false);
   assert.equal(isTransient(new Error('unexpected token in YAML')), false);
   assert.equal(isTransient(undefined), false);
 });

@@ -1,11 +1,23 @@
 /** Errors the API server returns, as a class with the Status reason and HTTP code. */
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, type ErrorClass } from '../util/errors.js';
 
 export interface StatusDetails {
   name?: string;
   group?: string;
   kind?: string;
   causes?: { reason?: string; message?: string; field?: string }[];
+}
+
+/**
+ * An API server's answer, classified by its status (`isTransient` reads it): a 5xx, a 429, a
+ * 408 timeout, a 409 conflict (someone wrote first) or a 410 (a watch's resourceVersion expired)
+ * may pass on retry; 405 and 415 mean Binnacle asked wrongly; every other answer (400, 401,
+ * 403, 404, 422, AlreadyExists) is a verdict on what was asked, to be fixed in the input.
+ */
+export function kubeStatusClass(statusCode: number, reason: string): ErrorClass {
+  if (statusCode >= 500 || statusCode === 429 || statusCode === 408 || statusCode === 410 || (statusCode === 409 && reason !== 'AlreadyExists')) return 'transient';
+  if (statusCode === 405 || statusCode === 415) return 'internal';
+  return 'input';
 }
 
 export class KubeApiError extends BinnacleError {
@@ -15,7 +27,7 @@ export class KubeApiError extends BinnacleError {
   readonly details: StatusDetails | undefined;
 
   constructor(statusCode: number, reason: string, message: string, details?: StatusDetails) {
-    super(`KUBE_${reason.toUpperCase() || statusCode}`, message);
+    super(kubeStatusClass(statusCode, reason), `KUBE_${reason.toUpperCase() || statusCode}`, message);
     this.statusCode = statusCode;
     this.reason = reason;
     this.details = details;
@@ -88,18 +100,17 @@ function defaultReason(code: number): string {
 const TRANSIENT_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CONNECT_TIMEOUT', 'ABORT_ERR']);
 
 /**
- * Whether a failure talking to the API server is worth retrying with backoff, as
- * controller-runtime requeues it, rather than a verdict on the input: a 5xx, a 429, a 408 or
- * 504 timeout, a 409 conflict (someone wrote first), the server unreachable or a request that
- * timed out or was aborted. Follows `cause` chains, so a wrapped API error counts too. Judged
- * on the class, status and code, never the message.
+ * Whether the API server or the connection to it failed, so that the failure says nothing of
+ * the objects sent and is worth retrying with backoff, as controller-runtime requeues it: a
+ * KubeApiError of class `transient` (a 5xx, a 429, a 408 or 504 timeout, a 409 conflict, a 410),
+ * the server unreachable, or a request that timed out or was aborted. Narrower than the class:
+ * the applier fails a revision on any other error, even one that may pass (a replaced object
+ * held by a finalizer). Follows `cause` chains, so a wrapped API error counts too. Judged on the
+ * class, status and code, never the message.
  */
 export function isTransient(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
-    if (e instanceof KubeApiError) {
-      const s = e.statusCode;
-      return s >= 500 || s === 429 || s === 408 || (s === 409 && e.reason !== 'AlreadyExists');
-    }
+    if (e instanceof KubeApiError) return e.errorClass === 'transient';
     if (e instanceof BinnacleError && (e.code === 'KUBE_UNREACHABLE' || e.code === 'KUBE_TIMEOUT' || e.code === 'LEADERSHIP_LOST')) return true;
     if (e instanceof Error) {
       if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;

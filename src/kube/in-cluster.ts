@@ -32,10 +32,10 @@ export function loadInClusterConfig(): KubeConfig {
   const dir = serviceAccountDir();
   const host = process.env.KUBERNETES_SERVICE_HOST ?? '';
   const port = process.env.KUBERNETES_SERVICE_PORT ?? '';
-  if (host === '' || port === '') throw new BinnacleError('INCLUSTER_ENV_MISSING', 'in-cluster configuration: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set');
+  if (host === '' || port === '') throw new BinnacleError('terminal', 'INCLUSTER_ENV_MISSING', 'in-cluster configuration: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be set');
   const caFile = join(dir, 'ca.crt');
   const tokenFile = join(dir, 'token');
-  for (const f of [caFile, tokenFile]) if (!existsSync(f)) throw new BinnacleError('INCLUSTER_FILE_MISSING', `in-cluster configuration: ${f} does not exist`);
+  for (const f of [caFile, tokenFile]) if (!existsSync(f)) throw new BinnacleError('terminal', 'INCLUSTER_FILE_MISSING', `in-cluster configuration: ${f} does not exist`);
   const kc = new KubeConfig();
   kc.loadFromClusterAndUser(
     { name: 'in-cluster', server: `https://${isIPv6(host) ? `[${host}]` : host}:${port}`, caFile, skipTLSVerify: false },
@@ -56,6 +56,6 @@ export function loadInClusterConfig(): KubeConfig {
 export function podNamespace(flag = '--leader-election-namespace'): string {
   const file = join(serviceAccountDir(), 'namespace');
   const ns = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
-  if (ns === '') throw new BinnacleError('NOT_IN_CLUSTER', `not running in-cluster (${file} is missing or empty): give ${flag}`, { exitCode: 2 });
+  if (ns === '') throw new BinnacleError('input', 'NOT_IN_CLUSTER', `not running in-cluster (${file} is missing or empty): give ${flag}`, { exitCode: 2 });
   return ns;
 }

@@ -137,7 +137,7 @@ test('a fenced client sends no mutating request once the fence closes, aborts th
   const fence: WriteFence = {
     signal: gate.signal,
     check: (what) => {
-      if (!open) throw new BinnacleError('LEADERSHIP_LOST', `${what}: refused`);
+      if (!open) throw new BinnacleError('transient', 'LEADERSHIP_LOST', `${what}: refused`);
     },
   };
   const client = base.fenced(fence);

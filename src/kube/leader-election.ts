@@ -72,7 +72,7 @@ export class LeaderElector {
 
   constructor(opts: LeaderElectionOptions) {
     this.o = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, ...opts };
-    if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new Error('renewDeadline must be shorter than leaseDuration');
+    if (this.o.renewDeadlineMs >= this.o.leaseDurationMs) throw new BinnacleError('input', 'LEADER_ELECTION_OPTIONS', 'renewDeadline must be shorter than leaseDuration');
   }
 
   get isLeader(): boolean {
@@ -106,7 +106,7 @@ export class LeaderElector {
       signal: leadership.signal,
       check: (what) => {
         if (!leadership.signal.aborted && expired()) lose(`no renewal within the renew deadline (${this.o.renewDeadlineMs} ms)`);
-        if (leadership.signal.aborted) throw new BinnacleError('LEADERSHIP_LOST', `${what}: refused, this manager no longer holds the leader Lease ${this.o.namespace}/${this.o.name}`);
+        if (leadership.signal.aborted) throw new BinnacleError('transient', 'LEADERSHIP_LOST', `${what}: refused, this manager no longer holds the leader Lease ${this.o.namespace}/${this.o.name}`);
       },
     };
     // Leadership ends at the renew deadline even when a renewal hangs or the loop is starved.

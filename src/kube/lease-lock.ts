@@ -103,8 +103,8 @@ export class LeaseLock {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (await this.elector.tryAcquireOrRenew()) return;
-      if (signal?.aborted === true) throw new BinnacleError('LOCK_ABORTED', `stopped while waiting for ${this.where}`);
-      if (Date.now() > deadline) throw new BinnacleError('LOCK_BUSY', `${this.where} is held by another process; try again`);
+      if (signal?.aborted === true) throw new BinnacleError('transient', 'LOCK_ABORTED', `stopped while waiting for ${this.where}`);
+      if (Date.now() > deadline) throw new BinnacleError('transient', 'LOCK_BUSY', `${this.where} is held by another process; try again`);
       await sleep(this.retryMs);
     }
   }

@@ -62,7 +62,7 @@ export class OpenApiDocument {
   static parse(path: string, doc: unknown): OpenApiDocument {
     const components = isRecord(doc) ? doc.components : undefined;
     const raw = isRecord(components) ? components.schemas : undefined;
-    if (raw !== undefined && !isRecord(raw)) throw new BinnacleError('OPENAPI_INVALID', `/openapi/v3/${path}: components.schemas is not an object`);
+    if (raw !== undefined && !isRecord(raw)) throw new BinnacleError('terminal', 'OPENAPI_INVALID', `/openapi/v3/${path}: components.schemas is not an object`);
     const schemas = new Map<string, JsonSchema>();
     const byKind = new Map<string, string>();
     for (const [name, schema] of Object.entries(raw ?? {})) {
@@ -124,7 +124,7 @@ export class OpenApiSchemas implements SchemaSource {
     } catch (err) {
       // A server that does not publish OpenAPI v3: nothing is known, nothing is pruned.
       if (isNotFound(err)) return EMPTY_SNAPSHOT;
-      throw new BinnacleError('OPENAPI_UNAVAILABLE', `cannot read the API server's OpenAPI v3 schemas: ${errorMessage(err)}`, { cause: err });
+      throw new BinnacleError('transient', 'OPENAPI_UNAVAILABLE', `cannot read the API server's OpenAPI v3 schemas: ${errorMessage(err)}`, { cause: err });
     }
     const urls = parseIndex(index);
     const document = (path: string): Promise<OpenApiDocument | undefined> => {
@@ -189,7 +189,7 @@ export function groupVersionPath(gv: { group: string; version: string }): string
 
 function parseIndex(index: unknown): Map<string, string> {
   const paths = isRecord(index) ? index.paths : undefined;
-  if (!isRecord(paths)) throw new BinnacleError('OPENAPI_INVALID', '/openapi/v3: the index has no paths');
+  if (!isRecord(paths)) throw new BinnacleError('terminal', 'OPENAPI_INVALID', '/openapi/v3: the index has no paths');
   const urls = new Map<string, string>();
   for (const [path, entry] of Object.entries(paths)) {
     if (isRecord(entry) && typeof entry.serverRelativeURL === 'string') urls.set(path, entry.serverRelativeURL);

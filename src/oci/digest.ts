@@ -20,7 +20,7 @@ export class DigestMismatchError extends BinnacleError {
   readonly expected: string;
   readonly actual: string;
   constructor(what: string, expected: string, actual: string) {
-    super('OCI_DIGEST_MISMATCH', `${what}: content digest ${actual} does not match the expected ${expected}; the content is corrupt or was tampered with`);
+    super('terminal', 'OCI_DIGEST_MISMATCH', `${what}: content digest ${actual} does not match the expected ${expected}; the content is corrupt or was tampered with`);
     this.expected = expected;
     this.actual = actual;
   }
@@ -39,13 +39,13 @@ export function verifyStream(source: AsyncIterable<unknown>, what: string, expec
       const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array);
       bytes += buf.length;
       if (expectedSize !== undefined && bytes > expectedSize) {
-        throw new BinnacleError('OCI_SIZE_MISMATCH', `${what}: more than the ${expectedSize} bytes its descriptor declares`);
+        throw new BinnacleError('terminal', 'OCI_SIZE_MISMATCH', `${what}: more than the ${expectedSize} bytes its descriptor declares`);
       }
       hash.update(buf);
       yield buf;
     }
     if (expectedSize !== undefined && bytes !== expectedSize) {
-      throw new BinnacleError('OCI_SIZE_MISMATCH', `${what}: ${bytes} bytes, but its descriptor declares ${expectedSize}`);
+      throw new BinnacleError('terminal', 'OCI_SIZE_MISMATCH', `${what}: ${bytes} bytes, but its descriptor declares ${expectedSize}`);
     }
     const actual = `sha256:${hash.digest('hex')}`;
     if (actual !== expected) throw new DigestMismatchError(what, expected, actual);

@@ -61,7 +61,7 @@ function findOnPath(names: readonly string[]): string | undefined {
 export function findDebianTool(names: readonly string[], pkg: string): string {
   const found = findOnPath(names);
   if (found !== undefined) return found;
-  throw new BinnacleError('OCI_MISSING_TOOL', `${names.join(' / ')} is not installed; install the Debian package ${pkg} (apt-get install -y ${pkg}, or: source hack/lib.sh && ensure_apt_packages)`);
+  throw new BinnacleError('terminal', 'OCI_MISSING_TOOL', `${names.join(' / ')} is not installed; install the Debian package ${pkg} (apt-get install -y ${pkg}, or: source hack/lib.sh && ensure_apt_packages)`);
 }
 
 /** The `docker-registry` binary (Debian's distribution v2). */
@@ -143,7 +143,7 @@ async function startOnce(binary: string, opts: LocalRegistryOptions, port: numbe
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
       await stop();
-      throw new BinnacleError('OCI_REGISTRY_START', `docker-registry exited (${child.exitCode ?? child.signalCode ?? '?'}) while starting: ${stderr.trim().slice(-800)}`);
+      throw new BinnacleError('terminal', 'OCI_REGISTRY_START', `docker-registry exited (${child.exitCode ?? child.signalCode ?? '?'}) while starting: ${stderr.trim().slice(-800)}`);
     }
     try {
       const res = await fetch(`${url}/v2/`, { signal: AbortSignal.timeout(1000) });
@@ -154,7 +154,7 @@ async function startOnce(binary: string, opts: LocalRegistryOptions, port: numbe
     }
     if (Date.now() > deadline) {
       await stop();
-      throw new BinnacleError('OCI_REGISTRY_START', `docker-registry did not answer on ${url}/v2/ in time: ${stderr.trim().slice(-800)}`);
+      throw new BinnacleError('transient', 'OCI_REGISTRY_START', `docker-registry did not answer on ${url}/v2/ in time: ${stderr.trim().slice(-800)}`);
     }
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -176,5 +176,5 @@ export async function startLocalRegistry(opts: LocalRegistryOptions): Promise<Lo
       if (opts.port !== undefined && opts.port !== 0) break;
     }
   }
-  throw lastError instanceof Error ? lastError : new BinnacleError('OCI_REGISTRY_START', String(lastError));
+  throw lastError instanceof Error ? lastError : new BinnacleError('terminal', 'OCI_REGISTRY_START', String(lastError));
 }

@@ -68,7 +68,7 @@ export interface ImageConfig {
 /** A registry (or cache) document is not what its media type promises. */
 export class ManifestError extends BinnacleError {
   constructor(what: string, field: string, reason: string) {
-    super('OCI_BAD_MANIFEST', `${what}: ${field}: ${reason}`);
+    super('terminal', 'OCI_BAD_MANIFEST', `${what}: ${field}: ${reason}`);
   }
 }
 

@@ -85,7 +85,7 @@ export async function pullAndUnpack(refString: string, opts: PullOptions): Promi
 
   for (const [i, layer] of manifest.layers.entries()) {
     if (!UNPACKABLE_LAYER_TYPES.has(layer.mediaType)) {
-      throw new BinnacleError('OCI_UNSUPPORTED_LAYER', `${formatReference(ref)}: layers[${i}] has media type ${layer.mediaType}, which cannot be unpacked`);
+      throw new BinnacleError('input', 'OCI_UNSUPPORTED_LAYER', `${formatReference(ref)}: layers[${i}] has media type ${layer.mediaType}, which cannot be unpacked`);
     }
     const path = blobPath(opts.cacheDir, layer.digest);
     if (await exists(path)) {

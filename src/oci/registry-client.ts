@@ -8,7 +8,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, httpStatusClass } from '../util/errors.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
 import { DigestMismatchError, sha256Digest, verifyStream } from './digest.js';
@@ -109,14 +109,14 @@ function asRef(ref: ImageReference | string): ImageReference {
 
 async function readLimited(res: Response, limit: number, what: string): Promise<Buffer> {
   const declared = Number(res.headers.get('content-length') ?? '0');
-  if (declared > limit) throw new BinnacleError('OCI_TOO_LARGE', `${what}: ${declared} bytes is over the ${limit}-byte limit`);
+  if (declared > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: ${declared} bytes is over the ${limit}-byte limit`);
   if (res.body === null) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
   let total = 0;
   for await (const chunk of Readable.fromWeb(res.body as WebReadableStream<Uint8Array>)) {
     const buf = chunk as Buffer;
     total += buf.length;
-    if (total > limit) throw new BinnacleError('OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
+    if (total > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `${what}: over the ${limit}-byte limit`);
     chunks.push(buf);
   }
   return Buffer.concat(chunks);
@@ -209,11 +209,11 @@ export class RegistryClient {
     const chosen = selectPlatform(top.manifest, platform);
     if (chosen === undefined) {
       const offered = top.manifest.manifests.map((m) => (m.platform ? platformString(m.platform) : '(no platform)')).join(', ');
-      throw new BinnacleError('OCI_NO_PLATFORM', `${formatReference(ref)} is an index without ${platformString(platform)}; it offers: ${offered || 'nothing'}`);
+      throw new BinnacleError('input', 'OCI_NO_PLATFORM', `${formatReference(ref)} is an index without ${platformString(platform)}; it offers: ${offered || 'nothing'}`);
     }
     const child = await this.getManifest({ ...ref, tag: undefined, digest: chosen.digest });
     if (child.manifest.kind !== 'manifest') {
-      throw new BinnacleError('OCI_BAD_MANIFEST', `${formatReference(ref)}: the ${platformString(platform)} entry is itself an index`);
+      throw new BinnacleError('terminal', 'OCI_BAD_MANIFEST', `${formatReference(ref)}: the ${platformString(platform)} entry is itself an index`);
     }
     return { digest: child.digest, manifest: child.manifest, manifestBytes: child.bytes, index: top };
   }
@@ -228,7 +228,7 @@ export class RegistryClient {
     const tags: string[] = [];
     let url: string | undefined = `/v2/${ref.repository}/tags/list`;
     for (let page = 0; url !== undefined; page++) {
-      if (page >= (opts.maxPages ?? 100)) throw new BinnacleError('OCI_TOO_LARGE', `${what}: more than ${opts.maxPages ?? 100} pages`);
+      if (page >= (opts.maxPages ?? 100)) throw new BinnacleError('terminal', 'OCI_TOO_LARGE', `${what}: more than ${opts.maxPages ?? 100} pages`);
       const res = await this.request({ ref, scopes: [repoScope(ref.repository, 'pull')], method: 'GET', url, ok: [200] });
       const link = res.headers.get('link');
       let doc: unknown;
@@ -236,11 +236,11 @@ export class RegistryClient {
         doc = JSON.parse((await readLimited(res, 4 * 1024 * 1024, what)).toString('utf8'));
       } catch (err) {
         if (err instanceof BinnacleError) throw err;
-        throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: the registry answered with invalid JSON`);
+        throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${what}: the registry answered with invalid JSON`);
       }
       const list = isRecord(doc) ? doc.tags : undefined;
       // distribution answers `"tags": null` for a repository whose tags were all deleted.
-      if (list !== null && list !== undefined && !Array.isArray(list)) throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: "tags" is not a list`);
+      if (list !== null && list !== undefined && !Array.isArray(list)) throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${what}: "tags" is not a list`);
       for (const t of list ?? []) if (typeof t === 'string') tags.push(t);
       const next = link === null ? undefined : /<([^>]+)>\s*;\s*rel="?next"?/i.exec(link)?.[1];
       if (next === undefined) url = undefined;
@@ -248,7 +248,7 @@ export class RegistryClient {
         // Only pages of the same registry: credentials must not follow a link to another host.
         const base = new URL(this.baseUrl(ref.registry));
         const u = new URL(next, base);
-        if (u.origin !== base.origin) throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: the next page is on another host (${u.origin})`);
+        if (u.origin !== base.origin) throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${what}: the next page is on another host (${u.origin})`);
         url = `${u.pathname}${u.search}`;
       }
     }
@@ -270,7 +270,7 @@ export class RegistryClient {
     if (res.status === 404) return undefined;
     const digest = res.headers.get('docker-content-digest') ?? ref.digest;
     if (digest === undefined) {
-      throw new BinnacleError('OCI_REGISTRY_ERROR', `${formatReference(ref)}: the registry sent no Docker-Content-Digest for HEAD; use getManifest`);
+      throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${formatReference(ref)}: the registry sent no Docker-Content-Digest for HEAD; use getManifest`);
     }
     return {
       digest,
@@ -285,7 +285,7 @@ export class RegistryClient {
    */
   async getBlob(refIn: ImageReference | string, digest: string, size?: number): Promise<Readable> {
     const ref = asRef(refIn);
-    if (!isSha256Digest(digest)) throw new BinnacleError('OCI_BAD_DIGEST', `blob digest "${digest}" is not sha256:<64 hex digits>`);
+    if (!isSha256Digest(digest)) throw new BinnacleError('input', 'OCI_BAD_DIGEST', `blob digest "${digest}" is not sha256:<64 hex digits>`);
     const what = `blob ${digest} of ${ref.registry}/${ref.repository}`;
     // An idle timer, not a total one: big layers may take long, a stalled registry must not hang us.
     const idleMs = this.timeoutMs;
@@ -306,7 +306,7 @@ export class RegistryClient {
       clearTimeout(timer);
       throw err;
     }
-    if (res.body === null) throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: empty response`);
+    if (res.body === null) throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${what}: empty response`);
     const body = Readable.fromWeb(res.body as WebReadableStream<Uint8Array>);
     async function* watched(): AsyncGenerator {
       try {
@@ -315,7 +315,7 @@ export class RegistryClient {
           yield chunk;
         }
       } catch (err) {
-        if (controller.signal.aborted) throw new BinnacleError('OCI_TIMEOUT', `${what}: no data from ${ref.registry} for ${formatDuration(idleMs)}`, { cause: err });
+        if (controller.signal.aborted) throw new BinnacleError('transient', 'OCI_TIMEOUT', `${what}: no data from ${ref.registry} for ${formatDuration(idleMs)}`, { cause: err });
         throw err;
       } finally {
         clearTimeout(timer);
@@ -326,7 +326,7 @@ export class RegistryClient {
 
   /** A small blob (a config) into memory, verified. */
   async getBlobBytes(ref: ImageReference | string, digest: string, size?: number, limit = 16 * 1024 * 1024): Promise<Buffer> {
-    if (size !== undefined && size > limit) throw new BinnacleError('OCI_TOO_LARGE', `blob ${digest}: ${size} bytes is over the ${limit}-byte limit`);
+    if (size !== undefined && size > limit) throw new BinnacleError('input', 'OCI_TOO_LARGE', `blob ${digest}: ${size} bytes is over the ${limit}-byte limit`);
     const chunks: Buffer[] = [];
     for await (const chunk of await this.getBlob(ref, digest, size)) chunks.push(chunk as Buffer);
     return Buffer.concat(chunks);
@@ -368,7 +368,7 @@ export class RegistryClient {
     await start.body?.cancel();
     if (start.status === 201) return 'mounted';
     const location = start.headers.get('location');
-    if (location === null) throw new BinnacleError('OCI_REGISTRY_ERROR', `${ref.registry}: upload started without a Location header`);
+    if (location === null) throw new BinnacleError('terminal', 'OCI_REGISTRY_ERROR', `${ref.registry}: upload started without a Location header`);
     const url = new URL(location, this.baseUrl(ref.registry));
     url.searchParams.set('digest', blob.digest);
     const done = await this.request({
@@ -423,6 +423,7 @@ export class RegistryClient {
       const header = await this.answerChallenge(registry, challengeHeader, spec.scopes);
       if (header === undefined) {
         throw new BinnacleError(
+          'transient',
           'OCI_UNAUTHORIZED',
           `${registry} requires authentication and no credentials were found for it (checked explicit options, REGISTRY_AUTH_FILE and the docker config file)`,
         );
@@ -430,15 +431,15 @@ export class RegistryClient {
       res = await this.send(spec, header);
       if (res.status === 401) {
         const detail = await registryErrorText(res);
-        throw new BinnacleError('OCI_UNAUTHORIZED', `${registry} rejected the credentials for ${spec.method} ${spec.url}: ${detail}`);
+        throw new BinnacleError('transient', 'OCI_UNAUTHORIZED', `${registry} rejected the credentials for ${spec.method} ${spec.url}: ${detail}`);
       }
     }
     if (spec.ok.includes(res.status) || (spec.allowNotFound === true && res.status === 404)) return res;
     const detail = spec.method === 'HEAD' ? res.statusText : await registryErrorText(res);
     const what = `${spec.method} ${registry}${spec.url.startsWith('/') ? spec.url : new URL(spec.url).pathname}`;
-    if (res.status === 404) throw new BinnacleError('OCI_NOT_FOUND', `${what}: not found (${detail})`);
-    if (res.status === 403) throw new BinnacleError('OCI_DENIED', `${what}: access denied (${detail})`);
-    throw new BinnacleError('OCI_REGISTRY_ERROR', `${what}: HTTP ${res.status} (${detail})`);
+    if (res.status === 404) throw new BinnacleError('transient', 'OCI_NOT_FOUND', `${what}: not found (${detail})`);
+    if (res.status === 403) throw new BinnacleError('transient', 'OCI_DENIED', `${what}: access denied (${detail})`);
+    throw new BinnacleError(httpStatusClass(res.status), 'OCI_REGISTRY_ERROR', `${what}: HTTP ${res.status} (${detail})`);
   }
 
   private async send(spec: RequestSpec, authorization: string | undefined): Promise<Response> {
@@ -465,13 +466,13 @@ export class RegistryClient {
     } catch (err) {
       // A blob's idle timer fired before the registry even answered.
       if (spec.streaming === true && spec.signal?.aborted === true) {
-        throw new BinnacleError('OCI_TIMEOUT', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
+        throw new BinnacleError('transient', 'OCI_TIMEOUT', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
       }
       // Same code as any unreachable registry (callers branch on it); the message says it was the deadline.
-      if (isTimeout(err)) throw new BinnacleError('OCI_UNREACHABLE', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
+      if (isTimeout(err)) throw new BinnacleError('transient', 'OCI_UNREACHABLE', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
       const code = networkReason(err);
       const hint = url.startsWith('https:') && /SSL|EPROTO|TLS/i.test(code) ? ' (is it a plain-http registry? use the insecure option)' : '';
-      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${code}${hint}`, { cause: err });
+      throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${code}${hint}`, { cause: err });
     }
   }
 
@@ -482,7 +483,7 @@ export class RegistryClient {
     const bearer = challenges.find((c) => c.scheme === 'bearer');
     if (bearer !== undefined) {
       const realm = bearer.params.realm;
-      if (realm === undefined || realm === '') throw new BinnacleError('OCI_AUTH', `${registry}: Bearer challenge without a realm`);
+      if (realm === undefined || realm === '') throw new BinnacleError('terminal', 'OCI_AUTH', `${registry}: Bearer challenge without a realm`);
       return this.fetchToken(registry, realm, bearer.params.service, scopes.length > 0 ? scopes : [bearer.params.scope ?? ''].filter((s) => s !== ''), creds);
     }
     if (challenges.some((c) => c.scheme === 'basic')) {
@@ -491,7 +492,7 @@ export class RegistryClient {
       this.tokens.set(`${registry} basic`, { header: value, expiresAt: Number.POSITIVE_INFINITY });
       return value;
     }
-    throw new BinnacleError('OCI_AUTH', `${registry}: unsupported authentication challenge "${header}"`);
+    throw new BinnacleError('terminal', 'OCI_AUTH', `${registry}: unsupported authentication challenge "${header}"`);
   }
 
   private async fetchToken(
@@ -505,7 +506,7 @@ export class RegistryClient {
     try {
       url = new URL(realm);
     } catch {
-      throw new BinnacleError('OCI_AUTH', `${registry}: token realm "${realm}" is not a URL`);
+      throw new BinnacleError('terminal', 'OCI_AUTH', `${registry}: token realm "${realm}" is not a URL`);
     }
     const headers: Record<string, string> = {};
     let init: RequestInit;
@@ -526,21 +527,21 @@ export class RegistryClient {
       res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
       const why = isTimeout(err) ? timeoutReason(url.host, this.timeoutMs) : networkReason(err);
-      throw new BinnacleError('OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });
+      throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });
     }
     if (res.status !== 200) {
       const detail = await registryErrorText(res);
-      throw new BinnacleError('OCI_UNAUTHORIZED', `token server ${url.origin} refused a token for ${registry} (HTTP ${res.status}: ${detail})`);
+      throw new BinnacleError('transient', 'OCI_UNAUTHORIZED', `token server ${url.origin} refused a token for ${registry} (HTTP ${res.status}: ${detail})`);
     }
     let doc: unknown;
     try {
       doc = JSON.parse((await readLimited(res, 1024 * 1024, 'token response')).toString('utf8'));
     } catch (err) {
       if (err instanceof BinnacleError) throw err;
-      throw new BinnacleError('OCI_AUTH', `token server ${url.origin} answered with invalid JSON`);
+      throw new BinnacleError('terminal', 'OCI_AUTH', `token server ${url.origin} answered with invalid JSON`);
     }
     const token = isRecord(doc) ? (typeof doc.token === 'string' ? doc.token : doc.access_token) : undefined;
-    if (typeof token !== 'string' || token === '') throw new BinnacleError('OCI_AUTH', `token server ${url.origin} answered without a token`);
+    if (typeof token !== 'string' || token === '') throw new BinnacleError('terminal', 'OCI_AUTH', `token server ${url.origin} answered without a token`);
     const expiresIn = isRecord(doc) && typeof doc.expires_in === 'number' ? doc.expires_in : 60;
     const header = `Bearer ${token}`;
     // Renew a little early so a token does not expire in flight.

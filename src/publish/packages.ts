@@ -119,7 +119,7 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
       const rendered = await (versionDir ? renderVersionDir(pkgDir, imageFor) : renderPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor })).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
       if (rendered.failures.length > 0) {
         const message = `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`;
-        if (o.skipInvalid !== true) throw new BinnacleError('PUBLISH_PACKAGE_INVALID', message);
+        if (o.skipInvalid !== true) throw new BinnacleError('input', 'PUBLISH_PACKAGE_INVALID', message);
         rejected.push({ dir: pkgDir, code: rendered.failures[0]?.code ?? 'PUBLISH_PACKAGE_INVALID', message });
         continue;
       }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
-import { BinnacleError, errorMessage } from '../util/errors.js';
+import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
 import { isTimeout, timeoutReason } from '../util/deadline.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
 import type { CatalogInput } from './catalog-index.js';
@@ -39,7 +39,7 @@ async function* capped(body: ReadableStream<Uint8Array>, target: string, limit: 
   for await (const chunk of Readable.fromWeb(body)) {
     const buf = chunk as Buffer;
     total += buf.length;
-    if (total > limit) throw new BinnacleError('CATALOG_TOO_LARGE', `${target}: the catalog response is over the ${limit}-byte limit (stopped reading at ${total} bytes)`);
+    if (total > limit) throw new BinnacleError('input', 'CATALOG_TOO_LARGE', `${target}: the catalog response is over the ${limit}-byte limit (stopped reading at ${total} bytes)`);
     yield buf;
   }
 }
@@ -57,12 +57,12 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
     const res = await fetch(bare, { headers, signal: AbortSignal.timeout(timeoutMs) });
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
-      throw new BinnacleError('CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);
+      throw new BinnacleError(httpStatusClass(res.status), 'CATALOG_FETCH_FAILED', `${shown}: the catalog server answered ${res.status} ${res.statusText}`);
     }
     const len = Number(res.headers.get('content-length') ?? '0');
     if (len > limit) {
       await res.body?.cancel().catch(() => undefined);
-      throw new BinnacleError('CATALOG_TOO_LARGE', `${shown}: ${len} bytes is over the ${limit}-byte limit`);
+      throw new BinnacleError('input', 'CATALOG_TOO_LARGE', `${shown}: ${len} bytes is over the ${limit}-byte limit`);
     }
     // The cap is enforced while reading: a chunked response has no length to check first.
     const body = res.body === null ? Readable.from([]) : Readable.from(capped(res.body, shown, limit));
@@ -70,7 +70,7 @@ async function loadUrl(url: string, name: string, priority: number, opts: LoadCa
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
     const reason = isTimeout(err) ? timeoutReason(new URL(target).host, timeoutMs) : errorMessage(err);
-    throw new BinnacleError('CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(reason)}`, { cause: err });
+    throw new BinnacleError('transient', 'CATALOG_FETCH_FAILED', `${shown}: cannot fetch the catalog: ${redactText(reason)}`, { cause: err });
   }
   const problems = loaded.result.errors().map((p) => [p.file ?? shown, p.field, p.message].filter((x) => x !== undefined && x !== '').join(': '));
   return { catalog: { name, priority, config: loaded.config }, problems };
@@ -83,7 +83,7 @@ export async function loadCatalog(source: string, opts: LoadCatalogOptions = {})
   try {
     await stat(source);
   } catch {
-    throw new BinnacleError('CATALOG_NOT_FOUND', `${source}: no such file or directory (give a catalog directory, file or http(s) URL)`);
+    throw new BinnacleError('input', 'CATALOG_NOT_FOUND', `${source}: no such file or directory (give a catalog directory, file or http(s) URL)`);
   }
   const name = opts.name ?? path.basename(path.resolve(source));
   const out = await render([source]);

@@ -11,7 +11,7 @@ export class ResolutionError extends BinnacleError {
   readonly sentences: readonly string[];
 
   constructor(facts: readonly Fact[], sentences: readonly string[]) {
-    super('RESOLUTION_FAILED', `no set of bundles satisfies the request:\n${sentences.map((s) => `  - ${s}`).join('\n')}`);
+    super('input', 'RESOLUTION_FAILED', `no set of bundles satisfies the request:\n${sentences.map((s) => `  - ${s}`).join('\n')}`);
     this.facts = facts;
     this.sentences = sentences;
   }

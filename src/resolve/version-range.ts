@@ -42,7 +42,7 @@ function rewriteAlternative(alt: string): string[] {
     }
     if (t.startsWith('!=')) {
       if (outs.length >= 2 ** MAX_EXCLUSIONS) {
-        throw new BinnacleError('VERSION_RANGE_TOO_COMPLEX', `"${alt.trim()}" excludes more than ${MAX_EXCLUSIONS} versions with "!="; split the range or narrow it with "<" and ">"`);
+        throw new BinnacleError('input', 'VERSION_RANGE_TOO_COMPLEX', `"${alt.trim()}" excludes more than ${MAX_EXCLUSIONS} versions with "!="; split the range or narrow it with "<" and ">"`);
       }
       const v = t.slice(2);
       outs = outs.flatMap((o) => [

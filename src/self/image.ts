@@ -18,7 +18,7 @@ import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, InputError } from '../util/errors.js';
 
 export const IMAGE_ROOT = '/opt/binnacle';
 
@@ -84,12 +84,12 @@ export function productionPackages(lockText: string): string[] {
 /** The layer's tree, hard-linked from the repository (nothing is copied). */
 function stage(o: SelfImageOptions, dir: string): void {
   const need = [join(o.root, 'dist', 'cli', 'main.js'), join(o.root, 'bin', 'binnacle.js'), join(o.root, 'package-lock.json')];
-  for (const f of need) if (!existsSync(f)) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${f} is missing: run \`npm ci && npm run build\` first`);
+  for (const f of need) if (!existsSync(f)) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${f} is missing: run \`npm ci && npm run build\` first`);
   const wasm = o.helmWasmDir ?? join(o.root, '.cache', 'helm-wasm');
-  if (!existsSync(join(wasm, 'helm.wasm'))) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${join(wasm, 'helm.wasm')} is missing: run \`bash hack/build-tools.sh helm-wasm\``);
+  if (!existsSync(join(wasm, 'helm.wasm'))) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${join(wasm, 'helm.wasm')} is missing: run \`bash hack/build-tools.sh helm-wasm\``);
   // The console's built page (manager --console-listen): the image has neither its sources nor esbuild to build it.
   const consoleAssets = o.consoleAssetsDir ?? join(o.root, '.cache', 'console');
-  for (const f of ASSET_FILES) if (!existsSync(join(consoleAssets, f))) throw new BinnacleError('SELF_IMAGE_INPUT_MISSING', `${join(consoleAssets, f)} is missing: run \`npm run build\``);
+  for (const f of ASSET_FILES) if (!existsSync(join(consoleAssets, f))) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${join(consoleAssets, f)} is missing: run \`npm run build\``);
   const link = (from: string, to: string): void => {
     mkdirSync(dirname(to), { recursive: true });
     execFileSync('cp', ['-al', from, to]);
@@ -113,7 +113,7 @@ export interface SelfImage extends PushResult {
 
 export async function buildSelfImage(o: SelfImageOptions): Promise<SelfImage> {
   const baseRef = parseReference(o.base);
-  if (baseRef.digest === undefined) throw new BinnacleError('SELF_IMAGE_BASE_DIGEST', `--base ${o.base}: give the Node base image by reference and digest (…@sha256:…)`, { exitCode: 2 });
+  if (baseRef.digest === undefined) throw new InputError('SELF_IMAGE_BASE_DIGEST', `${o.base}: give the Node base image by reference and digest (…@sha256:…)`, { field: 'base' });
   const client = o.client ?? new RegistryClient();
   const resolved = await client.resolveImage(baseRef);
   const baseConfig = JSON.parse((await client.getBlobBytes(baseRef, resolved.manifest.config.digest, resolved.manifest.config.size)).toString('utf8')) as Record<string, unknown>;

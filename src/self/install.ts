@@ -66,7 +66,7 @@ async function waitEstablished(client: SelfClient, names: readonly string[], tim
       return conds.some((c) => c.type === 'Established' && c.status === 'True');
     };
     if (!(await pollUntil(established, (yes) => yes, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200 })).done) {
-      throw new BinnacleError('CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${formatDuration(timeoutMs)}`);
+      throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${formatDuration(timeoutMs)}`);
     }
   }
 }
@@ -97,6 +97,7 @@ async function waitTerminating(client: SelfClient, objects: readonly KubeObject[
   if (!gone.done) {
     const left = gone.value;
     throw new BinnacleError(
+      'transient',
       'SELF_TERMINATING',
       `${left.join(', ')} ${left.length === 1 ? 'is' : 'are'} still being deleted after ${formatDuration(timeoutMs)} (an uninstall-self not finished?): see what holds ${left.length === 1 ? 'it' : 'them'} (finalizers) with \`kubectl get KIND NAME -o yaml\`, then run install-self again`,
     );
@@ -345,7 +346,8 @@ export async function installedExtensions(client: SelfClient): Promise<string[]>
     try {
       for (const x of (await client.list(API_VERSION, kind)).items) out.push(`${kind} ${objectKey(x.metadata)}`);
     } catch (err) {
-      if (!(isNotFound(err) || (err instanceof BinnacleError && /not served|no resource|unknown/i.test(err.message)))) throw err;
+      // The client says an unserved kind as a 404 (KubeApiError): branch on that, never on the message.
+      if (!isNotFound(err)) throw err;
     }
   }
   return out;
@@ -387,6 +389,7 @@ export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force
   const extensions = await installedExtensions(client);
   if (extensions.length > 0 && o.force !== true) {
     throw new BinnacleError(
+      'input',
       'SELF_EXTENSIONS_INSTALLED',
       `refusing to uninstall Binnacle while extensions are installed:\n${extensions.map((e) => `  ${e}`).join('\n')}\nremove them first (\`binnacle uninstall PACKAGE\` or kubectl delete), or run \`binnacle uninstall-self --force\` to uninstall them and Binnacle together`,
     );

@@ -120,6 +120,7 @@ export function parseRecord(cm: KubeObject): InstallRecord {
   const prune = parseList(data.prune, 'data.prune', res);
   if (!res.ok) {
     throw new BinnacleError(
+      'terminal',
       'SELF_RECORD_INVALID',
       `${where} is not a readable install record:\n${res.render()}\ndelete it (\`kubectl delete configmap -n ${namespace} ${RECORD_NAME}\`) and run install-self again: what it listed is then judged by this binary's manifests, and nothing of an earlier set is pruned`,
     );

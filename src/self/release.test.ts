@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { startFakeRegistry, type FakeRegistry } from '../oci/fake-registry.test-helper.js';
 import { parseReference, RegistryClient, MediaType, sha256Digest, type ImageReference } from '../oci/index.js';
 import { stringify } from 'yaml';
-import { BinnacleError, ValidationResult } from '../util/errors.js';
+import { BinnacleError, InputError, ValidationResult } from '../util/errors.js';
 import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../util/yaml.test-helper.js';
 import { fetchRelease, publishRelease, releaseRepository, renderRelease, sortReleaseTags, validateReleaseObjects, DEFAULT_RELEASE_REPO, RELEASE_MEDIA_TYPE } from './release.js';
 
@@ -140,7 +140,7 @@ test('the release repository: the flag, else $BINNACLE_RELEASE_REPO, else the de
   const d = releaseRepository(undefined, {});
   assert.equal(`${d.registry}/${d.repository}`, DEFAULT_RELEASE_REPO);
   assert.equal(d.tag, undefined);
-  assert.throws(() => releaseRepository('reg.example:5000/team/rel:0.1.0', {}), /--release-repo .*name a repository \(registry\/path\), no tag or digest/);
+  assert.throws(() => releaseRepository('reg.example:5000/team/rel:0.1.0', {}), (e: unknown) => e instanceof InputError && e.field === 'releaseRepo' && /^releaseRepo: reg\.example:5000\/team\/rel:0\.1\.0: name a repository \(registry\/path\), no tag or digest/.test(e.message));
   assert.throws(() => releaseRepository(undefined, { BINNACLE_RELEASE_REPO: 'reg.example/rel@sha256:' + 'f'.repeat(64) }), /\$BINNACLE_RELEASE_REPO/);
 });
 

@@ -19,7 +19,7 @@ import semver from 'semver';
 import { BINNACLE_VERSION } from '../api/version.js';
 import type { KubeObject } from '../kube/types.js';
 import { formatReference, isSha256Digest, MediaType, parseReference, RegistryClient, sha256Digest, withDigest, type ImageManifest, type ImageReference } from '../oci/index.js';
-import { BinnacleError, errorMessage, UsageError, ValidationResult } from '../util/errors.js';
+import { BinnacleError, errorMessage, InputError, ValidationResult } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 export { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV };
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from './release-defaults.js';
@@ -57,24 +57,29 @@ export interface Release {
   objects: KubeObject[];
 }
 
-/** The release repository: the flag, else `$BINNACLE_RELEASE_REPO`, else the default; a repository, no tag. */
-export function releaseRepository(flag?: string, env: NodeJS.ProcessEnv = process.env): ImageReference {
+/**
+ * The release repository: the option (`releaseRepo`, which the CLI says as its flag), else
+ * `$BINNACLE_RELEASE_REPO`, else the default; a repository, no tag.
+ */
+export function releaseRepository(releaseRepo?: string, env: NodeJS.ProcessEnv = process.env): ImageReference {
   const envRepo = env[RELEASE_REPO_ENV];
-  const [repo, from] = flag !== undefined && flag !== '' ? [flag, '--release-repo'] : envRepo !== undefined && envRepo !== '' ? [envRepo, `$${RELEASE_REPO_ENV}`] : [DEFAULT_RELEASE_REPO, 'the default release repository'];
+  const fromOption = releaseRepo !== undefined && releaseRepo !== '';
+  const [repo, from] = fromOption ? [releaseRepo, ''] : envRepo !== undefined && envRepo !== '' ? [envRepo, `$${RELEASE_REPO_ENV} `] : [DEFAULT_RELEASE_REPO, 'the default release repository '];
+  const bad = (why: string, cause?: unknown): InputError => new InputError('SELF_RELEASE_REPO', `${from}${repo}: ${why}`, fromOption ? { field: 'releaseRepo', cause } : { cause });
   let ref: ImageReference;
   try {
     ref = parseReference(repo);
   } catch (err) {
-    throw new UsageError(`${from} ${repo}: ${errorMessage(err)}`);
+    throw bad(errorMessage(err), err);
   }
   if (ref.digest !== undefined || /:[^/]*$/.test(repo.replace(/^[^/]*\//, ''))) {
-    throw new UsageError(`${from} ${repo}: name a repository (registry/path), no tag or digest; versions are its tags`);
+    throw bad('name a repository (registry/path), no tag or digest; versions are its tags');
   }
   return { ...ref, tag: undefined };
 }
 
 function checkVersion(version: string): void {
-  if (!TAG_RE.test(version)) throw new UsageError(`--version ${version}: a release version is a tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), e.g. 0.1.0`);
+  if (!TAG_RE.test(version)) throw new InputError('SELF_RELEASE_VERSION', `${version}: a release version is a tag ([A-Za-z0-9_][A-Za-z0-9_.-]{0,127}), e.g. 0.1.0`, { field: 'version' });
 }
 
 /** Tags newest first: versions by semver, then the rest by name. */
@@ -102,7 +107,7 @@ async function pinImage(client: RegistryClient, image: string): Promise<string> 
     return formatReference(withDigest(ref, m.digest));
   } catch (err) {
     if (err instanceof BinnacleError && err.code === 'OCI_NOT_FOUND') {
-      throw new BinnacleError('SELF_RELEASE_IMAGE', `--image ${image} was not found in its registry: push it first with \`binnacle build-self-image --base REF@DIGEST -t ${image}\``, { cause: err });
+      throw new BinnacleError('input', 'SELF_RELEASE_IMAGE', `image ${image} was not found in its registry: push it first with \`binnacle build-self-image --base REF@DIGEST -t ${image}\``, { cause: err });
     }
     throw err;
   }
@@ -160,6 +165,7 @@ async function notFound(client: RegistryClient, repository: ImageReference, vers
   }
   const publish = `publish one with \`binnacle release-self --version ${version} --image REF --release-repo ${repo}\``;
   return new BinnacleError(
+    'input',
     'SELF_RELEASE_NOT_FOUND',
     tags.length === 0
       ? `release ${version} not found: ${repo} has no releases (no tags); ${publish}, or point --release-repo (or $${RELEASE_REPO_ENV}) at the repository that has them`
@@ -264,6 +270,7 @@ export async function fetchRelease(o: { version: string; repository: ImageRefere
   const ref = formatReference(withDigest(tagged, got.digest));
   const wrong = (found: string): BinnacleError =>
     new BinnacleError(
+      'input',
       'SELF_RELEASE_WRONG_TYPE',
       `${name} is ${found}, not a Binnacle release (an artifact whose config is ${RELEASE_MEDIA_TYPE.config}): is --release-repo the image repository? Releases are pushed by \`binnacle release-self --version ${o.version} --image REF --release-repo REPO\``,
     );
@@ -298,7 +305,7 @@ export async function fetchRelease(o: { version: string; repository: ImageRefere
     objects = validateReleaseObjects(docs, config, res);
   }
   if (!res.ok || config === undefined) {
-    throw new BinnacleError('SELF_RELEASE_INVALID', `${name} is not a usable Binnacle release:\n${res.render()}\npublish it again with \`binnacle release-self --version ${o.version} --image REF\`, or pick another --version`);
+    throw new BinnacleError('terminal', 'SELF_RELEASE_INVALID', `${name} is not a usable Binnacle release:\n${res.render()}\npublish it again with \`binnacle release-self --version ${o.version} --image REF\`, or pick another --version`);
   }
   return { version: o.version, ref, config, objects };
 }

@@ -18,7 +18,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 
 export async function fetchConfigMaps(source: ConfigMapsSource, dest: string, opts: { client: KubeClient | undefined; maxBytes: number }): Promise<{ tree: string }> {
   const client = opts.client;
-  if (client === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'a configMaps source needs a connection to the cluster');
+  if (client === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'a configMaps source needs a connection to the cluster');
   await mkdir(dest, { recursive: true });
   const owner = new Map<string, string>();
   let bytes = 0;
@@ -28,7 +28,7 @@ export async function fetchConfigMaps(source: ConfigMapsSource, dest: string, op
     try {
       cm = await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ref.namespace, name: ref.name });
     } catch (err) {
-      if (isNotFound(err)) throw new BinnacleError('SOURCE_CONFIGMAP_NOT_FOUND', `${name} does not exist`, { cause: err });
+      if (isNotFound(err)) throw new BinnacleError('transient', 'SOURCE_CONFIGMAP_NOT_FOUND', `${name} does not exist`, { cause: err });
       throw err;
     }
     const raw = cm as unknown as Record<string, unknown>;

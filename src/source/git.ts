@@ -60,7 +60,7 @@ export function runGit(args: readonly string[], opts: { cwd?: string; timeoutMs?
     child.stderr.on('data', (c: Buffer) => err.push(c));
     child.on('error', (e) => {
       clearTimeout(timer);
-      reject(new BinnacleError('SOURCE_GIT_UNAVAILABLE', `cannot run git: ${e.message}`, { cause: e }));
+      reject(new BinnacleError('terminal', 'SOURCE_GIT_UNAVAILABLE', `cannot run git: ${e.message}`, { cause: e }));
     });
     child.on('close', (code, signal) => {
       clearTimeout(timer);
@@ -119,7 +119,7 @@ function describeRef(ref: GitSource['ref']): string {
 async function lsRemote(repository: string, refName: string, timeoutMs: number, env: NodeJS.ProcessEnv): Promise<string[]> {
   const r = await runGit(['ls-remote', '--', repository, refName], { timeoutMs, env });
   if (r.code !== 0) {
-    throw new BinnacleError('SOURCE_GIT_REPOSITORY', `git repository ${redactUrl(repository)} cannot be read: ${gitSays(r)}`);
+    throw new BinnacleError('transient', 'SOURCE_GIT_REPOSITORY', `git repository ${redactUrl(repository)} cannot be read: ${gitSays(r)}`);
   }
   return r.stdout.split('\n').filter((l) => l.trim() !== '');
 }
@@ -135,7 +135,7 @@ export async function fetchGit(
   const shown = redactUrl(source.repository);
   const what = `${shown} ${describeRef(source.ref)}`;
   const init = await runGit(['init', '-q', '--template=', repo], { timeoutMs });
-  if (init.code !== 0) throw new BinnacleError('SOURCE_GIT', `git init failed: ${gitSays(init)}`);
+  if (init.code !== 0) throw new BinnacleError('terminal', 'SOURCE_GIT', `git init failed: ${gitSays(init)}`);
 
   const fetch = (refspec: string, depth: boolean): Promise<GitResult> =>
     runGit(['fetch', '-q', '--no-tags', '--no-recurse-submodules', ...(depth ? ['--depth', '1'] : []), '--', source.repository, refspec], { cwd: repo, timeoutMs, env });
@@ -144,10 +144,10 @@ export async function fetchGit(
   if (commit === undefined) {
     const refName = branch !== undefined ? `refs/heads/${branch}` : `refs/tags/${tag ?? ''}`;
     const found = await lsRemote(source.repository, refName, timeoutMs, env);
-    if (found.length === 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no ${describeRef(source.ref)}`);
+    if (found.length === 0) throw new BinnacleError('input', 'SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no ${describeRef(source.ref)}`);
     opts.logger.debug({ repository: shown, ref: refName }, 'fetching git ref');
     const r = await fetch(refName, true);
-    if (r.code !== 0) throw new BinnacleError('SOURCE_GIT_FETCH', `fetching ${what} failed: ${gitSays(r)}`);
+    if (r.code !== 0) throw new BinnacleError('transient', 'SOURCE_GIT_FETCH', `fetching ${what} failed: ${gitSays(r)}`);
   } else {
     opts.logger.debug({ repository: shown, commit }, 'fetching git commit');
     const r = await fetch(commit, true);
@@ -155,18 +155,18 @@ export async function fetchGit(
       // Servers may refuse a sha they do not advertise; then fetch everything and look for it.
       await lsRemote(source.repository, 'HEAD', timeoutMs, env);
       const all = await fetch('+refs/*:refs/remotes/all/*', false);
-      if (all.code !== 0) throw new BinnacleError('SOURCE_GIT_FETCH', `fetching ${shown} failed: ${gitSays(all)}`);
+      if (all.code !== 0) throw new BinnacleError('transient', 'SOURCE_GIT_FETCH', `fetching ${shown} failed: ${gitSays(all)}`);
       const has = await runGit(['cat-file', '-e', `${commit}^{commit}`], { cwd: repo, timeoutMs });
-      if (has.code !== 0) throw new BinnacleError('SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no commit ${commit}`);
+      if (has.code !== 0) throw new BinnacleError('input', 'SOURCE_GIT_UNKNOWN_REF', `git repository ${shown} has no commit ${commit}`);
       const co = await runGit(['checkout', '-q', '--detach', commit], { cwd: repo, timeoutMs });
-      if (co.code !== 0) throw new BinnacleError('SOURCE_GIT', `checking out ${what} failed: ${gitSays(co)}`);
+      if (co.code !== 0) throw new BinnacleError('terminal', 'SOURCE_GIT', `checking out ${what} failed: ${gitSays(co)}`);
       return finish(source, repo, commit, timeoutMs);
     }
   }
   const co = await runGit(['checkout', '-q', '--detach', 'FETCH_HEAD'], { cwd: repo, timeoutMs });
-  if (co.code !== 0) throw new BinnacleError('SOURCE_GIT', `checking out ${what} failed: ${gitSays(co)}`);
+  if (co.code !== 0) throw new BinnacleError('terminal', 'SOURCE_GIT', `checking out ${what} failed: ${gitSays(co)}`);
   const head = await runGit(['rev-parse', '--verify', 'HEAD^{commit}'], { cwd: repo, timeoutMs });
-  if (head.code !== 0) throw new BinnacleError('SOURCE_GIT', `cannot read the commit of ${what}: ${gitSays(head)}`);
+  if (head.code !== 0) throw new BinnacleError('terminal', 'SOURCE_GIT', `cannot read the commit of ${what}: ${gitSays(head)}`);
   return finish(source, repo, head.stdout.trim(), timeoutMs);
 }
 

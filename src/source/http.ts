@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
-import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { BinnacleError, InputError, errorMessage, httpStatusClass } from '../util/errors.js';
 import { unpackTarSafely } from '../oci/index.js';
 import { isTimeout, timeoutReason } from '../util/deadline.js';
 import { redactText, redactUrl, splitUserinfo } from '../util/redact.js';
@@ -51,11 +51,11 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     const headers: Record<string, string> = credentials === undefined ? {} : { authorization: `Basic ${Buffer.from(`${credentials.username}:${credentials.password}`).toString('base64')}` };
     res = await fetch(bare, { headers, redirect: 'follow', signal: AbortSignal.timeout(timeoutMs) });
   } catch (err) {
-    throw new BinnacleError('SOURCE_HTTP_FETCH', `cannot download ${url}: ${why(err)}`, { cause: err });
+    throw new BinnacleError('transient', 'SOURCE_HTTP_FETCH', `cannot download ${url}: ${why(err)}`, { cause: err });
   }
   if (!res.ok || res.body === null) {
     await res.body?.cancel().catch(() => undefined);
-    throw new BinnacleError('SOURCE_HTTP_STATUS', `downloading ${url} failed: HTTP ${res.status} ${res.statusText}`.trimEnd());
+    throw new BinnacleError(httpStatusClass(res.status), 'SOURCE_HTTP_STATUS', `downloading ${url} failed: HTTP ${res.status} ${res.statusText}`.trimEnd());
   }
   const limit = downloadLimit(opts.maxBytes);
   const lengthHeader = res.headers.get('content-length');
@@ -88,7 +88,7 @@ export async function fetchHttp(source: HttpSource, work: string, opts: HttpFetc
     await pipeline(Readable.fromWeb(res.body as WebReadableStream<Uint8Array>), counter, createWriteStream(file));
   } catch (err) {
     if (err instanceof BinnacleError) throw err;
-    throw new BinnacleError('SOURCE_HTTP_FETCH', `downloading ${url} failed: ${why(err)}`, { cause: err });
+    throw new BinnacleError('transient', 'SOURCE_HTTP_FETCH', `downloading ${url} failed: ${why(err)}`, { cause: err });
   }
   const sha256 = hash.digest('hex');
   if (source.sha256 !== undefined && source.sha256 !== sha256) {

@@ -128,7 +128,7 @@ export async function pullImage(
 ): Promise<PulledSource> {
   let auth: ((host: string) => Credentials | undefined) | undefined;
   if (source.pullSecret !== undefined) {
-    if (opts.secrets === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
+    if (opts.secrets === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
     const creds = await pullSecretCredentials(opts.secrets, source.pullSecret);
     auth = (host) => creds.get(host);
   }

@@ -37,9 +37,10 @@ export async function readSecret(reader: SecretReader, ref: SecretRef, purpose: 
   try {
     return await reader.get(ref);
   } catch (err) {
-    if (isNotFound(err)) throw new BinnacleError(notFoundCode, `${purpose} ${what} does not exist (read as ${reader.identity})`, { cause: err });
+    if (isNotFound(err)) throw new BinnacleError('transient', notFoundCode, `${purpose} ${what} does not exist (read as ${reader.identity})`, { cause: err });
     if (isForbidden(err)) {
       throw new BinnacleError(
+        'transient',
         'SOURCE_SECRET_FORBIDDEN',
         `${reader.identity} may not read the ${purpose} ${what}: grant it "get" on that Secret, or name a Secret it may read`,
         { cause: err },

@@ -50,7 +50,7 @@ function secretsOf(opts: UnpackOptions): SecretReader | undefined {
 async function sourceCredentials(source: HttpSource | GitSource, opts: UnpackOptions): Promise<{ username: string; password: string } | undefined> {
   if (source.secret === undefined) return undefined;
   const reader = secretsOf(opts);
-  if (reader === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', `a ${source.type} source with a secret needs a connection to the cluster`);
+  if (reader === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', `a ${source.type} source with a secret needs a connection to the cluster`);
   return basicAuthFromSecret(reader, source.secret, `${source.type} credentials`);
 }
 
@@ -59,7 +59,7 @@ async function readSourceSecrets(source: BundleSource, opts: UnpackOptions): Pro
   if (source.type === 'http' || source.type === 'git') return sourceCredentials(source, opts);
   if (source.type !== 'image' || source.pullSecret === undefined) return undefined;
   const reader = secretsOf(opts);
-  if (reader === undefined) throw new BinnacleError('SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
+  if (reader === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
   await pullSecretCredentials(reader, source.pullSecret);
   return undefined;
 }
@@ -79,7 +79,7 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
   // (and take its normal form, e.g. a lower-case sha256).
   const source = bundleSourceFrom(bundleSourceToJson(input), { field: 'source' });
   if (readsHostPaths(source) && opts.allowHostPaths !== true) {
-    throw new BinnacleError('SOURCE_HOST_PATH_DENIED', `${describeSource(source)}: sources that read this machine's files are not allowed here`);
+    throw new BinnacleError('input', 'SOURCE_HOST_PATH_DENIED', `${describeSource(source)}: sources that read this machine's files are not allowed here`);
   }
   const maxBytes = opts.maxBytes ?? DEFAULT_MAX_TREE_BYTES;
   // Secrets are read before the cache is asked: a source that names a Secret its reader may not

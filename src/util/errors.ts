@@ -1,7 +1,9 @@
 /**
  * Errors with stable codes. Code branches on the class or `code`, never on the message.
  *
- * - `BinnacleError`: base; `code` is stable and documented, `exitCode` is what the CLI exits with.
+ * - `BinnacleError`: base; `code` is stable and documented, `exitCode` is what the CLI exits with,
+ *   and `errorClass` says what a caller can do about it (see `ErrorClass`); every constructor
+ *   must name it, so no error is thrown unclassified.
  * - `UsageError`: the command line itself is wrong (exit 2).
  * - `TerminalError`: retrying will not help (a reconciler stops requeueing; reason goes to status).
  * - `ValidationError`: a tree of problems, each naming its file, field path and rule.
@@ -9,22 +11,54 @@
 
 export type ExitCode = 1 | 2;
 
+/**
+ * What kind of failure an error is, decided where it is thrown:
+ * - `input`: the caller gave something wrong (a spec field, a file, a flag); fix the input;
+ * - `terminal`: retrying will not help (the same content fails the same way), though the input
+ *   is not at fault as such (a refused apply, content that does not match its digest);
+ * - `transient`: a retry may succeed (the network, the API server, a registry, state in the
+ *   cluster that changes on its own);
+ * - `internal`: a bug in Binnacle.
+ * Controllers act on it in one place (kube/controller.ts `retryPolicy`).
+ */
+export type ErrorClass = 'input' | 'terminal' | 'transient' | 'internal';
+
+export const ERROR_CLASSES: readonly ErrorClass[] = ['input', 'terminal', 'transient', 'internal'];
+
 export class BinnacleError extends Error {
+  readonly errorClass: ErrorClass;
   readonly code: string;
   readonly exitCode: ExitCode;
 
-  constructor(code: string, message: string, options?: { cause?: unknown; exitCode?: ExitCode }) {
+  constructor(errorClass: ErrorClass, code: string, message: string, options?: { cause?: unknown; exitCode?: ExitCode }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
+    this.errorClass = errorClass;
     this.code = code;
     this.exitCode = options?.exitCode ?? 1;
   }
 }
 
+/**
+ * An HTTP server's refusal of what a user pointed at: a server error, a timeout or a rate limit
+ * may pass; any other status (404, 401, 400, …) answers the same until the reference changes.
+ */
+export function httpStatusClass(status: number): ErrorClass {
+  return status >= 500 || status === 408 || status === 429 ? 'transient' : 'input';
+}
+
+/**
+ * The class of any thrown value: a BinnacleError's own; anything else (a TypeError, a Node
+ * error nobody wrapped) is `internal`, since Binnacle should have said what it means.
+ */
+export function errorClassOf(err: unknown): ErrorClass {
+  return err instanceof BinnacleError ? err.errorClass : 'internal';
+}
+
 /** The user called a command wrongly: unknown flag, missing argument, bad flag value. */
 export class UsageError extends BinnacleError {
   constructor(message: string) {
-    super('USAGE', message, { exitCode: 2 });
+    super('input', 'USAGE', message, { exitCode: 2 });
   }
 }
 
@@ -32,7 +66,7 @@ export class UsageError extends BinnacleError {
 export class TerminalError extends BinnacleError {
   readonly reason: string;
   constructor(reason: string, message: string, options?: { cause?: unknown }) {
-    super(`TERMINAL_${reason.toUpperCase()}`, message, options);
+    super('terminal', `TERMINAL_${reason.toUpperCase()}`, message, options);
     this.reason = reason;
   }
 }
@@ -122,7 +156,7 @@ export class ValidationResult {
 export class ValidationError extends BinnacleError {
   readonly result: ValidationResult;
   constructor(result: ValidationResult) {
-    super('INVALID', `${result.subject} is invalid:\n${result.render()}`);
+    super('input', 'INVALID', `${result.subject} is invalid:\n${result.render()}`);
     this.result = result;
   }
 }
@@ -130,12 +164,16 @@ export class ValidationError extends BinnacleError {
 /** Reading a file or input failed: names the file and, where known, the field. */
 export class InputError extends BinnacleError {
   readonly file: string | undefined;
+  /** The field, or for library options the option's name (`version`), which the CLI says as its flag. */
   readonly field: string | undefined;
+  /** The message without the file and field in front. */
+  readonly detail: string;
   constructor(code: string, message: string, where?: { file?: string; field?: string; cause?: unknown }) {
     const prefix = [where?.file, where?.field].filter((x) => x !== undefined && x !== '').join(': ');
-    super(code, prefix === '' ? message : `${prefix}: ${message}`, { cause: where?.cause });
+    super('input', code, prefix === '' ? message : `${prefix}: ${message}`, { cause: where?.cause });
     this.file = where?.file;
     this.field = where?.field;
+    this.detail = message;
   }
 }
 

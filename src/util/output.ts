@@ -3,7 +3,7 @@
  * this module renders whichever the user asked for.
  */
 import { createRequire } from 'node:module';
-import { UsageError } from './errors.js';
+import { InputError } from './errors.js';
 
 /** yaml is required on first use: commands that print no YAML do not pay for loading it. */
 let yamlModule: typeof import('yaml') | undefined;
@@ -16,7 +16,7 @@ export type OutputFormat = 'json' | 'yaml' | 'table' | 'text';
 
 export function parseOutputFormat(value: string, allowed: readonly OutputFormat[]): OutputFormat {
   if ((allowed as readonly string[]).includes(value)) return value as OutputFormat;
-  throw new UsageError(`-o ${value}: expected one of ${allowed.join(', ')}`);
+  throw new InputError('OUTPUT_FORMAT', `${value}: expected one of ${allowed.join(', ')}`, { field: 'output' });
 }
 
 export function toJson(value: unknown): string {

@@ -8,6 +8,7 @@ import 'reflect-metadata';
 import { webcrypto, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
+import { BinnacleError } from './errors.js';
 
 type CryptoKey = webcrypto.CryptoKey;
 type CryptoKeyPair = webcrypto.CryptoKeyPair;
@@ -44,7 +45,7 @@ function pem(label: string, der: ArrayBuffer): string {
 function pemBody(text: string, label: string): Buffer {
   const re = new RegExp(`-----BEGIN ${label}-----([\\s\\S]*?)-----END ${label}-----`);
   const m = re.exec(text);
-  if (m?.[1] === undefined) throw new Error(`no ${label} block in PEM`);
+  if (m?.[1] === undefined) throw new BinnacleError('input', 'PEM_INVALID', `no ${label} block in PEM`);
   return Buffer.from(m[1].replace(/\s+/g, ''), 'base64');
 }
 

@@ -71,7 +71,7 @@ test('bad flags get one line naming the flag: a mode, a reviewer, a "v" version,
     assert.match(v.err, /--version v0\.1\.0: the community layout names version folders without a "v" \(0\.1\.0\)/);
     assert.equal((await generate(repo, '0.1.0')).code, 0);
     const again = await generate(repo, '0.1.0');
-    assert.match(again.err, /0\.1\.0 already exists: a published version is never rewritten; bump --version/);
+    assert.match(again.err, /--version 0\.1\.0 already exists in \S+: a published version is never rewritten; bump it/);
     const plain = await cli(['bundle', 'generate', '--input', INPUT, '--output-dir', join(repo, 'x'), '--package', 'p', '--version', '0.1.0', '--channels', 'stable', '--reviewer', 'alice']);
     assert.match(plain.err, /--update-graph and --reviewer go with --community/);
   } finally {

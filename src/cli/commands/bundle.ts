@@ -8,7 +8,7 @@ import type { CommunityLayout } from '../../bundle/community-layout.js';
 import { BinnacleError, InputError, UsageError, ValidationResult, problemToString } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { outputOption } from '../flags.js';
+import { outputOption, withFlagNames } from '../flags.js';
 import { stat } from 'node:fs/promises';
 
 /** The bundle library and the registry client, loaded when a bundle command runs. */
@@ -78,7 +78,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
           ctx.out(`${r.ok ? 'PASS' : 'FAIL'} ${r.subject}: ${r.errors().length} error(s), ${r.warnings().length} warning(s)\n`);
         }
       }
-      if (failed.length > 0) throw new BinnacleError('BUNDLE_INVALID', `${failed.length} of ${results.length} bundle source(s) have errors`);
+      if (failed.length > 0) throw new BinnacleError('input', 'BUNDLE_INVALID', `${failed.length} of ${results.length} bundle source(s) have errors`);
     });
 
   bundle
@@ -154,7 +154,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--community', "write the community-operators layout under --output-dir: operators/<package>/<version>/ and operators/<package>/ci.yaml; the community suite validates it")
     .option('--update-graph <mode>', 'with --community: replaces-mode (follow spec.replaces) or semver-mode, for a new ci.yaml')
     .option('--reviewer <github-user>', 'with --community: a reviewer for a new ci.yaml (repeatable)', collect)
-    .action(async (o: { input: string; outputDir: string; package: string; version: string; channels: string; defaultChannel?: string; community?: boolean; updateGraph?: string; reviewer?: string[] }) => {
+    .action(withFlagNames({ packageName: '--package', version: '--version', channels: '--channels', defaultChannel: '--default-channel', updateGraph: '--update-graph', reviewers: '--reviewer' }, async (o: { input: string; outputDir: string; package: string; version: string; channels: string; defaultChannel?: string; community?: boolean; updateGraph?: string; reviewer?: string[] }) => {
       const { generateBundle, validateBundleDir, parseSelectOptional } = await lib();
       if (o.community !== true && (o.updateGraph !== undefined || o.reviewer !== undefined)) throw new UsageError('--update-graph and --reviewer go with --community');
       let outputDir = o.outputDir;
@@ -189,8 +189,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       // A community submission is held to the community suite, as their pipeline holds it.
       const v = await validateBundleDir(outputDir, o.community === true ? { optional: parseSelectOptional(['suite=operatorframework']) } : {});
       for (const p of v.result.all()) ctx.err(`• ${problemToString(p)}\n`);
-      if (!v.result.ok) throw new BinnacleError('BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
-    });
+      if (!v.result.ok) throw new BinnacleError('input', 'BUNDLE_INVALID', `generated bundle ${res.csvName} has errors (see above)`);
+    }));
 
   bundle
     .command('build')

@@ -48,11 +48,11 @@ async function renderOrThrow(
 }
 
 function renderFailed(sources: readonly string[], errors: number): BinnacleError {
-  return new BinnacleError('RENDER_FAILED', `nothing could be rendered from ${sources.join(', ')} (${errors} errors above)`);
+  return new BinnacleError('input', 'RENDER_FAILED', `nothing could be rendered from ${sources.join(', ')} (${errors} errors above)`);
 }
 
 function partialFailure(failed: number): BinnacleError {
-  return new BinnacleError('RENDER_PARTIAL', `${failed} sources or packages could not be rendered (errors above); the rest was rendered`);
+  return new BinnacleError('input', 'RENDER_PARTIAL', `${failed} sources or packages could not be rendered (errors above); the rest was rendered`);
 }
 
 export function registerCatalogCommands(program: Command, ctx: CliContext): void {
@@ -87,7 +87,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
         ctx.out(toJson({ valid: tree.ok, packages: cfg.packages.length, channels: cfg.channels.length, bundles: cfg.bundles.length, problems: tree.all() }));
       } else if (tree.all().length === 0) ctx.out(`${source}: valid (${counts(cfg)})\n`);
       else ctx.out(`${tree.render()}\n`);
-      if (!tree.ok) throw new BinnacleError('INVALID', `${source}: ${tree.errors().length} validation errors`);
+      if (!tree.ok) throw new BinnacleError('input', 'INVALID', `${source}: ${tree.errors().length} validation errors`);
     });
 
   catalog

@@ -82,7 +82,7 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
         try {
           ctx.out(readFileSync(path, 'utf8'));
         } catch (err) {
-          throw new BinnacleError('CLUSTER_KUBECONFIG_UNREADABLE', `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
+          throw new BinnacleError('input', 'CLUSTER_KUBECONFIG_UNREADABLE', `cannot read ${path}: ${err instanceof Error ? err.message : String(err)}`);
         }
       }
     });

@@ -7,7 +7,10 @@
 import type { Command } from 'commander';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { outputOption } from '../flags.js';
+import { outputOption, withFlagNames } from '../flags.js';
+
+/** The options of generateBundle that helm bundle passes on, as its flags. */
+const HELM_BUNDLE_FLAGS = { version: '--version', channels: '--channels', defaultChannel: '--default-channel' };
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];
@@ -49,7 +52,7 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
     .option('--replaces <csv>', 'the CSV this version replaces (spec.replaces)')
     .option('--skip-range <range>', 'versions this one upgrades from (olm.skipRange), e.g. "<1.2.0"')
     .addOption(outputOption(['text', 'json'], 'text'))
-    .action(async (chart: string, f: Flags) => {
+    .action(withFlagNames(HELM_BUNDLE_FLAGS, async (chart: string, f: Flags) => {
       const { helmBundle } = await import('../../helm/bundle/index.js');
       const res = await helmBundle({
         chart,
@@ -103,5 +106,5 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
       const warnings = res.validation.render();
       if (warnings !== '') lines.push('validation warnings:', warnings);
       ctx.out(`${lines.join('\n')}\n`);
-    });
+    }));
 }

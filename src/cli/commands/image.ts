@@ -103,7 +103,7 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
       const { pullAndUnpack } = await oci();
       const maxBytes = opts.maxBytes;
       const existing = await readdir(opts.dir).catch(() => [] as string[]);
-      if (existing.length > 0) throw new BinnacleError('IMAGE_DIR_NOT_EMPTY', `--dir ${opts.dir} is not empty; choose a new directory`);
+      if (existing.length > 0) throw new BinnacleError('input', 'IMAGE_DIR_NOT_EMPTY', `--dir ${opts.dir} is not empty; choose a new directory`);
       const pulled = await pullAndUnpack(ref, { cacheDir: resolve(opts.cacheDir), client: await clientFor(ctx, opts), maxBytes, platform: parsePlatform(opts.platform) });
       await cp(pulled.dir, opts.dir, { recursive: true, verbatimSymlinks: true });
       const value = { digest: pulled.digest, dir: resolve(opts.dir), labels: pulled.labels };
@@ -136,7 +136,7 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
     .action(async (layout: string, ref: string, opts: { tag?: string; insecure?: boolean }) => {
       // Fail on a missing layout before touching the network.
       await readFile(join(layout, 'index.json')).catch(() => {
-        throw new BinnacleError('IMAGE_NO_LAYOUT', `${layout} is not an OCI image layout (no index.json)`);
+        throw new BinnacleError('input', 'IMAGE_NO_LAYOUT', `${layout} is not an OCI image layout (no index.json)`);
       });
       const { readImageLayout, pushImage } = await oci();
       const built = await readImageLayout(layout, opts.tag);

@@ -81,10 +81,10 @@ async function waitForInstall(client: KubeClient, name: string, timeoutMs: numbe
     const progressing = findCondition(ce.status?.conditions, 'Progressing');
     if (current && installed?.status === 'True' && progressing?.status === 'False') return ce;
     if (current && progressing?.status === 'False' && progressing.reason !== 'Succeeded') {
-      throw new BinnacleError('INSTALL_BLOCKED', `${name}: ${progressing.message}`);
+      throw new BinnacleError('terminal', 'INSTALL_BLOCKED', `${name}: ${progressing.message}`);
     }
     if (Date.now() > deadline) {
-      throw new BinnacleError('INSTALL_TIMEOUT', `${name} did not finish within ${timeoutMs / 1000}s: ${progressing?.message ?? installed?.message ?? 'no status yet (is `binnacle manager` running?)'}`);
+      throw new BinnacleError('transient', 'INSTALL_TIMEOUT', `${name} did not finish within ${timeoutMs / 1000}s: ${progressing?.message ?? installed?.message ?? 'no status yet (is `binnacle manager` running?)'}`);
     }
     await sleep(500);
   }
@@ -187,7 +187,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
         if (flags.createServiceAccount === true) await createInstaller(client, namespace, sa, ctx);
         else if ((await client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace, name: sa })) === undefined) {
-          throw new BinnacleError('SERVICE_ACCOUNT_MISSING', `ServiceAccount ${namespace}/${sa} does not exist: create it with the permissions the operator needs, or pass --create-service-account`);
+          throw new BinnacleError('input', 'SERVICE_ACCOUNT_MISSING', `ServiceAccount ${namespace}/${sa} does not exist: create it with the permissions the operator needs, or pass --create-service-account`);
         }
         const spec: ClusterExtension['spec'] = { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog } };
         if (Object.keys(install).length > 0) spec.install = install;
@@ -233,12 +233,12 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
       await withCluster(flags, async (client) => {
         await refuseIfPlatformOwned(client, name); // issue 12 §6: removed only through its PlatformOperator
         const existed = await client.delete(ceRef(name));
-        if (!existed) throw new BinnacleError('NOT_FOUND', `ClusterExtension ${name} does not exist`);
+        if (!existed) throw new BinnacleError('input', 'NOT_FOUND', `ClusterExtension ${name} does not exist`);
         ctx.err(`• ClusterExtension ${name} deleted\n`);
         if (flags.wait === true) {
           const deadline = Date.now() + flags.timeout;
           while ((await client.find(ceRef(name))) !== undefined) {
-            if (Date.now() > deadline) throw new BinnacleError('UNINSTALL_TIMEOUT', `${name} is still being removed after ${flags.timeout / 1000}s`);
+            if (Date.now() > deadline) throw new BinnacleError('transient', 'UNINSTALL_TIMEOUT', `${name} is still being removed after ${flags.timeout / 1000}s`);
             await sleep(500);
           }
           ctx.err('• everything it installed is gone\n');

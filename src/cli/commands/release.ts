@@ -82,7 +82,7 @@ function printResult(ctx: CliContext, format: string, res: ApplyResult): void {
     ctx.err(`warning: ${describeRef(d.object)}: ${d.path} is not declared by ${d.schema}; ${d.renamedTo === undefined ? 'dropped' : `applied as ${d.renamedTo}`}\n`);
   }
   ctx.err(`revision ${res.revision}: ${res.status}: ${res.message}\n`);
-  if (res.status !== 'deployed') throw new BinnacleError(`APPLY_${res.status.toUpperCase().replace('-', '_')}`, `release not deployed: ${res.message}`);
+  if (res.status !== 'deployed') throw new BinnacleError('terminal', `APPLY_${res.status.toUpperCase().replace('-', '_')}`, `release not deployed: ${res.message}`);
 }
 
 export function registerReleaseCommands(program: Command, ctx: CliContext): void {
@@ -130,7 +130,7 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .description('List the revisions of release <name>, as `helm history` does')
     .action(async (name: string, flags: ClusterFlags) => {
       const history = await withApplier(flags, ctx, (a) => a.history({ name, namespace: flags.namespace }));
-      if (history.length === 0) throw new BinnacleError('RELEASE_NOT_FOUND', `release ${flags.namespace}/${name} has no revisions`);
+      if (history.length === 0) throw new BinnacleError('input', 'RELEASE_NOT_FOUND', `release ${flags.namespace}/${name} has no revisions`);
       printData(ctx, flags.output, {
         value: history.map(({ manifest: _manifest, ...rest }) => rest),
         headers: ['revision', 'updated', 'status', 'chart', 'app version', 'description'],

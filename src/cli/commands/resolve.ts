@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import type { CatalogInput, Resolution, ResolveRequest, UpgradePolicy } from '../../resolve/index.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
-import { parseOutputFormat, toJson, toTable, toYaml } from '../../util/output.js';
-import type { CliContext } from '../context.js';
+import { toJson, toTable, toYaml } from '../../util/output.js';
+import { outputFormat, type CliContext } from '../context.js';
 import { outputOption } from '../flags.js';
 
 interface ResolveOpts {
@@ -42,7 +42,7 @@ function rows(r: Resolution): string[][] {
 const HEADERS = ['order', 'package', 'version', 'bundle', 'catalog', 'image'];
 
 function print(ctx: CliContext, format: string, value: unknown, table: () => string): void {
-  const f = parseOutputFormat(format, ['json', 'yaml', 'table', 'text']);
+  const f = outputFormat(format, ['json', 'yaml', 'table', 'text']);
   if (f === 'json') ctx.out(toJson(value));
   else if (f === 'yaml') ctx.out(toYaml(value));
   else ctx.out(table());
@@ -119,7 +119,7 @@ export function registerResolveCommands(program: Command, ctx: CliContext): void
         if (!(err instanceof ResolutionError)) throw err;
         print(ctx, opts.output, { resolved: false, explanation: err.sentences, facts: err.facts }, () => `cannot resolve:\n${err.sentences.map((s) => `  - ${s}`).join('\n')}\n`);
         // Data went to stdout; the exit code says it failed.
-        throw new BinnacleError(err.code, 'no set of bundles satisfies the request (see the explanation above)');
+        throw new BinnacleError(err.errorClass, err.code, 'no set of bundles satisfies the request (see the explanation above)');
       }
     });
 }

@@ -117,6 +117,6 @@ export function registerBundleCheckCommand(program: Command, ctx: CliContext): v
         ctx.out(`${lines.join('\n')}\n`);
       }
       const failed = res.results.filter((t) => t.state === 'fail').map((t) => t.name);
-      if (failed.length > 0) throw new BinnacleError('BUNDLE_CHECK_FAILED', `${failed.length} test${failed.length === 1 ? '' : 's'} failed: ${failed.join(', ')}`);
+      if (failed.length > 0) throw new BinnacleError('terminal', 'BUNDLE_CHECK_FAILED', `${failed.length} test${failed.length === 1 ? '' : 's'} failed: ${failed.join(', ')}`);
     });
 }

@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
-import { oneOf, outputOption, parseDuration } from '../flags.js';
+import { oneOf, outputOption, parseDuration, withFlagNames } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -33,7 +33,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .option('--timeout <duration>', 'how long the CRDs may take to be served, and leftovers of an uninstall to go (e.g. 60s, 2m)', parseDuration, 60_000)
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; timeout: number }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; timeout: number }) => {
       const { installSelf, fetchRelease, releaseRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
@@ -60,7 +60,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         printData(ctx, flags.output, { value: r, headers: ['kind', 'name', 'namespace', 'state'], rows: r.objects.map((o) => [o.kind, o.name, o.namespace ?? '', o.note === undefined ? o.state : `${o.state} (${o.note})`]) });
         ctx.err(`• Binnacle ${r.version === undefined ? '' : `${r.version} (`}${r.image}${r.version === undefined ? '' : ')'} installed in namespace ${r.namespace}; check it with \`binnacle status-self\`\n`);
       });
-    });
+    }));
 
   program
     .command('release-self')
@@ -71,12 +71,12 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('-n, --namespace <ns>', 'namespace the release installs into', DEFAULT_NAMESPACE)
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: { version: string; image: string; releaseRepo?: string; namespace: string; insecure?: boolean; output: string }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: { version: string; image: string; releaseRepo?: string; namespace: string; insecure?: boolean; output: string }) => {
       const { publishRelease, releaseRepository } = await self();
       const r = await publishRelease({ version: flags.version, image: flags.image, repository: releaseRepository(flags.releaseRepo), namespace: flags.namespace, client: await registryClient(ctx, flags.insecure) });
       printData(ctx, flags.output, { value: r, headers: ['version', 'release', 'image'], rows: [[r.version, r.ref, r.image]] });
       ctx.err(`• install it with \`binnacle install-self --version ${r.version}${flags.releaseRepo === undefined ? '' : ` --release-repo ${flags.releaseRepo}`}\`\n`);
-    });
+    }));
 
   program
     .command('build-self-image')
@@ -89,7 +89,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--release-repo <repo>', `with --release: where to publish it (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
     .option('--insecure', 'plain http for every registry (default: only loopback registries)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: { base: string; tag: string; root: string; variant: 'manager' | 'helm-operator'; release?: string; releaseRepo?: string; insecure?: boolean; output: string }) => {
+    .action(withFlagNames({ version: '--release', releaseRepo: '--release-repo', base: '--base' }, async (flags: { base: string; tag: string; root: string; variant: 'manager' | 'helm-operator'; release?: string; releaseRepo?: string; insecure?: boolean; output: string }) => {
       if (flags.release === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --release');
       if (flags.release !== undefined && flags.variant !== 'manager') throw new UsageError('--release publishes the manager: it goes with --variant manager');
       const { buildSelfImage } = await import('../../self/image.js');
@@ -104,7 +104,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         rows: [[img.ref, img.base, String(img.layers), rel?.ref ?? '']],
       });
       ctx.err(rel === undefined ? `• install it with \`binnacle install-self --image ${img.ref}\`\n` : `• install it with \`binnacle install-self --version ${rel.version}${flags.releaseRepo === undefined ? '' : ` --release-repo ${flags.releaseRepo}`}\`\n`);
-    });
+    }));
 
   addKubeFlags(program.command('status-self'))
     .description("Show Binnacle's installation in the current cluster: each object, the manager Deployment, the leader, installed extensions")
@@ -140,7 +140,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         for (const o of r.orphaned) ctx.err(`• no manager finished ${o}: its finalizers were removed\n`);
         ctx.err(r.deleted.length === 0 ? '• Binnacle was not installed\n' : `• deleted ${r.deleted.length} objects\n`);
         if (r.terminating.length > 0) {
-          throw new BinnacleError('SELF_UNINSTALL_TIMEOUT', `still being deleted after the timeout: ${r.terminating.join(', ')}; see what holds them (finalizers) with \`kubectl get KIND NAME -o yaml\``);
+          throw new BinnacleError('transient', 'SELF_UNINSTALL_TIMEOUT', `still being deleted after the timeout: ${r.terminating.join(', ')}; see what holds them (finalizers) with \`kubectl get KIND NAME -o yaml\``);
         }
       });
     });

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { convertRegistryV1, loadBundleDir, validateBundleDir, type RegistryV1Bundle } from '../../bundle/index.js';
 import type { JsonObject } from '../../bundle/decode.js';
 import { gvkOf, type KubeObject } from '../../kube/types.js';
-import { BinnacleError, InputError, UsageError } from '../../util/errors.js';
+import { InputError, UsageError } from '../../util/errors.js';
 import { createHelmEngine } from '../engine.js';
 import { checkStructural, validateValue } from '../schema/index.js';
 import { loadWatches } from '../watches.js';
@@ -265,7 +265,7 @@ describe('bad input names the chart file or the flag', () => {
   });
 
   test('a version a CSV does not accept, a group that is no DNS name', async () => {
-    await assert.rejects(helmBundle(opts({ version: '1.0' })), (e: unknown) => e instanceof BinnacleError && /--version 1\.0/.test(e.message));
+    await assert.rejects(helmBundle(opts({ version: '1.0' })), (e: unknown) => e instanceof InputError && e.field === 'version' && /1\.0: expected a semantic version/.test(e.message));
     await assert.rejects(helmBundle(opts({ group: 'nodots' })), (e: unknown) => e instanceof UsageError && /--group nodots/.test(e.message));
   });
 });

@@ -413,7 +413,7 @@ async function write(o: HelmBundleOptions, c: Chart, d: Derived, work: string, n
     channels: [...(o.channels ?? ['alpha'])],
     ...(o.defaultChannel === undefined ? {} : { defaultChannel: o.defaultChannel }),
   }).catch((err: unknown) => {
-    if (err instanceof UsageError && o.version === undefined && err.message.startsWith('--version')) {
+    if (err instanceof InputError && err.field === 'version' && o.version === undefined) {
       throw new UsageError(`the chart's version ${c.version} is not a semantic version a CSV accepts; pass --version`);
     }
     throw err;

@@ -2,7 +2,7 @@
  * The errors of chart sources. Every one names the chart reference it is about (`ref`) and has a
  * stable code; callers branch on the class or the code, never on the message.
  */
-import { BinnacleError, InputError } from '../../util/errors.js';
+import { BinnacleError, InputError, type ErrorClass } from '../../util/errors.js';
 
 export type ChartSourceCode =
   | 'HELM_CHART_REF'
@@ -18,11 +18,31 @@ export type ChartSourceCode =
   | 'HELM_CHART_HOST_PATH_DENIED'
   | 'HELM_CHART_REGISTRY';
 
+/**
+ * A reference that names nothing fetchable is the user's to fix; a registry or server that is
+ * down, or refuses credentials a Secret may yet fix, may answer next time; bytes that do not
+ * match their digest will not change on retry.
+ */
+const CLASS_BY_CODE: Record<ChartSourceCode, ErrorClass> = {
+  HELM_CHART_REF: 'input',
+  HELM_CHART_NOT_FOUND: 'input',
+  HELM_CHART_NO_VERSION: 'input',
+  HELM_CHART_DIGEST_MISMATCH: 'terminal',
+  HELM_CHART_UNREACHABLE: 'transient',
+  HELM_CHART_HTTP: 'transient',
+  HELM_CHART_DENIED: 'transient',
+  HELM_CHART_TOO_LARGE: 'input',
+  HELM_CHART_NOT_A_CHART: 'input',
+  HELM_CHART_MISMATCH: 'input',
+  HELM_CHART_HOST_PATH_DENIED: 'input',
+  HELM_CHART_REGISTRY: 'transient',
+};
+
 /** A chart could not be resolved or fetched; `ref` is the reference as the user wrote it. */
 export class ChartSourceError extends BinnacleError {
   readonly ref: string;
   constructor(code: ChartSourceCode, ref: string, reason: string, options?: { cause?: unknown }) {
-    super(code, `chart ${ref}: ${reason}`, options);
+    super(CLASS_BY_CODE[code], code, `chart ${ref}: ${reason}`, options);
     this.ref = ref;
   }
 }
