@@ -178,26 +178,33 @@ class Reader {
   }
 
   /**
+   * Visits the objects of a list field in order, each as its Go-read `fields` with its path
+   * (`path[i]`); an item that is not an object is a problem and skipped. False when the field is absent.
+   */
+  eachStruct(obj: Record<string, unknown>, key: string, path: string, fields: readonly string[], visit: (f: Record<string, unknown>, path: string) => void): boolean {
+    const items = this.list(obj, key, path);
+    if (items === undefined) return false;
+    items.forEach((raw, i) => {
+      const p = `${path}[${i}]`;
+      const item = asStruct(raw);
+      if (isRecord(item)) visit(goFields(item, fields), p);
+      else this.fail(p, `expected an object, got ${typeName(item)}`);
+    });
+    return true;
+  }
+
+  /**
    * Properties as opm reads them: `type` a string (absent is ""), `value` any JSON; a missing
    * `value` is kept as undefined (only bundle properties must have one: the model checks them).
    */
   properties(obj: Record<string, unknown>, path: string): Property[] | undefined {
-    const items = this.list(obj, 'properties', path);
-    if (items === undefined) return undefined;
     const out: Property[] = [];
-    items.forEach((raw, i) => {
-      const p = `${path}[${i}]`;
-      const item = asStruct(raw);
-      if (!isRecord(item)) {
-        this.fail(p, `expected an object, got ${typeName(item)}`);
-        return;
-      }
-      const f = goFields(item, ['type', 'value']);
+    const present = this.eachStruct(obj, 'properties', path, ['type', 'value'], (f, p) => {
       const type = this.str(f, 'type', `${p}.type`, false);
       if (type === undefined && f.type !== undefined && f.type !== null) return;
       out.push({ type: type ?? '', value: sortKeysDeep(f.value) });
     });
-    return out;
+    return present ? out : undefined;
   }
 }
 
@@ -245,15 +252,7 @@ function decodeChannel(r: Reader, blob: Record<string, unknown>): Channel {
     name: r.str(o, 'name', 'name', false) ?? '',
     entries: [],
   };
-  const entries = r.list(o, 'entries', 'entries') ?? [];
-  entries.forEach((raw, i) => {
-    const p = `entries[${i}]`;
-    const x = asStruct(raw);
-    if (!isRecord(x)) {
-      r.fail(p, `expected an object, got ${typeName(x)}`);
-      return;
-    }
-    const e = goFields(x, ['name', 'replaces', 'skips', 'skipRange']);
+  r.eachStruct(o, 'entries', 'entries', ['name', 'replaces', 'skips', 'skipRange'], (e, p) => {
     // An entry without a name is kept as "": the model reports it has no olm.bundle, as opm does.
     const name = r.str(e, 'name', `${p}.name`, false);
     if (name === undefined && e.name !== undefined && e.name !== null) return;
@@ -280,37 +279,19 @@ function decodeBundle(r: Reader, blob: Record<string, unknown>): Bundle {
     image: r.str(o, 'image', 'image', false) ?? '',
     properties: r.properties(o, 'properties') ?? [],
   };
-  const rel = r.list(o, 'relatedImages', 'relatedImages');
-  if (rel !== undefined) {
-    const out: RelatedImage[] = [];
-    rel.forEach((raw, i) => {
-      const p = `relatedImages[${i}]`;
-      const y = asStruct(raw);
-      if (!isRecord(y)) {
-        r.fail(p, `expected an object, got ${typeName(y)}`);
-        return;
-      }
-      // opm does not require the image (some catalogs carry [name, value] pairs): validate.ts warns.
-      const x = goFields(y, ['name', 'image']);
-      out.push({ name: r.str(x, 'name', `${p}.name`, false) ?? '', image: r.str(x, 'image', `${p}.image`, false) ?? '' });
-    });
-    b.relatedImages = out;
-  }
+  const rel: RelatedImage[] = [];
+  // opm does not require the image (some catalogs carry [name, value] pairs): validate.ts warns.
+  const present = r.eachStruct(o, 'relatedImages', 'relatedImages', ['name', 'image'], (x, p) => {
+    rel.push({ name: r.str(x, 'name', `${p}.name`, false) ?? '', image: r.str(x, 'image', `${p}.image`, false) ?? '' });
+  });
+  if (present) b.relatedImages = rel;
   return b;
 }
 
 function decodeDeprecation(r: Reader, blob: Record<string, unknown>): Deprecation {
   const o = goFields(blob, ['package', 'entries']);
   const d: Deprecation = { schema: SCHEMA_DEPRECATIONS, package: r.str(o, 'package', 'package', false) ?? '', entries: [] };
-  const entries = r.list(o, 'entries', 'entries') ?? [];
-  entries.forEach((raw, i) => {
-    const p = `entries[${i}]`;
-    const x = asStruct(raw);
-    if (!isRecord(x)) {
-      r.fail(p, `expected an object, got ${typeName(x)}`);
-      return;
-    }
-    const e = goFields(x, ['reference', 'message']);
+  r.eachStruct(o, 'entries', 'entries', ['reference', 'message'], (e, p) => {
     // An empty or missing message is the model's "message must be set", once the reference resolves.
     const message = r.str(e, 'message', `${p}.message`, false) ?? '';
     const ref = asStruct(e.reference ?? null);
