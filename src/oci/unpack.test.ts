@@ -6,29 +6,9 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { TAR_END, filePadding, ustarHeader } from './tar-writer.js';
+import { tarOf, type RawEntry } from './tar.test-helper.js';
 import { BinnacleError } from '../util/errors.js';
 import { UnsafeEntryError, unpackTarSafely } from './unpack.js';
-
-interface RawEntry {
-  path: string;
-  type?: string; // ustar typeflag
-  body?: string;
-  link?: string;
-  size?: number; // declared size, when it should differ from the body
-  mode?: number;
-}
-
-function tarOf(entries: RawEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const e of entries) {
-    const body = Buffer.from(e.body ?? '');
-    const type = e.type ?? '0';
-    parts.push(ustarHeader(e.path, type, e.mode ?? (type === '5' ? 0o755 : 0o644), e.size ?? body.length, e.link ?? '', 0));
-    if (body.length > 0) parts.push(body, filePadding(body.length));
-  }
-  parts.push(TAR_END);
-  return Buffer.concat(parts);
-}
 
 async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
   const base = await mkdtemp(join(tmpdir(), 'oci-unpack-'));
