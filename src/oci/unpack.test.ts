@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstat, mkdir, mkdtemp, readFile, readlink, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readFile, readlink, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
@@ -9,15 +8,9 @@ import { TAR_END, filePadding, ustarHeader } from './tar-writer.js';
 import { tarOf, type RawEntry } from './tar.test-helper.js';
 import { BinnacleError } from '../util/errors.js';
 import { UnsafeEntryError, unpackTarSafely } from './unpack.js';
+import { withTempDir } from '../util/temp-dir.test-helper.js';
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const base = await mkdtemp(join(tmpdir(), 'oci-unpack-'));
-  try {
-    await fn(base);
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-}
+const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir('oci-unpack-', fn);
 
 async function expectUnsafe(entries: RawEntry[], code: string, entry: string, message: RegExp, limits = {}): Promise<void> {
   await withDir(async (base) => {
