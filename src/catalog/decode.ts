@@ -335,6 +335,14 @@ function metaKeys(r: Reader, doc: Record<string, unknown>): { schema?: string; p
   return out;
 }
 
+/** The schemas opm knows, each with its decoder; any other schema passes through as it is. */
+const KNOWN_SCHEMAS: Readonly<Record<string, (r: Reader, doc: Record<string, unknown>) => Decoded>> = {
+  [SCHEMA_PACKAGE]: (r, doc) => ({ kind: 'package', value: decodePackage(r, doc) }),
+  [SCHEMA_CHANNEL]: (r, doc) => ({ kind: 'channel', value: decodeChannel(r, doc) }),
+  [SCHEMA_BUNDLE]: (r, doc) => ({ kind: 'bundle', value: decodeBundle(r, doc) }),
+  [SCHEMA_DEPRECATIONS]: (r, doc) => ({ kind: 'deprecation', value: decodeDeprecation(r, doc) }),
+};
+
 /** Decodes one document; problems name fields relative to the document. */
 export function decodeDocument(doc: unknown): DecodeResult {
   const r = new Reader();
@@ -350,27 +358,12 @@ export function decodeDocument(doc: unknown): DecodeResult {
     r.fail('schema', "object is missing root schema field");
     return { decoded: undefined, subject, problems: r.problems };
   }
-  let decoded: Decoded;
-  switch (schema) {
-    case SCHEMA_PACKAGE:
-      decoded = { kind: 'package', value: decodePackage(r, doc) };
-      break;
-    case SCHEMA_CHANNEL:
-      decoded = { kind: 'channel', value: decodeChannel(r, doc) };
-      break;
-    case SCHEMA_BUNDLE:
-      decoded = { kind: 'bundle', value: decodeBundle(r, doc) };
-      break;
-    case SCHEMA_DEPRECATIONS:
-      decoded = { kind: 'deprecation', value: decodeDeprecation(r, doc) };
-      break;
-    default: {
-      // Unknown schemas pass through untouched; only package/name are lifted out for indexing.
-      const other: Meta = { schema, blob: sortKeysDeep(doc) as Record<string, unknown> };
-      if (meta.package !== undefined) other.package = meta.package;
-      if (meta.name !== undefined) other.name = meta.name;
-      decoded = { kind: 'other', value: other };
-    }
-  }
+  const known = Object.hasOwn(KNOWN_SCHEMAS, schema) ? KNOWN_SCHEMAS[schema] : undefined;
+  if (known !== undefined) return { decoded: known(r, doc), subject, problems: r.problems };
+  // Unknown schemas pass through untouched; only package/name are lifted out for indexing.
+  const other: Meta = { schema, blob: sortKeysDeep(doc) as Record<string, unknown> };
+  if (meta.package !== undefined) other.package = meta.package;
+  if (meta.name !== undefined) other.name = meta.name;
+  const decoded: Decoded = { kind: 'other', value: other };
   return { decoded, subject, problems: r.problems };
 }
