@@ -21,7 +21,7 @@ import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, findCondition, type KubeObject } from '../kube/types.js';
 import { pullAndUnpack } from '../oci/index.js';
-import { neededBundles, resolve, type CatalogInput, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
+import { extensionRequest, neededBundles, resolve, type CatalogInput, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../api/types.js';
 import { buildInstalledState, installedFacts, requesterOf, unitOf, type InstalledState } from '../installed/index.js';
@@ -171,15 +171,7 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
     catalogs,
     installed: installedFacts(state, req.name),
     cluster: await new ClusterFactsSource(client, opts.logger).get(),
-    requests: [
-      {
-        package: req.packageName,
-        ...(req.channels === undefined ? {} : { channels: req.channels }),
-        ...(req.version === undefined ? {} : { versionRange: req.version }),
-        upgradePolicy: req.policy ?? 'CatalogProvided',
-        preferUpgrade: true,
-      },
-    ],
+    requests: [extensionRequest({ ...req, upgradePolicy: req.policy })],
   });
   warnings.push(...resolution.warnings, ...resolution.notices);
 

@@ -51,24 +51,37 @@ const bundleSource: Schema = obj(
   ['type'],
 );
 
+interface PrinterColumn {
+  name: string;
+  type: string;
+  jsonPath: string;
+  priority?: number;
+}
+
+/** A column showing one field (status by default) of the condition of this type. */
+function conditionColumn(type: string, field: 'status' | 'message' = 'status', priority?: number, name = type): PrinterColumn {
+  return { name, type: 'string', jsonPath: `.status.conditions[?(@.type=='${type}')].${field}`, ...(priority === undefined ? {} : { priority }) };
+}
+
+/** A cluster-scoped Binnacle CRD; its singular is the kind in lower case, its plural that with an s. */
 function crd(opts: {
   kind: string;
-  plural: string;
-  singular: string;
   shortNames: string[];
   spec: Schema;
   status: Schema;
-  columns: { name: string; type: string; jsonPath: string; priority?: number }[];
+  columns: PrinterColumn[];
   description: string;
 }): KubeObject {
+  const singular = opts.kind.toLowerCase();
+  const plural = `${singular}s`;
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
-    metadata: { name: `${opts.plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'binnacle' } },
+    metadata: { name: `${plural}.${GROUP}`, labels: { 'app.kubernetes.io/part-of': 'binnacle' } },
     spec: {
       group: GROUP,
       scope: 'Cluster',
-      names: { kind: opts.kind, listKind: `${opts.kind}List`, plural: opts.plural, singular: opts.singular, shortNames: opts.shortNames, categories: ['binnacle'] },
+      names: { kind: opts.kind, listKind: `${opts.kind}List`, plural, singular, shortNames: opts.shortNames, categories: ['binnacle'] },
       versions: [
         {
           name: VERSION,
@@ -85,8 +98,6 @@ function crd(opts: {
 
 export const CLUSTER_CATALOG_CRD = crd({
   kind: 'ClusterCatalog',
-  plural: 'clustercatalogs',
-  singular: 'clustercatalog',
   shortNames: ['ccat'],
   description: 'A catalog of operator bundles, pulled from an image and served over HTTP.',
   spec: obj(
@@ -113,7 +124,7 @@ export const CLUSTER_CATALOG_CRD = crd({
     lastUnpacked: str(undefined, { format: 'date-time' }),
   }),
   columns: [
-    { name: 'Serving', type: 'string', jsonPath: ".status.conditions[?(@.type=='Serving')].status" },
+    conditionColumn('Serving'),
     { name: 'Priority', type: 'integer', jsonPath: '.spec.priority' },
     { name: 'Resolved', type: 'string', jsonPath: '.status.resolvedSource.image.ref', priority: 1 },
   ],
@@ -121,8 +132,6 @@ export const CLUSTER_CATALOG_CRD = crd({
 
 export const BUNDLE_DEPLOYMENT_CRD = crd({
   kind: 'BundleDeployment',
-  plural: 'bundledeployments',
-  singular: 'bundledeployment',
   shortNames: ['bd'],
   description: 'One bundle, unpacked from its source and applied to the cluster.',
   spec: obj(
@@ -156,8 +165,8 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
     }),
   }),
   columns: [
-    { name: 'Installed', type: 'string', jsonPath: ".status.conditions[?(@.type=='Installed')].status" },
-    { name: 'Healthy', type: 'string', jsonPath: ".status.conditions[?(@.type=='Healthy')].status" },
+    conditionColumn('Installed'),
+    conditionColumn('Healthy'),
     { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
     { name: 'Namespace', type: 'string', jsonPath: '.spec.installNamespace', priority: 1 },
   ],
@@ -167,8 +176,6 @@ const resolvedBundle = obj({ name: str(), package: str(), version: str(), image:
 
 export const CLUSTER_EXTENSION_CRD = crd({
   kind: 'ClusterExtension',
-  plural: 'clusterextensions',
-  singular: 'clusterextension',
   shortNames: ['cext'],
   description: 'An operator the cluster should have: resolved from catalogs, installed, kept up to date.',
   spec: obj(
@@ -225,15 +232,13 @@ export const CLUSTER_EXTENSION_CRD = crd({
     { name: 'Package', type: 'string', jsonPath: '.spec.source.catalog.packageName' },
     { name: 'Installed Bundle', type: 'string', jsonPath: '.status.install.bundle.name' },
     { name: 'Version', type: 'string', jsonPath: '.status.install.bundle.version' },
-    { name: 'Installed', type: 'string', jsonPath: ".status.conditions[?(@.type=='Installed')].status" },
-    { name: 'Progressing', type: 'string', jsonPath: ".status.conditions[?(@.type=='Progressing')].status" },
+    conditionColumn('Installed'),
+    conditionColumn('Progressing'),
   ],
 });
 
 export const PLATFORM_OPERATOR_CRD = crd({
   kind: 'PlatformOperator',
-  plural: 'platformoperators',
-  singular: 'platformoperator',
   shortNames: ['pop'],
   description: 'Packages the cluster must always have; their health is the cluster’s health.',
   spec: obj(
@@ -259,17 +264,15 @@ export const PLATFORM_OPERATOR_CRD = crd({
     ),
   }),
   columns: [
-    { name: 'Available', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].status" },
-    { name: 'Progressing', type: 'string', jsonPath: ".status.conditions[?(@.type=='Progressing')].status" },
-    { name: 'Degraded', type: 'string', jsonPath: ".status.conditions[?(@.type=='Degraded')].status" },
-    { name: 'Message', type: 'string', jsonPath: ".status.conditions[?(@.type=='Available')].message", priority: 1 },
+    conditionColumn('Available'),
+    conditionColumn('Progressing'),
+    conditionColumn('Degraded'),
+    conditionColumn('Available', 'message', 1, 'Message'),
   ],
 });
 
 export const HELM_OPERATOR_CRD = crd({
   kind: 'HelmOperator',
-  plural: 'helmoperators',
-  singular: 'helmoperator',
   shortNames: ['hop'],
   description: "A Helm chart served as an operator: each kind's custom resources are Helm releases of the chart, their spec its values.",
   spec: obj(
@@ -323,7 +326,7 @@ export const HELM_OPERATOR_CRD = crd({
     kinds: arr(obj({ kind: str(), crd: str(), schema: str(), warnings: int() })),
   }),
   columns: [
-    { name: 'Ready', type: 'string', jsonPath: ".status.conditions[?(@.type=='Ready')].status" },
+    conditionColumn('Ready'),
     { name: 'Chart', type: 'string', jsonPath: '.status.chart.name' },
     { name: 'Version', type: 'string', jsonPath: '.status.chart.version' },
   ],

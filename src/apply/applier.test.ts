@@ -6,6 +6,7 @@ import { KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
+import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster } from './fake-client.test-helper.js';
 import type { ApplyRequest } from './types.js';
 
@@ -17,12 +18,7 @@ const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 
 const sa: KubeObject = { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'op' } };
 const cm = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { a: '1' } });
 const dep = (name: string, image = 'op:1'): KubeObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 1, template: { spec: { containers: [{ image }] } } } });
-const crdObj = (props: Record<string, unknown>): KubeObject => ({
-  apiVersion: 'apiextensions.k8s.io/v1',
-  kind: 'CustomResourceDefinition',
-  metadata: { name: 'widgets.example.com' },
-  spec: { group: 'example.com', scope: 'Namespaced', names: { kind: 'Widget', plural: 'widgets' }, versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: props } } }] },
-});
+const crdObj = (props: Record<string, unknown>): KubeObject => crdOf(WIDGET, props);
 
 function setup(): { cluster: FakeCluster; applier: Applier; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
   const cluster = new FakeCluster();

@@ -120,3 +120,9 @@ test('waitForHealthy returns the last report when the deadline passes, and early
   const fine = await waitForHealthy(fakeClient(live) as never, [dep], { timeoutMs: 10_000, intervalMs: 20, logger });
   assert.equal(fine.healthy, true);
 });
+
+test('a kind without a health rule is healthy once applied, also when it is named like an object member', () => {
+  for (const kind of ['ConfigMap', 'constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    assert.deepEqual(objectHealth({ apiVersion: 'v1', kind, metadata: { name: 'x' } }), { healthy: true, reason: 'applied' }, kind);
+  }
+});

@@ -145,26 +145,21 @@ export function endpointsHealth(slices: readonly KubeObject[]): Verdict {
   return ready > 0 ? ok(`${ready} ready endpoints`) : notYet('no ready endpoints behind this Service, which a webhook or APIService calls');
 }
 
+/** The kinds with a health rule; any other kind is healthy once applied. */
+const HEALTH_RULES: Readonly<Record<string, (obj: KubeObject) => Verdict>> = {
+  Deployment: deploymentHealth,
+  StatefulSet: statefulSetHealth,
+  DaemonSet: daemonSetHealth,
+  CustomResourceDefinition: crdHealth,
+  APIService: apiServiceHealth,
+  Job: jobHealth,
+  Pod: podHealth,
+};
+
 /** The health rule for a live object; kinds without one are healthy once applied. */
 export function objectHealth(obj: KubeObject): Verdict {
-  switch (obj.kind) {
-    case 'Deployment':
-      return deploymentHealth(obj);
-    case 'StatefulSet':
-      return statefulSetHealth(obj);
-    case 'DaemonSet':
-      return daemonSetHealth(obj);
-    case 'CustomResourceDefinition':
-      return crdHealth(obj);
-    case 'APIService':
-      return apiServiceHealth(obj);
-    case 'Job':
-      return jobHealth(obj);
-    case 'Pod':
-      return podHealth(obj);
-    default:
-      return ok('applied');
-  }
+  const rule = Object.hasOwn(HEALTH_RULES, obj.kind) ? HEALTH_RULES[obj.kind] : undefined;
+  return rule === undefined ? ok('applied') : rule(obj);
 }
 
 /** `namespace/name` of every Service a webhook configuration or APIService in `objects` calls. */

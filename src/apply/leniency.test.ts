@@ -8,6 +8,7 @@ import { OpenApiDocument, StaticSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
+import { crdOf } from './crd.test-helper.js';
 import { FakeCluster } from './fake-client.test-helper.js';
 import { parseManifest } from './release.js';
 import type { ApplyRequest } from './types.js';
@@ -69,17 +70,7 @@ test('an unknown kind that is not optional is still refused; an optional one who
     return true;
   });
 
-  const crd: KubeObject = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'servicemonitors.monitoring.coreos.com' },
-    spec: {
-      group: 'monitoring.coreos.com',
-      scope: 'Namespaced',
-      names: { kind: 'ServiceMonitor', plural: 'servicemonitors' },
-      versions: [{ name: 'v1', served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { endpoints: { type: 'array', items: { type: 'object', properties: { port: { type: 'string' } } } } } } } } } }],
-    },
-  };
+  const crd = crdOf({ group: 'monitoring.coreos.com', kind: 'ServiceMonitor', plural: 'servicemonitors' }, { spec: { type: 'object', properties: { endpoints: { type: 'array', items: { type: 'object', properties: { port: { type: 'string' } } } } } } });
   const withCrd = { ...monitor, spec: { endpoints: [{ port: 'metrics', portt: 'typo' }] } };
   // The fake serves the kind once its CRD is applied.
   const client = cluster.client();

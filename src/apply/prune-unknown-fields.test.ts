@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { OpenApiDocument, StaticSchemas, type KindSchema } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
+import { crdOf, WIDGET } from './crd.test-helper.js';
 import { pruneUnknownFields } from './prune-unknown-fields.js';
 
 const raw = JSON.parse(readFileSync(join(import.meta.dirname, 'testdata', 'openapi-v3-fragments.json'), 'utf8')) as Record<string, unknown>;
@@ -113,35 +114,13 @@ test('a Role rule with `apigroups` gets it as apiGroups, as Go decodes it; besid
 });
 
 test('stray keys in a CRD schema are dropped; open parts of JSONSchemaProps are kept', async () => {
-  const crd: KubeObject = {
-    apiVersion: 'apiextensions.k8s.io/v1',
-    kind: 'CustomResourceDefinition',
-    metadata: { name: 'widgets.example.com' },
+  const crd = crdOf(WIDGET, {
     spec: {
-      group: 'example.com',
-      scope: 'Namespaced',
-      names: { kind: 'Widget', plural: 'widgets' },
-      versions: [
-        {
-          name: 'v1',
-          served: true,
-          storage: true,
-          schema: {
-            openAPIV3Schema: {
-              type: 'object',
-              properties: {
-                spec: {
-                  type: 'object',
-                  'x-descriptors': ['urn:alm:descriptor:com.tectonic.ui:text'],
-                  properties: { size: { type: 'integer', default: 3, example: 'anything' }, tags: { type: 'array', items: { type: 'string', strayInItems: 1 } } },
-                },
-              },
-            },
-          },
-        },
-      ],
+      type: 'object',
+      'x-descriptors': ['urn:alm:descriptor:com.tectonic.ui:text'],
+      properties: { size: { type: 'integer', default: 3, example: 'anything' }, tags: { type: 'array', items: { type: 'string', strayInItems: 1 } } },
     },
-  };
+  });
   const res = pruneUnknownFields(crd, await schemaOf('apiextensions.k8s.io', 'v1', 'CustomResourceDefinition'));
   // `items` is JSONSchemaPropsOrArray, which the schema leaves open: kept as the server keeps it.
   assert.deepEqual(res.dropped, ['spec.versions[0].schema.openAPIV3Schema.properties.spec.x-descriptors']);

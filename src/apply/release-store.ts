@@ -13,20 +13,8 @@ import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.
 export type StoreClient = Pick<KubeClient, 'list' | 'create' | 'update' | 'delete'>;
 
 export function recordInput(rev: ReleaseRevision): ReleaseRecordInput {
-  return {
-    name: rev.name,
-    namespace: rev.namespace,
-    version: rev.revision,
-    status: rev.status,
-    description: rev.description,
-    firstDeployed: rev.firstDeployed,
-    lastDeployed: rev.lastDeployed,
-    chart: rev.chart,
-    config: rev.config,
-    manifest: rev.manifest,
-    ...(rev.inputDigest === undefined ? {} : { inputDigest: rev.inputDigest }),
-    ...(rev.content === undefined ? {} : { content: rev.content }),
-  };
+  const { revision, owner: _owner, ...fields } = rev;
+  return { ...fields, version: revision };
 }
 
 export class ReleaseStore {

@@ -77,20 +77,8 @@ export function helmTime(d: Date): string {
   return d.toISOString();
 }
 
-export interface ReleaseRecordInput {
-  name: string;
-  namespace: string;
-  version: number;
-  status: ReleaseStatus;
-  description: string;
-  firstDeployed: string;
-  lastDeployed: string;
-  chart: ChartInfo;
-  config: Record<string, unknown>;
-  manifest: string;
-  inputDigest?: string;
-  content?: ReleaseContent;
-}
+/** What a release Secret records: a revision as ReleaseRevision reads it, numbered as Helm's JSON numbers it (`version`); the owner is given apart. */
+export type ReleaseRecordInput = Omit<ReleaseRevision, 'revision' | 'owner'> & { version: number };
 
 export function releaseJson(r: ReleaseRecordInput): HelmReleaseJson {
   if (r.content !== undefined) {

@@ -8,20 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import { startLocalRegistry, type LocalRegistry } from '../oci/index.js';
-import { run } from '../cli/main.js';
-import type { CliContext } from '../cli/context.js';
+import { runCli as cli } from '../cli/in-process.test-helper.js';
 
 const testdata = path.join(fileURLToPath(new URL('.', import.meta.url)), 'testdata');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const ctx: CliContext = { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) };
-  const code = await run(args, ctx);
-  return { code, out, err };
-}
 
 describe('bundle images', { timeout: 120_000 }, () => {
   let registry: LocalRegistry;

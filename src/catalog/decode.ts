@@ -178,26 +178,33 @@ class Reader {
   }
 
   /**
+   * Visits the objects of a list field in order, each as its Go-read `fields` with its path
+   * (`path[i]`); an item that is not an object is a problem and skipped. False when the field is absent.
+   */
+  eachStruct(obj: Record<string, unknown>, key: string, path: string, fields: readonly string[], visit: (f: Record<string, unknown>, path: string) => void): boolean {
+    const items = this.list(obj, key, path);
+    if (items === undefined) return false;
+    items.forEach((raw, i) => {
+      const p = `${path}[${i}]`;
+      const item = asStruct(raw);
+      if (isRecord(item)) visit(goFields(item, fields), p);
+      else this.fail(p, `expected an object, got ${typeName(item)}`);
+    });
+    return true;
+  }
+
+  /**
    * Properties as opm reads them: `type` a string (absent is ""), `value` any JSON; a missing
    * `value` is kept as undefined (only bundle properties must have one: the model checks them).
    */
   properties(obj: Record<string, unknown>, path: string): Property[] | undefined {
-    const items = this.list(obj, 'properties', path);
-    if (items === undefined) return undefined;
     const out: Property[] = [];
-    items.forEach((raw, i) => {
-      const p = `${path}[${i}]`;
-      const item = asStruct(raw);
-      if (!isRecord(item)) {
-        this.fail(p, `expected an object, got ${typeName(item)}`);
-        return;
-      }
-      const f = goFields(item, ['type', 'value']);
+    const present = this.eachStruct(obj, 'properties', path, ['type', 'value'], (f, p) => {
       const type = this.str(f, 'type', `${p}.type`, false);
       if (type === undefined && f.type !== undefined && f.type !== null) return;
       out.push({ type: type ?? '', value: sortKeysDeep(f.value) });
     });
-    return out;
+    return present ? out : undefined;
   }
 }
 
@@ -245,15 +252,7 @@ function decodeChannel(r: Reader, blob: Record<string, unknown>): Channel {
     name: r.str(o, 'name', 'name', false) ?? '',
     entries: [],
   };
-  const entries = r.list(o, 'entries', 'entries') ?? [];
-  entries.forEach((raw, i) => {
-    const p = `entries[${i}]`;
-    const x = asStruct(raw);
-    if (!isRecord(x)) {
-      r.fail(p, `expected an object, got ${typeName(x)}`);
-      return;
-    }
-    const e = goFields(x, ['name', 'replaces', 'skips', 'skipRange']);
+  r.eachStruct(o, 'entries', 'entries', ['name', 'replaces', 'skips', 'skipRange'], (e, p) => {
     // An entry without a name is kept as "": the model reports it has no olm.bundle, as opm does.
     const name = r.str(e, 'name', `${p}.name`, false);
     if (name === undefined && e.name !== undefined && e.name !== null) return;
@@ -280,37 +279,19 @@ function decodeBundle(r: Reader, blob: Record<string, unknown>): Bundle {
     image: r.str(o, 'image', 'image', false) ?? '',
     properties: r.properties(o, 'properties') ?? [],
   };
-  const rel = r.list(o, 'relatedImages', 'relatedImages');
-  if (rel !== undefined) {
-    const out: RelatedImage[] = [];
-    rel.forEach((raw, i) => {
-      const p = `relatedImages[${i}]`;
-      const y = asStruct(raw);
-      if (!isRecord(y)) {
-        r.fail(p, `expected an object, got ${typeName(y)}`);
-        return;
-      }
-      // opm does not require the image (some catalogs carry [name, value] pairs): validate.ts warns.
-      const x = goFields(y, ['name', 'image']);
-      out.push({ name: r.str(x, 'name', `${p}.name`, false) ?? '', image: r.str(x, 'image', `${p}.image`, false) ?? '' });
-    });
-    b.relatedImages = out;
-  }
+  const rel: RelatedImage[] = [];
+  // opm does not require the image (some catalogs carry [name, value] pairs): validate.ts warns.
+  const present = r.eachStruct(o, 'relatedImages', 'relatedImages', ['name', 'image'], (x, p) => {
+    rel.push({ name: r.str(x, 'name', `${p}.name`, false) ?? '', image: r.str(x, 'image', `${p}.image`, false) ?? '' });
+  });
+  if (present) b.relatedImages = rel;
   return b;
 }
 
 function decodeDeprecation(r: Reader, blob: Record<string, unknown>): Deprecation {
   const o = goFields(blob, ['package', 'entries']);
   const d: Deprecation = { schema: SCHEMA_DEPRECATIONS, package: r.str(o, 'package', 'package', false) ?? '', entries: [] };
-  const entries = r.list(o, 'entries', 'entries') ?? [];
-  entries.forEach((raw, i) => {
-    const p = `entries[${i}]`;
-    const x = asStruct(raw);
-    if (!isRecord(x)) {
-      r.fail(p, `expected an object, got ${typeName(x)}`);
-      return;
-    }
-    const e = goFields(x, ['reference', 'message']);
+  r.eachStruct(o, 'entries', 'entries', ['reference', 'message'], (e, p) => {
     // An empty or missing message is the model's "message must be set", once the reference resolves.
     const message = r.str(e, 'message', `${p}.message`, false) ?? '';
     const ref = asStruct(e.reference ?? null);
@@ -354,6 +335,14 @@ function metaKeys(r: Reader, doc: Record<string, unknown>): { schema?: string; p
   return out;
 }
 
+/** The schemas opm knows, each with its decoder; any other schema passes through as it is. */
+const KNOWN_SCHEMAS: Readonly<Record<string, (r: Reader, doc: Record<string, unknown>) => Decoded>> = {
+  [SCHEMA_PACKAGE]: (r, doc) => ({ kind: 'package', value: decodePackage(r, doc) }),
+  [SCHEMA_CHANNEL]: (r, doc) => ({ kind: 'channel', value: decodeChannel(r, doc) }),
+  [SCHEMA_BUNDLE]: (r, doc) => ({ kind: 'bundle', value: decodeBundle(r, doc) }),
+  [SCHEMA_DEPRECATIONS]: (r, doc) => ({ kind: 'deprecation', value: decodeDeprecation(r, doc) }),
+};
+
 /** Decodes one document; problems name fields relative to the document. */
 export function decodeDocument(doc: unknown): DecodeResult {
   const r = new Reader();
@@ -369,27 +358,12 @@ export function decodeDocument(doc: unknown): DecodeResult {
     r.fail('schema', "object is missing root schema field");
     return { decoded: undefined, subject, problems: r.problems };
   }
-  let decoded: Decoded;
-  switch (schema) {
-    case SCHEMA_PACKAGE:
-      decoded = { kind: 'package', value: decodePackage(r, doc) };
-      break;
-    case SCHEMA_CHANNEL:
-      decoded = { kind: 'channel', value: decodeChannel(r, doc) };
-      break;
-    case SCHEMA_BUNDLE:
-      decoded = { kind: 'bundle', value: decodeBundle(r, doc) };
-      break;
-    case SCHEMA_DEPRECATIONS:
-      decoded = { kind: 'deprecation', value: decodeDeprecation(r, doc) };
-      break;
-    default: {
-      // Unknown schemas pass through untouched; only package/name are lifted out for indexing.
-      const other: Meta = { schema, blob: sortKeysDeep(doc) as Record<string, unknown> };
-      if (meta.package !== undefined) other.package = meta.package;
-      if (meta.name !== undefined) other.name = meta.name;
-      decoded = { kind: 'other', value: other };
-    }
-  }
+  const known = Object.hasOwn(KNOWN_SCHEMAS, schema) ? KNOWN_SCHEMAS[schema] : undefined;
+  if (known !== undefined) return { decoded: known(r, doc), subject, problems: r.problems };
+  // Unknown schemas pass through untouched; only package/name are lifted out for indexing.
+  const other: Meta = { schema, blob: sortKeysDeep(doc) as Record<string, unknown> };
+  if (meta.package !== undefined) other.package = meta.package;
+  if (meta.name !== undefined) other.name = meta.name;
+  const decoded: Decoded = { kind: 'other', value: other };
   return { decoded, subject, problems: r.problems };
 }

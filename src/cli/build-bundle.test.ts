@@ -8,11 +8,10 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import { bundleCli } from './build-bundle.js';
 import { HELP_INDEX_FILE, helpIndexOf } from './help-index.js';
-import { buildProgram, run } from './main.js';
-import type { CliContext } from './context.js';
+import { captureContext, runCli } from './in-process.test-helper.js';
+import { buildProgram } from './main.js';
 import { runProcess } from './run-process.test-helper.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
@@ -25,19 +24,7 @@ interface Ran {
   err: string;
 }
 
-function captureCtx(): { ctx: CliContext; ran: (code: number) => Ran } {
-  let out = '';
-  let err = '';
-  return { ctx: { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) }, ran: (code) => ({ code, out, err }) };
-}
-
-/** The command in this process, from the sources. */
-async function inProcess(args: string[]): Promise<Ran> {
-  const c = captureCtx();
-  return c.ran(await run(args, c.ctx));
-}
-
-/** As inProcess: what it printed and its exit code. */
+/** As runCli: what it printed and its exit code. */
 async function spawnBundle(main: string, args: string[]): Promise<Ran> {
   const { code, out, err } = await runProcess(process.execPath, [main, ...args], { cwd: ROOT, env: { BINNACLE_LOG_LEVEL: '' } });
   return { code, out, err };
@@ -53,7 +40,7 @@ describe('the bundled CLI', () => {
     outDir = await mkdtemp(path.join(ROOT, '.cache', 'cli-bundle-test-'));
     indexDir = await mkdtemp(path.join(tmpdir(), 'cli-bundle-index-'));
     const helpIndex = path.join(indexDir, HELP_INDEX_FILE);
-    await writeFile(helpIndex, JSON.stringify(helpIndexOf(await buildProgram(captureCtx().ctx))));
+    await writeFile(helpIndex, JSON.stringify(helpIndexOf(await buildProgram(captureContext().ctx))));
     await bundleCli({ entry: path.join(ROOT, 'src', 'cli', 'main.ts'), outDir, helpIndex });
     main = path.join(outDir, 'main.js');
   });
@@ -98,7 +85,7 @@ describe('the bundled CLI', () => {
 
   for (const args of [['--help'], ['catalog', 'validate', VALID], ['catalog', 'validate', '-o', 'json', VALID], ['catalog', 'validate', BAD], ['catalog', 'render', VALID], ['catalog', 'validate'], ['install', '--help']]) {
     it(`prints what the sources print: ${args.join(' ')}`, async () => {
-      const [bundled, source] = await Promise.all([spawnBundle(main, args), inProcess(args)]);
+      const [bundled, source] = await Promise.all([spawnBundle(main, args), runCli(args)]);
       assert.deepEqual(bundled, source);
     });
   }

@@ -8,13 +8,13 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { pino } from 'pino';
 import { Command } from 'commander';
 import { buildProgram, run } from './main.js';
+import { captureContext } from './in-process.test-helper.js';
 import { runProcess, type Ran } from './run-process.test-helper.js';
 import { helpIndexOf, loadHelpIndex } from './help-index.js';
 import { REGISTRARS } from './commands/index.js';
-import { formatLogLine, logLevel, type CliContext, type LogSettings } from './context.js';
+import { formatLogLine, logLevel, type LogSettings } from './context.js';
 import { durationMs, leafCommands, commandPath } from './flags.js';
 import { kubeconfigSource, mergeKubeconfigs } from '../kube/kubeconfig-rule.js';
 import { loadKubeConfig } from '../kube/config.js';
@@ -23,12 +23,6 @@ const ROOT = path.join(import.meta.dirname, '..', '..');
 const CORPUS = path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
 const BIG_BUNDLE = path.join(CORPUS, 'opentelemetry-operator', '0.27.0');
 
-function silentCtx(): { ctx: CliContext; out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return { ctx: { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) }, out: () => out, err: () => err };
-}
-
 async function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number; out: string; err: string }> {
   const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
   for (const [k, v] of Object.entries(env)) {
@@ -36,7 +30,7 @@ async function cli(args: string[], env: Record<string, string | undefined> = {})
     else process.env[k] = v;
   }
   try {
-    const c = silentCtx();
+    const c = captureContext();
     const code = await run(args, c.ctx);
     return { code, out: c.out(), err: c.err() };
   } finally {
@@ -169,24 +163,24 @@ describe('command groups load on demand', () => {
   it('each registrar names exactly the top-level commands it adds, so `binnacle NAME` loads what NAME needs', async () => {
     for (const r of REGISTRARS) {
       const program = new Command('binnacle');
-      (await r.load())(program, silentCtx().ctx);
+      (await r.load())(program, captureContext().ctx);
       assert.deepEqual(program.commands.map((c) => c.name()).sort(), [...new Set(r.commands)].sort());
     }
   });
 
   it('a command names its group alone; every group is built for --help or an unknown name', async () => {
-    const all = (await buildProgram(silentCtx().ctx)).commands.map((c) => c.name());
-    assert.deepEqual((await buildProgram(silentCtx().ctx, 'catalog')).commands.map((c) => c.name()), ['catalog']);
-    assert.deepEqual((await buildProgram(silentCtx().ctx, 'bundle')).commands.map((c) => c.name()).sort(), ['bundle', 'cleanup', 'run']);
-    assert.deepEqual((await buildProgram(silentCtx().ctx, 'no-such-command')).commands.map((c) => c.name()), all);
+    const all = (await buildProgram(captureContext().ctx)).commands.map((c) => c.name());
+    assert.deepEqual((await buildProgram(captureContext().ctx, 'catalog')).commands.map((c) => c.name()), ['catalog']);
+    assert.deepEqual((await buildProgram(captureContext().ctx, 'bundle')).commands.map((c) => c.name()).sort(), ['bundle', 'cleanup', 'run']);
+    assert.deepEqual((await buildProgram(captureContext().ctx, 'no-such-command')).commands.map((c) => c.name()), all);
     assert.ok(all.length > 20, `${all.length} top-level commands`);
   });
 });
 
 describe('the top-level help from the built index', () => {
   it('lists every command exactly as the program with every group loaded does, at any width', async () => {
-    const full = await buildProgram(silentCtx().ctx);
-    const indexed = await buildProgram(silentCtx().ctx, undefined, helpIndexOf(full));
+    const full = await buildProgram(captureContext().ctx);
+    const indexed = await buildProgram(captureContext().ctx, undefined, helpIndexOf(full));
     assert.equal(indexed.commands.length, full.commands.length);
     for (const columns of [80, 200]) {
       full.configureOutput({ getOutHelpWidth: () => columns });
@@ -217,7 +211,7 @@ describe('the top-level help from the built index', () => {
 describe('global flags are named the same on every command', () => {
   let leaves: Command[] = [];
   before(async () => {
-    leaves = leafCommands(await buildProgram(silentCtx().ctx));
+    leaves = leafCommands(await buildProgram(captureContext().ctx));
   });
 
   it('every command takes --kubeconfig, --context, -v/--verbose, --log-format and --request-timeout', () => {
@@ -363,7 +357,7 @@ describe('logs', () => {
   it('the global flags set the logging before the command runs: the manager logs JSON by default, other commands text', async () => {
     const seen: LogSettings[] = [];
     const settings = async (args: string[]): Promise<LogSettings | undefined> => {
-      const c = silentCtx();
+      const c = captureContext();
       c.ctx.configureLogging = (o) => seen.push(o);
       seen.length = 0;
       await run([...args, '--kubeconfig', '/nonexistent/config'], c.ctx);

@@ -19,7 +19,7 @@ import { InputError } from './errors.js';
 import { layoutUpgradeGraph } from './graph.js';
 import { upgradePath, type UpgradePath } from './upgrade-path.js';
 import { CatalogIndex, type InstalledBundle } from '../resolve/index.js';
-import { channelList, dnsLabel, exactVersion, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
+import { channelList, dnsLabel, exactVersion, installRequest, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../actions/release-history.js';
 import { createResource, crdView, deletePreview, deleteResource, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
@@ -202,29 +202,17 @@ export class ConsoleApi {
 
   private async plan(ctx: ApiContext): Promise<ApiResult> {
     const body = await readJsonBody(ctx.req);
-    const packageName = dnsLabel(body, 'package');
-    const name = dnsLabel(body, 'name', packageName);
-    const namespace = dnsLabel(body, 'namespace', packageName);
-    const channels = channelList(body, 'channel');
-    const version = versionRange(body, 'version');
+    const request = installRequest(body);
     const serviceAccount = optionalString(body, 'serviceAccount') === undefined ? undefined : dnsLabel(body, 'serviceAccount');
     const dry = dryRunClient(ctx.client);
-    const result = await plan(
-      dry,
-      { name, packageName, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }), ...(serviceAccount === undefined ? {} : { serviceAccount }) },
-      { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger },
-    );
+    const result = await plan(dry, { ...request, ...(serviceAccount === undefined ? {} : { serviceAccount }) }, { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger });
     return ok(result satisfies PlanView); // the page reads actions/plan.ts's Plan as a PlanView
   }
 
   private async createExtension(ctx: ApiContext): Promise<ApiResult> {
     const body = await readJsonBody(ctx.req);
-    const packageName = dnsLabel(body, 'package');
-    const name = dnsLabel(body, 'name', packageName);
-    const namespace = dnsLabel(body, 'namespace', packageName);
+    const { packageName, name, namespace, channels, version } = installRequest(body);
     const serviceAccount = dnsLabel(body, 'serviceAccount');
-    const channels = channelList(body, 'channel');
-    const version = versionRange(body, 'version');
     const catalog = body.catalog === undefined || body.catalog === '' ? undefined : requiredString(body, 'catalog');
     const ce: ClusterExtension = {
       apiVersion: API_VERSION,

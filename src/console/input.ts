@@ -64,6 +64,24 @@ export function channelList(body: Record<string, unknown>, field: string): strin
   return list;
 }
 
+/** What the install form names, as plan and create read it: the package; the extension's name and namespace (both the package's by default); channels and version range when given. */
+export interface InstallRequest {
+  packageName: string;
+  name: string;
+  namespace: string;
+  channels?: string[];
+  version?: string;
+}
+
+export function installRequest(body: Record<string, unknown>): InstallRequest {
+  const packageName = dnsLabel(body, 'package');
+  const name = dnsLabel(body, 'name', packageName);
+  const namespace = dnsLabel(body, 'namespace', packageName);
+  const channels = channelList(body, 'channel');
+  const version = versionRange(body, 'version');
+  return { packageName, name, namespace, ...(channels === undefined ? {} : { channels }), ...(version === undefined ? {} : { version }) };
+}
+
 /** An exact version (semver), e.g. the one a rollback goes to. */
 export function exactVersion(body: Record<string, unknown>, field: string): string | undefined {
   const v = optionalString(body, field);

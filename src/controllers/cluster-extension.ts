@@ -26,7 +26,7 @@ import type { DeclarativeConfig } from '../catalog/index.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
-import { CatalogIndex, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts, type Resolution, type ResolveInput } from '../resolve/index.js';
+import { CatalogIndex, extensionRequest, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts, type Resolution, type ResolveInput } from '../resolve/index.js';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
 import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { errorMessage } from '../util/errors.js';
@@ -365,16 +365,8 @@ export class ClusterExtensionReconciler implements Reconciler {
       const resolution = this.ports.resolve({
         catalogs: this.catalogIndex(s.catalogs),
         installed: installedFacts(s.installed, me),
-        requests: [
-          {
-            package: cat.packageName,
-            ...(cat.channels === undefined ? {} : { channels: cat.channels }),
-            ...(cat.version === undefined ? {} : { versionRange: cat.version }),
-            upgradePolicy: cat.upgradeConstraintPolicy ?? 'CatalogProvided',
-            // Keep the operator current: new catalog content offering an allowed upgrade is installed.
-            preferUpgrade: true,
-          },
-        ],
+        // Keep the operator current: new catalog content offering an allowed upgrade is installed.
+        requests: [extensionRequest({ ...cat, upgradePolicy: cat.upgradeConstraintPolicy })],
         ...(cluster === undefined ? {} : { cluster }),
       });
       // The resolution holds everything installed; this extension's set is what its package needs.

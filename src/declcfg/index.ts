@@ -152,13 +152,21 @@ function str(v: Record<string, unknown>, key: string): string | undefined {
   return typeof x === 'string' ? x : undefined;
 }
 
+/** The named fields of value when it is an object and each of them is a string; else undefined. */
+function stringFields<K extends string>(value: unknown, keys: readonly K[]): Record<K, string> | undefined {
+  if (!isRecord(value)) return undefined;
+  const out: Partial<Record<K, string>> = {};
+  for (const k of keys) {
+    const v = str(value, k);
+    if (v === undefined) return undefined;
+    out[k] = v;
+  }
+  return out as Record<K, string>;
+}
+
 /** Decodes `olm.package`; undefined when the value does not have the right shape. */
 export function decodePackageProperty(value: unknown): PackageProperty | undefined {
-  if (!isRecord(value)) return undefined;
-  const packageName = str(value, 'packageName');
-  const version = str(value, 'version');
-  if (packageName === undefined || version === undefined) return undefined;
-  return { packageName, version };
+  return stringFields(value, ['packageName', 'version']);
 }
 
 export function decodeGVKProperty(value: unknown): GVKProperty | undefined {
@@ -171,11 +179,7 @@ export function decodeGVKProperty(value: unknown): GVKProperty | undefined {
 }
 
 export function decodePackageRequiredProperty(value: unknown): PackageRequiredProperty | undefined {
-  if (!isRecord(value)) return undefined;
-  const packageName = str(value, 'packageName');
-  const versionRange = str(value, 'versionRange');
-  if (packageName === undefined || versionRange === undefined) return undefined;
-  return { packageName, versionRange };
+  return stringFields(value, ['packageName', 'versionRange']);
 }
 
 export function decodeConstraintProperty(value: unknown): ConstraintProperty | undefined {

@@ -6,9 +6,9 @@ import type { KubeObject } from './types.js';
 
 /**
  * An API server that lists one unchanged object each time, and whose first watch breaks (the
- * server was killed); later watches stay open until the informer stops.
+ * server was killed) or ends normally (its timeout); later watches stay open until the informer stops.
  */
-function flakyServer(): { client: KubeClient; lists: () => number } {
+function oneObjectServer(firstWatch: 'breaks' | 'ends'): { client: KubeClient; lists: () => number; watches: () => number } {
   let lists = 0;
   let watches = 0;
   const obj = (): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '7' } });
@@ -19,55 +19,41 @@ function flakyServer(): { client: KubeClient; lists: () => number } {
     },
     watch: async function* (_apiVersion: string, _kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
       watches++;
-      if (watches === 1) throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
+      if (watches === 1 && firstWatch === 'breaks') throw new Error('connect ECONNREFUSED 127.0.0.1:6443');
+      if (watches === 1) return;
       await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
       yield* []; // no events
     },
   } as unknown as KubeClient;
-  return { client, lists: () => lists };
+  return { client, lists: () => lists, watches: () => watches };
 }
 
-test('after the server was away, the relist delivers every object again, unchanged ones too', async () => {
-  const { client, lists } = flakyServer();
+/** Runs an informer over client until `until` holds (or 10 s pass); the adds and updates it delivered. */
+async function deliveredUntil(client: KubeClient, until: () => boolean): Promise<string[]> {
   const informer = new Informer(client, 'v1', 'ConfigMap');
   const seen: string[] = [];
   informer.addHandlers({ add: (o) => seen.push(`add ${o.metadata.name ?? ''}`), update: (_old, o) => seen.push(`update ${o.metadata.name ?? ''}`) });
   const stop = new AbortController();
   const running = informer.run(stop.signal);
   const deadline = Date.now() + 10_000;
-  while (lists() < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  while (!until() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
   stop.abort();
   await running;
+  return seen;
+}
+
+test('after the server was away, the relist delivers every object again, unchanged ones too', async () => {
+  const { client, lists } = oneObjectServer('breaks');
+  const seen = await deliveredUntil(client, () => lists() >= 2);
   assert.equal(lists(), 2, 'listed again after the watch broke');
   // Before: only `add a` — a key waiting out a long backoff was not reconciled until it ran out.
   assert.deepEqual(seen, ['add a', 'update a']);
 });
 
 test('a watch that ends normally (its timeout) is resumed without delivering unchanged objects again', async () => {
-  let lists = 0;
-  let watches = 0;
-  const client = {
-    list: () => {
-      lists++;
-      return Promise.resolve({ items: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '7' } }], metadata: { resourceVersion: '7' } });
-    },
-    watch: async function* (_apiVersion: string, _kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
-      watches++;
-      if (watches === 1) return;
-      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
-      yield* []; // no events
-    },
-  } as unknown as KubeClient;
-  const informer = new Informer(client, 'v1', 'ConfigMap');
-  const seen: string[] = [];
-  informer.addHandlers({ add: (o) => seen.push(`add ${o.metadata.name ?? ''}`), update: (_old, o) => seen.push(`update ${o.metadata.name ?? ''}`) });
-  const stop = new AbortController();
-  const running = informer.run(stop.signal);
-  const deadline = Date.now() + 10_000;
-  while (watches < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-  stop.abort();
-  await running;
-  assert.equal(lists, 1, 'the watch resumed from its resourceVersion, without a relist');
+  const { client, lists, watches } = oneObjectServer('ends');
+  const seen = await deliveredUntil(client, () => watches() >= 2);
+  assert.equal(lists(), 1, 'the watch resumed from its resourceVersion, without a relist');
   assert.deepEqual(seen, ['add a']);
 });
 

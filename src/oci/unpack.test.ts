@@ -1,43 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lstat, mkdir, mkdtemp, readFile, readlink, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { lstat, mkdir, readFile, readlink, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { TAR_END, filePadding, ustarHeader } from './tar-writer.js';
+import { tarOf, type RawEntry } from './tar.test-helper.js';
 import { BinnacleError } from '../util/errors.js';
 import { UnsafeEntryError, unpackTarSafely } from './unpack.js';
+import { withTempDir } from '../util/temp-dir.test-helper.js';
 
-interface RawEntry {
-  path: string;
-  type?: string; // ustar typeflag
-  body?: string;
-  link?: string;
-  size?: number; // declared size, when it should differ from the body
-  mode?: number;
-}
-
-function tarOf(entries: RawEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const e of entries) {
-    const body = Buffer.from(e.body ?? '');
-    const type = e.type ?? '0';
-    parts.push(ustarHeader(e.path, type, e.mode ?? (type === '5' ? 0o755 : 0o644), e.size ?? body.length, e.link ?? '', 0));
-    if (body.length > 0) parts.push(body, filePadding(body.length));
-  }
-  parts.push(TAR_END);
-  return Buffer.concat(parts);
-}
-
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const base = await mkdtemp(join(tmpdir(), 'oci-unpack-'));
-  try {
-    await fn(base);
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-}
+const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir('oci-unpack-', fn);
 
 async function expectUnsafe(entries: RawEntry[], code: string, entry: string, message: RegExp, limits = {}): Promise<void> {
   await withDir(async (base) => {

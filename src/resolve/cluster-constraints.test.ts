@@ -1,23 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolve, type ResolveInput } from './resolver.js';
-import { ResolutionError } from './errors.js';
+import { resolve } from './resolver.js';
 import { celCluster, clusterVersion } from './cluster-constraints.js';
-import { catalog, chain, constraint } from './fixtures.test-helper.js';
+import { catalog, chain, constraint, explain } from './fixtures.test-helper.js';
 import type { Property } from '../declcfg/index.js';
 
 const csvMeta = (minKubeVersion: string): Property => ({ type: 'olm.csv.metadata', value: { displayName: 'x', minKubeVersion } });
 const maxOcp = (v: unknown): Property => ({ type: 'olm.maxOpenShiftVersion', value: v });
-
-function explain(input: ResolveInput): ResolutionError {
-  try {
-    resolve(input);
-  } catch (e) {
-    if (e instanceof ResolutionError) return e;
-    throw e;
-  }
-  assert.fail('expected the resolution to fail');
-}
 
 test('cluster versions read as plain semver', () => {
   assert.equal(clusterVersion('v1.31.2+k3s1')?.version, '1.31.2');

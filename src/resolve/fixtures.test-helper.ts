@@ -1,6 +1,9 @@
-/** Small builders for catalogs in tests (not part of the public API). */
+/** Small builders for catalogs in tests, and the checks the resolver tests share (not part of the public API). */
+import assert from 'node:assert/strict';
 import type { Bundle, ChannelEntry, DeclarativeConfig, Property } from '../declcfg/index.js';
 import type { CatalogInput } from './catalog-index.js';
+import { ResolutionError } from './errors.js';
+import { resolve, type Resolution, type ResolveInput } from './resolver.js';
 
 export const pkgProp = (pkg: string, version: string): Property => ({ type: 'olm.package', value: { packageName: pkg, version } });
 export const gvk = (group: string, version: string, kind: string): Property => ({ type: 'olm.gvk', value: { group, version, kind } });
@@ -72,4 +75,18 @@ export function chain(name: string, versions: string[], props: (v: string) => Pr
       return b;
     }),
   };
+}
+
+/** The bundles a resolution picked, as `package@version`. */
+export const picked = (r: Resolution): string[] => r.bundles.map((b) => `${b.package}@${b.version}`);
+
+/** The ResolutionError that resolving input must throw; any other outcome fails the test. */
+export function explain(input: ResolveInput): ResolutionError {
+  try {
+    resolve(input);
+  } catch (e) {
+    if (e instanceof ResolutionError) return e;
+    throw e;
+  }
+  assert.fail('expected the resolution to fail');
 }

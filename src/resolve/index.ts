@@ -13,6 +13,7 @@
  */
 export {
   resolve,
+  extensionRequest,
   resolutionProblem,
   neededBundles,
   parseInstalled,

@@ -5,21 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { neededBundles, resolve, type Resolution, type ResolveInput } from './resolver.js';
-import { ResolutionError } from './errors.js';
-import { catalog, chain, gvk, requiresGvk, requiresPackage } from './fixtures.test-helper.js';
-
-const picked = (r: Resolution): string[] => r.bundles.map((b) => `${b.package}@${b.version}`);
-
-function explain(input: ResolveInput): ResolutionError {
-  try {
-    resolve(input);
-  } catch (e) {
-    if (e instanceof ResolutionError) return e;
-    throw e;
-  }
-  assert.fail('expected the resolution to fail');
-}
+import { neededBundles, resolve } from './resolver.js';
+import { catalog, chain, explain, gvk, picked, requiresGvk, requiresPackage } from './fixtures.test-helper.js';
 
 // node-healthcheck needs the PoisonPillRemediation API, which poison-pill provides.
 const medik8s = catalog('c', [

@@ -1,22 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { resolve, type Resolution, type ResolveInput } from './resolver.js';
-import { ResolutionError } from './errors.js';
+import { resolve } from './resolver.js';
 import { InputError } from '../util/errors.js';
 import { SatBudgetError } from './sat/errors.js';
-import { catalog, chain, constraint, gvk, requiresGvk, requiresPackage } from './fixtures.test-helper.js';
-
-const picked = (r: Resolution): string[] => r.bundles.map((b) => `${b.package}@${b.version}`);
-
-function explain(input: ResolveInput): ResolutionError {
-  try {
-    resolve(input);
-  } catch (e) {
-    if (e instanceof ResolutionError) return e;
-    throw e;
-  }
-  assert.fail('expected the resolution to fail');
-}
+import { catalog, chain, constraint, explain, gvk, picked, requiresGvk, requiresPackage } from './fixtures.test-helper.js';
 
 const foo = chain('foo', ['1.0.0', '1.1.0', '2.0.0']);
 

@@ -53,6 +53,20 @@ export interface ResolveRequest {
   preferUpgrade?: boolean;
 }
 
+/**
+ * What an extension asks for its package, as the ClusterExtension controller keeps it current
+ * (a newer allowed bundle is taken), so a plan asks exactly what the controller will.
+ */
+export function extensionRequest(e: { packageName: string; channels?: string[] | undefined; version?: string | undefined; upgradePolicy?: UpgradePolicy | undefined }): ResolveRequest {
+  return {
+    package: e.packageName,
+    ...(e.channels === undefined ? {} : { channels: e.channels }),
+    ...(e.version === undefined ? {} : { versionRange: e.version }),
+    upgradePolicy: e.upgradePolicy ?? 'CatalogProvided',
+    preferUpgrade: true,
+  };
+}
+
 export interface ResolveInput {
   /** Catalogs, or an index already built from them (when resolving many requests). */
   catalogs: readonly CatalogInput[] | CatalogIndex;

@@ -8,32 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pino } from 'pino';
-import { TAR_END, filePadding, ustarHeader } from '../oci/tar-writer.js';
+import { tarOf } from '../oci/tar.test-helper.js';
 import { unpackSource } from './unpack.js';
 import type { ProgressEvent } from './types.js';
 import type { SecretReader } from './secrets.js';
 
 const logger = pino({ level: 'silent' });
-
-interface RawEntry {
-  path: string;
-  type?: string;
-  body?: Buffer | string;
-  link?: string;
-  mode?: number;
-}
-
-function tarOf(entries: RawEntry[]): Buffer {
-  const parts: Buffer[] = [];
-  for (const e of entries) {
-    const body = Buffer.from(e.body ?? '');
-    const type = e.type ?? '0';
-    parts.push(ustarHeader(e.path, type, e.mode ?? (type === '5' ? 0o755 : 0o644), body.length, e.link ?? '', 0));
-    if (body.length > 0) parts.push(body, filePadding(body.length));
-  }
-  parts.push(TAR_END);
-  return Buffer.concat(parts);
-}
 
 const goodTar = tarOf([
   { path: 'manifests/', type: '5' },

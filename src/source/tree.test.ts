@@ -1,25 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmod, lstat, mkdir, mkdtemp, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { chmod, lstat, mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { UnsafeEntryError } from '../oci/unpack.js';
 import { copyTree, digestTree, symlinkEscape } from './tree.js';
 import { gcSources } from './cache.js';
 import { unpackSource } from './unpack.js';
+import { withTempDir } from '../util/temp-dir.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 
-async function withDir(fn: (dir: string) => Promise<void>): Promise<void> {
-  const base = await mkdtemp(join(tmpdir(), 'source-tree-'));
-  try {
-    await fn(base);
-  } finally {
-    await rm(base, { recursive: true, force: true });
-  }
-}
+const withDir = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir('source-tree-', fn);
 
 /** A small bundle-like tree: a file, a nested file, an executable, an inner symlink. */
 async function makeTree(root: string): Promise<void> {

@@ -5,7 +5,7 @@
  * Masterminds' grammars), durations (`duration`), nesting limits (`nesting`), canonical JSON
  * (`canonical-json`), `-o json|yaml|table` output (`output`), deadlines and timeouts
  * (`deadline`), credential redaction (`redact`), hardened HTTP servers (`http-server`), a small
- * PKI (`pki`) and ordered read-ahead (`read-ahead`).
+ * PKI (`pki`), ordered read-ahead (`read-ahead`) and plain-object helpers (`object`).
  *
  * Imports nothing of Binnacle's, only Node and npm packages; every other folder may import it.
  * The page (src/console/web) takes in `yaml-values` and `errors` too, so those stay free of Node.
@@ -19,6 +19,7 @@ export { durationMs, goDurationMs, formatDuration as formatGoDuration } from './
 export * from './errors.js';
 export * from './http-server.js';
 export * from './nesting.js';
+export * from './object.js';
 export * from './output.js';
 export * from './pki.js';
 export * from './read-ahead.js';

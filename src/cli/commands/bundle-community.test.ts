@@ -9,21 +9,13 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { parse } from 'yaml';
-import { run } from '../main.js';
+import { runCli as cli, type CliResult } from '../in-process.test-helper.js';
 import { loadBundleDir } from '../../bundle/load.js';
 
 const INPUT = join(import.meta.dirname, '..', '..', 'bundle', 'testdata', 'generate-input');
 
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await run(args, { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) });
-  return { code, out, err };
-}
-
-const generate = (repo: string, version: string, ...extra: string[]): Promise<{ code: number; out: string; err: string }> =>
+const generate = (repo: string, version: string, ...extra: string[]): Promise<CliResult> =>
   cli(['bundle', 'generate', '--input', INPUT, '--output-dir', repo, '--package', 'cache-operator', '--version', version, '--channels', 'stable', '--community', ...extra]);
 
 test('a new package gets operators/<package>/<version>/ and a ci.yaml with the update graph and reviewers', async () => {

@@ -1,19 +1,9 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { describe, it } from 'node:test';
-import { pino } from 'pino';
-import { run } from '../main.js';
-import type { CliContext } from '../context.js';
+import { runCli as cli } from '../in-process.test-helper.js';
 
 const TESTDATA = path.join(import.meta.dirname, '..', '..', 'catalog', 'testdata');
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const ctx: CliContext = { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) };
-  const code = await run(args, ctx);
-  return { code, out, err };
-}
 
 describe('binnacle catalog', () => {
   it('validate: exit 0 and a summary for a valid catalog', async () => {

@@ -5,6 +5,7 @@
  * CRDs, required APIs, RBAC, related images, and the validators' warnings.
  */
 import type { Command } from 'commander';
+import { definedFields } from '../../util/object.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { outputOption, withFlagNames } from '../flags.js';
@@ -58,18 +59,20 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
         chart,
         kinds: f.kind,
         outputDir: f.outputDir,
-        ...(f.version === undefined ? {} : { version: f.version }),
-        ...(f.group === undefined ? {} : { group: f.group }),
-        ...(f.crdVersion === undefined ? {} : { crdVersion: f.crdVersion }),
-        ...(f.package === undefined ? {} : { packageName: f.package }),
-        ...(f.image === undefined ? {} : { image: f.image }),
-        ...(f.channels === undefined ? {} : { channels: f.channels }),
-        ...(f.defaultChannel === undefined ? {} : { defaultChannel: f.defaultChannel }),
-        ...(f.apiVersions === undefined ? {} : { apiVersions: f.apiVersions }),
-        ...(f.kubeVersion === undefined ? {} : { kubeVersion: f.kubeVersion }),
-        ...(f.icon === undefined ? {} : { icon: f.icon }),
-        ...(f.replaces === undefined ? {} : { replaces: f.replaces }),
-        ...(f.skipRange === undefined ? {} : { skipRange: f.skipRange }),
+        ...definedFields({
+          version: f.version,
+          group: f.group,
+          crdVersion: f.crdVersion,
+          packageName: f.package,
+          image: f.image,
+          channels: f.channels,
+          defaultChannel: f.defaultChannel,
+          apiVersions: f.apiVersions,
+          kubeVersion: f.kubeVersion,
+          icon: f.icon,
+          replaces: f.replaces,
+          skipRange: f.skipRange,
+        }),
       });
       if (f.output === 'json') {
         ctx.out(

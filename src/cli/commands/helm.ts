@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
+import { definedFields } from '../../util/object.js';
 import type { CliContext } from '../context.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { registerHelmBundleCommand } from './helm-bundle.js';
@@ -120,12 +121,5 @@ async function parseKind(client: import('../../kube/client.js').KubeClient, s: s
 }
 
 export function valueOptions(flags: TemplateFlags): { valueFiles?: string[]; set?: string[]; setString?: string[]; setFile?: string[]; setJson?: string[]; setLiteral?: string[] } {
-  return {
-    ...(flags.values === undefined ? {} : { valueFiles: flags.values }),
-    ...(flags.set === undefined ? {} : { set: flags.set }),
-    ...(flags.setString === undefined ? {} : { setString: flags.setString }),
-    ...(flags.setFile === undefined ? {} : { setFile: flags.setFile }),
-    ...(flags.setJson === undefined ? {} : { setJson: flags.setJson }),
-    ...(flags.setLiteral === undefined ? {} : { setLiteral: flags.setLiteral }),
-  };
+  return definedFields({ valueFiles: flags.values, set: flags.set, setString: flags.setString, setFile: flags.setFile, setJson: flags.setJson, setLiteral: flags.setLiteral });
 }

@@ -6,9 +6,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { withTempDir } from '../../util/temp-dir.test-helper.js';
 
 const MAIN = join(import.meta.dirname, '..', 'main.ts');
 
@@ -53,29 +53,21 @@ async function manager(kc: string, dir: string): Promise<{ code: number | null; 
   return { code, stderr, killed };
 }
 
-test('a manager that cannot reach its API server exits non-zero by itself', { timeout: 120_000 }, async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'binnacle-manager-exit-'));
-  try {
+test('a manager that cannot reach its API server exits non-zero by itself', { timeout: 120_000 }, () =>
+  withTempDir('binnacle-manager-exit-', async (dir) => {
     const r = await manager(kubeconfig('https://127.0.0.1:1', true), dir);
     assert.equal(r.killed, false, `the manager did not end by itself; stderr:\n${r.stderr}`);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /^error: .*cannot reach the API server at 127\.0\.0\.1:1/m);
     assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }));
 
-test('an http:// API server is refused with one line naming the cluster, exit 1', { timeout: 120_000 }, async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'binnacle-manager-exit-'));
-  try {
+test('an http:// API server is refused with one line naming the cluster, exit 1', { timeout: 120_000 }, () =>
+  withTempDir('binnacle-manager-exit-', async (dir) => {
     const r = await manager(kubeconfig('http://127.0.0.1:1', false), dir);
     assert.equal(r.killed, false, `the manager did not end by itself; stderr:\n${r.stderr}`);
     assert.equal(r.code, 1, r.stderr);
     assert.equal(r.stderr.trim().split('\n').filter((l) => l.startsWith('error:')).length, 1, r.stderr);
     assert.match(r.stderr, /^error: cluster "c": server http:\/\/127\.0\.0\.1:1 is plain http:\/\//m);
     assert.doesNotMatch(r.stderr, /^\s+at /m, 'no stack trace');
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+  }));

@@ -4,22 +4,12 @@ import { createServer } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
-import { run } from '../main.js';
-import type { CliContext } from '../context.js';
+import { runCli as cli } from '../in-process.test-helper.js';
 import { catalog, chain, requiresPackage } from '../../resolve/fixtures.test-helper.js';
 
 function fbcLines(): string {
   const c = catalog('demo', [chain('prometheus', ['0.22.2', '0.27.0']), chain('etcd', ['0.9.4'], () => [requiresPackage('prometheus', '>=0.20.0')]), chain('app', ['1.0.0'], () => [requiresPackage('prometheus', '>=2.0.0')])]);
   return [...c.config.packages, ...c.config.channels, ...c.config.bundles].map((x) => JSON.stringify(x)).join('\n') + '\n';
-}
-
-async function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const ctx: CliContext = { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) };
-  const code = await run(args, ctx);
-  return { code, out, err };
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'binnacle-resolve-'));

@@ -4,19 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { run } from '../main.js';
-import type { CliContext } from '../context.js';
-
-function captureContext(): { ctx: CliContext; out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  return {
-    ctx: { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) },
-    out: () => out,
-    err: () => err,
-  };
-}
+import { captureContext } from '../in-process.test-helper.js';
 
 test('source unpack --local and --git print the tree as data; source gc removes it', async () => {
   const base = await mkdtemp(join(tmpdir(), 'source-cli-'));

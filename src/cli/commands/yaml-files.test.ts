@@ -1,21 +1,14 @@
 /** Files the CLI reads (release objects, --config) take YAML as kubectl does: many aliases are fine, an alias bomb is refused by name. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { aliasLines, BILLION_LAUGHS, BOMB_REASON, bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../../util/yaml.test-helper.js';
 import { readConfigFlag } from './operators.js';
 import { readObjects } from './release.js';
+import { withTempDir } from '../../util/temp-dir.test-helper.js';
 
-async function inTemp(fn: (dir: string) => Promise<void>): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'cli-yaml-'));
-  try {
-    await fn(dir);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
+const inTemp = (fn: (dir: string) => Promise<void>): Promise<void> => withTempDir('cli-yaml-', fn);
 
 test('release objects: more than 100 aliases are read; an alias bomb is YAML_ALIASES naming the file and document', async () => {
   await inTemp(async (dir) => {

@@ -18,9 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { startLocalRegistry, type LocalRegistry } from '../../oci/index.js';
 import { digestTree } from '../../source/index.js';
-import { BinnacleError } from '../../util/errors.js';
 import { fetchChart, listChartVersions, type ChartRef, type FetchedChart } from './index.js';
-import { sha256Hex } from './fixtures.test-helper.js';
+import { freshCacheIn, isCode, sha256Hex } from './fixtures.test-helper.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const CORPUS = process.env.BINNACLE_CHART_CORPUS ?? '/work/shared/corpus/charts';
@@ -68,19 +67,7 @@ async function helmPull(args: string[]): Promise<{ file: string; bytes: Buffer }
   return { file, bytes: await readFile(join(dest, file)) };
 }
 
-let cacheN = 0;
-async function freshCache(): Promise<string> {
-  return mkdtemp(join(base, `cache-${cacheN++}-`));
-}
-
-function isCode(code: string, pattern?: RegExp): (err: unknown) => boolean {
-  return (err: unknown) => {
-    assert.ok(err instanceof BinnacleError, `expected a BinnacleError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern !== undefined) assert.match(err.message, pattern);
-    return true;
-  };
-}
+const freshCache = (): Promise<string> => freshCacheIn(base);
 
 before(async () => {
   helmBin = findHelm();

@@ -4,10 +4,9 @@ import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, symlink, writeF
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { digestTree } from '../../source/index.js';
-import { BinnacleError } from '../../util/errors.js';
 import { archivePath, gcCharts } from './cache.js';
 import { fetchChart, listChartVersions } from './fetch.js';
-import { chartArchive, sha256Hex } from './fixtures.test-helper.js';
+import { chartArchive, freshCacheIn, isCode, sha256Hex } from './fixtures.test-helper.js';
 
 let sandbox = '';
 let src = '';
@@ -35,10 +34,7 @@ after(async () => {
   await rm(sandbox, { recursive: true, force: true });
 });
 
-let n = 0;
-async function freshCache(): Promise<string> {
-  return mkdtemp(join(sandbox, `cache-${n++}-`));
-}
+const freshCache = (): Promise<string> => freshCacheIn(sandbox);
 
 /** Every path under dir (relative), with file contents and link targets. */
 async function snapshot(dir: string, root = dir): Promise<Record<string, string>> {
@@ -51,15 +47,6 @@ async function snapshot(dir: string, root = dir): Promise<Record<string, string>
     else out[rel] = st.isSymbolicLink() ? `-> ${await readlink(abs)}` : sha256Hex(await readFile(abs));
   }
   return out;
-}
-
-function isCode(code: string, pattern?: RegExp): (err: unknown) => boolean {
-  return (err: unknown) => {
-    assert.ok(err instanceof BinnacleError, `expected a BinnacleError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern !== undefined) assert.match(err.message, pattern);
-    return true;
-  };
 }
 
 const allow = { allowHostPaths: true };
@@ -144,5 +131,5 @@ test('a packaged chart cut off in its gzip stream is refused as not a chart inst
   const file = join(sandbox, 'cut.tgz');
   const whole = chartArchive('cut', '1.0.0');
   await writeFile(file, whole.subarray(0, Math.floor(whole.length / 2)));
-  await assert.rejects(readArchiveChartMetadata(file, 'cut.tgz', 1024 * 1024), (e: unknown) => e instanceof BinnacleError && e.code === 'HELM_CHART_NOT_A_CHART' && /not a gzipped tar archive/.test(e.message));
+  await assert.rejects(readArchiveChartMetadata(file, 'cut.tgz', 1024 * 1024), isCode('HELM_CHART_NOT_A_CHART', /not a gzipped tar archive/));
 });

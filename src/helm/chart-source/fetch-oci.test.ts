@@ -4,10 +4,9 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MediaType, RegistryClient } from '../../oci/index.js';
-import { BinnacleError } from '../../util/errors.js';
 import { NoMatchingVersionError } from './errors.js';
 import { fetchChart, listChartVersions } from './fetch.js';
-import { chartArchive, send, sha256Hex, startServer, type TestServer } from './fixtures.test-helper.js';
+import { chartArchive, freshCacheIn, isCode, send, sha256Hex, startServer, type TestServer } from './fixtures.test-helper.js';
 import { HelmMediaType, helmRegistryConfig } from './oci.js';
 import type { OciChartRef } from './reference.js';
 
@@ -86,19 +85,9 @@ after(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-let n = 0;
-const freshCache = (): Promise<string> => mkdtemp(join(base, `cache-${n++}-`));
+const freshCache = (): Promise<string> => freshCacheIn(base);
 const client = new RegistryClient({ auth: () => undefined });
 const oci = (ref: string, version?: string): OciChartRef => ({ type: 'oci', ref: `oci://${host}/charts/${ref}`, ...(version === undefined ? {} : { version }) });
-
-function isCode(code: string, pattern?: RegExp): (err: unknown) => boolean {
-  return (err: unknown) => {
-    assert.ok(err instanceof BinnacleError, `expected a BinnacleError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern !== undefined) assert.match(err.message, pattern);
-    return true;
-  };
-}
 
 test('a range is resolved against the tags (_ read as +), prereleases excluded; the layer lands in the cache', async () => {
   const cacheDir = await freshCache();

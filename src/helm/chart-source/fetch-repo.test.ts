@@ -4,10 +4,9 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BinnacleError } from '../../util/errors.js';
 import { ChartIndexError, NoMatchingVersionError } from './errors.js';
 import { fetchChart, listChartVersions } from './fetch.js';
-import { chartArchive, send, sha256Hex, startServer, type TestServer } from './fixtures.test-helper.js';
+import { chartArchive, freshCacheIn, isCode, send, sha256Hex, startServer, type TestServer } from './fixtures.test-helper.js';
 import type { RepoChartRef } from './reference.js';
 
 let base = '';
@@ -67,22 +66,10 @@ after(async () => {
   await rm(base, { recursive: true, force: true });
 });
 
-let n = 0;
-async function freshCache(): Promise<string> {
-  return mkdtemp(join(base, `cache-${n++}-`));
-}
+const freshCache = (): Promise<string> => freshCacheIn(base);
 
 const ref = (version?: string, path = '/stable'): RepoChartRef => ({ type: 'repo', url: `${repo.url}${path}`, chart: 'memcached', ...(version === undefined ? {} : { version }) });
 const noAuth = { auth: () => undefined };
-
-function isCode(code: string, pattern?: RegExp): (err: unknown) => boolean {
-  return (err: unknown) => {
-    assert.ok(err instanceof BinnacleError, `expected a BinnacleError, got ${String(err)}`);
-    assert.equal(err.code, code, err.message);
-    if (pattern !== undefined) assert.match(err.message, pattern);
-    return true;
-  };
-}
 
 test('the highest stable version in range is fetched into the cache, relative URL resolved, bytes and digest intact', async () => {
   const cacheDir = await freshCache();

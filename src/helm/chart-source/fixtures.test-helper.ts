@@ -1,9 +1,12 @@
-/** Test fixtures: packaged charts built in memory, and a loopback HTTP server with counted routes. */
+/** Test fixtures: packaged charts built in memory, a loopback HTTP server with counted routes, and the checks the fetch tests share. */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { mkdtemp } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { TAR_END, filePadding, ustarHeader } from '../../oci/tar-writer.js';
+import { BinnacleError } from '../../util/errors.js';
 
 /** A `.tgz` laid out as `helm package` lays it out: `<name>/Chart.yaml` first, then the rest. */
 export function chartArchive(name: string, version: string, files: Record<string, string> = {}, chartYamlVersion = version): Buffer {
@@ -67,5 +70,20 @@ export async function startServer(routes: Map<string, Handler> = new Map()): Pro
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/** A new, empty chart cache below parent, so each test starts cold. */
+export function freshCacheIn(parent: string): Promise<string> {
+  return mkdtemp(join(parent, 'cache-'));
+}
+
+/** For assert.rejects: the error is a BinnacleError with this code (and, if given, a message matching pattern). */
+export function isCode(code: string, pattern?: RegExp): (err: unknown) => boolean {
+  return (err: unknown) => {
+    assert.ok(err instanceof BinnacleError, `expected a BinnacleError, got ${String(err)}`);
+    assert.equal(err.code, code, err.message);
+    if (pattern !== undefined) assert.match(err.message, pattern);
+    return true;
   };
 }
