@@ -19,6 +19,7 @@ import { PassThrough } from 'node:stream';
 import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
 import { BinnacleError, InputError } from '../util/errors.js';
+import { HELM_OPERATOR_NODE_OPTIONS } from '../helm/bundle/operator.js';
 
 export const IMAGE_ROOT = '/opt/binnacle';
 
@@ -42,7 +43,7 @@ export interface RuntimeConfig {
 
 /** The image config's runtime settings of `variant`, over the base image's environment. */
 export function runtimeConfig(variant: SelfImageVariant, baseEnvironment: readonly string[]): RuntimeConfig {
-  const own = ['NODE_ENV=', 'BINNACLE_HELM_WASM_DIR=', ...(variant === 'helm-operator' ? ['HOME=', 'USER_NAME=', 'USER_UID='] : [])];
+  const own = ['NODE_ENV=', 'BINNACLE_HELM_WASM_DIR=', ...(variant === 'helm-operator' ? ['HOME=', 'USER_NAME=', 'USER_UID=', 'NODE_OPTIONS='] : [])];
   const env = [...baseEnvironment.filter((e) => !own.some((p) => e.startsWith(p))), 'NODE_ENV=production', `BINNACLE_HELM_WASM_DIR=${IMAGE_ROOT}/.cache/helm-wasm`];
   const program = ['node', `${IMAGE_ROOT}/bin/binnacle.js`];
   if (variant === 'manager') return { Entrypoint: program, Cmd: ['manager'], WorkingDir: IMAGE_ROOT, User: '65532:65532', Env: env };
@@ -52,7 +53,7 @@ export function runtimeConfig(variant: SelfImageVariant, baseEnvironment: readon
     Cmd: [],
     WorkingDir: HELM_OPERATOR_HOME,
     User: HELM_OPERATOR_USER,
-    Env: [...env, `HOME=${HELM_OPERATOR_HOME}`, 'USER_NAME=helm', `USER_UID=${HELM_OPERATOR_USER}`],
+    Env: [...env, `HOME=${HELM_OPERATOR_HOME}`, 'USER_NAME=helm', `USER_UID=${HELM_OPERATOR_USER}`, `NODE_OPTIONS=${HELM_OPERATOR_NODE_OPTIONS}`],
   };
 }
 
