@@ -158,11 +158,16 @@ describe('Pelorus as an operator', () => {
   test('the Deployment runs binnacle helm-operator run; the ConfigMap holds watches.yaml and charts that render as the chart', async () => {
     const dep = bundle.csv.deployments[0]?.spec as { template: { spec: { serviceAccountName: string; containers: { image: string; command: string[]; args: string[]; env: { name: string }[]; resources: unknown }[]; volumes: { configMap: { name: string } }[] } } };
     const c = dep.template.spec.containers[0];
-    assert.deepEqual([...(c?.command ?? []), ...(c?.args ?? [])], ['binnacle', 'helm-operator', 'run', '--watches', '/opt/helm/watches.yaml', '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', '1']);
+    assert.equal(c?.command, undefined, "the image's entry point runs the CLI");
+    assert.deepEqual(c?.args, ['helm-operator', 'run', '--watches', '/opt/helm/watches.yaml', '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', '1']);
     assert.equal(c?.image, 'registry.example.com/binnacle:test');
     // One engine thread (its memory ceiling 256 MiB) over the ~200 MiB the rest takes (operator.ts, bench/helm-operator-memory.ts).
     assert.deepEqual(c?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
     assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE', 'NODE_OPTIONS']);
+    // Probed where helm-operator run serves /healthz and /readyz by default (:8081).
+    const probes = c as unknown as { ports: { name: string; containerPort: number }[]; livenessProbe: { httpGet: { path: string; port: string } }; readinessProbe: { httpGet: { path: string; port: string } } };
+    assert.deepEqual(probes.ports.map((p) => [p.name, p.containerPort]), [['probes', 8081]]);
+    assert.deepEqual([probes.livenessProbe.httpGet, probes.readinessProbe.httpGet], [{ path: '/healthz', port: 'probes' }, { path: '/readyz', port: 'probes' }]);
     const cm = bundle.others.find((o) => o.kind === 'ConfigMap');
     assert.equal(cm?.name, dep.template.spec.volumes[0]?.configMap.name);
     const files = filesOfConfigMap(cm?.object as KubeObject);

@@ -95,13 +95,17 @@ export function operatorObjects(o: OperatorInput): OperatorObjects {
             {
               name: 'manager',
               image: o.image,
-              command: ['binnacle'],
+              // The image's entry point runs the CLI (`node …/bin/binnacle.js`); binnacle is not on its PATH.
               args: ['helm-operator', 'run', '--watches', `${MOUNT_PATH}/${WATCHES_KEY}`, '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', String(ENGINE_THREADS)],
               env: [
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 { name: 'WATCH_NAMESPACE', valueFrom: { fieldRef: { fieldPath: "metadata.annotations['olm.targetNamespaces']" } } },
                 { name: 'NODE_OPTIONS', value: HELM_OPERATOR_NODE_OPTIONS },
               ],
+              // helm-operator run's probe address (:8081) answers as operator-sdk's scaffold probes it.
+              ports: [{ name: 'probes', containerPort: 8081, protocol: 'TCP' }],
+              livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, initialDelaySeconds: 15, periodSeconds: 20 },
+              readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, initialDelaySeconds: 5, periodSeconds: 10 },
               resources: { requests: { cpu: '100m', memory: MANAGER_MEMORY.request }, limits: { memory: MANAGER_MEMORY.limit } },
               securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
               volumeMounts: [{ name: 'helm-charts', mountPath: MOUNT_PATH, readOnly: true }],
