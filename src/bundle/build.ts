@@ -12,16 +12,7 @@ import { stringify } from 'yaml';
 import { buildImage, pushImage, type BuiltImage, type PushResult, type RegistryClient } from '../oci/index.js';
 import { InputError } from '../util/errors.js';
 import { loadBundleDir } from './load.js';
-import {
-  ANNOTATION_CHANNELS,
-  ANNOTATION_DEFAULT_CHANNEL,
-  ANNOTATION_MANIFESTS,
-  ANNOTATION_MEDIATYPE,
-  ANNOTATION_METADATA,
-  ANNOTATION_PACKAGE,
-  MEDIATYPE_REGISTRY_V1,
-  type RegistryV1Bundle,
-} from './types.js';
+import { registryV1Annotations, type RegistryV1Bundle } from './types.js';
 
 /**
  * The annotations (and image labels) of a bundle: its own `metadata/annotations.yaml`, or for
@@ -38,16 +29,7 @@ export function bundleAnnotations(bundle: RegistryV1Bundle, channels?: readonly 
     throw new InputError('BUNDLE_NO_CHANNEL', `${bundle.name} has no channels: a bundle needs metadata/annotations.yaml, or a <package>.package.yaml one level up whose channels reach it`, { file: bundle.dir });
   }
   if (bundle.packageName === '') throw new InputError('BUNDLE_NO_PACKAGE', 'has no package name: add metadata/annotations.yaml, or a <package>.package.yaml one level up', { file: bundle.dir });
-  const def = own?.defaultChannel ?? pm?.defaultChannel;
-  return {
-    [ANNOTATION_MEDIATYPE]: MEDIATYPE_REGISTRY_V1,
-    [ANNOTATION_MANIFESTS]: 'manifests/',
-    [ANNOTATION_METADATA]: 'metadata/',
-    ...own?.all,
-    [ANNOTATION_PACKAGE]: bundle.packageName,
-    [ANNOTATION_CHANNELS]: chosen.join(','),
-    ...(def !== undefined && def !== '' && chosen.includes(def) ? { [ANNOTATION_DEFAULT_CHANNEL]: def } : {}),
-  };
+  return registryV1Annotations({ packageName: bundle.packageName, channels: chosen, defaultChannel: own?.defaultChannel ?? pm?.defaultChannel, extra: own?.all });
 }
 
 /**

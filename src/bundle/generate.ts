@@ -14,13 +14,7 @@ import { csvNameErrors } from './validate-csv.js';
 import { isStrictSemver } from '../util/semver.js';
 import { kindSupport } from './supported-kinds.js';
 import {
-  ANNOTATION_CHANNELS,
-  ANNOTATION_DEFAULT_CHANNEL,
-  ANNOTATION_MANIFESTS,
-  ANNOTATION_MEDIATYPE,
-  ANNOTATION_METADATA,
-  ANNOTATION_PACKAGE,
-  MEDIATYPE_REGISTRY_V1,
+  registryV1Annotations,
 } from './types.js';
 import { parseYamlDocuments } from './yaml-docs.js';
 
@@ -259,14 +253,7 @@ export async function generateBundle(opts: GenerateOptions): Promise<GenerateRes
     }
     await write(`manifests/${i.name}_${String(i.obj.apiVersion).replaceAll('/', '_')}_${i.kind.toLowerCase()}.yaml`, yaml(stripNamespace(i.obj)));
   }
-  const annotations = {
-    [ANNOTATION_MEDIATYPE]: MEDIATYPE_REGISTRY_V1,
-    [ANNOTATION_MANIFESTS]: 'manifests/',
-    [ANNOTATION_METADATA]: 'metadata/',
-    [ANNOTATION_PACKAGE]: opts.packageName,
-    [ANNOTATION_CHANNELS]: opts.channels.join(','),
-    [ANNOTATION_DEFAULT_CHANNEL]: defaultChannel,
-  };
+  const annotations = registryV1Annotations({ packageName: opts.packageName, channels: opts.channels, defaultChannel });
   await write('metadata/annotations.yaml', yaml({ annotations }));
   return { csvName, files, skipped };
 }

@@ -15,6 +15,23 @@ export const ANNOTATION_MEDIATYPE = 'operators.operatorframework.io.bundle.media
 export const ANNOTATION_MANIFESTS = 'operators.operatorframework.io.bundle.manifests.v1';
 export const ANNOTATION_METADATA = 'operators.operatorframework.io.bundle.metadata.v1';
 
+/**
+ * A registry+v1 bundle's metadata/annotations.yaml, as operator-sdk writes it: its media type and
+ * folders, `extra` annotations kept, then package, channels and (when among them) the default channel.
+ */
+export function registryV1Annotations(o: { packageName: string; channels: readonly string[]; defaultChannel?: string | undefined; extra?: Record<string, string> | undefined }): Record<string, string> {
+  const def = o.defaultChannel;
+  return {
+    [ANNOTATION_MEDIATYPE]: MEDIATYPE_REGISTRY_V1,
+    [ANNOTATION_MANIFESTS]: 'manifests/',
+    [ANNOTATION_METADATA]: 'metadata/',
+    ...o.extra,
+    [ANNOTATION_PACKAGE]: o.packageName,
+    [ANNOTATION_CHANNELS]: o.channels.join(','),
+    ...(def !== undefined && def !== '' && o.channels.includes(def) ? { [ANNOTATION_DEFAULT_CHANNEL]: def } : {}),
+  };
+}
+
 /** A package manifest: `package.yaml` or `<name>.package.yaml`, as opm finds them. */
 export const PACKAGE_FILE = /(^|\.)package\.ya?ml$/i;
 
