@@ -253,12 +253,12 @@ describe('Helm release reconciler, step by step with fakes', () => {
     assert.equal(appliers[0]?.applied[0]?.who, 'manager');
   });
 
-  test('a render error is ReleaseFailed with Helm\'s message, and the CR waits for a change (the chart\'s or values\' fault, by its class)', async () => {
+  test('a render error is ReleaseFailed with Helm\'s message, and is retried with capped backoff (the chart or a looked-up object may change while the CR does not)', async () => {
     const err = new HelmError('render', 'render exceeded the memory limit of 256 MiB');
     const { kube, appliers, reconciler } = setup({ render: () => Promise.reject(err) });
     const result = await reconciler.reconcile(req, ctx);
     assert.deepEqual(result, { failed: true, error: err });
-    assert.equal(failureAction(result?.error), 'wait-for-change');
+    assert.equal(failureAction(result?.error), 'retry');
     assert.equal(appliers[0]?.applied.length, 0);
     assert.match(condition(kube, 'ReleaseFailed')?.message ?? '', /memory limit of 256 MiB/);
   });

@@ -181,11 +181,14 @@ test('a reconcile that returns failed is retried with backoff from 1 s, counted,
 });
 
 test('failureAction: the one rule from an error class to what the runner does next', () => {
-  const byClass: Record<ErrorClass, ReturnType<typeof failureAction>> = { transient: 'retry', internal: 'retry-as-bug', input: 'wait-for-change', terminal: 'wait-for-change' };
+  // Only a TerminalError (the reconciler's verdict on the object as written) waits for a change.
+  const byClass: Record<ErrorClass, ReturnType<typeof failureAction>> = { transient: 'retry', internal: 'retry-as-bug', input: 'retry', terminal: 'retry' };
   for (const [cls, action] of Object.entries(byClass)) assert.equal(failureAction(new BinnacleError(cls as ErrorClass, 'X', 'x')), action, cls);
   assert.equal(failureAction(new TerminalError('BadSpec', 'x')), 'wait-for-change');
-  assert.equal(failureAction(new InputError('BAD_FIELD', 'x', { field: 'spec.x' })), 'wait-for-change');
-  assert.equal(failureAction(new ValidationError(new ValidationResult('bundle').error('r', 'm'))), 'wait-for-change');
+  // Corrupt content from a registry is terminal for that pull, but the registry may be mended: retried.
+  assert.equal(failureAction(new BinnacleError('terminal', 'OCI_DIGEST_MISMATCH', 'blob: content digest sha256:b does not match')), 'retry');
+  assert.equal(failureAction(new InputError('BAD_FIELD', 'x', { field: 'spec.x' })), 'retry');
+  assert.equal(failureAction(new ValidationError(new ValidationResult('bundle').error('r', 'm'))), 'retry');
   assert.equal(failureAction(apiErrorFromResponse(503, '', 'get X')), 'retry');
   // The cluster's own refusal may end without the object changing (a role granted, a CRD installed): retried.
   assert.equal(failureAction(apiErrorFromResponse(422, '', 'create X')), 'retry');
@@ -204,8 +207,9 @@ test('a reconcile that throws is requeued or not by its class; a bug is logged w
   const captured = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as (typeof lines)[number]) });
   const cases: { err: Error; retries: number; level: number; msg: RegExp; stack: boolean }[] = [
     { err: new BinnacleError('transient', 'OCI_UNREACHABLE', 'registry away'), retries: 1, level: 40, msg: /retrying with backoff/, stack: false },
-    { err: new BinnacleError('input', 'BUNDLE_NO_NAMESPACE', 'an install namespace is required'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },
-    { err: new BinnacleError('terminal', 'APPLY_REFUSED', 'refused'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },
+    { err: new BinnacleError('input', 'BUNDLE_NO_NAMESPACE', 'an install namespace is required'), retries: 1, level: 40, msg: /retrying with backoff/, stack: false },
+    { err: new BinnacleError('terminal', 'OCI_DIGEST_MISMATCH', 'corrupt'), retries: 1, level: 40, msg: /retrying with backoff/, stack: false },
+    { err: new TerminalError('InvalidSpec', 'spec.x cannot work'), retries: 0, level: 50, msg: /not retrying until the object changes/, stack: false },
     { err: new BinnacleError('internal', 'HELM_ENGINE_PROTOCOL', 'not JSON'), retries: 1, level: 50, msg: /a bug in Binnacle/, stack: true },
     { err: new TypeError('x is undefined'), retries: 1, level: 50, msg: /a bug in Binnacle/, stack: true },
   ];

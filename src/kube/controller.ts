@@ -20,8 +20,8 @@
  *     stack and requeued with backoff (the bug may be in a path that state can route around).
  */
 import type { Logger } from 'pino';
-import { BinnacleError, errorMessage } from '../util/errors.js';
-import { isTransient, KubeApiError } from './errors.js';
+import { BinnacleError, TerminalError, errorMessage } from '../util/errors.js';
+import { isTransient } from './errors.js';
 import type { Informer } from './informer.js';
 import { objectKey, splitKey, type KubeObject } from './types.js';
 import { WorkQueue, type BackoffOptions } from './workqueue.js';
@@ -47,29 +47,19 @@ export const FAILED_RETRY_BASE_MS = 1000;
 /** What the runner does after a reconcile threw (see the top of this file). */
 export type FailureAction = 'retry' | 'retry-as-bug' | 'wait-for-change';
 
-/** The one rule from a thrown error to what the runner does next, by the error's class. */
+/**
+ * The one rule from a thrown error to what the runner does next, by the error's class. Only a
+ * reconciler's own verdict that the object as written cannot work (a TerminalError) waits for
+ * the object to change. Everything else is retried with capped backoff, whatever its class:
+ * the cluster (a role granted, a CRD installed), a registry or a git server (content republished)
+ * can change while the object stays as it is. A bug is also logged with its stack.
+ */
 export function failureAction(err: unknown): FailureAction {
   // Before the class: a wrapper that adds context keeps a transient cause retryable.
   if (isTransient(err)) return 'retry';
   if (!(err instanceof BinnacleError)) return 'retry-as-bug';
-  switch (err.errorClass) {
-    case 'transient':
-      return 'retry';
-    case 'internal':
-      return 'retry-as-bug';
-    case 'input':
-      // The cluster's refusal (403 until a role is granted, 404 until a CRD or Secret exists)
-      // can end while the object stays as it is: retried. A spec that is wrong waits for its change.
-      return fromTheCluster(err) ? 'retry' : 'wait-for-change';
-    case 'terminal':
-      return 'wait-for-change';
-  }
-}
-
-/** Whether the API server's answer is the error or in its cause chain. */
-function fromTheCluster(err: unknown): boolean {
-  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth++) if (e instanceof KubeApiError) return true;
-  return false;
+  if (err.errorClass === 'internal') return 'retry-as-bug';
+  return err instanceof TerminalError ? 'wait-for-change' : 'retry';
 }
 
 export interface ReconcileContext {
