@@ -5,7 +5,7 @@ import { CATALOG_TESTDATA } from './testdata.test-helper.js';
 import { readdirSync } from 'node:fs';
 import { loadFbcDir, readFbcDir } from './load.js';
 import { isValidImageReference, parseStrictSemver } from './model.js';
-import { loadFbcForValidation, validateConfig } from './validate.js';
+import { blockingErrors, loadFbcForValidation, validateConfig } from './validate.js';
 
 describe('validate', () => {
   it('accepts a valid catalog and links the model', async () => {
@@ -103,6 +103,12 @@ describe('validate', () => {
     b.image = `quay.io/o/b:v0.2.0@sha256:${'ab'.repeat(32)}`;
     b.relatedImages = [{ name: 'op', image: 'quay.io/o/op@md5:0123456789abcdef0123456789abcdef' }];
     assert.deepEqual(errors(), ['bundle.related-image']);
+    // A catalog an older opm built with these is still used (served, run bundle's index)…
+    ch.entries = ch.entries.map((e) => (e.name === 'beta-op.v0.2.0' ? { ...e, skipRange: 'v1.0.0' } : e));
+    assert.deepEqual(blockingErrors(validateConfig(cfg).result), []);
+    // …but not one that breaks a rule v1.47.0 had.
+    b.image = '';
+    assert.deepEqual(blockingErrors(validateConfig(cfg).result).map((p) => p.rule), ['bundle.image']);
   });
 
   it('finds stranded bundles that the head cannot reach', async () => {

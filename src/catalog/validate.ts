@@ -3,7 +3,7 @@
  * and its DeclarativeConfig → model conversion) plus icon checks. All problems are collected in
  * one `ValidationResult` tree: catalog → package → channel / bundle.
  */
-import type { ValidationResult } from '../util/errors.js';
+import type { Problem, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
 import { base64Problem } from './decode.js';
@@ -92,6 +92,11 @@ function validateUniqueVersions(p: ModelPackage, node: ValidationResult): void {
  * nothing, the image cannot be pulled), so the ClusterCatalog controller serves it.
  */
 export const RULES_SINCE_OPM_1_47: ReadonlySet<string> = new Set(['channel.skip-range', 'bundle.image-pull-spec', 'bundle.related-image', 'bundle.release', 'bundle.normalized-name']);
+
+/** The errors that stop Binnacle from using a catalog someone else built: all but RULES_SINCE_OPM_1_47. */
+export function blockingErrors(result: ValidationResult): Problem[] {
+  return result.errors().filter((p) => !RULES_SINCE_OPM_1_47.has(p.rule));
+}
 
 /** Model-level rules (the conversion has already reported its own). */
 export function validateModel(model: Model, result: ValidationResult): void {
