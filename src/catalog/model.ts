@@ -65,6 +65,11 @@ export interface ModelBundle {
   /** Raw version string from `olm.package`; `version` is set only when it is valid semver. */
   versionString: string;
   version: SemVer | undefined;
+  /**
+   * `olm.package`'s release (operator-registry main: dot-separated semver pre-release
+   * identifiers, a rebuild of the same version), "" when it has none or it is invalid.
+   */
+  release: string;
   properties: Property[];
   relatedImages: RelatedImage[];
   channels: ModelChannel[];
@@ -146,7 +151,7 @@ const S = 'string' as const;
 const GVK_SHAPE: Shape = { fields: { group: S, kind: S, version: S } };
 const LINK: Shape = { fields: { name: S, url: S } };
 const PROPERTY_SHAPES: Record<string, Shape> = {
-  [PROP_PACKAGE]: { fields: { packageName: S, version: S } },
+  [PROP_PACKAGE]: { fields: { packageName: S, version: S, release: S } },
   [PROP_PACKAGE_REQUIRED]: { fields: { packageName: S, versionRange: S } },
   [PROP_GVK]: GVK_SHAPE,
   [PROP_GVK_REQUIRED]: GVK_SHAPE,
@@ -315,10 +320,40 @@ function checkProperties(props: readonly Property[], node: ValidationResult): vo
   });
 }
 
-/** `olm.package`'s packageName and version, absent ones as "" (a value that decodes, see checkProperties). */
-function packageProperty(value: unknown): { packageName: string; version: string } {
-  const f = isRecord(value) ? goFields(value, ['packageName', 'version']) : {};
-  return { packageName: typeof f.packageName === 'string' ? f.packageName : '', version: typeof f.version === 'string' ? f.version : '' };
+/** `olm.package`'s packageName, version and release, absent ones as "" (a value that decodes, see checkProperties). */
+function packageProperty(value: unknown): { packageName: string; version: string; release: string } {
+  const f = isRecord(value) ? goFields(value, ['packageName', 'version', 'release']) : {};
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return { packageName: str(f.packageName), version: str(f.version), release: str(f.release) };
+}
+
+/** operator-registry main's model.NewRelease: its length limit is the CSV's `spec.release`'s. */
+const RELEASE_MAX_LENGTH = 20;
+const PRERELEASE_IDENTIFIER = /^(?:0|[1-9][0-9]*|[0-9]*[A-Za-z-][0-9A-Za-z-]*)$/;
+
+/** Why a release is not one (model.NewRelease), or undefined. */
+export function releaseProblem(release: string): string | undefined {
+  if (release.length > RELEASE_MAX_LENGTH) return `exceeds maximum length of ${RELEASE_MAX_LENGTH} characters`;
+  const bad = release.split('.').findIndex((seg) => !PRERELEASE_IDENTIFIER.test(seg));
+  return bad < 0 ? undefined : `segment ${bad} "${release.split('.')[bad] ?? ''}" is not a semver pre-release identifier (letters, digits and "-"; no leading zeros)`;
+}
+
+/**
+ * The release rules of operator-registry main (alpha/model Bundle.Validate): a bundle with a
+ * release is named `<package>-v<version>-<release>`, and its version carries no build metadata.
+ */
+function checkRelease(b: Bundle, version: SemVer | undefined, release: string, node: ValidationResult): string {
+  if (release === '') return '';
+  const bad = releaseProblem(release);
+  if (bad !== undefined) {
+    node.error('bundle.release', `error parsing bundle "${b.name}" release version "${release}": ${bad}`, { field: 'properties' });
+    return '';
+  }
+  if (version === undefined) return release;
+  const normalized = `${b.package}-v${version.version}${version.build.length > 0 ? `+${version.build.join('.')}` : ''}-${release}`;
+  if (b.name !== normalized) node.error('bundle.normalized-name', `name "${b.name}" does not match normalized name "${normalized}" (a bundle with a release is named <package>-v<version>-<release>)`, { field: 'name' });
+  if (version.build.length > 0) node.error('bundle.release', 'cannot use build metadata in version with a release version', { field: 'properties' });
+  return release;
 }
 
 function addPackages(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
@@ -368,10 +403,11 @@ function addChannels(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
       (e.skips ?? []).forEach((s, k) => {
         if (s === '') node.error('channel.skips', `entry "${e.name}" has an empty skip`, { field: `entries[${i}].skips[${k}]` });
       });
-      // opm accepts any skipRange; OLM ignores one it cannot parse (blang/semver), so warn.
-      const badRange = e.skipRange === undefined ? undefined : olmRangeProblem(e.skipRange);
+      // operator-registry main refuses a skipRange blang/semver cannot parse (Bundle.Validate);
+      // v1.47.0 accepted it, and OLM then skipped nothing with it.
+      const badRange = e.skipRange === undefined || e.skipRange === '' ? undefined : olmRangeProblem(e.skipRange);
       if (badRange !== undefined) {
-        node.warning('channel.skip-range', `entry "${e.name}": skipRange "${e.skipRange ?? ''}" is not a range OLM can parse (blang/semver), so it skips nothing: ${badRange}`, { field: `entries[${i}].skipRange` });
+        node.error('channel.skip-range', `entry "${e.name}": invalid skipRange "${e.skipRange ?? ''}", not a range OLM can parse (blang/semver): ${badRange}`, { field: `entries[${i}].skipRange` });
       }
       mc.entries.set(e.name, { name: e.name, replaces: e.replaces, skips: e.skips ?? [], skipRange: e.skipRange, bundle: undefined });
     });
@@ -402,6 +438,7 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
     checkProperties(b.properties, node);
     const pkgProps = b.properties.filter((p) => p.type === PROP_PACKAGE);
     let versionString = '';
+    let releaseString = '';
     if (pkgProps.length !== 1) {
       node.error('bundle.package-property', `must have exactly 1 "${PROP_PACKAGE}" property, found ${pkgProps.length}`, { field: 'properties' });
     } else if (shapeProblem(pkgProps[0]?.value, PROPERTY_SHAPES[PROP_PACKAGE] ?? 'any', '') === undefined) {
@@ -410,23 +447,26 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
         node.error('bundle.package-property', `package "${b.package}" does not match "${PROP_PACKAGE}" property "${pp.packageName}"`, { field: 'properties' });
       }
       versionString = pp.version;
+      releaseString = pp.release;
       if (parseStrictSemver(versionString) === undefined) {
         node.error('bundle.version', `error parsing bundle version "${versionString}": not valid semver (MAJOR.MINOR.PATCH, no "v", no leading zeros)`, { field: 'properties' });
       }
     }
     const version = parseStrictSemver(versionString);
+    const release = checkRelease(b, version, releaseString, node);
     if (b.image === '' && !b.properties.some((p) => p.type === PROP_BUNDLE_OBJECT)) {
       node.error('bundle.image', 'bundle image must be set (or the bundle must carry olm.bundle.object properties)', { field: 'image' });
     }
-    // opm does not check pull specs; a bad one fails only when the bundle is unpacked (or mirrored), so warn.
-    // `configmaps://ns/name:path,…` names a bundle kept in ConfigMaps (src/source/configmaps-ref.ts).
+    // operator-registry main refuses a pull spec docker's reference parser refuses (v1.47.0 did
+    // not check). `configmaps://ns/name:path,…` names a bundle kept in ConfigMaps
+    // (src/source/configmaps-ref.ts): Binnacle's own, so accepted.
     if (b.image !== '' && !isValidImageReference(b.image) && !b.image.startsWith('configmaps://')) {
-      node.warning('bundle.image', `invalid image pull spec "${b.image}": the bundle cannot be unpacked`, { field: 'image' });
+      node.error('bundle.image-pull-spec', `invalid image pull spec "${b.image}": the bundle cannot be unpacked`, { field: 'image' });
     }
     (b.relatedImages ?? []).forEach((r, i) => {
       if (r.image === '') node.warning('bundle.related-image', `related image "${r.name}" has no image`, { field: `relatedImages[${i}].image` });
       else if (!isValidImageReference(r.image)) {
-        node.warning('bundle.related-image', `invalid image pull spec "${r.image}": it cannot be mirrored or pulled`, { field: `relatedImages[${i}].image` });
+        node.error('bundle.related-image', `invalid image pull spec "${r.image}": it cannot be mirrored or pulled`, { field: `relatedImages[${i}].image` });
       }
     });
     mp.bundles.set(b.name, {
@@ -435,6 +475,7 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
       image: b.image,
       versionString,
       version,
+      release,
       properties: b.properties,
       relatedImages: b.relatedImages ?? [],
       channels: [],

@@ -5,7 +5,7 @@ import { CATALOG_TESTDATA } from './testdata.test-helper.js';
 import { readdirSync } from 'node:fs';
 import { loadFbcDir, readFbcDir } from './load.js';
 import { isValidImageReference, parseStrictSemver } from './model.js';
-import { loadFbcForValidation, validateConfig } from './validate.js';
+import { blockingErrors, loadFbcForValidation, validateConfig } from './validate.js';
 
 describe('validate', () => {
   it('accepts a valid catalog and links the model', async () => {
@@ -35,12 +35,15 @@ describe('validate', () => {
       'bundle.channel',
       'deprecation.reference',
       'deprecation.duplicate',
+      // operator-registry main refuses these; v1.47.0 accepted them.
+      'channel.skip-range',
+      'bundle.image-pull-spec',
     ]) {
       assert.ok(rules.has(rule), `missing rule ${rule} in:\n${result.render()}`);
     }
-    // What opm accepts is a warning (an icon's media type, a skipRange OLM cannot parse, a pull spec).
+    // What opm accepts is a warning (an icon's media type).
     const warned = new Set(result.warnings().map((p) => p.rule));
-    for (const rule of ['package.icon', 'channel.skip-range', 'bundle.image']) {
+    for (const rule of ['package.icon']) {
       assert.ok(warned.has(rule) && !rules.has(rule), `rule ${rule} should warn, not fail, in:\n${result.render()}`);
     }
     const text = result.render();
@@ -57,6 +60,55 @@ describe('validate', () => {
     const { result } = validateConfig(cfg);
     assert.deepEqual(result.errors().map((p) => [p.rule, p.message]), [['package.icon', 'icon base64data: illegal base64 data at input byte 4 (the icon data must be standard, padded base64)']]);
     assert.deepEqual(result.warnings().map((p) => p.rule), ['package.icon']);
+  });
+
+  it("applies operator-registry main's release rules: a valid release, the normalized name, no build metadata", async () => {
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
+    const b = cfg.bundles.find((x) => x.name === 'beta-op.v0.2.0');
+    const ch = cfg.channels.find((c) => c.name === 'fast');
+    assert.ok(b && ch);
+    const release = (name: string, version: string, rel: string): string => {
+      const old = b.name;
+      b.name = name;
+      b.properties = b.properties.map((p) => (p.type === 'olm.package' ? { type: p.type, value: { packageName: 'beta-op', version, release: rel } } : p));
+      ch.entries = ch.entries.map((e) => (e.name === old ? { ...e, name } : e));
+      const r = validateConfig(cfg).result;
+      return r.errors().map((p) => `${p.rule}: ${p.message}`).join('\n');
+    };
+    assert.equal(release('beta-op-v0.2.0-alpha.1', '0.2.0', 'alpha.1'), '');
+    assert.match(release('beta-op.v0.2.0', '0.2.0', 'alpha.1'), /bundle\.normalized-name: name "beta-op\.v0\.2\.0" does not match normalized name "beta-op-v0\.2\.0-alpha\.1"/);
+    assert.match(release('beta-op-v0.2.0-01', '0.2.0', '01'), /bundle\.release: .*segment 0 "01"/);
+    assert.match(release('beta-op-v0.2.0-x', '0.2.0', 'a.!'), /bundle\.release: .*segment 1/);
+    assert.match(release('beta-op-v0.2.0-x', '0.2.0', 'a'.repeat(21)), /bundle\.release: .*maximum length of 20/);
+    assert.match(release('beta-op-v0.2.0+b1-1', '0.2.0+b1', '1'), /cannot use build metadata in version with a release version/);
+    // Two releases of one version are two versions; the same release twice is a duplicate.
+    assert.equal(release('beta-op-v0.1.1-2', '0.1.1', '2'), '');
+    assert.match(release('beta-op.v0.2.0', '0.1.1', ''), /package\.duplicate-version: duplicate version 0\.1\.1 in bundles: beta-op\.v0\.1\.1, beta-op\.v0\.2\.0/);
+  });
+
+  it("refuses skipRanges blang/semver cannot parse and digests go-digest does not know, as operator-registry main does", async () => {
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
+    const ch = cfg.channels.find((c) => c.name === 'fast');
+    const b = cfg.bundles.find((x) => x.name === 'beta-op.v0.2.0');
+    assert.ok(ch && b);
+    const errors = (): string[] => validateConfig(cfg).result.errors().map((p) => p.rule);
+    for (const range of ['>v0.1.0', '>1.00.1']) {
+      ch.entries = ch.entries.map((e) => (e.name === 'beta-op.v0.2.0' ? { ...e, skipRange: range } : e));
+      assert.deepEqual(errors(), ['channel.skip-range'], range);
+    }
+    ch.entries = ch.entries.map((e) => (e.name === 'beta-op.v0.2.0' ? { ...e, skipRange: '>=0.1.0 <0.2.0' } : e));
+    assert.deepEqual(errors(), []);
+    b.image = `quay.io/o/b@ssha256:${'ab'.repeat(32)}`;
+    assert.deepEqual(errors(), ['bundle.image-pull-spec']);
+    b.image = `quay.io/o/b:v0.2.0@sha256:${'ab'.repeat(32)}`;
+    b.relatedImages = [{ name: 'op', image: 'quay.io/o/op@md5:0123456789abcdef0123456789abcdef' }];
+    assert.deepEqual(errors(), ['bundle.related-image']);
+    // A catalog an older opm built with these is still used (served, run bundle's index)…
+    ch.entries = ch.entries.map((e) => (e.name === 'beta-op.v0.2.0' ? { ...e, skipRange: 'v1.0.0' } : e));
+    assert.deepEqual(blockingErrors(validateConfig(cfg).result), []);
+    // …but not one that breaks a rule v1.47.0 had.
+    b.image = '';
+    assert.deepEqual(blockingErrors(validateConfig(cfg).result).map((p) => p.rule), ['bundle.image']);
   });
 
   it('finds stranded bundles that the head cannot reach', async () => {

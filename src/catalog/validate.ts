@@ -3,7 +3,7 @@
  * and its DeclarativeConfig → model conversion) plus icon checks. All problems are collected in
  * one `ValidationResult` tree: catalog → package → channel / bundle.
  */
-import type { ValidationResult } from '../util/errors.js';
+import type { Problem, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
 import { base64Problem } from './decode.js';
@@ -76,12 +76,26 @@ function validateUniqueVersions(p: ModelPackage, node: ValidationResult): void {
   for (const b of p.bundles.values()) {
     if (b.version === undefined) continue;
     // Build metadata is part of identity in opm's comparison (String() keeps it).
-    const key = b.version.raw;
+    // With a release (operator-registry main), the same version rebuilt is a different one.
+    const key = b.release === '' ? b.version.raw : `${b.version.raw}-${b.release}`;
     byVersion.set(key, [...(byVersion.get(key) ?? []), b.name]);
   }
   for (const [v, names] of [...byVersion.entries()].sort()) {
     if (names.length > 1) node.error('package.duplicate-version', `duplicate version ${v} in bundles: ${names.sort().join(', ')}`);
   }
+}
+
+/**
+ * Rules operator-registry main enforces and v1.47.0 did not (skipRange grammar, pull specs,
+ * releases). `opm validate` of today refuses a catalog that breaks them, so validation does; a
+ * catalog built by an older opm may still carry them, and serving it does no harm (the range skips
+ * nothing, the image cannot be pulled), so the ClusterCatalog controller serves it.
+ */
+export const RULES_SINCE_OPM_1_47: ReadonlySet<string> = new Set(['channel.skip-range', 'bundle.image-pull-spec', 'bundle.related-image', 'bundle.release', 'bundle.normalized-name']);
+
+/** The errors that stop Binnacle from using a catalog someone else built: all but RULES_SINCE_OPM_1_47. */
+export function blockingErrors(result: ValidationResult): Problem[] {
+  return result.errors().filter((p) => !RULES_SINCE_OPM_1_47.has(p.rule));
 }
 
 /** Model-level rules (the conversion has already reported its own). */

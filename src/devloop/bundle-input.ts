@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { DeclarativeConfig } from '../declcfg/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { LABEL_BUNDLE_MEDIATYPE, LABEL_CATALOG_CONFIGS } from '../catalog-render/render.js';
-import { validateConfig } from '../catalog/validate.js';
+import { blockingErrors, validateConfig } from '../catalog/validate.js';
 import { readBundleDir, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
 import { resolveBundleSource } from '../bundle/index.js';
 import { formatReference, parseReference, pullAndUnpack, withDigest, type RegistryClient } from '../oci/index.js';
@@ -97,6 +97,7 @@ export async function readIndexImage(ref: string, opts: { cacheDir: string; clie
   const loaded = await loadFbcDir(dir);
   if (!loaded.result.ok) throw fail(`its catalog cannot be read:\n${loaded.result.render()}`);
   const valid = validateConfig(loaded.config).result;
-  if (!valid.ok) throw fail(`its catalog is not valid (before the bundle was added):\n${valid.render()}`);
+  // Rules opm added since v1.47.0 do not stop us using an index an older opm built.
+  if (blockingErrors(valid).length > 0) throw fail(`its catalog is not valid (before the bundle was added):\n${valid.render()}`);
   return loaded.config;
 }

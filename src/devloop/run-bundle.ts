@@ -17,7 +17,7 @@ import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index
 import { bundleAnnotations, stageBundleLayout } from '../bundle/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { satisfiesOlmRange } from '../util/semver.js';
-import { validateConfig } from '../catalog/validate.js';
+import { blockingErrors, validateConfig } from '../catalog/validate.js';
 import { orderedMetas } from '../catalog/write.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
@@ -142,7 +142,8 @@ async function addBundle(cfg: DeclarativeConfig, info: BundleDirInfo, pkg: strin
 /** Writes the catalog into ConfigMaps `<catalog>-fbc[-n]` and points the ClusterCatalog at them. */
 async function publishCatalog(client: KubeClient, cfg: DeclarativeConfig, o: { catalog: string; namespace: string; pkg: string }): Promise<void> {
   const validation = validateConfig(cfg).result;
-  if (!validation.ok) throw new BinnacleError('input', 'RUN_BUNDLE_CATALOG', `the catalog with this bundle is not valid:\n${validation.render()}`);
+  // As for the index it came from (bundle-input.ts): rules opm added since v1.47.0 do not stop it.
+  if (blockingErrors(validation).length > 0) throw new BinnacleError('input', 'RUN_BUNDLE_CATALOG', `the catalog with this bundle is not valid:\n${validation.render()}`);
   // One file per ~meta chunk: ConfigMaps are packed under their size limit at file boundaries.
   const files: PackedFile[] = [];
   let chunk: string[] = [];

@@ -59,10 +59,15 @@ test('formatReference round-trips', () => {
 
 test('isValidImageReference: the pull-spec grammar opm and OLM check images with', () => {
   const md5 = 'md5:0123456789abcdef0123456789abcdef';
-  for (const r of ['busybox', 'quay.io/org/op:v1.2.3', `quay.io/org/op@${D}`, `localhost:5000/a/b:t@${D}`, `q.io/x@${md5}`, '[::1]:5000/a']) {
+  const sha512 = `sha512:${'ab'.repeat(64)}`;
+  for (const r of ['busybox', 'quay.io/org/op:v1.2.3', `quay.io/org/op@${D}`, `localhost:5000/a/b:t@${D}`, `q.io/x@${sha512}`, `q.io/x:v1@${D}`, '[::1]:5000/a']) {
     assert.equal(isValidImageReference(r), true, r);
   }
-  for (const r of ['', 'Quay.io/Org/Op', 'quay.io/org/op:', 'quay.io/org/op@sha256:abc', 'a b', 'quay.io//op', `q.io/${'a'.repeat(260)}`, 'quay.io/org/op:-bad']) {
+  // Digests go through go-digest's Parse: only registered algorithms (sha256/384/512), exact
+  // lower-case hex (operator-registry main's declcfg_to_model tests: md5, a misspelt ssha256).
+  const bad = ['', 'Quay.io/Org/Op', 'quay.io/org/op:', 'quay.io/org/op@sha256:abc', 'a b', 'quay.io//op', `q.io/${'a'.repeat(260)}`, 'quay.io/org/op:-bad'];
+  bad.push(`q.io/x@${md5}`, `q.io/x@s${D}`, `q.io/x@${D.toUpperCase().replace('SHA256', 'sha256')}`, `q.io/x@${D}00`, 'ab'.repeat(32));
+  for (const r of bad) {
     assert.equal(isValidImageReference(r), false, r);
   }
 });

@@ -43,7 +43,24 @@ const REFERENCE_RE = new RegExp(`^(${NAME})(?::[\\w][\\w.-]{0,127})?(?:@${GRAMMA
  */
 export function isValidImageReference(ref: string): boolean {
   const m = REFERENCE_RE.exec(ref);
-  return m !== null && (m[1] ?? '').length <= MAX_NAME_LENGTH;
+  // ParseNormalizedNamed refuses a bare 64-hex name: it reads as an image ID, not a repository.
+  if (m === null || (m[1] ?? '').length > MAX_NAME_LENGTH || /^[a-f0-9]{64}$/.test(ref)) return false;
+  const at = ref.indexOf('@');
+  return at < 0 || isRegisteredDigest(ref.slice(at + 1));
+}
+
+/**
+ * Hex lengths of the algorithms go-digest registers by default; docker's reference parser runs
+ * `digest.Parse`, so a digest of another algorithm (`md5:`, a misspelt `ssha256:`) or of the wrong
+ * length or case is not a pull spec.
+ */
+const REGISTERED_DIGEST_HEX: Readonly<Record<string, number>> = { sha256: 64, sha384: 96, sha512: 128 };
+
+function isRegisteredDigest(digest: string): boolean {
+  const colon = digest.indexOf(':');
+  const size = REGISTERED_DIGEST_HEX[digest.slice(0, colon)];
+  const hex = digest.slice(colon + 1);
+  return size !== undefined && hex.length === size && /^[a-f0-9]+$/.test(hex);
 }
 
 function bad(ref: string, why: string): InputError {

@@ -5,6 +5,9 @@
 // olm.package.required versionRange with blang/semver ParseRange (what OLM resolves them with;
 // opm validate does not check them) and lists the ones that fail in "ranges".
 //
+// A line may name a stage before the directory, "load<TAB>dir": then only declcfg.LoadFS runs
+// (the stage of operator-registry's own load tests). "failedAt" says which step refused.
+//
 // Files are loaded one at a time (WithConcurrency(1)) so that the first error reported for a
 // directory does not depend on goroutine scheduling; the verdict is the same as opm's.
 package main
@@ -16,6 +19,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 
 	"github.com/blang/semver/v4"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
@@ -32,14 +36,20 @@ type verdict struct {
 	Dir    string         `json:"dir"`
 	Valid  bool           `json:"valid"`
 	Error  string         `json:"error,omitempty"`
+	// FailedAt is the step that refused: "load" (declcfg.LoadFS) or "model" (ConvertToModel).
+	FailedAt string `json:"failedAt,omitempty"`
 	Ranges []rangeProblem `json:"ranges,omitempty"`
 }
 
-func check(dir string) verdict {
+func check(line string) verdict {
+	stage, dir, staged := strings.Cut(line, "\t")
+	if !staged {
+		stage, dir = "", line
+	}
 	v := verdict{Dir: dir}
 	st, err := os.Stat(dir)
 	if err != nil {
-		v.Error = err.Error()
+		v.Error, v.FailedAt = err.Error(), "load"
 		return v
 	}
 	if !st.IsDir() {
@@ -49,12 +59,16 @@ func check(dir string) verdict {
 	var root fs.FS = os.DirFS(dir)
 	cfg, err := declcfg.LoadFS(context.Background(), root, declcfg.WithConcurrency(1))
 	if err != nil {
-		v.Error = err.Error()
+		v.Error, v.FailedAt = err.Error(), "load"
 		return v
 	}
 	v.Ranges = ranges(cfg)
+	if stage == "load" {
+		v.Valid = true
+		return v
+	}
 	if _, err := declcfg.ConvertToModel(*cfg); err != nil {
-		v.Error = err.Error()
+		v.Error, v.FailedAt = err.Error(), "model"
 		return v
 	}
 	v.Valid = true
