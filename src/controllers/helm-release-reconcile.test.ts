@@ -336,7 +336,11 @@ describe('Helm release reconciler, step by step with fakes', () => {
 function setupApplierError(appliers: FakeApplier[], err: Error): () => void {
   const push = appliers.push.bind(appliers);
   appliers.push = (...items: FakeApplier[]): number => {
-    for (const a of items) a.uninstallError = err;
+    for (const a of items) {
+      // The identity is gone: its every read fails as its uninstall does.
+      a.uninstallError = err;
+      a.history = () => Promise.reject(err);
+    }
     return push(...items);
   };
   return () => {

@@ -388,13 +388,18 @@ export class HelmReleaseReconciler implements Reconciler {
       return stop();
     }
     const wait = annotationTrue(s.annotations[ANNOTATIONS.uninstallWait]);
-    const history = await s.applier.history(s.release);
+    // Read as the release's identity, which may be gone with a namespace being deleted: then the
+    // uninstall below says what to do, so a failed read here must not stop the reconcile.
+    const history = await s.applier.history(s.release).catch((err: unknown) => {
+      s.logger.debug({ err: errorMessage(err) }, 'cannot read the release records before uninstalling');
+      return undefined;
+    });
     // The uninstall removes the release's records: with uninstall-wait its objects are remembered in status.
-    const record = [...history].reverse().find((r) => r.status === 'deployed') ?? history.at(-1);
+    const record = history === undefined ? undefined : ([...history].reverse().find((r) => r.status === 'deployed') ?? history.at(-1));
     if (wait && record !== undefined) s.deployedRelease = { name: s.release.name, manifest: redactSecrets(record.manifest) };
     const uninstalled = await this.uninstall(s);
     if (uninstalled === undefined) return stop({ failed: true });
-    if (!uninstalled.namespaceGoing) s.logger.info(history.length === 0 ? 'Release not found' : 'Uninstalled release');
+    if (!uninstalled.namespaceGoing) s.logger.info(history?.length === 0 ? 'Release not found' : 'Uninstalled release');
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', false, 'UninstallSuccessful', wait ? 'Waiting until all resources are deleted.' : '');
     if (!wait) s.deployedRelease = undefined;
