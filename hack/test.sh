@@ -90,7 +90,7 @@ if [ ${#e2es[@]} -gt 0 ]; then
     node bin/binnacle.js cluster up --name "$lane2_cluster"
     step "run ${#lane2[@]} end-to-end test files in the second lane (their output follows the first's)"
     BINNACLE_E2E_CLUSTER="$lane2_cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$lane2_cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$lane2_cluster") \
-      run_tests "$lane2_tap" 1 "${lane2[@]}" > .cache/e2e-lane2-tests.log 2>&1 &
+      run_tests "$lane2_tap" 1 "${lane2[@]}" > ".cache/e2e-lane2-tests-$BINNACLE_E2E_CLUSTER.log" 2>&1 &
     lane2_pid=$!
   fi
   step "run ${#lane1[@]} end-to-end test files, one at a time"
@@ -98,7 +98,7 @@ if [ ${#e2es[@]} -gt 0 ]; then
   if [ -n "$lane2_pid" ]; then
     wait "$lane2_pid"; lane2_status=$?
     step "end-to-end tests of the second lane"
-    cat .cache/e2e-lane2-tests.log
+    cat ".cache/e2e-lane2-tests-$BINNACLE_E2E_CLUSTER.log"
     [ $lane2_status -eq 0 ] || status=$lane2_status
   fi
 fi
