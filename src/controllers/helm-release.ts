@@ -139,6 +139,7 @@ export interface HelmReleaseReconcilerOptions {
   client: KubeClient;
   kind: HelmKind;
   ports?: Partial<HelmReleasePorts>;
+  /** How long a release's hooks may run; default 5 minutes. Rollouts are not waited for (helm-operator's contract). */
   healthTimeoutMs?: number;
   /** Environment for `${ENV}` in overrideValues; default process.env. */
   env?: Record<string, string | undefined>;
@@ -598,6 +599,11 @@ export class HelmReleaseReconciler implements Reconciler {
         force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
         rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
+        // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
+        // its objects are applied; a rollout is the workloads' own status to report, and waiting
+        // for it here held a worker (and every CR queued behind it) for the whole rollout.
+        waitForHealth: false,
+        // Still the bound on hooks (a Job hook is waited for, as Helm does without --wait).
         healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
       });
     } catch (err) {
@@ -627,7 +633,7 @@ export class HelmReleaseReconciler implements Reconciler {
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
     s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
-    return stop({ requeueAfterMs: result.health.healthy ? s.periodMs : Math.min(s.periodMs, 10_000) });
+    return stop({ requeueAfterMs: s.periodMs });
   }
 
   /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */
