@@ -21,6 +21,7 @@
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100] [--rounds N] [--only binnacle|operator-sdk]
  *        [--settle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
+ *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -115,7 +116,7 @@ async function measure(o: OperatorCommand, n: number, client: KubeClient, kubeco
   }
 }
 
-const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
+const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: arg('--binnacle'), binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
 const project = sampleProject();
 const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));

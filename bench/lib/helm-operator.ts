@@ -63,16 +63,17 @@ export interface OperatorCommand {
 /**
  * The two operators, `only` one of them when given; each with its own defaults except what a
  * bench must pin (no metrics or probe ports, so runs do not collide). Builds what is missing.
+ * `binnacleEntry`: another build's bin/binnacle.js (say, a copy of the build before a change).
  */
-export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[] }): OperatorCommand[] {
-  if (o.only !== 'operator-sdk' && !existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
+export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined }): OperatorCommand[] {
+  if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined && !existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
   const helmOperator = o.only === 'binnacle' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
   const all: OperatorCommand[] = [
     { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], nodeOptions: '' },
     {
       label: 'binnacle',
       cmd: process.execPath,
-      args: [path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
+      args: [o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
       nodeOptions: o.nodeOptions,
     },
   ];
