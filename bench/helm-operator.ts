@@ -45,6 +45,8 @@ const ONLY = arg('--only');
 /** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts). */
 const NODE_OPTIONS = arg('--node-options') ?? '--max-semi-space-size=1';
 const MAX_CONCURRENT = arg('--max-concurrent-reconciles');
+/** Resolved here: the operators run in the sample project's directory. */
+const BINNACLE_ENTRY = arg('--binnacle') === undefined ? undefined : path.resolve(arg('--binnacle') ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'scale';
 const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' };
 
@@ -116,7 +118,7 @@ async function measure(o: OperatorCommand, n: number, client: KubeClient, kubeco
   }
 }
 
-const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: arg('--binnacle'), binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
+const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
 const project = sampleProject();
 const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
