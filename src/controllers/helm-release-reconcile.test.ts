@@ -101,10 +101,14 @@ class FakeApplier implements ReleaseApplier {
     this.release.history = [];
     return Promise.resolve({ deleted });
   }
+  /** Reads of the release's records (history or current revision): each is a list of its Secrets. */
+  reads = 0;
   history(): Promise<ReleaseRevision[]> {
+    this.reads++;
     return Promise.resolve(this.release.history);
   }
   currentRevision(): Promise<ReleaseRevision | undefined> {
+    this.reads++;
     return Promise.resolve(this.release.history.findLast((r) => r.status === 'deployed'));
   }
 }
@@ -450,6 +454,14 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
       assert.equal(r.healthTimeoutMs, 30_000, "the kind's timeout still bounds the hooks");
     }
     assert.deepEqual([condition(kube, 'Deployed')?.status, condition(kube, 'Deployed')?.reason], ['True', 'UpgradeSuccessful']);
+  });
+
+  test('a reconcile reads the release records once before applying, and once after for what was deployed', async () => {
+    const { release, appliers, reconciler } = setup();
+    release.history = [{ ...revision(1, SECRET_MANIFEST), inputDigest: 'sha256:input', content: rendered(SECRET_MANIFEST).content }];
+    await reconciler.reconcile(req, ctx);
+    assert.equal(appliers[0]?.applied.length, 1, 'the recorded revision is re-applied');
+    assert.equal(appliers[0]?.reads, 2);
   });
 
   test('OverrideValuesInUse: a Warning on the CR per watches.yaml override, with operator-sdk\'s message, before an install or upgrade only', async () => {

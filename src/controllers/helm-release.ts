@@ -228,6 +228,8 @@ interface State {
   values?: Record<string, unknown>;
   set?: string[];
   upgrading?: boolean;
+  /** The release's revisions as this reconcile found them (read once: each read lists the release's Secrets). */
+  history?: ReleaseRevision[];
   /** The deployed revision before this reconcile, if any: what tells install, upgrade and repair apart. */
   previousRevision?: number;
   /** This reconcile rendered anew, so the applier makes a new revision (helm-operator's install or upgrade). */
@@ -485,7 +487,8 @@ export class HelmReleaseReconciler implements Reconciler {
   private async chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
     if (s.chart !== undefined) {
-      const current = await s.applier.currentRevision(s.release);
+      s.history = await s.applier.history(s.release);
+      const current = s.history.findLast((r) => r.status === 'deployed');
       s.upgrading = current !== undefined;
       if (current !== undefined) s.previousRevision = current.revision;
       return CONTINUE;
@@ -517,7 +520,7 @@ export class HelmReleaseReconciler implements Reconciler {
   private async render(s: State): Promise<StepOutcome> {
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return stop();
-    const history = await s.applier.history(s.release);
+    const history = s.history ?? (await s.applier.history(s.release));
     const input: ChartReleaseInput = {
       chart: chart.path,
       ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
