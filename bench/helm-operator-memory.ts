@@ -32,8 +32,8 @@
  *
  * usage: npx tsx bench/helm-operator-memory.ts [--rounds N] [--only binnacle|operator-sdk] [--node-options OPTS]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse } from 'yaml';
@@ -41,8 +41,8 @@ import { clusterUp } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
+import { median, operatorCommands, procStatus, sampleProject } from './lib/helm-operator.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..');
 const GOAL_MIB = 128;
 const SETTLE_MS = 5_000;
 const IDLE_MS = 5_000;
@@ -54,32 +54,12 @@ const nodeOptionsArg = process.argv.indexOf('--node-options');
 const NODE_OPTIONS = nodeOptionsArg === -1 ? '--max-semi-space-size=1' : (process.argv[nodeOptionsArg + 1] ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'memory';
 
-function run(cmd: string, args: string[], cwd = ROOT): string {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
-  return r.stdout.trim();
-}
-
-/** operator-sdk's Helm sample project: test/vendor when there, else the Go module cache. */
-function sampleProject(): string {
-  const vendored = path.join(ROOT, 'test', 'vendor', 'operator-sdk-v1.42.3', 'memcached-operator');
-  if (existsSync(path.join(vendored, 'watches.yaml'))) return vendored;
-  const json = run('go', ['mod', 'download', '-json', 'github.com/operator-framework/operator-sdk'], path.join(ROOT, 'hack', 'bench-tools', 'helm-operator'));
-  return path.join((JSON.parse(json) as { Dir: string }).Dir, 'testdata', 'helm', 'memcached-operator');
-}
-
 interface Sample {
   /** RSS before the CR exists: the process, its client and its informers, no Helm engine yet. */
   idleMib: number;
   peakMib: number;
   steadyMib: number;
   deployedMs: number;
-}
-
-function procStatus(pid: number): { rss: number; hwm: number } {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);
-  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 };
 }
 
 async function deployed(client: KubeClient, ns: string, name: string, child: ChildProcess, log: () => string): Promise<void> {
@@ -94,10 +74,10 @@ async function deployed(client: KubeClient, ns: string, name: string, child: Chi
 }
 
 /** One operator serving one CR in a fresh namespace; its peak and steady RSS. */
-async function measure(label: string, client: KubeClient, kubeconfig: string, project: string, cmd: string, args: string[], round: number): Promise<Sample> {
+async function measure(label: string, client: KubeClient, kubeconfig: string, project: string, cmd: string, args: string[], nodeOptions: string, round: number): Promise<Sample> {
   const ns = `mem-${label}-${round}-${Date.now().toString(36)}`;
   await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: label === 'binnacle' ? NODE_OPTIONS : '' };
+  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: nodeOptions };
   const child = spawn(cmd, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c: Buffer): void => void (out = (out + c.toString('utf8')).slice(-4000));
@@ -123,31 +103,20 @@ async function measure(label: string, client: KubeClient, kubeconfig: string, pr
   }
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
-};
-
-if (!existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
 const onlyArg = process.argv.indexOf('--only');
 /** `--only binnacle`: measure one side (no ratio), e.g. while trying a change. */
 const ONLY = onlyArg === -1 ? undefined : process.argv[onlyArg + 1];
-const helmOperator = ONLY === 'binnacle' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
 const project = sampleProject();
 const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply(parse(readFileSync(path.join(project, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject);
 await new Promise((r) => setTimeout(r, 2_000)); // the CRD established
 
-const operators = ([
-  { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'] },
-  { label: 'binnacle', cmd: process.execPath, args: [path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--helm-engine-threads', '1'] },
-] satisfies { label: string; cmd: string; args: string[] }[]).filter((o) => ONLY === undefined || o.label === ONLY);
+const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleArgs: ['--helm-engine-threads', '1'] });
 const results = new Map<string, Sample[]>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const o of operators) {
-    const s = await measure(o.label, client, up.kubeconfig, project, o.cmd, o.args, round);
+    const s = await measure(o.label, client, up.kubeconfig, project, o.cmd, o.args, o.nodeOptions, round);
     results.set(o.label, [...(results.get(o.label) ?? []), s]);
   }
 }

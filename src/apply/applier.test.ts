@@ -133,6 +133,22 @@ test('a failed upgrade rolls back to the last deployed revision and says so', as
   ]);
 });
 
+test("waitForHealth false (Helm without --wait, helm-operator's install): a workload not yet available is deployed once applied, on install, upgrade and repair", async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unhealthyNames.add('op');
+  const install = await applier.apply(req([ns, sa, dep('op')], { waitForHealth: false }));
+  assert.equal(install.status, 'deployed', install.message);
+  const upgrade = await applier.apply(req([ns, sa, dep('op', 'op:2')], { waitForHealth: false }));
+  assert.deepEqual([upgrade.status, upgrade.revision], ['deployed', 2], upgrade.message);
+  const repair = await applier.apply(req([ns, sa, dep('op', 'op:2')], { waitForHealth: false }));
+  assert.deepEqual([repair.status, repair.revision, repair.health.healthy], ['deployed', 2, true], repair.message);
+  assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+  // The same upgrade waiting for health fails and rolls back: what the flag turns off.
+  const waited = await applier.apply(req([ns, sa, dep('op', 'op:3')]));
+  assert.notEqual(waited.status, 'deployed');
+  assert.match(waited.message, /revision 3 failed \(not healthy after 200 ms: Deployment ops\/op: 0 of 1 replicas available\)/);
+});
+
 test('autoRollback false leaves the failed revision; an apply error fails the revision', async () => {
   const { cluster, applier, req } = setup();
   await applier.apply(req([ns, sa]));

@@ -19,6 +19,7 @@ export interface RunningKindOptions {
   client: KubeClient;
   logger: Logger;
   metrics?: ControllerMetrics;
+  /** How long a release's hooks may run; rollouts are not waited for (helm-operator's contract, helm-release.ts). */
   healthTimeoutMs?: number;
   /** Label selector for the CRs this kind serves. */
   selector?: string;

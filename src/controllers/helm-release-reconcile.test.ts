@@ -101,10 +101,14 @@ class FakeApplier implements ReleaseApplier {
     this.release.history = [];
     return Promise.resolve({ deleted });
   }
+  /** Reads of the release's records (history or current revision): each is a list of its Secrets. */
+  reads = 0;
   history(): Promise<ReleaseRevision[]> {
+    this.reads++;
     return Promise.resolve(this.release.history);
   }
   currentRevision(): Promise<ReleaseRevision | undefined> {
+    this.reads++;
     return Promise.resolve(this.release.history.findLast((r) => r.status === 'deployed'));
   }
 }
@@ -131,7 +135,7 @@ interface Setup {
   events: { obj: KubeObject; type: string; reason: string; message: string }[];
 }
 
-function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; serviceAccount?: boolean; env?: Record<string, string> } = {}): Setup {
+function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number } = {}): Setup {
   const kube = new FakeKube();
   kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
   if (opts.serviceAccount !== false) kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
@@ -155,6 +159,7 @@ function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Part
     client: kube.client(),
     kind,
     ...(opts.env === undefined ? {} : { env: opts.env }),
+    ...(opts.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: opts.healthTimeoutMs }),
     ports: {
       inputDigest: () => Promise.resolve('sha256:input'),
       render: (input) => {
@@ -438,6 +443,29 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
       assert.deepEqual([line.namespace, line.name, line.apiVersion, line.kind, line.release], ['team-a', 'pg', 'example.com/v1', 'Pushgateway', 'pg']);
     }
     assert.equal(log.lines[1]?.force, false);
+  });
+
+  test("install and upgrade do not wait for the rollout (Helm without --wait, as helm-operator): Deployed once applied, looked at again after the reconcile period", async () => {
+    const { kube, release, appliers, reconciler } = setup({ healthTimeoutMs: 30_000 });
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+    release.history = [revision(1, SECRET_MANIFEST)];
+    release.applyRevision = 2;
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+    const requests = appliers.flatMap((a) => a.applied.map((x) => x.req));
+    assert.equal(requests.length, 2);
+    for (const r of requests) {
+      assert.equal(r.waitForHealth, false, 'the applier is told not to wait for health');
+      assert.equal(r.healthTimeoutMs, 30_000, "the kind's timeout still bounds the hooks");
+    }
+    assert.deepEqual([condition(kube, 'Deployed')?.status, condition(kube, 'Deployed')?.reason], ['True', 'UpgradeSuccessful']);
+  });
+
+  test('a reconcile reads the release records once before applying, and once after for what was deployed', async () => {
+    const { release, appliers, reconciler } = setup();
+    release.history = [{ ...revision(1, SECRET_MANIFEST), inputDigest: 'sha256:input', content: rendered(SECRET_MANIFEST).content }];
+    await reconciler.reconcile(req, ctx);
+    assert.equal(appliers[0]?.applied.length, 1, 'the recorded revision is re-applied');
+    assert.equal(appliers[0]?.reads, 2);
   });
 
   test('OverrideValuesInUse: a Warning on the CR per watches.yaml override, with operator-sdk\'s message, before an install or upgrade only', async () => {

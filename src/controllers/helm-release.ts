@@ -139,6 +139,7 @@ export interface HelmReleaseReconcilerOptions {
   client: KubeClient;
   kind: HelmKind;
   ports?: Partial<HelmReleasePorts>;
+  /** How long a release's hooks may run; default 5 minutes. Rollouts are not waited for (helm-operator's contract). */
   healthTimeoutMs?: number;
   /** Environment for `${ENV}` in overrideValues; default process.env. */
   env?: Record<string, string | undefined>;
@@ -227,6 +228,8 @@ interface State {
   values?: Record<string, unknown>;
   set?: string[];
   upgrading?: boolean;
+  /** The release's revisions as this reconcile found them (read once: each read lists the release's Secrets). */
+  history?: ReleaseRevision[];
   /** The deployed revision before this reconcile, if any: what tells install, upgrade and repair apart. */
   previousRevision?: number;
   /** This reconcile rendered anew, so the applier makes a new revision (helm-operator's install or upgrade). */
@@ -489,7 +492,8 @@ export class HelmReleaseReconciler implements Reconciler {
   private async chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
     if (s.chart !== undefined) {
-      const current = await s.applier.currentRevision(s.release);
+      s.history = await s.applier.history(s.release);
+      const current = s.history.findLast((r) => r.status === 'deployed');
       s.upgrading = current !== undefined;
       if (current !== undefined) s.previousRevision = current.revision;
       return CONTINUE;
@@ -521,7 +525,7 @@ export class HelmReleaseReconciler implements Reconciler {
   private async render(s: State): Promise<StepOutcome> {
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return stop();
-    const history = await s.applier.history(s.release);
+    const history = s.history ?? (await s.applier.history(s.release));
     const input: ChartReleaseInput = {
       chart: chart.path,
       ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
@@ -603,6 +607,11 @@ export class HelmReleaseReconciler implements Reconciler {
         force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
         rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
+        // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
+        // its objects are applied; a rollout is the workloads' own status to report, and waiting
+        // for it here held a worker (and every CR queued behind it) for the whole rollout.
+        waitForHealth: false,
+        // Still the bound on hooks (a Job hook is waited for, as Helm does without --wait).
         healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
       });
     } catch (err) {
@@ -632,7 +641,7 @@ export class HelmReleaseReconciler implements Reconciler {
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
     s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
-    return stop({ requeueAfterMs: result.health.healthy ? s.periodMs : Math.min(s.periodMs, 10_000) });
+    return stop({ requeueAfterMs: s.periodMs });
   }
 
   /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */

@@ -1,0 +1,81 @@
+/**
+ * What the helm-operator benches share: operator-sdk's memcached sample project, the two
+ * operators' command lines (operator-sdk's helm-operator built by
+ * hack/bench-tools/helm-operator/build.sh, and `binnacle helm-operator run` from the built
+ * bundle, as bin/binnacle.js runs in the image), and a process's memory and CPU from /proc.
+ * In bench/lib so hack/bench.sh does not run it as a bench of its own.
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+export function run(cmd: string, args: string[], cwd = ROOT): string {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (exit ${r.status})`);
+  return r.stdout.trim();
+}
+
+/** `--name value` from argv; undefined when absent. */
+export function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
+/** operator-sdk's Helm sample project: test/vendor when there, else the Go module cache. */
+export function sampleProject(): string {
+  const vendored = path.join(ROOT, 'test', 'vendor', 'operator-sdk-v1.42.3', 'memcached-operator');
+  if (existsSync(path.join(vendored, 'watches.yaml'))) return vendored;
+  const json = run('go', ['mod', 'download', '-json', 'github.com/operator-framework/operator-sdk'], path.join(ROOT, 'hack', 'bench-tools', 'helm-operator'));
+  return path.join((JSON.parse(json) as { Dir: string }).Dir, 'testdata', 'helm', 'memcached-operator');
+}
+
+/** Resident memory now and its high-water mark (worker threads included), in MiB. */
+export function procStatus(pid: number): { rss: number; hwm: number } {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);
+  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 };
+}
+
+/** CPU seconds the process used so far, user and system, every thread (/proc/PID/stat at 100 ticks a second). */
+export function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] ?? 0) : ((s[mid - 1] ?? 0) + (s[mid] ?? 0)) / 2;
+};
+
+export interface OperatorCommand {
+  label: 'operator-sdk' | 'binnacle';
+  cmd: string;
+  args: string[];
+  /** NODE_OPTIONS for the process (Binnacle's; empty for operator-sdk's). */
+  nodeOptions: string;
+}
+
+/**
+ * The two operators, `only` one of them when given; each with its own defaults except what a
+ * bench must pin (no metrics or probe ports, so runs do not collide). Builds what is missing.
+ * `binnacleEntry`: another build's bin/binnacle.js (say, a copy of the build before a change).
+ */
+export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined }): OperatorCommand[] {
+  if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined && !existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
+  const helmOperator = o.only === 'binnacle' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
+  const all: OperatorCommand[] = [
+    { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], nodeOptions: '' },
+    {
+      label: 'binnacle',
+      cmd: process.execPath,
+      args: [o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
+      nodeOptions: o.nodeOptions,
+    },
+  ];
+  return all.filter((x) => o.only === undefined || x.label === o.only);
+}
