@@ -55,19 +55,33 @@ run_tests() {  # run_tests TAP CONCURRENCY FILE...   (CONCURRENCY "" = node's de
     --test-reporter=tap --test-reporter-destination="$out" \
     --test-reporter=./hack/file-timings-reporter.mjs --test-reporter-destination="${out%.tap}.times" "$@"
 }
+# background_lane CLUSTER TAP LOG WHAT FILE...: a control plane of the lane's own (e2e tests each
+# run a manager, and two managers on one cluster would reconcile each other's objects), then the
+# files one at a time in the background; the lane's pid is left in $lane_pid.
+background_lane() {
+  local cluster=$1 out=$2 log=$3 what=$4; shift 4
+  clusters+=("$cluster")
+  step "start the control plane of the $what"
+  node bin/binnacle.js cluster up --name "$cluster"
+  step "run $# $what files in the background (their output follows the others')"
+  BINNACLE_E2E_CLUSTER="$cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$cluster") \
+    run_tests "$out" 1 "$@" > "$log" 2>&1 &
+  lane_pid=$!
+}
+# finish_lane PID LOG WHAT: waits for a background lane, prints its output, keeps its failure.
+finish_lane() {
+  local lane_status
+  wait "$1"; lane_status=$?
+  step "$3"
+  cat "$2"
+  [ $lane_status -eq 0 ] || status=$lane_status
+}
 set +e
 corpus_pid=""
+corpus_log=".cache/corpus-tests-$BINNACLE_E2E_CLUSTER.log"
 if [ ${#corpus[@]} -gt 0 ]; then
-  # A control plane of their own: e2e tests each run a manager, and two managers on one
-  # cluster would reconcile each other's objects.
-  corpus_cluster="$BINNACLE_E2E_CLUSTER-corpus"
-  clusters+=("$corpus_cluster")
-  step "start the corpus tests' control plane"
-  node bin/binnacle.js cluster up --name "$corpus_cluster"
-  step "run ${#corpus[@]} corpus test files in the background (their output follows the others')"
-  BINNACLE_E2E_CLUSTER="$corpus_cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$corpus_cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$corpus_cluster") \
-    run_tests "$corpus_tap" 1 "${corpus[@]}" > .cache/corpus-tests.log 2>&1 &
-  corpus_pid=$!
+  background_lane "$BINNACLE_E2E_CLUSTER-corpus" "$corpus_tap" "$corpus_log" "corpus test" "${corpus[@]}"
+  corpus_pid=$lane_pid
 fi
 status=0
 if [ ${#units[@]} -gt 0 ]; then
@@ -83,31 +97,16 @@ if [ ${#e2es[@]} -gt 0 ]; then
   lane2=(); lane1=()
   for i in "${!e2es[@]}"; do if [ "$lanes" -gt 1 ] && [ $((i % 2)) -eq 1 ]; then lane2+=("${e2es[$i]}"); else lane1+=("${e2es[$i]}"); fi; done
   lane2_pid=""
+  lane2_log=".cache/e2e-lane2-tests-$BINNACLE_E2E_CLUSTER.log"
   if [ ${#lane2[@]} -gt 0 ]; then
-    lane2_cluster="$BINNACLE_E2E_CLUSTER-2"
-    clusters+=("$lane2_cluster")
-    step "start the second e2e lane's control plane"
-    node bin/binnacle.js cluster up --name "$lane2_cluster"
-    step "run ${#lane2[@]} end-to-end test files in the second lane (their output follows the first's)"
-    BINNACLE_E2E_CLUSTER="$lane2_cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$lane2_cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$lane2_cluster") \
-      run_tests "$lane2_tap" 1 "${lane2[@]}" > ".cache/e2e-lane2-tests-$BINNACLE_E2E_CLUSTER.log" 2>&1 &
-    lane2_pid=$!
+    background_lane "$BINNACLE_E2E_CLUSTER-2" "$lane2_tap" "$lane2_log" "second e2e lane's test" "${lane2[@]}"
+    lane2_pid=$lane_pid
   fi
   step "run ${#lane1[@]} end-to-end test files, one at a time"
   run_tests "$tap" 1 "${lane1[@]}" || status=$?
-  if [ -n "$lane2_pid" ]; then
-    wait "$lane2_pid"; lane2_status=$?
-    step "end-to-end tests of the second lane"
-    cat ".cache/e2e-lane2-tests-$BINNACLE_E2E_CLUSTER.log"
-    [ $lane2_status -eq 0 ] || status=$lane2_status
-  fi
+  [ -z "$lane2_pid" ] || finish_lane "$lane2_pid" "$lane2_log" "end-to-end tests of the second lane"
 fi
-if [ -n "$corpus_pid" ]; then
-  wait "$corpus_pid"; corpus_status=$?
-  step "corpus tests"
-  cat .cache/corpus-tests.log
-  [ $corpus_status -eq 0 ] || status=$corpus_status
-fi
+[ -z "$corpus_pid" ] || finish_lane "$corpus_pid" "$corpus_log" "corpus tests"
 set -e
 count() { awk -v k="$1" '$1=="#" && $2==k {n=$3} END {print n+0}' "${@:2}" /dev/null; }
 pass=0; fail=0
