@@ -61,9 +61,9 @@ run_tests() {  # run_tests TAP CONCURRENCY FILE...   (CONCURRENCY "" = node's de
 background_lane() {
   local cluster=$1 out=$2 log=$3 what=$4; shift 4
   clusters+=("$cluster")
-  step "start the control plane of the $what"
+  step "start the control plane for the $what"
   node bin/binnacle.js cluster up --name "$cluster"
-  step "run $# $what files in the background (their output follows the others')"
+  step "run $# files of the $what in the background (their output follows the others')"
   BINNACLE_E2E_CLUSTER="$cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$cluster/kubeconfig" BINNACLE_E2E_REGISTRY=$(registry_of "$cluster") \
     run_tests "$out" 1 "$@" > "$log" 2>&1 &
   lane_pid=$!
@@ -80,7 +80,7 @@ set +e
 corpus_pid=""
 corpus_log=".cache/corpus-tests-$BINNACLE_E2E_CLUSTER.log"
 if [ ${#corpus[@]} -gt 0 ]; then
-  background_lane "$BINNACLE_E2E_CLUSTER-corpus" "$corpus_tap" "$corpus_log" "corpus test" "${corpus[@]}"
+  background_lane "$BINNACLE_E2E_CLUSTER-corpus" "$corpus_tap" "$corpus_log" "corpus tests" "${corpus[@]}"
   corpus_pid=$lane_pid
 fi
 status=0
@@ -99,7 +99,7 @@ if [ ${#e2es[@]} -gt 0 ]; then
   lane2_pid=""
   lane2_log=".cache/e2e-lane2-tests-$BINNACLE_E2E_CLUSTER.log"
   if [ ${#lane2[@]} -gt 0 ]; then
-    background_lane "$BINNACLE_E2E_CLUSTER-2" "$lane2_tap" "$lane2_log" "second e2e lane's test" "${lane2[@]}"
+    background_lane "$BINNACLE_E2E_CLUSTER-2" "$lane2_tap" "$lane2_log" "second e2e lane" "${lane2[@]}"
     lane2_pid=$lane_pid
   fi
   step "run ${#lane1[@]} end-to-end test files, one at a time"
