@@ -18,18 +18,16 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
 import { binDir } from '../../src/cluster/layout.js';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { RunningManager } from '../../src/controllers/manager.js';
 import { appTeamRoleName } from '../../src/controllers/helm-operator.js';
 import { configureHelmEngine } from '../../src/helm/engine.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, startE2eManager, uniqueName } from './env.js';
 
 const run = promisify(execFile);
-const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 const CHART = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
 const HELM = join(binDir(), 'helm');
 const GROUP = 'tenant.e2e.binnacle.dev';
@@ -133,7 +131,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
       env: { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm-config') },
     });
     for (const ns of [teamA, teamB]) await tenantNamespace(ns);
-    manager = await startManager({ client: admin, logger, dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
+    manager = await startE2eManager(admin, work);
     sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 50);
