@@ -20,6 +20,7 @@ import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
 import type { PulledImage } from '../oci/index.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const DIGEST = 'sha256:' + 'c'.repeat(64);
@@ -31,8 +32,8 @@ after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))
 class FakeKube {
   catalog: ClusterCatalog | undefined;
   readonly statusWrites: Record<string, unknown>[] = [];
-  /** Fails the next finalizer patch with this error. */
-  patchError: Error | undefined;
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
 
   client(): KubeClient {
     const c = {
@@ -41,9 +42,8 @@ class FakeKube {
         return Promise.reject(new KubeApiError(404, 'NotFound', `${ref.kind} ${ref.name} not found`));
       },
       patch: (_ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const err = this.patchError;
-        this.patchError = undefined;
-        if (err !== undefined) return Promise.reject(err);
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         if (this.catalog === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'gone'));
         if (patch.metadata.finalizers !== undefined) this.catalog.metadata.finalizers = patch.metadata.finalizers;
         return Promise.resolve(structuredClone(this.catalog));
@@ -76,7 +76,7 @@ async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknow
     apiVersion: API_VERSION,
     kind: 'ClusterCatalog',
     metadata: { name: 'ops', generation: 1, resourceVersion: '1', finalizers: [FINALIZER_CLEANUP] },
-    spec: { source: { type: 'Image', image: { ref: IMAGE } }, ...spec } as ClusterCatalogSpec,
+    spec: { source: { type: 'Image', image: { ref: IMAGE } }, ...spec },
   };
   const registry = new CatalogRegistry();
   const pulls: string[] = [];
@@ -92,7 +92,7 @@ async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknow
     serverUrl: 'http://127.0.0.1:8083',
     retryAfterMs: 7_000,
   });
-  return { kube, registry, storeDir, pulls, reconcile: () => r.reconcile({ name: 'ops' }, { logger } as Parameters<ClusterCatalogReconciler['reconcile']>[1]) };
+  return { kube, registry, storeDir, pulls, reconcile: () => r.reconcile({ key: 'ops', name: 'ops' }, { logger, signal: new AbortController().signal }) };
 }
 
 function condition(status: Record<string, unknown> | undefined, type: string): Condition | undefined {
@@ -130,7 +130,7 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
     test('failure: the finalizer patch fails; the error is thrown for backoff, nothing is pulled or written', async () => {
       const h = await harness({});
       if (h.kube.catalog !== undefined) h.kube.catalog.metadata.finalizers = [];
-      h.kube.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+      h.kube.patchFailure.arm(conflict());
       await assert.rejects(h.reconcile(), /has been modified/);
       assert.deepEqual(h.pulls, []);
       assert.equal(h.kube.statusWrites.length, 0);
@@ -153,7 +153,7 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       const h = await harness({});
       await h.reconcile();
       if (h.kube.catalog !== undefined) h.kube.catalog.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-      h.kube.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+      h.kube.patchFailure.arm(conflict());
       await assert.rejects(h.reconcile(), /has been modified/);
       assert.equal(h.registry.get('ops'), undefined);
     });

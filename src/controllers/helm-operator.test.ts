@@ -16,6 +16,7 @@ import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
 import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const ctx = { logger, signal: new AbortController().signal };
@@ -25,8 +26,8 @@ class FakeKube {
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly applied: string[] = [];
   readonly deleted: string[] = [];
-  /** Fails the next finalizer patch with this error. */
-  patchError: Error | undefined;
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
 
   key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
     return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
@@ -56,9 +57,8 @@ class FakeKube {
         return Promise.resolve(stored);
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const err = this.patchError;
-        this.patchError = undefined;
-        if (err !== undefined) return Promise.reject(err);
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
         return Promise.resolve(live);
@@ -166,7 +166,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
 
   test('Delete step failure: the finalizer patch fails; Ready=False ReconcileError in the one status write, thrown for backoff, nothing served', async () => {
     const { kube, reconciler, started } = setup(hop({}, { finalizers: [] }));
-    kube.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+    kube.patchFailure.arm(conflict());
     await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
     assert.equal(kube.statusWrites.length, 1);
     assert.equal(ready(kube)?.reason, 'ReconcileError');
@@ -196,7 +196,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     const { kube, reconciler } = setup(hop({ deletionPolicy: 'Orphan' }));
     await reconciler.reconcile(req, ctx);
     kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-    kube.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+    kube.patchFailure.arm(conflict());
     const writes = kube.statusWrites.length;
     await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
     assert.equal(kube.statusWrites.length, writes);
