@@ -238,7 +238,7 @@ export class ClusterExtensionReconciler implements Reconciler {
       writeStatus: true,
     };
     // checkUpgradeable: issue 12 §4 (operator-conditions.ts).
-    const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'selectCatalogs', 'resolveBundles', 'checkUpgradeable', 'deploy', 'report']);
+    const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'catalogs', 'resolve', 'checkUpgradeable', 'deploy', 'report']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
@@ -305,7 +305,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** The served catalogs the selector draws from; none yet, or one still loading, is waited for. */
-  selectCatalogs(s: State): Promise<StepOutcome> {
+  catalogs(s: State): Promise<StepOutcome> {
     const selector = s.ce.spec.source.catalog.selector;
     const loading = this.ports.catalogs.stillLoading(selector);
     if (loading.length > 0) {
@@ -342,7 +342,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
-  async resolveBundles(s: State): Promise<StepOutcome> {
+  async resolve(s: State): Promise<StepOutcome> {
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
     // A package is installed once per cluster: a second extension asking for it is refused.
