@@ -11,8 +11,9 @@
  * semver template never links across major versions, so a new major starts without an edge.
  */
 import type semver from 'semver';
-import { isMap, isSeq, parseDocument } from 'yaml';
+import { isMap, isSeq } from 'yaml';
 import { InputError } from '../util/errors.js';
+import { yamlPackage } from '../util/yaml.js';
 import { PROP_PACKAGE, decodePackageProperty, type DeclarativeConfig } from '../declcfg/index.js';
 import { parseStrictSemver } from '../catalog/model.js';
 import { parseSemverTemplate, type Archetype, type SemverTemplate } from './template-semver.js';
@@ -113,7 +114,8 @@ export function addBundleImage(text: string, file: string, archetype: Archetype,
   for (const [a, images] of Object.entries(t.bundles)) {
     if (images.includes(image)) throw new InputError('RELEASE_IMAGE_EXISTS', `the template lists ${image} already (under ${a})`, { file, field: `${a}.bundles` });
   }
-  const doc = parseDocument(text);
+  // Parsed again as a document to edit it in place (parseSemverTemplate checked it already).
+  const doc = yamlPackage().parseDocument(text);
   const section = doc.get(archetype, true);
   if (!isMap(section)) doc.set(archetype, doc.createNode({ bundles: [{ image }] }));
   else {
