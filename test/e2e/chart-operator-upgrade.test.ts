@@ -192,7 +192,13 @@ describe('a chart operator released, upgraded, refused and rolled back', () => {
 
   test('v3 removes a field and changes a default: released the same way, the upgrade is refused by CRD upgrade safety with the reason, and v2 keeps running', async () => {
     const v3 = await release('v3');
-    assert.equal((JSON.parse(v3.stdout) as { replaces: string }).replaces, 'beacon.v1.1.0');
+    const out = JSON.parse(v3.stdout) as { replaces: string; changedDefaults: unknown[] };
+    assert.equal(out.replaces, 'beacon.v1.1.0');
+    // The CRD carries no chart defaults: helm release says what changed, as CRD upgrade safety cannot.
+    assert.deepEqual(out.changedDefaults, [
+      { kind: 'Beacon', path: 'spec.replicaCount', from: 1, to: 2 },
+      { kind: 'Beacon', path: 'spec.service.type', from: 'ClusterIP' },
+    ]);
     await serve(v3.catalog);
     const refused = await eventually(
       'the upgrade to 1.2.0 refused',
@@ -206,7 +212,8 @@ describe('a chart operator released, upgraded, refused and rolled back', () => {
     ).catch(async (err: unknown) => {
       throw new Error(`${String(err)}\n${await h.describeExtension(extension)}`, { cause: err });
     });
-    assert.match(refused.c.message, /spec\.service\.type/, `${refused.c.type}: ${refused.c.message}`);
+    assert.deepEqual([refused.c.type, refused.c.status], ['Progressing', 'True'], `${refused.c.type}: ${refused.c.message}`);
+    assert.match(refused.c.message, /refusing to apply, nothing was changed[\s\S]*\[crd\.field-removed\] \.spec\.service\.type/, refused.c.message);
     console.log(`# refused: ${refused.c.type}=${refused.c.status} ${refused.c.reason}: ${refused.c.message.replace(/\n/g, ' | ')}`);
     assert.match(refused.c.message, /1\.2\.0/, 'the condition names the version refused');
     const ce = await h.extension(extension);

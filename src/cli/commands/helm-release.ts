@@ -63,7 +63,7 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(RELEASE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ releaseChart }, { RegistryClient }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js')]);
+      const [{ releaseChart, describeChangedDefault }, { RegistryClient }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js')]);
       const res = await releaseChart({
         chart,
         kinds: f.kind,
@@ -100,6 +100,7 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
             bundleImage: res.bundleImage,
             catalogImage: res.catalogImage,
             relatedImages: bundle.relatedImages,
+            changedDefaults: res.changedDefaults,
             warnings: bundle.validation.warnings(),
           }),
         );
@@ -111,6 +112,7 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
         `  bundle image:  ${res.bundleImage}`,
         `  catalog image: ${res.catalogImage}`,
         `  related images: ${bundle.relatedImages.map((i) => i.image).join(', ')}`,
+        ...res.changedDefaults.map((d) => `warning: ${describeChangedDefault(d, next.head?.name ?? '')}`),
         ...bundle.notes.map((n) => `note: ${n}`),
       ];
       const warnings = bundle.validation.render();

@@ -24,14 +24,17 @@ import { join } from 'node:path';
 import { validateConfig } from '../../catalog/validate.js';
 import { writeFbcFile } from '../../catalog/write.js';
 import { addBundleImage, imageBundleRenderer, nextBundle, parseSemverTemplate, renderSemverTemplate, type Archetype, type ImageBundleRenderer, type NextBundle, type SemverTemplate } from '../../catalog-render/index.js';
-import { buildBundleImage } from '../../bundle/index.js';
-import { emptyDeclarativeConfig, type DeclarativeConfig } from '../../declcfg/index.js';
+import { buildBundleImage, loadBundleDir } from '../../bundle/index.js';
+import { PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from '../../declcfg/index.js';
 import { buildCatalogImage } from '../../publish/index.js';
 import { isValidImageReference, pullAndUnpack, RegistryClient } from '../../oci/index.js';
 import { InputError, UsageError, ValidationError, errorMessage } from '../../util/errors.js';
 import { helmEngine, HelmError, type HelmEngine } from '../engine.js';
 import { dnsLabel, helmBundle, type HelmBundleOptions, type HelmBundleResult } from '../bundle/index.js';
 import { chartDirectory } from '../bundle/chart-dir.js';
+import { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';
+
+export { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';
 
 export interface HelmReleaseOptions extends Omit<HelmBundleOptions, 'outputDir' | 'channels' | 'defaultChannel' | 'replaces' | 'skipRange' | 'engine'> {
   /** The catalog's `olm.semver` template; rewritten with the new bundle when the release is published. */
@@ -62,6 +65,8 @@ export interface HelmReleaseResult {
   catalogImage: string;
   /** The catalog as published. */
   catalog: DeclarativeConfig;
+  /** Chart defaults changed or removed since the head bundle (which CRD upgrade safety cannot see). */
+  changedDefaults: ChangedDefault[];
 }
 
 const ARCHETYPE_NAMES: readonly string[] = ['stable', 'fast', 'candidate'];
@@ -74,6 +79,13 @@ async function readCatalog(file: string, render: ImageBundleRenderer): Promise<{
   const template = parseSemverTemplate(text, file);
   const empty = Object.values(template.bundles).every((b) => b.length === 0);
   return { text, template, catalog: empty ? emptyDeclarativeConfig() : await renderSemverTemplate(text, file, render) };
+}
+
+/** The `alm-examples` of a bundle of the catalog, from its CSV metadata. */
+function examplesOf(cfg: DeclarativeConfig, name: string): string | undefined {
+  const meta = cfg.bundles.find((b) => b.name === name)?.properties.find((p) => p.type === PROP_CSV_METADATA)?.value as { annotations?: Record<string, unknown> } | undefined;
+  const v = meta?.annotations?.['alm-examples'];
+  return typeof v === 'string' ? v : undefined;
 }
 
 /** The chart's name and version, as Helm loads them. */
@@ -120,6 +132,8 @@ export async function releaseChart(o: HelmReleaseOptions): Promise<HelmReleaseRe
     const outputDir = o.outputDir ?? join(work, 'bundle');
     const bundle = await helmBundle({ ...o, outputDir, version, packageName, channels: [next.channel], defaultChannel: next.channel, engine, ...(next.replaces === undefined ? {} : { replaces: next.replaces }), ...(next.skipRange === undefined ? {} : { skipRange: next.skipRange }) });
     say(`wrote and validated ${bundle.csvName}`);
+    const defaults = next.head === undefined ? [] : changedDefaults(examplesOf(catalog, next.head.name), (await loadBundleDir(outputDir)).csv.annotations['alm-examples']);
+    for (const d of defaults) say(describeChangedDefault(d, next.head?.name ?? ''));
     const tag = `${o.bundleRepository}:v${version.replace(/[^A-Za-z0-9_.-]/g, '-')}`;
     const built = await buildBundleImage(outputDir, { tag, push: true, client, layoutDir: join(work, 'bundle-image') });
     const bundleImage = built.pushed?.ref ?? tag;
@@ -135,7 +149,7 @@ export async function releaseChart(o: HelmReleaseOptions): Promise<HelmReleaseRe
     const catalogImage = cat.pushed ?? o.catalogImage;
     say(`pushed catalog ${o.catalogImage} as ${catalogImage}`);
     await writeFile(o.template, nextText);
-    return { next, bundle, bundleImage, catalogImage, catalog: published };
+    return { next, bundle, bundleImage, catalogImage, catalog: published, changedDefaults: defaults };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
