@@ -122,7 +122,7 @@ export function valueAt(obj: unknown, p: Pointer): unknown {
     if (Array.isArray(at)) {
       const i = indexOf(token, at);
       at = i === undefined ? undefined : at[i];
-    } else at = isRecord(at) ? at[token] : undefined;
+    } else at = isRecord(at) && Object.hasOwn(at, token) ? at[token] : undefined;
     if (at === undefined) return undefined;
   }
   return at;
@@ -140,14 +140,14 @@ export function withoutPointers<T>(obj: T, pointers: readonly Pointer[]): T {
     if (Array.isArray(parent)) {
       const i = indexOf(last, parent);
       if (i !== undefined) parent[i] = GONE;
-    } else if (isRecord(parent)) delete parent[last];
+    } else if (isRecord(parent) && last in parent) parent[last] = GONE;
   }
   return dropMarked(copy) as T;
 }
 
 function dropMarked(v: unknown): unknown {
   if (Array.isArray(v)) return v.filter((x) => x !== GONE).map(dropMarked);
-  if (isRecord(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, dropMarked(x)]));
+  if (isRecord(v)) return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== GONE).map(([k, x]) => [k, dropMarked(x)]));
   return v;
 }
 
