@@ -650,8 +650,12 @@ export class HelmReleaseReconciler implements Reconciler {
     return stop({ requeueAfterMs: s.periodMs });
   }
 
-  /** The Drifted condition and its Events (drift-report.ts), as a BundleDeployment says them. */
+  /**
+   * The Drifted condition and its Events (drift-report.ts), as a BundleDeployment says them; only
+   * when the HelmOperator sets drift rules, so a CR's status otherwise stays helm-operator's.
+   */
   private async driftReport(s: State, result: ApplyResult): Promise<void> {
+    if (this.o.kind.drift === undefined) return void s.conditions.remove(DRIFT_CONDITION);
     const drift = driftOutcome(result, this.o.kind.drift, s.conditions.get(DRIFT_CONDITION)?.message);
     if (drift.condition === undefined) s.conditions.remove(DRIFT_CONDITION);
     else s.conditions.set(DRIFT_CONDITION, drift.condition.status, drift.condition.reason, drift.condition.message);
