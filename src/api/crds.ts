@@ -51,6 +51,25 @@ const bundleSource: Schema = obj(
   ['type'],
 );
 
+/** Drift rules, as Flux helm-controller's driftDetection (validated further by apply/drift-policy.ts). */
+const drift: Schema = obj(
+  {
+    mode: str('Repair drift (default), only report it (Warn: a Drifted condition and an Event), or neither (Off).', { enum: ['Repair', 'Warn', 'Off'] }),
+    ignore: arr(
+      obj(
+        {
+          paths: arr(str(), { minItems: 1, description: 'JSON pointers (RFC 6901), e.g. /spec/replicas.' }),
+          target: obj({ group: str(), kind: str(), name: str(), namespace: str(), labelSelector: obj({ matchLabels: { type: 'object', additionalProperties: { type: 'string' } } }) }),
+        },
+        ['paths'],
+      ),
+      { description: 'Fields left to other writers: neither repaired nor reported; an upgrade that changes one still applies it.' },
+    ),
+  },
+  [],
+  { description: 'What happens when the live objects differ from what was applied.' },
+);
+
 interface PrinterColumn {
   name: string;
   type: string;
@@ -150,6 +169,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       values: freeform('Format helm: the chart values.'),
       crdPolicy: str("Format helm: what to do with the chart's crds/ (default Create, as helm install does).", { enum: ['Skip', 'Create', 'CreateReplace'] }),
       disableHooks: bool('Format helm: run no hooks.'),
+      drift,
     },
     ['source', 'format', 'installNamespace'],
   ),
@@ -200,6 +220,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
       ),
       install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.') }),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
+      drift,
     },
     ['namespace', 'serviceAccount', 'source'],
   ),
@@ -316,6 +337,7 @@ export const HELM_OPERATOR_CRD = crd({
         clusterScopedKinds: arr(str(), { description: 'Cluster-scoped kinds a release may hold: Kind.group, or Kind for the core group.' }),
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
+      drift,
     },
     ['chart', 'kinds'],
   ),

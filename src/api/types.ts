@@ -37,6 +37,23 @@ export interface ClusterCatalog extends KubeObject {
   status?: ClusterCatalogStatus;
 }
 
+// --- drift rules (spec.drift of a BundleDeployment, a ClusterExtension and a HelmOperator) ----
+
+/** Repair drift (the default), only report it (a `Drifted` condition and an Event), or neither. */
+export type DriftMode = 'Repair' | 'Warn' | 'Off';
+
+/** Fields left to other writers (an autoscaler, a CA injector, a webhook): JSON pointers (RFC 6901), on every object or only on those `target` names. */
+export interface DriftIgnoreRule {
+  paths: string[];
+  target?: { group?: string; kind?: string; name?: string; namespace?: string; labelSelector?: { matchLabels?: Record<string, string> } };
+}
+
+/** As Flux helm-controller's `driftDetection`: ignored fields are neither repaired nor reported, but an upgrade that changes one applies it. */
+export interface DriftSpec {
+  mode?: DriftMode;
+  ignore?: DriftIgnoreRule[];
+}
+
 // --- BundleDeployment -------------------------------------------------------------
 
 export type BundleFormat = 'registry+v1' | 'plain' | 'helm';
@@ -79,6 +96,7 @@ export interface BundleDeploymentSpec {
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
   /** Format `helm`: run no hooks. */
   disableHooks?: boolean;
+  drift?: DriftSpec;
 }
 
 export interface BundleDeploymentStatus {
@@ -137,6 +155,8 @@ export interface ClusterExtensionSpec {
   };
   /** How many resolutions `status.history` keeps (default 10). */
   resolutionHistoryLimit?: number;
+  /** Passed to its BundleDeployments. */
+  drift?: DriftSpec;
 }
 
 /** Why a resolution was recorded: first one, spec changed, catalog content changed, or what is installed changed. */
@@ -280,6 +300,8 @@ export interface HelmOperatorSpec {
   };
   /** What deleting the HelmOperator does to its CRs: `Uninstall` their releases (default), or `Orphan` them (CRs and objects stay, unmanaged). */
   deletionPolicy?: 'Uninstall' | 'Orphan';
+  /** For the releases of every custom resource it serves. */
+  drift?: DriftSpec;
 }
 
 export interface HelmOperatorStatus {

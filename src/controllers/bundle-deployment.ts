@@ -12,7 +12,7 @@
  * branch is unit-tested with fakes (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { Applier, ApplyRefusedError, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
+import { Applier, ApplyRefusedError, driftSpecProblems, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
@@ -26,6 +26,7 @@ import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
+import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { RENDERERS, renderBundle, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
@@ -43,6 +44,7 @@ export function specProblems(spec: BundleDeployment['spec']): string[] {
   // The API server keeps free-form fields up to 10,000 levels deep; Binnacle's walkers do not
   // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.
   for (const field of ['config', 'values'] as const) if (nestsDeeperThan(spec[field])) problems.push(`spec.${field}: nests deeper than ${MAX_NESTING} levels`);
+  problems.push(...driftSpecProblems(spec.drift, 'spec.drift'));
   return problems;
 }
 
@@ -368,6 +370,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         adopt: s.bd.spec.adoptExisting === true,
         autoRollback: s.bd.spec.autoRollback !== false,
         keepFailedInstall: s.bd.spec.keepFailedInstall === true,
+        ...(s.bd.spec.drift === undefined ? {} : { drift: s.bd.spec.drift }),
         healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
       });
     } catch (err) {
@@ -399,7 +402,10 @@ export class BundleDeploymentReconciler implements Reconciler {
     s.status.revision = result.removed === undefined ? result.revision : undefined;
     s.status.appliedObjects = result.removed === undefined ? result.applied.map((r) => ({ ...r })) : [];
     s.status.warnings = report.warnings;
-    for (const e of report.events) await this.ports.recordEvent(s.bd, e.type, e.reason, e.message, s.logger);
+    const drift = driftOutcome(result, s.bd.spec.drift, s.conditions.get(DRIFT_CONDITION)?.message);
+    if (drift.condition === undefined) s.conditions.remove(DRIFT_CONDITION);
+    else s.conditions.set(DRIFT_CONDITION, drift.condition.status, drift.condition.reason, drift.condition.message);
+    for (const e of [...report.events, ...drift.events]) await this.ports.recordEvent(s.bd, e.type, e.reason, e.message, s.logger);
     // Skipped objects are applied once their API appears: look again soon.
     const recheck = report.skipped === undefined ? Infinity : SKIPPED_RECHECK_MS;
     if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });

@@ -218,3 +218,18 @@ test("a ServiceAccount in another namespace (a PlatformOperator's shared install
   assert.ok(bd !== undefined);
   assert.deepEqual(installerOf(bd), { namespace: 'apis', name: 'installer' });
 });
+
+test('an extension’s drift rules go to its BundleDeployments, and go when it drops them', () => {
+  const drift = { mode: 'Warn' as const, ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+  const withDrift = ce('nhc', 'node-healthcheck', 'nhc', { drift });
+  const c = new Cluster().add(withDrift);
+  c.resolve(withDrift, nhcSet);
+  assert.deepEqual(c.bds.get('nhc-node-healthcheck')?.spec.drift, drift);
+  assert.deepEqual(c.bds.get('nhc-poison-pill')?.spec.drift, drift);
+  const without = ce('nhc', 'node-healthcheck');
+  c.add(without);
+  const changes = c.resolve(without, nhcSet.map((b) => ({ ...b, installed: true })));
+  // As for install options: an installed dependency is not re-specced, the extension's own package is.
+  assert.deepEqual(changes.apply.map((b) => b.metadata.name), ['nhc-node-healthcheck']);
+  assert.equal(c.bds.get('nhc-node-healthcheck')?.spec.drift, undefined);
+});

@@ -140,6 +140,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
     if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
     if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
     if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
+    setDrift(spec, ce);
     return spec;
   }
   const spec: BundleDeploymentSpec = {
@@ -155,7 +156,14 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
   if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
+  setDrift(spec, ce);
   return spec;
+}
+
+/** The extension's drift rules govern its BundleDeployments (all of them: the rules' targets say which objects); none set, none passed. */
+function setDrift(spec: BundleDeploymentSpec, ce: ClusterExtension): void {
+  if (ce.spec.drift === undefined) delete spec.drift;
+  else spec.drift = structuredClone(ce.spec.drift);
 }
 
 function withNeed(needs: readonly Need[], extension: string, role: NeedRole): Need[] {

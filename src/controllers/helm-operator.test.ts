@@ -147,6 +147,17 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.equal(kube.applied.length, 0, 'no CRD either');
   });
 
+  test('its drift rules reach every kind it serves; bad ones are refused naming the field, and nothing is served', async () => {
+    const drift = { ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+    const good = setup(hop({ drift }));
+    await good.reconciler.reconcile(req, ctx);
+    assert.deepEqual(good.started[0]?.drift, drift);
+    const bad = setup(hop({ drift: { mode: 'Never' as never, ignore: [{ paths: ['/metadata/ownerReferences'] }] } }));
+    assert.deepEqual(await bad.reconciler.reconcile(req, ctx), { failed: true });
+    assert.equal(bad.started.length, 0);
+    assert.deepEqual([ready(bad.kube)?.reason, ready(bad.kube)?.message], ['InvalidSpec', 'spec.drift.mode: must be one of Repair, Warn, Off (got "Never"); spec.drift.ignore[0].paths[0]: /metadata/ownerReferences cannot be ignored: it holds the owner references Binnacle sets']);
+  });
+
   test('a CRD another owner holds is never overwritten', async () => {
     const { kube, reconciler, started } = setup(hop());
     kube.put({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gateways.example.com', labels: { [HELM_OPERATOR_LABEL]: 'someone-else' } } });

@@ -24,7 +24,7 @@ import { isNotFound } from '../kube/errors.js';
 import type { ControllerMetrics } from '../kube/metrics.js';
 import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../api/app-team-role.js';
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
-import { describeOwner } from '../apply/index.js';
+import { describeOwner, driftSpecProblems } from '../apply/index.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
@@ -154,6 +154,12 @@ export class HelmOperatorReconciler implements Reconciler {
 
   /** Once, releases fell back to the manager's own identity: no longer. Nothing is served until the operator names one. */
   async identity(s: OperatorState): Promise<StepOutcome> {
+    const drift = driftSpecProblems(s.hop.spec.drift, 'spec.drift');
+    if (drift.length > 0) {
+      await this.stopOperator(s.hop.metadata.name ?? '');
+      s.conditions.set('Ready', false, 'InvalidSpec', drift.join('; '));
+      return stop({ failed: true });
+    }
     if (s.hop.spec.serviceAccount !== undefined) return CONTINUE;
     await this.stopOperator(s.hop.metadata.name ?? '');
     s.conditions.set('Ready', false, 'ServiceAccountRequired', "spec.serviceAccount is required: name the ServiceAccount each release acts as (in its custom resource's namespace; with namespace, one for all); releases never act as the manager");
@@ -260,7 +266,7 @@ export class HelmOperatorReconciler implements Reconciler {
       }
     }
     for (const [key, k] of wanted) {
-      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects });
+      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift });
       const current = op.kinds.get(key);
       if (current !== undefined && current.spec === spec) {
         if (chartChanged) current.running.enqueueAll();
@@ -305,6 +311,7 @@ export class HelmOperatorReconciler implements Reconciler {
       ...(period === undefined ? {} : { reconcilePeriodMs: period }),
       ...(k.crdPolicy === undefined ? {} : { crdPolicy: k.crdPolicy }),
       ...(k.watchDependentResources === undefined ? {} : { watchDependentResources: k.watchDependentResources }),
+      ...(hop.spec.drift === undefined ? {} : { drift: hop.spec.drift }),
     };
   }
 

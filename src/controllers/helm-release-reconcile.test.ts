@@ -81,6 +81,8 @@ interface FakeRelease {
   applyRevision: number;
   /** What the next apply answers instead: a refusal (thrown) or a failed release. */
   applyOutcome?: Error | { failed: string };
+  /** What the next apply answers of drift. */
+  drift?: ApplyResult['drift'];
 }
 
 /** A recorded revision of the release `pg` in team-a. */
@@ -102,7 +104,8 @@ class FakeApplier implements ReleaseApplier {
     const outcome = this.release.applyOutcome;
     if (outcome instanceof Error) return Promise.reject(outcome);
     if (outcome !== undefined) return Promise.resolve({ revision: this.release.applyRevision, status: 'failed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: outcome.failed });
-    return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '' });
+    const drift = this.release.drift;
+    return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '', ...(drift === undefined ? {} : { drift }) });
   }
   uninstall(): Promise<{ deleted: ObjectRef[] }> {
     this.uninstalled.push(this.who);
@@ -561,5 +564,16 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
     assert.deepEqual(['true', 'True', 'TRUE', 't', '1', 'yes', 'false', '', undefined].map(annotationTrue), [true, true, true, true, true, false, false, false, false]);
     assert.equal(goQuote('a"b\\c\n\x07\x01é'), '"a\\"b\\\\c\\n\\a\\x01é"');
     assert.equal(overrideValuesMessage('a.b', 'x', false), 'Chart value "a.b" overridden to "x" by operator\'s watches.yaml');
+  });
+
+  test("its HelmOperator's drift rules reach the applier, and Warn's finding is a Drifted condition and an Event on the CR", async () => {
+    const drift = { mode: 'Warn' as const, ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+    const { kube, release, appliers, reconciler, events } = setup({ kind: { drift } });
+    release.drift = { mode: 'Warn', drifted: [{ apiVersion: 'v1', kind: 'Secret', name: 'creds', namespace: 'team-a', state: 'changed', fields: [{ path: 'data.password', hidden: true }] }] };
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(appliers[0]?.applied[0]?.req.drift, drift);
+    const drifted = condition(kube, 'Drifted');
+    assert.deepEqual([drifted?.status, drifted?.reason, drifted?.message], ['True', 'DriftDetected', 'drift left in place (spec.drift.mode Warn): Secret team-a/creds: data.password (values hidden)']);
+    assert.deepEqual(events.map((e) => [e.type, e.reason, e.obj.metadata.name]), [['Warning', 'DriftDetected', 'pg']]);
   });
 });

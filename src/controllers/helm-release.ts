@@ -36,6 +36,8 @@ import type { DryRunOption } from '../helm/watches.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
+import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
+import type { DriftSpec } from '../api/types.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -97,6 +99,8 @@ export interface HelmKind {
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
   /** Re-queue a CR when an object of its release changes or goes (helm-operator's default: true). */
   watchDependentResources?: boolean;
+  /** Its HelmOperator's drift rules, for every release of the kind. */
+  drift?: DriftSpec;
   /** The OverrideValuesInUse event says a value was overridden without printing it (`--suppress-override-values`). */
   suppressOverrideValues?: boolean;
   /**
@@ -597,6 +601,7 @@ export class HelmReleaseReconciler implements Reconciler {
         disableHooks,
         force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
         rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
+        ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
         // its objects are applied; a rollout is the workloads' own status to report, and waiting
@@ -629,10 +634,23 @@ export class HelmReleaseReconciler implements Reconciler {
       const what = skipped.map((x) => `${describeRef(x.object)} (${x.reason})`).join('; ');
       s.conditions.set(SKIPPED_CONDITION, true, 'APINotServed', `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} of optional APIs the cluster does not serve, applied once it does: ${what}`);
     }
+    await this.driftReport(s, result);
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
     s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
     return stop({ requeueAfterMs: s.periodMs });
+  }
+
+  /**
+   * The Drifted condition and its Events (drift-report.ts), as a BundleDeployment says them; only
+   * when the HelmOperator sets drift rules, so a CR's status otherwise stays helm-operator's.
+   */
+  private async driftReport(s: State, result: ApplyResult): Promise<void> {
+    if (this.o.kind.drift === undefined) return void s.conditions.remove(DRIFT_CONDITION);
+    const drift = driftOutcome(result, this.o.kind.drift, s.conditions.get(DRIFT_CONDITION)?.message);
+    if (drift.condition === undefined) s.conditions.remove(DRIFT_CONDITION);
+    else s.conditions.set(DRIFT_CONDITION, drift.condition.status, drift.condition.reason, drift.condition.message);
+    for (const e of drift.events) await this.ports.event(s.cr, e.type, e.reason, e.message, s.logger);
   }
 
   /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */
