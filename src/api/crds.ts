@@ -172,6 +172,20 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
   ],
 });
 
+const approvalMode = str('Manual: a newer version waits until the digest of its plan (status.pendingPlan) is approved by the binnacle.dev/approved-plan annotation.', { enum: ['Automatic', 'Manual'] });
+
+/** `PendingPlan` (approval.ts): what an upgrade awaiting approval would do. */
+const pendingPlan = obj({
+  digest: str('sha256 of what the upgrade would do; approve it with the binnacle.dev/approved-plan annotation.'),
+  changes: arr(obj({ name: str(), package: str(), from: str(), to: str(), ref: str(), digest: str() })),
+  objects: obj({ create: int(), update: int(), delete: int(), unchanged: int(), changed: arr(str()) }),
+  crdSafety: arr(obj({ crd: str(), safe: bool(), problems: arr(str()) })),
+  missingPermissions: arr(str()),
+  supersedes: str('The unapproved plan this one replaced.'),
+  since: str(undefined, { format: 'date-time' }),
+  message: str(),
+});
+
 const resolvedBundle = obj({ name: str(), package: str(), version: str(), image: str(), catalog: str() });
 
 export const CLUSTER_EXTENSION_CRD = crd({
@@ -198,8 +212,9 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.') }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
+      upgradeApproval: approvalMode,
     },
     ['namespace', 'serviceAccount', 'source'],
   ),
@@ -227,6 +242,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
       ),
       { description: 'The last resolutions, newest last.' },
     ),
+    pendingPlan,
   }),
   columns: [
     { name: 'Package', type: 'string', jsonPath: '.spec.source.catalog.packageName' },
@@ -234,6 +250,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
     { name: 'Version', type: 'string', jsonPath: '.status.install.bundle.version' },
     conditionColumn('Installed'),
     conditionColumn('Progressing'),
+    { name: 'Pending Plan', type: 'string', jsonPath: '.status.pendingPlan.digest', priority: 1 },
   ],
 });
 
@@ -316,6 +333,7 @@ export const HELM_OPERATOR_CRD = crd({
         clusterScopedKinds: arr(str(), { description: 'Cluster-scoped kinds a release may hold: Kind.group, or Kind for the core group.' }),
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
+      upgradeApproval: approvalMode,
     },
     ['chart', 'kinds'],
   ),
@@ -324,6 +342,7 @@ export const HELM_OPERATOR_CRD = crd({
     observedGeneration: int(),
     chart: obj({ name: str(), version: str(), digest: str() }),
     kinds: arr(obj({ kind: str(), crd: str(), schema: str(), warnings: int() })),
+    pendingPlan,
   }),
   columns: [
     conditionColumn('Ready'),

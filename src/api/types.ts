@@ -3,6 +3,7 @@
  * checked at the boundary by `validate.ts`; controllers only see checked values.
  */
 import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import type { ApprovalMode, PendingPlan } from './approval.js';
 
 export const GROUP = 'binnacle.dev';
 export const VERSION = 'v1alpha1';
@@ -134,9 +135,12 @@ export interface ClusterExtensionSpec {
     autoRollback?: boolean;
     /** Keep a failed first install for debugging instead of removing it. */
     keepFailedInstall?: boolean;
+    approval?: ApprovalMode;
   };
   /** How many resolutions `status.history` keeps (default 10). */
   resolutionHistoryLimit?: number;
+  /** `Manual`: a new bundle version waits for its plan's approval (`approval.ts`); `install.approval` asks the same of a first install. */
+  upgradeApproval?: ApprovalMode;
 }
 
 /** Why a resolution was recorded: first one, spec changed, catalog content changed, or what is installed changed. */
@@ -166,6 +170,7 @@ export interface ClusterExtensionStatus {
   resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string; notices?: string[] };
   /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
   history?: ResolutionRecord[];
+  pendingPlan?: PendingPlan;
 }
 
 export interface ClusterExtension extends KubeObject {
@@ -280,6 +285,8 @@ export interface HelmOperatorSpec {
   };
   /** What deleting the HelmOperator does to its CRs: `Uninstall` their releases (default), or `Orphan` them (CRs and objects stay, unmanaged). */
   deletionPolicy?: 'Uninstall' | 'Orphan';
+  /** `Manual`: a new chart version in range waits for its plan's approval (`approval.ts`). */
+  upgradeApproval?: ApprovalMode;
 }
 
 export interface HelmOperatorStatus {
@@ -287,6 +294,7 @@ export interface HelmOperatorStatus {
   observedGeneration?: number;
   chart?: { name: string; version: string; digest: string };
   kinds?: { kind: string; crd: string; schema: string; warnings?: number }[];
+  pendingPlan?: PendingPlan;
 }
 
 export interface HelmOperator extends KubeObject {
