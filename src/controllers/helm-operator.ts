@@ -14,7 +14,10 @@
  * Deleting a HelmOperator uninstalls its CRs' releases (or orphans them, by `deletionPolicy`)
  * before its finalizer goes, so no CR or namespace is left Terminating.
  *
- * Steps: Get → (Delete) → Identity → FetchChart → Schemas+CRDs → Serve kinds → Status.
+ * With `spec.upgradeApproval: Manual` a new chart version in range waits for the approval of
+ * its plan's digest (`upgrade-approval.ts`); meanwhile the chart served before keeps serving.
+ *
+ * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -26,9 +29,11 @@ import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
 import { describeOwner } from '../apply/index.js';
 import type { KubeObject } from '../kube/types.js';
-import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
+import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import type { PendingPlan } from '../api/approval.js';
+import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type Step, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
@@ -69,7 +74,7 @@ interface OperatorState {
   logger: Logger;
   conditions: Conditions;
   pollMs: number;
-  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[] };
+  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[]; pendingPlan?: PendingPlan };
   writeStatus: boolean;
   fetched?: FetchedChart;
   charts?: ChartDescription[];
@@ -178,12 +183,45 @@ export class HelmOperatorReconciler implements Reconciler {
             : undefined;
       if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
       s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger });
+      s.fetched = await this.heldForApproval(s, ref, s.fetched);
       s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
       return CONTINUE;
     } catch (err) {
       s.conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
       return stop({ requeueAfterMs: Math.min(s.pollMs, 60_000) });
     }
+  }
+
+  /**
+   * issue 31 §1: under Manual approval, a chart other than the one served (by digest) is served
+   * only once the digest of its plan is approved; until then the chart served before is
+   * fetched again by its exact version (and must still have its digest) and keeps serving.
+   * The plan is the chart change itself: the chart digests pin every manifest it renders for
+   * a CR's values, which are the app team's and not held back.
+   */
+  private async heldForApproval(s: OperatorState, ref: OciChartRef | RepoChartRef, fetched: FetchedChart): Promise<FetchedChart> {
+    const current = s.hop.status?.chart;
+    if (s.hop.spec.upgradeApproval !== 'Manual' || current === undefined || current.digest === fetched.digest) return fetched;
+    const to = { name: fetched.name, version: fetched.version, digest: fetched.digest };
+    const planned = { digest: planDigest({ chart: { from: current, to } }), changes: [{ name: fetched.name, from: current.version, to: fetched.version, ref: ref.type === 'oci' ? ref.ref : `${ref.url} ${ref.chart}`, digest: fetched.digest }] };
+    const decision = decideApproval({
+      planned,
+      approved: approvedDigest(s.hop),
+      previous: s.hop.status?.pendingPlan,
+      now: new Date(),
+      what: `the upgrade of chart ${fetched.name} from ${current.version} to ${fetched.version}`,
+      approveCommand: `binnacle approve ${s.hop.metadata.name ?? ''} --helm-operator`,
+    });
+    if (decision.approved) {
+      s.logger.info({ digest: planned.digest, version: fetched.version }, 'approved plan: upgrading the chart');
+      return fetched;
+    }
+    s.status.pendingPlan = decision.pending;
+    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, { cacheDir: this.o.cacheDir, logger: s.logger });
+    if (kept.digest !== current.digest) {
+      throw new BinnacleError('transient', 'HELM_CHART_CHANGED', `chart ${current.name} ${current.version} served before now has digest ${kept.digest}, not ${current.digest}, so it cannot be kept while ${decision.message}`);
+    }
+    return kept;
   }
 
   private async inspectStep(s: OperatorState): Promise<StepOutcome> {
@@ -245,7 +283,8 @@ export class HelmOperatorReconciler implements Reconciler {
     const fetched = s.fetched;
     if (fetched === undefined) return Promise.resolve(stop());
     this.serve(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
-    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}`);
+    const pending = s.status.pendingPlan === undefined ? '' : `; ${s.status.pendingPlan.message}`;
+    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}${pending}`);
     return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
   }
 
