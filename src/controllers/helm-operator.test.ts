@@ -234,7 +234,7 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     return { kube, registry, fetches, reconcile, live, served };
   }
   const chartOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.chart as { version: string } | undefined;
-  const pendingOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[] } | undefined;
+  const pendingOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[]; crdSafety?: unknown[] } | undefined;
 
   test('Manual: a new chart version keeps the served one (fetched again by its exact version) with the plan in status, until its digest is approved', async () => {
     const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
@@ -248,6 +248,7 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     const pending = pendingOf(t.kube);
     assert.deepEqual(pending?.changes.map((c) => [c.from, c.to]), [['1.0.0', '1.1.0']]);
     assert.match(pending?.digest ?? '', /^sha256:[0-9a-f]{64}$/);
+    assert.deepEqual(pending?.crdSafety, [{ crd: 'gateways.example.com', safe: true }], 'the kinds\' CRDs the new chart makes, judged against those served');
     assert.match(ready(t.kube)?.message ?? '', /serving Gateway with pg 1\.0\.0; the upgrade of chart pg from 1\.0\.0 to 1\.1\.0 awaits approval of plan sha256:[0-9a-f]{64} \(binnacle approve pg --helm-operator --digest/);
     await t.reconcile();
     assert.equal(pendingOf(t.kube)?.digest, pending?.digest, 'a re-poll keeps the digest');

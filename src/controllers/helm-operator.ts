@@ -28,6 +28,7 @@ import type { ControllerMetrics } from '../kube/metrics.js';
 import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../api/app-team-role.js';
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
 import { describeOwner } from '../apply/index.js';
+import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
@@ -99,6 +100,28 @@ interface ServedOperator {
 }
 
 const DEFAULT_POLL_MINUTES = 10;
+
+/** Each kind's CRD, its spec schema from the values of the chart (or subchart) serving it. */
+async function kindCrds(hop: HelmOperator, fetched: FetchedChart, charts: readonly ChartDescription[]): Promise<{ k: HelmOperatorKindSpec; crd: KubeObject; schema: { source: string; warnings: unknown[] } }[]> {
+  const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+  const root = charts[0]?.path ?? fetched.name;
+  return hop.spec.kinds.map((k) => {
+    const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
+    const desc = charts.find((c) => c.path === path);
+    if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
+    const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
+    const crd = crdForChart({
+      group: k.group,
+      version: k.version,
+      kind: k.kind,
+      plural: k.plural ?? pluralForKind(k.kind),
+      scope: 'Namespaced',
+      spec: schema.schema,
+      description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
+    });
+    return { k, crd, schema };
+  });
+}
 
 /** The ClusterRole for app teams that a HelmOperator makes for its kinds. */
 export function appTeamRoleName(helmOperator: string): string {
@@ -196,14 +219,17 @@ export class HelmOperatorReconciler implements Reconciler {
    * issue 31 §1: under Manual approval, a chart other than the one served (by digest) is served
    * only once the digest of its plan is approved; until then the chart served before is
    * fetched again by its exact version (and must still have its digest) and keeps serving.
-   * The plan is the chart change itself: the chart digests pin every manifest it renders for
-   * a CR's values, which are the app team's and not held back.
+   * The plan is the chart change (its digests pin every manifest it renders for a CR's values,
+   * which are the app team's and not held back) with the kinds' CRDs the new chart makes and
+   * their upgrade-safety verdicts against the CRDs served now.
    */
   private async heldForApproval(s: OperatorState, ref: OciChartRef | RepoChartRef, fetched: FetchedChart): Promise<FetchedChart> {
     const current = s.hop.status?.chart;
     if (s.hop.spec.upgradeApproval !== 'Manual' || current === undefined || current.digest === fetched.digest) return fetched;
     const to = { name: fetched.name, version: fetched.version, digest: fetched.digest };
-    const planned = { digest: planDigest({ chart: { from: current, to } }), changes: [{ name: fetched.name, from: current.version, to: fetched.version, ref: ref.type === 'oci' ? ref.ref : `${ref.url} ${ref.chart}`, digest: fetched.digest }] };
+    const crds = await kindCrds(s.hop, fetched, await this.ports.inspect(fetched.path));
+    const crdSafety = await this.crdVerdicts(crds.map((c) => c.crd));
+    const planned = { digest: planDigest({ chart: { from: current, to }, crds: crds.map((c) => c.crd), crdSafety }), crdSafety, changes: [{ name: fetched.name, from: current.version, to: fetched.version, ref: ref.type === 'oci' ? ref.ref : `${ref.url} ${ref.chart}`, digest: fetched.digest }] };
     const decision = decideApproval({
       planned,
       approved: approvedDigest(s.hop),
@@ -224,6 +250,18 @@ export class HelmOperatorReconciler implements Reconciler {
     return kept;
   }
 
+  /** The CRD-safety verdict of each CRD that exists already, as the applier would judge the change. */
+  private async crdVerdicts(crds: readonly KubeObject[]): Promise<{ crd: string; safe: boolean; problems?: string[] }[]> {
+    const out: { crd: string; safe: boolean; problems?: string[] }[] = [];
+    for (const crd of crds) {
+      const live = await this.o.client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd.metadata.name ?? '' });
+      if (live === undefined) continue;
+      const problems = checkCrdUpgrade(live, crd).errors().map((p) => `${p.message} (${p.rule})`);
+      out.push({ crd: crd.metadata.name ?? '', safe: problems.length === 0, ...(problems.length === 0 ? {} : { problems }) });
+    }
+    return out;
+  }
+
   private async inspectStep(s: OperatorState): Promise<StepOutcome> {
     if (s.fetched === undefined) return stop();
     try {
@@ -239,28 +277,14 @@ export class HelmOperatorReconciler implements Reconciler {
   private async crdStep(s: OperatorState): Promise<StepOutcome> {
     const { fetched, charts } = s;
     if (fetched === undefined || charts === undefined) return stop();
-    const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+    const { pluralForKind } = await import('../helm/schema/index.js');
     const hopName = s.hop.metadata.name ?? '';
-    const root = charts[0]?.path ?? fetched.name;
     const kinds: KindStatus[] = [];
     s.status.kinds = kinds;
     try {
       // The app-team role first: a kind no team may be given is refused before anything is made.
       const role = this.appTeamRole(s.hop, s.hop.spec.kinds.map((k) => ({ group: k.group, plural: k.plural ?? pluralForKind(k.kind) })));
-      for (const k of s.hop.spec.kinds) {
-        const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
-        const desc = charts.find((c) => c.path === path);
-        if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
-        const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
-        const crd = crdForChart({
-          group: k.group,
-          version: k.version,
-          kind: k.kind,
-          plural: k.plural ?? pluralForKind(k.kind),
-          scope: 'Namespaced',
-          spec: schema.schema,
-          description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
-        });
+      for (const { k, crd, schema } of await kindCrds(s.hop, fetched, charts)) {
         const crdName = crd.metadata.name ?? '';
         await this.assertCrdIsOurs(crdName, hopName);
         await this.o.client.apply({ ...crd, metadata: { ...crd.metadata, labels: { ...(crd.metadata.labels ?? {}), [HELM_OPERATOR_LABEL]: hopName } } }, { force: true });

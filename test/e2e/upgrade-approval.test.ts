@@ -251,6 +251,7 @@ describe('HelmOperator on manual approval', () => {
     const plan1 = first.status?.pendingPlan as PendingPlan;
     assert.equal(first.status?.chart?.version, '3.8.0', 'the chart served before keeps serving');
     assert.equal(await releaseChart(), 'prometheus-pushgateway-3.8.0');
+    assert.deepEqual(plan1.crdSafety?.map((c) => [c.crd, c.safe]), [[`pushgateways.${GROUP}`, true]], 'the kind\'s CRD from the new chart, judged against the one served');
 
     await pushChart('3.8.2');
     const second = await hopUntil('a plan to 3.8.2 superseding it', (h) => h.status?.pendingPlan?.changes[0]?.to === '3.8.2');
