@@ -192,6 +192,20 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
   ],
 });
 
+const approvalMode = str('Manual: a newer version waits until the digest of its plan (status.pendingPlan) is approved by the binnacle.dev/approved-plan annotation.', { enum: ['Automatic', 'Manual'] });
+
+/** `PendingPlan` (approval.ts): what an upgrade awaiting approval would do. */
+const pendingPlan = obj({
+  digest: str('sha256 of what the upgrade would do; approve it with the binnacle.dev/approved-plan annotation.'),
+  changes: arr(obj({ name: str(), package: str(), from: str(), to: str(), ref: str(), digest: str() })),
+  objects: obj({ create: int(), update: int(), delete: int(), unchanged: int(), changed: arr(str()) }),
+  crdSafety: arr(obj({ crd: str(), safe: bool(), problems: arr(str()) })),
+  missingPermissions: arr(str()),
+  supersedes: str('The unapproved plan this one replaced.'),
+  since: str(undefined, { format: 'date-time' }),
+  message: str(),
+});
+
 const resolvedBundle = obj({ name: str(), package: str(), version: str(), image: str(), catalog: str() });
 
 export const CLUSTER_EXTENSION_CRD = crd({
@@ -218,9 +232,10 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.') }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
       drift,
+      upgradeApproval: approvalMode,
     },
     ['namespace', 'serviceAccount', 'source'],
   ),
@@ -248,6 +263,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
       ),
       { description: 'The last resolutions, newest last.' },
     ),
+    pendingPlan,
   }),
   columns: [
     { name: 'Package', type: 'string', jsonPath: '.spec.source.catalog.packageName' },
@@ -255,6 +271,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
     { name: 'Version', type: 'string', jsonPath: '.status.install.bundle.version' },
     conditionColumn('Installed'),
     conditionColumn('Progressing'),
+    { name: 'Pending Plan', type: 'string', jsonPath: '.status.pendingPlan.digest', priority: 1 },
   ],
 });
 
@@ -338,6 +355,7 @@ export const HELM_OPERATOR_CRD = crd({
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
       drift,
+      upgradeApproval: approvalMode,
     },
     ['chart', 'kinds'],
   ),
@@ -346,6 +364,7 @@ export const HELM_OPERATOR_CRD = crd({
     observedGeneration: int(),
     chart: obj({ name: str(), version: str(), digest: str() }),
     kinds: arr(obj({ kind: str(), crd: str(), schema: str(), warnings: int() })),
+    pendingPlan,
   }),
   columns: [
     conditionColumn('Ready'),

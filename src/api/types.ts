@@ -3,6 +3,7 @@
  * checked at the boundary by `validate.ts`; controllers only see checked values.
  */
 import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import type { ApprovalMode, PendingPlan } from './approval.js';
 
 export const GROUP = 'binnacle.dev';
 export const VERSION = 'v1alpha1';
@@ -152,11 +153,14 @@ export interface ClusterExtensionSpec {
     autoRollback?: boolean;
     /** Keep a failed first install for debugging instead of removing it. */
     keepFailedInstall?: boolean;
+    approval?: ApprovalMode;
   };
   /** How many resolutions `status.history` keeps (default 10). */
   resolutionHistoryLimit?: number;
   /** Passed to its BundleDeployments. */
   drift?: DriftSpec;
+  /** `Manual`: a new bundle version waits for its plan's approval (`approval.ts`); `install.approval` asks the same of a first install. */
+  upgradeApproval?: ApprovalMode;
 }
 
 /** Why a resolution was recorded: first one, spec changed, catalog content changed, or what is installed changed. */
@@ -186,6 +190,7 @@ export interface ClusterExtensionStatus {
   resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string; notices?: string[] };
   /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
   history?: ResolutionRecord[];
+  pendingPlan?: PendingPlan;
 }
 
 export interface ClusterExtension extends KubeObject {
@@ -302,6 +307,8 @@ export interface HelmOperatorSpec {
   deletionPolicy?: 'Uninstall' | 'Orphan';
   /** For the releases of every custom resource it serves. */
   drift?: DriftSpec;
+  /** `Manual`: a new chart version in range waits for its plan's approval (`approval.ts`). */
+  upgradeApproval?: ApprovalMode;
 }
 
 export interface HelmOperatorStatus {
@@ -309,6 +316,7 @@ export interface HelmOperatorStatus {
   observedGeneration?: number;
   chart?: { name: string; version: string; digest: string };
   kinds?: { kind: string; crd: string; schema: string; warnings?: number }[];
+  pendingPlan?: PendingPlan;
 }
 
 export interface HelmOperator extends KubeObject {

@@ -13,13 +13,16 @@
  * How the installed state is read (caches that have caught up with this manager's own writes,
  * or the API server) is `installed-state-reader.ts`.
  *
- * Steps: HandleFinalizer → Validate → Tidy → Catalogs → Resolve → CheckUpgradeable → Deploy →
- * Report. Steps change only the reconcile's state (and the BundleDeployments, through the
+ * Steps: HandleFinalizer → Validate → Tidy → Catalogs → Resolve → CheckUpgradeable → Approve →
+ * Deploy → Report. Approve holds a change back until its plan is approved, under
+ * `spec.upgradeApproval: Manual` (`upgrade-approval.ts`). Steps change only the reconcile's state (and the BundleDeployments, through the
  * writer port); status is written once, at the end, and only when it changed. Everything the
  * steps reach outside is a port (catalogs, resolver, cluster facts, OperatorConditions, the
  * installed-state view, the BundleDeployment writer, the clock), so each branch is unit-tested
  * with in-memory fakes (`cluster-extension-reconcile.test.ts`).
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { matchesSelector } from '../api/catalog-selector.js';
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
@@ -38,6 +41,7 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
 import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
 import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
+import { approvalNeeded, approvedDigest, decideApproval, extensionPlanner, type ExtensionPlanInput, type PlannedChange } from './upgrade-approval.js';
 import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from './resolution-history.js';
 
 export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
@@ -73,6 +77,8 @@ export interface ClusterExtensionPorts {
   /** The extension and everything installed, as fresh as this manager's own writes. */
   installed: InstalledStateView;
   deployments: BundleDeploymentWriter;
+  /** The plan of a change awaiting approval (`upgrade-approval.ts`); by default `binnacle plan`'s, on a dry-run client. */
+  planChange(input: ExtensionPlanInput): Promise<PlannedChange>;
   clock(): Date;
 }
 
@@ -96,6 +102,8 @@ export interface ClusterExtensionReconcilerOptions {
    * reconcile lists both from the API server.
    */
   caches?: InstalledCaches;
+  /** Where the default planner caches the bundle images it pulls to plan a change awaiting approval; default: a directory under the OS's temp dir. */
+  planCacheDir?: string;
   ports?: Partial<ClusterExtensionPorts>;
 }
 
@@ -159,7 +167,7 @@ interface State {
   notices: string[];
   changes: ExtensionChanges | undefined;
   /** `status` besides conditions, as this reconcile leaves it. */
-  status: Pick<ClusterExtensionStatus, 'install' | 'resolution' | 'history'>;
+  status: Pick<ClusterExtensionStatus, 'install' | 'resolution' | 'history' | 'pendingPlan'>;
   /** False while the extension is being deleted: status stays as it was unless a step fails. */
   writeStatus: boolean;
 }
@@ -188,13 +196,14 @@ function defaultPorts(o: ClusterExtensionReconcilerOptions, catalogs: CatalogAcc
         await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
       },
     },
+    planChange: extensionPlanner(client, { cacheDir: o.planCacheDir ?? join(tmpdir(), 'binnacle-plans') }),
     clock: () => new Date(),
   };
 }
 
 /** The status fields this reconciler writes, from what an extension holds now. */
 function writtenStatus(status: ClusterExtensionStatus | undefined): Record<string, unknown> {
-  return { install: status?.install, resolution: status?.resolution, history: status?.history, conditions: status?.conditions ?? [], observedGeneration: status?.observedGeneration };
+  return { install: status?.install, resolution: status?.resolution, history: status?.history, pendingPlan: status?.pendingPlan, conditions: status?.conditions ?? [], observedGeneration: status?.observedGeneration };
 }
 
 export class ClusterExtensionReconciler implements Reconciler {
@@ -236,11 +245,11 @@ export class ClusterExtensionReconciler implements Reconciler {
       chosen: [],
       notices: [],
       changes: undefined,
-      status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }) },
+      status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }), ...(ce.status?.pendingPlan === undefined ? {} : { pendingPlan: ce.status.pendingPlan }) },
       writeStatus: true,
     };
-    // checkUpgradeable: issue 12 §4 (operator-conditions.ts).
-    const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'catalogs', 'resolve', 'checkUpgradeable', 'deploy', 'report']);
+    // checkUpgradeable: issue 12 §4 (operator-conditions.ts); approve: issue 31 §1 (upgrade-approval.ts).
+    const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'catalogs', 'resolve', 'checkUpgradeable', 'approve', 'deploy', 'report']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
@@ -389,6 +398,39 @@ export class ClusterExtensionReconciler implements Reconciler {
     if (blockers.length === 0) return CONTINUE;
     s.conditions.set('Progressing', true, 'UpgradeBlocked', blockers.map((b) => b.message).join('; '));
     return stop({ requeueAfterMs: 10_000 });
+  }
+
+  /**
+   * issue 31 §1 (upgrade-approval.ts): under Manual approval, a change of the set waits until
+   * the digest of its plan is approved; meanwhile what is installed keeps running and status
+   * shows the plan. The approval of a plan superseded before it was applied lets nothing through.
+   */
+  async approve(s: State): Promise<StepOutcome> {
+    const change = approvalNeeded(s.ce, s.installed, s.chosen);
+    if (change === undefined) {
+      delete s.status.pendingPlan;
+      return CONTINUE;
+    }
+    const planned = await this.ports.planChange({ extension: s.ce, chosen: s.chosen, installed: s.installed });
+    const main = s.chosen.find((b) => b.package === s.ce.spec.source.catalog.packageName);
+    const decision = decideApproval({
+      planned,
+      approved: approvedDigest(s.ce),
+      previous: s.ce.status?.pendingPlan,
+      now: this.ports.clock(),
+      what: `${change === 'install' ? 'the install of' : 'the upgrade to'} ${main?.name ?? s.chosen.map((b) => b.name).join(', ')}`,
+      approveCommand: `binnacle approve ${s.ce.metadata.name ?? ''}`,
+    });
+    if (decision.approved) {
+      s.logger.info({ digest: planned.digest }, 'approved plan: applying it');
+      delete s.status.pendingPlan;
+      return CONTINUE;
+    }
+    s.status.pendingPlan = decision.pending;
+    s.conditions.set('Progressing', true, 'AwaitingApproval', decision.message);
+    if (change === 'install') s.conditions.set('Installed', false, 'AwaitingApproval', decision.message);
+    // An approval (an annotation) and new catalog content call the extension back; the requeue is a fallback.
+    return stop({ requeueAfterMs: 300_000 });
   }
 
   /** The BundleDeployments of the resolution set, created or updated; what the extension no longer needs is let go. */

@@ -13,6 +13,7 @@ import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
+import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
 import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
@@ -250,4 +251,100 @@ test('a kind in a group no app team may write (rbac.authorization.k8s.io) is ref
   assert.match(ready(kube)?.message ?? '', /would let a team escalate/);
   assert.equal(kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`), undefined);
   assert.deepEqual(kube.applied, [], 'no CRD either');
+});
+
+describe('HelmOperator upgrade approval (issue 31 §1)', () => {
+  /** A registry holding pg 1.0.0 and whatever `latest` says; a fetch asks for a range or an exact version. */
+  function approvalSetup(h: HelmOperator) {
+    const kube = new FakeKube();
+    kube.put(h);
+    const registry = { latest: '1.0.0', digests: new Map([['1.0.0', 'sha256:1'], ['1.1.0', 'sha256:2'], ['1.2.0', 'sha256:3']]) };
+    const fetches: (string | undefined)[] = [];
+    const started: HelmKind[] = [];
+    const reconciler = new HelmOperatorReconciler({
+      client: kube.client(),
+      logger,
+      cacheDir: '/nonexistent',
+      ports: {
+        fetchChart: (ref) => {
+          const asked = 'version' in ref ? ref.version : undefined;
+          fetches.push(asked);
+          const version = asked !== undefined && registry.digests.has(asked) ? asked : registry.latest;
+          return Promise.resolve({ path: `/c/pg-${version}.tgz`, kind: 'archive', digest: registry.digests.get(version) ?? '', name: 'pg', version } as FetchedChart);
+        },
+        inspect: () => Promise.resolve([CHART]),
+        runKind: (kind) => {
+          started.push(kind);
+          return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
+        },
+      },
+    });
+    const live = (): HelmOperator => kube.objects.get('HelmOperator//pg') as HelmOperator;
+    /** The status the reconciler wrote becomes the object's, as the API server would keep it. */
+    const reconcile = async (): Promise<void> => {
+      await reconciler.reconcile(req, ctx);
+      live().status = structuredClone(kube.statusWrites.at(-1)) as HelmOperator['status'];
+    };
+    const served = (): string | undefined => started.at(-1)?.chart()?.version;
+    return { kube, registry, fetches, reconcile, live, served };
+  }
+  const chartOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.chart as { version: string } | undefined;
+  const pendingOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[]; crdSafety?: unknown[] } | undefined;
+
+  test('Manual: a new chart version keeps the served one (fetched again by its exact version) with the plan in status, until its digest is approved', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.0.0', 'the first chart is served without approval');
+    t.registry.latest = '1.1.0';
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.0.0');
+    assert.equal(t.served(), '1.0.0');
+    assert.equal(t.fetches.at(-1), '1.0.0', 'the served chart is fetched by its exact version');
+    const pending = pendingOf(t.kube);
+    assert.deepEqual(pending?.changes.map((c) => [c.from, c.to]), [['1.0.0', '1.1.0']]);
+    assert.match(pending?.digest ?? '', /^sha256:[0-9a-f]{64}$/);
+    assert.deepEqual(pending?.crdSafety, [{ crd: 'gateways.example.com', safe: true }], 'the kinds\' CRDs the new chart makes, judged against those served');
+    assert.match(ready(t.kube)?.message ?? '', /serving Gateway with pg 1\.0\.0; the upgrade of chart pg from 1\.0\.0 to 1\.1\.0 awaits approval of plan sha256:[0-9a-f]{64} \(binnacle approve pg --helm-operator --digest/);
+    await t.reconcile();
+    assert.equal(pendingOf(t.kube)?.digest, pending?.digest, 'a re-poll keeps the digest');
+    t.live().metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: pending?.digest ?? '' };
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.1.0');
+    assert.equal(t.served(), '1.1.0');
+    assert.equal(pendingOf(t.kube), undefined);
+  });
+
+  test('a newer chart before approval supersedes the plan; approving the superseded digest keeps the served chart and says why', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    await t.reconcile();
+    const first = pendingOf(t.kube)?.digest ?? '';
+    t.registry.latest = '1.2.0';
+    await t.reconcile();
+    assert.equal(pendingOf(t.kube)?.supersedes, first);
+    t.live().metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: first };
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.0.0');
+    assert.match(ready(t.kube)?.message ?? '', /the approval of sha256:[0-9a-f]{64} is not applied: that plan was superseded before it was applied/);
+  });
+
+  test('the served version republished with other content is not served in its place: ChartUnavailable, naming both digests', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    t.registry.digests.set('1.0.0', 'sha256:tampered');
+    await t.reconcile();
+    assert.equal(ready(t.kube)?.reason, 'ChartUnavailable');
+    assert.match(ready(t.kube)?.message ?? '', /chart pg 1\.0\.0 served before now has digest sha256:tampered, not sha256:1/);
+  });
+
+  test('Automatic (the default) upgrades the chart without a plan', async () => {
+    const t = approvalSetup(hop());
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.1.0');
+    assert.equal(pendingOf(t.kube), undefined);
+  });
 });

@@ -14,7 +14,10 @@
  * Deleting a HelmOperator uninstalls its CRs' releases (or orphans them, by `deletionPolicy`)
  * before its finalizer goes, so no CR or namespace is left Terminating.
  *
- * Steps: Get → (Delete) → Identity → FetchChart → Schemas+CRDs → Serve kinds → Status.
+ * With `spec.upgradeApproval: Manual` a new chart version in range waits for the approval of
+ * its plan's digest (`upgrade-approval.ts`); meanwhile the chart served before keeps serving.
+ *
+ * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -25,10 +28,13 @@ import type { ControllerMetrics } from '../kube/metrics.js';
 import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../api/app-team-role.js';
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
 import { describeOwner, driftSpecProblems } from '../apply/index.js';
+import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import type { KubeObject } from '../kube/types.js';
-import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
+import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import type { PendingPlan } from '../api/approval.js';
+import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
@@ -69,7 +75,7 @@ interface OperatorState {
   logger: Logger;
   conditions: Conditions;
   pollMs: number;
-  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[] };
+  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[]; pendingPlan?: PendingPlan };
   writeStatus: boolean;
   fetched?: FetchedChart;
   charts?: ChartDescription[];
@@ -94,6 +100,28 @@ interface ServedOperator {
 }
 
 const DEFAULT_POLL_MINUTES = 10;
+
+/** Each kind's CRD, its spec schema from the values of the chart (or subchart) serving it. */
+async function kindCrds(hop: HelmOperator, fetched: FetchedChart, charts: readonly ChartDescription[]): Promise<{ k: HelmOperatorKindSpec; crd: KubeObject; schema: { source: string; warnings: unknown[] } }[]> {
+  const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+  const root = charts[0]?.path ?? fetched.name;
+  return hop.spec.kinds.map((k) => {
+    const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
+    const desc = charts.find((c) => c.path === path);
+    if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
+    const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
+    const crd = crdForChart({
+      group: k.group,
+      version: k.version,
+      kind: k.kind,
+      plural: k.plural ?? pluralForKind(k.kind),
+      scope: 'Namespaced',
+      spec: schema.schema,
+      description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
+    });
+    return { k, crd, schema };
+  });
+}
 
 /** The ClusterRole for app teams that a HelmOperator makes for its kinds. */
 export function appTeamRoleName(helmOperator: string): string {
@@ -177,12 +205,60 @@ export class HelmOperatorReconciler implements Reconciler {
             : undefined;
       if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
       s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger });
+      s.fetched = await this.heldForApproval(s, ref, s.fetched);
       s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
       return CONTINUE;
     } catch (err) {
       s.conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
       return stop({ requeueAfterMs: Math.min(s.pollMs, 60_000) });
     }
+  }
+
+  /**
+   * issue 31 §1: under Manual approval, a chart other than the one served (by digest) is served
+   * only once the digest of its plan is approved; until then the chart served before is
+   * fetched again by its exact version (and must still have its digest) and keeps serving.
+   * The plan is the chart change (its digests pin every manifest it renders for a CR's values,
+   * which are the app team's and not held back) with the kinds' CRDs the new chart makes and
+   * their upgrade-safety verdicts against the CRDs served now.
+   */
+  private async heldForApproval(s: OperatorState, ref: OciChartRef | RepoChartRef, fetched: FetchedChart): Promise<FetchedChart> {
+    const current = s.hop.status?.chart;
+    if (s.hop.spec.upgradeApproval !== 'Manual' || current === undefined || current.digest === fetched.digest) return fetched;
+    const to = { name: fetched.name, version: fetched.version, digest: fetched.digest };
+    const crds = await kindCrds(s.hop, fetched, await this.ports.inspect(fetched.path));
+    const crdSafety = await this.crdVerdicts(crds.map((c) => c.crd));
+    const planned = { digest: planDigest({ chart: { from: current, to }, crds: crds.map((c) => c.crd), crdSafety }), crdSafety, changes: [{ name: fetched.name, from: current.version, to: fetched.version, ref: ref.type === 'oci' ? ref.ref : `${ref.url} ${ref.chart}`, digest: fetched.digest }] };
+    const decision = decideApproval({
+      planned,
+      approved: approvedDigest(s.hop),
+      previous: s.hop.status?.pendingPlan,
+      now: new Date(),
+      what: `the upgrade of chart ${fetched.name} from ${current.version} to ${fetched.version}`,
+      approveCommand: `binnacle approve ${s.hop.metadata.name ?? ''} --helm-operator`,
+    });
+    if (decision.approved) {
+      s.logger.info({ digest: planned.digest, version: fetched.version }, 'approved plan: upgrading the chart');
+      return fetched;
+    }
+    s.status.pendingPlan = decision.pending;
+    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, { cacheDir: this.o.cacheDir, logger: s.logger });
+    if (kept.digest !== current.digest) {
+      throw new BinnacleError('transient', 'HELM_CHART_CHANGED', `chart ${current.name} ${current.version} served before now has digest ${kept.digest}, not ${current.digest}, so it cannot be kept while ${decision.message}`);
+    }
+    return kept;
+  }
+
+  /** The CRD-safety verdict of each CRD that exists already, as the applier would judge the change. */
+  private async crdVerdicts(crds: readonly KubeObject[]): Promise<{ crd: string; safe: boolean; problems?: string[] }[]> {
+    const out: { crd: string; safe: boolean; problems?: string[] }[] = [];
+    for (const crd of crds) {
+      const live = await this.o.client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd.metadata.name ?? '' });
+      if (live === undefined) continue;
+      const problems = checkCrdUpgrade(live, crd).errors().map((p) => `${p.message} (${p.rule})`);
+      out.push({ crd: crd.metadata.name ?? '', safe: problems.length === 0, ...(problems.length === 0 ? {} : { problems }) });
+    }
+    return out;
   }
 
   async inspect(s: OperatorState): Promise<StepOutcome> {
@@ -200,28 +276,14 @@ export class HelmOperatorReconciler implements Reconciler {
   async crds(s: OperatorState): Promise<StepOutcome> {
     const { fetched, charts } = s;
     if (fetched === undefined || charts === undefined) return stop();
-    const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+    const { pluralForKind } = await import('../helm/schema/index.js');
     const hopName = s.hop.metadata.name ?? '';
-    const root = charts[0]?.path ?? fetched.name;
     const kinds: KindStatus[] = [];
     s.status.kinds = kinds;
     try {
       // The app-team role first: a kind no team may be given is refused before anything is made.
       const role = this.appTeamRole(s.hop, s.hop.spec.kinds.map((k) => ({ group: k.group, plural: k.plural ?? pluralForKind(k.kind) })));
-      for (const k of s.hop.spec.kinds) {
-        const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
-        const desc = charts.find((c) => c.path === path);
-        if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
-        const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
-        const crd = crdForChart({
-          group: k.group,
-          version: k.version,
-          kind: k.kind,
-          plural: k.plural ?? pluralForKind(k.kind),
-          scope: 'Namespaced',
-          spec: schema.schema,
-          description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
-        });
+      for (const { k, crd, schema } of await kindCrds(s.hop, fetched, charts)) {
         const crdName = crd.metadata.name ?? '';
         await this.assertCrdIsOurs(crdName, hopName);
         await this.o.client.apply({ ...crd, metadata: { ...crd.metadata, labels: { ...(crd.metadata.labels ?? {}), [HELM_OPERATOR_LABEL]: hopName } } }, { force: true });
@@ -244,7 +306,8 @@ export class HelmOperatorReconciler implements Reconciler {
     const fetched = s.fetched;
     if (fetched === undefined) return Promise.resolve(stop());
     this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
-    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}`);
+    const pending = s.status.pendingPlan === undefined ? '' : `; ${s.status.pendingPlan.message}`;
+    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}${pending}`);
     return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
   }
 

@@ -22,6 +22,7 @@ export const REGISTRARS: readonly Registrar[] = [
   { commands: ['install', 'upgrade', 'uninstall', 'status', 'rollback'], load: async () => (await import('./operators.js')).registerOperatorCommands },
   { commands: ['history'], load: async () => (await import('./history.js')).registerHistoryCommand },
   { commands: ['plan'], load: async () => (await import('./plan.js')).registerPlanCommand },
+  { commands: ['approve'], load: async () => (await import('./approve.js')).registerApproveCommand },
   { commands: ['image'], load: async () => (await import('./image.js')).registerImageCommands },
   { commands: ['catalog'], load: async () => (await import('./catalog.js')).registerCatalogCommands },
   { commands: ['catalog'], load: async () => (await import('./publish.js')).registerPublishCommand },
