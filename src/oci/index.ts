@@ -39,3 +39,23 @@ export { pullAndUnpack, cachedTrees, type PullOptions, type PulledImage } from '
 export { gcCache, type GcResult } from './cache.js';
 export { unpackTarSafely, UnsafeEntryError, DEFAULT_MAX_BYTES, type UnpackLimits, type UnpackResult, type UnsafeReason } from './unpack.js';
 export { startLocalRegistry, registryBinary, findDebianTool, type LocalRegistry, type LocalRegistryOptions } from './local-registry.js';
+export {
+  COSIGN_SIGNATURE_ANNOTATION,
+  SIMPLE_SIGNING_MEDIA_TYPE,
+  signatureTag,
+  signatureRef,
+  simpleSigningPayload,
+  readCosignSignatures,
+  attachCosignSignature,
+  type StoredSignature,
+} from './cosign.js';
+export {
+  SignatureVerificationError,
+  parsePublicKey,
+  verifySignatures,
+  verifyImageSignature,
+  type TrustedKey,
+  type SignatureRefusal,
+  type VerifiedSignature,
+} from './verify-signature.js';
+export { generateSigningKeyPair, parsePrivateKey, publicKeyPem, signImage, type KeyPairPem, type SignResult } from './sign.js';
