@@ -44,3 +44,5 @@ export { parseDockerConfig, pullSecretCredentials } from './image.js';
 export { secretReader, readSecret, basicAuthFromSecret, type SecretReader, type SecretRef } from './secrets.js';
 export { fetchConfigMaps } from './configmaps.js';
 export { CONFIGMAPS_IMAGE_SCHEME, formatConfigMapsImage, parseConfigMapsImage } from './configmaps-ref.js';
+export { parseVerifyPolicy, verifyPolicyToJson, trustedKeysFromSecret, unverifiableSourceReason, VERIFY_PROVIDERS, type VerifyPolicy } from './verify.js';
+export { verifiedImageRef } from './image.js';
