@@ -23,6 +23,7 @@ export const REGISTRARS: readonly Registrar[] = [
   { commands: ['history'], load: async () => (await import('./history.js')).registerHistoryCommand },
   { commands: ['plan'], load: async () => (await import('./plan.js')).registerPlanCommand },
   { commands: ['image'], load: async () => (await import('./image.js')).registerImageCommands },
+  { commands: ['sign'], load: async () => (await import('./sign.js')).registerSignCommands },
   { commands: ['catalog'], load: async () => (await import('./catalog.js')).registerCatalogCommands },
   { commands: ['catalog'], load: async () => (await import('./publish.js')).registerPublishCommand },
   { commands: ['resolve'], load: async () => (await import('./resolve.js')).registerResolveCommands },
