@@ -28,6 +28,8 @@ import { describeOwner } from '../apply/index.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
+import type { TrustedKey } from '../oci/index.js';
+import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type Step, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
@@ -42,7 +44,7 @@ export const DEFAULT_MIN_RECONCILE_PERIOD_MS = 60_000;
 
 /** What the reconciler fetches, inspects and runs with; Helm's chart sources and engine, or fakes in tests. */
 export interface HelmOperatorPorts {
-  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger }): Promise<FetchedChart>;
+  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger; verifyKeys?: readonly TrustedKey[] }): Promise<FetchedChart>;
   inspect(chartPath: string): Promise<ChartDescription[]>;
   runKind(kind: HelmKind, opts: RunningKindOptions): RunningKind;
 }
@@ -177,13 +179,26 @@ export class HelmOperatorReconciler implements Reconciler {
             ? { type: 'repo' as const, url: c.repository.url, chart: c.repository.name, ...(c.version === undefined ? {} : { version: c.version }) }
             : undefined;
       if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
-      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger });
+      const verifyKeys = await this.chartKeys(s.hop);
+      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
       s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
       return CONTINUE;
     } catch (err) {
-      s.conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
+      // A refused chart is neither downloaded nor loaded: nothing of it reaches a CRD or a release.
+      const refused = err instanceof BinnacleError && err.code.startsWith('SIGNATURE_');
+      s.conditions.set('Ready', false, refused ? 'VerificationFailed' : 'ChartUnavailable', errorMessage(err));
       return stop({ requeueAfterMs: Math.min(s.pollMs, 60_000) });
     }
+  }
+
+  /** The keys of `spec.chart.verify`, read as the manager itself (install-self lets it read Secrets in its own namespace only). */
+  private async chartKeys(hop: HelmOperator): Promise<TrustedKey[] | undefined> {
+    const raw = hop.spec.chart.verify;
+    if (raw === undefined) return undefined;
+    const problems: string[] = [];
+    const policy = parseVerifyPolicy(raw, 'spec.chart.verify', (field, message) => problems.push(`${field}: ${message}`));
+    if (policy === undefined) throw new InputError('SIGNATURE_POLICY', problems.join('; '));
+    return trustedKeysFromSecret(secretReader(this.o.client, "Binnacle's own service account"), policy.secretRef);
   }
 
   private async inspectStep(s: OperatorState): Promise<StepOutcome> {
