@@ -1,0 +1,133 @@
+/**
+ * Signed content on the local control plane and registry (issue 31 §3): a catalog and a bundle
+ * signed by `binnacle sign`'s code are accepted; an unsigned catalog, an unsigned bundle and one
+ * signed by an untrusted key are refused with a condition naming the artifact, its digest and the
+ * reason, while what was installed keeps running; a key rotation (old and new key both in the
+ * Secret) accepts content signed by the new key. The chart path is covered by the unit tests of
+ * src/helm/chart-source/fetch-oci-verify.test.ts (a HelmOperator here would need the Helm engine).
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import { RegistryClient, buildImage, generateSigningKeyPair, parsePrivateKey, pushImage, signImage } from '../../src/oci/index.js';
+import { LABEL_CATALOG_CONFIGS } from '../../src/catalog-render/index.js';
+import type { KubeClient } from '../../src/kube/client.js';
+import { findCondition, type Condition } from '../../src/kube/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
+
+const started = Date.now();
+let client: KubeClient;
+let manager: RunningManager;
+let work = '';
+const ns = uniqueName('signed');
+const repo = uniqueName('signed');
+const oldKey = generateSigningKeyPair();
+const newKey = generateSigningKeyPair();
+const registry = (): RegistryClient => new RegistryClient({ auth: () => undefined });
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+const created: { kind: string; name: string }[] = [];
+
+async function push(name: string, files: Record<string, string>, labels: Record<string, string> = {}): Promise<string> {
+  const dir = join(work, name);
+  for (const [path, text] of Object.entries(files)) {
+    await mkdir(join(dir, path, '..'), { recursive: true });
+    await writeFile(join(dir, path), text);
+  }
+  const image = await buildImage({ layers: [{ dir, prefix: '/' }], labels, outputDir: join(work, `layout-${name}`) });
+  const ref = `${e2eRegistry()}/${repo}/${name}:v1`;
+  await pushImage(image, ref, registry());
+  return ref;
+}
+
+const sign = (ref: string, pem: string) => signImage(registry(), ref, parsePrivateKey(pem, 'key'));
+
+async function keys(pubs: Record<string, string>): Promise<void> {
+  await client.apply({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'signing-keys', namespace: ns }, type: 'Opaque', data: Object.fromEntries(Object.entries(pubs).map(([k, v]) => [k, b64(v)])) });
+}
+
+const verify = () => ({ provider: 'cosign' as const, secretRef: { namespace: ns, name: 'signing-keys' } });
+
+async function condition(kind: 'ClusterCatalog' | 'BundleDeployment', name: string, type: string, want: (c: Condition) => boolean, timeoutMs = 90_000): Promise<Condition> {
+  try {
+    return await eventually(`${kind} ${name} ${type}`, async () => {
+      const o = await client.get<ClusterCatalog | BundleDeployment>({ apiVersion: API_VERSION, kind, name });
+      const c = findCondition(o.status?.conditions, type);
+      return c !== undefined && want(c) ? c : undefined;
+    }, timeoutMs, 500);
+  } catch (err) {
+    const o = await client.find<ClusterCatalog>({ apiVersion: API_VERSION, kind, name });
+    throw new Error(`${String(err)}\n${(o?.status?.conditions ?? []).map((c) => `  ${c.type}=${c.status} ${c.reason}: ${c.message}`).join('\n')}`, { cause: err });
+  }
+}
+
+const FBC = `schema: olm.package\nname: demo\ndefaultChannel: stable\n---\nschema: olm.channel\nname: stable\npackage: demo\nentries:\n  - name: demo.v1.0.0\n---\nschema: olm.bundle\nname: demo.v1.0.0\npackage: demo\nimage: registry.example/demo-bundle:1.0.0\nproperties:\n  - type: olm.package\n    value: {packageName: demo, version: 1.0.0}\n`;
+const bundle = (value: string) => ({ 'manifests/cm.yaml': `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: signed-demo\n  namespace: ${ns}\ndata:\n  value: ${value}\n` });
+
+before(async () => {
+  client = await e2eClient();
+  work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-signed-'));
+  await adminInstaller(client, ns);
+  await keys({ 'old.pub': oldKey.publicKey });
+  manager = await startManager({ client, logger: pino({ level: 'silent' }), dataDir: join(work, 'data'), healthTimeoutMs: 60_000 });
+});
+
+after(async () => {
+  for (const o of created) await client.delete({ apiVersion: API_VERSION, kind: o.kind, name: o.name }).catch(() => undefined);
+  await manager?.stop();
+  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
+  await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` }).catch(() => undefined);
+  client.close();
+  await rm(work, { recursive: true, force: true });
+  console.log(`# signed-content e2e: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+});
+
+test('a signed catalog is served; an unsigned one is refused, naming image, digest and reason', async () => {
+  const signed = await push('catalog-signed', { 'configs/catalog.yaml': FBC }, { [LABEL_CATALOG_CONFIGS]: '/configs' });
+  const unsigned = await push('catalog-unsigned', { 'configs/catalog.yaml': FBC.replace('demo', 'other') }, { [LABEL_CATALOG_CONFIGS]: '/configs' });
+  await sign(signed, oldKey.privateKey);
+  for (const [name, ref] of [[`${repo}-good`, signed], [`${repo}-bad`, unsigned]] as const) {
+    await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name }, spec: { source: { type: 'Image', image: { ref }, verify: verify() } } });
+    created.push({ kind: 'ClusterCatalog', name });
+  }
+  await condition('ClusterCatalog', `${repo}-good`, 'Serving', (c) => c.status === 'True');
+  const refused = await condition('ClusterCatalog', `${repo}-bad`, 'Progressing', (c) => c.reason === 'VerificationFailed');
+  assert.match(refused.message, new RegExp(`${unsigned.replace(/[.]/g, '\\.')} \\(digest sha256:[0-9a-f]{64}\\) is refused: it has no cosign signature`));
+  const serving = await condition('ClusterCatalog', `${repo}-bad`, 'Serving', () => true);
+  assert.equal(serving.status, 'False');
+});
+
+test('a signed bundle installs; an unsigned or wrongly signed update is refused and the installed one keeps running; a key rotation accepts the new key', async () => {
+  const name = `${repo}-bd`;
+  const v1 = await push('bundle-v1', bundle('one'));
+  await sign(v1, oldKey.privateKey);
+  const spec = (ref: string) => ({ source: { type: 'image', image: { ref }, verify: verify() }, format: 'plain', installNamespace: ns, serviceAccount: { name: 'installer' } });
+  await client.apply({ apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name }, spec: spec(v1) });
+  created.push({ kind: 'BundleDeployment', name });
+  await condition('BundleDeployment', name, 'Installed', (c) => c.status === 'True');
+  const cm = async () => (await client.get<{ data?: Record<string, string> } & import('../../src/kube/types.js').KubeObject>({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'signed-demo' })).data?.value;
+  assert.equal(await cm(), 'one');
+
+  // Unsigned content: refused, and what runs stays.
+  const v2 = await push('bundle-v2', bundle('two'));
+  await client.apply({ apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name }, spec: spec(v2) });
+  const unsigned = await condition('BundleDeployment', name, 'Unpacked', (c) => c.reason === 'VerificationFailed');
+  assert.match(unsigned.message, /bundle-v2:v1 \(digest sha256:[0-9a-f]{64}\) is refused: it has no cosign signature/);
+  assert.equal(await cm(), 'one', 'the installed bundle keeps running');
+
+  // Signed by a key the Secret does not hold yet: refused too.
+  await sign(v2, newKey.privateKey);
+  await client.patch({ apiVersion: API_VERSION, kind: 'BundleDeployment', name }, { metadata: { annotations: { 'signed-e2e/try': '1' } } });
+  await condition('BundleDeployment', name, 'Unpacked', (c) => c.reason === 'VerificationFailed' && /no trusted key .*old\.pub.* verifies it/.test(c.message));
+  assert.equal(await cm(), 'one');
+
+  // Rotation: the new key joins the old one; the new content is accepted.
+  await keys({ 'old.pub': oldKey.publicKey, 'new.pub': newKey.publicKey });
+  await client.patch({ apiVersion: API_VERSION, kind: 'BundleDeployment', name }, { metadata: { annotations: { 'signed-e2e/try': '2' } } });
+  await condition('BundleDeployment', name, 'Unpacked', (c) => c.status === 'True');
+  await eventually('the new bundle applied', async () => ((await cm()) === 'two' ? true : undefined), 60_000, 500);
+});
