@@ -11,7 +11,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 cosign="$(bash hack/bench-tools/cosign/build.sh | tail -1)"
-binnacle() { BINNACLE_FROM_SOURCE=1 node bin/binnacle.js "$@"; }
+binnacle() { BINNACLE_FROM_SOURCE=1 node "$root/bin/binnacle.js" "$@"; }
 work="$(mktemp -d)"
 reg_pid=""
 cleanup() { [ -n "$reg_pid" ] && kill "$reg_pid" 2>/dev/null; rm -rf "$work"; }

@@ -3,8 +3,8 @@
  * signed by `binnacle sign`'s code are accepted; an unsigned catalog, an unsigned bundle and one
  * signed by an untrusted key are refused with a condition naming the artifact, its digest and the
  * reason, while what was installed keeps running; a key rotation (old and new key both in the
- * Secret) accepts content signed by the new key. The chart path is covered by the unit tests of
- * src/helm/chart-source/fetch-oci-verify.test.ts (a HelmOperator here would need the Helm engine).
+ * Secret) accepts content signed by the new key. A HelmOperator serves a signed OCI chart and
+ * refuses an unsigned one.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +17,10 @@ import { RegistryClient, buildImage, generateSigningKeyPair, parsePrivateKey, pu
 import { LABEL_CATALOG_CONFIGS } from '../../src/catalog-render/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type Condition } from '../../src/kube/types.js';
-import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../src/api/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterCatalog, type HelmOperator } from '../../src/api/types.js';
+import { MediaType, sha256Digest } from '../../src/oci/index.js';
+import { HelmMediaType } from '../../src/helm/chart-source/oci.js';
+import { chartArchive } from '../../src/helm/chart-source/fixtures.test-helper.js';
 import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const started = Date.now();
@@ -52,7 +55,7 @@ async function keys(pubs: Record<string, string>): Promise<void> {
 
 const verify = () => ({ provider: 'cosign' as const, secretRef: { namespace: ns, name: 'signing-keys' } });
 
-async function condition(kind: 'ClusterCatalog' | 'BundleDeployment', name: string, type: string, want: (c: Condition) => boolean, timeoutMs = 90_000): Promise<Condition> {
+async function condition(kind: 'ClusterCatalog' | 'BundleDeployment' | 'HelmOperator', name: string, type: string, want: (c: Condition) => boolean, timeoutMs = 90_000): Promise<Condition> {
   try {
     return await eventually(`${kind} ${name} ${type}`, async () => {
       const o = await client.get<ClusterCatalog | BundleDeployment>({ apiVersion: API_VERSION, kind, name });
@@ -78,6 +81,8 @@ before(async () => {
 
 after(async () => {
   for (const o of created) await client.delete({ apiVersion: API_VERSION, kind: o.kind, name: o.name }).catch(() => undefined);
+  // Finalizers (a HelmOperator's CRDs, a BundleDeployment's objects) need the manager still running.
+  for (const o of created) await eventually(`${o.kind} ${o.name} gone`, async () => ((await client.find({ apiVersion: API_VERSION, kind: o.kind, name: o.name })) === undefined ? true : undefined), 60_000).catch(() => undefined);
   await manager?.stop();
   await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
   await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` }).catch(() => undefined);
@@ -130,4 +135,45 @@ test('a signed bundle installs; an unsigned or wrongly signed update is refused 
   await client.patch({ apiVersion: API_VERSION, kind: 'BundleDeployment', name }, { metadata: { annotations: { 'signed-e2e/try': '2' } } });
   await condition('BundleDeployment', name, 'Unpacked', (c) => c.status === 'True');
   await eventually('the new bundle applied', async () => ((await cm()) === 'two' ? true : undefined), 60_000, 500);
+});
+
+/** A tiny Helm chart pushed as an OCI artifact (what `helm push` makes). */
+async function pushChart(name: string, version: string): Promise<string> {
+  const archive = chartArchive(name, version);
+  const config = Buffer.from(JSON.stringify({ name, version, apiVersion: 'v2' }));
+  const ref = `${e2eRegistry()}/${repo}/charts/${name}`;
+  for (const b of [archive, config]) await registry().uploadBlob(ref, { digest: sha256Digest(b), size: b.length, open: () => b });
+  const manifest = {
+    schemaVersion: 2,
+    mediaType: MediaType.ociManifest,
+    config: { mediaType: HelmMediaType.config, digest: sha256Digest(config), size: config.length },
+    layers: [{ mediaType: HelmMediaType.chart, digest: sha256Digest(archive), size: archive.length }],
+  };
+  await registry().putManifest(`${ref}:${version}`, Buffer.from(JSON.stringify(manifest)), MediaType.ociManifest);
+  return ref;
+}
+
+test("a HelmOperator serves a signed OCI chart and refuses an unsigned one, naming chart, digest and reason", async () => {
+  const signed = await pushChart('signedapp', '1.0.0');
+  const unsigned = await pushChart('unsignedapp', '1.0.0');
+  await sign(`${signed}:1.0.0`, newKey.privateKey);
+  await keys({ 'old.pub': oldKey.publicKey, 'new.pub': newKey.publicKey });
+  const hop = (name: string, ref: string, kind: string) => ({
+    apiVersion: API_VERSION,
+    kind: 'HelmOperator',
+    metadata: { name },
+    spec: { chart: { oci: { ref: `oci://${ref}`, insecure: true }, version: '1.0.0', verify: verify() }, kinds: [{ group: `${repo}.e2e.binnacle.dev`, version: 'v1alpha1', kind }], serviceAccount: { name: 'installer' } },
+  });
+  await client.apply(hop(`${repo}-chart-good`, signed, 'SignedApp'));
+  created.push({ kind: 'HelmOperator', name: `${repo}-chart-good` });
+  await client.apply(hop(`${repo}-chart-bad`, unsigned, 'UnsignedApp'));
+  created.push({ kind: 'HelmOperator', name: `${repo}-chart-bad` });
+  await condition('HelmOperator', `${repo}-chart-good`, 'Ready', (c) => c.status === 'True', 120_000);
+  const good = await client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: `${repo}-chart-good` });
+  assert.equal(good.status?.chart?.version, '1.0.0');
+  const refused = await condition('HelmOperator', `${repo}-chart-bad`, 'Ready', (c) => c.reason === 'VerificationFailed');
+  assert.match(refused.message, /charts\/unsignedapp:1\.0\.0 \(digest sha256:[0-9a-f]{64}\) is refused: it has no cosign signature/);
+  const bad = await client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: `${repo}-chart-bad` });
+  assert.equal(bad.status?.chart, undefined, 'nothing of the refused chart was loaded');
+  assert.equal(await client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: `unsignedapps.${repo}.e2e.binnacle.dev` }), undefined, 'no CRD for its kind');
 });
