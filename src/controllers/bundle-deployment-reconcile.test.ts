@@ -17,6 +17,7 @@ import { TerminalError, ValidationError, ValidationResult } from '../util/errors
 import { SignatureVerificationError } from '../oci/index.js';
 import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleApplier, type BundleDeploymentPorts } from './bundle-deployment.js';
 import type { MissingPermission } from '../apply/preflight-permissions.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const MANAGER = 'manager';
@@ -28,8 +29,8 @@ class FakeKube {
   readonly objects = new Map<string, KubeObject>();
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly deletes: { who: string; ref: string }[] = [];
-  /** Fails the next finalizer patch with this error (a conflict, say). */
-  patchError: Error | undefined;
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
   /** Who made the last find: how a fake learns whom a ServiceAccountFallbackClient acts as. */
   lastFinder = '';
   /** Who may not delete what (answered 403). */
@@ -69,9 +70,8 @@ class FakeKube {
         return Promise.resolve(obj);
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const err = this.patchError;
-        this.patchError = undefined;
-        if (err !== undefined) return Promise.reject(err);
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'gone'));
         if (patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
@@ -282,7 +282,7 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
   describe('HandleFinalizer', () => {
     test('failure: adding the finalizer conflicts; the error is said in the one status write and thrown for backoff', async () => {
       const w = setup({ metadata: { finalizers: [] } });
-      w.kube.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+      w.kube.patchFailure.arm(conflict());
       await assert.rejects(w.reconciler().reconcile(req, ctx), /the object has been modified/);
       assert.equal(w.kube.statusWrites.length, 1);
       assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['True', 'Retrying', 'the object has been modified']);

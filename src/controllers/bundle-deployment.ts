@@ -24,7 +24,7 @@ import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleForma
 import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { RENDERERS, renderBundle, type RenderContext, type RenderedBundle } from '../render/index.js';
@@ -137,14 +137,7 @@ export class BundleDeploymentReconciler implements Reconciler {
       throw err;
     }
     const state: State = { bd, conditions: new Conditions(bd.status?.conditions, bd.metadata.generation), logger: ctx.logger, status: {}, writeStatus: true };
-    const steps: Step<State>[] = [
-      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Unpack', run: (s) => this.unpack(s) },
-      { name: 'Render', run: (s) => this.render(s) },
-      { name: 'Preflight', run: (s) => this.preflight(s) },
-      { name: 'Apply', run: (s) => this.apply(s) },
-    ];
+    const steps = methodSteps<State, BundleDeploymentReconciler>(this, ['handleFinalizer', 'validate', 'unpack', 'render', 'preflight', 'apply']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not explain: said in status, then retried with backoff.
@@ -183,7 +176,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     await applyStatus(this.o.client, s.bd, status);
   }
 
-  private async handleFinalizer(s: State): Promise<StepOutcome> {
+  async handleFinalizer(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.bd)) {
       await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       return CONTINUE;
@@ -266,7 +259,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, sa);
   }
 
-  private validate(s: State): Promise<StepOutcome> {
+  validate(s: State): Promise<StepOutcome> {
     const problems = specProblems(s.bd.spec);
     if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
@@ -275,7 +268,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return Promise.resolve(stop());
   }
 
-  private async unpack(s: State): Promise<StepOutcome> {
+  async unpack(s: State): Promise<StepOutcome> {
     const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
     if (parsed.source === undefined) return stop();
     try {
@@ -294,7 +287,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async render(s: State): Promise<StepOutcome> {
+  async render(s: State): Promise<StepOutcome> {
     const unpacked = s.unpacked;
     if (unpacked === undefined) return stop();
     try {
@@ -325,7 +318,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async preflight(s: State): Promise<StepOutcome> {
+  async preflight(s: State): Promise<StepOutcome> {
     const sa = installerOf(s.bd);
     const objects = s.rendered?.objects ?? [];
     if (sa === undefined) return CONTINUE;
@@ -359,7 +352,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return since >= 0 && since < FAILED_INSTALL_RETRY_MS ? FAILED_INSTALL_RETRY_MS - since : undefined;
   }
 
-  private async apply(s: State): Promise<StepOutcome> {
+  async apply(s: State): Promise<StepOutcome> {
     const wait = this.failedInstallWait(s);
     if (wait !== undefined) return stop({ requeueAfterMs: wait });
     const rendered = s.rendered;

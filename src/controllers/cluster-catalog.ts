@@ -22,7 +22,7 @@ import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/type
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type StepOutcome } from './common.js';
 
 export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<PulledImage>;
 /** Verifies an image's signature by a policy; returns the reference pinned at the verified digest. */
@@ -70,12 +70,7 @@ export class ClusterCatalogReconciler implements Reconciler {
       throw err;
     }
     const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger };
-    const steps: Step<State>[] = [
-      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Pull', run: (s) => (s.catalog.spec.source.type === 'ConfigMaps' ? this.readConfigMaps(s) : this.pullImage(s)) },
-      { name: 'LoadAndServe', run: (s) => this.loadAndServe(s) },
-    ];
+    const steps = methodSteps<State, ClusterCatalogReconciler>(this, ['handleFinalizer', 'validate', 'pull', 'loadAndServe']);
     try {
       return await runSteps(steps, state, ctx.logger);
     } finally {
@@ -100,7 +95,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     });
   }
 
-  private async handleFinalizer(s: State): Promise<StepOutcome> {
+  async handleFinalizer(s: State): Promise<StepOutcome> {
     const name = s.catalog.metadata.name ?? '';
     if (isDeleting(s.catalog)) {
       this.o.registry.delete(name);
@@ -113,7 +108,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async validate(s: State): Promise<StepOutcome> {
+  async validate(s: State): Promise<StepOutcome> {
     const spec = s.catalog.spec as Partial<ClusterCatalog['spec']> | undefined;
     const ref = spec?.source?.image?.ref;
     const configMaps = spec?.source?.type === 'ConfigMaps' ? spec.source.configMaps : undefined;
@@ -165,6 +160,10 @@ export class ClusterCatalogReconciler implements Reconciler {
   }
 
   /** FBC files kept in ConfigMaps: read into a scratch tree, identified by the digest of its files. */
+  pull(s: State): Promise<StepOutcome> {
+    return s.catalog.spec.source.type === 'ConfigMaps' ? this.readConfigMaps(s) : this.pullImage(s);
+  }
+
   private async readConfigMaps(s: State): Promise<StepOutcome> {
     const source = s.catalog.spec.source;
     if (source.type !== 'ConfigMaps') return stop();
@@ -201,7 +200,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     }
   }
 
-  private async loadAndServe(s: State): Promise<StepOutcome> {
+  async loadAndServe(s: State): Promise<StepOutcome> {
     const pulled = s.pulled;
     if (pulled === undefined) return stop();
     const name = s.catalog.metadata.name ?? '';

@@ -33,7 +33,7 @@ import { errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
 import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
 import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
@@ -237,16 +237,8 @@ export class ClusterExtensionReconciler implements Reconciler {
       status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }) },
       writeStatus: true,
     };
-    const steps: Step<State>[] = [
-      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Tidy', run: (s) => this.tidy(s) },
-      { name: 'Catalogs', run: (s) => this.selectCatalogs(s) },
-      { name: 'Resolve', run: (s) => this.resolveBundles(s) },
-      { name: 'CheckUpgradeable', run: (s) => this.checkUpgradeable(s) }, // issue 12 §4 (operator-conditions.ts)
-      { name: 'Deploy', run: (s) => this.deploy(s) },
-      { name: 'Report', run: (s) => this.report(s) },
-    ];
+    // checkUpgradeable: issue 12 §4 (operator-conditions.ts).
+    const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'catalogs', 'resolve', 'checkUpgradeable', 'deploy', 'report']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
@@ -281,7 +273,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** Not deleting: the finalizer is there. Deleting: let go of the whole set, then of the extension. */
-  private async handleFinalizer(s: State): Promise<StepOutcome> {
+  async handleFinalizer(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.ce)) {
       if (await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP)) this.ports.installed.wrote('extensions', s.ce);
       return CONTINUE;
@@ -298,7 +290,7 @@ export class ClusterExtensionReconciler implements Reconciler {
     return stop();
   }
 
-  private validate(s: State): Promise<StepOutcome> {
+  validate(s: State): Promise<StepOutcome> {
     const problems = extensionSpecProblems(s.ce);
     if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
@@ -306,14 +298,14 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** BundleDeployments that no existing extension needs (left by a crash or a forced delete) go. */
-  private async tidy(s: State): Promise<StepOutcome> {
+  async tidy(s: State): Promise<StepOutcome> {
     const gone = orphans(s.installed);
     if (gone.length > 0) await this.write(s, { apply: [], delete: gone });
     return CONTINUE;
   }
 
   /** The served catalogs the selector draws from; none yet, or one still loading, is waited for. */
-  private selectCatalogs(s: State): Promise<StepOutcome> {
+  catalogs(s: State): Promise<StepOutcome> {
     const selector = s.ce.spec.source.catalog.selector;
     const loading = this.ports.catalogs.stillLoading(selector);
     if (loading.length > 0) {
@@ -350,7 +342,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
-  private async resolveBundles(s: State): Promise<StepOutcome> {
+  async resolve(s: State): Promise<StepOutcome> {
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
     // A package is installed once per cluster: a second extension asking for it is refused.
@@ -387,7 +379,7 @@ export class ClusterExtensionReconciler implements Reconciler {
    * issue 12 §4 (operator-conditions.ts): before any installed bundle is switched to another,
    * its operator may hold the switch back with Upgradeable=False; wait, and look again.
    */
-  private async checkUpgradeable(s: State): Promise<StepOutcome> {
+  async checkUpgradeable(s: State): Promise<StepOutcome> {
     // Every installed bundle counts, not only this extension's: its resolution may replace a shared one.
     // The installed state read at the start of this reconcile, under the lock: nothing changed it since.
     const installed = s.chosen.length === 0 ? [] : s.installed.units.map((u) => u.object);
@@ -398,7 +390,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** The BundleDeployments of the resolution set, created or updated; what the extension no longer needs is let go. */
-  private async deploy(s: State): Promise<StepOutcome> {
+  async deploy(s: State): Promise<StepOutcome> {
     const me = s.ce.metadata.name ?? '';
     const changes = changesForResolution(s.ce, s.installed, s.chosen);
     s.changes = changes;
@@ -448,7 +440,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** Where the resolution set stands, from its BundleDeployments' own status. */
-  private report(s: State): Promise<StepOutcome> {
+  report(s: State): Promise<StepOutcome> {
     const main = s.ce.spec.source.catalog.packageName;
     const { waiting, failed } = this.progress(s);
     const chosenMain = s.chosen.find((b) => b.package === main);

@@ -16,6 +16,7 @@ import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
 import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const ctx = { logger, signal: new AbortController().signal };
@@ -25,6 +26,8 @@ class FakeKube {
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly applied: string[] = [];
   readonly deleted: string[] = [];
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
 
   key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
     return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
@@ -54,6 +57,8 @@ class FakeKube {
         return Promise.resolve(stored);
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
         return Promise.resolve(live);
@@ -86,7 +91,7 @@ function hop(spec: Partial<HelmOperator['spec']> = {}, meta: Partial<KubeObject[
   };
 }
 
-function setup(h: HelmOperator, fetchError?: Error) {
+function setup(h: HelmOperator, fetchError?: Error, inspectError?: Error) {
   const kube = new FakeKube();
   kube.put(h);
   const started: HelmKind[] = [];
@@ -96,7 +101,7 @@ function setup(h: HelmOperator, fetchError?: Error) {
     cacheDir: '/nonexistent',
     ports: {
       fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
-      inspect: () => Promise.resolve([CHART]),
+      inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
       runKind: (kind) => {
         started.push(kind);
         return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
@@ -157,6 +162,45 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
     assert.equal(ready(kube)?.reason, 'ChartUnavailable');
     assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('Delete step failure: the finalizer patch fails; Ready=False ReconcileError in the one status write, thrown for backoff, nothing served', async () => {
+    const { kube, reconciler, started } = setup(hop({}, { finalizers: [] }));
+    kube.patchFailure.arm(conflict());
+    await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(ready(kube)?.reason, 'ReconcileError');
+    assert.equal(started.length, 0);
+  });
+
+  test('Inspect step failure: a chart Helm cannot read is InvalidChart, in one status write; nothing is served; looked at again after the poll interval', async () => {
+    const { kube, reconciler, started } = setup(hop(), undefined, new Error('Chart.yaml: apiVersion is required'));
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 600_000 });
+    assert.equal(ready(kube)?.reason, 'InvalidChart');
+    assert.match(ready(kube)?.message ?? '', /apiVersion is required/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.deepEqual(kube.applied, [], 'no CRD or role for a chart that cannot be read');
+    assert.equal(started.length, 0);
+  });
+
+  test('CRDs step failure: a kind naming a subchart the chart lacks is CRDFailed, naming it, in one status write', async () => {
+    const { kube, reconciler, started } = setup(hop({ kinds: [{ group: 'example.com', version: 'v1', kind: 'Gateway', chart: 'missing' }] }));
+    await reconciler.reconcile(req, ctx);
+    assert.equal(ready(kube)?.reason, 'CRDFailed');
+    assert.match(ready(kube)?.message ?? '', /has no subchart missing/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(started.length, 0);
+  });
+
+  test('deleting: a failed finalizer removal is thrown for backoff; no status is written (the object is going)', async () => {
+    const { kube, reconciler } = setup(hop({ deletionPolicy: 'Orphan' }));
+    await reconciler.reconcile(req, ctx);
+    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    kube.patchFailure.arm(conflict());
+    const writes = kube.statusWrites.length;
+    await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
+    assert.equal(kube.statusWrites.length, writes);
+    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, [HELM_OPERATOR_FINALIZER]);
   });
 
   test('deleting with the default policy: CRs deleted and waited for, then the CRD and role go, then the finalizer', async () => {

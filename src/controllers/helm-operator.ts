@@ -31,7 +31,7 @@ import type { ChartDescription } from '../helm/engine.js';
 import type { TrustedKey } from '../oci/index.js';
 import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 
@@ -134,14 +134,7 @@ export class HelmOperatorReconciler implements Reconciler {
       status: {},
       writeStatus: true,
     };
-    const steps: Step<OperatorState>[] = [
-      { name: 'Delete', run: (st) => this.deleteStep(st) },
-      { name: 'Identity', run: (st) => this.identityStep(st) },
-      { name: 'FetchChart', run: (st) => this.fetchStep(st) },
-      { name: 'Inspect', run: (st) => this.inspectStep(st) },
-      { name: 'CRDs', run: (st) => this.crdStep(st) },
-      { name: 'Serve', run: (st) => this.serveStep(st) },
-    ];
+    const steps = methodSteps<OperatorState, HelmOperatorReconciler>(this, ['delete', 'identity', 'fetchChart', 'inspect', 'crds', 'serve']);
     return reconcileSteps(steps, s, ctx.logger, {
       write: (st) => this.writeStatus(st),
       onError: (st, err) => st.conditions.set('Ready', false, 'ReconcileError', errorMessage(err)),
@@ -153,7 +146,7 @@ export class HelmOperatorReconciler implements Reconciler {
     await applyStatus(this.o.client, s.hop, { ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.hop.metadata.generation });
   }
 
-  private async deleteStep(s: OperatorState): Promise<StepOutcome> {
+  async delete(s: OperatorState): Promise<StepOutcome> {
     if (!isDeleting(s.hop)) {
       await ensureFinalizer(this.o.client, s.hop, HELM_OPERATOR_FINALIZER);
       return CONTINUE;
@@ -162,14 +155,14 @@ export class HelmOperatorReconciler implements Reconciler {
   }
 
   /** Once, releases fell back to the manager's own identity: no longer. Nothing is served until the operator names one. */
-  private async identityStep(s: OperatorState): Promise<StepOutcome> {
+  async identity(s: OperatorState): Promise<StepOutcome> {
     if (s.hop.spec.serviceAccount !== undefined) return CONTINUE;
     await this.stopOperator(s.hop.metadata.name ?? '');
     s.conditions.set('Ready', false, 'ServiceAccountRequired', "spec.serviceAccount is required: name the ServiceAccount each release acts as (in its custom resource's namespace; with namespace, one for all); releases never act as the manager");
     return stop({ failed: true });
   }
 
-  private async fetchStep(s: OperatorState): Promise<StepOutcome> {
+  async fetchChart(s: OperatorState): Promise<StepOutcome> {
     try {
       const c = s.hop.spec.chart;
       const ref =
@@ -201,7 +194,7 @@ export class HelmOperatorReconciler implements Reconciler {
     return trustedKeysFromSecret(secretReader(this.o.client, "Binnacle's own service account"), policy.secretRef);
   }
 
-  private async inspectStep(s: OperatorState): Promise<StepOutcome> {
+  async inspect(s: OperatorState): Promise<StepOutcome> {
     if (s.fetched === undefined) return stop();
     try {
       s.charts = await this.ports.inspect(s.fetched.path);
@@ -213,7 +206,7 @@ export class HelmOperatorReconciler implements Reconciler {
   }
 
   /** One CRD per kind, its spec schema from the values of the chart (or subchart) serving it; then the kinds' app-team role. */
-  private async crdStep(s: OperatorState): Promise<StepOutcome> {
+  async crds(s: OperatorState): Promise<StepOutcome> {
     const { fetched, charts } = s;
     if (fetched === undefined || charts === undefined) return stop();
     const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
@@ -256,10 +249,10 @@ export class HelmOperatorReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private serveStep(s: OperatorState): Promise<StepOutcome> {
+  serve(s: OperatorState): Promise<StepOutcome> {
     const fetched = s.fetched;
     if (fetched === undefined) return Promise.resolve(stop());
-    this.serve(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
+    this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
     s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}`);
     return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
   }
@@ -268,7 +261,7 @@ export class HelmOperatorReconciler implements Reconciler {
    * Starts, restarts or stops kinds to match the spec; a new chart digest looks at every CR
    * again. Without a chart (uninstalling after a restart) the kinds run only to finalize.
    */
-  private serve(hop: HelmOperator, chart: CurrentChart | undefined, logger: Logger): void {
+  private serveKinds(hop: HelmOperator, chart: CurrentChart | undefined, logger: Logger): void {
     const name = hop.metadata.name ?? '';
     const op = this.served.get(name) ?? { chart, kinds: new Map<string, ServedKind>() };
     this.served.set(name, op);
@@ -381,7 +374,7 @@ export class HelmOperatorReconciler implements Reconciler {
     }
     if (crs.length > 0) {
       // Their finalizers uninstall; the kinds must run for that (after a restart nothing serves them yet).
-      this.serve(hop, undefined, logger);
+      this.serveKinds(hop, undefined, logger);
       for (const cr of crs) {
         if (!isDeleting(cr)) await this.o.client.delete({ apiVersion: cr.apiVersion, kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' });
       }

@@ -6,14 +6,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { failureAction } from '../kube/controller.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { ValidationResult } from '../util/errors.js';
 import { annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const CLUSTER_SCOPED = new Set(['ClusterRoleBinding', 'ClusterRole', 'Namespace', 'CustomResourceDefinition']);
@@ -24,6 +26,8 @@ class FakeKube {
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly reads: { who: string; ref: string }[] = [];
   readonly patches: Record<string, unknown>[] = [];
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
 
   key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
     return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
@@ -54,6 +58,8 @@ class FakeKube {
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
         this.patches.push(patch);
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
         return Promise.resolve(live ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: {} });
@@ -73,6 +79,8 @@ interface FakeRelease {
   deletes: ObjectRef[];
   /** The revision the next apply answers. */
   applyRevision: number;
+  /** What the next apply answers instead: a refusal (thrown) or a failed release. */
+  applyOutcome?: Error | { failed: string };
 }
 
 /** A recorded revision of the release `pg` in team-a. */
@@ -91,6 +99,9 @@ class FakeApplier implements ReleaseApplier {
   ) {}
   apply(req: ApplyRequest): Promise<ApplyResult> {
     this.applied.push({ who: this.who, req });
+    const outcome = this.release.applyOutcome;
+    if (outcome instanceof Error) return Promise.reject(outcome);
+    if (outcome !== undefined) return Promise.resolve({ revision: this.release.applyRevision, status: 'failed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: outcome.failed });
     return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '' });
   }
   uninstall(): Promise<{ deleted: ObjectRef[] }> {
@@ -266,6 +277,43 @@ describe('Helm release reconciler, step by step with fakes', () => {
     assert.equal(failureAction(result?.error), 'retry');
     assert.equal(appliers[0]?.applied.length, 0);
     assert.match(condition(kube, 'ReleaseFailed')?.message ?? '', /memory limit of 256 MiB/);
+  });
+
+  test('Pause step failure: the finalizer patch fails; Irreconcilable in the one status write, thrown for backoff, nothing rendered', async () => {
+    const { kube, renders, reconciler } = setup({ cr: { metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', generation: 1 } } });
+    kube.patchFailure.arm(conflict());
+    await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(condition(kube, 'Irreconcilable')?.reason, 'ReconcileError');
+    assert.equal(renders.length, 0);
+  });
+
+  test('Chart step failure: a kind whose chart is not fetched yet is ErrorGettingChart, looked at again in 10 s; nothing rendered; one status write', async () => {
+    const { kube, renders, reconciler } = setup({ kind: { chart: () => undefined } });
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+    assert.equal(condition(kube, 'Irreconcilable')?.reason, 'ErrorGettingChart');
+    assert.equal(renders.length, 0);
+    assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('Apply step failure: a refused apply is Irreconcilable and ReleaseFailed InstallError, handed back as a failure; one status write', async () => {
+    const { kube, release, reconciler } = setup();
+    const refusal = new ApplyRefusedError(new ValidationResult('release team-a/pg').error('owner', 'ConfigMap team-a/settings belongs to Pushgateway other'));
+    release.applyOutcome = refusal;
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true, error: refusal });
+    assert.equal(condition(kube, 'ReleaseFailed')?.reason, 'InstallError');
+    assert.match(condition(kube, 'Irreconcilable')?.message ?? '', /belongs to Pushgateway other/);
+    assert.equal(condition(kube, 'Deployed'), undefined);
+    assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('Apply step failure: a release the applier reports failed is ReleaseFailed with its message; not Deployed; one status write', async () => {
+    const { kube, release, reconciler } = setup();
+    release.applyOutcome = { failed: 'pre-install hook Job team-a/migrate failed' };
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
+    assert.equal(condition(kube, 'ReleaseFailed')?.message, 'pre-install hook Job team-a/migrate failed');
+    assert.equal(condition(kube, 'Deployed'), undefined);
+    assert.equal(kube.statusWrites.length, 1);
   });
 
   test('an unexpected failure is Irreconcilable in the one status write, then thrown for backoff', async () => {

@@ -33,7 +33,7 @@ import type { Logger } from 'pino';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import type { DryRunOption } from '../helm/watches.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 
@@ -353,16 +353,7 @@ export class HelmReleaseReconciler implements Reconciler {
       ...(cr.status?.deployedRelease === undefined ? {} : { deployedRelease: cr.status.deployedRelease }),
       writeStatus: true,
     };
-    const steps: Step<State>[] = [
-      { name: 'Finalize', run: (s) => this.finalize(s) },
-      { name: 'Pause', run: (s) => this.pause(s) },
-      { name: 'Identity', run: (s) => this.identity(s) },
-      { name: 'Chart', run: (s) => this.chart(s) },
-      { name: 'Values', run: (s) => this.values(s) },
-      { name: 'Render', run: (s) => this.render(s) },
-      { name: 'Confine', run: (s) => this.confine(s) },
-      { name: 'Apply', run: (s) => this.apply(s) },
-    ];
+    const steps = methodSteps<State, HelmReleaseReconciler>(this, ['finalize', 'pause', 'identity', 'chart', 'values', 'render', 'confine', 'apply']);
     return reconcileSteps(steps, state, logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status, then retried with backoff.
@@ -383,7 +374,7 @@ export class HelmReleaseReconciler implements Reconciler {
    * hold the CR until every object of the release is gone; then let the CR go. Log lines and
    * status read as helm-operator's.
    */
-  private async finalize(s: State): Promise<StepOutcome> {
+  async finalize(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.cr)) return CONTINUE;
     if (!(s.cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) {
       s.logger.info('Resource is terminated, skipping reconciliation');
@@ -463,7 +454,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
   }
 
-  private async pause(s: State): Promise<StepOutcome> {
+  async pause(s: State): Promise<StepOutcome> {
     if (s.annotations[ANNOTATIONS.paused] === 'true') {
       s.conditions.set('Paused', true, 'ReconcilePaused', `${ANNOTATIONS.paused} is "true": nothing is reconciled until it is removed`);
       return stop();
@@ -476,7 +467,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** The release's ServiceAccount must exist: impersonating a missing one would act as its groups alone. */
-  private async identity(s: State): Promise<StepOutcome> {
+  async identity(s: State): Promise<StepOutcome> {
     const sa = serviceAccountOf(this.o.kind.identity, s.release.namespace);
     if (sa === undefined) return CONTINUE;
     if ((await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined) return CONTINUE;
@@ -489,7 +480,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return stop({ failed: true });
   }
 
-  private async chart(s: State): Promise<StepOutcome> {
+  async chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
     if (s.chart !== undefined) {
       s.history = await s.applier.history(s.release);
@@ -503,7 +494,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** valuesFrom (read as the release's identity), under the CR's spec, under overrideValues (`${ENV}` expanded). */
-  private async values(s: State): Promise<StepOutcome> {
+  async values(s: State): Promise<StepOutcome> {
     try {
       s.values = mergeInto(await this.valuesFrom(s.client, s.release.namespace), specValues(s.cr.spec));
       const env = this.o.env ?? process.env;
@@ -522,7 +513,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** Helm's engine renders the chart; a refusal leaves the deployed release running. */
-  private async render(s: State): Promise<StepOutcome> {
+  async render(s: State): Promise<StepOutcome> {
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return stop();
     const history = s.history ?? (await s.applier.history(s.release));
@@ -562,7 +553,7 @@ export class HelmReleaseReconciler implements Reconciler {
    * Every object the release would hold (its manifest, hooks and the chart's CRDs) must fit the
    * kind's scope; otherwise nothing of this render is applied and the deployed revision stays.
    */
-  private async confine(s: State): Promise<StepOutcome> {
+  async confine(s: State): Promise<StepOutcome> {
     const scope = this.o.kind.scope;
     const rendered = s.rendered;
     if (scope === undefined || rendered === undefined) return CONTINUE;
@@ -588,7 +579,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** The shared applier installs, upgrades or repairs the release; status follows. */
-  private async apply(s: State): Promise<StepOutcome> {
+  async apply(s: State): Promise<StepOutcome> {
     const rendered = s.rendered;
     if (rendered === undefined) return stop();
     const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
