@@ -11,8 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { RunningManager } from '../../src/controllers/manager.js';
 import { RegistryClient, buildImage, generateSigningKeyPair, parsePrivateKey, pushImage, signImage } from '../../src/oci/index.js';
 import { LABEL_CATALOG_CONFIGS } from '../../src/catalog-render/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -21,7 +20,7 @@ import { API_VERSION, type BundleDeployment, type ClusterCatalog, type HelmOpera
 import { MediaType, sha256Digest } from '../../src/oci/index.js';
 import { HelmMediaType } from '../../src/helm/chart-source/oci.js';
 import { chartArchive } from '../../src/helm/chart-source/fixtures.test-helper.js';
-import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, startE2eManager, uniqueName } from './env.js';
 
 const started = Date.now();
 let client: KubeClient;
@@ -76,7 +75,7 @@ before(async () => {
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-signed-'));
   await adminInstaller(client, ns);
   await keys({ 'old.pub': oldKey.publicKey });
-  manager = await startManager({ client, logger: pino({ level: 'silent' }), dataDir: join(work, 'data'), healthTimeoutMs: 60_000 });
+  manager = await startE2eManager(client, work, { healthTimeoutMs: 60_000 });
 });
 
 after(async () => {
