@@ -3,7 +3,8 @@
  * layers and manifests in an OCI layout), pushes them to and pulls them from any registry that
  * speaks the distribution API (with anonymous, Basic and Bearer-token auth), verifies every byte
  * against its digest, and unpacks pulled images safely into a content-addressed cache that the
- * catalog, bundle and source code read from. It talks to registries over HTTP(S), to the local
+ * catalog, bundle and source code read from. It signs images and verifies their signatures as
+ * cosign does (cosign.ts, sign.ts, verify-signature.ts). It talks to registries over HTTP(S), to the local
  * disk, and (for tests and local clusters) to a `docker-registry` process it starts on loopback.
  */
 export { parseReference, formatReference, withDigest, isSha256Digest, isValidImageReference, DOCKER_HUB, type ImageReference } from './reference.js';
