@@ -39,6 +39,17 @@ const objectRef = obj({ apiVersion: str(), kind: str(), name: str(), namespace: 
 /** A basic-auth Secret (username, password) for an http or git source, read as the installing ServiceAccount. */
 const secretRef = obj({ namespace: str(), name: str() }, ['namespace', 'name']);
 
+/** A signature policy: the artifact must carry a cosign signature that a `*.pub` key of the Secret verifies. */
+const verifyPolicy = (whoReads: string): Schema =>
+  obj(
+    {
+      provider: str('cosign (notation is not supported).', { enum: ['cosign'], default: 'cosign' }),
+      secretRef: obj({ namespace: str(), name: str() }, ['namespace', 'name'], { description: `A Secret whose *.pub keys are PEM public keys (several: a key rotation), read as ${whoReads}.` }),
+    },
+    ['secretRef'],
+    { description: 'Verify the OCI artifact\'s signature before it is unpacked; other source types are refused.' },
+  );
+
 const bundleSource: Schema = obj(
   {
     type: str('Where the bundle comes from.', { enum: ['image', 'git', 'http', 'configMaps', 'local'] }),
@@ -47,6 +58,7 @@ const bundleSource: Schema = obj(
     http: obj({ url: str(), sha256: str(), secret: secretRef }, ['url']),
     configMaps: arr(obj({ namespace: str(), name: str(), path: str() }, ['namespace', 'name'])),
     local: obj({ path: str() }, ['path']),
+    verify: verifyPolicy('the installing ServiceAccount'),
   },
   ['type'],
 );
@@ -125,6 +137,7 @@ export const CLUSTER_CATALOG_CRD = crd({
         {
           type: str('Image: an FBC image; ConfigMaps: FBC files in ConfigMaps (no registry).', { enum: ['Image', 'ConfigMaps'] }),
           image: obj({ ref: str(), pollIntervalMinutes: int(undefined, { minimum: 1 }), insecure: bool() }, ['ref']),
+          verify: verifyPolicy("the manager's own identity (install-self lets it read Secrets in its own namespace only)"),
           configMaps: arr(obj({ namespace: str(), name: str() }, ['namespace', 'name'])),
           pollIntervalMinutes: int('ConfigMaps: how often to re-read them.', { minimum: 1 }),
         },
@@ -233,6 +246,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
         ['sourceType', 'catalog'],
       ),
       install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
+      verify: verifyPolicy("the extension's ServiceAccount; copied to each BundleDeployment's spec.source.verify"),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
       drift,
       upgradeApproval: approvalMode,
@@ -320,6 +334,7 @@ export const HELM_OPERATOR_CRD = crd({
         repository: obj({ url: str('Chart repository URL (its index.yaml).'), name: str('Chart name.') }, ['url', 'name']),
         version: str('Version range, as helm --version takes it.'),
         pollIntervalMinutes: int('How often to look for a newer version in range.', { minimum: 1 }),
+        verify: verifyPolicy("the manager's own identity (install-self lets it read Secrets in its own namespace only); an OCI chart only"),
       }),
       kinds: arr(
         obj(

@@ -11,14 +11,20 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 // --- ClusterCatalog -------------------------------------------------------------
 
+/** `verify`: pull only what a `*.pub` key of the Secret signed (cosign's storage); see src/source/verify.ts. */
+export interface VerifySpec {
+  provider?: 'cosign';
+  secretRef: { namespace: string; name: string };
+}
+
 export interface ClusterCatalogSpec {
   /**
    * An FBC image, or ConfigMaps whose keys are FBC files (`binnacle run bundle DIR`: no registry;
    * re-read when the catalog's annotations change or every poll interval).
    */
   source:
-    | { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean } }
-    | { type: 'ConfigMaps'; configMaps: { namespace: string; name: string }[]; pollIntervalMinutes?: number; image?: undefined };
+    | { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean }; verify?: VerifySpec }
+    | { type: 'ConfigMaps'; configMaps: { namespace: string; name: string }[]; pollIntervalMinutes?: number; image?: undefined; verify?: VerifySpec };
   /** Higher wins when two catalogs offer the same bundle. */
   priority?: number;
   availabilityMode?: 'Available' | 'Unavailable';
@@ -67,6 +73,8 @@ export interface BundleSourceSpec {
   http?: { url: string; sha256?: string; secret?: { namespace: string; name: string } };
   configMaps?: { namespace: string; name: string; path?: string }[];
   local?: { path: string };
+  /** Verify the image's signature before unpacking (keys read as the installing ServiceAccount). */
+  verify?: VerifySpec;
 }
 
 export interface BundleDeploymentSpec {
@@ -161,6 +169,8 @@ export interface ClusterExtensionSpec {
   drift?: DriftSpec;
   /** `Manual`: a new bundle version waits for its plan's approval (`approval.ts`); `install.approval` asks the same of a first install. */
   upgradeApproval?: ApprovalMode;
+  /** Verify each chosen bundle image's signature: copied to its BundleDeployments' `spec.source.verify`. */
+  verify?: VerifySpec;
 }
 
 /** Why a resolution was recorded: first one, spec changed, catalog content changed, or what is installed changed. */
@@ -264,6 +274,8 @@ export interface HelmChartSourceSpec {
   version?: string;
   /** How often to look for a newer version in range; default 10. */
   pollIntervalMinutes?: number;
+  /** Verify an OCI chart's signature before it is loaded (keys read by the manager). */
+  verify?: VerifySpec;
 }
 
 export interface HelmOperatorKindSpec {

@@ -14,6 +14,7 @@ import type { Condition, KubeObject } from '../kube/types.js';
 import type { RenderContext, RenderedBundle } from '../render/index.js';
 import type { UnpackedSource, UnpackOptions } from '../source/index.js';
 import { TerminalError, ValidationError, ValidationResult } from '../util/errors.js';
+import { SignatureVerificationError } from '../oci/index.js';
 import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleApplier, type BundleDeploymentPorts } from './bundle-deployment.js';
 import type { MissingPermission } from '../apply/preflight-permissions.js';
 import { conflict, NextFailure } from './fakes.test-helper.js';
@@ -563,5 +564,28 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       await r.reconcile(req, ctx);
       assert.equal(conditionOf(w, 'OptionalObjectsSkipped'), undefined);
     });
+  });
+});
+
+describe('signed content', () => {
+  test('an artifact refused by its verification policy is not applied; the installed revision keeps running; the condition names artifact, digest and reason', async () => {
+    const w = setup({ spec: { source: { type: 'image', image: { ref: 'registry.example/op:2' }, verify: { provider: 'cosign', secretRef: { namespace: 'team-a', name: 'keys' } } } } });
+    const r = w.reconciler();
+    w.unpack = () => Promise.reject(new SignatureVerificationError('registry.example/op:2', `sha256:${'e'.repeat(64)}`, 'Unsigned', 'it has no cosign signature'));
+    await r.reconcile(req, ctx).catch(() => undefined);
+    assert.equal(w.applied.length, 0, 'nothing of it is applied');
+    assert.equal(w.uninstalled.length, 0, 'nothing installed is removed');
+    const unpacked = conditionOf(w, 'Unpacked');
+    assert.deepEqual([unpacked?.status, unpacked?.reason], ['False', 'VerificationFailed']);
+    assert.match(unpacked?.message ?? '', /registry\.example\/op:2 \(digest sha256:e{64}\) is refused: it has no cosign signature/);
+    assert.equal(w.unpacks[0]?.secrets?.identity, 'service account team-a/installer', 'the keys are read as the installing ServiceAccount');
+  });
+
+  test('a verify policy on a ConfigMaps source is refused as an invalid spec, naming the source type', async () => {
+    const w = setup({ spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }], verify: { provider: 'cosign', secretRef: { namespace: 'team-a', name: 'keys' } } } } });
+    await w.reconciler().reconcile(req, ctx);
+    assert.equal(w.unpacks.length, 0);
+    assert.equal(w.applied.length, 0);
+    assert.match(conditionOf(w, 'Progressing')?.message ?? '', /a configMaps source cannot carry an OCI signature/);
   });
 });

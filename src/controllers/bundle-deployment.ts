@@ -21,7 +21,7 @@ import { OpenApiSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
-import { ValidationError, errorMessage } from '../util/errors.js';
+import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
@@ -276,7 +276,8 @@ export class BundleDeploymentReconciler implements Reconciler {
     try {
       s.unpacked = await this.ports.unpack(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, secrets: sourceSecretReader(this.o.client, s.bd), logger: s.logger });
     } catch (err) {
-      s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
+      // Nothing of a refused artifact is rendered or applied: the last applied revision keeps running.
+      s.conditions.set('Unpacked', false, isSignatureRefusal(err) ? 'VerificationFailed' : 'UnpackFailed', errorMessage(err));
       s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
       if (failureAction(err) === 'wait-for-change') return stop();
       s.explained = err;
@@ -426,6 +427,11 @@ export function installerOf(bd: BundleDeployment): { namespace: string; name: st
  * Secrets that account may read. Without one, Binnacle reads as itself, and its own role grants
  * no Secrets: such a source must name a ServiceAccount that may read its Secret.
  */
+/** A source refused by its verification policy (unsigned, wrongly signed, bad or missing keys). */
+function isSignatureRefusal(err: unknown): boolean {
+  return err instanceof BinnacleError && err.code.startsWith('SIGNATURE_');
+}
+
 export function sourceSecretReader(client: KubeClient, bd: BundleDeployment): SecretReader {
   const sa = installerOf(bd);
   if (sa === undefined) return secretReader(client, "Binnacle's own service account (the BundleDeployment names no spec.serviceAccount)");

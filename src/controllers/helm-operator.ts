@@ -32,6 +32,8 @@ import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
+import type { TrustedKey } from '../oci/index.js';
+import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import type { PendingPlan } from '../api/approval.js';
 import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
@@ -48,7 +50,7 @@ export const DEFAULT_MIN_RECONCILE_PERIOD_MS = 60_000;
 
 /** What the reconciler fetches, inspects and runs with; Helm's chart sources and engine, or fakes in tests. */
 export interface HelmOperatorPorts {
-  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger }): Promise<FetchedChart>;
+  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger; verifyKeys?: readonly TrustedKey[] }): Promise<FetchedChart>;
   inspect(chartPath: string): Promise<ChartDescription[]>;
   runKind(kind: HelmKind, opts: RunningKindOptions): RunningKind;
 }
@@ -204,12 +206,15 @@ export class HelmOperatorReconciler implements Reconciler {
             ? { type: 'repo' as const, url: c.repository.url, chart: c.repository.name, ...(c.version === undefined ? {} : { version: c.version }) }
             : undefined;
       if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
-      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger });
+      const verifyKeys = await this.chartKeys(s.hop);
+      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
       s.fetched = await this.heldForApproval(s, ref, s.fetched);
       s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
       return CONTINUE;
     } catch (err) {
-      s.conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
+      // A refused chart is neither downloaded nor loaded: nothing of it reaches a CRD or a release.
+      const refused = err instanceof BinnacleError && err.code.startsWith('SIGNATURE_');
+      s.conditions.set('Ready', false, refused ? 'VerificationFailed' : 'ChartUnavailable', errorMessage(err));
       return stop({ requeueAfterMs: Math.min(s.pollMs, 60_000) });
     }
   }
@@ -242,7 +247,8 @@ export class HelmOperatorReconciler implements Reconciler {
       return fetched;
     }
     s.status.pendingPlan = decision.pending;
-    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, { cacheDir: this.o.cacheDir, logger: s.logger });
+    const verifyKeys = await this.chartKeys(s.hop);
+    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
     if (kept.digest !== current.digest) {
       throw new BinnacleError('transient', 'HELM_CHART_CHANGED', `chart ${current.name} ${current.version} served before now has digest ${kept.digest}, not ${current.digest}, so it cannot be kept while ${decision.message}`);
     }
@@ -259,6 +265,16 @@ export class HelmOperatorReconciler implements Reconciler {
       out.push({ crd: crd.metadata.name ?? '', safe: problems.length === 0, ...(problems.length === 0 ? {} : { problems }) });
     }
     return out;
+  }
+
+  /** The keys of `spec.chart.verify`, read as the manager itself (install-self lets it read Secrets in its own namespace only). */
+  private async chartKeys(hop: HelmOperator): Promise<TrustedKey[] | undefined> {
+    const raw = hop.spec.chart.verify;
+    if (raw === undefined) return undefined;
+    const problems: string[] = [];
+    const policy = parseVerifyPolicy(raw, 'spec.chart.verify', (field, message) => problems.push(`${field}: ${message}`));
+    if (policy === undefined) throw new InputError('SIGNATURE_POLICY', problems.join('; '));
+    return trustedKeysFromSecret(secretReader(this.o.client, "Binnacle's own service account"), policy.secretRef);
   }
 
   async inspect(s: OperatorState): Promise<StepOutcome> {

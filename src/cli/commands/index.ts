@@ -24,6 +24,7 @@ export const REGISTRARS: readonly Registrar[] = [
   { commands: ['plan'], load: async () => (await import('./plan.js')).registerPlanCommand },
   { commands: ['approve'], load: async () => (await import('./approve.js')).registerApproveCommand },
   { commands: ['image'], load: async () => (await import('./image.js')).registerImageCommands },
+  { commands: ['sign'], load: async () => (await import('./sign.js')).registerSignCommands },
   { commands: ['catalog'], load: async () => (await import('./catalog.js')).registerCatalogCommands },
   { commands: ['catalog'], load: async () => (await import('./publish.js')).registerPublishCommand },
   { commands: ['resolve'], load: async () => (await import('./resolve.js')).registerResolveCommands },
