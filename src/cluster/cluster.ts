@@ -330,6 +330,15 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   return state;
 }
 
+/** Turns the audit log on for a cluster that has none: its API server stops, and `up` starts it again with the log as it would a dead one. */
+async function turnAuditOn(layout: ClusterLayout, state: ClusterState): Promise<void> {
+  if (state.audit === true) return;
+  state.audit = true;
+  writeState(layout, state);
+  const rec = state.processes['kube-apiserver'];
+  if (rec !== undefined) await stopProcess(rec);
+}
+
 /** Brings the cluster up, or confirms it is up, or repairs it. */
 export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
@@ -338,13 +347,7 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   let state = readState(layout);
   let outcome: UpResult['outcome'] = 'created';
 
-  if (state !== undefined && opts.audit === true && state.audit !== true) {
-    // Turn the audit log on: the API server starts again with it below, as a dead one would.
-    state.audit = true;
-    writeState(layout, state);
-    const rec = state.processes['kube-apiserver'];
-    if (rec !== undefined) await stopProcess(rec);
-  }
+  if (state !== undefined && opts.audit === true) await turnAuditOn(layout, state);
   if (state !== undefined) {
     const dead: Component[] = [];
     for (const c of COMPONENTS) {
