@@ -206,8 +206,10 @@ async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, rou
   await Promise.all(namespaces.map((ns) => client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
   const id = await operatorIdentity(client, e.adminKubeconfig, `op-${tag}`, path.join(ROOT, '.cache', 'bench-helm-operator'));
   const auditFrom = statSync(e.auditLog).size;
-  const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: [o.nodeOptions, o.label === 'binnacle' && CPU_PROF !== undefined ? `--cpu-prof --cpu-prof-dir=${CPU_PROF}` : ''].join(' ').trim() };
-  const child = spawn(o.cmd, o.args, { cwd: c.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions };
+  // --cpu-prof is not allowed in NODE_OPTIONS: node's own flags before the entry.
+  const args = o.label === 'binnacle' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
+  const child = spawn(o.cmd, args, { cwd: c.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer): void => void (out = (out + b.toString('utf8')).slice(-4000));
   child.stdout?.on('data', keep);
@@ -278,6 +280,7 @@ const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binn
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
+mkdirSync(path.join(ROOT, '.cache', 'bench-helm-operator'), { recursive: true });
 const charts = CHARTS.map((name) => (name === 'loki' ? lokiChart() : memcachedChart()));
 for (const c of charts) await client.apply(c.crd);
 await new Promise((r) => setTimeout(r, 2_000)); // the CRDs established
