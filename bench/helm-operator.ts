@@ -28,6 +28,7 @@
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
  *        [--only binnacle|operator-sdk] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
+ *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
  */
 import { spawn } from 'node:child_process';
@@ -201,14 +202,14 @@ interface Env {
 
 async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, round: number): Promise<Sample> {
   const { client } = e;
-  const tag = `${o.label === 'binnacle' ? 'b' : 'o'}${c.name.slice(0, 4)}${n}-${round}-${Date.now().toString(36)}`;
+  const tag = `${o.label === 'binnacle' ? 'b' : o.label === 'binnacle-before' ? 'p' : 'o'}${c.name.slice(0, 4)}${n}-${round}-${Date.now().toString(36)}`;
   const namespaces = Array.from({ length: NAMESPACES }, (_, i) => `scale-${tag}-${i}`);
   await Promise.all(namespaces.map((ns) => client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
   const id = await operatorIdentity(client, e.adminKubeconfig, `op-${tag}`, path.join(ROOT, '.cache', 'bench-helm-operator'));
   const auditFrom = statSync(e.auditLog).size;
   const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions };
   // --cpu-prof is not allowed in NODE_OPTIONS: node's own flags before the entry.
-  const args = o.label === 'binnacle' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
+  const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
   const child = spawn(o.cmd, args, { cwd: c.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer): void => void (out = (out + b.toString('utf8')).slice(-4000));
@@ -276,7 +277,8 @@ function goalsFor(chart: string, n: number, b: Sample, r: Sample): string[] {
   ];
 }
 
-const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
+const BEFORE_ENTRY = arg('--before') === undefined ? undefined : path.resolve(arg('--before') ?? '');
+const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, beforeEntry: BEFORE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
@@ -303,6 +305,11 @@ for (const c of charts) {
     const r = summary(results.get('operator-sdk') ?? []);
     console.log(`${String(n).padStart(5)} binnacle / operator-sdk: time ${ratio(b.deployedMs, r.deployedMs)}, upgrade ${ratio(b.upgradeMs, r.upgradeMs)}, peak ${ratio(b.peakMib, r.peakMib)}, steady ${ratio(b.steadyMib, r.steadyMib)}, CPU ${ratio(b.convergeCpuS, r.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests, r.requests)}`);
     goals.push(...goalsFor(c.name, n, b, r));
+    const before = results.get('binnacle-before');
+    if (before !== undefined) {
+      const p = summary(before);
+      console.log(`${String(n).padStart(5)} binnacle / binnacle-before: time ${ratio(b.deployedMs, p.deployedMs)}, upgrade ${ratio(b.upgradeMs, p.upgradeMs)}, peak ${ratio(b.peakMib, p.peakMib)}, CPU ${ratio(b.convergeCpuS, p.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, p.idleCpuS)}, requests ${ratio(b.requests, p.requests)}`);
+    }
   }
 }
 for (const g of goals) console.log(`goal ${g}`);
