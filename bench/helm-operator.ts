@@ -32,7 +32,7 @@
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse, stringify } from 'yaml';
@@ -212,7 +212,13 @@ async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, rou
   const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
   const child = spawn(o.cmd, args, { cwd: c.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const keep = (b: Buffer): void => void (out = (out + b.toString('utf8')).slice(-4000));
+  // The whole log beside the tail kept for errors: what each reconcile waited on.
+  const logFile = path.join(ROOT, '.cache', 'bench-helm-operator', `${tag}.log`);
+  writeFileSync(logFile, '');
+  const keep = (b: Buffer): void => {
+    appendFileSync(logFile, b);
+    out = (out + b.toString('utf8')).slice(-4000);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const pid = child.pid ?? 0;
