@@ -98,7 +98,7 @@ function lokiChart(): BenchChart {
       versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', properties: { spec: schema, status: schema } } } }],
     },
   };
-  return { name: 'loki', project, apiVersion: 'bench.binnacle.dev/v1', kind: 'LokiDistributed', crd, spec: {}, upgrade: { ingester: { replicas: 2 } } };
+  return { name: 'loki', project, apiVersion: 'bench.binnacle.dev/v1', kind: 'LokiDistributed', crd, spec: {}, upgrade: { ingester: { replicas: 2, maxUnavailable: 1 } } };
 }
 
 interface Sample {
