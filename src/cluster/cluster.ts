@@ -15,6 +15,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfig } from '../kube/config.js';
 import type { KubeObject } from '../kube/types.js';
+import { auditArgs, auditLogPath } from './audit.js';
 import { generatePki, type ClusterPki } from './certs.js';
 import { probeOnce, waitHealthy, type HealthProbe } from './health.js';
 import { clusterLayout, type ClusterLayout } from './layout.js';
@@ -38,6 +39,8 @@ export interface ClusterState {
   tools: Record<string, string>;
   processes: Partial<Record<Component, ProcessRecord>>;
   createdAt: string;
+  /** kube-apiserver writes an audit log (src/cluster/audit.ts). */
+  audit?: boolean;
 }
 
 export interface ComponentStatus {
@@ -66,6 +69,8 @@ export interface UpOptions {
   timeoutMs?: number;
   /** Add OpenShift's APIs (`--openshift`), with a ClusterVersion reporting `version`. */
   openshift?: { version?: string };
+  /** kube-apiserver writes an audit log of ServiceAccounts' requests (src/cluster/audit.ts); a running cluster without it restarts its API server. */
+  audit?: boolean;
 }
 
 export interface UpResult {
@@ -77,6 +82,8 @@ export interface UpResult {
   outcome: 'created' | 'running' | 'recovered';
   /** The OpenShift version the ClusterVersion reports, when `openshift` was asked for. */
   openshiftVersion?: string;
+  /** The API server's audit log, when `audit` was asked for. */
+  auditLog?: string;
 }
 
 function readState(layout: ClusterLayout): ClusterState | undefined {
@@ -146,6 +153,7 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
           `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
           `--proxy-client-key-file=${pki.frontProxyClientKey}`,
           '--enable-priority-and-fairness=false',
+          ...(state.audit === true ? auditArgs(layout) : []),
           '--v=0',
         ],
       };
@@ -313,13 +321,22 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   say('generating certificates and kubeconfigs');
   const pki = await generatePki(layout, ports.apiserver, hostAddresses());
   writeRegistryConfig(layout, ports.registry);
-  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString() };
+  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(), ...(opts.audit === true ? { audit: true } : {}) };
   writeState(layout, state);
   for (const c of COMPONENTS) {
     say(`starting ${c}`);
     await startComponent(c, state, layout, timeoutMs);
   }
   return state;
+}
+
+/** Turns the audit log on for a cluster that has none: its API server stops, and `up` starts it again with the log as it would a dead one. */
+async function turnAuditOn(layout: ClusterLayout, state: ClusterState): Promise<void> {
+  if (state.audit === true) return;
+  state.audit = true;
+  writeState(layout, state);
+  const rec = state.processes['kube-apiserver'];
+  if (rec !== undefined) await stopProcess(rec);
 }
 
 /** Brings the cluster up, or confirms it is up, or repairs it. */
@@ -330,6 +347,7 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   let state = readState(layout);
   let outcome: UpResult['outcome'] = 'created';
 
+  if (state !== undefined && opts.audit === true) await turnAuditOn(layout, state);
   if (state !== undefined) {
     const dead: Component[] = [];
     for (const c of COMPONENTS) {
@@ -400,6 +418,7 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
     registry: `127.0.0.1:${state.ports.registry}`,
     outcome,
     ...(openshiftVersion === undefined ? {} : { openshiftVersion }),
+    ...(state.audit === true ? { auditLog: auditLogPath(layout) } : {}),
   };
 }
 

@@ -511,12 +511,33 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
     assert.deepEqual([condition(kube, 'Deployed')?.status, condition(kube, 'Deployed')?.reason], ['True', 'UpgradeSuccessful']);
   });
 
-  test('a reconcile reads the release records once before applying, and once after for what was deployed', async () => {
-    const { release, appliers, reconciler } = setup();
+  test('a reconcile reads the release records once: the revision it re-applied or installed is what status says, without reading them again', async () => {
+    const { release, appliers, reconciler, kube } = setup();
     release.history = [{ ...revision(1, SECRET_MANIFEST), inputDigest: 'sha256:input', content: rendered(SECRET_MANIFEST).content }];
     await reconciler.reconcile(req, ctx);
     assert.equal(appliers[0]?.applied.length, 1, 'the recorded revision is re-applied');
-    assert.equal(appliers[0]?.reads, 2);
+    assert.equal(appliers[0]?.reads, 1);
+    assert.match((kube.statusWrites.at(-1)?.deployedRelease as { manifest: string }).manifest, /kind: Secret/);
+    const install = setup();
+    await install.reconciler.reconcile(req, ctx);
+    assert.equal(install.appliers[0]?.reads, 1, 'an install: the new revision 1 is the render');
+    assert.equal(condition(install.kube, 'Deployed')?.message, 'hello', "the render's notes");
+  });
+
+  test('when the applier deployed another revision than the reconcile expected, status is read from the release records', async () => {
+    const other = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-records\n';
+    const t = setup({
+      // The records move on while this reconcile renders (it expects to install revision 1).
+      render: () => {
+        t.release.history = [{ ...revision(3, other), content: { chart: {}, manifest: other, hooks: [], notes: 'recorded' } }];
+        return Promise.resolve(rendered(SECRET_MANIFEST));
+      },
+    });
+    t.release.applyRevision = 3;
+    await t.reconciler.reconcile(req, ctx);
+    assert.equal(t.appliers[0]?.reads, 2, 'once before, once after for what was deployed');
+    assert.match((t.kube.statusWrites.at(-1)?.deployedRelease as { manifest: string }).manifest, /from-records/);
+    assert.equal(condition(t.kube, 'Deployed')?.message, 'recorded');
   });
 
   test('OverrideValuesInUse: a Warning on the CR per watches.yaml override, with operator-sdk\'s message, before an install or upgrade only', async () => {

@@ -625,7 +625,7 @@ export class HelmReleaseReconciler implements Reconciler {
       return stop({ failed: true });
     }
     this.logOutcome(s, result.revision);
-    const current = await s.applier.currentRevision(s.release);
+    const current = await this.deployedContent(s, result.revision, rendered);
     // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
     // skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
     const skipped = result.skipped ?? [];
@@ -651,6 +651,18 @@ export class HelmReleaseReconciler implements Reconciler {
     if (drift.condition === undefined) s.conditions.remove(DRIFT_CONDITION);
     else s.conditions.set(DRIFT_CONDITION, drift.condition.status, drift.condition.reason, drift.condition.message);
     for (const e of drift.events) await this.ports.event(s.cr, e.type, e.reason, e.message, s.logger);
+  }
+
+  /**
+   * What the deployed revision holds (its notes and manifest, for status): the render's own
+   * content when the applier deployed the revision this reconcile expected (a new one, or the
+   * one it re-applied), which is what it recorded; read from the release's records otherwise.
+   * Saves a list of the release's Secrets on every reconcile.
+   */
+  private async deployedContent(s: State, revision: number, rendered: ChartRelease): Promise<{ manifest: string; content?: { notes?: string } } | undefined> {
+    const expected = s.newRevision === true ? (s.history?.at(-1)?.revision ?? 0) + 1 : s.previousRevision;
+    if (s.history !== undefined && revision === expected) return { manifest: rendered.content.manifest, content: rendered.content };
+    return s.applier.currentRevision(s.release);
   }
 
   /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */

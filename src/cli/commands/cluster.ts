@@ -28,10 +28,12 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .option('--timeout <duration>', 'how long each component may take to become healthy (e.g. 120s, 5m)', parseDuration, 120_000)
     .option('--openshift', "add OpenShift's APIs (ClusterVersion, Infrastructure, Proxy, Route, SCC, ImageStream, BuildConfig, console kinds) from the pinned github.com/openshift/api module")
     .option('--openshift-version <version>', 'the OpenShift version the ClusterVersion reports (with --openshift)', '4.16.0')
-    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string }) => {
+    .option('--audit', "log ServiceAccounts' API requests (Metadata level) to the state dir's logs/audit.log")
+    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; audit?: boolean }) => {
       const { clusterUp } = await clusters();
       const result = await clusterUp({
         ...(opts.openshift === true ? { openshift: { version: opts.openshiftVersion } } : {}),
+        ...(opts.audit === true ? { audit: true } : {}),
         name: opts.name,
         stateDir: opts.stateDir,
         logger: ctx.logger,
