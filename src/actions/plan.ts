@@ -30,7 +30,7 @@ import { buildInstalledState, installedFacts, requesterOf, unitOf, type Installe
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { bundleDeploymentName } from '../api/names.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
-import { renderBundle, type RenderedBundle } from '../render/index.js';
+import { render, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
 import { describeMissing, missingPermissions } from '../apply/preflight-permissions.js';
 
@@ -251,7 +251,7 @@ async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName
   const { client, req, store } = ctx;
   const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(ctx.cacheDir, 'images') });
   const isMain = chosen.package === req.packageName;
-  const rendered = await renderBundle({
+  const toRender: RenderContext = {
     dir: pulled.dir,
     name: bdName,
     spec: {
@@ -270,7 +270,8 @@ async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName
       if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, namespace);
       return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
     },
-  });
+  };
+  const rendered = await render({ bundle: toRender });
   return { rendered, digest: pulled.digest };
 }
 

@@ -28,7 +28,7 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
-import { RENDERERS, renderBundle, type RenderContext, type RenderedBundle } from '../render/index.js';
+import { RENDERERS, render, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
@@ -96,7 +96,7 @@ export interface BundleDeploymentPorts {
 function defaultPorts(client: KubeClient, schemas: OpenApiSchemas): BundleDeploymentPorts {
   return {
     unpack: unpackSource,
-    render: (format, ctx) => renderBundle({ ...ctx, spec: { ...ctx.spec, format } }),
+    render: (format, ctx) => render({ bundle: { ...ctx, spec: { ...ctx.spec, format } } }),
     missingPermissions,
     applier: (c, logger) => new Applier({ client: c, logger, schemas }),
     recordEvent: (obj, type, reason, message, logger) => new EventRecorder(client, 'binnacle', logger).record(obj, type, reason, message),
@@ -301,6 +301,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         certProviderFor: (bundle) => persistentCertProvider(this.installClient(s.bd), this.owner(s.bd), bundle, s.bd.spec.installNamespace),
         digest: unpacked.digest,
         client: this.installClient(s.bd),
+        actingAs: actingAs(s.bd),
         nextRevision: async () => ((await this.applierFor(s.bd, s.logger).history(this.release(s.bd))).at(-1)?.revision ?? 0) + 1,
       });
     } catch (err) {
@@ -412,6 +413,12 @@ export class BundleDeploymentReconciler implements Reconciler {
     if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });
     return stop({ requeueAfterMs: Math.min(result.health.healthy ? (this.o.resyncMs ?? 10 * 60_000) : 10_000, recheck) });
   }
+}
+
+/** Who `installClient(bd)` acts as, by name. */
+function actingAs(bd: BundleDeployment): string {
+  const sa = installerOf(bd);
+  return sa === undefined ? 'manager' : impersonationFor(sa).user;
 }
 
 /** The ServiceAccount that installs, if one is named: in its own namespace, else the install namespace. */

@@ -3,12 +3,17 @@
  * step's success and failure branches, the identity a release acts as, its scope, its floors,
  * redaction, and one status write per reconcile.
  */
-import { describe, test } from 'node:test';
+import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { ApplyRefusedError, HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
+import { helmEngine } from '../helm/engine.js';
+import { renderStats } from '../render/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { failureAction } from '../kube/controller.js';
 import { KubeApiError } from '../kube/errors.js';
@@ -65,6 +70,9 @@ class FakeKube {
         return Promise.resolve(live ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: {} });
       },
       impersonate: (as: { user: string }) => this.client(as.user),
+      // The cluster's capabilities, for a render through the real render function.
+      serverVersion: () => Promise.resolve('v1.31.0'),
+      apiVersionSet: () => Promise.resolve(['v1']),
       resourceFor: (_apiVersion: string, kind: string) => Promise.resolve({ name: kind.toLowerCase(), kind, namespaced: !CLUSTER_SCOPED.has(kind), verbs: [] }),
       who,
     };
@@ -149,7 +157,8 @@ interface Setup {
   events: { obj: KubeObject; type: string; reason: string; message: string }[];
 }
 
-function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number } = {}): Setup {
+/** `realRender`: the default render and input-digest ports (src/render's one render function, Helm's engine). */
+function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; realRender?: boolean; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number } = {}): Setup {
   const kube = new FakeKube();
   kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
   if (opts.serviceAccount !== false) kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
@@ -175,11 +184,15 @@ function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Part
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: opts.healthTimeoutMs }),
     ports: {
-      inputDigest: () => Promise.resolve('sha256:input'),
-      render: (input) => {
-        renders.push(input);
-        return opts.render?.(input) ?? Promise.resolve(rendered(SECRET_MANIFEST));
-      },
+      ...(opts.realRender === true
+        ? {}
+        : {
+            inputDigest: () => Promise.resolve('sha256:input'),
+            render: (input: ChartReleaseInput) => {
+              renders.push(input);
+              return opts.render?.(input) ?? Promise.resolve(rendered(SECRET_MANIFEST));
+            },
+          }),
       applier: (client) => {
         const a = new FakeApplier((client as unknown as { who: string }).who, release);
         appliers.push(a);
@@ -598,3 +611,34 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
     assert.deepEqual(events.map((e) => [e.type, e.reason, e.obj.metadata.name]), [['Warning', 'DriftDetected', 'pg']]);
   });
 });
+
+describe('Helm release reconciler through the one render function (src/render), with Helm\'s engine', () => {
+  after(() => helmEngine().close());
+
+  test('its default render port is render(): the same input rendered twice (the first apply refused) is one engine render and one cache hit, with the same output', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hr-render-'));
+    try {
+      await mkdir(join(dir, 'templates'));
+      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: pg\nversion: 1.0.0\n');
+      // A random value: a second engine render would differ, a cache hit cannot.
+      await writeFile(join(dir, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pg\ndata:\n  replicas: "{{ .Values.replicas }}"\n  token: {{ randAlphaNum 16 | quote }}\n');
+      const { release, appliers, reconciler } = setup({ realRender: true, kind: { chart: () => ({ path: dir, digest: 'sha256:hr-render-test', version: '1.0.0' }) } });
+      release.applyOutcome = new ApplyRefusedError(new ValidationResult('release team-a/pg').error('owner', 'refused once'));
+      const before = renderStats();
+      await reconciler.reconcile(req, ctx);
+      delete release.applyOutcome;
+      await reconciler.reconcile(req, ctx);
+      const after = renderStats();
+      assert.equal(after.calls.chart - before.calls.chart, 2, 'both reconciles render through render({ chart })');
+      assert.equal(after.cache.misses - before.cache.misses, 1);
+      assert.equal(after.cache.hits - before.cache.hits, 1);
+      const manifests = appliers.flatMap((a) => a.applied.map((x) => x.req.content?.manifest ?? ''));
+      assert.equal(manifests.length, 2);
+      assert.match(manifests[0] ?? '', /replicas: "1"/);
+      assert.equal(manifests[1], manifests[0]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+

@@ -38,6 +38,7 @@ import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import type { DriftSpec } from '../api/types.js';
+import { render } from '../render/index.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -129,9 +130,10 @@ export interface ReleaseApplier {
   currentRevision(release: { name: string; namespace: string }): Promise<ReleaseRevision | undefined>;
 }
 
-/** The reconciler's ports: rendering and applying. Defaults are Helm's engine and the shared Applier. */
+/** The reconciler's ports: rendering and applying. Defaults are the one render function (src/render) and the shared Applier. */
 export interface HelmReleasePorts {
-  render(input: ChartReleaseInput): Promise<ChartRelease>;
+  /** `actingAs`: who `input.client` acts as, so that the render cache never shares a `lookup` between identities. */
+  render(input: ChartReleaseInput, actingAs: string): Promise<ChartRelease>;
   inputDigest(input: ChartReleaseInput): Promise<string>;
   /** An applier acting as `client` (the release's identity). */
   applier(client: KubeClient, logger: Logger): ReleaseApplier;
@@ -249,11 +251,11 @@ function helmConditions(conditions: readonly Condition[]): Record<string, unknow
   return conditions.map(({ reason, message, ...rest }) => ({ ...rest, ...(reason === '' || reason === undefined ? {} : { reason }), ...(message === '' || message === undefined ? {} : { message }) }));
 }
 
-/** The default ports: Helm's engine (loaded on first render), the shared Applier, and one event recorder per kind. */
+/** The default ports: the one render function (Helm's engine loaded on first render, its cache), the shared Applier, and one event recorder per kind. */
 function defaultPorts(schemas: OpenApiSchemas, client: KubeClient, kind: string): HelmReleasePorts {
   let recorder: EventRecorder | undefined;
   return {
-    render: async (input) => (await import('../helm/index.js')).renderChartRelease(input),
+    render: (input, actingAs) => render({ chart: input, actingAs }),
     inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
     applier: (as, logger) => new Applier({ client: as, logger, schemas }),
     event: (obj, type, reason, message, logger) => {
@@ -325,6 +327,12 @@ export class HelmReleaseReconciler implements Reconciler {
   private clientFor(namespace: string): KubeClient {
     const sa = serviceAccountOf(this.o.kind.identity, namespace);
     return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor(sa));
+  }
+
+  /** Who `clientFor(namespace)` acts as, by name. */
+  private actingAs(namespace: string): string {
+    const sa = serviceAccountOf(this.o.kind.identity, namespace);
+    return sa === undefined ? 'own' : impersonationFor(sa).user;
   }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -541,7 +549,7 @@ export class HelmReleaseReconciler implements Reconciler {
       return CONTINUE;
     }
     try {
-      s.rendered = await this.ports.render(input);
+      s.rendered = await this.ports.render(input, this.actingAs(s.release.namespace));
       s.newRevision = true;
       return CONTINUE;
     } catch (err) {

@@ -1,9 +1,13 @@
 /**
- * Bundle formats → Kubernetes objects: the one render function (`renderBundle`) that the
- * BundleDeployment controller, `plan` and `binnacle bundle render` call, so what the CLI prints is
- * what gets applied. One renderer per format, chosen by `spec.format`: registry+v1, plain, and
- * helm (Helm's own engine, through helm/chart-release.ts, which the Helm operator's reconciler
- * calls too). Above bundle/ and helm/, below the controllers, plan and CLI that use it.
+ * The one render function, `render`: a bundle directory by its format, a chart with values as
+ * a release, or a chart as `helm template` prints it. The BundleDeployment controller, the Helm
+ * release reconciler, `plan`, `binnacle bundle render`, `helm template` and `helm release` all
+ * call it, so what the CLI prints is what gets applied, and every Helm render goes through one
+ * cache (cache.ts: Helm's answer by chart digest, values and release; bounded) and the same
+ * bounds: values nested past MAX_NESTING are refused here, and the engine bounds each render in
+ * memory, time and output. One renderer per bundle format, chosen by `spec.format`:
+ * registry+v1, plain, and helm (Helm's own engine, through helm/chart-release.ts). Above bundle/
+ * and helm/, below the controllers, actions and CLI that use it.
  */
 import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
@@ -11,7 +15,13 @@ import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
+import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
+import type { HelmEngine, RenderRequest, RenderResult, TemplateResult } from '../helm/engine.js';
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../util/canonical-json.js';
 import { InputError, TerminalError } from '../util/errors.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
+import { RenderCache, type RenderCacheStats } from './cache.js';
 
 export interface RenderedBundle {
   objects: KubeObject[];
@@ -36,6 +46,8 @@ export interface RenderContext {
   overrides?: DeploymentOverrides;
   /** The revision an apply would make next (Helm templates see it as .Release.Revision). */
   nextRevision: () => Promise<number>;
+  /** Who `client` acts as (`lookup` reads as it), so that renders for different identities never share a cache entry. */
+  actingAs?: string;
 }
 
 export type BundleRenderer = (ctx: RenderContext) => Promise<RenderedBundle>;
@@ -144,10 +156,10 @@ function namespacedGuess(kind: string): boolean {
 
 /** A Helm chart (the unpacked content is a chart, or holds one): rendered by Helm's own engine. */
 async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
-  const { findChart, renderChartRelease, HelmError } = await import('../helm/index.js');
+  const { findChart, HelmError } = await import('../helm/index.js');
   const values = ctx.spec.values ?? {};
   try {
-    const rel = await renderChartRelease({
+    const input: ChartReleaseInput = {
       chart: findChart(ctx.dir),
       chartDigest: ctx.digest,
       release: { name: ctx.spec.releaseName ?? ctx.name, namespace: ctx.spec.installNamespace },
@@ -155,7 +167,8 @@ async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
       revision: await ctx.nextRevision(),
       ...(ctx.client === undefined ? {} : { client: ctx.client }),
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
-    });
+    };
+    const rel = await renderChart(input, ctx.actingAs);
     return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
   } catch (err) {
     // Helm refused the chart or its values: the same input fails the same way every time.
@@ -170,9 +183,124 @@ export const RENDERERS: ReadonlyMap<BundleFormat, BundleRenderer> = new Map<Bund
   ['helm', renderHelm],
 ]);
 
-/** The one render function: `ctx.spec.format`'s renderer, or InvalidSpec for a format there is none of. */
-export function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
+/** `ctx.spec.format`'s renderer, or InvalidSpec for a format there is none of. */
+function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
   const renderer = RENDERERS.get(ctx.spec.format);
   if (renderer === undefined) throw new TerminalError('InvalidSpec', `spec.format: unknown format "${ctx.spec.format}" (one of ${[...RENDERERS.keys()].join(', ')})`);
   return renderer(ctx);
+}
+
+/**
+ * What to render: a bundle directory by its format; a chart with values as a release (what an
+ * install applies); Helm's release object itself (`helm`: what `helm bundle` and `helm release`
+ * read RBAC and CRDs from); or a chart as `helm template` prints it. A Helm render whose chart
+ * has a digest is answered from the cache when the same input was rendered before.
+ */
+export type RenderInput =
+  | { bundle: RenderContext }
+  | { chart: ChartReleaseInput; /** Who `chart.client` acts as (see RenderContext.actingAs). */ actingAs?: string }
+  | { helm: RenderRequest; engine?: HelmEngine; chartDigest?: string; actingAs?: string }
+  | { template: RenderRequest; engine?: HelmEngine };
+
+const calls = { bundle: 0, chart: 0, helm: 0, template: 0 };
+const helmCache = new RenderCache<RenderResult>();
+
+/** How often each kind of input was rendered, and the cache's counts (for tests and metrics). */
+export function renderStats(): { calls: typeof calls; cache: RenderCacheStats } {
+  return { calls: { ...calls }, cache: helmCache.stats() };
+}
+
+/** The one render function (see the top of this file). */
+export function render(input: { bundle: RenderContext }): Promise<RenderedBundle>;
+export function render(input: { chart: ChartReleaseInput; actingAs?: string }): Promise<ChartRelease>;
+export function render(input: { helm: RenderRequest; engine?: HelmEngine; chartDigest?: string; actingAs?: string }): Promise<RenderResult>;
+export function render(input: { template: RenderRequest; engine?: HelmEngine }): Promise<TemplateResult>;
+export async function render(input: RenderInput): Promise<RenderedBundle | ChartRelease | RenderResult | TemplateResult> {
+  if ('bundle' in input) {
+    calls.bundle++;
+    return renderBundle(input.bundle);
+  }
+  if ('chart' in input) {
+    calls.chart++;
+    return renderChart(input.chart, input.actingAs);
+  }
+  const engine = input.engine ?? (await defaultEngine());
+  if ('helm' in input) {
+    calls.helm++;
+    return renderHelmRelease(engine, input.helm, input.chartDigest ?? '', input.actingAs);
+  }
+  calls.template++;
+  return engine.template(input.template);
+}
+
+/**
+ * An engine whose renders and templates go through `render` (counted, bounded, cached by
+ * `chartDigest` when given), for code below src/render that takes an engine (helm/bundle, helm/release).
+ */
+export function renderingEngine(base?: HelmEngine, chartDigest?: string): HelmEngine {
+  const engine = async (): Promise<HelmEngine> => base ?? (await defaultEngine());
+  return {
+    render: async (req) => render({ helm: req, engine: await engine(), ...(chartDigest === undefined ? {} : { chartDigest }) }),
+    template: async (req) => render({ template: req, engine: await engine() }),
+    inspect: async (chart) => (await engine()).inspect(chart),
+    threads: () => base?.threads() ?? 0,
+    close: async () => (await engine()).close(),
+  };
+}
+
+async function defaultEngine(): Promise<HelmEngine> {
+  return (await import('../helm/index.js')).helmEngine();
+}
+
+/** A chart as a release, Helm's answer from the cache when the same input was rendered before. */
+async function renderChart(input: ChartReleaseInput, actingAs: string | undefined): Promise<ChartRelease> {
+  checkValues(input.values);
+  const { renderChartRelease } = await import('../helm/index.js');
+  const engine = input.engine ?? (await defaultEngine());
+  const cached: HelmEngine = { ...renderingEngine(engine), render: (req) => renderHelmRelease(engine, req, input.chartDigest, actingAs, input.client) };
+  return renderChartRelease({ ...input, engine: cached });
+}
+
+/** Walkers (merging, hashing, the engine's JSON) must not meet values deeper than they can follow. */
+function checkValues(values: Record<string, unknown> | undefined): void {
+  if (nestsDeeperThan(values)) throw new InputError('HELM_VALUES_TOO_DEEP', `nests deeper than ${MAX_NESTING} levels`, { field: 'values' });
+}
+
+/** Helm's release for `req`: from the cache under the chart's digest, the request and who looks up; rendered and kept otherwise. */
+async function renderHelmRelease(engine: HelmEngine, req: RenderRequest, chartDigest: string, actingAs: string | undefined, client?: object): Promise<RenderResult> {
+  checkValues(req.values);
+  // No digest says what the chart holds: nothing to key a cache entry by.
+  if (chartDigest === '') return engine.render(req);
+  const who = req.lookup === undefined ? '' : (actingAs ?? `client ${clientId(client ?? req.lookup)}`);
+  const key = renderKey(req, chartDigest, who);
+  const hit = helmCache.get(key);
+  if (hit !== undefined) return structuredClone(hit);
+  const res = await engine.render(req);
+  const copy = structuredClone(res);
+  helmCache.set(key, copy, JSON.stringify(copy).length);
+  return res;
+}
+
+/** Everything Helm's answer depends on: the chart by digest (not by path), the request, and who `lookup` reads as. */
+function renderKey(req: RenderRequest, chartDigest: string, lookupAs: string): string {
+  const { lookup: _lookup, chart: _path, ...request } = req;
+  return createHash('sha256').update(canonicalJson({ chartDigest, request, lookupAs })).digest('hex');
+}
+
+const clientIds = new WeakMap<object, number>();
+let nextClientId = 0;
+
+/** A client object's number: renders that looked up through different clients of unknown identity never share an entry. */
+function clientId(client: object): number {
+  let id = clientIds.get(client);
+  if (id === undefined) {
+    id = ++nextClientId;
+    clientIds.set(client, id);
+  }
+  return id;
+}
+
+/** Empties the render cache (tests). */
+export function clearRenderCache(): void {
+  helmCache.clear();
 }

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { DeploymentOverrides } from '../../bundle/index.js';
+import type { RenderContext } from '../../render/index.js';
 import type { RegistryClient } from '../../oci/index.js';
 import type { CommunityLayout } from '../../bundle/community-layout.js';
 import { BinnacleError, InputError, UsageError, ValidationResult, problemToString } from '../../util/errors.js';
@@ -93,7 +94,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
       const { resolveBundleSource, createSelfSignedCertProvider } = await lib();
-      const { renderBundle } = await import('../../render/index.js');
+      const { render } = await import('../../render/index.js');
       const format = o.output;
       const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
       const overrides = o.config === undefined ? undefined : await readOverrides(o.config);
@@ -101,7 +102,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
       // The render a BundleDeployment applies (removed APIs moved, orphan conversions dropped, the
       // OperatorCondition added), offline: self-signed certificates, no cluster.
       const bundleFormat = (await isPlain(s.dir, s.labels)) ? 'plain' : 'registry+v1';
-      const rendered = await renderBundle({
+      const toRender: RenderContext = {
         dir: s.dir,
         name: s.packageName ?? 'bundle',
         spec: {
@@ -115,7 +116,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         certProviderFor: (b) => createSelfSignedCertProvider(b, o.installNamespace),
         ...(s.packageName === undefined ? {} : { packageName: s.packageName }),
         ...(overrides === undefined ? {} : { overrides }),
-      });
+      };
+      const rendered = await render({ bundle: toRender });
       ctx.logger.info({ bundle: rendered.chart.description ?? rendered.chart.name, format: bundleFormat, objects: rendered.objects.length }, 'rendered bundle');
       const objects: unknown[] = rendered.objects;
       if (format === 'json') ctx.out(toJson({ apiVersion: 'v1', kind: 'List', items: objects }));

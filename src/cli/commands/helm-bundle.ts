@@ -54,9 +54,11 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
     .option('--skip-range <range>', 'versions this one upgrades from (olm.skipRange), e.g. "<1.2.0"')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(HELM_BUNDLE_FLAGS, async (chart: string, f: Flags) => {
-      const { helmBundle } = await import('../../helm/bundle/index.js');
+      const [{ helmBundle }, { renderingEngine }] = await Promise.all([import('../../helm/bundle/index.js'), import('../../render/index.js')]);
       const res = await helmBundle({
         chart,
+        // The chart's renders (RBAC, CRDs) go through the one render function.
+        engine: renderingEngine(),
         kinds: f.kind,
         outputDir: f.outputDir,
         ...definedFields({

@@ -63,9 +63,11 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(RELEASE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ releaseChart, describeChangedDefault }, { RegistryClient }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js')]);
+      const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { renderingEngine }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
       const res = await releaseChart({
         chart,
+        // The chart's renders (RBAC, CRDs) go through the one render function.
+        engine: renderingEngine(),
         kinds: f.kind,
         template: f.template,
         archetype: f.channel,

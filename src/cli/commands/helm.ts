@@ -67,8 +67,8 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
       const [name, chartArg] = args.length === 2 ? [args[0], args[1]] : ['release-name', args[0]];
       if (chartArg === undefined || name === undefined) throw new UsageError('helm template needs a CHART');
       const chart = await localChart(chartArg, flags);
-      const { helmEngine } = await import('../../helm/engine.js');
-      const res = await helmEngine().template({
+      const { render } = await import('../../render/index.js');
+      const template = {
         chart,
         releaseName: name,
         namespace: flags.namespace ?? 'default',
@@ -81,8 +81,9 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
         ...(flags.showOnly === undefined ? {} : { showOnly: flags.showOnly }),
         isUpgrade: flags.isUpgrade === true,
         skipSchemaValidation: flags.skipSchemaValidation === true,
-      });
-      ctx.out(res.output);
+      };
+      // `helm template` is an install's render that prints Helm's output: the same function.
+      ctx.out((await render({ template })).output);
     });
 
   addKubeFlags(helm.command('adopt <release>'))
