@@ -39,6 +39,12 @@ export function withFlagNames<A extends unknown[], R>(flags: Readonly<Record<str
 // Commander prints "error: option '--workers <n>' argument 'abc' is invalid. <message>".
 
 /** A whole number ≥ 1. */
+/** A repeatable flag's values, in order. */
+export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+
+/** A repeatable StringSlice flag (`-a a,b -a c`), as Helm's pflag parses it. */
+export const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];
+
 export function parsePositiveInt(value: string): number {
   const n = /^\d+$/.test(value.trim()) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('Expected a positive whole number, such as 4.');

@@ -9,7 +9,7 @@ import type { CommunityLayout } from '../../bundle/community-layout.js';
 import { BinnacleError, InputError, UsageError, ValidationResult, problemToString } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { outputOption, withFlagNames } from '../flags.js';
+import { collect, outputOption, withFlagNames } from '../flags.js';
 import { stat } from 'node:fs/promises';
 
 /** The bundle library and the registry client, loaded when a bundle command runs. */
@@ -20,7 +20,6 @@ async function lib(): Promise<typeof import('../../bundle/index.js') & typeof im
 
 const DEFAULT_CACHE = join('.cache', 'images');
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
 async function client(ctx: CliContext, insecure: boolean | undefined): Promise<RegistryClient> {
   const { RegistryClient } = await import('../../oci/index.js');

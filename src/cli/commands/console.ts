@@ -14,9 +14,9 @@ import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
 import { UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
+import { collect } from '../flags.js';
 import { addKubeFlags, type KubeFlags } from '../kube.js';
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
 /** The access flags, as `binnacle console` names them (the manager's carry a `console-` prefix). */
 export interface ConsoleAccessFlags {

@@ -8,48 +8,58 @@ import type { Command } from 'commander';
 import { definedFields } from '../../util/object.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { outputOption, withFlagNames } from '../flags.js';
+import { collect, collectSlice, outputOption, withFlagNames } from '../flags.js';
 
 /** The options of generateBundle that helm bundle passes on, as its flags. */
 const HELM_BUNDLE_FLAGS = { version: '--version', channels: '--channels', defaultChannel: '--default-channel' };
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];
+/** The flags that say how a chart becomes a bundle, which `helm bundle` and `helm release` share. */
+export interface BundleFlags {
+  group?: string;
+  crdVersion?: string;
+  image?: string;
+  apiVersions?: string[];
+  kubeVersion?: string;
+  icon?: string;
+}
 
-interface Flags {
+/** Adds the BundleFlags to `c`. */
+export function addBundleFlags(c: Command): Command {
+  return c
+    .option('--group <group>', 'API group of the kinds (default: <chart>.helm.binnacle.dev); keep it from one release to the next')
+    .option('--crd-version <v>', 'API version of the kinds', 'v1alpha1')
+    .option('--image <ref>', "Binnacle's image, which runs the operator (default: ghcr.io/binnacle-dev/binnacle:<this version>)")
+    .option('-a, --api-versions <list>', 'more API versions for the render RBAC comes from (repeatable, comma-separated)', collectSlice)
+    .option('--kube-version <v>', 'Kubernetes version for Capabilities.KubeVersion while rendering')
+    .option('--icon <file>', 'icon for the CSV (.png, .jpg, .gif, .svg); Chart.yaml icons that are links are not fetched');
+}
+
+/** The BundleFlags given, as helmBundle's options. */
+export function bundleOptionsOf(f: BundleFlags): { [K in keyof BundleFlags]?: Exclude<BundleFlags[K], undefined> } {
+  return definedFields({ group: f.group, crdVersion: f.crdVersion, image: f.image, apiVersions: f.apiVersions, kubeVersion: f.kubeVersion, icon: f.icon });
+}
+
+interface Flags extends BundleFlags {
   kind: string[];
   outputDir: string;
   output: 'text' | 'json';
   version?: string;
-  group?: string;
-  crdVersion?: string;
   package?: string;
-  image?: string;
   channels?: string[];
   defaultChannel?: string;
-  apiVersions?: string[];
-  kubeVersion?: string;
-  icon?: string;
   replaces?: string;
   skipRange?: string;
 }
 
 export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void {
-  helm
-    .command('bundle <chart>')
+  addBundleFlags(helm.command('bundle <chart>'))
     .description("Write a registry+v1 bundle that installs CHART as an operator: one custom resource kind per --kind, served by Binnacle's Helm operator (no image to build)")
     .requiredOption('--kind <Kind[=charts/sub]>', 'a kind the chart serves; Kind=charts/sub for a subchart (repeatable)', collect)
     .requiredOption('--output-dir <dir>', 'bundle directory to write (its manifests/ and metadata/ are replaced)')
     .option('--version <semver>', "the bundle's version (default: the chart's version)")
-    .option('--group <group>', 'API group of the kinds (default: <chart>.helm.binnacle.dev)')
-    .option('--crd-version <v>', 'API version of the kinds', 'v1alpha1')
     .option('--package <name>', "package name (default: the chart's name)")
-    .option('--image <ref>', "Binnacle's image, which runs the operator (default: ghcr.io/binnacle-dev/binnacle:<this version>)")
     .option('--channels <list>', 'channels of the bundle (comma-separated)', collectSlice)
     .option('--default-channel <name>', 'default channel (default: the first of --channels)')
-    .option('-a, --api-versions <list>', 'more API versions for the render RBAC comes from (repeatable, comma-separated)', collectSlice)
-    .option('--kube-version <v>', 'Kubernetes version for Capabilities.KubeVersion while rendering')
-    .option('--icon <file>', 'icon for the CSV (.png, .jpg, .gif, .svg); Chart.yaml icons that are links are not fetched')
     .option('--replaces <csv>', 'the CSV this version replaces (spec.replaces)')
     .option('--skip-range <range>', 'versions this one upgrades from (olm.skipRange), e.g. "<1.2.0"')
     .addOption(outputOption(['text', 'json'], 'text'))
@@ -61,17 +71,12 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
         engine: renderingEngine(),
         kinds: f.kind,
         outputDir: f.outputDir,
+        ...bundleOptionsOf(f),
         ...definedFields({
           version: f.version,
-          group: f.group,
-          crdVersion: f.crdVersion,
           packageName: f.package,
-          image: f.image,
           channels: f.channels,
           defaultChannel: f.defaultChannel,
-          apiVersions: f.apiVersions,
-          kubeVersion: f.kubeVersion,
-          icon: f.icon,
           replaces: f.replaces,
           skipRange: f.skipRange,
         }),

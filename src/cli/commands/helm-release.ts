@@ -9,15 +9,13 @@ import type { Archetype } from '../../catalog-render/index.js';
 import { definedFields } from '../../util/object.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { outputOption, withFlagNames } from '../flags.js';
+import { collect, outputOption, withFlagNames } from '../flags.js';
+import { addBundleFlags, bundleOptionsOf, type BundleFlags } from './helm-bundle.js';
 
 const RELEASE_FLAGS = { version: '--version' };
 const DEFAULT_CACHE = join('.cache', 'images');
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];
-
-interface Flags {
+interface Flags extends BundleFlags {
   kind: string[];
   template: string;
   bundleRepository: string;
@@ -26,12 +24,6 @@ interface Flags {
   output: 'text' | 'json';
   version?: string;
   package?: string;
-  group?: string;
-  crdVersion?: string;
-  image?: string;
-  apiVersions?: string[];
-  kubeVersion?: string;
-  icon?: string;
   outputDir?: string;
   catalogDir?: string;
   cacheDir: string;
@@ -39,8 +31,7 @@ interface Flags {
 }
 
 export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void {
-  helm
-    .command('release <chart>')
+  addBundleFlags(helm.command('release <chart>'))
     .description(
       "Release the next version of a chart operator: write the bundle for CHART's version (replaces/skipRange from what the catalog's semver template has), validate, build and push it, add it to the template, and build and push the catalog image",
     )
@@ -51,12 +42,6 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--channel <archetype>', "the template's bundle list the version joins: stable, fast or candidate", 'stable')
     .option('--version <semver>', "the bundle's version (default: the chart's version)")
     .option('--package <name>', "package name (default: the template's package, else the chart's name)")
-    .option('--group <group>', 'API group of the kinds (default: <chart>.helm.binnacle.dev); keep it from one release to the next')
-    .option('--crd-version <v>', 'API version of the kinds', 'v1alpha1')
-    .option('--image <ref>', "Binnacle's image, which runs the operator (default: ghcr.io/binnacle-dev/binnacle:<this version>)")
-    .option('-a, --api-versions <list>', 'more API versions for the render RBAC comes from (repeatable, comma-separated)', collectSlice)
-    .option('--kube-version <v>', 'Kubernetes version for Capabilities.KubeVersion while rendering')
-    .option('--icon <file>', 'icon for the CSV (.png, .jpg, .gif, .svg)')
     .option('--output-dir <dir>', 'keep the bundle in this directory (default: a work folder)')
     .option('--catalog-dir <dir>', 'keep the rendered catalog (catalog.json) in this directory')
     .option('--cache-dir <dir>', 'where pulled bundle images are unpacked', DEFAULT_CACHE)
@@ -76,15 +61,10 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
         cacheDir: f.cacheDir,
         client: new RegistryClient({ logger: ctx.logger, ...(f.insecure === true ? { insecure: true } : {}) }),
         onProgress: (line) => ctx.err(`• ${line}\n`),
+        ...bundleOptionsOf(f),
         ...definedFields({
           version: f.version,
           packageName: f.package,
-          group: f.group,
-          crdVersion: f.crdVersion,
-          image: f.image,
-          apiVersions: f.apiVersions,
-          kubeVersion: f.kubeVersion,
-          icon: f.icon,
           outputDir: f.outputDir,
           catalogDir: f.catalogDir,
         }),

@@ -8,13 +8,11 @@ import type { Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import { definedFields } from '../../util/object.js';
 import type { CliContext } from '../context.js';
+import { collect, collectSlice } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { registerHelmBundleCommand } from './helm-bundle.js';
 import { registerHelmReleaseCommand } from './helm-release.js';
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
-/** StringSlice flags (`-a a,b -a c`), as Helm's pflag parses them. */
-const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];
 
 export interface TemplateFlags {
   values?: string[];

@@ -14,7 +14,7 @@ import { findCondition, type Condition } from '../../kube/types.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
-import { outputOption, parseDuration } from '../flags.js';
+import { collect, outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 
 interface InstallFlags extends KubeFlags {
@@ -34,7 +34,6 @@ interface InstallFlags extends KubeFlags {
   output: string;
 }
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 
 function policyOf(v: string | undefined): 'CatalogProvided' | 'SelfCertified' | undefined {
   if (v === undefined) return undefined;

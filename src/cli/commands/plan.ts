@@ -11,10 +11,9 @@ import type { ObjectAction, Plan } from '../../actions/plan.js';
 import { UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
-import { outputOption } from '../flags.js';
+import { collect, outputOption } from '../flags.js';
 import { addKubeFlags, dryRunClientFor, type KubeFlags } from '../kube.js';
 
-const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 const MARK: Record<ObjectAction, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
 
 /** The text view: each bundle's objects, CRD verdicts and missing RBAC, then the counts. */

@@ -4,7 +4,7 @@ import type { CatalogInput, Resolution, ResolveRequest, UpgradePolicy } from '..
 import { BinnacleError, UsageError } from '../../util/errors.js';
 import { toJson, toTable, toYaml } from '../../util/output.js';
 import { outputFormat, type CliContext } from '../context.js';
-import { outputOption } from '../flags.js';
+import { collect, outputOption } from '../flags.js';
 
 interface ResolveOpts {
   catalog: string[];
@@ -18,7 +18,6 @@ interface ResolveOpts {
   output: string;
 }
 
-const collect = (v: string, prev: string[]): string[] => [...prev, v];
 
 function parsePriorities(list: readonly string[]): Map<string, number> {
   const out = new Map<string, number>();
