@@ -3,6 +3,7 @@
  * identity required, chart failures, CRD ownership, the app-team role, deletion by policy, and
  * one status write per reconcile.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
@@ -27,6 +28,8 @@ class FakeKube {
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly applied: string[] = [];
   readonly deleted: string[] = [];
+  /** Every object read with get, by key. */
+  readonly gets: string[] = [];
   /** Fails the next finalizer patch. */
   readonly patchFailure = new NextFailure();
 
@@ -42,6 +45,7 @@ class FakeKube {
     const find = (ref: ObjectRef) => Promise.resolve(this.objects.get(this.key(ref)));
     return {
       get: async (ref: ObjectRef) => {
+        this.gets.push(this.key(ref));
         const o = await find(ref);
         if (o === undefined) throw new KubeApiError(404, 'NotFound', 'not found');
         return structuredClone(o);
@@ -260,15 +264,18 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     kube.put(h);
     const registry = { latest: '1.0.0', digests: new Map([['1.0.0', 'sha256:1'], ['1.1.0', 'sha256:2'], ['1.2.0', 'sha256:3']]) };
     const fetches: (string | undefined)[] = [];
+    /** How many verify keys each fetch was given. */
+    const fetchKeys: (number | undefined)[] = [];
     const started: HelmKind[] = [];
     const reconciler = new HelmOperatorReconciler({
       client: kube.client(),
       logger,
       cacheDir: '/nonexistent',
       ports: {
-        fetchChart: (ref) => {
+        fetchChart: (ref, opts) => {
           const asked = 'version' in ref ? ref.version : undefined;
           fetches.push(asked);
+          fetchKeys.push(opts.verifyKeys?.length);
           const version = asked !== undefined && registry.digests.has(asked) ? asked : registry.latest;
           return Promise.resolve({ path: `/c/pg-${version}.tgz`, kind: 'archive', digest: registry.digests.get(version) ?? '', name: 'pg', version } as FetchedChart);
         },
@@ -286,7 +293,7 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
       live().status = structuredClone(kube.statusWrites.at(-1)) as HelmOperator['status'];
     };
     const served = (): string | undefined => started.at(-1)?.chart()?.version;
-    return { kube, registry, fetches, reconcile, live, served };
+    return { kube, registry, fetches, fetchKeys, reconcile, live, served };
   }
   const chartOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.chart as { version: string } | undefined;
   const pendingOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[]; crdSafety?: unknown[] } | undefined;
@@ -337,6 +344,20 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     await t.reconcile();
     assert.equal(ready(t.kube)?.reason, 'ChartUnavailable');
     assert.match(ready(t.kube)?.message ?? '', /chart pg 1\.0\.0 served before now has digest sha256:tampered, not sha256:1/);
+  });
+
+  test('Manual with spec.chart.verify: the verify keys are read once a reconcile, and the chart held back is fetched with the same keys', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual', chart: { oci: { ref: 'oci://r/pg' }, verify: { provider: 'cosign', secretRef: { namespace: 'binnacle-system', name: 'keys' } } } }));
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1', publicKeyEncoding: { type: 'spki', format: 'pem' }, privateKeyEncoding: { type: 'pkcs8', format: 'pem' } });
+    t.kube.put({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'binnacle-system', name: 'keys' }, data: { 'cosign.pub': Buffer.from(publicKey).toString('base64') } });
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    t.kube.gets.length = 0;
+    t.fetchKeys.length = 0;
+    await t.reconcile();
+    assert.equal(t.served(), '1.0.0', 'held back for approval');
+    assert.deepEqual(t.kube.gets.filter((k) => k === 'Secret/binnacle-system/keys'), ['Secret/binnacle-system/keys']);
+    assert.deepEqual(t.fetchKeys, [1, 1], 'the new chart and the one kept are both verified');
   });
 
   test('Automatic (the default) upgrades the chart without a plan', async () => {

@@ -206,9 +206,10 @@ export class HelmOperatorReconciler implements Reconciler {
             ? { type: 'repo' as const, url: c.repository.url, chart: c.repository.name, ...(c.version === undefined ? {} : { version: c.version }) }
             : undefined;
       if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
+      // The verify keys are read once a reconcile: the chart held back under approval is checked with the same.
       const verifyKeys = await this.chartKeys(s.hop);
-      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
-      s.fetched = await this.heldForApproval(s, ref, s.fetched);
+      const opts = { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) };
+      s.fetched = await this.heldForApproval(s, ref, await this.ports.fetchChart(ref, opts), opts);
       s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
       return CONTINUE;
     } catch (err) {
@@ -227,7 +228,7 @@ export class HelmOperatorReconciler implements Reconciler {
    * which are the app team's and not held back) with the kinds' CRDs the new chart makes and
    * their upgrade-safety verdicts against the CRDs served now.
    */
-  private async heldForApproval(s: OperatorState, ref: OciChartRef | RepoChartRef, fetched: FetchedChart): Promise<FetchedChart> {
+  private async heldForApproval(s: OperatorState, ref: OciChartRef | RepoChartRef, fetched: FetchedChart, fetchOpts: Parameters<HelmOperatorPorts['fetchChart']>[1]): Promise<FetchedChart> {
     const current = s.hop.status?.chart;
     if (s.hop.spec.upgradeApproval !== 'Manual' || current === undefined || current.digest === fetched.digest) return fetched;
     const to = { name: fetched.name, version: fetched.version, digest: fetched.digest };
@@ -247,8 +248,7 @@ export class HelmOperatorReconciler implements Reconciler {
       return fetched;
     }
     s.status.pendingPlan = decision.pending;
-    const verifyKeys = await this.chartKeys(s.hop);
-    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
+    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, fetchOpts);
     if (kept.digest !== current.digest) {
       throw new BinnacleError('transient', 'HELM_CHART_CHANGED', `chart ${current.name} ${current.version} served before now has digest ${kept.digest}, not ${current.digest}, so it cannot be kept while ${decision.message}`);
     }
