@@ -1,6 +1,23 @@
 # Shared helpers of the hack/ scripts.
 step() { printf '\n==> %s\n' "$*" >&2; }
 
+# Builds the Go package PKG, at the version DIR's go.mod pins, into .cache/bench-bin/NAME only
+# when that is missing (the cache), and prints its path. Low priority and one package at a time:
+# the machine is shared. GO_FLAGS... go to `go build` (-trimpath, -tags ...); CGO_ENABLED from
+# the environment, default 0.
+# usage: build_bench_tool DIR NAME PKG [GO_FLAGS...]
+build_bench_tool() {
+  local dir=$1 name=$2 pkg=$3
+  shift 3
+  local out
+  out="$(cd "$dir/../../.." && pwd)/.cache/bench-bin/$name"
+  if [ ! -x "$out" ]; then
+    mkdir -p "$(dirname "$out")"
+    (cd "$dir" && CGO_ENABLED=${CGO_ENABLED:-0} nice -n 19 go build -p 1 "$@" -o "$out" "$pkg")
+  fi
+  echo "$out"
+}
+
 # npm ci when node_modules is missing or older than the lock file. Never through a symlink: a
 # git worktree sharing another checkout's node_modules (the lock file's checkout time makes it
 # look "older") would have npm ci empty the other checkout's packages and install its own.

@@ -5,12 +5,10 @@
 # one package at a time: the machine is shared.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
-out="$root/.cache/bench-bin/operator-verify"
-parity="$root/.cache/bench-bin/operator-verify-parity"
-mkdir -p "$(dirname "$out")"
+source "$here/../../lib.sh"
+out="$(build_bench_tool "$here" operator-verify github.com/operator-framework/api/cmd/operator-verify -trimpath)"
+parity="$(dirname "$out")/operator-verify-parity"
 cd "$here"
-[ -x "$out" ] || CGO_ENABLED=0 nice -n 19 go build -p 1 -trimpath -o "$out" github.com/operator-framework/api/cmd/operator-verify
 # Rebuilt when its source is newer than the binary.
 if [ ! -x "$parity" ] || [ parity/main.go -nt "$parity" ]; then
   CGO_ENABLED=0 nice -n 19 go build -p 1 -trimpath -o "$parity" ./parity
