@@ -4,7 +4,7 @@
  * error, not a skip: a test that cannot reach its cluster has not passed.
  */
 import { execFile } from 'node:child_process';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino, type Logger } from 'pino';
@@ -12,6 +12,7 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { startManager, type ManagerOptions, type RunningManager } from '../../src/controllers/manager.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
+import type { ObjectRef } from '../../src/kube/types.js';
 
 const run = promisify(execFile);
 
@@ -35,6 +36,27 @@ export function e2eLogger(): Logger {
 /** A manager in the test's process, as `binnacle manager` runs it, keeping its data under WORK/manager. */
 export function startE2eManager(client: KubeClient, work: string, options: Partial<ManagerOptions> = {}): Promise<RunningManager> {
   return startManager({ client, logger: e2eLogger(), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2, ...options });
+}
+
+/**
+ * The end of an e2e file that ran a manager: its extensions removed while the manager still runs
+ * (so their BundleDeployments uninstall), then `remove` deleted in order (one already gone is
+ * fine), the manager stopped, the client closed and `work` deleted.
+ */
+export async function stopE2e(o: { client: KubeClient; manager: RunningManager | undefined; work: string; remove?: ObjectRef[] }): Promise<void> {
+  if (o.manager !== undefined) await removeAllExtensions(o.client);
+  for (const ref of o.remove ?? []) await o.client.delete(ref).catch(() => undefined);
+  await o.manager?.stop();
+  o.client.close();
+  await rm(o.work, { recursive: true, force: true });
+}
+
+/** What adminInstaller made for `ns`, for stopE2e to remove: its ClusterRoleBinding and the namespace. */
+export function adminInstallerObjects(ns: string): ObjectRef[] {
+  return [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` },
+    { apiVersion: 'v1', kind: 'Namespace', name: ns },
+  ];
 }
 
 /** `host:port` of the e2e cluster's OCI registry. */

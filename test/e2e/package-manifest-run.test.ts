@@ -9,7 +9,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ensureCrds } from '../../src/controllers/crds.js';
@@ -18,7 +18,7 @@ import { planCleanup, readBundleInput, runBundle, runBundleUpgrade, runCleanup }
 import type { KubeClient } from '../../src/kube/client.js';
 import { InputError } from '../../src/util/errors.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, eventually, removeAllExtensions, startE2eManager, uniqueName } from './env.js';
+import { e2eClient, eventually, startE2eManager, stopE2e, uniqueName } from './env.js';
 
 const TESTDATA = join(import.meta.dirname, '..', '..', 'src', 'bundle', 'testdata', 'pkgmanifest');
 const PKG = 'tiny-operator';
@@ -54,13 +54,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (manager !== undefined) {
-    await removeAllExtensions(client);
-    await manager.stop();
-  }
-  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
-  client.close();
-  await rm(work, { recursive: true, force: true });
+  await stopE2e({ client, manager, work, remove: [{ apiVersion: 'v1', kind: 'Namespace', name: ns }] });
 });
 
 test('a version no channel reaches is refused before anything changes, naming the package file and its channels field', async () => {

@@ -12,7 +12,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -30,7 +30,7 @@ import { loadKubeConfig } from '../../src/kube/config.js';
 import { BinnacleError } from '../../src/util/errors.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { CORPUS } from './extensions.js';
-import { adminInstaller, e2eClient, e2eRegistry, eventually, removeAllExtensions, startE2eManager, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, startE2eManager, stopE2e, uniqueName } from './env.js';
 
 const PKG = 'poison-pill-operator';
 const CRD = 'poisonpillconfigs.poison-pill.medik8s.io';
@@ -84,13 +84,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (manager !== undefined) {
-    await removeAllExtensions(client);
-    await manager.stop();
-  }
-  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
-  client.close();
-  await rm(work, { recursive: true, force: true });
+  await stopE2e({ client, manager, work, remove: [{ apiVersion: 'v1', kind: 'Namespace', name: ns }] });
 });
 
 test('a cluster without Binnacle: run bundle says so and what to run next', async () => {

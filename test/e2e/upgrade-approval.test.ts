@@ -9,21 +9,20 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { approvePlan } from '../../src/actions/approve.js';
 import { ANNOTATION_APPROVED_PLAN, type PendingPlan } from '../../src/api/approval.js';
 import { API_VERSION, LABEL_OWNER_NAME, type ClusterExtension, type HelmOperator } from '../../src/api/types.js';
 import { binDir } from '../../src/cluster/layout.js';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { RunningManager } from '../../src/controllers/manager.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { publishPackages } from '../../src/publish/packages.js';
-import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { adminInstaller, adminInstallerObjects, e2eClient, e2eKubeconfig, e2eRegistry, eventually, startE2eManager, stopE2e, uniqueName } from './env.js';
 
 const run = promisify(execFile);
 const started = Date.now();
@@ -97,18 +96,12 @@ before(async () => {
     const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: `${catalogName}-${stage}`, transform: only(...versions) });
     catalogs[stage] = published.catalog;
   }
-  manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir: join(work, 'manager'), healthTimeoutMs: 60_000 });
+  manager = await startE2eManager(client, work, { healthTimeoutMs: 60_000 });
   await adminInstaller(client, ns);
 });
 
 after(async () => {
-  await removeAllExtensions(client);
-  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
-  await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` });
-  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
-  await manager.stop();
-  client.close();
-  await rm(work, { recursive: true, force: true });
+  await stopE2e({ client, manager, work, remove: [{ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }, ...adminInstallerObjects(ns)] });
   process.stdout.write(`# upgrade-approval e2e took ${Math.round((Date.now() - started) / 1000)} s\n`);
 });
 

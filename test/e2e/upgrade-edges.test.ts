@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -15,7 +15,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
-import { adminInstaller, e2eClient, removeAllExtensions, e2eRegistry, eventually, uniqueName } from './env.js';
+import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, eventually, stopE2e, uniqueName } from './env.js';
 
 const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 let client: KubeClient;
@@ -100,13 +100,7 @@ before(async () => {
 });
 
 after(async () => {
-  await removeAllExtensions(client);
-  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
-  await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${ns}-installer` });
-  await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns });
-  await manager.stop();
-  client.close();
-  await rm(dataDir, { recursive: true, force: true });
+  await stopE2e({ client, manager, work: dataDir, remove: [{ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }, ...adminInstallerObjects(ns)] });
 });
 
 test('an upgrade follows a skips edge', async () => {
