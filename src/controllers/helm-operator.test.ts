@@ -15,7 +15,7 @@ import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
 import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
-import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
+import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler, type HelmOperatorPorts } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
 import { conflict, NextFailure } from './fakes.test-helper.js';
@@ -96,24 +96,28 @@ function hop(spec: Partial<HelmOperator['spec']> = {}, meta: Partial<KubeObject[
   };
 }
 
-function setup(h: HelmOperator, fetchError?: Error, inspectError?: Error) {
+/** A runKind port that records each kind it starts in `started`. */
+function startsInto(started: HelmKind[]): HelmOperatorPorts['runKind'] {
+  return (kind) => {
+    started.push(kind);
+    return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
+  };
+}
+
+/** A reconciler over a fake cluster holding `h`, with these fetch and inspect ports; the kinds it starts go to `started`. */
+function operatorSetup(h: HelmOperator, ports: Pick<HelmOperatorPorts, 'fetchChart' | 'inspect'>) {
   const kube = new FakeKube();
   kube.put(h);
   const started: HelmKind[] = [];
-  const reconciler = new HelmOperatorReconciler({
-    client: kube.client(),
-    logger,
-    cacheDir: '/nonexistent',
-    ports: {
-      fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
-      inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
-      runKind: (kind) => {
-        started.push(kind);
-        return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
-      },
-    },
-  });
+  const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, cacheDir: '/nonexistent', ports: { ...ports, runKind: startsInto(started) } });
   return { kube, reconciler, started };
+}
+
+function setup(h: HelmOperator, fetchError?: Error, inspectError?: Error) {
+  return operatorSetup(h, {
+    fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
+    inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
+  });
 }
 
 const req = { key: 'pg', name: 'pg' };
@@ -260,31 +264,19 @@ test('a kind in a group no app team may write (rbac.authorization.k8s.io) is ref
 describe('HelmOperator upgrade approval (issue 31 §1)', () => {
   /** A registry holding pg 1.0.0 and whatever `latest` says; a fetch asks for a range or an exact version. */
   function approvalSetup(h: HelmOperator) {
-    const kube = new FakeKube();
-    kube.put(h);
     const registry = { latest: '1.0.0', digests: new Map([['1.0.0', 'sha256:1'], ['1.1.0', 'sha256:2'], ['1.2.0', 'sha256:3']]) };
     const fetches: (string | undefined)[] = [];
     /** How many verify keys each fetch was given. */
     const fetchKeys: (number | undefined)[] = [];
-    const started: HelmKind[] = [];
-    const reconciler = new HelmOperatorReconciler({
-      client: kube.client(),
-      logger,
-      cacheDir: '/nonexistent',
-      ports: {
-        fetchChart: (ref, opts) => {
-          const asked = 'version' in ref ? ref.version : undefined;
-          fetches.push(asked);
-          fetchKeys.push(opts.verifyKeys?.length);
-          const version = asked !== undefined && registry.digests.has(asked) ? asked : registry.latest;
-          return Promise.resolve({ path: `/c/pg-${version}.tgz`, kind: 'archive', digest: registry.digests.get(version) ?? '', name: 'pg', version } as FetchedChart);
-        },
-        inspect: () => Promise.resolve([CHART]),
-        runKind: (kind) => {
-          started.push(kind);
-          return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
-        },
+    const { kube, reconciler, started } = operatorSetup(h, {
+      fetchChart: (ref, opts) => {
+        const asked = 'version' in ref ? ref.version : undefined;
+        fetches.push(asked);
+        fetchKeys.push(opts.verifyKeys?.length);
+        const version = asked !== undefined && registry.digests.has(asked) ? asked : registry.latest;
+        return Promise.resolve({ path: `/c/pg-${version}.tgz`, kind: 'archive', digest: registry.digests.get(version) ?? '', name: 'pg', version } as FetchedChart);
       },
+      inspect: () => Promise.resolve([CHART]),
     });
     const live = (): HelmOperator => kube.objects.get('HelmOperator//pg') as HelmOperator;
     /** The status the reconciler wrote becomes the object's, as the API server would keep it. */

@@ -34,12 +34,13 @@ import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/
 import type { ChartDescription } from '../helm/engine.js';
 import type { TrustedKey } from '../oci/index.js';
 import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
+import { goDurationMs } from '../util/duration.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 import type { PendingPlan } from '../api/approval.js';
 import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
-import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
+import { UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 
 /** Held until the HelmOperator's custom resources are uninstalled (or orphaned). */
 export const HELM_OPERATOR_FINALIZER = 'binnacle.dev/helm-operator-cleanup';
@@ -372,7 +373,7 @@ export class HelmOperatorReconciler implements Reconciler {
   }
 
   private helmKind(hop: HelmOperator, k: HelmOperatorKindSpec, chart: () => CurrentChart | undefined): HelmKind {
-    const period = k.reconcilePeriod === undefined ? undefined : parseDuration(k.reconcilePeriod);
+    const period = k.reconcilePeriod === undefined ? undefined : goDurationMs(k.reconcilePeriod);
     const sa = hop.spec.serviceAccount;
     const identity: ReleaseIdentity =
       sa === undefined ? { type: 'namespaceServiceAccount', name: 'default' } : sa.namespace === undefined || sa.namespace === '' ? { type: 'namespaceServiceAccount', name: sa.name } : { type: 'serviceAccount', namespace: sa.namespace, name: sa.name };
@@ -380,7 +381,7 @@ export class HelmOperatorReconciler implements Reconciler {
     return {
       identity,
       scope: { ...(allowed.namespaces === undefined ? {} : { namespaces: allowed.namespaces }), ...(allowed.clusterScopedKinds === undefined ? {} : { clusterScopedKinds: allowed.clusterScopedKinds }) },
-      minReconcilePeriodMs: (k.minReconcilePeriod === undefined ? undefined : parseDuration(k.minReconcilePeriod)) ?? DEFAULT_MIN_RECONCILE_PERIOD_MS,
+      minReconcilePeriodMs: (k.minReconcilePeriod === undefined ? undefined : goDurationMs(k.minReconcilePeriod)) ?? DEFAULT_MIN_RECONCILE_PERIOD_MS,
       group: k.group,
       version: k.version,
       kind: k.kind,

@@ -186,9 +186,6 @@ export function expandEnv(s: string, env: Record<string, string | undefined>): s
   return s.replace(/\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, braced: string | undefined, bare: string | undefined) => env[braced ?? bare ?? ''] ?? '');
 }
 
-/** A Go duration (`1m30s`, `45s`, `2h`) in milliseconds; undefined when it is not one. */
-export const parseDuration = goDurationMs;
-
 function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
   const parts = path.split('.');
   let node = target;
@@ -293,7 +290,7 @@ export function overrideValuesMessage(key: string, value: string, suppress: bool
 /** The reconcile period: the kind's, or the CR's annotation raised to the kind's floor. */
 export function reconcilePeriod(annotation: string | undefined, kind: Pick<HelmKind, 'reconcilePeriodMs' | 'minReconcilePeriodMs'>): { ms: number; raisedFrom?: number } {
   const fallback = kind.reconcilePeriodMs ?? DEFAULT_RECONCILE_PERIOD_MS;
-  const asked = annotation === undefined ? undefined : parseDuration(annotation);
+  const asked = annotation === undefined ? undefined : goDurationMs(annotation);
   if (asked === undefined) return { ms: fallback };
   const floor = Math.max(kind.minReconcilePeriodMs ?? HARD_MIN_RECONCILE_PERIOD_MS, HARD_MIN_RECONCILE_PERIOD_MS);
   return asked >= floor ? { ms: asked } : { ms: floor, raisedFrom: asked };

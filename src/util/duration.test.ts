@@ -9,6 +9,8 @@ test('durations: Go units and sums; a bare number is seconds for flags only', ()
   assert.equal(durationMs('30'), 30_000);
   assert.equal(goDurationMs('30'), undefined);
   assert.equal(goDurationMs('2h'), 7_200_000);
+  assert.equal(goDurationMs('1m'), 60_000);
+  assert.equal(goDurationMs('5'), undefined, 'a reconcile period is a Go duration: a bare number is not one');
   assert.equal(goDurationMs('soon'), undefined);
   assert.equal(goDurationMs(''), undefined);
   assert.equal(goDurationMs('1m junk'), undefined);

@@ -79,7 +79,7 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   (await import('../../helm/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false });
   const { loadWatches } = await import('../../helm/watches.js');
   const { runHelmKind } = await import('../../controllers/helm-kinds.js');
-  const { parseDuration } = await import('../../controllers/helm-release.js');
+  const { goDurationMs } = await import('../../util/duration.js');
   const { LeaderElector } = await import('../../kube/leader-election.js');
   const watches = loadWatches(o.watchesFile);
   const client = await clientFor(flags);
@@ -116,7 +116,7 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
           watchDependentResources: w.watchDependentResources,
           suppressOverrideValues: o.suppressOverrideValues,
           ...(w.dryRunOption === undefined ? {} : { dryRunOption: w.dryRunOption }),
-          ...(w.reconcilePeriod === undefined ? (o.reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs: o.reconcilePeriodMs }) : { reconcilePeriodMs: parseDuration(w.reconcilePeriod) ?? 60_000 }),
+          ...(w.reconcilePeriod === undefined ? (o.reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs: o.reconcilePeriodMs }) : { reconcilePeriodMs: goDurationMs(w.reconcilePeriod) ?? 60_000 }),
         },
         { client: writer, logger, metrics, createdMetric, maxConcurrentReconciles: w.maxConcurrentReconciles ?? o.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
       ),
