@@ -76,31 +76,29 @@ function versionString(spec: JsonObject, d: Decoder): string {
 
 function crdDescriptions(d: Decoder, crds: JsonObject, key: 'owned' | 'required'): CrdDescription[] {
   return d.records(crds, key, 'spec.customresourcedefinitions').map(({ value, path }) => {
-    const out: CrdDescription = {
-      name: d.str(value, 'name', path, true) ?? '',
-      version: d.str(value, 'version', path, true) ?? '',
-      kind: d.str(value, 'kind', path, true) ?? '',
-      field: path,
-    };
-    const displayName = d.str(value, 'displayName', path);
-    if (displayName !== undefined) out.displayName = displayName;
-    const description = d.str(value, 'description', path);
-    if (description !== undefined) out.description = description;
+    const out: CrdDescription = { ...requiredStrings(d, value, path, ['name', 'version', 'kind']), field: path, ...optionalStrings(d, value, path, ['displayName', 'description']) };
     return out;
   });
 }
 
+/** The string fields `keys` of `value`, each required (`''` when missing, which `d` reports). */
+function requiredStrings<K extends string>(d: Decoder, value: JsonObject, path: string, keys: readonly K[]): Record<K, string> {
+  return Object.fromEntries(keys.map((k) => [k, d.str(value, k, path, true) ?? ''])) as Record<K, string>;
+}
+
+/** The string fields `keys` of `value` that are set. */
+function optionalStrings<K extends string>(d: Decoder, value: JsonObject, path: string, keys: readonly K[]): Partial<Record<K, string>> {
+  const out: Partial<Record<K, string>> = {};
+  for (const k of keys) {
+    const v = d.str(value, k, path);
+    if (v !== undefined) out[k] = v;
+  }
+  return out;
+}
+
 function apiDescriptions(d: Decoder, apis: JsonObject, key: 'owned' | 'required'): ApiServiceDescription[] {
   return d.records(apis, key, 'spec.apiservicedefinitions').map(({ value, path }) => {
-    const out: ApiServiceDescription = {
-      name: d.str(value, 'name', path, true) ?? '',
-      group: d.str(value, 'group', path, true) ?? '',
-      version: d.str(value, 'version', path, true) ?? '',
-      kind: d.str(value, 'kind', path, true) ?? '',
-      field: path,
-    };
-    const dep = d.str(value, 'deploymentName', path);
-    if (dep !== undefined) out.deploymentName = dep;
+    const out: ApiServiceDescription = { ...requiredStrings(d, value, path, ['name', 'group', 'version', 'kind']), field: path, ...optionalStrings(d, value, path, ['deploymentName']) };
     const port = value.containerPort;
     if (typeof port === 'number') out.containerPort = port;
     else if (port !== undefined && port !== null) d.bad(`${path}.containerPort`, `must be a number, got ${typeName(port)}`);
