@@ -5,7 +5,7 @@
  */
 import { api, seg } from './api.js';
 import { alert, append, button, clear, field, h, table, title } from './dom.js';
-import { errorText, showError } from './status.js';
+import { errorText, sendButton } from './status.js';
 import type { PackagePage, PlanView } from '../contract/api-types.js';
 import { routes } from '../contract/routes.js';
 
@@ -56,22 +56,7 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
   const planBox = h('div', { id: 'plan' });
   const messages = h('div', {});
   const values = (): Record<string, string> => ({ package: pkg, catalog, name: name.value, namespace: namespace.value, serviceAccount: serviceAccount.value, channel: channel.value, version: version.value });
-  const install = button(
-    'Install',
-    () => {
-      install.disabled = true;
-      api<{ created: string }>('POST', routes.extensions(), values()).then(
-        (r) => (location.hash = `#/installed/${seg(r.created)}`),
-        (err: unknown) => {
-          install.disabled = false;
-          showError(messages, errorText(err));
-        },
-      );
-    },
-    { id: 'install' },
-    'primary',
-  );
-  install.disabled = true;
+  const install = sendButton('Install', { id: 'install' }, () => api<{ created: string }>('POST', routes.extensions(), values()), (r) => (location.hash = `#/installed/${seg(r.created)}`), messages);
   const planButton = button(
     'Plan',
     () => {

@@ -11,7 +11,7 @@ import { alert, append, button, clear, descriptionList, emptyState, field, h, li
 import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
-import { errorText, healthLabel, showError } from './status.js';
+import { errorText, healthLabel, sendButton, showError } from './status.js';
 import type { PendingPlan } from '../../api/approval.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../contract/api-types.js';
 import { routes } from '../contract/routes.js';
@@ -75,22 +75,13 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
   const version = h('input', { name: 'upgrade-version', value: d.version, placeholder: 'any' });
   const out = h('div', { id: 'upgrade-plan' });
   const values = (): Record<string, string> => ({ name: d.name, package: d.package, namespace: d.namespace, serviceAccount: d.serviceAccount, channel: channel.value, version: version.value });
-  const apply = button(
+  const apply = sendButton(
     'Apply',
-    () => {
-      apply.disabled = true;
-      api('PATCH', routes.extension(d.name), { channel: channel.value, version: version.value }).then(
-        () => append(out, h('p', { id: 'upgrade-applied' }, 'Applied; the conditions above follow it.')),
-        (err: unknown) => {
-          apply.disabled = false;
-          showError(out, errorText(err));
-        },
-      );
-    },
     { id: 'upgrade-apply' },
-    'primary',
+    () => api('PATCH', routes.extension(d.name), { channel: channel.value, version: version.value }),
+    () => append(out, h('p', { id: 'upgrade-applied' }, 'Applied; the conditions above follow it.')),
+    out,
   );
-  apply.disabled = true;
   const planIt = button(
     'Plan change',
     () => {
