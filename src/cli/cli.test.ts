@@ -398,7 +398,7 @@ describe('output piped into a reader that stops early', () => {
 });
 
 describe('bundle render is the render a BundleDeployment applies', () => {
-  it('prints the OperatorCondition, its RBAC and OPERATOR_CONDITION_NAME, as the controller applies them (src/render renderBundle)', { timeout: 300_000 }, async () => {
+  it('prints the OperatorCondition, its RBAC and OPERATOR_CONDITION_NAME, as the controller applies them (src/render render)', { timeout: 300_000 }, async () => {
     const r = await spawnCli(['bundle', 'render', BIG_BUNDLE, '--install-namespace', 'ns']);
     assert.equal(r.code, 0, r.err);
     assert.match(r.out, /kind: OperatorCondition\n/);
