@@ -38,7 +38,6 @@ import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import type { DriftSpec } from '../api/types.js';
-import { render } from '../render/index.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -252,7 +251,8 @@ function helmConditions(conditions: readonly Condition[]): Record<string, unknow
 function defaultPorts(schemas: OpenApiSchemas, client: KubeClient, kind: string): HelmReleasePorts {
   let recorder: EventRecorder | undefined;
   return {
-    render: (input, actingAs) => render({ chart: input, actingAs }),
+    // Loaded on first render: `helm-operator run` keeps its memory small until a CR comes.
+    render: async (input, actingAs) => (await import('../render/index.js')).render({ chart: input, actingAs }),
     inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
     applier: (as, logger) => new Applier({ client: as, logger, schemas }),
     event: (obj, type, reason, message, logger) => {
