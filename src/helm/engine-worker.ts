@@ -119,8 +119,8 @@ parentPort.on('message', (m) => {
   Promise.resolve()
     .then(() => api[m.op](m.json))
     .then(
-      (json) => parentPort.postMessage({ type: 'result', id: m.id, json: json.length > workerData.maxOutputBytes ? oversized(json.length) : json }),
-      (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }) }),
+      (json) => parentPort.postMessage({ type: 'result', id: m.id, json: json.length > workerData.maxOutputBytes ? oversized(json.length) : json, memoryBytes: memoryBytes() }),
+      (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }), memoryBytes: memoryBytes() }),
     );
 });
 const MiB = 1024 * 1024;
@@ -130,6 +130,8 @@ function oversized(length) {
 }
 const go = new Go();
 let instance;
+// The size of the instance's linear memory, which only grows while it lives (engine-thread.ts recycles past a bound).
+const memoryBytes = () => (instance ? instance.exports.mem.buffer.byteLength : 0);
 // GOGC 200: Go's collector runs on this thread, between template steps, so collecting half as
 // often makes warm renders of the corpus about a tenth faster with no higher peak (measured
 // with bench/helm.ts); the host's GOGC, when set, is taken instead.
@@ -143,8 +145,7 @@ go.env = {
   HOME: require('node:os').homedir(),
 };
 go.exit = (code) => {
-  const memoryBytes = instance ? instance.exports.mem.buffer.byteLength : 0;
-  parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code, fatal, memoryBytes });
+  parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code, fatal, memoryBytes: memoryBytes() });
 };
 globalThis.binnacleHelmReady = () => parentPort.postMessage({ type: 'ready' });
 // The module is compiled once by the parent and shared by every engine thread.
