@@ -3,7 +3,7 @@
  * with `eval`, so the same code runs from TypeScript sources (tsx) and from compiled `dist/`.
  *
  * Protocol (parent ⇄ worker):
- *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json }
+ *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json, memoryBytes } (the instance's linear memory after the call)
  *   ← { type: 'lookup', id, lookupId, method, path, body }     → { type: 'lookup-reply', lookupId, status, body }
  *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error, fatal, memoryBytes }
  *     when Go exits (`fatal`: what Go's runtime printed as it died, e.g. "fatal error: out of
