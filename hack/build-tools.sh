@@ -69,9 +69,10 @@ for t in "${tools[@]}"; do
       fi ;;
     helm-wasm)
       # Helm's engine as WebAssembly (hack/helm-wasm), for src/helm/engine.ts. Rebuilt when its
-      # sources change; Go's wasm_exec.js must come from the same Go that built the module.
+      # sources change; Go's wasm_exec.js must come from the same Go that built the module. The
+      # stamp's -rN counts changes to the recipe below (bump it with them).
       wasm_dir=${BINNACLE_HELM_WASM_DIR:-$root/.cache/helm-wasm}
-      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/main.go" "$root/hack/helm-wasm/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)
+      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/main.go" "$root/hack/helm-wasm/versionset/main.go" "$root/hack/helm-wasm/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)-r2
       if [ ! -s "$wasm_dir/helm.wasm" ] || [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" != "$stamp" ]; then
         echo "build-tools: building Helm's engine for WebAssembly (hack/helm-wasm)" >&2
         mkdir -p "$wasm_dir"
@@ -85,8 +86,25 @@ for t in "${tools[@]}"; do
         calls=$(grep -c 'binnacleGenerateRSAKey(' "$work/sprig/crypto.go" || true)
         if [ "$calls" != 4 ]; then echo "build-tools: expected 4 rsa.GenerateKey calls in $sprig/crypto.go, found $calls: update hack/helm-wasm/overlay" >&2; exit 1; fi
         cp "$root/hack/helm-wasm/overlay/sprig_hostkey.go.in" "$work/sprig/binnacle_hostkey.go"
+        # Helm without the client-go scheme (every k8s.io/api group: about half the module's code,
+        # and all of it registered at start-up): chartutil's default API version set is written
+        # out by hack/helm-wasm/versionset, run natively against the same pinned modules, and
+        # `lookup` asks for one group version's resources without client-go's discovery package
+        # (hack/helm-wasm/overlay/lookup_discovery.go.in).
+        helm_mod=$(cd "$root/hack/helm-wasm" && go mod download -json helm.sh/helm/v3 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+        cp -r "$helm_mod" "$work/helm"; chmod -R u+w "$work/helm"
+        caps="$work/helm/pkg/chartutil/capabilities.go"
+        lookup="$work/helm/pkg/engine/lookup_func.go"
+        # Exactly the scheme's import, the two apiextensions imports and allKnownVersions go.
+        sed -i -e '/^[[:space:]]*"k8s.io\/client-go\/kubernetes\/scheme"$/d' -e '/^[[:space:]]*apiextensionsv1\(beta1\)\? "k8s.io\/apiextensions-apiserver\/pkg\/apis\/apiextensions\/v1\(beta1\)\?"$/d' -e '/^func allKnownVersions() VersionSet {$/,/^}$/d' "$caps"
+        sed -i -e '/^[[:space:]]*"k8s.io\/client-go\/discovery"$/d' -e 's/discovery\.NewDiscoveryClientForConfig(/binnacleDiscoveryClient(/' "$lookup"
+        if grep -q 'scheme\.\|apiextensionsv1\|^func allKnownVersions' "$caps" || grep -q 'discovery\.' "$lookup" || [ "$(grep -c 'binnacleDiscoveryClient(' "$lookup")" != 1 ]; then
+          echo "build-tools: helm's capabilities.go or lookup_func.go changed shape: update hack/helm-wasm/overlay and this step" >&2; exit 1
+        fi
+        (cd "$root/hack/helm-wasm" && CGO_ENABLED=0 go run -trimpath ./versionset) > "$work/helm/pkg/chartutil/binnacle_versionset.go"
+        cp "$root/hack/helm-wasm/overlay/lookup_discovery.go.in" "$work/helm/pkg/engine/binnacle_discovery.go"
         cp "$root/hack/helm-wasm/go.sum" "$work/go.sum"
-        { cat "$root/hack/helm-wasm/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; } > "$work/go.mod"
+        { cat "$root/hack/helm-wasm/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; echo "replace helm.sh/helm/v3 => $work/helm"; } > "$work/go.mod"
         (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
         rm -rf "$work"
         cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$wasm_dir/wasm_exec.js"

@@ -127,9 +127,43 @@ describe('bounds on a render', () => {
     }
   });
 
+  test('an instance whose memory grew past the recycle bound is dropped after its call, and the next call runs on a fresh one', { timeout: 120_000 }, async () => {
+    // A string of 32 MiB grows the instance's memory well past 48 MiB; the small render does not.
+    const grow = await tplChart('grow', '{{ len (repeat 3355443 "xxxxxxxxxx") }}');
+    const engine = createHelmEngine(undefined, { recycleAboveBytes: 48 * MiB });
+    try {
+      assert.match(await good(engine, 'small'), /replicas: "1"/);
+      const small = engine.memory();
+      assert.ok(small.bytes > 0 && small.bytes <= 48 * MiB, `a small render leaves ${small.bytes} bytes, under the bound`);
+      assert.equal(small.recycled, 0);
+      assert.match((await engine.template({ chart: grow, releaseName: 'grow' })).output, /x: "33554430"/);
+      const grown = engine.memory();
+      assert.ok(grown.bytes > 48 * MiB, `the large render grew the instance to ${grown.bytes} bytes`);
+      assert.equal(grown.recycled, 1, 'the grown instance was dropped');
+      // The next call starts a fresh instance: it renders, and its memory is small again.
+      assert.match(await good(engine, 'after'), /replicas: "1"/);
+      const fresh = engine.memory();
+      assert.ok(fresh.bytes <= 48 * MiB, `a fresh instance after the drop holds ${fresh.bytes} bytes`);
+      assert.equal(fresh.recycled, 1);
+      assert.equal(engine.threads(), 1);
+    } finally {
+      await engine.close();
+    }
+    // Without a bound in reach, the same renders keep their one instance.
+    const keep = createHelmEngine(undefined, { recycleAboveBytes: 1024 * MiB });
+    try {
+      await keep.template({ chart: grow, releaseName: 'grow' });
+      assert.match(await good(keep, 'after'), /replicas: "1"/);
+      assert.equal(keep.memory().recycled, 0);
+    } finally {
+      await keep.close();
+    }
+  });
+
   test('options out of range are refused by name', () => {
     assert.throws(() => createHelmEngine(undefined, { memoryLimitBytes: 8 * MiB }), { code: 'HELM_ENGINE_OPTIONS', message: /memoryLimitBytes must be at least 67108864/ });
     assert.throws(() => createHelmEngine(undefined, { callTimeoutMs: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /callTimeoutMs/ });
     assert.throws(() => createHelmEngine(undefined, { maxOutputBytes: Number.NaN }), { code: 'HELM_ENGINE_OPTIONS', message: /maxOutputBytes/ });
+    assert.throws(() => createHelmEngine(undefined, { recycleAboveBytes: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /recycleAboveBytes/ });
   });
 });

@@ -26,7 +26,7 @@ type Transport = (method: string, path: string, body: string) => Promise<{ statu
 type WorkerMessage =
   | { type: 'ready' }
   | { type: 'failed'; error: string; fatal?: string; memoryBytes?: number }
-  | { type: 'result'; id: number; json: string }
+  | { type: 'result'; id: number; json: string; memoryBytes: number }
   | { type: 'lookup'; id: number; lookupId: number; method: string; path: string; body: string };
 
 /** The bounds on one call (see HelmEngineOptions). */
@@ -34,6 +34,12 @@ export interface CallLimits {
   callTimeoutMs: number;
   /** The ceiling set on the module's memory; here for messages and Go's GOMEMLIMIT. */
   memoryBytes: number;
+  /**
+   * Past this much linear memory after a call, the instance is dropped (its worker ended) and
+   * the next call starts a fresh one: WebAssembly memory never shrinks while an instance lives,
+   * so one large render would otherwise keep its peak for the life of the process.
+   */
+  recycleAboveBytes: number;
   maxOutputBytes: number;
 }
 
@@ -74,6 +80,10 @@ export class EngineThread {
   private running: Running | undefined;
   /** The termination of the worker last stopped: a new one starts only after it, so a thread never holds two instances' memory. */
   private ending: Promise<unknown> = Promise.resolve();
+  /** The instance's linear memory after its last call (0 before the first). */
+  memoryBytes = 0;
+  /** How many instances were dropped for growing past limits.recycleAboveBytes. */
+  recycled = 0;
 
   /** `module` compiles (or has compiled) helm.wasm; every thread shares the one module. */
   constructor(
@@ -127,7 +137,7 @@ export class EngineThread {
           return;
         }
         case 'result':
-          this.settle(m.id, m.json);
+          this.settle(m.id, m.json, m.memoryBytes);
           return;
         case 'lookup':
           this.answerLookup(m);
@@ -169,13 +179,24 @@ export class EngineThread {
     r.reject(err);
   }
 
-  private settle(id: number, json: string): void {
+  private settle(id: number, json: string, memoryBytes: number): void {
     const r = this.running;
     if (r?.id !== id) return;
     this.running = undefined;
     clearTimeout(r.timer);
-    this.worker?.unref();
+    this.memoryBytes = memoryBytes;
+    const worker = this.worker;
+    if (worker !== undefined && memoryBytes > this.limits.recycleAboveBytes) this.retire(worker);
+    else worker?.unref();
     r.resolve(json);
+  }
+
+  /** Ends an idle worker whose memory grew past the bound; the next call starts a fresh instance. */
+  private retire(worker: Worker): void {
+    this.worker = undefined;
+    this.ready = undefined;
+    this.recycled++;
+    this.ending = worker.terminate().catch(() => undefined);
   }
 
   private answerLookup(m: Extract<WorkerMessage, { type: 'lookup' }>): void {

@@ -3,7 +3,7 @@
  * with `eval`, so the same code runs from TypeScript sources (tsx) and from compiled `dist/`.
  *
  * Protocol (parent ⇄ worker):
- *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json }
+ *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json, memoryBytes } (the instance's linear memory after the call)
  *   ← { type: 'lookup', id, lookupId, method, path, body }     → { type: 'lookup-reply', lookupId, status, body }
  *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error, fatal, memoryBytes }
  *     when Go exits (`fatal`: what Go's runtime printed as it died, e.g. "fatal error: out of
@@ -119,8 +119,8 @@ parentPort.on('message', (m) => {
   Promise.resolve()
     .then(() => api[m.op](m.json))
     .then(
-      (json) => parentPort.postMessage({ type: 'result', id: m.id, json: json.length > workerData.maxOutputBytes ? oversized(json.length) : json }),
-      (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }) }),
+      (json) => parentPort.postMessage({ type: 'result', id: m.id, json: json.length > workerData.maxOutputBytes ? oversized(json.length) : json, memoryBytes: memoryBytes() }),
+      (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }), memoryBytes: memoryBytes() }),
     );
 });
 const MiB = 1024 * 1024;
@@ -130,6 +130,8 @@ function oversized(length) {
 }
 const go = new Go();
 let instance;
+// The size of the instance's linear memory, which only grows while it lives (engine-thread.ts recycles past a bound).
+const memoryBytes = () => (instance ? instance.exports.mem.buffer.byteLength : 0);
 // GOGC 200: Go's collector runs on this thread, between template steps, so collecting half as
 // often makes warm renders of the corpus about a tenth faster with no higher peak (measured
 // with bench/helm.ts); the host's GOGC, when set, is taken instead.
@@ -143,8 +145,7 @@ go.env = {
   HOME: require('node:os').homedir(),
 };
 go.exit = (code) => {
-  const memoryBytes = instance ? instance.exports.mem.buffer.byteLength : 0;
-  parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code, fatal, memoryBytes });
+  parentPort.postMessage({ type: 'failed', error: 'Go exited with code ' + code, fatal, memoryBytes: memoryBytes() });
 };
 globalThis.binnacleHelmReady = () => parentPort.postMessage({ type: 'ready' });
 // The module is compiled once by the parent and shared by every engine thread.

@@ -103,6 +103,8 @@ export interface HelmEngine {
   inspect(chart: string): Promise<ChartDescription[]>;
   /** How many engine threads have been started (for metrics and tests). */
   threads(): number;
+  /** The engine instances' WebAssembly memory after their last calls, and how many were dropped for its size. */
+  memory(): { bytes: number; recycled: number };
   close(): Promise<void>;
 }
 
@@ -142,11 +144,17 @@ export interface HelmEngineOptions {
    * The ceiling on each thread's WebAssembly memory, which holds Go's whole heap (default
    * DEFAULT_MEMORY_LIMIT_BYTES). A render that needs more fails with HELM_MEMORY_LIMIT and its
    * thread is replaced, which gives the memory back. Whole 64 KiB pages; at least 64 MiB
-   * (the module starts with 43 MiB).
+   * (the module starts with 18 MiB).
    */
   memoryLimitBytes?: number;
   /** The most one answer (manifest and release record) may be (default 64 MiB): HELM_OUTPUT_LIMIT past it. */
   maxOutputBytes?: number;
+  /**
+   * When an instance's WebAssembly memory has grown past this after a call (default
+   * DEFAULT_RECYCLE_ABOVE_BYTES), the instance is dropped and the next call starts a fresh one
+   * from the compiled module: that memory never shrinks while the instance lives.
+   */
+  recycleAboveBytes?: number;
   /**
    * false: compile Helm's engine with V8's baseline compiler (Liftoff) only, never tiering hot
    * functions up to TurboFan (default true). V8's flag, and so the whole process's: set before
@@ -162,7 +170,7 @@ export interface HelmEngineOptions {
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 /**
  * 256 MiB of WebAssembly memory per engine thread. Measured on the charts corpus (every chart,
- * defaults and ci/ values, kube 1.36.3 with CRDs, release record included): Go starts at 43 MiB;
+ * defaults and ci/ values, kube 1.36.3 with CRDs, release record included): Go starts at 18 MiB (43 before the client-go scheme left the module);
  * the largest render (argo-cd with its CRDs) peaks at 109 MiB in a fresh instance. A long-lived
  * instance needs more (its heap is fragmented by earlier renders): the whole corpus through one
  * instance fails two renders at a 112 MiB ceiling and none at 256 MiB. Two threads at their
@@ -171,6 +179,7 @@ export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
  */
 export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_RECYCLE_ABOVE_BYTES = 128 * 1024 * 1024;
 const MIN_MEMORY_LIMIT_BYTES = 64 * 1024 * 1024;
 
 /** Node's WebAssembly global (the DOM lib, which declares its value, is not in this build). */
@@ -214,6 +223,7 @@ class WasmHelmEngine implements HelmEngine {
       callTimeoutMs: positive('callTimeoutMs', opts.callTimeoutMs, DEFAULT_CALL_TIMEOUT_MS),
       memoryBytes: positive('memoryLimitBytes', opts.memoryLimitBytes, DEFAULT_MEMORY_LIMIT_BYTES, MIN_MEMORY_LIMIT_BYTES),
       maxOutputBytes: positive('maxOutputBytes', opts.maxOutputBytes, DEFAULT_MAX_OUTPUT_BYTES),
+      recycleAboveBytes: positive('recycleAboveBytes', opts.recycleAboveBytes, DEFAULT_RECYCLE_ABOVE_BYTES),
     };
   }
 
@@ -336,6 +346,10 @@ class WasmHelmEngine implements HelmEngine {
 
   threads(): number {
     return this.pool.length;
+  }
+
+  memory(): { bytes: number; recycled: number } {
+    return { bytes: this.pool.reduce((s, t) => s + t.memoryBytes, 0), recycled: this.pool.reduce((s, t) => s + t.recycled, 0) };
   }
 
   async close(): Promise<void> {

@@ -121,7 +121,7 @@ export interface ReadModule {
 
 /**
  * The module in `file` with its memory limited to `maxBytes` (as withMemoryMaximum), read into
- * ONE buffer that `release` frees at once: the module is large (helm.wasm is 80 MiB) and V8
+ * ONE buffer that `release` frees at once: the module is large (helm.wasm is 30 MiB) and V8
  * keeps its own copy once compiled, so a second copy in JavaScript (the file as read, then the
  * rewritten module), or the one copy waiting for a garbage collection while Go starts, raises
  * the process's peak by the module's size at every engine start. The buffer is resizable, and
