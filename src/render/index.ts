@@ -244,6 +244,7 @@ export function renderingEngine(base?: HelmEngine, chartDigest?: string): HelmEn
     template: async (req) => render({ template: req, engine: await engine() }),
     inspect: async (chart) => (await engine()).inspect(chart),
     threads: () => base?.threads() ?? 0,
+    memory: () => base?.memory() ?? { bytes: 0, recycled: 0 },
     close: async () => (await engine()).close(),
   };
 }

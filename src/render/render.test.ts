@@ -28,6 +28,7 @@ function countingEngine(): HelmEngine & { renders: RenderRequest[]; templates: R
       return Promise.resolve({ output: 'templated\n', crds: [] });
     },
     inspect: () => Promise.resolve([]),
+    memory: () => ({ bytes: 0, recycled: 0 }),
     threads: () => 0,
     close: () => Promise.resolve(),
   };
