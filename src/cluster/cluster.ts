@@ -21,7 +21,8 @@ import { clusterLayout, type ClusterLayout } from './layout.js';
 import { freePorts } from './ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
 import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
-import { ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
+import { ensureRealNodeTools, ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
+import { joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -38,6 +39,8 @@ export interface ClusterState {
   tools: Record<string, string>;
   processes: Partial<Record<Component, ProcessRecord>>;
   createdAt: string;
+  /** The real node (`up --real-node`), decided when the cluster is created. */
+  realNode?: RealNodePlan;
 }
 
 export interface ComponentStatus {
@@ -66,6 +69,8 @@ export interface UpOptions {
   timeoutMs?: number;
   /** Add OpenShift's APIs (`--openshift`), with a ClusterVersion reporting `version`. */
   openshift?: { version?: string };
+  /** Add one real node (kubelet, containerd, CNI, kube-proxy) beside kwok's (`--real-node`). */
+  realNode?: boolean;
 }
 
 export interface UpResult {
@@ -77,6 +82,8 @@ export interface UpResult {
   outcome: 'created' | 'running' | 'recovered';
   /** The OpenShift version the ClusterVersion reports, when `openshift` was asked for. */
   openshiftVersion?: string;
+  /** The real node's name, when the cluster has one. */
+  realNode?: string;
 }
 
 function readState(layout: ClusterLayout): ClusterState | undefined {
@@ -120,12 +127,14 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
         ],
       };
     case 'kube-apiserver': {
-      const advertise = hostAddresses()[0];
+      // With a real node, its Pods reach the API server (the `kubernetes` Service's endpoint) at
+      // the node's bridge address: it listens there too.
+      const advertise = state.realNode?.gateway ?? hostAddresses()[0];
       return {
         command: tool('kube-apiserver'),
         args: [
           `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
-          '--bind-address=127.0.0.1',
+          `--bind-address=${state.realNode === undefined ? '127.0.0.1' : '0.0.0.0'}`,
           `--secure-port=${ports.apiserver}`,
           ...(advertise === undefined ? ['--advertise-address=127.0.0.1'] : [`--advertise-address=${advertise}`]),
           `--cert-dir=${join(layout.pki, 'apiserver-generated')}`,
@@ -298,6 +307,7 @@ async function prepareCluster(layout: ClusterLayout, timeoutMs: number): Promise
 }
 
 async function stopAll(state: ClusterState): Promise<void> {
+  if (state.realNode !== undefined) await stopRealNode(state.realNode, state.tools);
   for (const c of [...COMPONENTS].reverse()) {
     const rec = state.processes[c];
     if (rec !== undefined) await stopProcess(rec);
@@ -310,10 +320,12 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   mkdirSync(layout.logs, { recursive: true });
   mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
   const ports = await freePorts(PORT_NAMES);
+  const realNode = opts.realNode === true ? await planRealNode(layout) : undefined;
+  if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
   say('generating certificates and kubeconfigs');
-  const pki = await generatePki(layout, ports.apiserver, hostAddresses());
+  const pki = await generatePki(layout, ports.apiserver, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
   writeRegistryConfig(layout, ports.registry);
-  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString() };
+  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(), ...(realNode === undefined ? {} : { realNode }) };
   writeState(layout, state);
   for (const c of COMPONENTS) {
     say(`starting ${c}`);
@@ -382,6 +394,10 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   say('waiting for the node and the default service account');
   await prepareCluster(layout, timeoutMs);
   const apiserver = `https://127.0.0.1:${state.ports.apiserver}`;
+  if (opts.realNode === true && state.realNode === undefined) {
+    throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', `cluster "${layout.name}" was created without a real node: \`binnacle cluster down --name ${layout.name}\`, then \`cluster up --real-node\``);
+  }
+  if (state.realNode !== undefined) await upRealNode(state, layout, opts, say, timeoutMs);
   let openshiftVersion: string | undefined;
   if (opts.openshift !== undefined) {
     const dir = ensureOpenShiftApi(opts.logger);
@@ -400,14 +416,39 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
     registry: `127.0.0.1:${state.ports.registry}`,
     outcome,
     ...(openshiftVersion === undefined ? {} : { openshiftVersion }),
+    ...(state.realNode === undefined ? {} : { realNode: state.realNode.nodeName }),
   };
+}
+
+/** Starts the real node's components that are not running (all of them the first time), and waits for the node. */
+async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOptions, say: (l: string) => void, timeoutMs: number): Promise<void> {
+  const plan = state.realNode;
+  if (plan === undefined) return;
+  const dead: RealNodeComponent[] = [];
+  for (const c of REAL_NODE_COMPONENTS) {
+    const rec = plan.processes[c];
+    if (rec === undefined || !isRunning(rec) || !(await realNodeHealthy(c, plan))) {
+      if (rec !== undefined) await stopProcess(rec, 3_000);
+      dead.push(c);
+    }
+  }
+  if (dead.length === 0) return;
+  const client = await adminClient(layout);
+  try {
+    await joinRealNode({ plan, layout, pki: state.pki, tools: state.tools, apiserverPort: state.ports.apiserver, registry: `127.0.0.1:${state.ports.registry}`, logger: opts.logger, save: () => writeState(layout, state) }, dead, client, timeoutMs, say);
+  } finally {
+    client.close();
+  }
 }
 
 /** Stops every process of the cluster and removes its state dir. */
 export async function clusterDown(opts: { name?: string; stateDir?: string; logger: Logger }): Promise<{ stopped: Component[] }> {
+  // The real node goes first: its Pods, mounts and network are removed while containerd still answers.
   const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
   const state = readState(layout);
   const stopped: Component[] = [];
+  let leftovers: RealNodeLeftovers | undefined;
+  if (state?.realNode !== undefined) leftovers = await stopRealNode(state.realNode, state.tools);
   if (state !== undefined) {
     for (const c of [...COMPONENTS].reverse()) {
       const rec = state.processes[c];
@@ -416,6 +457,10 @@ export async function clusterDown(opts: { name?: string; stateDir?: string; logg
         stopped.push(c);
       }
     }
+  }
+  if (leftovers !== undefined && (leftovers.mounts.length > 0 || leftovers.cgroups.length > 0)) {
+    // Removing the state dir under live mounts would delete what they show (a Pod's volumes).
+    throw new BinnacleError('terminal', 'CLUSTER_REAL_NODE_LEFTOVERS', `the real node left ${[...leftovers.mounts.map((m) => `mount ${m}`), ...leftovers.cgroups.map((c) => `cgroup ${c}`)].join(', ')}; run \`cluster down\` again`);
   }
   rmSync(layout.root, { recursive: true, force: true });
   return { stopped };

@@ -79,6 +79,19 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     }));
 
   program
+    .command('build-node-base')
+    .description("Build a minimal Node base image offline from this machine (its node program, the libraries it loads, CA certificates, non-root users) and push it; its digest is what build-self-image --base takes")
+    .requiredOption('-t, --tag <ref>', 'where to push the base (registry/repository:tag)')
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
+    .action(async (flags: { tag: string; insecure?: boolean; output: string }) => {
+      const { buildNodeBase } = await import('../../self/base.js');
+      const base = await buildNodeBase({ target: flags.tag, client: await registryClient(ctx, flags.insecure) });
+      printData(ctx, flags.output, { value: base, headers: ['image', 'node'], rows: [[base.ref, base.nodeVersion]] });
+      ctx.err(`• build Binnacle's image on it with \`binnacle build-self-image --base ${base.ref} -t REF\`\n`);
+    });
+
+  program
     .command('build-self-image')
     .description("Build Binnacle's manager image with Binnacle's own OCI builder (no Docker) and push it: compiled output, production dependencies and Helm's engine on a Node base image; with --release, publish that version's install manifests beside it")
     .requiredOption('--base <ref@digest>', 'the Node base image, by reference and digest')
