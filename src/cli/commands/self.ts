@@ -53,6 +53,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,
         });
+        if (r.warning !== undefined) ctx.err(`• warning: ${r.warning}\n`);
         if (r.repaired.length > 0) ctx.err(`• half-installed: re-created ${r.repaired.join(', ')}\n`);
         const pruned = r.objects.filter((x) => x.state === 'pruned');
         if (pruned.length > 0) ctx.err(`• pruned ${pruned.map((x) => `${x.kind} ${x.namespace === undefined ? '' : `${x.namespace}/`}${x.name}`).join(', ')}: not in ${r.version === undefined ? "this binary's manifests" : `release ${r.version}`}\n`);
