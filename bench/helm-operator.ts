@@ -1,159 +1,322 @@
 /**
  * `binnacle helm-operator run` beside operator-sdk's own helm-operator (v1.42.3) at N custom
- * resources (issue 29 §1): time until every CR is `Deployed`, peak and steady resident memory,
- * CPU seconds to converge and while settled, each as a ratio to helm-operator measured in the
- * same run. Goals: time at or below helm-operator's at every N; peak memory at or below its at
- * N ≥ 100 (and within the scaffold's 128 MiB at N ≤ 10, which bench/helm-operator-memory.ts
- * explains is out of reach while Helm runs as WebAssembly).
+ * resources (issue 29 §1), each figure as a ratio to helm-operator measured in the same run:
+ * time until every CR is `Deployed`; time for a change to every CR (an upgrade) to land; peak
+ * and steady resident memory; CPU seconds to converge and while idle; API requests the
+ * operator made (the API server's audit log, filtered by the operator's user). Goals: time to
+ * converge and to upgrade at or below helm-operator's at every N; peak memory at or below its
+ * at N ≥ 100 and within the scaffold's 128 MiB at N ≤ 10; idle CPU and API requests at or
+ * below its. Each goal is printed as met or NOT met.
  *
- * For each N and each operator, one at a time against the local control plane (`binnacle
- * cluster up --name BINNACLE_E2E_CLUSTER`, default `scale`): 10 fresh namespaces, the operator
- * started on operator-sdk's memcached sample (watches.yaml, its chart) watching every
- * namespace, IDLE_MS to start, then N Memcached CRs spread round-robin over the namespaces and
- * created at once. Time runs from the first create until every CR's `Deployed` is True (one
- * list a quarter second); CPU to converge is the process's CPU seconds over that span; the
- * operator then runs SETTLE_MS longer (steady RSS and settled CPU at the end). Peak RSS is
- * VmHWM (worker threads included). The CRs' finalizers are removed after the operator stops,
- * so their namespaces go.
+ * Charts: operator-sdk's memcached sample (its watches.yaml, CRD and sample CR), and a larger
+ * corpus chart, grafana's loki-distributed (102 templates, 18 namespaced objects), served as
+ * kind LokiDistributed from a generated project (.cache/bench-helm-operator/loki).
  *
- * The local control plane's kwok makes Pods Ready, so a reconcile that waited for the
- * StatefulSet's rollout would show here; helm-operator does not wait (Helm without --wait).
+ * For each chart, N and operator, one at a time against the local control plane (`binnacle
+ * cluster up --name BINNACLE_E2E_CLUSTER --audit`, default `scale`): 10 fresh namespaces; a
+ * ServiceAccount of its own bound to cluster-admin, whose token the operator's kubeconfig
+ * holds (so the audit log tells its requests apart); the operator started watching every
+ * namespace, IDLE_MS to start, then N CRs spread round-robin over the namespaces and created at
+ * once. Converge time runs from the first create until every CR's `Deployed` is True (one list
+ * a quarter second). Then every CR's replica count is changed at once, and upgrade time runs
+ * until every release has a deployed revision 2 (its Helm release Secret). The operator then
+ * runs --idle-ms longer (default a minute): idle CPU over that span, steady RSS at its end.
+ * Peak RSS is VmHWM (worker threads included). API requests are counted from the audit log
+ * once the operator has stopped (a watch is logged when it ends). The CRs' finalizers are
+ * removed after the operator stops, so their namespaces go.
  *
- * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100] [--rounds N] [--only binnacle|operator-sdk]
- *        [--settle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
+ * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
+ *        [--only binnacle|operator-sdk] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
+ *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
+ *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
-import { parse } from 'yaml';
-import { clusterUp } from '../src/cluster/index.js';
+import { parse, stringify } from 'yaml';
+import { clusterUp, countAuditRequests } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
-import { arg, cpuSeconds, median, operatorCommands, procStatus, sampleProject, type OperatorCommand } from './lib/helm-operator.js';
+import { arg, cpuSeconds, median, operatorCommands, procStatus, ROOT, run, sampleProject, type OperatorCommand } from './lib/helm-operator.js';
 
 const NAMESPACES = 10;
 const IDLE_MS = 5_000;
-const DEPLOY_TIMEOUT_MS = 600_000;
+const DEPLOY_TIMEOUT_MS = 900_000;
 const SCAFFOLD_LIMIT_MIB = 128;
-const CRS = (arg('--crs') ?? '1,10,100').split(',').map((n) => Number(n)).filter((n) => Number.isSafeInteger(n) && n > 0);
+const CRS = (arg('--crs') ?? '1,10,100,1000').split(',').map((n) => Number(n)).filter((n) => Number.isSafeInteger(n) && n > 0);
+const CHARTS = (arg('--charts') ?? 'memcached,loki').split(',');
 const ROUNDS = Math.max(1, Number(arg('--rounds') ?? 1) || 1);
-const SETTLE_MS = Number(arg('--settle-ms') ?? 10_000);
+const IDLE_MEASURE_MS = Number(arg('--idle-ms') ?? 60_000);
 const ONLY = arg('--only');
 /** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts). */
 const NODE_OPTIONS = arg('--node-options') ?? '--max-semi-space-size=1';
+const CPU_PROF = arg('--cpu-prof') === undefined ? undefined : path.resolve(arg('--cpu-prof') ?? '');
 const MAX_CONCURRENT = arg('--max-concurrent-reconciles');
-/** Resolved here: the operators run in the sample project's directory. */
+/** Resolved here: the operators run in the chart project's directory. */
 const BINNACLE_ENTRY = arg('--binnacle') === undefined ? undefined : path.resolve(arg('--binnacle') ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'scale';
-const MEMCACHED = { apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached' };
+/** Where the operators' ServiceAccounts live (the audit log records ServiceAccounts' requests). */
+const IDENTITY_NS = 'binnacle-bench';
+const KUBECTL = path.join(ROOT, '.cache', 'bin', 'kubectl');
+
+/** A chart served as a kind: its project (watches.yaml), CRD, a CR's spec and the change an upgrade makes. */
+interface BenchChart {
+  name: string;
+  project: string;
+  apiVersion: string;
+  kind: string;
+  crd: KubeObject;
+  spec: unknown;
+  upgrade: Record<string, unknown>;
+}
+
+function memcachedChart(): BenchChart {
+  const project = sampleProject();
+  const cr = parse(readFileSync(path.join(project, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8')) as KubeObject & { spec: unknown };
+  const crd = parse(readFileSync(path.join(project, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject;
+  return { name: 'memcached', project, apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', crd, spec: cr.spec, upgrade: { replicaCount: 4 } };
+}
+
+/** grafana's loki-distributed from the corpus, served as LokiDistributed.bench.binnacle.dev/v1 from a generated project. */
+function lokiChart(): BenchChart {
+  const chart = path.join(process.env.BINNACLE_CHARTS_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'charts'), 'grafana__loki-distributed');
+  const project = path.join(ROOT, '.cache', 'bench-helm-operator', 'loki');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(path.join(project, 'watches.yaml'), stringify([{ group: 'bench.binnacle.dev', version: 'v1', kind: 'LokiDistributed', chart }]));
+  const schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  const crd: KubeObject = {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'lokidistributeds.bench.binnacle.dev' },
+    spec: {
+      group: 'bench.binnacle.dev',
+      names: { kind: 'LokiDistributed', listKind: 'LokiDistributedList', plural: 'lokidistributeds', singular: 'lokidistributed' },
+      scope: 'Namespaced',
+      versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', properties: { spec: schema, status: schema } } } }],
+    },
+  };
+  return { name: 'loki', project, apiVersion: 'bench.binnacle.dev/v1', kind: 'LokiDistributed', crd, spec: {}, upgrade: { ingester: { replicas: 2, maxUnavailable: 1 } } };
+}
 
 interface Sample {
   deployedMs: number;
+  upgradeMs: number;
   peakMib: number;
   steadyMib: number;
   convergeCpuS: number;
-  settledCpuS: number;
+  idleCpuS: number;
+  requests: number;
 }
 
-type Memcached = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
+type CustomResource = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
 
 /** How many of the round's CRs are Deployed (one list of the kind, cluster-wide). */
-async function deployedCount(client: KubeClient, namespaces: Set<string>): Promise<number> {
-  const list = await client.list<Memcached>(MEMCACHED.apiVersion, MEMCACHED.kind);
-  return list.items.filter((cr) => namespaces.has(cr.metadata.namespace ?? '') && cr.status?.conditions?.some((c) => c.type === 'Deployed' && c.status === 'True') === true).length;
+async function deployedCount(client: KubeClient, c: BenchChart, namespaces: Set<string>): Promise<number> {
+  const list = await client.list<CustomResource>(c.apiVersion, c.kind);
+  return list.items.filter((cr) => namespaces.has(cr.metadata.namespace ?? '') && cr.status?.conditions?.some((x) => x.type === 'Deployed' && x.status === 'True') === true).length;
+}
+
+/** How many of the round's releases have a deployed revision 2 (Helm's release Secrets, as both operators keep them). */
+async function upgradedCount(client: KubeClient, namespaces: Set<string>): Promise<number> {
+  const list = await client.list('v1', 'Secret', { labelSelector: 'owner=helm,status=deployed' });
+  return list.items.filter((s) => namespaces.has(s.metadata.namespace ?? '') && /\.v2$/.test(s.metadata.name ?? '')).length;
+}
+
+/** Polls `count` until it reaches n; throws when the operator exits or the deadline passes. */
+async function waitFor(what: string, n: number, count: () => Promise<number>, exited: () => string | undefined): Promise<number> {
+  const start = Date.now();
+  for (;;) {
+    const gone = exited();
+    if (gone !== undefined) throw new Error(`${gone} before every CR was ${what}`);
+    const done = await count();
+    if (done >= n) return Date.now() - start;
+    if (Date.now() - start > DEPLOY_TIMEOUT_MS) throw new Error(`${done} of ${n} CRs ${what} after ${DEPLOY_TIMEOUT_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }
 
 /** Removes the finalizers of the round's CRs (the operator is gone) and deletes their namespaces. */
-async function cleanUp(client: KubeClient, namespaces: string[]): Promise<void> {
-  const list = await client.list<Memcached>(MEMCACHED.apiVersion, MEMCACHED.kind).catch(() => ({ items: [] as Memcached[] }));
+async function cleanUp(client: KubeClient, c: BenchChart, namespaces: string[]): Promise<void> {
+  const list = await client.list<CustomResource>(c.apiVersion, c.kind).catch(() => ({ items: [] as CustomResource[] }));
   await Promise.all(
     list.items
       .filter((cr) => namespaces.includes(cr.metadata.namespace ?? '') && (cr.metadata.finalizers ?? []).length > 0)
-      .map((cr) => client.patch({ ...MEMCACHED, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' }, { metadata: { finalizers: null } }, 'merge').catch(() => undefined)),
+      .map((cr) => client.patch({ apiVersion: c.apiVersion, kind: c.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' }, { metadata: { finalizers: null } }, 'merge').catch(() => undefined)),
   );
   await Promise.all(namespaces.map((ns) => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined)));
 }
 
-async function measure(o: OperatorCommand, n: number, client: KubeClient, kubeconfig: string, project: string, round: number): Promise<Sample> {
-  const tag = `${o.label === 'binnacle' ? 'b' : 'o'}${n}-${round}-${Date.now().toString(36)}`;
+/**
+ * A kubeconfig for a ServiceAccount of its own, bound to cluster-admin as the operators' bench
+ * setups are: the audit log's user for it is returned beside the file.
+ */
+async function operatorIdentity(client: KubeClient, adminKubeconfig: string, name: string, dir: string): Promise<{ kubeconfig: string; user: string }> {
+  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace: IDENTITY_NS } });
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: `${IDENTITY_NS}-${name}` },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: IDENTITY_NS }],
+  });
+  const token = run(KUBECTL, ['--kubeconfig', adminKubeconfig, 'create', 'token', name, '-n', IDENTITY_NS, '--duration', '24h']);
+  const admin = parse(readFileSync(adminKubeconfig, 'utf8')) as { clusters: { name: string; cluster: unknown }[] };
+  const cluster = admin.clusters[0];
+  const kubeconfig = path.join(dir, `${name}.kubeconfig`);
+  writeFileSync(
+    kubeconfig,
+    stringify({
+      apiVersion: 'v1',
+      kind: 'Config',
+      clusters: [{ name: 'bench', cluster: cluster?.cluster }],
+      users: [{ name, user: { token } }],
+      contexts: [{ name: 'bench', context: { cluster: 'bench', user: name } }],
+      'current-context': 'bench',
+    }),
+    { mode: 0o600 },
+  );
+  return { kubeconfig, user: `system:serviceaccount:${IDENTITY_NS}:${name}` };
+}
+
+/** The audit log's text from byte `from` on. */
+function auditSince(file: string, from: number): string {
+  const size = statSync(file).size;
+  const buf = Buffer.alloc(Math.max(0, size - from));
+  const fd = openSync(file, 'r');
+  try {
+    readSync(fd, buf, 0, buf.length, from);
+  } finally {
+    closeSync(fd);
+  }
+  return buf.toString('utf8');
+}
+
+interface Env {
+  client: KubeClient;
+  adminKubeconfig: string;
+  auditLog: string;
+}
+
+async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, round: number): Promise<Sample> {
+  const { client } = e;
+  const tag = `${o.label === 'binnacle' ? 'b' : o.label === 'binnacle-before' ? 'p' : 'o'}${c.name.slice(0, 4)}${n}-${round}-${Date.now().toString(36)}`;
   const namespaces = Array.from({ length: NAMESPACES }, (_, i) => `scale-${tag}-${i}`);
   await Promise.all(namespaces.map((ns) => client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
-  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions };
-  const child = spawn(o.cmd, o.args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const id = await operatorIdentity(client, e.adminKubeconfig, `op-${tag}`, path.join(ROOT, '.cache', 'bench-helm-operator'));
+  const auditFrom = statSync(e.auditLog).size;
+  const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions };
+  // --cpu-prof is not allowed in NODE_OPTIONS: node's own flags before the entry.
+  const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
+  const child = spawn(o.cmd, args, { cwd: c.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
-  const keep = (c: Buffer): void => void (out = (out + c.toString('utf8')).slice(-4000));
+  // The whole log beside the tail kept for errors: what each reconcile waited on.
+  const logFile = path.join(ROOT, '.cache', 'bench-helm-operator', `${tag}.log`);
+  writeFileSync(logFile, '');
+  const keep = (b: Buffer): void => {
+    appendFileSync(logFile, b);
+    out = (out + b.toString('utf8')).slice(-4000);
+  };
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   const pid = child.pid ?? 0;
-  /** Read afresh each time: the process may exit while we wait. */
-  const exitCode = (): number | null => child.exitCode;
+  const exited = (): string | undefined => (child.exitCode === null ? undefined : `${o.label} exited (${child.exitCode}):\n${out}`);
+  const inRound = new Set(namespaces);
+  let sample: Omit<Sample, 'requests'>;
   try {
     await new Promise((r) => setTimeout(r, IDLE_MS));
-    if (child.exitCode !== null) throw new Error(`${o.label} exited (${child.exitCode}):\n${out}`);
-    const cr = parse(readFileSync(path.join(project, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8')) as KubeObject;
+    const early = exited();
+    if (early !== undefined) throw new Error(early);
     const cpu0 = cpuSeconds(pid);
-    const start = Date.now();
-    await Promise.all(Array.from({ length: n }, (_, i) => client.create({ ...cr, metadata: { name: `memcached-${i}`, namespace: namespaces[i % NAMESPACES] } })));
-    const inRound = new Set(namespaces);
-    for (;;) {
-      const code = exitCode();
-      if (code !== null) throw new Error(`${o.label} exited (${code}) before every CR was Deployed:\n${out}`);
-      const done = await deployedCount(client, inRound);
-      if (done >= n) break;
-      if (Date.now() - start > DEPLOY_TIMEOUT_MS) throw new Error(`${done} of ${n} CRs Deployed after ${DEPLOY_TIMEOUT_MS / 1000} s\n${out}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
-    const deployedMs = Date.now() - start;
+    const created = Date.now();
+    await Promise.all(Array.from({ length: n }, (_, i) => client.create({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: `${c.name}-${i}`, namespace: namespaces[i % NAMESPACES] }, spec: c.spec })));
+    await waitFor('Deployed', n, () => deployedCount(client, c, inRound), exited);
+    const deployedMs = Date.now() - created;
     const cpu1 = cpuSeconds(pid);
-    await new Promise((r) => setTimeout(r, SETTLE_MS));
+    const changed = Date.now();
+    await Promise.all(Array.from({ length: n }, (_, i) => client.patch({ apiVersion: c.apiVersion, kind: c.kind, namespace: namespaces[i % NAMESPACES], name: `${c.name}-${i}` }, { spec: c.upgrade }, 'merge')));
+    await waitFor('upgraded', n, () => upgradedCount(client, inRound), exited);
+    const upgradeMs = Date.now() - changed;
+    const cpu2 = cpuSeconds(pid);
+    await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
     const { rss, hwm } = procStatus(pid);
-    return { deployedMs, peakMib: hwm, steadyMib: rss, convergeCpuS: cpu1 - cpu0, settledCpuS: cpuSeconds(pid) - cpu1 };
+    sample = { deployedMs, upgradeMs, peakMib: hwm, steadyMib: rss, convergeCpuS: cpu1 - cpu0, idleCpuS: cpuSeconds(pid) - cpu2 };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
-    await cleanUp(client, namespaces);
+    await cleanUp(client, c, namespaces);
   }
+  await new Promise((r) => setTimeout(r, 1_000)); // the audit backend writes the closed watches
+  const byVerb = countAuditRequests(auditSince(e.auditLog, auditFrom), new Set([id.user])).get(id.user) ?? new Map<string, number>();
+  if (process.env.BENCH_VERBOSE !== undefined) console.log(`  ${o.label} N=${n} requests by verb: ${JSON.stringify(Object.fromEntries(byVerb))}`);
+  return { ...sample, requests: [...byVerb.values()].reduce((a, b) => a + b, 0) };
 }
-
-const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
-const project = sampleProject();
-const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
-const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
-await client.apply(parse(readFileSync(path.join(project, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject);
-await new Promise((r) => setTimeout(r, 2_000)); // the CRD established
 
 const summary = (xs: Sample[]): Sample => ({
   deployedMs: median(xs.map((x) => x.deployedMs)),
+  upgradeMs: median(xs.map((x) => x.upgradeMs)),
   peakMib: median(xs.map((x) => x.peakMib)),
   steadyMib: median(xs.map((x) => x.steadyMib)),
   convergeCpuS: median(xs.map((x) => x.convergeCpuS)),
-  settledCpuS: median(xs.map((x) => x.settledCpuS)),
+  idleCpuS: median(xs.map((x) => x.idleCpuS)),
+  requests: median(xs.map((x) => x.requests)),
 });
 const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
 const verdict = (ok: boolean, what: string): string => `${what}: ${ok ? 'met' : 'NOT met'}`;
 
-console.log(`memcached sample, N CRs over ${NAMESPACES} namespaces created at once; until all Deployed, then ${SETTLE_MS / 1000} s settled; medians of ${ROUNDS} round(s)`);
-console.log(`${'N'.padStart(4)} ${'operator'.padEnd(13)} ${'to Deployed'.padStart(11)} ${'peak RSS'.padStart(10)} ${'steady RSS'.padStart(11)} ${'CPU converge'.padStart(12)} ${'CPU settled'.padStart(11)}`);
+function row(n: number, label: string, s: Sample): string {
+  const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+  return `${String(n).padStart(5)} ${label.padEnd(13)} ${sec(s.deployedMs).padStart(11)} ${sec(s.upgradeMs).padStart(9)} ${`${s.peakMib.toFixed(0)} MiB`.padStart(9)} ${`${s.steadyMib.toFixed(0)} MiB`.padStart(10)} ${`${s.convergeCpuS.toFixed(1)} s`.padStart(12)} ${`${s.idleCpuS.toFixed(2)} s`.padStart(9)} ${String(s.requests).padStart(8)}`;
+}
+
+function goalsFor(chart: string, n: number, b: Sample, r: Sample): string[] {
+  const at = `${chart} N=${n}`;
+  return [
+    verdict(b.deployedMs <= r.deployedMs, `${at} time to all Deployed <= helm-operator's`),
+    verdict(b.upgradeMs <= r.upgradeMs, `${at} time for an upgrade of every CR to land <= helm-operator's`),
+    ...(n >= 100 ? [verdict(b.peakMib <= r.peakMib, `${at} peak RSS <= helm-operator's`)] : []),
+    ...(n <= 10 ? [verdict(b.peakMib <= SCAFFOLD_LIMIT_MIB, `${at} peak RSS <= ${SCAFFOLD_LIMIT_MIB} MiB (the scaffold's limit)`)] : []),
+    verdict(b.idleCpuS <= r.idleCpuS, `${at} idle CPU <= helm-operator's`),
+    verdict(b.requests <= r.requests, `${at} API requests <= helm-operator's`),
+  ];
+}
+
+const BEFORE_ENTRY = arg('--before') === undefined ? undefined : path.resolve(arg('--before') ?? '');
+const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, beforeEntry: BEFORE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
+const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
+const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
+await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
+mkdirSync(path.join(ROOT, '.cache', 'bench-helm-operator'), { recursive: true });
+const charts = CHARTS.map((name) => (name === 'loki' ? lokiChart() : memcachedChart()));
+for (const c of charts) await client.apply(c.crd);
+await new Promise((r) => setTimeout(r, 2_000)); // the CRDs established
+const env: Env = { client, adminKubeconfig: up.kubeconfig, auditLog: up.auditLog ?? '' };
+if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
+
+console.log(`N CRs over ${NAMESPACES} namespaces created at once, until all Deployed; then every CR changed (upgrade) until every release is at revision 2; then ${IDLE_MEASURE_MS / 1000} s idle; medians of ${ROUNDS} round(s)`);
 const goals: string[] = [];
-for (const n of CRS) {
-  const results = new Map<string, Sample[]>();
-  for (let round = 0; round < ROUNDS; round++) {
-    for (const o of operators) results.set(o.label, [...(results.get(o.label) ?? []), await measure(o, n, client, up.kubeconfig, project, round)]);
+for (const c of charts) {
+  console.log(`chart ${c.name} (${c.kind})`);
+  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(13)} ${'to Deployed'.padStart(11)} ${'upgrade'.padStart(9)} ${'peak RSS'.padStart(9)} ${'steady RSS'.padStart(10)} ${'CPU converge'.padStart(12)} ${'idle CPU'.padStart(9)} ${'requests'.padStart(8)}`);
+  for (const n of CRS) {
+    const results = new Map<string, Sample[]>();
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const o of operators) results.set(o.label, [...(results.get(o.label) ?? []), await measure(o, c, n, env, round)]);
+    }
+    for (const o of operators) console.log(row(n, o.label, summary(results.get(o.label) ?? [])));
+    if (ONLY !== undefined) continue;
+    const b = summary(results.get('binnacle') ?? []);
+    const r = summary(results.get('operator-sdk') ?? []);
+    console.log(`${String(n).padStart(5)} binnacle / operator-sdk: time ${ratio(b.deployedMs, r.deployedMs)}, upgrade ${ratio(b.upgradeMs, r.upgradeMs)}, peak ${ratio(b.peakMib, r.peakMib)}, steady ${ratio(b.steadyMib, r.steadyMib)}, CPU ${ratio(b.convergeCpuS, r.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests, r.requests)}`);
+    goals.push(...goalsFor(c.name, n, b, r));
+    const before = results.get('binnacle-before');
+    if (before !== undefined) {
+      const p = summary(before);
+      console.log(`${String(n).padStart(5)} binnacle / binnacle-before: time ${ratio(b.deployedMs, p.deployedMs)}, upgrade ${ratio(b.upgradeMs, p.upgradeMs)}, peak ${ratio(b.peakMib, p.peakMib)}, CPU ${ratio(b.convergeCpuS, p.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, p.idleCpuS)}, requests ${ratio(b.requests, p.requests)}`);
+    }
   }
-  for (const o of operators) {
-    const s = summary(results.get(o.label) ?? []);
-    console.log(`${String(n).padStart(4)} ${o.label.padEnd(13)} ${(s.deployedMs / 1000).toFixed(1).padStart(9)} s ${s.peakMib.toFixed(0).padStart(6)} MiB ${s.steadyMib.toFixed(0).padStart(7)} MiB ${s.convergeCpuS.toFixed(1).padStart(10)} s ${s.settledCpuS.toFixed(1).padStart(9)} s`);
-  }
-  if (ONLY !== undefined) continue;
-  const b = summary(results.get('binnacle') ?? []);
-  const r = summary(results.get('operator-sdk') ?? []);
-  console.log(`${String(n).padStart(4)} binnacle / operator-sdk: time ${ratio(b.deployedMs, r.deployedMs)}, peak ${ratio(b.peakMib, r.peakMib)}, steady ${ratio(b.steadyMib, r.steadyMib)}, CPU ${ratio(b.convergeCpuS, r.convergeCpuS)}, settled CPU ${ratio(b.settledCpuS, r.settledCpuS)}`);
-  goals.push(verdict(b.deployedMs <= r.deployedMs, `N=${n} time to all Deployed <= helm-operator's`));
-  if (n >= 100) goals.push(verdict(b.peakMib <= r.peakMib, `N=${n} peak RSS <= helm-operator's`));
-  if (n <= 10) goals.push(verdict(b.peakMib <= SCAFFOLD_LIMIT_MIB, `N=${n} peak RSS <= ${SCAFFOLD_LIMIT_MIB} MiB (the scaffold's limit)`));
 }
 for (const g of goals) console.log(`goal ${g}`);
 client.close();

@@ -53,7 +53,7 @@ export const median = (xs: number[]): number => {
 };
 
 export interface OperatorCommand {
-  label: 'operator-sdk' | 'binnacle';
+  label: 'operator-sdk' | 'binnacle' | 'binnacle-before';
   cmd: string;
   args: string[];
   /** NODE_OPTIONS for the process (Binnacle's; empty for operator-sdk's). */
@@ -65,7 +65,7 @@ export interface OperatorCommand {
  * bench must pin (no metrics or probe ports, so runs do not collide). Builds what is missing.
  * `binnacleEntry`: another build's bin/binnacle.js (say, a copy of the build before a change).
  */
-export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined }): OperatorCommand[] {
+export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined; beforeEntry?: string | undefined }): OperatorCommand[] {
   if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined && !existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
   const helmOperator = o.only === 'binnacle' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
   const all: OperatorCommand[] = [
@@ -77,5 +77,8 @@ export function operatorCommands(o: { only?: string | undefined; nodeOptions: st
       nodeOptions: o.nodeOptions,
     },
   ];
-  return all.filter((x) => o.only === undefined || x.label === o.only);
+  // Another build beside this one (say, the one before a change), measured in the same run.
+  const binnacle = all[1];
+  if (o.beforeEntry !== undefined && binnacle !== undefined) all.push({ ...binnacle, label: 'binnacle-before', args: [o.beforeEntry, ...binnacle.args.slice(1)] });
+  return all.filter((x) => o.only === undefined || x.label === o.only || (o.only === 'binnacle' && x.label === 'binnacle-before'));
 }

@@ -21,6 +21,8 @@ import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 import { describeRef, findCondition, type KubeObject } from '../kube/types.js';
 import { pullAndUnpack } from '../oci/index.js';
+import { sha256Digest } from '../oci/digest.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { extensionRequest, neededBundles, resolve, type CatalogInput, type ChosenBundle, type UpgradePolicy } from '../resolve/index.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../api/types.js';
@@ -43,6 +45,8 @@ export interface PlanRequest {
   config?: Record<string, unknown>;
   /** The ServiceAccount (in `namespace`) the install runs as: given, the plan lists what it lacks. */
   serviceAccount?: string;
+  /** Where `serviceAccount` is, when not in `namespace`. */
+  serviceAccountNamespace?: string;
 }
 
 export type ObjectAction = 'create' | 'update' | 'unchanged' | 'delete';
@@ -73,6 +77,10 @@ export interface BundlePlan {
   crdSafety: CrdVerdict[];
   /** What the ServiceAccount lacks to install the bundle ("verb resource in namespace …"), when a ServiceAccount was given. */
   missingPermissions?: string[];
+  /** The digest the bundle image was pulled by. */
+  imageDigest: string;
+  /** sha256 of the rendered objects (canonical JSON): what would be applied, whatever the cluster holds now. */
+  manifestDigest: string;
 }
 
 export interface Plan {
@@ -174,12 +182,22 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
     requests: [extensionRequest({ ...req, upgradePolicy: req.policy })],
   });
   warnings.push(...resolution.warnings, ...resolution.notices);
+  const planned = await planChosen(client, req, neededBundles(resolution.bundles, req.packageName), state, opts);
+  return { bundles: planned.bundles, warnings: [...warnings, ...planned.warnings] };
+}
 
+/**
+ * The plan of bundles already chosen (by `plan`'s resolution, or by the ClusterExtension
+ * controller's, for an upgrade awaiting approval) against `state`, what is installed now.
+ * `client` should be a dry-run view (`kube/dry-run.ts`): rendering may try to issue certificates.
+ */
+export async function planChosen(client: KubeClient, req: PlanRequest, chosen: readonly ChosenBundle[], state: InstalledState, opts: { cacheDir: string }): Promise<Plan> {
+  const warnings: string[] = [];
   const store = new ReleaseStore(client);
   const schemas = new OpenApiSchemas(client);
   const bundles: BundlePlan[] = [];
   const ctx: BundlePlanContext = { client, req, state, store, schemas, cacheDir: opts.cacheDir, warnings };
-  for (const chosen of neededBundles(resolution.bundles, req.packageName)) bundles.push(await planBundle(ctx, chosen));
+  for (const b of chosen) bundles.push(await planBundle(ctx, b));
   return { bundles, warnings };
 }
 
@@ -215,7 +233,7 @@ interface BundlePlanContext {
 async function planBundle(ctx: BundlePlanContext, chosen: ChosenBundle): Promise<BundlePlan> {
   const { client, req, store } = ctx;
   const { bdName, namespace } = targetOf(ctx.state, req, chosen.package);
-  const rendered = await renderChosen(ctx, chosen, bdName, namespace);
+  const { rendered, digest: imageDigest } = await renderChosen(ctx, chosen, bdName, namespace);
   // What the applier would apply: optional objects whose API is not served skipped, undeclared fields dropped.
   const lenient = await makeLenient(rendered.objects, { client, schemas: ctx.schemas });
   warnLeniency(ctx.warnings, chosen, lenient);
@@ -223,16 +241,17 @@ async function planBundle(ctx: BundlePlanContext, chosen: ChosenBundle): Promise
   const current = (await store.history({ name: bdName, namespace })).filter((r) => r.status === 'deployed').pop();
   if (current !== undefined) objects.push(...deletions(current, seen));
   // As the BundleDeployment controller checks it: the rendered objects, release records in the install namespace.
-  const missing = req.serviceAccount === undefined ? undefined : (await missingPermissions(client, { namespace: req.namespace, name: req.serviceAccount }, rendered.objects, namespace)).map(describeMissing);
-  return { bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects, crdSafety, ...(missing === undefined ? {} : { missingPermissions: missing }) };
+  const missing = req.serviceAccount === undefined ? undefined : (await missingPermissions(client, { namespace: req.serviceAccountNamespace ?? req.namespace, name: req.serviceAccount }, rendered.objects, namespace)).map(describeMissing);
+  const manifestDigest = sha256Digest(canonicalJson(rendered.objects));
+  return { bundle: chosen, bundleDeployment: bdName, ...(current === undefined ? {} : { from: current.chart.version }), objects, crdSafety, ...(missing === undefined ? {} : { missingPermissions: missing }), imageDigest, manifestDigest };
 }
 
 /** Pulls the chosen bundle and renders it into `namespace` as BundleDeployment `bdName`; the request's watch namespace and config go to the requested package only. */
-async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName: string, namespace: string): Promise<RenderedBundle> {
+async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName: string, namespace: string): Promise<{ rendered: RenderedBundle; digest: string }> {
   const { client, req, store } = ctx;
   const pulled = await pullAndUnpack(chosen.image, { cacheDir: join(ctx.cacheDir, 'images') });
   const isMain = chosen.package === req.packageName;
-  return renderBundle({
+  const rendered = await renderBundle({
     dir: pulled.dir,
     name: bdName,
     spec: {
@@ -252,6 +271,7 @@ async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName
       return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
     },
   });
+  return { rendered, digest: pulled.digest };
 }
 
 /** Warns of each object the applier would skip and each undeclared field it would drop or rename. */

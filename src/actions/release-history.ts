@@ -5,7 +5,8 @@
  * (the resolver may then go down, which CatalogProvided forbids; an upgrade lifts the pin).
  * Before a rollback, `rollbackPreview` checks the older revision's CRDs against the live ones
  * with the applier's CRD upgrade-safety rules, so a stored version the older CRDs would leave
- * behind is said before anything changes. `binnacle history`, `binnacle rollback` and the
+ * behind is said before anything changes, and so is what happens to custom resources that set
+ * fields only the newer version declares (rollback-impact.ts). `binnacle history`, `binnacle rollback` and the
  * console all read and act through this module.
  */
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
@@ -17,6 +18,7 @@ import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit }
 import type { KubeClient } from '../kube/client.js';
 import { BinnacleError } from '../util/errors.js';
 import { bundleDeploymentName } from '../api/names.js';
+import { customResourcesImpact, type CustomResourcesImpact } from './rollback-impact.js';
 
 export interface ReleaseHistory {
   bundleDeployment: string;
@@ -89,6 +91,8 @@ export interface RollbackPreview {
   crdProblems: CrdLeftBehind[];
   /** True when a CRD's status.storedVersions holds a version the older CRDs do not have: data would be left behind. */
   dataAtRisk: boolean;
+  /** Per CRD, the fields the older version does not declare and the custom resources that set them. */
+  customResources: CustomResourcesImpact[];
 }
 
 interface Target {
@@ -120,13 +124,16 @@ async function targetOf(client: KubeClient, name: string, toVersion?: string): P
 export async function rollbackPreview(client: KubeClient, name: string, toVersion?: string): Promise<RollbackPreview> {
   const { from, revision, release, namespace } = await targetOf(client, name, toVersion);
   const crdProblems: CrdLeftBehind[] = [];
+  const customResources: CustomResourcesImpact[] = [];
   for (const old of parseManifest(revision.manifest, `release ${namespace}/${release} revision ${revision.revision}`)) {
     if (old.kind !== 'CustomResourceDefinition') continue;
     const live = await client.find({ apiVersion: old.apiVersion, kind: old.kind, name: old.metadata.name ?? '' });
     if (live === undefined) continue;
     for (const p of checkCrdUpgrade(live, old).errors()) crdProblems.push({ crd: old.metadata.name ?? '', rule: p.rule, message: p.message });
+    const impact = await customResourcesImpact(client, live, old);
+    if (impact !== undefined) customResources.push(impact);
   }
-  return { name, from, to: revision.chart.version, revision: revision.revision, release, namespace, crdProblems, dataAtRisk: crdProblems.some((p) => p.rule === 'crd.stored-version-removed') };
+  return { name, from, to: revision.chart.version, revision: revision.revision, release, namespace, crdProblems, dataAtRisk: crdProblems.some((p) => p.rule === 'crd.stored-version-removed'), customResources };
 }
 
 /**

@@ -39,6 +39,17 @@ const objectRef = obj({ apiVersion: str(), kind: str(), name: str(), namespace: 
 /** A basic-auth Secret (username, password) for an http or git source, read as the installing ServiceAccount. */
 const secretRef = obj({ namespace: str(), name: str() }, ['namespace', 'name']);
 
+/** A signature policy: the artifact must carry a cosign signature that a `*.pub` key of the Secret verifies. */
+const verifyPolicy = (whoReads: string): Schema =>
+  obj(
+    {
+      provider: str('cosign (notation is not supported).', { enum: ['cosign'], default: 'cosign' }),
+      secretRef: obj({ namespace: str(), name: str() }, ['namespace', 'name'], { description: `A Secret whose *.pub keys are PEM public keys (several: a key rotation), read as ${whoReads}.` }),
+    },
+    ['secretRef'],
+    { description: 'Verify the OCI artifact\'s signature before it is unpacked; other source types are refused.' },
+  );
+
 const bundleSource: Schema = obj(
   {
     type: str('Where the bundle comes from.', { enum: ['image', 'git', 'http', 'configMaps', 'local'] }),
@@ -47,8 +58,28 @@ const bundleSource: Schema = obj(
     http: obj({ url: str(), sha256: str(), secret: secretRef }, ['url']),
     configMaps: arr(obj({ namespace: str(), name: str(), path: str() }, ['namespace', 'name'])),
     local: obj({ path: str() }, ['path']),
+    verify: verifyPolicy('the installing ServiceAccount'),
   },
   ['type'],
+);
+
+/** Drift rules, as Flux helm-controller's driftDetection (validated further by apply/drift-policy.ts). */
+const drift: Schema = obj(
+  {
+    mode: str('Repair drift (default), only report it (Warn: a Drifted condition and an Event), or neither (Off).', { enum: ['Repair', 'Warn', 'Off'] }),
+    ignore: arr(
+      obj(
+        {
+          paths: arr(str(), { minItems: 1, description: 'JSON pointers (RFC 6901), e.g. /spec/replicas.' }),
+          target: obj({ group: str(), kind: str(), name: str(), namespace: str(), labelSelector: obj({ matchLabels: { type: 'object', additionalProperties: { type: 'string' } } }) }),
+        },
+        ['paths'],
+      ),
+      { description: 'Fields left to other writers: neither repaired nor reported; an upgrade that changes one still applies it.' },
+    ),
+  },
+  [],
+  { description: 'What happens when the live objects differ from what was applied.' },
 );
 
 interface PrinterColumn {
@@ -106,6 +137,7 @@ export const CLUSTER_CATALOG_CRD = crd({
         {
           type: str('Image: an FBC image; ConfigMaps: FBC files in ConfigMaps (no registry).', { enum: ['Image', 'ConfigMaps'] }),
           image: obj({ ref: str(), pollIntervalMinutes: int(undefined, { minimum: 1 }), insecure: bool() }, ['ref']),
+          verify: verifyPolicy("the manager's own identity (install-self lets it read Secrets in its own namespace only)"),
           configMaps: arr(obj({ namespace: str(), name: str() }, ['namespace', 'name'])),
           pollIntervalMinutes: int('ConfigMaps: how often to re-read them.', { minimum: 1 }),
         },
@@ -150,6 +182,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       values: freeform('Format helm: the chart values.'),
       crdPolicy: str("Format helm: what to do with the chart's crds/ (default Create, as helm install does).", { enum: ['Skip', 'Create', 'CreateReplace'] }),
       disableHooks: bool('Format helm: run no hooks.'),
+      drift,
     },
     ['source', 'format', 'installNamespace'],
   ),
@@ -170,6 +203,20 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
     { name: 'Revision', type: 'integer', jsonPath: '.status.revision' },
     { name: 'Namespace', type: 'string', jsonPath: '.spec.installNamespace', priority: 1 },
   ],
+});
+
+const approvalMode = str('Manual: a newer version waits until the digest of its plan (status.pendingPlan) is approved by the binnacle.dev/approved-plan annotation.', { enum: ['Automatic', 'Manual'] });
+
+/** `PendingPlan` (approval.ts): what an upgrade awaiting approval would do. */
+const pendingPlan = obj({
+  digest: str('sha256 of what the upgrade would do; approve it with the binnacle.dev/approved-plan annotation.'),
+  changes: arr(obj({ name: str(), package: str(), from: str(), to: str(), ref: str(), digest: str() })),
+  objects: obj({ create: int(), update: int(), delete: int(), unchanged: int(), changed: arr(str()) }),
+  crdSafety: arr(obj({ crd: str(), safe: bool(), problems: arr(str()) })),
+  missingPermissions: arr(str()),
+  supersedes: str('The unapproved plan this one replaced.'),
+  since: str(undefined, { format: 'date-time' }),
+  message: str(),
 });
 
 const resolvedBundle = obj({ name: str(), package: str(), version: str(), image: str(), catalog: str() });
@@ -198,8 +245,11 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.') }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
+      verify: verifyPolicy("the extension's ServiceAccount; copied to each BundleDeployment's spec.source.verify"),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
+      drift,
+      upgradeApproval: approvalMode,
     },
     ['namespace', 'serviceAccount', 'source'],
   ),
@@ -227,6 +277,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
       ),
       { description: 'The last resolutions, newest last.' },
     ),
+    pendingPlan,
   }),
   columns: [
     { name: 'Package', type: 'string', jsonPath: '.spec.source.catalog.packageName' },
@@ -234,6 +285,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
     { name: 'Version', type: 'string', jsonPath: '.status.install.bundle.version' },
     conditionColumn('Installed'),
     conditionColumn('Progressing'),
+    { name: 'Pending Plan', type: 'string', jsonPath: '.status.pendingPlan.digest', priority: 1 },
   ],
 });
 
@@ -282,6 +334,7 @@ export const HELM_OPERATOR_CRD = crd({
         repository: obj({ url: str('Chart repository URL (its index.yaml).'), name: str('Chart name.') }, ['url', 'name']),
         version: str('Version range, as helm --version takes it.'),
         pollIntervalMinutes: int('How often to look for a newer version in range.', { minimum: 1 }),
+        verify: verifyPolicy("the manager's own identity (install-self lets it read Secrets in its own namespace only); an OCI chart only"),
       }),
       kinds: arr(
         obj(
@@ -316,6 +369,8 @@ export const HELM_OPERATOR_CRD = crd({
         clusterScopedKinds: arr(str(), { description: 'Cluster-scoped kinds a release may hold: Kind.group, or Kind for the core group.' }),
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
+      drift,
+      upgradeApproval: approvalMode,
     },
     ['chart', 'kinds'],
   ),
@@ -324,6 +379,7 @@ export const HELM_OPERATOR_CRD = crd({
     observedGeneration: int(),
     chart: obj({ name: str(), version: str(), digest: str() }),
     kinds: arr(obj({ kind: str(), crd: str(), schema: str(), warnings: int() })),
+    pendingPlan,
   }),
   columns: [
     conditionColumn('Ready'),

@@ -3,6 +3,7 @@
  * checked at the boundary by `validate.ts`; controllers only see checked values.
  */
 import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import type { ApprovalMode, PendingPlan } from './approval.js';
 
 export const GROUP = 'binnacle.dev';
 export const VERSION = 'v1alpha1';
@@ -10,14 +11,20 @@ export const API_VERSION = `${GROUP}/${VERSION}`;
 
 // --- ClusterCatalog -------------------------------------------------------------
 
+/** `verify`: pull only what a `*.pub` key of the Secret signed (cosign's storage); see src/source/verify.ts. */
+export interface VerifySpec {
+  provider?: 'cosign';
+  secretRef: { namespace: string; name: string };
+}
+
 export interface ClusterCatalogSpec {
   /**
    * An FBC image, or ConfigMaps whose keys are FBC files (`binnacle run bundle DIR`: no registry;
    * re-read when the catalog's annotations change or every poll interval).
    */
   source:
-    | { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean } }
-    | { type: 'ConfigMaps'; configMaps: { namespace: string; name: string }[]; pollIntervalMinutes?: number; image?: undefined };
+    | { type: 'Image'; image: { ref: string; pollIntervalMinutes?: number; insecure?: boolean }; verify?: VerifySpec }
+    | { type: 'ConfigMaps'; configMaps: { namespace: string; name: string }[]; pollIntervalMinutes?: number; image?: undefined; verify?: VerifySpec };
   /** Higher wins when two catalogs offer the same bundle. */
   priority?: number;
   availabilityMode?: 'Available' | 'Unavailable';
@@ -37,6 +44,23 @@ export interface ClusterCatalog extends KubeObject {
   status?: ClusterCatalogStatus;
 }
 
+// --- drift rules (spec.drift of a BundleDeployment, a ClusterExtension and a HelmOperator) ----
+
+/** Repair drift (the default), only report it (a `Drifted` condition and an Event), or neither. */
+export type DriftMode = 'Repair' | 'Warn' | 'Off';
+
+/** Fields left to other writers (an autoscaler, a CA injector, a webhook): JSON pointers (RFC 6901), on every object or only on those `target` names. */
+export interface DriftIgnoreRule {
+  paths: string[];
+  target?: { group?: string; kind?: string; name?: string; namespace?: string; labelSelector?: { matchLabels?: Record<string, string> } };
+}
+
+/** As Flux helm-controller's `driftDetection`: ignored fields are neither repaired nor reported, but an upgrade that changes one applies it. */
+export interface DriftSpec {
+  mode?: DriftMode;
+  ignore?: DriftIgnoreRule[];
+}
+
 // --- BundleDeployment -------------------------------------------------------------
 
 export type BundleFormat = 'registry+v1' | 'plain' | 'helm';
@@ -49,6 +73,8 @@ export interface BundleSourceSpec {
   http?: { url: string; sha256?: string; secret?: { namespace: string; name: string } };
   configMaps?: { namespace: string; name: string; path?: string }[];
   local?: { path: string };
+  /** Verify the image's signature before unpacking (keys read as the installing ServiceAccount). */
+  verify?: VerifySpec;
 }
 
 export interface BundleDeploymentSpec {
@@ -79,6 +105,7 @@ export interface BundleDeploymentSpec {
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
   /** Format `helm`: run no hooks. */
   disableHooks?: boolean;
+  drift?: DriftSpec;
 }
 
 export interface BundleDeploymentStatus {
@@ -134,9 +161,16 @@ export interface ClusterExtensionSpec {
     autoRollback?: boolean;
     /** Keep a failed first install for debugging instead of removing it. */
     keepFailedInstall?: boolean;
+    approval?: ApprovalMode;
   };
   /** How many resolutions `status.history` keeps (default 10). */
   resolutionHistoryLimit?: number;
+  /** Passed to its BundleDeployments. */
+  drift?: DriftSpec;
+  /** `Manual`: a new bundle version waits for its plan's approval (`approval.ts`); `install.approval` asks the same of a first install. */
+  upgradeApproval?: ApprovalMode;
+  /** Verify each chosen bundle image's signature: copied to its BundleDeployments' `spec.source.verify`. */
+  verify?: VerifySpec;
 }
 
 /** Why a resolution was recorded: first one, spec changed, catalog content changed, or what is installed changed. */
@@ -166,6 +200,7 @@ export interface ClusterExtensionStatus {
   resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string; notices?: string[] };
   /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
   history?: ResolutionRecord[];
+  pendingPlan?: PendingPlan;
 }
 
 export interface ClusterExtension extends KubeObject {
@@ -239,6 +274,8 @@ export interface HelmChartSourceSpec {
   version?: string;
   /** How often to look for a newer version in range; default 10. */
   pollIntervalMinutes?: number;
+  /** Verify an OCI chart's signature before it is loaded (keys read by the manager). */
+  verify?: VerifySpec;
 }
 
 export interface HelmOperatorKindSpec {
@@ -280,6 +317,10 @@ export interface HelmOperatorSpec {
   };
   /** What deleting the HelmOperator does to its CRs: `Uninstall` their releases (default), or `Orphan` them (CRs and objects stay, unmanaged). */
   deletionPolicy?: 'Uninstall' | 'Orphan';
+  /** For the releases of every custom resource it serves. */
+  drift?: DriftSpec;
+  /** `Manual`: a new chart version in range waits for its plan's approval (`approval.ts`). */
+  upgradeApproval?: ApprovalMode;
 }
 
 export interface HelmOperatorStatus {
@@ -287,6 +328,7 @@ export interface HelmOperatorStatus {
   observedGeneration?: number;
   chart?: { name: string; version: string; digest: string };
   kinds?: { kind: string; crd: string; schema: string; warnings?: number }[];
+  pendingPlan?: PendingPlan;
 }
 
 export interface HelmOperator extends KubeObject {

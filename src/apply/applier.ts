@@ -5,6 +5,8 @@
  * and this one has not → wait for health → record deployed, or record failed and roll back.
  */
 import type { Logger } from 'pino';
+import type { DriftSpec } from '../api/types.js';
+import { FIELD_MANAGER } from '../kube/client.js';
 import type { SchemaSource } from '../kube/openapi.js';
 import { isAlreadyExists, isInvalid, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
@@ -12,6 +14,8 @@ import { canonicalJson } from '../util/canonical-json.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
 import { checkCrdUpgrade } from './crd-safety.js';
+import { objectDrift } from './drift.js';
+import { appliesField, DRIFT_HANDOVER_MANAGER, driftMode, handoverObject, ignoredPointers, valueAt, withoutPointers } from './drift-policy.js';
 import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
 import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
@@ -22,7 +26,7 @@ import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import { validateRequest } from './request.js';
-import type { ApplyRequest, ApplyResult, ChartInfo, HealthReport, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
+import type { ApplyRequest, ApplyResult, ChartInfo, DriftReport, HealthReport, ObjectDrift, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** The narrow slice of the Kubernetes client the applier uses. */
 import type { ApplierClient } from './types.js';
@@ -69,6 +73,9 @@ interface Rollout {
   inputDigest?: string | undefined;
   /** The hook events of this operation (pre-/post-install, -upgrade or -rollback); none when hooks are off. */
   hookEvents?: { pre: HookEvent; post: HookEvent } | undefined;
+  drift?: DriftSpec | undefined;
+  /** The deployed revision's objects: an ignored field this revision does not change is left out of what is applied. */
+  baseline: Map<string, KubeObject>;
 }
 
 interface RolloutOutcome {
@@ -176,6 +183,8 @@ export class Applier {
         content: req.content,
         inputDigest: req.inputDigest,
         hookEvents: req.content === undefined || req.disableHooks === true ? undefined : upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' },
+        drift: req.drift,
+        baseline: await this.baselineOf(deployed, req.release),
       },
       log,
     );
@@ -231,7 +240,7 @@ export class Applier {
       return { revision: version, status: 'failed', ...pick(outcome) };
     }
     log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
-    const back = await this.rollbackTo(req.release, deployed, req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, req.waitForHealth ?? true, req.rollbackForce === true).catch((err: unknown) => {
+    const back = await this.rollbackTo(req.release, deployed, { healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift }).catch((err: unknown) => {
       // The rollback must wait (an object of the release still being deleted, e.g. one replaced
       // by force and held by a finalizer): retried with backoff, saying why the upgrade failed.
       if (err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING') {
@@ -251,7 +260,7 @@ export class Applier {
   }
 
   /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
-  async rollback(opts: { release: ReleaseRef; toRevision?: number; healthTimeoutMs?: number; waitForHealth?: boolean; force?: boolean }): Promise<ApplyResult> {
+  async rollback(opts: { release: ReleaseRef; toRevision?: number; healthTimeoutMs?: number; waitForHealth?: boolean; force?: boolean; drift?: DriftSpec }): Promise<ApplyResult> {
     const history = await this.store.history(opts.release);
     const where = `release ${opts.release.namespace}/${opts.release.name}`;
     if (history.length === 0) throw new BinnacleError('input', 'RELEASE_NOT_FOUND', `${where} has no revisions`);
@@ -265,7 +274,7 @@ export class Applier {
       target = lastWith(history.filter((r) => r.revision < latest), ['deployed', 'superseded']);
       if (target === undefined) throw new BinnacleError('input', 'ROLLBACK_NO_TARGET', `${where} has no earlier good revision to roll back to`);
     }
-    return this.rollbackTo(opts.release, target, opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, opts.waitForHealth ?? true, opts.force === true);
+    return this.rollbackTo(opts.release, target, { healthTimeoutMs: opts.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, waitForHealth: opts.waitForHealth ?? true, force: opts.force === true, drift: opts.drift });
   }
 
   /**
@@ -305,26 +314,74 @@ export class Applier {
   /**
    * The release is already at this exact revision: re-apply its objects to undo drift (a
    * level-triggered controller calls apply on every resync) without recording a new revision,
-   * and probe health once instead of waiting, so the caller can requeue.
+   * and probe health once instead of waiting, so the caller can requeue. By the drift rules:
+   * Warn only compares, Off neither compares nor applies; ignored fields are left to others.
    */
   private async repair(req: ApplyRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>): Promise<ApplyResult> {
     const applied: ObjectRef[] = [];
     const base = { revision: current.revision, pruned: [] };
+    const mode = driftMode(req.drift);
+    let drift: DriftReport | undefined;
     try {
-      for (const obj of applyOrder(objects)) {
-        await this.client.apply(obj, { force: takeOver.has(identityOf(obj)) });
-        applied.push(refOf(obj));
+      if (mode !== 'Off') drift = { mode, drifted: await this.driftOf(objects, req.drift) };
+      if (mode === 'Repair') {
+        for (const obj of applyOrder(objects)) {
+          await this.client.apply(await this.intentOf(obj, req.drift, undefined), { force: takeOver.has(identityOf(obj)) });
+          applied.push(refOf(obj));
+        }
       }
     } catch (err) {
       // Nothing new was deployed, so there is nothing to roll back; the revision stays deployed.
-      return { ...base, status: 'failed', applied, health: EMPTY_HEALTH, message: `revision ${current.revision} unchanged; re-applying it failed: ${errorMessage(err)}` };
+      return { ...base, status: 'failed', applied, health: EMPTY_HEALTH, message: `revision ${current.revision} unchanged; re-applying it failed: ${errorMessage(err)}`, ...(drift === undefined ? {} : { drift }) };
     }
-    const health = req.waitForHealth === false ? { healthy: true, objects: applied.map((ref) => ({ ref, healthy: true, reason: 'applied' })) } : await probeOnce(this.client, objects);
+    const health = req.waitForHealth === false ? { healthy: true, objects: objects.map((o) => ({ ref: refOf(o), healthy: true, reason: mode === 'Repair' ? 'applied' : 'not re-applied (drift mode)' })) } : await probeOnce(this.client, objects);
     const message = health.healthy ? `revision ${current.revision} unchanged and healthy` : `revision ${current.revision} unchanged; not yet healthy: ${unhealthySummary(health)}`;
-    return { ...base, status: 'deployed', applied, health, message };
+    // Warn and Off apply nothing; the revision's objects are still what the release holds (callers list and watch them).
+    const held = mode === 'Repair' ? applied : objects.map(refOf);
+    return { ...base, status: 'deployed', applied: held, health, message, ...(drift === undefined ? {} : { drift }) };
   }
 
-  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, healthTimeoutMs: number, waitForHealth: boolean, force: boolean): Promise<ApplyResult> {
+  /** How the live objects differ from `objects`, ignored fields left out. */
+  private async driftOf(objects: readonly KubeObject[], drift: DriftSpec | undefined): Promise<ObjectDrift[]> {
+    const found: ObjectDrift[] = [];
+    for (const o of objects) {
+      const d = await objectDrift(this.client, o, ignoredPointers(o, drift));
+      if (d !== undefined) found.push(d);
+    }
+    return found;
+  }
+
+  /**
+   * What to apply of `obj`: without the ignored fields that this revision does not change from
+   * `baseline` (the deployed revision's objects; undefined for a repair, which changes nothing),
+   * so that server-side apply does not take them back from whoever set them. A field our field
+   * manager still holds is first handed to DRIFT_HANDOVER_MANAGER at its live value: letting go
+   * of a field no one else holds would delete it. An object to create is applied whole.
+   */
+  private async intentOf(obj: KubeObject, drift: DriftSpec | undefined, baseline: Map<string, KubeObject> | undefined): Promise<KubeObject> {
+    const pointers = ignoredPointers(obj, drift);
+    if (pointers.length === 0) return obj;
+    const before = baseline === undefined ? obj : baseline.get(identityOf(obj));
+    if (before === undefined) return obj;
+    const live = await this.findQuiet(refOf(obj));
+    if (live === undefined) return obj;
+    const unchanged = pointers.filter((p) => valueAt(obj, p) !== undefined && canonicalJson(valueAt(obj, p)) === canonicalJson(valueAt(before, p)));
+    for (const p of unchanged) {
+      const handover = appliesField(live, FIELD_MANAGER, p) ? handoverObject(live, p) : undefined;
+      if (handover !== undefined) await this.client.apply(handover, { fieldManager: DRIFT_HANDOVER_MANAGER, force: true });
+    }
+    return withoutPointers(obj, unchanged);
+  }
+
+  /** The deployed revision's objects by identity, namespaces filled in. */
+  private async baselineOf(deployed: ReleaseRevision | undefined, release: ReleaseRef): Promise<Map<string, KubeObject>> {
+    if (deployed === undefined) return new Map();
+    const objects = await this.withNamespaces(parseManifest(deployed.manifest, `release ${release.namespace}/${release.name} revision ${deployed.revision}`), release.namespace);
+    return new Map(objects.map((o) => [identityOf(o), o]));
+  }
+
+  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, how: { healthTimeoutMs: number; waitForHealth: boolean; force: boolean; drift?: DriftSpec | undefined }): Promise<ApplyResult> {
+    const { healthTimeoutMs, waitForHealth, force } = how;
     const history = await this.store.history(release);
     const owner = target.owner ?? history.at(-1)?.owner;
     if (owner === undefined) throw new BinnacleError('terminal', 'RELEASE_NOT_OWNED', `release ${release.namespace}/${release.name} revision ${target.revision} records no Binnacle owner`);
@@ -359,6 +416,8 @@ export class Applier {
         content: target.content,
         inputDigest: target.inputDigest,
         hookEvents: target.content === undefined ? undefined : { pre: 'pre-rollback', post: 'post-rollback' },
+        drift: how.drift,
+        baseline: await this.baselineOf(lastWith(history, ['deployed']), release),
       },
       log,
     );
@@ -443,7 +502,7 @@ export class Applier {
   private async applyGroup(group: PhaseGroup, r: Rollout, applied: ObjectRef[], log: Logger): Promise<void> {
     for (const obj of group.objects) {
       if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
-      await this.client.apply(obj, { force: r.takeOver.has(identityOf(obj)) });
+      await this.client.apply(await this.intentOf(obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
       applied.push(refOf(obj));
     }
     if (group.phase === 'crds') await this.waitEstablished(group.objects);

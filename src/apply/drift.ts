@@ -10,32 +10,15 @@ import type { KubeClient } from '../kube/client.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
+import { withoutPointers, type Pointer } from './drift-policy.js';
 import { optionalApi } from './optional-kinds.js';
 import { parseManifest } from './release.js';
 import { ReleaseStore, type StoreClient } from './release-store.js';
-import type { ReleaseRef, ReleaseRevision } from './types.js';
+import type { FieldDrift, ObjectDrift, ReleaseRef, ReleaseRevision } from './types.js';
 
 export type DriftClient = Pick<KubeClient, 'list' | 'find' | 'resourceFor'>;
 
-/** One field the manifest sets whose live value differs; `manifest`/`live` left out when absent (or `hidden`). */
-export interface FieldDrift {
-  path: string;
-  manifest?: unknown;
-  live?: unknown;
-  /** A Secret's data: the values are not shown. */
-  hidden?: boolean;
-}
-
-export interface ObjectDrift {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace?: string;
-  /** missing: not on the cluster; changed: fields differ; unreadable: the person may not read it (or reading failed). */
-  state: 'missing' | 'changed' | 'unreadable';
-  fields: FieldDrift[];
-  message?: string;
-}
+export type { FieldDrift, ObjectDrift } from './types.js';
 
 export interface ReleaseDrift {
   release: string;
@@ -208,8 +191,8 @@ export function fieldDrift(desired: KubeObject, live: KubeObject): FieldDrift[] 
 
 // --- a release -----------------------------------------------------------------------------
 
-/** One object of the manifest against the cluster: undefined when it matches. */
-async function objectDrift(client: DriftClient, desired: KubeObject): Promise<ObjectDrift | undefined> {
+/** One object of the manifest against the cluster, leaving out the `ignored` fields on both sides: undefined when it matches. */
+export async function objectDrift(client: Pick<KubeClient, 'find'>, desired: KubeObject, ignored: readonly Pointer[] = []): Promise<ObjectDrift | undefined> {
   const ns = desired.metadata.namespace;
   const base = { apiVersion: desired.apiVersion, kind: desired.kind, name: desired.metadata.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
   let live: KubeObject | undefined;
@@ -220,7 +203,7 @@ async function objectDrift(client: DriftClient, desired: KubeObject): Promise<Ob
   }
   if (live === undefined) return { ...base, state: 'missing', fields: [] };
   if (live.metadata.deletionTimestamp !== undefined) return { ...base, state: 'missing', fields: [], message: `being deleted since ${live.metadata.deletionTimestamp}` };
-  const fields = fieldDrift(desired, live);
+  const fields = fieldDrift(withoutPointers(desired, ignored), withoutPointers(live, ignored));
   return fields.length === 0 ? undefined : { ...base, state: 'changed', fields };
 }
 

@@ -10,6 +10,16 @@ import type { ApplierClient } from './applier.js';
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService']);
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `patch` over `base`, maps merged key by key (lists replaced): a partial apply by another field manager. */
+function merged(base: unknown, patch: unknown): unknown {
+  if (!isRecord(base) || !isRecord(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(patch)) out[k] = merged(base[k], v);
+  return out;
+}
+
 export class FakeCluster {
   readonly objects = new Map<string, KubeObject>();
   /** Calls that changed something, in order: `apply Kind ns/name`, `delete …`, `create …`, `update …`. */
@@ -24,6 +34,8 @@ export class FakeCluster {
   readonly unhealthyNames = new Set<string>();
   /** Applies that change an existing object whose name is here fail with 422 "field is immutable" (dry run too). */
   readonly immutableNames = new Set<string>();
+  /** Every real apply, in order: the object as sent, and the field manager when one was named. */
+  readonly applied: { obj: KubeObject; fieldManager?: string }[] = [];
   /** Deletes of objects whose name is here leave them Terminating, held by a finalizer. */
   readonly heldNames = new Set<string>();
   private rv = 1;
@@ -71,8 +83,12 @@ export class FakeCluster {
         }
         if (this.unavailableNames.has(obj.metadata.name ?? '') && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${obj.metadata.name ?? ''}: storage is (re)initializing`);
         if (opts.dryRun === true) return obj;
-        this.writes.push(`apply ${describeRef({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace })}${opts.force === true ? ' (force)' : ''}`);
-        const stored = withStatus({ ...obj, metadata: { ...obj.metadata, resourceVersion: String(this.rv++) } });
+        const manager = opts.fieldManager === undefined ? '' : ` as ${opts.fieldManager}`;
+        this.writes.push(`apply ${describeRef({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace })}${opts.force === true ? ' (force)' : ''}${manager}`);
+        this.applied.push({ obj: structuredClone(obj), ...(opts.fieldManager === undefined ? {} : { fieldManager: opts.fieldManager }) });
+        // Another field manager's (partial) apply is merged into the object; the applier's own replaces it.
+        const whole = opts.fieldManager !== undefined && existing !== undefined ? (merged(existing, obj) as KubeObject) : obj;
+        const stored = withStatus({ ...whole, metadata: { ...whole.metadata, resourceVersion: String(this.rv++) } });
         this.put(stored);
         return stored;
       },

@@ -44,13 +44,17 @@ export {
 export { PHASES, phaseOf, groupByPhase, applyOrder, deleteOrder, type Phase } from './phases.js';
 export { decodeRelease, encodeRelease, releaseSecretName, revisionFromSecret, parseManifest, toManifest, RELEASE_SECRET_TYPE } from './release.js';
 export { ReleaseStore } from './release-store.js';
+export { driftMode, driftSpecProblems, DRIFT_HANDOVER_MANAGER, DRIFT_MODES } from './drift-policy.js';
 export type {
   ApplyRequest,
   ApplyResult,
   ApplyStatus,
   ChartInfo,
+  DriftReport,
   DroppedField,
+  FieldDrift,
   HealthReport,
+  ObjectDrift,
   ObjectHealth,
   ObjectRef,
   Owner,

@@ -1,5 +1,6 @@
 /** The applier's public contract: what a caller asks for and what it gets back. */
 import type { KubeClient } from '../kube/client.js';
+import type { DriftMode, DriftSpec } from '../api/types.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 
 /** The slice of the Kubernetes client the applier (and its leniency and hooks) use. */
@@ -77,6 +78,32 @@ export interface ReleaseContent {
   notes?: string;
 }
 
+/** One field the manifest sets whose live value differs; `manifest`/`live` left out when absent (or `hidden`). */
+export interface FieldDrift {
+  path: string;
+  manifest?: unknown;
+  live?: unknown;
+  /** A Secret's data: the values are not shown. */
+  hidden?: boolean;
+}
+
+export interface ObjectDrift {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace?: string;
+  /** missing: not on the cluster; changed: fields differ; unreadable: the person may not read it (or reading failed). */
+  state: 'missing' | 'changed' | 'unreadable';
+  fields: FieldDrift[];
+  message?: string;
+}
+
+/** What a run found of drift (a repair of the deployed revision only): repaired, or (Warn) only reported. */
+export interface DriftReport {
+  mode: DriftMode;
+  drifted: ObjectDrift[];
+}
+
 export interface ApplyRequest {
   owner: Owner;
   release: ReleaseRef;
@@ -120,6 +147,8 @@ export interface ApplyRequest {
    * records), as `helm install --atomic` does; the result says what failed.
    */
   keepFailedInstall?: boolean;
+  /** Drift rules (default: repair every field the manifest sets). */
+  drift?: DriftSpec;
 }
 
 /** A field the object's schema does not declare, dropped before applying (as OLM's create/update drops it). */
@@ -166,6 +195,8 @@ export interface ApplyResult {
   skipped?: SkippedObject[];
   /** A failed first install was removed (unless kept): what was deleted. The release has no revisions left. */
   removed?: ObjectRef[];
+  /** Set when the run re-applied (or, in Warn mode, only compared) the deployed revision; absent with mode Off. */
+  drift?: DriftReport;
 }
 
 /** Helm's release states, as `helm history` prints them. */

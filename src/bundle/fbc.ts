@@ -206,30 +206,22 @@ export function csvAnnotationProperties(bundle: RegistryV1Bundle): BundlePropert
   return out;
 }
 
+/** The fields of `olm.csv.metadata`, in the order opm writes them (its struct's order). */
+const CSV_METADATA_FIELDS = ['annotations', 'apiServiceDefinitions', 'crdDescriptions', 'description', 'displayName', 'installModes', 'keywords', 'labels', 'links', 'maintainers', 'maturity', 'minKubeVersion', 'nativeAPIs', 'provider'] as const;
+
+/** The CSV's descriptive fields, each left out when empty (Go's omitempty). */
 function csvMetadata(bundle: RegistryV1Bundle): Record<string, unknown> {
-  const raw = bundle.csv.raw;
-  const spec = isRecord(raw.spec) ? raw.spec : {};
+  const spec = isRecord(bundle.csv.raw.spec) ? bundle.csv.raw.spec : {};
+  // Most come from spec under the same name; these four do not.
+  const from: Record<string, unknown> = { ...spec, annotations: bundle.csv.annotations, labels: bundle.csv.labels, apiServiceDefinitions: spec.apiservicedefinitions, crdDescriptions: spec.customresourcedefinitions };
   const out: Record<string, unknown> = {};
-  const put = (key: string, v: unknown): void => {
-    if (v === undefined || v === null || v === '') return;
-    if (Array.isArray(v) && v.length === 0) return;
-    if (isRecord(v) && Object.keys(v).length === 0) return;
+  for (const key of CSV_METADATA_FIELDS) {
+    const v = from[key];
+    if (v === undefined || v === null || v === '') continue;
+    if (Array.isArray(v) && v.length === 0) continue;
+    if (isRecord(v) && Object.keys(v).length === 0) continue;
     out[key] = v;
-  };
-  put('annotations', bundle.csv.annotations);
-  put('apiServiceDefinitions', spec.apiservicedefinitions);
-  put('crdDescriptions', spec.customresourcedefinitions);
-  put('description', spec.description);
-  put('displayName', spec.displayName);
-  put('installModes', spec.installModes);
-  put('keywords', spec.keywords);
-  put('labels', bundle.csv.labels);
-  put('links', spec.links);
-  put('maintainers', spec.maintainers);
-  put('maturity', spec.maturity);
-  put('minKubeVersion', spec.minKubeVersion);
-  put('nativeAPIs', spec.nativeAPIs);
-  put('provider', spec.provider);
+  }
   return out;
 }
 

@@ -160,15 +160,18 @@ export async function loadManifestObjects(path: string): Promise<{ objects: Mani
   const name = basename(path);
   const text = await readBundleFile(path, name, problems);
   const objects: ManifestObject[] = [];
-  if (text !== undefined) {
-    const parsed = parseYamlDocuments(text, name);
-    problems.push(...parsed.problems);
-    for (const doc of parsed.documents) {
-      const obj = toManifestObject(doc.value, name, doc.index, problems);
-      if (obj !== undefined) objects.push(obj);
-    }
-  }
+  if (text !== undefined) addManifestObjects(objects, text, name, problems);
   return { objects, problems };
+}
+
+/** Adds the objects of one manifest file's YAML documents to `objects`; what is wrong goes to `problems`. */
+function addManifestObjects(objects: ManifestObject[], text: string, file: string, problems: Problem[]): void {
+  const parsed = parseYamlDocuments(text, file);
+  problems.push(...parsed.problems);
+  for (const doc of parsed.documents) {
+    const obj = toManifestObject(doc.value, file, doc.index, problems);
+    if (obj !== undefined) objects.push(obj);
+  }
 }
 
 /** Every object of every manifest file: `manifests/` in the bundle layout, else the YAML files of `dir`. */
@@ -191,13 +194,7 @@ async function readManifests(dir: string, hasManifests: boolean, problems: Probl
       continue;
     }
     problems.push(...readProblems);
-    if (text === undefined) continue;
-    const parsed = parseYamlDocuments(text, rel);
-    problems.push(...parsed.problems);
-    for (const doc of parsed.documents) {
-      const obj = toManifestObject(doc.value, rel, doc.index, problems);
-      if (obj !== undefined) objects.push(obj);
-    }
+    if (text !== undefined) addManifestObjects(objects, text, rel, problems);
   }
   return { objects, ignoredFiles };
 }

@@ -28,5 +28,6 @@ export { allFbcSources, renderFbcJson, type FbcRenderResult } from './render-fbc
 export { renderPackageDir, readUpdateGraphMode, type UpdateGraphMode, type PackageRenderResult } from './package-dir.js';
 export { readBundleDir, defaultBundleRenderer, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
 export { renderBasicTemplate, SCHEMA_TEMPLATE_BASIC, type ImageBundleRenderer } from './template-basic.js';
-export { renderSemverTemplate, parseSemverTemplate, SCHEMA_TEMPLATE_SEMVER, type SemverTemplate } from './template-semver.js';
+export { renderSemverTemplate, parseSemverTemplate, SCHEMA_TEMPLATE_SEMVER, ARCHETYPES, type Archetype, type SemverTemplate } from './template-semver.js';
+export { nextBundle, addBundleImage, archetypeBundles, channelFor, type NextBundle, type NextBundleRequest } from './template-semver-next.js';
 export { imageBundleRenderer } from './image-bundles.js';

@@ -27,10 +27,10 @@ import { parseTemplateDocument, type ImageBundleRenderer } from './template-basi
 
 export const SCHEMA_TEMPLATE_SEMVER = 'olm.semver';
 
-type Archetype = 'candidate' | 'fast' | 'stable';
+export type Archetype = 'candidate' | 'fast' | 'stable';
 type StreamType = '' | 'minor' | 'major';
 
-const ARCHETYPES: readonly Archetype[] = ['candidate', 'fast', 'stable'];
+export const ARCHETYPES: readonly Archetype[] = ['candidate', 'fast', 'stable'];
 const CHANNEL_PRIORITY: Record<Archetype, number> = { candidate: 0, fast: 1, stable: 2 };
 const STREAM_PRIORITY: Record<StreamType, number> = { minor: 2, major: 1, '': 0 };
 

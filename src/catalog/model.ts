@@ -378,22 +378,33 @@ function addPackages(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
   });
 }
 
+/**
+ * Where a channel or bundle record belongs: its package and its node in the tree; undefined, with
+ * the reason said, when it names no known package, has no name, or repeats a name in its package.
+ */
+function placeRecord(schema: 'channel' | 'bundle', rec: { package: string; name: string }, model: Model, tree: Tree): { mp: ModelPackage; node: ValidationResult } | undefined {
+  const mp = model.packages.get(rec.package);
+  if (mp === undefined) {
+    tree.root.error(`${schema}.package`, `olm.${schema} "${rec.name}" refers to unknown package "${rec.package}"`);
+    return undefined;
+  }
+  if (rec.name === '') {
+    tree.pkg(rec.package).error(`${schema}.name`, `package contains a ${schema} with no name`);
+    return undefined;
+  }
+  const node = schema === 'channel' ? tree.channel(rec.package, rec.name) : tree.bundle(rec.package, rec.name);
+  if ((schema === 'channel' ? mp.channels : mp.bundles).has(rec.name)) {
+    node.error(`${schema}.duplicate`, `package "${rec.package}" has duplicate ${schema} "${rec.name}"`);
+    return undefined;
+  }
+  return { mp, node };
+}
+
 function addChannels(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
   for (const c of cfg.channels) {
-    const mp = model.packages.get(c.package);
-    if (mp === undefined) {
-      tree.root.error('channel.package', `olm.channel "${c.name}" refers to unknown package "${c.package}"`);
-      continue;
-    }
-    if (c.name === '') {
-      tree.pkg(c.package).error('channel.name', 'package contains a channel with no name');
-      continue;
-    }
-    const node = tree.channel(c.package, c.name);
-    if (mp.channels.has(c.name)) {
-      node.error('channel.duplicate', `package "${c.package}" has duplicate channel "${c.name}"`);
-      continue;
-    }
+    const placed = placeRecord('channel', c, model, tree);
+    if (placed === undefined) continue;
+    const { mp, node } = placed;
     const mc: ModelChannel = { package: mp, name: c.name, entries: new Map(), deprecation: undefined, properties: c.properties ?? [] };
     c.entries.forEach((e, i) => {
       if (mc.entries.has(e.name)) {
@@ -421,20 +432,9 @@ function addBundles(cfg: DeclarativeConfig, model: Model, tree: Tree): void {
       tree.root.error('bundle.package', `package name must be set for bundle "${b.name}": olm.bundle has no package`, { field: 'package' });
       continue;
     }
-    const mp = model.packages.get(b.package);
-    if (mp === undefined) {
-      tree.root.error('bundle.package', `olm.bundle "${b.name}" refers to unknown package "${b.package}"`);
-      continue;
-    }
-    if (b.name === '') {
-      tree.pkg(b.package).error('bundle.name', 'package contains a bundle with no name');
-      continue;
-    }
-    const node = tree.bundle(b.package, b.name);
-    if (mp.bundles.has(b.name)) {
-      node.error('bundle.duplicate', `package "${b.package}" has duplicate bundle "${b.name}"`);
-      continue;
-    }
+    const placed = placeRecord('bundle', b, model, tree);
+    if (placed === undefined) continue;
+    const { mp, node } = placed;
     checkProperties(b.properties, node);
     const pkgProps = b.properties.filter((p) => p.type === PROP_PACKAGE);
     let versionString = '';

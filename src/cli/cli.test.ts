@@ -134,6 +134,7 @@ const CLUSTER_COMMANDS: string[][] = [
   ['rollback', 'ext'],
   ['history', 'ext'],
   ['plan', 'pkg'],
+  ['approve', 'ext'],
   ['manager'],
   ['release', 'history', 'rel', '-n', 'ns'],
   ['release', 'rollback', 'rel', '-n', 'ns'],
@@ -238,7 +239,7 @@ describe('global flags are named the same on every command', () => {
 
   it('the cluster commands above are every command with --kubeconfig of its own meaning', () => {
     const names = new Set(CLUSTER_COMMANDS.map((a) => `binnacle ${a.filter((x) => !x.startsWith('-')).slice(0, ['release', 'source', 'helm'].includes(a[0] ?? '') ? 2 : 1).join(' ')}`));
-    const talkers = ['install', 'upgrade', 'uninstall', 'status', 'rollback', 'history', 'plan', 'manager', 'release history', 'release rollback', 'release uninstall', 'source unpack', 'helm adopt', 'cleanup'].map((n) => `binnacle ${n}`);
+    const talkers = ['install', 'upgrade', 'uninstall', 'status', 'rollback', 'history', 'plan', 'approve', 'manager', 'release history', 'release rollback', 'release uninstall', 'source unpack', 'helm adopt', 'cleanup'].map((n) => `binnacle ${n}`);
     for (const t of talkers) assert.ok(names.has(t), t);
   });
 });

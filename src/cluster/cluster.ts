@@ -15,6 +15,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { KubeClient } from '../kube/client.js';
 import { loadKubeConfig } from '../kube/config.js';
 import type { KubeObject } from '../kube/types.js';
+import { auditArgs, auditLogPath } from './audit.js';
 import { generatePki, type ClusterPki } from './certs.js';
 import { probeOnce, waitHealthy, type HealthProbe } from './health.js';
 import { clusterLayout, type ClusterLayout } from './layout.js';
@@ -41,6 +42,8 @@ export interface ClusterState {
   createdAt: string;
   /** The real node (`up --real-node`), decided when the cluster is created. */
   realNode?: RealNodePlan;
+  /** kube-apiserver writes an audit log (src/cluster/audit.ts). */
+  audit?: boolean;
 }
 
 export interface ComponentStatus {
@@ -71,6 +74,8 @@ export interface UpOptions {
   openshift?: { version?: string };
   /** Add one real node (kubelet, containerd, CNI, kube-proxy) beside kwok's (`--real-node`). */
   realNode?: boolean;
+  /** kube-apiserver writes an audit log of ServiceAccounts' requests (src/cluster/audit.ts); a running cluster without it restarts its API server. */
+  audit?: boolean;
 }
 
 export interface UpResult {
@@ -84,6 +89,8 @@ export interface UpResult {
   openshiftVersion?: string;
   /** The real node's name, when the cluster has one. */
   realNode?: string;
+  /** The API server's audit log, when `audit` was asked for. */
+  auditLog?: string;
 }
 
 function readState(layout: ClusterLayout): ClusterState | undefined {
@@ -155,6 +162,7 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
           `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
           `--proxy-client-key-file=${pki.frontProxyClientKey}`,
           '--enable-priority-and-fairness=false',
+          ...(state.audit === true ? auditArgs(layout) : []),
           '--v=0',
         ],
       };
@@ -325,13 +333,26 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   say('generating certificates and kubeconfigs');
   const pki = await generatePki(layout, ports.apiserver, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
   writeRegistryConfig(layout, ports.registry);
-  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(), ...(realNode === undefined ? {} : { realNode }) };
+  const state: ClusterState = {
+    name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(),
+    ...(realNode === undefined ? {} : { realNode }),
+    ...(opts.audit === true ? { audit: true } : {}),
+  };
   writeState(layout, state);
   for (const c of COMPONENTS) {
     say(`starting ${c}`);
     await startComponent(c, state, layout, timeoutMs);
   }
   return state;
+}
+
+/** Turns the audit log on for a cluster that has none: its API server stops, and `up` starts it again with the log as it would a dead one. */
+async function turnAuditOn(layout: ClusterLayout, state: ClusterState): Promise<void> {
+  if (state.audit === true) return;
+  state.audit = true;
+  writeState(layout, state);
+  const rec = state.processes['kube-apiserver'];
+  if (rec !== undefined) await stopProcess(rec);
 }
 
 /** Brings the cluster up, or confirms it is up, or repairs it. */
@@ -342,6 +363,7 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   let state = readState(layout);
   let outcome: UpResult['outcome'] = 'created';
 
+  if (state !== undefined && opts.audit === true) await turnAuditOn(layout, state);
   if (state !== undefined) {
     const dead: Component[] = [];
     for (const c of COMPONENTS) {
@@ -417,6 +439,7 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
     outcome,
     ...(openshiftVersion === undefined ? {} : { openshiftVersion }),
     ...(state.realNode === undefined ? {} : { realNode: state.realNode.nodeName }),
+    ...(state.audit === true ? { auditLog: auditLogPath(layout) } : {}),
   };
 }
 

@@ -22,6 +22,7 @@ import { CatalogIndex, type InstalledBundle } from '../resolve/index.js';
 import { channelList, dnsLabel, exactVersion, installRequest, optionalString, readJsonBody, requiredString, versionRange } from './input.js';
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../actions/release-history.js';
+import { approvePlan } from '../actions/approve.js';
 import { createResource, crdView, deletePreview, deleteResource, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 import { extensionDrift, resourceDrift } from './drift.js';
 import { inventory } from './inventory.js';
@@ -109,7 +110,7 @@ export class ConsoleApi {
     return b === undefined || c === undefined ? undefined : this.extensionPart(method, b, c, ctx);
   }
 
-  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, timeline, drift, rollback-preview, rollback. */
+  /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, timeline, drift, rollback-preview, rollback, approve. */
   private async extensionPart(method: string, b: string, c: string, ctx: ApiContext): Promise<ApiResult | undefined> {
     if (c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
     if (c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
@@ -121,6 +122,11 @@ export class ConsoleApi {
     if (c === 'rollback' && method === 'POST') {
       const body = await readJsonBody(ctx.req);
       return ok(await rollbackExtension(ctx.client, b, exactVersion(body, 'version')));
+    }
+    if (c === 'approve' && method === 'POST') {
+      // As the person (their client), naming the digest they saw: a plan superseded meanwhile is refused.
+      const digest = requiredString(await readJsonBody(ctx.req), 'digest');
+      return ok(await approvePlan(ctx.client, { kind: 'ClusterExtension', name: b, digest }));
     }
     return undefined;
   }

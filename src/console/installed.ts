@@ -60,7 +60,7 @@ export async function extensionDetail(client: KubeClient, name: string): Promise
     revision: u.object.status?.revision,
     conditions: u.object.status?.conditions ?? [],
   }));
-  return { ...summaryOf(ce), units, history: ce.status?.history };
+  return { ...summaryOf(ce), units, history: ce.status?.history, pendingPlan: ce.status?.pendingPlan };
 }
 
 /** A core/v1 Event as the API server sends it. */

@@ -46,6 +46,7 @@ describe('console API paths', () => {
       ...(['events', 'uninstall-preview', 'apis', 'revisions', 'drift', 'rollback-preview'] as const).map((part): [string, string] => ['GET', routes.extensionPart(odd, part)]),
       ['GET', routes.extensionPart(odd, 'timeline', { bundleDeployment: odd })],
       ['POST', routes.extensionPart(odd, 'rollback')],
+      ['POST', routes.extensionPart(odd, 'approve')],
       ['GET', routes.helmOperators()],
       ['GET', routes.inventory()],
       ['GET', routes.crd(odd)],

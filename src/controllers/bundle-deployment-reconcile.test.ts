@@ -14,8 +14,10 @@ import type { Condition, KubeObject } from '../kube/types.js';
 import type { RenderContext, RenderedBundle } from '../render/index.js';
 import type { UnpackedSource, UnpackOptions } from '../source/index.js';
 import { TerminalError, ValidationError, ValidationResult } from '../util/errors.js';
+import { SignatureVerificationError } from '../oci/index.js';
 import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleApplier, type BundleDeploymentPorts } from './bundle-deployment.js';
 import type { MissingPermission } from '../apply/preflight-permissions.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const MANAGER = 'manager';
@@ -27,8 +29,8 @@ class FakeKube {
   readonly objects = new Map<string, KubeObject>();
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly deletes: { who: string; ref: string }[] = [];
-  /** Fails the next finalizer patch with this error (a conflict, say). */
-  patchError: Error | undefined;
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
   /** Who made the last find: how a fake learns whom a ServiceAccountFallbackClient acts as. */
   lastFinder = '';
   /** Who may not delete what (answered 403). */
@@ -68,9 +70,8 @@ class FakeKube {
         return Promise.resolve(obj);
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const err = this.patchError;
-        this.patchError = undefined;
-        if (err !== undefined) return Promise.reject(err);
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'gone'));
         if (patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
@@ -281,7 +282,7 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
   describe('HandleFinalizer', () => {
     test('failure: adding the finalizer conflicts; the error is said in the one status write and thrown for backoff', async () => {
       const w = setup({ metadata: { finalizers: [] } });
-      w.kube.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+      w.kube.patchFailure.arm(conflict());
       await assert.rejects(w.reconciler().reconcile(req, ctx), /the object has been modified/);
       assert.equal(w.kube.statusWrites.length, 1);
       assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['True', 'Retrying', 'the object has been modified']);
@@ -563,5 +564,28 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       await r.reconcile(req, ctx);
       assert.equal(conditionOf(w, 'OptionalObjectsSkipped'), undefined);
     });
+  });
+});
+
+describe('signed content', () => {
+  test('an artifact refused by its verification policy is not applied; the installed revision keeps running; the condition names artifact, digest and reason', async () => {
+    const w = setup({ spec: { source: { type: 'image', image: { ref: 'registry.example/op:2' }, verify: { provider: 'cosign', secretRef: { namespace: 'team-a', name: 'keys' } } } } });
+    const r = w.reconciler();
+    w.unpack = () => Promise.reject(new SignatureVerificationError('registry.example/op:2', `sha256:${'e'.repeat(64)}`, 'Unsigned', 'it has no cosign signature'));
+    await r.reconcile(req, ctx).catch(() => undefined);
+    assert.equal(w.applied.length, 0, 'nothing of it is applied');
+    assert.equal(w.uninstalled.length, 0, 'nothing installed is removed');
+    const unpacked = conditionOf(w, 'Unpacked');
+    assert.deepEqual([unpacked?.status, unpacked?.reason], ['False', 'VerificationFailed']);
+    assert.match(unpacked?.message ?? '', /registry\.example\/op:2 \(digest sha256:e{64}\) is refused: it has no cosign signature/);
+    assert.equal(w.unpacks[0]?.secrets?.identity, 'service account team-a/installer', 'the keys are read as the installing ServiceAccount');
+  });
+
+  test('a verify policy on a ConfigMaps source is refused as an invalid spec, naming the source type', async () => {
+    const w = setup({ spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }], verify: { provider: 'cosign', secretRef: { namespace: 'team-a', name: 'keys' } } } } });
+    await w.reconciler().reconcile(req, ctx);
+    assert.equal(w.unpacks.length, 0);
+    assert.equal(w.applied.length, 0);
+    assert.match(conditionOf(w, 'Progressing')?.message ?? '', /a configMaps source cannot carry an OCI signature/);
   });
 });

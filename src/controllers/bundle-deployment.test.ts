@@ -31,6 +31,8 @@ test('a spec is refused for what is wrong in it, free-form fields nested past th
     `spec.values: nests deeper than ${MAX_NESTING} levels`,
   ]);
   assert.deepEqual(specProblems({ ...spec, format: 'zip' as never, installNamespace: '' }), ['spec.format: unknown format "zip"', 'spec.installNamespace: required']);
+  assert.deepEqual(specProblems({ ...spec, drift: { ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] } }), []);
+  assert.deepEqual(specProblems({ ...spec, drift: { ignore: [{ paths: ['spec.replicas'] }] } }), ['spec.drift.ignore[0].paths[0]: "spec.replicas" is not a JSON pointer (RFC 6901: starts with "/", "~" only as ~0 or ~1)']);
 });
 
 test("a source's pull secret is read as the installing ServiceAccount; a forbidden read names the Secret and the account", async () => {

@@ -12,7 +12,7 @@
  * branch is unit-tested with fakes (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { Applier, ApplyRefusedError, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
+import { Applier, ApplyRefusedError, driftSpecProblems, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
@@ -21,11 +21,12 @@ import { OpenApiSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
-import { ValidationError, errorMessage } from '../util/errors.js';
+import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
+import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { RENDERERS, renderBundle, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
@@ -43,6 +44,7 @@ export function specProblems(spec: BundleDeployment['spec']): string[] {
   // The API server keeps free-form fields up to 10,000 levels deep; Binnacle's walkers do not
   // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.
   for (const field of ['config', 'values'] as const) if (nestsDeeperThan(spec[field])) problems.push(`spec.${field}: nests deeper than ${MAX_NESTING} levels`);
+  problems.push(...driftSpecProblems(spec.drift, 'spec.drift'));
   return problems;
 }
 
@@ -137,14 +139,7 @@ export class BundleDeploymentReconciler implements Reconciler {
       throw err;
     }
     const state: State = { bd, conditions: new Conditions(bd.status?.conditions, bd.metadata.generation), logger: ctx.logger, status: {}, writeStatus: true };
-    const steps: Step<State>[] = [
-      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Unpack', run: (s) => this.unpack(s) },
-      { name: 'Render', run: (s) => this.render(s) },
-      { name: 'Preflight', run: (s) => this.preflight(s) },
-      { name: 'Apply', run: (s) => this.apply(s) },
-    ];
+    const steps = methodSteps<State, BundleDeploymentReconciler>(this, ['handleFinalizer', 'validate', 'unpack', 'render', 'preflight', 'apply']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not explain: said in status, then retried with backoff.
@@ -183,7 +178,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     await applyStatus(this.o.client, s.bd, status);
   }
 
-  private async handleFinalizer(s: State): Promise<StepOutcome> {
+  async handleFinalizer(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.bd)) {
       await ensureFinalizer(this.o.client, s.bd, FINALIZER_CLEANUP);
       return CONTINUE;
@@ -266,7 +261,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, sa);
   }
 
-  private validate(s: State): Promise<StepOutcome> {
+  validate(s: State): Promise<StepOutcome> {
     const problems = specProblems(s.bd.spec);
     if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
@@ -275,13 +270,14 @@ export class BundleDeploymentReconciler implements Reconciler {
     return Promise.resolve(stop());
   }
 
-  private async unpack(s: State): Promise<StepOutcome> {
+  async unpack(s: State): Promise<StepOutcome> {
     const parsed = parseBundleSource(s.bd.spec.source, { field: 'spec.source' });
     if (parsed.source === undefined) return stop();
     try {
       s.unpacked = await this.ports.unpack(parsed.source, { cacheDir: this.o.cacheDir, client: this.o.client, secrets: sourceSecretReader(this.o.client, s.bd), logger: s.logger });
     } catch (err) {
-      s.conditions.set('Unpacked', false, 'UnpackFailed', errorMessage(err));
+      // Nothing of a refused artifact is rendered or applied: the last applied revision keeps running.
+      s.conditions.set('Unpacked', false, isSignatureRefusal(err) ? 'VerificationFailed' : 'UnpackFailed', errorMessage(err));
       s.conditions.set('Progressing', true, 'Retrying', `unpacking: ${errorMessage(err)}`);
       if (failureAction(err) === 'wait-for-change') return stop();
       s.explained = err;
@@ -293,7 +289,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async render(s: State): Promise<StepOutcome> {
+  async render(s: State): Promise<StepOutcome> {
     const unpacked = s.unpacked;
     if (unpacked === undefined) return stop();
     try {
@@ -324,7 +320,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async preflight(s: State): Promise<StepOutcome> {
+  async preflight(s: State): Promise<StepOutcome> {
     const sa = installerOf(s.bd);
     const objects = s.rendered?.objects ?? [];
     if (sa === undefined) return CONTINUE;
@@ -358,7 +354,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     return since >= 0 && since < FAILED_INSTALL_RETRY_MS ? FAILED_INSTALL_RETRY_MS - since : undefined;
   }
 
-  private async apply(s: State): Promise<StepOutcome> {
+  async apply(s: State): Promise<StepOutcome> {
     const wait = this.failedInstallWait(s);
     if (wait !== undefined) return stop({ requeueAfterMs: wait });
     const rendered = s.rendered;
@@ -375,6 +371,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         adopt: s.bd.spec.adoptExisting === true,
         autoRollback: s.bd.spec.autoRollback !== false,
         keepFailedInstall: s.bd.spec.keepFailedInstall === true,
+        ...(s.bd.spec.drift === undefined ? {} : { drift: s.bd.spec.drift }),
         healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
       });
     } catch (err) {
@@ -406,7 +403,10 @@ export class BundleDeploymentReconciler implements Reconciler {
     s.status.revision = result.removed === undefined ? result.revision : undefined;
     s.status.appliedObjects = result.removed === undefined ? result.applied.map((r) => ({ ...r })) : [];
     s.status.warnings = report.warnings;
-    for (const e of report.events) await this.ports.recordEvent(s.bd, e.type, e.reason, e.message, s.logger);
+    const drift = driftOutcome(result, s.bd.spec.drift, s.conditions.get(DRIFT_CONDITION)?.message);
+    if (drift.condition === undefined) s.conditions.remove(DRIFT_CONDITION);
+    else s.conditions.set(DRIFT_CONDITION, drift.condition.status, drift.condition.reason, drift.condition.message);
+    for (const e of [...report.events, ...drift.events]) await this.ports.recordEvent(s.bd, e.type, e.reason, e.message, s.logger);
     // Skipped objects are applied once their API appears: look again soon.
     const recheck = report.skipped === undefined ? Infinity : SKIPPED_RECHECK_MS;
     if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });
@@ -427,6 +427,11 @@ export function installerOf(bd: BundleDeployment): { namespace: string; name: st
  * Secrets that account may read. Without one, Binnacle reads as itself, and its own role grants
  * no Secrets: such a source must name a ServiceAccount that may read its Secret.
  */
+/** A source refused by its verification policy (unsigned, wrongly signed, bad or missing keys). */
+function isSignatureRefusal(err: unknown): boolean {
+  return err instanceof BinnacleError && err.code.startsWith('SIGNATURE_');
+}
+
 export function sourceSecretReader(client: KubeClient, bd: BundleDeployment): SecretReader {
   const sa = installerOf(bd);
   if (sa === undefined) return secretReader(client, "Binnacle's own service account (the BundleDeployment names no spec.serviceAccount)");

@@ -19,12 +19,14 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isNotFound } from '../kube/errors.js';
 import { formatReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
-import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem } from '../source/index.js';
-import { errorMessage } from '../util/errors.js';
+import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type StepOutcome } from './common.js';
 
 export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<PulledImage>;
+/** Verifies an image's signature by a policy; returns the reference pinned at the verified digest. */
+export type ImageVerify = (ref: string, policy: VerifyPolicy, opts: { insecure: boolean; logger: Logger }) => Promise<string>;
 
 export interface ClusterCatalogReconcilerOptions {
   client: KubeClient;
@@ -36,6 +38,8 @@ export interface ClusterCatalogReconcilerOptions {
   serverUrl: string;
   /** How soon to retry a failed pull or a bad catalog. */
   retryAfterMs?: number;
+  /** Default: the keys are read as the manager itself (install-self lets it read Secrets in its own namespace only). */
+  verify?: ImageVerify;
 }
 
 interface State {
@@ -47,6 +51,8 @@ interface State {
   resolvedRef?: string;
   /** A scratch tree (ConfigMaps read), removed when the reconcile ends. */
   scratch?: string;
+  /** `spec.source.verify`, checked. */
+  verify?: VerifyPolicy;
 }
 
 export class ClusterCatalogReconciler implements Reconciler {
@@ -64,12 +70,7 @@ export class ClusterCatalogReconciler implements Reconciler {
       throw err;
     }
     const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger };
-    const steps: Step<State>[] = [
-      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Pull', run: (s) => (s.catalog.spec.source.type === 'ConfigMaps' ? this.readConfigMaps(s) : this.pullImage(s)) },
-      { name: 'LoadAndServe', run: (s) => this.loadAndServe(s) },
-    ];
+    const steps = methodSteps<State, ClusterCatalogReconciler>(this, ['handleFinalizer', 'validate', 'pull', 'loadAndServe']);
     try {
       return await runSteps(steps, state, ctx.logger);
     } finally {
@@ -94,7 +95,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     });
   }
 
-  private async handleFinalizer(s: State): Promise<StepOutcome> {
+  async handleFinalizer(s: State): Promise<StepOutcome> {
     const name = s.catalog.metadata.name ?? '';
     if (isDeleting(s.catalog)) {
       this.o.registry.delete(name);
@@ -107,7 +108,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async validate(s: State): Promise<StepOutcome> {
+  async validate(s: State): Promise<StepOutcome> {
     const spec = s.catalog.spec as Partial<ClusterCatalog['spec']> | undefined;
     const ref = spec?.source?.image?.ref;
     const configMaps = spec?.source?.type === 'ConfigMaps' ? spec.source.configMaps : undefined;
@@ -124,6 +125,12 @@ export class ClusterCatalogReconciler implements Reconciler {
       await this.writeStatus(s);
       return stop();
     }
+    const verifyProblem = this.checkVerify(s, spec?.source);
+    if (verifyProblem !== undefined) {
+      s.conditions.set('Progressing', false, 'Blocked', verifyProblem);
+      await this.writeStatus(s);
+      return stop();
+    }
     if (spec?.availabilityMode === 'Unavailable') {
       this.o.registry.delete(s.catalog.metadata.name ?? '');
       s.conditions.set('Serving', false, 'Unavailable', 'availabilityMode is Unavailable: the catalog is not served');
@@ -134,7 +141,29 @@ export class ClusterCatalogReconciler implements Reconciler {
     return CONTINUE;
   }
 
+  /** Records `spec.source.verify` in the state, or says why it is refused (a ConfigMaps source cannot be verified). */
+  private checkVerify(s: State, source: Partial<ClusterCatalog['spec']['source']> | undefined): string | undefined {
+    if (source?.verify === undefined) return undefined;
+    const problems: string[] = [];
+    const refusal = unverifiableSourceReason(source.type ?? 'unknown');
+    if (refusal !== undefined) return `spec.source.verify: ${refusal}`;
+    const policy = parseVerifyPolicy(source.verify, 'spec.source.verify', (field, message) => problems.push(`${field}: ${message}`));
+    if (policy === undefined) return problems.join('; ');
+    s.verify = policy;
+    return undefined;
+  }
+
+  private verifyImage(ref: string, policy: VerifyPolicy, opts: { insecure: boolean; logger: Logger }): Promise<string> {
+    if (this.o.verify !== undefined) return this.o.verify(ref, policy, opts);
+    const reader = secretReader(this.o.client, "Binnacle's own service account");
+    return verifiedImageRef({ type: 'image', ref, verify: policy, ...(opts.insecure ? { insecure: true } : {}) }, { secrets: reader, logger: opts.logger });
+  }
+
   /** FBC files kept in ConfigMaps: read into a scratch tree, identified by the digest of its files. */
+  pull(s: State): Promise<StepOutcome> {
+    return s.catalog.spec.source.type === 'ConfigMaps' ? this.readConfigMaps(s) : this.pullImage(s);
+  }
+
   private async readConfigMaps(s: State): Promise<StepOutcome> {
     const source = s.catalog.spec.source;
     if (source.type !== 'ConfigMaps') return stop();
@@ -157,16 +186,21 @@ export class ClusterCatalogReconciler implements Reconciler {
     const source = s.catalog.spec.source;
     if (source.type !== 'Image') return stop();
     const image = source.image;
+    const insecure = image.insecure === true;
     try {
-      s.pulled = await this.o.pull(image.ref, { insecure: image.insecure === true });
+      // Verified first, then pulled at exactly the digest that was verified.
+      const ref = s.verify === undefined ? image.ref : await this.verifyImage(image.ref, s.verify, { insecure, logger: s.logger });
+      s.pulled = await this.o.pull(ref, { insecure });
       s.resolvedRef = formatReference(withDigest(parseReference(image.ref), s.pulled.digest));
       return CONTINUE;
     } catch (err) {
+      // The last good content stays served; the condition names the artifact, its digest and why.
+      if (err instanceof BinnacleError && err.code.startsWith('SIGNATURE_')) return this.retry(s, 'VerificationFailed', errorMessage(err));
       return this.retry(s, 'Retrying', `pulling ${image.ref}: ${errorMessage(err)}`);
     }
   }
 
-  private async loadAndServe(s: State): Promise<StepOutcome> {
+  async loadAndServe(s: State): Promise<StepOutcome> {
     const pulled = s.pulled;
     if (pulled === undefined) return stop();
     const name = s.catalog.metadata.name ?? '';

@@ -19,6 +19,7 @@ import {
   type ClusterExtension,
   type ClusterExtensionStatus,
 } from '../api/types.js';
+import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
 import type { StoredCatalog } from '../catalog-store/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { buildInstalledState, neededByLabel } from '../installed/index.js';
@@ -641,6 +642,136 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(condition(cluster, 'Deprecated')?.message, 'demo is end of life');
       assert.equal(condition(cluster, 'PackageDeprecated')?.status, 'True');
       assert.equal(condition(cluster, 'BundleDeprecated')?.status, 'False');
+    });
+  });
+
+  describe('Approve (issue 31 §1: upgrades approved from their plan)', () => {
+    /** A planner whose plan digest follows the chosen bundles (as the real one's follows their digests and manifests). */
+    function planner(calls: string[] = []): ClusterExtensionPorts['planChange'] {
+      return ({ chosen: bundles }) => {
+        calls.push(bundles.map((b) => b.name).join(','));
+        const digest = `sha256:${bundles.map((b) => b.version).join('-')}`;
+        return Promise.resolve({ digest, changes: bundles.map((b) => ({ name: b.name, package: b.package, to: b.version, ref: b.image })), objects: { create: 0, update: 1, delete: 0, unchanged: 3, changed: ['~ Deployment demo-ns/demo'] }, crdSafety: [], missingPermissions: [] });
+      };
+    }
+    const manual = (over: { annotations?: Record<string, string>; spec?: Partial<ClusterExtension['spec']> } = {}): ClusterExtension =>
+      extension({ spec: { upgradeApproval: 'Manual', ...over.spec }, metadata: over.annotations === undefined ? {} : { annotations: over.annotations } });
+    const approve = (cluster: FakeCluster, digest: string): void => {
+      const ce = cluster.extensions.get('demo');
+      assert.ok(ce !== undefined);
+      ce.metadata.annotations = { ...ce.metadata.annotations, [ANNOTATION_APPROVED_PLAN]: digest };
+    };
+
+    test('Manual: a newer bundle changes nothing; status shows the plan and its digest, and Installed stays True', async () => {
+      const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: planner() } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 300_000 });
+      assert.equal(cluster.applied.length, 0, 'no BundleDeployment is written');
+      assert.equal(cluster.deployments.get('demo')?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.0.0');
+      const pending = lastStatus(cluster)?.pendingPlan;
+      assert.equal(pending?.digest, 'sha256:1.1.0');
+      assert.equal(pending?.since, NOW.toISOString());
+      assert.deepEqual(pending?.objects?.changed, ['~ Deployment demo-ns/demo']);
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'AwaitingApproval');
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /the upgrade to demo\.v1\.1\.0 awaits approval of plan sha256:1\.1\.0 \(binnacle approve demo --digest sha256:1\.1\.0\)/);
+      assert.notEqual(condition(cluster, 'Installed')?.status, 'False');
+    });
+
+    test('a re-poll with nothing new keeps the same plan (digest and time) and writes nothing', async () => {
+      let minutes = 0;
+      const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: planner(), clock: () => new Date(NOW.getTime() + minutes * 60_000) } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      minutes = 10;
+      const writes = cluster.statusWrites.length;
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.statusWrites.length, writes, 'the same plan: no status write');
+      assert.equal(lastStatus(cluster)?.pendingPlan?.since, NOW.toISOString());
+    });
+
+    test('approving the digest shown lets exactly that upgrade through, and the plan leaves status once it is applied', async () => {
+      const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: planner() } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      approve(cluster, 'sha256:1.1.0');
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.applied.length, 1);
+      assert.equal(cluster.deployments.get('demo')?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.1.0');
+      assert.equal(lastStatus(cluster)?.pendingPlan, undefined);
+      cluster.setDeploymentStatus('demo', { status: 'True', reason: 'Succeeded', message: 'installed' });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(condition(cluster, 'Installed')?.message, 'installed demo.v1.1.0');
+    });
+
+    test('a newer plan supersedes an unapproved one and says so; the approval of the superseded digest is not applied and says why', async () => {
+      let offered = chosen('demo', '1.1.0');
+      const { cluster, reconciler } = setup({ ce: manual(), resolve: () => resolution([offered]), ports: { planChange: planner() } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      offered = chosen('demo', '1.2.0'); // the catalog moved on before anyone approved
+      await reconciler.reconcile(req, ctx);
+      assert.equal(lastStatus(cluster)?.pendingPlan?.digest, 'sha256:1.2.0');
+      assert.equal(lastStatus(cluster)?.pendingPlan?.supersedes, 'sha256:1.1.0');
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /it supersedes plan sha256:1\.1\.0, which was not approved/);
+      approve(cluster, 'sha256:1.1.0');
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.applied.length, 0, 'the superseded plan is not applied, nor the newer one');
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /the approval of sha256:1\.1\.0 is not applied: that plan was superseded before it was applied/);
+      approve(cluster, 'sha256:1.2.0');
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.deployments.get('demo')?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.2.0');
+    });
+
+    test('an approval naming no pending plan (a typo, an old one) lets nothing through and says why', async () => {
+      const { cluster, reconciler } = setup({ ce: manual({ annotations: { [ANNOTATION_APPROVED_PLAN]: 'sha256:nope' } }), resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: planner() } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.applied.length, 0);
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /the approval of sha256:nope is not applied: it names no plan awaiting approval/);
+    });
+
+    test('a new dependency the upgrade brings waits too', async () => {
+      const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(chosen('lib', '1.0.0'), chosen('demo', '1.0.0', { dependsOn: ['lib'] })), ports: { planChange: planner() } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      assert.equal(cluster.applied.length, 0);
+      assert.equal(lastStatus(cluster)?.pendingPlan?.digest, 'sha256:1.0.0-1.0.0');
+    });
+
+    test('Automatic (the default) and Manual with nothing new: no plan is made and nothing waits', async () => {
+      const calls: string[] = [];
+      const auto = setup({ resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: planner(calls) } });
+      auto.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await auto.reconciler.reconcile(req, ctx);
+      assert.equal(auto.cluster.applied.length, 1);
+      const same = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.0.0')), ports: { planChange: planner(calls) } });
+      same.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await same.reconciler.reconcile(req, ctx);
+      assert.deepEqual(calls, []);
+      assert.equal(condition(same.cluster, 'Installed')?.status, 'True');
+      assert.equal(lastStatus(same.cluster)?.pendingPlan, undefined);
+    });
+
+    test('a first install waits only when spec.install.approval is Manual; upgradeApproval alone does not hold it', async () => {
+      const first = setup({ ce: extension({ spec: { install: { approval: 'Manual' } } }), resolve: resolvesTo(chosen('demo', '1.0.0')), ports: { planChange: planner() } });
+      await first.reconciler.reconcile(req, ctx);
+      assert.equal(first.cluster.applied.length, 0);
+      assert.equal(condition(first.cluster, 'Installed')?.reason, 'AwaitingApproval');
+      assert.match(condition(first.cluster, 'Installed')?.message ?? '', /the install of demo\.v1\.0\.0 awaits approval of plan sha256:1\.0\.0/);
+      approve(first.cluster, 'sha256:1.0.0');
+      await first.reconciler.reconcile(req, ctx);
+      assert.equal(first.cluster.applied.length, 1);
+      const upgradesOnly = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.0.0')), ports: { planChange: planner() } });
+      await upgradesOnly.reconciler.reconcile(req, ctx);
+      assert.equal(upgradesOnly.cluster.applied.length, 1);
+    });
+
+    test('failure: the plan cannot be made (the image cannot be pulled); nothing changes, status says why, retried with backoff', async () => {
+      const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: () => Promise.reject(new Error('pull registry.example/demo: connection refused')) } });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await assert.rejects(reconciler.reconcile(req, ctx), /connection refused/);
+      assert.equal(cluster.applied.length, 0);
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
     });
   });
 

@@ -26,3 +26,12 @@ test('a ClusterExtension spec is refused for what is wrong in it, an install.con
     'spec.source.catalog.packageName: required',
   ]);
 });
+
+test('a ClusterExtension’s drift rules are checked, naming the field', () => {
+  const good = { namespace: 'ns', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'demo' } } };
+  assert.deepEqual(extensionSpecProblems(extension({ ...good, drift: { mode: 'Warn', ignore: [{ paths: ['/spec/replicas'] }] } })), []);
+  assert.deepEqual(extensionSpecProblems(extension({ ...good, drift: { mode: 'warn', ignore: [{ paths: ['/metadata/name'] }] } })), [
+    'spec.drift.mode: must be one of Repair, Warn, Off (got "warn")',
+    'spec.drift.ignore[0].paths[0]: /metadata/name cannot be ignored: it is part of the object’s identity',
+  ]);
+});

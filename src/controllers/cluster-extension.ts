@@ -13,13 +13,16 @@
  * How the installed state is read (caches that have caught up with this manager's own writes,
  * or the API server) is `installed-state-reader.ts`.
  *
- * Steps: HandleFinalizer → Validate → Tidy → Catalogs → Resolve → CheckUpgradeable → Deploy →
- * Report. Steps change only the reconcile's state (and the BundleDeployments, through the
+ * Steps: HandleFinalizer → Validate → Tidy → Catalogs → Resolve → CheckUpgradeable → Approve →
+ * Deploy → Report. Approve holds a change back until its plan is approved, under
+ * `spec.upgradeApproval: Manual` (`upgrade-approval.ts`). Steps change only the reconcile's state (and the BundleDeployments, through the
  * writer port); status is written once, at the end, and only when it changed. Everything the
  * steps reach outside is a port (catalogs, resolver, cluster facts, OperatorConditions, the
  * installed-state view, the BundleDeployment writer, the clock), so each branch is unit-tested
  * with in-memory fakes (`cluster-extension-reconcile.test.ts`).
  */
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { matchesSelector } from '../api/catalog-selector.js';
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
@@ -31,12 +34,14 @@ import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleD
 import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
+import { driftSpecProblems } from '../apply/index.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
 import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
 import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
+import { approvalNeeded, approvedDigest, decideApproval, extensionPlanner, type ExtensionPlanInput, type PlannedChange } from './upgrade-approval.js';
 import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from './resolution-history.js';
 
 export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
@@ -72,6 +77,8 @@ export interface ClusterExtensionPorts {
   /** The extension and everything installed, as fresh as this manager's own writes. */
   installed: InstalledStateView;
   deployments: BundleDeploymentWriter;
+  /** The plan of a change awaiting approval (`upgrade-approval.ts`); by default `binnacle plan`'s, on a dry-run client. */
+  planChange(input: ExtensionPlanInput): Promise<PlannedChange>;
   clock(): Date;
 }
 
@@ -95,6 +102,8 @@ export interface ClusterExtensionReconcilerOptions {
    * reconcile lists both from the API server.
    */
   caches?: InstalledCaches;
+  /** Where the default planner caches the bundle images it pulls to plan a change awaiting approval; default: a directory under the OS's temp dir. */
+  planCacheDir?: string;
   ports?: Partial<ClusterExtensionPorts>;
 }
 
@@ -126,6 +135,7 @@ export function extensionSpecProblems(ce: ClusterExtension): string[] {
   if (typeof spec?.source?.catalog?.packageName !== 'string' || spec.source.catalog.packageName === '') problems.push('spec.source.catalog.packageName: required');
   // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
   if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
+  problems.push(...driftSpecProblems(spec?.drift, 'spec.drift'));
   return problems;
 }
 
@@ -157,7 +167,7 @@ interface State {
   notices: string[];
   changes: ExtensionChanges | undefined;
   /** `status` besides conditions, as this reconcile leaves it. */
-  status: Pick<ClusterExtensionStatus, 'install' | 'resolution' | 'history'>;
+  status: Pick<ClusterExtensionStatus, 'install' | 'resolution' | 'history' | 'pendingPlan'>;
   /** False while the extension is being deleted: status stays as it was unless a step fails. */
   writeStatus: boolean;
 }
@@ -186,13 +196,14 @@ function defaultPorts(o: ClusterExtensionReconcilerOptions, catalogs: CatalogAcc
         await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
       },
     },
+    planChange: extensionPlanner(client, { cacheDir: o.planCacheDir ?? join(tmpdir(), 'binnacle-plans') }),
     clock: () => new Date(),
   };
 }
 
 /** The status fields this reconciler writes, from what an extension holds now. */
 function writtenStatus(status: ClusterExtensionStatus | undefined): Record<string, unknown> {
-  return { install: status?.install, resolution: status?.resolution, history: status?.history, conditions: status?.conditions ?? [], observedGeneration: status?.observedGeneration };
+  return { install: status?.install, resolution: status?.resolution, history: status?.history, pendingPlan: status?.pendingPlan, conditions: status?.conditions ?? [], observedGeneration: status?.observedGeneration };
 }
 
 export class ClusterExtensionReconciler implements Reconciler {
@@ -234,19 +245,11 @@ export class ClusterExtensionReconciler implements Reconciler {
       chosen: [],
       notices: [],
       changes: undefined,
-      status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }) },
+      status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }), ...(ce.status?.pendingPlan === undefined ? {} : { pendingPlan: ce.status.pendingPlan }) },
       writeStatus: true,
     };
-    const steps: Step<State>[] = [
-      { name: 'HandleFinalizer', run: (s) => this.handleFinalizer(s) },
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'Tidy', run: (s) => this.tidy(s) },
-      { name: 'Catalogs', run: (s) => this.selectCatalogs(s) },
-      { name: 'Resolve', run: (s) => this.resolveBundles(s) },
-      { name: 'CheckUpgradeable', run: (s) => this.checkUpgradeable(s) }, // issue 12 §4 (operator-conditions.ts)
-      { name: 'Deploy', run: (s) => this.deploy(s) },
-      { name: 'Report', run: (s) => this.report(s) },
-    ];
+    // checkUpgradeable: issue 12 §4 (operator-conditions.ts); approve: issue 31 §1 (upgrade-approval.ts).
+    const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'catalogs', 'resolve', 'checkUpgradeable', 'approve', 'deploy', 'report']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
@@ -281,7 +284,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** Not deleting: the finalizer is there. Deleting: let go of the whole set, then of the extension. */
-  private async handleFinalizer(s: State): Promise<StepOutcome> {
+  async handleFinalizer(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.ce)) {
       if (await ensureFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP)) this.ports.installed.wrote('extensions', s.ce);
       return CONTINUE;
@@ -298,7 +301,7 @@ export class ClusterExtensionReconciler implements Reconciler {
     return stop();
   }
 
-  private validate(s: State): Promise<StepOutcome> {
+  validate(s: State): Promise<StepOutcome> {
     const problems = extensionSpecProblems(s.ce);
     if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
@@ -306,14 +309,14 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** BundleDeployments that no existing extension needs (left by a crash or a forced delete) go. */
-  private async tidy(s: State): Promise<StepOutcome> {
+  async tidy(s: State): Promise<StepOutcome> {
     const gone = orphans(s.installed);
     if (gone.length > 0) await this.write(s, { apply: [], delete: gone });
     return CONTINUE;
   }
 
   /** The served catalogs the selector draws from; none yet, or one still loading, is waited for. */
-  private selectCatalogs(s: State): Promise<StepOutcome> {
+  catalogs(s: State): Promise<StepOutcome> {
     const selector = s.ce.spec.source.catalog.selector;
     const loading = this.ports.catalogs.stillLoading(selector);
     if (loading.length > 0) {
@@ -350,7 +353,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
-  private async resolveBundles(s: State): Promise<StepOutcome> {
+  async resolve(s: State): Promise<StepOutcome> {
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
     // A package is installed once per cluster: a second extension asking for it is refused.
@@ -387,7 +390,7 @@ export class ClusterExtensionReconciler implements Reconciler {
    * issue 12 §4 (operator-conditions.ts): before any installed bundle is switched to another,
    * its operator may hold the switch back with Upgradeable=False; wait, and look again.
    */
-  private async checkUpgradeable(s: State): Promise<StepOutcome> {
+  async checkUpgradeable(s: State): Promise<StepOutcome> {
     // Every installed bundle counts, not only this extension's: its resolution may replace a shared one.
     // The installed state read at the start of this reconcile, under the lock: nothing changed it since.
     const installed = s.chosen.length === 0 ? [] : s.installed.units.map((u) => u.object);
@@ -397,8 +400,41 @@ export class ClusterExtensionReconciler implements Reconciler {
     return stop({ requeueAfterMs: 10_000 });
   }
 
+  /**
+   * issue 31 §1 (upgrade-approval.ts): under Manual approval, a change of the set waits until
+   * the digest of its plan is approved; meanwhile what is installed keeps running and status
+   * shows the plan. The approval of a plan superseded before it was applied lets nothing through.
+   */
+  async approve(s: State): Promise<StepOutcome> {
+    const change = approvalNeeded(s.ce, s.installed, s.chosen);
+    if (change === undefined) {
+      delete s.status.pendingPlan;
+      return CONTINUE;
+    }
+    const planned = await this.ports.planChange({ extension: s.ce, chosen: s.chosen, installed: s.installed });
+    const main = s.chosen.find((b) => b.package === s.ce.spec.source.catalog.packageName);
+    const decision = decideApproval({
+      planned,
+      approved: approvedDigest(s.ce),
+      previous: s.ce.status?.pendingPlan,
+      now: this.ports.clock(),
+      what: `${change === 'install' ? 'the install of' : 'the upgrade to'} ${main?.name ?? s.chosen.map((b) => b.name).join(', ')}`,
+      approveCommand: `binnacle approve ${s.ce.metadata.name ?? ''}`,
+    });
+    if (decision.approved) {
+      s.logger.info({ digest: planned.digest }, 'approved plan: applying it');
+      delete s.status.pendingPlan;
+      return CONTINUE;
+    }
+    s.status.pendingPlan = decision.pending;
+    s.conditions.set('Progressing', true, 'AwaitingApproval', decision.message);
+    if (change === 'install') s.conditions.set('Installed', false, 'AwaitingApproval', decision.message);
+    // An approval (an annotation) and new catalog content call the extension back; the requeue is a fallback.
+    return stop({ requeueAfterMs: 300_000 });
+  }
+
   /** The BundleDeployments of the resolution set, created or updated; what the extension no longer needs is let go. */
-  private async deploy(s: State): Promise<StepOutcome> {
+  async deploy(s: State): Promise<StepOutcome> {
     const me = s.ce.metadata.name ?? '';
     const changes = changesForResolution(s.ce, s.installed, s.chosen);
     s.changes = changes;
@@ -448,7 +484,7 @@ export class ClusterExtensionReconciler implements Reconciler {
   }
 
   /** Where the resolution set stands, from its BundleDeployments' own status. */
-  private report(s: State): Promise<StepOutcome> {
+  report(s: State): Promise<StepOutcome> {
     const main = s.ce.spec.source.catalog.packageName;
     const { waiting, failed } = this.progress(s);
     const chosenMain = s.chosen.find((b) => b.package === main);

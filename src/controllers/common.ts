@@ -21,6 +21,20 @@ export interface Step<S> {
   run: (state: S) => Promise<StepOutcome>;
 }
 
+/** The names of `T`'s methods that are steps over `S`. */
+export type StepMethodName<T, S> = { [K in keyof T]: T[K] extends (state: S) => Promise<StepOutcome> ? K : never }[keyof T] & string;
+
+/**
+ * A reconciler's pipeline from its step methods, in order: each step is named after its method
+ * (`handleFinalizer` logs as `HandleFinalizer`), so a step's name has one source.
+ */
+export function methodSteps<S, T>(owner: T, methods: readonly StepMethodName<T, S>[]): Step<S>[] {
+  return methods.map((method) => ({
+    name: method.charAt(0).toUpperCase() + method.slice(1),
+    run: (state: S) => (owner[method] as (state: S) => Promise<StepOutcome>).call(owner, state),
+  }));
+}
+
 /** Runs steps in order, stopping at the first that says so (or throws). */
 export async function runSteps<S>(steps: readonly Step<S>[], state: S, logger: Logger): Promise<ReconcileResult | undefined> {
   for (const step of steps) {

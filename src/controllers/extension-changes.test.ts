@@ -218,3 +218,33 @@ test("a ServiceAccount in another namespace (a PlatformOperator's shared install
   assert.ok(bd !== undefined);
   assert.deepEqual(installerOf(bd), { namespace: 'apis', name: 'installer' });
 });
+
+test('an extension’s drift rules go to its BundleDeployments, and go when it drops them', () => {
+  const drift = { mode: 'Warn' as const, ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+  const withDrift = ce('nhc', 'node-healthcheck', 'nhc', { drift });
+  const c = new Cluster().add(withDrift);
+  c.resolve(withDrift, nhcSet);
+  assert.deepEqual(c.bds.get('nhc-node-healthcheck')?.spec.drift, drift);
+  assert.deepEqual(c.bds.get('nhc-poison-pill')?.spec.drift, drift);
+  const without = ce('nhc', 'node-healthcheck');
+  c.add(without);
+  const changes = c.resolve(without, nhcSet.map((b) => ({ ...b, installed: true })));
+  // As for install options: an installed dependency is not re-specced, the extension's own package is.
+  assert.deepEqual(changes.apply.map((b) => b.metadata.name), ['nhc-node-healthcheck']);
+  assert.equal(c.bds.get('nhc-node-healthcheck')?.spec.drift, undefined);
+});
+
+test("a ClusterExtension's verify policy goes to each of its BundleDeployments' sources, dependencies included, and leaves with it", () => {
+  const verify = { provider: 'cosign' as const, secretRef: { namespace: 'team', name: 'keys' } };
+  const cluster = new Cluster();
+  const app = ce('app', 'app', 'app', { verify });
+  cluster.add(app);
+  const changes = cluster.resolve(app, [chosen('app', '1.0.0', { dependsOn: ['lib'] }), chosen('lib', '1.0.0')]);
+  assert.equal(changes.apply.length, 2);
+  for (const bd of changes.apply) assert.deepEqual(bd.spec.source, { type: 'image', image: { ref: bd.spec.source.image?.ref ?? '' }, verify });
+  const plain = ce('app', 'app');
+  cluster.add(plain);
+  const again = cluster.resolve(plain, [chosen('app', '1.0.1', { dependsOn: ['lib'] }), chosen('lib', '1.0.0', { installed: true })]);
+  const main = again.apply.find((b) => b.spec.source.image?.ref === 'reg/app:1.0.1');
+  assert.equal(main?.spec.source.verify, undefined);
+});

@@ -121,10 +121,13 @@ function body(state: InstalledState, o: { name: string; pkg: string; holder: str
  * The source of a catalog bundle's `image`: an OCI image, or ConfigMaps a `configmaps://`
  * reference names (a catalog served from ConfigMaps, `binnacle run bundle DIR`).
  */
-function sourceForImage(image: string, base?: BundleDeploymentSpec['source']): BundleDeploymentSpec['source'] {
+function sourceForImage(image: string, verify: ClusterExtension['spec']['verify'], base?: BundleDeploymentSpec['source']): BundleDeploymentSpec['source'] {
+  // The extension's verify policy goes with every source; one that cannot carry a signature
+  // (ConfigMaps) is then refused by the BundleDeployment, naming its type.
+  const v = verify === undefined ? {} : { verify };
   const configMaps = parseConfigMapsImage(image);
-  if (configMaps !== undefined) return { type: 'configMaps', configMaps };
-  return { type: 'image', image: { ...(base?.type === 'image' ? base.image : undefined), ref: image } };
+  if (configMaps !== undefined) return { type: 'configMaps', configMaps, ...v };
+  return { type: 'image', image: { ...(base?.type === 'image' ? base.image : undefined), ref: image }, ...v };
 }
 
 /** The BundleDeployment spec an extension asks for one of its bundles; `base` keeps where a taken-over one runs. */
@@ -133,17 +136,18 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   const image = b.image !== '' ? b.image : base?.source.image?.ref;
   if (base !== undefined) {
     const spec: BundleDeploymentSpec = structuredClone(base);
-    if (image !== undefined) spec.source = sourceForImage(image, spec.source);
+    if (image !== undefined) spec.source = sourceForImage(image, ce.spec.verify, spec.source);
     if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
     if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
     if (install.config !== undefined) spec.config = install.config;
     if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
     if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
     if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
+    setDrift(spec, ce);
     return spec;
   }
   const spec: BundleDeploymentSpec = {
-    source: sourceForImage(image ?? ''),
+    source: sourceForImage(image ?? '', ce.spec.verify),
     format: 'registry+v1',
     installNamespace: ce.spec.namespace,
     serviceAccount: { name: ce.spec.serviceAccount.name, ...(ce.spec.serviceAccount.namespace === undefined ? {} : { namespace: ce.spec.serviceAccount.namespace }) },
@@ -155,7 +159,14 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
   if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
+  setDrift(spec, ce);
   return spec;
+}
+
+/** The extension's drift rules govern its BundleDeployments (all of them: the rules' targets say which objects); none set, none passed. */
+function setDrift(spec: BundleDeploymentSpec, ce: ClusterExtension): void {
+  if (ce.spec.drift === undefined) delete spec.drift;
+  else spec.drift = structuredClone(ce.spec.drift);
 }
 
 function withNeed(needs: readonly Need[], extension: string, role: NeedRole): Need[] {

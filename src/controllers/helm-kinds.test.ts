@@ -5,7 +5,8 @@ import { Registry } from 'prom-client';
 import type { KubeClient } from '../kube/client.js';
 import { ResourceCreatedMetric } from '../kube/metrics.js';
 import type { KubeObject } from '../kube/types.js';
-import { runHelmKind } from './helm-kinds.js';
+import { helmCrChanged, runHelmKind } from './helm-kinds.js';
+import { UNINSTALL_FINALIZER } from './helm-release.js';
 
 const cr = (name: string): KubeObject => ({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace: 'default', resourceVersion: '1', creationTimestamp: '2026-11-26T10:00:00Z' } });
 
@@ -42,4 +43,17 @@ test("a kind's custom resources carry operator-lib's resource_created_at_seconds
   } finally {
     await running.stop();
   }
+});
+
+test('helmCrChanged: adding the uninstall finalizer alone is no reason to reconcile again; any other change is', () => {
+  const base: KubeObject = { ...cr('a'), metadata: { ...cr('a').metadata, generation: 1, finalizers: ['other'] } };
+  const withFinalizer = (o: KubeObject, f: string[]): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: '2', finalizers: f } });
+  assert.equal(helmCrChanged(base, withFinalizer(base, ['other', UNINSTALL_FINALIZER])), false, 'the finalizer the reconcile adds');
+  assert.equal(helmCrChanged(withFinalizer(base, ['other', UNINSTALL_FINALIZER]), withFinalizer(base, ['other'])), true, 'the finalizer removed: the reconcile puts it back');
+  assert.equal(helmCrChanged(base, withFinalizer(base, ['other', 'more'])), true, "someone else's finalizer");
+  const bumped = { ...withFinalizer(base, ['other', UNINSTALL_FINALIZER]), metadata: { ...withFinalizer(base, ['other', UNINSTALL_FINALIZER]).metadata, generation: 2 } };
+  assert.equal(helmCrChanged(base, bumped), true, 'the finalizer and a spec change together');
+  const labelled = { ...withFinalizer(base, ['other', UNINSTALL_FINALIZER]), metadata: { ...withFinalizer(base, ['other', UNINSTALL_FINALIZER]).metadata, labels: { a: 'b' } } };
+  assert.equal(helmCrChanged(base, labelled), true, 'the finalizer and a label together');
+  assert.equal(helmCrChanged(base, base), true, 'the same object (a requeue) is reconciled');
 });

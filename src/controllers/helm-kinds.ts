@@ -10,10 +10,10 @@ import type { KubeClient } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import type { ControllerMetrics, ResourceCreatedMetric } from '../kube/metrics.js';
-import { objectKey } from '../kube/types.js';
+import { objectKey, type KubeObject } from '../kube/types.js';
 import { dryRunLooksUp } from '../helm/watches.js';
 import { DependentWatches } from './helm-dependents.js';
-import { HelmReleaseReconciler, type HelmKind } from './helm-release.js';
+import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
 
 export interface RunningKindOptions {
   client: KubeClient;
@@ -36,6 +36,22 @@ export interface RunningKind {
   stop(): Promise<void>;
   /** Resolves once the informer has listed the CRs. */
   synced: Promise<void>;
+}
+
+/**
+ * A CR change worth a reconcile: its spec or metadata changed, except its uninstall finalizer
+ * added, which the reconcile adding it goes on from (a second, full reconcile of every new CR
+ * re-applied its release for nothing; helm-operator's predicates ignore finalizers too).
+ */
+export function helmCrChanged<T extends KubeObject>(oldObj: T, newObj: T): boolean {
+  if (!specOrMetadataChanged(oldObj, newObj)) return false;
+  if (oldObj === newObj) return true;
+  const before = oldObj.metadata.finalizers ?? [];
+  const after = newObj.metadata.finalizers ?? [];
+  const onlyFinalizerAdded = !before.includes(UNINSTALL_FINALIZER) && JSON.stringify([...before, UNINSTALL_FINALIZER].sort()) === JSON.stringify([...after].sort());
+  if (!onlyFinalizerAdded) return true;
+  const without = (o: T): T => ({ ...o, metadata: { ...o.metadata, finalizers: [] } });
+  return specOrMetadataChanged(without(oldObj), without(newObj));
 }
 
 export function kindKey(k: Pick<HelmKind, 'group' | 'version' | 'kind'>): string {
@@ -76,7 +92,7 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
       onApplied: (refs) => dependents?.observe(refs),
     }),
     ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
-  }).watch(informer, undefined, specOrMetadataChanged);
+  }).watch(informer, undefined, helmCrChanged);
   if (kind.watchDependentResources !== false) {
     dependents = new DependentWatches({
       client: o.client,

@@ -13,9 +13,11 @@ import type { KubeClient } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
+import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
 import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const ctx = { logger, signal: new AbortController().signal };
@@ -25,6 +27,8 @@ class FakeKube {
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly applied: string[] = [];
   readonly deleted: string[] = [];
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
 
   key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
     return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
@@ -54,6 +58,8 @@ class FakeKube {
         return Promise.resolve(stored);
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
         return Promise.resolve(live);
@@ -86,7 +92,7 @@ function hop(spec: Partial<HelmOperator['spec']> = {}, meta: Partial<KubeObject[
   };
 }
 
-function setup(h: HelmOperator, fetchError?: Error) {
+function setup(h: HelmOperator, fetchError?: Error, inspectError?: Error) {
   const kube = new FakeKube();
   kube.put(h);
   const started: HelmKind[] = [];
@@ -96,7 +102,7 @@ function setup(h: HelmOperator, fetchError?: Error) {
     cacheDir: '/nonexistent',
     ports: {
       fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
-      inspect: () => Promise.resolve([CHART]),
+      inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
       runKind: (kind) => {
         started.push(kind);
         return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
@@ -142,6 +148,17 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.equal(kube.applied.length, 0, 'no CRD either');
   });
 
+  test('its drift rules reach every kind it serves; bad ones are refused naming the field, and nothing is served', async () => {
+    const drift = { ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+    const good = setup(hop({ drift }));
+    await good.reconciler.reconcile(req, ctx);
+    assert.deepEqual(good.started[0]?.drift, drift);
+    const bad = setup(hop({ drift: { mode: 'Never' as never, ignore: [{ paths: ['/metadata/ownerReferences'] }] } }));
+    assert.deepEqual(await bad.reconciler.reconcile(req, ctx), { failed: true });
+    assert.equal(bad.started.length, 0);
+    assert.deepEqual([ready(bad.kube)?.reason, ready(bad.kube)?.message], ['InvalidSpec', 'spec.drift.mode: must be one of Repair, Warn, Off (got "Never"); spec.drift.ignore[0].paths[0]: /metadata/ownerReferences cannot be ignored: it holds the owner references Binnacle sets']);
+  });
+
   test('a CRD another owner holds is never overwritten', async () => {
     const { kube, reconciler, started } = setup(hop());
     kube.put({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'gateways.example.com', labels: { [HELM_OPERATOR_LABEL]: 'someone-else' } } });
@@ -157,6 +174,45 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
     assert.equal(ready(kube)?.reason, 'ChartUnavailable');
     assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('Delete step failure: the finalizer patch fails; Ready=False ReconcileError in the one status write, thrown for backoff, nothing served', async () => {
+    const { kube, reconciler, started } = setup(hop({}, { finalizers: [] }));
+    kube.patchFailure.arm(conflict());
+    await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(ready(kube)?.reason, 'ReconcileError');
+    assert.equal(started.length, 0);
+  });
+
+  test('Inspect step failure: a chart Helm cannot read is InvalidChart, in one status write; nothing is served; looked at again after the poll interval', async () => {
+    const { kube, reconciler, started } = setup(hop(), undefined, new Error('Chart.yaml: apiVersion is required'));
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 600_000 });
+    assert.equal(ready(kube)?.reason, 'InvalidChart');
+    assert.match(ready(kube)?.message ?? '', /apiVersion is required/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.deepEqual(kube.applied, [], 'no CRD or role for a chart that cannot be read');
+    assert.equal(started.length, 0);
+  });
+
+  test('CRDs step failure: a kind naming a subchart the chart lacks is CRDFailed, naming it, in one status write', async () => {
+    const { kube, reconciler, started } = setup(hop({ kinds: [{ group: 'example.com', version: 'v1', kind: 'Gateway', chart: 'missing' }] }));
+    await reconciler.reconcile(req, ctx);
+    assert.equal(ready(kube)?.reason, 'CRDFailed');
+    assert.match(ready(kube)?.message ?? '', /has no subchart missing/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(started.length, 0);
+  });
+
+  test('deleting: a failed finalizer removal is thrown for backoff; no status is written (the object is going)', async () => {
+    const { kube, reconciler } = setup(hop({ deletionPolicy: 'Orphan' }));
+    await reconciler.reconcile(req, ctx);
+    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    kube.patchFailure.arm(conflict());
+    const writes = kube.statusWrites.length;
+    await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
+    assert.equal(kube.statusWrites.length, writes);
+    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, [HELM_OPERATOR_FINALIZER]);
   });
 
   test('deleting with the default policy: CRs deleted and waited for, then the CRD and role go, then the finalizer', async () => {
@@ -195,4 +251,100 @@ test('a kind in a group no app team may write (rbac.authorization.k8s.io) is ref
   assert.match(ready(kube)?.message ?? '', /would let a team escalate/);
   assert.equal(kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`), undefined);
   assert.deepEqual(kube.applied, [], 'no CRD either');
+});
+
+describe('HelmOperator upgrade approval (issue 31 §1)', () => {
+  /** A registry holding pg 1.0.0 and whatever `latest` says; a fetch asks for a range or an exact version. */
+  function approvalSetup(h: HelmOperator) {
+    const kube = new FakeKube();
+    kube.put(h);
+    const registry = { latest: '1.0.0', digests: new Map([['1.0.0', 'sha256:1'], ['1.1.0', 'sha256:2'], ['1.2.0', 'sha256:3']]) };
+    const fetches: (string | undefined)[] = [];
+    const started: HelmKind[] = [];
+    const reconciler = new HelmOperatorReconciler({
+      client: kube.client(),
+      logger,
+      cacheDir: '/nonexistent',
+      ports: {
+        fetchChart: (ref) => {
+          const asked = 'version' in ref ? ref.version : undefined;
+          fetches.push(asked);
+          const version = asked !== undefined && registry.digests.has(asked) ? asked : registry.latest;
+          return Promise.resolve({ path: `/c/pg-${version}.tgz`, kind: 'archive', digest: registry.digests.get(version) ?? '', name: 'pg', version } as FetchedChart);
+        },
+        inspect: () => Promise.resolve([CHART]),
+        runKind: (kind) => {
+          started.push(kind);
+          return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
+        },
+      },
+    });
+    const live = (): HelmOperator => kube.objects.get('HelmOperator//pg') as HelmOperator;
+    /** The status the reconciler wrote becomes the object's, as the API server would keep it. */
+    const reconcile = async (): Promise<void> => {
+      await reconciler.reconcile(req, ctx);
+      live().status = structuredClone(kube.statusWrites.at(-1)) as HelmOperator['status'];
+    };
+    const served = (): string | undefined => started.at(-1)?.chart()?.version;
+    return { kube, registry, fetches, reconcile, live, served };
+  }
+  const chartOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.chart as { version: string } | undefined;
+  const pendingOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[]; crdSafety?: unknown[] } | undefined;
+
+  test('Manual: a new chart version keeps the served one (fetched again by its exact version) with the plan in status, until its digest is approved', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.0.0', 'the first chart is served without approval');
+    t.registry.latest = '1.1.0';
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.0.0');
+    assert.equal(t.served(), '1.0.0');
+    assert.equal(t.fetches.at(-1), '1.0.0', 'the served chart is fetched by its exact version');
+    const pending = pendingOf(t.kube);
+    assert.deepEqual(pending?.changes.map((c) => [c.from, c.to]), [['1.0.0', '1.1.0']]);
+    assert.match(pending?.digest ?? '', /^sha256:[0-9a-f]{64}$/);
+    assert.deepEqual(pending?.crdSafety, [{ crd: 'gateways.example.com', safe: true }], 'the kinds\' CRDs the new chart makes, judged against those served');
+    assert.match(ready(t.kube)?.message ?? '', /serving Gateway with pg 1\.0\.0; the upgrade of chart pg from 1\.0\.0 to 1\.1\.0 awaits approval of plan sha256:[0-9a-f]{64} \(binnacle approve pg --helm-operator --digest/);
+    await t.reconcile();
+    assert.equal(pendingOf(t.kube)?.digest, pending?.digest, 'a re-poll keeps the digest');
+    t.live().metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: pending?.digest ?? '' };
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.1.0');
+    assert.equal(t.served(), '1.1.0');
+    assert.equal(pendingOf(t.kube), undefined);
+  });
+
+  test('a newer chart before approval supersedes the plan; approving the superseded digest keeps the served chart and says why', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    await t.reconcile();
+    const first = pendingOf(t.kube)?.digest ?? '';
+    t.registry.latest = '1.2.0';
+    await t.reconcile();
+    assert.equal(pendingOf(t.kube)?.supersedes, first);
+    t.live().metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: first };
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.0.0');
+    assert.match(ready(t.kube)?.message ?? '', /the approval of sha256:[0-9a-f]{64} is not applied: that plan was superseded before it was applied/);
+  });
+
+  test('the served version republished with other content is not served in its place: ChartUnavailable, naming both digests', async () => {
+    const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    t.registry.digests.set('1.0.0', 'sha256:tampered');
+    await t.reconcile();
+    assert.equal(ready(t.kube)?.reason, 'ChartUnavailable');
+    assert.match(ready(t.kube)?.message ?? '', /chart pg 1\.0\.0 served before now has digest sha256:tampered, not sha256:1/);
+  });
+
+  test('Automatic (the default) upgrades the chart without a plan', async () => {
+    const t = approvalSetup(hop());
+    await t.reconcile();
+    t.registry.latest = '1.1.0';
+    await t.reconcile();
+    assert.equal(chartOf(t.kube)?.version, '1.1.0');
+    assert.equal(pendingOf(t.kube), undefined);
+  });
 });

@@ -14,7 +14,10 @@
  * Deleting a HelmOperator uninstalls its CRs' releases (or orphans them, by `deletionPolicy`)
  * before its finalizer goes, so no CR or namespace is left Terminating.
  *
- * Steps: Get → (Delete) → Identity → FetchChart → Schemas+CRDs → Serve kinds → Status.
+ * With `spec.upgradeApproval: Manual` a new chart version in range waits for the approval of
+ * its plan's digest (`upgrade-approval.ts`); meanwhile the chart served before keeps serving.
+ *
+ * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -24,12 +27,17 @@ import { isNotFound } from '../kube/errors.js';
 import type { ControllerMetrics } from '../kube/metrics.js';
 import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../api/app-team-role.js';
 import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
-import { describeOwner } from '../apply/index.js';
+import { describeOwner, driftSpecProblems } from '../apply/index.js';
+import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import type { KubeObject } from '../kube/types.js';
-import type { ChartRef, FetchedChart } from '../helm/chart-source/index.js';
+import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
+import type { TrustedKey } from '../oci/index.js';
+import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type Step, type StepOutcome } from './common.js';
+import type { PendingPlan } from '../api/approval.js';
+import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { parseDuration, UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 
@@ -42,7 +50,7 @@ export const DEFAULT_MIN_RECONCILE_PERIOD_MS = 60_000;
 
 /** What the reconciler fetches, inspects and runs with; Helm's chart sources and engine, or fakes in tests. */
 export interface HelmOperatorPorts {
-  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger }): Promise<FetchedChart>;
+  fetchChart(ref: ChartRef, opts: { cacheDir: string; logger: Logger; verifyKeys?: readonly TrustedKey[] }): Promise<FetchedChart>;
   inspect(chartPath: string): Promise<ChartDescription[]>;
   runKind(kind: HelmKind, opts: RunningKindOptions): RunningKind;
 }
@@ -69,7 +77,7 @@ interface OperatorState {
   logger: Logger;
   conditions: Conditions;
   pollMs: number;
-  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[] };
+  status: { chart?: { name: string; version: string; digest: string }; kinds?: KindStatus[]; pendingPlan?: PendingPlan };
   writeStatus: boolean;
   fetched?: FetchedChart;
   charts?: ChartDescription[];
@@ -94,6 +102,28 @@ interface ServedOperator {
 }
 
 const DEFAULT_POLL_MINUTES = 10;
+
+/** Each kind's CRD, its spec schema from the values of the chart (or subchart) serving it. */
+async function kindCrds(hop: HelmOperator, fetched: FetchedChart, charts: readonly ChartDescription[]): Promise<{ k: HelmOperatorKindSpec; crd: KubeObject; schema: { source: string; warnings: unknown[] } }[]> {
+  const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+  const root = charts[0]?.path ?? fetched.name;
+  return hop.spec.kinds.map((k) => {
+    const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
+    const desc = charts.find((c) => c.path === path);
+    if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
+    const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
+    const crd = crdForChart({
+      group: k.group,
+      version: k.version,
+      kind: k.kind,
+      plural: k.plural ?? pluralForKind(k.kind),
+      scope: 'Namespaced',
+      spec: schema.schema,
+      description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
+    });
+    return { k, crd, schema };
+  });
+}
 
 /** The ClusterRole for app teams that a HelmOperator makes for its kinds. */
 export function appTeamRoleName(helmOperator: string): string {
@@ -132,14 +162,7 @@ export class HelmOperatorReconciler implements Reconciler {
       status: {},
       writeStatus: true,
     };
-    const steps: Step<OperatorState>[] = [
-      { name: 'Delete', run: (st) => this.deleteStep(st) },
-      { name: 'Identity', run: (st) => this.identityStep(st) },
-      { name: 'FetchChart', run: (st) => this.fetchStep(st) },
-      { name: 'Inspect', run: (st) => this.inspectStep(st) },
-      { name: 'CRDs', run: (st) => this.crdStep(st) },
-      { name: 'Serve', run: (st) => this.serveStep(st) },
-    ];
+    const steps = methodSteps<OperatorState, HelmOperatorReconciler>(this, ['delete', 'identity', 'fetchChart', 'inspect', 'crds', 'serve']);
     return reconcileSteps(steps, s, ctx.logger, {
       write: (st) => this.writeStatus(st),
       onError: (st, err) => st.conditions.set('Ready', false, 'ReconcileError', errorMessage(err)),
@@ -151,7 +174,7 @@ export class HelmOperatorReconciler implements Reconciler {
     await applyStatus(this.o.client, s.hop, { ...s.status, conditions: s.conditions.toArray(), observedGeneration: s.hop.metadata.generation });
   }
 
-  private async deleteStep(s: OperatorState): Promise<StepOutcome> {
+  async delete(s: OperatorState): Promise<StepOutcome> {
     if (!isDeleting(s.hop)) {
       await ensureFinalizer(this.o.client, s.hop, HELM_OPERATOR_FINALIZER);
       return CONTINUE;
@@ -160,14 +183,20 @@ export class HelmOperatorReconciler implements Reconciler {
   }
 
   /** Once, releases fell back to the manager's own identity: no longer. Nothing is served until the operator names one. */
-  private async identityStep(s: OperatorState): Promise<StepOutcome> {
+  async identity(s: OperatorState): Promise<StepOutcome> {
+    const drift = driftSpecProblems(s.hop.spec.drift, 'spec.drift');
+    if (drift.length > 0) {
+      await this.stopOperator(s.hop.metadata.name ?? '');
+      s.conditions.set('Ready', false, 'InvalidSpec', drift.join('; '));
+      return stop({ failed: true });
+    }
     if (s.hop.spec.serviceAccount !== undefined) return CONTINUE;
     await this.stopOperator(s.hop.metadata.name ?? '');
     s.conditions.set('Ready', false, 'ServiceAccountRequired', "spec.serviceAccount is required: name the ServiceAccount each release acts as (in its custom resource's namespace; with namespace, one for all); releases never act as the manager");
     return stop({ failed: true });
   }
 
-  private async fetchStep(s: OperatorState): Promise<StepOutcome> {
+  async fetchChart(s: OperatorState): Promise<StepOutcome> {
     try {
       const c = s.hop.spec.chart;
       const ref =
@@ -177,16 +206,78 @@ export class HelmOperatorReconciler implements Reconciler {
             ? { type: 'repo' as const, url: c.repository.url, chart: c.repository.name, ...(c.version === undefined ? {} : { version: c.version }) }
             : undefined;
       if (ref === undefined) throw new InputError('HELM_OPERATOR_SPEC', 'spec.chart: set oci or repository', { field: 'spec.chart' });
-      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger });
+      const verifyKeys = await this.chartKeys(s.hop);
+      s.fetched = await this.ports.fetchChart(ref, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
+      s.fetched = await this.heldForApproval(s, ref, s.fetched);
       s.status.chart = { name: s.fetched.name, version: s.fetched.version, digest: s.fetched.digest };
       return CONTINUE;
     } catch (err) {
-      s.conditions.set('Ready', false, 'ChartUnavailable', errorMessage(err));
+      // A refused chart is neither downloaded nor loaded: nothing of it reaches a CRD or a release.
+      const refused = err instanceof BinnacleError && err.code.startsWith('SIGNATURE_');
+      s.conditions.set('Ready', false, refused ? 'VerificationFailed' : 'ChartUnavailable', errorMessage(err));
       return stop({ requeueAfterMs: Math.min(s.pollMs, 60_000) });
     }
   }
 
-  private async inspectStep(s: OperatorState): Promise<StepOutcome> {
+  /**
+   * issue 31 §1: under Manual approval, a chart other than the one served (by digest) is served
+   * only once the digest of its plan is approved; until then the chart served before is
+   * fetched again by its exact version (and must still have its digest) and keeps serving.
+   * The plan is the chart change (its digests pin every manifest it renders for a CR's values,
+   * which are the app team's and not held back) with the kinds' CRDs the new chart makes and
+   * their upgrade-safety verdicts against the CRDs served now.
+   */
+  private async heldForApproval(s: OperatorState, ref: OciChartRef | RepoChartRef, fetched: FetchedChart): Promise<FetchedChart> {
+    const current = s.hop.status?.chart;
+    if (s.hop.spec.upgradeApproval !== 'Manual' || current === undefined || current.digest === fetched.digest) return fetched;
+    const to = { name: fetched.name, version: fetched.version, digest: fetched.digest };
+    const crds = await kindCrds(s.hop, fetched, await this.ports.inspect(fetched.path));
+    const crdSafety = await this.crdVerdicts(crds.map((c) => c.crd));
+    const planned = { digest: planDigest({ chart: { from: current, to }, crds: crds.map((c) => c.crd), crdSafety }), crdSafety, changes: [{ name: fetched.name, from: current.version, to: fetched.version, ref: ref.type === 'oci' ? ref.ref : `${ref.url} ${ref.chart}`, digest: fetched.digest }] };
+    const decision = decideApproval({
+      planned,
+      approved: approvedDigest(s.hop),
+      previous: s.hop.status?.pendingPlan,
+      now: new Date(),
+      what: `the upgrade of chart ${fetched.name} from ${current.version} to ${fetched.version}`,
+      approveCommand: `binnacle approve ${s.hop.metadata.name ?? ''} --helm-operator`,
+    });
+    if (decision.approved) {
+      s.logger.info({ digest: planned.digest, version: fetched.version }, 'approved plan: upgrading the chart');
+      return fetched;
+    }
+    s.status.pendingPlan = decision.pending;
+    const verifyKeys = await this.chartKeys(s.hop);
+    const kept = await this.ports.fetchChart({ ...ref, version: current.version }, { cacheDir: this.o.cacheDir, logger: s.logger, ...(verifyKeys === undefined ? {} : { verifyKeys }) });
+    if (kept.digest !== current.digest) {
+      throw new BinnacleError('transient', 'HELM_CHART_CHANGED', `chart ${current.name} ${current.version} served before now has digest ${kept.digest}, not ${current.digest}, so it cannot be kept while ${decision.message}`);
+    }
+    return kept;
+  }
+
+  /** The CRD-safety verdict of each CRD that exists already, as the applier would judge the change. */
+  private async crdVerdicts(crds: readonly KubeObject[]): Promise<{ crd: string; safe: boolean; problems?: string[] }[]> {
+    const out: { crd: string; safe: boolean; problems?: string[] }[] = [];
+    for (const crd of crds) {
+      const live = await this.o.client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: crd.metadata.name ?? '' });
+      if (live === undefined) continue;
+      const problems = checkCrdUpgrade(live, crd).errors().map((p) => `${p.message} (${p.rule})`);
+      out.push({ crd: crd.metadata.name ?? '', safe: problems.length === 0, ...(problems.length === 0 ? {} : { problems }) });
+    }
+    return out;
+  }
+
+  /** The keys of `spec.chart.verify`, read as the manager itself (install-self lets it read Secrets in its own namespace only). */
+  private async chartKeys(hop: HelmOperator): Promise<TrustedKey[] | undefined> {
+    const raw = hop.spec.chart.verify;
+    if (raw === undefined) return undefined;
+    const problems: string[] = [];
+    const policy = parseVerifyPolicy(raw, 'spec.chart.verify', (field, message) => problems.push(`${field}: ${message}`));
+    if (policy === undefined) throw new InputError('SIGNATURE_POLICY', problems.join('; '));
+    return trustedKeysFromSecret(secretReader(this.o.client, "Binnacle's own service account"), policy.secretRef);
+  }
+
+  async inspect(s: OperatorState): Promise<StepOutcome> {
     if (s.fetched === undefined) return stop();
     try {
       s.charts = await this.ports.inspect(s.fetched.path);
@@ -198,31 +289,17 @@ export class HelmOperatorReconciler implements Reconciler {
   }
 
   /** One CRD per kind, its spec schema from the values of the chart (or subchart) serving it; then the kinds' app-team role. */
-  private async crdStep(s: OperatorState): Promise<StepOutcome> {
+  async crds(s: OperatorState): Promise<StepOutcome> {
     const { fetched, charts } = s;
     if (fetched === undefined || charts === undefined) return stop();
-    const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+    const { pluralForKind } = await import('../helm/schema/index.js');
     const hopName = s.hop.metadata.name ?? '';
-    const root = charts[0]?.path ?? fetched.name;
     const kinds: KindStatus[] = [];
     s.status.kinds = kinds;
     try {
       // The app-team role first: a kind no team may be given is refused before anything is made.
       const role = this.appTeamRole(s.hop, s.hop.spec.kinds.map((k) => ({ group: k.group, plural: k.plural ?? pluralForKind(k.kind) })));
-      for (const k of s.hop.spec.kinds) {
-        const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
-        const desc = charts.find((c) => c.path === path);
-        if (desc === undefined) throw new InputError('HELM_OPERATOR_SUBCHART', `kind ${k.kind}: chart ${fetched.name} ${fetched.version} has no subchart ${k.chart ?? ''} (has ${charts.map((c) => c.path).join(', ')})`, { field: 'spec.kinds.chart' });
-        const schema = valuesSchema({ valuesYaml: desc.valuesYaml ?? '', ...(desc.schema === undefined || desc.schema === '' ? {} : { schemaJson: desc.schema }), chartName: desc.path });
-        const crd = crdForChart({
-          group: k.group,
-          version: k.version,
-          kind: k.kind,
-          plural: k.plural ?? pluralForKind(k.kind),
-          scope: 'Namespaced',
-          spec: schema.schema,
-          description: `${k.kind}: a Helm release of ${desc.metadata.name}; its spec is the chart's values.`,
-        });
+      for (const { k, crd, schema } of await kindCrds(s.hop, fetched, charts)) {
         const crdName = crd.metadata.name ?? '';
         await this.assertCrdIsOurs(crdName, hopName);
         await this.o.client.apply({ ...crd, metadata: { ...crd.metadata, labels: { ...(crd.metadata.labels ?? {}), [HELM_OPERATOR_LABEL]: hopName } } }, { force: true });
@@ -241,11 +318,12 @@ export class HelmOperatorReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private serveStep(s: OperatorState): Promise<StepOutcome> {
+  serve(s: OperatorState): Promise<StepOutcome> {
     const fetched = s.fetched;
     if (fetched === undefined) return Promise.resolve(stop());
-    this.serve(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
-    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}`);
+    this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
+    const pending = s.status.pendingPlan === undefined ? '' : `; ${s.status.pendingPlan.message}`;
+    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}${pending}`);
     return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
   }
 
@@ -253,7 +331,7 @@ export class HelmOperatorReconciler implements Reconciler {
    * Starts, restarts or stops kinds to match the spec; a new chart digest looks at every CR
    * again. Without a chart (uninstalling after a restart) the kinds run only to finalize.
    */
-  private serve(hop: HelmOperator, chart: CurrentChart | undefined, logger: Logger): void {
+  private serveKinds(hop: HelmOperator, chart: CurrentChart | undefined, logger: Logger): void {
     const name = hop.metadata.name ?? '';
     const op = this.served.get(name) ?? { chart, kinds: new Map<string, ServedKind>() };
     this.served.set(name, op);
@@ -267,7 +345,7 @@ export class HelmOperatorReconciler implements Reconciler {
       }
     }
     for (const [key, k] of wanted) {
-      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects });
+      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift });
       const current = op.kinds.get(key);
       if (current !== undefined && current.spec === spec) {
         if (chartChanged) current.running.enqueueAll();
@@ -312,6 +390,7 @@ export class HelmOperatorReconciler implements Reconciler {
       ...(period === undefined ? {} : { reconcilePeriodMs: period }),
       ...(k.crdPolicy === undefined ? {} : { crdPolicy: k.crdPolicy }),
       ...(k.watchDependentResources === undefined ? {} : { watchDependentResources: k.watchDependentResources }),
+      ...(hop.spec.drift === undefined ? {} : { drift: hop.spec.drift }),
     };
   }
 
@@ -366,7 +445,7 @@ export class HelmOperatorReconciler implements Reconciler {
     }
     if (crs.length > 0) {
       // Their finalizers uninstall; the kinds must run for that (after a restart nothing serves them yet).
-      this.serve(hop, undefined, logger);
+      this.serveKinds(hop, undefined, logger);
       for (const cr of crs) {
         if (!isDeleting(cr)) await this.o.client.delete({ apiVersion: cr.apiVersion, kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' });
       }

@@ -6,14 +6,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import type { KubeClient } from '../kube/client.js';
 import { failureAction } from '../kube/controller.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { ValidationResult } from '../util/errors.js';
 import { annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const CLUSTER_SCOPED = new Set(['ClusterRoleBinding', 'ClusterRole', 'Namespace', 'CustomResourceDefinition']);
@@ -24,6 +26,8 @@ class FakeKube {
   readonly statusWrites: Record<string, unknown>[] = [];
   readonly reads: { who: string; ref: string }[] = [];
   readonly patches: Record<string, unknown>[] = [];
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
 
   key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
     return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
@@ -54,6 +58,8 @@ class FakeKube {
       },
       patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
         this.patches.push(patch);
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
         const live = this.objects.get(this.key(ref));
         if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
         return Promise.resolve(live ?? { apiVersion: ref.apiVersion, kind: ref.kind, metadata: {} });
@@ -73,6 +79,10 @@ interface FakeRelease {
   deletes: ObjectRef[];
   /** The revision the next apply answers. */
   applyRevision: number;
+  /** What the next apply answers instead: a refusal (thrown) or a failed release. */
+  applyOutcome?: Error | { failed: string };
+  /** What the next apply answers of drift. */
+  drift?: ApplyResult['drift'];
 }
 
 /** A recorded revision of the release `pg` in team-a. */
@@ -91,7 +101,11 @@ class FakeApplier implements ReleaseApplier {
   ) {}
   apply(req: ApplyRequest): Promise<ApplyResult> {
     this.applied.push({ who: this.who, req });
-    return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '' });
+    const outcome = this.release.applyOutcome;
+    if (outcome instanceof Error) return Promise.reject(outcome);
+    if (outcome !== undefined) return Promise.resolve({ revision: this.release.applyRevision, status: 'failed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: outcome.failed });
+    const drift = this.release.drift;
+    return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '', ...(drift === undefined ? {} : { drift }) });
   }
   uninstall(): Promise<{ deleted: ObjectRef[] }> {
     this.uninstalled.push(this.who);
@@ -266,6 +280,43 @@ describe('Helm release reconciler, step by step with fakes', () => {
     assert.equal(failureAction(result?.error), 'retry');
     assert.equal(appliers[0]?.applied.length, 0);
     assert.match(condition(kube, 'ReleaseFailed')?.message ?? '', /memory limit of 256 MiB/);
+  });
+
+  test('Pause step failure: the finalizer patch fails; Irreconcilable in the one status write, thrown for backoff, nothing rendered', async () => {
+    const { kube, renders, reconciler } = setup({ cr: { metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', generation: 1 } } });
+    kube.patchFailure.arm(conflict());
+    await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
+    assert.equal(kube.statusWrites.length, 1);
+    assert.equal(condition(kube, 'Irreconcilable')?.reason, 'ReconcileError');
+    assert.equal(renders.length, 0);
+  });
+
+  test('Chart step failure: a kind whose chart is not fetched yet is ErrorGettingChart, looked at again in 10 s; nothing rendered; one status write', async () => {
+    const { kube, renders, reconciler } = setup({ kind: { chart: () => undefined } });
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+    assert.equal(condition(kube, 'Irreconcilable')?.reason, 'ErrorGettingChart');
+    assert.equal(renders.length, 0);
+    assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('Apply step failure: a refused apply is Irreconcilable and ReleaseFailed InstallError, handed back as a failure; one status write', async () => {
+    const { kube, release, reconciler } = setup();
+    const refusal = new ApplyRefusedError(new ValidationResult('release team-a/pg').error('owner', 'ConfigMap team-a/settings belongs to Pushgateway other'));
+    release.applyOutcome = refusal;
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true, error: refusal });
+    assert.equal(condition(kube, 'ReleaseFailed')?.reason, 'InstallError');
+    assert.match(condition(kube, 'Irreconcilable')?.message ?? '', /belongs to Pushgateway other/);
+    assert.equal(condition(kube, 'Deployed'), undefined);
+    assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('Apply step failure: a release the applier reports failed is ReleaseFailed with its message; not Deployed; one status write', async () => {
+    const { kube, release, reconciler } = setup();
+    release.applyOutcome = { failed: 'pre-install hook Job team-a/migrate failed' };
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true });
+    assert.equal(condition(kube, 'ReleaseFailed')?.message, 'pre-install hook Job team-a/migrate failed');
+    assert.equal(condition(kube, 'Deployed'), undefined);
+    assert.equal(kube.statusWrites.length, 1);
   });
 
   test('an unexpected failure is Irreconcilable in the one status write, then thrown for backoff', async () => {
@@ -460,12 +511,33 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
     assert.deepEqual([condition(kube, 'Deployed')?.status, condition(kube, 'Deployed')?.reason], ['True', 'UpgradeSuccessful']);
   });
 
-  test('a reconcile reads the release records once before applying, and once after for what was deployed', async () => {
-    const { release, appliers, reconciler } = setup();
+  test('a reconcile reads the release records once: the revision it re-applied or installed is what status says, without reading them again', async () => {
+    const { release, appliers, reconciler, kube } = setup();
     release.history = [{ ...revision(1, SECRET_MANIFEST), inputDigest: 'sha256:input', content: rendered(SECRET_MANIFEST).content }];
     await reconciler.reconcile(req, ctx);
     assert.equal(appliers[0]?.applied.length, 1, 'the recorded revision is re-applied');
-    assert.equal(appliers[0]?.reads, 2);
+    assert.equal(appliers[0]?.reads, 1);
+    assert.match((kube.statusWrites.at(-1)?.deployedRelease as { manifest: string }).manifest, /kind: Secret/);
+    const install = setup();
+    await install.reconciler.reconcile(req, ctx);
+    assert.equal(install.appliers[0]?.reads, 1, 'an install: the new revision 1 is the render');
+    assert.equal(condition(install.kube, 'Deployed')?.message, 'hello', "the render's notes");
+  });
+
+  test('when the applier deployed another revision than the reconcile expected, status is read from the release records', async () => {
+    const other = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-records\n';
+    const t = setup({
+      // The records move on while this reconcile renders (it expects to install revision 1).
+      render: () => {
+        t.release.history = [{ ...revision(3, other), content: { chart: {}, manifest: other, hooks: [], notes: 'recorded' } }];
+        return Promise.resolve(rendered(SECRET_MANIFEST));
+      },
+    });
+    t.release.applyRevision = 3;
+    await t.reconciler.reconcile(req, ctx);
+    assert.equal(t.appliers[0]?.reads, 2, 'once before, once after for what was deployed');
+    assert.match((t.kube.statusWrites.at(-1)?.deployedRelease as { manifest: string }).manifest, /from-records/);
+    assert.equal(condition(t.kube, 'Deployed')?.message, 'recorded');
   });
 
   test('OverrideValuesInUse: a Warning on the CR per watches.yaml override, with operator-sdk\'s message, before an install or upgrade only', async () => {
@@ -513,5 +585,16 @@ describe("Helm release reconciler: operator-sdk helm-operator's contract", () =>
     assert.deepEqual(['true', 'True', 'TRUE', 't', '1', 'yes', 'false', '', undefined].map(annotationTrue), [true, true, true, true, true, false, false, false, false]);
     assert.equal(goQuote('a"b\\c\n\x07\x01é'), '"a\\"b\\\\c\\n\\a\\x01é"');
     assert.equal(overrideValuesMessage('a.b', 'x', false), 'Chart value "a.b" overridden to "x" by operator\'s watches.yaml');
+  });
+
+  test("its HelmOperator's drift rules reach the applier, and Warn's finding is a Drifted condition and an Event on the CR", async () => {
+    const drift = { mode: 'Warn' as const, ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
+    const { kube, release, appliers, reconciler, events } = setup({ kind: { drift } });
+    release.drift = { mode: 'Warn', drifted: [{ apiVersion: 'v1', kind: 'Secret', name: 'creds', namespace: 'team-a', state: 'changed', fields: [{ path: 'data.password', hidden: true }] }] };
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(appliers[0]?.applied[0]?.req.drift, drift);
+    const drifted = condition(kube, 'Drifted');
+    assert.deepEqual([drifted?.status, drifted?.reason, drifted?.message], ['True', 'DriftDetected', 'drift left in place (spec.drift.mode Warn): Secret team-a/creds: data.password (values hidden)']);
+    assert.deepEqual(events.map((e) => [e.type, e.reason, e.obj.metadata.name]), [['Warning', 'DriftDetected', 'pg']]);
   });
 });

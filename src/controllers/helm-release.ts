@@ -33,9 +33,11 @@ import type { Logger } from 'pino';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import type { DryRunOption } from '../helm/watches.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
+import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
+import type { DriftSpec } from '../api/types.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -97,6 +99,8 @@ export interface HelmKind {
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';
   /** Re-queue a CR when an object of its release changes or goes (helm-operator's default: true). */
   watchDependentResources?: boolean;
+  /** Its HelmOperator's drift rules, for every release of the kind. */
+  drift?: DriftSpec;
   /** The OverrideValuesInUse event says a value was overridden without printing it (`--suppress-override-values`). */
   suppressOverrideValues?: boolean;
   /**
@@ -353,16 +357,7 @@ export class HelmReleaseReconciler implements Reconciler {
       ...(cr.status?.deployedRelease === undefined ? {} : { deployedRelease: cr.status.deployedRelease }),
       writeStatus: true,
     };
-    const steps: Step<State>[] = [
-      { name: 'Finalize', run: (s) => this.finalize(s) },
-      { name: 'Pause', run: (s) => this.pause(s) },
-      { name: 'Identity', run: (s) => this.identity(s) },
-      { name: 'Chart', run: (s) => this.chart(s) },
-      { name: 'Values', run: (s) => this.values(s) },
-      { name: 'Render', run: (s) => this.render(s) },
-      { name: 'Confine', run: (s) => this.confine(s) },
-      { name: 'Apply', run: (s) => this.apply(s) },
-    ];
+    const steps = methodSteps<State, HelmReleaseReconciler>(this, ['finalize', 'pause', 'identity', 'chart', 'values', 'render', 'confine', 'apply']);
     return reconcileSteps(steps, state, logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status, then retried with backoff.
@@ -383,7 +378,7 @@ export class HelmReleaseReconciler implements Reconciler {
    * hold the CR until every object of the release is gone; then let the CR go. Log lines and
    * status read as helm-operator's.
    */
-  private async finalize(s: State): Promise<StepOutcome> {
+  async finalize(s: State): Promise<StepOutcome> {
     if (!isDeleting(s.cr)) return CONTINUE;
     if (!(s.cr.metadata.finalizers ?? []).includes(UNINSTALL_FINALIZER)) {
       s.logger.info('Resource is terminated, skipping reconciliation');
@@ -463,7 +458,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
   }
 
-  private async pause(s: State): Promise<StepOutcome> {
+  async pause(s: State): Promise<StepOutcome> {
     if (s.annotations[ANNOTATIONS.paused] === 'true') {
       s.conditions.set('Paused', true, 'ReconcilePaused', `${ANNOTATIONS.paused} is "true": nothing is reconciled until it is removed`);
       return stop();
@@ -476,7 +471,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** The release's ServiceAccount must exist: impersonating a missing one would act as its groups alone. */
-  private async identity(s: State): Promise<StepOutcome> {
+  async identity(s: State): Promise<StepOutcome> {
     const sa = serviceAccountOf(this.o.kind.identity, s.release.namespace);
     if (sa === undefined) return CONTINUE;
     if ((await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined) return CONTINUE;
@@ -489,7 +484,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return stop({ failed: true });
   }
 
-  private async chart(s: State): Promise<StepOutcome> {
+  async chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
     if (s.chart !== undefined) {
       s.history = await s.applier.history(s.release);
@@ -503,7 +498,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** valuesFrom (read as the release's identity), under the CR's spec, under overrideValues (`${ENV}` expanded). */
-  private async values(s: State): Promise<StepOutcome> {
+  async values(s: State): Promise<StepOutcome> {
     try {
       s.values = mergeInto(await this.valuesFrom(s.client, s.release.namespace), specValues(s.cr.spec));
       const env = this.o.env ?? process.env;
@@ -522,7 +517,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** Helm's engine renders the chart; a refusal leaves the deployed release running. */
-  private async render(s: State): Promise<StepOutcome> {
+  async render(s: State): Promise<StepOutcome> {
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return stop();
     const history = s.history ?? (await s.applier.history(s.release));
@@ -562,7 +557,7 @@ export class HelmReleaseReconciler implements Reconciler {
    * Every object the release would hold (its manifest, hooks and the chart's CRDs) must fit the
    * kind's scope; otherwise nothing of this render is applied and the deployed revision stays.
    */
-  private async confine(s: State): Promise<StepOutcome> {
+  async confine(s: State): Promise<StepOutcome> {
     const scope = this.o.kind.scope;
     const rendered = s.rendered;
     if (scope === undefined || rendered === undefined) return CONTINUE;
@@ -588,7 +583,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** The shared applier installs, upgrades or repairs the release; status follows. */
-  private async apply(s: State): Promise<StepOutcome> {
+  async apply(s: State): Promise<StepOutcome> {
     const rendered = s.rendered;
     if (rendered === undefined) return stop();
     const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
@@ -606,6 +601,7 @@ export class HelmReleaseReconciler implements Reconciler {
         disableHooks,
         force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
         rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
+        ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
         // its objects are applied; a rollout is the workloads' own status to report, and waiting
@@ -629,7 +625,7 @@ export class HelmReleaseReconciler implements Reconciler {
       return stop({ failed: true });
     }
     this.logOutcome(s, result.revision);
-    const current = await s.applier.currentRevision(s.release);
+    const current = await this.deployedContent(s, result.revision, rendered);
     // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
     // skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
     const skipped = result.skipped ?? [];
@@ -638,10 +634,35 @@ export class HelmReleaseReconciler implements Reconciler {
       const what = skipped.map((x) => `${describeRef(x.object)} (${x.reason})`).join('; ');
       s.conditions.set(SKIPPED_CONDITION, true, 'APINotServed', `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} of optional APIs the cluster does not serve, applied once it does: ${what}`);
     }
+    await this.driftReport(s, result);
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
     s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
     return stop({ requeueAfterMs: s.periodMs });
+  }
+
+  /**
+   * The Drifted condition and its Events (drift-report.ts), as a BundleDeployment says them; only
+   * when the HelmOperator sets drift rules, so a CR's status otherwise stays helm-operator's.
+   */
+  private async driftReport(s: State, result: ApplyResult): Promise<void> {
+    if (this.o.kind.drift === undefined) return void s.conditions.remove(DRIFT_CONDITION);
+    const drift = driftOutcome(result, this.o.kind.drift, s.conditions.get(DRIFT_CONDITION)?.message);
+    if (drift.condition === undefined) s.conditions.remove(DRIFT_CONDITION);
+    else s.conditions.set(DRIFT_CONDITION, drift.condition.status, drift.condition.reason, drift.condition.message);
+    for (const e of drift.events) await this.ports.event(s.cr, e.type, e.reason, e.message, s.logger);
+  }
+
+  /**
+   * What the deployed revision holds (its notes and manifest, for status): the render's own
+   * content when the applier deployed the revision this reconcile expected (a new one, or the
+   * one it re-applied), which is what it recorded; read from the release's records otherwise.
+   * Saves a list of the release's Secrets on every reconcile.
+   */
+  private async deployedContent(s: State, revision: number, rendered: ChartRelease): Promise<{ manifest: string; content?: { notes?: string } } | undefined> {
+    const expected = s.newRevision === true ? (s.history?.at(-1)?.revision ?? 0) + 1 : s.previousRevision;
+    if (s.history !== undefined && revision === expected) return { manifest: rendered.content.manifest, content: rendered.content };
+    return s.applier.currentRevision(s.release);
   }
 
   /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */

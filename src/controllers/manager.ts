@@ -125,7 +125,7 @@ function extensionController(o: ManagerOptions, client: KubeClient, inf: Informe
     logger: o.logger,
     metrics,
     workers: o.workers ?? 4,
-    reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock, clusterFacts: new ClusterFactsSource(client, o.logger), clusterCatalogs: () => inf.catalogs.list(), caches: { deployments: inf.deployments, extensions: inf.extensions } }),
+    reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock, planCacheDir: join(o.dataDir, 'plans'), clusterFacts: new ClusterFactsSource(client, o.logger), clusterCatalogs: () => inf.catalogs.list(), caches: { deployments: inf.deployments, extensions: inf.extensions } }),
   })
     .watch(inf.extensions, undefined, specOrMetadataChanged)
     // A BundleDeployment's news goes to every extension that needs it…

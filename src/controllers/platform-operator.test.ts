@@ -12,6 +12,10 @@ const ctx = { logger: pino({ level: 'silent' }), signal: new AbortController().s
 /** Just enough of an API server for the reconciler: objects by kind and name, SSA as merge, label selectors. */
 class FakeApi {
   readonly objects = new Map<string, KubeObject>();
+  /** Status writes, by kind: a reconcile writes its PlatformOperator's status once at most. */
+  readonly statusWrites: string[] = [];
+  /** Makes a call fail: `apply ClusterExtension`, `delete ClusterExtension`, `status PlatformOperator`, `resourceFor ClusterOperator`. */
+  failOn = new Set<string>();
   private uid = 0;
 
   private key(kind: string, name: string): string {
@@ -28,6 +32,7 @@ class FakeApi {
 
   client(): KubeClient {
     const notFound = (what: string): KubeApiError => new KubeApiError(404, 'NotFound', `${what} not found`);
+    const failed = (call: string): Promise<never> | undefined => (this.failOn.has(call) ? Promise.reject(new KubeApiError(503, 'ServiceUnavailable', `${call}: the server is restarting`)) : undefined);
     const api = {
       get: (ref: ObjectRef) => {
         const o = this.find(ref.kind, ref.name);
@@ -42,10 +47,15 @@ class FakeApi {
       apply: (obj: KubeObject, opts: ApplyOptions = {}) => {
         const live = this.find(obj.kind, obj.metadata.name ?? '');
         if (opts.subresource === 'status') {
+          this.statusWrites.push(obj.kind);
+          const fail = failed(`status ${obj.kind}`);
+          if (fail !== undefined) return fail;
           if (live === undefined) return Promise.reject(notFound(obj.metadata.name ?? ''));
           live.status = structuredClone(obj.status);
           return Promise.resolve(live);
         }
+        const fail = failed(`apply ${obj.kind}`);
+        if (fail !== undefined) return fail;
         const next: KubeObject = { ...structuredClone(obj), metadata: { ...structuredClone(obj.metadata), uid: live?.metadata.uid ?? `uid-${++this.uid}`, generation: 1 } };
         if (live?.metadata.deletionTimestamp !== undefined) next.metadata.deletionTimestamp = live.metadata.deletionTimestamp;
         if (live?.status !== undefined) next.status = live.status;
@@ -53,13 +63,15 @@ class FakeApi {
         return Promise.resolve(next);
       },
       delete: (ref: ObjectRef) => {
+        const fail = failed(`delete ${ref.kind}`);
+        if (fail !== undefined) return fail;
         const live = this.find(ref.kind, ref.name);
         if (live === undefined) return Promise.resolve(false);
         // A finalizer holds it until the test lets it go.
         live.metadata.deletionTimestamp = '2024-01-01T00:00:00Z';
         return Promise.resolve(true);
       },
-      resourceFor: (_apiVersion: string, kind: string) => Promise.reject(notFound(kind)),
+      resourceFor: (_apiVersion: string, kind: string) => failed(`resourceFor ${kind}`) ?? Promise.reject(notFound(kind)),
     };
     return api as unknown as KubeClient;
   }
@@ -80,6 +92,15 @@ function setSpec(api: FakeApi, packages: string[], generation: number): void {
 }
 
 const status = (api: FakeApi): PlatformOperator['status'] => (api.find('PlatformOperator', 'core') as PlatformOperator | undefined)?.status;
+
+/** A PlatformOperator of package `a`, reconciled once with `call` failing: the reconcile must reject naming it. */
+async function reconcileFailing(call: string): Promise<FakeApi> {
+  const api = new FakeApi();
+  api.put(platformOperator(['a'], 1));
+  api.failOn.add(call);
+  await assert.rejects(new PlatformOperatorReconciler(api.client()).reconcile({ key: 'core', name: 'core' }, ctx), new RegExp(`${call}: the server is restarting`));
+  return api;
+}
 
 describe('PlatformOperatorReconciler', () => {
   it('keeps one owned, labelled ClusterExtension per package and reports each package', async () => {
@@ -134,6 +155,46 @@ describe('PlatformOperatorReconciler', () => {
     assert.deepEqual([available?.status, available?.reason], ['False', 'InvalidSpec']);
     assert.match(available?.message ?? '', /spec\.packages\[1\]\.name: package "a" is listed twice/);
     assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'a')), undefined);
+    assert.deepEqual(api.statusWrites, ['PlatformOperator'], 'one status write');
+  });
+
+  it('writes its status once per reconcile (Report), and again once on the next', async () => {
+    const api = new FakeApi();
+    api.put(platformOperator(['a', 'b'], 1));
+    const r = new PlatformOperatorReconciler(api.client());
+    await r.reconcile({ key: 'core', name: 'core' }, ctx);
+    assert.deepEqual(api.statusWrites, ['PlatformOperator']);
+    await r.reconcile({ key: 'core', name: 'core' }, ctx);
+    assert.deepEqual(api.statusWrites, ['PlatformOperator', 'PlatformOperator']);
+  });
+
+  it('EnsureExtensions failure: an extension that cannot be written is thrown for backoff; no status is written', async () => {
+    const api = await reconcileFailing('apply ClusterExtension');
+    assert.deepEqual(api.statusWrites, []);
+  });
+
+  it('RemoveDropped failure: an extension that cannot be deleted is thrown for backoff; no status is written', async () => {
+    const api = new FakeApi();
+    const r = new PlatformOperatorReconciler(api.client());
+    api.put(platformOperator(['a', 'b'], 1));
+    await r.reconcile({ key: 'core', name: 'core' }, ctx);
+    setSpec(api, ['a'], 2);
+    api.failOn.add('delete ClusterExtension');
+    await assert.rejects(r.reconcile({ key: 'core', name: 'core' }, ctx), /delete ClusterExtension/);
+    assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'b'))?.metadata.deletionTimestamp, undefined);
+    assert.deepEqual(api.statusWrites, ['PlatformOperator'], 'only the first reconcile wrote');
+  });
+
+  it('Report failure: a status write that fails is thrown for backoff (tried once)', async () => {
+    const api = await reconcileFailing('status PlatformOperator');
+    assert.deepEqual(api.statusWrites, ['PlatformOperator']);
+    assert.equal(status(api), undefined);
+  });
+
+  it('ClusterOperator failure: discovery failing (not a 404) is thrown for backoff after the one status write', async () => {
+    const api = await reconcileFailing('resourceFor ClusterOperator');
+    assert.deepEqual(api.statusWrites, ['PlatformOperator']);
+    assert.equal(status(api)?.packages?.[0]?.name, 'a');
   });
 });
 

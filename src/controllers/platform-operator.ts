@@ -25,7 +25,7 @@ import {
 } from '../api/types.js';
 import { boundedName } from '../api/names.js';
 import { extensionsNamedOn } from '../installed/index.js';
-import { applyStatus, Conditions, CONTINUE, runSteps, stop, type Step, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, runSteps, stop, type StepOutcome } from './common.js';
 import { clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
 import { aggregateConditions, packageHealth } from './platform-health.js';
 import { platformOwner, PLATFORM_OWNER_KIND } from '../actions/platform-protection.js';
@@ -84,13 +84,7 @@ export class PlatformOperatorReconciler implements Reconciler {
       deployments: new Map(),
       packages: [],
     };
-    const steps: Step<State>[] = [
-      { name: 'Validate', run: (s) => this.validate(s) },
-      { name: 'EnsureExtensions', run: (s) => this.ensureExtensions(s) },
-      { name: 'RemoveDropped', run: (s) => this.removeDropped(s) },
-      { name: 'Report', run: (s) => this.report(s) },
-      { name: 'ClusterOperator', run: (s) => this.clusterOperator(s) },
-    ];
+    const steps = methodSteps<State, PlatformOperatorReconciler>(this, ['validate', 'ensureExtensions', 'removeDropped', 'report', 'clusterOperator']);
     return runSteps(steps, state, ctx.logger);
   }
 
@@ -98,7 +92,7 @@ export class PlatformOperatorReconciler implements Reconciler {
     return Array.isArray(s.po.spec.packages) ? s.po.spec.packages : [];
   }
 
-  private async validate(s: State): Promise<StepOutcome> {
+  async validate(s: State): Promise<StepOutcome> {
     const problems: string[] = [];
     const seen = new Set<string>();
     for (const [i, p] of this.packages(s).entries()) {
@@ -112,7 +106,7 @@ export class PlatformOperatorReconciler implements Reconciler {
     return stop();
   }
 
-  private async ensureExtensions(s: State): Promise<StepOutcome> {
+  async ensureExtensions(s: State): Promise<StepOutcome> {
     const sa = s.po.spec.serviceAccount ?? DEFAULT_SERVICE_ACCOUNT;
     for (const p of this.packages(s)) {
       const ceName = platformExtensionName(s.name, p.name);
@@ -151,7 +145,7 @@ export class PlatformOperatorReconciler implements Reconciler {
   }
 
   /** Day-2 removal: a package taken off the list is uninstalled, and the status says so. */
-  private async removeDropped(s: State): Promise<StepOutcome> {
+  async removeDropped(s: State): Promise<StepOutcome> {
     const removing = new Set<string>();
     for (const ce of s.owned) {
       const ceName = ce.metadata.name ?? '';
@@ -178,13 +172,13 @@ export class PlatformOperatorReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  private async report(s: State): Promise<StepOutcome> {
+  async report(s: State): Promise<StepOutcome> {
     for (const c of aggregateConditions(s.packages)) s.conditions.set(c.type, c.status, c.reason, c.message);
     await applyStatus(this.client, s.po, { conditions: s.conditions.toArray(), observedGeneration: s.po.metadata.generation, packages: s.packages });
     return CONTINUE;
   }
 
-  private async clusterOperator(s: State): Promise<StepOutcome> {
+  async clusterOperator(s: State): Promise<StepOutcome> {
     const sa = s.po.spec.serviceAccount ?? DEFAULT_SERVICE_ACCOUNT;
     const namespaces = this.packages(s).map((p) => p.namespace ?? sa.namespace);
     await writeClusterOperator(this.client, s.po, clusterOperatorStatus(s.po, s.conditions.toArray(), s.packages, namespaces));

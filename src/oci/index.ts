@@ -3,7 +3,8 @@
  * layers and manifests in an OCI layout), pushes them to and pulls them from any registry that
  * speaks the distribution API (with anonymous, Basic and Bearer-token auth), verifies every byte
  * against its digest, and unpacks pulled images safely into a content-addressed cache that the
- * catalog, bundle and source code read from. It talks to registries over HTTP(S), to the local
+ * catalog, bundle and source code read from. It signs images and verifies their signatures as
+ * cosign does (cosign.ts, sign.ts, verify-signature.ts). It talks to registries over HTTP(S), to the local
  * disk, and (for tests and local clusters) to a `docker-registry` process it starts on loopback.
  */
 export { parseReference, formatReference, withDigest, isSha256Digest, isValidImageReference, DOCKER_HUB, type ImageReference } from './reference.js';
@@ -39,3 +40,23 @@ export { pullAndUnpack, cachedTrees, type PullOptions, type PulledImage } from '
 export { gcCache, type GcResult } from './cache.js';
 export { unpackTarSafely, UnsafeEntryError, DEFAULT_MAX_BYTES, type UnpackLimits, type UnpackResult, type UnsafeReason } from './unpack.js';
 export { startLocalRegistry, registryBinary, findDebianTool, type LocalRegistry, type LocalRegistryOptions } from './local-registry.js';
+export {
+  COSIGN_SIGNATURE_ANNOTATION,
+  SIMPLE_SIGNING_MEDIA_TYPE,
+  signatureTag,
+  signatureRef,
+  simpleSigningPayload,
+  readCosignSignatures,
+  attachCosignSignature,
+  type StoredSignature,
+} from './cosign.js';
+export {
+  SignatureVerificationError,
+  parsePublicKey,
+  verifySignatures,
+  verifyImageSignature,
+  type TrustedKey,
+  type SignatureRefusal,
+  type VerifiedSignature,
+} from './verify-signature.js';
+export { generateSigningKeyPair, parsePrivateKey, publicKeyPem, signImage, type KeyPairPem, type SignResult } from './sign.js';

@@ -183,14 +183,7 @@ export class RegistryClient {
   async getManifest(refIn: ImageReference | string, accept: readonly string[] = MANIFEST_ACCEPT): Promise<ManifestResult> {
     const ref = asRef(refIn);
     const what = `manifest ${formatReference(ref)}`;
-    const res = await this.request({
-      ref,
-      scopes: [repoScope(ref.repository, 'pull')],
-      method: 'GET',
-      url: `/v2/${ref.repository}/manifests/${manifestSelector(ref)}`,
-      headers: { accept: accept.join(', ') },
-      ok: [200],
-    });
+    const res = await this.manifestRequest(ref, 'GET', accept);
     const bytes = await readLimited(res, this.maxManifestBytes, what);
     const digest = sha256Digest(bytes);
     const expected = ref.digest ?? res.headers.get('docker-content-digest') ?? undefined;
@@ -258,15 +251,7 @@ export class RegistryClient {
   /** HEAD a manifest: its digest, media type and size, or undefined when it does not exist. */
   async headManifest(refIn: ImageReference | string): Promise<{ digest: string; mediaType: string; size: number } | undefined> {
     const ref = asRef(refIn);
-    const res = await this.request({
-      ref,
-      scopes: [repoScope(ref.repository, 'pull')],
-      method: 'HEAD',
-      url: `/v2/${ref.repository}/manifests/${manifestSelector(ref)}`,
-      headers: { accept: MANIFEST_ACCEPT.join(', ') },
-      ok: [200],
-      allowNotFound: true,
-    });
+    const res = await this.manifestRequest(ref, 'HEAD', MANIFEST_ACCEPT, { allowNotFound: true });
     if (res.status === 404) return undefined;
     const digest = res.headers.get('docker-content-digest') ?? ref.digest;
     if (digest === undefined) {
@@ -412,6 +397,19 @@ export class RegistryClient {
     const bearer = this.tokens.get(`${registry} bearer ${scopes.join(' ')}`);
     if (bearer !== undefined && bearer.expiresAt > now) return bearer.header;
     return this.tokens.get(`${registry} basic`)?.header;
+  }
+
+  /** The one way a manifest is asked for (GET or HEAD), by tag or digest, with the media types accepted. */
+  private manifestRequest(ref: ImageReference, method: 'GET' | 'HEAD', accept: readonly string[], opts: { allowNotFound?: boolean } = {}): Promise<Response> {
+    return this.request({
+      ref,
+      scopes: [repoScope(ref.repository, 'pull')],
+      method,
+      url: `/v2/${ref.repository}/manifests/${manifestSelector(ref)}`,
+      headers: { accept: accept.join(', ') },
+      ok: [200],
+      ...opts,
+    });
   }
 
   private async request(spec: RequestSpec): Promise<Response> {

@@ -3,7 +3,7 @@
  * `/configs` with the label `operators.operatorframework.io.index.configs.v1=/configs`
  * (what OLM and catalogd look for), and pushes it when asked. Uses `src/oci`.
  */
-import { buildImage, pushImage, type BuiltImage } from '../oci/index.js';
+import { buildImage, pushImage, type BuiltImage, type RegistryClient } from '../oci/index.js';
 import { ValidationError, type ValidationResult } from '../util/errors.js';
 import { loadFbcDir, type LoadOptions } from '../catalog/load.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/render.js';
@@ -16,6 +16,8 @@ export interface BuildCatalogOptions extends LoadOptions {
   push?: boolean;
   /** OCI layout directory to write the image into (default: a new temp directory). */
   outputDir?: string;
+  /** The client that pushes (default: one with the default auth and plain http to loopback only). */
+  client?: RegistryClient;
 }
 
 export interface BuildCatalogResult {
@@ -37,6 +39,6 @@ export async function buildCatalogImage(dir: string, opts: BuildCatalogOptions):
     tag: opts.tag,
     ...(opts.outputDir === undefined ? {} : { outputDir: opts.outputDir }),
   });
-  const pushed = opts.push === true ? (await pushImage(image, opts.tag)).ref : undefined;
+  const pushed = opts.push === true ? (await pushImage(image, opts.tag, opts.client)).ref : undefined;
   return { image, pushed, warnings: result };
 }

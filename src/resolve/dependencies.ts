@@ -68,6 +68,11 @@ function buildPredicate(c: ConstraintProperty, cluster: Record<string, unknown> 
   return { test: (e) => !parts.some((p) => p.test(e)), description: `not ${parts.map((p) => p.description).join(' or ')}` };
 }
 
+/** A requirement that cannot be met because it cannot be read: it has no candidates, and says why. */
+function invalidConstraint(bundle: string, description: string, invalid: string, failureMessage?: string): Requirement {
+  return { fact: { kind: 'requires-constraint', bundle, description, failureMessage, candidates: [], invalid }, candidates: [] };
+}
+
 /** Every requirement of `e`, in property order, with unsorted candidates. */
 export function requirementsOf(e: BundleEntity, index: CatalogIndex, cluster?: ClusterFacts): Requirement[] {
   const out: Requirement[] = [];
@@ -101,10 +106,7 @@ export function requirementsOf(e: BundleEntity, index: CatalogIndex, cluster?: C
     } else if (p.type === PROP_GVK_REQUIRED) {
       const g = decodeGVKProperty(p.value);
       if (g === undefined) {
-        out.push({
-          fact: { kind: 'requires-constraint', bundle: who, description: 'an API', failureMessage: undefined, candidates: [], invalid: 'olm.gvk.required needs string fields version and kind' },
-          candidates: [],
-        });
+        out.push(invalidConstraint(who, 'an API', 'olm.gvk.required needs string fields version and kind'));
         continue;
       }
       const key = gvkKey(g);
@@ -112,10 +114,7 @@ export function requirementsOf(e: BundleEntity, index: CatalogIndex, cluster?: C
     } else if (p.type === PROP_CONSTRAINT) {
       const c = decodeConstraintProperty(p.value);
       if (c === undefined) {
-        out.push({
-          fact: { kind: 'requires-constraint', bundle: who, description: 'a constraint', failureMessage: undefined, candidates: [], invalid: 'it must set exactly one of gvk, package, cel, all, any, not' },
-          candidates: [],
-        });
+        out.push(invalidConstraint(who, 'a constraint', 'it must set exactly one of gvk, package, cel, all, any, not'));
         continue;
       }
       if (c.cel !== undefined && isClusterRule(c.cel.rule)) continue; // checked against the cluster instead
@@ -128,10 +127,7 @@ export function requirementsOf(e: BundleEntity, index: CatalogIndex, cluster?: C
         });
       } catch (err) {
         if (!(err instanceof CelError)) throw err;
-        out.push({
-          fact: { kind: 'requires-constraint', bundle: who, description: 'a constraint', failureMessage: c.failureMessage, candidates: [], invalid: err.message },
-          candidates: [],
-        });
+        out.push(invalidConstraint(who, 'a constraint', err.message, c.failureMessage));
       }
     }
   }

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { resolve } from './resolver.js';
 import { InputError } from '../util/errors.js';
+import type { Property } from '../declcfg/index.js';
 import { SatBudgetError } from './sat/errors.js';
 import { catalog, chain, constraint, explain, gvk, picked, requiresGvk, requiresPackage } from './fixtures.test-helper.js';
 
@@ -163,6 +164,12 @@ test('olm.constraint: gvk, package, cel and compound all/any/not', () => {
   assert.deepEqual(e.sentences, ['package app was requested; its only candidate is app 1.0.0', 'app 1.0.0: app needs db 9 or newer; no bundle in the catalogs satisfies it']);
   const bad = explain({ catalogs: [catalog('c', [chain('app', ['1.0.0'], () => [constraint({ cel: { rule: 'properties.exists(p,' } })])])], requests: [{ package: 'app' }] });
   assert.match(bad.message, /app 1\.0\.0 has an unusable olm\.constraint: unexpected end of rule/);
+});
+
+test('an unreadable olm.gvk.required or olm.constraint is an unmet requirement that says why', () => {
+  const unreadable = (prop: Property): string => explain({ catalogs: [catalog('c', [chain('app', ['1.0.0'], () => [prop])])], requests: [{ package: 'app' }] }).message;
+  assert.match(unreadable({ type: 'olm.gvk.required', value: { group: 'x.io', version: 1 } }), /app 1\.0\.0 has an unusable olm\.constraint: olm\.gvk\.required needs string fields version and kind/);
+  assert.match(unreadable(constraint({ failureMessage: 'two kinds at once', gvk: { group: 'x.io', version: 'v1', kind: 'T' }, package: { packageName: 'db', versionRange: '1' } })), /app 1\.0\.0 has an unusable olm\.constraint: it must set exactly one of gvk, package, cel, all, any, not/);
 });
 
 test('an installed package nobody asked to change stays, and the clash is explained', () => {

@@ -80,3 +80,12 @@ test("the manager's ClusterRole names every resource: no wildcard, and no create
   for (const kind of ['bundledeployments', 'clusterextensions']) for (const verb of ['create', 'delete', 'patch']) assert.equal(may(kind, verb), true, `${verb} ${kind}`);
   assert.ok(!rules.some((r) => r.apiGroups.includes('rbac.authorization.k8s.io') && r.resources.some((x) => x.includes('binding')) && r.verbs.some((v) => v !== 'get' && v !== 'list' && v !== 'watch')), 'never writes a binding');
 });
+
+test("the manager may get Secrets in its own namespace only (verification keys of catalogs and charts), never list them", () => {
+  const objs = selfManifests({ namespace: 'ops' });
+  const roles = objs.filter((o) => o.kind === 'Role' && JSON.stringify(o).includes('"secrets"')) as unknown as { metadata: { namespace?: string }; rules: Rule[] }[];
+  assert.equal(roles.length, 1);
+  assert.equal(roles[0]?.metadata.namespace, 'ops');
+  assert.deepEqual(roles[0]?.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
+  assert.ok(!objs.some((o) => o.kind === 'ClusterRole' && (o as unknown as { rules?: Rule[] }).rules?.some((r) => r.resources.includes('secrets') && r.resourceNames === undefined)), 'no cluster-wide Secret access');
+});

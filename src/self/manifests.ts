@@ -21,6 +21,8 @@ export const MANAGER_NAME = 'binnacle-manager';
 export const CATALOG_SERVICE = 'binnacle-catalogs';
 export const METRICS_SERVICE = 'binnacle-manager-metrics';
 export const LEADER_ELECTION_ROLE = 'binnacle-manager-leader-election';
+/** `get` on Secrets in the manager's own namespace only: the public keys of ClusterCatalogs' and HelmOperators' `verify` policies. */
+export const VERIFICATION_KEYS_ROLE = 'binnacle-manager-verification-keys';
 /** The aggregated read-only role: the built-in `view` ClusterRole picks it up. */
 export const VIEW_ROLE = 'binnacle-view';
 /** The platform-protection policy the manager installs at start-up (actions/platform-protection). */
@@ -164,6 +166,16 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       kind: 'RoleBinding',
       metadata: meta(LEADER_ELECTION_ROLE, ns),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: LEADER_ELECTION_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
+    },
+    // The keys a ClusterCatalog's or a HelmOperator's `verify` names, which the manager reads as
+    // itself (no installing identity pulls those): get, never list, and in its own namespace only.
+    { apiVersion: RBAC, kind: 'Role', metadata: meta(VERIFICATION_KEYS_ROLE, ns), rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }] },
+    {
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: meta(VERIFICATION_KEYS_ROLE, ns),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: VERIFICATION_KEYS_ROLE },
       subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
     },
     {

@@ -7,9 +7,10 @@
 import { Transform, pipeline, type Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { BinnacleError, InputError } from '../util/errors.js';
-import { RegistryClient, pullAndUnpack, type Credentials, type ImageReference, type Platform, type ResolvedImage } from '../oci/index.js';
+import { RegistryClient, parseReference, pullAndUnpack, verifyImageSignature, withDigest, formatReference, type Credentials, type ImageReference, type Platform, type ResolvedImage } from '../oci/index.js';
 import { readSecret, type SecretReader, type SecretRef } from './secrets.js';
 import type { ImageSource, ProgressEvent } from './types.js';
+import { trustedKeysFromSecret, type VerifyPolicy } from './verify.js';
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -122,16 +123,37 @@ export interface PulledSource {
   digest: string;
 }
 
+/** The registry credentials a source's pull secret gives, read through `secrets`. */
+async function sourceAuth(source: ImageSource, secrets: SecretReader | undefined): Promise<((host: string) => Credentials | undefined) | undefined> {
+  if (source.pullSecret === undefined) return undefined;
+  if (secrets === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
+  const creds = await pullSecretCredentials(secrets, source.pullSecret);
+  return (host) => creds.get(host);
+}
+
+/**
+ * Verifies an image source's signature and returns the reference pinned at the digest that was
+ * verified, so the pull that follows gets exactly that content. The keys are read through
+ * `secrets` (the installing identity), as the pull secret is; the tag is resolved to the digest
+ * cosign signs (the manifest or index the reference names).
+ */
+export async function verifiedImageRef(source: ImageSource & { verify: VerifyPolicy }, opts: { secrets: SecretReader | undefined; logger: Logger }): Promise<string> {
+  if (opts.secrets === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'a verified image source needs a connection to the cluster to read its keys');
+  const keys = await trustedKeysFromSecret(opts.secrets, source.verify.secretRef);
+  const auth = await sourceAuth(source, opts.secrets);
+  const client = new RegistryClient({ logger: opts.logger, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) });
+  const ref = parseReference(source.ref);
+  const digest = ref.digest ?? (await client.getManifest(ref)).digest;
+  const verified = await verifyImageSignature(client, ref, digest, keys);
+  opts.logger.info({ image: source.ref, digest, key: verified.keyName }, 'signature verified');
+  return formatReference(withDigest(ref, digest));
+}
+
 export async function pullImage(
   source: ImageSource,
   opts: { ociCacheDir: string; secrets: SecretReader | undefined; logger: Logger; maxBytes: number; onProgress?: (p: ProgressEvent) => void },
 ): Promise<PulledSource> {
-  let auth: ((host: string) => Credentials | undefined) | undefined;
-  if (source.pullSecret !== undefined) {
-    if (opts.secrets === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'an image source with a pullSecret needs a connection to the cluster');
-    const creds = await pullSecretCredentials(opts.secrets, source.pullSecret);
-    auth = (host) => creds.get(host);
-  }
+  const auth = await sourceAuth(source, opts.secrets);
   const clientOpts = { logger: opts.logger, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) };
   const registry = opts.onProgress === undefined ? new RegistryClient(clientOpts) : new ProgressRegistryClient(clientOpts, opts.onProgress);
   const pulled = await pullAndUnpack(source.ref, { cacheDir: opts.ociCacheDir, client: registry, maxBytes: opts.maxBytes });

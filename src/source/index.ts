@@ -18,6 +18,9 @@
  * - `SOURCE_HTTP_FETCH` (network), `SOURCE_HTTP_STATUS` (non-2xx), `SOURCE_DIGEST_MISMATCH`;
  * - `SOURCE_CONFIGMAP_NOT_FOUND`, `SOURCE_CONFIGMAP_INVALID`, `SOURCE_CONFIGMAP_CONFLICT`;
  * - `SOURCE_PULL_SECRET_NOT_FOUND`, `SOURCE_PULL_SECRET`; `SOURCE_NO_CLIENT` (needs a cluster);
+ * - `SIGNATURE_MISSING` / `SIGNATURE_INVALID` (a `verify` policy refuses the image: unsigned, or no
+ *   trusted key verifies a signature for its digest), `SIGNATURE_NO_KEYS` / `SIGNATURE_BAD_KEY` (the
+ *   key Secret, naming the field); a `verify` on a source that cannot carry a signature is `INVALID`;
  * - `SOURCE_SECRET_FORBIDDEN` (the reading identity may not get the Secret a source names; the
  *   message names both), `SOURCE_SECRET_NOT_FOUND`, `SOURCE_SECRET` (a basic-auth Secret without
  *   username/password).
@@ -44,3 +47,5 @@ export { parseDockerConfig, pullSecretCredentials } from './image.js';
 export { secretReader, readSecret, basicAuthFromSecret, type SecretReader, type SecretRef } from './secrets.js';
 export { fetchConfigMaps } from './configmaps.js';
 export { CONFIGMAPS_IMAGE_SCHEME, formatConfigMapsImage, parseConfigMapsImage } from './configmaps-ref.js';
+export { parseVerifyPolicy, verifyPolicyToJson, trustedKeysFromSecret, unverifiableSourceReason, VERIFY_PROVIDERS, type VerifyPolicy } from './verify.js';
+export { verifiedImageRef } from './image.js';

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { SecretReader } from './secrets.js';
+import type { VerifyPolicy } from './verify.js';
 
 export interface ImageSource {
   type: 'image';
@@ -10,6 +11,8 @@ export interface ImageSource {
   pullSecret?: { namespace: string; name: string };
   /** Talk plain HTTP to the registry (loopback registries are plain HTTP already). */
   insecure?: boolean;
+  /** Pull only what a trusted key signed (`spec.source.verify`); checked before the cache is used. */
+  verify?: VerifyPolicy;
 }
 
 export interface GitSource {

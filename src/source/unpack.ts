@@ -14,7 +14,7 @@ import { commitTree, immutableKey, lookupRef, ociCacheDir, rememberRef, workDir 
 import { fetchConfigMaps } from './configmaps.js';
 import { fetchGit } from './git.js';
 import { fetchHttp } from './http.js';
-import { pullImage, pullSecretCredentials } from './image.js';
+import { pullImage, pullSecretCredentials, verifiedImageRef } from './image.js';
 import { basicAuthFromSecret, secretReader, type SecretReader } from './secrets.js';
 import { fetchLocal } from './local.js';
 import { DEFAULT_MAX_TREE_BYTES, copyTree } from './tree.js';
@@ -78,6 +78,14 @@ export async function unpackSource(input: BundleSource, opts: UnpackOptions): Pr
   // Callers may build a BundleSource in code: hold it to the same rules as one from a CRD
   // (and take its normal form, e.g. a lower-case sha256).
   const source = bundleSourceFrom(bundleSourceToJson(input), { field: 'source' });
+  if (source.type !== 'image' || source.verify === undefined) return unpackParsed(source, opts);
+  // Verified before the cache is asked: cached content is served only to a policy its signature satisfies.
+  const pinned = await verifiedImageRef({ ...source, verify: source.verify }, { secrets: secretsOf(opts), logger: opts.logger });
+  const unpacked = await unpackParsed({ ...source, ref: pinned }, opts);
+  return { ...unpacked, resolved: { type: 'image', image: { ref: source.ref, digest: unpacked.resolved.image?.digest ?? '' } } };
+}
+
+async function unpackParsed(source: BundleSource, opts: UnpackOptions): Promise<UnpackedSource> {
   if (readsHostPaths(source) && opts.allowHostPaths !== true) {
     throw new BinnacleError('input', 'SOURCE_HOST_PATH_DENIED', `${describeSource(source)}: sources that read this machine's files are not allowed here`);
   }

@@ -8,6 +8,7 @@ import { ValidationError, ValidationResult } from '../util/errors.js';
 import { parseReference } from '../oci/reference.js';
 import { BARE_USERINFO, carriesCredential, credentialInReferenceMessage, redactReference } from '../util/redact.js';
 import type { BundleSource, ConfigMapRef, GitSource } from './types.js';
+import { parseVerifyPolicy, unverifiableSourceReason, verifyPolicyToJson } from './verify.js';
 
 const TYPES = ['image', 'git', 'http', 'configMaps', 'local'] as const;
 
@@ -369,7 +370,7 @@ export function parseBundleSource(value: unknown, opts: ParseSourceOptions = {})
     c.error('source.type-mismatch', field, `expected an object, got ${describe(value)}`);
     return { source: undefined, result };
   }
-  c.known(value, field, ['type', ...TYPES]);
+  c.known(value, field, ['type', ...TYPES, 'verify']);
   const type = value.type;
   if (type === undefined) {
     c.error('source.type', `${field}.type`, `is required; one of ${TYPES.join(', ')}`);
@@ -397,7 +398,19 @@ export function parseBundleSource(value: unknown, opts: ParseSourceOptions = {})
       else source = parseLocal(c, member, f);
     }
   }
+  if (value.verify !== undefined) source = withVerify(c, source, value.verify, type, `${field}.verify`);
   return { source: result.ok ? source : undefined, result };
+}
+
+/** The source with its verification policy; a type that cannot carry a signature is refused by name. */
+function withVerify(c: Checker, source: BundleSource | undefined, value: unknown, type: string, f: string): BundleSource | undefined {
+  const refusal = unverifiableSourceReason(type);
+  if (refusal !== undefined) {
+    c.error('source.verify.unsupported', f, refusal);
+    return undefined;
+  }
+  const verify = parseVerifyPolicy(value, f, (field, message) => c.error('source.verify', field, message));
+  return verify === undefined || source?.type !== 'image' ? undefined : { ...source, verify };
 }
 
 /** Like parseBundleSource, but throws a ValidationError listing every problem. */
@@ -409,7 +422,11 @@ export function bundleSourceFrom(value: unknown, opts: ParseSourceOptions = {}):
 
 /** The wire (CRD) form of a source: the inverse of parseBundleSource. */
 export function bundleSourceToJson(source: BundleSource): Record<string, unknown> {
+  if (source.type === 'configMaps') return { type: source.type, configMaps: source.configMaps };
+  if (source.type === 'image' && source.verify !== undefined) {
+    const { type, verify, ...rest } = source;
+    return { type, [type]: rest, verify: verifyPolicyToJson(verify) };
+  }
   const { type, ...rest } = source;
-  if (source.type === 'configMaps') return { type, configMaps: source.configMaps };
   return { type, [type]: rest };
 }

@@ -15,17 +15,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, startE2eManager, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
 import { binDir } from '../../src/cluster/layout.js';
 
 const run = promisify(execFile);
-const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 const CHART = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
 const HELM = join(binDir(), 'helm'); // the tools' folder (BINNACLE_BIN_DIR, else .cache/bin)
 const BINNACLE = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
@@ -84,7 +82,7 @@ describe('HelmOperator', () => {
     work = await mkdtemp(join(tmpdir(), 'helm-op-e2e-'));
     await serviceAccount(client, cleanup, ns, 'installer', true);
     await pushChart('3.8.0');
-    manager = await startManager({ client, logger, dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
+    manager = await startE2eManager(client, work);
   });
 
   after(async () => {

@@ -10,7 +10,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { cacheDir } from '../../src/cluster/layout.js';
 import { pino, type Logger } from 'pino';
-import type { DeclarativeConfig } from '../../src/declcfg/index.js';
+import { emptyDeclarativeConfig, type DeclarativeConfig } from '../../src/declcfg/index.js';
 import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { neededByLabel } from '../../src/installed/index.js';
@@ -24,6 +24,8 @@ export const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'cor
 export interface HarnessOptions {
   /** Package directories to publish as one catalog: corpus package names, or absolute paths. */
   packages: string[];
+  /** A catalog image published already (by `binnacle helm release`): served instead of `packages`. */
+  catalogImage?: string;
   /** Prefix of the catalog's (unique) name and image repository. */
   prefix: string;
   /** Rewrites the catalog before it is built (e.g. to raise a bundle's minKubeVersion). */
@@ -71,12 +73,15 @@ export class OperatorHarness {
     const client = await e2eClient();
     const dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
     const catalogName = uniqueName(o.prefix);
-    const published = await publishPackages({
-      packages: o.packages.map((p) => (isAbsolute(p) ? p : join(CORPUS, p))),
-      registry: e2eRegistry(),
-      repository: catalogName,
-      ...(o.transform === undefined ? {} : { transform: o.transform }),
-    });
+    const published =
+      o.catalogImage !== undefined
+        ? { catalog: o.catalogImage, bundles: [], config: emptyDeclarativeConfig(), rejected: [] }
+        : await publishPackages({
+            packages: o.packages.map((p) => (isAbsolute(p) ? p : join(CORPUS, p))),
+            registry: e2eRegistry(),
+            repository: catalogName,
+            ...(o.transform === undefined ? {} : { transform: o.transform }),
+          });
     const manager = await startManager({ client, logger, dataDir, healthTimeoutMs: o.healthTimeoutMs ?? 60_000, workers: 4 });
     await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
     return new OperatorHarness(client, manager, dataDir, catalogName, published, logger);

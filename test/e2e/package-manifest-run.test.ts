@@ -12,14 +12,13 @@ import assert from 'node:assert/strict';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { ensureCrds } from '../../src/controllers/crds.js';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { RunningManager } from '../../src/controllers/manager.js';
 import { planCleanup, readBundleInput, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { InputError } from '../../src/util/errors.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { e2eClient, eventually, removeAllExtensions, startE2eManager, uniqueName } from './env.js';
 
 const TESTDATA = join(import.meta.dirname, '..', '..', 'src', 'bundle', 'testdata', 'pkgmanifest');
 const PKG = 'tiny-operator';
@@ -51,7 +50,7 @@ before(async () => {
   pkgDir = join(work, PKG);
   await cp(join(TESTDATA, PKG), pkgDir, { recursive: true });
   await ensureCrds(client);
-  manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
+  manager = await startE2eManager(client, work);
 });
 
 after(async () => {

@@ -20,7 +20,7 @@ import { pino } from 'pino';
 import { parse as parseYaml, stringify as toYamlText } from 'yaml';
 import { buildBundleImage } from '../../src/bundle/index.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
-import { startManager, type RunningManager } from '../../src/controllers/manager.js';
+import type { RunningManager } from '../../src/controllers/manager.js';
 import { describePlan, planCleanup, readBundleInput, readIndexImage, requireBinnacle, runBundle, runBundleUpgrade, runCleanup } from '../../src/devloop/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
@@ -30,7 +30,7 @@ import { loadKubeConfig } from '../../src/kube/config.js';
 import { BinnacleError } from '../../src/util/errors.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { CORPUS } from './extensions.js';
-import { adminInstaller, e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { adminInstaller, e2eClient, e2eRegistry, eventually, removeAllExtensions, startE2eManager, uniqueName } from './env.js';
 
 const PKG = 'poison-pill-operator';
 const CRD = 'poisonpillconfigs.poison-pill.medik8s.io';
@@ -137,7 +137,7 @@ test("a cluster with Binnacle's CRDs but no manager running: the timeout says so
     2_000,
   );
   assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'poison-pill-operator' }), undefined);
-  manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2 });
+  manager = await startE2eManager(client, work);
 });
 
 test('bad input: a missing bundle directory, an image that does not exist', async () => {

@@ -29,11 +29,13 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .option('--openshift', "add OpenShift's APIs (ClusterVersion, Infrastructure, Proxy, Route, SCC, ImageStream, BuildConfig, console kinds) from the pinned github.com/openshift/api module")
     .option('--openshift-version <version>', 'the OpenShift version the ClusterVersion reports (with --openshift)', '4.16.0')
     .option('--real-node', 'add one real node (kubelet, containerd, runc, CNI bridge, kube-proxy; root only), tainted binnacle.dev/real-node so only Pods that tolerate it run there; also $BINNACLE_REAL_NODE=1')
-    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean }) => {
+    .option('--audit', "log ServiceAccounts' API requests (Metadata level) to the state dir's logs/audit.log")
+    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; audit?: boolean }) => {
       const { clusterUp } = await clusters();
       const result = await clusterUp({
         ...(opts.realNode === true || process.env.BINNACLE_REAL_NODE === '1' ? { realNode: true } : {}),
         ...(opts.openshift === true ? { openshift: { version: opts.openshiftVersion } } : {}),
+        ...(opts.audit === true ? { audit: true } : {}),
         name: opts.name,
         stateDir: opts.stateDir,
         logger: ctx.logger,

@@ -10,6 +10,7 @@ import { definedFields } from '../../util/object.js';
 import type { CliContext } from '../context.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { registerHelmBundleCommand } from './helm-bundle.js';
+import { registerHelmReleaseCommand } from './helm-release.js';
 
 const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
 /** StringSlice flags (`-a a,b -a c`), as Helm's pflag parses them. */
@@ -97,6 +98,7 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
       });
     });
   registerHelmBundleCommand(helm, ctx);
+  registerHelmReleaseCommand(helm, ctx);
 }
 
 /** A local chart path as it is; an oci:// or repository chart fetched into the cache first. */

@@ -296,12 +296,32 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .action(async (name: string, flags: KubeFlags & { toVersion?: string; wait?: boolean; timeout: number }) => {
       await withCluster(flags, async (client) => {
         const { rollbackExtension } = await import('../../actions/release-history.js');
+        const said = await rollbackImpact(client, name, flags.toVersion);
         const { from, to } = await rollbackExtension(client, name, flags.toVersion);
         ctx.err(`• ${name}: rolling back from ${from} to ${to}\n`);
+        ctx.out(said.map((l) => `${l}\n`).join(''));
         if (flags.wait === true) {
           const after = await waitForInstall(client, name, flags.timeout, ctx);
           ctx.out(`installed ${after.status?.install?.bundle.name ?? ''} (${after.status?.install?.bundle.version ?? ''})\n`);
         }
       });
     });
+}
+
+/**
+ * What going back does to the CRDs and to custom resources written against the current
+ * version, in sentences. An explicit version the history does not have cannot be compared.
+ */
+async function rollbackImpact(client: KubeClient, name: string, toVersion: string | undefined): Promise<string[]> {
+  const [{ rollbackPreview }, { describeRollback }] = await Promise.all([import('../../actions/release-history.js'), import('../../actions/rollback-impact.js')]);
+  const preview = await rollbackPreview(client, name, toVersion).catch((err: unknown) => {
+    if (toVersion !== undefined && err instanceof BinnacleError && err.code === 'NO_EARLIER_VERSION') return undefined;
+    throw err;
+  });
+  if (preview === undefined) return [`${name}: ${toVersion ?? ''} was never installed here, so what going back does to custom resources cannot be said before it is tried`];
+  const lines = [`${name}: going back from ${preview.from} to ${preview.to} (revision ${preview.revision} of release ${preview.namespace}/${preview.release})`];
+  lines.push(...describeRollback(preview.from, preview.to, preview.customResources));
+  if (preview.crdProblems.length > 0) lines.push(`CRD upgrade safety refuses going back${preview.dataAtRisk ? ' (stored objects would be left unreadable)' : ''}:`, ...preview.crdProblems.map((p) => `  ${p.crd}: [${p.rule}] ${p.message}`));
+  else if (preview.customResources.length === 0) lines.push('  no CRD field changes: custom resources are reconciled by the older version as they are');
+  return lines;
 }

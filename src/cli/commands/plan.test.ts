@@ -15,6 +15,8 @@ test('the plan text shows objects, the CRD-safety verdict of existing CRDs, and 
         objects: [{ action: 'update', kind: 'CustomResourceDefinition', name: 'things.example.com', changes: ['spec.versions'] }],
         crdSafety: [{ crd: 'things.example.com', safe: false, problems: [{ rule: 'crd.stored-version-removed', message: 'version v1 is in status.storedVersions but the new CRD drops it' }] }],
         missingPermissions: ['create deployments.apps in namespace ns'],
+        imageDigest: 'sha256:1',
+        manifestDigest: 'sha256:2',
       },
     ],
   };

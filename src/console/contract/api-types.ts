@@ -5,6 +5,7 @@
  * DOM and no Node) can take it in, as it does schema-form.ts.
  */
 import type { SpecDescriptor } from './schema-form.js';
+import type { PendingPlan } from '../../api/approval.js';
 
 // --- catalogs (catalog-view.ts, graph.ts) ---------------------------------------------------
 
@@ -160,6 +161,8 @@ export interface ResolutionView {
 export interface ExtensionDetail extends ExtensionSummary {
   units: UnitView[];
   history?: ResolutionView[] | undefined;
+  /** The upgrade (or install) awaiting approval under `upgradeApproval: Manual` (issue 31 §1). */
+  pendingPlan?: PendingPlan | undefined;
 }
 
 export interface EventView {

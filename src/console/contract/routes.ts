@@ -15,7 +15,7 @@ const query = (params: Record<string, string | undefined>): string => {
 };
 
 /** What `extensions/NAME/PART` answers. */
-export type ExtensionPart = 'events' | 'uninstall-preview' | 'apis' | 'revisions' | 'timeline' | 'drift' | 'rollback-preview' | 'rollback';
+export type ExtensionPart = 'events' | 'uninstall-preview' | 'apis' | 'revisions' | 'timeline' | 'drift' | 'rollback-preview' | 'rollback' | 'approve';
 /** What `crds/CRD/resources/NAME/PART` answers. */
 export type ResourcePart = 'delete-preview' | 'drift' | 'timeline';
 

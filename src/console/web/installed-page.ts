@@ -3,7 +3,8 @@
  * again on each watch event about it, live.ts; polled every 2 s only when the stream fails or
  * the person may not watch), the installed bundle, the BundleDeployments it needs, its Helm revisions
  * (each release links to its timeline of revisions with their hooks and jobs, release-timeline.ts)
- * and drift, its Events, and uninstall, which first shows what would be deleted.
+ * and drift, its Events, and uninstall, which first shows what would be deleted; a plan awaiting
+ * approval (issue 31 §1) with a button approving its digest.
  */
 import { api, ApiError, seg } from './api.js';
 import { alert, append, button, clear, descriptionList, emptyState, field, h, linkButton, table, title } from './dom.js';
@@ -11,6 +12,7 @@ import { driftSection } from './drift-view.js';
 import { renderPlan } from './install-page.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { errorText, healthLabel, showError } from './status.js';
+import type { PendingPlan } from '../../api/approval.js';
 import type { ApiView, ConditionView, EventView, ExtensionDetail, ExtensionSummary, HelmOperatorApis, PlanView, UninstallPreview } from '../contract/api-types.js';
 import { routes } from '../contract/routes.js';
 
@@ -194,12 +196,57 @@ function rollbackBox(into: HTMLElement, name: string): void {
   );
 }
 
+/**
+ * The plan awaiting approval (issue 31 §1): what would change, the object diff, CRD safety and
+ * missing RBAC, and a button approving exactly this digest (as the person signed in; a plan
+ * superseded meanwhile is refused by the server, and by the manager).
+ */
+function pendingPlanBox(into: HTMLElement, name: string, plan: PendingPlan | undefined): void {
+  clear(into);
+  if (plan === undefined) return;
+  const o = plan.objects;
+  append(
+    into,
+    title('h2', {}, 'Plan awaiting approval'),
+    alert('warning', { id: 'pending-plan-message' }, plan.message),
+    descriptionList([
+      ['Digest', h('code', { id: 'pending-plan-digest' }, plan.digest)],
+      ['Changes', plan.changes.map((c) => `${c.package ?? c.name} ${c.from ?? '(new)'} → ${c.to}`).join(', ')],
+      ['Objects', o === undefined ? '—' : `${o.create} to create, ${o.update} to change, ${o.delete} to delete, ${o.unchanged} unchanged`],
+      ['Shown since', plan.since],
+      ...(plan.supersedes === undefined ? [] : [['Supersedes', plan.supersedes] as [string, string]]),
+    ], { class: 'facts' }),
+  );
+  if (o?.changed !== undefined) append(into, h('ul', { id: 'pending-plan-objects' }, ...o.changed.map((c) => h('li', {}, c))));
+  for (const c of plan.crdSafety ?? []) append(into, c.safe ? h('p', {}, `CRD ${c.crd}: upgrade safe`) : alert('danger', { 'data-crd-unsafe': c.crd }, `CRD ${c.crd}: unsafe, the manager will refuse it: ${(c.problems ?? []).join('; ')}`));
+  for (const m of plan.missingPermissions ?? []) append(into, alert('warning', { 'data-missing-permission': m }, `The ServiceAccount lacks: ${m}`));
+  const out = h('div', {});
+  const approve = button(
+    'Approve this plan',
+    () => {
+      approve.disabled = true;
+      api<{ digest: string }>('POST', routes.extensionPart(name, 'approve'), { digest: plan.digest }).then(
+        (r) => append(out, h('p', { id: 'plan-approved' }, `Approved plan ${r.digest}; the conditions above follow it.`)),
+        (err: unknown) => {
+          approve.disabled = false;
+          showError(out, errorText(err));
+        },
+      );
+    },
+    { id: 'approve-plan', 'data-digest': plan.digest },
+    'primary',
+  );
+  append(into, approve, out);
+}
+
 /** The extension's page; answers a function that stops its live updates and polling. */
 export function installedDetail(root: HTMLElement, name: string): () => void {
   const body = h('div', {});
   const events = h('div', {});
   const actions = h('div', { class: 'uninstall' });
   const upgrade = h('div', { class: 'upgrade' });
+  const pending = h('div', { id: 'pending-plan' });
+  let pendingDigest: string | undefined;
   const history = h('div', {});
   const apis = h('div', {}, h('p', { class: 'muted' }, 'Loading…'));
   const revisions = h('div', { id: 'revisions' }, h('p', { class: 'muted' }, 'Loading…'));
@@ -208,7 +255,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   const drift = h('div', { class: 'drift-box' });
   driftSection(drift, routes.extensionPart(name, 'drift'), { button: 'drift-check', out: 'drift' });
   clear(root);
-  append(root, title('h1', {}, `Extension ${name}`), body, title('h2', {}, 'Custom resources'), apis, upgrade, title('h2', {}, 'Helm revisions'), revisions, rollback, title('h2', {}, 'Drift'), drift, title('h2', {}, 'Resolution history'), history, actions, title('h2', {}, 'Recent events'), events);
+  append(root, title('h1', {}, `Extension ${name}`), body, pending, title('h2', {}, 'Custom resources'), apis, upgrade, title('h2', {}, 'Helm revisions'), revisions, rollback, title('h2', {}, 'Drift'), drift, title('h2', {}, 'Resolution history'), history, actions, title('h2', {}, 'Recent events'), events);
 
   let apisKey: string | undefined;
   const refresh = async (): Promise<void> => {
@@ -238,6 +285,11 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
       title('h2', {}, 'Bundle deployments'),
       table(['BundleDeployment', 'Package', 'Version', 'Namespace', 'State', 'Role', 'Needed by', 'Revision'], d.units.map((u) => [u.bundleDeployment, u.package, u.version, u.namespace, u.state, u.role, u.neededBy.join(', '), u.revision ?? ''])),
     );
+    // Redrawn only when the plan changes, so a refresh does not take away the answer to a click.
+    if (d.pendingPlan?.digest !== pendingDigest) {
+      pendingDigest = d.pendingPlan?.digest;
+      pendingPlanBox(pending, name, d.pendingPlan);
+    }
     clear(history);
     const records = d.history ?? [];
     append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));

@@ -115,7 +115,7 @@ async function binnacleVersion(): Promise<string> {
 }
 
 /** A DNS label from a chart name: `My_Chart` → `my-chart`. */
-function dnsLabel(s: string): string {
+export function dnsLabel(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'chart';
 }
 

@@ -7,6 +7,7 @@ import { fetchLocalChart, localVersion } from './local.js';
 import { fetchOciChart, listOciVersions } from './oci.js';
 import { normalizeChartRef, type ChartRef } from './reference.js';
 import { fetchRepoChart, listRepoVersions } from './repo.js';
+import { BinnacleError } from '../../util/errors.js';
 import type { ChartSourceOptions, FetchedChart, ListVersionsOptions } from './types.js';
 
 /**
@@ -15,6 +16,10 @@ import type { ChartSourceOptions, FetchedChart, ListVersionsOptions } from './ty
  */
 export async function fetchChart(ref: ChartRef, opts: ChartSourceOptions): Promise<FetchedChart> {
   const checked = normalizeChartRef(ref);
+  if (opts.verifyKeys !== undefined && checked.type !== 'oci') {
+    const what = checked.type === 'repo' ? "a Helm repository's chart (Helm's .prov files are not supported)" : `a ${checked.type} chart`;
+    throw new BinnacleError('input', 'SIGNATURE_UNSUPPORTED_SOURCE', `${what} cannot carry an OCI signature, so it cannot be verified; use an oci:// chart, or remove verify`);
+  }
   switch (checked.type) {
     case 'dir':
     case 'archive':

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import semver from 'semver';
 import { BinnacleError } from '../../util/errors.js';
-import { RegistryClient, credentialsFromAuthFiles, defaultAuthFiles, type Descriptor, type ImageManifest, type ImageReference } from '../../oci/index.js';
+import { RegistryClient, credentialsFromAuthFiles, defaultAuthFiles, verifyImageSignature, type Descriptor, type ImageManifest, type ImageReference } from '../../oci/index.js';
 import { readArchiveChartMetadata } from './chart-file.js';
 import { cachedArchive, lookupPin, rememberPin, storeArchive } from './cache.js';
 import { ChartSourceError, NoMatchingVersionError, type ChartSourceCode } from './errors.js';
@@ -160,7 +160,8 @@ export async function fetchOciChart(ref: OciChartRef, opts: ChartSourceOptions):
   const loc = parseOciLocation(ref.ref);
   const label = describeChartRef(ref);
   const maxBytes = opts.maxArchiveBytes ?? DEFAULT_MAX_ARCHIVE_BYTES;
-  const hit = await pinnedHit(ref, loc, opts);
+  // A verified fetch always asks the registry for the signature: the cache is not proof of one.
+  const hit = opts.verifyKeys === undefined ? await pinnedHit(ref, loc, opts) : undefined;
   if (hit !== undefined) return hit;
 
   const client = clientFor(ref, opts);
@@ -173,6 +174,7 @@ export async function fetchOciChart(ref: OciChartRef, opts: ChartSourceOptions):
     throw err;
   }
   const { manifest, digest: manifestDigest } = found;
+  if (opts.verifyKeys !== undefined) await verifyImageSignature(client, imageRef(loc, tag, undefined), manifestDigest, opts.verifyKeys);
   const layer = chartLayer(manifest, label);
   if (layer.size > maxBytes) throw new ChartSourceError('HELM_CHART_TOO_LARGE', label, `the chart layer is ${layer.size} bytes, over the limit of ${maxBytes}`);
 

@@ -2,6 +2,7 @@
 import type { Logger } from 'pino';
 import type { AuthOption, RegistryClient } from '../../oci/index.js';
 import type { ChartRef } from './reference.js';
+import type { TrustedKey } from '../../oci/index.js';
 
 export interface ChartSourceOptions {
   /** The content-addressed cache (the same directory src/source uses is fine). */
@@ -16,6 +17,12 @@ export interface ChartSourceOptions {
    * Chart repositories: username/password, sent to the repository's own origin only; none by default.
    */
   auth?: AuthOption;
+  /**
+   * Require a cosign signature by one of these keys on the chart's OCI manifest, checked before
+   * anything of it is downloaded or served from the cache. Only OCI charts can carry one: any
+   * other reference is refused (Helm's `.prov` files are not supported).
+   */
+  verifyKeys?: readonly TrustedKey[];
   /** Largest chart archive, in bytes (default 100 MiB, Helm's own limit for a decompressed chart). */
   maxArchiveBytes?: number;
   /** Largest chart directory, file bytes in all (default 100 MiB). */

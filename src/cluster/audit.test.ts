@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { AUDIT_POLICY, countAuditRequests } from './audit.js';
+
+const ev = (user: string, verb: string, stage = 'ResponseComplete'): string => JSON.stringify({ kind: 'Event', stage, verb, user: { username: user } });
+
+test('countAuditRequests counts one event per request, per user and verb, only for the users asked', () => {
+  const log = [
+    ev('system:serviceaccount:b:op', 'get'),
+    ev('system:serviceaccount:b:op', 'get'),
+    ev('system:serviceaccount:b:op', 'watch', 'ResponseStarted'), // the same request's earlier stage
+    ev('system:serviceaccount:b:op', 'watch'),
+    ev('system:serviceaccount:b:other', 'list'),
+    '{"truncated', // a line being written
+    '',
+  ].join('\n');
+  const counts = countAuditRequests(log, new Set(['system:serviceaccount:b:op']));
+  assert.deepEqual([...counts.keys()], ['system:serviceaccount:b:op']);
+  assert.deepEqual(Object.fromEntries(counts.get('system:serviceaccount:b:op') ?? []), { get: 2, watch: 1 });
+  assert.equal(countAuditRequests(log).get('system:serviceaccount:b:other')?.get('list'), 1);
+});
+
+test('the audit policy logs ServiceAccounts at Metadata level and nothing of kube-system or other users', () => {
+  const [kubeSystem, serviceAccounts, rest] = AUDIT_POLICY.rules;
+  assert.deepEqual(kubeSystem, { level: 'None', userGroups: ['system:serviceaccounts:kube-system'] });
+  assert.deepEqual(serviceAccounts, { level: 'Metadata', userGroups: ['system:serviceaccounts'] });
+  assert.deepEqual(rest, { level: 'None' });
+  assert.ok(AUDIT_POLICY.omitStages.includes('RequestReceived') && AUDIT_POLICY.omitStages.includes('ResponseStarted'));
+});

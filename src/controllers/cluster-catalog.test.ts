@@ -1,0 +1,266 @@
+/**
+ * The ClusterCatalog reconciler's steps (HandleFinalizer → Validate → Pull → LoadAndServe), driven
+ * with fakes: an in-memory client that counts status writes, a pull that hands back a fixture tree,
+ * and the real registry and store. Each step's failure branch, and at most one status write per
+ * reconcile.
+ */
+import { after, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog, type ClusterCatalogSpec } from '../api/types.js';
+import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
+import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
+import type { KubeClient } from '../kube/client.js';
+import type { ReconcileResult } from '../kube/controller.js';
+import { KubeApiError } from '../kube/errors.js';
+import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import type { PulledImage } from '../oci/index.js';
+import { CatalogRegistry } from './catalog-registry.js';
+import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
+import { conflict, NextFailure } from './fakes.test-helper.js';
+
+const logger = pino({ level: 'silent' });
+const DIGEST = 'sha256:' + 'c'.repeat(64);
+const IMAGE = 'quay.io/example/catalog:latest';
+const dirs: string[] = [];
+after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
+
+/** The slice of KubeClient the reconciler uses: one ClusterCatalog, finalizer patches, status writes counted. */
+class FakeKube {
+  catalog: ClusterCatalog | undefined;
+  readonly statusWrites: Record<string, unknown>[] = [];
+  /** Fails the next finalizer patch. */
+  readonly patchFailure = new NextFailure();
+
+  client(): KubeClient {
+    const c = {
+      get: (ref: ObjectRef) => {
+        if (ref.kind === 'ClusterCatalog' && this.catalog !== undefined) return Promise.resolve(structuredClone(this.catalog));
+        return Promise.reject(new KubeApiError(404, 'NotFound', `${ref.kind} ${ref.name} not found`));
+      },
+      patch: (_ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
+        const failed = this.patchFailure.take();
+        if (failed !== undefined) return failed;
+        if (this.catalog === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'gone'));
+        if (patch.metadata.finalizers !== undefined) this.catalog.metadata.finalizers = patch.metadata.finalizers;
+        return Promise.resolve(structuredClone(this.catalog));
+      },
+      apply: (obj: KubeObject, opts: { subresource?: string }) => {
+        assert.equal(opts.subresource, 'status', 'the reconciler writes only status with apply');
+        this.statusWrites.push(structuredClone(obj.status as Record<string, unknown>));
+        if (this.catalog !== undefined) this.catalog.status = structuredClone(obj.status) as ClusterCatalog['status'];
+        return Promise.resolve(obj);
+      },
+    };
+    return c as unknown as KubeClient;
+  }
+}
+
+interface Harness {
+  kube: FakeKube;
+  registry: CatalogRegistry;
+  storeDir: string;
+  pulls: string[];
+  reconcile: () => Promise<ReconcileResult | undefined>;
+}
+
+/** A reconciler over one ClusterCatalog named `ops`; `pull` answers with the valid fixture catalog unless told otherwise. */
+async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknown>, pull?: ImagePull): Promise<Harness> {
+  const storeDir = await mkdtemp(join(tmpdir(), 'cc-test-'));
+  dirs.push(storeDir);
+  const kube = new FakeKube();
+  kube.catalog = {
+    apiVersion: API_VERSION,
+    kind: 'ClusterCatalog',
+    metadata: { name: 'ops', generation: 1, resourceVersion: '1', finalizers: [FINALIZER_CLEANUP] },
+    spec: { source: { type: 'Image', image: { ref: IMAGE } }, ...spec },
+  };
+  const registry = new CatalogRegistry();
+  const pulls: string[] = [];
+  const fixture: PulledImage = { digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/fbc/valid' } };
+  const r = new ClusterCatalogReconciler({
+    client: kube.client(),
+    registry,
+    pull: (ref, opts) => {
+      pulls.push(ref);
+      return pull === undefined ? Promise.resolve(fixture) : pull(ref, opts);
+    },
+    storeDir,
+    serverUrl: 'http://127.0.0.1:8083',
+    retryAfterMs: 7_000,
+  });
+  return { kube, registry, storeDir, pulls, reconcile: () => r.reconcile({ key: 'ops', name: 'ops' }, { logger, signal: new AbortController().signal }) };
+}
+
+function condition(status: Record<string, unknown> | undefined, type: string): Condition | undefined {
+  return (status?.conditions as Condition[] | undefined)?.find((c) => c.type === type);
+}
+
+describe('ClusterCatalog reconciler, step by step with fakes', () => {
+  test('success: the image is pulled, loaded, stored and served; status is written once with the digest, the URL and Serving', async () => {
+    const h = await harness({ source: { type: 'Image', image: { ref: IMAGE, pollIntervalMinutes: 5 } } });
+    const result = await h.reconcile();
+    assert.deepEqual(h.pulls, [IMAGE]);
+    assert.equal(h.registry.get('ops')?.digest, DIGEST);
+    assert.equal(h.kube.statusWrites.length, 1, 'one status write per reconcile');
+    const status = h.kube.statusWrites[0];
+    assert.deepEqual(status?.resolvedSource, { type: 'Image', image: { ref: `quay.io/example/catalog@${DIGEST}` } });
+    assert.deepEqual(status?.urls, { base: 'http://127.0.0.1:8083/catalogs/ops' });
+    assert.equal(condition(status, 'Serving')?.status, 'True');
+    assert.equal(condition(status, 'Progressing')?.reason, 'Succeeded');
+    assert.deepEqual(result, { requeueAfterMs: 5 * 60_000 });
+    await h.reconcile();
+    assert.equal(h.kube.statusWrites.length, 2, 'the next reconcile writes once again (lastUnpacked kept)');
+    assert.equal(h.kube.statusWrites[1]?.lastUnpacked, status?.lastUnpacked);
+  });
+
+  describe('HandleFinalizer', () => {
+    test('success: a catalog without the cleanup finalizer gets it and the reconcile goes on', async () => {
+      const h = await harness({});
+      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.finalizers = [];
+      await h.reconcile();
+      assert.deepEqual(h.kube.catalog?.metadata.finalizers, [FINALIZER_CLEANUP]);
+      assert.equal(h.registry.get('ops')?.digest, DIGEST);
+      assert.equal(h.kube.statusWrites.length, 1);
+    });
+
+    test('failure: the finalizer patch fails; the error is thrown for backoff, nothing is pulled or written', async () => {
+      const h = await harness({});
+      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.finalizers = [];
+      h.kube.patchFailure.arm(conflict());
+      await assert.rejects(h.reconcile(), /has been modified/);
+      assert.deepEqual(h.pulls, []);
+      assert.equal(h.kube.statusWrites.length, 0);
+    });
+
+    test('deleting: the catalog stops being served, its stored content goes, the finalizer is removed; no status written', async () => {
+      const h = await harness({});
+      await h.reconcile();
+      await access(join(h.storeDir, 'ops'));
+      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      const writes = h.kube.statusWrites.length;
+      assert.equal(await h.reconcile(), undefined);
+      assert.equal(h.registry.get('ops'), undefined);
+      await assert.rejects(access(join(h.storeDir, 'ops')), /ENOENT/);
+      assert.deepEqual(h.kube.catalog?.metadata.finalizers, []);
+      assert.equal(h.kube.statusWrites.length, writes);
+    });
+
+    test('deleting: a failed finalizer removal is thrown; the catalog is no longer served', async () => {
+      const h = await harness({});
+      await h.reconcile();
+      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      h.kube.patchFailure.arm(conflict());
+      await assert.rejects(h.reconcile(), /has been modified/);
+      assert.equal(h.registry.get('ops'), undefined);
+    });
+  });
+
+  describe('Validate', () => {
+    test('failure: a source with no image ref is Progressing=False Blocked; nothing is pulled; one write; no requeue', async () => {
+      const h = await harness({ source: { type: 'Image', image: { ref: '' } } });
+      assert.equal(await h.reconcile(), undefined);
+      assert.deepEqual(h.pulls, []);
+      assert.equal(h.kube.statusWrites.length, 1);
+      const progressing = condition(h.kube.statusWrites[0], 'Progressing');
+      assert.equal(progressing?.status, 'False');
+      assert.equal(progressing?.reason, 'Blocked');
+      assert.match(progressing?.message ?? '', /spec\.source: type must be Image/);
+    });
+
+    test('failure: a credential in the image ref is Blocked, named, and never pulled (the ref is not echoed back)', async () => {
+      const h = await harness({ source: { type: 'Image', image: { ref: 'user:s3cret@quay.io/example/catalog:latest' } } });
+      await h.reconcile();
+      assert.deepEqual(h.pulls, []);
+      assert.equal(h.kube.statusWrites.length, 1);
+      const progressing = condition(h.kube.statusWrites[0], 'Progressing');
+      assert.equal(progressing?.reason, 'Blocked');
+      assert.match(progressing?.message ?? '', /^spec\.source\.image\.ref: /);
+      assert.doesNotMatch(JSON.stringify(h.kube.statusWrites[0]), /s3cret/);
+    });
+
+    test('availabilityMode Unavailable: served content is withdrawn, Serving=False Unavailable, nothing pulled, one write', async () => {
+      const h = await harness({});
+      await h.reconcile();
+      if (h.kube.catalog !== undefined) h.kube.catalog.spec.availabilityMode = 'Unavailable';
+      await h.reconcile();
+      assert.deepEqual(h.pulls, [IMAGE], 'pulled once, for the first reconcile only');
+      assert.equal(h.registry.get('ops'), undefined);
+      assert.equal(h.kube.statusWrites.length, 2);
+      assert.equal(condition(h.kube.statusWrites[1], 'Serving')?.reason, 'Unavailable');
+    });
+  });
+
+  describe('Pull', () => {
+    test('failure: a pull error is Progressing=True Retrying and Serving=False (nothing good yet); one write; retried after retryAfterMs', async () => {
+      const h = await harness({}, () => Promise.reject(new Error('registry said 503')));
+      const result = await h.reconcile();
+      assert.deepEqual(result, { requeueAfterMs: 7_000 });
+      assert.equal(h.kube.statusWrites.length, 1);
+      const progressing = condition(h.kube.statusWrites[0], 'Progressing');
+      assert.equal(progressing?.status, 'True');
+      assert.equal(progressing?.reason, 'Retrying');
+      assert.match(progressing?.message ?? '', /pulling quay\.io\/example\/catalog:latest: registry said 503/);
+      assert.equal(condition(h.kube.statusWrites[0], 'Serving')?.status, 'False');
+    });
+
+    test('failure after good content: the last good catalog stays served and Serving stays True', async () => {
+      let fail = false;
+      const h = await harness({}, () => (fail ? Promise.reject(new Error('registry said 503')) : Promise.resolve({ digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/fbc/valid' } })));
+      await h.reconcile();
+      fail = true;
+      await h.reconcile();
+      assert.equal(h.registry.get('ops')?.digest, DIGEST);
+      assert.equal(h.kube.statusWrites.length, 2);
+      assert.equal(condition(h.kube.statusWrites[1], 'Progressing')?.reason, 'Retrying');
+      assert.equal(condition(h.kube.statusWrites[1], 'Serving')?.status, 'True');
+    });
+
+    test('failure: ConfigMaps that cannot be read are Retrying, naming them; one write', async () => {
+      const h = await harness({ source: { type: 'ConfigMaps', configMaps: [{ namespace: 'team-a', name: 'fbc' }] } });
+      const result = await h.reconcile();
+      assert.deepEqual(result, { requeueAfterMs: 7_000 });
+      assert.deepEqual(h.pulls, [], 'ConfigMaps are read, not pulled');
+      assert.equal(h.kube.statusWrites.length, 1);
+      assert.match(condition(h.kube.statusWrites[0], 'Progressing')?.message ?? '', /reading ConfigMaps team-a\/fbc/);
+    });
+  });
+
+  describe('LoadAndServe', () => {
+    test('failure: an image whose catalog cannot be read is InvalidCatalog; nothing is served; one write', async () => {
+      const h = await harness({}, () => Promise.resolve({ digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/bad/broken-yaml' } }));
+      const result = await h.reconcile();
+      assert.deepEqual(result, { requeueAfterMs: 7_000 });
+      assert.equal(h.registry.get('ops'), undefined);
+      assert.equal(h.kube.statusWrites.length, 1);
+      const progressing = condition(h.kube.statusWrites[0], 'Progressing');
+      assert.equal(progressing?.reason, 'InvalidCatalog');
+      assert.match(progressing?.message ?? '', new RegExp(`image quay\\.io/example/catalog@${DIGEST}`));
+    });
+
+    test('failure: a catalog that breaks the model rules is InvalidCatalog, and the last good content stays served', async () => {
+      const other = 'sha256:' + 'd'.repeat(64);
+      let bad = false;
+      const h = await harness({}, () => Promise.resolve(bad ? { digest: other, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/invalid-model' } } : { digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/fbc/valid' } }));
+      await h.reconcile();
+      bad = true;
+      await h.reconcile();
+      assert.equal(h.registry.get('ops')?.digest, DIGEST, 'the last good content is still served');
+      assert.equal(h.kube.statusWrites.length, 2);
+      assert.equal(condition(h.kube.statusWrites[1], 'Progressing')?.reason, 'InvalidCatalog');
+      assert.equal(condition(h.kube.statusWrites[1], 'Serving')?.status, 'True');
+    });
+  });
+
+  test('a catalog that is gone is dropped from the registry; nothing is written', async () => {
+    const h = await harness({});
+    await h.reconcile();
+    h.kube.catalog = undefined;
+    assert.equal(await h.reconcile(), undefined);
+    assert.equal(h.registry.get('ops'), undefined);
+    assert.equal(h.kube.statusWrites.length, 1);
+  });
+});
