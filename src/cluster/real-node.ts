@@ -154,6 +154,11 @@ function containerdConfig(plan: RealNodePlan, tools: Record<string, string>, reg
     // The Pods' network namespaces under the state dir, not /var/run/netns: `down` finds its own.
     '  netns_mounts_under_state_dir = true',
     '  enable_selinux = false',
+    // Lowering a process's oom_score_adj needs CAP_SYS_RESOURCE, which a VM or container may not
+    // grant root (this one does not): runc's init then fails writing the sandbox's -998 and every
+    // Pod fails with "can't get final child's PID from pipe: EOF". Keep adjustments at or above
+    // containerd's own, as rootless containerd does.
+    '  restrict_oom_score_adj = true',
     `[${cri}.cni]`,
     `  bin_dirs = [${JSON.stringify(tools['cni-plugins'] ?? '')}]`,
     `  conf_dir = ${JSON.stringify(join(plan.dir, 'cni'))}`,
@@ -161,6 +166,8 @@ function containerdConfig(plan: RealNodePlan, tools: Record<string, string>, reg
     "  runtime_type = 'io.containerd.runc.v2'",
     `[${cri}.containerd.runtimes.runc.options]`,
     `  BinaryName = ${JSON.stringify(tools.runc ?? 'runc')}`,
+    // runc's container state under the node's run dir, not the host's /run/containerd/runc.
+    `  Root = ${JSON.stringify(join(plan.runDir, 'runc'))}`,
     '  SystemdCgroup = false',
     `[${images}]`,
     "  snapshotter = 'overlayfs'",
@@ -229,6 +236,8 @@ function kubeletConfig(plan: RealNodePlan, pki: ClusterPki): string {
     maxPods: 40,
     resolvConf: '/etc/resolv.conf',
     nodeStatusReportFrequency: '10s',
+    // Without CAP_SYS_RESOURCE (see containerdConfig) kubelet cannot lower its own score: leave it.
+    oomScoreAdj: 0,
     syncFrequency: '10s',
   });
 }
@@ -244,6 +253,7 @@ function kubeProxyConfig(plan: RealNodePlan, kubeconfig: string): string {
     healthzBindAddress: `127.0.0.1:${plan.ports.kubeProxyHealthz}`,
     metricsBindAddress: `127.0.0.1:${plan.ports.kubeProxyMetrics}`,
     clientConnection: { kubeconfig },
+    oomScoreAdj: 0,
     // Leave the machine's conntrack table size alone.
     conntrack: { maxPerCore: 0 },
   });
