@@ -23,7 +23,7 @@ import { freePorts } from './ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
 import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
 import { ensureRealNodeTools, ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
-import { joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
+import { describeLeftovers, ensureNodeBridge, joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -114,6 +114,16 @@ function hostAddresses(): string[] {
     .filter((a) => a !== '');
 }
 
+/**
+ * The address the API server listens on. Alone, loopback. With a real node its Pods must reach it
+ * too (the `kubernetes` Service's endpoint, through kube-proxy), and the API server listens on one
+ * address only: the node's bridge address, which the host and the node's Pods reach, rather than
+ * every interface (0.0.0.0 would offer it to the machine's network).
+ */
+export function apiserverHost(state: Pick<ClusterState, 'realNode'>): string {
+  return state.realNode?.gateway ?? '127.0.0.1';
+}
+
 function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): { command: string; args: string[] } {
   const { ports, pki, tools } = state;
   const tool = (t: string): string => tools[t] ?? t;
@@ -135,13 +145,13 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
       };
     case 'kube-apiserver': {
       // With a real node, its Pods reach the API server (the `kubernetes` Service's endpoint) at
-      // the node's bridge address: it listens there too.
+      // the node's bridge address: it listens there (apiserverHost).
       const advertise = state.realNode?.gateway ?? hostAddresses()[0];
       return {
         command: tool('kube-apiserver'),
         args: [
           `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
-          `--bind-address=${state.realNode === undefined ? '127.0.0.1' : '0.0.0.0'}`,
+          `--bind-address=${apiserverHost(state)}`,
           `--secure-port=${ports.apiserver}`,
           ...(advertise === undefined ? ['--advertise-address=127.0.0.1'] : [`--advertise-address=${advertise}`]),
           `--cert-dir=${join(layout.pki, 'apiserver-generated')}`,
@@ -223,7 +233,7 @@ function probeFor(c: Component, state: ClusterState): HealthProbe {
       return { url: `http://127.0.0.1:${ports.etcdClient}/health`, expect: '"health":"true"' };
     case 'kube-apiserver':
       return {
-        url: `https://127.0.0.1:${ports.apiserver}/readyz`,
+        url: `https://${apiserverHost(state)}:${ports.apiserver}/readyz`,
         tls: { ca: pki.caCert, cert: pki.healthClientCert, key: pki.healthClientKey },
         expect: 'ok',
       };
@@ -256,6 +266,8 @@ function writeRegistryConfig(layout: ClusterLayout, port: number): void {
 }
 
 async function startComponent(c: Component, state: ClusterState, layout: ClusterLayout, timeoutMs: number): Promise<void> {
+  // The API server listens on the real node's bridge address, which must exist first.
+  if (c === 'kube-apiserver' && state.realNode !== undefined) ensureNodeBridge(state.realNode);
   const { command, args } = commandFor(c, state, layout);
   const rec = startDetached(c, command, args, join(layout.logs, `${c}.log`));
   state.processes[c] = rec;
@@ -331,7 +343,7 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   const realNode = opts.realNode === true ? await planRealNode(layout) : undefined;
   if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
   say('generating certificates and kubeconfigs');
-  const pki = await generatePki(layout, ports.apiserver, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
+  const pki = await generatePki(layout, `https://${apiserverHost({ realNode })}:${ports.apiserver}`, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
   writeRegistryConfig(layout, ports.registry);
   const state: ClusterState = {
     name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(),
@@ -415,21 +427,9 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
 
   say('waiting for the node and the default service account');
   await prepareCluster(layout, timeoutMs);
-  const apiserver = `https://127.0.0.1:${state.ports.apiserver}`;
-  if (opts.realNode === true && state.realNode === undefined) {
-    throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', `cluster "${layout.name}" was created without a real node: \`binnacle cluster down --name ${layout.name}\`, then \`cluster up --real-node\``);
-  }
-  if (state.realNode !== undefined) await upRealNode(state, layout, opts, say, timeoutMs);
-  let openshiftVersion: string | undefined;
-  if (opts.openshift !== undefined) {
-    const dir = ensureOpenShiftApi(opts.logger);
-    const client = await adminClient(layout);
-    try {
-      openshiftVersion = (await installOpenShiftApis(client, openShiftCrds(dir), { ...opts.openshift, apiserver, say, timeoutMs })).version;
-    } finally {
-      client.close();
-    }
-  }
+  const apiserver = `https://${apiserverHost(state)}:${state.ports.apiserver}`;
+  await upRealNode(state, layout, opts, say, timeoutMs);
+  const openshiftVersion = await upOpenShift(layout, opts, apiserver, say, timeoutMs);
   say(`cluster "${layout.name}" is ready: export KUBECONFIG=${layout.kubeconfig}`);
   return {
     name: layout.name,
@@ -443,9 +443,24 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
   };
 }
 
+/** OpenShift's APIs, when `opts.openshift` asks for them; the version the ClusterVersion reports. */
+async function upOpenShift(layout: ClusterLayout, opts: UpOptions, apiserver: string, say: (l: string) => void, timeoutMs: number): Promise<string | undefined> {
+  if (opts.openshift === undefined) return undefined;
+  const dir = ensureOpenShiftApi(opts.logger);
+  const client = await adminClient(layout);
+  try {
+    return (await installOpenShiftApis(client, openShiftCrds(dir), { ...opts.openshift, apiserver, say, timeoutMs })).version;
+  } finally {
+    client.close();
+  }
+}
+
 /** Starts the real node's components that are not running (all of them the first time), and waits for the node. */
 async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOptions, say: (l: string) => void, timeoutMs: number): Promise<void> {
   const plan = state.realNode;
+  if (opts.realNode === true && plan === undefined) {
+    throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', `cluster "${layout.name}" was created without a real node: \`binnacle cluster down --name ${layout.name}\`, then \`cluster up --real-node\``);
+  }
   if (plan === undefined) return;
   const dead: RealNodeComponent[] = [];
   for (const c of REAL_NODE_COMPONENTS) {
@@ -458,7 +473,7 @@ async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOp
   if (dead.length === 0) return;
   const client = await adminClient(layout);
   try {
-    await joinRealNode({ plan, layout, pki: state.pki, tools: state.tools, apiserverPort: state.ports.apiserver, registry: `127.0.0.1:${state.ports.registry}`, logger: opts.logger, save: () => writeState(layout, state) }, dead, client, timeoutMs, say);
+    await joinRealNode({ plan, layout, pki: state.pki, tools: state.tools, apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`, registry: `127.0.0.1:${state.ports.registry}`, logger: opts.logger, save: () => writeState(layout, state) }, dead, client, timeoutMs, say);
   } finally {
     client.close();
   }
@@ -481,9 +496,11 @@ export async function clusterDown(opts: { name?: string; stateDir?: string; logg
       }
     }
   }
-  if (leftovers !== undefined && (leftovers.mounts.length > 0 || leftovers.cgroups.length > 0)) {
-    // Removing the state dir under live mounts would delete what they show (a Pod's volumes).
-    throw new BinnacleError('terminal', 'CLUSTER_REAL_NODE_LEFTOVERS', `the real node left ${[...leftovers.mounts.map((m) => `mount ${m}`), ...leftovers.cgroups.map((c) => `cgroup ${c}`)].join(', ')}; run \`cluster down\` again`);
+  const left = leftovers === undefined ? [] : describeLeftovers(leftovers);
+  if (left.length > 0) {
+    // The state dir stays (removing it under live mounts would delete what they show, a Pod's
+    // volumes), so that `down` again finds the node and retries.
+    throw new BinnacleError('terminal', 'CLUSTER_REAL_NODE_LEFTOVERS', `the real node left ${left.join(', ')}; run \`cluster down\` again`);
   }
   rmSync(layout.root, { recursive: true, force: true });
   return { stopped };
@@ -506,7 +523,7 @@ export async function clusterStatus(opts: { name?: string; stateDir?: string }):
     exists: true,
     kubeconfig: layout.kubeconfig,
     registry: `127.0.0.1:${state.ports.registry}`,
-    apiserver: `https://127.0.0.1:${state.ports.apiserver}`,
+    apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`,
     components,
   };
 }

@@ -133,7 +133,7 @@ function containerdSocket(plan: RealNodePlan): string {
   return join(plan.runDir, 'containerd.sock');
 }
 
-function containerdConfig(plan: RealNodePlan, tools: Record<string, string>, registry: string): string {
+export function containerdConfig(plan: RealNodePlan, tools: Record<string, string>, registry: string): string {
   const cri = "plugins.'io.containerd.cri.v1.runtime'";
   const images = "plugins.'io.containerd.cri.v1.images'";
   return [
@@ -207,7 +207,7 @@ function cniConfig(plan: RealNodePlan): string {
   );
 }
 
-function kubeletConfig(plan: RealNodePlan, pki: ClusterPki): string {
+export function kubeletConfig(plan: RealNodePlan, pki: ClusterPki): string {
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
@@ -242,7 +242,7 @@ function kubeletConfig(plan: RealNodePlan, pki: ClusterPki): string {
   });
 }
 
-function kubeProxyConfig(plan: RealNodePlan, kubeconfig: string): string {
+export function kubeProxyConfig(plan: RealNodePlan, kubeconfig: string): string {
   return stringify({
     apiVersion: 'kubeproxy.config.k8s.io/v1alpha1',
     kind: 'KubeProxyConfiguration',
@@ -259,9 +259,8 @@ function kubeProxyConfig(plan: RealNodePlan, kubeconfig: string): string {
   });
 }
 
-async function nodeKubeconfigs(plan: RealNodePlan, pki: ClusterPki, apiserverPort: number, clusterName: string): Promise<{ kubelet: string; proxy: string }> {
+async function nodeKubeconfigs(plan: RealNodePlan, pki: ClusterPki, server: string, clusterName: string): Promise<{ kubelet: string; proxy: string }> {
   const ca = { certPem: readFileSync(pki.caCert, 'utf8'), keyPem: readFileSync(pki.caKey, 'utf8') };
-  const server = `https://127.0.0.1:${apiserverPort}`;
   // The kubelet acts for its node and answers the API server's webhook checks; with RBAC alone
   // (no Node authorizer here) the node's user is an admin, as kwok's is.
   const kubeletCert = await issueCertificate(ca, { commonName: `system:node:${plan.nodeName}`, organizations: ['system:nodes', 'system:masters'], usage: 'client' });
@@ -279,7 +278,7 @@ function sysctl(key: string, value: string): void {
 }
 
 /** The bridge with the node's address, before anything starts: the kubelet and API server use it. */
-function makeBridge(plan: RealNodePlan): void {
+export function ensureNodeBridge(plan: RealNodePlan): void {
   if (run('ip', ['-o', 'link', 'show', plan.bridge], { ignoreFailure: true }) === '') {
     run('ip', ['link', 'add', 'name', plan.bridge, 'type', 'bridge']);
   }
@@ -299,7 +298,8 @@ export interface RealNodeContext {
   layout: ClusterLayout;
   pki: ClusterPki;
   tools: Record<string, string>;
-  apiserverPort: number;
+  /** The API server's URL (on the node's bridge address). */
+  apiserver: string;
   registry: string;
   logger: Logger;
   save: () => void;
@@ -311,12 +311,12 @@ export async function prepareRealNode(c: RealNodeContext): Promise<void> {
   mkdirSync(plan.dir, { recursive: true });
   mkdirSync(plan.runDir, { recursive: true, mode: 0o700 });
   hostSettings();
-  makeBridge(plan);
+  ensureNodeBridge(plan);
   makeCgroupRoot(plan);
   registryHosts(plan, c.registry);
   writeFile(join(plan.dir, 'cni', '10-binnacle.conflist'), cniConfig(plan));
   writeFile(join(plan.dir, 'containerd.toml'), containerdConfig(plan, c.tools, c.registry));
-  const kc = await nodeKubeconfigs(plan, c.pki, c.apiserverPort, c.layout.name);
+  const kc = await nodeKubeconfigs(plan, c.pki, c.apiserver, c.layout.name);
   writeFile(join(plan.dir, 'kubelet.yaml'), kubeletConfig(plan, c.pki));
   writeFile(join(plan.dir, 'kube-proxy.yaml'), kubeProxyConfig(plan, kc.proxy));
   mkdirSync(join(plan.dir, 'kubelet-root'), { recursive: true });
@@ -447,6 +447,7 @@ export function kubeChainsRemoval(save: string): string {
   return out.length === 0 ? '' : `${out.join('\n')}\n`;
 }
 
+/** Removes the KUBE- chains kubelet and kube-proxy leave (kube-proxy --cleanup leaves some). */
 function removeKubeChains(): void {
   for (const bin of ['iptables', 'ip6tables']) {
     const input = kubeChainsRemoval(run(`${bin}-save`, [], { ignoreFailure: true }));
@@ -456,21 +457,33 @@ function removeKubeChains(): void {
   }
 }
 
-/** Shims of this node's containerd (their `-address` is its socket), found in /proc. */
-function shimPids(plan: RealNodePlan): number[] {
+/** Shims of this node's containerd (their `-address` is its socket), found in /proc, with their task ids. */
+function shims(plan: RealNodePlan): { pid: number; id: string; namespace: string }[] {
   const sock = containerdSocket(plan);
-  const pids: number[] = [];
+  const out: { pid: number; id: string; namespace: string }[] = [];
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0');
-      if ((cmd[0] ?? '').endsWith('containerd-shim-runc-v2') && cmd.includes(sock)) pids.push(Number(d));
+      if (!(cmd[0] ?? '').endsWith('containerd-shim-runc-v2') || !cmd.includes(sock)) continue;
+      const flag = (name: string): string => cmd[cmd.indexOf(name) + 1] ?? '';
+      out.push({ pid: Number(d), id: flag('-id'), namespace: flag('-namespace') });
     } catch {
       // gone
     }
   }
-  return pids;
+  return out;
 }
+
+/**
+ * Where containerd v2's shim for task `id` listens: a path fixed by containerd
+ * (pkg/shim SocketAddress: /run/containerd/s/ + sha256 of "<containerd socket>/<namespace>/<id>"),
+ * whatever its state dir. A killed shim leaves it behind.
+ */
+export function shimSocketPath(containerdSock: string, namespace: string, id: string): string {
+  return join(SHIM_SOCKET_DIR, createHash('sha256').update(join(containerdSock, namespace, id)).digest('hex'));
+}
+const SHIM_SOCKET_DIR = '/run/containerd/s';
 
 /** Every process in the node's cgroups (the containers), from each hierarchy's cgroup.procs. */
 function cgroupPids(plan: RealNodePlan): number[] {
@@ -498,17 +511,80 @@ function killAll(pids: readonly number[]): void {
   }
 }
 
-/** What `down` could not remove, for its message (empty when the node left nothing). */
+/** What the node left on the machine (all empty once `down` removed everything). */
 export interface RealNodeLeftovers {
+  /** Mount points under the node's dirs: volumes, root filesystems, network namespaces, kubelet's root. */
   mounts: string[];
   cgroups: string[];
+  /** iptables chains kubelet, kube-proxy and the CNI plugins add (`table/chain`). */
+  chains: string[];
+  /** The node's bridge, when it still exists. */
+  links: string[];
+  /** Files: the node's dirs, containerd's state, shim sockets. */
+  files: string[];
+  /** The node's processes still running: components, shims, containers. */
+  processes: number[];
+}
+
+/** The (KUBE-* and CNI-*) chains of an `iptables-save` output, as `table/chain`. */
+export function nodeChains(save: string): string[] {
+  const out: string[] = [];
+  let table = '';
+  for (const line of save.split('\n')) {
+    if (line.startsWith('*')) table = line.slice(1).trim();
+    const m = /^:((?:KUBE|CNI)-\S+)\s/.exec(line);
+    if (m?.[1] !== undefined) out.push(`${table}/${m[1]}`);
+  }
+  return out;
+}
+
+/**
+ * Everything of the node's still on the machine. `cluster down` calls it to know that it removed
+ * everything, and the real-node e2e test after `down` to check so. The iptables chains are
+ * machine-wide: another cluster's real node, running at the same time, has the same ones.
+ */
+export function realNodeLeftovers(plan: RealNodePlan, knownShimSockets: readonly string[] = []): RealNodeLeftovers {
+  const chains = ['iptables', 'ip6tables'].flatMap((bin) => nodeChains(run(`${bin}-save`, [], { ignoreFailure: true })).map((c) => `${bin}:${c}`));
+  const links = run('ip', ['-o', 'link', 'show', plan.bridge], { ignoreFailure: true }).trim() === '' ? [] : [plan.bridge];
+  const files = [plan.dir, plan.runDir, ...knownShimSockets].filter((p) => existsSync(p));
+  const processes = [
+    ...Object.values(plan.processes).filter((r) => r !== undefined && isRunning(r)).map((r) => r.pid),
+    ...shims(plan).map((x) => x.pid),
+    ...cgroupPids(plan),
+  ];
+  const cgroups = cgroupHierarchies().map((h) => join(h, plan.cgroupRoot)).filter((d) => existsSync(d));
+  return { mounts: mountsUnder([plan.dir, plan.runDir]), cgroups, chains, links, files, processes: [...new Set(processes)] };
+}
+
+/** One line per leftover, for `down`'s message (empty when the node left nothing). */
+export function describeLeftovers(l: RealNodeLeftovers): string[] {
+  return [
+    ...l.mounts.map((m) => `mount ${m}`),
+    ...l.cgroups.map((c) => `cgroup ${c}`),
+    ...l.chains.map((c) => `iptables chain ${c}`),
+    ...l.links.map((x) => `network link ${x}`),
+    ...l.files.map((f) => `file ${f}`),
+    ...l.processes.map((p) => `process ${p}`),
+  ];
+}
+
+/** Removes the shims' sockets (a killed shim leaves its own) and the shared socket dir once empty. */
+function removeShimSockets(sockets: readonly string[]): void {
+  for (const s of sockets) rmSync(s, { force: true });
+  for (const dir of [SHIM_SOCKET_DIR, dirname(SHIM_SOCKET_DIR)]) {
+    try {
+      if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+    } catch {
+      // another containerd uses it
+    }
+  }
 }
 
 /**
  * Stops the node and removes everything it made: kubelet first (so nothing restarts Pods), then
  * every container (their shims and processes), containerd, kube-proxy and the KUBE- chains, the
- * mounts under the node's dirs (volumes, root filesystems, network namespaces), the bridge and
- * the cgroups.
+ * mounts under the node's dirs (volumes, root filesystems, network namespaces, kubelet's root),
+ * the bridge, the cgroups and the shims' sockets. Returns what is still there (realNodeLeftovers).
  */
 export async function stopRealNode(plan: RealNodePlan, tools: Record<string, string>): Promise<RealNodeLeftovers> {
   const stop = async (comp: RealNodeComponent): Promise<void> => {
@@ -517,8 +593,10 @@ export async function stopRealNode(plan: RealNodePlan, tools: Record<string, str
   };
   await stop('kubelet');
   // The Pods' processes and their shims: killed, not stopped one by one (the node is going away).
+  const running = shims(plan);
+  const sockets = running.map((x) => shimSocketPath(containerdSocket(plan), x.namespace, x.id));
   killAll(cgroupPids(plan));
-  killAll(shimPids(plan));
+  killAll(running.map((x) => x.pid));
   await stop('containerd');
   await stop('kube-proxy');
   if (tools['kube-proxy'] !== undefined) run(tools['kube-proxy'], ['--cleanup', '--v=0'], { ignoreFailure: true });
@@ -527,13 +605,13 @@ export async function stopRealNode(plan: RealNodePlan, tools: Record<string, str
   const roots = [plan.dir, plan.runDir];
   for (const m of mountsUnder(roots)) run('umount', ['-l', m], { ignoreFailure: true });
   run('ip', ['link', 'del', plan.bridge], { ignoreFailure: true });
-  const cgroups = removeCgroupRoot(plan);
-  const mounts = mountsUnder(roots);
-  if (mounts.length === 0) {
+  removeCgroupRoot(plan);
+  removeShimSockets(sockets);
+  if (mountsUnder(roots).length === 0) {
     rmSync(plan.runDir, { recursive: true, force: true });
     rmSync(plan.dir, { recursive: true, force: true });
   }
-  return { mounts, cgroups };
+  return realNodeLeftovers(plan, sockets);
 }
 
 /** Debian's runc (hack/lib.sh ensure_real_node_packages), installing it when missing. */
