@@ -152,6 +152,9 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
         args: [
           `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
           `--bind-address=${apiserverHost(state)}`,
+          // Logs, exec and port-forward reach a kubelet at its node's address: a real node's
+          // name is not in any DNS.
+          '--kubelet-preferred-address-types=InternalIP,Hostname',
           `--secure-port=${ports.apiserver}`,
           ...(advertise === undefined ? ['--advertise-address=127.0.0.1'] : [`--advertise-address=${advertise}`]),
           `--cert-dir=${join(layout.pki, 'apiserver-generated')}`,

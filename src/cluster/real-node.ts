@@ -194,6 +194,9 @@ function cniConfig(plan: RealNodePlan): string {
           type: 'bridge',
           bridge: plan.bridge,
           isGateway: true,
+          // The Pods' default route via the bridge: Services' virtual IPs (10.96.0.0/16) are
+          // routed nowhere else, so without it a Pod cannot reach the API server.
+          isDefaultGateway: true,
           // No masquerade: Pods talk to the host and to each other only, and no rules are left to clean.
           ipMasq: false,
           hairpinMode: true,

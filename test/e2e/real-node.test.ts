@@ -177,6 +177,7 @@ describe('a real node beside kwok', () => {
 
   const extension = 'poison-pill-operator';
   test('the manager reconciles with its in-cluster identity: run bundle installs through it, no manager here', async () => {
+    assert.ok(firstPod !== undefined, 'the manager Pod is running (the test before)');
     const r = await binnacle('run', 'bundle', join(CORPUS, extension, '0.0.6'), '--kubeconfig', kubeconfig, '--timeout', '4m');
     assert.equal(r.code, 0, `run bundle through the in-cluster manager:\n${r.stderr}\n${(await kubectlLogs()).slice(-3000)}`);
     const ce = await installedExtension();
