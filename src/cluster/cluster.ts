@@ -155,6 +155,10 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
           // Logs, exec and port-forward reach a kubelet at its node's address: a real node's
           // name is not in any DNS.
           '--kubelet-preferred-address-types=InternalIP,Hostname',
+          // …as a client the kubelet knows (its x509 CA is the cluster's; the webhook authorizes
+          // system:masters): the health client's certificate serves.
+          `--kubelet-client-certificate=${pki.healthClientCert}`,
+          `--kubelet-client-key=${pki.healthClientKey}`,
           `--secure-port=${ports.apiserver}`,
           ...(advertise === undefined ? ['--advertise-address=127.0.0.1'] : [`--advertise-address=${advertise}`]),
           `--cert-dir=${join(layout.pki, 'apiserver-generated')}`,

@@ -571,16 +571,20 @@ export function describeLeftovers(l: RealNodeLeftovers): string[] {
   ];
 }
 
+/** Removes `dir` if it is empty (shared by every node and containerd of the machine). */
+function removeIfEmpty(dir: string): void {
+  try {
+    if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
+  } catch {
+    // another node or containerd uses it
+  }
+}
+
 /** Removes the shims' sockets (a killed shim leaves its own) and the shared socket dir once empty. */
 function removeShimSockets(sockets: readonly string[]): void {
   for (const s of sockets) rmSync(s, { force: true });
-  for (const dir of [SHIM_SOCKET_DIR, dirname(SHIM_SOCKET_DIR)]) {
-    try {
-      if (existsSync(dir) && readdirSync(dir).length === 0) rmdirSync(dir);
-    } catch {
-      // another containerd uses it
-    }
-  }
+  removeIfEmpty(SHIM_SOCKET_DIR);
+  removeIfEmpty(dirname(SHIM_SOCKET_DIR));
 }
 
 /**
@@ -613,6 +617,7 @@ export async function stopRealNode(plan: RealNodePlan, tools: Record<string, str
   if (mountsUnder(roots).length === 0) {
     rmSync(plan.runDir, { recursive: true, force: true });
     rmSync(plan.dir, { recursive: true, force: true });
+    removeIfEmpty(dirname(plan.runDir));
   }
   return realNodeLeftovers(plan, sockets);
 }
