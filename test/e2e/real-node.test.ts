@@ -11,25 +11,30 @@
  *   reconciles with its in-cluster identity (`run bundle` installs an operator through it, no
  *   manager runs here), survives its Pod being deleted, and `uninstall-self` removes it;
  * - the manager's namespace enforces the restricted Pod Security profile by its label;
- * - on a kwok-only cluster (the shared e2e cluster) install-self's check warns.
+ * - on a kwok-only cluster (the shared e2e cluster) install-self's check warns;
+ * - operator-sdk's memcached Helm sample with its scaffolded Deployment, Binnacle's image in it (and
+ *   a memory limit the Helm engine fits, see the test): Ready, metrics over HTTPS, its CR Deployed.
  *
  * Needs root (namespaces, cgroups, iptables), as CI has. The file's time is printed.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import type { ClusterState } from '../../src/cluster/cluster.js';
-import { describeLeftovers, realNodeLeftovers, type RealNodePlan } from '../../src/cluster/real-node.js';
+import { describeLeftovers, REAL_NODE_LABEL, REAL_NODE_TAINT, realNodeLeftovers, type RealNodePlan } from '../../src/cluster/real-node.js';
+import { RegistryClient } from '../../src/oci/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { fakeNodesWarning, nodeKinds } from '../../src/self/nodes.js';
 import { e2eClient, eventually } from './env.js';
 import { CORPUS } from './extensions.js';
+import { applySampleBase, buildSampleImage, SAMPLE_METRICS_SERVICE, SAMPLE_NS, SAMPLE_PREFIX, sampleCr, scaffoldDeployment } from './real-node-sample.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -219,6 +224,81 @@ describe('a real node beside kwok', () => {
     await eventually('the manager Pods gone', async () => ((await managerPods()).length === 0 ? true : undefined), 120_000, 1000);
   });
 
+  test("operator-sdk's memcached Helm sample, its scaffolded Deployment with Binnacle's image: Ready through the scaffold's probes, metrics over HTTPS with a token through its Service, the sample CR Deployed", async () => {
+    const reg = new RegistryClient({ insecure: true });
+    const base = `${registry}/binnacle/node-base@${digests.base[0] ?? ''}`;
+    const operator = JSON.parse(await ok('build-self-image', '--variant', 'helm-operator', '--base', base, '-t', `${registry}/binnacle/helm-operator:e2e`, '-o', 'json')) as { ref: string };
+    const projectImage = await buildSampleImage(reg, operator.ref, `${registry}/memcached-operator/controller:e2e`);
+    await applySampleBase(client);
+    const dep = scaffoldDeployment();
+    const podSpec = dep.spec.template.spec;
+    const container = podSpec.containers[0];
+    assert.ok(container !== undefined);
+    assert.deepEqual(container.args, ['--metrics-require-rbac', '--metrics-secure', '--metrics-bind-address=:8443', '--leader-elect', '--leader-election-id=memcached-operator', '--health-probe-bind-address=:8081']);
+    assert.equal(container.resources?.limits?.memory, '128Mi', "the scaffold's limit");
+    container.image = projectImage;
+    // Not the scaffold: 128Mi is too small for Binnacle's Helm engine (Go compiled to WebAssembly).
+    // Tried here: OOMKilled as soon as it renders the chart (peak 212 MiB at 512Mi). The limit
+    // Binnacle states and `helm bundle` writes is 512Mi; the drop-in issue tracks the gap.
+    container.resources = { ...container.resources, limits: { ...container.resources?.limits, memory: '512Mi' } };
+    // What selects the real node (its taint keeps other Pods off).
+    podSpec.tolerations = [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }];
+    podSpec.nodeSelector = { [REAL_NODE_LABEL]: 'true' };
+    await client.apply(dep);
+    const pod = await eventually(
+      'the sample operator Ready on the real node',
+      async () => {
+        const pods = (await client.list('v1', 'Pod', { namespace: SAMPLE_NS, labelSelector: 'control-plane=controller-manager' })).items as PodLike[];
+        return pods.find((p) => p.metadata.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true);
+      },
+      180_000,
+      1000,
+    );
+    assert.equal(pod.spec?.nodeName, plan.nodeName);
+    assert.ok(pod.spec?.containers?.[0]?.readinessProbe !== undefined && pod.spec.containers[0].livenessProbe !== undefined, "Ready through the scaffold's probes");
+    await client.apply(sampleCr());
+    await eventually(
+      'the sample CR Deployed',
+      async () => {
+        const cr = await client.get<KubeObject & { status?: { conditions?: Parameters<typeof findCondition>[0] } }>({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: SAMPLE_NS, name: 'memcached-sample' });
+        return findCondition(cr.status?.conditions, 'Deployed')?.status === 'True' ? cr : undefined;
+      },
+      180_000,
+      1000,
+    );
+    const running = await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: SAMPLE_NS, name: pod.metadata.name ?? '' });
+    assert.equal(running.status?.containerStatuses?.[0]?.restartCount, 0, 'never restarted (an OOM kill restarts it)');
+    // Metrics through the Service, over HTTPS: refused without a token, served with one allowed to read them.
+    await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'metrics-probe', namespace: SAMPLE_NS } });
+    await client.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'memcached-metrics-probe' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${SAMPLE_PREFIX}-metrics-reader` },
+      subjects: [{ kind: 'ServiceAccount', name: 'metrics-probe', namespace: SAMPLE_NS }],
+    });
+    const token = (await run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'token', 'metrics-probe', '-n', SAMPLE_NS])).stdout.trim();
+    const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', SAMPLE_NS, `svc/${SAMPLE_METRICS_SERVICE}`, ':8443'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        forward.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /127\.0\.0\.1:(\d+) ->/.exec(out);
+          if (m?.[1] !== undefined) resolve(Number(m[1]));
+        });
+        forward.once('exit', (code) => reject(new Error(`kubectl port-forward exited (${String(code)}): ${out}`)));
+      });
+      assert.equal((await httpsGet(port, '/metrics')).status, 401, 'no token: refused');
+      const ok200 = await httpsGet(port, '/metrics', token);
+      assert.equal(ok200.status, 200);
+      assert.match(ok200.body, /process_resident_memory_bytes/);
+    } finally {
+      forward.kill();
+    }
+    await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'memcached-metrics-probe' });
+  });
+
   test('cluster down leaves nothing of the real node on the machine (checked)', async () => {
     const before = existsSync('/run/containerd/s') ? readdirSync('/run/containerd/s') : [];
     const r = await binnacle('cluster', 'down', '--name', CLUSTER);
@@ -242,6 +322,19 @@ async function installedExtension(): Promise<ClusterExtension> {
     120_000,
     1000,
   );
+}
+
+/** GET over HTTPS on loopback, trusting the self-signed certificate --metrics-secure serves (as operator-sdk's e2e `curl -k`). */
+function httpsGet(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function kubectlLogs(): Promise<string> {
