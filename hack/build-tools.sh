@@ -6,6 +6,8 @@
 # usage: hack/build-tools.sh [NAME...]   (default: every tool)
 # names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm
 #        openshift-api (not built by default: the OpenShift API manifests for `cluster up --openshift`)
+#        kubelet kube-proxy containerd cni-plugins pause (not built by default: the real node of
+#        `cluster up --real-node`; runc comes from Debian, hack/lib.sh ensure_real_node_packages)
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -14,6 +16,8 @@ mkdir -p "$bin"
 
 KWOK_VERSION=v0.8.0
 HELM_VERSION=v3.22.0
+CONTAINERD_VERSION=v2.2.1
+CNI_PLUGINS_VERSION=v1.9.1
 K8S_VERSION=$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$root/hack/tools/go.mod")
 k8s_minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 
@@ -30,7 +34,7 @@ k8s_pkgs=()
 for t in "${tools[@]}"; do
   [ -x "$bin/$t" ] && continue
   case "$t" in
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) k8s_pkgs+=("k8s.io/kubernetes/cmd/$t") ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy) k8s_pkgs+=("k8s.io/kubernetes/cmd/$t") ;;
   esac
 done
 if [ ${#k8s_pkgs[@]} -gt 0 ]; then
@@ -134,7 +138,33 @@ for t in "${tools[@]}"; do
         echo "$os_version" > "$os_dir.tmp/version"
         rm -rf "$os_dir" && mv "$os_dir.tmp" "$os_dir"
       fi ;;
-    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl) ;;
+    containerd)
+      # containerd and its runc shim, without cgo: the btrfs, devmapper and zfs snapshotters
+      # (which need it) are left out; the real node uses overlayfs.
+      if [ ! -x "$bin/containerd" ] || [ ! -x "$bin/containerd-shim-runc-v2" ]; then
+        echo "build-tools: building containerd $CONTAINERD_VERSION" >&2
+        GOBIN="$bin" go install -trimpath -ldflags "-s -w" -tags no_btrfs,no_devmapper,no_zfs \
+          "github.com/containerd/containerd/v2/cmd/containerd@$CONTAINERD_VERSION" \
+          "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION"
+      fi ;;
+    cni-plugins)
+      # Only the plugins the real node's network uses, in their own directory (containerd's bin_dirs).
+      if [ ! -x "$bin/cni/bridge" ] || [ ! -x "$bin/cni/host-local" ] || [ ! -x "$bin/cni/loopback" ] || [ ! -x "$bin/cni/portmap" ]; then
+        echo "build-tools: building the CNI plugins $CNI_PLUGINS_VERSION (bridge, host-local, loopback, portmap)" >&2
+        mkdir -p "$bin/cni"
+        GOBIN="$bin/cni" go install -trimpath -ldflags "-s -w" \
+          "github.com/containernetworking/plugins/plugins/main/bridge@$CNI_PLUGINS_VERSION" \
+          "github.com/containernetworking/plugins/plugins/ipam/host-local@$CNI_PLUGINS_VERSION" \
+          "github.com/containernetworking/plugins/plugins/main/loopback@$CNI_PLUGINS_VERSION" \
+          "github.com/containernetworking/plugins/plugins/meta/portmap@$CNI_PLUGINS_VERSION"
+      fi ;;
+    pause)
+      # The Pod sandbox program (hack/pause): registry.k8s.io/pause cannot be pulled offline.
+      if [ ! -x "$bin/pause" ]; then
+        echo "build-tools: building the sandbox program (hack/pause)" >&2
+        (cd "$root/hack/pause" && go build -trimpath -ldflags "-s -w" -o "$bin/pause" .)
+      fi ;;
+    kube-apiserver|kube-controller-manager|kube-scheduler|kubectl|kubelet|kube-proxy) ;;
     *) echo "build-tools: unknown tool '$t'" >&2; exit 2 ;;
   esac
 done

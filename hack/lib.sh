@@ -52,3 +52,21 @@ ensure_apt_packages() {
     $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
   }
 }
+
+# Debian packages the real node of `cluster up --real-node` runs on: runc (the OCI runtime
+# containerd's shim starts), iptables (kube-proxy's Service rules) and conntrack. Only when missing.
+ensure_real_node_packages() {
+  local missing=()
+  command -v runc >/dev/null || [ -x /usr/sbin/runc ] || missing+=(runc)
+  command -v iptables >/dev/null || [ -x /usr/sbin/iptables ] || missing+=(iptables)
+  command -v conntrack >/dev/null || [ -x /usr/sbin/conntrack ] || missing+=(conntrack)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  step "install Debian packages for the real node: ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+    $sudo apt-get update >/dev/null
+    $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+  }
+}

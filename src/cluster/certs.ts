@@ -49,7 +49,8 @@ export function kubeconfigYaml(opts: { clusterName: string; server: string; caPe
   });
 }
 
-export async function generatePki(layout: ClusterLayout, apiserverPort: number, extraHosts: string[]): Promise<ClusterPki> {
+/** The cluster's CA, certificates and kubeconfigs; `server` is the API server's URL the kubeconfigs name. */
+export async function generatePki(layout: ClusterLayout, server: string, extraHosts: string[]): Promise<ClusterPki> {
   mkdirSync(layout.pki, { recursive: true, mode: 0o700 });
   const dir = layout.pki;
   const ca = await createCertificateAuthority(`binnacle-${layout.name}-ca`);
@@ -71,7 +72,6 @@ export async function generatePki(layout: ClusterLayout, apiserverPort: number, 
   writeFileSync(join(dir, 'sa.key'), sa.privateKeyPem, { mode: 0o600 });
   writeFileSync(join(dir, 'sa.pub'), sa.publicKeyPem, { mode: 0o644 });
 
-  const server = `https://127.0.0.1:${apiserverPort}`;
   const clients = {
     admin: { commonName: 'binnacle-admin', organizations: ['system:masters'] },
     'controller-manager': { commonName: 'system:kube-controller-manager', organizations: [] },

@@ -22,7 +22,8 @@ import { clusterLayout, type ClusterLayout } from './layout.js';
 import { freePorts } from './ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
 import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
-import { ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
+import { ensureRealNodeTools, ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
+import { describeLeftovers, ensureNodeBridge, joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -39,6 +40,8 @@ export interface ClusterState {
   tools: Record<string, string>;
   processes: Partial<Record<Component, ProcessRecord>>;
   createdAt: string;
+  /** The real node (`up --real-node`), decided when the cluster is created. */
+  realNode?: RealNodePlan;
   /** kube-apiserver writes an audit log (src/cluster/audit.ts). */
   audit?: boolean;
 }
@@ -69,6 +72,8 @@ export interface UpOptions {
   timeoutMs?: number;
   /** Add OpenShift's APIs (`--openshift`), with a ClusterVersion reporting `version`. */
   openshift?: { version?: string };
+  /** Add one real node (kubelet, containerd, CNI, kube-proxy) beside kwok's (`--real-node`). */
+  realNode?: boolean;
   /** kube-apiserver writes an audit log of ServiceAccounts' requests (src/cluster/audit.ts); a running cluster without it restarts its API server. */
   audit?: boolean;
 }
@@ -82,6 +87,8 @@ export interface UpResult {
   outcome: 'created' | 'running' | 'recovered';
   /** The OpenShift version the ClusterVersion reports, when `openshift` was asked for. */
   openshiftVersion?: string;
+  /** The real node's name, when the cluster has one. */
+  realNode?: string;
   /** The API server's audit log, when `audit` was asked for. */
   auditLog?: string;
 }
@@ -107,6 +114,16 @@ function hostAddresses(): string[] {
     .filter((a) => a !== '');
 }
 
+/**
+ * The address the API server listens on. Alone, loopback. With a real node its Pods must reach it
+ * too (the `kubernetes` Service's endpoint, through kube-proxy), and the API server listens on one
+ * address only: the node's bridge address, which the host and the node's Pods reach, rather than
+ * every interface (0.0.0.0 would offer it to the machine's network).
+ */
+export function apiserverHost(state: Pick<ClusterState, 'realNode'>): string {
+  return state.realNode?.gateway ?? '127.0.0.1';
+}
+
 function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): { command: string; args: string[] } {
   const { ports, pki, tools } = state;
   const tool = (t: string): string => tools[t] ?? t;
@@ -127,12 +144,21 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
         ],
       };
     case 'kube-apiserver': {
-      const advertise = hostAddresses()[0];
+      // With a real node, its Pods reach the API server (the `kubernetes` Service's endpoint) at
+      // the node's bridge address: it listens there (apiserverHost).
+      const advertise = state.realNode?.gateway ?? hostAddresses()[0];
       return {
         command: tool('kube-apiserver'),
         args: [
           `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
-          '--bind-address=127.0.0.1',
+          `--bind-address=${apiserverHost(state)}`,
+          // Logs, exec and port-forward reach a kubelet at its node's address: a real node's
+          // name is not in any DNS.
+          '--kubelet-preferred-address-types=InternalIP,Hostname',
+          // …as a client the kubelet knows (its x509 CA is the cluster's; the webhook authorizes
+          // system:masters): the health client's certificate serves.
+          `--kubelet-client-certificate=${pki.healthClientCert}`,
+          `--kubelet-client-key=${pki.healthClientKey}`,
           `--secure-port=${ports.apiserver}`,
           ...(advertise === undefined ? ['--advertise-address=127.0.0.1'] : [`--advertise-address=${advertise}`]),
           `--cert-dir=${join(layout.pki, 'apiserver-generated')}`,
@@ -214,7 +240,7 @@ function probeFor(c: Component, state: ClusterState): HealthProbe {
       return { url: `http://127.0.0.1:${ports.etcdClient}/health`, expect: '"health":"true"' };
     case 'kube-apiserver':
       return {
-        url: `https://127.0.0.1:${ports.apiserver}/readyz`,
+        url: `https://${apiserverHost(state)}:${ports.apiserver}/readyz`,
         tls: { ca: pki.caCert, cert: pki.healthClientCert, key: pki.healthClientKey },
         expect: 'ok',
       };
@@ -247,6 +273,8 @@ function writeRegistryConfig(layout: ClusterLayout, port: number): void {
 }
 
 async function startComponent(c: Component, state: ClusterState, layout: ClusterLayout, timeoutMs: number): Promise<void> {
+  // The API server listens on the real node's bridge address, which must exist first.
+  if (c === 'kube-apiserver' && state.realNode !== undefined) ensureNodeBridge(state.realNode);
   const { command, args } = commandFor(c, state, layout);
   const rec = startDetached(c, command, args, join(layout.logs, `${c}.log`));
   state.processes[c] = rec;
@@ -306,6 +334,7 @@ async function prepareCluster(layout: ClusterLayout, timeoutMs: number): Promise
 }
 
 async function stopAll(state: ClusterState): Promise<void> {
+  if (state.realNode !== undefined) await stopRealNode(state.realNode, state.tools);
   for (const c of [...COMPONENTS].reverse()) {
     const rec = state.processes[c];
     if (rec !== undefined) await stopProcess(rec);
@@ -318,10 +347,16 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   mkdirSync(layout.logs, { recursive: true });
   mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
   const ports = await freePorts(PORT_NAMES);
+  const realNode = opts.realNode === true ? await planRealNode(layout) : undefined;
+  if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
   say('generating certificates and kubeconfigs');
-  const pki = await generatePki(layout, ports.apiserver, hostAddresses());
+  const pki = await generatePki(layout, `https://${apiserverHost({ realNode })}:${ports.apiserver}`, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
   writeRegistryConfig(layout, ports.registry);
-  const state: ClusterState = { name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(), ...(opts.audit === true ? { audit: true } : {}) };
+  const state: ClusterState = {
+    name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(),
+    ...(realNode === undefined ? {} : { realNode }),
+    ...(opts.audit === true ? { audit: true } : {}),
+  };
   writeState(layout, state);
   for (const c of COMPONENTS) {
     say(`starting ${c}`);
@@ -399,17 +434,9 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
 
   say('waiting for the node and the default service account');
   await prepareCluster(layout, timeoutMs);
-  const apiserver = `https://127.0.0.1:${state.ports.apiserver}`;
-  let openshiftVersion: string | undefined;
-  if (opts.openshift !== undefined) {
-    const dir = ensureOpenShiftApi(opts.logger);
-    const client = await adminClient(layout);
-    try {
-      openshiftVersion = (await installOpenShiftApis(client, openShiftCrds(dir), { ...opts.openshift, apiserver, say, timeoutMs })).version;
-    } finally {
-      client.close();
-    }
-  }
+  const apiserver = `https://${apiserverHost(state)}:${state.ports.apiserver}`;
+  await upRealNode(state, layout, opts, say, timeoutMs);
+  const openshiftVersion = await upOpenShift(layout, opts, apiserver, say, timeoutMs);
   say(`cluster "${layout.name}" is ready: export KUBECONFIG=${layout.kubeconfig}`);
   return {
     name: layout.name,
@@ -418,15 +445,55 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
     registry: `127.0.0.1:${state.ports.registry}`,
     outcome,
     ...(openshiftVersion === undefined ? {} : { openshiftVersion }),
+    ...(state.realNode === undefined ? {} : { realNode: state.realNode.nodeName }),
     ...(state.audit === true ? { auditLog: auditLogPath(layout) } : {}),
   };
 }
 
+/** OpenShift's APIs, when `opts.openshift` asks for them; the version the ClusterVersion reports. */
+async function upOpenShift(layout: ClusterLayout, opts: UpOptions, apiserver: string, say: (l: string) => void, timeoutMs: number): Promise<string | undefined> {
+  if (opts.openshift === undefined) return undefined;
+  const dir = ensureOpenShiftApi(opts.logger);
+  const client = await adminClient(layout);
+  try {
+    return (await installOpenShiftApis(client, openShiftCrds(dir), { ...opts.openshift, apiserver, say, timeoutMs })).version;
+  } finally {
+    client.close();
+  }
+}
+
+/** Starts the real node's components that are not running (all of them the first time), and waits for the node. */
+async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOptions, say: (l: string) => void, timeoutMs: number): Promise<void> {
+  const plan = state.realNode;
+  if (opts.realNode === true && plan === undefined) {
+    throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', `cluster "${layout.name}" was created without a real node: \`binnacle cluster down --name ${layout.name}\`, then \`cluster up --real-node\``);
+  }
+  if (plan === undefined) return;
+  const dead: RealNodeComponent[] = [];
+  for (const c of REAL_NODE_COMPONENTS) {
+    const rec = plan.processes[c];
+    if (rec === undefined || !isRunning(rec) || !(await realNodeHealthy(c, plan))) {
+      if (rec !== undefined) await stopProcess(rec, 3_000);
+      dead.push(c);
+    }
+  }
+  if (dead.length === 0) return;
+  const client = await adminClient(layout);
+  try {
+    await joinRealNode({ plan, layout, pki: state.pki, tools: state.tools, apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`, registry: `127.0.0.1:${state.ports.registry}`, logger: opts.logger, save: () => writeState(layout, state) }, dead, client, timeoutMs, say);
+  } finally {
+    client.close();
+  }
+}
+
 /** Stops every process of the cluster and removes its state dir. */
 export async function clusterDown(opts: { name?: string; stateDir?: string; logger: Logger }): Promise<{ stopped: Component[] }> {
+  // The real node goes first: its Pods, mounts and network are removed while containerd still answers.
   const layout = clusterLayout(opts.name ?? 'binnacle', opts.stateDir);
   const state = readState(layout);
   const stopped: Component[] = [];
+  let leftovers: RealNodeLeftovers | undefined;
+  if (state?.realNode !== undefined) leftovers = await stopRealNode(state.realNode, state.tools);
   if (state !== undefined) {
     for (const c of [...COMPONENTS].reverse()) {
       const rec = state.processes[c];
@@ -435,6 +502,12 @@ export async function clusterDown(opts: { name?: string; stateDir?: string; logg
         stopped.push(c);
       }
     }
+  }
+  const left = leftovers === undefined ? [] : describeLeftovers(leftovers);
+  if (left.length > 0) {
+    // The state dir stays (removing it under live mounts would delete what they show, a Pod's
+    // volumes), so that `down` again finds the node and retries.
+    throw new BinnacleError('terminal', 'CLUSTER_REAL_NODE_LEFTOVERS', `the real node left ${left.join(', ')}; run \`cluster down\` again`);
   }
   rmSync(layout.root, { recursive: true, force: true });
   return { stopped };
@@ -457,7 +530,7 @@ export async function clusterStatus(opts: { name?: string; stateDir?: string }):
     exists: true,
     kubeconfig: layout.kubeconfig,
     registry: `127.0.0.1:${state.ports.registry}`,
-    apiserver: `https://127.0.0.1:${state.ports.apiserver}`,
+    apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`,
     components,
   };
 }

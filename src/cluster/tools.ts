@@ -89,3 +89,28 @@ export function ensureRegistryBinary(logger: Logger): string {
     return registryBinary();
   }
 }
+
+/**
+ * The programs of the real node (`cluster up --real-node`): kubelet, kube-proxy, containerd and
+ * its shim, the CNI plugins and the sandbox program, built from the Go module proxy when missing
+ * (hack/build-tools.sh), and Debian's runc and iptables (hack/lib.sh ensure_real_node_packages).
+ * `cni-plugins` is the plugins' directory.
+ */
+export function ensureRealNodeTools(logger: Logger): Record<string, string> {
+  const lib = join(projectRoot(), 'hack', 'lib.sh');
+  const apt = spawnSync('bash', ['-c', 'source "$1" && ensure_real_node_packages', 'bash', lib], { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (apt.status !== 0) throw new BinnacleError('terminal', 'REAL_NODE_PACKAGES_FAILED', `could not install runc, iptables and conntrack (${lib} ensure_real_node_packages failed; see the output above)`);
+  const cniDir = join(binDir(), 'cni');
+  const cniMissing = ['bridge', 'host-local', 'loopback', 'portmap'].some((p) => !executable(join(cniDir, p)));
+  const shimMissing = !executable(join(binDir(), 'containerd-shim-runc-v2'));
+  const toBuild = [...(cniMissing ? ['cni-plugins'] : []), ...(shimMissing ? ['containerd'] : [])];
+  if (toBuild.length > 0) {
+    logger.info({ tools: toBuild }, 'building the real node\'s tools from the Go module proxy');
+    const r = spawnSync('bash', [join(projectRoot(), 'hack', 'build-tools.sh'), ...toBuild], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (r.status !== 0) throw new BinnacleError('terminal', 'TOOLS_BUILD_FAILED', `building ${toBuild.join(', ')} failed (see the output above); is Go installed?`);
+  }
+  const tools = ensureTools(['kubelet', 'kube-proxy', 'containerd', 'pause'], logger);
+  const runc = findTool('runc') ?? ['/usr/sbin/runc', '/usr/bin/runc'].find((p) => executable(p));
+  if (runc === undefined) throw new BinnacleError('terminal', 'TOOL_MISSING', 'runc is missing after installing it (hack/lib.sh ensure_real_node_packages)');
+  return { ...tools, 'containerd-shim-runc-v2': join(binDir(), 'containerd-shim-runc-v2'), runc, 'cni-plugins': cniDir };
+}

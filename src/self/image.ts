@@ -11,7 +11,7 @@
  * Deployment's arguments (appended to the entry point) stay as they are.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -98,8 +98,9 @@ function stage(o: SelfImageOptions, dir: string): void {
   link(join(o.root, 'dist'), join(dir, 'dist'));
   link(join(o.root, 'bin'), join(dir, 'bin'));
   link(join(o.root, 'package.json'), join(dir, 'package.json'));
-  link(wasm, join(dir, '.cache', 'helm-wasm'));
-  link(consoleAssets, join(dir, '.cache', 'console'));
+  // Their directories, not a symlink to them (`cp -a` copies a link as a link, pointing out of the image).
+  link(realpathSync(wasm), join(dir, '.cache', 'helm-wasm'));
+  link(realpathSync(consoleAssets), join(dir, '.cache', 'console'));
   for (const pkg of productionPackages(readFileSync(join(o.root, 'package-lock.json'), 'utf8'))) {
     // Nested packages come with their parent; hoisted ones one by one.
     if (existsSync(join(dir, pkg)) || !existsSync(join(o.root, pkg))) continue;

@@ -17,6 +17,7 @@ import { objectKey, type KubeObject } from '../kube/types.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
 import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
+import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
 
 /** What install, status and uninstall need of a cluster client. */
@@ -47,6 +48,8 @@ export interface InstallSelfResult {
   objects: SelfObjectResult[];
   /** Objects that were missing although others were there: the half-installed state repaired. */
   repaired: string[];
+  /** Why the manager will not really run on this cluster's nodes (kwok's fake ones only). */
+  warning?: string;
 }
 
 function label(o: Pick<KubeObject, 'kind' | 'metadata'>): string {
@@ -219,7 +222,10 @@ async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObject
 }
 
 export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
-  const objects = o.release?.objects ?? selfManifests(o);
+  const kinds = nodeKinds((await client.list('v1', 'Node')).items);
+  const wanted = o.release?.objects ?? selfManifests(o);
+  const objects = kinds.real > 0 && kinds.fake > 0 ? placeOnRealNodes(wanted) : wanted;
+  const warning = fakeNodesWarning(kinds);
   const timeoutMs = o.timeoutMs ?? 60_000;
   const namespace = objects.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const image = imageOf(objects);
@@ -253,6 +259,7 @@ export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}
     ...(previousVersion === undefined ? {} : { previousVersion }),
     objects: [...results, ...pruned.rows],
     repaired,
+    ...(warning === undefined ? {} : { warning }),
   };
 }
 

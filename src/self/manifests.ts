@@ -37,6 +37,7 @@ export const ANNOTATION_RELEASE_VERSION = 'binnacle.dev/release-version';
 export const DEFAULT_SELF_IMAGE = 'ghcr.io/binnacle-dev/binnacle:0.1.0';
 
 export const SELF_LABELS = { 'app.kubernetes.io/name': 'binnacle', 'app.kubernetes.io/part-of': 'binnacle', 'app.kubernetes.io/managed-by': 'binnacle-install-self' };
+export const RESTRICTED_POD_SECURITY = { 'pod-security.kubernetes.io/enforce': 'restricted', 'pod-security.kubernetes.io/enforce-version': 'latest' };
 const POD_LABELS = { 'app.kubernetes.io/name': 'binnacle', 'app.kubernetes.io/component': 'manager' };
 
 export interface SelfOptions {
@@ -120,7 +121,8 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
   const image = o.image ?? DEFAULT_SELF_IMAGE;
   const crds = [...ALL_CRDS, OPERATOR_CONDITION_CRD].map((c) => ({ ...c, metadata: { ...c.metadata, labels: { ...(c.metadata.labels ?? {}), ...SELF_LABELS } } }));
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: meta(ns) },
+    // The manager's Pod meets the restricted Pod Security profile: the namespace enforces it.
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { ...meta(ns), labels: { ...SELF_LABELS, ...RESTRICTED_POD_SECURITY } } },
     ...crds,
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(MANAGER_NAME, ns) },
     { apiVersion: RBAC, kind: 'ClusterRole', metadata: meta(MANAGER_NAME), rules: managerClusterRules(ns) },

@@ -8,7 +8,7 @@
  */
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -55,7 +55,10 @@ before(async () => {
   await put(join(root, 'dist', 'cli', 'main.js'), 'export {};\n');
   await put(join(root, 'bin', 'binnacle.js'), '#!/usr/bin/env node\n');
   await put(join(root, 'package.json'), '{"name":"binnacle"}\n');
-  await put(join(root, '.cache', 'helm-wasm', 'helm.wasm'), 'wasm');
+  // Helm's engine through a symlink, as a worktree sharing another's build has it: the image gets the files.
+  await put(join(work, 'shared-helm-wasm', 'helm.wasm'), 'wasm');
+  await mkdir(join(root, '.cache'), { recursive: true });
+  await symlink(join(work, 'shared-helm-wasm'), join(root, '.cache', 'helm-wasm'));
   await put(join(root, '.cache', 'console', 'app.js'), '// the console page\n');
   await put(join(root, '.cache', 'console', 'app.css'), '/* its styles */\n');
   await put(join(root, 'node_modules', 'prod-a', 'index.js'), '');

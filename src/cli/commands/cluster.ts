@@ -28,10 +28,12 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .option('--timeout <duration>', 'how long each component may take to become healthy (e.g. 120s, 5m)', parseDuration, 120_000)
     .option('--openshift', "add OpenShift's APIs (ClusterVersion, Infrastructure, Proxy, Route, SCC, ImageStream, BuildConfig, console kinds) from the pinned github.com/openshift/api module")
     .option('--openshift-version <version>', 'the OpenShift version the ClusterVersion reports (with --openshift)', '4.16.0')
+    .option('--real-node', 'add one real node (kubelet, containerd, runc, CNI bridge, kube-proxy; root only), tainted binnacle.dev/real-node so only Pods that tolerate it run there; also $BINNACLE_REAL_NODE=1')
     .option('--audit', "log ServiceAccounts' API requests (Metadata level) to the state dir's logs/audit.log")
-    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; audit?: boolean }) => {
+    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; audit?: boolean }) => {
       const { clusterUp } = await clusters();
       const result = await clusterUp({
+        ...(opts.realNode === true || process.env.BINNACLE_REAL_NODE === '1' ? { realNode: true } : {}),
         ...(opts.openshift === true ? { openshift: { version: opts.openshiftVersion } } : {}),
         ...(opts.audit === true ? { audit: true } : {}),
         name: opts.name,
@@ -44,7 +46,7 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
       else if (opts.output === 'yaml') ctx.out(toYaml(result));
       // Commands find clusters as kubectl does ($KUBECONFIG, ~/.kube/config): say how to point them here.
       ctx.err(`• to use it: export KUBECONFIG=${result.kubeconfig}\n`);
-      if (opts.output === 'text') ctx.out(`kubeconfig: ${result.kubeconfig}\napiserver:  ${result.apiserver}\nregistry:   ${result.registry}\n${result.openshiftVersion === undefined ? '' : `openshift:  ${result.openshiftVersion}\n`}`);
+      if (opts.output === 'text') ctx.out(`kubeconfig: ${result.kubeconfig}\napiserver:  ${result.apiserver}\nregistry:   ${result.registry}\n${result.openshiftVersion === undefined ? '' : `openshift:  ${result.openshiftVersion}\n`}${result.realNode === undefined ? '' : `real node:  ${result.realNode}\n`}`);
     });
 
   withName(cluster.command('down'))

@@ -33,7 +33,7 @@ export const REGISTRARS: readonly Registrar[] = [
   { commands: ['helm'], load: async () => (await import('./helm.js')).registerHelmCommands },
   { commands: ['helm-operator'], load: async () => (await import('./helm-operator.js')).registerHelmOperatorCommands },
   { commands: ['bundle', 'run', 'cleanup'], load: async () => (await import('./run-bundle.js')).registerRunBundleCommands },
-  { commands: ['install-self', 'build-self-image', 'release-self', 'status-self', 'uninstall-self'], load: async () => (await import('./self.js')).registerSelfCommands },
+  { commands: ['install-self', 'build-node-base', 'build-self-image', 'release-self', 'status-self', 'uninstall-self'], load: async () => (await import('./self.js')).registerSelfCommands },
   { commands: ['console'], load: async () => (await import('./console.js')).registerConsoleCommand },
 ];
 

@@ -53,6 +53,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,
         });
+        if (r.warning !== undefined) ctx.err(`• warning: ${r.warning}\n`);
         if (r.repaired.length > 0) ctx.err(`• half-installed: re-created ${r.repaired.join(', ')}\n`);
         const pruned = r.objects.filter((x) => x.state === 'pruned');
         if (pruned.length > 0) ctx.err(`• pruned ${pruned.map((x) => `${x.kind} ${x.namespace === undefined ? '' : `${x.namespace}/`}${x.name}`).join(', ')}: not in ${r.version === undefined ? "this binary's manifests" : `release ${r.version}`}\n`);
@@ -77,6 +78,19 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
       printData(ctx, flags.output, { value: r, headers: ['version', 'release', 'image'], rows: [[r.version, r.ref, r.image]] });
       ctx.err(`• install it with \`binnacle install-self --version ${r.version}${flags.releaseRepo === undefined ? '' : ` --release-repo ${flags.releaseRepo}`}\`\n`);
     }));
+
+  program
+    .command('build-node-base')
+    .description("Build a minimal Node base image offline from this machine (its node program, the libraries it loads, CA certificates, non-root users) and push it; its digest is what build-self-image --base takes")
+    .requiredOption('-t, --tag <ref>', 'where to push the base (registry/repository:tag)')
+    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
+    .action(async (flags: { tag: string; insecure?: boolean; output: string }) => {
+      const { buildNodeBase } = await import('../../self/base.js');
+      const base = await buildNodeBase({ target: flags.tag, client: await registryClient(ctx, flags.insecure) });
+      printData(ctx, flags.output, { value: base, headers: ['image', 'node'], rows: [[base.ref, base.nodeVersion]] });
+      ctx.err(`• build Binnacle's image on it with \`binnacle build-self-image --base ${base.ref} -t REF\`\n`);
+    });
 
   program
     .command('build-self-image')

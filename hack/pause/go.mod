@@ -1,0 +1,3 @@
+module binnacle.dev/hack/pause
+
+go 1.22

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parse } from 'yaml';
+import type { ClusterPki } from './certs.js';
+import { containerdConfig, describeLeftovers, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, shimSocketPath, type RealNodePlan } from './real-node.js';
+
+const plan: RealNodePlan = {
+  nodeName: 'rn-real-node',
+  bridge: 'bnr584b5edc',
+  podSubnet: '10.244.103.0/24',
+  gateway: '10.244.103.1',
+  dir: '/state/rn/node',
+  runDir: '/run/binnacle/584b5edc',
+  cgroupRoot: '/binnacle-584b5edc',
+  ports: { kubelet: 1, kubeletHealthz: 2, kubeProxyHealthz: 3, kubeProxyMetrics: 4 },
+  processes: {},
+};
+
+const SAVE = [
+  '*filter',
+  ':INPUT ACCEPT [0:0]',
+  ':FORWARD ACCEPT [0:0]',
+  ':KUBE-FORWARD - [0:0]',
+  ':CNI-HOSTPORT-DNAT - [0:0]',
+  '-A FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD',
+  '-A FORWARD -j ACCEPT',
+  '-A KUBE-FORWARD -m conntrack --ctstate INVALID -j DROP',
+  'COMMIT',
+  '*nat',
+  ':POSTROUTING ACCEPT [0:0]',
+  ':KUBE-POSTROUTING - [0:0]',
+  '-A POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING',
+  'COMMIT',
+  '',
+].join('\n');
+
+test('nodeChains lists the KUBE- and CNI- chains per table, and nothing else', () => {
+  assert.deepEqual(nodeChains(SAVE), ['filter/KUBE-FORWARD', 'filter/CNI-HOSTPORT-DNAT', 'nat/KUBE-POSTROUTING']);
+  assert.deepEqual(nodeChains('*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n'), []);
+});
+
+test('kubeChainsRemoval unhooks the KUBE- chains from the built-in ones, then flushes and deletes them, and leaves other rules', () => {
+  const input = kubeChainsRemoval(SAVE);
+  const lines = input.split('\n');
+  assert.ok(lines.includes('-D FORWARD -m comment --comment "kubernetes forwarding rules" -j KUBE-FORWARD'));
+  assert.ok(lines.includes('-D POSTROUTING -m comment --comment "kubernetes postrouting rules" -j KUBE-POSTROUTING'));
+  assert.ok(lines.indexOf('-F KUBE-FORWARD') < lines.indexOf('-X KUBE-FORWARD'));
+  assert.ok(!input.includes('-j ACCEPT'), 'a rule jumping elsewhere is kept');
+  assert.equal(kubeChainsRemoval('*filter\n:INPUT ACCEPT [0:0]\nCOMMIT\n'), '');
+});
+
+test('mountsUnder finds mounts at or under the roots (escaped names too), deepest first, and not a sibling with the same prefix', () => {
+  const line = (point: string): string => `36 25 0:32 / ${point} rw,relatime shared:1 - tmpfs tmpfs rw`;
+  const info = [
+    line('/state/rn/node/kubelet-root'),
+    line('/state/rn/node/kubelet-root/pods/u/volumes/kubernetes.io~projected/a\\040b'),
+    line('/state/rn/node-other'),
+    line('/run/binnacle/584b5edc/containerd/io.containerd.grpc.v1.cri/netns/cni-1'),
+    line('/proc'),
+  ].join('\n');
+  assert.deepEqual(mountsUnder([plan.dir, plan.runDir], info), [
+    '/run/binnacle/584b5edc/containerd/io.containerd.grpc.v1.cri/netns/cni-1',
+    '/state/rn/node/kubelet-root/pods/u/volumes/kubernetes.io~projected/a b',
+    '/state/rn/node/kubelet-root',
+  ]);
+});
+
+test("shimSocketPath is containerd v2's own name for a shim's socket", () => {
+  // Read from a shim of a real node: containerd-shim-runc-v2 -namespace k8s.io -id cd5a… -address /run/binnacle/584b5edc/containerd.sock
+  assert.equal(
+    shimSocketPath('/run/binnacle/584b5edc/containerd.sock', 'k8s.io', 'cd5a659adceefca3fba3950b0fff77960edc89353dd3328342218d5970fc1b6d'),
+    '/run/containerd/s/c27f2dad7ee49f5e6c89b2a1bcf5cd6addee8aa07334cbb166f9d530ab37ae0f',
+  );
+});
+
+test('containerd never lowers an oom_score_adj below its own, and keeps its state in the node run dir', () => {
+  const toml = containerdConfig(plan, { runc: '/usr/sbin/runc', 'cni-plugins': '/cni' }, '127.0.0.1:5000');
+  assert.match(toml, /^\s*restrict_oom_score_adj = true$/m);
+  assert.match(toml, /^\s*Root = "\/run\/binnacle\/584b5edc\/runc"$/m);
+  assert.match(toml, /^state = "\/run\/binnacle\/584b5edc\/containerd"$/m);
+  assert.match(toml, /^\s*netns_mounts_under_state_dir = true$/m);
+});
+
+test('kubelet and kube-proxy leave their own oom_score_adj, listen on the node address or loopback only', () => {
+  const pki = { caCert: '/pki/ca.crt' } as ClusterPki;
+  const kubelet = parse(kubeletConfig(plan, pki)) as Record<string, unknown>;
+  assert.equal(kubelet.oomScoreAdj, 0);
+  assert.equal(kubelet.address, plan.gateway);
+  assert.equal(kubelet.readOnlyPort, 0);
+  assert.deepEqual(kubelet.authentication, { anonymous: { enabled: false }, webhook: { enabled: true }, x509: { clientCAFile: '/pki/ca.crt' } });
+  const proxy = parse(kubeProxyConfig(plan, '/k')) as Record<string, unknown>;
+  assert.equal(proxy.oomScoreAdj, 0);
+  assert.equal(proxy.bindAddress, '127.0.0.1');
+});
+
+test('describeLeftovers names each kind of leftover, and nothing for a clean machine', () => {
+  assert.deepEqual(describeLeftovers({ mounts: [], cgroups: [], chains: [], links: [], files: [], processes: [] }), []);
+  assert.deepEqual(describeLeftovers({ mounts: ['/m'], cgroups: ['/c'], chains: ['iptables:nat/KUBE-X'], links: ['bnr1'], files: ['/f'], processes: [7] }), [
+    'mount /m',
+    'cgroup /c',
+    'iptables chain iptables:nat/KUBE-X',
+    'network link bnr1',
+    'file /f',
+    'process 7',
+  ]);
+});

@@ -1,0 +1,347 @@
+/**
+ * A real node beside kwok (`cluster up --real-node`, issue 30): Binnacle's image, built here on a
+ * Node base built offline, runs for real. The file brings up its own cluster with a real node
+ * (its name: the e2e cluster's, plus `-rn`) and takes it down at the end, checking that the node
+ * left nothing on the machine: no mounts, network namespaces, iptables chains, bridge, containerd
+ * state or cgroups (realNodeLeftovers, the code `cluster down` itself checks with).
+ *
+ * - the image builds reproducibly: the base and the manager image, built twice, have one digest;
+ * - `install-self` with that image: the manager Pod runs on the real node (containerd, not kwok),
+ *   becomes Ready through its probes, stays inside its memory limit (the container cgroup's peak),
+ *   reconciles with its in-cluster identity (`run bundle` installs an operator through it, no
+ *   manager runs here), survives its Pod being deleted, and `uninstall-self` removes it;
+ * - the manager's namespace enforces the restricted Pod Security profile by its label;
+ * - on a kwok-only cluster (the shared e2e cluster) install-self's check warns;
+ * - operator-sdk's memcached Helm sample with its scaffolded Deployment, Binnacle's image in it (and
+ *   a memory limit the Helm engine fits, see the test): Ready, metrics over HTTPS, its CR Deployed.
+ *
+ * Needs root (namespaces, cgroups, iptables), as CI has. The file's time is printed.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import type { ClusterState } from '../../src/cluster/cluster.js';
+import { describeLeftovers, REAL_NODE_LABEL, REAL_NODE_TAINT, realNodeLeftovers, type RealNodePlan } from '../../src/cluster/real-node.js';
+import { RegistryClient } from '../../src/oci/index.js';
+import { KubeClient } from '../../src/kube/client.js';
+import { loadKubeConfig } from '../../src/kube/config.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { fakeNodesWarning, nodeKinds } from '../../src/self/nodes.js';
+import { e2eClient, eventually } from './env.js';
+import { CORPUS } from './extensions.js';
+import { applySampleBase, buildSampleImage, SAMPLE_METRICS_SERVICE, SAMPLE_NS, SAMPLE_PREFIX, sampleCr, scaffoldDeployment } from './real-node-sample.js';
+
+const run = promisify(execFile);
+const ROOT = join(import.meta.dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'binnacle.js');
+const CLUSTER = `${process.env.BINNACLE_E2E_CLUSTER ?? 'e2e'}-rn`;
+const NS = 'binnacle-system';
+const MANAGER = 'binnacle-manager';
+const started = Date.now();
+
+let kubeconfig = '';
+let registry = '';
+let plan: RealNodePlan;
+let client: KubeClient;
+let image = '';
+const digests: { base: string[]; image: string[] } = { base: [], image: [] };
+
+async function binnacle(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, [BIN, ...args], { cwd: ROOT, env: { ...process.env, BINNACLE_FROM_SOURCE: '1' }, maxBuffer: 64 * 1024 * 1024 });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    return { code: typeof e.code === 'number' ? e.code : 1, stdout: e.stdout ?? '', stderr: e.stderr ?? '' };
+  }
+}
+
+async function ok(...args: string[]): Promise<string> {
+  const r = await binnacle(...args);
+  assert.equal(r.code, 0, `binnacle ${args.join(' ')}:\n${r.stderr}`);
+  return r.stdout;
+}
+
+interface PodLike extends KubeObject {
+  spec?: { nodeName?: string; containers?: { name: string; readinessProbe?: unknown; livenessProbe?: unknown }[] };
+  status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { containerID?: string; ready?: boolean; restartCount?: number }[] };
+}
+
+async function managerPods(): Promise<PodLike[]> {
+  return (await client.list('v1', 'Pod', { namespace: NS, labelSelector: 'app.kubernetes.io/name=binnacle' })).items;
+}
+
+/** The manager's one Pod, Ready, on the real node, other than `not` (a deleted one's uid). */
+async function readyManagerPod(not?: string): Promise<PodLike> {
+  return eventually(
+    'the manager Pod Ready on the real node',
+    async () => {
+      const pods = (await managerPods()).filter((p) => p.metadata.uid !== not && p.metadata.deletionTimestamp === undefined);
+      const pod = pods.find((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true);
+      return pod;
+    },
+    180_000,
+    1000,
+  ).catch(async (err: unknown) => {
+    const pods = await managerPods();
+    const events = (await client.list('v1', 'Event', { namespace: NS })).items.map((e) => `${String((e as { reason?: string }).reason)}: ${String((e as { message?: string }).message)}`);
+    throw new Error(`${String(err)}\npods: ${JSON.stringify(pods.map((p) => ({ node: p.spec?.nodeName, status: p.status })))}\nevents:\n${events.slice(-15).join('\n')}`, { cause: err });
+  });
+}
+
+/** The container's memory cgroup (v1) or cgroup (v2) directory on this machine. */
+function containerCgroup(pod: PodLike): string {
+  const id = (pod.status?.containerStatuses?.[0]?.containerID ?? '').replace(/^containerd:\/\//, '');
+  const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+  const top = join(v2 ? '/sys/fs/cgroup' : '/sys/fs/cgroup/memory', plan.cgroupRoot, 'kubepods');
+  const podDir = `pod${pod.metadata.uid ?? ''}`;
+  for (const qos of ['', 'burstable', 'besteffort']) {
+    const dir = join(top, qos, podDir, id);
+    if (id !== '' && existsSync(dir)) return dir;
+  }
+  throw new Error(`no cgroup for container ${id} of pod ${podDir} under ${top}: ${readdirSync(top).join(', ')}`);
+}
+
+before(async () => {
+  const up = await binnacle('cluster', 'up', '--name', CLUSTER, '--real-node', '-o', 'json');
+  assert.equal(up.code, 0, up.stderr);
+  const res = JSON.parse(up.stdout) as { kubeconfig: string; registry: string; realNode?: string };
+  assert.equal(res.realNode, `${CLUSTER}-real-node`);
+  kubeconfig = res.kubeconfig;
+  registry = res.registry;
+  const state = JSON.parse(readFileSync(join(ROOT, '.cache', 'clusters', CLUSTER, 'state.json'), 'utf8')) as ClusterState;
+  assert.ok(state.realNode !== undefined);
+  plan = state.realNode;
+  client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig }));
+  // The image holds the compiled output: build it from this tree.
+  await run('npm', ['run', 'build'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+});
+
+after(async () => {
+  client.close();
+  // Whatever the tests did, the node goes: the last test checks what it left.
+  if (existsSync(join(ROOT, '.cache', 'clusters', CLUSTER, 'state.json'))) await binnacle('cluster', 'down', '--name', CLUSTER);
+  console.log(`# real-node.test.ts took ${Math.round((Date.now() - started) / 1000)} s`);
+});
+
+describe('a real node beside kwok', () => {
+  test('the Node base and the manager image build reproducibly (one digest twice)', async () => {
+    for (let i = 0; i < 2; i++) {
+      const base = JSON.parse(await ok('build-node-base', '-t', `${registry}/binnacle/node-base:${i}`, '-o', 'json')) as { ref: string };
+      digests.base.push(base.ref.replace(/^.*@/, ''));
+      const img = JSON.parse(await ok('build-self-image', '--base', base.ref, '-t', `${registry}/binnacle/binnacle:${i}`, '-o', 'json')) as { ref: string };
+      digests.image.push(img.ref.replace(/^.*@/, ''));
+      image = img.ref;
+    }
+    assert.match(digests.base[0] ?? '', /^sha256:[0-9a-f]{64}$/);
+    assert.equal(digests.base[1], digests.base[0], 'the base has one digest');
+    assert.equal(digests.image[1], digests.image[0], 'the manager image has one digest');
+  });
+
+  test('install-self on a kwok-only cluster warns that the manager will not really run; with the real node it does not', async () => {
+    const shared = await e2eClient();
+    try {
+      const kinds = nodeKinds((await shared.list('v1', 'Node')).items);
+      assert.equal(kinds.real, 0, 'the shared e2e cluster is kwok-only');
+      assert.match(fakeNodesWarning(kinds) ?? '', /faked by kwok: the manager Pod will be marked Ready without running/);
+    } finally {
+      shared.close();
+    }
+    assert.ok(image !== '', 'the image was built');
+    const r = await binnacle('install-self', '--image', image, '--kubeconfig', kubeconfig);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /warning/);
+    const ns = await client.get({ apiVersion: 'v1', kind: 'Namespace', name: NS });
+    assert.equal(ns.metadata.labels?.['pod-security.kubernetes.io/enforce'], 'restricted', "the manager's namespace enforces the restricted profile");
+  });
+
+  let firstPod: PodLike | undefined;
+  test('the manager Pod runs on the real node and becomes Ready through its probes', async () => {
+    const pod = await readyManagerPod();
+    firstPod = pod;
+    assert.equal(pod.spec?.nodeName, plan.nodeName, 'on the real node, not on kwok');
+    assert.match(pod.status?.containerStatuses?.[0]?.containerID ?? '', /^containerd:\/\//, 'a container containerd runs');
+    const c = pod.spec?.containers?.[0];
+    assert.ok(c?.readinessProbe !== undefined && c.livenessProbe !== undefined, 'Ready through its probes');
+  });
+
+  const extension = 'poison-pill-operator';
+  test('the manager reconciles with its in-cluster identity: run bundle installs through it, no manager here', async () => {
+    assert.ok(firstPod !== undefined, 'the manager Pod is running (the test before)');
+    const r = await binnacle('run', 'bundle', join(CORPUS, extension, '0.0.6'), '--kubeconfig', kubeconfig, '--timeout', '4m');
+    assert.equal(r.code, 0, `run bundle through the in-cluster manager:\n${r.stderr}\n${(await kubectlLogs()).slice(-3000)}`);
+    const ce = await installedExtension();
+    assert.equal(findCondition(ce.status?.conditions, 'Installed')?.status, 'True');
+  });
+
+  test('the manager stayed inside its memory limit while it installed (its container cgroup, no restart)', async () => {
+    assert.ok(firstPod !== undefined, 'the manager Pod is running (the tests before)');
+    const pod = await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: firstPod.metadata.name ?? '' });
+    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0, 'never restarted (an OOM kill restarts it)');
+    const cg = containerCgroup(pod);
+    const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+    const limit = Number(readFileSync(join(cg, v2 ? 'memory.max' : 'memory.limit_in_bytes'), 'utf8').trim());
+    const peakFile = join(cg, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes');
+    const peak = Number(readFileSync(peakFile, 'utf8').trim());
+    console.log(`# manager memory: peak ${Math.round(peak / 2 ** 20)} MiB of ${Math.round(limit / 2 ** 20)} MiB`);
+    assert.equal(limit, 2 ** 30, 'the 1Gi limit is the cgroup limit');
+    assert.ok(peak > 0 && peak < limit, `peak ${peak} inside ${limit}`);
+    const failcnt = join(cg, 'memory.failcnt');
+    if (!v2) assert.equal(readFileSync(failcnt, 'utf8').trim(), '0', 'never hit its limit');
+  });
+
+  test('the manager survives its Pod being deleted: a new Pod takes over, nothing is lost', async () => {
+    assert.ok(firstPod !== undefined);
+    await client.delete({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: firstPod.metadata.name ?? '' });
+    const next = await readyManagerPod(firstPod.metadata.uid);
+    assert.notEqual(next.metadata.uid, firstPod.metadata.uid);
+    assert.equal(next.spec?.nodeName, plan.nodeName);
+    await eventually(
+      'the new Pod leads',
+      async () => {
+        const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: NS, name: MANAGER });
+        const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity ?? '';
+        return holder.startsWith(next.metadata.name ?? '-') ? holder : undefined;
+      },
+      120_000,
+      1000,
+    );
+    // Nothing lost: the extension is still installed, and a change is still reconciled.
+    const ce = await installedExtension();
+    assert.equal(findCondition(ce.status?.conditions, 'Installed')?.status, 'True');
+  });
+
+  test('uninstall-self removes the manager (and, forced, the extension through it)', async () => {
+    const r = await binnacle('uninstall-self', '--force', '--timeout', '180', '--kubeconfig', kubeconfig);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: MANAGER }), undefined);
+    assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: extension }), undefined);
+    await eventually('the manager Pods gone', async () => ((await managerPods()).length === 0 ? true : undefined), 120_000, 1000);
+  });
+
+  test("operator-sdk's memcached Helm sample, its scaffolded Deployment with Binnacle's image: Ready through the scaffold's probes, metrics over HTTPS with a token through its Service, the sample CR Deployed", async () => {
+    const reg = new RegistryClient({ insecure: true });
+    const base = `${registry}/binnacle/node-base@${digests.base[0] ?? ''}`;
+    const operator = JSON.parse(await ok('build-self-image', '--variant', 'helm-operator', '--base', base, '-t', `${registry}/binnacle/helm-operator:e2e`, '-o', 'json')) as { ref: string };
+    const projectImage = await buildSampleImage(reg, operator.ref, `${registry}/memcached-operator/controller:e2e`);
+    await applySampleBase(client);
+    const dep = scaffoldDeployment();
+    const podSpec = dep.spec.template.spec;
+    const container = podSpec.containers[0];
+    assert.ok(container !== undefined);
+    assert.deepEqual(container.args, ['--metrics-require-rbac', '--metrics-secure', '--metrics-bind-address=:8443', '--leader-elect', '--leader-election-id=memcached-operator', '--health-probe-bind-address=:8081']);
+    assert.equal(container.resources?.limits?.memory, '128Mi', "the scaffold's limit");
+    container.image = projectImage;
+    // Not the scaffold: 128Mi is too small for Binnacle's Helm engine (Go compiled to WebAssembly).
+    // Tried here: OOMKilled as soon as it renders the chart (peak 212 MiB at 512Mi). The limit
+    // Binnacle states and `helm bundle` writes is 512Mi; the drop-in issue tracks the gap.
+    container.resources = { ...container.resources, limits: { ...container.resources?.limits, memory: '512Mi' } };
+    // What selects the real node (its taint keeps other Pods off).
+    podSpec.tolerations = [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }];
+    podSpec.nodeSelector = { [REAL_NODE_LABEL]: 'true' };
+    await client.apply(dep);
+    const pod = await eventually(
+      'the sample operator Ready on the real node',
+      async () => {
+        const pods = (await client.list('v1', 'Pod', { namespace: SAMPLE_NS, labelSelector: 'control-plane=controller-manager' })).items as PodLike[];
+        return pods.find((p) => p.metadata.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true);
+      },
+      180_000,
+      1000,
+    );
+    assert.equal(pod.spec?.nodeName, plan.nodeName);
+    assert.ok(pod.spec?.containers?.[0]?.readinessProbe !== undefined && pod.spec.containers[0].livenessProbe !== undefined, "Ready through the scaffold's probes");
+    await client.apply(sampleCr());
+    await eventually(
+      'the sample CR Deployed',
+      async () => {
+        const cr = await client.get<KubeObject & { status?: { conditions?: Parameters<typeof findCondition>[0] } }>({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: SAMPLE_NS, name: 'memcached-sample' });
+        return findCondition(cr.status?.conditions, 'Deployed')?.status === 'True' ? cr : undefined;
+      },
+      180_000,
+      1000,
+    );
+    const running = await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: SAMPLE_NS, name: pod.metadata.name ?? '' });
+    assert.equal(running.status?.containerStatuses?.[0]?.restartCount, 0, 'never restarted (an OOM kill restarts it)');
+    // Metrics through the Service, over HTTPS: refused without a token, served with one allowed to read them.
+    await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'metrics-probe', namespace: SAMPLE_NS } });
+    await client.apply({
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: 'memcached-metrics-probe' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${SAMPLE_PREFIX}-metrics-reader` },
+      subjects: [{ kind: 'ServiceAccount', name: 'metrics-probe', namespace: SAMPLE_NS }],
+    });
+    const token = (await run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'token', 'metrics-probe', '-n', SAMPLE_NS])).stdout.trim();
+    const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', SAMPLE_NS, `svc/${SAMPLE_METRICS_SERVICE}`, ':8443'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = '';
+        forward.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          const m = /127\.0\.0\.1:(\d+) ->/.exec(out);
+          if (m?.[1] !== undefined) resolve(Number(m[1]));
+        });
+        forward.once('exit', (code) => reject(new Error(`kubectl port-forward exited (${String(code)}): ${out}`)));
+      });
+      assert.equal((await httpsGet(port, '/metrics')).status, 401, 'no token: refused');
+      const ok200 = await httpsGet(port, '/metrics', token);
+      assert.equal(ok200.status, 200);
+      assert.match(ok200.body, /process_resident_memory_bytes/);
+    } finally {
+      forward.kill();
+    }
+    await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'memcached-metrics-probe' });
+  });
+
+  test('cluster down leaves nothing of the real node on the machine (checked)', async () => {
+    const before = existsSync('/run/containerd/s') ? readdirSync('/run/containerd/s') : [];
+    const r = await binnacle('cluster', 'down', '--name', CLUSTER);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(describeLeftovers(realNodeLeftovers(plan)), []);
+    const after = existsSync('/run/containerd/s') ? readdirSync('/run/containerd/s') : [];
+    assert.deepEqual(after.filter((s) => before.includes(s)), [], "no shim's socket is left");
+    assert.ok(!existsSync(join(ROOT, '.cache', 'clusters', CLUSTER)), 'the state dir is gone');
+  });
+});
+
+async function installedExtension(): Promise<ClusterExtension> {
+  const names = (await client.list(API_VERSION, 'ClusterExtension')).items.map((x) => x.metadata.name ?? '');
+  const name = names.find((n) => n.startsWith('poison-pill')) ?? '';
+  return eventually(
+    `ClusterExtension ${name} installed`,
+    async () => {
+      const ce = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+      return findCondition(ce.status?.conditions, 'Installed')?.status === 'True' && ce.status?.observedGeneration === ce.metadata.generation ? ce : undefined;
+    },
+    120_000,
+    1000,
+  );
+}
+
+/** GET over HTTPS on loopback, trusting the self-signed certificate --metrics-secure serves (as operator-sdk's e2e `curl -k`). */
+function httpsGet(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function kubectlLogs(): Promise<string> {
+  try {
+    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, 'logs', '-n', NS, `deployment/${MANAGER}`, '--tail=60'], { maxBuffer: 16 * 1024 * 1024 });
+    return stdout;
+  } catch (err) {
+    return String(err);
+  }
+}
