@@ -719,8 +719,10 @@ export class Applier {
         throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`);
       }
     }
-    // New kinds are served now: forget cached discovery so they map to resources.
+    // New kinds are served now: forget cached discovery so they map to resources, and the
+    // schemas' index so their (new) schemas are read.
     this.client.invalidateDiscovery();
+    this.schemas?.invalidate?.();
   }
 
   /** Objects named by the latest revision and the last deployed one (a failed run may have applied some). */

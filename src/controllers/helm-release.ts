@@ -305,7 +305,7 @@ export function serviceAccountOf(identity: ReleaseIdentity, namespace: string): 
 
 export class HelmReleaseReconciler implements Reconciler {
   /**
-   * The server's schemas, shared by every reconcile: what they do not declare is dropped and a
+   * The server's schemas, shared by every reconcile and every kind of the process: what they do not declare is dropped and a
    * null where no null is allowed left out, as the API server does when Helm creates objects,
    * where server-side apply would refuse them.
    */
@@ -313,7 +313,7 @@ export class HelmReleaseReconciler implements Reconciler {
   private readonly ports: HelmReleasePorts;
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
-    this.schemas = new OpenApiSchemas(o.client);
+    this.schemas = OpenApiSchemas.shared(o.client);
     this.ports = { ...defaultPorts(this.schemas, o.client, o.kind.kind), ...o.ports };
   }
 
