@@ -333,3 +333,24 @@ test('helm.sh/resource-policy: keep leaves an object in place when an upgrade dr
   assert.ok(configMap('kept-on-uninstall') !== undefined, 'kept at uninstall (the policy in any case, trimmed)');
   assert.equal(configMap('not-kept'), undefined);
 });
+
+test('a run given the release history it would read (one list per reconcile) lists no release Secrets: install, upgrade and repair', async () => {
+  const { cluster, applier, req } = setup();
+  const count = (what: string): number => cluster.requests.filter((r) => r === what).length;
+  const lists = async (objects: KubeObject[]): Promise<number> => {
+    const history = await applier.history(release);
+    cluster.requests.length = 0;
+    const res = await applier.apply(req(objects, { history, inputDigest: objects.map((o) => o.metadata.name).join() }));
+    assert.equal(res.status, 'deployed');
+    return count('list Secret');
+  };
+  assert.equal(await lists([ns, dep('op')]), 0, 'install');
+  assert.equal(await lists([ns, dep('op'), cm('c')]), 0, 'upgrade');
+  assert.equal(await lists([ns, dep('op'), cm('c')]), 0, 'repair');
+  assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+  // Without it, the applier reads the history itself, once.
+  cluster.requests.length = 0;
+  await applier.apply(req([ns, dep('op'), cm('c'), cm('d')], { inputDigest: 'other' }));
+  assert.equal(count('list Secret'), 1);
+  assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'superseded'], [3, 'deployed']]);
+});

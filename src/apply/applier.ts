@@ -62,6 +62,8 @@ interface Rollout {
   firstDeployed: string;
   /** Objects earlier revisions applied: candidates for pruning. */
   previous: KubeObject[];
+  /** The release's revisions before this one, as read at the start of the run: what to supersede and trim, without listing them again. */
+  history: readonly ReleaseRevision[];
   /** Live objects found in preflight that we own or adopt: applied with force. */
   takeOver: Set<string>;
   /** Live objects the API server refuses to change in place (force): deleted, then created. */
@@ -148,7 +150,8 @@ export class Applier {
 
   /** `apply` of exactly these objects. */
   private async applyObjects(req: ApplyRequest): Promise<ApplyResult> {
-    const history = await this.store.history(req.release);
+    // A copy: settling an interrupted revision changes it in place.
+    const history = req.history === undefined ? await this.store.history(req.release) : [...req.history];
     await this.settleInterrupted(history);
     assertReleaseOwner(history, req.owner, req.release);
     const objects = withOwnerReference(await this.prepare(req.objects, req.owner, req.release), req);
@@ -176,6 +179,7 @@ export class Applier {
         description: upgrade ? 'Upgrade complete' : 'Install complete',
         firstDeployed: history[0]?.firstDeployed ?? helmTime(new Date()),
         previous: this.previousObjects(history),
+        history,
         takeOver,
         replace,
         waitForHealth: req.waitForHealth ?? true,
@@ -410,6 +414,7 @@ export class Applier {
         description: `Rollback to ${target.revision}`,
         firstDeployed: history[0]?.firstDeployed ?? target.firstDeployed,
         previous: this.previousObjects(history),
+        history,
         ...checked,
         waitForHealth,
         healthTimeoutMs,
@@ -492,8 +497,7 @@ export class Applier {
       if (!post.ok) return fail(post.message, health);
     }
 
-    await this.markDeployed(r, current(record));
-    await this.trimHistory(r.release);
+    await this.trimHistory(r.release, await this.markDeployed(r, current(record)));
     log.info({ applied: applied.length, pruned: pruned.length }, r.description);
     return { ok: true, applied, pruned, health, message: r.description };
   }
@@ -526,17 +530,19 @@ export class Applier {
   }
 
   /** Success: `record` (this revision) is deployed, every earlier deployed one superseded. */
-  private async markDeployed(r: Rollout, record: ReleaseRevision): Promise<void> {
-    for (const old of await this.store.history(r.release)) {
-      if (old.revision !== r.version && old.status === 'deployed') await this.store.setStatus(old, 'superseded');
+  private async markDeployed(r: Rollout, record: ReleaseRevision): Promise<ReleaseRevision[]> {
+    const after: ReleaseRevision[] = [];
+    for (const old of r.history) {
+      if (old.revision === r.version) continue;
+      after.push(old.status === 'deployed' ? await this.store.setStatus(old, 'superseded') : old);
     }
-    await this.store.setStatus(record, 'deployed', r.description);
+    after.push(await this.store.setStatus(record, 'deployed', r.description));
+    return after;
   }
 
-  /** Drops the oldest revisions beyond maxHistory, as helm's --history-max does. */
-  private async trimHistory(release: ReleaseRef): Promise<void> {
+  /** Drops the oldest revisions beyond maxHistory, as helm's --history-max does; `history` is the release's revisions now. */
+  private async trimHistory(release: ReleaseRef, history: readonly ReleaseRevision[]): Promise<void> {
     if (this.maxHistory <= 0) return;
-    const history = await this.store.history(release);
     const excess = history.length - this.maxHistory;
     if (excess <= 0) return;
     await this.store.deleteAll(release, history.filter((r) => r.status !== 'deployed').slice(0, excess));

@@ -602,6 +602,8 @@ export class HelmReleaseReconciler implements Reconciler {
         force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
         rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
         ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
+        // Read in the Chart step: the applier does not list the release's Secrets again.
+        ...(s.history === undefined ? {} : { history: s.history }),
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
         // its objects are applied; a rollout is the workloads' own status to report, and waiting
