@@ -354,3 +354,28 @@ test('a run given the release history it would read (one list per reconcile) lis
   assert.equal(count('list Secret'), 1);
   assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'superseded'], [3, 'deployed']]);
 });
+
+test('a repair reads each object once, puts none to a dry run, and applies only what drifted', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1' }));
+  const history = await applier.history(release);
+  cluster.requests.length = 0;
+  cluster.writes.length = 0;
+  const same = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false }));
+  assert.equal(same.status, 'deployed');
+  assert.equal(same.revision, 1);
+  assert.deepEqual(cluster.requests.filter((r) => !r.startsWith('list')).sort(), ['get Deployment', 'get Namespace', 'get ServiceAccount']);
+  assert.deepEqual(cluster.writes, []);
+  assert.deepEqual(same.applied.map((r) => r.kind).sort(), ['Deployment', 'Namespace', 'ServiceAccount'], 'every object is still what the release holds');
+  // Drift: that object alone is applied again.
+  const key = cluster.key({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
+  const live = cluster.objects.get(key);
+  assert.ok(live !== undefined);
+  cluster.put({ ...live, spec: { replicas: 5, template: { spec: { containers: [{ image: 'evil:1' }] } } } });
+  cluster.requests.length = 0;
+  const repaired = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false }));
+  assert.equal(repaired.revision, 1);
+  assert.deepEqual(cluster.writes, ['apply Deployment ops/op (force)']);
+  assert.equal(cluster.requests.filter((r) => r.startsWith('dry-run')).length, 0);
+  assert.deepEqual((cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' })?.spec as { replicas: number }).replicas, 1);
+});

@@ -155,11 +155,12 @@ export class Applier {
     await this.settleInterrupted(history);
     assertReleaseOwner(history, req.owner, req.release);
     const objects = withOwnerReference(await this.prepare(req.objects, req.owner, req.release), req);
-    const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
     const chart = req.chart ?? { name: req.owner.name, version: '0.0.0' };
     const config = req.values ?? {};
-    const kept = await this.keepRevision(req, history, objects, takeOver, chart, config);
+    // Before the new objects' preflight: a kept revision checks what it re-applies, itself.
+    const kept = await this.keepRevision(req, history, objects, chart, config);
     if (kept !== undefined) return kept;
+    const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
 
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
@@ -201,13 +202,17 @@ export class Applier {
    * the deployed revision, inputs that already failed and were rolled back, or (without an input
    * digest) the same objects, chart and values. Undefined when a new revision is due.
    */
-  private async keepRevision(req: ApplyRequest, history: ReleaseRevision[], objects: KubeObject[], takeOver: Set<string>, chart: ChartInfo, config: Record<string, unknown>): Promise<ApplyResult | undefined> {
+  private async keepRevision(req: ApplyRequest, history: ReleaseRevision[], objects: KubeObject[], chart: ChartInfo, config: Record<string, unknown>): Promise<ApplyResult | undefined> {
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
     /** The recorded objects of `rev`, re-applied. */
     const reapply = async (rev: ReleaseRevision): Promise<ApplyResult> => {
       const stored = await this.storedObjects(rev, req);
-      const repaired = await this.repair(req, rev, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
+      // No server dry run: a repair changes nothing the real apply would not refuse the same way,
+      // and a refused repair fails nothing (the revision stays deployed). The objects read here
+      // are the ones drift is judged against.
+      const checked = await this.preflight(stored.objects, req.owner, req.release, req.adopt === true, false, { repair: true });
+      const repaired = await this.repair(req, rev, stored.objects, checked.takeOver, checked.live);
       return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
     };
     if (latest !== undefined && latest.status === 'deployed' && req.inputDigest !== undefined && latest.inputDigest === req.inputDigest) {
@@ -227,7 +232,8 @@ export class Applier {
       };
     }
     if (latest !== undefined && latest.status === 'deployed' && req.inputDigest === undefined && isSameRevision(latest, objects, chart, config)) {
-      return this.repair(req, latest, objects, takeOver);
+      const checked = await this.preflight(objects, req.owner, req.release, req.adopt === true, false, { repair: true });
+      return this.repair(req, latest, objects, checked.takeOver, checked.live);
     }
     return undefined;
   }
@@ -321,16 +327,21 @@ export class Applier {
    * and probe health once instead of waiting, so the caller can requeue. By the drift rules:
    * Warn only compares, Off neither compares nor applies; ignored fields are left to others.
    */
-  private async repair(req: ApplyRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>): Promise<ApplyResult> {
+  private async repair(req: ApplyRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>, live: LiveObjects | undefined): Promise<ApplyResult> {
     const applied: ObjectRef[] = [];
     const base = { revision: current.revision, pruned: [] };
     const mode = driftMode(req.drift);
     let drift: DriftReport | undefined;
     try {
-      if (mode !== 'Off') drift = { mode, drifted: await this.driftOf(objects, req.drift) };
+      const drifted = mode === 'Off' ? [] : await this.driftOf(objects, req.drift, live);
+      if (mode !== 'Off') drift = { mode, drifted: drifted.map((d) => d.drift) };
       if (mode === 'Repair') {
+        // Only what differs is applied (helm-operator patches only a non-empty diff): an object
+        // that matches its manifest costs the one read it was compared with. One with ignored
+        // fields is applied still, so that a field Binnacle holds is handed over (intentOf).
+        const differs = new Set(drifted.map((d) => identityOf(d.object)));
         for (const obj of applyOrder(objects)) {
-          await this.client.apply(await this.intentOf(obj, req.drift, undefined), { force: takeOver.has(identityOf(obj)) });
+          if (differs.has(identityOf(obj)) || ignoredPointers(obj, req.drift).length > 0) await this.client.apply(await this.intentOf(obj, req.drift, undefined), { force: takeOver.has(identityOf(obj)) });
           applied.push(refOf(obj));
         }
       }
@@ -345,12 +356,14 @@ export class Applier {
     return { ...base, status: 'deployed', applied: held, health, message, ...(drift === undefined ? {} : { drift }) };
   }
 
-  /** How the live objects differ from `objects`, ignored fields left out. */
-  private async driftOf(objects: readonly KubeObject[], drift: DriftSpec | undefined): Promise<ObjectDrift[]> {
-    const found: ObjectDrift[] = [];
+  /** How the live objects differ from `objects`, ignored fields left out; `live` holds objects already read (by the preflight). */
+  private async driftOf(objects: readonly KubeObject[], drift: DriftSpec | undefined, live: LiveObjects | undefined): Promise<{ object: KubeObject; drift: ObjectDrift }[]> {
+    const found: { object: KubeObject; drift: ObjectDrift }[] = [];
     for (const o of objects) {
-      const d = await objectDrift(this.client, o, ignoredPointers(o, drift));
-      if (d !== undefined) found.push(d);
+      const known = live?.get(identityOf(o));
+      const reader = known === undefined ? this.client : { find: () => Promise.resolve(known.object) };
+      const d = await objectDrift(reader, o, ignoredPointers(o, drift));
+      if (d !== undefined) found.push({ object: o, drift: d });
     }
     return found;
   }
@@ -653,12 +666,14 @@ export class Applier {
    * change is safe, and whether the API server accepts the object (server dry-run). Throws
    * with all problems; answers the identities to apply with force (ours, or adopted).
    */
-  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false): Promise<Preflight> {
-    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), terminating: [] };
+  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false, how: { repair?: boolean } = {}): Promise<Preflight> {
+    const repair = how.repair === true;
+    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), terminating: [], live: new Map(), dryRun: !repair };
     const { result, terminating } = found;
     // The release records live in the release namespace: it must exist or be part of the release.
+    // A repair read its deployed record there: it exists.
     const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
-    if (!createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
+    if (!repair && !createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
       result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
     }
     for (const obj of objects) await this.preflightObject(obj, { owner, release, adopt, force }, found);
@@ -666,7 +681,7 @@ export class Applier {
     if (terminating.length > 0) {
       throw new BinnacleError('transient', 'OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
     }
-    return { takeOver: found.takeOver, replace: found.replace };
+    return { takeOver: found.takeOver, replace: found.replace, live: found.live };
   }
 
   /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
@@ -680,6 +695,7 @@ export class Applier {
       found.result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
       return;
     }
+    found.live.set(identityOf(obj), { object: live });
     if (live?.metadata.deletionTimestamp !== undefined) {
       // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
       // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
@@ -687,6 +703,7 @@ export class Applier {
       return;
     }
     if (live !== undefined && !claimLive(obj, live, o, found)) return;
+    if (!found.dryRun) return;
     try {
       await this.client.apply(obj, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
     } catch (err) {
@@ -803,7 +820,12 @@ interface Preflight {
   takeOver: Set<string>;
   /** With force: live objects whose change the API server refuses as immutable, to delete and create. */
   replace: Set<string>;
+  /** What each object's read found (undefined: it does not exist), by identity. */
+  live: LiveObjects;
 }
+
+/** Objects as one read found them, by identity; `object` undefined when there was none. */
+type LiveObjects = Map<string, { object: KubeObject | undefined }>;
 
 /** How a preflight runs: for whom, and whether it may adopt others' objects and replace immutable ones. */
 interface PreflightOptions {
@@ -817,6 +839,8 @@ interface PreflightOptions {
 interface PreflightFindings extends Preflight {
   result: ValidationResult;
   terminating: string[];
+  /** Whether each object is also put to a server dry run. */
+  dryRun: boolean;
 }
 
 /**
