@@ -66,7 +66,7 @@ test('before-hook-creation deletes the earlier run with Background propagation (
       finds++;
       calls.push('find');
       // Still there on the first look after the delete, gone on the second.
-      return Promise.resolve(finds === 1 ? ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'h' } } as KubeObject) : undefined);
+      return Promise.resolve(finds === 1 ? ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'h' } }) : undefined);
     },
     delete: (_ref: unknown, opts: { propagationPolicy?: string }) => {
       calls.push(`delete ${opts.propagationPolicy ?? ''}`);
