@@ -90,6 +90,7 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
       kind,
       ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }),
       onApplied: (refs) => dependents?.observe(refs),
+      cached: (namespace, name) => informer.get(objectKey({ namespace, name })),
     }),
     ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
   }).watch(informer, undefined, helmCrChanged);

@@ -149,6 +149,11 @@ export interface HelmReleaseReconcilerOptions {
   env?: Record<string, string | undefined>;
   /** Told what a release applied (its dependent resources), after each successful apply. */
   onApplied?: (refs: readonly ObjectRef[]) => void;
+  /**
+   * The CR as the kind's informer holds it (controller-runtime's cached client), read instead
+   * of a GET per reconcile; undefined when the cache has none, and the reconcile GETs it.
+   */
+  cached?: (namespace: string | undefined, name: string) => KubeObject | undefined;
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
@@ -328,13 +333,8 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    let cr: HelmCr;
-    try {
-      cr = await this.o.client.get<HelmCr>({ apiVersion: this.apiVersion, kind: this.o.kind.kind, namespace: req.namespace, name: req.name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    const cr = await this.readCr(req);
+    if (cr === undefined) return undefined;
     const annotations = cr.metadata.annotations ?? {};
     const release = { name: cr.metadata.name ?? req.name, namespace: cr.metadata.namespace ?? req.namespace ?? 'default' };
     // operator-sdk's key fields, so its users' log queries keep working.
@@ -363,6 +363,18 @@ export class HelmReleaseReconciler implements Reconciler {
       // Anything a step did not expect: said in status, then retried with backoff.
       onError: (s, err) => s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err)),
     });
+  }
+
+  /** The CR from the informer's cache (a copy: steps change it), else from the API server; undefined when it is gone. */
+  private async readCr(req: ReconcileRequest): Promise<HelmCr | undefined> {
+    const cached = this.o.cached?.(req.namespace, req.name);
+    if (cached !== undefined) return structuredClone(cached);
+    try {
+      return await this.o.client.get<HelmCr>({ apiVersion: this.apiVersion, kind: this.o.kind.kind, namespace: req.namespace, name: req.name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** The one status write of a reconcile; none when nothing in it changed. */
