@@ -379,3 +379,38 @@ test('a repair reads each object once, puts none to a dry run, and applies only 
   assert.equal(cluster.requests.filter((r) => r.startsWith('dry-run')).length, 0);
   assert.deepEqual((cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' })?.spec as { replicas: number }).replicas, 1);
 });
+
+test("a new revision's preflight reads and dry-runs the objects side by side, and reports their problems in the objects' order", async () => {
+  const cluster = new FakeCluster();
+  const base = cluster.client();
+  let inFlight = 0;
+  let most = 0;
+  const slow =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setImmediate(r));
+      try {
+        return await f(...a);
+      } finally {
+        inFlight--;
+      }
+    };
+  const client = { ...base, find: slow(base.find.bind(base)), apply: slow(base.apply.bind(base)) } as typeof base;
+  const applier = new Applier({ client, logger, pollIntervalMs: 10 });
+  cluster.put({ ...ns, metadata: { name: 'ops' } });
+  for (const name of ['a', 'b', 'c']) cluster.put({ ...cm(name), metadata: { name, namespace: 'ops', labels: { other: 'owner' } } });
+  await assert.rejects(
+    applier.apply({ owner, release, objects: [cm('a'), cm('b'), cm('c'), cm('d')] }),
+    (err: unknown) => {
+      assert.ok(err instanceof ApplyRefusedError);
+      assert.deepEqual(
+        err.result.errors().map((p) => p.field),
+        ['ConfigMap ops/a', 'ConfigMap ops/b', 'ConfigMap ops/c'],
+      );
+      return true;
+    },
+  );
+  assert.ok(most >= 4, `objects checked side by side (most in flight: ${most})`);
+});

@@ -26,6 +26,7 @@ import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import { validateRequest } from './request.js';
+import { mapLimit } from '../util/map-limit.js';
 import type { ApplyRequest, ApplyResult, ChartInfo, DriftReport, HealthReport, ObjectDrift, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** The narrow slice of the Kubernetes client the applier uses. */
@@ -673,10 +674,18 @@ export class Applier {
     // The release records live in the release namespace: it must exist or be part of the release.
     // A repair read its deployed record there: it exists.
     const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
-    if (!repair && !createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
+    const namespaceMissing = repair || createsNamespace ? Promise.resolve(false) : this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace }).then((ns) => ns === undefined);
+    // Objects are checked side by side (their reads and dry runs are independent), and their
+    // findings gathered in the objects' order: one round trip or two, not two per object.
+    const perObject = await mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
+      const mine: PreflightFindings = { result: new ValidationResult(result.subject), takeOver: new Set(), replace: new Set(), terminating: [], live: new Map(), dryRun: found.dryRun };
+      await this.preflightObject(obj, { owner, release, adopt, force }, mine);
+      return mine;
+    });
+    if (await namespaceMissing) {
       result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
     }
-    for (const obj of objects) await this.preflightObject(obj, { owner, release, adopt, force }, found);
+    for (const mine of perObject) mergeFindings(found, mine);
     if (!result.ok) throw new ApplyRefusedError(result);
     if (terminating.length > 0) {
       throw new BinnacleError('transient', 'OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
@@ -841,6 +850,19 @@ interface PreflightFindings extends Preflight {
   terminating: string[];
   /** Whether each object is also put to a server dry run. */
   dryRun: boolean;
+}
+
+/** How many objects of a release are checked at once. */
+const PREFLIGHT_CONCURRENCY = 8;
+
+/** One object's findings added to the whole's. */
+function mergeFindings(into: PreflightFindings, from: PreflightFindings): void {
+  into.result.problems.push(...from.result.problems);
+  into.result.children.push(...from.result.children);
+  for (const id of from.takeOver) into.takeOver.add(id);
+  for (const id of from.replace) into.replace.add(id);
+  into.terminating.push(...from.terminating);
+  for (const [id, live] of from.live) into.live.set(id, live);
 }
 
 /**
