@@ -414,3 +414,29 @@ test("a new revision's preflight reads and dry-runs the objects side by side, an
   );
   assert.ok(most >= 4, `objects checked side by side (most in flight: ${most})`);
 });
+
+test('objects of one kind are applied side by side, kinds one after another in apply order', async () => {
+  const cluster = new FakeCluster();
+  const base = cluster.client();
+  let inFlight = 0;
+  const most = new Map<string, number>();
+  const order: string[] = [];
+  const apply: typeof base.apply = async (obj, opts) => {
+    if (opts?.dryRun === true) return base.apply(obj, opts);
+    inFlight++;
+    most.set(obj.kind, Math.max(most.get(obj.kind) ?? 0, inFlight));
+    order.push(obj.kind);
+    await new Promise((r) => setImmediate(r));
+    try {
+      return await base.apply(obj, opts);
+    } finally {
+      inFlight--;
+    }
+  };
+  const applier = new Applier({ client: { ...base, apply }, logger, pollIntervalMs: 10 });
+  const res = await applier.apply({ owner, release, objects: [dep('d1'), cm('c1'), ns, cm('c2'), dep('d2'), cm('c3')], waitForHealth: false });
+  assert.equal(res.status, 'deployed', res.message);
+  assert.deepEqual(order, ['Namespace', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'Deployment']);
+  assert.deepEqual(Object.fromEntries(most), { Namespace: 1, ConfigMap: 3, Deployment: 2 }, 'a kind waits for the one before it');
+  assert.deepEqual(res.applied.map((r) => r.name), ['ops', 'c1', 'c2', 'c3', 'd1', 'd2']);
+});

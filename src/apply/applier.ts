@@ -518,10 +518,21 @@ export class Applier {
 
   /** Applies one phase's objects in order (replacing those that must be, forcing those taken over); CRDs then wait to be Established. */
   private async applyGroup(group: PhaseGroup, r: Rollout, applied: ObjectRef[], log: Logger): Promise<void> {
-    for (const obj of group.objects) {
-      if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
-      await this.client.apply(await this.intentOf(obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
-      applied.push(refOf(obj));
+    // Kind by kind in order; the objects of one kind side by side, as Helm's client creates and
+    // updates them (kube.Client batchPerform). `applied` says what was applied, in order.
+    for (const batch of kindBatches(group.objects)) {
+      const results = await Promise.allSettled(
+        batch.map(async (obj) => {
+          if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
+          await this.client.apply(await this.intentOf(obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
+        }),
+      );
+      results.forEach((res, i) => {
+        const obj = batch[i];
+        if (res.status === 'fulfilled' && obj !== undefined) applied.push(refOf(obj));
+      });
+      const failed = results.find((res): res is PromiseRejectedResult => res.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
     }
     if (group.phase === 'crds') await this.waitEstablished(group.objects);
   }
@@ -850,6 +861,17 @@ interface PreflightFindings extends Preflight {
   terminating: string[];
   /** Whether each object is also put to a server dry run. */
   dryRun: boolean;
+}
+
+/** Runs of consecutive objects of one kind (applyOrder sorts them by kind), each applied side by side. */
+function kindBatches(objects: readonly KubeObject[]): KubeObject[][] {
+  const batches: KubeObject[][] = [];
+  for (const o of objects) {
+    const last = batches.at(-1);
+    if (last?.[0]?.kind === o.kind && last[0].apiVersion === o.apiVersion && last.length < PREFLIGHT_CONCURRENCY) last.push(o);
+    else batches.push([o]);
+  }
+  return batches;
 }
 
 /** How many objects of a release are checked at once. */
