@@ -31,6 +31,7 @@
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
+ *        [--log-level debug]   (Binnacle's --zap-log-level: its log, kept beside the bench, times each reconcile's steps)
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -295,7 +296,14 @@ function goalsFor(chart: string, n: number, b: Sample, r: Sample): string[] {
 }
 
 const BEFORE_ENTRY = arg('--before') === undefined ? undefined : path.resolve(arg('--before') ?? '');
-const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, beforeEntry: BEFORE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
+const LOG_LEVEL = arg('--log-level');
+const operators = operatorCommands({
+  only: ONLY,
+  nodeOptions: NODE_OPTIONS,
+  binnacleEntry: BINNACLE_ENTRY,
+  beforeEntry: BEFORE_ENTRY,
+  binnacleArgs: [...(MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT]), ...(LOG_LEVEL === undefined ? [] : ['--zap-log-level', LOG_LEVEL])],
+});
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
