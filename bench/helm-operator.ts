@@ -23,13 +23,15 @@
  * runs --idle-ms longer (default a minute): idle CPU over that span, steady RSS at its end.
  * Peak RSS is VmHWM (worker threads included). API requests are counted from the audit log
  * once the operator has stopped (a watch is logged when it ends). The CRs' finalizers are
- * removed after the operator stops, so their namespaces go.
+ * removed after the operator stops, so their namespaces go; the next operator starts once they
+ * are gone (it watches every namespace: CRs still being deleted would be its work).
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
  *        [--only binnacle|operator-sdk] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
+ *        [--log-level debug]   (Binnacle's --zap-log-level: its log, kept beside the bench, times each reconcile's steps)
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -45,6 +47,7 @@ import { arg, cpuSeconds, median, operatorCommands, procStatus, ROOT, run, sampl
 const NAMESPACES = 10;
 const IDLE_MS = 5_000;
 const DEPLOY_TIMEOUT_MS = 900_000;
+const CLEANUP_TIMEOUT_MS = 600_000;
 const SCAFFOLD_LIMIT_MIB = 128;
 const CRS = (arg('--crs') ?? '1,10,100,1000').split(',').map((n) => Number(n)).filter((n) => Number.isSafeInteger(n) && n > 0);
 const CHARTS = (arg('--charts') ?? 'memcached,loki').split(',');
@@ -147,6 +150,15 @@ async function cleanUp(client: KubeClient, c: BenchChart, namespaces: string[]):
       .map((cr) => client.patch({ apiVersion: c.apiVersion, kind: c.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' }, { metadata: { finalizers: null } }, 'merge').catch(() => undefined)),
   );
   await Promise.all(namespaces.map((ns) => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined)));
+  // Until they are gone: the next operator watches every namespace, and CRs of this round still
+  // being deleted were its work (the uninstall of another operator's releases) inside its own timings.
+  const deadline = Date.now() + CLEANUP_TIMEOUT_MS;
+  for (;;) {
+    const left = (await Promise.all(namespaces.map((ns) => client.find({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined)))).filter((x) => x !== undefined);
+    if (left.length === 0) return;
+    if (Date.now() > deadline) throw new Error(`${left.length} namespaces of the round still there after ${CLEANUP_TIMEOUT_MS / 1000} s`);
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
 }
 
 /**
@@ -284,7 +296,14 @@ function goalsFor(chart: string, n: number, b: Sample, r: Sample): string[] {
 }
 
 const BEFORE_ENTRY = arg('--before') === undefined ? undefined : path.resolve(arg('--before') ?? '');
-const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binnacleEntry: BINNACLE_ENTRY, beforeEntry: BEFORE_ENTRY, binnacleArgs: MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT] });
+const LOG_LEVEL = arg('--log-level');
+const operators = operatorCommands({
+  only: ONLY,
+  nodeOptions: NODE_OPTIONS,
+  binnacleEntry: BINNACLE_ENTRY,
+  beforeEntry: BEFORE_ENTRY,
+  binnacleArgs: [...(MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT]), ...(LOG_LEVEL === undefined ? [] : ['--zap-log-level', LOG_LEVEL, '--zap-time-encoding', 'millis'])],
+});
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });

@@ -333,3 +333,110 @@ test('helm.sh/resource-policy: keep leaves an object in place when an upgrade dr
   assert.ok(configMap('kept-on-uninstall') !== undefined, 'kept at uninstall (the policy in any case, trimmed)');
   assert.equal(configMap('not-kept'), undefined);
 });
+
+test('a run given the release history it would read (one list per reconcile) lists no release Secrets: install, upgrade and repair', async () => {
+  const { cluster, applier, req } = setup();
+  const count = (what: string): number => cluster.requests.filter((r) => r === what).length;
+  const lists = async (objects: KubeObject[]): Promise<number> => {
+    const history = await applier.history(release);
+    cluster.requests.length = 0;
+    const res = await applier.apply(req(objects, { history, inputDigest: objects.map((o) => o.metadata.name).join() }));
+    assert.equal(res.status, 'deployed');
+    return count('list Secret');
+  };
+  assert.equal(await lists([ns, dep('op')]), 0, 'install');
+  assert.equal(await lists([ns, dep('op'), cm('c')]), 0, 'upgrade');
+  assert.equal(await lists([ns, dep('op'), cm('c')]), 0, 'repair');
+  assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+  // Without it, the applier reads the history itself, once.
+  cluster.requests.length = 0;
+  await applier.apply(req([ns, dep('op'), cm('c'), cm('d')], { inputDigest: 'other' }));
+  assert.equal(count('list Secret'), 1);
+  assert.deepEqual((await applier.history(release)).map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'superseded'], [3, 'deployed']]);
+});
+
+test('a repair reads each object once, puts none to a dry run, and applies only what drifted', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1' }));
+  const history = await applier.history(release);
+  cluster.requests.length = 0;
+  cluster.writes.length = 0;
+  const same = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false }));
+  assert.equal(same.status, 'deployed');
+  assert.equal(same.revision, 1);
+  assert.deepEqual(cluster.requests.filter((r) => !r.startsWith('list')).sort(), ['get Deployment', 'get Namespace', 'get ServiceAccount']);
+  assert.deepEqual(cluster.writes, []);
+  assert.deepEqual(same.applied.map((r) => r.kind).sort(), ['Deployment', 'Namespace', 'ServiceAccount'], 'every object is still what the release holds');
+  // Drift: that object alone is applied again.
+  const key = cluster.key({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
+  const live = cluster.objects.get(key);
+  assert.ok(live !== undefined);
+  cluster.put({ ...live, spec: { replicas: 5, template: { spec: { containers: [{ image: 'evil:1' }] } } } });
+  cluster.requests.length = 0;
+  const repaired = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false }));
+  assert.equal(repaired.revision, 1);
+  assert.deepEqual(cluster.writes, ['apply Deployment ops/op (force)']);
+  assert.equal(cluster.requests.filter((r) => r.startsWith('dry-run')).length, 0);
+  assert.deepEqual((cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' })?.spec as { replicas: number }).replicas, 1);
+});
+
+test("a new revision's preflight reads and dry-runs the objects side by side, and reports their problems in the objects' order", async () => {
+  const cluster = new FakeCluster();
+  const base = cluster.client();
+  let inFlight = 0;
+  let most = 0;
+  const slow =
+    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
+    async (...a: A): Promise<R> => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setImmediate(r));
+      try {
+        return await f(...a);
+      } finally {
+        inFlight--;
+      }
+    };
+  const client = { ...base, find: slow(base.find.bind(base)), apply: slow(base.apply.bind(base)) } as typeof base;
+  const applier = new Applier({ client, logger, pollIntervalMs: 10 });
+  cluster.put({ ...ns, metadata: { name: 'ops' } });
+  for (const name of ['a', 'b', 'c']) cluster.put({ ...cm(name), metadata: { name, namespace: 'ops', labels: { other: 'owner' } } });
+  await assert.rejects(
+    applier.apply({ owner, release, objects: [cm('a'), cm('b'), cm('c'), cm('d')] }),
+    (err: unknown) => {
+      assert.ok(err instanceof ApplyRefusedError);
+      assert.deepEqual(
+        err.result.errors().map((p) => p.field),
+        ['ConfigMap ops/a', 'ConfigMap ops/b', 'ConfigMap ops/c'],
+      );
+      return true;
+    },
+  );
+  assert.ok(most >= 4, `objects checked side by side (most in flight: ${most})`);
+});
+
+test('objects of one kind are applied side by side, kinds one after another in apply order', async () => {
+  const cluster = new FakeCluster();
+  const base = cluster.client();
+  let inFlight = 0;
+  const most = new Map<string, number>();
+  const order: string[] = [];
+  const apply: typeof base.apply = async (obj, opts) => {
+    if (opts?.dryRun === true) return base.apply(obj, opts);
+    inFlight++;
+    most.set(obj.kind, Math.max(most.get(obj.kind) ?? 0, inFlight));
+    order.push(obj.kind);
+    await new Promise((r) => setImmediate(r));
+    try {
+      return await base.apply(obj, opts);
+    } finally {
+      inFlight--;
+    }
+  };
+  const applier = new Applier({ client: { ...base, apply }, logger, pollIntervalMs: 10 });
+  const res = await applier.apply({ owner, release, objects: [dep('d1'), cm('c1'), ns, cm('c2'), dep('d2'), cm('c3')], waitForHealth: false });
+  assert.equal(res.status, 'deployed', res.message);
+  assert.deepEqual(order, ['Namespace', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'Deployment']);
+  assert.deepEqual(Object.fromEntries(most), { Namespace: 1, ConfigMap: 3, Deployment: 2 }, 'a kind waits for the one before it');
+  assert.deepEqual(res.applied.map((r) => r.name), ['ops', 'c1', 'c2', 'c3', 'd1', 'd2']);
+});

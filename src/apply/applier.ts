@@ -26,6 +26,7 @@ import { runHooks, type HookEvent } from './hooks.js';
 import { helmTime, parseManifest, toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import { validateRequest } from './request.js';
+import { mapLimit } from '../util/map-limit.js';
 import type { ApplyRequest, ApplyResult, ChartInfo, DriftReport, HealthReport, ObjectDrift, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** The narrow slice of the Kubernetes client the applier uses. */
@@ -62,6 +63,8 @@ interface Rollout {
   firstDeployed: string;
   /** Objects earlier revisions applied: candidates for pruning. */
   previous: KubeObject[];
+  /** The release's revisions before this one, as read at the start of the run: what to supersede and trim, without listing them again. */
+  history: readonly ReleaseRevision[];
   /** Live objects found in preflight that we own or adopt: applied with force. */
   takeOver: Set<string>;
   /** Live objects the API server refuses to change in place (force): deleted, then created. */
@@ -148,15 +151,17 @@ export class Applier {
 
   /** `apply` of exactly these objects. */
   private async applyObjects(req: ApplyRequest): Promise<ApplyResult> {
-    const history = await this.store.history(req.release);
+    // A copy: settling an interrupted revision changes it in place.
+    const history = req.history === undefined ? await this.store.history(req.release) : [...req.history];
     await this.settleInterrupted(history);
     assertReleaseOwner(history, req.owner, req.release);
     const objects = withOwnerReference(await this.prepare(req.objects, req.owner, req.release), req);
-    const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
     const chart = req.chart ?? { name: req.owner.name, version: '0.0.0' };
     const config = req.values ?? {};
-    const kept = await this.keepRevision(req, history, objects, takeOver, chart, config);
+    // Before the new objects' preflight: a kept revision checks what it re-applies, itself.
+    const kept = await this.keepRevision(req, history, objects, chart, config);
     if (kept !== undefined) return kept;
+    const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
 
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
@@ -176,6 +181,7 @@ export class Applier {
         description: upgrade ? 'Upgrade complete' : 'Install complete',
         firstDeployed: history[0]?.firstDeployed ?? helmTime(new Date()),
         previous: this.previousObjects(history),
+        history,
         takeOver,
         replace,
         waitForHealth: req.waitForHealth ?? true,
@@ -197,13 +203,17 @@ export class Applier {
    * the deployed revision, inputs that already failed and were rolled back, or (without an input
    * digest) the same objects, chart and values. Undefined when a new revision is due.
    */
-  private async keepRevision(req: ApplyRequest, history: ReleaseRevision[], objects: KubeObject[], takeOver: Set<string>, chart: ChartInfo, config: Record<string, unknown>): Promise<ApplyResult | undefined> {
+  private async keepRevision(req: ApplyRequest, history: ReleaseRevision[], objects: KubeObject[], chart: ChartInfo, config: Record<string, unknown>): Promise<ApplyResult | undefined> {
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
     /** The recorded objects of `rev`, re-applied. */
     const reapply = async (rev: ReleaseRevision): Promise<ApplyResult> => {
       const stored = await this.storedObjects(rev, req);
-      const repaired = await this.repair(req, rev, stored.objects, (await this.preflight(stored.objects, req.owner, req.release, req.adopt === true)).takeOver);
+      // No server dry run: a repair changes nothing the real apply would not refuse the same way,
+      // and a refused repair fails nothing (the revision stays deployed). The objects read here
+      // are the ones drift is judged against.
+      const checked = await this.preflight(stored.objects, req.owner, req.release, req.adopt === true, false, { repair: true });
+      const repaired = await this.repair(req, rev, stored.objects, checked.takeOver, checked.live);
       return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
     };
     if (latest !== undefined && latest.status === 'deployed' && req.inputDigest !== undefined && latest.inputDigest === req.inputDigest) {
@@ -223,7 +233,8 @@ export class Applier {
       };
     }
     if (latest !== undefined && latest.status === 'deployed' && req.inputDigest === undefined && isSameRevision(latest, objects, chart, config)) {
-      return this.repair(req, latest, objects, takeOver);
+      const checked = await this.preflight(objects, req.owner, req.release, req.adopt === true, false, { repair: true });
+      return this.repair(req, latest, objects, checked.takeOver, checked.live);
     }
     return undefined;
   }
@@ -317,16 +328,21 @@ export class Applier {
    * and probe health once instead of waiting, so the caller can requeue. By the drift rules:
    * Warn only compares, Off neither compares nor applies; ignored fields are left to others.
    */
-  private async repair(req: ApplyRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>): Promise<ApplyResult> {
+  private async repair(req: ApplyRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>, live: LiveObjects | undefined): Promise<ApplyResult> {
     const applied: ObjectRef[] = [];
     const base = { revision: current.revision, pruned: [] };
     const mode = driftMode(req.drift);
     let drift: DriftReport | undefined;
     try {
-      if (mode !== 'Off') drift = { mode, drifted: await this.driftOf(objects, req.drift) };
+      const drifted = mode === 'Off' ? [] : await this.driftOf(objects, req.drift, live);
+      if (mode !== 'Off') drift = { mode, drifted: drifted.map((d) => d.drift) };
       if (mode === 'Repair') {
+        // Only what differs is applied (helm-operator patches only a non-empty diff): an object
+        // that matches its manifest costs the one read it was compared with. One with ignored
+        // fields is applied still, so that a field Binnacle holds is handed over (intentOf).
+        const differs = new Set(drifted.map((d) => identityOf(d.object)));
         for (const obj of applyOrder(objects)) {
-          await this.client.apply(await this.intentOf(obj, req.drift, undefined), { force: takeOver.has(identityOf(obj)) });
+          if (differs.has(identityOf(obj)) || ignoredPointers(obj, req.drift).length > 0) await this.client.apply(await this.intentOf(obj, req.drift, undefined), { force: takeOver.has(identityOf(obj)) });
           applied.push(refOf(obj));
         }
       }
@@ -341,12 +357,14 @@ export class Applier {
     return { ...base, status: 'deployed', applied: held, health, message, ...(drift === undefined ? {} : { drift }) };
   }
 
-  /** How the live objects differ from `objects`, ignored fields left out. */
-  private async driftOf(objects: readonly KubeObject[], drift: DriftSpec | undefined): Promise<ObjectDrift[]> {
-    const found: ObjectDrift[] = [];
+  /** How the live objects differ from `objects`, ignored fields left out; `live` holds objects already read (by the preflight). */
+  private async driftOf(objects: readonly KubeObject[], drift: DriftSpec | undefined, live: LiveObjects | undefined): Promise<{ object: KubeObject; drift: ObjectDrift }[]> {
+    const found: { object: KubeObject; drift: ObjectDrift }[] = [];
     for (const o of objects) {
-      const d = await objectDrift(this.client, o, ignoredPointers(o, drift));
-      if (d !== undefined) found.push(d);
+      const known = live?.get(identityOf(o));
+      const reader = known === undefined ? this.client : { find: () => Promise.resolve(known.object) };
+      const d = await objectDrift(reader, o, ignoredPointers(o, drift));
+      if (d !== undefined) found.push({ object: o, drift: d });
     }
     return found;
   }
@@ -410,6 +428,7 @@ export class Applier {
         description: `Rollback to ${target.revision}`,
         firstDeployed: history[0]?.firstDeployed ?? target.firstDeployed,
         previous: this.previousObjects(history),
+        history,
         ...checked,
         waitForHealth,
         healthTimeoutMs,
@@ -492,18 +511,28 @@ export class Applier {
       if (!post.ok) return fail(post.message, health);
     }
 
-    await this.markDeployed(r, current(record));
-    await this.trimHistory(r.release);
+    await this.trimHistory(r.release, await this.markDeployed(r, current(record)));
     log.info({ applied: applied.length, pruned: pruned.length }, r.description);
     return { ok: true, applied, pruned, health, message: r.description };
   }
 
   /** Applies one phase's objects in order (replacing those that must be, forcing those taken over); CRDs then wait to be Established. */
   private async applyGroup(group: PhaseGroup, r: Rollout, applied: ObjectRef[], log: Logger): Promise<void> {
-    for (const obj of group.objects) {
-      if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
-      await this.client.apply(await this.intentOf(obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
-      applied.push(refOf(obj));
+    // Kind by kind in order; the objects of one kind side by side, as Helm's client creates and
+    // updates them (kube.Client batchPerform). `applied` says what was applied, in order.
+    for (const batch of kindBatches(group.objects)) {
+      const results = await Promise.allSettled(
+        batch.map(async (obj) => {
+          if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
+          await this.client.apply(await this.intentOf(obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
+        }),
+      );
+      results.forEach((res, i) => {
+        const obj = batch[i];
+        if (res.status === 'fulfilled' && obj !== undefined) applied.push(refOf(obj));
+      });
+      const failed = results.find((res): res is PromiseRejectedResult => res.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
     }
     if (group.phase === 'crds') await this.waitEstablished(group.objects);
   }
@@ -526,17 +555,19 @@ export class Applier {
   }
 
   /** Success: `record` (this revision) is deployed, every earlier deployed one superseded. */
-  private async markDeployed(r: Rollout, record: ReleaseRevision): Promise<void> {
-    for (const old of await this.store.history(r.release)) {
-      if (old.revision !== r.version && old.status === 'deployed') await this.store.setStatus(old, 'superseded');
+  private async markDeployed(r: Rollout, record: ReleaseRevision): Promise<ReleaseRevision[]> {
+    const after: ReleaseRevision[] = [];
+    for (const old of r.history) {
+      if (old.revision === r.version) continue;
+      after.push(old.status === 'deployed' ? await this.store.setStatus(old, 'superseded') : old);
     }
-    await this.store.setStatus(record, 'deployed', r.description);
+    after.push(await this.store.setStatus(record, 'deployed', r.description));
+    return after;
   }
 
-  /** Drops the oldest revisions beyond maxHistory, as helm's --history-max does. */
-  private async trimHistory(release: ReleaseRef): Promise<void> {
+  /** Drops the oldest revisions beyond maxHistory, as helm's --history-max does; `history` is the release's revisions now. */
+  private async trimHistory(release: ReleaseRef, history: readonly ReleaseRevision[]): Promise<void> {
     if (this.maxHistory <= 0) return;
-    const history = await this.store.history(release);
     const excess = history.length - this.maxHistory;
     if (excess <= 0) return;
     await this.store.deleteAll(release, history.filter((r) => r.status !== 'deployed').slice(0, excess));
@@ -647,20 +678,30 @@ export class Applier {
    * change is safe, and whether the API server accepts the object (server dry-run). Throws
    * with all problems; answers the identities to apply with force (ours, or adopted).
    */
-  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false): Promise<Preflight> {
-    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), terminating: [] };
+  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false, how: { repair?: boolean } = {}): Promise<Preflight> {
+    const repair = how.repair === true;
+    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), terminating: [], live: new Map(), dryRun: !repair };
     const { result, terminating } = found;
     // The release records live in the release namespace: it must exist or be part of the release.
+    // A repair read its deployed record there: it exists.
     const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
-    if (!createsNamespace && (await this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace })) === undefined) {
+    const namespaceMissing = repair || createsNamespace ? Promise.resolve(false) : this.findQuiet({ apiVersion: 'v1', kind: 'Namespace', name: release.namespace }).then((ns) => ns === undefined);
+    // Objects are checked side by side (their reads and dry runs are independent), and their
+    // findings gathered in the objects' order: one round trip or two, not two per object.
+    const perObject = await mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
+      const mine: PreflightFindings = { result: new ValidationResult(result.subject), takeOver: new Set(), replace: new Set(), terminating: [], live: new Map(), dryRun: found.dryRun };
+      await this.preflightObject(obj, { owner, release, adopt, force }, mine);
+      return mine;
+    });
+    if (await namespaceMissing) {
       result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
     }
-    for (const obj of objects) await this.preflightObject(obj, { owner, release, adopt, force }, found);
+    for (const mine of perObject) mergeFindings(found, mine);
     if (!result.ok) throw new ApplyRefusedError(result);
     if (terminating.length > 0) {
       throw new BinnacleError('transient', 'OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
     }
-    return { takeOver: found.takeOver, replace: found.replace };
+    return { takeOver: found.takeOver, replace: found.replace, live: found.live };
   }
 
   /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
@@ -674,6 +715,7 @@ export class Applier {
       found.result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
       return;
     }
+    found.live.set(identityOf(obj), { object: live });
     if (live?.metadata.deletionTimestamp !== undefined) {
       // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
       // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
@@ -681,6 +723,7 @@ export class Applier {
       return;
     }
     if (live !== undefined && !claimLive(obj, live, o, found)) return;
+    if (!found.dryRun) return;
     try {
       await this.client.apply(obj, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
     } catch (err) {
@@ -719,8 +762,10 @@ export class Applier {
         throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`);
       }
     }
-    // New kinds are served now: forget cached discovery so they map to resources.
+    // New kinds are served now: forget cached discovery so they map to resources, and the
+    // schemas' index so their (new) schemas are read.
     this.client.invalidateDiscovery();
+    this.schemas?.invalidate?.();
   }
 
   /** Objects named by the latest revision and the last deployed one (a failed run may have applied some). */
@@ -795,7 +840,12 @@ interface Preflight {
   takeOver: Set<string>;
   /** With force: live objects whose change the API server refuses as immutable, to delete and create. */
   replace: Set<string>;
+  /** What each object's read found (undefined: it does not exist), by identity. */
+  live: LiveObjects;
 }
+
+/** Objects as one read found them, by identity; `object` undefined when there was none. */
+type LiveObjects = Map<string, { object: KubeObject | undefined }>;
 
 /** How a preflight runs: for whom, and whether it may adopt others' objects and replace immutable ones. */
 interface PreflightOptions {
@@ -809,6 +859,32 @@ interface PreflightOptions {
 interface PreflightFindings extends Preflight {
   result: ValidationResult;
   terminating: string[];
+  /** Whether each object is also put to a server dry run. */
+  dryRun: boolean;
+}
+
+/** Runs of consecutive objects of one kind (applyOrder sorts them by kind), each applied side by side. */
+function kindBatches(objects: readonly KubeObject[]): KubeObject[][] {
+  const batches: KubeObject[][] = [];
+  for (const o of objects) {
+    const last = batches.at(-1);
+    if (last?.[0]?.kind === o.kind && last[0].apiVersion === o.apiVersion && last.length < PREFLIGHT_CONCURRENCY) last.push(o);
+    else batches.push([o]);
+  }
+  return batches;
+}
+
+/** How many objects of a release are checked at once. */
+const PREFLIGHT_CONCURRENCY = 8;
+
+/** One object's findings added to the whole's. */
+function mergeFindings(into: PreflightFindings, from: PreflightFindings): void {
+  into.result.problems.push(...from.result.problems);
+  into.result.children.push(...from.result.children);
+  for (const id of from.takeOver) into.takeOver.add(id);
+  for (const id of from.replace) into.replace.add(id);
+  into.terminating.push(...from.terminating);
+  for (const [id, live] of from.live) into.live.set(id, live);
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { KubeClient } from '../kube/client.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
 import { withoutPointers, type Pointer } from './drift-policy.js';
 import { optionalApi } from './optional-kinds.js';
@@ -192,7 +192,7 @@ export function fieldDrift(desired: KubeObject, live: KubeObject): FieldDrift[] 
 // --- a release -----------------------------------------------------------------------------
 
 /** One object of the manifest against the cluster, leaving out the `ignored` fields on both sides: undefined when it matches. */
-export async function objectDrift(client: Pick<KubeClient, 'find'>, desired: KubeObject, ignored: readonly Pointer[] = []): Promise<ObjectDrift | undefined> {
+export async function objectDrift(client: { find(ref: ObjectRef): Promise<KubeObject | undefined> }, desired: KubeObject, ignored: readonly Pointer[] = []): Promise<ObjectDrift | undefined> {
   const ns = desired.metadata.namespace;
   const base = { apiVersion: desired.apiVersion, kind: desired.kind, name: desired.metadata.name ?? '', ...(ns === undefined ? {} : { namespace: ns }) };
   let live: KubeObject | undefined;

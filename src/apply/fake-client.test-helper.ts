@@ -38,6 +38,8 @@ export class FakeCluster {
   readonly applied: { obj: KubeObject; fieldManager?: string }[] = [];
   /** Deletes of objects whose name is here leave them Terminating, held by a finalizer. */
   readonly heldNames = new Set<string>();
+  /** Every request as the API server would count it: `get Kind`, `list Kind`, `dry-run Kind`, `apply Kind`, `create Kind`, `update Kind`, `delete Kind`. */
+  readonly requests: string[] = [];
   private rv = 1;
 
   key(ref: { apiVersion: string; kind: string; name?: string | undefined; namespace?: string | undefined }): string {
@@ -58,6 +60,7 @@ export class FakeCluster {
       return Promise.resolve({ name: `${kind.toLowerCase()}s`, namespaced: !CLUSTER_SCOPED.has(kind), kind, verbs: [] });
     };
     const find = async (ref: ObjectRef): Promise<KubeObject | undefined> => {
+      this.requests.push(`get ${ref.kind}`);
       await resourceFor(ref.apiVersion, ref.kind);
       return this.get(ref);
     };
@@ -75,6 +78,7 @@ export class FakeCluster {
       find,
       invalidateDiscovery: (): void => undefined,
       apply: async (obj: KubeObject, opts: ApplyOptions = {}): Promise<KubeObject> => {
+        this.requests.push(`${opts.dryRun === true ? 'dry-run' : 'apply'} ${obj.kind}`);
         await resourceFor(obj.apiVersion, obj.kind);
         if (this.rejectNames.has(obj.metadata.name ?? '')) throw new KubeApiError(422, 'Invalid', `apply ${obj.kind} ${obj.metadata.name ?? ''}: spec is invalid`);
         const existing = this.get({ ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace });
@@ -93,6 +97,7 @@ export class FakeCluster {
         return stored;
       },
       create: (obj: KubeObject): Promise<KubeObject> => {
+        this.requests.push(`create ${obj.kind}`);
         const ref = { ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
         if (this.get(ref) !== undefined) return Promise.reject(new KubeApiError(409, 'AlreadyExists', `${describeRef(ref)} exists`));
         this.writes.push(`create ${describeRef(ref)}`);
@@ -100,6 +105,7 @@ export class FakeCluster {
         return Promise.resolve(obj);
       },
       update: (obj: KubeObject): Promise<KubeObject> => {
+        this.requests.push(`update ${obj.kind}`);
         const ref = { ...obj, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
         if (this.get(ref) === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `${describeRef(ref)} not found`));
         this.writes.push(`update ${describeRef(ref)}`);
@@ -107,6 +113,7 @@ export class FakeCluster {
         return Promise.resolve(obj);
       },
       delete: (ref: ObjectRef, _opts?: DeleteOptions): Promise<boolean> => {
+        this.requests.push(`delete ${ref.kind}`);
         const live = this.get(ref);
         if (live !== undefined && this.heldNames.has(ref.name)) {
           this.writes.push(`delete ${describeRef(ref)} (held)`);
@@ -118,6 +125,7 @@ export class FakeCluster {
         return Promise.resolve(had);
       },
       list: (apiVersion: string, kind: string, opts: { namespace?: string; labelSelector?: string } = {}): Promise<KubeList> => {
+        this.requests.push(`list ${kind}`);
         const want = (opts.labelSelector ?? '').split(',').filter((s) => s !== '').map((s) => s.split('='));
         const items = [...this.objects.values()].filter(
           (o) =>

@@ -56,3 +56,29 @@ test('an alias bomb in a hook is HOOK_INVALID naming the hook, and fails its eve
   assert.equal(r.message, `pre-install hook chart/templates/bomb.yaml (ConfigMap bomb) failed: hook chart/templates/bomb.yaml (ConfigMap bomb): ${BOMB_REASON_IN_OBJECT}`);
   assert.deepEqual(applied.map((o) => o.metadata.name), ['many']);
 });
+
+test('before-hook-creation deletes the earlier run with Background propagation (as Helm), waits for the object alone, then creates it', async () => {
+  const calls: string[] = [];
+  let finds = 0;
+  const client = {
+    resourceFor: () => Promise.resolve({ namespaced: true }),
+    find: () => {
+      finds++;
+      calls.push('find');
+      // Still there on the first look after the delete, gone on the second.
+      return Promise.resolve(finds === 1 ? ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'h' } }) : undefined);
+    },
+    delete: (_ref: unknown, opts: { propagationPolicy?: string }) => {
+      calls.push(`delete ${opts.propagationPolicy ?? ''}`);
+      return Promise.resolve(true);
+    },
+    apply: (o: KubeObject) => {
+      calls.push('apply');
+      return Promise.resolve(o);
+    },
+  } as unknown as HookClient;
+  const manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: h\n';
+  const r = await runHooks([hook('h', manifest)], 'pre-install', { client, owner: { kind: 'BundleDeployment', name: 'bd' }, release: { name: 'r', namespace: 'ns' }, logger: pino({ level: 'silent' }), timeoutMs: 60_000 });
+  assert.equal(r.ok, true);
+  assert.deepEqual(calls, ['delete Background', 'find', 'find', 'apply']);
+});

@@ -116,14 +116,26 @@ async function namespaced(client: HookClient, obj: KubeObject, ns: string): Prom
   return { ...obj, metadata: { ...obj.metadata, namespace: ns } };
 }
 
+/**
+ * before-hook-creation as Helm does it (action.deleteHookByPolicy): delete with Background
+ * propagation, the hook's dependents (a Job's Pods) left to the garbage collector, and wait
+ * only for the object itself to go. Foreground held the hook until its Pods were gone.
+ * Looked at again soon, then less often: a Background delete is usually done at once.
+ */
 async function deleteAndWait(client: HookClient, ref: ObjectRef, o: HookRunOptions): Promise<void> {
-  if (!(await client.delete(ref, { propagationPolicy: 'Foreground' }))) return;
+  if (!(await client.delete(ref, { propagationPolicy: 'Background' }))) return;
   const deadline = Date.now() + o.timeoutMs;
+  const most = o.pollIntervalMs ?? 500;
+  let interval = Math.min(FIRST_DELETE_POLL_MS, most);
   while ((await client.find(ref)) !== undefined) {
     if (Date.now() > deadline) throw new BinnacleError('transient', 'HOOK_TIMEOUT', `${describeRef(ref)} from an earlier run was not deleted within ${o.timeoutMs} ms`);
-    await sleep(o.pollIntervalMs ?? 500);
+    await sleep(interval);
+    interval = Math.min(interval * 2, most);
   }
 }
+
+/** The first look after deleting a hook of an earlier run. */
+const FIRST_DELETE_POLL_MS = 25;
 
 interface JobLike {
   status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[]; phase?: string; succeeded?: number };

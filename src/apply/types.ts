@@ -149,6 +149,12 @@ export interface ApplyRequest {
   keepFailedInstall?: boolean;
   /** Drift rules (default: repair every field the manifest sets). */
   drift?: DriftSpec;
+  /**
+   * The release's revisions, oldest first, as the caller read them for this same reconcile
+   * (`Applier.history`): used instead of listing the release's Secrets again. Only a caller
+   * that is the release's one writer (a reconciler serialised per object) may pass it.
+   */
+  history?: ReleaseRevision[];
 }
 
 /** A field the object's schema does not declare, dropped before applying (as OLM's create/update drops it). */

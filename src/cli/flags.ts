@@ -66,10 +66,11 @@ export interface HelmEngineFlags {
 /**
  * Adds the Helm engine flags. Defaults fit two threads and the manager in install-self's 1 GiB:
  * 256 MiB of engine memory a thread (the corpus's largest render needs 109 MiB), 2 minutes a render.
+ * `defaults.threads`: another default thread count (`helm-operator run`: one, see there).
  */
-export function addHelmEngineFlags(c: Command): Command {
+export function addHelmEngineFlags(c: Command, defaults: { threads?: number } = {}): Command {
   return c
-    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaultHelmEngineThreads())
+    .option('--helm-engine-threads <n>', "threads that render Helm charts side by side (each runs one instance of Helm's engine, started only when the others are busy)", parsePositiveInt, defaults.threads ?? defaultHelmEngineThreads())
     .option('--helm-render-memory <MiB>', "the most memory one render may use in Helm's engine; past it the render fails alone and the memory comes back", parsePositiveInt, 256)
     .option('--helm-render-timeout <duration>', 'the longest one render may take; past it the render fails alone', parseDuration, 120_000);
 }

@@ -90,9 +90,13 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
       kind,
       ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }),
       onApplied: (refs) => dependents?.observe(refs),
+      // A version too deep to read is not current: the reconciler reads it live and says why.
+      cached: (namespace, name) => informer.current(objectKey({ namespace, name })),
     }),
     ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
   }).watch(informer, undefined, helmCrChanged);
+  // A refused version still gets a reconcile, which reports it in status.
+  informer.addHandlers({ refused: (stub) => controller.enqueue(objectKey(stub.metadata)) });
   if (kind.watchDependentResources !== false) {
     dependents = new DependentWatches({
       client: o.client,

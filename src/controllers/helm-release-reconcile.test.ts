@@ -158,7 +158,7 @@ interface Setup {
 }
 
 /** `realRender`: the default render and input-digest ports (src/render's one render function, Helm's engine). */
-function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; realRender?: boolean; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number } = {}): Setup {
+function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; realRender?: boolean; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number; cached?: (namespace: string | undefined, name: string) => KubeObject | undefined } = {}): Setup {
   const kube = new FakeKube();
   kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
   if (opts.serviceAccount !== false) kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
@@ -183,6 +183,7 @@ function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Part
     kind,
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: opts.healthTimeoutMs }),
+    ...(opts.cached === undefined ? {} : { cached: opts.cached }),
     ports: {
       ...(opts.realRender === true
         ? {}
@@ -230,6 +231,31 @@ describe('Helm release reconciler, step by step with fakes', () => {
     const manifest = (kube.statusWrites[0]?.deployedRelease as { manifest: string }).manifest;
     assert.doesNotMatch(manifest, /c2VjcmV0/, 'Secret data never reaches status');
     assert.match(manifest, /kind: Secret/);
+  });
+
+  test("with the kind's informer cache, the CR is read from it (a copy: the cache is not changed), not with a GET; the applier gets the history the reconcile read", async () => {
+    const inCache: KubeObject = { apiVersion: 'example.com/v1', kind: 'Pushgateway', metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', generation: 1, resourceVersion: '7' }, spec: { replicas: 1 } };
+    const asked: string[] = [];
+    const { kube, appliers, reconciler, release } = setup({
+      cached: (namespace, name) => {
+        asked.push(`${namespace ?? ''}/${name}`);
+        return inCache;
+      },
+    });
+    release.history = [revision(1, SECRET_MANIFEST)];
+    release.applyRevision = 2;
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(asked, ['team-a/pg']);
+    assert.deepEqual(kube.reads.filter((r) => r.ref.startsWith('Pushgateway/')), [], 'no GET of the CR');
+    assert.equal(kube.patches.length, 1, 'the finalizer added to the CR as the cache had it');
+    assert.equal(inCache.metadata.finalizers, undefined, 'the cached object is not changed');
+    assert.equal(condition(kube, 'Deployed')?.status, 'True');
+    assert.deepEqual(appliers[0]?.applied[0]?.req.history, release.history);
+    assert.equal(appliers[0]?.reads, 1);
+    // Not in the cache (not seen yet, or gone): read from the API server.
+    const missing = setup({ cached: () => undefined });
+    await missing.reconciler.reconcile(req, ctx);
+    assert.deepEqual(missing.kube.reads.filter((r) => r.ref.startsWith('Pushgateway/')).map((r) => r.ref), ['Pushgateway/team-a/pg']);
   });
 
   test('an unchanged status is not written again', async () => {

@@ -150,6 +150,11 @@ export interface HelmReleaseReconcilerOptions {
   env?: Record<string, string | undefined>;
   /** Told what a release applied (its dependent resources), after each successful apply. */
   onApplied?: (refs: readonly ObjectRef[]) => void;
+  /**
+   * The CR as the kind's informer holds it (controller-runtime's cached client), read instead
+   * of a GET per reconcile; undefined when the cache has none, and the reconcile GETs it.
+   */
+  cached?: (namespace: string | undefined, name: string) => KubeObject | undefined;
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
@@ -304,7 +309,7 @@ export function serviceAccountOf(identity: ReleaseIdentity, namespace: string): 
 
 export class HelmReleaseReconciler implements Reconciler {
   /**
-   * The server's schemas, shared by every reconcile: what they do not declare is dropped and a
+   * The server's schemas, shared by every reconcile and every kind of the process: what they do not declare is dropped and a
    * null where no null is allowed left out, as the API server does when Helm creates objects,
    * where server-side apply would refuse them.
    */
@@ -312,7 +317,7 @@ export class HelmReleaseReconciler implements Reconciler {
   private readonly ports: HelmReleasePorts;
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
-    this.schemas = new OpenApiSchemas(o.client);
+    this.schemas = OpenApiSchemas.shared(o.client);
     this.ports = { ...defaultPorts(this.schemas, o.client, o.kind.kind), ...o.ports };
   }
 
@@ -333,13 +338,8 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    let cr: HelmCr;
-    try {
-      cr = await this.o.client.get<HelmCr>({ apiVersion: this.apiVersion, kind: this.o.kind.kind, namespace: req.namespace, name: req.name });
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    const cr = await this.readCr(req);
+    if (cr === undefined) return undefined;
     const annotations = cr.metadata.annotations ?? {};
     const release = { name: cr.metadata.name ?? req.name, namespace: cr.metadata.namespace ?? req.namespace ?? 'default' };
     // operator-sdk's key fields, so its users' log queries keep working.
@@ -368,6 +368,18 @@ export class HelmReleaseReconciler implements Reconciler {
       // Anything a step did not expect: said in status, then retried with backoff.
       onError: (s, err) => s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err)),
     });
+  }
+
+  /** The CR from the informer's cache (a copy: steps change it), else from the API server; undefined when it is gone. */
+  private async readCr(req: ReconcileRequest): Promise<HelmCr | undefined> {
+    const cached = this.o.cached?.(req.namespace, req.name);
+    if (cached !== undefined) return structuredClone(cached);
+    try {
+      return await this.o.client.get<HelmCr>({ apiVersion: this.apiVersion, kind: this.o.kind.kind, namespace: req.namespace, name: req.name });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
   }
 
   /** The one status write of a reconcile; none when nothing in it changed. */
@@ -607,6 +619,8 @@ export class HelmReleaseReconciler implements Reconciler {
         force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
         rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
         ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
+        // Read in the Chart step: the applier does not list the release's Secrets again.
+        ...(s.history === undefined ? {} : { history: s.history }),
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
         // its objects are applied; a rollout is the workloads' own status to report, and waiting

@@ -89,3 +89,39 @@ test('the cache says when it has caught up with a resourceVersion (a write it mu
   stop.abort();
   await running;
 });
+
+test('a version too deep to read: the cache keeps the old one, but says it is not current and tells handlers; a readable version makes it current again', async () => {
+  // Lists version 1; the watch then sends a refused version 2 (its stub), then a readable version 3.
+  const cm = (rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: rv } });
+  // Two gates opened by the test in turn; made up front, so opening one never races the watch.
+  const opens: (() => void)[] = [];
+  const gates = [0, 1].map(() => new Promise<void>((resolve) => opens.push(resolve)));
+  const step = (): void => opens.shift()?.();
+  const client = {
+    list: () => Promise.resolve({ items: [cm('1')], metadata: { resourceVersion: '1' } }),
+    watch: async function* (_apiVersion: string, _kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<{ type: string; object: KubeObject; refused?: boolean }> {
+      await gates[0];
+      yield { type: 'MODIFIED', object: cm('2'), refused: true };
+      await gates[1];
+      yield { type: 'MODIFIED', object: cm('3') };
+      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+    },
+  } as unknown as KubeClient;
+  const informer = new Informer(client, 'v1', 'ConfigMap');
+  const refused: string[] = [];
+  informer.addHandlers({ refused: (stub) => refused.push(stub.metadata.resourceVersion ?? '') });
+  const stop = new AbortController();
+  const running = informer.run(stop.signal);
+  await informer.waitForSync();
+  assert.equal(informer.current('ns/a')?.metadata.resourceVersion, '1');
+  step();
+  assert.equal(await informer.waitForResourceVersion('2', 5_000), true);
+  assert.equal(informer.get('ns/a')?.metadata.resourceVersion, '1', 'the cache keeps the version it had');
+  assert.equal(informer.current('ns/a'), undefined, 'but it is not current: a reader goes to the server');
+  assert.deepEqual(refused, ['2']);
+  step();
+  assert.equal(await informer.waitForResourceVersion('3', 5_000), true);
+  assert.equal(informer.current('ns/a')?.metadata.resourceVersion, '3');
+  stop.abort();
+  await running;
+});

@@ -15,6 +15,8 @@ export interface InformerHandlers<T extends KubeObject> {
   add?: (obj: T) => void;
   update?: (oldObj: T, newObj: T) => void;
   delete?: (obj: T) => void;
+  /** A version of the object the cache could not read (too deep); the cache keeps the one it had. */
+  refused?: (stub: KubeObject) => void;
 }
 
 export interface InformerOptions {
@@ -28,6 +30,8 @@ export interface InformerOptions {
 
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
+  /** Keys whose newest version was refused: what the cache holds for them is not current. */
+  private readonly unreadable = new Set<string>();
   private readonly handlers: InformerHandlers<T>[] = [];
   private synced = false;
   private readonly syncWaiters: (() => void)[] = [];
@@ -50,6 +54,15 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get(key: string): T | undefined {
     return this.store.get(key);
+  }
+
+  /**
+   * The cached object only when it is the newest version the server has sent: undefined when a
+   * newer one was refused, so a caller reads it live and reports why it cannot be read instead of
+   * acting on a version its writer has replaced.
+   */
+  current(key: string): T | undefined {
+    return this.unreadable.has(key) ? undefined : this.store.get(key);
   }
 
   list(): T[] {
@@ -164,6 +177,7 @@ export class Informer<T extends KubeObject = KubeObject> {
       const key = objectKey(obj.metadata);
       seen.add(key);
       const old = this.store.get(key);
+      this.unreadable.delete(key);
       this.store.set(key, obj);
       if (old === undefined) this.emit('add', obj);
       else if (old.metadata.resourceVersion !== obj.metadata.resourceVersion) this.emit('update', old, obj);
@@ -172,6 +186,7 @@ export class Informer<T extends KubeObject = KubeObject> {
     for (const [key, old] of this.store) {
       if (!seen.has(key)) {
         this.store.delete(key);
+        this.unreadable.delete(key);
         this.emit('delete', old);
       }
     }
@@ -197,11 +212,13 @@ export class Informer<T extends KubeObject = KubeObject> {
       const old = this.store.get(key);
       if (ev.type === 'DELETED') {
         this.store.delete(key);
+        this.unreadable.delete(key);
         // A deleted object that was not read whole: handlers get the last version that was.
         this.emit('delete', ev.refused === true ? (old ?? ev.object) : ev.object);
       } else if (ev.refused === true) {
         this.refused(ev.object); // the cache keeps the version it had
       } else {
+        this.unreadable.delete(key);
         this.store.set(key, ev.object);
         if (old === undefined) this.emit('add', ev.object);
         else this.emit('update', old, ev.object);
@@ -213,6 +230,8 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   private refused(obj: KubeObject): void {
     const m = obj.metadata;
+    this.unreadable.add(objectKey(m));
+    for (const h of this.handlers) h.refused?.(obj);
     this.opts.logger?.warn(
       { kind: this.kind, name: m.name, namespace: m.namespace, resourceVersion: m.resourceVersion },
       `object nests deeper than ${MAX_OBJECT_NESTING} levels: not read, and the cache keeps the version it had`,

@@ -36,10 +36,11 @@ function server(hash: { widget: string }) {
   return { client, calls };
 }
 
-test('a kind is found in its group-version document; documents are read once per content hash', async () => {
+test('a kind is found in its group-version document; documents are read once per content hash, the index once until it is stale or invalidated', async () => {
   const hash = { widget: 'W1' };
   const { client, calls } = server(hash);
-  const schemas = new OpenApiSchemas(client);
+  let clock = 0;
+  const schemas = new OpenApiSchemas(client, { now: () => clock });
   const snap = await schemas.snapshot();
   const w = await snap.kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
   assert.equal(w?.origin, '/openapi/v3 apis/example.com/v1');
@@ -51,13 +52,38 @@ test('a kind is found in its group-version document; documents are read once per
 
   calls.length = 0;
   await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
-  assert.deepEqual(calls, ['/openapi/v3'], 'unchanged content is not read again');
+  assert.deepEqual(calls, [], 'neither the index nor unchanged content is read again');
 
-  // The CRD changed: a new hash, read again.
+  // The CRD changed: once the index is invalidated (CRDs applied), the new hash is read.
   hash.widget = 'W2';
   calls.length = 0;
+  schemas.invalidate();
   await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
   assert.deepEqual(calls, ['/openapi/v3', '/openapi/v3/apis/example.com/v1?hash=W2']);
+
+  // Changed by someone else: read again once the index is older than its max age (30 s).
+  hash.widget = 'W3';
+  calls.length = 0;
+  clock += 29_000;
+  await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
+  assert.deepEqual(calls, []);
+  clock += 1_000;
+  await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
+  assert.deepEqual(calls, ['/openapi/v3', '/openapi/v3/apis/example.com/v1?hash=W3']);
+
+  // A group-version the index does not name (a CRD created since) reads the index again, at most once a second.
+  calls.length = 0;
+  clock += 1_000;
+  const later = await schemas.snapshot();
+  assert.equal(await later.kind({ group: 'nowhere.io', version: 'v1', kind: 'Thing' }), undefined);
+  assert.equal(await later.kind({ group: 'nowhere.io', version: 'v1', kind: 'Thing' }), undefined);
+  assert.deepEqual(calls, ['/openapi/v3']);
+});
+
+test('one shared schema cache per client', () => {
+  const { client } = server({ widget: 'W1' });
+  assert.equal(OpenApiSchemas.shared(client), OpenApiSchemas.shared(client));
+  assert.notEqual(OpenApiSchemas.shared(client), OpenApiSchemas.shared(server({ widget: 'W1' }).client));
 });
 
 test('a server without OpenAPI v3 knows no schema; other failures say so', async () => {

@@ -5,8 +5,11 @@
  *
  * The index names each group-version's document by a URL that carries a hash of its content,
  * so documents are cached by that URL: a changed CRD (a new discovery generation) gets a new
- * URL and is read again, an unchanged group-version never is. The small index is read once per
- * snapshot, so a snapshot sees what the server serves at the time it is taken.
+ * URL and is read again, an unchanged group-version never is. The small index is cached too, as
+ * discovery is (KubeClient): read again when it is older than `indexMaxAgeMs`, when it is
+ * invalidated (the applier does after installing CRDs, as it invalidates discovery), and when a
+ * snapshot is asked for a group-version the index does not name (a CRD created since). Without
+ * that, every reconcile of every custom resource read it again (~4 requests per CR).
  *
  * Everything read here is unknown JSON until checked: malformed documents are errors, a server
  * that publishes no OpenAPI v3 answers "no schema" for every kind.
@@ -42,6 +45,8 @@ export interface SchemaSnapshot {
 
 export interface SchemaSource {
   snapshot(): Promise<SchemaSnapshot>;
+  /** Forgets what the server served (CRDs were installed or changed); optional for fixed sources. */
+  invalidate?(): void;
 }
 
 /** A checked OpenAPI v3 document: its component schemas, indexed by the kinds they describe. */
@@ -103,33 +108,61 @@ export class OpenApiDocument {
 export interface OpenApiSchemasOptions {
   /** Documents kept in memory, least recently read dropped first; default 256. */
   maxDocuments?: number;
+  /** How long the index is used before it is read again; default 30 s. */
+  indexMaxAgeMs?: number;
+  /** The clock, for tests. */
+  now?: () => number;
 }
 
-/** Reads and caches `/openapi/v3`; share one per API server. */
+/** A read of the index: its group-version URLs (or none: the server publishes no OpenAPI v3), and when it was read. */
+interface IndexEntry {
+  urls: Promise<Map<string, string> | undefined>;
+  readAt: number;
+}
+
+/** A group-version the index does not name is looked for again at most this often (a CRD just created). */
+const MISS_REFRESH_MS = 1000;
+
+const sharedSchemas = new WeakMap<object, OpenApiSchemas>();
+
+/** Reads and caches `/openapi/v3`; share one per API server (`OpenApiSchemas.shared`). */
 export class OpenApiSchemas implements SchemaSource {
   private readonly documents = new Map<string, Promise<OpenApiDocument>>();
   private readonly maxDocuments: number;
+  private readonly indexMaxAgeMs: number;
+  private readonly now: () => number;
+  private index: IndexEntry | undefined;
 
   constructor(
     private readonly client: Pick<KubeClient, 'requestJson'>,
     opts: OpenApiSchemasOptions = {},
   ) {
     this.maxDocuments = opts.maxDocuments ?? 256;
+    this.indexMaxAgeMs = opts.indexMaxAgeMs ?? 30_000;
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** The one instance for `client` (and so for the API server it talks to): every kind and reconciler of a process shares its cache. */
+  static shared(client: Pick<KubeClient, 'requestJson'>): OpenApiSchemas {
+    let schemas = sharedSchemas.get(client);
+    if (schemas === undefined) {
+      schemas = new OpenApiSchemas(client);
+      sharedSchemas.set(client, schemas);
+    }
+    return schemas;
+  }
+
+  invalidate(): void {
+    this.index = undefined;
   }
 
   async snapshot(): Promise<SchemaSnapshot> {
-    let index: unknown;
-    try {
-      index = await this.client.requestJson('GET', '/openapi/v3', { what: 'read the OpenAPI v3 index' });
-    } catch (err) {
-      // A server that does not publish OpenAPI v3: nothing is known, nothing is pruned.
-      if (isNotFound(err)) return EMPTY_SNAPSHOT;
-      throw new BinnacleError('transient', 'OPENAPI_UNAVAILABLE', `cannot read the API server's OpenAPI v3 schemas: ${errorMessage(err)}`, { cause: err });
-    }
-    const urls = parseIndex(index);
-    const document = (path: string): Promise<OpenApiDocument | undefined> => {
-      const url = urls.get(path);
-      return url === undefined ? Promise.resolve(undefined) : this.document(path, url);
+    let urls = await this.urls(false);
+    if (urls === undefined) return EMPTY_SNAPSHOT;
+    const document = async (path: string): Promise<OpenApiDocument | undefined> => {
+      if (!urls?.has(path) && this.now() - (this.index?.readAt ?? 0) >= MISS_REFRESH_MS) urls = (await this.urls(true)) ?? urls;
+      const url = urls?.get(path);
+      return url === undefined ? undefined : this.document(path, url);
     };
     return {
       kind: async (gvk) => (await document(groupVersionPath(gvk)))?.kind(gvk),
@@ -138,6 +171,31 @@ export class OpenApiSchemas implements SchemaSource {
         return (await document('api/v1'))?.named(OBJECT_META_SCHEMA, meta);
       },
     };
+  }
+
+  /** The index's group-version URLs, read again when `fresh`, stale or invalidated; undefined when the server publishes none. */
+  private urls(fresh: boolean): Promise<Map<string, string> | undefined> {
+    const cached = this.index;
+    if (!fresh && cached !== undefined && this.now() - cached.readAt < this.indexMaxAgeMs) return cached.urls;
+    const entry: IndexEntry = { readAt: this.now(), urls: this.readIndex() };
+    this.index = entry;
+    // A failed read is not cached: the next snapshot tries again.
+    entry.urls.catch(() => {
+      if (this.index === entry) this.index = undefined;
+    });
+    return entry.urls;
+  }
+
+  private async readIndex(): Promise<Map<string, string> | undefined> {
+    let index: unknown;
+    try {
+      index = await this.client.requestJson('GET', '/openapi/v3', { what: 'read the OpenAPI v3 index' });
+    } catch (err) {
+      // A server that does not publish OpenAPI v3: nothing is known, nothing is pruned.
+      if (isNotFound(err)) return undefined;
+      throw new BinnacleError('transient', 'OPENAPI_UNAVAILABLE', `cannot read the API server's OpenAPI v3 schemas: ${errorMessage(err)}`, { cause: err });
+    }
+    return parseIndex(index);
   }
 
   private document(path: string, url: string): Promise<OpenApiDocument> {

@@ -168,3 +168,24 @@ describe("the leader-election namespace defaults to the Pod's", () => {
     }
   });
 });
+
+describe('helm-operator run: Helm engine threads', () => {
+  async function threads(args: string[]): Promise<number> {
+    const ctx = { logger: pino({ level: 'silent' }), out: () => undefined, err: () => undefined };
+    const program = await buildProgram(ctx, 'helm-operator');
+    const run = program.commands.find((c) => c.name() === 'helm-operator')?.commands.find((c) => c.name() === 'run') as Command;
+    run.exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+    let got: number | undefined;
+    run.action((flags: { helmEngineThreads: number }) => {
+      got = flags.helmEngineThreads;
+    });
+    await program.parseAsync(['helm-operator', 'run', ...args], { from: 'user' });
+    assert.ok(got !== undefined);
+    return got;
+  }
+
+  it('renders on one engine thread unless told otherwise (a second costs ~70 MiB against a 128 MiB scaffold limit)', async () => {
+    assert.equal(await threads([]), 1);
+    assert.equal(await threads(['--helm-engine-threads', '2']), 2);
+  });
+});

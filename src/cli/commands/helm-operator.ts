@@ -158,7 +158,10 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
 
 export function registerHelmOperatorCommands(program: Command, ctx: CliContext): void {
   const ho = program.command('helm-operator').description("Run operator-sdk Helm operators (watches.yaml) on Binnacle's Helm engine");
-  addHelmOperatorRunFlags(addHelmEngineFlags(addKubeFlags(ho.command('run'))))
+  // One engine thread: a second one costs ~70 MiB (Go's linear memory from 43 MiB, its own
+  // isolate) in a process whose scaffold limit is 128 MiB, and a chart operator's renders are
+  // short beside the API calls of a reconcile (bench/helm-operator.ts: the same converge time).
+  addHelmOperatorRunFlags(addHelmEngineFlags(addKubeFlags(ho.command('run')), { threads: 1 }))
     .description('Reconcile the custom resources of every kind in watches.yaml as Helm releases of its chart (operator-sdk helm-operator run)')
     .action(async (flags: KubeFlags & HelmEngineFlags & RawRunFlags, cmd: Command) => {
       const o = resolveRunFlags(flags, (name) => cmd.getOptionValueSource(name) === 'cli');
