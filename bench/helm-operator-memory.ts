@@ -27,8 +27,10 @@
  *     only; lazy, so only the functions that ran), the worker thread's isolate (~24 MiB)
  *   before this bench's changes the peak was 427 MiB: the file as read and its rewritten copy
  *     (2 x 80 MiB) alive while V8 copied them and Go started, and TurboFan's tier-up (+65 MiB).
- * So 128 MiB is out of reach while Helm runs as Go compiled to WebAssembly: the module's bytes
- * and Go's starting heap alone are 120 MiB. helm bundle's manager gets 256Mi/512Mi (operator.ts).
+ * Since (issue 29, 2026-11-27) helm.wasm is built without client-go's scheme: 31 MiB, Go's heap
+ * from 18 MiB; one CR now peaks at ~170 MiB (this bench, `--only binnacle`). 128 MiB is still out
+ * of reach while Helm runs as Go compiled to WebAssembly: Node and the client (~80 MiB) plus the
+ * module's bytes, Go's heap, compiled code and the worker's isolate (~90 MiB). helm bundle's manager gets 256Mi/512Mi (operator.ts).
  *
  * usage: npx tsx bench/helm-operator-memory.ts [--rounds N] [--only binnacle|operator-sdk] [--node-options OPTS]
  */

@@ -238,7 +238,8 @@ describe('a real node beside kwok', () => {
     assert.equal(container.resources?.limits?.memory, '128Mi', "the scaffold's limit");
     container.image = projectImage;
     // Not the scaffold: 128Mi is too small for Binnacle's Helm engine (Go compiled to WebAssembly).
-    // Tried here: OOMKilled as soon as it renders the chart (peak 212 MiB at 512Mi). The limit
+    // Tried here: OOMKilled as soon as it renders the chart (peak 212 MiB at 512Mi with the 80 MiB
+    // engine module; bench/helm-operator-memory.ts measures ~170 MiB with the 31 MiB one). The limit
     // Binnacle states and `helm bundle` writes is 512Mi; the drop-in issue tracks the gap.
     container.resources = { ...container.resources, limits: { ...container.resources?.limits, memory: '512Mi' } };
     // What selects the real node (its taint keeps other Pods off).
