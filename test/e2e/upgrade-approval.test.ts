@@ -105,16 +105,21 @@ after(async () => {
   process.stdout.write(`# upgrade-approval e2e took ${Math.round((Date.now() - started) / 1000)} s\n`);
 });
 
+/** A ClusterExtension of poison-pill-operator from this file's catalog, with the approval fields given. */
+async function applyPoisonPill(name: string, approval: Record<string, unknown>): Promise<void> {
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name },
+    spec: { namespace: ns, serviceAccount: { name: 'installer' }, ...approval, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+  });
+}
+
 describe('ClusterExtension on manual approval', () => {
   test('a new bundle waits with its plan in status; a superseded plan is not applied; the approved digest upgrades', async () => {
     const name = uniqueName('manual');
     await useCatalog(catalogs.a ?? '');
-    await client.apply({
-      apiVersion: API_VERSION,
-      kind: 'ClusterExtension',
-      metadata: { name },
-      spec: { namespace: ns, serviceAccount: { name: 'installer' }, upgradeApproval: 'Manual', source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
-    });
+    await applyPoisonPill(name, { upgradeApproval: 'Manual' });
     await settledAt(name, '0.0.5'); // a first install is not held unless install.approval says so
 
     // The catalog offers 0.0.6: nothing changes, the plan is in status.
@@ -163,12 +168,7 @@ describe('ClusterExtension on manual approval', () => {
   test('a first install on install.approval: Manual waits for its plan too', async () => {
     const name = uniqueName('first');
     await useCatalog(catalogs.a ?? '');
-    await client.apply({
-      apiVersion: API_VERSION,
-      kind: 'ClusterExtension',
-      metadata: { name },
-      spec: { namespace: ns, serviceAccount: { name: 'installer' }, install: { approval: 'Manual' }, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
-    });
+    await applyPoisonPill(name, { install: { approval: 'Manual' } });
     const waiting = await pendingTo(name, '0.0.5');
     assert.equal(findCondition(waiting.status?.conditions, 'Installed')?.reason, 'AwaitingApproval');
     assert.equal(waiting.status?.pendingPlan?.changes[0]?.from, undefined, 'nothing installed before');
