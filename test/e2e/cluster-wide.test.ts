@@ -8,16 +8,13 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
-import { run } from '../../src/cli/main.js';
-import type { CliContext } from '../../src/cli/context.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { recordedNeeds } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { clusterVersion } from '../../src/resolve/index.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
-import { CRD_DELETION_TIMEOUT_MS, e2eClient, e2eKubeconfig, eventually, uniqueName } from './env.js';
+import { CRD_DELETION_TIMEOUT_MS, e2eClient, binnacle, eventually, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
 let h: OperatorHarness;
@@ -31,15 +28,6 @@ function requireMinKube(version: string): (cfg: DeclarativeConfig) => void {
       for (const p of b.properties) if (p.type === 'olm.csv.metadata' && typeof p.value === 'object' && p.value !== null) (p.value as Record<string, unknown>).minKubeVersion = version;
     }
   };
-}
-
-/** Runs the CLI in this process; answers what it printed and its exit code. */
-async function binnacle(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const ctx: CliContext = { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) };
-  const code = await run([...args, '--kubeconfig', e2eKubeconfig()], ctx);
-  return { code, out, err };
 }
 
 /** The live BundleDeployments of a package (there must never be two). */

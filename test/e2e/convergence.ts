@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import { parseAllDocuments } from 'yaml';
 import { ReleaseStore } from '../../src/apply/release-store.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { eventually } from './env.js';
+import { installedAt as extensionInstalledAt } from './extensions.js';
 
 /** One release: the BundleDeployment that owns it and the namespace its records live in. */
 export interface ReleaseUnderTest {
@@ -39,23 +40,13 @@ export async function findExtension(r: ReleaseUnderTest): Promise<ClusterExtensi
   return r.client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: r.extension });
 }
 
-/** Waits until the extension reports itself installed at `version`, settled (not progressing); answers how long it took. */
+/**
+ * Waits until the extension reports itself installed at `version`, settled (not progressing); answers how long it
+ * took. On a timeout the error carries the extension's and its BundleDeployments' conditions (extensions.ts).
+ */
 export async function installedAt(r: ReleaseUnderTest, version: string, timeoutMs = 240_000): Promise<number> {
   const start = Date.now();
-  await eventually(
-    `${r.extension} installed at ${version}`,
-    async () => {
-      const ce = await findExtension(r);
-      const ok =
-        ce?.status?.observedGeneration === ce?.metadata.generation &&
-        findCondition(ce?.status?.conditions, 'Installed')?.status === 'True' &&
-        findCondition(ce?.status?.conditions, 'Progressing')?.status === 'False' &&
-        ce?.status?.install?.bundle.version === version;
-      return ok ? true : undefined;
-    },
-    timeoutMs,
-    500,
-  );
+  await extensionInstalledAt(r.client, r.extension, version, timeoutMs);
   return Date.now() - start;
 }
 

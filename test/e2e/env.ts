@@ -24,6 +24,16 @@ export function e2eKubeconfig(): string {
   return path;
 }
 
+/** Runs the CLI in this process against the e2e cluster; answers what it printed and its exit code. */
+export async function binnacle(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  // Loaded here, not at the top: most e2e files never run the CLI in process.
+  const { run } = await import('../../src/cli/main.js');
+  let out = '';
+  let err = '';
+  const code = await run([...args, '--kubeconfig', e2eKubeconfig()], { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) });
+  return { code, out, err };
+}
+
 export async function e2eClient(): Promise<KubeClient> {
   return KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: e2eKubeconfig() }));
 }

@@ -42,12 +42,13 @@ export async function createExtension(
   namespace: string,
   catalog: ClusterExtension['spec']['source']['catalog'],
   sa = 'installer',
+  extra: Partial<ClusterExtension['spec']> = {},
 ): Promise<void> {
   await client.apply({
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',
     metadata: { name },
-    spec: { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog: { ...catalog, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
+    spec: { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog: { ...catalog, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } }, ...extra },
   });
 }
 

@@ -150,17 +150,7 @@ describe('install engine', () => {
     await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: watched } });
     h.cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: watched }));
     const name = uniqueName('single');
-    await client.apply({
-      apiVersion: API_VERSION,
-      kind: 'ClusterExtension',
-      metadata: { name },
-      spec: {
-        namespace: ns,
-        serviceAccount: { name: 'installer' },
-        source: { sourceType: 'Catalog', catalog: { packageName: 'opentelemetry-operator', version: '0.27.0', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': h.catalogName } } } },
-        install: { watchNamespace: watched },
-      },
-    });
+    await h.createExtension(name, ns, { packageName: 'opentelemetry-operator', version: '0.27.0' }, 'installer', { install: { watchNamespace: watched } });
     await h.installedAt(name, '0.27.0');
     const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
     const template = (deployments[0]?.spec as { template?: { metadata?: { annotations?: Record<string, string> } } } | undefined)?.template;
@@ -182,17 +172,7 @@ describe('install engine', () => {
       h.cleanup.push(() => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: w }));
     }
     const name = uniqueName('flux');
-    await client.apply({
-      apiVersion: API_VERSION,
-      kind: 'ClusterExtension',
-      metadata: { name },
-      spec: {
-        namespace: ns,
-        serviceAccount: { name: 'installer' },
-        source: { sourceType: 'Catalog', catalog: { packageName: 'flux', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': h.catalogName } } } },
-        install: { watchNamespaces: watched },
-      },
-    });
+    await h.createExtension(name, ns, { packageName: 'flux' }, 'installer', { install: { watchNamespaces: watched } });
     await h.installedAt(name, '0.16.1');
     const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
     assert.ok(deployments.length > 0);

@@ -18,8 +18,9 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
 import { e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { CORPUS, createExtension, deploymentAvailable, describeExtension, getExtension, installedAt, removeExtension, serviceAccount, type Cleanup } from './extensions.js';
 
-export const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
+export { CORPUS };
 
 export interface HarnessOptions {
   /** Package directories to publish as one catalog: corpus package names, or absolute paths. */
@@ -35,7 +36,7 @@ export interface HarnessOptions {
 
 export class OperatorHarness {
   /** Undone in reverse order by `stop`, after every extension is gone. */
-  readonly cleanup: (() => Promise<unknown>)[] = [];
+  readonly cleanup: Cleanup = [];
   readonly logger: Logger;
 
   private constructor(
@@ -100,20 +101,7 @@ export class OperatorHarness {
 
   /** A namespace with ServiceAccount `name`, bound to cluster-admin when `admin`; removed by `stop`. */
   async serviceAccount(namespace: string, name: string, admin: boolean): Promise<void> {
-    await this.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
-    await this.client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
-    if (admin) {
-      const binding = `${namespace}-${name}-admin`;
-      await this.client.apply({
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'ClusterRoleBinding',
-        metadata: { name: binding },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cluster-admin' },
-        subjects: [{ kind: 'ServiceAccount', name, namespace }],
-      });
-      this.cleanup.push(() => this.client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: binding }));
-    }
-    this.cleanup.push(() => this.client.delete({ apiVersion: 'v1', kind: 'Namespace', name: namespace }));
+    await serviceAccount(this.client, this.cleanup, namespace, name, admin);
   }
 
   /** The selector that limits an extension to this harness's catalog. */
@@ -122,38 +110,16 @@ export class OperatorHarness {
   }
 
   async createExtension(name: string, namespace: string, catalog: ClusterExtension['spec']['source']['catalog'], sa = 'installer', extra: Partial<ClusterExtension['spec']> = {}): Promise<void> {
-    await this.client.apply({
-      apiVersion: API_VERSION,
-      kind: 'ClusterExtension',
-      metadata: { name },
-      spec: { namespace, serviceAccount: { name: sa }, source: { sourceType: 'Catalog', catalog: { ...catalog, selector: this.catalogSelector } }, ...extra },
-    });
+    await createExtension(this.client, this.catalogName, name, namespace, catalog, sa, extra);
   }
 
   async extension(name: string): Promise<ClusterExtension> {
-    return this.client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    return getExtension(this.client, name);
   }
 
   /** Waits until the extension is Installed at `version` and settled. */
   async installedAt(name: string, version: string, timeoutMs = 180_000): Promise<ClusterExtension> {
-    try {
-      return await eventually(
-        `${name} installed at ${version}`,
-        async () => {
-          const ce = await this.extension(name);
-          const ok =
-            ce.status?.observedGeneration === ce.metadata.generation &&
-            findCondition(ce.status?.conditions, 'Installed')?.status === 'True' &&
-            findCondition(ce.status?.conditions, 'Progressing')?.status === 'False' &&
-            ce.status?.install?.bundle.version === version;
-          return ok ? ce : undefined;
-        },
-        timeoutMs,
-        500,
-      );
-    } catch (err) {
-      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${await this.describeExtension(name)}`, { cause: err });
-    }
+    return installedAt(this.client, name, version, timeoutMs);
   }
 
   /** Waits until the extension's resolution failed for its current generation; answers the explanation. */
@@ -177,21 +143,15 @@ export class OperatorHarness {
 
   /** The extension's and its BundleDeployments' conditions, for failure messages. */
   async describeExtension(name: string): Promise<string> {
-    const ce = await this.client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-    const lines = (ce?.status?.conditions ?? []).map((c) => `  ${name} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-    for (const bd of await this.bundleDeploymentsOf(name)) for (const c of bd.status?.conditions ?? []) lines.push(`  ${bd.metadata.name ?? ''} ${c.type}=${c.status} ${c.reason}: ${c.message}`);
-    return lines.join('\n');
+    return describeExtension(this.client, name);
   }
 
   /** Deletes the extension and waits until it (and so whatever it alone needed) is gone. */
   async removeExtension(name: string): Promise<void> {
-    await this.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
-    await eventually(`${name} removed`, async () => ((await this.client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
+    await removeExtension(this.client, name);
   }
 
   async deploymentAvailable(namespace: string, name: string): Promise<boolean> {
-    const d = await this.client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name });
-    const conds = (d?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-    return conds.some((c) => c.type === 'Available' && c.status === 'True');
+    return deploymentAvailable(this.client, namespace, name);
   }
 }

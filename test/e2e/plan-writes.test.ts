@@ -7,14 +7,11 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
-import { run } from '../../src/cli/main.js';
-import type { CliContext } from '../../src/cli/context.js';
 import { bundleDeploymentName } from '../../src/api/names.js';
 import { webhookCertSecretName } from '../../src/render/webhook-certs.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';
-import { e2eKubeconfig, eventually, uniqueName } from './env.js';
+import { binnacle, eventually, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
 const PACKAGE = 'opentelemetry-operator'; // validating and mutating webhooks
@@ -68,14 +65,6 @@ function changes(before: Map<string, string>, after: Map<string, string>, goneNa
     if (!after.has(k) && !goneNamespaces.has(namespace) && !goneNamespaces.has(k.replace(/^Namespace \//, ''))) out.push(`deleted ${k}`);
   }
   return out;
-}
-
-async function binnacle(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const ctx: CliContext = { logger: pino({ level: 'silent' }), out: (t) => (out += t), err: (t) => (err += t) };
-  const code = await run([...args, '--kubeconfig', e2eKubeconfig()], ctx);
-  return { code, out, err };
 }
 
 describe('binnacle plan writes nothing', { timeout: 900_000 }, () => {
