@@ -20,8 +20,8 @@ import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
+import { CORPUS } from './extensions.js';
 
-const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 let client: KubeClient;
 let manager: RunningManager;
 let dataDir: string;

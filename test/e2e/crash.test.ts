@@ -25,9 +25,9 @@ import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';
 import { assertConsistent, assertRemoved, installedAt, KINDS, seededRandom, type ReleaseUnderTest } from './convergence.js';
 import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { CORPUS } from './extensions.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
 const KILLS_PER_PHASE = Number(process.env.BINNACLE_CRASH_KILLS ?? 2);
 const SEED = Number(process.env.BINNACLE_CRASH_SEED ?? 20261123);
 /**

@@ -3,15 +3,16 @@
  * through, ClusterExtensions created against one catalog, waiting for them to settle (with
  * every condition in the failure message), and removing them.
  */
-import { join } from 'node:path';
 import { neededByLabel } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
 import { eventually } from './env.js';
+import { operatorCorpusDir } from '../corpus/corpus.test-helper.js';
 
 /** The community-operators corpus (2021) of real bundles. */
-export const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
+/** The operator corpus (a missing corpus fails with its path, never skips). */
+export const CORPUS = operatorCorpusDir();
 
 /** Things to undo after the tests, in reverse order. */
 export type Cleanup = (() => Promise<unknown>)[];

@@ -21,11 +21,9 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, startE2eManager, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
-import { binDir } from '../../src/cluster/layout.js';
+import { applyPushgatewayOperator, HELM, PUSHGATEWAY_CHART as CHART, pushPushgateway } from './pushgateway.js';
 
 const run = promisify(execFile);
-const CHART = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
-const HELM = join(binDir(), 'helm'); // the tools' folder (BINNACLE_BIN_DIR, else .cache/bin)
 const BINNACLE = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
 const GROUP = 'e2e.binnacle.dev';
 
@@ -48,11 +46,7 @@ describe('HelmOperator', () => {
   const hopName = 'e2e-pushgateway';
   const repo = () => `oci://${e2eRegistry()}/charts`;
 
-  async function pushChart(version: string): Promise<void> {
-    const out = join(work, version);
-    await run(HELM, ['package', CHART, '--version', version, '-d', out]);
-    await helm('push', join(out, `prometheus-pushgateway-${version}.tgz`), repo(), '--plain-http');
-  }
+  const pushChart = (version: string): Promise<void> => pushPushgateway(work, version, repo());
 
   async function cr(name: string): Promise<Cr> {
     return client.get<Cr>({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name });
@@ -101,16 +95,7 @@ describe('HelmOperator', () => {
   });
 
   test('serves a chart as a kind: CRD from values, install, upgrade, drift repair, refused values, new chart version, delete', async () => {
-    await client.apply({
-      apiVersion: API_VERSION,
-      kind: 'HelmOperator',
-      metadata: { name: hopName },
-      spec: {
-        chart: { oci: { ref: `${repo()}/prometheus-pushgateway`, insecure: true }, version: '~3.8.0' },
-        kinds: [{ group: GROUP, version: 'v1alpha1', kind: 'Pushgateway', reconcilePeriod: '5s', valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] }],
-        serviceAccount: { namespace: ns, name: 'installer' },
-      },
-    });
+    await applyPushgatewayOperator(client, { name: hopName, repo: repo(), group: GROUP, namespace: ns, kind: { valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] } });
     const hop = await eventually(
       'HelmOperator Ready',
       async () => {

@@ -29,9 +29,9 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
 import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { CORPUS } from './extensions.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
-const CORPUS = join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
 
 let client: KubeClient;
 let dataDir: string;

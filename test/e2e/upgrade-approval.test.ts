@@ -16,19 +16,17 @@ import { promisify } from 'node:util';
 import { approvePlan } from '../../src/actions/approve.js';
 import { ANNOTATION_APPROVED_PLAN, type PendingPlan } from '../../src/api/approval.js';
 import { API_VERSION, LABEL_OWNER_NAME, type ClusterExtension, type HelmOperator } from '../../src/api/types.js';
-import { binDir } from '../../src/cluster/layout.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { publishPackages } from '../../src/publish/packages.js';
+import { applyPushgatewayOperator, pushPushgateway } from './pushgateway.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eKubeconfig, e2eRegistry, eventually, startE2eManager, stopE2e, uniqueName } from './env.js';
+import { CORPUS } from './extensions.js';
 
 const run = promisify(execFile);
 const started = Date.now();
-const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
-const CHART = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
-const HELM = join(binDir(), 'helm');
 const BINNACLE = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
 const GROUP = 'approval.e2e.binnacle.dev';
 
@@ -190,11 +188,7 @@ describe('HelmOperator on manual approval', () => {
   const hopRef = { apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName };
   const crRef = { apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: 'pg' };
 
-  async function pushChart(version: string): Promise<void> {
-    const out = join(work, 'charts', version);
-    await run(HELM, ['package', CHART, '--version', version, '-d', out]);
-    await run(HELM, ['push', join(out, `prometheus-pushgateway-${version}.tgz`), repo(), '--plain-http'], { env: { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm-config') } });
-  }
+  const pushChart = (version: string): Promise<void> => pushPushgateway(work, version, repo());
 
   /** The chart the CR's release runs, as its Deployment's labels say. */
   async function releaseChart(): Promise<string | undefined> {
@@ -224,17 +218,7 @@ describe('HelmOperator on manual approval', () => {
 
   test('a new chart version waits with its plan; a superseded plan is not applied; the approved digest upgrades the releases', async () => {
     await pushChart('3.8.0');
-    await client.apply({
-      apiVersion: API_VERSION,
-      kind: 'HelmOperator',
-      metadata: { name: hopName },
-      spec: {
-        chart: { oci: { ref: `${repo()}/prometheus-pushgateway`, insecure: true }, version: '~3.8.0' },
-        kinds: [{ group: GROUP, version: 'v1alpha1', kind: 'Pushgateway', reconcilePeriod: '5s' }],
-        serviceAccount: { namespace: ns, name: 'installer' },
-        upgradeApproval: 'Manual',
-      },
-    });
+    await applyPushgatewayOperator(client, { name: hopName, repo: repo(), group: GROUP, namespace: ns, spec: { upgradeApproval: 'Manual' } });
     await hopUntil('serving 3.8.0', (h) => findCondition(h.status?.conditions, 'Ready')?.status === 'True' && h.status?.chart?.version === '3.8.0', false);
     await client.apply({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', metadata: { name: 'pg', namespace: ns }, spec: { replicaCount: 1 } }, { force: true });
     await eventually('release pg deployed', async () => (findCondition((await client.get<Cr>(crRef)).status?.conditions, 'Deployed')?.status === 'True' && (await releaseChart()) === 'prometheus-pushgateway-3.8.0' ? true : undefined), 120_000, 1000);

@@ -16,8 +16,8 @@ import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, eventually, stopE2e, uniqueName } from './env.js';
+import { CORPUS } from './extensions.js';
 
-const CORPUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'operatorhub-2021');
 let client: KubeClient;
 let manager: RunningManager;
 let dataDir: string;
