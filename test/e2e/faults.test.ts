@@ -16,7 +16,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -27,6 +27,7 @@ import { ReleaseStore } from '../../src/apply/release-store.js';
 import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { clusterDown, clusterStatus, clusterUp, type Component, type UpResult } from '../../src/cluster/index.js';
 import { bundleDeploymentName } from '../../src/api/names.js';
+import { cacheDir, clusterLayout } from '../../src/cluster/layout.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
@@ -188,6 +189,8 @@ after(async () => {
   managerClient?.close();
   client?.close();
   await proxy?.close();
+  // The control plane's own logs, kept beside the manager's: a fault the cluster did not recover from shows there.
+  await cp(clusterLayout(clusterName).logs, join(cacheDir(), 'test-artifacts', 'faults-cluster-logs'), { recursive: true }).catch(() => undefined);
   await clusterDown({ name: clusterName, logger });
   if (dataDir !== undefined) await rm(dataDir, { recursive: true, force: true });
 });
