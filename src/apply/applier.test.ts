@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { KubeObject } from '../kube/types.js';
-import { KubeApiError } from '../kube/errors.js';
+import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
@@ -439,4 +439,27 @@ test('objects of one kind are applied side by side, kinds one after another in a
   assert.deepEqual(order, ['Namespace', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'Deployment']);
   assert.deepEqual(Object.fromEntries(most), { Namespace: 1, ConfigMap: 3, Deployment: 2 }, 'a kind waits for the one before it');
   assert.deepEqual(res.applied.map((r) => r.name), ['ops', 'c1', 'c2', 'c3', 'd1', 'd2']);
+});
+
+test('a CRD the API server has not Established yet (names pending) is retried, not a failed install; names it refused fail the install', async () => {
+  const cluster = new FakeCluster();
+  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, crdTimeoutMs: 50 });
+  const req = (objects: KubeObject[]): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200 });
+  const crd = crdObj({ size: { type: 'string' } });
+  const name = crd.metadata.name ?? '';
+  // The server's naming controller lags (after a restart, under load): Established=False, reason Installing.
+  cluster.crdConditions.set(name, [{ type: 'Established', status: 'False', reason: 'Installing', message: 'the initial names have not been accepted' }]);
+  await assert.rejects(applier.apply(req([ns, sa, crd, cm('a')])), (err: unknown) => isTransient(err) && err instanceof BinnacleError && err.code === 'CRD_NOT_ESTABLISHED');
+  assert.ok(cluster.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name }) !== undefined, 'the CRD stays for the retry: the install is not removed');
+  cluster.crdConditions.delete(name);
+  const again = await applier.apply(req([ns, sa, crd, cm('a')]));
+  assert.equal(again.status, 'deployed', again.message);
+  assert.deepEqual((await applier.history(release)).map((r) => r.status), ['failed', 'deployed'], 'the interrupted revision is settled as failed, then a new one deployed');
+
+  // A name conflict is the server's verdict: the upgrade fails and is rolled back.
+  const other = crdOf({ group: 'example.com', kind: 'Gadget', plural: 'gadgets' }, {});
+  cluster.crdConditions.set(other.metadata.name ?? '', [{ type: 'NamesAccepted', status: 'False', reason: 'ListKindConflict', message: '"GadgetList" is already in use' }]);
+  const refused = await applier.apply(req([ns, sa, crd, other, cm('a')]));
+  assert.equal(refused.status, 'rolled-back', refused.message);
+  assert.match(refused.message, /names not accepted: .*already in use/);
 });

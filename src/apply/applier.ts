@@ -18,7 +18,7 @@ import { objectDrift } from './drift.js';
 import { appliesField, DRIFT_HANDOVER_MANAGER, driftMode, handoverObject, ignoredPointers, valueAt, withoutPointers } from './drift-policy.js';
 import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
-import { crdHealth, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
+import { crdHealth, NAMES_NOT_ACCEPTED, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
 import { makeLenient, type LenientObjects } from './leniency.js';
 import { isOwnedBy, describeOwner, keptByResourcePolicy, ownerName, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
@@ -759,7 +759,12 @@ export class Applier {
       };
       const established = await pollUntil(probe, (v) => v.healthy, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: this.waitIntervalMs });
       if (!established.done) {
-        throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`);
+        const what = `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`;
+        // Names the server refused (a conflict) are a verdict on the release. Otherwise the API
+        // server has not got to it yet (its naming controller lags after a restart or under
+        // load): retried with backoff, the revision settled then, nothing removed or rolled back.
+        if (established.value.reason?.startsWith(NAMES_NOT_ACCEPTED) === true) throw new BinnacleError('terminal', 'CRD_NAMES_NOT_ACCEPTED', what);
+        throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', what);
       }
     }
     // New kinds are served now: forget cached discovery so they map to resources, and the

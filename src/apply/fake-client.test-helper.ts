@@ -32,6 +32,8 @@ export class FakeCluster {
   readonly unavailableNames = new Set<string>();
   /** Deployments named here never become available. */
   readonly unhealthyNames = new Set<string>();
+  /** CRDs (by name) whose conditions the server reports instead of Established=True. */
+  readonly crdConditions = new Map<string, { type: string; status: string; reason?: string; message?: string }[]>();
   /** Applies that change an existing object whose name is here fail with 422 "field is immutable" (dry run too). */
   readonly immutableNames = new Set<string>();
   /** Every real apply, in order: the object as sent, and the field manager when one was named. */
@@ -70,7 +72,7 @@ export class FakeCluster {
         const available = this.unhealthyNames.has(obj.metadata.name ?? '') ? 0 : 1;
         return { ...obj, metadata: { ...obj.metadata, generation }, status: { observedGeneration: generation, replicas: 1, updatedReplicas: 1, availableReplicas: available } };
       }
-      if (obj.kind === 'CustomResourceDefinition') return { ...obj, status: { conditions: [{ type: 'Established', status: 'True' }] } };
+      if (obj.kind === 'CustomResourceDefinition') return { ...obj, status: { conditions: this.crdConditions.get(obj.metadata.name ?? '') ?? [{ type: 'Established', status: 'True' }] } };
       return obj;
     };
     const fake = {

@@ -100,9 +100,12 @@ export function daemonSetHealth(obj: KubeObject): Verdict {
   return ok(`${available} of ${desired} pods available`);
 }
 
+/** How crdHealth's reason starts when the API server refused a CRD's names (a conflict): a verdict, not a wait. */
+export const NAMES_NOT_ACCEPTED = 'names not accepted';
+
 export function crdHealth(obj: KubeObject): Verdict {
   const names = condition(obj, 'NamesAccepted');
-  if (names !== undefined && names.status === 'False') return notYet(`names not accepted: ${conditionText(names)}`);
+  if (names !== undefined && names.status === 'False') return notYet(`${NAMES_NOT_ACCEPTED}: ${conditionText(names)}`);
   const est = condition(obj, 'Established');
   if (est?.status === 'True') return ok('Established');
   return notYet(est === undefined ? 'not yet Established' : `not Established: ${conditionText(est)}`);

@@ -103,7 +103,8 @@ const TRANSIENT_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOU
  * Whether the API server or the connection to it failed, so that the failure says nothing of
  * the objects sent and is worth retrying with backoff, as controller-runtime requeues it: a
  * KubeApiError of class `transient` (a 5xx, a 429, a 408 or 504 timeout, a 409 conflict, a 410),
- * the server unreachable, or a request that timed out or was aborted. Narrower than the class:
+ * the server unreachable, a CRD its own naming controller has not Established yet, or a request
+ * that timed out or was aborted. Narrower than the class:
  * the applier fails a revision on any other error, even one that may pass (a replaced object
  * held by a finalizer). Follows `cause` chains, so a wrapped API error counts too. Judged on the
  * class, status and code, never the message.
@@ -111,7 +112,7 @@ const TRANSIENT_NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOU
 export function isTransient(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 8; depth++) {
     if (e instanceof KubeApiError) return e.errorClass === 'transient';
-    if (e instanceof BinnacleError && (e.code === 'KUBE_UNREACHABLE' || e.code === 'KUBE_TIMEOUT' || e.code === 'LEADERSHIP_LOST')) return true;
+    if (e instanceof BinnacleError && (e.code === 'KUBE_UNREACHABLE' || e.code === 'KUBE_TIMEOUT' || e.code === 'LEADERSHIP_LOST' || e.code === 'CRD_NOT_ESTABLISHED')) return true;
     if (e instanceof Error) {
       if (e.name === 'AbortError' || e.name === 'TimeoutError') return true;
       const code = (e as { code?: unknown }).code;
