@@ -18,7 +18,8 @@ import { objectDrift } from './drift.js';
 import { appliesField, DRIFT_HANDOVER_MANAGER, driftMode, handoverObject, ignoredPointers, valueAt, withoutPointers } from './drift-policy.js';
 import { isFirstInstall, removeFailedInstall } from './atomic.js';
 import { ApplyRefusedError } from './errors.js';
-import { crdHealth, NAMES_NOT_ACCEPTED, probeOnce, unhealthySummary, waitForHealthy } from './health.js';
+import { probeOnce, unhealthySummary, waitForHealthy } from './health.js';
+import { waitCrdsEstablished } from '../kube/crd-established.js';
 import { makeLenient, type LenientObjects } from './leniency.js';
 import { isOwnedBy, describeOwner, keptByResourcePolicy, ownerName, stampOwnership } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
@@ -751,22 +752,8 @@ export class Applier {
   }
 
   private async waitEstablished(crds: readonly KubeObject[]): Promise<void> {
-    const deadline = Date.now() + this.crdTimeoutMs;
-    for (const crd of crds) {
-      const probe = async (): Promise<{ healthy: boolean; reason?: string }> => {
-        const live = await this.client.find(refOf(crd));
-        return live === undefined ? { healthy: false, reason: 'not found' } : crdHealth(live);
-      };
-      const established = await pollUntil(probe, (v) => v.healthy, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: this.waitIntervalMs });
-      if (!established.done) {
-        const what = `CustomResourceDefinition ${crd.metadata.name ?? ''} is not Established after ${formatDuration(this.crdTimeoutMs)}: ${established.value.reason ?? ''}`;
-        // Names the server refused (a conflict) are a verdict on the release. Otherwise the API
-        // server has not got to it yet (its naming controller lags after a restart or under
-        // load): retried with backoff, the revision settled then, nothing removed or rolled back.
-        if (established.value.reason?.startsWith(NAMES_NOT_ACCEPTED) === true) throw new BinnacleError('terminal', 'CRD_NAMES_NOT_ACCEPTED', what);
-        throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', what);
-      }
-    }
+    // Names the server refused are a verdict on the release; a CRD it has not got to yet is retried with backoff.
+    await waitCrdsEstablished(this.client, crds.map((c) => c.metadata.name ?? ''), { timeoutMs: this.crdTimeoutMs, intervalMs: this.waitIntervalMs });
     // New kinds are served now: forget cached discovery so they map to resources, and the
     // schemas' index so their (new) schemas are read.
     this.client.invalidateDiscovery();

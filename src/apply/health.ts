@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import { describeRef, refOf, type KubeObject } from '../kube/types.js';
+import { crdEstablishment } from '../kube/crd-established.js';
 import { errorMessage } from '../util/errors.js';
 import type { HealthReport, ObjectHealth } from './types.js';
 
@@ -100,15 +101,9 @@ export function daemonSetHealth(obj: KubeObject): Verdict {
   return ok(`${available} of ${desired} pods available`);
 }
 
-/** How crdHealth's reason starts when the API server refused a CRD's names (a conflict): a verdict, not a wait. */
-export const NAMES_NOT_ACCEPTED = 'names not accepted';
-
 export function crdHealth(obj: KubeObject): Verdict {
-  const names = condition(obj, 'NamesAccepted');
-  if (names !== undefined && names.status === 'False') return notYet(`${NAMES_NOT_ACCEPTED}: ${conditionText(names)}`);
-  const est = condition(obj, 'Established');
-  if (est?.status === 'True') return ok('Established');
-  return notYet(est === undefined ? 'not yet Established' : `not Established: ${conditionText(est)}`);
+  const e = crdEstablishment(obj);
+  return e.established ? ok(e.reason) : notYet(e.reason);
 }
 
 export function apiServiceHealth(obj: KubeObject): Verdict {

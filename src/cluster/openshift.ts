@@ -17,7 +17,6 @@ import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
@@ -25,6 +24,7 @@ import { BinnacleError, InputError } from '../util/errors.js';
 import { isStrictSemver } from '../util/semver.js';
 import { readYamlAll } from '../util/yaml.js';
 import { cacheDir, projectRoot } from './layout.js';
+import { waitCrdsEstablished } from '../kube/crd-established.js';
 
 /** The OpenShift version the local ClusterVersion reports unless told otherwise. */
 export const DEFAULT_OPENSHIFT_VERSION = '4.16.0';
@@ -197,19 +197,6 @@ export interface OpenShiftOptions {
   timeoutMs?: number;
 }
 
-async function waitEstablished(client: KubeClient, names: readonly string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (const name of names) {
-    for (;;) {
-      const live = await client.find({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
-      const conds = (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      if (conds.some((c) => c.type === 'Established' && c.status === 'True')) break;
-      if (Date.now() > deadline) throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${Math.round(timeoutMs / 1000)}s`);
-      await sleep(200);
-    }
-  }
-}
-
 /**
  * Installs the OpenShift CRDs (idempotent), and the cluster-scoped singletons operators read:
  * ClusterVersion `version` reporting `version`, Infrastructure `cluster` (platform None, one
@@ -222,7 +209,7 @@ export async function installOpenShiftApis(client: KubeClient, crds: readonly Ku
   say(`installing ${crds.length} OpenShift API CRDs`);
   for (const crd of crds) await client.apply(crd, { force: true });
   const names = crds.map((c) => c.metadata.name ?? '');
-  await waitEstablished(client, names, opts.timeoutMs ?? 120_000);
+  await waitCrdsEstablished(client, names, { timeoutMs: opts.timeoutMs ?? 120_000 });
   for (const gv of ['config.openshift.io/v1', 'route.openshift.io/v1', 'security.openshift.io/v1', 'console.openshift.io/v1', 'image.openshift.io/v1', 'build.openshift.io/v1']) client.invalidateDiscovery(gv);
 
   say(`ClusterVersion "version" reports OpenShift ${version}`);

@@ -19,7 +19,6 @@
  *
  * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
@@ -41,6 +40,7 @@ import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.j
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 import { UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
+import { waitCrdsEstablished } from '../kube/crd-established.js';
 
 /** Held until the HelmOperator's custom resources are uninstalled (or orphaned). */
 export const HELM_OPERATOR_FINALIZER = 'binnacle.dev/helm-operator-cleanup';
@@ -304,7 +304,7 @@ export class HelmOperatorReconciler implements Reconciler {
         const crdName = crd.metadata.name ?? '';
         await this.assertCrdIsOurs(crdName, hopName);
         await this.o.client.apply({ ...crd, metadata: { ...crd.metadata, labels: { ...(crd.metadata.labels ?? {}), [HELM_OPERATOR_LABEL]: hopName } } }, { force: true });
-        await this.waitEstablished(crdName);
+        await waitCrdsEstablished(this.o.client, [crdName], { timeoutMs: 60_000, intervalMs: 250 });
         kinds.push({ kind: k.kind, crd: crdName, schema: schema.source, warnings: schema.warnings.length });
       }
       await this.o.client.apply(role, { force: true });
@@ -483,17 +483,6 @@ export class HelmOperatorReconciler implements Reconciler {
       }
     }
     return out;
-  }
-
-  private async waitEstablished(name: string, timeoutMs = 60_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const live = await this.o.client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
-      const conds = (live?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions ?? [];
-      if (conds.some((c) => c.type === 'Established' && c.status === 'True')) return;
-      if (Date.now() > deadline) throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${name} is not Established after ${timeoutMs} ms: ${conds.map((c) => `${c.type}=${c.status} ${c.message ?? ''}`).join('; ')}`);
-      await sleep(250);
-    }
   }
 
   private async stopOperator(name: string): Promise<void> {

@@ -19,6 +19,7 @@ import { BinnacleError } from '../util/errors.js';
 import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
+import { waitCrdsEstablished } from '../kube/crd-established.js';
 
 /** What install, status and uninstall need of a cluster client. */
 export type SelfClient = Pick<KubeClient, 'find' | 'apply' | 'list' | 'delete' | 'patch' | 'invalidateDiscovery'>;
@@ -58,20 +59,6 @@ function label(o: Pick<KubeObject, 'kind' | 'metadata'>): string {
 
 function ref(o: KubeObject): { apiVersion: string; kind: string; name: string; namespace?: string } {
   return { apiVersion: o.apiVersion, kind: o.kind, name: o.metadata.name ?? '', ...(o.metadata.namespace === undefined ? {} : { namespace: o.metadata.namespace }) };
-}
-
-async function waitEstablished(client: SelfClient, names: readonly string[], timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (const name of names) {
-    const established = async (): Promise<boolean> => {
-      const live = await client.find({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
-      const conds = (live?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
-      return conds.some((c) => c.type === 'Established' && c.status === 'True');
-    };
-    if (!(await pollUntil(established, (yes) => yes, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 200 })).done) {
-      throw new BinnacleError('transient', 'CRD_NOT_ESTABLISHED', `CRD ${name} was not Established within ${formatDuration(timeoutMs)}`);
-    }
-  }
 }
 
 /** Whether OLM (or anyone but Binnacle) owns a CRD Binnacle would otherwise install. */
@@ -243,7 +230,7 @@ export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}
   for (const obj of objects.filter((x) => x.kind === 'Namespace')) results.push(await applyOne(client, obj));
   await client.apply(record('pending', toPrune), { force: true });
   for (const obj of objects.filter((x) => x.kind !== 'Namespace')) results.push(await applyOne(client, obj));
-  await waitEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), timeoutMs);
+  await waitCrdsEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), { timeoutMs });
   client.invalidateDiscovery(API_VERSION);
   const created = results.filter((r) => r.state === 'created');
   const repaired = created.length > 0 && created.length < results.length ? created.map((r) => recordLabel(r)) : [];
