@@ -31,3 +31,31 @@ test('waitCrdsEstablished: waits for the server; past the deadline a pending CRD
   );
   await assert.rejects(waitCrdsEstablished({ find: () => Promise.resolve(undefined) }, ['gone.example.com'], { timeoutMs: 10, intervalMs: 5 }), /gone\.example\.com is not Established after .*: not found/);
 });
+
+test('waitCrdsEstablished nudges a CRD left Installing with its names accepted (the server establishes on an update only), once, with its own field manager', async () => {
+  const applied: { obj: KubeObject; fieldManager?: string }[] = [];
+  const stuck = crd([{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'False', reason: 'Installing', message: 'the initial names have been accepted' }]);
+  const client = {
+    find: () => Promise.resolve(applied.length > 0 ? crd([{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'True' }]) : stuck),
+    apply: (obj: KubeObject, opts?: { fieldManager?: string }) => {
+      applied.push({ obj, fieldManager: opts?.fieldManager });
+      return Promise.resolve(obj);
+    },
+  };
+  await waitCrdsEstablished(client, ['widgets.example.com'], { timeoutMs: 5_000, intervalMs: 1, nudgeAfterMs: 0 });
+  assert.equal(applied.length, 1);
+  assert.equal(applied[0]?.fieldManager, 'binnacle-establish');
+  assert.deepEqual(Object.keys(applied[0]?.obj ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'only metadata: no field of the CRD anyone else applied');
+  assert.ok(applied[0]?.obj.metadata.annotations?.['binnacle.dev/establishing-nudged'] !== undefined);
+
+  // Names not yet accepted: nothing to nudge (the naming controller has it); a nudge is made once per wait.
+  const pending: KubeObject[] = [];
+  await assert.rejects(
+    waitCrdsEstablished({ find: () => Promise.resolve(crd([])), apply: (o: KubeObject) => (pending.push(o), Promise.resolve(o)) }, ['widgets.example.com'], { timeoutMs: 20, intervalMs: 2, nudgeAfterMs: 0 }),
+    /not yet Established/,
+  );
+  assert.equal(pending.length, 0);
+  const again: KubeObject[] = [];
+  await assert.rejects(waitCrdsEstablished({ find: () => Promise.resolve(stuck), apply: (o: KubeObject) => (again.push(o), Promise.resolve(o)) }, ['widgets.example.com'], { timeoutMs: 30, intervalMs: 2, nudgeAfterMs: 0 }), /Installing/);
+  assert.equal(again.length, 1);
+});

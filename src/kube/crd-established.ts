@@ -38,20 +38,55 @@ export function crdEstablishment(crd: KubeObject): { established: boolean; reaso
 }
 
 /**
+ * kube-apiserver queues a CRD for establishing only on an update event: one whose names were
+ * accepted by a server that then died before establishing it comes back as an add event and
+ * stays `Installing` until something changes it. After this long with its names accepted, the
+ * wait changes an annotation of its own on the CRD (its own field manager: no drift of anyone's
+ * fields), which is such an update.
+ */
+const NUDGE_AFTER_MS = 10_000;
+const NUDGE_ANNOTATION = 'binnacle.dev/establishing-nudged';
+
+export interface EstablishClient {
+  find(ref: ObjectRef): Promise<KubeObject | undefined>;
+  /** Server-side apply; without it the wait cannot nudge a stuck CRD. */
+  apply?(obj: KubeObject, opts?: { fieldManager?: string; force?: boolean }): Promise<KubeObject>;
+}
+
+function namesAccepted(crd: KubeObject): boolean {
+  const raw = (crd.status as { conditions?: unknown } | undefined)?.conditions;
+  return Array.isArray(raw) && raw.some((c: Condition) => c.type === 'NamesAccepted' && c.status === 'True');
+}
+
+async function nudge(apply: NonNullable<EstablishClient['apply']>, name: string): Promise<void> {
+  const obj: KubeObject = { apiVersion: CRD_API_VERSION, kind: 'CustomResourceDefinition', metadata: { name, annotations: { [NUDGE_ANNOTATION]: new Date().toISOString() } } };
+  // A failed nudge changes nothing the wait relies on: it goes on waiting.
+  await apply(obj, { fieldManager: 'binnacle-establish', force: true }).catch(() => undefined);
+}
+
+/**
  * Waits until every named CRD is Established, all within `timeoutMs`. Past it: names the server
  * refused are CRD_NAMES_NOT_ACCEPTED (terminal, a verdict); anything else CRD_NOT_ESTABLISHED,
  * transient (isTransient: retried with backoff, never a failed release).
  */
 export async function waitCrdsEstablished(
-  client: { find(ref: ObjectRef): Promise<KubeObject | undefined> },
+  client: EstablishClient,
   names: readonly string[],
-  o: { timeoutMs: number; intervalMs?: number },
+  o: { timeoutMs: number; intervalMs?: number; nudgeAfterMs?: number },
 ): Promise<void> {
   const deadline = Date.now() + o.timeoutMs;
   for (const name of names) {
+    const started = Date.now();
+    let nudged = false;
     const probe = async (): Promise<{ established: boolean; reason: string }> => {
       const live = await client.find({ apiVersion: CRD_API_VERSION, kind: 'CustomResourceDefinition', name });
-      return live === undefined ? { established: false, reason: 'not found' } : crdEstablishment(live);
+      if (live === undefined) return { established: false, reason: 'not found' };
+      const e = crdEstablishment(live);
+      if (!e.established && !nudged && client.apply !== undefined && namesAccepted(live) && Date.now() - started >= (o.nudgeAfterMs ?? NUDGE_AFTER_MS)) {
+        nudged = true;
+        await nudge(client.apply.bind(client), name);
+      }
+      return e;
     };
     const r = await pollUntil(probe, (v) => v.established, { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: o.intervalMs ?? 200 });
     if (r.done) continue;
