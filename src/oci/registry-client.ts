@@ -4,6 +4,7 @@
  * or the Bearer token flow against the challenge's realm) and verifies every byte it downloads
  * against its digest.
  */
+import { readFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
@@ -103,10 +104,31 @@ export function hostOf(registry: string): string {
  */
 export const INSECURE_REGISTRIES_ENV = 'BINNACLE_INSECURE_REGISTRIES';
 
+/**
+ * The IPv4 addresses the kernel delivers locally (Linux's local routing table, /proc/net/fib_trie:
+ * each `|-- ADDRESS` followed by `/32 host LOCAL`), whatever their interface's state: a bridge
+ * without ports has no carrier, and Node's networkInterfaces() leaves it out.
+ */
+export function localIpv4Addresses(fibTrie: string): string[] {
+  const out = new Set<string>();
+  let last = '';
+  for (const line of fibTrie.split('\n')) {
+    const node = /\|-- (\d+\.\d+\.\d+\.\d+)$/.exec(line.trim());
+    if (node?.[1] !== undefined) last = node[1];
+    else if (/^\/32 host LOCAL$/.test(line.trim()) && last !== '') out.add(last);
+  }
+  return [...out];
+}
+
 /** The addresses of this machine's (or Pod's) own interfaces, as registry hosts write them. */
 function ownAddresses(): Set<string> {
   const out = new Set<string>();
   for (const a of Object.values(networkInterfaces()).flat()) if (a !== undefined) out.add(a.family === 'IPv6' ? `[${a.address}]` : a.address);
+  try {
+    for (const a of localIpv4Addresses(readFileSync('/proc/net/fib_trie', 'utf8'))) out.add(a);
+  } catch {
+    // not Linux: the interfaces Node lists
+  }
   return out;
 }
 
@@ -176,6 +198,18 @@ async function registryErrorText(res: Response): Promise<string> {
   return text.trim().slice(0, 300) || res.statusText;
 }
 
+/** `f`, asked once per registry (the default looks at the machine's addresses: not on every request). */
+function memoized(f: (registry: string) => boolean): (registry: string) => boolean {
+  const seen = new Map<string, boolean>();
+  return (registry) => {
+    const known = seen.get(registry);
+    if (known !== undefined) return known;
+    const v = f(registry);
+    seen.set(registry, v);
+    return v;
+  };
+}
+
 export class RegistryClient {
   private readonly insecure: (host: string) => boolean;
   private readonly credentials: (host: string) => Credentials | undefined;
@@ -188,7 +222,7 @@ export class RegistryClient {
   constructor(opts: RegistryClientOptions = {}) {
     const insecure = opts.insecure;
     this.insecure =
-      typeof insecure === 'function' ? insecure : insecure === undefined ? (registry) => insecureByDefault(registry) : () => insecure;
+      typeof insecure === 'function' ? insecure : insecure === undefined ? memoized(insecureByDefault) : () => insecure;
     const auth = opts.auth ?? credentialsFromAuthFiles();
     this.credentials = typeof auth === 'function' ? auth : () => auth;
     this.logger = opts.logger;
