@@ -1,7 +1,7 @@
 /**
  * The local control plane: etcd, kube-apiserver, kube-controller-manager, kube-scheduler,
  * kwok (a fake kubelet, so Pods become Ready), one fake Node, and an OCI registry, all on
- * loopback. `up` is idempotent and recovers from a crash: components found dead are started
+ * loopback (with a real node, the API server and the registry on its bridge address instead). `up` is idempotent and recovers from a crash: components found dead are started
  * again with their recorded configuration, and if that fails everything is cleaned and
  * started afresh. `down` stops every process it started and removes the state dir.
  */
@@ -122,6 +122,17 @@ function hostAddresses(): string[] {
  */
 export function apiserverHost(state: Pick<ClusterState, 'realNode'>): string {
   return state.realNode?.gateway ?? '127.0.0.1';
+}
+
+/**
+ * `host:port` of the cluster's OCI registry, as image references name it. With a real node one
+ * address must serve both containerd (on the host) and the node's Pods (the in-cluster manager
+ * pulls catalogs and bundles): the node's bridge address, as for the API server. The registry
+ * listens there only; clients on this machine speak plain HTTP to it as to loopback (one of the
+ * machine's own addresses: the traffic never leaves it).
+ */
+export function registryAddress(state: Pick<ClusterState, 'realNode' | 'ports'>): string {
+  return `${apiserverHost(state)}:${state.ports.registry}`;
 }
 
 function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): { command: string; args: string[] } {
@@ -251,7 +262,7 @@ function probeFor(c: Component, state: ClusterState): HealthProbe {
     case 'kwok':
       return { url: `http://127.0.0.1:${ports.kwok}/healthz` };
     case 'registry':
-      return { url: `http://127.0.0.1:${ports.registry}/v2/` };
+      return { url: `http://${registryAddress(state)}/v2/` };
   }
 }
 
@@ -259,7 +270,7 @@ function endpointOf(c: Component, state: ClusterState): string {
   return probeFor(c, state).url.replace(/\/(health|readyz|healthz|v2\/)$/, '');
 }
 
-function writeRegistryConfig(layout: ClusterLayout, port: number): void {
+function writeRegistryConfig(layout: ClusterLayout, address: string): void {
   mkdirSync(layout.registryData, { recursive: true });
   writeFileSync(
     join(layout.root, 'registry.yaml'),
@@ -267,14 +278,14 @@ function writeRegistryConfig(layout: ClusterLayout, port: number): void {
       version: 0.1,
       log: { level: 'warn', accesslog: { disabled: true } },
       storage: { filesystem: { rootdirectory: layout.registryData }, delete: { enabled: true } },
-      http: { addr: `127.0.0.1:${port}`, secret: 'binnacle-local' },
+      http: { addr: address, secret: 'binnacle-local' },
     }),
   );
 }
 
 async function startComponent(c: Component, state: ClusterState, layout: ClusterLayout, timeoutMs: number): Promise<void> {
-  // The API server listens on the real node's bridge address, which must exist first.
-  if (c === 'kube-apiserver' && state.realNode !== undefined) ensureNodeBridge(state.realNode);
+  // The API server and the registry listen on the real node's bridge address, which must exist first.
+  if ((c === 'kube-apiserver' || c === 'registry') && state.realNode !== undefined) ensureNodeBridge(state.realNode);
   const { command, args } = commandFor(c, state, layout);
   const rec = startDetached(c, command, args, join(layout.logs, `${c}.log`));
   state.processes[c] = rec;
@@ -351,7 +362,7 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
   say('generating certificates and kubeconfigs');
   const pki = await generatePki(layout, `https://${apiserverHost({ realNode })}:${ports.apiserver}`, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
-  writeRegistryConfig(layout, ports.registry);
+  writeRegistryConfig(layout, registryAddress({ realNode, ports }));
   const state: ClusterState = {
     name: layout.name, ports, pki, tools, processes: {}, createdAt: new Date().toISOString(),
     ...(realNode === undefined ? {} : { realNode }),
@@ -442,7 +453,7 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
     name: layout.name,
     kubeconfig: layout.kubeconfig,
     apiserver,
-    registry: `127.0.0.1:${state.ports.registry}`,
+    registry: registryAddress(state),
     outcome,
     ...(openshiftVersion === undefined ? {} : { openshiftVersion }),
     ...(state.realNode === undefined ? {} : { realNode: state.realNode.nodeName }),
@@ -480,7 +491,7 @@ async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOp
   if (dead.length === 0) return;
   const client = await adminClient(layout);
   try {
-    await joinRealNode({ plan, layout, pki: state.pki, tools: state.tools, apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`, registry: `127.0.0.1:${state.ports.registry}`, logger: opts.logger, save: () => writeState(layout, state) }, dead, client, timeoutMs, say);
+    await joinRealNode({ plan, layout, pki: state.pki, tools: state.tools, apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`, registry: registryAddress(state), logger: opts.logger, save: () => writeState(layout, state) }, dead, client, timeoutMs, say);
   } finally {
     client.close();
   }
@@ -529,7 +540,7 @@ export async function clusterStatus(opts: { name?: string; stateDir?: string }):
     name: layout.name,
     exists: true,
     kubeconfig: layout.kubeconfig,
-    registry: `127.0.0.1:${state.ports.registry}`,
+    registry: registryAddress(state),
     apiserver: `https://${apiserverHost(state)}:${state.ports.apiserver}`,
     components,
   };

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parse } from 'yaml';
 import type { ClusterPki } from './certs.js';
+import { apiserverHost, registryAddress, type ClusterState } from './cluster.js';
 import { containerdConfig, describeLeftovers, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, shimSocketPath, type RealNodePlan } from './real-node.js';
 
 const plan: RealNodePlan = {
@@ -103,4 +104,14 @@ test('describeLeftovers names each kind of leftover, and nothing for a clean mac
     'file /f',
     'process 7',
   ]);
+});
+
+test("with a real node the registry's address is the node's bridge address (containerd and the node's Pods both reach it), else loopback; the API server's is the same host", () => {
+  const ports = { registry: 5000 } as ClusterState['ports'];
+  assert.equal(registryAddress({ ports, realNode: plan }), '10.244.103.1:5000');
+  assert.equal(apiserverHost({ realNode: plan }), '10.244.103.1');
+  assert.equal(registryAddress({ ports }), '127.0.0.1:5000');
+  // containerd pulls that address over plain http (its hosts.toml) and takes the sandbox image from it.
+  const toml = containerdConfig({ ...plan, pauseImage: undefined }, {}, registryAddress({ ports, realNode: plan }));
+  assert.match(toml, /sandbox = "10\.244\.103\.1:5000\/binnacle\/pause:latest"/);
 });

@@ -1,8 +1,10 @@
 /**
  * One real node beside kwok's fake ones (`cluster up --real-node`): containerd and runc, a
  * kubelet registered with the control plane, a CNI bridge for Pod networking, kube-proxy for
- * Services, and images pulled from the cluster's loopback registry. The node is tainted
- * (REAL_NODE_TAINT) so only Pods that tolerate it land there; everything else stays on kwok.
+ * Services, and images pulled from the cluster's registry, which listens on the node's bridge
+ * address so that containerd and the node's Pods (the in-cluster manager) reach it alike. The
+ * node is tainted (REAL_NODE_TAINT) so only Pods that tolerate it land there; everything else
+ * stays on kwok.
  *
  * Everything it makes is its cluster's own and is removed by `cluster down`: its state lives
  * under the cluster's state dir and a short run dir (socket paths are limited to 108 bytes), its
@@ -179,7 +181,7 @@ export function containerdConfig(plan: RealNodePlan, tools: Record<string, strin
   ].join('\n');
 }
 
-/** The cluster's registry speaks plain HTTP on loopback. */
+/** The cluster's registry speaks plain HTTP, on the node's bridge address (cluster.ts registryAddress): the address image references name. */
 function registryHosts(plan: RealNodePlan, registry: string): void {
   writeFile(join(plan.dir, 'certs.d', registry, 'hosts.toml'), [`server = "http://${registry}"`, `[host."http://${registry}"]`, '  capabilities = ["pull", "resolve"]', ''].join('\n'));
 }

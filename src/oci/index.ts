@@ -27,6 +27,8 @@ export {
 export { credentialsFromAuthFiles, defaultAuthFiles, parseChallenges, basicAuthHeader, type Credentials, type AuthOption } from './auth.js';
 export {
   RegistryClient,
+  INSECURE_REGISTRIES_ENV,
+  insecureByDefault,
   type RegistryClientOptions,
   type ManifestResult,
   type ResolvedImage,

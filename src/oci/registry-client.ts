@@ -4,6 +4,8 @@
  * or the Bearer token flow against the challenge's realm) and verifies every byte it downloads
  * against its digest.
  */
+import { readFileSync } from 'node:fs';
+import { networkInterfaces } from 'node:os';
 import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
@@ -25,7 +27,7 @@ import {
 import { DOCKER_HUB, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
 
 export interface RegistryClientOptions {
-  /** Use plain http: for every host, none, or those the function picks. Default: loopback hosts only. */
+  /** Use plain http: for every host, none, or those the function picks. Default: insecureByDefault (loopback, this machine's addresses, INSECURE_REGISTRIES_ENV). */
   insecure?: boolean | ((host: string) => boolean);
   /** Credentials; default: REGISTRY_AUTH_FILE, then the docker config file. */
   auth?: AuthOption;
@@ -95,6 +97,54 @@ export function hostOf(registry: string): string {
   return colon < 0 ? registry : registry.slice(0, colon);
 }
 
+/**
+ * Registries reached over plain http besides loopback ones, as containers' registries.conf
+ * `insecure = true`: `host` or `host:port`, comma-separated. The cluster admin's setting (the
+ * manager's environment, `install-self --insecure-registry`), never a catalog's.
+ */
+export const INSECURE_REGISTRIES_ENV = 'BINNACLE_INSECURE_REGISTRIES';
+
+/**
+ * The IPv4 addresses the kernel delivers locally (Linux's local routing table, /proc/net/fib_trie:
+ * each `|-- ADDRESS` followed by `/32 host LOCAL`), whatever their interface's state: a bridge
+ * without ports has no carrier, and Node's networkInterfaces() leaves it out.
+ */
+export function localIpv4Addresses(fibTrie: string): string[] {
+  const out = new Set<string>();
+  let last = '';
+  for (const line of fibTrie.split('\n')) {
+    const node = /\|-- (\d+\.\d+\.\d+\.\d+)$/.exec(line.trim());
+    if (node?.[1] !== undefined) last = node[1];
+    else if (/^\/32 host LOCAL$/.test(line.trim()) && last !== '') out.add(last);
+  }
+  return [...out];
+}
+
+/** The addresses of this machine's (or Pod's) own interfaces, as registry hosts write them. */
+function ownAddresses(): Set<string> {
+  const out = new Set<string>();
+  for (const a of Object.values(networkInterfaces()).flat()) if (a !== undefined) out.add(a.family === 'IPv6' ? `[${a.address}]` : a.address);
+  try {
+    for (const a of localIpv4Addresses(readFileSync('/proc/net/fib_trie', 'utf8'))) out.add(a);
+  } catch {
+    // not Linux: the interfaces Node lists
+  }
+  return out;
+}
+
+/**
+ * Plain http unless told otherwise for: loopback; an address of this machine's own interfaces
+ * (the traffic never leaves it, as on loopback: a real node's registry on its bridge address);
+ * and the registries INSECURE_REGISTRIES_ENV names. Everything else is https.
+ */
+export function insecureByDefault(registry: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const host = hostOf(registry);
+  if (LOOPBACK.test(host)) return true;
+  const named = (env[INSECURE_REGISTRIES_ENV] ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  if (named.some((n) => n === registry || n === host)) return true;
+  return ownAddresses().has(host);
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -148,6 +198,18 @@ async function registryErrorText(res: Response): Promise<string> {
   return text.trim().slice(0, 300) || res.statusText;
 }
 
+/** `f`, asked once per registry (the default looks at the machine's addresses: not on every request). */
+function memoized(f: (registry: string) => boolean): (registry: string) => boolean {
+  const seen = new Map<string, boolean>();
+  return (registry) => {
+    const known = seen.get(registry);
+    if (known !== undefined) return known;
+    const v = f(registry);
+    seen.set(registry, v);
+    return v;
+  };
+}
+
 export class RegistryClient {
   private readonly insecure: (host: string) => boolean;
   private readonly credentials: (host: string) => Credentials | undefined;
@@ -160,7 +222,7 @@ export class RegistryClient {
   constructor(opts: RegistryClientOptions = {}) {
     const insecure = opts.insecure;
     this.insecure =
-      typeof insecure === 'function' ? insecure : insecure === undefined ? (registry) => LOOPBACK.test(hostOf(registry)) : () => insecure;
+      typeof insecure === 'function' ? insecure : insecure === undefined ? memoized(insecureByDefault) : () => insecure;
     const auth = opts.auth ?? credentialsFromAuthFiles();
     this.credentials = typeof auth === 'function' ? auth : () => auth;
     this.logger = opts.logger;

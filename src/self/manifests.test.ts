@@ -89,3 +89,12 @@ test("the manager may get Secrets in its own namespace only (verification keys o
   assert.deepEqual(roles[0]?.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
   assert.ok(!objs.some((o) => o.kind === 'ClusterRole' && (o as unknown as { rules?: Rule[] }).rules?.some((r) => r.resources.includes('secrets') && r.resourceNames === undefined)), 'no cluster-wide Secret access');
 });
+
+test("install-self --insecure-registry: the manager's environment names those registries for plain http; none, no environment", () => {
+  type Dep = { spec: { template: { spec: { containers: { env?: { name: string; value: string }[] }[] } } } };
+  const container = (o: Parameters<typeof selfManifests>[0]): { env?: { name: string; value: string }[] } | undefined =>
+    (selfManifests(o).find((x) => x.kind === 'Deployment') as Dep | undefined)?.spec.template.spec.containers[0];
+  assert.deepEqual(container({ insecureRegistries: ['10.244.7.1:5000', 'registry.lab'] })?.env, [{ name: 'BINNACLE_INSECURE_REGISTRIES', value: '10.244.7.1:5000,registry.lab' }]);
+  assert.equal(container({})?.env, undefined);
+  assert.equal(container({ insecureRegistries: [] })?.env, undefined);
+});

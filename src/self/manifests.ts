@@ -15,6 +15,7 @@ import { OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { GROUP } from '../api/types.js';
 import { AGGREGATE_TO_MANAGER, appTeamRoles, MANAGER_HELM_KINDS_ROLE } from '../api/app-team-role.js';
 import type { KubeObject } from '../kube/types.js';
+import { INSECURE_REGISTRIES_ENV } from '../oci/registry-client.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
 export const MANAGER_NAME = 'binnacle-manager';
@@ -45,6 +46,8 @@ export interface SelfOptions {
   image?: string;
   /** Image pull policy; IfNotPresent by default. */
   pullPolicy?: string;
+  /** Registries the manager pulls catalogs and bundles from over plain http (its INSECURE_REGISTRIES_ENV). */
+  insecureRegistries?: readonly string[];
 }
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
@@ -195,6 +198,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                 name: 'manager',
                 image,
                 imagePullPolicy: o.pullPolicy ?? 'IfNotPresent',
+                ...(o.insecureRegistries === undefined || o.insecureRegistries.length === 0 ? {} : { env: [{ name: INSECURE_REGISTRIES_ENV, value: o.insecureRegistries.join(',') }] }),
                 args: [
                   'manager',
                   '--leader-elect',

@@ -18,38 +18,20 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
-import { stringify } from 'yaml';
-import { generateBundle, loadBundleDir, providedApis, type RegistryV1Bundle } from '../../src/bundle/index.js';
+import type { RegistryV1Bundle } from '../../src/bundle/index.js';
 import { filesOfConfigMap } from '../../src/helm/bundle/index.js';
 import { objectsOf } from '../../src/helm/bundle/render.js';
-import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { findCondition } from '../../src/kube/types.js';
 import { eventually, serviceAccountKubeconfig, uniqueName } from './env.js';
-import { CORPUS, OperatorHarness } from './operators.js';
+import { OperatorHarness } from './operators.js';
+import { corpusProvides, deployedCr, gvkKey, liveKinds, openShiftOnly, pelorusSample, PELORUS_GROUP as GROUP, PELORUS_VERSION as VERSION, STAND_IN, writePelorusPackages, type Gvk, type HelmCr } from './pelorus-package.js';
 
-const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
 const BINNACLE = join(ROOT, 'bin', 'binnacle.js');
-const PELORUS = join(ROOT, '..', 'shared', 'corpus', 'charts', 'pelorus__pelorus');
-const VERSION = '2.0.13';
-const GROUP = 'pelorus.helm.binnacle.dev';
-const STAND_IN = 'grafana-v1beta1-apis';
-
-interface Gvk {
-  group: string;
-  version: string;
-  kind: string;
-}
-const gvkKey = (g: Gvk): string => `${g.group}/${g.version}/${g.kind}`;
-
-interface HelmCr extends KubeObject {
-  spec?: Record<string, unknown>;
-  status?: { conditions?: Parameters<typeof findCondition>[0]; deployedRelease?: { name: string; manifest: string } };
-}
 
 let work: string;
 let h: OperatorHarness;
@@ -60,85 +42,16 @@ const ns = uniqueName('pelorus');
 const appNs = uniqueName('pelorus-app');
 const extension = uniqueName('pelorus');
 
-/** What the newest bundle of a corpus package provides. */
-async function corpusProvides(pkg: string, version: string): Promise<Set<string>> {
-  const b = await loadBundleDir(join(CORPUS, pkg, version), { packageName: pkg });
-  return new Set(providedApis(b).map(gvkKey));
-}
-
-/**
- * A package that provides `gvks` and does nothing else: CRDs whose schemas keep every field,
- * and a Deployment, through the bundle writer.
- */
-async function standInPackage(dir: string, gvks: readonly Gvk[]): Promise<void> {
-  const input = join(dir, 'input');
-  await mkdir(input, { recursive: true });
-  const crds = gvks.map((g) => {
-    const plural = `${g.kind.toLowerCase()}s`;
-    return {
-      apiVersion: 'apiextensions.k8s.io/v1',
-      kind: 'CustomResourceDefinition',
-      metadata: { name: `${plural}.${g.group}` },
-      spec: {
-        group: g.group,
-        names: { kind: g.kind, listKind: `${g.kind}List`, plural, singular: g.kind.toLowerCase() },
-        scope: 'Namespaced',
-        versions: [{ name: g.version, served: true, storage: true, schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } }, subresources: { status: {} } }],
-      },
-    };
-  });
-  const deployment = {
-    apiVersion: 'apps/v1',
-    kind: 'Deployment',
-    metadata: { name: `${STAND_IN}-controller` },
-    spec: {
-      replicas: 1,
-      selector: { matchLabels: { app: STAND_IN } },
-      template: { metadata: { labels: { app: STAND_IN } }, spec: { containers: [{ name: 'controller', image: 'registry.invalid/stand-in:5.0.0' }] } },
-    },
-  };
-  await writeFile(join(input, 'objects.yaml'), [...crds, deployment].map((o) => stringify(o)).join('---\n'));
-  await generateBundle({ inputDir: input, outputDir: join(dir, STAND_IN, '5.0.0'), packageName: STAND_IN, version: '5.0.0', channels: ['stable'] });
-  await rm(input, { recursive: true, force: true });
-}
-
-async function deployed(kind: string, namespace: string, name: string, timeoutMs = 300_000): Promise<HelmCr> {
-  try {
-    return await eventually(
-      `${kind} ${namespace}/${name} Deployed`,
-      async () => {
-        const cr = await h.client.get<HelmCr>({ apiVersion: `${GROUP}/v1alpha1`, kind, namespace, name });
-        return findCondition(cr.status?.conditions, 'Deployed')?.status === 'True' ? cr : undefined;
-      },
-      timeoutMs,
-      1000,
-    );
-  } catch (err) {
-    const cr = await h.client.find<HelmCr>({ apiVersion: `${GROUP}/v1alpha1`, kind, namespace, name });
-    throw new Error(`${String(err)}\nstatus: ${JSON.stringify(cr?.status?.conditions)}\noperator log (tail):\n${operatorLog.slice(-6000)}`, { cause: err });
-  }
-}
-
-/** The kinds of `objects` that exist in the cluster, and those that do not. */
-async function liveKinds(objects: readonly KubeObject[], namespace: string): Promise<{ kinds: Set<string>; missing: string[] }> {
-  const kinds = new Set<string>();
-  const missing: string[] = [];
-  for (const o of objects) {
-    const live = await h.client.find({ apiVersion: o.apiVersion, kind: o.kind, namespace: o.metadata.namespace ?? namespace, name: o.metadata.name ?? '' });
-    if (live === undefined) missing.push(`${o.kind} ${o.metadata.name ?? ''}`);
-    else kinds.add(o.kind);
-  }
-  return { kinds, missing };
+function deployed(kind: string, namespace: string, name: string, timeoutMs = 300_000): Promise<HelmCr> {
+  return deployedCr(h.client, kind, namespace, name, timeoutMs, () => Promise.resolve(`operator log (tail):\n${operatorLog.slice(-6000)}`));
 }
 
 before(async () => {
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-pelorus-'));
-  const pkgDir = join(work, 'pelorus');
-  await run(process.execPath, [BINNACLE, 'helm', 'bundle', PELORUS, '--kind', 'Pelorus', '--kind', 'Exporter=charts/exporters', '--version', VERSION, '--output-dir', join(pkgDir, VERSION)], { cwd: ROOT });
-  pelorus = await loadBundleDir(join(pkgDir, VERSION));
-  const required = pelorus.dependencies.filter((d) => d.type === 'olm.gvk').map((d) => d.value as Gvk);
-  await standInPackage(work, required.filter((g) => g.group === 'grafana.integreatly.org'));
-  h = await OperatorHarness.start({ packages: ['prometheus', 'grafana-operator', pkgDir, join(work, STAND_IN)], prefix: 'pelorus' });
+  const written = await writePelorusPackages(work);
+  pelorus = written.bundle;
+  // The corpus Grafana operator too: the first test shows why the stand-in is there.
+  h = await OperatorHarness.start({ packages: [...written.packages, 'grafana-operator'], prefix: 'pelorus' });
   await h.serviceAccount(ns, 'installer', true);
   await h.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: appNs } });
   h.cleanup.push(() => h.client.delete({ apiVersion: 'v1', kind: 'Namespace', name: appNs }));
@@ -199,9 +112,7 @@ describe('Pelorus: from a chart to an installed operator', () => {
     operator.stdout?.on('data', (d: Buffer) => (operatorLog += d.toString()));
     operator.stderr?.on('data', (d: Buffer) => (operatorLog += d.toString()));
 
-    const examples = JSON.parse(pelorus.csv.annotations['alm-examples'] ?? '[]') as HelmCr[];
-    const sample = examples.find((e) => e.kind === 'Pelorus');
-    assert.ok(sample !== undefined);
+    const sample = pelorusSample(pelorus);
     await h.client.create({ ...sample, metadata: { ...sample.metadata, namespace: appNs } });
     const cr = await deployed('Pelorus', appNs, sample.metadata.name ?? '');
 
@@ -209,13 +120,12 @@ describe('Pelorus: from a chart to an installed operator', () => {
     // which the CR's status names.
     const manifest = objectsOf(cr.status?.deployedRelease?.manifest ?? '');
     assert.ok(manifest.length > 10, `${manifest.length} objects`);
-    const openshift = (o: KubeObject): boolean => ['route.openshift.io', 'image.openshift.io'].includes(o.apiVersion.split('/')[0] ?? '');
-    const unserved = manifest.filter(openshift);
+    const unserved = manifest.filter(openShiftOnly);
     assert.ok(unserved.some((o) => o.kind === 'Route') && unserved.some((o) => o.kind === 'ImageStream'), 'the chart has Routes and ImageStreams');
     const skipped = findCondition(cr.status?.conditions, 'OptionalObjectsSkipped');
     assert.equal(skipped?.status, 'True', JSON.stringify(cr.status?.conditions));
     for (const o of unserved) assert.ok((skipped?.message ?? '').includes(`${o.kind} ${o.metadata.name ?? ''} (the cluster does not serve`), `${o.kind} ${o.metadata.name ?? ''} reported`);
-    const { kinds, missing } = await liveKinds(manifest.filter((o) => !openshift(o)), appNs);
+    const { kinds, missing } = await liveKinds(h.client, manifest.filter((o) => !openShiftOnly(o)), appNs);
     assert.deepEqual(missing, []);
     for (const k of ['Prometheus', 'Grafana', 'GrafanaDashboard', 'Deployment', 'ClusterRole', 'RoleBinding', 'Secret']) assert.ok(kinds.has(k), `a ${k} was applied (${[...kinds].join(', ')})`);
     // A real Helm release, in the CR's namespace.

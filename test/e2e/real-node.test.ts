@@ -12,6 +12,13 @@
  *   manager runs here), survives its Pod being deleted, and `uninstall-self` removes it;
  * - the manager's namespace enforces the restricted Pod Security profile by its label;
  * - on a kwok-only cluster (the shared e2e cluster) install-self's check warns;
+ * - Pelorus's `helm bundle` operator, installed from a catalog through that in-cluster manager (the
+ *   registry listens on the node's bridge address, which the manager's Pod and containerd both
+ *   reach; install-self --insecure-registry lets the manager speak plain http to it): the
+ *   ClusterExtension's `config` (tolerations, nodeSelector, as an OLM user's Subscription config)
+ *   puts the operator's Deployment on the real node, where Binnacle's image runs
+ *   `helm-operator run`, Ready through its probes, inside its limit; a Pelorus CR becomes Deployed
+ *   with its objects created by that Pod (nothing runs here);
  * - operator-sdk's memcached Helm sample with its scaffolded Deployment, Binnacle's image in it (and
  *   a memory limit the Helm engine fits, see the test): Ready, metrics over HTTPS, its CR Deployed.
  *
@@ -20,20 +27,25 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
 import type { ClusterState } from '../../src/cluster/cluster.js';
 import { describeLeftovers, REAL_NODE_LABEL, REAL_NODE_TAINT, realNodeLeftovers, type RealNodePlan } from '../../src/cluster/real-node.js';
 import { RegistryClient } from '../../src/oci/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { fakeNodesWarning, nodeKinds } from '../../src/self/nodes.js';
-import { e2eClient, eventually } from './env.js';
+import { objectsOf } from '../../src/helm/bundle/render.js';
+import { neededByLabel } from '../../src/installed/index.js';
+import { publishPackages } from '../../src/publish/packages.js';
+import { fakeNodesWarning, isFakeNode, nodeKinds } from '../../src/self/nodes.js';
+import { adminInstaller, e2eClient, eventually } from './env.js';
 import { CORPUS } from './extensions.js';
+import { deployedCr, liveKinds, openShiftOnly, pelorusSample, PELORUS_GROUP, PELORUS_VERSION, writePelorusPackages } from './pelorus-package.js';
 import { applySampleBase, buildSampleImage, SAMPLE_METRICS_SERVICE, SAMPLE_NS, SAMPLE_PREFIX, sampleCr, scaffoldDeployment } from './real-node-sample.js';
 
 const run = promisify(execFile);
@@ -42,6 +54,8 @@ const BIN = join(ROOT, 'bin', 'binnacle.js');
 const CLUSTER = `${process.env.BINNACLE_E2E_CLUSTER ?? 'e2e'}-rn`;
 const NS = 'binnacle-system';
 const MANAGER = 'binnacle-manager';
+/** Where the Pelorus test installs: the catalog, the operator's namespace, the CRs' namespace, the extension. */
+const PELORUS = { catalog: 'rn-pelorus', ns: 'rn-pelorus', appNs: 'rn-pelorus-app', extension: 'rn-pelorus' };
 const started = Date.now();
 
 let kubeconfig = '';
@@ -68,7 +82,7 @@ async function ok(...args: string[]): Promise<string> {
 }
 
 interface PodLike extends KubeObject {
-  spec?: { nodeName?: string; containers?: { name: string; readinessProbe?: unknown; livenessProbe?: unknown }[] };
+  spec?: { nodeName?: string; containers?: { name: string; image?: string; args?: string[]; readinessProbe?: unknown; livenessProbe?: unknown }[] };
   status?: { phase?: string; conditions?: { type: string; status: string }[]; containerStatuses?: { containerID?: string; ready?: boolean; restartCount?: number }[] };
 }
 
@@ -92,6 +106,22 @@ async function readyManagerPod(not?: string): Promise<PodLike> {
     const events = (await client.list('v1', 'Event', { namespace: NS })).items.map((e) => `${String((e as { reason?: string }).reason)}: ${String((e as { message?: string }).message)}`);
     throw new Error(`${String(err)}\npods: ${JSON.stringify(pods.map((p) => ({ node: p.spec?.nodeName, status: p.status })))}\nevents:\n${events.slice(-15).join('\n')}`, { cause: err });
   });
+}
+
+/**
+ * The Pod's first container never restarted (an OOM kill restarts it), its cgroup's limit is
+ * `limit` and its memory peak stayed under it (v1: it never hit it). Prints the peak.
+ */
+function assertInsideLimit(what: string, pod: PodLike, limit: number): void {
+  assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0, `${what}: never restarted (an OOM kill restarts it)`);
+  const cg = containerCgroup(pod);
+  const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
+  const actual = Number(readFileSync(join(cg, v2 ? 'memory.max' : 'memory.limit_in_bytes'), 'utf8').trim());
+  const peak = Number(readFileSync(join(cg, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes'), 'utf8').trim());
+  console.log(`# ${what} memory: peak ${Math.round(peak / 2 ** 20)} MiB of ${Math.round(actual / 2 ** 20)} MiB`);
+  assert.equal(actual, limit, `${what}: the ${Math.round(limit / 2 ** 20)} MiB limit is the cgroup limit`);
+  assert.ok(peak > 0 && peak < limit, `${what}: peak ${peak} inside ${limit}`);
+  if (!v2) assert.equal(readFileSync(join(cg, 'memory.failcnt'), 'utf8').trim(), '0', `${what}: never hit its limit`);
 }
 
 /** The container's memory cgroup (v1) or cgroup (v2) directory on this machine. */
@@ -153,7 +183,8 @@ describe('a real node beside kwok', () => {
       shared.close();
     }
     assert.ok(image !== '', 'the image was built');
-    const r = await binnacle('install-self', '--image', image, '--kubeconfig', kubeconfig);
+    // The registry is on the node's bridge address: plain http for the manager there too (catalogs, bundles).
+    const r = await binnacle('install-self', '--image', image, '--insecure-registry', registry, '--kubeconfig', kubeconfig);
     assert.equal(r.code, 0, r.stderr);
     assert.doesNotMatch(r.stderr, /warning/);
     const ns = await client.get({ apiVersion: 'v1', kind: 'Namespace', name: NS });
@@ -182,17 +213,7 @@ describe('a real node beside kwok', () => {
   test('the manager stayed inside its memory limit while it installed (its container cgroup, no restart)', async () => {
     assert.ok(firstPod !== undefined, 'the manager Pod is running (the tests before)');
     const pod = await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: firstPod.metadata.name ?? '' });
-    assert.equal(pod.status?.containerStatuses?.[0]?.restartCount, 0, 'never restarted (an OOM kill restarts it)');
-    const cg = containerCgroup(pod);
-    const v2 = existsSync('/sys/fs/cgroup/cgroup.controllers');
-    const limit = Number(readFileSync(join(cg, v2 ? 'memory.max' : 'memory.limit_in_bytes'), 'utf8').trim());
-    const peakFile = join(cg, v2 ? 'memory.peak' : 'memory.max_usage_in_bytes');
-    const peak = Number(readFileSync(peakFile, 'utf8').trim());
-    console.log(`# manager memory: peak ${Math.round(peak / 2 ** 20)} MiB of ${Math.round(limit / 2 ** 20)} MiB`);
-    assert.equal(limit, 2 ** 30, 'the 1Gi limit is the cgroup limit');
-    assert.ok(peak > 0 && peak < limit, `peak ${peak} inside ${limit}`);
-    const failcnt = join(cg, 'memory.failcnt');
-    if (!v2) assert.equal(readFileSync(failcnt, 'utf8').trim(), '0', 'never hit its limit');
+    assertInsideLimit('manager', pod, 2 ** 30);
   });
 
   test('the manager survives its Pod being deleted: a new Pod takes over, nothing is lost', async () => {
@@ -214,6 +235,40 @@ describe('a real node beside kwok', () => {
     // Nothing lost: the extension is still installed, and a change is still reconciled.
     const ce = await installedExtension();
     assert.equal(findCondition(ce.status?.conditions, 'Installed')?.status, 'True');
+  });
+
+  test("Pelorus's helm bundle operator, from a catalog through the in-cluster manager: the extension's config puts its Pod on the real node, running Binnacle's image as helm-operator run, Ready through its probes, inside its limit; a Pelorus CR is Deployed by that Pod", async () => {
+    assert.ok(image !== '' && firstPod !== undefined, 'the image was built and the manager runs (the tests before)');
+    const work = mkdtempSync(join(tmpdir(), 'binnacle-e2e-rn-pelorus-'));
+    try {
+      // The operator runs the image built here.
+      const { bundle, packages } = await writePelorusPackages(work, image);
+      const placed = (bundle.csv.deployments[0]?.spec.template as { spec?: { tolerations?: unknown; nodeSelector?: unknown } } | undefined)?.spec;
+      assert.ok(placed !== undefined && placed.tolerations === undefined && placed.nodeSelector === undefined, 'helm bundle does not place the operator itself');
+      await installPelorus(packages);
+
+      const pod = await readyPod(PELORUS.ns, 'app.kubernetes.io/name=pelorus,app.kubernetes.io/component=helm-operator', 'the Pelorus operator Pod Ready', 240_000);
+      await assertRunsOnRealNode(pod);
+      const c = pod.spec?.containers?.[0];
+      assert.equal(c?.image, image, "Binnacle's image, built here");
+      assert.deepEqual(c?.args?.slice(0, 2), ['helm-operator', 'run']);
+
+      const sample = pelorusSample(bundle);
+      await client.create({ ...sample, metadata: { ...sample.metadata, namespace: PELORUS.appNs } });
+      const name = sample.metadata.name ?? '';
+      const cr = await deployedCr(client, 'Pelorus', PELORUS.appNs, name, 300_000, async () => `operator log (tail):\n${(await podLogs(PELORUS.ns, pod)).slice(-4000)}`);
+      const manifest = objectsOf(cr.status?.deployedRelease?.manifest ?? '');
+      const { kinds, missing } = await liveKinds(client, manifest.filter((o) => !openShiftOnly(o)), PELORUS.appNs);
+      assert.deepEqual(missing, []);
+      for (const k of ['Prometheus', 'Grafana', 'Deployment', 'Secret']) assert.ok(kinds.has(k), `a ${k} was applied (${[...kinds].join(', ')})`);
+      assert.equal((await client.list('v1', 'Secret', { namespace: PELORUS.appNs, labelSelector: `owner=helm,name=${name}` })).items.length, 1, 'a Helm release record');
+      // Made by that Pod: its log says so (no helm-operator runs in this process or elsewhere on this machine).
+      assert.match(await podLogs(PELORUS.ns, pod), /Installed release/);
+      assertInsideLimit('Pelorus operator', await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: PELORUS.ns, name: pod.metadata.name ?? '' }), 512 * 2 ** 20);
+      await removePelorus(name);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   test('uninstall-self removes the manager (and, forced, the extension through it)', async () => {
@@ -336,6 +391,86 @@ function httpsGet(port: number, path: string, token?: string): Promise<{ status:
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * Publishes `packages` as one catalog on the registry (the node's bridge address, where the
+ * manager's Pod pulls it) and installs Pelorus from it with a ClusterExtension whose `config`
+ * places the operator on the real node, as an OLM user's Subscription config would: tolerating
+ * its taint and selecting it.
+ */
+async function installPelorus(packages: string[]): Promise<void> {
+  const published = await publishPackages({ packages, registry, repository: PELORUS.catalog });
+  assert.ok(published.catalog.startsWith(`${plan.gateway}:`), `the catalog is on the bridge address: ${published.catalog}`);
+  await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: PELORUS.catalog }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
+  await adminInstaller(client, PELORUS.ns);
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: PELORUS.appNs } });
+  const config = { tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }], nodeSelector: { [REAL_NODE_LABEL]: 'true' } };
+  await client.apply({
+    apiVersion: API_VERSION,
+    kind: 'ClusterExtension',
+    metadata: { name: PELORUS.extension },
+    spec: {
+      namespace: PELORUS.ns,
+      serviceAccount: { name: 'installer' },
+      source: { sourceType: 'Catalog', catalog: { packageName: 'pelorus', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': PELORUS.catalog } } } },
+      install: { config },
+    },
+  });
+  await extensionInstalled(PELORUS.extension, PELORUS_VERSION, 480_000);
+}
+
+/** Deletes the Pelorus CR while its operator runs (the CR's finalizer is the operator's), then the extension and the catalog. */
+async function removePelorus(name: string): Promise<void> {
+  const cr = { apiVersion: `${PELORUS_GROUP}/v1alpha1`, kind: 'Pelorus', namespace: PELORUS.appNs, name };
+  await client.delete(cr);
+  await eventually('the Pelorus CR uninstalled', async () => ((await client.find(cr)) === undefined ? true : undefined), 180_000, 1000);
+  const ce = { apiVersion: API_VERSION, kind: 'ClusterExtension', name: PELORUS.extension };
+  await client.delete(ce);
+  await eventually('the Pelorus extension removed', async () => ((await client.find(ce)) === undefined ? true : undefined), 180_000, 1000);
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: PELORUS.catalog });
+}
+
+/** The Pod runs on the real node (not a kwok-faked one), in a container containerd runs, with probes. */
+async function assertRunsOnRealNode(pod: PodLike): Promise<void> {
+  assert.equal(pod.spec?.nodeName, plan.nodeName, 'on the real node');
+  assert.equal(isFakeNode(await client.get({ apiVersion: 'v1', kind: 'Node', name: pod.spec?.nodeName ?? '' })), false, 'a node kwok does not fake');
+  assert.match(pod.status?.containerStatuses?.[0]?.containerID ?? '', /^containerd:\/\//, 'a container containerd runs');
+  const c = pod.spec?.containers?.[0];
+  assert.ok(c?.readinessProbe !== undefined && c.livenessProbe !== undefined, 'Ready through its probes');
+}
+
+/** A Pod matching `selector` in `namespace`, Ready (not being deleted); on time out, the Pods and the namespace's last events. */
+async function readyPod(namespace: string, selector: string, what: string, timeoutMs: number): Promise<PodLike> {
+  const pods = async (): Promise<PodLike[]> => (await client.list('v1', 'Pod', { namespace, labelSelector: selector })).items;
+  return eventually(what, async () => (await pods()).find((p) => p.metadata.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true), timeoutMs, 1000).catch(async (err: unknown) => {
+    const events = (await client.list('v1', 'Event', { namespace })).items.map((e) => `${String((e as { reason?: string }).reason)}: ${String((e as { message?: string }).message)}`);
+    throw new Error(`${String(err)}\npods: ${JSON.stringify((await pods()).map((p) => ({ node: p.spec?.nodeName, status: p.status })))}\nevents:\n${events.slice(-15).join('\n')}`, { cause: err });
+  });
+}
+
+/** Waits until extension `name` is Installed at `version` and settled; on time out, its conditions, its BundleDeployments' and the manager's log. */
+async function extensionInstalled(name: string, version: string, timeoutMs: number): Promise<ClusterExtension> {
+  const settled = async (): Promise<ClusterExtension | undefined> => {
+    const ce = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    const ok = ce.status?.observedGeneration === ce.metadata.generation && findCondition(ce.status?.conditions, 'Installed')?.status === 'True' && ce.status?.install?.bundle.version === version;
+    return ok ? ce : undefined;
+  };
+  return eventually(`${name} installed at ${version}`, settled, timeoutMs, 1000).catch(async (err: unknown) => {
+    const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
+    const bds = (await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(name) })).items;
+    const lines = [...(ce?.status?.conditions ?? []).map((c) => `${name} ${c.type}=${c.status} ${c.reason}: ${c.message}`), ...bds.flatMap((b) => (b.status?.conditions ?? []).map((c) => `${b.metadata.name ?? ''} ${c.type}=${c.status} ${c.reason}: ${c.message}`))];
+    throw new Error(`${String(err)}\n${lines.join('\n')}\nmanager log (tail):\n${(await kubectlLogs()).slice(-3000)}`, { cause: err });
+  });
+}
+
+async function podLogs(namespace: string, pod: PodLike): Promise<string> {
+  try {
+    const { stdout } = await run('kubectl', ['--kubeconfig', kubeconfig, 'logs', '-n', namespace, pod.metadata.name ?? ''], { maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (err) {
+    return String(err);
+  }
 }
 
 async function kubectlLogs(): Promise<string> {

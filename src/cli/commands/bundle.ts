@@ -48,7 +48,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--optional-values <key=value>', "optional validators' values, as operator-sdk takes them: k8s-version=<version>, index-path=<bundle Dockerfile> (community) (repeatable)", collect, [])
     .addOption(outputOption(['text', 'json'], 'text'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (sources: string[], o: { selectOptional: string[]; k8sVersion?: string; optionalValues: string[]; output: string; cacheDir: string; insecure?: boolean }) => {
       const { parseSelectOptional, parseOptionalValues, validatePath, resolveBundleSource, validateBundleDir } = await lib();
       const format = o.output;
@@ -90,7 +90,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--config <file>', 'deployment overrides (YAML: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations)')
     .addOption(outputOption(['yaml', 'json'], 'yaml'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
       const { resolveBundleSource, createSelfSignedCertProvider } = await lib();
       const { render } = await import('../../render/index.js');
@@ -131,7 +131,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--package <name>', 'package name (package-manifest layout)')
     .addOption(outputOption(['json', 'yaml'], 'json'))
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (source: string, o: { image?: string; package?: string; output: string; cacheDir: string; insecure?: boolean }) => {
       const { resolveBundleSource, loadBundleDir, toFbcBundle } = await lib();
       const format = o.output;
@@ -200,7 +200,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .requiredOption('--tag <ref>', 'image reference')
     .option('--push', 'push the image to its registry')
     .option('--layout <dir>', 'OCI image layout directory to write (default: a temp directory)')
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(async (dir: string, o: { tag: string; push?: boolean; layout?: string; insecure?: boolean; output: string }) => {
       const { buildBundleImage } = await lib();

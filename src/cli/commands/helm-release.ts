@@ -45,7 +45,7 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--output-dir <dir>', 'keep the bundle in this directory (default: a work folder)')
     .option('--catalog-dir <dir>', 'keep the rendered catalog (catalog.json) in this directory')
     .option('--cache-dir <dir>', 'where pulled bundle images are unpacked', DEFAULT_CACHE)
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(RELEASE_FLAGS, async (chart: string, f: Flags) => {
       const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { renderingEngine }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);

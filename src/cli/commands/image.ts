@@ -32,7 +32,7 @@ async function clientFor(ctx: CliContext, opts: ClientOpts): Promise<RegistryCli
 function withClientOptions(c: Command): Command {
   return c
     .option('--platform <os/arch>', 'platform to pick from a multi-platform image', 'linux/amd64')
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)');
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)');
 }
 
 function printValue(ctx: CliContext, format: string, value: unknown, text: string): void {
@@ -118,7 +118,7 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
     .requiredOption('--layout <dir>', 'OCI image layout directory to write the image into')
     .option('--tag <tag>', 'tag to record in the layout index')
     .option('--push <ref>', 'push the built image to this reference')
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .action(async (opts: { layer: LayerSpec[]; label: Record<string, string>; layout: string; tag?: string; push?: string; insecure?: boolean; output: string }) => {
       const { buildImage, pushImage } = await oci();
@@ -132,7 +132,7 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
     .command('push <layout> <ref>')
     .description('Push the image in an OCI layout directory (from `image build`) to a registry')
     .option('--tag <tag>', 'which tagged manifest of the layout to push, when it holds several')
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (layout: string, ref: string, opts: { tag?: string; insecure?: boolean }) => {
       // Fail on a missing layout before touching the network.
       await readFile(join(layout, 'index.json')).catch(() => {

@@ -43,7 +43,7 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
     .option('--service-account <name>', 'an existing ServiceAccount in the namespace to install through (default: one bound to cluster-admin is made)')
     .option('--timeout <duration>', 'how long to wait for the operator to be installed and healthy (e.g. 90s, 5m)', parseDuration, 300_000)
     .option('--index-image <ref>', 'add the bundle to this existing catalog image and serve the result')
-    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (bundle: string, flags: RunFlags) => {
       const timeout = flags.timeout;
       const { readBundleInput, readIndexImage, runBundle } = await import('../../devloop/index.js');
@@ -69,7 +69,7 @@ export function registerRunBundleCommands(program: Command, ctx: CliContext): vo
   addKubeFlags(run.command('bundle-upgrade <bundle>'))
     .description("Upgrade an operator installed by `run bundle` to this bundle (a directory, package-manifest version directory, package directory (its default channel's head), or an image), along its upgrade edges (replaces, skips, skipRange)")
     .option('--timeout <duration>', 'how long to wait for the upgrade to be installed and healthy (e.g. 90s, 5m)', parseDuration, 300_000)
-    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (bundle: string, flags: RunFlags) => {
       const timeout = flags.timeout;
       const { readBundleInput, runBundleUpgrade } = await import('../../devloop/index.js');

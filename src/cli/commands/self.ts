@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { Option, type Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
-import { oneOf, outputOption, parseDuration, withFlagNames } from '../flags.js';
+import { collect, oneOf, outputOption, parseDuration, withFlagNames } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -30,13 +30,15 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--image <ref>', 'the manager image (default: the release image of this version)')
     .option('--version <version>', `install this released version's manifests, pulled from the release repository (see release-self)`)
     .option('--release-repo <repo>', `where releases are (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
-    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
+    .option('--insecure-registry <host[:port]>', "a registry the manager pulls from over plain http (repeatable): its $BINNACLE_INSECURE_REGISTRIES, e.g. a real node's registry (`cluster up --real-node`)", collect)
     .option('--timeout <duration>', 'how long the CRDs may take to be served, and leftovers of an uninstall to go (e.g. 60s, 2m)', parseDuration, 60_000)
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; timeout: number }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; timeout: number }) => {
       const { installSelf, fetchRelease, releaseRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
+      if (flags.version !== undefined && flags.insecureRegistry !== undefined) throw new UsageError("--insecure-registry and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
       let release: Awaited<ReturnType<typeof fetchRelease>> | undefined;
       if (flags.version !== undefined) {
         const repository = releaseRepository(flags.releaseRepo);
@@ -50,6 +52,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         const r = await installSelf(client, {
           namespace: flags.namespace ?? DEFAULT_NAMESPACE,
           ...(flags.image === undefined ? {} : { image: flags.image }),
+          ...(flags.insecureRegistry === undefined ? {} : { insecureRegistries: flags.insecureRegistry }),
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,
         });
@@ -70,7 +73,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .requiredOption('--image <ref>', 'the manager image the release runs (pinned by its digest)')
     .option('--release-repo <repo>', `where to publish (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
     .option('-n, --namespace <ns>', 'namespace the release installs into', DEFAULT_NAMESPACE)
-    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: { version: string; image: string; releaseRepo?: string; namespace: string; insecure?: boolean; output: string }) => {
       const { publishRelease, releaseRepository } = await self();
@@ -83,7 +86,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .command('build-node-base')
     .description("Build a minimal Node base image offline from this machine (its node program, the libraries it loads, CA certificates, non-root users) and push it; its digest is what build-self-image --base takes")
     .requiredOption('-t, --tag <ref>', 'where to push the base (registry/repository:tag)')
-    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(async (flags: { tag: string; insecure?: boolean; output: string }) => {
       const { buildNodeBase } = await import('../../self/base.js');
@@ -101,7 +104,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .addOption(new Option('--variant <variant>', "manager, or helm-operator: the drop-in for operator-sdk's helm-operator base image (entry point `helm-operator run --watches-file=./watches.yaml` in /opt/helm, user 1001)").default('manager').argParser(oneOf(['manager', 'helm-operator'])))
     .option('--release <version>', 'also publish the release of this version running the image (as `release-self`)')
     .option('--release-repo <repo>', `with --release: where to publish it (default: $${RELEASE_REPO_ENV}, else ${DEFAULT_RELEASE_REPO})`)
-    .option('--insecure', 'plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(withFlagNames({ version: '--release', releaseRepo: '--release-repo', base: '--base' }, async (flags: { base: string; tag: string; root: string; variant: 'manager' | 'helm-operator'; release?: string; releaseRepo?: string; insecure?: boolean; output: string }) => {
       if (flags.release === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --release');

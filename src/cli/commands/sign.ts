@@ -40,7 +40,7 @@ export function registerSignCommands(program: Command, ctx: CliContext): void {
     .description('Sign pushed catalog, bundle and chart images with a local key (cosign-compatible), make keys, verify signatures')
     .argument('[refs...]', 'images to sign, by tag or digest (a tag is signed at the digest it names now)')
     .option('--key <file>', 'PEM private key (from `binnacle sign generate-key`; passphrase in BINNACLE_SIGN_PASSWORD)')
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (refs: string[], opts: { key?: string; insecure?: boolean }) => {
       if (refs.length === 0 || opts.key === undefined) throw new BinnacleError('input', 'USAGE', 'usage: binnacle sign <ref>... --key cosign.key', { exitCode: 2 });
       const { RegistryClient, parsePrivateKey, signImage } = await oci();
@@ -68,7 +68,7 @@ export function registerSignCommands(program: Command, ctx: CliContext): void {
     .command('verify <ref>')
     .description('Check that a trusted public key signed what <ref> names, as a verify policy does')
     .requiredOption('--key <file>', 'PEM public key (repeatable: any of them may have signed)', (v: string, prev: string[]) => [...prev, v], [] as string[])
-    .option('--insecure', 'use plain http for every registry (default: only loopback registries)')
+    .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (ref: string, opts: { key: string[]; insecure?: boolean }) => {
       const { RegistryClient, parsePublicKey, parseReference, verifyImageSignature } = await oci();
       const keys = await Promise.all(opts.key.map(async (file) => ({ name: file, key: parsePublicKey(await readKeyFile(file, '--key'), file) })));
