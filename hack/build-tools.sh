@@ -54,8 +54,10 @@ for t in "${tools[@]}"; do
         echo "build-tools: building kwok $KWOK_VERSION" >&2
         GOBIN="$bin" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"
       fi
-      # kwok has no built-in stages: take the "fast" node and pod stages that ship in its module.
-      if [ ! -s "$bin/kwok-stages.yaml" ]; then
+      # kwok has no built-in stages: take the "fast" node and pod stages that ship in its module,
+      # and ours (hack/kwok); rebuilt when ours change (the stamp).
+      stages_stamp=$(cat "$root"/hack/kwok/*.yaml | sha256sum | cut -c1-16)-$KWOK_VERSION
+      if [ ! -s "$bin/kwok-stages.yaml" ] || [ "$(cat "$bin/kwok-stages.stamp" 2>/dev/null)" != "$stages_stamp" ]; then
         moddir=$(go mod download -json "sigs.k8s.io/kwok@$KWOK_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
         stage="$moddir/kustomize/stage"
         tmp="$bin/kwok-stages.yaml.tmp"
@@ -64,7 +66,11 @@ for t in "${tools[@]}"; do
                  pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
           { echo "---"; cat "$stage/$f"; } >> "$tmp"
         done
+        for f in "$root"/hack/kwok/*.yaml; do
+          { echo "---"; cat "$f"; } >> "$tmp"
+        done
         mv "$tmp" "$bin/kwok-stages.yaml"
+        echo "$stages_stamp" > "$bin/kwok-stages.stamp"
       fi ;;
     helm)
       if [ ! -x "$bin/helm" ]; then

@@ -626,6 +626,24 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(condition(cluster, 'Progressing')?.message, 'demo.v1.1.0: upgrade failed');
     });
 
+    test('an upgrade rolled back is not the new version installed: the old one runs, status.install stays on it, Progressing says why', async () => {
+      const ce = extension();
+      ce.status = {
+        conditions: [{ type: 'Installed', status: 'True', reason: 'Succeeded', message: 'installed demo.v1.0.0', lastTransitionTime: T, observedGeneration: 1 }],
+        install: { bundle: { name: 'demo.v1.0.0', version: '1.0.0', package: 'demo', image: 'registry.example/demo@sha256:1.0.0', catalog: 'ops' }, bundleDeployment: 'demo', namespace: 'demo-ns' },
+      };
+      const { cluster, reconciler } = setup({ ce, resolve: resolvesTo(chosen('demo', '1.1.0')) });
+      cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await reconciler.reconcile(req, ctx);
+      // The BundleDeployment's own words after a failed upgrade rolled back: Installed=True (the old revision runs), reason RolledBack.
+      cluster.setDeploymentStatus('demo', { status: 'True', reason: 'RolledBack', message: 'revision 3 failed (not healthy after 120 s); rolled back to revision 2 as revision 4' });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(condition(cluster, 'Installed')?.status, 'True');
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /demo\.v1\.1\.0: revision 3 failed .*rolled back/);
+      assert.equal(lastStatus(cluster)?.install?.bundle.version, '1.0.0', 'the extension does not claim 1.1.0');
+    });
+
     test('a verdict from the version before is not this version\'s', async () => {
       const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.1.0')) });
       cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));

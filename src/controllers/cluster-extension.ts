@@ -475,8 +475,10 @@ export class ClusterExtensionReconciler implements Reconciler {
       };
       const cond = now('Installed');
       const progressing = now('Progressing');
-      if (cond?.status === 'True') continue;
-      if (cond?.status === 'False' && cond.reason !== 'RolledBack') failed.push(`${b.name}: ${cond.message}`);
+      // Rolled back: the revision before runs (Installed=True in the BundleDeployment's words), not this version.
+      if (cond?.status === 'True' && cond.reason === 'RolledBack') failed.push(`${b.name}: ${cond.message}`);
+      else if (cond?.status === 'True') continue;
+      else if (cond?.status === 'False') failed.push(`${b.name}: ${cond.message}`);
       else if (progressing?.status === 'True' && progressing.reason === 'Retrying') failed.push(`${b.name}: ${progressing.message}`);
       else waiting.push(b.name);
     }
