@@ -70,7 +70,10 @@ func main() {
 		// The collector works harder as the heap nears the limit, so a render that only makes
 		// garbage fits; the rest is for stacks, the runtime's own data and fragmentation.
 		debug.SetMemoryLimit(*memoryLimit * 3 / 4)
-		if err := limitData(uint64(*memoryLimit)); err != nil {
+		// RLIMIT_DATA counts memory mapped for writing, not memory used, and Go maps its heap
+		// one 64 MiB arena at a time (the process starts with one, ~77 MiB in all): the
+		// ceiling is the limit plus one arena, so a limit of 64 MiB still starts.
+		if err := limitData(uint64(*memoryLimit) + 64<<20); err != nil {
 			fmt.Fprintf(os.Stderr, "helm-engine: cannot set the memory limit: %v\n", err)
 			os.Exit(2)
 		}
