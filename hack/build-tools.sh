@@ -114,7 +114,9 @@ for t in "${tools[@]}"; do
         { cat "$root/hack/helm-wasm/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; echo "replace helm.sh/helm/v3 => $work/helm"; } > "$work/go.mod"
         (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
         # Static (CGO_ENABLED=0, set above), for the host's platform: it runs in the image as it is.
-        (cd "$root/hack/helm-wasm" && go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm-engine.tmp" .)
+        # Go 1.26's default collector (greenteagc) can fault (SIGSEGV) instead of dying "out of
+        # memory" when a mapping fails under helm-engine's RLIMIT_DATA; the previous collector dies as it should.
+        (cd "$root/hack/helm-wasm" && GOEXPERIMENT=nogreenteagc go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm-engine.tmp" .)
         rm -rf "$work"
         mv "$wasm_dir/helm-engine.tmp" "$wasm_dir/helm-engine"
         cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$wasm_dir/wasm_exec.js"

@@ -125,9 +125,7 @@ func dispatch(line []byte) {
 // answer writes a call's response, or only its size when it is over --max-output, so an
 // oversized render is never copied into the host's heap.
 func answer(id int, res []byte) {
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	held := m.Sys - m.HeapReleased
+	held := highWater()
 	if maxOutput > 0 && len(res) > maxOutput {
 		write([]byte(fmt.Sprintf(`{"id":%d,"memoryBytes":%d,"oversized":%d}`, id, held, len(res))))
 		return
@@ -185,4 +183,22 @@ func (hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		hostMu.Unlock()
 		return nil, r.Context().Err()
 	}
+}
+
+// highWater is the most memory this process has held (VmHWM): like a WebAssembly instance's
+// linear memory, it never goes down while the process lives, and the host drops a process whose
+// peak went past its recycle bound. Without /proc, what Go holds from the system now.
+func highWater() uint64 {
+	if status, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, line := range strings.Split(string(status), "\n") {
+			if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+				if kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64); err == nil {
+					return kb * 1024
+				}
+			}
+		}
+	}
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.Sys - m.HeapReleased
 }

@@ -110,13 +110,14 @@ export function timeoutError(op: EngineOp, limits: CallLimits): HelmError {
 /** Why Go stopped under a call (`fatal`: what its runtime printed as it died), as that call's error. */
 export function crashError(error: string, fatal: string | undefined, op: EngineOp, limits: CallLimits): HelmError {
   const text = (fatal ?? '').trim();
-  if (/out of memory/.test(text)) return memoryLimitError(op, limits);
+  // Go dies "out of memory" (a mapping refused: WebAssembly's maximum, or RLIMIT_DATA natively), or "cannot allocate memory" (ENOMEM).
+  if (/out of memory|cannot allocate memory/.test(text)) return memoryLimitError(op, limits);
   const firstLines = text.split('\n').slice(0, 2).join('; ');
   return new HelmError('internal', `Helm's engine stopped: ${error}${firstLines === '' ? '' : ` (${firstLines})`}`, 'HELM_ENGINE_CRASH');
 }
 
 /** The start of Go's own dying words (a fatal error and its goroutine dump) on stderr. */
-export const GO_FATAL_START = /^(fatal error|runtime: |panic: )/;
+export const GO_FATAL_START = /^(fatal error|runtime: |panic: |SIG[A-Z]+: |unexpected (fault|signal))/;
 
 function statusBody(code: number, reason: string, message: string): string {
   return JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason, code, message });
