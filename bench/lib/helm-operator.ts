@@ -57,7 +57,7 @@ function oneProcStatus(pid: number): { rss: number; hwm: number } {
   return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 };
 }
 
-/** The pids whose parent is `pid` (/proc/PID/task/*/children needs a kernel option; /proc/N/stat does not). */
+/** The pids whose parent is `pid`, from each /proc/N/stat (the children files of /proc need a kernel option). */
 function childPids(pid: number): number[] {
   const out: number[] = [];
   for (const d of readdirSync('/proc')) {
