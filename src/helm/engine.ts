@@ -104,9 +104,9 @@ export function helmWasmDir(): string {
 
 export interface HelmEngineOptions {
   /**
-   * Most worker threads to render on (default 1). Go's WebAssembly runs on one thread, so one
-   * engine instance renders one chart at a time; a second thread is started only when every
-   * running one is busy, and shares the compiled module (and its optimized code) with the first.
+   * Most instances (worker threads, or native processes) to render on (default 1). Each renders
+   * one chart at a time; a second one is started only when every running one is busy (WebAssembly
+   * threads share the compiled module, and its optimized code, with the first).
    */
   threads?: number;
   /**
@@ -116,10 +116,11 @@ export interface HelmEngineOptions {
    */
   callTimeoutMs?: number;
   /**
-   * The ceiling on each thread's WebAssembly memory, which holds Go's whole heap (default
-   * DEFAULT_MEMORY_LIMIT_BYTES). A render that needs more fails with HELM_MEMORY_LIMIT and its
-   * thread is replaced, which gives the memory back. Whole 64 KiB pages; at least 64 MiB
-   * (the module starts with 18 MiB).
+   * The ceiling on each instance's memory (default DEFAULT_MEMORY_LIMIT_BYTES): a thread's
+   * WebAssembly memory, which holds Go's whole heap (whole 64 KiB pages; the module starts with
+   * 18 MiB), or a native process's Go memory limit, with RLIMIT_DATA one 64 MiB heap arena above
+   * it (hack/helm-wasm/main_native.go). A render that needs more fails with HELM_MEMORY_LIMIT
+   * and its instance is replaced, which gives the memory back. At least 64 MiB.
    */
   memoryLimitBytes?: number;
   /** The most one answer (manifest and release record) may be (default 64 MiB): HELM_OUTPUT_LIMIT past it. */
