@@ -6,10 +6,11 @@
  *    one process per chart, one after the other, as a user or CI runs it. Wall time of each
  *    process and its peak RSS (GNU `/usr/bin/time -f %M`, else sampled from /proc).
  * 2. Binnacle cold: one fresh Node process (this file with `--child`, bundled by esbuild and run
- *    by plain `node`, as Binnacle ships compiled) starts Helm's WebAssembly engine and renders
+ *    by plain `node`, as Binnacle ships compiled) starts Helm's engine (the native helm-engine
+ *    process when built, else WebAssembly; BINNACLE_HELM_ENGINE=wasm|native to choose) and renders
  *    every chart once. Wall time from spawn to the last render (Node, imports and engine
- *    start-up included) and the process's VmHWM (the
- *    engine's worker thread included).
+ *    start-up included) and the process's VmHWM (the engine's worker thread included) plus the
+ *    engine processes' VmHWM and CPU time.
  *    With --threads N (default 1), the engine renders on N threads and N charts are in flight
  *    at once, as a manager reconciling several Helm releases does (first-render times per chart
  *    are then latencies under that load).
@@ -24,7 +25,7 @@
  * Helm itself stay in: they count as failures on both sides, and their time counts too.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createHelmEngine, HelmError } from '../src/helm/index.js';
@@ -107,8 +108,39 @@ async function chartDirs(): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // The cold Binnacle process (`--child <out-dir>`).
 
+/**
+ * The native engine's processes (children of this one): the peak and CPU time of each, sampled
+ * while it runs (one that exits keeps what was last read), so the cold process's figures are the
+ * whole tree's, as helm's are its process's.
+ */
+function engineChildren(): { sample(): void; hwmKb(threads: number): number; cpuMs(): number } {
+  const seen = new Map<number, { hwmKb: number; cpuMs: number }>();
+  const sample = (): void => {
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        if (Number(fields[1]) !== process.pid) continue;
+        const hwmKb = procStatusKb(Number(d), 'VmHWM') ?? 0;
+        seen.set(Number(d), { hwmKb: Math.max(hwmKb, seen.get(Number(d))?.hwmKb ?? 0), cpuMs: ((Number(fields[11]) + Number(fields[12])) * 1000) / 100 });
+      } catch {
+        // gone meanwhile
+      }
+    }
+  };
+  return {
+    sample,
+    // At most `threads` engine processes run at once: the largest peaks, added.
+    hwmKb: (threads) => [...seen.values()].map((c) => c.hwmKb).sort((a, b) => b - a).slice(0, threads).reduce((a, b) => a + b, 0),
+    cpuMs: () => [...seen.values()].reduce((a, c) => a + c.cpuMs, 0),
+  };
+}
+
 async function child(outDir: string): Promise<void> {
   const scriptReadyMs = performance.now(); // performance.now() counts from this process's start
+  const kids = engineChildren();
+  const kidSampler = setInterval(() => kids.sample(), 50);
   const charts = await chartDirs();
   const engine = createHelmEngine(undefined, { threads: THREADS });
   // The engine starts on its first call: asking about a chart that does not exist starts it
@@ -144,9 +176,10 @@ async function child(outDir: string): Promise<void> {
   };
   await Promise.all(Array.from({ length: THREADS }, lane));
   const rendersMs = performance.now() - rendersAt;
-  const hwmKbAfterCorpus = procStatusKb('self', 'VmHWM') ?? NaN;
+  kids.sample();
+  const hwmKbAfterCorpus = (procStatusKb('self', 'VmHWM') ?? NaN) + kids.hwmKb(THREADS);
   const cpu = process.cpuUsage();
-  const cpuMsAfterCorpus = (cpu.user + cpu.system) / 1000;
+  const cpuMsAfterCorpus = (cpu.user + cpu.system) / 1000 + kids.cpuMs();
   process.stdout.write('corpus-done\n');
 
   for (const r of results) {
@@ -154,7 +187,9 @@ async function child(outDir: string): Promise<void> {
     for (let i = 0; i < WARM; i++) times.push((await render(r.chart)).ms);
     r.warmMs = median(times);
   }
-  const report: ChildReport = { scriptReadyMs, engineStartMs, rendersMs, hwmKbAfterCorpus, cpuMsAfterCorpus, hwmKbAtEnd: procStatusKb('self', 'VmHWM') ?? NaN, charts: results };
+  kids.sample();
+  clearInterval(kidSampler);
+  const report: ChildReport = { scriptReadyMs, engineStartMs, rendersMs, hwmKbAfterCorpus, cpuMsAfterCorpus, hwmKbAtEnd: (procStatusKb('self', 'VmHWM') ?? NaN) + kids.hwmKb(THREADS), charts: results };
   await writeFile(path.join(outDir, 'report.json'), JSON.stringify(report));
   await engine.close();
 }

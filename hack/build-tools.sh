@@ -4,7 +4,7 @@
 # hack/tools/go.mod (+ go.sum).
 #
 # usage: hack/build-tools.sh [NAME...]   (default: every tool)
-# names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm
+# names: kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm (also builds helm-engine)
 #        openshift-api (not built by default: the OpenShift API manifests for `cluster up --openshift`)
 #        kubelet kube-proxy containerd cni-plugins pause (not built by default: the real node of
 #        `cluster up --real-node`; runc comes from Debian, hack/lib.sh ensure_real_node_packages)
@@ -82,8 +82,10 @@ for t in "${tools[@]}"; do
       # sources change; Go's wasm_exec.js must come from the same Go that built the module. The
       # stamp's -rN counts changes to the recipe below (bump it with them).
       wasm_dir=${BINNACLE_HELM_WASM_DIR:-$root/.cache/helm-wasm}
-      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/main.go" "$root/hack/helm-wasm/versionset/main.go" "$root/hack/helm-wasm/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)-r2
-      if [ ! -s "$wasm_dir/helm.wasm" ] || [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" != "$stamp" ]; then
+      # The same source is also built natively (helm-engine, hack/helm-wasm/main_native.go): a static
+      # child process that src/helm/engine-process.ts prefers to the WebAssembly module when present.
+      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/"*.go "$root/hack/helm-wasm/versionset/main.go" "$root/hack/helm-wasm/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)-r3
+      if [ ! -s "$wasm_dir/helm.wasm" ] || [ ! -x "$wasm_dir/helm-engine" ] || [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" != "$stamp" ]; then
         echo "build-tools: building Helm's engine for WebAssembly (hack/helm-wasm)" >&2
         mkdir -p "$wasm_dir"
         # sprig's RSA key generation goes to the host (hack/helm-wasm/overlay/sprig_hostkey.go.in):
@@ -96,6 +98,7 @@ for t in "${tools[@]}"; do
         calls=$(grep -c 'binnacleGenerateRSAKey(' "$work/sprig/crypto.go" || true)
         if [ "$calls" != 4 ]; then echo "build-tools: expected 4 rsa.GenerateKey calls in $sprig/crypto.go, found $calls: update hack/helm-wasm/overlay" >&2; exit 1; fi
         cp "$root/hack/helm-wasm/overlay/sprig_hostkey.go.in" "$work/sprig/binnacle_hostkey.go"
+        cp "$root/hack/helm-wasm/overlay/sprig_hostkey_native.go.in" "$work/sprig/binnacle_hostkey_native.go"
         # Helm without the client-go scheme (every k8s.io/api group: about half the module's code,
         # and all of it registered at start-up): chartutil's default API version set is written
         # out by hack/helm-wasm/versionset, run natively against the same pinned modules, and
@@ -116,7 +119,12 @@ for t in "${tools[@]}"; do
         cp "$root/hack/helm-wasm/go.sum" "$work/go.sum"
         { cat "$root/hack/helm-wasm/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; echo "replace helm.sh/helm/v3 => $work/helm"; } > "$work/go.mod"
         (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
+        # Static (CGO_ENABLED=0, set above), for the host's platform: it runs in the image as it is.
+        # Go 1.26's default collector (greenteagc) can fault (SIGSEGV) instead of dying "out of
+        # memory" when a mapping fails under helm-engine's RLIMIT_DATA; the previous collector dies as it should.
+        (cd "$root/hack/helm-wasm" && GOEXPERIMENT=nogreenteagc go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm-engine.tmp" .)
         rm -rf "$work"
+        mv "$wasm_dir/helm-engine.tmp" "$wasm_dir/helm-engine"
         cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$wasm_dir/wasm_exec.js"
         mv "$wasm_dir/helm.wasm.tmp" "$wasm_dir/helm.wasm"
         echo "$stamp" > "$wasm_dir/stamp"

@@ -6,7 +6,7 @@
  * In bench/lib so hack/bench.sh does not run it as a bench of its own.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -31,11 +31,45 @@ export function sampleProject(): string {
   return path.join((JSON.parse(json) as { Dir: string }).Dir, 'testdata', 'helm', 'memcached-operator');
 }
 
-/** Resident memory now and its high-water mark (worker threads included), in MiB. */
+/** Resident memory now and its high-water mark (worker threads and child processes included), in MiB. */
 export function procStatus(pid: number): { rss: number; hwm: number } {
-  const s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const own = oneProcStatus(pid);
+  // The whole process tree: Binnacle's native Helm engine is a child process (helm-engine), whose
+  // memory is the operator's too. Each peak is its own process's, so their sum bounds the tree's peak from above.
+  for (const child of childPids(pid)) {
+    const c = oneProcStatus(child);
+    if (Number.isFinite(c.rss)) {
+      own.rss += c.rss;
+      own.hwm += c.hwm;
+    }
+  }
+  return own;
+}
+
+function oneProcStatus(pid: number): { rss: number; hwm: number } {
+  let s = '';
+  try {
+    s = readFileSync(`/proc/${pid}/status`, 'utf8');
+  } catch {
+    return { rss: NaN, hwm: NaN }; // gone
+  }
   const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);
   return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 };
+}
+
+/** The pids whose parent is `pid`, from each /proc/N/stat (the children files of /proc need a kernel option). */
+function childPids(pid: number): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) out.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
 }
 
 /** CPU seconds the process used so far, user and system, every thread (/proc/PID/stat at 100 ticks a second). */

@@ -2,7 +2,8 @@
  * Every render is bounded, and one bad render hurts nobody else: a values bomb through `tpl`
  * fails with the memory limit named and gives its memory back; a template that does not end
  * fails with the time limit named; an oversized answer fails with the output limit named; in
- * each case a render waiting beside it and the renders after it succeed.
+ * each case a render waiting beside it and the renders after it succeed. Both engines (WebAssembly
+ * threads and native processes), with the same error codes and messages.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { createHelmEngine, HelmError, type HelmEngine } from './index.js';
+import { createHelmEngine, HelmError, type HelmEngine, type HelmEngineKind } from './index.js';
+import { treeRss } from './engine-children.test-helper.js';
 
 const DATA = join(import.meta.dirname, 'testdata');
 const MiB = 1024 * 1024;
@@ -47,15 +49,18 @@ function isLimit(code: string, phase: string, message: RegExp): (err: unknown) =
   };
 }
 
+/** This process's resident memory and its native engine processes'. */
 function rss(): number {
   for (let i = 0; i < 3; i++) gc();
-  return process.memoryUsage().rss;
+  return treeRss();
 }
 
-describe('bounds on a render', () => {
+const KINDS: HelmEngineKind[] = ['wasm', 'native'];
+
+for (const kind of KINDS) describe(`bounds on a render (${kind})`, () => {
   test('a values bomb through tpl fails with the memory limit named; the render beside it and the next one succeed; the memory comes back', { timeout: 120_000 }, async (t) => {
     const ceiling = 128 * MiB;
-    const engine = createHelmEngine(undefined, { memoryLimitBytes: ceiling });
+    const engine = createHelmEngine(undefined, { engine: kind, memoryLimitBytes: ceiling });
     try {
       // The incident's shape: one huge string. And a string that doubles until it no longer fits,
       // which fills the engine's memory up to the ceiling on the way.
@@ -64,7 +69,7 @@ describe('bounds on a render', () => {
       assert.match(await good(engine), /replicas: "1"/);
       const before = rss();
       let peak = before;
-      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 5);
+      const sampler = setInterval(() => (peak = Math.max(peak, treeRss())), 5);
       for (const chart of [repeat, doubling]) {
         const [bomb, beside] = await Promise.allSettled([engine.template({ chart, releaseName: 'bomb', values: {} }), good(engine, 'beside')]);
         assert.equal(bomb.status, 'rejected');
@@ -83,7 +88,7 @@ describe('bounds on a render', () => {
   });
 
   test('a template that does not end fails with the time limit named; the renders queued beside it are not failed', { timeout: 120_000 }, async () => {
-    const engine = createHelmEngine(undefined, { callTimeoutMs: 2000 });
+    const engine = createHelmEngine(undefined, { engine: kind, callTimeoutMs: 2000 });
     try {
       // 10^10 steps in small lists (`until` builds its list, so one long list would hit the memory limit first).
       const endless = await tplChart('endless', '{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}');
@@ -102,7 +107,7 @@ describe('bounds on a render', () => {
   });
 
   test('on two threads, a bomb on one fails alone while the other renders', { timeout: 120_000 }, async () => {
-    const engine = createHelmEngine(undefined, { threads: 2, memoryLimitBytes: 128 * MiB });
+    const engine = createHelmEngine(undefined, { engine: kind, threads: 2, memoryLimitBytes: 128 * MiB });
     try {
       const bomb = await tplChart('two-thread-bomb', '{{ len (repeat 40000000 "xxxxxxxxxx") }}');
       const outs = await Promise.allSettled([engine.template({ chart: bomb, releaseName: 'bomb' }), good(engine, 'g1'), good(engine, 'g2'), good(engine, 'g3')]);
@@ -117,7 +122,7 @@ describe('bounds on a render', () => {
   });
 
   test('an answer over the output limit fails with the limit named, and is never handed to the caller', { timeout: 120_000 }, async () => {
-    const engine = createHelmEngine(undefined, { maxOutputBytes: MiB });
+    const engine = createHelmEngine(undefined, { engine: kind, maxOutputBytes: MiB });
     try {
       const big = await tplChart('big-output', '{{ repeat 300000 "xxxxxxx" }}');
       await assert.rejects(engine.template({ chart: big, releaseName: 'big' }), isLimit('HELM_OUTPUT_LIMIT', 'output', /^render exceeded the output limit of 1 MiB: the rendered manifest and release are 2\.\d MiB$/));
@@ -130,7 +135,7 @@ describe('bounds on a render', () => {
   test('an instance whose memory grew past the recycle bound is dropped after its call, and the next call runs on a fresh one', { timeout: 120_000 }, async () => {
     // A string of 32 MiB grows the instance's memory well past 48 MiB; the small render does not.
     const grow = await tplChart('grow', '{{ len (repeat 3355443 "xxxxxxxxxx") }}');
-    const engine = createHelmEngine(undefined, { recycleAboveBytes: 48 * MiB });
+    const engine = createHelmEngine(undefined, { engine: kind, recycleAboveBytes: 48 * MiB });
     try {
       assert.match(await good(engine, 'small'), /replicas: "1"/);
       const small = engine.memory();
@@ -150,7 +155,7 @@ describe('bounds on a render', () => {
       await engine.close();
     }
     // Without a bound in reach, the same renders keep their one instance.
-    const keep = createHelmEngine(undefined, { recycleAboveBytes: 1024 * MiB });
+    const keep = createHelmEngine(undefined, { engine: kind, recycleAboveBytes: 1024 * MiB });
     try {
       await keep.template({ chart: grow, releaseName: 'grow' });
       assert.match(await good(keep, 'after'), /replicas: "1"/);
@@ -161,9 +166,10 @@ describe('bounds on a render', () => {
   });
 
   test('options out of range are refused by name', () => {
-    assert.throws(() => createHelmEngine(undefined, { memoryLimitBytes: 8 * MiB }), { code: 'HELM_ENGINE_OPTIONS', message: /memoryLimitBytes must be at least 67108864/ });
-    assert.throws(() => createHelmEngine(undefined, { callTimeoutMs: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /callTimeoutMs/ });
-    assert.throws(() => createHelmEngine(undefined, { maxOutputBytes: Number.NaN }), { code: 'HELM_ENGINE_OPTIONS', message: /maxOutputBytes/ });
-    assert.throws(() => createHelmEngine(undefined, { recycleAboveBytes: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /recycleAboveBytes/ });
+    assert.throws(() => createHelmEngine(undefined, { engine: kind, memoryLimitBytes: 8 * MiB }), { code: 'HELM_ENGINE_OPTIONS', message: /memoryLimitBytes must be at least 67108864/ });
+    assert.throws(() => createHelmEngine(undefined, { engine: kind, callTimeoutMs: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /callTimeoutMs/ });
+    assert.throws(() => createHelmEngine(undefined, { engine: kind, maxOutputBytes: Number.NaN }), { code: 'HELM_ENGINE_OPTIONS', message: /maxOutputBytes/ });
+    assert.throws(() => createHelmEngine(undefined, { engine: kind, recycleAboveBytes: 0 }), { code: 'HELM_ENGINE_OPTIONS', message: /recycleAboveBytes/ });
+    assert.throws(() => createHelmEngine(undefined, { engine: kind, idleExitMs: -1 }), { code: 'HELM_ENGINE_OPTIONS', message: /idleExitMs/ });
   });
 });

@@ -19,62 +19,27 @@ import { Worker } from 'node:worker_threads';
 import { BinnacleError } from '../util/errors.js';
 import { WORKER_SOURCE } from './engine-worker.js';
 import { HelmError } from './errors.js';
-
-/** One HTTP exchange with the API server, on behalf of a template's `lookup`. */
-type Transport = (method: string, path: string, body: string) => Promise<{ status: number; body: string }>;
+import type { LookupTransport } from './lookup-gate.js';
+import { answerLookup, crashError, memoryLimitError, mib, oversizedResponse, parseResponse, timeoutError, type CallLimits, type EngineOp, type EngineSlot, type WireResponse } from './engine-protocol.js';
 
 type WorkerMessage =
   | { type: 'ready' }
   | { type: 'failed'; error: string; fatal?: string; memoryBytes?: number }
-  | { type: 'result'; id: number; json: string; memoryBytes: number }
+  | { type: 'result'; id: number; json?: string; oversized?: number; memoryBytes: number }
   | { type: 'lookup'; id: number; lookupId: number; method: string; path: string; body: string };
-
-/** The bounds on one call (see HelmEngineOptions). */
-export interface CallLimits {
-  callTimeoutMs: number;
-  /** The ceiling set on the module's memory; here for messages and Go's GOMEMLIMIT. */
-  memoryBytes: number;
-  /**
-   * Past this much linear memory after a call, the instance is dropped (its worker ended) and
-   * the next call starts a fresh one: WebAssembly memory never shrinks while an instance lives,
-   * so one large render would otherwise keep its peak for the life of the process.
-   */
-  recycleAboveBytes: number;
-  maxOutputBytes: number;
-}
-
-export type EngineOp = 'render' | 'inspect';
 
 interface Running {
   id: number;
   op: EngineOp;
-  resolve: (json: string) => void;
+  resolve: (res: WireResponse) => void;
   reject: (e: Error) => void;
-  lookup: Transport | undefined;
+  lookup: LookupTransport | undefined;
   timer?: NodeJS.Timeout;
 }
 
 const MiB = 1024 * 1024;
 
-function mib(bytes: number): string {
-  return `${Math.round((bytes / MiB) * 10) / 10} MiB`;
-}
-
-/** Why the worker stopped, as the running call's error. */
-function crashError(m: Extract<WorkerMessage, { type: 'failed' }>, op: EngineOp, limits: CallLimits): HelmError {
-  const fatal = (m.fatal ?? '').trim();
-  if (/out of memory/.test(fatal)) return memoryLimitError(op, limits);
-  const firstLines = fatal.split('\n').slice(0, 2).join('; ');
-  return new HelmError('internal', `Helm's engine stopped: ${m.error}${firstLines === '' ? '' : ` (${firstLines})`}`, 'HELM_ENGINE_CRASH');
-}
-
-/** `which`: the engine's WebAssembly memory unless said. */
-function memoryLimitError(op: EngineOp, limits: CallLimits, which?: string): HelmError {
-  const limit = which === undefined ? `the memory limit of ${mib(limits.memoryBytes)}` : `the memory limit of ${which}`;
-  return new HelmError('memory', `${op} exceeded ${limit}; Helm's engine was restarted`, 'HELM_MEMORY_LIMIT');
-}
-
-export class EngineThread {
+export class EngineThread implements EngineSlot {
   private worker: Worker | undefined;
   private ready: Promise<void> | undefined;
   private running: Running | undefined;
@@ -133,11 +98,11 @@ export class EngineThread {
             return;
           }
           // Go exited under a render (out of memory, a fatal error): the call will never answer.
-          this.stop(worker, crashError(m, this.running?.op ?? 'render', this.limits));
+          this.stop(worker, crashError(m.error, m.fatal, this.running?.op ?? 'render', this.limits));
           return;
         }
         case 'result':
-          this.settle(m.id, m.json, m.memoryBytes);
+          this.settle(m, m.memoryBytes);
           return;
         case 'lookup':
           this.answerLookup(m);
@@ -179,16 +144,20 @@ export class EngineThread {
     r.reject(err);
   }
 
-  private settle(id: number, json: string, memoryBytes: number): void {
+  private settle(m: Extract<WorkerMessage, { type: 'result' }>, memoryBytes: number): void {
     const r = this.running;
-    if (r?.id !== id) return;
+    if (r?.id !== m.id) return;
     this.running = undefined;
     clearTimeout(r.timer);
     this.memoryBytes = memoryBytes;
     const worker = this.worker;
     if (worker !== undefined && memoryBytes > this.limits.recycleAboveBytes) this.retire(worker);
     else worker?.unref();
-    r.resolve(json);
+    try {
+      r.resolve(m.oversized === undefined ? parseResponse(m.json ?? '') : oversizedResponse(m.oversized, this.limits.maxOutputBytes));
+    } catch (err) {
+      r.reject(err as Error);
+    }
   }
 
   /** Ends an idle worker whose memory grew past the bound; the next call starts a fresh instance. */
@@ -201,25 +170,16 @@ export class EngineThread {
 
   private answerLookup(m: Extract<WorkerMessage, { type: 'lookup' }>): void {
     const worker = this.worker;
-    const reply = (status: number, body: string): void => worker?.postMessage({ type: 'lookup-reply', lookupId: m.lookupId, status, body });
-    const lookup = this.running?.id === m.id ? this.running.lookup : undefined;
-    if (lookup === undefined) {
-      reply(404, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404, message: 'no cluster for lookup' }));
-      return;
-    }
-    lookup(m.method, m.path, m.body).then(
-      (r) => reply(r.status, r.body),
-      (err: unknown) => reply(503, JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'ServiceUnavailable', code: 503, message: String(err) })),
-    );
+    void answerLookup(this.running, m.id, m.method, m.path, m.body).then((r) => worker?.postMessage({ type: 'lookup-reply', lookupId: m.lookupId, status: r.status, body: r.body }));
   }
 
-  /** Runs one call on an idle thread; answers the engine's response JSON. */
-  async run(id: number, op: EngineOp, payload: Record<string, unknown>, lookup: Transport | undefined): Promise<string> {
+  /** Runs one call on an idle thread; answers the engine's response. */
+  async run(id: number, op: EngineOp, payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
     if (this.running !== undefined) throw new BinnacleError('internal', 'HELM_ENGINE_BUSY', "internal: a call was given to a busy Helm engine thread");
     const json = JSON.stringify({ ...payload, callId: id });
     // Busy from now, so the pool sends the next call elsewhere while this one starts.
     let settle: Pick<Running, 'resolve' | 'reject'> = { resolve: () => undefined, reject: () => undefined };
-    const answer = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
+    const answer = new Promise<WireResponse>((resolve, reject) => (settle = { resolve, reject }));
     answer.catch(() => undefined); // handled by the caller, or superseded by the error thrown below
     const running: Running = { id, op, lookup, ...settle };
     this.running = running;
@@ -236,10 +196,7 @@ export class EngineThread {
     }
     worker.ref();
     // The bound counts from when the worker has the call, not from its start-up.
-    running.timer = setTimeout(() => {
-      const seconds = Math.round(this.limits.callTimeoutMs / 100) / 10;
-      this.stop(worker, new HelmError('timeout', `${op} exceeded the time limit of ${seconds} s (a template that does not end?); Helm's engine was restarted`));
-    }, this.limits.callTimeoutMs);
+    running.timer = setTimeout(() => this.stop(worker, timeoutError(op, this.limits)), this.limits.callTimeoutMs);
     worker.postMessage({ type: 'call', id, op, json });
     return answer;
   }

@@ -3,13 +3,13 @@
  * with `eval`, so the same code runs from TypeScript sources (tsx) and from compiled `dist/`.
  *
  * Protocol (parent ⇄ worker):
- *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json, memoryBytes } (the instance's linear memory after the call)
+ *   → { type: 'call', id, op: 'render'|'inspect', json }      ← { type: 'result', id, json | oversized, memoryBytes } (the instance's linear memory after the call)
  *   ← { type: 'lookup', id, lookupId, method, path, body }     → { type: 'lookup-reply', lookupId, status, body }
  *   ← { type: 'ready' } once Go has registered globalThis.binnacleHelm, or { type: 'failed', error, fatal, memoryBytes }
  *     when Go exits (`fatal`: what Go's runtime printed as it died, e.g. "fatal error: out of
  *     memory"; `memoryBytes`: the size of its linear memory then).
- * An answer longer than workerData.maxOutputBytes is replaced by an error (phase `output`)
- * here, so an oversized render is never copied into the parent's heap.
+ * An answer longer than workerData.maxOutputBytes is replaced by its length (`oversized`, which
+ * the parent words as the output limit's error), so an oversized render is never copied into the parent's heap.
  * Go's `lookup` calls globalThis.binnacleHelmHost.request(method, host, path, body), where host
  * is `call-<id>`: the render the request belongs to, so the parent can use that render's client.
  * sprig's key generation calls globalThis.binnacleHelmHost.generateRSAKey(bits) (see
@@ -119,15 +119,11 @@ parentPort.on('message', (m) => {
   Promise.resolve()
     .then(() => api[m.op](m.json))
     .then(
-      (json) => parentPort.postMessage({ type: 'result', id: m.id, json: json.length > workerData.maxOutputBytes ? oversized(json.length) : json, memoryBytes: memoryBytes() }),
+      (json) => parentPort.postMessage(json.length > workerData.maxOutputBytes ? { type: 'result', id: m.id, oversized: json.length, memoryBytes: memoryBytes() } : { type: 'result', id: m.id, json, memoryBytes: memoryBytes() }),
       (err) => parentPort.postMessage({ type: 'result', id: m.id, json: JSON.stringify({ error: String(err), phase: 'internal' }), memoryBytes: memoryBytes() }),
     );
 });
 const MiB = 1024 * 1024;
-function oversized(length) {
-  const size = length >= 10 * MiB ? Math.floor(length / MiB) + ' MiB' : (length / MiB).toFixed(1) + ' MiB';
-  return JSON.stringify({ phase: 'output', error: 'render exceeded the output limit of ' + Math.floor(workerData.maxOutputBytes / MiB) + ' MiB: the rendered manifest and release are ' + size });
-}
 const go = new Go();
 let instance;
 // The size of the instance's linear memory, which only grows while it lives (engine-thread.ts recycles past a bound).

@@ -1,7 +1,9 @@
 /**
- * Helm's engine in WebAssembly, against the `helm` CLI built from the same module: bad input
- * fails with Helm's own error text (naming the chart file and template line), `lookup` reads
- * through the host, a subchart renders on its own, and the worker survives every failure.
+ * Helm's engine, both ways it runs (WebAssembly in worker threads, and the native helm-engine
+ * process), against the `helm` CLI built from the same module: bad input fails with Helm's own
+ * error text (naming the chart file and template line), `lookup` reads through the host with the
+ * identity of the render that asked, a subchart renders on its own, and the engine survives every
+ * failure; the native process killed under a render fails that render alone.
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
-import { createHelmEngine, HelmError, type RenderRequest } from './index.js';
+import { createHelmEngine, HelmError, type HelmEngineKind, type RenderRequest } from './index.js';
+import { engineChildren } from './engine-children.test-helper.js';
 
 const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
 const DATA = join(import.meta.dirname, 'testdata');
@@ -49,8 +52,10 @@ function tarEntry(name: string, content: string): Buffer {
   return Buffer.concat([h, body, Buffer.alloc((512 - (body.length % 512)) % 512)]);
 }
 
-describe('Helm engine (WebAssembly) vs helm CLI', () => {
-  const engine = createHelmEngine();
+const KINDS: HelmEngineKind[] = ['wasm', 'native'];
+
+for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
+  const engine = createHelmEngine(undefined, { engine: kind });
   after(() => engine.close());
 
   async function ours(req: RenderRequest): Promise<{ ok: boolean; out: string; err: string }> {
@@ -142,7 +147,7 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
 
   test('a template that does not end fails with HELM_TIMEOUT past the time bound, and the engine renders again', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'helm-endless-'));
-    const bounded = createHelmEngine(undefined, { callTimeoutMs: 3000 });
+    const bounded = createHelmEngine(undefined, { engine: kind, callTimeoutMs: 3000 });
     try {
       await mkdir(join(dir, 'templates'));
       await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: endless\nversion: 0.1.0\n');
@@ -186,7 +191,7 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
     assert.match(offline.output, /uid: "none"/);
   });
 
-  test('sprig makes RSA keys through the host: each one valid, used once, also for renders side by side', async () => {
+  test('sprig makes RSA keys (wasm: through the host; native: Go\'s own): each one valid, used once, also for renders side by side', async () => {
     const outs = await Promise.all(['k1', 'k2'].map((releaseName) => engine.render({ chart: join(DATA, 'keys'), releaseName })));
     const keys: string[] = [];
     for (const { output } of outs) {
@@ -204,8 +209,8 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
     assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
   });
 
-  test('two engine threads render side by side, sharing one compiled module, and answer as one thread does', async () => {
-    const pool = createHelmEngine(undefined, { threads: 2 });
+  test('two engine instances render side by side and answer as one does', async () => {
+    const pool = createHelmEngine(undefined, { engine: kind, threads: 2 });
     try {
       const req: RenderRequest = { chart: PELORUS, releaseName: 'pool', namespace: 'ns' };
       const alone = (await engine.template(req)).output;
@@ -221,11 +226,84 @@ describe('Helm engine (WebAssembly) vs helm CLI', () => {
     }
   });
 
+  test('lookup of renders side by side reaches each render\'s own transport, through the read-only gate', async () => {
+    const pool = createHelmEngine(undefined, { engine: kind, threads: 2 });
+    const as = (who: string, seen: string[]) => (method: string, uri: string): Promise<{ status: number; body: string }> => {
+      seen.push(`${method} ${uri}`);
+      const path = uri.split('?')[0] ?? uri;
+      if (path === '/api/v1') return Promise.resolve({ status: 200, body: JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'namespaces', namespaced: false, kind: 'Namespace', verbs: ['get'] }] }) });
+      if (path.startsWith('/api/v1/namespaces/kube-system')) return Promise.resolve({ status: 200, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: `uid-of-${who}` } }) });
+      return Promise.resolve({ status: 404, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }) });
+    };
+    try {
+      const seenA: string[] = [];
+      const seenB: string[] = [];
+      const [a, b] = await Promise.all([
+        pool.render({ chart: join(DATA, 'lookup'), releaseName: 'a', lookup: as('alice', seenA) }),
+        pool.render({ chart: join(DATA, 'lookup'), releaseName: 'b', lookup: as('bob', seenB) }),
+      ]);
+      assert.match(a.output, /uid: "uid-of-alice"/);
+      assert.match(b.output, /uid: "uid-of-bob"/);
+      assert.ok(seenA.length > 0 && seenB.length > 0);
+      for (const s of [...seenA, ...seenB]) assert.match(s, /^GET \//, 'only reads reach a transport');
+    } finally {
+      await pool.close();
+    }
+  });
+
   test('a subchart renders on its own (a Helm-operator kind served by a subchart)', async () => {
     const r = await engine.render({ chart: PELORUS, releaseName: 'x', subchart: 'exporters' });
     const sources = [...r.output.matchAll(/# Source: (\S+)/g)].map((m) => m[1] ?? '');
     assert.ok(sources.length > 0);
     assert.ok(sources.every((s) => s.startsWith('exporters/')), sources.join(', '));
     await assert.rejects(engine.render({ chart: PELORUS, releaseName: 'x', subchart: 'nope' }), /has no subchart "nope"/);
+  });
+});
+
+describe('the native engine process killed under a render', () => {
+  test('fails that render alone (HELM_ENGINE_CRASH), the render queued behind it succeeds, and the next render starts a new process', { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'helm-killed-'));
+    const engine = createHelmEngine(undefined, { engine: 'native' });
+    try {
+      await mkdir(join(dir, 'templates'));
+      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: endless\nversion: 0.1.0\n');
+      await writeFile(join(dir, 'templates', 'cm.yaml'), '{{ range until 100000 }}{{ range until 100000 }}{{ end }}{{ end }}\n');
+      await engine.inspect(join(DATA, 'schema'));
+      const [first] = engineChildren();
+      assert.ok(first !== undefined, 'a helm-engine child process runs');
+      const stuck = engine.render({ chart: dir, releaseName: 'x' });
+      const queued = engine.render({ chart: join(DATA, 'schema'), releaseName: 'queued' });
+      await new Promise((r) => setTimeout(r, 300));
+      process.kill(first, 'SIGKILL');
+      await assert.rejects(stuck, (err: unknown) => {
+        assert.ok(err instanceof HelmError, `a HelmError, not ${String(err)}`);
+        assert.equal(err.code, 'HELM_ENGINE_CRASH');
+        assert.match(err.message, /exited \(signal SIGKILL\)/);
+        return true;
+      });
+      assert.match((await queued).output, /replicas: "1"/);
+      const second = engineChildren();
+      assert.equal(second.length, 1);
+      assert.notEqual(second[0], first, 'a new process');
+      assert.match((await engine.render({ chart: join(DATA, 'schema'), releaseName: 'after' })).output, /replicas: "1"/);
+    } finally {
+      await engine.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+    assert.deepEqual(engineChildren(), [], 'close ends the process');
+  });
+
+  test('an idle process exits after idleExitMs, and the next render starts another', { timeout: 60_000 }, async () => {
+    const engine = createHelmEngine(undefined, { engine: 'native', idleExitMs: 200 });
+    try {
+      assert.match((await engine.render({ chart: join(DATA, 'schema'), releaseName: 'a' })).output, /replicas: "1"/);
+      assert.equal(engineChildren().length, 1);
+      for (let i = 0; i < 100 && engineChildren().length > 0; i++) await new Promise((r) => setTimeout(r, 50));
+      assert.deepEqual(engineChildren(), [], 'the idle process exited');
+      assert.match((await engine.render({ chart: join(DATA, 'schema'), releaseName: 'b' })).output, /replicas: "1"/);
+      assert.equal(engineChildren().length, 1);
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -1,24 +1,34 @@
 /**
- * Helm's own engine, in process: the Go module in hack/helm-wasm (Helm's chart loader, values
- * coalescing, schema validation, template engine and manifest sorting) compiled to
- * WebAssembly, run in long-lived worker threads (engine-thread.ts) that start on the first
- * Helm call only, a further one only while the others are busy. `lookup` reaches the cluster
- * through a host callback that each render may supply; without one it answers empty, as
- * `helm template` does. Each call is bounded in time, in the engine's memory and in its
- * answer's size; a thread that crashes or runs past a bound is replaced, and only the call that
- * was running on it fails (see engine-thread.ts).
+ * Helm's own engine: the Go module in hack/helm-wasm (Helm's chart loader, values coalescing,
+ * schema validation, template engine and manifest sorting), run one of two ways behind one
+ * interface (HelmEngine):
+ *   - native: the same Go source compiled natively into a small static program (`helm-engine`),
+ *     run as child processes (engine-process.ts). The default when it is built: a Go process
+ *     rendering a small chart holds ~20 MiB, against ~90 MiB for the WebAssembly engine inside
+ *     Node (the module's bytes, Go's linear memory, compiled code, a worker's isolate), and native
+ *     Go renders several times faster than Go compiled to WebAssembly;
+ *   - wasm: compiled to WebAssembly, run in worker threads (engine-thread.ts), when the native
+ *     program is not there (or BINNACLE_HELM_ENGINE=wasm).
+ * Either way the engine starts on the first Helm call only, a further instance only while the
+ * others are busy, and each instance runs one call at a time. `lookup` reaches the cluster through
+ * a host callback that each render may supply; without one it answers empty, as `helm template`
+ * does. Each call is bounded in time, in the engine's memory and in its answer's size; an instance
+ * that crashes or runs past a bound is replaced, and only the call that was running on it fails.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, InputError } from '../util/errors.js';
 import type { HelmRelease } from './release-types.js';
-import { EngineThread, type CallLimits, type EngineOp } from './engine-thread.js';
+import { EngineThread } from './engine-thread.js';
+import { EngineProcess } from './engine-process.js';
+import type { CallLimits, ChartDescription, EngineOp, EngineSlot, WireResponse } from './engine-protocol.js';
 import { readWithMemoryMaximum } from './wasm-memory.js';
 import { readOnlyLookup, type LookupTransport } from './lookup-gate.js';
-import { HelmError, type HelmPhase } from './errors.js';
+import { HelmError } from './errors.js';
 
+export type { ChartDescription } from './engine-protocol.js';
 export { HelmError, type HelmPhase } from './errors.js';
 
 export type { LookupTransport } from './lookup-gate.js';
@@ -69,31 +79,6 @@ export interface RenderResult extends TemplateResult {
   release: HelmRelease;
 }
 
-/** A loaded chart and each subchart (path like `pelorus/charts/exporters`). */
-export interface ChartDescription {
-  path: string;
-  metadata: {
-    name: string;
-    version: string;
-    appVersion?: string;
-    description?: string;
-    kubeVersion?: string;
-    type?: string;
-    annotations?: Record<string, string>;
-    dependencies?: { name: string; version?: string; alias?: string; condition?: string; tags?: string[] }[];
-    icon?: string;
-    keywords?: string[];
-    home?: string;
-    maintainers?: { name?: string; email?: string; url?: string }[];
-  };
-  values: Record<string, unknown>;
-  /** values.schema.json, when the chart has one. */
-  schema?: string;
-  /** The raw values.yaml, for its comments. */
-  valuesYaml?: string;
-  crds?: { name: string; data: string }[];
-}
-
 /** The small interface the rest of Binnacle uses. */
 export interface HelmEngine {
   /** A render with its release record, for installs and upgrades. */
@@ -101,22 +86,12 @@ export interface HelmEngine {
   /** `helm template`: the output only, without encoding a release record (chart files and all). */
   template(req: RenderRequest): Promise<TemplateResult>;
   inspect(chart: string): Promise<ChartDescription[]>;
-  /** How many engine threads have been started (for metrics and tests). */
+  /** How many engine instances (threads or processes) have been started (for metrics and tests). */
   threads(): number;
-  /** The engine instances' WebAssembly memory after their last calls, and how many were dropped for its size. */
+  /** The engine instances' memory after their last calls, and how many were dropped for its size. */
   memory(): { bytes: number; recycled: number };
   close(): Promise<void>;
 }
-
-interface WireResponse {
-  output?: string;
-  release?: HelmRelease;
-  charts?: ChartDescription[];
-  crds?: { name: string; data: string }[];
-  error?: string;
-  phase?: HelmPhase;
-}
-
 
 /** Where the built engine lives: BINNACLE_HELM_WASM_DIR, else the repository's `.cache/helm-wasm`. */
 export function helmWasmDir(): string {
@@ -129,9 +104,9 @@ export function helmWasmDir(): string {
 
 export interface HelmEngineOptions {
   /**
-   * Most worker threads to render on (default 1). Go's WebAssembly runs on one thread, so one
-   * engine instance renders one chart at a time; a second thread is started only when every
-   * running one is busy, and shares the compiled module (and its optimized code) with the first.
+   * Most instances (worker threads, or native processes) to render on (default 1). Each renders
+   * one chart at a time; a second one is started only when every running one is busy (WebAssembly
+   * threads share the compiled module, and its optimized code, with the first).
    */
   threads?: number;
   /**
@@ -141,10 +116,11 @@ export interface HelmEngineOptions {
    */
   callTimeoutMs?: number;
   /**
-   * The ceiling on each thread's WebAssembly memory, which holds Go's whole heap (default
-   * DEFAULT_MEMORY_LIMIT_BYTES). A render that needs more fails with HELM_MEMORY_LIMIT and its
-   * thread is replaced, which gives the memory back. Whole 64 KiB pages; at least 64 MiB
-   * (the module starts with 18 MiB).
+   * The ceiling on each instance's memory (default DEFAULT_MEMORY_LIMIT_BYTES): a thread's
+   * WebAssembly memory, which holds Go's whole heap (whole 64 KiB pages; the module starts with
+   * 18 MiB), or a native process's Go memory limit, with RLIMIT_DATA one 64 MiB heap arena above
+   * it (hack/helm-wasm/main_native.go). A render that needs more fails with HELM_MEMORY_LIMIT
+   * and its instance is replaced, which gives the memory back. At least 64 MiB.
    */
   memoryLimitBytes?: number;
   /** The most one answer (manifest and release record) may be (default 64 MiB): HELM_OUTPUT_LIMIT past it. */
@@ -165,7 +141,22 @@ export interface HelmEngineOptions {
    * process that must fit a small memory limit and renders small charts (`helm-operator run`).
    */
   optimizingCompiler?: boolean;
+  /**
+   * Which engine: `native` (the helm-engine program beside helm.wasm) or `wasm`. Default:
+   * BINNACLE_HELM_ENGINE when set, else native when the program is built, else wasm.
+   */
+  engine?: HelmEngineKind;
+  /**
+   * A native engine process idle this long exits (default DEFAULT_IDLE_EXIT_MS); the next call
+   * starts another (a few milliseconds). WebAssembly threads stay.
+   */
+  idleExitMs?: number;
 }
+
+export type HelmEngineKind = 'wasm' | 'native';
+
+/** The native engine's program, beside helm.wasm. */
+export const NATIVE_ENGINE_FILE = 'helm-engine';
 
 export const DEFAULT_CALL_TIMEOUT_MS = 120_000;
 /**
@@ -181,16 +172,27 @@ export const DEFAULT_MEMORY_LIMIT_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024;
 export const DEFAULT_RECYCLE_ABOVE_BYTES = 128 * 1024 * 1024;
 const MIN_MEMORY_LIMIT_BYTES = 64 * 1024 * 1024;
+/** 60 s: a helm-operator reconciles each CR about once a minute; a process starts in ~10 ms. */
+export const DEFAULT_IDLE_EXIT_MS = 60_000;
+
+/** Which engine `opts` and the environment ask for (see HelmEngineOptions.engine). */
+export function helmEngineKind(dir: string, asked?: HelmEngineKind): HelmEngineKind {
+  const fromEnv = process.env.BINNACLE_HELM_ENGINE;
+  const kind = asked ?? (fromEnv === '' ? undefined : fromEnv);
+  if (kind === undefined) return existsSync(join(dir, NATIVE_ENGINE_FILE)) ? 'native' : 'wasm';
+  if (kind !== 'wasm' && kind !== 'native') throw new InputError('HELM_ENGINE_KIND', `BINNACLE_HELM_ENGINE must be wasm or native, got ${JSON.stringify(kind)}`, { field: 'BINNACLE_HELM_ENGINE' });
+  return kind;
+}
 
 /** Node's WebAssembly global (the DOM lib, which declares its value, is not in this build). */
 const wasmRuntime = (globalThis as unknown as { WebAssembly: { compile(bytes: Uint8Array): Promise<WebAssembly.Module> } }).WebAssembly;
 
-/** A call waiting for a thread. */
+/** A call waiting for a thread or process. */
 interface Queued {
   op: EngineOp;
   payload: Record<string, unknown>;
   lookup: LookupTransport | undefined;
-  resolve: (json: string) => void;
+  resolve: (res: WireResponse) => void;
   reject: (err: unknown) => void;
 }
 
@@ -201,17 +203,19 @@ function positive(name: string, value: number | undefined, fallback: number, min
 }
 
 /**
- * Helm's engine over a small pool of worker threads, each running one instance and one call
- * at a time; calls wait in one queue and go to whichever thread is free first.
+ * Helm's engine over a small pool of instances (worker threads or processes), each running one
+ * call at a time; calls wait in one queue and go to whichever instance is free first.
  */
-class WasmHelmEngine implements HelmEngine {
-  private readonly pool: EngineThread[] = [];
+class PooledHelmEngine implements HelmEngine {
+  private readonly pool: EngineSlot[] = [];
   private readonly queue: Queued[] = [];
   private module: Promise<WebAssembly.Module> | undefined;
   private nextId = 1;
   private readonly maxThreads: number;
   private readonly limits: CallLimits;
   private readonly optimizingCompiler: boolean;
+  private readonly idleExitMs: number;
+  readonly kind: HelmEngineKind;
 
   constructor(
     private readonly dir: string,
@@ -225,6 +229,8 @@ class WasmHelmEngine implements HelmEngine {
       maxOutputBytes: positive('maxOutputBytes', opts.maxOutputBytes, DEFAULT_MAX_OUTPUT_BYTES),
       recycleAboveBytes: positive('recycleAboveBytes', opts.recycleAboveBytes, DEFAULT_RECYCLE_ABOVE_BYTES),
     };
+    this.idleExitMs = positive('idleExitMs', opts.idleExitMs, DEFAULT_IDLE_EXIT_MS);
+    this.kind = helmEngineKind(dir, opts.engine);
   }
 
   /**
@@ -248,50 +254,49 @@ class WasmHelmEngine implements HelmEngine {
     return this.module;
   }
 
-  /** An idle thread, else a new one while under the limit, else none (the call waits). */
-  private idleThread(): EngineThread | undefined {
+  /** An idle instance, else a new one while under the limit, else none (the call waits). */
+  private idleSlot(): EngineSlot | undefined {
     const idle = this.pool.find((t) => !t.busy);
     if (idle !== undefined || this.pool.length >= this.maxThreads) return idle;
+    const slot = this.kind === 'native' ? new EngineProcess(join(this.dir, NATIVE_ENGINE_FILE), this.limits, this.idleExitMs) : this.newThread();
+    this.pool.push(slot);
+    return slot;
+  }
+
+  private newThread(): EngineThread {
     const wasm = join(this.dir, 'helm.wasm');
     const glue = join(this.dir, 'wasm_exec.js');
     if (!existsSync(wasm) || !existsSync(glue)) {
       throw new BinnacleError('terminal', 'HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
     }
-    const t = new EngineThread(glue, () => this.compiled(wasm), this.limits);
-    this.pool.push(t);
-    return t;
+    return new EngineThread(glue, () => this.compiled(wasm), this.limits);
   }
 
-  /** Hands waiting calls to free threads; runs again whenever a call ends. */
+  /** Hands waiting calls to free instances; runs again whenever a call ends. */
   private dispatch(): void {
     for (let job = this.queue[0]; job !== undefined; job = this.queue[0]) {
-      let thread: EngineThread | undefined;
+      let slot: EngineSlot | undefined;
       try {
-        thread = this.idleThread();
+        slot = this.idleSlot();
       } catch (err) {
         this.queue.shift();
         job.reject(err);
         continue;
       }
-      if (thread === undefined) return;
+      if (slot === undefined) return;
       this.queue.shift();
-      thread
+      slot
         .run(this.nextId++, job.op, job.payload, job.lookup)
         .then(job.resolve, job.reject)
         .finally(() => this.dispatch());
     }
   }
 
-  private async call(op: EngineOp, payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
-    const json = await new Promise<string>((resolveCall, rejectCall) => {
+  private call(op: EngineOp, payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
+    return new Promise<WireResponse>((resolveCall, rejectCall) => {
       this.queue.push({ op, payload, lookup, resolve: resolveCall, reject: rejectCall });
       this.dispatch();
     });
-    try {
-      return JSON.parse(json) as WireResponse;
-    } catch (err) {
-      throw new BinnacleError('internal', 'HELM_ENGINE_PROTOCOL', `Helm's engine answered something that is not JSON: ${String(err)}`);
-    }
   }
 
   async render(req: RenderRequest): Promise<RenderResult> {
@@ -354,8 +359,8 @@ class WasmHelmEngine implements HelmEngine {
 
   async close(): Promise<void> {
     for (const job of this.queue.splice(0)) job.reject(new HelmError('internal', "Helm's engine was closed", 'HELM_ENGINE_EXIT'));
-    const threads = this.pool.splice(0);
-    await Promise.all(threads.map((t) => t.close()));
+    const slots = this.pool.splice(0);
+    await Promise.all(slots.map((t) => t.close()));
   }
 }
 
@@ -370,11 +375,11 @@ export function configureHelmEngine(opts: HelmEngineOptions): void {
 
 /** The process's one Helm engine (started lazily on the first render). */
 export function helmEngine(): HelmEngine {
-  shared ??= new WasmHelmEngine(helmWasmDir(), sharedOptions);
+  shared ??= new PooledHelmEngine(helmWasmDir(), sharedOptions);
   return shared;
 }
 
 /** A separate engine, for tests and benchmarks that measure a cold start. */
 export function createHelmEngine(dir = helmWasmDir(), opts: HelmEngineOptions = {}): HelmEngine {
-  return new WasmHelmEngine(dir, opts);
+  return new PooledHelmEngine(dir, opts);
 }

@@ -6,6 +6,6 @@
  * `apply` (release types) and `kube` (lookup through the cluster client); nothing below
  * `controllers` and `cli` imports it.
  */
-export { helmEngine, createHelmEngine, helmWasmDir, HelmError, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, type HelmEngineOptions, type HelmPhase, type HelmEngine, type RenderRequest, type RenderResult, type ChartDescription, type LookupTransport } from './engine.js';
+export { helmEngine, createHelmEngine, helmWasmDir, helmEngineKind, HelmError, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, type HelmEngineOptions, type HelmEngineKind, type HelmPhase, type HelmEngine, type RenderRequest, type RenderResult, type ChartDescription, type LookupTransport } from './engine.js';
 export type { HelmRelease, HelmHook, HelmChart, HookEvent, HookDeletePolicy } from './release-types.js';
 export { findChart, renderChartRelease, chartInputDigest, inputDigestOf, type ChartRelease, type ChartReleaseInput, type CrdPolicy } from './chart-release.js';

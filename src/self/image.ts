@@ -1,7 +1,7 @@
 /**
  * Binnacle's manager image, built by Binnacle's own OCI builder with no Docker: the compiled
  * output (dist/, bin/), the production dependencies (the lock file's non-dev packages) and
- * Helm's engine (.cache/helm-wasm) as one layer under /opt/binnacle, on a Node base image given
+ * Helm's engines (.cache/helm-wasm: helm.wasm and the static helm-engine) as one layer under /opt/binnacle, on a Node base image given
  * by reference and digest. The Dockerfile at the repository root produces the same layout.
  *
  * The `helm-operator` variant is the drop-in for operator-sdk's helm-operator base image
@@ -20,6 +20,7 @@ import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
 import { BinnacleError, InputError } from '../util/errors.js';
 import { HELM_OPERATOR_NODE_OPTIONS } from '../helm/bundle/operator.js';
+import { NATIVE_ENGINE_FILE } from '../helm/engine.js';
 
 export const IMAGE_ROOT = '/opt/binnacle';
 
@@ -87,7 +88,11 @@ function stage(o: SelfImageOptions, dir: string): void {
   const need = [join(o.root, 'dist', 'cli', 'main.js'), join(o.root, 'bin', 'binnacle.js'), join(o.root, 'package-lock.json')];
   for (const f of need) if (!existsSync(f)) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${f} is missing: run \`npm ci && npm run build\` first`);
   const wasm = o.helmWasmDir ?? join(o.root, '.cache', 'helm-wasm');
-  if (!existsSync(join(wasm, 'helm.wasm'))) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${join(wasm, 'helm.wasm')} is missing: run \`bash hack/build-tools.sh helm-wasm\``);
+  // Both of Helm's engines: the native helm-engine (static, run as a child process: the default,
+  // and what keeps `helm-operator run` within operator-sdk's 128 MiB) and helm.wasm (BINNACLE_HELM_ENGINE=wasm).
+  for (const f of ['helm.wasm', NATIVE_ENGINE_FILE]) {
+    if (!existsSync(join(wasm, f))) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${join(wasm, f)} is missing: run \`bash hack/build-tools.sh helm-wasm\``);
+  }
   // The console's built page (manager --console-listen): the image has neither its sources nor esbuild to build it.
   const consoleAssets = o.consoleAssetsDir ?? join(o.root, '.cache', 'console');
   for (const f of ASSET_FILES) if (!existsSync(join(consoleAssets, f))) throw new BinnacleError('terminal', 'SELF_IMAGE_INPUT_MISSING', `${join(consoleAssets, f)} is missing: run \`npm run build\``);

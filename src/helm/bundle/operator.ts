@@ -20,18 +20,17 @@ export const MOUNT_PATH = '/opt/helm';
 export const WATCHES_KEY = 'watches.yaml';
 
 /**
- * The manager's memory. Measured (bench/helm-operator-memory.ts, 2026-11-27): `helm-operator run`
- * serving one CR of operator-sdk's memcached sample peaks at about 170 MiB, which is also its
- * steady state: Node and the client at ~80 MiB, Helm's engine the rest (V8's copy of the 31 MiB
- * WebAssembly module, Go's heap from 18 MiB up, compiled code, the engine's worker thread). It was
- * 250 MiB while the module carried client-go's scheme (80 MiB, Go's heap from 40 MiB).
- * operator-sdk's 128 MiB still does not fit a Go engine run as WebAssembly; the request stays above
- * that steady state, and the limit is what the engine's own bounds need, so that a render past them
- * fails alone (HELM_MEMORY_LIMIT) rather than the kernel killing the Pod: ONE engine thread, its
- * WebAssembly memory stopping at the default 256 MiB (--helm-render-memory), over the ~200 MiB
- * of the rest: 512 MiB. (Two threads, the default elsewhere, would need 1 GiB.)
+ * The manager's memory. Measured (bench/helm-operator-memory.ts --only binnacle --rounds 3,
+ * 2026-11-27, the whole process tree): `helm-operator run` serving one CR of operator-sdk's
+ * memcached sample peaks at 109 MiB with Helm's native engine (the helm-engine child process,
+ * ~30 MiB; Node and the client the rest), within operator-sdk's scaffolded 128 MiB, which is the
+ * request. With the WebAssembly engine it peaks at 168 MiB (V8's copy of the 31 MiB module, Go's
+ * heap from 18 MiB up, compiled code, a worker thread). The limit is what the engine's own bounds
+ * need, so that a render past them fails alone (HELM_MEMORY_LIMIT) rather than the kernel killing
+ * the Pod: ONE engine process, its memory stopping at the default 256 MiB (--helm-render-memory),
+ * over the ~110 MiB of the rest, with room: 512 MiB.
  */
-const MANAGER_MEMORY = { request: '256Mi', limit: '512Mi' } as const;
+const MANAGER_MEMORY = { request: '128Mi', limit: '512Mi' } as const;
 const ENGINE_THREADS = 1;
 
 /** One kind the operator serves, and the archive (a ConfigMap key) of the chart serving it. */

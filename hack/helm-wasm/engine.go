@@ -1,16 +1,16 @@
-//go:build js && wasm
-
-// Command helm-wasm is Helm's own chart loader, values coalescing, schema validation and
-// template engine (helm.sh/helm/v3, the same module and version as the `helm` CLI that
-// hack/build-tools.sh builds), compiled to WebAssembly for Binnacle's src/helm/engine.ts.
+// Package main is Helm's own chart loader, values coalescing, schema validation and template
+// engine (helm.sh/helm/v3, the same module and version as the `helm` CLI that
+// hack/build-tools.sh builds), for Binnacle's src/helm/engine.ts, built twice from this source:
+//   - main_js.go: WebAssembly (GOOS=js), run inside Node's worker threads (helm.wasm);
+//   - main_native.go: a native, static program (helm-engine), run as a child process that
+//     speaks newline-delimited JSON over stdin/stdout.
 //
-// It exposes globalThis.binnacleHelm.render(requestJSON) and .inspect(requestJSON), which
-// answer a Promise of a response JSON. render follows the steps of action.Install in dry-run
-// mode, the path `helm template` takes; pkg/action itself is not imported because it pulls in
-// kubectl's terminal code, which does not build for js/wasm. Loading, values, schema,
-// templates, sorting and hooks are Helm's own packages. Nothing here talks to a cluster:
-// `lookup` goes through a RoundTripper that hands each HTTP request to the host
-// (globalThis.binnacleHelmHost.request), which answers it with its own Kubernetes client.
+// This file is what both share: render follows the steps of action.Install in dry-run mode, the
+// path `helm template` takes; pkg/action itself is not imported because it pulls in kubectl's
+// terminal code, which does not build for js/wasm. Loading, values, schema, templates, sorting
+// and hooks are Helm's own packages. Nothing here talks to a cluster: `lookup` goes through a
+// RoundTripper (hostTransport, one per entry point) that hands each HTTP request to the host,
+// which answers it with its own Kubernetes client and its own policy.
 package main
 
 import (
@@ -25,7 +25,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"syscall/js"
 
 	"github.com/pkg/errors"
 	"k8s.io/client-go/rest"
@@ -111,40 +110,17 @@ type crdFile struct {
 	Data string `json:"data"`
 }
 
-func main() {
-	api := js.Global().Get("Object").New()
-	api.Set("render", js.FuncOf(func(_ js.Value, args []js.Value) any { return promise(func() string { return handle(args, render) }) }))
-	api.Set("inspect", js.FuncOf(func(_ js.Value, args []js.Value) any { return promise(func() string { return handle(args, inspect) }) }))
-	js.Global().Set("binnacleHelm", api)
-	if ready := js.Global().Get("binnacleHelmReady"); ready.Type() == js.TypeFunction {
-		ready.Invoke()
-	}
-	select {}
-}
-
-// promise runs work in a goroutine (so it may wait on host callbacks) and answers a JS Promise.
-func promise(work func() string) js.Value {
-	return js.Global().Get("Promise").New(js.FuncOf(func(_ js.Value, args []js.Value) any {
-		resolve := args[0]
-		go func() {
-			defer func() {
-				if r := recover(); r != nil {
-					b, _ := json.Marshal(response{Error: fmt.Sprintf("helm engine panic: %v", r), Phase: "internal"})
-					resolve.Invoke(string(b))
-				}
-			}()
-			resolve.Invoke(work())
-		}()
-		return nil
-	}))
-}
-
-func handle(args []js.Value, fn func(request) response) string {
+// handleJSON decodes one request, runs fn and encodes its response; a panic in Helm's code
+// is the call's error, not the engine's end.
+func handleJSON(data []byte, fn func(request) response) (out []byte) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, _ = json.Marshal(response{Error: fmt.Sprintf("helm engine panic: %v", r), Phase: "internal"})
+		}
+	}()
 	var req request
 	var res response
-	if len(args) < 1 {
-		res = response{Error: "render needs a request", Phase: "request"}
-	} else if err := json.Unmarshal([]byte(args[0].String()), &req); err != nil {
+	if err := json.Unmarshal(data, &req); err != nil {
 		res = response{Error: "bad request: " + err.Error(), Phase: "request"}
 	} else {
 		res = fn(req)
@@ -153,7 +129,7 @@ func handle(args []js.Value, fn func(request) response) string {
 	if err != nil {
 		b, _ = json.Marshal(response{Error: "cannot encode response: " + err.Error(), Phase: "internal"})
 	}
-	return string(b)
+	return b
 }
 
 func loadChart(path string) (*chart.Chart, error) {
@@ -519,54 +495,16 @@ func bridgeConfig(callID int) *rest.Config {
 	return &rest.Config{Host: fmt.Sprintf("http://call-%d", callID), Transport: hostTransport{}, QPS: -1}
 }
 
-// hostTransport hands each request to globalThis.binnacleHelmHost.request(method, url,
-// body) → Promise<{status, body}>, which the host answers with its own Kubernetes client.
-type hostTransport struct{}
-
-func (hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body string
-	if r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		body = string(b)
-	}
-	host := js.Global().Get("binnacleHelmHost")
-	if host.Type() != js.TypeObject {
-		return nil, fmt.Errorf("lookup: no host bridge")
-	}
-	type result struct {
-		status int
-		body   string
-		err    error
-	}
-	done := make(chan result, 1)
-	var onOK, onErr js.Func
-	onOK = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		v := args[0]
-		done <- result{status: v.Get("status").Int(), body: v.Get("body").String()}
-		return nil
-	})
-	onErr = js.FuncOf(func(_ js.Value, args []js.Value) any {
-		done <- result{err: fmt.Errorf("lookup: %s", args[0].Call("toString").String())}
-		return nil
-	})
-	defer onOK.Release()
-	defer onErr.Release()
-	host.Call("request", r.Method, r.URL.Host, r.URL.RequestURI(), body).Call("then", onOK, onErr)
-	res := <-done
-	if res.err != nil {
-		return nil, res.err
-	}
+// hostResponse is the host's answer as the HTTP response client-go reads.
+func hostResponse(r *http.Request, status int, body string) *http.Response {
 	return &http.Response{
-		StatusCode: res.status,
-		Status:     fmt.Sprintf("%d %s", res.status, http.StatusText(res.status)),
+		StatusCode: status,
+		Status:     fmt.Sprintf("%d %s", status, http.StatusText(status)),
 		Header:     http.Header{"Content-Type": []string{"application/json"}},
-		Body:       io.NopCloser(strings.NewReader(res.body)),
+		Body:       io.NopCloser(strings.NewReader(body)),
 		Request:    r,
 		ProtoMajor: 1, ProtoMinor: 1,
-	}, nil
+	}
 }
 
 // showOnly keeps the manifests of the named templates, as `helm template --show-only` does.
