@@ -26,8 +26,13 @@
  * removed after the operator stops, so their namespaces go; the next operator starts once they
  * are gone (it watches every namespace: CRs still being deleted would be its work).
  *
+ * Manager mode (`--mode manager`, or `--mode helm-operator,manager` for both): the chart, pushed
+ * to the cluster's registry, is served as a kind by a HelmOperator inside `binnacle manager`
+ * (its kind in group bench.binnacle.dev, its releases acting as the operator's own
+ * ServiceAccount), measured the same way beside operator-sdk's helm-operator.
+ *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
- *        [--only binnacle|operator-sdk] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
+ *        [--mode helm-operator|manager|helm-operator,manager] [--only binnacle|binnacle-manager|operator-sdk] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
@@ -65,6 +70,13 @@ const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'scale';
 /** Where the operators' ServiceAccounts live (the audit log records ServiceAccounts' requests). */
 const IDENTITY_NS = 'binnacle-bench';
 const KUBECTL = path.join(ROOT, '.cache', 'bin', 'kubectl');
+const HELM = path.join(ROOT, '.cache', 'bin', 'helm');
+/** How Binnacle serves the kind: `helm-operator run` (watches.yaml), a HelmOperator in `binnacle manager`, or both. */
+const MODES = new Set((arg('--mode') ?? 'helm-operator').split(','));
+/** The group of the kind a HelmOperator serves: its CRD is the operator's own, beside the one helm-operator's watches use. */
+const MANAGER_GROUP = 'bench.binnacle.dev';
+/** Where manager mode's chart is pushed in the cluster's registry. */
+const MANAGER_REPO = 'bench-helm-operator';
 
 /** A chart served as a kind: its project (watches.yaml), CRD, a CR's spec and the change an upgrade makes. */
 interface BenchChart {
@@ -75,13 +87,15 @@ interface BenchChart {
   crd: KubeObject;
   spec: unknown;
   upgrade: Record<string, unknown>;
+  /** The chart directory (manager mode pushes it to the registry). */
+  chartDir: string;
 }
 
 function memcachedChart(): BenchChart {
   const project = sampleProject();
   const cr = parse(readFileSync(path.join(project, 'config', 'samples', 'cache_v1alpha1_memcached.yaml'), 'utf8')) as KubeObject & { spec: unknown };
   const crd = parse(readFileSync(path.join(project, 'config', 'crd', 'bases', 'cache.example.com_memcacheds.yaml'), 'utf8')) as KubeObject;
-  return { name: 'memcached', project, apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', crd, spec: cr.spec, upgrade: { replicaCount: 4 } };
+  return { name: 'memcached', project, apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', crd, spec: cr.spec, upgrade: { replicaCount: 4 }, chartDir: path.join(project, 'helm-charts', 'memcached') };
 }
 
 /** grafana's loki-distributed from the corpus, served as LokiDistributed.bench.binnacle.dev/v1 from a generated project. */
@@ -102,7 +116,7 @@ function lokiChart(): BenchChart {
       versions: [{ name: 'v1', served: true, storage: true, subresources: { status: {} }, schema: { openAPIV3Schema: { type: 'object', properties: { spec: schema, status: schema } } } }],
     },
   };
-  return { name: 'loki', project, apiVersion: 'bench.binnacle.dev/v1', kind: 'LokiDistributed', crd, spec: {}, upgrade: { ingester: { replicas: 2, maxUnavailable: 1 } } };
+  return { name: 'loki', project, apiVersion: 'bench.binnacle.dev/v1', kind: 'LokiDistributed', crd, spec: {}, upgrade: { ingester: { replicas: 2, maxUnavailable: 1 } }, chartDir: chart };
 }
 
 interface Sample {
@@ -213,11 +227,65 @@ interface Env {
   client: KubeClient;
   adminKubeconfig: string;
   auditLog: string;
+  registry: string;
 }
 
-async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, round: number): Promise<Sample> {
+/** The kind as a HelmOperator serves it: the same chart and CRs, in group MANAGER_GROUP (its CRD made by the operator). */
+function managerChart(c: BenchChart): BenchChart {
+  return { ...c, apiVersion: `${MANAGER_GROUP}/${c.apiVersion.split('/')[1] ?? 'v1'}` };
+}
+
+/** Packages the chart and pushes it to the cluster's registry (once a run); answers its oci:// reference. */
+function pushChart(c: BenchChart, registry: string): string {
+  const out = path.join(ROOT, '.cache', 'bench-helm-operator', 'charts');
+  mkdirSync(out, { recursive: true });
+  const line = run(HELM, ['package', c.chartDir, '-d', out]);
+  const tgz = line.slice(line.lastIndexOf(':') + 1).trim();
+  const repo = `oci://${registry}/${MANAGER_REPO}`;
+  run(HELM, ['push', tgz, repo, '--plain-http'], ROOT);
+  return `${repo}/${path.basename(c.chartDir)}`;
+}
+
+/**
+ * Manager mode: a HelmOperator serving the chart's kind, its releases acting as the operator's
+ * own ServiceAccount (`id`); resolves once it is Ready (its CRD established), with how long that took.
+ */
+async function startHelmOperator(client: KubeClient, c: BenchChart, name: string, sa: string, chartRef: string, exited: () => string | undefined): Promise<number> {
+  const start = Date.now();
+  const [group, version] = managerChart(c).apiVersion.split('/');
+  await client.apply({
+    apiVersion: 'binnacle.dev/v1alpha1',
+    kind: 'HelmOperator',
+    metadata: { name },
+    spec: { chart: { oci: { ref: chartRef, insecure: true } }, kinds: [{ group, version, kind: c.kind }], serviceAccount: { namespace: IDENTITY_NS, name: sa } },
+  });
+  for (;;) {
+    const gone = exited();
+    if (gone !== undefined) throw new Error(`${gone} before the HelmOperator was Ready`);
+    const hop = await client.find({ apiVersion: 'binnacle.dev/v1alpha1', kind: 'HelmOperator', name });
+    const ready = (hop?.status as { conditions?: { type: string; status: string; message?: string }[] } | undefined)?.conditions?.find((x) => x.type === 'Ready');
+    if (ready?.status === 'True') return Date.now() - start;
+    if (Date.now() - start > 120_000) throw new Error(`HelmOperator ${name} not Ready after 120 s: ${ready?.message ?? 'no Ready condition'}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** After the manager stopped: the HelmOperator (its finalizer removed), the CRD it made and its ClusterRoles. */
+async function removeHelmOperator(client: KubeClient, name: string): Promise<void> {
+  const ref = { apiVersion: 'binnacle.dev/v1alpha1', kind: 'HelmOperator', name };
+  await client.patch(ref, { metadata: { finalizers: null } }, 'merge').catch(() => undefined);
+  await client.delete(ref).catch(() => undefined);
+  for (const kind of [{ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition' }, { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole' }]) {
+    const made = await client.list(kind.apiVersion, kind.kind, { labelSelector: `binnacle.dev/helm-operator=${name}` }).catch(() => ({ items: [] as KubeObject[] }));
+    for (const o of made.items) await client.delete({ ...kind, name: o.metadata.name ?? '' }).catch(() => undefined);
+  }
+}
+
+async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env, round: number): Promise<Sample> {
   const { client } = e;
-  const tag = `${o.label === 'binnacle' ? 'b' : o.label === 'binnacle-before' ? 'p' : 'o'}${c.name.slice(0, 4)}${n}-${round}-${Date.now().toString(36)}`;
+  const manager = o.label === 'binnacle-manager';
+  const c = manager ? managerChart(served) : served;
+  const tag = `${{ binnacle: 'b', 'binnacle-before': 'p', 'binnacle-manager': 'm', 'operator-sdk': 'o' }[o.label]}${c.name.slice(0, 4)}${n}-${round}-${Date.now().toString(36)}`;
   const namespaces = Array.from({ length: NAMESPACES }, (_, i) => `scale-${tag}-${i}`);
   await Promise.all(namespaces.map((ns) => client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
   const id = await operatorIdentity(client, e.adminKubeconfig, `op-${tag}`, path.join(ROOT, '.cache', 'bench-helm-operator'));
@@ -244,6 +312,10 @@ async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, rou
     await new Promise((r) => setTimeout(r, IDLE_MS));
     const early = exited();
     if (early !== undefined) throw new Error(early);
+    if (manager) {
+      const readyMs = await startHelmOperator(client, c, `bench-${tag}`, `op-${tag}`, pushChart(c, e.registry), exited);
+      console.log(`  ${o.label} N=${n}: HelmOperator Ready (CRD made, kind served) in ${(readyMs / 1000).toFixed(1)} s`);
+    }
     const cpu0 = cpuSeconds(pid);
     const created = Date.now();
     await Promise.all(Array.from({ length: n }, (_, i) => client.create({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: `${c.name}-${i}`, namespace: namespaces[i % NAMESPACES] }, spec: c.spec })));
@@ -262,6 +334,7 @@ async function measure(o: OperatorCommand, c: BenchChart, n: number, e: Env, rou
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
     await cleanUp(client, c, namespaces);
+    if (manager) await removeHelmOperator(client, `bench-${tag}`);
   }
   await new Promise((r) => setTimeout(r, 1_000)); // the audit backend writes the closed watches
   const byVerb = countAuditRequests(auditSince(e.auditLog, auditFrom), new Set([id.user])).get(id.user) ?? new Map<string, number>();
@@ -305,8 +378,9 @@ const operators = operatorCommands({
   nodeOptions: NODE_OPTIONS,
   binnacleEntry: BINNACLE_ENTRY,
   beforeEntry: BEFORE_ENTRY,
+  ...(MODES.has('manager') ? { manager: { dataDir: path.join(ROOT, '.cache', 'bench-helm-operator', 'manager-data') } } : {}),
   binnacleArgs: [...(MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT]), ...(LOG_LEVEL === undefined ? [] : ['--zap-log-level', LOG_LEVEL, '--zap-time-encoding', 'millis'])],
-});
+}).filter((o) => MODES.has('helm-operator') || (o.label !== 'binnacle' && o.label !== 'binnacle-before'));
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
@@ -314,7 +388,7 @@ mkdirSync(path.join(ROOT, '.cache', 'bench-helm-operator'), { recursive: true })
 const charts = CHARTS.map((name) => (name === 'loki' ? lokiChart() : memcachedChart()));
 for (const c of charts) await client.apply(c.crd);
 await new Promise((r) => setTimeout(r, 2_000)); // the CRDs established
-const env: Env = { client, adminKubeconfig: up.kubeconfig, auditLog: up.auditLog ?? '' };
+const env: Env = { client, adminKubeconfig: up.kubeconfig, auditLog: up.auditLog ?? '', registry: up.registry };
 if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
 
 console.log(`N CRs over ${NAMESPACES} namespaces created at once, until all Deployed; then every CR changed (upgrade) until every release is at revision 2; then ${IDLE_MEASURE_MS / 1000} s idle; medians of ${ROUNDS} round(s)`);
@@ -329,10 +403,15 @@ for (const c of charts) {
     }
     for (const o of operators) console.log(row(n, o.label, summary(results.get(o.label) ?? [])));
     if (ONLY !== undefined) continue;
-    const b = summary(results.get('binnacle') ?? []);
     const r = summary(results.get('operator-sdk') ?? []);
-    console.log(`${String(n).padStart(5)} binnacle / operator-sdk: time ${ratio(b.deployedMs, r.deployedMs)}, upgrade ${ratio(b.upgradeMs, r.upgradeMs)}, peak ${ratio(b.peakMib, r.peakMib)}, steady ${ratio(b.steadyMib, r.steadyMib)}, CPU ${ratio(b.convergeCpuS, r.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests, r.requests)}`);
-    goals.push(...goalsFor(c.name, n, b, r));
+    for (const [label, at] of [['binnacle', c.name], ['binnacle-manager', `${c.name} (HelmOperator in binnacle manager)`]] as const) {
+      const samples = results.get(label);
+      if (samples === undefined) continue;
+      const b = summary(samples);
+      console.log(`${String(n).padStart(5)} ${label} / operator-sdk: time ${ratio(b.deployedMs, r.deployedMs)}, upgrade ${ratio(b.upgradeMs, r.upgradeMs)}, peak ${ratio(b.peakMib, r.peakMib)}, steady ${ratio(b.steadyMib, r.steadyMib)}, CPU ${ratio(b.convergeCpuS, r.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests, r.requests)}`);
+      goals.push(...goalsFor(at, n, b, r));
+    }
+    const b = summary(results.get('binnacle') ?? []);
     const before = results.get('binnacle-before');
     if (before !== undefined) {
       const p = summary(before);
