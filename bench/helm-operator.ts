@@ -32,7 +32,7 @@
  * ServiceAccount), measured the same way beside operator-sdk's helm-operator.
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
- *        [--mode helm-operator|manager|helm-operator,manager] [--only binnacle|binnacle-manager|operator-sdk] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
+ *        [--mode helm-operator|manager|helm-operator,manager] [--only binnacle|binnacle-manager|operator-sdk] [--phase-timeout-s S] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
@@ -51,8 +51,13 @@ import { arg, cpuSeconds, median, operatorCommands, procStatus, ROOT, run, sampl
 
 const NAMESPACES = 10;
 const IDLE_MS = 5_000;
-/** How long converging or upgrading may take: 15 minutes, or 2 s a CR at large N (operator-sdk's client is rate-limited). */
-const deployTimeoutMs = (n: number): number => Math.max(900_000, n * 2_000);
+/**
+ * How long converging or upgrading may take (`--phase-timeout-s`; default 15 minutes, or 2 s a
+ * CR at large N). An operator still short of N then is not an error: its time is reported as a
+ * lower bound with how many CRs it reached (operator-sdk's at N = 1,000 runs for tens of minutes).
+ */
+const PHASE_TIMEOUT_S = arg('--phase-timeout-s') === undefined ? undefined : Number(arg('--phase-timeout-s'));
+const deployTimeoutMs = (n: number): number => (PHASE_TIMEOUT_S !== undefined && PHASE_TIMEOUT_S > 0 ? PHASE_TIMEOUT_S * 1000 : Math.max(900_000, n * 2_000));
 const CLEANUP_TIMEOUT_MS = 600_000;
 const SCAFFOLD_LIMIT_MIB = 128;
 const CRS = (arg('--crs') ?? '1,10,100,1000').split(',').map((n) => Number(n)).filter((n) => Number.isSafeInteger(n) && n > 0);
@@ -122,6 +127,9 @@ function lokiChart(): BenchChart {
 interface Sample {
   deployedMs: number;
   upgradeMs: number;
+  /** CRs Deployed, and upgraded, when the phase ended: below N, its time is a lower bound (the phase timed out). */
+  deployed: number;
+  upgraded: number;
   peakMib: number;
   steadyMib: number;
   convergeCpuS: number;
@@ -144,15 +152,18 @@ async function upgradedCount(client: KubeClient, namespaces: Set<string>): Promi
 }
 
 /** Polls `count` until it reaches n; throws when the operator exits or the deadline passes. */
-async function waitFor(what: string, n: number, count: () => Promise<number>, exited: () => string | undefined): Promise<number> {
+async function waitFor(what: string, n: number, count: () => Promise<number>, exited: () => string | undefined): Promise<{ ms: number; reached: number }> {
   const start = Date.now();
   const timeoutMs = deployTimeoutMs(n);
   for (;;) {
     const gone = exited();
     if (gone !== undefined) throw new Error(`${gone} before every CR was ${what}`);
     const done = await count();
-    if (done >= n) return Date.now() - start;
-    if (Date.now() - start > timeoutMs) throw new Error(`${done} of ${n} CRs ${what} after ${timeoutMs / 1000} s`);
+    if (done >= n) return { ms: Date.now() - start, reached: done };
+    if (Date.now() - start > timeoutMs) {
+      console.log(`  only ${done} of ${n} CRs ${what} after ${timeoutMs / 1000} s: the time is a lower bound`);
+      return { ms: Date.now() - start, reached: done };
+    }
     // At large N a list of every release Secret each quarter second would load the API server the operators share.
     await new Promise((r) => setTimeout(r, n >= 500 ? 1_000 : 250));
   }
@@ -319,17 +330,17 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
     const cpu0 = cpuSeconds(pid);
     const created = Date.now();
     await Promise.all(Array.from({ length: n }, (_, i) => client.create({ apiVersion: c.apiVersion, kind: c.kind, metadata: { name: `${c.name}-${i}`, namespace: namespaces[i % NAMESPACES] }, spec: c.spec })));
-    await waitFor('Deployed', n, () => deployedCount(client, c, inRound), exited);
+    const converged = await waitFor('Deployed', n, () => deployedCount(client, c, inRound), exited);
     const deployedMs = Date.now() - created;
     const cpu1 = cpuSeconds(pid);
     const changed = Date.now();
     await Promise.all(Array.from({ length: n }, (_, i) => client.patch({ apiVersion: c.apiVersion, kind: c.kind, namespace: namespaces[i % NAMESPACES], name: `${c.name}-${i}` }, { spec: c.upgrade }, 'merge')));
-    await waitFor('upgraded', n, () => upgradedCount(client, inRound), exited);
+    const upgraded = await waitFor('upgraded', n, () => upgradedCount(client, inRound), exited);
     const upgradeMs = Date.now() - changed;
     const cpu2 = cpuSeconds(pid);
     await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
     const { rss, hwm } = procStatus(pid);
-    sample = { deployedMs, upgradeMs, peakMib: hwm, steadyMib: rss, convergeCpuS: cpu1 - cpu0, idleCpuS: cpuSeconds(pid) - cpu2 };
+    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: hwm, steadyMib: rss, convergeCpuS: cpu1 - cpu0, idleCpuS: cpuSeconds(pid) - cpu2 };
   } finally {
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
@@ -345,6 +356,8 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
 const summary = (xs: Sample[]): Sample => ({
   deployedMs: median(xs.map((x) => x.deployedMs)),
   upgradeMs: median(xs.map((x) => x.upgradeMs)),
+  deployed: Math.min(...xs.map((x) => x.deployed)),
+  upgraded: Math.min(...xs.map((x) => x.upgraded)),
   peakMib: median(xs.map((x) => x.peakMib)),
   steadyMib: median(xs.map((x) => x.steadyMib)),
   convergeCpuS: median(xs.map((x) => x.convergeCpuS)),
@@ -356,14 +369,17 @@ const verdict = (ok: boolean, what: string): string => `${what}: ${ok ? 'met' : 
 
 function row(n: number, label: string, s: Sample): string {
   const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-  return `${String(n).padStart(5)} ${label.padEnd(13)} ${sec(s.deployedMs).padStart(11)} ${sec(s.upgradeMs).padStart(9)} ${`${s.peakMib.toFixed(0)} MiB`.padStart(9)} ${`${s.steadyMib.toFixed(0)} MiB`.padStart(10)} ${`${s.convergeCpuS.toFixed(1)} s`.padStart(12)} ${`${s.idleCpuS.toFixed(2)} s`.padStart(9)} ${String(s.requests).padStart(8)}`;
+  // A phase that timed out: its time is a lower bound, with the CRs it reached.
+  const phase = (ms: number, reached: number): string => (reached >= n ? sec(ms) : `>${sec(ms)} (${reached})`);
+  return `${String(n).padStart(5)} ${label.padEnd(16)} ${phase(s.deployedMs, s.deployed).padStart(11)} ${phase(s.upgradeMs, s.upgraded).padStart(9)} ${`${s.peakMib.toFixed(0)} MiB`.padStart(9)} ${`${s.steadyMib.toFixed(0)} MiB`.padStart(10)} ${`${s.convergeCpuS.toFixed(1)} s`.padStart(12)} ${`${s.idleCpuS.toFixed(2)} s`.padStart(9)} ${String(s.requests).padStart(8)}`;
 }
 
 function goalsFor(chart: string, n: number, b: Sample, r: Sample): string[] {
   const at = `${chart} N=${n}`;
   return [
-    verdict(b.deployedMs <= r.deployedMs, `${at} time to all Deployed <= helm-operator's`),
-    verdict(b.upgradeMs <= r.upgradeMs, `${at} time for an upgrade of every CR to land <= helm-operator's`),
+    // Binnacle's must be complete; helm-operator's may be a lower bound (it timed out), which Binnacle's is then at or below.
+    verdict(b.deployed >= n && b.deployedMs <= r.deployedMs, `${at} time to all Deployed <= helm-operator's${r.deployed < n ? ` (its ${(r.deployedMs / 1000).toFixed(0)} s a lower bound: ${r.deployed} of ${n})` : ''}`),
+    verdict(b.upgraded >= n && b.upgradeMs <= r.upgradeMs, `${at} time for an upgrade of every CR to land <= helm-operator's${r.upgraded < n ? ` (its ${(r.upgradeMs / 1000).toFixed(0)} s a lower bound: ${r.upgraded} of ${n})` : ''}`),
     ...(n >= 100 ? [verdict(b.peakMib <= r.peakMib, `${at} peak RSS <= helm-operator's`)] : []),
     ...(n <= 10 ? [verdict(b.peakMib <= SCAFFOLD_LIMIT_MIB, `${at} peak RSS <= ${SCAFFOLD_LIMIT_MIB} MiB (the scaffold's limit)`)] : []),
     verdict(b.idleCpuS <= r.idleCpuS, `${at} idle CPU <= helm-operator's`),
@@ -378,7 +394,7 @@ const operators = operatorCommands({
   nodeOptions: NODE_OPTIONS,
   binnacleEntry: BINNACLE_ENTRY,
   beforeEntry: BEFORE_ENTRY,
-  ...(MODES.has('manager') ? { manager: { dataDir: path.join(ROOT, '.cache', 'bench-helm-operator', 'manager-data') } } : {}),
+  ...(MODES.has('manager') ? { manager: { dataDir: path.join(ROOT, '.cache', 'bench-helm-operator', 'manager-data'), args: LOG_LEVEL === 'debug' ? ['-vv'] : [] } } : {}),
   binnacleArgs: [...(MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT]), ...(LOG_LEVEL === undefined ? [] : ['--zap-log-level', LOG_LEVEL, '--zap-time-encoding', 'millis'])],
 }).filter((o) => MODES.has('helm-operator') || (o.label !== 'binnacle' && o.label !== 'binnacle-before'));
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
@@ -395,7 +411,7 @@ console.log(`N CRs over ${NAMESPACES} namespaces created at once, until all Depl
 const goals: string[] = [];
 for (const c of charts) {
   console.log(`chart ${c.name} (${c.kind})`);
-  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(13)} ${'to Deployed'.padStart(11)} ${'upgrade'.padStart(9)} ${'peak RSS'.padStart(9)} ${'steady RSS'.padStart(10)} ${'CPU converge'.padStart(12)} ${'idle CPU'.padStart(9)} ${'requests'.padStart(8)}`);
+  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(16)} ${'to Deployed'.padStart(11)} ${'upgrade'.padStart(9)} ${'peak RSS'.padStart(9)} ${'steady RSS'.padStart(10)} ${'CPU converge'.padStart(12)} ${'idle CPU'.padStart(9)} ${'requests'.padStart(8)}`);
   for (const n of CRS) {
     const results = new Map<string, Sample[]>();
     for (let round = 0; round < ROUNDS; round++) {
