@@ -87,7 +87,7 @@ export const median = (xs: number[]): number => {
 };
 
 export interface OperatorCommand {
-  label: 'operator-sdk' | 'binnacle' | 'binnacle-before';
+  label: 'operator-sdk' | 'binnacle' | 'binnacle-before' | 'binnacle-manager';
   cmd: string;
   args: string[];
   /** NODE_OPTIONS for the process (Binnacle's; empty for operator-sdk's). */
@@ -99,9 +99,9 @@ export interface OperatorCommand {
  * bench must pin (no metrics or probe ports, so runs do not collide). Builds what is missing.
  * `binnacleEntry`: another build's bin/binnacle.js (say, a copy of the build before a change).
  */
-export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined; beforeEntry?: string | undefined }): OperatorCommand[] {
+export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined; beforeEntry?: string | undefined; manager?: { dataDir: string; args?: string[] } }): OperatorCommand[] {
   if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined && !existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
-  const helmOperator = o.only === 'binnacle' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
+  const helmOperator = o.only === 'binnacle' || o.only === 'binnacle-manager' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
   const all: OperatorCommand[] = [
     { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], nodeOptions: '' },
     {
@@ -114,5 +114,14 @@ export function operatorCommands(o: { only?: string | undefined; nodeOptions: st
   // Another build beside this one (say, the one before a change), measured in the same run.
   const binnacle = all[1];
   if (o.beforeEntry !== undefined && binnacle !== undefined) all.push({ ...binnacle, label: 'binnacle-before', args: [o.beforeEntry, ...binnacle.args.slice(1)] });
+  // `binnacle manager` serving the chart's kind through a HelmOperator (issue 29 §1's manager mode).
+  if (o.manager !== undefined) {
+    all.push({
+      label: 'binnacle-manager',
+      cmd: process.execPath,
+      args: [o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'manager', '--metrics-bind-address', '127.0.0.1:0', '--catalog-bind-address', '127.0.0.1:0', '--data-dir', o.manager.dataDir, ...(o.manager.args ?? [])],
+      nodeOptions: o.nodeOptions,
+    });
+  }
   return all.filter((x) => o.only === undefined || x.label === o.only || (o.only === 'binnacle' && x.label === 'binnacle-before'));
 }

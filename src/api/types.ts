@@ -293,6 +293,7 @@ export interface HelmOperatorKindSpec {
   reconcilePeriod?: string;
   /** The least period a CR's reconcile-period annotation may ask for (Go duration); default `1m`. */
   minReconcilePeriod?: string;
+  /** Reconciles of this kind at once; default DEFAULT_HELM_RECONCILES (16, or the number of CPUs when more). */
   maxConcurrentReconciles?: number;
   selector?: { matchLabels?: Record<string, string> };
   crdPolicy?: 'Skip' | 'Create' | 'CreateReplace';

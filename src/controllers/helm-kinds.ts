@@ -11,7 +11,7 @@ import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import type { ControllerMetrics, ResourceCreatedMetric } from '../kube/metrics.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
-import { dryRunLooksUp } from '../helm/watches.js';
+import { DEFAULT_HELM_RECONCILES, dryRunLooksUp } from '../helm/watches.js';
 import { DependentWatches } from './helm-dependents.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
 
@@ -84,7 +84,7 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
   const controller = new Controller({
     name: `helm-${kind.kind.toLowerCase()}${o.namespace === undefined || o.namespace === '' ? '' : `-${o.namespace}`}`,
     logger: o.logger,
-    workers: o.maxConcurrentReconciles ?? 1,
+    workers: o.maxConcurrentReconciles ?? DEFAULT_HELM_RECONCILES,
     reconciler: new HelmReleaseReconciler({
       client: o.client,
       kind,

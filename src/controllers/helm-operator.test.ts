@@ -19,6 +19,7 @@ import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOper
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
 import { conflict, NextFailure } from './fakes.test-helper.js';
+import { DEFAULT_HELM_RECONCILES } from '../helm/watches.js';
 
 const logger = pino({ level: 'silent' });
 const ctx = { logger, signal: new AbortController().signal };
@@ -144,6 +145,20 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     await reconciler.reconcile(req, ctx);
     assert.deepEqual(started[0]?.identity, { type: 'serviceAccount', namespace: 'platform', name: 'helm' });
     assert.deepEqual(started[0]?.scope, { namespaces: ['monitoring'] });
+  });
+
+  test("its kinds run as many reconciles at once as `helm-operator run` does by default (not one); a kind's own maxConcurrentReconciles wins", async () => {
+    const concurrency: (number | undefined)[] = [];
+    const kube = new FakeKube();
+    kube.put(hop({ kinds: [{ group: 'example.com', version: 'v1', kind: 'Gateway' }, { group: 'example.com', version: 'v1', kind: 'Route', maxConcurrentReconciles: 3 }] }));
+    const runKind: HelmOperatorPorts['runKind'] = (_kind, opts) => {
+      concurrency.push(opts.maxConcurrentReconciles);
+      return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
+    };
+    const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, cacheDir: '/nonexistent', ports: { fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart), inspect: () => Promise.resolve([CHART]), runKind } });
+    await reconciler.reconcile(req, ctx);
+    assert.deepEqual(concurrency, [DEFAULT_HELM_RECONCILES, 3]);
+    assert.ok(DEFAULT_HELM_RECONCILES >= 16);
   });
 
   test('without spec.serviceAccount nothing is served: releases never act as the manager', async () => {

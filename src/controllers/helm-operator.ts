@@ -39,6 +39,7 @@ import type { PendingPlan } from '../api/approval.js';
 import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
+import { DEFAULT_HELM_RECONCILES } from '../helm/watches.js';
 import { UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
 
@@ -366,7 +367,7 @@ export class HelmOperatorReconciler implements Reconciler {
           ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
           ...(this.o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: this.o.healthTimeoutMs }),
           ...(selector === '' ? {} : { selector }),
-          maxConcurrentReconciles: k.maxConcurrentReconciles ?? 1,
+          maxConcurrentReconciles: k.maxConcurrentReconciles ?? DEFAULT_HELM_RECONCILES,
         }),
       });
     }

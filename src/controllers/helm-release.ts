@@ -256,7 +256,7 @@ function helmConditions(conditions: readonly Condition[]): Record<string, unknow
 function defaultPorts(schemas: OpenApiSchemas, client: KubeClient, kind: string): HelmReleasePorts {
   let recorder: EventRecorder | undefined;
   return {
-    // Loaded on first render: `helm-operator run` keeps its memory small until a CR comes.
+    // Loaded on first use; `helm-operator run` loads it at start (warmEngine), so a first CR does not wait for it.
     render: async (input, actingAs) => (await import('../render/index.js')).render({ chart: input, actingAs }),
     inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
     applier: (as, logger) => new Applier({ client: as, logger, schemas }),

@@ -4,9 +4,21 @@
  * problem reported together, naming the file, the entry and the field.
  */
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { ValidationError, ValidationResult, errorMessage, InputError } from '../util/errors.js';
 import { readYaml, YamlError } from '../util/yaml.js';
+
+/**
+ * Reconciles of one Helm kind in flight at once, unless told otherwise. operator-sdk's default is
+ * the number of CPUs: there each reconcile holds a goroutine through its API round trips. Here a
+ * reconcile is a promise that mostly waits on the API server (a release's reads, applies and
+ * records; bench/helm-operator.ts measures it), and renders queue for the one engine thread, so
+ * two CPUs' worth of reconciles left the API server and the process mostly idle while CRs
+ * waited in the queue. 16 keeps the engine thread busy through those waits; the cluster's API
+ * priority and fairness answers 429 past its share, which the reconcile retries with backoff.
+ */
+export const DEFAULT_HELM_RECONCILES = Math.max(16, availableParallelism());
 
 export interface WatchEntry {
   group: string;
@@ -17,7 +29,7 @@ export interface WatchEntry {
   watchDependentResources: boolean;
   overrideValues: Record<string, string>;
   reconcilePeriod?: string;
-  /** Binnacle's own field; absent: `--max-concurrent-reconciles`. */
+  /** Binnacle's own field; absent: `--max-concurrent-reconciles` (default DEFAULT_HELM_RECONCILES). */
   maxConcurrentReconciles?: number;
   /** A label selector in `kubectl -l` form, from `selector.matchLabels`/`matchExpressions`. */
   selector?: string;

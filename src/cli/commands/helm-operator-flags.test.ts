@@ -9,6 +9,7 @@ import { buildProgram } from '../main.js';
 import { podNamespace } from '../../kube/in-cluster.js';
 import { UsageError } from '../../util/errors.js';
 import { resolveRunFlags, zapLogger, type RawRunFlags, type RunOptions } from './helm-operator-flags.js';
+import { DEFAULT_HELM_RECONCILES } from '../../helm/watches.js';
 
 /** operator-sdk v1.42.3's image entry point (images/helm-operator/Dockerfile). */
 const ENTRYPOINT = ['--watches-file=./watches.yaml'];
@@ -52,7 +53,9 @@ describe('helm-operator run flags (operator-sdk v1.42.3)', () => {
     assert.equal(o.metricsAddress, ':8080');
     assert.equal(o.probeAddress, ':8081');
     assert.equal(o.reconcilePeriodMs, 60_000);
-    assert.equal(o.maxConcurrentReconciles, availableParallelism());
+    // Not operator-sdk's (the number of CPUs): a waiting reconcile holds no thread here.
+    assert.equal(o.maxConcurrentReconciles, DEFAULT_HELM_RECONCILES);
+    assert.ok(DEFAULT_HELM_RECONCILES >= 16 && DEFAULT_HELM_RECONCILES >= availableParallelism());
     assert.equal(o.metricsSecure, false);
     assert.equal(o.metricsRequireRbac, false);
     assert.equal(o.leaderElection, undefined);

@@ -6,13 +6,13 @@
  * cannot honour is accepted and named in one warning each (`warnings`).
  */
 import { createRequire } from 'node:module';
-import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { InvalidArgumentError, type Command } from 'commander';
 import { UsageError } from '../../util/errors.js';
 import { goDurationMs } from '../../util/duration.js';
 import { formatLogLine } from '../context.js';
 import { parsePositiveInt } from '../flags.js';
+import { DEFAULT_HELM_RECONCILES } from '../../helm/watches.js';
 
 /** pflag's (Go's strconv.ParseBool) booleans. */
 export function parseGoBool(value: string): boolean {
@@ -60,7 +60,7 @@ export function addHelmOperatorRunFlags(c: Command): Command {
     .option('--watches-file <file>', 'path to the watches file to use', './watches.yaml')
     .option('--watches <file>', 'the same as --watches-file (Binnacle\'s earlier name)')
     .option('--reconcile-period <duration>', 'default reconcile period for controllers (a watch\'s reconcilePeriod wins)', parseGoDuration, 60_000)
-    .option('--max-concurrent-reconciles <n>', 'maximum number of concurrent reconciles for controllers (default: the number of CPUs)', parsePositiveInt, availableParallelism())
+    .option('--max-concurrent-reconciles <n>', `maximum number of concurrent reconciles for controllers (default: ${DEFAULT_HELM_RECONCILES}, or the number of CPUs when more; operator-sdk's is the number of CPUs, but a reconcile here holds no thread while it waits on the API server)`, parsePositiveInt, DEFAULT_HELM_RECONCILES)
     .option('--metrics-bind-address <addr>', 'the address the metric endpoint binds to ("0" disables it)', ':8080')
     .option('--metrics-addr <addr>', 'deprecated: use --metrics-bind-address')
     .option('--health-probe-bind-address <addr>', 'the address the probe endpoint (/healthz, /readyz) binds to ("0" disables it)', ':8081')
