@@ -19,6 +19,10 @@
  *   puts the operator's Deployment on the real node, where Binnacle's image runs
  *   `helm-operator run`, Ready through its probes, inside its limit; a Pelorus CR becomes Deployed
  *   with its objects created by that Pod (nothing runs here);
+ * - the beacon chart operator (issue 29 §3; chart-operator-upgrade runs it as a local process):
+ *   v1 released with `helm release` and installed from a catalog the same way, its Pod on the real
+ *   node Deploys a CR; v2 released with the same command, the extension upgrades, a new Pod runs
+ *   v2 there (its CSV's annotation, the mounted chart) and the CR stays Deployed, rendered with v2;
  * - operator-sdk's memcached Helm sample with its scaffolded Deployment, Binnacle's image in it (and
  *   a memory limit the Helm engine fits, see the test): Ready, metrics over HTTPS, its CR Deployed.
  *
