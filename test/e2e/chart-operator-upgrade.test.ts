@@ -23,23 +23,17 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { filesOfConfigMap } from '../../src/helm/bundle/index.js';
-import { objectsOf } from '../../src/helm/bundle/render.js';
-import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import type { KubeObject } from '../../src/kube/types.js';
+import { beaconConditions, beaconDeployedAt, BEACON_CRD, BEACON_GROUP, BEACON_TEMPLATE, releaseBeacon, type Beacon } from './chart-release.js';
 import { e2eKubeconfig, e2eRegistry, eventually, serviceAccountKubeconfig, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
 const BINNACLE = join(ROOT, 'bin', 'binnacle.js');
-const CHARTS = join(import.meta.dirname, 'fixtures', 'chart-operator');
-const GROUP = 'beacon.helm.binnacle.dev';
-const CRD = `beacons.${GROUP}`;
+const GROUP = BEACON_GROUP;
+const CRD = BEACON_CRD;
 const started = Date.now();
-
-interface Beacon extends KubeObject {
-  spec?: Record<string, unknown>;
-  status?: { conditions?: Parameters<typeof findCondition>[0]; deployedRelease?: { name: string; manifest: string } };
-}
 
 let work: string;
 let template: string;
@@ -52,12 +46,8 @@ const teamA = uniqueName('team-a');
 const teamB = uniqueName('team-b');
 const extension = uniqueName('beacon');
 
-/** `binnacle helm release` of one fixture chart version; answers its output and the catalog image by digest. */
 async function release(version: 'v1' | 'v2' | 'v3'): Promise<{ stdout: string; catalog: string }> {
-  const args = ['helm', 'release', join(CHARTS, version), '--kind', 'Beacon', '--template', template, '--bundle-repository', `${e2eRegistry()}/${repo}/beacon-bundle`, '--catalog-image', `${e2eRegistry()}/${repo}/catalog:latest`, '--cache-dir', join(work, 'cache'), '-o', 'json'];
-  const { stdout } = await run(process.execPath, [BINNACLE, ...args], { cwd: ROOT });
-  const out = JSON.parse(stdout) as { catalogImage: string };
-  return { stdout, catalog: out.catalogImage };
+  return releaseBeacon({ version, template, registry: e2eRegistry(), repo, cacheDir: join(work, 'cache') });
 }
 
 /** Points the ClusterCatalog at a newly published catalog image (as a GitOps change or a poll would). */
@@ -100,21 +90,12 @@ async function deployedAt(namespace: string, name: string, version: string): Pro
   try {
     return await eventually(
       `Beacon ${namespace}/${name} Deployed with chart ${version}`,
-      async () => {
-        const cr = await h.client.get<Beacon>({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Beacon', namespace, name });
-        if (findCondition(cr.status?.conditions, 'Deployed')?.status !== 'True') return undefined;
-        const manifest = objectsOf(cr.status?.deployedRelease?.manifest ?? '');
-        if (!manifest.some((o) => o.kind === 'ConfigMap' && o.metadata.labels?.['helm.sh/chart'] === `beacon-${version}`)) return undefined;
-        const cm = await h.client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: `${name}-beacon` });
-        const data = (cm?.data ?? {}) as Record<string, string>;
-        return data.chartVersion === version ? { cr, data } : undefined;
-      },
+      () => beaconDeployedAt(h.client, namespace, name, version),
       240_000,
       1000,
     );
   } catch (err) {
-    const cr = await h.client.find<Beacon>({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Beacon', namespace, name });
-    throw new Error(`${String(err)}\nstatus: ${JSON.stringify(cr?.status?.conditions)}\noperator log (tail):\n${operatorLog.slice(-4000)}`, { cause: err });
+    throw new Error(`${String(err)}\nstatus: ${await beaconConditions(h.client, namespace, name)}\noperator log (tail):\n${operatorLog.slice(-4000)}`, { cause: err });
   }
 }
 
@@ -135,7 +116,7 @@ function specProperties(crd: KubeObject): Record<string, { properties?: Record<s
 before(async () => {
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-chartrel-'));
   template = join(work, 'catalog.yaml');
-  await writeFile(template, '# the beacon operator catalog\nschema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles: []\n');
+  await writeFile(template, BEACON_TEMPLATE);
   const first = await release('v1');
   h = await OperatorHarness.start({ packages: [], catalogImage: first.catalog, prefix: 'chartrel' });
   await h.serviceAccount(ns, 'installer', true);

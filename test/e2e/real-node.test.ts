@@ -19,6 +19,10 @@
  *   puts the operator's Deployment on the real node, where Binnacle's image runs
  *   `helm-operator run`, Ready through its probes, inside its limit; a Pelorus CR becomes Deployed
  *   with its objects created by that Pod (nothing runs here);
+ * - the beacon chart operator (issue 29 §3; chart-operator-upgrade runs it as a local process):
+ *   v1 released with `helm release` and installed from a catalog the same way, its Pod on the real
+ *   node Deploys a CR; v2 released with the same command, the extension upgrades, a new Pod runs
+ *   v2 there (its CSV's annotation, the mounted chart) and the CR stays Deployed, rendered with v2;
  * - operator-sdk's memcached Helm sample with its scaffolded Deployment, Binnacle's image in it (and
  *   a memory limit the Helm engine fits, see the test): Ready, metrics over HTTPS, its CR Deployed.
  *
@@ -27,11 +31,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync } from 'node:zlib';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
 import type { ClusterState } from '../../src/cluster/cluster.js';
 import { describeLeftovers, REAL_NODE_LABEL, REAL_NODE_TAINT, realNodeLeftovers, type RealNodePlan } from '../../src/cluster/real-node.js';
@@ -44,6 +49,7 @@ import { neededByLabel } from '../../src/installed/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import { fakeNodesWarning, isFakeNode, nodeKinds } from '../../src/self/nodes.js';
 import { adminInstaller, e2eClient, eventually } from './env.js';
+import { beaconConditions, beaconDeployedAt, BEACON_GROUP, BEACON_TEMPLATE, releaseBeacon, type Beacon } from './chart-release.js';
 import { CORPUS } from './extensions.js';
 import { deployedCr, liveKinds, openShiftOnly, pelorusSample, PELORUS_GROUP, PELORUS_VERSION, writePelorusPackages } from './pelorus-package.js';
 import { applySampleBase, buildSampleImage, SAMPLE_METRICS_SERVICE, SAMPLE_NS, SAMPLE_PREFIX, sampleCr, scaffoldDeployment } from './real-node-sample.js';
@@ -56,6 +62,8 @@ const NS = 'binnacle-system';
 const MANAGER = 'binnacle-manager';
 /** Where the Pelorus test installs: the catalog, the operator's namespace, the CRs' namespace, the extension. */
 const PELORUS = { catalog: 'rn-pelorus', ns: 'rn-pelorus', appNs: 'rn-pelorus-app', extension: 'rn-pelorus' };
+/** The same for the beacon chart operator (issue 29 §3). */
+const BEACON = { catalog: 'rn-beacon', ns: 'rn-beacon', appNs: 'rn-beacon-app', extension: 'rn-beacon' };
 const started = Date.now();
 
 let kubeconfig = '';
@@ -271,6 +279,52 @@ describe('a real node beside kwok', () => {
     }
   });
 
+  test("the beacon chart operator's second version on the real node: v1 from a catalog runs as a Pod there and Deploys a CR; v2 released with helm release, the extension upgrades, a new Pod runs v2 there, the CR stays Deployed rendered with v2", async () => {
+    assert.ok(image !== '' && firstPod !== undefined, 'the image was built and the manager runs (the tests before)');
+    const t0 = Date.now();
+    const work = mkdtempSync(join(tmpdir(), 'binnacle-e2e-rn-beacon-'));
+    try {
+      const template = join(work, 'catalog.yaml');
+      writeFileSync(template, BEACON_TEMPLATE);
+      const release = (version: 'v1' | 'v2'): ReturnType<typeof releaseBeacon> => releaseBeacon({ version, template, registry, repo: BEACON.catalog, cacheDir: join(work, 'cache'), image });
+      const v1 = await release('v1');
+      assert.ok(v1.catalog.startsWith(`${plan.gateway}:`), `the catalog is on the bridge address: ${v1.catalog}`);
+      await installFromCatalog({ ...BEACON, packageName: 'beacon', catalogImage: v1.catalog, version: '1.0.0' });
+      const selector = 'app.kubernetes.io/name=beacon,app.kubernetes.io/component=helm-operator';
+      const first = await readyPod(BEACON.ns, selector, 'the beacon operator Pod (v1) Ready', 240_000);
+      await assertRunsOnRealNode(first);
+      assert.equal(first.spec?.containers?.[0]?.image, image, "Binnacle's image, built here");
+      assert.equal(first.metadata.annotations?.['binnacle.dev/helm-chart'], 'beacon 1.0.0');
+      await client.create({ apiVersion: `${BEACON_GROUP}/v1alpha1`, kind: 'Beacon', metadata: { name: 'one', namespace: BEACON.appNs }, spec: { message: 'on the real node' } });
+      const atV1 = await beaconOn('1.0.0', first);
+      assert.deepEqual([atV1.data.message, atV1.data.greeting], ['on the real node', undefined], 'v1 has no greeting');
+
+      // The next version, with the one command; the catalog serves it (as a poll or a GitOps change would).
+      const v2 = await release('v2');
+      const out = JSON.parse(v2.stdout) as { bundle: string; replaces: string };
+      assert.deepEqual([out.bundle, out.replaces], ['beacon.v1.1.0', 'beacon.v1.0.0']);
+      await client.patch({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: BEACON.catalog }, { spec: { source: { type: 'Image', image: { ref: v2.catalog } } } });
+      await extensionInstalled(BEACON.extension, '1.1.0', 300_000);
+      const second = await readyPod(BEACON.ns, selector, 'a new beacon operator Pod (v2) Ready', 240_000, first.metadata.uid);
+      await assertRunsOnRealNode(second);
+      assert.equal(second.metadata.annotations?.['binnacle.dev/helm-chart'], 'beacon 1.1.0', "the new Pod is v2's (its CSV's annotation)");
+      assert.deepEqual(second.spec?.containers?.[0]?.args?.slice(0, 4), ['helm-operator', 'run', '--watches', '/opt/helm/watches.yaml']);
+      const cm = await client.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: BEACON.ns, name: 'beacon-helm-charts' });
+      const archive = gunzipSync(Buffer.from((cm.binaryData as Record<string, string> | undefined)?.['beacon.tgz'] ?? '', 'base64')).toString('latin1');
+      assert.match(archive, /\nversion: 1\.1\.0\n/, "the mounted ConfigMap carries v2's chart");
+      await eventually('the v1 Pod gone', async () => ((await client.find({ apiVersion: 'v1', kind: 'Pod', namespace: BEACON.ns, name: first.metadata.name ?? '' })) === undefined ? true : undefined), 120_000, 1000);
+      const atV2 = await beaconOn('1.1.0', second);
+      assert.deepEqual([atV2.data.message, atV2.data.greeting], ['on the real node', 'hi'], 'the existing CR rendered with v2 and its defaults');
+      const records = (await client.list('v1', 'Secret', { namespace: BEACON.appNs, labelSelector: 'owner=helm,name=one' })).items.map((x) => `${x.metadata.labels?.version ?? ''}:${x.metadata.labels?.status ?? ''}`).sort();
+      assert.deepEqual(records, ['1:superseded', '2:deployed'], 'an upgrade, not a reinstall');
+      assertInsideLimit('beacon operator v2', await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: BEACON.ns, name: second.metadata.name ?? '' }), 512 * 2 ** 20);
+      console.log(`# beacon v1 -> v2 on the real node: ${Math.round((Date.now() - t0) / 1000)} s`);
+      await removeFromCatalog({ apiVersion: `${BEACON_GROUP}/v1alpha1`, kind: 'Beacon', namespace: BEACON.appNs, name: 'one' }, BEACON);
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+
   test('uninstall-self removes the manager (and, forced, the extension through it)', async () => {
     const r = await binnacle('uninstall-self', '--force', '--timeout', '180', '--kubeconfig', kubeconfig);
     assert.equal(r.code, 0, r.stderr);
@@ -395,40 +449,68 @@ function httpsGet(port: number, path: string, token?: string): Promise<{ status:
 
 /**
  * Publishes `packages` as one catalog on the registry (the node's bridge address, where the
- * manager's Pod pulls it) and installs Pelorus from it with a ClusterExtension whose `config`
- * places the operator on the real node, as an OLM user's Subscription config would: tolerating
- * its taint and selecting it.
+ * manager's Pod pulls it) and installs Pelorus from it.
  */
 async function installPelorus(packages: string[]): Promise<void> {
   const published = await publishPackages({ packages, registry, repository: PELORUS.catalog });
   assert.ok(published.catalog.startsWith(`${plan.gateway}:`), `the catalog is on the bridge address: ${published.catalog}`);
-  await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: PELORUS.catalog }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
-  await adminInstaller(client, PELORUS.ns);
-  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: PELORUS.appNs } });
+  await installFromCatalog({ ...PELORUS, packageName: 'pelorus', catalogImage: published.catalog, version: PELORUS_VERSION });
+}
+
+interface CatalogInstall {
+  catalog: string;
+  catalogImage: string;
+  ns: string;
+  appNs: string;
+  extension: string;
+  packageName: string;
+  version: string;
+}
+
+/**
+ * Serves `catalogImage` as ClusterCatalog `catalog` and installs `packageName` from it with a
+ * ClusterExtension whose `config` places the operator on the real node, as an OLM user's
+ * Subscription config would: tolerating its taint and selecting it. Waits until `version` is installed.
+ */
+async function installFromCatalog(i: CatalogInstall): Promise<void> {
+  await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: i.catalog }, spec: { source: { type: 'Image', image: { ref: i.catalogImage } } } });
+  await adminInstaller(client, i.ns);
+  await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: i.appNs } });
   const config = { tolerations: [{ key: REAL_NODE_TAINT.key, operator: 'Exists', effect: REAL_NODE_TAINT.effect }], nodeSelector: { [REAL_NODE_LABEL]: 'true' } };
   await client.apply({
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',
-    metadata: { name: PELORUS.extension },
+    metadata: { name: i.extension },
     spec: {
-      namespace: PELORUS.ns,
+      namespace: i.ns,
       serviceAccount: { name: 'installer' },
-      source: { sourceType: 'Catalog', catalog: { packageName: 'pelorus', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': PELORUS.catalog } } } },
+      source: { sourceType: 'Catalog', catalog: { packageName: i.packageName, selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': i.catalog } } } },
       install: { config },
     },
   });
-  await extensionInstalled(PELORUS.extension, PELORUS_VERSION, 480_000);
+  await extensionInstalled(i.extension, i.version, 480_000);
 }
 
 /** Deletes the Pelorus CR while its operator runs (the CR's finalizer is the operator's), then the extension and the catalog. */
 async function removePelorus(name: string): Promise<void> {
-  const cr = { apiVersion: `${PELORUS_GROUP}/v1alpha1`, kind: 'Pelorus', namespace: PELORUS.appNs, name };
+  await removeFromCatalog({ apiVersion: `${PELORUS_GROUP}/v1alpha1`, kind: 'Pelorus', namespace: PELORUS.appNs, name }, PELORUS);
+}
+
+/** Deletes `cr` while its operator runs (the CR's finalizer is the operator's), then the extension and the catalog. */
+async function removeFromCatalog(cr: { apiVersion: string; kind: string; namespace: string; name: string }, at: { extension: string; catalog: string }): Promise<void> {
   await client.delete(cr);
-  await eventually('the Pelorus CR uninstalled', async () => ((await client.find(cr)) === undefined ? true : undefined), 180_000, 1000);
-  const ce = { apiVersion: API_VERSION, kind: 'ClusterExtension', name: PELORUS.extension };
+  await eventually(`the ${cr.kind} CR uninstalled`, async () => ((await client.find(cr)) === undefined ? true : undefined), 180_000, 1000);
+  const ce = { apiVersion: API_VERSION, kind: 'ClusterExtension', name: at.extension };
   await client.delete(ce);
-  await eventually('the Pelorus extension removed', async () => ((await client.find(ce)) === undefined ? true : undefined), 180_000, 1000);
-  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: PELORUS.catalog });
+  await eventually(`extension ${at.extension} removed`, async () => ((await client.find(ce)) === undefined ? true : undefined), 180_000, 1000);
+  await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: at.catalog });
+}
+
+/** Waits until the beacon CR `one` is Deployed with chart `version`; on time out, its conditions and the operator Pod's log. */
+async function beaconOn(version: string, pod: PodLike): Promise<{ cr: Beacon; data: Record<string, string> }> {
+  return eventually(`Beacon one Deployed with chart ${version}`, () => beaconDeployedAt(client, BEACON.appNs, 'one', version), 240_000, 1000).catch(async (err: unknown) => {
+    throw new Error(`${String(err)}\nstatus: ${await beaconConditions(client, BEACON.appNs, 'one')}\noperator log (tail):\n${(await podLogs(BEACON.ns, pod)).slice(-4000)}`, { cause: err });
+  });
 }
 
 /** The Pod runs on the real node (not a kwok-faked one), in a container containerd runs, with probes. */
@@ -440,10 +522,10 @@ async function assertRunsOnRealNode(pod: PodLike): Promise<void> {
   assert.ok(c?.readinessProbe !== undefined && c.livenessProbe !== undefined, 'Ready through its probes');
 }
 
-/** A Pod matching `selector` in `namespace`, Ready (not being deleted); on time out, the Pods and the namespace's last events. */
-async function readyPod(namespace: string, selector: string, what: string, timeoutMs: number): Promise<PodLike> {
+/** A Pod matching `selector` in `namespace`, Ready (not being deleted, not the one of uid `not`); on time out, the Pods and the namespace's last events. */
+async function readyPod(namespace: string, selector: string, what: string, timeoutMs: number, not?: string): Promise<PodLike> {
   const pods = async (): Promise<PodLike[]> => (await client.list('v1', 'Pod', { namespace, labelSelector: selector })).items;
-  return eventually(what, async () => (await pods()).find((p) => p.metadata.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true), timeoutMs, 1000).catch(async (err: unknown) => {
+  return eventually(what, async () => (await pods()).find((p) => p.metadata.uid !== not && p.metadata.deletionTimestamp === undefined && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true), timeoutMs, 1000).catch(async (err: unknown) => {
     const events = (await client.list('v1', 'Event', { namespace })).items.map((e) => `${String((e as { reason?: string }).reason)}: ${String((e as { message?: string }).message)}`);
     throw new Error(`${String(err)}\npods: ${JSON.stringify((await pods()).map((p) => ({ node: p.spec?.nodeName, status: p.status })))}\nevents:\n${events.slice(-15).join('\n')}`, { cause: err });
   });
