@@ -57,6 +57,7 @@ before(async () => {
   await put(join(root, 'package.json'), '{"name":"binnacle"}\n');
   // Helm's engine through a symlink, as a worktree sharing another's build has it: the image gets the files.
   await put(join(work, 'shared-helm-wasm', 'helm.wasm'), 'wasm');
+  await put(join(work, 'shared-helm-wasm', 'helm-engine'), 'native engine');
   await mkdir(join(root, '.cache'), { recursive: true });
   await symlink(join(work, 'shared-helm-wasm'), join(root, '.cache', 'helm-wasm'));
   await put(join(root, '.cache', 'console', 'app.js'), '// the console page\n');
@@ -92,7 +93,7 @@ describe('self image', () => {
     assert.equal(config.rootfs.diff_ids.length, m.layers.length);
     const last = m.layers[m.layers.length - 1];
     const paths = tarPaths(await client.getBlobBytes(img.ref, last?.digest ?? '', last?.size, 64 * 1024 * 1024));
-    for (const p of ['opt/binnacle/dist/cli/main.js', 'opt/binnacle/bin/binnacle.js', 'opt/binnacle/.cache/helm-wasm/helm.wasm', 'opt/binnacle/.cache/console/app.js', 'opt/binnacle/.cache/console/app.css', 'opt/binnacle/node_modules/prod-a/index.js', 'opt/binnacle/node_modules/prod-a/node_modules/nested/index.js']) {
+    for (const p of ['opt/binnacle/dist/cli/main.js', 'opt/binnacle/bin/binnacle.js', 'opt/binnacle/.cache/helm-wasm/helm.wasm', 'opt/binnacle/.cache/helm-wasm/helm-engine', 'opt/binnacle/.cache/console/app.js', 'opt/binnacle/.cache/console/app.css', 'opt/binnacle/node_modules/prod-a/index.js', 'opt/binnacle/node_modules/prod-a/node_modules/nested/index.js']) {
       assert.ok(paths.includes(p), `${p} is in the layer (have ${paths.join(', ')})`);
     }
     assert.ok(!paths.some((p) => p.includes('dev-b')), 'dev packages are left out');
