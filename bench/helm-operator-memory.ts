@@ -48,7 +48,7 @@ import { clusterUp } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
-import { median, operatorCommands, procStatus, sampleProject } from './lib/helm-operator.js';
+import { median, operatorCommands, procStatus, sampleProject, treePeakSampler } from './lib/helm-operator.js';
 
 const GOAL_MIB = 128;
 const SETTLE_MS = 5_000;
@@ -92,10 +92,7 @@ async function measure(label: string, client: KubeClient, kubeconfig: string, pr
   child.stderr?.on('data', keep);
   const start = Date.now();
   // The tree's peak: a child process (the native Helm engine) that exits before the end keeps its share.
-  let treePeak = 0;
-  const sampler = setInterval(() => {
-    if (child.pid !== undefined && child.exitCode === null) treePeak = Math.max(treePeak, procStatus(child.pid).hwm || 0);
-  }, 200);
+  const sampler = treePeakSampler(child.pid ?? 0, 200);
   try {
     await new Promise((r) => setTimeout(r, IDLE_MS));
     if (child.exitCode !== null) throw new Error(`the operator exited (${child.exitCode}):\n${out}`);
@@ -107,9 +104,9 @@ async function measure(label: string, client: KubeClient, kubeconfig: string, pr
     const deployedMs = Date.now() - start;
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     const { rss, hwm } = procStatus(child.pid ?? 0);
-    return { idleMib, peakMib: Math.max(hwm, treePeak), steadyMib: rss, deployedMs };
+    return { idleMib, peakMib: Math.max(hwm, sampler.peakMib()), steadyMib: rss, deployedMs };
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
     await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);

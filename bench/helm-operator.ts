@@ -39,15 +39,15 @@
  *        [--log-level debug]   (Binnacle's --zap-log-level: its log, kept beside the bench, times each reconcile's steps)
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, openSync, readSync, closeSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse, stringify } from 'yaml';
-import { clusterUp, countAuditRequests } from '../src/cluster/index.js';
+import { clusterUp, countAuditRequestsInFile } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
-import { arg, cpuSeconds, median, operatorCommands, procStatus, ROOT, run, sampleProject, type OperatorCommand } from './lib/helm-operator.js';
+import { arg, cpuSeconds, median, operatorCommands, procStatus, ROOT, run, sampleProject, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
 
 const NAMESPACES = 10;
 const IDLE_MS = 5_000;
@@ -221,19 +221,6 @@ async function operatorIdentity(client: KubeClient, adminKubeconfig: string, nam
   return { kubeconfig, user: `system:serviceaccount:${IDENTITY_NS}:${name}` };
 }
 
-/** The audit log's text from byte `from` on. */
-function auditSince(file: string, from: number): string {
-  const size = statSync(file).size;
-  const buf = Buffer.alloc(Math.max(0, size - from));
-  const fd = openSync(file, 'r');
-  try {
-    readSync(fd, buf, 0, buf.length, from);
-  } finally {
-    closeSync(fd);
-  }
-  return buf.toString('utf8');
-}
-
 interface Env {
   client: KubeClient;
   adminKubeconfig: string;
@@ -318,6 +305,8 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
   const pid = child.pid ?? 0;
   const exited = (): string | undefined => (child.exitCode === null ? undefined : `${o.label} exited (${child.exitCode}):\n${out}`);
   const inRound = new Set(namespaces);
+  // The tree's peak, sampled while it runs: the native Helm engine (a child) may exit when idle.
+  const peak = treePeakSampler(pid);
   let sample: Omit<Sample, 'requests'>;
   try {
     await new Promise((r) => setTimeout(r, IDLE_MS));
@@ -340,15 +329,17 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
     const cpu2 = cpuSeconds(pid);
     await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
     const { rss, hwm } = procStatus(pid);
-    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: hwm, steadyMib: rss, convergeCpuS: cpu1 - cpu0, idleCpuS: cpuSeconds(pid) - cpu2 };
+    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(hwm, peak.peakMib()), steadyMib: rss, convergeCpuS: cpu1 - cpu0, idleCpuS: cpuSeconds(pid) - cpu2 };
   } finally {
+    peak.stop();
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
     await cleanUp(client, c, namespaces);
     if (manager) await removeHelmOperator(client, `bench-${tag}`);
   }
   await new Promise((r) => setTimeout(r, 1_000)); // the audit backend writes the closed watches
-  const byVerb = countAuditRequests(auditSince(e.auditLog, auditFrom), new Set([id.user])).get(id.user) ?? new Map<string, number>();
+  if (statSync(e.auditLog).size < auditFrom) throw new Error(`the audit log ${e.auditLog} was rotated during the run: its requests cannot be counted`);
+  const byVerb = countAuditRequestsInFile(e.auditLog, auditFrom, new Set([id.user])).get(id.user) ?? new Map<string, number>();
   if (process.env.BENCH_VERBOSE !== undefined) console.log(`  ${o.label} N=${n} requests by verb: ${JSON.stringify(Object.fromEntries(byVerb))}`);
   return { ...sample, requests: [...byVerb.values()].reduce((a, b) => a + b, 0) };
 }

@@ -72,12 +72,47 @@ function childPids(pid: number): number[] {
   return out;
 }
 
-/** CPU seconds the process used so far, user and system, every thread (/proc/PID/stat at 100 ticks a second). */
+/**
+ * CPU seconds the process tree used so far, user and system, every thread: the process's own, its
+ * children it has reaped (cutime, cstime) and its live children's (Binnacle's native Helm engine
+ * is a child process whose work is the operator's too). /proc/PID/stat at 100 ticks a second.
+ */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // The fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  return [pid, ...childPids(pid)].reduce((sum, p) => sum + oneCpuSeconds(p), 0);
+}
+
+function oneCpuSeconds(pid: number): number {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return 0; // a child gone meanwhile: its parent's cutime has it once reaped
+  }
+  // The fields after the command's closing parenthesis: utime, stime, cutime, cstime are the 12th to 15th.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return [11, 12, 13, 14].reduce((sum, i) => sum + Number(fields[i]), 0) / 100;
+}
+
+/**
+ * The process tree's memory peak, sampled every `everyMs` while it runs: a child (the native Helm
+ * engine) may exit when idle, taking its VmHWM with it, so a reading at the end alone would miss it.
+ */
+export function treePeakSampler(pid: number, everyMs = 500): { peakMib: () => number; stop: () => void } {
+  let peak = 0;
+  const sample = (): void => {
+    const hwm = procStatus(pid).hwm;
+    if (Number.isFinite(hwm)) peak = Math.max(peak, hwm);
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  timer.unref();
+  return {
+    peakMib: () => {
+      sample();
+      return peak;
+    },
+    stop: () => clearInterval(timer),
+  };
 }
 
 export const median = (xs: number[]): number => {

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { AUDIT_POLICY, countAuditRequests } from './audit.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AUDIT_POLICY, countAuditRequests, countAuditRequestsInFile } from './audit.js';
 
 const ev = (user: string, verb: string, stage = 'ResponseComplete'): string => JSON.stringify({ kind: 'Event', stage, verb, user: { username: user } });
 
@@ -26,4 +29,23 @@ test('the audit policy logs ServiceAccounts at Metadata level and nothing of kub
   assert.deepEqual(serviceAccounts, { level: 'Metadata', userGroups: ['system:serviceaccounts'] });
   assert.deepEqual(rest, { level: 'None' });
   assert.ok(AUDIT_POLICY.omitStages.includes('RequestReceived') && AUDIT_POLICY.omitStages.includes('ResponseStarted'));
+});
+
+test('countAuditRequestsInFile counts from a byte offset on, a chunk at a time, lines and characters split across chunks', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'audit-'));
+  try {
+    const file = path.join(dir, 'audit.log');
+    const before = `${ev('system:serviceaccount:b:op', 'get')}\n`;
+    // A user name with multi-byte characters: a 7-byte chunk splits them and every line.
+    const lines = [ev('system:serviceaccount:b:öp', 'get'), ev('system:serviceaccount:b:öp', 'list'), ev('system:serviceaccount:b:öp', 'get'), ev('system:serviceaccount:b:op', 'get')];
+    writeFileSync(file, before + lines.join('\n'));
+    for (const chunk of [7, 64, 8 << 20]) {
+      const counts = countAuditRequestsInFile(file, Buffer.byteLength(before), undefined, chunk);
+      assert.deepEqual(Object.fromEntries(counts.get('system:serviceaccount:b:öp') ?? []), { get: 2, list: 1 }, `chunk ${chunk}`);
+      // The event before the offset is not counted; the last line (no newline after it) is.
+      assert.deepEqual(Object.fromEntries(counts.get('system:serviceaccount:b:op') ?? []), { get: 1 }, `chunk ${chunk}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

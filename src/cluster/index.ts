@@ -9,4 +9,4 @@ export type { UpResult, ClusterStatus, ComponentStatus, Component } from './clus
 export { clusterLayout, cacheDir, binDir, projectRoot } from './layout.js';
 export { findTool, ensureTools, ensureRegistryBinary } from './tools.js';
 export { installOpenShiftApis, openShiftCrds, ensureOpenShiftApi, DEFAULT_OPENSHIFT_VERSION } from './openshift.js';
-export { countAuditRequests } from './audit.js';
+export { countAuditRequests, countAuditRequestsInFile } from './audit.js';
