@@ -11,14 +11,14 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { collectDefaultMetrics, Registry } from 'prom-client';
+import { Registry } from 'prom-client';
 import { startCatalogServer, type CatalogServer } from '../catalog-store/index.js';
 import type { KubeClient, WriteFence } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { LeaseLock } from '../kube/lease-lock.js';
-import { ControllerMetrics, countApiRequests } from '../kube/metrics.js';
+import { collectProcessMetrics, ControllerMetrics, countApiRequests } from '../kube/metrics.js';
 import { startEndpointServer } from '../kube/probe-server.js';
 import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
@@ -245,7 +245,7 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
 export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const logger = o.logger;
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'binnacle_process_' });
+  collectProcessMetrics(registry, 'binnacle_process_');
   const metrics = new ControllerMetrics(registry);
   countApiRequests(registry, o.client);
   const storeMetrics = new StoreMetrics(registry);

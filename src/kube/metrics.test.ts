@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { KubeClient, requestTarget } from './client.js';
-import { countApiRequests } from './metrics.js';
+import { collectProcessMetrics, countApiRequests, EVENT_LOOP_SAMPLE_MS } from './metrics.js';
 
 test('every API response is counted by method and status, for clients made from the observed one too', async () => {
   const server = createServer((req, res) => {
@@ -50,4 +50,14 @@ test('a request is named by its verb and resource, as the audit log names it', (
   assert.deepEqual(requestTarget('PUT', '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/l'), { verb: 'update', resource: 'leases' });
   assert.deepEqual(requestTarget('GET', '/apis/binnacle.dev/v1alpha1'), { verb: 'get', resource: '/apis/binnacle.dev/v1alpha1' });
   assert.deepEqual(requestTarget('GET', '/version'), { verb: 'get', resource: '/version' });
+});
+
+test("the process metrics are Go's process collector's and Node's, under the prefix asked, the event loop sampled every EVENT_LOOP_SAMPLE_MS", async () => {
+  const registry = new Registry();
+  collectProcessMetrics(registry, 'binnacle_process_');
+  const text = await registry.metrics();
+  for (const name of ['binnacle_process_process_cpu_seconds_total', 'binnacle_process_process_resident_memory_bytes', 'binnacle_process_nodejs_eventloop_lag_seconds']) assert.match(text, new RegExp(`^${name} `, 'm'), name);
+  // prom-client's 10 ms default would wake an idle operator a hundred times a second.
+  assert.ok(EVENT_LOOP_SAMPLE_MS >= 100);
+  registry.clear();
 });

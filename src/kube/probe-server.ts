@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { closeServer, createSafeServer, listenOn, sendPlain } from '../util/http-server.js';
-import { createCertificateAuthority, issueCertificate, type CertificatePem } from '../util/pki.js';
+import type { CertificatePem } from '../util/pki.js';
 import { UsageError } from '../util/errors.js';
 import type { MetricsAuthorizer } from './metrics-auth.js';
 
@@ -75,6 +75,8 @@ export async function metricsServingCertificate(dir = metricsCertDir(), logger?:
     logger?.info({ dir }, 'serving metrics with the mounted certificate');
     return { certPem: readFileSync(crt, 'utf8'), keyPem: readFileSync(key, 'utf8'), source: 'mounted' };
   }
+  // Loaded only here: pki's x509 and ASN.1 libraries cost ~15 MiB resident, and a mounted certificate needs none of them.
+  const { createCertificateAuthority, issueCertificate } = await import('../util/pki.js');
   const ca = await createCertificateAuthority(`binnacle-metrics-ca@${Math.floor(Date.now() / 1000)}`);
   const leaf = await issueCertificate(ca, { commonName: 'localhost', hosts: ['localhost', '127.0.0.1', '::1', hostname()], usage: 'server' });
   logger?.info('serving metrics with an in-memory self-signed certificate');

@@ -54,14 +54,15 @@ interface Readiness {
 
 /** The probe and metrics servers, as the flags ask; closed by the caller. */
 async function startServers(o: RunOptions, client: KubeClient, logger: Logger, readiness: Readiness) {
-  const [{ Registry, Gauge, collectDefaultMetrics }, { startEndpointServer, metricsServingCertificate }, { ControllerMetrics, ResourceCreatedMetric }, { MetricsAuthorizer }] = await Promise.all([
+  const [{ Registry, Gauge }, { startEndpointServer, metricsServingCertificate }, { ControllerMetrics, ResourceCreatedMetric, collectProcessMetrics }, { MetricsAuthorizer }] = await Promise.all([
     import('prom-client'),
     import('../../kube/probe-server.js'),
     import('../../kube/metrics.js'),
     import('../../kube/metrics-auth.js'),
   ]);
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // Sampled only when served: no one reads them otherwise.
+  if (o.metricsAddress !== undefined) collectProcessMetrics(registry);
   new Gauge({ name: 'helm_operator_build_info', help: 'Build information for the helm-operator binary', labelNames: ['version', 'commit'], registers: [registry] }).set({ version: 'binnacle', commit: '' }, 1);
   const servers: EndpointServer[] = [];
   try {
