@@ -495,6 +495,19 @@ func bridgeConfig(callID int) *rest.Config {
 	return &rest.Config{Host: fmt.Sprintf("http://call-%d", callID), Transport: hostTransport{}, QPS: -1}
 }
 
+// requestBody is what a request to the host carries ("" without a body), as both entry
+// points' hostTransport hand it over.
+func requestBody(r *http.Request) (string, error) {
+	if r.Body == nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
 // hostResponse is the host's answer as the HTTP response client-go reads.
 func hostResponse(r *http.Request, status int, body string) *http.Response {
 	return &http.Response{
