@@ -25,7 +25,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"strconv"
 	"strings"
 	"sync"
@@ -76,9 +75,6 @@ func main() {
 		if err := limitData(uint64(*memoryLimit) + 64<<20); err != nil {
 			fmt.Fprintf(os.Stderr, "helm-engine: cannot set the memory limit: %v\n", err)
 			os.Exit(2)
-		}
-		if os.Getenv("GOGC") == "" {
-			keepHeapGoalAbove(uint64(*memoryLimit) / 16)
 		}
 	}
 	in := bufio.NewReaderSize(os.Stdin, 64*1024)
@@ -201,36 +197,3 @@ func highWater() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.Sys - m.HeapReleased
 }
-
-// keepHeapGoalAbove keeps the collector's heap goal at least floor bytes (Go's is twice the heap
-// that was live after the last collection, GOGC=100). Between renders a warm engine holds a few
-// MiB, so a render starts against a goal of a few MiB and collects ten times on its way up (a
-// fifth of a mid-size chart's warm render, bitnami airflow's, went to the collector). With a
-// floor it collects a few times; a large render, whose live heap is past half the floor, is
-// collected as before, so the peak of the largest charts does not move. After every collection
-// GOGC is set from the heap that collection found live; the memory limit still bounds it all.
-func keepHeapGoalAbove(floor uint64) {
-	sample := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
-	percent := 100
-	var arm func()
-	arm = func() {
-		// The sentinel is unreachable at once: its cleanup runs after the next collection.
-		runtime.AddCleanup(&gcSentinel{}, func(struct{}) {
-			metrics.Read(sample)
-			p := 100
-			if live := sample[0].Value.Uint64(); live > 0 && floor > 2*live {
-				p = int(min(floor*100/live-100, 1000))
-			}
-			if p != percent {
-				percent = p
-				debug.SetGCPercent(p)
-			}
-			arm()
-		}, struct{}{})
-	}
-	arm()
-}
-
-// gcSentinel is one collection's marker for keepHeapGoalAbove: large enough that the runtime
-// never packs it with other small objects (which would keep it alive past its collection).
-type gcSentinel struct{ _ [64]byte }
