@@ -495,8 +495,8 @@ func bridgeConfig(callID int) *rest.Config {
 	return &rest.Config{Host: fmt.Sprintf("http://call-%d", callID), Transport: hostTransport{}, QPS: -1}
 }
 
-// requestBody is what a request to the host carries ("" without a body), as both entry
-// points' hostTransport hand it over.
+// requestBody reads the body of a request for the host ("" when it has none), for the
+// hostTransport of either entry point.
 func requestBody(r *http.Request) (string, error) {
 	if r.Body == nil {
 		return "", nil
