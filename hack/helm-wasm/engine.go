@@ -495,6 +495,19 @@ func bridgeConfig(callID int) *rest.Config {
 	return &rest.Config{Host: fmt.Sprintf("http://call-%d", callID), Transport: hostTransport{}, QPS: -1}
 }
 
+// requestBody reads the body of a request for the host ("" when it has none), for the
+// hostTransport of either entry point.
+func requestBody(r *http.Request) (string, error) {
+	if r.Body == nil {
+		return "", nil
+	}
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
 // hostResponse is the host's answer as the HTTP response client-go reads.
 func hostResponse(r *http.Request, status int, body string) *http.Response {
 	return &http.Response{

@@ -8,7 +8,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"syscall/js"
 )
@@ -54,13 +53,9 @@ func handle(args []js.Value, fn func(request) response) string {
 type hostTransport struct{}
 
 func (hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body string
-	if r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		body = string(b)
+	body, err := requestBody(r)
+	if err != nil {
+		return nil, err
 	}
 	host := js.Global().Get("binnacleHelmHost")
 	if host.Type() != js.TypeObject {

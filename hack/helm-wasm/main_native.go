@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -149,13 +148,9 @@ func write(frame []byte) {
 type hostTransport struct{}
 
 func (hostTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	var body string
-	if r.Body != nil {
-		b, err := io.ReadAll(r.Body)
-		if err != nil {
-			return nil, err
-		}
-		body = string(b)
+	body, err := requestBody(r)
+	if err != nil {
+		return nil, err
 	}
 	id, err := strconv.Atoi(strings.TrimPrefix(r.URL.Host, "call-"))
 	if err != nil {

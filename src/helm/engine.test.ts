@@ -52,6 +52,25 @@ function tarEntry(name: string, content: string): Buffer {
   return Buffer.concat([h, body, Buffer.alloc((512 - (body.length % 512)) % 512)]);
 }
 
+/**
+ * The keys of testdata/keys's Secret, each checked: RSA of the size sprig makes, and the
+ * certificate signed by the CA of the same render with tls.key as its key.
+ */
+function checkedKeys(output: string): string[] {
+  const data = (parseYaml(output.split('---\n').find((d) => d.includes('kind: Secret')) ?? '') as { stringData: Record<string, string> }).stringData;
+  const keys: string[] = [];
+  for (const [name, bits] of [['rsa-a', 4096], ['rsa-b', 4096], ['tls.key', 2048]] as const) {
+    const key = createPrivateKey(data[name] ?? '');
+    assert.equal(key.asymmetricKeyDetails?.modulusLength, bits, `${name} is an RSA key of ${bits} bits`);
+    keys.push(data[name] ?? '');
+  }
+  const ca = new X509Certificate(data['ca.crt'] ?? '');
+  const cert = new X509Certificate(data['tls.crt'] ?? '');
+  assert.ok(cert.checkIssued(ca) && cert.verify(ca.publicKey), 'the certificate is signed by the CA the same render made');
+  assert.ok(cert.checkPrivateKey(createPrivateKey(data['tls.key'] ?? '')), 'tls.key is the key of the certificate');
+  return keys;
+}
+
 const KINDS: HelmEngineKind[] = ['wasm', 'native'];
 
 for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
@@ -193,19 +212,16 @@ for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
 
   test('sprig makes RSA keys (wasm: through the host; native: Go\'s own): each one valid, used once, also for renders side by side', async () => {
     const outs = await Promise.all(['k1', 'k2'].map((releaseName) => engine.render({ chart: join(DATA, 'keys'), releaseName })));
+    const keys = outs.flatMap(({ output }) => checkedKeys(output));
+    assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
+  });
+
+  test('renders one after another take the spare RSA keys the engine searched for meanwhile: each valid, none handed out twice', async () => {
+    // The first render asks for each size (none ready); every later one finds a spare per size
+    // and takes it, and two keys of one size in one render (rsa-a, rsa-b) are two keys.
     const keys: string[] = [];
-    for (const { output } of outs) {
-      const data = (parseYaml(output.split('---\n').find((d) => d.includes('kind: Secret')) ?? '') as { stringData: Record<string, string> }).stringData;
-      for (const [name, bits] of [['rsa-a', 4096], ['rsa-b', 4096], ['tls.key', 2048]] as const) {
-        const key = createPrivateKey(data[name] ?? '');
-        assert.equal(key.asymmetricKeyDetails?.modulusLength, bits, `${name} is an RSA key of ${bits} bits`);
-        keys.push(data[name] ?? '');
-      }
-      const ca = new X509Certificate(data['ca.crt'] ?? '');
-      const cert = new X509Certificate(data['tls.crt'] ?? '');
-      assert.ok(cert.checkIssued(ca) && cert.verify(ca.publicKey), 'the certificate is signed by the CA the same render made');
-      assert.ok(cert.checkPrivateKey(createPrivateKey(data['tls.key'] ?? '')), 'tls.key is the key of the certificate');
-    }
+    for (const releaseName of ['s1', 's2', 's3']) keys.push(...checkedKeys((await engine.render({ chart: join(DATA, 'keys'), releaseName })).output));
+    assert.equal(keys.length, 9);
     assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
   });
 
