@@ -7,7 +7,6 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-if (process.env.XV8) (await import('node:v8')).setFlagsFromString(process.env.XV8);
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const candidates = process.env.BINNACLE_FROM_SOURCE
   ? []

@@ -42,11 +42,20 @@ export interface RuntimeConfig {
   Env: string[];
 }
 
+/**
+ * V8's flags for Binnacle's processes in the image, given to `node` itself (NODE_OPTIONS refuses V8
+ * flags, and setting them once V8 runs is undefined behaviour). `--optimize-for-size` keeps V8's
+ * heap nearer what is live: measured with bench/helm-operator.ts at 100 CRs, `helm-operator run`'s
+ * Node process peaked ~15 MiB lower (about 127 against 142 MiB over four runs each), its converge
+ * CPU within the runs' noise.
+ */
+export const NODE_FLAGS: readonly string[] = ['--optimize-for-size'];
+
 /** The image config's runtime settings of `variant`, over the base image's environment. */
 export function runtimeConfig(variant: SelfImageVariant, baseEnvironment: readonly string[]): RuntimeConfig {
   const own = ['NODE_ENV=', 'BINNACLE_HELM_WASM_DIR=', ...(variant === 'helm-operator' ? ['HOME=', 'USER_NAME=', 'USER_UID=', 'NODE_OPTIONS='] : [])];
   const env = [...baseEnvironment.filter((e) => !own.some((p) => e.startsWith(p))), 'NODE_ENV=production', `BINNACLE_HELM_WASM_DIR=${IMAGE_ROOT}/.cache/helm-wasm`];
-  const program = ['node', `${IMAGE_ROOT}/bin/binnacle.js`];
+  const program = ['node', ...NODE_FLAGS, `${IMAGE_ROOT}/bin/binnacle.js`];
   if (variant === 'manager') return { Entrypoint: program, Cmd: ['manager'], WorkingDir: IMAGE_ROOT, User: '65532:65532', Env: env };
   return {
     Entrypoint: [...program, ...HELM_OPERATOR_RUN_ARGS],
