@@ -1,5 +1,5 @@
 /**
- * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 3] [--rounds 3] [--threads 1] [--no-build]`; not a test).
+ * Helm benchmark (run on demand: `npx tsx bench/helm.ts [--warm 5] [--rounds 3] [--threads 1] [--no-build]`; not a test).
  *
  * Every chart of the charts corpus, with default values, release `corpus` in `corpus-ns`:
  * 1. helm: `helm template` (the CLI built from the same pinned Helm module, .cache/bin/helm),
@@ -14,9 +14,18 @@
  *    With --threads N (default 1), the engine renders on N threads and N charts are in flight
  *    at once, as a manager reconciling several Helm releases does (first-render times per chart
  *    are then latencies under that load).
- * 3. Per chart: that first render, and a warm render of the same chart in the same engine
- *    afterwards (the Helm-operator case; median of --warm renders), beside the chart's helm
- *    process (the median of its --rounds helm processes: one a round, step 4).
+ * 3. Per chart: that first render, then --warm (default 5) pairs of one `helm template` process
+ *    and one warm render of the same chart in the same long-lived engine (the Helm-operator case),
+ *    interleaved in ABBA order (helm first in even pairs, the warm render first in odd ones). The
+ *    chart's warm ratio is the median of its warm renders over the median of the helm processes of
+ *    those same pairs: both sides run seconds apart, so load on the shared cores falls on both
+ *    alike (helm processes run minutes before a chart's warm render let load drift decide close
+ *    calls), and neither side always goes first. The cold process stays alive for this and renders
+ *    on request: the parent writes `warm <chart>` on its stdin, it answers `warm <ms>` (the render's
+ *    time inside the process, as a reconcile sees it). A line protocol over the pipes it already
+ *    has is the simplest honest design: hosting the engine in the parent would put this process's
+ *    helm bookkeeping and tsx loader into the engine's process, and a child per chart would not be
+ *    the long-lived engine a Helm operator has. Charts that generate RSA keys do so on both sides.
  * 4. The whole corpus again, --rounds times in all, helm then Binnacle (cold, without the warm
  *    renders): the corpus ratio is the median of the rounds' ratios, since the two cores are
  *    shared and the charts that generate RSA keys take a random time on both sides.
@@ -28,6 +37,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { createHelmEngine, HelmError } from '../src/helm/index.js';
 
 // The cold process runs this file bundled into .cache/bench-helm/ (see childScript), so it is told the root.
@@ -44,7 +54,8 @@ const GNU_TIME = spawnSync('/usr/bin/time', ['-f', '%M', '-o', '/dev/null', 'tru
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : def);
-const WARM = Math.max(args[0] === '--child' ? 0 : 1, arg('warm', 3));
+/** Pairs per chart of one helm process and one warm render (step 3). */
+const WARM = Math.max(1, arg('warm', 5));
 const ROUNDS = Math.max(1, arg('rounds', 3));
 const THREADS = Math.max(1, arg('threads', 1));
 
@@ -66,7 +77,6 @@ interface ChildChart {
   ok: boolean;
   error?: string;
   firstMs: number;
-  warmMs: number;
 }
 
 /** What the cold Binnacle process reports (times in ms since that process started). */
@@ -137,6 +147,15 @@ function engineChildren(): { sample(): void; hwmKb(threads: number): number; cpu
   };
 }
 
+/** Step 3's line protocol: `warm <chart>` on stdin → one render of it → `warm <ms>` on stdout, until stdin ends. */
+async function serveWarmRenders(render: (chart: string) => Promise<number>): Promise<void> {
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    const m = /^warm (\S+)$/.exec(line);
+    if (m?.[1] === undefined) throw new Error(`bench/helm child: unexpected request ${JSON.stringify(line)}`);
+    process.stdout.write(`warm ${await render(m[1])}\n`);
+  }
+}
+
 async function child(outDir: string): Promise<void> {
   const scriptReadyMs = performance.now(); // performance.now() counts from this process's start
   const kids = engineChildren();
@@ -171,7 +190,7 @@ async function child(outDir: string): Promise<void> {
       const { ms, out } = await render(chart);
       // Written out as helm's output goes to its pipe: part of the corpus time.
       if (out.ok) await writeFile(path.join(outDir, `${chart}.yaml`), out.text);
-      results[i] = { chart, ok: out.ok, ...(out.ok ? {} : { error: out.text }), firstMs: ms, warmMs: NaN };
+      results[i] = { chart, ok: out.ok, ...(out.ok ? {} : { error: out.text }), firstMs: ms };
     }
   };
   await Promise.all(Array.from({ length: THREADS }, lane));
@@ -182,11 +201,7 @@ async function child(outDir: string): Promise<void> {
   const cpuMsAfterCorpus = (cpu.user + cpu.system) / 1000 + kids.cpuMs();
   process.stdout.write('corpus-done\n');
 
-  for (const r of results) {
-    const times: number[] = [];
-    for (let i = 0; i < WARM; i++) times.push((await render(r.chart)).ms);
-    r.warmMs = median(times);
-  }
+  if (args.includes('--serve-warm')) await serveWarmRenders(async (chart) => (await render(chart)).ms);
   kids.sample();
   clearInterval(kidSampler);
   const report: ChildReport = { scriptReadyMs, engineStartMs, rendersMs, hwmKbAfterCorpus, cpuMsAfterCorpus, hwmKbAtEnd: (procStatusKb('self', 'VmHWM') ?? NaN) + kids.hwmKb(THREADS), charts: results };
@@ -247,30 +262,91 @@ function childScript(): Promise<string> {
   return bundledChild;
 }
 
-/** Spawns the cold Binnacle process; times spawn → last render, and spawn → exit. */
-async function coldBinnacle(outDir: string, warm = WARM): Promise<{ corpusMs: number; exitMs: number; report: ChildReport }> {
+/** The cold Binnacle process, running: its corpus pass, the warm renders it serves, its report. */
+interface ColdProcess {
+  /** Spawn → last first render (outputs written), once the corpus pass is done. */
+  corpusMs(): Promise<number>;
+  /** One warm render of `chart` in the process's engine (step 3); its time inside the process. */
+  warm(chart: string): Promise<number>;
+  /** Ends the process (stdin closed) and reads its report. */
+  finish(): Promise<ChildReport>;
+}
+
+/** Spawns the cold Binnacle process; `serveWarm` keeps it alive after the corpus for warm renders on request. */
+async function startCold(outDir: string, serveWarm: boolean): Promise<ColdProcess> {
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true });
   const start = performance.now();
-  const proc = spawn(process.execPath, [await childScript(), '--child', outDir, '--warm', String(warm), '--threads', String(THREADS)], {
+  const proc = spawn(process.execPath, [await childScript(), '--child', outDir, '--threads', String(THREADS), ...(serveWarm ? ['--serve-warm'] : [])], {
     cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, BINNACLE_BENCH_ROOT: ROOT, BINNACLE_HELM_WASM_DIR: path.dirname(WASM) },
-  });
-  let corpusMs = NaN;
-  let seen = '';
-  proc.stdout.on('data', (c: Buffer) => {
-    seen += c.toString('utf8');
-    if (Number.isNaN(corpusMs) && seen.includes('corpus-done\n')) corpusMs = performance.now() - start;
   });
   // Helm's warnings (as `helm template` prints them to its stderr, kept here too), shown on failure only.
   let stderr = '';
   proc.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  const exit = await new Promise<number>((resolve) => proc.on('close', (code) => resolve(code ?? 1)));
-  const exitMs = performance.now() - start;
-  if (exit !== 0) throw new Error(`the cold Binnacle process exited with ${exit}:\n${stderr.slice(-4000)}`);
-  const report = JSON.parse(await readFile(path.join(outDir, 'report.json'), 'utf8')) as ChildReport;
-  return { corpusMs, exitMs, report };
+  // A write after it died fails with EPIPE; the failure is reported from its exit instead.
+  proc.stdin.on('error', () => undefined);
+  const exited = new Promise<number>((resolve) => proc.on('close', (code) => resolve(code ?? 1)));
+  const failed = async (): Promise<never> => {
+    throw new Error(`the cold Binnacle process exited with ${await exited}:\n${stderr.slice(-4000)}`);
+  };
+  // Its stdout, line by line; the corpus time is taken as the line arrives.
+  let corpusMs = NaN;
+  const queued: string[] = [];
+  let waiting: ((line: string | undefined) => void) | undefined;
+  let closed = false;
+  const lines = createInterface({ input: proc.stdout, crlfDelay: Infinity });
+  lines.on('line', (line) => {
+    if (line === 'corpus-done' && Number.isNaN(corpusMs)) corpusMs = performance.now() - start;
+    if (waiting === undefined) queued.push(line);
+    else waiting(line);
+    waiting = undefined;
+  });
+  lines.on('close', () => {
+    closed = true;
+    waiting?.(undefined);
+  });
+  const nextLine = async (): Promise<string> => {
+    const line = queued.shift() ?? (closed ? undefined : await new Promise<string | undefined>((resolve) => (waiting = resolve)));
+    return line ?? failed();
+  };
+  const corpusDone = (async () => {
+    for (let line = await nextLine(); line !== 'corpus-done'; line = await nextLine());
+    return corpusMs;
+  })();
+  return {
+    corpusMs: () => corpusDone,
+    warm: async (chart) => {
+      await corpusDone;
+      proc.stdin.write(`warm ${chart}\n`);
+      const line = await nextLine();
+      const m = /^warm (\d+(?:\.\d+)?)$/.exec(line);
+      if (m?.[1] === undefined) throw new Error(`the cold Binnacle process answered ${JSON.stringify(line)} to a warm render of ${chart}`);
+      return Number(m[1]);
+    },
+    finish: async () => {
+      await corpusDone;
+      proc.stdin.end();
+      if ((await exited) !== 0) return failed();
+      return JSON.parse(await readFile(path.join(outDir, 'report.json'), 'utf8')) as ChildReport;
+    },
+  };
+}
+
+/**
+ * Step 3 for one chart: --warm pairs of a helm process and a warm render, ABBA (helm first in even
+ * pairs), so both sides of the ratio run under the same load and neither always goes first.
+ */
+async function pairedRuns(cold: ColdProcess, chart: string): Promise<{ helmMs: number[]; warmMs: number[] }> {
+  const helmMs: number[] = [];
+  const warmMs: number[] = [];
+  for (let i = 0; i < WARM; i++) {
+    if (i % 2 === 0) helmMs.push((await helmTemplate(chart)).ms);
+    warmMs.push(await cold.warm(chart));
+    if (i % 2 === 1) helmMs.push((await helmTemplate(chart)).ms);
+  }
+  return { helmMs, warmMs };
 }
 
 type Verdict = 'same' | 'same but Helm-random lines' | 'both fail alike' | 'MISMATCH';
@@ -334,32 +410,35 @@ async function main(): Promise<void> {
   const helmTotalMs = helmRuns.reduce((s, r) => s + r.ms, 0);
   const helmMaxRssKb = Math.max(...helmRuns.map((r) => r.maxRssKb));
 
-  // 2 + 3. One cold Binnacle process: every chart once, then each again warm.
+  // 2 + 3. One cold Binnacle process: every chart once, then each chart's warm renders paired with helm processes.
   const outDir = path.join(WORK, 'binnacle');
-  const cold = await coldBinnacle(outDir);
-  const { report } = cold;
+  const cold = await startCold(outDir, true);
+  const coldCorpusMs = await cold.corpusMs();
+  const paired = new Map<string, { helmMs: number[]; warmMs: number[] }>();
+  for (const d of dirs) paired.set(d, await pairedRuns(cold, d));
+  const report = await cold.finish();
 
   // 4. More rounds of the whole corpus, for the corpus ratio.
-  const rounds = [{ helmMs: helmTotalMs, oursMs: cold.corpusMs, helmMaxRssKb, oursHwmKb: report.hwmKbAfterCorpus }];
-  // Every round's helm time per chart: a chart's warm render is judged against their median.
-  const helmMsByChart = new Map(dirs.map((d) => [d, [helm.get(d)?.ms ?? NaN]]));
+  const rounds = [{ helmMs: helmTotalMs, oursMs: coldCorpusMs, helmMaxRssKb, oursHwmKb: report.hwmKbAfterCorpus }];
   for (let r = 1; r < ROUNDS; r++) {
     let helmMs = 0;
     let roundMaxRssKb = 0;
     for (const d of dirs) {
       const run = await helmTemplate(d);
       helmMs += run.ms;
-      helmMsByChart.get(d)?.push(run.ms);
       roundMaxRssKb = Math.max(roundMaxRssKb, run.maxRssKb);
     }
-    const round = await coldBinnacle(path.join(WORK, `binnacle-round-${r}`), 0);
-    rounds.push({ helmMs, oursMs: round.corpusMs, helmMaxRssKb: roundMaxRssKb, oursHwmKb: round.report.hwmKbAfterCorpus });
+    const round = await startCold(path.join(WORK, `binnacle-round-${r}`), false);
+    const oursMs = await round.corpusMs();
+    rounds.push({ helmMs, oursMs, helmMaxRssKb: roundMaxRssKb, oursHwmKb: (await round.finish()).hwmKbAfterCorpus });
   }
 
   // 5. Per chart.
   const verdicts = new Map<string, Verdict>();
   const w = Math.max(...dirs.map((d) => d.length));
-  const helmMedianMs = (chart: string): number => median(helmMsByChart.get(chart) ?? [NaN]);
+  // A chart's warm ratio: the median of its warm renders over the median of the helm processes paired with them.
+  const helmMedianMs = (chart: string): number => median(paired.get(chart)?.helmMs ?? [NaN]);
+  const warmMedianMs = (chart: string): number => median(paired.get(chart)?.warmMs ?? [NaN]);
   console.log(`\n${'chart'.padEnd(w)} ${'helm ms'.padStart(8)} ${'helm MB'.padStart(8)} ${'first ms'.padStart(9)} ${`warm ms`.padStart(8)} ${'warm/helm'.padStart(9)}  output`);
   for (const c of report.charts) {
     const h = helm.get(c.chart);
@@ -369,11 +448,11 @@ async function main(): Promise<void> {
     verdicts.set(c.chart, verdict);
     const note = verdict === 'both fail alike' ? `${verdict}: ${h.text.split('\n')[0]?.slice(0, 60) ?? ''}` : verdict;
     console.log(
-      `${c.chart.padEnd(w)} ${helmMedianMs(c.chart).toFixed(0).padStart(8)} ${(h.maxRssKb / 1024).toFixed(0).padStart(8)} ${c.firstMs.toFixed(0).padStart(9)} ${c.warmMs.toFixed(0).padStart(8)} ${(c.warmMs / helmMedianMs(c.chart)).toFixed(2).padStart(8)}x  ${note}`,
+      `${c.chart.padEnd(w)} ${helmMedianMs(c.chart).toFixed(0).padStart(8)} ${(h.maxRssKb / 1024).toFixed(0).padStart(8)} ${c.firstMs.toFixed(0).padStart(9)} ${warmMedianMs(c.chart).toFixed(0).padStart(8)} ${(warmMedianMs(c.chart) / helmMedianMs(c.chart)).toFixed(2).padStart(8)}x  ${note}`,
     );
   }
 
-  const ratios = report.charts.map((c) => c.warmMs / helmMedianMs(c.chart));
+  const ratios = report.charts.map((c) => warmMedianMs(c.chart) / helmMedianMs(c.chart));
   const faster = ratios.filter((r) => r < 1).length;
   const n = report.charts.length;
   const count = (v: Verdict): number => [...verdicts.values()].filter((x) => x === v).length;
@@ -384,10 +463,10 @@ async function main(): Promise<void> {
 
   console.log(`\nwhole corpus, ${n} charts (failures included: helm ${helmFailed}, binnacle ${oursFailed})`);
   console.log(`  ${`helm template, ${n} processes (sum)`.padEnd(50)} ${secs(helmTotalMs).padStart(9)}   max peak RSS ${mb(helmMaxRssKb)}`);
-  console.log(`  ${`binnacle, one cold process, ${THREADS} engine thread${THREADS === 1 ? '' : 's'} (spawn → last render)`.padEnd(50)} ${secs(cold.corpusMs).padStart(9)}   peak RSS (VmHWM) ${mb(report.hwmKbAfterCorpus)}`);
+  console.log(`  ${`binnacle, one cold process, ${THREADS} engine thread${THREADS === 1 ? '' : 's'} (spawn → last render)`.padEnd(50)} ${secs(coldCorpusMs).padStart(9)}   peak RSS (VmHWM) ${mb(report.hwmKbAfterCorpus)}`);
   console.log(
     `    of which node + imports ${secs(report.scriptReadyMs)}, engine start ${secs(report.engineStartMs)}, first renders (outputs written) ${secs(report.rendersMs)}; ` +
-      `after the warm renders: process exit at ${secs(cold.exitMs)}, VmHWM ${mb(report.hwmKbAtEnd)}`,
+      `after the warm renders: VmHWM ${mb(report.hwmKbAtEnd)}`,
   );
   const helmCpuMs = helmRuns.reduce((sum, r) => sum + r.cpuMs, 0);
   console.log(
@@ -400,7 +479,7 @@ async function main(): Promise<void> {
   console.log(`ratios binnacle / helm:`);
   console.log(`  whole corpus time (cold process / sum of helm processes, median of ${rounds.length} rounds)  ${corpusRatio.toFixed(2)}x`);
   console.log(`  peak memory (process VmHWM / largest helm process, median of ${rounds.length} rounds)        ${memoryRatio.toFixed(2)}x`);
-  console.log(`  warm render / helm process, median over charts (warm = median of ${WARM}, helm = median of ${rounds.length} rounds)  ${median(ratios).toFixed(2)}x; warm render faster on ${faster} of ${n} charts`);
+  console.log(`  warm render / helm process, median over charts (per chart: median of ${WARM} warm renders / median of the ${WARM} helm processes interleaved with them)  ${median(ratios).toFixed(2)}x; warm render faster on ${faster} of ${n} charts`);
   console.log(
     `outputs: ${count('same')} byte-identical, ${count('same but Helm-random lines')} identical but for the lines Helm itself randomizes, ` +
       `${count('both fail alike')} failed with Helm's own error on both sides, ${count('MISMATCH')} mismatched`,
