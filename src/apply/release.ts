@@ -8,8 +8,10 @@
 import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { stringify } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
+import { jsonMemberSpan } from '../util/json-member.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
+import { chartFromJson, chartJson } from './chart-intern.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ownerLabels } from './ownership.js';
 import type { ChartInfo, Owner, ReleaseContent, ReleaseHook, ReleaseRevision, ReleaseStatus } from './types.js';
 
@@ -56,17 +58,31 @@ export function releaseSecretName(release: string, version: number): string {
 
 /** JSON → gzip → base64, exactly as helm's encodeRelease. */
 export function encodeRelease(rel: HelmReleaseJson): string {
-  return gzipSync(Buffer.from(JSON.stringify(rel), 'utf8'), { level: zlibConstants.Z_BEST_COMPRESSION }).toString('base64');
+  return gzipSync(Buffer.from(releaseText(rel), 'utf8'), { level: zlibConstants.Z_BEST_COMPRESSION }).toString('base64');
+}
+
+/** The release as JSON, members in Helm's order; a shared chart's kept text is spliced in, not encoded again. */
+function releaseText(rel: HelmReleaseJson): string {
+  const { name, info, chart, ...rest } = rel;
+  return `{"name":${JSON.stringify(name)},"info":${JSON.stringify(info)},"chart":${chartJson(chart)},${JSON.stringify(rest).slice(1)}`;
 }
 
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b, 0x08]);
 
-/** base64 → (gunzip when gzipped, as helm accepts both) → JSON, still unknown. */
+/**
+ * base64 → (gunzip when gzipped, as helm accepts both) → JSON, still unknown. A chart object is
+ * the shared one of its content (chart-intern), parsed only when no record in memory has it.
+ */
 export function decodeRelease(encoded: string, where = 'release'): unknown {
   let bytes = Buffer.from(encoded, 'base64');
   try {
     if (bytes.subarray(0, 3).equals(GZIP_MAGIC)) bytes = gunzipSync(bytes);
-    return JSON.parse(bytes.toString('utf8')) as unknown;
+    const json = bytes.toString('utf8');
+    const span = jsonMemberSpan(json, 'chart');
+    if (span === undefined || json.charCodeAt(span[0]) !== 0x7b) return JSON.parse(json) as unknown;
+    const rel = JSON.parse(`${json.slice(0, span[0])}null${json.slice(span[1])}`) as Record<string, unknown>;
+    rel.chart = chartFromJson(json.slice(span[0], span[1]));
+    return rel;
   } catch (err) {
     throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: not a Helm release record: ${errorMessage(err)}`, { cause: err });
   }

@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { sharedChart } from '../apply/chart-intern.js';
 import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
@@ -146,7 +147,7 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
   if (typeof manifest !== 'string') throw new BinnacleError('internal', 'HELM_RELEASE', 'Helm answered a release without a manifest');
   return {
     objects: [...crds, ...objects],
-    content: { chart: rel.chart as unknown as Record<string, unknown>, manifest, hooks, ...(notes === '' ? {} : { notes }) },
+    content: { chart: sharedChart(rel.chart as unknown as Record<string, unknown>), manifest, hooks, ...(notes === '' ? {} : { notes }) },
     chart,
     notes,
     values: rel.config ?? {},

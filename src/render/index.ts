@@ -13,10 +13,12 @@ import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWa
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
+import { sharedChart } from '../apply/chart-intern.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import type { HelmEngine, RenderRequest, RenderResult, TemplateResult } from '../helm/engine.js';
+import type { HelmChart } from '../helm/release-types.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.js';
 import { InputError, TerminalError } from '../util/errors.js';
@@ -275,11 +277,20 @@ async function renderHelmRelease(engine: HelmEngine, req: RenderRequest, chartDi
   const who = req.lookup === undefined ? '' : (actingAs ?? `client ${clientId(client ?? req.lookup)}`);
   const key = renderKey(req, chartDigest, who);
   const hit = helmCache.get(key);
-  if (hit !== undefined) return structuredClone(hit);
-  const res = await engine.render(req);
-  const copy = structuredClone(res);
-  helmCache.set(key, copy, JSON.stringify(copy).length);
+  if (hit !== undefined) return copyOf(hit);
+  const rendered = await engine.render(req);
+  const res: RenderResult = { ...rendered, release: { ...rendered.release, chart: sharedChart(rendered.release.chart as unknown as Record<string, unknown>) as unknown as HelmChart } };
+  const copy = copyOf(res);
+  // The chart is shared with every record of it (chart-intern), so an entry costs the rest of the answer.
+  helmCache.set(key, copy, JSON.stringify({ ...copy, release: { ...copy.release, chart: null } }).length);
   return res;
+}
+
+/** A deep copy of a render's answer that shares its chart (a shared chart is never changed). */
+function copyOf(res: RenderResult): RenderResult {
+  const { chart, ...release } = res.release;
+  const copy = structuredClone({ ...res, release });
+  return { ...copy, release: { ...copy.release, chart } };
 }
 
 /** Everything Helm's answer depends on: the chart by digest (not by path), the request, and who `lookup` reads as. */

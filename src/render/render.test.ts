@@ -74,6 +74,7 @@ describe('render()', () => {
     const second = await render({ chart: input });
     assert.equal(engine.renders.length, 1);
     assert.match(second.content.manifest, /serial: "1"/);
+    assert.equal(second.content.chart, first.content.chart, 'the chart is one shared object, not a copy per render');
     const after = renderStats();
     assert.equal(after.calls.chart - before.calls.chart, 2);
     assert.equal(after.cache.hits - before.cache.hits, 1);
