@@ -8,6 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { HELM_OPERATOR_NODE_FLAGS } from '../../src/helm/bundle/operator.js';
 import { NODE_FLAGS } from '../../src/self/image.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -143,19 +144,20 @@ export function operatorCommands(o: { only?: string | undefined; nodeOptions: st
     {
       label: 'binnacle',
       cmd: process.execPath,
-      // Node's flags as Binnacle's image gives them (src/self/image.ts), then the entry.
-      args: [...NODE_FLAGS, o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
+      // Node's flags as Binnacle's image gives them to helm-operator run (src/helm/bundle/operator.ts), then the entry.
+      args: [...HELM_OPERATOR_NODE_FLAGS, o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
       nodeOptions: o.nodeOptions,
     },
   ];
   // Another build beside this one (say, the one before a change), measured in the same run.
   const binnacle = all[1];
-  if (o.beforeEntry !== undefined && binnacle !== undefined) all.push({ ...binnacle, label: 'binnacle-before', args: [...NODE_FLAGS, o.beforeEntry, ...binnacle.args.slice(NODE_FLAGS.length + 1)] });
+  if (o.beforeEntry !== undefined && binnacle !== undefined) all.push({ ...binnacle, label: 'binnacle-before', args: [...HELM_OPERATOR_NODE_FLAGS, o.beforeEntry, ...binnacle.args.slice(HELM_OPERATOR_NODE_FLAGS.length + 1)] });
   // `binnacle manager` serving the chart's kind through a HelmOperator (issue 29 §1's manager mode).
   if (o.manager !== undefined) {
     all.push({
       label: 'binnacle-manager',
       cmd: process.execPath,
+      // The manager's flags as the image gives them (src/self/image.ts).
       args: [...NODE_FLAGS, o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'manager', '--metrics-bind-address', '127.0.0.1:0', '--catalog-bind-address', '127.0.0.1:0', '--data-dir', o.manager.dataDir, ...(o.manager.args ?? [])],
       nodeOptions: o.nodeOptions,
     });

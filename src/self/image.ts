@@ -19,10 +19,10 @@ import { PassThrough } from 'node:stream';
 import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
 import { BinnacleError, InputError } from '../util/errors.js';
-import { HELM_OPERATOR_NODE_OPTIONS } from '../helm/bundle/operator.js';
+import { BINNACLE_IMAGE_ROOT, HELM_OPERATOR_COMMAND, HELM_OPERATOR_NODE_OPTIONS } from '../helm/bundle/operator.js';
 import { NATIVE_ENGINE_FILE } from '../helm/engine.js';
 
-export const IMAGE_ROOT = '/opt/binnacle';
+export const IMAGE_ROOT = BINNACLE_IMAGE_ROOT;
 
 /** operator-sdk's helm-operator image: its working directory and HOME, where projects copy watches.yaml and helm-charts/. */
 export const HELM_OPERATOR_HOME = '/opt/helm';
@@ -43,8 +43,9 @@ export interface RuntimeConfig {
 }
 
 /**
- * V8's flags for Binnacle's processes in the image, given to `node` itself (NODE_OPTIONS refuses V8
- * flags, and setting them once V8 runs is undefined behaviour). `--optimize-for-size` keeps V8's
+ * V8's flags for the manager in the image, given to `node` itself (NODE_OPTIONS refuses V8 flags,
+ * and setting them once V8 runs is undefined behaviour; `helm-operator run` has its own,
+ * HELM_OPERATOR_NODE_FLAGS). `--optimize-for-size` keeps V8's
  * heap nearer what is live: measured with bench/helm-operator.ts at 100 CRs, `helm-operator run`'s
  * Node process peaked ~15 MiB lower (about 127 against 142 MiB over four runs each), its converge
  * CPU within the runs' noise.
@@ -58,7 +59,7 @@ export function runtimeConfig(variant: SelfImageVariant, baseEnvironment: readon
   const program = ['node', ...NODE_FLAGS, `${IMAGE_ROOT}/bin/binnacle.js`];
   if (variant === 'manager') return { Entrypoint: program, Cmd: ['manager'], WorkingDir: IMAGE_ROOT, User: '65532:65532', Env: env };
   return {
-    Entrypoint: [...program, ...HELM_OPERATOR_RUN_ARGS],
+    Entrypoint: [...HELM_OPERATOR_COMMAND, ...HELM_OPERATOR_RUN_ARGS],
     // Empty, not the base's (node's is ["node"]): a Deployment's args are what follows the entry point.
     Cmd: [],
     WorkingDir: HELM_OPERATOR_HOME,

@@ -15,6 +15,26 @@ import type { KubeObject } from '../../kube/types.js';
 /** A 1 MiB young generation: 7 MiB less of the small heap a controller keeps (bench/helm-operator-memory.ts --node-options). */
 export const HELM_OPERATOR_NODE_OPTIONS = '--max-semi-space-size=1';
 
+/** Where Binnacle's image keeps itself; its CLI is `bin/binnacle.js` there (src/self/image.ts builds it). */
+export const BINNACLE_IMAGE_ROOT = '/opt/binnacle';
+
+/**
+ * V8's flags for a `helm-operator run` process, given to `node` itself (NODE_OPTIONS refuses V8
+ * flags; set once V8 runs they are undefined behaviour). `--no-opt` turns V8's optimizing compiler
+ * off: its compile zones, not the JavaScript heap, made most of the peak while many CRs reconcile.
+ * Measured with bench/helm-operator.ts (2026-11-27, Binnacle's whole process tree, one run each,
+ * with --optimize-for-size alone → with --no-opt too): loki-distributed at 1 CR 128 → 108 MiB and
+ * at 10 CRs 169 → 149 MiB, memcached at 100 CRs 140 → 123 MiB, its converge time and CPU within
+ * the runs' noise (the work is Helm's engine, JSON, gzip and TLS, none of it JavaScript V8
+ * optimizes). The baseline compiler stays, and with it WebAssembly (`--lite-mode` measured the
+ * same but is jitless: no WebAssembly, so no fallback engine). The manager keeps the optimizing
+ * compiler: its resolver and catalogs are JavaScript that does benefit.
+ */
+export const HELM_OPERATOR_NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-opt'];
+
+/** How Binnacle's image runs `helm-operator run`: node with the flags above, then the CLI. */
+export const HELM_OPERATOR_COMMAND: readonly string[] = ['node', ...HELM_OPERATOR_NODE_FLAGS, `${BINNACLE_IMAGE_ROOT}/bin/binnacle.js`];
+
 /** Where the ConfigMap is mounted in the operator's Pod. */
 export const MOUNT_PATH = '/opt/helm';
 export const WATCHES_KEY = 'watches.yaml';
@@ -95,7 +115,8 @@ export function operatorObjects(o: OperatorInput): OperatorObjects {
             {
               name: 'manager',
               image: o.image,
-              // The image's entry point runs the CLI (`node …/bin/binnacle.js`); binnacle is not on its PATH.
+              // binnacle is not on the image's PATH; node runs it with the helm-operator's V8 flags.
+              command: [...HELM_OPERATOR_COMMAND],
               args: ['helm-operator', 'run', '--watches', `${MOUNT_PATH}/${WATCHES_KEY}`, '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', String(ENGINE_THREADS)],
               env: [
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
