@@ -60,6 +60,8 @@ export class EngineProcess implements EngineSlot {
     private readonly binary: string,
     private readonly limits: CallLimits,
     private readonly idleExitMs: number,
+    /** GOGC for the process when the host sets none. */
+    private readonly goGC?: number,
   ) {}
 
   get busy(): boolean {
@@ -77,7 +79,8 @@ export class EngineProcess implements EngineSlot {
     }
     const args = ['--memory-limit', String(this.limits.memoryBytes), '--max-output', String(this.limits.maxOutputBytes)];
     // Go reads nothing else from the environment that matters to a render; the manager's own (its credentials among it) stays out.
-    const env: NodeJS.ProcessEnv = { HOME: homedir(), TMPDIR: tmpdir(), ...(process.env.GOGC === undefined ? {} : { GOGC: process.env.GOGC }) };
+    const goGC = process.env.GOGC ?? (this.goGC === undefined ? undefined : String(this.goGC));
+    const env: NodeJS.ProcessEnv = { HOME: homedir(), TMPDIR: tmpdir(), ...(goGC === undefined ? {} : { GOGC: goGC }) };
     const child = spawn(this.binary, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
     this.started++;
     this.child = child;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -307,6 +307,32 @@ describe('the native engine process killed under a render', () => {
       await rm(dir, { recursive: true, force: true });
     }
     assert.deepEqual(engineChildren(), [], 'close ends the process');
+  });
+
+  test("goGC is the process's GOGC, unless the host sets its own; none is given otherwise", { timeout: 60_000 }, async () => {
+    const gogcOf = async (goGC: number | undefined): Promise<string | undefined> => {
+      const engine = createHelmEngine(undefined, { engine: 'native', ...(goGC === undefined ? {} : { goGC }) });
+      try {
+        await engine.inspect(join(DATA, 'schema'));
+        const [pid] = engineChildren();
+        const environ = (await readFile(`/proc/${pid ?? 0}/environ`, 'utf8')).split('\0');
+        return environ.find((e) => e.startsWith('GOGC='));
+      } finally {
+        await engine.close();
+      }
+    };
+    const host = process.env.GOGC;
+    try {
+      delete process.env.GOGC;
+      assert.equal(await gogcOf(50), 'GOGC=50');
+      assert.equal(await gogcOf(undefined), undefined);
+      process.env.GOGC = '75';
+      assert.equal(await gogcOf(50), 'GOGC=75', "the host's own GOGC wins");
+    } finally {
+      if (host === undefined) delete process.env.GOGC;
+      else process.env.GOGC = host;
+    }
+    assert.throws(() => createHelmEngine(undefined, { engine: 'native', goGC: 0 }), /goGC must be at least 1/);
   });
 
   test('an idle process exits after idleExitMs, and the next render starts another', { timeout: 60_000 }, async () => {

@@ -151,6 +151,12 @@ export interface HelmEngineOptions {
    * starts another (a few milliseconds). WebAssembly threads stay.
    */
   idleExitMs?: number;
+  /**
+   * Go's GOGC for a native engine process (default Go's 100); the host's GOGC, when set, is taken
+   * instead. Lower collects sooner: `helm-operator run` gives 50, which measured (bench/helm-operator.ts,
+   * loki-distributed at 10 CRs) the engine's peak 30 → 22 MiB, its converge time within noise.
+   */
+  goGC?: number;
 }
 
 export type HelmEngineKind = 'wasm' | 'native';
@@ -215,6 +221,7 @@ class PooledHelmEngine implements HelmEngine {
   private readonly limits: CallLimits;
   private readonly optimizingCompiler: boolean;
   private readonly idleExitMs: number;
+  private readonly goGC: number | undefined;
   readonly kind: HelmEngineKind;
 
   constructor(
@@ -230,6 +237,7 @@ class PooledHelmEngine implements HelmEngine {
       recycleAboveBytes: positive('recycleAboveBytes', opts.recycleAboveBytes, DEFAULT_RECYCLE_ABOVE_BYTES),
     };
     this.idleExitMs = positive('idleExitMs', opts.idleExitMs, DEFAULT_IDLE_EXIT_MS);
+    this.goGC = opts.goGC === undefined ? undefined : positive('goGC', opts.goGC, 100);
     this.kind = helmEngineKind(dir, opts.engine);
   }
 
@@ -258,7 +266,7 @@ class PooledHelmEngine implements HelmEngine {
   private idleSlot(): EngineSlot | undefined {
     const idle = this.pool.find((t) => !t.busy);
     if (idle !== undefined || this.pool.length >= this.maxThreads) return idle;
-    const slot = this.kind === 'native' ? new EngineProcess(join(this.dir, NATIVE_ENGINE_FILE), this.limits, this.idleExitMs) : this.newThread();
+    const slot = this.kind === 'native' ? new EngineProcess(join(this.dir, NATIVE_ENGINE_FILE), this.limits, this.idleExitMs, this.goGC) : this.newThread();
     this.pool.push(slot);
     return slot;
   }
