@@ -74,8 +74,9 @@ export function isOwnWrite(oldObj: KubeObject, newObj: KubeObject): boolean {
 /** Did a dependent change in a way its release controls, by someone other than Binnacle? */
 export function isDependentChange(oldObj: KubeObject, newObj: KubeObject): boolean {
   if (oldObj.metadata.resourceVersion === newObj.metadata.resourceVersion) return false; // a resync
-  if (isOwnWrite(oldObj, newObj)) return false;
-  return desired(oldObj) !== desired(newObj);
+  // Status-only changes (the many of a rollout) stop here; only a change of what the chart controls is looked at for whose it was.
+  if (desired(oldObj) === desired(newObj)) return false;
+  return !isOwnWrite(oldObj, newObj);
 }
 
 /** The custom resource whose release holds `obj`, from Helm's release annotations. */

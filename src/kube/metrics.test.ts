@@ -57,7 +57,11 @@ test("the process metrics are Go's process collector's and Node's, under the pre
   collectProcessMetrics(registry, 'binnacle_process_');
   const text = await registry.metrics();
   for (const name of ['binnacle_process_process_cpu_seconds_total', 'binnacle_process_process_resident_memory_bytes', 'binnacle_process_nodejs_eventloop_lag_seconds']) assert.match(text, new RegExp(`^${name} `, 'm'), name);
-  // prom-client's 10 ms default would wake an idle operator a hundred times a second.
+  // prom-client's 10 ms default would wake an idle operator a hundred times a second. The
+  // histogram records the time between its samples: none shorter than the interval asked.
   assert.ok(EVENT_LOOP_SAMPLE_MS >= 100);
+  await new Promise((r) => setTimeout(r, EVENT_LOOP_SAMPLE_MS * 5));
+  const min = Number(/^binnacle_process_nodejs_eventloop_lag_min_seconds (\S+)$/m.exec(await registry.metrics())?.[1]);
+  assert.ok(min >= (EVENT_LOOP_SAMPLE_MS * 0.9) / 1000, `the shortest time between samples was ${min} s`);
   registry.clear();
 });
