@@ -26,14 +26,19 @@
  * removed after the operator stops, so their namespaces go; the next operator starts once they
  * are gone (it watches every namespace: CRs still being deleted would be its work).
  *
- * Where Binnacle's memory goes at 100 memcached CRs (measured 2026-11-27 with /proc/PID/smaps and a heap
- * snapshot at the end of the run): the Node process ~125-140 MiB, the native Helm engine (its child)
- * ~20 MiB. Of Node's: ~42 MiB is the node binary's own code resident (file-backed), ~61 MiB V8 heap
- * pages (244 of 256 KiB) for ~27 MiB live objects (15 MiB of it at idle: code, module sources, the
- * client), ~26 MiB malloc. V8 grows its heap during the burst of reconciles and gives it back when
- * idle (steady RSS after a minute is ~100 MiB). `--optimize-for-size` (the image's node flag) took
- * ~15 MiB off the peak; smaller semi-spaces, a lower heap-growing factor, GOGC=50 for the engine and
- * fewer concurrent reconciles (8 or 4) each moved it less than the runs' noise.
+ * Where Binnacle's memory goes (measured 2026-11-27 with /proc/PID/smaps sampled at the peak and heap
+ * snapshots taken there): the Node process ~100-115 MiB, the native Helm engine (its child) ~20-30 MiB.
+ * Of Node's: ~40 MiB is the node binary's own code resident (file-backed; a bare `node` has 34), V8
+ * heap pages ~50 MiB, ~17 MiB malloc. Node goes from ~70 MiB idle to ~100 MiB with one loki CR
+ * (the reconcile's modules loaded and compiled, once); what is above that scales with the
+ * reconciles in flight. Four changes took the peak down: `--optimize-for-size` (~15 MiB); no optimizing compiler in
+ * helm-operator run (`--no-opt`, src/helm/bundle/operator.ts: TurboFan's compile zones were most
+ * of the peak; loki-distributed at 10 CRs 169 → 149 MiB, memcached at 100 CRs 140 → 123 MiB);
+ * one shared chart object per distinct chart in release records and renders
+ * (src/apply/chart-intern.ts: at 10 loki CRs the heap held 80 copies of its 100 templates; 183-197
+ * → 169 MiB); and GOGC=50 for the engine of helm-operator run (the engine 30 → 22 MiB at 10 loki
+ * CRs). Smaller semi-spaces, a lower heap-growing factor and fewer concurrent reconciles (8 or 4)
+ * each moved it less than the runs' noise, or cost time at large N.
  *
  * Manager mode (`--mode manager`, or `--mode helm-operator,manager` for both): the chart, pushed
  * to the cluster's registry, is served as a kind by a HelmOperator inside `binnacle manager`

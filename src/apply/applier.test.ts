@@ -463,3 +463,39 @@ test('a CRD the API server has not Established yet (names pending) is retried, n
   assert.equal(refused.status, 'rolled-back', refused.message);
   assert.match(refused.message, /names not accepted: .*already in use/);
 });
+
+test('an upgrade leaves alone what it would apply as the deployed revision did and finds unchanged live: no dry run, no apply', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, cm('same'), cm('edited'), cm('shrinks'), dep('op')]));
+  // Someone edits one object the next revision applies as before: that one is drift, re-applied.
+  const edited = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'edited' });
+  assert.ok(edited !== undefined);
+  cluster.put({ ...edited, data: { a: 'changed by hand' } });
+  cluster.writes.length = 0;
+  cluster.requests.length = 0;
+  // `shrinks` loses a field: applying it (server-side apply) is how the field goes.
+  const shrunk: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'shrinks' }, data: {} };
+  const res = await applier.apply(req([ns, sa, cm('same'), cm('edited'), shrunk, dep('op', 'op:2')]));
+  assert.equal(res.status, 'deployed', res.message);
+  const writes = cluster.writes.filter((w) => w.startsWith('apply '));
+  assert.deepEqual(writes, ['apply ConfigMap ops/edited (force)', 'apply ConfigMap ops/shrinks (force)', 'apply Deployment ops/op (force)']);
+  assert.equal(cluster.requests.filter((r) => r.startsWith('dry-run')).length, 3, `dry runs: ${cluster.requests.join(', ')}`);
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'edited' })?.data, { a: '1' });
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'shrinks' })?.data, {});
+  // Left alone, still the release's: listed as applied, kept by the prune, healthy.
+  const names = res.applied.map((r) => `${r.kind}/${r.name}`);
+  for (const n of ['Namespace/ops', 'ServiceAccount/op', 'ConfigMap/same', 'Deployment/op']) assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+  assert.deepEqual(res.pruned, []);
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'same' }) !== undefined);
+});
+
+test('an object another field manager last applied is applied again, even as the deployed revision had it', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, cm('taken'), dep('op')]));
+  const live = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'taken' });
+  assert.ok(live !== undefined);
+  cluster.put({ ...live, metadata: { ...live.metadata, managedFields: [{ manager: 'kubectl', operation: 'Apply' }] } });
+  cluster.writes.length = 0;
+  await applier.apply(req([ns, cm('taken'), dep('op', 'op:2')]));
+  assert.ok(cluster.writes.includes('apply ConfigMap ops/taken (force)'), cluster.writes.join(', '));
+});

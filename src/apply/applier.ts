@@ -70,6 +70,8 @@ interface Rollout {
   takeOver: Set<string>;
   /** Live objects the API server refuses to change in place (force): deleted, then created. */
   replace: Set<string>;
+  /** Objects this revision applies as the deployed one did, live still as applied: nothing to apply. */
+  unchanged: Set<string>;
   waitForHealth: boolean;
   healthTimeoutMs: number;
   /** A chart release's content: its manifest is what is recorded, its hooks run around the apply. */
@@ -162,10 +164,12 @@ export class Applier {
     // Before the new objects' preflight: a kept revision checks what it re-applies, itself.
     const kept = await this.keepRevision(req, history, objects, chart, config);
     if (kept !== undefined) return kept;
-    const { takeOver, replace } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true);
-
     const latest = history.at(-1);
     const deployed = lastWith(history, ['deployed']);
+    const baseline = await this.baselineOf(deployed, req.release);
+    const same = await this.sameAsDeployed(objects, baseline, req);
+    const { takeOver, replace, unchanged } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true, { same });
+
     const version = (latest?.revision ?? 0) + 1;
     const upgrade = deployed !== undefined;
     const log = this.logger.child({ release: `${req.release.namespace}/${req.release.name}`, revision: version });
@@ -185,13 +189,14 @@ export class Applier {
         history,
         takeOver,
         replace,
+        unchanged,
         waitForHealth: req.waitForHealth ?? true,
         healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
         content: req.content,
         inputDigest: req.inputDigest,
         hookEvents: req.content === undefined || req.disableHooks === true ? undefined : upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' },
         drift: req.drift,
-        baseline: await this.baselineOf(deployed, req.release),
+        baseline,
       },
       log,
     );
@@ -399,6 +404,27 @@ export class Applier {
     return new Map(objects.map((o) => [identityOf(o), o]));
   }
 
+  /**
+   * The objects of this revision exactly as the deployed revision applied them (prepared the same
+   * way, ownership marks included; none with ignored drift fields): each costs the read preflight
+   * makes, and is applied only if that read finds it changed (preflight's `unchanged`). Helm's
+   * upgrade likewise patches only a non-empty three-way diff. Measured at 100 loki-distributed
+   * CRs, the server dry run and apply of unchanged objects were a quarter of the operator's
+   * requests. Nothing is the same when the deployed objects cannot be prepared (a kind gone).
+   */
+  private async sameAsDeployed(objects: readonly KubeObject[], baseline: Map<string, KubeObject>, req: ApplyRequest): Promise<Set<string>> {
+    if (baseline.size === 0) return new Set();
+    let before: KubeObject[];
+    try {
+      before = withOwnerReference(await this.prepare([...baseline.values()], req.owner, req.release), req);
+    } catch (err) {
+      if (err instanceof ApplyRefusedError) return new Set();
+      throw err;
+    }
+    const applied = new Map(before.map((o) => [identityOf(o), canonicalJson(o)]));
+    return new Set(objects.filter((o) => ignoredPointers(o, req.drift).length === 0 && applied.get(identityOf(o)) === canonicalJson(o)).map(identityOf));
+  }
+
   private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, how: { healthTimeoutMs: number; waitForHealth: boolean; force: boolean; drift?: DriftSpec | undefined }): Promise<ApplyResult> {
     const { healthTimeoutMs, waitForHealth, force } = how;
     const history = await this.store.history(release);
@@ -524,6 +550,7 @@ export class Applier {
     for (const batch of kindBatches(group.objects)) {
       const results = await Promise.allSettled(
         batch.map(async (obj) => {
+          if (r.unchanged.has(identityOf(obj))) return;
           if (r.replace.has(identityOf(obj))) await this.deleteForReplacement(obj, log);
           await this.client.apply(await this.intentOf(obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
         }),
@@ -679,9 +706,9 @@ export class Applier {
    * change is safe, and whether the API server accepts the object (server dry-run). Throws
    * with all problems; answers the identities to apply with force (ours, or adopted).
    */
-  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false, how: { repair?: boolean } = {}): Promise<Preflight> {
+  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false, how: { repair?: boolean; same?: Set<string> } = {}): Promise<Preflight> {
     const repair = how.repair === true;
-    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), terminating: [], live: new Map(), dryRun: !repair };
+    const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), unchanged: new Set<string>(), terminating: [], live: new Map(), dryRun: !repair };
     const { result, terminating } = found;
     // The release records live in the release namespace: it must exist or be part of the release.
     // A repair read its deployed record there: it exists.
@@ -690,8 +717,8 @@ export class Applier {
     // Objects are checked side by side (their reads and dry runs are independent), and their
     // findings gathered in the objects' order: one round trip or two, not two per object.
     const perObject = await mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
-      const mine: PreflightFindings = { result: new ValidationResult(result.subject), takeOver: new Set(), replace: new Set(), terminating: [], live: new Map(), dryRun: found.dryRun };
-      await this.preflightObject(obj, { owner, release, adopt, force }, mine);
+      const mine: PreflightFindings = { result: new ValidationResult(result.subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), terminating: [], live: new Map(), dryRun: found.dryRun };
+      await this.preflightObject(obj, { owner, release, adopt, force, same: how.same?.has(identityOf(obj)) === true }, mine);
       return mine;
     });
     if (await namespaceMissing) {
@@ -702,7 +729,7 @@ export class Applier {
     if (terminating.length > 0) {
       throw new BinnacleError('transient', 'OBJECT_TERMINATING', `release ${release.namespace}/${release.name}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
     }
-    return { takeOver: found.takeOver, replace: found.replace, live: found.live };
+    return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live };
   }
 
   /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
@@ -725,6 +752,11 @@ export class Applier {
     }
     if (live !== undefined && !claimLive(obj, live, o, found)) return;
     if (!found.dryRun) return;
+    // As the deployed revision applied it, and live still so: no dry run, and nothing to apply.
+    if (o.same && live !== undefined && isOwnedBy(live, o.owner, o.release) && appliedByBinnacle(live) && (await objectDrift({ find: () => Promise.resolve(live) }, obj)) === undefined) {
+      found.unchanged.add(identityOf(obj));
+      return;
+    }
     try {
       await this.client.apply(obj, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
     } catch (err) {
@@ -832,6 +864,8 @@ interface Preflight {
   takeOver: Set<string>;
   /** With force: live objects whose change the API server refuses as immutable, to delete and create. */
   replace: Set<string>;
+  /** Objects as the deployed revision applied them (`same`), live still matching and applied by Binnacle: left alone. */
+  unchanged: Set<string>;
   /** What each object's read found (undefined: it does not exist), by identity. */
   live: LiveObjects;
 }
@@ -845,6 +879,14 @@ interface PreflightOptions {
   release: ReleaseRef;
   adopt: boolean;
   force: boolean;
+  /** The object is as the deployed revision applied it (sameAsDeployed). */
+  same?: boolean;
+}
+
+/** Some Apply of Binnacle's own field manager holds fields of `live`: what it applied is its own, not adopted. */
+function appliedByBinnacle(live: KubeObject): boolean {
+  const entries = (live.metadata as { managedFields?: { manager?: string; operation?: string }[] }).managedFields ?? [];
+  return entries.some((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply');
 }
 
 /** What a preflight finds, object by object: the problems, and the objects that are going away. */
@@ -875,6 +917,7 @@ function mergeFindings(into: PreflightFindings, from: PreflightFindings): void {
   into.result.children.push(...from.result.children);
   for (const id of from.takeOver) into.takeOver.add(id);
   for (const id of from.replace) into.replace.add(id);
+  for (const id of from.unchanged) into.unchanged.add(id);
   into.terminating.push(...from.terminating);
   for (const [id, live] of from.live) into.live.set(id, live);
 }

@@ -5,7 +5,7 @@
  */
 import { KubeApiError } from '../kube/errors.js';
 import { describeRef, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from '../kube/types.js';
-import type { ApplyOptions, DeleteOptions, ResourceInfo } from '../kube/client.js';
+import { FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type ResourceInfo } from '../kube/client.js';
 import type { ApplierClient } from './applier.js';
 
 const CLUSTER_SCOPED = new Set(['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService']);
@@ -94,7 +94,9 @@ export class FakeCluster {
         this.applied.push({ obj: structuredClone(obj), ...(opts.fieldManager === undefined ? {} : { fieldManager: opts.fieldManager }) });
         // Another field manager's (partial) apply is merged into the object; the applier's own replaces it.
         const whole = opts.fieldManager !== undefined && existing !== undefined ? (merged(existing, obj) as KubeObject) : obj;
-        const stored = withStatus({ ...whole, metadata: { ...whole.metadata, resourceVersion: String(this.rv++) } });
+        // As the API server records it: the field manager that applied (the fake keeps the last one).
+        const managedFields = [{ manager: opts.fieldManager ?? FIELD_MANAGER, operation: 'Apply' }];
+        const stored = withStatus({ ...whole, metadata: { ...whole.metadata, resourceVersion: String(this.rv++), managedFields } });
         this.put(stored);
         return stored;
       },
