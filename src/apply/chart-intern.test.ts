@@ -80,4 +80,6 @@ test("helm's own record decodes as JSON.parse reads it, chart and all", () => {
   const whole = JSON.parse(gunzipSync(Buffer.from(encoded, 'base64')).toString('utf8')) as unknown;
   assert.deepEqual(decodeRelease(encoded), whole);
   assert.throws(() => decodeRelease(Buffer.from('{"name":"x","chart":{"a":1},"version":').toString('base64')), /not a Helm release record/);
+  const twice = '{"name":"x","chart":{"first":1},"version":1,"chart":{"last":2}}';
+  assert.deepEqual(decodeRelease(Buffer.from(twice).toString('base64')), JSON.parse(twice), 'a repeated chart member: the last one, as JSON.parse reads it');
 });

@@ -81,7 +81,8 @@ export function decodeRelease(encoded: string, where = 'release'): unknown {
     const span = jsonMemberSpan(json, 'chart');
     if (span === undefined || json.charCodeAt(span[0]) !== 0x7b) return JSON.parse(json) as unknown;
     const rel = JSON.parse(`${json.slice(0, span[0])}null${json.slice(span[1])}`) as Record<string, unknown>;
-    rel.chart = chartFromJson(json.slice(span[0], span[1]));
+    // A record naming `chart` twice keeps the last, as JSON.parse and Go's decoder do.
+    if (rel.chart === null) rel.chart = chartFromJson(json.slice(span[0], span[1]));
     return rel;
   } catch (err) {
     throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: not a Helm release record: ${errorMessage(err)}`, { cause: err });
