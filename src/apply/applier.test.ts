@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { Applier } from './applier.js';
@@ -378,6 +378,50 @@ test('a repair reads each object once, puts none to a dry run, and applies only 
   assert.deepEqual(cluster.writes, ['apply Deployment ops/op (force)']);
   assert.equal(cluster.requests.filter((r) => r.startsWith('dry-run')).length, 0);
   assert.deepEqual((cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' })?.spec as { replicas: number }).replicas, 1);
+});
+
+test('a repair judges from what a watch holds: no read of a watched object, a read of one it lacks, drift in the watched copy applied', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1' }));
+  const history = await applier.history(release);
+  // The watch holds the Deployment and the ServiceAccount as they are live; not the Namespace.
+  const held = new Map<string, KubeObject>();
+  for (const ref of [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }, { apiVersion: 'v1', kind: 'ServiceAccount', namespace: 'ops', name: 'op' }]) {
+    const live = cluster.get(ref);
+    assert.ok(live !== undefined);
+    held.set(cluster.key(ref), structuredClone(live));
+  }
+  const watched = (ref: ObjectRef): KubeObject | undefined => held.get(cluster.key(ref));
+  cluster.requests.length = 0;
+  cluster.writes.length = 0;
+  const same = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false, watched }));
+  assert.deepEqual([same.status, same.revision], ['deployed', 1], same.message);
+  assert.deepEqual(cluster.requests.filter((r) => !r.startsWith('list')), ['get Namespace'], 'only the object the watch lacks is read');
+  assert.deepEqual(cluster.writes, []);
+  // The watch saw a hand edit: repaired, written as ever (the read it saved is the only difference).
+  const depKey = cluster.key({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' });
+  const edited = held.get(depKey);
+  assert.ok(edited !== undefined);
+  held.set(depKey, { ...edited, spec: { replicas: 5 } });
+  cluster.requests.length = 0;
+  const repaired = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false, watched }));
+  assert.equal(repaired.status, 'deployed', repaired.message);
+  assert.deepEqual(cluster.writes, ['apply Deployment ops/op (force)']);
+  assert.deepEqual(cluster.requests.filter((r) => r.startsWith('get')), ['get Namespace']);
+});
+
+test("an upgrade reads what it changes even when a watch holds it; what it applies as before is judged from the watch", async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, cm('same'), dep('op')]));
+  const watched = (ref: ObjectRef): KubeObject | undefined => structuredClone(cluster.get(ref));
+  cluster.requests.length = 0;
+  cluster.writes.length = 0;
+  // Without waiting for health: the health probe reads every object, watched or not.
+  const res = await applier.apply(req([ns, cm('same'), dep('op', 'op:2')], { watched, waitForHealth: false }));
+  assert.equal(res.status, 'deployed', res.message);
+  const reads = cluster.requests.filter((r) => r.startsWith('get') && r !== 'get Secret');
+  assert.deepEqual(reads, ['get Deployment'], 'the changed Deployment is read; the ConfigMap and Namespace applied as before are judged from the watch');
+  assert.deepEqual(cluster.writes.filter((w) => w.startsWith('apply ')), ['apply Deployment ops/op (force)']);
 });
 
 test("a new revision's preflight reads and dry-runs the objects side by side, and reports their problems in the objects' order", async () => {

@@ -168,7 +168,7 @@ export class Applier {
     const deployed = lastWith(history, ['deployed']);
     const baseline = await this.baselineOf(deployed, req.release);
     const same = await this.sameAsDeployed(objects, baseline, req);
-    const { takeOver, replace, unchanged } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true, { same });
+    const { takeOver, replace, unchanged } = await this.preflight(objects, req.owner, req.release, req.adopt === true, req.force === true, { same, watched: req.watched });
 
     const version = (latest?.revision ?? 0) + 1;
     const upgrade = deployed !== undefined;
@@ -218,7 +218,7 @@ export class Applier {
       // No server dry run: a repair changes nothing the real apply would not refuse the same way,
       // and a refused repair fails nothing (the revision stays deployed). The objects read here
       // are the ones drift is judged against.
-      const checked = await this.preflight(stored.objects, req.owner, req.release, req.adopt === true, false, { repair: true });
+      const checked = await this.preflight(stored.objects, req.owner, req.release, req.adopt === true, false, { repair: true, watched: req.watched });
       const repaired = await this.repair(req, rev, stored.objects, checked.takeOver, checked.live);
       return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
     };
@@ -239,7 +239,7 @@ export class Applier {
       };
     }
     if (latest !== undefined && latest.status === 'deployed' && req.inputDigest === undefined && isSameRevision(latest, objects, chart, config)) {
-      const checked = await this.preflight(objects, req.owner, req.release, req.adopt === true, false, { repair: true });
+      const checked = await this.preflight(objects, req.owner, req.release, req.adopt === true, false, { repair: true, watched: req.watched });
       return this.repair(req, latest, objects, checked.takeOver, checked.live);
     }
     return undefined;
@@ -706,7 +706,14 @@ export class Applier {
    * change is safe, and whether the API server accepts the object (server dry-run). Throws
    * with all problems; answers the identities to apply with force (ours, or adopted).
    */
-  private async preflight(objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, adopt: boolean, force = false, how: { repair?: boolean; same?: Set<string> } = {}): Promise<Preflight> {
+  private async preflight(
+    objects: readonly KubeObject[],
+    owner: Owner,
+    release: ReleaseRef,
+    adopt: boolean,
+    force = false,
+    how: { repair?: boolean; same?: Set<string>; watched?: ApplyRequest['watched'] } = {},
+  ): Promise<Preflight> {
     const repair = how.repair === true;
     const found: PreflightFindings = { result: new ValidationResult(`release ${release.namespace}/${release.name}`), takeOver: new Set<string>(), replace: new Set<string>(), unchanged: new Set<string>(), terminating: [], live: new Map(), dryRun: !repair };
     const { result, terminating } = found;
@@ -718,7 +725,11 @@ export class Applier {
     // findings gathered in the objects' order: one round trip or two, not two per object.
     const perObject = await mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
       const mine: PreflightFindings = { result: new ValidationResult(result.subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), terminating: [], live: new Map(), dryRun: found.dryRun };
-      await this.preflightObject(obj, { owner, release, adopt, force, same: how.same?.has(identityOf(obj)) === true }, mine);
+      const same = how.same?.has(identityOf(obj)) === true;
+      // What a watch holds stands in for the read only where nothing new is to be written: a
+      // repair, or an object as the deployed revision applied it. A new or changed object is read.
+      const watched = repair || same ? how.watched : undefined;
+      await this.preflightObject(obj, { owner, release, adopt, force, same, ...(watched === undefined ? {} : { watched }) }, mine);
       return mine;
     });
     if (await namespaceMissing) {
@@ -738,7 +749,7 @@ export class Applier {
     const what = describeRef(ref);
     let live: KubeObject | undefined;
     try {
-      live = await this.findQuiet(ref);
+      live = o.watched?.(ref) ?? (await this.findQuiet(ref));
     } catch (err) {
       found.result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
       return;
@@ -881,6 +892,8 @@ interface PreflightOptions {
   force: boolean;
   /** The object is as the deployed revision applied it (sameAsDeployed). */
   same?: boolean;
+  /** Where the object is looked up before it is read (ApplyRequest.watched). */
+  watched?: (ref: ObjectRef) => KubeObject | undefined;
 }
 
 /** Some Apply of Binnacle's own field manager holds fields of `live`: what it applied is its own, not adopted. */

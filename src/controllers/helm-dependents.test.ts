@@ -1,7 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
-import { isDependentChange, isOwnWrite, releaseKeyOf } from './helm-dependents.js';
+import { DependentWatches, isDependentChange, isOwnWrite, releaseKeyOf } from './helm-dependents.js';
 
 const dep = (rv: string, extra: Partial<KubeObject> & { status?: unknown; spec?: unknown } = {}): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -50,4 +52,37 @@ test("Binnacle's own writes (an upgrade's patch) do not re-queue; anyone else's 
   const controller = at('2', 1, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:01:00Z', 'Update')]);
   controller.metadata.annotations = { ...controller.metadata.annotations, 'deployment.kubernetes.io/revision': '2' };
   assert.equal(isDependentChange(before, controller), true, "another controller's write still re-queues");
+});
+
+test("a release's object as the dependent watches hold it: only once its kind's informer has listed, by kind, scope, namespace and name", async () => {
+  const listed: { apiVersion: string; kind: string; labelSelector?: string }[] = [];
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((r) => (release = r));
+  const client = {
+    list: async (apiVersion: string, kind: string, opts: { labelSelector?: string }) => {
+      listed.push({ apiVersion, kind, ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }) });
+      await gate;
+      return { items: kind === 'Deployment' ? [dep('3')] : [], metadata: { resourceVersion: '3' } };
+    },
+    watch: async function* (_a: string, _k: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
+      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+      yield* [];
+    },
+  } as unknown as KubeClient;
+  const stop = new AbortController();
+  const watches = new DependentWatches({ client, logger: pino({ level: 'silent' }), ownerKind: 'Memcached', enqueue: () => undefined, signal: stop.signal });
+  const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'd' };
+  assert.equal(watches.cached(ref), undefined, 'no informer of the kind yet');
+  watches.observe([ref, { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' }]);
+  assert.equal(watches.cached(ref), undefined, 'not listed yet: the caller reads it');
+  release();
+  for (let i = 0; i < 100 && watches.cached(ref) === undefined; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(watches.cached(ref)?.metadata.resourceVersion, '3');
+  assert.deepEqual(listed.map((l) => l.labelSelector), ['binnacle.dev/owner-kind=Memcached', 'binnacle.dev/owner-kind=Memcached'], 'filtered by the owner-kind label');
+  assert.equal(watches.cached({ ...ref, name: 'other' }), undefined, 'another name');
+  assert.equal(watches.cached({ ...ref, namespace: 'elsewhere' }), undefined, 'another namespace');
+  assert.equal(watches.cached({ ...ref, apiVersion: 'apps/v1beta1' }), undefined, 'another version of the kind has no informer');
+  assert.equal(watches.cached({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' }), undefined, 'listed, but not there (or not labelled)');
+  stop.abort();
+  await watches.stopped();
 });

@@ -88,6 +88,15 @@ export function releaseKeyOf(obj: KubeObject): string | undefined {
   return objectKey({ name, namespace });
 }
 
+function isNamespaced(ref: ObjectRef): boolean {
+  return ref.namespace !== undefined && ref.namespace !== '';
+}
+
+/** One informer per kind and scope. */
+function informerKey(ref: ObjectRef): string {
+  return `${ref.apiVersion}|${ref.kind}|${isNamespaced(ref) ? 'ns' : 'cluster'}`;
+}
+
 export class DependentWatches {
   private readonly informers = new Map<string, { informer: Informer; done: Promise<void> }>();
 
@@ -96,8 +105,8 @@ export class DependentWatches {
   /** Watch the kinds of `refs` (the objects a release applied), starting informers for new ones. */
   observe(refs: readonly ObjectRef[]): void {
     for (const ref of refs) {
-      const namespaced = ref.namespace !== undefined && ref.namespace !== '';
-      const key = `${ref.apiVersion}|${ref.kind}|${namespaced ? 'ns' : 'cluster'}`;
+      const namespaced = isNamespaced(ref);
+      const key = informerKey(ref);
       if (this.informers.has(key) || this.o.signal.aborted) continue;
       const informer = new Informer(this.o.client, ref.apiVersion, ref.kind, {
         logger: this.o.logger,
@@ -116,6 +125,17 @@ export class DependentWatches {
       });
       this.informers.set(key, { informer, done: informer.run(this.o.signal) });
     }
+  }
+
+  /**
+   * `ref` as its kind's informer holds it, once that informer has listed (the release's
+   * `ApplyRequest.watched`); undefined when no informer of its kind has, or it holds no such
+   * object (not labelled as this kind's, or not there): the caller reads it instead.
+   */
+  cached(ref: ObjectRef): KubeObject | undefined {
+    const watch = this.informers.get(informerKey(ref));
+    if (watch === undefined || !watch.informer.hasSynced) return undefined;
+    return watch.informer.current(objectKey(ref));
   }
 
   /** The kinds watched, as `apiVersion kind`. */

@@ -92,6 +92,8 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
       onApplied: (refs) => dependents?.observe(refs),
       // A version too deep to read is not current: the reconciler reads it live and says why.
       cached: (namespace, name) => informer.current(objectKey({ namespace, name })),
+      // A resync judges drift from what the dependent watches hold instead of reading every object.
+      watched: (ref) => dependents?.cached(ref),
     }),
     ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
   }).watch(informer, undefined, helmCrChanged);

@@ -155,6 +155,8 @@ export interface HelmReleaseReconcilerOptions {
    * of a GET per reconcile; undefined when the cache has none, and the reconcile GETs it.
    */
   cached?: (namespace: string | undefined, name: string) => KubeObject | undefined;
+  /** A release object as the dependent watches hold it (`ApplyRequest.watched`). */
+  watched?: (ref: ObjectRef) => KubeObject | undefined;
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
@@ -621,6 +623,7 @@ export class HelmReleaseReconciler implements Reconciler {
         ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
         // Read in the Chart step: the applier does not list the release's Secrets again.
         ...(s.history === undefined ? {} : { history: s.history }),
+        ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
         // its objects are applied; a rollout is the workloads' own status to report, and waiting
