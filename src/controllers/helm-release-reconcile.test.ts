@@ -19,7 +19,7 @@ import { failureAction } from '../kube/controller.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { ValidationResult } from '../util/errors.js';
-import { annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
+import { ACCOUNT_FOUND_TTL_MS, annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind, type ReleaseApplier } from './helm-release.js';
 import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
@@ -263,6 +263,21 @@ describe('Helm release reconciler, step by step with fakes', () => {
     await reconciler.reconcile(req, ctx);
     await reconciler.reconcile(req, ctx);
     assert.equal(kube.statusWrites.length, 1);
+  });
+
+  test('a ServiceAccount found is taken to exist for ACCOUNT_FOUND_TTL_MS, then looked for again; one not found is looked for each time', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
+    const { kube, reconciler } = setup();
+    const accountReads = (): number => kube.reads.filter((r) => r.ref === 'ServiceAccount/team-a/releaser').length;
+    await reconciler.reconcile(req, ctx);
+    await reconciler.reconcile(req, ctx);
+    assert.equal(accountReads(), 1, 'the second reconcile did not ask');
+    kube.objects.delete('ServiceAccount/team-a/releaser');
+    t.mock.timers.tick(ACCOUNT_FOUND_TTL_MS);
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { failed: true }, 'deleted: noticed once the time is up');
+    assert.equal(condition(kube, 'Irreconcilable')?.reason, 'ServiceAccountNotFound');
+    await reconciler.reconcile(req, ctx);
+    assert.equal(accountReads(), 3, 'not found is not remembered');
   });
 
   test('a missing ServiceAccount is Irreconcilable, named; nothing is rendered or applied, and the CR backs off', async () => {

@@ -160,6 +160,14 @@ export interface HelmReleaseReconcilerOptions {
 }
 
 const DEFAULT_RECONCILE_PERIOD_MS = 60_000;
+/**
+ * How long a release identity's ServiceAccount, once found, is taken to exist. Its existence is
+ * the namespace admin's say that releases may act as it (RBAC alone would let them act as a name
+ * no account has); a deleted account stops its releases within this time.
+ */
+export const ACCOUNT_FOUND_TTL_MS = 30_000;
+/** The identities remembered at once (one per namespace with namespaceServiceAccount). */
+const MAX_ACCOUNTS_FOUND = 10_000;
 /** No CR may make its release spin, whatever floor its kind sets. */
 export const HARD_MIN_RECONCILE_PERIOD_MS = 1000;
 
@@ -317,6 +325,8 @@ export class HelmReleaseReconciler implements Reconciler {
    */
   private readonly schemas: OpenApiSchemas;
   private readonly ports: HelmReleasePorts;
+  /** When each release identity's ServiceAccount was last found, by `namespace/name` (identity step). */
+  private readonly accountsFound = new Map<string, number>();
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
     this.schemas = OpenApiSchemas.shared(o.client);
@@ -493,7 +503,7 @@ export class HelmReleaseReconciler implements Reconciler {
   async identity(s: State): Promise<StepOutcome> {
     const sa = serviceAccountOf(this.o.kind.identity, s.release.namespace);
     if (sa === undefined) return CONTINUE;
-    if ((await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) !== undefined) return CONTINUE;
+    if (await this.accountExists(sa)) return CONTINUE;
     s.conditions.set(
       'Irreconcilable',
       true,
@@ -501,6 +511,26 @@ export class HelmReleaseReconciler implements Reconciler {
       `ServiceAccount ${sa.namespace}/${sa.name} does not exist: this kind's releases are installed as it (its HelmOperator's spec.serviceAccount); create it and grant it what the chart needs in namespace ${s.release.namespace}`,
     );
     return stop({ failed: true });
+  }
+
+  /**
+   * Whether the ServiceAccount exists, as found within the last ACCOUNT_FOUND_TTL_MS: the releases
+   * of one identity (a HelmOperator's fixed account, or one per namespace) ask on every
+   * reconcile, and a GET each was one request in ten at 1,000 CRs. Not found is never kept.
+   */
+  private async accountExists(sa: { namespace: string; name: string }): Promise<boolean> {
+    const key = `${sa.namespace}/${sa.name}`;
+    const now = Date.now();
+    const at = this.accountsFound.get(key);
+    if (at !== undefined && now - at < ACCOUNT_FOUND_TTL_MS) return true;
+    this.accountsFound.delete(key);
+    if ((await this.o.client.find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: sa.namespace, name: sa.name })) === undefined) return false;
+    if (this.accountsFound.size >= MAX_ACCOUNTS_FOUND) {
+      for (const [k, t] of this.accountsFound) if (now - t >= ACCOUNT_FOUND_TTL_MS) this.accountsFound.delete(k);
+      if (this.accountsFound.size >= MAX_ACCOUNTS_FOUND) this.accountsFound.clear();
+    }
+    this.accountsFound.set(key, now);
+    return true;
   }
 
   async chart(s: State): Promise<StepOutcome> {

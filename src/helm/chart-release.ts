@@ -69,20 +69,12 @@ export function findChart(dir: string): string {
 interface Capabilities {
   kubeVersion: string;
   apiVersions: string[];
-  at: number;
 }
 
-const CAPABILITIES_TTL_MS = 30_000;
-const capabilityCache = new WeakMap<object, Capabilities>();
-
-/** The cluster's `.Capabilities`, cached briefly per client (a render asks for them each time). */
+/** The cluster's `.Capabilities` (the client keeps them briefly: a render asks for them each time). */
 async function capabilitiesOf(client: NonNullable<ChartReleaseInput['client']>): Promise<Capabilities> {
-  const cached = capabilityCache.get(client);
-  if (cached !== undefined && Date.now() - cached.at < CAPABILITIES_TTL_MS) return cached;
   const [kubeVersion, apiVersions] = await Promise.all([client.serverVersion(), client.apiVersionSet()]);
-  const caps = { kubeVersion, apiVersions, at: Date.now() };
-  capabilityCache.set(client, caps);
-  return caps;
+  return { kubeVersion, apiVersions };
 }
 
 export function inputDigestOf(parts: Record<string, unknown>): string {
