@@ -158,7 +158,7 @@ interface Setup {
 }
 
 /** `realRender`: the default render and input-digest ports (src/render's one render function, Helm's engine). */
-function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; realRender?: boolean; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number; cached?: (namespace: string | undefined, name: string) => KubeObject | undefined } = {}): Setup {
+function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Partial<KubeObject> & { spec?: Record<string, unknown> }; render?: (input: ChartReleaseInput) => Promise<ChartRelease>; realRender?: boolean; serviceAccount?: boolean; env?: Record<string, string>; healthTimeoutMs?: number; cached?: (namespace: string | undefined, name: string) => KubeObject | undefined; watched?: (ref: ObjectRef) => KubeObject | undefined } = {}): Setup {
   const kube = new FakeKube();
   kube.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
   if (opts.serviceAccount !== false) kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
@@ -184,6 +184,7 @@ function setup(opts: { kind?: Partial<HelmKind>; unconfined?: boolean; cr?: Part
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: opts.healthTimeoutMs }),
     ...(opts.cached === undefined ? {} : { cached: opts.cached }),
+    ...(opts.watched === undefined ? {} : { watched: opts.watched }),
     ports: {
       ...(opts.realRender === true
         ? {}
@@ -256,6 +257,16 @@ describe('Helm release reconciler, step by step with fakes', () => {
     const missing = setup({ cached: () => undefined });
     await missing.reconciler.reconcile(req, ctx);
     assert.deepEqual(missing.kube.reads.filter((r) => r.ref.startsWith('Pushgateway/')).map((r) => r.ref), ['Pushgateway/team-a/pg']);
+  });
+
+  test("the release's objects as the dependent watches hold them go with the apply, so a resync judges from them", async () => {
+    const watched = (): KubeObject | undefined => undefined;
+    const { appliers, reconciler } = setup({ watched });
+    await reconciler.reconcile(req, ctx);
+    assert.equal(appliers[0]?.applied[0]?.req.watched, watched);
+    const without = setup();
+    await without.reconciler.reconcile(req, ctx);
+    assert.equal(without.appliers[0]?.applied[0]?.req.watched, undefined, 'no dependent watches (watchDependentResources: false): every object is read');
   });
 
   test('an unchanged status is not written again', async () => {
