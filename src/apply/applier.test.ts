@@ -6,6 +6,7 @@ import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { Applier } from './applier.js';
 import { ApplyRefusedError } from './errors.js';
+import { releaseSecret, revisionFromSecret } from './release.js';
 import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster } from './fake-client.test-helper.js';
 import type { ApplyRequest } from './types.js';
@@ -422,6 +423,44 @@ test("an upgrade reads what it changes even when a watch holds it; what it appli
   const reads = cluster.requests.filter((r) => r.startsWith('get') && r !== 'get Secret');
   assert.deepEqual(reads, ['get Deployment'], 'the changed Deployment is read; the ConfigMap and Namespace applied as before are judged from the watch');
   assert.deepEqual(cluster.writes.filter((w) => w.startsWith('apply ')), ['apply Deployment ops/op (force)']);
+});
+
+test("a record rewritten to hold what the release may not is refused when a repair or a rollback would apply it: nothing is written", async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, cm('a')], { inputDigest: 'd1' }));
+  const outside = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config\n  namespace: kube-system\n';
+  // The release records are Secrets in the release's namespace: whoever may write Secrets there can rewrite them.
+  const forged = (await applier.history(release)).map((r) => ({ ...r, manifest: r.manifest + outside }));
+  const confine = (objects: readonly KubeObject[]): Promise<string[]> =>
+    Promise.resolve(objects.filter((o) => o.metadata.namespace === 'kube-system').map((o) => `${o.kind} kube-system/${o.metadata.name ?? ''} is in namespace kube-system`));
+  cluster.writes.length = 0;
+  await assert.rejects(applier.apply(req([ns, cm('a')], { inputDigest: 'd1', history: forged, confine })), (err: unknown) => {
+    assert.ok(err instanceof ApplyRefusedError);
+    assert.match(err.message, /revision 1 as recorded: ConfigMap kube-system\/cluster-config is in namespace kube-system/);
+    return true;
+  });
+  assert.deepEqual(cluster.writes, []);
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'cluster-config' }), undefined);
+  // Without the check (an unconfined caller), the same record is re-applied as it says: the check is what refuses it.
+  await applier.apply(req([ns, cm('a')], { inputDigest: 'd1', history: forged }));
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'cluster-config' }) !== undefined);
+});
+
+test('an upgrade that fails is not rolled back to a recorded revision holding what the release may not', async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, cm('a')], { inputDigest: 'd1' }));
+  const record = cluster.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'ops', name: 'sh.helm.release.v1.op.v1' });
+  assert.ok(record !== undefined);
+  const { revision, owner: _owner, ...rev } = revisionFromSecret(record);
+  // Rewritten in place, as the release store reads it back for the rollback.
+  const outside = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config\n  namespace: kube-system\n';
+  cluster.put(releaseSecret({ ...rev, version: revision, manifest: rev.manifest + outside }, owner, new Date(), 'modified'));
+  const confine = (objects: readonly KubeObject[]): Promise<string[]> => Promise.resolve(objects.filter((o) => o.metadata.namespace === 'kube-system').map(() => 'in namespace kube-system'));
+  cluster.unhealthyNames.add('broken');
+  const res = await applier.apply(req([ns, cm('a'), dep('broken')], { inputDigest: 'd2', confine, healthTimeoutMs: 50 }));
+  assert.equal(res.status, 'failed', res.message);
+  assert.match(res.message, /rollback failed: .*revision 1 as recorded: in namespace kube-system/s);
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'cluster-config' }), undefined);
 });
 
 test("a new revision's preflight reads and dry-runs the objects side by side, and reports their problems in the objects' order", async () => {

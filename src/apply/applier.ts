@@ -28,7 +28,7 @@ import { helmTime, parseManifest, toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import { validateRequest } from './request.js';
 import { mapLimit } from '../util/map-limit.js';
-import type { ApplyRequest, ApplyResult, ChartInfo, DriftReport, HealthReport, ObjectDrift, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
+import type { ApplyRequest, ApplyResult, ChartInfo, ConfineCheck, DriftReport, HealthReport, ObjectDrift, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** The narrow slice of the Kubernetes client the applier uses. */
 import type { ApplierClient } from './types.js';
@@ -215,6 +215,7 @@ export class Applier {
     /** The recorded objects of `rev`, re-applied. */
     const reapply = async (rev: ReleaseRevision): Promise<ApplyResult> => {
       const stored = await this.storedObjects(rev, req);
+      await this.assertConfined(stored.objects, req.confine, req.release, `revision ${rev.revision}`);
       // No server dry run: a repair changes nothing the real apply would not refuse the same way,
       // and a refused repair fails nothing (the revision stays deployed). The objects read here
       // are the ones drift is judged against.
@@ -257,7 +258,7 @@ export class Applier {
       return { revision: version, status: 'failed', ...pick(outcome) };
     }
     log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
-    const back = await this.rollbackTo(req.release, deployed, { healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift }).catch((err: unknown) => {
+    const back = await this.rollbackTo(req.release, deployed, { healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift, confine: req.confine }).catch((err: unknown) => {
       // The rollback must wait (an object of the release still being deleted, e.g. one replaced
       // by force and held by a finalizer): retried with backoff, saying why the upgrade failed.
       if (err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING') {
@@ -299,12 +300,21 @@ export class Applier {
    * release records. As OLM v1 does on ClusterExtension deletion (a Helm uninstall of the
    * rendered bundle), CRDs are deleted too, and with them their custom resources.
    */
-  async uninstall(opts: { owner: Owner; release: ReleaseRef; disableHooks?: boolean; hookTimeoutMs?: number }): Promise<{ deleted: ObjectRef[] }> {
+  async uninstall(opts: { owner: Owner; release: ReleaseRef; disableHooks?: boolean; hookTimeoutMs?: number; confine?: ConfineCheck }): Promise<{ deleted: ObjectRef[] }> {
     const history = await this.store.history(opts.release);
     if (history.length === 0) return { deleted: [] };
     assertReleaseOwner(history, opts.owner, opts.release);
     const objects = dedupe(await this.withNamespaces(this.previousObjects(history), opts.release.namespace));
-    const hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
+    let hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
+    if (hooks.length > 0 && opts.confine !== undefined) {
+      // Recorded hooks are as trusted as the record (ApplyRequest.confine): out of scope, none runs; the uninstall goes on.
+      const where = `release ${opts.release.namespace}/${opts.release.name}`;
+      const problems = await opts.confine(hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)));
+      if (problems.length > 0) {
+        this.logger.warn({ release: `${opts.release.namespace}/${opts.release.name}`, problems }, 'the recorded delete hooks hold what the release may not; running none');
+        hooks = [];
+      }
+    }
     const hookOpts = { client: this.client, owner: opts.owner, release: opts.release, logger: this.logger, timeoutMs: opts.hookTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS, pollIntervalMs: Math.min(this.pollIntervalMs, 500) };
     const pre = await runHooks(hooks, 'pre-delete', hookOpts);
     if (!pre.ok) throw new BinnacleError('terminal', 'HOOK_FAILED', `uninstall of release ${opts.release.namespace}/${opts.release.name}: ${pre.message}`);
@@ -425,7 +435,7 @@ export class Applier {
     return new Set(objects.filter((o) => ignoredPointers(o, req.drift).length === 0 && applied.get(identityOf(o)) === canonicalJson(o)).map(identityOf));
   }
 
-  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, how: { healthTimeoutMs: number; waitForHealth: boolean; force: boolean; drift?: DriftSpec | undefined }): Promise<ApplyResult> {
+  private async rollbackTo(release: ReleaseRef, target: ReleaseRevision, how: { healthTimeoutMs: number; waitForHealth: boolean; force: boolean; drift?: DriftSpec | undefined; confine?: ConfineCheck | undefined }): Promise<ApplyResult> {
     const { healthTimeoutMs, waitForHealth, force } = how;
     const history = await this.store.history(release);
     const owner = target.owner ?? history.at(-1)?.owner;
@@ -436,6 +446,8 @@ export class Applier {
     try {
       // A chart release's manifest is Helm's: namespaces and ownership marks are added here.
       objects = await this.prepare(parseManifest(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release);
+      const hooks = (target.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `release ${release.namespace}/${release.name} revision ${target.revision} hook ${h.name}`));
+      await this.assertConfined([...objects, ...hooks], how.confine, release, `revision ${target.revision}`);
       checked = await this.preflight(objects, owner, release, false, force);
     } catch (err) {
       if (!(err instanceof ApplyRefusedError)) throw err;
@@ -811,6 +823,16 @@ export class Applier {
     const deployed = lastWith(history, ['deployed']);
     if (deployed !== undefined) revs.add(deployed);
     return [...revs].flatMap((r) => parseManifest(r.manifest, `release ${r.namespace}/${r.name} revision ${r.revision}`));
+  }
+
+  /** Refuses (ApplyRefusedError) to apply a recorded revision holding what the release may not (ApplyRequest.confine). */
+  private async assertConfined(objects: readonly KubeObject[], confine: ConfineCheck | undefined, release: ReleaseRef, what: string): Promise<void> {
+    if (confine === undefined) return;
+    const problems = await confine(objects);
+    if (problems.length === 0) return;
+    const result = new ValidationResult(`release ${release.namespace}/${release.name}`);
+    for (const p of problems) result.error('apply.out-of-scope', `${what} as recorded: ${p}`, { field: 'release record' });
+    throw new ApplyRefusedError(result);
   }
 
   /** GET that also answers undefined when the kind itself is not served (its CRD is gone). */

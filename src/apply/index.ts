@@ -50,6 +50,7 @@ export type {
   ApplyResult,
   ApplyStatus,
   ChartInfo,
+  ConfineCheck,
   DriftReport,
   DroppedField,
   FieldDrift,

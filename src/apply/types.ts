@@ -164,7 +164,18 @@ export interface ApplyRequest {
    * every release object were most of the operator's requests.
    */
   watched?: (ref: ObjectRef) => KubeObject | undefined;
+  /**
+   * What the release may hold: the problems with `objects`, none when all are allowed (a Helm
+   * operator kind's scope). The caller confines what it renders; this checks what a run applies
+   * from the release's records instead: a repair's recorded manifest, a rollback's earlier
+   * revision and its hooks. Records are Secrets in the release's namespace, which whoever may
+   * write Secrets there can rewrite, so they are never trusted to stay inside the scope.
+   */
+  confine?: ConfineCheck;
 }
+
+/** The problems with objects a release may not hold (ApplyRequest.confine); empty when all are allowed. */
+export type ConfineCheck = (objects: readonly KubeObject[]) => Promise<string[]>;
 
 /** A field the object's schema does not declare, dropped before applying (as OLM's create/update drops it). */
 export interface DroppedField {

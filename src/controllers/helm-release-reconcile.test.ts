@@ -9,7 +9,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { ApplyRefusedError, HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, ownerLabels, type ApplyRequest, type ConfineCheck, type ApplyResult, type ReleaseRevision } from '../apply/index.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import { helmEngine } from '../helm/engine.js';
@@ -102,6 +102,8 @@ function revision(n: number, manifest: string): ReleaseRevision {
 class FakeApplier implements ReleaseApplier {
   readonly applied: { who: string; req: ApplyRequest }[] = [];
   readonly uninstalled: string[] = [];
+  /** The scope check each uninstall was given, if any. */
+  readonly uninstallConfine: (ConfineCheck | undefined)[] = [];
   uninstallError: Error | undefined;
   constructor(
     private readonly who: string,
@@ -115,8 +117,9 @@ class FakeApplier implements ReleaseApplier {
     const drift = this.release.drift;
     return Promise.resolve({ revision: this.release.applyRevision, status: 'deployed', applied: [], pruned: [], health: { healthy: true, objects: [] }, message: '', ...(drift === undefined ? {} : { drift }) });
   }
-  uninstall(): Promise<{ deleted: ObjectRef[] }> {
+  uninstall(opts: { confine?: ConfineCheck }): Promise<{ deleted: ObjectRef[] }> {
     this.uninstalled.push(this.who);
+    this.uninstallConfine.push(opts.confine);
     if (this.uninstallError !== undefined) return Promise.reject(this.uninstallError);
     const deleted = this.release.deletes;
     this.release.deletes = [];
@@ -267,6 +270,28 @@ describe('Helm release reconciler, step by step with fakes', () => {
     const without = setup();
     await without.reconciler.reconcile(req, ctx);
     assert.equal(without.appliers[0]?.applied[0]?.req.watched, undefined, 'no dependent watches (watchDependentResources: false): every object is read');
+  });
+
+  test("the kind's scope goes with the apply and the uninstall, so what the release's records hold is confined too; an unconfined kind sends none", async () => {
+    const { appliers, reconciler } = setup();
+    await reconciler.reconcile(req, ctx);
+    const confine = appliers[0]?.applied[0]?.req.confine;
+    assert.ok(confine !== undefined);
+    const recorded = [
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'ok', namespace: 'team-a' } },
+      { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cluster-config', namespace: 'kube-system' } },
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'me-admin' } },
+    ];
+    const problems = await confine(recorded);
+    assert.equal(problems.length, 2, problems.join('; '));
+    assert.match(problems.join('; '), /ConfigMap kube-system\/cluster-config is in namespace kube-system/);
+    assert.match(problems.join('; '), /ClusterRoleBinding me-admin is cluster-scoped/);
+    const deleting = setup({ cr: deletingCr({}) });
+    await deleting.reconciler.reconcile(req, ctx);
+    assert.ok(deleting.appliers[0]?.uninstallConfine[0] !== undefined, 'the uninstall gets it too (recorded delete hooks)');
+    const unconfined = setup({ unconfined: true });
+    await unconfined.reconciler.reconcile(req, ctx);
+    assert.equal(unconfined.appliers[0]?.applied[0]?.req.confine, undefined);
   });
 
   test('an unchanged status is not written again', async () => {

@@ -18,7 +18,7 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { Applier, ApplyRefusedError, parseManifest, redactSecrets, scopeProblems, type ApplyRequest, type ApplyResult, type ObjectRef, type ReleaseRevision } from '../apply/index.js';
+import { Applier, ApplyRefusedError, parseManifest, redactSecrets, scopeProblems, type ApplyRequest, type ConfineCheck, type ApplyResult, type ObjectRef, type ReleaseRevision } from '../apply/index.js';
 import type { KubeClient } from '../kube/client.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
@@ -124,7 +124,7 @@ export type ReleaseIdentity = { type: 'namespaceServiceAccount'; name: string } 
 /** What the reconciler applies and uninstalls with; the shared Applier, or a fake in tests. */
 export interface ReleaseApplier {
   apply(req: ApplyRequest): Promise<ApplyResult>;
-  uninstall(opts: { owner: { kind: string; name: string; namespace?: string }; release: { name: string; namespace: string }; disableHooks?: boolean }): Promise<{ deleted: ObjectRef[] }>;
+  uninstall(opts: { owner: { kind: string; name: string; namespace?: string }; release: { name: string; namespace: string }; disableHooks?: boolean; confine?: ConfineCheck }): Promise<{ deleted: ObjectRef[] }>;
   history(release: { name: string; namespace: string }): Promise<ReleaseRevision[]>;
   currentRevision(release: { name: string; namespace: string }): Promise<ReleaseRevision | undefined>;
 }
@@ -444,7 +444,8 @@ export class HelmReleaseReconciler implements Reconciler {
   /** The release uninstalled as its identity; undefined when that failed (said in status). */
   private async uninstall(s: State): Promise<{ deleted: ObjectRef[]; namespaceGoing: boolean } | undefined> {
     try {
-      const { deleted } = await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: annotationTrue(s.annotations[ANNOTATIONS.uninstallDisableHooks]) });
+      const confine = this.confineCheck(s.release.namespace);
+      const { deleted } = await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: annotationTrue(s.annotations[ANNOTATIONS.uninstallDisableHooks]), ...(confine === undefined ? {} : { confine }) });
       return { deleted, namespaceGoing: false };
     } catch (err) {
       if (!(await this.namespaceGoing(s.release.namespace))) {
@@ -606,24 +607,32 @@ export class HelmReleaseReconciler implements Reconciler {
    * Every object the release would hold (its manifest, hooks and the chart's CRDs) must fit the
    * kind's scope; otherwise nothing of this render is applied and the deployed revision stays.
    */
-  async confine(s: State): Promise<StepOutcome> {
+  /** The kind's scope for a release in `namespace`, as a check of objects; undefined when the kind is unconfined. */
+  private confineCheck(namespace: string): ConfineCheck | undefined {
     const scope = this.o.kind.scope;
+    if (scope === undefined) return undefined;
+    return (objects) =>
+      scopeProblems(objects, { namespace, ...scope }, async (apiVersion, kind) => {
+        try {
+          return (await this.o.client.resourceFor(apiVersion, kind)).namespaced;
+        } catch (err) {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        }
+      });
+  }
+
+  async confine(s: State): Promise<StepOutcome> {
+    const check = this.confineCheck(s.release.namespace);
     const rendered = s.rendered;
-    if (scope === undefined || rendered === undefined) return CONTINUE;
+    if (check === undefined || rendered === undefined) return CONTINUE;
     const where = `release ${s.release.namespace}/${s.release.name}`;
     const objects = [
       ...rendered.objects,
       ...parseManifest(rendered.content.manifest, where),
       ...rendered.content.hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)),
     ];
-    const problems = await scopeProblems(objects, { namespace: s.release.namespace, ...scope }, async (apiVersion, kind) => {
-      try {
-        return (await this.o.client.resourceFor(apiVersion, kind)).namespaced;
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    });
+    const problems = await check(objects);
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('ReleaseFailed', true, 'ObjectsOutOfScope', `refused, nothing of this render applied: ${problems.join('; ')}`);
     s.conditions.remove('Irreconcilable');
@@ -637,6 +646,7 @@ export class HelmReleaseReconciler implements Reconciler {
     if (rendered === undefined) return stop();
     const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
     if (s.newRevision === true) await this.overrideValuesEvents(s);
+    const confine = this.confineCheck(s.release.namespace);
     let result;
     try {
       result = await s.applier.apply({
@@ -654,6 +664,8 @@ export class HelmReleaseReconciler implements Reconciler {
         // Read in the Chart step: the applier does not list the release's Secrets again.
         ...(s.history === undefined ? {} : { history: s.history }),
         ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
+        // What the applier takes from the release's records (a repair, a rollback) is confined too: records are tenant-writable Secrets.
+        ...(confine === undefined ? {} : { confine }),
         ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
         // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
         // its objects are applied; a rollout is the workloads' own status to report, and waiting
