@@ -58,14 +58,20 @@ test("a release's object as the dependent watches hold it: only once its kind's 
   const listed: { apiVersion: string; kind: string; labelSelector?: string }[] = [];
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => (release = r));
+  let breakWatch: () => void = () => undefined;
+  const broken = new Promise<void>((r) => (breakWatch = r));
   const client = {
-    list: async (apiVersion: string, kind: string, opts: { labelSelector?: string }) => {
+    list: async (apiVersion: string, kind: string, opts: { labelSelector?: string; signal?: AbortSignal }) => {
       listed.push({ apiVersion, kind, ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }) });
       await gate;
+      // After the watch broke, the server stays away: the list never answers.
+      if (listed.length > 2) await new Promise(() => undefined);
       return { items: kind === 'Deployment' ? [dep('3')] : [], metadata: { resourceVersion: '3' } };
     },
-    watch: async function* (_a: string, _k: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
-      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+    watch: async function* (_a: string, kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
+      const stop = new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+      if (kind === 'Deployment' && (await Promise.race([stop.then(() => 'stop'), broken.then(() => 'broken')])) === 'broken') throw new Error('connection reset');
+      await stop;
       yield* [];
     },
   } as unknown as KubeClient;
@@ -83,6 +89,9 @@ test("a release's object as the dependent watches hold it: only once its kind's 
   assert.equal(watches.cached({ ...ref, namespace: 'elsewhere' }), undefined, 'another namespace');
   assert.equal(watches.cached({ ...ref, apiVersion: 'apps/v1beta1' }), undefined, 'another version of the kind has no informer');
   assert.equal(watches.cached({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' }), undefined, 'listed, but not there (or not labelled)');
+  breakWatch();
+  for (let i = 0; i < 100 && watches.cached(ref) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(watches.cached(ref), undefined, 'its watch failed and the server is away: the copy may be stale, so it is read');
   stop.abort();
   await watches.stopped();
 });

@@ -129,12 +129,13 @@ export class DependentWatches {
 
   /**
    * `ref` as its kind's informer holds it, once that informer has listed (the release's
-   * `ApplyRequest.watched`); undefined when no informer of its kind has, or it holds no such
-   * object (not labelled as this kind's, or not there): the caller reads it instead.
+   * `ApplyRequest.watched`); undefined when no informer of its kind has, its watch is failing
+   * (the copy may be stale), or it holds no such object (not labelled as this kind's, or not
+   * there): the caller reads it instead.
    */
   cached(ref: ObjectRef): KubeObject | undefined {
     const watch = this.informers.get(informerKey(ref));
-    if (watch === undefined || !watch.informer.hasSynced) return undefined;
+    if (watch === undefined || !watch.informer.isWatching) return undefined;
     return watch.informer.current(objectKey(ref));
   }
 

@@ -47,6 +47,11 @@ test("the server's version and API version set are discovered once for a client 
       assert.deepEqual(await as.apiVersionSet(), ['apps/v1', 'apps/v1/Deployment', 'v1', 'v1/Pod'], "each caller gets its own copy");
     }
     assert.deepEqual(seen.sort(), ['/api as self', '/apis as self', '/version as self']);
+    // Asked first by an impersonating client: asked as the client's own identity all the same.
+    client.invalidateDiscovery();
+    seen.length = 0;
+    await client.impersonate({ user: 'system:serviceaccount:a:op' }).apiVersionSet();
+    assert.deepEqual(seen.sort(), ['/api as self', '/apis as self'], "one identity's refusal must not become every caller's");
     // CRDs installed (by any of them): forgotten at once, for all.
     gitVersion = 'v1.36.1';
     client.impersonate({ user: 'system:serviceaccount:a:op' }).invalidateDiscovery();

@@ -298,12 +298,17 @@ export class KubeClient {
     this.discovery.facts.clear();
   }
 
-  /** A discovery fact, asked again once older than CAPABILITIES_TTL_MS; a failure is not kept. */
-  private fact<T>(key: 'version' | 'versionSet', ask: () => Promise<T>): Promise<T> {
+  /**
+   * A discovery fact, asked again once older than CAPABILITIES_TTL_MS; a failure is not kept.
+   * Asked as the client's own identity, never an impersonated one: the answer is shared, so one
+   * identity's refusal or throttling must not become every caller's.
+   */
+  private fact<T>(key: 'version' | 'versionSet', ask: (own: KubeClient) => Promise<T>): Promise<T> {
     const facts = this.discovery.facts;
     const known = facts.get(key);
     if (known !== undefined && Date.now() - known.at < CAPABILITIES_TTL_MS) return known.value as Promise<T>;
-    const entry = { at: Date.now(), value: ask() };
+    const own = this.impersonation === undefined ? this : new KubeClient(this.transport, this.discovery, undefined, this.fence);
+    const entry = { at: Date.now(), value: ask(own) };
     facts.set(key, entry);
     entry.value.catch(() => {
       if (facts.get(key) === entry) facts.delete(key);
@@ -459,7 +464,7 @@ export class KubeClient {
    * CAPABILITIES_TTL_MS. Each caller gets its own copy.
    */
   async apiVersionSet(): Promise<string[]> {
-    return [...(await this.fact('versionSet', () => this.fetchApiVersionSet()))];
+    return [...(await this.fact('versionSet', (own) => own.fetchApiVersionSet()))];
   }
 
   private async fetchApiVersionSet(): Promise<string[]> {
@@ -499,8 +504,8 @@ export class KubeClient {
 
   /** The server's version, e.g. `v1.36.3` (kept for CAPABILITIES_TTL_MS). */
   serverVersion(): Promise<string> {
-    return this.fact('version', async () => {
-      const v = (await this.requestJson('GET', '/version', { what: 'get server version' })) as { gitVersion?: string };
+    return this.fact('version', async (own) => {
+      const v = (await own.requestJson('GET', '/version', { what: 'get server version' })) as { gitVersion?: string };
       return v.gitVersion ?? 'unknown';
     });
   }

@@ -34,6 +34,8 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly unreadable = new Set<string>();
   private readonly handlers: InformerHandlers<T>[] = [];
   private synced = false;
+  /** Listed and watching now: false from a list or watch failure until the next list succeeds. */
+  private watching = false;
   private readonly syncWaiters: (() => void)[] = [];
   /** The newest resourceVersion this cache has caught up to (a list's, an event's, a bookmark's). */
   private lastResourceVersion = '';
@@ -71,6 +73,11 @@ export class Informer<T extends KubeObject = KubeObject> {
 
   get hasSynced(): boolean {
     return this.synced;
+  }
+
+  /** Whether the cache is being kept current right now (listed, its watch not failing). */
+  get isWatching(): boolean {
+    return this.watching;
   }
 
   /**
@@ -144,12 +151,14 @@ export class Informer<T extends KubeObject = KubeObject> {
           // reconciled now, not minutes later.
           let rv = await this.relist(failures > 0);
           failures = 0;
+          this.watching = true;
           // Watch from the list's resourceVersion until the server says it is too old.
           for (;;) {
             if (signal.aborted) return;
             rv = await this.watchFrom(rv, signal);
           }
         } catch (err) {
+          this.watching = false;
           if (signal.aborted) return;
           if (!isGone(err)) {
             failures++;
@@ -160,6 +169,7 @@ export class Informer<T extends KubeObject = KubeObject> {
         }
       }
     } finally {
+      this.watching = false;
       if (resyncTimer !== undefined) clearInterval(resyncTimer);
     }
   }
