@@ -102,7 +102,7 @@ export class Conditions {
   }
 
   toArray(): Condition[] {
-    return [...this.list].sort((a, b) => a.type.localeCompare(b.type));
+    return [...this.list].sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
   }
 }
 

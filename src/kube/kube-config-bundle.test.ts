@@ -42,7 +42,8 @@ describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', as
   it('is KubeConfig alone: a fraction of the package', async () => {
     assert.equal(typeof bundled.KubeConfig, 'function');
     const size = (await stat(out)).size;
-    assert.ok(size > 100_000 && size < 2_000_000, `bundle is ${size} bytes`);
+    // KubeConfig and the little of the generated API it uses (630 KB when all of that was kept).
+    assert.ok(size > 10_000 && size < 150_000, `bundle is ${size} bytes`);
   });
 
   it('reads a kubeconfig and authenticates requests exactly as the package does', async () => {

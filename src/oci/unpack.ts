@@ -17,6 +17,7 @@ import { join, posix, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { UnsafeEntryError, type UnsafeReason } from './unsafe-entry.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
 
@@ -38,22 +39,7 @@ export interface UnpackResult {
   bytes: number;
 }
 
-export type UnsafeReason = 'path' | 'link' | 'type' | 'size';
-
-/**
- * An entry of an archive (`OCI_…` codes) or of a directory tree being copied (`SOURCE_…`) that
- * Binnacle refuses; `entry` is its path as written there, `file` names the archive or tree.
- */
-export class UnsafeEntryError extends InputError {
-  readonly entry: string;
-  readonly reason: UnsafeReason;
-  constructor(reason: UnsafeReason, source: string, entry: string, message: string, codePrefix: 'OCI' | 'SOURCE' = 'OCI') {
-    const code = `${codePrefix}_${{ path: 'UNSAFE_PATH', link: 'UNSAFE_LINK', type: 'UNSAFE_TYPE', size: 'TOO_LARGE' }[reason]}`;
-    super(code, `entry "${entry}": ${message}`, { file: source });
-    this.entry = entry;
-    this.reason = reason;
-  }
-}
+export { UnsafeEntryError, type UnsafeReason } from './unsafe-entry.js';
 
 const WHITEOUT_PREFIX = '.wh.';
 const OPAQUE = '.wh..wh..opq';

@@ -8,7 +8,7 @@ import { createReadStream } from 'node:fs';
 import { chmod, constants, copyFile, lstat, mkdir, readdir, readlink, symlink } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import type { Stats } from 'node:fs';
-import { UnsafeEntryError, type UnsafeReason } from '../oci/unpack.js';
+import { UnsafeEntryError, type UnsafeReason } from '../oci/unsafe-entry.js';
 import { InputError } from '../util/errors.js';
 
 export const DEFAULT_MAX_TREE_BYTES = 1024 * 1024 * 1024;

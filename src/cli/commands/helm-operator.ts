@@ -23,7 +23,7 @@ import { addHelmOperatorRunFlags, resolveRunFlags, zapLogger, type RawRunFlags, 
 /** The digest of a chart directory (tree) or archive (bytes). */
 async function chartDigest(path: string): Promise<string> {
   if (statSync(path).isFile()) return `sha256:${createHash('sha256').update(readFileSync(path)).digest('hex')}`;
-  const { digestTree } = await import('../../source/index.js');
+  const { digestTree } = await import('../../source/tree.js'); // the module alone: the source barrel loads git, OCI and sigstore
   return (await digestTree(path)).digest;
 }
 
