@@ -582,3 +582,26 @@ test('an object another field manager last applied is applied again, even as the
   await applier.apply(req([ns, cm('taken'), dep('op', 'op:2')]));
   assert.ok(cluster.writes.includes('apply ConfigMap ops/taken (force)'), cluster.writes.join(', '));
 });
+
+test("an uninstall runs no recorded delete hook holding what the release may not, and still removes the release's objects", async () => {
+  const hook = (namespace: string) => ({
+    name: 'cleanup',
+    kind: 'ConfigMap',
+    path: 'templates/cleanup.yaml',
+    manifest: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cleanup\n  namespace: ${namespace}\n  annotations:\n    helm.sh/hook: pre-delete\n`,
+    events: ['pre-delete'],
+    last_run: { started_at: '', completed_at: '', phase: '' },
+    weight: 0,
+  });
+  const confine = (objects: readonly KubeObject[]): Promise<string[]> => Promise.resolve(objects.filter((o) => o.metadata.namespace === 'kube-system').map(() => 'in namespace kube-system'));
+  const cleanup = (cluster: FakeCluster, namespace: string): KubeObject | undefined => cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace, name: 'cleanup' });
+  for (const [namespace, runs] of [['kube-system', false], ['ops', true]] as const) {
+    const { cluster, applier, req } = setup();
+    // The recorded hooks are the record's (a tenant may rewrite it): here one in kube-system, and a control in the release's own namespace.
+    await applier.apply(req([ns, cm('a')], { content: { chart: {}, manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: '1'\n", hooks: [hook(namespace)] } }));
+    const gone = await applier.uninstall({ owner, release, confine });
+    assert.equal(cleanup(cluster, namespace) !== undefined, runs, `the pre-delete hook in ${namespace} ${runs ? 'runs' : 'does not run'}`);
+    assert.ok(gone.deleted.some((r) => r.kind === 'ConfigMap' && r.name === 'a'), 'the uninstall goes on');
+    assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'a' }), undefined);
+  }
+});
