@@ -153,8 +153,9 @@ export interface HelmEngineOptions {
   idleExitMs?: number;
   /**
    * Go's GOGC for a native engine process (default Go's 100); the host's GOGC, when set, is taken
-   * instead. Lower collects sooner: `helm-operator run` gives 50, which measured (bench/helm-operator.ts,
-   * loki-distributed at 10 CRs) the engine's peak 30 → 22 MiB, its converge time within noise.
+   * instead. Lower collects sooner: `helm-operator run` gives 25. Measured (bench/helm-operator.ts,
+   * loki-distributed at 10 CRs, the engine's VmHWM): 100 → 50 took it 30 → 22-25 MiB, 50 → 25 to
+   * 21-23 MiB, converge time within the runs' noise each time (a render is a few milliseconds of Go).
    */
   goGC?: number;
 }

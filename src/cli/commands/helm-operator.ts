@@ -93,9 +93,9 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   const { podNamespace } = await import('../../kube/in-cluster.js');
   // Found before anything starts: outside a Pod without the flag is a usage error, as operator-sdk's.
   const leaseNamespace = o.leaderElection === undefined ? undefined : (o.leaderElection.namespace ?? podNamespace());
-  // Liftoff only, and the native engine's Go collecting at half the growth: this process should
-  // fit a Helm operator's small memory limit (see HelmEngineOptions).
-  (await import('../../helm/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false, goGC: 50 });
+  // Liftoff only, and the native engine's Go collecting at a quarter of its default growth: this
+  // process should fit a Helm operator's small memory limit (see HelmEngineOptions).
+  (await import('../../helm/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false, goGC: 25 });
   const { loadWatches } = await import('../../helm/watches.js');
   const { runHelmKind } = await import('../../controllers/helm-kinds.js');
   const { goDurationMs } = await import('../../util/duration.js');
