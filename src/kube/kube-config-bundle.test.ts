@@ -68,12 +68,12 @@ describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', as
     assert.equal(ours.getCurrentUser()?.token, 'sekret');
   });
 
-  it("loads the package's optional dependencies (OIDC, proxies, fetch) only when a kubeconfig uses one", async () => {
+  it("loads the package's optional dependencies (OIDC, proxies, fetch, YAML) only when a kubeconfig uses one", async () => {
     // A fresh process: this one has loaded the whole package already.
     const script = `
       const { KubeConfig } = await import(${JSON.stringify(pathToFileURL(out).href)});
       const { createRequire } = await import('node:module');
-      const loaded = () => Object.keys(createRequire(${JSON.stringify(pathToFileURL(out).href)}).cache).filter((k) => /node_modules[\\/](openid-client|jsonpath-plus|socks-proxy-agent|hpagent|node-fetch|whatwg-url|rfc4648)[\\/]/.test(k)).length;
+      const loaded = () => Object.keys(createRequire(${JSON.stringify(pathToFileURL(out).href)}).cache).filter((k) => /node_modules[\\/](openid-client|jsonpath-plus|socks-proxy-agent|hpagent|node-fetch|whatwg-url|rfc4648|js-yaml)[\\/]/.test(k)).length;
       const options = async (proxyUrl) => {
         const kc = new KubeConfig();
         kc.loadFromOptions({ clusters: [{ name: 'c', server: 'https://127.0.0.1:6443', ...(proxyUrl ? { proxyUrl } : {}) }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
@@ -88,7 +88,7 @@ describe('the bundled KubeConfig (npm run build: dist/vendor/kubeconfig.js)', as
     `;
     const { execFileSync } = await import('node:child_process');
     const seen = JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' })) as Record<string, unknown>;
-    assert.equal(seen.before, 0, 'none loaded for a kubeconfig without OIDC, auth providers or a proxy');
+    assert.equal(seen.before, 0, 'none loaded for a kubeconfig without OIDC, auth providers, a proxy or a file (a Pod\'s in-cluster configuration)');
     assert.equal(seen.plainAuth, 'Bearer t');
     // A proxy-url: the SOCKS agent is loaded then, and used as the package uses it.
     assert.ok((seen.after as number) > 0);

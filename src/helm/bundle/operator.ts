@@ -26,11 +26,14 @@ export const BINNACLE_IMAGE_ROOT = '/opt/binnacle';
  * with --optimize-for-size alone → with --no-opt too): loki-distributed at 1 CR 128 → 108 MiB and
  * at 10 CRs 169 → 149 MiB, memcached at 100 CRs 140 → 123 MiB, its converge time and CPU within
  * the runs' noise (the work is Helm's engine, JSON, gzip and TLS, none of it JavaScript V8
- * optimizes). The baseline compiler stays, and with it WebAssembly (`--lite-mode` measured the
- * same but is jitless: no WebAssembly, so no fallback engine). The manager keeps the optimizing
- * compiler: its resolver and catalogs are JavaScript that does benefit.
+ * optimizes). `--no-sparkplug` turns the baseline compiler off too: its machine code is never
+ * flushed (V8's --flush-baseline-code is off). Measured the same way (2026-11-27, medians of 3
+ * rounds at loki-distributed 10 CRs): 127 → 120 MiB peak, converge CPU 2.3 → 2.7 s, time within
+ * noise; memcached at 100 CRs (one round) 109 → 104 MiB, CPU 3.1 → 3.2 s. WebAssembly stays (the
+ * fallback engine): `--jitless` (121 MiB) and `--lite-mode` lose it and print a warning. The
+ * manager keeps both compilers: its resolver and catalogs are JavaScript that does benefit.
  */
-export const HELM_OPERATOR_NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-opt'];
+export const HELM_OPERATOR_NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-opt', '--no-sparkplug'];
 
 /** How Binnacle's image runs `helm-operator run`: node with the flags above, then the CLI. */
 export const HELM_OPERATOR_COMMAND: readonly string[] = ['node', ...HELM_OPERATOR_NODE_FLAGS, `${BINNACLE_IMAGE_ROOT}/bin/binnacle.js`];
