@@ -37,12 +37,26 @@
  * one shared chart object per distinct chart in release records and renders
  * (src/apply/chart-intern.ts: at 10 loki CRs the heap held 80 copies of its 100 templates; 183-197
  * → 169 MiB); and GOGC=50 for the engine of helm-operator run (the engine 30 → 22 MiB at 10 loki
- * CRs). Smaller semi-spaces, a lower heap-growing factor and fewer concurrent reconciles (8 or 4)
+ * CRs; GOGC=25 since). Smaller semi-spaces, a lower heap-growing factor and fewer concurrent reconciles (8 or 4)
  * each moved it less than the runs' noise, or cost time at large N. Measured again at 10 loki CRs
  * (one run each, Node's VmHWM): as shipped 110-111 MiB; with --initial-old-space-size=16 117,
  * --heap-growing-percent=30 or 10 111, --max-semi-space-size=4 or 8 112, glibc's
  * MALLOC_MMAP_THRESHOLD_ 128K 113 and 64K (with arena and trim limits) 108. V8's --trace-gc shows
- * why: 23-27 MB live after each mark-compact, the next at 41-52 MB whatever the growing flags.
+ * why: 23-27 MB live after each mark-compact, the next at 41-52 MB whatever the growing flags
+ * (--trace-gc-verbose: V8 11.3 sets each limit at twice the live size; --heap-growing-percent does
+ * not change it, and --max-old-space-size=64 did, 116 → 108 MiB, but is a crash at large N).
+ * So the peak is about twice what is live, and what is live at rest was most of it: a heap
+ * snapshot at the first 44 MB of heap held 25 MB live, 15 of them there before any CR (module
+ * sources and their bytecode). Three changes (2026-11-27, medians of 3 rounds at 10 loki CRs,
+ * `--crs 10 --charts loki --only binnacle --rounds 3 --idle-ms 3000`) took 132 → 120 MiB: the
+ * chart digest imported the whole source/ barrel (git, OCI, sigstore, tar) where it needs one
+ * module; the vendored KubeConfig kept 726 modules (630 KB) of the package's generated API and
+ * loaded its auth-only dependencies (OIDC, proxies, fetch and its Unicode tables) on start: now
+ * 41 KB, and those load on first use (the idle heap 15 → 10.5 MB, kube-config-bundle.ts); and V8's
+ * baseline compiler is off (`--no-sparkplug`: its code is never flushed; 127 → 120 MiB). GOGC=25
+ * took the engine a further 1-3 MiB. Not taken: `--jitless` (121 MiB, no WebAssembly, a warning
+ * on every start), `--single-threaded-gc` (no better), `--no-incremental-marking` (166 MiB: the
+ * full collections come later).
  *
  * Where the requests go (the audit log, by verb and resource): the periodic resync (every CR
  * once a minute) read every object of every release to judge drift, though the dependent watches
