@@ -75,11 +75,17 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
   const refused = (namespace: string, name: string, reason: RegExp, message: RegExp, timeoutMs?: number) =>
     conditionOf(namespace, name, 'ReleaseFailed', (c) => c.status === 'True' && reason.test(c.reason) && message.test(c.message), timeoutMs);
 
-  /** What lies outside team-a: cluster-scoped RBAC, namespaces, and everything of team-b and kube-system that a tenant could write. */
+  /**
+   * What lies outside team-a: cluster-scoped RBAC, namespaces, and everything of team-b and
+   * kube-system that a tenant could write. Not what is already being deleted: an earlier test's
+   * namespaces may still be terminating on this control plane and go meanwhile. An object deleted
+   * during the test still shows (it is in the first list and not the second).
+   */
   async function outside(): Promise<string[]> {
     const names: string[] = [];
     const add = async (apiVersion: string, kind: string, namespace?: string) => {
       for (const o of (await admin.list(apiVersion, kind, namespace === undefined ? {} : { namespace })).items) {
+        if (o.metadata.deletionTimestamp !== undefined) continue;
         names.push(`${kind} ${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''} ${o.metadata.uid ?? ''}`);
       }
     };
