@@ -19,18 +19,18 @@ const GENERATED_RESOLVED = Symbol('resolved');
  * (node-fetch, which brings whatwg-url and its Unicode tables), and a kubeconfig file's YAML
  * (js-yaml: a Pod's in-cluster configuration has none). Imported as they are, every process
  * holds them: 3.7 MB of V8 heap out of 14 (`helm-operator run`, idle). Each is bundled as a stand-in
- * that loads the real module on first use of any of its exports (LAZY_DEPENDENCY_STUB).
+ * that loads the real module on first use of any of its exports (lazyDependencyStub).
  */
 const LAZY_DEPENDENCIES = ['openid-client', 'rfc4648', 'jsonpath-plus', 'socks-proxy-agent', 'hpagent', 'node-fetch', 'js-yaml'];
 
 /**
- * A CommonJS stand-in for module ID whose exports are NAMES: esbuild reads an ES import of a CommonJS
+ * A CommonJS stand-in for module `id` whose exports are `names`: esbuild reads an ES import of a CommonJS
  * module through getters over its exports' keys, so listing the keys loads nothing, and reading
  * one (a call, a `new`) loads the module with Node's require (which also loads ES modules).
  */
-const LAZY_DEPENDENCY_STUB = `// Through a variable: a literal would be bundled, to this stand-in itself.
-const id = ID;
-const names = NAMES;
+const lazyDependencyStub = (id: string, names: readonly string[]): string => `// Through a variable: a literal would be bundled, to this stand-in itself.
+const id = ${JSON.stringify(id)};
+const names = ${JSON.stringify(names)};
 let real;
 const load = () => (real ??= require(id));
 const of = (m, k) => (k === 'default' && m[Symbol.toStringTag] !== 'Module' ? m : m[k]);
@@ -70,7 +70,7 @@ export async function bundleKubeConfig(outFile: string): Promise<void> {
           b.onLoad({ filter: /.*/, namespace: 'binnacle-lazy-dependency' }, (args) => {
             // The export names, from the module itself as this build's Node loads it.
             const names = Object.keys(require(args.path) as object).filter((k) => k !== 'default' && k !== '__esModule');
-            return { contents: LAZY_DEPENDENCY_STUB.replaceAll('ID', JSON.stringify(args.path)).replaceAll('NAMES', JSON.stringify(names)), loader: 'js', resolveDir: pkgDir };
+            return { contents: lazyDependencyStub(args.path, names), loader: 'js', resolveDir: pkgDir };
           });
         },
       },
