@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
-import { DependentWatches, isDependentChange, isOwnWrite, releaseKeyOf } from './helm-dependents.js';
+import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, releaseKeyOf } from './helm-dependents.js';
 
 const dep = (rv: string, extra: Partial<KubeObject> & { status?: unknown; spec?: unknown } = {}): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -28,30 +28,44 @@ test('the CR a dependent belongs to comes from Helm’s release annotations', ()
   assert.equal(releaseKeyOf({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }), undefined);
 });
 
-test("Binnacle's own writes (an upgrade's patch) do not re-queue; anyone else's do, and so does a change no entry explains", () => {
-  const entry = (manager: string, time: string, operation = 'Apply'): Record<string, unknown> => ({ manager, operation, time, fieldsType: 'FieldsV1', fieldsV1: { 'f:spec': { 'f:replicas': {} } } });
+test("Binnacle's own writes (an upgrade's patch) do not re-queue; a change to what it applied does, and so does any change where it holds no entry", () => {
+  const fields = (...names: string[]): Record<string, unknown> => ({ 'f:spec': Object.fromEntries(names.map((n) => [`f:${n}`, {}])) });
+  const entry = (manager: string, time: string, operation = 'Apply', owned = fields('replicas')): Record<string, unknown> => ({ manager, operation, time, fieldsType: 'FieldsV1', fieldsV1: owned });
   const at = (rv: string, replicas: number, managedFields: Record<string, unknown>[]): KubeObject => {
     const d = dep(rv, { spec: { replicas } });
     (d.metadata as { managedFields?: unknown }).managedFields = managedFields;
     return d;
   };
-  const before = at('1', 1, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update')]);
-  const ours = at('2', 4, [entry('binnacle', '2026-11-27T07:01:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update')]);
+  const before = at('1', 1, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused'))]);
+  const ours = at('2', 4, [entry('binnacle', '2026-11-27T07:01:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused'))]);
   assert.equal(isOwnWrite(before, ours), true);
   assert.equal(isDependentChange(before, ours), false, "the release's own upgrade");
-  const handover = at('2', 4, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update'), entry('binnacle-drift-ignored', '2026-11-27T07:01:00Z')]);
+  const handover = at('2', 4, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused')), entry('binnacle-drift-ignored', '2026-11-27T07:01:00Z')]);
   assert.equal(isDependentChange(before, handover), false, 'the drift handover is Binnacle too');
-  const byHand = at('2', 5, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update'), entry('kubectl-edit', '2026-11-27T07:01:00Z', 'Update')]);
+  // A kubectl edit of a field Binnacle applied takes the field: Binnacle's entry no longer lists it.
+  const byHand = at('2', 5, [entry('binnacle', '2026-11-27T07:00:00Z', 'Apply', fields()), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused')), entry('kubectl-edit', '2026-11-27T07:01:00Z', 'Update')]);
+  assert.equal(leftOwnFieldsAlone(before, byHand), false);
   assert.equal(isDependentChange(before, byHand), true, 'kubectl edit');
-  const both = at('2', 5, [entry('binnacle', '2026-11-27T07:01:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update'), entry('kubectl-edit', '2026-11-27T07:01:00Z', 'Update')]);
+  const both = at('2', 5, [entry('binnacle', '2026-11-27T07:01:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused')), entry('kubectl-edit', '2026-11-27T07:01:00Z', 'Update')]);
   assert.equal(isDependentChange(before, both), true, 'ours and someone else in one event');
-  const patchedByABinnacleClient = at('2', 5, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update'), entry('binnacle', '2026-11-27T07:01:00Z', 'Update')]);
+  const patchedByABinnacleClient = at('2', 5, [entry('binnacle', '2026-11-27T07:00:00Z', 'Apply', fields()), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused')), entry('binnacle', '2026-11-27T07:01:00Z', 'Update')]);
   assert.equal(isDependentChange(before, patchedByABinnacleClient), true, "a plain patch under Binnacle's user agent may be anyone's edit");
-  const unexplained = at('2', 5, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update')]);
-  assert.equal(isDependentChange(before, unexplained), true, 'no entry changed: not proven ours');
-  const controller = at('2', 1, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:01:00Z', 'Update')]);
+  const entryRemoved = at('2', 5, [entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused')), entry('kubectl-edit', '2026-11-27T07:01:00Z', 'Update')]);
+  assert.equal(isDependentChange(before, entryRemoved), true, "Binnacle's entry gone");
+  // The Deployment controller's revision annotation on a rollout: another writer, nothing Binnacle applied touched.
+  const controller = at('2', 1, [entry('binnacle', '2026-11-27T07:00:00Z'), entry('kube-controller-manager', '2026-11-27T07:01:00Z', 'Update', { ...fields('paused'), 'f:metadata': { 'f:annotations': { 'f:deployment.kubernetes.io/revision': {} } } })]);
   controller.metadata.annotations = { ...controller.metadata.annotations, 'deployment.kubernetes.io/revision': '2' };
-  assert.equal(isDependentChange(before, controller), true, "another controller's write still re-queues");
+  assert.equal(leftOwnFieldsAlone(before, controller), true);
+  assert.equal(isDependentChange(before, controller), false, "another controller's write that left Binnacle's fields alone");
+  const reordered = at('2', 1, [entry('kube-controller-manager', '2026-11-27T07:01:00Z', 'Update', fields('paused', 'x')), entry('binnacle', '2026-11-27T07:00:00Z')]);
+  reordered.metadata.annotations = { ...reordered.metadata.annotations, note: 'added by hand' };
+  assert.equal(isDependentChange(before, reordered), false, 'the entries in another order');
+  // Where Binnacle holds no entry (objects from before server-side apply, or managedFields cleared), nothing can be told apart: re-queue.
+  const noEntries = (rv: string, replicas: number): KubeObject => at(rv, replicas, [entry('kube-controller-manager', '2026-11-27T07:00:00Z', 'Update', fields('paused'))]);
+  const unowned = noEntries('2', 1);
+  unowned.metadata.annotations = { ...unowned.metadata.annotations, 'deployment.kubernetes.io/revision': '2' };
+  assert.equal(isDependentChange(noEntries('1', 1), unowned), true, 'no entry of Binnacle to judge by');
+  assert.equal(isDependentChange(dep('1'), dep('2', { spec: { replicas: 5 } })), true, 'no managedFields at all');
 });
 
 test("a release's object as the dependent watches hold it: only once its kind's informer has listed, by kind, scope, namespace and name", async () => {

@@ -9,9 +9,16 @@
  * reacting to them would reconcile on every rollout step. Neither do Binnacle's own writes (an
  * upgrade's patches come back as update events): an event whose managedFields changed only in
  * Binnacle's own field managers' entries is the release's apply, not drift. Measured at 100 CRs,
- * these were ~2 no-change reconciles a CR (a history list, gets and a dry run each). Anything
- * else still re-queues, and a write under Binnacle's manager name by someone else is still
- * repaired at the next reconcile period.
+ * these were ~2 no-change reconciles a CR (a history list, gets and a dry run each).
+ *
+ * Nor does another writer's change that left Binnacle's applied fields alone (the Deployment
+ * controller's `deployment.kubernetes.io/revision` annotation on every rollout, an annotation a
+ * person adds): server-side apply moves a field to whoever changes or removes it, so a change to
+ * anything the release applied shows as a change in Binnacle's own entry, and re-applying the
+ * release would not touch the rest. Measured at 1,000 loki CRs, the rollouts after an upgrade
+ * caused 1,644 reconciles that changed nothing. An object where Binnacle holds no entry cannot be
+ * judged this way and still re-queues, and a write under Binnacle's manager name by someone else
+ * is still repaired at the next reconcile period.
  */
 import type { Logger } from 'pino';
 import { DRIFT_HANDOVER_MANAGER } from '../apply/drift-policy.js';
@@ -71,12 +78,26 @@ export function isOwnWrite(oldObj: KubeObject, newObj: KubeObject): boolean {
   return changed.length > 0 && changed.every((e) => e.own);
 }
 
+/**
+ * Did another writer leave everything Binnacle applied as it was? Only when Binnacle holds an
+ * entry and none of its entries changed: any change or removal of a field it applied moves that
+ * field out of its entry.
+ */
+export function leftOwnFieldsAlone(oldObj: KubeObject, newObj: KubeObject): boolean {
+  const before = managedEntries(oldObj);
+  const after = managedEntries(newObj);
+  const own = (entries: Map<string, { own: boolean; json: string }>): string[] =>
+    [...entries].filter(([, e]) => e.own).map(([key, e]) => `${key} ${e.json}`).sort();
+  const ownBefore = own(before);
+  return ownBefore.length > 0 && ownBefore.join('\n') === own(after).join('\n');
+}
+
 /** Did a dependent change in a way its release controls, by someone other than Binnacle? */
 export function isDependentChange(oldObj: KubeObject, newObj: KubeObject): boolean {
   if (oldObj.metadata.resourceVersion === newObj.metadata.resourceVersion) return false; // a resync
   // Status-only changes (the many of a rollout) stop here; only a change of what the chart controls is looked at for whose it was.
   if (desired(oldObj) === desired(newObj)) return false;
-  return !isOwnWrite(oldObj, newObj);
+  return !isOwnWrite(oldObj, newObj) && !leftOwnFieldsAlone(oldObj, newObj);
 }
 
 /** The custom resource whose release holds `obj`, from Helm's release annotations. */

@@ -19,7 +19,7 @@ import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, startE2eManager, uniqueName } from './env.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, startE2eManager, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
 import { applyPushgatewayOperator, HELM, PUSHGATEWAY_CHART as CHART, pushPushgateway } from './pushgateway.js';
 
@@ -145,6 +145,11 @@ describe('HelmOperator', () => {
       return now !== undefined && now.metadata.uid !== svc.metadata.uid ? true : undefined;
     }, 60_000, 500);
     assert.equal((JSON.parse(await helm('history', 'pg', '-n', ns, '-o', 'json')) as unknown[]).length, 2, 'a repair, not a revision');
+    // A field the release applied, changed by someone else (the real kubectl): the API server moves
+    // the field out of Binnacle's managedFields entry, and that re-queues at once. A write that
+    // leaves Binnacle's fields alone (the Deployment controller's revision annotation) does not.
+    await kubectl('scale', 'deployment', depRef.name, '-n', ns, '--replicas=4');
+    await eventually('a hand-scaled Deployment repaired at once', async () => (((await client.get(depRef)).spec as { replicas?: number }).replicas === 2 ? true : undefined), 60_000, 500);
 
     // Values Helm refuses (a template's `fail`): ReleaseFailed with Helm's message; revision 2 keeps running.
     await applyCr('pg', { replicaCount: 2, extraManifests: ['{{ fail "pushgateway refuses this value" }}'] });
