@@ -292,7 +292,9 @@ function pushChart(c: BenchChart, registry: string): string {
   const tgz = line.slice(line.lastIndexOf(':') + 1).trim();
   const repo = `oci://${registry}/${MANAGER_REPO}`;
   run(HELM, ['push', tgz, repo, '--plain-http'], ROOT);
-  return `${repo}/${path.basename(c.chartDir)}`;
+  // helm push names the repository after the chart (Chart.yaml's name), not its directory.
+  const { name } = parse(readFileSync(path.join(c.chartDir, 'Chart.yaml'), 'utf8')) as { name: string };
+  return `${repo}/${name}`;
 }
 
 /**
