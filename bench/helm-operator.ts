@@ -73,7 +73,7 @@
  *
  * Manager mode (`--mode manager`, or `--mode helm-operator,manager` for both): the chart, pushed
  * to the cluster's registry, is served as a kind by a HelmOperator inside `binnacle manager`
- * (its kind in group bench.binnacle.dev, its releases acting as the operator's own
+ * (its kind in group manager.bench.binnacle.dev, apart from the generated projects' bench.binnacle.dev, its releases acting as the operator's own
  * ServiceAccount), measured the same way beside operator-sdk's helm-operator.
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
@@ -124,7 +124,7 @@ const HELM = path.join(ROOT, '.cache', 'bin', 'helm');
 /** How Binnacle serves the kind: `helm-operator run` (watches.yaml), a HelmOperator in `binnacle manager`, or both. */
 const MODES = new Set((arg('--mode') ?? 'helm-operator').split(','));
 /** The group of the kind a HelmOperator serves: its CRD is the operator's own, beside the one helm-operator's watches use. */
-const MANAGER_GROUP = 'bench.binnacle.dev';
+const MANAGER_GROUP = 'manager.bench.binnacle.dev';
 /** Where manager mode's chart is pushed in the cluster's registry. */
 const MANAGER_REPO = 'bench-helm-operator';
 
