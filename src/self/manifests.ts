@@ -31,6 +31,9 @@ export const PROTECTION_POLICY = 'binnacle-platform-operator-extensions';
 export const METRICS_PORT = 8080;
 export const CATALOG_PORT = 8083;
 export const DATA_DIR = '/var/lib/binnacle';
+/** The manager's memory request and limit (MiB): what its Deployment is scheduled with and killed above. */
+export const MANAGER_MEMORY_REQUEST_MIB = 256;
+export const MANAGER_MEMORY_LIMIT_MIB = 1024;
 /** On the manager Deployment of an installation from a release (`install-self --version`): that version. */
 export const ANNOTATION_RELEASE_VERSION = 'binnacle.dev/release-version';
 
@@ -213,7 +216,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                 ],
                 readinessProbe: { httpGet: { path: '/readyz', port: 'metrics' }, periodSeconds: 10 },
                 livenessProbe: { httpGet: { path: '/healthz', port: 'metrics' }, initialDelaySeconds: 15, periodSeconds: 20 },
-                resources: { requests: { cpu: '100m', memory: '256Mi' }, limits: { memory: '1Gi' } },
+                resources: { requests: { cpu: '100m', memory: `${MANAGER_MEMORY_REQUEST_MIB}Mi` }, limits: { memory: `${MANAGER_MEMORY_LIMIT_MIB}Mi` } },
                 securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
                 volumeMounts: [
                   { name: 'data', mountPath: DATA_DIR },
