@@ -125,6 +125,28 @@ const req = { key: 'pg', name: 'pg' };
 const ready = (kube: FakeKube) => (kube.statusWrites.at(-1)?.conditions as { type: string; status: string; reason: string; message: string }[] | undefined)?.find((c) => c.type === 'Ready');
 
 describe('HelmOperator reconciler, step by step with fakes', () => {
+  test('a served kind logs under its HelmOperator\'s name from the reconciler\'s logger, not under this reconcile\'s bindings (no key twice in a JSON line)', async () => {
+    const kube = new FakeKube();
+    kube.put(hop());
+    const bindings: Record<string, unknown>[] = [];
+    const reconciler = new HelmOperatorReconciler({
+      client: kube.client(),
+      logger,
+      cacheDir: '/nonexistent',
+      ports: {
+        fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart),
+        inspect: () => Promise.resolve([CHART]),
+        runKind: (_kind, o) => {
+          bindings.push(o.logger.bindings());
+          return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
+        },
+      },
+    });
+    // The reconcile's logger is bound as the controller binds it; a kind started from it would repeat those keys.
+    await reconciler.reconcile(req, { ...ctx, logger: logger.child({ controller: 'helmoperator', key: 'pg' }) });
+    assert.deepEqual(bindings, [{ helmOperator: 'pg' }]);
+  });
+
   test('serves its kinds as the named ServiceAccount of each CR\'s namespace, confined, with the floor; makes the CRD and the app-team role; one status write', async () => {
     const { kube, reconciler, started } = setup(hop());
     assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 600_000 });

@@ -323,7 +323,7 @@ export class HelmOperatorReconciler implements Reconciler {
   serve(s: OperatorState): Promise<StepOutcome> {
     const fetched = s.fetched;
     if (fetched === undefined) return Promise.resolve(stop());
-    this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version }, s.logger);
+    this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version });
     const pending = s.status.pendingPlan === undefined ? '' : `; ${s.status.pendingPlan.message}`;
     s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}${pending}`);
     return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
@@ -333,7 +333,7 @@ export class HelmOperatorReconciler implements Reconciler {
    * Starts, restarts or stops kinds to match the spec; a new chart digest looks at every CR
    * again. Without a chart (uninstalling after a restart) the kinds run only to finalize.
    */
-  private serveKinds(hop: HelmOperator, chart: CurrentChart | undefined, logger: Logger): void {
+  private serveKinds(hop: HelmOperator, chart: CurrentChart | undefined): void {
     const name = hop.metadata.name ?? '';
     const op = this.served.get(name) ?? { chart, kinds: new Map<string, ServedKind>() };
     this.served.set(name, op);
@@ -363,7 +363,9 @@ export class HelmOperatorReconciler implements Reconciler {
         spec,
         running: this.ports.runKind(kind, {
           client: this.o.client,
-          logger: logger.child({ helmOperator: name, kind: k.kind }),
+          // From the reconciler's own logger, not this reconcile's: the kind outlives it, and its controller
+          // names itself and each CR's key and kind (bound twice, a JSON line would carry duplicate keys).
+          logger: this.o.logger.child({ helmOperator: name }),
           ...(this.o.metrics === undefined ? {} : { metrics: this.o.metrics }),
           ...(this.o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: this.o.healthTimeoutMs }),
           ...(selector === '' ? {} : { selector }),
@@ -447,7 +449,7 @@ export class HelmOperatorReconciler implements Reconciler {
     }
     if (crs.length > 0) {
       // Their finalizers uninstall; the kinds must run for that (after a restart nothing serves them yet).
-      this.serveKinds(hop, undefined, logger);
+      this.serveKinds(hop, undefined);
       for (const cr of crs) {
         if (!isDeleting(cr)) await this.o.client.delete({ apiVersion: cr.apiVersion, kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' });
       }
