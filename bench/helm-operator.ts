@@ -72,7 +72,11 @@
  * 1,644 reconciles changed nothing: the Deployment controller's revision annotation on every
  * rollout re-queued each CR through the dependent watches. A change that leaves Binnacle's own
  * managedFields entry as it was no longer re-queues (src/controllers/helm-dependents.ts; loki at
- * 100 CRs: 330 no-change reconciles → 123).
+ * 100 CRs: 330 no-change reconciles → 123). What is left is the periodic resync (every CR once a
+ * minute, as operator-sdk's): at 1,000 loki CRs (build 3467ec0) no CR was reconciled within 30 s
+ * of its last reconcile, and the idle minute's CPU (0.63× operator-sdk's) is those resyncs.
+ * operator-sdk's dependent predicate (operator-lib) re-queues on any change but to status and
+ * resourceVersion, so the Deployment controller's revision annotation re-queues its CRs.
  *
  * Manager mode (`--mode manager`, or `--mode helm-operator,manager` for both): the chart, pushed
  * to the cluster's registry, is served as a kind by a HelmOperator inside `binnacle manager`
