@@ -12,6 +12,7 @@ import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { Credentials } from './credentials.js';
 import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
+import type { Discovery as DiscoveryPort, ObjectReader, ObjectWriter, StatusWriter, Watcher } from './ports.js';
 
 /** Binnacle's one field manager for server-side apply. */
 export const FIELD_MANAGER = 'binnacle';
@@ -161,7 +162,7 @@ interface Discovery {
 /** How long the server's version and API version set are kept; `invalidateDiscovery` forgets them at once. */
 export const CAPABILITIES_TTL_MS = 30_000;
 
-export class KubeClient {
+export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, DiscoveryPort, Watcher {
   private readonly transport: Transport;
   private readonly impersonation: Impersonation | undefined;
   private readonly discovery: Discovery;
@@ -392,6 +393,19 @@ export class KubeClient {
       dryRun: opts.dryRun === true ? 'All' : undefined,
     };
     return (await this.requestJson('PATCH', path, { body: obj, query, contentType: 'application/apply-patch+yaml', what: `apply ${describeObj(obj)}` })) as T;
+  }
+
+  /** Server-side apply of the status subresource (StatusWriter). */
+  applyStatus<T extends KubeObject = KubeObject>(obj: KubeObject, opts: { fieldManager?: string; force?: boolean } = {}): Promise<T> {
+    return this.apply<T>(obj, { ...opts, subresource: 'status' });
+  }
+
+  updateStatus<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
+    return this.update<T>(obj, 'status');
+  }
+
+  patchStatus<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' = 'merge'): Promise<T> {
+    return this.patch<T>(ref, patch, type, 'status');
   }
 
   /** DELETE; answers false when the object was already gone. */

@@ -1,0 +1,819 @@
+/**
+ * The one in-memory fake cluster every reconciler, applier and console test runs over (as
+ * controller-runtime's fake client): it implements the narrow ports (kube/ports.ts) with the
+ * API server's rules that matter to Binnacle, counts every request and write, and injects
+ * failures at any request.
+ *
+ * What it models: uids, resourceVersions (a write with a stale one is a 409 Conflict),
+ * generation bumped by a spec change, finalizers and deletionTimestamp, a Namespace's deletion
+ * removing what is in it, garbage collection of owned objects, discovery of built-in kinds and
+ * of the kinds an Established CRD serves, label selectors, watches, the status subresource, and
+ * server-side apply with field managers (conflicts, force, fields a manager stops applying
+ * removed; lists are atomic). Workloads report healthy status unless told otherwise.
+ *
+ * Faults (`inject`): before a request (it fails, nothing changes) or after it (the change
+ * lands, the caller sees the error: a lost response, or the process killed right after the
+ * write), for a conflict, a 429, a 5xx or a `Crash`, matched by verb, kind, name and identity.
+ */
+import { KubeApiError } from './errors.js';
+import { FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type Impersonation, type ListOptions, type ResourceInfo, type WatchEvent, type WatchOptions } from './client.js';
+import type { Discovery, Impersonating, ObjectReader, ObjectWriter, StatusWriter, Watcher } from './ports.js';
+import { describeRef, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+
+/** The process was killed at this request (a fault the model-based tests inject): nothing after it runs. */
+export class Crash extends Error {
+  constructor(where: string) {
+    super(`crash at ${where}`);
+    this.name = 'Crash';
+  }
+}
+
+export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'apply' | 'delete' | 'status' | 'dry-run' | 'watch';
+const WRITE_VERBS: ReadonlySet<FakeVerb> = new Set(['create', 'update', 'patch', 'apply', 'delete', 'status']);
+
+/** One request as the fake saw it. */
+export interface FakeRequest {
+  verb: FakeVerb;
+  kind: string;
+  namespace: string;
+  name: string;
+  /** Who sent it: the impersonated user, or `admin`. */
+  identity: string;
+}
+
+export interface FaultRule {
+  verb?: FakeVerb | readonly FakeVerb[];
+  kind?: string;
+  namespace?: string;
+  name?: string | RegExp;
+  identity?: string;
+  /** `before`: the request fails, nothing changes (default). `after`: the write lands, then the caller sees the error. */
+  when?: 'before' | 'after';
+  error: (req: FakeRequest) => Error;
+  /** How many matching requests fail (default 1); Infinity for every one. */
+  times?: number;
+}
+
+export const faults = {
+  conflict: (): Error => new KubeApiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again'),
+  tooManyRequests: (): Error => new KubeApiError(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later'),
+  unavailable: (): Error => new KubeApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request'),
+  forbidden: (req: FakeRequest): Error => new KubeApiError(403, 'Forbidden', `${req.identity} cannot ${req.verb} ${req.kind} ${req.namespace}/${req.name}`),
+  crash: (req: FakeRequest): Error => new Crash(`${req.verb} ${req.kind} ${req.namespace}/${req.name}`),
+};
+
+interface KindInfo {
+  group: string;
+  versions: string[];
+  plural: string;
+  namespaced: boolean;
+}
+
+const BUILTIN: readonly [string, string, string[], string, boolean][] = [
+  // kind, group, versions, plural, namespaced
+  ['Namespace', '', ['v1'], 'namespaces', false],
+  ['ConfigMap', '', ['v1'], 'configmaps', true],
+  ['Secret', '', ['v1'], 'secrets', true],
+  ['Service', '', ['v1'], 'services', true],
+  ['ServiceAccount', '', ['v1'], 'serviceaccounts', true],
+  ['Pod', '', ['v1'], 'pods', true],
+  ['PersistentVolumeClaim', '', ['v1'], 'persistentvolumeclaims', true],
+  ['PersistentVolume', '', ['v1'], 'persistentvolumes', false],
+  ['Endpoints', '', ['v1'], 'endpoints', true],
+  ['Event', '', ['v1'], 'events', true],
+  ['Node', '', ['v1'], 'nodes', false],
+  ['Deployment', 'apps', ['v1'], 'deployments', true],
+  ['StatefulSet', 'apps', ['v1'], 'statefulsets', true],
+  ['DaemonSet', 'apps', ['v1'], 'daemonsets', true],
+  ['ReplicaSet', 'apps', ['v1'], 'replicasets', true],
+  ['Job', 'batch', ['v1'], 'jobs', true],
+  ['CronJob', 'batch', ['v1'], 'cronjobs', true],
+  ['Role', 'rbac.authorization.k8s.io', ['v1'], 'roles', true],
+  ['RoleBinding', 'rbac.authorization.k8s.io', ['v1'], 'rolebindings', true],
+  ['ClusterRole', 'rbac.authorization.k8s.io', ['v1'], 'clusterroles', false],
+  ['ClusterRoleBinding', 'rbac.authorization.k8s.io', ['v1'], 'clusterrolebindings', false],
+  ['CustomResourceDefinition', 'apiextensions.k8s.io', ['v1'], 'customresourcedefinitions', false],
+  ['ValidatingWebhookConfiguration', 'admissionregistration.k8s.io', ['v1'], 'validatingwebhookconfigurations', false],
+  ['MutatingWebhookConfiguration', 'admissionregistration.k8s.io', ['v1'], 'mutatingwebhookconfigurations', false],
+  ['APIService', 'apiregistration.k8s.io', ['v1'], 'apiservices', false],
+  ['NetworkPolicy', 'networking.k8s.io', ['v1'], 'networkpolicies', true],
+  ['Ingress', 'networking.k8s.io', ['v1'], 'ingresses', true],
+  ['PodDisruptionBudget', 'policy', ['v1'], 'poddisruptionbudgets', true],
+  ['PriorityClass', 'scheduling.k8s.io', ['v1'], 'priorityclasses', false],
+  ['Lease', 'coordination.k8s.io', ['v1'], 'leases', true],
+  ['SubjectAccessReview', 'authorization.k8s.io', ['v1'], 'subjectaccessreviews', false],
+  ['StorageClass', 'storage.k8s.io', ['v1'], 'storageclasses', false],
+];
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A field set as server-side apply's fieldsV1 holds it: `f:<key>` maps; a leaf (a scalar, a list, an empty map) is `{}`. */
+type FieldSet = Record<string, unknown>;
+
+const SERVER_METADATA = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'managedFields']);
+
+function fieldsOf(value: unknown, top: 'object' | 'status' | 'nested' = 'nested'): FieldSet {
+  const out: FieldSet = {};
+  if (!isRecord(value)) return out;
+  for (const [k, v] of Object.entries(value)) {
+    if (top === 'object' && (k === 'apiVersion' || k === 'kind' || k === 'status')) continue;
+    if (top === 'status' && k !== 'status') continue;
+    if (top === 'object' && k === 'metadata') {
+      const meta = isRecord(v) ? Object.fromEntries(Object.entries(v).filter(([mk]) => !SERVER_METADATA.has(mk))) : {};
+      if (Object.keys(meta).length > 0) out['f:metadata'] = fieldsOf(meta);
+      continue;
+    }
+    out[`f:${k}`] = isRecord(v) && Object.keys(v).length > 0 ? fieldsOf(v) : {};
+  }
+  return out;
+}
+
+/** Leaf paths of a field set. */
+function leaves(set: FieldSet, prefix: string[] = []): string[][] {
+  const out: string[][] = [];
+  for (const [k, v] of Object.entries(set)) {
+    const path = [...prefix, k.slice(2)];
+    if (isRecord(v) && Object.keys(v).length > 0) out.push(...leaves(v, path));
+    else out.push(path);
+  }
+  return out;
+}
+
+function holdsPath(set: FieldSet, path: readonly string[]): boolean {
+  let node: unknown = set;
+  for (const k of path) {
+    if (!isRecord(node)) return false;
+    const next = node[`f:${k}`];
+    if (next === undefined) return false;
+    // A leaf held whole holds what is below it.
+    if (isRecord(next) && Object.keys(next).length === 0) return true;
+    node = next;
+  }
+  return true;
+}
+
+function dropPath(set: FieldSet, path: readonly string[]): void {
+  const [head, ...rest] = path;
+  if (head === undefined) return;
+  const key = `f:${head}`;
+  const next = set[key];
+  if (rest.length === 0 || !isRecord(next) || Object.keys(next).length === 0) {
+    Reflect.deleteProperty(set, key);
+    return;
+  }
+  dropPath(next, rest);
+  if (Object.keys(next).length === 0) Reflect.deleteProperty(set, key);
+}
+
+function valueAt(obj: unknown, path: readonly string[]): unknown {
+  let node = obj;
+  for (const k of path) {
+    if (!isRecord(node)) return undefined;
+    node = node[k];
+  }
+  return node;
+}
+
+function setAt(obj: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = obj;
+  for (const k of path.slice(0, -1)) {
+    if (!isRecord(node[k])) node[k] = {};
+    node = node[k] as Record<string, unknown>;
+  }
+  const last = path.at(-1);
+  if (last !== undefined) node[last] = structuredClone(value);
+}
+
+function deleteAt(obj: Record<string, unknown>, path: readonly string[]): void {
+  const parents: Record<string, unknown>[] = [];
+  let node: unknown = obj;
+  for (const k of path.slice(0, -1)) {
+    if (!isRecord(node)) return;
+    parents.push(node);
+    node = node[k];
+  }
+  const last = path.at(-1);
+  if (!isRecord(node) || last === undefined) return;
+  Reflect.deleteProperty(node, last);
+  // Maps left empty by the removal go too, as the API server prunes them.
+  for (let i = parents.length - 1; i >= 0; i--) {
+    const parent = parents[i];
+    const key = path[i];
+    if (parent === undefined || key === undefined) break;
+    const child = parent[key];
+    if (isRecord(child) && Object.keys(child).length === 0 && !(i === 0 && key === 'metadata')) Reflect.deleteProperty(parent, key);
+    else break;
+  }
+}
+
+function same(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+interface ManagedEntry {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  subresource?: string;
+  fieldsV1: FieldSet;
+}
+
+/** JSON merge patch (RFC 7386). */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isRecord(patch)) return structuredClone(patch);
+  const out: Record<string, unknown> = isRecord(target) ? { ...target } : {};
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null) Reflect.deleteProperty(out, k);
+    else out[k] = mergePatch(out[k], v);
+  }
+  return out;
+}
+
+/** Equality-based label selectors (`a=b`, `a==b`, `a!=b`), existence (`a`, `!a`) and `a in (x,y)`. */
+function selects(selector: string | undefined, labels: Record<string, string> | undefined): boolean {
+  if (selector === undefined || selector.trim() === '') return true;
+  const l = labels ?? {};
+  const terms = selector.match(/[^,(]+(\([^)]*\))?/g) ?? [];
+  return terms.every((raw) => {
+    const t = raw.trim();
+    const inMatch = /^(\S+)\s+(in|notin)\s+\(([^)]*)\)$/.exec(t);
+    if (inMatch !== null) {
+      const values = (inMatch[3] ?? '').split(',').map((v) => v.trim());
+      const has = l[inMatch[1] ?? ''] !== undefined && values.includes(l[inMatch[1] ?? ''] ?? '');
+      return inMatch[2] === 'in' ? has : !has;
+    }
+    const ne = t.split('!=');
+    if (ne.length === 2) return l[ne[0]?.trim() ?? ''] !== ne[1]?.trim();
+    const eq = t.split(/==?/);
+    if (eq.length === 2) return l[eq[0]?.trim() ?? ''] === eq[1]?.trim();
+    if (t.startsWith('!')) return l[t.slice(1)] === undefined;
+    return l[t] !== undefined;
+  });
+}
+
+function selectsFields(selector: string | undefined, obj: KubeObject): boolean {
+  if (selector === undefined || selector.trim() === '') return true;
+  return selector.split(',').every((term) => {
+    const ne = term.split('!=');
+    const [path, want] = ne.length === 2 ? ne : term.split(/==?/);
+    const got = valueAt(obj, (path ?? '').trim().split('.'));
+    return ne.length === 2 ? String(got) !== want?.trim() : String(got) === want?.trim();
+  });
+}
+
+export class FakeCluster {
+  readonly objects = new Map<string, KubeObject>();
+  /** Every request, as `verb Kind` (what the API server's audit log counts). */
+  readonly requests: string[] = [];
+  /** Every request with who sent it. */
+  readonly log: FakeRequest[] = [];
+  /** Writes that changed something, in order: `apply Kind ns/name (force) as manager`, `create …`, `update …`, `delete …`. */
+  readonly writes: string[] = [];
+  /** Every real apply, in order: the object as sent, the field manager when one was named, and who sent it. */
+  readonly applied: { obj: KubeObject; fieldManager?: string; identity: string }[] = [];
+  /** Kinds the server does not serve (e.g. a custom resource whose CRD is missing). */
+  readonly unknownKinds = new Set<string>();
+  /** Applies (and dry runs) of objects whose name is here fail with 422 Invalid. */
+  readonly rejectNames = new Set<string>();
+  /** Real applies of objects whose name is here fail with 503. */
+  readonly unavailableNames = new Set<string>();
+  /** Deployments named here never become available. */
+  readonly unhealthyNames = new Set<string>();
+  /** CRDs (by name) whose conditions the server reports instead of Established=True. */
+  readonly crdConditions = new Map<string, { type: string; status: string; reason?: string; message?: string }[]>();
+  /** Applies that change an existing object whose name is here fail with 422 "field is immutable" (dry run too). */
+  readonly immutableNames = new Set<string>();
+  /** Deletes of objects whose name is here leave them Terminating, held by a finalizer. */
+  readonly heldNames = new Set<string>();
+  /** Namespaced objects can be created only in a Namespace that exists, as the API server requires (off by default: most fixtures skip Namespaces). */
+  requireNamespaces = false;
+  /** Who may do what; every request is allowed when unset. */
+  authorize?: (req: FakeRequest) => boolean;
+  private readonly faultRules: (FaultRule & { left: number })[] = [];
+  private readonly watchers = new Set<(ev: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }) => void>();
+  private readonly history: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }[] = [];
+  private rv = 1;
+  private uid = 1;
+  private readonly now: () => Date;
+
+  constructor(opts: { now?: () => Date } = {}) {
+    this.now = opts.now ?? (() => new Date());
+  }
+
+  // --- test conveniences -----------------------------------------------------
+
+  key(ref: { apiVersion: string; kind: string; name?: string | undefined; namespace?: string | undefined }): string {
+    return `${parseApiVersion(ref.apiVersion).group}/${ref.kind}/${ref.namespace ?? ''}/${ref.name ?? ''}`;
+  }
+
+  /** Puts an object as it is (no request counted): a fixture, or another writer's hand. */
+  put(obj: KubeObject): KubeObject {
+    const existing = this.objects.get(this.keyOf(obj));
+    const stored = this.stamp(structuredClone(obj), existing);
+    this.store(stored, existing === undefined ? 'ADDED' : 'MODIFIED');
+    return stored;
+  }
+
+  get(ref: ObjectRef): KubeObject | undefined {
+    return this.objects.get(this.key(ref));
+  }
+
+  /** Removes an object at once (no finalizers, no request counted): another writer's hand. */
+  remove(ref: ObjectRef): boolean {
+    const live = this.get(ref);
+    if (live === undefined) return false;
+    this.drop(live);
+    return true;
+  }
+
+  /** Objects of `kind`, optionally in `namespace`. */
+  all(kind: string, namespace?: string): KubeObject[] {
+    return [...this.objects.values()].filter((o) => o.kind === kind && (namespace === undefined || o.metadata.namespace === namespace));
+  }
+
+  /** Arms a failure (see FaultRule); answers a function that disarms it. */
+  inject(rule: FaultRule): () => void {
+    const armed = { ...rule, left: rule.times ?? 1 };
+    this.faultRules.push(armed);
+    return () => {
+      const i = this.faultRules.indexOf(armed);
+      if (i >= 0) this.faultRules.splice(i, 1);
+    };
+  }
+
+  clearFaults(): void {
+    this.faultRules.length = 0;
+  }
+
+  /** Writes by verb since the start (or since `from`, an index into `log`). */
+  countWrites(from = 0): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.log.slice(from)) if (WRITE_VERBS.has(r.verb)) out[r.verb] = (out[r.verb] ?? 0) + 1;
+    return out;
+  }
+
+  /** The ports, acting as the cluster's admin (or as `who`). */
+  client(who?: Impersonation): FakeClient {
+    return new FakeClient(this, who?.user ?? 'admin');
+  }
+
+  // --- the API server ----------------------------------------------------------
+
+  kindInfo(apiVersion: string, kind: string): KindInfo | undefined {
+    if (this.unknownKinds.has(kind)) return undefined;
+    const { group, version } = parseApiVersion(apiVersion);
+    for (const [k, g, versions, plural, namespaced] of BUILTIN) if (k === kind && g === group && versions.includes(version)) return { group: g, versions, plural, namespaced };
+    for (const crd of this.all('CustomResourceDefinition')) {
+      const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string; plural?: string }; scope?: string; versions?: { name?: string; served?: boolean }[] };
+      if (spec.group !== group || spec.names?.kind !== kind || crd.metadata.deletionTimestamp !== undefined) continue;
+      const served = (spec.versions ?? []).filter((v) => v.served !== false).map((v) => v.name ?? '');
+      if (!served.includes(version) || !this.established(crd)) continue;
+      return { group, versions: served, plural: spec.names.plural ?? `${kind.toLowerCase()}s`, namespaced: spec.scope !== 'Cluster' };
+    }
+    return undefined;
+  }
+
+  private established(crd: KubeObject): boolean {
+    const conditions = this.crdConditions.get(crd.metadata.name ?? '');
+    return conditions === undefined || conditions.some((c) => c.type === 'Established' && c.status === 'True');
+  }
+
+  /** Counts the request, checks authorization and the armed faults before it; answers the faults to raise after it. */
+  request(req: FakeRequest): FaultRule[] {
+    this.requests.push(`${req.verb} ${req.kind}`);
+    this.log.push(req);
+    const after: FaultRule[] = [];
+    for (const rule of [...this.faultRules]) {
+      if (!matches(rule, req)) continue;
+      rule.left--;
+      if (rule.left <= 0) this.faultRules.splice(this.faultRules.indexOf(rule), 1);
+      if ((rule.when ?? 'before') === 'before') throw rule.error(req);
+      after.push(rule);
+    }
+    if (this.authorize !== undefined && !this.authorize(req)) throw faults.forbidden(req);
+    return after;
+  }
+
+  resolve(ref: { apiVersion: string; kind: string; namespace?: string | undefined }): KindInfo {
+    const info = this.kindInfo(ref.apiVersion, ref.kind);
+    if (info === undefined) throw new KubeApiError(404, 'NotFound', `the server could not find the requested resource (no ${ref.kind} in ${ref.apiVersion})`);
+    if (info.namespaced && (ref.namespace === undefined || ref.namespace === '')) throw new KubeApiError(422, 'Invalid', `${ref.kind}: metadata.namespace is required`);
+    return info;
+  }
+
+  keyOf(obj: KubeObject): string {
+    const info = this.kindInfo(obj.apiVersion, obj.kind);
+    const ns = info === undefined || info.namespaced ? obj.metadata.namespace : undefined;
+    return this.key({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: ns });
+  }
+
+  /** Server-set metadata: uid and creationTimestamp kept, resourceVersion new, generation bumped by a spec change. */
+  private stamp(obj: KubeObject, existing: KubeObject | undefined): KubeObject {
+    const meta = obj.metadata;
+    meta.uid = existing?.metadata.uid ?? meta.uid ?? `uid-${this.uid++}`;
+    meta.creationTimestamp = existing?.metadata.creationTimestamp ?? meta.creationTimestamp ?? this.now().toISOString();
+    meta.resourceVersion = String(this.rv++);
+    const specOf = (o: KubeObject | undefined): string => JSON.stringify(Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => k !== 'metadata' && k !== 'status')));
+    meta.generation = existing === undefined ? 1 : specOf(existing) === specOf(obj) ? (existing.metadata.generation ?? 1) : (existing.metadata.generation ?? 1) + 1;
+    if (existing?.metadata.deletionTimestamp !== undefined) meta.deletionTimestamp = existing.metadata.deletionTimestamp;
+    return this.withStatus(obj);
+  }
+
+  /** What the cluster's own controllers would report: Deployments available, CRDs Established. */
+  private withStatus(obj: KubeObject): KubeObject {
+    const generation = obj.metadata.generation ?? 1;
+    if (obj.kind === 'Deployment') {
+      const available = this.unhealthyNames.has(obj.metadata.name ?? '') ? 0 : 1;
+      return { ...obj, status: { observedGeneration: generation, replicas: 1, updatedReplicas: 1, readyReplicas: available, availableReplicas: available } };
+    }
+    if (obj.kind === 'CustomResourceDefinition') {
+      return { ...obj, status: { conditions: this.crdConditions.get(obj.metadata.name ?? '') ?? [{ type: 'Established', status: 'True' }, { type: 'NamesAccepted', status: 'True' }] } };
+    }
+    return obj;
+  }
+
+  store(obj: KubeObject, type: 'ADDED' | 'MODIFIED'): void {
+    this.objects.set(this.keyOf(obj), obj);
+    this.emit(type, obj);
+  }
+
+  private emit(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: KubeObject): void {
+    const ev = { type, object: structuredClone(obj), rv: Number(obj.metadata.resourceVersion ?? this.rv) };
+    this.history.push(ev);
+    if (this.history.length > 10_000) this.history.splice(0, this.history.length - 10_000);
+    for (const w of this.watchers) w(ev);
+  }
+
+  /** Removes an object for good, and (as the garbage collector and the namespace controller) what it owns or holds. */
+  drop(live: KubeObject): void {
+    if (!this.objects.delete(this.keyOf(live))) return;
+    this.emit('DELETED', { ...live, metadata: { ...live.metadata, resourceVersion: String(this.rv++) } });
+    const uid = live.metadata.uid;
+    for (const o of [...this.objects.values()]) {
+      const owned = uid !== undefined && (o.metadata.ownerReferences ?? []).some((r) => r.uid === uid);
+      const inNamespace = live.kind === 'Namespace' && live.apiVersion === 'v1' && o.metadata.namespace === live.metadata.name;
+      if (owned || inNamespace) this.deleteObject(o);
+    }
+    if (live.kind === 'CustomResourceDefinition') {
+      const spec = (live.spec ?? {}) as { group?: string; names?: { kind?: string } };
+      for (const o of [...this.objects.values()]) if (o.kind === spec.names?.kind && parseApiVersion(o.apiVersion).group === spec.group) this.drop(o);
+    }
+  }
+
+  /** A delete as the API server does it: with finalizers the object only becomes Terminating. */
+  deleteObject(live: KubeObject): void {
+    const held = this.heldNames.has(live.metadata.name ?? '');
+    const finalizers = [...(live.metadata.finalizers ?? []), ...(held && !(live.metadata.finalizers ?? []).includes('example.com/hold') ? ['example.com/hold'] : [])];
+    const namespaceWithContent = live.kind === 'Namespace' && [...this.objects.values()].some((o) => o.metadata.namespace === live.metadata.name);
+    if (finalizers.length > 0 || namespaceWithContent) {
+      if (live.metadata.deletionTimestamp !== undefined && !namespaceWithContent) return;
+      const terminating = { ...live, metadata: { ...live.metadata, finalizers, deletionTimestamp: live.metadata.deletionTimestamp ?? this.now().toISOString(), resourceVersion: String(this.rv++) } };
+      this.store(terminating, 'MODIFIED');
+      if (namespaceWithContent) {
+        for (const o of [...this.objects.values()]) if (o.metadata.namespace === live.metadata.name) this.deleteObject(o);
+        if (finalizers.length === 0 && ![...this.objects.values()].some((o) => o.metadata.namespace === live.metadata.name)) this.drop(terminating);
+      }
+      return;
+    }
+    this.drop(live);
+  }
+
+  /** Finishes what the cluster's controllers finish later: Terminating namespaces with nothing left go. */
+  settle(): void {
+    for (const ns of this.all('Namespace')) {
+      if (ns.metadata.deletionTimestamp === undefined || (ns.metadata.finalizers ?? []).length > 0) continue;
+      if (![...this.objects.values()].some((o) => o.metadata.namespace === ns.metadata.name)) this.drop(ns);
+    }
+  }
+
+  subscribe(fn: (ev: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }) => void): () => void {
+    this.watchers.add(fn);
+    return () => this.watchers.delete(fn);
+  }
+
+  eventsSince(rv: number): { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }[] {
+    return this.history.filter((e) => e.rv > rv);
+  }
+
+  /** The last resourceVersion given out: a list's, from which a watch goes on. */
+  get resourceVersion(): number {
+    return this.rv - 1;
+  }
+
+  nextResourceVersion(): string {
+    return String(this.rv++);
+  }
+
+  /** Server-side apply of `obj` by `manager`, over `live` (see the top of this file). */
+  serverSideApply(live: KubeObject | undefined, obj: KubeObject, manager: string, force: boolean, subresource: 'status' | undefined): KubeObject {
+    const fresh = fieldsOf(obj, subresource === 'status' ? 'status' : 'object');
+    const entries: ManagedEntry[] = structuredClone(((live?.metadata.managedFields ?? []) as ManagedEntry[]).filter((e) => isRecord(e.fieldsV1)));
+    const conflicts: string[] = [];
+    for (const e of entries) {
+      if (e.manager === manager && e.operation === 'Apply' && e.subresource === subresource) continue;
+      for (const path of leaves(fresh)) {
+        if (!holdsPath(e.fieldsV1, path) || same(valueAt(live, path), valueAt(obj, path))) continue;
+        if (force) dropPath(e.fieldsV1, path);
+        else conflicts.push(`${e.manager}: .${path.join('.')}`);
+      }
+    }
+    if (conflicts.length > 0) throw new KubeApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: conflicts with ${conflicts.join(', ')}`);
+    const mine = entries.find((e) => e.manager === manager && e.operation === 'Apply' && e.subresource === subresource);
+    const result: Record<string, unknown> = structuredClone(live ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }) } });
+    result.apiVersion = obj.apiVersion;
+    // What this manager applied before and applies no more goes, unless another manager holds it too.
+    for (const path of leaves(mine?.fieldsV1 ?? {})) {
+      if (holdsPath(fresh, path)) continue;
+      if (entries.some((e) => e !== mine && holdsPath(e.fieldsV1, path))) continue;
+      deleteAt(result, path);
+    }
+    for (const path of leaves(fresh)) setAt(result, path, valueAt(obj, path));
+    const others = entries.filter((e) => e !== mine && leaves(e.fieldsV1).length > 0);
+    const managed: ManagedEntry[] = [...others, { manager, operation: 'Apply', ...(subresource === undefined ? {} : { subresource }), fieldsV1: fresh }];
+    (result.metadata as Record<string, unknown>).managedFields = managed.map((e) => ({ ...e, fieldsType: 'FieldsV1' }));
+    return result as unknown as KubeObject;
+  }
+
+  /** An Update (PUT or patch) by `manager`: the fields it changed become its own. */
+  ownChanges(live: KubeObject, next: KubeObject, manager: string, subresource: 'status' | undefined): KubeObject {
+    const entries: ManagedEntry[] = structuredClone(((live.metadata.managedFields ?? []) as ManagedEntry[]).filter((e) => isRecord(e.fieldsV1)));
+    const scope = subresource === 'status' ? 'status' : 'object';
+    const before = fieldsOf(live, scope);
+    const after = fieldsOf(next, scope);
+    const changed = [...leaves(after).filter((p) => !same(valueAt(live, p), valueAt(next, p))), ...leaves(before).filter((p) => !holdsPath(after, p))];
+    if (changed.length === 0) return { ...next, metadata: { ...next.metadata, managedFields: live.metadata.managedFields ?? [] } };
+    for (const e of entries) for (const p of changed) dropPath(e.fieldsV1, p);
+    let mine = entries.find((e) => e.manager === manager && e.operation === 'Update');
+    if (mine === undefined) {
+      mine = { manager, operation: 'Update', fieldsV1: {} };
+      entries.push(mine);
+    }
+    for (const p of changed.filter((x) => holdsPath(after, x))) {
+      let node = mine.fieldsV1;
+      for (const k of p.slice(0, -1)) {
+        const next2 = node[`f:${k}`];
+        if (!isRecord(next2)) node[`f:${k}`] = {};
+        node = node[`f:${k}`] as FieldSet;
+      }
+      node[`f:${p.at(-1) ?? ''}`] = {};
+    }
+    const managedFields = entries.filter((e) => leaves(e.fieldsV1).length > 0).map((e) => ({ ...e, fieldsType: 'FieldsV1' }));
+    return { ...next, metadata: { ...next.metadata, managedFields } };
+  }
+
+  /** The WatchEvent stream of `kind` from `resourceVersion` until `signal` aborts. */
+  async *watchStream(apiVersion: string, kind: string, opts: WatchOptions): AsyncGenerator<WatchEvent> {
+    const queue: WatchEvent[] = [];
+    let wake: (() => void) | undefined;
+    const wanted = (o: KubeObject): boolean =>
+      o.kind === kind && parseApiVersion(o.apiVersion).group === parseApiVersion(apiVersion).group && (opts.namespace === undefined || o.metadata.namespace === opts.namespace) && selects(opts.labelSelector, o.metadata.labels);
+    const since = Number(opts.resourceVersion ?? this.resourceVersion);
+    for (const ev of this.eventsSince(since)) if (wanted(ev.object)) queue.push({ type: ev.type, object: structuredClone(ev.object) });
+    const unsubscribe = this.subscribe((ev) => {
+      if (!wanted(ev.object)) return;
+      queue.push({ type: ev.type, object: structuredClone(ev.object) });
+      wake?.();
+    });
+    const aborted = new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
+    const stopped = (): boolean => opts.signal?.aborted === true;
+    try {
+      for (;;) {
+        while (queue.length > 0) {
+          const ev = queue.shift();
+          if (ev !== undefined) yield ev;
+        }
+        if (stopped()) return;
+        await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted]);
+        wake = undefined;
+      }
+    } finally {
+      unsubscribe();
+    }
+  }
+}
+
+function matches(rule: FaultRule, req: FakeRequest): boolean {
+  if (rule.verb !== undefined && !(typeof rule.verb === 'string' ? rule.verb === req.verb : rule.verb.includes(req.verb))) return false;
+  if (rule.kind !== undefined && rule.kind !== req.kind) return false;
+  if (rule.namespace !== undefined && rule.namespace !== req.namespace) return false;
+  if (rule.identity !== undefined && rule.identity !== req.identity) return false;
+  if (rule.name !== undefined && !(typeof rule.name === 'string' ? rule.name === req.name : rule.name.test(req.name))) return false;
+  return true;
+}
+
+/** The fake cluster's ports, as one identity. */
+export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Discovery, Watcher, Impersonating<FakeClient> {
+  constructor(
+    readonly cluster: FakeCluster,
+    readonly identity: string,
+  ) {}
+
+  impersonate(who: Impersonation): FakeClient {
+    return new FakeClient(this.cluster, who.user);
+  }
+
+  private req(verb: FakeVerb, ref: { kind: string; namespace?: string | undefined; name?: string | undefined }): FaultRule[] {
+    return this.cluster.request({ verb, kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name ?? '', identity: this.identity });
+  }
+
+  /** Raises the faults armed for after a request that landed. */
+  private after(rules: FaultRule[], req: FakeRequest): void {
+    const first = rules[0];
+    if (first !== undefined) throw first.error(req);
+  }
+
+  private request(verb: FakeVerb, ref: { kind: string; namespace?: string | undefined; name?: string | undefined }): FakeRequest {
+    return { verb, kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name ?? '', identity: this.identity };
+  }
+
+  resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    const info = this.cluster.kindInfo(apiVersion, kind);
+    if (info === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `the server has no resource for kind ${kind} in ${apiVersion} (is its CRD installed?)`));
+    return Promise.resolve({ name: info.plural, namespaced: info.namespaced, kind, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] });
+  }
+
+  invalidateDiscovery(): void {
+    // Discovery is always current here.
+  }
+
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+    const found = await this.find<T>(ref);
+    if (found === undefined) throw new KubeApiError(404, 'NotFound', `${describeRef(ref)} not found`);
+    return found;
+  }
+
+  find<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
+    try {
+      const after = this.req('get', ref);
+      this.cluster.resolve(ref);
+      const live = this.cluster.get(ref);
+      this.after(after, this.request('get', ref));
+      return Promise.resolve(live === undefined ? undefined : (structuredClone(live) as T));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<KubeList<T>> {
+    try {
+      const after = this.req('list', { kind, namespace: opts.namespace });
+      if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `no ${kind} in ${apiVersion}`);
+      const group = parseApiVersion(apiVersion).group;
+      const items = [...this.cluster.objects.values()]
+        .filter((o) => o.kind === kind && parseApiVersion(o.apiVersion).group === group && (opts.namespace === undefined || opts.namespace === '' || o.metadata.namespace === opts.namespace))
+        .filter((o) => selects(opts.labelSelector, o.metadata.labels) && selectsFields(opts.fieldSelector, o))
+        .sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`))
+        .map((o) => structuredClone({ ...o, apiVersion }) as T);
+      this.after(after, this.request('list', { kind, namespace: opts.namespace }));
+      return Promise.resolve({ apiVersion, kind: `${kind}List`, metadata: { resourceVersion: String(this.cluster.resourceVersion) }, items });
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  apply<T extends KubeObject = KubeObject>(obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
+    return this.run(() => {
+      const verb: FakeVerb = opts.dryRun === true ? 'dry-run' : opts.subresource === 'status' ? 'status' : 'apply';
+      const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const after = this.req(verb, ref);
+      const info = this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
+      const name = obj.metadata.name ?? '';
+      if (this.cluster.rejectNames.has(name)) throw new KubeApiError(422, 'Invalid', `${obj.kind} "${name}" is invalid: spec: Invalid value`);
+      const scoped = info.namespaced ? obj : { ...obj, metadata: { ...obj.metadata, namespace: undefined } };
+      const live = this.cluster.objects.get(this.cluster.keyOf(scoped));
+      if (opts.subresource === 'status' && live === undefined) throw new KubeApiError(404, 'NotFound', `${describeRef({ ...ref, apiVersion: obj.apiVersion, name })} not found`);
+      if (this.cluster.immutableNames.has(name) && live !== undefined && JSON.stringify(live.spec) !== JSON.stringify(obj.spec)) {
+        throw new KubeApiError(422, 'Invalid', `${obj.kind} "${name}" is invalid: spec.selector: Invalid value: field is immutable`);
+      }
+      if (live === undefined && info.namespaced && obj.metadata.namespace !== undefined) this.namespaceMustAccept(obj.metadata.namespace);
+      if (this.cluster.unavailableNames.has(name) && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${name}: storage is (re)initializing`);
+      const manager = opts.fieldManager ?? FIELD_MANAGER;
+      const next = this.cluster.serverSideApply(live, info.namespaced ? obj : { ...obj, metadata: { ...obj.metadata, namespace: undefined } }, manager, opts.force === true, opts.subresource);
+      if (opts.subresource === 'status' && live !== undefined) next.status = { ...(live.status as Record<string, unknown> | undefined), ...(next.status as Record<string, unknown> | undefined) };
+      if (opts.dryRun === true) return next as T;
+      const stored = this.put(next, live);
+      if (opts.subresource !== 'status') {
+        this.cluster.writes.push(`apply ${describeRef({ ...ref, apiVersion: obj.apiVersion, name })}${opts.force === true ? ' (force)' : ''}${opts.fieldManager === undefined ? '' : ` as ${opts.fieldManager}`}`);
+        this.cluster.applied.push({ obj: structuredClone(obj), ...(opts.fieldManager === undefined ? {} : { fieldManager: opts.fieldManager }), identity: this.identity });
+      }
+      this.after(after, this.request(verb, ref));
+      return stored as T;
+    });
+  }
+
+  applyStatus<T extends KubeObject = KubeObject>(obj: KubeObject, opts: { fieldManager?: string; force?: boolean } = {}): Promise<T> {
+    return this.apply<T>(obj, { ...opts, subresource: 'status' });
+  }
+
+  create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
+    return this.run(() => {
+      const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const after = this.req('create', ref);
+      const info = this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
+      const named = obj.metadata.name === undefined && obj.metadata.generateName !== undefined ? { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.generateName}${this.cluster.nextResourceVersion()}` } } : obj;
+      const scoped = info.namespaced ? named : { ...named, metadata: { ...named.metadata, namespace: undefined } };
+      if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(scoped.metadata.name ?? '')) throw new KubeApiError(422, 'Invalid', `${obj.kind} "${scoped.metadata.name ?? ''}" is invalid: metadata.name: a lowercase RFC 1123 subdomain is required`);
+      if (this.cluster.objects.has(this.cluster.keyOf(scoped))) throw new KubeApiError(409, 'AlreadyExists', `${obj.kind} "${scoped.metadata.name ?? ''}" already exists`);
+      if (info.namespaced && scoped.metadata.namespace !== undefined) this.namespaceMustAccept(scoped.metadata.namespace);
+      const { managedFields: _mf, ...meta } = scoped.metadata;
+      const stored = this.put(this.cluster.ownChanges({ apiVersion: scoped.apiVersion, kind: scoped.kind, metadata: {} }, { ...scoped, metadata: meta }, this.identity, undefined), undefined);
+      this.cluster.writes.push(`create ${describeRef({ apiVersion: obj.apiVersion, ...ref, name: scoped.metadata.name ?? '' })}`);
+      this.after(after, this.request('create', ref));
+      return stored as T;
+    });
+  }
+
+  update<T extends KubeObject = KubeObject>(obj: KubeObject, subresource?: 'status'): Promise<T> {
+    return this.run(() => {
+      const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const after = this.req(subresource === 'status' ? 'status' : 'update', ref);
+      this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
+      const live = this.cluster.objects.get(this.cluster.keyOf(obj));
+      if (live === undefined) throw new KubeApiError(404, 'NotFound', `${obj.kind} "${obj.metadata.name ?? ''}" not found`);
+      const rv = obj.metadata.resourceVersion;
+      if (rv !== undefined && rv !== '' && rv !== live.metadata.resourceVersion) throw faults.conflict();
+      let next: KubeObject = subresource === 'status' ? { ...live, status: obj.status } : { ...obj, status: live.status };
+      next = this.cluster.ownChanges(live, next, this.identity, subresource);
+      const stored = this.finishWrite(next, live);
+      if (subresource !== 'status') this.cluster.writes.push(`update ${describeRef({ apiVersion: obj.apiVersion, ...ref, name: obj.metadata.name ?? '' })}`);
+      this.after(after, this.request('update', ref));
+      return stored as T;
+    });
+  }
+
+  updateStatus<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
+    return this.update<T>(obj, 'status');
+  }
+
+  patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', subresource?: 'status'): Promise<T> {
+    return this.run(() => {
+      const after = this.req(subresource === 'status' ? 'status' : 'patch', ref);
+      this.cluster.resolve(ref);
+      const live = this.cluster.get(ref);
+      if (live === undefined) throw new KubeApiError(404, 'NotFound', `${describeRef(ref)} not found`);
+      if (type === 'json') throw new KubeApiError(415, 'UnsupportedMediaType', 'the fake cluster takes merge patches');
+      const rv = isRecord(patch) && isRecord(patch.metadata) ? patch.metadata.resourceVersion : undefined;
+      if (typeof rv === 'string' && rv !== '' && rv !== live.metadata.resourceVersion) throw faults.conflict();
+      const merged = mergePatch(live, patch) as KubeObject;
+      const next = subresource === 'status' ? { ...live, status: merged.status } : { ...merged, status: live.status };
+      const stored = this.finishWrite(this.cluster.ownChanges(live, next, this.identity, subresource), live);
+      if (subresource !== 'status') this.cluster.writes.push(`patch ${describeRef(ref)}`);
+      this.after(after, this.request('patch', ref));
+      return stored as T;
+    });
+  }
+
+  patchStatus<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' = 'merge'): Promise<T> {
+    return this.patch<T>(ref, patch, type, 'status');
+  }
+
+  delete(ref: ObjectRef, opts: DeleteOptions = {}): Promise<boolean> {
+    return this.run(() => {
+      const after = this.req('delete', ref);
+      this.cluster.resolve(ref);
+      const live = this.cluster.get(ref);
+      if (live === undefined) {
+        this.after(after, this.request('delete', ref));
+        return false;
+      }
+      if (opts.preconditions?.uid !== undefined && opts.preconditions.uid !== live.metadata.uid) throw faults.conflict();
+      this.cluster.deleteObject(live);
+      this.cluster.writes.push(`delete ${describeRef(ref)}${this.cluster.heldNames.has(ref.name) ? ' (held)' : ''}`);
+      this.after(after, this.request('delete', ref));
+      return true;
+    });
+  }
+
+  async *watch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
+    this.req('watch', { kind, namespace: opts.namespace });
+    for await (const ev of this.cluster.watchStream(apiVersion, kind, opts)) yield ev as WatchEvent<T>;
+  }
+
+  /** A Namespace being deleted takes nothing new, as the API server's admission refuses it (nor one that does not exist, with requireNamespaces). */
+  private namespaceMustAccept(namespace: string): void {
+    const ns = this.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: namespace });
+    if (ns === undefined && this.cluster.requireNamespaces) throw new KubeApiError(404, 'NotFound', `namespaces "${namespace}" not found`);
+    if (ns?.metadata.deletionTimestamp !== undefined) throw new KubeApiError(403, 'Forbidden', `unable to create new content in namespace ${namespace} because it is being terminated`);
+  }
+
+  private put(next: KubeObject, live: KubeObject | undefined): KubeObject {
+    return this.finishWrite(next, live);
+  }
+
+  /** Stores a write; an object being deleted whose last finalizer went is removed. */
+  private finishWrite(next: KubeObject, live: KubeObject | undefined): KubeObject {
+    const stored = this.cluster.put(next);
+    if (live !== undefined && stored.metadata.deletionTimestamp !== undefined && (stored.metadata.finalizers ?? []).length === 0) {
+      this.cluster.drop(stored);
+      this.cluster.settle();
+    }
+    return structuredClone(stored);
+  }
+
+  private run<T>(fn: () => T): Promise<T> {
+    try {
+      return Promise.resolve(fn());
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+}

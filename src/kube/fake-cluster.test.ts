@@ -1,0 +1,107 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Crash, FakeCluster, faults } from './fake-cluster.test-helper.js';
+import { isConflict, isNotFound, KubeApiError } from './errors.js';
+
+const cm = (name: string, data: Record<string, string>, ns = 'a') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
+
+test('server-side apply: a field another manager holds with another value conflicts unless forced; forced, it changes hands', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  await c.apply(cm('x', { a: '1' }), { fieldManager: 'one' });
+  await assert.rejects(c.apply(cm('x', { a: '2' }), { fieldManager: 'two' }), (err: unknown) => isConflict(err) && /one: \.data\.a/.test((err as Error).message));
+  // The same value is shared, not a conflict.
+  await c.apply(cm('x', { a: '1' }), { fieldManager: 'two' });
+  await c.apply(cm('x', { a: '3' }), { fieldManager: 'two', force: true });
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '3' });
+  // `one` no longer holds data.a: applying without it removes nothing two holds.
+  await c.apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x', namespace: 'a', labels: { l: 'v' } } }, { fieldManager: 'one' });
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '3' });
+});
+
+test('server-side apply: a field its manager stops applying is removed; one another manager also holds stays', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  await c.apply(cm('x', { a: '1', b: '2' }));
+  await c.apply(cm('x', { a: '1' }));
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '1' });
+  // kubectl edit (an Update) takes the field it changes.
+  const live = await c.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' });
+  await c.impersonate({ user: 'kubectl-edit' }).update({ ...live, data: { a: 'edited' } });
+  await assert.rejects(c.apply(cm('x', { a: '1' })), isConflict);
+  await c.apply(cm('x', { a: '1' }), { force: true });
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '1' });
+});
+
+test('resourceVersion makes updates conditional; generation moves with the spec only', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  const created = await c.create({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'a' }, spec: { replicas: 1 } });
+  assert.equal(created.metadata.generation, 1);
+  const updated = await c.update({ ...created, spec: { replicas: 2 } });
+  assert.equal(updated.metadata.generation, 2);
+  await assert.rejects(c.update({ ...created, spec: { replicas: 3 } }), isConflict);
+  const labelled = await c.patch({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'a', name: 'd' }, { metadata: { labels: { x: 'y' } } });
+  assert.equal(labelled.metadata.generation, 2);
+});
+
+test('finalizers hold a deletion; a namespace deleted takes what is in it; owned objects are collected', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  await c.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'a' } });
+  const owner = await c.create({ ...cm('owner', {}), metadata: { name: 'owner', namespace: 'a', finalizers: ['x/y'] } });
+  await c.create({ ...cm('child', {}), metadata: { name: 'child', namespace: 'b', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid ?? '' }] } });
+  await c.delete({ apiVersion: 'v1', kind: 'Namespace', name: 'a' });
+  const ns = cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'a' });
+  assert.notEqual(ns?.metadata.deletionTimestamp, undefined, 'the namespace waits for the held object');
+  await assert.rejects(c.create(cm('late', {})), (err: unknown) => err instanceof KubeApiError && err.statusCode === 403);
+  await c.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'owner' }, { metadata: { finalizers: null } });
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'owner' }), undefined);
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'b', name: 'child' }), undefined, 'collected with its owner');
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'a' }), undefined, 'gone once empty');
+});
+
+test('a CRD serves its kind once Established; deleting it deletes its custom resources', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  await assert.rejects(c.resourceFor('example.com/v1', 'Widget'), isNotFound);
+  await c.apply({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true }] } });
+  assert.equal((await c.resourceFor('example.com/v1', 'Widget')).name, 'widgets');
+  await c.apply({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'a' } });
+  await c.delete({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'widgets.example.com' });
+  assert.equal(cluster.all('Widget').length, 0);
+});
+
+test('faults: before a write nothing lands; after it the write lands and the caller sees the error; identities and verbs match', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  cluster.inject({ verb: 'create', kind: 'ConfigMap', error: faults.crash });
+  await assert.rejects(c.create(cm('x', {})), Crash);
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }), undefined);
+  cluster.inject({ verb: 'create', kind: 'ConfigMap', when: 'after', error: faults.tooManyRequests });
+  await assert.rejects(c.create(cm('x', {})), (err: unknown) => err instanceof KubeApiError && err.statusCode === 429);
+  assert.notEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }), undefined);
+  cluster.inject({ verb: 'get', identity: 'tenant', error: faults.forbidden, times: Infinity });
+  await assert.rejects(c.impersonate({ user: 'tenant' }).find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }), (err: unknown) => err instanceof KubeApiError && err.statusCode === 403);
+  assert.notEqual(await c.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }), undefined);
+  assert.deepEqual(cluster.countWrites(), { create: 2 });
+});
+
+test('a watch sees what happened after its resourceVersion, then what happens next, until aborted', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  await c.create(cm('before', {}));
+  const list = await c.list('v1', 'ConfigMap');
+  await c.create(cm('after', {}));
+  const abort = new AbortController();
+  const seen: string[] = [];
+  const done = (async () => {
+    for await (const ev of c.watch('v1', 'ConfigMap', { resourceVersion: list.metadata.resourceVersion, signal: abort.signal })) {
+      seen.push(`${ev.type} ${ev.object.metadata.name ?? ''}`);
+      if (seen.length === 2) abort.abort();
+    }
+  })();
+  await c.delete({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'before' });
+  await done;
+  assert.deepEqual(seen, ['ADDED after', 'DELETED before']);
+});
