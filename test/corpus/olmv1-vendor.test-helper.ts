@@ -55,6 +55,12 @@ export const OLMV1_VENDORED: readonly VendoredPiece[] = [
     },
   ]),
   { from: 'test/e2e/features', to: `${OLMV1_VENDOR_DIR}/test/e2e/features`, use: "operator-controller's e2e scenarios (godog)" },
+  { from: 'test/e2e/steps/testdata', to: `${OLMV1_VENDOR_DIR}/test/e2e/steps/testdata`, use: 'the namespace, ServiceAccount and RBAC templates those scenarios\' steps apply' },
+  {
+    from: 'testdata/images/bundles/webhook-operator/v0.0.1',
+    to: `${OLMV1_VENDOR_DIR}/testdata/images/bundles/webhook-operator/v0.0.1`,
+    use: 'the bundle the webhook scenarios publish (StaticBundleDir in install.feature)',
+  },
   {
     from: 'test/regression/convert/testdata',
     to: `${OLMV1_VENDOR_DIR}/test/regression/convert/testdata`,
