@@ -11,7 +11,7 @@ import type { CertProvider, ServingCert } from './certs.js';
 import { crdToV1 } from './crd-v1.js';
 import { isRecord, type JsonObject } from './decode.js';
 import { checkInstallMode, targetNamespaces, type InstallModeType } from './install-modes.js';
-import { certSecretName, uniqueName, webhookServiceName } from './names.js';
+import { certSecretName, permissionObjectName, webhookServiceName } from './names.js';
 import { applyOverrides, type DeploymentOverrides } from './overrides.js';
 import { renderChecks } from './render-checks.js';
 import { kindSupport } from './supported-kinds.js';
@@ -111,7 +111,7 @@ function roles(c: Ctx): JsonObject[] {
   const out: JsonObject[] = [];
   for (const ns of c.targets) {
     for (const p of c.bundle.csv.permissions) {
-      const name = uniqueName(`${c.bundle.name}-${saName(p)}`, { serviceAccountName: p.serviceAccountName, rules: p.rules });
+      const name = permissionObjectName(`${c.bundle.name}-${saName(p)}`, p);
       out.push(
         { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, ns), rules: structuredClone(p.rules) },
         {
@@ -136,7 +136,7 @@ function clusterRoles(c: Ctx): JsonObject[] {
     }
   }
   return perms.flatMap((p) => {
-    const name = uniqueName(`${c.bundle.name}-${saName(p)}`, { serviceAccountName: p.serviceAccountName, rules: p.rules });
+    const name = permissionObjectName(`${c.bundle.name}-${saName(p)}`, p);
     return [
       { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(name), rules: structuredClone(p.rules) },
       {

@@ -1,13 +1,16 @@
 /**
  * Object names the converter makes: Kubernetes length limits, OLM's naming of webhook services
- * and certificate secrets, and short stable hashes for names that must be unique per content.
+ * and certificate secrets, and OLM v1's content-hashed names of the RBAC made from CSV permissions.
  */
 import { createHash } from 'node:crypto';
-import { canonicalJson } from '../util/canonical-json.js';
 
 const MAX_NAME = 63;
 
-/** `base-suffix`, cutting `base` so the whole fits in 63 characters (as OLM does). */
+/**
+ * `base-suffix`, cutting `base` so the whole fits in 63 characters. OLM cuts only when base and
+ * suffix pass 63 together, so for a base of exactly 63 minus the suffix its name is 64 long,
+ * which a Service refuses; Binnacle's is 63 (the only case where the two differ).
+ */
 export function nameForBaseAndSuffix(base: string, suffix: string): string {
   const room = MAX_NAME - suffix.length - 1;
   const cut = base.length > room ? base.slice(0, Math.max(room, 0)) : base;
@@ -24,22 +27,53 @@ export function certSecretName(serviceName: string): string {
   return nameForBaseAndSuffix(serviceName, 'cert');
 }
 
-export { canonicalJson };
-
-// Same alphabet as Kubernetes' rand.SafeEncodeString: no vowels, no look-alikes.
-const SAFE = 'bcdfghjklmnpqrstvwxz2456789';
-
-/** A short, stable, DNS-safe hash of a value. */
-export function shortHash(v: unknown): string {
-  const digest = createHash('sha256').update(canonicalJson(v)).digest();
-  let out = '';
-  for (let i = 0; i < 10; i++) out += SAFE[(digest[i] ?? 0) % SAFE.length] ?? 'b';
-  return out;
+/**
+ * Go's encoding/json text of a string: JSON.stringify's, plus the escapes Go adds for HTML and
+ * for the JavaScript line terminators (`<`, `>`, `&`, U+2028, U+2029 as \u00XX / \u20XX).
+ */
+function goJsonString(s: string): string {
+  return JSON.stringify(s).replace(/[<>&\u2028\u2029]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
-/** A name unique for this content: `<base>-<hash>`, within 63 characters. */
-export function uniqueName(base: string, content: unknown): string {
-  return nameForBaseAndSuffix(base, shortHash(content));
+function goJsonStrings(v: unknown): string {
+  return Array.isArray(v) ? `[${v.map((x) => goJsonString(String(x))).join(',')}]` : 'null';
+}
+
+/** rbac/v1 PolicyRule's fields in Go's order; all but `verbs` are `omitempty`. */
+const POLICY_RULE_FIELDS: readonly (readonly [string, boolean])[] = [
+  ['verbs', false],
+  ['apiGroups', true],
+  ['resources', true],
+  ['resourceNames', true],
+  ['nonResourceURLs', true],
+];
+
+/**
+ * A CSV permission (operator-framework/api's StrategyDeploymentPermissions) as Go's
+ * encoding/json writes the typed struct, with json.Encoder's trailing newline: fields in
+ * struct order, empty `omitempty` lists left out, fields the types lack dropped.
+ */
+function goPermissionJson(p: { serviceAccountName: string; rules: readonly Record<string, unknown>[] }): string {
+  const rule = (r: Record<string, unknown>): string =>
+    `{${POLICY_RULE_FIELDS.filter(([k, omitEmpty]) => !(omitEmpty && (!Array.isArray(r[k]) || r[k].length === 0)))
+      .map(([k]) => `"${k}":${goJsonStrings(r[k])}`)
+      .join(',')}}`;
+  return `{"serviceAccountName":${goJsonString(p.serviceAccountName)},"rules":[${p.rules.map(rule).join(',')}]}\n`;
+}
+
+/**
+ * The name OLM v1 gives the Role, RoleBinding, ClusterRole and ClusterRoleBinding it makes from
+ * a CSV permission (operator-controller's render.DefaultUniqueNameGenerator): `<base>-<hash>`,
+ * the hash base 36 of the SHA-224 of the permission's Go JSON (hash.DeepHashObject), `base`
+ * cut as util.ObjectNameForBaseAndSuffix cuts it: only when base and hash together pass 63
+ * characters, to 62 minus the hash, so a name of exactly 64 can occur (RBAC names may be 253).
+ * The same names as OLM v1's mean an install it made can be adopted object for object.
+ */
+export function permissionObjectName(base: string, permission: { serviceAccountName: string; rules: readonly Record<string, unknown>[] }): string {
+  const digest = createHash('sha224').update(goPermissionJson(permission)).digest('hex');
+  const hash = BigInt(`0x${digest}`).toString(36);
+  const cut = base.length + hash.length > MAX_NAME ? base.slice(0, MAX_NAME - hash.length - 1) : base;
+  return `${cut}-${hash}`;
 }
 
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
