@@ -11,7 +11,7 @@
  * see `cluster-constraints.ts`). A rule that reads only `cluster` constrains the bundle itself
  * rather than naming a dependency.
  */
-import semver from 'semver';
+import { olmSemverCompare } from './olm-semver.js';
 
 type Expr =
   | { k: 'lit'; v: unknown }
@@ -417,12 +417,6 @@ function compare(a: unknown, b: unknown): number {
   throw new CelError('no ordering between these values');
 }
 
-function version(v: unknown): semver.SemVer {
-  const p = typeof v === 'string' ? semver.parse(v, { loose: true }) : null;
-  if (p === null) throw new CelError(`semver_compare: ${typeof v === "string" ? `"${v}"` : `a ${v === null ? "null" : Array.isArray(v) ? "list" : typeof v}`} is not a version`);
-  return p;
-}
-
 function evaluate(e: Expr, env: Map<string, unknown>): unknown {
   switch (e.k) {
     case 'lit':
@@ -551,7 +545,9 @@ function builtin(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): un
   switch (e.fn) {
     case 'semver_compare': {
       const [a, b] = e.target === undefined ? args : [target, ...args];
-      return semver.compare(version(a), version(b));
+      const order = olmSemverCompare(a, b);
+      if (typeof order !== 'number') throw new CelError(order.error);
+      return order;
     }
     case 'size': {
       const x = e.target === undefined ? args[0] : target;
