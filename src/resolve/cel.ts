@@ -428,14 +428,14 @@ function evaluate(e: Expr, env: Map<string, unknown>): unknown {
       return e.items.map((x) => evaluate(x, env));
     case 'field': {
       const o = evaluate(e.of, env);
-      if (!isRecord(o) || !(e.name in o)) throw new CelError(`no such key "${e.name}"`);
+      if (!isRecord(o) || !Object.hasOwn(o, e.name)) throw new CelError(`no such key "${e.name}"`);
       return o[e.name];
     }
     case 'index': {
       const o = evaluate(e.of, env);
       const at = evaluate(e.at, env);
       if (Array.isArray(o) && typeof at === 'number' && at >= 0 && at < o.length) return o[at] as unknown;
-      if (isRecord(o) && typeof at === 'string' && at in o) return o[at];
+      if (isRecord(o) && typeof at === 'string' && Object.hasOwn(o, at)) return o[at];
       throw new CelError('index out of range');
     }
     case 'unary': {
@@ -491,7 +491,7 @@ function binary(op: string, l: Expr, r: Expr, env: Map<string, unknown>): unknow
       return compare(a, b) >= 0;
     case 'in':
       if (Array.isArray(b)) return b.some((x) => deepEqual(x, a));
-      if (isRecord(b) && typeof a === 'string') return a in b;
+      if (isRecord(b) && typeof a === 'string') return Object.hasOwn(b, a);
       throw new CelError('"in" needs a list or map');
     case '+':
       if (typeof a === 'number' && typeof b === 'number') return a + b;
