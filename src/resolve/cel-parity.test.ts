@@ -133,8 +133,6 @@ test('the hand-written evaluator answers as OLM does, but for the listed differe
     'binnacle/35 [every input] olm=true got=false',
     // No map literals: OLM's own resolver test rule does not parse.
     'olm/TestSolveOperators_GenericConstraint/deps1 [olm-resolver-opB] olm=true got=refused',
-    // exists() stops at the first property whose test is an error, where CEL goes on to one that holds.
-    'probe/01 [label-first] olm=true got=false',
     // No has().
     'probe/02 [olm-resolver-opB,registry-etcd-certified,binnacle-db,label-first,db-1.0.0,db-3.0.0-deprecated,prerelease,loose-version,not-a-version,odd-values] olm=true got=false',
     // No ?:.
@@ -147,8 +145,6 @@ test('the hand-written evaluator answers as OLM does, but for the listed differe
     'probe/22 [*] olm=refused got=holds for olm-api-test,olm-resolver-opB,registry-etcd-certified,binnacle-db,label-first,db-1.0.0,db-3.0.0-deprecated,prerelease,loose-version,not-a-version,odd-values,empty',
     // No `/`.
     'probe/28 [olm-resolver-opB,registry-etcd-certified,binnacle-db,label-first,db-1.0.0,db-3.0.0-deprecated,prerelease,loose-version,not-a-version,odd-values] olm=true got=refused',
-    // exists() again (the second one, over label-first's properties).
-    'probe/29 [label-first] olm=true got=false',
     // No has() (over cluster).
     'probe/36 [registry-etcd-certified,label-first,prerelease,odd-values] olm=true got=false',
     // No map literals; no trailing comma in a list.

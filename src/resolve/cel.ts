@@ -514,25 +514,46 @@ function call(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): unkno
 }
 
 function macro(e: Extract<Expr, { k: 'call' }>, target: Expr, env: Map<string, unknown>): unknown {
-  {
-    const [v, body] = e.args;
-    if (v?.k !== 'id' || body === undefined || e.args.length !== 2) throw new CelError(`${e.fn}() needs a variable and an expression`);
-    const list = evaluate(target, env);
-    if (!Array.isArray(list)) throw new CelError(`${e.fn}() needs a list`);
-    const test = (x: unknown): unknown => evaluate(body, new Map(env).set(v.name, x));
-    switch (e.fn) {
-      case 'exists':
-        return list.some((x) => test(x) === true);
-      case 'all':
-        return list.every((x) => test(x) === true);
-      case 'exists_one':
-        return list.filter((x) => test(x) === true).length === 1;
-      case 'filter':
-        return list.filter((x) => test(x) === true);
-      default:
-        return list.map(test);
+  const [v, body] = e.args;
+  if (v?.k !== 'id' || body === undefined || e.args.length !== 2) throw new CelError(`${e.fn}() needs a variable and an expression`);
+  const list = evaluate(target, env);
+  if (!Array.isArray(list)) throw new CelError(`${e.fn}() needs a list`);
+  const value = (x: unknown): unknown => evaluate(body, new Map(env).set(v.name, x));
+  const test = (x: unknown): boolean => {
+    const b = value(x);
+    if (typeof b !== 'boolean') throw new CelError(`${e.fn}() needs an expression that is a bool`);
+    return b;
+  };
+  switch (e.fn) {
+    case 'exists':
+      return decide(list, test, true);
+    case 'all':
+      return decide(list, test, false);
+    case 'exists_one':
+      return list.filter(test).length === 1;
+    case 'filter':
+      return list.filter(test);
+    default:
+      return list.map(value);
+  }
+}
+
+/**
+ * exists() (`decisive` true) and all() (false), as CEL folds them with `||` and `&&`: one element
+ * whose test is `decisive` decides, whatever errors others raise; otherwise the first error stands.
+ */
+function decide(list: readonly unknown[], test: (x: unknown) => boolean, decisive: boolean): boolean {
+  let err: CelError | undefined;
+  for (const x of list) {
+    try {
+      if (test(x) === decisive) return decisive;
+    } catch (e) {
+      if (!(e instanceof CelError)) throw e;
+      err ??= e;
     }
   }
+  if (err !== undefined) throw err;
+  return !decisive;
 }
 
 function builtin(e: Extract<Expr, { k: 'call' }>, env: Map<string, unknown>): unknown {
