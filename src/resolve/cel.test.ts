@@ -79,3 +79,15 @@ test('semver_compare of a map without a prototype is a CelError, not a TypeError
   assert.equal(compileCel('semver_compare(x, "1.0.0") == 0').test({ x: [bare] }), false);
   assert.equal(compileCel('!(semver_compare(x, "1.0.0") == 0)').test({ x: [bare] }), false);
 });
+
+test('map literals: equal to a JSON object with the same keys; string keys, each once; a trailing comma as in CEL', () => {
+  assert.equal(m("properties.exists(p, p.type == 'olm.gvk' && p.value == {'group': 'db.io', 'version': 'v1', 'kind': 'Database'})"), true);
+  assert.equal(m("properties.exists(p, p.type == 'olm.gvk' && p.value == {'group': 'db.io', 'kind': 'Database'})"), false);
+  assert.equal(compileCel('{"a": [1, 2,], "b": {"c": true},}.b.c').test({}), true);
+  assert.equal(compileCel('"a" in {"a": 1} && !("constructor" in {"a": 1})').test({}), true);
+  assert.equal(compileCel('{"a": 1, "a": 2}.a == 1').test({}), false);
+  assert.equal(compileCel('!({"a": 1, "a": 2}.a == 1)').test({}), false);
+  assert.equal(compileCel('{1: "a"}.size() == 1').test({}), false);
+  assert.throws(() => compileCel('{"a" 1}'), /expected ":"/);
+  assert.deepEqual([...compileCel('{"k": cluster.platform}.k == "x"').references], ['cluster']);
+});

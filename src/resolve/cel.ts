@@ -17,6 +17,7 @@ type Expr =
   | { k: 'lit'; v: unknown }
   | { k: 'id'; name: string }
   | { k: 'list'; items: Expr[] }
+  | { k: 'map'; entries: { key: Expr; value: Expr }[] }
   | { k: 'field'; of: Expr; name: string }
   | { k: 'index'; of: Expr; at: Expr }
   | { k: 'call'; fn: string; target?: Expr; args: Expr[] }
@@ -167,7 +168,7 @@ function tokenize(src: string): Token[] {
       if (['==', '!=', '<=', '>=', '&&', '||'].includes(two)) {
         out.push({ t: 'op', v: two, at });
         i += 2;
-      } else if ('()[].,!<>+-'.includes(c)) {
+      } else if ('()[]{}.,:!<>+-'.includes(c)) {
         out.push({ t: 'op', v: c, at });
         i++;
       } else {
@@ -274,6 +275,17 @@ class Parser {
     this.expect(')');
     return args;
   }
+  /** The items of a list or map literal up to `close`, each read by `item`; a trailing comma is allowed, as in CEL. */
+  private items<T>(close: string, item: () => T): T[] {
+    const out: T[] = [];
+    while (!this.isOp(close)) {
+      out.push(item());
+      if (!this.isOp(',')) break;
+      this.take();
+    }
+    this.expect(close);
+    return out;
+  }
   private postfix(): Expr {
     let e = this.primary();
     for (;;) {
@@ -313,17 +325,14 @@ class Parser {
       this.expect(')');
       return e;
     }
-    if (t.t === 'op' && t.v === '[') {
-      const items: Expr[] = [];
-      if (!this.isOp(']')) {
-        items.push(this.or());
-        while (this.isOp(',')) {
-          this.take();
-          items.push(this.or());
-        }
-      }
-      this.expect(']');
-      return { k: 'list', items };
+    if (t.t === 'op' && t.v === '[') return { k: 'list', items: this.items(']', () => this.or()) };
+    if (t.t === 'op' && t.v === '{') {
+      const entries = this.items('}', () => {
+        const key = this.or();
+        this.expect(':');
+        return { key, value: this.or() };
+      });
+      return { k: 'map', entries };
     }
     throw new CelError(t.t === 'end' ? 'unexpected end of rule' : `unexpected "${t.v}" at ${t.at}`);
   }
@@ -368,6 +377,12 @@ function freeIdentifiers(e: Expr, bound: ReadonlySet<string>, out = new Set<stri
       break;
     case 'list':
       for (const x of e.items) freeIdentifiers(x, bound, out);
+      break;
+    case 'map':
+      for (const x of e.entries) {
+        freeIdentifiers(x.key, bound, out);
+        freeIdentifiers(x.value, bound, out);
+      }
       break;
     case 'field':
       freeIdentifiers(e.of, bound, out);
@@ -426,6 +441,8 @@ function evaluate(e: Expr, env: Map<string, unknown>): unknown {
       return env.get(e.name);
     case 'list':
       return e.items.map((x) => evaluate(x, env));
+    case 'map':
+      return mapLiteral(e.entries, env);
     case 'field': {
       const o = evaluate(e.of, env);
       if (!isRecord(o) || !Object.hasOwn(o, e.name)) throw new CelError(`no such key "${e.name}"`);
@@ -452,6 +469,18 @@ function evaluate(e: Expr, env: Map<string, unknown>): unknown {
     case 'call':
       return call(e, env);
   }
+}
+
+/** A map literal: string keys only (the maps rules read, JSON objects, have no others), each once. */
+function mapLiteral(entries: readonly { key: Expr; value: Expr }[], env: Map<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const { key, value } of entries) {
+    const k = evaluate(key, env);
+    if (typeof k !== 'string') throw new CelError('a map literal\'s keys must be strings here');
+    if (Object.hasOwn(out, k)) throw new CelError(`a map literal has the key "${k}" twice`);
+    out[k] = evaluate(value, env);
+  }
+  return out;
 }
 
 function logical(op: '&&' | '||', l: Expr, r: Expr, env: Map<string, unknown>): boolean {
