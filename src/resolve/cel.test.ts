@@ -91,3 +91,12 @@ test('map literals: equal to a JSON object with the same keys; string keys, each
   assert.throws(() => compileCel('{"a" 1}'), /expected ":"/);
   assert.deepEqual([...compileCel('{"k": cluster.platform}.k == "x"').references], ['cluster']);
 });
+
+test('?: binds loosest, runs only the branch it picks, and needs a bool', () => {
+  assert.equal(m('properties.exists(p, p.type == "olm.package" ? p.value.packageName == "db" : false)'), true);
+  assert.equal(compileCel('true ? 1 == 1 : nope()').test({}), true);
+  assert.equal(compileCel('false || false ? false : true').test({}), true);
+  assert.equal(compileCel('false ? false : true ? true : false').test({}), true);
+  assert.equal(compileCel('1 ? true : true').test({}), false);
+  assert.throws(() => compileCel('true ? 1'), /expected ":"/);
+});

@@ -22,6 +22,7 @@ type Expr =
   | { k: 'index'; of: Expr; at: Expr }
   | { k: 'call'; fn: string; target?: Expr; args: Expr[] }
   | { k: 'unary'; op: '!' | '-'; x: Expr }
+  | { k: 'cond'; test: Expr; then: Expr; otherwise: Expr }
   | { k: 'bin'; op: string; l: Expr; r: Expr };
 
 export class CelError extends Error {}
@@ -168,7 +169,7 @@ function tokenize(src: string): Token[] {
       if (['==', '!=', '<=', '>=', '&&', '||'].includes(two)) {
         out.push({ t: 'op', v: two, at });
         i += 2;
-      } else if ('()[]{}.,:!<>+-'.includes(c)) {
+      } else if ('()[]{}.,:?!<>+-'.includes(c)) {
         out.push({ t: 'op', v: c, at });
         i++;
       } else {
@@ -219,7 +220,16 @@ class Parser {
     return e;
   }
   private or(): Expr {
-    return this.nested(this.peek().at, () => this.orChain());
+    return this.nested(this.peek().at, () => this.conditional());
+  }
+  /** `test ? then : otherwise`, the loosest binding: CEL's `ConditionalOr ["?" ConditionalOr ":" Expr]`. */
+  private conditional(): Expr {
+    const test = this.orChain();
+    if (!this.isOp('?')) return test;
+    this.take();
+    const then = this.orChain();
+    this.expect(':');
+    return { k: 'cond', test, then, otherwise: this.or() };
   }
   private orChain(): Expr {
     let l = this.and();
@@ -394,6 +404,11 @@ function freeIdentifiers(e: Expr, bound: ReadonlySet<string>, out = new Set<stri
     case 'unary':
       freeIdentifiers(e.x, bound, out);
       break;
+    case 'cond':
+      freeIdentifiers(e.test, bound, out);
+      freeIdentifiers(e.then, bound, out);
+      freeIdentifiers(e.otherwise, bound, out);
+      break;
     case 'bin':
       freeIdentifiers(e.l, bound, out);
       freeIdentifiers(e.r, bound, out);
@@ -443,18 +458,9 @@ function evaluate(e: Expr, env: Map<string, unknown>): unknown {
       return e.items.map((x) => evaluate(x, env));
     case 'map':
       return mapLiteral(e.entries, env);
-    case 'field': {
-      const o = evaluate(e.of, env);
-      if (!isRecord(o) || !Object.hasOwn(o, e.name)) throw new CelError(`no such key "${e.name}"`);
-      return o[e.name];
-    }
-    case 'index': {
-      const o = evaluate(e.of, env);
-      const at = evaluate(e.at, env);
-      if (Array.isArray(o) && typeof at === 'number' && at >= 0 && at < o.length) return o[at] as unknown;
-      if (isRecord(o) && typeof at === 'string' && Object.hasOwn(o, at)) return o[at];
-      throw new CelError('index out of range');
-    }
+    case 'field':
+    case 'index':
+      return access(e, env);
     case 'unary': {
       const x = evaluate(e.x, env);
       if (e.op === '!') {
@@ -464,11 +470,29 @@ function evaluate(e: Expr, env: Map<string, unknown>): unknown {
       if (typeof x !== 'number') throw new CelError('"-" needs a number');
       return -x;
     }
+    case 'cond': {
+      const test = evaluate(e.test, env);
+      if (typeof test !== 'boolean') throw new CelError('"?:" needs a bool before "?"');
+      return evaluate(test ? e.then : e.otherwise, env);
+    }
     case 'bin':
       return binary(e.op, e.l, e.r, env);
     case 'call':
       return call(e, env);
   }
+}
+
+/** `x.name` (a map's own key) and `x[at]` (a list's index or a map's own key). */
+function access(e: Extract<Expr, { k: 'field' | 'index' }>, env: Map<string, unknown>): unknown {
+  const o = evaluate(e.of, env);
+  if (e.k === 'field') {
+    if (!isRecord(o) || !Object.hasOwn(o, e.name)) throw new CelError(`no such key "${e.name}"`);
+    return o[e.name];
+  }
+  const at = evaluate(e.at, env);
+  if (Array.isArray(o) && typeof at === 'number' && at >= 0 && at < o.length) return o[at] as unknown;
+  if (isRecord(o) && typeof at === 'string' && Object.hasOwn(o, at)) return o[at];
+  throw new CelError('index out of range');
 }
 
 /** A map literal: string keys only (the maps rules read, JSON objects, have no others), each once. */
