@@ -131,16 +131,12 @@ test('the hand-written evaluator answers as OLM does, but for the listed differe
     'binnacle/27 [every input] olm=true got=false',
     // matches() looks at no subject longer than 1,000 characters.
     'binnacle/35 [every input] olm=true got=false',
-    // No has().
-    'probe/02 [olm-resolver-opB,registry-etcd-certified,binnacle-db,label-first,db-1.0.0,db-3.0.0-deprecated,prerelease,loose-version,not-a-version,odd-values] olm=true got=false',
     // A number from JSON is a double in CEL, and double + int has no overload: cel.ts adds them.
     'probe/16 [odd-values] olm=error got=true',
     // OLM's type checker has no int == double (the CEL spec's runtime equality does); cel.ts has no checker.
     'probe/22 [*] olm=refused got=holds for olm-api-test,olm-resolver-opB,registry-etcd-certified,binnacle-db,label-first,db-1.0.0,db-3.0.0-deprecated,prerelease,loose-version,not-a-version,odd-values,empty',
     // No `/`.
     'probe/28 [olm-resolver-opB,registry-etcd-certified,binnacle-db,label-first,db-1.0.0,db-3.0.0-deprecated,prerelease,loose-version,not-a-version,odd-values] olm=true got=refused',
-    // No has() (over cluster).
-    'probe/36 [registry-etcd-certified,label-first,prerelease,odd-values] olm=true got=false',
   ]);
 });
 

@@ -100,3 +100,14 @@ test('?: binds loosest, runs only the branch it picks, and needs a bool', () => 
   assert.equal(compileCel('1 ? true : true').test({}), false);
   assert.throws(() => compileCel('true ? 1'), /expected ":"/);
 });
+
+test('has(x.f): whether the map has the key, its own; anything but one field selection does not compile', () => {
+  assert.equal(m('properties.exists(p, p.type == "olm.package" && has(p.value.version))'), true);
+  assert.equal(m('properties.exists(p, p.type == "olm.package" && has(p.value.kind))'), false);
+  assert.equal(compileCel('has(cluster.openShiftVersion)').test({ cluster: { kubeVersion: '1.30.0' } }), false);
+  assert.equal(compileCel('has(cluster.toString)').test({ cluster: {} }), false);
+  assert.equal(compileCel('has(x.f)').test({ x: 'text' }), false);
+  assert.equal(compileCel('!has(x.f)').test({ x: 'text' }), false);
+  assert.deepEqual([...compileCel('has(cluster.platform)').references], ['cluster']);
+  for (const bad of ['has(x)', 'has(x.f, y.g)', 'has()', 'has(x.f())']) assert.throws(() => compileCel(bad), /has\(\) needs one field selection/, bad);
+});

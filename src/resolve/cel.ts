@@ -19,6 +19,7 @@ type Expr =
   | { k: 'list'; items: Expr[] }
   | { k: 'map'; entries: { key: Expr; value: Expr }[] }
   | { k: 'field'; of: Expr; name: string }
+  | { k: 'has'; of: Expr; name: string }
   | { k: 'index'; of: Expr; at: Expr }
   | { k: 'call'; fn: string; target?: Expr; args: Expr[] }
   | { k: 'unary'; op: '!' | '-'; x: Expr }
@@ -285,6 +286,13 @@ class Parser {
     this.expect(')');
     return args;
   }
+  /** The macro `has(x.f)`: whether map `x` has the key `f`. */
+  private has(at: number): Expr {
+    const args = this.args();
+    const [arg] = args;
+    if (args.length !== 1 || arg?.k !== 'field') throw new CelError(`has() needs one field selection, like has(x.f), at ${at}`);
+    return { k: 'has', of: arg.of, name: arg.name };
+  }
   /** The items of a list or map literal up to `close`, each read by `item`; a trailing comma is allowed, as in CEL. */
   private items<T>(close: string, item: () => T): T[] {
     const out: T[] = [];
@@ -327,6 +335,7 @@ class Parser {
       if (t.v === 'true') return { k: 'lit', v: true };
       if (t.v === 'false') return { k: 'lit', v: false };
       if (t.v === 'null') return { k: 'lit', v: null };
+      if (t.v === 'has' && this.isOp('(')) return this.has(t.at);
       if (this.isOp('(')) return { k: 'call', fn: t.v, args: this.args() };
       return { k: 'id', name: t.v };
     }
@@ -395,6 +404,7 @@ function freeIdentifiers(e: Expr, bound: ReadonlySet<string>, out = new Set<stri
       }
       break;
     case 'field':
+    case 'has':
       freeIdentifiers(e.of, bound, out);
       break;
     case 'index':
@@ -461,6 +471,11 @@ function evaluate(e: Expr, env: Map<string, unknown>): unknown {
     case 'field':
     case 'index':
       return access(e, env);
+    case 'has': {
+      const o = evaluate(e.of, env);
+      if (!isRecord(o)) throw new CelError(`has(): no map to look for "${e.name}" in`);
+      return Object.hasOwn(o, e.name);
+    }
     case 'unary': {
       const x = evaluate(e.x, env);
       if (e.op === '!') {
