@@ -20,6 +20,7 @@
  *
  * usage: node --import tsx src/cli/build-bundle.ts [COMPILED_DIR [OUT_DIR]]   (default dist, dist/cli-bundle)
  */
+import type { Plugin } from 'esbuild';
 import { copyFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,11 +42,16 @@ export interface BundleOptions {
   outDir: string;
   /** The top-level help's index (build-help-index.ts), copied beside the chunks. */
   helpIndex: string;
+  /** More esbuild plugins, run before the bundle's own (a bench swaps a module this way: bench/cel.ts). */
+  plugins?: Plugin[];
+  /** More packages to inline besides INLINE. */
+  inline?: readonly string[];
 }
 
 /** Bundles the CLI into `outDir`, one chunk per lazily imported part. */
 export async function bundleCli(o: BundleOptions): Promise<void> {
   const { build } = await import('esbuild');
+  const inline = new Set([...INLINE, ...(o.inline ?? [])]);
   await rm(o.outDir, { recursive: true, force: true });
   await build({
     entryPoints: [o.entry],
@@ -60,6 +66,7 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
     // Names stay as written when two modules' top-level names collide (errors take `new.target.name`).
     keepNames: true,
     plugins: [
+      ...(o.plugins ?? []),
       {
         // commander requires child_process at load, only to spawn executable subcommands, which
         // Binnacle has none of; loading it (with net, dgram and their kin) costs every command
@@ -80,7 +87,7 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
         name: 'node-modules-external-but-inline',
         setup(b) {
           // Bare specifiers (packages and node: builtins) stay imports unless INLINE names them.
-          b.onResolve({ filter: /^[^./]/ }, (args) => (INLINE.has(packageOf(args.path)) ? undefined : { path: args.path, external: true }));
+          b.onResolve({ filter: /^[^./]/ }, (args) => (inline.has(packageOf(args.path)) ? undefined : { path: args.path, external: true }));
         },
       },
     ],

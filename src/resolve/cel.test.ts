@@ -79,3 +79,35 @@ test('semver_compare of a map without a prototype is a CelError, not a TypeError
   assert.equal(compileCel('semver_compare(x, "1.0.0") == 0').test({ x: [bare] }), false);
   assert.equal(compileCel('!(semver_compare(x, "1.0.0") == 0)').test({ x: [bare] }), false);
 });
+
+test('map literals: equal to a JSON object with the same keys; string keys, each once; a trailing comma as in CEL', () => {
+  assert.equal(m("properties.exists(p, p.type == 'olm.gvk' && p.value == {'group': 'db.io', 'version': 'v1', 'kind': 'Database'})"), true);
+  assert.equal(m("properties.exists(p, p.type == 'olm.gvk' && p.value == {'group': 'db.io', 'kind': 'Database'})"), false);
+  assert.equal(compileCel('{"a": [1, 2,], "b": {"c": true},}.b.c').test({}), true);
+  assert.equal(compileCel('"a" in {"a": 1} && !("constructor" in {"a": 1})').test({}), true);
+  assert.equal(compileCel('{"a": 1, "a": 2}.a == 1').test({}), false);
+  assert.equal(compileCel('!({"a": 1, "a": 2}.a == 1)').test({}), false);
+  assert.equal(compileCel('{1: "a"}.size() == 1').test({}), false);
+  assert.throws(() => compileCel('{"a" 1}'), /expected ":"/);
+  assert.deepEqual([...compileCel('{"k": cluster.platform}.k == "x"').references], ['cluster']);
+});
+
+test('?: binds loosest, runs only the branch it picks, and needs a bool', () => {
+  assert.equal(m('properties.exists(p, p.type == "olm.package" ? p.value.packageName == "db" : false)'), true);
+  assert.equal(compileCel('true ? 1 == 1 : nope()').test({}), true);
+  assert.equal(compileCel('false || false ? false : true').test({}), true);
+  assert.equal(compileCel('false ? false : true ? true : false').test({}), true);
+  assert.equal(compileCel('1 ? true : true').test({}), false);
+  assert.throws(() => compileCel('true ? 1'), /expected ":"/);
+});
+
+test('has(x.f): whether the map has the key, its own; anything but one field selection does not compile', () => {
+  assert.equal(m('properties.exists(p, p.type == "olm.package" && has(p.value.version))'), true);
+  assert.equal(m('properties.exists(p, p.type == "olm.package" && has(p.value.kind))'), false);
+  assert.equal(compileCel('has(cluster.openShiftVersion)').test({ cluster: { kubeVersion: '1.30.0' } }), false);
+  assert.equal(compileCel('has(cluster.toString)').test({ cluster: {} }), false);
+  assert.equal(compileCel('has(x.f)').test({ x: 'text' }), false);
+  assert.equal(compileCel('!has(x.f)').test({ x: 'text' }), false);
+  assert.deepEqual([...compileCel('has(cluster.platform)').references], ['cluster']);
+  for (const bad of ['has(x)', 'has(x.f, y.g)', 'has()', 'has(x.f())']) assert.throws(() => compileCel(bad), /has\(\) needs one field selection/, bad);
+});
