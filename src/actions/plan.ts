@@ -31,7 +31,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { bundleDeploymentName } from '../api/names.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
 import { render, type RenderContext, type RenderedBundle } from '../render/index.js';
-import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
+import { bundleWebhookCerts, webhookCertSecretName } from '../render/webhook-certs.js';
 import { describeMissing, missingPermissions } from '../apply/preflight-permissions.js';
 
 export interface PlanRequest {
@@ -263,13 +263,12 @@ async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName
     },
     digest: pulled.digest,
     client,
-    nextRevision: async () => ((await store.history({ name: bdName, namespace })).at(-1)?.revision ?? 0) + 1,
-    // The certificates already issued for this install, if any; otherwise they are issued at install time.
-    certProviderFor: async (bundle) => {
-      const existing = await client.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(bdName) });
-      if (existing !== undefined) return persistentCertProvider(client, { kind: 'BundleDeployment', name: bdName }, bundle, namespace);
-      return { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) };
-    },
+    revision: ((await store.history({ name: bdName, namespace })).at(-1)?.revision ?? 0) + 1,
+    // The certificates already issued for this install, if any (read, never written); otherwise
+    // a stand-in that says so, so that the plan (and its digest) is the same on every poll.
+    certs: (await client.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(bdName) })) === undefined
+      ? { provider: { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) } }
+      : await bundleWebhookCerts(pulled.dir, { format: 'registry+v1', installNamespace: namespace, owner: { name: bdName }, reader: client }),
   };
   const rendered = await render({ bundle: toRender });
   return { rendered, digest: pulled.digest };

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
 import { API_VERSION, type ClusterExtension } from '../api/types.js';
-import { FakeCluster } from '../apply/fake-client.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';

@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { KubeObject } from '../kube/types.js';
 import type { DriftSpec } from '../api/types.js';
-import { Applier } from './applier.js';
-import { FakeCluster } from './fake-client.test-helper.js';
+import { releaseEngine } from './engine.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
 
 const logger = pino({ level: 'silent' });
@@ -16,9 +16,9 @@ const dep = (replicas: number, image = 'op:1'): KubeObject => ({ apiVersion: 'ap
 const DEP_REF = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' };
 const IGNORE_REPLICAS: DriftSpec = { ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] };
 
-function setup(): { cluster: FakeCluster; applier: Applier; req: (objects: KubeObject[], drift?: DriftSpec) => ApplyRequest } {
+function setup(): { cluster: FakeCluster; applier: ReturnType<typeof releaseEngine>; req: (objects: KubeObject[], drift?: DriftSpec) => ApplyRequest } {
   const cluster = new FakeCluster();
-  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10 });
+  const applier = releaseEngine(cluster);
   // The fake reports one replica ready: health is not what these tests are about.
   const req = (objects: KubeObject[], drift?: DriftSpec): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200, waitForHealth: false, ...(drift === undefined ? {} : { drift }) });
   return { cluster, applier, req };

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { fieldDrift, quantityValue, releaseDrift } from './drift.js';
-import { FakeCluster } from './fake-client.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { toManifest } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import type { ReleaseStatus } from './types.js';

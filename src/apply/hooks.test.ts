@@ -9,7 +9,9 @@ import { pino } from 'pino';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { hookObject, hooksFor, runHooks, type HookClient } from './hooks.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import { hookObject, hooksFor, runHooks } from './hooks.js';
+import { stampOwnership } from './ownership.js';
 import type { ReleaseHook } from './types.js';
 
 function hook(name: string, manifest: string): ReleaseHook {
@@ -35,18 +37,9 @@ test('an alias bomb in a hook is HOOK_INVALID naming the hook, and fails its eve
     assert.equal(err.message, `hook chart/templates/bomb.yaml (ConfigMap bomb): ${BOMB_REASON_IN_OBJECT}`);
     return true;
   });
-  const applied: KubeObject[] = [];
-  const client = {
-    resourceFor: () => Promise.resolve({ namespaced: true }),
-    find: () => Promise.resolve(undefined),
-    delete: () => Promise.resolve(false),
-    apply: (o: KubeObject) => {
-      applied.push(o);
-      return Promise.resolve(o);
-    },
-  } as unknown as HookClient;
+  const cluster = new FakeCluster();
   const r = await runHooks([hook('many', manyAliasesObject()), { ...hook('bomb', bombObject()), weight: 1 }], 'pre-install', {
-    client,
+    client: cluster.client(),
     owner: { kind: 'BundleDeployment', name: 'bd' },
     release: { name: 'r', namespace: 'ns' },
     logger: pino({ level: 'silent' }),
@@ -54,31 +47,25 @@ test('an alias bomb in a hook is HOOK_INVALID naming the hook, and fails its eve
   });
   assert.equal(r.ok, false);
   assert.equal(r.message, `pre-install hook chart/templates/bomb.yaml (ConfigMap bomb) failed: hook chart/templates/bomb.yaml (ConfigMap bomb): ${BOMB_REASON_IN_OBJECT}`);
-  assert.deepEqual(applied.map((o) => o.metadata.name), ['many']);
+  assert.deepEqual(cluster.applied.map((a) => a.obj.metadata.name), ['many']);
 });
 
 test('before-hook-creation deletes the earlier run with Background propagation (as Helm), waits for the object alone, then creates it', async () => {
-  const calls: string[] = [];
-  let finds = 0;
-  const client = {
-    resourceFor: () => Promise.resolve({ namespaced: true }),
-    find: () => {
-      finds++;
-      calls.push('find');
-      // Still there on the first look after the delete, gone on the second.
-      return Promise.resolve(finds === 1 ? ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'h' } }) : undefined);
-    },
-    delete: (_ref: unknown, opts: { propagationPolicy?: string }) => {
-      calls.push(`delete ${opts.propagationPolicy ?? ''}`);
-      return Promise.resolve(true);
-    },
-    apply: (o: KubeObject) => {
-      calls.push('apply');
-      return Promise.resolve(o);
-    },
-  } as unknown as HookClient;
+  const owner = { kind: 'BundleDeployment', name: 'bd' };
+  const release = { name: 'r', namespace: 'ns' };
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'h' };
+  const cluster = new FakeCluster();
+  // The earlier run's hook, held by a finalizer: still there on the first look after the delete, gone on the second.
+  cluster.put(stampOwnership({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'h', namespace: 'ns', finalizers: ['example.com/slow'] } }, owner, release));
+  let looksAfterDelete = 0;
+  cluster.latency = (verb) => {
+    if (verb === 'get' && cluster.get(ref)?.metadata.deletionTimestamp !== undefined && ++looksAfterDelete === 2) cluster.remove(ref);
+    return Promise.resolve();
+  };
+  const client = cluster.client();
   const manifest = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: h\n';
-  const r = await runHooks([hook('h', manifest)], 'pre-install', { client, owner: { kind: 'BundleDeployment', name: 'bd' }, release: { name: 'r', namespace: 'ns' }, logger: pino({ level: 'silent' }), timeoutMs: 60_000 });
-  assert.equal(r.ok, true);
-  assert.deepEqual(calls, ['delete Background', 'find', 'find', 'apply']);
+  const r = await runHooks([hook('h', manifest)], 'pre-install', { client, owner, release, logger: pino({ level: 'silent' }), timeoutMs: 60_000 });
+  assert.equal(r.ok, true, r.message);
+  // The first look is the ownership check: the earlier run's hook is this release's.
+  assert.deepEqual(cluster.log.map((q) => `${q.verb}${q.propagation === undefined ? '' : ` ${q.propagation}`}`), ['get', 'delete Background', 'get', 'get', 'apply']);
 });

@@ -10,15 +10,15 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
+import type { ClusterClient } from '../kube/ports.js';
 import { describeRef, isKubeObject, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, errorMessage, InputError } from '../util/errors.js';
 import { readYaml } from '../util/yaml.js';
-import { stampOwnership } from './ownership.js';
-import type { Owner, ReleaseHook, ReleaseRef } from './types.js';
+import { describeOwner, isOwnedBy, ownerName, stampOwnership } from './ownership.js';
+import type { ConfineCheck, Owner, ReleaseHook, ReleaseRef } from './types.js';
 
-export type HookClient = Pick<KubeClient, 'apply' | 'find' | 'delete' | 'resourceFor'>;
+export type HookClient = Pick<ClusterClient, 'apply' | 'find' | 'delete' | 'resourceFor'>;
 
 export type HookEvent = 'pre-install' | 'post-install' | 'pre-upgrade' | 'post-upgrade' | 'pre-rollback' | 'post-rollback' | 'pre-delete' | 'post-delete';
 
@@ -31,6 +31,8 @@ export interface HookRunOptions {
   timeoutMs: number;
   pollIntervalMs?: number;
   now?: () => Date;
+  /** What the release may hold (its kind's scope): a hook outside it does not run, and fails its event. */
+  confine?: ConfineCheck | undefined;
 }
 
 export interface HookRunResult {
@@ -83,6 +85,9 @@ export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o:
     let obj: KubeObject | undefined;
     try {
       obj = await namespaced(o.client, hookObject(hook), o.release.namespace);
+      // A hook is an object of the release like any other: inside its scope, and never another's
+      // object deleted or taken over (Helm's before-hook-creation deletes whatever has the name).
+      await mayRun(obj, o);
       const policies = policiesOf(hook);
       if (policies.includes('before-hook-creation')) await deleteAndWait(o.client, refOf(obj), o);
       await o.client.apply(stampOwnership(obj, o.owner, o.release), { force: true });
@@ -103,6 +108,16 @@ export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o:
     }
   }
   return { ok: true, message: '', hooks };
+}
+
+/** Throws HOOK_REFUSED when the hook's object is outside the release's scope or belongs to another owner. */
+async function mayRun(obj: KubeObject, o: HookRunOptions): Promise<void> {
+  const problems = o.confine === undefined ? [] : await o.confine([obj]);
+  if (problems.length > 0) throw new BinnacleError('terminal', 'HOOK_REFUSED', `outside the release's scope: ${problems.join('; ')}`);
+  const live = await o.client.find(refOf(obj));
+  if (live !== undefined && !isOwnedBy(live, o.owner, o.release)) {
+    throw new BinnacleError('terminal', 'HOOK_REFUSED', `${describeRef(refOf(obj))} already exists and belongs to ${describeOwner(live)}, not ${ownerName(o.owner)} (release ${o.release.namespace}/${o.release.name}); a hook never takes it over`);
+  }
 }
 
 async function namespaced(client: HookClient, obj: KubeObject, ns: string): Promise<KubeObject> {

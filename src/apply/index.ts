@@ -1,17 +1,26 @@
 /**
- * The applier of the install engine: takes the Kubernetes objects a bundle rendered into and
- * applies them to a cluster in phases (namespaces, RBAC, CRDs, config, workloads, Services,
- * webhooks) with server-side apply under Binnacle's field manager. It refuses to take over
- * objects another owner holds and unsafe CRD changes before touching anything, prunes what a
- * new revision drops, waits for health, and records every revision as a Helm v3 release
- * Secret so `helm list` / `helm history` see it; failed upgrades roll back to the last good
- * revision. Talks only to the API server, through `src/kube`'s KubeClient.
+ * The release engine, shaped as Helm's `pkg/action`: one pure decision (decide.ts: from a
+ * release's history and the digest of its inputs, whether to install, upgrade, repair, keep,
+ * roll back or refuse) and one operation per module over one shared configuration
+ * (action-config.ts): install and upgrade (install.ts), repair (repair.ts), rollback
+ * (rollback.ts), uninstall (uninstall.ts), each built from preflight (preflight.ts: ownership,
+ * CRD upgrade safety, a server dry run; refusing before anything changes) and rollout
+ * (rollout.ts: phases, pruning, health, hooks, records). run.ts carries out a decision.
  *
- * Before all that it is as lenient as OLM: objects of optional APIs the cluster does not serve
- * are skipped, and fields the server's OpenAPI schemas do not declare are dropped, both
- * reported; a failed first install is removed unless kept for debugging.
+ * The history the engine acts on is kept where only it writes (release-records.ts), mirrored as
+ * Helm's own records in the release namespace (release-store.ts) so `helm list|history|get`
+ * work; every record is decoded within bounds (release.ts). As lenient as OLM: objects of
+ * optional APIs the cluster does not serve are skipped, undeclared fields dropped, both said.
+ * Talks only to the API server, through `src/kube`'s narrow ports.
  */
-export { Applier, type ApplierClient, type ApplierOptions } from './applier.js';
+export { actionConfig, type ActionConfig, type ActionConfigOptions } from './action-config.js';
+export { decideRelease, needsRender, type ReleaseDecision, type ReleaseInputs } from './decide.js';
+export { installOrUpgrade, DEFAULT_HEALTH_TIMEOUT_MS } from './install.js';
+export { repair } from './repair.js';
+export { rollback, rollbackTo } from './rollback.js';
+export { uninstall, type UninstallOptions } from './uninstall.js';
+export { runDecision, applyRelease, requestDigest } from './run.js';
+export { ReleaseRecords, TrustedHistory, type MigrationCheck, type MirrorDrift, type RecordOwner, type TrustedRead, RECORD_OWNER_UID_LABEL } from './release-records.js';
 export { ApplyRefusedError } from './errors.js';
 export { checkCrdUpgrade } from './crd-safety.js';
 export { OPTIONAL_APIS, optionalApi, type OptionalApi } from './optional-kinds.js';
@@ -42,11 +51,13 @@ export {
   stampOwnership,
 } from './ownership.js';
 export { PHASES, phaseOf, groupByPhase, applyOrder, deleteOrder, type Phase } from './phases.js';
-export { decodeRelease, encodeRelease, releaseSecretName, revisionFromSecret, parseManifest, toManifest, RELEASE_SECRET_TYPE } from './release.js';
-export { ReleaseStore } from './release-store.js';
+export { RECORD_BOUNDS, decodeRelease, encodeRelease, releaseSecret, releaseSecretName, revisionFromSecret, parseManifest, toManifest, RELEASE_SECRET_TYPE } from './release.js';
+export { ReleaseStore, type HistoryStore, type HistoryRead, type RefusedRecord } from './release-store.js';
 export { driftMode, driftSpecProblems, DRIFT_HANDOVER_MANAGER, DRIFT_MODES } from './drift-policy.js';
 export type {
+  ApplierClient,
   ApplyRequest,
+  ReleaseRequest,
   ApplyResult,
   ApplyStatus,
   ChartInfo,

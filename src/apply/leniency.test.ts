@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { OpenApiDocument, StaticSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
-import { Applier } from './applier.js';
+import { releaseEngine } from './engine.test-helper.js';
 import { ApplyRefusedError } from './errors.js';
 import { crdOf } from './crd.test-helper.js';
-import { FakeCluster } from './fake-client.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { parseManifest } from './release.js';
 import type { ApplyRequest } from './types.js';
 
@@ -28,13 +28,13 @@ const dep = (extra: Record<string, unknown> = {}): KubeObject => ({
   spec: { replicas: 1, selector: { matchLabels: { app: 'op' } }, template: { spec: { containers: [{ name: 'manager', image: 'op:1', env: [{ name: 'A', value: '1', ...extra }] }] } } },
 });
 
-function setup(): { cluster: FakeCluster; applier: Applier; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
+function setup(): { cluster: FakeCluster; applier: ReturnType<typeof releaseEngine>; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
   const cluster = new FakeCluster();
-  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, schemas });
+  const applier = releaseEngine(cluster, { schemas });
   return { cluster, applier, req: (objects, extra = {}) => ({ owner, release, objects, healthTimeoutMs: 200, ...extra }) };
 }
 
-test('an object of an optional API the cluster does not serve is skipped, not recorded, and applied once the API appears', async () => {
+test('an object of an optional API the cluster does not serve is skipped, recorded with its revision, and applied by a repair once the API appears', async () => {
   const { cluster, applier, req } = setup();
   cluster.unknownKinds.add('ServiceMonitor');
   const first = await applier.apply(req([ns, dep(), monitor]));
@@ -43,18 +43,21 @@ test('an object of an optional API the cluster does not serve is skipped, not re
   assert.match(first.skipped?.[0]?.reason ?? '', /does not serve monitoring.coreos.com\/v1 ServiceMonitor: .*Prometheus operator/);
   assert.ok(!first.applied.some((r) => r.kind === 'ServiceMonitor'));
   assert.deepEqual(first.pruned, []);
+  // Recorded with the revision (it is what the render made), so a repair applies it once it can.
   const [rev1] = await applier.history(release);
-  assert.ok(!parseManifest(rev1?.manifest ?? '', 'rev1').some((o) => o.kind === 'ServiceMonitor'), 'not in the revision');
+  assert.ok(parseManifest(rev1?.manifest ?? '', 'rev1').some((o) => o.kind === 'ServiceMonitor'), 'in the revision');
 
   // Nothing changed: the same revision, still skipped.
   const again = await applier.apply(req([ns, dep(), monitor]));
   assert.equal(again.revision, 1);
   assert.equal(again.skipped?.length, 1);
 
+  // The API appears: the same revision's repair applies it (its render has not changed).
   cluster.unknownKinds.delete('ServiceMonitor');
+  cluster.put(crdOf({ group: 'monitoring.coreos.com', kind: 'ServiceMonitor', plural: 'servicemonitors' }, {}));
   const later = await applier.apply(req([ns, dep(), monitor]));
   assert.equal(later.status, 'deployed', later.message);
-  assert.equal(later.revision, 2);
+  assert.equal(later.revision, 1);
   assert.deepEqual(later.skipped, []);
   assert.ok(cluster.get({ apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', namespace: 'ops', name: 'op-metrics' }) !== undefined);
 });
@@ -72,20 +75,9 @@ test('an unknown kind that is not optional is still refused; an optional one who
 
   const crd = crdOf({ group: 'monitoring.coreos.com', kind: 'ServiceMonitor', plural: 'servicemonitors' }, { spec: { type: 'object', properties: { endpoints: { type: 'array', items: { type: 'object', properties: { port: { type: 'string' } } } } } } });
   const withCrd = { ...monitor, spec: { endpoints: [{ port: 'metrics', portt: 'typo' }] } };
-  // The fake serves the kind once its CRD is applied.
-  const client = cluster.client();
-  const applier2 = new Applier({
-    client: {
-      ...client,
-      apply: (o, opts) => {
-        if (o.kind === 'CustomResourceDefinition' && opts?.dryRun !== true) cluster.unknownKinds.delete('ServiceMonitor');
-        return client.apply(o, opts);
-      },
-    },
-    logger,
-    pollIntervalMs: 10,
-    schemas,
-  });
+  // The fake serves the kind once its CRD is applied (and Established).
+  cluster.unknownKinds.delete('ServiceMonitor');
+  const applier2 = releaseEngine(cluster, { schemas });
   const res = await applier2.apply(req([ns, crd, withCrd]));
   assert.equal(res.status, 'deployed', res.message);
   assert.deepEqual(res.skipped, []);

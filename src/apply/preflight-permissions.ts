@@ -6,6 +6,7 @@
  */
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
+import type { ClusterClient, Impersonating } from '../kube/ports.js';
 import { parseApiVersion, type KubeObject } from '../kube/types.js';
 
 export interface ServiceAccountIdentity {
@@ -159,34 +160,34 @@ async function reviewAll(client: KubeClient, sa: ServiceAccountIdentity, checks:
   return out;
 }
 
-type UninstallClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
-
 /**
  * A client that acts as the ServiceAccount while it exists, and as Binnacle itself once it is
  * gone (decided once, on first use). Used only to remove what Binnacle's own records say it
  * installed, so a deleted namespace or account never leaves a finalizer stuck.
  */
-export class ServiceAccountFallbackClient implements UninstallClient {
-  private chosen: Promise<KubeClient> | undefined;
+export class ServiceAccountFallbackClient implements ClusterClient {
+  private chosen: Promise<ClusterClient> | undefined;
 
   constructor(
-    private readonly admin: KubeClient,
+    private readonly admin: ClusterClient & Impersonating<ClusterClient>,
     private readonly sa: ServiceAccountIdentity,
   ) {}
 
-  private pick(): Promise<KubeClient> {
+  private pick(): Promise<ClusterClient> {
     this.chosen ??= this.admin
       .find({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: this.sa.namespace, name: this.sa.name })
       .then((found) => (found === undefined ? this.admin : this.admin.impersonate(impersonationFor(this.sa))));
     return this.chosen;
   }
 
-  apply: KubeClient['apply'] = async (obj, opts) => (await this.pick()).apply(obj, opts);
-  find: KubeClient['find'] = async (ref) => (await this.pick()).find(ref);
-  list: KubeClient['list'] = async (apiVersion, kind, opts) => (await this.pick()).list(apiVersion, kind, opts);
-  create: KubeClient['create'] = async (obj) => (await this.pick()).create(obj);
-  update: KubeClient['update'] = async (obj, sub) => (await this.pick()).update(obj, sub);
-  delete: KubeClient['delete'] = async (ref, opts) => (await this.pick()).delete(ref, opts);
-  resourceFor: KubeClient['resourceFor'] = async (apiVersion, kind) => (await this.pick()).resourceFor(apiVersion, kind);
-  invalidateDiscovery: KubeClient['invalidateDiscovery'] = (apiVersion) => this.admin.invalidateDiscovery(apiVersion);
+  apply: ClusterClient['apply'] = async (obj, opts) => (await this.pick()).apply(obj, opts);
+  get: ClusterClient['get'] = async (ref) => (await this.pick()).get(ref);
+  find: ClusterClient['find'] = async (ref) => (await this.pick()).find(ref);
+  list: ClusterClient['list'] = async (apiVersion, kind, opts) => (await this.pick()).list(apiVersion, kind, opts);
+  create: ClusterClient['create'] = async (obj) => (await this.pick()).create(obj);
+  update: ClusterClient['update'] = async (obj) => (await this.pick()).update(obj);
+  patch: ClusterClient['patch'] = async (ref, patch, type) => (await this.pick()).patch(ref, patch, type);
+  delete: ClusterClient['delete'] = async (ref, opts) => (await this.pick()).delete(ref, opts);
+  resourceFor: ClusterClient['resourceFor'] = async (apiVersion, kind) => (await this.pick()).resourceFor(apiVersion, kind);
+  invalidateDiscovery: ClusterClient['invalidateDiscovery'] = (apiVersion) => this.admin.invalidateDiscovery(apiVersion);
 }

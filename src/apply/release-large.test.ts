@@ -5,7 +5,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { FakeCluster } from './fake-client.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { decodeRelease, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import type { ReleaseRecordInput } from './release.js';

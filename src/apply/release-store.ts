@@ -1,24 +1,50 @@
 /**
- * The release history on the cluster: one Helm release Secret per revision in the release
- * namespace, read and written the way helm's Secrets driver does (create a new revision,
- * replace an existing one to change its status, list by `owner=helm,name=<release>`).
+ * Release records as Helm's Secrets storage driver keeps them: one Secret per revision in the
+ * release namespace (`sh.helm.release.v1.<name>.v<N>`, labelled `owner=helm,name=<release>`),
+ * created for a new revision, replaced to change its status. `helm list`, `helm history` and
+ * `helm get` read these. For a release a reconciler owns they are a mirror the engine writes and
+ * never trusts (release-records.ts keeps the history it acts on); `binnacle release` on its own,
+ * like `helm`, keeps its history here.
+ *
+ * Every record is decoded within RECORD_BOUNDS (release.ts); one that is not is refused by name
+ * (`read` lists it), and the rest of the history is read without it.
  */
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { BinnacleError } from '../util/errors.js';
-import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, releasePartName, releaseSecretName, releaseSecrets, revisionFromSecret, type ReleaseRecordInput } from './release.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, releaseSecretName, releaseSecrets, revisionFromSecret, type ReleaseRecordInput } from './release.js';
 import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
-export type StoreClient = Pick<KubeClient, 'list' | 'create' | 'update' | 'delete'>;
+export type StoreClient = Pick<ObjectReader, 'list'> & Pick<ObjectWriter, 'create' | 'update' | 'delete'>;
 
 export function recordInput(rev: ReleaseRevision): ReleaseRecordInput {
   const { revision, owner: _owner, ...fields } = rev;
   return { ...fields, version: revision };
 }
 
+/** A record that could not be read: its Secret and why. */
+export interface RefusedRecord {
+  secret: string;
+  reason: string;
+}
+
+/** A release's revisions, oldest first, and the records refused on the way. */
+export interface HistoryRead {
+  revisions: ReleaseRevision[];
+  refused: RefusedRecord[];
+}
+
+/** Where one release's history is kept: read it, add a revision, change one's status, remove some. */
+export interface HistoryStore {
+  read(): Promise<HistoryRead>;
+  create(rev: ReleaseRevision): Promise<void>;
+  setStatus(rev: ReleaseRevision, status: ReleaseStatus, description?: string): Promise<ReleaseRevision>;
+  remove(revisions: readonly ReleaseRevision[]): Promise<void>;
+}
+
 export class ReleaseStore {
-  private readonly client: StoreClient;
+  readonly client: StoreClient;
   private readonly now: () => Date;
 
   constructor(client: StoreClient, now: () => Date = () => new Date()) {
@@ -26,12 +52,27 @@ export class ReleaseStore {
     this.now = now;
   }
 
-  /** Every revision, oldest first (a large release read whole from its parts). */
+  /** The store bound to one release, as a HistoryStore (`binnacle release`, or a mirror). */
+  bind(release: ReleaseRef): HistoryStore {
+    return {
+      read: () => this.read(release),
+      create: (rev) => this.create(recordInput(rev), rev.owner),
+      setStatus: (rev, status, description) => this.setStatus(rev, status, description),
+      remove: (revisions) => this.deleteAll(release, revisions),
+    };
+  }
+
+  /** Every revision that could be read, oldest first (a large release read whole from its parts). */
   async history(release: ReleaseRef): Promise<ReleaseRevision[]> {
+    return (await this.read(release)).revisions;
+  }
+
+  /** Every revision, oldest first, and the records refused by their bounds or shape. */
+  async read(release: ReleaseRef): Promise<HistoryRead> {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
-    const records = list.items.filter((s) => s.type === 'helm.sh/release.v1');
+    const records = list.items.filter((s) => s.type === RELEASE_SECRET_TYPE);
     const parts = records.some((s) => s.metadata.annotations?.[RELEASE_PARTS_ANNOTATION] !== undefined) ? await this.parts(release) : new Map<string, string>();
-    return records.map((s) => revisionFromSecret(s, wholeOf(s, parts))).sort((a, b) => a.revision - b.revision);
+    return decodeAll(records, (s) => revisionFromSecret(s, wholeOf(s, parts)));
   }
 
   private async parts(release: ReleaseRef): Promise<Map<string, string>> {
@@ -49,44 +90,85 @@ export class ReleaseStore {
     if (main !== undefined) await this.client.create(main);
   }
 
+  /** Writes a revision whether or not it is there (a mirror brought back in line with the history). */
+  async put(rev: ReleaseRevision): Promise<void> {
+    const [main, ...parts] = releaseSecrets(recordInput(rev), rev.owner, this.now(), 'modified');
+    for (const s of [...parts, ...(main === undefined ? [] : [main])]) await createOrReplace(this.client, s);
+  }
+
   /** Rewrites a revision with a new status (and description), as helm's driver Update does. */
   async setStatus(rev: ReleaseRevision, status: ReleaseStatus, description?: string): Promise<ReleaseRevision> {
     const next: ReleaseRevision = { ...rev, status, description: description ?? rev.description };
     const [main, ...parts] = releaseSecrets(recordInput(next), rev.owner, this.now(), 'modified');
-    for (const p of parts) {
-      try {
-        await this.client.update(p);
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-        await this.client.create(p);
-      }
-    }
+    for (const p of parts) await createOrReplace(this.client, p);
     if (main !== undefined) await this.client.update(main);
     return next;
   }
 
   async deleteAll(release: ReleaseRef, revisions: readonly ReleaseRevision[]): Promise<void> {
     const parts = (await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `${RELEASE_PART_OF_LABEL}=${release.name}` })).items;
-    for (const r of revisions) {
-      await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: releaseSecretName(release.name, r.revision) });
-      for (const p of parts.filter((x) => x.metadata.labels?.version === String(r.revision))) {
-        await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: p.metadata.name ?? '' });
-      }
+    for (const r of revisions) await this.deleteRevision(release, r.revision, parts);
+  }
+
+  /** Deletes revision `version`'s Secret and parts, found or not (a record that could not be read too). */
+  async deleteRevision(release: ReleaseRef, version: number, parts?: readonly KubeObject[]): Promise<void> {
+    const all = parts ?? (await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `${RELEASE_PART_OF_LABEL}=${release.name}` })).items;
+    await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: releaseSecretName(release.name, version) });
+    for (const p of all.filter((x) => x.metadata.labels?.version === String(version))) {
+      await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: p.metadata.name ?? '' });
     }
+  }
+
+  /** What the mirror holds of `release`, by revision: the status label of each record, read without decoding. */
+  async labels(release: ReleaseRef): Promise<Map<number, { status: string; digest: string | undefined; secret: KubeObject }>> {
+    const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
+    const out = new Map<number, { status: string; digest: string | undefined; secret: KubeObject }>();
+    for (const s of list.items) {
+      if (s.type !== RELEASE_SECRET_TYPE) continue;
+      const version = Number(s.metadata.labels?.version);
+      if (Number.isInteger(version) && version > 0) out.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
+    }
+    return out;
   }
 }
 
+/** Creates `s`, or replaces it when it exists (a mirror's record brought back in line). */
+export async function createOrReplace(client: StoreClient, s: KubeObject): Promise<void> {
+  try {
+    await client.update(s);
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await client.create(s);
+  }
+}
+
+/** Decodes each record; one that fails is refused by name, not fatal to the rest. */
+export function decodeAll(records: readonly KubeObject[], decode: (s: KubeObject) => ReleaseRevision): HistoryRead {
+  const revisions: ReleaseRevision[] = [];
+  const refused: RefusedRecord[] = [];
+  for (const s of records) {
+    try {
+      revisions.push(decode(s));
+    } catch (err) {
+      if (!(err instanceof BinnacleError)) throw err;
+      refused.push({ secret: `${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, reason: errorMessage(err) });
+    }
+  }
+  return { revisions: revisions.sort((a, b) => a.revision - b.revision), refused };
+}
+
 /** The whole encoded release of a record with parts, joined in order; undefined for a plain record. */
-function wholeOf(secret: KubeObject, parts: ReadonlyMap<string, string>): string | undefined {
+export function wholeOf(secret: KubeObject, parts: ReadonlyMap<string, string>, partName: (i: number) => string = (i) => releasePartName(secret.metadata.labels?.name ?? '', Number(secret.metadata.labels?.version ?? '0'), i)): string | undefined {
   const count = Number(secret.metadata.annotations?.[RELEASE_PARTS_ANNOTATION] ?? '0');
   if (!(count > 0)) return undefined;
-  const labels = secret.metadata.labels ?? {};
-  const name = labels.name ?? '';
-  const version = Number(labels.version ?? '0');
+  // A record cannot announce more parts than its bounds allow (release.ts RECORD_BOUNDS): refused before anything is joined.
+  if (!Number.isInteger(count) || count > 64) {
+    throw new BinnacleError('terminal', 'RELEASE_DECODE', `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''} announces ${String(count)} parts; a release record has at most 64`);
+  }
   const chunks: string[] = [];
   for (let i = 0; i < count; i++) {
-    const chunk = parts.get(releasePartName(name, version, i));
-    if (chunk === undefined) throw new BinnacleError('terminal', 'RELEASE_PART_MISSING', `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''} announces ${count} parts but part ${i} (${releasePartName(name, version, i)}) is missing`);
+    const chunk = parts.get(partName(i));
+    if (chunk === undefined) throw new BinnacleError('terminal', 'RELEASE_PART_MISSING', `Secret ${secret.metadata.namespace ?? ''}/${secret.metadata.name ?? ''} announces ${count} parts but part ${i} (${partName(i)}) is missing`);
     chunks.push(chunk);
   }
   return chunks.join('');

@@ -9,6 +9,7 @@ import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { stringify } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { jsonMemberSpan } from '../util/json-member.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { chartFromJson, chartJson } from './chart-intern.js';
@@ -16,6 +17,8 @@ import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ownerLabels 
 import type { ChartInfo, Owner, ReleaseContent, ReleaseHook, ReleaseRevision, ReleaseStatus } from './types.js';
 
 export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
+/** A DNS-1123 name, as release names and namespaces are. */
+const KUBE_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** The digest of what a revision was made from (a release label, as Helm ≥ 3.13 keeps them). */
 export const INPUT_DIGEST_LABEL = 'binnacle.dev/input-digest';
 /** Labels Helm's driver sets itself; any other Secret label is a release label. */
@@ -70,23 +73,60 @@ function releaseText(rel: HelmReleaseJson): string {
 const GZIP_MAGIC = Buffer.from([0x1f, 0x8b, 0x08]);
 
 /**
- * base64 → (gunzip when gzipped, as helm accepts both) → JSON, still unknown. A chart object is
- * the shared one of its content (chart-intern), parsed only when no record in memory has it.
+ * The bounds every release record is decoded within, wherever it comes from (Binnacle's own
+ * records, the Helm mirror a tenant can write, `helm adopt`): a record past one is refused by
+ * name, never decoded whole. A Secret holds 1 MiB, so a gzipped record can expand a thousandfold
+ * (a planted 1 MB "bomb" grew the manager by 1.5 GiB); the output is capped while it is inflated.
+ */
+export const RECORD_BOUNDS = {
+  /** The base64 text of one record, its parts joined (a large release is split over Secrets). */
+  encodedBytes: 48 * 1024 * 1024,
+  /** The release's JSON once inflated. */
+  jsonBytes: 32 * 1024 * 1024,
+  /** How deep its JSON may nest (util/nesting.ts). */
+  nesting: MAX_NESTING,
+  /** Helm's revision numbers are positive 32-bit integers (Go's int in its JSON, and `.vN` in the name). */
+  maxRevision: 2 ** 31 - 1,
+} as const;
+
+/** A record refused by its bounds or its shape: RELEASE_DECODE, naming where it was read. */
+function refused(where: string, why: string, cause?: unknown): BinnacleError {
+  return new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: ${why}`, cause === undefined ? undefined : { cause });
+}
+
+/**
+ * base64 → (gunzip when gzipped, as helm accepts both) → JSON, still unknown, within
+ * RECORD_BOUNDS. A chart object is the shared one of its content (chart-intern), parsed only
+ * when no record in memory has it.
  */
 export function decodeRelease(encoded: string, where = 'release'): unknown {
+  if (encoded.length > RECORD_BOUNDS.encodedBytes) throw refused(where, `the record is ${encoded.length} bytes of base64, above the ${RECORD_BOUNDS.encodedBytes} a release record may have`);
   let bytes = Buffer.from(encoded, 'base64');
+  if (bytes.subarray(0, 3).equals(GZIP_MAGIC)) {
+    try {
+      bytes = gunzipSync(bytes, { maxOutputLength: RECORD_BOUNDS.jsonBytes });
+    } catch (err) {
+      if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw refused(where, `the record inflates to more than ${RECORD_BOUNDS.jsonBytes} bytes (a release record is far smaller): refused unread`, err);
+      throw refused(where, `not a Helm release record: ${errorMessage(err)}`, err);
+    }
+  }
+  if (bytes.length > RECORD_BOUNDS.jsonBytes) throw refused(where, `the record is ${bytes.length} bytes, above the ${RECORD_BOUNDS.jsonBytes} a release record may have`);
+  let rel: unknown;
   try {
-    if (bytes.subarray(0, 3).equals(GZIP_MAGIC)) bytes = gunzipSync(bytes);
     const json = bytes.toString('utf8');
     const span = jsonMemberSpan(json, 'chart');
-    if (span === undefined || json.charCodeAt(span[0]) !== 0x7b) return JSON.parse(json) as unknown;
-    const rel = JSON.parse(`${json.slice(0, span[0])}null${json.slice(span[1])}`) as Record<string, unknown>;
-    // A record naming `chart` twice keeps the last, as JSON.parse and Go's decoder do.
-    if (rel.chart === null) rel.chart = chartFromJson(json.slice(span[0], span[1]));
-    return rel;
+    if (span === undefined || json.charCodeAt(span[0]) !== 0x7b) rel = JSON.parse(json) as unknown;
+    else {
+      const parsed = JSON.parse(`${json.slice(0, span[0])}null${json.slice(span[1])}`) as Record<string, unknown>;
+      // A record naming `chart` twice keeps the last, as JSON.parse and Go's decoder do.
+      if (parsed.chart === null) parsed.chart = chartFromJson(json.slice(span[0], span[1]));
+      rel = parsed;
+    }
   } catch (err) {
-    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: not a Helm release record: ${errorMessage(err)}`, { cause: err });
+    throw refused(where, `not a Helm release record: ${errorMessage(err)}`, err);
   }
+  if (nestsDeeperThan(rel, RECORD_BOUNDS.nesting)) throw refused(where, `the record nests deeper than ${RECORD_BOUNDS.nesting} levels`);
+  return rel;
 }
 
 /** Helm's timestamp format (RFC 3339; Go accepts the millisecond fraction). */
@@ -201,6 +241,14 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
   const chartMeta = rec(rec(rel?.chart)?.metadata);
   if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
     throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
+  }
+  if (!Number.isInteger(rel.version) || rel.version < 1 || rel.version > RECORD_BOUNDS.maxRevision) {
+    throw refused(`${secretName}: field data.release`, `version ${String(rel.version)} is not a revision number (a positive 32-bit integer, as Helm's)`);
+  }
+  for (const [field, value, limit] of [['name', rel.name, 53], ['namespace', rel.namespace, 63]] as const) {
+    if (typeof value !== 'string' || value.length > limit || !KUBE_NAME.test(value)) {
+      throw refused(`${secretName}: field data.release`, `${field} ${JSON.stringify(value)} is not a Kubernetes name of at most ${limit} characters`);
+    }
   }
   const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
   const chart = chartInfo(chartMeta);

@@ -1,10 +1,10 @@
 /** The applier's public contract: what a caller asks for and what it gets back. */
-import type { KubeClient } from '../kube/client.js';
 import type { DriftMode, DriftSpec } from '../api/types.js';
+import type { ClusterClient } from '../kube/ports.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 
-/** The slice of the Kubernetes client the applier (and its leniency and hooks) use. */
-export type ApplierClient = Pick<KubeClient, 'apply' | 'find' | 'list' | 'create' | 'update' | 'delete' | 'resourceFor' | 'invalidateDiscovery'>;
+/** The client the release engine's operations use: read, write and discovery, as the release's identity. */
+export type ApplierClient = ClusterClient;
 
 export type { ObjectRef } from '../kube/types.js';
 
@@ -12,6 +12,9 @@ export type { ObjectRef } from '../kube/types.js';
 export interface Owner {
   kind: string;
   name: string;
+  /** The owner object's UID and apiVersion, when it is an object: its trusted history is keyed by them (release-records.ts). */
+  uid?: string;
+  apiVersion?: string;
   /**
    * A namespaced owner's namespace (a Helm operator's custom resource). Part of its identity:
    * two same-named owners in two namespaces never hold each other's objects.
@@ -104,28 +107,14 @@ export interface DriftReport {
   drifted: ObjectDrift[];
 }
 
-export interface ApplyRequest {
+/** How an operation on a release runs: for whom, where, and with which of Helm's options. */
+export interface ReleaseRequest {
   owner: Owner;
   release: ReleaseRef;
-  objects: KubeObject[];
-  /**
-   * A Helm chart's release content. The stored manifest is `content.manifest`; `objects` may
-   * hold more (CRDs from the chart's crds/ folder), which are applied but, as in Helm, never
-   * pruned or deleted with the release.
-   */
-  content?: ReleaseContent;
-  /**
-   * What the objects were made from (chart digest, values, options). A request whose digest
-   * equals the deployed revision's makes no new revision, even when templates are not
-   * deterministic: the deployed revision is re-applied instead.
-   */
-  inputDigest?: string;
   /** Run no hooks for this operation (helm's --no-hooks). */
   disableHooks?: boolean;
   /** Set as controller owner of the namespaced objects in the release namespace (a Helm operator's CR). */
   ownerReference?: { apiVersion: string; kind: string; name: string; uid: string };
-  chart?: ChartInfo;
-  values?: Record<string, unknown>;
   /** Take over objects that exist but are not ours. */
   adopt?: boolean;
   /**
@@ -150,28 +139,39 @@ export interface ApplyRequest {
   /** Drift rules (default: repair every field the manifest sets). */
   drift?: DriftSpec;
   /**
-   * The release's revisions, oldest first, as the caller read them for this same reconcile
-   * (`Applier.history`): used instead of listing the release's Secrets again. Only a caller
-   * that is the release's one writer (a reconciler serialised per object) may pass it.
-   */
-  history?: ReleaseRevision[];
-  /**
-   * Objects as a watch of the release's kinds holds them (a Helm operator's dependent informers),
-   * by reference; undefined when the watch does not hold it. A repair, and an upgrade's objects
-   * that are as the deployed revision applied them, are judged from these instead of reading
-   * each; what the watch does not hold is read. Only reads are saved: whatever differs is still
-   * written, as the release's identity. Measured at 100 loki-distributed CRs, a resync's reads of
-   * every release object were most of the operator's requests.
+   * Objects as a watch of the release's kinds holds them (a Helm operator's dependent informers,
+   * a BundleDeployment's), by reference; undefined when the watch does not hold it. A repair, and
+   * an upgrade's objects that are as the deployed revision applied them, are judged from these
+   * instead of reading each; what the watch does not hold is read. Only reads are saved: whatever
+   * differs is still written, as the release's identity.
    */
   watched?: (ref: ObjectRef) => KubeObject | undefined;
   /**
    * What the release may hold: the problems with `objects`, none when all are allowed (a Helm
-   * operator kind's scope). The caller confines what it renders; this checks what a run applies
-   * from the release's records instead: a repair's recorded manifest, a rollback's earlier
-   * revision and its hooks. Records are Secrets in the release's namespace, which whoever may
-   * write Secrets there can rewrite, so they are never trusted to stay inside the scope.
+   * operator kind's scope). Every object an operation writes passes it: a render's objects and
+   * hooks, a repair's recorded manifest, a rollback's earlier revision and its hooks, the delete
+   * hooks of an uninstall.
    */
   confine?: ConfineCheck;
+}
+
+/** An install or upgrade: a request with what the new revision is made of. */
+export interface ApplyRequest extends ReleaseRequest {
+  objects: KubeObject[];
+  /**
+   * A Helm chart's release content. The stored manifest is `content.manifest`; `objects` may
+   * hold more (CRDs from the chart's crds/ folder), which are applied but, as in Helm, never
+   * pruned or deleted with the release.
+   */
+  content?: ReleaseContent;
+  /**
+   * What the objects were made from (chart digest, values, options); the digest of the objects,
+   * chart and values themselves when not given. The release decision (decide.ts) compares it
+   * with the recorded revisions'.
+   */
+  inputDigest?: string;
+  chart?: ChartInfo;
+  values?: Record<string, unknown>;
 }
 
 /** The problems with objects a release may not hold (ApplyRequest.confine); empty when all are allowed. */

@@ -7,7 +7,7 @@
  */
 import { stringify } from 'yaml';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, LABEL_NEEDED_BY_PREFIX, LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_PACKAGE, type BundleDeployment, type ClusterExtension, type HelmOperator } from '../api/types.js';
-import { FakeCluster } from '../apply/fake-client.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { toManifest } from '../apply/release.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { KubeClient } from '../kube/client.js';

@@ -5,23 +5,28 @@
  * safety, health, Helm-compatible revision records, rollback on failure), and report
  * `Unpacked`, `Installed`, `Healthy` and `Progressing`. A finalizer removes what it installed.
  *
- * Steps: HandleFinalizer → Validate → Unpack → Render → Preflight → Apply. Steps change only
- * the reconcile's state; status is written once, at the end, and only when it changed (and
- * once, with the error said, when a step throws). What the reconciler does to the world goes
- * through its ports (unpack, render, permission preflight, applier, events, clock), so every
- * branch is unit-tested with fakes (bundle-deployment-reconcile.test.ts).
+ * Steps: HandleFinalizer → Validate → Unpack → Certificates → Decide → Render → Preflight →
+ * Apply. The release engine decides once, before anything is rendered, from the trusted history
+ * (kept in the manager's namespace, keyed by this BundleDeployment's UID) and the digest of the
+ * inputs (the unpacked content, the spec's render options, the webhook certificates): a repair
+ * renders nothing. Steps change only the reconcile's state; status is written once, at the end,
+ * and only when it changed (and once, with the error said, when a step throws). The release
+ * engine's operations are real and run over the client; the rest goes through ports (unpack,
+ * render, certificates, permission preflight, events, clock), so every branch is unit-tested
+ * over the one fake cluster (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { Applier, ApplyRefusedError, driftSpecProblems, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type Owner, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
-import type { KubeClient } from '../kube/client.js';
+import { createHash } from 'node:crypto';
+import { ApplyRefusedError, decideRelease, driftSpecProblems, isOwnedBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
+import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
-import { OpenApiSchemas } from '../kube/openapi.js';
-import type { KubeObject } from '../kube/types.js';
+import { refOf, type KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
 import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
+import { canonicalJson } from '../util/canonical-json.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
@@ -29,7 +34,8 @@ import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { RENDERERS, render, type RenderContext, type RenderedBundle } from '../render/index.js';
-import { persistentCertProvider, webhookCertSecretName } from '../render/webhook-certs.js';
+import { bundleWebhookCerts, type WebhookCerts } from '../render/webhook-certs.js';
+import { openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
@@ -59,20 +65,17 @@ export function renderFailure(err: unknown): { transient: boolean; message: stri
 }
 
 export interface BundleDeploymentReconcilerOptions {
-  client: KubeClient;
+  client: ControllerClient;
+  /** The trusted release records (the manager's namespace) and the engine's settings. */
+  engine: ReleaseEngineOptions;
   /** Content-addressed cache of unpacked sources. */
   cacheDir: string;
   healthTimeoutMs?: number;
   /** How often to re-check an installed bundle's health and repair drift. */
   resyncMs?: number;
   ports?: Partial<BundleDeploymentPorts>;
-}
-
-/** What the reconciler installs, removes and reads release records with: the shared Applier, or a fake in tests. */
-export interface BundleApplier {
-  apply(req: ApplyRequest): Promise<ApplyResult>;
-  uninstall(opts: { owner: Owner; release: ReleaseRef; disableHooks?: boolean }): Promise<{ deleted: ObjectRef[] }>;
-  history(release: ReleaseRef): Promise<ReleaseRevision[]>;
+  /** An installed object as the watches of what BundleDeployments installed hold it (ReleaseRequest.watched). */
+  watched?: (ref: import('../kube/types.js').ObjectRef) => KubeObject | undefined;
 }
 
 /**
@@ -83,22 +86,22 @@ export interface BundleApplier {
 export interface BundleDeploymentPorts {
   unpack(source: BundleSource, opts: UnpackOptions): Promise<UnpackedSource>;
   render(format: BundleFormat, ctx: RenderContext): Promise<RenderedBundle>;
+  /** The webhook serving certificates the content needs (read back or issued in memory; nothing written), before it is rendered. */
+  webhookCerts(dir: string, o: Parameters<typeof bundleWebhookCerts>[1]): Promise<WebhookCerts | undefined>;
   /** What `sa` may not do of what applying `objects` takes (SubjectAccessReviews as the manager). */
-  missingPermissions(client: KubeClient, sa: ServiceAccountIdentity, objects: readonly KubeObject[], releaseNamespace: string): Promise<MissingPermission[]>;
-  /** An applier acting as `client` (the installing ServiceAccount, the removing one, or Binnacle). */
-  applier(client: ApplierClient, logger: Logger): BundleApplier;
+  missingPermissions(client: ControllerClient, sa: ServiceAccountIdentity, objects: readonly KubeObject[], releaseNamespace: string): Promise<MissingPermission[]>;
   /** Records an Event about the BundleDeployment; never throws. */
   recordEvent(obj: KubeObject, type: EventType, reason: string, message: string, logger: Logger): Promise<void>;
   /** Milliseconds since the epoch. */
   now(): number;
 }
 
-function defaultPorts(client: KubeClient, schemas: OpenApiSchemas): BundleDeploymentPorts {
+function defaultPorts(client: ControllerClient): BundleDeploymentPorts {
   return {
     unpack: unpackSource,
     render: (format, ctx) => render({ bundle: { ...ctx, spec: { ...ctx.spec, format } } }),
+    webhookCerts: bundleWebhookCerts,
     missingPermissions,
-    applier: (c, logger) => new Applier({ client: c, logger, schemas }),
     recordEvent: (obj, type, reason, message, logger) => new EventRecorder(client, 'binnacle', logger).record(obj, type, reason, message),
     now: () => Date.now(),
   };
@@ -119,6 +122,12 @@ interface State {
   /** The error a step already explained in conditions before throwing it. */
   explained?: unknown;
   unpacked?: UnpackedSource;
+  /** The release's trusted history and the engine's configuration, acting as the installing identity. */
+  release$: OpenRelease;
+  certs?: WebhookCerts;
+  history?: ReleaseRevision[];
+  decision?: ReleaseDecision;
+  inputDigest?: string;
   rendered?: RenderedBundle;
 }
 
@@ -126,8 +135,7 @@ export class BundleDeploymentReconciler implements Reconciler {
   private readonly ports: BundleDeploymentPorts;
 
   constructor(private readonly o: BundleDeploymentReconcilerOptions) {
-    // The server's schemas, shared by every reconcile: documents are cached by content hash.
-    this.ports = { ...defaultPorts(o.client, new OpenApiSchemas(o.client)), ...o.ports };
+    this.ports = { ...defaultPorts(o.client), ...o.ports };
   }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -138,8 +146,15 @@ export class BundleDeploymentReconciler implements Reconciler {
       if (isNotFound(err)) return undefined;
       throw err;
     }
-    const state: State = { bd, conditions: new Conditions(bd.status?.conditions, bd.metadata.generation), logger: ctx.logger, status: {}, writeStatus: true };
-    const steps = methodSteps<State, BundleDeploymentReconciler>(this, ['handleFinalizer', 'validate', 'unpack', 'render', 'preflight', 'apply']);
+    const state: State = {
+      bd,
+      conditions: new Conditions(bd.status?.conditions, bd.metadata.generation),
+      logger: ctx.logger,
+      status: {},
+      writeStatus: true,
+      release$: openRelease(this.o.engine, this.owner(bd), this.release(bd), this.installClient(bd), ctx.logger, this.migrationCheck(bd)),
+    };
+    const steps = methodSteps<State, BundleDeploymentReconciler>(this, ['handleFinalizer', 'validate', 'unpack', 'certificates', 'decide', 'render', 'preflight', 'apply']);
     return reconcileSteps(steps, state, ctx.logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not explain: said in status, then retried with backoff.
@@ -153,18 +168,42 @@ export class BundleDeploymentReconciler implements Reconciler {
     return { name: bd.spec.releaseName ?? bd.metadata.name ?? '', namespace: bd.spec.installNamespace };
   }
 
-  private owner(bd: BundleDeployment): { kind: string; name: string } {
-    return { kind: 'BundleDeployment', name: bd.metadata.name ?? '' };
+  private owner(bd: BundleDeployment): RecordOwner {
+    return { kind: 'BundleDeployment', name: bd.metadata.name ?? '', uid: bd.metadata.uid ?? '', apiVersion: API_VERSION };
   }
 
   /** The client that installs: the ServiceAccount's identity when one is named. */
-  private installClient(bd: BundleDeployment): KubeClient {
+  private installClient(bd: BundleDeployment): IdentityClient {
     const sa = installerOf(bd);
     return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor(sa));
   }
 
-  private applierFor(bd: BundleDeployment, logger: Logger): BundleApplier {
-    return this.ports.applier(this.installClient(bd), logger);
+  /**
+   * How a release made before Binnacle kept its history apart (Helm's records in the install
+   * namespace, which whoever may write Secrets there can change) moves over, once: a record must
+   * name this BundleDeployment as its owner, and nothing in it may be new, so that no record can
+   * make the installer create anything: every object it holds is live and this BundleDeployment's,
+   * and it runs no hooks. A record that fails is named; the next revision is rendered anew.
+   */
+  private migrationCheck(bd: BundleDeployment): MigrationCheck {
+    const owner = this.owner(bd);
+    const release = this.release(bd);
+    const reader = this.o.client;
+    return async (rev) => {
+      const problems: string[] = [];
+      if (rev.owner?.kind !== owner.kind || rev.owner.name !== owner.name) problems.push(`its owner labels do not name BundleDeployment ${owner.name}`);
+      if ((rev.content?.hooks ?? []).length > 0) problems.push('it holds hooks, which a record from before Binnacle kept its own history does not get to run');
+      try {
+        for (const o of parseManifest(rev.manifest, `revision ${rev.revision}`)) {
+          const ref = refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? release.namespace } });
+          const live = await reader.find(ref).catch(() => undefined);
+          if (live === undefined || !isOwnedBy(live, owner, release)) problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
+        }
+      } catch (err) {
+        problems.push(errorMessage(err));
+      }
+      return problems;
+    };
   }
 
   /** The one status write of a reconcile; none when nothing in it changed. */
@@ -216,47 +255,23 @@ export class BundleDeploymentReconciler implements Reconciler {
     return stop({ requeueAfterMs: 60_000 });
   }
 
-  /** Removes what the release records say this BundleDeployment installed, and its webhook certificate. */
+  /**
+   * Removes what the release's trusted history says this BundleDeployment installed (its webhook
+   * certificates' Secret among the objects), and the history. Decided from the records, not
+   * from status: a first install that crashed before status.revision was written has a (pending)
+   * record and objects all the same. Removal acts as the install's ServiceAccount while it
+   * exists; once the account is gone (its namespace deleted first, say), as Binnacle itself,
+   * rather than leaving the finalizer stuck forever.
+   */
   private async uninstallAll(s: State): Promise<void> {
-    // What to remove is decided from the release records in the cluster (read by the account
-    // that removes: Binnacle needs no access to Secrets of its own), not from status: a first
-    // install that crashed before status.revision was written has a (pending) record and
-    // objects all the same. No record of this owner:
-    // nothing was installed (refused for missing permissions, say), or the release is another's.
     const removal = this.removalClient(s);
-    // An account that may not read Secrets (an install refused for missing permissions) wrote
-    // no records: read as Binnacle then, which answers for itself (forbidden there too: reported).
-    const history = await this.asAccountElseBinnacle(removal, (c) => this.ports.applier(c, s.logger).history(this.release(s.bd)));
-    const recordedOwner = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
-    if (recordedOwner?.kind === 'BundleDeployment' && recordedOwner.name === s.bd.metadata.name) {
-      // Removal acts as the install's ServiceAccount while it exists. Once the account is gone
-      // (its namespace deleted first, say), Binnacle removes what its own records say it
-      // installed, as itself, rather than leaving the finalizer stuck forever.
-      const { deleted } = await this.ports.applier(removal, s.logger).uninstall({ owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
-      s.logger.info({ deleted: deleted.length }, 'uninstalled');
-    } else if (history.length > 0) {
-      s.logger.warn({ release: `${this.release(s.bd).namespace}/${this.release(s.bd).name}`, owner: recordedOwner }, 'release is not this BundleDeployment\'s; left in place');
-    }
-    const certSecret = { apiVersion: 'v1', kind: 'Secret', namespace: s.bd.spec.installNamespace, name: webhookCertSecretName(s.bd.metadata.name ?? '') };
-    // Not the account's to delete: then it did not create it either; Binnacle may have.
-    await this.asAccountElseBinnacle(removal, (c) => c.delete(certSecret)).catch((err: unknown) => {
-      if (!isForbidden(err)) throw err;
-      s.logger.warn({ secret: `${certSecret.namespace}/${certSecret.name}` }, 'neither the ServiceAccount nor Binnacle may delete the webhook certificate Secret; left in place');
-    });
+    const opened = openRelease(this.o.engine, this.owner(s.bd), this.release(s.bd), removal, s.logger);
+    const { deleted } = await uninstallRelease(opened.cfg, { owner: this.owner(s.bd), release: this.release(s.bd), disableHooks: s.bd.spec.disableHooks === true });
+    s.logger.info({ deleted: deleted.length }, 'uninstalled');
   }
 
-  /** `op` as the removing account; where that account is forbidden, as Binnacle itself. */
-  private async asAccountElseBinnacle<T>(removal: KubeClient | ServiceAccountFallbackClient, op: (c: KubeClient | ServiceAccountFallbackClient) => Promise<T>): Promise<T> {
-    try {
-      return await op(removal);
-    } catch (err) {
-      if (!isForbidden(err)) throw err;
-      return op(this.o.client);
-    }
-  }
-
-  /** Who removes (and reads the release records, Secrets, to decide what): the ServiceAccount while it exists, as above. */
-  private removalClient(s: State): KubeClient | ServiceAccountFallbackClient {
+  /** Who removes: the ServiceAccount while it exists, as above. */
+  private removalClient(s: State): IdentityClient | ServiceAccountFallbackClient {
     const sa = installerOf(s.bd);
     return sa === undefined ? this.o.client : new ServiceAccountFallbackClient(this.o.client, sa);
   }
@@ -289,42 +304,84 @@ export class BundleDeploymentReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  async render(s: State): Promise<StepOutcome> {
+  /**
+   * The webhook serving certificates the content needs, made before render: those its Secret
+   * keeps (read as the installing account), or new ones in memory. Nothing is written here; the
+   * Secret is an object of the release, and the certificates' digest one of its inputs.
+   */
+  async certificates(s: State): Promise<StepOutcome> {
     const unpacked = s.unpacked;
     if (unpacked === undefined) return stop();
+    try {
+      s.certs = await this.ports.webhookCerts(unpacked.dir, { format: s.bd.spec.format, installNamespace: s.bd.spec.installNamespace, owner: this.owner(s.bd), reader: this.installClient(s.bd) });
+      return CONTINUE;
+    } catch (err) {
+      return this.renderFailed(s, err);
+    }
+  }
+
+  /**
+   * The release engine's one decision, before anything is rendered: from the trusted history and
+   * the digest of what this revision would be made of, install, upgrade, repair, keep, roll back
+   * or refuse. Records refused on the way and a mirror changed by hand are said in status.
+   */
+  async decide(s: State): Promise<StepOutcome> {
+    const unpacked = s.unpacked;
+    if (unpacked === undefined) return stop();
+    const read = await s.release$.history.read();
+    reportHistoryRead(read, s.conditions, s.logger);
+    s.history = read.revisions;
+    s.inputDigest = bundleInputDigest(s.bd, unpacked.digest, s.certs?.digest);
+    s.decision = decideRelease(read.revisions, { owner: this.owner(s.bd), inputDigest: s.inputDigest, autoRollback: s.bd.spec.autoRollback !== false });
+    if (s.decision.action !== 'refuse') return CONTINUE;
+    s.conditions.set('Installed', false, 'Refused', s.decision.reason);
+    s.conditions.set('Progressing', false, 'Blocked', s.decision.reason);
+    return stop({ requeueAfterMs: 60_000 });
+  }
+
+  /** The content rendered by its format, when the decision makes a new revision. */
+  async render(s: State): Promise<StepOutcome> {
+    const unpacked = s.unpacked;
+    if (unpacked === undefined || s.decision === undefined) return stop();
+    if (!needsRender(s.decision)) return CONTINUE;
     try {
       s.rendered = await this.ports.render(s.bd.spec.format, {
         dir: unpacked.dir,
         spec: s.bd.spec,
         name: s.bd.metadata.name ?? '',
-        // The webhook serving certificates are Secrets in the install namespace: kept by the installing account.
-        certProviderFor: (bundle) => persistentCertProvider(this.installClient(s.bd), this.owner(s.bd), bundle, s.bd.spec.installNamespace),
+        certs: s.certs,
         digest: unpacked.digest,
         client: this.installClient(s.bd),
         actingAs: actingAs(s.bd),
-        nextRevision: async () => ((await this.applierFor(s.bd, s.logger).history(this.release(s.bd))).at(-1)?.revision ?? 0) + 1,
+        revision: (s.history?.at(-1)?.revision ?? 0) + 1,
       });
     } catch (err) {
-      const failure = renderFailure(err);
-      if (failure.transient) {
-        // The API server failed us (5xx, timeout, conflict) while rendering: not the bundle's fault.
-        s.conditions.set('Progressing', true, 'Retrying', failure.message);
-      } else {
-        // A bundle that cannot be rendered will not render on retry either, until its spec changes.
-        s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
-        s.conditions.set('Progressing', false, 'Blocked', failure.message);
-        if (failureAction(err) === 'wait-for-change') return stop();
-      }
-      s.explained = err;
-      throw err; // requeued with backoff
+      return this.renderFailed(s, err);
     }
     return CONTINUE;
   }
 
+  /** A render (or its certificates) failed: retried when the API server failed us, else a verdict on the bundle until its spec changes. */
+  private renderFailed(s: State, err: unknown): StepOutcome {
+    const failure = renderFailure(err);
+    if (failure.transient) {
+      // The API server failed us (5xx, timeout, conflict) while rendering: not the bundle's fault.
+      s.conditions.set('Progressing', true, 'Retrying', failure.message);
+    } else {
+      // A bundle that cannot be rendered will not render on retry either, until its spec changes.
+      s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
+      s.conditions.set('Progressing', false, 'Blocked', failure.message);
+      if (failureAction(err) === 'wait-for-change') return stop();
+    }
+    s.explained = err;
+    throw err; // requeued with backoff
+  }
+
+  /** A new revision's objects, checked against what the installing ServiceAccount may do; a repair re-applies what was checked when it was made. */
   async preflight(s: State): Promise<StepOutcome> {
     const sa = installerOf(s.bd);
-    const objects = s.rendered?.objects ?? [];
-    if (sa === undefined) return CONTINUE;
+    const objects = s.rendered?.objects;
+    if (sa === undefined || objects === undefined) return CONTINUE;
     let missing;
     try {
       missing = await this.ports.missingPermissions(this.o.client, sa, objects, s.bd.spec.installNamespace);
@@ -358,23 +415,36 @@ export class BundleDeploymentReconciler implements Reconciler {
   async apply(s: State): Promise<StepOutcome> {
     const wait = this.failedInstallWait(s);
     if (wait !== undefined) return stop({ requeueAfterMs: wait });
+    const decision = s.decision;
+    if (decision === undefined) return stop();
     const rendered = s.rendered;
-    if (rendered === undefined) return stop();
     let result;
     try {
-      result = await this.applierFor(s.bd, s.logger).apply({
-        owner: this.owner(s.bd),
-        release: this.release(s.bd),
-        objects: rendered.objects,
-        chart: rendered.chart,
-        values: rendered.helm?.values ?? s.bd.spec.config ?? {},
-        ...(rendered.helm === undefined ? {} : { content: rendered.helm.content, inputDigest: rendered.helm.inputDigest, disableHooks: s.bd.spec.disableHooks === true }),
-        adopt: s.bd.spec.adoptExisting === true,
-        autoRollback: s.bd.spec.autoRollback !== false,
-        keepFailedInstall: s.bd.spec.keepFailedInstall === true,
-        ...(s.bd.spec.drift === undefined ? {} : { drift: s.bd.spec.drift }),
-        healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
-      });
+      result = await runDecision(
+        s.release$.cfg,
+        decision,
+        {
+          owner: this.owner(s.bd),
+          release: this.release(s.bd),
+          disableHooks: s.bd.spec.disableHooks === true,
+          adopt: s.bd.spec.adoptExisting === true,
+          autoRollback: s.bd.spec.autoRollback !== false,
+          keepFailedInstall: s.bd.spec.keepFailedInstall === true,
+          ...(s.bd.spec.drift === undefined ? {} : { drift: s.bd.spec.drift }),
+          ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
+          healthTimeoutMs: this.o.healthTimeoutMs ?? 120_000,
+        },
+        s.history ?? [],
+        rendered === undefined
+          ? undefined
+          : {
+              objects: rendered.objects,
+              chart: rendered.chart,
+              values: rendered.helm?.values ?? s.bd.spec.config ?? {},
+              inputDigest: s.inputDigest,
+              ...(rendered.helm === undefined ? {} : { content: rendered.helm.content }),
+            },
+      );
     } catch (err) {
       // Anything else (the API server failing us) is thrown: Progressing=Retrying, with backoff.
       if (!(err instanceof ApplyRefusedError || err instanceof ValidationError)) throw err;
@@ -382,14 +452,14 @@ export class BundleDeploymentReconciler implements Reconciler {
       s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
       return stop({ requeueAfterMs: 60_000 });
     }
-    return this.applied(s, rendered, result);
+    return this.applied(s, rendered?.chart ?? chartOf(decision), result);
   }
 
   /** What an apply that ran says: conditions, revision, applied objects, warnings and Events; when to look again. */
-  private async applied(s: State, rendered: RenderedBundle, result: ApplyResult): Promise<StepOutcome> {
+  private async applied(s: State, chart: { name: string; version: string }, result: ApplyResult): Promise<StepOutcome> {
     const unhealthy = result.health.objects.filter((o) => !o.healthy).map((o) => `${o.ref.kind} ${o.ref.name}: ${o.reason}`);
     if (result.status === 'deployed') {
-      s.conditions.set('Installed', true, 'Succeeded', `revision ${result.revision} of ${rendered.chart.name} ${rendered.chart.version} installed`);
+      s.conditions.set('Installed', true, 'Succeeded', `revision ${result.revision} of ${chart.name} ${chart.version} installed`);
       s.conditions.set('Healthy', result.health.healthy, result.health.healthy ? 'Healthy' : 'Unhealthy', result.health.healthy ? 'every object is healthy' : unhealthy.join('; '));
       s.conditions.set('Progressing', false, 'Succeeded', result.message);
     } else {
@@ -413,6 +483,24 @@ export class BundleDeploymentReconciler implements Reconciler {
     if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });
     return stop({ requeueAfterMs: Math.min(result.health.healthy ? (this.o.resyncMs ?? 10 * 60_000) : 10_000, recheck) });
   }
+}
+
+/** The chart a decision that renders nothing re-applies (a repair's, a rollback's record). */
+function chartOf(d: ReleaseDecision): { name: string; version: string } {
+  if (d.action === 'repair' || d.action === 'keep') return d.revision.chart;
+  if (d.action === 'rollback') return d.to.chart;
+  return { name: '', version: '' };
+}
+
+/**
+ * The digest of everything a BundleDeployment's revision is made of: the unpacked content, the
+ * spec's render options and the webhook certificates. The same digest as the deployed revision's
+ * is a repair (nothing rendered); any change is an upgrade.
+ */
+export function bundleInputDigest(bd: BundleDeployment, contentDigest: string, certsDigest: string | undefined): string {
+  const { format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy } = bd.spec;
+  const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest };
+  return `sha256:${createHash('sha256').update(canonicalJson(inputs)).digest('hex')}`;
 }
 
 /** Who `installClient(bd)` acts as, by name. */
@@ -439,7 +527,7 @@ function isSignatureRefusal(err: unknown): boolean {
   return err instanceof BinnacleError && err.code.startsWith('SIGNATURE_');
 }
 
-export function sourceSecretReader(client: KubeClient, bd: BundleDeployment): SecretReader {
+export function sourceSecretReader(client: ControllerClient, bd: BundleDeployment): SecretReader {
   const sa = installerOf(bd);
   if (sa === undefined) return secretReader(client, "Binnacle's own service account (the BundleDeployment names no spec.serviceAccount)");
   return secretReader(client.impersonate(impersonationFor(sa)), `service account ${sa.namespace}/${sa.name}`);

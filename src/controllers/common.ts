@@ -4,7 +4,7 @@
  * own fields change and nothing else is touched), finalizers, and conditions.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileResult } from '../kube/controller.js';
 import { setCondition, type Condition, type KubeObject } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
@@ -107,14 +107,14 @@ export class Conditions {
 }
 
 /** Writes `status` of a cluster-scoped or namespaced object with SSA on the status subresource. */
-export async function applyStatus(client: KubeClient, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
+export async function applyStatus(client: Pick<StatusWriter, 'applyStatus'>, obj: KubeObject, status: Record<string, unknown>): Promise<KubeObject> {
   const metadata: KubeObject['metadata'] = { name: obj.metadata.name ?? '' };
   if (obj.metadata.namespace !== undefined) metadata.namespace = obj.metadata.namespace;
-  return client.apply({ apiVersion: obj.apiVersion, kind: obj.kind, metadata, status }, { fieldManager: STATUS_MANAGER, force: true, subresource: 'status' });
+  return client.applyStatus({ apiVersion: obj.apiVersion, kind: obj.kind, metadata, status }, { fieldManager: STATUS_MANAGER, force: true });
 }
 
 /** Adds `finalizer` if missing; answers true when it had to (the caller may go on). */
-export async function ensureFinalizer(client: KubeClient, obj: KubeObject, finalizer: string): Promise<boolean> {
+export async function ensureFinalizer(client: Pick<ObjectWriter, 'patch'>, obj: KubeObject, finalizer: string): Promise<boolean> {
   const finalizers = obj.metadata.finalizers ?? [];
   if (finalizers.includes(finalizer)) return false;
   const ref = { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };
@@ -125,7 +125,7 @@ export async function ensureFinalizer(client: KubeClient, obj: KubeObject, final
   return true;
 }
 
-export async function removeFinalizer(client: KubeClient, obj: KubeObject, finalizer: string): Promise<void> {
+export async function removeFinalizer(client: Pick<ObjectWriter, 'patch'>, obj: KubeObject, finalizer: string): Promise<void> {
   const finalizers = obj.metadata.finalizers ?? [];
   if (!finalizers.includes(finalizer)) return;
   const ref = { apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace };

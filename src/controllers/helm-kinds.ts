@@ -14,10 +14,13 @@ import { objectKey, type KubeObject } from '../kube/types.js';
 import { DEFAULT_HELM_RECONCILES, dryRunLooksUp } from '../helm/watches.js';
 import { DependentWatches } from './helm-dependents.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
+import type { ReleaseEngineOptions } from './release-engine.js';
 
 export interface RunningKindOptions {
   client: KubeClient;
   logger: Logger;
+  /** The trusted release records and the engine's settings every CR's release uses. */
+  engine: ReleaseEngineOptions;
   metrics?: ControllerMetrics;
   /** How long a release's hooks may run; rollouts are not waited for (helm-operator's contract, helm-release.ts). */
   healthTimeoutMs?: number;
@@ -88,6 +91,7 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
     reconciler: new HelmReleaseReconciler({
       client: o.client,
       kind,
+      engine: o.engine,
       ...(o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs }),
       onApplied: (refs) => dependents?.observe(refs),
       // A version too deep to read is not current: the reconciler reads it live and says why.

@@ -39,6 +39,7 @@ import type { PendingPlan } from '../api/approval.js';
 import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
+import type { ReleaseEngineOptions } from './release-engine.js';
 import { DEFAULT_HELM_RECONCILES } from '../helm/watches.js';
 import { UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
@@ -60,6 +61,8 @@ export interface HelmOperatorPorts {
 export interface HelmOperatorReconcilerOptions {
   client: KubeClient;
   logger: Logger;
+  /** The trusted release records and the engine's settings, for every kind's releases. */
+  engine: ReleaseEngineOptions;
   cacheDir: string;
   metrics?: ControllerMetrics;
   healthTimeoutMs?: number;
@@ -363,6 +366,7 @@ export class HelmOperatorReconciler implements Reconciler {
         spec,
         running: this.ports.runKind(kind, {
           client: this.o.client,
+          engine: this.o.engine,
           // From the reconciler's own logger, not this reconcile's: the kind outlives it, and its controller
           // names itself and each CR's key and kind (bound twice, a JSON line would carry duplicate keys).
           logger: this.o.logger.child({ helmOperator: name }),

@@ -18,12 +18,12 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { Applier, ApplyRefusedError, parseManifest, redactSecrets, scopeProblems, type ApplyRequest, type ConfineCheck, type ApplyResult, type ObjectRef, type ReleaseRevision } from '../apply/index.js';
-import type { KubeClient } from '../kube/client.js';
+import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
+import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import { OpenApiSchemas } from '../kube/openapi.js';
+import type { SchemaSource } from '../kube/openapi.js';
 import { describeRef, type Condition, type KubeObject } from '../kube/types.js';
 import { formatDuration, goDurationMs } from '../util/duration.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
@@ -37,6 +37,7 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
+import { openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 import type { DriftSpec } from '../api/types.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
@@ -121,28 +122,20 @@ export interface HelmKind {
  */
 export type ReleaseIdentity = { type: 'namespaceServiceAccount'; name: string } | { type: 'serviceAccount'; namespace: string; name: string } | { type: 'own' };
 
-/** What the reconciler applies and uninstalls with; the shared Applier, or a fake in tests. */
-export interface ReleaseApplier {
-  apply(req: ApplyRequest): Promise<ApplyResult>;
-  uninstall(opts: { owner: { kind: string; name: string; namespace?: string }; release: { name: string; namespace: string }; disableHooks?: boolean; confine?: ConfineCheck }): Promise<{ deleted: ObjectRef[] }>;
-  history(release: { name: string; namespace: string }): Promise<ReleaseRevision[]>;
-  currentRevision(release: { name: string; namespace: string }): Promise<ReleaseRevision | undefined>;
-}
-
-/** The reconciler's ports: rendering and applying. Defaults are the one render function (src/render) and the shared Applier. */
+/** The reconciler's ports: rendering and events. Defaults are the one render function (src/render) and an Event recorder; the release engine's operations are real, over the client. */
 export interface HelmReleasePorts {
   /** `actingAs`: who `input.client` acts as, so that the render cache never shares a `lookup` between identities. */
   render(input: ChartReleaseInput, actingAs: string): Promise<ChartRelease>;
   inputDigest(input: ChartReleaseInput): Promise<string>;
-  /** An applier acting as `client` (the release's identity). */
-  applier(client: KubeClient, logger: Logger): ReleaseApplier;
   /** Records an Event about the CR (as the manager); never throws. */
   event(obj: KubeObject, type: EventType, reason: string, message: string, logger: Logger): Promise<void>;
 }
 
 export interface HelmReleaseReconcilerOptions {
-  client: KubeClient;
+  client: ControllerClient;
   kind: HelmKind;
+  /** The trusted release records (the manager's namespace) and the engine's settings. */
+  engine: ReleaseEngineOptions;
   ports?: Partial<HelmReleasePorts>;
   /** How long a release's hooks may run; default 5 minutes. Rollouts are not waited for (helm-operator's contract). */
   healthTimeoutMs?: number;
@@ -232,10 +225,11 @@ interface State {
   conditions: Conditions;
   annotations: Record<string, string>;
   release: { name: string; namespace: string };
-  owner: { kind: string; name: string; namespace: string };
+  owner: RecordOwner & { namespace: string };
   /** The release's identity: what renders, looks up, applies and uninstalls. */
-  client: KubeClient;
-  applier: ReleaseApplier;
+  client: IdentityClient;
+  /** The release's trusted history and the engine's configuration, acting as `client`. */
+  release$: OpenRelease;
   /** How soon to look again when nothing happens. */
   periodMs: number;
   deployedRelease?: { name: string; manifest: string };
@@ -245,12 +239,15 @@ interface State {
   values?: Record<string, unknown>;
   set?: string[];
   upgrading?: boolean;
-  /** The release's revisions as this reconcile found them (read once: each read lists the release's Secrets). */
+  /** The release's revisions as this reconcile found them (read once). */
   history?: ReleaseRevision[];
   /** The deployed revision before this reconcile, if any: what tells install, upgrade and repair apart. */
   previousRevision?: number;
-  /** This reconcile rendered anew, so the applier makes a new revision (helm-operator's install or upgrade). */
-  newRevision?: boolean;
+  /** What the release engine decided for this reconcile (decide.ts), before anything was rendered. */
+  decision?: ReleaseDecision;
+  /** The digest of the chart and values the decision was made for: what a new revision records. */
+  inputDigest?: string;
+  /** The render, when the decision makes a new revision (helm-operator's install or upgrade). */
   rendered?: ChartRelease;
 }
 
@@ -263,13 +260,12 @@ function helmConditions(conditions: readonly Condition[]): Record<string, unknow
 }
 
 /** The default ports: the one render function (Helm's engine loaded on first render, its cache), the shared Applier, and one event recorder per kind. */
-function defaultPorts(schemas: OpenApiSchemas, client: KubeClient, kind: string): HelmReleasePorts {
+function defaultPorts(client: ControllerClient, kind: string): HelmReleasePorts {
   let recorder: EventRecorder | undefined;
   return {
     // Loaded on first use; `helm-operator run` loads it at start (warmEngine), so a first CR does not wait for it.
     render: async (input, actingAs) => (await import('../render/index.js')).render({ chart: input, actingAs }),
     inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
-    applier: (as, logger) => new Applier({ client: as, logger, schemas }),
     event: (obj, type, reason, message, logger) => {
       // operator-sdk's event source: the kind's controller name.
       recorder ??= new EventRecorder(client, `${kind.toLowerCase()}-controller`, logger);
@@ -323,14 +319,14 @@ export class HelmReleaseReconciler implements Reconciler {
    * null where no null is allowed left out, as the API server does when Helm creates objects,
    * where server-side apply would refuse them.
    */
-  private readonly schemas: OpenApiSchemas;
+  private readonly schemas: SchemaSource | undefined;
   private readonly ports: HelmReleasePorts;
   /** When each release identity's ServiceAccount was last found, by `namespace/name` (identity step). */
   private readonly accountsFound = new Map<string, number>();
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
-    this.schemas = OpenApiSchemas.shared(o.client);
-    this.ports = { ...defaultPorts(this.schemas, o.client, o.kind.kind), ...o.ports };
+    this.schemas = o.engine.schemas;
+    this.ports = { ...defaultPorts(o.client, o.kind.kind), ...o.ports };
   }
 
   private get apiVersion(): string {
@@ -338,7 +334,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** The client a CR's release acts as: never the manager's own unless the kind says `own`. */
-  private clientFor(namespace: string): KubeClient {
+  private clientFor(namespace: string): IdentityClient {
     const sa = serviceAccountOf(this.o.kind.identity, namespace);
     return sa === undefined ? this.o.client : this.o.client.impersonate(impersonationFor(sa));
   }
@@ -361,20 +357,21 @@ export class HelmReleaseReconciler implements Reconciler {
     const period = reconcilePeriod(annotations[ANNOTATIONS.reconcilePeriod], this.o.kind);
     if (period.raisedFrom === undefined) conditions.remove('ReconcilePeriodRaised');
     else conditions.set('ReconcilePeriodRaised', true, 'BelowFloor', `${ANNOTATIONS.reconcilePeriod} asks for ${formatDuration(period.raisedFrom)}; this kind's floor is ${formatDuration(period.ms)}, used instead`);
+    const owner = { kind: this.o.kind.kind, name: release.name, namespace: release.namespace, uid: cr.metadata.uid ?? '', apiVersion: this.apiVersion };
     const state: State = {
       cr,
       logger,
       conditions,
       annotations,
       release,
-      owner: { kind: this.o.kind.kind, name: release.name, namespace: release.namespace },
+      owner,
       client,
-      applier: this.ports.applier(client, logger),
+      release$: openRelease({ ...this.o.engine, schemas: this.schemas }, owner, release, client, logger, this.migrationCheck(owner, release.namespace)),
       periodMs: period.ms,
       ...(cr.status?.deployedRelease === undefined ? {} : { deployedRelease: cr.status.deployedRelease }),
       writeStatus: true,
     };
-    const steps = methodSteps<State, HelmReleaseReconciler>(this, ['finalize', 'pause', 'identity', 'chart', 'values', 'render', 'confine', 'apply']);
+    const steps = methodSteps<State, HelmReleaseReconciler>(this, ['finalize', 'pause', 'identity', 'chart', 'values', 'decide', 'render', 'confine', 'apply']);
     return reconcileSteps(steps, state, logger, {
       write: (s) => this.writeStatus(s),
       // Anything a step did not expect: said in status, then retried with backoff.
@@ -417,10 +414,13 @@ export class HelmReleaseReconciler implements Reconciler {
     const wait = annotationTrue(s.annotations[ANNOTATIONS.uninstallWait]);
     // Read as the release's identity, which may be gone with a namespace being deleted: then the
     // uninstall below says what to do, so a failed read here must not stop the reconcile.
-    const history = await s.applier.history(s.release).catch((err: unknown) => {
-      s.logger.debug({ err: errorMessage(err) }, 'cannot read the release records before uninstalling');
-      return undefined;
-    });
+    const history = await s.release$.history.read().then(
+      (read) => read.revisions,
+      (err: unknown) => {
+        s.logger.debug({ err: errorMessage(err) }, 'cannot read the release records before uninstalling');
+        return undefined;
+      },
+    );
     // The uninstall removes the release's records: with uninstall-wait its objects are remembered in status.
     const record = history === undefined ? undefined : ([...history].reverse().find((r) => r.status === 'deployed') ?? history.at(-1));
     if (wait && record !== undefined) s.deployedRelease = { name: s.release.name, manifest: redactSecrets(record.manifest) };
@@ -445,7 +445,7 @@ export class HelmReleaseReconciler implements Reconciler {
   private async uninstall(s: State): Promise<{ deleted: ObjectRef[]; namespaceGoing: boolean } | undefined> {
     try {
       const confine = this.confineCheck(s.release.namespace);
-      const { deleted } = await s.applier.uninstall({ owner: s.owner, release: s.release, disableHooks: annotationTrue(s.annotations[ANNOTATIONS.uninstallDisableHooks]), ...(confine === undefined ? {} : { confine }) });
+      const { deleted } = await uninstallRelease(s.release$.cfg, { owner: s.owner, release: s.release, disableHooks: annotationTrue(s.annotations[ANNOTATIONS.uninstallDisableHooks]), ...(confine === undefined ? {} : { confine }) });
       return { deleted, namespaceGoing: false };
     } catch (err) {
       if (!(await this.namespaceGoing(s.release.namespace))) {
@@ -536,13 +536,7 @@ export class HelmReleaseReconciler implements Reconciler {
 
   async chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
-    if (s.chart !== undefined) {
-      s.history = await s.applier.history(s.release);
-      const current = s.history.findLast((r) => r.status === 'deployed');
-      s.upgrading = current !== undefined;
-      if (current !== undefined) s.previousRevision = current.revision;
-      return CONTINUE;
-    }
+    if (s.chart !== undefined) return CONTINUE;
     s.conditions.set('Irreconcilable', true, 'ErrorGettingChart', 'the chart for this kind is not available yet');
     return stop({ requeueAfterMs: 10_000 });
   }
@@ -566,33 +560,54 @@ export class HelmReleaseReconciler implements Reconciler {
     return s.upgrading === true ? 'UpgradeError' : 'InstallError';
   }
 
-  /** Helm's engine renders the chart; a refusal leaves the deployed release running. */
-  async render(s: State): Promise<StepOutcome> {
+  /** The input a render would take: the chart, the values, the next revision, the release's identity for `lookup`. */
+  private renderInput(s: State): ChartReleaseInput | undefined {
     const chart = s.chart;
-    if (chart === undefined || s.values === undefined) return stop();
-    const history = s.history ?? (await s.applier.history(s.release));
-    const input: ChartReleaseInput = {
+    if (chart === undefined || s.values === undefined) return undefined;
+    return {
       chart: chart.path,
       ...(chart.subchart === undefined ? {} : { subchart: chart.subchart }),
       chartDigest: chart.digest,
       release: s.release,
       values: s.values,
       set: s.set ?? [],
-      revision: (history.at(-1)?.revision ?? 0) + 1,
+      revision: (s.history?.at(-1)?.revision ?? 0) + 1,
       // `lookup` and the cluster's capabilities as the release's identity.
       client: s.client,
       ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
     };
-    // Nothing changed since a recorded revision: no render (the applier re-applies the record).
-    const digest = await this.ports.inputDigest(input);
-    const deployed = [...history].reverse().find((r) => r.status === 'deployed');
-    if (deployed?.content !== undefined && history.some((r) => r.inputDigest === digest && (r === deployed || (r.status === 'failed' && r.revision < deployed.revision)))) {
-      s.rendered = { objects: [], content: deployed.content, chart: deployed.chart, inputDigest: digest, notes: deployed.content.notes ?? '', values: deployed.config };
-      return CONTINUE;
-    }
+  }
+
+  /**
+   * The release engine's one decision, before anything is rendered: from the trusted history and
+   * the digest of the chart and values, install, upgrade, repair, keep, roll back or refuse.
+   * Records refused on the way and a mirror changed by hand are said in status.
+   */
+  async decide(s: State): Promise<StepOutcome> {
+    const read = await s.release$.history.read();
+    reportHistoryRead(read, s.conditions, s.logger);
+    s.history = read.revisions;
+    const deployed = read.revisions.findLast((r) => r.status === 'deployed');
+    s.upgrading = deployed !== undefined;
+    if (deployed !== undefined) s.previousRevision = deployed.revision;
+    const input = this.renderInput(s);
+    if (input === undefined) return stop();
+    s.inputDigest = await this.ports.inputDigest(input);
+    s.decision = decideRelease(read.revisions, { owner: s.owner, inputDigest: s.inputDigest });
+    if (s.decision.action !== 'refuse') return CONTINUE;
+    s.logger.error({ err: s.decision.reason }, 'Release failed');
+    s.conditions.set('Irreconcilable', true, 'ReconcileError', s.decision.reason);
+    s.conditions.set('ReleaseFailed', true, this.failReason(s), s.decision.reason);
+    return stop({ failed: true });
+  }
+
+  /** Helm's engine renders the chart, when the decision makes a new revision; a refusal leaves the deployed release running. */
+  async render(s: State): Promise<StepOutcome> {
+    const input = this.renderInput(s);
+    if (input === undefined || s.decision === undefined) return stop();
+    if (!needsRender(s.decision)) return CONTINUE;
     try {
       s.rendered = await this.ports.render(input, this.actingAs(s.release.namespace));
-      s.newRevision = true;
       return CONTINUE;
     } catch (err) {
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
@@ -607,6 +622,30 @@ export class HelmReleaseReconciler implements Reconciler {
    * Every object the release would hold (its manifest, hooks and the chart's CRDs) must fit the
    * kind's scope; otherwise nothing of this render is applied and the deployed revision stays.
    */
+  /**
+   * How a release made before Binnacle kept its history apart (Helm's records in the CR's
+   * namespace, which whoever may write Secrets there can change) moves over: each record must
+   * name this CR as its owner and hold nothing outside the kind's scope, hooks included.
+   */
+  private migrationCheck(owner: RecordOwner, namespace: string): MigrationCheck {
+    const confine = this.confineCheck(namespace);
+    return async (rev) => {
+      const problems: string[] = [];
+      const recorded = rev.owner;
+      if (recorded === undefined || recorded.kind !== owner.kind || recorded.name !== owner.name || (recorded.namespace !== undefined && recorded.namespace !== owner.namespace)) {
+        problems.push(`its owner labels name ${recorded === undefined ? 'no Binnacle owner' : `${recorded.kind} ${recorded.namespace ?? ''}/${recorded.name}`}, not this ${owner.kind}`);
+      }
+      if (confine === undefined) return problems;
+      try {
+        const where = `revision ${rev.revision}`;
+        problems.push(...(await confine([...parseManifest(rev.manifest, where), ...(rev.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`))])));
+      } catch (err) {
+        problems.push(errorMessage(err));
+      }
+      return problems;
+    };
+  }
+
   /** The kind's scope for a release in `namespace`, as a check of objects; undefined when the kind is unconfined. */
   private confineCheck(namespace: string): ConfineCheck | undefined {
     const scope = this.o.kind.scope;
@@ -640,40 +679,40 @@ export class HelmReleaseReconciler implements Reconciler {
     return stop({ failed: true });
   }
 
-  /** The shared applier installs, upgrades or repairs the release; status follows. */
+  /** The release engine carries out the decision: installs, upgrades, repairs or rolls back the release; status follows. */
   async apply(s: State): Promise<StepOutcome> {
+    const decision = s.decision;
+    if (decision === undefined) return stop();
     const rendered = s.rendered;
-    if (rendered === undefined) return stop();
     const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
-    if (s.newRevision === true) await this.overrideValuesEvents(s);
+    if (rendered !== undefined) await this.overrideValuesEvents(s);
     const confine = this.confineCheck(s.release.namespace);
     let result;
     try {
-      result = await s.applier.apply({
-        owner: s.owner,
-        release: s.release,
-        objects: rendered.objects,
-        chart: rendered.chart,
-        values: rendered.values,
-        content: rendered.content,
-        inputDigest: rendered.inputDigest,
-        disableHooks,
-        force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
-        rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
-        ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
-        // Read in the Chart step: the applier does not list the release's Secrets again.
-        ...(s.history === undefined ? {} : { history: s.history }),
-        ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
-        // What the applier takes from the release's records (a repair, a rollback) is confined too: records are tenant-writable Secrets.
-        ...(confine === undefined ? {} : { confine }),
-        ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
-        // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
-        // its objects are applied; a rollout is the workloads' own status to report, and waiting
-        // for it here held a worker (and every CR queued behind it) for the whole rollout.
-        waitForHealth: false,
-        // Still the bound on hooks (a Job hook is waited for, as Helm does without --wait).
-        healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
-      });
+      result = await runDecision(
+        s.release$.cfg,
+        decision,
+        {
+          owner: s.owner,
+          release: s.release,
+          disableHooks,
+          force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
+          rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
+          ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
+          ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
+          // Everything a run applies or runs is confined: the render's objects and hooks, and what it takes from the records (a repair, a rollback).
+          ...(confine === undefined ? {} : { confine }),
+          ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
+          // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
+          // its objects are applied; a rollout is the workloads' own status to report, and waiting
+          // for it here held a worker (and every CR queued behind it) for the whole rollout.
+          waitForHealth: false,
+          // Still the bound on hooks (a Job hook is waited for, as Helm does without --wait).
+          healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
+        },
+        s.history ?? [],
+        rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
+      );
     } catch (err) {
       if (!(err instanceof ApplyRefusedError || err instanceof InputError)) throw err;
       s.logger.error({ err: errorMessage(err) }, 'Release failed');
@@ -689,7 +728,7 @@ export class HelmReleaseReconciler implements Reconciler {
       return stop({ failed: true });
     }
     this.logOutcome(s, result.revision);
-    const current = await this.deployedContent(s, result.revision, rendered);
+    const current = await this.deployedContent(s, result.revision);
     // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
     // skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
     const skipped = result.skipped ?? [];
@@ -700,8 +739,8 @@ export class HelmReleaseReconciler implements Reconciler {
     }
     await this.driftReport(s, result);
     s.conditions.remove('ReleaseFailed');
-    s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered.notes);
-    s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered.content.manifest) };
+    s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered?.notes ?? '');
+    s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered?.content.manifest ?? '') };
     return stop({ requeueAfterMs: s.periodMs });
   }
 
@@ -719,14 +758,16 @@ export class HelmReleaseReconciler implements Reconciler {
 
   /**
    * What the deployed revision holds (its notes and manifest, for status): the render's own
-   * content when the applier deployed the revision this reconcile expected (a new one, or the
-   * one it re-applied), which is what it recorded; read from the release's records otherwise.
-   * Saves a list of the release's Secrets on every reconcile.
+   * content for the new revision this reconcile made, the record the decision named for a repair
+   * or a rollback, and (only after a failed upgrade was rolled back) the history read again.
    */
-  private async deployedContent(s: State, revision: number, rendered: ChartRelease): Promise<{ manifest: string; content?: { notes?: string } } | undefined> {
-    const expected = s.newRevision === true ? (s.history?.at(-1)?.revision ?? 0) + 1 : s.previousRevision;
-    if (s.history !== undefined && revision === expected) return { manifest: rendered.content.manifest, content: rendered.content };
-    return s.applier.currentRevision(s.release);
+  private async deployedContent(s: State, revision: number): Promise<{ manifest: string; content?: { notes?: string } } | undefined> {
+    const d = s.decision;
+    const made = (s.history?.at(-1)?.revision ?? 0) + 1;
+    if (s.rendered !== undefined && revision === made) return { manifest: s.rendered.content.manifest, content: s.rendered.content };
+    if ((d?.action === 'repair' || d?.action === 'keep') && d.revision.revision === revision) return d.revision;
+    if (d?.action === 'rollback' && revision === made) return d.to;
+    return (await s.release$.history.read()).revisions.findLast((r) => r.status === 'deployed');
   }
 
   /** helm-operator's log line for what the apply did: a first revision, a new one, or the same one repaired. */
@@ -746,7 +787,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** Values from the kind's ConfigMaps and Secrets, in order, each merged over the last. */
-  private async valuesFrom(client: KubeClient, namespace: string): Promise<Record<string, unknown>> {
+  private async valuesFrom(client: IdentityClient, namespace: string): Promise<Record<string, unknown>> {
     let out: Record<string, unknown> = {};
     for (const ref of this.o.kind.valuesFrom ?? []) {
       const key = ref.valuesKey ?? 'values.yaml';

@@ -12,14 +12,14 @@
  */
 import type { Logger } from 'pino';
 import { isOwnedBy, keptByResourcePolicy, parseManifest, type ObjectRef, type Owner, type ReleaseRef } from '../apply/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ClusterReader } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import { describeRef } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
 
 export interface LingeringQuery {
   /** The release's identity. */
-  client: Pick<KubeClient, 'find' | 'resourceFor'>;
+  client: Pick<ClusterReader, 'find' | 'resourceFor'>;
   /** The release manifest remembered in status; a bad one is logged and only `deleted` is looked at. */
   manifest: string | undefined;
   /** What this pass's uninstall deleted. */

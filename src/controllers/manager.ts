@@ -36,6 +36,8 @@ import { ensureCrds } from './crds.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from '../actions/platform-protection.js';
+import { ReleaseRecords } from '../apply/release-records.js';
+import { OpenApiSchemas } from '../kube/openapi.js';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -53,6 +55,8 @@ export interface ManagerOptions {
   healthTimeoutMs?: number;
   /** How often the source and catalog stores are garbage-collected (default 10 minutes). */
   gcIntervalMs?: number;
+  /** Where the release history the engine trusts is kept (the manager's own namespace); default the leader-election namespace, else binnacle-system. */
+  systemNamespace?: string;
 }
 
 export interface RunningManager {
@@ -60,6 +64,11 @@ export interface RunningManager {
   /** Resolves when the manager has stopped; rejects with `LEADER_ELECTION_LOST` as soon as it loses the lease. */
   done: Promise<void>;
   stop: () => Promise<void>;
+}
+
+/** The manager's own namespace: where its Lease and the trusted release history live. */
+export function systemNamespaceOf(o: Pick<ManagerOptions, 'systemNamespace' | 'leaderElection'>): string {
+  return o.systemNamespace ?? o.leaderElection?.namespace ?? 'binnacle-system';
 }
 
 function splitAddress(addr: string, defPort: number): { host: string; port: number } {
@@ -177,9 +186,12 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
     return labels[LABEL_OWNER_KIND] === kind && labels[LABEL_OWNER_NAME] !== undefined ? [labels[LABEL_OWNER_NAME]] : [];
   };
   const healthTimeout = o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs };
+  // The release history the engine trusts: Secrets in the manager's own namespace, written only as the manager.
+  const records = new ReleaseRecords({ client, namespace: systemNamespaceOf(o), logger });
+  const engine = { records, schemas: OpenApiSchemas.shared(client) };
   const controllers = [
     new Controller({ name: 'clustercatalog', logger, metrics, workers: 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
-    new Controller({ name: 'bundledeployment', logger, metrics, workers: o.workers ?? 4, reconciler: new BundleDeploymentReconciler({ client, cacheDir: join(o.dataDir, 'sources'), ...healthTimeout }) }).watch(inf.deployments, undefined, specOrMetadataChanged),
+    new Controller({ name: 'bundledeployment', logger, metrics, workers: o.workers ?? 4, reconciler: new BundleDeploymentReconciler({ client, engine, cacheDir: join(o.dataDir, 'sources'), ...healthTimeout }) }).watch(inf.deployments, undefined, specOrMetadataChanged),
     extensionController(o, client, inf, catalogs, metrics),
     new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
       .watch(inf.platform)
@@ -187,7 +199,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
       .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))), // packages' health
   ];
   // Helm operators: each HelmOperator's kinds run as controllers of their own, started and stopped by this one.
-  const helmOperators = new HelmOperatorReconciler({ client, logger, cacheDir: join(o.dataDir, 'charts'), metrics, ...healthTimeout });
+  const helmOperators = new HelmOperatorReconciler({ client, logger, engine, cacheDir: join(o.dataDir, 'charts'), metrics, ...healthTimeout });
   controllers.push(new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged));
   signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
 
@@ -253,6 +265,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const probes = await startProbeServer(o, registry, health);
   try {
     await ensureCrds(o.client);
+    // The trusted release history lives here: it must exist before the first release is recorded.
+    await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: systemNamespaceOf(o) } });
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
     await ensurePlatformProtection(o.client, logger);
   } catch (err) {

@@ -3,7 +3,7 @@
  * event (object, reason, message) within a process bump the count instead of adding events.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from './client.js';
+import type { ObjectWriter } from './ports.js';
 import type { KubeObject } from './types.js';
 import { errorMessage } from '../util/errors.js';
 
@@ -13,7 +13,7 @@ export class EventRecorder {
   private readonly seen = new Map<string, { name: string; namespace: string; count: number }>();
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: Pick<ObjectWriter, 'create' | 'patch'>,
     private readonly component: string,
     private readonly logger: Logger,
   ) {}

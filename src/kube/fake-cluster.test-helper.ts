@@ -17,7 +17,7 @@
  */
 import { KubeApiError } from './errors.js';
 import { FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type Impersonation, type ListOptions, type ResourceInfo, type WatchEvent, type WatchOptions } from './client.js';
-import type { Discovery, Impersonating, ObjectReader, ObjectWriter, StatusWriter, Watcher } from './ports.js';
+import type { Capabilities, Discovery, Impersonating, ObjectReader, ObjectWriter, RawRequester, StatusWriter, Watcher } from './ports.js';
 import { describeRef, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 
 /** The process was killed at this request (a fault the model-based tests inject): nothing after it runs. */
@@ -39,6 +39,8 @@ export interface FakeRequest {
   name: string;
   /** Who sent it: the impersonated user, or `admin`. */
   identity: string;
+  /** A delete's propagation policy, when it names one. */
+  propagation?: string;
 }
 
 export interface FaultRule {
@@ -286,6 +288,8 @@ export class FakeCluster {
   readonly heldNames = new Set<string>();
   /** Namespaced objects can be created only in a Namespace that exists, as the API server requires (off by default: most fixtures skip Namespaces). */
   requireNamespaces = false;
+  /** Awaited before each request is served (a slow API server: tests that measure what runs side by side). */
+  latency?: (verb: FakeVerb, kind: string) => Promise<void>;
   /** Who may do what; every request is allowed when unset. */
   authorize?: (req: FakeRequest) => boolean;
   private readonly faultRules: (FaultRule & { left: number })[] = [];
@@ -294,6 +298,8 @@ export class FakeCluster {
   private rv = 1;
   private uid = 1;
   private readonly now: () => Date;
+  /** What `serverVersion` answers. */
+  version = 'v1.36.3';
 
   constructor(opts: { now?: () => Date } = {}) {
     this.now = opts.now ?? (() => new Date());
@@ -372,13 +378,53 @@ export class FakeCluster {
     return undefined;
   }
 
+  /** The kind a REST path names (`/api/v1/namespaces/ns/configmaps/x`, `/apis/g/v/plural`). */
+  pathTarget(path: string): { apiVersion: string; kind: string; namespace?: string; name?: string } | undefined {
+    const parts = path.split('/').filter((p) => p !== '');
+    let apiVersion: string;
+    if (parts[0] === 'api') apiVersion = parts[1] ?? '';
+    else if (parts[0] === 'apis') apiVersion = `${parts[1] ?? ''}/${parts[2] ?? ''}`;
+    else return undefined;
+    let rest = parts.slice(parts[0] === 'api' ? 2 : 3);
+    let namespace: string | undefined;
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      namespace = rest[1];
+      rest = rest.slice(2);
+    }
+    const [plural, name] = rest;
+    const { group, version } = parseApiVersion(apiVersion);
+    const builtin = BUILTIN.find(([, g, versions, p]) => g === group && versions.includes(version) && p === plural);
+    let kind = builtin?.[0];
+    if (kind === undefined) {
+      for (const crd of this.all('CustomResourceDefinition')) {
+        const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string; plural?: string } };
+        if (spec.group === group && spec.names?.plural === plural) kind = spec.names?.kind;
+      }
+    }
+    if (kind === undefined) return undefined;
+    return { apiVersion, kind, ...(namespace === undefined ? {} : { namespace }), ...(name === undefined ? {} : { name }) };
+  }
+
   private established(crd: KubeObject): boolean {
     const conditions = this.crdConditions.get(crd.metadata.name ?? '');
     return conditions === undefined || conditions.some((c) => c.type === 'Established' && c.status === 'True');
   }
 
+  /**
+   * The process that sent the requests was killed (a Crash fault fired): every later request it
+   * sends fails with Crash too, so nothing more it does lands, whatever it catches. `restart`
+   * starts a new process.
+   */
+  dead = false;
+
+  /** A new process after a crash: requests land again. */
+  restart(): void {
+    this.dead = false;
+  }
+
   /** Counts the request, checks authorization and the armed faults before it; answers the faults to raise after it. */
   request(req: FakeRequest): FaultRule[] {
+    if (this.dead) throw new Crash(`${req.verb} ${req.kind} ${req.namespace}/${req.name} after the crash`);
     this.requests.push(`${req.verb} ${req.kind}`);
     this.log.push(req);
     const after: FaultRule[] = [];
@@ -386,7 +432,11 @@ export class FakeCluster {
       if (!matches(rule, req)) continue;
       rule.left--;
       if (rule.left <= 0) this.faultRules.splice(this.faultRules.indexOf(rule), 1);
-      if ((rule.when ?? 'before') === 'before') throw rule.error(req);
+      if ((rule.when ?? 'before') === 'before') {
+        const err = rule.error(req);
+        if (err instanceof Crash) this.dead = true;
+        throw err;
+      }
       after.push(rule);
     }
     if (this.authorize !== undefined && !this.authorize(req)) throw faults.forbidden(req);
@@ -601,7 +651,7 @@ function matches(rule: FaultRule, req: FakeRequest): boolean {
 }
 
 /** The fake cluster's ports, as one identity. */
-export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Discovery, Watcher, Impersonating<FakeClient> {
+export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Discovery, Watcher, Capabilities, RawRequester, Impersonating<FakeClient> {
   constructor(
     readonly cluster: FakeCluster,
     readonly identity: string,
@@ -618,7 +668,10 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   /** Raises the faults armed for after a request that landed. */
   private after(rules: FaultRule[], req: FakeRequest): void {
     const first = rules[0];
-    if (first !== undefined) throw first.error(req);
+    if (first === undefined) return;
+    const err = first.error(req);
+    if (err instanceof Crash) this.cluster.dead = true;
+    throw err;
   }
 
   private request(verb: FakeVerb, ref: { kind: string; namespace?: string | undefined; name?: string | undefined }): FakeRequest {
@@ -635,6 +688,46 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     // Discovery is always current here.
   }
 
+  serverVersion(): Promise<string> {
+    return Promise.resolve(this.cluster.version);
+  }
+
+  /** Every served group/version and group/version/Kind, as aggregated discovery lists them. */
+  apiVersionSet(): Promise<string[]> {
+    const out = new Set<string>();
+    for (const [kind, group, versions] of BUILTIN) {
+      for (const v of versions) {
+        const gv = group === '' ? v : `${group}/${v}`;
+        out.add(gv);
+        out.add(`${gv}/${kind}`);
+      }
+    }
+    for (const crd of this.cluster.all('CustomResourceDefinition')) {
+      const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] };
+      for (const v of spec.versions ?? []) {
+        if (v.served === false || spec.group === undefined) continue;
+        out.add(`${spec.group}/${v.name ?? ''}`);
+        out.add(`${spec.group}/${v.name ?? ''}/${spec.names?.kind ?? ''}`);
+      }
+    }
+    return Promise.resolve([...out].sort());
+  }
+
+  /** A GET of one object or a list by its REST path, as a template's `lookup` asks (other methods: 405). */
+  async rawRequest(method: string, path: string): Promise<{ status: number; body: string }> {
+    if (method.toUpperCase() !== 'GET') return { status: 405, body: '' };
+    const target = this.cluster.pathTarget(path.split('?')[0] ?? '');
+    if (target === undefined) return { status: 404, body: JSON.stringify({ kind: 'Status', reason: 'NotFound', code: 404 }) };
+    try {
+      if (target.name === undefined) return { status: 200, body: JSON.stringify(await this.list(target.apiVersion, target.kind, target.namespace === undefined ? {} : { namespace: target.namespace })) };
+      const found = await this.find({ apiVersion: target.apiVersion, kind: target.kind, name: target.name, namespace: target.namespace });
+      return found === undefined ? { status: 404, body: JSON.stringify({ kind: 'Status', reason: 'NotFound', code: 404 }) } : { status: 200, body: JSON.stringify(found) };
+    } catch (err) {
+      const status = err instanceof KubeApiError ? err.statusCode : 500;
+      return { status, body: JSON.stringify({ kind: 'Status', code: status, message: err instanceof Error ? err.message : String(err) }) };
+    }
+  }
+
   async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
     const found = await this.find<T>(ref);
     if (found === undefined) throw new KubeApiError(404, 'NotFound', `${describeRef(ref)} not found`);
@@ -642,19 +735,17 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   find<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
-    try {
+    return this.run('get', ref.kind, () => {
       const after = this.req('get', ref);
       this.cluster.resolve(ref);
       const live = this.cluster.get(ref);
       this.after(after, this.request('get', ref));
-      return Promise.resolve(live === undefined ? undefined : (structuredClone(live) as T));
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
+      return live === undefined ? undefined : (structuredClone(live) as T);
+    });
   }
 
   list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<KubeList<T>> {
-    try {
+    return this.run('list', kind, () => {
       const after = this.req('list', { kind, namespace: opts.namespace });
       if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `no ${kind} in ${apiVersion}`);
       const group = parseApiVersion(apiVersion).group;
@@ -664,14 +755,12 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
         .sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`))
         .map((o) => structuredClone({ ...o, apiVersion }) as T);
       this.after(after, this.request('list', { kind, namespace: opts.namespace }));
-      return Promise.resolve({ apiVersion, kind: `${kind}List`, metadata: { resourceVersion: String(this.cluster.resourceVersion) }, items });
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
+      return { apiVersion, kind: `${kind}List`, metadata: { resourceVersion: String(this.cluster.resourceVersion) }, items };
+    });
   }
 
   apply<T extends KubeObject = KubeObject>(obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
-    return this.run(() => {
+    return this.run(opts.dryRun === true ? 'dry-run' : 'apply', obj.kind, () => {
       const verb: FakeVerb = opts.dryRun === true ? 'dry-run' : opts.subresource === 'status' ? 'status' : 'apply';
       const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
       const after = this.req(verb, ref);
@@ -705,7 +794,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
-    return this.run(() => {
+    return this.run('create', obj.kind, () => {
       const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
       const after = this.req('create', ref);
       const info = this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
@@ -723,7 +812,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   update<T extends KubeObject = KubeObject>(obj: KubeObject, subresource?: 'status'): Promise<T> {
-    return this.run(() => {
+    return this.run('update', obj.kind, () => {
       const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
       const after = this.req(subresource === 'status' ? 'status' : 'update', ref);
       this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
@@ -745,7 +834,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', subresource?: 'status'): Promise<T> {
-    return this.run(() => {
+    return this.run('patch', ref.kind, () => {
       const after = this.req(subresource === 'status' ? 'status' : 'patch', ref);
       this.cluster.resolve(ref);
       const live = this.cluster.get(ref);
@@ -767,8 +856,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   delete(ref: ObjectRef, opts: DeleteOptions = {}): Promise<boolean> {
-    return this.run(() => {
-      const after = this.req('delete', ref);
+    return this.run('delete', ref.kind, () => {
+      const after = this.cluster.request({ ...this.request('delete', ref), ...(opts.propagationPolicy === undefined ? {} : { propagation: opts.propagationPolicy }) });
       this.cluster.resolve(ref);
       const live = this.cluster.get(ref);
       if (live === undefined) {
@@ -809,11 +898,16 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return structuredClone(stored);
   }
 
-  private run<T>(fn: () => T): Promise<T> {
-    try {
-      return Promise.resolve(fn());
-    } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-    }
+  /** Serves one request: after the cluster's latency, when it has one (else at once, in this tick). */
+  private run<T>(verb: FakeVerb, kind: string, fn: () => T): Promise<T> {
+    const serve = (): Promise<T> => {
+      try {
+        return Promise.resolve(fn());
+      } catch (err) {
+        return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    };
+    const latency = this.cluster.latency;
+    return latency === undefined ? serve() : latency(verb, kind).then(serve);
   }
 }

@@ -78,6 +78,10 @@ test('faults: before a write nothing lands; after it the write lands and the cal
   cluster.inject({ verb: 'create', kind: 'ConfigMap', error: faults.crash });
   await assert.rejects(c.create(cm('x', {})), Crash);
   assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }), undefined);
+  // The process is dead: nothing more it sends lands, whatever it catches; a restart is a new process.
+  await assert.rejects(c.create(cm('y', {})), Crash);
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'y' }), undefined);
+  cluster.restart();
   cluster.inject({ verb: 'create', kind: 'ConfigMap', when: 'after', error: faults.tooManyRequests });
   await assert.rejects(c.create(cm('x', {})), (err: unknown) => err instanceof KubeApiError && err.statusCode === 429);
   assert.notEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }), undefined);

@@ -9,6 +9,7 @@
  * - `StatusWriter`: the status subresource alone.
  * - `Discovery`: which resource serves a kind, and forgetting it when CRDs change.
  * - `Impersonating`: the same ports acting as another identity (a release's ServiceAccount).
+ * - `Capabilities`, `RawRequester`: what a Helm render asks of the cluster (`.Capabilities`, `lookup`).
  */
 import type { ApplyOptions, DeleteOptions, Impersonation, ListOptions, ResourceInfo, WatchEvent, WatchOptions } from './client.js';
 import type { KubeList, KubeObject, ObjectRef } from './types.js';
@@ -62,3 +63,20 @@ export type ClusterClient = ObjectReader & ObjectWriter & Discovery;
 export interface Impersonating<C> {
   impersonate(who: Impersonation): C & Impersonating<C>;
 }
+
+/** The cluster's version and served API versions (Helm's `.Capabilities`). */
+export interface Capabilities {
+  serverVersion(): Promise<string>;
+  apiVersionSet(): Promise<string[]>;
+}
+
+/** One request whose status the caller judges (a Helm template's `lookup`). */
+export interface RawRequester {
+  rawRequest(method: string, path: string, body?: string): Promise<{ status: number; body: string }>;
+}
+
+/** What a release acts as: reads, writes, discovery, and a render's capabilities and `lookup`. */
+export type IdentityClient = ClusterClient & Capabilities & RawRequester;
+
+/** A reconciler's client: its own object's status, and the identities its releases act as. */
+export type ControllerClient = IdentityClient & StatusWriter & Impersonating<IdentityClient>;

@@ -15,7 +15,7 @@ import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
 import { sharedChart } from '../apply/chart-intern.js';
 import type { ReleaseContent } from '../apply/types.js';
-import type { KubeClient } from '../kube/client.js';
+import type { IdentityClient } from '../kube/ports.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import type { HelmEngine, RenderRequest, RenderResult, TemplateResult } from '../helm/engine.js';
 import type { HelmChart } from '../helm/release-types.js';
@@ -37,17 +37,21 @@ export interface RenderContext {
   spec: BundleDeploymentSpec;
   /** Name of the BundleDeployment, for messages and defaults. */
   name: string;
-  certProviderFor: (bundle: RegistryV1Bundle) => Promise<CertProvider>;
+  /**
+   * Webhook serving certificates (made before render: render/webhook-certs.ts), when the bundle
+   * has webhooks; `secret`, when given, is the Secret that keeps them, rendered as an object of the release.
+   */
+  certs?: { provider: CertProvider; secret?: KubeObject } | undefined;
   /** Digest of the unpacked content. */
   digest: string;
   /** The cluster (as the installing account), for Helm's capabilities and `lookup`; offline without (`lookup` answers empty). */
-  client?: KubeClient;
+  client?: IdentityClient;
   /** A package-manifest bundle's package name (its directory does not say). */
   packageName?: string;
   /** Deployment overrides already decoded (the CLI reads them from a file); else from `spec.config`. */
   overrides?: DeploymentOverrides;
   /** The revision an apply would make next (Helm templates see it as .Release.Revision). */
-  nextRevision: () => Promise<number>;
+  revision: number;
   /** Who `client` acts as (`lookup` reads as it), so that renders for different identities never share a cache entry. */
   actingAs?: string;
 }
@@ -103,7 +107,9 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   const decoded = ctx.overrides !== undefined ? { overrides: ctx.overrides, problems: [] } : ctx.spec.config === undefined ? undefined : decodeOverrides(ctx.spec.config, 'spec.config');
   const badConfig = decoded?.problems.filter((p) => p.severity === 'error') ?? [];
   if (badConfig.length > 0) throw new TerminalError('InvalidConfig', badConfig.map((p) => `${p.field ?? 'spec.config'}: ${p.message}`).join('; '));
-  const certProvider = bundle.csv.webhooks.length > 0 ? await ctx.certProviderFor(bundle) : undefined;
+  const certs = bundle.csv.webhooks.length > 0 ? ctx.certs : undefined;
+  if (bundle.csv.webhooks.length > 0 && certs === undefined) throw new TerminalError('InvalidBundle', `bundle ${bundle.name} has webhooks, and no serving certificates were made for them`);
+  const certProvider = certs?.provider;
   const plain = convertRegistryV1(bundle, {
     installNamespace: ns,
     watchNamespaces: targets,
@@ -113,6 +119,8 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   const converted = dropOrphanConversions(moveRemovedApis(plain.objects.filter(isKubeObject)), bundle);
   // issue 12 §4: the operator's OperatorCondition, its RBAC and OPERATOR_CONDITION_NAME, as OLM gives them.
   const objects = addOperatorCondition(bundle, ns, converted);
+  // The certificates' Secret is an object of the release: owned, pruned and deleted like the rest.
+  if (certs?.secret !== undefined) objects.push(certs.secret);
   return {
     objects,
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
@@ -166,7 +174,7 @@ async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
       chartDigest: ctx.digest,
       release: { name: ctx.spec.releaseName ?? ctx.name, namespace: ctx.spec.installNamespace },
       values,
-      revision: await ctx.nextRevision(),
+      revision: ctx.revision,
       ...(ctx.client === undefined ? {} : { client: ctx.client }),
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
     };

@@ -15,10 +15,9 @@ function ctx(dir: string): RenderContext {
     dir,
     spec: { installNamespace: 'plain-ns' } as RenderContext['spec'],
     name: 'plain',
-    certProviderFor: () => Promise.reject(new Error('not used')),
     digest: 'sha256:0',
     client: undefined,
-    nextRevision: () => Promise.resolve(1),
+    revision: 1,
   };
 }
 

@@ -1,22 +1,38 @@
 /**
- * Webhook serving certificates that survive reconciles: Binnacle keeps the CA and one
- * certificate per webhook service in a Secret next to the install, reuses them while they are
- * valid for more than 30 days, and issues new ones otherwise. Without this, every reconcile
- * would render new certificates and churn the release.
+ * Webhook serving certificates, made before render and kept as an object of the release: the
+ * CA and one certificate per webhook service live in a Secret next to the install
+ * (`<owner>-binnacle-webhook-certs`), which the release applies, owns, prunes and deletes like
+ * every other object. This port only reads: it reuses the Secret's certificates while they are
+ * valid for more than 30 days (an install made before they were release objects is adopted with
+ * its CA, so installed webhooks keep working), and otherwise issues new ones in memory. Render
+ * takes what it answers as data and writes nothing; the digest of the certificates is part of
+ * the release's inputs, so new certificates are an upgrade and the same ones a repair.
  */
-import type { KubeClient } from '../kube/client.js';
+import { createHash } from 'node:crypto';
+import type { ObjectReader } from '../kube/ports.js';
+import type { KubeObject } from '../kube/types.js';
 import { webhookServiceName } from '../bundle/names.js';
-import type { CertProvider, RegistryV1Bundle, ServingCert } from '../bundle/index.js';
 import { serviceDnsNames } from '../bundle/certs.js';
+import type { CertProvider, RegistryV1Bundle, ServingCert } from '../bundle/index.js';
 // pki (x509 and ASN.1 libraries, ~15 MiB resident) is loaded only when an install has webhooks:
 // a helm-operator never does.
 import type { CertificatePem } from '../util/pki.js';
-import { LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
 
 const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
 export function webhookCertSecretName(owner: string): string {
   return `${owner}-binnacle-webhook-certs`.slice(0, 253);
+}
+
+/** The certificates of one install: as a provider for the converter, the Secret that keeps them, and their digest. */
+export interface WebhookCerts {
+  provider: CertProvider;
+  /** The Secret (an object of the release) that keeps the CA and every service's certificate and key. */
+  secret: KubeObject;
+  /** sha256 of the certificates: part of the release's inputs. */
+  digest: string;
+  /** Whether they were issued now (none kept, or too close to expiry) rather than read back. */
+  issued: boolean;
 }
 
 function b64(s: string): string {
@@ -27,56 +43,72 @@ function unb64(s: string | undefined): string | undefined {
   return s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8');
 }
 
-function fresh(certPem: string | undefined, certificateNotAfter: (pem: string) => Date): boolean {
+function fresh(certPem: string | undefined, certificateNotAfter: (pem: string) => Date, now: Date): boolean {
   if (certPem === undefined || certPem === '') return false;
   try {
-    return certificateNotAfter(certPem).getTime() - Date.now() > RENEW_BEFORE_MS;
+    return certificateNotAfter(certPem).getTime() - now.getTime() > RENEW_BEFORE_MS;
   } catch {
     return false;
   }
 }
 
-export async function persistentCertProvider(client: KubeClient, owner: { kind: string; name: string }, bundle: RegistryV1Bundle, namespace: string): Promise<CertProvider> {
-  const ref = { apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(owner.name) };
+/** The webhook services of a bundle, by their Service names. */
+export function webhookServices(bundle: RegistryV1Bundle): string[] {
+  return [...new Set(bundle.csv.webhooks.map((w) => webhookServiceName(w.deploymentName)))].sort();
+}
+
+/**
+ * The certificates for `bundle`'s webhooks installed by `owner` in `namespace`: those its
+ * Secret keeps while fresh, new ones otherwise. Reads the Secret (as `reader`); writes nothing.
+ */
+export async function webhookCerts(reader: Pick<ObjectReader, 'find'>, owner: { name: string }, bundle: RegistryV1Bundle, namespace: string, now: Date = new Date()): Promise<WebhookCerts> {
+  const name = webhookCertSecretName(owner.name);
   const { certificateNotAfter, createCertificateAuthority, issueCertificate } = await import('../util/pki.js');
-  const existing = await client.find(ref);
+  const existing = await reader.find({ apiVersion: 'v1', kind: 'Secret', namespace, name });
   const data = (existing?.data ?? {}) as Record<string, string>;
   let ca: CertificatePem | undefined;
   const caCert = unb64(data['ca.crt']);
   const caKey = unb64(data['ca.key']);
-  if (caCert !== undefined && caKey !== undefined && fresh(caCert, certificateNotAfter)) ca = { certPem: caCert, keyPem: caKey };
-  const renewedCa = ca === undefined;
-  ca ??= await createCertificateAuthority(`binnacle-webhooks-${owner.name}`.slice(0, 64), 730);
-  const services = [...new Set(bundle.csv.webhooks.map((w) => webhookServiceName(w.deploymentName)))].sort();
+  if (caCert !== undefined && caKey !== undefined && fresh(caCert, certificateNotAfter, now)) ca = { certPem: caCert, keyPem: caKey };
+  let issued = ca === undefined;
+  ca ??= await createCertificateAuthority(`binnacle-webhooks-${owner.name}`.slice(0, 64), 730, now);
   const certs = new Map<string, ServingCert>();
   const out: Record<string, string> = { 'ca.crt': b64(ca.certPem), 'ca.key': b64(ca.keyPem) };
-  let changed = renewedCa;
-  for (const svc of services) {
-    let certPem = unb64(data[`${svc}.crt`]);
-    let keyPem = unb64(data[`${svc}.key`]);
-    if (renewedCa || !fresh(certPem, certificateNotAfter) || keyPem === undefined) {
+  for (const svc of webhookServices(bundle)) {
+    let certPem = issued ? undefined : unb64(data[`${svc}.crt`]);
+    let keyPem = issued ? undefined : unb64(data[`${svc}.key`]);
+    if (!fresh(certPem, certificateNotAfter, now) || keyPem === undefined) {
       const hosts = serviceDnsNames(svc, namespace);
-      const leaf = await issueCertificate(ca, { commonName: hosts[2] ?? svc, hosts, usage: 'server', validDays: 365 });
+      const leaf = await issueCertificate(ca, { commonName: hosts[2] ?? svc, hosts, usage: 'server', validDays: 365, notBefore: now });
       certPem = leaf.certPem;
       keyPem = leaf.keyPem;
-      changed = true;
+      issued = true;
     }
     certs.set(svc, { caPem: ca.certPem, certPem: certPem ?? '', keyPem });
     out[`${svc}.crt`] = b64(certPem ?? '');
     out[`${svc}.key`] = b64(keyPem);
   }
-  if (changed || existing === undefined) {
-    await client.apply(
-      {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: ref.name, namespace, labels: { [LABEL_OWNER_KIND]: owner.kind, [LABEL_OWNER_NAME]: owner.name } },
-        type: 'Opaque',
-        data: out,
-      },
-      { force: true },
-    );
-  }
   const caPem = ca.certPem;
-  return { servingCert: ({ serviceName }) => certs.get(serviceName) ?? { caPem, certPem: '', keyPem: '' } };
+  const digest = `sha256:${createHash('sha256').update(JSON.stringify(Object.entries(out).sort())).digest('hex')}`;
+  return {
+    provider: { servingCert: ({ serviceName }) => certs.get(serviceName) ?? { caPem, certPem: '', keyPem: '' } },
+    secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: out },
+    digest,
+    issued,
+  };
+}
+
+/** A reader of nothing: certificates for an offline render (`binnacle bundle render`) are always new. */
+export const NO_SECRETS: Pick<ObjectReader, 'find'> = { find: () => Promise.resolve(undefined) };
+
+/**
+ * The certificates a bundle in `dir` needs before it is rendered: undefined unless it is a
+ * registry+v1 bundle with webhooks. Loads the bundle's manifests to find its webhook services.
+ */
+export async function bundleWebhookCerts(dir: string, o: { format: string; installNamespace: string; packageName?: string | undefined; owner: { name: string }; reader: Pick<ObjectReader, 'find'>; now?: Date }): Promise<WebhookCerts | undefined> {
+  if (o.format !== 'registry+v1') return undefined;
+  const { loadBundleDir } = await import('../bundle/index.js');
+  const bundle = await loadBundleDir(dir, o.packageName === undefined ? {} : { packageName: o.packageName });
+  if (bundle.csv.webhooks.length === 0) return undefined;
+  return webhookCerts(o.reader, o.owner, bundle, o.installNamespace, o.now);
 }

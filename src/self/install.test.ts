@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeCluster } from '../apply/fake-client.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
 import { SELF_LABELS, selfManifests } from './manifests.js';

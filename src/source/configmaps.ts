@@ -4,7 +4,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError } from '../util/errors.js';
@@ -16,7 +16,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-export async function fetchConfigMaps(source: ConfigMapsSource, dest: string, opts: { client: KubeClient | undefined; maxBytes: number }): Promise<{ tree: string }> {
+export async function fetchConfigMaps(source: ConfigMapsSource, dest: string, opts: { client: Pick<ObjectReader, 'get'> | undefined; maxBytes: number }): Promise<{ tree: string }> {
   const client = opts.client;
   if (client === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'a configMaps source needs a connection to the cluster');
   await mkdir(dest, { recursive: true });
@@ -31,7 +31,7 @@ export async function fetchConfigMaps(source: ConfigMapsSource, dest: string, op
       if (isNotFound(err)) throw new BinnacleError('transient', 'SOURCE_CONFIGMAP_NOT_FOUND', `${name} does not exist`, { cause: err });
       throw err;
     }
-    const raw = cm as unknown as Record<string, unknown>;
+    const raw: Record<string, unknown> = cm;
     const files: { key: string; content: Buffer }[] = [];
     for (const [field, encoding] of [
       ['data', 'utf8'],

@@ -5,7 +5,7 @@
  * that account may read, never any Secret the manager could. Errors name the Secret and the
  * identity that asked, and never quote the Secret's data.
  */
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError } from '../util/errors.js';
@@ -23,7 +23,7 @@ export interface SecretReader {
 }
 
 /** A SecretReader over `client`, which must already act as `identity` (impersonated or not). */
-export function secretReader(client: Pick<KubeClient, 'get'>, identity: string): SecretReader {
+export function secretReader(client: Pick<ObjectReader, 'get'>, identity: string): SecretReader {
   return { identity, get: (ref) => client.get({ apiVersion: 'v1', kind: 'Secret', namespace: ref.namespace, name: ref.name }) };
 }
 

@@ -1,6 +1,6 @@
 /** The shapes the source module speaks: where a bundle comes from, and what unpacking it gave. */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import type { SecretReader } from './secrets.js';
 import type { VerifyPolicy } from './verify.js';
 
@@ -64,7 +64,7 @@ export interface ProgressEvent {
 export interface UnpackOptions {
   cacheDir: string;
   /** Needed for configMaps sources; reads the Secrets a source names when `secrets` is not given. */
-  client?: KubeClient;
+  client?: Pick<ObjectReader, 'get' | 'list'>;
   /**
    * Reads the Secrets a source names (pull secrets, basic-auth Secrets). A controller passes the
    * installing identity's reader (src/source/secrets.ts), so a spec can use only the Secrets that

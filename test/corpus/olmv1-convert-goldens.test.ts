@@ -292,7 +292,7 @@ async function rendered(c: Case): Promise<KubeObject[]> {
     ...(c.deploymentConfig === undefined ? {} : { config: c.deploymentConfig }),
   };
   const out = await render({
-    bundle: { dir: bundleDir(c), spec, name: c.name, digest: '', nextRevision: () => Promise.resolve(1), certProviderFor: () => Promise.resolve(staticCertProvider(CERT)) },
+    bundle: { dir: bundleDir(c), spec, name: c.name, digest: '', revision: 1, certs: { provider: staticCertProvider(CERT) } },
   });
   return out.objects;
 }

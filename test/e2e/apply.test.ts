@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
-import { Applier, ApplyRefusedError, type ApplyRequest } from '../../src/apply/index.js';
+import { ApplyRefusedError, type ApplyRequest } from '../../src/apply/index.js';
+import { releaseEngine } from '../../src/apply/engine.test-helper.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { e2eClient, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
@@ -62,7 +63,7 @@ function crd(group: string, specProps: Record<string, unknown>): KubeObject {
 
 describe('applier e2e', () => {
   let client: KubeClient;
-  let applier: Applier;
+  let applier: ReturnType<typeof releaseEngine>;
   const ns = uniqueName('apply');
   const owner = { kind: 'ClusterExtension', name: ns };
   const release = { name: 'op', namespace: ns };
@@ -77,7 +78,7 @@ describe('applier e2e', () => {
 
   before(async () => {
     client = await e2eClient();
-    applier = new Applier({ client, logger, pollIntervalMs: 250 });
+    applier = releaseEngine(client, { logger, pollIntervalMs: 250 });
   });
   after(async () => {
     await kubectl('delete', 'namespace', ns, '--ignore-not-found', '--wait=false').catch(() => '');
@@ -120,7 +121,7 @@ describe('applier e2e', () => {
     assert.equal(await client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'op-config' }), undefined);
     const history = await applier.history(release);
     assert.deepEqual(history.map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
-    assert.equal((await applier.currentRevision(release))?.revision, 2);
+    assert.equal((await applier.history(release)).findLast((r) => r.status === 'deployed')?.revision, 2);
 
     // A controller re-applying the same objects repairs drift but records no new revision.
     await kubectl('delete', 'serviceaccount', 'op', '-n', ns);
@@ -177,7 +178,7 @@ describe('applier e2e', () => {
   });
 
   test('an upgrade that never gets healthy rolls back to the last deployed revision', async () => {
-    const good = await applier.currentRevision(release);
+    const good = (await applier.history(release)).findLast((r) => r.status === 'deployed');
     assert.ok(good !== undefined);
     const group = `${ns}.binnacle.dev`;
     const webhookSvc: KubeObject = {
@@ -232,7 +233,7 @@ describe('applier e2e', () => {
     const cm = await client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: 'op-config' });
     assert.ok(cm !== undefined, 'revision 1 ConfigMap is back');
     assert.ok(res.pruned.some((r) => r.kind === 'CustomResourceDefinition'), 'the CRD revision 1 lacked is pruned');
-    assert.equal((await applier.currentRevision(release))?.description, 'Rollback to 1');
+    assert.equal((await applier.history(release)).findLast((r) => r.status === 'deployed')?.description, 'Rollback to 1');
   });
 
   test('uninstall deletes every object and the release records', async () => {
@@ -248,7 +249,7 @@ describe('applier e2e', () => {
 
 describe('applier e2e: force replaces what cannot change in place', () => {
   let client: KubeClient;
-  let applier: Applier;
+  let applier: ReturnType<typeof releaseEngine>;
   const ns = uniqueName('force');
   const owner = { kind: 'ClusterExtension', name: ns };
   const release = { name: 'op', namespace: ns };
@@ -269,7 +270,7 @@ describe('applier e2e: force replaces what cannot change in place', () => {
 
   before(async () => {
     client = await e2eClient();
-    applier = new Applier({ client, logger, pollIntervalMs: 250 });
+    applier = releaseEngine(client, { logger, pollIntervalMs: 250 });
   });
   after(async () => {
     await kubectl('delete', 'namespace', ns, '--ignore-not-found', '--wait=false').catch(() => '');
@@ -313,6 +314,6 @@ describe('applier e2e: force replaces what cannot change in place', () => {
     assert.equal(back.status, 'deployed', back.message);
     const live = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
     assert.deepEqual((live.spec as { selector: unknown }).selector, { matchLabels: { app: 'one' } });
-    assert.equal((await applier.currentRevision(release))?.description, 'Rollback to 1');
+    assert.equal((await applier.history(release)).findLast((r) => r.status === 'deployed')?.description, 'Rollback to 1');
   });
 });

@@ -92,7 +92,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
-      const { resolveBundleSource, createSelfSignedCertProvider } = await lib();
+      const { resolveBundleSource } = await lib();
+      const { bundleWebhookCerts, NO_SECRETS } = await import('../../render/webhook-certs.js');
       const { render } = await import('../../render/index.js');
       const format = o.output;
       const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
@@ -111,8 +112,8 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
           ...(watch.length === 0 ? {} : { watchNamespaces: watch }),
         },
         digest: '',
-        nextRevision: () => Promise.resolve(1),
-        certProviderFor: (b) => createSelfSignedCertProvider(b, o.installNamespace),
+        revision: 1,
+        certs: await bundleWebhookCerts(s.dir, { format: bundleFormat, installNamespace: o.installNamespace, packageName: s.packageName, owner: { name: s.packageName ?? 'bundle' }, reader: NO_SECRETS }),
         ...(s.packageName === undefined ? {} : { packageName: s.packageName }),
         ...(overrides === undefined ? {} : { overrides }),
       };

@@ -9,7 +9,8 @@
  * annotation gives them), every namespace when that is empty or unset.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { CliContext } from '../context.js';
@@ -88,6 +89,18 @@ async function startServers(o: RunOptions, client: KubeClient, logger: Logger, r
   return { servers, metrics: new ControllerMetrics(registry, 'controller-runtime'), createdMetric: new ResourceCreatedMetric(registry) };
 }
 
+/**
+ * Where `helm-operator run` keeps the release history it trusts: its own namespace, which
+ * operator-sdk's scaffolded role lets it write Secrets in: the leader-election namespace, else
+ * the Pod's, else `default` (a process run outside a cluster, as `make run` does).
+ */
+function recordsNamespaceOf(leaseNamespace: string | undefined, serviceAccountDir: string): string {
+  if (leaseNamespace !== undefined) return leaseNamespace;
+  const file = join(serviceAccountDir, 'namespace');
+  const pod = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+  return pod === '' ? 'default' : pod;
+}
+
 async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, logger: Logger): Promise<void> {
   for (const w of o.warnings) logger.warn(w);
   const { podNamespace } = await import('../../kube/in-cluster.js');
@@ -119,9 +132,14 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   // One namespace each, or [undefined]: every namespace.
   const namespaces = listed.includes('') ? [undefined] : [...new Set(listed)];
   // With leader election every write passes the leadership fence: none once the lease may be lost.
+  // The trusted release history lives in this process's own namespace (operator-sdk's identity may write Secrets there).
+  const recordsNamespace = recordsNamespaceOf(leaseNamespace, (await import('../../kube/in-cluster.js')).serviceAccountDir());
+  const { ReleaseRecords } = await import('../../apply/release-records.js');
+  const { OpenApiSchemas } = await import('../../kube/openapi.js');
   const serve = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
     readiness.waiting = false;
     const writer = fence === undefined ? client : client.fenced(fence);
+    const engine = { records: new ReleaseRecords({ client: writer, namespace: recordsNamespace, logger }), schemas: OpenApiSchemas.shared(writer) };
     const running = watches.flatMap((w) => namespaces.map((namespace) =>
       runHelmKind(
         {
@@ -137,7 +155,7 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
           ...(w.dryRunOption === undefined ? {} : { dryRunOption: w.dryRunOption }),
           ...(w.reconcilePeriod === undefined ? (o.reconcilePeriodMs === undefined ? {} : { reconcilePeriodMs: o.reconcilePeriodMs }) : { reconcilePeriodMs: goDurationMs(w.reconcilePeriod) ?? 60_000 }),
         },
-        { client: writer, logger, metrics, createdMetric, maxConcurrentReconciles: w.maxConcurrentReconciles ?? o.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
+        { client: writer, logger, engine, metrics, createdMetric, maxConcurrentReconciles: w.maxConcurrentReconciles ?? o.maxConcurrentReconciles, ...(w.selector === undefined ? {} : { selector: w.selector }), ...(namespace === undefined ? {} : { namespace }) },
       ),
     ));
     void Promise.all(running.map((r) => r.synced)).then(() => {

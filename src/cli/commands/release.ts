@@ -5,7 +5,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
-import type { Applier, ApplyResult, Owner, ReleaseRef } from '../../apply/index.js';
+import type { ActionConfig, ApplyResult, Owner, ReleaseRef } from '../../apply/index.js';
 import { describeRef, isKubeObject, type KubeObject } from '../../kube/types.js';
 import { BinnacleError, InputError, UsageError } from '../../util/errors.js';
 import { printData, type CliContext } from '../context.js';
@@ -59,10 +59,15 @@ export async function readObjects(path: string): Promise<KubeObject[]> {
   return out;
 }
 
-async function withApplier<T>(flags: ClusterFlags, ctx: CliContext, fn: (a: Applier) => Promise<T>): Promise<T> {
-  const [client, { Applier }, { OpenApiSchemas }] = await Promise.all([clientFor(flags), import('../../apply/index.js'), import('../../kube/openapi.js')]);
+/**
+ * Runs `fn` with the release engine's configuration for release `name`: acting as the kubeconfig's
+ * user, whose own Helm records in the release namespace are the history (as `helm` keeps it).
+ */
+async function withRelease<T>(flags: ClusterFlags, name: string, ctx: CliContext, fn: (cfg: ActionConfig, engine: typeof import('../../apply/index.js')) => Promise<T>): Promise<T> {
+  const [client, engine, { OpenApiSchemas }] = await Promise.all([clientFor(flags), import('../../apply/index.js'), import('../../kube/openapi.js')]);
   try {
-    return await fn(new Applier({ client, logger: ctx.logger, schemas: new OpenApiSchemas(client) }));
+    const history = new engine.ReleaseStore(client).bind({ name, namespace: flags.namespace });
+    return await fn(engine.actionConfig({ client, history, logger: ctx.logger, schemas: new OpenApiSchemas(client) }), engine);
   } finally {
     client.close();
   }
@@ -108,8 +113,8 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
       const healthTimeoutMs = flags.healthTimeout;
       const objects = await readObjects(flags.filename);
       const ref: ReleaseRef = { name, namespace: flags.namespace };
-      const res = await withApplier(flags, ctx, (a) =>
-        a.apply({
+      const res = await withRelease(flags, name, ctx, (cfg, engine) =>
+        engine.applyRelease(cfg, {
           owner,
           release: ref,
           objects,
@@ -129,7 +134,7 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
   withCluster(release.command('history <name>'))
     .description('List the revisions of release <name>, as `helm history` does')
     .action(async (name: string, flags: ClusterFlags) => {
-      const history = await withApplier(flags, ctx, (a) => a.history({ name, namespace: flags.namespace }));
+      const history = await withRelease(flags, name, ctx, async (cfg) => (await cfg.history.read()).revisions);
       if (history.length === 0) throw new BinnacleError('input', 'RELEASE_NOT_FOUND', `release ${flags.namespace}/${name} has no revisions`);
       printData(ctx, flags.output, {
         value: history.map(({ manifest: _manifest, ...rest }) => rest),
@@ -146,7 +151,7 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .action(async (name: string, flags: ClusterFlags & { to?: number; force?: boolean; healthTimeout: number }) => {
       const to = flags.to;
       const healthTimeoutMs = flags.healthTimeout;
-      const res = await withApplier(flags, ctx, (a) => a.rollback({ release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs, force: flags.force === true }));
+      const res = await withRelease(flags, name, ctx, (cfg, engine) => engine.rollback(cfg, { release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs, force: flags.force === true }));
       printResult(ctx, flags.output, res);
     });
 
@@ -155,7 +160,7 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .requiredOption('--owner <Kind/name>', 'the owner the release belongs to')
     .action(async (name: string, flags: ClusterFlags & { owner: string }) => {
       const owner = parseOwner(flags.owner);
-      const res = await withApplier(flags, ctx, (a) => a.uninstall({ owner, release: { name, namespace: flags.namespace } }));
+      const res = await withRelease(flags, name, ctx, (cfg, engine) => engine.uninstall(cfg, { owner, release: { name, namespace: flags.namespace } }));
       printData(ctx, flags.output, { value: res, headers: ['deleted'], rows: res.deleted.map((r) => [describeRef(r)]) });
     });
 }

@@ -4,11 +4,13 @@ import { pino } from 'pino';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
-import { Applier } from './applier.js';
+import { releaseEngine } from './engine.test-helper.js';
+import { runDecision } from './run.js';
+import { decideRelease } from './decide.js';
 import { ApplyRefusedError } from './errors.js';
 import { releaseSecret, revisionFromSecret } from './release.js';
 import { crdOf, WIDGET } from './crd.test-helper.js';
-import { FakeCluster } from './fake-client.test-helper.js';
+import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
 
 const logger = pino({ level: 'silent' });
@@ -21,9 +23,9 @@ const cm = (name: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap',
 const dep = (name: string, image = 'op:1'): KubeObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name }, spec: { replicas: 1, template: { spec: { containers: [{ image }] } } } });
 const crdObj = (props: Record<string, unknown>): KubeObject => crdOf(WIDGET, props);
 
-function setup(): { cluster: FakeCluster; applier: Applier; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
+function setup(): { cluster: FakeCluster; applier: ReturnType<typeof releaseEngine>; req: (objects: KubeObject[], extra?: Partial<ApplyRequest>) => ApplyRequest } {
   const cluster = new FakeCluster();
-  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10 });
+  const applier = releaseEngine(cluster);
   const req = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200, ...extra });
   return { cluster, applier, req };
 }
@@ -157,12 +159,12 @@ test('autoRollback false leaves the failed revision; an apply error fails the re
   const res = await applier.apply(req([ns, sa, dep('op')], { autoRollback: false }));
   assert.equal(res.status, 'failed');
   assert.equal(res.revision, 2);
-  assert.equal((await applier.currentRevision(release))?.revision, 1, 'revision 1 is still the deployed one');
+  assert.equal((await applier.history(release)).findLast((r) => r.status === 'deployed')?.revision, 1, 'revision 1 is still the deployed one');
 
   // The server accepts the dry run but fails the real apply: the revision is failed, then rolled back.
-  const client = cluster.client();
-  const failing = new Applier({ client: { ...client, apply: (o, opts) => (opts?.dryRun === true || o.kind !== 'ConfigMap' ? client.apply(o, opts) : Promise.reject(new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'))) }, logger, pollIntervalMs: 10 });
-  const res2 = await failing.apply(req([ns, sa, cm('x')]));
+  const disarm = cluster.inject({ verb: 'apply', kind: 'ConfigMap', error: () => new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'), times: Infinity });
+  const res2 = await applier.apply(req([ns, sa, cm('x')]));
+  disarm();
   assert.equal(res2.status, 'rolled-back');
   assert.match(res2.message, /apply failed: admission webhook "x" denied the request/);
   assert.deepEqual((await applier.history(release)).map((r) => r.status), ['superseded', 'failed', 'failed', 'deployed']);
@@ -189,7 +191,7 @@ test('rollback re-applies an older manifest; uninstall removes objects and recor
 test('another owner cannot upgrade the release', async () => {
   const { applier, req } = setup();
   await applier.apply(req([ns]));
-  await assert.rejects(applier.apply({ ...req([ns]), owner: { kind: 'ClusterExtension', name: 'intruder' } }), /release ops\/op belongs to ClusterExtension op, not ClusterExtension intruder/);
+  await assert.rejects(applier.apply({ ...req([ns]), owner: { kind: 'ClusterExtension', name: 'intruder' } }), /release ops\/op: the release belongs to ClusterExtension op, not ClusterExtension intruder/);
 });
 
 test('a release namespace that does not exist and is not created is refused up front', async () => {
@@ -205,19 +207,20 @@ test('a release namespace that does not exist and is not created is refused up f
 test('a revision recorded concurrently by another run is a conflict, not a failure to roll back', async () => {
   const { cluster, applier, req } = setup();
   await applier.apply(req([ns, sa]));
-  const client = cluster.client();
   // The other run creates revision 2 between our history read and our record.
-  const racing = new Applier({
-    client: {
-      ...client,
-      create: async (o) => {
-        await client.create({ ...o });
-        return client.create(o);
-      },
+  const first = (await applier.history(release))[0];
+  assert.ok(first !== undefined);
+  cluster.inject({
+    verb: 'create',
+    kind: 'Secret',
+    name: 'sh.helm.release.v1.op.v2',
+    error: () => {
+      const { revision: _r, owner: _o, ...rest } = first;
+      cluster.put(releaseSecret({ ...rest, version: 2, status: 'pending-upgrade' }, owner, new Date(), 'created'));
+      return new KubeApiError(409, 'AlreadyExists', 'secrets "sh.helm.release.v1.op.v2" already exists');
     },
-    logger,
   });
-  await assert.rejects(racing.apply(req([ns, sa, cm('x')])), (err: unknown) => err instanceof BinnacleError && err.code === 'RELEASE_CONFLICT');
+  await assert.rejects(applier.apply(req([ns, sa, cm('x')])), (err: unknown) => err instanceof BinnacleError && err.code === 'RELEASE_CONFLICT');
   assert.deepEqual((await applier.history(release)).map((r) => r.status), ['deployed', 'pending-upgrade']);
 });
 
@@ -239,7 +242,7 @@ test('applying the deployed revision again repairs drift without a new revision'
 
 test('history is trimmed to maxHistory, never dropping the deployed revision', async () => {
   const cluster = new FakeCluster();
-  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, maxHistory: 3 });
+  const applier = releaseEngine(cluster, { maxHistory: 3 });
   for (let i = 1; i <= 5; i++) {
     const res = await applier.apply({ owner, release, objects: [ns, cm(`c${i}`)] });
     assert.equal(res.revision, i);
@@ -266,8 +269,9 @@ test('an API server that answers 503 mid-install is retried, not a failed releas
 
 test('a dry run answered 503 refuses nothing: the caller retries', async () => {
   const { applier, req } = setup();
-  const client = new FakeCluster().client();
-  const flaky = new Applier({ client: { ...client, apply: (o, opts) => (opts?.dryRun === true ? Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'storage is (re)initializing')) : client.apply(o, opts)) }, logger, pollIntervalMs: 10 });
+  const cluster = new FakeCluster();
+  const flaky = releaseEngine(cluster);
+  cluster.inject({ verb: 'dry-run', error: faults.unavailable, times: Infinity });
   await assert.rejects(flaky.apply(req([ns, sa, cm('a')])), (err: unknown) => !(err instanceof ApplyRefusedError) && (err as { statusCode?: number }).statusCode === 503);
   assert.equal((await applier.history(release)).length, 0);
 });
@@ -299,7 +303,7 @@ test('an object that is being deleted (another release uninstalling it) is waite
 
 test('force: an object deleted to be replaced but held by a finalizer fails the upgrade naming it and its finalizers; the rollback waits for it, then the upgrade goes through', async () => {
   const cluster = new FakeCluster();
-  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, replaceTimeoutMs: 50 });
+  const applier = releaseEngine(cluster, { replaceTimeoutMs: 50 });
   const req = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200, ...extra });
   assert.equal((await applier.apply(req([ns, sa, dep('op')]))).status, 'deployed');
   cluster.immutableNames.add('op');
@@ -323,14 +327,16 @@ test('force: an object deleted to be replaced but held by a finalizer fails the 
 test('helm.sh/resource-policy: keep leaves an object in place when an upgrade drops it and when the release is uninstalled, as Helm does', async () => {
   const { cluster, applier, req } = setup();
   const kept = (name: string, policy: string): KubeObject => ({ ...cm(name), metadata: { name, annotations: { 'helm.sh/resource-policy': policy } } });
-  await applier.apply(req([ns, kept('kept-on-upgrade', 'keep'), cm('dropped'), kept('kept-on-uninstall', ' Keep '), kept('not-kept', 'delete')]));
-  const upgraded = await applier.apply(req([ns, kept('kept-on-uninstall', ' Keep '), kept('not-kept', 'delete')]));
+  // The namespace is not the release's: deleting it would take everything in it, kept or not.
+  cluster.put(ns);
+  await applier.apply(req([kept('kept-on-upgrade', 'keep'), cm('dropped'), kept('kept-on-uninstall', ' Keep '), kept('not-kept', 'delete')]));
+  const upgraded = await applier.apply(req([kept('kept-on-uninstall', ' Keep '), kept('not-kept', 'delete')]));
   assert.equal(upgraded.status, 'deployed', upgraded.message);
   assert.deepEqual(upgraded.pruned.map((r) => r.name).sort(), ['dropped'], 'the upgrade prunes only what is not kept');
   const configMap = (name: string): KubeObject | undefined => cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name });
   assert.ok(configMap('kept-on-upgrade') !== undefined);
   const gone = await applier.uninstall({ owner, release });
-  assert.deepEqual(gone.deleted.map((r) => `${r.kind} ${r.name}`).sort(), ['ConfigMap not-kept', 'Namespace ops']);
+  assert.deepEqual(gone.deleted.map((r) => `${r.kind} ${r.name}`).sort(), ['ConfigMap not-kept']);
   assert.ok(configMap('kept-on-uninstall') !== undefined, 'kept at uninstall (the policy in any case, trimmed)');
   assert.equal(configMap('not-kept'), undefined);
 });
@@ -341,7 +347,7 @@ test('a run given the release history it would read (one list per reconcile) lis
   const lists = async (objects: KubeObject[]): Promise<number> => {
     const history = await applier.history(release);
     cluster.requests.length = 0;
-    const res = await applier.apply(req(objects, { history, inputDigest: objects.map((o) => o.metadata.name).join() }));
+    const res = await applier.reconcile(req(objects, { inputDigest: objects.map((o) => o.metadata.name).join() }), history);
     assert.equal(res.status, 'deployed');
     return count('list Secret');
   };
@@ -362,7 +368,7 @@ test('a repair reads each object once, puts none to a dry run, and applies only 
   const history = await applier.history(release);
   cluster.requests.length = 0;
   cluster.writes.length = 0;
-  const same = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false }));
+  const same = await applier.reconcile(req([ns, sa, dep('op')], { inputDigest: 'd1', waitForHealth: false }), history);
   assert.equal(same.status, 'deployed');
   assert.equal(same.revision, 1);
   assert.deepEqual(cluster.requests.filter((r) => !r.startsWith('list')).sort(), ['get Deployment', 'get Namespace', 'get ServiceAccount']);
@@ -374,7 +380,7 @@ test('a repair reads each object once, puts none to a dry run, and applies only 
   assert.ok(live !== undefined);
   cluster.put({ ...live, spec: { replicas: 5, template: { spec: { containers: [{ image: 'evil:1' }] } } } });
   cluster.requests.length = 0;
-  const repaired = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false }));
+  const repaired = await applier.reconcile(req([ns, sa, dep('op')], { inputDigest: 'd1', waitForHealth: false }), history);
   assert.equal(repaired.revision, 1);
   assert.deepEqual(cluster.writes, ['apply Deployment ops/op (force)']);
   assert.equal(cluster.requests.filter((r) => r.startsWith('dry-run')).length, 0);
@@ -395,7 +401,7 @@ test('a repair judges from what a watch holds: no read of a watched object, a re
   const watched = (ref: ObjectRef): KubeObject | undefined => held.get(cluster.key(ref));
   cluster.requests.length = 0;
   cluster.writes.length = 0;
-  const same = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false, watched }));
+  const same = await applier.reconcile(req([ns, sa, dep('op')], { inputDigest: 'd1', waitForHealth: false, watched }), history);
   assert.deepEqual([same.status, same.revision], ['deployed', 1], same.message);
   assert.deepEqual(cluster.requests.filter((r) => !r.startsWith('list')), ['get Namespace'], 'only the object the watch lacks is read');
   assert.deepEqual(cluster.writes, []);
@@ -405,7 +411,7 @@ test('a repair judges from what a watch holds: no read of a watched object, a re
   assert.ok(edited !== undefined);
   held.set(depKey, { ...edited, spec: { replicas: 5 } });
   cluster.requests.length = 0;
-  const repaired = await applier.apply(req([ns, sa, dep('op')], { inputDigest: 'd1', history, waitForHealth: false, watched }));
+  const repaired = await applier.reconcile(req([ns, sa, dep('op')], { inputDigest: 'd1', waitForHealth: false, watched }), history);
   assert.equal(repaired.status, 'deployed', repaired.message);
   assert.deepEqual(cluster.writes, ['apply Deployment ops/op (force)']);
   assert.deepEqual(cluster.requests.filter((r) => r.startsWith('get')), ['get Namespace']);
@@ -434,7 +440,7 @@ test("a record rewritten to hold what the release may not is refused when a repa
   const confine = (objects: readonly KubeObject[]): Promise<string[]> =>
     Promise.resolve(objects.filter((o) => o.metadata.namespace === 'kube-system').map((o) => `${o.kind} kube-system/${o.metadata.name ?? ''} is in namespace kube-system`));
   cluster.writes.length = 0;
-  await assert.rejects(applier.apply(req([ns, cm('a')], { inputDigest: 'd1', history: forged, confine })), (err: unknown) => {
+  await assert.rejects(applier.reconcile(req([ns, cm('a')], { inputDigest: 'd1', confine }), forged), (err: unknown) => {
     assert.ok(err instanceof ApplyRefusedError);
     assert.match(err.message, /revision 1 as recorded: ConfigMap kube-system\/cluster-config is in namespace kube-system/);
     return true;
@@ -442,7 +448,7 @@ test("a record rewritten to hold what the release may not is refused when a repa
   assert.deepEqual(cluster.writes, []);
   assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'cluster-config' }), undefined);
   // Without the check (an unconfined caller), the same record is re-applied as it says: the check is what refuses it.
-  await applier.apply(req([ns, cm('a')], { inputDigest: 'd1', history: forged }));
+  await applier.reconcile(req([ns, cm('a')], { inputDigest: 'd1' }), forged);
   assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'cluster-config' }) !== undefined);
 });
 
@@ -465,23 +471,16 @@ test('an upgrade that fails is not rolled back to a recorded revision holding wh
 
 test("a new revision's preflight reads and dry-runs the objects side by side, and reports their problems in the objects' order", async () => {
   const cluster = new FakeCluster();
-  const base = cluster.client();
   let inFlight = 0;
   let most = 0;
-  const slow =
-    <A extends unknown[], R>(f: (...a: A) => Promise<R>) =>
-    async (...a: A): Promise<R> => {
-      inFlight++;
-      most = Math.max(most, inFlight);
-      await new Promise((r) => setImmediate(r));
-      try {
-        return await f(...a);
-      } finally {
-        inFlight--;
-      }
-    };
-  const client = { ...base, find: slow(base.find.bind(base)), apply: slow(base.apply.bind(base)) } as typeof base;
-  const applier = new Applier({ client, logger, pollIntervalMs: 10 });
+  cluster.latency = async (verb) => {
+    if (verb !== 'get' && verb !== 'dry-run') return;
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await new Promise((r) => setImmediate(r));
+    inFlight--;
+  };
+  const applier = releaseEngine(cluster);
   cluster.put({ ...ns, metadata: { name: 'ops' } });
   for (const name of ['a', 'b', 'c']) cluster.put({ ...cm(name), metadata: { name, namespace: 'ops', labels: { other: 'owner' } } });
   await assert.rejects(
@@ -500,23 +499,18 @@ test("a new revision's preflight reads and dry-runs the objects side by side, an
 
 test('objects of one kind are applied side by side, kinds one after another in apply order', async () => {
   const cluster = new FakeCluster();
-  const base = cluster.client();
   let inFlight = 0;
   const most = new Map<string, number>();
   const order: string[] = [];
-  const apply: typeof base.apply = async (obj, opts) => {
-    if (opts?.dryRun === true) return base.apply(obj, opts);
+  cluster.latency = async (verb, kind) => {
+    if (verb !== 'apply') return;
     inFlight++;
-    most.set(obj.kind, Math.max(most.get(obj.kind) ?? 0, inFlight));
-    order.push(obj.kind);
+    most.set(kind, Math.max(most.get(kind) ?? 0, inFlight));
+    order.push(kind);
     await new Promise((r) => setImmediate(r));
-    try {
-      return await base.apply(obj, opts);
-    } finally {
-      inFlight--;
-    }
+    inFlight--;
   };
-  const applier = new Applier({ client: { ...base, apply }, logger, pollIntervalMs: 10 });
+  const applier = releaseEngine(cluster);
   const res = await applier.apply({ owner, release, objects: [dep('d1'), cm('c1'), ns, cm('c2'), dep('d2'), cm('c3')], waitForHealth: false });
   assert.equal(res.status, 'deployed', res.message);
   assert.deepEqual(order, ['Namespace', 'ConfigMap', 'ConfigMap', 'ConfigMap', 'Deployment', 'Deployment']);
@@ -526,7 +520,7 @@ test('objects of one kind are applied side by side, kinds one after another in a
 
 test('a CRD the API server has not Established yet (names pending) is retried, not a failed install; names it refused fail the install', async () => {
   const cluster = new FakeCluster();
-  const applier = new Applier({ client: cluster.client(), logger, pollIntervalMs: 10, crdTimeoutMs: 50 });
+  const applier = releaseEngine(cluster, { crdTimeoutMs: 50 });
   const req = (objects: KubeObject[]): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 200 });
   const crd = crdObj({ size: { type: 'string' } });
   const name = crd.metadata.name ?? '';

@@ -1,0 +1,200 @@
+/**
+ * Preflight: every object checked before anything changes, side by side. Who owns the live
+ * object (never take over another owner's), whether a CRD change is safe, whether the object is
+ * being deleted, and whether the API server accepts it (a server dry run). Throws
+ * ApplyRefusedError with every problem; answers which objects to apply with force (ours, or
+ * adopted), which to replace (immutable changes, with force), and which are unchanged.
+ */
+import { FIELD_MANAGER } from '../kube/client.js';
+import { isInvalid, isNotFound, isTransient } from '../kube/errors.js';
+import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
+import { mapLimit } from '../util/map-limit.js';
+import { findQuiet, type ActionConfig } from './action-config.js';
+import { checkCrdUpgrade } from './crd-safety.js';
+import { objectDrift } from './drift.js';
+import { ApplyRefusedError } from './errors.js';
+import { describeOwner, isOwnedBy, ownerName } from './ownership.js';
+import { identityOf } from './phases.js';
+import type { Owner, ReleaseRef, ReleaseRequest } from './types.js';
+
+/** Objects as one read found them, by identity; `object` undefined when there was none. */
+export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
+
+export interface Preflight {
+  /** Live objects we own or adopt: applied with force (their fields other managers set are taken over). */
+  takeOver: Set<string>;
+  /** With force: live objects whose change the API server refuses as immutable, to delete and create. */
+  replace: Set<string>;
+  /** Objects as the deployed revision applied them (`same`), live still matching and applied by Binnacle: left alone. */
+  unchanged: Set<string>;
+  /** What each object's read found (undefined: it does not exist), by identity. */
+  live: LiveObjects;
+}
+
+export interface PreflightHow {
+  adopt?: boolean;
+  force?: boolean;
+  /** A repair re-applies the deployed revision: no dry run, and the release namespace exists. */
+  repair?: boolean;
+  /** Identities of objects as the deployed revision applied them (sameAsDeployed). */
+  same?: Set<string>;
+  watched?: ReleaseRequest['watched'];
+}
+
+/** How a preflight runs for one object. */
+interface ObjectCheck {
+  owner: Owner;
+  release: ReleaseRef;
+  adopt: boolean;
+  force: boolean;
+  same: boolean;
+  watched?: (ref: ObjectRef) => KubeObject | undefined;
+}
+
+/** What a preflight finds, object by object: the problems, and the objects that are going away. */
+interface Findings extends Preflight {
+  result: ValidationResult;
+  terminating: string[];
+  /** Whether each object is also put to a server dry run. */
+  dryRun: boolean;
+}
+
+/** How many objects of a release are checked at once. */
+export const PREFLIGHT_CONCURRENCY = 8;
+
+function emptyFindings(subject: string, dryRun: boolean): Findings {
+  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), terminating: [], live: new Map(), dryRun };
+}
+
+/** Checks every object before anything changes (see the top of this file). */
+export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[], owner: Owner, release: ReleaseRef, how: PreflightHow = {}): Promise<Preflight> {
+  const repair = how.repair === true;
+  const subject = `release ${release.namespace}/${release.name}`;
+  const found = emptyFindings(subject, !repair);
+  // The release's Helm records live in the release namespace: it must exist or be part of the release.
+  const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
+  const namespaceMissing = repair || createsNamespace ? Promise.resolve(false) : findQuiet(cfg.client, { apiVersion: 'v1', kind: 'Namespace', name: release.namespace }).then((ns) => ns === undefined);
+  // Objects are checked side by side (their reads and dry runs are independent), and their
+  // findings gathered in the objects' order: one round trip or two, not two per object.
+  const perObject = await mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
+    const mine = emptyFindings(subject, found.dryRun);
+    const same = how.same?.has(identityOf(obj)) === true;
+    // What a watch holds stands in for the read only where nothing new is to be written: a
+    // repair, or an object as the deployed revision applied it. A new or changed object is read.
+    const watched = repair || same ? how.watched : undefined;
+    await checkObject(cfg, obj, { owner, release, adopt: how.adopt === true, force: how.force === true, same, ...(watched === undefined ? {} : { watched }) }, mine);
+    return mine;
+  });
+  if (await namespaceMissing) {
+    found.result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
+  }
+  for (const mine of perObject) mergeFindings(found, mine);
+  if (!found.result.ok) throw new ApplyRefusedError(found.result);
+  const terminating = found.terminating;
+  if (terminating.length > 0) {
+    throw new BinnacleError('transient', 'OBJECT_TERMINATING', `${subject}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
+  }
+  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live };
+}
+
+/** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
+async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, found: Findings): Promise<void> {
+  const ref = refOf(obj);
+  const what = describeRef(ref);
+  let live: KubeObject | undefined;
+  try {
+    live = o.watched?.(ref) ?? (await findQuiet(cfg.client, ref));
+  } catch (err) {
+    found.result.error('apply.read', `${what}: cannot read it: ${errorMessage(err)}`, { field: what });
+    return;
+  }
+  found.live.set(identityOf(obj), { object: live });
+  if (live?.metadata.deletionTimestamp !== undefined) {
+    // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
+    // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
+    found.terminating.push(`${what} (${describeOwner(live)})`);
+    return;
+  }
+  if (live !== undefined && !claimLive(obj, live, o, found)) return;
+  if (!found.dryRun) return;
+  // As the deployed revision applied it, and live still so: no dry run, and nothing to apply.
+  if (o.same && live !== undefined && isOwnedBy(live, o.owner, o.release) && appliedByBinnacle(live) && (await objectDrift({ find: () => Promise.resolve(live) }, obj)) === undefined) {
+    found.unchanged.add(identityOf(obj));
+    return;
+  }
+  try {
+    await cfg.client.apply(obj, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
+  } catch (err) {
+    noteDryRunRefusal(err, obj, live, o.force, found);
+  }
+}
+
+/** Some Apply of Binnacle's own field manager holds fields of `live`: what it applied is its own, not adopted. */
+function appliedByBinnacle(live: KubeObject): boolean {
+  const entries = (live.metadata as { managedFields?: { manager?: string; operation?: string }[] }).managedFields ?? [];
+  return entries.some((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply');
+}
+
+/** One object's findings added to the whole's. */
+function mergeFindings(into: Findings, from: Findings): void {
+  into.result.problems.push(...from.result.problems);
+  into.result.children.push(...from.result.children);
+  for (const id of from.takeOver) into.takeOver.add(id);
+  for (const id of from.replace) into.replace.add(id);
+  for (const id of from.unchanged) into.unchanged.add(id);
+  into.terminating.push(...from.terminating);
+  for (const [id, live] of from.live) into.live.set(id, live);
+}
+
+/**
+ * An object that exists already: refused unless ours or adopted, else taken over (applied with
+ * force), a CRD only with a safe change. Answers whether to go on to the dry run. The same rule
+ * holds for a release's hooks (hooks.ts calls it too).
+ */
+export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
+  const { owner, release } = o;
+  const what = describeRef(refOf(obj));
+  if (!isOwnedBy(live, owner, release) && !o.adopt) {
+    found.result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (adopt to override)`, { field: what });
+    return false;
+  }
+  found.takeOver.add(identityOf(obj));
+  if (obj.kind === 'CustomResourceDefinition') {
+    const safety = checkCrdUpgrade(live, obj);
+    if (!safety.ok) found.result.children.push(safety);
+  }
+  return true;
+}
+
+/** The server dry run refused `obj`: a problem, unless the refusal is no verdict (retried, or checked at apply) or force replaces it. */
+function noteDryRunRefusal(err: unknown, obj: KubeObject, live: KubeObject | undefined, force: boolean, found: Findings): void {
+  // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
+  // A transient failure (5xx, unreachable) is no verdict on the object: retried, not refused.
+  if (isTransient(err)) throw err;
+  if (isNotFound(err)) return;
+  const what = describeRef(refOf(obj));
+  const immutable = live !== undefined && isImmutableRefusal(err);
+  if (immutable && force && replaceable(obj)) {
+    found.replace.add(identityOf(obj));
+    return;
+  }
+  const hint = !immutable ? '' : replaceable(obj) ? ' (an upgrade with force deletes and re-creates it: helm --force, the upgrade-force annotation)' : ` (a ${obj.kind} is never replaced: deleting it would delete its data)`;
+  found.result.error('apply.rejected', `${what}: the API server rejects it: ${errorMessage(err)}${hint}`, { field: what });
+}
+
+/** Kinds whose deletion deletes data (custom resources, a namespace's contents, volumes): never replaced, and pruned only by a revision that was rendered without them. */
+export const HOLDS_DATA = new Set(['CustomResourceDefinition', 'Namespace', 'PersistentVolume', 'PersistentVolumeClaim']);
+
+function replaceable(obj: KubeObject): boolean {
+  return !HOLDS_DATA.has(obj.kind);
+}
+
+/**
+ * The API server's answer to changing what cannot change: 422 Invalid with one of its
+ * validators' phrasings ("field is immutable", a Service's "may not change once set", a
+ * StatefulSet's "updates to statefulset spec for fields other than … are forbidden").
+ */
+function isImmutableRefusal(err: unknown): boolean {
+  return isInvalid(err) && /immutable|may not change once set|updates to \S+ spec for fields other than/i.test(errorMessage(err));
+}

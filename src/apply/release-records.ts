@@ -1,0 +1,299 @@
+/**
+ * The history the release engine trusts, kept where only the engine writes: Secrets in the
+ * manager's own namespace (`binnacle-system`, or `helm-operator run`'s namespace), one per
+ * revision, named and labelled by the owner's UID (`binnacle.release.<uid>.v<N>`). No tenant
+ * and no installer identity may write there, so a record read back is one the engine wrote.
+ * Each write is mirrored into the release namespace as Helm's own record (release-store.ts), so
+ * `helm list|history|get` keep working; the mirror is never read to decide anything.
+ *
+ * On every read the mirror is compared with the history: a revision the mirror lacks (a crash
+ * between the two writes) is written again; one changed by hand (its `data.release` is not what
+ * the engine wrote) or added by hand (`helm upgrade|rollback`, a planted Secret) is reported as
+ * drift and put back as the history says. Nothing in the mirror is executed.
+ *
+ * An owner without records here but with Helm's records in its namespace (a release made before
+ * this store existed) moves over once: each Helm record is decoded within its bounds and passed
+ * through the caller's check (owner, scope) before it becomes history; what fails is named,
+ * never applied. Keyed by UID: a CR deleted and created again starts a history of its own, and
+ * the records of an owner that is gone are collected (`owners`, `removeOwner`).
+ */
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
+import type { KubeObject } from '../kube/types.js';
+import { errorMessage } from '../util/errors.js';
+import { RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, releaseSecrets, revisionFromSecret } from './release.js';
+import { createOrReplace, decodeAll, recordInput, wholeOf, type HistoryRead, type HistoryStore, type RefusedRecord, type ReleaseStore } from './release-store.js';
+import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ownerLabels } from './ownership.js';
+import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
+
+export const RECORD_TYPE = 'binnacle.dev/release.v1';
+export const RECORD_OWNER_UID_LABEL = 'binnacle.dev/release-owner-uid';
+export const RECORD_PART_OWNER_LABEL = 'binnacle.dev/release-part-owner-uid';
+export const RECORD_RELEASE_NAME_LABEL = 'binnacle.dev/release-name';
+export const RECORD_RELEASE_NAMESPACE_LABEL = 'binnacle.dev/release-namespace';
+/** The sha256 (first 32 hex) of the mirror record's `data.release` as the engine wrote it. */
+export const MIRROR_DIGEST_ANNOTATION = 'binnacle.dev/mirror-digest';
+/** The owner's apiVersion, so that a record whose owner is gone can be found. */
+export const OWNER_API_VERSION_ANNOTATION = 'binnacle.dev/owner-api-version';
+
+export type RecordsClient = Pick<ObjectReader, 'list'> & Pick<ObjectWriter, 'create' | 'update' | 'delete'>;
+
+/** An owner by UID, as its records are keyed. */
+export type RecordOwner = Owner & { uid: string; apiVersion: string };
+
+/** What the engine found wrong with the mirror on a read, and put right. */
+export interface MirrorDrift {
+  revision: number;
+  change: 'edited' | 'added';
+}
+
+export interface TrustedRead extends HistoryRead {
+  /** Revisions of the mirror changed or added by someone else (reported; the mirror is put back). */
+  mirrorDrift: MirrorDrift[];
+  /** Helm records moved into the history on this read (a release made before the trusted store). */
+  migrated: number[];
+}
+
+/** Checks a Helm record before it becomes history: the problems with it (none when it may). */
+export type MigrationCheck = (rev: ReleaseRevision) => Promise<string[]>;
+
+function recordName(uid: string, version: number): string {
+  return `binnacle.release.${uid}.v${version}`;
+}
+
+function digestOf(data: string): string {
+  return createHash('sha256').update(data).digest('hex').slice(0, 32);
+}
+
+/** The mirror Secret's `data.release` (the slim head of a large release, as Helm reads it). */
+function releaseData(s: KubeObject | undefined): string {
+  return (s?.data as { release?: string } | undefined)?.release ?? '';
+}
+
+export interface ReleaseRecordsOptions {
+  /** The manager's own client: the only identity that writes the history. */
+  client: RecordsClient;
+  /** The manager's namespace, where the history lives. */
+  namespace: string;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export class ReleaseRecords {
+  private readonly now: () => Date;
+
+  constructor(private readonly o: ReleaseRecordsOptions) {
+    this.now = o.now ?? (() => new Date());
+  }
+
+  get namespace(): string {
+    return this.o.namespace;
+  }
+
+  /**
+   * One release's history, keyed by its owner's UID and mirrored by `mirror` (Helm's Secrets in
+   * the release namespace, written as the release's identity). `migrate` checks Helm records when
+   * the owner has none here yet; without it nothing moves over.
+   */
+  bind(owner: RecordOwner, release: ReleaseRef, mirror: ReleaseStore, migrate?: MigrationCheck): TrustedHistory {
+    return new TrustedHistory(this.o, this.now, owner, release, mirror, migrate);
+  }
+
+  /** Every owner with records here: its UID, kind, name, namespace and apiVersion. */
+  async owners(): Promise<RecordOwner[]> {
+    const list = await this.o.client.list('v1', 'Secret', { namespace: this.o.namespace, labelSelector: RECORD_OWNER_UID_LABEL });
+    const byUid = new Map<string, RecordOwner>();
+    for (const s of list.items) {
+      const l = s.metadata.labels ?? {};
+      const uid = l[RECORD_OWNER_UID_LABEL];
+      if (s.type !== RECORD_TYPE || uid === undefined || byUid.has(uid)) continue;
+      const ns = l[OWNER_NAMESPACE_LABEL];
+      byUid.set(uid, { uid, kind: l[OWNER_KIND_LABEL] ?? '', name: l[OWNER_NAME_LABEL] ?? '', ...(ns === undefined ? {} : { namespace: ns }), apiVersion: s.metadata.annotations?.[OWNER_API_VERSION_ANNOTATION] ?? '' });
+    }
+    return [...byUid.values()];
+  }
+
+  /** Deletes every record of the owner with this UID (its owner is gone). */
+  async removeOwner(uid: string): Promise<number> {
+    const mains = await this.o.client.list('v1', 'Secret', { namespace: this.o.namespace, labelSelector: `${RECORD_OWNER_UID_LABEL}=${uid}` });
+    const parts = await this.o.client.list('v1', 'Secret', { namespace: this.o.namespace, labelSelector: `${RECORD_PART_OWNER_LABEL}=${uid}` });
+    for (const s of [...mains.items, ...parts.items]) await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' });
+    return mains.items.length;
+  }
+}
+
+/** One release's trusted history (see the top of this file). */
+export class TrustedHistory implements HistoryStore {
+  constructor(
+    private readonly o: ReleaseRecordsOptions,
+    private readonly now: () => Date,
+    readonly owner: RecordOwner,
+    readonly release: ReleaseRef,
+    private readonly mirror: ReleaseStore,
+    private readonly migrate: MigrationCheck | undefined,
+  ) {}
+
+  /** The history, oldest first; the mirror compared and put right; Helm's records moved over once. */
+  async read(): Promise<TrustedRead> {
+    const { records, parts } = await this.list();
+    let read = decodeAll(records, (s) => this.decode(s, parts));
+    let migrated: number[] = [];
+    if (records.length === 0 && this.migrate !== undefined) {
+      const moved = await this.migrateFromMirror(this.migrate);
+      read = { revisions: moved.revisions, refused: moved.refused };
+      migrated = moved.revisions.map((r) => r.revision);
+    }
+    const mirrorDrift = migrated.length > 0 ? [] : await this.syncMirror(records, read.revisions);
+    return { ...read, mirrorDrift, migrated };
+  }
+
+  async create(rev: ReleaseRevision): Promise<void> {
+    const mirrored = this.mirrorSecrets(rev, 'created');
+    const [main, ...parts] = this.recordSecrets(rev, 'created', releaseData(mirrored[0]));
+    for (const p of parts) await this.o.client.create(p);
+    if (main !== undefined) await this.o.client.create(main);
+    await this.writeMirror(mirrored);
+  }
+
+  async setStatus(rev: ReleaseRevision, status: ReleaseStatus, description?: string): Promise<ReleaseRevision> {
+    const next: ReleaseRevision = { ...rev, status, description: description ?? rev.description };
+    const mirrored = this.mirrorSecrets(next, 'modified');
+    const [main, ...parts] = this.recordSecrets(next, 'modified', releaseData(mirrored[0]));
+    for (const p of parts) await createOrReplace(this.o.client, p);
+    if (main !== undefined) await this.o.client.update(main);
+    await this.writeMirror(mirrored);
+    return next;
+  }
+
+  async remove(revisions: readonly ReleaseRevision[]): Promise<void> {
+    for (const r of revisions) {
+      for (const s of this.recordSecrets(r, 'modified', '')) await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' });
+      await this.mirror.deleteRevision(this.release, r.revision).catch((err: unknown) => this.mirrorFailed('delete', r.revision, err));
+    }
+  }
+
+  /** Every record of this owner, and the parts of those that have them. */
+  private async list(): Promise<{ records: KubeObject[]; parts: Map<string, string> }> {
+    const uid = this.owner.uid;
+    const list = await this.o.client.list('v1', 'Secret', { namespace: this.o.namespace, labelSelector: `${RECORD_OWNER_UID_LABEL}=${uid}` });
+    const records = list.items.filter((s) => s.type === RECORD_TYPE);
+    const parts = new Map<string, string>();
+    if (records.some((s) => s.metadata.annotations?.[RELEASE_PARTS_ANNOTATION] !== undefined)) {
+      const partList = await this.o.client.list('v1', 'Secret', { namespace: this.o.namespace, labelSelector: `${RECORD_PART_OWNER_LABEL}=${uid}` });
+      for (const p of partList.items) if (p.type === RELEASE_PART_TYPE) parts.set(p.metadata.name ?? '', (p.data as { part?: string } | undefined)?.part ?? '');
+    }
+    return { records, parts };
+  }
+
+  private decode(s: KubeObject, parts: ReadonlyMap<string, string>): ReleaseRevision {
+    const version = Number(s.metadata.labels?.version ?? '0');
+    const rev = revisionFromSecret(s, wholeOf(s, parts, (i) => `${recordName(this.owner.uid, version)}.part${i}`));
+    return { ...rev, owner: rev.owner ?? this.owner };
+  }
+
+  /** The Secrets of one revision here: Helm's encoding, renamed, retyped and labelled by the owner's UID. */
+  private recordSecrets(rev: ReleaseRevision, kind: 'created' | 'modified', mirrorData: string): KubeObject[] {
+    const [main, ...parts] = releaseSecrets(recordInput(rev), this.owner, this.now(), kind);
+    const name = recordName(this.owner.uid, rev.revision);
+    const out: KubeObject[] = [];
+    if (main !== undefined) {
+      out.push({
+        ...main,
+        type: RECORD_TYPE,
+        metadata: {
+          name,
+          namespace: this.o.namespace,
+          labels: {
+            ...(main.metadata.labels ?? {}),
+            owner: 'binnacle',
+            [RECORD_OWNER_UID_LABEL]: this.owner.uid,
+            [RECORD_RELEASE_NAME_LABEL]: this.release.name,
+            [RECORD_RELEASE_NAMESPACE_LABEL]: this.release.namespace,
+            ...ownerLabels(this.owner),
+          },
+          annotations: { ...(main.metadata.annotations ?? {}), [MIRROR_DIGEST_ANNOTATION]: digestOf(mirrorData), [OWNER_API_VERSION_ANNOTATION]: this.owner.apiVersion },
+        },
+      });
+    }
+    parts.forEach((p, i) => {
+      out.push({ ...p, metadata: { name: `${name}.part${i}`, namespace: this.o.namespace, labels: { [RECORD_PART_OWNER_LABEL]: this.owner.uid, version: String(rev.revision) } } });
+    });
+    return out;
+  }
+
+  private mirrorSecrets(rev: ReleaseRevision, kind: 'created' | 'modified'): KubeObject[] {
+    return releaseSecrets(recordInput(rev), this.owner, this.now(), kind);
+  }
+
+  /** Writes the mirror's Secrets (parts first); a mirror that cannot be written is said, not fatal: the next read puts it right. */
+  private async writeMirror(secrets: readonly KubeObject[]): Promise<void> {
+    const [main, ...parts] = secrets;
+    try {
+      for (const s of [...parts, ...(main === undefined ? [] : [main])]) await createOrReplace(this.mirror.client, s);
+    } catch (err) {
+      this.mirrorFailed('write', Number(main?.metadata.labels?.version ?? '0'), err);
+    }
+  }
+
+  private mirrorFailed(what: string, revision: number, err: unknown): void {
+    this.o.logger.warn({ release: `${this.release.namespace}/${this.release.name}`, revision, err: errorMessage(err) }, `cannot ${what} the release's Helm record (the mirror helm reads); the next reconcile tries again`);
+  }
+
+  /**
+   * Compares the mirror with the history and puts it right: a revision missing is written
+   * (silently: a crash between the two writes), one changed or added by hand is reported and
+   * replaced or deleted. One LIST of the release's Helm records; nothing in them is decoded.
+   */
+  private async syncMirror(records: readonly KubeObject[], revisions: readonly ReleaseRevision[]): Promise<MirrorDrift[]> {
+    let mirrored;
+    try {
+      mirrored = await this.mirror.labels(this.release);
+    } catch (err) {
+      this.mirrorFailed('read', 0, err);
+      return [];
+    }
+    const drift: MirrorDrift[] = [];
+    const byRevision = new Map(revisions.map((r) => [r.revision, r]));
+    const expected = new Map(records.map((s) => [Number(s.metadata.labels?.version ?? '0'), s.metadata.annotations?.[MIRROR_DIGEST_ANNOTATION]]));
+    for (const rev of revisions) {
+      const there = mirrored.get(rev.revision);
+      if (there !== undefined && digestOf(releaseData(there.secret)) === expected.get(rev.revision)) continue;
+      if (there !== undefined) drift.push({ revision: rev.revision, change: 'edited' });
+      await this.writeMirror(this.mirrorSecrets(rev, 'modified'));
+    }
+    for (const version of mirrored.keys()) {
+      if (byRevision.has(version)) continue;
+      drift.push({ revision: version, change: 'added' });
+      await this.mirror.deleteRevision(this.release, version).catch((err: unknown) => this.mirrorFailed('delete', version, err));
+    }
+    if (drift.length > 0) this.o.logger.warn({ release: `${this.release.namespace}/${this.release.name}`, drift }, "the release's Helm records were changed by hand; put back as the history says (nothing in them is run)");
+    return drift.sort((a, b) => a.revision - b.revision);
+  }
+
+  /** Moves Helm's records into the history, each checked first; what fails is refused by name. */
+  private async migrateFromMirror(check: MigrationCheck): Promise<{ revisions: ReleaseRevision[]; refused: RefusedRecord[] }> {
+    const found = await this.mirror.read(this.release);
+    const refused = [...found.refused];
+    const revisions: ReleaseRevision[] = [];
+    for (const rev of found.revisions) {
+      const problems = await check(rev);
+      if (problems.length > 0) {
+        refused.push({ secret: `${this.release.namespace}/sh.helm.release.v1.${this.release.name}.v${rev.revision}`, reason: problems.join('; ') });
+        continue;
+      }
+      const owned = { ...rev, owner: this.owner };
+      const mirrored = this.mirrorSecrets(owned, 'modified');
+      const [main, ...parts] = this.recordSecrets(owned, 'created', releaseData(mirrored[0]));
+      for (const p of parts) await createOrReplace(this.o.client, p);
+      if (main !== undefined) await createOrReplace(this.o.client, main);
+      // The mirror as the engine writes it from now on, so the next read finds it as recorded.
+      await this.writeMirror(mirrored);
+      revisions.push(owned);
+    }
+    if (revisions.length > 0 || refused.length > 0) {
+      this.o.logger.info({ release: `${this.release.namespace}/${this.release.name}`, moved: revisions.map((r) => r.revision), refused: refused.length }, "moved the release's Helm records into Binnacle's history");
+    }
+    return { revisions, refused };
+  }
+}

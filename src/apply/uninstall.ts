@@ -1,0 +1,77 @@
+/**
+ * Uninstall, as Helm's `action.Uninstall`: every object the release's records name that still
+ * carries this owner's marks is deleted, CRDs last (and with them their custom resources, as
+ * OLM v1 does on ClusterExtension deletion), between the pre- and post-delete hooks, and then
+ * the records. Every uninstall is confined as a render is: hooks outside the release's scope
+ * do not run, and nothing outside the scope is deleted, whatever a record says.
+ */
+import { describeRef, refOf, type KubeObject } from '../kube/types.js';
+import { BinnacleError } from '../util/errors.js';
+import { findQuiet, type ActionConfig } from './action-config.js';
+import { runHooks } from './hooks.js';
+import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
+import { deleteOrder } from './phases.js';
+import { dedupe, withNamespaces } from './prepare.js';
+import { parseManifest } from './release.js';
+import { previousObjects } from './rollout.js';
+import type { ConfineCheck, ObjectRef, Owner, ReleaseRef } from './types.js';
+
+export interface UninstallOptions {
+  owner: Owner;
+  release: ReleaseRef;
+  disableHooks?: boolean;
+  hookTimeoutMs?: number;
+  /** What the release may hold: recorded hooks or objects outside it are not run or deleted. */
+  confine?: ConfineCheck;
+}
+
+export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Promise<{ deleted: ObjectRef[] }> {
+  const { revisions: history } = await cfg.history.read();
+  if (history.length === 0) return { deleted: [] };
+  const where = `release ${opts.release.namespace}/${opts.release.name}`;
+  const recorded = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
+  if (recorded !== undefined && (recorded.kind !== opts.owner.kind || recorded.name !== opts.owner.name || (recorded.namespace !== undefined && recorded.namespace !== opts.owner.namespace))) {
+    throw new BinnacleError('terminal', 'RELEASE_NOT_OWNED', `${where} belongs to ${recorded.kind} ${recorded.name}, not ${opts.owner.kind} ${opts.owner.name}`);
+  }
+  let objects = dedupe(await withNamespaces(cfg.client, previousObjects(history), opts.release.namespace));
+  let hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
+  if (opts.confine !== undefined) {
+    // Recorded objects and hooks are as trusted as the record: what is out of scope is left alone.
+    const outside = await outOfScope(objects, opts.confine);
+    if (outside.size > 0) {
+      cfg.logger.warn({ release: where, outside: [...outside] }, 'the records name objects outside the release\'s scope; not deleting them');
+      objects = objects.filter((o) => !outside.has(describeRef(refOf(o))));
+    }
+    const problems = await opts.confine(hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)));
+    if (problems.length > 0) {
+      cfg.logger.warn({ release: where, problems }, 'the recorded delete hooks hold what the release may not; running none');
+      hooks = [];
+    }
+  }
+  const hookOpts = { client: cfg.client, owner: opts.owner, release: opts.release, logger: cfg.logger, timeoutMs: opts.hookTimeoutMs ?? 5 * 60_000, pollIntervalMs: Math.min(cfg.pollIntervalMs, 500), confine: opts.confine };
+  const pre = await runHooks(hooks, 'pre-delete', hookOpts);
+  if (!pre.ok) throw new BinnacleError('terminal', 'HOOK_FAILED', `uninstall of ${where}: ${pre.message}`);
+  const deleted: ObjectRef[] = [];
+  for (const o of deleteOrder(objects)) {
+    const ref = refOf(o);
+    const live = await findQuiet(cfg.client, ref);
+    if (live === undefined || !isOwnedBy(live, opts.owner, opts.release)) continue;
+    if (keptByResourcePolicy(o, live)) {
+      cfg.logger.info({ object: describeRef(ref) }, 'kept by helm.sh/resource-policy');
+      continue;
+    }
+    if (await cfg.client.delete(ref, { propagationPolicy: 'Background' })) deleted.push(ref);
+  }
+  const post = await runHooks(hooks, 'post-delete', hookOpts);
+  if (!post.ok) cfg.logger.warn({ release: where, reason: post.message }, 'post-delete hook failed');
+  await cfg.history.remove(history);
+  cfg.logger.info({ release: where, deleted: deleted.length }, 'uninstalled release');
+  return { deleted };
+}
+
+/** The objects (by description) the scope does not allow, each checked alone so the others still go. */
+async function outOfScope(objects: readonly KubeObject[], confine: ConfineCheck): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const o of objects) if ((await confine([o])).length > 0) out.add(describeRef(refOf(o)));
+  return out;
+}
