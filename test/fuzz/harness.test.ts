@@ -1,7 +1,7 @@
 /**
  * The harness itself: a failing input is shrunk in an on-demand run and not in CI's sample, the
- * shrinking budget holds, refusals answered count as specific errors, and `corrupt` changes one
- * place of a document. Loaders
+ * shrinking budget holds, refusals answered count as specific errors, a generator that hardly
+ * reaches invalid input fails the run, and `corrupt` changes one place of a document. Loaders
  * here are small functions of numbers; their figures go to no report.
  */
 import assert from 'node:assert/strict';
@@ -69,7 +69,7 @@ describe('fuzz: shrinking', () => {
 describe('fuzz: the share of specific errors', () => {
   const small = fc.array(fc.nat({ max: 10 }), { maxLength: 8 });
 
-  it('counts thrown Binnacle errors and refusals answered, and their share of the inputs', async () => {
+  it('counts thrown Binnacle errors and refusals answered; a run at a third or more passes', async () => {
     const thrown = await fuzz('harness-thrown', small, sumLoader, { ciRuns: 200 });
     assert.equal(thrown.errors + thrown.answers, 200);
     assert.ok(thrown.errorShare >= 1 / 3 && thrown.answers > 0, JSON.stringify(thrown));
@@ -78,6 +78,13 @@ describe('fuzz: the share of specific errors', () => {
       refusal: (a) => ((a as { sum: number }).sum % 2 === 1 ? { code: 'ODD', message: 'odd' } : undefined),
     });
     assert.deepEqual([answered.errors, answered.codes.ODD], [thrown.errors, thrown.errors]);
+  });
+
+  it('a loader that accepts nearly every input fails the run, as one that refuses every input does', async () => {
+    const rare = await failure(fuzz('harness-rare', small, (xs) => (xs.length === 8 ? sumLoader([1]) : xs.length), { ciRuns: 200 }));
+    assert.match(rare, /harness-rare: only \d+ of 200 inputs \(\d+\.\d%\) ended in a specific error, under 33\.3%/);
+    const never = await failure(fuzz('harness-never', small, () => sumLoader([1]), { ciRuns: 50 }));
+    assert.match(never, /harness-never: no input was accepted/);
   });
 
   it('a refusal without a message is a failure', async () => {

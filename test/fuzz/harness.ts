@@ -5,8 +5,8 @@
  * TypeError/RangeError/ReferenceError out of our own code, never a hang — and must write nothing
  * outside the directory it was given (the sandbox's parent tree is compared before and after).
  *
- * Generators must reach bad input, not only the happy path: the share of each loader's inputs
- * that ended in a specific error is reported beside MIN_ERROR_SHARE.
+ * Generators must reach bad input, not only the happy path: at least MIN_ERROR_SHARE of each
+ * loader's inputs must end in a specific error, and at least one in an answer, or the run fails.
  *
  * - `BINNACLE_FUZZ_SEED`: the seed (default fixed, printed with every run so a failure replays).
  * - `BINNACLE_FUZZ_RUNS`: inputs per loader (default: a CI-sized sample per loader; `npm run fuzz`
@@ -71,8 +71,8 @@ function shrinkSeconds(): number {
 }
 
 /**
- * The least share of a loader's inputs that should end in a specific error: below it the
- * generator mostly tests the happy path. hack/fuzz.sh reads it from the figures.
+ * The least share of a loader's inputs that must end in a specific error: below it the generator
+ * mostly tests the happy path, and the run fails. hack/fuzz.sh reads it from the figures.
  */
 export const MIN_ERROR_SHARE = 1 / 3;
 
@@ -237,8 +237,9 @@ class HangError extends Error {}
 
 /**
  * Runs `run` over generated inputs; fails (with fast-check's counterexample, seed and path) on the
- * first crash, hang or escape, shrinking the input first when `fuzzShrinks()`. Prints and
- * returns the figures.
+ * first crash, hang or escape, shrinking the input first when `fuzzShrinks()`. Fails too when
+ * fewer than MIN_ERROR_SHARE of the inputs ended in a specific error, or none in an answer. Prints
+ * and returns the figures.
  */
 export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input: T) => unknown, opts: FuzzOptions<T>): Promise<Figures> {
   const seed = fuzzSeed();
@@ -320,6 +321,8 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
   const missed = (opts.requireCases ?? []).filter((c) => (fig.cases[c] ?? 0) === 0);
   assert.deepEqual(missed, [], `${loader}: no input exercised ${missed.join(', ')}`);
   assert.equal(fig.inputs, numRuns, `${loader}: ran ${fig.inputs} of ${numRuns} inputs`);
+  assert.ok(fig.errorShare >= MIN_ERROR_SHARE, `${loader}: only ${fig.errors} of ${fig.inputs} inputs (${percent(fig.errorShare)}) ended in a specific error, under ${percent(MIN_ERROR_SHARE)}: the generator hardly reaches invalid input`);
+  assert.ok(fig.answers > 0, `${loader}: no input was accepted: the generator never reaches valid input`);
   return fig;
 }
 
