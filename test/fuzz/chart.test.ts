@@ -56,8 +56,8 @@ after(() => sandbox.dispose());
 
 const chartArb: fc.Arbitrary<ChartInput> = fc.record({
   top: fc.oneof({ weight: 8, arbitrary: fc.constant('memcached') }, { weight: 1, arbitrary: fc.constantFrom('other', '.', '..', '') }, { weight: 1, arbitrary: nastyString.filter((s) => !s.includes('/') && !s.includes('\0')) }),
-  // Chart.yaml as it is, with one or two things wrong (its name or version null, missing, the wrong type, almost valid), or randomly mutated.
-  chartCorruptions: fc.oneof({ weight: 1, arbitrary: fc.constant<Corruption[]>([]) }, { weight: 1, arbitrary: fc.array(corruptionArb, { minLength: 1, maxLength: 2 }) }),
+  // Chart.yaml as it is, or (mostly) with one to three things wrong (its name or version null, missing, the wrong type, almost valid), then maybe randomly mutated.
+  chartCorruptions: fc.oneof({ weight: 1, arbitrary: fc.constant<Corruption[]>([]) }, { weight: 3, arbitrary: fc.array(corruptionArb, { minLength: 1, maxLength: 3 }) }),
   chartMutations: fc.oneof(fc.constant<Mutation[]>([]), fc.array(mutationArb, { maxLength: 2 })),
   valuesMutations: fc.oneof(fc.constant<Mutation[]>([]), fc.array(mutationArb, { maxLength: 2 })),
   // Half the charts have only templates that render, so the engine answers as well as refuses.
