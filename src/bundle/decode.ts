@@ -100,15 +100,16 @@ export class Decoder {
   /** A map of string to string (labels, annotations). */
   stringMap(obj: JsonObject, key: string, path: string): Record<string, string> {
     const m = this.record(obj, key, path);
-    const out: Record<string, string> = {};
-    if (m === undefined) return out;
+    const out: [string, string][] = [];
+    if (m === undefined) return {};
     for (const [k, v] of Object.entries(m)) {
-      if (typeof v === 'string') out[k] = v;
+      if (typeof v === 'string') out.push([k, v]);
       else if (typeof v === 'number' || typeof v === 'boolean') {
         this.bad(`${join(path, key)}.${k}`, `must be a string, got ${typeName(v)} (quote it)`);
       } else if (v !== null) this.bad(`${join(path, key)}.${k}`, `must be a string, got ${typeName(v)}`);
     }
-    return out;
+    // Own properties, a key named `__proto__` too (assigned a string, it would be dropped).
+    return Object.fromEntries(out);
   }
 }
 

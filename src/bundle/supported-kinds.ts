@@ -33,6 +33,7 @@ export interface KindSupport {
 }
 
 export function kindSupport(kind: string): KindSupport {
-  const namespaced = SUPPORTED[kind];
+  // Own keys only: a manifest of kind `constructor` or `__proto__` is not a supported kind.
+  const namespaced = Object.hasOwn(SUPPORTED, kind) ? SUPPORTED[kind] : undefined;
   return { supported: namespaced !== undefined, namespaced: namespaced ?? false };
 }

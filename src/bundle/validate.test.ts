@@ -115,5 +115,7 @@ describe('validate', () => {
     assert.deepEqual(parseSelectOptional(['name=operatorhub', 'name=good-practices']), ['operatorhub', 'good-practices']);
     assert.equal(parseSelectOptional(['suite=operatorframework']).length, 5);
     assert.throws(() => parseSelectOptional(['name=nope']), UsageError);
+    assert.throws(() => parseSelectOptional(['name=constructor']), UsageError);
+    assert.throws(() => parseSelectOptional(['name=__proto__']), UsageError);
   });
 });

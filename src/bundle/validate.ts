@@ -50,8 +50,10 @@ export function parseSelectOptional(values: readonly string[]): OptionalValidato
   for (const v of values) {
     for (const part of v.split(',')) {
       const [key, val] = part.split('=', 2).map((s) => s.trim());
+      // Own keys only: `name=constructor` names no validator.
+      const alias = key === 'name' && val !== undefined && Object.hasOwn(ALIASES, val) ? ALIASES[val] : undefined;
       if (key === 'suite' && val === 'operatorframework') OPTIONAL_VALIDATORS.forEach((x) => out.add(x));
-      else if (key === 'name' && val !== undefined && ALIASES[val] !== undefined) out.add(ALIASES[val]);
+      else if (alias !== undefined) out.add(alias);
       else {
         throw new UsageError(
           `--select-optional ${part}: expected suite=operatorframework or name=<${Object.keys(ALIASES).join('|')}>`,

@@ -80,9 +80,8 @@ export function sortKeysDeep(v: unknown): unknown {
     return [k, y];
   });
   if (!changed) return v;
-  const out: Record<string, unknown> = {};
-  for (const [k, y] of entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))) out[k] = y;
-  return out;
+  // Own properties, a key named `__proto__` too (assigned, it would set the copy's prototype and be lost).
+  return Object.fromEntries(entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)));
 }
 
 /**

@@ -177,6 +177,15 @@ const PROPERTY_SHAPES: Record<string, Shape> = {
   },
 };
 
+/**
+ * The shape of a property type opm decodes, or undefined for any other type (opm keeps its value
+ * as it is). Own keys only: a type named like an Object.prototype member (`__proto__`,
+ * `constructor`, `toString`) is a type opm does not know, not the prototype's member.
+ */
+function shapeOf(type: string): Shape | undefined {
+  return Object.hasOwn(PROPERTY_SHAPES, type) ? PROPERTY_SHAPES[type] : undefined;
+}
+
 function jsonType(v: unknown): string {
   if (Array.isArray(v)) return 'array';
   if (typeof v === 'object') return 'object';
@@ -252,7 +261,7 @@ interface PropertyVerdict {
 }
 
 function propertyVerdict(p: Property): PropertyVerdict | undefined {
-  const shape = PROPERTY_SHAPES[p.type];
+  const shape = shapeOf(p.type);
   const bad = shape === undefined ? undefined : shapeProblem(p.value, shape, '');
   const as = p.type === PROP_BUNDLE_OBJECT ? ' as bundle object' : '';
   if (bad !== undefined) return { at: 'value', text: `${as}: ${bad}` };

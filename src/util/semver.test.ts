@@ -15,6 +15,10 @@ describe('OLM version ranges', () => {
       assert.notEqual(olmRangeProblem(r), undefined, r);
     }
     assert.match(olmRangeProblem('^1.0.0') ?? '', /Could not parse comparator "\^" in "\^1\.0\.0"/);
+    // An operator named like an Object.prototype member is no operator either (they were read as one, matching nothing).
+    for (const op of ['constructor', 'toString', '__proto__', 'valueOf']) {
+      assert.equal(olmRangeProblem(`${op}1.0.0`), `Could not parse comparator "${op}" in "${op}1.0.0"`);
+    }
     assert.equal(olmRangeProblem('>=1.0.0 ||'), "Last element in range is '||'");
   });
 

@@ -138,7 +138,8 @@ export function parseOlmRange(s: string): OlmRange | string {
     for (const ap of expanded) {
       const sc = splitComparator(ap);
       if (typeof sc === 'string') return sc;
-      const op = OPS[sc.op];
+      // Own keys only: `constructor1.0.0` names no operator (blang refuses it), not Object's constructor.
+      const op = Object.hasOwn(OPS, sc.op) ? OPS[sc.op] : undefined;
       if (op === undefined) return `Could not parse comparator "${sc.op}" in "${ap}"`;
       const version = parseStrictSemver(sc.v);
       if (version === undefined) return `Could not parse Range "${ap}": Could not parse version "${sc.v}" in "${ap}"`;

@@ -1,12 +1,13 @@
 /**
  * Fuzzing the registry+v1 bundle loader (src/bundle/load.ts loadBundleDir, through
  * src/catalog-render/bundle-dir.ts readBundleDir) with bundle directories written to a temp dir: the
- * webhook-operator test bundle with its CSV, annotations.yaml, CRD and other manifests changed by
- * structure-aware mutations and text damage, files removed, replaced by directories or by symlinks
- * out of the bundle, extra metadata files, and the package-manifest layout. What loads goes on to
- * the `olm.bundle` record, the bundle validators and the conversion to plain manifests (what an
- * install applies). Three loaders, one for each file the mutations aim at: the CSV, the
- * annotations, anything.
+ * webhook-operator test bundle with its CSV, annotations.yaml, CRD and other manifests as they
+ * are, or changed by targeted corruptions, structure-aware mutations and text damage, files
+ * removed, replaced by directories or by symlinks out of the bundle, extra metadata files, and the
+ * package-manifest layout. What loads goes on to the `olm.bundle` record and the bundle
+ * validators; a valid bundle to the conversion to plain manifests (what an install applies), an
+ * invalid one is refused with the validators' ValidationError. Three loaders, one for each file
+ * the changes aim at: the CSV, the annotations, anything.
  */
 import { after, test } from 'node:test';
 import { mkdir, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -14,7 +15,8 @@ import { join } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { convertRegistryV1, toFbcBundle, validateLoadedBundle } from '../../src/bundle/index.js';
 import { readBundleDir } from '../../src/catalog-render/bundle-dir.js';
-import { Sandbox, byteMutationArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
+import { ValidationError } from '../../src/util/errors.js';
+import { Sandbox, type Corruption, type Mutation, byteMutationArb, corrupt, corruptionArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
 
 const TEMPLATE = join(import.meta.dirname, '..', '..', 'src', 'bundle', 'testdata', 'webhook-operator');
 
@@ -69,7 +71,9 @@ function bundleArb(target: 'csv' | 'annotations' | 'any') {
   const file = target === 'csv' ? fc.constant(CSV_FILE) : target === 'annotations' ? fc.constant(ANNOTATIONS_FILE) : fc.constantFrom(...FILES);
   return fc.record({
     file,
-    mutations: fc.array(mutationArb, { minLength: 1, maxLength: 4 }),
+    // The file as it is, with one or two things wrong (a field null, missing, of the wrong type, oversized or almost valid; a list element repeated), or randomly mutated.
+    corruptions: fc.oneof({ weight: 1, arbitrary: fc.constant<Corruption[]>([]) }, { weight: 2, arbitrary: fc.array(corruptionArb, { minLength: 1, maxLength: 2 }) }),
+    mutations: fc.oneof({ weight: 1, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 1, arbitrary: fc.array(mutationArb, { minLength: 1, maxLength: 4 }) }),
     damage: byteMutationArb,
     layout: target === 'any' ? layoutArb : layoutArb.map((l) => ({ ...l, remove: undefined, asDir: undefined })),
     watch: fc.constantFrom([], [''], ['ns'], ['other'], ['ns', 'other'], ['a', 'b', 'c']),
@@ -83,7 +87,7 @@ type BundleArb = ReturnType<typeof bundleArb>;
 async function writeBundle(input: BundleInput): Promise<string> {
   const dir = join(sandbox.work, `bundle-${n++}`, input.layout.packageManifest ? '0.1.0' : 'b');
   for (const [file, docs] of template) {
-    const changed = file === input.file ? docs.map((d, i) => (i === 0 ? input.mutations.reduce<unknown>((x, m) => mutate(x, m), d) : d)) : docs;
+    const changed = file === input.file ? docs.map((d, i) => (i === 0 ? input.mutations.reduce<unknown>((x, m) => mutate(x, m), input.corruptions.reduce<unknown>((x, c) => corrupt(x, c), d)) : d)) : docs;
     let text = changed.map((d) => {
       const y: unknown = stringify(d); // undefined for undefined
       return typeof y === 'string' ? y : '';
@@ -117,9 +121,10 @@ async function loadAll(input: BundleInput): Promise<unknown> {
   const info = await readBundleDir(dir, input.layout.packageName);
   const record = toFbcBundle(info.bundle, { packageName: info.annotationPackage ?? input.layout.packageName ?? 'webhook-operator' });
   const result = validateLoadedBundle(info.bundle);
-  let converted: unknown;
-  if (result.ok) converted = convertRegistryV1(info.bundle, { installNamespace: 'ns', watchNamespaces: [...input.watch] }).objects.length;
-  return { name: record.name, valid: result.ok, converted };
+  // An invalid bundle is refused, as `bundle validate` refuses it: a ValidationError naming each problem's file, field and rule.
+  if (!result.ok) throw new ValidationError(result);
+  const converted = convertRegistryV1(info.bundle, { installNamespace: 'ns', watchNamespaces: [...input.watch] }).objects.length;
+  return { name: record.name, converted };
 }
 
 for (const [target, ciRuns] of [

@@ -1,10 +1,13 @@
 /**
  * Fuzzing the file-based catalog loader (src/catalog/load.ts loadFbcDir) with JSON and YAML
- * catalogs: a small valid catalog changed by structure-aware mutations (any field replaced,
- * removed, added or wrapped), then damaged as text, plus YAML's own hazards (alias bombs, tags,
- * merge keys, duplicate keys). What loads goes on through validation (the model) and resolution,
- * as `catalog validate` and a ClusterExtension would take it. Each catalog gets an answer or a
- * BinnacleError, and nothing is written outside the catalog's directory.
+ * catalogs: a small valid catalog as it is, with targeted corruptions (a field null, missing, of
+ * the wrong type, oversized or almost valid; a record or list element repeated), or changed by
+ * random structure-aware mutations (any field replaced, removed, added or wrapped), then damaged
+ * as text, plus YAML's own hazards (alias bombs, tags, merge keys, duplicate keys). What loads
+ * goes on through validation (the model) and resolution, as `catalog validate` and a
+ * ClusterExtension would take it; a catalog with problems is then refused as `catalog build`
+ * refuses it, with a ValidationError naming each problem's file, field and rule. Each catalog
+ * gets an answer or a BinnacleError, and nothing is written outside the catalog's directory.
  */
 import { after, test } from 'node:test';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -13,8 +16,8 @@ import { stringify } from 'yaml';
 import { loadFbcDir } from '../../src/catalog/load.js';
 import { validateConfig } from '../../src/catalog/validate.js';
 import { resolve } from '../../src/resolve/resolver.js';
-import { BinnacleError } from '../../src/util/errors.js';
-import { Sandbox, byteMutationArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
+import { BinnacleError, ValidationError } from '../../src/util/errors.js';
+import { Sandbox, byteMutationArb, corrupt, corruptionArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
 
 const b64 = (o: unknown): string => Buffer.from(JSON.stringify(o)).toString('base64');
 const csv = { apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', metadata: { name: 'etcd.v0.9.2' }, spec: { version: '0.9.2' } };
@@ -85,12 +88,18 @@ const yamlHazard = fc.constantFrom(
   `{"schema": "olm.package", "name": "deep", "x": ${'['.repeat(5000)}${']'.repeat(5000)}}\n`,
 );
 
-const docs = fc.array(fc.record({ base: fc.nat(), mutations: fc.array(mutationArb, { maxLength: 2 }) }), { minLength: 1, maxLength: 6 }).map((picks) =>
+const mutated = fc.array(fc.record({ base: fc.nat(), mutations: fc.array(mutationArb, { maxLength: 2 }) }), { minLength: 1, maxLength: 6 }).map((picks) =>
   CATALOG.map((d, i) => {
     const hit = picks.find((p) => p.base % CATALOG.length === i);
     return hit === undefined ? d : hit.mutations.reduce<unknown>((x, m) => mutate(x, m), d);
   }),
 );
+/** One to three corruptions of the catalog (its list of records: a corruption may repeat a whole record, or leave a single value). */
+const corrupted = fc.array(corruptionArb, { minLength: 1, maxLength: 3 }).map((cs) => {
+  const out = cs.reduce<unknown>((x, c) => corrupt(x, c), CATALOG);
+  return Array.isArray(out) ? (out as unknown[]) : [out];
+});
+const docs = fc.oneof({ weight: 2, arbitrary: fc.constant(CATALOG) }, { weight: 4, arbitrary: corrupted }, { weight: 2, arbitrary: mutated });
 
 const catalogFiles = fc.record({
   format: fc.constantFrom('json', 'json-pretty', 'yaml', 'yaml-one-per-file', 'mixed'),
@@ -153,7 +162,10 @@ test('fuzz: file-based catalogs, JSON and YAML (load, validate, resolve)', { tim
         if (!(err instanceof BinnacleError)) throw err;
         resolution = err.code;
       }
-      return { loadOk: loaded.result.ok, valid: result.ok, chosen: resolution };
+      // Resolution ran whatever the catalog's problems (the resolver must bear them); a catalog with problems is refused.
+      if (!loaded.result.ok) throw new ValidationError(loaded.result);
+      if (!result.ok) throw new ValidationError(result);
+      return { chosen: resolution };
     },
     { ciRuns: 250, sandbox },
   );

@@ -1,11 +1,11 @@
 /**
  * Fuzzing the Helm chart loader with packaged charts (.tgz): src/helm/chart-source fetches the
  * archive into the cache and reads its Chart.yaml; then Helm's own loader in the WebAssembly engine
- * (src/helm/engine.ts) inspects and renders it. Archives are a small chart changed by
- * structure-aware mutations of Chart.yaml and values.yaml, broken templates, entries with `..`
- * and absolute paths, a second top directory, subcharts, damaged and non-gzip bytes. Each gets an
- * answer or a ChartSourceError/HelmError, and nothing is written outside the cache. The engine is
- * slow, so its CI sample is small.
+ * (src/helm/engine.ts) inspects and renders it. Archives are a small chart changed by targeted
+ * corruptions and structure-aware mutations of Chart.yaml and values.yaml, broken templates,
+ * entries with `..` and absolute paths, a second top directory, subcharts, damaged and non-gzip
+ * bytes. Each gets an answer or a ChartSourceError/HelmError, and nothing is written outside the
+ * cache. The engine is slow, so its CI sample is small.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,7 +18,7 @@ import { stringify } from 'yaml';
 import { fetchChart } from '../../src/helm/chart-source/index.js';
 import { createHelmEngine, HelmError, helmWasmDir } from '../../src/helm/index.js';
 import { TAR_END, filePadding, ustarHeader } from '../../src/oci/tar-writer.js';
-import { Sandbox, type ByteMutation, type Mutation, byteMutationArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString, nastyValue } from './harness.js';
+import { Sandbox, type ByteMutation, type Corruption, type Mutation, byteMutationArb, corrupt, corruptionArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString, nastyValue } from './harness.js';
 
 const CHART_YAML = { apiVersion: 'v2', name: 'memcached', version: '7.0.1', appVersion: '1.6', kubeVersion: '>=1.20.0-0', dependencies: [{ name: 'sub', version: '0.1.0' }] };
 const VALUES = { replicas: 1, image: { repository: 'memcached', tag: '1.6' }, list: [1, 2], enabled: true };
@@ -40,6 +40,8 @@ const SUB_CHART = { apiVersion: 'v2', name: 'sub', version: '0.1.0' };
 
 interface ChartInput {
   top: string;
+  /** Targeted corruptions of Chart.yaml (see harness.ts `corrupt`), before the mutations. */
+  chartCorruptions: Corruption[];
   chartMutations: Parameters<typeof mutate>[1][];
   valuesMutations: Parameters<typeof mutate>[1][];
   templates: string[];
@@ -54,6 +56,8 @@ after(() => sandbox.dispose());
 
 const chartArb: fc.Arbitrary<ChartInput> = fc.record({
   top: fc.oneof({ weight: 8, arbitrary: fc.constant('memcached') }, { weight: 1, arbitrary: fc.constantFrom('other', '.', '..', '') }, { weight: 1, arbitrary: nastyString.filter((s) => !s.includes('/') && !s.includes('\0')) }),
+  // Chart.yaml as it is, or (mostly) with one to three things wrong (its name or version null, missing, the wrong type, almost valid), then maybe randomly mutated.
+  chartCorruptions: fc.oneof({ weight: 1, arbitrary: fc.constant<Corruption[]>([]) }, { weight: 3, arbitrary: fc.array(corruptionArb, { minLength: 1, maxLength: 3 }) }),
   chartMutations: fc.oneof(fc.constant<Mutation[]>([]), fc.array(mutationArb, { maxLength: 2 })),
   valuesMutations: fc.oneof(fc.constant<Mutation[]>([]), fc.array(mutationArb, { maxLength: 2 })),
   // Half the charts have only templates that render, so the engine answers as well as refuses.
@@ -88,7 +92,7 @@ function archive(input: ChartInput): Buffer {
     return typeof s === 'string' ? s : '';
   };
   const files: [string, string][] = [
-    [`${top}/Chart.yaml`, y(input.chartMutations.reduce<unknown>((d, m) => mutate(d, m), CHART_YAML))],
+    [`${top}/Chart.yaml`, y(input.chartMutations.reduce<unknown>((d, m) => mutate(d, m), input.chartCorruptions.reduce<unknown>((d, c) => corrupt(d, c), CHART_YAML)))],
     [`${top}/values.yaml`, y(input.valuesMutations.reduce<unknown>((d, m) => mutate(d, m), VALUES))],
     ...input.templates.map((t, i): [string, string] => [`${top}/templates/t${i}.yaml`, t]),
     ...(input.subchart ? ([[`${top}/charts/sub/Chart.yaml`, y(SUB_CHART)], [`${top}/charts/sub/templates/cm.yaml`, TEMPLATES[0] ?? '']] as [string, string][]) : []),

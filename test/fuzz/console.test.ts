@@ -4,7 +4,9 @@
  * fake cluster. Each answer must be an answer (never a 500 from an uncaught error; the server
  * still answers afterwards), and the console's own identity must never write to the cluster
  * unless the request carried a live session cookie, the CSRF token, a loopback Host and no
- * foreign Origin. A bearer token's requests go to a cluster of their own (the person's).
+ * foreign Origin. A bearer token's requests go to a cluster of their own (the person's). The
+ * console's refusals are answers, a 4xx with a JSON `{error}` that names the field or the reason:
+ * those count as the specific errors.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -167,6 +169,20 @@ function send(i: Input): Promise<Answer> {
   });
 }
 
+/** A 4xx whose body is the console's JSON error (errors.ts HttpError): its status (and code or field) and message. */
+function refusalOf(a: Answer): { code: string; message: string } | undefined {
+  if (a.status < 400 || a.status >= 500) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(a.body);
+  } catch {
+    return undefined; // a HEAD's empty body, an HTML login page, Node's own 400 for a malformed request
+  }
+  if (typeof body !== 'object' || body === null || !('error' in body) || typeof body.error !== 'string') return undefined;
+  const detail = 'code' in body && typeof body.code === 'string' ? ` ${body.code}` : 'field' in body && typeof body.field === 'string' ? ' field' : '';
+  return { code: `HTTP_${a.status}${detail}`, message: body.error };
+}
+
 test('fuzz: the console API (Host, Origin, session, token, CSRF, bodies)', { timeout: 30 * 60_000 }, async () => {
   let wrote = 0;
   await fuzz('console-api', input, async (i: Input) => {
@@ -178,6 +194,7 @@ test('fuzz: the console API (Host, Origin, session, token, CSRF, bodies)', { tim
     timeoutMs: 10_000,
     cases: (i) => [`host:${i.host}`, `origin:${i.origin}`, `cookie:${i.cookie}`, `auth:${i.auth}`, i.method, ...(mayActAsConsole(i) ? ['may-act'] : [])],
     requireCases: ['host:attacker-port', 'origin:null', 'cookie:forged', 'auth:bearer', 'POST', 'DELETE', 'may-act'],
+    refusal: (a) => refusalOf(a as Answer),
     checkAnswer: (a, i) => {
       const { status, wrote, body: text } = a as Answer;
       if (status === 500) return `500: ${text.slice(0, 300)}`;

@@ -1,11 +1,13 @@
 /**
  * Fuzzing the OCI document readers (src/oci/manifest.ts): image manifests, image indexes (OCI and
- * Docker), image configs, with structure-aware mutations of real-looking documents, damaged bytes
- * and random content types. Each document is read or refused with a ManifestError.
+ * Docker), image configs: real-looking documents as they are, with targeted corruptions (a digest,
+ * size or media type null, missing, of the wrong type or almost valid; a layer repeated) or
+ * structure-aware mutations, damaged bytes and random content types. Each document is read or
+ * refused with a ManifestError.
  */
 import { test } from 'node:test';
 import { MediaType, manifestToJson, parseImageConfig, parseManifestDocument, selectPlatform } from '../../src/oci/manifest.js';
-import { byteMutationArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
+import { type Corruption, type Mutation, byteMutationArb, corrupt, corruptionArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString } from './harness.js';
 
 const digest = (c: string): string => `sha256:${c.repeat(64)}`;
 const manifest = {
@@ -40,12 +42,13 @@ test('fuzz: OCI manifests, indexes and image configs', { timeout: 30 * 60_000 },
     'oci-manifests',
     fc.record({
       base: fc.constantFrom(manifest, index, config),
-      mutations: fc.array(mutationArb, { maxLength: 3 }),
+      corruptions: fc.oneof({ weight: 1, arbitrary: fc.constant<Corruption[]>([]) }, { weight: 1, arbitrary: fc.array(corruptionArb, { minLength: 1, maxLength: 2 }) }),
+      mutations: fc.oneof({ weight: 1, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 1, arbitrary: fc.array(mutationArb, { minLength: 1, maxLength: 3 }) }),
       damage: byteMutationArb,
       contentType,
     }),
-    ({ base, mutations, damage, contentType: ct }) => {
-      const doc = mutations.reduce<unknown>((d, m) => mutate(d, m), base);
+    ({ base, corruptions, mutations, damage, contentType: ct }) => {
+      const doc = mutations.reduce<unknown>((d, m) => mutate(d, m), corruptions.reduce<unknown>((d, c) => corrupt(d, c), base));
       const bytes = new TextEncoder().encode(mutateText(JSON.stringify(doc) ?? 'null', damage));
       let read: string;
       try {

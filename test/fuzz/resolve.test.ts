@@ -1,58 +1,141 @@
 /**
  * Fuzzing what src/resolve reads from catalogs and users: version ranges (npm and Masterminds
- * syntax, OLM's blang ranges in src/catalog/semver-range, Helm chart ranges) and the CEL subset of
- * `olm.constraint`. A range either parses or says why not (it never throws); a CEL rule compiles
- * or throws a CelError, and a compiled rule answers true or false for any properties.
+ * syntax, OLM's blang ranges in src/util/semver.ts, Helm chart ranges) and the CEL subset of
+ * `olm.constraint`. Every range goes through every parser (each answers or says why not, never
+ * throws), then through each place that takes a range from outside, in turn, the most lenient
+ * grammar first; the first that cannot read it refuses it with an error naming the field: a
+ * request's versionRange (the resolver), a chart reference's version, a catalog's skipRange (the
+ * catalog validator). A range all of them read is the answer. A CEL rule compiles or
+ * throws a CelError, and a compiled rule answers true or false for any properties.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { olmRangeProblem, satisfiesOlmRange } from '../../src/util/semver.js';
-import { parseChartVersion, parseChartVersionRange, selectChartVersion } from '../../src/helm/chart-source/version.js';
+import { ValidationError } from '../../src/util/errors.js';
+import { normalizeChartRef, parseChartVersion, parseChartVersionRange, selectChartVersion } from '../../src/helm/chart-source/index.js';
+import { validateConfig } from '../../src/catalog/validate.js';
 import { CelError, compileCel } from '../../src/resolve/cel.js';
-import { inRange, parseRange, parseVersion } from '../../src/resolve/version-range.js';
+import { ResolutionError } from '../../src/resolve/errors.js';
+import { catalog } from '../../src/resolve/fixtures.test-helper.js';
+import { resolve } from '../../src/resolve/resolver.js';
+import { inRange, parseCatalogRange, parseRange, parseVersion } from '../../src/resolve/version-range.js';
 import { fc, fuzz, nastyString, nastyValue } from './harness.js';
 
-const num = fc.oneof({ weight: 6, arbitrary: fc.nat({ max: 20 }).map(String) }, { weight: 1, arbitrary: fc.constantFrom('x', 'X', '*', '01', '99999999999999999999', '-1', '') });
-const versionText = fc
-  .record({
-    v: fc.constantFrom('', '', 'v', 'V', '='),
-    parts: fc.array(num, { minLength: 1, maxLength: 4 }),
-    pre: fc.oneof(fc.constant(''), fc.constantFrom('-rc.1', '-alpha', '-0', '-', '-a.b.c.d', '-x-y')),
-    build: fc.oneof(fc.constant(''), fc.constantFrom('+1', '+build.5', '+', '+a+b')),
-  })
-  .map((r) => `${r.v}${r.parts.join('.')}${r.pre}${r.build}`);
-const op = fc.constantFrom('', '>=', '<=', '>', '<', '=', '==', '!=', '~', '^', '=>', '=<', '~>', '!', '>>');
-const term = fc.record({ op, sp: fc.constantFrom('', '', ' '), v: versionText }).map((t) => `${t.op}${t.sp}${t.v}`);
-const rangeText = fc.oneof(
-  {
-    weight: 8,
-    arbitrary: fc
-      .array(fc.record({ t: term, sep: fc.constantFrom(' ', ' ', ', ', ',', ' || ', '||', ' - ', ' -', '  ', '\t') }), { minLength: 1, maxLength: 40 })
-      .map((ts) => ts.map((x, i) => (i === 0 ? x.t : `${x.sep}${x.t}`)).join('')),
-  },
-  { weight: 1, arbitrary: fc.array(versionText, { maxLength: 30 }).map((vs) => vs.map((v) => `!=${v}`).join(' ')) },
-  { weight: 1, arbitrary: nastyString },
-  { weight: 1, arbitrary: fc.string({ maxLength: 60 }) },
+/** Versions every grammar reads: MAJOR.MINOR.PATCH, sometimes with a pre-release or build. */
+const goodVersion = fc
+  .record({ parts: fc.array(fc.nat({ max: 20 }), { minLength: 3, maxLength: 3 }), pre: fc.constantFrom('', '', '', '-rc.1', '-alpha', '-0'), build: fc.constantFrom('', '', '', '+build.5') })
+  .map((r) => `${r.parts.join('.')}${r.pre}${r.build}`);
+/** A near miss of a version: what a hand-written range gets wrong. */
+const badVersion = fc.oneof(
+  fc.constantFrom('1.2', '1', 'v1.2.3', '=1.2.3', '01.2.3', '1.2.3-', '1.2.3+', '1.2.3.4', '1.2.x.4', 'x.y.z', '', '99999999999999999999.0.0', '1.0.0-01', '1..0', '1.2.3-a..b', '-1.0.0'),
+  fc.record({ parts: fc.array(fc.oneof(fc.nat({ max: 20 }).map(String), fc.constantFrom('x', 'X', '*', '01', '')), { minLength: 1, maxLength: 4 }) }).map((r) => r.parts.join('.')),
 );
+/** Operators every grammar reads, and the dialects' own (npm's ~ and ^, Masterminds' ~> and a space after the operator). */
+const goodOp = fc.constantFrom('', '>=', '<=', '>', '<', '=', '>=', '<');
+const dialectOp = fc.constantFrom('~', '^', '~>', '!=', '==', '=>', '=<', '>= ', '< ');
+const badOp = fc.constantFrom('!', '>>', '<>', '=~', '=>=', '≥', '=!', '~~', '^^', '&&');
+const term = fc.oneof(
+  { weight: 8, arbitrary: fc.record({ op: goodOp, v: goodVersion }) },
+  { weight: 2, arbitrary: fc.record({ op: dialectOp, v: goodVersion }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constantFrom('', '>=', '<', '~', '^'), v: fc.constantFrom('1.x', '1.2.x', '*', 'x', '1.X', '1.*') }) },
+).map((t) => `${t.op}${t.v}`);
+/** A range in all grammars' shape: alternatives of ANDed terms, sometimes a hyphen range. */
+const goodRange = fc
+  .array(fc.oneof({ weight: 5, arbitrary: fc.array(term, { minLength: 1, maxLength: 3 }).map((ts) => ts.join(' ')) }, { weight: 1, arbitrary: fc.tuple(goodVersion, goodVersion).map(([a, b]) => `${a} - ${b}`) }), { minLength: 1, maxLength: 3 })
+  .map((alts) => alts.join(' || '));
+
+/**
+ * One thing wrong with a range: a bad operator or version in one term, a dangling `||` or
+ * hyphen, an empty alternative, commas where a grammar has none, too many `!=` (each doubles
+ * the npm form), oversized (hundreds of terms, a number past 2^53), words and brackets no grammar
+ * has, or junk. (npm's loose reading drops a term it cannot read instead of refusing the range,
+ * so a bad operator or version there is mostly accepted: the OLM grammar refuses it.)
+ */
+const corruption = fc.constantFrom('bad-op', 'bad-version', 'dangling-or', 'dangling-hyphen', 'empty-alternative', 'commas', 'exclusions', 'many-terms', 'huge-number', 'no-grammar', 'junk');
+const noGrammar = fc.constantFrom('latest', 'stable', '(>=1.0.0)', '>=1.0.0;<2.0.0', '[1.0.0,2.0.0)', '1.0.0...2.0.0', '>=1.0.0 AND <2.0.0', 'v', '>=', '~>', '!=');
+const corruptedRange = fc.record({ range: goodRange, how: corruption, op: badOp, v: badVersion, n: fc.integer({ min: 9, max: 40 }), word: noGrammar, junk: fc.oneof(nastyString, fc.string({ maxLength: 60 })) }).map(({ range, how, op, v, n, word, junk }) => {
+  switch (how) {
+    case 'bad-op':
+      return range.replace(/^[<>=~^!]*/, op);
+    case 'bad-version':
+      return `${range} ${['>=', '<', ''][n % 3] ?? ''}${v}`;
+    case 'dangling-or':
+      return n % 2 === 0 ? `${range} ||` : `|| ${range}`;
+    case 'dangling-hyphen':
+      return `${range} -`;
+    case 'empty-alternative':
+      return `${range} || || ${range}`;
+    case 'commas':
+      return range.replace(/ (?=[<>=~^\d])/g, ', ');
+    case 'exclusions':
+      return Array.from({ length: n }, (_, i) => `!=1.${i}.0`).join(' ');
+    case 'many-terms':
+      return Array.from({ length: 25 * n }, (_, i) => `>=0.${i}.0`).join(' ');
+    case 'huge-number':
+      return range.replace(/\d+/, '9'.repeat(n));
+    case 'no-grammar':
+      return n % 2 === 0 ? word : `${range} ${word}`;
+    case 'junk':
+      return junk;
+  }
+});
+const rangeText = fc.oneof({ weight: 2, arbitrary: goodRange }, { weight: 3, arbitrary: corruptedRange });
+const versionText = fc.oneof({ weight: 4, arbitrary: goodVersion }, { weight: 1, arbitrary: badVersion });
+
+/** Where a range comes from outside, the most lenient grammar first (npm's loose reading, Masterminds', OLM's). */
+const READERS = ['request', 'chart-ref', 'skip-range'] as const;
+type Reader = (typeof READERS)[number];
+
+/** Reads `range` where `reader` takes one: an answer, or the place's error naming the field. */
+function readAt(reader: Reader, range: string, versions: readonly string[]): unknown {
+  switch (reader) {
+    case 'request': {
+      // A ClusterExtension's versionRange; the catalog offers the versions (those that are versions).
+      const offered = [...new Set(versions.filter((v) => parseVersion(v) !== undefined))];
+      const cat = catalog('fuzz', [{ name: 'p', bundles: offered.map((version) => ({ version })) }]);
+      try {
+        return resolve({ catalogs: [cat], requests: [{ package: 'p', versionRange: range }] }).bundles.length;
+      } catch (err) {
+        // Nothing offered in the range is the resolver's answer; a range it cannot read is an InputError.
+        if (err instanceof ResolutionError) return 'nothing in range';
+        throw err;
+      }
+    }
+    case 'chart-ref':
+      return normalizeChartRef({ type: 'oci', ref: 'oci://registry.example.com/charts/memcached', version: range }).type;
+    case 'skip-range': {
+      const cat = catalog('fuzz', [{ name: 'p', bundles: [{ version: '1.0.0' }, { version: '2.0.0', replaces: '1.0.0', skipRange: range }] }]);
+      const { result } = validateConfig(cat.config);
+      if (!result.ok) throw new ValidationError(result);
+      return 'valid';
+    }
+  }
+}
 
 test('fuzz: version ranges (resolve, OLM skipRange, Helm chart ranges)', { timeout: 30 * 60_000 }, async () => {
   await fuzz(
     'version-ranges',
     fc.record({ range: rangeText, versions: fc.array(versionText, { maxLength: 4 }), pre: fc.boolean() }),
     ({ range, versions, pre }) => {
+      // Every parser answers or says why not.
       const parsed = parseRange(range, { includePrerelease: pre });
       if (!parsed.ok) assert.ok(parsed.reason.length > 0);
-      const olm = olmRangeProblem(range);
+      const olm = parseCatalogRange(range);
+      assert.equal(olm.ok, olmRangeProblem(range) === undefined);
       const chart = parseChartVersionRange(range);
       let matched = 0;
       for (const text of versions) {
         const v = parseVersion(text);
         if (parsed.ok && v !== undefined && inRange(v, parsed.value)) matched++;
+        if (olm.ok && v !== undefined && olm.value.test(v)) matched++;
         if (satisfiesOlmRange(text, range)) matched++;
-        parseChartVersion(text);
+        const cv = parseChartVersion(text);
+        if (chart.ok && cv !== undefined && chart.value.test(cv)) matched++;
       }
-      selectChartVersion(versions, range);
-      return { ok: parsed.ok, olm, chart: chart.ok, matched };
+      const chosen = selectChartVersion(versions, range);
+      // Each place in turn: the first that cannot read the range throws its error.
+      const read = READERS.map((reader) => readAt(reader, range, versions));
+      return { read, npm: parsed.ok, olm: olm.ok, chart: chart.ok, matched, chosen };
     },
     { ciRuns: 1000, timeoutMs: 5_000 },
   );
