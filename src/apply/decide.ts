@@ -33,6 +33,8 @@ export interface ReleaseInputs {
   inputDigest: string;
   /** Whether a failed upgrade is rolled back (default true); without, the failed inputs wait for a change. */
   autoRollback?: boolean;
+  /** Who else holds Helm records of this release's name in its namespace (release-records.ts), if anyone: the release is theirs. */
+  foreignOwner?: string | undefined;
 }
 
 interface Base {
@@ -77,6 +79,9 @@ function recordedOwner(history: readonly ReleaseRevision[], owner: Owner): { ok:
 /** The one release decision (see the top of this file). `history` is oldest first. */
 export function decideRelease(history: readonly ReleaseRevision[], inputs: ReleaseInputs): ReleaseDecision {
   const sorted = [...history].sort((a, b) => a.revision - b.revision);
+  if (inputs.foreignOwner !== undefined) {
+    return { action: 'refuse', code: 'RELEASE_NOT_OWNED', reason: `the release belongs to ${inputs.foreignOwner}, not ${ownerName(inputs.owner)}: its Helm records are in the release namespace, and nothing of theirs is taken over`, settle: [] };
+  }
   const latest = sorted.at(-1);
   if (latest === undefined) return { action: 'install', reason: 'no revision yet', settle: [] };
   const owned = recordedOwner(sorted, inputs.owner);

@@ -1,14 +1,12 @@
 /** The applier under drift rules (spec.drift): each mode, ignored fields in repairs and upgrades, the handover. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import type { KubeObject } from '../kube/types.js';
 import type { DriftSpec } from '../api/types.js';
 import { releaseEngine } from './engine.test-helper.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
 
-const logger = pino({ level: 'silent' });
 const owner = { kind: 'BundleDeployment', name: 'op' };
 const release = { name: 'op', namespace: 'ops' };
 const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } };

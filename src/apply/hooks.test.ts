@@ -6,7 +6,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';

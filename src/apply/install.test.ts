@@ -1,19 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { releaseEngine } from './engine.test-helper.js';
-import { runDecision } from './run.js';
-import { decideRelease } from './decide.js';
 import { ApplyRefusedError } from './errors.js';
 import { releaseSecret, revisionFromSecret } from './release.js';
 import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
 
-const logger = pino({ level: 'silent' });
 const owner = { kind: 'ClusterExtension', name: 'op' };
 const release = { name: 'op', namespace: 'ops' };
 

@@ -3,7 +3,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { OpenApiDocument, StaticSchemas } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
 import { releaseEngine } from './engine.test-helper.js';
@@ -13,7 +12,6 @@ import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { parseManifest } from './release.js';
 import type { ApplyRequest } from './types.js';
 
-const logger = pino({ level: 'silent' });
 const owner = { kind: 'BundleDeployment', name: 'op' };
 const release = { name: 'op', namespace: 'ops' };
 const raw = JSON.parse(readFileSync(join(import.meta.dirname, 'testdata', 'openapi-v3-fragments.json'), 'utf8')) as Record<string, unknown>;

@@ -51,12 +51,28 @@ export interface MirrorDrift {
 export interface TrustedRead extends HistoryRead {
   /** Revisions of the mirror changed or added by someone else (reported; the mirror is put back). */
   mirrorDrift: MirrorDrift[];
+  /**
+   * Who holds Helm records of this release's name in its namespace when they are not this
+   * owner's (a Helm user's release, another owner's): the release is theirs, and nothing of
+   * theirs is touched. Undefined when there are none.
+   */
+  foreignOwner?: string;
   /** Helm records moved into the history on this read (a release made before the trusted store). */
   migrated: number[];
 }
 
 /** Checks a Helm record before it becomes history: the problems with it (none when it may). */
 export type MigrationCheck = (rev: ReleaseRevision) => Promise<string[]>;
+
+/** Who a Helm record's labels say holds it, in words. */
+function describeRecordOwner(secret: KubeObject): string {
+  const l = secret.metadata.labels ?? {};
+  const kind = l[OWNER_KIND_LABEL];
+  const name = l[OWNER_NAME_LABEL];
+  if (kind === undefined || name === undefined) return 'a Helm user (its records name no Binnacle owner)';
+  const ns = l[OWNER_NAMESPACE_LABEL];
+  return `${kind} ${ns === undefined ? '' : `${ns}/`}${name}`;
+}
 
 function recordName(uid: string, version: number): string {
   return `binnacle.release.${uid}.v${version}`;
@@ -144,8 +160,8 @@ export class TrustedHistory implements HistoryStore {
       read = { revisions: moved.revisions, refused: moved.refused };
       migrated = moved.revisions.map((r) => r.revision);
     }
-    const mirrorDrift = migrated.length > 0 ? [] : await this.syncMirror(records, read.revisions);
-    return { ...read, mirrorDrift, migrated };
+    const synced = migrated.length > 0 ? { drift: [] } : await this.syncMirror(records, read.revisions);
+    return { ...read, mirrorDrift: synced.drift, migrated, ...(synced.foreignOwner === undefined ? {} : { foreignOwner: synced.foreignOwner }) };
   }
 
   async create(rev: ReleaseRevision): Promise<void> {
@@ -245,14 +261,19 @@ export class TrustedHistory implements HistoryStore {
    * (silently: a crash between the two writes), one changed or added by hand is reported and
    * replaced or deleted. One LIST of the release's Helm records; nothing in them is decoded.
    */
-  private async syncMirror(records: readonly KubeObject[], revisions: readonly ReleaseRevision[]): Promise<MirrorDrift[]> {
-    let mirrored;
+  private async syncMirror(records: readonly KubeObject[], revisions: readonly ReleaseRevision[]): Promise<{ drift: MirrorDrift[]; foreignOwner?: string }> {
+    let all;
     try {
-      mirrored = await this.mirror.labels(this.release);
+      all = await this.mirror.labels(this.release);
     } catch (err) {
       this.mirrorFailed('read', 0, err);
-      return [];
+      return { drift: [] };
     }
+    // Only this owner's records are the mirror: a Helm record keeps its release's labels, so one
+    // `helm upgrade` or `helm rollback` made by hand carries them; another's records are left alone.
+    const mirrored = new Map([...all].filter(([, m]) => this.ownsRecord(m.secret)));
+    const foreign = [...all.values()].find((m) => !this.ownsRecord(m.secret));
+    const foreignOwner = foreign === undefined ? undefined : describeRecordOwner(foreign.secret);
     const drift: MirrorDrift[] = [];
     const byRevision = new Map(revisions.map((r) => [r.revision, r]));
     const expected = new Map(records.map((s) => [Number(s.metadata.labels?.version ?? '0'), s.metadata.annotations?.[MIRROR_DIGEST_ANNOTATION]]));
@@ -268,7 +289,13 @@ export class TrustedHistory implements HistoryStore {
       await this.mirror.deleteRevision(this.release, version).catch((err: unknown) => this.mirrorFailed('delete', version, err));
     }
     if (drift.length > 0) this.o.logger.warn({ release: `${this.release.namespace}/${this.release.name}`, drift }, "the release's Helm records were changed by hand; put back as the history says (nothing in them is run)");
-    return drift.sort((a, b) => a.revision - b.revision);
+    return { drift: drift.sort((a, b) => a.revision - b.revision), ...(foreignOwner === undefined ? {} : { foreignOwner }) };
+  }
+
+  /** Whether a Helm record's labels name this owner (kind, name and, for a namespaced owner, namespace). */
+  private ownsRecord(secret: KubeObject): boolean {
+    const l = secret.metadata.labels ?? {};
+    return l[OWNER_KIND_LABEL] === this.owner.kind && l[OWNER_NAME_LABEL] === this.owner.name && l[OWNER_NAMESPACE_LABEL] === this.owner.namespace;
   }
 
   /** Moves Helm's records into the history, each checked first; what fails is refused by name. */

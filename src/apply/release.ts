@@ -223,6 +223,18 @@ function str(v: unknown): string {
   return typeof v === 'string' ? v : '';
 }
 
+/** A record's revision number is Helm's (a positive 32-bit integer) and its name and namespace Kubernetes names; RELEASE_DECODE otherwise. */
+function checkIdentity(rel: Record<string, unknown>, where: string): void {
+  if (typeof rel.version !== 'number' || !Number.isInteger(rel.version) || rel.version < 1 || rel.version > RECORD_BOUNDS.maxRevision) {
+    throw refused(where, `version ${String(rel.version)} is not a revision number (a positive 32-bit integer, as Helm's)`);
+  }
+  for (const [field, value, limit] of [['name', rel.name, 53], ['namespace', rel.namespace, 63]] as const) {
+    if (typeof value !== 'string' || value.length > limit || !KUBE_NAME.test(value)) {
+      throw refused(where, `${field} ${JSON.stringify(value)} is not a Kubernetes name of at most ${limit} characters`);
+    }
+  }
+}
+
 /**
  * Decodes a release Secret (as JSON from the API server) into a revision; names the Secret on
  * error. `whole` is the joined `data.part` of a large release's part Secrets, when it has them.
@@ -242,14 +254,7 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
   if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
     throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
   }
-  if (!Number.isInteger(rel.version) || rel.version < 1 || rel.version > RECORD_BOUNDS.maxRevision) {
-    throw refused(`${secretName}: field data.release`, `version ${String(rel.version)} is not a revision number (a positive 32-bit integer, as Helm's)`);
-  }
-  for (const [field, value, limit] of [['name', rel.name, 53], ['namespace', rel.namespace, 63]] as const) {
-    if (typeof value !== 'string' || value.length > limit || !KUBE_NAME.test(value)) {
-      throw refused(`${secretName}: field data.release`, `${field} ${JSON.stringify(value)} is not a Kubernetes name of at most ${limit} characters`);
-    }
-  }
+  checkIdentity(rel, `${secretName}: field data.release`);
   const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
   const chart = chartInfo(chartMeta);
   const labels = rec(meta?.labels) ?? {};

@@ -1,161 +1,59 @@
 /**
- * The BundleDeployment reconciler's steps, driven with fakes (no cluster, no registry, no
- * renderer): each step's success and failure branches, who each thing is done as, and one
- * status write per reconcile (none when nothing changed).
+ * The BundleDeployment reconciler's steps over the one fake cluster with the release engine's
+ * real operations: each step's success and failure branches, who each thing is done as, one
+ * status write per reconcile (none when nothing changed), the trusted history and the decision
+ * made before anything is rendered. Unpacking, rendering, certificates, the permission check,
+ * Events and the clock are ports the tests answer.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { ApplyRefusedError, type ApplierClient, type ApplyRequest, type ApplyResult, type ObjectRef, type ReleaseRevision } from '../apply/index.js';
+import { RECORD_OWNER_UID_LABEL, ReleaseRecords, releaseSecret } from '../apply/index.js';
+import { crdOf } from '../apply/crd.test-helper.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
+import { Crash, FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { Condition, KubeObject } from '../kube/types.js';
 import type { RenderContext, RenderedBundle } from '../render/index.js';
+import type { WebhookCerts } from '../render/webhook-certs.js';
 import type { UnpackedSource, UnpackOptions } from '../source/index.js';
-import { TerminalError, ValidationError, ValidationResult } from '../util/errors.js';
+import { TerminalError } from '../util/errors.js';
 import { SignatureVerificationError } from '../oci/index.js';
-import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleApplier, type BundleDeploymentPorts } from './bundle-deployment.js';
+import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleDeploymentPorts } from './bundle-deployment.js';
 import type { MissingPermission } from '../apply/preflight-permissions.js';
-import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const MANAGER = 'manager';
 const SA_USER = 'system:serviceaccount:team-a:installer';
 const DIGEST = 'sha256:' + 'a'.repeat(64);
+const SYSTEM = 'binnacle-system';
+const BD = { apiVersion: API_VERSION, kind: 'BundleDeployment', name: 'op' };
 
-/** The slice of KubeClient the reconciler uses, in memory; every client made by impersonate shares it and records who asked. */
-class FakeKube {
-  readonly objects = new Map<string, KubeObject>();
-  readonly statusWrites: Record<string, unknown>[] = [];
-  readonly deletes: { who: string; ref: string }[] = [];
-  /** Fails the next finalizer patch. */
-  readonly patchFailure = new NextFailure();
-  /** Who made the last find: how a fake learns whom a ServiceAccountFallbackClient acts as. */
-  lastFinder = '';
-  /** Who may not delete what (answered 403). */
-  forbidDelete: (who: string, ref: ObjectRef) => boolean = () => false;
+const settings = (data: Record<string, string> = { a: '1' }): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'settings' }, data });
+const deployment = (image = 'op:1'): KubeObject => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { namespace: 'team-a', name: 'op' }, spec: { replicas: 1, template: { spec: { containers: [{ name: 'op', image }] } } } });
 
-  key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
-    return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
-  }
-
-  put(o: KubeObject): void {
-    this.objects.set(this.key({ kind: o.kind, ...o.metadata }), o);
-  }
-
-  bd(name = 'op'): BundleDeployment {
-    return this.objects.get(`BundleDeployment//${name}`) as BundleDeployment;
-  }
-
-  client(who = MANAGER): KubeClient {
-    const find = (ref: ObjectRef): Promise<KubeObject | undefined> => {
-      this.lastFinder = who;
-      return Promise.resolve(this.objects.get(this.key(ref)));
-    };
-    const c = {
-      who,
-      find,
-      get: async (ref: ObjectRef) => {
-        const o = await find(ref);
-        if (o === undefined) throw new KubeApiError(404, 'NotFound', `${ref.kind} ${ref.name} not found`);
-        return structuredClone(o);
-      },
-      apply: (obj: KubeObject, opts: { subresource?: string }) => {
-        assert.equal(opts.subresource, 'status', 'the reconciler writes only status with apply');
-        assert.equal(who, MANAGER, 'status is written as Binnacle');
-        this.statusWrites.push(structuredClone(obj.status as Record<string, unknown>));
-        const live = this.objects.get(this.key({ kind: obj.kind, ...obj.metadata }));
-        if (live !== undefined) live.status = structuredClone(obj.status);
-        return Promise.resolve(obj);
-      },
-      patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const failed = this.patchFailure.take();
-        if (failed !== undefined) return failed;
-        const live = this.objects.get(this.key(ref));
-        if (live === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'gone'));
-        if (patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
-        live.metadata.resourceVersion = String(Number(live.metadata.resourceVersion ?? '1') + 1);
-        return Promise.resolve(structuredClone(live));
-      },
-      delete: (ref: ObjectRef) => {
-        if (this.forbidDelete(who, ref)) return Promise.reject(new KubeApiError(403, 'Forbidden', `${ref.kind} ${ref.name} is forbidden for ${who}`));
-        this.deletes.push({ who, ref: this.key(ref) });
-        this.objects.delete(this.key(ref));
-        return Promise.resolve();
-      },
-      impersonate: (as: { user: string }) => this.client(as.user),
-    };
-    return c as unknown as KubeClient;
-  }
+function renderedOf(objects: KubeObject[]): RenderedBundle {
+  return { objects, chart: { name: 'op', version: '1.0.0' } };
 }
 
-/** An applier that records what it was asked and as whom; its answers are set per test. */
-class FakeApplier implements BundleApplier {
-  constructor(
-    private readonly world: FakeWorld,
-    private readonly client: ApplierClient,
-  ) {}
-  /** Whom the client acts as: asked of the fake API server, as a fallback client decides on first use. */
-  private async who(): Promise<string> {
-    await this.client.find({ apiVersion: 'v1', kind: 'WhoAmI', name: 'x' });
-    return this.world.kube.lastFinder;
-  }
-  async apply(req: ApplyRequest): Promise<ApplyResult> {
-    this.world.applied.push({ who: await this.who(), req });
-    return this.world.applyResult(req);
-  }
-  async uninstall(opts: { owner: { kind: string; name: string } }): Promise<{ deleted: ObjectRef[] }> {
-    const who = await this.who();
-    this.world.uninstalled.push({ who, owner: opts.owner });
-    const err = this.world.uninstallError(who);
-    if (err !== undefined) throw err;
-    return { deleted: [] };
-  }
-  async history(): Promise<ReleaseRevision[]> {
-    this.world.historyReads.push(await this.who());
-    return this.world.history;
-  }
-}
-
-function deployed(over: Partial<ApplyResult> = {}): ApplyResult {
-  return {
-    revision: 1,
-    status: 'deployed',
-    applied: [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'settings' }],
-    pruned: [],
-    health: { healthy: true, objects: [] },
-    message: 'installed',
-    ...over,
-  };
-}
-
-function revision(owner: { kind: string; name: string } | undefined, n = 1): ReleaseRevision {
-  return { name: 'op', namespace: 'team-a', revision: n, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, manifest: '', owner };
-}
-
-const RENDERED: RenderedBundle = {
-  objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'settings' } }],
-  chart: { name: 'op', version: '1.0.0' },
-};
-
-/** Everything the fakes saw, and what they answer. */
+/** Everything the ports saw, and what they answer; the cluster is the one fake. */
 class FakeWorld {
-  readonly kube = new FakeKube();
-  readonly applied: { who: string; req: ApplyRequest }[] = [];
-  readonly uninstalled: { who: string; owner: { kind: string; name: string } }[] = [];
-  readonly historyReads: string[] = [];
+  readonly cluster = new FakeCluster();
+  readonly records: ReleaseRecords;
   readonly unpacks: UnpackOptions[] = [];
   readonly renders: RenderContext[] = [];
   readonly preflights: { who: string; sa: string }[] = [];
   readonly events: { type: string; reason: string; message: string }[] = [];
-  history: ReleaseRevision[] = [];
   now = Date.now();
+  healthTimeoutMs = 200;
   unpack: () => Promise<UnpackedSource> = () => Promise.resolve({ dir: '/cache/trees/a', digest: DIGEST, resolved: { type: 'configMaps' } });
-  render: (ctx: RenderContext) => Promise<RenderedBundle> = () => Promise.resolve(RENDERED);
+  render: (ctx: RenderContext) => Promise<RenderedBundle> = () => Promise.resolve(renderedOf([settings()]));
+  certs: () => Promise<WebhookCerts | undefined> = () => Promise.resolve(undefined);
   missing: () => Promise<MissingPermission[]> = () => Promise.resolve([]);
-  applyResult: (req: ApplyRequest) => Promise<ApplyResult> = () => Promise.resolve(deployed());
-  uninstallError: (who: string) => Error | undefined = () => undefined;
+
+  constructor() {
+    this.records = new ReleaseRecords({ client: this.cluster.client({ user: MANAGER }), namespace: SYSTEM, logger });
+  }
 
   ports(): Partial<BundleDeploymentPorts> {
     return {
@@ -167,11 +65,11 @@ class FakeWorld {
         this.renders.push(ctx);
         return this.render(ctx);
       },
-      missingPermissions: (client, sa) => {
-        this.preflights.push({ who: (client as unknown as { who: string }).who, sa: `${sa.namespace}/${sa.name}` });
+      webhookCerts: () => this.certs(),
+      missingPermissions: (_client, sa) => {
+        this.preflights.push({ who: MANAGER, sa: `${sa.namespace}/${sa.name}` });
         return this.missing();
       },
-      applier: (client) => new FakeApplier(this, client),
       recordEvent: (_obj, type, reason, message) => {
         this.events.push({ type, reason, message });
         return Promise.resolve();
@@ -181,7 +79,41 @@ class FakeWorld {
   }
 
   reconciler(): BundleDeploymentReconciler {
-    return new BundleDeploymentReconciler({ client: this.kube.client(), cacheDir: '/cache', resyncMs: 600_000, ports: this.ports() });
+    return new BundleDeploymentReconciler({ client: this.cluster.client({ user: MANAGER }), engine: { records: this.records, pollIntervalMs: 10 }, cacheDir: '/cache', resyncMs: 600_000, healthTimeoutMs: this.healthTimeoutMs, ports: this.ports() });
+  }
+
+  bd(): BundleDeployment {
+    const bd = this.cluster.get(BD);
+    assert.ok(bd !== undefined);
+    return bd as BundleDeployment;
+  }
+
+  /** Every object applied (not status), as whom. */
+  applies(kind?: string): string[] {
+    return this.cluster.applied.filter((a) => kind === undefined || a.obj.kind === kind).map((a) => `${a.obj.kind} ${a.obj.metadata.name ?? ''} as ${a.identity}`);
+  }
+
+  statusWrites(): number {
+    return this.cluster.log.filter((r) => r.verb === 'status' && r.kind === 'BundleDeployment').length;
+  }
+
+  /** The trusted history's revisions and statuses. */
+  history(): [number, string][] {
+    return this.cluster
+      .all('Secret', SYSTEM)
+      .filter((x) => x.metadata.labels?.[RECORD_OWNER_UID_LABEL] === 'u1')
+      .map((x) => [Number(x.metadata.labels?.version), x.metadata.labels?.status ?? ''] as [number, string])
+      .sort((a, b) => a[0] - b[0]);
+  }
+
+  live(kind: string, name: string, apiVersion = 'v1'): KubeObject | undefined {
+    return this.cluster.get({ apiVersion, kind, namespace: 'team-a', name });
+  }
+
+  /** Marks the BundleDeployment deleted (its finalizer holds it). */
+  delete(annotations?: Record<string, string>): void {
+    const bd = this.bd();
+    this.cluster.put({ ...bd, metadata: { ...bd.metadata, deletionTimestamp: '2026-01-01T00:00:00Z', ...(annotations === undefined ? {} : { annotations }) } });
   }
 }
 
@@ -189,11 +121,16 @@ type Spec = BundleDeployment['spec'];
 
 function setup(opts: { spec?: Partial<Spec>; metadata?: Partial<BundleDeployment['metadata']>; serviceAccount?: boolean; status?: BundleDeployment['status'] } = {}): FakeWorld {
   const w = new FakeWorld();
-  if (opts.serviceAccount !== false) w.kube.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'installer' } });
+  for (const ns of ['team-a', SYSTEM]) w.cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  w.cluster.put(crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {}));
+  const crd = w.cluster.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'bundledeployments.binnacle.dev' });
+  assert.ok(crd !== undefined);
+  w.cluster.put({ ...crd, spec: { ...(crd.spec as object), scope: 'Cluster', versions: [{ name: 'v1alpha1', served: true, storage: true }] } });
+  if (opts.serviceAccount !== false) w.cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'installer' } });
   const bd: BundleDeployment = {
     apiVersion: API_VERSION,
     kind: 'BundleDeployment',
-    metadata: { name: 'op', generation: 1, resourceVersion: '1', uid: 'u1', finalizers: [FINALIZER_CLEANUP], ...opts.metadata },
+    metadata: { name: 'op', uid: 'u1', finalizers: [FINALIZER_CLEANUP], ...opts.metadata },
     spec: {
       source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle', path: 'manifests' }] },
       format: 'plain',
@@ -203,7 +140,7 @@ function setup(opts: { spec?: Partial<Spec>; metadata?: Partial<BundleDeployment
     },
     ...(opts.status === undefined ? {} : { status: opts.status }),
   };
-  w.kube.put(bd);
+  w.cluster.put(bd);
   return w;
 }
 
@@ -211,33 +148,30 @@ const req = { key: 'op', name: 'op' };
 const ctx = { logger, signal: new AbortController().signal };
 
 function conditionOf(w: FakeWorld, type: string): Condition | undefined {
-  const status = w.kube.statusWrites.at(-1) as { conditions?: Condition[] } | undefined;
+  const status = w.bd().status;
   return status?.conditions?.find((c) => c.type === type);
 }
 
 function lastStatus(w: FakeWorld): Record<string, unknown> {
-  const s = w.kube.statusWrites.at(-1);
+  const s = w.bd().status;
   assert.ok(s !== undefined, 'a status was written');
-  return s;
+  return s as Record<string, unknown>;
 }
 
-const DELETING = { deletionTimestamp: '2026-01-01T00:00:00Z' };
-
-describe('BundleDeployment reconciler, step by step with fakes', () => {
+describe('BundleDeployment reconciler over the fake cluster and the real release engine', () => {
   describe('success, and one status write', () => {
     test('a BundleDeployment is unpacked, rendered, checked and applied as its ServiceAccount; status is written once, with what was applied', async () => {
       const w = setup({ metadata: { finalizers: [] } });
       const result = await w.reconciler().reconcile(req, ctx);
       assert.deepEqual(result, { requeueAfterMs: 600_000 }, 'a healthy install is looked at again at the resync period');
-      assert.deepEqual(w.kube.bd().metadata.finalizers, [FINALIZER_CLEANUP], 'HandleFinalizer adds the cleanup finalizer');
-      assert.equal(w.applied.length, 1);
-      assert.equal(w.applied[0]?.who, SA_USER, 'applied as the ServiceAccount, never as Binnacle');
-      assert.deepEqual(w.applied[0]?.req.owner, { kind: 'BundleDeployment', name: 'op' });
-      assert.deepEqual(w.applied[0]?.req.release, { name: 'op', namespace: 'team-a' });
-      assert.equal((w.renders[0]?.client as unknown as { who: string }).who, SA_USER, 'the renderer sees the cluster as the ServiceAccount');
+      assert.deepEqual(w.bd().metadata.finalizers, [FINALIZER_CLEANUP], 'HandleFinalizer adds the cleanup finalizer');
+      assert.deepEqual(w.applies(), [`ConfigMap settings as ${SA_USER}`], 'applied as the ServiceAccount, never as Binnacle');
+      const live = w.live('ConfigMap', 'settings');
+      assert.deepEqual([live?.metadata.labels?.['binnacle.dev/owner-kind'], live?.metadata.labels?.['binnacle.dev/owner-name'], live?.metadata.annotations?.['meta.helm.sh/release-name']], ['BundleDeployment', 'op', 'op']);
+      assert.equal(w.renders[0]?.client !== undefined, true, 'the renderer sees the cluster (as the ServiceAccount)');
       assert.equal(w.unpacks[0]?.secrets?.identity, 'service account team-a/installer', "the source's Secrets are read as the ServiceAccount");
       assert.deepEqual(w.preflights, [{ who: MANAGER, sa: 'team-a/installer' }]);
-      assert.equal(w.kube.statusWrites.length, 1, 'one status write per reconcile');
+      assert.equal(w.statusWrites(), 1, 'one status write per reconcile');
       const status = lastStatus(w);
       assert.equal(status.contentDigest, DIGEST);
       assert.deepEqual(status.resolvedSource, { type: 'configMaps' });
@@ -248,33 +182,49 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       assert.deepEqual([conditionOf(w, 'Installed')?.status, conditionOf(w, 'Installed')?.reason, conditionOf(w, 'Installed')?.message], ['True', 'Succeeded', 'revision 1 of op 1.0.0 installed']);
       assert.deepEqual([conditionOf(w, 'Healthy')?.status, conditionOf(w, 'Healthy')?.reason], ['True', 'Healthy']);
       assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason], ['False', 'Succeeded']);
+      assert.deepEqual(w.history(), [[1, 'deployed']], "the history is kept in the manager's namespace");
     });
 
-    test('a second identical reconcile writes no status', async () => {
+    test('a second identical reconcile renders nothing (the decision comes first: a repair), and writes no status; drift is repaired and said', async () => {
       const w = setup();
       const r = w.reconciler();
       await r.reconcile(req, ctx);
-      assert.equal(w.kube.statusWrites.length, 1);
+      // The first repair says it found no drift (the install said it applied the revision); after that, nothing changes.
       await r.reconcile(req, ctx);
-      assert.equal(w.applied.length, 2, 'the second reconcile did apply (drift repair)');
-      assert.equal(w.kube.statusWrites.length, 1, 'but its status was unchanged, so not written');
+      assert.equal(conditionOf(w, 'Drifted')?.reason, 'NoDrift');
+      const writes = w.statusWrites();
+      await r.reconcile(req, ctx);
+      assert.equal(w.renders.length, 1, 'rendered once: the other reconciles repaired the recorded revision');
+      assert.equal(w.statusWrites(), writes, 'its status was unchanged, so not written');
+      w.cluster.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'settings' });
+      await r.reconcile(req, ctx);
+      assert.equal(w.renders.length, 1);
+      assert.notEqual(w.live('ConfigMap', 'settings'), undefined, 'the deleted object is back');
+      assert.deepEqual([conditionOf(w, 'Drifted')?.reason, conditionOf(w, 'Drifted')?.message], ['DriftRepaired', 'drift repaired: ConfigMap team-a/settings: missing']);
+      assert.deepEqual(w.history(), [[1, 'deployed']]);
     });
 
-    test('a changed spec (new generation) is written again, once', async () => {
+    test('a changed spec (new generation) is written again, once; a spec change that changes the render is an upgrade', async () => {
       const w = setup();
       const r = w.reconciler();
       await r.reconcile(req, ctx);
-      w.kube.bd().metadata.generation = 2;
+      const bd = w.bd();
+      w.cluster.put({ ...bd, spec: { ...bd.spec, config: { env: [{ name: 'A', value: '1' }] } } });
+      w.render = () => Promise.resolve(renderedOf([settings({ a: '2' })]));
       await r.reconcile(req, ctx);
-      assert.equal(w.kube.statusWrites.length, 2);
+      assert.equal(w.statusWrites(), 2);
       assert.equal(lastStatus(w).observedGeneration, 2);
+      assert.deepEqual(w.history(), [
+        [1, 'superseded'],
+        [2, 'deployed'],
+      ]);
     });
 
     test('without a ServiceAccount, Binnacle installs as itself and no permission preflight runs', async () => {
       const w = setup({ spec: { serviceAccount: undefined } });
       await w.reconciler().reconcile(req, ctx);
       assert.equal(w.preflights.length, 0);
-      assert.equal(w.applied[0]?.who, MANAGER);
+      assert.deepEqual(w.applies(), [`ConfigMap settings as ${MANAGER}`]);
       assert.match(w.unpacks[0]?.secrets?.identity ?? '', /^Binnacle's own service account/);
     });
   });
@@ -282,100 +232,102 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
   describe('HandleFinalizer', () => {
     test('failure: adding the finalizer conflicts; the error is said in the one status write and thrown for backoff', async () => {
       const w = setup({ metadata: { finalizers: [] } });
-      w.kube.patchFailure.arm(conflict());
+      w.cluster.inject({ verb: 'patch', kind: 'BundleDeployment', error: faults.conflict });
       await assert.rejects(w.reconciler().reconcile(req, ctx), /the object has been modified/);
-      assert.equal(w.kube.statusWrites.length, 1);
-      assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['True', 'Retrying', 'the object has been modified']);
+      assert.equal(w.statusWrites(), 1);
+      assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason], ['True', 'Retrying']);
       assert.equal(w.unpacks.length, 0, 'nothing after the failing step ran');
     });
 
-    test('deleting: what the release records say it installed is uninstalled as the ServiceAccount, its webhook certificate deleted, the finalizer removed, no status written', async () => {
-      const w = setup({ metadata: DELETING });
-      w.history = [revision({ kind: 'BundleDeployment', name: 'op' })];
-      const result = await w.reconciler().reconcile(req, ctx);
-      assert.equal(result, undefined);
-      assert.deepEqual(w.uninstalled, [{ who: SA_USER, owner: { kind: 'BundleDeployment', name: 'op' } }]);
-      assert.deepEqual(w.historyReads, [SA_USER], 'the release records are read as the ServiceAccount');
-      assert.deepEqual(w.kube.deletes, [{ who: SA_USER, ref: 'Secret/team-a/op-binnacle-webhook-certs' }]);
-      assert.deepEqual(w.kube.bd().metadata.finalizers, []);
-      assert.equal(w.kube.statusWrites.length, 0);
-      assert.equal(w.unpacks.length, 0);
+    test('deleting: what the history says it installed (its webhook certificates among them) is uninstalled as the ServiceAccount, the history removed, the finalizer removed, no status written', async () => {
+      const w = setup();
+      const certs: WebhookCerts = { provider: { servingCert: () => ({ caPem: '', certPem: '', keyPem: '' }) }, secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'op-binnacle-webhook-certs', namespace: 'team-a' }, data: {} }, digest: 'sha256:certs', issued: true };
+      w.certs = () => Promise.resolve(certs);
+      w.render = (rctx) => Promise.resolve(renderedOf([settings(), ...(rctx.certs?.secret === undefined ? [] : [rctx.certs.secret])]));
+      await w.reconciler().reconcile(req, ctx);
+      assert.notEqual(w.live('Secret', 'op-binnacle-webhook-certs'), undefined, 'the certificates are an object of the release');
+      w.delete();
+      const writes = w.statusWrites();
+      assert.equal(await w.reconciler().reconcile(req, ctx), undefined);
+      assert.deepEqual(
+        w.cluster.log.filter((r) => r.verb === 'delete' && r.namespace === 'team-a' && !r.name.startsWith('sh.helm')).map((r) => `${r.kind} ${r.name} as ${r.identity}`).sort(),
+        [`ConfigMap settings as ${SA_USER}`, `Secret op-binnacle-webhook-certs as ${SA_USER}`],
+      );
+      assert.deepEqual(w.history(), [], 'the trusted history is removed');
+      assert.equal(w.live('Secret', 'sh.helm.release.v1.op.v1'), undefined, 'and its mirror');
+      assert.equal(w.cluster.get(BD), undefined, 'the finalizer went');
+      assert.equal(w.statusWrites(), writes);
     });
 
-    test("deleting: a release whose records name another owner is left in place; the finalizer still goes", async () => {
-      const w = setup({ metadata: DELETING });
-      w.history = [revision({ kind: 'ClusterExtension', name: 'other' })];
+    test("deleting: Helm records of another owner under the release's name are left in place, and their objects; the finalizer still goes", async () => {
+      const w = setup();
+      w.cluster.put(releaseSecret({ name: 'op', namespace: 'team-a', version: 1, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'x', version: '1' }, config: {}, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: theirs\n' }, { kind: 'ClusterExtension', name: 'other' }, new Date(), 'created'));
+      w.cluster.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'theirs', labels: { 'binnacle.dev/owner-kind': 'ClusterExtension', 'binnacle.dev/owner-name': 'other' } } });
+      w.delete();
       await w.reconciler().reconcile(req, ctx);
-      assert.deepEqual(w.uninstalled, []);
-      assert.deepEqual(w.kube.bd().metadata.finalizers, []);
+      assert.notEqual(w.live('ConfigMap', 'theirs'), undefined);
+      assert.notEqual(w.live('Secret', 'sh.helm.release.v1.op.v1'), undefined);
+      assert.equal(w.cluster.get(BD), undefined);
     });
 
     test('deleting with the ServiceAccount gone and Binnacle forbidden: ServiceAccountGone, finalizer kept, looked at again in a minute, one status write', async () => {
-      const w = setup({ metadata: DELETING, serviceAccount: false, status: { appliedObjects: [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'op-manager' }] } });
-      w.history = [revision({ kind: 'BundleDeployment', name: 'op' })];
-      w.uninstallError = () => new KubeApiError(403, 'Forbidden', 'clusterroles "op-manager" is forbidden');
+      const w = setup();
+      await w.reconciler().reconcile(req, ctx);
+      w.cluster.remove({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: 'team-a', name: 'installer' });
+      w.cluster.inject({ verb: 'delete', identity: MANAGER, kind: 'ConfigMap', error: () => new KubeApiError(403, 'Forbidden', 'configmaps "settings" is forbidden'), times: Infinity });
+      w.delete();
+      const writes = w.statusWrites();
       const result = await w.reconciler().reconcile(req, ctx);
       assert.deepEqual(result, { requeueAfterMs: 60_000 });
-      assert.deepEqual(w.uninstalled.map((u) => u.who), [MANAGER], 'with the account gone, removal falls back to Binnacle');
-      assert.deepEqual(w.kube.bd().metadata.finalizers, [FINALIZER_CLEANUP]);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.deepEqual(w.cluster.log.filter((r) => r.verb === 'delete' && r.kind === 'ConfigMap').map((r) => r.identity), [MANAGER], 'with the account gone, removal falls back to Binnacle');
+      assert.deepEqual(w.bd().metadata.finalizers, [FINALIZER_CLEANUP]);
+      assert.equal(w.statusWrites(), writes + 1);
       const c = conditionOf(w, 'Progressing');
       assert.deepEqual([c?.status, c?.reason], ['False', 'ServiceAccountGone']);
-      assert.match(c?.message ?? '', /service account installer in namespace team-a is gone.*clusterroles "op-manager" is forbidden/);
+      assert.match(c?.message ?? '', /service account installer in namespace team-a is gone.*configmaps "settings" is forbidden/);
       assert.match(c?.message ?? '', new RegExp(`${ANNOTATION_ORPHAN_ON_DELETE}: "true"`));
-      assert.deepEqual(lastStatus(w).appliedObjects, [{ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', name: 'op-manager' }], 'what it installed stays in status');
+      assert.deepEqual(lastStatus(w).appliedObjects, [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'settings' }], 'what it installed stays in status');
     });
 
     test('deleting with the ServiceAccount present but not allowed: RemovalForbidden, finalizer kept', async () => {
-      const w = setup({ metadata: DELETING });
-      w.history = [revision({ kind: 'BundleDeployment', name: 'op' })];
-      w.uninstallError = () => new KubeApiError(403, 'Forbidden', 'deployments "op" is forbidden');
+      const w = setup();
+      await w.reconciler().reconcile(req, ctx);
+      w.cluster.inject({ verb: 'delete', identity: SA_USER, kind: 'ConfigMap', error: () => new KubeApiError(403, 'Forbidden', 'configmaps "settings" is forbidden'), times: Infinity });
+      w.delete();
       assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 60_000 });
       assert.equal(conditionOf(w, 'Progressing')?.reason, 'RemovalForbidden');
       assert.match(conditionOf(w, 'Progressing')?.message ?? '', /service account team-a\/installer is not allowed/);
-      assert.deepEqual(w.kube.bd().metadata.finalizers, [FINALIZER_CLEANUP]);
+      assert.deepEqual(w.bd().metadata.finalizers, [FINALIZER_CLEANUP]);
     });
 
     test('deleting: an uninstall that fails otherwise (the API server) is said in status and thrown; the finalizer stays', async () => {
-      const w = setup({ metadata: DELETING });
-      w.history = [revision({ kind: 'BundleDeployment', name: 'op' })];
-      w.uninstallError = () => new KubeApiError(503, 'ServiceUnavailable', 'etcd leader changed');
-      await assert.rejects(w.reconciler().reconcile(req, ctx), /etcd leader changed/);
-      assert.equal(w.kube.statusWrites.length, 1);
-      assert.deepEqual([conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['Retrying', 'etcd leader changed']);
-      assert.deepEqual(w.kube.bd().metadata.finalizers, [FINALIZER_CLEANUP]);
-    });
-
-    test('deleting: a webhook certificate neither the account nor Binnacle may delete is left, and the deletion goes on', async () => {
-      const w = setup({ metadata: DELETING });
-      w.kube.forbidDelete = () => true;
+      const w = setup();
       await w.reconciler().reconcile(req, ctx);
-      assert.deepEqual(w.kube.deletes, []);
-      assert.deepEqual(w.kube.bd().metadata.finalizers, []);
+      w.cluster.inject({ verb: 'delete', kind: 'ConfigMap', error: () => new KubeApiError(503, 'ServiceUnavailable', 'etcd leader changed') });
+      w.delete();
+      await assert.rejects(w.reconciler().reconcile(req, ctx), /etcd leader changed/);
+      assert.deepEqual([conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['Retrying', 'etcd leader changed']);
+      assert.deepEqual(w.bd().metadata.finalizers, [FINALIZER_CLEANUP]);
     });
 
     test('deleting with orphan-on-delete: nothing is uninstalled, an Orphaned event lists what stays, the finalizer goes, no status written', async () => {
-      const w = setup({
-        metadata: { ...DELETING, annotations: { [ANNOTATION_ORPHAN_ON_DELETE]: 'true' } },
-        status: { appliedObjects: [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'op' }] },
-      });
-      w.history = [revision({ kind: 'BundleDeployment', name: 'op' })];
+      const w = setup();
+      await w.reconciler().reconcile(req, ctx);
+      w.delete({ [ANNOTATION_ORPHAN_ON_DELETE]: 'true' });
+      const writes = w.statusWrites();
       assert.equal(await w.reconciler().reconcile(req, ctx), undefined);
-      assert.deepEqual(w.uninstalled, []);
-      assert.deepEqual(w.kube.deletes, []);
+      assert.notEqual(w.live('ConfigMap', 'settings'), undefined);
       assert.equal(w.events.length, 1);
       assert.deepEqual([w.events[0]?.type, w.events[0]?.reason], ['Warning', 'Orphaned']);
-      assert.match(w.events[0]?.message ?? '', /Deployment team-a\/op/);
-      assert.deepEqual(w.kube.bd().metadata.finalizers, []);
-      assert.equal(w.kube.statusWrites.length, 0);
+      assert.match(w.events[0]?.message ?? '', /ConfigMap team-a\/settings/);
+      assert.equal(w.cluster.get(BD), undefined);
+      assert.equal(w.statusWrites(), writes);
     });
 
     test('deleting without the cleanup finalizer: nothing is done and nothing written', async () => {
-      const w = setup({ metadata: { ...DELETING, finalizers: ['someone-else'] } });
+      const w = setup({ metadata: { finalizers: ['someone-else'], deletionTimestamp: '2026-01-01T00:00:00Z' } });
       assert.equal(await w.reconciler().reconcile(req, ctx), undefined);
-      assert.deepEqual(w.uninstalled, []);
-      assert.deepEqual(w.historyReads, []);
-      assert.equal(w.kube.statusWrites.length, 0);
+      assert.equal(w.cluster.log.filter((r) => r.verb !== 'get').length, 0);
     });
   });
 
@@ -386,7 +338,7 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       assert.equal(w.unpacks.length, 0);
       const c = conditionOf(w, 'Progressing');
       assert.deepEqual([c?.status, c?.reason, c?.message], ['False', 'InvalidSpec', 'spec.format: unknown format "zip"; spec.installNamespace: required']);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
   });
 
@@ -396,45 +348,42 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       w.unpack = () => Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'configmaps unavailable'));
       await assert.rejects(w.reconciler().reconcile(req, ctx), /configmaps unavailable/);
       assert.equal(w.renders.length, 0);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
       assert.deepEqual([conditionOf(w, 'Unpacked')?.status, conditionOf(w, 'Unpacked')?.reason, conditionOf(w, 'Unpacked')?.message], ['False', 'UnpackFailed', 'configmaps unavailable']);
       assert.equal(conditionOf(w, 'Progressing')?.message, 'unpacking: configmaps unavailable', "the step's own message, not overwritten by the catch-all");
     });
 
     test('failure: a terminal unpack error (the source can never be read) stops without a retry', async () => {
       const w = setup();
-      w.unpack = () => Promise.reject(new TerminalError('SourceDenied', 'sources that read this machine\'s files are not allowed here'));
+      w.unpack = () => Promise.reject(new TerminalError('SourceDenied', "sources that read this machine's files are not allowed here"));
       assert.equal(await w.reconciler().reconcile(req, ctx), undefined);
       assert.equal(w.renders.length, 0);
       assert.equal(conditionOf(w, 'Unpacked')?.reason, 'UnpackFailed');
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
   });
 
   describe('Render', () => {
-    test('success: the renderer gets the unpacked tree, and the next revision from the release records (read as the ServiceAccount)', async () => {
+    test('success: the renderer gets the unpacked tree, the certificates made before it, and the next revision number from the history', async () => {
       const w = setup();
-      w.history = [revision({ kind: 'BundleDeployment', name: 'op' }, 1), revision({ kind: 'BundleDeployment', name: 'op' }, 4)];
-      w.render = async (rctx) => {
-        assert.equal(await rctx.nextRevision(), 5);
-        return RENDERED;
-      };
       await w.reconciler().reconcile(req, ctx);
-      assert.equal(w.renders[0]?.dir, '/cache/trees/a');
-      assert.equal(w.renders[0]?.digest, DIGEST);
-      assert.deepEqual(w.historyReads, [SA_USER]);
-      assert.equal(w.applied.length, 1);
+      const bd = w.bd();
+      w.cluster.put({ ...bd, spec: { ...bd.spec, values: { x: 1 } } });
+      await w.reconciler().reconcile(req, ctx);
+      assert.equal(w.renders[1]?.dir, '/cache/trees/a');
+      assert.equal(w.renders[1]?.digest, DIGEST);
+      assert.equal(w.renders[1]?.revision, 2);
     });
 
     test('failure: an invalid bundle is Installed=False InvalidBundle and Progressing Blocked; not retried until the spec changes', async () => {
       const w = setup();
       w.render = () => Promise.reject(new TerminalError('InvalidBundle', 'CRD x needs a conversion webhook'));
       assert.equal(await w.reconciler().reconcile(req, ctx), undefined);
-      assert.equal(w.applied.length, 0);
+      assert.deepEqual(w.cluster.applied, []);
       assert.deepEqual([conditionOf(w, 'Installed')?.reason, conditionOf(w, 'Installed')?.message], ['InvalidBundle', 'CRD x needs a conversion webhook']);
       assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason], ['False', 'Blocked']);
       assert.equal(lastStatus(w).contentDigest, DIGEST, 'what was unpacked is in status');
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
 
     test('failure: the API server failing while rendering is Progressing Retrying, thrown for backoff, not a verdict on the bundle', async () => {
@@ -443,7 +392,7 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       await assert.rejects(w.reconciler().reconcile(req, ctx), /list Secret team-a/);
       assert.equal(conditionOf(w, 'Installed'), undefined);
       assert.deepEqual([conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['Retrying', 'rendering: list Secret team-a (retrying)']);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
 
     test('failure: an unexpected render bug is InvalidBundle in status and thrown', async () => {
@@ -452,7 +401,26 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       await assert.rejects(w.reconciler().reconcile(req, ctx), TypeError);
       assert.equal(conditionOf(w, 'Installed')?.reason, 'InvalidBundle');
       assert.equal(conditionOf(w, 'Progressing')?.reason, 'Blocked', 'the step said it; the catch-all does not overwrite it');
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
+    });
+
+    test('certificates: the same certificates are a repair (nothing rendered); new ones (renewed near expiry) are an upgrade', async () => {
+      const w = setup();
+      let digest = 'sha256:certs-1';
+      w.certs = () => Promise.resolve({ provider: { servingCert: () => ({ caPem: '', certPem: '', keyPem: '' }) }, secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'op-binnacle-webhook-certs', namespace: 'team-a' }, data: { 'ca.crt': Buffer.from(digest).toString('base64') } }, digest, issued: false });
+      w.render = (rctx) => Promise.resolve(renderedOf([settings(), ...(rctx.certs?.secret === undefined ? [] : [rctx.certs.secret])]));
+      const r = w.reconciler();
+      await r.reconcile(req, ctx);
+      await r.reconcile(req, ctx);
+      assert.equal(w.renders.length, 1);
+      digest = 'sha256:certs-2';
+      await r.reconcile(req, ctx);
+      assert.equal(w.renders.length, 2);
+      assert.deepEqual(w.history(), [
+        [1, 'superseded'],
+        [2, 'deployed'],
+      ]);
+      assert.equal((w.live('Secret', 'op-binnacle-webhook-certs')?.data as Record<string, string>)['ca.crt'], Buffer.from('sha256:certs-2').toString('base64'));
     });
   });
 
@@ -462,107 +430,202 @@ describe('BundleDeployment reconciler, step by step with fakes', () => {
       const missing = Array.from({ length: 22 }, (_, i): MissingPermission => ({ verb: 'create', group: '', resource: 'configmaps', namespace: 'team-a', name: `c${i}` }));
       w.missing = () => Promise.resolve(missing);
       assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 30_000 });
-      assert.equal(w.applied.length, 0);
+      assert.deepEqual(w.cluster.applied, []);
       const c = conditionOf(w, 'Installed');
       assert.deepEqual([c?.status, c?.reason], ['False', 'InsufficientPermissions']);
       assert.match(c?.message ?? '', /^service account team-a\/installer lacks permissions: .* and 2 more$/);
       assert.equal(conditionOf(w, 'Progressing')?.reason, 'Retrying');
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
 
     test('failure: a permission check that cannot be made fails closed: nothing applied, said, thrown for backoff', async () => {
       const w = setup();
       w.missing = () => Promise.reject(new KubeApiError(500, 'InternalError', 'subjectaccessreviews failed'));
       await assert.rejects(w.reconciler().reconcile(req, ctx), /subjectaccessreviews failed/);
-      assert.equal(w.applied.length, 0);
+      assert.deepEqual(w.cluster.applied, []);
       assert.equal(conditionOf(w, 'Progressing')?.message, 'cannot check the permissions of service account team-a/installer; waiting: subjectaccessreviews failed');
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
   });
 
   describe('Apply', () => {
-    test('failure: a refused apply (another owner, unsafe CRD change) is Installed=False Refused, Progressing Blocked; looked at again in a minute', async () => {
+    test('failure: an object another owner holds is refused before anything changes: Installed=False Refused, Progressing Blocked; looked at again in a minute', async () => {
       const w = setup();
-      w.applyResult = () => Promise.reject(new ApplyRefusedError(new ValidationResult('release team-a/op').error('owner', 'ConfigMap team-a/settings belongs to BundleDeployment other')));
+      w.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'other' } } });
       assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 60_000 });
       assert.equal(conditionOf(w, 'Installed')?.reason, 'Refused');
       assert.match(conditionOf(w, 'Installed')?.message ?? '', /belongs to BundleDeployment other/);
       assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason], ['False', 'Blocked']);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.deepEqual(w.cluster.applied, []);
+      assert.equal(w.statusWrites(), 1);
     });
 
-    test('failure: an invalid request is refused the same way', async () => {
-      const w = setup();
-      w.applyResult = () => Promise.reject(new ValidationError(new ValidationResult('release team-a/op').error('name', 'bad release name')));
+    test('failure: an invalid request (a release name Helm cannot record) is refused the same way', async () => {
+      const w = setup({ spec: { releaseName: 'Bad_Name' } });
       assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 60_000 });
       assert.equal(conditionOf(w, 'Installed')?.reason, 'Refused');
+      assert.match(conditionOf(w, 'Installed')?.message ?? '', /release name "Bad_Name" must be a DNS-1123 name/);
     });
 
     test('failure: a transient apply error is Progressing Retrying with its message and thrown for backoff; what was unpacked stays in status', async () => {
       const w = setup();
-      w.applyResult = () => Promise.reject(new KubeApiError(504, 'Timeout', 'the server was unable to return a response in the time allotted'));
+      w.cluster.inject({ verb: 'apply', kind: 'ConfigMap', error: () => new KubeApiError(504, 'Timeout', 'the server was unable to return a response in the time allotted') });
       await assert.rejects(w.reconciler().reconcile(req, ctx), /unable to return a response/);
-      assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['True', 'Retrying', 'the server was unable to return a response in the time allotted']);
+      assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason], ['True', 'Retrying']);
+      assert.match(conditionOf(w, 'Progressing')?.message ?? '', /the server was unable to return a response in the time allotted/);
       assert.equal(lastStatus(w).contentDigest, DIGEST);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.statusWrites(), 1);
     });
 
-    test('health not ready: Installed but Unhealthy, naming the objects; looked at again in 10 s', async () => {
+    test('health not ready at a repair: Installed but Unhealthy, naming the objects; looked at again in 10 s', async () => {
       const w = setup();
-      const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'op' };
-      w.applyResult = () => Promise.resolve(deployed({ health: { healthy: false, objects: [{ ref, healthy: false, reason: '0/1 replicas available' }] } }));
-      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 10_000 });
+      w.render = () => Promise.resolve(renderedOf([deployment()]));
+      const r = w.reconciler();
+      await r.reconcile(req, ctx);
+      w.cluster.unhealthyNames.add('op');
+      const live = w.live('Deployment', 'op', 'apps/v1');
+      assert.ok(live !== undefined);
+      w.cluster.put(live);
+      assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 10_000 });
       assert.equal(conditionOf(w, 'Installed')?.status, 'True');
-      assert.deepEqual([conditionOf(w, 'Healthy')?.status, conditionOf(w, 'Healthy')?.reason, conditionOf(w, 'Healthy')?.message], ['False', 'Unhealthy', 'Deployment op: 0/1 replicas available']);
+      assert.deepEqual([conditionOf(w, 'Healthy')?.status, conditionOf(w, 'Healthy')?.reason], ['False', 'Unhealthy']);
+      assert.match(conditionOf(w, 'Healthy')?.message ?? '', /^Deployment op: /);
     });
 
-    test('a failed first install that was removed is Installed=False Failed with no revision left; retried after a minute, not at once (clock port)', async () => {
-      const w = setup({ status: { revision: 7, appliedObjects: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'old' }] } });
-      w.applyResult = () => Promise.resolve(deployed({ status: 'failed', message: 'health timed out', removed: [], health: { healthy: false, objects: [] } }));
+    test('a failed first install is removed: Installed=False Failed with no revision left; retried after a minute, not at once (clock port)', async () => {
+      const w = setup();
+      w.healthTimeoutMs = 50;
+      w.cluster.unhealthyNames.add('op');
+      w.render = () => Promise.resolve(renderedOf([deployment()]));
       const r = w.reconciler();
       assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 60_000 });
       const status = lastStatus(w);
       assert.equal(status.revision, undefined, 'no revision left');
       assert.deepEqual(status.appliedObjects, []);
       assert.deepEqual([conditionOf(w, 'Installed')?.status, conditionOf(w, 'Installed')?.reason], ['False', 'Failed']);
-      assert.equal(conditionOf(w, 'Healthy')?.message, 'health timed out');
+      assert.match(conditionOf(w, 'Installed')?.message ?? '', /not healthy after 50 ms: Deployment team-a\/op: 0 of 1 replicas available; removed the failed install/);
+      assert.equal(w.live('Deployment', 'op', 'apps/v1'), undefined, 'what the failed install created is gone');
+      assert.deepEqual(w.history(), []);
       // An event (say) 10 s later: not applied again, nothing new to write.
+      const writes = w.statusWrites();
       w.now = Date.parse(conditionOf(w, 'Installed')?.lastTransitionTime ?? '') + 10_000;
       assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 50_000 });
-      assert.equal(w.applied.length, 1);
-      assert.equal(w.kube.statusWrites.length, 1);
+      assert.equal(w.renders.length, 1);
+      assert.equal(w.statusWrites(), writes);
       // A minute on: tried again.
       w.now += 60_000;
       await r.reconcile(req, ctx);
-      assert.equal(w.applied.length, 2);
+      assert.equal(w.renders.length, 2);
     });
 
-    test('a rolled-back upgrade is Installed=True RolledBack, Progressing Retrying', async () => {
+    test('a failed upgrade is rolled back: Installed=True RolledBack, Progressing Retrying; the same inputs are not tried again (keep)', async () => {
       const w = setup();
-      w.applyResult = () => Promise.resolve(deployed({ status: 'rolled-back', revision: 3, message: 'upgrade failed; rolled back to 3' }));
-      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 60_000 });
+      w.healthTimeoutMs = 50;
+      const r = w.reconciler();
+      await r.reconcile(req, ctx);
+      const bd = w.bd();
+      w.cluster.put({ ...bd, spec: { ...bd.spec, values: { v: 2 } } });
+      w.cluster.unhealthyNames.add('op');
+      w.render = () => Promise.resolve(renderedOf([settings(), deployment()]));
+      assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 60_000 });
       assert.deepEqual([conditionOf(w, 'Installed')?.status, conditionOf(w, 'Installed')?.reason], ['True', 'RolledBack']);
       assert.equal(conditionOf(w, 'Progressing')?.reason, 'Retrying');
       assert.equal(lastStatus(w).revision, 3);
+      assert.equal(w.live('Deployment', 'op', 'apps/v1'), undefined, 'the rollback pruned it');
+      w.now += 120_000;
+      await r.reconcile(req, ctx);
+      assert.equal(w.renders.length, 2, 'inputs that failed and were rolled back are not rendered again until they change');
+      assert.deepEqual(w.history(), [
+        [1, 'superseded'],
+        [2, 'failed'],
+        [3, 'deployed'],
+      ]);
     });
 
-    test('skipped objects and dropped fields are reported in status and as Events, once', async () => {
+    test('an object of an optional API the cluster does not serve is reported in status and as an Event, once, and applied by a repair once served', async () => {
       const w = setup();
-      const monitor = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', namespace: 'team-a', name: 'op-metrics' };
-      const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'team-a', name: 'op' };
-      w.applyResult = () => Promise.resolve(deployed({ skipped: [{ object: monitor, reason: 'API not served' }], droppedFields: [{ object: deployment, path: 'spec.extra', schema: '/openapi/v3 apis/apps/v1' }] }));
+      const monitor: KubeObject = { apiVersion: 'monitoring.coreos.com/v1', kind: 'ServiceMonitor', metadata: { namespace: 'team-a', name: 'op-metrics' } };
+      w.render = () => Promise.resolve(renderedOf([settings(), monitor]));
       const r = w.reconciler();
       assert.deepEqual(await r.reconcile(req, ctx), { requeueAfterMs: 30_000 }, 'skipped objects are looked for again soon');
       assert.equal(conditionOf(w, 'OptionalObjectsSkipped')?.reason, 'APINotServed');
-      assert.deepEqual((lastStatus(w).warnings as { field: string }[]).map((x) => x.field), ['spec.extra']);
-      assert.deepEqual(w.events.map((e) => e.reason).sort(), ['OptionalObjectsSkipped', 'UnknownFieldDropped']);
+      assert.deepEqual(w.events.map((e) => e.reason), ['OptionalObjectsSkipped']);
       await r.reconcile(req, ctx);
-      assert.equal(w.events.length, 2, 'nothing new: no new Events');
-      assert.equal(w.kube.statusWrites.length, 1);
-      // The API appears: the condition goes.
-      w.applyResult = () => Promise.resolve(deployed());
+      assert.equal(w.events.length, 1, 'nothing new: no new Events');
+      // The API appears: the repair applies it and the condition goes.
+      w.cluster.put(crdOf({ group: 'monitoring.coreos.com', kind: 'ServiceMonitor', plural: 'servicemonitors' }, {}));
       await r.reconcile(req, ctx);
       assert.equal(conditionOf(w, 'OptionalObjectsSkipped'), undefined);
+      assert.notEqual(w.live('ServiceMonitor', 'op-metrics', 'monitoring.coreos.com/v1'), undefined);
+      assert.equal(w.renders.length, 1);
+    });
+  });
+
+  describe('nothing lost, nothing forged (issue 43)', () => {
+    test('an upgrade interrupted by a crash, then the spec changed back: the deployed revision is rolled out again; nothing it holds is deleted', async () => {
+      const w = setup();
+      const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'op-data' } };
+      const pvc: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { namespace: 'team-a', name: 'data' }, spec: { resources: { requests: { storage: '1Gi' } } } };
+      w.render = (rctx) => Promise.resolve(renderedOf([ns, pvc, settings(), ...(rctx.spec.values?.b === true ? [deployment()] : [])]));
+      const r = w.reconciler();
+      await r.reconcile(req, ctx);
+      const bd = w.bd();
+      w.cluster.put({ ...bd, spec: { ...bd.spec, values: { b: true } } });
+      w.cluster.inject({ verb: 'apply', kind: 'Deployment', when: 'after', error: faults.crash });
+      await assert.rejects(r.reconcile(req, ctx), Crash);
+      w.cluster.restart();
+      assert.deepEqual(w.history(), [
+        [1, 'deployed'],
+        [2, 'pending-upgrade'],
+      ]);
+      const back = w.bd();
+      w.cluster.put({ ...back, spec: { ...back.spec, values: undefined } });
+      const deletes = w.cluster.log.filter((x) => x.verb === 'delete').length;
+      await w.reconciler().reconcile(req, ctx);
+      assert.deepEqual(w.cluster.log.filter((x) => x.verb === 'delete').slice(deletes).map((x) => `${x.kind} ${x.name}`), ['Deployment op'], 'only what the unfinished revision added');
+      for (const [kind, name, ns2] of [['Namespace', 'op-data', undefined], ['PersistentVolumeClaim', 'data', 'team-a'], ['ConfigMap', 'settings', 'team-a']] as const) {
+        assert.notEqual(w.cluster.get({ apiVersion: 'v1', kind, name, namespace: ns2 }), undefined, `${kind} ${name} stays`);
+      }
+      assert.deepEqual([conditionOf(w, 'Installed')?.status, conditionOf(w, 'Installed')?.reason], ['True', 'Succeeded']);
+      assert.deepEqual(w.history(), [
+        [1, 'superseded'],
+        [2, 'failed'],
+        [3, 'deployed'],
+      ]);
+    });
+
+    test("Helm records someone wrote in the install namespace are never acted on: a forged 'deployed' revision is not repaired, rolled back to, or uninstalled by", async () => {
+      const w = setup();
+      await w.reconciler().reconcile(req, ctx);
+      const forged = releaseSecret(
+        { name: 'op', namespace: 'team-a', version: 2, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: installer-admin\n' },
+        { kind: 'BundleDeployment', name: 'op' },
+        new Date(),
+        'created',
+      );
+      w.cluster.put(forged);
+      await w.reconciler().reconcile(req, ctx);
+      assert.equal(w.cluster.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'installer-admin' }), undefined);
+      assert.equal(w.live('Secret', 'sh.helm.release.v1.op.v2'), undefined, 'the planted record is removed from the mirror');
+      assert.match(conditionOf(w, 'ReleaseRecordsDrifted')?.message ?? '', /revision 2 added by hand/);
+    });
+
+    test('a release made before the trusted history moves over when every object its record names is live and this BundleDeployment\'s; a record naming anything else is refused, and the next revision rendered anew', async () => {
+      const owner = { kind: 'BundleDeployment', name: 'op' };
+      const base = { name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {} };
+      const moving = setup({ status: { revision: 1 } });
+      moving.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+      moving.cluster.put(releaseSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created'));
+      await moving.reconciler().reconcile(req, ctx);
+      assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
+      assert.equal(moving.history()[0]?.[0], 1, 'revision 1 moved over');
+
+      const refused = setup({ status: { revision: 1 } });
+      refused.cluster.put(releaseSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: installer-admin\n' }, owner, new Date(), 'created'));
+      await refused.reconciler().reconcile(req, ctx);
+      assert.match(conditionOf(refused, 'ReleaseRecordsRefused')?.message ?? '', /ClusterRoleBinding installer-admin is not a live object of this BundleDeployment/);
+      assert.equal(refused.cluster.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'installer-admin' }), undefined);
+      assert.deepEqual([conditionOf(refused, 'Installed')?.status, conditionOf(refused, 'Installed')?.reason], ['True', 'Succeeded'], 'rendered and installed anew');
     });
   });
 });
@@ -573,8 +636,7 @@ describe('signed content', () => {
     const r = w.reconciler();
     w.unpack = () => Promise.reject(new SignatureVerificationError('registry.example/op:2', `sha256:${'e'.repeat(64)}`, 'Unsigned', 'it has no cosign signature'));
     await r.reconcile(req, ctx).catch(() => undefined);
-    assert.equal(w.applied.length, 0, 'nothing of it is applied');
-    assert.equal(w.uninstalled.length, 0, 'nothing installed is removed');
+    assert.deepEqual(w.cluster.applied, [], 'nothing of it is applied');
     const unpacked = conditionOf(w, 'Unpacked');
     assert.deepEqual([unpacked?.status, unpacked?.reason], ['False', 'VerificationFailed']);
     assert.match(unpacked?.message ?? '', /registry\.example\/op:2 \(digest sha256:e{64}\) is refused: it has no cosign signature/);
@@ -585,7 +647,7 @@ describe('signed content', () => {
     const w = setup({ spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }], verify: { provider: 'cosign', secretRef: { namespace: 'team-a', name: 'keys' } } } } });
     await w.reconciler().reconcile(req, ctx);
     assert.equal(w.unpacks.length, 0);
-    assert.equal(w.applied.length, 0);
+    assert.deepEqual(w.cluster.applied, []);
     assert.match(conditionOf(w, 'Progressing')?.message ?? '', /a configMaps source cannot carry an OCI signature/);
   });
 });

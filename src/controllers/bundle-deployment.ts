@@ -328,11 +328,14 @@ export class BundleDeploymentReconciler implements Reconciler {
   async decide(s: State): Promise<StepOutcome> {
     const unpacked = s.unpacked;
     if (unpacked === undefined) return stop();
+    // A failed install waits its minute before anything is rendered or read again.
+    const wait = this.failedInstallWait(s);
+    if (wait !== undefined) return stop({ requeueAfterMs: wait });
     const read = await s.release$.history.read();
     reportHistoryRead(read, s.conditions, s.logger);
     s.history = read.revisions;
     s.inputDigest = bundleInputDigest(s.bd, unpacked.digest, s.certs?.digest);
-    s.decision = decideRelease(read.revisions, { owner: this.owner(s.bd), inputDigest: s.inputDigest, autoRollback: s.bd.spec.autoRollback !== false });
+    s.decision = decideRelease(read.revisions, { owner: this.owner(s.bd), inputDigest: s.inputDigest, autoRollback: s.bd.spec.autoRollback !== false, foreignOwner: read.foreignOwner });
     if (s.decision.action !== 'refuse') return CONTINUE;
     s.conditions.set('Installed', false, 'Refused', s.decision.reason);
     s.conditions.set('Progressing', false, 'Blocked', s.decision.reason);
@@ -413,8 +416,6 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   async apply(s: State): Promise<StepOutcome> {
-    const wait = this.failedInstallWait(s);
-    if (wait !== undefined) return stop({ requeueAfterMs: wait });
     const decision = s.decision;
     if (decision === undefined) return stop();
     const rendered = s.rendered;
@@ -461,7 +462,8 @@ export class BundleDeploymentReconciler implements Reconciler {
     if (result.status === 'deployed') {
       s.conditions.set('Installed', true, 'Succeeded', `revision ${result.revision} of ${chart.name} ${chart.version} installed`);
       s.conditions.set('Healthy', result.health.healthy, result.health.healthy ? 'Healthy' : 'Unhealthy', result.health.healthy ? 'every object is healthy' : unhealthy.join('; '));
-      s.conditions.set('Progressing', false, 'Succeeded', result.message);
+      // Said as a state, not as what this reconcile did: a repair that finds nothing to do writes no status.
+      s.conditions.set('Progressing', false, 'Succeeded', `revision ${result.revision} is deployed`);
     } else {
       s.conditions.set('Installed', result.status === 'rolled-back', result.status === 'rolled-back' ? 'RolledBack' : 'Failed', result.message);
       s.conditions.set('Healthy', false, 'Unhealthy', unhealthy.join('; ') || result.message);

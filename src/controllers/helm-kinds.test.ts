@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { ReleaseRecords } from '../apply/release-records.js';
 import { Registry } from 'prom-client';
 import type { KubeClient } from '../kube/client.js';
 import { ResourceCreatedMetric } from '../kube/metrics.js';
@@ -25,7 +26,7 @@ test("a kind's custom resources carry operator-lib's resource_created_at_seconds
   const running = runHelmKind(
     // No chart yet: the reconciles only wait; the gauge follows the informer alone.
     { group: 'cache.example.com', version: 'v1alpha1', kind: 'Memcached', chart: () => undefined, identity: { type: 'own' }, watchDependentResources: false },
-    { client, logger: pino({ level: 'silent' }), createdMetric: new ResourceCreatedMetric(registry) },
+    { client, logger: pino({ level: 'silent' }), engine: { records: new ReleaseRecords({ client, namespace: 'binnacle-system', logger: pino({ level: 'silent' }) }) }, createdMetric: new ResourceCreatedMetric(registry) },
   );
   try {
     await running.synced;

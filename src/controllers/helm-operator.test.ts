@@ -7,6 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { ReleaseRecords } from '../apply/release-records.js';
 import type { HelmOperator } from '../api/types.js';
 import type { FetchedChart } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
@@ -110,7 +111,7 @@ function operatorSetup(h: HelmOperator, ports: Pick<HelmOperatorPorts, 'fetchCha
   const kube = new FakeKube();
   kube.put(h);
   const started: HelmKind[] = [];
-  const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, cacheDir: '/nonexistent', ports: { ...ports, runKind: startsInto(started) } });
+  const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) }, cacheDir: '/nonexistent', ports: { ...ports, runKind: startsInto(started) } });
   return { kube, reconciler, started };
 }
 
@@ -132,6 +133,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     const reconciler = new HelmOperatorReconciler({
       client: kube.client(),
       logger,
+      engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) },
       cacheDir: '/nonexistent',
       ports: {
         fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart),
@@ -177,7 +179,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
       concurrency.push(opts.maxConcurrentReconciles);
       return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
     };
-    const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, cacheDir: '/nonexistent', ports: { fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart), inspect: () => Promise.resolve([CHART]), runKind } });
+    const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) }, cacheDir: '/nonexistent', ports: { fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart), inspect: () => Promise.resolve([CHART]), runKind } });
     await reconciler.reconcile(req, ctx);
     assert.deepEqual(concurrency, [DEFAULT_HELM_RECONCILES, 3]);
     assert.ok(DEFAULT_HELM_RECONCILES >= 16);

@@ -135,10 +135,10 @@ function statusWrites(cluster: FakeCluster): number {
 }
 
 /** The trusted history of the CR, as the store reads it. */
-async function trusted(s: Setup): Promise<ReleaseRevision[]> {
+function trusted(s: Setup): Promise<ReleaseRevision[]> {
   const secrets = s.cluster.all('Secret', SYSTEM).filter((x) => x.metadata.labels?.[RECORD_OWNER_UID_LABEL] === 'u1');
   const byRevision = secrets.map((x) => [Number(x.metadata.labels?.version), x.metadata.labels?.status] as const).sort((a, b) => a[0] - b[0]);
-  return byRevision.map(([revision, status]) => ({ revision, status }) as unknown as ReleaseRevision);
+  return Promise.resolve(byRevision.map(([revision, status]) => ({ revision, status }) as unknown as ReleaseRevision));
 }
 
 function objectOf(cluster: FakeCluster, kind: string, name: string, apiVersion = 'v1'): KubeObject | undefined {
@@ -176,17 +176,18 @@ describe('Helm release reconciler over the fake cluster and the real release eng
   });
 
   test("with the kind's informer cache, the CR is read from it (a copy: the cache is not changed), not with a GET; the history is listed once", async () => {
-    let inCache: KubeObject | undefined;
+    const cache: { cr?: KubeObject | undefined } = {};
     const asked: string[] = [];
     const s = setup({
       cr: { metadata: { namespace: 'team-a', name: 'pg', uid: 'u1' } },
       cached: (namespace, name) => {
         asked.push(`${namespace ?? ''}/${name}`);
-        return inCache;
+        return cache.cr;
       },
     });
     // The informer holds the CR as it is (its resourceVersion the live one).
-    inCache = structuredClone(crOf(s.cluster));
+    cache.cr = structuredClone(crOf(s.cluster));
+    const inCache = cache.cr;
     await s.reconciler.reconcile(req, ctx);
     assert.deepEqual(asked, ['team-a/pg']);
     assert.deepEqual(s.cluster.log.filter((r) => r.verb === 'get' && r.kind === 'Pushgateway'), [], 'no GET of the CR');
@@ -668,7 +669,8 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     // A tenant plants records in the CR's namespace before its first reconcile.
     const { gzipSync } = await import('node:zlib');
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20)).toString('base64');
-    s.cluster.put({ apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1', metadata: { namespace: 'team-a', name: 'sh.helm.release.v1.pg.v7', labels: { owner: 'helm', name: 'pg', version: '7', status: 'deployed' } }, data: { release: Buffer.from(bomb).toString('base64') } });
+    const ours = { 'binnacle.dev/owner-kind': 'Pushgateway', 'binnacle.dev/owner-name': 'pg', 'binnacle.dev/owner-namespace': 'team-a' };
+    s.cluster.put({ apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1', metadata: { namespace: 'team-a', name: 'sh.helm.release.v1.pg.v7', labels: { ...ours, owner: 'helm', name: 'pg', version: '7', status: 'deployed' } }, data: { release: Buffer.from(bomb).toString('base64') } });
     const forged = releaseSecret(
       { name: 'pg', namespace: 'team-a', version: 1e21, status: 'failed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1' }, config: {}, manifest: '', content: { chart: {}, manifest: '', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
       { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' },

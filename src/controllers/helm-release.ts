@@ -18,7 +18,7 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRequest, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
@@ -534,11 +534,11 @@ export class HelmReleaseReconciler implements Reconciler {
     return true;
   }
 
-  async chart(s: State): Promise<StepOutcome> {
+  chart(s: State): Promise<StepOutcome> {
     s.chart = this.o.kind.chart();
-    if (s.chart !== undefined) return CONTINUE;
+    if (s.chart !== undefined) return Promise.resolve(CONTINUE);
     s.conditions.set('Irreconcilable', true, 'ErrorGettingChart', 'the chart for this kind is not available yet');
-    return stop({ requeueAfterMs: 10_000 });
+    return Promise.resolve(stop({ requeueAfterMs: 10_000 }));
   }
 
   /** valuesFrom (read as the release's identity), under the CR's spec, under overrideValues (`${ENV}` expanded). */
@@ -593,7 +593,7 @@ export class HelmReleaseReconciler implements Reconciler {
     const input = this.renderInput(s);
     if (input === undefined) return stop();
     s.inputDigest = await this.ports.inputDigest(input);
-    s.decision = decideRelease(read.revisions, { owner: s.owner, inputDigest: s.inputDigest });
+    s.decision = decideRelease(read.revisions, { owner: s.owner, inputDigest: s.inputDigest, foreignOwner: read.foreignOwner });
     if (s.decision.action !== 'refuse') return CONTINUE;
     s.logger.error({ err: s.decision.reason }, 'Release failed');
     s.conditions.set('Irreconcilable', true, 'ReconcileError', s.decision.reason);
@@ -679,6 +679,29 @@ export class HelmReleaseReconciler implements Reconciler {
     return stop({ failed: true });
   }
 
+  /** How the engine runs this CR's release: as its identity, confined, owned by the CR, Helm's options from its annotations. */
+  private releaseRequest(s: State, disableHooks: boolean): ReleaseRequest {
+    const confine = this.confineCheck(s.release.namespace);
+    return {
+      owner: s.owner,
+      release: s.release,
+      disableHooks,
+      force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
+      rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
+      ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
+      ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
+      // Everything a run applies or runs is confined: the render's objects and hooks, and what it takes from the records (a repair, a rollback).
+      ...(confine === undefined ? {} : { confine }),
+      ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
+      // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
+      // its objects are applied; a rollout is the workloads' own status to report, and waiting
+      // for it here held a worker (and every CR queued behind it) for the whole rollout.
+      waitForHealth: false,
+      // Still the bound on hooks (a Job hook is waited for, as Helm does without --wait).
+      healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
+    };
+  }
+
   /** The release engine carries out the decision: installs, upgrades, repairs or rolls back the release; status follows. */
   async apply(s: State): Promise<StepOutcome> {
     const decision = s.decision;
@@ -686,30 +709,12 @@ export class HelmReleaseReconciler implements Reconciler {
     const rendered = s.rendered;
     const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
     if (rendered !== undefined) await this.overrideValuesEvents(s);
-    const confine = this.confineCheck(s.release.namespace);
     let result;
     try {
       result = await runDecision(
         s.release$.cfg,
         decision,
-        {
-          owner: s.owner,
-          release: s.release,
-          disableHooks,
-          force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
-          rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
-          ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
-          ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
-          // Everything a run applies or runs is confined: the render's objects and hooks, and what it takes from the records (a repair, a rollback).
-          ...(confine === undefined ? {} : { confine }),
-          ownerReference: { apiVersion: this.apiVersion, kind: this.o.kind.kind, name: s.release.name, uid: s.cr.metadata.uid ?? '' },
-          // helm-operator's install and upgrade (Helm without --wait): the release is deployed once
-          // its objects are applied; a rollout is the workloads' own status to report, and waiting
-          // for it here held a worker (and every CR queued behind it) for the whole rollout.
-          waitForHealth: false,
-          // Still the bound on hooks (a Job hook is waited for, as Helm does without --wait).
-          healthTimeoutMs: this.o.healthTimeoutMs ?? 5 * 60_000,
-        },
+        this.releaseRequest(s, disableHooks),
         s.history ?? [],
         rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
       );

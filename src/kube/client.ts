@@ -12,61 +12,12 @@ import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { Credentials } from './credentials.js';
 import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import type { Discovery as DiscoveryPort, ObjectReader, ObjectWriter, StatusWriter, Watcher } from './ports.js';
+import type { ApplyOptions, DeleteOptions, Discovery as DiscoveryPort, Impersonation, ListOptions, ObjectReader, ObjectWriter, ResourceInfo, StatusWriter, WatchEvent, WatchOptions, Watcher } from './ports.js';
+
+export type { ApplyOptions, DeleteOptions, Impersonation, ListOptions, ResourceInfo, WatchEvent, WatchEventType, WatchOptions } from './ports.js';
 
 /** Binnacle's one field manager for server-side apply. */
 export const FIELD_MANAGER = 'binnacle';
-
-export interface ResourceInfo {
-  /** Plural resource name, e.g. `deployments`. */
-  name: string;
-  namespaced: boolean;
-  kind: string;
-  verbs: string[];
-}
-
-export interface ListOptions {
-  namespace?: string | undefined;
-  labelSelector?: string | undefined;
-  fieldSelector?: string | undefined;
-}
-
-export interface ApplyOptions {
-  fieldManager?: string;
-  /** Take fields another manager owns. Ownership is taken explicitly at the call site. */
-  force?: boolean;
-  dryRun?: boolean;
-  subresource?: 'status';
-}
-
-export interface DeleteOptions {
-  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
-  gracePeriodSeconds?: number;
-  preconditions?: { uid?: string; resourceVersion?: string };
-}
-
-export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-export interface WatchEvent<T extends KubeObject = KubeObject> {
-  type: WatchEventType;
-  object: T;
-  /**
-   * The object nests deeper than the client reads (util/nesting.ts, MAX_OBJECT_NESTING):
-   * `object` is only its identity (`stubOf`).
-   */
-  refused?: true;
-}
-
-export interface WatchOptions extends ListOptions {
-  resourceVersion?: string | undefined;
-  timeoutSeconds?: number;
-  signal?: AbortSignal;
-}
-
-export interface Impersonation {
-  user: string;
-  groups?: string[];
-}
 
 interface Transport {
   base: URL;

@@ -11,8 +11,59 @@
  * - `Impersonating`: the same ports acting as another identity (a release's ServiceAccount).
  * - `Capabilities`, `RawRequester`: what a Helm render asks of the cluster (`.Capabilities`, `lookup`).
  */
-import type { ApplyOptions, DeleteOptions, Impersonation, ListOptions, ResourceInfo, WatchEvent, WatchOptions } from './client.js';
 import type { KubeList, KubeObject, ObjectRef } from './types.js';
+
+export interface ResourceInfo {
+  /** Plural resource name, e.g. `deployments`. */
+  name: string;
+  namespaced: boolean;
+  kind: string;
+  verbs: string[];
+}
+
+export interface ListOptions {
+  namespace?: string | undefined;
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+}
+
+export interface ApplyOptions {
+  fieldManager?: string;
+  /** Take fields another manager owns. Ownership is taken explicitly at the call site. */
+  force?: boolean;
+  dryRun?: boolean;
+  subresource?: 'status';
+}
+
+export interface DeleteOptions {
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  gracePeriodSeconds?: number;
+  preconditions?: { uid?: string; resourceVersion?: string };
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T extends KubeObject = KubeObject> {
+  type: WatchEventType;
+  object: T;
+  /**
+   * The object nests deeper than the client reads (util/nesting.ts, MAX_OBJECT_NESTING):
+   * `object` is only its identity (`stubOf`).
+   */
+  refused?: true;
+}
+
+export interface WatchOptions extends ListOptions {
+  resourceVersion?: string | undefined;
+  timeoutSeconds?: number;
+  signal?: AbortSignal;
+}
+
+export interface Impersonation {
+  user: string;
+  groups?: string[];
+}
+
 
 export interface ObjectReader {
   get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T>;
