@@ -76,8 +76,10 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
   const createsNamespace = objects.some((o) => o.kind === 'Namespace' && o.apiVersion === 'v1' && o.metadata.name === release.namespace);
   const namespaceMissing = repair || createsNamespace ? Promise.resolve(false) : findQuiet(cfg.client, { apiVersion: 'v1', kind: 'Namespace', name: release.namespace }).then((ns) => ns === undefined);
   // Objects are checked side by side (their reads and dry runs are independent), and their
-  // findings gathered in the objects' order: one round trip or two, not two per object.
-  const perObject = await mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
+  // findings gathered in the objects' order: one round trip or two, not two per object. Both
+  // awaited together: a read of the namespace that fails while an object's check throws must
+  // not be left rejecting with nobody to handle it.
+  const checks = mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
     const mine = emptyFindings(subject, found.dryRun);
     const same = how.same?.has(identityOf(obj)) === true;
     // What a watch holds stands in for the read only where nothing new is to be written: a
@@ -86,7 +88,8 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
     await checkObject(cfg, obj, { owner, release, adopt: how.adopt === true, force: how.force === true, same, ...(watched === undefined ? {} : { watched }) }, mine);
     return mine;
   });
-  if (await namespaceMissing) {
+  const [missing, perObject] = await Promise.all([namespaceMissing, checks]);
+  if (missing) {
     found.result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
   }
   for (const mine of perObject) mergeFindings(found, mine);

@@ -7,8 +7,7 @@
  * `applyRelease` is the whole of it for a caller that has its objects already (`binnacle
  * release apply`, tests): read the history, decide, carry out.
  */
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../util/canonical-json.js';
+import { canonicalJson, inputDigestOf } from '../util/canonical-json.js';
 import { BinnacleError } from '../util/errors.js';
 import type { ActionConfig } from './action-config.js';
 import { decideRelease, needsRender, type ReleaseDecision } from './decide.js';
@@ -22,7 +21,7 @@ import type { ApplyRequest, ApplyResult, ReleaseRequest, ReleaseRevision } from 
 export function requestDigest(req: Pick<ApplyRequest, 'objects' | 'chart' | 'values' | 'content'>): string {
   // In any order: the same objects listed otherwise are the same revision.
   const objects = req.objects.map((o) => canonicalJson(o)).sort();
-  return `sha256:${createHash('sha256').update(canonicalJson({ objects, chart: req.chart ?? null, values: req.values ?? {}, manifest: req.content?.manifest ?? null })).digest('hex')}`;
+  return inputDigestOf({ objects, chart: req.chart ?? null, values: req.values ?? {}, manifest: req.content?.manifest ?? null });
 }
 
 /**

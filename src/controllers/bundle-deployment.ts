@@ -16,7 +16,6 @@
  * over the one fake cluster (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { createHash } from 'node:crypto';
 import { ApplyRefusedError, decideRelease, driftSpecProblems, isOwnedBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
@@ -26,7 +25,7 @@ import { refOf, type KubeObject } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
 import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
-import { canonicalJson } from '../util/canonical-json.js';
+import { inputDigestOf } from '../util/canonical-json.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
@@ -502,7 +501,7 @@ function chartOf(d: ReleaseDecision): { name: string; version: string } {
 export function bundleInputDigest(bd: BundleDeployment, contentDigest: string, certsDigest: string | undefined): string {
   const { format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy } = bd.spec;
   const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest };
-  return `sha256:${createHash('sha256').update(canonicalJson(inputs)).digest('hex')}`;
+  return inputDigestOf(inputs);
 }
 
 /** Who `installClient(bd)` acts as, by name. */

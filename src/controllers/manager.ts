@@ -20,6 +20,7 @@ import { LeaderElector } from '../kube/leader-election.js';
 import { LeaseLock } from '../kube/lease-lock.js';
 import { collectProcessMetrics, ControllerMetrics, countApiRequests } from '../kube/metrics.js';
 import { startEndpointServer } from '../kube/probe-server.js';
+import { handleUnhandledRejections } from '../kube/unhandled.js';
 import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
@@ -55,6 +56,12 @@ export interface ManagerOptions {
   healthTimeoutMs?: number;
   /** How often the source and catalog stores are garbage-collected (default 10 minutes). */
   gcIntervalMs?: number;
+  /**
+   * Handle promises that reject with nobody handling them (kube/unhandled.ts): logged with the
+   * reconcile that started them, counted, and the manager goes on. `binnacle manager` sets it;
+   * tests leave Node's default, so such a bug fails them.
+   */
+  handleRejections?: boolean;
   /** Where the release history the engine trusts is kept (the manager's own namespace); default the leader-election namespace, else binnacle-system. */
   systemNamespace?: string;
 }
@@ -261,6 +268,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const metrics = new ControllerMetrics(registry);
   countApiRequests(registry, o.client);
   const storeMetrics = new StoreMetrics(registry);
+  const rejections = o.handleRejections === true ? handleUnhandledRejections(logger, registry) : undefined;
   const health: Health = { ready: false };
   const probes = await startProbeServer(o, registry, health);
   try {
@@ -284,6 +292,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
       throw err;
     })
     .finally(() => {
+      rejections?.remove();
       probes.server.closeAllConnections();
       return new Promise<void>((resolve) => probes.server.close(() => resolve()));
     });

@@ -12,7 +12,9 @@ import { sharedChart } from '../apply/chart-intern.js';
 import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
-import { canonicalJson } from '../util/canonical-json.js';
+import { inputDigestOf } from '../util/canonical-json.js';
+
+export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { helmEngine, type HelmEngine, type LookupTransport, type RenderRequest, type RenderResult } from './engine.js';
@@ -77,9 +79,6 @@ async function capabilitiesOf(client: NonNullable<ChartReleaseInput['client']>):
   return { kubeVersion, apiVersions };
 }
 
-export function inputDigestOf(parts: Record<string, unknown>): string {
-  return createHash('sha256').update(canonicalJson(parts)).digest('hex').slice(0, 40);
-}
 
 /** The objects of Helm's output or of a crds/ file; `where` names it in errors. */
 export function objectsOf(text: string, where: string): KubeObject[] {

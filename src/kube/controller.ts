@@ -26,6 +26,7 @@ import type { Informer } from './informer.js';
 import { objectKey, splitKey, type KubeObject } from './types.js';
 import { WorkQueue, type BackoffOptions } from './workqueue.js';
 import type { ControllerMetrics } from './metrics.js';
+import { inReconcile } from './reconcile-context.js';
 
 export interface ReconcileRequest {
   key: string;
@@ -184,7 +185,7 @@ export class Controller {
     const started = process.hrtime.bigint();
     let outcome: 'success' | 'requeue' | 'error' | 'terminal' = 'success';
     try {
-      const result = await this.reconciler.reconcile(req, { logger, signal });
+      const result = await inReconcile({ controller: this.name, key }, () => this.reconciler.reconcile(req, { logger, signal }));
       if (result?.failed === true && result.error !== undefined && failureAction(result.error) === 'wait-for-change') {
         outcome = this.failed(key, result.error, logger);
         return;

@@ -13,6 +13,7 @@
  *   them, which is Go's form for every float64 (Go also keeps integers past 2^53 exact, which a
  *   JavaScript number cannot hold).
  */
+import { createHash } from 'node:crypto';
 type StringWriter = (s: string) => string;
 
 function sortedJson(v: unknown, str: StringWriter): string {
@@ -44,4 +45,12 @@ function goString(s: string): string {
 
 export function goJson(v: unknown): string {
   return sortedJson(v, goString);
+}
+
+/**
+ * The digest of what a release revision is made from: sha256 of the parts' canonical JSON, cut to
+ * 40 hex characters so that it fits a label value (63 at most), where release records keep it.
+ */
+export function inputDigestOf(parts: unknown): string {
+  return createHash('sha256').update(canonicalJson(parts)).digest('hex').slice(0, 40);
 }

@@ -65,6 +65,8 @@ async function startServers(o: RunOptions, client: KubeClient, logger: Logger, r
   // Sampled only when served: no one reads them otherwise.
   if (o.metricsAddress !== undefined) collectProcessMetrics(registry);
   new Gauge({ name: 'helm_operator_build_info', help: 'Build information for the helm-operator binary', labelNames: ['version', 'commit'], registers: [registry] }).set({ version: 'binnacle', commit: '' }, 1);
+  // One reconcile's lost error is logged and counted, never the end of every CR's operator.
+  (await import('../../kube/unhandled.js')).handleUnhandledRejections(logger, registry);
   const servers: EndpointServer[] = [];
   try {
     if (o.probeAddress !== undefined) {

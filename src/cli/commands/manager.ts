@@ -51,6 +51,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       catalogAddress: flags.catalogBindAddress,
       workers: flags.workers,
       healthTimeoutMs: flags.healthTimeout,
+      handleRejections: true,
       ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
     });
     const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);
