@@ -63,6 +63,12 @@ const bundleSource: Schema = obj(
   ['type'],
 );
 
+/** How much one release may hold (apply/limits.ts). */
+const limits: Schema = obj({
+  maxObjects: int('Objects a render may hold (manifest, CRDs and hooks). Default 2000, at most 20000.', { minimum: 1 }),
+  maxManifestBytes: int('Bytes a render may have. Default 8 MiB, at most 32 MiB.', { minimum: 1 }),
+});
+
 /** Drift rules, as Flux helm-controller's driftDetection (validated further by apply/drift-policy.ts). */
 const drift: Schema = obj(
   {
@@ -183,6 +189,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       crdPolicy: str("Format helm: what to do with the chart's crds/ (default Create, as helm install does).", { enum: ['Skip', 'Create', 'CreateReplace'] }),
       disableHooks: bool('Format helm: run no hooks.'),
       drift,
+      limits,
     },
     ['source', 'format', 'installNamespace'],
   ),
@@ -370,6 +377,7 @@ export const HELM_OPERATOR_CRD = crd({
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
       drift,
+      limits,
       upgradeApproval: approvalMode,
     },
     ['chart', 'kinds'],

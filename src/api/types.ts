@@ -77,8 +77,18 @@ export interface BundleSourceSpec {
   verify?: VerifySpec;
 }
 
+/** How much one release may hold (apply/limits.ts has the defaults and ceilings). */
+export interface ReleaseLimits {
+  /** Objects a render may hold (manifest, CRDs and hooks together). */
+  maxObjects?: number;
+  /** Bytes a render's manifest may have (CRDs and hooks included). */
+  maxManifestBytes?: number;
+}
+
 export interface BundleDeploymentSpec {
   source: BundleSourceSpec;
+  /** How much the release may hold; defaults in apply/limits.ts. */
+  limits?: ReleaseLimits;
   format: BundleFormat;
   installNamespace: string;
   watchNamespace?: string;
@@ -320,6 +330,8 @@ export interface HelmOperatorSpec {
   deletionPolicy?: 'Uninstall' | 'Orphan';
   /** For the releases of every custom resource it serves. */
   drift?: DriftSpec;
+  /** How much each custom resource's release may hold (the operator owner's say, never the CR author's). */
+  limits?: ReleaseLimits;
   /** `Manual`: a new chart version in range waits for its plan's approval (`approval.ts`). */
   upgradeApproval?: ApprovalMode;
 }

@@ -67,7 +67,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       pending: upgrade ? 'pending-upgrade' : 'pending-install',
       description: upgrade ? 'Upgrade complete' : 'Install complete',
       firstDeployed: history[0]?.firstDeployed ?? helmTime(new Date()),
-      previous: previousObjects(history),
+      previous: await previousObjects(history),
       history,
       takeOver: checked.takeOver,
       replace: checked.replace,

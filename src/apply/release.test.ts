@@ -131,3 +131,21 @@ test('a stored manifest with more than 100 YAML aliases is read; an alias bomb i
     return true;
   });
 });
+
+test('parseManifestAsync reads a manifest as parseManifest does, document by document: indented markers stay in their scalar, empty documents are skipped, errors name the document', async () => {
+  const { parseManifest, parseManifestAsync, manifestDocuments } = await import('./release.js');
+  const manifest = [
+    '# Source: x/a.yaml',
+    'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  inner: |\n    ---\n    nested: doc\n',
+    '---',
+    '---\n# Source: x/b.yaml',
+    'apiVersion: v1\nkind: Secret\nmetadata:\n  name: b\n',
+    '--- # a comment after the marker',
+    'apiVersion: v1\nkind: Service\nmetadata:\n  name: c\n',
+  ].join('\n');
+  assert.deepEqual(await parseManifestAsync(manifest, 'm'), parseManifest(manifest, 'm'));
+  assert.deepEqual((await parseManifestAsync(manifest, 'm')).map((o) => o.metadata.name), ['a', 'b', 'c']);
+  assert.equal(manifestDocuments(manifest).length, 3);
+  await assert.rejects(parseManifestAsync('---\nkind: X\n---\nnot: [closed\n', 'rev 2'), /rev 2: manifest document 1 is not a Kubernetes object/);
+  await assert.rejects(parseManifestAsync('---\napiVersion: v1\nkind: A\nmetadata: {}\n---\nnot: [closed\n', 'rev 2'), /rev 2: manifest document 2: /);
+});

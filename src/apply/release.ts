@@ -6,7 +6,7 @@
  * are the release's own labels in Helm ≥ 3.13; Binnacle keeps its owner there.
  */
 import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
-import { stringify } from 'yaml';
+import { stringify, type Document as YamlDocument } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { jsonMemberSpan } from '../util/json-member.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -316,25 +316,69 @@ export function toManifest(objects: readonly KubeObject[]): string {
     .join('');
 }
 
+/** One document of a manifest as a Kubernetes object (or nothing, for an empty one); `n` numbers it for messages. */
+function manifestObject(doc: YamlDocument, where: string, n: number): KubeObject | undefined {
+  if (doc.errors.length > 0) {
+    throw new BinnacleError('terminal', 'RELEASE_MANIFEST', `${where}: manifest document ${n}: ${doc.errors.map((e) => e.message).join('; ')}`);
+  }
+  let value: unknown;
+  try {
+    value = yamlValue(doc, `${where}: manifest document ${n}`);
+  } catch (err) {
+    if (err instanceof YamlAliasError) throw new BinnacleError('terminal', 'RELEASE_MANIFEST', err.message, { cause: err });
+    throw err;
+  }
+  if (value === null || value === undefined) return undefined;
+  if (!isKubeObject(value)) {
+    throw new BinnacleError('terminal', 'RELEASE_MANIFEST', `${where}: manifest document ${n} is not a Kubernetes object (needs apiVersion, kind, metadata)`);
+  }
+  return value;
+}
+
 /** Objects of a stored manifest; anything that is not an object is an error naming the revision. */
 export function parseManifest(manifest: string, where: string): KubeObject[] {
   const out: KubeObject[] = [];
   yamlPackage().parseAllDocuments(manifest).forEach((doc, i) => {
-    if (doc.errors.length > 0) {
-      throw new BinnacleError('terminal', 'RELEASE_MANIFEST', `${where}: manifest document ${i + 1}: ${doc.errors.map((e) => e.message).join('; ')}`);
-    }
-    let value: unknown;
-    try {
-      value = yamlValue(doc, `${where}: manifest document ${i + 1}`);
-    } catch (err) {
-      if (err instanceof YamlAliasError) throw new BinnacleError('terminal', 'RELEASE_MANIFEST', err.message, { cause: err });
-      throw err;
-    }
-    if (value === null || value === undefined) return;
-    if (!isKubeObject(value)) {
-      throw new BinnacleError('terminal', 'RELEASE_MANIFEST', `${where}: manifest document ${i + 1} is not a Kubernetes object (needs apiVersion, kind, metadata)`);
-    }
-    out.push(value);
+    const o = manifestObject(doc, where, i + 1);
+    if (o !== undefined) out.push(o);
   });
+  return out;
+}
+
+/** A line that starts a YAML document (`---` at column 0): nothing of a document can start so, so a manifest splits there. */
+const DOCUMENT_START = /^---(?=[ \t]*(?:#.*)?$)/gm;
+
+/** The manifest's documents as text, split at their `---` lines (never inside one). */
+export function manifestDocuments(manifest: string): string[] {
+  const starts: number[] = [];
+  for (const m of manifest.matchAll(DOCUMENT_START)) starts.push(m.index);
+  if (starts[0] !== 0) starts.unshift(0);
+  return starts.map((at, i) => manifest.slice(at, starts[i + 1] ?? manifest.length)).filter((d) => d.trim() !== '' && d.trim() !== '---');
+}
+
+/** How long parsing may hold the event loop before it lets other work run. */
+const PARSE_SLICE_MS = 8;
+
+/**
+ * parseManifest without holding the event loop: document by document, letting other work run
+ * (the Lease's renewal, other reconciles, the probes) every few milliseconds. A manifest is
+ * bounded (apply/limits.ts), but a bounded one of thousands of objects still takes seconds to
+ * read, which is longer than a leader may go without renewing its Lease.
+ */
+export async function parseManifestAsync(manifest: string, where: string): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  const yaml = yamlPackage();
+  let n = 0;
+  let slice = performance.now();
+  for (const text of manifestDocuments(manifest)) {
+    for (const doc of yaml.parseAllDocuments(text)) {
+      const o = manifestObject(doc, where, ++n);
+      if (o !== undefined) out.push(o);
+    }
+    if (performance.now() - slice > PARSE_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+  }
   return out;
 }

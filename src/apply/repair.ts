@@ -17,7 +17,7 @@ import { makeLenient, type LenientObjects } from './leniency.js';
 import { applyOrder, identityOf } from './phases.js';
 import { preflight, type LiveObjects } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
-import { parseManifest } from './release.js';
+import { parseManifestAsync } from './release.js';
 import { EMPTY_HEALTH, intentOf } from './rollout.js';
 import type { ApplyResult, ConfineCheck, DriftReport, ObjectDrift, ReleaseRef, ReleaseRequest, ReleaseRevision } from './types.js';
 
@@ -35,7 +35,7 @@ export async function repair(cfg: ActionConfig, req: ReleaseRequest, rev: Releas
 
 /** What `rev` recorded, ready to apply again: its manifest's objects, made lenient and prepared. */
 async function recordedObjects(cfg: ActionConfig, rev: ReleaseRevision, req: ReleaseRequest): Promise<LenientObjects> {
-  const recorded = parseManifest(rev.manifest, `release ${rev.namespace}/${rev.name} revision ${rev.revision}`);
+  const recorded = await parseManifestAsync(rev.manifest, `release ${rev.namespace}/${rev.name} revision ${rev.revision}`);
   const lenient = await makeLenient(recorded, { client: cfg.client, schemas: cfg.schemas });
   const prepared = withOwnerReference(await prepare(cfg.client, lenient.objects, req.owner, req.release), req);
   return { objects: prepared, skipped: lenient.skipped, dropped: lenient.dropped };

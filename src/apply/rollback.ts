@@ -12,7 +12,7 @@ import type { ActionConfig } from './action-config.js';
 import { ApplyRefusedError } from './errors.js';
 import { preflight, type Preflight } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
-import { parseManifest } from './release.js';
+import { parseManifest, parseManifestAsync } from './release.js';
 import { assertConfined } from './repair.js';
 import { baselineOf, EMPTY_HEALTH, lastWith, previousObjects, rollout } from './rollout.js';
 import { settle } from './history.js';
@@ -56,7 +56,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
   let objects: KubeObject[];
   try {
     // A chart release's manifest is Helm's: namespaces and ownership marks are added here.
-    objects = withOwnerReference(await prepare(cfg.client, parseManifest(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release), { release, ownerReference: how.ownerReference });
+    objects = withOwnerReference(await prepare(cfg.client, await parseManifestAsync(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release), { release, ownerReference: how.ownerReference });
     const hooks = (target.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `release ${release.namespace}/${release.name} revision ${target.revision} hook ${h.name}`));
     await assertConfined([...objects, ...hooks], how.confine, release, `revision ${target.revision}`);
     checked = await preflight(cfg, objects, owner, release, { force: how.force });
@@ -78,7 +78,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       pending: 'pending-rollback',
       description: `Rollback to ${target.revision}`,
       firstDeployed: history[0]?.firstDeployed ?? target.firstDeployed,
-      previous: previousObjects(history),
+      previous: await previousObjects(history),
       history,
       takeOver: checked.takeOver,
       replace: checked.replace,

@@ -23,7 +23,7 @@ import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { PREFLIGHT_CONCURRENCY, type Preflight } from './preflight.js';
 import { dedupe, withNamespaces } from './prepare.js';
-import { helmTime, parseManifest, toManifest } from './release.js';
+import { helmTime, parseManifestAsync, toManifest } from './release.js';
 import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 /** One revision to roll out: what it holds, what it came from, and how. */
@@ -73,19 +73,21 @@ export function lastWith(history: readonly ReleaseRevision[], statuses: readonly
 }
 
 /** Objects named by the latest revision and the last deployed one (a failed run may have applied some). */
-export function previousObjects(history: readonly ReleaseRevision[]): KubeObject[] {
+export async function previousObjects(history: readonly ReleaseRevision[]): Promise<KubeObject[]> {
   const revs = new Set<ReleaseRevision>();
   const latest = history.at(-1);
   if (latest !== undefined) revs.add(latest);
   const deployed = lastWith(history, ['deployed']);
   if (deployed !== undefined) revs.add(deployed);
-  return [...revs].flatMap((r) => parseManifest(r.manifest, `release ${r.namespace}/${r.name} revision ${r.revision}`));
+  const out: KubeObject[] = [];
+  for (const r of revs) out.push(...(await parseManifestAsync(r.manifest, `release ${r.namespace}/${r.name} revision ${r.revision}`)));
+  return out;
 }
 
 /** The deployed revision's objects by identity, namespaces filled in. */
 export async function baselineOf(cfg: ActionConfig, deployed: ReleaseRevision | undefined, release: ReleaseRef): Promise<Map<string, KubeObject>> {
   if (deployed === undefined) return new Map();
-  const objects = await withNamespaces(cfg.client, parseManifest(deployed.manifest, `release ${release.namespace}/${release.name} revision ${deployed.revision}`), release.namespace);
+  const objects = await withNamespaces(cfg.client, await parseManifestAsync(deployed.manifest, `release ${release.namespace}/${release.name} revision ${deployed.revision}`), release.namespace);
   return new Map(objects.map((o) => [identityOf(o), o]));
 }
 

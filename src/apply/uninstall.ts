@@ -33,7 +33,7 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   if (recorded !== undefined && (recorded.kind !== opts.owner.kind || recorded.name !== opts.owner.name || (recorded.namespace !== undefined && recorded.namespace !== opts.owner.namespace))) {
     throw new BinnacleError('terminal', 'RELEASE_NOT_OWNED', `${where} belongs to ${recorded.kind} ${recorded.name}, not ${opts.owner.kind} ${opts.owner.name}`);
   }
-  let objects = dedupe(await withNamespaces(cfg.client, previousObjects(history), opts.release.namespace));
+  let objects = dedupe(await withNamespaces(cfg.client, await previousObjects(history), opts.release.namespace));
   let hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
   if (opts.confine !== undefined) {
     // Recorded objects and hooks are as trusted as the record: what is out of scope is left alone.

@@ -350,7 +350,7 @@ export class HelmOperatorReconciler implements Reconciler {
       }
     }
     for (const [key, k] of wanted) {
-      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift });
+      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits });
       const current = op.kinds.get(key);
       if (current !== undefined && current.spec === spec) {
         if (chartChanged) current.running.enqueueAll();
@@ -399,6 +399,7 @@ export class HelmOperatorReconciler implements Reconciler {
       ...(k.crdPolicy === undefined ? {} : { crdPolicy: k.crdPolicy }),
       ...(k.watchDependentResources === undefined ? {} : { watchDependentResources: k.watchDependentResources }),
       ...(hop.spec.drift === undefined ? {} : { drift: hop.spec.drift }),
+      ...(hop.spec.limits === undefined ? {} : { limits: hop.spec.limits }),
     };
   }
 

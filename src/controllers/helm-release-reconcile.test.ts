@@ -750,4 +750,28 @@ describe("Helm release reconciler through the one render function (src/render), 
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  test("a render past the release's limits is refused before it is parsed: ReleaseFailed ReleaseTooLarge names the limit; nothing applied; not rendered again until the CR changes", { timeout: 120_000 }, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'hr-limit-'));
+    try {
+      await mkdir(join(dir, 'templates'));
+      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: big\nversion: 1.0.0\n');
+      await writeFile(join(dir, 'templates', 'many.yaml'), '{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{{ $i }}\n{{- end }}\n');
+      const s = setup({ realRender: true, cr: { spec: { count: 2001 } }, kind: { chart: () => ({ path: dir, digest: 'sha256:hr-limit-test', version: '1.0.0' }) } });
+      const result = await s.reconciler.reconcile(req, ctx);
+      assert.equal(result?.failed, true);
+      assert.equal(failureAction(result?.error), 'wait-for-change');
+      const c = condition(s.cluster, 'ReleaseFailed');
+      assert.equal(c?.reason, 'ReleaseTooLarge');
+      assert.match(c?.message ?? '', /release team-a\/pg: the render holds more than 2000 objects, this release's limit \(spec\.limits\.maxObjects\); nothing of it is applied/);
+      assert.deepEqual(s.cluster.applied, []);
+      assert.deepEqual(await trusted(s), []);
+      // The operator's owner raises the limit: the same CR installs.
+      const raised = setup({ realRender: true, cr: { spec: { count: 2001 } }, kind: { limits: { maxObjects: 2500 }, chart: () => ({ path: dir, digest: 'sha256:hr-limit-test', version: '1.0.0' }) } });
+      assert.deepEqual(await raised.reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+      assert.equal(raised.cluster.all('ConfigMap', 'team-a').length, 2001);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

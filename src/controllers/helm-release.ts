@@ -38,7 +38,8 @@ import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
-import type { DriftSpec } from '../api/types.js';
+import type { DriftSpec, ReleaseLimits } from '../api/types.js';
+import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -102,6 +103,8 @@ export interface HelmKind {
   watchDependentResources?: boolean;
   /** Its HelmOperator's drift rules, for every release of the kind. */
   drift?: DriftSpec;
+  /** How much each release may hold (its HelmOperator's spec.limits); apply/limits.ts's defaults otherwise. */
+  limits?: ReleaseLimits;
   /** The OverrideValuesInUse event says a value was overridden without printing it (`--suppress-override-values`). */
   suppressOverrideValues?: boolean;
   /**
@@ -575,6 +578,7 @@ export class HelmReleaseReconciler implements Reconciler {
       // `lookup` and the cluster's capabilities as the release's identity.
       client: s.client,
       ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
+      limits: releaseLimits(this.o.kind.limits),
     };
   }
 
@@ -610,6 +614,12 @@ export class HelmReleaseReconciler implements Reconciler {
       s.rendered = await this.ports.render(input, this.actingAs(s.release.namespace));
       return CONTINUE;
     } catch (err) {
+      if (err instanceof ReleaseTooLargeError) {
+        s.logger.error({ err: err.message }, 'Release failed');
+        s.conditions.set('ReleaseFailed', true, 'ReleaseTooLarge', err.message);
+        s.conditions.remove('Irreconcilable');
+        return stop({ failed: true, error: err });
+      }
       if (!(err instanceof HelmError) || err.phase === 'internal') throw err;
       s.logger.error({ err: err.message }, 'Release failed');
       s.conditions.set('ReleaseFailed', true, this.failReason(s), err.message);
@@ -666,11 +676,8 @@ export class HelmReleaseReconciler implements Reconciler {
     const rendered = s.rendered;
     if (check === undefined || rendered === undefined) return CONTINUE;
     const where = `release ${s.release.namespace}/${s.release.name}`;
-    const objects = [
-      ...rendered.objects,
-      ...parseManifest(rendered.content.manifest, where),
-      ...rendered.content.hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)),
-    ];
+    // The render's objects were parsed once (the manifest and the chart's CRDs); hooks are small and parsed here.
+    const objects = [...rendered.objects, ...rendered.content.hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`))];
     const problems = await check(objects);
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('ReleaseFailed', true, 'ObjectsOutOfScope', `refused, nothing of this render applied: ${problems.join('; ')}`);

@@ -13,6 +13,9 @@ import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
 import type { KubeClient } from '../kube/client.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { inputDigestOf } from '../util/canonical-json.js';
+import { checkRenderLimits, DEFAULT_RELEASE_LIMITS } from '../apply/limits.js';
+import { manifestDocuments } from '../apply/release.js';
+import type { ReleaseLimits } from '../api/types.js';
 
 export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
@@ -39,6 +42,8 @@ export interface ChartReleaseInput {
   client?: Pick<KubeClient, 'serverVersion' | 'apiVersionSet' | 'rawRequest' | 'find'>;
   crdPolicy?: CrdPolicy;
   engine?: HelmEngine;
+  /** How much the release may hold; checked on Helm's output before it is parsed. Default apply/limits.ts's. */
+  limits?: Required<ReleaseLimits>;
 }
 
 export interface ChartRelease {
@@ -84,19 +89,49 @@ async function capabilitiesOf(client: NonNullable<ChartReleaseInput['client']>):
 export function objectsOf(text: string, where: string): KubeObject[] {
   const out: KubeObject[] = [];
   yamlPackage().parseAllDocuments(text).forEach((doc, i) => {
-    if (doc.errors.length > 0) throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: where });
-    // Aliases as Helm (Go's YAML) reads them: many are fine, an alias bomb is refused.
-    let value: unknown;
-    try {
-      value = yamlValue(doc, where);
-    } catch (err) {
-      if (err instanceof YamlAliasError) throw new InputError('HELM_MANIFEST_YAML', `document ${i + 1}: ${err.reason}`, { file: where, cause: err });
-      throw err;
-    }
-    if (value === null || value === undefined) return;
-    if (!isKubeObject(value)) throw new InputError('HELM_MANIFEST_OBJECT', `document ${i + 1} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: where });
-    out.push(value);
+    const o = objectOfDocument(doc, where, i + 1);
+    if (o !== undefined) out.push(o);
   });
+  return out;
+}
+
+/** One document of Helm's output as an object (nothing for an empty one); HELM_MANIFEST_YAML or HELM_MANIFEST_OBJECT naming it otherwise. */
+function objectOfDocument(doc: ReturnType<ReturnType<typeof yamlPackage>['parseAllDocuments']>[number], where: string, n: number): KubeObject | undefined {
+  if (!('errors' in doc)) return undefined;
+  if (doc.errors.length > 0) throw new InputError('HELM_MANIFEST_YAML', `document ${n}: ${doc.errors[0]?.message ?? 'invalid YAML'}`, { file: where });
+  // Aliases as Helm (Go's YAML) reads them: many are fine, an alias bomb is refused.
+  let value: unknown;
+  try {
+    value = yamlValue(doc, where);
+  } catch (err) {
+    if (err instanceof YamlAliasError) throw new InputError('HELM_MANIFEST_YAML', `document ${n}: ${err.reason}`, { file: where, cause: err });
+    throw err;
+  }
+  if (value === null || value === undefined) return undefined;
+  if (!isKubeObject(value)) throw new InputError('HELM_MANIFEST_OBJECT', `document ${n} is not a Kubernetes object (apiVersion, kind and metadata are required)`, { file: where });
+  return value;
+}
+
+/**
+ * objectsOf document by document, letting other work run every few milliseconds: a release's
+ * render is bounded (apply/limits.ts), but thousands of objects still take seconds to read,
+ * longer than a leader may go without renewing its Lease.
+ */
+export async function objectsOfAsync(text: string, where: string): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  const yaml = yamlPackage();
+  let n = 0;
+  let slice = performance.now();
+  for (const part of manifestDocuments(text)) {
+    for (const doc of yaml.parseAllDocuments(part)) {
+      const o = objectOfDocument(doc, where, ++n);
+      if (o !== undefined) out.push(o);
+    }
+    if (performance.now() - slice > 8) {
+      await new Promise((resolve) => setImmediate(resolve));
+      slice = performance.now();
+    }
+  }
   return out;
 }
 
@@ -130,12 +165,15 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
   const res = await engine.render(renderRequestOf(input, caps));
   const rel = res.release;
   const manifest = rel.manifest;
-  const objects = objectsOf(manifest, `${rel.chart.metadata.name}: rendered manifest`);
-  const crds = await chartCrds(res.crds, input.crdPolicy ?? 'Create', input.client, rel.chart.metadata.name);
   const hooks: ReleaseHook[] = (rel.hooks ?? []).map((h) => ({ ...h, events: [...h.events] }));
+  const where = `${rel.chart.metadata.name}: rendered manifest`;
+  if (typeof manifest !== 'string') throw new BinnacleError('internal', 'HELM_RELEASE', 'Helm answered a release without a manifest');
+  // Counted and measured before anything is parsed: a render past the limits is refused at once.
+  checkRenderLimits([manifest, ...res.crds.map((f) => f.data), ...hooks.map((h) => h.manifest)], input.limits ?? DEFAULT_RELEASE_LIMITS, `release ${input.release.namespace}/${input.release.name}`);
+  const objects = await objectsOfAsync(manifest, where);
+  const crds = await chartCrds(res.crds, input.crdPolicy ?? 'Create', input.client, rel.chart.metadata.name);
   const chart = chartInfoOf(rel.chart.metadata);
   const notes = rel.info.notes ?? '';
-  if (typeof manifest !== 'string') throw new BinnacleError('internal', 'HELM_RELEASE', 'Helm answered a release without a manifest');
   return {
     objects: [...crds, ...objects],
     content: { chart: sharedChart(rel.chart as unknown as Record<string, unknown>), manifest, hooks, ...(notes === '' ? {} : { notes }) },
@@ -168,7 +206,7 @@ async function chartCrds(files: RenderResult['crds'], policy: CrdPolicy, client:
   const crds: KubeObject[] = [];
   if (policy === 'Skip') return crds;
   for (const f of files) {
-    for (const crd of objectsOf(f.data, `${chartName}/${f.name}`)) {
+    for (const crd of await objectsOfAsync(f.data, `${chartName}/${f.name}`)) {
       // Create: only CRDs the cluster lacks, as `helm install` does; CreateReplace: all.
       if (policy === 'Create' && client !== undefined && (await client.find({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name ?? '' })) !== undefined) continue;
       crds.push(crd);

@@ -24,6 +24,7 @@ import { canonicalJson } from '../util/canonical-json.js';
 import { InputError, TerminalError } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { RenderCache, type RenderCacheStats } from './cache.js';
+import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
 
 export interface RenderedBundle {
   objects: KubeObject[];
@@ -177,6 +178,7 @@ async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
       revision: ctx.revision,
       ...(ctx.client === undefined ? {} : { client: ctx.client }),
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
+      limits: releaseLimits(ctx.spec.limits),
     };
     const rel = await renderChart(input, ctx.actingAs);
     return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
@@ -193,11 +195,16 @@ export const RENDERERS: ReadonlyMap<BundleFormat, BundleRenderer> = new Map<Bund
   ['helm', renderHelm],
 ]);
 
-/** `ctx.spec.format`'s renderer, or InvalidSpec for a format there is none of. */
-function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
+/** `ctx.spec.format`'s renderer, or InvalidSpec for a format there is none of; a bundle's objects past the release's limits are refused (a chart's are, before they are parsed). */
+async function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
   const renderer = RENDERERS.get(ctx.spec.format);
   if (renderer === undefined) throw new TerminalError('InvalidSpec', `spec.format: unknown format "${ctx.spec.format}" (one of ${[...RENDERERS.keys()].join(', ')})`);
-  return renderer(ctx);
+  const rendered = await renderer(ctx);
+  const limits = releaseLimits(ctx.spec.limits);
+  if (rendered.objects.length > limits.maxObjects) {
+    throw new ReleaseTooLargeError(`bundle ${ctx.name}: it renders ${rendered.objects.length} objects, above this release's limit of ${limits.maxObjects} (spec.limits.maxObjects); nothing of it is applied`);
+  }
+  return rendered;
 }
 
 /**
