@@ -19,6 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isForbidden } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -300,7 +301,14 @@ export class TrustedHistory implements HistoryStore {
 
   /** Moves Helm's records into the history, each checked first; what fails is refused by name. */
   private async migrateFromMirror(check: MigrationCheck): Promise<{ revisions: ReleaseRevision[]; refused: RefusedRecord[] }> {
-    const found = await this.mirror.read(this.release);
+    let found;
+    try {
+      found = await this.mirror.read(this.release);
+    } catch (err) {
+      // An identity that may not read Secrets in its namespace wrote no Helm records there either.
+      if (isForbidden(err)) return { revisions: [], refused: [] };
+      throw err;
+    }
     const refused = [...found.refused];
     const revisions: ReleaseRevision[] = [];
     for (const rev of found.revisions) {

@@ -30,12 +30,13 @@ import type { KubeClient } from '../kube/client.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
 import { CatalogIndex, extensionRequest, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts, type Resolution, type ResolveInput } from '../resolve/index.js';
-import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
+import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, LABEL_PACKAGE, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
 import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
+import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
@@ -79,6 +80,8 @@ export interface ClusterExtensionPorts {
   deployments: BundleDeploymentWriter;
   /** The plan of a change awaiting approval (`upgrade-approval.ts`); by default `binnacle plan`'s, on a dry-run client. */
   planChange(input: ExtensionPlanInput): Promise<PlannedChange>;
+  /** The digest an image reference points to now (a registry's answer); asked only under Manual approval. */
+  resolveDigest(image: string): Promise<string>;
   clock(): Date;
 }
 
@@ -197,6 +200,7 @@ function defaultPorts(o: ClusterExtensionReconcilerOptions, catalogs: CatalogAcc
       },
     },
     planChange: extensionPlanner(client, { cacheDir: o.planCacheDir ?? join(tmpdir(), 'binnacle-plans') }),
+    resolveDigest: async (image) => (await new (await import('../oci/index.js')).RegistryClient().resolveImage(image)).digest,
     clock: () => new Date(),
   };
 }
@@ -406,9 +410,15 @@ export class ClusterExtensionReconciler implements Reconciler {
    * shows the plan. The approval of a plan superseded before it was applied lets nothing through.
    */
   async approve(s: State): Promise<StepOutcome> {
-    const change = approvalNeeded(s.ce, s.installed, s.chosen);
+    const manual = s.ce.spec.upgradeApproval === 'Manual' || s.ce.spec.install?.approval === 'Manual';
+    // What an approval let through stays pinned to the digests its plan showed: a catalog's tag
+    // that moves afterwards is a new plan, not new content under the approved one.
+    const pinned = manual ? pinnedImages(s.owned) : new Map<string, string>();
+    const moved = manual ? await this.movedTags(s, pinned) : [];
+    const change = approvalNeeded(s.ce, s.installed, s.chosen) ?? (moved.length > 0 ? 'upgrade' : undefined);
     if (change === undefined) {
       delete s.status.pendingPlan;
+      s.chosen = s.chosen.map((b) => ({ ...b, image: pinned.get(bundleKey(b)) ?? b.image }));
       return CONTINUE;
     }
     const planned = await this.ports.planChange({ extension: s.ce, chosen: s.chosen, installed: s.installed });
@@ -424,6 +434,8 @@ export class ClusterExtensionReconciler implements Reconciler {
     if (decision.approved) {
       s.logger.info({ digest: planned.digest }, 'approved plan: applying it');
       delete s.status.pendingPlan;
+      // The BundleDeployments name each image by the digest the approved plan showed.
+      s.chosen = s.chosen.map((b) => ({ ...b, image: pinnedRef(b, planned) }));
       return CONTINUE;
     }
     s.status.pendingPlan = decision.pending;
@@ -431,6 +443,19 @@ export class ClusterExtensionReconciler implements Reconciler {
     if (change === 'install') s.conditions.set('Installed', false, 'AwaitingApproval', decision.message);
     // An approval (an annotation) and new catalog content call the extension back; the requeue is a fallback.
     return stop({ requeueAfterMs: 300_000 });
+  }
+
+  /** The chosen bundles whose catalog reference now points elsewhere than the digest their BundleDeployment was pinned to. */
+  private async movedTags(s: State, pinned: ReadonlyMap<string, string>): Promise<string[]> {
+    const moved: string[] = [];
+    for (const b of s.chosen) {
+      const ref = pinned.get(bundleKey(b));
+      if (ref === undefined || b.image === '' || b.image.includes('@')) continue;
+      const now = await this.ports.resolveDigest(b.image);
+      if (!ref.endsWith(`@${now}`)) moved.push(`${b.image} now points to ${now}`);
+    }
+    if (moved.length > 0) s.logger.info({ moved }, 'a catalog image moved since its plan was approved: a new plan');
+    return moved;
   }
 
   /** The BundleDeployments of the resolution set, created or updated; what the extension no longer needs is let go. */
@@ -536,4 +561,29 @@ export class ClusterExtensionReconciler implements Reconciler {
     s.conditions.set('ChannelDeprecated', d.channel !== undefined, d.channel !== undefined ? 'Deprecated' : 'NotDeprecated', d.channel ?? '');
     s.conditions.set('BundleDeprecated', d.bundle !== undefined, d.bundle !== undefined ? 'Deprecated' : 'NotDeprecated', d.bundle ?? '');
   }
+}
+
+/** A chosen bundle by package and version: what one pinned BundleDeployment installs. */
+function bundleKey(b: { package: string; version: string }): string {
+  return `${b.package}@${b.version}`;
+}
+
+/** The image references the extension's BundleDeployments are pinned to by digest, by the bundle they install. */
+function pinnedImages(owned: readonly BundleDeployment[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const bd of owned) {
+    const ref = bd.spec.source.image?.ref;
+    const pkg = bd.metadata.labels?.[LABEL_PACKAGE];
+    const version = bd.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION];
+    if (ref === undefined || !ref.includes('@sha256:') || pkg === undefined || version === undefined) continue;
+    out.set(bundleKey({ package: pkg, version }), ref);
+  }
+  return out;
+}
+
+/** `b`'s image by the digest the approved plan pulled it by. */
+function pinnedRef(b: ChosenBundle, planned: PlannedChange): string {
+  const change = planned.changes.find((c) => c.name === b.name);
+  if (change?.digest === undefined || change.digest === '' || b.image === '' || b.image.startsWith('configmaps://')) return b.image;
+  return formatReference(withDigest(parseReference(b.image), change.digest));
 }

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import { sha256Digest } from '../oci/digest.js';
+import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import type { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
@@ -133,11 +134,14 @@ export interface ExtensionPlanInput {
  * written). The last plan of each extension is kept while its inputs stay the same, so a
  * re-poll neither pulls nor renders again.
  */
-export function extensionPlanner(client: KubeClient, opts: { cacheDir: string; logger?: Logger }): (input: ExtensionPlanInput) => Promise<PlannedChange> {
+export function extensionPlanner(client: KubeClient, opts: { cacheDir: string; logger?: Logger; resolveDigest?: (image: string) => Promise<string> }): (input: ExtensionPlanInput) => Promise<PlannedChange> {
   const last = new Map<string, { key: string; planned: PlannedChange }>();
   const dry = dryRunClient(client);
-  return async ({ extension, chosen, installed }) => {
+  const resolveDigest = opts.resolveDigest ?? (async (image: string) => (await new (await import('../oci/index.js')).RegistryClient().resolveImage(image)).digest);
+  return async ({ extension, chosen: asked, installed }) => {
     const name = extension.metadata.name ?? '';
+    // Planned and kept by the digests the images point to now: a tag that moved is a new plan.
+    const chosen = await pinToDigests(asked, resolveDigest);
     const key = canonicalJson({ uid: extension.metadata.uid, generation: extension.metadata.generation, chosen: chosen.map((b) => [b.name, b.image]), from: chosen.map((b) => unitOf(installed, b.package)?.version ?? '') });
     const hit = last.get(name);
     if (hit?.key === key) return hit.planned;
@@ -148,4 +152,14 @@ export function extensionPlanner(client: KubeClient, opts: { cacheDir: string; l
     last.set(name, { key, planned });
     return planned;
   };
+}
+
+/** The chosen bundles with their OCI images named by the digest they point to now (ConfigMaps and pinned ones as they are). */
+async function pinToDigests(chosen: readonly ChosenBundle[], resolveDigest: (image: string) => Promise<string>): Promise<ChosenBundle[]> {
+  const out: ChosenBundle[] = [];
+  for (const b of chosen) {
+    if (b.image === '' || b.image.includes('@') || b.image.startsWith('configmaps://')) out.push(b);
+    else out.push({ ...b, image: formatReference(withDigest(parseReference(b.image), await resolveDigest(b.image))) });
+  }
+  return out;
 }
