@@ -21,7 +21,7 @@ import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
-import { refOf, type KubeObject } from '../kube/types.js';
+import { refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
 import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
@@ -73,8 +73,10 @@ export interface BundleDeploymentReconcilerOptions {
   /** How often to re-check an installed bundle's health and repair drift. */
   resyncMs?: number;
   ports?: Partial<BundleDeploymentPorts>;
+  /** Told what a release applied (the objects the dependent watches follow), after each apply. */
+  onApplied?: (refs: readonly ObjectRef[]) => void;
   /** An installed object as the watches of what BundleDeployments installed hold it (ReleaseRequest.watched). */
-  watched?: (ref: import('../kube/types.js').ObjectRef) => KubeObject | undefined;
+  watched?: (ref: ObjectRef) => KubeObject | undefined;
 }
 
 /**
@@ -457,6 +459,7 @@ export class BundleDeploymentReconciler implements Reconciler {
 
   /** What an apply that ran says: conditions, revision, applied objects, warnings and Events; when to look again. */
   private async applied(s: State, chart: { name: string; version: string }, result: ApplyResult): Promise<StepOutcome> {
+    this.o.onApplied?.(result.applied);
     const unhealthy = result.health.objects.filter((o) => !o.healthy).map((o) => `${o.ref.kind} ${o.ref.name}: ${o.reason}`);
     if (result.status === 'deployed') {
       s.conditions.set('Installed', true, 'Succeeded', `revision ${result.revision} of ${chart.name} ${chart.version} installed`);

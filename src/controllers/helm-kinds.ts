@@ -12,7 +12,7 @@ import { Informer } from '../kube/informer.js';
 import type { ControllerMetrics, ResourceCreatedMetric } from '../kube/metrics.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { DEFAULT_HELM_RECONCILES, dryRunLooksUp } from '../helm/watches.js';
-import { DependentWatches } from './helm-dependents.js';
+import { DependentWatches } from './dependents.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
 import type { ReleaseEngineOptions } from './release-engine.js';
 

@@ -37,6 +37,7 @@ import { ensureCrds } from './crds.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from '../actions/platform-protection.js';
+import { DependentWatches, ownerNameKeyOf } from './dependents.js';
 import { ReleaseRecords } from '../apply/release-records.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
 
@@ -196,9 +197,18 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   // The release history the engine trusts: Secrets in the manager's own namespace, written only as the manager.
   const records = new ReleaseRecords({ client, namespace: systemNamespaceOf(o), logger });
   const engine = { records, schemas: OpenApiSchemas.shared(client) };
+  // What BundleDeployments installed is watched: a changed or deleted object re-queues its BundleDeployment (repaired in seconds, not at the resync).
+  const installedObjects = new DependentWatches({ client, logger, ownerKind: 'BundleDeployment', keyOf: ownerNameKeyOf, enqueue: (key) => bdController.enqueue(key), signal });
+  const bdController = new Controller({
+    name: 'bundledeployment',
+    logger,
+    metrics,
+    workers: o.workers ?? 4,
+    reconciler: new BundleDeploymentReconciler({ client, engine, cacheDir: join(o.dataDir, 'sources'), onApplied: (refs) => installedObjects.observe(refs), watched: (ref) => installedObjects.cached(ref), ...healthTimeout }),
+  }).watch(inf.deployments, undefined, specOrMetadataChanged);
   const controllers = [
     new Controller({ name: 'clustercatalog', logger, metrics, workers: 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
-    new Controller({ name: 'bundledeployment', logger, metrics, workers: o.workers ?? 4, reconciler: new BundleDeploymentReconciler({ client, engine, cacheDir: join(o.dataDir, 'sources'), ...healthTimeout }) }).watch(inf.deployments, undefined, specOrMetadataChanged),
+    bdController,
     extensionController(o, client, inf, catalogs, metrics),
     new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
       .watch(inf.platform)
@@ -220,6 +230,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   logger.info('controllers started');
   void collectGarbage(); // and the store gauges are there from the start
   await Promise.all(runs);
+  await installedObjects.stopped();
   health.ready = false;
   await catalogServer.close();
 }

@@ -92,22 +92,31 @@ async function installedRevision(name: string, revision: number): Promise<Bundle
   );
 }
 
-/** Makes the BundleDeployment reconcile (as its resync would), then waits for a Drifted condition that `want` accepts. */
+/**
+ * Makes the BundleDeployment reconcile (as its resync would), then waits for a Drifted finding
+ * that `want` accepts: in its condition, or in the Event its repair left. What the BundleDeployment
+ * installed is watched, so a repair may already have run when the edit was seen, and the
+ * reconcile this asks for then finds nothing left to repair.
+ */
 async function resyncUntil(name: string, what: string, want: (c: Condition) => boolean): Promise<Condition> {
   await client.apply({ apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name, annotations: { 'e2e.binnacle.dev/resync': String(Date.now()) } } }, { fieldManager: 'e2e-resync' });
   return eventually(
     `${name}: ${what}`,
     async () => {
       const c = findCondition((await bundleDeployment(name)).status?.conditions, 'Drifted');
-      return c !== undefined && want(c) ? c : undefined;
+      if (c !== undefined && want(c)) return c;
+      const found = (await eventsOf(name)).map((e): Condition => ({ type: 'Drifted', status: e.reason === 'DriftDetected' ? 'True' : 'False', reason: e.reason, message: e.message, lastTransitionTime: '' })).find(want);
+      return found;
     },
     90_000,
     500,
   );
 }
 
+/** The Events about this run's BundleDeployment `name` (by its uid: an earlier run's of the same name are not its). */
 async function eventsOf(name: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const list = await client.list('v1', 'Event', { namespace: 'default', fieldSelector: `involvedObject.kind=BundleDeployment,involvedObject.name=${name}` });
+  const uid = (await bundleDeployment(name)).metadata.uid ?? '';
+  const list = await client.list('v1', 'Event', { namespace: 'default', fieldSelector: `involvedObject.kind=BundleDeployment,involvedObject.name=${name},involvedObject.uid=${uid}` });
   return list.items.map((e) => e as unknown as { type: string; reason: string; message: string });
 }
 
@@ -139,6 +148,33 @@ after(async () => {
   console.log(`drift e2e: ${((Date.now() - started) / 1000).toFixed(1)} s`);
 });
 
+describe('what a BundleDeployment installed is watched', () => {
+  test('a changed image, a deleted Deployment and a deleted Service are repaired within seconds, not at the 10-minute resync (the watch re-queues the BundleDeployment)', async () => {
+    const name = 'drift-watched';
+    const deployment: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns }, spec: { replicas: 1, selector: { matchLabels: { app: name } }, template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: 'op', image: 'registry.example/op:1' }] } } } };
+    const service: KubeObject = { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { selector: { app: name }, ports: [{ port: 80 }] } };
+    await installPlain(name, [deployment, service], undefined);
+    await installedRevision(name, 1);
+    const imageOf = (d: KubeObject): string | undefined => (d.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]?.image;
+    const times: Record<string, number> = {};
+    // Someone edits the image by hand (another field manager, forced).
+    let at = Date.now();
+    await client.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name, namespace: ns }, spec: { template: { spec: { containers: [{ name: 'op', image: 'evil.example/op:6' }] } } } }, { fieldManager: 'kubectl-edit', force: true });
+    await eventually('the image repaired', async () => ((imageOf(await live('Deployment', name))) === 'registry.example/op:1' ? true : undefined), 60_000, 200);
+    times.image = Date.now() - at;
+    at = Date.now();
+    await client.delete({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name });
+    await eventually('the Deployment re-created', async () => ((await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name })) === undefined ? undefined : true), 60_000, 200);
+    times.deployment = Date.now() - at;
+    at = Date.now();
+    await client.delete({ apiVersion: 'v1', kind: 'Service', namespace: ns, name });
+    await eventually('the Service re-created', async () => ((await client.find({ apiVersion: 'v1', kind: 'Service', namespace: ns, name })) === undefined ? undefined : true), 60_000, 200);
+    times.service = Date.now() - at;
+    console.log(`BundleDeployment drift repaired without a resync (ms): ${JSON.stringify(times)}`);
+    assert.equal((await bundleDeployment(name)).status?.revision, 1, 'repairs, no new revision');
+  });
+});
+
 describe('drift rules beside a HorizontalPodAutoscaler', () => {
   test('with an ignore rule on /spec/replicas the HPA keeps its replicas; other drift is still repaired and reported', async () => {
     const name = 'drift-ignored';
@@ -159,18 +195,22 @@ describe('drift rules beside a HorizontalPodAutoscaler', () => {
     assert.equal(binnacleHoldsReplicas(after), false, 'Binnacle’s field manager does not hold spec.replicas');
   });
 
-  test('without it the repair scales back, and says so', async () => {
+  test('without it the repair scales back (at once: the Deployment is watched), and says so', async () => {
     const name = 'drift-fight';
     await installPlain(name, [deployment('fight-op', 1)], undefined);
     await installedRevision(name, 1);
+    const installed = await live('Deployment', 'fight-op');
     await autoscale('fight-op');
-    const scaled = await scaledByHpa('fight-op');
-    const cond = await resyncUntil(name, 'replicas repaired', (c) => c.reason === 'DriftRepaired');
+    // The HPA scales to 3 and the watch repairs it back to 1 before a poll could see it: the repair's finding says so.
+    const cond = await resyncUntil(name, 'replicas repaired', (c) => c.reason === 'DriftRepaired' && c.message.includes('spec.replicas'));
     assert.match(cond.message, new RegExp(`Deployment ${ns}/fight-op: spec.replicas \\(manifest 1, live 3\\)`));
     const events = await eventsOf(name);
     assert.ok(events.some((e) => e.type === 'Warning' && e.reason === 'DriftRepaired' && e.message.includes('spec.replicas')), 'a Warning Event names the object and field');
-    const after = await live('Deployment', 'fight-op');
-    assert.ok((after.metadata.generation ?? 0) > (scaled.metadata.generation ?? 0), 'the repair changed the Deployment’s spec');
+    const after = await eventually('scaled back to 1', async () => {
+      const d = await live('Deployment', 'fight-op');
+      return replicasOf(d) === 1 ? d : undefined;
+    }, 60_000, 500);
+    assert.ok((after.metadata.generation ?? 0) > (installed.metadata.generation ?? 0) + 1, 'scaled up by the HPA, then back by the repair');
     assert.equal(binnacleHoldsReplicas(after), true);
   });
 

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { KubeClient } from '../kube/client.js';
 import type { KubeObject } from '../kube/types.js';
-import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, releaseKeyOf } from './helm-dependents.js';
+import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, releaseKeyOf } from './dependents.js';
 
 const dep = (rv: string, extra: Partial<KubeObject> & { status?: unknown; spec?: unknown } = {}): KubeObject => ({
   apiVersion: 'apps/v1',

@@ -1,9 +1,11 @@
 /**
- * Watching a Helm kind's dependent resources (helm-operator's `watchDependentResources`): one
- * informer per kind of object the releases hold, started the first time a release applies
- * one, filtered on the server by the owner-kind label every applied object carries. A change
- * to what the chart controls, or a deletion, re-queues the custom resource whose release holds
- * the object, so drift is repaired at once rather than at the next reconcile period.
+ * Watching what releases installed (helm-operator's `watchDependentResources`, and the same for
+ * BundleDeployments, as OLM v0 restores a changed operator Deployment): one informer per kind of
+ * object the releases hold, started the first time a release applies one, filtered on the
+ * server by the owner-kind label every applied object carries. A change to what the release
+ * controls, or a deletion, re-queues the owner whose release holds the object (a Helm kind's
+ * custom resource, a BundleDeployment), so drift is repaired within seconds rather than at the
+ * next reconcile period.
  *
  * Status-only changes (a Deployment's replica counts) do not re-queue: they are not drift, and
  * reacting to them would reconcile on every rollout step. Neither do Binnacle's own writes (an
@@ -22,7 +24,7 @@
  */
 import type { Logger } from 'pino';
 import { DRIFT_HANDOVER_MANAGER } from '../apply/drift-policy.js';
-import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, OWNER_KIND_LABEL } from '../apply/ownership.js';
+import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { FIELD_MANAGER } from '../kube/client.js';
 import type { KubeClient } from '../kube/client.js';
 import { Informer } from '../kube/informer.js';
@@ -32,8 +34,10 @@ import { canonicalJson } from '../util/canonical-json.js';
 export interface DependentWatchesOptions {
   client: KubeClient;
   logger: Logger;
-  /** The Helm kind whose releases are watched (the owner-kind label's value). */
+  /** The owner kind whose releases are watched (the owner-kind label's value). */
   ownerKind: string;
+  /** The key of the owner holding an object; default a Helm kind's CR, from Helm's release annotations (`releaseKeyOf`). */
+  keyOf?: (obj: KubeObject) => string | undefined;
   /** Namespaced dependents are watched in this namespace only (WATCH_NAMESPACE); all when absent. */
   namespace?: string;
   /** Re-queues the custom resource `namespace/name`. */
@@ -109,6 +113,12 @@ export function releaseKeyOf(obj: KubeObject): string | undefined {
   return objectKey({ name, namespace });
 }
 
+/** The cluster-scoped owner (a BundleDeployment) whose release holds `obj`, from its owner-name label. */
+export function ownerNameKeyOf(obj: KubeObject): string | undefined {
+  const name = obj.metadata.labels?.[OWNER_NAME_LABEL];
+  return name === undefined || name === '' ? undefined : name;
+}
+
 function isNamespaced(ref: ObjectRef): boolean {
   return ref.namespace !== undefined && ref.namespace !== '';
 }
@@ -134,9 +144,10 @@ export class DependentWatches {
         labelSelector: `${OWNER_KIND_LABEL}=${this.o.ownerKind}`,
         ...(namespaced && this.o.namespace !== undefined && this.o.namespace !== '' ? { namespace: this.o.namespace } : {}),
       });
+      const keyOf = this.o.keyOf ?? releaseKeyOf;
       const requeue = (obj: KubeObject): void => {
-        const cr = releaseKeyOf(obj);
-        if (cr !== undefined) this.o.enqueue(cr);
+        const owner = keyOf(obj);
+        if (owner !== undefined) this.o.enqueue(owner);
       };
       informer.addHandlers({
         update: (oldObj, newObj) => {
