@@ -135,7 +135,7 @@ const cliStartup: Renderer = (r) => {
     '',
     ...table(
       ['command', 'wall', 'CPU', 'peak RSS', '× node -e 0 (wall / CPU / memory)'],
-      s.rows.map((x) => [x.reference ? `\`${x.label}\` (reference)` : x.judged ? `\`${x.label}\`` : `\`${x.label}\` (not judged)`, ms(x.wallMs), ms(x.cpuMs), `${fix(x.rssMb, 1)} MB`, `${times(x.wallRatio)} / ${times(x.cpuRatio)} / ${times(x.rssRatio)}${x.failedRuns > 0 ? ` (${x.failedRuns} runs failed)` : ''}`]),
+      s.rows.map((x) => [x.reference ? `${x.label} (reference)` : x.judged ? x.label : `${x.label} (not judged)`, ms(x.wallMs), ms(x.cpuMs), `${fix(x.rssMb, 1)} MB`, `${times(x.wallRatio)} / ${times(x.cpuRatio)} / ${times(x.rssRatio)}${x.failedRuns > 0 ? ` (${x.failedRuns} runs failed)` : ''}`]),
     ),
   ];
 };

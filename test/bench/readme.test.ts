@@ -81,7 +81,7 @@ describe('renderReadme', () => {
       const out = renderReadme('before\n<!-- bench:cli-startup -->\nold 999 ms\n<!-- /bench:cli-startup -->\nafter\n', root);
       assert.ok(out.startsWith('before\n<!-- bench:cli-startup -->\n') && out.endsWith('\n<!-- /bench:cli-startup -->\nafter\n'), out);
       assert.doesNotMatch(out, /999/);
-      assert.match(out, /\| `binnacle --help` \| 222 ms \| 50 ms \| 60\.0 MB \| 1\.50× \/ 1\.25× \/ – \|/);
+      assert.match(out, /\| binnacle --help \| 222 ms \| 50 ms \| 60\.0 MB \| 1\.50× \/ 1\.25× \/ – \|/);
       assert.match(out, /From \[`bench\/results\/cli-startup\/2026-02-01T00-00-00Z-bbbbbbb\.json`\]/);
       assert.match(out, /`npx tsx bench\/cli-startup\.ts --runs 3` at commit `bbbbbbb` \(clean\), 2026-02-01 00:00 UTC, on 2 × Test CPU, Node v20\.0\.0; load average \(1 \/ 5 \/ 15 min\) 1\.50 \/ 1\.00 \/ 0\.50 before, 2\.25 \/ 1\.00 \/ 0\.50 after\./);
       assert.match(out, /- within 2x: \*\*NOT met\*\* \(memory\)/);
