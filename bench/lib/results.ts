@@ -145,11 +145,30 @@ export function startRun(bench: string): RunRecorder {
       const dir = path.join(where === undefined || where === '' ? RESULTS_DIR : path.resolve(where), bench);
       mkdirSync(dir, { recursive: true });
       const file = path.join(dir, `${stamp(started)}-${gitAtStart.commit.slice(0, 7)}.json`);
-      writeFileSync(file, `${JSON.stringify(result, null, 1)}\n`);
+      writeFileSync(file, `${compactJson(result)}\n`);
       console.log(`result stored: ${path.relative(process.cwd(), file)} (load average ${before.join(' ')} before, ${result.loadavg.after.join(' ')} after)`);
       return file;
     },
   };
+}
+
+/**
+ * JSON with one key a line, but arrays of plain values (a round's raw times) on one line: the
+ * file stays readable and diffable without a line per number.
+ */
+export function compactJson(value: unknown, indent = ''): string {
+  if (Array.isArray(value)) {
+    if (value.every((v) => v === null || typeof v !== 'object')) return JSON.stringify(value);
+    const inner = `${indent} `;
+    return `[\n${value.map((v: unknown) => `${inner}${compactJson(v, inner)}`).join(',\n')}\n${indent}]`;
+  }
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined);
+    if (entries.length === 0) return '{}';
+    const inner = `${indent} `;
+    return `{\n${entries.map(([k, v]) => `${inner}${JSON.stringify(k)}: ${compactJson(v, inner)}`).join(',\n')}\n${indent}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
 }
 
 /** A goal's verdict from a boolean. */
