@@ -204,8 +204,8 @@ const helm: Renderer = (r) => {
     `${s.charts} charts of the corpus, default values, beside \`helm template\` (${str(r.settings.reference?.version)}) in the same run. Binnacle: the ${str(b.engine)} engine, ${str(b.threads)} thread(s), spare RSA keys ${b.spareKeys === true ? '**on** (as it ships)' : 'off (each key searched for inside the render that asks, as helm does)'}.`,
     '',
     ...table(['figure', 'binnacle', 'helm', 'ratio'], [
-      [`whole corpus: one cold process / the sum of ${s.charts} helm processes (median of ${s.corpus.ratios.length} rounds)`, spreadText(s.corpus.binnacleMs, (x) => sec(x)), spreadText(s.corpus.helmMs, (x) => sec(x)), times(s.corpus.ratio)],
-      ['peak memory: the process tree / the largest helm process', spreadText(s.memory.binnacleHwmKb, mb), spreadText(s.memory.helmMaxRssKb, mb), times(s.memory.ratio)],
+      [`whole corpus: one cold process / the sum of ${s.charts} helm processes (median of ${s.corpus.ratios.length} rounds)`, spreadText(s.corpus.binnacleMs, (x) => sec(x)), spreadText(s.corpus.helmMs, (x) => sec(x)), `${times(s.corpus.ratio)} (the median of the rounds' ratios)`],
+      ['peak memory: the process tree / the largest helm process', spreadText(s.memory.binnacleHwmKb, mb), spreadText(s.memory.helmMaxRssKb, mb), `${times(s.memory.ratio)} (the median of the rounds' ratios)`],
       ['CPU time, first round (user + system)', sec(s.cpu.binnacleMs), sec(s.cpu.helmMs), times(s.cpu.ratio)],
       [`warm render / a helm process, per chart (median over charts; ${str(r.settings.bench.warmPairs)} ABBA pairs a chart)`, `faster on ${s.warm.faster} of ${s.charts}`, '', times(s.warm.medianRatio)],
     ]),
