@@ -588,7 +588,9 @@ function sideSettings(label: string): SideSettings | undefined {
     extraArgs: sdk ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA,
     maxConcurrentReconciles: sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
     reconcilePeriod: 'its default (1m)',
-    clientRateLimit: 'its default (the bench sets none)',
+    // Neither side is given a client-side rate limit: operator-sdk's takes controller-runtime v0.21's config.GetConfig,
+    // which turns the limiter off (QPS -1) when the kubeconfig sets none; Binnacle's client has none to set.
+    clientRateLimit: sdk ? "none: controller-runtime v0.21's config.GetConfig sets QPS -1 when the kubeconfig sets none" : 'none: the bench sets none',
     watchNamespace: 'every namespace',
   };
 }
