@@ -487,6 +487,8 @@ function goalsFor(chart: string, n: number, b: Figures, r: Figures, smallLimit: 
 
 const verdictText = (g: GoalVerdict): string => `${g.goal}: ${g.verdict === 'met' ? 'met' : g.verdict === 'not-met' ? 'NOT met' : 'not compared'}${g.detail === undefined ? '' : ` (${g.detail})`}`;
 
+/** Before anything is built or started: the load average the result records is the machine's own. */
+const recorder = startRun('helm-operator');
 const BEFORE_ENTRY = arg('--before') === undefined ? undefined : path.resolve(arg('--before') ?? '');
 const LOG_LEVEL = arg('--log-level');
 const operators = operatorCommands({
@@ -499,7 +501,6 @@ const operators = operatorCommands({
 })
   .filter((o) => MODES.has('helm-operator') || (o.label !== 'binnacle' && o.label !== 'binnacle-before'))
   .map((o) => ({ ...o, args: [...o.args, ...(o.label === 'operator-sdk' ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA)] }));
-const recorder = startRun('helm-operator');
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });

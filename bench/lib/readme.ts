@@ -120,7 +120,7 @@ const times = (x: Num): string => (ok(x) ? `${x.toFixed(2)}×` : '–');
 /** A spread of rounds: the median, and smallest to largest when there were several and they differ. */
 function spreadText(s: { median: Num; min: Num; max: Num; n: number } | null | undefined, f: (x: Num) => string): string {
   if (s === null || s === undefined) return '–';
-  return s.n > 1 && ok(s.min) && ok(s.max) && s.min !== s.max ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
+  return s.n > 1 && ok(s.min) && ok(s.max) && f(s.min) !== f(s.max) ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
 }
 const table = (head: string[], rows: string[][]): string[] => [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
 
