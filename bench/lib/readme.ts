@@ -85,7 +85,8 @@ function renderBlock(root: string, bench: string, file: string | undefined): str
     if (file !== undefined) throw new Error(`README.md names bench/results/${bench}/${file}, which is not there`);
     return `No stored result: \`npx tsx bench/${bench}.ts\` stores one in \`bench/results/${bench}/\`.`;
   }
-  return [...renderer(stored.result), '', provenance(stored), ...goals(stored.result.goals)].join('\n');
+  const notes = (stored.result.notes ?? []).map((n) => `Note stored with the result: ${n}`);
+  return [...renderer(stored.result), '', provenance(stored), ...notes.flatMap((n) => ['', n]), ...goals(stored.result.goals)].join('\n');
 }
 
 /** Where the table came from: the file, the command, the commit, the machine and its load. */

@@ -82,18 +82,19 @@ export interface RunRecorder {
   save(r: { settings: BenchResult['settings']; rounds: unknown[]; summary: unknown; goals: GoalVerdict[]; notes?: string[] }): string | undefined;
 }
 
+/** git's output, or '' when it fails; kept as printed (a status line's first column may be a space). */
 function git(args: string[]): string {
   const r = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
-  return r.status === 0 ? r.stdout.trim() : '';
+  return r.status === 0 ? r.stdout : '';
 }
 
 export function gitState(): GitState {
-  const commit = git(['rev-parse', 'HEAD']) || 'unknown';
+  const commit = git(['rev-parse', 'HEAD']).trim() || 'unknown';
   // Stored results are written by the runs themselves: they do not make the code under test differ.
   const changes = git(['status', '--porcelain', '--untracked-files=no', '--', '.', ':(exclude)bench/results'])
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => l.slice(3));
+    .map((l) => l.slice(3)); // "XY path": two status columns and a space
   return { commit, dirty: changes.length > 0, changes: changes.slice(0, 20) };
 }
 
