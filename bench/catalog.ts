@@ -13,7 +13,7 @@
  * are medians, and the last lines judge issue 15's goals on them.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadFbcDir, toFbcJson, validateConfig, type DeclarativeConfig } from '../src/catalog/index.js';
@@ -99,6 +99,12 @@ async function bundleLayoutDirs(): Promise<string[]> {
   return out.sort();
 }
 
+/** The operator-registry version hack/bench-tools/opm pins (opm built from the module proxy prints "unknown" as its version). */
+function opmModule(): string {
+  const mod = readFileSync(path.join(ROOT, 'hack', 'bench-tools', 'opm', 'go.mod'), 'utf8');
+  return /^\s*(github\.com\/operator-framework\/operator-registry v\S+)/m.exec(mod)?.[1] ?? 'unknown';
+}
+
 function ensureOpm(): boolean {
   if (existsSync(OPM)) return true;
   if (process.argv.includes('--no-build')) return false;
@@ -164,7 +170,7 @@ async function main(): Promise<void> {
   const settings = {
     bench: { rounds: ROUNDS, corpus: path.relative(ROOT, CORPUS), peakRss: TIME === undefined ? 'process.resourceUsage (children high-water mark)' : '/usr/bin/time -v', validPackages: kept, leftOut: dropped },
     binnacle: { what: 'node bin/binnacle.js after npm run build (the CLI bundle)', node: process.version },
-    reference: { what: 'opm', binary: path.relative(ROOT, OPM), version: 'not built' },
+    reference: { what: 'opm', binary: path.relative(ROOT, OPM), module: opmModule(), version: 'not built' },
   };
   if (!ensureOpm()) {
     console.log('opm not available: skipped the side-by-side runs');

@@ -144,7 +144,7 @@ const cliStartup: Renderer = (r) => {
 const catalog: Renderer = (r) => {
   const s = r.summary as CatalogSummary;
   const rounds = str(r.settings.bench.rounds);
-  const out = [`Medians of ${rounds} rounds, each step a process of its own, beside opm (\`${str(r.settings.reference?.version)}\`) in the same run. Binnacle's start-up (\`binnacle --help\`): ${sec(s.startupMs)}.`, ''];
+  const out = [`Medians of ${rounds} rounds, each step a process of its own, beside opm (${r.settings.reference?.module === undefined ? 'built by `hack/bench-tools/opm`' : `\`${str(r.settings.reference.module)}\``}) in the same run. Binnacle's start-up (\`binnacle --help\`): ${sec(s.startupMs)}.`, ''];
   if (s.corpus !== undefined) out.push(`The whole corpus (every layout; opm reads only some), rendered by Binnacle: ${sec(s.corpus.renderMs)}, ${fix(s.corpus.renderRssMb, 0)} MB peak, ${fix(s.corpus.outputMb, 1)} MB of FBC.`, '');
   if (s.comparisons === undefined) return [...out, 'opm was not built: no side-by-side figures.'];
   out.push(
