@@ -6,7 +6,9 @@
  * operator-framework/api v0.27.0, validates the same directories. Prints both times, their
  * ratio, and every directory where one finds errors and the other does not, with the reasons.
  * operator-verify is built by `hack/bench-tools/operator-verify/build.sh` when missing
- * (pass `--no-build` to skip that). `--limit N` checks only the first N directories.
+ * (pass `--no-build` to skip that). `--limit N` checks only the first N directories. Each side
+ * goes over every directory `--rounds N` times (default 3, the sides alternating); the times are
+ * medians, every round's kept in the stored result (bench/lib/results.ts).
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -19,6 +21,8 @@ import {
   validateBundleDir,
 } from '../src/bundle/index.js';
 import { errorMessage } from '../src/util/errors.js';
+import { median, spread, startRun } from './lib/results.js';
+import type { BundleSummary } from './lib/summaries.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CORPUS = process.env.BINNACLE_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
@@ -26,6 +30,8 @@ const VERIFY = path.join(ROOT, '.cache', 'bench-bin', 'operator-verify');
 const args = process.argv.slice(2);
 const limitIdx = args.indexOf('--limit');
 const LIMIT = limitIdx >= 0 ? Number(args[limitIdx + 1]) : Infinity;
+const roundsIdx = args.indexOf('--rounds');
+const ROUNDS = roundsIdx >= 0 ? Math.max(1, Number(args[roundsIdx + 1]) || 1) : 3;
 
 interface Outcome {
   errors: string[];
@@ -85,27 +91,45 @@ function ensureVerify(): boolean {
   return r.status === 0 && existsSync(VERIFY);
 }
 
+const recorder = startRun('bundle');
 const dirs = await versionDirs();
-console.log(`${dirs.length} version directories under ${CORPUS}`);
+console.log(`${dirs.length} version directories under ${CORPUS}, ${ROUNDS} round(s) a side`);
+const verifyVersion = 'operator-framework/api v0.27.0 (hack/bench-tools/operator-verify)';
+const settings = {
+  bench: { rounds: ROUNDS, directories: dirs.length, corpus: path.relative(ROOT, CORPUS), limit: Number.isFinite(LIMIT) ? LIMIT : null },
+  binnacle: { what: 'validateBundleDir (default suite) + convertRegistryV1 in this process, one directory after another', parityWarnings: [...PARITY_WARNINGS] },
+  reference: { what: 'operator-verify manifests DIR', version: verifyVersion, binary: path.relative(ROOT, VERIFY), note: 'one process per directory, started each time' },
+};
 
 const ours = new Map<string, Outcome>();
-let t = performance.now();
-for (const d of dirs) ours.set(d, await binnacle(d));
-const binnacleMs = performance.now() - t;
+const theirs = new Map<string, Outcome>();
+const rounds: { binnacleMs: number; verifyMs?: number }[] = [];
+const canVerify = ensureVerify();
+if (!canVerify) console.log('operator-verify is not available; skipping the differential check');
+for (let r = 0; r < ROUNDS; r++) {
+  let t = performance.now();
+  for (const d of dirs) ours.set(d, await binnacle(d));
+  const round: { binnacleMs: number; verifyMs?: number } = { binnacleMs: performance.now() - t };
+  if (canVerify) {
+    t = performance.now();
+    for (const d of dirs) theirs.set(d, goVerify(d));
+    round.verifyMs = performance.now() - t;
+  }
+  rounds.push(round);
+  console.log(`round ${r + 1}: binnacle ${(round.binnacleMs / 1000).toFixed(2)} s${round.verifyMs === undefined ? '' : `, operator-verify ${(round.verifyMs / 1000).toFixed(2)} s`}`);
+}
+const binnacleMs = median(rounds.map((r) => r.binnacleMs));
 const ourBad = [...ours.values()].filter((o) => o.errors.length > 0).length;
 console.log(`binnacle   load+validate+convert  ${(binnacleMs / 1000).toFixed(2).padStart(7)} s   ${ourBad} with errors`);
 
-if (!ensureVerify()) {
-  console.log('operator-verify is not available; skipping the differential check');
+if (!canVerify) {
+  recorder.save({ settings, rounds, summary: { directories: dirs.length, binnacleMs: spread(rounds.map((r) => r.binnacleMs)), binnacleWithErrors: ourBad } satisfies BundleSummary, goals: [] });
   process.exit(0);
 }
-const theirs = new Map<string, Outcome>();
-t = performance.now();
-for (const d of dirs) theirs.set(d, goVerify(d));
-const goMs = performance.now() - t;
+const goMs = median(rounds.map((r) => r.verifyMs ?? NaN));
 const goBad = [...theirs.values()].filter((o) => o.errors.length > 0).length;
 console.log(`operator-verify manifests (Go)    ${(goMs / 1000).toFixed(2).padStart(7)} s   ${goBad} with errors`);
-console.log(`time ratio binnacle/go: ${(binnacleMs / goMs).toFixed(2)} (Go includes one process start per bundle)`);
+console.log(`time ratio binnacle/go: ${(binnacleMs / goMs).toFixed(2)} (Go includes one process start per bundle; medians of ${ROUNDS} rounds)`);
 
 let both = 0;
 let neither = 0;
@@ -134,3 +158,18 @@ if (onlyTheirs.length > 0) {
   console.log('\nonly operator-verify finds errors:');
   for (const x of onlyTheirs) console.log(`  ${x}`);
 }
+recorder.save({
+  settings,
+  rounds,
+  summary: {
+    directories: dirs.length,
+    binnacleMs: spread(rounds.map((r) => r.binnacleMs)),
+    verifyMs: spread(rounds.map((r) => r.verifyMs ?? NaN)),
+    timeRatio: binnacleMs / goMs,
+    binnacleWithErrors: ourBad,
+    verifyWithErrors: goBad,
+    agree: { bothErrors: both, bothClean: neither },
+    differ: { onlyBinnacle: onlyOurs.map((x) => x.split('\n')[0] ?? x), onlyVerify: onlyTheirs.map((x) => x.split('\n')[0] ?? x) },
+  } satisfies BundleSummary,
+  goals: [],
+});

@@ -13,10 +13,12 @@
  * are medians, and the last lines judge issue 15's goals on them.
  */
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadFbcDir, toFbcJson, validateConfig, type DeclarativeConfig } from '../src/catalog/index.js';
+import { judged, spread, startRun, type Spread } from './lib/results.js';
+import type { CatalogSummary } from './lib/summaries.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CORPUS = process.env.BINNACLE_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
@@ -30,6 +32,8 @@ const ROUNDS = roundsArg === -1 ? 3 : Math.max(1, Number(process.argv[roundsArg 
 
 interface Run {
   label: string;
+  /** Which side ran it. */
+  side?: 'binnacle' | 'opm';
   ms: number;
   maxRssMb: number;
   exit: number;
@@ -66,9 +70,14 @@ const median = (xs: number[]): number => {
  * its own), with their ranges: both vary from run to run on this machine (wall by up to a fifth,
  * a garbage-collected process's peak by as much), so one run says little.
  */
+/** Every step's runs, for the stored result. */
+const steps: { label: string; side: 'binnacle' | 'opm'; command: string[]; runs: Run[]; ms: Spread; maxRssMb: Spread }[] = [];
+
 async function measure(label: string, cmd: string, args: string[], stdoutFile?: string): Promise<Run> {
   const runs: Run[] = [];
   for (let i = 0; i < ROUNDS; i++) runs.push(await measureOnce(label, cmd, args, stdoutFile));
+  const rel = (a: string): string => (path.isAbsolute(a) ? path.relative(ROOT, a) || '.' : a);
+  steps.push({ label, side: cmd === OPM ? 'opm' : 'binnacle', command: [rel(cmd), ...args.map(rel)], runs, ms: spread(runs.map((r) => r.ms)), maxRssMb: spread(runs.map((r) => r.maxRssMb)) });
   const ms = runs.map((r) => r.ms);
   const rss = runs.map((r) => r.maxRssMb);
   const run: Run = { label, ms: median(ms), maxRssMb: median(rss), exit: Math.max(...runs.map((r) => r.exit)), stdoutBytes: runs.at(-1)?.stdoutBytes ?? 0 };
@@ -88,6 +97,12 @@ async function bundleLayoutDirs(): Promise<string[]> {
     }
   }
   return out.sort();
+}
+
+/** The operator-registry version hack/bench-tools/opm pins (opm built from the module proxy prints "unknown" as its version). */
+function opmModule(): string {
+  const mod = readFileSync(path.join(ROOT, 'hack', 'bench-tools', 'opm', 'go.mod'), 'utf8');
+  return /^\s*(github\.com\/operator-framework\/operator-registry v\S+)/m.exec(mod)?.[1] ?? 'unknown';
 }
 
 function ensureOpm(): boolean {
@@ -128,6 +143,7 @@ async function writeValidPackages(from: string, toDir: string): Promise<{ kept: 
 }
 
 async function main(): Promise<void> {
+  const recorder = startRun('catalog');
   await mkdir(WORK, { recursive: true });
   // The CLI as it ships: `npm run build`, then bin/binnacle.js, which runs the bundle in
   // dist/cli-bundle/ (tsx would add about 1.5 s of start-up to every run).
@@ -151,10 +167,17 @@ async function main(): Promise<void> {
     validateFbc: await measure('binnacle validate FBC', node, [...cli, 'catalog', 'validate', fbcDir]),
     renderBundles: await measure(`binnacle render ${bundles.length} bundle dirs`, node, [...cli, 'catalog', 'render', ...bundles, '-o', 'json'], path.join(WORK, 'binnacle-bundles.json')),
   };
+  const settings = {
+    bench: { rounds: ROUNDS, corpus: path.relative(ROOT, CORPUS), peakRss: TIME === undefined ? 'process.resourceUsage (children high-water mark)' : '/usr/bin/time -v', validPackages: kept, leftOut: dropped },
+    binnacle: { what: 'node bin/binnacle.js after npm run build (the CLI bundle)', node: process.version },
+    reference: { what: 'opm', binary: path.relative(ROOT, OPM), module: opmModule(), version: 'not built' },
+  };
   if (!ensureOpm()) {
     console.log('opm not available: skipped the side-by-side runs');
+    recorder.save({ settings, rounds: steps, summary: { startupMs: startup.ms, opm: false } satisfies CatalogSummary, goals: [judged('render the whole corpus under 5 s and 200 MB', corpusRender.ms < 5000 && corpusRender.maxRssMb < 200)] });
     return;
   }
+  settings.reference.version = spawnSync(OPM, ['version'], { encoding: 'utf8' }).stdout.trim();
   const o = {
     renderFbc: await measure('opm render FBC', OPM, ['render', fbcDir, '-o', 'json'], path.join(WORK, 'opm-fbc.json')),
     validateFbc: await measure('opm validate FBC', OPM, ['validate', fbcDir]),
@@ -169,13 +192,15 @@ async function main(): Promise<void> {
   const opmTestdata = spawnSync(OPM, ['render', fbcTestdata, '-o', 'json'], { encoding: 'utf8' }).stdout;
   console.log(`render of src/catalog/testdata/fbc/valid identical to opm's: ${oursTestdata !== '' && oursTestdata === opmTestdata ? 'yes' : 'no'}`);
   console.log(`binnacle / opm (wall; "net" takes out ${(startup.ms / 1000).toFixed(2)} s of start-up):`);
+  const comparisons: { step: string; binnacleMs: number; opmMs: number; binnacleRssMb: number; opmRssMb: number; timeRatio: number; netTimeRatio: number; memoryRatio: number }[] = [];
   for (const [label, x, y] of [
     ['render FBC', b.renderFbc, o.renderFbc],
     ['validate FBC', b.validateFbc, o.validateFbc],
-    ['render bundle dirs', b.renderBundles, o.renderBundles],
+    [`render ${bundles.length} bundle dirs`, b.renderBundles, o.renderBundles],
   ] as const) {
     const net: Run = { ...x, ms: Math.max(1, x.ms - startup.ms) };
     console.log(`  ${label.padEnd(20)} ${ratio(x, y)}; net time ${(net.ms / y.ms).toFixed(2)}x`);
+    comparisons.push({ step: label, binnacleMs: x.ms, opmMs: y.ms, binnacleRssMb: x.maxRssMb, opmRssMb: y.maxRssMb, timeRatio: x.ms / y.ms, netTimeRatio: net.ms / y.ms, memoryRatio: x.maxRssMb / y.maxRssMb });
   }
   // Issue 15's goals, start-up included, on the medians above.
   const goals: [string, boolean][] = [
@@ -200,6 +225,17 @@ async function main(): Promise<void> {
       .join('\n');
   const bundlesSame = ours === theirs ? 'yes' : tiesOrdered(ours) === tiesOrdered(theirs) ? "yes, but for the order of related images that share an image (opm's sort leaves it unset)" : 'no';
   console.log(`render bundle dirs output identical to opm's: ${bundlesSame}`);
+  recorder.save({
+    settings,
+    rounds: steps,
+    summary: {
+      startupMs: startup.ms,
+      corpus: { renderMs: corpusRender.ms, renderRssMb: corpusRender.maxRssMb, outputMb: corpusRender.stdoutBytes / 1e6 },
+      comparisons,
+      identical: { renderFbc: same, renderTestdata: oursTestdata !== '' && oursTestdata === opmTestdata, renderBundles: bundlesSame },
+    } satisfies CatalogSummary,
+    goals: goals.map(([goal, met]) => judged(goal, met)),
+  });
 }
 
 await main();

@@ -20,6 +20,8 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { judged, startRun } from './lib/results.js';
+import type { CliStartupSummary } from './lib/summaries.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const OUT = path.join(ROOT, '.cache', 'bench-cli');
@@ -99,6 +101,7 @@ function median(xs: number[]): number {
 }
 
 async function main(): Promise<void> {
+  const recorder = startRun('cli-startup');
   if (!existsSync(TIME)) throw new Error(`${TIME} is missing (apt-get install time): it measures peak memory`);
   if (!existsSync(SMALL_CATALOG)) throw new Error(`the small catalog ${SMALL_CATALOG} is missing`);
   build();
@@ -117,6 +120,7 @@ async function main(): Promise<void> {
   console.log(`\nCLI start-up, ${RUNS} interleaved runs: median wall and RSS, mean of the middle half of CPU (node ${path.relative(ROOT, BIN)}: the bundle in ${path.relative(ROOT, DIST)}/cli-bundle)`);
   console.log(`${'command'.padEnd(40)} ${'wall'.padStart(9)} ${'cpu'.padStart(9)} ${'peak RSS'.padStart(9)}   ratio to node -e 0 (wall / cpu / memory)`);
   let met = true;
+  const rows: CaseSummary[] = [];
   for (const c of cases) {
     const bad = c.samples.filter((s) => s.exit !== 0);
     const wall = median(c.samples.map((s) => s.wallMs));
@@ -124,11 +128,26 @@ async function main(): Promise<void> {
     const rss = median(c.samples.map((s) => s.rssMb));
     const ratios = [wall / b.wall, cpu / b.cpu, rss / b.rss];
     if (c !== base && c.reference !== true && (Math.max(ratios[1] ?? 0, ratios[2] ?? 0) > 2 || bad.length > 0)) met = false;
+    rows.push({ label: c.label.trim(), wallMs: wall, cpuMs: cpu, rssMb: rss, wallRatio: ratios[0] ?? NaN, cpuRatio: ratios[1] ?? NaN, rssRatio: ratios[2] ?? NaN, failedRuns: bad.length, reference: c === base, judged: c !== base && c.reference !== true });
     console.log(
       `${c.label.padEnd(40)} ${`${wall.toFixed(0)} ms`.padStart(9)} ${`${cpu.toFixed(0)} ms`.padStart(9)} ${`${rss.toFixed(1)} MB`.padStart(9)}   ${ratios.map((r) => `${r.toFixed(2)}x`).join(' / ')}${bad.length > 0 ? `  (${bad.length} runs failed)` : ''}`,
     );
   }
+  const goal = 'CPU time and peak memory of binnacle --help, catalog validate and install --help within 2x of node -e 0';
   console.log(`goal (CPU time and memory within 2x of node -e 0): ${met ? 'met' : 'NOT met'}`);
+  recorder.save({
+    settings: {
+      bench: { runs: RUNS, interleaved: true, wall: 'median', cpu: 'mean of the middle half (time reports 10 ms steps)', rss: 'median of /usr/bin/time %M' },
+      binnacle: { what: 'node bin/binnacle.js (the esbuild bundle npm run build makes, built into .cache/bench-cli)', command: [process.execPath, path.relative(ROOT, BIN)] },
+      reference: { what: 'node -e 0', command: [process.execPath, '-e', '0'] },
+    },
+    // Every run of every command, in the order they ran (interleaved).
+    rounds: cases.map((c) => ({ label: c.label.trim(), args: c.args.map((a) => (path.isAbsolute(a) ? path.relative(ROOT, a) : a)), env: c.env ?? {}, samples: c.samples })),
+    summary: { rows } satisfies CliStartupSummary,
+    goals: [judged(goal, met)],
+  });
 }
+
+type CaseSummary = CliStartupSummary['rows'][number];
 
 await main();

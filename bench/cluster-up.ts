@@ -10,6 +10,8 @@ import { pino } from 'pino';
 import { loadKubeConfig } from '../src/kube/config.js';
 import { KubeClient } from '../src/kube/client.js';
 import { clusterDown, clusterUp } from '../src/cluster/index.js';
+import { startRun } from './lib/results.js';
+import type { ClusterUpSummary } from './lib/summaries.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string, def: number): number => {
@@ -19,6 +21,7 @@ const arg = (name: string, def: number): number => {
 const rounds = arg('rounds', 3);
 const gets = arg('gets', 300);
 const logger = pino({ level: 'warn' });
+const recorder = startRun('cluster-up');
 
 function pct(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -79,3 +82,14 @@ console.log(`GET /api/v1/namespaces/default, ${gets} requests:`);
 console.log(`  binnacle client  p50 ${f(pct(ours, 50))} ms  p99 ${f(pct(ours, 99))} ms`);
 console.log(`  bare https floor p50 ${f(pct(floor, 50))} ms  p99 ${f(pct(floor, 99))} ms`);
 console.log(`  ratio (binnacle / floor) at p50: ${f(pct(ours, 50) / pct(floor, 50))}x`);
+const q = (xs: number[]): { p50: number; p99: number; max: number } => ({ p50: pct(xs, 50), p99: pct(xs, 99), max: Math.max(...xs) });
+recorder.save({
+  settings: {
+    bench: { rounds, gets, binaries: 'cached (.cache/bin)', cluster: 'bench' },
+    binnacle: { what: "binnacle cluster up (clusterUp), then KubeClient.get of the default Namespace", client: 'src/kube/client.ts' },
+    reference: { what: 'a bare keep-alive HTTPS GET (node:https) with the same credentials: the floor of a GET' },
+  },
+  rounds: [{ upMs: upTimes, idempotentUpMs: idempotentUp, getMs: { binnacle: ours.map((x) => Math.round(x * 1000) / 1000), floor: floor.map((x) => Math.round(x * 1000) / 1000) } }],
+  summary: { up: q(upTimes), idempotentUpMs: idempotentUp, get: { binnacle: q(ours), floor: q(floor), ratioP50: pct(ours, 50) / pct(floor, 50) } } satisfies ClusterUpSummary,
+  goals: [],
+});

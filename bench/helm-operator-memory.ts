@@ -49,6 +49,8 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { median, operatorCommands, procStatus, sampleProject, treePeakSampler } from './lib/helm-operator.js';
+import { judged, spread, startRun } from './lib/results.js';
+import type { HelmOperatorMemoryFigures, HelmOperatorMemorySummary } from './lib/summaries.js';
 
 const GOAL_MIB = 128;
 const SETTLE_MS = 5_000;
@@ -116,6 +118,7 @@ async function measure(label: string, client: KubeClient, kubeconfig: string, pr
 const onlyArg = process.argv.indexOf('--only');
 /** `--only binnacle`: measure one side (no ratio), e.g. while trying a change. */
 const ONLY = onlyArg === -1 ? undefined : process.argv[onlyArg + 1];
+const recorder = startRun('helm-operator-memory');
 const project = sampleProject();
 const up = await clusterUp({ name: CLUSTER, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
@@ -144,3 +147,23 @@ for (const o of operators) {
 const b = summary('binnacle');
 if (ONLY === undefined) console.log(`binnacle / operator-sdk: peak ${(b.peakMib / ref.peakMib).toFixed(1)}x, steady ${(b.steadyMib / ref.steadyMib).toFixed(1)}x`);
 console.log(`goal (peak <= ${GOAL_MIB} MiB, operator-sdk's scaffolded limit): ${b.peakMib <= GOAL_MIB ? 'met' : `NOT met (${b.peakMib.toFixed(0)} MiB)`}`);
+const side = (label: string): { what: string; command: string[]; nodeOptions: string; engine?: string } | undefined => {
+  const o = operators.find((x) => x.label === label);
+  if (o === undefined) return undefined;
+  return { what: label === 'operator-sdk' ? "operator-sdk's helm-operator v1.42.3 (hack/bench-tools/helm-operator)" : 'binnacle helm-operator run', command: [o.cmd, ...o.args], nodeOptions: o.nodeOptions, ...(label === 'operator-sdk' ? {} : { engine: process.env.BINNACLE_HELM_ENGINE ?? 'default (native when built)' }) };
+};
+const figures = (label: string): HelmOperatorMemoryFigures | undefined => {
+  const xs = results.get(label);
+  if (xs === undefined) return undefined;
+  return { idleMib: spread(xs.map((x) => x.idleMib)), peakMib: spread(xs.map((x) => x.peakMib)), steadyMib: spread(xs.map((x) => x.steadyMib)), deployedMs: spread(xs.map((x) => x.deployedMs)) };
+};
+recorder.save({
+  settings: {
+    bench: { rounds: ROUNDS, only: ONLY ?? null, crs: 1, settleMs: SETTLE_MS, idleMs: IDLE_MS, cluster: CLUSTER },
+    binnacle: side('binnacle') ?? { what: 'not run' },
+    reference: side('operator-sdk') ?? { what: 'not run' },
+  },
+  rounds: [...results].flatMap(([label, xs]) => xs.map((x, round) => ({ label, round, ...x }))),
+  summary: { binnacle: figures('binnacle') ?? null, 'operator-sdk': figures('operator-sdk') ?? null, goalMib: GOAL_MIB } satisfies HelmOperatorMemorySummary,
+  goals: results.has('binnacle') ? [judged(`peak RSS of one CR <= ${GOAL_MIB} MiB (operator-sdk's scaffolded limit)`, b.peakMib <= GOAL_MIB, `${b.peakMib.toFixed(0)} MiB`)] : [],
+});

@@ -25,7 +25,11 @@
  * until every release has a deployed revision 2 (its Helm release Secret). The operator then
  * runs --idle-ms longer (default a minute): idle CPU over that span, steady RSS at its end.
  * Peak RSS is VmHWM (worker threads included). API requests are counted from the audit log
- * once the operator has stopped (a watch is logged when it ends). The CRs' finalizers are
+ * once the operator has stopped (a watch is logged when it ends). Idle CPU and steady RSS are
+ * measured only once the operator has converged (every CR Deployed and upgraded): one that has
+ * not, the phase having timed out, is reported "not converged" and its idle CPU is not compared
+ * (it was still working). Rounds: `--rounds N`, else 3 at N ≤ 100 and 1 above; the figures are
+ * medians, with their spread (smallest to largest) beside them. The CRs' finalizers are
  * removed after the operator stops, so their namespaces go; the next operator starts once they
  * are gone (it watches every namespace: CRs still being deleted would be its work).
  *
@@ -83,7 +87,14 @@
  * (its kind in group manager.bench.binnacle.dev, apart from the generated projects' bench.binnacle.dev, its releases acting as the operator's own
  * ServiceAccount), measured the same way beside operator-sdk's helm-operator.
  *
+ * Settings. Each side runs with its own defaults but for what the bench pins (metrics and probe
+ * ports off); the stored result (bench/lib/results.ts) records each side's command line, NODE_OPTIONS,
+ * concurrency and the flags added with `--binnacle-args` / `--operator-sdk-args` (space-separated,
+ * appended to that side's command). Runs with matched settings (the same client-side rate limit
+ * and concurrency on both sides) are those two flags once Binnacle takes rate-limit flags.
+ *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
+ *        [--binnacle-args '--flag value ...'] [--operator-sdk-args '--flag value ...']
  *        [--mode helm-operator|manager|helm-operator,manager] [--only binnacle|binnacle-manager|operator-sdk] [--phase-timeout-s S] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
@@ -92,6 +103,7 @@
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse, stringify } from 'yaml';
@@ -100,7 +112,9 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
-import { arg, cpuSeconds, median, operatorCommands, procStatus, ROOT, run, sampleProject, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
+import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
+import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
+import type { HelmOperatorFigures, HelmOperatorSummary } from './lib/summaries.js';
 
 const NAMESPACES = 10;
 const IDLE_MS = 5_000;
@@ -115,7 +129,13 @@ const CLEANUP_TIMEOUT_MS = 600_000;
 const SCAFFOLD_LIMIT_MIB = 128;
 const CRS = (arg('--crs') ?? '1,10,100,1000').split(',').map((n) => Number(n)).filter((n) => Number.isSafeInteger(n) && n > 0);
 const CHARTS = (arg('--charts') ?? 'memcached,loki').split(',');
-const ROUNDS = Math.max(1, Number(arg('--rounds') ?? 1) || 1);
+/** `--rounds N`, else 3 at N ≤ 100 (medians and spread) and 1 above (a run at 1,000 CRs takes an hour a side). */
+const ROUNDS_ARG = arg('--rounds') === undefined ? undefined : Math.max(1, Number(arg('--rounds')) || 1);
+const roundsAt = (n: number): number => ROUNDS_ARG ?? (n <= 100 ? 3 : 1);
+/** Flags appended to each side's command (the hook for runs with matched settings). */
+const words = (v: string | undefined): string[] => (v ?? '').split(/\s+/).filter((w) => w !== '');
+const BINNACLE_EXTRA = words(arg('--binnacle-args'));
+const OPERATOR_SDK_EXTRA = words(arg('--operator-sdk-args'));
 const IDLE_MEASURE_MS = Number(arg('--idle-ms') ?? 60_000);
 const ONLY = arg('--only');
 /** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts). */
@@ -184,9 +204,11 @@ interface Sample {
   deployed: number;
   upgraded: number;
   peakMib: number;
-  steadyMib: number;
+  /** Every CR Deployed and upgraded: only then are idle CPU and steady RSS measured (else null). */
+  converged: boolean;
+  steadyMib: number | null;
   convergeCpuS: number;
-  idleCpuS: number;
+  idleCpuS: number | null;
   requests: number;
 }
 
@@ -387,10 +409,14 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
     await Promise.all(Array.from({ length: n }, (_, i) => client.patch({ apiVersion: c.apiVersion, kind: c.kind, namespace: namespaces[i % NAMESPACES], name: `${c.name}-${i}` }, { spec: c.upgrade }, 'merge')));
     const upgraded = await waitFor('upgraded', n, () => upgradedCount(client, inRound), exited);
     const upgradeMs = Date.now() - changed;
-    const cpu2 = cpuSeconds(pid);
-    await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
-    const { rss, hwm } = procStatus(pid);
-    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(hwm, peak.peakMib()), steadyMib: rss, convergeCpuS: cpu1 - cpu0, idleCpuS: cpuSeconds(pid) - cpu2 };
+    const done = converged.reached >= n && upgraded.reached >= n;
+    let idle: { steadyMib: number; idleCpuS: number } | undefined;
+    if (done) {
+      const cpu2 = cpuSeconds(pid);
+      await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
+      idle = { steadyMib: procStatus(pid).rss, idleCpuS: cpuSeconds(pid) - cpu2 };
+    } else console.log(`  ${o.label} N=${n}: not converged (${converged.reached} Deployed, ${upgraded.reached} upgraded of ${n}): idle CPU and steady RSS not measured`);
+    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(procStatus(pid).hwm, peak.peakMib()), converged: done, steadyMib: idle?.steadyMib ?? null, convergeCpuS: cpu1 - cpu0, idleCpuS: idle?.idleCpuS ?? null };
   } finally {
     peak.stop();
     child.kill('SIGTERM');
@@ -405,40 +431,64 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
   return { ...sample, requests: [...byVerb.values()].reduce((a, b) => a + b, 0) };
 }
 
-const summary = (xs: Sample[]): Sample => ({
-  deployedMs: median(xs.map((x) => x.deployedMs)),
-  upgradeMs: median(xs.map((x) => x.upgradeMs)),
-  deployed: Math.min(...xs.map((x) => x.deployed)),
-  upgraded: Math.min(...xs.map((x) => x.upgraded)),
-  peakMib: median(xs.map((x) => x.peakMib)),
-  steadyMib: median(xs.map((x) => x.steadyMib)),
-  convergeCpuS: median(xs.map((x) => x.convergeCpuS)),
-  idleCpuS: median(xs.map((x) => x.idleCpuS)),
-  requests: median(xs.map((x) => x.requests)),
-});
-const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
-const verdict = (ok: boolean, what: string): string => `${what}: ${ok ? 'met' : 'NOT met'}`;
+/** One operator's rounds at one N: medians with their spread; idle figures only when every round converged. */
+type Figures = HelmOperatorFigures;
 
-function row(n: number, label: string, s: Sample): string {
-  const sec = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
-  // A phase that timed out: its time is a lower bound, with the CRs it reached.
-  const phase = (ms: number, reached: number): string => (reached >= n ? sec(ms) : `>${sec(ms)} (${reached})`);
-  return `${String(n).padStart(5)} ${label.padEnd(16)} ${phase(s.deployedMs, s.deployed).padStart(11)} ${phase(s.upgradeMs, s.upgraded).padStart(9)} ${`${s.peakMib.toFixed(0)} MiB`.padStart(9)} ${`${s.steadyMib.toFixed(0)} MiB`.padStart(10)} ${`${s.convergeCpuS.toFixed(1)} s`.padStart(12)} ${`${s.idleCpuS.toFixed(2)} s`.padStart(9)} ${String(s.requests).padStart(8)}`;
+function summary(xs: Sample[]): Figures {
+  const converged = xs.length > 0 && xs.every((x) => x.converged);
+  const idle = (f: (x: Sample) => number | null): Spread | null => (converged ? spread(xs.map((x) => f(x) ?? NaN)) : null);
+  return {
+    rounds: xs.length,
+    deployed: Math.min(...xs.map((x) => x.deployed)),
+    upgraded: Math.min(...xs.map((x) => x.upgraded)),
+    converged,
+    deployedMs: spread(xs.map((x) => x.deployedMs)),
+    upgradeMs: spread(xs.map((x) => x.upgradeMs)),
+    peakMib: spread(xs.map((x) => x.peakMib)),
+    steadyMib: idle((x) => x.steadyMib),
+    convergeCpuS: spread(xs.map((x) => x.convergeCpuS)),
+    idleCpuS: idle((x) => x.idleCpuS),
+    requests: spread(xs.map((x) => x.requests)),
+  };
+}
+const ratio = (a: number, b: number): string => (b > 0 ? `${(a / b).toFixed(2)}x` : 'n/a');
+const idleRatio = (a: Spread | null, b: Spread | null): string => (a === null || b === null ? 'not compared (not converged)' : ratio(a.median, b.median));
+
+/** `median (min-max)` when there were several rounds, else the one value. */
+function withSpread(x: Spread, f: (v: number) => string): string {
+  return x.n > 1 && x.min !== x.max ? `${f(x.median)} (${f(x.min)}-${f(x.max)})` : f(x.median);
 }
 
-function goalsFor(chart: string, n: number, b: Sample, r: Sample, smallLimit: { mib: number; what: string }): string[] {
+function row(n: number, label: string, s: Figures): string {
+  const sec = (ms: number): string => (ms / 1000).toFixed(1);
+  // A phase that timed out: its time is a lower bound, with the CRs it reached.
+  const phase = (x: Spread, reached: number): string => (reached >= n ? `${withSpread(x, sec)} s` : `>${sec(x.median)} s (${reached})`);
+  const idle = s.idleCpuS === null ? 'not converged' : `${withSpread(s.idleCpuS, (v) => v.toFixed(2))} s`;
+  const steady = s.steadyMib === null ? 'not converged' : `${withSpread(s.steadyMib, (v) => v.toFixed(0))} MiB`;
+  return `${String(n).padStart(5)} ${label.padEnd(16)} ${phase(s.deployedMs, s.deployed).padStart(17)} ${phase(s.upgradeMs, s.upgraded).padStart(17)} ${`${withSpread(s.peakMib, (v) => v.toFixed(0))} MiB`.padStart(15)} ${steady.padStart(15)} ${`${withSpread(s.convergeCpuS, (v) => v.toFixed(1))} s`.padStart(17)} ${idle.padStart(19)} ${withSpread(s.requests, (v) => v.toFixed(0)).padStart(17)}`;
+}
+
+function goalsFor(chart: string, n: number, b: Figures, r: Figures, smallLimit: { mib: number; what: string }): GoalVerdict[] {
   const at = `${chart} N=${n}`;
+  const idle: GoalVerdict =
+    b.idleCpuS === null || r.idleCpuS === null
+      ? { goal: `${at} idle CPU <= helm-operator's`, verdict: 'not-compared', detail: `not converged: ${[b.idleCpuS === null ? 'binnacle' : '', r.idleCpuS === null ? 'operator-sdk' : ''].filter((x) => x !== '').join(' and ')}` }
+      : judged(`${at} idle CPU <= helm-operator's`, b.idleCpuS.median <= r.idleCpuS.median, `${b.idleCpuS.median.toFixed(2)} s against ${r.idleCpuS.median.toFixed(2)} s`);
   return [
     // Binnacle's must be complete; helm-operator's may be a lower bound (it timed out), which Binnacle's is then at or below.
-    verdict(b.deployed >= n && b.deployedMs <= r.deployedMs, `${at} time to all Deployed <= helm-operator's${r.deployed < n ? ` (its ${(r.deployedMs / 1000).toFixed(0)} s a lower bound: ${r.deployed} of ${n})` : ''}`),
-    verdict(b.upgraded >= n && b.upgradeMs <= r.upgradeMs, `${at} time for an upgrade of every CR to land <= helm-operator's${r.upgraded < n ? ` (its ${(r.upgradeMs / 1000).toFixed(0)} s a lower bound: ${r.upgraded} of ${n})` : ''}`),
-    ...(n >= 100 ? [verdict(b.peakMib <= r.peakMib, `${at} peak RSS <= helm-operator's`)] : []),
-    ...(n <= 10 ? [verdict(b.peakMib <= smallLimit.mib, `${at} peak RSS <= ${smallLimit.mib} MiB (${smallLimit.what})`)] : []),
-    verdict(b.idleCpuS <= r.idleCpuS, `${at} idle CPU <= helm-operator's`),
-    verdict(b.requests <= r.requests, `${at} API requests <= helm-operator's`),
+    judged(`${at} time to all Deployed <= helm-operator's`, b.deployed >= n && b.deployedMs.median <= r.deployedMs.median, `${(b.deployedMs.median / 1000).toFixed(1)} s against ${(r.deployedMs.median / 1000).toFixed(1)} s${r.deployed < n ? ` (a lower bound: ${r.deployed} of ${n})` : ''}`),
+    judged(`${at} time for an upgrade of every CR to land <= helm-operator's`, b.upgraded >= n && b.upgradeMs.median <= r.upgradeMs.median, `${(b.upgradeMs.median / 1000).toFixed(1)} s against ${(r.upgradeMs.median / 1000).toFixed(1)} s${r.upgraded < n ? ` (a lower bound: ${r.upgraded} of ${n})` : ''}`),
+    ...(n >= 100 ? [judged(`${at} peak RSS <= helm-operator's`, b.peakMib.median <= r.peakMib.median, `${b.peakMib.median.toFixed(0)} MiB against ${r.peakMib.median.toFixed(0)} MiB`)] : []),
+    ...(n <= 10 ? [judged(`${at} peak RSS <= ${smallLimit.mib} MiB (${smallLimit.what})`, b.peakMib.median <= smallLimit.mib, `${b.peakMib.median.toFixed(0)} MiB`)] : []),
+    idle,
+    judged(`${at} API requests <= helm-operator's`, b.requests.median <= r.requests.median, `${b.requests.median.toFixed(0)} against ${r.requests.median.toFixed(0)}${r.converged ? '' : " (its run did not finish)"}`),
   ];
 }
 
+const verdictText = (g: GoalVerdict): string => `${g.goal}: ${g.verdict === 'met' ? 'met' : g.verdict === 'not-met' ? 'NOT met' : 'not compared'}${g.detail === undefined ? '' : ` (${g.detail})`}`;
+
+/** Before anything is built or started: the load average the result records is the machine's own. */
+const recorder = startRun('helm-operator');
 const BEFORE_ENTRY = arg('--before') === undefined ? undefined : path.resolve(arg('--before') ?? '');
 const LOG_LEVEL = arg('--log-level');
 const operators = operatorCommands({
@@ -448,7 +498,9 @@ const operators = operatorCommands({
   beforeEntry: BEFORE_ENTRY,
   ...(MODES.has('manager') ? { manager: { dataDir: path.join(ROOT, '.cache', 'bench-helm-operator', 'manager-data'), args: LOG_LEVEL === 'debug' ? ['-vv'] : [] } } : {}),
   binnacleArgs: [...(MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT]), ...(LOG_LEVEL === undefined ? [] : ['--zap-log-level', LOG_LEVEL, '--zap-time-encoding', 'millis'])],
-}).filter((o) => MODES.has('helm-operator') || (o.label !== 'binnacle' && o.label !== 'binnacle-before'));
+})
+  .filter((o) => MODES.has('helm-operator') || (o.label !== 'binnacle' && o.label !== 'binnacle-before'))
+  .map((o) => ({ ...o, args: [...o.args, ...(o.label === 'operator-sdk' ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA)] }));
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
@@ -467,36 +519,91 @@ if (leftover.length > 0) {
 }
 if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
 
-console.log(`N CRs over ${NAMESPACES} namespaces created at once, until all Deployed; then every CR changed (upgrade) until every release is at revision 2; then ${IDLE_MEASURE_MS / 1000} s idle; medians of ${ROUNDS} round(s)`);
-const goals: string[] = [];
+console.log(`N CRs over ${NAMESPACES} namespaces created at once, until all Deployed; then every CR changed (upgrade) until every release is at revision 2; then ${IDLE_MEASURE_MS / 1000} s idle (once converged); medians of ${ROUNDS_ARG === undefined ? '3 rounds at N <= 100, 1 above' : `${ROUNDS_ARG} round(s)`}, spread (min-max) in brackets`);
+const goals: GoalVerdict[] = [];
+const allRounds: ({ chart: string; n: number; operator: string; round: number } & Sample)[] = [];
+const figures: { chart: string; n: number; operators: Record<string, Figures>; ratios: Record<string, Record<string, number | string>> }[] = [];
+const ratioValue = (a: number, b: number): number => (b > 0 ? a / b : NaN);
 for (const c of charts) {
   console.log(`chart ${c.name} (${c.kind})`);
-  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(16)} ${'to Deployed'.padStart(11)} ${'upgrade'.padStart(9)} ${'peak RSS'.padStart(9)} ${'steady RSS'.padStart(10)} ${'CPU converge'.padStart(12)} ${'idle CPU'.padStart(9)} ${'requests'.padStart(8)}`);
+  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(16)} ${'to Deployed'.padStart(17)} ${'upgrade'.padStart(17)} ${'peak RSS'.padStart(15)} ${'steady RSS'.padStart(15)} ${'CPU converge'.padStart(17)} ${'idle CPU'.padStart(19)} ${'requests'.padStart(17)}`);
   for (const n of CRS) {
     const results = new Map<string, Sample[]>();
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const o of operators) results.set(o.label, [...(results.get(o.label) ?? []), await measure(o, c, n, env, round)]);
+    for (let round = 0; round < roundsAt(n); round++) {
+      for (const o of operators) {
+        const sample = await measure(o, c, n, env, round);
+        results.set(o.label, [...(results.get(o.label) ?? []), sample]);
+        allRounds.push({ chart: c.name, n, operator: o.label, round, ...sample });
+      }
     }
-    for (const o of operators) console.log(row(n, o.label, summary(results.get(o.label) ?? [])));
+    const at: (typeof figures)[number] = { chart: c.name, n, operators: {}, ratios: {} };
+    figures.push(at);
+    for (const o of operators) {
+      const f = summary(results.get(o.label) ?? []);
+      at.operators[o.label] = f;
+      console.log(row(n, o.label, f));
+    }
     if (ONLY !== undefined) continue;
     const r = summary(results.get('operator-sdk') ?? []);
-    for (const [label, at] of [['binnacle', c.name], ['binnacle-manager', `${c.name} (HelmOperator in binnacle manager)`]] as const) {
+    for (const [label, what] of [['binnacle', c.name], ['binnacle-manager', `${c.name} (HelmOperator in binnacle manager)`]] as const) {
       const samples = results.get(label);
       if (samples === undefined) continue;
       const b = summary(samples);
-      console.log(`${String(n).padStart(5)} ${label} / operator-sdk: time ${ratio(b.deployedMs, r.deployedMs)}, upgrade ${ratio(b.upgradeMs, r.upgradeMs)}, peak ${ratio(b.peakMib, r.peakMib)}, steady ${ratio(b.steadyMib, r.steadyMib)}, CPU ${ratio(b.convergeCpuS, r.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests, r.requests)}`);
+      at.ratios[label] = {
+        deployed: ratioValue(b.deployedMs.median, r.deployedMs.median),
+        upgrade: ratioValue(b.upgradeMs.median, r.upgradeMs.median),
+        peak: ratioValue(b.peakMib.median, r.peakMib.median),
+        steady: b.steadyMib === null || r.steadyMib === null ? 'not converged' : ratioValue(b.steadyMib.median, r.steadyMib.median),
+        convergeCpu: ratioValue(b.convergeCpuS.median, r.convergeCpuS.median),
+        idleCpu: b.idleCpuS === null || r.idleCpuS === null ? 'not converged' : ratioValue(b.idleCpuS.median, r.idleCpuS.median),
+        requests: ratioValue(b.requests.median, r.requests.median),
+      };
+      console.log(
+        `${String(n).padStart(5)} ${label} / operator-sdk: time ${ratio(b.deployedMs.median, r.deployedMs.median)}, upgrade ${ratio(b.upgradeMs.median, r.upgradeMs.median)}, peak ${ratio(b.peakMib.median, r.peakMib.median)}, steady ${b.steadyMib === null || r.steadyMib === null ? 'not compared (not converged)' : ratio(b.steadyMib.median, r.steadyMib.median)}, CPU ${ratio(b.convergeCpuS.median, r.convergeCpuS.median)}, idle CPU ${idleRatio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests.median, r.requests.median)}`,
+      );
       // helm-operator run is held to operator-sdk's scaffolded limit; the manager (catalogs, installs and every
       // HelmOperator in one process) to the memory request install-self schedules it with.
       const smallLimit = label === 'binnacle' ? { mib: SCAFFOLD_LIMIT_MIB, what: "the scaffold's limit" } : { mib: MANAGER_MEMORY_REQUEST_MIB, what: "the manager Deployment's memory request" };
-      goals.push(...goalsFor(at, n, b, r, smallLimit));
+      goals.push(...goalsFor(what, n, b, r, smallLimit));
     }
     const b = summary(results.get('binnacle') ?? []);
     const before = results.get('binnacle-before');
     if (before !== undefined) {
       const p = summary(before);
-      console.log(`${String(n).padStart(5)} binnacle / binnacle-before: time ${ratio(b.deployedMs, p.deployedMs)}, upgrade ${ratio(b.upgradeMs, p.upgradeMs)}, peak ${ratio(b.peakMib, p.peakMib)}, CPU ${ratio(b.convergeCpuS, p.convergeCpuS)}, idle CPU ${ratio(b.idleCpuS, p.idleCpuS)}, requests ${ratio(b.requests, p.requests)}`);
+      console.log(`${String(n).padStart(5)} binnacle / binnacle-before: time ${ratio(b.deployedMs.median, p.deployedMs.median)}, upgrade ${ratio(b.upgradeMs.median, p.upgradeMs.median)}, peak ${ratio(b.peakMib.median, p.peakMib.median)}, CPU ${ratio(b.convergeCpuS.median, p.convergeCpuS.median)}, idle CPU ${idleRatio(b.idleCpuS, p.idleCpuS)}, requests ${ratio(b.requests.median, p.requests.median)}`);
     }
   }
 }
-for (const g of goals) console.log(`goal ${g}`);
+for (const g of goals) console.log(`goal ${verdictText(g)}`);
 client.close();
+
+/** What each side ran with: its command line and the defaults that bear on the figures. */
+function sideSettings(label: string): SideSettings | undefined {
+  const o = operators.find((x) => x.label === label);
+  if (o === undefined) return undefined;
+  const sdk = label === 'operator-sdk';
+  return {
+    what: sdk ? "operator-sdk's helm-operator v1.42.3 (hack/bench-tools/helm-operator)" : label === 'binnacle-manager' ? 'a HelmOperator in binnacle manager' : 'binnacle helm-operator run',
+    command: [o.cmd === process.execPath ? 'node' : path.relative(ROOT, o.cmd), ...o.args.map((a) => (path.isAbsolute(a) ? path.relative(ROOT, a) : a))],
+    nodeOptions: o.nodeOptions,
+    extraArgs: sdk ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA,
+    maxConcurrentReconciles: sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
+    reconcilePeriod: 'its default (1m)',
+    // Neither side is given a client-side rate limit: operator-sdk's takes controller-runtime v0.21's config.GetConfig,
+    // which turns the limiter off (QPS -1) when the kubeconfig sets none; Binnacle's client has none to set.
+    clientRateLimit: sdk ? "none: controller-runtime v0.21's config.GetConfig sets QPS -1 when the kubeconfig sets none" : 'none: the bench sets none',
+    watchNamespace: 'every namespace',
+  };
+}
+recorder.save({
+  settings: {
+    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: false },
+    binnacle: sideSettings('binnacle') ?? sideSettings('binnacle-manager') ?? { what: 'not run' },
+    reference: sideSettings('operator-sdk') ?? { what: 'not run' },
+    ...(MODES.has('manager') && MODES.has('helm-operator') ? { binnacleManager: sideSettings('binnacle-manager') } : {}),
+    ...(BEFORE_ENTRY === undefined ? {} : { binnacleBefore: sideSettings('binnacle-before') }),
+  },
+  rounds: allRounds,
+  summary: { figures } satisfies HelmOperatorSummary,
+  goals,
+});

@@ -36,6 +36,8 @@ import { KubeClient } from '../src/kube/client.js';
 import { findCondition } from '../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../src/api/types.js';
 import { convertRegistryV1, loadBundleDir } from '../src/bundle/index.js';
+import { judged, startRun } from './lib/results.js';
+import type { InstallSummary } from './lib/summaries.js';
 
 const run = promisify(execFile);
 const args = process.argv.slice(2);
@@ -48,6 +50,7 @@ const FROM_SOURCE = args.includes('--tsx');
 const CLUSTER = args.includes('--cluster') ? (args[args.indexOf('--cluster') + 1] ?? 'bench-install') : 'bench-install';
 const ROOT = join(import.meta.dirname, '..');
 const logger = pino({ level: 'warn' });
+const recorder = startRun('install');
 
 /** bin/binnacle.js after `npm run build` (a few seconds), so that it is this checkout's code as it ships: the bundle in dist/cli-bundle/. */
 async function builtEntry(): Promise<string> {
@@ -323,3 +326,30 @@ const top = [...fig.byResource].filter(([, n]) => n > 0).sort((a, b) => b[1] - a
 console.log(`  of which, per extension: ${top.map(([k, n]) => `${k.replace(/\{verb="(\w+)",resource="([^"]+)"\}/, '$1 $2')} ${(n / MANY).toFixed(1)}`).join(', ')}`);
 const recs = [...fig.reconciles].filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);
 console.log(`reconciles per extension: ${recs.map(([k, n]) => `${k.replace(/\{controller="(\w+)",result="(\w+)"\}/, '$1 $2')} ${(n / MANY).toFixed(1)}`).join(', ')}`);
+const manyRatio = fig.manyMs / fig.manyFloorMs;
+recorder.save({
+  settings: {
+    bench: { rounds: ROUNDS, many: MANY, objects: fig.objectCount, cluster: CLUSTER, bundle: 'registry+v1, OwnNamespace, 20 objects, a package of its own per extension' },
+    binnacle: {
+      what: 'binnacle manager (its own process) installing ClusterExtensions from a ClusterCatalog',
+      entry: SOURCE !== undefined ? `--source ${SOURCE}` : FROM_SOURCE ? 'src/cli/main.ts through tsx' : 'bin/binnacle.js after npm run build',
+      managerArgs: ['--workers', '8'],
+      cpuProfile: CPU_PROF !== undefined,
+    },
+    reference: { what: 'kubectl apply --server-side of the same objects, then kubectl wait for the Deployment to be Available (the floor)', kubectl: '.cache/bin/kubectl' },
+  },
+  rounds: [{ singleMs: single, floorMs: floor, manyMs: fig.manyMs, manyFloorMs: fig.manyFloorMs }],
+  summary: {
+    objects: fig.objectCount,
+    single: { p50Ms: pct(single, 50), floorP50Ms: pct(floor, 50), ratio: pct(single, 50) / pct(floor, 50) },
+    many: { n: MANY, ms: fig.manyMs, floorMs: fig.manyFloorMs, ratio: manyRatio },
+    memory: { peakMiB: fig.rss, readyRssMiB: fig.readyRss, installedRssMiB: fig.installedRss },
+    requestsPerExtension: fig.requestsPerExtension,
+    requestsByResource: Object.fromEntries([...fig.byResource].filter(([, n]) => n > 0).map(([k, n]) => [k, n / MANY])),
+    reconcilesPerExtension: Object.fromEntries(recs.map(([k, n]) => [k, n / MANY])),
+  } satisfies InstallSummary,
+  goals: [
+    judged(`${MANY} ClusterExtensions at once within 2x of the kubectl floor`, manyRatio <= 2, `${manyRatio.toFixed(2)}x`),
+    judged('manager peak memory (VmHWM) < 200 MiB', fig.rss < 200, `${fig.rss.toFixed(0)} MiB`),
+  ],
+});

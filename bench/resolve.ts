@@ -13,6 +13,8 @@ import path from 'node:path';
 import type { DeclarativeConfig } from '../src/catalog/index.js';
 import { render } from '../src/catalog-render/index.js';
 import { CatalogIndex, ResolutionError, resolutionProblem, resolve, solveSat, type ResolveInput, type SatVariable } from '../src/resolve/index.js';
+import { judged, startRun, type GoalVerdict } from './lib/results.js';
+import type { Quantiles, ResolveSummary } from './lib/summaries.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const CORPUS = process.argv[2] ?? process.env.BINNACLE_CORPUS ?? path.join(ROOT, '..', 'shared', 'corpus', 'operatorhub-2021');
@@ -30,9 +32,9 @@ function median(xs: number[]): number {
   return s[Math.floor(s.length / 2)] ?? 0;
 }
 
-function summary(label: string, ms: readonly number[]): { p50: number; p99: number; max: number } {
+function summary(label: string, ms: readonly number[]): Quantiles {
   const s = [...ms].sort((a, b) => a - b);
-  const out = { p50: quantile(s, 0.5), p99: quantile(s, 0.99), max: s[s.length - 1] ?? 0 };
+  const out = { p50: quantile(s, 0.5), p99: quantile(s, 0.99), max: s[s.length - 1] ?? 0, n: s.length };
   console.log(`${label.padEnd(28)} n=${s.length}  p50 ${out.p50.toFixed(3)} ms  p99 ${out.p99.toFixed(3)} ms  max ${out.max.toFixed(3)} ms`);
   return out;
 }
@@ -97,7 +99,11 @@ function randomProblems(count: number): { name: string; variables: SatVariable[]
   return out;
 }
 
+/** Microseconds: enough for times of a few milliseconds, and a smaller file. */
+const us = (ms: number): number => Math.round(ms * 1000) / 1000;
+
 async function main(): Promise<void> {
+  const recorder = startRun('resolve');
   const cfg = await loadCorpus();
   const index = new CatalogIndex([{ name: 'corpus', priority: 0, config: cfg }]);
   const inputs: { name: string; input: ResolveInput }[] = index.packages().map((pkg) => {
@@ -127,6 +133,8 @@ async function main(): Promise<void> {
   const sats: number[] = [];
   const ours = new Map<string, string[] | null>();
   const problems: { name: string; variables: SatVariable[] }[] = [];
+  /** Every timed call, per request: the raw figures of the stored result. */
+  const raw: { name: string; endToEndMs: number[]; satMs: number[] }[] = [];
   let unsat = 0;
   for (const { name, input } of inputs) {
     const times: number[] = [];
@@ -150,6 +158,7 @@ async function main(): Promise<void> {
       satTimes.push(performance.now() - t);
     }
     sats.push(median(satTimes));
+    raw.push({ name, endToEndMs: times.map(us), satMs: satTimes.map(us) });
     if (last.satisfiable) ours.set(name, last.selected.map((v) => v.id).sort());
     else {
       ours.set(name, null);
@@ -157,13 +166,16 @@ async function main(): Promise<void> {
     }
   }
   console.log(`${inputs.length - unsat} resolved, ${unsat} explained`);
-  summary('  package requests', ends.slice(0, packageCount));
-  summary('  upgrade requests', ends.slice(packageCount, packageCount + upgradeCount));
-  summary('  bulk requests', ends.slice(packageCount + upgradeCount));
+  const groups = {
+    package: summary('  package requests', ends.slice(0, packageCount)),
+    upgrade: summary('  upgrade requests', ends.slice(packageCount, packageCount + upgradeCount)),
+    bulk: summary('  bulk requests', ends.slice(packageCount + upgradeCount)),
+  };
   const end = summary('binnacle end-to-end', ends);
   const sat = summary('binnacle SAT only', sats);
-  const goals = end.p50 < 5 && end.p99 < 50;
-  console.log(`goals p50 < 5 ms, p99 < 50 ms: ${goals ? 'met' : 'NOT met'}`);
+  const met = end.p50 < 5 && end.p99 < 50;
+  console.log(`goals p50 < 5 ms, p99 < 50 ms: ${met ? 'met' : 'NOT met'}`);
+  const goals: GoalVerdict[] = [judged('end-to-end resolution p50 < 5 ms and p99 < 50 ms (medians of each request)', met, `p50 ${end.p50.toFixed(3)} ms, p99 ${end.p99.toFixed(3)} ms`)];
 
   // Random small SAT problems (the unit tests' generator, bigger): semantics check against Deppy.
   const randoms = randomProblems(400);
@@ -177,21 +189,49 @@ async function main(): Promise<void> {
   writeFileSync(file, JSON.stringify({ repeat: REPEAT, problems }));
   console.log(`wrote ${problems.length} problems to ${path.relative(ROOT, file)}`);
 
-  compareWithDeppy(file, ours, randoms.length, { sat, end });
+  const deppy = compareWithDeppy(file, ours, randoms.length, { sat, end });
+  recorder.save({
+    settings: {
+      bench: { corpus: path.relative(ROOT, CORPUS), repeat: REPEAT, figure: "each request's median of its repeats; quantiles over requests", randomProblems: randoms.length },
+      binnacle: { what: 'resolve() (problem building + SAT) and solveSat() alone, in this process', node: process.version },
+      reference: { what: 'operator-framework/deppy v0.3.0 SAT solver (hack/bench-tools/deppy)', binary: path.relative(ROOT, BIN), note: 'the same SAT problems as JSON; its own median of the same repeats' },
+    },
+    rounds: [{ binnacle: raw, deppy: deppy?.raw ?? null }],
+    summary: {
+      packages: names.length,
+      bundles: index.bundles.length,
+      requests: { package: packageCount, upgrade: upgradeCount, bulk: inputs.length - packageCount - upgradeCount },
+      resolved: inputs.length - unsat,
+      explained: unsat,
+      groups,
+      endToEnd: end,
+      sat,
+      deppy: deppy?.summary ?? null,
+      sameAnswer: deppy?.same ?? null,
+    } satisfies ResolveSummary,
+    goals,
+  });
 }
 
 /** Runs the written problems through Deppy, checks the answers match, prints the ratio. */
-function compareWithDeppy(file: string, ours: Map<string, string[] | null>, randomCount: number, mine: { sat: { p50: number; p99: number }; end: { p50: number } }): void {
+interface DeppyComparison {
+  summary: Quantiles;
+  raw: { name: string; medianMs: number }[];
+  same: { corpus: number; corpusOf: number; random: number; randomOf: number; differ: string[] };
+  ratios: { satP50: number; satP99: number; endToEndP50: number };
+}
+
+function compareWithDeppy(file: string, ours: Map<string, string[] | null>, randomCount: number, mine: { sat: { p50: number; p99: number }; end: { p50: number } }): DeppyComparison | undefined {
   const { sat, end } = mine;
   if (!buildDeppy()) {
     console.log('Go is not available: skipping the Deppy comparison');
-    return;
+    return undefined;
   }
   const run = spawnSync(BIN, [], { input: readFileSync(file), maxBuffer: 256 * 1024 * 1024 });
   if (run.status !== 0) {
     console.log(`the Deppy harness failed: ${run.stderr.toString()}`);
     process.exitCode = 1;
-    return;
+    return undefined;
   }
   const results = (JSON.parse(run.stdout.toString()) as { results: DeppyResult[] }).results;
   let same = 0;
@@ -215,6 +255,12 @@ function compareWithDeppy(file: string, ours: Map<string, string[] | null>, rand
   console.log(
     `ratio binnacle SAT / deppy: p50 ${(sat.p50 / deppy.p50).toFixed(2)}x, p99 ${(sat.p99 / deppy.p99).toFixed(2)}x; end-to-end / deppy: p50 ${(end.p50 / deppy.p50).toFixed(2)}x`,
   );
+  return {
+    summary: deppy,
+    raw: corpusResults.map((r) => ({ name: r.name, medianMs: us(r.medianMs) })),
+    same: { corpus: same, corpusOf: corpusResults.length, random: randomSame, randomOf: randomCount, differ },
+    ratios: { satP50: sat.p50 / deppy.p50, satP99: sat.p99 / deppy.p99, endToEndP50: end.p50 / deppy.p50 },
+  };
 }
 
 await main();

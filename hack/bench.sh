@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `npm run bench`: every benchmark in bench/, each printing its ratios against the reference it
-# measures in the same run. On demand only (never part of the tests). Builds what they need.
+# measures in the same run and storing its result in bench/results/<bench>/ (bench/lib/results.ts).
+# On demand only (never part of the tests). Builds what they need. The README's tables come from
+# the stored results: `npx tsx hack/bench-readme.ts` afterwards.
 #
 # usage: hack/bench.sh [NAME...] [-- FLAG...]   (default: every bench/*.ts; NAME is a file name without
 # .ts; words starting with - and everything after are passed to each bench, e.g. `helm --rounds 3`)
@@ -26,3 +28,5 @@ for n in "${names[@]}"; do
   step "bench/$n.ts"
   npx tsx "bench/$n.ts" ${flags[@]+"${flags[@]}"}
 done
+step "results stored in bench/results/; README.md's tables: npx tsx hack/bench-readme.ts"
+npx tsx hack/bench-readme.ts --check || true

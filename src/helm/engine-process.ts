@@ -62,6 +62,8 @@ export class EngineProcess implements EngineSlot {
     private readonly idleExitMs: number,
     /** GOGC for the process when the host sets none. */
     private readonly goGC?: number,
+    /** Whether the process keeps a spare RSA key per size (HelmEngineOptions.spareKeys). */
+    private readonly spareKeys = true,
   ) {}
 
   get busy(): boolean {
@@ -80,7 +82,7 @@ export class EngineProcess implements EngineSlot {
     const args = ['--memory-limit', String(this.limits.memoryBytes), '--max-output', String(this.limits.maxOutputBytes)];
     // Go reads nothing else from the environment that matters to a render; the manager's own (its credentials among it) stays out.
     const goGC = process.env.GOGC ?? (this.goGC === undefined ? undefined : String(this.goGC));
-    const env: NodeJS.ProcessEnv = { HOME: homedir(), TMPDIR: tmpdir(), ...(goGC === undefined ? {} : { GOGC: goGC }) };
+    const env: NodeJS.ProcessEnv = { HOME: homedir(), TMPDIR: tmpdir(), ...(goGC === undefined ? {} : { GOGC: goGC }), ...(this.spareKeys ? {} : { BINNACLE_HELM_SPARE_KEYS: 'off' }) };
     const child = spawn(this.binary, args, { stdio: ['pipe', 'pipe', 'pipe'], env });
     this.started++;
     this.child = child;

@@ -55,6 +55,8 @@ export class EngineThread implements EngineSlot {
     private readonly glue: string,
     private readonly module: () => Promise<WebAssembly.Module>,
     private readonly limits: CallLimits,
+    /** Whether the worker keeps a spare RSA key per size (HelmEngineOptions.spareKeys). */
+    private readonly spareKeys = true,
   ) {}
 
   /** A call is running on this thread (or starting it). */
@@ -79,7 +81,7 @@ export class EngineThread implements EngineSlot {
     // room for an answer at the output limit, and 64 MiB for the rest. Past it the worker is
     // stopped (ERR_WORKER_OUT_OF_MEMORY), which is a memory limit too.
     const resourceLimits = { maxOldGenerationSizeMb: Math.ceil(maxOutputBytes / MiB) + 64 };
-    const worker = new Worker(WORKER_SOURCE, { eval: true, resourceLimits, workerData: { module, glue: this.glue, memoryBytes, maxOutputBytes } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, resourceLimits, workerData: { module, glue: this.glue, memoryBytes, maxOutputBytes, spareKeys: this.spareKeys } });
     // A long-lived helper must not keep a CLI process alive once its work is done.
     if (this.running === undefined) worker.unref();
     this.worker = worker;

@@ -19,7 +19,8 @@
  * keeps one spare key per size that templates asked for, searched for in libuv's thread pool
  * (other cores) while Go renders; a key is used once, never kept after it is handed out. When
  * no key is ready, two searches run and the first to finish is taken (the other becomes the
- * spare), which cuts the long tail.
+ * spare), which cuts the long tail. With workerData.spareKeys false (HelmEngineOptions.spareKeys)
+ * each key is searched for when a template asks, and nothing is searched for between renders.
  */
 export const WORKER_SOURCE = String.raw`
 'use strict';
@@ -84,6 +85,11 @@ function searchKey(bits, stock) {
 globalThis.binnacleHelmHost = {
   // sprig's RSA keys (genCA, genPrivateKey, gen*Cert), from OpenSSL: PKCS#1 DER, which Go parses.
   generateRSAKey(bits) {
+    if (workerData.spareKeys === false) {
+      const one = [];
+      searchKey(bits, one);
+      return one[0].done.then((e) => (e.error ? Promise.reject(e.error) : e.key));
+    }
     let stock = keyStock.get(bits);
     if (!stock) keyStock.set(bits, (stock = []));
     const take = (entry) => {

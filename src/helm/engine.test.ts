@@ -225,6 +225,18 @@ for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
     assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
   });
 
+  test('spareKeys: false searches each key in the render that asks: keys as valid, none handed out twice', async () => {
+    const inline = createHelmEngine(undefined, { engine: kind, spareKeys: false });
+    try {
+      const keys: string[] = [];
+      for (const releaseName of ['i1', 'i2']) keys.push(...checkedKeys((await inline.render({ chart: join(DATA, 'keys'), releaseName })).output));
+      assert.equal(keys.length, 6);
+      assert.equal(new Set(keys).size, keys.length, 'no key is handed out twice');
+    } finally {
+      await inline.close();
+    }
+  });
+
   test('two engine instances render side by side and answer as one does', async () => {
     const pool = createHelmEngine(undefined, { engine: kind, threads: 2 });
     try {
@@ -333,6 +345,22 @@ describe('the native engine process killed under a render', () => {
       else process.env.GOGC = host;
     }
     assert.throws(() => createHelmEngine(undefined, { engine: 'native', goGC: 0 }), /goGC must be at least 1/);
+  });
+
+  test('spareKeys: false reaches the process as BINNACLE_HELM_SPARE_KEYS=off; by default it is not set', { timeout: 60_000 }, async () => {
+    const spareSetting = async (spareKeys: boolean | undefined): Promise<string | undefined> => {
+      const engine = createHelmEngine(undefined, { engine: 'native', ...(spareKeys === undefined ? {} : { spareKeys }) });
+      try {
+        await engine.inspect(join(DATA, 'schema'));
+        const [pid] = engineChildren();
+        return (await readFile(`/proc/${pid ?? 0}/environ`, 'utf8')).split('\0').find((e) => e.startsWith('BINNACLE_HELM_SPARE_KEYS='));
+      } finally {
+        await engine.close();
+      }
+    };
+    assert.equal(await spareSetting(false), 'BINNACLE_HELM_SPARE_KEYS=off');
+    assert.equal(await spareSetting(undefined), undefined);
+    assert.equal(await spareSetting(true), undefined);
   });
 
   test('an idle process exits after idleExitMs, and the next render starts another', { timeout: 60_000 }, async () => {

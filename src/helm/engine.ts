@@ -158,6 +158,13 @@ export interface HelmEngineOptions {
    * 21-23 MiB, converge time within the runs' noise each time (a render is a few milliseconds of Go).
    */
   goGC?: number;
+  /**
+   * Keep a spare RSA key per size that templates asked for, searched for between renders (default
+   * true: sprig's genCA, genPrivateKey and gen*Cert then take a ready key; see engine-worker.ts and
+   * hack/helm-wasm/overlay/sprig_hostkey_native.go.in). False searches each key inline, in the
+   * render that asks, as Helm does: bench/helm.ts compares renders with `helm template` so.
+   */
+  spareKeys?: boolean;
 }
 
 export type HelmEngineKind = 'wasm' | 'native';
@@ -223,6 +230,7 @@ class PooledHelmEngine implements HelmEngine {
   private readonly optimizingCompiler: boolean;
   private readonly idleExitMs: number;
   private readonly goGC: number | undefined;
+  private readonly spareKeys: boolean;
   readonly kind: HelmEngineKind;
 
   constructor(
@@ -239,6 +247,7 @@ class PooledHelmEngine implements HelmEngine {
     };
     this.idleExitMs = positive('idleExitMs', opts.idleExitMs, DEFAULT_IDLE_EXIT_MS);
     this.goGC = opts.goGC === undefined ? undefined : positive('goGC', opts.goGC, 100);
+    this.spareKeys = opts.spareKeys ?? true;
     this.kind = helmEngineKind(dir, opts.engine);
   }
 
@@ -267,7 +276,7 @@ class PooledHelmEngine implements HelmEngine {
   private idleSlot(): EngineSlot | undefined {
     const idle = this.pool.find((t) => !t.busy);
     if (idle !== undefined || this.pool.length >= this.maxThreads) return idle;
-    const slot = this.kind === 'native' ? new EngineProcess(join(this.dir, NATIVE_ENGINE_FILE), this.limits, this.idleExitMs, this.goGC) : this.newThread();
+    const slot = this.kind === 'native' ? new EngineProcess(join(this.dir, NATIVE_ENGINE_FILE), this.limits, this.idleExitMs, this.goGC, this.spareKeys) : this.newThread();
     this.pool.push(slot);
     return slot;
   }
@@ -278,7 +287,7 @@ class PooledHelmEngine implements HelmEngine {
     if (!existsSync(wasm) || !existsSync(glue)) {
       throw new BinnacleError('terminal', 'HELM_ENGINE_MISSING', `Helm's engine is not built: ${wasm} is missing; build it with \`bash hack/build-tools.sh helm-wasm\` (needs Go)`);
     }
-    return new EngineThread(glue, () => this.compiled(wasm), this.limits);
+    return new EngineThread(glue, () => this.compiled(wasm), this.limits, this.spareKeys);
   }
 
   /** Hands waiting calls to free instances; runs again whenever a call ends. */

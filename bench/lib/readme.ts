@@ -1,0 +1,341 @@
+/**
+ * The README's benchmark tables, generated from the stored results (bench/lib/results.ts), never
+ * typed. README.md marks each table's place with a pair of comments:
+ *
+ *   <!-- bench:NAME -->            the newest result of bench/NAME.ts (bench/results/NAME/)
+ *   <!-- bench:NAME file=F.json --> that stored result, when a table must stay with one run
+ *   ...generated...
+ *   <!-- /bench:NAME -->
+ *
+ * `renderReadme` replaces what is between each pair and leaves the rest of the file alone; each
+ * table names the file it came from, the commit, the machine, its load and the command line.
+ * `npx tsx hack/bench-readme.ts` writes README.md; test/bench/readme.test.ts fails when README.md
+ * differs from what the stored results give.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { RESULT_FORMAT, type BenchResult, type GoalVerdict } from './results.js';
+import type {
+  BundleSummary,
+  CatalogSummary,
+  CliStartupSummary,
+  ClusterUpSummary,
+  ConsoleCatalogSummary,
+  HelmOperatorFigures,
+  HelmOperatorMemorySummary,
+  HelmOperatorSummary,
+  HelmSummary,
+  InstallSummary,
+  ResolveSummary,
+} from './summaries.js';
+
+/** A stored result and its path relative to the repository (forward slashes: it is a README link). */
+export interface StoredResult {
+  file: string;
+  result: BenchResult;
+}
+
+/** One bench's table body, from its stored result. */
+type Renderer = (r: BenchResult) => string[];
+
+/** Reads bench/results/<bench>/*.json under `root`, oldest first (the names begin with the date). */
+export function storedResults(root: string, bench: string): StoredResult[] {
+  const dir = path.join(root, 'bench', 'results', bench);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => ({ file: `bench/results/${bench}/${f}`, result: readResult(path.join(dir, f), bench) }));
+}
+
+/** Reads one stored result, checking what the tables rely on. */
+export function readResult(file: string, bench: string): BenchResult {
+  const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
+  if (typeof parsed !== 'object' || parsed === null) throw new Error(`${file}: not a JSON object`);
+  const r = parsed as Partial<BenchResult>;
+  if (r.format !== RESULT_FORMAT) throw new Error(`${file}: format ${String(r.format)}, this reader knows ${RESULT_FORMAT}`);
+  if (r.bench !== bench) throw new Error(`${file}: a result of ${String(r.bench)}, stored under ${bench}`);
+  for (const key of ['startedAt', 'git', 'machine', 'node', 'argv', 'loadavg', 'settings', 'rounds', 'summary', 'goals'] as const) {
+    if (r[key] === undefined || r[key] === null) throw new Error(`${file}: no ${key}`);
+  }
+  return parsed as BenchResult;
+}
+
+const MARKER = /<!-- bench:([a-z0-9-]+)((?: [a-z]+=[^\s>]+)*) -->\n[\s\S]*?<!-- \/bench:\1 -->/g;
+
+/** README.md with every marked table generated again from the stored results under `root`. */
+export function renderReadme(readme: string, root: string): string {
+  return readme.replace(MARKER, (_all, name: string, attrs: string) => {
+    const file = /(?:^| )file=(\S+)/.exec(attrs)?.[1];
+    return `<!-- bench:${name}${attrs} -->\n${renderBlock(root, name, file)}\n<!-- /bench:${name} -->`;
+  });
+}
+
+/** The names of the marked tables, in order (the test checks each bench's table is there). */
+export function markedTables(readme: string): string[] {
+  return [...readme.matchAll(MARKER)].map((m) => m[1] ?? '');
+}
+
+function renderBlock(root: string, bench: string, file: string | undefined): string {
+  const renderer = RENDERERS[bench];
+  if (renderer === undefined) throw new Error(`README.md marks a table for bench "${bench}", which has no renderer in bench/lib/readme.ts`);
+  const all = storedResults(root, bench);
+  const stored = file === undefined ? all.at(-1) : all.find((s) => path.basename(s.file) === file);
+  if (stored === undefined) {
+    if (file !== undefined) throw new Error(`README.md names bench/results/${bench}/${file}, which is not there`);
+    return `No stored result: \`npx tsx bench/${bench}.ts\` stores one in \`bench/results/${bench}/\`.`;
+  }
+  const notes = (stored.result.notes ?? []).map((n) => `Note stored with the result: ${n}`);
+  return [...renderer(stored.result), '', provenance(stored), ...notes.flatMap((n) => ['', n]), ...goals(stored.result.goals)].join('\n');
+}
+
+/** Where the table came from: the file, the command, the commit, the machine and its load. */
+export function provenance({ file, result: r }: StoredResult): string {
+  const cpu = r.machine.cpus[0]?.model.replace(/\s+/g, ' ').trim() ?? 'unknown CPU';
+  const tree = r.git.dirty ? `with uncommitted changes to ${r.git.changes.join(', ')}` : 'clean';
+  const load = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(' / ');
+  return (
+    `From [\`${file}\`](${file}): \`npx tsx bench/${r.bench}.ts${r.argv.length > 0 ? ` ${r.argv.join(' ')}` : ''}\` at commit \`${r.git.commit.slice(0, 7)}\` (${tree}), ` +
+    `${r.startedAt.slice(0, 16).replace('T', ' ')} UTC, on ${r.machine.cpuCount} × ${cpu}, Node ${r.node}; ` +
+    `load average (1 / 5 / 15 min) ${load(r.loadavg.before)} before, ${load(r.loadavg.after)} after.`
+  );
+}
+
+function goals(gs: GoalVerdict[]): string[] {
+  if (gs.length === 0) return [];
+  const word = (g: GoalVerdict): string => (g.verdict === 'met' ? 'met' : g.verdict === 'not-met' ? '**NOT met**' : 'not compared');
+  return ['', 'Goals, as the bench judged them:', '', ...gs.map((g) => `- ${g.goal}: ${word(g)}${g.detail === undefined ? '' : ` (${g.detail})`}`)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Formatting. JSON keeps NaN as null: every figure may be missing.
+
+type Num = number | null | undefined;
+/** A setting as text: what the bench stored when it is a string or a number, else a dash. */
+const str = (x: unknown): string => (typeof x === 'string' || typeof x === 'number' || typeof x === 'boolean' ? String(x) : '–');
+const ok = (x: Num): x is number => typeof x === 'number' && Number.isFinite(x);
+const fix = (x: Num, digits: number): string => (ok(x) ? x.toFixed(digits) : '–');
+const ms = (x: Num): string => (ok(x) ? `${x.toFixed(0)} ms` : '–');
+const sec = (x: Num, digits = 2): string => (ok(x) ? `${(x / 1000).toFixed(digits)} s` : '–');
+const times = (x: Num): string => (ok(x) ? `${x.toFixed(2)}×` : '–');
+/** A spread of rounds: the median, and smallest to largest when there were several and they differ. */
+function spreadText(s: { median: Num; min: Num; max: Num; n: number } | null | undefined, f: (x: Num) => string): string {
+  if (s === null || s === undefined) return '–';
+  return s.n > 1 && ok(s.min) && ok(s.max) && f(s.min) !== f(s.max) ? `${f(s.median)} (${f(s.min)}–${f(s.max)})` : f(s.median);
+}
+const table = (head: string[], rows: string[][]): string[] => [`| ${head.join(' | ')} |`, `| ${head.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+
+// ---------------------------------------------------------------------------------------------
+// One renderer per bench.
+
+const cliStartup: Renderer = (r) => {
+  const s = r.summary as CliStartupSummary;
+  const runs = r.settings.bench.runs;
+  return [
+    `Median of ${str(runs)} interleaved runs each (CPU time: mean of the middle half), against \`node -e 0\` measured in the same run.`,
+    '',
+    ...table(
+      ['command', 'wall', 'CPU', 'peak RSS', '× node -e 0 (wall / CPU / memory)'],
+      s.rows.map((x) => [x.reference ? `${x.label} (reference)` : x.judged ? x.label : `${x.label} (not judged)`, ms(x.wallMs), ms(x.cpuMs), `${fix(x.rssMb, 1)} MB`, `${times(x.wallRatio)} / ${times(x.cpuRatio)} / ${times(x.rssRatio)}${x.failedRuns > 0 ? ` (${x.failedRuns} runs failed)` : ''}`]),
+    ),
+  ];
+};
+
+const catalog: Renderer = (r) => {
+  const s = r.summary as CatalogSummary;
+  const rounds = str(r.settings.bench.rounds);
+  const out = [`Medians of ${rounds} rounds, each step a process of its own, beside opm (${r.settings.reference?.module === undefined ? 'built by `hack/bench-tools/opm`' : `\`${str(r.settings.reference.module)}\``}) in the same run. Binnacle's start-up (\`binnacle --help\`): ${sec(s.startupMs)}.`, ''];
+  if (s.corpus !== undefined) out.push(`The whole corpus (every layout; opm reads only some), rendered by Binnacle: ${sec(s.corpus.renderMs)}, ${fix(s.corpus.renderRssMb, 0)} MB peak, ${fix(s.corpus.outputMb, 1)} MB of FBC.`, '');
+  if (s.comparisons === undefined) return [...out, 'opm was not built: no side-by-side figures.'];
+  out.push(
+    ...table(
+      ['step', 'binnacle', 'opm', 'time ×', 'net time × (start-up taken out)', 'memory ×'],
+      s.comparisons.map((c) => [c.step, `${sec(c.binnacleMs)}, ${fix(c.binnacleRssMb, 0)} MB`, `${sec(c.opmMs)}, ${fix(c.opmRssMb, 0)} MB`, times(c.timeRatio), times(c.netTimeRatio), times(c.memoryRatio)]),
+    ),
+  );
+  if (s.identical !== undefined) out.push('', `Output identical to opm's: render FBC ${s.identical.renderFbc ? 'yes' : 'no'}; the catalog testdata ${s.identical.renderTestdata ? 'yes' : 'no'}; bundle directories ${s.identical.renderBundles}.`);
+  return out;
+};
+
+const bundle: Renderer = (r) => {
+  const s = r.summary as BundleSummary;
+  const out = [`Every version directory of the corpus (${s.directories}), validated and converted; ${str(r.settings.bench.rounds)} rounds a side, alternating.`, ''];
+  const rows = [['Binnacle (one process, load + validate + convert)', spreadText(s.binnacleMs, (x) => sec(x)), String(s.binnacleWithErrors)]];
+  if (s.verifyMs !== undefined) rows.push([`\`operator-verify manifests\`, ${str(r.settings.reference?.version)} (a process per directory)`, spreadText(s.verifyMs, (x) => sec(x)), String(s.verifyWithErrors ?? '–')]);
+  out.push(...table(['side', 'time, median (min–max)', 'directories with errors'], rows));
+  if (s.timeRatio !== undefined) out.push('', `Time ratio Binnacle / operator-verify: ${times(s.timeRatio)} (operator-verify pays one process start per directory).`);
+  if (s.agree !== undefined && s.differ !== undefined) {
+    out.push(`Verdicts agree on ${s.agree.bothErrors + s.agree.bothClean} directories (${s.agree.bothErrors} both find errors, ${s.agree.bothClean} both clean); differ on ${s.differ.onlyBinnacle.length + s.differ.onlyVerify.length} (only Binnacle finds errors: ${s.differ.onlyBinnacle.length}; only operator-verify: ${s.differ.onlyVerify.length}).`);
+  }
+  return out;
+};
+
+const resolve: Renderer = (r) => {
+  const s = r.summary as ResolveSummary;
+  const row = (label: string, q: { p50: Num; p99: Num; max: Num; n: number }): string[] => [label, String(q.n), `${fix(q.p50, 3)} ms`, `${fix(q.p99, 3)} ms`, `${fix(q.max, 3)} ms`];
+  const out = [
+    `${s.packages} packages, ${s.bundles} bundles; each request's figure is the median of ${str(r.settings.bench.repeat)} runs. ${s.resolved} resolved, ${s.explained} explained as unsatisfiable.`,
+    '',
+    ...table(['requests', 'n', 'p50', 'p99', 'max'], [
+      row('package (default channel)', s.groups.package),
+      row('upgrade', s.groups.upgrade),
+      row('bulk (ten packages)', s.groups.bulk),
+      row('**all, end to end** (problem building + SAT)', s.endToEnd),
+      row('all, SAT only', s.sat),
+      ...(s.deppy === null ? [] : [row('Deppy v0.3.0, SAT only (the same problems)', s.deppy)]),
+    ]),
+  ];
+  if (s.deppy !== null) out.push('', `Binnacle's SAT / Deppy's: p50 ${times(ok(s.deppy.p50) && ok(s.sat.p50) ? s.sat.p50 / s.deppy.p50 : null)}, p99 ${times(ok(s.deppy.p99) && ok(s.sat.p99) ? s.sat.p99 / s.deppy.p99 : null)}; end to end / Deppy's SAT at p50: ${times(ok(s.deppy.p50) && ok(s.endToEnd.p50) ? s.endToEnd.p50 / s.deppy.p50 : null)}.`);
+  if (s.sameAnswer !== null) out.push(`Same answer as Deppy: ${s.sameAnswer.corpus} of ${s.sameAnswer.corpusOf} corpus problems, ${s.sameAnswer.random} of ${s.sameAnswer.randomOf} random ones.`);
+  return out;
+};
+
+const helm: Renderer = (r) => {
+  const s = r.summary as HelmSummary;
+  const b = r.settings.binnacle;
+  const rounds = r.rounds as { charts?: { chart: string; helm: { ms: Num; maxRssKb: Num }; binnacleFirstMs: Num; pairedHelmMs: number[]; warmMs: number[]; warmRatio: Num; output: string }[] }[];
+  const mb = (kb: Num): string => (ok(kb) ? `${(kb / 1024).toFixed(0)} MB` : '–');
+  const perChart = rounds[0]?.charts ?? [];
+  const median = (xs: number[]): number => {
+    const t = [...xs].sort((x, y) => x - y);
+    const m = Math.floor(t.length / 2);
+    return t.length === 0 ? NaN : t.length % 2 === 1 ? (t[m] ?? NaN) : ((t[m - 1] ?? NaN) + (t[m] ?? NaN)) / 2;
+  };
+  return [
+    `${s.charts} charts of the corpus, default values, beside \`helm template\` (${str(r.settings.reference?.version)}) in the same run. Binnacle: the ${str(b.engine)} engine, ${str(b.threads)} thread(s), spare RSA keys ${b.spareKeys === true ? '**on** (as it ships)' : 'off (each key searched for inside the render that asks, as helm does)'}.`,
+    '',
+    ...table(['figure', 'binnacle', 'helm', 'ratio'], [
+      [`whole corpus: one cold process / the sum of ${s.charts} helm processes (median of ${s.corpus.ratios.length} rounds)`, spreadText(s.corpus.binnacleMs, (x) => sec(x)), spreadText(s.corpus.helmMs, (x) => sec(x)), `${times(s.corpus.ratio)} (the median of the rounds' ratios)`],
+      ['peak memory: the process tree / the largest helm process', spreadText(s.memory.binnacleHwmKb, mb), spreadText(s.memory.helmMaxRssKb, mb), `${times(s.memory.ratio)} (the median of the rounds' ratios)`],
+      ['CPU time, first round (user + system)', sec(s.cpu.binnacleMs), sec(s.cpu.helmMs), times(s.cpu.ratio)],
+      [`warm render / a helm process, per chart (median over charts; ${str(r.settings.bench.warmPairs)} ABBA pairs a chart)`, `faster on ${s.warm.faster} of ${s.charts}`, '', times(s.warm.medianRatio)],
+    ]),
+    '',
+    `Outputs: ${s.outputs.same} byte-identical, ${s.outputs.sameButHelmRandom} identical but for the lines Helm itself randomizes, ${s.outputs.bothFail} failing with Helm's own error on both sides, ${s.outputs.mismatch} mismatched.`,
+    ...(perChart.length === 0
+      ? []
+      : [
+          '',
+          '<details><summary>Each chart (first round): helm process, Binnacle\'s first render in the cold process, the warm pairs</summary>',
+          '',
+          ...table(
+            ['chart', 'helm', 'helm peak', 'first render', 'warm (median)', 'helm, paired (median)', 'warm / helm', 'output'],
+            perChart.map((c) => [c.chart, ms(c.helm.ms), mb(c.helm.maxRssKb), ms(c.binnacleFirstMs), ms(median(c.warmMs)), ms(median(c.pairedHelmMs)), times(c.warmRatio), c.output]),
+          ),
+          '',
+          '</details>',
+        ]),
+  ];
+};
+
+const clusterUp: Renderer = (r) => {
+  const s = r.summary as ClusterUpSummary;
+  return [
+    `\`binnacle cluster up\` with its binaries cached, ${str(r.settings.bench.rounds)} rounds; then ${str(r.settings.bench.gets)} GETs of a Namespace through Binnacle's client beside a bare keep-alive HTTPS GET with the same credentials (the floor), in the same run.`,
+    '',
+    ...table(['figure', 'p50', 'p99', 'max'], [
+      ['cluster up', sec(s.up.p50), sec(s.up.p99), sec(s.up.max)],
+      ['cluster up, already running', ms(s.idempotentUpMs), '', ''],
+      ['GET, binnacle client', `${fix(s.get.binnacle.p50, 2)} ms`, `${fix(s.get.binnacle.p99, 2)} ms`, `${fix(s.get.binnacle.max, 2)} ms`],
+      ['GET, bare HTTPS (floor)', `${fix(s.get.floor.p50, 2)} ms`, `${fix(s.get.floor.p99, 2)} ms`, `${fix(s.get.floor.max, 2)} ms`],
+    ]),
+    '',
+    `GET ratio binnacle / floor at p50: ${times(s.get.ratioP50)}.`,
+  ];
+};
+
+const install: Renderer = (r) => {
+  const s = r.summary as InstallSummary;
+  return [
+    `A ${s.objects}-object registry+v1 bundle: ClusterExtension created → Installed, beside \`kubectl apply --server-side\` of the same objects and a wait for the Deployment (the floor), in the same run.`,
+    '',
+    ...table(['figure', 'binnacle', 'floor', 'ratio'], [
+      [`one install (p50 of ${str(r.settings.bench.rounds)})`, sec(s.single.p50Ms), sec(s.single.floorP50Ms), times(s.single.ratio)],
+      [`${s.many.n} at once, until all Installed`, sec(s.many.ms), sec(s.many.floorMs), times(s.many.ratio)],
+      ['manager peak memory (VmHWM)', `${fix(s.memory.peakMiB, 0)} MiB`, '', ''],
+      ['manager resident memory, ready / all installed', `${fix(s.memory.readyRssMiB, 0)} / ${fix(s.memory.installedRssMiB, 0)} MiB`, '', ''],
+      [`API requests per extension (${s.many.n} at once)`, fix(s.requestsPerExtension, 1), '', ''],
+    ]),
+  ];
+};
+
+const OPERATOR_LABELS: Record<string, string> = { binnacle: 'binnacle helm-operator run', 'binnacle-manager': 'binnacle manager (HelmOperator)', 'binnacle-before': 'binnacle (before)', 'operator-sdk': "operator-sdk's helm-operator" };
+
+const helmOperator: Renderer = (r) => {
+  const s = r.summary as HelmOperatorSummary;
+  const out = [
+    `Each operator alone against the local control plane, N CRs over ${str(r.settings.bench.namespaces)} namespaces created at once until all \`Deployed\`, then every CR changed until every release is at revision 2, then ${fix(Number(r.settings.bench.idleMs) / 1000, 0)} s idle once converged. Medians of the rounds, smallest to largest in brackets; idle figures only for a side that converged in every round. Each side runs with its own defaults (settings: ${r.settings.bench.matched === true ? 'matched' : 'not matched'}; see the result file).`,
+    '',
+  ];
+  const phase = (n: number, x: HelmOperatorFigures['deployedMs'], reached: number): string => (reached >= n ? spreadText(x, (v) => sec(v, 1)) : `> ${sec(x.median, 0)} (${reached} of ${n})`);
+  const rows: string[][] = [];
+  for (const at of s.figures) {
+    for (const [label, f] of Object.entries(at.operators)) {
+      rows.push([
+        at.chart,
+        String(at.n),
+        OPERATOR_LABELS[label] ?? label,
+        String(f.rounds),
+        phase(at.n, f.deployedMs, f.deployed),
+        phase(at.n, f.upgradeMs, f.upgraded),
+        spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
+        f.steadyMib === null ? 'not converged' : spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),
+        spreadText(f.convergeCpuS, (v) => `${fix(v, 1)} s`),
+        f.idleCpuS === null ? 'not converged' : spreadText(f.idleCpuS, (v) => `${fix(v, 2)} s`),
+        spreadText(f.requests, (v) => fix(v, 0)),
+      ]);
+    }
+    for (const [label, x] of Object.entries(at.ratios)) {
+      const t = (k: string): string => {
+        const v = x[k];
+        return typeof v === 'string' ? v : times(v);
+      };
+      rows.push([at.chart, String(at.n), `*${OPERATOR_LABELS[label] ?? label} / operator-sdk's*`, '', t('deployed'), t('upgrade'), t('peak'), t('steady'), t('convergeCpu'), t('idleCpu'), t('requests')]);
+    }
+  }
+  out.push(...table(['chart', 'N', 'operator', 'rounds', 'to Deployed', 'upgrade', 'peak RSS', 'steady RSS', 'CPU converging', 'idle CPU', 'API requests'], rows));
+  return out;
+};
+
+const helmOperatorMemory: Renderer = (r) => {
+  const s = r.summary as HelmOperatorMemorySummary;
+  const rows = (['binnacle', 'operator-sdk'] as const).flatMap((label) => {
+    const f = s[label];
+    return f === null ? [] : [[OPERATOR_LABELS[label] ?? label, spreadText(f.idleMib, (v) => `${fix(v, 0)} MiB`), spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`), spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`), spreadText(f.deployedMs, (v) => sec(v, 1))]];
+  });
+  return [
+    `One memcached CR (operator-sdk's sample), until \`Deployed\` and ${fix(Number(r.settings.bench.settleMs) / 1000, 0)} s more; memory of the whole process tree (Binnacle's native Helm engine is a child process). Medians of ${str(r.settings.bench.rounds)} round(s), smallest to largest in brackets. Binnacle's engine: ${str(r.settings.binnacle.engine)}.`,
+    '',
+    ...table(['operator', 'idle RSS', 'peak RSS', 'steady RSS', 'to Deployed'], rows),
+  ];
+};
+
+const consoleCatalog: Renderer = (r) => {
+  const s = r.summary as ConsoleCatalogSummary;
+  return [
+    `The console's catalog page with the whole corpus (${str(r.settings.bench.packages)} packages) in headless Chromium (${str(r.settings.binnacle.browserVersion)}), ${str(r.settings.bench.runs)} runs; no peer: the budget is the issue's 1 s.`,
+    '',
+    ...table(['figure', 'median (min–max)'], [
+      ['navigation → every card drawn', spreadText(s.pageMs, ms)],
+      ['`/api/packages`, cached catalog', spreadText(s.apiMs, ms)],
+    ]),
+    '',
+    `Ratio to the 1 s budget: ${fix(s.ratioToBudget, 2)}.`,
+  ];
+};
+
+const RENDERERS: Partial<Record<string, Renderer>> = {
+  'cli-startup': cliStartup,
+  catalog,
+  bundle,
+  resolve,
+  helm,
+  'cluster-up': clusterUp,
+  install,
+  'helm-operator': helmOperator,
+  'helm-operator-memory': helmOperatorMemory,
+  'console-catalog': consoleCatalog,
+};
+
+/** The benches the README can show (every bench/*.ts has a renderer). */
+export const RENDERED_BENCHES = Object.keys(RENDERERS);

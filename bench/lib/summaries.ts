@@ -1,0 +1,146 @@
+/**
+ * The `summary` each bench stores (bench/lib/results.ts) and the README's tables read
+ * (bench/lib/readme.ts): one type per bench, which the bench's `save` call satisfies, so the
+ * writer and the reader cannot drift apart. A figure that could not be measured is NaN when
+ * written, and JSON stores NaN as null: readers take every number as possibly null.
+ */
+import type { Spread } from './results.js';
+
+export interface CliStartupSummary {
+  rows: {
+    label: string;
+    wallMs: number;
+    cpuMs: number;
+    rssMb: number;
+    wallRatio: number;
+    cpuRatio: number;
+    rssRatio: number;
+    failedRuns: number;
+    /** node -e 0 itself. */
+    reference: boolean;
+    /** Held to the goal (the unbundled row is shown for comparison only). */
+    judged: boolean;
+  }[];
+}
+
+export interface CatalogSummary {
+  startupMs: number;
+  corpus?: { renderMs: number; renderRssMb: number; outputMb: number };
+  /** False when opm could not be built: no side-by-side figures. */
+  opm?: false;
+  comparisons?: { step: string; binnacleMs: number; opmMs: number; binnacleRssMb: number; opmRssMb: number; timeRatio: number; netTimeRatio: number; memoryRatio: number }[];
+  identical?: { renderFbc: boolean; renderTestdata: boolean; renderBundles: string };
+}
+
+export interface BundleSummary {
+  directories: number;
+  binnacleMs: Spread;
+  binnacleWithErrors: number;
+  verifyMs?: Spread;
+  timeRatio?: number;
+  verifyWithErrors?: number;
+  agree?: { bothErrors: number; bothClean: number };
+  differ?: { onlyBinnacle: string[]; onlyVerify: string[] };
+}
+
+export interface Quantiles {
+  p50: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
+export interface ResolveSummary {
+  packages: number;
+  bundles: number;
+  requests: { package: number; upgrade: number; bulk: number };
+  resolved: number;
+  explained: number;
+  groups: { package: Quantiles; upgrade: Quantiles; bulk: Quantiles };
+  endToEnd: Quantiles;
+  sat: Quantiles;
+  deppy: Quantiles | null;
+  sameAnswer: { corpus: number; corpusOf: number; random: number; randomOf: number; differ: string[] } | null;
+}
+
+export interface HelmChartRow {
+  chart: string;
+  helm: { ok: boolean; ms: number; maxRssKb: number; cpuMs: number };
+  binnacleFirstMs: number;
+  pairedHelmMs: number[];
+  warmMs: number[];
+  warmRatio: number;
+  output: string;
+}
+
+export interface HelmSummary {
+  charts: number;
+  failed: { helm: number; binnacle: number };
+  corpus: { helmMs: Spread; binnacleMs: Spread; ratio: number; ratios: number[] };
+  memory: { helmMaxRssKb: Spread; binnacleHwmKb: Spread; ratio: number; binnacleHwmKbAfterWarm: number };
+  cpu: { helmMs: number; binnacleMs: number; ratio: number };
+  coldProcess: { nodeAndImportsMs: number; engineStartMs: number; firstRendersMs: number };
+  warm: { medianRatio: number; faster: number; slower: string[] };
+  outputs: { same: number; sameButHelmRandom: number; bothFail: number; mismatch: number };
+}
+
+export interface ClusterUpSummary {
+  up: { p50: number; p99: number; max: number };
+  idempotentUpMs: number;
+  get: { binnacle: { p50: number; p99: number; max: number }; floor: { p50: number; p99: number; max: number }; ratioP50: number };
+}
+
+export interface InstallSummary {
+  objects: number;
+  single: { p50Ms: number; floorP50Ms: number; ratio: number };
+  many: { n: number; ms: number; floorMs: number; ratio: number };
+  memory: { peakMiB: number; readyRssMiB: number; installedRssMiB: number };
+  requestsPerExtension: number;
+  requestsByResource: Record<string, number>;
+  reconcilesPerExtension: Record<string, number>;
+}
+
+/** One operator's rounds at one N (bench/helm-operator.ts). Idle figures are null unless every round converged. */
+export interface HelmOperatorFigures {
+  rounds: number;
+  deployed: number;
+  upgraded: number;
+  converged: boolean;
+  deployedMs: Spread;
+  upgradeMs: Spread;
+  peakMib: Spread;
+  steadyMib: Spread | null;
+  convergeCpuS: Spread;
+  idleCpuS: Spread | null;
+  requests: Spread;
+}
+
+export interface HelmOperatorSummary {
+  figures: {
+    chart: string;
+    n: number;
+    operators: Record<string, HelmOperatorFigures>;
+    /** Binnacle's side (label) over operator-sdk's, per figure; "not converged" where one side's idle figures are missing. */
+    ratios: Record<string, Record<string, number | string>>;
+  }[];
+}
+
+export interface HelmOperatorMemoryFigures {
+  idleMib: Spread;
+  peakMib: Spread;
+  steadyMib: Spread;
+  deployedMs: Spread;
+}
+
+export interface HelmOperatorMemorySummary {
+  binnacle: HelmOperatorMemoryFigures | null;
+  'operator-sdk': HelmOperatorMemoryFigures | null;
+  goalMib: number;
+}
+
+export interface ConsoleCatalogSummary {
+  pageMs: Spread;
+  apiMs: Spread;
+  apiFirstCallKiB: number;
+  ratioToBudget: number;
+}
