@@ -18,6 +18,7 @@ import { RESULT_FORMAT, type BenchResult, type GoalVerdict } from './results.js'
 import type {
   BundleSummary,
   CatalogSummary,
+  CelSummary,
   CliStartupSummary,
   ClusterUpSummary,
   ConsoleCatalogSummary,
@@ -324,6 +325,42 @@ const consoleCatalog: Renderer = (r) => {
   ];
 };
 
+const cel: Renderer = (r) => {
+  const s = r.summary as CelSummary;
+  const ref = r.settings.reference;
+  const version = str(ref?.version);
+  const bench = r.settings.bench as { resolveRounds?: unknown };
+  const pair = (x: { wall: Num; cpu: Num; rss: Num } | null): string => (x === null ? '' : `${times(x.wall)} / ${times(x.cpu)} / ${times(x.rss)}`);
+  const rowLabel: Record<string, string> = { node: '`node -e 0` (reference)', hand: 'hand-written (`src/resolve/cel.ts`), bundled', inlined: `@bufbuild/cel ${version}, inlined in the bundle`, external: `@bufbuild/cel ${version}, from node_modules` };
+  const a = s.answers;
+  return [
+    `The hand-written CEL evaluator against @bufbuild/cel ${version} behind the same contract, each side bundled as the CLI bundles; ${str(r.settings.bench.rounds)} interleaved runs (\`binnacle resolve\`: ${str(bench.resolveRounds)}), medians; CPU is user + system in 10 ms steps.`,
+    '',
+    'Start-up to the first answer (import the evaluator, compile one OLM rule, run it once):',
+    '',
+    ...table(
+      ['process', 'wall', 'CPU', 'peak RSS', '× node -e 0 (wall / CPU / memory)', '× hand-written (wall / CPU / memory)'],
+      s.startup.rows.map((x) => [rowLabel[x.variant] ?? x.label, ms(x.wallMs), ms(x.cpuMs), `${fix(x.rssMb, 1)} MiB`, pair(x.toNode), x.variant === 'node' || x.variant === 'hand' ? '' : pair(x.toHand)]),
+    ),
+    '',
+    `In one process, the ${s.inProcess.rules} distinct parity rules both compile, over ${s.inProcess.inputs} candidates (after warm-up rounds):`,
+    '',
+    ...table(['figure', 'hand-written', '@bufbuild/cel', '@bufbuild/cel / hand-written'], [
+      ['compile, per rule', `${fix(s.inProcess.compileUs.hand, 1)} µs`, `${fix(s.inProcess.compileUs.bufbuild, 1)} µs`, times(s.inProcess.compileUs.ratio)],
+      ['evaluate, per rule over one candidate', `${fix(s.inProcess.evaluateUs.hand, 2)} µs`, `${fix(s.inProcess.evaluateUs.bufbuild, 2)} µs`, times(s.inProcess.evaluateUs.ratio)],
+    ]),
+    '',
+    `\`binnacle resolve --all-packages -o json\` over a generated catalog (${s.resolve.packages} packages, ${s.resolve.bundles} bundles, ${s.resolve.celRules} CEL rules; ${s.resolve.resolvedPackages} packages resolve), the CLI bundled with each evaluator; the resolution alone is the command less the same command for a package no catalog offers:`,
+    '',
+    ...table(
+      ['CLI with', 'wall', 'CPU', 'peak RSS', 'resolution alone, CPU', '× hand-written (CPU / resolution CPU / memory)'],
+      s.resolve.rows.map((x) => [x.variant === 'hand' ? 'hand-written' : `@bufbuild/cel, ${x.variant === 'inlined' ? 'inlined' : 'from node_modules'}`, sec(x.all.wallMs), sec(x.all.cpuMs), `${fix(x.all.rssMb, 1)} MiB`, sec(x.resolution.cpuMs), x.variant === 'hand' ? '' : `${times(x.toHand.cpu)} / ${times(x.toHand.resolutionCpu)} / ${times(x.toHand.rss)}`]),
+    ),
+    '',
+    `Same resolution in every run of every variant: ${s.resolve.sameResolution ? 'yes' : '**no**'}. Over the parity data (${a.rules} rules × ${a.inputs} candidates, against OLM's own answers; \`src/resolve/cel-parity.test.ts\` gives each difference's reason), the hand-written answers as OLM ${a.asOlm.hand} of ${a.answers} (differs on ${a.differ.hand.length === 0 ? 'none' : a.differ.hand.join(', ')}), @bufbuild/cel ${a.asOlm.bufbuild} of ${a.answers} (differs on ${a.differ.bufbuild.length === 0 ? 'none' : a.differ.bufbuild.join(', ')}); the two agree on ${a.agree}.`,
+  ];
+};
+
 const RENDERERS: Partial<Record<string, Renderer>> = {
   'cli-startup': cliStartup,
   catalog,
@@ -335,6 +372,7 @@ const RENDERERS: Partial<Record<string, Renderer>> = {
   'helm-operator': helmOperator,
   'helm-operator-memory': helmOperatorMemory,
   'console-catalog': consoleCatalog,
+  cel,
 };
 
 /** The benches the README can show (every bench/*.ts has a renderer). */

@@ -144,3 +144,63 @@ export interface ConsoleCatalogSummary {
   apiFirstCallKiB: number;
   ratioToBudget: number;
 }
+
+/** Medians of one command's runs under /usr/bin/time (bench/cel.ts). */
+export interface CelProcessFigures {
+  wallMs: number;
+  cpuMs: number;
+  rssMb: number;
+}
+
+export interface CelSummary {
+  /** Start-up to the first answer: a process that imports one evaluator, compiles one rule and runs it once. */
+  startup: {
+    rows: (CelProcessFigures & {
+      variant: 'node' | 'hand' | 'inlined' | 'external';
+      label: string;
+      /** Over `node -e 0` in the same run. */
+      toNode: { wall: number; cpu: number; rss: number };
+      /** Over the hand-written evaluator's; null for node -e 0. */
+      toHand: { wall: number; cpu: number; rss: number } | null;
+    })[];
+  };
+  /** In one process, after warm-up rounds: per rule compiled, per evaluation (one rule over one candidate). */
+  inProcess: {
+    rules: number;
+    inputs: number;
+    evaluationsPerRound: number;
+    compileUs: { hand: number; bufbuild: number; ratio: number };
+    evaluateUs: { hand: number; bufbuild: number; ratio: number };
+  };
+  /** `binnacle resolve --all-packages -o json` over the generated catalog, the CLI bundled three ways. */
+  resolve: {
+    packages: number;
+    bundles: number;
+    celRules: number;
+    resolvedPackages: number;
+    /** Every run of every variant printed the same resolution. */
+    sameResolution: boolean;
+    rows: {
+      variant: 'hand' | 'inlined' | 'external';
+      label: string;
+      all: CelProcessFigures;
+      /** The same command for a package no catalog offers: the start-up and catalog loading. */
+      startupPart: CelProcessFigures;
+      /** all − startupPart, medians' difference. */
+      resolution: { wallMs: number; cpuMs: number };
+      /** Over the hand-written CLI's; 1 for the hand-written row. */
+      toHand: { cpu: number; resolutionCpu: number; rss: number };
+    }[];
+  };
+  /** Each evaluator's answers against OLM's (src/resolve/testdata/cel/olm-verdicts.json), rule by candidate. */
+  answers: {
+    rules: number;
+    inputs: number;
+    answers: number;
+    asOlm: { hand: number; bufbuild: number };
+    /** Rules with an answer unlike OLM's (ids), and how many answers each. */
+    differ: { hand: string[]; bufbuild: string[] };
+    /** Answers where the two evaluators agree with each other. */
+    agree: number;
+  };
+}
