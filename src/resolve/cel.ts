@@ -21,19 +21,21 @@
  * runs: it never holds.
  *
  * Why not @bufbuild/cel 0.6.1, the maintained, conformance-tested CEL for JavaScript (issue: adopt
- * it if it answers the same and costs no more; measured by bench/cel.ts, raw rounds in
- * bench/results/cel-2026-12-02.json, 2 shared cores at load 12-16, CPU time the steadier figure):
+ * it if it answers the same and costs no more; measured by bench/cel.ts, its figures, raw rounds
+ * and verdicts in bench/results/cel/2026-12-02T03-50-30Z-0f01d5c.json and README.md's "CEL"
+ * table, generated from it):
  * - Answers: behind this file's contract (cel-bufbuild.test-helper.ts, OLM's semver_compare as a
  *   custom function) it answers as OLM on all 105 parity rules x 12 inputs but `1 == 1.0`, which
  *   OLM's type checker refuses and 0.6.1 exports no checker for. It was better than this file at
- *   first (map literals, has(), ?:, exists over errors, own keys); those are fixed here now.
- * - Start-up to one answer, bundled as the CLI bundles: CPU 200 ms vs 120 ms (`node -e 0`: 90),
- *   +12.5 MiB RSS (54.3 vs 41.8); from node_modules, as the bundle leaves packages it does not
- *   inline, 320 ms and +16 MiB.
- * - Compiling a rule: 578 µs vs 20 µs (28x; its PEG parser); evaluating: 33 µs vs 26 µs (1.3x).
- * - `binnacle resolve --all-packages` over 100 packages with 480 CEL rules: CPU 3.77 s vs 1.48 s
- *   (2.55x), the resolution alone 3.19 s vs 0.95 s (3.4x: each resolution compiles a bundle's
- *   rules three times, in checkCluster and twice in requirementsOf), peak RSS 102.6 vs 79.5 MiB.
+ *   first (map literals, has(), ?:, exists over errors, own keys); those are fixed here now. Both
+ *   CLIs resolve the bench's catalog the same.
+ * - Start-up to one answer, bundled as the CLI bundles: more CPU, wall time and peak RSS than
+ *   this file, inlined and more so from node_modules (as the bundle leaves packages it does not
+ *   inline).
+ * - Compiling a rule takes it many times longer (its PEG parser); evaluating one, somewhat longer.
+ * - `binnacle resolve --all-packages` over 100 packages with 480 CEL rules: more CPU and peak
+ *   RSS, the resolution alone most of all (each resolution compiles a bundle's rules three times,
+ *   in checkCluster and twice in requirementsOf).
  * So it costs more in start-up, resolution speed and memory, and is not adopted.
  */
 import { olmSemverCompare } from './olm-semver.js';
