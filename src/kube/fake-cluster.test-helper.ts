@@ -118,6 +118,8 @@ function fieldsOf(value: unknown, top: 'object' | 'status' | 'nested' = 'nested'
   const out: FieldSet = {};
   if (!isRecord(value)) return out;
   for (const [k, v] of Object.entries(value)) {
+    // A field set to undefined is not sent (JSON has no undefined): it is not applied.
+    if (v === undefined) continue;
     if (top === 'object' && (k === 'apiVersion' || k === 'kind' || k === 'status')) continue;
     if (top === 'status' && k !== 'status') continue;
     if (top === 'object' && k === 'metadata') {
@@ -777,7 +779,6 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (this.cluster.unavailableNames.has(name) && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${name}: storage is (re)initializing`);
       const manager = opts.fieldManager ?? FIELD_MANAGER;
       const next = this.cluster.serverSideApply(live, info.namespaced ? obj : { ...obj, metadata: { ...obj.metadata, namespace: undefined } }, manager, opts.force === true, opts.subresource);
-      if (opts.subresource === 'status' && live !== undefined) next.status = { ...(live.status as Record<string, unknown> | undefined), ...(next.status as Record<string, unknown> | undefined) };
       if (opts.dryRun === true) return next as T;
       const stored = this.put(next, live);
       if (opts.subresource !== 'status') {
@@ -874,6 +875,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   async *watch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
     this.req('watch', { kind, namespace: opts.namespace });
+    if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `the server could not find the requested resource (no ${kind} in ${apiVersion})`);
     for await (const ev of this.cluster.watchStream(apiVersion, kind, opts)) yield ev as WatchEvent<T>;
   }
 

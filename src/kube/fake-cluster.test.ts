@@ -109,3 +109,25 @@ test('a watch sees what happened after its resourceVersion, then what happens ne
   await done;
   assert.deepEqual(seen, ['ADDED after', 'DELETED before']);
 });
+
+test('the status subresource: a field its manager stops applying is removed, one another writer set stays, spec is left alone; a field sent as undefined is not applied', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  // Another writer's status (a fixture, put as it is).
+  cluster.put({ ...cm('x', { a: '1' }), status: { fromFixture: 'kept' } });
+  await c.applyStatus({ ...cm('x', {}), data: { a: 'ignored' }, status: { plan: 'p1', phase: 'Pending' } }, { fieldManager: 'status', force: true });
+  await c.applyStatus({ ...cm('x', {}), status: { phase: 'Done', plan: undefined } }, { fieldManager: 'status', force: true });
+  const live = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' });
+  assert.deepEqual(live?.status, { fromFixture: 'kept', phase: 'Done' });
+  assert.ok(!Object.hasOwn(live?.status ?? {}, 'plan'), 'removed, not left as undefined');
+  assert.deepEqual(live?.data, { a: '1' }, 'a status write changes no spec or data');
+  await assert.rejects(c.applyStatus({ ...cm('missing', {}), status: { phase: 'x' } }), isNotFound);
+});
+
+test('a watch of a kind the server does not serve is NotFound, as its list is', async () => {
+  const c = new FakeCluster().client();
+  await assert.rejects(c.list('example.com/v1', 'Widget'), isNotFound);
+  await assert.rejects(async () => {
+    for await (const _ of c.watch('example.com/v1', 'Widget')) break;
+  }, isNotFound);
+});
