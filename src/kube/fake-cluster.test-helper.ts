@@ -303,8 +303,10 @@ export class FakeCluster {
   /** What `serverVersion` answers. */
   version = 'v1.36.3';
 
-  constructor(opts: { now?: () => Date } = {}) {
+  /** `objects` are put first (the CRDs of the kinds a test serves, say). */
+  constructor(opts: { now?: () => Date; objects?: readonly KubeObject[] } = {}) {
     this.now = opts.now ?? (() => new Date());
+    for (const o of opts.objects ?? []) this.put(o);
   }
 
   // --- test conveniences -----------------------------------------------------
@@ -478,7 +480,12 @@ export class FakeCluster {
       return { ...obj, status: { observedGeneration: generation, replicas: 1, updatedReplicas: 1, readyReplicas: available, availableReplicas: available } };
     }
     if (obj.kind === 'CustomResourceDefinition') {
-      return { ...obj, status: { conditions: this.crdConditions.get(obj.metadata.name ?? '') ?? [{ type: 'Established', status: 'True' }, { type: 'NamesAccepted', status: 'True' }] } };
+      // storedVersions keeps every version ever stored, as the API server's does, until someone changes it.
+      const given = isRecord(obj.status) && Array.isArray(obj.status.storedVersions) ? (obj.status.storedVersions as string[]) : [];
+      const storage = ((isRecord(obj.spec) && Array.isArray(obj.spec.versions) ? obj.spec.versions : []) as { name?: string; storage?: boolean }[]).filter((v) => v.storage === true).map((v) => v.name ?? '');
+      const storedVersions = [...new Set([...given, ...storage])];
+      const conditions = this.crdConditions.get(obj.metadata.name ?? '') ?? [{ type: 'Established', status: 'True' }, { type: 'NamesAccepted', status: 'True' }];
+      return { ...obj, status: { ...(isRecord(obj.status) ? obj.status : {}), conditions, ...(storedVersions.length === 0 ? {} : { storedVersions }) } };
     }
     return obj;
   }

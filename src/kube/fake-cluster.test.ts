@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Crash, FakeCluster, faults } from './fake-cluster.test-helper.js';
 import { isConflict, isNotFound, KubeApiError } from './errors.js';
+import type { KubeObject } from './types.js';
 
 const cm = (name: string, data: Record<string, string>, ns = 'a') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
 
@@ -119,7 +120,7 @@ test('the status subresource: a field its manager stops applying is removed, one
   await c.applyStatus({ ...cm('x', {}), status: { phase: 'Done', plan: undefined } }, { fieldManager: 'status', force: true });
   const live = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' });
   assert.deepEqual(live?.status, { fromFixture: 'kept', phase: 'Done' });
-  assert.ok(!Object.hasOwn(live?.status ?? {}, 'plan'), 'removed, not left as undefined');
+  assert.ok(!Object.hasOwn((live?.status ?? {}) as object, 'plan'), 'removed, not left as undefined');
   assert.deepEqual(live?.data, { a: '1' }, 'a status write changes no spec or data');
   await assert.rejects(c.applyStatus({ ...cm('missing', {}), status: { phase: 'x' } }), isNotFound);
 });
@@ -130,4 +131,17 @@ test('a watch of a kind the server does not serve is NotFound, as its list is', 
   await assert.rejects(async () => {
     for await (const _ of c.watch('example.com/v1', 'Widget')) break;
   }, isNotFound);
+});
+
+test('a CRD reports Established and keeps in status.storedVersions every version it stored; objects given to the constructor are there from the start', async () => {
+  const crd = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true, storage: true }] } };
+  const cluster = new FakeCluster({ objects: [crd] });
+  const c = cluster.client();
+  const ref = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'widgets.example.com' };
+  assert.deepEqual((await c.get(ref)).status, { conditions: [{ type: 'Established', status: 'True' }, { type: 'NamesAccepted', status: 'True' }], storedVersions: ['v1'] });
+  await c.apply({ ...crd, spec: { ...crd.spec, versions: [{ name: 'v1', served: true, storage: false }, { name: 'v2', served: true, storage: true }] } });
+  const stored = (o: KubeObject | undefined): unknown => (o?.status as { storedVersions?: string[] } | undefined)?.storedVersions;
+  assert.deepEqual(stored(await c.get(ref)), ['v1', 'v2']);
+  cluster.put({ ...crd, status: { storedVersions: ['v1', 'v0'] } });
+  assert.deepEqual(stored(cluster.get(ref)), ['v1', 'v0'], 'as another writer left it, with the storage version');
 });
