@@ -430,7 +430,7 @@ describe('Helm release reconciler: deletion', () => {
     assert.deepEqual(crOf(s.cluster)?.metadata.finalizers, [UNINSTALL_FINALIZER]);
     const c = condition(s.cluster, 'ReleaseFailed');
     assert.equal(c?.reason, 'UninstallError', 'helm-operator says a failed uninstall in ReleaseFailed');
-    assert.match(c?.message ?? '', /as ServiceAccount team-a\/releaser failed: .*cannot delete Secret team-a\/creds; mend that identity, or remove the finalizer/);
+    assert.match(c?.message ?? '', /as ServiceAccount team-a\/releaser failed: secrets "creds" is forbidden: User "system:serviceaccount:team-a:releaser" cannot delete resource "secrets" in API group "" in the namespace "team-a"; mend that identity, or remove the finalizer/);
   });
 
   test('uninstall-wait: the CR keeps its finalizer while an object of the release lingers (a finalizer holds it), across requeues whose uninstall deletes nothing, then goes', async () => {

@@ -34,13 +34,36 @@ const WRITE_VERBS: ReadonlySet<FakeVerb> = new Set(['create', 'update', 'patch',
 /** One request as the fake saw it. */
 export interface FakeRequest {
   verb: FakeVerb;
+  apiVersion: string;
   kind: string;
+  /** The resource (plural) the kind is served as, as RBAC names it (a guess from the kind when none serves it). */
+  resource: string;
   namespace: string;
   name: string;
   /** Who sent it: the impersonated user, or `admin`. */
   identity: string;
+  /** The groups impersonated with the user, when any were. */
+  groups?: string[];
   /** A delete's propagation policy, when it names one. */
   propagation?: string;
+  /** The resourceVersion a watch starts from, when it names one. */
+  resourceVersion?: string;
+}
+
+/** The RBAC verb a request is checked as (server-side apply and a dry run are patches; a status write patches `<resource>/status`). */
+function rbacOf(req: FakeRequest): { verb: string; resource: string } {
+  if (req.verb === 'apply' || req.verb === 'dry-run') return { verb: 'patch', resource: req.resource };
+  if (req.verb === 'status') return { verb: 'patch', resource: `${req.resource}/status` };
+  return { verb: req.verb, resource: req.resource };
+}
+
+/** The API server's words for a request RBAC refused (what `kubectl` prints, and what the console reads the verb and resource from). */
+export function forbiddenMessage(req: FakeRequest): string {
+  const { group } = parseApiVersion(req.apiVersion);
+  const { verb, resource } = rbacOf(req);
+  const qualified = group === '' ? req.resource : `${req.resource}.${group}`;
+  const where = req.namespace === '' ? 'at the cluster scope' : `in the namespace "${req.namespace}"`;
+  return `${qualified}${req.name === '' ? '' : ` "${req.name}"`} is forbidden: User "${req.identity}" cannot ${verb} resource "${resource}" in API group "${group}" ${where}`;
 }
 
 export interface FaultRule {
@@ -60,7 +83,7 @@ export const faults = {
   conflict: (): Error => new KubeApiError(409, 'Conflict', 'the object has been modified; please apply your changes to the latest version and try again'),
   tooManyRequests: (): Error => new KubeApiError(429, 'TooManyRequests', 'the server has received too many requests and has asked us to try again later'),
   unavailable: (): Error => new KubeApiError(503, 'ServiceUnavailable', 'the server is currently unable to handle the request'),
-  forbidden: (req: FakeRequest): Error => new KubeApiError(403, 'Forbidden', `${req.identity} cannot ${req.verb} ${req.kind} ${req.namespace}/${req.name}`),
+  forbidden: (req: FakeRequest): Error => new KubeApiError(403, 'Forbidden', forbiddenMessage(req)),
   crash: (req: FakeRequest): Error => new Crash(`${req.verb} ${req.kind} ${req.namespace}/${req.name}`),
 };
 
@@ -363,7 +386,7 @@ export class FakeCluster {
 
   /** The ports, acting as the cluster's admin (or as `who`). */
   client(who?: Impersonation): FakeClient {
-    return new FakeClient(this, who?.user ?? 'admin');
+    return new FakeClient(this, who?.user ?? 'admin', who?.groups);
   }
 
   // --- the API server ----------------------------------------------------------
@@ -659,19 +682,30 @@ function matches(rule: FaultRule, req: FakeRequest): boolean {
   return true;
 }
 
+/** What a request names. */
+interface RequestRef {
+  apiVersion: string;
+  kind: string;
+  namespace?: string | undefined;
+  name?: string | undefined;
+}
+
 /** The fake cluster's ports, as one identity. */
 export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Discovery, Watcher, Capabilities, RawRequester, Impersonating<FakeClient> {
   constructor(
     readonly cluster: FakeCluster,
     readonly identity: string,
+    readonly groups?: readonly string[],
   ) {}
 
   impersonate(who: Impersonation): FakeClient {
-    return new FakeClient(this.cluster, who.user);
+    return new FakeClient(this.cluster, who.user, who.groups);
   }
 
-  private req(verb: FakeVerb, ref: { kind: string; namespace?: string | undefined; name?: string | undefined }): FaultRule[] {
-    return this.cluster.request({ verb, kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name ?? '', identity: this.identity });
+  /** Sends a request: counted, authorized and faulted (before) by the cluster; answers it and the faults to raise after it. */
+  private req(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion'> = {}): { req: FakeRequest; after: FaultRule[] } {
+    const req = this.request(verb, ref, extra);
+    return { req, after: this.cluster.request(req) };
   }
 
   /** Raises the faults armed for after a request that landed. */
@@ -683,8 +717,20 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     throw err;
   }
 
-  private request(verb: FakeVerb, ref: { kind: string; namespace?: string | undefined; name?: string | undefined }): FakeRequest {
-    return { verb, kind: ref.kind, namespace: ref.namespace ?? '', name: ref.name ?? '', identity: this.identity };
+  private request(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion'> = {}): FakeRequest {
+    const resource = this.cluster.kindInfo(ref.apiVersion, ref.kind)?.plural ?? `${ref.kind.toLowerCase()}s`;
+    return {
+      verb,
+      apiVersion: ref.apiVersion,
+      kind: ref.kind,
+      resource,
+      namespace: ref.namespace ?? '',
+      name: ref.name ?? '',
+      identity: this.identity,
+      ...(this.groups === undefined || this.groups.length === 0 ? {} : { groups: [...this.groups] }),
+      ...(extra.propagation === undefined ? {} : { propagation: extra.propagation }),
+      ...(extra.resourceVersion === undefined ? {} : { resourceVersion: extra.resourceVersion }),
+    };
   }
 
   resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
@@ -745,17 +791,17 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   find<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     return this.run('get', ref.kind, () => {
-      const after = this.req('get', ref);
+      const { req, after } = this.req('get', ref);
       this.cluster.resolve(ref);
       const live = this.cluster.get(ref);
-      this.after(after, this.request('get', ref));
+      this.after(after, req);
       return live === undefined ? undefined : (structuredClone(live) as T);
     });
   }
 
   list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<KubeList<T>> {
     return this.run('list', kind, () => {
-      const after = this.req('list', { kind, namespace: opts.namespace });
+      const { req, after } = this.req('list', { apiVersion, kind, namespace: opts.namespace });
       if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `no ${kind} in ${apiVersion}`);
       const group = parseApiVersion(apiVersion).group;
       const items = [...this.cluster.objects.values()]
@@ -763,7 +809,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
         .filter((o) => selects(opts.labelSelector, o.metadata.labels) && selectsFields(opts.fieldSelector, o))
         .sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`))
         .map((o) => structuredClone({ ...o, apiVersion }) as T);
-      this.after(after, this.request('list', { kind, namespace: opts.namespace }));
+      this.after(after, req);
       return { apiVersion, kind: `${kind}List`, metadata: { resourceVersion: String(this.cluster.resourceVersion) }, items };
     });
   }
@@ -771,8 +817,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   apply<T extends KubeObject = KubeObject>(obj: KubeObject, opts: ApplyOptions = {}): Promise<T> {
     return this.run(opts.dryRun === true ? 'dry-run' : 'apply', obj.kind, () => {
       const verb: FakeVerb = opts.dryRun === true ? 'dry-run' : opts.subresource === 'status' ? 'status' : 'apply';
-      const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
-      const after = this.req(verb, ref);
+      const ref = { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const { req, after } = this.req(verb, ref);
       const info = this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
       const name = obj.metadata.name ?? '';
       if (this.cluster.rejectNames.has(name)) throw new KubeApiError(422, 'Invalid', `${obj.kind} "${name}" is invalid: spec: Invalid value`);
@@ -792,7 +838,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
         this.cluster.writes.push(`apply ${describeRef({ ...ref, apiVersion: obj.apiVersion, name })}${opts.force === true ? ' (force)' : ''}${opts.fieldManager === undefined ? '' : ` as ${opts.fieldManager}`}`);
         this.cluster.applied.push({ obj: structuredClone(obj), ...(opts.fieldManager === undefined ? {} : { fieldManager: opts.fieldManager }), identity: this.identity });
       }
-      this.after(after, this.request(verb, ref));
+      this.after(after, req);
       return stored as T;
     });
   }
@@ -803,8 +849,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T> {
     return this.run('create', obj.kind, () => {
-      const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
-      const after = this.req('create', ref);
+      const ref = { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const { req, after } = this.req('create', ref);
       const info = this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
       const named = obj.metadata.name === undefined && obj.metadata.generateName !== undefined ? { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.generateName}${this.cluster.nextResourceVersion()}` } } : obj;
       const scoped = info.namespaced ? named : { ...named, metadata: { ...named.metadata, namespace: undefined } };
@@ -813,16 +859,16 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (info.namespaced && scoped.metadata.namespace !== undefined) this.namespaceMustAccept(scoped.metadata.namespace);
       const { managedFields: _mf, ...meta } = scoped.metadata;
       const stored = this.put(this.cluster.ownChanges({ apiVersion: scoped.apiVersion, kind: scoped.kind, metadata: {} }, { ...scoped, metadata: meta }, this.identity, undefined), undefined);
-      this.cluster.writes.push(`create ${describeRef({ apiVersion: obj.apiVersion, ...ref, name: scoped.metadata.name ?? '' })}`);
-      this.after(after, this.request('create', ref));
+      this.cluster.writes.push(`create ${describeRef({ ...ref, name: scoped.metadata.name ?? '' })}`);
+      this.after(after, req);
       return stored as T;
     });
   }
 
   update<T extends KubeObject = KubeObject>(obj: KubeObject, subresource?: 'status'): Promise<T> {
     return this.run('update', obj.kind, () => {
-      const ref = { kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
-      const after = this.req(subresource === 'status' ? 'status' : 'update', ref);
+      const ref = { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
+      const { req, after } = this.req(subresource === 'status' ? 'status' : 'update', ref);
       this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
       const live = this.cluster.objects.get(this.cluster.keyOf(obj));
       if (live === undefined) throw new KubeApiError(404, 'NotFound', `${obj.kind} "${obj.metadata.name ?? ''}" not found`);
@@ -831,8 +877,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       let next: KubeObject = subresource === 'status' ? { ...live, status: obj.status } : { ...obj, status: live.status };
       next = this.cluster.ownChanges(live, next, this.identity, subresource);
       const stored = this.finishWrite(next, live);
-      if (subresource !== 'status') this.cluster.writes.push(`update ${describeRef({ apiVersion: obj.apiVersion, ...ref, name: obj.metadata.name ?? '' })}`);
-      this.after(after, this.request('update', ref));
+      if (subresource !== 'status') this.cluster.writes.push(`update ${describeRef({ ...ref, name: obj.metadata.name ?? '' })}`);
+      this.after(after, req);
       return stored as T;
     });
   }
@@ -843,7 +889,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', subresource?: 'status'): Promise<T> {
     return this.run('patch', ref.kind, () => {
-      const after = this.req(subresource === 'status' ? 'status' : 'patch', ref);
+      const { req, after } = this.req(subresource === 'status' ? 'status' : 'patch', ref);
       this.cluster.resolve(ref);
       const live = this.cluster.get(ref);
       if (live === undefined) throw new KubeApiError(404, 'NotFound', `${describeRef(ref)} not found`);
@@ -854,7 +900,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       const next = subresource === 'status' ? { ...live, status: merged.status } : { ...merged, status: live.status };
       const stored = this.finishWrite(this.cluster.ownChanges(live, next, this.identity, subresource), live);
       if (subresource !== 'status') this.cluster.writes.push(`patch ${describeRef(ref)}`);
-      this.after(after, this.request('patch', ref));
+      this.after(after, req);
       return stored as T;
     });
   }
@@ -865,23 +911,23 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   delete(ref: ObjectRef, opts: DeleteOptions = {}): Promise<boolean> {
     return this.run('delete', ref.kind, () => {
-      const after = this.cluster.request({ ...this.request('delete', ref), ...(opts.propagationPolicy === undefined ? {} : { propagation: opts.propagationPolicy }) });
+      const { req, after } = this.req('delete', ref, opts.propagationPolicy === undefined ? {} : { propagation: opts.propagationPolicy });
       this.cluster.resolve(ref);
       const live = this.cluster.get(ref);
       if (live === undefined) {
-        this.after(after, this.request('delete', ref));
+        this.after(after, req);
         return false;
       }
       if (opts.preconditions?.uid !== undefined && opts.preconditions.uid !== live.metadata.uid) throw faults.conflict();
       this.cluster.deleteObject(live);
       this.cluster.writes.push(`delete ${describeRef(ref)}${this.cluster.heldNames.has(ref.name) ? ' (held)' : ''}`);
-      this.after(after, this.request('delete', ref));
+      this.after(after, req);
       return true;
     });
   }
 
   async *watch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
-    this.req('watch', { kind, namespace: opts.namespace });
+    this.req('watch', { apiVersion, kind, namespace: opts.namespace }, opts.resourceVersion === undefined ? {} : { resourceVersion: opts.resourceVersion });
     if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `the server could not find the requested resource (no ${kind} in ${apiVersion})`);
     for await (const ev of this.cluster.watchStream(apiVersion, kind, opts)) yield ev as WatchEvent<T>;
   }

@@ -145,3 +145,17 @@ test('a CRD reports Established and keeps in status.storedVersions every version
   cluster.put({ ...crd, status: { storedVersions: ['v1', 'v0'] } });
   assert.deepEqual(stored(cluster.get(ref)), ['v1', 'v0'], 'as another writer left it, with the storage version');
 });
+
+test('a request RBAC refuses reads as the API server says it; requests record the apiVersion, the resource, and the groups impersonated', async () => {
+  const cluster = new FakeCluster();
+  cluster.authorize = (req) => req.identity !== 'bob';
+  const bob = cluster.client().impersonate({ user: 'bob', groups: ['dev', 'ops'] });
+  const refused = (message: string) => (err: unknown) => err instanceof KubeApiError && err.statusCode === 403 && err.message === message;
+  await assert.rejects(bob.get({ apiVersion: 'v1', kind: 'Secret', namespace: 'a', name: 'creds' }), refused('secrets "creds" is forbidden: User "bob" cannot get resource "secrets" in API group "" in the namespace "a"'));
+  await assert.rejects(bob.list('apps/v1', 'Deployment'), refused('deployments.apps is forbidden: User "bob" cannot list resource "deployments" in API group "apps" at the cluster scope'));
+  await assert.rejects(bob.apply({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'r' } }), refused('clusterroles.rbac.authorization.k8s.io "r" is forbidden: User "bob" cannot patch resource "clusterroles" in API group "rbac.authorization.k8s.io" at the cluster scope'));
+  await assert.rejects(bob.applyStatus(cm('x', {})), refused('configmaps "x" is forbidden: User "bob" cannot patch resource "configmaps/status" in API group "" in the namespace "a"'));
+  assert.deepEqual(cluster.log.map((r) => `${r.verb} ${r.apiVersion} ${r.resource} ${r.identity} ${r.groups?.join('+') ?? '-'}`), ['get v1 secrets bob dev+ops', 'list apps/v1 deployments bob dev+ops', 'apply rbac.authorization.k8s.io/v1 clusterroles bob dev+ops', 'status v1 configmaps bob dev+ops']);
+  await cluster.client({ user: 'alice' }).find({ apiVersion: 'v1', kind: 'Secret', namespace: 'a', name: 'creds' });
+  assert.equal(cluster.log.at(-1)?.groups, undefined, 'no groups: none recorded');
+});
