@@ -2,28 +2,30 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
 import { API_VERSION, type ClusterExtension } from '../api/types.js';
-import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import { CLUSTER_EXTENSION_CRD } from '../api/crds.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import { ReleaseStore } from '../apply/release-store.js';
-import type { KubeClient } from '../kube/client.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import type { KubeObject } from '../kube/types.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
 import { rollbackExtension, rollbackPreview } from './release-history.js';
 
 const schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } };
 
+/** A CRD serving `versions`; `stored` is its status.storedVersions, the last of them the version it stores now (else the last served). */
 function crd(versions: string[], stored?: string[]): KubeObject {
+  const storage = stored?.at(-1) ?? versions.at(-1);
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
     metadata: { name: 'things.example.com' },
-    spec: { group: 'example.com', scope: 'Namespaced', names: { kind: 'Thing', plural: 'things' }, versions: versions.map((v, i) => ({ name: v, served: true, storage: i === versions.length - 1, schema })) },
+    spec: { group: 'example.com', scope: 'Namespaced', names: { kind: 'Thing', plural: 'things' }, versions: versions.map((v) => ({ name: v, served: true, storage: v === storage, schema })) },
     ...(stored === undefined ? {} : { status: { storedVersions: stored } }),
   };
 }
 
 /** An extension at 2.0.0 whose release has revision 1 (1.0.0, CRD v1) and revision 2 (2.0.0, CRD v1+v2). */
-async function cluster(stored: string[], extraInRevision1 = ''): Promise<{ client: KubeClient; patches: unknown[] }> {
-  const fake = new FakeCluster();
+async function cluster(stored: string[], extraInRevision1 = ''): Promise<{ client: FakeClient; fake: FakeCluster }> {
+  const fake = new FakeCluster({ objects: [CLUSTER_EXTENSION_CRD] });
   const ce: ClusterExtension = {
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',
@@ -33,26 +35,14 @@ async function cluster(stored: string[], extraInRevision1 = ''): Promise<{ clien
   };
   fake.put(ce);
   fake.put(crd(['v1', 'v2'], stored));
-  const patches: unknown[] = [];
-  const client = {
-    ...fake.client(),
-    get: (ref: ObjectRef) => {
-      const o = fake.get(ref);
-      return o === undefined ? Promise.reject(new Error(`no ${ref.kind} ${ref.name}`)) : Promise.resolve(o);
-    },
-    find: (ref: ObjectRef) => Promise.resolve(fake.get(ref)),
-    patch: (ref: ObjectRef, patch: unknown) => {
-      patches.push({ ref: ref.name, patch });
-      return Promise.resolve(fake.get(ref));
-    },
-  } as unknown as KubeClient;
+  const client = fake.client();
   const store = new ReleaseStore(client);
   const at = '2026-01-01T00:00:00Z';
   for (const [version, status, crdVersions] of [[1, 'superseded', ['v1']], [2, 'deployed', ['v1', 'v2']]] as const) {
     const chartVersion = `${version}.0.0`;
     await store.create({ name: 'ext-p', namespace: 'ns', version, status, description: `install ${chartVersion}`, firstDeployed: at, lastDeployed: at, chart: { name: 'p', version: chartVersion }, config: {}, manifest: stringify(crd([...crdVersions])) + (version === 1 ? extraInRevision1 : '') }, { kind: 'BundleDeployment', name: 'ext-p' });
   }
-  return { client, patches };
+  return { client, fake };
 }
 
 describe('rollback', () => {
@@ -78,9 +68,12 @@ describe('rollback', () => {
   });
 
   it('pins the earlier version under SelfCertified', async () => {
-    const { client, patches } = await cluster(['v1']);
+    const { client, fake } = await cluster(['v1']);
+    const from = fake.writes.length;
     assert.deepEqual(await rollbackExtension(client, 'ext'), { from: '2.0.0', to: '1.0.0' });
-    assert.deepEqual(patches, [{ ref: 'ext', patch: { spec: { source: { catalog: { version: '1.0.0', upgradeConstraintPolicy: 'SelfCertified' } } } } }]);
+    assert.deepEqual(fake.writes.slice(from), ['patch ClusterExtension ext'], 'one patch of the extension, nothing else');
+    const ce = fake.get({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'ext' }) as ClusterExtension | undefined;
+    assert.deepEqual(ce?.spec.source.catalog, { packageName: 'p', version: '1.0.0', upgradeConstraintPolicy: 'SelfCertified' });
   });
 });
 

@@ -15,7 +15,7 @@ import { parseManifest } from '../apply/release.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { ReleaseRef, ReleaseRevision } from '../apply/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { BinnacleError } from '../util/errors.js';
 import { bundleDeploymentName } from '../api/names.js';
 import { customResourcesImpact, type CustomResourcesImpact } from './rollback-impact.js';
@@ -41,10 +41,13 @@ export function releaseOf(unit: Pick<InstalledUnit, 'bundleDeployment' | 'namesp
   return { name: unit.object.spec.releaseName ?? unit.bundleDeployment, namespace: unit.namespace };
 }
 
+/** What reading an extension's history takes: reads (the release records too); a rollback also patches the extension. */
+export type HistoryClient = ObjectReader & ObjectWriter;
+
 const ceRef = (name: string): { apiVersion: string; kind: string; name: string } => ({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
 
 /** Reads an extension's resolution history and the Helm revisions of its BundleDeployments. */
-export async function extensionHistory(client: KubeClient, name: string): Promise<ExtensionHistory> {
+export async function extensionHistory(client: HistoryClient, name: string): Promise<ExtensionHistory> {
   const ce = await client.find<ClusterExtension>(ceRef(name));
   if (ce === undefined) throw new BinnacleError('input', 'NOT_FOUND', `ClusterExtension ${name} does not exist`);
   const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
@@ -60,7 +63,7 @@ export async function extensionHistory(client: KubeClient, name: string): Promis
 }
 
 /** The revisions of the extension's own bundle (not its dependencies'), oldest first. */
-async function ownRevisions(client: KubeClient, ce: ClusterExtension): Promise<{ release: string; namespace: string; revisions: ReleaseRevision[] }> {
+async function ownRevisions(client: HistoryClient, ce: ClusterExtension): Promise<{ release: string; namespace: string; revisions: ReleaseRevision[] }> {
   const current = ce.status?.install?.bundle;
   const release = ce.status?.install?.bundleDeployment ?? bundleDeploymentName(ce.metadata.name ?? '', current?.package ?? ce.spec.source.catalog.packageName);
   const namespace = ce.status?.install?.namespace ?? ce.spec.namespace;
@@ -103,7 +106,7 @@ interface Target {
 }
 
 /** The revision rolling `name` back to `toVersion` (default: the version before the current one) goes to. */
-async function targetOf(client: KubeClient, name: string, toVersion?: string): Promise<Target> {
+async function targetOf(client: HistoryClient, name: string, toVersion?: string): Promise<Target> {
   const ce = await client.get<ClusterExtension>(ceRef(name));
   const current = ce.status?.install?.bundle;
   if (current === undefined) throw new BinnacleError('input', 'NOTHING_INSTALLED', `${name} has nothing installed to roll back from`);
@@ -121,7 +124,7 @@ async function targetOf(client: KubeClient, name: string, toVersion?: string): P
  * one) would do to its CRDs: the older revision's CRDs against the live ones, by the same rules
  * the applier refuses an unsafe CRD change with.
  */
-export async function rollbackPreview(client: KubeClient, name: string, toVersion?: string): Promise<RollbackPreview> {
+export async function rollbackPreview(client: HistoryClient, name: string, toVersion?: string): Promise<RollbackPreview> {
   const { from, revision, release, namespace } = await targetOf(client, name, toVersion);
   const crdProblems: CrdLeftBehind[] = [];
   const customResources: CustomResourcesImpact[] = [];
@@ -141,7 +144,7 @@ export async function rollbackPreview(client: KubeClient, name: string, toVersio
  * under SelfCertified so the resolver may go down. The manager then installs it, refusing an
  * unsafe CRD change as for any other version.
  */
-export async function rollbackExtension(client: KubeClient, name: string, toVersion?: string): Promise<{ from: string; to: string }> {
+export async function rollbackExtension(client: HistoryClient, name: string, toVersion?: string): Promise<{ from: string; to: string }> {
   let from: string;
   let to: string;
   if (toVersion === undefined) {

@@ -6,7 +6,7 @@
  * safety refuses the rollback for that, crd.field-removed). `rollbackPreview` gathers these for
  * `binnacle rollback` and the console; `describeRollback` says it in sentences.
  */
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 
 type Json = Record<string, unknown>;
@@ -80,7 +80,7 @@ export function fieldsSet(obj: unknown, fields: readonly FieldLeftBehind[]): str
 }
 
 /** The impact on the custom resources of one CRD, read from the cluster; undefined when no field is left behind. */
-export async function customResourcesImpact(client: KubeClient, live: KubeObject, older: KubeObject): Promise<CustomResourcesImpact | undefined> {
+export async function customResourcesImpact(client: Pick<ObjectReader, 'list'>, live: KubeObject, older: KubeObject): Promise<CustomResourcesImpact | undefined> {
   const fields = fieldsLeftBehind(live, older);
   if (fields.length === 0) return undefined;
   const spec = asRecord(live.spec) ?? {};
