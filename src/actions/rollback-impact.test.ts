@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeClient } from '../kube/client.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { customResourcesImpact, describeRollback, fieldsLeftBehind, fieldsSet } from './rollback-impact.js';
 
@@ -40,15 +40,11 @@ describe('rollback impact on custom resources', () => {
   });
 
   it('lists the resources written against the newer version, in every namespace, and says what happens to them', async () => {
-    const listed: string[] = [];
-    const client = {
-      list: (apiVersion: string, kind: string) => {
-        listed.push(`${apiVersion} ${kind}`);
-        return Promise.resolve({ items: [cr('team-a', 'one', { greeting: 'hi' }), cr('team-b', 'two', { message: 'plain' }), cr('team-b', 'three', { greeting: 'yo' })] });
-      },
-    } as unknown as KubeClient;
-    const impact = await customResourcesImpact(client, crd({ ...V1, greeting: { type: 'string' } }, true), crd(V1, true));
-    assert.deepEqual(listed, ['example.com/v1alpha1 Beacon']);
+    const live = crd({ ...V1, greeting: { type: 'string' } }, true);
+    const cluster = new FakeCluster({ objects: [live, cr('team-a', 'one', { greeting: 'hi' }), cr('team-b', 'two', { message: 'plain' }), cr('team-b', 'three', { greeting: 'yo' })] });
+    const client = cluster.client();
+    const impact = await customResourcesImpact(client, live, crd(V1, true));
+    assert.deepEqual(cluster.log.map((r) => `${r.verb} ${r.apiVersion} ${r.kind} ${r.namespace}`), ['list example.com/v1alpha1 Beacon '], 'one list, across namespaces');
     assert.deepEqual(impact?.resources, [
       { namespace: 'team-a', name: 'one', fields: ['.spec.greeting'] },
       { namespace: 'team-b', name: 'three', fields: ['.spec.greeting'] },
@@ -66,7 +62,8 @@ describe('rollback impact on custom resources', () => {
   });
 
   it('no fields left behind: nothing is listed', async () => {
-    const client = { list: () => Promise.reject(new Error('not called')) } as unknown as KubeClient;
-    assert.equal(await customResourcesImpact(client, crd(V1, true), crd(V1, true)), undefined);
+    const cluster = new FakeCluster({ objects: [crd(V1, true), cr('team-a', 'one', { message: 'm' })] });
+    assert.equal(await customResourcesImpact(cluster.client(), crd(V1, true), crd(V1, true)), undefined);
+    assert.deepEqual(cluster.log, [], 'the cluster was not asked');
   });
 });
