@@ -297,6 +297,8 @@ export class FakeCluster {
   readonly writes: string[] = [];
   /** Every real apply, in order: the object as sent, the field manager when one was named, and who sent it. */
   readonly applied: { obj: KubeObject; fieldManager?: string; identity: string }[] = [];
+  /** Every patch that landed (the status subresource's too), in order: what it named, the body as sent, its type, and who sent it. */
+  readonly patched: { ref: ObjectRef; patch: unknown; type: 'merge' | 'json' | 'strategic'; subresource?: 'status'; identity: string }[] = [];
   /** Kinds the server does not serve (e.g. a custom resource whose CRD is missing). */
   readonly unknownKinds = new Set<string>();
   /** Applies (and dry runs) of objects whose name is here fail with 422 Invalid. */
@@ -900,6 +902,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       const next = subresource === 'status' ? { ...live, status: merged.status } : { ...merged, status: live.status };
       const stored = this.finishWrite(this.cluster.ownChanges(live, next, this.identity, subresource), live);
       if (subresource !== 'status') this.cluster.writes.push(`patch ${describeRef(ref)}`);
+      this.cluster.patched.push({ ref: { ...ref }, patch: structuredClone(patch), type, ...(subresource === undefined ? {} : { subresource }), identity: this.identity });
       this.after(after, req);
       return stored as T;
     });

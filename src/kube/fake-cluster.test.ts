@@ -159,3 +159,17 @@ test('a request RBAC refuses reads as the API server says it; requests record th
   await cluster.client({ user: 'alice' }).find({ apiVersion: 'v1', kind: 'Secret', namespace: 'a', name: 'creds' });
   assert.equal(cluster.log.at(-1)?.groups, undefined, 'no groups: none recorded');
 });
+
+test('patches that land are kept as sent, with who sent them; one refused (a stale resourceVersion) is not', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client({ user: 'alice' });
+  const live = await c.create(cm('x', { a: '1' }));
+  await c.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }, { metadata: { resourceVersion: live.metadata.resourceVersion, labels: { l: 'v' } } });
+  await assert.rejects(c.patch({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }, { metadata: { resourceVersion: live.metadata.resourceVersion }, data: { a: '2' } }), isConflict);
+  await c.patchStatus({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }, { status: { s: 1 } });
+  assert.deepEqual(cluster.patched, [
+    { ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }, patch: { metadata: { resourceVersion: live.metadata.resourceVersion, labels: { l: 'v' } } }, type: 'merge', identity: 'alice' },
+    { ref: { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' }, patch: { status: { s: 1 } }, type: 'merge', subresource: 'status', identity: 'alice' },
+  ]);
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '1' });
+});
