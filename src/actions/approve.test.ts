@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ANNOTATION_APPROVED_PLAN, type PendingPlan } from '../api/approval.js';
-import type { ClusterExtension } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
-import type { ObjectRef } from '../kube/types.js';
+import { ALL_CRDS } from '../api/crds.js';
+import { API_VERSION, type ClusterExtension } from '../api/types.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import { approvePlan, planSummary } from './approve.js';
 
 const D1 = `sha256:${'1'.repeat(64)}`;
@@ -19,31 +19,23 @@ const pending: PendingPlan = {
   message: '',
 };
 
-function fake(status: ClusterExtension['status']): { client: KubeClient; patches: unknown[]; refs: ObjectRef[] } {
-  const patches: unknown[] = [];
-  const refs: ObjectRef[] = [];
-  const ce = { apiVersion: 'binnacle.dev/v1alpha1', kind: 'ClusterExtension', metadata: { name: 'op', resourceVersion: '7' }, spec: {}, status };
-  const client = {
-    get: (ref: ObjectRef) => {
-      refs.push(ref);
-      return Promise.resolve(structuredClone(ce));
-    },
-    patch: (_ref: ObjectRef, body: unknown) => {
-      patches.push(body);
-      return Promise.resolve(ce);
-    },
-  };
-  return { client: client as unknown as KubeClient, patches, refs };
+/** A cluster holding a ClusterExtension and a HelmOperator `op` with `status`, both read at resourceVersion `rv`. */
+function fake(status: ClusterExtension['status']): { cluster: FakeCluster; client: FakeClient; rv: (kind: string) => string | undefined } {
+  const cluster = new FakeCluster({ objects: ALL_CRDS });
+  for (const kind of ['ClusterExtension', 'HelmOperator']) cluster.put({ apiVersion: API_VERSION, kind, metadata: { name: 'op' }, spec: {}, status });
+  return { cluster, client: cluster.client(), rv: (kind) => cluster.get({ apiVersion: API_VERSION, kind, name: 'op' })?.metadata.resourceVersion };
 }
 
 test('approve writes the digest shown (or the one given, when it is the one shown) onto the object as read', async () => {
   const f = fake({ pendingPlan: pending });
+  const read = f.rv('ClusterExtension');
   const r = await approvePlan(f.client, { kind: 'ClusterExtension', name: 'op' });
   assert.equal(r.digest, D2);
-  assert.deepEqual(f.patches, [{ metadata: { resourceVersion: '7', annotations: { [ANNOTATION_APPROVED_PLAN]: D2 } } }]);
+  assert.deepEqual(f.cluster.patched.map((p) => p.patch), [{ metadata: { resourceVersion: read, annotations: { [ANNOTATION_APPROVED_PLAN]: D2 } } }]);
+  assert.equal(f.cluster.get({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'op' })?.metadata.annotations?.[ANNOTATION_APPROVED_PLAN], D2);
   await approvePlan(f.client, { kind: 'HelmOperator', name: 'op', digest: D2 });
-  assert.equal(f.refs.at(-1)?.kind, 'HelmOperator');
-  assert.equal(f.patches.length, 2);
+  assert.deepEqual(f.cluster.log.filter((q) => q.verb === 'get').map((q) => q.kind), ['ClusterExtension', 'HelmOperator']);
+  assert.deepEqual(f.cluster.patched.map((p) => p.ref.kind), ['ClusterExtension', 'HelmOperator']);
 });
 
 test('approve refuses a superseded digest, a digest not shown, a malformed one, and an object with no pending plan; nothing is written', async () => {
@@ -52,7 +44,7 @@ test('approve refuses a superseded digest, a digest not shown, a malformed one, 
   await assert.rejects(approvePlan(f.client, { kind: 'ClusterExtension', name: 'op', digest: `sha256:${'3'.repeat(64)}` }), new RegExp(`the plan awaiting approval is ${D2}`));
   await assert.rejects(approvePlan(f.client, { kind: 'ClusterExtension', name: 'op', digest: 'latest' }), /digest: latest is not a plan digest/);
   await assert.rejects(approvePlan(fake({}).client, { kind: 'ClusterExtension', name: 'op' }), /ClusterExtension op has no plan awaiting approval/);
-  assert.deepEqual(f.patches, []);
+  assert.deepEqual(f.cluster.writes, []);
 });
 
 test('the summary says the versions, the object counts, unsafe CRDs and missing RBAC', () => {

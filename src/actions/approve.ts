@@ -8,7 +8,7 @@
  */
 import { ANNOTATION_APPROVED_PLAN, type PendingPlan } from '../api/approval.js';
 import { API_VERSION, type ClusterExtension, type HelmOperator } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { InputError } from '../util/errors.js';
 
 export type ApprovableKind = 'ClusterExtension' | 'HelmOperator';
@@ -30,7 +30,7 @@ export interface ApproveResult {
 const DIGEST = /^sha256:[0-9a-f]{64}$/;
 
 /** Writes the approval of the pending plan's digest; refuses when there is none or `digest` is not it. */
-export async function approvePlan(client: KubeClient, req: ApproveRequest): Promise<ApproveResult> {
+export async function approvePlan(client: Pick<ObjectReader, 'get'> & Pick<ObjectWriter, 'patch'>, req: ApproveRequest): Promise<ApproveResult> {
   if (req.digest !== undefined && !DIGEST.test(req.digest)) throw new InputError('APPROVAL_DIGEST', `${req.digest} is not a plan digest (sha256: and 64 hex digits)`, { field: 'digest' });
   const ref = { apiVersion: API_VERSION, kind: req.kind, name: req.name };
   const obj = await client.get<ClusterExtension | HelmOperator>(ref);
