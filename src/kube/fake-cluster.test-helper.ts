@@ -28,7 +28,8 @@ export class Crash extends Error {
   }
 }
 
-export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'apply' | 'delete' | 'status' | 'dry-run' | 'watch';
+/** `discover`: a lookup of the resource serving a kind (never logged: the real client caches discovery; a fault can still fail it). */
+export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'apply' | 'delete' | 'status' | 'dry-run' | 'watch' | 'discover';
 const WRITE_VERBS: ReadonlySet<FakeVerb> = new Set(['create', 'update', 'patch', 'apply', 'delete', 'status']);
 
 /** One request as the fake saw it. */
@@ -87,6 +88,23 @@ export const faults = {
   crash: (req: FakeRequest): Error => new Crash(`${req.verb} ${req.kind} ${req.namespace}/${req.name}`),
 };
 
+/** What a SubjectAccessReview or SelfSubjectAccessReview asks: RBAC's attributes (`*` matches anything), for a user and their groups. */
+export interface AccessReview {
+  user: string;
+  groups: string[];
+  verb: string;
+  group: string;
+  resource: string;
+  subresource: string;
+  namespace: string;
+  name: string;
+  /** A non-resource URL (`/metrics`); empty for a resource. */
+  path: string;
+}
+
+/** The kinds the API server answers on create and never keeps. */
+const REVIEW_KINDS = new Set(['SubjectAccessReview', 'SelfSubjectAccessReview', 'TokenReview', 'SelfSubjectReview']);
+
 interface KindInfo {
   group: string;
   versions: string[];
@@ -127,6 +145,11 @@ const BUILTIN: readonly [string, string, string[], string, boolean][] = [
   ['PriorityClass', 'scheduling.k8s.io', ['v1'], 'priorityclasses', false],
   ['Lease', 'coordination.k8s.io', ['v1'], 'leases', true],
   ['SubjectAccessReview', 'authorization.k8s.io', ['v1'], 'subjectaccessreviews', false],
+  ['SelfSubjectAccessReview', 'authorization.k8s.io', ['v1'], 'selfsubjectaccessreviews', false],
+  ['TokenReview', 'authentication.k8s.io', ['v1'], 'tokenreviews', false],
+  ['SelfSubjectReview', 'authentication.k8s.io', ['v1'], 'selfsubjectreviews', false],
+  ['ValidatingAdmissionPolicy', 'admissionregistration.k8s.io', ['v1'], 'validatingadmissionpolicies', false],
+  ['ValidatingAdmissionPolicyBinding', 'admissionregistration.k8s.io', ['v1'], 'validatingadmissionpolicybindings', false],
   ['StorageClass', 'storage.k8s.io', ['v1'], 'storageclasses', false],
 ];
 
@@ -319,6 +342,18 @@ export class FakeCluster {
   latency?: (verb: FakeVerb, kind: string) => Promise<void>;
   /** Who may do what; every request is allowed when unset. */
   authorize?: (req: FakeRequest) => boolean;
+  /**
+   * How SubjectAccessReviews and SelfSubjectAccessReviews are answered. Unset: a review of a
+   * verb and resource the fake serves is answered by `authorize` (as the request it names would
+   * be), anything else is allowed.
+   */
+  reviewAccess?: (review: AccessReview) => boolean;
+  /** How many times a client was closed. */
+  closed = 0;
+  /** Every access review answered, as asked. */
+  readonly reviews: AccessReview[] = [];
+  /** Bearer tokens a TokenReview authenticates, with the user each one is. */
+  readonly tokens = new Map<string, { username: string; groups?: string[] }>();
   private readonly faultRules: (FaultRule & { left: number })[] = [];
   private readonly watchers = new Set<(ev: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }) => void>();
   private readonly history: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }[] = [];
@@ -456,6 +491,20 @@ export class FakeCluster {
     if (this.dead) throw new Crash(`${req.verb} ${req.kind} ${req.namespace}/${req.name} after the crash`);
     this.requests.push(`${req.verb} ${req.kind}`);
     this.log.push(req);
+    const after = this.faultsOf(req);
+    if (this.authorize !== undefined && !this.authorize(req)) throw faults.forbidden(req);
+    return after;
+  }
+
+  /** A discovery lookup: not logged, open to everyone, failed only by a fault armed for `discover`. */
+  discoveryRequest(req: FakeRequest): void {
+    if (this.dead) throw new Crash(`discover ${req.kind} after the crash`);
+    const after = this.faultsOf(req)[0];
+    if (after !== undefined) throw after.error(req);
+  }
+
+  /** Raises the first armed fault for before `req`; answers those armed for after it. */
+  private faultsOf(req: FakeRequest): FaultRule[] {
     const after: FaultRule[] = [];
     for (const rule of [...this.faultRules]) {
       if (!matches(rule, req)) continue;
@@ -468,8 +517,57 @@ export class FakeCluster {
       }
       after.push(rule);
     }
-    if (this.authorize !== undefined && !this.authorize(req)) throw faults.forbidden(req);
     return after;
+  }
+
+  /** The answer to a review (see REVIEW_KINDS) `from` created: its status, as the API server fills it in. */
+  answerReview(obj: KubeObject, from: { identity: string; groups?: readonly string[] | undefined }): KubeObject {
+    const spec = isRecord(obj.spec) ? obj.spec : {};
+    const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+    if (obj.kind === 'TokenReview') {
+      const user = this.tokens.get(str(spec.token));
+      return { ...obj, status: user === undefined ? { authenticated: false } : { authenticated: true, user: { username: user.username, groups: user.groups ?? [] } } };
+    }
+    if (obj.kind === 'SelfSubjectReview') return { ...obj, status: { userInfo: { username: from.identity, groups: [...(from.groups ?? [])] } } };
+    const self = obj.kind === 'SelfSubjectAccessReview';
+    const attrs = isRecord(spec.resourceAttributes) ? spec.resourceAttributes : {};
+    const nonResource = isRecord(spec.nonResourceAttributes) ? spec.nonResourceAttributes : undefined;
+    const review: AccessReview = {
+      user: self ? from.identity : str(spec.user),
+      groups: self ? [...(from.groups ?? [])] : Array.isArray(spec.groups) ? spec.groups.map(str) : [],
+      verb: str(nonResource?.verb ?? attrs.verb),
+      group: str(attrs.group),
+      resource: str(attrs.resource),
+      subresource: str(attrs.subresource),
+      namespace: str(attrs.namespace),
+      name: str(attrs.name),
+      path: str(nonResource?.path),
+    };
+    this.reviews.push(review);
+    return { ...obj, status: { allowed: this.allows(review) } };
+  }
+
+  private allows(review: AccessReview): boolean {
+    if (this.reviewAccess !== undefined) return this.reviewAccess(review);
+    const authorize = this.authorize;
+    const verbs: readonly string[] = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+    if (authorize === undefined || review.path !== '' || !verbs.includes(review.verb)) return true;
+    const served = this.kindOfResource(review.group, review.resource);
+    if (served === undefined) return true;
+    const verb = (review.subresource === 'status' ? 'status' : review.verb) as FakeVerb;
+    return authorize({ verb, ...served, resource: review.resource, namespace: review.namespace, name: review.name, identity: review.user, ...(review.groups.length === 0 ? {} : { groups: review.groups }) });
+  }
+
+  /** The apiVersion and kind that serve `resource` (plural) in `group`. */
+  kindOfResource(group: string, resource: string): { apiVersion: string; kind: string } | undefined {
+    const builtin = BUILTIN.find(([, g, , plural]) => g === group && plural === resource);
+    if (builtin !== undefined) return { apiVersion: group === '' ? (builtin[2][0] ?? 'v1') : `${group}/${builtin[2][0] ?? 'v1'}`, kind: builtin[0] };
+    for (const crd of this.all('CustomResourceDefinition')) {
+      const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string; plural?: string }; versions?: { name?: string; served?: boolean }[] };
+      const version = (spec.versions ?? []).find((v) => v.served !== false)?.name;
+      if (spec.group === group && spec.names?.plural === resource && spec.names.kind !== undefined && version !== undefined) return { apiVersion: `${group}/${version}`, kind: spec.names.kind };
+    }
+    return undefined;
   }
 
   resolve(ref: { apiVersion: string; kind: string; namespace?: string | undefined }): KindInfo {
@@ -736,6 +834,11 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    try {
+      this.cluster.discoveryRequest(this.request('discover', { apiVersion, kind }));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
     const info = this.cluster.kindInfo(apiVersion, kind);
     if (info === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `the server has no resource for kind ${kind} in ${apiVersion} (is its CRD installed?)`));
     return Promise.resolve({ name: info.plural, namespaced: info.namespaced, kind, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] });
@@ -743,6 +846,11 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   invalidateDiscovery(): void {
     // Discovery is always current here.
+  }
+
+  /** Frees nothing (the fake holds no sockets); counted in `closed`. */
+  close(): void {
+    this.cluster.closed++;
   }
 
   serverVersion(): Promise<string> {
@@ -854,6 +962,11 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       const ref = { apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace, name: obj.metadata.name };
       const { req, after } = this.req('create', ref);
       const info = this.cluster.resolve({ apiVersion: obj.apiVersion, kind: obj.kind, namespace: obj.metadata.namespace });
+      if (REVIEW_KINDS.has(obj.kind)) {
+        const answer = this.cluster.answerReview(structuredClone(obj), this);
+        this.after(after, req);
+        return answer as T;
+      }
       const named = obj.metadata.name === undefined && obj.metadata.generateName !== undefined ? { ...obj, metadata: { ...obj.metadata, name: `${obj.metadata.generateName}${this.cluster.nextResourceVersion()}` } } : obj;
       const scoped = info.namespaced ? named : { ...named, metadata: { ...named.metadata, namespace: undefined } };
       if (!/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(scoped.metadata.name ?? '')) throw new KubeApiError(422, 'Invalid', `${obj.kind} "${scoped.metadata.name ?? ''}" is invalid: metadata.name: a lowercase RFC 1123 subdomain is required`);

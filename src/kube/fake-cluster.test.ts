@@ -173,3 +173,39 @@ test('patches that land are kept as sent, with who sent them; one refused (a sta
   ]);
   assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '1' });
 });
+
+test('reviews are answered and never kept: TokenReview by the tokens it knows, SelfSubjectReview with who asks, access reviews by reviewAccess or else by authorize', async () => {
+  const cluster = new FakeCluster();
+  cluster.tokens.set('reader-token', { username: 'system:serviceaccount:ns:reader', groups: ['system:serviceaccounts'] });
+  cluster.authorize = (req) => !(req.identity === 'bob' && req.verb === 'delete' && req.kind === 'Secret');
+  const c = cluster.client();
+  const status = async (obj: KubeObject, client = c): Promise<unknown> => (await client.create(obj)).status;
+  assert.deepEqual(await status({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token: 'reader-token' } }), { authenticated: true, user: { username: 'system:serviceaccount:ns:reader', groups: ['system:serviceaccounts'] } });
+  assert.deepEqual(await status({ apiVersion: 'authentication.k8s.io/v1', kind: 'TokenReview', metadata: {}, spec: { token: 'forged' } }), { authenticated: false });
+  const bob = c.impersonate({ user: 'bob', groups: ['dev'] });
+  assert.deepEqual(await status({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} }, bob), { userInfo: { username: 'bob', groups: ['dev'] } });
+  const ssar = (verb: string, resource: string): KubeObject => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', metadata: {}, spec: { resourceAttributes: { verb, group: '', resource, namespace: 'a' } } });
+  assert.deepEqual(await status(ssar('delete', 'secrets'), bob), { allowed: false }, 'as authorize refuses the request');
+  assert.deepEqual(await status(ssar('delete', 'configmaps'), bob), { allowed: true });
+  assert.deepEqual(await status(ssar('delete', 'secrets')), { allowed: true }, 'asked as admin');
+  cluster.reviewAccess = (r) => r.path === '/metrics' && r.user === 'system:serviceaccount:ns:reader';
+  const sar = (user: string): KubeObject => ({ apiVersion: 'authorization.k8s.io/v1', kind: 'SubjectAccessReview', metadata: {}, spec: { user, groups: ['g'], nonResourceAttributes: { path: '/metrics', verb: 'get' } } });
+  assert.deepEqual(await status(sar('system:serviceaccount:ns:reader')), { allowed: true });
+  assert.deepEqual(await status(sar('someone')), { allowed: false });
+  assert.deepEqual(cluster.reviews.map((r) => `${r.user} ${r.verb} ${r.resource}${r.path}`), ['bob delete secrets', 'bob delete configmaps', 'admin delete secrets', 'system:serviceaccount:ns:reader get /metrics', 'someone get /metrics']);
+  assert.equal(cluster.objects.size, 0, 'none kept');
+  assert.equal(cluster.log.filter((r) => r.verb === 'create').length, 8, 'each one a request');
+});
+
+test('discovery is not logged, and fails only where a fault is armed for it; a closed client is counted', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  assert.equal((await c.resourceFor('apps/v1', 'Deployment')).name, 'deployments');
+  cluster.inject({ verb: 'discover', kind: 'Deployment', error: faults.unavailable });
+  await assert.rejects(c.resourceFor('apps/v1', 'Deployment'), (err: unknown) => err instanceof KubeApiError && err.statusCode === 503);
+  assert.equal((await c.resourceFor('apps/v1', 'Deployment')).name, 'deployments', 'once');
+  assert.deepEqual(cluster.log, []);
+  c.close();
+  c.impersonate({ user: 'x' }).close();
+  assert.equal(cluster.closed, 2);
+});
