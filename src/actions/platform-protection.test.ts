@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { ApplyOptions, KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
+import { CLUSTER_EXTENSION_CRD } from '../api/crds.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
 import { celString, celStringList, ensurePlatformProtection, platformOwner, protectionExpressions, protectionPolicy, PROTECTION_POLICY_NAME, refuseIfPlatformOwned } from './platform-protection.js';
@@ -112,38 +112,31 @@ describe('platformOwner', () => {
 });
 
 describe('ensurePlatformProtection', () => {
-  function fakeClient(opts: { served: boolean; user: string }): { client: Pick<KubeClient, 'create' | 'apply' | 'resourceFor'>; applied: KubeObject[] } {
-    const applied: KubeObject[] = [];
-    const client = {
-      resourceFor: (_apiVersion: string, kind: string) =>
-        opts.served ? Promise.resolve({ name: 'validatingadmissionpolicies', namespaced: false, kind, verbs: [] }) : Promise.reject(new KubeApiError(404, 'NotFound', 'no such kind')),
-      create: (obj: KubeObject) => Promise.resolve({ ...obj, status: { userInfo: { username: opts.user } } }),
-      apply: (obj: KubeObject, o: ApplyOptions = {}) => {
-        assert.equal(o.force, true);
-        applied.push(obj);
-        return Promise.resolve(obj);
-      },
-    } as unknown as Pick<KubeClient, 'create' | 'apply' | 'resourceFor'>;
-    return { client, applied };
+  /** A cluster whose API server serves ValidatingAdmissionPolicy or not; the client is `user`. */
+  function fakeClient(opts: { served: boolean; user: string }): { client: FakeClient; applied: () => string[] } {
+    const cluster = new FakeCluster();
+    if (!opts.served) cluster.unknownKinds.add('ValidatingAdmissionPolicy');
+    return { client: cluster.client({ user: opts.user }), applied: () => cluster.writes.filter((w) => w.startsWith('apply ')) };
   }
 
   it('exempts the identity the API server reports for the manager, and the garbage collector', async () => {
     const { client, applied } = fakeClient({ served: true, user: 'system:serviceaccount:binnacle-system:binnacle-manager' });
     const exempt = await ensurePlatformProtection(client, logger);
     assert.deepEqual(exempt, ['system:kube-controller-manager', 'system:serviceaccount:binnacle-system:binnacle-manager', 'system:serviceaccount:kube-system:generic-garbage-collector']);
-    assert.deepEqual(applied.map((o) => o.kind), ['ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding']);
-    assert.match(JSON.stringify(applied[0]), /binnacle-system:binnacle-manager/);
+    assert.deepEqual(applied(), [`apply ValidatingAdmissionPolicy ${PROTECTION_POLICY_NAME} (force)`, `apply ValidatingAdmissionPolicyBinding ${PROTECTION_POLICY_NAME} (force)`]);
+    assert.match(JSON.stringify(client.cluster.applied[0]?.obj), /binnacle-system:binnacle-manager/);
   });
 
   it('installs nothing where the API server has no ValidatingAdmissionPolicy', async () => {
     const { client, applied } = fakeClient({ served: false, user: 'x' });
     assert.equal(await ensurePlatformProtection(client, logger), undefined);
-    assert.deepEqual(applied, []);
+    assert.deepEqual(applied(), []);
   });
 });
 
 describe('refuseIfPlatformOwned', () => {
-  const finder = (obj: KubeObject | undefined): Pick<KubeClient, 'find'> => ({ find: () => Promise.resolve(obj) }) as unknown as Pick<KubeClient, 'find'>;
+  /** A cluster holding `obj` (with the ClusterExtension CRD), read as admin. */
+  const finder = (obj: KubeObject | undefined): FakeClient => new FakeCluster({ objects: [CLUSTER_EXTENSION_CRD, ...(obj === undefined ? [] : [obj])] }).client();
   const ce = (labels: Record<string, string>): KubeObject => ({
     apiVersion: 'binnacle.dev/v1alpha1',
     kind: 'ClusterExtension',

@@ -9,7 +9,7 @@
  * extensions. Status is a subresource the policy does not match, so status writes go through.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { API_VERSION, GROUP, LABEL_OWNER_KIND, LABEL_OWNER_NAME } from '../api/types.js';
@@ -43,7 +43,7 @@ export function protectedAdvice(extension: string, platformOperator: string, pkg
 }
 
 /** Refuses (error code `EXTENSION_PROTECTED`) to go on with a PlatformOperator's extension, saying what to do instead. */
-export async function refuseIfPlatformOwned(client: Pick<KubeClient, 'find'>, extension: string): Promise<void> {
+export async function refuseIfPlatformOwned(client: Pick<ObjectReader, 'find'>, extension: string): Promise<void> {
   const ce = await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: extension });
   const owner = ce === undefined ? undefined : platformOwner(ce);
   if (ce === undefined || owner === undefined) return;
@@ -149,7 +149,7 @@ export function protectionPolicy(exemptUsers: readonly string[]): KubeObject[] {
 // --- installing it ----------------------------------------------------------------------------
 
 /** The user name the API server knows this client as (SelfSubjectReview). */
-export async function clientIdentity(client: Pick<KubeClient, 'create'>): Promise<string> {
+export async function clientIdentity(client: Pick<ObjectWriter, 'create'>): Promise<string> {
   const review = await client.create({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview', metadata: {} });
   const status = review.status as { userInfo?: { username?: unknown } } | undefined;
   const user = status?.userInfo?.username;
@@ -163,7 +163,7 @@ export async function clientIdentity(client: Pick<KubeClient, 'create'>): Promis
  * server serves no ValidatingAdmissionPolicy (before Kubernetes 1.30) and nothing is protected.
  */
 export async function ensurePlatformProtection(
-  client: Pick<KubeClient, 'create' | 'apply' | 'resourceFor'>,
+  client: Pick<ObjectWriter, 'create' | 'apply'> & Pick<Discovery, 'resourceFor'>,
   logger: Logger,
   alsoExempt: readonly string[] = [],
 ): Promise<string[] | undefined> {
