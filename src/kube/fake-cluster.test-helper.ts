@@ -853,12 +853,23 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     this.cluster.closed++;
   }
 
+  /** The server's version (a discovery request: a fault armed for `discover` with no kind fails it). */
   serverVersion(): Promise<string> {
+    try {
+      this.cluster.discoveryRequest(this.request('discover', { apiVersion: '', kind: '' }));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
     return Promise.resolve(this.cluster.version);
   }
 
   /** Every served group/version and group/version/Kind, as aggregated discovery lists them. */
   apiVersionSet(): Promise<string[]> {
+    try {
+      this.cluster.discoveryRequest(this.request('discover', { apiVersion: '', kind: '' }));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
     const out = new Set<string>();
     for (const [kind, group, versions] of BUILTIN) {
       for (const v of versions) {
@@ -902,8 +913,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   find<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T | undefined> {
     return this.run('get', ref.kind, () => {
       const { req, after } = this.req('get', ref);
-      this.cluster.resolve(ref);
-      const live = this.cluster.get(ref);
+      // A kind no one serves is NotFound, which find answers as undefined (as KubeClient's does).
+      const live = this.cluster.kindInfo(ref.apiVersion, ref.kind) === undefined ? undefined : (this.cluster.resolve(ref), this.cluster.get(ref));
       this.after(after, req);
       return live === undefined ? undefined : (structuredClone(live) as T);
     });

@@ -209,3 +209,14 @@ test('discovery is not logged, and fails only where a fault is armed for it; a c
   c.impersonate({ user: 'x' }).close();
   assert.equal(cluster.closed, 2);
 });
+
+test('find answers undefined for a kind no one serves, as KubeClient does (get is NotFound); the server version is discovery, which a fault can fail', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  assert.equal(await c.find({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', name: 'version' }), undefined);
+  await assert.rejects(c.get({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', name: 'version' }), isNotFound);
+  assert.equal(await c.serverVersion(), cluster.version);
+  cluster.inject({ verb: 'discover', error: faults.unavailable });
+  await assert.rejects(c.serverVersion(), (err: unknown) => err instanceof KubeApiError && err.statusCode === 503);
+  assert.ok((await c.apiVersionSet()).includes('apps/v1/Deployment'));
+});
