@@ -5,7 +5,7 @@
  * often and these change only with a cluster upgrade.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { Capabilities, ObjectReader } from '../kube/ports.js';
 import type { ClusterFacts } from '../resolve/index.js';
 import { errorMessage } from '../util/errors.js';
 
@@ -26,7 +26,7 @@ export class ClusterFactsSource {
   private cached: { facts: ClusterFacts; at: number } | undefined;
 
   constructor(
-    private readonly client: Pick<KubeClient, 'serverVersion' | 'find'>,
+    private readonly client: Pick<Capabilities, 'serverVersion'> & Pick<ObjectReader, 'find'>,
     private readonly logger: Logger,
     private readonly ttlMs = 5 * 60_000,
   ) {}
