@@ -4,31 +4,20 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
 import { parseDockerConfig, pullSecretCredentials } from './image.js';
 import { secretReader } from './secrets.js';
 import { unpackSource } from './unpack.js';
 
 const logger = pino({ level: 'silent' });
 
-/** Just enough of a KubeClient: `get` from a fixed set of objects. */
-function fakeClient(objects: Record<string, unknown>[]): KubeClient {
-  const fake = {
-    get: (ref: ObjectRef): Promise<KubeObject> => {
-      const hit = objects.find((o) => {
-        const m = o.metadata as { namespace?: string; name?: string };
-        return o.kind === ref.kind && m.namespace === ref.namespace && m.name === ref.name;
-      });
-      if (hit === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `${ref.kind} "${ref.name}" not found`));
-      return Promise.resolve(hit as unknown as KubeObject);
-    },
-  };
-  return fake as unknown as KubeClient;
+/** The one fake cluster holding `objects`, read as its admin. */
+function fakeClient(objects: KubeObject[]): FakeClient {
+  return new FakeCluster({ objects }).client();
 }
 
-function cm(namespace: string, name: string, data: Record<string, unknown>, binaryData?: Record<string, unknown>): Record<string, unknown> {
+function cm(namespace: string, name: string, data: Record<string, unknown>, binaryData?: Record<string, unknown>): KubeObject {
   return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace, name }, data, ...(binaryData === undefined ? {} : { binaryData }) };
 }
 
@@ -108,7 +97,7 @@ test('a missing ConfigMap, a clash of files, bad keys and no client give clear e
 
 test('pull secrets: dockerconfigjson and dockercfg, and what is wrong with bad ones', async () => {
   const auth = Buffer.from('alice:wonderland').toString('base64');
-  const secret = (name: string, type: string, data: Record<string, string>): Record<string, unknown> => ({
+  const secret = (name: string, type: string, data: Record<string, string>): KubeObject => ({
     apiVersion: 'v1',
     kind: 'Secret',
     metadata: { namespace: 'ns', name },
