@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeClient, ResourceInfo } from '../kube/client.js';
+import { FakeCluster, type AccessReview, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { missingPermissions, type MissingPermission } from './preflight-permissions.js';
 
@@ -28,22 +28,11 @@ function rbacAllows(rules: readonly Rule[], a: MissingPermission): boolean {
   );
 }
 
-function cluster(rules: Rule[]): { client: KubeClient; reviews: MissingPermission[] } {
-  const reviews: MissingPermission[] = [];
-  const resources: Record<string, ResourceInfo> = {
-    Deployment: { name: 'deployments', namespaced: true, kind: 'Deployment', verbs: [] },
-    ConfigMap: { name: 'configmaps', namespaced: true, kind: 'ConfigMap', verbs: [] },
-    ClusterRole: { name: 'clusterroles', namespaced: false, kind: 'ClusterRole', verbs: [] },
-  };
-  const fake = {
-    resourceFor: (_apiVersion: string, kind: string): Promise<ResourceInfo> => Promise.resolve(resources[kind] ?? { name: `${kind.toLowerCase()}s`, namespaced: true, kind, verbs: [] }),
-    create: (obj: KubeObject): Promise<KubeObject> => {
-      const attrs = (obj.spec as { resourceAttributes: MissingPermission }).resourceAttributes;
-      reviews.push(attrs);
-      return Promise.resolve({ ...obj, status: { allowed: rbacAllows(rules, attrs) } });
-    },
-  };
-  return { client: fake as unknown as KubeClient, reviews };
+/** The one fake cluster answering SubjectAccessReviews by `rules` for the account; the reviews it is asked (name '' when none). */
+function cluster(rules: Rule[]): { client: FakeClient; reviews: readonly AccessReview[] } {
+  const fake = new FakeCluster();
+  fake.reviewAccess = (r) => r.user === 'system:serviceaccount:ops:installer' && rbacAllows(rules, { verb: r.verb, group: r.group, resource: r.resource, ...(r.namespace === '' ? {} : { namespace: r.namespace }), ...(r.name === '' ? {} : { name: r.name }) });
+  return { client: fake.client(), reviews: fake.reviews };
 }
 
 const objects: KubeObject[] = [
@@ -82,7 +71,7 @@ test('verbs granted without resource names are asked once per verb and resource,
   ];
   const { client, reviews } = cluster(rules);
   assert.deepEqual(await missingPermissions(client, sa, objects, 'ops'), []);
-  assert.ok(reviews.every((r) => r.name === undefined), 'no per-object review');
+  assert.ok(reviews.every((r) => r.name === ''), 'no per-object review');
   // 1 (everything) + 5 secrets verbs + 5 per Deployment, ConfigMap and ClusterRole verbs + 2 pods rules
   assert.equal(reviews.length, 1 + 5 + 15 + 2);
 });
