@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { KubeList, KubeObject, ObjectRef } from '../kube/types.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
 import { endpointsHealth, objectHealth, probeOnce, waitForHealthy, webhookServices } from './health.js';
 
 const obj = (apiVersion: string, kind: string, rest: Partial<KubeObject> & { generation?: number } = {}): KubeObject => {
@@ -82,14 +83,6 @@ test('webhookServices finds the Services webhooks, APIServices and conversion we
   assert.deepEqual([...svcs].sort(), ['ns/a', 'ns/b', 'ns2/c']);
 });
 
-/** A fake client over a map of live objects: enough for the probe. */
-function fakeClient(live: Map<string, KubeObject>, slices: KubeObject[] = []): { find: (ref: ObjectRef) => Promise<KubeObject | undefined>; list: () => Promise<KubeList> } {
-  return {
-    find: (ref) => Promise.resolve(live.get(`${ref.kind}/${ref.name}`)),
-    list: () => Promise.resolve({ apiVersion: 'v1', kind: 'List', metadata: {}, items: slices }),
-  };
-}
-
 test('probeOnce judges live objects, and checks endpoints only for webhook Services', async () => {
   const desired: KubeObject[] = [
     { apiVersion: 'v1', kind: 'Service', metadata: { name: 'hook', namespace: 'ns' } },
@@ -97,8 +90,8 @@ test('probeOnce judges live objects, and checks endpoints only for webhook Servi
     { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: 'v' }, webhooks: [{ clientConfig: { service: { name: 'hook', namespace: 'ns' } } }] },
     { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'missing', namespace: 'ns' } },
   ];
-  const live = new Map(desired.filter((d) => d.metadata.name !== 'missing').map((d) => [`${d.kind}/${d.metadata.name ?? ''}`, d]));
-  const report = await probeOnce(fakeClient(live) as never, desired);
+  const cluster = new FakeCluster({ objects: desired.filter((d) => d.metadata.name !== 'missing') });
+  const report = await probeOnce(cluster.client(), desired);
   assert.equal(report.healthy, false);
   assert.deepEqual(report.objects.map((o) => [o.ref.name, o.healthy, o.reason]), [
     ['hook', false, 'no ready endpoints behind this Service, which a webhook or APIService calls'],
@@ -111,13 +104,18 @@ test('probeOnce judges live objects, and checks endpoints only for webhook Servi
 test('waitForHealthy returns the last report when the deadline passes, and early when healthy', async () => {
   const logger = pino({ level: 'silent' });
   const dep: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', generation: 1 }, spec: { replicas: 1 } };
-  const live = new Map([['Deployment/d', { ...dep, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 0 } }]]);
+  const cluster = new FakeCluster();
+  // The Deployment's pods never become available; its status says so.
+  cluster.unhealthyNames.add('d');
+  cluster.put(dep);
   const started = Date.now();
-  const timedOut = await waitForHealthy(fakeClient(live) as never, [dep], { timeoutMs: 120, intervalMs: 20, logger });
+  const timedOut = await waitForHealthy(cluster.client(), [dep], { timeoutMs: 120, intervalMs: 20, logger });
   assert.equal(timedOut.healthy, false);
   assert.ok(Date.now() - started >= 100);
-  live.set('Deployment/d', { ...dep, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1 } });
-  const fine = await waitForHealthy(fakeClient(live) as never, [dep], { timeoutMs: 10_000, intervalMs: 20, logger });
+  // Now they do: the Deployment controller writes the status again.
+  cluster.unhealthyNames.delete('d');
+  cluster.put(dep);
+  const fine = await waitForHealthy(cluster.client(), [dep], { timeoutMs: 10_000, intervalMs: 20, logger });
   assert.equal(fine.healthy, true);
 });
 

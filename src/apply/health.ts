@@ -5,7 +5,7 @@
  * (EndpointSlices), since the API server routes calls to them.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import { describeRef, refOf, type KubeObject } from '../kube/types.js';
 import { crdEstablishment } from '../kube/crd-established.js';
 import { errorMessage } from '../util/errors.js';
@@ -188,7 +188,7 @@ export interface ProbeOptions {
   now?: () => number;
 }
 
-type ProbeClient = Pick<KubeClient, 'find' | 'list'>;
+type ProbeClient = Pick<ObjectReader, 'find' | 'list'>;
 
 /** Reads every object once and judges it. */
 export async function probeOnce(client: ProbeClient, objects: readonly KubeObject[]): Promise<HealthReport> {

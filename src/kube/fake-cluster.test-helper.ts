@@ -123,6 +123,7 @@ const BUILTIN: readonly [string, string, string[], string, boolean][] = [
   ['PersistentVolumeClaim', '', ['v1'], 'persistentvolumeclaims', true],
   ['PersistentVolume', '', ['v1'], 'persistentvolumes', false],
   ['Endpoints', '', ['v1'], 'endpoints', true],
+  ['EndpointSlice', 'discovery.k8s.io', ['v1'], 'endpointslices', true],
   ['Event', '', ['v1'], 'events', true],
   ['Node', '', ['v1'], 'nodes', false],
   ['Deployment', 'apps', ['v1'], 'deployments', true],
