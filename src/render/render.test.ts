@@ -21,7 +21,21 @@ function countingEngine(): HelmEngine & { renders: RenderRequest[]; templates: R
     render: (req) => {
       renders.push(req);
       const manifest = `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  serial: "${renders.length}"\n`;
-      return Promise.resolve({ output: manifest, crds: [], release: { name: req.releaseName ?? '', namespace: req.namespace ?? '', version: req.revision ?? 1, manifest, chart: { metadata: { name: 'c', version: '1.0.0' } }, config: req.values ?? {}, info: {}, hooks: [] } } as unknown as RenderResult);
+      const result: RenderResult = {
+        output: manifest,
+        crds: [],
+        release: {
+          name: req.releaseName ?? '',
+          namespace: req.namespace ?? '',
+          version: req.revision ?? 1,
+          manifest,
+          chart: { metadata: { name: 'c', version: '1.0.0' }, lock: null, templates: null, values: null, schema: null, files: null },
+          config: req.values ?? {},
+          info: { first_deployed: '', last_deployed: '', deleted: '', status: 'pending-install' },
+          hooks: [],
+        },
+      };
+      return Promise.resolve(result);
     },
     template: (req) => {
       templates.push(req);
