@@ -349,6 +349,8 @@ export class FakeCluster {
    * be), anything else is allowed.
    */
   reviewAccess?: (review: AccessReview) => boolean;
+  /** Every raw request (a template's `lookup`), as sent. */
+  readonly raw: { method: string; path: string; identity: string }[] = [];
   /** How many times a client was closed. */
   closed = 0;
   /** Every access review answered, as asked. */
@@ -441,6 +443,20 @@ export class FakeCluster {
       return { group, versions: served, plural: spec.names.plural ?? `${kind.toLowerCase()}s`, namespaced: spec.scope !== 'Cluster' };
     }
     return undefined;
+  }
+
+  /** The APIResourceList discovery answers for `/api/v1` or `/apis/<group>/<version>`; undefined for any other path. */
+  resourceList(path: string): { kind: 'APIResourceList'; groupVersion: string; resources: { name: string; namespaced: boolean; kind: string; verbs: string[] }[] } | undefined {
+    const parts = path.split('/').filter((p) => p !== '');
+    const groupVersion = parts[0] === 'api' && parts.length === 2 ? (parts[1] ?? '') : parts[0] === 'apis' && parts.length === 3 ? `${parts[1] ?? ''}/${parts[2] ?? ''}` : undefined;
+    if (groupVersion === undefined) return undefined;
+    const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+    const kinds = new Set([...BUILTIN.map(([kind]) => kind), ...this.all('CustomResourceDefinition').map((crd) => ((crd.spec ?? {}) as { names?: { kind?: string } }).names?.kind ?? '')]);
+    const resources = [...kinds].flatMap((kind) => {
+      const info = this.kindInfo(groupVersion, kind);
+      return info === undefined ? [] : [{ name: info.plural, namespaced: info.namespaced, kind, verbs }];
+    });
+    return resources.length === 0 ? undefined : { kind: 'APIResourceList', groupVersion, resources };
   }
 
   /** The kind a REST path names (`/api/v1/namespaces/ns/configmaps/x`, `/apis/g/v/plural`). */
@@ -890,10 +906,14 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return Promise.resolve([...out].sort());
   }
 
-  /** A GET of one object or a list by its REST path, as a template's `lookup` asks (other methods: 405). */
+  /** A GET of one object or a list by its REST path, or of a group version's resources, as a template's `lookup` asks (other methods: 405); each one kept in `raw`. */
   async rawRequest(method: string, path: string): Promise<{ status: number; body: string }> {
+    this.cluster.raw.push({ method, path, identity: this.identity });
     if (method.toUpperCase() !== 'GET') return { status: 405, body: '' };
-    const target = this.cluster.pathTarget(path.split('?')[0] ?? '');
+    const bare = path.split('?')[0] ?? '';
+    const resources = this.cluster.resourceList(bare);
+    if (resources !== undefined) return { status: 200, body: JSON.stringify(resources) };
+    const target = this.cluster.pathTarget(bare);
     if (target === undefined) return { status: 404, body: JSON.stringify({ kind: 'Status', reason: 'NotFound', code: 404 }) };
     try {
       if (target.name === undefined) return { status: 200, body: JSON.stringify(await this.list(target.apiVersion, target.kind, target.namespace === undefined ? {} : { namespace: target.namespace })) };

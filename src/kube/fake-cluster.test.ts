@@ -220,3 +220,17 @@ test('find answers undefined for a kind no one serves, as KubeClient does (get i
   await assert.rejects(c.serverVersion(), (err: unknown) => err instanceof KubeApiError && err.statusCode === 503);
   assert.ok((await c.apiVersionSet()).includes('apps/v1/Deployment'));
 });
+
+test('raw requests (a template lookup) read objects, lists and a group version\'s resources with GET; each is kept, other methods are refused', async () => {
+  const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'u1' } }] });
+  const c = cluster.client();
+  const body = async (path: string): Promise<unknown> => JSON.parse((await c.rawRequest('GET', path)).body) as unknown;
+  const core = (await body('/api/v1')) as { groupVersion: string; resources: { name: string; kind: string; namespaced: boolean }[] };
+  assert.equal(core.groupVersion, 'v1');
+  assert.deepEqual(core.resources.find((r) => r.kind === 'ConfigMap'), { name: 'configmaps', namespaced: true, kind: 'ConfigMap', verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'] });
+  assert.ok(((await body('/apis/apps/v1')) as { resources: { kind: string }[] }).resources.some((r) => r.kind === 'Deployment'));
+  assert.equal((await c.rawRequest('GET', '/apis/example.com/v1')).status, 404, 'a group no one serves');
+  assert.equal(((await body('/api/v1/namespaces/kube-system')) as KubeObject).metadata.uid, 'u1');
+  assert.equal((await c.rawRequest('POST', '/api/v1/namespaces')).status, 405);
+  assert.deepEqual(cluster.raw.map((r) => `${r.method} ${r.path}`), ['GET /api/v1', 'GET /apis/apps/v1', 'GET /apis/example.com/v1', 'GET /api/v1/namespaces/kube-system', 'POST /api/v1/namespaces']);
+});
