@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { createHelmEngine } from './engine.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
 import { objectsOf, renderChartRelease } from './chart-release.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 
 const engine = createHelmEngine();
 after(() => engine.close());
@@ -43,19 +44,9 @@ test('objectsOf: more than 10,000 aliases, which Helm accepts, are read; an alia
 });
 
 test('lookup reaches the cluster client with GETs only, and what it reads is rendered', { timeout: 120_000 }, async () => {
-  const calls: { method: string; path: string }[] = [];
-  const client = {
-    serverVersion: () => Promise.resolve('v1.36.3'),
-    apiVersionSet: () => Promise.resolve(['v1']),
-    find: () => Promise.resolve(undefined),
-    rawRequest: (method: string, path: string) => {
-      calls.push({ method, path });
-      const bare = path.split('?')[0] ?? path;
-      if (bare === '/api/v1') return Promise.resolve({ status: 200, body: JSON.stringify({ kind: 'APIResourceList', groupVersion: 'v1', resources: [{ name: 'namespaces', namespaced: false, kind: 'Namespace', verbs: ['get'] }, { name: 'configmaps', namespaced: true, kind: 'ConfigMap', verbs: ['get'] }] }) });
-      if (bare === '/api/v1/namespaces/kube-system') return Promise.resolve({ status: 200, body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'uid-from-client' } }) });
-      return Promise.resolve({ status: 404, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'NotFound', code: 404 }) });
-    },
-  } as unknown as NonNullable<Parameters<typeof renderChartRelease>[0]['client']>;
+  const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'uid-from-client' } }] });
+  const client = cluster.client();
+  const calls = cluster.raw;
   const r = await renderChartRelease({ chart: join(import.meta.dirname, 'testdata', 'lookup'), chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine, client });
   assert.equal((r.objects[0] as { data?: Record<string, string> }).data?.uid, 'uid-from-client');
   assert.ok(calls.length > 0);
