@@ -355,6 +355,8 @@ export class FakeCluster {
   closed = 0;
   /** Every access review answered, as asked. */
   readonly reviews: AccessReview[] = [];
+  /** Every review (access and token reviews alike) created, as sent. */
+  readonly reviewed: KubeObject[] = [];
   /** Bearer tokens a TokenReview authenticates, with the user each one is. */
   readonly tokens = new Map<string, { username: string; groups?: string[] }>();
   private readonly faultRules: (FaultRule & { left: number })[] = [];
@@ -539,6 +541,7 @@ export class FakeCluster {
 
   /** The answer to a review (see REVIEW_KINDS) `from` created: its status, as the API server fills it in. */
   answerReview(obj: KubeObject, from: { identity: string; groups?: readonly string[] | undefined }): KubeObject {
+    this.reviewed.push(structuredClone(obj));
     const spec = isRecord(obj.spec) ? obj.spec : {};
     const str = (v: unknown): string => (typeof v === 'string' ? v : '');
     if (obj.kind === 'TokenReview') {

@@ -194,6 +194,8 @@ test('reviews are answered and never kept: TokenReview by the tokens it knows, S
   assert.deepEqual(await status(sar('someone')), { allowed: false });
   assert.deepEqual(cluster.reviews.map((r) => `${r.user} ${r.verb} ${r.resource}${r.path}`), ['bob delete secrets', 'bob delete configmaps', 'admin delete secrets', 'system:serviceaccount:ns:reader get /metrics', 'someone get /metrics']);
   assert.equal(cluster.objects.size, 0, 'none kept');
+  assert.deepEqual(cluster.reviewed.map((r) => r.kind), ['TokenReview', 'TokenReview', 'SelfSubjectReview', 'SelfSubjectAccessReview', 'SelfSubjectAccessReview', 'SelfSubjectAccessReview', 'SubjectAccessReview', 'SubjectAccessReview']);
+  assert.deepEqual(cluster.reviewed[0]?.spec, { token: 'reader-token' }, 'as sent');
   assert.equal(cluster.log.filter((r) => r.verb === 'create').length, 8, 'each one a request');
 });
 
