@@ -10,7 +10,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { sharedChart } from '../apply/chart-intern.js';
 import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
-import type { Capabilities, ObjectReader, RawRequester } from '../kube/ports.js';
+import type { Capabilities as ClusterCapabilities, ObjectReader, RawRequester } from '../kube/ports.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { inputDigestOf } from '../util/canonical-json.js';
 import { checkRenderLimits, DEFAULT_RELEASE_LIMITS } from '../apply/limits.js';
@@ -39,7 +39,7 @@ export interface ChartReleaseInput {
   /** The revision this render becomes (1 = install). */
   revision: number;
   /** The cluster: capabilities from its discovery, `lookup` through it. Offline without. */
-  client?: Capabilities & RawRequester & Pick<ObjectReader, 'find'>;
+  client?: ClusterCapabilities & RawRequester & Pick<ObjectReader, 'find'>;
   crdPolicy?: CrdPolicy;
   engine?: HelmEngine;
   /** How much the release may hold; checked on Helm's output before it is parsed. Default apply/limits.ts's. */
