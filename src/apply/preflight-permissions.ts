@@ -49,13 +49,13 @@ interface Check extends MissingPermission {
 }
 
 /** What checking an account's permissions takes: the resources that serve the objects, and SubjectAccessReviews. */
-export type ReviewClient = Pick<Discovery, 'resourceFor'> & Pick<ObjectWriter, 'create'>;
+export type PermissionsClient = Pick<Discovery, 'resourceFor'> & Pick<ObjectWriter, 'create'>;
 
 function checkKey(c: MissingPermission): string {
   return `${c.verb}|${c.group}|${c.resource}|${c.namespace ?? ''}|${c.name ?? ''}`;
 }
 
-async function allowed(client: ReviewClient, sa: ServiceAccountIdentity, c: MissingPermission): Promise<boolean> {
+async function allowed(client: PermissionsClient, sa: ServiceAccountIdentity, c: MissingPermission): Promise<boolean> {
   const who = impersonationFor(sa);
   const resourceAttributes: Record<string, string> = { verb: c.verb, group: c.group, resource: c.resource };
   if (c.namespace !== undefined && c.namespace !== '') resourceAttributes.namespace = c.namespace;
@@ -90,7 +90,7 @@ function grantedRules(obj: KubeObject): MissingPermission[] {
 }
 
 /** What `sa` lacks to install `objects` with release records in `releaseNamespace`. */
-export async function missingPermissions(client: ReviewClient, sa: ServiceAccountIdentity, objects: readonly KubeObject[], releaseNamespace: string): Promise<MissingPermission[]> {
+export async function missingPermissions(client: PermissionsClient, sa: ServiceAccountIdentity, objects: readonly KubeObject[], releaseNamespace: string): Promise<MissingPermission[]> {
   const checks = new Map<string, Check>();
   const add = (c: MissingPermission): void => {
     const key = checkKey(c);
@@ -127,7 +127,7 @@ export async function missingPermissions(client: ReviewClient, sa: ServiceAccoun
  * deny is asked as named. Broader reviews can only allow more than RBAC grants the narrower
  * ones, never deny what they allow, so the answer is the one the narrow reviews alone give.
  */
-async function reviewMissing(client: ReviewClient, sa: ServiceAccountIdentity, list: readonly Check[]): Promise<MissingPermission[]> {
+async function reviewMissing(client: PermissionsClient, sa: ServiceAccountIdentity, list: readonly Check[]): Promise<MissingPermission[]> {
   if (list.length === 0) return [];
   const [everything] = await reviewAll(client, sa, [{ verb: '*', group: '*', resource: '*' }]);
   if (everything === true) return [];
@@ -156,7 +156,7 @@ async function reviewMissing(client: ReviewClient, sa: ServiceAccountIdentity, l
 }
 
 /** Each review's verdict, a bounded number at once. */
-async function reviewAll(client: ReviewClient, sa: ServiceAccountIdentity, checks: readonly MissingPermission[]): Promise<boolean[]> {
+async function reviewAll(client: PermissionsClient, sa: ServiceAccountIdentity, checks: readonly MissingPermission[]): Promise<boolean[]> {
   const out: boolean[] = [];
   for (let i = 0; i < checks.length; i += 16) out.push(...(await Promise.all(checks.slice(i, i + 16).map((c) => allowed(client, sa, c)))));
   return out;

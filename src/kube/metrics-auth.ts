@@ -12,12 +12,11 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Logger } from 'pino';
+import type { ObjectWriter } from './ports.js';
 import type { KubeObject } from './types.js';
 
-/** What the reviews are created with: the KubeClient, or a fake in tests. */
-export interface ReviewClient {
-  create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T>;
-}
+/** What the TokenReviews and SubjectAccessReviews are created with. */
+export type ReviewClient = Pick<ObjectWriter, 'create'>;
 
 export type AuthDecision = { status: 200; user: string } | { status: 401 | 403 | 429 | 500; message: string };
 

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { createCertificateAuthority, issueCertificate } from '../util/pki.js';
-import { MetricsAuthorizer, type ReviewClient } from './metrics-auth.js';
+import { FakeCluster } from './fake-cluster.test-helper.js';
+import { MetricsAuthorizer } from './metrics-auth.js';
 import { ControllerMetrics, ResourceCreatedMetric } from './metrics.js';
 import { metricsServingCertificate, parseBindAddress, startEndpointServer } from './probe-server.js';
-import type { KubeObject } from './types.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -47,16 +47,12 @@ function raw(url: string, text: string): Promise<string> {
   });
 }
 
-const reviewer: ReviewClient = {
-  create: <T extends KubeObject>(obj: KubeObject): Promise<T> => {
-    const spec = obj.spec as { token?: string; user?: string };
-    if (obj.kind === 'TokenReview') {
-      const user = { 'reader-token': 'reader', 'stranger-token': 'stranger' }[spec.token ?? ''];
-      return Promise.resolve({ ...obj, status: user === undefined ? { authenticated: false } : { authenticated: true, user: { username: user } } } as unknown as T);
-    }
-    return Promise.resolve({ ...obj, status: { allowed: spec.user === 'reader' } } as unknown as T);
-  },
-};
+/** An API server that knows the reader's token (may read metrics) and a stranger's. */
+const api = new FakeCluster();
+api.tokens.set('reader-token', { username: 'reader' });
+api.tokens.set('stranger-token', { username: 'stranger' });
+api.reviewAccess = (r) => r.user === 'reader';
+const reviewer = api.client();
 
 describe('the probe and metrics server', () => {
   it('answers /healthz at once and /readyz only when ready; it serves no metrics where only probes are asked for', async () => {
