@@ -6,39 +6,16 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { pino } from 'pino';
 import { BinnacleError } from '../util/errors.js';
 import { KubeClient, type WriteFence } from './client.js';
-import { KubeApiError } from './errors.js';
+import { FakeCluster, type FakeClient } from './fake-cluster.test-helper.js';
 import { LeaderElector } from './leader-election.js';
-import type { KubeObject } from './types.js';
 
 const logger = pino({ level: 'silent' });
 
-/** One Lease with the API server's rules (create fails if it exists, update needs the current resourceVersion). */
-function leaseClient(): { client: KubeClient; writes: () => number } {
-  let lease: KubeObject | undefined;
-  let rv = 0;
-  let writes = 0;
-  const fake = {
-    find: async (): Promise<KubeObject | undefined> => {
-      await sleep(1);
-      return lease === undefined ? undefined : structuredClone(lease);
-    },
-    create: async (obj: KubeObject): Promise<KubeObject> => {
-      await sleep(1);
-      if (lease !== undefined) throw new KubeApiError(409, 'AlreadyExists', 'exists');
-      writes++;
-      lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++rv) } };
-      return structuredClone(lease);
-    },
-    update: async (obj: KubeObject): Promise<KubeObject> => {
-      await sleep(1);
-      if (lease === undefined) throw new KubeApiError(404, 'NotFound', 'gone');
-      if (obj.metadata.resourceVersion !== lease.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'changed');
-      writes++;
-      lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++rv) } };
-      return structuredClone(lease);
-    },
-  };
-  return { client: fake as unknown as KubeClient, writes: () => writes };
+/** The one fake cluster (a Lease has the API server's rules: create fails if it exists, update needs the current resourceVersion), each request a little slow. */
+function leaseClient(): { client: FakeClient; writes: () => number } {
+  const cluster = new FakeCluster();
+  cluster.latency = () => sleep(1);
+  return { client: cluster.client(), writes: () => cluster.writes.length };
 }
 
 /** Blocks the whole thread, as SIGSTOP or a long pause would: no timer or callback runs meanwhile. */

@@ -15,7 +15,8 @@
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BinnacleError } from '../util/errors.js';
-import type { KubeClient, WriteFence } from './client.js';
+import type { WriteFence } from './client.js';
+import type { ObjectReader, ObjectWriter } from './ports.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { KubeObject } from './types.js';
 import { errorMessage } from '../util/errors.js';
@@ -32,8 +33,11 @@ export interface Lease extends KubeObject {
   spec?: LeaseSpec;
 }
 
+/** What taking and renewing a Lease takes: read it, create it, update it at the resourceVersion read. */
+export type LeaseClient = Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'create' | 'update'>;
+
 export interface LeaderElectionOptions {
-  client: KubeClient;
+  client: LeaseClient;
   namespace: string;
   name: string;
   identity: string;

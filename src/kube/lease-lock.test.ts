@@ -2,41 +2,30 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
-import type { KubeClient } from './client.js';
-import { KubeApiError } from './errors.js';
+import { FakeCluster, type FakeClient } from './fake-cluster.test-helper.js';
 import { LeaseLock } from './lease-lock.js';
 import type { KubeObject } from './types.js';
 
-/** One Lease with the API server's rules: create fails if it exists, update needs the current resourceVersion. */
+/** The one fake cluster (a Lease has the API server's rules: create fails if it exists, update needs the current resourceVersion), each request a little slow. */
 class LeaseStore {
-  lease: KubeObject | undefined;
-  writes = 0;
-  private rv = 0;
+  readonly cluster = new FakeCluster();
+  private readonly ref = { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: 'kube-system', name: 'binnacle-installed-state' };
 
-  client(): KubeClient {
-    const copy = (o: KubeObject | undefined): KubeObject | undefined => (o === undefined ? undefined : structuredClone(o));
-    const fake = {
-      find: async (): Promise<KubeObject | undefined> => {
-        await sleep(1);
-        return copy(this.lease);
-      },
-      create: async (obj: KubeObject): Promise<KubeObject> => {
-        await sleep(1);
-        if (this.lease !== undefined) throw new KubeApiError(409, 'AlreadyExists', 'exists');
-        this.writes++;
-        this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
-        return structuredClone(this.lease);
-      },
-      update: async (obj: KubeObject): Promise<KubeObject> => {
-        await sleep(1);
-        if (this.lease === undefined) throw new KubeApiError(404, 'NotFound', 'gone');
-        if (obj.metadata.resourceVersion !== this.lease.metadata.resourceVersion) throw new KubeApiError(409, 'Conflict', 'changed');
-        this.writes++;
-        this.lease = { ...structuredClone(obj), metadata: { ...obj.metadata, resourceVersion: String(++this.rv) } };
-        return structuredClone(this.lease);
-      },
-    };
-    return fake as unknown as KubeClient;
+  constructor() {
+    this.cluster.latency = () => sleep(1);
+  }
+
+  get lease(): KubeObject | undefined {
+    return this.cluster.get(this.ref);
+  }
+
+  /** Writes that landed. */
+  get writes(): number {
+    return this.cluster.writes.length;
+  }
+
+  client(): FakeClient {
+    return this.cluster.client();
   }
 }
 
@@ -79,21 +68,21 @@ test('a failing section still gives the lock up', async () => {
 test('a holder that stopped renewing loses the lock after the lease duration; until then others wait', async () => {
   const store = new LeaseStore();
   const now = new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-  store.lease = {
+  const crashed: KubeObject = {
     apiVersion: 'coordination.k8s.io/v1',
     kind: 'Lease',
-    metadata: { name: 'binnacle-installed-state', namespace: 'kube-system', resourceVersion: '0' },
+    metadata: { name: 'binnacle-installed-state', namespace: 'kube-system' },
     spec: { holderIdentity: 'crashed-manager', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
   };
+  store.cluster.put(crashed);
   const started = Date.now();
   await lock(store, 'manager-a', 1_000).withLock(() => Promise.resolve());
   assert.ok(Date.now() - started >= 900, 'waited for the dead holder to expire');
   const busy = new LeaseStore();
-  busy.lease = structuredClone(store.lease);
-  (busy.lease.spec as { holderIdentity: string }).holderIdentity = 'live-manager';
-  const keepAlive = setInterval(() => {
-    if (busy.lease !== undefined) busy.lease = { ...busy.lease, spec: { ...(busy.lease.spec as object), renewTime: new Date().toISOString() }, metadata: { ...busy.lease.metadata, resourceVersion: String(Date.now()) } };
-  }, 100);
+  // A live holder, which renews every 100 ms (another process's writes).
+  const renewed = (): KubeObject => ({ ...crashed, spec: { ...(crashed.spec as object), holderIdentity: 'live-manager', renewTime: new Date().toISOString() } });
+  busy.cluster.put(renewed());
+  const keepAlive = setInterval(() => busy.cluster.put(renewed()), 100);
   try {
     await assert.rejects(lock(busy, 'manager-a', 1_000).withLock(() => Promise.resolve(), { timeoutMs: 500 }), (e: unknown) => e instanceof Error && 'code' in e && e.code === 'LOCK_BUSY');
   } finally {

@@ -10,11 +10,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { BinnacleError } from '../util/errors.js';
-import type { KubeClient } from './client.js';
-import { LeaderElector } from './leader-election.js';
+import { LeaderElector, type LeaseClient } from './leader-election.js';
 
 export interface LeaseLockOptions {
-  client: KubeClient;
+  client: LeaseClient;
   namespace: string;
   name: string;
   /** This process; must differ between processes. */
