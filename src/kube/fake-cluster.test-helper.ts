@@ -9,16 +9,23 @@
  * removing what is in it, garbage collection of owned objects, discovery of built-in kinds and
  * of the kinds an Established CRD serves, label selectors, watches, the status subresource, and
  * server-side apply with field managers (conflicts, force, fields a manager stops applying
- * removed; lists are atomic). Workloads report healthy status unless told otherwise.
+ * removed; lists are atomic). Workloads report healthy status unless told otherwise. RBAC
+ * (`authorize`) refuses in the API server's words; reviews (TokenReview, SelfSubjectReview,
+ * (Self)SubjectAccessReview) are answered and never kept. Watches can be ended (a timeout, a cut
+ * connection, 410 Gone) and sent bookmarks; an object nesting deeper than the client reads is
+ * refused as KubeClient refuses it.
  *
  * Faults (`inject`): before a request (it fails, nothing changes) or after it (the change
  * lands, the caller sees the error: a lost response, or the process killed right after the
- * write), for a conflict, a 429, a 5xx or a `Crash`, matched by verb, kind, name and identity.
+ * write), for a conflict, a 429, a 5xx or a `Crash`, matched by verb, kind, name and identity;
+ * discovery (never logged) fails only by a fault armed for `discover`.
  */
 import { KubeApiError } from './errors.js';
 import { FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type Impersonation, type ListOptions, type ResourceInfo, type WatchEvent, type WatchOptions } from './client.js';
 import type { Capabilities, Discovery, Impersonating, ObjectReader, ObjectWriter, RawRequester, StatusWriter, Watcher } from './ports.js';
-import { describeRef, parseApiVersion, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+import { describeRef, parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+import { BinnacleError } from '../util/errors.js';
+import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
 
 /** The process was killed at this request (a fault the model-based tests inject): nothing after it runs. */
 export class Crash extends Error {
@@ -361,6 +368,7 @@ export class FakeCluster {
   readonly tokens = new Map<string, { username: string; groups?: string[] }>();
   private readonly faultRules: (FaultRule & { left: number })[] = [];
   private readonly watchers = new Set<(ev: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }) => void>();
+  private readonly streams = new Set<OpenWatch>();
   private readonly history: { type: 'ADDED' | 'MODIFIED' | 'DELETED'; object: KubeObject; rv: number }[] = [];
   private rv = 1;
   private uid = 1;
@@ -762,35 +770,88 @@ export class FakeCluster {
     return { ...next, metadata: { ...next.metadata, managedFields } };
   }
 
-  /** The WatchEvent stream of `kind` from `resourceVersion` until `signal` aborts. */
+  /**
+   * The WatchEvent stream of `kind` from `resourceVersion` until `signal` aborts or `endWatches`
+   * ends it. An object nesting deeper than the client reads comes as its stub, `refused`, as
+   * KubeClient's watch sends it.
+   */
   async *watchStream(apiVersion: string, kind: string, opts: WatchOptions): AsyncGenerator<WatchEvent> {
-    const queue: WatchEvent[] = [];
-    let wake: (() => void) | undefined;
     const wanted = (o: KubeObject): boolean =>
       o.kind === kind && parseApiVersion(o.apiVersion).group === parseApiVersion(apiVersion).group && (opts.namespace === undefined || o.metadata.namespace === opts.namespace) && selects(opts.labelSelector, o.metadata.labels);
+    const eventOf = (type: 'ADDED' | 'MODIFIED' | 'DELETED', o: KubeObject): WatchEvent => {
+      const object = { ...structuredClone(o), apiVersion };
+      return nestsDeeperThan(object, MAX_OBJECT_NESTING) ? { type, object: stubOf(object), refused: true } : { type, object };
+    };
+    const stream: OpenWatch = { apiVersion, kind, queue: [], wake: undefined, end: undefined };
     const since = Number(opts.resourceVersion ?? this.resourceVersion);
-    for (const ev of this.eventsSince(since)) if (wanted(ev.object)) queue.push({ type: ev.type, object: structuredClone(ev.object) });
+    for (const ev of this.eventsSince(since)) if (wanted(ev.object)) stream.queue.push(eventOf(ev.type, ev.object));
     const unsubscribe = this.subscribe((ev) => {
-      if (!wanted(ev.object)) return;
-      queue.push({ type: ev.type, object: structuredClone(ev.object) });
-      wake?.();
+      if (!wanted(ev.object) || stream.end !== undefined) return;
+      stream.queue.push(eventOf(ev.type, ev.object));
+      stream.wake?.();
     });
+    this.streams.add(stream);
     const aborted = new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
     const stopped = (): boolean => opts.signal?.aborted === true;
     try {
       for (;;) {
-        while (queue.length > 0) {
-          const ev = queue.shift();
+        while (stream.queue.length > 0) {
+          const ev = stream.queue.shift();
           if (ev !== undefined) yield ev;
         }
         if (stopped()) return;
-        await Promise.race([new Promise<void>((resolve) => (wake = resolve)), aborted]);
-        wake = undefined;
+        if (stream.end !== undefined) {
+          if (stream.end.error !== undefined) throw stream.end.error;
+          return;
+        }
+        await Promise.race([new Promise<void>((resolve) => (stream.wake = resolve)), aborted]);
+        stream.wake = undefined;
       }
     } finally {
       unsubscribe();
+      this.streams.delete(stream);
     }
   }
+
+  /** Watches open now. */
+  get watching(): number {
+    return this.streams.size;
+  }
+
+  /** Events the open watches hold that their readers have not taken yet. */
+  get pendingWatchEvents(): number {
+    return [...this.streams].reduce((n, w) => n + w.queue.length, 0);
+  }
+
+  /**
+   * Ends every open watch once its reader has taken what was already sent: as the API server does
+   * at a watch's timeout, or with `error` (a connection cut, `410 Gone` when what it watched from
+   * was compacted away). Later watches are not affected.
+   */
+  endWatches(error?: Error): void {
+    for (const w of this.streams) {
+      w.end = error === undefined ? {} : { error };
+      w.wake?.();
+    }
+  }
+
+  /** Sends every open watch a BOOKMARK at the current resourceVersion, as the API server does now and then. */
+  bookmark(): void {
+    for (const w of this.streams) {
+      if (w.end !== undefined) continue;
+      w.queue.push({ type: 'BOOKMARK', object: { apiVersion: w.apiVersion, kind: w.kind, metadata: { resourceVersion: String(this.resourceVersion) } } });
+      w.wake?.();
+    }
+  }
+}
+
+/** One watch being served: what it watches, the events its reader has not taken, and how it is to end. */
+interface OpenWatch {
+  apiVersion: string;
+  kind: string;
+  queue: WatchEvent[];
+  wake: (() => void) | undefined;
+  end: { error?: Error } | undefined;
 }
 
 function matches(rule: FaultRule, req: FakeRequest): boolean {
@@ -940,6 +1001,9 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       // A kind no one serves is NotFound, which find answers as undefined (as KubeClient's does).
       const live = this.cluster.kindInfo(ref.apiVersion, ref.kind) === undefined ? undefined : (this.cluster.resolve(ref), this.cluster.get(ref));
       this.after(after, req);
+      if (live !== undefined && nestsDeeperThan(live, MAX_OBJECT_NESTING)) {
+        throw new BinnacleError('terminal', 'KUBE_OBJECT_TOO_DEEP', `get ${describeRef(ref)}: the object nests deeper than ${MAX_OBJECT_NESTING} levels, which Binnacle does not read (the API server keeps up to 10,000); make it shallower`);
+      }
       return live === undefined ? undefined : (structuredClone(live) as T);
     });
   }
@@ -955,7 +1019,10 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
         .sort((a, b) => `${a.metadata.namespace ?? ''}/${a.metadata.name ?? ''}`.localeCompare(`${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`))
         .map((o) => structuredClone({ ...o, apiVersion }) as T);
       this.after(after, req);
-      return { apiVersion, kind: `${kind}List`, metadata: { resourceVersion: String(this.cluster.resourceVersion) }, items };
+      // As KubeClient's list: an object too deep to read is left out and named.
+      const refused = items.filter((o) => nestsDeeperThan(o, MAX_OBJECT_NESTING));
+      const readable = items.filter((o) => !refused.includes(o));
+      return { apiVersion, kind: `${kind}List`, metadata: { resourceVersion: String(this.cluster.resourceVersion) }, items: readable, ...(refused.length === 0 ? {} : { refused: refused.map(stubOf) }) };
     });
   }
 

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Crash, FakeCluster, faults } from './fake-cluster.test-helper.js';
+import { Crash, FakeCluster, faults, type FakeClient } from './fake-cluster.test-helper.js';
+import { MAX_OBJECT_NESTING } from '../util/nesting.js';
 import { isConflict, isNotFound, KubeApiError } from './errors.js';
 import type { KubeObject } from './types.js';
 
@@ -235,4 +236,62 @@ test('raw requests (a template lookup) read objects, lists and a group version\'
   assert.equal(((await body('/api/v1/namespaces/kube-system')) as KubeObject).metadata.uid, 'u1');
   assert.equal((await c.rawRequest('POST', '/api/v1/namespaces')).status, 405);
   assert.deepEqual(cluster.raw.map((r) => `${r.method} ${r.path}`), ['GET /api/v1', 'GET /apis/apps/v1', 'GET /apis/example.com/v1', 'GET /api/v1/namespaces/kube-system', 'POST /api/v1/namespaces']);
+});
+
+/** Takes events from a watch of ConfigMaps into `seen` until it ends; answers how it ended. */
+function follow(c: FakeClient, seen: string[], opts: { resourceVersion?: string; signal?: AbortSignal } = {}): Promise<string> {
+  return (async () => {
+    try {
+      for await (const ev of c.watch('v1', 'ConfigMap', opts)) seen.push(`${ev.type} ${ev.object.metadata.name ?? ''} ${ev.object.metadata.resourceVersion ?? ''}${ev.refused === true ? ' refused' : ''}`);
+      return 'ended';
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  })();
+}
+
+const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+test('watches can be ended, normally or with an error, after what was sent; bookmarks carry the resourceVersion; the open ones and their unread events are counted', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  const seen: string[] = [];
+  const first = follow(c, seen);
+  await settle();
+  assert.equal(cluster.watching, 1);
+  const a = await c.create(cm('a', {}));
+  cluster.bookmark();
+  assert.equal(cluster.pendingWatchEvents, 2, 'not read yet');
+  cluster.endWatches();
+  await c.create(cm('late', {}));
+  assert.equal(await first, 'ended');
+  assert.deepEqual(seen, [`ADDED a ${a.metadata.resourceVersion ?? ''}`, `BOOKMARK  ${a.metadata.resourceVersion ?? ''}`], 'what was sent before the end, nothing after');
+  assert.equal(cluster.watching, 0);
+  const second = follow(c, seen, { resourceVersion: a.metadata.resourceVersion ?? '' });
+  await settle();
+  cluster.endWatches(new KubeApiError(410, 'Expired', 'too old resource version'));
+  assert.equal(await second, 'too old resource version');
+  assert.equal(seen.at(-1), `ADDED late ${cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'late' })?.metadata.resourceVersion ?? ''}`, 'a new watch goes on from its resourceVersion');
+  assert.deepEqual(cluster.log.filter((r) => r.verb === 'watch').map((r) => r.resourceVersion), [undefined, a.metadata.resourceVersion]);
+});
+
+test('an object nesting deeper than the client reads: get refuses it, a list names it in refused, a watch sends its stub', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  let deep: unknown = 'bottom';
+  for (let i = 0; i < MAX_OBJECT_NESTING + 5; i++) deep = { d: deep };
+  cluster.put(cm('ok', { a: '1' }));
+  const list = await c.list('v1', 'ConfigMap');
+  const seen: string[] = [];
+  const abort = new AbortController();
+  const watching = follow(c, seen, { resourceVersion: list.metadata.resourceVersion ?? '', signal: abort.signal });
+  const put = cluster.put({ ...cm('deep', {}), spec: deep });
+  await assert.rejects(c.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'deep' }), { code: 'KUBE_OBJECT_TOO_DEEP' });
+  const after = await c.list('v1', 'ConfigMap');
+  assert.deepEqual(after.items.map((o) => o.metadata.name), ['ok']);
+  assert.deepEqual(after.refused?.map((o) => o.metadata), [{ name: 'deep', namespace: 'a', uid: put.metadata.uid, resourceVersion: put.metadata.resourceVersion, creationTimestamp: put.metadata.creationTimestamp, generation: 1 }]);
+  await settle();
+  abort.abort();
+  await watching;
+  assert.deepEqual(seen, [`ADDED deep ${put.metadata.resourceVersion ?? ''} refused`]);
 });
