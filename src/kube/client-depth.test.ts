@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient, type WatchEvent } from './client.js';
+import { FakeCluster } from './fake-cluster.test-helper.js';
 import { Informer } from './informer.js';
 import { KubeApiError } from './errors.js';
 import type { KubeObject } from './types.js';
@@ -95,25 +96,10 @@ test('an object nested deeper than the client reads is refused by get, left out 
 });
 
 test('an informer keeps the version it had of an object that became too deep, and forgets it when it is deleted', async () => {
-  const before = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '7' }, data: { k: 'v' } };
-  const stub = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns', resourceVersion: '8' } };
-  let lists = 0;
-  const fake = {
-    list: () => {
-      lists++;
-      // First the readable version; on the relist after the watch, it is too deep.
-      return Promise.resolve(lists === 1 ? { items: [before], metadata: { resourceVersion: '7' } } : { items: [], refused: [stub], metadata: { resourceVersion: '8' } });
-    },
-    watch: async function* (_a: string, _k: string, opts: { signal?: AbortSignal }): AsyncGenerator<WatchEvent> {
-      if (lists === 1) {
-        yield { type: 'MODIFIED', object: stub, refused: true };
-        throw new KubeApiError(410, 'Expired', 'too old resource version'); // forces the relist
-      }
-      yield { type: 'DELETED', object: { ...stub, metadata: { ...stub.metadata, resourceVersion: '9' } }, refused: true };
-      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
-    },
-  } as unknown as KubeClient;
-  const informer = new Informer(fake, 'v1', 'ConfigMap');
+  const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'a', namespace: 'ns' }, data: { k: 'v' } }] });
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'a' };
+  const before = cluster.get(ref);
+  const informer = new Informer(cluster.client(), 'v1', 'ConfigMap');
   const seen: string[] = [];
   informer.addHandlers({
     add: (o) => seen.push(`add ${o.metadata.resourceVersion ?? ''}`),
@@ -122,14 +108,21 @@ test('an informer keeps the version it had of an object that became too deep, an
   });
   const stop = new AbortController();
   const running = informer.run(stop.signal);
+  await informer.waitForSync();
+  // It becomes too deep to read; then what the watch was from is compacted away, which forces a relist.
+  const tooDeep = cluster.put({ ...(before ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }), data: { k: nested(MAX_OBJECT_NESTING) } }).metadata.resourceVersion ?? '';
+  assert.equal(await informer.waitForResourceVersion(tooDeep, 5_000), true);
+  const lists = (): number => cluster.log.filter((r) => r.verb === 'list').length;
+  cluster.endWatches(new KubeApiError(410, 'Expired', 'too old resource version'));
   const deadline = Date.now() + 10_000;
-  while (!seen.some((s) => s.startsWith('delete')) && Date.now() < deadline) {
-    if (lists === 2) assert.deepEqual(informer.get('ns/a'), before, 'kept through the relist');
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  while ((lists() < 2 || !informer.isWatching) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(lists(), 2, 'relisted');
+  assert.deepEqual(informer.get('ns/a'), before, 'kept through the relist');
+  cluster.remove(ref);
+  while (!seen.some((s) => s.startsWith('delete')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   stop.abort();
   await running;
   // Never an update to the unread version, nor a delete on the relist; the delete hands over the last version read.
-  assert.deepEqual(seen, ['add 7', 'delete 7 {"k":"v"}']);
+  assert.deepEqual(seen, [`add ${before?.metadata.resourceVersion ?? ''}`, `delete ${before?.metadata.resourceVersion ?? ''} {"k":"v"}`]);
   assert.equal(informer.get('ns/a'), undefined);
 });

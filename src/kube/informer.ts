@@ -6,7 +6,7 @@
  */
 import type { Logger } from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { KubeClient } from './client.js';
+import type { ObjectReader, Watcher } from './ports.js';
 import { isGone } from './errors.js';
 import { objectKey, type KubeObject } from './types.js';
 import { MAX_OBJECT_NESTING } from '../util/nesting.js';
@@ -28,6 +28,9 @@ export interface InformerOptions {
   logger?: Logger;
 }
 
+/** What an informer reads with: a list, then a watch from its resourceVersion. */
+export type ListWatcher = Pick<ObjectReader, 'list'> & Watcher;
+
 export class Informer<T extends KubeObject = KubeObject> {
   private readonly store = new Map<string, T>();
   /** Keys whose newest version was refused: what the cache holds for them is not current. */
@@ -42,7 +45,7 @@ export class Informer<T extends KubeObject = KubeObject> {
   private readonly rvWaiters: { rv: bigint; resolve: (seen: boolean) => void }[] = [];
 
   constructor(
-    private readonly client: KubeClient,
+    private readonly client: ListWatcher,
     readonly apiVersion: string,
     readonly kind: string,
     private readonly opts: InformerOptions = {},
