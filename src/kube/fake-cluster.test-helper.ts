@@ -328,6 +328,8 @@ export class FakeCluster {
   readonly writes: string[] = [];
   /** Every real apply, in order: the object as sent, the field manager when one was named, and who sent it. */
   readonly applied: { obj: KubeObject; fieldManager?: string; identity: string }[] = [];
+  /** Every apply of the status subresource that landed, in order, as `applied` keeps the others. */
+  readonly statusApplied: { obj: KubeObject; fieldManager?: string; identity: string }[] = [];
   /** Every patch that landed (the status subresource's too), in order: what it named, the body as sent, its type, and who sent it. */
   readonly patched: { ref: ObjectRef; patch: unknown; type: 'merge' | 'json' | 'strategic'; subresource?: 'status'; identity: string }[] = [];
   /** Kinds the server does not serve (e.g. a custom resource whose CRD is missing). */
@@ -1049,6 +1051,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (opts.subresource !== 'status') {
         this.cluster.writes.push(`apply ${describeRef({ ...ref, apiVersion: obj.apiVersion, name })}${opts.force === true ? ' (force)' : ''}${opts.fieldManager === undefined ? '' : ` as ${opts.fieldManager}`}`);
         this.cluster.applied.push({ obj: structuredClone(obj), ...(opts.fieldManager === undefined ? {} : { fieldManager: opts.fieldManager }), identity: this.identity });
+      } else {
+        this.cluster.statusApplied.push({ obj: structuredClone(obj), ...(opts.fieldManager === undefined ? {} : { fieldManager: opts.fieldManager }), identity: this.identity });
       }
       this.after(after, req);
       return stored as T;

@@ -124,6 +124,8 @@ test('the status subresource: a field its manager stops applying is removed, one
   assert.ok(!Object.hasOwn((live?.status ?? {}) as object, 'plan'), 'removed, not left as undefined');
   assert.deepEqual(live?.data, { a: '1' }, 'a status write changes no spec or data');
   await assert.rejects(c.applyStatus({ ...cm('missing', {}), status: { phase: 'x' } }), isNotFound);
+  assert.deepEqual(cluster.statusApplied.map((a) => [a.obj.status, a.fieldManager, a.identity]), [[{ plan: 'p1', phase: 'Pending' }, 'status', 'admin'], [{ phase: 'Done', plan: undefined }, 'status', 'admin']], 'each status apply that landed, as sent');
+  assert.deepEqual(cluster.applied, [], 'apart from the other applies');
 });
 
 test('a watch of a kind the server does not serve is NotFound, as its list is', async () => {
