@@ -4,8 +4,9 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
+import { CLUSTER_CATALOG_CRD } from '../api/crds.js';
+import { API_VERSION, FINALIZER_CLEANUP } from '../api/types.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import type { Condition, KubeObject } from '../kube/types.js';
 import { SignatureVerificationError, type PulledImage } from '../oci/index.js';
 import type { VerifyPolicy } from '../source/index.js';
@@ -17,19 +18,20 @@ const ctx = { logger, signal: new AbortController().signal };
 const GOOD = `sha256:${'a'.repeat(64)}`;
 const EVIL = `sha256:${'b'.repeat(64)}`;
 
-function catalog(source: Record<string, unknown>): ClusterCatalog {
-  return { apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'ops', generation: 1, resourceVersion: '1', finalizers: [FINALIZER_CLEANUP] }, spec: { source } } as unknown as ClusterCatalog;
+/** A ClusterCatalog `ops` with this source, as written (a source the types would not allow included). */
+function catalog(source: Record<string, unknown>): KubeObject {
+  return { apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'ops', finalizers: [FINALIZER_CLEANUP] }, spec: { source } };
 }
 
-function fakeClient(obj: ClusterCatalog, statusWrites: Record<string, unknown>[]): KubeClient {
+/** The one fake cluster holding `obj`; every status written to it, as sent. */
+function fakeClient(obj: KubeObject): { client: FakeClient; writes: Record<string, unknown>[] } {
+  const cluster = new FakeCluster({ objects: [CLUSTER_CATALOG_CRD, obj] });
   return {
-    get: () => Promise.resolve(structuredClone(obj)),
-    apply: (o: KubeObject) => {
-      statusWrites.push(o.status as Record<string, unknown>);
-      return Promise.resolve(o);
+    client: cluster.client(),
+    get writes() {
+      return cluster.statusApplied.map((a) => a.obj.status as Record<string, unknown>);
     },
-    patch: () => Promise.resolve(obj),
-  } as unknown as KubeClient;
+  };
 }
 
 async function fbcDir(root: string): Promise<string> {
@@ -60,17 +62,17 @@ test('a ClusterCatalog with verify: pulled at the verified digest when signed; a
     };
     const registry = new CatalogRegistry();
     const cat = catalog({ type: 'Image', image: { ref: 'registry.example/catalog:latest' }, verify });
-    const writes: Record<string, unknown>[] = [];
-    const r = new ClusterCatalogReconciler({ client: fakeClient(cat, writes), registry, pull, storeDir: join(root, 'store'), serverUrl: 'http://127.0.0.1:1', verify: verifyPort });
+    const kube = fakeClient(cat);
+    const r = new ClusterCatalogReconciler({ client: kube.client, registry, pull, storeDir: join(root, 'store'), serverUrl: 'http://127.0.0.1:1', verify: verifyPort });
     await r.reconcile({ key: 'ops', name: 'ops' }, ctx);
     assert.deepEqual(pulls, [`registry.example/catalog@${GOOD}`], 'pulled at exactly the verified digest');
     assert.deepEqual(policies[0], { provider: 'cosign', secretRef: { namespace: 'binnacle-system', name: 'catalog-keys' } });
-    assert.equal(conditionOf(writes, 'Serving')?.status, 'True');
+    assert.equal(conditionOf(kube.writes, 'Serving')?.status, 'True');
 
     signed = false;
     await r.reconcile({ key: 'ops', name: 'ops' }, ctx);
     assert.equal(pulls.length, 1, 'a refused image is not pulled');
-    const progressing = conditionOf(writes, 'Progressing');
+    const progressing = conditionOf(kube.writes, 'Progressing');
     assert.equal(progressing?.reason, 'VerificationFailed');
     assert.match(progressing?.message ?? '', new RegExp(`registry\\.example/catalog:latest \\(digest ${EVIL}\\) is refused`));
     assert.equal(registry.get('ops')?.digest, GOOD, 'the last good content is still served');
@@ -81,10 +83,10 @@ test('a ClusterCatalog with verify: pulled at the verified digest when signed; a
 
 test('a ClusterCatalog from ConfigMaps with verify is refused, naming the source type', async () => {
   const cat = catalog({ type: 'ConfigMaps', configMaps: [{ namespace: 'a', name: 'b' }], verify });
-  const writes: Record<string, unknown>[] = [];
-  const r = new ClusterCatalogReconciler({ client: fakeClient(cat, writes), registry: new CatalogRegistry(), pull: () => Promise.reject(new Error('no pull')), storeDir: '/nonexistent', serverUrl: 'http://127.0.0.1:1' });
+  const kube = fakeClient(cat);
+  const r = new ClusterCatalogReconciler({ client: kube.client, registry: new CatalogRegistry(), pull: () => Promise.reject(new Error('no pull')), storeDir: '/nonexistent', serverUrl: 'http://127.0.0.1:1' });
   await r.reconcile({ key: 'ops', name: 'ops' }, ctx);
-  const progressing = conditionOf(writes, 'Progressing');
+  const progressing = conditionOf(kube.writes, 'Progressing');
   assert.equal(progressing?.reason, 'Blocked');
   assert.match(progressing?.message ?? '', /spec\.source\.verify: a ConfigMaps source cannot carry an OCI signature/);
 });

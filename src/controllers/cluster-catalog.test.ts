@@ -13,14 +13,13 @@ import { pino } from 'pino';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog, type ClusterCatalogSpec } from '../api/types.js';
 import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
-import type { KubeClient } from '../kube/client.js';
+import { CLUSTER_CATALOG_CRD } from '../api/crds.js';
 import type { ReconcileResult } from '../kube/controller.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
+import type { Condition } from '../kube/types.js';
 import type { PulledImage } from '../oci/index.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
-import { conflict, NextFailure } from './fakes.test-helper.js';
 
 const logger = pino({ level: 'silent' });
 const DIGEST = 'sha256:' + 'c'.repeat(64);
@@ -28,39 +27,41 @@ const IMAGE = 'quay.io/example/catalog:latest';
 const dirs: string[] = [];
 after(() => Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true }))));
 
-/** The slice of KubeClient the reconciler uses: one ClusterCatalog, finalizer patches, status writes counted. */
-class FakeKube {
-  catalog: ClusterCatalog | undefined;
-  readonly statusWrites: Record<string, unknown>[] = [];
-  /** Fails the next finalizer patch. */
-  readonly patchFailure = new NextFailure();
+/** The one fake cluster holding the ClusterCatalog `ops`: what the reconciler wrote to it, and another writer's hand. */
+class Kube {
+  readonly cluster = new FakeCluster({ objects: [CLUSTER_CATALOG_CRD] });
+  private readonly ref = { apiVersion: API_VERSION, kind: 'ClusterCatalog', name: 'ops' };
 
-  client(): KubeClient {
-    const c = {
-      get: (ref: ObjectRef) => {
-        if (ref.kind === 'ClusterCatalog' && this.catalog !== undefined) return Promise.resolve(structuredClone(this.catalog));
-        return Promise.reject(new KubeApiError(404, 'NotFound', `${ref.kind} ${ref.name} not found`));
-      },
-      patch: (_ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const failed = this.patchFailure.take();
-        if (failed !== undefined) return failed;
-        if (this.catalog === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'gone'));
-        if (patch.metadata.finalizers !== undefined) this.catalog.metadata.finalizers = patch.metadata.finalizers;
-        return Promise.resolve(structuredClone(this.catalog));
-      },
-      apply: (obj: KubeObject, opts: { subresource?: string }) => {
-        assert.equal(opts.subresource, 'status', 'the reconciler writes only status with apply');
-        this.statusWrites.push(structuredClone(obj.status as Record<string, unknown>));
-        if (this.catalog !== undefined) this.catalog.status = structuredClone(obj.status) as ClusterCatalog['status'];
-        return Promise.resolve(obj);
-      },
-    };
-    return c as unknown as KubeClient;
+  get catalog(): ClusterCatalog | undefined {
+    return this.cluster.get(this.ref) as ClusterCatalog | undefined;
+  }
+
+  /** Changes the catalog as someone else would (kubectl edit, the API server marking it deleted). */
+  change(fn: (c: ClusterCatalog) => void): void {
+    const c = structuredClone(this.catalog);
+    assert.ok(c !== undefined);
+    fn(c);
+    this.cluster.put(c);
+  }
+
+  /** The catalog goes at once (no finalizer held it). */
+  remove(): void {
+    this.cluster.remove(this.ref);
+  }
+
+  /** Every status the reconciler wrote, as sent. */
+  get statusWrites(): Record<string, unknown>[] {
+    return this.cluster.statusApplied.filter((a) => a.obj.kind === 'ClusterCatalog').map((a) => a.obj.status as Record<string, unknown>);
+  }
+
+  /** The next patch of the catalog (a finalizer's) fails with a conflict. */
+  failNextPatch(): void {
+    this.cluster.inject({ verb: 'patch', kind: 'ClusterCatalog', error: faults.conflict });
   }
 }
 
 interface Harness {
-  kube: FakeKube;
+  kube: Kube;
   registry: CatalogRegistry;
   storeDir: string;
   pulls: string[];
@@ -71,18 +72,19 @@ interface Harness {
 async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknown>, pull?: ImagePull): Promise<Harness> {
   const storeDir = await mkdtemp(join(tmpdir(), 'cc-test-'));
   dirs.push(storeDir);
-  const kube = new FakeKube();
-  kube.catalog = {
+  const kube = new Kube();
+  const catalog: ClusterCatalog = {
     apiVersion: API_VERSION,
     kind: 'ClusterCatalog',
-    metadata: { name: 'ops', generation: 1, resourceVersion: '1', finalizers: [FINALIZER_CLEANUP] },
+    metadata: { name: 'ops', finalizers: [FINALIZER_CLEANUP] },
     spec: { source: { type: 'Image', image: { ref: IMAGE } }, ...spec },
   };
+  kube.cluster.put(catalog);
   const registry = new CatalogRegistry();
   const pulls: string[] = [];
   const fixture: PulledImage = { digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/fbc/valid' } };
   const r = new ClusterCatalogReconciler({
-    client: kube.client(),
+    client: kube.cluster.client(),
     registry,
     pull: (ref, opts) => {
       pulls.push(ref);
@@ -120,7 +122,7 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
   describe('HandleFinalizer', () => {
     test('success: a catalog without the cleanup finalizer gets it and the reconcile goes on', async () => {
       const h = await harness({});
-      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.finalizers = [];
+      h.kube.change((c) => (c.metadata.finalizers = []));
       await h.reconcile();
       assert.deepEqual(h.kube.catalog?.metadata.finalizers, [FINALIZER_CLEANUP]);
       assert.equal(h.registry.get('ops')?.digest, DIGEST);
@@ -129,8 +131,8 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
 
     test('failure: the finalizer patch fails; the error is thrown for backoff, nothing is pulled or written', async () => {
       const h = await harness({});
-      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.finalizers = [];
-      h.kube.patchFailure.arm(conflict());
+      h.kube.change((c) => (c.metadata.finalizers = []));
+      h.kube.failNextPatch();
       await assert.rejects(h.reconcile(), /has been modified/);
       assert.deepEqual(h.pulls, []);
       assert.equal(h.kube.statusWrites.length, 0);
@@ -140,20 +142,21 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       const h = await harness({});
       await h.reconcile();
       await access(join(h.storeDir, 'ops'));
-      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+      h.kube.change((c) => (c.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
       const writes = h.kube.statusWrites.length;
       assert.equal(await h.reconcile(), undefined);
       assert.equal(h.registry.get('ops'), undefined);
       await assert.rejects(access(join(h.storeDir, 'ops')), /ENOENT/);
-      assert.deepEqual(h.kube.catalog?.metadata.finalizers, []);
+      assert.deepEqual((h.kube.cluster.patched.at(-1)?.patch as { metadata?: { finalizers?: string[] } } | undefined)?.metadata?.finalizers, [], 'the finalizer is removed');
+      assert.equal(h.kube.catalog, undefined, 'and with it gone the catalog goes');
       assert.equal(h.kube.statusWrites.length, writes);
     });
 
     test('deleting: a failed finalizer removal is thrown; the catalog is no longer served', async () => {
       const h = await harness({});
       await h.reconcile();
-      if (h.kube.catalog !== undefined) h.kube.catalog.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-      h.kube.patchFailure.arm(conflict());
+      h.kube.change((c) => (c.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
+      h.kube.failNextPatch();
       await assert.rejects(h.reconcile(), /has been modified/);
       assert.equal(h.registry.get('ops'), undefined);
     });
@@ -185,7 +188,7 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
     test('availabilityMode Unavailable: served content is withdrawn, Serving=False Unavailable, nothing pulled, one write', async () => {
       const h = await harness({});
       await h.reconcile();
-      if (h.kube.catalog !== undefined) h.kube.catalog.spec.availabilityMode = 'Unavailable';
+      h.kube.change((c) => (c.spec.availabilityMode = 'Unavailable'));
       await h.reconcile();
       assert.deepEqual(h.pulls, [IMAGE], 'pulled once, for the first reconcile only');
       assert.equal(h.registry.get('ops'), undefined);
@@ -258,7 +261,7 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
   test('a catalog that is gone is dropped from the registry; nothing is written', async () => {
     const h = await harness({});
     await h.reconcile();
-    h.kube.catalog = undefined;
+    h.kube.remove();
     assert.equal(await h.reconcile(), undefined);
     assert.equal(h.registry.get('ops'), undefined);
     assert.equal(h.kube.statusWrites.length, 1);

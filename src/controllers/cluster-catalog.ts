@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import { blockingErrors, loadFbcDir, validateConfig } from '../catalog/index.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
 import { storeCatalog } from '../catalog-store/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { formatReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
@@ -28,8 +28,11 @@ export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<Pu
 /** Verifies an image's signature by a policy; returns the reference pinned at the verified digest. */
 export type ImageVerify = (ref: string, policy: VerifyPolicy, opts: { insecure: boolean; logger: Logger }) => Promise<string>;
 
+/** What the reconciler asks of the cluster: its catalog (and ConfigMaps, verify keys) read, its finalizer patched, its status written. */
+export type ClusterCatalogClient = Pick<ObjectReader, 'get'> & Pick<ObjectWriter, 'patch'> & Pick<StatusWriter, 'applyStatus'>;
+
 export interface ClusterCatalogReconcilerOptions {
-  client: KubeClient;
+  client: ClusterCatalogClient;
   registry: CatalogRegistry;
   pull: ImagePull;
   /** Where stored catalogs live (one folder per catalog and digest). */
