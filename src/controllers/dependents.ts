@@ -26,13 +26,12 @@ import type { Logger } from 'pino';
 import { DRIFT_HANDOVER_MANAGER } from '../apply/drift-policy.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { FIELD_MANAGER } from '../kube/client.js';
-import type { KubeClient } from '../kube/client.js';
-import { Informer } from '../kube/informer.js';
+import { Informer, type ListWatcher } from '../kube/informer.js';
 import { objectKey, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 
 export interface DependentWatchesOptions {
-  client: KubeClient;
+  client: ListWatcher;
   logger: Logger;
   /** The owner kind whose releases are watched (the owner-kind label's value). */
   ownerKind: string;

@@ -6,7 +6,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { ManagerClient } from '../kube/ports.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
 import type { ControllerMetrics, ResourceCreatedMetric } from '../kube/metrics.js';
@@ -17,7 +17,7 @@ import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './hel
 import type { ReleaseEngineOptions } from './release-engine.js';
 
 export interface RunningKindOptions {
-  client: KubeClient;
+  client: ManagerClient;
   logger: Logger;
   /** The trusted release records and the engine's settings every CR's release uses. */
   engine: ReleaseEngineOptions;

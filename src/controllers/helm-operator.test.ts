@@ -11,79 +11,79 @@ import { ReleaseRecords } from '../apply/release-records.js';
 import type { HelmOperator } from '../api/types.js';
 import type { FetchedChart } from '../helm/chart-source/index.js';
 import type { ChartDescription } from '../helm/engine.js';
-import type { KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { HELM_OPERATOR_CRD } from '../api/crds.js';
+import { API_VERSION } from '../api/types.js';
+import { FakeCluster, faults, type FakeClient } from '../kube/fake-cluster.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
 import { AGGREGATE_TO_APP_TEAM } from '../api/app-team-role.js';
 import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
 import { appTeamRoleName, HELM_OPERATOR_FINALIZER, HELM_OPERATOR_LABEL, HelmOperatorReconciler, type HelmOperatorPorts } from './helm-operator.js';
 import type { HelmKind } from './helm-release.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
-import { conflict, NextFailure } from './fakes.test-helper.js';
 import { DEFAULT_HELM_RECONCILES } from '../helm/watches.js';
 
 const logger = pino({ level: 'silent' });
 const ctx = { logger, signal: new AbortController().signal };
 
-class FakeKube {
-  readonly objects = new Map<string, KubeObject>();
-  readonly statusWrites: Record<string, unknown>[] = [];
-  readonly applied: string[] = [];
-  readonly deleted: string[] = [];
-  /** Every object read with get, by key. */
-  readonly gets: string[] = [];
-  /** Fails the next finalizer patch. */
-  readonly patchFailure = new NextFailure();
+const HO = { apiVersion: API_VERSION, kind: 'HelmOperator', name: 'pg' };
 
-  key(r: { kind: string; namespace?: string | undefined; name?: string | undefined }): string {
-    return `${r.kind}/${r.namespace ?? ''}/${r.name ?? ''}`;
-  }
+/** The one fake cluster serving HelmOperators: what the reconciler wrote, read, deleted, and another writer's hand. */
+class Kube {
+  readonly cluster = new FakeCluster({ objects: [HELM_OPERATOR_CRD] });
 
   put(o: KubeObject): void {
-    this.objects.set(this.key({ kind: o.kind, ...o.metadata }), o);
+    this.cluster.put(o);
   }
 
-  client(): KubeClient {
-    const find = (ref: ObjectRef) => Promise.resolve(this.objects.get(this.key(ref)));
-    return {
-      get: async (ref: ObjectRef) => {
-        this.gets.push(this.key(ref));
-        const o = await find(ref);
-        if (o === undefined) throw new KubeApiError(404, 'NotFound', 'not found');
-        return structuredClone(o);
-      },
-      find,
-      apply: (obj: KubeObject, opts: { subresource?: string }) => {
-        if (opts.subresource === 'status') {
-          this.statusWrites.push(obj.status as Record<string, unknown>);
-          return Promise.resolve(obj);
-        }
-        this.applied.push(this.key({ kind: obj.kind, ...obj.metadata }));
-        const stored = obj.kind === 'CustomResourceDefinition' ? { ...obj, status: { conditions: [{ type: 'Established', status: 'True' }] } } : obj;
-        this.put(stored);
-        return Promise.resolve(stored);
-      },
-      patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        const failed = this.patchFailure.take();
-        if (failed !== undefined) return failed;
-        const live = this.objects.get(this.key(ref));
-        if (live !== undefined && patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
-        return Promise.resolve(live);
-      },
-      list: (_apiVersion: string, kind: string, opts: { labelSelector?: string } = {}) => {
-        const [k, v] = (opts.labelSelector ?? '=').split('=');
-        const items = [...this.objects.values()].filter((o) => o.kind === kind && (k === '' || o.metadata.labels?.[k ?? ''] === v));
-        return Promise.resolve({ items });
-      },
-      delete: (ref: ObjectRef) => {
-        this.deleted.push(this.key(ref));
-        const live = this.objects.get(this.key(ref));
-        if (live?.metadata.finalizers !== undefined && live.metadata.finalizers.length > 0) live.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-        else this.objects.delete(this.key(ref));
-        return Promise.resolve(true);
-      },
-      invalidateDiscovery: () => undefined,
-    } as unknown as KubeClient;
+  /** The object of `kind` named `name` (in `namespace`), by the key `Kind/namespace/name`. */
+  get(key: string): KubeObject | undefined {
+    return [...this.cluster.objects.values()].find((o) => this.keyOf(o) === key);
+  }
+
+  private keyOf(o: KubeObject | undefined): string {
+    return `${o?.kind ?? ''}/${o?.metadata.namespace ?? ''}/${o?.metadata.name ?? ''}`;
+  }
+
+  /** The HelmOperator as it is now. */
+  hop(): HelmOperator | undefined {
+    return this.cluster.get(HO) as HelmOperator | undefined;
+  }
+
+  /** Changes the HelmOperator as someone else would (kubectl, the API server marking it deleted). */
+  change(fn: (h: HelmOperator) => void): void {
+    const h = structuredClone(this.hop());
+    assert.ok(h !== undefined);
+    fn(h);
+    this.cluster.put(h);
+  }
+
+  /** Every status the reconciler wrote, as sent. */
+  get statusWrites(): Record<string, unknown>[] {
+    return this.cluster.statusApplied.filter((a) => a.obj.kind === 'HelmOperator').map((a) => a.obj.status as Record<string, unknown>);
+  }
+
+  /** What was applied (not status), as `Kind/namespace/name`. */
+  get applied(): string[] {
+    return this.cluster.applied.map((a) => this.keyOf(a.obj));
+  }
+
+  /** What was deleted, as `Kind/namespace/name`. */
+  get deleted(): string[] {
+    return this.cluster.log.filter((r) => r.verb === 'delete').map((r) => `${r.kind}/${r.namespace}/${r.name}`);
+  }
+
+  /** Every object read with get, by key. */
+  get gets(): string[] {
+    return this.cluster.log.filter((r) => r.verb === 'get').map((r) => `${r.kind}/${r.namespace}/${r.name}`);
+  }
+
+  /** The next finalizer patch of the HelmOperator fails with a conflict. */
+  failNextPatch(): void {
+    this.cluster.inject({ verb: 'patch', kind: 'HelmOperator', error: faults.conflict });
+  }
+
+  client(): FakeClient {
+    return this.cluster.client();
   }
 }
 
@@ -93,7 +93,7 @@ function hop(spec: Partial<HelmOperator['spec']> = {}, meta: Partial<KubeObject[
   return {
     apiVersion: 'binnacle.dev/v1alpha1',
     kind: 'HelmOperator',
-    metadata: { name: 'pg', generation: 1, finalizers: [HELM_OPERATOR_FINALIZER], ...meta },
+    metadata: { name: 'pg', finalizers: [HELM_OPERATOR_FINALIZER], ...meta },
     spec: { chart: { oci: { ref: 'oci://r/pg' } }, kinds: [{ group: 'example.com', version: 'v1', kind: 'Gateway' }], serviceAccount: { name: 'releaser' }, ...spec },
   };
 }
@@ -106,16 +106,16 @@ function startsInto(started: HelmKind[]): HelmOperatorPorts['runKind'] {
   };
 }
 
-/** A reconciler over a fake cluster holding `h`, with these fetch and inspect ports; the kinds it starts go to `started`. */
-function operatorSetup(h: HelmOperator, ports: Pick<HelmOperatorPorts, 'fetchChart' | 'inspect'>) {
-  const kube = new FakeKube();
+/** A reconciler over a fake cluster holding `h` (as written: a spec its type would refuse too), with these fetch and inspect ports; the kinds it starts go to `started`. */
+function operatorSetup(h: KubeObject, ports: Pick<HelmOperatorPorts, 'fetchChart' | 'inspect'>) {
+  const kube = new Kube();
   kube.put(h);
   const started: HelmKind[] = [];
   const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) }, cacheDir: '/nonexistent', ports: { ...ports, runKind: startsInto(started) } });
   return { kube, reconciler, started };
 }
 
-function setup(h: HelmOperator, fetchError?: Error, inspectError?: Error) {
+function setup(h: KubeObject, fetchError?: Error, inspectError?: Error) {
   return operatorSetup(h, {
     fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
     inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
@@ -123,11 +123,11 @@ function setup(h: HelmOperator, fetchError?: Error, inspectError?: Error) {
 }
 
 const req = { key: 'pg', name: 'pg' };
-const ready = (kube: FakeKube) => (kube.statusWrites.at(-1)?.conditions as { type: string; status: string; reason: string; message: string }[] | undefined)?.find((c) => c.type === 'Ready');
+const ready = (kube: Kube) => (kube.statusWrites.at(-1)?.conditions as { type: string; status: string; reason: string; message: string }[] | undefined)?.find((c) => c.type === 'Ready');
 
 describe('HelmOperator reconciler, step by step with fakes', () => {
   test('a served kind logs under its HelmOperator\'s name from the reconciler\'s logger, not under this reconcile\'s bindings (no key twice in a JSON line)', async () => {
-    const kube = new FakeKube();
+    const kube = new Kube();
     kube.put(hop());
     const bindings: Record<string, unknown>[] = [];
     const reconciler = new HelmOperatorReconciler({
@@ -156,10 +156,10 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.deepEqual(started[0]?.identity, { type: 'namespaceServiceAccount', name: 'releaser' });
     assert.deepEqual(started[0]?.scope, {});
     assert.equal(started[0]?.minReconcilePeriodMs, 60_000);
-    const role = kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`) as (KubeObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }) | undefined;
+    const role = kube.get(`ClusterRole//${appTeamRoleName('pg')}`) as (KubeObject & { rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[] }) | undefined;
     assert.equal(role?.metadata.labels?.[AGGREGATE_TO_APP_TEAM], 'true');
     assert.deepEqual(role?.rules.map((r) => [r.apiGroups, r.resources, r.verbs.includes('update')]), [[['example.com'], ['gateways'], true], [['example.com'], ['gateways/status'], false]], 'the kinds, and their status read-only');
-    assert.equal(kube.objects.get('CustomResourceDefinition//gateways.example.com')?.metadata.labels?.[HELM_OPERATOR_LABEL], 'pg');
+    assert.equal(kube.get('CustomResourceDefinition//gateways.example.com')?.metadata.labels?.[HELM_OPERATOR_LABEL], 'pg');
     assert.equal(kube.statusWrites.length, 1);
     assert.equal(ready(kube)?.reason, 'Serving');
   });
@@ -173,7 +173,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
 
   test("its kinds run as many reconciles at once as `helm-operator run` does by default (not one); a kind's own maxConcurrentReconciles wins", async () => {
     const concurrency: (number | undefined)[] = [];
-    const kube = new FakeKube();
+    const kube = new Kube();
     kube.put(hop({ kinds: [{ group: 'example.com', version: 'v1', kind: 'Gateway' }, { group: 'example.com', version: 'v1', kind: 'Route', maxConcurrentReconciles: 3 }] }));
     const runKind: HelmOperatorPorts['runKind'] = (_kind, opts) => {
       concurrency.push(opts.maxConcurrentReconciles);
@@ -200,7 +200,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     const good = setup(hop({ drift }));
     await good.reconciler.reconcile(req, ctx);
     assert.deepEqual(good.started[0]?.drift, drift);
-    const bad = setup(hop({ drift: { mode: 'Never' as never, ignore: [{ paths: ['/metadata/ownerReferences'] }] } }));
+    const bad = setup({ ...hop(), spec: { ...hop().spec, drift: { mode: 'Never', ignore: [{ paths: ['/metadata/ownerReferences'] }] } } });
     assert.deepEqual(await bad.reconciler.reconcile(req, ctx), { failed: true });
     assert.equal(bad.started.length, 0);
     assert.deepEqual([ready(bad.kube)?.reason, ready(bad.kube)?.message], ['InvalidSpec', 'spec.drift.mode: must be one of Repair, Warn, Off (got "Never"); spec.drift.ignore[0].paths[0]: /metadata/ownerReferences cannot be ignored: it holds the owner references Binnacle sets']);
@@ -225,7 +225,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
 
   test('Delete step failure: the finalizer patch fails; Ready=False ReconcileError in the one status write, thrown for backoff, nothing served', async () => {
     const { kube, reconciler, started } = setup(hop({}, { finalizers: [] }));
-    kube.patchFailure.arm(conflict());
+    kube.failNextPatch();
     await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
     assert.equal(kube.statusWrites.length, 1);
     assert.equal(ready(kube)?.reason, 'ReconcileError');
@@ -254,40 +254,42 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
   test('deleting: a failed finalizer removal is thrown for backoff; no status is written (the object is going)', async () => {
     const { kube, reconciler } = setup(hop({ deletionPolicy: 'Orphan' }));
     await reconciler.reconcile(req, ctx);
-    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
-    kube.patchFailure.arm(conflict());
+    kube.change((h) => (h.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
+    kube.failNextPatch();
     const writes = kube.statusWrites.length;
     await assert.rejects(reconciler.reconcile(req, ctx), /has been modified/);
     assert.equal(kube.statusWrites.length, writes);
-    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, [HELM_OPERATOR_FINALIZER]);
+    assert.deepEqual(kube.hop()?.metadata.finalizers, [HELM_OPERATOR_FINALIZER]);
   });
 
   test('deleting with the default policy: CRs deleted and waited for, then the CRD and role go, then the finalizer', async () => {
     const { kube, reconciler } = setup(hop());
     await reconciler.reconcile(req, ctx);
     kube.put({ apiVersion: 'example.com/v1', kind: 'Gateway', metadata: { name: 'a', namespace: 'team-a', finalizers: [UNINSTALL_FINALIZER] } });
-    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    kube.change((h) => (h.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
     assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 2000 });
     assert.ok(kube.deleted.includes('Gateway/team-a/a'));
+    assert.notEqual(kube.get('Gateway/team-a/a'), undefined, 'held by its own finalizer');
     assert.equal(ready(kube)?.reason, 'Deleting');
     // The CR's own finalizer uninstalls its release; once it is gone the operator goes.
-    kube.objects.delete('Gateway/team-a/a');
+    kube.cluster.remove({ apiVersion: 'example.com/v1', kind: 'Gateway', namespace: 'team-a', name: 'a' });
     assert.equal(await reconciler.reconcile(req, ctx), undefined);
     assert.ok(kube.deleted.includes('CustomResourceDefinition//gateways.example.com'));
     assert.ok(kube.deleted.includes(`ClusterRole//${appTeamRoleName('pg')}`));
-    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, []);
+    assert.equal(kube.get(`ClusterRole//${appTeamRoleName('pg')}`), undefined);
+    assert.equal(kube.hop(), undefined, 'its finalizer removed, the operator goes');
   });
 
   test('deleting with Orphan: the CRs lose only the uninstall finalizer and stay; the CRD stays', async () => {
     const { kube, reconciler } = setup(hop({ deletionPolicy: 'Orphan' }));
     await reconciler.reconcile(req, ctx);
     kube.put({ apiVersion: 'example.com/v1', kind: 'Gateway', metadata: { name: 'a', namespace: 'team-a', finalizers: [UNINSTALL_FINALIZER] } });
-    kube.objects.get('HelmOperator//pg')!.metadata.deletionTimestamp = '2026-01-01T00:00:00Z';
+    kube.change((h) => (h.metadata.deletionTimestamp = '2026-01-01T00:00:00Z'));
     assert.equal(await reconciler.reconcile(req, ctx), undefined);
-    assert.deepEqual(kube.objects.get('Gateway/team-a/a')?.metadata.finalizers, []);
+    assert.deepEqual(kube.get('Gateway/team-a/a')?.metadata.finalizers, []);
     assert.ok(!kube.deleted.includes('Gateway/team-a/a'));
-    assert.ok(kube.objects.has('CustomResourceDefinition//gateways.example.com'));
-    assert.deepEqual(kube.objects.get('HelmOperator//pg')?.metadata.finalizers, []);
+    assert.notEqual(kube.get('CustomResourceDefinition//gateways.example.com'), undefined);
+    assert.equal(kube.hop(), undefined, 'its finalizer removed, the operator goes');
   });
 });
 
@@ -296,7 +298,7 @@ test('a kind in a group no app team may write (rbac.authorization.k8s.io) is ref
   await reconciler.reconcile(req, ctx);
   assert.equal(ready(kube)?.reason, 'CRDFailed');
   assert.match(ready(kube)?.message ?? '', /would let a team escalate/);
-  assert.equal(kube.objects.get(`ClusterRole//${appTeamRoleName('pg')}`), undefined);
+  assert.equal(kube.get(`ClusterRole//${appTeamRoleName('pg')}`), undefined);
   assert.deepEqual(kube.applied, [], 'no CRD either');
 });
 
@@ -317,17 +319,16 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
       },
       inspect: () => Promise.resolve([CHART]),
     });
-    const live = (): HelmOperator => kube.objects.get('HelmOperator//pg') as HelmOperator;
-    /** The status the reconciler wrote becomes the object's, as the API server would keep it. */
+    /** The status the reconciler writes becomes the object's, as the API server keeps it. */
     const reconcile = async (): Promise<void> => {
       await reconciler.reconcile(req, ctx);
-      live().status = structuredClone(kube.statusWrites.at(-1)) as HelmOperator['status'];
     };
+    const approve = (digest: string): void => kube.change((h) => (h.metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: digest }));
     const served = (): string | undefined => started.at(-1)?.chart()?.version;
-    return { kube, registry, fetches, fetchKeys, reconcile, live, served };
+    return { kube, registry, fetches, fetchKeys, reconcile, approve, served };
   }
-  const chartOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.chart as { version: string } | undefined;
-  const pendingOf = (kube: FakeKube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[]; crdSafety?: unknown[] } | undefined;
+  const chartOf = (kube: Kube) => kube.statusWrites.at(-1)?.chart as { version: string } | undefined;
+  const pendingOf = (kube: Kube) => kube.statusWrites.at(-1)?.pendingPlan as { digest: string; supersedes?: string; changes: { from?: string; to: string }[]; crdSafety?: unknown[] } | undefined;
 
   test('Manual: a new chart version keeps the served one (fetched again by its exact version) with the plan in status, until its digest is approved', async () => {
     const t = approvalSetup(hop({ upgradeApproval: 'Manual' }));
@@ -345,7 +346,7 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     assert.match(ready(t.kube)?.message ?? '', /serving Gateway with pg 1\.0\.0; the upgrade of chart pg from 1\.0\.0 to 1\.1\.0 awaits approval of plan sha256:[0-9a-f]{64} \(binnacle approve pg --helm-operator --digest/);
     await t.reconcile();
     assert.equal(pendingOf(t.kube)?.digest, pending?.digest, 'a re-poll keeps the digest');
-    t.live().metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: pending?.digest ?? '' };
+    t.approve(pending?.digest ?? '');
     await t.reconcile();
     assert.equal(chartOf(t.kube)?.version, '1.1.0');
     assert.equal(t.served(), '1.1.0');
@@ -361,7 +362,7 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     t.registry.latest = '1.2.0';
     await t.reconcile();
     assert.equal(pendingOf(t.kube)?.supersedes, first);
-    t.live().metadata.annotations = { [ANNOTATION_APPROVED_PLAN]: first };
+    t.approve(first);
     await t.reconcile();
     assert.equal(chartOf(t.kube)?.version, '1.0.0');
     assert.match(ready(t.kube)?.message ?? '', /the approval of sha256:[0-9a-f]{64} is not applied: that plan was superseded before it was applied/);
@@ -383,11 +384,11 @@ describe('HelmOperator upgrade approval (issue 31 §1)', () => {
     t.kube.put({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'binnacle-system', name: 'keys' }, data: { 'cosign.pub': Buffer.from(publicKey).toString('base64') } });
     await t.reconcile();
     t.registry.latest = '1.1.0';
-    t.kube.gets.length = 0;
+    const from = t.kube.gets.length;
     t.fetchKeys.length = 0;
     await t.reconcile();
     assert.equal(t.served(), '1.0.0', 'held back for approval');
-    assert.deepEqual(t.kube.gets.filter((k) => k === 'Secret/binnacle-system/keys'), ['Secret/binnacle-system/keys']);
+    assert.deepEqual(t.kube.gets.slice(from).filter((k) => k === 'Secret/binnacle-system/keys'), ['Secret/binnacle-system/keys']);
     assert.deepEqual(t.fetchKeys, [1, 1], 'the new chart and the one kept are both verified');
   });
 

@@ -20,7 +20,7 @@
  * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { ManagerClient } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import type { ControllerMetrics } from '../kube/metrics.js';
@@ -59,7 +59,7 @@ export interface HelmOperatorPorts {
 }
 
 export interface HelmOperatorReconcilerOptions {
-  client: KubeClient;
+  client: ManagerClient;
   logger: Logger;
   /** The trusted release records and the engine's settings, for every kind's releases. */
   engine: ReleaseEngineOptions;

@@ -131,3 +131,6 @@ export type IdentityClient = ClusterClient & Capabilities & RawRequester;
 
 /** A reconciler's client: its own object's status, and the identities its releases act as. */
 export type ControllerClient = IdentityClient & StatusWriter & Impersonating<IdentityClient>;
+
+/** A reconciler's client that also watches: what starts informers and controllers of its own (a HelmOperator's kinds). */
+export type ManagerClient = ControllerClient & Watcher;
