@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { ReleaseRecords } from '../apply/release-records.js';
 import { Registry } from 'prom-client';
-import type { KubeClient } from '../kube/client.js';
+import { crdOf } from '../apply/crd.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { ResourceCreatedMetric } from '../kube/metrics.js';
 import type { KubeObject } from '../kube/types.js';
 import { helmCrChanged, runHelmKind } from './helm-kinds.js';
@@ -12,16 +13,8 @@ import { UNINSTALL_FINALIZER } from './helm-release.js';
 const cr = (name: string): KubeObject => ({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', metadata: { name, namespace: 'default', resourceVersion: '1', creationTimestamp: '2026-11-26T10:00:00Z' } });
 
 test("a kind's custom resources carry operator-lib's resource_created_at_seconds while they exist", async () => {
-  let deleteNow!: () => void;
-  const deleted = new Promise<void>((r) => (deleteNow = r));
-  const client = {
-    list: () => Promise.resolve({ items: [cr('kept'), cr('gone')], metadata: { resourceVersion: '1' } }),
-    watch: async function* (_a: string, _k: string, opts: { signal?: AbortSignal }): AsyncGenerator<{ type: string; object: KubeObject }> {
-      await deleted;
-      yield { type: 'DELETED', object: { ...cr('gone'), metadata: { ...cr('gone').metadata, resourceVersion: '2' } } };
-      await new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
-    },
-  } as unknown as KubeClient;
+  const cluster = new FakeCluster({ objects: [crdOf({ group: 'cache.example.com', kind: 'Memcached', plural: 'memcacheds' }, {}, { version: 'v1alpha1' }), cr('kept'), cr('gone')] });
+  const client = cluster.client();
   const registry = new Registry();
   const running = runHelmKind(
     // No chart yet: the reconciles only wait; the gauge follows the informer alone.
@@ -34,7 +27,7 @@ test("a kind's custom resources carry operator-lib's resource_created_at_seconds
     const line = (name: string) => `resource_created_at_seconds{group="cache.example.com",kind="Memcached",name="${name}",namespace="default",version="v1alpha1"} ${at}`;
     let text = await registry.metrics();
     assert.ok(text.includes(line('kept')) && text.includes(line('gone')), text);
-    deleteNow();
+    await client.delete({ apiVersion: 'cache.example.com/v1alpha1', kind: 'Memcached', namespace: 'default', name: 'gone' });
     for (let i = 0; i < 200 && text.includes(line('gone')); i++) {
       await new Promise((r) => setTimeout(r, 10));
       text = await registry.metrics();
