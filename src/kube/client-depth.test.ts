@@ -113,7 +113,7 @@ test('an informer keeps the version it had of an object that became too deep, an
   const tooDeep = cluster.put({ ...(before ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }), data: { k: nested(MAX_OBJECT_NESTING) } }).metadata.resourceVersion ?? '';
   assert.equal(await informer.waitForResourceVersion(tooDeep, 5_000), true);
   const lists = (): number => cluster.log.filter((r) => r.verb === 'list').length;
-  cluster.endWatches(new KubeApiError(410, 'Expired', 'too old resource version'));
+  cluster.endWatches({ error: new KubeApiError(410, 'Expired', 'too old resource version') });
   const deadline = Date.now() + 10_000;
   while ((lists() < 2 || !informer.isWatching) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
   assert.equal(lists(), 2, 'relisted');

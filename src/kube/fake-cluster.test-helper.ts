@@ -56,6 +56,8 @@ export interface FakeRequest {
   propagation?: string;
   /** The resourceVersion a watch starts from, when it names one. */
   resourceVersion?: string;
+  /** The label selector of a list or watch, when it names one. */
+  labelSelector?: string;
 }
 
 /** The RBAC verb a request is checked as (server-side apply and a dry run are patches; a status write patches `<resource>/status`). */
@@ -828,10 +830,12 @@ export class FakeCluster {
   /**
    * Ends every open watch once its reader has taken what was already sent: as the API server does
    * at a watch's timeout, or with `error` (a connection cut, `410 Gone` when what it watched from
-   * was compacted away). Later watches are not affected.
+   * was compacted away); only the watches of `kind`, when given. Later watches are not affected.
    */
-  endWatches(error?: Error): void {
+  endWatches(opts: { error?: Error; kind?: string } = {}): void {
+    const error = opts.error;
     for (const w of this.streams) {
+      if (opts.kind !== undefined && w.kind !== opts.kind) continue;
       w.end = error === undefined ? {} : { error };
       w.wake?.();
     }
@@ -886,7 +890,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   /** Sends a request: counted, authorized and faulted (before) by the cluster; answers it and the faults to raise after it. */
-  private req(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion'> = {}): { req: FakeRequest; after: FaultRule[] } {
+  private req(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion' | 'labelSelector'> = {}): { req: FakeRequest; after: FaultRule[] } {
     const req = this.request(verb, ref, extra);
     return { req, after: this.cluster.request(req) };
   }
@@ -900,7 +904,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     throw err;
   }
 
-  private request(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion'> = {}): FakeRequest {
+  private request(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion' | 'labelSelector'> = {}): FakeRequest {
     const resource = this.cluster.kindInfo(ref.apiVersion, ref.kind)?.plural ?? `${ref.kind.toLowerCase()}s`;
     return {
       verb,
@@ -913,6 +917,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       ...(this.groups === undefined || this.groups.length === 0 ? {} : { groups: [...this.groups] }),
       ...(extra.propagation === undefined ? {} : { propagation: extra.propagation }),
       ...(extra.resourceVersion === undefined ? {} : { resourceVersion: extra.resourceVersion }),
+      ...(extra.labelSelector === undefined || extra.labelSelector === '' ? {} : { labelSelector: extra.labelSelector }),
     };
   }
 
@@ -1012,7 +1017,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: ListOptions = {}): Promise<KubeList<T>> {
     return this.run('list', kind, () => {
-      const { req, after } = this.req('list', { apiVersion, kind, namespace: opts.namespace });
+      const { req, after } = this.req('list', { apiVersion, kind, namespace: opts.namespace }, opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector });
       if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `no ${kind} in ${apiVersion}`);
       const group = parseApiVersion(apiVersion).group;
       const items = [...this.cluster.objects.values()]
@@ -1149,7 +1154,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   async *watch<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent<T>> {
-    this.req('watch', { apiVersion, kind, namespace: opts.namespace }, opts.resourceVersion === undefined ? {} : { resourceVersion: opts.resourceVersion });
+    this.req('watch', { apiVersion, kind, namespace: opts.namespace }, { ...(opts.resourceVersion === undefined ? {} : { resourceVersion: opts.resourceVersion }), ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }) });
     if (this.cluster.kindInfo(apiVersion, kind) === undefined) throw new KubeApiError(404, 'NotFound', `the server could not find the requested resource (no ${kind} in ${apiVersion})`);
     for await (const ev of this.cluster.watchStream(apiVersion, kind, opts)) yield ev as WatchEvent<T>;
   }

@@ -271,7 +271,7 @@ test('watches can be ended, normally or with an error, after what was sent; book
   assert.equal(cluster.watching, 0);
   const second = follow(c, seen, { resourceVersion: a.metadata.resourceVersion ?? '' });
   await settle();
-  cluster.endWatches(new KubeApiError(410, 'Expired', 'too old resource version'));
+  cluster.endWatches({ error: new KubeApiError(410, 'Expired', 'too old resource version') });
   assert.equal(await second, 'too old resource version');
   assert.equal(seen.at(-1), `ADDED late ${cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'late' })?.metadata.resourceVersion ?? ''}`, 'a new watch goes on from its resourceVersion');
   assert.deepEqual(cluster.log.filter((r) => r.verb === 'watch').map((r) => r.resourceVersion), [undefined, a.metadata.resourceVersion]);
@@ -296,4 +296,27 @@ test('an object nesting deeper than the client reads: get refuses it, a list nam
   abort.abort();
   await watching;
   assert.deepEqual(seen, [`ADDED deep ${put.metadata.resourceVersion ?? ''} refused`]);
+});
+
+test('endWatches can end the watches of one kind only; lists and watches record their label selectors', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  const secrets = (async () => {
+    try {
+      for await (const _ of c.watch('v1', 'Secret', { labelSelector: 'owner=helm' })) break;
+      return 'ended';
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  })();
+  const abort = new AbortController();
+  const configMaps = follow(c, [], { signal: abort.signal });
+  await c.list('v1', 'Secret', { labelSelector: 'owner=helm' });
+  await settle();
+  cluster.endWatches({ kind: 'Secret', error: new Error('connection reset') });
+  assert.equal(await secrets, 'connection reset');
+  assert.equal(cluster.watching, 1, 'the ConfigMaps are still watched');
+  abort.abort();
+  assert.equal(await configMaps, 'ended');
+  assert.deepEqual(cluster.log.map((r) => `${r.verb} ${r.kind} ${r.labelSelector ?? '-'}`), ['watch Secret owner=helm', 'watch ConfigMap -', 'list Secret owner=helm']);
 });
