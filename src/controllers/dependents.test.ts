@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, releaseKeyOf } from './dependents.js';
 
@@ -69,26 +69,15 @@ test("Binnacle's own writes (an upgrade's patch) do not re-queue; a change to wh
 });
 
 test("a release's object as the dependent watches hold it: only once its kind's informer has listed, by kind, scope, namespace and name", async () => {
-  const listed: { apiVersion: string; kind: string; labelSelector?: string }[] = [];
+  // The release's Deployment, labelled as Binnacle labels what it applies for a Memcached.
+  const cluster = new FakeCluster({ objects: [{ ...dep('1'), metadata: { ...dep('1').metadata, labels: { 'binnacle.dev/owner-kind': 'Memcached' } } }] });
+  const listed = (): string[] => cluster.log.filter((r) => r.verb === 'list').map((r) => r.labelSelector ?? '');
+  // Lists wait for the gate; after the watch broke, the server stays away: the list never answers.
   let release: () => void = () => undefined;
   const gate = new Promise<void>((r) => (release = r));
-  let breakWatch: () => void = () => undefined;
-  const broken = new Promise<void>((r) => (breakWatch = r));
-  const client = {
-    list: async (apiVersion: string, kind: string, opts: { labelSelector?: string; signal?: AbortSignal }) => {
-      listed.push({ apiVersion, kind, ...(opts.labelSelector === undefined ? {} : { labelSelector: opts.labelSelector }) });
-      await gate;
-      // After the watch broke, the server stays away: the list never answers.
-      if (listed.length > 2) await new Promise(() => undefined);
-      return { items: kind === 'Deployment' ? [dep('3')] : [], metadata: { resourceVersion: '3' } };
-    },
-    watch: async function* (_a: string, kind: string, opts: { signal?: AbortSignal }): AsyncGenerator<never> {
-      const stop = new Promise<void>((resolve) => opts.signal?.addEventListener('abort', () => resolve(), { once: true }));
-      if (kind === 'Deployment' && (await Promise.race([stop.then(() => 'stop'), broken.then(() => 'broken')])) === 'broken') throw new Error('connection reset');
-      await stop;
-      yield* [];
-    },
-  } as unknown as KubeClient;
+  cluster.latency = (verb) => (verb !== 'list' ? Promise.resolve() : listed().length >= 2 ? new Promise<void>(() => undefined) : gate);
+  const client = cluster.client();
+  const rv = cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'd' })?.metadata.resourceVersion;
   const stop = new AbortController();
   const watches = new DependentWatches({ client, logger: pino({ level: 'silent' }), ownerKind: 'Memcached', enqueue: () => undefined, signal: stop.signal });
   const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'd' };
@@ -97,13 +86,13 @@ test("a release's object as the dependent watches hold it: only once its kind's 
   assert.equal(watches.cached(ref), undefined, 'not listed yet: the caller reads it');
   release();
   for (let i = 0; i < 100 && watches.cached(ref) === undefined; i++) await new Promise((r) => setTimeout(r, 5));
-  assert.equal(watches.cached(ref)?.metadata.resourceVersion, '3');
-  assert.deepEqual(listed.map((l) => l.labelSelector), ['binnacle.dev/owner-kind=Memcached', 'binnacle.dev/owner-kind=Memcached'], 'filtered by the owner-kind label');
+  assert.equal(watches.cached(ref)?.metadata.resourceVersion, rv);
+  assert.deepEqual(listed(), ['binnacle.dev/owner-kind=Memcached', 'binnacle.dev/owner-kind=Memcached'], 'filtered by the owner-kind label');
   assert.equal(watches.cached({ ...ref, name: 'other' }), undefined, 'another name');
   assert.equal(watches.cached({ ...ref, namespace: 'elsewhere' }), undefined, 'another namespace');
   assert.equal(watches.cached({ ...ref, apiVersion: 'apps/v1beta1' }), undefined, 'another version of the kind has no informer');
   assert.equal(watches.cached({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' }), undefined, 'listed, but not there (or not labelled)');
-  breakWatch();
+  cluster.endWatches({ kind: 'Deployment', error: new Error('connection reset') });
   for (let i = 0; i < 100 && watches.cached(ref) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
   assert.equal(watches.cached(ref), undefined, 'its watch failed and the server is away: the copy may be stale, so it is read');
   stop.abort();
