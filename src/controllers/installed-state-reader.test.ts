@@ -6,15 +6,15 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { ALL_CRDS } from '../api/crds.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
 import { CachedInstalledStateReader, type KindCache } from './installed-state-reader.js';
 
 const ce: ClusterExtension = {
   apiVersion: API_VERSION,
   kind: 'ClusterExtension',
-  metadata: { name: 'demo', resourceVersion: '10' },
+  metadata: { name: 'demo' },
   spec: { namespace: 'ns', serviceAccount: { name: 'sa' }, source: { sourceType: 'Catalog', catalog: { packageName: 'demo' } } },
 };
 
@@ -35,40 +35,39 @@ class FakeCache<T extends KubeObject> implements KindCache<T> {
   }
 }
 
-function setup(): { reader: CachedInstalledStateReader; deployments: FakeCache<BundleDeployment>; extensions: FakeCache<ClusterExtension>; lock: { acquisitions: number; withLock: <T>(fn: () => Promise<T>) => Promise<T> }; lists: string[] } {
-  const lists: string[] = [];
-  const client = {
-    get: (ref: ObjectRef) => (ref.name === 'demo' ? Promise.resolve(structuredClone(ce)) : Promise.reject(new KubeApiError(404, 'NotFound', 'not found'))),
-    list: (_apiVersion: string, kind: string) => {
-      lists.push(kind);
-      return Promise.resolve({ items: kind === 'ClusterExtension' ? [structuredClone(ce)] : [] });
-    },
-  } as unknown as KubeClient;
+/** The reader over the one fake cluster holding the extension `demo`, with caches that have seen nothing yet; `rv` is the cluster's resourceVersion now. */
+function setup(): { reader: CachedInstalledStateReader; deployments: FakeCache<BundleDeployment>; extensions: FakeCache<ClusterExtension>; lock: { acquisitions: number; withLock: <T>(fn: () => Promise<T>) => Promise<T> }; lists: () => string[]; rv: number } {
+  const cluster = new FakeCluster({ objects: [...ALL_CRDS, ce] });
   const deployments = new FakeCache<BundleDeployment>([]);
   const extensions = new FakeCache<ClusterExtension>([ce]);
   const lock = { acquisitions: 1, withLock: <T>(fn: () => Promise<T>): Promise<T> => fn() };
-  return { reader: new CachedInstalledStateReader({ client, lock, caches: { deployments, extensions } }), deployments, extensions, lock, lists };
+  const lists = (): string[] => cluster.log.filter((r) => r.verb === 'list').map((r) => r.kind);
+  return { reader: new CachedInstalledStateReader({ client: cluster.client(), lock, caches: { deployments, extensions } }), deployments, extensions, lock, lists, rv: cluster.resourceVersion };
 }
 
 describe('CachedInstalledStateReader', () => {
   test('the first read lists the API server; the next reads the caches once they have seen what the list saw', async () => {
-    const { reader, deployments, extensions, lists } = setup();
+    const { reader, deployments, extensions, lists, rv } = setup();
     assert.equal((await reader.read('demo'))?.extension.metadata.name, 'demo');
     assert.deepEqual(reader.reads, { cached: 0, live: 1 });
-    assert.deepEqual(lists.sort(), ['BundleDeployment', 'ClusterExtension']);
-    deployments.seen = 10;
-    extensions.seen = 10;
+    assert.deepEqual(lists().sort(), ['BundleDeployment', 'ClusterExtension']);
+    deployments.seen = rv - 1;
+    extensions.seen = rv - 1;
     await reader.read('demo');
-    assert.deepEqual(reader.reads, { cached: 1, live: 1 });
-    assert.equal(extensions.asked.at(-1), '10', 'waits for the resourceVersion the live list saw');
+    assert.deepEqual(reader.reads, { cached: 0, live: 2 }, 'caches behind the live list are not read');
+    deployments.seen = rv;
+    extensions.seen = rv;
+    await reader.read('demo');
+    assert.deepEqual(reader.reads, { cached: 1, live: 2 });
+    assert.equal(extensions.asked.at(-1), String(rv), 'waits for the resourceVersion the live list saw');
   });
 
   test('caches that have not seen this manager\'s last write are not read', async () => {
-    const { reader, deployments, extensions } = setup();
+    const { reader, deployments, extensions, rv } = setup();
     await reader.read('demo');
-    deployments.seen = 10;
-    extensions.seen = 10;
-    reader.wrote('deployments', { apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name: 'x', resourceVersion: '12' } });
+    deployments.seen = rv;
+    extensions.seen = rv;
+    reader.wrote('deployments', { apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name: 'x', resourceVersion: String(rv + 2) } });
     await reader.read('demo');
     assert.deepEqual(reader.reads, { cached: 0, live: 2 });
   });

@@ -8,7 +8,7 @@
  */
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { buildInstalledState, type InstalledState } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 
@@ -64,7 +64,7 @@ export class CachedInstalledStateReader implements InstalledStateView {
   /** Reads from the caches and from the API server, for tests and logs. */
   readonly reads = { cached: 0, live: 0 };
 
-  constructor(private readonly o: { client: KubeClient; lock?: InstalledStateLock | undefined; caches?: InstalledCaches | undefined }) {}
+  constructor(private readonly o: { client: Pick<ObjectReader, 'get' | 'list'>; lock?: InstalledStateLock | undefined; caches?: InstalledCaches | undefined }) {}
 
   async read(name: string): Promise<InstalledRead | undefined> {
     const cached = await this.cachesCaughtUp();
