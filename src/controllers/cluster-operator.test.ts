@@ -1,9 +1,10 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { PlatformOperator } from '../api/types.js';
-import type { ApplyOptions, KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject } from '../kube/types.js';
+import { crdOf } from '../apply/crd.test-helper.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+
+const CLUSTER_OPERATOR_CRD = crdOf({ group: 'config.openshift.io', kind: 'ClusterOperator', plural: 'clusteroperators' }, {}, { scope: 'Cluster' });
 import { clusterOperatorName, clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
 
 const T = '2024-01-01T00:00:00Z';
@@ -37,27 +38,19 @@ describe('clusterOperatorStatus', () => {
 
 describe('writeClusterOperator', () => {
   it('writes the object owned by the PlatformOperator, then its status through the subresource', async () => {
-    const calls: { obj: KubeObject; opts: ApplyOptions }[] = [];
-    const client = {
-      resourceFor: (_a: string, kind: string) => Promise.resolve({ name: 'clusteroperators', namespaced: false, kind, verbs: [] }),
-      apply: (obj: KubeObject, opts: ApplyOptions = {}) => {
-        calls.push({ obj, opts });
-        return Promise.resolve(obj);
-      },
-    } as unknown as Pick<KubeClient, 'resourceFor' | 'apply'>;
-    assert.equal(await writeClusterOperator(client, po, clusterOperatorStatus(po, conditions, packages, ['ops'])), true);
-    assert.equal(calls.length, 2);
-    assert.equal(calls[0]?.obj.metadata.name, clusterOperatorName('core'));
-    assert.deepEqual(calls[0]?.obj.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['PlatformOperator', 'core', 'u-1']]);
-    assert.equal(calls[1]?.opts.subresource, 'status');
-    assert.ok(calls[1]?.obj.status !== undefined);
+    const cluster = new FakeCluster({ objects: [CLUSTER_OPERATOR_CRD] });
+    assert.equal(await writeClusterOperator(cluster.client(), po, clusterOperatorStatus(po, conditions, packages, ['ops'])), true);
+    assert.deepEqual(cluster.log.map((r) => `${r.verb} ${r.kind} ${r.name}`), [`apply ClusterOperator ${clusterOperatorName('core')}`, `status ClusterOperator ${clusterOperatorName('core')}`]);
+    const obj = cluster.applied[0]?.obj;
+    assert.equal(obj?.metadata.name, clusterOperatorName('core'));
+    assert.deepEqual(obj?.metadata.ownerReferences?.map((r) => [r.kind, r.name, r.uid]), [['PlatformOperator', 'core', 'u-1']]);
+    assert.ok(cluster.statusApplied[0]?.obj.status !== undefined);
+    assert.deepEqual(cluster.get({ apiVersion: 'config.openshift.io/v1', kind: 'ClusterOperator', name: clusterOperatorName('core') })?.status, cluster.statusApplied[0]?.obj.status, 'the status as written');
   });
 
   it('writes nothing where config.openshift.io is not served', async () => {
-    const client = {
-      resourceFor: () => Promise.reject(new KubeApiError(404, 'NotFound', 'no ClusterOperator')),
-      apply: () => Promise.reject(new Error('must not apply')),
-    } as unknown as Pick<KubeClient, 'resourceFor' | 'apply'>;
-    assert.equal(await writeClusterOperator(client, po, clusterOperatorStatus(po, conditions, packages, [])), false);
+    const cluster = new FakeCluster();
+    assert.equal(await writeClusterOperator(cluster.client(), po, clusterOperatorStatus(po, conditions, packages, [])), false);
+    assert.deepEqual(cluster.log, [], 'nothing asked, nothing written');
   });
 });

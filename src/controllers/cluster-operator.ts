@@ -6,7 +6,7 @@
  * and goes with it.
  */
 import { BINNACLE_VERSION } from '../api/version.js';
-import type { KubeClient } from '../kube/client.js';
+import type { Discovery, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { Condition, KubeObject } from '../kube/types.js';
 import { API_VERSION, GROUP, type PlatformOperator, type PlatformPackageStatus } from '../api/types.js';
@@ -49,7 +49,7 @@ export function clusterOperatorStatus(po: PlatformOperator, conditions: readonly
  * Writes the ClusterOperator (object, then status through its subresource). Answers false,
  * writing nothing, when the cluster does not serve ClusterOperators.
  */
-export async function writeClusterOperator(client: Pick<KubeClient, 'resourceFor' | 'apply'>, po: PlatformOperator, status: ClusterOperatorStatus): Promise<boolean> {
+export async function writeClusterOperator(client: Pick<Discovery, 'resourceFor'> & Pick<ObjectWriter, 'apply'> & Pick<StatusWriter, 'applyStatus'>, po: PlatformOperator, status: ClusterOperatorStatus): Promise<boolean> {
   try {
     await client.resourceFor(CLUSTER_OPERATOR_API_VERSION, 'ClusterOperator');
   } catch (err) {
@@ -68,6 +68,6 @@ export async function writeClusterOperator(client: Pick<KubeClient, 'resourceFor
     spec: {},
   };
   await client.apply(obj, { force: true });
-  await client.apply({ apiVersion: CLUSTER_OPERATOR_API_VERSION, kind: 'ClusterOperator', metadata: { name }, status: { ...status } }, { fieldManager: STATUS_MANAGER, force: true, subresource: 'status' });
+  await client.applyStatus({ apiVersion: CLUSTER_OPERATOR_API_VERSION, kind: 'ClusterOperator', metadata: { name }, status: { ...status } }, { fieldManager: STATUS_MANAGER, force: true });
   return true;
 }

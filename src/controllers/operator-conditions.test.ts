@@ -1,10 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { OperatorCondition } from '../api/operator-condition.js';
+import { OPERATOR_CONDITION_CRD, type OperatorCondition } from '../api/operator-condition.js';
 import type { BundleDeployment } from '../api/types.js';
-import type { KubeClient, ListOptions } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { Condition, KubeList } from '../kube/types.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
+import type { Condition } from '../kube/types.js';
 import { replacedOperators, upgradeBlockers, upgradeVerdict } from './operator-conditions.js';
 
 const T = '2024-01-01T00:00:00Z';
@@ -68,20 +67,17 @@ describe('replacedOperators', () => {
 });
 
 describe('upgradeBlockers', () => {
-  function client(items: OperatorCondition[], seen: ListOptions[] = []): Pick<KubeClient, 'list'> {
-    const list = (_apiVersion: string, _kind: string, opts?: ListOptions): Promise<KubeList<OperatorCondition>> => {
-      seen.push(opts ?? {});
-      return Promise.resolve({ apiVersion: 'v1', kind: 'List', metadata: {}, items });
-    };
-    return { list } as unknown as Pick<KubeClient, 'list'>;
+  /** The one fake cluster serving OperatorConditions, holding these as installed for BundleDeployment x-a (labelled so). */
+  function cluster(items: OperatorCondition[]): FakeCluster {
+    const labels = { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'x-a' };
+    return new FakeCluster({ objects: [OPERATOR_CONDITION_CRD, ...items.map((o) => ({ ...o, metadata: { ...o.metadata, labels } }))] });
   }
+  const client = (items: OperatorCondition[]): FakeClient => cluster(items).client();
 
   it('finds the condition by the BundleDeployment that installed it and quotes the operator', async () => {
-    const seen: ListOptions[] = [];
-    const out = await upgradeBlockers(client([oc({ conditions: [cond('False', 'a storage migration is running')] })], seen), [
-      { package: 'a', namespace: 'ops', bundleDeployment: 'x-a', replacement: 'a.v2' },
-    ]);
-    assert.deepEqual(seen, [{ namespace: 'ops', labelSelector: 'binnacle.dev/owner-kind=BundleDeployment,binnacle.dev/owner-name=x-a' }]);
+    const c = cluster([oc({ conditions: [cond('False', 'a storage migration is running')] })]);
+    const out = await upgradeBlockers(c.client(), [{ package: 'a', namespace: 'ops', bundleDeployment: 'x-a', replacement: 'a.v2' }]);
+    assert.deepEqual(c.log.map((r) => [r.verb, r.namespace, r.labelSelector]), [['list', 'ops', 'binnacle.dev/owner-kind=BundleDeployment,binnacle.dev/owner-name=x-a']]);
     assert.deepEqual(out, [
       { package: 'a', message: 'upgrade of a to a.v2 is held back: the operator (OperatorCondition ops/op.v1) says Upgradeable=False: a storage migration is running' },
     ]);
@@ -94,7 +90,7 @@ describe('upgradeBlockers', () => {
 
   it('has nothing to say when the condition allows it or the API is not served', async () => {
     assert.deepEqual(await upgradeBlockers(client([oc({ conditions: [cond('True')] })]), [{ package: 'a', namespace: 'ops', bundleDeployment: 'x-a' }]), []);
-    const unserved = { list: () => Promise.reject(new KubeApiError(404, 'NotFound', 'no OperatorCondition')) } as unknown as Pick<KubeClient, 'list'>;
+    const unserved = new FakeCluster().client();
     assert.deepEqual(await upgradeBlockers(unserved, [{ package: 'a', namespace: 'ops', bundleDeployment: 'x-a' }]), []);
   });
 });

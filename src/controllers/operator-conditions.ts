@@ -14,7 +14,7 @@ import {
   type OperatorCondition,
 } from '../api/operator-condition.js';
 import { LABEL_OWNER_KIND, LABEL_OWNER_NAME, LABEL_PACKAGE, type BundleDeployment } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import { findCondition, type Condition } from '../kube/types.js';
 
@@ -79,7 +79,7 @@ export function replacedOperators(installed: readonly BundleDeployment[], chosen
 }
 
 /** The operators among `installed` whose OperatorCondition says `Upgradeable=False`. */
-export async function upgradeBlockers(client: Pick<KubeClient, 'list'>, installed: readonly InstalledOperator[]): Promise<UpgradeBlocker[]> {
+export async function upgradeBlockers(client: Pick<ObjectReader, 'list'>, installed: readonly InstalledOperator[]): Promise<UpgradeBlocker[]> {
   const out: UpgradeBlocker[] = [];
   for (const op of installed) {
     let conds: OperatorCondition[];
