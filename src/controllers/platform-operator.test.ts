@@ -1,79 +1,39 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import type { ApplyOptions, KubeClient, ListOptions } from '../kube/client.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
-import type { ClusterExtension, PlatformOperator } from '../api/types.js';
+import { FakeCluster, type FakeClient, type FakeVerb } from '../kube/fake-cluster.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
+import { ALL_CRDS } from '../api/crds.js';
+import { API_VERSION, type ClusterExtension, type PlatformOperator } from '../api/types.js';
 import { platformExtensionName, PlatformOperatorReconciler, platformOperatorsOfDeployment } from './platform-operator.js';
 
 const ctx = { logger: pino({ level: 'silent' }), signal: new AbortController().signal };
 
-/** Just enough of an API server for the reconciler: objects by kind and name, SSA as merge, label selectors. */
+/** The one fake cluster serving Binnacle's kinds; a deleted ClusterExtension is held by its finalizer until the test lets it go. */
 class FakeApi {
-  readonly objects = new Map<string, KubeObject>();
-  /** Status writes, by kind: a reconcile writes its PlatformOperator's status once at most. */
-  readonly statusWrites: string[] = [];
-  /** Makes a call fail: `apply ClusterExtension`, `delete ClusterExtension`, `status PlatformOperator`, `resourceFor ClusterOperator`. */
-  failOn = new Set<string>();
-  private uid = 0;
-
-  private key(kind: string, name: string): string {
-    return `${kind}/${name}`;
-  }
+  readonly cluster = new FakeCluster({ objects: ALL_CRDS });
 
   put(obj: KubeObject): void {
-    this.objects.set(this.key(obj.kind, obj.metadata.name ?? ''), obj);
+    this.cluster.put(obj);
   }
 
   find(kind: string, name: string): KubeObject | undefined {
-    return this.objects.get(this.key(kind, name));
+    return this.cluster.get({ apiVersion: API_VERSION, kind, name });
   }
 
-  client(): KubeClient {
-    const notFound = (what: string): KubeApiError => new KubeApiError(404, 'NotFound', `${what} not found`);
-    const failed = (call: string): Promise<never> | undefined => (this.failOn.has(call) ? Promise.reject(new KubeApiError(503, 'ServiceUnavailable', `${call}: the server is restarting`)) : undefined);
-    const api = {
-      get: (ref: ObjectRef) => {
-        const o = this.find(ref.kind, ref.name);
-        return o === undefined ? Promise.reject(notFound(ref.name)) : Promise.resolve(structuredClone(o));
-      },
-      find: (ref: ObjectRef) => Promise.resolve(this.find(ref.kind, ref.name)),
-      list: (_apiVersion: string, kind: string, opts: ListOptions = {}) => {
-        const want = (opts.labelSelector ?? '').split(',').filter((x) => x !== '').map((x) => x.split('='));
-        const items = [...this.objects.values()].filter((o) => o.kind === kind && want.every(([k, v]) => o.metadata.labels?.[k ?? ''] === v));
-        return Promise.resolve({ apiVersion: 'v1', kind: 'List', metadata: {}, items: structuredClone(items) });
-      },
-      apply: (obj: KubeObject, opts: ApplyOptions = {}) => {
-        const live = this.find(obj.kind, obj.metadata.name ?? '');
-        if (opts.subresource === 'status') {
-          this.statusWrites.push(obj.kind);
-          const fail = failed(`status ${obj.kind}`);
-          if (fail !== undefined) return fail;
-          if (live === undefined) return Promise.reject(notFound(obj.metadata.name ?? ''));
-          live.status = structuredClone(obj.status);
-          return Promise.resolve(live);
-        }
-        const fail = failed(`apply ${obj.kind}`);
-        if (fail !== undefined) return fail;
-        const next: KubeObject = { ...structuredClone(obj), metadata: { ...structuredClone(obj.metadata), uid: live?.metadata.uid ?? `uid-${++this.uid}`, generation: 1 } };
-        if (live?.metadata.deletionTimestamp !== undefined) next.metadata.deletionTimestamp = live.metadata.deletionTimestamp;
-        if (live?.status !== undefined) next.status = live.status;
-        this.put(next);
-        return Promise.resolve(next);
-      },
-      delete: (ref: ObjectRef) => {
-        const fail = failed(`delete ${ref.kind}`);
-        if (fail !== undefined) return fail;
-        const live = this.find(ref.kind, ref.name);
-        if (live === undefined) return Promise.resolve(false);
-        // A finalizer holds it until the test lets it go.
-        live.metadata.deletionTimestamp = '2024-01-01T00:00:00Z';
-        return Promise.resolve(true);
-      },
-      resourceFor: (_apiVersion: string, kind: string) => failed(`resourceFor ${kind}`) ?? Promise.reject(notFound(kind)),
-    };
-    return api as unknown as KubeClient;
+  /** Status writes asked, by kind (a failed one too): a reconcile writes its PlatformOperator's status once at most. */
+  get statusWrites(): string[] {
+    return this.cluster.log.filter((r) => r.verb === 'status').map((r) => r.kind);
+  }
+
+  /** Makes every request of `verb` on `kind` fail as a restarting server would (a discovery of ClusterOperator too). */
+  failOn(verb: FakeVerb, kind: string): void {
+    this.cluster.inject({ verb, kind, error: () => new KubeApiError(503, 'ServiceUnavailable', `${verb} ${kind}: the server is restarting`), times: Infinity });
+  }
+
+  client(): FakeClient {
+    return this.cluster.client();
   }
 }
 
@@ -93,12 +53,12 @@ function setSpec(api: FakeApi, packages: string[], generation: number): void {
 
 const status = (api: FakeApi): PlatformOperator['status'] => (api.find('PlatformOperator', 'core') as PlatformOperator | undefined)?.status;
 
-/** A PlatformOperator of package `a`, reconciled once with `call` failing: the reconcile must reject naming it. */
-async function reconcileFailing(call: string): Promise<FakeApi> {
+/** A PlatformOperator of package `a`, reconciled once with `verb kind` failing: the reconcile must reject naming it. */
+async function reconcileFailing(verb: FakeVerb, kind: string): Promise<FakeApi> {
   const api = new FakeApi();
   api.put(platformOperator(['a'], 1));
-  api.failOn.add(call);
-  await assert.rejects(new PlatformOperatorReconciler(api.client()).reconcile({ key: 'core', name: 'core' }, ctx), new RegExp(`${call}: the server is restarting`));
+  api.failOn(verb, kind);
+  await assert.rejects(new PlatformOperatorReconciler(api.client()).reconcile({ key: 'core', name: 'core' }, ctx), new RegExp(`${verb} ${kind}: the server is restarting`));
   return api;
 }
 
@@ -122,6 +82,7 @@ describe('PlatformOperatorReconciler', () => {
     api.put(platformOperator(['a', 'b'], 1));
     await reconcile();
     const bExt = platformExtensionName('core', 'b');
+    api.cluster.heldNames.add(bExt); // its finalizer uninstalls it first
 
     setSpec(api, ['a'], 2);
     await reconcile();
@@ -136,7 +97,7 @@ describe('PlatformOperatorReconciler', () => {
     });
     assert.equal(status(api)?.conditions?.find((c) => c.type === 'Progressing')?.status, 'True');
 
-    api.objects.delete(`ClusterExtension/${bExt}`); // its finalizer finished
+    api.cluster.remove({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: bExt }); // its finalizer finished
     await reconcile();
     assert.equal(status(api)?.packages?.find((p) => p.name === 'b')?.reason, 'Removed');
     await reconcile();
@@ -169,7 +130,7 @@ describe('PlatformOperatorReconciler', () => {
   });
 
   it('EnsureExtensions failure: an extension that cannot be written is thrown for backoff; no status is written', async () => {
-    const api = await reconcileFailing('apply ClusterExtension');
+    const api = await reconcileFailing('apply', 'ClusterExtension');
     assert.deepEqual(api.statusWrites, []);
   });
 
@@ -179,20 +140,20 @@ describe('PlatformOperatorReconciler', () => {
     api.put(platformOperator(['a', 'b'], 1));
     await r.reconcile({ key: 'core', name: 'core' }, ctx);
     setSpec(api, ['a'], 2);
-    api.failOn.add('delete ClusterExtension');
+    api.failOn('delete', 'ClusterExtension');
     await assert.rejects(r.reconcile({ key: 'core', name: 'core' }, ctx), /delete ClusterExtension/);
     assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'b'))?.metadata.deletionTimestamp, undefined);
     assert.deepEqual(api.statusWrites, ['PlatformOperator'], 'only the first reconcile wrote');
   });
 
   it('Report failure: a status write that fails is thrown for backoff (tried once)', async () => {
-    const api = await reconcileFailing('status PlatformOperator');
+    const api = await reconcileFailing('status', 'PlatformOperator');
     assert.deepEqual(api.statusWrites, ['PlatformOperator']);
     assert.equal(status(api), undefined);
   });
 
   it('ClusterOperator failure: discovery failing (not a 404) is thrown for backoff after the one status write', async () => {
-    const api = await reconcileFailing('resourceFor ClusterOperator');
+    const api = await reconcileFailing('discover', 'ClusterOperator');
     assert.deepEqual(api.statusWrites, ['PlatformOperator']);
     assert.equal(status(api)?.packages?.[0]?.name, 'a');
   });

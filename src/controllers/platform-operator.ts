@@ -10,7 +10,7 @@
  * Steps: Validate → EnsureExtensions → RemoveDropped → Report → ClusterOperator.
  */
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { Discovery, ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { KeyMapper, ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
@@ -63,8 +63,11 @@ interface State {
   packages: PlatformPackageStatus[];
 }
 
+/** What the reconciler asks of the cluster: its PlatformOperator and extensions read, the extensions applied and deleted, its status and ClusterOperator written. */
+export type PlatformOperatorClient = Pick<ObjectReader, 'get' | 'list'> & Pick<ObjectWriter, 'apply' | 'delete'> & Pick<StatusWriter, 'applyStatus'> & Pick<Discovery, 'resourceFor'>;
+
 export class PlatformOperatorReconciler implements Reconciler {
-  constructor(private readonly client: KubeClient) {}
+  constructor(private readonly client: PlatformOperatorClient) {}
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     let po: PlatformOperator;
