@@ -400,6 +400,18 @@ export class FakeCluster {
     return stored;
   }
 
+  /**
+   * Puts an object as `fieldManager` (Binnacle's by default) would have applied it, its fields
+   * owned by that manager, and its status (if any) as another writer left it; no request counted.
+   * A fixture of what a controller applied before: applied again without a field, it loses it.
+   */
+  putApplied(obj: KubeObject, fieldManager: string = FIELD_MANAGER): KubeObject {
+    const existing = this.objects.get(this.keyOf(obj));
+    const { status, ...spec } = obj;
+    const applied = this.serverSideApply(existing, spec, fieldManager, true, undefined);
+    return this.put(status === undefined ? applied : { ...applied, status });
+  }
+
   get(ref: ObjectRef): KubeObject | undefined {
     return this.objects.get(this.key(ref));
   }

@@ -320,3 +320,17 @@ test('endWatches can end the watches of one kind only; lists and watches record 
   assert.equal(await configMaps, 'ended');
   assert.deepEqual(cluster.log.map((r) => `${r.verb} ${r.kind} ${r.labelSelector ?? '-'}`), ['watch Secret owner=helm', 'watch ConfigMap -', 'list Secret owner=helm']);
 });
+
+test('putApplied leaves an object as a manager applied it: applied again without a field, it loses it; the status is kept as given', async () => {
+  const cluster = new FakeCluster();
+  cluster.putApplied({ ...cm('x', { a: '1', b: '2' }), metadata: { name: 'x', namespace: 'a', labels: { keep: 'no' } }, status: { phase: 'Ready' } });
+  assert.deepEqual(cluster.log, [], 'no request');
+  await cluster.client().apply({ ...cm('x', { a: '1' }), metadata: { name: 'x', namespace: 'a' } });
+  const live = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' });
+  assert.deepEqual(live?.data, { a: '1' });
+  assert.equal(live?.metadata.labels, undefined);
+  assert.deepEqual(live?.status, { phase: 'Ready' });
+  cluster.put({ ...cm('y', { a: '1' }) });
+  await cluster.client().apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y', namespace: 'a', labels: { l: 'v' } } });
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'y' })?.data, { a: '1' }, 'put: owned by no manager, so kept');
+});
