@@ -409,7 +409,11 @@ export class FakeCluster {
     const existing = this.objects.get(this.keyOf(obj));
     const { status, ...spec } = obj;
     const applied = this.serverSideApply(existing, spec, fieldManager, true, undefined);
-    return this.put(status === undefined ? applied : { ...applied, status });
+    // The server's own metadata as the fixture gives it (an apply never sets it).
+    const m = obj.metadata;
+    const server = { ...(m.uid === undefined ? {} : { uid: m.uid }), ...(m.creationTimestamp === undefined ? {} : { creationTimestamp: m.creationTimestamp }), ...(m.generation === undefined ? {} : { generation: m.generation }), ...(m.deletionTimestamp === undefined ? {} : { deletionTimestamp: m.deletionTimestamp }) };
+    const next = { ...applied, metadata: { ...applied.metadata, ...server } };
+    return this.put(status === undefined ? next : { ...next, status });
   }
 
   get(ref: ObjectRef): KubeObject | undefined {
@@ -627,14 +631,14 @@ export class FakeCluster {
     return this.key({ apiVersion: obj.apiVersion, kind: obj.kind, name: obj.metadata.name, namespace: ns });
   }
 
-  /** Server-set metadata: uid and creationTimestamp kept, resourceVersion new, generation bumped by a spec change. */
+  /** Server-set metadata: uid, creationTimestamp and generation kept (a new object's as given, else 1), resourceVersion new, generation bumped by a spec change. */
   private stamp(obj: KubeObject, existing: KubeObject | undefined): KubeObject {
     const meta = obj.metadata;
     meta.uid = existing?.metadata.uid ?? meta.uid ?? `uid-${this.uid++}`;
     meta.creationTimestamp = existing?.metadata.creationTimestamp ?? meta.creationTimestamp ?? this.now().toISOString();
     meta.resourceVersion = String(this.rv++);
     const specOf = (o: KubeObject | undefined): string => JSON.stringify(Object.fromEntries(Object.entries(o ?? {}).filter(([k]) => k !== 'metadata' && k !== 'status')));
-    meta.generation = existing === undefined ? 1 : specOf(existing) === specOf(obj) ? (existing.metadata.generation ?? 1) : (existing.metadata.generation ?? 1) + 1;
+    meta.generation = existing === undefined ? (meta.generation ?? 1) : specOf(existing) === specOf(obj) ? (existing.metadata.generation ?? 1) : (existing.metadata.generation ?? 1) + 1;
     if (existing?.metadata.deletionTimestamp !== undefined) meta.deletionTimestamp = existing.metadata.deletionTimestamp;
     return this.withStatus(obj);
   }

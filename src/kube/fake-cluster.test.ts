@@ -323,8 +323,9 @@ test('endWatches can end the watches of one kind only; lists and watches record 
 
 test('putApplied leaves an object as a manager applied it: applied again without a field, it loses it; the status is kept as given', async () => {
   const cluster = new FakeCluster();
-  cluster.putApplied({ ...cm('x', { a: '1', b: '2' }), metadata: { name: 'x', namespace: 'a', labels: { keep: 'no' } }, status: { phase: 'Ready' } });
+  const fixture = cluster.putApplied({ ...cm('x', { a: '1', b: '2' }), metadata: { name: 'x', namespace: 'a', labels: { keep: 'no' }, uid: 'u-x', generation: 3, creationTimestamp: '2026-01-01T00:00:00Z' }, status: { phase: 'Ready' } });
   assert.deepEqual(cluster.log, [], 'no request');
+  assert.deepEqual([fixture.metadata.uid, fixture.metadata.generation, fixture.metadata.creationTimestamp], ['u-x', 3, '2026-01-01T00:00:00Z'], "the server's metadata as given");
   await cluster.client().apply({ ...cm('x', { a: '1' }), metadata: { name: 'x', namespace: 'a' } });
   const live = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' });
   assert.deepEqual(live?.data, { a: '1' });
