@@ -1,13 +1,15 @@
 /**
- * The ClusterExtension reconciler's steps, driven with in-memory fakes (no cluster): each step's
- * success and failure branches, and one status write per reconcile (none when nothing changed).
- * The fakes share one in-memory store: the client holds the extension (finalizer, status), the
- * view builds the installed state from the store, and the writer changes its BundleDeployments.
+ * The ClusterExtension reconciler's steps over the one fake cluster: each step's success and
+ * failure branches, and one status write per reconcile (none when nothing changed). The cluster
+ * holds the extension (finalizer, status), its BundleDeployments (applied and deleted through the
+ * default port) and OperatorConditions; the installed-state view is the real reader listing it.
+ * Catalogs, the resolver, the planner and the clock are ports the tests answer.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { OPERATOR_CONDITION_API_VERSION, OPERATOR_CONDITION_KIND, type OperatorCondition } from '../api/operator-condition.js';
+import { OPERATOR_CONDITION_API_VERSION, OPERATOR_CONDITION_CRD, OPERATOR_CONDITION_KIND, type OperatorCondition } from '../api/operator-condition.js';
+import { ALL_CRDS } from '../api/crds.js';
 import {
   ANNOTATION_BUNDLE_VERSION,
   API_VERSION,
@@ -22,14 +24,14 @@ import {
 import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
 import type { StoredCatalog } from '../catalog-store/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
-import { buildInstalledState, neededByLabel } from '../installed/index.js';
-import type { KubeClient, ListOptions } from '../kube/client.js';
+import { neededByLabel } from '../installed/index.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
+import type { Condition, KubeObject } from '../kube/types.js';
 import type { ChosenBundle, Resolution, ResolveInput } from '../resolve/index.js';
 import type { ServedCatalog } from './catalog-registry.js';
-import { ClusterExtensionReconciler, type BundleDeploymentWriter, type CatalogAccess, type ClusterExtensionPorts, type InstalledStateView } from './cluster-extension.js';
-import type { InstalledRead } from './installed-state-reader.js';
+import { ClusterExtensionReconciler, type CatalogAccess, type ClusterExtensionPorts, type InstalledStateView } from './cluster-extension.js';
+import { CachedInstalledStateReader, type InstalledRead } from './installed-state-reader.js';
 
 const logger = pino({ level: 'silent' });
 const ctx = { logger, signal: new AbortController().signal };
@@ -37,91 +39,77 @@ const req = { key: 'demo', name: 'demo' };
 const NOW = new Date('2026-11-26T12:00:00Z');
 const T = '2026-01-01T00:00:00Z';
 
-/** One in-memory cluster: ClusterExtensions, BundleDeployments and OperatorConditions, with what was written to it. */
-class FakeCluster {
-  readonly extensions = new Map<string, ClusterExtension>();
-  readonly deployments = new Map<string, BundleDeployment>();
-  readonly operatorConditions: OperatorCondition[] = [];
-  readonly statusWrites: { name: string; status: ClusterExtensionStatus }[] = [];
-  readonly applied: BundleDeployment[] = [];
-  readonly deleted: string[] = [];
-  finalizerPatches = 0;
-  /** Makes BundleDeployment applies and deletes fail with it. */
-  writeError: Error | undefined;
-  /** Makes finalizer patches fail with it. */
-  patchError: Error | undefined;
-  private rv = 100;
+const CE_REF = { apiVersion: API_VERSION, kind: 'ClusterExtension' };
+const BD_REF = { apiVersion: API_VERSION, kind: 'BundleDeployment' };
 
-  nextRv(): string {
-    return String(++this.rv);
-  }
+/** Objects of one kind in the cluster, by name: read as they are, written by another's hand. */
+interface Named<T extends KubeObject> {
+  get(name: string): T | undefined;
+  /** As the manager applied it before (its fields Binnacle's), with its status as given. */
+  set(name: string, obj: T): void;
+  /** Gone at once (its finalizer finished). */
+  delete(name: string): void;
+  clear(): void;
+}
 
-  client(): KubeClient {
-    const c = {
-      get: (ref: ObjectRef) => {
-        const ce = this.extensions.get(ref.name ?? '');
-        if (ce === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', `clusterextensions ${ref.name ?? ''} not found`));
-        return Promise.resolve(structuredClone(ce));
-      },
-      patch: (ref: ObjectRef, patch: { metadata: { finalizers?: string[] } }) => {
-        this.finalizerPatches++;
-        if (this.patchError !== undefined) return Promise.reject(this.patchError);
-        const live = this.extensions.get(ref.name ?? '');
-        if (live === undefined) return Promise.reject(new KubeApiError(404, 'NotFound', 'not found'));
-        if (patch.metadata.finalizers !== undefined) live.metadata.finalizers = patch.metadata.finalizers;
-        live.metadata.resourceVersion = this.nextRv();
-        return Promise.resolve(structuredClone(live));
-      },
-      apply: (obj: KubeObject, opts: { subresource?: string }) => {
-        assert.equal(opts.subresource, 'status', 'the reconciler writes only status through the client; BundleDeployments go through the writer');
-        const live = this.extensions.get(obj.metadata.name ?? '');
-        assert.ok(live !== undefined, 'status is written only for an extension that exists');
-        const status = structuredClone(obj.status) as ClusterExtensionStatus;
-        this.statusWrites.push({ name: obj.metadata.name ?? '', status });
-        live.status = status;
-        live.metadata.resourceVersion = this.nextRv();
-        return Promise.resolve(structuredClone(live));
-      },
-      list: (apiVersion: string, kind: string, opts?: ListOptions) => {
-        assert.equal(`${apiVersion}/${kind}`, `${OPERATOR_CONDITION_API_VERSION}/${OPERATOR_CONDITION_KIND}`, 'only OperatorConditions are listed through the client here');
-        const owner = /binnacle\.dev\/owner-name=([^,]+)/.exec(opts?.labelSelector ?? '')?.[1];
-        const items = this.operatorConditions.filter((oc) => oc.metadata.namespace === opts?.namespace && oc.metadata.labels?.[LABEL_OWNER_NAME] === owner);
-        return Promise.resolve({ apiVersion, kind: `${kind}List`, metadata: {}, items: structuredClone(items) });
+/**
+ * The one fake cluster serving ClusterExtensions, BundleDeployments and OperatorConditions, with
+ * what was written to it. A BundleDeployment carries its own finalizer (its controller uninstalls
+ * it first), so a deleted one stays, being deleted, until the test lets it go.
+ */
+class World {
+  readonly cluster = new FakeCluster({ objects: [...ALL_CRDS, OPERATOR_CONDITION_CRD] });
+  readonly extensions: Named<ClusterExtension> = this.named<ClusterExtension>(CE_REF);
+  readonly deployments: Named<BundleDeployment> = this.named<BundleDeployment>(BD_REF);
+
+  private named<T extends KubeObject>(ref: { apiVersion: string; kind: string }): Named<T> {
+    return {
+      get: (name) => this.cluster.get({ ...ref, name }) as T | undefined,
+      set: (_name, obj) => void this.cluster.putApplied(obj),
+      delete: (name) => void this.cluster.remove({ ...ref, name }),
+      clear: () => {
+        for (const o of this.cluster.all(ref.kind)) this.cluster.remove({ ...ref, name: o.metadata.name ?? '' });
       },
     };
-    return c as unknown as KubeClient;
+  }
+
+  /** An operator's OperatorCondition, as it writes it. */
+  putOperatorCondition(oc: OperatorCondition): void {
+    this.cluster.put(oc);
+  }
+
+  /** Every status the reconciler wrote, as sent. */
+  get statusWrites(): { name: string; status: ClusterExtensionStatus }[] {
+    return this.cluster.statusApplied.filter((a) => a.obj.kind === 'ClusterExtension').map((a) => ({ name: a.obj.metadata.name ?? '', status: a.obj.status as ClusterExtensionStatus }));
+  }
+
+  /** Every BundleDeployment applied, as sent. */
+  get applied(): BundleDeployment[] {
+    return this.cluster.applied.filter((a) => a.obj.kind === 'BundleDeployment').map((a) => a.obj as BundleDeployment);
+  }
+
+  /** The BundleDeployments deleted, by name. */
+  get deleted(): string[] {
+    return this.cluster.log.filter((r) => r.verb === 'delete' && r.kind === 'BundleDeployment').map((r) => r.name);
+  }
+
+  /** Finalizer patches of the extension asked, a failed one too. */
+  get finalizerPatches(): number {
+    return this.cluster.log.filter((r) => r.verb === 'patch' && r.kind === 'ClusterExtension').length;
+  }
+
+  /** Makes BundleDeployment applies and deletes fail with `err`. */
+  failWrites(err: Error): void {
+    this.cluster.inject({ verb: ['apply', 'delete'], kind: 'BundleDeployment', error: () => err, times: Infinity });
+  }
+
+  /** Makes finalizer patches of the extension fail with `err`. */
+  failPatches(err: Error): void {
+    this.cluster.inject({ verb: 'patch', kind: 'ClusterExtension', error: () => err, times: Infinity });
   }
 
   view(): FakeView {
-    return new FakeView(this);
-  }
-
-  /** Server-side apply of a complete body: a changed spec is a new generation; status is kept. */
-  writer(): BundleDeploymentWriter {
-    return {
-      apply: (body) => {
-        if (this.writeError !== undefined) return Promise.reject(this.writeError);
-        this.applied.push(structuredClone(body));
-        const name = body.metadata.name ?? '';
-        const live = this.deployments.get(name);
-        const generation = live === undefined ? 1 : (live.metadata.generation ?? 1) + (JSON.stringify(live.spec) === JSON.stringify(body.spec) ? 0 : 1);
-        const next: BundleDeployment = {
-          ...structuredClone(body),
-          metadata: { ...structuredClone(body.metadata), generation, uid: `uid-${name}`, creationTimestamp: live?.metadata.creationTimestamp ?? T, resourceVersion: this.nextRv() },
-          ...(live?.status === undefined ? {} : { status: live.status }),
-        };
-        this.deployments.set(name, next);
-        return Promise.resolve(structuredClone(next));
-      },
-      delete: (name) => {
-        if (this.writeError !== undefined) return Promise.reject(this.writeError);
-        this.deleted.push(name);
-        // Its own finalizer uninstalls it first: it stays, being deleted, until the test lets it go.
-        const live = this.deployments.get(name);
-        if (live !== undefined) live.metadata.deletionTimestamp = T;
-        return Promise.resolve();
-      },
-    };
+    return new FakeView(this.cluster.client());
   }
 
   /** The BundleDeployment controller's verdict on `name` at its current generation. */
@@ -129,29 +117,32 @@ class FakeCluster {
     const bd = this.deployments.get(name);
     assert.ok(bd !== undefined, `BundleDeployment ${name} exists`);
     const generation = bd.metadata.generation ?? 1;
-    bd.status = { observedGeneration: generation, conditions: [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }] };
+    this.cluster.put({ ...bd, status: { observedGeneration: generation, conditions: [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }] } });
   }
 }
 
-/** The installed state built from the store at each read, and the writes it was told of. */
+/** The real installed-state view (no caches: it lists the API server), with the writes and deletes it was told of. */
 class FakeView implements InstalledStateView {
   readonly writes: string[] = [];
   deletes = 0;
-  constructor(private readonly cluster: FakeCluster) {}
+  private readonly reader: CachedInstalledStateReader;
 
-  read(name: string): Promise<InstalledRead | undefined> {
-    const ce = this.cluster.extensions.get(name);
-    if (ce === undefined) return Promise.resolve(undefined);
-    const installed = buildInstalledState(structuredClone([...this.cluster.deployments.values()]), structuredClone([...this.cluster.extensions.values()]));
-    return Promise.resolve({ extension: structuredClone(ce), installed });
+  constructor(client: FakeClient) {
+    this.reader = new CachedInstalledStateReader({ client });
   }
 
-  wrote(kind: string, obj: KubeObject | undefined): void {
+  read(name: string): Promise<InstalledRead | undefined> {
+    return this.reader.read(name);
+  }
+
+  wrote(kind: 'deployments' | 'extensions', obj: KubeObject | undefined): void {
     this.writes.push(`${kind}@${obj?.metadata.resourceVersion ?? ''}`);
+    this.reader.wrote(kind, obj);
   }
 
   deleting(): void {
     this.deletes++;
+    this.reader.deleting();
   }
 }
 
@@ -160,7 +151,7 @@ function extension(over: { name?: string; spec?: Partial<ClusterExtension['spec'
   return {
     apiVersion: API_VERSION,
     kind: 'ClusterExtension',
-    metadata: { name, uid: `uid-${name}`, generation: 1, resourceVersion: '1', finalizers: [FINALIZER_CLEANUP], ...over.metadata },
+    metadata: { name, uid: `uid-${name}`, finalizers: [FINALIZER_CLEANUP], ...over.metadata },
     spec: { namespace: 'demo-ns', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: name } }, ...over.spec },
   };
 }
@@ -178,7 +169,7 @@ function resolution(bundles: ChosenBundle[]): Resolution {
 }
 
 interface Setup {
-  cluster: FakeCluster;
+  cluster: World;
   view: FakeView;
   resolves: ResolveInput[];
   reconciler: ClusterExtensionReconciler;
@@ -194,20 +185,19 @@ interface SetupOptions {
 }
 
 function setup(o: SetupOptions = {}): Setup {
-  const cluster = new FakeCluster();
+  const cluster = new World();
   const ce = o.ce ?? extension();
-  cluster.extensions.set(ce.metadata.name ?? '', structuredClone(ce));
+  cluster.extensions.set(ce.metadata.name ?? '', ce);
   const list = o.catalogs ?? [served('ops')];
   const catalogs: CatalogAccess = { served: () => list, get: (name) => list.find((c) => c.name === name), stillLoading: () => o.loading ?? [] };
   const view = cluster.view();
   const resolves: ResolveInput[] = [];
   const resolver = o.resolve;
   const reconciler = new ClusterExtensionReconciler({
-    client: cluster.client(),
+    client: cluster.cluster.client(),
     ports: {
       catalogs,
       installed: view,
-      deployments: cluster.writer(),
       clock: () => NOW,
       ...(resolver === undefined
         ? {}
@@ -228,11 +218,11 @@ const resolvesTo =
   (): Resolution =>
     resolution(bundles);
 
-function lastStatus(cluster: FakeCluster): ClusterExtensionStatus | undefined {
+function lastStatus(cluster: World): ClusterExtensionStatus | undefined {
   return cluster.statusWrites.at(-1)?.status;
 }
 
-function condition(cluster: FakeCluster, type: string): Condition | undefined {
+function condition(cluster: World, type: string): Condition | undefined {
   return lastStatus(cluster)?.conditions?.find((c) => c.type === type);
 }
 
@@ -246,6 +236,8 @@ function installedDeployment(name: string, pkg: string, version: string, extensi
       name,
       generation: 1,
       creationTimestamp: T,
+      // Its controller's: it uninstalls the bundle before the BundleDeployment goes.
+      finalizers: [FINALIZER_CLEANUP],
       labels: { [LABEL_OWNER_KIND]: 'ClusterExtension', [LABEL_OWNER_NAME]: extensions[0] ?? 'gone', [LABEL_PACKAGE]: pkg, ...needs },
       annotations: { [ANNOTATION_BUNDLE_VERSION]: version },
       ...over,
@@ -297,7 +289,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
 
     test('failure: the finalizer patch fails; the error is said in the one status write and thrown for backoff', async () => {
       const { cluster, reconciler } = setup({ ce: extension({ metadata: { finalizers: [] } }), resolve: resolvesTo(chosen('demo', '1.0.0')) });
-      cluster.patchError = new KubeApiError(409, 'Conflict', 'the object has been modified');
+      cluster.failPatches(new KubeApiError(409, 'Conflict', 'the object has been modified'));
       await assert.rejects(reconciler.reconcile(req, ctx), /the object has been modified/);
       assert.equal(cluster.statusWrites.length, 1);
       assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
@@ -315,7 +307,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 2_000 }, 'still being removed: wait');
       cluster.deployments.delete('demo');
       assert.equal(await reconciler.reconcile(req, ctx), undefined);
-      assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, []);
+      assert.equal(cluster.extensions.get('demo'), undefined, 'its finalizer removed, the extension goes');
       assert.equal(cluster.statusWrites.length, 0);
       assert.ok(view.deletes >= 2, 'each delete makes the view list the API server next');
     });
@@ -337,7 +329,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       const ce = extension({ metadata: { deletionTimestamp: T } });
       const { cluster, reconciler } = setup({ ce });
       cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
-      cluster.writeError = new KubeApiError(403, 'Forbidden', 'bundledeployments "demo" is forbidden');
+      cluster.failWrites(new KubeApiError(403, 'Forbidden', 'bundledeployments "demo" is forbidden'));
       await assert.rejects(reconciler.reconcile(req, ctx), /forbidden/);
       assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, [FINALIZER_CLEANUP]);
       assert.equal(cluster.statusWrites.length, 1);
@@ -389,7 +381,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
     test('failure: the delete fails; status says why, once, and the error is thrown', async () => {
       const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
       cluster.deployments.set('gone-lib', installedDeployment('gone-lib', 'lib', '1.0.0', ['gone']));
-      cluster.writeError = new KubeApiError(500, 'InternalError', 'etcdserver: request timed out');
+      cluster.failWrites(new KubeApiError(500, 'InternalError', 'etcdserver: request timed out'));
       await assert.rejects(reconciler.reconcile(req, ctx), /etcdserver/);
       assert.equal(cluster.statusWrites.length, 1);
       assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
@@ -507,7 +499,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
 
     test('failure: the installed operator\'s OperatorCondition says Upgradeable=False; the upgrade waits, in its own words, and nothing is written but status', async () => {
       const { cluster, reconciler } = upgraded();
-      cluster.operatorConditions.push({
+      cluster.putOperatorCondition({
         apiVersion: OPERATOR_CONDITION_API_VERSION,
         kind: OPERATOR_CONDITION_KIND,
         metadata: { name: 'demo.v1.0.0', namespace: 'demo-ns', labels: { [LABEL_OWNER_KIND]: 'BundleDeployment', [LABEL_OWNER_NAME]: 'demo' } },
@@ -569,7 +561,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
 
     test('failure: the BundleDeployment write is refused; status says why, once, and the error is thrown', async () => {
       const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
-      cluster.writeError = new KubeApiError(422, 'Invalid', 'BundleDeployment.binnacle.dev "demo" is invalid');
+      cluster.failWrites(new KubeApiError(422, 'Invalid', 'BundleDeployment.binnacle.dev "demo" is invalid'));
       await assert.rejects(reconciler.reconcile(req, ctx), /is invalid/);
       assert.equal(cluster.statusWrites.length, 1);
       assert.equal(condition(cluster, 'Progressing')?.message, 'BundleDeployment.binnacle.dev "demo" is invalid');
@@ -667,10 +659,11 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
     }
     const manual = (over: { annotations?: Record<string, string>; spec?: Partial<ClusterExtension['spec']> } = {}): ClusterExtension =>
       extension({ spec: { upgradeApproval: 'Manual', ...over.spec }, metadata: over.annotations === undefined ? {} : { annotations: over.annotations } });
-    const approve = (cluster: FakeCluster, digest: string): void => {
+    /** Someone approves the plan: the annotation, written by their own hand. */
+    const approve = (cluster: World, digest: string): void => {
       const ce = cluster.extensions.get('demo');
       assert.ok(ce !== undefined);
-      ce.metadata.annotations = { ...ce.metadata.annotations, [ANNOTATION_APPROVED_PLAN]: digest };
+      cluster.cluster.put({ ...ce, metadata: { ...ce.metadata, annotations: { ...ce.metadata.annotations, [ANNOTATION_APPROVED_PLAN]: digest } } });
     };
 
     test('Manual: a newer bundle changes nothing; status shows the plan and its digest, and Installed stays True', async () => {

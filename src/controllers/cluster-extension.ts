@@ -21,18 +21,16 @@
  * installed-state view, the BundleDeployment writer, the clock), so each branch is unit-tested
  * with in-memory fakes (`cluster-extension-reconcile.test.ts`).
  */
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { matchesSelector } from '../api/catalog-selector.js';
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { findCondition, type Condition, type KubeObject } from '../kube/types.js';
 import { CatalogIndex, extensionRequest, neededBundles, resolve, ResolutionError, type CatalogInput, type ChosenBundle, type ClusterFacts, type Resolution, type ResolveInput } from '../resolve/index.js';
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, LABEL_PACKAGE, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
 import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
-import { errorMessage } from '../util/errors.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
@@ -42,7 +40,7 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
 import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
 import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
-import { approvalNeeded, approvedDigest, decideApproval, extensionPlanner, type ExtensionPlanInput, type PlannedChange } from './upgrade-approval.js';
+import { approvalNeeded, approvedDigest, decideApproval, type ExtensionPlanInput, type PlannedChange } from './upgrade-approval.js';
 import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from './resolution-history.js';
 
 export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
@@ -78,16 +76,27 @@ export interface ClusterExtensionPorts {
   /** The extension and everything installed, as fresh as this manager's own writes. */
   installed: InstalledStateView;
   deployments: BundleDeploymentWriter;
-  /** The plan of a change awaiting approval (`upgrade-approval.ts`); by default `binnacle plan`'s, on a dry-run client. */
+  /**
+   * The plan of a change awaiting approval (`upgrade-approval.ts`): the manager gives
+   * `extensionPlanner`, `binnacle plan`'s own planning on a dry-run view of its client. Without
+   * one, a change held for approval fails with NO_PLANNER.
+   */
   planChange(input: ExtensionPlanInput): Promise<PlannedChange>;
   /** The digest an image reference points to now (a registry's answer); asked only under Manual approval. */
   resolveDigest(image: string): Promise<string>;
   clock(): Date;
 }
 
+/**
+ * What the reconciler and its default ports ask of the cluster: the extensions and
+ * BundleDeployments read (and OperatorConditions listed), the BundleDeployments applied and
+ * deleted, the extension's finalizer patched and its status written.
+ */
+export type ClusterExtensionClient = Pick<ObjectReader, 'get' | 'list'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch'> & Pick<StatusWriter, 'applyStatus'>;
+
 export interface ClusterExtensionReconcilerOptions {
   /** Reads and writes the extension (finalizer, status); the default ports use it for the rest. */
-  client: KubeClient;
+  client: ClusterExtensionClient;
   /** The served catalogs the default `catalogs` port reads; required unless `ports.catalogs` is given. */
   registry?: CatalogRegistry;
   /** Without it, the caller makes sure no two reconciles run at once. */
@@ -105,8 +114,6 @@ export interface ClusterExtensionReconcilerOptions {
    * reconcile lists both from the API server.
    */
   caches?: InstalledCaches;
-  /** Where the default planner caches the bundle images it pulls to plan a change awaiting approval; default: a directory under the OS's temp dir. */
-  planCacheDir?: string;
   ports?: Partial<ClusterExtensionPorts>;
 }
 
@@ -199,7 +206,7 @@ function defaultPorts(o: ClusterExtensionReconcilerOptions, catalogs: CatalogAcc
         await client.delete({ apiVersion: API_VERSION, kind: 'BundleDeployment', name });
       },
     },
-    planChange: extensionPlanner(client, { cacheDir: o.planCacheDir ?? join(tmpdir(), 'binnacle-plans') }),
+    planChange: () => Promise.reject(new BinnacleError('terminal', 'NO_PLANNER', 'a change held for approval needs its plan, and this reconciler was made without a planner (ports.planChange)')),
     resolveDigest: async (image) => (await new (await import('../oci/index.js')).RegistryClient().resolveImage(image)).digest,
     clock: () => new Date(),
   };

@@ -32,6 +32,7 @@ import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
+import { extensionPlanner } from './upgrade-approval.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
 import { ensureCrds } from './crds.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
@@ -142,7 +143,16 @@ function extensionController(o: ManagerOptions, client: KubeClient, inf: Informe
     logger: o.logger,
     metrics,
     workers: o.workers ?? 4,
-    reconciler: new ClusterExtensionReconciler({ client, registry: catalogs, lock, planCacheDir: join(o.dataDir, 'plans'), clusterFacts: new ClusterFactsSource(client, o.logger), clusterCatalogs: () => inf.catalogs.list(), caches: { deployments: inf.deployments, extensions: inf.extensions } }),
+    reconciler: new ClusterExtensionReconciler({
+      client,
+      registry: catalogs,
+      lock,
+      clusterFacts: new ClusterFactsSource(client, o.logger),
+      clusterCatalogs: () => inf.catalogs.list(),
+      caches: { deployments: inf.deployments, extensions: inf.extensions },
+      // Plans of changes held for approval: `binnacle plan`'s own, on a dry-run view of this client.
+      ports: { planChange: extensionPlanner(client, { cacheDir: join(o.dataDir, 'plans') }) },
+    }),
   })
     .watch(inf.extensions, undefined, specOrMetadataChanged)
     // A BundleDeployment's news goes to every extension that needs it…

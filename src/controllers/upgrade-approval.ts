@@ -129,7 +129,7 @@ export interface ExtensionPlanInput {
 }
 
 /**
- * The ClusterExtension reconciler's default planner: `binnacle plan`'s own planning on a
+ * The ClusterExtension reconciler's planner, as the manager gives it: `binnacle plan`'s own planning on a
  * dry-run view of the manager's client (rendering may try to issue certificates; nothing is
  * written). The last plan of each extension is kept while its inputs stay the same, so a
  * re-poll neither pulls nor renders again.
