@@ -30,7 +30,9 @@ test('a spec is refused for what is wrong in it, free-form fields nested past th
     `spec.config: nests deeper than ${MAX_NESTING} levels`,
     `spec.values: nests deeper than ${MAX_NESTING} levels`,
   ]);
-  assert.deepEqual(specProblems({ ...spec, format: 'zip' as never, installNamespace: '' }), ['spec.format: unknown format "zip"', 'spec.installNamespace: required']);
+  assert.deepEqual(specProblems({ ...spec, format: 'zip', installNamespace: '' }), ['spec.format: unknown format "zip"', 'spec.installNamespace: required']);
+  assert.deepEqual(specProblems({ ...spec, format: 7 }), ['spec.format: unknown format "7"']);
+  assert.deepEqual(specProblems('a string'), ['spec.source: expected an object, got a undefined', 'spec.format: unknown format "undefined"', 'spec.installNamespace: required']);
   assert.deepEqual(specProblems({ ...spec, drift: { ignore: [{ paths: ['/spec/replicas'], target: { kind: 'Deployment' } }] } }), []);
   assert.deepEqual(specProblems({ ...spec, drift: { ignore: [{ paths: ['spec.replicas'] }] } }), ['spec.drift.ignore[0].paths[0]: "spec.replicas" is not a JSON pointer (RFC 6901: starts with "/", "~" only as ~0 or ~1)']);
 });

@@ -39,12 +39,17 @@ import { openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOpt
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
 
-/** What makes a BundleDeployment's spec unusable as written, each as `field: reason`. */
-export function specProblems(spec: BundleDeployment['spec']): string[] {
+/**
+ * What makes a BundleDeployment's spec unusable as written, each as `field: reason`. The spec is
+ * taken as the API server hands it over, unchecked (an older CRD's schema may have let anything in).
+ */
+export function specProblems(written: unknown): string[] {
+  const spec: Record<string, unknown> = typeof written === 'object' && written !== null && !Array.isArray(written) ? { ...written } : {};
   const problems: string[] = [];
   const parsed = parseBundleSource(spec.source, { field: 'spec.source' });
   if (!parsed.result.ok) problems.push(...parsed.result.errors().map((p) => `${p.field ?? 'spec.source'}: ${p.message}`));
-  if (!RENDERERS.has(spec.format)) problems.push(`spec.format: unknown format "${spec.format}"`);
+  const format = spec.format;
+  if (typeof format !== 'string' || ![...RENDERERS.keys()].some((f) => f === format)) problems.push(`spec.format: unknown format "${typeof format === 'string' ? format : String(JSON.stringify(format))}"`);
   if (typeof spec.installNamespace !== 'string' || spec.installNamespace === '') problems.push('spec.installNamespace: required');
   // The API server keeps free-form fields up to 10,000 levels deep; Binnacle's walkers do not
   // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KubeObject } from '../kube/types.js';
+import { emptyDeclarativeConfig } from '../declcfg/index.js';
+import { CatalogRegistry } from './catalog-registry.js';
 import { catalogsStillLoading } from './cluster-extension.js';
 
 const catalog = (name: string, labels: Record<string, string> = {}, extra: Partial<KubeObject> = {}): KubeObject => ({
@@ -12,8 +14,10 @@ const catalog = (name: string, labels: Record<string, string> = {}, extra: Parti
 });
 
 test('an extension waits for every catalog its selector may draw from until each has served once, and names them', () => {
-  const served = new Set(['community']);
-  const registry = { get: (name: string) => (served.has(name) ? ({ name } as never) : undefined) };
+  const registry = new CatalogRegistry();
+  /** The catalog serves content now. */
+  const serve = (name: string): void => registry.set({ name, priority: 0, labels: {}, digest: `sha256:${name}`, config: emptyDeclarativeConfig(), stored: { file: `/nonexistent/${name}.json`, size: 0, sha256: name, lastModified: new Date(0), metas: [] } });
+  serve('community');
   const all = [
     catalog('community', { tier: 'a' }),
     // Served before this manager started (its status says so): waited for until it is loaded again.
@@ -28,7 +32,7 @@ test('an extension waits for every catalog its selector may draw from until each
   assert.deepEqual(catalogsStillLoading(all, registry, undefined), ['certified', 'redhat']);
   assert.deepEqual(catalogsStillLoading(all, registry, { matchLabels: { tier: 'a' } }), ['redhat']);
   assert.deepEqual(catalogsStillLoading(all, registry, { matchLabels: { 'olm.operatorframework.io/metadata.name': 'community' } }), []);
-  served.add('redhat');
-  served.add('certified');
+  serve('redhat');
+  serve('certified');
   assert.deepEqual(catalogsStillLoading(all, registry, undefined), []);
 });

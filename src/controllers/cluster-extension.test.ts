@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ClusterExtension } from '../api/types.js';
+import type { KubeObject } from '../kube/types.js';
 import { MAX_NESTING } from '../util/nesting.js';
 import { extensionSpecProblems } from './cluster-extension.js';
 
@@ -11,8 +11,8 @@ function nested(depth: number): Record<string, unknown> {
   return v;
 }
 
-const extension = (spec: Record<string, unknown>): ClusterExtension =>
-  ({ apiVersion: 'binnacle.dev/v1alpha1', kind: 'ClusterExtension', metadata: { name: 'demo' }, spec }) as unknown as ClusterExtension;
+/** A ClusterExtension as written, whatever its spec says. */
+const extension = (spec: Record<string, unknown>): KubeObject => ({ apiVersion: 'binnacle.dev/v1alpha1', kind: 'ClusterExtension', metadata: { name: 'demo' }, spec });
 
 test('a ClusterExtension spec is refused for what is wrong in it, an install.config nested past the limit included', () => {
   const good = { namespace: 'ns', serviceAccount: { name: 'installer' }, source: { sourceType: 'Catalog', catalog: { packageName: 'demo' } } };

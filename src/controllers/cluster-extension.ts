@@ -134,8 +134,8 @@ export function catalogsStillLoading(all: readonly KubeObject[], registry: Pick<
     .sort();
 }
 
-/** What makes a ClusterExtension's spec unusable as written, each as `field: reason`. */
-export function extensionSpecProblems(ce: ClusterExtension): string[] {
+/** What makes a ClusterExtension's spec unusable as written (taken as the API server hands it over, unchecked), each as `field: reason`. */
+export function extensionSpecProblems(ce: KubeObject): string[] {
   const spec = ce.spec as Partial<ClusterExtension['spec']> | undefined;
   const problems: string[] = [];
   if ((ce.metadata.name ?? '').length > MAX_DERIVED_NAME) problems.push(`metadata.name: at most ${MAX_DERIVED_NAME} characters (it names Helm releases and labels)`);

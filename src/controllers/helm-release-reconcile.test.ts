@@ -11,7 +11,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL, type ReleaseRevision } from '../apply/index.js';
+import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
@@ -134,11 +134,11 @@ function statusWrites(cluster: FakeCluster): number {
   return cluster.log.filter((r) => r.verb === 'status' && r.kind === 'Pushgateway').length;
 }
 
-/** The trusted history of the CR, as the store reads it. */
-function trusted(s: Setup): Promise<ReleaseRevision[]> {
+/** The trusted history of the CR: each record's revision and status, from the labels of its Secret. */
+function trusted(s: Setup): Promise<{ revision: number; status: string | undefined }[]> {
   const secrets = s.cluster.all('Secret', SYSTEM).filter((x) => x.metadata.labels?.[RECORD_OWNER_UID_LABEL] === 'u1');
   const byRevision = secrets.map((x) => [Number(x.metadata.labels?.version), x.metadata.labels?.status] as const).sort((a, b) => a[0] - b[0]);
-  return Promise.resolve(byRevision.map(([revision, status]) => ({ revision, status }) as unknown as ReleaseRevision));
+  return Promise.resolve(byRevision.map(([revision, status]) => ({ revision, status })));
 }
 
 function objectOf(cluster: FakeCluster, kind: string, name: string, apiVersion = 'v1'): KubeObject | undefined {
