@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import type { KubeObject } from '../kube/types.js';
 import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
 import { SELF_LABELS, selfManifests } from './manifests.js';
 import { parseRecord, RECORD_NAME } from './record.js';
@@ -10,19 +10,10 @@ const NS = 'binnacle-system';
 const IMAGE = 'example.com/binnacle@sha256:0000000000000000000000000000000000000000000000000000000000000000';
 const RBAC = 'rbac.authorization.k8s.io/v1';
 
-/** An in-memory cluster, with the merge patch uninstall uses to drop finalizers. */
+/** The one fake cluster; uninstall drops finalizers with a merge patch, as it does on a real one. */
 function cluster(): { fake: FakeCluster; client: SelfClient } {
   const fake = new FakeCluster();
-  const base = fake.client() as unknown as SelfClient;
-  const patch = (ref: ObjectRef, p: unknown): Promise<KubeObject> => {
-    const live = fake.get(ref);
-    if (live === undefined) return Promise.reject(new Error(`patch: ${ref.kind} ${ref.name} not found`));
-    const meta = (p as { metadata?: { finalizers?: null } }).metadata;
-    const next = { ...live, metadata: { ...live.metadata, ...(meta?.finalizers === null ? { finalizers: [] } : {}) } };
-    fake.put(next);
-    return Promise.resolve(next);
-  };
-  return { fake, client: { ...base, patch } as SelfClient };
+  return { fake, client: fake.client() };
 }
 
 /** A release: this binary's manifests, with `extra` objects (what a later release drops). */
@@ -78,7 +69,7 @@ test('an install records its set; the next release prunes what it dropped, keepi
   assert.deepEqual(st.leftovers, ['CustomResourceDefinition legacies.binnacle.dev']);
   assert.ok(!st.objects.some((o) => o.name.startsWith('binnacle-legacy') || o.name === 'legacies.binnacle.dev'), 'judged by 0.0.2, which lacks them');
 
-  fake.objects.delete(fake.key({ ...LEGACY_CR, ...LEGACY_CR.metadata }));
+  fake.remove({ apiVersion: LEGACY_CR.apiVersion, kind: LEGACY_CR.kind, name: LEGACY_CR.metadata.name ?? '' });
   const again = await installSelf(client, { release: release('0.0.2') });
   assert.deepEqual(states(again.objects, 'pruned'), ['CustomResourceDefinition legacies.binnacle.dev']);
   assert.deepEqual(record(fake).prune, []);
@@ -124,12 +115,12 @@ test('an interrupted install leaves its record pending: status says so, and the 
 test('status judges a release by its own objects: one deleted by hand is missing; without a record, by this binary\'s manifests', async () => {
   const { fake, client } = cluster();
   await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE]) });
-  fake.objects.delete(fake.key({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-legacy' }));
+  fake.remove({ apiVersion: RBAC, kind: 'ClusterRole', name: 'binnacle-legacy' });
   const st = await statusSelf(client, { namespace: NS });
   assert.equal(st.state, 'partial');
   assert.deepEqual(st.missing, ['ClusterRole binnacle-legacy']);
 
-  fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME }));
+  fake.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME });
   const old = await statusSelf(client, { namespace: NS });
   assert.equal(old.source, 'binary');
   assert.equal(old.state, 'installed', 'the binary\'s manifests have no binnacle-legacy');
@@ -161,29 +152,18 @@ test('uninstall waits for what it deleted to go, and names what a finalizer stil
   const { fake, client } = cluster();
   await installSelf(client, { release: release('0.0.1') });
   // The API server keeps a namespace (Terminating) while its contents go; here, forever.
-  const held = new Set([`Namespace ${NS}`]);
-  const deleting: SelfClient = {
-    ...client,
-    delete: async (ref, opts) => {
-      const label = `${ref.kind} ${ref.namespace === undefined ? '' : `${ref.namespace}/`}${ref.name}`;
-      if (!held.has(label)) return client.delete(ref, opts);
-      const live = fake.get(ref);
-      if (live !== undefined) fake.put({ ...live, metadata: { ...live.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } });
-      return true;
-    },
-  };
-  const r = await uninstallSelf(deleting, { namespace: NS, timeoutMs: 1200 });
+  fake.heldNames.add(NS);
+  const r = await uninstallSelf(client, { namespace: NS, timeoutMs: 1200 });
   assert.ok(r.deleted.includes(`Namespace ${NS}`));
   assert.deepEqual(r.terminating, [`Namespace ${NS}`]);
-  held.clear();
-  fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'Namespace', name: NS }));
+  assert.notEqual(fake.get({ apiVersion: 'v1', kind: 'Namespace', name: NS })?.metadata.deletionTimestamp, undefined, 'Terminating, held');
 });
 
 test('an installation older than records is found by install-self\'s label, and an upgrade from it prunes what the new set dropped', async () => {
   const { fake, client } = cluster();
   await installSelf(client, { release: release('0.0.1', [LEGACY_ROLE]) });
   // As a binary from before records left it: no record.
-  fake.objects.delete(fake.key({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME }));
+  fake.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME });
   const foreign: KubeObject = { apiVersion: RBAC, kind: 'ClusterRole', metadata: { name: 'someone-elses', labels: { 'app.kubernetes.io/part-of': 'binnacle' } }, rules: [] };
   fake.put(foreign);
   const r = await installSelf(client, { release: release('0.0.2') });

@@ -11,7 +11,7 @@
  * the running manager time to uninstall them, then removes what the record lists.
  */
 import { API_VERSION } from '../api/types.js';
-import type { KubeClient } from '../kube/client.js';
+import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
@@ -22,7 +22,7 @@ import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recorde
 import { waitCrdsEstablished } from '../kube/crd-established.js';
 
 /** What install, status and uninstall need of a cluster client. */
-export type SelfClient = Pick<KubeClient, 'find' | 'apply' | 'list' | 'delete' | 'patch' | 'invalidateDiscovery'>;
+export type SelfClient = Pick<ObjectReader, 'find' | 'list'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch'> & Pick<Discovery, 'invalidateDiscovery'>;
 
 /**
  * What install did to each object: applied (`created`, `configured`, `unchanged`), left to its
