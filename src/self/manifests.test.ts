@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { managerClusterRules, selfManifests } from './manifests.js';
 import { AGGREGATE_TO_APP_TEAM, APP_TEAM_ROLE, escalationProblems, type RoleLike } from '../api/app-team-role.js';
+import type { KubeObject } from '../kube/types.js';
 
 interface Rule {
   apiGroups: string[];
@@ -10,8 +11,27 @@ interface Rule {
   resourceNames?: string[];
 }
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const stringList = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.filter((x): x is string => typeof x === 'string') : undefined);
+
+/** A role's rules as written, checked: each names its apiGroups, resources and verbs as lists of strings. */
+function rulesOf(value: unknown): Rule[] {
+  assert.ok(Array.isArray(value), 'rules: a list');
+  return value.map((r: unknown) => {
+    assert.ok(isRecord(r), 'a rule: an object');
+    const [apiGroups, resources, verbs, resourceNames] = [stringList(r.apiGroups), stringList(r.resources), stringList(r.verbs), stringList(r.resourceNames)];
+    assert.ok(apiGroups !== undefined && resources !== undefined && verbs !== undefined, `a rule names its apiGroups, resources and verbs: ${JSON.stringify(r)}`);
+    return { apiGroups, resources, verbs, ...(resourceNames === undefined ? {} : { resourceNames }) };
+  });
+}
+
+/** An object of the manifests as a role, its rules checked (none when it has none). */
+function roleOf(o: KubeObject): Omit<RoleLike, 'rules'> & { kind: string; rules: Rule[] } {
+  return { kind: o.kind, metadata: { ...(o.metadata.name === undefined ? {} : { name: o.metadata.name }), ...(o.metadata.labels === undefined ? {} : { labels: o.metadata.labels }) }, rules: o.rules === undefined ? [] : rulesOf(o.rules) };
+}
+
 test("the manager's ClusterRole grants nothing an install needs: no Secrets, workloads, RBAC or group impersonation", () => {
-  const rules = managerClusterRules('binnacle-system') as unknown as Rule[];
+  const rules = rulesOf(managerClusterRules('binnacle-system'));
   const grants = (group: string, resource: string, verb: string): boolean =>
     rules.some((r) => r.apiGroups.includes(group) && (r.resources.includes(resource) || r.resources.includes('*')) && (r.verbs.includes(verb) || r.verbs.includes('*')) && r.resourceNames === undefined);
   for (const [group, resource, verb] of [
@@ -51,19 +71,20 @@ test("Binnacle's kinds are readable by whoever has the built-in view role (aggre
 });
 
 test('install-self ships the app-team role: aggregating only app-team roles, and every role in it passes the escalation check', () => {
-  const objs = selfManifests() as unknown as (RoleLike & { kind: string })[];
+  const written = selfManifests();
+  const objs = written.map(roleOf);
   const team = objs.find((o) => o.kind === 'ClusterRole' && o.metadata?.name === APP_TEAM_ROLE);
   assert.ok(team !== undefined, `install-self has ClusterRole ${APP_TEAM_ROLE}`);
-  assert.deepEqual(team.aggregationRule, { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_APP_TEAM]: 'true' } }] });
+  assert.deepEqual(written.find((o) => o.kind === 'ClusterRole' && o.metadata.name === APP_TEAM_ROLE)?.aggregationRule, { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_APP_TEAM]: 'true' } }] });
   const aggregated = objs.filter((o) => o.kind === 'ClusterRole' && o.metadata?.labels?.[AGGREGATE_TO_APP_TEAM] === 'true');
   assert.ok(aggregated.length > 0, 'base rules are aggregated in');
   for (const r of [team, ...aggregated]) assert.deepEqual(escalationProblems(r), [], r.metadata?.name);
-  const granted = aggregated.flatMap((r) => r.rules ?? []);
+  const granted = aggregated.flatMap((r) => r.rules);
   assert.ok(granted.some((r) => r.apiGroups?.includes('binnacle.dev') && r.resources?.includes('helmoperators') && r.verbs?.includes('list')), 'reads HelmOperators');
 });
 
 test("the manager's ClusterRole names every resource: no wildcard, and no create or delete of the cluster admin's kinds", () => {
-  const rules = managerClusterRules('binnacle-system') as unknown as Rule[];
+  const rules = rulesOf(managerClusterRules('binnacle-system'));
   for (const r of rules) {
     assert.ok(!r.resources.some((x) => x === '*' || x.includes('*')), `no resource wildcard: ${JSON.stringify(r)}`);
     assert.ok(!r.apiGroups.includes('*'), `no group wildcard: ${JSON.stringify(r)}`);
@@ -83,11 +104,11 @@ test("the manager's ClusterRole names every resource: no wildcard, and no create
 
 test("the manager may get Secrets in its own namespace only (verification keys of catalogs and charts), never list them", () => {
   const objs = selfManifests({ namespace: 'ops' });
-  const roles = objs.filter((o) => o.kind === 'Role' && JSON.stringify(o).includes('"secrets"')) as unknown as { metadata: { namespace?: string }; rules: Rule[] }[];
+  const roles = objs.filter((o) => o.kind === 'Role' && JSON.stringify(o).includes('"secrets"'));
   assert.equal(roles.length, 1);
   assert.equal(roles[0]?.metadata.namespace, 'ops');
-  assert.deepEqual(roles[0]?.rules, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]);
-  assert.ok(!objs.some((o) => o.kind === 'ClusterRole' && (o as unknown as { rules?: Rule[] }).rules?.some((r) => r.resources.includes('secrets') && r.resourceNames === undefined)), 'no cluster-wide Secret access');
+  assert.deepEqual(roles.map((o) => roleOf(o).rules), [[{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]]);
+  assert.ok(!objs.some((o) => o.kind === 'ClusterRole' && roleOf(o).rules.some((r) => r.resources.includes('secrets') && r.resourceNames === undefined)), 'no cluster-wide Secret access');
 });
 
 test("install-self --insecure-registry: the manager's environment names those registries for plain http; none, no environment", () => {
