@@ -10,7 +10,8 @@ import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../ap
 import { matchesSelector } from '../api/catalog-selector.js';
 import { buildInstalledState, installedFacts } from '../installed/index.js';
 import { plan } from '../actions/plan.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
+import { KubeClient } from '../kube/client.js';
 import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { ExtensionDrift, ExtensionTimeline, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ReleaseTimeline, ResourceDeletePreview } from './contract/api-types.js';
@@ -31,7 +32,7 @@ import { extensionTimeline, resourceTimeline } from './release-timeline.js';
 export type ApiResult = { status: number; json: unknown } | { status: number; bytes: Buffer; type: string };
 
 export interface ApiContext {
-  client: KubeClient;
+  client: ConsoleClient;
   req: IncomingMessage;
   url: URL;
 }
@@ -46,7 +47,7 @@ const ok = (json: unknown, status = 200): ApiResult => ({ status, json });
 const notFound = (what: string): ApiResult => ({ status: 404, json: { error: `${what} not found` } });
 
 /** The extension that has `pkg` installed, when the person may list extensions; undefined otherwise. */
-async function installerOf(client: KubeClient, pkg: string): Promise<ClusterExtension | undefined> {
+async function installerOf(client: ConsoleClient, pkg: string): Promise<ClusterExtension | undefined> {
   try {
     return (await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')).items.find((e) => e.status?.install?.bundle.package === pkg);
   } catch (err) {
@@ -59,7 +60,7 @@ async function installerOf(client: KubeClient, pkg: string): Promise<ClusterExte
  * What is installed besides `ext`'s own set, as the controller weighs it (installedFacts), read as
  * the console user; someone who may not list BundleDeployments gets the path without it.
  */
-async function installedOthers(client: KubeClient, ext: ClusterExtension): Promise<InstalledBundle[]> {
+async function installedOthers(client: ConsoleClient, ext: ClusterExtension): Promise<InstalledBundle[]> {
   try {
     const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
     return installedFacts(buildInstalledState(bds.items, ces.items), ext.metadata.name ?? '');
@@ -210,6 +211,10 @@ export class ConsoleApi {
     const body = await readJsonBody(ctx.req);
     const request = installRequest(body);
     const serviceAccount = optionalString(body, 'serviceAccount') === undefined ? undefined : dnsLabel(body, 'serviceAccount');
+    // A plan is `binnacle plan` on a dry-run view of the person's own connection to the API
+    // server (its transport adds dryRun=All to every write); a client that is no such connection
+    // (a test's fake cluster) cannot be viewed so.
+    if (!(ctx.client instanceof KubeClient)) return { status: 501, json: { error: 'plans run on a dry-run view of a connection to the API server, and this client is none' } };
     const dry = dryRunClient(ctx.client);
     const result = await plan(dry, { ...request, ...(serviceAccount === undefined ? {} : { serviceAccount }) }, { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger });
     return ok(result satisfies PlanView); // the page reads actions/plan.ts's Plan as a PlanView

@@ -16,7 +16,7 @@ import {
   type DeclarativeConfig,
   type Package,
 } from '../declcfg/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import { findCondition } from '../kube/types.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { errorMessage } from '../util/errors.js';
@@ -50,7 +50,7 @@ export class CatalogCache {
   constructor(private readonly load: CatalogLoader = loadServed) {}
 
   /** The catalogs `client` may list that are serving; catalogs that cannot be read become warnings. */
-  async served(client: KubeClient): Promise<{ catalogs: ServedCatalog[]; warnings: string[] }> {
+  async served(client: ConsoleClient): Promise<{ catalogs: ServedCatalog[]; warnings: string[] }> {
     const list = await client.list<ClusterCatalog>(API_VERSION, 'ClusterCatalog');
     const warnings: string[] = [];
     const catalogs: ServedCatalog[] = [];

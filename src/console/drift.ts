@@ -6,12 +6,12 @@
  */
 import { releaseDrift } from '../apply/drift.js';
 import { describeNeeds } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import type { ExtensionDrift, ReleaseDriftView } from './contract/api-types.js';
 import { extensionReleases } from './installed.js';
 import { releaseOfResource } from './resources.js';
 
-export async function extensionDrift(client: KubeClient, name: string): Promise<ExtensionDrift> {
+export async function extensionDrift(client: ConsoleClient, name: string): Promise<ExtensionDrift> {
   const releases: ExtensionDrift['releases'] = [];
   for (const { unit, release } of await extensionReleases(client, name)) {
     const drift = await releaseDrift(client, release);
@@ -21,6 +21,6 @@ export async function extensionDrift(client: KubeClient, name: string): Promise<
 }
 
 /** The release of a Helm operator's custom resource (the release is named as the resource, in its namespace). */
-export async function resourceDrift(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseDriftView> {
+export async function resourceDrift(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseDriftView> {
   return releaseDrift(client, await releaseOfResource(client, crdName, name, namespace));
 }

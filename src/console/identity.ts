@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { KubeConfig } from '../kube/kube-config.js';
 import { KubeClient, type Impersonation } from '../kube/client.js';
+import type { ConsoleBase, ConsoleClient } from './client.js';
 import type { Person } from './access.js';
 import { BinnacleError } from '../util/errors.js';
 
@@ -31,29 +32,29 @@ const IDLE_MS = 10 * 60_000;
 
 export interface IdentityOptions {
   /** The identity lent to logged-in browsers (access.ts), and that impersonates a trusted proxy's users. */
-  base: KubeClient;
-  /** Builds a client for a token (tests pass a fake). */
-  forToken: (token: string) => Promise<KubeClient>;
+  base: ConsoleBase;
+  /** Builds a client for a token (`clientForToken`; tests pass the fake cluster's). */
+  forToken: (token: string) => Promise<ConsoleClient>;
   impersonate?: Impersonation | undefined;
 }
 
 /** Clients per identity; a token's client is kept a while so discovery is not repeated per request. */
 export class ConsoleIdentity {
-  private readonly cache = new Map<string, { client: Promise<KubeClient>; used: number }>();
-  private readonly base: KubeClient;
+  private readonly cache = new Map<string, { client: Promise<ConsoleClient>; used: number }>();
+  private readonly base: ConsoleClient;
 
   constructor(private readonly opts: IdentityOptions) {
     this.base = opts.impersonate === undefined ? opts.base : opts.base.impersonate(opts.impersonate);
   }
 
   /** The client of a person access.ts found. */
-  async clientOf(person: Person): Promise<KubeClient> {
+  async clientOf(person: Person): Promise<ConsoleClient> {
     if (person.kind === 'lent') return this.base;
     if (person.kind === 'proxy') return this.opts.base.impersonate({ user: person.user, groups: person.groups });
     return this.forToken(person.token);
   }
 
-  private forToken(token: string): Promise<KubeClient> {
+  private forToken(token: string): Promise<ConsoleClient> {
     // Keyed by a hash: the token itself is kept only inside its client.
     const key = createHash('sha256').update(token).digest('hex');
     const now = Date.now();

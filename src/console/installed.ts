@@ -8,7 +8,7 @@ import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../ap
 import type { ReleaseRef } from '../apply/types.js';
 import { releaseOf } from '../actions/release-history.js';
 import { buildInstalledState, unitsNeededBy, type InstalledState, type InstalledUnit } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import type { KubeObject } from '../kube/types.js';
 import type { EventView, ExtensionDetail, ExtensionSummary, UninstallPreview } from './contract/api-types.js';
 import { healthOf } from './health.js';
@@ -29,24 +29,24 @@ export function summaryOf(ce: ClusterExtension): ExtensionSummary {
   };
 }
 
-export async function listExtensions(client: KubeClient): Promise<ExtensionSummary[]> {
+export async function listExtensions(client: ConsoleClient): Promise<ExtensionSummary[]> {
   const list = await client.list<ClusterExtension>(API_VERSION, 'ClusterExtension');
   return list.items.map(summaryOf).sort((a, b) => a.name.localeCompare(b.name));
 }
 
-async function stateOf(client: KubeClient): Promise<{ state: InstalledState; extensions: ClusterExtension[] }> {
+async function stateOf(client: ConsoleClient): Promise<{ state: InstalledState; extensions: ClusterExtension[] }> {
   const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
   return { state: buildInstalledState(bds.items, ces.items), extensions: ces.items };
 }
 
 /** The releases of the extension's set: one per BundleDeployment it needs (after checking it exists). */
-export async function extensionReleases(client: KubeClient, name: string): Promise<{ unit: InstalledUnit; release: ReleaseRef }[]> {
+export async function extensionReleases(client: ConsoleClient, name: string): Promise<{ unit: InstalledUnit; release: ReleaseRef }[]> {
   await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   const { state } = await stateOf(client);
   return unitsNeededBy(state, name).map((unit) => ({ unit, release: releaseOf(unit) }));
 }
 
-export async function extensionDetail(client: KubeClient, name: string): Promise<ExtensionDetail> {
+export async function extensionDetail(client: ConsoleClient, name: string): Promise<ExtensionDetail> {
   const ce = await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   const { state } = await stateOf(client);
   const units = unitsNeededBy(state, name).map((u) => ({
@@ -73,7 +73,7 @@ export function eventView(e: KubeEvent): EventView {
 }
 
 /** Recent Events about the extension and its BundleDeployments, newest first. */
-export async function eventsOf(client: KubeClient, name: string): Promise<EventView[]> {
+export async function eventsOf(client: ConsoleClient, name: string): Promise<EventView[]> {
   const detail = await extensionDetail(client, name);
   const names = new Set([name, ...detail.units.map((u) => u.bundleDeployment)]);
   const events = await client.list<KubeEvent>('v1', 'Event');
@@ -86,7 +86,7 @@ export async function eventsOf(client: KubeClient, name: string): Promise<EventV
   return out.sort((a, b) => b.last.localeCompare(a.last)).slice(0, 50);
 }
 
-export async function uninstallPreview(client: KubeClient, name: string): Promise<UninstallPreview> {
+export async function uninstallPreview(client: ConsoleClient, name: string): Promise<UninstallPreview> {
   await client.get({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   const { state } = await stateOf(client);
   const out: UninstallPreview = { removed: [], kept: [] };

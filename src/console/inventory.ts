@@ -7,7 +7,7 @@
  */
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type HelmOperator } from '../api/types.js';
 import { buildInstalledState } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { HealthCounts, Inventory, InventoryOperator, InventoryResource } from './contract/api-types.js';
 import { forbiddenSummary } from './errors.js';
@@ -20,7 +20,7 @@ const CRD_API = 'apiextensions.k8s.io/v1';
 class Reader {
   readonly warnings: string[] = [];
 
-  constructor(readonly client: KubeClient) {}
+  constructor(readonly client: ConsoleClient) {}
 
   async read<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
     try {
@@ -89,7 +89,7 @@ async function helmOperators(r: Reader): Promise<InventoryOperator[]> {
   return out;
 }
 
-export async function inventory(client: KubeClient): Promise<Inventory> {
+export async function inventory(client: ConsoleClient): Promise<Inventory> {
   const r = new Reader(client);
   const operators = [...(await olmOperators(r)), ...(await helmOperators(r))];
   const counts: HealthCounts = emptyCounts();

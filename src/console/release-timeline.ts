@@ -13,7 +13,7 @@ import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, descri
 import { ReleaseStore, type StoreClient } from '../apply/release-store.js';
 import type { ReleaseHook, ReleaseRef, ReleaseRevision } from '../apply/types.js';
 import { describeNeeds } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import { isForbidden } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -22,7 +22,7 @@ import { forbiddenSummary, InputError } from './errors.js';
 import { eventView, extensionReleases, type KubeEvent } from './installed.js';
 import { conditionsOf, releaseOfResource } from './resources.js';
 
-export type TimelineClient = Pick<KubeClient, 'list' | 'find'>;
+export type TimelineClient = Pick<ConsoleClient, 'list' | 'find'>;
 
 /** Helm's lifecycle events, in the order a release meets them. */
 const LIFECYCLE: readonly HookEvent[] = ['pre-install', 'post-install', 'pre-upgrade', 'post-upgrade', 'pre-rollback', 'post-rollback', 'pre-delete', 'post-delete'];
@@ -194,7 +194,7 @@ function hookViews(rev: ReleaseRevision, release: ReleaseRef, newest: ReadonlyMa
 /** The release's revisions, newest first, with their hooks. */
 export async function releaseTimeline(client: TimelineClient, release: ReleaseRef): Promise<ReleaseTimeline> {
   // Reading the history only lists Secrets.
-  const lister: Pick<KubeClient, 'list'> = client;
+  const lister: Pick<ConsoleClient, 'list'> = client;
   const history = await new ReleaseStore(lister as StoreClient).history(release);
   // Each hook Job's or Pod's newest run (by revision: a later revision's runs come later); only that run's object can be on the cluster.
   const newest = new Map<string, number>();
@@ -221,7 +221,7 @@ export async function releaseTimeline(client: TimelineClient, release: ReleaseRe
 }
 
 /** The timeline of each release of the extension's set, or of the one of `bundleDeployment`. */
-export async function extensionTimeline(client: KubeClient, name: string, bundleDeployment?: string): Promise<ExtensionTimeline> {
+export async function extensionTimeline(client: ConsoleClient, name: string, bundleDeployment?: string): Promise<ExtensionTimeline> {
   const all = await extensionReleases(client, name);
   const chosen = bundleDeployment === undefined ? all : all.filter((r) => r.unit.bundleDeployment === bundleDeployment);
   if (chosen.length === 0 && bundleDeployment !== undefined) throw new InputError('bundleDeployment', `${bundleDeployment} is not a BundleDeployment of ${name}'s set (${all.map((r) => r.unit.bundleDeployment).join(', ') || 'none'})`);
@@ -231,6 +231,6 @@ export async function extensionTimeline(client: KubeClient, name: string, bundle
 }
 
 /** The timeline of a Helm operator's custom resource's release. */
-export async function resourceTimeline(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseTimeline> {
+export async function resourceTimeline(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseTimeline> {
   return releaseTimeline(client, await releaseOfResource(client, crdName, name, namespace));
 }

@@ -12,7 +12,7 @@
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type HelmOperator } from '../api/types.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { buildInstalledState, unitsNeededBy } from '../installed/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import { findCondition, type KubeObject } from '../kube/types.js';
 import { deployedRevision, describeObject, revisionObjects } from '../apply/drift.js';
 import { redactSecrets } from '../apply/redact-manifest.js';
@@ -60,12 +60,12 @@ export function apiOf(crd: CrdObject): ApiView {
   };
 }
 
-export async function getCrd(client: KubeClient, name: string): Promise<CrdObject> {
+export async function getCrd(client: ConsoleClient, name: string): Promise<CrdObject> {
   return client.get<CrdObject>({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
 }
 
 /** What the CSV of the bundle that installed `crd` says of it: descriptors, display name, example. */
-async function csvHints(client: KubeClient, catalogs: CatalogCache, crd: CrdObject): Promise<{ package?: string; displayName?: string; description?: string; descriptors: SpecDescriptor[]; example?: Rec }> {
+async function csvHints(client: ConsoleClient, catalogs: CatalogCache, crd: CrdObject): Promise<{ package?: string; displayName?: string; description?: string; descriptors: SpecDescriptor[]; example?: Rec }> {
   if (crd.metadata.labels?.[OWNER_KIND_LABEL] !== 'BundleDeployment') return { descriptors: [] };
   const bdName = crd.metadata.labels[OWNER_NAME_LABEL];
   const bd = await client.find<BundleDeployment>({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: bdName ?? '' });
@@ -92,7 +92,7 @@ async function csvHints(client: KubeClient, catalogs: CatalogCache, crd: CrdObje
 }
 
 /** The APIs (CRDs) the bundles of an extension's set installed, its own first. */
-export async function extensionApis(client: KubeClient, name: string): Promise<ApiView[]> {
+export async function extensionApis(client: ConsoleClient, name: string): Promise<ApiView[]> {
   await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
   const [bds, ces] = await Promise.all([client.list<BundleDeployment>(API_VERSION, 'BundleDeployment'), client.list<ClusterExtension>(API_VERSION, 'ClusterExtension')]);
   const state = buildInstalledState(bds.items, ces.items);
@@ -109,7 +109,7 @@ export async function extensionApis(client: KubeClient, name: string): Promise<A
 }
 
 /** The kinds each HelmOperator serves. */
-export async function helmOperatorApis(client: KubeClient): Promise<HelmOperatorApis[]> {
+export async function helmOperatorApis(client: ConsoleClient): Promise<HelmOperatorApis[]> {
   const list = await client.list<HelmOperator>(API_VERSION, 'HelmOperator');
   return list.items.map((h) => ({
     name: h.metadata.name ?? '',
@@ -135,7 +135,7 @@ function summary(o: KubeObject): ResourceSummary {
 }
 
 /** One API: its schema, the CSV's hints, and the custom resources the person may list. */
-export async function crdView(client: KubeClient, catalogs: CatalogCache, name: string): Promise<CrdView> {
+export async function crdView(client: ConsoleClient, catalogs: CatalogCache, name: string): Promise<CrdView> {
   const crd = await getCrd(client, name);
   const api = apiOf(crd);
   const warnings: string[] = [];
@@ -159,7 +159,7 @@ function checkedRef(api: ApiView, name: string, namespace: string | undefined): 
   return refOf(api, name, namespace);
 }
 
-export async function getResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<KubeObject> {
+export async function getResource(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined): Promise<KubeObject> {
   const api = apiOf(await getCrd(client, crdName));
   return withoutSecretData(await client.get(checkedRef(api, name, namespace)));
 }
@@ -177,7 +177,7 @@ export function withoutSecretData(obj: KubeObject): KubeObject {
 }
 
 /** The release a Helm operator's custom resource is: named as the resource, in its namespace (after checking it exists). */
-export async function releaseOfResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseRef> {
+export async function releaseOfResource(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined): Promise<ReleaseRef> {
   const api = apiOf(await getCrd(client, crdName));
   if (api.helmOperator === undefined) throw new InputError('crd', `${api.kind} is not a Helm operator's kind: its objects are not releases`);
   if (namespace === undefined || namespace === '') throw new InputError('namespace', `${api.kind} is namespaced: give ?namespace=`);
@@ -186,7 +186,7 @@ export async function releaseOfResource(client: KubeClient, crdName: string, nam
 }
 
 /** Whether the person may `verb` the object, by a SelfSubjectAccessReview; undefined when it cannot be asked. */
-async function mayI(client: KubeClient, verb: string, api: ApiView, name: string, namespace: string | undefined): Promise<boolean | undefined> {
+async function mayI(client: ConsoleClient, verb: string, api: ApiView, name: string, namespace: string | undefined): Promise<boolean | undefined> {
   try {
     const review = await client.create<KubeObject & { status?: { allowed?: boolean } }>({
       apiVersion: 'authorization.k8s.io/v1',
@@ -207,7 +207,7 @@ type ReleasePreview = NonNullable<ResourceDeletePreview['release']>;
  * the release's deployed revision, or — when the person may not read release records — from the
  * manifest the resource's status.deployedRelease repeats.
  */
-async function releasePreview(client: KubeClient, cr: KubeObject, namespace: string): Promise<ReleasePreview> {
+async function releasePreview(client: ConsoleClient, cr: KubeObject, namespace: string): Promise<ReleasePreview> {
   const release = { name: cr.metadata.name ?? '', namespace };
   const where = `release ${namespace}/${release.name}`;
   let warning: string | undefined;
@@ -228,7 +228,7 @@ async function releasePreview(client: KubeClient, cr: KubeObject, namespace: str
 }
 
 /** What deleting the custom resource deletes, before it is deleted. */
-export async function deletePreview(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<ResourceDeletePreview> {
+export async function deletePreview(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined): Promise<ResourceDeletePreview> {
   const api = apiOf(await getCrd(client, crdName));
   const cr = await client.get(checkedRef(api, name, namespace));
   const ns = api.namespaced ? cr.metadata.namespace : undefined;
@@ -238,7 +238,7 @@ export async function deletePreview(client: KubeClient, crdName: string, name: s
 }
 
 /** Deletes the custom resource as the person; false when it was already gone. */
-export async function deleteResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined): Promise<boolean> {
+export async function deleteResource(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined): Promise<boolean> {
   const api = apiOf(await getCrd(client, crdName));
   return client.delete(checkedRef(api, name, namespace));
 }
@@ -278,7 +278,7 @@ export function checkAgainst(api: ApiView, obj: Rec): KubeObject {
   return { ...obj, apiVersion, kind: api.kind, metadata: { ...rest, name: metadata.name.trim(), ...scoped } };
 }
 
-export async function createResource(client: KubeClient, crdName: string, body: Rec): Promise<KubeObject> {
+export async function createResource(client: ConsoleClient, crdName: string, body: Rec): Promise<KubeObject> {
   const api = apiOf(await getCrd(client, crdName));
   const obj = checkAgainst(api, objectFromBody(body));
   const { status: _status, ...rest } = obj;
@@ -286,7 +286,7 @@ export async function createResource(client: KubeClient, crdName: string, body: 
 }
 
 /** Replaces the object (PUT, with the resourceVersion it was read at: a concurrent change is a 409). */
-export async function updateResource(client: KubeClient, crdName: string, name: string, namespace: string | undefined, body: Rec): Promise<KubeObject> {
+export async function updateResource(client: ConsoleClient, crdName: string, name: string, namespace: string | undefined, body: Rec): Promise<KubeObject> {
   const api = apiOf(await getCrd(client, crdName));
   const obj = checkAgainst(api, objectFromBody(body));
   if (obj.metadata.name !== name) throw new InputError('metadata.name', `${JSON.stringify(obj.metadata.name)}: a name cannot change (editing ${name})`);

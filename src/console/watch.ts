@@ -5,7 +5,7 @@
  * Each change is sent as its type, kind, name (and namespace) and resourceVersion, never the
  * object: the page reads what it shows through the API as before, so it sees nothing more than
  * its person may read. Per kind: (for a CRD, get it for its group, version and kind) list for a
- * starting resourceVersion, then `KubeClient.watch` from it, again from the last resourceVersion
+ * starting resourceVersion, then `ConsoleClient.watch` from it, again from the last resourceVersion
  * when the server ends a watch; a 410 Gone (the version is too old) relists and says so (events
  * may have been missed); a 403 says the person may not get the CRD or list or watch the kind and
  * stops it; other failures are reported and retried with backoff. When the browser goes away
@@ -18,7 +18,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { API_VERSION } from '../api/types.js';
 import { dns1123SubdomainErrors } from '../bundle/names.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import { isForbidden, isGone, isNotFound } from '../kube/errors.js';
 import { liveKindOfCrd, MAX_LIVE_CRDS, type LiveEvent, type LiveEventKind, type LiveKind } from './contract/api-types.js';
 import { InputError } from './errors.js';
@@ -32,7 +32,7 @@ export const LIVE_KINDS: readonly LiveKind[] = ['ClusterExtension', 'BundleDeplo
 export interface LiveSource {
   kind: LiveEventKind;
   /** The apiVersion and kind to list and watch; read again before every list. */
-  resolve: (client: KubeClient) => Promise<{ apiVersion: string; kind: string }>;
+  resolve: (client: ConsoleClient) => Promise<{ apiVersion: string; kind: string }>;
 }
 
 /** One of Binnacle's own kinds. */
@@ -58,7 +58,7 @@ export interface RelayOptions {
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** Relays one source's changes to `send` until `signal` aborts or the person is refused. */
-export async function relay(client: KubeClient, source: LiveSource, send: (ev: LiveEvent) => void | Promise<void>, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
+export async function relay(client: ConsoleClient, source: LiveSource, send: (ev: LiveEvent) => void | Promise<void>, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
   const { kind } = source;
   // Where the watch resumes: the resolved resource and the last resourceVersion seen.
   let from: { apiVersion: string; kind: string; rv: string } | undefined;
@@ -163,7 +163,7 @@ export interface StreamOptions extends RelayOptions {
  * stop reading their watches until it drains, and a stream that does not drain within `drainMs`
  * is cut (the page reconnects and lists again).
  */
-export async function streamWatch(req: IncomingMessage, res: ServerResponse, client: KubeClient, sources: readonly LiveSource[], opts: StreamOptions = {}): Promise<void> {
+export async function streamWatch(req: IncomingMessage, res: ServerResponse, client: ConsoleClient, sources: readonly LiveSource[], opts: StreamOptions = {}): Promise<void> {
   const stop = new AbortController();
   const onClose = (): void => stop.abort();
   req.on('close', onClose);
