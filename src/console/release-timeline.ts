@@ -16,7 +16,7 @@ import { describeNeeds } from '../installed/index.js';
 import type { ConsoleClient } from './client.js';
 import { isForbidden } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { errorMessage } from '../util/errors.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
 import type { EventView, ExtensionTimeline, HookLiveView, HookRunView, HookView, ReleaseTimeline, RevisionView } from './contract/api-types.js';
 import { forbiddenSummary, InputError } from './errors.js';
 import { eventView, extensionReleases, type KubeEvent } from './installed.js';
@@ -195,7 +195,9 @@ function hookViews(rev: ReleaseRevision, release: ReleaseRef, newest: ReadonlyMa
 export async function releaseTimeline(client: TimelineClient, release: ReleaseRef): Promise<ReleaseTimeline> {
   // Reading the history only lists Secrets.
   const lister: Pick<ConsoleClient, 'list'> = client;
-  const history = await new ReleaseStore(lister as StoreClient).history(release);
+  const { revisions: history, refused } = await new ReleaseStore(lister as StoreClient).read(release);
+  // A record that cannot be read is named, not left out: a timeline without it would say that revision never was.
+  if (refused.length > 0) throw new BinnacleError('terminal', 'RELEASE_RECORD_REFUSED', refused.map((r) => r.reason).join('; '));
   // Each hook Job's or Pod's newest run (by revision: a later revision's runs come later); only that run's object can be on the cluster.
   const newest = new Map<string, number>();
   const refs = new Map<string, HookRef>();
