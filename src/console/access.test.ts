@@ -12,7 +12,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { KubeClient, WatchEvent, WatchOptions } from '../kube/client.js';
+import { ALL_CRDS } from '../api/crds.js';
+import { API_VERSION } from '../api/types.js';
+import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import { serveConsole, type ConsoleAccessFlags } from '../cli/commands/console.js';
 import type { CliContext } from '../cli/context.js';
 import { checkStart, HostAllowList, isLoopbackName, parseHostPort } from './access.js';
@@ -60,7 +62,7 @@ async function logIn(web: RunningConsole): Promise<string> {
   return (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
 }
 
-const writes = (c: ConsoleCluster): string[] => c.calls.filter((x) => /^(create|delete|patch)/.test(x));
+const writes = (c: ConsoleCluster): string[] => c.calls().filter((x) => /^(create|update|patch|apply|status|delete)/.test(x));
 const INSTALL = '{"package":"p2","serviceAccount":"sa"}';
 
 describe('console Host allow-list', () => {
@@ -90,7 +92,7 @@ describe('console Host allow-list', () => {
         const post = await raw(web.url, 'POST', '/api/extensions', { Host: host, Origin: `http://${host}`, 'X-Binnacle-CSRF': web.csrfToken, 'Content-Type': 'application/json' }, INSTALL);
         assert.equal(post.status, 421);
       }
-      assert.deepEqual(c.calls, [], 'the cluster was never asked');
+      assert.deepEqual(c.calls(), [], 'the cluster was never asked');
       for (const host of [`localhost:${port}`, 'localhost', `127.0.0.1:${port}`]) assert.equal((await raw(web.url, 'GET', '/', { Host: host })).status, 200, host);
     } finally {
       await web.stop();
@@ -229,7 +231,7 @@ describe('console login token', () => {
       assert.equal(res.status, 200);
       await res.arrayBuffer();
       assert.deepEqual(asked, ['mine']);
-      assert.deepEqual(c.calls, [], "the console's identity was not used");
+      assert.deepEqual(c.calls(), [], "the console's identity was not used");
     } finally {
       await web.stop();
     }
@@ -251,33 +253,34 @@ describe('console per-person credentials', () => {
       const post = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { 'X-Binnacle-CSRF': web.csrfToken, 'Content-Type': 'application/json' }, body: INSTALL });
       assert.equal(post.status, 401);
       await post.arrayBuffer();
-      assert.deepEqual(c.calls, []);
+      assert.deepEqual(c.calls(), []);
       const mine = await fetch(`${web.url}/api/extensions`, { method: 'POST', headers: { Authorization: 'Bearer t', 'X-Binnacle-CSRF': web.csrfToken, 'Content-Type': 'application/json' }, body: INSTALL });
       assert.equal(mine.status, 201);
       await mine.arrayBuffer();
       assert.deepEqual(writes(person), ['create ClusterExtension p2']);
-      assert.deepEqual(c.calls, []);
+      assert.deepEqual(c.calls(), []);
     } finally {
       await web.stop();
     }
   });
 
   it('a trusted proxy names the user, who is impersonated; the same header from another peer is 401', async () => {
-    const seen: unknown[] = [];
     const c = await consoleCluster();
-    const fields = c.client as unknown as Record<string, unknown>;
-    const base = { ...fields, impersonate: (who: unknown) => (seen.push(who), c.client) } as unknown as KubeClient;
-    const trusted = await started(c, { base, access: { lend: 'never', trustedProxy: { header: 'X-Forwarded-User', groupHeader: 'X-Forwarded-Groups', cidrs: ['127.0.0.0/8'] } } });
-    const untrusted = await started(c, { base, access: { lend: 'never', trustedProxy: { header: 'X-Forwarded-User', cidrs: ['10.0.0.0/8'] } } });
+    // Who each request reached the API server as, and with which groups.
+    const asked = (since: number): string[] => [...new Set(c.cluster.log.slice(since).map((r) => `${r.identity} ${r.groups?.join(',') ?? '-'}`))];
+    const from = c.cluster.log.length;
+    const trusted = await started(c, { access: { lend: 'never', trustedProxy: { header: 'X-Forwarded-User', groupHeader: 'X-Forwarded-Groups', cidrs: ['127.0.0.0/8'] } } });
+    const untrusted = await started(c, { access: { lend: 'never', trustedProxy: { header: 'X-Forwarded-User', cidrs: ['10.0.0.0/8'] } } });
     try {
       const ok = await fetch(`${trusted.url}/api/extensions`, { headers: { 'X-Forwarded-User': 'alice', 'X-Forwarded-Groups': 'dev, ops' } });
       assert.equal(ok.status, 200);
       await ok.arrayBuffer();
-      assert.deepEqual(seen, [{ user: 'alice', groups: ['dev', 'ops'] }]);
+      assert.deepEqual(asked(from), ['alice dev,ops'], 'impersonated, with the groups the proxy names');
+      const before = c.cluster.log.length;
       const spoofed = await fetch(`${untrusted.url}/api/extensions`, { headers: { 'X-Forwarded-User': 'admin' } });
       assert.equal(spoofed.status, 401);
       assert.match(((await spoofed.json()) as { error: string }).error, /not a trusted proxy/);
-      assert.equal(seen.length, 1);
+      assert.equal(c.cluster.log.length, before, 'nothing asked of the cluster');
     } finally {
       await trusted.stop();
       await untrusted.stop();
@@ -286,7 +289,7 @@ describe('console per-person credentials', () => {
 });
 
 describe('console start checks', () => {
-  const ctx = { logger: pino({ level: 'silent' }), out: () => undefined, err: () => undefined } as unknown as CliContext;
+  const ctx: CliContext = { logger: pino({ level: 'silent' }), out: () => undefined, err: () => undefined };
   const serve = (a: ConsoleAccessFlags, listen: string, manager = false): Promise<unknown> => serveConsole({ kubeconfig: join(dir, 'no-kubeconfig') }, a, listen, ctx, { manager });
 
   it('off loopback: refused without TLS, then without a credential mode, naming the flag (before any kubeconfig is read)', async () => {
@@ -314,47 +317,19 @@ describe('console start checks', () => {
   });
 });
 
-/** A client whose watches yield what `push` sends, until aborted. */
-function pushClient(): { client: KubeClient; push: (name: string) => void; active: () => number; pending: () => number } {
-  const waiters = new Set<(ev: WatchEvent) => void>();
-  const queues = new Set<WatchEvent[]>();
-  const client = {
-    list: () => Promise.resolve({ items: [], metadata: { resourceVersion: '1' } }),
-    async *watch(_a: string, _k: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent> {
-      const queue: WatchEvent[] = [];
-      let wake: (() => void) | undefined;
-      const take = (ev: WatchEvent): void => {
-        queue.push(ev);
-        wake?.();
-      };
-      waiters.add(take);
-      queues.add(queue);
-      opts.signal?.addEventListener('abort', () => wake?.());
-      try {
-        while (opts.signal?.aborted !== true) {
-          const ev = queue.shift();
-          if (ev !== undefined) yield ev;
-          else await new Promise<void>((r) => (wake = r));
-        }
-      } finally {
-        waiters.delete(take);
-        queues.delete(queue);
-      }
-    },
-    close: () => undefined,
-  } as unknown as KubeClient;
-  const push = (name: string): void => {
-    for (const w of waiters) w({ type: 'ADDED', object: { apiVersion: 'v1', kind: 'X', metadata: { name, resourceVersion: '2' } } });
-  };
-  return { client, push, active: () => waiters.size, pending: () => [...queues].reduce((n, q) => n + q.length, 0) };
+/** The one fake cluster serving ClusterExtensions: `push` adds one, which every open watch sees; its open watches and the events they hold unread are counted. */
+function pushClient(): { client: FakeClient; push: (name: string) => void; active: () => number; pending: () => number } {
+  const cluster = new FakeCluster({ objects: ALL_CRDS });
+  const push = (name: string): void => void cluster.put({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name } });
+  return { client: cluster.client(), push, active: () => cluster.watching, pending: () => cluster.pendingWatchEvents };
 }
 
-/** Reads a stream until `text` shows up. */
-async function readUntil(reader: AsyncIterator<Uint8Array>, text: string): Promise<string> {
+/** Reads a response's body until `text` shows up. */
+async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, text: string): Promise<string> {
   let got = '';
   while (!got.includes(text)) {
-    const chunk = await reader.next();
-    if (chunk.done === true) break;
+    const chunk = await reader.read();
+    if (chunk.done) break;
     got += Buffer.from(chunk.value).toString('utf8');
   }
   return got;
@@ -369,7 +344,10 @@ describe('console limits', () => {
     try {
       const open = async (who: string): Promise<Response> => fetch(`${web.url}/api/watch?kinds=ClusterExtension`, { headers: { Authorization: `Bearer ${who}` }, signal: stop.signal });
       const mine = [await open('a'), await open('a')];
-      const readers = mine.map((r) => (r.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]());
+      const readers = mine.map((r) => {
+        assert.ok(r.body !== null);
+        return r.body.getReader();
+      });
       for (const r of readers) await readUntil(r, '"SYNCED"');
       const third = await open('a');
       assert.equal(third.status, 429);

@@ -23,7 +23,8 @@ describe('inventory', () => {
   it('what the person may not list is named and left out, the rest still shown', async () => {
     const { client } = await consoleCluster((verb, kind) => verb === 'list' && (kind === 'Widget' || kind === 'HelmOperator'));
     const inv = await inventory(client);
-    assert.deepEqual(inv.warnings, ['Widget (widgets.example.com) not listed: forbidden: list widgets', 'HelmOperators not listed: forbidden: list helmoperators']);
+    // As the API server words it: the resource qualified by its group.
+    assert.deepEqual(inv.warnings, ['Widget (widgets.example.com) not listed: forbidden: list widgets.example.com', 'HelmOperators not listed: forbidden: list helmoperators.binnacle.dev']);
     assert.deepEqual(inv.operators.map((o) => [o.name, o.crds, o.resources.length]), [['ext', ['widgets.example.com'], 0]], 'its CRDs still named: the page follows them');
     assert.deepEqual(inv.counts, { Healthy: 1, Progressing: 0, Failing: 0, Deleting: 0, Unknown: 0 });
   });

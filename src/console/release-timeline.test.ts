@@ -8,7 +8,7 @@ import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION } from 
 import { releaseSecrets, type ReleaseRecordInput } from '../apply/release.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { ReleaseHook } from '../apply/types.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ConsoleClient } from './client.js';
 import type { KubeObject } from '../kube/types.js';
 import { ConsoleApi } from './api.js';
 import type { ExtensionTimeline, HookView, ReleaseTimeline } from './contract/api-types.js';
@@ -91,7 +91,7 @@ async function jobsCluster(forbid?: Forbid, rollbackRuns: Record<string, Release
 
 const hookRow = (h: HookView): string => `${h.kind} ${h.name} ${h.events.join(',')} w${h.weight} [${h.deletePolicies.join(',')}] ${h.lastRun === undefined ? 'no run' : `${h.lastRun.phase}${h.lastRun.ofThisRevision ? '' : ' (earlier)'}`}${h.live === undefined ? '' : ` live:${h.live.state}${h.live.revision === undefined ? '' : `@${h.live.revision}`}`}`;
 
-const route = async (api: ConsoleApi, client: KubeClient, path: string): Promise<unknown> => {
+const route = async (api: ConsoleApi, client: ConsoleClient, path: string): Promise<unknown> => {
   const url = new URL(`http://console${path}`);
   const parts = url.pathname.slice('/api/'.length).split('/').map(decodeURIComponent);
   const r = await api.route('GET', parts, { client, req: new IncomingMessage(new Socket()), url });
@@ -162,7 +162,7 @@ describe('release timeline', () => {
     });
     const { client: noJobs } = await jobsCluster((verb, kind) => verb === 'get' && kind === 'Job');
     const t = await resourceTimeline(noJobs, NGINX_CRD, 'jobs', 'apps');
-    assert.deepEqual(t.revisions[1]?.hooks[0]?.live, { state: 'unreadable', message: 'Job apps/migrate: forbidden: get jobs' });
+    assert.deepEqual(t.revisions[1]?.hooks[0]?.live, { state: 'unreadable', message: 'Job apps/migrate: forbidden: get jobs.batch' });
     assert.equal(t.revisions[1]?.hooks[0]?.lastRun?.phase, 'Succeeded', 'the recorded run is still shown');
     const { client: noEvents } = await jobsCluster((verb, kind) => verb === 'list' && kind === 'Event');
     const job = (await resourceTimeline(noEvents, NGINX_CRD, 'jobs', 'apps')).revisions[2]?.hooks.find((h) => h.name === 'notify')?.live;
@@ -230,7 +230,7 @@ describe('release timeline', () => {
     assert.deepEqual(t.revisions.map((r) => [r.revision, r.hooks.length, r.hooks[0]?.lastRun?.phase]), [[1, 6, 'Succeeded']]);
     const part = secrets[1];
     assert.ok(part !== undefined);
-    cluster.objects.delete(cluster.key({ apiVersion: 'v1', kind: 'Secret', name: part.metadata.name ?? '', namespace: 'apps' }));
+    assert.ok(cluster.remove({ apiVersion: 'v1', kind: 'Secret', name: part.metadata.name ?? '', namespace: part.metadata.namespace }), 'a part removed');
     await assert.rejects(releaseTimeline(client, { name: 'jobs', namespace: 'apps' }), /announces \d+ parts but part 0 .* is missing/);
   });
 });

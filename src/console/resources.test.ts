@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import type { ConsoleClient } from './client.js';
+import { isConflict, KubeApiError } from '../kube/errors.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import type { KubeObject } from '../kube/types.js';
 import { CatalogCache } from './catalog-view.js';
 import { httpErrorOf, InputError } from './errors.js';
 import type { ApiView } from './contract/api-types.js';
@@ -11,7 +12,7 @@ import { IncomingMessage } from 'node:http';
 import { Socket } from 'node:net';
 import { pino } from 'pino';
 import { ConsoleApi } from './api.js';
-import { consoleCluster } from './fake-cluster.test-helper.js';
+import { consoleCluster, PERSON } from './fake-cluster.test-helper.js';
 import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
 
 const crd = {
@@ -29,41 +30,29 @@ const crd = {
   },
 };
 
-function fakeClient(calls: { verb: string; obj?: KubeObject; ref?: ObjectRef }[], invalid?: KubeApiError): KubeClient {
-  return {
-    get: (ref: ObjectRef) => {
-      calls.push({ verb: 'get', ref });
-      if (ref.kind === 'CustomResourceDefinition') return Promise.resolve(crd);
-      return Promise.resolve({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: ref.name, namespace: ref.namespace, resourceVersion: '7' } });
-    },
-    list: (apiVersion: string, kind: string) => {
-      calls.push({ verb: `list ${apiVersion} ${kind}` });
-      return Promise.resolve({ items: [{ apiVersion, kind, metadata: { name: 'b', namespace: 'x', creationTimestamp: 't' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } }, { apiVersion, kind, metadata: { name: 'a', namespace: 'x' } }] });
-    },
-    find: () => Promise.resolve(undefined),
-    create: (obj: KubeObject) => {
-      calls.push({ verb: 'create', obj });
-      return invalid === undefined ? Promise.resolve(obj) : Promise.reject(invalid);
-    },
-    update: (obj: KubeObject) => {
-      calls.push({ verb: 'update', obj });
-      return Promise.resolve(obj);
-    },
-  } as unknown as KubeClient;
+/** The one fake cluster with the Widget CRD and Widgets `x/b` (Ready) and `x/a`. */
+function widgets(): FakeCluster {
+  return new FakeCluster({
+    objects: [
+      crd,
+      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'b', namespace: 'x', creationTimestamp: 't' }, status: { conditions: [{ type: 'Ready', status: 'True' }] } },
+      { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'a', namespace: 'x' } },
+    ],
+  });
 }
 
 const api: ApiView = { crd: 'widgets.example.com', group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 
 describe('custom resources', () => {
   it('an API is shown at the version the CRD stores, with its Helm operator and objects', async () => {
-    const calls: { verb: string }[] = [];
-    const view = await crdView(fakeClient(calls), new CatalogCache(), 'widgets.example.com');
+    const cluster = widgets();
+    const view = await crdView(cluster.client(), new CatalogCache(), 'widgets.example.com');
     assert.equal(view.version, 'v1');
     assert.deepEqual(view.schema, { type: 'object', properties: { spec: { type: 'object' } } });
     assert.equal(view.helmOperator, 'widgets');
     assert.deepEqual(view.items.map((i) => i.name), ['a', 'b']);
     assert.equal(view.items[1]?.conditions[0]?.type, 'Ready');
-    assert.ok(calls.some((c) => c.verb === 'list example.com/v1 Widget'));
+    assert.ok(cluster.log.some((r) => r.verb === 'list' && r.apiVersion === 'example.com/v1' && r.kind === 'Widget'));
   });
 
   it('reads the object from the form (JSON) or the editor (YAML), naming the line of a YAML error', () => {
@@ -102,8 +91,15 @@ describe('custom resources', () => {
     const invalid = new KubeApiError(422, 'Invalid', 'Widget.example.com "w" is invalid: spec.size: Invalid value: "x"', {
       causes: [{ reason: 'FieldValueInvalid', message: 'Invalid value: "x": spec.size in body must be of type integer', field: 'spec.size' }, { reason: 'FieldValueRequired', message: 'Required value', field: 'spec.template' }],
     });
-    const calls: { verb: string; obj?: KubeObject }[] = [];
-    await assert.rejects(createResource(fakeClient(calls, invalid), 'widgets.example.com', { object: { metadata: { name: 'w', namespace: 'n' }, spec: { size: 'x' }, status: { x: 1 } } }), (err: unknown) => {
+    const cluster = widgets();
+    const body = { object: { metadata: { name: 'w', namespace: 'n' }, spec: { size: 'x' }, status: { x: 1 } } };
+    await createResource(cluster.client(), 'widgets.example.com', structuredClone(body));
+    const created = cluster.get({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'n', name: 'w' });
+    assert.equal(created?.status, undefined);
+    assert.equal(created?.apiVersion, 'example.com/v1');
+    cluster.remove({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'n', name: 'w' });
+    cluster.inject({ verb: 'create', kind: 'Widget', error: () => invalid });
+    await assert.rejects(createResource(cluster.client(), 'widgets.example.com', structuredClone(body)), (err: unknown) => {
       const mapped = httpErrorOf(err);
       assert.equal(mapped?.status, 422);
       assert.deepEqual(mapped.body.fields, [
@@ -112,16 +108,24 @@ describe('custom resources', () => {
       ]);
       return true;
     });
-    const created = calls.find((c) => c.verb === 'create')?.obj;
-    assert.equal(created?.status, undefined);
-    assert.equal(created?.apiVersion, 'example.com/v1');
   });
 
   it('replaces an object at the resourceVersion it was read at; name and namespace cannot change', async () => {
-    const calls: { verb: string; obj?: KubeObject }[] = [];
-    const client = fakeClient(calls);
+    const cluster = widgets();
+    const ref = { apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'n', name: 'w' };
+    const widget = (size: number): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', namespace: 'n' }, spec: { size } });
+    cluster.put(widget(1));
+    const client = cluster.client();
     await updateResource(client, 'widgets.example.com', 'w', 'n', { yaml: 'metadata:\n  name: w\n  namespace: n\nspec:\n  size: 3\n' });
-    assert.equal(calls.find((c) => c.verb === 'update')?.obj?.metadata.resourceVersion, '7');
+    assert.deepEqual(cluster.get(ref)?.spec, { size: 3 });
+    // Someone else changes it between the read and the replace: the replace is refused, theirs kept.
+    cluster.latency = (verb) => {
+      if (verb === 'update') cluster.put(widget(9));
+      return Promise.resolve();
+    };
+    await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'w', namespace: 'n' }, spec: { size: 4 } } }), isConflict);
+    assert.deepEqual(cluster.get(ref)?.spec, { size: 9 });
+    cluster.latency = undefined;
     await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'v', namespace: 'n' } } }), (e: unknown) => e instanceof InputError && e.field === 'metadata.name');
     await assert.rejects(updateResource(client, 'widgets.example.com', 'w', 'n', { object: { metadata: { name: 'w', namespace: 'm' } } }), (e: unknown) => e instanceof InputError && e.field === 'metadata.namespace');
   });
@@ -141,7 +145,8 @@ describe('deleting a custom resource', () => {
       mayDelete: true,
       release: { name: 'web', namespace: 'apps', revision: 2, chart: 'nginx-1.2.3', objects: ['Service apps/web', 'Deployment apps/web'], from: 'release' },
     });
-    assert.ok(!calls.some((c) => c.startsWith('delete')), 'a preview deletes nothing');
+    assert.ok(calls().some((c) => c.startsWith('get')), 'the preview reads');
+    assert.ok(!calls().some((c) => c.startsWith('delete')), 'a preview deletes nothing');
   });
 
   it('without list on Secrets the objects come from the resource\'s status.deployedRelease, and it says so', async () => {
@@ -161,12 +166,12 @@ describe('deleting a custom resource', () => {
 
   it('DELETE runs as the person: deleted, or forbidden as a 403 that reads "forbidden: delete …"; gone is a 404', async () => {
     const api = new ConsoleApi({ cacheDir: '/nonexistent', logger: pino({ level: 'silent' }) });
-    const ctx = (client: KubeClient, q: string): Parameters<ConsoleApi['route']>[2] => ({ client, req: new IncomingMessage(new Socket()), url: new URL(`http://console/api/x${q}`) });
+    const ctx = (client: ConsoleClient, q: string): Parameters<ConsoleApi['route']>[2] => ({ client, req: new IncomingMessage(new Socket()), url: new URL(`http://console/api/x${q}`) });
     const denied = await consoleCluster((verb, kind) => verb === 'delete' && kind === 'Nginx');
     await assert.rejects(api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(denied.client, '?namespace=apps')), (err: unknown) => {
       const mapped = httpErrorOf(err);
       assert.equal(mapped?.status, 403);
-      assert.match(mapped.body.error, /^forbidden: delete nginxs — .*cannot delete resource/);
+      assert.match(mapped.body.error, /^forbidden: delete nginxes\.charts\.example\.com — .*cannot delete resource "nginxes"/);
       return true;
     });
     assert.ok(denied.cluster.get({ apiVersion: 'charts.example.com/v1', kind: 'Nginx', name: 'web', namespace: 'apps' }) !== undefined, 'still there');
@@ -175,7 +180,10 @@ describe('deleting a custom resource', () => {
     assert.equal(preview?.status, 200);
     const res = await api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(client, '?namespace=apps'));
     assert.deepEqual(res, { status: 200, json: { deleted: 'web' } });
-    assert.equal(cluster.get({ apiVersion: 'charts.example.com/v1', kind: 'Nginx', name: 'web', namespace: 'apps' }), undefined);
+    const web = { apiVersion: 'charts.example.com/v1', kind: 'Nginx', name: 'web', namespace: 'apps' };
+    assert.notEqual(cluster.get(web)?.metadata.deletionTimestamp, undefined, 'deleted: Terminating while its operator uninstalls the release');
+    assert.deepEqual(cluster.log.filter((r) => r.verb === 'delete').map((r) => `${r.identity} ${r.kind} ${r.namespace}/${r.name}`), [`${PERSON} Nginx apps/web`], 'as the person');
+    cluster.remove(web); // the operator's finalizer is done
     assert.equal((await api.route('DELETE', ['crds', NGINX, 'resources', 'web'], ctx(client, '?namespace=apps')))?.status, 404);
     assert.equal(await deleteResource(client, NGINX, 'web', 'apps'), false);
   });
