@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict';
-import type { IncomingMessage } from 'node:http';
-import { Readable } from 'node:stream';
+import { IncomingMessage } from 'node:http';
+import { Socket } from 'node:net';
 import { describe, it } from 'node:test';
 import { pino } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { ConsoleApi } from './api.js';
 import { apiParts, routes } from './contract/routes.js';
 
-/** A client every call of which fails with this: a handler that ran shows the router took the path. */
+/** A cluster every request to which fails with this: a handler that ran shows the router took the path. */
 const REACHED = new Error('the handler ran');
-const client = new Proxy({}, { get: () => () => Promise.reject(REACHED) }) as unknown as KubeClient;
+const cluster = new FakeCluster();
+cluster.inject({ error: () => REACHED, times: Infinity });
+const client = cluster.client();
 
 function request(): IncomingMessage {
-  const req = Readable.from([Buffer.from('{}')]) as unknown as IncomingMessage;
+  const req = new IncomingMessage(new Socket());
   req.headers = { 'content-type': 'application/json' };
+  req.push(Buffer.from('{}'));
+  req.push(null);
   return req;
 }
 
