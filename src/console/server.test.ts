@@ -4,26 +4,24 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { KubeClient } from '../kube/client.js';
-import { KubeApiError } from '../kube/errors.js';
+import { ALL_CRDS } from '../api/crds.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { CONTENT_SECURITY_POLICY } from './security.js';
 import { startConsole, type RunningConsole } from './server.js';
 
-const FORBIDDEN = 'clusterextensions.olm.binnacle.dev is forbidden: User "bob" cannot list resource "clusterextensions" in API group "olm.binnacle.dev" at the cluster scope';
-
-/** A client that refuses everything as Forbidden and records what was asked. */
-function refusingClient(calls: string[]): KubeClient {
-  const refuse = (what: string) => (): Promise<never> => {
-    calls.push(what);
-    return Promise.reject(new KubeApiError(403, 'Forbidden', FORBIDDEN));
-  };
-  return { list: refuse('list'), get: refuse('get'), create: refuse('create'), patch: refuse('patch'), delete: refuse('delete'), close: () => undefined } as unknown as KubeClient;
-}
+/** The one fake cluster, where the console's identity, bob, may do nothing: every request is refused as Forbidden. */
+const cluster = new FakeCluster({ objects: ALL_CRDS });
+cluster.authorize = (r) => r.identity !== 'bob';
+/** What was asked of the cluster since the last `mark()`, by verb. */
+let since = 0;
+const mark = (): void => {
+  since = cluster.log.length;
+};
+const calls = (): string[] => cluster.log.slice(since).map((r) => r.verb);
 
 let dir: string;
 let web: RunningConsole;
 let cookie = '';
-const calls: string[] = [];
 
 /** A request of the browser that logged in. */
 const req = (path: string, init: RequestInit = {}): Promise<Response> => fetch(`${web.url}${path}`, { ...init, headers: { Cookie: cookie, ...(init.headers as Record<string, string> | undefined) } });
@@ -32,7 +30,7 @@ before(async () => {
   dir = await mkdtemp(join(tmpdir(), 'console-test-'));
   await writeFile(join(dir, 'app.js'), 'export {};\n');
   await writeFile(join(dir, 'app.css'), 'body{}\n');
-  web = await startConsole({ host: '127.0.0.1', port: 0, base: refusingClient(calls), forToken: () => Promise.reject(new Error('no tokens here')), logger: pino({ level: 'silent' }), cacheDir: dir, assetsDir: dir });
+  web = await startConsole({ host: '127.0.0.1', port: 0, base: cluster.client({ user: 'bob' }), forToken: () => Promise.reject(new Error('no tokens here')), logger: pino({ level: 'silent' }), cacheDir: dir, assetsDir: dir });
   const login = await fetch(web.loginUrl() ?? '', { redirect: 'manual' });
   cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
 });
@@ -65,22 +63,22 @@ describe('console server', () => {
     const res = await req(`/api/extensions`);
     assert.equal(res.status, 403);
     const body = (await res.json()) as { error: string };
-    assert.ok(body.error.startsWith('forbidden: list clusterextensions.olm.binnacle.dev — '), body.error);
+    assert.ok(body.error.startsWith('forbidden: list clusterextensions.binnacle.dev — clusterextensions.binnacle.dev is forbidden: User "bob" cannot list resource "clusterextensions"'), body.error);
   });
 
   it('refuses a write without the CSRF token before touching the cluster', async () => {
-    calls.length = 0;
+    mark();
     const res = await req(`/api/extensions`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
     assert.equal(res.status, 403);
     assert.match(((await res.json()) as { error: string }).error, /CSRF check failed: missing x-binnacle-csrf/);
     const del = await req(`/api/extensions/x`, { method: 'DELETE' });
     assert.equal(del.status, 403);
     await del.arrayBuffer();
-    assert.deepEqual(calls, []);
+    assert.deepEqual(calls(), []);
   });
 
   it('bad input is a 400 naming the field, and nothing is sent to the cluster', async () => {
-    calls.length = 0;
+    mark();
     const cases: [string, string, RegExp][] = [
       ['/api/extensions', 'not json', /^body: not JSON/],
       ['/api/extensions', '[]', /^body: expected a JSON object/],
@@ -97,17 +95,17 @@ describe('console server', () => {
     const wrongType = await post('/api/extensions', '{}', { 'Content-Type': 'text/plain' });
     assert.equal(wrongType.status, 400);
     await wrongType.arrayBuffer();
-    assert.deepEqual(calls, []);
+    assert.deepEqual(calls(), []);
   });
 
   it('a malformed Authorization header is a 401, and a good request with a valid body is sent as the person', async () => {
     const bad = await req(`/api/extensions`, { headers: { Authorization: 'Basic abc' } });
     assert.equal(bad.status, 401);
     await bad.arrayBuffer();
-    calls.length = 0;
+    mark();
     const res = await post('/api/extensions', '{"package":"ok","serviceAccount":"sa"}');
     assert.equal(res.status, 403);
     await res.arrayBuffer();
-    assert.deepEqual(calls, ['create']);
+    assert.deepEqual(calls(), ['create']);
   });
 });
