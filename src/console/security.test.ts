@@ -6,7 +6,7 @@ import { ConsoleIdentity, IdentityError } from './identity.js';
 import { bearerToken } from '../util/http-server.js';
 import type { Person } from './access.js';
 import { KubeApiError } from '../kube/errors.js';
-import type { KubeClient } from '../kube/client.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { parseListen } from './server.js';
 
 describe('console CSRF check', () => {
@@ -73,16 +73,24 @@ describe('console identity', () => {
 
   it('runs a bearer person as their token, a proxied one impersonated, and only a lent one as the base identity (impersonating when told)', async () => {
     const made: string[] = [];
-    const fake = (label: string): KubeClient => ({ label, close: () => undefined, impersonate: (w: { user: string }) => fake(`${label} as ${w.user}`) }) as unknown as KubeClient;
-    const id = new ConsoleIdentity({ base: fake('base'), forToken: (t) => { made.push(t); return Promise.resolve(fake(`token ${t}`)); }, impersonate: { user: 'alice' } });
-    const label = async (person: Person): Promise<string> => ((await id.clientOf(person)) as unknown as { label: string }).label;
-    assert.equal(await label({ kind: 'lent', key: 's' }), 'base as alice');
-    assert.equal(await label({ kind: 'bearer', token: 't1', key: 'b1' }), 'token t1');
-    assert.equal(await label({ kind: 'bearer', token: 't1', key: 'b1' }), 'token t1');
-    assert.equal(await label({ kind: 'bearer', token: 't2', key: 'b2' }), 'token t2');
-    assert.equal(await label({ kind: 'proxy', user: 'bob', groups: [], key: 'u' }), 'base as bob', 'the user the proxy names, not --as');
+    const cluster = new FakeCluster();
+    // The console's identity is `console`; a token's client is the user the token is.
+    const id = new ConsoleIdentity({ base: cluster.client({ user: 'console' }), forToken: (t) => { made.push(t); return Promise.resolve(cluster.client({ user: `token ${t}` })); }, impersonate: { user: 'alice' } });
+    /** Whom the person's client reaches the API server as. */
+    const runsAs = async (person: Person): Promise<string> => {
+      await (await id.clientOf(person)).find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'x' });
+      return cluster.log.at(-1)?.identity ?? '';
+    };
+    assert.equal(await runsAs({ kind: 'lent', key: 's' }), 'alice', 'the base identity impersonating --as');
+    assert.equal(await runsAs({ kind: 'bearer', token: 't1', key: 'b1' }), 'token t1');
+    assert.equal(await id.clientOf({ kind: 'bearer', token: 't1', key: 'b1' }), await id.clientOf({ kind: 'bearer', token: 't1', key: 'b1' }), 'the same client again');
+    assert.equal(await runsAs({ kind: 'bearer', token: 't2', key: 'b2' }), 'token t2');
+    assert.equal(await runsAs({ kind: 'proxy', user: 'bob', groups: [], key: 'u' }), 'bob', 'the user the proxy names, not --as');
     assert.deepEqual(made, ['t1', 't2'], 'one client per token');
+    assert.ok(!cluster.log.some((r) => r.identity === 'console'), 'never the console itself');
     id.close();
+    await new Promise((r) => setImmediate(r));
+    assert.equal(cluster.closed, 2, "the tokens' clients are closed");
   });
 });
 
