@@ -4,7 +4,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import type { KubeClient, WatchEvent, WatchOptions } from '../kube/client.js';
+import { ALL_CRDS } from '../api/crds.js';
+import { API_VERSION } from '../api/types.js';
+import { FakeCluster, forbiddenMessage, type FakeClient, type FakeRequest } from '../kube/fake-cluster.test-helper.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { MAX_LIVE_CRDS, type LiveEvent } from './contract/api-types.js';
@@ -12,61 +14,39 @@ import { widgetCrd } from './fake-cluster.test-helper.js';
 import { startConsole } from './server.js';
 import { crdSource, kindSource, liveSourcesOf, relay, type LiveSource } from './watch.js';
 
-const FORBIDDEN = 'clusterextensions.olm.binnacle.dev is forbidden: User "bob" cannot watch resource "clusterextensions" in API group "olm.binnacle.dev" at the cluster scope';
+/** Whom the relays run as. */
+const PERSON = 'bob';
 
-const ev = (type: WatchEvent['type'], name: string, rv: string, namespace?: string): WatchEvent => ({ type, object: { apiVersion: 'v', kind: 'K', metadata: { name, resourceVersion: rv, ...(namespace === undefined ? {} : { namespace }) }, spec: { big: 'x'.repeat(100) } } });
-const untilAborted = (signal: AbortSignal | undefined): Promise<void> => new Promise((resolve) => (signal?.aborted === true ? resolve() : signal?.addEventListener('abort', () => resolve(), { once: true })));
-
-interface Script {
-  /** The list's resourceVersion, or the error it fails with (n counts lists from 1). */
-  list: (kind: string, n: number) => string | Error;
-  /** The n-th watch (from 1): its events, then an error to throw or 'block' (until aborted) or 'end'. */
-  watch: (kind: string, n: number) => { events: WatchEvent[]; then: Error | 'block' | 'end' };
-  /** The CRD of that name, or the error getting it fails with (n counts gets from 1); none: 404. */
-  crd?: (name: string, n: number) => KubeObject | Error;
+/** The one fake cluster serving Binnacle's kinds, with `objects`. */
+function world(objects: KubeObject[] = []): { cluster: FakeCluster; client: FakeClient } {
+  const cluster = new FakeCluster({ objects: [...ALL_CRDS, ...objects] });
+  return { cluster, client: cluster.client({ user: PERSON }) };
 }
 
-/** A client whose get (of CRDs), list and watch follow the script; it counts the watches open right now and records what each list and watch was of. */
-function fakeClient(script: Script): { client: KubeClient; watches: WatchOptions[]; active: () => number; lists: () => number; gets: () => number; targets: string[] } {
-  const watches: WatchOptions[] = [];
-  const targets: string[] = [];
-  let active = 0;
-  let lists = 0;
-  let gets = 0;
-  const client = {
-    get: (ref: { kind: string; name: string }) => {
-      const r = ref.kind === 'CustomResourceDefinition' ? script.crd?.(ref.name, ++gets) : undefined;
-      return r === undefined || r instanceof Error ? Promise.reject(r ?? new KubeApiError(404, 'NotFound', `${ref.kind} ${ref.name} not found`)) : Promise.resolve(r);
-    },
-    list: (apiVersion: string, kind: string) => {
-      targets.push(`list ${apiVersion} ${kind}`);
-      const r = script.list(kind, ++lists);
-      return r instanceof Error ? Promise.reject(r) : Promise.resolve({ apiVersion: 'v', kind: 'List', metadata: { resourceVersion: r }, items: [] });
-    },
-    async *watch(apiVersion: string, kind: string, opts: WatchOptions = {}): AsyncGenerator<WatchEvent> {
-      targets.push(`watch ${apiVersion} ${kind}`);
-      watches.push(opts);
-      active++;
-      try {
-        const s = script.watch(kind, watches.length);
-        for (const e of s.events) yield e;
-        if (s.then === 'block') await untilAborted(opts.signal);
-        else if (s.then instanceof Error) throw s.then;
-      } finally {
-        active--;
-      }
-    },
-    close: () => undefined,
-  } as unknown as KubeClient;
-  return { client, watches, active: () => active, lists: () => lists, gets: () => gets, targets };
-}
+const ce = (name: string, generation = 1): KubeObject => ({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name }, spec: { generation } });
+const widget = (name: string, namespace: string, version = 'v1', size = 1): KubeObject => ({ apiVersion: `example.com/${version}`, kind: 'Widget', metadata: { name, namespace }, spec: { size } });
+const rvOf = (o: KubeObject): string => o.metadata.resourceVersion ?? '';
 
-/** Runs the relay until `done(events)` holds, then aborts it; answers the events sent. */
-async function relayUntil(client: KubeClient, source: LiveSource, done: (evs: LiveEvent[]) => boolean): Promise<LiveEvent[]> {
+/** What the person asked, as `verb apiVersion Kind`, of the verbs named. */
+const asked = (cluster: FakeCluster, ...verbs: string[]): string[] => cluster.log.filter((r) => verbs.includes(r.verb)).map((r) => `${r.verb} ${r.apiVersion} ${r.kind}`);
+const watchesFrom = (cluster: FakeCluster): (string | undefined)[] => cluster.log.filter((r) => r.verb === 'watch').map((r) => r.resourceVersion);
+/** The API server's refusal of `verb` on `kind` for the person. */
+const refusal = (cluster: FakeCluster, verb: FakeRequest['verb'], kind: string): string => {
+  const r = cluster.log.find((x) => x.verb === verb && x.kind === kind);
+  assert.ok(r !== undefined, `${verb} ${kind} was asked`);
+  return forbiddenMessage(r);
+};
+
+/**
+ * Runs the relay until `done(events)` holds, then aborts it; answers the events sent. `on` is
+ * told of each event as it is sent (and may change the cluster: what the relay sees next).
+ */
+async function relayUntil(client: FakeClient, source: LiveSource, done: (evs: LiveEvent[]) => boolean, on: (ev: LiveEvent, evs: LiveEvent[]) => void = () => undefined): Promise<LiveEvent[]> {
   const events: LiveEvent[] = [];
   const stop = new AbortController();
   const run = relay(client, source, (e) => {
     events.push(e);
+    on(e, events);
     if (done(events)) stop.abort();
   }, stop.signal, { retryMs: 1, timeoutSeconds: 5 });
   const timer = setTimeout(() => stop.abort(), 5000);
@@ -75,52 +55,82 @@ async function relayUntil(client: KubeClient, source: LiveSource, done: (evs: Li
   return events;
 }
 
+const at = (e: LiveEvent): string => `${e.type}:${'resourceVersion' in e ? e.resourceVersion : ''}`;
+
 describe('live updates: the watch relay', () => {
   it('relays each change as type, kind, name and resourceVersion (no object, no bookmarks) and resumes from the last version', async () => {
-    const f = fakeClient({
-      list: () => '10',
-      watch: (_k, n) => (n === 1 ? { events: [ev('ADDED', 'a', '11'), ev('BOOKMARK', '', '12'), ev('MODIFIED', 'a', '13')], then: 'end' } : { events: [ev('DELETED', 'a', '14')], then: 'block' }),
+    const { cluster, client } = world();
+    const listed = String(cluster.resourceVersion);
+    const rv: Record<string, string> = {};
+    const events = await relayUntil(client, kindSource('ClusterExtension'), (e) => e.length === 4, (e) => {
+      if (e.type === 'SYNCED') rv.added = rvOf(cluster.put(ce('a')));
+      if (e.type === 'ADDED') {
+        // Another kind's change moves the resourceVersion a bookmark then carries; then a's change, and the server ends the watch (its timeout).
+        cluster.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'elsewhere', namespace: 'ns' } });
+        cluster.bookmark();
+        rv.modified = rvOf(cluster.put(ce('a', 2)));
+        cluster.endWatches();
+        rv.deleted = String(cluster.resourceVersion + 1);
+        cluster.remove({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'a' });
+      }
     });
-    const events = await relayUntil(f.client, kindSource('ClusterExtension'), (e) => e.length === 4);
     assert.deepEqual(events, [
-      { type: 'SYNCED', kind: 'ClusterExtension', resourceVersion: '10' },
-      { type: 'ADDED', kind: 'ClusterExtension', name: 'a', resourceVersion: '11' },
-      { type: 'MODIFIED', kind: 'ClusterExtension', name: 'a', resourceVersion: '13' },
-      { type: 'DELETED', kind: 'ClusterExtension', name: 'a', resourceVersion: '14' },
+      { type: 'SYNCED', kind: 'ClusterExtension', resourceVersion: listed },
+      { type: 'ADDED', kind: 'ClusterExtension', name: 'a', resourceVersion: rv.added },
+      { type: 'MODIFIED', kind: 'ClusterExtension', name: 'a', resourceVersion: rv.modified },
+      { type: 'DELETED', kind: 'ClusterExtension', name: 'a', resourceVersion: rv.deleted },
     ]);
-    assert.deepEqual(f.watches.map((w) => w.resourceVersion), ['10', '13']);
-    assert.equal(f.lists(), 1);
-    assert.equal(f.active(), 0, 'the watch is stopped when the relay is');
+    assert.deepEqual(watchesFrom(cluster), [listed, rv.modified], 'resumed from the last version seen, past the bookmark');
+    assert.deepEqual(asked(cluster, 'list'), [`list ${API_VERSION} ClusterExtension`]);
+    assert.equal(cluster.watching, 0, 'the watch is stopped when the relay is');
   });
 
   it('says FORBIDDEN and stops when the person may not list the kind, or may list but not watch it', async () => {
-    const noList = fakeClient({ list: () => new KubeApiError(403, 'Forbidden', FORBIDDEN), watch: () => ({ events: [], then: 'block' }) });
-    assert.deepEqual(await relayUntil(noList.client, kindSource('HelmOperator'), () => false), [{ type: 'FORBIDDEN', kind: 'HelmOperator', message: FORBIDDEN }]);
-    assert.equal(noList.watches.length, 0);
-    const noWatch = fakeClient({ list: () => '5', watch: () => ({ events: [], then: new KubeApiError(403, 'Forbidden', FORBIDDEN) }) });
+    const noList = world();
+    noList.cluster.authorize = (r) => !(r.verb === 'list' && r.kind === 'HelmOperator');
+    assert.deepEqual(await relayUntil(noList.client, kindSource('HelmOperator'), () => false), [{ type: 'FORBIDDEN', kind: 'HelmOperator', message: refusal(noList.cluster, 'list', 'HelmOperator') }]);
+    assert.deepEqual(asked(noList.cluster, 'watch'), []);
+    const noWatch = world();
+    noWatch.cluster.authorize = (r) => !(r.verb === 'watch' && r.kind === 'ClusterExtension');
+    const listed = String(noWatch.cluster.resourceVersion);
     assert.deepEqual(await relayUntil(noWatch.client, kindSource('ClusterExtension'), () => false), [
-      { type: 'SYNCED', kind: 'ClusterExtension', resourceVersion: '5' },
-      { type: 'FORBIDDEN', kind: 'ClusterExtension', message: FORBIDDEN },
+      { type: 'SYNCED', kind: 'ClusterExtension', resourceVersion: listed },
+      { type: 'FORBIDDEN', kind: 'ClusterExtension', message: refusal(noWatch.cluster, 'watch', 'ClusterExtension') },
     ]);
-    assert.equal(noWatch.watches.length, 1, 'no retry after a 403');
+    assert.match(refusal(noWatch.cluster, 'watch', 'ClusterExtension'), /^clusterextensions\.binnacle\.dev is forbidden: User "bob" cannot watch resource "clusterextensions"/);
+    assert.equal(asked(noWatch.cluster, 'watch').length, 1, 'no retry after a 403');
   });
 
   it('relists after 410 Gone, says RELISTED (changes may have been missed) and watches on from the new list', async () => {
-    const f = fakeClient({
-      list: (_k, n) => (n === 1 ? '10' : '50'),
-      watch: (_k, n) => (n === 1 ? { events: [ev('MODIFIED', 'a', '11')], then: new KubeApiError(410, 'Expired', 'too old resource version: 11 (40)') } : { events: [ev('MODIFIED', 'b', '51')], then: 'block' }),
+    const { cluster, client } = world([{ apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name: 'a' }, spec: { n: 1 } }, { apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name: 'b' }, spec: { n: 1 } }]);
+    const listed = String(cluster.resourceVersion);
+    const bd = (name: string): KubeObject => ({ apiVersion: API_VERSION, kind: 'BundleDeployment', metadata: { name }, spec: { n: 2 } });
+    const events = await relayUntil(client, kindSource('BundleDeployment'), (e) => e.length === 4, (e) => {
+      if (e.type === 'SYNCED') cluster.put(bd('a'));
+      // What it watched from was compacted away.
+      if (e.type === 'MODIFIED' && e.name === 'a') cluster.endWatches({ error: new KubeApiError(410, 'Expired', 'too old resource version') });
+      if (e.type === 'RELISTED') cluster.put(bd('b'));
     });
-    const events = await relayUntil(f.client, kindSource('BundleDeployment'), (e) => e.length === 4);
-    assert.deepEqual(events.map((e) => `${e.type}:${'resourceVersion' in e ? e.resourceVersion : ''}`), ['SYNCED:10', 'MODIFIED:11', 'RELISTED:50', 'MODIFIED:51']);
-    assert.deepEqual(f.watches.map((w) => w.resourceVersion), ['10', '50']);
-    assert.equal(f.lists(), 2);
+    const relisted = events[2]?.type === 'RELISTED' ? events[2].resourceVersion : '';
+    assert.deepEqual(events.map(at), [`SYNCED:${listed}`, `MODIFIED:${Number(listed) + 1}`, `RELISTED:${relisted}`, `MODIFIED:${Number(relisted) + 1}`]);
+    assert.equal(relisted, String(Number(listed) + 1), 'the new list saw the change');
+    assert.deepEqual(watchesFrom(cluster), [listed, relisted]);
+    assert.equal(asked(cluster, 'list').length, 2);
   });
 
   it('reports other failures and retries the watch from where it was', async () => {
-    const f = fakeClient({ list: () => '10', watch: (_k, n) => (n === 1 ? { events: [ev('ADDED', 'a', '11')], then: new Error('connection reset') } : { events: [ev('ADDED', 'b', '12')], then: 'block' }) });
-    const events = await relayUntil(f.client, kindSource('ClusterCatalog'), (e) => e.length === 4);
+    const { cluster, client } = world();
+    const listed = String(cluster.resourceVersion);
+    let added = '';
+    const events = await relayUntil(client, kindSource('ClusterCatalog'), (e) => e.length === 4, (e) => {
+      const catalog = (name: string): KubeObject => ({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name }, spec: {} });
+      if (e.type === 'SYNCED') added = rvOf(cluster.put(catalog('a')));
+      if (e.type === 'ADDED' && e.name === 'a') cluster.endWatches({ error: new Error('connection reset') });
+      if (e.type === 'ERROR') cluster.put(catalog('b'));
+    });
     assert.deepEqual(events.map((e) => e.type), ['SYNCED', 'ADDED', 'ERROR', 'ADDED']);
-    assert.deepEqual(f.watches.map((w) => w.resourceVersion), ['10', '11']);
+    assert.deepEqual(watchesFrom(cluster), [listed, added]);
+    assert.equal(asked(cluster, 'list').length, 1, 'no relist');
   });
 
   it('takes the kinds from ?kinds= and refuses others', () => {
@@ -137,20 +147,24 @@ function widgetsAt(...versions: ReturnType<typeof v>[]): KubeObject {
   crd.spec.versions = versions;
   return crd;
 }
-const CRD_FORBIDDEN = 'customresourcedefinitions.apiextensions.k8s.io "widgets.example.com" is forbidden: User "bob" cannot get resource "customresourcedefinitions" in API group "apiextensions.k8s.io" at the cluster scope';
-
 describe("live updates: a CRD's custom resources", () => {
   it('gets the CRD as the person, lists and watches its kind at the version it stores in every namespace, and names the CRD as the kind of each event', async () => {
-    const f = fakeClient({ crd: () => widgetCrd, list: () => '20', watch: () => ({ events: [ev('ADDED', 'w1', '21', 'team-a'), ev('MODIFIED', 'w2', '22', 'team-b')], then: 'block' }) });
-    const events = await relayUntil(f.client, crdSource('widgets.example.com'), (e) => e.length === 3);
+    const { cluster, client } = world([widgetCrd, widget('w2', 'team-b')]);
+    const listed = String(cluster.resourceVersion);
+    const rv: string[] = [];
+    const events = await relayUntil(client, crdSource('widgets.example.com'), (e) => e.length === 3, (e) => {
+      if (e.type !== 'SYNCED') return;
+      rv.push(rvOf(cluster.put(widget('w1', 'team-a'))));
+      rv.push(rvOf(cluster.put(widget('w2', 'team-b', 'v1', 2))));
+    });
     assert.deepEqual(events, [
-      { type: 'SYNCED', kind: 'crd/widgets.example.com', resourceVersion: '20' },
-      { type: 'ADDED', kind: 'crd/widgets.example.com', name: 'w1', namespace: 'team-a', resourceVersion: '21' },
-      { type: 'MODIFIED', kind: 'crd/widgets.example.com', name: 'w2', namespace: 'team-b', resourceVersion: '22' },
+      { type: 'SYNCED', kind: 'crd/widgets.example.com', resourceVersion: listed },
+      { type: 'ADDED', kind: 'crd/widgets.example.com', name: 'w1', namespace: 'team-a', resourceVersion: rv[0] },
+      { type: 'MODIFIED', kind: 'crd/widgets.example.com', name: 'w2', namespace: 'team-b', resourceVersion: rv[1] },
     ]);
-    assert.deepEqual(f.targets, ['list example.com/v1 Widget', 'watch example.com/v1 Widget']);
-    assert.equal(f.watches[0]?.namespace, undefined, 'across namespaces');
-    assert.equal(f.active(), 0);
+    assert.deepEqual(cluster.log.map((r) => `${r.verb} ${r.apiVersion} ${r.kind} ${r.identity}`), [`get apiextensions.k8s.io/v1 CustomResourceDefinition ${PERSON}`, `list example.com/v1 Widget ${PERSON}`, `watch example.com/v1 Widget ${PERSON}`]);
+    assert.equal(cluster.log.find((r) => r.verb === 'watch')?.namespace, '', 'across namespaces');
+    assert.equal(cluster.watching, 0);
   });
 
   it('follows the stored version when served, else the first served one', async () => {
@@ -158,38 +172,45 @@ describe("live updates: a CRD's custom resources", () => {
       [[v('v1beta1', true, false), v('v1', true, true)], 'example.com/v1'],
       [[v('v1alpha1', false, true), v('v1beta1', true, false), v('v1', true, false)], 'example.com/v1beta1'],
     ] as const) {
-      const f = fakeClient({ crd: () => widgetsAt(...versions), list: () => '1', watch: () => ({ events: [], then: 'block' }) });
-      await relayUntil(f.client, crdSource('widgets.example.com'), (e) => e.length === 1);
-      assert.deepEqual(f.targets, [`list ${expected} Widget`, `watch ${expected} Widget`]);
+      const { cluster, client } = world([widgetsAt(...versions)]);
+      await relayUntil(client, crdSource('widgets.example.com'), (e) => e.length === 1);
+      assert.deepEqual(asked(cluster, 'list', 'watch'), [`list ${expected} Widget`, `watch ${expected} Widget`]);
     }
   });
 
   it('says FORBIDDEN for the CRD and lists nothing when the person may not get it', async () => {
-    const f = fakeClient({ crd: () => new KubeApiError(403, 'Forbidden', CRD_FORBIDDEN), list: () => '1', watch: () => ({ events: [], then: 'block' }) });
-    assert.deepEqual(await relayUntil(f.client, crdSource('widgets.example.com'), () => false), [{ type: 'FORBIDDEN', kind: 'crd/widgets.example.com', message: CRD_FORBIDDEN }]);
-    assert.equal(f.gets(), 1, 'no retry after a 403');
-    assert.deepEqual(f.targets, []);
+    const { cluster, client } = world([widgetCrd]);
+    cluster.authorize = (r) => r.kind !== 'CustomResourceDefinition';
+    assert.deepEqual(await relayUntil(client, crdSource('widgets.example.com'), () => false), [{ type: 'FORBIDDEN', kind: 'crd/widgets.example.com', message: refusal(cluster, 'get', 'CustomResourceDefinition') }]);
+    assert.match(refusal(cluster, 'get', 'CustomResourceDefinition'), /^customresourcedefinitions\.apiextensions\.k8s\.io "widgets\.example\.com" is forbidden: User "bob" cannot get resource "customresourcedefinitions"/);
+    assert.equal(asked(cluster, 'get').length, 1, 'no retry after a 403');
+    assert.deepEqual(asked(cluster, 'list', 'watch'), []);
   });
 
   it('says FORBIDDEN for the CRD when the person may get it but not list or watch its resources', async () => {
-    const denied = 'widgets.example.com is forbidden: User "bob" cannot list resource "widgets" in API group "example.com" at the cluster scope';
-    const noList = fakeClient({ crd: () => widgetCrd, list: () => new KubeApiError(403, 'Forbidden', denied), watch: () => ({ events: [], then: 'block' }) });
-    assert.deepEqual(await relayUntil(noList.client, crdSource('widgets.example.com'), () => false), [{ type: 'FORBIDDEN', kind: 'crd/widgets.example.com', message: denied }]);
-    assert.equal(noList.watches.length, 0);
-    const noWatch = fakeClient({ crd: () => widgetCrd, list: () => '3', watch: () => ({ events: [], then: new KubeApiError(403, 'Forbidden', denied) }) });
+    const noList = world([widgetCrd]);
+    noList.cluster.authorize = (r) => !(r.verb === 'list' && r.kind === 'Widget');
+    assert.deepEqual(await relayUntil(noList.client, crdSource('widgets.example.com'), () => false), [{ type: 'FORBIDDEN', kind: 'crd/widgets.example.com', message: refusal(noList.cluster, 'list', 'Widget') }]);
+    assert.deepEqual(asked(noList.cluster, 'watch'), []);
+    const noWatch = world([widgetCrd]);
+    noWatch.cluster.authorize = (r) => !(r.verb === 'watch' && r.kind === 'Widget');
     assert.deepEqual((await relayUntil(noWatch.client, crdSource('widgets.example.com'), () => false)).map((e) => e.type), ['SYNCED', 'FORBIDDEN']);
-    assert.equal(noWatch.watches.length, 1, 'no retry after a 403');
+    assert.equal(asked(noWatch.cluster, 'watch').length, 1, 'no retry after a 403');
   });
 
   it('retries a CRD not there yet, and finds it again (relisting) when its resources stop being served', async () => {
-    const f = fakeClient({
-      crd: (_n, n) => (n === 1 ? new KubeApiError(404, 'NotFound', 'customresourcedefinitions.apiextensions.k8s.io "widgets.example.com" not found') : n === 2 ? widgetCrd : widgetsAt(v('v2', true, true))),
-      list: (_k, n) => String(n * 10),
-      watch: (_k, n) => (n === 1 ? { events: [], then: new KubeApiError(404, 'NotFound', 'the server could not find the requested resource') } : { events: [ev('ADDED', 'w', '31', 'ns')], then: 'block' }),
+    const { cluster, client } = world();
+    const rv: string[] = [];
+    const events = await relayUntil(client, crdSource('widgets.example.com'), (e) => e.length === 5, (e, evs) => {
+      const relisted = evs.filter((x) => x.type === 'RELISTED').length;
+      // The CRD comes; then it serves v2 only, and its v1 resources stop being served.
+      if (e.type === 'ERROR' && relisted === 0) cluster.put(widgetCrd);
+      if (e.type === 'RELISTED' && relisted === 1) cluster.put(widgetsAt(v('v2', true, true)));
+      if (e.type === 'RELISTED') rv.push(e.resourceVersion);
+      if (e.type === 'RELISTED' && relisted === 2) rv.push(rvOf(cluster.put(widget('w', 'ns', 'v2'))));
     });
-    const events = await relayUntil(f.client, crdSource('widgets.example.com'), (e) => e.length === 5);
-    assert.deepEqual(events.map((e) => `${e.type}:${'resourceVersion' in e ? e.resourceVersion : ''}`), ['ERROR:', 'RELISTED:10', 'ERROR:', 'RELISTED:20', 'ADDED:31']);
-    assert.deepEqual(f.targets, ['list example.com/v1 Widget', 'watch example.com/v1 Widget', 'list example.com/v2 Widget', 'watch example.com/v2 Widget']);
+    assert.deepEqual(events.map(at), ['ERROR:', `RELISTED:${rv[0] ?? ''}`, 'ERROR:', `RELISTED:${rv[1] ?? ''}`, `ADDED:${rv[2] ?? ''}`]);
+    assert.deepEqual(asked(cluster, 'list', 'watch'), ['list example.com/v1 Widget', 'watch example.com/v1 Widget', 'list example.com/v2 Widget', 'watch example.com/v2 Widget']);
   });
 
   it('takes CRD names from ?crds= (with only the kinds named beside them), refuses names that are no CRD name, and more than the cap', () => {
@@ -216,20 +237,25 @@ describe('live updates: GET /api/watch', () => {
     dir = await mkdtemp(join(tmpdir(), 'console-watch-'));
     await writeFile(join(dir, 'app.js'), 'export {};\n');
     await writeFile(join(dir, 'app.css'), 'body{}\n');
-    const f = fakeClient({ crd: () => widgetCrd, list: () => '7', watch: (kind) => ({ events: kind === 'ClusterExtension' ? [ev('MODIFIED', 'ext', '8')] : kind === 'Widget' ? [ev('DELETED', 'w', '9', 'ns')] : [], then: 'block' }) });
+    const { cluster, client } = world([widgetCrd, ce('ext'), widget('w', 'ns')]);
+    // The console's own identity may read nothing: what streams was read as the person.
+    cluster.authorize = (r) => r.identity !== 'console';
     const tokens: string[] = [];
     const web = await startConsole({
       host: '127.0.0.1',
       port: 0,
-      base: fakeClient({ list: () => new Error('not the person'), watch: () => ({ events: [], then: 'block' }) }).client,
+      base: cluster.client({ user: 'console' }),
       forToken: (t) => {
         tokens.push(t);
-        return Promise.resolve(f.client);
+        return Promise.resolve(client);
       },
       logger: pino({ level: 'silent' }),
       cacheDir: dir,
       assetsDir: dir,
     });
+    const until = async (what: () => boolean): Promise<void> => {
+      for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
     try {
       const stop = new AbortController();
       const res = await fetch(`${web.url}/api/watch?kinds=ClusterExtension,BundleDeployment&crds=widgets.example.com`, { headers: { Authorization: 'Bearer tok' }, signal: stop.signal });
@@ -237,25 +263,34 @@ describe('live updates: GET /api/watch', () => {
       assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
       assert.match(res.headers.get('content-security-policy') ?? '', /default-src 'self'/);
       assert.ok(res.body !== null);
-      const reader = (res.body as unknown as AsyncIterable<Uint8Array>)[Symbol.asyncIterator]();
+      const reader = res.body.getReader();
       let text = '';
-      while (!text.includes('"MODIFIED"') || !text.includes('"DELETED"') || (text.match(/"SYNCED"/g) ?? []).length < 3) {
-        const chunk = await reader.next();
+      let changed: { ext: string; w: string } | undefined;
+      while (!text.includes('"MODIFIED"') || !text.includes('"DELETED"')) {
+        // Once every source has listed, the extension changes and the Widget goes.
+        if (changed === undefined && (text.match(/"SYNCED"/g) ?? []).length === 3) {
+          const ext = rvOf(cluster.put(ce('ext', 2)));
+          changed = { ext, w: String(cluster.resourceVersion + 1) };
+          cluster.remove({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ns', name: 'w' });
+        }
+        const chunk = await reader.read();
         if (chunk.done) break;
         text += Buffer.from(chunk.value).toString('utf8');
       }
-      assert.deepEqual(tokens, ['tok'], 'the watches run with the person\'s token');
+      assert.deepEqual(tokens, ['tok'], "the watches run with the person's token");
+      assert.ok(!cluster.log.some((r) => r.identity === 'console'), "nothing was read as the console's identity");
       const data = text.split('\n\n').filter((b) => b.startsWith('event: kube\n')).map((b) => JSON.parse(b.slice('event: kube\ndata: '.length)) as LiveEvent);
-      assert.deepEqual(data.find((e) => e.type === 'MODIFIED'), { type: 'MODIFIED', kind: 'ClusterExtension', name: 'ext', resourceVersion: '8' });
-      assert.deepEqual(data.find((e) => e.type === 'DELETED'), { type: 'DELETED', kind: 'crd/widgets.example.com', name: 'w', namespace: 'ns', resourceVersion: '9' });
-      assert.equal(f.active(), 3, 'one watch per kind and CRD while the page listens');
+      assert.deepEqual(data.find((e) => e.type === 'MODIFIED'), { type: 'MODIFIED', kind: 'ClusterExtension', name: 'ext', resourceVersion: changed?.ext });
+      assert.deepEqual(data.find((e) => e.type === 'DELETED'), { type: 'DELETED', kind: 'crd/widgets.example.com', name: 'w', namespace: 'ns', resourceVersion: changed?.w });
+      await until(() => cluster.watching === 3);
+      assert.equal(cluster.watching, 3, 'one watch per kind and CRD while the page listens');
       stop.abort();
-      for (let i = 0; i < 200 && f.active() > 0; i++) await new Promise((r) => setTimeout(r, 10));
-      assert.equal(f.active(), 0, 'no watch is left running after the browser goes away');
+      await until(() => cluster.watching === 0);
+      assert.equal(cluster.watching, 0, 'no watch is left running after the browser goes away');
       const bad = await fetch(`${web.url}/api/watch?crds=Widgets`, { headers: { Authorization: 'Bearer tok' } });
       assert.equal(bad.status, 400);
       assert.deepEqual(await bad.json(), { error: 'crds: "Widgets" is not a CRD name: must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character; a CRD is named PLURAL.GROUP', field: 'crds' });
-      assert.equal(f.active(), 0, 'nothing watched for a refused request');
+      assert.equal(cluster.watching, 0, 'nothing watched for a refused request');
     } finally {
       await web.stop();
     }
