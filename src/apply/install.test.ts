@@ -9,6 +9,7 @@ import { releaseSecret, revisionFromSecret } from './release.js';
 import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
+import { validateRequest } from './request.js';
 
 const owner = { kind: 'ClusterExtension', name: 'op' };
 const release = { name: 'op', namespace: 'ops' };
@@ -105,12 +106,23 @@ test('custom resources of a CRD in the same release are accepted; unknown kinds 
   assert.equal(cluster.get({ apiVersion: 'example.com/v1', kind: 'Widget', namespace: 'ops', name: 'w' })?.metadata.namespace, 'ops');
 });
 
-test('a malformed request lists every problem', async () => {
-  const { applier } = setup();
-  const bad = { owner: { kind: 'ClusterExtension', name: 'x'.repeat(70) }, release: { name: 'Bad_Name', namespace: 'ops' }, objects: [ns, ns, { kind: 'x' } as unknown as KubeObject, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'a-' } }] };
-  await assert.rejects(applier.apply(bad), (err: unknown) => {
+test('a malformed request lists every problem, something that is no object at all among them', async () => {
+  const { cluster, applier } = setup();
+  const owner = { kind: 'ClusterExtension', name: 'x'.repeat(70) };
+  const release = { name: 'Bad_Name', namespace: 'ops' };
+  const generated: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { generateName: 'a-' } };
+  await assert.rejects(applier.apply({ owner, release, objects: [ns, ns, generated] }), (err: unknown) => {
+    assert.ok(err instanceof ValidationError);
+    assert.deepEqual(err.result.errors().map((p) => p.field), ['release.name', 'owner.name', 'objects[1]', 'objects[2].metadata.name']);
+    return true;
+  });
+  assert.deepEqual(cluster.writes, [], 'nothing written');
+  // What a renderer may hand over is checked as it comes: here, no Kubernetes object.
+  const notAnObject: unknown = { kind: 'x' };
+  assert.throws(() => validateRequest({ owner, release, objects: [ns, ns, notAnObject, generated] }), (err: unknown) => {
     assert.ok(err instanceof ValidationError);
     assert.deepEqual(err.result.errors().map((p) => p.field), ['release.name', 'owner.name', 'objects[1]', 'objects[2]', 'objects[3].metadata.name']);
+    assert.match(err.result.errors()[3]?.message ?? '', /not a Kubernetes object: needs apiVersion, kind and metadata/);
     return true;
   });
 });

@@ -7,7 +7,8 @@ import type { ApplyRequest } from './types.js';
 const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
 
-export function validateRequest(req: ApplyRequest): void {
+/** Checks a request; its objects are checked as they come (a renderer's output is not trusted to be objects at all). */
+export function validateRequest(req: Omit<ApplyRequest, 'objects'> & { objects: readonly unknown[] }): void {
   const result = new ValidationResult(`apply request for release ${req.release.namespace}/${req.release.name}`);
   // Helm limits release names to 53 characters so that `sh.helm.release.v1.<name>.vN` fits.
   if (req.release.name.length === 0 || req.release.name.length > 53 || !DNS1123_SUBDOMAIN.test(req.release.name)) {

@@ -748,7 +748,7 @@ export class FakeCluster {
     }
     if (conflicts.length > 0) throw new KubeApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: conflicts with ${conflicts.join(', ')}`);
     const mine = entries.find((e) => e.manager === manager && e.operation === 'Apply' && e.subresource === subresource);
-    const result: Record<string, unknown> = structuredClone(live ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }) } });
+    const result: KubeObject = structuredClone(live ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }) } });
     result.apiVersion = obj.apiVersion;
     // What this manager applied before and applies no more goes, unless another manager holds it too.
     for (const path of leaves(mine?.fieldsV1 ?? {})) {
@@ -759,8 +759,8 @@ export class FakeCluster {
     for (const path of leaves(fresh)) setAt(result, path, valueAt(obj, path));
     const others = entries.filter((e) => e !== mine && leaves(e.fieldsV1).length > 0);
     const managed: ManagedEntry[] = [...others, { manager, operation: 'Apply', ...(subresource === undefined ? {} : { subresource }), fieldsV1: fresh }];
-    (result.metadata as Record<string, unknown>).managedFields = managed.map((e) => ({ ...e, fieldsType: 'FieldsV1' }));
-    return result as unknown as KubeObject;
+    result.metadata.managedFields = managed.map((e) => ({ ...e, fieldsType: 'FieldsV1' }));
+    return result;
   }
 
   /** An Update (PUT or patch) by `manager`: the fields it changed become its own. */
