@@ -49,11 +49,12 @@ test('OpenAPI definitions become a structural CRD schema: references inlined, sp
 
 test('a derived CRD: names from the API, status optional, status subresource', () => {
   const api = { ...DERIVED_APIS[0]!, definition: 'x.Thing' };
-  const crd = crdFromOpenApi(api, defs, 'v0.0.0-test') as unknown as { metadata: { name: string; annotations: Record<string, string> }; spec: { versions: { schema: { openAPIV3Schema: { required?: string[] } }; subresources: unknown }[] } };
+  const crd = crdFromOpenApi(api, defs, 'v0.0.0-test');
   assert.equal(crd.metadata.name, 'imagestreams.image.openshift.io');
-  assert.match(crd.metadata.annotations['binnacle.dev/derived-from'] ?? '', /github\.com\/openshift\/api@v0\.0\.0-test openapi\/openapi\.json#\/definitions\/x\.Thing/);
-  assert.deepEqual(crd.spec.versions[0]?.schema.openAPIV3Schema.required, ['spec']);
-  assert.deepEqual(crd.spec.versions[0]?.subresources, { status: {} });
+  assert.match(crd.metadata.annotations?.['binnacle.dev/derived-from'] ?? '', /github\.com\/openshift\/api@v0\.0\.0-test openapi\/openapi\.json#\/definitions\/x\.Thing/);
+  const spec = crd.spec as { versions: { schema: { openAPIV3Schema: { required?: string[] } }; subresources: unknown }[] };
+  assert.deepEqual(spec.versions[0]?.schema.openAPIV3Schema.required, ['spec']);
+  assert.deepEqual(spec.versions[0]?.subresources, { status: {} });
 });
 
 test('openShiftCrds reads CRD files with more than 100 YAML aliases; an alias bomb is refused naming the file and document', async () => {

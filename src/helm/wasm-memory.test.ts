@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWithMemoryMaximum, WASM_PAGE_BYTES, withMemoryMaximum } from './wasm-memory.js';
 
-const wasmApi = (globalThis as unknown as { WebAssembly: { Module: new (b: Uint8Array) => object; Instance: new (m: object) => { exports: Record<string, { buffer: ArrayBuffer; grow(pages: number): number }> } } }).WebAssembly;
+/** Node's WebAssembly global, as far as these tests use it (the compiler's libs here do not declare it). */
+declare const WebAssembly: { Module: new (b: Uint8Array) => object; Instance: new (m: object) => { exports: Record<string, { buffer: ArrayBuffer; grow(pages: number): number }> } };
+const wasmApi = WebAssembly;
 
 /** A module with a custom section first, one own memory of `min` pages (max `max` when given), exported as `mem`. */
 function moduleWith(min: number, max?: number): Uint8Array {

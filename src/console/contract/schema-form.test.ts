@@ -212,8 +212,8 @@ describe('forms for Helm-operator kinds', () => {
   it('come from the CRD Binnacle generates from the inferred values schema', () => {
     const values = 'replicaCount: 1\nimage:\n  repository: nginx\n  tag: ""\nservice:\n  type: ClusterIP\n  port: 80\nextraEnv: []\npodAnnotations: {}\n';
     const { schema: spec } = valuesSchema({ valuesYaml: values, chartName: 'web' });
-    const crd = crdForChart({ group: 'charts.example.com', version: 'v1', kind: 'Web', scope: 'Namespaced', spec }) as unknown as { spec: { versions: { schema: { openAPIV3Schema: unknown } }[] } };
-    const form = formFor(crd.spec.versions[0]?.schema.openAPIV3Schema);
+    const crd = crdForChart({ group: 'charts.example.com', version: 'v1', kind: 'Web', scope: 'Namespaced', spec });
+    const form = formFor((crd.spec as { versions: { schema: { openAPIV3Schema: unknown } }[] }).versions[0]?.schema.openAPIV3Schema);
     const specField = child(form, 'spec');
     assert.equal(child(specField, 'replicaCount').kind, 'integer');
     assert.equal(child(specField, 'service', 'port').kind, 'integer');

@@ -36,8 +36,18 @@ after(async () => {
   await rm(work, { recursive: true, force: true });
 });
 
+const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+
+/** The CSV's rules as RBAC reads them: each list of strings it sets. */
 function rulesOf(bundle: RegistryV1Bundle, which: 'permissions' | 'clusterPermissions'): PolicyRule[] {
-  return bundle.csv[which].flatMap((p) => p.rules) as unknown as PolicyRule[];
+  return bundle.csv[which].flatMap((p) => p.rules).map((r) => {
+    const rule: PolicyRule = { verbs: strings(r.verbs) ?? [] };
+    for (const k of ['apiGroups', 'resources', 'resourceNames', 'nonResourceURLs'] as const) {
+      const v = strings(r[k]);
+      if (v !== undefined) rule[k] = v;
+    }
+    return rule;
+  });
 }
 
 function specSchema(crd: JsonObject): unknown {
@@ -165,7 +175,9 @@ describe('Pelorus as an operator', () => {
     assert.deepEqual(c?.resources, { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '512Mi' } });
     assert.deepEqual(c?.env.map((e) => e.name), ['POD_NAMESPACE', 'WATCH_NAMESPACE', 'NODE_OPTIONS']);
     // Probed where helm-operator run serves /healthz and /readyz by default (:8081).
-    const probes = c as unknown as { ports: { name: string; containerPort: number }[]; livenessProbe: { httpGet: { path: string; port: string } }; readinessProbe: { httpGet: { path: string; port: string } } };
+    assert.ok(c !== undefined);
+    // The container as written carries more than its type names: its ports and probes.
+    const probes = c as typeof c & { ports: { name: string; containerPort: number }[]; livenessProbe: { httpGet: { path: string; port: string } }; readinessProbe: { httpGet: { path: string; port: string } } };
     assert.deepEqual(probes.ports.map((p) => [p.name, p.containerPort]), [['probes', 8081]]);
     assert.deepEqual([probes.livenessProbe.httpGet, probes.readinessProbe.httpGet], [{ path: '/healthz', port: 'probes' }, { path: '/readyz', port: 'probes' }]);
     const cm = bundle.others.find((o) => o.kind === 'ConfigMap');

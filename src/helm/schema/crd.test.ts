@@ -59,7 +59,7 @@ describe('crdForChart', () => {
   });
 
   it('refuses a spec schema that is not structural, listing every problem', () => {
-    const bad = { type: 'object', properties: { a: {}, b: { type: 'array' } } } as unknown as StructuralSchema;
+    const bad: StructuralSchema = { type: 'object', properties: { a: {}, b: { type: 'array' } } };
     assert.throws(
       () => crdForChart({ group: 'a.b', version: 'v1', kind: 'A', scope: 'Cluster', spec: bad }),
       (e: unknown) => e instanceof ValidationError && e.result.errors().length === 2 && e.message.includes('properties[spec].properties[a].type'),
