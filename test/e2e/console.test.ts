@@ -41,7 +41,7 @@ import { ensureConsoleAssets } from '../../src/console/assets.js';
 import { clientForToken } from '../../src/console/identity.js';
 import { startConsole, type RunningConsole } from '../../src/console/server.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
-import { findCondition } from '../../src/kube/types.js';
+import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { e2eKubeconfig, e2eRegistry, eventually, kubectl, uniqueName } from './env.js';
 import { CORPUS, OperatorHarness } from './operators.js';
 
@@ -202,8 +202,8 @@ describe('console in a browser', () => {
     const icon = page.locator('#packages .card[data-package="node-healthcheck-operator"] img.icon');
     await icon.scrollIntoViewIfNeeded();
     type Img = { complete: boolean; naturalWidth: number }; // the page's HTMLImageElement (no DOM types here)
-    await page.waitForFunction((el) => (el as unknown as Img | null)?.complete === true, await icon.elementHandle());
-    assert.ok((await icon.evaluate((el) => (el as unknown as Img).naturalWidth)) > 0, 'the icon loads and decodes');
+    await page.waitForFunction((el: Img | null) => el?.complete === true, await icon.elementHandle());
+    assert.ok((await icon.evaluate((el: Img) => el.naturalWidth)) > 0, 'the icon loads and decodes');
     await shot(page, '1-catalog-search');
   });
 
@@ -313,7 +313,7 @@ describe('console in a browser', () => {
       await extension('0.16.0');
       await h.installedAt(name, '0.16.0', 300_000);
       const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: 'imagepolicies.image.toolkit.fluxcd.io' };
-      const crdBefore = (await h.client.get(crdRef)) as unknown as { spec: { versions: { name: string }[] }; status: { storedVersions: string[] } };
+      const crdBefore = await h.client.get<KubeObject & { spec: { versions: { name: string }[] }; status: { storedVersions: string[] } }>(crdRef);
 
       await page.goto(`${web.url}/#/installed/${name}`);
       await page.click('#rollback');
@@ -334,7 +334,7 @@ describe('console in a browser', () => {
       assert.equal((await h.extension(name)).spec.source.catalog.version, '0.15.3');
       await eventually('the manager refuses the CRD change', async () => (/status\.storedVersions/.test(await h.describeExtension(name)) ? true : undefined), 180_000, 1000);
       assert.equal((await h.extension(name)).status?.install?.bundle.version, '0.16.0', 'still at 0.16.0');
-      const crdAfter = (await h.client.get(crdRef)) as unknown as typeof crdBefore;
+      const crdAfter = await h.client.get<typeof crdBefore>(crdRef);
       assert.deepEqual(crdAfter.spec.versions.map((v) => v.name), crdBefore.spec.versions.map((v) => v.name), 'the CRD keeps its versions');
       assert.deepEqual(crdAfter.status.storedVersions, crdBefore.status.storedVersions);
       await shot(page, '2g-rollback-refused');
@@ -410,7 +410,7 @@ describe('console in a browser', () => {
     await shot(page, '5c-cr-form');
     await page.click('#cr-submit');
     await page.locator('#cr-list', { hasText: crName }).waitFor();
-    const created = (await h.client.get(ref)) as unknown as { spec: { maxUnhealthy: unknown; remediationTemplate: { name: string; kind: string }; unhealthyConditions: unknown[]; selector: unknown } };
+    const created = await h.client.get<KubeObject & { spec: { maxUnhealthy: unknown; remediationTemplate: { name: string; kind: string }; unhealthyConditions: unknown[]; selector: unknown } }>(ref);
     assert.equal(created.spec.maxUnhealthy, 2, 'int-or-string sent as an integer');
     assert.deepEqual(created.spec.remediationTemplate, { apiVersion: 'poison-pill.medik8s.io/v1alpha1', kind: 'PoisonPillRemediationTemplate', name: 'group-x', namespace: 'default' });
     assert.deepEqual(created.spec.unhealthyConditions, [{ duration: '300s', status: 'False', type: 'Ready' }]);
@@ -428,7 +428,7 @@ describe('console in a browser', () => {
     await page.fill('#yaml-editor', text.replace('maxUnhealthy: 2', 'maxUnhealthy: 60%'));
     await page.click('#cr-submit');
     await page.locator('#cr-list', { hasText: crName }).waitFor();
-    assert.equal(((await h.client.get(ref)) as unknown as { spec: { maxUnhealthy: unknown } }).spec.maxUnhealthy, '60%');
+    assert.equal((await h.client.get<KubeObject & { spec: { maxUnhealthy: unknown } }>(ref)).spec.maxUnhealthy, '60%');
     await shot(page, '5d-cr-list');
   });
 
@@ -439,7 +439,7 @@ describe('console in a browser', () => {
     const svc = applied.find((r) => r.kind === 'Service');
     assert.ok(cm !== undefined && svc !== undefined, `a ConfigMap and a Service in ${JSON.stringify(applied)}`);
     const cmRef = { apiVersion: 'v1', kind: 'ConfigMap', name: cm.name, namespace: cm.namespace ?? installNs };
-    const live = (await h.client.get(cmRef)) as unknown as { data: Record<string, string> };
+    const live = await h.client.get<KubeObject & { data: Record<string, string> }>(cmRef);
     const [key, original] = Object.entries(live.data)[0] ?? ['', ''];
     assert.ok(key !== '', 'the ConfigMap has data');
     await h.client.patch(cmRef, { data: { [key]: `${original}# changed by hand\n` } });
@@ -551,7 +551,7 @@ describe('console in a browser', () => {
       await page.click('#cr-submit');
       await page.locator('#cr-list', { hasText: name }).waitFor();
       await hop.deployedAt(name, 1);
-      const cm = (await h.client.get({ apiVersion: 'v1', kind: 'ConfigMap', name: `${name}-main`, namespace: ns })) as unknown as { data: Record<string, string> };
+      const cm = await h.client.get<KubeObject & { data: Record<string, string> }>({ apiVersion: 'v1', kind: 'ConfigMap', name: `${name}-main`, namespace: ns });
       assert.equal(cm.data.message, 'set in the form', 'the chart rendered the value from the form');
       const last = (await new ReleaseStore(h.client).history({ name, namespace: ns })).at(-1);
       assert.deepEqual(last?.config, { message: 'set in the form' }, "the release's values");

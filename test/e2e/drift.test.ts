@@ -116,8 +116,8 @@ async function resyncUntil(name: string, what: string, want: (c: Condition) => b
 /** The Events about this run's BundleDeployment `name` (by its uid: an earlier run's of the same name are not its). */
 async function eventsOf(name: string): Promise<{ type: string; reason: string; message: string }[]> {
   const uid = (await bundleDeployment(name)).metadata.uid ?? '';
-  const list = await client.list('v1', 'Event', { namespace: 'default', fieldSelector: `involvedObject.kind=BundleDeployment,involvedObject.name=${name},involvedObject.uid=${uid}` });
-  return list.items.map((e) => e as unknown as { type: string; reason: string; message: string });
+  const list = await client.list<KubeObject & { type: string; reason: string; message: string }>('v1', 'Event', { namespace: 'default', fieldSelector: `involvedObject.kind=BundleDeployment,involvedObject.name=${name},involvedObject.uid=${uid}` });
+  return list.items;
 }
 
 /** Waits until the HPA controller has scaled `name` to 3; answers the Deployment then. */

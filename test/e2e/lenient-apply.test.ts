@@ -68,8 +68,8 @@ async function installed(name: string, want: 'True' | 'False', timeoutMs = 120_0
 
 /** Events Binnacle recorded about a BundleDeployment. */
 async function eventsOf(name: string): Promise<{ type: string; reason: string; message: string }[]> {
-  const list = await client.list('v1', 'Event', { namespace: 'default', fieldSelector: `involvedObject.kind=BundleDeployment,involvedObject.name=${name}` });
-  return list.items.map((e) => e as unknown as { type: string; reason: string; message: string });
+  const list = await client.list<KubeObject & { type: string; reason: string; message: string }>('v1', 'Event', { namespace: 'default', fieldSelector: `involvedObject.kind=BundleDeployment,involvedObject.name=${name}` });
+  return list.items;
 }
 
 /** The Helm release records of `release` in the test namespace. */

@@ -180,7 +180,10 @@ async function until<T>(what: string, check: () => Promise<T | undefined>, timeo
   try {
     // A dead operator ends the wait at once (an error thrown in the check would only be retried).
     const r = await eventually<T | typeof EXITED>(what, async () => (exited() ? EXITED : check()), timeoutMs, 1000);
-    if (r === EXITED) return running() as never;
+    if (r === EXITED) {
+      running(); // fails, with what the operator printed
+      assert.fail('binnacle helm-operator run exited');
+    }
     return r;
   } catch (err) {
     const cr = await client.find<HelmCr>(crRef).catch(() => undefined);
