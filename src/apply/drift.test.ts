@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import type { KubeObject } from '../kube/types.js';
 import { fieldDrift, quantityValue, releaseDrift } from './drift.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { toManifest } from './release.js';
@@ -136,13 +135,8 @@ describe('releaseDrift', () => {
   it('an object the person may not read is unreadable, not missing', async () => {
     const cluster = new FakeCluster();
     await releaseIn(cluster, [cm]);
-    const base = cluster.client();
-    const client = {
-      resourceFor: (apiVersion: string, kind: string) => base.resourceFor(apiVersion, kind),
-      list: <T extends KubeObject>(apiVersion: string, kind: string, opts?: { namespace?: string; labelSelector?: string }) => base.list<T>(apiVersion, kind, opts),
-      find: <T extends KubeObject>(ref: ObjectRef): Promise<T | undefined> => (ref.kind === 'ConfigMap' ? Promise.reject(new KubeApiError(403, 'Forbidden', 'configmaps "cfg" is forbidden: User "u" cannot get resource "configmaps"')) : base.find<T>(ref)),
-    };
-    const drift = await releaseDrift(client, { name: 'op', namespace: 'ops' });
+    cluster.authorize = (r) => !(r.identity === 'u' && r.verb === 'get' && r.kind === 'ConfigMap');
+    const drift = await releaseDrift(cluster.client({ user: 'u' }), { name: 'op', namespace: 'ops' });
     assert.equal(drift.drifted[0]?.state, 'unreadable');
     assert.match(drift.drifted[0]?.message ?? '', /^forbidden: .*cannot get resource "configmaps"/);
   });

@@ -6,7 +6,7 @@
  * the cluster lacks is missing. Values of a Secret's data are never shown, only that they differ.
  * The console's drift view and the custom-resource delete preview read releases through here.
  */
-import type { KubeClient } from '../kube/client.js';
+import type { Discovery, ObjectReader } from '../kube/ports.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -16,7 +16,7 @@ import { parseManifest } from './release.js';
 import { ReleaseStore, type StoreClient } from './release-store.js';
 import type { FieldDrift, ObjectDrift, ReleaseRef, ReleaseRevision } from './types.js';
 
-export type DriftClient = Pick<KubeClient, 'list' | 'find' | 'resourceFor'>;
+export type DriftClient = Pick<ObjectReader, 'list' | 'find'> & Pick<Discovery, 'resourceFor'>;
 
 export type { FieldDrift, ObjectDrift } from './types.js';
 
@@ -35,14 +35,14 @@ export interface ReleaseDrift {
 }
 
 /** The release's deployed revision, if it has one. */
-export async function deployedRevision(client: Pick<KubeClient, 'list'>, release: ReleaseRef): Promise<ReleaseRevision | undefined> {
+export async function deployedRevision(client: Pick<ObjectReader, 'list'>, release: ReleaseRef): Promise<ReleaseRevision | undefined> {
   // Reading the history only lists Secrets.
   const history = await new ReleaseStore(client as StoreClient).history(release);
   return [...history].reverse().find((r) => r.status === 'deployed');
 }
 
 /** The revision's objects with the namespaces the applier gives them; objects of unserved optional APIs apart. */
-export async function revisionObjects(client: Pick<KubeClient, 'resourceFor'>, manifest: string, release: ReleaseRef, where: string): Promise<{ objects: KubeObject[]; skipped: KubeObject[] }> {
+export async function revisionObjects(client: Pick<Discovery, 'resourceFor'>, manifest: string, release: ReleaseRef, where: string): Promise<{ objects: KubeObject[]; skipped: KubeObject[] }> {
   const out = { objects: [] as KubeObject[], skipped: [] as KubeObject[] };
   for (const o of parseManifest(manifest, where)) {
     let namespaced: boolean | undefined;
