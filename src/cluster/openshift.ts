@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import type { KubeClient } from '../kube/client.js';
+import type { ClusterClient, StatusWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError } from '../util/errors.js';
 import { isStrictSemver } from '../util/semver.js';
@@ -202,7 +202,7 @@ export interface OpenShiftOptions {
  * ClusterVersion `version` reporting `version`, Infrastructure `cluster` (platform None, one
  * node) and Proxy `cluster` (no proxy).
  */
-export async function installOpenShiftApis(client: KubeClient, crds: readonly KubeObject[], opts: OpenShiftOptions = {}): Promise<{ crds: string[]; version: string }> {
+export async function installOpenShiftApis(client: ClusterClient & Pick<StatusWriter, 'applyStatus'>, crds: readonly KubeObject[], opts: OpenShiftOptions = {}): Promise<{ crds: string[]; version: string }> {
   const version = opts.version ?? DEFAULT_OPENSHIFT_VERSION;
   if (!isStrictSemver(version)) throw new InputError('OPENSHIFT_VERSION_INVALID', `OpenShift version "${version}" is not a version such as 4.16.0`, { field: 'version' });
   const say = opts.say ?? (() => undefined);
@@ -220,7 +220,7 @@ export async function installOpenShiftApis(client: KubeClient, crds: readonly Ku
   const image = `quay.io/openshift-release-dev/ocp-release:${version}-x86_64`;
   const started = (existing?.status as { history?: { startedTime?: string }[] } | undefined)?.history?.[0]?.startedTime ?? new Date().toISOString();
   const previous = (existing?.status as { desired?: { version?: string } } | undefined)?.desired?.version;
-  await client.apply(
+  await client.applyStatus(
     {
       apiVersion: cvRef.apiVersion,
       kind: cvRef.kind,
@@ -233,12 +233,12 @@ export async function installOpenShiftApis(client: KubeClient, crds: readonly Ku
         availableUpdates: null,
       },
     },
-    { force: true, subresource: 'status' },
+    { force: true },
   );
 
   const infraRef = { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', name: 'cluster' };
   await client.apply({ apiVersion: infraRef.apiVersion, kind: infraRef.kind, metadata: { name: infraRef.name }, spec: { platformSpec: { type: 'None' } } }, { force: true });
-  await client.apply(
+  await client.applyStatus(
     {
       apiVersion: infraRef.apiVersion,
       kind: infraRef.kind,
@@ -252,7 +252,7 @@ export async function installOpenShiftApis(client: KubeClient, crds: readonly Ku
         ...(opts.apiserver === undefined ? {} : { apiServerURL: opts.apiserver, apiServerInternalURI: opts.apiserver }),
       },
     },
-    { force: true, subresource: 'status' },
+    { force: true },
   );
   await client.apply({ apiVersion: 'config.openshift.io/v1', kind: 'Proxy', metadata: { name: 'cluster' }, spec: {} }, { force: true });
   return { crds: names, version };

@@ -20,7 +20,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
-import type { KubeClient } from '../kube/client.js';
+import type { ObjectReader } from '../kube/ports.js';
 import { buildImage, pushImage, RegistryClient } from '../oci/index.js';
 import { BinnacleError } from '../util/errors.js';
 import { issueCertificate } from '../util/pki.js';
@@ -657,7 +657,7 @@ async function pushPauseImage(pauseProgram: string, registry: string): Promise<s
 export async function joinRealNode(
   c: RealNodeContext,
   components: readonly RealNodeComponent[],
-  client: Pick<KubeClient, 'find'>,
+  client: Pick<ObjectReader, 'find'>,
   timeoutMs: number,
   say: (l: string) => void,
 ): Promise<void> {

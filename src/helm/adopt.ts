@@ -6,7 +6,7 @@
  * CLI keeps working on the release throughout.
  */
 import { ownerLabels, parseManifest, ReleaseStore, type ReleaseRef } from '../apply/index.js';
-import type { KubeClient } from '../kube/client.js';
+import type { ClusterClient } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import { refOf, type KubeObject } from '../kube/types.js';
 import { BinnacleError } from '../util/errors.js';
@@ -23,7 +23,7 @@ export interface AdoptResult {
   objects: number;
 }
 
-export async function adoptRelease(client: KubeClient, o: AdoptOptions): Promise<AdoptResult> {
+export async function adoptRelease(client: ClusterClient, o: AdoptOptions): Promise<AdoptResult> {
   const where = `release ${o.release.namespace}/${o.release.name}`;
   const apiVersion = o.kind.group === '' ? o.kind.version : `${o.kind.group}/${o.kind.version}`;
   try {
