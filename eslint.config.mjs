@@ -51,6 +51,25 @@ export default tseslint.config(
     },
   },
   {
+    // Tests run over the one fake cluster (src/kube/fake-cluster.test-helper.ts), or hand the code
+    // a stand-in typed as exactly the port it takes: a client is never faked by casting an object
+    // to it, and malformed input is built as `unknown` for a function that takes `unknown`.
+    files: ['**/*.test.ts', '**/*.test-helper.ts', 'test/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression > TSAsExpression.expression[typeAnnotation.type='TSUnknownKeyword'], TSTypeAssertion > TSTypeAssertion.expression[typeAnnotation.type='TSUnknownKeyword']",
+          message: 'no `x as unknown as T` in tests: run the code over the one fake cluster (src/kube/fake-cluster.test-helper.ts; extend it, with a test, when it lacks something), or type a stand-in as exactly the port the code takes (Pick<ObjectReader, "find">).',
+        },
+        {
+          selector: "TSAsExpression[typeAnnotation.type='TSNeverKeyword'], TSTypeAssertion[typeAnnotation.type='TSNeverKeyword']",
+          message: 'no `x as never` in tests: run the code over the one fake cluster (src/kube/fake-cluster.test-helper.ts), type a stand-in as the port it takes, or pass malformed input as `unknown` to what checks it.',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts', 'hack/*.ts'],
     rules: {
       '@typescript-eslint/no-floating-promises': 'off',
