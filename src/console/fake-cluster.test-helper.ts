@@ -51,7 +51,7 @@ export interface ConsoleCluster {
   /** The person's client. */
   client: FakeClient;
   /** The person's requests so far (SelfSubjectAccessReviews aside: they ask, they do nothing), as `verb Kind name`. */
-  calls(): string[];
+  calls: () => string[];
 }
 
 const rbacVerb = (req: FakeRequest): Verb | undefined => {

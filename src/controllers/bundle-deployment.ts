@@ -49,7 +49,7 @@ export function specProblems(written: unknown): string[] {
   const parsed = parseBundleSource(spec.source, { field: 'spec.source' });
   if (!parsed.result.ok) problems.push(...parsed.result.errors().map((p) => `${p.field ?? 'spec.source'}: ${p.message}`));
   const format = spec.format;
-  if (typeof format !== 'string' || ![...RENDERERS.keys()].some((f) => f === format)) problems.push(`spec.format: unknown format "${typeof format === 'string' ? format : String(JSON.stringify(format))}"`);
+  if (typeof format !== 'string' || ![...RENDERERS.keys()].some((f) => f === format)) problems.push(`spec.format: unknown format "${typeof format === 'string' ? format : (JSON.stringify(format) ?? 'undefined')}"`);
   if (typeof spec.installNamespace !== 'string' || spec.installNamespace === '') problems.push('spec.installNamespace: required');
   // The API server keeps free-form fields up to 10,000 levels deep; Binnacle's walkers do not
   // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.
