@@ -1,7 +1,7 @@
 /**
  * The narrow client ports, as controller-runtime's `client.Reader`, `client.Writer` and
  * `client.StatusWriter`: a step or a module names the least it needs, so its tests hand it the
- * one in-memory fake cluster (kube/fake-cluster.ts) and nothing wider. `KubeClient` is the real
+ * one in-memory fake cluster (kube/fake-cluster.test-helper.ts) and nothing wider. `KubeClient` is the real
  * implementation of every port; the fake implements them too.
  *
  * - `ObjectReader`: GET, GET-or-undefined and LIST.
