@@ -29,7 +29,8 @@ export class Crash extends Error {
 }
 
 export type FakeVerb = 'get' | 'list' | 'create' | 'update' | 'patch' | 'apply' | 'delete' | 'status' | 'dry-run' | 'watch';
-const WRITE_VERBS: ReadonlySet<FakeVerb> = new Set(['create', 'update', 'patch', 'apply', 'delete', 'status']);
+/** The verbs that change something (a dry run does not). */
+export const WRITE_VERBS: ReadonlySet<FakeVerb> = new Set(['create', 'update', 'patch', 'apply', 'delete', 'status']);
 
 /** One request as the fake saw it. */
 export interface FakeRequest {
@@ -49,6 +50,8 @@ export interface FaultRule {
   namespace?: string;
   name?: string | RegExp;
   identity?: string;
+  /** Any other test of the request (the n-th write since armed, say). */
+  match?: (req: FakeRequest) => boolean;
   /** `before`: the request fails, nothing changes (default). `after`: the write lands, then the caller sees the error. */
   when?: 'before' | 'after';
   error: (req: FakeRequest) => Error;
@@ -647,7 +650,7 @@ function matches(rule: FaultRule, req: FakeRequest): boolean {
   if (rule.namespace !== undefined && rule.namespace !== req.namespace) return false;
   if (rule.identity !== undefined && rule.identity !== req.identity) return false;
   if (rule.name !== undefined && !(typeof rule.name === 'string' ? rule.name === req.name : rule.name.test(req.name))) return false;
-  return true;
+  return rule.match === undefined || rule.match(req);
 }
 
 /** The fake cluster's ports, as one identity. */
