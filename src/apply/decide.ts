@@ -14,7 +14,7 @@
  * - `repair`: the deployed revision is the newest and was made from these inputs: re-apply what
  *   it recorded (drift), no render, no new revision.
  * - `keep`: these inputs failed before and were rolled back (Flux's default remediation): the
- *   deployed revision is repaired and stays, until the inputs change.
+ *   deployed revision is repaired and stays, until the inputs or the owner's spec change.
  * - `rollback`: the newest revision is not the deployed one (an upgrade interrupted, or failed
  *   and not rolled back) and the inputs are the deployed revision's again: roll the deployed
  *   revision's record out again as a new revision, which also prunes what the unfinished
@@ -33,6 +33,13 @@ export interface ReleaseInputs {
   inputDigest: string;
   /** Whether a failed upgrade is rolled back (default true); without, the failed inputs wait for a change. */
   autoRollback?: boolean;
+  /**
+   * The owner's metadata.generation now. Inputs that failed are tried again when it differs
+   * from the generation the failed revision was made at: the owner's spec changed since (away
+   * and back, say), which is a new request, as a new generation resets Flux's failure counts.
+   * Unknown (undefined) on either side: the failure stands.
+   */
+  generation?: number;
   /** Who else holds Helm records of this release's name in its namespace (release-records.ts), if anyone: the release is theirs. */
   foreignOwner?: string | undefined;
 }
@@ -76,6 +83,11 @@ function recordedOwner(history: readonly ReleaseRevision[], owner: Owner): { ok:
   return { ok: recorded !== undefined && recorded.kind === owner.kind && recorded.name === owner.name && sameNamespace, recorded };
 }
 
+/** Whether the owner's spec changed since `failed` was made (its generation differs): the failed inputs are asked for again. */
+function askedAgain(failed: ReleaseRevision, inputs: ReleaseInputs): boolean {
+  return inputs.generation !== undefined && failed.ownerGeneration !== undefined && inputs.generation !== failed.ownerGeneration;
+}
+
 /** The one release decision (see the top of this file). `history` is oldest first. */
 export function decideRelease(history: readonly ReleaseRevision[], inputs: ReleaseInputs): ReleaseDecision {
   const sorted = [...history].sort((a, b) => a.revision - b.revision);
@@ -96,7 +108,14 @@ export function decideRelease(history: readonly ReleaseRevision[], inputs: Relea
 
   if (deployed !== undefined && deployed === latest) {
     if (deployed.inputDigest === digest) return { action: 'repair', revision: deployed, reason: `revision ${deployed.revision} was made from these inputs`, settle };
-    const failedBefore = sorted.find((r) => r.status === 'failed' && r.inputDigest === digest && r.revision < deployed.revision);
+    const failedBefore = newestWith(
+      sorted.filter((r) => r.inputDigest === digest && r.revision < deployed.revision),
+      ['failed'],
+    );
+    if (failedBefore !== undefined && askedAgain(failedBefore, inputs)) {
+      const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) at generation ${String(failedBefore.ownerGeneration)}; the spec changed since (generation ${String(inputs.generation)}): trying them again`;
+      return { action: 'upgrade', from: deployed, latest, reason, settle };
+    }
     if (failedBefore !== undefined) {
       return {
         action: 'keep',
@@ -119,7 +138,7 @@ export function decideRelease(history: readonly ReleaseRevision[], inputs: Relea
       return { action: 'rollback', to: base, latest, reason: `${newest} and the inputs are revision ${base.revision}'s: rolling it out anew`, settle };
     }
     if (latest.inputDigest === digest && latest.status === 'failed') {
-      if (inputs.autoRollback === false) {
+      if (inputs.autoRollback === false && !askedAgain(latest, inputs)) {
         return { action: 'refuse', code: 'RELEASE_REFUSED', reason: `revision ${latest.revision} with these inputs failed (${latest.description}); automatic rollback is off, so it stays until the inputs change`, settle };
       }
       // Its rollback did not run (it had to wait, or the run died): the upgrade is tried again, and rolled back if it fails again.

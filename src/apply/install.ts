@@ -76,6 +76,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
       content: req.content,
       inputDigest: req.inputDigest,
+      ownerGeneration: req.generation,
       hookEvents: req.content === undefined || req.disableHooks === true ? undefined : upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' },
       drift: req.drift,
       confine: req.confine,

@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isForbidden } from '../kube/errors.js';
+import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -142,6 +142,7 @@ export class ReleaseRecords {
 
 /** One release's trusted history (see the top of this file). */
 export class TrustedHistory implements HistoryStore {
+  readonly recordsOutsideRelease = true;
   constructor(
     private readonly o: ReleaseRecordsOptions,
     private readonly now: () => Date,
@@ -249,7 +250,10 @@ export class TrustedHistory implements HistoryStore {
     try {
       for (const s of [...parts, ...(main === undefined ? [] : [main])]) await createOrReplace(this.mirror.client, s);
     } catch (err) {
-      this.mirrorFailed('write', Number(main?.metadata.labels?.version ?? '0'), err);
+      const revision = Number(main?.metadata.labels?.version ?? '0');
+      // A revision is recorded before the release creates its namespace; its next write mirrors it.
+      if (isNotFound(err)) this.o.logger.debug({ release: `${this.release.namespace}/${this.release.name}`, revision }, 'the release namespace does not exist yet: the Helm record is mirrored once it does');
+      else this.mirrorFailed('write', revision, err);
     }
   }
 

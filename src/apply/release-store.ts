@@ -41,6 +41,13 @@ export interface HistoryStore {
   create(rev: ReleaseRevision): Promise<void>;
   setStatus(rev: ReleaseRevision, status: ReleaseStatus, description?: string): Promise<ReleaseRevision>;
   remove(revisions: readonly ReleaseRevision[]): Promise<void>;
+  /**
+   * Whether its records live outside the release namespace (the trusted history's, in the
+   * system namespace): a revision is then recorded before anything is applied, so that nothing
+   * a run creates (a Namespace of the release first of all) is left without a record naming it.
+   * Helm's own records live in the release namespace, which the release may create first.
+   */
+  readonly recordsOutsideRelease?: boolean;
 }
 
 export class ReleaseStore {

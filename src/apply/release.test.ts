@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { BinnacleError } from '../util/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { decodeRelease, parseManifest, releaseLabels, releaseSecret, releaseSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
+import { decodeRelease, OWNER_GENERATION_LABEL, parseManifest, releaseLabels, releaseSecret, releaseSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
 
 // Written by the real helm v3.22 (`helm install tiny ./chart` then `helm upgrade --set greeting=yo`).
 const fixture: unknown = JSON.parse(readFileSync(new URL('./testdata/helm-release-v2.secret.json', import.meta.url), 'utf8'));
@@ -148,4 +148,15 @@ test('parseManifestAsync reads a manifest as parseManifest does, document by doc
   assert.equal(manifestDocuments(manifest).length, 3);
   await assert.rejects(parseManifestAsync('---\nkind: X\n---\nnot: [closed\n', 'rev 2'), /rev 2: manifest document 1 is not a Kubernetes object/);
   await assert.rejects(parseManifestAsync('---\napiVersion: v1\nkind: A\nmetadata: {}\n---\nnot: [closed\n', 'rev 2'), /rev 2: manifest document 2: /);
+});
+
+test("a revision's owner generation rides on a label, and only a positive integer is read back", () => {
+  const input: ReleaseRecordInput = { name: 'pg', namespace: 'team-a', version: 3, status: 'failed', description: 'x', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, manifest: '', ownerGeneration: 7 };
+  const secret = releaseSecret(input, { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' }, new Date(0), 'created');
+  assert.equal(secret.metadata.labels?.[OWNER_GENERATION_LABEL], '7');
+  assert.equal(revisionFromSecret(secret).ownerGeneration, 7);
+  for (const bad of ['-1', '0', '1.5', '1e400', 'seven', '']) {
+    const edited: KubeObject = { ...secret, metadata: { ...secret.metadata, labels: { ...secret.metadata.labels, [OWNER_GENERATION_LABEL]: bad } } };
+    assert.equal(revisionFromSecret(edited).ownerGeneration, undefined, bad);
+  }
 });

@@ -21,6 +21,8 @@ export const RELEASE_SECRET_TYPE = 'helm.sh/release.v1';
 const KUBE_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
 /** The digest of what a revision was made from (a release label, as Helm ≥ 3.13 keeps them). */
 export const INPUT_DIGEST_LABEL = 'binnacle.dev/input-digest';
+/** The owner's metadata.generation a revision was made at. */
+export const OWNER_GENERATION_LABEL = 'binnacle.dev/owner-generation';
 /** Labels Helm's driver sets itself; any other Secret label is a release label. */
 const SYSTEM_LABELS = new Set(['name', 'owner', 'status', 'version', 'createdAt', 'modifiedAt']);
 const STATUSES: readonly ReleaseStatus[] = ['unknown', 'deployed', 'uninstalled', 'superseded', 'failed', 'uninstalling', 'pending-install', 'pending-upgrade', 'pending-rollback'];
@@ -203,6 +205,7 @@ export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, n
   const labels: Record<string, string> = {};
   if (owner !== undefined) Object.assign(labels, ownerLabels(owner));
   if (r.inputDigest !== undefined) labels[INPUT_DIGEST_LABEL] = r.inputDigest;
+  if (r.ownerGeneration !== undefined) labels[OWNER_GENERATION_LABEL] = String(r.ownerGeneration);
   Object.assign(labels, { name: r.name, owner: 'helm', status: r.status, version: String(r.version) });
   labels[kind === 'created' ? 'createdAt' : 'modifiedAt'] = String(Math.floor(now.getTime() / 1000));
   return {
@@ -258,13 +261,9 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
   const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
   const chart = chartInfo(chartMeta);
   const labels = rec(meta?.labels) ?? {};
-  const ownerKind = labels[OWNER_KIND_LABEL];
-  const ownerName = labels[OWNER_NAME_LABEL];
-  const ownerNamespace = labels[OWNER_NAMESPACE_LABEL];
-  const digest = labels[INPUT_DIGEST_LABEL];
   const content = chartContent(rel);
   return {
-    ...(typeof digest === 'string' ? { inputDigest: digest } : {}),
+    ...labelFacts(labels),
     ...(content === undefined ? {} : { content }),
     name: str(rel.name),
     namespace: str(rel.namespace),
@@ -277,7 +276,17 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
     chart,
     config: rec(rel.config) ?? {},
     manifest: str(rel.manifest),
-    owner: typeof ownerKind === 'string' && typeof ownerName === 'string' ? { kind: ownerKind, name: ownerName, ...(typeof ownerNamespace === 'string' ? { namespace: ownerNamespace } : {}) } : undefined,
+  };
+}
+
+/** What Binnacle's labels on a record say: its owner, the inputs' digest, the owner's generation. */
+function labelFacts(labels: Record<string, unknown>): Pick<ReleaseRevision, 'owner' | 'inputDigest' | 'ownerGeneration'> {
+  const { [OWNER_KIND_LABEL]: kind, [OWNER_NAME_LABEL]: name, [OWNER_NAMESPACE_LABEL]: namespace, [INPUT_DIGEST_LABEL]: digest, [OWNER_GENERATION_LABEL]: gen } = labels;
+  const generation = typeof gen === 'string' ? Number(gen) : NaN;
+  return {
+    owner: typeof kind === 'string' && typeof name === 'string' ? { kind, name, ...(typeof namespace === 'string' ? { namespace } : {}) } : undefined,
+    ...(typeof digest === 'string' ? { inputDigest: digest } : {}),
+    ...(Number.isSafeInteger(generation) && generation > 0 ? { ownerGeneration: generation } : {}),
   };
 }
 

@@ -46,6 +46,8 @@ export interface Rollout extends Omit<Preflight, 'live'> {
   /** A chart release's content: its manifest is what is recorded, its hooks run around the apply. */
   content?: ReleaseContent | undefined;
   inputDigest?: string | undefined;
+  /** The owner's generation the revision is made at (recorded). */
+  ownerGeneration?: number | undefined;
   /** The hook events of this operation (pre-/post-install, -upgrade or -rollback); none when hooks are off. */
   hookEvents?: { pre: HookEvent; post: HookEvent } | undefined;
   drift?: DriftSpec | undefined;
@@ -72,15 +74,18 @@ export function lastWith(history: readonly ReleaseRevision[], statuses: readonly
   return [...history].reverse().find((r) => statuses.includes(r.status));
 }
 
-/** Objects named by the latest revision and the last deployed one (a failed run may have applied some). */
+/**
+ * Objects any revision since the last deployed one may have left live: that revision's and
+ * every later one's (each failed or interrupted run may have applied part of its manifest;
+ * Helm reads only the latest, and orphans what an earlier failed run applied). With no
+ * deployed revision, every revision's. History is trimmed only once a revision deploys, after
+ * its prune, so no revision that counts here has been trimmed.
+ */
 export async function previousObjects(history: readonly ReleaseRevision[]): Promise<KubeObject[]> {
-  const revs = new Set<ReleaseRevision>();
-  const latest = history.at(-1);
-  if (latest !== undefined) revs.add(latest);
   const deployed = lastWith(history, ['deployed']);
-  if (deployed !== undefined) revs.add(deployed);
+  const since = deployed === undefined ? history : history.filter((r) => r.revision >= deployed.revision);
   const out: KubeObject[] = [];
-  for (const r of revs) out.push(...(await parseManifestAsync(r.manifest, `release ${r.namespace}/${r.name} revision ${r.revision}`)));
+  for (const r of since) out.push(...(await parseManifestAsync(r.manifest, `release ${r.namespace}/${r.name} revision ${r.revision}`)));
   return out;
 }
 
@@ -106,24 +111,28 @@ export async function rollout(cfg: ActionConfig, r: Rollout, log: Logger): Promi
     if (record !== undefined) await cfg.history.setStatus(current(record), 'failed', message);
     return { ok: false, applied, pruned, health, message };
   };
-  /** Records the pending revision and runs the pre-event hooks, saying why they failed. */
+  let begun = false;
+  /** Records the pending revision (unless it was already) and runs the pre-event hooks, saying why they failed. */
   const begin = async (): Promise<string | undefined> => {
-    record = await writePending(cfg, r);
+    begun = true;
+    record ??= await writePending(cfg, r);
     if (r.hookEvents === undefined) return undefined;
     const pre = await runHooks(hooks, r.hookEvents.pre, hookOpts);
     hooks = pre.hooks;
     return pre.ok ? undefined : pre.message;
   };
   try {
+    if (cfg.history.recordsOutsideRelease === true) record = await writePending(cfg, r);
     for (const group of groupByPhase(r.objects)) {
-      // Helm's records live in the release namespace, which the first phase may create.
-      if (group.phase !== 'namespaces' && record === undefined) {
+      // Helm's records live in the release namespace, which the first phase may create; the
+      // pre-event hooks run once the namespaces exist.
+      if (group.phase !== 'namespaces' && !begun) {
         const hookFailure = await begin();
         if (hookFailure !== undefined) return await fail(hookFailure);
       }
       await applyGroup(cfg, group, r, applied, log);
     }
-    if (record === undefined) {
+    if (!begun) {
       const hookFailure = await begin();
       if (hookFailure !== undefined) return await fail(hookFailure);
     }
@@ -281,8 +290,12 @@ async function markDeployed(cfg: ActionConfig, r: Rollout, record: ReleaseRevisi
   return after;
 }
 
-/** Drops the oldest revisions beyond maxHistory, as helm's --history-max does; `history` is the release's revisions now. */
-async function trimHistory(cfg: ActionConfig, history: readonly ReleaseRevision[]): Promise<void> {
+/**
+ * Drops the oldest revisions beyond maxHistory, as helm's --history-max does; `history` is the
+ * release's revisions now, its newest deployed (no revision after the deployed one is dropped:
+ * previousObjects needs them).
+ */
+export async function trimHistory(cfg: ActionConfig, history: readonly ReleaseRevision[]): Promise<void> {
   if (cfg.maxHistory <= 0) return;
   const excess = history.length - cfg.maxHistory;
   if (excess <= 0) return;
@@ -304,6 +317,7 @@ async function writePending(cfg: ActionConfig, r: Rollout): Promise<ReleaseRevis
     manifest: r.content?.manifest ?? toManifest(applyOrder([...r.objects, ...(r.deferred ?? [])])),
     owner: r.owner,
     ...(r.inputDigest === undefined ? {} : { inputDigest: r.inputDigest }),
+    ...(r.ownerGeneration === undefined ? {} : { ownerGeneration: r.ownerGeneration }),
     ...(r.content === undefined ? {} : { content: r.content }),
   };
   await cfg.history.create(rev);

@@ -15,6 +15,7 @@ import { settle } from './history.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS, installOrUpgrade } from './install.js';
 import { repair } from './repair.js';
 import { rollbackTo } from './rollback.js';
+import { trimHistory } from './rollout.js';
 import type { ApplyRequest, ApplyResult, ReleaseRequest, ReleaseRevision } from './types.js';
 
 /** The digest a request's objects, chart and values make, for a caller that has no input digest of its own. */
@@ -38,10 +39,15 @@ export async function runDecision(cfg: ActionConfig, decision: ReleaseDecision, 
       if (rendered === undefined) throw new BinnacleError('internal', 'RENDER_MISSING', `release ${req.release.namespace}/${req.release.name}: a new revision (${decision.action}) needs the render`);
       return installOrUpgrade(cfg, { ...req, ...rendered }, decision, settled);
     }
-    case 'repair':
-      return repair(cfg, req, decision.revision);
+    case 'repair': {
+      const repaired = await repair(cfg, req, decision.revision);
+      // A run that died between deploying and trimming left the history long: trimmed here.
+      await trimHistory(cfg, settled);
+      return repaired;
+    }
     case 'keep': {
       const kept = await repair(cfg, req, decision.revision);
+      await trimHistory(cfg, settled);
       return { ...kept, status: kept.status === 'deployed' ? 'rolled-back' : kept.status, message: decision.reason };
     }
     case 'rollback': {

@@ -125,6 +125,11 @@ export interface ReleaseRequest {
   force?: boolean;
   /** Roll back to the last deployed revision when an upgrade fails; default true. */
   autoRollback?: boolean;
+  /**
+   * The owner's metadata.generation this request was made at, recorded with the revision: inputs
+   * that failed are tried again once the owner's spec has changed since (decide.ts).
+   */
+  generation?: number;
   /** That rollback replaces what cannot be updated, as `force` does (helm-operator's rollback-force). */
   rollbackForce?: boolean;
   /** How long to wait for health; default 5 minutes. */
@@ -254,6 +259,8 @@ export interface ReleaseRevision {
   owner: Owner | undefined;
   /** The request's inputDigest, when the revision was made from one. */
   inputDigest?: string;
+  /** The owner's metadata.generation the revision was made at, when the request said. */
+  ownerGeneration?: number;
   /** A chart release's content (a release the `helm` CLI made has one too). */
   content?: ReleaseContent;
 }

@@ -34,7 +34,7 @@ import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { RENDERERS, render, type RenderContext, type RenderedBundle } from '../render/index.js';
 import { bundleWebhookCerts, type WebhookCerts } from '../render/webhook-certs.js';
-import { openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
+import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
@@ -341,7 +341,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     reportHistoryRead(read, s.conditions, s.logger);
     s.history = read.revisions;
     s.inputDigest = bundleInputDigest(s.bd, unpacked.digest, s.certs?.digest);
-    s.decision = decideRelease(read.revisions, { owner: this.owner(s.bd), inputDigest: s.inputDigest, autoRollback: s.bd.spec.autoRollback !== false, foreignOwner: read.foreignOwner });
+    s.decision = decideRelease(read.revisions, { owner: this.owner(s.bd), inputDigest: s.inputDigest, autoRollback: s.bd.spec.autoRollback !== false, foreignOwner: read.foreignOwner, ...generationOf(s.bd) });
     if (s.decision.action !== 'refuse') return CONTINUE;
     s.conditions.set('Installed', false, 'Refused', s.decision.reason);
     s.conditions.set('Progressing', false, 'Blocked', s.decision.reason);
@@ -436,6 +436,7 @@ export class BundleDeploymentReconciler implements Reconciler {
           disableHooks: s.bd.spec.disableHooks === true,
           adopt: s.bd.spec.adoptExisting === true,
           autoRollback: s.bd.spec.autoRollback !== false,
+          ...generationOf(s.bd),
           keepFailedInstall: s.bd.spec.keepFailedInstall === true,
           ...(s.bd.spec.drift === undefined ? {} : { drift: s.bd.spec.drift }),
           ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),

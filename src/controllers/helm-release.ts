@@ -37,7 +37,7 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { lingeringObjects } from './helm-uninstall-wait.js';
 import { impersonationFor } from '../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
-import { openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
+import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 import type { DriftSpec, ReleaseLimits } from '../api/types.js';
 import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
 
@@ -597,7 +597,7 @@ export class HelmReleaseReconciler implements Reconciler {
     const input = this.renderInput(s);
     if (input === undefined) return stop();
     s.inputDigest = await this.ports.inputDigest(input);
-    s.decision = decideRelease(read.revisions, { owner: s.owner, inputDigest: s.inputDigest, foreignOwner: read.foreignOwner });
+    s.decision = decideRelease(read.revisions, { owner: s.owner, inputDigest: s.inputDigest, foreignOwner: read.foreignOwner, ...generationOf(s.cr) });
     if (s.decision.action !== 'refuse') return CONTINUE;
     s.logger.error({ err: s.decision.reason }, 'Release failed');
     s.conditions.set('Irreconcilable', true, 'ReconcileError', s.decision.reason);
@@ -693,6 +693,7 @@ export class HelmReleaseReconciler implements Reconciler {
       owner: s.owner,
       release: s.release,
       disableHooks,
+      ...generationOf(s.cr),
       force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
       rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
       ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),

@@ -51,3 +51,9 @@ export function reportHistoryRead(read: TrustedRead, conditions: Conditions, log
     conditions.set(MIRROR_DRIFTED_CONDITION, true, 'HelmRecordsChanged', `the release's Helm records were changed outside Binnacle (${what}); nothing in them was run, and they were put back as Binnacle's history says`);
   }
 }
+
+/** The owner's metadata.generation, for the release decision and the revision's record (none when the server set none). */
+export function generationOf(owner: { metadata: { generation?: number } }): { generation?: number } {
+  const g = owner.metadata.generation;
+  return typeof g === 'number' && Number.isSafeInteger(g) && g > 0 ? { generation: g } : {};
+}

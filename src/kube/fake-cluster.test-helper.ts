@@ -28,7 +28,7 @@ import { deleteAt, dropPath, fieldsOf, holdsPath, isRecord, leaves, mergePatch, 
 import { BUILTIN, type KindInfo } from './fake-kinds.test-helper.js';
 import { Crash, faults, matches, REVIEW_KINDS, WRITE_VERBS, type AccessReview, type FakeRequest, type FakeVerb, type FaultRule } from './fake-requests.test-helper.js';
 
-export { Crash, faults, forbiddenMessage, type AccessReview, type FakeRequest, type FakeVerb, type FaultRule } from './fake-requests.test-helper.js';
+export { Crash, faults, forbiddenMessage, WRITE_VERBS, type AccessReview, type FakeRequest, type FakeVerb, type FaultRule } from './fake-requests.test-helper.js';
 import { BinnacleError } from '../util/errors.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
 

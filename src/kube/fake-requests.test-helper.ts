@@ -61,6 +61,8 @@ export interface FaultRule {
   namespace?: string;
   name?: string | RegExp;
   identity?: string;
+  /** Any other test of the request (the n-th write since armed, say). */
+  match?: (req: FakeRequest) => boolean;
   /** `before`: the request fails, nothing changes (default). `after`: the write lands, then the caller sees the error. */
   when?: 'before' | 'after';
   error: (req: FakeRequest) => Error;
@@ -99,5 +101,5 @@ export function matches(rule: FaultRule, req: FakeRequest): boolean {
   if (rule.namespace !== undefined && rule.namespace !== req.namespace) return false;
   if (rule.identity !== undefined && rule.identity !== req.identity) return false;
   if (rule.name !== undefined && !(typeof rule.name === 'string' ? rule.name === req.name : rule.name.test(req.name))) return false;
-  return true;
+  return rule.match === undefined || rule.match(req);
 }
