@@ -1,13 +1,43 @@
 /**
- * The one render function, `render`: a bundle directory by its format, a chart with values as
- * a release, or a chart as `helm template` prints it. The BundleDeployment controller, the Helm
- * release reconciler, `plan`, `binnacle bundle render`, `helm template` and `helm release` all
- * call it, so what the CLI prints is what gets applied, and every Helm render goes through one
- * cache (cache.ts: Helm's answer by chart digest, values and release; bounded) and the same
- * bounds: values nested past MAX_NESTING are refused here, and the engine bounds each render in
- * memory, time and output. One renderer per bundle format, chosen by `spec.format`:
- * registry+v1, plain, and helm (Helm's own engine, through helm/chart-release.ts). Above bundle/
- * and helm/, below the controllers, actions and CLI that use it.
+ * Render: a bundle directory by its format, a chart with values as a release, or a chart as
+ * `helm template` prints it, each a named method of one Renderer (`createRenderer`). The
+ * BundleDeployment controller, the Helm release reconciler, `plan`, `binnacle bundle render`,
+ * `helm template`, `helm bundle` and `helm release` all render with one, so what the CLI prints is
+ * what gets applied. A renderer is made once per process (the manager, `helm-operator run`, a CLI
+ * command) and injected; it keeps its state (counts, and the Helm render cache in its caching
+ * engine, helm/engine-cache.ts) to itself: this module keeps none. Render writes nothing and needs
+ * no dry-run client: what it needs from the cluster is read before it (the webhook certificates,
+ * by the certificate port in webhook-certs.ts) or read during it (Helm's capabilities and
+ * `lookup`, as the installing account). Every Helm render has the same bounds: values nested past
+ * MAX_NESTING are refused by the caching engine, and the engine bounds each render in memory,
+ * time and output. One renderer per bundle format, chosen by `spec.format`: registry+v1, plain,
+ * and helm (Helm's own engine, through helm/chart-release.ts). Above bundle/ and helm/, below the
+ * controllers, actions and CLI that use it.
+ *
+ * The BundleDeployment render path, call by call; every call goes down, none climbs back up
+ * (held by controllers/bundle-deployment-render-path.test.ts):
+ *
+ *  1. `BundleDeploymentReconciler.certificates` (controllers/bundle-deployment.ts), before the
+ *     release decision: `ports.webhookCerts` = `bundleWebhookCerts` (webhook-certs.ts) loads the
+ *     bundle (bundle/), and for a registry+v1 bundle with webhooks `webhookCerts` reads the
+ *     certificates' Secret as the installing account and adopts what it keeps (the CA with it),
+ *     or issues new ones in memory (util/pki.ts). Nothing is written; the answer is data.
+ *  2. `BundleDeploymentReconciler.render`: `ports.render(format, ctx)`, by default
+ *     `Renderer.bundle(ctx)` of the renderer the manager injected (`ReleaseEngineOptions.renderer`).
+ *     `ctx` is data (the unpacked tree, the spec, the certificates) and the install client.
+ *  3. `renderBundle` (here): the format's renderer from `RENDERERS`, then the release's object limit.
+ *  4. By format:
+ *     - registry+v1: `renderRegistryV1` → bundle/ `loadBundleDir`, `convertRegistryV1` (serving
+ *       certificates from the data, by `certProviderOf`), `addOperatorCondition`; the
+ *       certificates' Secret is added as an object of the release.
+ *     - plain: `renderPlain` → bundle/ `loadPlainBundleDir`.
+ *     - helm: `renderHelm` → helm/ `findChart`; `renderChart` → `CachingEngine.keyed` (a view
+ *       keyed by the chart's digest and who looks up) → helm/chart-release.ts
+ *       `renderChartRelease` → the view's `render` → `CachingEngine.render`
+ *       (helm/engine-cache.ts): the cached answer, or Helm's engine's `render` (helm/engine.ts).
+ *  5. The rendered objects return to the reconciler (a return, not a call up), which checks them
+ *     (`preflight`) and applies them (`apply`: the release engine's operations); the certificates'
+ *     Secret is owned, pruned and deleted with the release like every other object.
  */
 import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle, type ServingCert } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
@@ -167,7 +197,7 @@ function servedCrd(o: KubeObject): KubeObject {
   return isKubeObject(v1) ? v1 : o;
 }
 
-const CLUSTER_SCOPED = new Set([
+const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
   'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass',
   'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService', 'Node', 'IngressClass', 'RuntimeClass',
   'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CSIDriver',
