@@ -33,7 +33,7 @@
  * of reach while Helm runs as Go compiled to WebAssembly: Node and the client (~80 MiB) plus the
  * module's bytes, Go's heap, compiled code and the worker's isolate (~90 MiB).
  * Since (issue 29, the same day) the same Go source also builds natively (helm-engine, a child
- * process: hack/helm-wasm/main_native.go), the default when built: one CR peaks at 109 MiB for the
+ * process: src/helm-engine/go/main_native.go), the default when built: one CR peaks at 109 MiB for the
  * whole process tree (median of 3 rounds; the child's VmHWM added to Node's), against 168 MiB with
  * BINNACLE_HELM_ENGINE=wasm in the same run. helm bundle's manager gets 128Mi/512Mi (operator.ts).
  *

@@ -20,7 +20,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['kube', 'oci'],
   ['api', 'source', 'declcfg', 'cluster'],
   ['catalog', 'bundle', 'apply'],
-  ['catalog-render', 'catalog-store'],
+  ['catalog-render', 'catalog-store', 'helm-engine'],
   ['publish', 'resolve'],
   ['installed', 'helm'],
   ['render'],

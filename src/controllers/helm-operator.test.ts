@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { ReleaseRecords } from '../apply/release-records.js';
 import type { HelmOperator } from '../api/types.js';
 import type { FetchedChart } from '../helm/chart-source/index.js';
-import type { ChartDescription } from '../helm/engine.js';
+import type { ChartDescription } from '../helm-engine/engine.js';
 import { HELM_OPERATOR_CRD } from '../api/crds.js';
 import { API_VERSION } from '../api/types.js';
 import { FakeCluster, faults, type FakeClient } from '../kube/fake-cluster.test-helper.js';

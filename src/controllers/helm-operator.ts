@@ -30,7 +30,7 @@ import { describeOwner, driftSpecProblems } from '../apply/index.js';
 import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
-import type { ChartDescription } from '../helm/engine.js';
+import type { ChartDescription } from '../helm-engine/engine.js';
 import type { TrustedKey } from '../oci/index.js';
 import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
 import { goDurationMs } from '../util/duration.js';
@@ -90,7 +90,7 @@ interface OperatorState {
 
 const DEFAULT_PORTS: HelmOperatorPorts = {
   fetchChart: async (ref, opts) => (await import('../helm/chart-source/index.js')).fetchChart(ref, opts),
-  inspect: async (path) => (await import('../helm/engine.js')).helmEngine().inspect(path),
+  inspect: async (path) => (await import('../helm-engine/engine.js')).helmEngine().inspect(path),
   runKind: runHelmKind,
 };
 

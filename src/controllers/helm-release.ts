@@ -31,7 +31,7 @@ import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { readYaml, YamlError } from '../util/yaml.js';
 import type { Logger } from 'pino';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import { HelmError } from '../helm/errors.js';
+import { HelmError } from '../helm-engine/errors.js';
 import type { DryRunOption } from '../helm/watches.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { lingeringObjects } from './helm-uninstall-wait.js';

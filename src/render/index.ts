@@ -17,8 +17,8 @@ import { sharedChart } from '../apply/chart-intern.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { IdentityClient } from '../kube/ports.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import type { HelmEngine, RenderRequest, RenderResult, TemplateResult } from '../helm/engine.js';
-import type { HelmChart } from '../helm/release-types.js';
+import type { HelmEngine, RenderRequest, RenderResult, TemplateResult } from '../helm-engine/engine.js';
+import type { HelmChart } from '../helm-engine/release-types.js';
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json.js';
 import { InputError, TerminalError } from '../util/errors.js';
@@ -167,7 +167,8 @@ function namespacedGuess(kind: string): boolean {
 
 /** A Helm chart (the unpacked content is a chart, or holds one): rendered by Helm's own engine. */
 async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
-  const { findChart, HelmError } = await import('../helm/index.js');
+  const { findChart } = await import('../helm/index.js');
+  const { HelmError } = await import('../helm-engine/errors.js');
   const values = ctx.spec.values ?? {};
   try {
     const input: ChartReleaseInput = {
@@ -267,7 +268,7 @@ export function renderingEngine(base?: HelmEngine, chartDigest?: string): HelmEn
 }
 
 async function defaultEngine(): Promise<HelmEngine> {
-  return (await import('../helm/index.js')).helmEngine();
+  return (await import('../helm-engine/engine.js')).helmEngine();
 }
 
 /** A chart as a release, Helm's answer from the cache when the same input was rendered before. */

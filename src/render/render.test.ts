@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { HelmEngine, RenderRequest, RenderResult } from '../helm/engine.js';
+import type { HelmEngine, RenderRequest, RenderResult } from '../helm-engine/engine.js';
 import { RenderCache } from './cache.js';
 import { render, renderingEngine, renderStats } from './index.js';
 

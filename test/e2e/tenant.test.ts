@@ -22,7 +22,7 @@ import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
 import { binDir } from '../../src/cluster/layout.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import { appTeamRoleName } from '../../src/controllers/helm-operator.js';
-import { configureHelmEngine } from '../../src/helm/engine.js';
+import { configureHelmEngine } from '../../src/helm-engine/engine.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, startE2eManager, uniqueName } from './env.js';

@@ -16,7 +16,7 @@ import { convertRegistryV1, loadBundleDir, validateBundleDir, type RegistryV1Bun
 import type { JsonObject } from '../../bundle/decode.js';
 import { gvkOf, type KubeObject } from '../../kube/types.js';
 import { InputError, UsageError } from '../../util/errors.js';
-import { createHelmEngine } from '../engine.js';
+import { createHelmEngine } from '../../helm-engine/engine.js';
 import { checkStructural, validateValue } from '../schema/index.js';
 import { loadWatches } from '../watches.js';
 import { allows, APPLY_VERBS, filesOfConfigMap, helmBundle, packageChartDir, resourceFor, type HelmBundleResult, type PolicyRule } from './index.js';

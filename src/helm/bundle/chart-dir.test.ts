@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { HelmEngine } from '../engine.js';
+import type { HelmEngine } from '../../helm-engine/engine.js';
 import { aliasLines, BILLION_LAUGHS, bombMessage } from '../../util/yaml.test-helper.js';
 import { subchartSource } from './chart-dir.js';
 

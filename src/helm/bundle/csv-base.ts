@@ -6,7 +6,7 @@
  */
 import semver from 'semver';
 import type { JsonObject } from '../../bundle/decode.js';
-import type { ChartDescription } from '../engine.js';
+import type { ChartDescription } from '../../helm-engine/engine.js';
 import type { RelatedImage } from './images.js';
 
 export interface CsvBaseInput {

@@ -25,7 +25,7 @@ import { isValidImageReference } from '../../oci/reference.js';
 import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
 import { InputError, UsageError, ValidationError, ValidationResult, errorMessage, type Problem } from '../../util/errors.js';
 import { readYaml } from '../../util/yaml.js';
-import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type RenderRequest } from '../engine.js';
+import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type RenderRequest } from '../../helm-engine/engine.js';
 import { crdForChart, pluralForKind, valuesSchema } from '../schema/index.js';
 import { chartDirectory, dependencyPath, subchartSource, type ChartSource } from './chart-dir.js';
 import { csvBase } from './csv-base.js';

@@ -9,7 +9,7 @@
  *   API is present never forces an operator for that API into the install.
  */
 import semver from 'semver';
-import type { HelmEngine, RenderRequest } from '../engine.js';
+import type { HelmEngine, RenderRequest } from '../../helm-engine/engine.js';
 import { gvkOf, isKubeObject, type KubeObject } from '../../kube/types.js';
 import { yamlPackage, yamlValue } from '../../util/yaml.js';
 import type { CrdKind } from './resources.js';

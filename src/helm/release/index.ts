@@ -29,7 +29,7 @@ import { PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } fro
 import { buildCatalogImage } from '../../publish/index.js';
 import { isValidImageReference, pullAndUnpack, RegistryClient } from '../../oci/index.js';
 import { InputError, UsageError, ValidationError, errorMessage } from '../../util/errors.js';
-import { helmEngine, HelmError, type HelmEngine } from '../engine.js';
+import { helmEngine, HelmError, type HelmEngine } from '../../helm-engine/engine.js';
 import { dnsLabel, helmBundle, type HelmBundleOptions, type HelmBundleResult } from '../bundle/index.js';
 import { chartDirectory } from '../bundle/chart-dir.js';
 import { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';

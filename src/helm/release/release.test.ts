@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadBundleDir } from '../../bundle/index.js';
 import { InputError, UsageError } from '../../util/errors.js';
-import { createHelmEngine } from '../engine.js';
+import { createHelmEngine } from '../../helm-engine/engine.js';
 import { helmBundle } from '../bundle/index.js';
 import { releaseChart, type HelmReleaseOptions } from './index.js';
 

@@ -1,5 +1,5 @@
 /**
- * One native Helm engine process (`helm-engine`, hack/helm-wasm/main_native.go: the same Go source
+ * One native Helm engine process (`helm-engine`, src/helm-engine/go/main_native.go: the same Go source
  * as helm.wasm, compiled natively and statically), run as a child process and spoken to in JSON
  * lines on its stdin/stdout (the frames are described there). Started on its first call, it runs
  * ONE call at a time (engine.ts pools processes for more), as a WebAssembly thread does
@@ -23,7 +23,7 @@ import { HelmError } from './errors.js';
 import type { LookupTransport } from './lookup-gate.js';
 import { answerLookup, crashError, GO_FATAL_START, oversizedResponse, timeoutError, type CallLimits, type EngineOp, type EngineSlot, type WireResponse } from './engine-protocol.js';
 
-/** A frame from the process (hack/helm-wasm/main_native.go). */
+/** A frame from the process (src/helm-engine/go/main_native.go). */
 interface Frame {
   id: number;
   memoryBytes?: number;

@@ -13,7 +13,7 @@
  * Go's `lookup` calls globalThis.binnacleHelmHost.request(method, host, path, body), where host
  * is `call-<id>`: the render the request belongs to, so the parent can use that render's client.
  * sprig's key generation calls globalThis.binnacleHelmHost.generateRSAKey(bits) (see
- * hack/helm-wasm/overlay), which answers a key or a Promise of one.
+ * src/helm-engine/go/overlay), which answers a key or a Promise of one.
  *
  * RSA keys: a prime search takes 0.1–5 s and its time is random with a long tail. The worker
  * keeps one spare key per size that templates asked for, searched for in libuv's thread pool

@@ -1,5 +1,5 @@
 /**
- * Helm's own engine: the Go module in hack/helm-wasm (Helm's chart loader, values coalescing,
+ * Helm's own engine: the Go module in src/helm-engine/go (Helm's chart loader, values coalescing,
  * schema validation, template engine and manifest sorting), run one of two ways behind one
  * interface (HelmEngine):
  *   - native: the same Go source compiled natively into a small static program (`helm-engine`),
@@ -98,7 +98,7 @@ export function helmWasmDir(): string {
   const fromEnv = process.env.BINNACLE_HELM_WASM_DIR;
   if (fromEnv !== undefined && fromEnv !== '') return resolve(fromEnv);
   const here = dirname(fileURLToPath(import.meta.url));
-  // src/helm or dist/helm → repository root
+  // src/helm-engine or dist/helm-engine → repository root
   return join(here, '..', '..', '.cache', 'helm-wasm');
 }
 
@@ -119,7 +119,7 @@ export interface HelmEngineOptions {
    * The ceiling on each instance's memory (default DEFAULT_MEMORY_LIMIT_BYTES): a thread's
    * WebAssembly memory, which holds Go's whole heap (whole 64 KiB pages; the module starts with
    * 18 MiB), or a native process's Go memory limit, with RLIMIT_DATA one 64 MiB heap arena above
-   * it (hack/helm-wasm/main_native.go). A render that needs more fails with HELM_MEMORY_LIMIT
+   * it (src/helm-engine/go/main_native.go). A render that needs more fails with HELM_MEMORY_LIMIT
    * and its instance is replaced, which gives the memory back. At least 64 MiB.
    */
   memoryLimitBytes?: number;
@@ -161,7 +161,7 @@ export interface HelmEngineOptions {
   /**
    * Keep a spare RSA key per size that templates asked for, searched for between renders (default
    * true: sprig's genCA, genPrivateKey and gen*Cert then take a ready key; see engine-worker.ts and
-   * hack/helm-wasm/overlay/sprig_hostkey_native.go.in). False searches each key inline, in the
+   * src/helm-engine/go/overlay/sprig_hostkey_native.go.in). False searches each key inline, in the
    * render that asks, as Helm does: bench/helm.ts compares renders with `helm template` so.
    */
   spareKeys?: boolean;

@@ -1,6 +1,6 @@
 /**
  * What every implementation of Helm's engine shares: the calls (engine.ts builds the request,
- * the Go side's `request` in hack/helm-wasm/engine.go), the answer (`response` there), the
+ * the Go side's `request` in src/helm-engine/go/engine.go), the answer (`response` there), the
  * bounds on one call, and the errors a bound or a crash becomes. Two implementations run the
  * same Go source: WebAssembly in worker threads (engine-thread.ts) and a native child process
  * (engine-process.ts); engine.ts pools either behind one interface.
@@ -51,7 +51,7 @@ export interface ChartDescription {
   crds?: { name: string; data: string }[];
 }
 
-/** The engine's answer to one call (`response` in hack/helm-wasm/engine.go). */
+/** The engine's answer to one call (`response` in src/helm-engine/go/engine.go). */
 export interface WireResponse {
   output?: string;
   release?: HelmRelease;
