@@ -1,6 +1,6 @@
 // Package main is Helm's own chart loader, values coalescing, schema validation and template
 // engine (helm.sh/helm/v3, the same module and version as the `helm` CLI that
-// hack/build-tools.sh builds), for Binnacle's src/helm/engine.ts, built twice from this source:
+// src/helm-engine/build.sh builds), for Binnacle's src/helm-engine/engine.ts, built twice from this source:
 //   - main_js.go: WebAssembly (GOOS=js), run inside Node's worker threads (helm.wasm);
 //   - main_native.go: a native, static program (helm-engine), run as a child process that
 //     speaks newline-delimited JSON over stdin/stdout.

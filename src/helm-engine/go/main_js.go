@@ -2,7 +2,7 @@
 
 // The WebAssembly entry point (helm.wasm): globalThis.binnacleHelm.render(requestJSON) and
 // .inspect(requestJSON) answer a Promise of a response JSON; `lookup` calls
-// globalThis.binnacleHelmHost.request (src/helm/engine-worker.ts).
+// globalThis.binnacleHelmHost.request (src/helm-engine/engine-worker.ts).
 package main
 
 import (

@@ -1,6 +1,6 @@
 //go:build !js
 
-// The native entry point (helm-engine): a child process of Binnacle (src/helm/engine-process.ts)
+// The native entry point (helm-engine): a child process of Binnacle (src/helm-engine/engine-process.ts)
 // speaking newline-delimited JSON (encoding/json never writes a raw newline) on stdin/stdout:
 //
 //	→ {"id":N,"op":"render"|"inspect","request":{...}}
@@ -12,7 +12,7 @@
 // reply; Binnacle sends one call at a time to a process all the same (a pool of processes for
 // more), so that a process killed for a call's bounds (time, memory) takes down that call alone.
 // `lookup` never reaches the network from here: the host answers it with the client and the
-// read-only gate of the render that asked (src/helm/lookup-gate.ts), as for WebAssembly.
+// read-only gate of the render that asked (src/helm-engine/lookup-gate.ts), as for WebAssembly.
 // stdin closing ends the process once the calls under way are answered.
 package main
 
