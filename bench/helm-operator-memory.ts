@@ -59,7 +59,7 @@ const DEPLOY_TIMEOUT_MS = 180_000;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg === -1 ? 1 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
 const nodeOptionsArg = process.argv.indexOf('--node-options');
-/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts); `--node-options ''` to try others. */
+/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/publish/helm-bundle/operator.ts); `--node-options ''` to try others. */
 const NODE_OPTIONS = nodeOptionsArg === -1 ? '--max-semi-space-size=1' : (process.argv[nodeOptionsArg + 1] ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'memory';
 

@@ -253,7 +253,7 @@ export async function render(input: RenderInput): Promise<RenderedBundle | Chart
 
 /**
  * An engine whose renders and templates go through `render` (counted, bounded, cached by
- * `chartDigest` when given), for code below src/render that takes an engine (helm/bundle, helm/release).
+ * `chartDigest` when given), for code below src/render that takes an engine (publish/helm-bundle, publish/helm-release).
  */
 export function renderingEngine(base?: HelmEngine, chartDigest?: string): HelmEngine {
   const engine = async (): Promise<HelmEngine> => base ?? (await defaultEngine());

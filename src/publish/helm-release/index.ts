@@ -10,7 +10,7 @@
  * - Edges: `replaces`/`skipRange` from the archetype's bundles (template-semver-next.ts); a
  *   version not newer than the head, or one the catalog has, is refused here, before anything
  *   is written or pushed.
- * - Bundle: `helm bundle` writes and validates it (src/helm/bundle), in the channel the
+ * - Bundle: `helm bundle` writes and validates it (src/publish/helm-bundle), in the channel the
  *   template will put it in.
  * - Push: the bundle image, then referred to by digest.
  * - Template: the image added; the template rendered again (the new image pulled back) and the
@@ -26,12 +26,12 @@ import { writeFbcFile } from '../../catalog/write.js';
 import { addBundleImage, imageBundleRenderer, nextBundle, parseSemverTemplate, renderSemverTemplate, type Archetype, type ImageBundleRenderer, type NextBundle, type SemverTemplate } from '../../catalog-render/index.js';
 import { buildBundleImage, loadBundleDir } from '../../bundle/index.js';
 import { PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from '../../declcfg/index.js';
-import { buildCatalogImage } from '../../publish/index.js';
+import { buildCatalogImage } from '../catalog-image.js';
 import { isValidImageReference, pullAndUnpack, RegistryClient } from '../../oci/index.js';
 import { InputError, UsageError, ValidationError, errorMessage } from '../../util/errors.js';
 import { helmEngine, HelmError, type HelmEngine } from '../../helm-engine/engine.js';
-import { dnsLabel, helmBundle, type HelmBundleOptions, type HelmBundleResult } from '../bundle/index.js';
-import { chartDirectory } from '../bundle/chart-dir.js';
+import { dnsLabel, helmBundle, type HelmBundleOptions, type HelmBundleResult } from '../helm-bundle/index.js';
+import { chartDirectory } from '../helm-bundle/chart-dir.js';
 import { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';
 
 export { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';

@@ -5,7 +5,7 @@
  * custom kind gets the plural `pluralForKind` guesses and is taken as namespaced (a custom
  * resource a chart creates is almost always namespaced; the guess is reported).
  */
-import { pluralForKind } from '../schema/index.js';
+import { pluralForKind } from '../../helm/schema/index.js';
 
 export interface ResourceInfo {
   group: string;

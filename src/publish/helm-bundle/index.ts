@@ -26,7 +26,7 @@ import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
 import { InputError, UsageError, ValidationError, ValidationResult, errorMessage, type Problem } from '../../util/errors.js';
 import { readYaml } from '../../util/yaml.js';
 import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type RenderRequest } from '../../helm-engine/engine.js';
-import { crdForChart, pluralForKind, valuesSchema } from '../schema/index.js';
+import { crdForChart, pluralForKind, valuesSchema } from '../../helm/schema/index.js';
 import { chartDirectory, dependencyPath, subchartSource, type ChartSource } from './chart-dir.js';
 import { csvBase } from './csv-base.js';
 import { dependenciesFile, requiredApis, type NotRequired } from './dependencies.js';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { loadBundleDir } from '../../bundle/index.js';
 import { InputError, UsageError } from '../../util/errors.js';
 import { createHelmEngine } from '../../helm-engine/engine.js';
-import { helmBundle } from '../bundle/index.js';
+import { helmBundle } from '../helm-bundle/index.js';
 import { releaseChart, type HelmReleaseOptions } from './index.js';
 
 const engine = createHelmEngine();
