@@ -165,7 +165,7 @@ describe('one way through: every caller renders with render()', () => {
     ['cli/commands/helm-release.ts', /engine: renderingEngine\(\)/],
     ['actions/plan.ts', /render\(\{ bundle: /],
     ['controllers/bundle-deployment.ts', /render\(\{ bundle: /],
-    ['controllers/helm-release.ts', /render\(\{ chart: input, actingAs \}\)/],
+    ['controllers/helm-operator/helm-release.ts', /render\(\{ chart: input, actingAs \}\)/],
   ];
   for (const [file, call] of callers) {
     test(`${file} calls it`, () => {

@@ -21,7 +21,7 @@ import { promisify } from 'node:util';
 import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
 import { binDir } from '../../src/cluster/layout.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
-import { appTeamRoleName } from '../../src/controllers/helm-operator.js';
+import { appTeamRoleName } from '../../src/controllers/helm-operator/helm-operator.js';
 import { configureHelmEngine } from '../../src/helm-engine/engine.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';

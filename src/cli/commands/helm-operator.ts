@@ -111,8 +111,7 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   // Liftoff only, and the native engine's Go collecting at a quarter of its default growth: this
   // process should fit a Helm operator's small memory limit (see HelmEngineOptions).
   (await import('../../helm-engine/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false, goGC: 25 });
-  const { loadWatches } = await import('../../helm/watches.js');
-  const { runHelmKind } = await import('../../controllers/helm-kinds.js');
+  const { loadWatches, runHelmKind } = await import('../../controllers/helm-operator/index.js');
   const { goDurationMs } = await import('../../util/duration.js');
   const { LeaderElector } = await import('../../kube/leader-election.js');
   const watches = loadWatches(o.watchesFile);

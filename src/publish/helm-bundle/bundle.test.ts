@@ -18,7 +18,7 @@ import { gvkOf, type KubeObject } from '../../kube/types.js';
 import { InputError, UsageError } from '../../util/errors.js';
 import { createHelmEngine } from '../../helm-engine/engine.js';
 import { checkStructural, validateValue } from '../../helm/schema/index.js';
-import { loadWatches } from '../../helm/watches.js';
+import { loadWatches } from '../../controllers/helm-operator/watches.js';
 import { allows, APPLY_VERBS, filesOfConfigMap, helmBundle, packageChartDir, resourceFor, type HelmBundleResult, type PolicyRule } from './index.js';
 import { crdKindsOf, generousApiVersions, objectsOf } from './render.js';
 

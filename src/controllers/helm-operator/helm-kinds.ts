@@ -6,15 +6,15 @@
  */
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import type { ManagerClient } from '../kube/ports.js';
-import { Controller, specOrMetadataChanged } from '../kube/controller.js';
-import { Informer } from '../kube/informer.js';
-import type { ControllerMetrics, ResourceCreatedMetric } from '../kube/metrics.js';
-import { objectKey, type KubeObject } from '../kube/types.js';
-import { DEFAULT_HELM_RECONCILES, dryRunLooksUp } from '../helm/watches.js';
-import { DependentWatches } from './dependents.js';
+import type { ManagerClient } from '../../kube/ports.js';
+import { Controller, specOrMetadataChanged } from '../../kube/controller.js';
+import { Informer } from '../../kube/informer.js';
+import type { ControllerMetrics, ResourceCreatedMetric } from '../../kube/metrics.js';
+import { objectKey, type KubeObject } from '../../kube/types.js';
+import { DEFAULT_HELM_RECONCILES, dryRunLooksUp } from './watches.js';
+import { DependentWatches } from '../dependents.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
-import type { ReleaseEngineOptions } from './release-engine.js';
+import type { ReleaseEngineOptions } from '../release-engine.js';
 
 export interface RunningKindOptions {
   client: ManagerClient;

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ValidationError } from '../util/errors.js';
-import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
+import { ValidationError } from '../../util/errors.js';
+import { BILLION_LAUGHS, bombMessage } from '../../util/yaml.test-helper.js';
 import { dryRunLooksUp, loadWatches } from './watches.js';
 
 async function withFile(text: string, fn: (file: string) => void): Promise<void> {

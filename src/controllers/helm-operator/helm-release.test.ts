@@ -1,7 +1,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BILLION_LAUGHS, bombMessage } from '../util/yaml.test-helper.js';
-import { MAX_NESTING } from '../util/nesting.js';
+import { BILLION_LAUGHS, bombMessage } from '../../util/yaml.test-helper.js';
+import { MAX_NESTING } from '../../util/nesting.js';
 import { expandEnv, specValues, valuesOf } from './helm-release.js';
 
 describe('helm release reconciler helpers', () => {

@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { ReleaseRecords } from '../apply/release-records.js';
+import { ReleaseRecords } from '../../apply/release-records.js';
 import { Registry } from 'prom-client';
-import { crdOf } from '../apply/crd.test-helper.js';
-import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import { ResourceCreatedMetric } from '../kube/metrics.js';
-import type { KubeObject } from '../kube/types.js';
+import { crdOf } from '../../apply/crd.test-helper.js';
+import { FakeCluster } from '../../kube/fake-cluster.test-helper.js';
+import { ResourceCreatedMetric } from '../../kube/metrics.js';
+import type { KubeObject } from '../../kube/types.js';
 import { helmCrChanged, runHelmKind } from './helm-kinds.js';
 import { UNINSTALL_FINALIZER } from './helm-release.js';
 

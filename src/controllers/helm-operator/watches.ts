@@ -6,8 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { ValidationError, ValidationResult, errorMessage, InputError } from '../util/errors.js';
-import { readYaml, YamlError } from '../util/yaml.js';
+import { ValidationError, ValidationResult, errorMessage, InputError } from '../../util/errors.js';
+import { readYaml, YamlError } from '../../util/yaml.js';
 
 /**
  * Reconciles of one Helm kind in flight at once, unless told otherwise. operator-sdk's default is

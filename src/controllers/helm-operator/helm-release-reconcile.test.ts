@@ -11,16 +11,16 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../apply/index.js';
-import { crdOf } from '../apply/crd.test-helper.js';
-import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import { HelmError } from '../helm-engine/errors.js';
-import { helmEngine } from '../helm-engine/engine.js';
-import { renderStats } from '../render/index.js';
-import { failureAction } from '../kube/controller.js';
-import { Crash, FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
-import { KubeApiError } from '../kube/errors.js';
-import type { KubeObject, ObjectRef } from '../kube/types.js';
+import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
+import { crdOf } from '../../apply/crd.test-helper.js';
+import type { ChartRelease, ChartReleaseInput } from '../../helm/chart-release.js';
+import { HelmError } from '../../helm-engine/errors.js';
+import { helmEngine } from '../../helm-engine/engine.js';
+import { renderStats } from '../../render/index.js';
+import { failureAction } from '../../kube/controller.js';
+import { Crash, FakeCluster, faults } from '../../kube/fake-cluster.test-helper.js';
+import { KubeApiError } from '../../kube/errors.js';
+import type { KubeObject, ObjectRef } from '../../kube/types.js';
 import { ACCOUNT_FOUND_TTL_MS, annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
 
 const logger = pino({ level: 'silent' });
@@ -484,7 +484,7 @@ describe('Helm release reconciler: deletion', () => {
     const s = setup({ render: () => Promise.resolve(rendered(SECRET_MANIFEST, [{ name: 'cleanup', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cleanup\n', events: ['pre-delete'] }])) });
     await s.reconciler.reconcile(req, ctx);
     // A record written under a wider scope (the operator's owner narrowed it since): its hook goes to kube-system.
-    const history = s.records.bind({ kind: 'Pushgateway', name: 'pg', namespace: 'team-a', uid: 'u1', apiVersion: CR.apiVersion }, { name: 'pg', namespace: 'team-a' }, new (await import('../apply/index.js')).ReleaseStore(s.cluster.client()));
+    const history = s.records.bind({ kind: 'Pushgateway', name: 'pg', namespace: 'team-a', uid: 'u1', apiVersion: CR.apiVersion }, { name: 'pg', namespace: 'team-a' }, new (await import('../../apply/index.js')).ReleaseStore(s.cluster.client()));
     const [rev] = (await history.read()).revisions;
     assert.ok(rev?.content !== undefined);
     const hooks = rev.content.hooks.map((h) => ({ ...h, manifest: `${h.manifest}  namespace: kube-system\n` }));

@@ -18,28 +18,28 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRequest, type ReleaseRevision } from '../apply/index.js';
-import type { ControllerClient, IdentityClient } from '../kube/ports.js';
-import { EventRecorder, type EventType } from '../kube/events.js';
-import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
-import { isNotFound } from '../kube/errors.js';
-import type { SchemaSource } from '../kube/openapi.js';
-import { describeRef, type Condition, type KubeObject } from '../kube/types.js';
-import { formatDuration, goDurationMs } from '../util/duration.js';
-import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
-import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import { readYaml, YamlError } from '../util/yaml.js';
+import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRequest, type ReleaseRevision } from '../../apply/index.js';
+import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
+import { EventRecorder, type EventType } from '../../kube/events.js';
+import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
+import { isNotFound } from '../../kube/errors.js';
+import type { SchemaSource } from '../../kube/openapi.js';
+import { describeRef, type Condition, type KubeObject } from '../../kube/types.js';
+import { formatDuration, goDurationMs } from '../../util/duration.js';
+import { BinnacleError, InputError, errorMessage } from '../../util/errors.js';
+import { MAX_NESTING, nestsDeeperThan } from '../../util/nesting.js';
+import { readYaml, YamlError } from '../../util/yaml.js';
 import type { Logger } from 'pino';
-import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import { HelmError } from '../helm-engine/errors.js';
-import type { DryRunOption } from '../helm/watches.js';
-import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
+import type { ChartRelease, ChartReleaseInput } from '../../helm/chart-release.js';
+import { HelmError } from '../../helm-engine/errors.js';
+import type { DryRunOption } from './watches.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from '../common.js';
 import { lingeringObjects } from './helm-uninstall-wait.js';
-import { impersonationFor } from '../apply/preflight-permissions.js';
-import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
-import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
-import type { DriftSpec, ReleaseLimits } from '../api/types.js';
-import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
+import { impersonationFor } from '../../apply/preflight-permissions.js';
+import { DRIFT_CONDITION, driftOutcome } from '../drift-report.js';
+import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from '../release-engine.js';
+import type { DriftSpec, ReleaseLimits } from '../../api/types.js';
+import { releaseLimits, ReleaseTooLargeError } from '../../apply/limits.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -267,8 +267,8 @@ function defaultPorts(client: ControllerClient, kind: string): HelmReleasePorts 
   let recorder: EventRecorder | undefined;
   return {
     // Loaded on first use; `helm-operator run` loads it at start (warmEngine), so a first CR does not wait for it.
-    render: async (input, actingAs) => (await import('../render/index.js')).render({ chart: input, actingAs }),
-    inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
+    render: async (input, actingAs) => (await import('../../render/index.js')).render({ chart: input, actingAs }),
+    inputDigest: async (input) => (await import('../../helm/index.js')).chartInputDigest(input),
     event: (obj, type, reason, message, logger) => {
       // operator-sdk's event source: the kind's controller name.
       recorder ??= new EventRecorder(client, `${kind.toLowerCase()}-controller`, logger);

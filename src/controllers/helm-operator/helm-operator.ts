@@ -20,29 +20,29 @@
  * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
  */
 import type { Logger } from 'pino';
-import type { ManagerClient } from '../kube/ports.js';
-import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
-import { isNotFound } from '../kube/errors.js';
-import type { ControllerMetrics } from '../kube/metrics.js';
-import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../api/app-team-role.js';
-import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../api/types.js';
-import { describeOwner, driftSpecProblems } from '../apply/index.js';
-import { checkCrdUpgrade } from '../apply/crd-safety.js';
-import type { KubeObject } from '../kube/types.js';
-import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../helm/chart-source/index.js';
-import type { ChartDescription } from '../helm-engine/engine.js';
-import type { TrustedKey } from '../oci/index.js';
-import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../source/index.js';
-import { goDurationMs } from '../util/duration.js';
-import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
-import type { PendingPlan } from '../api/approval.js';
-import { approvedDigest, decideApproval, planDigest } from './upgrade-approval.js';
-import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from './common.js';
+import type { ManagerClient } from '../../kube/ports.js';
+import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
+import { isNotFound } from '../../kube/errors.js';
+import type { ControllerMetrics } from '../../kube/metrics.js';
+import { escalationProblems, helmKindsAppTeamRole, helmKindsManagerRole } from '../../api/app-team-role.js';
+import { API_VERSION, type HelmOperator, type HelmOperatorKindSpec } from '../../api/types.js';
+import { describeOwner, driftSpecProblems } from '../../apply/index.js';
+import { checkCrdUpgrade } from '../../apply/crd-safety.js';
+import type { KubeObject } from '../../kube/types.js';
+import type { ChartRef, FetchedChart, OciChartRef, RepoChartRef } from '../../helm/chart-source/index.js';
+import type { ChartDescription } from '../../helm-engine/engine.js';
+import type { TrustedKey } from '../../oci/index.js';
+import { parseVerifyPolicy, secretReader, trustedKeysFromSecret } from '../../source/index.js';
+import { goDurationMs } from '../../util/duration.js';
+import { BinnacleError, InputError, errorMessage } from '../../util/errors.js';
+import type { PendingPlan } from '../../api/approval.js';
+import { approvedDigest, decideApproval, planDigest } from '../upgrade-approval.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, stop, type StepOutcome } from '../common.js';
 import { kindKey, runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
-import type { ReleaseEngineOptions } from './release-engine.js';
-import { DEFAULT_HELM_RECONCILES } from '../helm/watches.js';
+import type { ReleaseEngineOptions } from '../release-engine.js';
+import { DEFAULT_HELM_RECONCILES } from './watches.js';
 import { UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
-import { waitCrdsEstablished } from '../kube/crd-established.js';
+import { waitCrdsEstablished } from '../../kube/crd-established.js';
 
 /** Held until the HelmOperator's custom resources are uninstalled (or orphaned). */
 export const HELM_OPERATOR_FINALIZER = 'binnacle.dev/helm-operator-cleanup';
@@ -89,8 +89,8 @@ interface OperatorState {
 }
 
 const DEFAULT_PORTS: HelmOperatorPorts = {
-  fetchChart: async (ref, opts) => (await import('../helm/chart-source/index.js')).fetchChart(ref, opts),
-  inspect: async (path) => (await import('../helm-engine/engine.js')).helmEngine().inspect(path),
+  fetchChart: async (ref, opts) => (await import('../../helm/chart-source/index.js')).fetchChart(ref, opts),
+  inspect: async (path) => (await import('../../helm-engine/engine.js')).helmEngine().inspect(path),
   runKind: runHelmKind,
 };
 
@@ -110,7 +110,7 @@ const DEFAULT_POLL_MINUTES = 10;
 
 /** Each kind's CRD, its spec schema from the values of the chart (or subchart) serving it. */
 async function kindCrds(hop: HelmOperator, fetched: FetchedChart, charts: readonly ChartDescription[]): Promise<{ k: HelmOperatorKindSpec; crd: KubeObject; schema: { source: string; warnings: unknown[] } }[]> {
-  const { valuesSchema, crdForChart, pluralForKind } = await import('../helm/schema/index.js');
+  const { valuesSchema, crdForChart, pluralForKind } = await import('../../helm/schema/index.js');
   const root = charts[0]?.path ?? fetched.name;
   return hop.spec.kinds.map((k) => {
     const path = k.chart === undefined ? root : `${root}/${k.chart.split('/').map((p) => `charts/${p}`).join('/')}`;
@@ -297,7 +297,7 @@ export class HelmOperatorReconciler implements Reconciler {
   async crds(s: OperatorState): Promise<StepOutcome> {
     const { fetched, charts } = s;
     if (fetched === undefined || charts === undefined) return stop();
-    const { pluralForKind } = await import('../helm/schema/index.js');
+    const { pluralForKind } = await import('../../helm/schema/index.js');
     const hopName = s.hop.metadata.name ?? '';
     const kinds: KindStatus[] = [];
     s.status.kinds = kinds;

@@ -11,11 +11,11 @@
  * ownership marks, it is looked up as the release's identity, and nothing is deleted here.
  */
 import type { Logger } from 'pino';
-import { isOwnedBy, keptByResourcePolicy, parseManifest, type ObjectRef, type Owner, type ReleaseRef } from '../apply/index.js';
-import type { ClusterReader } from '../kube/ports.js';
-import { isNotFound } from '../kube/errors.js';
-import { describeRef } from '../kube/types.js';
-import { errorMessage } from '../util/errors.js';
+import { isOwnedBy, keptByResourcePolicy, parseManifest, type ObjectRef, type Owner, type ReleaseRef } from '../../apply/index.js';
+import type { ClusterReader } from '../../kube/ports.js';
+import { isNotFound } from '../../kube/errors.js';
+import { describeRef } from '../../kube/types.js';
+import { errorMessage } from '../../util/errors.js';
 
 export interface LingeringQuery {
   /** The release's identity. */
