@@ -104,6 +104,11 @@ test('every import goes down the layers or stays in its folder, and the CLI and 
   for (const folder of readdirSync(SRC).filter((f) => statSync(join(SRC, f)).isDirectory())) layerOf(folder);
 });
 
+test("the local cluster's paths (cluster/layout.ts) reach only the command line: the rest is given its paths", () => {
+  const readers = [...importGraph()].filter(([from, tos]) => tos.includes('cluster/layout.ts') && !['cli', 'cluster'].includes(folderOf(from))).map(([from]) => from);
+  assert.deepEqual(readers, []);
+});
+
 test('no module imports itself round a circle', () => {
   const graph = importGraph();
   // Tarjan's strongly connected components: a component of more than one module is a circle.

@@ -19,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { generateBundle, validateBundleDir } from '../../bundle/index.js';
-import { projectRoot } from '../../cluster/layout.js';
+import { BINNACLE_VERSION } from '../../api/version.js';
 import { isRecord, type JsonObject } from '../../bundle/decode.js';
 import { isValidImageReference } from '../../oci/reference.js';
 import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
@@ -107,13 +107,6 @@ const RELEASE_NAMESPACE = 'release-namespace';
 /** A ConfigMap holds 1 MiB; leave room for watches.yaml and metadata. */
 const MAX_CONFIGMAP_BYTES = 1024 * 1024 - 16 * 1024;
 
-/** The version in package.json: the default operator image's tag. */
-async function binnacleVersion(): Promise<string> {
-  // The project root by search, not a fixed ../../..: the bundled CLI (dist/cli-bundle/) is not as deep as this file.
-  const pkg: unknown = JSON.parse(await readFile(join(projectRoot(), 'package.json'), 'utf8'));
-  return isRecord(pkg) && typeof pkg.version === 'string' ? pkg.version : '0.0.0';
-}
-
 /** A DNS label from a chart name: `My_Chart` → `my-chart`. */
 export function dnsLabel(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 50) || 'chart';
@@ -153,7 +146,7 @@ async function loadChart(o: HelmBundleOptions, engine: HelmEngine, work: string)
   const root = charts[0];
   if (root === undefined) throw new InputError('HELM_BUNDLE_CHART', 'Helm found no chart', { file: o.chart });
   if (root.metadata.type === 'library') throw new InputError('HELM_BUNDLE_CHART', 'a library chart renders nothing and cannot be installed', { file: dir === o.chart ? join(dir, 'Chart.yaml') : o.chart });
-  const image = o.image ?? `ghcr.io/binnacle-dev/binnacle:${await binnacleVersion()}`;
+  const image = o.image ?? `ghcr.io/binnacle-dev/binnacle:${BINNACLE_VERSION}`;
   if (!isValidImageReference(image)) throw new UsageError(`--image ${image}: not a valid image reference`);
   return {
     dir,
