@@ -11,7 +11,8 @@
  * It sits above both sides it joins: `oci` (building and pushing images) and the catalog side
  * (`catalog` to load and validate, `catalog-render` to render package trees), plus `bundle`.
  * `oci` stays below and knows nothing of catalogs, which is why these files are not in `oci/`.
- * Imported only from the top: the CLI, tests and benchmarks.
+ * Imported only from the top: the CLI, self (the Helm operator's command in Binnacle's image,
+ * helm-bundle/operator.ts), tests and benchmarks.
  */
 export { buildCatalogImage, CATALOG_CONFIGS_DIR, type BuildCatalogOptions, type BuildCatalogResult } from './catalog-image.js';
 export { publishPackages, type PublishOptions, type PublishResult } from './packages.js';
