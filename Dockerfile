@@ -12,7 +12,7 @@ FROM ${GO_IMAGE} AS go
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /src
-# Go builds Helm's engine for WebAssembly (hack/helm-wasm); the image does not need Go.
+# Go builds Helm's engine for WebAssembly (src/helm-engine/go); the image does not need Go.
 COPY --from=go /usr/local/go /usr/local/go
 ENV PATH=/usr/local/go/bin:$PATH
 COPY package.json package-lock.json ./
@@ -21,7 +21,6 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY bin ./bin
 COPY src ./src
 COPY hack/build-tools.sh ./hack/build-tools.sh
-COPY hack/helm-wasm ./hack/helm-wasm
 COPY hack/tools/go.mod ./hack/tools/go.mod
 RUN npm run build && bash hack/build-tools.sh helm-wasm && npm prune --omit=dev
 

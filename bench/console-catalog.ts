@@ -14,6 +14,7 @@ import { pino } from 'pino';
 import { chromium } from 'playwright-core';
 import { defaultBundleRenderer, renderPackageDir } from '../src/catalog-render/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../src/declcfg/index.js';
+import { cacheDir } from '../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../src/console/assets.js';
 import { startConsole } from '../src/console/server.js';
 import type { KubeClient } from '../src/kube/client.js';
@@ -55,7 +56,7 @@ const web = await startConsole({
   forToken: () => Promise.reject(new Error('no tokens')),
   logger: pino({ level: 'silent' }),
   cacheDir: path.join(ROOT, '.cache', 'bench-data', 'console'),
-  assetsDir: await ensureConsoleAssets(),
+  assetsDir: await ensureConsoleAssets({ outDir: path.join(cacheDir(), 'console') }),
   catalogLoader: (_base, name, priority) => Promise.resolve({ name, priority, config }),
   // A fake cluster that holds nothing: the bench measures the page, not the login or the rate limit.
   access: { lend: 'unsafe' },

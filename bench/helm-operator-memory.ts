@@ -33,7 +33,7 @@
  * of reach while Helm runs as Go compiled to WebAssembly: Node and the client (~80 MiB) plus the
  * module's bytes, Go's heap, compiled code and the worker's isolate (~90 MiB).
  * Since (issue 29, the same day) the same Go source also builds natively (helm-engine, a child
- * process: hack/helm-wasm/main_native.go), the default when built: one CR peaks at 109 MiB for the
+ * process: src/helm-engine/go/main_native.go), the default when built: one CR peaks at 109 MiB for the
  * whole process tree (median of 3 rounds; the child's VmHWM added to Node's), against 168 MiB with
  * BINNACLE_HELM_ENGINE=wasm in the same run. helm bundle's manager gets 128Mi/512Mi (operator.ts).
  *
@@ -59,7 +59,7 @@ const DEPLOY_TIMEOUT_MS = 180_000;
 const roundsArg = process.argv.indexOf('--rounds');
 const ROUNDS = roundsArg === -1 ? 1 : Math.max(1, Number(process.argv[roundsArg + 1]) || 1);
 const nodeOptionsArg = process.argv.indexOf('--node-options');
-/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts); `--node-options ''` to try others. */
+/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/publish/helm-bundle/operator.ts); `--node-options ''` to try others. */
 const NODE_OPTIONS = nodeOptionsArg === -1 ? '--max-semi-space-size=1' : (process.argv[nodeOptionsArg + 1] ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'memory';
 

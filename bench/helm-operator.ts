@@ -39,7 +39,7 @@
  * heap pages ~50 MiB, ~17 MiB malloc. Node goes from ~70 MiB idle to ~100 MiB with one loki CR
  * (the reconcile's modules loaded and compiled, once); what is above that scales with the
  * reconciles in flight. Four changes took the peak down: `--optimize-for-size` (~15 MiB); no optimizing compiler in
- * helm-operator run (`--no-opt`, src/helm/bundle/operator.ts: TurboFan's compile zones were most
+ * helm-operator run (`--no-opt`, src/publish/helm-bundle/operator.ts: TurboFan's compile zones were most
  * of the peak; loki-distributed at 10 CRs 169 → 149 MiB, memcached at 100 CRs 140 → 123 MiB);
  * one shared chart object per distinct chart in release records and renders
  * (src/apply/chart-intern.ts: at 10 loki CRs the heap held 80 copies of its 100 templates; 183-197
@@ -138,7 +138,7 @@ const BINNACLE_EXTRA = words(arg('--binnacle-args'));
 const OPERATOR_SDK_EXTRA = words(arg('--operator-sdk-args'));
 const IDLE_MEASURE_MS = Number(arg('--idle-ms') ?? 60_000);
 const ONLY = arg('--only');
-/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/helm/bundle/operator.ts). */
+/** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/publish/helm-bundle/operator.ts). */
 const NODE_OPTIONS = arg('--node-options') ?? '--max-semi-space-size=1';
 const CPU_PROF = arg('--cpu-prof') === undefined ? undefined : path.resolve(arg('--cpu-prof') ?? '');
 const MAX_CONCURRENT = arg('--max-concurrent-reconciles');

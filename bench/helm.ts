@@ -35,7 +35,7 @@
  * Helm itself stay in: they count as failures on both sides, and their time counts too.
  *
  * RSA keys. Binnacle's engine keeps a spare key per size that templates asked for, searched for
- * in the background after a render takes one (hack/helm-wasm/overlay/sprig_hostkey_native.go.in;
+ * in the background after a render takes one (src/helm-engine/go/overlay/sprig_hostkey_native.go.in;
  * engine-worker.ts under WebAssembly). In the paired runs that search overlapped the `helm
  * template` process being timed on the same two cores, and the next warm render took a ready key
  * that was found outside its own time: the charts that generate keys (airflow, nginx) were
@@ -51,7 +51,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { createHelmEngine, helmEngineKind, HelmError } from '../src/helm/index.js';
+import { createHelmEngine, helmEngineKind, HelmError } from '../src/helm-engine/index.js';
 import { judged, median, spread, startRun } from './lib/results.js';
 import type { HelmChartRow, HelmSummary } from './lib/summaries.js';
 

@@ -78,57 +78,9 @@ for t in "${tools[@]}"; do
         GOBIN="$bin" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
       fi ;;
     helm-wasm)
-      # Helm's engine as WebAssembly (hack/helm-wasm), for src/helm/engine.ts. Rebuilt when its
-      # sources change; Go's wasm_exec.js must come from the same Go that built the module. The
-      # stamp's -rN counts changes to the recipe below (bump it with them).
-      wasm_dir=${BINNACLE_HELM_WASM_DIR:-$root/.cache/helm-wasm}
-      # The same source is also built natively (helm-engine, hack/helm-wasm/main_native.go): a static
-      # child process that src/helm/engine-process.ts prefers to the WebAssembly module when present.
-      stamp=$(cat "$root/hack/helm-wasm/go.mod" "$root/hack/helm-wasm/go.sum" "$root/hack/helm-wasm/"*.go "$root/hack/helm-wasm/versionset/main.go" "$root/hack/helm-wasm/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)-r3
-      if [ ! -s "$wasm_dir/helm.wasm" ] || [ ! -x "$wasm_dir/helm-engine" ] || [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" != "$stamp" ]; then
-        echo "build-tools: building Helm's engine for WebAssembly (hack/helm-wasm)" >&2
-        mkdir -p "$wasm_dir"
-        # sprig's RSA key generation goes to the host (hack/helm-wasm/overlay/sprig_hostkey.go.in):
-        # the build uses a copy of the pinned sprig module, changed in exactly its four
-        # rsa.GenerateKey calls, through a `replace` in a generated go.mod (-modfile).
-        work="$wasm_dir/build"; rm -rf "$work"; mkdir -p "$work"
-        sprig=$(cd "$root/hack/helm-wasm" && go mod download -json github.com/Masterminds/sprig/v3 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-        cp -r "$sprig" "$work/sprig"; chmod -R u+w "$work/sprig"
-        sed -i 's/rsa\.GenerateKey(/binnacleGenerateRSAKey(/g' "$work/sprig/crypto.go"
-        calls=$(grep -c 'binnacleGenerateRSAKey(' "$work/sprig/crypto.go" || true)
-        if [ "$calls" != 4 ]; then echo "build-tools: expected 4 rsa.GenerateKey calls in $sprig/crypto.go, found $calls: update hack/helm-wasm/overlay" >&2; exit 1; fi
-        cp "$root/hack/helm-wasm/overlay/sprig_hostkey.go.in" "$work/sprig/binnacle_hostkey.go"
-        cp "$root/hack/helm-wasm/overlay/sprig_hostkey_native.go.in" "$work/sprig/binnacle_hostkey_native.go"
-        # Helm without the client-go scheme (every k8s.io/api group: about half the module's code,
-        # and all of it registered at start-up): chartutil's default API version set is written
-        # out by hack/helm-wasm/versionset, run natively against the same pinned modules, and
-        # `lookup` asks for one group version's resources without client-go's discovery package
-        # (hack/helm-wasm/overlay/lookup_discovery.go.in).
-        helm_mod=$(cd "$root/hack/helm-wasm" && go mod download -json helm.sh/helm/v3 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-        cp -r "$helm_mod" "$work/helm"; chmod -R u+w "$work/helm"
-        caps="$work/helm/pkg/chartutil/capabilities.go"
-        lookup="$work/helm/pkg/engine/lookup_func.go"
-        # Exactly the scheme's import, the two apiextensions imports and allKnownVersions go.
-        sed -i -e '/^[[:space:]]*"k8s.io\/client-go\/kubernetes\/scheme"$/d' -e '/^[[:space:]]*apiextensionsv1\(beta1\)\? "k8s.io\/apiextensions-apiserver\/pkg\/apis\/apiextensions\/v1\(beta1\)\?"$/d' -e '/^func allKnownVersions() VersionSet {$/,/^}$/d' "$caps"
-        sed -i -e '/^[[:space:]]*"k8s.io\/client-go\/discovery"$/d' -e 's/discovery\.NewDiscoveryClientForConfig(/binnacleDiscoveryClient(/' "$lookup"
-        if grep -q 'scheme\.\|apiextensionsv1\|^func allKnownVersions' "$caps" || grep -q 'discovery\.' "$lookup" || [ "$(grep -c 'binnacleDiscoveryClient(' "$lookup")" != 1 ]; then
-          echo "build-tools: helm's capabilities.go or lookup_func.go changed shape: update hack/helm-wasm/overlay and this step" >&2; exit 1
-        fi
-        (cd "$root/hack/helm-wasm" && CGO_ENABLED=0 go run -trimpath ./versionset) > "$work/helm/pkg/chartutil/binnacle_versionset.go"
-        cp "$root/hack/helm-wasm/overlay/lookup_discovery.go.in" "$work/helm/pkg/engine/binnacle_discovery.go"
-        cp "$root/hack/helm-wasm/go.sum" "$work/go.sum"
-        { cat "$root/hack/helm-wasm/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; echo "replace helm.sh/helm/v3 => $work/helm"; } > "$work/go.mod"
-        (cd "$root/hack/helm-wasm" && GOOS=js GOARCH=wasm go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
-        # Static (CGO_ENABLED=0, set above), for the host's platform: it runs in the image as it is.
-        # Go 1.26's default collector (greenteagc) can fault (SIGSEGV) instead of dying "out of
-        # memory" when a mapping fails under helm-engine's RLIMIT_DATA; the previous collector dies as it should.
-        (cd "$root/hack/helm-wasm" && GOEXPERIMENT=nogreenteagc go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm-engine.tmp" .)
-        rm -rf "$work"
-        mv "$wasm_dir/helm-engine.tmp" "$wasm_dir/helm-engine"
-        cp "$(go env GOROOT)/lib/wasm/wasm_exec.js" "$wasm_dir/wasm_exec.js"
-        mv "$wasm_dir/helm.wasm.tmp" "$wasm_dir/helm.wasm"
-        echo "$stamp" > "$wasm_dir/stamp"
-      fi ;;
+      # Helm's engine, native (helm-engine) and WebAssembly (helm.wasm), from its component
+      # src/helm-engine: its own build script keeps the recipe and the stamp beside the Go code.
+      bash "$root/src/helm-engine/build.sh" ;;
     openshift-api)
       # The OpenShift APIs' CRD manifests, copied from the github.com/openshift/api module pinned in
       # hack/openshift-api/go.mod (verified against its go.sum), with its OpenAPI definitions for the

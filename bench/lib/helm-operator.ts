@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { HELM_OPERATOR_NODE_FLAGS } from '../../src/helm/bundle/operator.js';
+import { HELM_OPERATOR_NODE_FLAGS } from '../../src/publish/helm-bundle/operator.js';
 import { NODE_FLAGS } from '../../src/self/image.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
@@ -144,7 +144,7 @@ export function operatorCommands(o: { only?: string | undefined; nodeOptions: st
     {
       label: 'binnacle',
       cmd: process.execPath,
-      // Node's flags as Binnacle's image gives them to helm-operator run (src/helm/bundle/operator.ts), then the entry.
+      // Node's flags as Binnacle's image gives them to helm-operator run (src/publish/helm-bundle/operator.ts), then the entry.
       args: [...HELM_OPERATOR_NODE_FLAGS, o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
       nodeOptions: o.nodeOptions,
     },

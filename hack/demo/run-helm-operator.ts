@@ -11,7 +11,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { mkdirSync, openSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { filesOfConfigMap } from '../../src/helm/bundle/index.js';
+import { filesOfConfigMap } from '../../src/publish/helm-bundle/index.js';
 import type { KubeObject } from '../../src/kube/types.js';
 
 const [namespace, deployment, configMap, workArg] = process.argv.slice(2);

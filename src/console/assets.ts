@@ -8,7 +8,6 @@ import { existsSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { cacheDir } from '../cluster/layout.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import type { Plugin } from 'esbuild';
 
@@ -16,10 +15,6 @@ import type { Plugin } from 'esbuild';
 export const WEB_SOURCE_DIR = join(import.meta.dirname, '..', '..', 'src', 'console', 'web');
 /** The page/server contract the page imports (src/console/contract): a change there rebuilds the page too. */
 const CONTRACT_SOURCE_DIR = join(WEB_SOURCE_DIR, '..', 'contract');
-
-export function assetsDir(): string {
-  return join(cacheDir(), 'console');
-}
 
 export const ASSET_FILES = ['app.js', 'app.css'] as const;
 
@@ -92,9 +87,12 @@ async function isFresh(out: string, sources: string): Promise<boolean> {
   return built >= Math.max(await newestSource([sources, CONTRACT_SOURCE_DIR]), pf === undefined ? 0 : (await stat(pf)).mtimeMs);
 }
 
-/** Builds the assets unless they are up to date; answers their folder. */
-export async function ensureConsoleAssets(opts: { outDir?: string; force?: boolean } = {}): Promise<string> {
-  const out = opts.outDir ?? assetsDir();
+/**
+ * Builds the assets into `outDir` unless they are up to date there; answers the folder. The
+ * caller says where (the CLI: `.cache/console`, src/cli/build-console-assets.ts and `binnacle console`).
+ */
+export async function ensureConsoleAssets(opts: { outDir: string; force?: boolean }): Promise<string> {
+  const out = opts.outDir;
   if (opts.force !== true && (await isFresh(out, WEB_SOURCE_DIR))) return out;
   if (!existsSync(join(WEB_SOURCE_DIR, 'main.ts'))) throw new BinnacleError('terminal', 'CONSOLE_ASSETS_MISSING', `the console's assets are not in ${out} and its sources are not in ${WEB_SOURCE_DIR}; run \`npm run build\``);
   let esbuild: typeof import('esbuild');

@@ -17,4 +17,4 @@
 export { startConsole, consoleHandler, parseListen, type ConsoleOptions, type RunningConsole, type ConsoleHandler } from './server.js';
 export { clientForToken, type IdentityOptions } from './identity.js';
 export { blockListOf, checkStart, parsePublicAddresses, type AccessOptions } from './access.js';
-export { ensureConsoleAssets, assetsDir, ASSET_FILES } from './assets.js';
+export { ensureConsoleAssets, ASSET_FILES } from './assets.js';

@@ -16,7 +16,6 @@ import { closeServer, createSafeServer, listenOn } from '../util/http-server.js'
 import { Authenticator, HostAllowList, LoginSessions, type AccessOptions, type Person, type Who } from './access.js';
 import { ConsoleApi, type ApiResult } from './api.js';
 import type { CatalogLoader } from './catalog-view.js';
-import { ensureConsoleAssets } from './assets.js';
 import { httpErrorOf } from './errors.js';
 import { ConsoleIdentity, type IdentityOptions } from './identity.js';
 import { RateLimiter, StreamSlots, type LimitOptions } from './limits.js';
@@ -28,8 +27,8 @@ export interface ConsoleOptions extends IdentityOptions {
   logger: Logger;
   /** Where plans keep pulled bundle images. */
   cacheDir: string;
-  /** Built assets; built (when stale) by `ensureConsoleAssets` if not given. */
-  assetsDir?: string;
+  /** The page's built assets (`ensureConsoleAssets` builds them where the caller keeps them). */
+  assetsDir: string;
   csrf?: CsrfGuard;
   /** How catalog content is read (default: from each ClusterCatalog's server). */
   catalogLoader?: CatalogLoader;
@@ -128,7 +127,7 @@ export interface ConsoleHandler {
 
 /** The request handler for a console listening on `listenHost`. */
 export async function consoleHandler(opts: ConsoleOptions & { listenHost: string }): Promise<ConsoleHandler> {
-  const assets = opts.assetsDir ?? (await ensureConsoleAssets());
+  const assets = opts.assetsDir;
   const files = new Map<string, { type: string; body: Buffer }>([
     ['/app.js', { type: 'text/javascript; charset=utf-8', body: await readFile(join(assets, 'app.js')) }],
     ['/app.css', { type: 'text/css; charset=utf-8', body: await readFile(join(assets, 'app.css')) }],

@@ -23,8 +23,8 @@ import { pino } from 'pino';
 import { ReleaseRecords } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { API_VERSION, FINALIZER_CLEANUP } from '../api/types.js';
-import { countingEngine } from '../helm/engine-cache.test-helper.js';
-import type { HelmEngine } from '../helm/engine.js';
+import { countingEngine } from '../helm-engine/engine-cache.test-helper.js';
+import type { HelmEngine } from '../helm-engine/engine.js';
 import { FakeClient, FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { createRenderer, type RenderContext, type Renderer } from '../render/index.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
@@ -32,7 +32,7 @@ import { BundleDeploymentReconciler } from './bundle-deployment.js';
 const logger = pino({ level: 'silent' });
 const SRC = join(import.meta.dirname, '..');
 /** The folders of the path, highest first: a call may stay in its folder or go right, never left. */
-const PATH_FOLDERS = ['controllers', 'render', 'helm'] as const;
+const PATH_FOLDERS = ['controllers', 'render', 'helm', 'helm-engine'] as const;
 
 interface Frame {
   fn: string;
@@ -133,8 +133,8 @@ describe('the BundleDeployment render path goes down only', () => {
       const rank = (f: Frame | undefined): number => PATH_FOLDERS.findIndex((p) => f?.module.startsWith(`${p}/`) === true);
       if (rank(to) < 0 || rank(to) < rank(from)) climbs.push(`${from?.fn ?? ''} (${from?.module ?? ''}) → ${to?.fn ?? ''} (${to?.module ?? ''})`);
     }
-    assert.deepEqual(climbs, [], 'calls on the path that climb back up (or leave controllers/, render/ and helm/)');
-    assert.equal(path.at(-1)?.module, 'helm/engine-cache.ts', 'the last frame before the engine is the caching engine');
+    assert.deepEqual(climbs, [], 'calls on the path that climb back up (or leave controllers/, render/, helm/ and helm-engine/)');
+    assert.equal(path.at(-1)?.module, 'helm-engine/engine-cache.ts', 'the last frame before the engine is the caching engine');
     assert.equal(new Set(path.map((f) => `${f.module} ${f.fn}`)).size, path.length, 'no function is entered twice on the way down');
 
     assert.equal(handed.length, 1);

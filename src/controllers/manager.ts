@@ -27,7 +27,7 @@ import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { closeServer } from '../util/http-server.js';
-import { HelmOperatorReconciler } from './helm-operator.js';
+import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';

@@ -14,7 +14,7 @@ import { Crash, FakeCluster, WRITE_VERBS, type FakeRequest } from '../kube/fake-
 import type { KubeObject } from '../kube/types.js';
 import type { ChartRelease } from '../helm/chart-release.js';
 import { BundleDeploymentReconciler, bundleInputDigest } from './bundle-deployment.js';
-import { HelmReleaseReconciler, UNINSTALL_FINALIZER } from './helm-release.js';
+import { HelmReleaseReconciler, UNINSTALL_FINALIZER } from './helm-operator/helm-release.js';
 
 export const logger = pino({ level: 'silent' });
 export const SYSTEM = 'binnacle-system';

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createHelmEngine } from './engine.js';
+import { createHelmEngine } from '../helm-engine/engine.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
 import { objectsOf, renderChartRelease } from './chart-release.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
@@ -47,7 +47,7 @@ test('lookup reaches the cluster client with GETs only, and what it reads is ren
   const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'uid-from-client' } }] });
   const client = cluster.client();
   const calls = cluster.raw;
-  const r = await renderChartRelease({ chart: join(import.meta.dirname, 'testdata', 'lookup'), chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine, client });
+  const r = await renderChartRelease({ chart: join(import.meta.dirname, '..', 'helm-engine', 'testdata', 'lookup'), chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine, client });
   assert.equal((r.objects[0] as { data?: Record<string, string> }).data?.uid, 'uid-from-client');
   assert.ok(calls.length > 0);
   assert.deepEqual(calls.filter((c) => c.method !== 'GET'), [], 'only GETs reach the client');

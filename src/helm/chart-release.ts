@@ -20,7 +20,7 @@ import type { ReleaseLimits } from '../api/types.js';
 export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
-import { helmEngine, type HelmEngine, type LookupTransport, type RenderRequest, type RenderResult } from './engine.js';
+import { helmEngine, type HelmEngine, type LookupTransport, type RenderRequest, type RenderResult } from '../helm-engine/engine.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';

@@ -5,7 +5,7 @@
  * `helm template`, `helm bundle` and `helm release` all render with one, so what the CLI prints is
  * what gets applied. A renderer is made once per process (the manager, `helm-operator run`, a CLI
  * command) and injected; it keeps its state (counts, and the Helm render cache in its caching
- * engine, helm/engine-cache.ts) to itself: this module keeps none. Render writes nothing and needs
+ * engine, helm-engine/engine-cache.ts) to itself: this module keeps none. Render writes nothing and needs
  * no dry-run client: what it needs from the cluster is read before it (the webhook certificates,
  * by the certificate port in webhook-certs.ts) or read during it (Helm's capabilities and
  * `lookup`, as the installing account). Every Helm render has the same bounds: values nested past
@@ -34,7 +34,7 @@
  *     - helm: `renderHelm` → helm/ `findChart`; `renderChart` → `CachingEngine.keyed` (a view
  *       keyed by the chart's digest and who looks up) → helm/chart-release.ts
  *       `renderChartRelease` → the view's `render` → `CachingEngine.render`
- *       (helm/engine-cache.ts): the cached answer, or Helm's engine's `render` (helm/engine.ts).
+ *       (helm-engine/engine-cache.ts): the cached answer, or Helm's engine's `render` (helm-engine/engine.ts).
  *  5. The rendered objects return to the reconciler (a return, not a call up), which checks them
  *     (`preflight`) and applies them (`apply`: the release engine's operations); the certificates'
  *     Secret is owned, pruned and deleted with the release like every other object.
@@ -46,8 +46,8 @@ import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { IdentityClient } from '../kube/ports.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import type { HelmEngine, RenderRequest, TemplateResult } from '../helm/engine.js';
-import { CachingEngine, checkValues, type RenderCacheLimits, type RenderCacheStats } from '../helm/engine-cache.js';
+import type { HelmEngine, RenderRequest, TemplateResult } from '../helm-engine/engine.js';
+import { CachingEngine, checkValues, type RenderCacheLimits, type RenderCacheStats } from '../helm-engine/engine-cache.js';
 import { InputError, TerminalError } from '../util/errors.js';
 import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
 
@@ -210,7 +210,8 @@ function namespacedGuess(kind: string): boolean {
 
 /** A Helm chart (the unpacked content is a chart, or holds one): rendered by Helm's own engine. */
 async function renderHelm(ctx: RenderContext, engine: CachingEngine): Promise<RenderedBundle> {
-  const { findChart, HelmError } = await import('../helm/index.js');
+  const { findChart } = await import('../helm/index.js');
+  const { HelmError } = await import('../helm-engine/errors.js');
   const values = ctx.spec.values ?? {};
   try {
     const input: ChartReleaseInput = {
@@ -278,7 +279,7 @@ export interface RendererStats {
 export interface RendererOptions {
   /** Helm's engine (default: the process's shared one, loaded on first use). */
   engine?: HelmEngine;
-  /** The render cache's bounds (default helm/engine-cache.ts's). */
+  /** The render cache's bounds (default helm-engine/engine-cache.ts's). */
   cacheLimits?: RenderCacheLimits;
 }
 
@@ -305,7 +306,7 @@ export function createRenderer(o: RendererOptions = {}): Renderer {
 }
 
 async function defaultEngine(): Promise<HelmEngine> {
-  return (await import('../helm/index.js')).helmEngine();
+  return (await import('../helm-engine/engine.js')).helmEngine();
 }
 
 /** A chart as a release, Helm's answer from the cache when the same input was rendered before: down into chart-release.ts, which renders on the caching engine's view keyed by this input. */

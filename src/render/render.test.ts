@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { countingEngine } from '../helm/engine-cache.test-helper.js';
+import { countingEngine } from '../helm-engine/engine-cache.test-helper.js';
 import { createRenderer } from './index.js';
 
 const release = { name: 'r', namespace: 'ns' };
@@ -107,7 +107,7 @@ describe('one way through: every caller renders with a renderer', () => {
     ['cli/commands/helm-release.ts', /engine: createRenderer\(\)\.engine/],
     ['actions/plan.ts', /renderer\.bundle\(/],
     ['controllers/bundle-deployment.ts', /renderer\.bundle\(/],
-    ['controllers/helm-release.ts', /createRenderer\(\)\)\.chart\(input, actingAs\)/],
+    ['controllers/helm-operator/helm-release.ts', /createRenderer\(\)\)\.chart\(input, actingAs\)/],
   ];
   for (const [file, call] of callers) {
     test(`${file} calls it`, () => {
@@ -115,11 +115,12 @@ describe('one way through: every caller renders with a renderer', () => {
     });
   }
 
-  test('no module above src/helm renders with the engine or chart-release.ts directly', () => {
+  test('no module above src/helm (but chart authoring, given its engine) renders with the engine or chart-release.ts directly', () => {
     const direct = /renderChartRelease\(|helmEngine\(\)\.(render|template)\(|engine\.(render|template)\(/;
     const offenders = sources(SRC)
       .map((p) => relative(SRC, p))
-      .filter((p) => !p.startsWith('helm/') && !p.startsWith('render/'))
+      // publish/helm-bundle and publish/helm-release render with the engine their caller gives them: the renderer's caching engine.
+      .filter((p) => !['helm/', 'helm-engine/', 'render/', 'publish/helm-bundle/', 'publish/helm-release/'].some((f) => p.startsWith(f)))
       .filter((p) => direct.test(readFileSync(join(SRC, p), 'utf8')));
     assert.deepEqual(offenders, []);
   });

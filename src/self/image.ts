@@ -19,8 +19,8 @@ import { PassThrough } from 'node:stream';
 import { ASSET_FILES } from '../console/assets.js';
 import { buildImage, parseReference, pushImage, RegistryClient, type PushResult } from '../oci/index.js';
 import { BinnacleError, InputError } from '../util/errors.js';
-import { BINNACLE_IMAGE_ROOT, HELM_OPERATOR_COMMAND, HELM_OPERATOR_NODE_OPTIONS } from '../helm/bundle/operator.js';
-import { NATIVE_ENGINE_FILE } from '../helm/engine.js';
+import { BINNACLE_IMAGE_ROOT, HELM_OPERATOR_COMMAND, HELM_OPERATOR_NODE_OPTIONS } from '../publish/helm-bundle/operator.js';
+import { NATIVE_ENGINE_FILE } from '../helm-engine/engine.js';
 
 export const IMAGE_ROOT = BINNACLE_IMAGE_ROOT;
 

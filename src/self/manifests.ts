@@ -88,7 +88,7 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     // its name, after every CR of theirs is uninstalled) when the HelmOperator goes; apply/ reads
     // every CRD (schemas, established, ownership).
     { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], verbs: [...READ, 'create', 'update', 'patch', 'delete'] },
-    // controllers/helm-operator.ts makes two ClusterRoles per HelmOperator for the kinds it serves:
+    // controllers/helm-operator/helm-operator.ts makes two ClusterRoles per HelmOperator for the kinds it serves:
     // one aggregated to app teams (checked by escalationProblems first) and one to the manager's
     // own binnacle-manager-helm-kinds. Granting rights it does not hold yet needs `escalate`: the
     // kinds are made at run time. An admin's HelmOperator is what decides them.
@@ -149,7 +149,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       rules: [{ apiGroups: ['binnacle.dev'], resources: ['*'], verbs: READ }],
     },
     // The manager's rights over Helm operator kinds' custom resources, aggregated from each
-    // HelmOperator's own labelled ClusterRole (controllers/helm-operator.ts).
+    // HelmOperator's own labelled ClusterRole (controllers/helm-operator/helm-operator.ts).
     { apiVersion: RBAC, kind: 'ClusterRole', metadata: meta(MANAGER_HELM_KINDS_ROLE), aggregationRule: { clusterRoleSelectors: [{ matchLabels: { [AGGREGATE_TO_MANAGER]: 'true' } }] } },
     {
       apiVersion: RBAC,

@@ -22,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import { filesOfConfigMap } from '../../src/helm/bundle/index.js';
+import { filesOfConfigMap } from '../../src/publish/helm-bundle/index.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { beaconConditions, beaconDeployedAt, BEACON_CRD, BEACON_GROUP, BEACON_TEMPLATE, releaseBeacon, type Beacon } from './chart-release.js';
 import { e2eKubeconfig, e2eRegistry, eventually, serviceAccountKubeconfig, uniqueName } from './env.js';

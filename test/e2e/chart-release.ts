@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { objectsOf } from '../../src/helm/bundle/render.js';
+import { objectsOf } from '../../src/publish/helm-bundle/render.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 

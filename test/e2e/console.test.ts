@@ -153,7 +153,7 @@ before(async () => {
   assert.ok(CHROMIUM !== undefined, 'no Chromium: install Debian\'s chromium package (hack/lib.sh does) or set BINNACLE_CHROMIUM to its path');
   await mkdir(ARTIFACTS, { recursive: true });
   // The same build `binnacle console` runs on start.
-  const assets = await ensureConsoleAssets();
+  const assets = await ensureConsoleAssets({ outDir: join(cacheDir(), 'console') });
   h = await OperatorHarness.start({ packages: ['node-healthcheck-operator', 'poison-pill-operator'], prefix: 'console', transform: poisonDescriptions });
   const kc = loadKubeConfig({ kubeconfig: e2eKubeconfig() });
   web = await startConsole({ host: '127.0.0.1', port: 0, base: h.client, forToken: (t) => clientForToken(kc, t), logger: h.logger, cacheDir: join(cacheDir(), 'console-e2e'), assetsDir: assets });

@@ -44,7 +44,7 @@ import { RegistryClient } from '../../src/oci/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
-import { objectsOf } from '../../src/helm/bundle/render.js';
+import { objectsOf } from '../../src/publish/helm-bundle/render.js';
 import { neededByLabel } from '../../src/installed/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import { fakeNodesWarning, isFakeNode, nodeKinds } from '../../src/self/nodes.js';

@@ -1,7 +1,7 @@
 /**
  * Fuzzing the Helm chart loader with packaged charts (.tgz): src/helm/chart-source fetches the
  * archive into the cache and reads its Chart.yaml; then Helm's own loader in the WebAssembly engine
- * (src/helm/engine.ts) inspects and renders it. Archives are a small chart changed by targeted
+ * (src/helm-engine/engine.ts) inspects and renders it. Archives are a small chart changed by targeted
  * corruptions and structure-aware mutations of Chart.yaml and values.yaml, broken templates,
  * entries with `..` and absolute paths, a second top directory, subcharts, damaged and non-gzip
  * bytes. Each gets an answer or a ChartSourceError/HelmError, and nothing is written outside the
@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { stringify } from 'yaml';
 import { fetchChart } from '../../src/helm/chart-source/index.js';
-import { createHelmEngine, HelmError, helmWasmDir } from '../../src/helm/index.js';
+import { createHelmEngine, HelmError, helmWasmDir } from '../../src/helm-engine/index.js';
 import { TAR_END, filePadding, ustarHeader } from '../../src/oci/tar-writer.js';
 import { Sandbox, type ByteMutation, type Corruption, type Mutation, byteMutationArb, corrupt, corruptionArb, fc, fuzz, mutate, mutateText, mutationArb, nastyString, nastyValue } from './harness.js';
 

@@ -111,8 +111,9 @@ async function tlsOf(a: ConsoleAccessFlags, host: string, names: readonly string
 
 /** Starts the console for these cluster flags on `listen`; `binnacle manager --console-listen` uses it too. */
 export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: string[] }, a: ConsoleAccessFlags, listen: string, ctx: CliContext, serve: ServeOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
-  const [{ startConsole, parseListen }, { clientForToken }, { loadKubeConfig }, { KubeClient }, { blockListOf, checkStart, parsePublicAddresses }] = await Promise.all([
+  const [{ startConsole, parseListen }, { ensureConsoleAssets }, { clientForToken }, { loadKubeConfig }, { KubeClient }, { blockListOf, checkStart, parsePublicAddresses }] = await Promise.all([
     import('../../console/server.js'),
+    import('../../console/assets.js'),
     import('../../console/identity.js'),
     import('../../kube/config.js'),
     import('../../kube/client.js'),
@@ -149,6 +150,8 @@ export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: s
     impersonate: flags.as === undefined ? undefined : { user: flags.as, ...(flags.asGroup === undefined ? {} : { groups: flags.asGroup }) },
     logger: ctx.logger,
     cacheDir: join(cacheDir(), 'console-data'),
+    // The page, built (when stale) from src/console/web into .cache/console.
+    assetsDir: await ensureConsoleAssets({ outDir: join(cacheDir(), 'console') }),
     access: { lend, trustedProxy, publicAddresses },
     tls,
     onLoginUrl: (url) => ctx.err(`console login (one browser, once): ${url}\n`),

@@ -1,7 +1,7 @@
 /**
  * `binnacle helm bundle CHART --kind Kind[=charts/sub]... --output-dir DIR`: a Helm chart as an
  * installable operator, a `registry+v1` bundle whose operator is Binnacle's Helm operator
- * (see src/helm/bundle). Prints where each piece went and what was derived: kinds and their
+ * (see src/publish/helm-bundle). Prints where each piece went and what was derived: kinds and their
  * CRDs, required APIs, RBAC, related images, and the validators' warnings.
  */
 import type { Command } from 'commander';
@@ -64,7 +64,7 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
     .option('--skip-range <range>', 'versions this one upgrades from (olm.skipRange), e.g. "<1.2.0"')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(HELM_BUNDLE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ helmBundle }, { createRenderer }] = await Promise.all([import('../../helm/bundle/index.js'), import('../../render/index.js')]);
+      const [{ helmBundle }, { createRenderer }] = await Promise.all([import('../../publish/helm-bundle/index.js'), import('../../render/index.js')]);
       const res = await helmBundle({
         chart,
         // The chart's renders (RBAC, CRDs) go through the renderer's caching engine.

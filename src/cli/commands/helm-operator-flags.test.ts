@@ -9,7 +9,7 @@ import { buildProgram } from '../main.js';
 import { podNamespace } from '../../kube/in-cluster.js';
 import { UsageError } from '../../util/errors.js';
 import { resolveRunFlags, zapLogger, type RawRunFlags, type RunOptions } from './helm-operator-flags.js';
-import { DEFAULT_HELM_RECONCILES } from '../../helm/watches.js';
+import { DEFAULT_HELM_RECONCILES } from '../../controllers/helm-operator/watches.js';
 
 /** operator-sdk v1.42.3's image entry point (images/helm-operator/Dockerfile). */
 const ENTRYPOINT = ['--watches-file=./watches.yaml'];

@@ -12,7 +12,7 @@ import { UsageError } from '../../util/errors.js';
 import { goDurationMs } from '../../util/duration.js';
 import { formatLogLine } from '../context.js';
 import { parsePositiveInt } from '../flags.js';
-import { DEFAULT_HELM_RECONCILES } from '../../helm/watches.js';
+import { DEFAULT_HELM_RECONCILES } from '../../controllers/helm-operator/watches.js';
 
 /** pflag's (Go's strconv.ParseBool) booleans. */
 export function parseGoBool(value: string): boolean {

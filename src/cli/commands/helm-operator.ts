@@ -18,7 +18,7 @@ import { addHelmEngineFlags, helmEngineOptionsOf, type HelmEngineFlags } from '.
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import type { KubeClient, WriteFence } from '../../kube/client.js';
 import type { EndpointServer } from '../../kube/probe-server.js';
-import type { HelmEngine } from '../../helm/engine.js';
+import type { HelmEngine } from '../../helm-engine/engine.js';
 import { addHelmOperatorRunFlags, resolveRunFlags, zapLogger, type RawRunFlags, type RunOptions } from './helm-operator-flags.js';
 
 /** The digest of a chart directory (tree) or archive (bytes). */
@@ -110,9 +110,8 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   const leaseNamespace = o.leaderElection === undefined ? undefined : (o.leaderElection.namespace ?? podNamespace());
   // Liftoff only, and the native engine's Go collecting at a quarter of its default growth: this
   // process should fit a Helm operator's small memory limit (see HelmEngineOptions).
-  (await import('../../helm/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false, goGC: 25 });
-  const { loadWatches } = await import('../../helm/watches.js');
-  const { runHelmKind } = await import('../../controllers/helm-kinds.js');
+  (await import('../../helm-engine/engine.js')).configureHelmEngine({ ...helmEngineOptionsOf(flags), optimizingCompiler: false, goGC: 25 });
+  const { loadWatches, runHelmKind } = await import('../../controllers/helm-operator/index.js');
   const { goDurationMs } = await import('../../util/duration.js');
   const { LeaderElector } = await import('../../kube/leader-election.js');
   const watches = loadWatches(o.watchesFile);
@@ -165,7 +164,7 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
     void Promise.all(running.map((r) => r.synced)).then(() => {
       if (!signal.aborted) readiness.synced = true;
     });
-    void warmEngine(watches.map((w) => w.chart), async () => (await import('../../helm/engine.js')).helmEngine(), logger);
+    void warmEngine(watches.map((w) => w.chart), async () => (await import('../../helm-engine/engine.js')).helmEngine(), logger);
     logger.info({ kinds: watches.map((w) => `${w.kind}.${w.version}.${w.group}`), namespaces: namespaces[0] === undefined ? 'all' : namespaces }, 'serving Helm operator kinds');
     await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
     readiness.synced = false;

@@ -1,6 +1,6 @@
 /**
  * `binnacle helm release CHART --kind Kind --template catalog.yaml --bundle-repository REPO
- * --catalog-image REF`: a chart operator's next version (see src/helm/release). Prints the
+ * --catalog-image REF`: a chart operator's next version (see src/publish/helm-release). Prints the
  * edges chosen and why, the images pushed and the channel the version joined.
  */
 import { join } from 'node:path';
@@ -48,7 +48,7 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(RELEASE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { createRenderer }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
+      const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { createRenderer }] = await Promise.all([import('../../publish/helm-release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
       const res = await releaseChart({
         chart,
         // The chart's renders (RBAC, CRDs) go through the renderer's caching engine.

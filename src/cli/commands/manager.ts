@@ -38,7 +38,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
   addConsoleAccessFlags(addHelmEngineFlags(cmd), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
-    (await import('../../helm/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
+    (await import('../../helm-engine/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
     const { startManager } = await import('../../controllers/manager.js');
     // First: a console flag that is wrong (or unsafe) stops the manager before it reconciles anything.
     const web = flags.consoleListen === undefined ? undefined : await (await import('./console.js')).serveConsole(flags, consoleAccessFlagsOf(flags, 'console-'), flags.consoleListen, ctx, { manager: true });

@@ -1,6 +1,6 @@
 /**
  * Helm chart sources: turning a chart reference into a chart on local disk for Helm's engine
- * (src/helm/engine, which takes a chart directory or a `.tgz`), and listing the versions a
+ * (src/helm-engine/engine, which takes a chart directory or a `.tgz`), and listing the versions a
  * reference offers so a controller can follow new chart versions in a range. References are a
  * local directory, a local `.tgz`, `oci://host/path/name` (by tag, digest or version range) and a
  * chart repository (URL + chart name + version range). Registries are reached through src/oci's
