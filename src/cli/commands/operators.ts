@@ -140,6 +140,11 @@ export async function readConfigFlag(file: string): Promise<Record<string, unkno
   return parsed as Record<string, unknown>;
 }
 
+/** The twin of an OLM v1 ClusterExtension (controllers/cluster-olmv1-twin.ts) says which object the user wrote; others, nothing. */
+function servedAsLine(ce: ClusterExtension): string {
+  return ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined ? '' : `API:        ${OLMV1_API_VERSION} ClusterExtension ${ce.metadata.name ?? ''} (Binnacle reconciles it as this binnacle.dev twin)\n`;
+}
+
 export function registerOperatorCommands(program: Command, ctx: CliContext): void {
   addKubeFlags(program.command('install <package>'))
     .description('Install an operator from the served catalogs (creates a ClusterExtension)')
@@ -274,8 +279,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           if (ce === undefined) return;
           const where = ce.status?.install?.namespace;
           ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}${where !== undefined && where !== ce.spec.namespace ? ` (it runs in ${where})` : ''}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
-          // The twin of an OLM v1 ClusterExtension (controllers/cluster-olmv1-twin.ts): say which object the user wrote.
-          if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] !== undefined) ctx.out(`API:        ${OLMV1_API_VERSION} ClusterExtension ${name} (Binnacle reconciles it as this binnacle.dev twin)\n`);
+          ctx.out(servedAsLine(ce));
           ctx.out('Conditions:\n');
           for (const c of ce.status?.conditions ?? []) ctx.out(`  ${conditionLine(c)}\n`);
           if (ce.status?.resolution?.explanation !== undefined) ctx.out(`Resolution:\n  ${ce.status.resolution.explanation.replace(/\n/g, '\n  ')}\n`);
