@@ -41,6 +41,7 @@ import type { InstallerIdentity } from '../api/olmv1/convert.js';
 import { olmv1CatalogReconciler } from './cluster-catalog-olmv1.js';
 import { olmv1ExtensionReconciler } from './cluster-extension-olmv1.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
+import { ReleaseRecordsCollector } from './records-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from '../actions/platform-protection.js';
 import { DependentWatches, ownerNameKeyOf } from './dependents.js';
@@ -256,7 +257,15 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   }
 
   const collectGarbage = collectStores(o, inf, catalogs, storeMetrics);
-  const gcTimer = setInterval(() => void collectGarbage(), o.gcIntervalMs ?? 10 * 60_000);
+  // Records whose owner is gone without an uninstall (a finalizer removed by hand, a CRD deleted, a re-created owner).
+  const recordsCollector = new ReleaseRecordsCollector({ records, client, logger, graceMs: o.gcIntervalMs ?? 10 * 60_000 });
+  const collectRecords = (): Promise<void> => recordsCollector.sweep().then(
+    (r) => {
+      if (r.removed > 0) logger.info(r, 'release records collected');
+    },
+    (err: unknown) => logger.warn({ err: errorMessage(err) }, 'release records collection failed'),
+  );
+  const gcTimer = setInterval(() => void collectGarbage().then(collectRecords), o.gcIntervalMs ?? 10 * 60_000);
   signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
 
   const informers: Pick<Informer, 'run' | 'waitForSync'>[] = [...Object.values(inf), ...v1informers];
