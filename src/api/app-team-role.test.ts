@@ -32,6 +32,11 @@ test('escalationProblems fails on every way a role could escalate', () => {
     ...(['clusterextensions', 'bundledeployments', 'clustercatalogs', 'helmoperators', 'platformoperators'] as const).map(
       (r): [string, RoleLike, RegExp] => [`write ${r}`, role([{ apiGroups: ['binnacle.dev'], resources: [r], verbs: ['update'] }]), new RegExp(`${r}\\.binnacle\\.dev, a cluster admin's API`)],
     ),
+    // OLM v1's kinds, served through the same engine: the same power as Binnacle's own.
+    ...(['clusterextensions', 'clustercatalogs', 'clusterextensions/status'] as const).map(
+      (r): [string, RoleLike, RegExp] => [`write ${r} of OLM v1`, role([{ apiGroups: ['olm.operatorframework.io'], resources: [r], verbs: ['create'] }]), new RegExp(`${r}\\.olm\\.operatorframework\\.io, a cluster admin's API`)],
+    ),
+    ['write every OLM v1 resource', role([{ apiGroups: ['olm.operatorframework.io'], resources: ['*'], verbs: ['patch'] }]), /\*\.olm\.operatorframework\.io, a cluster admin's API/],
     ['write HelmOperator status', role([{ apiGroups: ['binnacle.dev'], resources: ['helmoperators/status'], verbs: ['patch'] }]), /helmoperators\/status\.binnacle\.dev/],
     ['read secrets', role([{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]), /secrets \(get\)/],
     ['list secrets', role([{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }]), /secrets \(list\)/],
@@ -48,4 +53,5 @@ test('escalationProblems fails on every way a role could escalate', () => {
   }
   // Reading the admin APIs and writing a namespaced kind is fine.
   assert.deepEqual(escalationProblems(role([{ apiGroups: ['binnacle.dev'], resources: ['clusterextensions'], verbs: ['get', 'list', 'watch'] }, { apiGroups: ['cache.example.com'], resources: ['memcacheds'], verbs: ['create'] }])), []);
+  assert.deepEqual(escalationProblems(role([{ apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions', 'clustercatalogs'], verbs: ['get', 'list', 'watch'] }])), []);
 });

@@ -13,6 +13,7 @@
  * own rules (no RBAC or impersonation verbs, no wildcards, no writes to cluster-wide admin APIs,
  * no Secrets, no tokens, an aggregation that selects only app-team roles).
  */
+import { OLMV1_GROUP } from './olmv1/crds.js';
 import { GROUP } from './types.js';
 
 export const APP_TEAM_ROLE = 'binnacle-app-team';
@@ -48,6 +49,15 @@ const ADMIN_GROUPS = ['rbac.authorization.k8s.io', 'apiextensions.k8s.io', 'admi
 /** Binnacle's cluster-scoped admin APIs: each installs software with a ServiceAccount's power. */
 const BINNACLE_ADMIN_RESOURCES = ['clusterextensions', 'bundledeployments', 'clustercatalogs', 'helmoperators', 'platformoperators'];
 
+/** OLM v1's cluster-scoped admin APIs: an OLM v1 ClusterExtension installs as its ServiceAccount or the manager's default installer. */
+const OLMV1_ADMIN_RESOURCES = ['clusterextensions', 'clustercatalogs'];
+
+/** Writes to OLM v1's ClusterExtension and ClusterCatalog (served through Binnacle's engine, docs/from-olm-v1.md): the same power as Binnacle's own. */
+function olmv1Writes(groups: readonly string[], resources: readonly string[], writes: readonly string[], where: string): string[] {
+  if (!groups.includes(OLMV1_GROUP) || writes.length === 0) return [];
+  return resources.filter((x) => OLMV1_ADMIN_RESOURCES.includes(baseResource(x)) || x === '*').map((r) => `${where}: writes (${writes.join(', ')}) to ${r}.${OLMV1_GROUP}, a cluster admin's API`);
+}
+
 /** `resource` without its subresource: `helmoperators/status` → `helmoperators`. */
 function baseResource(resource: string): string {
   return resource.split('/')[0] ?? resource;
@@ -72,6 +82,7 @@ function ruleProblems(rule: PolicyRule, where: string): string[] {
       if (writes.length > 0) out.push(`${where}: writes (${writes.join(', ')}) to ${r}.${GROUP}, a cluster admin's API`);
     }
   }
+  out.push(...olmv1Writes(groups, resources, writes, where));
   if (groups.includes('') || groups.includes('*')) {
     for (const r of resources) {
       const base = baseResource(r);

@@ -34,7 +34,12 @@ import { ClusterCatalogReconciler } from './cluster-catalog.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
 import { extensionPlanner } from './upgrade-approval.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
-import { ensureCrds } from './crds.js';
+import { ensureCrds, ensureOlmv1Crds, type Olmv1CrdsVerdict } from './crds.js';
+import { EventRecorder } from '../kube/events.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import type { InstallerIdentity } from '../api/olmv1/convert.js';
+import { olmv1CatalogReconciler } from './cluster-catalog-olmv1.js';
+import { olmv1ExtensionReconciler } from './cluster-extension-olmv1.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
 import { ReleaseRecordsCollector } from './records-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
@@ -68,6 +73,12 @@ export interface ManagerOptions {
   handleRejections?: boolean;
   /** Where the release history the engine trusts is kept (the manager's own namespace); default the leader-election namespace, else binnacle-system. */
   systemNamespace?: string;
+  /**
+   * OLM v1's API (`olm.operatorframework.io/v1`): served unless `serve` is false or someone else
+   * owns its CRDs. `installer`: the ServiceAccount an OLM v1 ClusterExtension naming none
+   * installs as (`--olmv1-installer`); without it such an extension is refused with a condition.
+   */
+  olmv1?: { serve?: boolean; installer?: InstallerIdentity | undefined };
 }
 
 export interface RunningManager {
@@ -187,8 +198,9 @@ function collectStores(o: ManagerOptions, inf: Informers, catalogs: CatalogRegis
 }
 
 /** Everything a leader runs: the catalog server, the informers and every controller, until `signal`. */
-async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: WriteFence | undefined, metrics: ControllerMetrics, storeMetrics: StoreMetrics, health: Health): Promise<void> {
+async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: WriteFence | undefined, metrics: ControllerMetrics, storeMetrics: StoreMetrics, health: Health, olmv1: { serve: boolean }): Promise<void> {
   const logger = o.logger;
+  const v1informers: Informer[] = [];
   // With leader election every write goes through the leadership fence: none once the lease may be lost.
   const client = fence === undefined ? o.client : o.client.fenced(fence);
   // Every informer, controller and Helm-operator kind listens for the stop: more than Node's default 10.
@@ -233,6 +245,19 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   controllers.push(new Controller({ name: 'helmoperator', logger, metrics, workers: 1, reconciler: helmOperators }).watch(inf.helmOperators, undefined, specOrMetadataChanged));
   signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
 
+  if (olmv1.serve) {
+    // OLM v1's kinds, each through a binnacle.dev twin reconciled by the controllers above (cluster-olmv1-twin.ts).
+    const v1 = { catalogs: new Informer(client, OLMV1_API_VERSION, 'ClusterCatalog', { logger, resyncMs: 10 * 60_000 }), extensions: new Informer(client, OLMV1_API_VERSION, 'ClusterExtension', { logger, resyncMs: 10 * 60_000 }) };
+    const twinOf = (obj: KubeObject): string[] => (obj.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined ? [] : [obj.metadata.name ?? '']);
+    controllers.push(
+      new Controller({ name: 'olmv1-clustercatalog', logger, metrics, workers: 2, reconciler: olmv1CatalogReconciler(client) }).watch(v1.catalogs, undefined, specOrMetadataChanged).watch(inf.catalogs, twinOf),
+      new Controller({ name: 'olmv1-clusterextension', logger, metrics, workers: 2, reconciler: olmv1ExtensionReconciler({ client, installer: o.olmv1?.installer }) })
+        .watch(v1.extensions, undefined, specOrMetadataChanged)
+        .watch(inf.extensions, twinOf),
+    );
+    v1informers.push(v1.catalogs, v1.extensions);
+  }
+
   const collectGarbage = collectStores(o, inf, catalogs, storeMetrics);
   // Records whose owner is gone without an uninstall (a finalizer removed by hand, a CRD deleted, a re-created owner).
   const recordsCollector = new ReleaseRecordsCollector({ records, client, logger, graceMs: o.gcIntervalMs ?? 10 * 60_000 });
@@ -245,8 +270,9 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const gcTimer = setInterval(() => void collectGarbage().then(collectRecords), o.gcIntervalMs ?? 10 * 60_000);
   signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
 
-  const runs = [...Object.values(inf).map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
-  await Promise.all(Object.values(inf).map((i) => i.waitForSync()));
+  const informers: Pick<Informer, 'run' | 'waitForSync'>[] = [...Object.values(inf), ...v1informers];
+  const runs = [...informers.map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
+  await Promise.all(informers.map((i) => i.waitForSync()));
   health.ready = true;
   logger.info('controllers started');
   void collectGarbage(); // and the store gauges are there from the start
@@ -289,6 +315,16 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
   return Promise.race([running, lostEarly]);
 }
 
+/** OLM v1's CRDs installed beside Binnacle's (crds.ts), unless turned off or owned by someone else, who is then named in the log and an Event on each CRD. */
+async function serveOlmv1(o: ManagerOptions): Promise<{ serve: boolean }> {
+  if (o.olmv1?.serve === false) return { serve: false };
+  const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger);
+  if (verdict.serve) return { serve: true };
+  const events = new EventRecorder(o.client, 'binnacle-manager', o.logger);
+  for (const f of verdict.foreign) await events.record(f.crd, 'Warning', 'OwnedByAnother', `installed by ${f.owner}: Binnacle leaves it as it is and does not serve ${OLMV1_API_VERSION} (the owner's controllers do)`);
+  return { serve: false };
+}
+
 /**
  * Starts the manager: probes and metrics first, then Binnacle's CRDs and the platform
  * protection policy, then (while leading, when elected) every controller.
@@ -302,9 +338,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const storeMetrics = new StoreMetrics(registry);
   const rejections = o.handleRejections === true ? handleUnhandledRejections(logger, registry) : undefined;
   const health: Health = { ready: false };
+  let olmv1 = { serve: false };
   const probes = await startProbeServer(o, registry, health);
   try {
     await ensureCrds(o.client);
+    olmv1 = await serveOlmv1(o);
     // The trusted release history lives here: it must exist before the first release is recorded.
     await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: systemNamespaceOf(o) } });
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
@@ -315,7 +353,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     throw err;
   }
   const stopAll = new AbortController();
-  const lead = (signal: AbortSignal, fence?: WriteFence): Promise<void> => runControllers(o, signal, fence, metrics, storeMetrics, health);
+  const lead = (signal: AbortSignal, fence?: WriteFence): Promise<void> => runControllers(o, signal, fence, metrics, storeMetrics, health, olmv1);
   const done = o.leaderElection === undefined ? lead(stopAll.signal) : runElected(o, o.leaderElection, stopAll, lead);
   const finished = done
     .catch((err: unknown) => {

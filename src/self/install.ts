@@ -63,6 +63,9 @@ function ref(o: KubeObject): { apiVersion: string; kind: string; name: string; n
 
 /** Whether OLM (or anyone but Binnacle) owns a CRD Binnacle would otherwise install. */
 function ownedByOthers(live: KubeObject | undefined, obj: Pick<RecordedObject, 'kind' | 'name'>): boolean {
+  // OLM v1's CRDs (which the manager installs, controllers/crds.ts) are never install-self's to
+  // change or delete: deleting them would delete every OLM v1 ClusterExtension and ClusterCatalog.
+  if (obj.kind === 'CustomResourceDefinition' && obj.name.endsWith('.olm.operatorframework.io')) return true;
   return obj.kind === 'CustomResourceDefinition' && !obj.name.endsWith('.binnacle.dev') && live !== undefined && live.metadata.labels?.['app.kubernetes.io/part-of'] !== 'binnacle';
 }
 

@@ -51,6 +51,8 @@ export interface SelfOptions {
   pullPolicy?: string;
   /** Registries the manager pulls catalogs and bundles from over plain http (its INSECURE_REGISTRIES_ENV). */
   insecureRegistries?: readonly string[];
+  /** `<namespace>/<name>`: the manager's `--olmv1-installer` (docs/from-olm-v1.md, identity). */
+  olmv1Installer?: string;
 }
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
@@ -81,6 +83,11 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
       resources: ['bundledeployments/status', 'clusterextensions/status', 'clustercatalogs/status', 'helmoperators/status', 'platformoperators/status'],
       verbs: ['get', 'update', 'patch'],
     },
+    // controllers/cluster-*-olmv1.ts: OLM v1's ClusterExtensions and ClusterCatalogs, read and watched,
+    // their finalizer and catalogd's metadata.name label kept, their status written (crds.ts
+    // installs their CRDs unless someone else owns them; the twins are binnacle.dev objects above).
+    { apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions', 'clustercatalogs'], verbs: [...READ, 'update', 'patch'] },
+    { apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions/status', 'clustercatalogs/status'], verbs: ['get', 'update', 'patch'] },
     // controllers/operator-conditions.ts: OLM's OperatorCondition, which it creates per operator and whose status it reads.
     { apiGroups: ['operators.coreos.com'], resources: ['operatorconditions', 'operatorconditions/status'], verbs: [...READ, ...WRITE] },
     // controllers/crds.ts keeps its own CRDs up to date at start-up; helm-operator.ts creates each
@@ -209,6 +216,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                   `--metrics-bind-address=0.0.0.0:${METRICS_PORT}`,
                   `--catalog-bind-address=0.0.0.0:${CATALOG_PORT}`,
                   `--data-dir=${DATA_DIR}`,
+                  ...(o.olmv1Installer === undefined ? [] : [`--olmv1-installer=${o.olmv1Installer}`]),
                 ],
                 ports: [
                   { name: 'metrics', containerPort: METRICS_PORT },

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
 import { UsageError, errorMessage } from '../../util/errors.js';
+import { parseInstaller } from '../../api/olmv1/convert.js';
 import type { CliContext } from '../context.js';
 import { addHelmEngineFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
@@ -20,6 +21,8 @@ interface ManagerFlags extends KubeFlags {
   workers: number;
   healthTimeout: number;
   consoleListen?: string;
+  olmv1: boolean;
+  olmv1Installer?: string;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -35,9 +38,16 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--leader-elect-retry-period <d>', 'how often candidates try to take or renew the Lease', '2s')
     .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
+    .option('--no-olmv1', "do not serve OLM v1's API (olm.operatorframework.io/v1 ClusterExtension and ClusterCatalog); served by default unless operator-controller owns its CRDs")
+    .option(
+      '--olmv1-installer <namespace/name>',
+      'the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension that names none installs as (OLM v1.11 installs as cluster-admin; Binnacle never as itself). Creating such a ClusterExtension is then as powerful as this ServiceAccount: give it to cluster admins only. Without it, such extensions are refused with a condition saying so',
+    )
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
   addConsoleAccessFlags(addHelmEngineFlags(cmd), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
+    const installer = flags.olmv1Installer === undefined ? undefined : parseInstaller(flags.olmv1Installer);
+    if (flags.olmv1Installer !== undefined && installer === undefined) throw new UsageError(`--olmv1-installer ${JSON.stringify(flags.olmv1Installer)}: expected <namespace>/<serviceaccount name>`);
     (await import('../../helm-engine/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
     const { startManager } = await import('../../controllers/manager.js');
     // First: a console flag that is wrong (or unsafe) stops the manager before it reconciles anything.
@@ -52,6 +62,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       workers: flags.workers,
       healthTimeoutMs: flags.healthTimeout,
       handleRejections: true,
+      olmv1: { serve: flags.olmv1, installer },
       ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
     });
     const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);

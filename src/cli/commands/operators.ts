@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../../api/olmv1/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledState } from '../../installed/index.js';
 import { refuseIfPlatformOwned } from '../../actions/platform-protection.js';
@@ -137,6 +138,11 @@ export async function readConfigFlag(file: string): Promise<Record<string, unkno
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--config ${file}: expected a YAML mapping`);
   return parsed as Record<string, unknown>;
+}
+
+/** The twin of an OLM v1 ClusterExtension (controllers/cluster-olmv1-twin.ts) says which object the user wrote; others, nothing. */
+function servedAsLine(ce: ClusterExtension): string {
+  return ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined ? '' : `API:        ${OLMV1_API_VERSION} ClusterExtension ${ce.metadata.name ?? ''} (Binnacle reconciles it as this binnacle.dev twin)\n`;
 }
 
 export function registerOperatorCommands(program: Command, ctx: CliContext): void {
@@ -273,6 +279,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
           if (ce === undefined) return;
           const where = ce.status?.install?.namespace;
           ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}${where !== undefined && where !== ce.spec.namespace ? ` (it runs in ${where})` : ''}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
+          ctx.out(servedAsLine(ce));
           ctx.out('Conditions:\n');
           for (const c of ce.status?.conditions ?? []) ctx.out(`  ${conditionLine(c)}\n`);
           if (ce.status?.resolution?.explanation !== undefined) ctx.out(`Resolution:\n  ${ce.status.resolution.explanation.replace(/\n/g, '\n  ')}\n`);

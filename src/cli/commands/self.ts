@@ -33,8 +33,9 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .option('--insecure-registry <host[:port]>', "a registry the manager pulls from over plain http (repeatable): its $BINNACLE_INSECURE_REGISTRIES, e.g. a real node's registry (`cluster up --real-node`)", collect)
     .option('--timeout <duration>', 'how long the CRDs may take to be served, and leftovers of an uninstall to go (e.g. 60s, 2m)', parseDuration, 60_000)
+    .option('--olmv1-installer <namespace/name>', "the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension naming none installs as (the manager's --olmv1-installer; docs/from-olm-v1.md)")
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; timeout: number }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; timeout: number; olmv1Installer?: string }) => {
       const { installSelf, fetchRelease, releaseRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
@@ -53,6 +54,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           namespace: flags.namespace ?? DEFAULT_NAMESPACE,
           ...(flags.image === undefined ? {} : { image: flags.image }),
           ...(flags.insecureRegistry === undefined ? {} : { insecureRegistries: flags.insecureRegistry }),
+          ...(flags.olmv1Installer === undefined ? {} : { olmv1Installer: flags.olmv1Installer }),
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,
         });

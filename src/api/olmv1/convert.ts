@@ -1,0 +1,277 @@
+/**
+ * OLM v1's objects onto Binnacle's, and Binnacle's status back into OLM v1's words: the two
+ * halves of the adapter that serves `olm.operatorframework.io/v1` with Binnacle's own engine
+ * (controllers/cluster-*-olmv1.ts). An OLM v1 object is reconciled through a `binnacle.dev`
+ * twin of the same kind and name, whose spec is `…TwinSpec` of it and whose status, read back
+ * through `…StatusFromTwin`, becomes the OLM v1 object's. Pure functions: no cluster, no clock
+ * but the one passed in.
+ */
+import type { Condition } from '../../kube/types.js';
+import type { ClusterCatalog, ClusterCatalogSpec, ClusterExtension, ClusterExtensionSpec, DriftMode } from '../types.js';
+import { OLMV1_EXTRA_ANNOTATIONS, OLMV1_REASONS as R, type Olmv1ClusterCatalog, type Olmv1ClusterCatalogStatus, type Olmv1ClusterExtension, type Olmv1ClusterExtensionStatus } from './types.js';
+
+/** A condition to set on the OLM v1 object (its observedGeneration and transition time are the writer's). */
+export interface ConditionSpec {
+  type: string;
+  status: boolean | 'Unknown';
+  reason: string;
+  message: string;
+}
+
+/** The ServiceAccount an OLM v1 ClusterExtension that names none installs as (`binnacle manager --olmv1-installer`). */
+export interface InstallerIdentity {
+  namespace: string;
+  name: string;
+}
+
+/** The flag that configures the default installer, as the refusal names it. */
+export const OLMV1_INSTALLER_FLAG = '--olmv1-installer';
+
+/** Parses `<namespace>/<name>`; undefined when it is not that. */
+export function parseInstaller(value: string): InstallerIdentity | undefined {
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(value.trim());
+  return m === null ? undefined : { namespace: m[1] ?? '', name: m[3] ?? '' };
+}
+
+/** The twin's spec and the annotations it carries, or why there is none (a terminal problem: the object must change). */
+export type TwinSpec<S> = { ok: true; spec: S; annotations: Record<string, string> } | { ok: false; reason: string; message: string };
+
+const DRIFT_MODES: readonly string[] = ['Repair', 'Warn', 'Off'];
+const APPROVALS: readonly string[] = ['Manual', 'Automatic'];
+
+/** Binnacle's extras, read from the annotations (OLMV1_EXTRA_ANNOTATIONS) into the twin's spec; problems collected. */
+function extras(annotations: Record<string, string>, problems: string[]): Partial<ClusterExtensionSpec> {
+  const A = OLMV1_EXTRA_ANNOTATIONS;
+  const out: Partial<ClusterExtensionSpec> = {};
+  const upgrade = annotations[A.upgradeApproval];
+  if (upgrade !== undefined) {
+    if (APPROVALS.includes(upgrade)) out.upgradeApproval = upgrade as 'Manual' | 'Automatic';
+    else problems.push(`annotation ${A.upgradeApproval}: must be Manual or Automatic, not "${upgrade}"`);
+  }
+  const install = annotations[A.installApproval];
+  if (install !== undefined) {
+    if (APPROVALS.includes(install)) out.install = { approval: install as 'Manual' | 'Automatic' };
+    else problems.push(`annotation ${A.installApproval}: must be Manual or Automatic, not "${install}"`);
+  }
+  const drift = annotations[A.drift];
+  if (drift !== undefined) {
+    if (DRIFT_MODES.includes(drift)) out.drift = { mode: drift as DriftMode };
+    else problems.push(`annotation ${A.drift}: must be Repair, Warn or Off, not "${drift}"`);
+  }
+  const verify = annotations[A.verifySecret];
+  if (verify !== undefined) {
+    const secret = parseInstaller(verify);
+    if (secret !== undefined) out.verify = { provider: 'cosign', secretRef: secret };
+    else problems.push(`annotation ${A.verifySecret}: must be <namespace>/<secret name>, not "${verify}"`);
+  }
+  const limit = annotations[A.historyLimit];
+  if (limit !== undefined) {
+    if (/^\d{1,4}$/.test(limit)) out.resolutionHistoryLimit = Number(limit);
+    else problems.push(`annotation ${A.historyLimit}: must be a whole number, not "${limit}"`);
+  }
+  return out;
+}
+
+/** How to give an OLM v1 ClusterExtension an identity, for the condition that says none is set. */
+export function noInstallerMessage(): string {
+  return (
+    'no installer identity: this ClusterExtension names no spec.serviceAccount, and Binnacle never installs as itself (OLM v1.11 would install as cluster-admin). ' +
+    `Set spec.serviceAccount.name to a ServiceAccount in spec.namespace that may install the bundle, or have the cluster admin start the manager with ${OLMV1_INSTALLER_FLAG}=<namespace>/<serviceaccount> ` +
+    `(binnacle install-self ${OLMV1_INSTALLER_FLAG}=…) to name a default installer; see docs/from-olm-v1.md`
+  );
+}
+
+/** The inline configuration (experimental `spec.config.inline`): registry+v1's watchNamespace and deploymentConfig. */
+function inlineConfig(v1: Olmv1ClusterExtension, problems: string[]): Pick<NonNullable<ClusterExtensionSpec['install']>, 'watchNamespace' | 'config'> {
+  const inline = v1.spec.config?.inline;
+  if (inline === undefined) return {};
+  const out: Pick<NonNullable<ClusterExtensionSpec['install']>, 'watchNamespace' | 'config'> = {};
+  for (const [k, v] of Object.entries(inline)) {
+    if (k === 'watchNamespace' && typeof v === 'string') out.watchNamespace = v;
+    else if (k === 'deploymentConfig' && typeof v === 'object' && v !== null && !Array.isArray(v)) out.config = v as Record<string, unknown>;
+    else if (k === 'watchNamespace' || k === 'deploymentConfig') problems.push(`invalid ClusterExtension configuration: invalid configuration: field "${k}" has the wrong type`);
+    else problems.push(`invalid ClusterExtension configuration: invalid configuration: unknown field "${k}"`);
+  }
+  return out;
+}
+
+type Olmv1CatalogSource = NonNullable<Olmv1ClusterExtension['spec']['source']['catalog']>;
+
+/** What of spec.source Binnacle cannot serve as written. */
+function sourceProblems(v1: Olmv1ClusterExtension): string[] {
+  const out: string[] = [];
+  const catalog = v1.spec.source.catalog;
+  if (v1.spec.source.sourceType !== 'Catalog' || catalog === undefined) out.push('spec.source: sourceType Catalog with catalog set is the only source');
+  if ((catalog?.selector?.matchExpressions ?? []).length > 0) out.push('spec.source.catalog.selector.matchExpressions: not supported by Binnacle yet; select catalogs with matchLabels');
+  return out;
+}
+
+/** spec.source.catalog, field for field (Binnacle's selector takes matchLabels). */
+function catalogSource(c: Olmv1CatalogSource): ClusterExtensionSpec['source']['catalog'] {
+  return {
+    packageName: c.packageName,
+    ...(c.version === undefined ? {} : { version: c.version }),
+    ...(c.channels === undefined ? {} : { channels: c.channels }),
+    ...(c.selector?.matchLabels === undefined ? {} : { selector: { matchLabels: c.selector.matchLabels } }),
+    ...(c.upgradeConstraintPolicy === undefined ? {} : { upgradeConstraintPolicy: c.upgradeConstraintPolicy }),
+  };
+}
+
+/**
+ * The `binnacle.dev` ClusterExtension that installs what an OLM v1 one asks for. Identity: the
+ * ServiceAccount the object names (in spec.namespace), else the default installer the admin
+ * configured, else none (refused, saying how to set one).
+ */
+export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: InstallerIdentity | undefined): TwinSpec<ClusterExtensionSpec> {
+  const catalog = v1.spec.source.catalog;
+  const config: string[] = [];
+  const blocked = sourceProblems(v1);
+  const annotations = v1.metadata.annotations ?? {};
+  const extra = extras(annotations, blocked);
+  const inline = inlineConfig(v1, config);
+  const sa = v1.spec.serviceAccount?.name;
+  const identity = sa !== undefined && sa !== '' ? { name: sa } : installer;
+  if (config.length > 0) return { ok: false, reason: R.InvalidConfiguration, message: config.join('; ') };
+  if (blocked.length > 0 || catalog === undefined) return { ok: false, reason: R.Blocked, message: blocked.join('; ') };
+  if (identity === undefined) return { ok: false, reason: R.Blocked, message: noInstallerMessage() };
+  const install = { ...extra.install, ...inline };
+  const spec: ClusterExtensionSpec = {
+    namespace: v1.spec.namespace,
+    serviceAccount: identity,
+    source: { sourceType: 'Catalog', catalog: catalogSource(catalog) },
+    ...(Object.keys(install).length === 0 ? {} : { install }),
+    ...(extra.upgradeApproval === undefined ? {} : { upgradeApproval: extra.upgradeApproval }),
+    ...(extra.drift === undefined ? {} : { drift: extra.drift }),
+    ...(extra.verify === undefined ? {} : { verify: extra.verify }),
+    ...(extra.resolutionHistoryLimit === undefined ? {} : { resolutionHistoryLimit: extra.resolutionHistoryLimit }),
+  };
+  // An approval given on the OLM v1 object (binnacle approve writes it on either) reaches the twin.
+  const approved = annotations['binnacle.dev/approved-plan'];
+  return { ok: true, spec, annotations: approved === undefined ? {} : { 'binnacle.dev/approved-plan': approved } };
+}
+
+/** The twin's condition, only when the twin has reconciled its current generation. */
+function current(twin: { metadata: { generation?: number }; status?: { observedGeneration?: number; conditions?: Condition[] } }, type: string): Condition | undefined {
+  return twin.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Whether the twin's status speaks for its current spec. */
+export function twinCaughtUp(twin: { metadata: { generation?: number }; status?: { observedGeneration?: number } } | undefined): boolean {
+  return twin !== undefined && twin.status?.observedGeneration !== undefined && twin.status.observedGeneration === twin.metadata.generation;
+}
+
+export interface ExtensionStatusInput {
+  /** The twin, caught up (twinCaughtUp). */
+  twin: ClusterExtension;
+  progressDeadlineMinutes?: number | undefined;
+  now: Date;
+  /** The installed release's revision (the main BundleDeployment's `status.revision`). */
+  revision?: number | undefined;
+}
+
+export interface ExtensionStatusOutput {
+  conditions: ConditionSpec[];
+  install?: Olmv1ClusterExtensionStatus['install'];
+  activeRevisions?: Olmv1ClusterExtensionStatus['activeRevisions'];
+  /** When to look again (the progress deadline's end). */
+  requeueAfterMs?: number;
+}
+
+/** Binnacle's Progressing (status, reason) in OLM v1's reasons (api/v1/common_types.go). */
+function progressing(c: Condition | undefined): ConditionSpec {
+  if (c === undefined) return { type: 'Progressing', status: true, reason: R.Retrying, message: 'not reconciled yet' };
+  if (c.status === 'False' && c.reason === 'Succeeded') return { type: 'Progressing', status: true, reason: R.Succeeded, message: 'Desired state reached' };
+  if (c.status === 'False') return { type: 'Progressing', status: false, reason: R.Blocked, message: c.message };
+  if (c.reason === 'Installing' || c.reason === 'Waiting') return { type: 'Progressing', status: true, reason: R.RollingOut, message: c.message };
+  // Binnacle's own: only when the admin asked for approval (docs/from-olm-v1.md).
+  if (c.reason === 'AwaitingApproval') return { type: 'Progressing', status: true, reason: 'AwaitingApproval', message: c.message };
+  return { type: 'Progressing', status: true, reason: R.Retrying, message: c.message };
+}
+
+const DEPRECATION_TYPES = [
+  ['Deprecated', 'not deprecated'],
+  ['PackageDeprecated', 'package not deprecated'],
+  ['ChannelDeprecated', 'channel not deprecated'],
+  ['BundleDeprecated', 'bundle not deprecated'],
+] as const;
+
+/** An OLM v1 ClusterExtension's status from its twin's (caught up). */
+export function extensionStatusFromTwin(i: ExtensionStatusInput): ExtensionStatusOutput {
+  const twin = i.twin;
+  const installed = current(twin, 'Installed');
+  const bundle = twin.status?.install?.bundle;
+  const out: ExtensionStatusOutput = { conditions: [] };
+  if (installed?.status === 'True' && bundle !== undefined) {
+    out.conditions.push({ type: 'Installed', status: true, reason: R.Succeeded, message: `Installed bundle ${bundle.image} successfully` });
+    out.install = { bundle: { name: bundle.name, version: bundle.version } };
+    if (i.revision !== undefined) out.activeRevisions = [{ name: `${twin.metadata.name ?? ''}-${i.revision}` }];
+  } else if (installed?.reason === 'Failed') {
+    out.conditions.push({ type: 'Installed', status: false, reason: R.Failed, message: installed.message });
+  } else {
+    out.conditions.push({ type: 'Installed', status: false, reason: R.Absent, message: installed?.message ?? 'no bundle installed' });
+  }
+  const p = current(twin, 'Progressing');
+  let prog = progressing(p);
+  const deadline = i.progressDeadlineMinutes;
+  if (deadline !== undefined && prog.status === true && prog.reason !== R.Succeeded && p !== undefined) {
+    const since = Date.parse(p.lastTransitionTime);
+    const left = since + deadline * 60_000 - i.now.getTime();
+    if (Number.isFinite(since) && left <= 0) {
+      prog = { type: 'Progressing', status: false, reason: R.ProgressDeadlineExceeded, message: `Revision has not rolled out for ${deadline} minute(s). Last status: ${prog.message}` };
+    } else if (Number.isFinite(left)) {
+      out.requeueAfterMs = left;
+    }
+  }
+  out.conditions.push(prog);
+  for (const [type, notMessage] of DEPRECATION_TYPES) {
+    const c = current(twin, type);
+    if (c === undefined) out.conditions.push({ type, status: 'Unknown', reason: R.DeprecationStatusUnknown, message: 'deprecation status unknown' });
+    else if (c.status === 'True') out.conditions.push({ type, status: true, reason: R.Deprecated, message: c.message });
+    else out.conditions.push({ type, status: false, reason: R.NotDeprecated, message: notMessage });
+  }
+  return out;
+}
+
+// --- ClusterCatalog --------------------------------------------------------------------------
+
+/** The `binnacle.dev` ClusterCatalog that serves what an OLM v1 one names (the same fields, a subset of Binnacle's). */
+export function catalogTwinSpec(v1: Olmv1ClusterCatalog): TwinSpec<ClusterCatalogSpec> {
+  const image = v1.spec.source.image;
+  if (v1.spec.source.type !== 'Image' || image === undefined || image.ref === '') return { ok: false, reason: R.Blocked, message: 'spec.source: type Image with image.ref set is the only source' };
+  const spec: ClusterCatalogSpec = {
+    source: { type: 'Image', image: { ref: image.ref, ...(image.pollIntervalMinutes === undefined ? {} : { pollIntervalMinutes: image.pollIntervalMinutes }) } },
+    ...(v1.spec.priority === undefined ? {} : { priority: v1.spec.priority }),
+    ...(v1.spec.availabilityMode === undefined ? {} : { availabilityMode: v1.spec.availabilityMode }),
+  };
+  return { ok: true, spec, annotations: {} };
+}
+
+export interface CatalogStatusOutput {
+  conditions: ConditionSpec[];
+  status: Omit<Olmv1ClusterCatalogStatus, 'conditions'>;
+}
+
+/** An OLM v1 ClusterCatalog's status from its twin's (caught up), in catalogd's reasons. */
+export function catalogStatusFromTwin(v1: Olmv1ClusterCatalog, twin: ClusterCatalog): CatalogStatusOutput {
+  const unavailable = v1.spec.availabilityMode === 'Unavailable';
+  const serving = current(twin, 'Serving');
+  const p = current(twin, 'Progressing');
+  const conditions: ConditionSpec[] = [];
+  if (unavailable) {
+    conditions.push({ type: 'Serving', status: false, reason: R.UserSpecifiedUnavailable, message: 'User has explicitly set the catalog availability mode to Unavailable' });
+    conditions.push({ type: 'Progressing', status: true, reason: R.Succeeded, message: 'Catalog availability mode is set to Unavailable' });
+    return { conditions, status: {} };
+  }
+  if (serving?.status === 'True') conditions.push({ type: 'Serving', status: true, reason: R.Available, message: 'Serving desired content from resolved source' });
+  else conditions.push({ type: 'Serving', status: false, reason: R.Unavailable, message: serving?.message ?? 'not serving content yet' });
+  if (p?.status === 'False' && p.reason === 'Succeeded') conditions.push({ type: 'Progressing', status: true, reason: R.Succeeded, message: 'Successfully unpacked and stored content from resolved source' });
+  else if (p?.status === 'False') conditions.push({ type: 'Progressing', status: false, reason: R.Blocked, message: p.message });
+  else conditions.push({ type: 'Progressing', status: true, reason: R.Retrying, message: p?.message ?? 'not reconciled yet' });
+  const st = twin.status;
+  const status: CatalogStatusOutput['status'] = {
+    ...(st?.resolvedSource === undefined ? {} : { resolvedSource: { type: 'Image', image: { ref: st.resolvedSource.image.ref } } }),
+    ...(st?.urls === undefined || serving?.status !== 'True' ? {} : { urls: { base: st.urls.base } }),
+    ...(st?.lastUnpacked === undefined ? {} : { lastUnpacked: st.lastUnpacked }),
+  };
+  return { conditions, status };
+}
