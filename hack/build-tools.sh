@@ -21,7 +21,7 @@ CNI_PLUGINS_VERSION=v1.9.1
 K8S_VERSION=$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$root/hack/tools/go.mod")
 k8s_minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
+export CGO_ENABLED=0 GOFLAGS=-mod=readonly
 command -v go >/dev/null || { echo "build-tools: Go is required (https://go.dev/doc/install)" >&2; exit 1; }
 
 tools=("$@")
