@@ -350,6 +350,7 @@ export class HelmOperatorReconciler implements Reconciler {
       if (missing.length > 0) pending.push(`${k.kind} (${k.group === '' ? k.version : `${k.group}/${k.version}`}) is not yet in the API server's ${missing.join(' or ')}`);
     }
     if (pending.length > 0) {
+      s.logger.info({ pending }, 'kinds not yet usable by kubectl');
       s.conditions.set('Ready', false, 'KindsPending', `its CRDs are Established but kubectl cannot use every kind yet: ${pending.join('; ')}`);
       return stop({ requeueAfterMs: KINDS_PENDING_REQUEUE_MS });
     }
