@@ -36,6 +36,7 @@ import { extensionPlanner } from './upgrade-approval.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
 import { ensureCrds } from './crds.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
+import { ReleaseRecordsCollector } from './records-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from '../actions/platform-protection.js';
 import { DependentWatches, ownerNameKeyOf } from './dependents.js';
@@ -231,7 +232,15 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   signal.addEventListener('abort', () => void helmOperators.close(), { once: true });
 
   const collectGarbage = collectStores(o, inf, catalogs, storeMetrics);
-  const gcTimer = setInterval(() => void collectGarbage(), o.gcIntervalMs ?? 10 * 60_000);
+  // Records whose owner is gone without an uninstall (a finalizer removed by hand, a CRD deleted, a re-created owner).
+  const recordsCollector = new ReleaseRecordsCollector({ records, client, logger, graceMs: o.gcIntervalMs ?? 10 * 60_000 });
+  const collectRecords = (): Promise<void> => recordsCollector.sweep().then(
+    (r) => {
+      if (r.removed > 0) logger.info(r, 'release records collected');
+    },
+    (err: unknown) => logger.warn({ err: errorMessage(err) }, 'release records collection failed'),
+  );
+  const gcTimer = setInterval(() => void collectGarbage().then(collectRecords), o.gcIntervalMs ?? 10 * 60_000);
   signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
 
   const runs = [...Object.values(inf).map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
