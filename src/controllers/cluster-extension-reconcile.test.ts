@@ -770,6 +770,53 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(upgradesOnly.cluster.applied.length, 1);
     });
 
+    describe('an approval pins the digests its plan showed (issue 43 §4)', () => {
+      const OLD = `sha256:${'a'.repeat(64)}`;
+      const MOVED = `sha256:${'b'.repeat(64)}`;
+      /** The registry as the planner and the reconciler see it: the tag points to `at.digest`. */
+      const at = { digest: OLD };
+      const tagged = chosen('demo', '1.1.0', { image: 'registry.example/demo:1.1.0' });
+      /** A planner that pulls by tag, as the real one does: its plan's digest covers the image's digest. */
+      const pulling: ClusterExtensionPorts['planChange'] = ({ chosen: bundles }) =>
+        Promise.resolve({ digest: `sha256:plan-${at.digest.slice(7, 15)}`, changes: bundles.map((b) => ({ name: b.name, package: b.package, to: b.version, ref: b.image, digest: at.digest })), objects: { create: 0, update: 1, delete: 0, unchanged: 3, changed: [] }, crdSafety: [], missingPermissions: [] });
+
+      /** demo 1.0.0 installed, 1.1.0 offered by tag while the tag points to OLD, its plan approved and applied. */
+      async function approvedAtOld(): Promise<Setup> {
+        at.digest = OLD;
+        const s = setup({ ce: manual(), resolve: resolvesTo(tagged), ports: { planChange: pulling, resolveDigest: () => Promise.resolve(at.digest) } });
+        s.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+        await s.reconciler.reconcile(req, ctx);
+        approve(s.cluster, `sha256:plan-${OLD.slice(7, 15)}`);
+        await s.reconciler.reconcile(req, ctx);
+        return s;
+      }
+
+      test('the BundleDeployment an approved plan makes names the image by the digest the plan showed, not the catalog tag', async () => {
+        const { cluster, reconciler } = await approvedAtOld();
+        assert.equal(cluster.applied.length, 1);
+        assert.equal(cluster.deployments.get('demo')?.spec.source.image?.ref, `registry.example/demo@${OLD}`);
+      });
+
+      test('a tag that moves after approval is a new plan awaiting approval; what the approval let through keeps running, pinned', async () => {
+        const { cluster, reconciler } = await approvedAtOld();
+        cluster.setDeploymentStatus('demo', { status: 'True', reason: 'Succeeded', message: 'installed' });
+        // Nothing moved: the pinned BundleDeployment is left as it is, and no plan waits.
+        await reconciler.reconcile(req, ctx);
+        assert.equal(cluster.applied.length, 1, 'nothing new to write');
+        assert.equal(lastStatus(cluster)?.pendingPlan, undefined);
+        // Someone pushes other content under the same tag.
+        at.digest = MOVED;
+        await reconciler.reconcile(req, ctx);
+        assert.equal(cluster.applied.length, 1, 'the moved tag is not installed under the old approval');
+        assert.equal(cluster.deployments.get('demo')?.spec.source.image?.ref, `registry.example/demo@${OLD}`);
+        assert.equal(lastStatus(cluster)?.pendingPlan?.digest, `sha256:plan-${MOVED.slice(7, 15)}`);
+        assert.equal(condition(cluster, 'Progressing')?.reason, 'AwaitingApproval');
+        approve(cluster, `sha256:plan-${MOVED.slice(7, 15)}`);
+        await reconciler.reconcile(req, ctx);
+        assert.equal(cluster.deployments.get('demo')?.spec.source.image?.ref, `registry.example/demo@${MOVED}`, 'approved: the new digest, pinned');
+      });
+    });
+
     test('failure: the plan cannot be made (the image cannot be pulled); nothing changes, status says why, retried with backoff', async () => {
       const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(chosen('demo', '1.1.0')), ports: { planChange: () => Promise.reject(new Error('pull registry.example/demo: connection refused')) } });
       cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
