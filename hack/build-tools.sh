@@ -21,8 +21,8 @@ CNI_PLUGINS_VERSION=v1.9.1
 K8S_VERSION=$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$root/hack/tools/go.mod")
 k8s_minor=$(echo "$K8S_VERSION" | cut -d. -f2)
 
-export CGO_ENABLED=0 GOFLAGS=-mod=mod
-command -v go >/dev/null || { echo "build-tools: Go is required (https://go.dev/doc/install)" >&2; exit 1; }
+export CGO_ENABLED=0 GOFLAGS=-mod=readonly
+command -v go >/dev/null || { echo "binnacle: Go 1.26 or newer is needed to build the control-plane tools; install it from https://go.dev/dl" >&2; exit 1; }
 
 tools=("$@")
 [ ${#tools[@]} -gt 0 ] || tools=(kube-apiserver kube-controller-manager kube-scheduler etcd kubectl kwok helm helm-wasm)

@@ -11,6 +11,7 @@ cd "$root"
 source hack/lib.sh
 corpus=${BINNACLE_CORPUS:-$root/../shared/corpus/operatorhub-2021}
 
+ensure_prerequisites
 ensure_node_modules
 ensure_apt_packages
 step "build control-plane tools (cached in .cache/bin; minutes the first time)"
@@ -75,8 +76,17 @@ spec:
   # Each release acts as this ServiceAccount in its custom resource's own namespace, confined to it.
   serviceAccount: { name: pushgateway-release }
 YAML
+# Ready means kubectl can use the kind: its CRD Established, and the kind in the API server's
+# discovery and OpenAPI v3 (until then Ready=False KindsPending names what is missing).
 kubectl wait helmoperator/pushgateway --for=condition=Ready --timeout=180s
-kubectl explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1 | sed -n "1,8p"
+# kubectl keeps discovery in its own cache (~/.kube/cache): the demo still asks until it sees the kind, and says so if it had to.
+explain=(kubectl explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1)
+for i in $(seq 1 30); do
+  "${explain[@]}" >/dev/null 2>&1 && break
+  [ "$i" = 1 ] && echo "binnacle: kubectl does not see Pushgateway yet although the HelmOperator is Ready; asking again" >&2
+  sleep 1
+done
+"${explain[@]}" | sed -n "1,8p"
 # The team's namespace: its admin grants the release identity what the chart needs there.
 kubectl create namespace metrics --dry-run=client -o yaml | kubectl apply -f -
 kubectl create serviceaccount pushgateway-release -n metrics --dry-run=client -o yaml | kubectl apply -f -

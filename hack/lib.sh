@@ -18,6 +18,29 @@ build_bench_tool() {
   echo "$out"
 }
 
+# What a fresh machine needs before anything is installed or built, each missing one said in one
+# line with where to get it (README, "What a machine needs"): Node 20 or newer, Go 1.26 or newer
+# (hack/build-tools.sh builds the control plane from the Go module proxy), and apt-get with root
+# or passwordless sudo when a Debian package the scripts use is missing (ensure_apt_packages).
+BINNACLE_NODE_MAJOR=20
+BINNACLE_GO_MINOR=26
+ensure_prerequisites() {
+  local missing=0 v
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    echo "binnacle: Node $BINNACLE_NODE_MAJOR or newer (with npm) is needed to run Binnacle; install it from https://nodejs.org/en/download" >&2; missing=1
+  else
+    v=$(node -p 'process.versions.node.split(".")[0]')
+    [ "$v" -ge "$BINNACLE_NODE_MAJOR" ] || { echo "binnacle: Node $BINNACLE_NODE_MAJOR or newer is needed to run Binnacle (this is Node $(node --version)); install it from https://nodejs.org/en/download" >&2; missing=1; }
+  fi
+  if ! command -v go >/dev/null; then
+    echo "binnacle: Go 1.$BINNACLE_GO_MINOR or newer is needed to build the control-plane tools; install it from https://go.dev/dl" >&2; missing=1
+  else
+    v=$(go env GOVERSION | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+    [ -n "$v" ] && [ "$v" -ge "$BINNACLE_GO_MINOR" ] || { echo "binnacle: Go 1.$BINNACLE_GO_MINOR or newer is needed to build the control-plane tools (this is $(go env GOVERSION)); install it from https://go.dev/dl" >&2; missing=1; }
+  fi
+  [ "$missing" = 0 ] || exit 1
+}
+
 # npm ci when node_modules is missing or older than the lock file. Never through a symlink: a
 # git worktree sharing another checkout's node_modules (the lock file's checkout time makes it
 # look "older") would have npm ci empty the other checkout's packages and install its own.
@@ -46,6 +69,10 @@ ensure_apt_packages() {
   step "install Debian packages: ${missing[*]}"
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  if ! command -v apt-get >/dev/null || { [ -n "$sudo" ] && ! sudo -n true 2>/dev/null; }; then
+    echo "binnacle: these Debian packages are needed and cannot be installed here (apt-get as root or with passwordless sudo): ${missing[*]}; install them (or their equivalents) and run again" >&2
+    exit 1
+  fi
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
     $sudo apt-get update >/dev/null

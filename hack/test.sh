@@ -10,6 +10,7 @@ cd "$root"
 export BINNACLE_FROM_SOURCE=1  # tests run the sources, never a stale dist/
 source hack/lib.sh
 
+ensure_prerequisites
 ensure_node_modules
 ensure_apt_packages
 if [ "${BINNACLE_SKIP_CHECKS:-}" != 1 ]; then  # a developer's shortcut; CI always checks

@@ -5,4 +5,6 @@ module binnacle.dev/hack/openshift-api
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require github.com/openshift/api v0.0.0-20251020135558-286504b695bc

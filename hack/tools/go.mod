@@ -2,6 +2,8 @@ module binnacle.dev/hack/tools
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	go.etcd.io/etcd/server/v3 v3.6.8
 	k8s.io/kubernetes v1.36.3

@@ -26,6 +26,7 @@ import type { Capabilities, Discovery, Impersonating, ObjectReader, ObjectWriter
 import { describeRef, parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { deleteAt, dropPath, fieldsOf, holdsPath, isRecord, leaves, mergePatch, same, selects, selectsFields, setAt, valueAt, type FieldSet, type ManagedEntry } from './fake-fields.test-helper.js';
 import { BUILTIN, type KindInfo } from './fake-kinds.test-helper.js';
+import { discoveryDocument, servedKey, type ServedKind } from './fake-discovery.test-helper.js';
 import { Crash, faults, matches, REVIEW_KINDS, WRITE_VERBS, type AccessReview, type FakeRequest, type FakeVerb, type FaultRule } from './fake-requests.test-helper.js';
 
 export { Crash, faults, forbiddenMessage, WRITE_VERBS, type AccessReview, type FakeRequest, type FakeVerb, type FaultRule } from './fake-requests.test-helper.js';
@@ -56,6 +57,10 @@ export class FakeCluster {
   readonly unhealthyNames = new Set<string>();
   /** CRDs (by name) whose conditions the server reports instead of Established=True. */
   readonly crdConditions = new Map<string, { type: string; status: string; reason?: string; message?: string }[]>();
+  /** Kinds (`group/version/Kind`) an Established CRD serves that the group list of discovery (`/apis`) and a group-version's resource list leave out yet. */
+  readonly notInDiscovery = new Set<string>();
+  /** Kinds (`group/version/Kind`) an Established CRD serves that the OpenAPI v3 documents leave out yet. */
+  readonly notInOpenApi = new Set<string>();
   /** Applies that change an existing object whose name is here fail with 422 "field is immutable" (dry run too). */
   readonly immutableNames = new Set<string>();
   /** Deletes of objects whose name is here leave them Terminating, held by a finalizer. */
@@ -196,9 +201,30 @@ export class FakeCluster {
     const kinds = new Set([...BUILTIN.map(([kind]) => kind), ...this.all('CustomResourceDefinition').map((crd) => ((crd.spec ?? {}) as { names?: { kind?: string } }).names?.kind ?? '')]);
     const resources = [...kinds].flatMap((kind) => {
       const info = this.kindInfo(groupVersion, kind);
-      return info === undefined ? [] : [{ name: info.plural, namespaced: info.namespaced, kind, verbs }];
+      return info === undefined || this.notInDiscovery.has(servedKey({ ...parseApiVersion(groupVersion), kind })) ? [] : [{ name: info.plural, namespaced: info.namespaced, kind, verbs }];
     });
     return resources.length === 0 ? undefined : { kind: 'APIResourceList', groupVersion, resources };
+  }
+
+  /** Every group/version/kind served: built in, and each served version of an Established CRD. */
+  servedKinds(): ServedKind[] {
+    const out: ServedKind[] = BUILTIN.flatMap(([kind, group, versions]) => versions.map((version) => ({ group, version, kind })));
+    for (const crd of this.all('CustomResourceDefinition')) {
+      const spec = (crd.spec ?? {}) as { group?: string; names?: { kind?: string }; versions?: { name?: string; served?: boolean }[] };
+      if (spec.group === undefined || spec.names?.kind === undefined || crd.metadata.deletionTimestamp !== undefined || !this.established(crd)) continue;
+      for (const v of spec.versions ?? []) if (v.served !== false) out.push({ group: spec.group, version: v.name ?? '', kind: spec.names.kind });
+    }
+    return out;
+  }
+
+  /** `/apis`, `/openapi/v3` and its documents, as kubectl reads them (less the kinds held out of each); undefined for any other path. */
+  discoveryDocument(path: string): { status: number; body: unknown } | undefined {
+    const served = this.servedKinds();
+    return discoveryDocument(
+      path,
+      served.filter((k) => !this.notInDiscovery.has(servedKey(k))),
+      served.filter((k) => !this.notInOpenApi.has(servedKey(k))),
+    );
   }
 
   /** The kind a REST path names (`/api/v1/namespaces/ns/configmaps/x`, `/apis/g/v/plural`). */
@@ -696,11 +722,13 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return Promise.resolve([...out].sort());
   }
 
-  /** A GET of one object or a list by its REST path, or of a group version's resources, as a template's `lookup` asks (other methods: 405); each one kept in `raw`. */
+  /** A GET of one object or a list by its REST path, of a group version's resources, of `/apis` or of OpenAPI v3, as a template's `lookup` or kubectl asks (other methods: 405); each one kept in `raw`. */
   async rawRequest(method: string, path: string): Promise<{ status: number; body: string }> {
     this.cluster.raw.push({ method, path, identity: this.identity });
     if (method.toUpperCase() !== 'GET') return { status: 405, body: '' };
     const bare = path.split('?')[0] ?? '';
+    const document = this.cluster.discoveryDocument(bare);
+    if (document !== undefined) return { status: document.status, body: JSON.stringify(document.body) };
     const resources = this.cluster.resourceList(bare);
     if (resources !== undefined) return { status: 200, body: JSON.stringify(resources) };
     const target = this.cluster.pathTarget(bare);

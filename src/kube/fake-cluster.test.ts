@@ -74,6 +74,30 @@ test('a CRD serves its kind once Established; deleting it deletes its custom res
   assert.equal(cluster.all('Widget').length, 0);
 });
 
+test('discovery and OpenAPI v3 as kubectl reads them: a kind held out of either is missing only there, until let in', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  await c.apply({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name: 'widgets.example.com' }, spec: { group: 'example.com', names: { kind: 'Widget', plural: 'widgets' }, scope: 'Namespaced', versions: [{ name: 'v1', served: true }] } });
+  const get = async (path: string): Promise<unknown> => JSON.parse((await c.rawRequest('GET', path)).body) as unknown;
+  const groups = async () => ((await get('/apis')) as { groups: { name: string }[] }).groups.map((g) => g.name);
+  const index = async () => (await get('/openapi/v3')) as { paths: Record<string, { serverRelativeURL: string }> };
+  const resources = async () => ((await get('/apis/example.com/v1')) as { resources?: { name: string }[] }).resources?.map((r) => r.name);
+  cluster.notInDiscovery.add('example.com/v1/Widget');
+  cluster.notInOpenApi.add('example.com/v1/Widget');
+  assert.ok(!(await groups()).includes('example.com'));
+  assert.equal((await c.rawRequest('GET', '/apis/example.com/v1')).status, 404);
+  assert.equal((await index()).paths['apis/example.com/v1'], undefined);
+  assert.ok((await index()).paths['apis/apps/v1'] !== undefined, 'built-in kinds are published');
+  cluster.notInDiscovery.clear();
+  assert.ok((await groups()).includes('example.com'));
+  assert.deepEqual(await resources(), ['widgets']);
+  cluster.notInOpenApi.clear();
+  const url = (await index()).paths['apis/example.com/v1']?.serverRelativeURL ?? '';
+  assert.match(url, /^\/openapi\/v3\/apis\/example\.com\/v1\?hash=/);
+  const doc = (await get(url)) as { components: { schemas: Record<string, { 'x-kubernetes-group-version-kind': unknown }> } };
+  assert.deepEqual(Object.values(doc.components.schemas).map((s) => s['x-kubernetes-group-version-kind']), [[{ group: 'example.com', version: 'v1', kind: 'Widget' }]]);
+});
+
 test('faults: before a write nothing lands; after it the write lands and the caller sees the error; identities and verbs match', async () => {
   const cluster = new FakeCluster();
   const c = cluster.client();

@@ -23,6 +23,15 @@ describe('fastYamlDocuments', () => {
     assert.deepEqual(fast, exact(`${text}\n`));
   });
 
+  it('reads YAML 1.2, as the yaml package does, where YAML 1.1 (Go\'s yaml.v2) would differ: yes/no/on/off/y/n are strings, 0755 is decimal, sexagesimal is a string, << is a plain key', () => {
+    const text = 'a: yes\nb: no\nc: on\nd: off\ne: y\nf: n\ng: 0755\nh: 1:30\ni: 0o755\nj: 190:20:30\nk: 2001-12-14t21:59:43.10-05:00\nbase: {x: 1}\nm: {<<: {x: 1}, y: 2}\n';
+    const expected = [{ a: 'yes', b: 'no', c: 'on', d: 'off', e: 'y', f: 'n', g: 755, h: '1:30', i: 493, j: '190:20:30', k: '2001-12-14t21:59:43.10-05:00', base: { x: 1 }, m: { '<<': { x: 1 }, y: 2 } }];
+    assert.deepEqual(fastYamlDocuments(text), expected);
+    assert.deepEqual(readYamlAll(text, 'yaml-1.1.yaml'), expected, 'the yaml package alone reads the same');
+    // A merge key through an alias: the fast reader declines (an anchor), the yaml package keeps `<<` as a key.
+    assert.deepEqual(readYamlAll('base: &b {x: 1}\nm:\n  <<: *b\n  y: 2\n', 'merge.yaml'), [{ base: { x: 1 }, m: { '<<': { x: 1 }, y: 2 } }]);
+  });
+
   it('splits documents and keeps an empty one as null', () => {
     assert.deepEqual(fastYamlDocuments('a: 1\n---\n---\nb: 2\n'), [{ a: 1 }, null, { b: 2 }]);
     assert.deepEqual(fastYamlDocument('# only a comment\n'), { value: null });

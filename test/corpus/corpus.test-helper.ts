@@ -1,8 +1,9 @@
 /**
  * Where the corpora are: beside the repository in `../shared/corpus/`, or where an environment
- * variable says (BINNACLE_CORPUS, HELM_CHART_CORPUS). A missing corpus is an error
- * naming the path and the variable, never a skip: a corpus test that passes without its corpus
- * has shown nothing.
+ * variable says, one name per corpus that the demo, the benches and every test read:
+ * BINNACLE_CORPUS (OperatorHub 2021) and BINNACLE_CHARTS_CORPUS (Helm charts). A missing corpus
+ * is an error naming the path and the variable, never a skip: a corpus test that passes without
+ * its corpus has shown nothing.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -23,5 +24,5 @@ export function operatorCorpusDir(): string {
 
 /** The Helm chart corpus. */
 export function corpusChartsDir(): string {
-  return corpusDir('HELM_CHART_CORPUS', 'charts');
+  return corpusDir('BINNACLE_CHARTS_CORPUS', 'charts');
 }

@@ -1,5 +1,5 @@
 /**
- * The Helm chart corpus (`../shared/corpus/charts` beside the repository, or HELM_CHART_CORPUS):
+ * The Helm chart corpus (`../shared/corpus/charts` beside the repository, or BINNACLE_CHARTS_CORPUS):
  * every chart with its values.yaml and values.schema.json, and every subchart under `charts/`,
  * whether a directory or a `.tgz` archive, nested archives included. Archives are read in
  * memory with the `tar` package. A missing corpus is an error, never a skip.

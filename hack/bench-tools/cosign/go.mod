@@ -4,6 +4,8 @@ module binnacle.dev/hack/bench-tools/cosign
 
 go 1.26.0
 
+toolchain go1.26.8
+
 tool github.com/sigstore/cosign/v2/cmd/cosign
 
 require (

@@ -2,6 +2,8 @@ module github.com/binnacle/hack/bench-tools/olm-cel
 
 go 1.22.0
 
+toolchain go1.26.8
+
 require (
 	github.com/blang/semver/v4 v4.0.0
 	github.com/google/cel-go v0.20.1

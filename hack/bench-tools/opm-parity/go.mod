@@ -4,6 +4,8 @@ module binnacle.dev/hack/bench-tools/opm-parity
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/blang/semver/v4 v4.0.0
 	github.com/operator-framework/operator-registry v1.47.0

@@ -3,6 +3,8 @@ module binnacle.dev/hack/bench-tools/opm
 
 go 1.26.0
 
+toolchain go1.26.8
+
 tool github.com/operator-framework/operator-registry/cmd/opm
 
 require (

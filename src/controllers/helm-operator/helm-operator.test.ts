@@ -164,6 +164,29 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.equal(ready(kube)?.reason, 'Serving');
   });
 
+  test('Ready waits until kubectl can use every kind: KindsPending names what discovery or OpenAPI v3 lacks, served meanwhile and looked at again soon', async () => {
+    const { kube, reconciler, started } = setup(hop());
+    kube.cluster.notInDiscovery.add('example.com/v1/Gateway');
+    kube.cluster.notInOpenApi.add('example.com/v1/Gateway');
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 1000 });
+    assert.equal(started.length, 1, 'the kind is served while kubectl cannot use it yet');
+    assert.deepEqual([ready(kube)?.status, ready(kube)?.reason], ['False', 'KindsPending']);
+    assert.match(ready(kube)?.message ?? '', /Gateway \(example\.com\/v1\) is not yet in the API server's discovery or OpenAPI v3/);
+    kube.cluster.notInDiscovery.clear();
+    await reconciler.reconcile(req, ctx);
+    assert.equal(ready(kube)?.reason, 'KindsPending');
+    assert.match(ready(kube)?.message ?? '', /Gateway \(example\.com\/v1\) is not yet in the API server's OpenAPI v3$/);
+    kube.cluster.notInOpenApi.clear();
+    assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 600_000 });
+    assert.deepEqual([ready(kube)?.status, ready(kube)?.reason], ['True', 'Serving']);
+    assert.equal(started.length, 1, 'not restarted');
+    assert.deepEqual(
+      kube.cluster.raw.slice(-4).map((r) => r.path.split('?')[0]),
+      ['/apis', '/apis/example.com/v1', '/openapi/v3', '/openapi/v3/apis/example.com/v1'],
+      'asked anew, as kubectl does after a miss',
+    );
+  });
+
   test('a fixed ServiceAccount and an allow-list reach the kinds as the owner wrote them', async () => {
     const { reconciler, started } = setup(hop({ serviceAccount: { name: 'helm', namespace: 'platform' }, allowedObjects: { namespaces: ['monitoring'] } }));
     await reconciler.reconcile(req, ctx);

@@ -17,7 +17,8 @@
  * With `spec.upgradeApproval: Manual` a new chart version in range waits for the approval of
  * its plan's digest (`upgrade-approval.ts`); meanwhile the chart served before keeps serving.
  *
- * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds → Status.
+ * Steps: Get → (Delete) → Identity → FetchChart (→ approval) → Schemas+CRDs → Serve kinds →
+ * Usable (Ready once kubectl can use every kind: discovery and OpenAPI v3) → Status.
  */
 import type { Logger } from 'pino';
 import type { ManagerClient } from '../../kube/ports.js';
@@ -43,6 +44,7 @@ import type { ReleaseEngineOptions } from '../release-engine.js';
 import { DEFAULT_HELM_RECONCILES } from './watches.js';
 import { UNINSTALL_FINALIZER, type CurrentChart, type HelmKind, type ReleaseIdentity } from './helm-release.js';
 import { waitCrdsEstablished } from '../../kube/crd-established.js';
+import { kindPending } from '../../kube/kind-usable.js';
 
 /** Held until the HelmOperator's custom resources are uninstalled (or orphaned). */
 export const HELM_OPERATOR_FINALIZER = 'binnacle.dev/helm-operator-cleanup';
@@ -107,6 +109,8 @@ interface ServedOperator {
 }
 
 const DEFAULT_POLL_MINUTES = 10;
+/** How soon a reconcile comes back while the API server's discovery or OpenAPI lacks a kind (seconds, usually). */
+const KINDS_PENDING_REQUEUE_MS = 1000;
 
 /** Each kind's CRD, its spec schema from the values of the chart (or subchart) serving it. */
 async function kindCrds(hop: HelmOperator, fetched: FetchedChart, charts: readonly ChartDescription[]): Promise<{ k: HelmOperatorKindSpec; crd: KubeObject; schema: { source: string; warnings: unknown[] } }[]> {
@@ -167,7 +171,7 @@ export class HelmOperatorReconciler implements Reconciler {
       status: {},
       writeStatus: true,
     };
-    const steps = methodSteps<OperatorState, HelmOperatorReconciler>(this, ['delete', 'identity', 'fetchChart', 'inspect', 'crds', 'serve']);
+    const steps = methodSteps<OperatorState, HelmOperatorReconciler>(this, ['delete', 'identity', 'fetchChart', 'inspect', 'crds', 'serve', 'usable']);
     return reconcileSteps(steps, s, ctx.logger, {
       write: (st) => this.writeStatus(st),
       onError: (st, err) => st.conditions.set('Ready', false, 'ReconcileError', errorMessage(err)),
@@ -327,9 +331,32 @@ export class HelmOperatorReconciler implements Reconciler {
     const fetched = s.fetched;
     if (fetched === undefined) return Promise.resolve(stop());
     this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version });
-    const pending = s.status.pendingPlan === undefined ? '' : `; ${s.status.pendingPlan.message}`;
-    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}${pending}`);
-    return Promise.resolve(stop({ requeueAfterMs: s.pollMs }));
+    return Promise.resolve(CONTINUE);
+  }
+
+  /**
+   * Ready means kubectl can use every kind: besides its CRD Established (the CRDs step waited
+   * for that), the kind is in the API server's discovery and in the OpenAPI v3 document of its
+   * group-version, which catch up a few seconds later. Until then Ready=False KindsPending names
+   * what is missing, and the reconcile comes back soon. The kinds are served meanwhile.
+   */
+  async usable(s: OperatorState): Promise<StepOutcome> {
+    const fetched = s.fetched;
+    if (fetched === undefined) return stop();
+    const { pluralForKind } = await import('../helm/schema/index.js');
+    const pending: string[] = [];
+    for (const k of s.hop.spec.kinds) {
+      const missing = await kindPending(this.o.client, { group: k.group, version: k.version, kind: k.kind, plural: k.plural ?? pluralForKind(k.kind) });
+      if (missing.length > 0) pending.push(`${k.kind} (${k.group === '' ? k.version : `${k.group}/${k.version}`}) is not yet in the API server's ${missing.join(' or ')}`);
+    }
+    if (pending.length > 0) {
+      s.logger.info({ pending }, 'kinds not yet usable by kubectl');
+      s.conditions.set('Ready', false, 'KindsPending', `its CRDs are Established but kubectl cannot use every kind yet: ${pending.join('; ')}`);
+      return stop({ requeueAfterMs: KINDS_PENDING_REQUEUE_MS });
+    }
+    const plan = s.status.pendingPlan === undefined ? '' : `; ${s.status.pendingPlan.message}`;
+    s.conditions.set('Ready', true, 'Serving', `serving ${s.hop.spec.kinds.map((k) => k.kind).join(', ')} with ${fetched.name} ${fetched.version}${plan}`);
+    return stop({ requeueAfterMs: s.pollMs });
   }
 
   /**

@@ -2,6 +2,8 @@ module binnacle.dev/helm-wasm
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/pkg/errors v0.9.1
 	helm.sh/helm/v3 v3.22.0

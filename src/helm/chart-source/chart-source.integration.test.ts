@@ -22,7 +22,7 @@ import { fetchChart, listChartVersions, type ChartRef, type FetchedChart } from 
 import { freshCacheIn, isCode, sha256Hex } from './fixtures.test-helper.js';
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const CORPUS = process.env.BINNACLE_CHART_CORPUS ?? '/work/shared/corpus/charts';
+const CORPUS = process.env.BINNACLE_CHARTS_CORPUS ?? join(repoRoot, '..', 'shared', 'corpus', 'charts');
 const CHART_DIR = join(CORPUS, 'bitnami__memcached');
 const VERSIONS = ['8.0.0', '8.0.1', '8.1.0+build.5', '9.0.0-rc.1'];
 
