@@ -30,7 +30,7 @@ import { buildInstalledState, installedFacts, requesterOf, unitOf, type Installe
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { bundleDeploymentName } from '../api/names.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
-import { render, type RenderContext, type RenderedBundle } from '../render/index.js';
+import { createRenderer, type RenderContext, type RenderedBundle, type Renderer } from '../render/index.js';
 import { bundleWebhookCerts, webhookCertSecretName } from '../render/webhook-certs.js';
 import { describeMissing, missingPermissions } from '../apply/preflight-permissions.js';
 
@@ -169,7 +169,7 @@ async function compareWithCluster(client: KubeClient, rendered: readonly KubeObj
   return { objects, crdSafety, seen };
 }
 
-export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDir: string; logger: Logger }): Promise<Plan> {
+export async function plan(client: KubeClient, req: PlanRequest, opts: PlanOptions & { logger: Logger }): Promise<Plan> {
   const warnings: string[] = [];
   const catalogs = await reachableCatalogs(client, warnings);
   if (catalogs.length === 0) throw new BinnacleError('transient', 'NO_CATALOGS', 'no ClusterCatalog is serving content that this machine can reach');
@@ -189,14 +189,16 @@ export async function plan(client: KubeClient, req: PlanRequest, opts: { cacheDi
 /**
  * The plan of bundles already chosen (by `plan`'s resolution, or by the ClusterExtension
  * controller's, for an upgrade awaiting approval) against `state`, what is installed now.
- * `client` should be a dry-run view (`kube/dry-run.ts`): rendering may try to issue certificates.
+ * Planning changes nothing through `client`: it reads, puts each object to a server-side dry
+ * run, and asks SubjectAccessReviews; the render writes nothing (webhook certificates already
+ * issued are read, never issued), so `client` need not be a dry-run view.
  */
-export async function planChosen(client: KubeClient, req: PlanRequest, chosen: readonly ChosenBundle[], state: InstalledState, opts: { cacheDir: string }): Promise<Plan> {
+export async function planChosen(client: KubeClient, req: PlanRequest, chosen: readonly ChosenBundle[], state: InstalledState, opts: PlanOptions): Promise<Plan> {
   const warnings: string[] = [];
   const store = new ReleaseStore(client);
   const schemas = new OpenApiSchemas(client);
   const bundles: BundlePlan[] = [];
-  const ctx: BundlePlanContext = { client, req, state, store, schemas, cacheDir: opts.cacheDir, warnings };
+  const ctx: BundlePlanContext = { client, req, state, store, schemas, cacheDir: opts.cacheDir, renderer: opts.renderer ?? createRenderer(), warnings };
   for (const b of chosen) bundles.push(await planBundle(ctx, b));
   return { bundles, warnings };
 }
@@ -226,7 +228,15 @@ interface BundlePlanContext {
   store: ReleaseStore;
   schemas: OpenApiSchemas;
   cacheDir: string;
+  renderer: Renderer;
   warnings: string[];
+}
+
+export interface PlanOptions {
+  /** Where pulled bundle images are unpacked. */
+  cacheDir: string;
+  /** What bundles are rendered with (default: a renderer of the plan's own). */
+  renderer?: Renderer;
 }
 
 /** One chosen bundle's plan: rendered as the BundleDeployment controller would, compared with the cluster and the deployed revision. */
@@ -267,10 +277,10 @@ async function renderChosen(ctx: BundlePlanContext, chosen: ChosenBundle, bdName
     // The certificates already issued for this install, if any (read, never written); otherwise
     // a stand-in that says so, so that the plan (and its digest) is the same on every poll.
     certs: (await client.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: webhookCertSecretName(bdName) })) === undefined
-      ? { provider: { servingCert: () => ({ caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' }) } }
+      ? { serving: {}, fallback: { caPem: '<issued at install>', certPem: '<issued at install>', keyPem: '<issued at install>' } }
       : await bundleWebhookCerts(pulled.dir, { format: 'registry+v1', installNamespace: namespace, owner: { name: bdName }, reader: client }),
   };
-  const rendered = await render({ bundle: toRender });
+  const rendered = await ctx.renderer.bundle(toRender);
   return { rendered, digest: pulled.digest };
 }
 

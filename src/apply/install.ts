@@ -21,7 +21,7 @@ import { preflight } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
 import { helmTime } from './release.js';
 import { validateRequest } from './request.js';
-import { rollbackTo } from './rollback.js';
+import { rollbackHowOf, rollbackTo } from './rollback.js';
 import { baselineOf, previousObjects, rollout, type RolloutOutcome } from './rollout.js';
 import { uninstall } from './uninstall.js';
 import type { ApplyRequest, ApplyResult, ReleaseRevision } from './types.js';
@@ -101,14 +101,7 @@ async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewR
   if (req.autoRollback === false) return { revision: version, status: 'failed', ...pick(outcome) };
   log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
   const now = await cfg.history.read();
-  const back = await rollbackTo(cfg, req.release, deployed, now.revisions, {
-    healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
-    waitForHealth: req.waitForHealth ?? true,
-    force: req.rollbackForce === true,
-    drift: req.drift,
-    confine: req.confine,
-    ownerReference: req.ownerReference,
-  }).catch((err: unknown) => {
+  const back = await rollbackTo(cfg, req.release, deployed, now.revisions, rollbackHowOf(req, DEFAULT_HEALTH_TIMEOUT_MS)).catch((err: unknown) => {
     // The rollback must wait (an object of the release still being deleted, e.g. one replaced
     // by force and held by a finalizer): retried with backoff, saying why the upgrade failed.
     if (err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING') {

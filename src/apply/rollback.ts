@@ -28,6 +28,11 @@ export interface RollbackHow {
 }
 
 /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
+/** How a request rolls back: its health wait, force, drift rules, confinement and owner reference. */
+export function rollbackHowOf(req: Pick<ReleaseRequest, 'healthTimeoutMs' | 'waitForHealth' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference'>, defaultTimeoutMs: number): RollbackHow {
+  return { healthTimeoutMs: req.healthTimeoutMs ?? defaultTimeoutMs, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift, confine: req.confine, ownerReference: req.ownerReference };
+}
+
 export async function rollback(cfg: ActionConfig, opts: { release: ReleaseRef; toRevision?: number } & Partial<RollbackHow>): Promise<ApplyResult> {
   const history = await settle(cfg, (await cfg.history.read()).revisions);
   const where = `release ${opts.release.namespace}/${opts.release.name}`;

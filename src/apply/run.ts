@@ -14,7 +14,7 @@ import { decideRelease, needsRender, type ReleaseDecision } from './decide.js';
 import { settle } from './history.js';
 import { DEFAULT_HEALTH_TIMEOUT_MS, installOrUpgrade } from './install.js';
 import { repair } from './repair.js';
-import { rollbackTo } from './rollback.js';
+import { rollbackHowOf, rollbackTo } from './rollback.js';
 import { trimHistory } from './rollout.js';
 import type { ApplyRequest, ApplyResult, ReleaseRequest, ReleaseRevision } from './types.js';
 
@@ -52,14 +52,7 @@ export async function runDecision(cfg: ActionConfig, decision: ReleaseDecision, 
     }
     case 'rollback': {
       cfg.logger.warn({ release: `${req.release.namespace}/${req.release.name}`, to: decision.to.revision, why: decision.reason }, 'rolling the deployed revision out again');
-      return rollbackTo(cfg, req.release, decision.to, settled, {
-        healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
-        waitForHealth: req.waitForHealth ?? true,
-        force: req.rollbackForce === true,
-        drift: req.drift,
-        confine: req.confine,
-        ownerReference: req.ownerReference,
-      });
+      return rollbackTo(cfg, req.release, decision.to, settled, rollbackHowOf(req, DEFAULT_HEALTH_TIMEOUT_MS));
     }
   }
 }

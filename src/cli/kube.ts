@@ -40,9 +40,3 @@ export async function withCluster<T>(flags: KubeFlags, fn: (client: KubeClient) 
     client.close();
   }
 }
-
-/** A client whose every write is a server-side dry run (for `plan`): it cannot change the cluster. */
-export async function dryRunClientFor(flags: KubeFlags): Promise<KubeClient> {
-  const { dryRunClient } = await import('../kube/dry-run.js');
-  return dryRunClient(await clientFor(flags));
-}

@@ -12,7 +12,6 @@ import { buildInstalledState, installedFacts } from '../installed/index.js';
 import { plan } from '../actions/plan.js';
 import type { ConsoleClient } from './client.js';
 import { KubeClient } from '../kube/client.js';
-import { dryRunClient } from '../kube/dry-run.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { ExtensionDrift, ExtensionTimeline, GraphLayout, Inventory, PackageList, PackagePage, PackageSummary, PlanView, ReleaseDriftView, ReleaseTimeline, ResourceDeletePreview } from './contract/api-types.js';
 import { CatalogCache, iconOf, packageDetail, packageSummaries, type CatalogLoader, type ServedCatalog } from './catalog-view.js';
@@ -211,12 +210,11 @@ export class ConsoleApi {
     const body = await readJsonBody(ctx.req);
     const request = installRequest(body);
     const serviceAccount = optionalString(body, 'serviceAccount') === undefined ? undefined : dnsLabel(body, 'serviceAccount');
-    // A plan is `binnacle plan` on a dry-run view of the person's own connection to the API
-    // server (its transport adds dryRun=All to every write); a client that is no such connection
-    // (a test's fake cluster) cannot be viewed so.
-    if (!(ctx.client instanceof KubeClient)) return { status: 501, json: { error: 'plans run on a dry-run view of a connection to the API server, and this client is none' } };
-    const dry = dryRunClient(ctx.client);
-    const result = await plan(dry, { ...request, ...(serviceAccount === undefined ? {} : { serviceAccount }) }, { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger });
+    // A plan is `binnacle plan` over the person's own connection to the API server: it changes
+    // nothing (reads, server-side dry runs, access reviews; its render writes nothing). A client
+    // that is no such connection (a test's fake cluster) cannot plan.
+    if (!(ctx.client instanceof KubeClient)) return { status: 501, json: { error: 'plans run over a connection to the API server, and this client is none' } };
+    const result = await plan(ctx.client, { ...request, ...(serviceAccount === undefined ? {} : { serviceAccount }) }, { cacheDir: join(this.opts.cacheDir, 'plan'), logger: this.opts.logger });
     return ok(result satisfies PlanView); // the page reads actions/plan.ts's Plan as a PlanView
   }
 

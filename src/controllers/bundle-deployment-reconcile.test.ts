@@ -239,7 +239,7 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
 
     test('deleting: what the history says it installed (its webhook certificates among them) is uninstalled as the ServiceAccount, the history removed, the finalizer removed, no status written', async () => {
       const w = setup();
-      const certs: WebhookCerts = { provider: { servingCert: () => ({ caPem: '', certPem: '', keyPem: '' }) }, secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'op-binnacle-webhook-certs', namespace: 'team-a' }, data: {} }, digest: 'sha256:certs', issued: true };
+      const certs: WebhookCerts = { serving: {}, fallback: { caPem: '', certPem: '', keyPem: '' }, secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'op-binnacle-webhook-certs', namespace: 'team-a' }, data: {} }, digest: 'sha256:certs', issued: true };
       w.certs = () => Promise.resolve(certs);
       w.render = (rctx) => Promise.resolve(renderedOf([settings(), ...(rctx.certs?.secret === undefined ? [] : [rctx.certs.secret])]));
       await w.reconciler().reconcile(req, ctx);
@@ -405,7 +405,7 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
     test('certificates: the same certificates are a repair (nothing rendered); new ones (renewed near expiry) are an upgrade', async () => {
       const w = setup();
       let digest = 'sha256:certs-1';
-      w.certs = () => Promise.resolve({ provider: { servingCert: () => ({ caPem: '', certPem: '', keyPem: '' }) }, secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'op-binnacle-webhook-certs', namespace: 'team-a' }, data: { 'ca.crt': Buffer.from(digest).toString('base64') } }, digest, issued: false });
+      w.certs = () => Promise.resolve({ serving: {}, fallback: { caPem: '', certPem: '', keyPem: '' }, secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'op-binnacle-webhook-certs', namespace: 'team-a' }, data: { 'ca.crt': Buffer.from(digest).toString('base64') } }, digest, issued: false });
       w.render = (rctx) => Promise.resolve(renderedOf([settings(), ...(rctx.certs?.secret === undefined ? [] : [rctx.certs.secret])]));
       const r = w.reconciler();
       await r.reconcile(req, ctx);

@@ -32,7 +32,7 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
-import { RENDERERS, render, type RenderContext, type RenderedBundle } from '../render/index.js';
+import { createRenderer, RENDERERS, type RenderContext, type RenderedBundle, type Renderer } from '../render/index.js';
 import { bundleWebhookCerts, type WebhookCerts } from '../render/webhook-certs.js';
 import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 
@@ -102,10 +102,10 @@ export interface BundleDeploymentPorts {
   now(): number;
 }
 
-function defaultPorts(client: ControllerClient): BundleDeploymentPorts {
+function defaultPorts(client: ControllerClient, renderer: Renderer): BundleDeploymentPorts {
   return {
     unpack: unpackSource,
-    render: (format, ctx) => render({ bundle: { ...ctx, spec: { ...ctx.spec, format } } }),
+    render: (format, ctx) => renderer.bundle({ ...ctx, spec: { ...ctx.spec, format } }),
     webhookCerts: bundleWebhookCerts,
     missingPermissions,
     recordEvent: (obj, type, reason, message, logger) => new EventRecorder(client, 'binnacle', logger).record(obj, type, reason, message),
@@ -141,7 +141,7 @@ export class BundleDeploymentReconciler implements Reconciler {
   private readonly ports: BundleDeploymentPorts;
 
   constructor(private readonly o: BundleDeploymentReconcilerOptions) {
-    this.ports = { ...defaultPorts(o.client), ...o.ports };
+    this.ports = { ...defaultPorts(o.client, o.engine.renderer ?? createRenderer()), ...o.ports };
   }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {

@@ -780,24 +780,25 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       const pulling: ClusterExtensionPorts['planChange'] = ({ chosen: bundles }) =>
         Promise.resolve({ digest: `sha256:plan-${at.digest.slice(7, 15)}`, changes: bundles.map((b) => ({ name: b.name, package: b.package, to: b.version, ref: b.image, digest: at.digest })), objects: { create: 0, update: 1, delete: 0, unchanged: 3, changed: [] }, crdSafety: [], missingPermissions: [] });
 
-      test('the BundleDeployment an approved plan makes names the image by the digest the plan showed, not the catalog tag', async () => {
+      /** demo 1.0.0 installed, 1.1.0 offered by tag while the tag points to OLD, its plan approved and applied. */
+      async function approvedAtOld(): Promise<Setup> {
         at.digest = OLD;
-        const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(tagged), ports: { planChange: pulling, resolveDigest: () => Promise.resolve(at.digest) } });
-        cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
-        await reconciler.reconcile(req, ctx);
-        approve(cluster, `sha256:plan-${OLD.slice(7, 15)}`);
-        await reconciler.reconcile(req, ctx);
+        const s = setup({ ce: manual(), resolve: resolvesTo(tagged), ports: { planChange: pulling, resolveDigest: () => Promise.resolve(at.digest) } });
+        s.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+        await s.reconciler.reconcile(req, ctx);
+        approve(s.cluster, `sha256:plan-${OLD.slice(7, 15)}`);
+        await s.reconciler.reconcile(req, ctx);
+        return s;
+      }
+
+      test('the BundleDeployment an approved plan makes names the image by the digest the plan showed, not the catalog tag', async () => {
+        const { cluster, reconciler } = await approvedAtOld();
         assert.equal(cluster.applied.length, 1);
         assert.equal(cluster.deployments.get('demo')?.spec.source.image?.ref, `registry.example/demo@${OLD}`);
       });
 
       test('a tag that moves after approval is a new plan awaiting approval; what the approval let through keeps running, pinned', async () => {
-        at.digest = OLD;
-        const { cluster, reconciler } = setup({ ce: manual(), resolve: resolvesTo(tagged), ports: { planChange: pulling, resolveDigest: () => Promise.resolve(at.digest) } });
-        cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
-        await reconciler.reconcile(req, ctx);
-        approve(cluster, `sha256:plan-${OLD.slice(7, 15)}`);
-        await reconciler.reconcile(req, ctx);
+        const { cluster, reconciler } = await approvedAtOld();
         cluster.setDeploymentStatus('demo', { status: 'True', reason: 'Succeeded', message: 'installed' });
         // Nothing moved: the pinned BundleDeployment is left as it is, and no plan waits.
         await reconciler.reconcile(req, ctx);

@@ -16,7 +16,7 @@ import { crdOf } from '../apply/crd.test-helper.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
 import { HelmError } from '../helm/errors.js';
 import { helmEngine } from '../helm/engine.js';
-import { renderStats } from '../render/index.js';
+import { createRenderer, type Renderer } from '../render/index.js';
 import { failureAction } from '../kube/controller.js';
 import { Crash, FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import { KubeApiError } from '../kube/errors.js';
@@ -51,6 +51,8 @@ interface SetupOptions {
   cr?: Partial<KubeObject> & { spec?: Record<string, unknown> };
   render?: (input: ChartReleaseInput) => Promise<ChartRelease>;
   realRender?: boolean;
+  /** The renderer the real render port renders with (default: the reconciler's own). */
+  renderer?: Renderer;
   serviceAccount?: boolean;
   env?: Record<string, string>;
   healthTimeoutMs?: number;
@@ -93,7 +95,7 @@ function setup(opts: SetupOptions = {}): Setup {
   const reconciler = new HelmReleaseReconciler({
     client,
     kind,
-    engine: { records, pollIntervalMs: 10 },
+    engine: { records, pollIntervalMs: 10, ...(opts.renderer === undefined ? {} : { renderer: opts.renderer }) },
     ...(opts.env === undefined ? {} : { env: opts.env }),
     ...(opts.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: opts.healthTimeoutMs }),
     ...(opts.cached === undefined ? {} : { cached: opts.cached }),
@@ -722,25 +724,26 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
   });
 });
 
-describe("Helm release reconciler through the one render function (src/render), with Helm's engine", () => {
+describe("Helm release reconciler through the renderer (src/render), with Helm's engine", () => {
   after(() => helmEngine().close());
 
-  test('its default render port is render(): the same input rendered twice (the first apply refused) is one engine render and one cache hit, with the same output', { timeout: 120_000 }, async () => {
+  test("its default render port is the renderer's chart(): the same input rendered twice (the first apply refused) is one engine render and one cache hit, with the same output", { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'hr-render-'));
     try {
       await mkdir(join(dir, 'templates'));
       await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: pg\nversion: 1.0.0\n');
       // A random value: a second engine render would differ, a cache hit cannot.
       await writeFile(join(dir, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pg\ndata:\n  replicas: "{{ .Values.replicas }}"\n  token: {{ randAlphaNum 16 | quote }}\n');
-      const s = setup({ realRender: true, kind: { chart: () => ({ path: dir, digest: 'sha256:hr-render-test', version: '1.0.0' }) } });
+      const renderer = createRenderer();
+      const s = setup({ realRender: true, renderer, kind: { chart: () => ({ path: dir, digest: 'sha256:hr-render-test', version: '1.0.0' }) } });
       const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'pg', labels: { 'binnacle.dev/owner-kind': 'Other', 'binnacle.dev/owner-name': 'x' } } };
       s.cluster.put(theirs);
-      const before = renderStats();
+      const before = renderer.stats();
       await s.reconciler.reconcile(req, ctx);
       s.cluster.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'pg' });
       await s.reconciler.reconcile(req, ctx);
-      const after = renderStats();
-      assert.equal(after.calls.chart - before.calls.chart, 2, 'both reconciles render through render({ chart })');
+      const after = renderer.stats();
+      assert.equal(after.calls.chart - before.calls.chart, 2, "both reconciles render through the renderer's chart()");
       assert.equal(after.cache.misses - before.cache.misses, 1);
       assert.equal(after.cache.hits - before.cache.hits, 1);
       const live = objectOf(s.cluster, 'ConfigMap', 'pg');

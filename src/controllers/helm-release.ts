@@ -24,6 +24,7 @@ import { EventRecorder, type EventType } from '../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import type { SchemaSource } from '../kube/openapi.js';
+import type { Renderer } from '../render/index.js';
 import { describeRef, type Condition, type KubeObject } from '../kube/types.js';
 import { formatDuration, goDurationMs } from '../util/duration.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
@@ -263,11 +264,12 @@ function helmConditions(conditions: readonly Condition[]): Record<string, unknow
 }
 
 /** The default ports: the one render function (Helm's engine loaded on first render, its cache), the shared Applier, and one event recorder per kind. */
-function defaultPorts(client: ControllerClient, kind: string): HelmReleasePorts {
+function defaultPorts(client: ControllerClient, kind: string, given: Renderer | undefined): HelmReleasePorts {
   let recorder: EventRecorder | undefined;
+  let renderer = given;
   return {
     // Loaded on first use; `helm-operator run` loads it at start (warmEngine), so a first CR does not wait for it.
-    render: async (input, actingAs) => (await import('../render/index.js')).render({ chart: input, actingAs }),
+    render: async (input, actingAs) => (renderer ??= (await import('../render/index.js')).createRenderer()).chart(input, actingAs),
     inputDigest: async (input) => (await import('../helm/index.js')).chartInputDigest(input),
     event: (obj, type, reason, message, logger) => {
       // operator-sdk's event source: the kind's controller name.
@@ -329,7 +331,7 @@ export class HelmReleaseReconciler implements Reconciler {
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
     this.schemas = o.engine.schemas;
-    this.ports = { ...defaultPorts(o.client, o.kind.kind), ...o.ports };
+    this.ports = { ...defaultPorts(o.client, o.kind.kind, o.engine.renderer), ...o.ports };
   }
 
   private get apiVersion(): string {

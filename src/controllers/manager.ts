@@ -42,6 +42,7 @@ import { ensurePlatformProtection } from '../actions/platform-protection.js';
 import { DependentWatches, ownerNameKeyOf } from './dependents.js';
 import { ReleaseRecords } from '../apply/release-records.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
+import { createRenderer } from '../render/index.js';
 
 export interface ManagerOptions {
   client: KubeClient;
@@ -151,7 +152,7 @@ function extensionController(o: ManagerOptions, client: KubeClient, inf: Informe
       clusterFacts: new ClusterFactsSource(client, o.logger),
       clusterCatalogs: () => inf.catalogs.list(),
       caches: { deployments: inf.deployments, extensions: inf.extensions },
-      // Plans of changes held for approval: `binnacle plan`'s own, on a dry-run view of this client.
+      // Plans of changes held for approval: `binnacle plan`'s own, over this client (planning changes nothing).
       ports: { planChange: extensionPlanner(client, { cacheDir: join(o.dataDir, 'plans') }) },
     }),
   })
@@ -207,7 +208,8 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const healthTimeout = o.healthTimeoutMs === undefined ? {} : { healthTimeoutMs: o.healthTimeoutMs };
   // The release history the engine trusts: Secrets in the manager's own namespace, written only as the manager.
   const records = new ReleaseRecords({ client, namespace: systemNamespaceOf(o), logger });
-  const engine = { records, schemas: OpenApiSchemas.shared(client) };
+  // One renderer for the process: BundleDeployments and every HelmOperator kind render through it, so its cache is one.
+  const engine = { records, schemas: OpenApiSchemas.shared(client), renderer: createRenderer() };
   // What BundleDeployments installed is watched: a changed or deleted object re-queues its BundleDeployment (repaired in seconds, not at the resync).
   const installedObjects = new DependentWatches({ client, logger, ownerKind: 'BundleDeployment', keyOf: ownerNameKeyOf, enqueue: (key) => bdController.enqueue(key), signal });
   const bdController = new Controller({

@@ -37,47 +37,41 @@ const PENDING_HELM = 'refuses: "another operation (install/upgrade/rollback) is 
 const PENDING_FLUX = 'unlocks (marks the pending revision failed), then acts as below';
 const ROLLBACK_WHY = 'the deployed revision was made from these very inputs: its record is rolled out again, with no render that could now differ or fail, and the unfinished revision\'s objects are pruned (Helm\'s upgrade makes the same objects by rendering again)';
 
+type Newer = Exclude<Newest, 'the deployed one'>;
+const NEWER: readonly Newer[] = ['failed', 'pending-install', 'pending-upgrade', 'pending-rollback', 'superseded', 'uninstalling'];
+const pending = (n: Newer): boolean => n.startsWith('pending');
+
+/** A row for each newest status of `newest` with the same and with other inputs. */
+function grid(deployed: Row['deployed'], newest: readonly Newer[], row: (n: Newer, inputs: 'same' | 'other') => Pick<Row, 'outcome' | 'helm' | 'flux' | 'why'>): Row[] {
+  return newest.flatMap((n) => (['same', 'other'] as const).map((newestInputs): Row => ({ deployed, newest: n, newestInputs, ...row(n, newestInputs) })));
+}
+
 const rows: Row[] = [
   // Nothing deployed.
-  ...(['failed', 'pending-install', 'pending-upgrade', 'pending-rollback', 'uninstalling'] as const).flatMap((newest) =>
-    (['same', 'other'] as const).map((newestInputs): Row => ({
-      deployed: 'none',
-      newest,
-      newestInputs,
-      outcome: 'Install complete',
-      helm: newest.startsWith('pending') ? PENDING_HELM : newest === 'failed' ? 'upgrade --install upgrades from the failed first install' : 'upgrade refuses: "has no deployed releases"',
-      flux: newest.startsWith('pending') ? `${PENDING_FLUX}: install` : newest === 'failed' ? 'install remediation: uninstall, then install' : 'install',
-      why: 'nothing was ever deployed, so nothing is upgraded from: a fresh install (the failed run\'s objects it does not make again are pruned)',
-    })),
-  ),
+  ...grid('none', NEWER.filter((n) => n !== 'superseded'), (n) => ({
+    outcome: 'Install complete',
+    helm: pending(n) ? PENDING_HELM : n === 'failed' ? 'upgrade --install upgrades from the failed first install' : 'upgrade refuses: "has no deployed releases"',
+    flux: pending(n) ? `${PENDING_FLUX}: install` : n === 'failed' ? 'install remediation: uninstall, then install' : 'install',
+    why: 'nothing was ever deployed, so nothing is upgraded from: a fresh install (the failed run\'s objects it does not make again are pruned)',
+  })),
   { deployed: 'none', newest: 'superseded', newestInputs: 'same', outcome: 'Rollback to 1', helm: 'upgrade refuses: "has no deployed releases"', flux: 'upgrade', why: 'the superseded revision was made from these inputs: rolled out again as it was recorded' },
   { deployed: 'none', newest: 'superseded', newestInputs: 'other', outcome: 'Upgrade complete', helm: 'upgrade refuses: "has no deployed releases"', flux: 'upgrade' },
   // Deployed from the inputs asked for now.
   { deployed: 'same', newest: 'the deployed one', outcome: 'no new revision', helm: 'upgrade makes an identical new revision', flux: 'nothing, or drift correction', why: 'a repair re-applies the recorded objects: no render, no new revision, history stays short' },
-  ...(['failed', 'pending-install', 'pending-upgrade', 'pending-rollback', 'superseded', 'uninstalling'] as const).flatMap((newest) =>
-    (['same', 'other'] as const).map((newestInputs): Row => ({
-      deployed: 'same',
-      newest,
-      newestInputs,
-      outcome: 'Rollback to 1',
-      helm: newest.startsWith('pending') ? PENDING_HELM : 'upgrade to the same inputs (a new render)',
-      flux: newest.startsWith('pending') ? `${PENDING_FLUX}: rollback remediation` : 'rollback remediation to the deployed revision',
-      why: ROLLBACK_WHY,
-    })),
-  ),
+  ...grid('same', NEWER, (n) => ({
+    outcome: 'Rollback to 1',
+    helm: pending(n) ? PENDING_HELM : 'upgrade to the same inputs (a new render)',
+    flux: pending(n) ? `${PENDING_FLUX}: rollback remediation` : 'rollback remediation to the deployed revision',
+    why: ROLLBACK_WHY,
+  })),
   // Deployed from other inputs.
   { deployed: 'other', newest: 'the deployed one', outcome: 'Upgrade complete', helm: 'upgrade', flux: 'upgrade' },
-  ...(['failed', 'pending-install', 'pending-upgrade', 'pending-rollback', 'superseded', 'uninstalling'] as const).flatMap((newest) =>
-    (['same', 'other'] as const).map((newestInputs): Row => ({
-      deployed: 'other',
-      newest,
-      newestInputs,
-      outcome: 'Upgrade complete',
-      helm: newest.startsWith('pending') ? PENDING_HELM : 'upgrade from the deployed revision',
-      flux: newest.startsWith('pending') ? `${PENDING_FLUX}: upgrade` : newest === 'failed' && newestInputs === 'same' ? 'retry the upgrade per its remediation, then roll back' : 'upgrade',
-      ...(newest === 'failed' && newestInputs === 'same' ? { why: 'the failed inputs were not rolled back, so they are tried again (rolled back if they fail again)' } : {}),
-    })),
-  ),
+  ...grid('other', NEWER, (n, inputs) => ({
+    outcome: 'Upgrade complete',
+    helm: pending(n) ? PENDING_HELM : 'upgrade from the deployed revision',
+    flux: pending(n) ? `${PENDING_FLUX}: upgrade` : n === 'failed' && inputs === 'same' ? 'retry the upgrade per its remediation, then roll back' : 'upgrade',
+    ...(n === 'failed' && inputs === 'same' ? { why: 'the failed inputs were not rolled back, so they are tried again (rolled back if they fail again)' } : {}),
+  })),
 ];
 
 const variantOf = (deployed: 'same' | 'other'): Variant => (deployed === 'same' ? 'A' : 'B');

@@ -74,14 +74,26 @@ class CrashAt implements Cmd {
   toString = (): string => `crash ${this.when} write ${this.nth}`;
 }
 
-class LeaderChange implements Cmd {
-  constructor(private readonly subject: Subject) {}
+/** Something done to the world, then a reconcile. */
+class Act implements Cmd {
+  constructor(
+    private readonly subject: Subject,
+    private readonly what: string,
+    private readonly act: (w: World) => void,
+  ) {}
   check = (): boolean => true;
   async run(_m: { variant: Variant }, w: World): Promise<void> {
-    this.subject.restart(w);
+    this.act(w);
     await reconcileOnce(w, this.subject);
   }
-  toString = (): string => 'leader change';
+  toString = (): string => this.what;
+}
+
+/** A new leader: fresh reconcilers, nothing of the old one's memory. */
+class LeaderChange extends Act {
+  constructor(subject: Subject) {
+    super(subject, 'leader change', (w) => subject.restart(w));
+  }
 }
 
 class EditLive implements Cmd {
@@ -140,14 +152,10 @@ class TamperMirror implements Cmd {
   toString = (): string => `${this.how} Helm record`;
 }
 
-class DeleteOwner implements Cmd {
-  constructor(private readonly subject: Subject) {}
-  check = (): boolean => true;
-  async run(_m: { variant: Variant }, w: World): Promise<void> {
-    this.subject.remove(w);
-    await reconcileOnce(w, this.subject);
+class DeleteOwner extends Act {
+  constructor(subject: Subject) {
+    super(subject, 'delete owner', (w) => subject.remove(w));
   }
-  toString = (): string => 'delete owner';
 }
 
 class CreateOwner implements Cmd {

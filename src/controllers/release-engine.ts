@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { actionConfig, ReleaseStore, type ActionConfig, type MigrationCheck, type RecordOwner, type ReleaseRecords, type ReleaseRef, type TrustedHistory, type TrustedRead } from '../apply/index.js';
 import type { SchemaSource } from '../kube/openapi.js';
 import type { ClusterClient } from '../kube/ports.js';
+import type { Renderer } from '../render/index.js';
 import type { Conditions } from './common.js';
 
 /** Said while records of the release could not be read or moved over (their bounds, their owner, their scope). */
@@ -23,6 +24,11 @@ export interface ReleaseEngineOptions {
   schemas?: SchemaSource;
   /** How often health and CRDs are probed; default 1 s. */
   pollIntervalMs?: number;
+  /**
+   * What new revisions are rendered with: one renderer per process, so that every reconciler's
+   * renders share its cache (default: one of the reconciler's own, made on first render).
+   */
+  renderer?: Renderer;
 }
 
 export interface OpenRelease {

@@ -12,8 +12,8 @@ import { sha256Digest } from '../oci/digest.js';
 import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import type { KubeClient } from '../kube/client.js';
-import { dryRunClient } from '../kube/dry-run.js';
 import type { Plan, PlanRequest } from '../actions/plan.js';
+import type { Renderer } from '../render/index.js';
 import type { ChosenBundle } from '../resolve/index.js';
 import { unitOf, type InstalledState } from '../installed/index.js';
 import { ANNOTATION_APPROVED_PLAN, type PendingPlan } from '../api/approval.js';
@@ -129,14 +129,14 @@ export interface ExtensionPlanInput {
 }
 
 /**
- * The ClusterExtension reconciler's planner, as the manager gives it: `binnacle plan`'s own planning on a
- * dry-run view of the manager's client (rendering may try to issue certificates; nothing is
- * written). The last plan of each extension is kept while its inputs stay the same, so a
+ * The ClusterExtension reconciler's planner, as the manager gives it: `binnacle plan`'s own planning
+ * over the manager's client (it changes nothing: reads, server-side dry runs and access reviews;
+ * its render writes nothing), with a renderer of its own. The last plan of each extension is kept while its inputs stay the same, so a
  * re-poll neither pulls nor renders again.
  */
 export function extensionPlanner(client: KubeClient, opts: { cacheDir: string; logger?: Logger; resolveDigest?: (image: string) => Promise<string> }): (input: ExtensionPlanInput) => Promise<PlannedChange> {
   const last = new Map<string, { key: string; planned: PlannedChange }>();
-  const dry = dryRunClient(client);
+  let renderer: Renderer | undefined;
   const resolveDigest = opts.resolveDigest ?? (async (image: string) => (await new (await import('../oci/index.js')).RegistryClient().resolveImage(image)).digest);
   return async ({ extension, chosen: asked, installed }) => {
     const name = extension.metadata.name ?? '';
@@ -145,8 +145,9 @@ export function extensionPlanner(client: KubeClient, opts: { cacheDir: string; l
     const key = canonicalJson({ uid: extension.metadata.uid, generation: extension.metadata.generation, chosen: chosen.map((b) => [b.name, b.image]), from: chosen.map((b) => unitOf(installed, b.package)?.version ?? '') });
     const hit = last.get(name);
     if (hit?.key === key) return hit.planned;
-    const { planChosen } = await import('../actions/plan.js');
-    const plan = await planChosen(dry, planRequestOf(extension), chosen, installed, { cacheDir: opts.cacheDir });
+    const [{ planChosen }, { createRenderer }] = await Promise.all([import('../actions/plan.js'), import('../render/index.js')]);
+    renderer ??= createRenderer();
+    const plan = await planChosen(client, planRequestOf(extension), chosen, installed, { cacheDir: opts.cacheDir, renderer });
     for (const w of plan.warnings) opts.logger?.info({ extension: name, warning: w }, 'plan awaiting approval');
     const planned = plannedFromPlan(plan);
     last.set(name, { key, planned });

@@ -1,29 +1,54 @@
 /**
- * The one render function, `render`: a bundle directory by its format, a chart with values as
- * a release, or a chart as `helm template` prints it. The BundleDeployment controller, the Helm
- * release reconciler, `plan`, `binnacle bundle render`, `helm template` and `helm release` all
- * call it, so what the CLI prints is what gets applied, and every Helm render goes through one
- * cache (cache.ts: Helm's answer by chart digest, values and release; bounded) and the same
- * bounds: values nested past MAX_NESTING are refused here, and the engine bounds each render in
- * memory, time and output. One renderer per bundle format, chosen by `spec.format`:
- * registry+v1, plain, and helm (Helm's own engine, through helm/chart-release.ts). Above bundle/
- * and helm/, below the controllers, actions and CLI that use it.
+ * Render: a bundle directory by its format, a chart with values as a release, or a chart as
+ * `helm template` prints it, each a named method of one Renderer (`createRenderer`). The
+ * BundleDeployment controller, the Helm release reconciler, `plan`, `binnacle bundle render`,
+ * `helm template`, `helm bundle` and `helm release` all render with one, so what the CLI prints is
+ * what gets applied. A renderer is made once per process (the manager, `helm-operator run`, a CLI
+ * command) and injected; it keeps its state (counts, and the Helm render cache in its caching
+ * engine, helm/engine-cache.ts) to itself: this module keeps none. Render writes nothing and needs
+ * no dry-run client: what it needs from the cluster is read before it (the webhook certificates,
+ * by the certificate port in webhook-certs.ts) or read during it (Helm's capabilities and
+ * `lookup`, as the installing account). Every Helm render has the same bounds: values nested past
+ * MAX_NESTING are refused by the caching engine, and the engine bounds each render in memory,
+ * time and output. One renderer per bundle format, chosen by `spec.format`: registry+v1, plain,
+ * and helm (Helm's own engine, through helm/chart-release.ts). Above bundle/ and helm/, below the
+ * controllers, actions and CLI that use it.
+ *
+ * The BundleDeployment render path, call by call; every call goes down, none climbs back up
+ * (held by controllers/bundle-deployment-render-path.test.ts):
+ *
+ *  1. `BundleDeploymentReconciler.certificates` (controllers/bundle-deployment.ts), before the
+ *     release decision: `ports.webhookCerts` = `bundleWebhookCerts` (webhook-certs.ts) loads the
+ *     bundle (bundle/), and for a registry+v1 bundle with webhooks `webhookCerts` reads the
+ *     certificates' Secret as the installing account and adopts what it keeps (the CA with it),
+ *     or issues new ones in memory (util/pki.ts). Nothing is written; the answer is data.
+ *  2. `BundleDeploymentReconciler.render`: `ports.render(format, ctx)`, by default
+ *     `Renderer.bundle(ctx)` of the renderer the manager injected (`ReleaseEngineOptions.renderer`).
+ *     `ctx` is data (the unpacked tree, the spec, the certificates) and the install client.
+ *  3. `renderBundle` (here): the format's renderer from `RENDERERS`, then the release's object limit.
+ *  4. By format:
+ *     - registry+v1: `renderRegistryV1` → bundle/ `loadBundleDir`, `convertRegistryV1` (serving
+ *       certificates from the data, by `certProviderOf`), `addOperatorCondition`; the
+ *       certificates' Secret is added as an object of the release.
+ *     - plain: `renderPlain` → bundle/ `loadPlainBundleDir`.
+ *     - helm: `renderHelm` → helm/ `findChart`; `renderChart` → `CachingEngine.keyed` (a view
+ *       keyed by the chart's digest and who looks up) → helm/chart-release.ts
+ *       `renderChartRelease` → the view's `render` → `CachingEngine.render`
+ *       (helm/engine-cache.ts): the cached answer, or Helm's engine's `render` (helm/engine.ts).
+ *  5. The rendered objects return to the reconciler (a return, not a call up), which checks them
+ *     (`preflight`) and applies them (`apply`: the release engine's operations); the certificates'
+ *     Secret is owned, pruned and deleted with the release like every other object.
  */
-import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle } from '../bundle/index.js';
+import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle, type ServingCert } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
-import { sharedChart } from '../apply/chart-intern.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { IdentityClient } from '../kube/ports.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import type { HelmEngine, RenderRequest, RenderResult, TemplateResult } from '../helm/engine.js';
-import type { HelmChart } from '../helm/release-types.js';
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../util/canonical-json.js';
+import type { HelmEngine, RenderRequest, TemplateResult } from '../helm/engine.js';
+import { CachingEngine, checkValues, type RenderCacheLimits, type RenderCacheStats } from '../helm/engine-cache.js';
 import { InputError, TerminalError } from '../util/errors.js';
-import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import { RenderCache, type RenderCacheStats } from './cache.js';
 import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
 
 export interface RenderedBundle {
@@ -39,10 +64,10 @@ export interface RenderContext {
   /** Name of the BundleDeployment, for messages and defaults. */
   name: string;
   /**
-   * Webhook serving certificates (made before render: render/webhook-certs.ts), when the bundle
-   * has webhooks; `secret`, when given, is the Secret that keeps them, rendered as an object of the release.
+   * Webhook serving certificates (made before render by the certificate port,
+   * render/webhook-certs.ts), when the bundle has webhooks: data, never a callback.
    */
-  certs?: { provider: CertProvider; secret?: KubeObject } | undefined;
+  certs?: WebhookCertData | undefined;
   /** Digest of the unpacked content. */
   digest: string;
   /** The cluster (as the installing account), for Helm's capabilities and `lookup`; offline without (`lookup` answers empty). */
@@ -57,7 +82,20 @@ export interface RenderContext {
   actingAs?: string;
 }
 
-export type BundleRenderer = (ctx: RenderContext) => Promise<RenderedBundle>;
+/**
+ * The certificates a registry+v1 bundle's webhooks are served with, as data: each webhook
+ * Service's certificate by its name, `fallback` for a Service not named; `secret`, when given, is
+ * the Secret that keeps them, rendered as an object of the release (owned, pruned and deleted
+ * like every other).
+ */
+export interface WebhookCertData {
+  serving: Readonly<Record<string, ServingCert>>;
+  fallback: ServingCert;
+  secret?: KubeObject | undefined;
+}
+
+/** One format's renderer: the context, and the caching engine a chart is rendered on. */
+export type BundleRenderer = (ctx: RenderContext, engine: CachingEngine) => Promise<RenderedBundle>;
 
 /**
  * API versions Kubernetes removed whose replacement has the same schema: an old bundle's
@@ -110,7 +148,7 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   if (badConfig.length > 0) throw new TerminalError('InvalidConfig', badConfig.map((p) => `${p.field ?? 'spec.config'}: ${p.message}`).join('; '));
   const certs = bundle.csv.webhooks.length > 0 ? ctx.certs : undefined;
   if (bundle.csv.webhooks.length > 0 && certs === undefined) throw new TerminalError('InvalidBundle', `bundle ${bundle.name} has webhooks, and no serving certificates were made for them`);
-  const certProvider = certs?.provider;
+  const certProvider = certs === undefined ? undefined : certProviderOf(certs);
   const plain = convertRegistryV1(bundle, {
     installNamespace: ns,
     watchNamespaces: targets,
@@ -126,6 +164,11 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
     objects,
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
   };
+}
+
+/** The converter's provider over certificates given as data. */
+function certProviderOf(certs: WebhookCertData): CertProvider {
+  return { servingCert: ({ serviceName }) => certs.serving[serviceName] ?? certs.fallback };
 }
 
 /** A plain bundle: every manifest under `manifests/` (or the root when there is none), read by bundle/plain.ts. */
@@ -154,7 +197,7 @@ function servedCrd(o: KubeObject): KubeObject {
   return isKubeObject(v1) ? v1 : o;
 }
 
-const CLUSTER_SCOPED = new Set([
+const CLUSTER_SCOPED: ReadonlySet<string> = new Set([
   'Namespace', 'CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'PersistentVolume', 'StorageClass', 'PriorityClass',
   'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'APIService', 'Node', 'IngressClass', 'RuntimeClass',
   'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'CSIDriver',
@@ -166,7 +209,7 @@ function namespacedGuess(kind: string): boolean {
 }
 
 /** A Helm chart (the unpacked content is a chart, or holds one): rendered by Helm's own engine. */
-async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
+async function renderHelm(ctx: RenderContext, engine: CachingEngine): Promise<RenderedBundle> {
   const { findChart, HelmError } = await import('../helm/index.js');
   const values = ctx.spec.values ?? {};
   try {
@@ -180,7 +223,7 @@ async function renderHelm(ctx: RenderContext): Promise<RenderedBundle> {
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
       limits: releaseLimits(ctx.spec.limits),
     };
-    const rel = await renderChart(input, ctx.actingAs);
+    const rel = await renderChart(engine, input, ctx.actingAs);
     return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
   } catch (err) {
     // Helm refused the chart or its values: the same input fails the same way every time.
@@ -196,10 +239,10 @@ export const RENDERERS: ReadonlyMap<BundleFormat, BundleRenderer> = new Map<Bund
 ]);
 
 /** `ctx.spec.format`'s renderer, or InvalidSpec for a format there is none of; a bundle's objects past the release's limits are refused (a chart's are, before they are parsed). */
-async function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
+async function renderBundle(ctx: RenderContext, engine: CachingEngine): Promise<RenderedBundle> {
   const renderer = RENDERERS.get(ctx.spec.format);
   if (renderer === undefined) throw new TerminalError('InvalidSpec', `spec.format: unknown format "${ctx.spec.format}" (one of ${[...RENDERERS.keys()].join(', ')})`);
-  const rendered = await renderer(ctx);
+  const rendered = await renderer(ctx, engine);
   const limits = releaseLimits(ctx.spec.limits);
   if (rendered.objects.length > limits.maxObjects) {
     throw new ReleaseTooLargeError(`bundle ${ctx.name}: it renders ${rendered.objects.length} objects, above this release's limit of ${limits.maxObjects} (spec.limits.maxObjects); nothing of it is applied`);
@@ -207,62 +250,57 @@ async function renderBundle(ctx: RenderContext): Promise<RenderedBundle> {
   return rendered;
 }
 
-/**
- * What to render: a bundle directory by its format; a chart with values as a release (what an
- * install applies); Helm's release object itself (`helm`: what `helm bundle` and `helm release`
- * read RBAC and CRDs from); or a chart as `helm template` prints it. A Helm render whose chart
- * has a digest is answered from the cache when the same input was rendered before.
- */
-export type RenderInput =
-  | { bundle: RenderContext }
-  | { chart: ChartReleaseInput; /** Who `chart.client` acts as (see RenderContext.actingAs). */ actingAs?: string }
-  | { helm: RenderRequest; engine?: HelmEngine; chartDigest?: string; actingAs?: string }
-  | { template: RenderRequest; engine?: HelmEngine };
-
-const calls = { bundle: 0, chart: 0, helm: 0, template: 0 };
-const helmCache = new RenderCache<RenderResult>();
-
-/** How often each kind of input was rendered, and the cache's counts (for tests and metrics). */
-export function renderStats(): { calls: typeof calls; cache: RenderCacheStats } {
-  return { calls: { ...calls }, cache: helmCache.stats() };
-}
-
-/** The one render function (see the top of this file). */
-export function render(input: { bundle: RenderContext }): Promise<RenderedBundle>;
-export function render(input: { chart: ChartReleaseInput; actingAs?: string }): Promise<ChartRelease>;
-export function render(input: { helm: RenderRequest; engine?: HelmEngine; chartDigest?: string; actingAs?: string }): Promise<RenderResult>;
-export function render(input: { template: RenderRequest; engine?: HelmEngine }): Promise<TemplateResult>;
-export async function render(input: RenderInput): Promise<RenderedBundle | ChartRelease | RenderResult | TemplateResult> {
-  if ('bundle' in input) {
-    calls.bundle++;
-    return renderBundle(input.bundle);
-  }
-  if ('chart' in input) {
-    calls.chart++;
-    return renderChart(input.chart, input.actingAs);
-  }
-  const engine = input.engine ?? (await defaultEngine());
-  if ('helm' in input) {
-    calls.helm++;
-    return renderHelmRelease(engine, input.helm, input.chartDigest ?? '', input.actingAs);
-  }
-  calls.template++;
-  return engine.template(input.template);
-}
 
 /**
- * An engine whose renders and templates go through `render` (counted, bounded, cached by
- * `chartDigest` when given), for code below src/render that takes an engine (helm/bundle, helm/release).
+ * The renderer: what every caller renders with, one per process (the manager, `helm-operator
+ * run`, a CLI command) and injected where something renders, so that its cache is its own and no
+ * module keeps state. Its methods are the three things there are to render; each calls only down
+ * (bundle/, helm/chart-release.ts, the caching engine over Helm's engine) and writes nothing.
  */
-export function renderingEngine(base?: HelmEngine, chartDigest?: string): HelmEngine {
-  const engine = async (): Promise<HelmEngine> => base ?? (await defaultEngine());
+export interface Renderer {
+  /** A bundle directory by its format (`spec.format`): what a BundleDeployment applies, `plan` compares, `binnacle bundle render` prints. */
+  bundle(ctx: RenderContext): Promise<RenderedBundle>;
+  /** A chart with values as a release, what an install applies (`input.engine` is this renderer's); `actingAs`: who `input.client` acts as, so that renders for different identities never share a cache entry. */
+  chart(input: ChartReleaseInput, actingAs?: string): Promise<ChartRelease>;
+  /** A chart as `helm template` prints it (never cached). */
+  template(req: RenderRequest): Promise<TemplateResult>;
+  /** The caching engine, for code below src/render that takes an engine (helm bundle, helm release read RBAC and CRDs from Helm's release). */
+  readonly engine: CachingEngine;
+  /** How often each method was called, and the engine's cache counts (for tests and metrics). */
+  stats(): RendererStats;
+}
+
+export interface RendererStats {
+  calls: { bundle: number; chart: number; template: number };
+  cache: RenderCacheStats;
+}
+
+export interface RendererOptions {
+  /** Helm's engine (default: the process's shared one, loaded on first use). */
+  engine?: HelmEngine;
+  /** The render cache's bounds (default helm/engine-cache.ts's). */
+  cacheLimits?: RenderCacheLimits;
+}
+
+/** A renderer with its own caching engine (see Renderer). */
+export function createRenderer(o: RendererOptions = {}): Renderer {
+  const engine = new CachingEngine(o.engine ?? defaultEngine, o.cacheLimits);
+  const calls = { bundle: 0, chart: 0, template: 0 };
   return {
-    render: async (req) => render({ helm: req, engine: await engine(), ...(chartDigest === undefined ? {} : { chartDigest }) }),
-    template: async (req) => render({ template: req, engine: await engine() }),
-    inspect: async (chart) => (await engine()).inspect(chart),
-    threads: () => base?.threads() ?? 0,
-    memory: () => base?.memory() ?? { bytes: 0, recycled: 0 },
-    close: async () => (await engine()).close(),
+    engine,
+    bundle: (ctx) => {
+      calls.bundle++;
+      return renderBundle(ctx, engine);
+    },
+    chart: (input, actingAs) => {
+      calls.chart++;
+      return renderChart(engine, input, actingAs);
+    },
+    template: (req) => {
+      calls.template++;
+      return engine.template(req);
+    },
+    stats: () => ({ calls: { ...calls }, cache: engine.stats().cache }),
   };
 }
 
@@ -270,64 +308,10 @@ async function defaultEngine(): Promise<HelmEngine> {
   return (await import('../helm/index.js')).helmEngine();
 }
 
-/** A chart as a release, Helm's answer from the cache when the same input was rendered before. */
-async function renderChart(input: ChartReleaseInput, actingAs: string | undefined): Promise<ChartRelease> {
+/** A chart as a release, Helm's answer from the cache when the same input was rendered before: down into chart-release.ts, which renders on the caching engine's view keyed by this input. */
+async function renderChart(engine: CachingEngine, input: ChartReleaseInput, actingAs: string | undefined): Promise<ChartRelease> {
   checkValues(input.values);
   const { renderChartRelease } = await import('../helm/index.js');
-  const engine = input.engine ?? (await defaultEngine());
-  const cached: HelmEngine = { ...renderingEngine(engine), render: (req) => renderHelmRelease(engine, req, input.chartDigest, actingAs, input.client) };
-  return renderChartRelease({ ...input, engine: cached });
-}
-
-/** Walkers (merging, hashing, the engine's JSON) must not meet values deeper than they can follow. */
-function checkValues(values: Record<string, unknown> | undefined): void {
-  if (nestsDeeperThan(values)) throw new InputError('HELM_VALUES_TOO_DEEP', `nests deeper than ${MAX_NESTING} levels`, { field: 'values' });
-}
-
-/** Helm's release for `req`: from the cache under the chart's digest, the request and who looks up; rendered and kept otherwise. */
-async function renderHelmRelease(engine: HelmEngine, req: RenderRequest, chartDigest: string, actingAs: string | undefined, client?: object): Promise<RenderResult> {
-  checkValues(req.values);
-  // No digest says what the chart holds: nothing to key a cache entry by.
-  if (chartDigest === '') return engine.render(req);
-  const who = req.lookup === undefined ? '' : (actingAs ?? `client ${clientId(client ?? req.lookup)}`);
-  const key = renderKey(req, chartDigest, who);
-  const hit = helmCache.get(key);
-  if (hit !== undefined) return copyOf(hit);
-  const rendered = await engine.render(req);
-  const res: RenderResult = { ...rendered, release: { ...rendered.release, chart: sharedChart(rendered.release.chart as unknown as Record<string, unknown>) as unknown as HelmChart } };
-  const copy = copyOf(res);
-  // The chart is shared with every record of it (chart-intern), so an entry costs the rest of the answer.
-  helmCache.set(key, copy, JSON.stringify({ ...copy, release: { ...copy.release, chart: null } }).length);
-  return res;
-}
-
-/** A deep copy of a render's answer that shares its chart (a shared chart is never changed). */
-function copyOf(res: RenderResult): RenderResult {
-  const { chart, ...release } = res.release;
-  const copy = structuredClone({ ...res, release });
-  return { ...copy, release: { ...copy.release, chart } };
-}
-
-/** Everything Helm's answer depends on: the chart by digest (not by path), the request, and who `lookup` reads as. */
-function renderKey(req: RenderRequest, chartDigest: string, lookupAs: string): string {
-  const { lookup: _lookup, chart: _path, ...request } = req;
-  return createHash('sha256').update(canonicalJson({ chartDigest, request, lookupAs })).digest('hex');
-}
-
-const clientIds = new WeakMap<object, number>();
-let nextClientId = 0;
-
-/** A client object's number: renders that looked up through different clients of unknown identity never share an entry. */
-function clientId(client: object): number {
-  let id = clientIds.get(client);
-  if (id === undefined) {
-    id = ++nextClientId;
-    clientIds.set(client, id);
-  }
-  return id;
-}
-
-/** Empties the render cache (tests). */
-export function clearRenderCache(): void {
-  helmCache.clear();
+  const keyed = engine.keyed({ chartDigest: input.chartDigest, lookupAs: actingAs, lookupClient: input.client });
+  return renderChartRelease({ ...input, engine: keyed });
 }

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { RENDERERS, type RenderContext } from './index.js';
+import { createRenderer, type RenderContext, type Renderer } from './index.js';
 import { BundleLoadError } from '../bundle/index.js';
 import { TerminalError } from '../util/errors.js';
 
@@ -13,7 +13,7 @@ const testdata = join(fileURLToPath(new URL('.', import.meta.url)), '..', 'bundl
 function ctx(dir: string): RenderContext {
   return {
     dir,
-    spec: { installNamespace: 'plain-ns' } as RenderContext['spec'],
+    spec: { source: { type: 'local', local: { path: dir } }, format: 'plain', installNamespace: 'plain-ns' },
     name: 'plain',
     digest: 'sha256:0',
     client: undefined,
@@ -22,10 +22,10 @@ function ctx(dir: string): RenderContext {
 }
 
 describe('plain renderer (reads bundles with bundle/plain.ts, the one plain loader)', () => {
-  const render = RENDERERS.get('plain');
+  const renderer = createRenderer();
+  const render = (c: RenderContext): ReturnType<Renderer['bundle']> => renderer.bundle(c);
 
   it('renders every manifest, in a stable order, keeping the namespaces they name', async () => {
-    assert.ok(render !== undefined);
     const r = await render(ctx(join(testdata, 'plain-bundle')));
     assert.deepEqual(r.objects.map((o) => `${o.kind}/${o.metadata.name}@${o.metadata.namespace ?? ''}`), [
       'Namespace/plain-system@',
@@ -35,7 +35,6 @@ describe('plain renderer (reads bundles with bundle/plain.ts, the one plain load
   });
 
   it('an object without kind is refused naming the file; an empty bundle is EmptyBundle', async (t) => {
-    assert.ok(render !== undefined);
     await assert.rejects(render(ctx(join(testdata, 'bad', 'plain-no-kind'))), (e: unknown) => e instanceof BundleLoadError && e.file === 'x.yaml');
     const empty = await mkdtemp(join(tmpdir(), 'plain-empty-'));
     t.after(() => rm(empty, { recursive: true, force: true }));

@@ -1,149 +1,91 @@
 /**
- * The one render function: its cache is bounded and keyed by everything Helm's answer depends on
- * (never shared between identities that look up), its bound on values holds whoever calls, and
- * every caller in the tree goes through it.
+ * The renderer: a chart release rendered twice is one engine render (its caching engine, keyed by
+ * everything Helm's answer depends on and never shared between identities that look up), the
+ * bound on values holds whoever calls, renderers share no state, and every caller in the tree
+ * renders with a renderer.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import type { HelmEngine, RenderRequest, RenderResult } from '../helm/engine.js';
-import { RenderCache } from './cache.js';
-import { render, renderingEngine, renderStats } from './index.js';
-
-/** An engine that answers each render with a new serial number in its manifest (as a chart that generates a key would). */
-function countingEngine(): HelmEngine & { renders: RenderRequest[]; templates: RenderRequest[] } {
-  const renders: RenderRequest[] = [];
-  const templates: RenderRequest[] = [];
-  return {
-    renders,
-    templates,
-    render: (req) => {
-      renders.push(req);
-      const manifest = `---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\ndata:\n  serial: "${renders.length}"\n`;
-      const result: RenderResult = {
-        output: manifest,
-        crds: [],
-        release: {
-          name: req.releaseName ?? '',
-          namespace: req.namespace ?? '',
-          version: req.revision ?? 1,
-          manifest,
-          chart: { metadata: { name: 'c', version: '1.0.0' }, lock: null, templates: null, values: null, schema: null, files: null },
-          config: req.values ?? {},
-          info: { first_deployed: '', last_deployed: '', deleted: '', status: 'pending-install' },
-          hooks: [],
-        },
-      };
-      return Promise.resolve(result);
-    },
-    template: (req) => {
-      templates.push(req);
-      return Promise.resolve({ output: 'templated\n', crds: [] });
-    },
-    inspect: () => Promise.resolve([]),
-    memory: () => ({ bytes: 0, recycled: 0 }),
-    threads: () => 0,
-    close: () => Promise.resolve(),
-  };
-}
+import { countingEngine } from '../helm/engine-cache.test-helper.js';
+import { createRenderer } from './index.js';
 
 const release = { name: 'r', namespace: 'ns' };
 
-describe('RenderCache', () => {
-  test('is bounded in entries: the least recently used goes first', () => {
-    const c = new RenderCache<string>({ maxEntries: 2, maxBytes: 1000 });
-    c.set('a', 'A', 1);
-    c.set('b', 'B', 1);
-    assert.equal(c.get('a'), 'A'); // a is now the most recent
-    c.set('c', 'C', 1);
-    assert.equal(c.get('b'), undefined);
-    assert.equal(c.get('a'), 'A');
-    assert.equal(c.get('c'), 'C');
-    assert.deepEqual(c.stats(), { hits: 3, misses: 1, entries: 2, bytes: 2, evictions: 1 });
-  });
-
-  test('is bounded in bytes: entries go until the rest fit, and one larger than the whole cache is not kept', () => {
-    const c = new RenderCache<string>({ maxEntries: 10, maxBytes: 100 });
-    c.set('a', 'A', 40);
-    c.set('b', 'B', 40);
-    c.set('c', 'C', 40);
-    assert.deepEqual([c.get('a'), c.get('b'), c.get('c')], [undefined, 'B', 'C']);
-    assert.equal(c.stats().bytes, 80);
-    c.set('huge', 'H', 101);
-    assert.equal(c.get('huge'), undefined);
-    assert.deepEqual([c.get('b'), c.get('c')], ['B', 'C'], 'a value too large for the cache evicts nothing');
-    c.set('b', 'B2', 10);
-    assert.equal(c.stats().bytes, 50, 'replacing an entry counts its new size only');
-  });
-});
-
-describe('render()', () => {
+describe('Renderer', () => {
   test('a chart release rendered twice with the same input is one engine render; the copy handed out cannot change the cached one', async () => {
     const engine = countingEngine();
-    const input = { chart: '/nowhere', chartDigest: 'sha256:same-input', release, values: { a: 1 }, revision: 1, engine };
-    const before = renderStats();
-    const first = await render({ chart: input });
+    const renderer = createRenderer({ engine });
+    const input = { chart: '/nowhere', chartDigest: 'sha256:same-input', release, values: { a: 1 }, revision: 1 };
+    const first = await renderer.chart(input);
     first.content.manifest = 'changed by a caller';
-    const second = await render({ chart: input });
+    const second = await renderer.chart(input);
     assert.equal(engine.renders.length, 1);
     assert.match(second.content.manifest, /serial: "1"/);
     assert.equal(second.content.chart, first.content.chart, 'the chart is one shared object, not a copy per render');
-    const after = renderStats();
-    assert.equal(after.calls.chart - before.calls.chart, 2);
-    assert.equal(after.cache.hits - before.cache.hits, 1);
+    assert.equal(renderer.stats().calls.chart, 2);
+    assert.equal(renderer.stats().cache.hits, 1);
   });
 
   test('any change of what Helm sees (values, revision, release, chart digest) renders again', async () => {
     const engine = countingEngine();
-    const base = { chart: '/nowhere', chartDigest: 'sha256:changes', release, values: { a: 1 }, revision: 1, engine };
-    await render({ chart: base });
-    await render({ chart: { ...base, values: { a: 2 } } });
-    await render({ chart: { ...base, revision: 2 } });
-    await render({ chart: { ...base, release: { name: 'r', namespace: 'other' } } });
-    await render({ chart: { ...base, chartDigest: 'sha256:changes-2' } });
+    const renderer = createRenderer({ engine });
+    const base = { chart: '/nowhere', chartDigest: 'sha256:changes', release, values: { a: 1 }, revision: 1 };
+    await renderer.chart(base);
+    await renderer.chart({ ...base, values: { a: 2 } });
+    await renderer.chart({ ...base, revision: 2 });
+    await renderer.chart({ ...base, release: { name: 'r', namespace: 'other' } });
+    await renderer.chart({ ...base, chartDigest: 'sha256:changes-2' });
     assert.equal(engine.renders.length, 5);
   });
 
   test('a render that looks up never answers another identity from the cache; without a digest nothing is cached', async () => {
     const engine = countingEngine();
+    const renderer = createRenderer({ engine });
     const client = { serverVersion: () => Promise.resolve('v1.31.0'), apiVersionSet: () => Promise.resolve(['v1']), rawRequest: () => Promise.resolve({ status: 404, body: '' }), find: () => Promise.resolve(undefined) };
-    const input = { chart: '/nowhere', chartDigest: 'sha256:lookup', release, values: {}, revision: 1, engine, client };
-    await render({ chart: input, actingAs: 'system:serviceaccount:team-a:releaser' });
-    await render({ chart: input, actingAs: 'system:serviceaccount:team-b:releaser' });
-    await render({ chart: input, actingAs: 'system:serviceaccount:team-a:releaser' });
+    const input = { chart: '/nowhere', chartDigest: 'sha256:lookup', release, values: {}, revision: 1, client };
+    await renderer.chart(input, 'system:serviceaccount:team-a:releaser');
+    await renderer.chart(input, 'system:serviceaccount:team-b:releaser');
+    await renderer.chart(input, 'system:serviceaccount:team-a:releaser');
     assert.equal(engine.renders.length, 2);
     // No name for the identity: only the same client object may share an entry.
-    await render({ chart: input });
-    await render({ chart: { ...input, client: { ...client } } });
+    await renderer.chart(input);
+    await renderer.chart({ ...input, client: { ...client } });
     assert.equal(engine.renders.length, 4);
-    await render({ chart: { ...input, chartDigest: '' } });
-    await render({ chart: { ...input, chartDigest: '' } });
+    await renderer.chart({ ...input, chartDigest: '' });
+    await renderer.chart({ ...input, chartDigest: '' });
     assert.equal(engine.renders.length, 6);
+  });
+
+  test('two renderers share no cache: the state is the renderer\'s, not the module\'s', async () => {
+    const engine = countingEngine();
+    const input = { chart: '/nowhere', chartDigest: 'sha256:two', release, values: {}, revision: 1 };
+    await createRenderer({ engine }).chart(input);
+    await createRenderer({ engine }).chart(input);
+    assert.equal(engine.renders.length, 2);
   });
 
   test('values nested past MAX_NESTING are refused before the engine is asked, whoever calls', async () => {
     const engine = countingEngine();
+    const renderer = createRenderer({ engine });
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 300; i++) deep = { d: deep };
-    await assert.rejects(render({ chart: { chart: '/nowhere', chartDigest: 'sha256:deep', release, values: deep, revision: 1, engine } }), { code: 'HELM_VALUES_TOO_DEEP' });
-    await assert.rejects(render({ helm: { chart: '/nowhere', values: deep }, engine }), { code: 'HELM_VALUES_TOO_DEEP' });
-    assert.equal(engine.renders.length, 0);
+    await assert.rejects(renderer.chart({ chart: '/nowhere', chartDigest: 'sha256:deep', release, values: deep, revision: 1 }), { code: 'HELM_VALUES_TOO_DEEP' });
+    await assert.rejects(renderer.engine.render({ chart: '/nowhere', values: deep }), { code: 'HELM_VALUES_TOO_DEEP' });
+    await assert.rejects(renderer.template({ chart: '/nowhere', values: deep }), { code: 'HELM_VALUES_TOO_DEEP' });
+    assert.equal(engine.renders.length + engine.templates.length, 0);
   });
 
-  test('helm template and the engine handed to helm bundle / helm release go through it, counted', async () => {
+  test('helm template and the engine handed to helm bundle / helm release go through its caching engine, counted', async () => {
     const engine = countingEngine();
-    const before = renderStats();
-    assert.equal((await render({ template: { chart: '/nowhere' }, engine })).output, 'templated\n');
-    const through = renderingEngine(engine, 'sha256:bundle-chart');
-    await through.render({ chart: '/nowhere', values: {} });
-    await through.render({ chart: '/nowhere', values: {} });
-    await through.template({ chart: '/nowhere' });
-    const after = renderStats();
-    assert.equal(after.calls.template - before.calls.template, 2);
-    assert.equal(after.calls.helm - before.calls.helm, 2);
-    assert.equal(engine.renders.length, 1, 'the second render of the same chart digest and request is a cache hit');
-    assert.equal(engine.templates.length, 2);
+    const renderer = createRenderer({ engine });
+    assert.equal((await renderer.template({ chart: '/nowhere' })).output, 'templated\n');
+    await renderer.engine.render({ chart: '/nowhere', values: {} });
+    await renderer.engine.template({ chart: '/nowhere' });
+    const stats = renderer.engine.stats();
+    assert.deepEqual([renderer.stats().calls.template, stats.templates, stats.renders], [1, 2, 1]);
+    assert.deepEqual([engine.renders.length, engine.templates.length], [1, 2]);
   });
 });
 
@@ -157,15 +99,15 @@ function sources(dir: string): string[] {
   });
 }
 
-describe('one way through: every caller renders with render()', () => {
+describe('one way through: every caller renders with a renderer', () => {
   const callers: [file: string, call: RegExp][] = [
-    ['cli/commands/bundle.ts', /render\(\{ bundle: /],
-    ['cli/commands/helm.ts', /render\(\{ template \}\)/],
-    ['cli/commands/helm-bundle.ts', /engine: renderingEngine\(\)/],
-    ['cli/commands/helm-release.ts', /engine: renderingEngine\(\)/],
-    ['actions/plan.ts', /render\(\{ bundle: /],
-    ['controllers/bundle-deployment.ts', /render\(\{ bundle: /],
-    ['controllers/helm-release.ts', /render\(\{ chart: input, actingAs \}\)/],
+    ['cli/commands/bundle.ts', /createRenderer\(\)\.bundle\(/],
+    ['cli/commands/helm.ts', /createRenderer\(\)\.template\(/],
+    ['cli/commands/helm-bundle.ts', /engine: createRenderer\(\)\.engine/],
+    ['cli/commands/helm-release.ts', /engine: createRenderer\(\)\.engine/],
+    ['actions/plan.ts', /renderer\.bundle\(/],
+    ['controllers/bundle-deployment.ts', /renderer\.bundle\(/],
+    ['controllers/helm-release.ts', /createRenderer\(\)\)\.chart\(input, actingAs\)/],
   ];
   for (const [file, call] of callers) {
     test(`${file} calls it`, () => {

@@ -13,7 +13,8 @@ import type { ObjectReader } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { webhookServiceName } from '../bundle/names.js';
 import { serviceDnsNames } from '../bundle/certs.js';
-import type { CertProvider, RegistryV1Bundle, ServingCert } from '../bundle/index.js';
+import type { RegistryV1Bundle, ServingCert } from '../bundle/index.js';
+import type { WebhookCertData } from './index.js';
 // pki (x509 and ASN.1 libraries, ~15 MiB resident) is loaded only when an install has webhooks:
 // a helm-operator never does.
 import type { CertificatePem } from '../util/pki.js';
@@ -24,9 +25,8 @@ export function webhookCertSecretName(owner: string): string {
   return `${owner}-binnacle-webhook-certs`.slice(0, 253);
 }
 
-/** The certificates of one install: as a provider for the converter, the Secret that keeps them, and their digest. */
-export interface WebhookCerts {
-  provider: CertProvider;
+/** The certificates of one install, as data for render (each service's, by name), the Secret that keeps them, and their digest. */
+export interface WebhookCerts extends WebhookCertData {
   /** The Secret (an object of the release) that keeps the CA and every service's certificate and key. */
   secret: KubeObject;
   /** sha256 of the certificates: part of the release's inputs. */
@@ -72,7 +72,7 @@ export async function webhookCerts(reader: Pick<ObjectReader, 'find'>, owner: { 
   if (caCert !== undefined && caKey !== undefined && fresh(caCert, certificateNotAfter, now)) ca = { certPem: caCert, keyPem: caKey };
   let issued = ca === undefined;
   ca ??= await createCertificateAuthority(`binnacle-webhooks-${owner.name}`.slice(0, 64), 730, now);
-  const certs = new Map<string, ServingCert>();
+  const serving: Record<string, ServingCert> = {};
   const out: Record<string, string> = { 'ca.crt': b64(ca.certPem), 'ca.key': b64(ca.keyPem) };
   for (const svc of webhookServices(bundle)) {
     let certPem = issued ? undefined : unb64(data[`${svc}.crt`]);
@@ -84,14 +84,14 @@ export async function webhookCerts(reader: Pick<ObjectReader, 'find'>, owner: { 
       keyPem = leaf.keyPem;
       issued = true;
     }
-    certs.set(svc, { caPem: ca.certPem, certPem: certPem ?? '', keyPem });
+    serving[svc] = { caPem: ca.certPem, certPem: certPem ?? '', keyPem };
     out[`${svc}.crt`] = b64(certPem ?? '');
     out[`${svc}.key`] = b64(keyPem);
   }
-  const caPem = ca.certPem;
   const digest = `sha256:${createHash('sha256').update(JSON.stringify(Object.entries(out).sort())).digest('hex')}`;
   return {
-    provider: { servingCert: ({ serviceName }) => certs.get(serviceName) ?? { caPem, certPem: '', keyPem: '' } },
+    serving,
+    fallback: { caPem: ca.certPem, certPem: '', keyPem: '' },
     secret: { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace }, type: 'Opaque', data: out },
     digest,
     issued,

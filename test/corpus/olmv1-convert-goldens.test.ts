@@ -10,7 +10,7 @@
  * Each case is rendered twice:
  * 1. **conversion**: `convertRegistryV1` with no certificate provider, as generate-manifests.go
  *    renders (it passes none). Equal to the golden after NORMALIZE only.
- * 2. **render**: the BundleDeployment's render path (`render({ bundle })`, src/render), which
+ * 2. **render**: the BundleDeployment's render path (`Renderer.bundle`, src/render), which
  *    always issues webhook certificates and adds the OperatorCondition. Equal to the golden
  *    after NORMALIZE and the DELIBERATE additions, each applied to the golden by a named step.
  *
@@ -24,12 +24,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { convertRegistryV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, staticCertProvider, type RegistryV1Bundle, type ServingCert } from '../../src/bundle/index.js';
+import { convertRegistryV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, type RegistryV1Bundle, type ServingCert } from '../../src/bundle/index.js';
 import { addOperatorCondition } from '../../src/bundle/operator-condition.js';
 import { certSecretName, webhookServiceName } from '../../src/bundle/names.js';
 import type { BundleDeploymentSpec } from '../../src/api/types.js';
 import { isKubeObject, type KubeObject } from '../../src/kube/types.js';
-import { render } from '../../src/render/index.js';
+import { createRenderer } from '../../src/render/index.js';
 import { readYaml } from '../../src/util/yaml.js';
 import { OLMV1_VENDOR_DIR, REPO_ROOT } from './olmv1-vendor.test-helper.js';
 
@@ -291,9 +291,7 @@ async function rendered(c: Case): Promise<KubeObject[]> {
     ...(c.watchNamespace === '' ? {} : { watchNamespace: c.watchNamespace }),
     ...(c.deploymentConfig === undefined ? {} : { config: c.deploymentConfig }),
   };
-  const out = await render({
-    bundle: { dir: bundleDir(c), spec, name: c.name, digest: '', revision: 1, certs: { provider: staticCertProvider(CERT) } },
-  });
+  const out = await createRenderer().bundle({ dir: bundleDir(c), spec, name: c.name, digest: '', revision: 1, certs: { serving: {}, fallback: CERT } });
   return out.objects;
 }
 

@@ -94,7 +94,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
     .action(async (source: string, o: { installNamespace: string; watchNamespace: string[]; config?: string; output: string; cacheDir: string; insecure?: boolean }) => {
       const { resolveBundleSource } = await lib();
       const { bundleWebhookCerts, NO_SECRETS } = await import('../../render/webhook-certs.js');
-      const { render } = await import('../../render/index.js');
+      const { createRenderer } = await import('../../render/index.js');
       const format = o.output;
       const s = await resolveBundleSource(source, { cacheDir: o.cacheDir, client: await client(ctx, o.insecure) });
       const overrides = o.config === undefined ? undefined : await readOverrides(o.config);
@@ -117,7 +117,7 @@ export function registerBundleCommands(program: Command, ctx: CliContext): void 
         ...(s.packageName === undefined ? {} : { packageName: s.packageName }),
         ...(overrides === undefined ? {} : { overrides }),
       };
-      const rendered = await render({ bundle: toRender });
+      const rendered = await createRenderer().bundle(toRender);
       ctx.logger.info({ bundle: rendered.chart.description ?? rendered.chart.name, format: bundleFormat, objects: rendered.objects.length }, 'rendered bundle');
       const objects: unknown[] = rendered.objects;
       if (format === 'json') ctx.out(toJson({ apiVersion: 'v1', kind: 'List', items: objects }));

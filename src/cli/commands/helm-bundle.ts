@@ -64,11 +64,11 @@ export function registerHelmBundleCommand(helm: Command, ctx: CliContext): void 
     .option('--skip-range <range>', 'versions this one upgrades from (olm.skipRange), e.g. "<1.2.0"')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(HELM_BUNDLE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ helmBundle }, { renderingEngine }] = await Promise.all([import('../../helm/bundle/index.js'), import('../../render/index.js')]);
+      const [{ helmBundle }, { createRenderer }] = await Promise.all([import('../../helm/bundle/index.js'), import('../../render/index.js')]);
       const res = await helmBundle({
         chart,
-        // The chart's renders (RBAC, CRDs) go through the one render function.
-        engine: renderingEngine(),
+        // The chart's renders (RBAC, CRDs) go through the renderer's caching engine.
+        engine: createRenderer().engine,
         kinds: f.kind,
         outputDir: f.outputDir,
         ...bundleOptionsOf(f),

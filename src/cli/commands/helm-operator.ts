@@ -138,10 +138,12 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   const recordsNamespace = recordsNamespaceOf(leaseNamespace, (await import('../../kube/in-cluster.js')).serviceAccountDir());
   const { ReleaseRecords } = await import('../../apply/release-records.js');
   const { OpenApiSchemas } = await import('../../kube/openapi.js');
+  // One renderer for every kind's releases, so its cache is one.
+  const renderer = (await import('../../render/index.js')).createRenderer();
   const serve = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
     readiness.waiting = false;
     const writer = fence === undefined ? client : client.fenced(fence);
-    const engine = { records: new ReleaseRecords({ client: writer, namespace: recordsNamespace, logger }), schemas: OpenApiSchemas.shared(writer) };
+    const engine = { records: new ReleaseRecords({ client: writer, namespace: recordsNamespace, logger }), schemas: OpenApiSchemas.shared(writer), renderer };
     const running = watches.flatMap((w) => namespaces.map((namespace) =>
       runHelmKind(
         {

@@ -48,11 +48,11 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(RELEASE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { renderingEngine }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
+      const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { createRenderer }] = await Promise.all([import('../../helm/release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
       const res = await releaseChart({
         chart,
-        // The chart's renders (RBAC, CRDs) go through the one render function.
-        engine: renderingEngine(),
+        // The chart's renders (RBAC, CRDs) go through the renderer's caching engine.
+        engine: createRenderer().engine,
         kinds: f.kind,
         template: f.template,
         archetype: f.channel,

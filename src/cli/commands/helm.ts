@@ -65,7 +65,7 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
       const [name, chartArg] = args.length === 2 ? [args[0], args[1]] : ['release-name', args[0]];
       if (chartArg === undefined || name === undefined) throw new UsageError('helm template needs a CHART');
       const chart = await localChart(chartArg, flags);
-      const { render } = await import('../../render/index.js');
+      const { createRenderer } = await import('../../render/index.js');
       const template = {
         chart,
         releaseName: name,
@@ -81,7 +81,7 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
         skipSchemaValidation: flags.skipSchemaValidation === true,
       };
       // `helm template` is an install's render that prints Helm's output: the same function.
-      ctx.out((await render({ template })).output);
+      ctx.out((await createRenderer().template(template)).output);
     });
 
   addKubeFlags(helm.command('adopt <release>'))

@@ -1,7 +1,8 @@
 /**
  * `binnacle plan PACKAGE`: the bundles an install would choose and the object-level diff,
- * changing nothing: it runs on a client whose every write is a server-side dry run, so no
- * step of planning (issuing webhook certificates, say) can write to the cluster. For each CRD
+ * changing nothing: planning reads, puts each object to a server-side dry run and asks
+ * SubjectAccessReviews; its render writes nothing (webhook certificates already issued are
+ * read, new ones never issued), so it needs no dry-run view of the client. For each CRD
  * the cluster has, the CRD upgrade-safety verdict; with --service-account, the RBAC it lacks.
  */
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import type { CliContext } from '../context.js';
 import { collect, outputOption } from '../flags.js';
-import { addKubeFlags, dryRunClientFor, type KubeFlags } from '../kube.js';
+import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 
 const MARK: Record<ObjectAction, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
 
@@ -50,7 +51,7 @@ export function registerPlanCommand(program: Command, ctx: CliContext): void {
     .action(async (pkg: string, flags: KubeFlags & { name?: string; namespace?: string; channel?: string[]; version?: string; policy?: string; watchNamespace?: string; serviceAccount?: string; output: string }) => {
       if (flags.policy !== undefined && flags.policy !== 'CatalogProvided' && flags.policy !== 'SelfCertified') throw new UsageError(`--policy ${flags.policy}: expected CatalogProvided or SelfCertified`);
       const { plan } = await import('../../actions/plan.js');
-      const client = await dryRunClientFor(flags);
+      const client = await clientFor(flags);
       try {
         const result = await plan(
           client,
