@@ -792,7 +792,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       }
 
       test('the BundleDeployment an approved plan makes names the image by the digest the plan showed, not the catalog tag', async () => {
-        const { cluster, reconciler } = await approvedAtOld();
+        const { cluster } = await approvedAtOld();
         assert.equal(cluster.applied.length, 1);
         assert.equal(cluster.deployments.get('demo')?.spec.source.image?.ref, `registry.example/demo@${OLD}`);
       });
