@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
 import { Registry } from 'prom-client';
 import { KubeClient, requestTarget } from './client.js';
-import { collectProcessMetrics, countApiRequests, EVENT_LOOP_SAMPLE_MS } from './metrics.js';
+import { collectProcessMetrics, countApiRequests, EVENT_LOOP_LAG_SAMPLE_MS, EVENT_LOOP_SAMPLE_MS } from './metrics.js';
 
 test('every API response is counted by method and status, for clients made from the observed one too', async () => {
   const server = createServer((req, res) => {
@@ -64,5 +64,24 @@ test("the process metrics are Go's process collector's and Node's, under the pre
   await new Promise((r) => setTimeout(r, EVENT_LOOP_SAMPLE_MS * 5));
   const min = Number(/^binnacle_process_nodejs_eventloop_lag_min_seconds (\S+)$/m.exec(await registry.metrics())?.[1]);
   assert.ok(min >= (EVENT_LOOP_SAMPLE_MS * 0.9) / 1000, `the shortest time between samples was ${min} s`);
+  registry.clear();
+});
+
+test('event_loop_lag_max_seconds is how long the loop was held past its sampling interval since the last scrape: about 0 idle, the block when held', async () => {
+  const registry = new Registry();
+  collectProcessMetrics(registry, 'binnacle_process_');
+  const lag = async (): Promise<number> => Number(/^binnacle_process_event_loop_lag_max_seconds (\S+)$/m.exec(await registry.metrics())?.[1]);
+  await lag();
+  await new Promise((r) => setTimeout(r, EVENT_LOOP_LAG_SAMPLE_MS * 6));
+  const idle = await lag();
+  assert.ok(idle < 0.05, `an idle loop reads ${idle} s (not the ${EVENT_LOOP_LAG_SAMPLE_MS} ms interval)`);
+  const until = Date.now() + 300;
+  while (Date.now() < until) {
+    // Hold the loop 300 ms.
+  }
+  await new Promise((r) => setTimeout(r, EVENT_LOOP_LAG_SAMPLE_MS * 3));
+  const held = await lag();
+  assert.ok(held >= 0.3 - EVENT_LOOP_LAG_SAMPLE_MS / 1000 && held < 1, `a 300 ms block reads ${held} s`);
+  assert.ok((await lag()) < 0.3, 'reset by the scrape');
   registry.clear();
 });

@@ -5,9 +5,18 @@
  * every object the release records present and labelled, nothing labelled that the release does
  * not record (no orphans), no revision left pending, and after uninstall nothing left at all.
  *
+ * The same for Helm operator CRs: a HelmOperator serves the corpus pushgateway chart as a kind;
+ * two CRs (a PVC and an extra ConfigMap each) are installed, upgraded (replicas, a changed and an
+ * added ConfigMap), reverted (the spec changed back), given a change the API server refuses in
+ * place (a Service's clusterIP: the upgrade fails and is rolled back) and uninstalled, the
+ * manager SIGKILLed at seeded points in each phase. After each: every CR Deployed with the
+ * objects of its desired revision live (replicas and data as desired), nothing of the release
+ * that the desired revision lacks, its PVC the one first made (never deleted and re-created),
+ * its namespace not deleted, no revision left pending; after uninstall nothing left.
+ *
  * The kill points come from BINNACLE_CRASH_SEED (printed; default a fixed seed, so CI runs the
  * same points every time): replay a failure with the seed it printed. BINNACLE_CRASH_KILLS is
- * the number per phase (default 2, five phases: 10 kills; 25 gives 125).
+ * the number per phase (default 2, five phases each campaign: 10 kills; 40 gives 200).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -26,6 +35,10 @@ import { API_VERSION, type ClusterCatalog } from '../../src/api/types.js';
 import { assertConsistent, assertRemoved, installedAt, KINDS, seededRandom, type ReleaseUnderTest } from './convergence.js';
 import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 import { CORPUS } from './extensions.js';
+import { applyPushgatewayOperator, pushPushgateway } from './pushgateway.js';
+import { parseAllDocuments } from 'yaml';
+import { HELM_RELEASE_NAME_ANNOTATION } from '../../src/apply/ownership.js';
+import type { HelmOperator } from '../../src/api/types.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const KILLS_PER_PHASE = Number(process.env.BINNACLE_CRASH_KILLS ?? 2);
@@ -88,8 +101,8 @@ const random = seededRandom(SEED);
  * Kills the manager at `KILLS_PER_PHASE` random moments (after it is ready) while `phase` is
  * under way, restarting it each time; then leaves one running.
  */
-async function withCrashes(phase: string): Promise<void> {
-  const delays = Array.from({ length: KILLS_PER_PHASE }, () => Math.round(random() * KILL_WINDOW_MS));
+async function withCrashes(phase: string, draw: () => number = random): Promise<void> {
+  const delays = Array.from({ length: KILLS_PER_PHASE }, () => Math.round(draw() * KILL_WINDOW_MS));
   const started = Date.now();
   const startups: number[] = [];
   for (const delay of delays) {
@@ -271,5 +284,165 @@ test('a first install killed before it recorded status.revision is still removed
     if (proc !== undefined) await killHard(proc);
     await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${firstNs}-installer` });
     await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: firstNs });
+  }
+});
+
+/** A Helm operator CR as the campaign reads it. */
+interface HelmCr extends KubeObject {
+  spec?: Record<string, unknown>;
+  status?: { conditions?: Parameters<typeof findCondition>[0]; deployedRelease?: { name: string; manifest: string } };
+}
+
+/** What one CR's release should hold: replicas, the extra ConfigMaps' data, the Service headless or not. */
+interface HelmDesired {
+  replicas: number;
+  configMaps: Record<string, string>;
+  /** The phase's own wait: the CR says what it should (Deployed, or ReleaseFailed after a rollback). */
+  failed?: RegExp;
+}
+
+test('SIGKILLed at random points during install, upgrade, revert, rollback and uninstall of Helm operator CRs, every CR converges with nothing of its desired state lost', async () => {
+  const started = Date.now();
+  const hns = uniqueName('crash-helm');
+  const hop = uniqueName('crash-hop');
+  const group = `${uniqueName('crash')}.e2e.binnacle.dev`;
+  const api = `${group}/v1alpha1`;
+  const crs = ['pa', 'pb'];
+  const work = await mkdtemp(join(tmpdir(), 'binnacle-crash-helm-'));
+  const killsBefore = kills;
+  // Its own draw from the seed: the same kill points whether or not the other campaign ran first.
+  const helmRandom = seededRandom(SEED + 1);
+  const crRef = (name: string) => ({ apiVersion: api, kind: 'Pushgateway', namespace: hns, name });
+  const extra = (suffix: string, v: string): string => `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: '{{ .Release.Name }}-${suffix}'\ndata:\n  v: ${v}\n`;
+  const valuesA = { replicaCount: 1, persistentVolume: { enabled: true }, extraManifests: [extra('extra', 'a')] };
+  const valuesB = { replicaCount: 2, persistentVolume: { enabled: true }, extraManifests: [extra('extra', 'b'), extra('extra-b', 'b')] };
+  const valuesRefused = { ...valuesA, service: { clusterIP: 'None' } };
+  const desiredA = (name: string): HelmDesired => ({ replicas: 1, configMaps: { [`${name}-extra`]: 'a' } });
+  const desiredB = (name: string): HelmDesired => ({ replicas: 2, configMaps: { [`${name}-extra`]: 'b', [`${name}-extra-b`]: 'b' } });
+  const applyAll = async (values: Record<string, unknown>): Promise<void> => {
+    for (const cr of crs) await client.apply({ apiVersion: api, kind: 'Pushgateway', metadata: { name: cr, namespace: hns }, spec: values }, { force: true, fieldManager: 'crash-e2e' });
+  };
+  const pvcUids = new Map<string, string>();
+  const nsUid = async (): Promise<string | undefined> => (await client.find({ apiVersion: 'v1', kind: 'Namespace', name: hns }))?.metadata.uid;
+
+  /** `kind/name` of every live object of the release `name` (by Helm's release annotation) of the chart's kinds. */
+  const releaseObjects = async (name: string): Promise<string[]> => {
+    const out: string[] = [];
+    for (const [apiVersion, kind] of [['apps/v1', 'Deployment'], ['v1', 'Service'], ['v1', 'ServiceAccount'], ['v1', 'ConfigMap'], ['v1', 'PersistentVolumeClaim']] as const) {
+      for (const o of (await client.list(apiVersion, kind, { namespace: hns })).items) {
+        if (o.metadata.annotations?.[HELM_RELEASE_NAME_ANNOTATION] === name && o.metadata.deletionTimestamp === undefined) out.push(`${kind}/${o.metadata.name ?? ''}`);
+      }
+    }
+    return out.sort();
+  };
+  const mirrorRecords = async (name: string): Promise<string[]> =>
+    (await client.list('v1', 'Secret', { namespace: hns, labelSelector: `owner=helm,name=${name}` })).items.map((x) => `${x.metadata.name ?? ''}:${x.metadata.labels?.status ?? ''}`);
+
+  /** Waits until `name` is as `want` says, then checks everything the campaign promises of it. */
+  const helmConverged = async (name: string, want: HelmDesired, timeoutMs = 240_000): Promise<void> => {
+    const cr = await eventually(
+      `${name} converged`,
+      async () => {
+        const c = await client.find<HelmCr>(crRef(name));
+        const conditions = c?.status?.conditions;
+        if (findCondition(conditions, 'Deployed')?.status !== 'True') return undefined;
+        if (want.failed !== undefined && !(findCondition(conditions, 'ReleaseFailed')?.status === 'True' && want.failed.test(findCondition(conditions, 'ReleaseFailed')?.message ?? ''))) return undefined;
+        if (want.failed === undefined && findCondition(conditions, 'ReleaseFailed')?.status === 'True') return undefined;
+        const dep = await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: hns, name: `${name}-prometheus-pushgateway` });
+        if ((dep?.spec as { replicas?: number } | undefined)?.replicas !== want.replicas) return undefined;
+        for (const [cm, v] of Object.entries(want.configMaps)) {
+          const live = await client.find<KubeObject & { data?: Record<string, string> }>({ apiVersion: 'v1', kind: 'ConfigMap', namespace: hns, name: cm });
+          if (live?.data?.v !== v) return undefined;
+        }
+        if ((await mirrorRecords(name)).some((r) => r.includes(':pending'))) return undefined;
+        return c;
+      },
+      timeoutMs,
+      500,
+    );
+    // Every object of the deployed revision live, and nothing of the release it lacks.
+    const manifest = cr?.status?.deployedRelease?.manifest ?? '';
+    const kinds = new Set(['Deployment', 'Service', 'ServiceAccount', 'ConfigMap', 'PersistentVolumeClaim']);
+    const desired = parseAllDocuments(manifest)
+      .map((d) => d.toJS() as KubeObject | null)
+      .filter((o): o is KubeObject => o !== null && kinds.has(o.kind))
+      .map((o) => `${o.kind}/${o.metadata.name ?? ''}`)
+      .sort();
+    assert.ok(desired.includes(`PersistentVolumeClaim/${name}-prometheus-pushgateway`), `${name}'s desired revision holds its PVC`);
+    assert.deepEqual(await releaseObjects(name), desired, `${name}: live objects are exactly the desired revision's`);
+    assert.deepEqual(Object.keys(want.configMaps).map((cm) => `ConfigMap/${cm}`).filter((x) => !desired.includes(x)), [], `${name}: the desired ConfigMaps are in the revision`);
+    const svc = await client.get({ apiVersion: 'v1', kind: 'Service', namespace: hns, name: `${name}-prometheus-pushgateway` });
+    assert.notEqual((svc.spec as { clusterIP?: string }).clusterIP, 'None', `${name}: the refused change did not land`);
+    // The PVC is the one the first install made: never deleted along the way.
+    const pvc = await client.get({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', namespace: hns, name: `${name}-prometheus-pushgateway` });
+    const first = pvcUids.get(name);
+    if (first === undefined) pvcUids.set(name, pvc.metadata.uid ?? '');
+    else assert.equal(pvc.metadata.uid, first, `${name}'s PVC was never deleted and re-created`);
+    assert.deepEqual((await mirrorRecords(name)).filter((r) => r.includes(':pending')), [], `${name}: no revision left pending`);
+  };
+  const allConverged = async (phase: string, want: (name: string) => HelmDesired): Promise<void> =>
+    converged(`helm ${phase}`, async () => {
+      for (const cr of crs) await helmConverged(cr, want(cr));
+    });
+
+  try {
+    await pushPushgateway(work, '3.8.0', `oci://${e2eRegistry()}/${hop}`);
+    await adminInstaller(client, hns);
+    const firstNs = await nsUid();
+    await applyPushgatewayOperator(client, { name: hop, repo: `oci://${e2eRegistry()}/${hop}`, group, namespace: hns });
+    const port = await freePort();
+    await untilReady(startManager(port), port);
+    await eventually('HelmOperator Ready', async () => {
+      const h = await client.find<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hop });
+      return findCondition(h?.status?.conditions, 'Ready')?.status === 'True' ? true : undefined;
+    }, 180_000, 500);
+    await stopManager();
+
+    await applyAll(valuesA);
+    await withCrashes('helm install', helmRandom);
+    await allConverged('install', desiredA);
+    await stopManager();
+
+    await applyAll(valuesB);
+    await withCrashes('helm upgrade', helmRandom);
+    await allConverged('upgrade', desiredB);
+    await stopManager();
+
+    // Back to A: the release issue's wipe came from here (a revert after an interrupted upgrade).
+    await applyAll(valuesA);
+    await withCrashes('helm revert', helmRandom);
+    await allConverged('revert', desiredA);
+    await stopManager();
+
+    // A change the API server refuses in place: the upgrade fails and is rolled back to A's revision.
+    await applyAll(valuesRefused);
+    await withCrashes('helm rollback', helmRandom);
+    await allConverged('rollback', (name) => ({ ...desiredA(name), failed: /may not change once set/ }));
+    assert.equal(await nsUid(), firstNs, 'the release namespace was never deleted');
+    await stopManager();
+
+    for (const cr of crs) await client.delete(crRef(cr));
+    await withCrashes('helm uninstall', helmRandom);
+    await converged('helm uninstall', async () => {
+      for (const cr of crs) {
+        await eventually(`${cr} gone`, async () => ((await client.find(crRef(cr))) === undefined ? true : undefined), 180_000, 500);
+        await eventually(`${cr}'s objects gone`, async () => ((await releaseObjects(cr)).length === 0 ? true : undefined), 120_000, 500).catch(async () => {
+          assert.deepEqual(await releaseObjects(cr), [], `nothing of ${cr} left`);
+        });
+        assert.deepEqual(await mirrorRecords(cr), [], `no Helm records of ${cr} left`);
+      }
+    });
+    const trusted = await client.list('v1', 'Secret', { namespace: 'binnacle-system', labelSelector: `binnacle.dev/release-namespace=${hns}` });
+    assert.deepEqual(trusted.items.map((s) => s.metadata.name), [], 'no trusted records left');
+    process.stdout.write(`# crash seed ${SEED}: ${kills - killsBefore} kill points in 5 Helm phases, all converged, in ${Math.round((Date.now() - started) / 1000)} s\n`);
+    assert.ok(kills - killsBefore >= KILLS_PER_PHASE * 5, `the manager was killed ${kills - killsBefore} times`);
+  } finally {
+    if (proc === undefined || proc.exitCode !== null || proc.signalCode !== null) startManager();
+    await client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hop }).catch(() => undefined);
+    await eventually('HelmOperator gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hop })) === undefined ? true : undefined), 180_000, 500).catch(() => undefined);
+    await stopManager();
+    await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: `${hns}-installer` });
+    await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: hns });
+    await rm(work, { recursive: true, force: true });
   }
 });
