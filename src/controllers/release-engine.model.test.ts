@@ -209,7 +209,7 @@ async function runModel(subject: Subject, seed: number, runs: number): Promise<v
 }
 
 for (const subject of [helmSubject, bdSubject]) {
-  test(`the ${subject.name} under random changes, crashes and tampering keeps its invariants (seed ${SEED}, ${RUNS} sequences)`, { timeout: Math.max(600_000, RUNS * 2_000) }, async () => {
+  test(`the ${subject.name} under random changes, crashes and tampering keeps its invariants (seed ${SEED}, ${RUNS} sequences)`, { timeout: Math.max(1_800_000, RUNS * 6_000) }, async () => {
     const before = { ...stats, crashes: new Map(stats.crashes) };
     await runModel(subject, SEED, RUNS);
     const sites = [...stats.crashes].map(([site, n]) => [site, n - (before.crashes.get(site) ?? 0)] as const).filter(([, n]) => n > 0).sort((a, b) => b[1] - a[1]);

@@ -343,7 +343,7 @@ export class HelmOperatorReconciler implements Reconciler {
   async usable(s: OperatorState): Promise<StepOutcome> {
     const fetched = s.fetched;
     if (fetched === undefined) return stop();
-    const { pluralForKind } = await import('../helm/schema/index.js');
+    const { pluralForKind } = await import('../../helm/schema/index.js');
     const pending: string[] = [];
     for (const k of s.hop.spec.kinds) {
       const missing = await kindPending(this.o.client, { group: k.group, version: k.version, kind: k.kind, plural: k.plural ?? pluralForKind(k.kind) });
