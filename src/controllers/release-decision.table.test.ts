@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReleaseStore, type TrustedHistory } from '../apply/index.js';
 import type { ReleaseRevision, ReleaseStatus } from '../apply/types.js';
-import { bdSubject, checkSettled, helmSubject, newWorld, reconcileOnce, settle, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
+import { bdSubject, checkSettled, helmSubject, MAX_HISTORY, newWorld, reconcileOnce, settle, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
 
 type Newest = 'the deployed one' | Exclude<ReleaseStatus, 'deployed' | 'unknown' | 'uninstalled'>;
 
@@ -170,6 +170,28 @@ for (const subject of [helmSubject, bdSubject]) {
     await reconcileOnce(w, subject);
     const retried = (await history(w, subject)).revisions;
     assert.deepEqual(retried.map((r) => [r.revision, r.status, r.description]).slice(-1), [[4, 'deployed', 'Upgrade complete']], 'tried again at the new generation');
+    await settle(w, subject);
+    checkSettled(w, subject);
+    assert.deepEqual(w.violations, []);
+  });
+}
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`${subject.name}: a run that died after deploying and before trimming left the history over its limit; the next repair trims it (found by the model, seed 165151)`, async () => {
+    const w = newWorld(subject);
+    subject.create(w, 'A');
+    await deploy(w, subject, 'A');
+    const { store, revisions } = await history(w, subject);
+    const first = revisions[0] as ReleaseRevision;
+    await store.setStatus(first, 'superseded');
+    // Revisions 2..MAX_HISTORY superseded, and one more deployed: one over the limit, as the run left it.
+    for (let n = 2; n <= MAX_HISTORY; n++) await store.create({ ...first, revision: n, status: 'superseded', description: 'Upgrade complete' });
+    await store.create({ ...first, revision: MAX_HISTORY + 1, status: 'deployed', description: 'Upgrade complete' });
+    assert.equal((await history(w, subject)).revisions.length, MAX_HISTORY + 1);
+    await reconcileOnce(w, subject);
+    const after = (await history(w, subject)).revisions;
+    assert.equal(after.length, MAX_HISTORY, `trimmed to its limit: ${JSON.stringify(after.map((r) => [r.revision, r.status]))}`);
+    assert.equal(after.at(-1)?.revision, MAX_HISTORY + 1, 'the deployed revision stays, no new one made');
     await settle(w, subject);
     checkSettled(w, subject);
     assert.deepEqual(w.violations, []);
