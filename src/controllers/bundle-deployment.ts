@@ -29,7 +29,7 @@ import { inputDigestOf } from '../util/canonical-json.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
-import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS } from './lenient-report.js';
+import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS, type LenientReport } from './lenient-report.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { createRenderer, RENDERERS, type RenderContext, type RenderedBundle, type Renderer } from '../render/index.js';
@@ -477,7 +477,7 @@ export class BundleDeploymentReconciler implements Reconciler {
       s.conditions.set('Healthy', false, 'Unhealthy', unhealthy.join('; ') || result.message);
       s.conditions.set('Progressing', true, 'Retrying', result.message);
     }
-    const report = lenientReport(result, { warnings: s.bd.status?.warnings, skippedMessage: s.conditions.get(SKIPPED_CONDITION)?.message });
+    const report = revisionReport(result, s.bd.status, s.conditions.get(SKIPPED_CONDITION)?.message);
     if (report.skipped === undefined) s.conditions.remove(SKIPPED_CONDITION);
     else s.conditions.set(SKIPPED_CONDITION, true, report.skipped.reason, report.skipped.message);
     // A failed first install that was removed leaves no revision behind.
@@ -493,6 +493,16 @@ export class BundleDeploymentReconciler implements Reconciler {
     if (result.status !== 'deployed') return stop({ requeueAfterMs: Math.min(60_000, recheck) });
     return stop({ requeueAfterMs: Math.min(result.health.healthy ? (this.o.resyncMs ?? 10 * 60_000) : 10_000, recheck) });
   }
+}
+
+/**
+ * The lenient report of an apply. A repair re-applies the revision as it was recorded, after its
+ * fields were dropped: it finds none to drop, and the revision's warnings stay what its rollout said.
+ */
+function revisionReport(result: ApplyResult, previous: BundleDeployment['status'], skippedMessage: string | undefined): LenientReport {
+  const sameRevision = result.removed === undefined && result.revision === previous?.revision && (result.droppedFields ?? []).length === 0;
+  const report = lenientReport(result, { warnings: previous?.warnings, skippedMessage });
+  return sameRevision ? { ...report, warnings: [...(previous?.warnings ?? [])] } : report;
 }
 
 /** The chart a decision that renders nothing re-applies (a repair's, a rollback's record). */
