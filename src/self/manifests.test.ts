@@ -102,12 +102,18 @@ test("the manager's ClusterRole names every resource: no wildcard, and no create
   assert.ok(!rules.some((r) => r.apiGroups.includes('rbac.authorization.k8s.io') && r.resources.some((x) => x.includes('binding')) && r.verbs.some((v) => v !== 'get' && v !== 'list' && v !== 'watch')), 'never writes a binding');
 });
 
-test("the manager may get Secrets in its own namespace only (verification keys of catalogs and charts), never list them", () => {
+test("the manager's Secret rights are in its own namespace only: verification keys (get) and its trusted release records (no watch, no patch), none cluster-wide", () => {
   const objs = selfManifests({ namespace: 'ops' });
   const roles = objs.filter((o) => o.kind === 'Role' && JSON.stringify(o).includes('"secrets"'));
-  assert.equal(roles.length, 1);
-  assert.equal(roles[0]?.metadata.namespace, 'ops');
-  assert.deepEqual(roles.map((o) => roleOf(o).rules), [[{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]]);
+  assert.deepEqual(roles.map((o) => o.metadata.namespace), ['ops', 'ops']);
+  assert.deepEqual(roles.map((o) => [o.metadata.name, roleOf(o).rules]), [
+    ['binnacle-manager-verification-keys', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]],
+    ['binnacle-manager-release-records', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] }]],
+  ]);
+  for (const role of roles) {
+    const binding = objs.find((o) => o.kind === 'RoleBinding' && o.metadata.name === role.metadata.name && o.metadata.namespace === 'ops');
+    assert.ok(binding !== undefined, `${role.metadata.name ?? ''} is bound in its namespace`);
+  }
   assert.ok(!objs.some((o) => o.kind === 'ClusterRole' && roleOf(o).rules.some((r) => r.resources.includes('secrets') && r.resourceNames === undefined)), 'no cluster-wide Secret access');
 });
 

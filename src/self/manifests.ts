@@ -24,6 +24,8 @@ export const METRICS_SERVICE = 'binnacle-manager-metrics';
 export const LEADER_ELECTION_ROLE = 'binnacle-manager-leader-election';
 /** `get` on Secrets in the manager's own namespace only: the public keys of ClusterCatalogs' and HelmOperators' `verify` policies. */
 export const VERIFICATION_KEYS_ROLE = 'binnacle-manager-verification-keys';
+/** The manager's own namespace holds the release records it trusts (apply/release-records.ts). */
+export const RELEASE_RECORDS_ROLE = 'binnacle-manager-release-records';
 /** The aggregated read-only role: the built-in `view` ClusterRole picks it up. */
 export const VIEW_ROLE = 'binnacle-view';
 /** The platform-protection policy the manager installs at start-up (actions/platform-protection). */
@@ -63,8 +65,9 @@ const WRITE = ['create', 'update', 'patch', 'delete'];
  * The manager's cluster-wide permissions: only what it does as itself, each rule with the code
  * that needs it. It never needs a wildcard: everything an install creates, reads for health or
  * removes is done as the install's ServiceAccount (impersonation), and everything it writes as
- * itself is named here. Secrets are absent on purpose: release records, pull secrets and source
- * credentials are read as the installing ServiceAccount.
+ * itself is named here. Secrets are absent on purpose: pull secrets and source credentials are
+ * read as the installing ServiceAccount; the trusted release records are in the manager's own
+ * namespace, granted by a Role there.
  */
 export function managerClusterRules(namespace: string): Record<string, unknown>[] {
   return [
@@ -189,6 +192,17 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       kind: 'RoleBinding',
       metadata: meta(VERIFICATION_KEYS_ROLE, ns),
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: VERIFICATION_KEYS_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
+    },
+    // The trusted release history (apply/release-records.ts): Secrets of the manager's own
+    // namespace, written only by the manager, listed by their owner's UID label, collected when
+    // their owner is gone (controllers/records-gc.ts). Its own namespace only.
+    { apiVersion: RBAC, kind: 'Role', metadata: meta(RELEASE_RECORDS_ROLE, ns), rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'create', 'update', 'delete'] }] },
+    {
+      apiVersion: RBAC,
+      kind: 'RoleBinding',
+      metadata: meta(RELEASE_RECORDS_ROLE, ns),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: RELEASE_RECORDS_ROLE },
       subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
     },
     {
