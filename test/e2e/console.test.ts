@@ -433,6 +433,10 @@ describe('console in a browser', () => {
   });
 
   test('drift: a ConfigMap of the release changed and its Service deleted by hand are listed with the field and both values, and nothing else', async () => {
+    // BundleDeployments repair what they installed within a second (their dependent watches):
+    // the extension's drift rules say Warn, so the hand-made changes stay for the console to show.
+    await h.client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: extName }, { spec: { drift: { mode: 'Warn' } } });
+    await eventually('the BundleDeployments take the extension\'s drift mode', async () => ((await h.bundleDeploymentsOf(extName)).every((b) => b.spec.drift?.mode === 'Warn') ? true : undefined), 120_000, 500);
     const bd = (await h.bundleDeploymentsOf(extName)).find((b) => b.metadata.labels?.['binnacle.dev/package'] === 'node-healthcheck-operator');
     const applied = bd?.status?.appliedObjects ?? [];
     const cm = applied.find((r) => r.kind === 'ConfigMap');
