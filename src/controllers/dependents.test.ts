@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
+import { mayI } from '../kube/access-review.js';
 import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, releaseKeyOf } from './dependents.js';
 
 const dep = (rv: string, extra: Partial<KubeObject> & { status?: unknown; spec?: unknown } = {}): KubeObject => ({
@@ -95,6 +96,38 @@ test("a release's object as the dependent watches hold it: only once its kind's 
   cluster.endWatches({ kind: 'Deployment', error: new Error('connection reset') });
   for (let i = 0; i < 100 && watches.cached(ref) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
   assert.equal(watches.cached(ref), undefined, 'its watch failed and the server is away: the copy may be stale, so it is read');
+  stop.abort();
+  await watches.stopped();
+});
+
+test('a kind the manager may not list and watch is not watched (no refused list in a loop); the kinds it may are', async () => {
+  // install-self's manager: it may read ConfigMaps cluster-wide, not Deployments.
+  const cluster = new FakeCluster();
+  cluster.authorize = (req) => !(req.kind === 'Deployment' && (req.verb === 'list' || req.verb === 'watch'));
+  const client = cluster.client();
+  const stop = new AbortController();
+  const lines: string[] = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+  const watches = new DependentWatches({
+    client,
+    logger,
+    ownerKind: 'BundleDeployment',
+    enqueue: () => undefined,
+    signal: stop.signal,
+    mayWatch: (ref, namespace) => mayI(client, ['list', 'watch'], ref.apiVersion, ref.kind, namespace),
+  });
+  const deployment = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ns', name: 'd' };
+  const configMap = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'c' };
+  watches.observe([deployment, configMap]);
+  watches.observe([deployment]); // asked once, not again while the answer is pending or after a refusal
+  for (let i = 0; i < 100 && watches.watched().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  await new Promise((r) => setTimeout(r, 20));
+  watches.observe([deployment]);
+  assert.deepEqual(watches.watched(), ['v1 ConfigMap']);
+  assert.deepEqual(cluster.log.filter((r) => r.verb === 'list').map((r) => r.kind), ['ConfigMap'], 'no list of a kind it was refused');
+  assert.deepEqual(cluster.reviews.filter((r) => r.resource === 'deployments').map((r) => r.verb).sort(), ['list', 'watch'], 'asked once per verb');
+  assert.equal(lines.filter((l) => l.includes('may not list and watch')).length, 1, 'said once');
+  assert.match(lines.find((l) => l.includes('may not list and watch')) ?? '', /apps\/v1 Deployment/);
   stop.abort();
   await watches.stopped();
 });

@@ -42,7 +42,17 @@ export interface DependentWatchesOptions {
   /** Re-queues the custom resource `namespace/name`. */
   enqueue: (key: string) => void;
   signal: AbortSignal;
+  /**
+   * Whether the watching identity may list and watch `ref`'s kind where its informer would
+   * (`namespace`, or all when absent); assumed when not given. A kind it may not watch is not
+   * watched (its drift is repaired at the owner's resync period) and is asked about again after
+   * REFUSED_RECHECK_MS: a manager with narrow rights (install-self's) is not refused in a loop.
+   */
+  mayWatch?: (ref: ObjectRef, namespace: string | undefined) => Promise<boolean>;
 }
+
+/** How long a kind the identity may not watch goes unwatched before it is asked about again. */
+const REFUSED_RECHECK_MS = 10 * 60_000;
 
 /** What a change to `obj` may mean for its release: everything but status and bookkeeping. */
 function desired(obj: KubeObject): string {
@@ -129,33 +139,61 @@ function informerKey(ref: ObjectRef): string {
 
 export class DependentWatches {
   private readonly informers = new Map<string, { informer: Informer; done: Promise<void> }>();
+  /** Kinds being asked about (undefined) or refused (until when they are asked again). */
+  private readonly asked = new Map<string, number | undefined>();
 
   constructor(private readonly o: DependentWatchesOptions) {}
 
   /** Watch the kinds of `refs` (the objects a release applied), starting informers for new ones. */
   observe(refs: readonly ObjectRef[]): void {
     for (const ref of refs) {
-      const namespaced = isNamespaced(ref);
       const key = informerKey(ref);
       if (this.informers.has(key) || this.o.signal.aborted) continue;
-      const informer = new Informer(this.o.client, ref.apiVersion, ref.kind, {
-        logger: this.o.logger,
-        labelSelector: `${OWNER_KIND_LABEL}=${this.o.ownerKind}`,
-        ...(namespaced && this.o.namespace !== undefined && this.o.namespace !== '' ? { namespace: this.o.namespace } : {}),
-      });
-      const keyOf = this.o.keyOf ?? releaseKeyOf;
-      const requeue = (obj: KubeObject): void => {
-        const owner = keyOf(obj);
-        if (owner !== undefined) this.o.enqueue(owner);
-      };
-      informer.addHandlers({
-        update: (oldObj, newObj) => {
-          if (isDependentChange(oldObj, newObj)) requeue(newObj);
+      const namespace = isNamespaced(ref) && this.o.namespace !== undefined && this.o.namespace !== '' ? this.o.namespace : undefined;
+      if (this.o.mayWatch === undefined) {
+        this.start(ref, key, namespace);
+        continue;
+      }
+      if (this.asked.has(key) && (this.asked.get(key) ?? Infinity) > Date.now()) continue;
+      this.asked.set(key, undefined);
+      this.o.mayWatch(ref, namespace).then(
+        (may) => {
+          if (may) {
+            this.asked.delete(key);
+            this.start(ref, key, namespace);
+            return;
+          }
+          this.asked.set(key, Date.now() + REFUSED_RECHECK_MS);
+          this.o.logger.info({ kind: `${ref.apiVersion} ${ref.kind}`, namespace: namespace ?? 'all' }, 'not watching what releases installed of this kind: the manager may not list and watch it (drift is repaired at the resync period)');
         },
-        delete: requeue,
-      });
-      this.informers.set(key, { informer, done: informer.run(this.o.signal) });
+        (err: unknown) => {
+          // Not known: asked again at the next apply of the kind.
+          this.asked.delete(key);
+          this.o.logger.warn({ kind: `${ref.apiVersion} ${ref.kind}`, err: err instanceof Error ? err.message : String(err) }, 'could not ask whether the manager may watch this kind');
+        },
+      );
     }
+  }
+
+  private start(ref: ObjectRef, key: string, namespace: string | undefined): void {
+    if (this.informers.has(key) || this.o.signal.aborted) return;
+    const informer = new Informer(this.o.client, ref.apiVersion, ref.kind, {
+      logger: this.o.logger,
+      labelSelector: `${OWNER_KIND_LABEL}=${this.o.ownerKind}`,
+      ...(namespace !== undefined ? { namespace } : {}),
+    });
+    const keyOf = this.o.keyOf ?? releaseKeyOf;
+    const requeue = (obj: KubeObject): void => {
+      const owner = keyOf(obj);
+      if (owner !== undefined) this.o.enqueue(owner);
+    };
+    informer.addHandlers({
+      update: (oldObj, newObj) => {
+        if (isDependentChange(oldObj, newObj)) requeue(newObj);
+      },
+      delete: requeue,
+    });
+    this.informers.set(key, { informer, done: informer.run(this.o.signal) });
   }
 
   /**

@@ -44,6 +44,7 @@ import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-g
 import { ReleaseRecordsCollector } from './records-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
 import { ensurePlatformProtection } from '../actions/platform-protection.js';
+import { mayI } from '../kube/access-review.js';
 import { DependentWatches, ownerNameKeyOf } from './dependents.js';
 import { ReleaseRecords } from '../apply/release-records.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
@@ -223,7 +224,12 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   // One renderer for the process: BundleDeployments and every HelmOperator kind render through it, so its cache is one.
   const engine = { records, schemas: OpenApiSchemas.shared(client), renderer: createRenderer() };
   // What BundleDeployments installed is watched: a changed or deleted object re-queues its BundleDeployment (repaired in seconds, not at the resync).
-  const installedObjects = new DependentWatches({ client, logger, ownerKind: 'BundleDeployment', keyOf: ownerNameKeyOf, enqueue: (key) => bdController.enqueue(key), signal });
+  const installedObjects = new DependentWatches({ client, logger, ownerKind: 'BundleDeployment', keyOf: ownerNameKeyOf,
+    enqueue: (key) => bdController.enqueue(key),
+    signal,
+    // install-self's manager may not read most kinds cluster-wide (docs/trust-model.md): those are repaired at the resync.
+    mayWatch: (ref, namespace) => mayI(client, ['list', 'watch'], ref.apiVersion, ref.kind, namespace),
+  });
   const bdController = new Controller({
     name: 'bundledeployment',
     logger,

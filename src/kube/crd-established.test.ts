@@ -32,7 +32,7 @@ test('waitCrdsEstablished: waits for the server; past the deadline a pending CRD
   await assert.rejects(waitCrdsEstablished({ find: () => Promise.resolve(undefined) }, ['gone.example.com'], { timeoutMs: 10, intervalMs: 5 }), /gone\.example\.com is not Established after .*: not found/);
 });
 
-test('waitCrdsEstablished nudges a CRD left Installing with its names accepted (the server establishes on an update only), once, with its own field manager', async () => {
+test('waitCrdsEstablished nudges a CRD left Installing with its names accepted (the server establishes on an update only), again while it stays so, with its own field manager', async () => {
   const applied: { obj: KubeObject; fieldManager?: string }[] = [];
   const stuck = crd([{ type: 'NamesAccepted', status: 'True' }, { type: 'Established', status: 'False', reason: 'Installing', message: 'the initial names have been accepted' }]);
   const client = {
@@ -48,7 +48,7 @@ test('waitCrdsEstablished nudges a CRD left Installing with its names accepted (
   assert.deepEqual(Object.keys(applied[0]?.obj ?? {}).sort(), ['apiVersion', 'kind', 'metadata'], 'only metadata: no field of the CRD anyone else applied');
   assert.ok(applied[0]?.obj.metadata.annotations?.['binnacle.dev/establishing-nudged'] !== undefined);
 
-  // Names not yet accepted: nothing to nudge (the naming controller has it); a nudge is made once per wait.
+  // Names not yet accepted: nothing to nudge (the naming controller has it); still Installing: nudged again.
   const pending: KubeObject[] = [];
   await assert.rejects(
     waitCrdsEstablished({ find: () => Promise.resolve(crd([])), apply: (o: KubeObject) => (pending.push(o), Promise.resolve(o)) }, ['widgets.example.com'], { timeoutMs: 20, intervalMs: 2, nudgeAfterMs: 0 }),
@@ -57,5 +57,5 @@ test('waitCrdsEstablished nudges a CRD left Installing with its names accepted (
   assert.equal(pending.length, 0);
   const again: KubeObject[] = [];
   await assert.rejects(waitCrdsEstablished({ find: () => Promise.resolve(stuck), apply: (o: KubeObject) => (again.push(o), Promise.resolve(o)) }, ['widgets.example.com'], { timeoutMs: 30, intervalMs: 2, nudgeAfterMs: 0 }), /Installing/);
-  assert.equal(again.length, 1);
+  assert.ok(again.length >= 2, `nudged ${again.length} times`);
 });

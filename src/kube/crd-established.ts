@@ -40,9 +40,11 @@ export function crdEstablishment(crd: KubeObject): { established: boolean; reaso
 /**
  * kube-apiserver queues a CRD for establishing only on an update event: one whose names were
  * accepted by a server that then died before establishing it comes back as an add event and
- * stays `Installing` until something changes it. After this long with its names accepted, the
- * wait changes an annotation of its own on the CRD (its own field manager: no drift of anyone's
- * fields), which is such an update.
+ * stays `Installing` until something changes it; and a status write of its establishing
+ * controller that failed for another reason than a conflict (a timeout of a loaded etcd, of a
+ * CRD of 400 KB) is retried with a backoff that doubles up to 1,000 s. Each NUDGE_AFTER_MS that
+ * it stays so with its names accepted, the wait changes an annotation of its own on the CRD (its
+ * own field manager: no drift of anyone's fields), which is such an update and queues it at once.
  */
 const NUDGE_AFTER_MS = 10_000;
 const NUDGE_ANNOTATION = 'binnacle.dev/establishing-nudged';
@@ -76,14 +78,13 @@ export async function waitCrdsEstablished(
 ): Promise<void> {
   const deadline = Date.now() + o.timeoutMs;
   for (const name of names) {
-    const started = Date.now();
-    let nudged = false;
+    let lastNudge = Date.now();
     const probe = async (): Promise<{ established: boolean; reason: string }> => {
       const live = await client.find({ apiVersion: CRD_API_VERSION, kind: 'CustomResourceDefinition', name });
       if (live === undefined) return { established: false, reason: 'not found' };
       const e = crdEstablishment(live);
-      if (!e.established && !nudged && client.apply !== undefined && namesAccepted(live) && Date.now() - started >= (o.nudgeAfterMs ?? NUDGE_AFTER_MS)) {
-        nudged = true;
+      if (!e.established && client.apply !== undefined && namesAccepted(live) && Date.now() - lastNudge >= (o.nudgeAfterMs ?? NUDGE_AFTER_MS)) {
+        lastNudge = Date.now();
         await nudge(client.apply.bind(client), name);
       }
       return e;

@@ -12,6 +12,7 @@ import { Informer } from '../../kube/informer.js';
 import type { ControllerMetrics, ResourceCreatedMetric } from '../../kube/metrics.js';
 import { objectKey, type KubeObject } from '../../kube/types.js';
 import { DEFAULT_HELM_RECONCILES, dryRunLooksUp } from './watches.js';
+import { mayI } from '../../kube/access-review.js';
 import { DependentWatches } from '../dependents.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
 import type { ReleaseEngineOptions } from '../release-engine.js';
@@ -109,6 +110,7 @@ export function runHelmKind(kind: HelmKind, o: RunningKindOptions): RunningKind 
       logger: o.logger,
       ownerKind: kind.kind,
       ...(o.namespace === undefined ? {} : { namespace: o.namespace }),
+      mayWatch: (ref, namespace) => mayI(o.client, ['list', 'watch'], ref.apiVersion, ref.kind, namespace),
       // Only the CRs this kind serves: another kind of the same name elsewhere is not ours.
       enqueue: (key) => {
         if (informer.get(key) !== undefined) controller.enqueue(key);
