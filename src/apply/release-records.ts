@@ -23,7 +23,7 @@ import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
-import { RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, releaseSecrets, revisionFromSecret } from './release.js';
+import { RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, releaseSecrets, revisionFromSecretAsync } from './release.js';
 import { createOrReplace, decodeAll, recordInput, wholeOf, type HistoryRead, type HistoryStore, type RefusedRecord, type ReleaseStore } from './release-store.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ownerLabels } from './ownership.js';
 import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
@@ -155,7 +155,7 @@ export class TrustedHistory implements HistoryStore {
   /** The history, oldest first; the mirror compared and put right; Helm's records moved over once. */
   async read(): Promise<TrustedRead> {
     const { records, parts } = await this.list();
-    let read = decodeAll(records, (s) => this.decode(s, parts));
+    let read = await decodeAll(records, (s) => this.decode(s, parts));
     let migrated: number[] = [];
     if (records.length === 0 && this.migrate !== undefined) {
       const moved = await this.migrateFromMirror(this.migrate);
@@ -204,9 +204,9 @@ export class TrustedHistory implements HistoryStore {
     return { records, parts };
   }
 
-  private decode(s: KubeObject, parts: ReadonlyMap<string, string>): ReleaseRevision {
+  private async decode(s: KubeObject, parts: ReadonlyMap<string, string>): Promise<ReleaseRevision> {
     const version = Number(s.metadata.labels?.version ?? '0');
-    const rev = revisionFromSecret(s, wholeOf(s, parts, (i) => `${recordName(this.owner.uid, version)}.part${i}`));
+    const rev = await revisionFromSecretAsync(s, wholeOf(s, parts, (i) => `${recordName(this.owner.uid, version)}.part${i}`));
     return { ...rev, owner: rev.owner ?? this.owner };
   }
 

@@ -13,7 +13,7 @@ import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, releaseSecretName, releaseSecrets, revisionFromSecret, type ReleaseRecordInput } from './release.js';
+import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, releaseSecretName, releaseSecrets, revisionFromSecretAsync, type ReleaseRecordInput } from './release.js';
 import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 export type StoreClient = Pick<ObjectReader, 'list'> & Pick<ObjectWriter, 'create' | 'update' | 'delete'>;
@@ -79,7 +79,7 @@ export class ReleaseStore {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
     const records = list.items.filter((s) => s.type === RELEASE_SECRET_TYPE);
     const parts = records.some((s) => s.metadata.annotations?.[RELEASE_PARTS_ANNOTATION] !== undefined) ? await this.parts(release) : new Map<string, string>();
-    return decodeAll(records, (s) => revisionFromSecret(s, wholeOf(s, parts)));
+    return decodeAll(records, (s) => revisionFromSecretAsync(s, wholeOf(s, parts)));
   }
 
   private async parts(release: ReleaseRef): Promise<Map<string, string>> {
@@ -150,12 +150,13 @@ export async function createOrReplace(client: StoreClient, s: KubeObject): Promi
 }
 
 /** Decodes each record; one that fails is refused by name, not fatal to the rest. */
-export function decodeAll(records: readonly KubeObject[], decode: (s: KubeObject) => ReleaseRevision): HistoryRead {
+/** Each record decoded in turn (the loop is free between them while each inflates: revisionFromSecretAsync). */
+export async function decodeAll(records: readonly KubeObject[], decode: (s: KubeObject) => Promise<ReleaseRevision>): Promise<HistoryRead> {
   const revisions: ReleaseRevision[] = [];
   const refused: RefusedRecord[] = [];
   for (const s of records) {
     try {
-      revisions.push(decode(s));
+      revisions.push(await decode(s));
     } catch (err) {
       if (!(err instanceof BinnacleError)) throw err;
       refused.push({ secret: `${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, reason: errorMessage(err) });

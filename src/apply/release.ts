@@ -5,7 +5,8 @@
  * `helm.sh/release.v1`, labelled name/owner=helm/status/version. Extra labels on the Secret
  * are the release's own labels in Helm ≥ 3.13; Binnacle keeps its owner there.
  */
-import { gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip, gunzipSync, gzipSync, constants as zlibConstants } from 'node:zlib';
 import { stringify, type Document as YamlDocument } from 'yaml';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { jsonMemberSpan } from '../util/json-member.js';
@@ -96,22 +97,59 @@ function refused(where: string, why: string, cause?: unknown): BinnacleError {
   return new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: ${why}`, cause === undefined ? undefined : { cause });
 }
 
+const gunzipAsync = promisify(gunzip);
+
 /**
  * base64 → (gunzip when gzipped, as helm accepts both) → JSON, still unknown, within
  * RECORD_BOUNDS. A chart object is the shared one of its content (chart-intern), parsed only
  * when no record in memory has it.
  */
 export function decodeRelease(encoded: string, where = 'release'): unknown {
-  if (encoded.length > RECORD_BOUNDS.encodedBytes) throw refused(where, `the record is ${encoded.length} bytes of base64, above the ${RECORD_BOUNDS.encodedBytes} a release record may have`);
-  let bytes = Buffer.from(encoded, 'base64');
-  if (bytes.subarray(0, 3).equals(GZIP_MAGIC)) {
+  let bytes = recordBytes(encoded, where);
+  if (isGzip(bytes)) {
     try {
       bytes = gunzipSync(bytes, { maxOutputLength: RECORD_BOUNDS.jsonBytes });
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw refused(where, `the record inflates to more than ${RECORD_BOUNDS.jsonBytes} bytes (a release record is far smaller): refused unread`, err);
-      throw refused(where, `not a Helm release record: ${errorMessage(err)}`, err);
+      throw inflateRefused(where, err);
     }
   }
+  return parseRecordJson(bytes, where);
+}
+
+/**
+ * decodeRelease with the inflating on libuv's thread pool: a record of megabytes (or a planted
+ * bomb inflating to the bound) does not hold the event loop while it inflates. The readers of
+ * release histories use it; the bounds and errors are decodeRelease's.
+ */
+export async function decodeReleaseAsync(encoded: string, where = 'release'): Promise<unknown> {
+  let bytes = recordBytes(encoded, where);
+  if (isGzip(bytes)) {
+    try {
+      bytes = await gunzipAsync(bytes, { maxOutputLength: RECORD_BOUNDS.jsonBytes });
+    } catch (err) {
+      throw inflateRefused(where, err);
+    }
+  }
+  return parseRecordJson(bytes, where);
+}
+
+/** The record's bytes, its base64 bounded before anything is decoded. */
+function recordBytes(encoded: string, where: string): Buffer {
+  if (encoded.length > RECORD_BOUNDS.encodedBytes) throw refused(where, `the record is ${encoded.length} bytes of base64, above the ${RECORD_BOUNDS.encodedBytes} a release record may have`);
+  return Buffer.from(encoded, 'base64');
+}
+
+function isGzip(bytes: Buffer): boolean {
+  return bytes.subarray(0, 3).equals(GZIP_MAGIC);
+}
+
+function inflateRefused(where: string, err: unknown): BinnacleError {
+  if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') return refused(where, `the record inflates to more than ${RECORD_BOUNDS.jsonBytes} bytes (a release record is far smaller): refused unread`, err);
+  return refused(where, `not a Helm release record: ${errorMessage(err)}`, err);
+}
+
+/** The inflated record's JSON, bounded in size and nesting; its chart interned (chart-intern). */
+function parseRecordJson(bytes: Buffer, where: string): unknown {
   if (bytes.length > RECORD_BOUNDS.jsonBytes) throw refused(where, `the record is ${bytes.length} bytes, above the ${RECORD_BOUNDS.jsonBytes} a release record may have`);
   let rel: unknown;
   try {
@@ -243,6 +281,24 @@ function checkIdentity(rel: Record<string, unknown>, where: string): void {
  * error. `whole` is the joined `data.part` of a large release's part Secrets, when it has them.
  */
 export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevision {
+  const r = recordOfSecret(secret, whole);
+  return revisionOfRecord(rec(decodeRelease(r.encoded, r.where)), r);
+}
+
+/** revisionFromSecret, inflating off the event loop (decodeReleaseAsync). */
+export async function revisionFromSecretAsync(secret: unknown, whole?: string): Promise<ReleaseRevision> {
+  const r = recordOfSecret(secret, whole);
+  return revisionOfRecord(rec(await decodeReleaseAsync(r.encoded, r.where)), r);
+}
+
+interface SecretRecord {
+  secretName: string;
+  where: string;
+  meta: Record<string, unknown> | undefined;
+  encoded: string;
+}
+
+function recordOfSecret(secret: unknown, whole: string | undefined): SecretRecord {
   const s = rec(secret);
   const meta = rec(s?.metadata);
   const secretName = `Secret ${str(meta?.namespace)}/${str(meta?.name)}`;
@@ -250,8 +306,10 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
   if (s === undefined || typeof data?.release !== 'string') {
     throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
   }
-  const encoded = Buffer.from(whole ?? data.release, 'base64').toString('utf8');
-  const rel = rec(decodeRelease(encoded, `${secretName}: field data.release`));
+  return { secretName, where: `${secretName}: field data.release`, meta, encoded: Buffer.from(whole ?? data.release, 'base64').toString('utf8') };
+}
+
+function revisionOfRecord(rel: Record<string, unknown> | undefined, { secretName, meta }: SecretRecord): ReleaseRevision {
   const info = rec(rel?.info);
   const chartMeta = rec(rec(rel?.chart)?.metadata);
   if (rel === undefined || info === undefined || typeof rel.version !== 'number') {

@@ -193,7 +193,10 @@ describe('hostile releases against the manager process: it keeps its lease, its 
 
     cgroup = await memoryCgroup(`binnacle-hostile-${process.pid}`);
     metricsPort = await freePort();
+    // BINNACLE_HOSTILE_CPU_PROF=<dir>: the manager's CPU profile there (written as it exits), to see what holds its loop.
+    const prof = process.env.BINNACLE_HOSTILE_CPU_PROF;
     const argv = [
+      ...(prof === undefined || prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]),
       '--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts'), 'manager',
       '--kubeconfig', e2eKubeconfig(), '--data-dir', join(work, 'manager'),
       '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0',
@@ -330,10 +333,12 @@ describe('hostile releases against the manager process: it keeps its lease, its 
     assert.equal(seen.length, 1, `one lease holder over the run: ${JSON.stringify(seen)}`);
     assert.ok(samples.filter((s) => s.lagSeconds !== undefined).length >= 5, 'the lag was scraped');
     assert.ok(convergeMs < CONVERGE_MS, `the legitimate change converged in ${convergeMs} ms`);
-    // Not met yet (measured 966-1016 ms): the main thread is held by the engine's whole answer
-    // parsed at once and by schema work. Kept as a TODO, asserted as the issue states it, so the
+    // Not met for sure yet: 966-1016 ms, then 313 ms (load 3.6) before the render cache stopped
+    // cloning and writing whole answers and records inflated on the thread pool; 180 ms after, on
+    // the same machine. What remains is the engine's answer (~30 MB for 100,000 objects) read and
+    // parsed at once; CI's load has added ~60% before. Kept as a TODO, asserted as the issue states it, so the
     // figure shows in every run and the day it passes is seen; issue 43 §3 stays open until then.
-    await t.test(`the event loop's lag stays under ${MAX_LAG_SECONDS * 1000} ms`, { todo: 'issue 43 §3: main-thread holds up to ~1 s remain (the engine answer parsed whole, schema work)' }, () => {
+    await t.test(`the event loop's lag stays under ${MAX_LAG_SECONDS * 1000} ms`, { todo: 'issue 43 §3: the engine answer of a 100,000-object render is still parsed whole on the main thread (180 ms measured, more under load)' }, () => {
       assert.ok(lag < MAX_LAG_SECONDS, `max event-loop lag ${(lag * 1000).toFixed(0)} ms under ${MAX_LAG_SECONDS * 1000} ms`);
     });
   });
