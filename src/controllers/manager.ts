@@ -267,13 +267,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const collectGarbage = collectStores(o, inf, catalogs, storeMetrics);
   // Records whose owner is gone without an uninstall (a finalizer removed by hand, a CRD deleted, a re-created owner).
   const recordsCollector = new ReleaseRecordsCollector({ records, client, logger, graceMs: o.gcIntervalMs ?? 10 * 60_000 });
-  const collectRecords = (): Promise<void> => recordsCollector.sweep().then(
-    (r) => {
-      if (r.removed > 0) logger.info(r, 'release records collected');
-    },
-    (err: unknown) => logger.warn({ err: errorMessage(err) }, 'release records collection failed'),
-  );
-  const gcTimer = setInterval(() => void collectGarbage().then(collectRecords), o.gcIntervalMs ?? 10 * 60_000);
+  const gcTimer = setInterval(() => void collectGarbage().then(() => recordsCollector.sweepLogged()), o.gcIntervalMs ?? 10 * 60_000);
   signal.addEventListener('abort', () => clearInterval(gcTimer), { once: true });
 
   const informers: Pick<Informer, 'run' | 'waitForSync'>[] = [...Object.values(inf), ...v1informers];

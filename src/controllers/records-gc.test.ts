@@ -6,7 +6,7 @@ import type { ReleaseRevision } from '../apply/types.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { KubeApiError } from '../kube/errors.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import { ReleaseRecordsCollector } from './records-gc.js';
+import { collectRecordsEvery, ReleaseRecordsCollector } from './records-gc.js';
 
 const logger = pino({ level: 'silent' });
 const SYSTEM = 'binnacle-system';
@@ -84,4 +84,32 @@ test('an owner that cannot be read (the API server refuses or fails) keeps its r
   w.clock.now = 10 * GRACE;
   assert.deepEqual(await w.collector.sweep(), { kept: 1, removed: 0 });
   assert.deepEqual(w.uids(), ['u-1']);
+});
+
+test("helm-operator run's timer: each tick sweeps (records of a gone owner go after the grace), a failing sweep is logged, never thrown, and the abort stops it", async (t) => {
+  t.mock.timers.enable({ apis: ['setInterval'] });
+  const w = await world([{ owner: pg('gone', 'u-gone') }]);
+  const stop = new AbortController();
+  collectRecordsEvery(w.collector, GRACE, stop.signal);
+  const settle = async (): Promise<void> => {
+    for (let i = 0; i < 20; i++) await new Promise<void>((r) => setImmediate(r));
+  };
+  t.mock.timers.tick(GRACE); // first seen gone
+  await settle();
+  assert.deepEqual(w.uids(), ['u-gone']);
+  w.clock.now += GRACE;
+  t.mock.timers.tick(GRACE); // gone for the grace: removed
+  await settle();
+  assert.deepEqual(w.uids(), []);
+
+  const lines: string[] = [];
+  const failing = new ReleaseRecordsCollector({ records: { owners: () => Promise.reject(new Error('the API server is away')), removeOwner: () => Promise.resolve(0) }, client: { find: () => Promise.resolve(undefined) }, logger: pino({ level: 'info' }, { write: (l: string) => void lines.push(l) }) });
+  collectRecordsEvery(failing, GRACE, stop.signal);
+  t.mock.timers.tick(GRACE);
+  await settle();
+  assert.equal(lines.filter((l) => l.includes('release records collection failed') && l.includes('the API server is away')).length, 1);
+  stop.abort();
+  t.mock.timers.tick(GRACE * 3);
+  await settle();
+  assert.equal(lines.length, 1, 'no sweep after the abort');
 });

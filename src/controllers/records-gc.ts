@@ -76,4 +76,21 @@ export class ReleaseRecordsCollector {
     for (const uid of this.goneSince.keys()) if (!seen.has(uid)) this.goneSince.delete(uid);
     return out;
   }
+
+  /** A sweep whose outcome is logged, never thrown (a timer's). */
+  async sweepLogged(): Promise<void> {
+    try {
+      const r = await this.sweep();
+      if (r.removed > 0) this.o.logger.info(r, 'release records collected');
+    } catch (err) {
+      this.o.logger.warn({ err: errorMessage(err) }, 'release records collection failed');
+    }
+  }
+}
+
+/** Sweeps every `intervalMs` until `signal` (helm-operator run's; the manager chains it after its stores' collection). */
+export function collectRecordsEvery(collector: ReleaseRecordsCollector, intervalMs: number, signal: AbortSignal): void {
+  const timer = setInterval(() => void collector.sweepLogged(), intervalMs);
+  timer.unref();
+  signal.addEventListener('abort', () => clearInterval(timer), { once: true });
 }

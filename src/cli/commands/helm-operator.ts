@@ -103,6 +103,9 @@ function recordsNamespaceOf(leaseNamespace: string | undefined, serviceAccountDi
   return pod === '' ? 'default' : pod;
 }
 
+/** How often helm-operator run collects the records of custom resources gone without an uninstall (the manager's default). */
+const RECORDS_GC_INTERVAL_MS = 10 * 60_000;
+
 async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, logger: Logger): Promise<void> {
   for (const w of o.warnings) logger.warn(w);
   const { podNamespace } = await import('../../kube/in-cluster.js');
@@ -142,7 +145,11 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   const serve = async (signal: AbortSignal, fence?: WriteFence): Promise<void> => {
     readiness.waiting = false;
     const writer = fence === undefined ? client : client.fenced(fence);
-    const engine = { records: new ReleaseRecords({ client: writer, namespace: recordsNamespace, logger }), schemas: OpenApiSchemas.shared(writer), renderer };
+    const records = new ReleaseRecords({ client: writer, namespace: recordsNamespace, logger });
+    const engine = { records, schemas: OpenApiSchemas.shared(writer), renderer };
+    // Records whose custom resource is gone without an uninstall (its finalizer removed by hand, its CRD deleted), as the manager collects them.
+    const { ReleaseRecordsCollector, collectRecordsEvery } = await import('../../controllers/records-gc.js');
+    collectRecordsEvery(new ReleaseRecordsCollector({ records, client: writer, logger }), RECORDS_GC_INTERVAL_MS, signal);
     const running = watches.flatMap((w) => namespaces.map((namespace) =>
       runHelmKind(
         {
