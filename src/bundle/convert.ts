@@ -102,29 +102,43 @@ function serviceAccounts(c: Ctx): JsonObject[] {
   return [...names].sort().map((n) => ({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(n, c.ns) }));
 }
 
-function subject(c: Ctx, p: StrategyPermission): JsonObject {
+function subject(c: Pick<Ctx, 'ns'>, p: StrategyPermission): JsonObject {
   return { kind: 'ServiceAccount', name: saName(p), namespace: c.ns };
 }
 
 function roles(c: Ctx): JsonObject[] {
   if (c.allNamespaces) return [];
-  const out: JsonObject[] = [];
-  for (const ns of c.targets) {
-    for (const p of c.bundle.csv.permissions) {
-      const name = permissionObjectName(`${c.bundle.name}-${saName(p)}`, p);
-      out.push(
-        { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, ns), rules: structuredClone(p.rules) },
-        {
-          apiVersion: 'rbac.authorization.k8s.io/v1',
-          kind: 'RoleBinding',
-          metadata: meta(name, ns),
-          roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-          subjects: [subject(c, p)],
-        },
-      );
-    }
-  }
-  return out;
+  return c.targets.flatMap((ns) => rolesIn(c, ns));
+}
+
+/** The CSV's namespaced permissions as a Role and RoleBinding each in `ns`. */
+function rolesIn(c: Pick<Ctx, 'bundle' | 'ns'>, ns: string): JsonObject[] {
+  return c.bundle.csv.permissions.flatMap((p) => {
+    const name = permissionObjectName(`${c.bundle.name}-${saName(p)}`, p);
+    return [
+      { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(name, ns), rules: structuredClone(p.rules) },
+      {
+        apiVersion: 'rbac.authorization.k8s.io/v1',
+        kind: 'RoleBinding',
+        metadata: meta(name, ns),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects: [subject(c, p)],
+      },
+    ];
+  });
+}
+
+/**
+ * The CSV's namespaced permissions in the operator's own namespace when it watches others
+ * (SingleNamespace, MultiNamespace): OLM v0 grants them there first (its install strategy) and
+ * copies them to the target namespaces (OperatorGroup); OLM v1 (and convertRegistryV1, its
+ * twin) only to the targets. Operators keep their leader-election lock, caches and (Binnacle's
+ * Helm operators) trusted release records in their own namespace, so Binnacle's render adds them,
+ * as v0. Empty when the install namespace is a target or the operator watches all namespaces.
+ */
+export function ownNamespaceRoles(bundle: RegistryV1Bundle, installNamespace: string, converted: Pick<PlainObjects, 'installMode' | 'targetNamespaces'>): JsonObject[] {
+  if (converted.installMode === 'AllNamespaces' || converted.targetNamespaces.includes(installNamespace)) return [];
+  return rolesIn({ bundle, ns: installNamespace }, installNamespace);
 }
 
 function clusterRoles(c: Ctx): JsonObject[] {

@@ -10,7 +10,7 @@ export { loadBundleDir, BundleLoadError, type LoadOptions } from './load.js';
 export { loadPlainBundleDir, type PlainBundle } from './plain.js';
 export { resolveBundleSource, type BundleSource, type Puller } from './source.js';
 export { toFbcBundle, channelEntryOf, providedApis, CSV_PROPERTIES_ANNOTATION, type FbcOptions } from './fbc.js';
-export { convertRegistryV1, type ConvertOptions, type PlainObjects } from './convert.js';
+export { convertRegistryV1, ownNamespaceRoles, type ConvertOptions, type PlainObjects } from './convert.js';
 export { applyOverrides, decodeOverrides, type DeploymentOverrides } from './overrides.js';
 export { createSelfSignedCertProvider, staticCertProvider, type CertProvider, type ServingCert } from './certs.js';
 export { checkInstallMode, defaultWatchNamespaces, supportedInstallModes, type InstallModeType } from './install-modes.js';

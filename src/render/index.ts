@@ -28,7 +28,7 @@
  *  3. `renderBundle` (here): the format's renderer from `RENDERERS`, then the release's object limit.
  *  4. By format:
  *     - registry+v1: `renderRegistryV1` → bundle/ `loadBundleDir`, `convertRegistryV1` (serving
- *       certificates from the data, by `certProviderOf`), `addOperatorCondition`; the
+ *       certificates from the data, by `certProviderOf`), `ownNamespaceRoles`, `addOperatorCondition`; the
  *       certificates' Secret is added as an object of the release.
  *     - plain: `renderPlain` → bundle/ `loadPlainBundleDir`.
  *     - helm: `renderHelm` → helm/ `findChart`; `renderChart` → `CachingEngine.keyed` (a view
@@ -39,7 +39,7 @@
  *     (`preflight`) and applies them (`apply`: the release engine's operations); the certificates'
  *     Secret is owned, pruned and deleted with the release like every other object.
  */
-import { BundleLoadError, convertRegistryV1, crdToV1, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle, type ServingCert } from '../bundle/index.js';
+import { BundleLoadError, convertRegistryV1, crdToV1, ownNamespaceRoles, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle, type ServingCert } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
@@ -155,7 +155,8 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
     ...(decoded === undefined ? {} : { overrides: decoded.overrides }),
     ...(certProvider === undefined ? {} : { certProvider }),
   });
-  const converted = dropOrphanConversions(moveRemovedApis(plain.objects.filter(isKubeObject)), bundle);
+  // The operator's own namespace gets its namespaced permissions too, as OLM v0 gives them (convert.ts ownNamespaceRoles).
+  const converted = dropOrphanConversions(moveRemovedApis([...plain.objects, ...ownNamespaceRoles(bundle, ns, plain)].filter(isKubeObject)), bundle);
   // issue 12 §4: the operator's OperatorCondition, its RBAC and OPERATOR_CONDITION_NAME, as OLM gives them.
   const objects = addOperatorCondition(bundle, ns, converted);
   // The certificates' Secret is an object of the release: owned, pruned and deleted like the rest.

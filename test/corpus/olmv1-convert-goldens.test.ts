@@ -200,6 +200,17 @@ function injectCa(o: KubeObject, caBundle: string): void {
  * render path only; the conversion alone equals the golden.
  */
 const DELIBERATE: Record<string, Deliberate> = {
+  'own-namespace-permissions': {
+    why: "OLM v0 grants a CSV's namespaced permissions in the operator's own namespace (its install strategy) and copies them to each target namespace (OperatorGroup); OLM v1 only to the targets, so a SingleNamespace operator watching another namespace has no rights in its own (its leader-election lock, Binnacle Helm operators' trusted release records). Binnacle's render keeps v0's grant: each Role and RoleBinding the golden puts in the watch namespace, also in the install namespace (src/bundle/convert.ts ownNamespaceRoles)",
+    apply: (golden, _bundle, c) => {
+      if (c.watchNamespace === '' || c.watchNamespace === c.installNamespace) return golden;
+      const copies = golden
+        .filter((o) => (o.kind === 'Role' || o.kind === 'RoleBinding') && o.metadata.namespace === c.watchNamespace)
+        .map((o) => ({ ...structuredClone(o), metadata: { ...structuredClone(o.metadata), namespace: c.installNamespace } }));
+      if (copies.length > 0) fire('own-namespace-permissions');
+      return [...golden, ...copies];
+    },
+  },
   'operator-condition': {
     why: "OLM v0 gives every operator an OperatorCondition named for its CSV, a Role and RoleBinding that let the operator's ServiceAccounts update it, and OPERATOR_CONDITION_NAME in each container (operator-lib reads it for Upgradeable); OLM v1 dropped it, Binnacle keeps it so v0 operators run unchanged. Applied with Binnacle's own step (src/bundle/operator-condition.ts addOperatorCondition)",
     apply: (golden, bundle, c) => {
