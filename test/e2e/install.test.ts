@@ -158,6 +158,9 @@ describe('install engine', () => {
     assert.equal(template?.metadata?.annotations?.['olm.operatorNamespace'], ns);
     const roles = (await client.list('rbac.authorization.k8s.io/v1', 'Role', { namespace: watched })).items;
     assert.ok(roles.length > 0, 'permissions are granted in the watched namespace');
+    // …and in its own namespace, as OLM v0 grants them (its lock and caches live there).
+    const own = new Set((await client.list('rbac.authorization.k8s.io/v1', 'Role', { namespace: ns })).items.map((r) => r.metadata.name));
+    assert.deepEqual(roles.map((r) => r.metadata.name).filter((n) => !own.has(n)), [], 'the same Roles in the operator namespace');
     await client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name });
     await eventually('extension gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name })) === undefined ? true : undefined), 120_000);
     assert.deepEqual((await client.list('rbac.authorization.k8s.io/v1', 'Role', { namespace: watched })).items.map((r) => r.metadata.name), []);
