@@ -129,12 +129,17 @@ describe('PlatformOperatorReconciler', () => {
     assert.deepEqual(api.statusWrites, ['PlatformOperator', 'PlatformOperator']);
   });
 
-  it('EnsureExtensions failure: an extension that cannot be written is thrown for backoff; no status is written', async () => {
+  it('EnsureExtensions failure: an extension that cannot be written is said in status (Available=False ReconcileFailed, written once) and thrown for backoff', async () => {
     const api = await reconcileFailing('apply', 'ClusterExtension');
-    assert.deepEqual(api.statusWrites, []);
+    assert.deepEqual(api.statusWrites, ['PlatformOperator']);
+    const available = status(api)?.conditions?.find((c) => c.type === 'Available');
+    assert.equal(available?.status, 'False');
+    assert.equal(available?.reason, 'ReconcileFailed');
+    assert.match(available?.message ?? '', /ClusterExtension/);
+    assert.deepEqual(status(api)?.packages ?? [], [], 'no packages reported from a reconcile that did not get to Report');
   });
 
-  it('RemoveDropped failure: an extension that cannot be deleted is thrown for backoff; no status is written', async () => {
+  it('RemoveDropped failure: an extension that cannot be deleted is said in status and thrown for backoff; the last packages stay', async () => {
     const api = new FakeApi();
     const r = new PlatformOperatorReconciler(api.client());
     api.put(platformOperator(['a', 'b'], 1));
@@ -143,7 +148,9 @@ describe('PlatformOperatorReconciler', () => {
     api.failOn('delete', 'ClusterExtension');
     await assert.rejects(r.reconcile({ key: 'core', name: 'core' }, ctx), /delete ClusterExtension/);
     assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'b'))?.metadata.deletionTimestamp, undefined);
-    assert.deepEqual(api.statusWrites, ['PlatformOperator'], 'only the first reconcile wrote');
+    assert.deepEqual(api.statusWrites, ['PlatformOperator', 'PlatformOperator'], 'each reconcile wrote once');
+    assert.equal(status(api)?.conditions?.find((c) => c.type === 'Available')?.reason, 'ReconcileFailed');
+    assert.deepEqual((status(api)?.packages ?? []).map((p) => p.name), ['a', 'b'], "the first reconcile's packages stay");
   });
 
   it('Report failure: a status write that fails is thrown for backoff (tried once)', async () => {

@@ -7,7 +7,9 @@
  * one aggregated `Available` condition (with `Progressing`, `Degraded`, `Upgradeable`) that the
  * cluster's health reporting reads — on OpenShift also as a ClusterOperator (`cluster-operator`).
  *
- * Steps: Validate → EnsureExtensions → RemoveDropped → Report → ClusterOperator.
+ * Steps: Validate → EnsureExtensions → RemoveDropped → Report → ClusterOperator, and the status
+ * written once after them (reconcileSteps): an unexpected error is said in `Available` and
+ * written, then retried with backoff.
  */
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
@@ -25,7 +27,8 @@ import {
 } from '../api/types.js';
 import { boundedName } from '../api/names.js';
 import { extensionsNamedOn } from '../installed/index.js';
-import { applyStatus, Conditions, CONTINUE, methodSteps, runSteps, stop, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, reconcileSteps, stop, type StepOutcome } from './common.js';
+import { errorMessage } from '../util/errors.js';
 import { clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
 import { aggregateConditions, packageHealth } from './platform-health.js';
 import { platformOwner, PLATFORM_OWNER_KIND } from '../actions/platform-protection.js';
@@ -61,6 +64,10 @@ interface State {
   owned: ClusterExtension[];
   deployments: Map<string, BundleDeployment[]>;
   packages: PlatformPackageStatus[];
+  /** Write status after the steps (reconcileSteps). */
+  writeStatus: boolean;
+  /** Whether Report ran: until then (an invalid spec, an error before it) the last status's packages stay. */
+  reported: boolean;
 }
 
 /** What the reconciler asks of the cluster: its PlatformOperator and extensions read, the extensions applied and deleted, its status and ClusterOperator written. */
@@ -86,9 +93,17 @@ export class PlatformOperatorReconciler implements Reconciler {
       owned: [],
       deployments: new Map(),
       packages: [],
+      writeStatus: true,
+      reported: false,
     };
     const steps = methodSteps<State, PlatformOperatorReconciler>(this, ['validate', 'ensureExtensions', 'removeDropped', 'report', 'clusterOperator']);
-    return runSteps(steps, state, ctx.logger);
+    return reconcileSteps(steps, state, ctx.logger, {
+      write: (st) => applyStatus(this.client, st.po, { conditions: st.conditions.toArray(), observedGeneration: st.po.metadata.generation, packages: st.reported ? st.packages : (st.po.status?.packages ?? []) }),
+      // Anything a step did not expect: said in status, then retried with backoff.
+      onError: (st, err) => {
+        st.conditions.set('Available', false, 'ReconcileFailed', errorMessage(err));
+      },
+    });
   }
 
   private packages(s: State): PlatformOperator['spec']['packages'] {
@@ -105,7 +120,6 @@ export class PlatformOperatorReconciler implements Reconciler {
     }
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('Available', false, 'InvalidSpec', problems.join('; '));
-    await applyStatus(this.client, s.po, { conditions: s.conditions.toArray(), observedGeneration: s.po.metadata.generation, packages: s.po.status?.packages ?? [] });
     return stop();
   }
 
@@ -177,7 +191,7 @@ export class PlatformOperatorReconciler implements Reconciler {
 
   async report(s: State): Promise<StepOutcome> {
     for (const c of aggregateConditions(s.packages)) s.conditions.set(c.type, c.status, c.reason, c.message);
-    await applyStatus(this.client, s.po, { conditions: s.conditions.toArray(), observedGeneration: s.po.metadata.generation, packages: s.packages });
+    s.reported = true;
     return CONTINUE;
   }
 
