@@ -129,13 +129,16 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       assert.equal(h.kube.statusWrites.length, 1);
     });
 
-    test('failure: the finalizer patch fails; the error is thrown for backoff, nothing is pulled or written', async () => {
+    test('failure: the finalizer patch fails; the error is said in status (Progressing=True Retrying, one write) and thrown for backoff; nothing is pulled', async () => {
       const h = await harness({});
       h.kube.change((c) => (c.metadata.finalizers = []));
       h.kube.failNextPatch();
       await assert.rejects(h.reconcile(), /has been modified/);
       assert.deepEqual(h.pulls, []);
-      assert.equal(h.kube.statusWrites.length, 0);
+      assert.equal(h.kube.statusWrites.length, 1);
+      const progressing = h.kube.catalog?.status?.conditions?.find((c) => c.type === 'Progressing');
+      assert.equal(progressing?.reason, 'Retrying');
+      assert.match(progressing?.message ?? '', /has been modified/);
     });
 
     test('deleting: the catalog stops being served, its stored content goes, the finalizer is removed; no status written', async () => {

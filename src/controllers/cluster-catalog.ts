@@ -22,7 +22,7 @@ import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/type
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, runSteps, stop, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, reconcileSteps, removeFinalizer, stop, type StepOutcome } from './common.js';
 
 export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<PulledImage>;
 /** Verifies an image's signature by a policy; returns the reference pinned at the verified digest. */
@@ -56,6 +56,10 @@ interface State {
   scratch?: string;
   /** `spec.source.verify`, checked. */
   verify?: VerifyPolicy;
+  /** Write status after the steps (reconcileSteps): not once the catalog is gone. */
+  writeStatus: boolean;
+  /** What the status says besides its conditions, when the steps found it (the content served). */
+  served?: Record<string, unknown>;
 }
 
 export class ClusterCatalogReconciler implements Reconciler {
@@ -72,10 +76,14 @@ export class ClusterCatalogReconciler implements Reconciler {
       }
       throw err;
     }
-    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger };
+    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger, writeStatus: true };
     const steps = methodSteps<State, ClusterCatalogReconciler>(this, ['handleFinalizer', 'validate', 'pull', 'loadAndServe']);
     try {
-      return await runSteps(steps, state, ctx.logger);
+      return await reconcileSteps(steps, state, ctx.logger, {
+        write: (st) => this.writeStatus(st, st.served),
+        // Anything a step did not expect: said in status (the last good content stays served), then retried with backoff.
+        onError: (st, err) => st.conditions.set('Progressing', true, 'Retrying', errorMessage(err)),
+      });
     } finally {
       if (state.scratch !== undefined) await rm(state.scratch, { recursive: true, force: true });
     }
@@ -86,6 +94,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     return m === undefined ? undefined : m * 60_000;
   }
 
+  /** The one status write of a reconcile: the last resolved source, URLs and unpack time kept unless `extra` says anew. */
   private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
     const prev = s.catalog.status ?? {};
     await applyStatus(this.o.client, s.catalog, {
@@ -105,13 +114,18 @@ export class ClusterCatalogReconciler implements Reconciler {
       // Its stored content goes with it; the next ClusterCatalog of that name starts clean.
       await rm(join(this.o.storeDir, name), { recursive: true, force: true });
       await removeFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
+      s.writeStatus = false;
       return stop();
     }
     await ensureFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
     return CONTINUE;
   }
 
-  async validate(s: State): Promise<StepOutcome> {
+  validate(s: State): Promise<StepOutcome> {
+    return Promise.resolve(this.checkSpec(s));
+  }
+
+  private checkSpec(s: State): StepOutcome {
     const spec = s.catalog.spec as Partial<ClusterCatalog['spec']> | undefined;
     const ref = spec?.source?.image?.ref;
     const configMaps = spec?.source?.type === 'ConfigMaps' ? spec.source.configMaps : undefined;
@@ -119,26 +133,22 @@ export class ClusterCatalogReconciler implements Reconciler {
     const okConfigMaps = Array.isArray(configMaps) && configMaps.length > 0;
     if (!okImage && !okConfigMaps) {
       s.conditions.set('Progressing', false, 'Blocked', 'spec.source: type must be Image with image.ref set, or ConfigMaps with configMaps listing at least one');
-      await this.writeStatus(s);
       return stop();
     }
     const credential = okImage ? imageRefCredentialProblem(ref, CREDENTIALS_INSTEAD.catalog('spec.source.image.ref')) : undefined;
     if (credential !== undefined) {
       s.conditions.set('Progressing', false, 'Blocked', `spec.source.image.ref: ${credential}`);
-      await this.writeStatus(s);
       return stop();
     }
     const verifyProblem = this.checkVerify(s, spec?.source);
     if (verifyProblem !== undefined) {
       s.conditions.set('Progressing', false, 'Blocked', verifyProblem);
-      await this.writeStatus(s);
       return stop();
     }
     if (spec?.availabilityMode === 'Unavailable') {
       this.o.registry.delete(s.catalog.metadata.name ?? '');
       s.conditions.set('Serving', false, 'Unavailable', 'availabilityMode is Unavailable: the catalog is not served');
       s.conditions.set('Progressing', false, 'Succeeded', 'nothing to do');
-      await this.writeStatus(s);
       return stop();
     }
     return CONTINUE;
@@ -229,21 +239,20 @@ export class ClusterCatalogReconciler implements Reconciler {
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
     s.conditions.set('Progressing', false, 'Succeeded', 'unpacked and serving the latest content');
-    await this.writeStatus(s, {
+    s.served = {
       resolvedSource: { type: s.catalog.spec.source.type, image: { ref: digestRef } },
       urls: { base: `${this.o.serverUrl}/catalogs/${name}` },
       lastUnpacked: changed || s.catalog.status?.lastUnpacked === undefined ? new Date().toISOString().replace(/\.\d{3}Z$/, 'Z') : s.catalog.status.lastUnpacked,
-    });
+    };
     const poll = this.pollMs(s.catalog);
     return stop(poll === undefined ? undefined : { requeueAfterMs: poll });
   }
 
   /** Reports a failure but keeps serving the last good content. */
-  private async retry(s: State, reason: string, message: string): Promise<StepOutcome> {
+  private retry(s: State, reason: string, message: string): StepOutcome {
     const serving = this.o.registry.get(s.catalog.metadata.name ?? '');
     s.conditions.set('Progressing', true, reason, message);
     if (serving === undefined) s.conditions.set('Serving', false, reason, 'no good content has been unpacked yet');
-    await this.writeStatus(s);
     return stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
   }
 }

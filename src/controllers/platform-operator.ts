@@ -110,7 +110,11 @@ export class PlatformOperatorReconciler implements Reconciler {
     return Array.isArray(s.po.spec.packages) ? s.po.spec.packages : [];
   }
 
-  async validate(s: State): Promise<StepOutcome> {
+  validate(s: State): Promise<StepOutcome> {
+    return Promise.resolve(this.checkSpec(s));
+  }
+
+  private checkSpec(s: State): StepOutcome {
     const problems: string[] = [];
     const seen = new Set<string>();
     for (const [i, p] of this.packages(s).entries()) {
@@ -189,7 +193,11 @@ export class PlatformOperatorReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  async report(s: State): Promise<StepOutcome> {
+  report(s: State): Promise<StepOutcome> {
+    return Promise.resolve(this.aggregate(s));
+  }
+
+  private aggregate(s: State): StepOutcome {
     for (const c of aggregateConditions(s.packages)) s.conditions.set(c.type, c.status, c.reason, c.message);
     s.reported = true;
     return CONTINUE;
