@@ -26,12 +26,17 @@ export function chartArchive(name: string, version: string, files: Record<string
   return gzipSync(Buffer.concat(parts));
 }
 
-/** A chart directory in a fresh scratch directory, removed afterwards: Chart.yaml (name, version 1.0.0) and the templates given; fn gets the directory. */
+/** A chart directory written in dir: Chart.yaml (name, version 1.0.0) and the templates given. */
+export async function writeChartDir(dir: string, name: string, templates: Record<string, string>): Promise<void> {
+  await mkdir(join(dir, 'templates'));
+  await writeFile(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: 1.0.0\n`);
+  for (const [file, text] of Object.entries(templates)) await writeFile(join(dir, 'templates', file), text);
+}
+
+/** A chart directory (writeChartDir) in a fresh scratch directory, removed afterwards; fn gets the directory. */
 export function withChartDir(prefix: string, name: string, templates: Record<string, string>, fn: (dir: string) => Promise<void>): Promise<void> {
   return withTempDir(prefix, async (dir) => {
-    await mkdir(join(dir, 'templates'));
-    await writeFile(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: 1.0.0\n`);
-    for (const [file, text] of Object.entries(templates)) await writeFile(join(dir, 'templates', file), text);
+    await writeChartDir(dir, name, templates);
     await fn(dir);
   });
 }
