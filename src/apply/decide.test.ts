@@ -26,127 +26,45 @@ interface Row {
   flux: string;
 }
 
-const rows: Row[] = [
-  { state: 'no revision', history: [], inputs: { inputDigest: 'a' }, action: 'install', helm: 'install', flux: 'install' },
-  { state: 'deployed, same inputs', history: [rev(1, 'deployed', 'a')], inputs: { inputDigest: 'a' }, action: 'repair', on: 1, helm: 'nothing (upgrade makes a new revision)', flux: 'nothing, or drift correction' },
-  { state: 'deployed, other inputs', history: [rev(1, 'deployed', 'a')], inputs: { inputDigest: 'b' }, action: 'upgrade', on: 1, helm: 'upgrade', flux: 'upgrade' },
-  {
-    state: 'b failed and was rolled back, still asked for b',
-    history: [rev(1, 'superseded', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 }), rev(3, 'deployed', 'a')],
-    inputs: { inputDigest: 'b', generation: 2 },
-    action: 'keep',
-    on: 3,
-    helm: 'upgrade again',
-    flux: 'no retry until the inputs or generation change (remediation retries exhausted)',
-  },
-  {
-    state: 'b failed and was rolled back; the spec changed away and back since (new generation)',
-    history: [rev(1, 'superseded', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 }), rev(3, 'deployed', 'a')],
-    inputs: { inputDigest: 'b', generation: 4 },
-    action: 'upgrade',
-    on: 3,
-    helm: 'upgrade',
-    flux: 'upgrade (a new generation resets the failure counts)',
-  },
-  {
-    state: 'b failed and was rolled back, generation unknown on the record (older Binnacle)',
-    history: [rev(1, 'superseded', 'a'), rev(2, 'failed', 'b'), rev(3, 'deployed', 'a')],
-    inputs: { inputDigest: 'b', generation: 4 },
-    action: 'keep',
-    on: 3,
-    helm: 'upgrade again',
-    flux: 'no retry',
-  },
-  {
-    state: 'an upgrade to b interrupted (pending), asked for a again',
-    history: [rev(1, 'deployed', 'a'), rev(2, 'pending-upgrade', 'b')],
-    inputs: { inputDigest: 'a' },
-    action: 'rollback',
-    on: 1,
-    settle: [2],
-    helm: '"another operation is in progress" until fixed by hand',
-    flux: 'unlock (mark failed), then upgrade',
-  },
-  {
-    state: 'an upgrade to b interrupted, still asked for b',
-    history: [rev(1, 'deployed', 'a'), rev(2, 'pending-upgrade', 'b')],
-    inputs: { inputDigest: 'b' },
-    action: 'upgrade',
-    on: 1,
-    settle: [2],
-    helm: '"another operation is in progress"',
-    flux: 'unlock, then upgrade',
-  },
-  {
-    state: 'b failed, not rolled back, asked for b',
-    history: [rev(1, 'deployed', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 })],
-    inputs: { inputDigest: 'b', generation: 2 },
-    action: 'upgrade',
-    on: 1,
-    helm: 'upgrade',
-    flux: 'retry per remediation, then rollback',
-  },
-  {
-    state: 'b failed, not rolled back, automatic rollback off',
-    history: [rev(1, 'deployed', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 })],
-    inputs: { inputDigest: 'b', generation: 2, autoRollback: false },
-    action: 'refuse',
-    helm: 'upgrade',
-    flux: 'stalled until the inputs change',
-  },
-  {
-    state: 'b failed, automatic rollback off, the spec changed since',
-    history: [rev(1, 'deployed', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 })],
-    inputs: { inputDigest: 'b', generation: 3, autoRollback: false },
-    action: 'upgrade',
-    on: 1,
-    helm: 'upgrade',
-    flux: 'upgrade (new generation)',
-  },
-  {
-    state: 'b failed, asked for c',
-    history: [rev(1, 'deployed', 'a'), rev(2, 'failed', 'b')],
-    inputs: { inputDigest: 'c' },
-    action: 'upgrade',
-    on: 1,
-    helm: 'upgrade',
-    flux: 'upgrade',
-  },
-  {
-    state: 'the first install failed',
-    history: [rev(1, 'failed', 'a')],
-    inputs: { inputDigest: 'a' },
-    action: 'install',
-    helm: 'install refuses: "cannot re-use a name that is still in use" (upgrade --install upgrades)',
-    flux: 'uninstall remediation, then install',
-  },
-  {
-    state: 'the deployed record is gone; a superseded one stays',
-    history: [rev(1, 'superseded', 'a'), rev(2, 'failed', 'b')],
-    inputs: { inputDigest: 'c' },
-    action: 'upgrade',
-    on: 1,
-    helm: 'upgrade from the last failed or superseded',
-    flux: 'upgrade',
-  },
-  {
-    state: 'someone else holds Helm records of the name',
-    history: [rev(1, 'deployed', 'a')],
-    inputs: { inputDigest: 'a', foreignOwner: 'Pushgateway team-b/pg' },
-    action: 'refuse',
-    helm: 'upgrade (whoever runs it)',
-    flux: 'refuses a release another object manages',
-  },
-  {
-    state: "the history names another owner",
-    history: [rev(1, 'deployed', 'a', { owner: { kind: 'Pushgateway', name: 'other', namespace: 'team-a' } })],
-    inputs: { inputDigest: 'a' },
-    action: 'refuse',
-    helm: 'upgrade',
-    flux: 'refuses',
-  },
-];
+/** One history and what is asked of it: each ask [state, inputs, action, on, helm, flux]; settle, the revisions each settles. */
+type Ask = [state: string, inputs: Row['inputs'], action: string, on: number | undefined, helm: string, flux: string];
 
+function given(history: ReleaseRevision[], asks: Ask[], settle?: number[]): Row[] {
+  return asks.map(([state, inputs, action, on, helm, flux]) => ({ state, history, inputs, action, ...(on === undefined ? {} : { on }), ...(settle === undefined ? {} : { settle }), helm, flux }));
+}
+
+const rows: Row[] = [
+  ...given([], [['no revision', { inputDigest: 'a' }, 'install', undefined, 'install', 'install']]),
+  ...given([rev(1, 'deployed', 'a')], [
+    ['deployed, same inputs', { inputDigest: 'a' }, 'repair', 1, 'nothing (upgrade makes a new revision)', 'nothing, or drift correction'],
+    ['deployed, other inputs', { inputDigest: 'b' }, 'upgrade', 1, 'upgrade', 'upgrade'],
+    ['someone else holds Helm records of the name', { inputDigest: 'a', foreignOwner: 'Pushgateway team-b/pg' }, 'refuse', undefined, 'upgrade (whoever runs it)', 'refuses a release another object manages'],
+  ]),
+  ...given([rev(1, 'superseded', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 }), rev(3, 'deployed', 'a')], [
+    ['b failed and was rolled back, still asked for b', { inputDigest: 'b', generation: 2 }, 'keep', 3, 'upgrade again', 'no retry until the inputs or generation change (remediation retries exhausted)'],
+    ['b failed and was rolled back; the spec changed away and back since (new generation)', { inputDigest: 'b', generation: 4 }, 'upgrade', 3, 'upgrade', 'upgrade (a new generation resets the failure counts)'],
+  ]),
+  ...given([rev(1, 'superseded', 'a'), rev(2, 'failed', 'b'), rev(3, 'deployed', 'a')], [
+    ['b failed and was rolled back, generation unknown on the record (older Binnacle)', { inputDigest: 'b', generation: 4 }, 'keep', 3, 'upgrade again', 'no retry'],
+  ]),
+  ...given(
+    [rev(1, 'deployed', 'a'), rev(2, 'pending-upgrade', 'b')],
+    [
+      ['an upgrade to b interrupted (pending), asked for a again', { inputDigest: 'a' }, 'rollback', 1, '"another operation is in progress" until fixed by hand', 'unlock (mark failed), then upgrade'],
+      ['an upgrade to b interrupted, still asked for b', { inputDigest: 'b' }, 'upgrade', 1, '"another operation is in progress"', 'unlock, then upgrade'],
+    ],
+    [2],
+  ),
+  ...given([rev(1, 'deployed', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 })], [
+    ['b failed, not rolled back, asked for b', { inputDigest: 'b', generation: 2 }, 'upgrade', 1, 'upgrade', 'retry per remediation, then rollback'],
+    ['b failed, not rolled back, automatic rollback off', { inputDigest: 'b', generation: 2, autoRollback: false }, 'refuse', undefined, 'upgrade', 'stalled until the inputs change'],
+    ['b failed, automatic rollback off, the spec changed since', { inputDigest: 'b', generation: 3, autoRollback: false }, 'upgrade', 1, 'upgrade', 'upgrade (new generation)'],
+  ]),
+  ...given([rev(1, 'deployed', 'a'), rev(2, 'failed', 'b')], [['b failed, asked for c', { inputDigest: 'c' }, 'upgrade', 1, 'upgrade', 'upgrade']]),
+  ...given([rev(1, 'failed', 'a')], [['the first install failed', { inputDigest: 'a' }, 'install', undefined, 'install refuses: "cannot re-use a name that is still in use" (upgrade --install upgrades)', 'uninstall remediation, then install']]),
+  ...given([rev(1, 'superseded', 'a'), rev(2, 'failed', 'b')], [['the deployed record is gone; a superseded one stays', { inputDigest: 'c' }, 'upgrade', 1, 'upgrade from the last failed or superseded', 'upgrade']]),
+  ...given([rev(1, 'deployed', 'a', { owner: { kind: 'Pushgateway', name: 'other', namespace: 'team-a' } })], [['the history names another owner', { inputDigest: 'a' }, 'refuse', undefined, 'upgrade', 'refuses']]),
+];
 for (const row of rows) {
   test(`decide: ${row.state} → ${row.action} (Helm: ${row.helm}; Flux: ${row.flux})`, () => {
     const d = decideRelease(row.history, { owner: OWNER, ...row.inputs });

@@ -5,7 +5,7 @@ import type { KubeObject } from '../kube/types.js';
 import type { DriftSpec } from '../api/types.js';
 import { releaseEngine } from './engine.test-helper.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import type { ApplyRequest } from './types.js';
+import type { ApplyRequest, ApplyResult } from './types.js';
 
 const owner = { kind: 'BundleDeployment', name: 'op' };
 const release = { name: 'op', namespace: 'ops' };
@@ -30,14 +30,20 @@ function scale(cluster: FakeCluster, replicas: number, holder = 'kube-controller
   cluster.put({ ...live, metadata: { ...live.metadata, managedFields }, spec: { ...(live.spec as object), replicas } });
 }
 
+/** The namespace and one replica installed under drift, an autoscaler then setting 3, and the same applied again: its result, and the cluster whose writes are that apply's. */
+async function scaledThenApplied(drift?: DriftSpec): Promise<{ cluster: FakeCluster; res: ApplyResult }> {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, dep(1)], drift));
+  scale(cluster, 3);
+  cluster.writes.length = 0;
+  return { cluster, res: await applier.apply(req([ns, dep(1)], drift)) };
+}
+
 const liveReplicas = (cluster: FakeCluster): unknown => (cluster.get(DEP_REF)?.spec as { replicas?: unknown } | undefined)?.replicas;
 const lastApplied = (cluster: FakeCluster, manager?: string): KubeObject | undefined => [...cluster.applied].reverse().find((a) => a.obj.kind === 'Deployment' && a.fieldManager === manager)?.obj;
 
 test('Repair (the default) re-applies the manifest and reports what it took back', async () => {
-  const { cluster, applier, req } = setup();
-  await applier.apply(req([ns, dep(1)]));
-  scale(cluster, 3);
-  const res = await applier.apply(req([ns, dep(1)]));
+  const { cluster, res } = await scaledThenApplied();
   assert.equal(res.status, 'deployed', res.message);
   assert.equal(liveReplicas(cluster), 1);
   assert.equal(res.drift?.mode, 'Repair');
@@ -94,11 +100,7 @@ test('a first install applies ignored fields: there is nothing to leave them to'
 });
 
 test('Warn reports drift and applies nothing', async () => {
-  const { cluster, applier, req } = setup();
-  await applier.apply(req([ns, dep(1)], { mode: 'Warn' }));
-  scale(cluster, 3);
-  cluster.writes.length = 0;
-  const res = await applier.apply(req([ns, dep(1)], { mode: 'Warn' }));
+  const { cluster, res } = await scaledThenApplied({ mode: 'Warn' });
   assert.equal(res.status, 'deployed', res.message);
   assert.deepEqual(cluster.writes, []);
   assert.equal(liveReplicas(cluster), 3);
@@ -108,20 +110,12 @@ test('Warn reports drift and applies nothing', async () => {
 });
 
 test('Warn with an ignore rule reports nothing for the ignored field', async () => {
-  const { cluster, applier, req } = setup();
-  const drift: DriftSpec = { mode: 'Warn', ...IGNORE_REPLICAS };
-  await applier.apply(req([ns, dep(1)], drift));
-  scale(cluster, 3);
-  const res = await applier.apply(req([ns, dep(1)], drift));
+  const { res } = await scaledThenApplied({ mode: 'Warn', ...IGNORE_REPLICAS });
   assert.deepEqual(res.drift, { mode: 'Warn', drifted: [] });
 });
 
 test('Off neither compares nor applies', async () => {
-  const { cluster, applier, req } = setup();
-  await applier.apply(req([ns, dep(1)], { mode: 'Off' }));
-  scale(cluster, 3);
-  cluster.writes.length = 0;
-  const res = await applier.apply(req([ns, dep(1)], { mode: 'Off' }));
+  const { cluster, res } = await scaledThenApplied({ mode: 'Off' });
   assert.equal(res.status, 'deployed', res.message);
   assert.deepEqual(cluster.writes, []);
   assert.equal(res.drift, undefined);

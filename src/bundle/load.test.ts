@@ -3,20 +3,9 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BundleLoadError, loadBundleDir } from './load.js';
-import { InputError } from '../util/errors.js';
+import { loadError } from './load.test-helper.js';
 
 const testdata = join(fileURLToPath(new URL('.', import.meta.url)), 'testdata');
-
-async function loadError(dir: string): Promise<BundleLoadError> {
-  try {
-    await loadBundleDir(join(testdata, dir));
-  } catch (e) {
-    assert.ok(e instanceof BundleLoadError, `expected BundleLoadError, got ${String(e)}`);
-    assert.ok(e instanceof InputError);
-    return e;
-  }
-  assert.fail(`${dir} loaded but should not have`);
-}
 
 describe('loadBundleDir', () => {
   it('loads the bundle layout with metadata', async () => {
@@ -47,28 +36,28 @@ describe('loadBundleDir', () => {
   });
 
   it('missing CSV: names the manifests directory', async () => {
-    const e = await loadError('bad/missing-csv');
+    const e = await loadError(join(testdata, 'bad/missing-csv'));
     assert.equal(e.code, 'BUNDLE_NO_CSV');
     assert.equal(e.file, 'manifests/');
     assert.match(e.message, /no ClusterServiceVersion/);
   });
 
   it('two CSVs: names both files', async () => {
-    const e = await loadError('bad/two-csvs');
+    const e = await loadError(join(testdata, 'bad/two-csvs'));
     assert.equal(e.code, 'BUNDLE_MULTIPLE_CSV');
     assert.match(e.message, /conversion-operator\.v1\.0\.0\.clusterserviceversion\.yaml/);
     assert.match(e.message, /second\.clusterserviceversion\.yaml/);
   });
 
   it('CSV that is not YAML: names the file and the line', async () => {
-    const e = await loadError('bad/csv-not-yaml');
+    const e = await loadError(join(testdata, 'bad/csv-not-yaml'));
     assert.equal(e.code, 'BUNDLE_YAML');
     assert.equal(e.file, 'broken.clusterserviceversion.yaml');
     assert.match(e.message, /not valid YAML \(line \d+\)/);
   });
 
   it('wrong field types: every bad field, each with file and field path', async () => {
-    const e = await loadError('bad/wrong-types');
+    const e = await loadError(join(testdata, 'bad/wrong-types'));
     const fields = e.problems.map((p) => p.field);
     assert.deepEqual(fields, [
       'metadata.annotations.replicas',
@@ -81,7 +70,7 @@ describe('loadBundleDir', () => {
   });
 
   it('a deployment spec that is not a Deployment spec', async () => {
-    const e = await loadError('bad/bad-deployment');
+    const e = await loadError(join(testdata, 'bad/bad-deployment'));
     assert.deepEqual(
       e.problems.map((p) => p.field),
       ['spec.install.spec.deployments[0].spec.template'],

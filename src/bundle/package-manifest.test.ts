@@ -7,27 +7,27 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BundleLoadError, loadBundleDir } from './load.js';
+import { loadBundleDir } from './load.js';
+import { loadError } from './load.test-helper.js';
 import { bundleAnnotations } from './build.js';
 import { InputError } from '../util/errors.js';
+import { withTempDir } from '../util/temp-dir.test-helper.js';
 import { ANNOTATION_CHANNELS, ANNOTATION_DEFAULT_CHANNEL, ANNOTATION_PACKAGE } from './types.js';
 
 const testdata = join(fileURLToPath(new URL('.', import.meta.url)), 'testdata', 'pkgmanifest');
 const tiny = join(testdata, 'tiny-operator');
 const pkgFile = join(tiny, 'tiny-operator.package.yaml');
 
-async function loadError(dir: string): Promise<BundleLoadError> {
-  try {
-    await loadBundleDir(dir);
-  } catch (e) {
-    assert.ok(e instanceof BundleLoadError, `expected BundleLoadError, got ${String(e)}`);
-    return e;
-  }
-  assert.fail(`${dir} loaded but should not have`);
+/** A writable copy of the tiny-operator package directory, removed afterwards: fn gets it and its package file. */
+function withTinyCopy(fn: (pkg: string, file: string) => Promise<void>): Promise<void> {
+  return withTempDir('pkgmanifest-', async (dir) => {
+    const pkg = join(dir, 'tiny-operator');
+    await cp(tiny, pkg, { recursive: true });
+    await fn(pkg, join(pkg, 'tiny-operator.package.yaml'));
+  });
 }
 
 describe('package-manifest layout', () => {
@@ -63,11 +63,7 @@ describe('package-manifest layout', () => {
   });
 
   it("a package directory whose default channel's head is missing, or that names no default among several channels, names the file and field", async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pkgmanifest-'));
-    try {
-      const pkg = join(dir, 'tiny-operator');
-      await cp(tiny, pkg, { recursive: true });
-      const file = join(pkg, 'tiny-operator.package.yaml');
+    await withTinyCopy(async (pkg, file) => {
       await writeFile(file, 'packageName: tiny-operator\ndefaultChannel: stable\nchannels:\n- name: fast\n  currentCSV: tiny-operator.v0.3.0\n- name: stable\n  currentCSV: tiny-operator.v9.9.9\n');
       const missing = await loadError(pkg);
       assert.equal(missing.file, file);
@@ -80,9 +76,7 @@ describe('package-manifest layout', () => {
       // One channel needs no defaultChannel: it is the default, as opm reads it.
       await writeFile(file, 'packageName: tiny-operator\nchannels:\n- name: fast\n  currentCSV: tiny-operator.v0.3.0\n');
       assert.equal((await loadBundleDir(pkg)).name, 'tiny-operator.v0.3.0');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('a version no channel reaches loads with a warning naming the package file, and cannot become a bundle image', async () => {
@@ -117,11 +111,7 @@ describe('package-manifest layout', () => {
   });
 
   it('a package file that is not YAML, or has no packageName, names the file (and field)', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pkgmanifest-'));
-    try {
-      const pkg = join(dir, 'tiny-operator');
-      await cp(tiny, pkg, { recursive: true });
-      const file = join(pkg, 'tiny-operator.package.yaml');
+    await withTinyCopy(async (pkg, file) => {
       await writeFile(file, 'packageName: [unclosed\n');
       const bad = await loadError(join(pkg, '0.2.0'));
       assert.equal(bad.problems[0]?.file, file);
@@ -129,9 +119,7 @@ describe('package-manifest layout', () => {
       await writeFile(file, 'channels: []\n');
       const noName = await loadError(join(pkg, '0.2.0'));
       assert.deepEqual([noName.problems[0]?.file, noName.problems[0]?.field], [file, 'packageName']);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('the catalog renderer, which reads the package file itself, can load a version without it', async () => {
@@ -141,16 +129,13 @@ describe('package-manifest layout', () => {
   });
 
   it('a package file one level up cannot rename a bundle that has annotations, nor change its channels', async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'pkgmanifest-'));
-    try {
+    await withTempDir('pkgmanifest-', async (dir) => {
       await cp(join(testdata, '..', 'webhook-operator'), join(dir, 'pkg', '0.2.0'), { recursive: true });
       await writeFile(join(dir, 'pkg', 'pkg.package.yaml'), 'packageName: other\ndefaultChannel: evil\nchannels:\n- name: evil\n  currentCSV: webhook-operator.v0.2.0\n');
       const b = await loadBundleDir(join(dir, 'pkg', '0.2.0'));
       assert.equal(b.packageName, 'webhook-operator');
       assert.equal(b.packageManifest, undefined);
       assert.equal(bundleAnnotations(b)[ANNOTATION_CHANNELS], 'stable,fast');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

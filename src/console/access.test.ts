@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'node:http';
+import { request, type IncomingMessage } from 'node:http';
 import { request as tlsRequest } from 'node:https';
 import { createCertificateAuthority, issueCertificate } from '../util/pki.js';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -35,16 +35,18 @@ interface Answer {
   body: string;
 }
 
-/** A raw request (fetch cannot set Host), read whole. */
-function raw(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+/** A raw request (fetch cannot set Host), read whole; over https when given the CA to trust. */
+function raw(url: string, method: string, path: string, headers: Record<string, string> = {}, body?: string, ca?: string): Promise<Answer> {
   const u = new URL(url);
+  const opts = { host: u.hostname, port: u.port, method, path, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) } };
   return new Promise((resolve, reject) => {
-    const r = request({ host: u.hostname, port: u.port, method, path, headers: { ...headers, ...(body === undefined ? {} : { 'Content-Length': String(Buffer.byteLength(body)) }) } }, (res) => {
+    const read = (res: IncomingMessage): void => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-    });
+    };
+    const r = ca === undefined ? request(opts, read) : tlsRequest({ ...opts, ca }, read);
     r.on('error', reject);
     r.end(body);
   });
@@ -142,18 +144,7 @@ describe('console over TLS', () => {
     const tls = await issueCertificate(ca, { commonName: 'console', hosts: ['127.0.0.1'], usage: 'server' });
     const c = await consoleCluster();
     const web = await started(c, { tls });
-    const go = (path: string, method = 'GET', headers: Record<string, string> = {}, body?: string): Promise<Answer> =>
-      new Promise((resolve, reject) => {
-        const u = new URL(web.url);
-        const r = tlsRequest({ host: u.hostname, port: u.port, method, path, ca: ca.certPem, headers }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (x: string) => (text += x));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }));
-        });
-        r.on('error', reject);
-        r.end(body);
-      });
+    const go = (path: string, method = 'GET', headers: Record<string, string> = {}, body?: string): Promise<Answer> => raw(web.url, method, path, headers, body, ca.certPem);
     try {
       assert.match(web.url, /^https:\/\/127\.0\.0\.1:\d+$/);
       const login = await go(new URL(web.loginUrl() ?? '').pathname + new URL(web.loginUrl() ?? '').search);

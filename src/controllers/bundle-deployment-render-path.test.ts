@@ -15,13 +15,14 @@
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative } from 'node:path';
 import { pino } from 'pino';
 import { ReleaseRecords } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
+import { writeChartDir } from '../helm/chart-source/fixtures.test-helper.js';
 import { API_VERSION, FINALIZER_CLEANUP } from '../api/types.js';
 import { countingEngine } from '../helm-engine/engine-cache.test-helper.js';
 import type { HelmEngine } from '../helm-engine/engine.js';
@@ -79,9 +80,7 @@ function functionsIn(value: unknown, path = 'ctx', seen = new Set<unknown>()): s
 
 async function chartDir(): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'bd-render-path-'));
-  await mkdir(join(dir, 'templates'));
-  await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: op\nversion: 1.0.0\n');
-  await writeFile(join(dir, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n');
+  await writeChartDir(dir, 'op', { 'cm.yaml': 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n' });
   return dir;
 }
 

@@ -36,20 +36,6 @@ type Cmd = fc.AsyncCommand<{ variant: Variant }, World>;
 
 const variants = fc.constantFrom<Variant>('A', 'B', 'C');
 
-class SetSpec implements Cmd {
-  constructor(
-    private readonly subject: Subject,
-    private readonly v: Variant,
-  ) {}
-  check = (): boolean => true;
-  async run(m: { variant: Variant }, w: World): Promise<void> {
-    this.subject.setVariant(w, this.v);
-    m.variant = w.variant;
-    await reconcileOnce(w, this.subject);
-  }
-  toString = (): string => `spec ${this.v}`;
-}
-
 /** Arms a crash at the n-th write from now (whichever reconcile makes it), before or after it lands. */
 class CrashAt implements Cmd {
   constructor(
@@ -74,19 +60,28 @@ class CrashAt implements Cmd {
   toString = (): string => `crash ${this.when} write ${this.nth}`;
 }
 
-/** Something done to the world, then a reconcile. */
+/** Something done to the world (and the model kept in step), then a reconcile. */
 class Act implements Cmd {
   constructor(
     private readonly subject: Subject,
     private readonly what: string,
-    private readonly act: (w: World) => void,
+    private readonly act: (w: World, m: { variant: Variant }) => void,
   ) {}
   check = (): boolean => true;
-  async run(_m: { variant: Variant }, w: World): Promise<void> {
-    this.act(w);
+  async run(m: { variant: Variant }, w: World): Promise<void> {
+    this.act(w, m);
     await reconcileOnce(w, this.subject);
   }
   toString = (): string => this.what;
+}
+
+class SetSpec extends Act {
+  constructor(subject: Subject, v: Variant) {
+    super(subject, `spec ${v}`, (w, m) => {
+      subject.setVariant(w, v);
+      m.variant = w.variant;
+    });
+  }
 }
 
 /** A new leader: fresh reconcilers, nothing of the old one's memory. */
@@ -158,20 +153,15 @@ class DeleteOwner extends Act {
   }
 }
 
-class CreateOwner implements Cmd {
-  constructor(
-    private readonly subject: Subject,
-    private readonly v: Variant,
-  ) {}
-  check = (): boolean => true;
-  async run(m: { variant: Variant }, w: World): Promise<void> {
-    if (!this.subject.exists(w)) {
-      this.subject.create(w, this.v);
-      m.variant = this.v;
-    }
-    await reconcileOnce(w, this.subject);
+class CreateOwner extends Act {
+  constructor(subject: Subject, v: Variant) {
+    super(subject, `create owner ${v}`, (w, m) => {
+      if (!subject.exists(w)) {
+        subject.create(w, v);
+        m.variant = v;
+      }
+    });
   }
-  toString = (): string => `create owner ${this.v}`;
 }
 
 function commands(subject: Subject): fc.Arbitrary<Cmd>[] {
@@ -187,21 +177,27 @@ function commands(subject: Subject): fc.Arbitrary<Cmd>[] {
   ];
 }
 
+/** One sequence from a fresh world (the owner made at A, or left by the Binnacle before the trusted history), settled and checked. */
+async function play(subject: Subject, oldLayout: boolean, cmds: Iterable<Cmd>): Promise<World> {
+  const w = newWorld(subject);
+  if (oldLayout) leftByOldBinnacle(w, subject);
+  else subject.create(w, 'A');
+  await reconcileOnce(w, subject);
+  await fc.asyncModelRun(() => ({ model: { variant: w.variant }, real: w }), cmds);
+  await settle(w, subject);
+  checkSettled(w, subject);
+  if (w.violations.length > 0 && process.env.BINNACLE_MODEL_DEBUG === '1') console.log(w.cluster.log.filter((r) => WRITE_VERBS.has(r.verb)).map((r) => `${r.identity} ${r.verb} ${r.kind} ${r.namespace}/${r.name}`).join('\n'));
+  return w;
+}
+
 async function runModel(subject: Subject, seed: number, runs: number): Promise<void> {
   await fc.assert(
     fc.asyncProperty(fc.boolean(), fc.commands(commands(subject), { maxCommands: 30, size: 'large' }), async (oldLayout, cmds) => {
-      const w = newWorld(subject);
-      if (oldLayout) leftByOldBinnacle(w, subject);
-      else subject.create(w, 'A');
-      await reconcileOnce(w, subject);
-      await fc.asyncModelRun(() => ({ model: { variant: w.variant }, real: w }), cmds);
-      await settle(w, subject);
-      checkSettled(w, subject);
+      const w = await play(subject, oldLayout, cmds);
       stats.sequences++;
       stats.commands += [...cmds].length;
       stats.reconciles += w.reconciles;
       for (const [site, n] of w.crashes) stats.crashes.set(site, (stats.crashes.get(site) ?? 0) + n);
-      if (w.violations.length > 0 && process.env.BINNACLE_MODEL_DEBUG === '1') console.log(w.cluster.log.filter((r) => WRITE_VERBS.has(r.verb)).map((r) => `${r.identity} ${r.verb} ${r.kind} ${r.namespace}/${r.name}`).join('\n'));
       assert.deepEqual(w.violations, [], `sequence ${[...cmds].map(String).join(', ')}`);
     }),
     { seed, numRuns: runs, endOnFailure: process.env.BINNACLE_MODEL_SHRINK === '0', includeErrorInReport: true, ...(process.env.BINNACLE_MODEL_PATH === undefined ? {} : { path: process.env.BINNACLE_MODEL_PATH }) },
@@ -220,15 +216,7 @@ for (const subject of [helmSubject, bdSubject]) {
 
 /** Sequences the model once failed on, shrunk; each stays as a regression case. */
 async function replay(subject: Subject, oldLayout: boolean, cmds: Cmd[]): Promise<string[]> {
-  const w = newWorld(subject);
-  if (oldLayout) leftByOldBinnacle(w, subject);
-  else subject.create(w, 'A');
-  await reconcileOnce(w, subject);
-  await fc.asyncModelRun(() => ({ model: { variant: w.variant }, real: w }), cmds);
-  await settle(w, subject);
-  checkSettled(w, subject);
-  if (w.violations.length > 0 && process.env.BINNACLE_MODEL_DEBUG === '1') console.log(w.cluster.log.filter((r) => WRITE_VERBS.has(r.verb)).map((r) => `${r.identity} ${r.verb} ${r.kind} ${r.namespace}/${r.name}`).join('\n'));
-  return w.violations;
+  return (await play(subject, oldLayout, cmds)).violations;
 }
 
 for (const subject of [helmSubject, bdSubject]) {

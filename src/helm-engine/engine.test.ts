@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
-import { createHelmEngine, HelmError, type HelmEngineKind, type RenderRequest } from './index.js';
+import { createHelmEngine, HelmError, type HelmEngineKind, type HelmEngineOptions, type RenderRequest } from './index.js';
 import { engineChildren } from './engine-children.test-helper.js';
 
 const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
@@ -30,6 +30,18 @@ function helmTemplate(args: string[]): Promise<{ ok: boolean; out: string; err: 
       resolve({ ok: err === null, out: stdout, err: (at >= 0 ? stderr.slice(at + 7) : stderr).trim() });
     });
   });
+}
+
+/** The variable `name` (as NAME=value) in the environment of the native engine process made with these options; undefined when it is not set. */
+async function nativeEngineEnv(opts: HelmEngineOptions, name: string): Promise<string | undefined> {
+  const engine = createHelmEngine(undefined, { engine: 'native', ...opts });
+  try {
+    await engine.inspect(join(DATA, 'schema'));
+    const [pid] = engineChildren();
+    return (await readFile(`/proc/${pid ?? 0}/environ`, 'utf8')).split('\0').find((e) => e.startsWith(`${name}=`));
+  } finally {
+    await engine.close();
+  }
 }
 
 /** One ustar header + content; `name` goes in as it is, `..` included. */
@@ -322,17 +334,7 @@ describe('the native engine process killed under a render', () => {
   });
 
   test("goGC is the process's GOGC, unless the host sets its own; none is given otherwise", { timeout: 60_000 }, async () => {
-    const gogcOf = async (goGC: number | undefined): Promise<string | undefined> => {
-      const engine = createHelmEngine(undefined, { engine: 'native', ...(goGC === undefined ? {} : { goGC }) });
-      try {
-        await engine.inspect(join(DATA, 'schema'));
-        const [pid] = engineChildren();
-        const environ = (await readFile(`/proc/${pid ?? 0}/environ`, 'utf8')).split('\0');
-        return environ.find((e) => e.startsWith('GOGC='));
-      } finally {
-        await engine.close();
-      }
-    };
+    const gogcOf = (goGC: number | undefined): Promise<string | undefined> => nativeEngineEnv(goGC === undefined ? {} : { goGC }, 'GOGC');
     const host = process.env.GOGC;
     try {
       delete process.env.GOGC;
@@ -348,16 +350,7 @@ describe('the native engine process killed under a render', () => {
   });
 
   test('spareKeys: false reaches the process as BINNACLE_HELM_SPARE_KEYS=off; by default it is not set', { timeout: 60_000 }, async () => {
-    const spareSetting = async (spareKeys: boolean | undefined): Promise<string | undefined> => {
-      const engine = createHelmEngine(undefined, { engine: 'native', ...(spareKeys === undefined ? {} : { spareKeys }) });
-      try {
-        await engine.inspect(join(DATA, 'schema'));
-        const [pid] = engineChildren();
-        return (await readFile(`/proc/${pid ?? 0}/environ`, 'utf8')).split('\0').find((e) => e.startsWith('BINNACLE_HELM_SPARE_KEYS='));
-      } finally {
-        await engine.close();
-      }
-    };
+    const spareSetting = (spareKeys: boolean | undefined): Promise<string | undefined> => nativeEngineEnv(spareKeys === undefined ? {} : { spareKeys }, 'BINNACLE_HELM_SPARE_KEYS');
     assert.equal(await spareSetting(false), 'BINNACLE_HELM_SPARE_KEYS=off');
     assert.equal(await spareSetting(undefined), undefined);
     assert.equal(await spareSetting(true), undefined);

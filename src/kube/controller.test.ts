@@ -4,11 +4,34 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { BinnacleError, InputError, TerminalError, ValidationError, ValidationResult, type ErrorClass } from '../util/errors.js';
-import { Controller, failureAction, reconcilerFunc, type ReconcileRequest } from './controller.js';
+import { Controller, failureAction, reconcilerFunc, type ControllerOptions, type ReconcileRequest, type Reconciler } from './controller.js';
 import { apiErrorFromResponse } from './errors.js';
 import { ControllerMetrics } from './metrics.js';
 
 const logger = pino({ level: 'silent' });
+
+/** A controller named t that logs nothing, reconciling with fn; more sets the rest. */
+function testController(fn: Reconciler['reconcile'], more: Partial<ControllerOptions> = {}): Controller {
+  return new Controller({ name: 't', logger, ...more, reconciler: reconcilerFunc(fn) });
+}
+
+/** A controller of `workers` workers whose reconciles take 30 ms each: it counts them, and the most running at once. */
+function slowController(workers: number): { c: Controller; seen: { calls: number; maxActive: number } } {
+  const seen = { calls: 0, maxActive: 0 };
+  let active = 0;
+  const c = testController(
+    async () => {
+      seen.calls++;
+      active++;
+      seen.maxActive = Math.max(seen.maxActive, active);
+      await sleep(30);
+      active--;
+      return undefined;
+    },
+    { workers },
+  );
+  return { c, seen };
+}
 
 function runFor(controller: Controller, ms: number): Promise<void> {
   const stop = new AbortController();
@@ -22,16 +45,14 @@ function runFor(controller: Controller, ms: number): Promise<void> {
 test('a failing reconcile is retried with backoff until it succeeds, then forgotten', async () => {
   const calls: number[] = [];
   let failuresLeft = 3;
-  const c = new Controller({
-    name: 't',
-    logger,
-    backoff: { baseDelayMs: 10, maxDelayMs: 100 },
-    reconciler: reconcilerFunc(() => {
+  const c = testController(
+    () => {
       calls.push(Date.now());
       if (failuresLeft-- > 0) return Promise.reject(new Error('transient'));
       return Promise.resolve(undefined);
-    }),
-  });
+    },
+    { backoff: { baseDelayMs: 10, maxDelayMs: 100 } },
+  );
   c.enqueue('ns/a');
   await runFor(c, 300);
   assert.equal(calls.length, 4, 'three failures then one success');
@@ -41,15 +62,13 @@ test('a failing reconcile is retried with backoff until it succeeds, then forgot
 
 test('a TerminalError is not retried', async () => {
   let calls = 0;
-  const c = new Controller({
-    name: 't',
-    logger,
-    backoff: { baseDelayMs: 5, maxDelayMs: 10 },
-    reconciler: reconcilerFunc(() => {
+  const c = testController(
+    () => {
       calls++;
       return Promise.reject(new TerminalError('BadSpec', 'spec.packageName is required'));
-    }),
-  });
+    },
+    { backoff: { baseDelayMs: 5, maxDelayMs: 10 } },
+  );
   c.enqueue('x');
   await runFor(c, 100);
   assert.equal(calls, 1);
@@ -57,13 +76,9 @@ test('a TerminalError is not retried', async () => {
 
 test('requeueAfterMs looks at the key again after that long', async () => {
   const seen: ReconcileRequest[] = [];
-  const c = new Controller({
-    name: 't',
-    logger,
-    reconciler: reconcilerFunc((req) => {
-      seen.push(req);
-      return Promise.resolve(seen.length < 3 ? { requeueAfterMs: 20 } : undefined);
-    }),
+  const c = testController((req) => {
+    seen.push(req);
+    return Promise.resolve(seen.length < 3 ? { requeueAfterMs: 20 } : undefined);
   });
   c.enqueue('default/poller');
   await runFor(c, 200);
@@ -72,22 +87,7 @@ test('requeueAfterMs looks at the key again after that long', async () => {
 });
 
 test('one key is never reconciled by two workers at once, and updates during a reconcile are not lost', async () => {
-  let active = 0;
-  let maxActive = 0;
-  let calls = 0;
-  const c = new Controller({
-    name: 't',
-    logger,
-    workers: 4,
-    reconciler: reconcilerFunc(async () => {
-      calls++;
-      active++;
-      maxActive = Math.max(maxActive, active);
-      await sleep(30);
-      active--;
-      return undefined;
-    }),
-  });
+  const { c, seen } = slowController(4);
   const stop = new AbortController();
   const running = c.run(stop.signal);
   c.enqueue('k');
@@ -97,28 +97,15 @@ test('one key is never reconciled by two workers at once, and updates during a r
   await sleep(150);
   stop.abort();
   await running;
-  assert.equal(maxActive, 1);
-  assert.equal(calls, 2, 'the mid-reconcile update causes exactly one more reconcile');
+  assert.equal(seen.maxActive, 1);
+  assert.equal(seen.calls, 2, 'the mid-reconcile update causes exactly one more reconcile');
 });
 
 test('different keys are reconciled in parallel by N workers', async () => {
-  let active = 0;
-  let maxActive = 0;
-  const c = new Controller({
-    name: 't',
-    logger,
-    workers: 3,
-    reconciler: reconcilerFunc(async () => {
-      active++;
-      maxActive = Math.max(maxActive, active);
-      await sleep(30);
-      active--;
-      return undefined;
-    }),
-  });
+  const { c, seen } = slowController(3);
   for (const k of ['a', 'b', 'c', 'd', 'e', 'f']) c.enqueue(k);
   await runFor(c, 150);
-  assert.equal(maxActive, 3);
+  assert.equal(seen.maxActive, 3);
 });
 
 test('metrics count reconciles by result', async () => {
@@ -165,7 +152,7 @@ test("with controller-runtime's names (helm-operator run): reconciles, workqueue
 
 test('a reconcile that returns failed is retried with backoff from 1 s, counted, and forgotten after a success', async () => {
   let failed = true;
-  const c = new Controller({ name: 't', logger, reconciler: reconcilerFunc(() => Promise.resolve(failed ? { failed: true, requeueAfterMs: 5 } : undefined)) });
+  const c = testController(() => Promise.resolve(failed ? { failed: true, requeueAfterMs: 5 } : undefined));
   const stop = new AbortController();
   await c.processOne('ns/a', stop.signal);
   await sleep(30);

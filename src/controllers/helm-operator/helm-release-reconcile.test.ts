@@ -7,12 +7,10 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
 import { crdOf } from '../../apply/crd.test-helper.js';
+import { withChartDir } from '../../helm/chart-source/fixtures.test-helper.js';
 import type { ChartRelease, ChartReleaseInput } from '../../helm/chart-release.js';
 import { HelmError } from '../../helm-engine/errors.js';
 import { helmEngine } from '../../helm-engine/engine.js';
@@ -728,12 +726,9 @@ describe("Helm release reconciler through the renderer (src/render), with Helm's
   after(() => helmEngine().close());
 
   test("its default render port is the renderer's chart(): the same input rendered twice (the first apply refused) is one engine render and one cache hit, with the same output", { timeout: 120_000 }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hr-render-'));
-    try {
-      await mkdir(join(dir, 'templates'));
-      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: pg\nversion: 1.0.0\n');
-      // A random value: a second engine render would differ, a cache hit cannot.
-      await writeFile(join(dir, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pg\ndata:\n  replicas: "{{ .Values.replicas }}"\n  token: {{ randAlphaNum 16 | quote }}\n');
+    // A random value: a second engine render would differ, a cache hit cannot.
+    const cm = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: pg\ndata:\n  replicas: "{{ .Values.replicas }}"\n  token: {{ randAlphaNum 16 | quote }}\n';
+    await withChartDir('hr-render-', 'pg', { 'cm.yaml': cm }, async (dir) => {
       const renderer = createRenderer();
       const s = setup({ realRender: true, renderer, kind: { chart: () => ({ path: dir, digest: 'sha256:hr-render-test', version: '1.0.0' }) } });
       const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'pg', labels: { 'binnacle.dev/owner-kind': 'Other', 'binnacle.dev/owner-name': 'x' } } };
@@ -749,17 +744,12 @@ describe("Helm release reconciler through the renderer (src/render), with Helm's
       const live = objectOf(s.cluster, 'ConfigMap', 'pg');
       assert.equal((live?.data as { replicas?: string }).replicas, '1');
       assert.equal(condition(s.cluster, 'Deployed')?.status, 'True');
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   test("a render past the release's limits is refused before it is parsed: ReleaseFailed ReleaseTooLarge names the limit; nothing applied; not rendered again until the CR changes", { timeout: 120_000 }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'hr-limit-'));
-    try {
-      await mkdir(join(dir, 'templates'));
-      await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: big\nversion: 1.0.0\n');
-      await writeFile(join(dir, 'templates', 'many.yaml'), '{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{{ $i }}\n{{- end }}\n');
+    const many = '{{- range $i := until (int .Values.count) }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{{ $i }}\n{{- end }}\n';
+    await withChartDir('hr-limit-', 'big', { 'many.yaml': many }, async (dir) => {
       const s = setup({ realRender: true, cr: { spec: { count: 2001 } }, kind: { chart: () => ({ path: dir, digest: 'sha256:hr-limit-test', version: '1.0.0' }) } });
       const result = await s.reconciler.reconcile(req, ctx);
       assert.equal(result?.failed, true);
@@ -773,8 +763,6 @@ describe("Helm release reconciler through the renderer (src/render), with Helm's
       const raised = setup({ realRender: true, cr: { spec: { count: 2001 } }, kind: { limits: { maxObjects: 2500 }, chart: () => ({ path: dir, digest: 'sha256:hr-limit-test', version: '1.0.0' }) } });
       assert.deepEqual(await raised.reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
       assert.equal(raised.cluster.all('ConfigMap', 'team-a').length, 2001);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

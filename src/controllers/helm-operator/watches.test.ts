@@ -1,21 +1,29 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ValidationError } from '../../util/errors.js';
+import { withTempDir } from '../../util/temp-dir.test-helper.js';
 import { BILLION_LAUGHS, bombMessage } from '../../util/yaml.test-helper.js';
 import { dryRunLooksUp, loadWatches } from './watches.js';
 
-async function withFile(text: string, fn: (file: string) => void): Promise<void> {
-  const dir = await mkdtemp(join(tmpdir(), 'watches-'));
-  try {
+function withFile(text: string, fn: (file: string) => void): Promise<void> {
+  return withTempDir('watches-', async (dir) => {
     const file = join(dir, 'watches.yaml');
     await writeFile(file, text);
     fn(file);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
+  });
+}
+
+/** The ValidationError loading the watches file gives; fails the test if it loads. */
+function watchesError(file: string): ValidationError {
+  try {
+    loadWatches(file);
+  } catch (err) {
+    assert.ok(err instanceof ValidationError);
+    return err;
   }
+  assert.fail('expected a ValidationError');
 }
 
 describe('watches.yaml', () => {
@@ -54,14 +62,8 @@ describe('watches.yaml', () => {
 
   test('reports every bad entry with its field', async () => {
     await withFile('- group: g\n  kind: 3\n- version: v1\n  kind: K\n  chart: c\n  maxConcurrentReconciles: 0\n', (file) => {
-      try {
-        loadWatches(file);
-        assert.fail('expected a ValidationError');
-      } catch (err) {
-        assert.ok(err instanceof ValidationError);
-        const fields = err.result.errors().map((p) => p.field);
-        assert.deepEqual(fields.sort(), ['[0].chart', '[0].kind', '[0].version', '[1].maxConcurrentReconciles'].sort());
-      }
+      const fields = watchesError(file).result.errors().map((p) => p.field);
+      assert.deepEqual(fields.sort(), ['[0].chart', '[0].kind', '[0].version', '[1].maxConcurrentReconciles'].sort());
     });
   });
 
@@ -84,17 +86,12 @@ describe('watches.yaml', () => {
 
   test('a dryRunOption Helm does not take, or an unquoted boolean, is an error naming the file, the entry and the field', async () => {
     await withFile('- {version: v1, kind: A, chart: c, dryRunOption: sever}\n- {version: v1, kind: B, chart: c, dryRunOption: false}\n', (file) => {
-      try {
-        loadWatches(file);
-        assert.fail('expected a ValidationError');
-      } catch (err) {
-        assert.ok(err instanceof ValidationError);
-        const problems = err.result.errors();
-        assert.deepEqual(problems.map((p) => p.field), ['[0].dryRunOption', '[1].dryRunOption']);
-        assert.match(problems[0]?.message ?? '', /dryRunOption is "sever"; it must be one of none, false, true, client, server/);
-        assert.match(problems[1]?.message ?? '', /is a boolean \(quote it/);
-        assert.match(err.message, new RegExp(file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
-      }
+      const err = watchesError(file);
+      const problems = err.result.errors();
+      assert.deepEqual(problems.map((p) => p.field), ['[0].dryRunOption', '[1].dryRunOption']);
+      assert.match(problems[0]?.message ?? '', /dryRunOption is "sever"; it must be one of none, false, true, client, server/);
+      assert.match(problems[1]?.message ?? '', /is a boolean \(quote it/);
+      assert.match(err.message, new RegExp(file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
     });
   });
 

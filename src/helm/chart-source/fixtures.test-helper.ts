@@ -1,12 +1,13 @@
-/** Test fixtures: packaged charts built in memory, a loopback HTTP server with counted routes, and the checks the fetch tests share. */
+/** Test fixtures: packaged charts built in memory, chart directories on disk, a loopback HTTP server with counted routes, and the checks the fetch tests share. */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { TAR_END, filePadding, ustarHeader } from '../../oci/tar-writer.js';
 import { BinnacleError } from '../../util/errors.js';
+import { withTempDir } from '../../util/temp-dir.test-helper.js';
 
 /** A `.tgz` laid out as `helm package` lays it out: `<name>/Chart.yaml` first, then the rest. */
 export function chartArchive(name: string, version: string, files: Record<string, string> = {}, chartYamlVersion = version): Buffer {
@@ -23,6 +24,21 @@ export function chartArchive(name: string, version: string, files: Record<string
   }
   parts.push(TAR_END);
   return gzipSync(Buffer.concat(parts));
+}
+
+/** A chart directory written in dir: Chart.yaml (name, version 1.0.0) and the templates given. */
+export async function writeChartDir(dir: string, name: string, templates: Record<string, string>): Promise<void> {
+  await mkdir(join(dir, 'templates'));
+  await writeFile(join(dir, 'Chart.yaml'), `apiVersion: v2\nname: ${name}\nversion: 1.0.0\n`);
+  for (const [file, text] of Object.entries(templates)) await writeFile(join(dir, 'templates', file), text);
+}
+
+/** A chart directory (writeChartDir) in a fresh scratch directory, removed afterwards; fn gets the directory. */
+export function withChartDir(prefix: string, name: string, templates: Record<string, string>, fn: (dir: string) => Promise<void>): Promise<void> {
+  return withTempDir(prefix, async (dir) => {
+    await writeChartDir(dir, name, templates);
+    await fn(dir);
+  });
 }
 
 export function sha256Hex(b: Buffer | string): string {

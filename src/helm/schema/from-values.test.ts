@@ -12,6 +12,21 @@ function infer(valuesYaml: string, options: ValuesSchemaOptions = {}): Structura
   return r.schema;
 }
 
+/** The properties inferred from values.yaml given as its lines. */
+function inferredProperties(lines: string[]): NonNullable<StructuralSchema['properties']> {
+  return infer(lines.join('\n')).properties ?? {};
+}
+
+/** Every description among the properties, by dotted path: what a test expects described, and nothing else. */
+function descriptions(properties: NonNullable<StructuralSchema['properties']>, prefix = ''): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(properties).flatMap(([key, schema]): [string, string][] => [
+      ...(schema.description === undefined ? [] : [[`${prefix}${key}`, schema.description] as [string, string]]),
+      ...Object.entries(descriptions(schema.properties ?? {}, `${prefix}${key}.`)),
+    ]),
+  );
+}
+
 const ANY = { 'x-kubernetes-preserve-unknown-fields': true, nullable: true };
 
 describe('values.yaml → inferred schema', () => {
@@ -34,20 +49,17 @@ describe('values.yaml → inferred schema', () => {
   });
 
   it('lists: items from the elements, any value when empty or mixed', () => {
-    const s = infer(
-      [
-        'ports: [80, 443]',
-        'hosts: []',
-        'mixed: [1, {a: 1}]',
-        'intOrString: [1, "x"]',
-        'env:',
-        '  - name: A',
-        '    value: "1"',
-        '  - name: B',
-        '    valueFrom: {secretKeyRef: {name: s, key: k}}',
-      ].join('\n'),
-    );
-    const p = s.properties ?? {};
+    const p = inferredProperties([
+      'ports: [80, 443]',
+      'hosts: []',
+      'mixed: [1, {a: 1}]',
+      'intOrString: [1, "x"]',
+      'env:',
+      '  - name: A',
+      '    value: "1"',
+      '  - name: B',
+      '    valueFrom: {secretKeyRef: {name: s, key: k}}',
+    ]);
     assert.deepEqual(p.ports, { type: 'array', items: { type: 'integer' } });
     assert.deepEqual(p.hosts, { type: 'array', items: ANY });
     assert.deepEqual(p.mixed, { type: 'array', items: { 'x-kubernetes-preserve-unknown-fields': true } });
@@ -67,57 +79,55 @@ describe('values.yaml → inferred schema', () => {
   });
 
   it('descriptions come from helm-docs `# --` comments, with continuation lines, skipping @ annotations', () => {
-    const s = infer(
-      [
-        '# -- Number of replicas',
-        'replicas: 1',
-        '',
-        'image:',
-        '  # -- Image repository.',
-        '  # Use a mirror when offline.',
-        '  # @default -- nginx',
-        '  repository: nginx',
-        '  # this plain comment is above a key that has no helm-docs comment',
-        '  pullPolicy: IfNotPresent',
-        '  # -- described,',
-        '  # but the blank line below detaches it',
-        '',
-        '  tag: latest',
-        '  # -- belongs to `other` although indented under image',
-        'other: 1',
-      ].join('\n'),
-    );
-    const p = s.properties ?? {};
-    assert.equal(p.replicas?.description, 'Number of replicas');
-    assert.equal(p.image?.properties?.repository?.description, 'Image repository. Use a mirror when offline.');
-    assert.equal(p.image?.properties?.pullPolicy?.description, 'this plain comment is above a key that has no helm-docs comment');
-    assert.equal(p.image?.properties?.tag?.description, undefined);
-    assert.equal(p.other?.description, 'belongs to `other` although indented under image');
+    const p = inferredProperties([
+      '# -- Number of replicas',
+      'replicas: 1',
+      '',
+      'image:',
+      '  # -- Image repository.',
+      '  # Use a mirror when offline.',
+      '  # @default -- nginx',
+      '  repository: nginx',
+      '  # this plain comment is above a key that has no helm-docs comment',
+      '  pullPolicy: IfNotPresent',
+      '  # -- described,',
+      '  # but the blank line below detaches it',
+      '',
+      '  tag: latest',
+      '  # -- belongs to `other` although indented under image',
+      'other: 1',
+    ]);
+    // image.tag: its comment is detached by the blank line.
+    assert.deepEqual(descriptions(p), {
+      'image.pullPolicy': 'this plain comment is above a key that has no helm-docs comment',
+      'image.repository': 'Image repository. Use a mirror when offline.',
+      other: 'belongs to `other` although indented under image',
+      replicas: 'Number of replicas',
+    });
   });
 
   it('plain comments leave out commented-out YAML; Bitnami @param lines describe keys by path', () => {
-    const s = infer(
-      [
-        '## @param service.type Kubernetes service type',
-        '## @param service.ports.http [default: 80] HTTP port',
-        '## Pod annotations',
-        '## ref: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations/',
-        '# podAnnotations:',
-        '#   prometheus.io/scrape: "true"',
-        'podAnnotations: {}',
-        'service:',
-        '  type: ClusterIP',
-        '  ports:',
-        '    http: 80',
-        '# key: value',
-        'onlyCode: 1',
-      ].join('\n'),
-    );
-    const p = s.properties ?? {};
-    assert.equal(p.podAnnotations?.description, 'Pod annotations\nref: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations/');
-    assert.equal(p.service?.properties?.type?.description, 'Kubernetes service type');
-    assert.equal(p.service?.properties?.ports?.properties?.http?.description, 'HTTP port');
-    assert.equal(p.onlyCode?.description, undefined);
+    const p = inferredProperties([
+      '## @param service.type Kubernetes service type',
+      '## @param service.ports.http [default: 80] HTTP port',
+      '## Pod annotations',
+      '## ref: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations/',
+      '# podAnnotations:',
+      '#   prometheus.io/scrape: "true"',
+      'podAnnotations: {}',
+      'service:',
+      '  type: ClusterIP',
+      '  ports:',
+      '    http: 80',
+      '# key: value',
+      'onlyCode: 1',
+    ]);
+    // onlyCode: the commented-out YAML above it describes nothing.
+    assert.deepEqual(descriptions(p), {
+      podAnnotations: 'Pod annotations\nref: https://kubernetes.io/docs/concepts/overview/working-with-objects/annotations/',
+      'service.ports.http': 'HTTP port',
+      'service.type': 'Kubernetes service type',
+    });
   });
 
   it('an empty values.yaml gives a free-form object', () => {

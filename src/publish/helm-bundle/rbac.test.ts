@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { requiredApis } from './dependencies.js';
 import { containerImages, relatedImages } from './images.js';
-import { allows, APPLY_VERBS, mergeRules, operatorRbac } from './rbac.js';
+import { allows, APPLY_VERBS, mergeRules, operatorRbac, type OperatorRbac, type RbacInput } from './rbac.js';
 import type { RenderedObject } from './render.js';
 import { resourceFor } from './resources.js';
 import { simpleLowerBound } from './csv-base.js';
@@ -15,21 +15,19 @@ const obj = (apiVersion: string, kind: string, name: string, extra: Record<strin
 const NS = 'release-ns';
 const own = [{ group: 'demo.example.com', plural: 'demos' }];
 
+/** The operator's RBAC for the objects rendered in NS, its own kinds `own`, and the chart's CRDs. */
+const rbacFor = (objects: RenderedObject[], chartCrds: RbacInput['chartCrds'] = []): OperatorRbac => operatorRbac({ namespace: NS, chartCrds, own, objects });
+
 describe('operatorRbac', () => {
   test('namespaced kinds become permissions, cluster-scoped kinds and objects pinned elsewhere cluster permissions', () => {
-    const r = operatorRbac({
-      namespace: NS,
-      chartCrds: [],
-      own,
-      objects: [
-        obj('apps/v1', 'Deployment', 'web'),
-        obj('networking.k8s.io/v1', 'Ingress', 'web'),
-        obj('v1', 'ConfigMap', 'cfg', {}, NS),
-        obj('v1', 'Secret', 'elsewhere', {}, 'kube-system'),
-        obj('scheduling.k8s.io/v1', 'PriorityClass', 'high'),
-        obj('v1', 'Namespace', 'extra'),
-      ],
-    });
+    const r = rbacFor([
+      obj('apps/v1', 'Deployment', 'web'),
+      obj('networking.k8s.io/v1', 'Ingress', 'web'),
+      obj('v1', 'ConfigMap', 'cfg', {}, NS),
+      obj('v1', 'Secret', 'elsewhere', {}, 'kube-system'),
+      obj('scheduling.k8s.io/v1', 'PriorityClass', 'high'),
+      obj('v1', 'Namespace', 'extra'),
+    ]);
     for (const verb of APPLY_VERBS) {
       assert.ok(allows(r.permissions, 'apps', 'deployments', verb), verb);
       assert.ok(allows(r.permissions, 'networking.k8s.io', 'ingresses', verb), verb);
@@ -43,7 +41,7 @@ describe('operatorRbac', () => {
   });
 
   test("the operator's own needs: its kinds with status and finalizers, release Secrets, Events, leader-election Leases cluster-wide", () => {
-    const r = operatorRbac({ namespace: NS, chartCrds: [], own, objects: [] });
+    const r = rbacFor([]);
     assert.ok(allows(r.permissions, 'demo.example.com', 'demos', 'watch'));
     assert.ok(allows(r.permissions, 'demo.example.com', 'demos/status', 'patch'));
     assert.ok(allows(r.permissions, 'demo.example.com', 'demos/finalizers', 'update'));
@@ -54,18 +52,13 @@ describe('operatorRbac', () => {
   });
 
   test("a rendered role's rules are held by the operator; a binding to a role the chart does not define needs bind on that name only", () => {
-    const r = operatorRbac({
-      namespace: NS,
-      chartCrds: [],
-      own,
-      objects: [
-        obj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'reader', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }, { nonResourceURLs: ['/metrics'], verbs: ['get'] }] }),
-        obj('rbac.authorization.k8s.io/v1', 'Role', 'local', { rules: [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] }] }),
-        obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'reader', { roleRef: { kind: 'ClusterRole', name: 'reader' } }),
-        obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'puller', { roleRef: { kind: 'ClusterRole', name: 'system:image-puller' } }),
-        obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'auth', { roleRef: { kind: 'ClusterRole', name: 'system:auth-delegator' } }),
-      ],
-    });
+    const r = rbacFor([
+      obj('rbac.authorization.k8s.io/v1', 'ClusterRole', 'reader', { rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] }, { nonResourceURLs: ['/metrics'], verbs: ['get'] }] }),
+      obj('rbac.authorization.k8s.io/v1', 'Role', 'local', { rules: [{ apiGroups: ['batch'], resources: ['jobs'], verbs: ['get'] }] }),
+      obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'reader', { roleRef: { kind: 'ClusterRole', name: 'reader' } }),
+      obj('rbac.authorization.k8s.io/v1', 'RoleBinding', 'puller', { roleRef: { kind: 'ClusterRole', name: 'system:image-puller' } }),
+      obj('rbac.authorization.k8s.io/v1', 'ClusterRoleBinding', 'auth', { roleRef: { kind: 'ClusterRole', name: 'system:auth-delegator' } }),
+    ]);
     assert.ok(allows(r.clusterPermissions, '', 'pods', 'list'));
     assert.ok(r.clusterPermissions.some((x) => x.nonResourceURLs?.includes('/metrics') === true));
     assert.ok(allows(r.permissions, 'batch', 'jobs', 'get'));
@@ -76,12 +69,7 @@ describe('operatorRbac', () => {
   });
 
   test("the chart's own CRDs give their kinds' plural and scope, and the operator may create the CRDs; other custom kinds are guessed", () => {
-    const r = operatorRbac({
-      namespace: NS,
-      own,
-      chartCrds: [{ group: 'x.example.com', kind: 'Mouse', plural: 'mice', namespaced: false, versions: ['v1'] }],
-      objects: [obj('x.example.com/v1', 'Mouse', 'm'), obj('monitoring.coreos.com/v1', 'ServiceMonitor', 'sm')],
-    });
+    const r = rbacFor([obj('x.example.com/v1', 'Mouse', 'm'), obj('monitoring.coreos.com/v1', 'ServiceMonitor', 'sm')], [{ group: 'x.example.com', kind: 'Mouse', plural: 'mice', namespaced: false, versions: ['v1'] }]);
     assert.ok(allows(r.clusterPermissions, 'x.example.com', 'mice', 'create'));
     assert.ok(allows(r.clusterPermissions, 'apiextensions.k8s.io', 'customresourcedefinitions', 'create'));
     assert.ok(allows(r.permissions, 'monitoring.coreos.com', 'servicemonitors', 'patch'));
