@@ -19,6 +19,7 @@ import type {
   BundleSummary,
   CatalogSummary,
   CelSummary,
+  YamlSummary,
   CliStartupSummary,
   ClusterUpSummary,
   ConsoleCatalogSummary,
@@ -361,7 +362,21 @@ const cel: Renderer = (r) => {
   ];
 };
 
+const yaml: Renderer = (r) => {
+  const s = r.summary as YamlSummary;
+  return [
+    `Every YAML file of the operator and chart corpora (${s.files} files, ${s.documents} documents, ${fix(s.bytes / 2 ** 20, 0)} MiB; charts' templates aside) through the bundle and catalog reader, medians of ${str(r.settings.bench.rounds)} interleaved rounds, each side a process of its own; same values on both sides: ${s.sameValues ? 'yes' : 'no'}.`,
+    '',
+    ...table(['reader', 'reading', 'wall', 'peak RSS'], [
+      ['js-yaml path (default)', sec(s.fast.readMs), sec(s.fast.wallMs), `${fix(s.fast.rssMb, 0)} MB`],
+      ['the `yaml` package alone (`BINNACLE_FAST_YAML=0`, reference)', sec(s.exact.readMs), sec(s.exact.wallMs), `${fix(s.exact.rssMb, 0)} MB`],
+      ['reference ÷ js-yaml path', times(s.readRatio), times(s.wallRatio), times(s.rssRatio)],
+    ]),
+  ];
+};
+
 const RENDERERS: Partial<Record<string, Renderer>> = {
+  yaml,
   'cli-startup': cliStartup,
   catalog,
   bundle,

@@ -204,3 +204,17 @@ export interface CelSummary {
     agree: number;
   };
 }
+
+export interface YamlSummary {
+  files: number;
+  documents: number;
+  bytes: number;
+  /** The js-yaml path (medians). */
+  fast: { readMs: number; wallMs: number; rssMb: number };
+  /** The yaml package alone (medians). */
+  exact: { readMs: number; wallMs: number; rssMb: number };
+  readRatio: number;
+  wallRatio: number;
+  rssRatio: number;
+  sameValues: boolean;
+}
