@@ -22,7 +22,7 @@ import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/type
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
-import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, reconcileSteps, removeFinalizer, stop, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, reconcileSteps, removeFinalizer, sameStatus, stop, type StepOutcome } from './common.js';
 
 export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<PulledImage>;
 /** Verifies an image's signature by a policy; returns the reference pinned at the verified digest. */
@@ -94,17 +94,20 @@ export class ClusterCatalogReconciler implements Reconciler {
     return m === undefined ? undefined : m * 60_000;
   }
 
-  /** The one status write of a reconcile: the last resolved source, URLs and unpack time kept unless `extra` says anew. */
+  /** The one status write of a reconcile, none when nothing in it changed: the last resolved source, URLs and unpack time kept unless `extra` says anew. */
   private async writeStatus(s: State, extra: Record<string, unknown> = {}): Promise<void> {
     const prev = s.catalog.status ?? {};
-    await applyStatus(this.o.client, s.catalog, {
+    const status = {
       ...(prev.resolvedSource === undefined ? {} : { resolvedSource: prev.resolvedSource }),
       ...(prev.urls === undefined ? {} : { urls: prev.urls }),
       ...(prev.lastUnpacked === undefined ? {} : { lastUnpacked: prev.lastUnpacked }),
       ...extra,
       conditions: s.conditions.toArray(),
       observedGeneration: s.catalog.metadata.generation,
-    });
+    };
+    // A poll that found the same content says nothing new: no write.
+    if (sameStatus(status, prev)) return;
+    await applyStatus(this.o.client, s.catalog, status);
   }
 
   async handleFinalizer(s: State): Promise<StepOutcome> {

@@ -27,7 +27,7 @@ import {
 } from '../api/types.js';
 import { boundedName } from '../api/names.js';
 import { extensionsNamedOn } from '../installed/index.js';
-import { applyStatus, Conditions, CONTINUE, methodSteps, reconcileSteps, stop, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, methodSteps, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
 import { errorMessage } from '../util/errors.js';
 import { clusterOperatorStatus, writeClusterOperator } from './cluster-operator.js';
 import { aggregateConditions, packageHealth } from './platform-health.js';
@@ -98,12 +98,19 @@ export class PlatformOperatorReconciler implements Reconciler {
     };
     const steps = methodSteps<State, PlatformOperatorReconciler>(this, ['validate', 'ensureExtensions', 'removeDropped', 'report', 'clusterOperator']);
     return reconcileSteps(steps, state, ctx.logger, {
-      write: (st) => applyStatus(this.client, st.po, { conditions: st.conditions.toArray(), observedGeneration: st.po.metadata.generation, packages: st.reported ? st.packages : (st.po.status?.packages ?? []) }),
+      write: (st) => this.writeStatus(st),
       // Anything a step did not expect: said in status, then retried with backoff.
       onError: (st, err) => {
         st.conditions.set('Available', false, 'ReconcileFailed', errorMessage(err));
       },
     });
+  }
+
+  /** The one status write of a reconcile; none when nothing in it changed. */
+  private async writeStatus(s: State): Promise<void> {
+    const status = { conditions: s.conditions.toArray(), observedGeneration: s.po.metadata.generation, packages: s.reported ? s.packages : (s.po.status?.packages ?? []) };
+    if (sameStatus(status, { packages: [], ...s.po.status })) return;
+    await applyStatus(this.client, s.po, status);
   }
 
   private packages(s: State): PlatformOperator['spec']['packages'] {
