@@ -93,6 +93,18 @@ function validateUniqueVersions(p: ModelPackage, node: ValidationResult): void {
  */
 export const RULES_SINCE_OPM_1_47: ReadonlySet<string> = new Set(['channel.skip-range', 'bundle.image-pull-spec', 'bundle.related-image', 'bundle.release', 'bundle.normalized-name']);
 
+/**
+ * Rules catalogd does not hold a served catalog to (it serves any FBC that parses): a package
+ * without a default channel, or naming one it lacks. Resolution then reads every channel of the
+ * package, as OLM v1's does (operator-controller's own e2e catalogs have no default channel).
+ */
+export const RULES_CATALOGD_SERVES: ReadonlySet<string> = new Set(['package.default-channel']);
+
+/** The errors that stop a ClusterCatalog from being served: blockingErrors less RULES_CATALOGD_SERVES. */
+export function servingBlockers(result: ValidationResult): Problem[] {
+  return blockingErrors(result).filter((p) => !RULES_CATALOGD_SERVES.has(p.rule));
+}
+
 /** The errors that stop Binnacle from using a catalog someone else built: all but RULES_SINCE_OPM_1_47. */
 export function blockingErrors(result: ValidationResult): Problem[] {
   return result.errors().filter((p) => !RULES_SINCE_OPM_1_47.has(p.rule));

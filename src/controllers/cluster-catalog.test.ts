@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -245,6 +245,22 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       const progressing = condition(h.kube.statusWrites[0], 'Progressing');
       assert.equal(progressing?.reason, 'InvalidCatalog');
       assert.match(progressing?.message ?? '', new RegExp(`image quay\\.io/example/catalog@${DIGEST}`));
+    });
+
+    test('a catalog whose package has no default channel is served, as catalogd serves it (OLM v1 resolution reads every channel)', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cc-nodefault-'));
+      dirs.push(dir);
+      await mkdir(join(dir, 'configs'));
+      const fbc = [
+        { schema: 'olm.package', name: 'test' },
+        { schema: 'olm.channel', name: 'beta', package: 'test', entries: [{ name: 'test.1.0.0' }] },
+        { schema: 'olm.bundle', name: 'test.1.0.0', package: 'test', image: 'example.com/test:1.0.0', properties: [{ type: 'olm.package', value: { packageName: 'test', version: '1.0.0' } }] },
+      ];
+      await writeFile(join(dir, 'configs', 'catalog.json'), fbc.map((o) => JSON.stringify(o)).join('\n'));
+      const h = await harness({}, () => Promise.resolve({ digest: DIGEST, dir, labels: { [LABEL_CATALOG_CONFIGS]: '/configs' } }));
+      await h.reconcile();
+      assert.equal(h.registry.get('ops')?.digest, DIGEST, 'served');
+      assert.equal(condition(h.kube.statusWrites[0], 'Progressing')?.reason, 'Succeeded');
     });
 
     test('failure: a catalog that breaks the model rules is InvalidCatalog, and the last good content stays served', async () => {
