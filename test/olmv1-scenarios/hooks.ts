@@ -64,7 +64,7 @@ BeforeAll(async function () {
   work = await mkdtemp(join(tmpdir(), 'olmv1-scenarios-'));
   await adminInstaller(client, INSTALLER_NS);
   manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' } } });
-  managerReadyz = manager.metricsUrl.replace(/\/metrics$/, '/readyz');
+  managerReadyz = new URL('/readyz', manager.metricsUrl).href;
 });
 
 AfterAll(async function () {
@@ -136,7 +136,10 @@ After(async function (this: ScenarioWorld, arg: { result?: { status: string } })
   // The extensions first: their uninstall needs the manager and the namespace.
   const ces = forDeletion.filter((r) => r.kind === 'clusterextension');
   await Promise.all(ces.map((r) => kubectlRun(['delete', r.kind, r.name, '--ignore-not-found=true', '--timeout=180s'])));
-  const rest = forDeletion.filter((r) => r.kind !== 'clusterextension');
+  // Catalogs next, waited for: their finalizer needs the manager, which stops after the last scenario.
+  const catalogs = forDeletion.filter((r) => r.kind === 'clustercatalog');
+  await Promise.all(catalogs.map((r) => kubectlRun(['delete', r.kind, r.name, '--ignore-not-found=true', '--timeout=60s'])));
+  const rest = forDeletion.filter((r) => r.kind !== 'clusterextension' && r.kind !== 'clustercatalog');
   for (let i = 0; i < rest.length; i += 8) {
     await Promise.all(rest.slice(i, i + 8).map((r) => kubectlRun(['delete', r.kind, r.name, '--ignore-not-found=true', '--wait=false', ...(r.namespace === undefined || r.namespace === '' ? [] : ['-n', r.namespace])])));
   }

@@ -21,4 +21,7 @@ if ! command -v kubectl >/dev/null; then
 fi
 export BINNACLE_FROM_SOURCE=1
 mkdir -p .cache/olmv1-scenarios
-exec node --import tsx node_modules/@cucumber/cucumber/bin/cucumber.js --config test/olmv1-scenarios/cucumber.json "$@"
+# The whole suite unless feature paths (file or file:line) are given.
+features=(test/vendor/operator-controller-v1.11.0/test/e2e/features/*.feature)
+for a in "$@"; do [[ "$a" == *.feature* ]] && features=(); done
+exec node --import tsx node_modules/@cucumber/cucumber/bin/cucumber.js --config test/olmv1-scenarios/cucumber.json "${features[@]}" "$@"
