@@ -132,14 +132,14 @@ Before(function (this: ScenarioWorld, arg: HookArg) {
 After(async function (this: ScenarioWorld, arg: { result?: { status: string } }) {
   if (this.id === '') return;
   if (arg.result?.status === Status.FAILED && process.env.OLMV1_SCENARIOS_KEEP_FAILED === '1') return;
-  const forDeletion = [...this.addedResources, ...[...this.catalogs.values()].map((name) => ({ kind: 'clustercatalog', name, namespace: undefined })), { kind: 'namespace', name: this.namespace, namespace: undefined }];
+  const forDeletion = [...this.addedResources, ...[...this.catalogs.values()].map((name) => ({ kind: 'clustercatalogs.olm.operatorframework.io', name, namespace: undefined })), { kind: 'namespace', name: this.namespace, namespace: undefined }];
   // The extensions first: their uninstall needs the manager and the namespace.
-  const ces = forDeletion.filter((r) => r.kind === 'clusterextension');
+  const ces = forDeletion.filter((r) => r.kind === 'clusterextensions.olm.operatorframework.io');
   await Promise.all(ces.map((r) => kubectlRun(['delete', r.kind, r.name, '--ignore-not-found=true', '--timeout=180s'])));
   // Catalogs next, waited for: their finalizer needs the manager, which stops after the last scenario.
-  const catalogs = forDeletion.filter((r) => r.kind === 'clustercatalog');
+  const catalogs = forDeletion.filter((r) => r.kind === 'clustercatalogs.olm.operatorframework.io');
   await Promise.all(catalogs.map((r) => kubectlRun(['delete', r.kind, r.name, '--ignore-not-found=true', '--timeout=60s'])));
-  const rest = forDeletion.filter((r) => r.kind !== 'clusterextension' && r.kind !== 'clustercatalog');
+  const rest = forDeletion.filter((r) => r.kind !== 'clusterextensions.olm.operatorframework.io' && r.kind !== 'clustercatalogs.olm.operatorframework.io');
   for (let i = 0; i < rest.length; i += 8) {
     await Promise.all(rest.slice(i, i + 8).map((r) => kubectlRun(['delete', r.kind, r.name, '--ignore-not-found=true', '--wait=false', ...(r.namespace === undefined || r.namespace === '' ? [] : ['-n', r.namespace])])));
   }

@@ -49,7 +49,7 @@ function annotated(w: ScenarioWorld, obj: Obj): string {
 /** What ResourceIsApplied records for cleanup. */
 function track(w: ScenarioWorld, obj: Obj): void {
   const name = obj.metadata?.name ?? '';
-  if (obj.kind === 'ClusterExtension') w.addedResources.push({ name, kind: 'clusterextension' });
+  if (obj.kind === 'ClusterExtension') w.addedResources.push({ name, kind: 'clusterextensions.olm.operatorframework.io' });
   else if (obj.kind === 'ClusterObjectSet') {
     w.clusterObjectSetName = name;
     w.addedResources.push({ name, kind: 'clusterobjectset' });
@@ -122,10 +122,10 @@ function scenarioCatalog(w: ScenarioWorld, name: string): string {
 /** ScenarioCatalogIsUpdatedToVersion (steps.go:1744). */
 When(/^catalog "([^"]+)" is updated to version "([^"]+)"$/i, async function (this: ScenarioWorld, name: string, version: string) {
   const catalog = scenarioCatalog(this, name);
-  const ref = await k8s('get', 'clustercatalog', catalog, '-o', 'jsonpath={.spec.source.image.ref}');
+  const ref = await k8s('get', 'clustercatalogs.olm.operatorframework.io', catalog, '-o', 'jsonpath={.spec.source.image.ref}');
   const i = ref.lastIndexOf(':');
   if (i < 0) throw new Error(`failed to find tag in image reference ${ref}`);
-  await k8s('patch', 'clustercatalog', catalog, '--type', 'merge', '-p', JSON.stringify({ spec: { source: { image: { ref: `${ref.slice(0, i)}:${version}` } } } }));
+  await k8s('patch', 'clustercatalogs.olm.operatorframework.io', catalog, '--type', 'merge', '-p', JSON.stringify({ spec: { source: { image: { ref: `${ref.slice(0, i)}:${version}` } } } }));
 });
 
 /** ScenarioCatalogTagImage (steps.go:1777): crane.Tag. */
@@ -136,14 +136,14 @@ When(/^catalog "([^"]+)" image version "([^"]+)" is also tagged as "([^"]+)"$/i,
 /** ScenarioCatalogIsDeleted (steps.go:1669). */
 When(/^catalog "([^"]+)" is deleted$/i, async function (this: ScenarioWorld, name: string) {
   const catalog = scenarioCatalog(this, name);
-  const r = await kubectlRun(['delete', 'clustercatalog', catalog, '--ignore-not-found=true', '--wait=true']);
+  const r = await kubectlRun(['delete', 'clustercatalogs.olm.operatorframework.io', catalog, '--ignore-not-found=true', '--wait=true']);
   if (r.code !== 0) throw new Error(`failed to delete catalog "${name}": ${r.stderr}`);
 });
 
 /** CatalogIsLabeledWith (steps.go:1682). */
 Given(/^catalog "([^"]+)" is labeled with "([^"]+)"$/i, async function (this: ScenarioWorld, name: string, label: string) {
   const catalog = scenarioCatalog(this, name);
-  const r = await kubectlRun(['label', 'clustercatalog', catalog, label, '--overwrite']);
+  const r = await kubectlRun(['label', 'clustercatalogs.olm.operatorframework.io', catalog, label, '--overwrite']);
   if (r.code !== 0) throw new Error(`failed to label catalog "${name}" with "${label}": ${r.stderr}`);
 });
 
@@ -151,18 +151,18 @@ Given(/^catalog "([^"]+)" is labeled with "([^"]+)"$/i, async function (this: Sc
 async function anyCatalog(w: ScenarioWorld, name: string): Promise<string> {
   const c = w.catalogs.get(name);
   if (c !== undefined) return c;
-  if ((await kubectlRun(['get', 'clustercatalog', name])).code !== 0) throw new Error(`catalog "${name}" was not created by this scenario and does not exist on the cluster`);
+  if ((await kubectlRun(['get', 'clustercatalogs.olm.operatorframework.io', name])).code !== 0) throw new Error(`catalog "${name}" was not created by this scenario and does not exist on the cluster`);
   return name;
 }
 
 /** ScenarioCatalogReportsCondition (upgrade_steps.go:269). */
 Then(/^catalog "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+)$/i, async function (this: ScenarioWorld, name: string, type: string, status: string, reason: string) {
-  await waitForCondition('clustercatalog', await anyCatalog(this, name), type, status, reason, undefined);
+  await waitForCondition('clustercatalogs.olm.operatorframework.io', await anyCatalog(this, name), type, status, reason, undefined);
 });
 
 /** CatalogReportsConditionWithoutReason (demo_steps.go:53). */
 Then(/^catalog "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+)$/i, async function (this: ScenarioWorld, name: string, type: string, status: string) {
-  await waitForCondition('clustercatalog', await anyCatalog(this, name), type, status, undefined, undefined);
+  await waitForCondition('clustercatalogs.olm.operatorframework.io', await anyCatalog(this, name), type, status, undefined, undefined);
 });
 
 // --- applying ---
@@ -175,7 +175,7 @@ When(/^namespace is applied$/i, resourceIsApplied);
 
 /** ClusterExtensionVersionUpdate (steps.go:576). */
 When(/^ClusterExtension version is updated to "([^"]+)"$/i, async function (this: ScenarioWorld, version: string) {
-  await k8s('patch', 'clusterextension', this.clusterExtensionName, '--type', 'merge', '-p', JSON.stringify({ spec: { source: { catalog: { version } } } }));
+  await k8s('patch', 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName, '--type', 'merge', '-p', JSON.stringify({ spec: { source: { catalog: { version } } } }));
 });
 
 /** ResourceApplyFails (steps.go:421): retried until apply fails with the message. */
@@ -196,7 +196,7 @@ When(/^resource is applied as user "([^"]+)" in group "([^"]+)"$/i, async functi
   const r = await kubectlRun(['apply', '-f', '-', `--as=${user}`, `--as-group=${group}`], annotated(this, obj));
   if (r.code !== 0) throw new Error(`failed to apply resource as ${user}/${group}: ${r.stdout}; stderr: ${r.stderr}`);
   this.lastApplyStderr = r.stderr;
-  if (obj.kind === 'ClusterExtension') this.addedResources.push({ name: obj.metadata?.name ?? '', kind: 'clusterextension' });
+  if (obj.kind === 'ClusterExtension') this.addedResources.push({ name: obj.metadata?.name ?? '', kind: 'clusterextensions.olm.operatorframework.io' });
   else this.addedResources.push({ name: obj.metadata?.name ?? '', kind: (obj.kind ?? '').toLowerCase(), namespace: obj.metadata?.namespace ?? this.namespace });
 });
 
@@ -272,7 +272,7 @@ const containing = (w: ScenarioWorld, doc: string) => {
 
 /** ClusterExtensionIsAvailable (steps.go:651): Installed=True. */
 Then(/^ClusterExtension is available$/i, async function (this: ScenarioWorld) {
-  await waitForCondition('clusterextension', this.clusterExtensionName, 'Installed', 'True', undefined, undefined);
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.clusterExtensionName, 'Installed', 'True', undefined, undefined);
 });
 
 /**
@@ -281,7 +281,7 @@ Then(/^ClusterExtension is available$/i, async function (this: ScenarioWorld) {
  * inventory is the twin's BundleDeployment (`status.appliedObjects`).
  */
 Then(/^ClusterExtension is rolled out$/i, async function (this: ScenarioWorld) {
-  await waitForCondition('clusterextension', this.clusterExtensionName, 'Progressing', 'True', 'Succeeded', undefined);
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.clusterExtensionName, 'Progressing', 'True', 'Succeeded', undefined);
   const list = JSON.parse(await k8s('get', 'bundledeployments.binnacle.dev', '-l', `needed-by.binnacle.dev/${this.clusterExtensionName}`, '-o', 'json')) as { items: { status?: { appliedObjects?: { apiVersion: string; kind: string; name: string; namespace?: string }[] } }[] };
   if (list.items.length !== 1) throw new Error(`failed to find the installed release of ${this.clusterExtensionName}: ${list.items.length} BundleDeployments`);
   const objs = list.items[0]?.status?.appliedObjects ?? [];
@@ -294,7 +294,7 @@ Then(/^bundle "([^"]+)" is installed in version "([^"]+)"$/i, async function (th
   const name = this.substitute(nameIn);
   let last = '';
   await waitFor(`status.install.bundle = ${name} ${version}`, async () => {
-    last = await k8s('get', 'clusterextension', this.clusterExtensionName, '-o', 'jsonpath={.status.install.bundle}');
+    last = await k8s('get', 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName, '-o', 'jsonpath={.status.install.bundle}');
     const b = JSON.parse(last) as { name?: string; version?: string };
     return b.name === name && b.version === version;
   }, () => last);
@@ -304,36 +304,36 @@ Then(/^bundle "([^"]+)" is installed in version "([^"]+)"$/i, async function (th
 Then(/^ClusterExtension (?:latest generation )?has (?:been )?reconciled(?: the latest generation)?$/i, async function (this: ScenarioWorld) {
   let last = '';
   await waitFor('Progressing observedGeneration = metadata.generation', async () => {
-    last = await k8s('get', 'clusterextension', this.clusterExtensionName, '-o', "jsonpath={.metadata.generation},{.status.conditions[?(@.type=='Progressing')].observedGeneration}");
+    last = await k8s('get', 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName, '-o', "jsonpath={.metadata.generation},{.status.conditions[?(@.type=='Progressing')].observedGeneration}");
     const [g, o] = last.split(',');
     return g !== undefined && o !== undefined && g !== '' && o !== '' && g === o;
   }, () => last);
 });
 
 Then(/^ClusterExtension reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+) and Message:$/i, async function (this: ScenarioWorld, type: string, status: string, reason: string, doc: string) {
-  await waitForCondition('clusterextension', this.clusterExtensionName, type, status, reason, exactly(this, doc));
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.clusterExtensionName, type, status, reason, exactly(this, doc));
 });
 Then(/^ClusterExtension reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+) and Message includes:$/i, async function (this: ScenarioWorld, type: string, status: string, reason: string, doc: string) {
-  await waitForCondition('clusterextension', this.clusterExtensionName, type, status, reason, containing(this, doc));
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.clusterExtensionName, type, status, reason, containing(this, doc));
 });
 Then(/^ClusterExtension reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+)$/i, async function (this: ScenarioWorld, type: string, status: string, reason: string) {
-  await waitForCondition('clusterextension', this.clusterExtensionName, type, status, reason, undefined);
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.clusterExtensionName, type, status, reason, undefined);
 });
 Then(/^ClusterExtension reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+)$/i, async function (this: ScenarioWorld, type: string, status: string) {
-  await waitForCondition('clusterextension', this.clusterExtensionName, type, status, undefined, undefined);
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.clusterExtensionName, type, status, undefined, undefined);
 });
 /** NamedClusterExtensionReportsCondition (steps.go:562). */
 Then(/^ClusterExtension "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+)$/i, async function (this: ScenarioWorld, name: string, type: string, status: string) {
-  await waitForCondition('clusterextension', this.substitute(name), type, status, undefined, undefined);
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.substitute(name), type, status, undefined, undefined);
 });
 /** NamedClusterExtensionReportsConditionWithMessageFragment (steps.go:570). */
 Then(/^ClusterExtension "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+) and Message includes:$/i, async function (this: ScenarioWorld, name: string, type: string, status: string, reason: string, doc: string) {
-  await waitForCondition('clusterextension', this.substitute(name), type, status, reason, containing(this, doc));
+  await waitForCondition('clusterextensions.olm.operatorframework.io', this.substitute(name), type, status, reason, containing(this, doc));
 });
 
 /** ClusterExtensionReportsConditionTransitionTime (steps.go:869): read once, no wait. */
 Then(/^ClusterExtension reports ([A-Za-z0-9]+) transition between (\d+) and (\d+) minutes since its creation$/i, async function (this: ScenarioWorld, type: string, min: string, max: string) {
-  const v = await k8s('get', 'clusterextension', this.clusterExtensionName, '-o', `jsonpath={.metadata.creationTimestamp},{.status.conditions[?(@.type=="${type}")].lastTransitionTime}`);
+  const v = await k8s('get', 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName, '-o', `jsonpath={.metadata.creationTimestamp},{.status.conditions[?(@.type=="${type}")].lastTransitionTime}`);
   const parts = v.split(',');
   if (parts.length !== 2) throw new Error(`expected creationTimestamp and lastTransitionTime but got: ${v}`);
   const created = Date.parse(parts[0] ?? '');
@@ -367,7 +367,7 @@ async function resourceRemoved(w: ScenarioWorld, kind: string, name: string): Pr
 
 /** ClusterExtensionIsRemoved (steps.go:764). */
 When(/^ClusterExtension is removed$/i, async function (this: ScenarioWorld) {
-  await resourceRemoved(this, 'clusterextension', this.clusterExtensionName);
+  await resourceRemoved(this, 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName);
 });
 
 /** ResourceEventuallyNotFound (steps.go:1363). */
