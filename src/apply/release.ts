@@ -243,20 +243,10 @@ function checkIdentity(rel: Record<string, unknown>, where: string): void {
  * error. `whole` is the joined `data.part` of a large release's part Secrets, when it has them.
  */
 export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevision {
-  const s = rec(secret);
-  const meta = rec(s?.metadata);
+  const meta = rec(rec(secret)?.metadata);
   const secretName = `Secret ${str(meta?.namespace)}/${str(meta?.name)}`;
-  const data = rec(s?.data);
-  if (s === undefined || typeof data?.release !== 'string') {
-    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
-  }
-  const encoded = Buffer.from(whole ?? data.release, 'base64').toString('utf8');
-  const rel = rec(decodeRelease(encoded, `${secretName}: field data.release`));
-  const info = rec(rel?.info);
-  const chartMeta = rec(rec(rel?.chart)?.metadata);
-  if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
-    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
-  }
+  const { rel, info, version } = releaseIn(secret, whole, secretName);
+  const chartMeta = rec(rec(rel.chart)?.metadata);
   checkIdentity(rel, `${secretName}: field data.release`);
   const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
   const chart = chartInfo(chartMeta);
@@ -267,7 +257,7 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
     ...(content === undefined ? {} : { content }),
     name: str(rel.name),
     namespace: str(rel.namespace),
-    revision: rel.version,
+    revision: version,
     // The Secret's status label is the one Helm updates; prefer it as Helm does on list.
     status: STATUSES.find((x) => x === labels.status) ?? status,
     description: str(info.description),
@@ -277,6 +267,21 @@ export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevi
     config: rec(rel.config) ?? {},
     manifest: str(rel.manifest),
   };
+}
+
+/** The release a Secret holds (or the joined parts, `whole`), decoded: one with info and a version, else an error naming the Secret. */
+function releaseIn(secret: unknown, whole: string | undefined, secretName: string): { rel: Record<string, unknown>; info: Record<string, unknown>; version: number } {
+  const data = rec(rec(secret)?.data);
+  if (typeof data?.release !== 'string') {
+    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release is missing: not a Helm release record`);
+  }
+  const encoded = Buffer.from(whole ?? data.release, 'base64').toString('utf8');
+  const rel = rec(decodeRelease(encoded, `${secretName}: field data.release`));
+  const info = rec(rel?.info);
+  if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
+    throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
+  }
+  return { rel, info, version: rel.version };
 }
 
 /** What Binnacle's labels on a record say: its owner, the inputs' digest, the owner's generation. */
