@@ -20,7 +20,7 @@ export default tseslint.config(
       '@typescript-eslint/no-confusing-void-expression': 'off',
       '@typescript-eslint/no-extraneous-class': 'off',
       'max-lines': ['warn', { max: 800, skipBlankLines: true, skipComments: true }],
-      complexity: ['error', 25],
+      complexity: ['error', 20],
     },
   },
   {
@@ -68,6 +68,11 @@ export default tseslint.config(
         },
       ],
     },
+  },
+  {
+    // Test files keep the old bound until their own refactor (duplicates into shared helpers) lands.
+    files: ['**/*.test.ts', '**/*.test-helper.ts'],
+    rules: { complexity: ['error', 24] },
   },
   {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts', 'hack/*.ts'],

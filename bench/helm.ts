@@ -399,6 +399,50 @@ async function warmPageCache(dirs: readonly string[]): Promise<void> {
 const mb = (kb: number): string => `${(kb / 1024).toFixed(0)} MB`;
 const secs = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
+/** One round of the whole corpus, for the corpus ratio: every chart by a helm process, then by one cold Binnacle process. */
+interface Round {
+  helmMs: number;
+  oursMs: number;
+  helmMaxRssKb: number;
+  oursHwmKb: number;
+}
+
+async function corpusRound(dirs: readonly string[], r: number): Promise<Round> {
+  let helmMs = 0;
+  let roundMaxRssKb = 0;
+  for (const d of dirs) {
+    const run = await helmTemplate(d);
+    helmMs += run.ms;
+    roundMaxRssKb = Math.max(roundMaxRssKb, run.maxRssKb);
+  }
+  const round = await startCold(path.join(WORK, `binnacle-round-${r}`), false);
+  const oursMs = await round.corpusMs();
+  return { helmMs, oursMs, helmMaxRssKb: roundMaxRssKb, oursHwmKb: (await round.finish()).hwmKbAfterCorpus };
+}
+
+/** A chart's row of the stored result; a chart helm never ran (or no verdict) reads as NaN and MISMATCH. */
+function chartRow(chart: string, firstMs: number, h: HelmRun | undefined, p: { helmMs: number[]; warmMs: number[] } | undefined, ratio: number | undefined, verdict: Verdict | undefined): HelmChartRow {
+  return {
+    chart,
+    helm: { ok: h?.ok ?? false, ms: h?.ms ?? NaN, maxRssKb: h?.maxRssKb ?? NaN, cpuMs: h?.cpuMs ?? NaN },
+    binnacleFirstMs: firstMs,
+    pairedHelmMs: p?.helmMs ?? [],
+    warmMs: p?.warmMs ?? [],
+    warmRatio: ratio ?? NaN,
+    output: verdict ?? 'MISMATCH',
+  };
+}
+
+/** Issue 29 section 2's goals, judged on the medians; answers the charts whose warm render is not faster. */
+function printGoals(charts: readonly string[], ratios: readonly number[], corpusRatio: number, memoryRatio: number): string[] {
+  const slower = charts.filter((_, i) => !((ratios[i] ?? NaN) < 1));
+  const warmGoal = slower.length === 0 ? 'met' : `NOT met (slower on ${slower.length} of ${charts.length}: ${slower.join(', ')})`;
+  console.log(`goal: warm render faster than a helm template process on every chart: ${warmGoal}`);
+  console.log(`goal: whole corpus in at most 1.0x helm's time: ${corpusRatio <= 1 ? 'met' : 'NOT met'} (${corpusRatio.toFixed(2)}x)`);
+  console.log(`goal: peak memory at most 2x the largest helm process: ${memoryRatio <= 2 ? 'met' : 'NOT met'} (${memoryRatio.toFixed(2)}x)`);
+  return slower;
+}
+
 async function main(): Promise<void> {
   const recorder = startRun('helm');
   if (!ensureTools()) {
@@ -430,19 +474,8 @@ async function main(): Promise<void> {
   const report = await cold.finish();
 
   // 4. More rounds of the whole corpus, for the corpus ratio.
-  const rounds = [{ helmMs: helmTotalMs, oursMs: coldCorpusMs, helmMaxRssKb, oursHwmKb: report.hwmKbAfterCorpus }];
-  for (let r = 1; r < ROUNDS; r++) {
-    let helmMs = 0;
-    let roundMaxRssKb = 0;
-    for (const d of dirs) {
-      const run = await helmTemplate(d);
-      helmMs += run.ms;
-      roundMaxRssKb = Math.max(roundMaxRssKb, run.maxRssKb);
-    }
-    const round = await startCold(path.join(WORK, `binnacle-round-${r}`), false);
-    const oursMs = await round.corpusMs();
-    rounds.push({ helmMs, oursMs, helmMaxRssKb: roundMaxRssKb, oursHwmKb: (await round.finish()).hwmKbAfterCorpus });
-  }
+  const rounds: Round[] = [{ helmMs: helmTotalMs, oursMs: coldCorpusMs, helmMaxRssKb, oursHwmKb: report.hwmKbAfterCorpus }];
+  for (let r = 1; r < ROUNDS; r++) rounds.push(await corpusRound(dirs, r));
 
   // 5. Per chart.
   const verdicts = new Map<string, Verdict>();
@@ -496,27 +529,10 @@ async function main(): Promise<void> {
       `${count('both fail alike')} failed with Helm's own error on both sides, ${count('MISMATCH')} mismatched`,
   );
 
-  // Issue 29 section 2's goals, judged on the medians above.
-  const slower = report.charts.filter((c, i) => !((ratios[i] ?? NaN) < 1)).map((c) => c.chart);
-  const warmGoal = faster === n ? 'met' : `NOT met (slower on ${slower.length} of ${n}: ${slower.join(', ')})`;
-  console.log(`goal: warm render faster than a helm template process on every chart: ${warmGoal}`);
-  console.log(`goal: whole corpus in at most 1.0x helm's time: ${corpusRatio <= 1 ? 'met' : 'NOT met'} (${corpusRatio.toFixed(2)}x)`);
-  console.log(`goal: peak memory at most 2x the largest helm process: ${memoryRatio <= 2 ? 'met' : 'NOT met'} (${memoryRatio.toFixed(2)}x)`);
+  const slower = printGoals(report.charts.map((c) => c.chart), ratios, corpusRatio, memoryRatio);
   if (count('MISMATCH') > 0) process.exitCode = 1;
 
-  const charts = report.charts.map((c, i): HelmChartRow => {
-    const h = helm.get(c.chart);
-    const p = paired.get(c.chart);
-    return {
-      chart: c.chart,
-      helm: { ok: h?.ok ?? false, ms: h?.ms ?? NaN, maxRssKb: h?.maxRssKb ?? NaN, cpuMs: h?.cpuMs ?? NaN },
-      binnacleFirstMs: c.firstMs,
-      pairedHelmMs: p?.helmMs ?? [],
-      warmMs: p?.warmMs ?? [],
-      warmRatio: ratios[i] ?? NaN,
-      output: verdicts.get(c.chart) ?? 'MISMATCH',
-    };
-  });
+  const charts = report.charts.map((c, i): HelmChartRow => chartRow(c.chart, c.firstMs, helm.get(c.chart), paired.get(c.chart), ratios[i], verdicts.get(c.chart)));
   recorder.save({
     settings: {
       bench: { charts: n, corpus: path.relative(ROOT, CHARTS), release: RELEASE, namespace: NAMESPACE, values: 'defaults', warmPairs: WARM, rounds: ROUNDS, order: 'ABBA (helm first in even pairs)', peakRss: GNU_TIME === undefined ? 'sampled /proc VmHWM (a lower bound)' : 'GNU time -f %M' },

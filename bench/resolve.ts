@@ -102,25 +102,48 @@ function randomProblems(count: number): { name: string; variables: SatVariable[]
 /** Microseconds: enough for times of a few milliseconds, and a smaller file. */
 const us = (ms: number): number => Math.round(ms * 1000) / 1000;
 
-async function main(): Promise<void> {
-  const recorder = startRun('resolve');
-  const cfg = await loadCorpus();
-  const index = new CatalogIndex([{ name: 'corpus', priority: 0, config: cfg }]);
-  const inputs: { name: string; input: ResolveInput }[] = index.packages().map((pkg) => {
-    const def = index.defaultChannel(pkg);
-    return { name: pkg, input: { catalogs: index, requests: [{ package: pkg, channels: def === undefined ? [] : [def] }] } };
-  });
-  const packageCount = inputs.length;
-  // Upgrades: installed at an entry something replaces, asking for anything newer in that channel.
+type NamedInput = { name: string; input: ResolveInput };
+
+/** Upgrades: installed at an entry something replaces, asking for anything newer in that channel. */
+function upgradeInputs(cfg: Awaited<ReturnType<typeof loadCorpus>>, index: CatalogIndex): NamedInput[] {
+  const out: NamedInput[] = [];
   for (const ch of cfg.channels) {
     const from = ch.entries.find((e) => ch.entries.some((o) => o.replaces === e.name || (o.skips ?? []).includes(e.name)));
     const entity = from === undefined ? undefined : index.byName.get(from.name)?.[0];
     if (entity === undefined) continue;
-    inputs.push({
+    out.push({
       name: `upgrade ${ch.package}/${ch.name} from ${entity.version.version}`,
       input: { catalogs: index, installed: [{ bundle: entity.name }], requests: [{ package: ch.package, channels: [ch.name], versionRange: `>${entity.version.version}` }] },
     });
   }
+  return out;
+}
+
+/** REPEAT end-to-end resolutions of one input, in ms (one that cannot be resolved is explained, and timed too). */
+function timeResolve(input: ResolveInput): number[] {
+  const times: number[] = [];
+  for (let i = 0; i < REPEAT; i++) {
+    const t = performance.now();
+    try {
+      resolve(input);
+    } catch (err) {
+      if (!(err instanceof ResolutionError)) throw err;
+    }
+    times.push(performance.now() - t);
+  }
+  return times;
+}
+
+async function main(): Promise<void> {
+  const recorder = startRun('resolve');
+  const cfg = await loadCorpus();
+  const index = new CatalogIndex([{ name: 'corpus', priority: 0, config: cfg }]);
+  const inputs: NamedInput[] = index.packages().map((pkg) => {
+    const def = index.defaultChannel(pkg);
+    return { name: pkg, input: { catalogs: index, requests: [{ package: pkg, channels: def === undefined ? [] : [def] }] } };
+  });
+  const packageCount = inputs.length;
+  inputs.push(...upgradeInputs(cfg, index));
   const upgradeCount = inputs.length - packageCount;
   // Bulk: ten packages in one request (APIs clash now and then, which exercises the cores).
   const names = index.packages();
@@ -137,16 +160,7 @@ async function main(): Promise<void> {
   const raw: { name: string; endToEndMs: number[]; satMs: number[] }[] = [];
   let unsat = 0;
   for (const { name, input } of inputs) {
-    const times: number[] = [];
-    for (let i = 0; i < REPEAT; i++) {
-      const t = performance.now();
-      try {
-        resolve(input);
-      } catch (err) {
-        if (!(err instanceof ResolutionError)) throw err;
-      }
-      times.push(performance.now() - t);
-    }
+    const times = timeResolve(input);
     ends.push(median(times));
     const variables = resolutionProblem(input);
     problems.push({ name, variables });

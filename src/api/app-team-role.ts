@@ -74,21 +74,32 @@ function ruleProblems(rule: PolicyRule, where: string): string[] {
   if (resources.some((r) => r === '*' || r.startsWith('*/') || r.endsWith('/*'))) out.push(`${where}: resource wildcard`);
   if ((rule.nonResourceURLs ?? []).length > 0) out.push(`${where}: nonResourceURLs (an app team needs none)`);
   const writes = verbs.filter((v) => WRITE_VERBS.includes(v) || v === '*');
-  for (const g of groups.filter((x) => ADMIN_GROUPS.includes(x))) {
-    if (writes.length > 0) out.push(`${where}: writes (${writes.join(', ')}) to ${g}`);
-  }
-  if (groups.includes(GROUP) || groups.includes('*')) {
-    for (const r of resources.filter((x) => BINNACLE_ADMIN_RESOURCES.includes(baseResource(x)) || x === '*')) {
-      if (writes.length > 0) out.push(`${where}: writes (${writes.join(', ')}) to ${r}.${GROUP}, a cluster admin's API`);
-    }
-  }
+  out.push(...adminGroupWrites(groups, writes, where));
+  out.push(...binnacleWrites(groups, resources, writes, where));
   out.push(...olmv1Writes(groups, resources, writes, where));
-  if (groups.includes('') || groups.includes('*')) {
-    for (const r of resources) {
-      const base = baseResource(r);
-      if (base === 'secrets' && verbs.length > 0) out.push(`${where}: secrets (${verbs.join(', ')}): an app team's releases read Secrets as their ServiceAccount, the team needs none`);
-      if (r === 'serviceaccounts/token' && verbs.length > 0) out.push(`${where}: serviceaccounts/token mints tokens of other identities`);
-    }
+  out.push(...coreProblems(groups, resources, verbs, where));
+  return out;
+}
+
+/** Writes to the cluster's admin API groups (RBAC, admission, CRDs, …). */
+function adminGroupWrites(groups: readonly string[], writes: readonly string[], where: string): string[] {
+  if (writes.length === 0) return [];
+  return groups.filter((x) => ADMIN_GROUPS.includes(x)).map((g) => `${where}: writes (${writes.join(', ')}) to ${g}`);
+}
+
+/** Writes to Binnacle's own cluster-admin resources. */
+function binnacleWrites(groups: readonly string[], resources: readonly string[], writes: readonly string[], where: string): string[] {
+  if (!(groups.includes(GROUP) || groups.includes('*')) || writes.length === 0) return [];
+  return resources.filter((x) => BINNACLE_ADMIN_RESOURCES.includes(baseResource(x)) || x === '*').map((r) => `${where}: writes (${writes.join(', ')}) to ${r}.${GROUP}, a cluster admin's API`);
+}
+
+/** In the core group: any access to Secrets, and minting tokens. */
+function coreProblems(groups: readonly string[], resources: readonly string[], verbs: readonly string[], where: string): string[] {
+  if (!(groups.includes('') || groups.includes('*')) || verbs.length === 0) return [];
+  const out: string[] = [];
+  for (const r of resources) {
+    if (baseResource(r) === 'secrets') out.push(`${where}: secrets (${verbs.join(', ')}): an app team's releases read Secrets as their ServiceAccount, the team needs none`);
+    if (r === 'serviceaccounts/token') out.push(`${where}: serviceaccounts/token mints tokens of other identities`);
   }
   return out;
 }

@@ -62,7 +62,7 @@ export function checkCrdUpgrade(current: unknown, next: unknown, file?: string):
   const cur = asRecord(current) ?? {};
   const nxt = asRecord(next) ?? {};
   const result = new ValidationResult(`CustomResourceDefinition ${crdName(nxt)}`);
-  const where = (field: string): { file?: string; field: string } => (file === undefined ? { field } : { file, field });
+  const where: Where = (field) => (file === undefined ? { field } : { file, field });
 
   const curScope = asRecord(cur.spec)?.scope;
   const nxtScope = asRecord(nxt.spec)?.scope;
@@ -71,24 +71,8 @@ export function checkCrdUpgrade(current: unknown, next: unknown, file?: string):
   }
 
   const curVersions = versionsOf(cur);
-  const nxtVersions = versionsOf(nxt);
-  const nxtByName = new Map(nxtVersions.map((v) => [v.name, v]));
-
-  const stored = strings(asRecord(cur.status)?.storedVersions);
-  for (const name of stored) {
-    if (!nxtByName.has(name)) {
-      result.error('crd.stored-version-removed', `version ${name} is in status.storedVersions but the new CRD drops it: objects stored as ${name} could no longer be read`, where('spec.versions'));
-    }
-  }
-
-  for (const v of curVersions) {
-    const n = nxtByName.get(v.name);
-    if (v.served && (n === undefined || !n.served)) {
-      // Stored-version removal is reported above; do not say it twice.
-      if (n === undefined && stored.includes(v.name)) continue;
-      result.error('crd.served-version-removed', `version ${v.name} is served today and the new CRD ${n === undefined ? 'removes it' : 'stops serving it'}: clients using ${v.name} would break`, where('spec.versions'));
-    }
-  }
+  const nxtByName = new Map(versionsOf(nxt).map((v) => [v.name, v]));
+  checkVersionsKept(curVersions, nxtByName, strings(asRecord(cur.status)?.storedVersions), result, where);
 
   for (const v of curVersions) {
     const n = nxtByName.get(v.name);
@@ -99,6 +83,24 @@ export function checkCrdUpgrade(current: unknown, next: unknown, file?: string):
     });
   }
   return result;
+}
+
+type Where = (field: string) => { file?: string; field: string };
+
+/** Stored versions stay in the CRD, and served versions stay served. */
+function checkVersionsKept(curVersions: readonly CrdVersion[], nxtByName: ReadonlyMap<string, CrdVersion>, stored: readonly string[], result: ValidationResult, where: Where): void {
+  for (const name of stored) {
+    if (!nxtByName.has(name)) {
+      result.error('crd.stored-version-removed', `version ${name} is in status.storedVersions but the new CRD drops it: objects stored as ${name} could no longer be read`, where('spec.versions'));
+    }
+  }
+  for (const v of curVersions) {
+    const n = nxtByName.get(v.name);
+    if (!v.served || (n !== undefined && n.served)) continue;
+    // Stored-version removal is reported above; do not say it twice.
+    if (n === undefined && stored.includes(v.name)) continue;
+    result.error('crd.served-version-removed', `version ${v.name} is served today and the new CRD ${n === undefined ? 'removes it' : 'stops serving it'}: clients using ${v.name} would break`, where('spec.versions'));
+  }
 }
 
 type Report = (rule: string, message: string, field: string) => void;

@@ -88,6 +88,33 @@ function askedAgain(failed: ReleaseRevision, inputs: ReleaseInputs): boolean {
   return inputs.generation !== undefined && failed.ownerGeneration !== undefined && inputs.generation !== failed.ownerGeneration;
 }
 
+/**
+ * The latest revision is the deployed one: repaired when made from these inputs; kept when a
+ * revision with these inputs failed before and the spec did not change since; else upgraded.
+ */
+function decideOnDeployed(sorted: readonly ReleaseRevision[], deployed: ReleaseRevision, inputs: ReleaseInputs, settle: ReleaseRevision[]): ReleaseDecision {
+  const digest = inputs.inputDigest;
+  if (deployed.inputDigest === digest) return { action: 'repair', revision: deployed, reason: `revision ${deployed.revision} was made from these inputs`, settle };
+  const failedBefore = newestWith(
+    sorted.filter((r) => r.inputDigest === digest && r.revision < deployed.revision),
+    ['failed'],
+  );
+  if (failedBefore !== undefined && askedAgain(failedBefore, inputs)) {
+    const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) at generation ${String(failedBefore.ownerGeneration)}; the spec changed since (generation ${String(inputs.generation)}): trying them again`;
+    return { action: 'upgrade', from: deployed, latest: deployed, reason, settle };
+  }
+  if (failedBefore !== undefined) {
+    return {
+      action: 'keep',
+      revision: deployed,
+      failed: failedBefore,
+      reason: `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) and was rolled back; revision ${deployed.revision} keeps running until the inputs change`,
+      settle,
+    };
+  }
+  return { action: 'upgrade', from: deployed, latest: deployed, reason: `the inputs differ from revision ${deployed.revision}'s`, settle };
+}
+
 /** The one release decision (see the top of this file). `history` is oldest first. */
 export function decideRelease(history: readonly ReleaseRevision[], inputs: ReleaseInputs): ReleaseDecision {
   const sorted = [...history].sort((a, b) => a.revision - b.revision);
@@ -106,27 +133,7 @@ export function decideRelease(history: readonly ReleaseRevision[], inputs: Relea
   const deployed = newestWith(sorted, ['deployed']);
   const digest = inputs.inputDigest;
 
-  if (deployed !== undefined && deployed === latest) {
-    if (deployed.inputDigest === digest) return { action: 'repair', revision: deployed, reason: `revision ${deployed.revision} was made from these inputs`, settle };
-    const failedBefore = newestWith(
-      sorted.filter((r) => r.inputDigest === digest && r.revision < deployed.revision),
-      ['failed'],
-    );
-    if (failedBefore !== undefined && askedAgain(failedBefore, inputs)) {
-      const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) at generation ${String(failedBefore.ownerGeneration)}; the spec changed since (generation ${String(inputs.generation)}): trying them again`;
-      return { action: 'upgrade', from: deployed, latest, reason, settle };
-    }
-    if (failedBefore !== undefined) {
-      return {
-        action: 'keep',
-        revision: deployed,
-        failed: failedBefore,
-        reason: `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) and was rolled back; revision ${deployed.revision} keeps running until the inputs change`,
-        settle,
-      };
-    }
-    return { action: 'upgrade', from: deployed, latest, reason: `the inputs differ from revision ${deployed.revision}'s`, settle };
-  }
+  if (deployed !== undefined && deployed === latest) return decideOnDeployed(sorted, deployed, inputs, settle);
 
   // Nothing newer finished. The deployed revision is the base; with none deployed, the newest
   // good one (superseded: its deployed successor's record is gone), as Helm's upgrade takes it.

@@ -76,15 +76,21 @@ class Walker {
   prune(value: unknown, ref: Ref, path: string, resourceRoot: boolean): unknown {
     const flat = flatten(ref);
     if (flat === undefined || flat.intOrString) return value;
-    if (Array.isArray(value)) {
-      const items = flat.items;
-      if (items === undefined) return value;
-      return value.map((v, i) => this.prune(v, items, `${path}[${itemKey(v, i, flat.listMapKeys)}]`, false));
-    }
+    if (Array.isArray(value)) return this.pruneItems(value, flat, path);
     if (!isRecord(value)) return value;
-    const resource = resourceRoot || flat.embedded;
     const structured = flat.properties.size > 0 || flat.additional !== undefined || flat.embedded;
     if (!structured) return value;
+    return this.pruneFields(value, flat, path, resourceRoot || flat.embedded);
+  }
+
+  private pruneItems(value: unknown[], flat: Flat, path: string): unknown[] {
+    const items = flat.items;
+    if (items === undefined) return value;
+    return value.map((v, i) => this.prune(v, items, `${path}[${itemKey(v, i, flat.listMapKeys)}]`, false));
+  }
+
+  /** An object's fields as the schema declares them; a resource's metadata, apiVersion and kind are its own. */
+  private pruneFields(value: Record<string, unknown>, flat: Flat, path: string, resource: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
       const at = join(path, key);
@@ -95,17 +101,19 @@ class Walker {
       else if (resource && (key === 'apiVersion' || key === 'kind')) out[key] = v;
       else if (typeof flat.additional === 'object') out[key] = this.prune(v, flat.additional, at, false);
       else if (flat.additional === true || flat.preserve) out[key] = v;
-      else {
-        const to = caseMatch(key, flat, value);
-        if (to === undefined || out[to] !== undefined) this.dropped.push(at);
-        else {
-          const target = flat.properties.get(to);
-          if (target !== undefined) out[to] = this.prune(v, target, join(path, to), false);
-          this.renamed.push({ path: at, to });
-        }
-      }
+      else this.undeclared(out, key, v, flat, value, path);
     }
     return out;
+  }
+
+  /** A field the schema does not declare: dropped, unless it names a declared field but for case (then moved to it). */
+  private undeclared(out: Record<string, unknown>, key: string, v: unknown, flat: Flat, value: Record<string, unknown>, path: string): void {
+    const at = join(path, key);
+    const to = caseMatch(key, flat, value);
+    if (to === undefined || out[to] !== undefined) return void this.dropped.push(at);
+    const target = flat.properties.get(to);
+    if (target !== undefined) out[to] = this.prune(v, target, join(path, to), false);
+    this.renamed.push({ path: at, to });
   }
 
   /** A resource's metadata: its declared schema when that says something, else ObjectMeta's. */
@@ -125,22 +133,27 @@ function flatten(ref: Ref): Flat | undefined {
     known = true;
     if (typeof node.$ref === 'string') visit(resolve(node.$ref), resolve, depth + 1);
     if (Array.isArray(node.allOf)) for (const member of node.allOf) visit(member, resolve, depth + 1);
-    if (isRecord(node.properties)) {
-      for (const [k, v] of Object.entries(node.properties)) if (!flat.properties.has(k)) flat.properties.set(k, { node: v, resolve });
-    }
-    const ap = node.additionalProperties;
-    if (isRecord(ap)) flat.additional = { node: ap, resolve };
-    else if (typeof ap === 'boolean' && flat.additional === undefined) flat.additional = ap;
-    if (node.items !== undefined && flat.items === undefined) flat.items = { node: node.items, resolve };
-    if (node['x-kubernetes-preserve-unknown-fields'] === true) flat.preserve = true;
-    if (node['x-kubernetes-embedded-resource'] === true) flat.embedded = true;
-    if (node['x-kubernetes-int-or-string'] === true || node.format === 'int-or-string') flat.intOrString = true;
-    if (node.nullable === true) flat.nullable = true;
-    const keys = node['x-kubernetes-list-map-keys'];
-    if (Array.isArray(keys) && flat.listMapKeys.length === 0) flat.listMapKeys = keys.filter((k): k is string => typeof k === 'string');
+    addNode(flat, node, resolve);
   };
   visit(ref.node, ref.resolve, 0);
   return known ? flat : undefined;
+}
+
+/** One schema node's own structure and flags, after what its `$ref` and `allOf` gave (those come first). */
+function addNode(flat: Flat, node: Record<string, unknown>, resolve: Ref['resolve']): void {
+  if (isRecord(node.properties)) {
+    for (const [k, v] of Object.entries(node.properties)) if (!flat.properties.has(k)) flat.properties.set(k, { node: v, resolve });
+  }
+  const ap = node.additionalProperties;
+  if (isRecord(ap)) flat.additional = { node: ap, resolve };
+  else if (typeof ap === 'boolean' && flat.additional === undefined) flat.additional = ap;
+  if (node.items !== undefined && flat.items === undefined) flat.items = { node: node.items, resolve };
+  if (node['x-kubernetes-preserve-unknown-fields'] === true) flat.preserve = true;
+  if (node['x-kubernetes-embedded-resource'] === true) flat.embedded = true;
+  if (node['x-kubernetes-int-or-string'] === true || node.format === 'int-or-string') flat.intOrString = true;
+  if (node.nullable === true) flat.nullable = true;
+  const keys = node['x-kubernetes-list-map-keys'];
+  if (Array.isArray(keys) && flat.listMapKeys.length === 0) flat.listMapKeys = keys.filter((k): k is string => typeof k === 'string');
 }
 
 /** A null the API server leaves out: its field (declared, or under an additionalProperties schema) is not `nullable`. */

@@ -315,6 +315,7 @@ function revisionOfRecord(rel: Record<string, unknown> | undefined, { secretName
   if (rel === undefined || info === undefined || typeof rel.version !== 'number') {
     throw new BinnacleError('terminal', 'RELEASE_DECODE', `${secretName}: field data.release: the release has no info or version`);
   }
+  const version = rel.version;
   checkIdentity(rel, `${secretName}: field data.release`);
   const status = STATUSES.find((x) => x === info.status) ?? 'unknown';
   const chart = chartInfo(chartMeta);
@@ -325,7 +326,7 @@ function revisionOfRecord(rel: Record<string, unknown> | undefined, { secretName
     ...(content === undefined ? {} : { content }),
     name: str(rel.name),
     namespace: str(rel.namespace),
-    revision: rel.version,
+    revision: version,
     // The Secret's status label is the one Helm updates; prefer it as Helm does on list.
     status: STATUSES.find((x) => x === labels.status) ?? status,
     description: str(info.description),

@@ -137,15 +137,7 @@ export async function rollout(cfg: ActionConfig, r: Rollout, log: Logger): Promi
       if (hookFailure !== undefined) return await fail(hookFailure);
     }
   } catch (err) {
-    // Another run recorded this revision first: not a failure of ours to roll back.
-    if (isAlreadyExists(err) && record === undefined) {
-      throw new BinnacleError('transient', 'RELEASE_CONFLICT', `release ${r.release.namespace}/${r.release.name}: revision ${r.version} was recorded by another run at the same time; retry`, { cause: err });
-    }
-    // An API server restarting (5xx, unreachable, timed out) says nothing of the release:
-    // the caller retries with backoff, and the next run settles the pending revision. Only a
-    // verdict on the objects fails the revision (and removes a first install, rolls back).
-    if (isTransient(err)) throw err;
-    return fail(`apply failed: ${errorMessage(err)}`);
+    return fail(applyFailure(err, r, record !== undefined));
   }
 
   try {
@@ -169,6 +161,20 @@ export async function rollout(cfg: ActionConfig, r: Rollout, log: Logger): Promi
   await trimHistory(cfg, await markDeployed(cfg, r, current(record)));
   log.info({ applied: applied.length, pruned: pruned.length }, r.description);
   return { ok: true, applied, pruned, health, message: r.description };
+}
+
+/**
+ * Why applying failed the revision, or the error rethrown when it says nothing of the revision:
+ * another run recorded it first, or the API server is restarting (5xx, unreachable, timed out;
+ * the caller retries with backoff, and the next run settles the pending revision). Only a
+ * verdict on the objects fails the revision (and removes a first install, rolls back).
+ */
+function applyFailure(err: unknown, r: Rollout, recorded: boolean): string {
+  if (isAlreadyExists(err) && !recorded) {
+    throw new BinnacleError('transient', 'RELEASE_CONFLICT', `release ${r.release.namespace}/${r.release.name}: revision ${r.version} was recorded by another run at the same time; retry`, { cause: err });
+  }
+  if (isTransient(err)) throw err;
+  return `apply failed: ${errorMessage(err)}`;
 }
 
 /** Runs of consecutive objects of one kind (applyOrder sorts them by kind), each applied side by side. */

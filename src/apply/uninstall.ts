@@ -14,7 +14,7 @@ import { deleteOrder } from './phases.js';
 import { dedupe, withNamespaces } from './prepare.js';
 import { parseManifest } from './release.js';
 import { previousObjects } from './rollout.js';
-import type { ConfineCheck, ObjectRef, Owner, ReleaseRef } from './types.js';
+import type { ConfineCheck, ObjectRef, Owner, ReleaseHook, ReleaseRef, ReleaseRevision } from './types.js';
 
 export interface UninstallOptions {
   owner: Owner;
@@ -29,28 +29,47 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   const { revisions: history } = await cfg.history.read();
   if (history.length === 0) return { deleted: [] };
   const where = `release ${opts.release.namespace}/${opts.release.name}`;
-  const recorded = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
-  if (recorded !== undefined && (recorded.kind !== opts.owner.kind || recorded.name !== opts.owner.name || (recorded.namespace !== undefined && recorded.namespace !== opts.owner.namespace))) {
-    throw new BinnacleError('terminal', 'RELEASE_NOT_OWNED', `${where} belongs to ${recorded.kind} ${recorded.name}, not ${opts.owner.kind} ${opts.owner.name}`);
-  }
+  checkOwner(history, opts.owner, where);
   let objects = dedupe(await withNamespaces(cfg.client, await previousObjects(history), opts.release.namespace));
   let hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
-  if (opts.confine !== undefined) {
-    // Recorded objects and hooks are as trusted as the record: what is out of scope is left alone.
-    const outside = await outOfScope(objects, opts.confine);
-    if (outside.size > 0) {
-      cfg.logger.warn({ release: where, outside: [...outside] }, 'the records name objects outside the release\'s scope; not deleting them');
-      objects = objects.filter((o) => !outside.has(describeRef(refOf(o))));
-    }
-    const problems = await opts.confine(hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)));
-    if (problems.length > 0) {
-      cfg.logger.warn({ release: where, problems }, 'the recorded delete hooks hold what the release may not; running none');
-      hooks = [];
-    }
-  }
+  if (opts.confine !== undefined) ({ objects, hooks } = await confineRecorded(cfg, objects, hooks, opts.confine, where));
   const hookOpts = { client: cfg.client, owner: opts.owner, release: opts.release, logger: cfg.logger, timeoutMs: opts.hookTimeoutMs ?? 5 * 60_000, pollIntervalMs: Math.min(cfg.pollIntervalMs, 500), confine: opts.confine };
   const pre = await runHooks(hooks, 'pre-delete', hookOpts);
   if (!pre.ok) throw new BinnacleError('terminal', 'HOOK_FAILED', `uninstall of ${where}: ${pre.message}`);
+  const deleted = await deleteOwned(cfg, objects, opts);
+  const post = await runHooks(hooks, 'post-delete', hookOpts);
+  if (!post.ok) cfg.logger.warn({ release: where, reason: post.message }, 'post-delete hook failed');
+  await cfg.history.remove(history);
+  cfg.logger.info({ release: where, deleted: deleted.length }, 'uninstalled release');
+  return { deleted };
+}
+
+/** The release is uninstalled only by the owner its records name (the latest that names one). */
+function checkOwner(history: readonly ReleaseRevision[], owner: Owner, where: string): void {
+  const recorded = [...history].reverse().find((r) => r.owner !== undefined)?.owner;
+  if (recorded === undefined) return;
+  if (recorded.kind !== owner.kind || recorded.name !== owner.name || (recorded.namespace !== undefined && recorded.namespace !== owner.namespace)) {
+    throw new BinnacleError('terminal', 'RELEASE_NOT_OWNED', `${where} belongs to ${recorded.kind} ${recorded.name}, not ${owner.kind} ${owner.name}`);
+  }
+}
+
+/** Recorded objects and hooks are as trusted as the record: what is out of scope is left alone. */
+async function confineRecorded(cfg: ActionConfig, objects: KubeObject[], hooks: ReleaseHook[], confine: ConfineCheck, where: string): Promise<{ objects: KubeObject[]; hooks: ReleaseHook[] }> {
+  const outside = await outOfScope(objects, confine);
+  if (outside.size > 0) {
+    cfg.logger.warn({ release: where, outside: [...outside] }, 'the records name objects outside the release\'s scope; not deleting them');
+    objects = objects.filter((o) => !outside.has(describeRef(refOf(o))));
+  }
+  const problems = await confine(hooks.flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`)));
+  if (problems.length > 0) {
+    cfg.logger.warn({ release: where, problems }, 'the recorded delete hooks hold what the release may not; running none');
+    hooks = [];
+  }
+  return { objects, hooks };
+}
+
+/** Deletes, in delete order, each object the release still owns, except what helm.sh/resource-policy keeps. */
+async function deleteOwned(cfg: ActionConfig, objects: readonly KubeObject[], opts: UninstallOptions): Promise<ObjectRef[]> {
   const deleted: ObjectRef[] = [];
   for (const o of deleteOrder(objects)) {
     const ref = refOf(o);
@@ -62,11 +81,7 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
     }
     if (await cfg.client.delete(ref, { propagationPolicy: 'Background' })) deleted.push(ref);
   }
-  const post = await runHooks(hooks, 'post-delete', hookOpts);
-  if (!post.ok) cfg.logger.warn({ release: where, reason: post.message }, 'post-delete hook failed');
-  await cfg.history.remove(history);
-  cfg.logger.info({ release: where, deleted: deleted.length }, 'uninstalled release');
-  return { deleted };
+  return deleted;
 }
 
 /** The objects (by description) the scope does not allow, each checked alone so the others still go. */

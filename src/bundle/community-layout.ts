@@ -64,6 +64,11 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
     const ciText = `---\n# How the index builds the upgrade graph: replaces-mode follows each CSV's spec.replaces,\n# semver-mode orders versions by semver. Switching back from semver-mode is not easy.\n${stringify(wanted)}`;
     return { bundleDir, ciYaml, ciText, notes: [] };
   }
+  return { bundleDir, ciYaml, notes: await ciNotes(ciYaml, opts) };
+}
+
+/** What an existing ci.yaml says otherwise than the options: left for a pull request of its own. */
+async function ciNotes(ciYaml: string, opts: CommunityOptions): Promise<string[]> {
   const notes: string[] = [];
   let existing: unknown;
   try {
@@ -78,7 +83,7 @@ export async function prepareCommunityLayout(opts: CommunityOptions): Promise<Co
   const have = Array.isArray(current.reviewers) ? current.reviewers.map(String) : [];
   const missing = (opts.reviewers ?? []).filter((r) => !have.includes(r));
   if (missing.length > 0) notes.push(`${ciYaml} does not list reviewer(s) ${missing.join(', ')}: add them in a pull request of its own`);
-  return { bundleDir, ciYaml, notes };
+  return notes;
 }
 
 /** Writes the planned ci.yaml, if any; true when it was written. */

@@ -107,19 +107,22 @@ class Converter {
     const n: JsonObject = { ...input };
     this.unsupported(n, path);
     const intOrString = this.intOrString(n, path);
+    this.junctors(n, path, intOrString);
+    if (n.not !== undefined) n.not = this.negation(n.not, n, `${path}.not`);
+    if (n.items === null) n.items = {};
+    const resource = n['x-kubernetes-embedded-resource'] === true;
+    settleType(n, resource || meta, intOrString === true);
+    this.children(n, path, level === 'root' ? 'root' : resource ? 'resource' : 'plain');
+    this.finish(n, path, level, meta);
+    return n;
+  }
+
+  /** Each junctor's branches give their structure to the node; an int-or-string's own junctor is left as it is. */
+  private junctors(n: JsonObject, path: string, intOrString: boolean | Junctor): void {
     for (const j of JUNCTORS) {
       if (!Array.isArray(n[j]) || (intOrString === true && j === 'anyOf') || intOrString === j) continue;
       n[j] = (n[j] as unknown[]).map((b, i) => this.branch(b, n, `${path}.${j}[${i}]`, j));
     }
-    if (n.not !== undefined) n.not = this.negation(n.not, n, `${path}.not`);
-    if (n.items === null) n.items = {};
-    const resource = n['x-kubernetes-embedded-resource'] === true;
-    if (n.type === undefined && (resource || meta)) n.type = 'object';
-    if (n.type === undefined && intOrString !== true) inferType(n);
-    if (n.type === 'array' && n.items === undefined) n.items = { 'x-kubernetes-preserve-unknown-fields': true };
-    this.children(n, path, level === 'root' ? 'root' : resource ? 'resource' : 'plain');
-    this.finish(n, path, level, meta);
-    return n;
   }
 
   /** Converts properties, additionalProperties and items; a resource's metadata, apiVersion and kind are special. */
@@ -186,40 +189,31 @@ class Converter {
    * node is int-or-string, or the junctor that looked like one but could not be (already reported).
    */
   private intOrString(n: JsonObject, path: string): boolean | 'anyOf' | 'oneOf' {
-    const canonical = [{ type: 'integer' }, { type: 'string' }];
     if (n['x-kubernetes-int-or-string'] === true) {
       const a = n.anyOf;
-      if (Array.isArray(a) && a.length === 2 && a.every(isRecord) && a[0]?.type === 'string' && a[1]?.type === 'integer' && a.every((b) => Object.keys(b).length === 1)) n.anyOf = canonical;
+      if (Array.isArray(a) && a.length === 2 && a.every(isRecord) && a[0]?.type === 'string' && a[1]?.type === 'integer' && a.every((b) => Object.keys(b).length === 1)) n.anyOf = canonicalIntOrString();
       return true;
     }
     if (n.type !== undefined) return false;
     for (const j of ['anyOf', 'oneOf'] as const) {
-      const branches = n[j];
-      if (!Array.isArray(branches) || branches.length !== 2 || !branches.every(isRecord)) continue;
-      const int = branches.find((b) => b.type === 'integer');
-      const str = branches.find((b) => b.type === 'string');
-      if (int === undefined || str === undefined) continue;
-      if (j === 'oneOf' && n.anyOf !== undefined) continue;
-      const moved: JsonObject = {};
-      const movable = (b: JsonObject, checks: readonly string[], droppableFormats: readonly string[]): boolean =>
-        Object.entries(b).every(([k, v]) => {
-          if (k === 'type' || DOC_KEYS.has(k)) return true;
-          if (k === 'format' && typeof v === 'string' && droppableFormats.includes(v)) return true;
-          if (!checks.includes(k) || n[k] !== undefined || moved[k] !== undefined) return false;
-          moved[k] = v;
-          return true;
-        });
-      if (!movable(int, NUMBER_CHECKS, ['int32', 'int64']) || !movable(str, STRING_CHECKS, [])) {
-        this.problem(`${path}.${j}`, 'an integer-or-string whose branches carry checks that would apply to both types has no structural form');
-        return j;
-      }
-      if (j === 'oneOf') delete n.oneOf;
-      Object.assign(n, moved);
-      n.anyOf = canonical;
-      n['x-kubernetes-int-or-string'] = true;
-      return true;
+      const pair = intAndStringBranches(n, j);
+      if (pair !== undefined) return this.toIntOrString(n, path, j, pair);
     }
     return false;
+  }
+
+  /** Moves the int and string branches' checks to the node, or reports the junctor when a check would apply to both types. */
+  private toIntOrString(n: JsonObject, path: string, j: 'anyOf' | 'oneOf', { int, str }: { int: JsonObject; str: JsonObject }): true | 'anyOf' | 'oneOf' {
+    const moved: JsonObject = {};
+    if (!moveChecks(n, moved, int, NUMBER_CHECKS, ['int32', 'int64']) || !moveChecks(n, moved, str, STRING_CHECKS, [])) {
+      this.problem(`${path}.${j}`, 'an integer-or-string whose branches carry checks that would apply to both types has no structural form');
+      return j;
+    }
+    if (j === 'oneOf') delete n.oneOf;
+    Object.assign(n, moved);
+    n.anyOf = canonicalIntOrString();
+    n['x-kubernetes-int-or-string'] = true;
+    return true;
   }
 
   /** One branch of a junctor: its structure moves to `outer`, its checks stay. */
@@ -261,16 +255,9 @@ class Converter {
         continue;
       }
       if (k === 'properties' && isRecord(v)) {
-        const sp: JsonObject = {};
-        const cp: JsonObject = {};
-        for (const [name, sub] of Object.entries(v)) {
-          const s = this.split(isRecord(sub) ? sub : {}, `${path}.properties.${name}`, true);
-          sp[name] = s.skeleton;
-          // Kept even when empty: a structural schema's junctors often name properties that way.
-          cp[name] = s.checks;
-        }
-        skeleton.properties = sp;
-        checks.properties = cp;
+        const s = this.splitProperties(v, path);
+        skeleton.properties = s.skeleton;
+        checks.properties = s.checks;
       } else if (k === 'items' && isRecord(v)) {
         const s = this.split(v, `${path}.items`, true);
         skeleton.items = s.skeleton;
@@ -278,13 +265,9 @@ class Converter {
       } else if (JUNCTORS.includes(k as Junctor) && Array.isArray(v)) {
         // Nested junctors: their structure moves out through this branch too.
         checks[k] = v.map((x, i) => this.branch(x, skeleton, `${path}.${k}[${i}]`, k as Junctor));
-      } else if (k === 'additionalProperties' && isRecord(v)) {
-        const s = this.split(v, `${path}.additionalProperties`, true);
-        skeleton.additionalProperties = s.skeleton;
-        if (Object.keys(s.checks).length > 0) this.problem(`${path}.additionalProperties`, 'checks on map values inside allOf/anyOf/oneOf have no structural form');
-      } else if (k === 'additionalProperties' && typeof v === 'boolean') {
-        skeleton.additionalProperties = v;
-      } else if (k === 'default' || k === 'nullable' || k === 'additionalProperties') {
+      } else if (k === 'additionalProperties') {
+        this.splitMapValues(v, path, skeleton);
+      } else if (k === 'default' || k === 'nullable') {
         this.problem(`${path}.${k}`, `${k} inside allOf/anyOf/oneOf has no structural form`);
       } else if (k === 'type' || k.startsWith('x-kubernetes-')) {
         skeleton[k] = v;
@@ -295,6 +278,32 @@ class Converter {
     return { skeleton, checks };
   }
 
+  /** Each property of a branch split into its structure and its checks. */
+  private splitProperties(props: JsonObject, path: string): { skeleton: JsonObject; checks: JsonObject } {
+    const skeleton: JsonObject = {};
+    const checks: JsonObject = {};
+    for (const [name, sub] of Object.entries(props)) {
+      const s = this.split(isRecord(sub) ? sub : {}, `${path}.properties.${name}`, true);
+      skeleton[name] = s.skeleton;
+      // Kept even when empty: a structural schema's junctors often name properties that way.
+      checks[name] = s.checks;
+    }
+    return { skeleton, checks };
+  }
+
+  /** A branch's additionalProperties: its structure moves out; checks on the map values cannot. */
+  private splitMapValues(v: unknown, path: string, skeleton: JsonObject): void {
+    if (isRecord(v)) {
+      const s = this.split(v, `${path}.additionalProperties`, true);
+      skeleton.additionalProperties = s.skeleton;
+      if (Object.keys(s.checks).length > 0) this.problem(`${path}.additionalProperties`, 'checks on map values inside allOf/anyOf/oneOf have no structural form');
+    } else if (typeof v === 'boolean') {
+      skeleton.additionalProperties = v;
+    } else {
+      this.problem(`${path}.additionalProperties`, 'additionalProperties inside allOf/anyOf/oneOf has no structural form');
+    }
+  }
+
   /**
    * Adds a branch's structure to the node. Under allOf every branch holds, so a type may be set;
    * under anyOf/oneOf the branches must already agree with the node (or the node be untyped
@@ -303,27 +312,40 @@ class Converter {
   private merge(outer: JsonObject, skeleton: JsonObject, path: string, all: boolean): void {
     for (const [k, v] of Object.entries(skeleton)) {
       if (k === 'properties' && isRecord(v)) {
-        const props = isRecord(outer.properties) ? outer.properties : (outer.properties = {});
-        for (const [name, sub] of Object.entries(v)) {
-          if (!isRecord(sub)) continue;
-          const existing = props[name];
-          if (existing === undefined || existing === null) props[name] = sub;
-          else if (isRecord(existing)) this.merge(existing, sub, `${path}.properties.${name}`, true);
-        }
+        this.mergeProperties(outer, v, path);
       } else if ((k === 'items' || k === 'additionalProperties') && isRecord(v)) {
-        const existing = outer[k];
-        if (existing === undefined || existing === null) outer[k] = v;
-        else if (isRecord(existing)) this.merge(existing, v, `${path}.${k}`, true);
-        else this.problem(`${path}.${k}`, `differs from the node's ${k}; a structural schema has one`);
+        this.mergeSubschema(outer, k, v, path);
       } else if (k === 'type') {
-        if (outer.type === undefined && (all || this.sameTypeInEveryBranch(outer, v))) outer.type = v;
-        else if (outer.type !== v) this.problem(`${path}.type`, `a branch of type ${String(v)} under a node ${outer.type === undefined ? 'whose branches differ in type' : `of type ${JSON.stringify(outer.type)}`} has no structural form`);
+        this.mergeType(outer, v, path, all);
       } else if (outer[k] === undefined) {
         outer[k] = v;
       } else if (!DOC_KEYS.has(k) && JSON.stringify(outer[k]) !== JSON.stringify(v)) {
         this.problem(`${path}.${k}`, `differs from the node's ${k}; a structural schema has one`);
       }
     }
+  }
+
+  private mergeProperties(outer: JsonObject, props: JsonObject, path: string): void {
+    const into = isRecord(outer.properties) ? outer.properties : (outer.properties = {});
+    for (const [name, sub] of Object.entries(props)) {
+      if (!isRecord(sub)) continue;
+      const existing = into[name];
+      if (existing === undefined || existing === null) into[name] = sub;
+      else if (isRecord(existing)) this.merge(existing, sub, `${path}.properties.${name}`, true);
+    }
+  }
+
+  /** items or additionalProperties: one schema, merged under allOf rules (every branch's holds). */
+  private mergeSubschema(outer: JsonObject, k: 'items' | 'additionalProperties', v: JsonObject, path: string): void {
+    const existing = outer[k];
+    if (existing === undefined || existing === null) outer[k] = v;
+    else if (isRecord(existing)) this.merge(existing, v, `${path}.${k}`, true);
+    else this.problem(`${path}.${k}`, `differs from the node's ${k}; a structural schema has one`);
+  }
+
+  private mergeType(outer: JsonObject, type: unknown, path: string, all: boolean): void {
+    if (outer.type === undefined && (all || this.sameTypeInEveryBranch(outer, type))) outer.type = type;
+    else if (outer.type !== type) this.problem(`${path}.type`, `a branch of type ${String(type)} under a node ${outer.type === undefined ? 'whose branches differ in type' : `of type ${JSON.stringify(outer.type)}`} has no structural form`);
   }
 
   /** Every anyOf/oneOf branch of `outer` says `type` (checked on the branches as written). */
@@ -345,6 +367,42 @@ class Converter {
     }
     return Object.keys(kept).length > 0 ? { type: 'object', properties: kept } : { type: 'object' };
   }
+}
+
+/** A node's type when it has none: an object by its role (embedded resource, its metadata), else inferred; an array accepts any items unless it says. */
+function settleType(n: JsonObject, objectByRole: boolean, intOrString: boolean): void {
+  if (n.type === undefined && objectByRole) n.type = 'object';
+  if (n.type === undefined && !intOrString) inferType(n);
+  if (n.type === 'array' && n.items === undefined) n.items = { 'x-kubernetes-preserve-unknown-fields': true };
+}
+
+function canonicalIntOrString(): JsonObject[] {
+  return [{ type: 'integer' }, { type: 'string' }];
+}
+
+/** A junctor of exactly two schemas, one of type integer and one of type string (oneOf only when there is no anyOf). */
+function intAndStringBranches(n: JsonObject, j: 'anyOf' | 'oneOf'): { int: JsonObject; str: JsonObject } | undefined {
+  const branches = n[j];
+  if (!Array.isArray(branches) || branches.length !== 2 || !branches.every(isRecord)) return undefined;
+  const int = branches.find((b) => b.type === 'integer');
+  const str = branches.find((b) => b.type === 'string');
+  if (int === undefined || str === undefined) return undefined;
+  if (j === 'oneOf' && n.anyOf !== undefined) return undefined;
+  return { int, str };
+}
+
+/**
+ * Collects a branch's checks into `moved`: only the checks of its own type (or a format that
+ * says no more than the type), and none the node or the other branch already has.
+ */
+function moveChecks(n: JsonObject, moved: JsonObject, b: JsonObject, checks: readonly string[], droppableFormats: readonly string[]): boolean {
+  return Object.entries(b).every(([k, v]) => {
+    if (k === 'type' || DOC_KEYS.has(k)) return true;
+    if (k === 'format' && typeof v === 'string' && droppableFormats.includes(v)) return true;
+    if (!checks.includes(k) || n[k] !== undefined || moved[k] !== undefined) return false;
+    moved[k] = v;
+    return true;
+  });
 }
 
 /** Infers a missing type from the keywords; with none, the node accepts any value. */

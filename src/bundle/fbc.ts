@@ -51,46 +51,13 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
   const { csv } = bundle;
   const packageName = opts.packageName ?? bundle.packageName;
   const image = opts.image ?? '';
-  if (packageName === '') {
-    throw new InputError('BUNDLE_NO_PACKAGE', 'bundle has no package name: annotations.yaml does not say it and none was given', {
-      file: 'metadata/annotations.yaml',
-      field: 'annotations.operators.operatorframework.io.bundle.package.v1',
-    });
-  }
-  if (semver.valid(csv.version) === null || csv.version.startsWith('v')) {
-    throw new InputError('BUNDLE_BAD_VERSION', `"${csv.version}" is not a semantic version`, { file: csv.file, field: 'spec.version' });
-  }
-
-  // b.Properties in opm: properties.yaml first, then the derived ones (package, CSV annotation, GVKs).
-  const declared: BundleProperty[] = [...bundle.properties];
-  if (bundle.annotations?.packageName !== undefined && bundle.annotations.packageName !== '') {
-    declared.push({ type: PROP_PACKAGE, value: { packageName: bundle.annotations.packageName, version: csv.version } });
-  }
-  declared.push(...csvAnnotationProperties(bundle));
+  checkConvertible(bundle, packageName);
 
   const provided = new Map<string, Gvk>();
   const required = new Map<string, Gvk>();
-  const addGvk = (m: Map<string, Gvk>, g: Gvk): void => {
-    m.set(`${g.group}/${g.version}/${g.kind}`, g);
-  };
-  let pkgProp: Property | undefined;
   const other: Property[] = [];
-  for (const p of dedupe(declared)) {
-    if (p.type === PROP_GVK && isRecord(p.value)) addGvk(provided, gvkOf(p.value));
-    else if (p.type === PROP_PACKAGE && isRecord(p.value)) {
-      pkgProp = { type: PROP_PACKAGE, value: { packageName: strOf(p.value.packageName), version: strOf(p.value.version) } };
-    } else other.push({ type: p.type, value: p.value });
-  }
-  const pkgRequired: Property[] = [];
-  for (const dep of bundle.dependencies) {
-    if (dep.type === PROP_GVK && isRecord(dep.value)) addGvk(required, gvkOf(dep.value));
-    else if (dep.type === PROP_PACKAGE && isRecord(dep.value)) {
-      pkgRequired.push({
-        type: PROP_PACKAGE_REQUIRED,
-        value: { packageName: strOf(dep.value.packageName), versionRange: strOf(dep.value.version) },
-      });
-    } else other.push({ type: dep.type, value: dep.value });
-  }
+  const pkgProp = sortDeclared(declaredProperties(bundle), provided, other);
+  const pkgRequired = sortDependencies(bundle.dependencies, required, other);
   for (const g of providedApis(bundle)) addGvk(provided, g);
   for (const g of requiredApis(bundle)) addGvk(required, g);
 
@@ -114,6 +81,61 @@ export function toFbcBundle(bundle: RegistryV1Bundle, opts: FbcOptions = {}): Bu
   const related = relatedImages(bundle, image);
   if (related.length > 0) out.relatedImages = related;
   return out;
+}
+
+/** A catalog bundle needs a package name and a semantic version (without a leading v). */
+function checkConvertible(bundle: RegistryV1Bundle, packageName: string): void {
+  const { csv } = bundle;
+  if (packageName === '') {
+    throw new InputError('BUNDLE_NO_PACKAGE', 'bundle has no package name: annotations.yaml does not say it and none was given', {
+      file: 'metadata/annotations.yaml',
+      field: 'annotations.operators.operatorframework.io.bundle.package.v1',
+    });
+  }
+  if (semver.valid(csv.version) === null || csv.version.startsWith('v')) {
+    throw new InputError('BUNDLE_BAD_VERSION', `"${csv.version}" is not a semantic version`, { file: csv.file, field: 'spec.version' });
+  }
+}
+
+/** b.Properties in opm: properties.yaml first, then the derived ones (package, CSV annotation; GVKs come later). */
+function declaredProperties(bundle: RegistryV1Bundle): BundleProperty[] {
+  const declared: BundleProperty[] = [...bundle.properties];
+  if (bundle.annotations?.packageName !== undefined && bundle.annotations.packageName !== '') {
+    declared.push({ type: PROP_PACKAGE, value: { packageName: bundle.annotations.packageName, version: bundle.csv.version } });
+  }
+  declared.push(...csvAnnotationProperties(bundle));
+  return declared;
+}
+
+function addGvk(m: Map<string, Gvk>, g: Gvk): void {
+  m.set(`${g.group}/${g.version}/${g.kind}`, g);
+}
+
+/** Declared properties by kind: GVKs into `provided`, the package property returned (the last one wins), the rest into `other`. */
+function sortDeclared(declared: BundleProperty[], provided: Map<string, Gvk>, other: Property[]): Property | undefined {
+  let pkgProp: Property | undefined;
+  for (const p of dedupe(declared)) {
+    if (p.type === PROP_GVK && isRecord(p.value)) addGvk(provided, gvkOf(p.value));
+    else if (p.type === PROP_PACKAGE && isRecord(p.value)) {
+      pkgProp = { type: PROP_PACKAGE, value: { packageName: strOf(p.value.packageName), version: strOf(p.value.version) } };
+    } else other.push({ type: p.type, value: p.value });
+  }
+  return pkgProp;
+}
+
+/** Dependencies by kind: GVKs into `required`, packages returned as olm.package.required, the rest into `other`. */
+function sortDependencies(dependencies: RegistryV1Bundle['dependencies'], required: Map<string, Gvk>, other: Property[]): Property[] {
+  const pkgRequired: Property[] = [];
+  for (const dep of dependencies) {
+    if (dep.type === PROP_GVK && isRecord(dep.value)) addGvk(required, gvkOf(dep.value));
+    else if (dep.type === PROP_PACKAGE && isRecord(dep.value)) {
+      pkgRequired.push({
+        type: PROP_PACKAGE_REQUIRED,
+        value: { packageName: strOf(dep.value.packageName), versionRange: strOf(dep.value.version) },
+      });
+    } else other.push({ type: dep.type, value: dep.value });
+  }
+  return pkgRequired;
 }
 
 /**

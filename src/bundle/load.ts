@@ -92,11 +92,7 @@ export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promis
   const errors = problems.filter((p) => p.severity === 'error');
   if (errors.length > 0 || csv === undefined) {
     // The CSV's name is still checked, so one run reports it with the load problems.
-    const named = objects.find((o) => o.kind === CSV_KIND);
-    if (named !== undefined) {
-      for (const e of csvNameErrors(named.name)) errors.push({ severity: 'error', rule: 'csv.name', message: `metadata.name "${named.name}" ${e}`, file: named.file, field: 'metadata.name' });
-    }
-    throw new BundleLoadError(dir, errors);
+    throw new BundleLoadError(dir, [...errors, ...csvNameProblems(objects.find((o) => o.kind === CSV_KIND))]);
   }
 
   return {
@@ -115,6 +111,11 @@ export async function loadBundleDir(dir: string, opts: LoadOptions = {}): Promis
     ignoredFiles,
     loadWarnings: problems.filter((p) => p.severity === 'warning'),
   };
+}
+
+function csvNameProblems(csv: { name: string; file: string } | undefined): Problem[] {
+  if (csv === undefined) return [];
+  return csvNameErrors(csv.name).map((e) => ({ severity: 'error', rule: 'csv.name', message: `metadata.name "${csv.name}" ${e}`, file: csv.file, field: 'metadata.name' }));
 }
 
 /**

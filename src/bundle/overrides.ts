@@ -81,24 +81,30 @@ export function applyOverrides(deployment: JsonObject, o: DeploymentOverrides): 
   const spec = isRecord(deployment.spec) ? deployment.spec : {};
   const template = isRecord(spec.template) ? spec.template : {};
   const pod: JsonObject = isRecord(template.spec) ? template.spec : {};
-  const containers = records(pod.containers);
-  for (const c of containers) {
-    if (o.env !== undefined && o.env.length > 0) c.env = mergeByName(records(c.env), o.env);
-    if (o.envFrom !== undefined && o.envFrom.length > 0) c.envFrom = appendUnique(records(c.envFrom), o.envFrom);
-    if (o.volumeMounts !== undefined && o.volumeMounts.length > 0) c.volumeMounts = mergeByName(records(c.volumeMounts), o.volumeMounts);
-    if (o.resources !== undefined) c.resources = structuredClone(o.resources);
-  }
+  for (const c of records(pod.containers)) overrideContainer(c, o);
   if (o.volumes !== undefined && o.volumes.length > 0) pod.volumes = mergeByName(records(pod.volumes), o.volumes);
   if (o.tolerations !== undefined && o.tolerations.length > 0) pod.tolerations = appendUnique(records(pod.tolerations), o.tolerations);
   if (o.nodeSelector !== undefined) pod.nodeSelector = { ...o.nodeSelector };
   if (o.affinity !== undefined) applyAffinity(pod, o.affinity);
   if (o.annotations !== undefined && Object.keys(o.annotations).length > 0) {
     // Existing annotations win over the override, on the Deployment and on its pod template.
-    const meta = isRecord(deployment.metadata) ? deployment.metadata : (deployment.metadata = {});
-    meta.annotations = { ...o.annotations, ...(isRecord(meta.annotations) ? meta.annotations : {}) };
-    const tmeta = isRecord(template.metadata) ? template.metadata : (template.metadata = {});
-    tmeta.annotations = { ...o.annotations, ...(isRecord(tmeta.annotations) ? tmeta.annotations : {}) };
+    addMissingAnnotations(deployment, o.annotations);
+    addMissingAnnotations(template, o.annotations);
   }
+}
+
+/** A container's env, envFrom, volume mounts and resources, as the overrides set them. */
+function overrideContainer(c: JsonObject, o: DeploymentOverrides): void {
+  if (o.env !== undefined && o.env.length > 0) c.env = mergeByName(records(c.env), o.env);
+  if (o.envFrom !== undefined && o.envFrom.length > 0) c.envFrom = appendUnique(records(c.envFrom), o.envFrom);
+  if (o.volumeMounts !== undefined && o.volumeMounts.length > 0) c.volumeMounts = mergeByName(records(c.volumeMounts), o.volumeMounts);
+  if (o.resources !== undefined) c.resources = structuredClone(o.resources);
+}
+
+/** The annotations an object does not have yet; the ones it has are kept. */
+function addMissingAnnotations(obj: JsonObject, annotations: Record<string, string>): void {
+  const meta = isRecord(obj.metadata) ? obj.metadata : (obj.metadata = {});
+  meta.annotations = { ...annotations, ...(isRecord(meta.annotations) ? meta.annotations : {}) };
 }
 
 /** `{}` erases the affinity; a set part replaces that part; an empty part erases it. */

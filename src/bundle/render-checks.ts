@@ -30,55 +30,13 @@ export function renderChecks(bundle: RegistryV1Bundle): Problem[] {
     out.push({ severity: 'error', rule, message, file, ...(field === undefined ? {} : { field }) });
   };
 
-  const seenDeps = new Set<string>();
-  for (const dep of csv.deployments) {
-    if (seenDeps.has(dep.name)) err('render.deployment-unique', `duplicate strategy deployment "${dep.name}"`, `${dep.field}.name`);
-    seenDeps.add(dep.name);
-    const dns = dns1123SubdomainErrors(dep.name);
-    if (dns.length > 0) err('render.deployment-name', `deployment name "${dep.name}" ${dns.join(', ')}`, `${dep.field}.name`);
-  }
-
-  const crdNames = new Set<string>();
-  for (const crd of bundle.crds) {
-    const name = crd.name;
-    if (crdNames.has(name)) err('render.crd-unique', `duplicate CustomResourceDefinition "${name}"`, 'metadata.name', crd.file);
-    crdNames.add(name);
-  }
-  for (const owned of csv.ownedCRDs) {
-    if (!crdNames.has(owned.name)) {
-      err('render.owned-crd-present', `owned CRD "${owned.name}" is not in the bundle`, `${owned.field}.name`);
-    }
-  }
+  const seenDeps = deploymentChecks(bundle, err);
+  crdPresenceChecks(bundle, err);
   if (bundle.packageName === '') err('render.package-name', 'package name is empty', undefined, 'metadata/annotations.yaml');
-
-  const supported = new Set(csv.installModes.filter((m) => m.supported).map((m) => m.type));
-  const conversion = csv.webhooks.filter((w) => w.type === 'ConversionWebhook');
-  if (conversion.length > 0 && (supported.size !== 1 || !supported.has('AllNamespaces'))) {
-    for (const w of conversion) {
-      err(
-        'render.conversion-webhook-all-namespaces',
-        `conversion webhook "${w.generateName}" needs a bundle that supports only AllNamespaces; it supports [${[...supported].sort().join(', ')}]`,
-        w.field,
-      );
-    }
-  }
+  conversionWebhookChecks(bundle, err);
   webhookChecks(bundle, seenDeps, err);
-  for (const a of csv.ownedAPIServices) {
-    if (a.deploymentName === undefined || a.deploymentName === '') {
-      err('render.apiservice-deployment', `owned API service ${a.version}.${a.group} names no deployment to serve it`, `${a.field}.deploymentName`);
-    } else if (!seenDeps.has(a.deploymentName)) {
-      err('render.apiservice-deployment', `owned API service ${a.version}.${a.group} refers to deployment "${a.deploymentName}", which the CSV does not define`, `${a.field}.deploymentName`);
-    }
-  }
-  for (const crd of bundle.crds) {
-    if (crd.apiVersion !== 'apiextensions.k8s.io/v1') continue;
-    const spec = isRecord(crd.object.spec) ? crd.object.spec : {};
-    const versions = Array.isArray(spec.versions) ? spec.versions : [];
-    versions.forEach((v, i) => {
-      // Installed without one, the CRD would prune every field of its objects (or be refused).
-      if (isRecord(v) && !isRecord(v.schema)) err('render.crd-schema', `CRD "${crd.name}" version ${String(v.name)} has no schema; apiextensions.k8s.io/v1 requires one`, `spec.versions[${i}].schema`, crd.file);
-    });
-  }
+  apiServiceChecks(bundle, seenDeps, err);
+  crdSchemaChecks(bundle, err);
   for (const o of bundle.others) {
     if (!kindSupport(o.kind).supported) {
       err('render.object-kind', `kind "${o.kind}" (object "${o.name}") is not supported in registry+v1 bundles`, 'kind', o.file);
@@ -88,6 +46,72 @@ export function renderChecks(bundle: RegistryV1Bundle): Problem[] {
 }
 
 type Report = (rule: string, message: string, field?: string, file?: string) => void;
+
+/** Strategy deployments have unique, DNS-valid names; answers the names. */
+function deploymentChecks(bundle: RegistryV1Bundle, err: Report): Set<string> {
+  const seenDeps = new Set<string>();
+  for (const dep of bundle.csv.deployments) {
+    if (seenDeps.has(dep.name)) err('render.deployment-unique', `duplicate strategy deployment "${dep.name}"`, `${dep.field}.name`);
+    seenDeps.add(dep.name);
+    const dns = dns1123SubdomainErrors(dep.name);
+    if (dns.length > 0) err('render.deployment-name', `deployment name "${dep.name}" ${dns.join(', ')}`, `${dep.field}.name`);
+  }
+  return seenDeps;
+}
+
+/** Each CRD once, and each CRD the CSV owns in the bundle. */
+function crdPresenceChecks(bundle: RegistryV1Bundle, err: Report): void {
+  const crdNames = new Set<string>();
+  for (const crd of bundle.crds) {
+    const name = crd.name;
+    if (crdNames.has(name)) err('render.crd-unique', `duplicate CustomResourceDefinition "${name}"`, 'metadata.name', crd.file);
+    crdNames.add(name);
+  }
+  for (const owned of bundle.csv.ownedCRDs) {
+    if (!crdNames.has(owned.name)) {
+      err('render.owned-crd-present', `owned CRD "${owned.name}" is not in the bundle`, `${owned.field}.name`);
+    }
+  }
+}
+
+/** A conversion webhook serves every namespace's objects: its bundle must support AllNamespaces only. */
+function conversionWebhookChecks(bundle: RegistryV1Bundle, err: Report): void {
+  const { csv } = bundle;
+  const supported = new Set(csv.installModes.filter((m) => m.supported).map((m) => m.type));
+  const conversion = csv.webhooks.filter((w) => w.type === 'ConversionWebhook');
+  if (conversion.length === 0 || (supported.size === 1 && supported.has('AllNamespaces'))) return;
+  for (const w of conversion) {
+    err(
+      'render.conversion-webhook-all-namespaces',
+      `conversion webhook "${w.generateName}" needs a bundle that supports only AllNamespaces; it supports [${[...supported].sort().join(', ')}]`,
+      w.field,
+    );
+  }
+}
+
+/** An owned API service names a deployment of the CSV to serve it. */
+function apiServiceChecks(bundle: RegistryV1Bundle, seenDeps: ReadonlySet<string>, err: Report): void {
+  for (const a of bundle.csv.ownedAPIServices) {
+    if (a.deploymentName === undefined || a.deploymentName === '') {
+      err('render.apiservice-deployment', `owned API service ${a.version}.${a.group} names no deployment to serve it`, `${a.field}.deploymentName`);
+    } else if (!seenDeps.has(a.deploymentName)) {
+      err('render.apiservice-deployment', `owned API service ${a.version}.${a.group} refers to deployment "${a.deploymentName}", which the CSV does not define`, `${a.field}.deploymentName`);
+    }
+  }
+}
+
+/** Each version of a v1 CRD has a schema. */
+function crdSchemaChecks(bundle: RegistryV1Bundle, err: Report): void {
+  for (const crd of bundle.crds) {
+    if (crd.apiVersion !== 'apiextensions.k8s.io/v1') continue;
+    const spec = isRecord(crd.object.spec) ? crd.object.spec : {};
+    const versions = Array.isArray(spec.versions) ? spec.versions : [];
+    versions.forEach((v, i) => {
+      // Installed without one, the CRD would prune every field of its objects (or be refused).
+      if (isRecord(v) && !isRecord(v.schema)) err('render.crd-schema', `CRD "${crd.name}" version ${String(v.name)} has no schema; apiextensions.k8s.io/v1 requires one`, `spec.versions[${i}].schema`, crd.file);
+    });
+  }
+}
 
 function webhookChecks(bundle: RegistryV1Bundle, seenDeps: ReadonlySet<string>, err: Report): void {
   const { csv } = bundle;

@@ -36,15 +36,23 @@ function checkNames({ crd, spec, r, v1, at }: CrdCtx): void {
   const group = typeof spec.group === 'string' ? spec.group : '';
   checkMetadata(crd, group, r, at, v1);
   const plural = typeof names.plural === 'string' ? names.plural : '';
-  const kind = typeof names.kind === 'string' ? names.kind : '';
-  if (group === '') r.error('crd.group', 'is required', at('spec.group'));
-  else {
-    if (!group.includes('.')) r.error('crd.group', `"${group}" must contain at least one dot`, at('spec.group'));
-    for (const e of dns1123SubdomainErrors(group)) r.error('crd.group', `"${group}" ${e}`, at('spec.group'));
-  }
+  checkGroup(group, r, at);
   if (plural !== '' && group !== '' && crd.name !== `${plural}.${group}`) {
     r.error('crd.name', `must be <plural>.<group> = "${plural}.${group}", got "${crd.name}"`, at('metadata.name'));
   }
+  checkNameFields(names, plural, r, at);
+  checkScope(spec.scope, v1, r, at);
+}
+
+function checkGroup(group: string, r: ValidationResult, at: CrdCtx['at']): void {
+  if (group === '') return void r.error('crd.group', 'is required', at('spec.group'));
+  if (!group.includes('.')) r.error('crd.group', `"${group}" must contain at least one dot`, at('spec.group'));
+  for (const e of dns1123SubdomainErrors(group)) r.error('crd.group', `"${group}" ${e}`, at('spec.group'));
+}
+
+/** spec.names: the plural and singular are DNS labels, the kind a name. */
+function checkNameFields(names: JsonObject, plural: string, r: ValidationResult, at: CrdCtx['at']): void {
+  const kind = typeof names.kind === 'string' ? names.kind : '';
   if (plural === '') r.error('crd.names', 'is required', at('spec.names.plural'));
   else if (!isDns1123Label(plural)) r.error('crd.names', `"${plural}" must be a lower-case DNS label`, at('spec.names.plural'));
   if (typeof names.singular === 'string' && names.singular !== '' && !isDns1123Label(names.singular)) {
@@ -52,11 +60,14 @@ function checkNames({ crd, spec, r, v1, at }: CrdCtx): void {
   }
   if (kind === '') r.error('crd.names', 'is required', at('spec.names.kind'));
   else if (!/^[A-Za-z][A-Za-z0-9]*$/.test(kind)) r.error('crd.names', `"${kind}" is not a valid kind`, at('spec.names.kind'));
+}
+
+function checkScope(scope: unknown, v1: boolean, r: ValidationResult, at: CrdCtx['at']): void {
   // v1beta1 defaults a missing scope to Namespaced; v1 does not.
-  if (!v1 && (spec.scope === undefined || spec.scope === '')) {
+  if (!v1 && (scope === undefined || scope === '')) {
     r.warning('crd.scope', 'is not set; apiextensions.k8s.io/v1beta1 defaults it to Namespaced', at('spec.scope'));
-  } else if (spec.scope !== 'Namespaced' && spec.scope !== 'Cluster') {
-    r.error('crd.scope', `must be Namespaced or Cluster, got ${JSON.stringify(spec.scope) ?? 'nothing'}`, at('spec.scope'));
+  } else if (scope !== 'Namespaced' && scope !== 'Cluster') {
+    r.error('crd.scope', `must be Namespaced or Cluster, got ${JSON.stringify(scope) ?? 'nothing'}`, at('spec.scope'));
   }
 }
 
@@ -127,11 +138,8 @@ function conversionWebhook(conv: JsonObject, v1: boolean, r: ValidationResult, a
   // Both versions default an unset strategy to None.
   const strategy = conv.strategy === undefined || conv.strategy === '' ? 'None' : conv.strategy;
   if (strategy !== 'None' && strategy !== 'Webhook') r.error('crd.conversion', `spec.conversion.strategy: Unsupported value: ${JSON.stringify(strategy)}: supported values: "None", "Webhook"`, at('spec.conversion.strategy'));
-  const hook = v1 ? (isRecord(conv.webhook) ? conv.webhook : undefined) : conv;
-  const clientKey = v1 ? 'spec.conversion.webhook.clientConfig' : 'spec.conversion.webhookClientConfig';
-  const crvKey = v1 ? 'spec.conversion.webhook.conversionReviewVersions' : 'spec.conversion.conversionReviewVersions';
-  const client = hook === undefined ? undefined : v1 ? hook.clientConfig : hook.webhookClientConfig;
-  let crv = hook?.conversionReviewVersions;
+  const { client, clientKey, crv: givenCrv, crvKey } = webhookFields(conv, v1);
+  let crv = givenCrv;
   if (strategy === 'Webhook') {
     if (!isRecord(client)) r.error('crd.conversion', `${clientKey}: Required value: required when strategy is set to Webhook`, at(clientKey));
     else if ((client.url === undefined) === (client.service === undefined)) r.error('crd.conversion', `${clientKey}: Required value: exactly one of url or service is required`, at(clientKey));
@@ -142,6 +150,15 @@ function conversionWebhook(conv: JsonObject, v1: boolean, r: ValidationResult, a
     if (client !== undefined && client !== null) r.error('crd.conversion', `${clientKey}: Forbidden: should not be set when strategy is not set to Webhook`, at(clientKey));
     if (Array.isArray(crv) && crv.length > 0) r.error('crd.conversion', `${crvKey}: Forbidden: should not be set when strategy is not set to Webhook`, at(crvKey));
   }
+}
+
+/** The webhook's client config and review versions, and their field paths: v1 nests them under `webhook`, v1beta1 does not. */
+function webhookFields(conv: JsonObject, v1: boolean): { client: unknown; clientKey: string; crv: unknown; crvKey: string } {
+  if (v1) {
+    const hook = isRecord(conv.webhook) ? conv.webhook : undefined;
+    return { client: hook?.clientConfig, clientKey: 'spec.conversion.webhook.clientConfig', crv: hook?.conversionReviewVersions, crvKey: 'spec.conversion.webhook.conversionReviewVersions' };
+  }
+  return { client: conv.webhookClientConfig, clientKey: 'spec.conversion.webhookClientConfig', crv: conv.conversionReviewVersions, crvKey: 'spec.conversion.conversionReviewVersions' };
 }
 
 function preserveUnknownFields(spec: JsonObject, v1: boolean, r: ValidationResult, at: CrdCtx['at']): void {
@@ -232,14 +249,7 @@ function structural(node: JsonObject, path: string, root: boolean, r: Validation
     else r.warning('crd.structural', `${message} (the CRD will be refused once upgraded to apiextensions.k8s.io/v1)`, { file, field });
   };
   const exempt = node['x-kubernetes-int-or-string'] === true || node['x-kubernetes-preserve-unknown-fields'] === true;
-  if (root && node.type !== 'object') report(`${path}.type`, 'the root of the schema must be of type object');
-  // A node under properties/items without a type: the classic non-structural mistake.
-  if (typeof node.type !== 'string' && !exempt && !root) report(`${path}.type`, 'must be set (structural schema)');
-  for (const k of FORBIDDEN_SCHEMA_KEYS) if (node[k] !== undefined) report(`${path}.${k}`, `"${k}" is not allowed in a structural schema`);
-  if (node.uniqueItems === true) report(`${path}.uniqueItems`, 'uniqueItems cannot be true');
-  if (node.additionalProperties !== undefined && node.additionalProperties !== false && node.properties !== undefined) {
-    report(`${path}.additionalProperties`, 'properties and additionalProperties cannot both be set');
-  }
+  structuralNode(node, path, root, exempt, report);
   if (isRecord(node.properties)) {
     for (const [k, v] of Object.entries(node.properties)) {
       if (isRecord(v)) structural(v, `${path}.properties.${k}`, false, r, file, strict);
@@ -251,6 +261,18 @@ function structural(node: JsonObject, path: string, root: boolean, r: Validation
   else if (isRecord(node.items)) structural(node.items, `${path}.items`, false, r, file, strict);
   else if (node.type === 'array' && !exempt) report(`${path}.items`, 'an array schema must say the schema of its items');
   if (root) rootMetadata(node, path, report);
+}
+
+/** The rules on one node itself, its children aside. */
+function structuralNode(node: JsonObject, path: string, root: boolean, exempt: boolean, report: (field: string, message: string) => void): void {
+  if (root && node.type !== 'object') report(`${path}.type`, 'the root of the schema must be of type object');
+  // A node under properties/items without a type: the classic non-structural mistake.
+  if (typeof node.type !== 'string' && !exempt && !root) report(`${path}.type`, 'must be set (structural schema)');
+  for (const k of FORBIDDEN_SCHEMA_KEYS) if (node[k] !== undefined) report(`${path}.${k}`, `"${k}" is not allowed in a structural schema`);
+  if (node.uniqueItems === true) report(`${path}.uniqueItems`, 'uniqueItems cannot be true');
+  if (node.additionalProperties !== undefined && node.additionalProperties !== false && node.properties !== undefined) {
+    report(`${path}.additionalProperties`, 'properties and additionalProperties cannot both be set');
+  }
 }
 
 /** At the root, `metadata` may only constrain name and generateName. */

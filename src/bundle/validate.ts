@@ -186,6 +186,15 @@ export function validatePackageManifest(text: string, file: string, csvNames?: R
   if ((def === undefined || def === '') && channels.length > 1) {
     r.error('package.default-channel', 'is required when there is more than one channel', { file, field: 'defaultChannel' });
   }
+  const seen = checkChannels(channels, file, csvNames, r);
+  if (def !== undefined && def !== '' && !seen.has(def)) {
+    r.error('package.default-channel', `"${def}" is not one of the channels`, { file, field: 'defaultChannel' });
+  }
+  return r;
+}
+
+/** Each channel named once, with a currentCSV that (when the versions are known) one of them is; answers the names. */
+function checkChannels(channels: ReturnType<Decoder['records']>, file: string, csvNames: ReadonlySet<string> | undefined, r: ValidationResult): Set<string> {
   const seen = new Set<string>();
   for (const { value, path } of channels) {
     const cn = typeof value.name === 'string' ? value.name : '';
@@ -199,10 +208,7 @@ export function validatePackageManifest(text: string, file: string, csvNames?: R
     if (seen.has(cn)) r.error('package.channels', `channel "${cn}" is listed twice`, { file, field: `${path}.name` });
     seen.add(cn);
   }
-  if (def !== undefined && def !== '' && !seen.has(def)) {
-    r.error('package.default-channel', `"${def}" is not one of the channels`, { file, field: 'defaultChannel' });
-  }
-  return r;
+  return seen;
 }
 
 /**

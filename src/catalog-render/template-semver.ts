@@ -60,32 +60,40 @@ export function parseSemverTemplate(text: string, file: string): SemverTemplate 
   const generateMajorChannels = bool('generateMajorChannels');
   let generateMinorChannels = bool('generateMinorChannels');
   if (!generateMajorChannels && !generateMinorChannels) generateMinorChannels = true;
-  const pref = doc.defaultChannelTypePreference ?? '';
-  let defaultChannelTypePreference: 'minor' | 'major' = generateMinorChannels ? 'minor' : 'major';
-  if (pref === 'minor') {
-    if (!generateMinorChannels) fail('defaultChannelTypePreference', "set to 'minor' doesn't make sense if not generating minor-version channels");
-    defaultChannelTypePreference = 'minor';
-  } else if (pref === 'major') {
-    if (!generateMajorChannels) fail('defaultChannelTypePreference', "set to 'major' doesn't make sense if not generating major-version channels");
-    defaultChannelTypePreference = 'major';
-  } else if (pref !== '') fail('defaultChannelTypePreference', `unknown value ${JSON.stringify(pref)}; valid values are 'major' or 'minor'`);
+  const defaultChannelTypePreference = channelTypePreference(doc.defaultChannelTypePreference ?? '', generateMajorChannels, generateMinorChannels, fail);
   const bundles: Record<Archetype, string[]> = { candidate: [], fast: [], stable: [] };
-  for (const a of ARCHETYPES) {
-    const section = doc[a];
-    if (section === undefined || section === null) continue;
-    if (!isRecord(section)) fail(a, 'expected a map with "bundles"');
-    const s = section as Record<string, unknown>;
-    for (const k of Object.keys(s)) if (k !== 'bundles') fail(`${a}.${k}`, 'unknown field');
-    const list = s.bundles ?? [];
-    if (!Array.isArray(list)) fail(`${a}.bundles`, 'expected a list');
-    (list as unknown[]).forEach((b, i) => {
-      if (!isRecord(b) || typeof b.image !== 'string') fail(`${a}.bundles[${i}].image`, 'expected a string');
-      const rec = b as Record<string, unknown>;
-      for (const k of Object.keys(rec)) if (k !== 'image') fail(`${a}.bundles[${i}].${k}`, 'unknown field');
-      bundles[a].push(rec.image as string);
-    });
-  }
+  for (const a of ARCHETYPES) bundles[a] = archetypeImages(doc[a], a, fail);
   return { generateMajorChannels, generateMinorChannels, defaultChannelTypePreference, bundles };
+}
+
+type Fail = (field: string, msg: string) => never;
+
+/** The default channel's kind: as asked (when those channels are generated), else minor when minor channels are. */
+function channelTypePreference(pref: unknown, major: boolean, minor: boolean, fail: Fail): 'minor' | 'major' {
+  if (pref === 'minor') {
+    if (!minor) fail('defaultChannelTypePreference', "set to 'minor' doesn't make sense if not generating minor-version channels");
+    return 'minor';
+  }
+  if (pref === 'major') {
+    if (!major) fail('defaultChannelTypePreference', "set to 'major' doesn't make sense if not generating major-version channels");
+    return 'major';
+  }
+  if (pref !== '') fail('defaultChannelTypePreference', `unknown value ${JSON.stringify(pref)}; valid values are 'major' or 'minor'`);
+  return minor ? 'minor' : 'major';
+}
+
+/** The bundle images of one archetype's section (`{bundles: [{image}]}`), none when it is absent. */
+function archetypeImages(section: unknown, a: Archetype, fail: Fail): string[] {
+  if (section === undefined || section === null) return [];
+  if (!isRecord(section)) fail(a, 'expected a map with "bundles"');
+  for (const k of Object.keys(section)) if (k !== 'bundles') fail(`${a}.${k}`, 'unknown field');
+  const list = section.bundles ?? [];
+  if (!Array.isArray(list)) fail(`${a}.bundles`, 'expected a list');
+  return (list as unknown[]).map((b, i) => {
+    if (!isRecord(b) || typeof b.image !== 'string') fail(`${a}.bundles[${i}].image`, 'expected a string');
+    for (const k of Object.keys(b)) if (k !== 'image') fail(`${a}.bundles[${i}].${k}`, 'unknown field');
+    return b.image;
+  });
 }
 
 interface EntryTuple {

@@ -196,30 +196,31 @@ function jsonType(v: unknown): string {
 function shapeProblem(v: unknown, shape: Shape, at: string): string | undefined {
   if (v === null || v === undefined || shape === 'any') return undefined;
   const wrong = (goType: string): string => `cannot unmarshal ${jsonType(v)} into ${at === '' ? 'the value' : `field ${at}`} of type ${goType}`;
-  if (shape === 'string') return typeof v === 'string' ? undefined : wrong('string');
-  if (shape === 'bool') return typeof v === 'boolean' ? undefined : wrong('bool');
-  if (shape === 'int') return typeof v === 'number' && Number.isInteger(v) ? undefined : wrong('int');
-  if (shape === 'base64') return typeof v === 'string' ? base64Problem(v) : wrong('[]byte (base64)');
-  if (shape === 'string-map') {
-    if (!isRecord(v)) return wrong('map[string]string');
-    for (const [k, x] of Object.entries(v)) {
-      const bad = shapeProblem(x, 'string', `${at}.${k}`);
-      if (bad !== undefined) return bad;
-    }
-    return undefined;
+  switch (shape) {
+    case 'string':
+      return typeof v === 'string' ? undefined : wrong('string');
+    case 'bool':
+      return typeof v === 'boolean' ? undefined : wrong('bool');
+    case 'int':
+      return typeof v === 'number' && Number.isInteger(v) ? undefined : wrong('int');
+    case 'base64':
+      return typeof v === 'string' ? base64Problem(v) : wrong('[]byte (base64)');
+    case 'string-map':
+      return isRecord(v) ? firstShapeProblem(Object.entries(v).map(([k, x]) => [x, 'string', `${at}.${k}`])) : wrong('map[string]string');
   }
   if ('list' in shape) {
-    if (!Array.isArray(v)) return wrong('list');
-    for (let i = 0; i < v.length; i++) {
-      const bad = shapeProblem(v[i], shape.list, `${at}[${i}]`);
-      if (bad !== undefined) return bad;
-    }
-    return undefined;
+    const item = shape.list;
+    return Array.isArray(v) ? firstShapeProblem(v.map((x, i) => [x, item, `${at}[${i}]`])) : wrong('list');
   }
   if (!isRecord(v)) return wrong('object');
   const f = goFields(v, Object.keys(shape.fields));
-  for (const [k, sub] of Object.entries(shape.fields)) {
-    const bad = shapeProblem(f[k], sub, at === '' ? k : `${at}.${k}`);
+  return firstShapeProblem(Object.entries(shape.fields).map(([k, sub]) => [f[k], sub, at === '' ? k : `${at}.${k}`]));
+}
+
+/** The first problem among values checked against their shapes, each at its own path. */
+function firstShapeProblem(checks: readonly (readonly [unknown, Shape, string])[]): string | undefined {
+  for (const [v, shape, at] of checks) {
+    const bad = shapeProblem(v, shape, at);
     if (bad !== undefined) return bad;
   }
   return undefined;

@@ -77,28 +77,33 @@ export async function run(argv: readonly string[], ctx: CliContext = defaultCont
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (err) {
-    if (err instanceof CommanderError) {
-      // --help and --version surface as "errors" with exit code 0; commander printed the rest.
-      return err.exitCode === 0 ? 0 : 2;
-    }
-    // An internal BinnacleError is a bug like any unexpected throw (below).
-    if (err instanceof BinnacleError && err.errorClass !== 'internal') {
-      ctx.err(`error: ${err.message}\n`);
-      if (err.exitCode === 2 && current !== undefined) ctx.err(`${usageLine(current)}\n`);
-      return err.exitCode;
-    }
-    if (isSystemError(err)) {
-      ctx.err(`error: ${err.message}\n`);
-      return 1;
-    }
-    // Anything else is a bug in Binnacle: say so, and show where with -v.
-    const verbose = (current?.opts<GlobalFlags>().verbose ?? 0) > 0;
-    const message = err instanceof Error ? err.message : String(err);
-    ctx.err(`error: ${message}\n`);
-    if (verbose && err instanceof Error && err.stack !== undefined) ctx.err(`${err.stack}\n`);
-    else ctx.err('(this is a bug in binnacle; run again with -v for the stack trace, and please report it)\n');
+    return reportError(err, current, ctx);
+  }
+}
+
+/** Says what went wrong, as the user can act on it, and answers the exit code. */
+function reportError(err: unknown, current: Command | undefined, ctx: CliContext): number {
+  if (err instanceof CommanderError) {
+    // --help and --version surface as "errors" with exit code 0; commander printed the rest.
+    return err.exitCode === 0 ? 0 : 2;
+  }
+  // An internal BinnacleError is a bug like any unexpected throw (below).
+  if (err instanceof BinnacleError && err.errorClass !== 'internal') {
+    ctx.err(`error: ${err.message}\n`);
+    if (err.exitCode === 2 && current !== undefined) ctx.err(`${usageLine(current)}\n`);
+    return err.exitCode;
+  }
+  if (isSystemError(err)) {
+    ctx.err(`error: ${err.message}\n`);
     return 1;
   }
+  // Anything else is a bug in Binnacle: say so, and show where with -v.
+  const verbose = (current?.opts<GlobalFlags>().verbose ?? 0) > 0;
+  const message = err instanceof Error ? err.message : String(err);
+  ctx.err(`error: ${message}\n`);
+  if (verbose && err instanceof Error && err.stack !== undefined) ctx.err(`${err.stack}\n`);
+  else ctx.err('(this is a bug in binnacle; run again with -v for the stack trace, and please report it)\n');
+  return 1;
 }
 
 /**

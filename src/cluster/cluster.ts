@@ -395,51 +395,19 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
 
   if (state !== undefined && opts.audit === true) await turnAuditOn(layout, state);
   if (state !== undefined) {
-    const dead: Component[] = [];
-    for (const c of COMPONENTS) {
-      const rec = state.processes[c];
-      if (rec === undefined || !isRunning(rec)) dead.push(c);
-      else if (!(await waitHealthy(probeFor(c, state), 3_000, () => isRunning(rec)))) {
-        // Running but not answering (or dying right now): stop it and start it again.
-        await stopProcess(rec, 3_000);
-        dead.push(c);
-      }
-    }
+    const dead = await deadComponents(state);
     if (dead.length === 0) {
       outcome = 'running';
       say(`cluster "${layout.name}" is already running`);
-    } else {
-      say(`cluster "${layout.name}": ${dead.join(', ')} not running; restarting ${dead.length === COMPONENTS.length ? 'everything' : 'them'}`);
-      try {
-        for (const c of COMPONENTS) {
-          if (dead.includes(c)) {
-            say(`starting ${c}`);
-            await startComponent(c, state, layout, timeoutMs);
-          }
-        }
-        outcome = 'recovered';
-      } catch (err) {
-        say(`recovery failed (${errorMessage(err).split('\n')[0] ?? ''}); cleaning up and starting afresh`);
-        await stopAll(state);
-        rmSync(layout.root, { recursive: true, force: true });
-        state = undefined;
-      }
-    }
+    } else if (await restartDead(layout, state, dead, say, timeoutMs)) outcome = 'recovered';
+    else state = undefined;
   } else if (existsSync(layout.root)) {
     // A state dir without a readable state file: leftovers of an interrupted `up`.
     rmSync(layout.root, { recursive: true, force: true });
   }
 
   if (state === undefined) {
-    say(`creating cluster "${layout.name}" in ${layout.root}`);
-    mkdirSync(layout.root, { recursive: true });
-    try {
-      state = await create(layout, opts, say, timeoutMs);
-    } catch (err) {
-      const partial = readState(layout);
-      if (partial !== undefined) await stopAll(partial);
-      throw err;
-    }
+    state = await createFresh(layout, opts, say, timeoutMs);
     outcome = 'created';
   }
 
@@ -459,6 +427,53 @@ export async function clusterUp(opts: UpOptions): Promise<UpResult> {
     ...(state.realNode === undefined ? {} : { realNode: state.realNode.nodeName }),
     ...(state.audit === true ? { auditLog: auditLogPath(layout) } : {}),
   };
+}
+
+/** The components not running, or running but not answering (those are stopped, to start again). */
+async function deadComponents(state: ClusterState): Promise<Component[]> {
+  const dead: Component[] = [];
+  for (const c of COMPONENTS) {
+    const rec = state.processes[c];
+    if (rec === undefined || !isRunning(rec)) dead.push(c);
+    else if (!(await waitHealthy(probeFor(c, state), 3_000, () => isRunning(rec)))) {
+      // Running but not answering (or dying right now): stop it and start it again.
+      await stopProcess(rec, 3_000);
+      dead.push(c);
+    }
+  }
+  return dead;
+}
+
+/** Starts the dead components again; when that fails, removes the cluster altogether and answers false. */
+async function restartDead(layout: ClusterLayout, state: ClusterState, dead: readonly Component[], say: (l: string) => void, timeoutMs: number): Promise<boolean> {
+  say(`cluster "${layout.name}": ${dead.join(', ')} not running; restarting ${dead.length === COMPONENTS.length ? 'everything' : 'them'}`);
+  try {
+    for (const c of COMPONENTS) {
+      if (dead.includes(c)) {
+        say(`starting ${c}`);
+        await startComponent(c, state, layout, timeoutMs);
+      }
+    }
+    return true;
+  } catch (err) {
+    say(`recovery failed (${errorMessage(err).split('\n')[0] ?? ''}); cleaning up and starting afresh`);
+    await stopAll(state);
+    rmSync(layout.root, { recursive: true, force: true });
+    return false;
+  }
+}
+
+/** A new cluster in an empty state dir; the processes of one that failed halfway are stopped. */
+async function createFresh(layout: ClusterLayout, opts: UpOptions, say: (l: string) => void, timeoutMs: number): Promise<ClusterState> {
+  say(`creating cluster "${layout.name}" in ${layout.root}`);
+  mkdirSync(layout.root, { recursive: true });
+  try {
+    return await create(layout, opts, say, timeoutMs);
+  } catch (err) {
+    const partial = readState(layout);
+    if (partial !== undefined) await stopAll(partial);
+    throw err;
+  }
 }
 
 /** OpenShift's APIs, when `opts.openshift` asks for them; the version the ClusterVersion reports. */

@@ -105,6 +105,15 @@ export function structuralFromOpenApi(node: unknown, definitions: Record<string,
   if (typeof node.format === 'string') out.format = node.format;
   if (Array.isArray(node.enum)) out.enum = node.enum;
   if (Array.isArray(node.required)) out.required = node.required;
+  structuralChildren(node, out, definitions, stack);
+  // A node that says nothing of its fields keeps whatever they are.
+  if (out.type === undefined && out.properties === undefined) out[PRESERVE] = true;
+  if (out.type === 'object' && out.properties === undefined && out.additionalProperties === undefined) out[PRESERVE] = true;
+  return out;
+}
+
+/** properties (an object), items, and additionalProperties (a schema, or true: any field kept). */
+function structuralChildren(node: Record<string, unknown>, out: Schema, definitions: Record<string, unknown>, stack: readonly string[]): void {
   if (isRecord(node.properties)) {
     out.type ??= 'object';
     out.properties = Object.fromEntries(Object.entries(node.properties).map(([k, v]) => [k, structuralFromOpenApi(v, definitions, stack)]));
@@ -112,9 +121,6 @@ export function structuralFromOpenApi(node: unknown, definitions: Record<string,
   if (node.items !== undefined) out.items = structuralFromOpenApi(node.items, definitions, stack);
   if (isRecord(node.additionalProperties)) out.additionalProperties = structuralFromOpenApi(node.additionalProperties, definitions, stack);
   else if (node.additionalProperties === true) out[PRESERVE] = true;
-  if (out.type === undefined && out.properties === undefined) out[PRESERVE] = true;
-  if (out.type === 'object' && out.properties === undefined && out.additionalProperties === undefined) out[PRESERVE] = true;
-  return out;
 }
 
 function inlineRef(node: Schema, ref: string, definitions: Record<string, unknown>, stack: readonly string[]): Schema {
@@ -197,22 +203,10 @@ export interface OpenShiftOptions {
   timeoutMs?: number;
 }
 
-/**
- * Installs the OpenShift CRDs (idempotent), and the cluster-scoped singletons operators read:
- * ClusterVersion `version` reporting `version`, Infrastructure `cluster` (platform None, one
- * node) and Proxy `cluster` (no proxy).
- */
-export async function installOpenShiftApis(client: ClusterClient & Pick<StatusWriter, 'applyStatus'>, crds: readonly KubeObject[], opts: OpenShiftOptions = {}): Promise<{ crds: string[]; version: string }> {
-  const version = opts.version ?? DEFAULT_OPENSHIFT_VERSION;
-  if (!isStrictSemver(version)) throw new InputError('OPENSHIFT_VERSION_INVALID', `OpenShift version "${version}" is not a version such as 4.16.0`, { field: 'version' });
-  const say = opts.say ?? (() => undefined);
-  say(`installing ${crds.length} OpenShift API CRDs`);
-  for (const crd of crds) await client.apply(crd, { force: true });
-  const names = crds.map((c) => c.metadata.name ?? '');
-  await waitCrdsEstablished(client, names, { timeoutMs: opts.timeoutMs ?? 120_000 });
-  for (const gv of ['config.openshift.io/v1', 'route.openshift.io/v1', 'security.openshift.io/v1', 'console.openshift.io/v1', 'image.openshift.io/v1', 'build.openshift.io/v1']) client.invalidateDiscovery(gv);
+type OpenShiftClient = ClusterClient & Pick<StatusWriter, 'applyStatus'>;
 
-  say(`ClusterVersion "version" reports OpenShift ${version}`);
+/** ClusterVersion `version` at `version`, completed; its cluster ID and start time kept from before. */
+async function reportClusterVersion(client: OpenShiftClient, version: string): Promise<void> {
   const cvRef = { apiVersion: 'config.openshift.io/v1', kind: 'ClusterVersion', name: 'version' };
   const existing = await client.find(cvRef);
   const clusterID = (existing?.spec as { clusterID?: string } | undefined)?.clusterID ?? randomUUID();
@@ -235,7 +229,10 @@ export async function installOpenShiftApis(client: ClusterClient & Pick<StatusWr
     },
     { force: true },
   );
+}
 
+/** Infrastructure `cluster`: no platform, one node, the API server's URL when known. */
+async function reportInfrastructure(client: OpenShiftClient, apiserver: string | undefined): Promise<void> {
   const infraRef = { apiVersion: 'config.openshift.io/v1', kind: 'Infrastructure', name: 'cluster' };
   await client.apply({ apiVersion: infraRef.apiVersion, kind: infraRef.kind, metadata: { name: infraRef.name }, spec: { platformSpec: { type: 'None' } } }, { force: true });
   await client.applyStatus(
@@ -249,11 +246,31 @@ export async function installOpenShiftApis(client: ClusterClient & Pick<StatusWr
         platformStatus: { type: 'None' },
         controlPlaneTopology: 'SingleReplica',
         infrastructureTopology: 'SingleReplica',
-        ...(opts.apiserver === undefined ? {} : { apiServerURL: opts.apiserver, apiServerInternalURI: opts.apiserver }),
+        ...(apiserver === undefined ? {} : { apiServerURL: apiserver, apiServerInternalURI: apiserver }),
       },
     },
     { force: true },
   );
+}
+
+/**
+ * Installs the OpenShift CRDs (idempotent), and the cluster-scoped singletons operators read:
+ * ClusterVersion `version` reporting `version`, Infrastructure `cluster` (platform None, one
+ * node) and Proxy `cluster` (no proxy).
+ */
+export async function installOpenShiftApis(client: OpenShiftClient, crds: readonly KubeObject[], opts: OpenShiftOptions = {}): Promise<{ crds: string[]; version: string }> {
+  const version = opts.version ?? DEFAULT_OPENSHIFT_VERSION;
+  if (!isStrictSemver(version)) throw new InputError('OPENSHIFT_VERSION_INVALID', `OpenShift version "${version}" is not a version such as 4.16.0`, { field: 'version' });
+  const say = opts.say ?? (() => undefined);
+  say(`installing ${crds.length} OpenShift API CRDs`);
+  for (const crd of crds) await client.apply(crd, { force: true });
+  const names = crds.map((c) => c.metadata.name ?? '');
+  await waitCrdsEstablished(client, names, { timeoutMs: opts.timeoutMs ?? 120_000 });
+  for (const gv of ['config.openshift.io/v1', 'route.openshift.io/v1', 'security.openshift.io/v1', 'console.openshift.io/v1', 'image.openshift.io/v1', 'build.openshift.io/v1']) client.invalidateDiscovery(gv);
+
+  say(`ClusterVersion "version" reports OpenShift ${version}`);
+  await reportClusterVersion(client, version);
+  await reportInfrastructure(client, opts.apiserver);
   await client.apply({ apiVersion: 'config.openshift.io/v1', kind: 'Proxy', metadata: { name: 'cluster' }, spec: {} }, { force: true });
   return { crds: names, version };
 }

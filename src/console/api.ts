@@ -45,6 +45,19 @@ export interface ConsoleApiOptions {
 const ok = (json: unknown, status = 200): ApiResult => ({ status, json });
 const notFound = (what: string): ApiResult => ({ status: 404, json: { error: `${what} not found` } });
 
+type Handler = (ctx: ApiContext) => Promise<ApiResult>;
+
+/** extensions/NAME/PART that only read: what each answers for the extension NAME. */
+const EXTENSION_READS: Readonly<Record<string, (ctx: ApiContext, name: string) => Promise<unknown>>> = {
+  events: async (ctx, name) => ({ events: await eventsOf(ctx.client, name) }),
+  'uninstall-preview': (ctx, name) => uninstallPreview(ctx.client, name),
+  apis: async (ctx, name) => ({ apis: await extensionApis(ctx.client, name) }),
+  revisions: async (ctx, name) => ({ releases: (await extensionHistory(ctx.client, name)).releases }),
+  timeline: async (ctx, name) => (await extensionTimeline(ctx.client, name, ctx.url.searchParams.get('bundleDeployment') ?? undefined)) satisfies ExtensionTimeline,
+  drift: async (ctx, name) => (await extensionDrift(ctx.client, name)) satisfies ExtensionDrift,
+  'rollback-preview': (ctx, name) => rollbackPreview(ctx.client, name, ctx.url.searchParams.get('version') ?? undefined),
+};
+
 /** The extension that has `pkg` installed, when the person may list extensions; undefined otherwise. */
 async function installerOf(client: ConsoleClient, pkg: string): Promise<ClusterExtension | undefined> {
   try {
@@ -83,17 +96,26 @@ export class ConsoleApi {
   /** Answers the route, or undefined when no route matches. */
   async route(method: string, parts: string[], ctx: ApiContext): Promise<ApiResult | undefined> {
     const [a, b, c, d, e, f] = parts;
-    if (a === 'packages' && b === undefined && method === 'GET') return this.packages(ctx);
+    const whole = b === undefined ? this.wholeRoute(`${method} ${a ?? ''}`) : undefined;
+    if (whole !== undefined) return whole(ctx);
     if (a === 'catalogs' && c === 'packages' && b !== undefined && d !== undefined && method === 'GET') {
       if (e === 'icon' && f === undefined) return this.icon(ctx, b, d);
       if (e === undefined) return this.packagePage(ctx, b, d);
     }
-    if (a === 'plan' && b === undefined && method === 'POST') return this.plan(ctx);
     if (a === 'extensions') return this.extensions(method, b, c, ctx);
-    if (a === 'helm-operators' && b === undefined && method === 'GET') return ok({ helmOperators: await helmOperatorApis(ctx.client) });
-    if (a === 'inventory' && b === undefined && method === 'GET') return ok((await inventory(ctx.client)) satisfies Inventory);
     if (a === 'crds' && b !== undefined && f === undefined) return this.customResources(method, b, c, d, e, ctx);
     return undefined;
+  }
+
+  /** Routes of one word, by `METHOD word`: the package list, a plan, the Helm operators, the inventory. */
+  private wholeRoute(key: string): Handler | undefined {
+    const routes: Readonly<Record<string, Handler>> = {
+      'GET packages': (ctx) => this.packages(ctx),
+      'POST plan': (ctx) => this.plan(ctx),
+      'GET helm-operators': async (ctx) => ok({ helmOperators: await helmOperatorApis(ctx.client) }),
+      'GET inventory': async (ctx) => ok((await inventory(ctx.client)) satisfies Inventory),
+    };
+    return Object.hasOwn(routes, key) ? routes[key] : undefined;
   }
 
   private async extensions(method: string, b: string | undefined, c: string | undefined, ctx: ApiContext): Promise<ApiResult | undefined> {
@@ -112,13 +134,8 @@ export class ConsoleApi {
 
   /** extensions/NAME/PART: events, uninstall-preview, apis, revisions, timeline, drift, rollback-preview, rollback, approve. */
   private async extensionPart(method: string, b: string, c: string, ctx: ApiContext): Promise<ApiResult | undefined> {
-    if (c === 'events' && method === 'GET') return ok({ events: await eventsOf(ctx.client, b) });
-    if (c === 'uninstall-preview' && method === 'GET') return ok(await uninstallPreview(ctx.client, b));
-    if (c === 'apis' && method === 'GET') return ok({ apis: await extensionApis(ctx.client, b) });
-    if (c === 'revisions' && method === 'GET') return ok({ releases: (await extensionHistory(ctx.client, b)).releases });
-    if (c === 'timeline' && method === 'GET') return ok((await extensionTimeline(ctx.client, b, ctx.url.searchParams.get('bundleDeployment') ?? undefined)) satisfies ExtensionTimeline);
-    if (c === 'drift' && method === 'GET') return ok((await extensionDrift(ctx.client, b)) satisfies ExtensionDrift);
-    if (c === 'rollback-preview' && method === 'GET') return ok(await rollbackPreview(ctx.client, b, ctx.url.searchParams.get('version') ?? undefined));
+    const read = method === 'GET' && Object.hasOwn(EXTENSION_READS, c) ? EXTENSION_READS[c] : undefined;
+    if (read !== undefined) return ok(await read(ctx, b));
     if (c === 'rollback' && method === 'POST') {
       const body = await readJsonBody(ctx.req);
       return ok(await rollbackExtension(ctx.client, b, exactVersion(body, 'version')));
@@ -139,17 +156,19 @@ export class ConsoleApi {
     if (sub === undefined && name === undefined && method === 'GET') return ok(await crdView(ctx.client, this.catalogs, crd));
     if (sub !== 'resources') return undefined;
     const namespace = ctx.url.searchParams.get('namespace') ?? undefined;
-    if (extra !== undefined) {
-      if (name === undefined || method !== 'GET') return undefined;
-      if (extra === 'delete-preview') return ok((await deletePreview(ctx.client, crd, name, namespace)) satisfies ResourceDeletePreview);
-      if (extra === 'drift') return ok((await resourceDrift(ctx.client, crd, name, namespace)) satisfies ReleaseDriftView);
-      if (extra === 'timeline') return ok((await resourceTimeline(ctx.client, crd, name, namespace)) satisfies ReleaseTimeline);
-      return undefined;
-    }
+    if (extra !== undefined) return name === undefined || method !== 'GET' ? undefined : this.resourceView(ctx, crd, name, namespace, extra);
     if (name !== undefined && method === 'DELETE') return (await deleteResource(ctx.client, crd, name, namespace)) ? ok({ deleted: name }) : notFound(`custom resource ${name}`);
     if (name === undefined && method === 'POST') return ok({ created: (await createResource(ctx.client, crd, await readJsonBody(ctx.req))).metadata }, 201);
     if (name !== undefined && method === 'GET') return ok(await getResource(ctx.client, crd, name, namespace));
     if (name !== undefined && method === 'PATCH') return ok({ updated: (await updateResource(ctx.client, crd, name, namespace, await readJsonBody(ctx.req))).metadata });
+    return undefined;
+  }
+
+  /** crds/CRD/resources/NAME/VIEW: what deleting it would remove, its drift, its release timeline. */
+  private async resourceView(ctx: ApiContext, crd: string, name: string, namespace: string | undefined, view: string): Promise<ApiResult | undefined> {
+    if (view === 'delete-preview') return ok((await deletePreview(ctx.client, crd, name, namespace)) satisfies ResourceDeletePreview);
+    if (view === 'drift') return ok((await resourceDrift(ctx.client, crd, name, namespace)) satisfies ReleaseDriftView);
+    if (view === 'timeline') return ok((await resourceTimeline(ctx.client, crd, name, namespace)) satisfies ReleaseTimeline);
     return undefined;
   }
 

@@ -18,10 +18,19 @@ export function healthOf(ce: ClusterExtension): HealthVerdict {
   const progressing = findCondition(ce.status?.conditions, 'Progressing');
   const current = ce.status?.observedGeneration === ce.metadata.generation;
   if (current && installed?.status === 'True' && progressing?.status === 'False') return { health: 'Healthy', message: installed.message };
-  if (progressing?.status === 'True' && FAILURE_TEXT.test(progressing.message)) return { health: 'Failing', message: progressing.message };
-  if (installed?.status === 'False' && progressing?.status === 'False') return { health: 'Failing', message: installed.message };
+  const failure = failureOf(installed, progressing);
+  if (failure !== undefined) return { health: 'Failing', message: failure };
   return { health: 'Progressing', message: progressing?.message ?? installed?.message ?? 'waiting for the manager' };
 }
+
+/** What says the extension is failing: a retry whose message says so, or an install that stopped short. */
+function failureOf(installed: ConditionLike | undefined, progressing: ConditionLike | undefined): string | undefined {
+  if (progressing?.status === 'True' && FAILURE_TEXT.test(progressing.message)) return progressing.message;
+  if (installed?.status === 'False' && progressing?.status === 'False') return installed.message;
+  return undefined;
+}
+
+type ConditionLike = { status: string; message: string };
 
 /** Serving its chart's kinds (Ready) or not, and why. */
 export function helmOperatorHealth(hop: HelmOperator): HealthVerdict {

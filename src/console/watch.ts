@@ -57,6 +57,17 @@ export interface RelayOptions {
 
 const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
+/** Sends each change one watch request sees, from `from.rv`, which follows the events. */
+async function relayWatch(client: ConsoleClient, from: { apiVersion: string; kind: string; rv: string }, kind: LiveSource['kind'], send: (ev: LiveEvent) => void | Promise<void>, signal: AbortSignal, timeoutSeconds: number): Promise<void> {
+  for await (const ev of client.watch(from.apiVersion, from.kind, { resourceVersion: from.rv, signal, timeoutSeconds })) {
+    const m = ev.object.metadata;
+    if (m.resourceVersion !== undefined) from.rv = m.resourceVersion;
+    if (ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
+    // Awaited: while the browser reads slowly, the watch is not read further (backpressure).
+    await send({ type: ev.type, kind, name: m.name ?? '', ...(m.namespace === undefined ? {} : { namespace: m.namespace }), resourceVersion: m.resourceVersion ?? '' });
+  }
+}
+
 /** Relays one source's changes to `send` until `signal` aborts or the person is refused. */
 export async function relay(client: ConsoleClient, source: LiveSource, send: (ev: LiveEvent) => void | Promise<void>, signal: AbortSignal, opts: RelayOptions = {}): Promise<void> {
   const { kind } = source;
@@ -72,13 +83,7 @@ export async function relay(client: ConsoleClient, source: LiveSource, send: (ev
         from = { ...target, rv: list.metadata.resourceVersion ?? '' };
         await send({ type: failures > 0 ? 'RELISTED' : 'SYNCED', kind, resourceVersion: from.rv });
       }
-      for await (const ev of client.watch(from.apiVersion, from.kind, { resourceVersion: from.rv, signal, timeoutSeconds: opts.timeoutSeconds ?? 240 })) {
-        const m = ev.object.metadata;
-        if (m.resourceVersion !== undefined) from.rv = m.resourceVersion;
-        if (ev.type === 'BOOKMARK' || ev.type === 'ERROR') continue;
-        // Awaited: while the browser reads slowly, the watch is not read further (backpressure).
-        await send({ type: ev.type, kind, name: m.name ?? '', ...(m.namespace === undefined ? {} : { namespace: m.namespace }), resourceVersion: m.resourceVersion ?? '' });
-      }
+      await relayWatch(client, from, kind, send, signal, opts.timeoutSeconds ?? 240);
       failures = 0;
     } catch (err) {
       if (signal.aborted) return;

@@ -130,22 +130,9 @@ export class ClusterCatalogReconciler implements Reconciler {
 
   private checkSpec(s: State): StepOutcome {
     const spec = s.catalog.spec as Partial<ClusterCatalog['spec']> | undefined;
-    const ref = spec?.source?.image?.ref;
-    const configMaps = spec?.source?.type === 'ConfigMaps' ? spec.source.configMaps : undefined;
-    const okImage = spec?.source?.type === 'Image' && typeof ref === 'string' && ref !== '';
-    const okConfigMaps = Array.isArray(configMaps) && configMaps.length > 0;
-    if (!okImage && !okConfigMaps) {
-      s.conditions.set('Progressing', false, 'Blocked', 'spec.source: type must be Image with image.ref set, or ConfigMaps with configMaps listing at least one');
-      return stop();
-    }
-    const credential = okImage ? imageRefCredentialProblem(ref, CREDENTIALS_INSTEAD.catalog('spec.source.image.ref')) : undefined;
-    if (credential !== undefined) {
-      s.conditions.set('Progressing', false, 'Blocked', `spec.source.image.ref: ${credential}`);
-      return stop();
-    }
-    const verifyProblem = this.checkVerify(s, spec?.source);
-    if (verifyProblem !== undefined) {
-      s.conditions.set('Progressing', false, 'Blocked', verifyProblem);
+    const blocked = this.sourceProblem(s, spec);
+    if (blocked !== undefined) {
+      s.conditions.set('Progressing', false, 'Blocked', blocked);
       return stop();
     }
     if (spec?.availabilityMode === 'Unavailable') {
@@ -155,6 +142,18 @@ export class ClusterCatalogReconciler implements Reconciler {
       return stop();
     }
     return CONTINUE;
+  }
+
+  /** Why the source cannot be used: neither an image nor ConfigMaps, credentials in the image reference, or a verify policy refused. */
+  private sourceProblem(s: State, spec: Partial<ClusterCatalog['spec']> | undefined): string | undefined {
+    const ref = spec?.source?.image?.ref;
+    const configMaps = spec?.source?.type === 'ConfigMaps' ? spec.source.configMaps : undefined;
+    const okImage = spec?.source?.type === 'Image' && typeof ref === 'string' && ref !== '';
+    const okConfigMaps = Array.isArray(configMaps) && configMaps.length > 0;
+    if (!okImage && !okConfigMaps) return 'spec.source: type must be Image with image.ref set, or ConfigMaps with configMaps listing at least one';
+    const credential = okImage ? imageRefCredentialProblem(ref, CREDENTIALS_INSTEAD.catalog('spec.source.image.ref')) : undefined;
+    if (credential !== undefined) return `spec.source.image.ref: ${credential}`;
+    return this.checkVerify(s, spec?.source);
   }
 
   /** Records `spec.source.verify` in the state, or says why it is refused (a ConfigMaps source cannot be verified). */

@@ -138,11 +138,12 @@ export function catalogsStillLoading(all: readonly KubeObject[], registry: Pick<
 export function extensionSpecProblems(ce: KubeObject): string[] {
   const spec = ce.spec as Partial<ClusterExtension['spec']> | undefined;
   const problems: string[] = [];
+  const missing = (v: unknown): boolean => typeof v !== 'string' || v === '';
   if ((ce.metadata.name ?? '').length > MAX_DERIVED_NAME) problems.push(`metadata.name: at most ${MAX_DERIVED_NAME} characters (it names Helm releases and labels)`);
-  if (typeof spec?.namespace !== 'string' || spec.namespace === '') problems.push('spec.namespace: required');
-  if (typeof spec?.serviceAccount?.name !== 'string' || spec.serviceAccount.name === '') problems.push('spec.serviceAccount.name: required');
+  if (missing(spec?.namespace)) problems.push('spec.namespace: required');
+  if (missing(spec?.serviceAccount?.name)) problems.push('spec.serviceAccount.name: required');
   if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');
-  if (typeof spec?.source?.catalog?.packageName !== 'string' || spec.source.catalog.packageName === '') problems.push('spec.source.catalog.packageName: required');
+  if (missing(spec?.source?.catalog?.packageName)) problems.push('spec.source.catalog.packageName: required');
   // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
   if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
   problems.push(...driftSpecProblems(spec?.drift, 'spec.drift'));
@@ -522,21 +523,12 @@ export class ClusterExtensionReconciler implements Reconciler {
     const main = s.ce.spec.source.catalog.packageName;
     const { waiting, failed } = this.progress(s);
     const chosenMain = s.chosen.find((b) => b.package === main);
-    const mainBd = this.deploymentOf(s, main);
     s.status.resolution = {
       bundles: s.chosen.map((b) => ({ name: b.name, package: b.package, version: b.version, image: b.image, catalog: b.catalog })),
       ...(s.notices.length > 0 ? { notices: s.notices } : {}),
     };
     if (waiting.length === 0 && failed.length === 0 && chosenMain !== undefined) {
-      const image = chosenMain.image !== '' ? chosenMain.image : (mainBd?.spec.source.image?.ref ?? '');
-      const namespace = mainBd?.spec.installNamespace ?? s.ce.spec.namespace;
-      s.status.install = {
-        bundle: { name: chosenMain.name, version: chosenMain.version, package: chosenMain.package, image, catalog: chosenMain.catalog },
-        bundleDeployment: mainBd?.metadata.name ?? '',
-        namespace,
-      };
-      s.conditions.set('Installed', true, 'Succeeded', this.installedMessage(s, chosenMain, namespace));
-      s.conditions.set('Progressing', false, 'Succeeded', 'desired state reached');
+      this.reportInstalled(s, chosenMain, this.deploymentOf(s, main));
     } else if (failed.length > 0) {
       if (findCondition(s.ce.status?.conditions, 'Installed')?.status !== 'True') s.conditions.set('Installed', false, 'Failed', failed.join('; '));
       s.conditions.set('Progressing', true, 'Retrying', failed.join('; '));
@@ -547,6 +539,19 @@ export class ClusterExtensionReconciler implements Reconciler {
     if (chosenMain !== undefined) this.reportDeprecations(s, chosenMain);
     // Each BundleDeployment's news calls this extension back; the requeue is only a fallback.
     return Promise.resolve(stop(waiting.length > 0 ? { requeueAfterMs: 30_000 } : undefined));
+  }
+
+  /** Everything installed: the requested bundle, where it runs, and Installed with Progressing done. */
+  private reportInstalled(s: State, chosenMain: ChosenBundle, mainBd: BundleDeployment | undefined): void {
+    const image = chosenMain.image !== '' ? chosenMain.image : (mainBd?.spec.source.image?.ref ?? '');
+    const namespace = mainBd?.spec.installNamespace ?? s.ce.spec.namespace;
+    s.status.install = {
+      bundle: { name: chosenMain.name, version: chosenMain.version, package: chosenMain.package, image, catalog: chosenMain.catalog },
+      bundleDeployment: mainBd?.metadata.name ?? '',
+      namespace,
+    };
+    s.conditions.set('Installed', true, 'Succeeded', this.installedMessage(s, chosenMain, namespace));
+    s.conditions.set('Progressing', false, 'Succeeded', 'desired state reached');
   }
 
   /** "installed X with 2 dependencies (1 shared with other extensions); it runs in namespace …". */

@@ -134,33 +134,35 @@ function sourceForImage(image: string, verify: ClusterExtension['spec']['verify'
 function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: string, base?: BundleDeploymentSpec): BundleDeploymentSpec {
   const install = ce.spec.install ?? {};
   const image = b.image !== '' ? b.image : base?.source.image?.ref;
+  let spec: BundleDeploymentSpec;
   if (base !== undefined) {
-    const spec: BundleDeploymentSpec = structuredClone(base);
+    spec = structuredClone(base);
     if (image !== undefined) spec.source = sourceForImage(image, ce.spec.verify, spec.source);
-    if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
-    if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
-    if (install.config !== undefined) spec.config = install.config;
-    if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
-    if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
-    if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
-    setDrift(spec, ce);
-    return spec;
-  }
-  const spec: BundleDeploymentSpec = {
-    source: sourceForImage(image ?? '', ce.spec.verify),
-    format: 'registry+v1',
-    installNamespace: ce.spec.namespace,
-    serviceAccount: { name: ce.spec.serviceAccount.name, ...(ce.spec.serviceAccount.namespace === undefined ? {} : { namespace: ce.spec.serviceAccount.namespace }) },
-    releaseName: name,
-  };
-  if (isMain && install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
-  if (isMain && install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
-  if (isMain && install.config !== undefined) spec.config = install.config;
+  } else spec = freshSpec(ce, image ?? '', name);
+  // Where it watches and its config are the requested package's; a dependency installed fresh keeps its own.
+  if (base !== undefined || isMain) setWorkloadOptions(spec, install);
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
   if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
   setDrift(spec, ce);
   return spec;
+}
+
+function freshSpec(ce: ClusterExtension, image: string, name: string): BundleDeploymentSpec {
+  return {
+    source: sourceForImage(image, ce.spec.verify),
+    format: 'registry+v1',
+    installNamespace: ce.spec.namespace,
+    serviceAccount: { name: ce.spec.serviceAccount.name, ...(ce.spec.serviceAccount.namespace === undefined ? {} : { namespace: ce.spec.serviceAccount.namespace }) },
+    releaseName: name,
+  };
+}
+
+/** The namespaces the operator watches and its config, as the extension sets them. */
+function setWorkloadOptions(spec: BundleDeploymentSpec, install: NonNullable<ClusterExtension['spec']['install']>): void {
+  if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
+  if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
+  if (install.config !== undefined) spec.config = install.config;
 }
 
 /** The extension's drift rules govern its BundleDeployments (all of them: the rules' targets say which objects); none set, none passed. */
@@ -202,43 +204,8 @@ export function changesForResolution(ce: ClusterExtension, state: InstalledState
   for (const b of chosen) {
     const role: NeedRole = b.package === main ? 'requested' : 'dependency';
     const unit = unitOf(state, b.package);
-    const leaving = state.units.filter((u) => u.state === 'deleting' && (u.package === b.package || u.provides.some((g) => b.provides.includes(g))));
-    if (unit === undefined && leaving.length > 0) {
-      out.waiting.push(`${b.package}: waiting for BundleDeployment ${leaving.map((u) => u.bundleDeployment).join(', ')} to be removed`);
-      continue;
-    }
-    if (unit === undefined) {
-      const name = bundleDeploymentName(me, b.package);
-      const clash = state.units.find((u) => u.bundleDeployment === name);
-      if (clash !== undefined) {
-        out.waiting.push(`${b.package}: BundleDeployment ${name} already installs package ${clash.package}`);
-        continue;
-      }
-      out.deployments.set(b.package, name);
-      out.apply.push(
-        body(state, { name, pkg: b.package, holder: me, needs: [{ extension: me, role }], bundle: { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides }, spec: specFor(ce, b, role === 'requested', name) }),
-      );
-      continue;
-    }
-    out.deployments.set(b.package, unit.bundleDeployment);
-    const needs = withNeed(unit.needs, me, role);
-    let next: BundleDeployment;
-    if (role === 'requested') {
-      const own = unit.bundleDeployment === bundleDeploymentName(me, b.package);
-      if (!own && unit.holder !== me) out.takenOver.push(b.package);
-      next = body(state, {
-        name: unit.bundleDeployment,
-        pkg: b.package,
-        holder: me,
-        needs,
-        bundle: b.image === '' ? unitInfo(unit) : { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides },
-        spec: specFor(ce, b, true, unit.bundleDeployment, own ? undefined : unit.object.spec),
-      });
-    } else {
-      const holder = unit.holder !== undefined && needs.some((n) => n.extension === unit.holder) ? unit.holder : (sortNeeds(needs)[0]?.extension ?? me);
-      next = body(state, { name: unit.bundleDeployment, pkg: b.package, holder, needs, bundle: unitInfo(unit), spec: unit.object.spec });
-    }
-    if (!unchanged(unit.object, next)) out.apply.push(next);
+    if (unit === undefined) addUnit(ce, state, b, role, out);
+    else needUnit(ce, state, unit, b, role, out);
   }
   const wanted = new Set(chosen.map((b) => b.package));
   for (const unit of unitsNeededBy(state, me)) {
@@ -246,6 +213,53 @@ export function changesForResolution(ce: ClusterExtension, state: InstalledState
     release(state, unit, me, out);
   }
   return out;
+}
+
+/** A new BundleDeployment for a bundle no one installs yet: once one leaving that provides the same is gone, and under a free name. */
+function addUnit(ce: ClusterExtension, state: InstalledState, b: ChosenBundle, role: NeedRole, out: ExtensionChanges): void {
+  const me = ce.metadata.name ?? '';
+  const leaving = state.units.filter((u) => u.state === 'deleting' && (u.package === b.package || u.provides.some((g) => b.provides.includes(g))));
+  if (leaving.length > 0) {
+    out.waiting.push(`${b.package}: waiting for BundleDeployment ${leaving.map((u) => u.bundleDeployment).join(', ')} to be removed`);
+    return;
+  }
+  const name = bundleDeploymentName(me, b.package);
+  const clash = state.units.find((u) => u.bundleDeployment === name);
+  if (clash !== undefined) {
+    out.waiting.push(`${b.package}: BundleDeployment ${name} already installs package ${clash.package}`);
+    return;
+  }
+  out.deployments.set(b.package, name);
+  out.apply.push(
+    body(state, { name, pkg: b.package, holder: me, needs: [{ extension: me, role }], bundle: { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides }, spec: specFor(ce, b, role === 'requested', name) }),
+  );
+}
+
+/**
+ * An installed BundleDeployment the extension needs too: the requested package is taken over
+ * (its bundle and spec become the extension's); a dependency is only shared.
+ */
+function needUnit(ce: ClusterExtension, state: InstalledState, unit: InstalledUnit, b: ChosenBundle, role: NeedRole, out: ExtensionChanges): void {
+  const me = ce.metadata.name ?? '';
+  out.deployments.set(b.package, unit.bundleDeployment);
+  const needs = withNeed(unit.needs, me, role);
+  let next: BundleDeployment;
+  if (role === 'requested') {
+    const own = unit.bundleDeployment === bundleDeploymentName(me, b.package);
+    if (!own && unit.holder !== me) out.takenOver.push(b.package);
+    next = body(state, {
+      name: unit.bundleDeployment,
+      pkg: b.package,
+      holder: me,
+      needs,
+      bundle: b.image === '' ? unitInfo(unit) : { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides },
+      spec: specFor(ce, b, true, unit.bundleDeployment, own ? undefined : unit.object.spec),
+    });
+  } else {
+    const holder = unit.holder !== undefined && needs.some((n) => n.extension === unit.holder) ? unit.holder : (sortNeeds(needs)[0]?.extension ?? me);
+    next = body(state, { name: unit.bundleDeployment, pkg: b.package, holder, needs, bundle: unitInfo(unit), spec: unit.object.spec });
+  }
+  if (!unchanged(unit.object, next)) out.apply.push(next);
 }
 
 /** The changes that let `extension` go of everything: what others still need stays. */

@@ -16,23 +16,32 @@ export function packageHealth(name: string, extension: string, ce: ClusterExtens
   }
   const installedCond = findCondition(ce.status?.conditions, 'Installed');
   const progressing = findCondition(ce.status?.conditions, 'Progressing');
-  const installed = installedCond?.status === 'True';
   const version = ce.status?.install?.bundle.version;
   const withVersion = version === undefined ? base : { ...base, version };
-  const current = ce.status?.observedGeneration === ce.metadata.generation;
-  if (!installed) {
-    const failed = current && (installedCond?.reason === 'Failed' || progressing?.reason === 'InvalidSpec' || progressing?.reason === 'Blocked');
-    const message = progressing?.message ?? installedCond?.message ?? `waiting for ClusterExtension ${extension}`;
-    return { ...withVersion, installed: false, healthy: false, reason: failed ? 'Failed' : 'Installing', message };
-  }
-  const sick = deployments.flatMap((bd) => {
-    const h = findCondition(bd.status?.conditions, 'Healthy');
-    return h?.status === 'False' ? [`${bd.metadata.name ?? ''}: ${h.message}`] : [];
-  });
+  if (installedCond?.status !== 'True') return { ...withVersion, installed: false, healthy: false, ...notInstalled(ce, extension) };
+  const sick = unhealthyDeployments(deployments);
   if (sick.length > 0) return { ...withVersion, installed: true, healthy: false, reason: 'Unhealthy', message: sick.join('; ') };
   const healthy = { ...withVersion, installed: true, healthy: true };
   if (progressing?.status === 'True') return { ...healthy, reason: changeReason(progressing.reason), message: progressing.message };
   return { ...healthy, reason: 'Healthy', message: installedCond.message };
+}
+
+/** Why an extension is not installed yet: it failed (for its current generation), or it is still installing. */
+function notInstalled(ce: ClusterExtension, extension: string): { reason: PlatformPackageReason; message: string } {
+  const installed = findCondition(ce.status?.conditions, 'Installed');
+  const progressing = findCondition(ce.status?.conditions, 'Progressing');
+  const current = ce.status?.observedGeneration === ce.metadata.generation;
+  const failed = current && (installed?.reason === 'Failed' || progressing?.reason === 'InvalidSpec' || progressing?.reason === 'Blocked');
+  const message = progressing?.message ?? installed?.message ?? `waiting for ClusterExtension ${extension}`;
+  return { reason: failed ? 'Failed' : 'Installing', message };
+}
+
+/** `name: message` of each BundleDeployment that says it is not Healthy. */
+function unhealthyDeployments(deployments: readonly BundleDeployment[]): string[] {
+  return deployments.flatMap((bd) => {
+    const h = findCondition(bd.status?.conditions, 'Healthy');
+    return h?.status === 'False' ? [`${bd.metadata.name ?? ''}: ${h.message}`] : [];
+  });
 }
 
 /** An installed package whose extension is still progressing: held back, failing to change, or changing. */

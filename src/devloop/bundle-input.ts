@@ -29,20 +29,12 @@ function looksLikePath(arg: string): boolean {
 }
 
 export async function readBundleInput(arg: string, opts: { cacheDir: string; client?: RegistryClient }): Promise<BundleInput> {
-  const st = await stat(arg).catch(() => undefined);
-  if (st === undefined && looksLikePath(arg)) {
-    throw new BinnacleError('input', 'RUN_BUNDLE_DIR_MISSING', `bundle directory ${arg} does not exist: pass a directory with manifests/ and metadata/ (see \`binnacle bundle generate\`), a package-manifest version or package directory, or a bundle image reference`);
-  }
-  if (st !== undefined && !st.isDirectory()) throw new BinnacleError('input', 'RUN_BUNDLE_DIR_MISSING', `${arg} is a file, not a bundle directory: pass the directory that holds manifests/ and metadata/`);
+  await checkBundleArg(arg);
   let source: Awaited<ReturnType<typeof resolveBundleSource>>;
   try {
     source = await resolveBundleSource(arg, { cacheDir: opts.cacheDir, ...(opts.client === undefined ? {} : { client: opts.client }) });
   } catch (err) {
-    if (err instanceof BinnacleError && (err.code === 'OCI_NOT_FOUND' || err.code === 'OCI_UNREACHABLE' || err.code === 'OCI_UNAUTHORIZED' || err.code === 'OCI_DENIED')) {
-      const what = err.code === 'OCI_NOT_FOUND' ? 'was not found in its registry' : err.code === 'OCI_UNREACHABLE' ? 'cannot be reached' : 'cannot be read with the credentials at hand';
-      throw new BinnacleError(err.errorClass, 'RUN_BUNDLE_IMAGE', `bundle image ${arg} ${what} (${errorMessage(err)}): build and push it first with \`binnacle bundle build DIR --tag ${arg} --push\`, or pass the bundle directory`, { cause: err });
-    }
-    throw err;
+    throw bundleImageError(err, arg);
   }
   // A package-manifest package directory loads as its default channel's head (src/bundle/load.ts).
   const info = await readBundleDir(source.dir, source.packageName);
@@ -56,6 +48,29 @@ export async function readBundleInput(arg: string, opts: { cacheDir: string; cli
   }
   const image = source.image !== undefined && source.digest !== undefined ? formatReference(withDigest(parseReference(source.image), source.digest)) : undefined;
   return { arg, info, packageName, ...(image === undefined ? {} : { image }) };
+}
+
+/** A path that is missing or a file is refused here, with what to pass instead; an image reference goes on. */
+async function checkBundleArg(arg: string): Promise<void> {
+  const st = await stat(arg).catch(() => undefined);
+  if (st === undefined && looksLikePath(arg)) {
+    throw new BinnacleError('input', 'RUN_BUNDLE_DIR_MISSING', `bundle directory ${arg} does not exist: pass a directory with manifests/ and metadata/ (see \`binnacle bundle generate\`), a package-manifest version or package directory, or a bundle image reference`);
+  }
+  if (st !== undefined && !st.isDirectory()) throw new BinnacleError('input', 'RUN_BUNDLE_DIR_MISSING', `${arg} is a file, not a bundle directory: pass the directory that holds manifests/ and metadata/`);
+}
+
+const IMAGE_UNREADABLE: Readonly<Record<string, string>> = {
+  OCI_NOT_FOUND: 'was not found in its registry',
+  OCI_UNREACHABLE: 'cannot be reached',
+  OCI_UNAUTHORIZED: 'cannot be read with the credentials at hand',
+  OCI_DENIED: 'cannot be read with the credentials at hand',
+};
+
+/** A bundle image that cannot be pulled says how to build and push it; other errors pass as they are. */
+function bundleImageError(err: unknown, arg: string): unknown {
+  const what = err instanceof BinnacleError && Object.hasOwn(IMAGE_UNREADABLE, err.code) ? IMAGE_UNREADABLE[err.code] : undefined;
+  if (!(err instanceof BinnacleError) || what === undefined) return err;
+  return new BinnacleError(err.errorClass, 'RUN_BUNDLE_IMAGE', `bundle image ${arg} ${what} (${errorMessage(err)}): build and push it first with \`binnacle bundle build DIR --tag ${arg} --push\`, or pass the bundle directory`, { cause: err });
 }
 
 /** The label of an old SQLite-based index image (`opm index add`), which holds no file-based catalog. */

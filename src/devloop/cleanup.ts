@@ -70,20 +70,7 @@ export async function planCleanup(client: KubeClient, pkg: string, o: { deleteCr
   if (extensions.length === 0 && runBundleObjects.length === 0) {
     throw new BinnacleError('input', 'CLEANUP_NOT_FOUND', `no operator of package ${pkg} is installed (no ClusterExtension asks for it): see \`binnacle status\``);
   }
-  // The CRDs its BundleDeployments applied.
-  const crdNames = new Set<string>();
-  for (const ce of extensions) {
-    for (const bd of (await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(ce.metadata.name ?? '') })).items) {
-      if (bd.metadata.labels?.['binnacle.dev/package'] !== pkg) continue;
-      for (const r of bd.status?.appliedObjects ?? []) if (r.kind === 'CustomResourceDefinition') crdNames.add(r.name);
-    }
-  }
-  const crds: CleanupPlan['crds'] = [];
-  for (const name of [...crdNames].sort()) {
-    const crd = await client.find<CrdObject>({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
-    if (crd === undefined) continue;
-    crds.push({ name, customResources: await countCustomResources(client, crd) });
-  }
+  const crds = await crdsOf(client, await appliedCrdNames(client, extensions, pkg));
   // The install namespace; after a cleanup that kept the catalog, the one its ConfigMaps are in.
   const namespace = extensions[0]?.spec.namespace ?? runBundleObjects.find((r) => r.kind === 'ConfigMap')?.namespace;
   const dropNamespace = o.deleteAll && namespace !== undefined;
@@ -98,6 +85,29 @@ export async function planCleanup(client: KubeClient, pkg: string, o: { deleteCr
     ...(dropNamespace && !keepCatalog ? { namespace } : {}),
     ...(dropNamespace && keepCatalog ? { keptNamespace: namespace } : {}),
   };
+}
+
+/** The CRDs the package's BundleDeployments (of these extensions) applied. */
+async function appliedCrdNames(client: KubeClient, extensions: readonly ClusterExtension[], pkg: string): Promise<Set<string>> {
+  const crdNames = new Set<string>();
+  for (const ce of extensions) {
+    for (const bd of (await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment', { labelSelector: neededByLabel(ce.metadata.name ?? '') })).items) {
+      if (bd.metadata.labels?.['binnacle.dev/package'] !== pkg) continue;
+      for (const r of bd.status?.appliedObjects ?? []) if (r.kind === 'CustomResourceDefinition') crdNames.add(r.name);
+    }
+  }
+  return crdNames;
+}
+
+/** The named CRDs still there, by name, with how many custom resources each holds. */
+async function crdsOf(client: KubeClient, names: ReadonlySet<string>): Promise<CleanupPlan['crds']> {
+  const crds: CleanupPlan['crds'] = [];
+  for (const name of [...names].sort()) {
+    const crd = await client.find<CrdObject>({ apiVersion: CRD_API, kind: 'CustomResourceDefinition', name });
+    if (crd === undefined) continue;
+    crds.push({ name, customResources: await countCustomResources(client, crd) });
+  }
+  return crds;
 }
 
 async function countCustomResources(client: KubeClient, crd: CrdObject): Promise<number> {

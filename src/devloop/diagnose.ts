@@ -47,18 +47,24 @@ async function lastEvents(client: KubeClient, namespace: string, objects: readon
   return events.slice(-n).map((e) => `${e.involvedObject?.kind ?? ''} ${e.involvedObject?.name ?? ''}: ${e.type ?? ''} ${e.reason ?? ''}: ${e.message ?? ''}${(e.count ?? 1) > 1 ? ` (x${e.count ?? 1})` : ''}`);
 }
 
+/** What is wrong with the catalog: missing, not serving, or (no status at all) no manager running. */
+async function diagnoseCatalog(client: KubeClient, name: string): Promise<{ lines: string[]; noManager: boolean }> {
+  const cat = await client.find<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name });
+  if (cat === undefined) return { lines: [`ClusterCatalog ${name} does not exist`], noManager: false };
+  if (cat.status?.conditions === undefined) {
+    return { lines: [`ClusterCatalog ${name} has no status: no Binnacle manager is reconciling this cluster; start one with \`binnacle manager\` (or install it with \`binnacle install-self\`)`], noManager: true };
+  }
+  return { lines: notGood(cat.status.conditions, { Serving: 'True' }).map((c) => `ClusterCatalog ${name}: ${cond(c)}`), noManager: false };
+}
+
 /** Lines saying what is stuck for extension `name` installing from catalog `catalogName`. */
 export async function diagnoseExtension(client: KubeClient, o: { extension: string; catalog?: string; version?: string }): Promise<string[]> {
   const lines: string[] = [];
   if (o.catalog !== undefined) {
-    const cat = await client.find<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: o.catalog });
-    if (cat === undefined) lines.push(`ClusterCatalog ${o.catalog} does not exist`);
-    else if (cat.status?.conditions === undefined) {
-      lines.push(`ClusterCatalog ${o.catalog} has no status: no Binnacle manager is reconciling this cluster; start one with \`binnacle manager\` (or install it with \`binnacle install-self\`)`);
-      return lines;
-    } else {
-      for (const c of notGood(cat.status.conditions, { Serving: 'True' })) lines.push(`ClusterCatalog ${o.catalog}: ${cond(c)}`);
-    }
+    const catalog = await diagnoseCatalog(client, o.catalog);
+    lines.push(...catalog.lines);
+    // Without a manager nothing else moves: that is the one thing to say.
+    if (catalog.noManager) return lines;
   }
   const ce = await client.find<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: o.extension });
   if (ce === undefined) {

@@ -113,6 +113,22 @@ interface Discovery {
 /** How long the server's version and API version set are kept; `invalidateDiscovery` forgets them at once. */
 export const CAPABILITIES_TTL_MS = 30_000;
 
+/**
+ * One line of a watch stream: an event with its object's apiVersion and kind filled in (an
+ * object nested too deep for the readers is a stub, `refused`); an ERROR event is thrown.
+ */
+function watchEventOf<T extends KubeObject>(line: string, apiVersion: string, kind: string): WatchEvent<T> {
+  const ev = JSON.parse(line) as WatchEvent<T>;
+  if (ev.type === 'ERROR') {
+    const status = ev.object as unknown as { code?: number; reason?: string; message?: string };
+    throw new KubeApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${kind}: ${status.message ?? 'error'}`);
+  }
+  if (ev.type === 'BOOKMARK') return ev;
+  ev.object = { ...ev.object, apiVersion, kind };
+  if (nestsDeeperThan(ev.object, MAX_OBJECT_NESTING)) return { type: ev.type, object: stubOf(ev.object) as T, refused: true };
+  return ev;
+}
+
 export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, DiscoveryPort, Watcher {
   private readonly transport: Transport;
   private readonly impersonation: Impersonation | undefined;
@@ -404,14 +420,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
           const line = buf.slice(0, nl).trim();
           buf = buf.slice(nl + 1);
           if (line === '') continue;
-          let ev = JSON.parse(line) as WatchEvent<T>;
-          if (ev.type === 'ERROR') {
-            const status = ev.object as unknown as { code?: number; reason?: string; message?: string };
-            throw new KubeApiError(status.code ?? 500, status.reason ?? 'InternalError', `watch ${kind}: ${status.message ?? 'error'}`);
-          }
-          if (ev.type !== 'BOOKMARK') ev.object = { ...ev.object, apiVersion, kind };
-          if (ev.type !== 'BOOKMARK' && nestsDeeperThan(ev.object, MAX_OBJECT_NESTING)) ev = { type: ev.type, object: stubOf(ev.object) as T, refused: true };
-          yield ev;
+          yield watchEventOf<T>(line, apiVersion, kind);
         }
       }
     } catch (err) {

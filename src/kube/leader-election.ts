@@ -187,21 +187,7 @@ export class LeaderElector {
       this.o.logger.warn({ err: errorMessage(err) }, 'cannot read lease');
       return false;
     }
-    if (lease === undefined) {
-      try {
-        await this.o.client.create<Lease>({
-          apiVersion: 'coordination.k8s.io/v1',
-          kind: 'Lease',
-          metadata: { name: this.o.name, namespace: this.o.namespace },
-          spec: { holderIdentity: this.o.identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
-        });
-        this.observe(this.o.identity, JSON.stringify({ holder: this.o.identity, renew: microTime(now) }));
-        return true;
-      } catch (err) {
-        if (!isAlreadyExists(err)) this.o.logger.warn({ err: errorMessage(err) }, 'cannot create lease');
-        return false;
-      }
-    }
+    if (lease === undefined) return this.createLease(now, durationSeconds);
 
     const spec = lease.spec ?? {};
     const holder = spec.holderIdentity ?? '';
@@ -209,15 +195,38 @@ export class LeaderElector {
     const heldByOther = holder !== '' && holder !== this.o.identity;
     const expiresAt = this.observedTime + (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     if (heldByOther && expiresAt > now.getTime()) return false;
+    return this.takeLease(lease, now, durationSeconds, notAfter);
+  }
 
+  /** No Lease yet: this candidate creates it, holding it; another that created it first wins. */
+  private async createLease(now: Date, durationSeconds: number): Promise<boolean> {
+    try {
+      await this.o.client.create<Lease>({
+        apiVersion: 'coordination.k8s.io/v1',
+        kind: 'Lease',
+        metadata: { name: this.o.name, namespace: this.o.namespace },
+        spec: { holderIdentity: this.o.identity, leaseDurationSeconds: durationSeconds, acquireTime: microTime(now), renewTime: microTime(now), leaseTransitions: 0 },
+      });
+      this.observe(this.o.identity, JSON.stringify({ holder: this.o.identity, renew: microTime(now) }));
+      return true;
+    } catch (err) {
+      if (!isAlreadyExists(err)) this.o.logger.warn({ err: errorMessage(err) }, 'cannot create lease');
+      return false;
+    }
+  }
+
+  /** Renews the lease this candidate holds, or takes over one that expired (a transition); a write that lost the race fails quietly. */
+  private async takeLease(lease: Lease, now: Date, durationSeconds: number, notAfter: number): Promise<boolean> {
+    const spec = lease.spec ?? {};
+    const renewing = (spec.holderIdentity ?? '') === this.o.identity;
     const next: Lease = {
       ...lease,
       spec: {
         holderIdentity: this.o.identity,
         leaseDurationSeconds: durationSeconds,
-        acquireTime: holder === this.o.identity && spec.acquireTime !== undefined ? spec.acquireTime : microTime(now),
+        acquireTime: renewing && spec.acquireTime !== undefined ? spec.acquireTime : microTime(now),
         renewTime: microTime(now),
-        leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === this.o.identity ? 0 : 1),
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (renewing ? 0 : 1),
       },
     };
     if (Date.now() > notAfter) return false;

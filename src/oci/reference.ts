@@ -95,32 +95,39 @@ export function parseReference(ref: string): ImageReference {
 
   const at = ref.indexOf('@');
   const digest = at >= 0 ? checkDigest(ref, ref.slice(at + 1)) : undefined;
-  let rest = at >= 0 ? ref.slice(0, at) : ref;
+  const rest = at >= 0 ? ref.slice(0, at) : ref;
 
-  // A tag is after the last ':' that comes after the last '/'; a ':' before it belongs to host:port.
-  let tag: string | undefined;
-  const lastSlash = rest.lastIndexOf('/');
-  const colon = rest.indexOf(':', lastSlash + 1);
-  if (colon >= 0) {
-    tag = rest.slice(colon + 1);
-    rest = rest.slice(0, colon);
-    if (!TAG_RE.test(tag)) throw bad(ref, `tag "${tag}" must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`);
-  }
-  if (rest === '') throw bad(ref, 'the repository name is missing');
-
-  const slash = rest.indexOf('/');
-  const first = slash < 0 ? '' : rest.slice(0, slash);
-  const isHost = slash >= 0 && (first === 'localhost' || first.includes('.') || first.includes(':'));
-  let registry = isHost ? first : DOCKER_HUB;
-  let repository = isHost ? rest.slice(slash + 1) : rest;
-  if (isHost && !DOMAIN_RE.test(registry)) throw bad(ref, `registry host "${registry}" is not a valid host[:port]`);
-  if (registry === 'index.docker.io' || registry === 'registry-1.docker.io') registry = DOCKER_HUB;
-  if (registry === DOCKER_HUB && !repository.includes('/')) repository = `library/${repository}`;
+  const { name, tag } = splitTag(ref, rest);
+  const { registry, repository } = splitRegistry(ref, name);
 
   checkRepository(ref, repository);
   if (registry.length + 1 + repository.length > MAX_NAME_LENGTH) throw bad(ref, `the name is longer than ${MAX_NAME_LENGTH} characters`);
 
   return { registry, repository, tag: tag ?? (digest === undefined ? 'latest' : undefined), digest };
+}
+
+/** A tag is after the last ':' that comes after the last '/'; a ':' before it belongs to host:port. */
+function splitTag(ref: string, rest: string): { name: string; tag: string | undefined } {
+  const lastSlash = rest.lastIndexOf('/');
+  const colon = rest.indexOf(':', lastSlash + 1);
+  if (colon < 0) return { name: rest, tag: undefined };
+  const tag = rest.slice(colon + 1);
+  if (!TAG_RE.test(tag)) throw bad(ref, `tag "${tag}" must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`);
+  return { name: rest.slice(0, colon), tag };
+}
+
+/** The registry host (Docker Hub unless the first component is a host) and the repository in it, as Docker normalizes them. */
+function splitRegistry(ref: string, name: string): { registry: string; repository: string } {
+  if (name === '') throw bad(ref, 'the repository name is missing');
+  const slash = name.indexOf('/');
+  const first = slash < 0 ? '' : name.slice(0, slash);
+  const isHost = slash >= 0 && (first === 'localhost' || first.includes('.') || first.includes(':'));
+  let registry = isHost ? first : DOCKER_HUB;
+  let repository = isHost ? name.slice(slash + 1) : name;
+  if (isHost && !DOMAIN_RE.test(registry)) throw bad(ref, `registry host "${registry}" is not a valid host[:port]`);
+  if (registry === 'index.docker.io' || registry === 'registry-1.docker.io') registry = DOCKER_HUB;
+  if (registry === DOCKER_HUB && !repository.includes('/')) repository = `library/${repository}`;
+  return { registry, repository };
 }
 
 /** `host/repo[:tag][@digest]`, always with the registry host, so it round-trips through parseReference. */

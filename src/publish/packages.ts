@@ -94,6 +94,53 @@ async function renderVersionDir(dir: string, imageFor: (pkg: string, b: BundleDi
   return { config: cfg, packageName: pkg, failures: [] };
 }
 
+/** Renders one package directory (or lone version directory) into `into.merged`, with where each bundle came from; one that fails is refused, or with skipInvalid set aside. */
+async function addPackage(pkgDir: string, o: PublishOptions, repo: string, into: { merged: DeclarativeConfig; origins: Map<string, BundleOrigin>; rejected: PublishResult['rejected'] }): Promise<void> {
+  const { merged, origins, rejected } = into;
+  const versionDir = await isBundleDir(pkgDir);
+  const dirName = basename(pkgDir);
+  const found = new Map<string, BundleOrigin>();
+  // A tag allows [A-Za-z0-9_.-] only: semver build metadata (`+…`) becomes `-`.
+  // The repository is named for the package directory, or for a lone version's package.
+  const tagFor = (pkg: string, b: { dir: string; version: string }): string =>
+    `${o.registry}/${repo}/${versionDir ? pkg : dirName}-bundle:v${(b.version || basename(b.dir)).replace(/[^A-Za-z0-9_.-]/g, '-')}`;
+  const imageFor = (pkg: string, b: BundleDirInfo): string => {
+    found.set(b.name, { dir: b.dir, pkgDir: dirName, packageName: pkg, tag: tagFor(pkg, b) });
+    return tagFor(pkg, b);
+  };
+  // A version directory is published as a package of that one bundle; a package directory whole.
+  const rendered = await (versionDir ? renderVersionDir(pkgDir, imageFor) : renderPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor })).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
+  if (rendered.failures.length > 0) {
+    const message = `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`;
+    if (o.skipInvalid !== true) throw new BinnacleError('input', 'PUBLISH_PACKAGE_INVALID', message);
+    rejected.push({ dir: pkgDir, code: rendered.failures[0]?.code ?? 'PUBLISH_PACKAGE_INVALID', message });
+    return;
+  }
+  if (o.skipInvalid === true) {
+    const first = validateConfig(rendered.config, `package ${dirName}`).result;
+    const rule = first.errors()[0]?.rule;
+    if (rule !== undefined) {
+      rejected.push({ dir: pkgDir, code: rule, message: first.render() });
+      return;
+    }
+  }
+  for (const [name, origin] of found) origins.set(name, origin);
+  merged.packages.push(...rendered.config.packages);
+  merged.channels.push(...rendered.config.channels);
+  merged.bundles.push(...rendered.config.bundles);
+  merged.deprecations.push(...rendered.config.deprecations);
+}
+
+/** Stages the bundle with its channels, builds its image and pushes it to its tag; answers the pushed reference by digest. */
+async function pushBundle(origin: BundleOrigin, channels: string[], stageDir: string, client: RegistryClient, say: (line: string) => void): Promise<string> {
+  const staged = await stageBundle(origin.dir, origin.packageName, channels, stageDir);
+  const image = await buildImage({ layers: [{ dir: join(staged.root, 'manifests'), prefix: '/manifests' }, { dir: join(staged.root, 'metadata'), prefix: '/metadata' }], labels: staged.labels });
+  const result = await pushImage(image, origin.tag, client);
+  await rm(image.layoutDir, { recursive: true, force: true });
+  say(`pushed ${staged.name} as ${origin.tag}`);
+  return formatReference(withDigest(parseReference(origin.tag), result.digest));
+}
+
 export async function publishPackages(o: PublishOptions): Promise<PublishResult> {
   const client = o.client ?? new RegistryClient();
   const repo = o.repository ?? 'binnacle';
@@ -103,53 +150,15 @@ export async function publishPackages(o: PublishOptions): Promise<PublishResult>
     const merged = emptyDeclarativeConfig();
     const rejected: PublishResult['rejected'] = [];
     const origins = new Map<string, BundleOrigin>();
-    for (const pkgDir of o.packages) {
-      const versionDir = await isBundleDir(pkgDir);
-      const dirName = basename(pkgDir);
-      const found = new Map<string, BundleOrigin>();
-      // A tag allows [A-Za-z0-9_.-] only: semver build metadata (`+…`) becomes `-`.
-      // The repository is named for the package directory, or for a lone version's package.
-      const tagFor = (pkg: string, b: { dir: string; version: string }): string =>
-        `${o.registry}/${repo}/${versionDir ? pkg : dirName}-bundle:v${(b.version || basename(b.dir)).replace(/[^A-Za-z0-9_.-]/g, '-')}`;
-      const imageFor = (pkg: string, b: BundleDirInfo): string => {
-        found.set(b.name, { dir: b.dir, pkgDir: dirName, packageName: pkg, tag: tagFor(pkg, b) });
-        return tagFor(pkg, b);
-      };
-      // A version directory is published as a package of that one bundle; a package directory whole.
-      const rendered = await (versionDir ? renderVersionDir(pkgDir, imageFor) : renderPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor })).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
-      if (rendered.failures.length > 0) {
-        const message = `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`;
-        if (o.skipInvalid !== true) throw new BinnacleError('input', 'PUBLISH_PACKAGE_INVALID', message);
-        rejected.push({ dir: pkgDir, code: rendered.failures[0]?.code ?? 'PUBLISH_PACKAGE_INVALID', message });
-        continue;
-      }
-      if (o.skipInvalid === true) {
-        const first = validateConfig(rendered.config, `package ${dirName}`).result;
-        const rule = first.errors()[0]?.rule;
-        if (rule !== undefined) {
-          rejected.push({ dir: pkgDir, code: rule, message: first.render() });
-          continue;
-        }
-      }
-      for (const [name, origin] of found) origins.set(name, origin);
-      merged.packages.push(...rendered.config.packages);
-      merged.channels.push(...rendered.config.channels);
-      merged.bundles.push(...rendered.config.bundles);
-      merged.deprecations.push(...rendered.config.deprecations);
-    }
+    for (const pkgDir of o.packages) await addPackage(pkgDir, o, repo, { merged, origins, rejected });
     const chosen = o.select?.(merged) ?? new Set(merged.bundles.map((b) => b.name));
     const pushed = new Set<string>();
     for (const b of merged.bundles) {
       const origin = origins.get(b.name);
       if (origin === undefined || !chosen.has(b.name)) continue;
-      const channels = merged.channels.filter((c) => c.package === b.package && c.entries.some((e) => e.name === b.name)).map((c) => c.name);
-      const staged = await stageBundle(origin.dir, origin.packageName, channels, join(work, origin.pkgDir));
-      const image = await buildImage({ layers: [{ dir: join(staged.root, 'manifests'), prefix: '/manifests' }, { dir: join(staged.root, 'metadata'), prefix: '/metadata' }], labels: staged.labels });
-      const result = await pushImage(image, origin.tag, client);
-      await rm(image.layoutDir, { recursive: true, force: true });
-      b.image = formatReference(withDigest(parseReference(origin.tag), result.digest));
+      // In the catalog, the bundle is the image just pushed, by digest.
+      b.image = await pushBundle(origin, merged.channels.filter((c) => c.package === b.package && c.entries.some((e) => e.name === b.name)).map((c) => c.name), join(work, origin.pkgDir), client, say);
       pushed.add(b.name);
-      say(`pushed ${staged.name} as ${origin.tag}`);
     }
     const bundles: PublishResult['bundles'] = merged.bundles.map((b) => {
       const v = b.properties.find((p) => p.type === 'olm.package')?.value as { version?: string } | undefined;

@@ -138,14 +138,8 @@ export function dropOrphanConversions(objects: KubeObject[], bundle: RegistryV1B
 async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   const bundle = await loadBundleDir(ctx.dir, ctx.packageName === undefined ? {} : { packageName: ctx.packageName });
   const ns = ctx.spec.installNamespace;
-  const watch = ctx.spec.watchNamespaces ?? (ctx.spec.watchNamespace === undefined ? undefined : [ctx.spec.watchNamespace]);
-  const targets = watch ?? defaultWatchNamespaces(bundle, ns);
-  if (targets === undefined) {
-    throw new TerminalError('UnsupportedInstallMode', `bundle ${bundle.name} supports no install mode Binnacle can pick on its own; set spec.watchNamespace`);
-  }
-  const decoded = ctx.overrides !== undefined ? { overrides: ctx.overrides, problems: [] } : ctx.spec.config === undefined ? undefined : decodeOverrides(ctx.spec.config, 'spec.config');
-  const badConfig = decoded?.problems.filter((p) => p.severity === 'error') ?? [];
-  if (badConfig.length > 0) throw new TerminalError('InvalidConfig', badConfig.map((p) => `${p.field ?? 'spec.config'}: ${p.message}`).join('; '));
+  const targets = watchNamespacesOf(ctx, bundle);
+  const decoded = configOverrides(ctx);
   const certs = bundle.csv.webhooks.length > 0 ? ctx.certs : undefined;
   if (bundle.csv.webhooks.length > 0 && certs === undefined) throw new TerminalError('InvalidBundle', `bundle ${bundle.name} has webhooks, and no serving certificates were made for them`);
   const certProvider = certs === undefined ? undefined : certProviderOf(certs);
@@ -165,6 +159,24 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
     objects,
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
   };
+}
+
+/** The namespaces the operator watches: as the spec says, else what its install modes allow without asking. */
+function watchNamespacesOf(ctx: RenderContext, bundle: RegistryV1Bundle): string[] {
+  const watch = ctx.spec.watchNamespaces ?? (ctx.spec.watchNamespace === undefined ? undefined : [ctx.spec.watchNamespace]);
+  const targets = watch ?? defaultWatchNamespaces(bundle, ctx.spec.installNamespace);
+  if (targets === undefined) {
+    throw new TerminalError('UnsupportedInstallMode', `bundle ${bundle.name} supports no install mode Binnacle can pick on its own; set spec.watchNamespace`);
+  }
+  return targets;
+}
+
+/** The deployment overrides: given decoded, or read from spec.config (which must be valid). */
+function configOverrides(ctx: RenderContext): { overrides: DeploymentOverrides } | undefined {
+  const decoded = ctx.overrides !== undefined ? { overrides: ctx.overrides, problems: [] } : ctx.spec.config === undefined ? undefined : decodeOverrides(ctx.spec.config, 'spec.config');
+  const badConfig = decoded?.problems.filter((p) => p.severity === 'error') ?? [];
+  if (badConfig.length > 0) throw new TerminalError('InvalidConfig', badConfig.map((p) => `${p.field ?? 'spec.config'}: ${p.message}`).join('; '));
+  return decoded;
 }
 
 /** The converter's provider over certificates given as data. */

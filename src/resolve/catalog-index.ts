@@ -86,6 +86,28 @@ function push<K, V>(m: Map<K, V[]>, k: K, v: V): void {
   else list.push(v);
 }
 
+/**
+ * A channel's head: of the entries nothing replaces or skips, the one of the highest version
+ * (the first of them while none has a version).
+ */
+function channelHead(ch: DeclarativeConfig['channels'][number], versionOf: (entry: string) => semver.SemVer | undefined): string | undefined {
+  const replaced = new Set<string>();
+  for (const e of ch.entries) {
+    if (e.replaces !== undefined) replaced.add(e.replaces);
+    for (const s of e.skips ?? []) replaced.add(s);
+  }
+  let head: string | undefined;
+  let headVersion: semver.SemVer | undefined;
+  for (const t of ch.entries.filter((e) => !replaced.has(e.name))) {
+    const v = versionOf(t.name);
+    if (head === undefined || (v !== undefined && (headVersion === undefined || v.compare(headVersion) > 0))) {
+      head = t.name;
+      headVersion = v;
+    }
+  }
+  return head;
+}
+
 export class CatalogIndex {
   readonly bundles: BundleEntity[] = [];
   readonly byPackage = new Map<string, BundleEntity[]>();
@@ -129,22 +151,10 @@ export class CatalogIndex {
     };
     const memberships = new Map<string, ChannelMembership[]>();
     for (const ch of config.channels) {
-      const replaced = new Set<string>();
-      for (const e of ch.entries) {
-        if (e.replaces !== undefined) replaced.add(e.replaces);
-        for (const s of e.skips ?? []) replaced.add(s);
-      }
-      const tops = ch.entries.filter((e) => !replaced.has(e.name));
-      let head: string | undefined;
-      let headVersion: semver.SemVer | undefined;
-      for (const t of tops) {
-        const b = bundles.get(`${ch.package}/${t.name}`);
-        const v = b === undefined ? undefined : versionOf(b);
-        if (head === undefined || (v !== undefined && (headVersion === undefined || v.compare(headVersion) > 0))) {
-          head = t.name;
-          headVersion = v;
-        }
-      }
+      const head = channelHead(ch, (name) => {
+        const b = bundles.get(`${ch.package}/${name}`);
+        return b === undefined ? undefined : versionOf(b);
+      });
       push(this.channelsOf, ch.package, ch.name);
       for (const e of ch.entries) {
         push(memberships, `${ch.package}/${e.name}`, {

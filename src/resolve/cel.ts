@@ -415,53 +415,45 @@ export function compileCel(source: string): CompiledRule {
 
 /** Identifiers an expression reads that no enclosing macro binds. */
 function freeIdentifiers(e: Expr, bound: ReadonlySet<string>, out = new Set<string>()): Set<string> {
+  if (e.k === 'id') {
+    if (!bound.has(e.name)) out.add(e.name);
+    return out;
+  }
+  const [v, body] = e.k === 'call' ? e.args : [];
+  if (e.k === 'call' && e.target !== undefined && MACROS.includes(e.fn) && v?.k === 'id' && body !== undefined) {
+    // A macro binds its variable in its body: `x` in `list.all(x, x > 1)` is not free.
+    freeIdentifiers(e.target, bound, out);
+    freeIdentifiers(body, new Set([...bound, v.name]), out);
+    return out;
+  }
+  for (const sub of subexpressions(e)) freeIdentifiers(sub, bound, out);
+  return out;
+}
+
+/** The expressions directly inside `e`, in source order. */
+function subexpressions(e: Expr): Expr[] {
   switch (e.k) {
     case 'lit':
-      break;
     case 'id':
-      if (!bound.has(e.name)) out.add(e.name);
-      break;
+      return [];
     case 'list':
-      for (const x of e.items) freeIdentifiers(x, bound, out);
-      break;
+      return e.items;
     case 'map':
-      for (const x of e.entries) {
-        freeIdentifiers(x.key, bound, out);
-        freeIdentifiers(x.value, bound, out);
-      }
-      break;
+      return e.entries.flatMap((x) => [x.key, x.value]);
     case 'field':
     case 'has':
-      freeIdentifiers(e.of, bound, out);
-      break;
+      return [e.of];
     case 'index':
-      freeIdentifiers(e.of, bound, out);
-      freeIdentifiers(e.at, bound, out);
-      break;
+      return [e.of, e.at];
     case 'unary':
-      freeIdentifiers(e.x, bound, out);
-      break;
+      return [e.x];
     case 'cond':
-      freeIdentifiers(e.test, bound, out);
-      freeIdentifiers(e.then, bound, out);
-      freeIdentifiers(e.otherwise, bound, out);
-      break;
+      return [e.test, e.then, e.otherwise];
     case 'bin':
-      freeIdentifiers(e.l, bound, out);
-      freeIdentifiers(e.r, bound, out);
-      break;
-    case 'call': {
-      if (e.target !== undefined) freeIdentifiers(e.target, bound, out);
-      const [v, body] = e.args;
-      if (e.target !== undefined && MACROS.includes(e.fn) && v?.k === 'id' && body !== undefined) {
-        freeIdentifiers(body, new Set([...bound, v.name]), out);
-      } else {
-        for (const a of e.args) freeIdentifiers(a, bound, out);
-      }
-      break;
-    }
+      return [e.l, e.r];
+    case 'call':
+      return e.target === undefined ? e.args : [e.target, ...e.args];
   }
-  return out;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -585,20 +577,30 @@ function binary(op: string, l: Expr, r: Expr, env: Map<string, unknown>): unknow
     case '>=':
       return compare(a, b) >= 0;
     case 'in':
-      if (Array.isArray(b)) return b.some((x) => deepEqual(x, a));
-      if (isRecord(b) && typeof a === 'string') return Object.hasOwn(b, a);
-      throw new CelError('"in" needs a list or map');
+      return contains(b, a);
     case '+':
-      if (typeof a === 'number' && typeof b === 'number') return a + b;
-      if (typeof a === 'string' && typeof b === 'string') return a + b;
-      if (Array.isArray(a) && Array.isArray(b)) return [...(a as unknown[]), ...(b as unknown[])];
-      throw new CelError('"+" needs two numbers, strings or lists');
+      return plus(a, b);
     case '-':
       if (typeof a === 'number' && typeof b === 'number') return a - b;
       throw new CelError('"-" needs numbers');
     default:
       throw new CelError(`unknown operator "${op}"`);
   }
+}
+
+/** `a in b`: an element of a list, or a key of a map. */
+function contains(b: unknown, a: unknown): boolean {
+  if (Array.isArray(b)) return b.some((x) => deepEqual(x, a));
+  if (isRecord(b) && typeof a === 'string') return Object.hasOwn(b, a);
+  throw new CelError('"in" needs a list or map');
+}
+
+/** `+` adds numbers and joins strings or lists. */
+function plus(a: unknown, b: unknown): unknown {
+  if (typeof a === 'number' && typeof b === 'number') return a + b;
+  if (typeof a === 'string' && typeof b === 'string') return a + b;
+  if (Array.isArray(a) && Array.isArray(b)) return [...(a as unknown[]), ...(b as unknown[])];
+  throw new CelError('"+" needs two numbers, strings or lists');
 }
 
 const MACROS = ['exists', 'all', 'exists_one', 'filter', 'map'];

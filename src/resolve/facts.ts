@@ -127,6 +127,22 @@ function requiresPackageSentence(f: Extract<Fact, { kind: 'requires-package' }>)
   return `${f.bundle} requires package ${f.package} ${f.versionRange}; the catalogs offer only ${list(f.offered, 12)}`;
 }
 
+function requestSentence(f: Extract<Fact, { kind: 'request' }>): string {
+  if (f.empty !== undefined) return emptySentence(f.package, f.empty);
+  const range = f.versionRange === undefined ? '' : ` with version range ${f.versionRange}`;
+  const from = f.installed === undefined ? '' : ` (installed ${f.installed}, upgrade policy ${f.policy})`;
+  const cands = f.candidates.length === 1 ? `its only candidate is ${f.candidates[0] ?? ''}` : `candidates: ${orList(f.candidates)}`;
+  return `package ${f.package} was requested${channelWords(f.channels)}${range}${from}; ${cands}`;
+}
+
+function requiresConstraintSentence(f: Extract<Fact, { kind: 'requires-constraint' }>): string {
+  if (f.invalid !== undefined) return `${f.bundle} has an unusable olm.constraint: ${f.invalid}`;
+  const what = f.failureMessage ?? `requires ${f.description}`;
+  const prefix = f.failureMessage === undefined ? `${f.bundle} ${what}` : `${f.bundle}: ${what}`;
+  if (f.candidates.length > 0) return `${prefix} (satisfied by ${orList(f.candidates)})`;
+  return `${prefix}; no bundle in the catalogs satisfies it`;
+}
+
 function ownerWords(owner: string | undefined): string {
   return owner === undefined || owner === '' ? '' : ` (${owner})`;
 }
@@ -136,13 +152,8 @@ export function factSentence(f: Fact): string {
   switch (f.kind) {
     case 'requested':
       return `package ${f.package} was requested`;
-    case 'request': {
-      if (f.empty !== undefined) return emptySentence(f.package, f.empty);
-      const range = f.versionRange === undefined ? '' : ` with version range ${f.versionRange}`;
-      const from = f.installed === undefined ? '' : ` (installed ${f.installed}, upgrade policy ${f.policy})`;
-      const cands = f.candidates.length === 1 ? `its only candidate is ${f.candidates[0] ?? ''}` : `candidates: ${orList(f.candidates)}`;
-      return `package ${f.package} was requested${channelWords(f.channels)}${range}${from}; ${cands}`;
-    }
+    case 'request':
+      return requestSentence(f);
     case 'installed':
       return `${f.package} ${f.version} is installed${ownerWords(f.owner)}`;
     case 'installed-stays':
@@ -152,13 +163,8 @@ export function factSentence(f: Fact): string {
     case 'requires-gvk':
       if (f.candidates.length > 0) return `${f.bundle} requires the API ${f.gvk}, provided by ${orList(f.candidates)}`;
       return `${f.bundle} requires the API ${f.gvk}; no bundle in the catalogs provides it`;
-    case 'requires-constraint': {
-      if (f.invalid !== undefined) return `${f.bundle} has an unusable olm.constraint: ${f.invalid}`;
-      const what = f.failureMessage ?? `requires ${f.description}`;
-      const prefix = f.failureMessage === undefined ? `${f.bundle} ${what}` : `${f.bundle}: ${what}`;
-      if (f.candidates.length > 0) return `${prefix} (satisfied by ${orList(f.candidates)})`;
-      return `${prefix}; no bundle in the catalogs satisfies it`;
-    }
+    case 'requires-constraint':
+      return requiresConstraintSentence(f);
     case 'cluster-constraint': {
       const why = f.failureMessage === undefined ? '' : `: ${f.failureMessage}`;
       return `${f.bundle} requires ${f.requirement} (${f.source})${why}; the cluster ${f.cluster}`;

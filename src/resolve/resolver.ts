@@ -252,34 +252,37 @@ function requestCandidates(req: ResolveRequest, range: ParsedRange | undefined, 
   const channels = req.channels ?? [];
   const all = index.byPackage.get(req.package) ?? [];
   const instInRange = inst?.version !== undefined && (range === undefined || inRange(inst.version, range));
-  if (all.length === 0) {
-    // An installed bundle the catalogs no longer offer may still stay where it is.
-    const stays = instInRange && inst?.synthetic !== undefined;
-    return { entities: [], stays, empty: stays ? undefined : { kind: 'no-package' } };
-  }
+  if (all.length === 0) return packageNotOffered(instInRange && inst?.synthetic !== undefined);
   const inChannels = channels.length === 0 ? all : all.filter((e) => e.channels.some((m) => channels.includes(m.channel)));
   if (inChannels.length === 0) {
     return { entities: [], stays: false, empty: { kind: 'no-channel', channels, available: index.channelsOf.get(req.package) ?? [] } };
   }
   const matching = range === undefined ? inChannels : inChannels.filter((e) => inRange(e.version, range));
   const synthStays = inst?.synthetic !== undefined && instInRange;
-  if (matching.length === 0 && !synthStays) {
-    return {
-      entities: [],
-      stays: false,
-      empty: {
-        kind: 'no-version-in-range',
-        channels,
-        versionRange: range?.text ?? '',
-        offered: versionsOf(inChannels),
-        prereleases: prereleasesMatching(inChannels, range),
-      },
-    };
-  }
+  if (matching.length === 0 && !synthStays) return noVersionInRange(channels, range, inChannels);
   if (inst === undefined || (req.upgradePolicy ?? 'CatalogProvided') === 'SelfCertified') {
     return { entities: matching, stays: synthStays, empty: undefined };
   }
   return upgradeCandidates({ inst, channels, range, inChannels, matching, synthStays }, index);
+}
+
+/** An installed bundle the catalogs no longer offer may still stay where it is. */
+function packageNotOffered(installedStays: boolean): RequestCandidates {
+  return { entities: [], stays: installedStays, empty: installedStays ? undefined : { kind: 'no-package' } };
+}
+
+function noVersionInRange(channels: string[], range: ParsedRange | undefined, inChannels: readonly BundleEntity[]): RequestCandidates {
+  return {
+    entities: [],
+    stays: false,
+    empty: {
+      kind: 'no-version-in-range',
+      channels,
+      versionRange: range?.text ?? '',
+      offered: versionsOf(inChannels),
+      prereleases: prereleasesMatching(inChannels, range),
+    },
+  };
 }
 
 /** CatalogProvided from an installed bundle: only itself or its successors. */

@@ -211,11 +211,21 @@ async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObject
   return row(recordedObject(obj), state);
 }
 
-export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
+/** The release's objects or this binary's manifests, placed on the real nodes of a cluster that also has fake ones. */
+async function objectsToInstall(client: SelfClient, o: InstallSelfOptions): Promise<{ objects: KubeObject[]; warning: string | undefined }> {
   const kinds = nodeKinds((await client.list('v1', 'Node')).items);
   const wanted = o.release?.objects ?? selfManifests(o);
-  const objects = kinds.real > 0 && kinds.fake > 0 ? placeOnRealNodes(wanted) : wanted;
-  const warning = fakeNodesWarning(kinds);
+  return { objects: kinds.real > 0 && kinds.fake > 0 ? placeOnRealNodes(wanted) : wanted, warning: fakeNodesWarning(kinds) };
+}
+
+/** Objects created again while others were there: a repaired installation (a fresh install repairs nothing). */
+function repairedOf(results: readonly SelfObjectResult[]): string[] {
+  const created = results.filter((r) => r.state === 'created');
+  return created.length > 0 && created.length < results.length ? created.map((r) => recordLabel(r)) : [];
+}
+
+export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
+  const { objects, warning } = await objectsToInstall(client, o);
   const timeoutMs = o.timeoutMs ?? 60_000;
   const namespace = objects.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const image = imageOf(objects);
@@ -235,8 +245,7 @@ export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}
   for (const obj of objects.filter((x) => x.kind !== 'Namespace')) results.push(await applyOne(client, obj));
   await waitCrdsEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), { timeoutMs });
   client.invalidateDiscovery(API_VERSION);
-  const created = results.filter((r) => r.state === 'created');
-  const repaired = created.length > 0 && created.length < results.length ? created.map((r) => recordLabel(r)) : [];
+  const repaired = repairedOf(results);
   const pruned = await pruneObjects(client, toPrune, forWhat);
   await client.apply(record('installed', pruned.kept), { force: true });
   // A record left in another namespace (the installation moved): its objects were pruned above.
@@ -305,6 +314,17 @@ async function presence(client: SelfClient, expected: readonly RecordedObject[])
   return { objects, deployment };
 }
 
+function installState(missing: number, expected: number, unfinished: boolean): SelfStatus['state'] {
+  if (missing === expected) return 'not-installed';
+  return missing === 0 && !unfinished ? 'installed' : 'partial';
+}
+
+/** The manager Deployment's Available condition and its ready replicas. */
+function deploymentReadiness(deployment: KubeObject | undefined): Pick<SelfStatus, 'available' | 'readyReplicas'> {
+  const st = deployment?.status as { readyReplicas?: number; conditions?: { type: string; status: string }[] } | undefined;
+  return { available: (st?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True'), readyReplicas: st?.readyReplicas ?? 0 };
+}
+
 export async function statusSelf(client: SelfClient, o: SelfOptions = {}): Promise<SelfStatus> {
   const ns = o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const record = await readRecord(client, ns);
@@ -313,8 +333,7 @@ export async function statusSelf(client: SelfClient, o: SelfOptions = {}): Promi
   for (const obj of record?.prune ?? []) if ((await client.find(obj)) !== undefined) leftovers.push(recordLabel(obj));
   const missing = objects.filter((x) => !x.present).map(recordLabel);
   const unfinished = record?.phase === 'pending';
-  const state = missing.length === objects.length ? 'not-installed' : missing.length === 0 && !unfinished ? 'installed' : 'partial';
-  const st = deployment?.status as { readyReplicas?: number; conditions?: { type: string; status: string }[] } | undefined;
+  const state = installState(missing.length, objects.length, unfinished);
   const facts = deploymentFacts(deployment);
   const image = facts.image;
   const version = record === undefined ? facts.version : record.version;
@@ -329,8 +348,7 @@ export async function statusSelf(client: SelfClient, o: SelfOptions = {}): Promi
     leftovers,
     ...(image === undefined ? {} : { image }),
     ...(version === undefined ? {} : { version }),
-    available: (st?.conditions ?? []).some((c) => c.type === 'Available' && c.status === 'True'),
-    readyReplicas: st?.readyReplicas ?? 0,
+    ...deploymentReadiness(deployment),
     ...(leader === undefined ? {} : { leader }),
     extensions: await installedExtensions(client),
   };
@@ -381,6 +399,30 @@ async function removeExtensions(client: SelfClient, timeoutMs: number): Promise<
   return orphaned;
 }
 
+/** The manager first (so it stops reconciling), then the policy it made, the rest, the record (when there is one), the namespace last. */
+function uninstallSequence(objects: readonly RecordedObject[], recordNamespace: string | undefined): RecordedObject[] {
+  const ordered = deleteOrder(objects);
+  const policies: RecordedObject[] = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: PROTECTION_POLICY }));
+  return [
+    ...ordered.filter((x) => x.kind === 'Deployment'),
+    ...policies,
+    ...ordered.filter((x) => x.kind !== 'Deployment' && x.kind !== 'Namespace'),
+    ...(recordNamespace === undefined ? [] : [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: recordNamespace, name: RECORD_NAME }]),
+    ...ordered.filter((x) => x.kind === 'Namespace'),
+  ];
+}
+
+/** Drops the finalizers of the CRD's custom resources; answers those it changed. */
+async function releaseCustomResources(client: SelfClient, crd: KubeObject): Promise<string[]> {
+  const orphaned: string[] = [];
+  for (const x of await customResources(client, crd)) {
+    if ((x.metadata.finalizers ?? []).length === 0) continue;
+    await client.patch({ apiVersion: x.apiVersion, kind: x.kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) }, { metadata: { finalizers: null } });
+    orphaned.push(`${x.kind} ${objectKey(x.metadata)}`);
+  }
+  return orphaned;
+}
+
 export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force?: boolean; timeoutMs?: number } = {}): Promise<UninstallSelfResult> {
   const ns = o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const extensions = await installedExtensions(client);
@@ -399,29 +441,11 @@ export async function uninstallSelf(client: SelfClient, o: SelfOptions & { force
   const orphaned = extensions.length > 0 ? await removeExtensions(client, o.timeoutMs ?? 120_000) : [];
   const deleted: string[] = [];
   const gone: RecordedObject[] = [];
-  // The manager first (so it stops reconciling), then the policy it made, the rest, the record, the namespace last.
-  const ordered = deleteOrder([...objects.values()]);
-  const policies: RecordedObject[] = ['ValidatingAdmissionPolicyBinding', 'ValidatingAdmissionPolicy'].map((kind) => ({ apiVersion: 'admissionregistration.k8s.io/v1', kind, name: PROTECTION_POLICY }));
-  const recordRef: RecordedObject = { apiVersion: 'v1', kind: 'ConfigMap', namespace: ns, name: RECORD_NAME };
-  const sequence = [
-    ...ordered.filter((x) => x.kind === 'Deployment'),
-    ...policies,
-    ...ordered.filter((x) => x.kind !== 'Deployment' && x.kind !== 'Namespace'),
-    ...(record === undefined ? [] : [recordRef]),
-    ...ordered.filter((x) => x.kind === 'Namespace'),
-  ];
-  for (const obj of sequence) {
+  for (const obj of uninstallSequence([...objects.values()], record === undefined ? undefined : ns)) {
     const live = await client.find(obj).catch(() => undefined);
     if (live === undefined || ownedByOthers(live, obj)) continue;
-    if (obj.kind === 'CustomResourceDefinition') {
-      // Custom resources left without a manager would keep their finalizers and hold the CRD.
-      for (const x of await customResources(client, live)) {
-        if ((x.metadata.finalizers ?? []).length > 0) {
-          await client.patch({ apiVersion: x.apiVersion, kind: x.kind, name: x.metadata.name ?? '', ...(x.metadata.namespace === undefined ? {} : { namespace: x.metadata.namespace }) }, { metadata: { finalizers: null } });
-          orphaned.push(`${x.kind} ${objectKey(x.metadata)}`);
-        }
-      }
-    }
+    // Custom resources left without a manager would keep their finalizers and hold the CRD.
+    if (obj.kind === 'CustomResourceDefinition') orphaned.push(...(await releaseCustomResources(client, live)));
     await client.delete(obj);
     deleted.push(recordLabel(obj));
     gone.push(obj);

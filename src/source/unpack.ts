@@ -55,7 +55,7 @@ async function sourceCredentials(source: HttpSource | GitSource, opts: UnpackOpt
 }
 
 /** Reads every Secret the source names (which checks its reader may); an http or git source's credentials. */
-async function readSourceSecrets(source: BundleSource, opts: UnpackOptions): Promise<{ username: string; password: string } | undefined> {
+async function readSourceSecrets(source: BundleSource, opts: UnpackOptions): Promise<Credentials> {
   if (source.type === 'http' || source.type === 'git') return sourceCredentials(source, opts);
   if (source.type !== 'image' || source.pullSecret === undefined) return undefined;
   const reader = secretsOf(opts);
@@ -98,55 +98,8 @@ async function unpackParsed(source: BundleSource, opts: UnpackOptions): Promise<
   if (hit !== undefined) return hit;
   const work = await workDir(opts.cacheDir, source.type);
   try {
-    let tree: string;
-    let resolved: ResolvedSource;
-    let extra = '';
     const limits = { maxBytes, what: describeSource(source) };
-    switch (source.type) {
-      case 'image': {
-        opts.onProgress?.({ phase: 'pull' });
-        const pulled = await pullImage(source, {
-          ociCacheDir: ociCacheDir(opts.cacheDir),
-          secrets: secretsOf(opts),
-          logger: opts.logger,
-          maxBytes,
-          ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
-        });
-        // The oci cache keeps its own tree; ours is a copy so its digest and lifetime are ours.
-        tree = join(work, 'tree');
-        await copyTree(pulled.dir, tree, limits);
-        resolved = { type: 'image', image: { ref: source.ref, digest: pulled.digest } };
-        break;
-      }
-      case 'git': {
-        opts.onProgress?.({ phase: 'fetch' });
-        const fetched = await fetchGit(source, work, { logger: opts.logger, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }), ...(credentials === undefined ? {} : { credentials }) });
-        tree = fetched.tree;
-        resolved = { type: 'git', git: { repository: redactUrl(source.repository), commit: fetched.commit } };
-        extra = source.directory ?? '';
-        break;
-      }
-      case 'http': {
-        opts.onProgress?.({ phase: 'download' });
-        const fetched = await fetchHttp(source, work, {
-          maxBytes,
-          ...(credentials === undefined ? {} : { credentials }),
-          ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
-          ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
-        });
-        tree = fetched.tree;
-        resolved = { type: 'http', http: { url: redactUrl(source.url), sha256: fetched.sha256 } };
-        break;
-      }
-      case 'configMaps':
-        tree = (await fetchConfigMaps(source, join(work, 'tree'), { client: opts.client, maxBytes })).tree;
-        resolved = { type: 'configMaps' };
-        break;
-      case 'local':
-        tree = (await fetchLocal(source, join(work, 'tree'), maxBytes)).tree;
-        resolved = { type: 'local' };
-        break;
-    }
+    const { tree, resolved, extra } = await fetchTree(source, work, opts, credentials, limits);
     opts.onProgress?.({ phase: 'commit' });
     const { dir, digest } = await commitTree(opts.cacheDir, tree, limits);
     const unpacked: UnpackedSource = { dir, digest, resolved };
@@ -157,6 +110,59 @@ async function unpackParsed(source: BundleSource, opts: UnpackOptions): Promise<
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+type Credentials = { username: string; password: string } | undefined;
+type TreeLimits = { maxBytes: number; what: string };
+/** A fetched tree in the work dir, what it resolved to, and (git) the directory within it that is the bundle. */
+type FetchedTree = { tree: string; resolved: ResolvedSource; extra: string };
+
+/** Fetches the source's files into `work`. */
+async function fetchTree(source: BundleSource, work: string, opts: UnpackOptions, credentials: Credentials, limits: TreeLimits): Promise<FetchedTree> {
+  switch (source.type) {
+    case 'image':
+      return pullTree(source, work, opts, limits);
+    case 'git':
+      return gitTree(source, work, opts, credentials);
+    case 'http':
+      return httpTree(source, work, opts, credentials, limits.maxBytes);
+    case 'configMaps':
+      return { tree: (await fetchConfigMaps(source, join(work, 'tree'), { client: opts.client, maxBytes: limits.maxBytes })).tree, resolved: { type: 'configMaps' }, extra: '' };
+    case 'local':
+      return { tree: (await fetchLocal(source, join(work, 'tree'), limits.maxBytes)).tree, resolved: { type: 'local' }, extra: '' };
+  }
+}
+
+async function pullTree(source: Extract<BundleSource, { type: 'image' }>, work: string, opts: UnpackOptions, limits: TreeLimits): Promise<FetchedTree> {
+  opts.onProgress?.({ phase: 'pull' });
+  const pulled = await pullImage(source, {
+    ociCacheDir: ociCacheDir(opts.cacheDir),
+    secrets: secretsOf(opts),
+    logger: opts.logger,
+    maxBytes: limits.maxBytes,
+    ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
+  });
+  // The oci cache keeps its own tree; ours is a copy so its digest and lifetime are ours.
+  const tree = join(work, 'tree');
+  await copyTree(pulled.dir, tree, limits);
+  return { tree, resolved: { type: 'image', image: { ref: source.ref, digest: pulled.digest } }, extra: '' };
+}
+
+async function gitTree(source: Extract<BundleSource, { type: 'git' }>, work: string, opts: UnpackOptions, credentials: Credentials): Promise<FetchedTree> {
+  opts.onProgress?.({ phase: 'fetch' });
+  const fetched = await fetchGit(source, work, { logger: opts.logger, ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }), ...(credentials === undefined ? {} : { credentials }) });
+  return { tree: fetched.tree, resolved: { type: 'git', git: { repository: redactUrl(source.repository), commit: fetched.commit } }, extra: source.directory ?? '' };
+}
+
+async function httpTree(source: Extract<BundleSource, { type: 'http' }>, work: string, opts: UnpackOptions, credentials: Credentials, maxBytes: number): Promise<FetchedTree> {
+  opts.onProgress?.({ phase: 'download' });
+  const fetched = await fetchHttp(source, work, {
+    maxBytes,
+    ...(credentials === undefined ? {} : { credentials }),
+    ...(opts.timeoutMs === undefined ? {} : { timeoutMs: opts.timeoutMs }),
+    ...(opts.onProgress === undefined ? {} : { onProgress: opts.onProgress }),
+  });
+  return { tree: fetched.tree, resolved: { type: 'http', http: { url: redactUrl(source.url), sha256: fetched.sha256 } }, extra: '' };
 }
 
 /** A one-line name of a source for messages and logs. */

@@ -216,51 +216,60 @@ function parseImage(c: Checker, o: Record<string, unknown>, f: string): BundleSo
 function parseGit(c: Checker, o: Record<string, unknown>, f: string): BundleSource | undefined {
   c.known(o, f, ['repository', 'ref', 'directory', 'secret']);
   const repository = c.string(o, 'repository', f, true);
-  let ok = repository !== undefined;
-  if (repository !== undefined && refusedForCredential(c, repository, `${f}.repository`, CREDENTIALS_INSTEAD.git(f))) ok = false;
-  else if (repository !== undefined) {
-    const p = gitRepositoryProblem(repository);
-    if (p !== undefined) {
-      c.error('source.git.repository', `${f}.repository`, p);
-      ok = false;
-    }
-  }
+  let ok = repository !== undefined && checkGitRepository(c, repository, f);
   const secret = secretRefAt(c, o, 'secret', f, 'source.secret');
   if (secret === undefined) ok = false;
   const refObj = c.object(o, 'ref', f, true);
-  const ref: GitSource['ref'] = {};
-  if (refObj !== undefined) {
-    const rf = `${f}.ref`;
-    c.known(refObj, rf, ['branch', 'tag', 'commit']);
-    const set = (['branch', 'tag', 'commit'] as const).filter((k) => refObj[k] !== undefined);
-    if (set.length !== 1) {
-      c.error('source.git.ref', rf, `exactly one of branch, tag, commit${set.length === 0 ? '' : ` (got ${set.join(', ')})`}`);
-      ok = false;
-    }
-    for (const k of set) {
-      const v = c.string(refObj, k, rf, true);
-      if (v === undefined) {
-        ok = false;
-        continue;
-      }
-      const problem = k === 'commit' ? (HEX_SHA1_OR_256.test(v) ? undefined : 'expected a full commit sha (40 or 64 lower-case hex digits)') : refNameProblem(v);
-      if (problem !== undefined) {
-        c.error('source.git.ref', `${rf}.${k}`, `"${v}" ${problem.startsWith('expected') ? `: ${problem}` : problem}`);
-        ok = false;
-      }
-      ref[k] = v;
-    }
-  } else ok = false;
+  const parsed = refObj === undefined ? undefined : parseGitRef(c, refObj, `${f}.ref`);
+  if (parsed?.ok !== true) ok = false;
   const directory = c.string(o, 'directory', f, false);
-  if (directory !== undefined) {
-    const p = relativePathProblem(directory);
-    if (p !== undefined) {
-      c.error('source.git.directory', `${f}.directory`, p);
+  if (!checkGitDirectory(c, o, directory, f)) ok = false;
+  if (!ok || repository === undefined || parsed === undefined) return undefined;
+  return { type: 'git', repository, ref: parsed.ref, ...(directory === undefined ? {} : { directory }), ...(secret === null || secret === undefined ? {} : { secret }) };
+}
+
+/** A repository URL without credentials in it, of a form git fetches. */
+function checkGitRepository(c: Checker, repository: string, f: string): boolean {
+  if (refusedForCredential(c, repository, `${f}.repository`, CREDENTIALS_INSTEAD.git(f))) return false;
+  const p = gitRepositoryProblem(repository);
+  if (p === undefined) return true;
+  c.error('source.git.repository', `${f}.repository`, p);
+  return false;
+}
+
+/** Exactly one of branch, tag (valid ref names) and commit (a full sha). */
+function parseGitRef(c: Checker, refObj: Record<string, unknown>, rf: string): { ref: GitSource['ref']; ok: boolean } {
+  let ok = true;
+  const ref: GitSource['ref'] = {};
+  c.known(refObj, rf, ['branch', 'tag', 'commit']);
+  const set = (['branch', 'tag', 'commit'] as const).filter((k) => refObj[k] !== undefined);
+  if (set.length !== 1) {
+    c.error('source.git.ref', rf, `exactly one of branch, tag, commit${set.length === 0 ? '' : ` (got ${set.join(', ')})`}`);
+    ok = false;
+  }
+  for (const k of set) {
+    const v = c.string(refObj, k, rf, true);
+    if (v === undefined) {
+      ok = false;
+      continue;
+    }
+    const problem = k === 'commit' ? (HEX_SHA1_OR_256.test(v) ? undefined : 'expected a full commit sha (40 or 64 lower-case hex digits)') : refNameProblem(v);
+    if (problem !== undefined) {
+      c.error('source.git.ref', `${rf}.${k}`, `"${v}" ${problem.startsWith('expected') ? `: ${problem}` : problem}`);
       ok = false;
     }
-  } else if (o.directory !== undefined) ok = false;
-  if (!ok || repository === undefined) return undefined;
-  return { type: 'git', repository, ref, ...(directory === undefined ? {} : { directory }), ...(secret === null || secret === undefined ? {} : { secret }) };
+    ref[k] = v;
+  }
+  return { ref, ok };
+}
+
+/** The directory, when given, is a relative path inside the repository. */
+function checkGitDirectory(c: Checker, o: Record<string, unknown>, directory: string | undefined, f: string): boolean {
+  if (directory === undefined) return o.directory === undefined;
+  const p = relativePathProblem(directory);
+  if (p === undefined) return true;
+  c.error('source.git.directory', `${f}.directory`, p);
+  return false;
 }
 
 /** `sha256:HEX` or `HEX` → lower-case hex, or undefined when it is neither. */

@@ -261,33 +261,14 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
     // Past the budget every smaller input passes untried, so fast-check stops at the smallest failing one so far.
     if (shrinkStarted !== undefined && performance.now() - shrinkStarted > shrinkBudgetMs) return;
     const started = performance.now();
-    let outcome: { answer: unknown } | { error: unknown };
-    try {
-      outcome = { answer: await withTimeout(Promise.resolve().then(() => run(input)), timeoutMs) };
-    } catch (err) {
-      outcome = { error: err };
-    }
+    const outcome = await outcomeOf(run, input, timeoutMs);
     const ms = performance.now() - started;
     const escaped = opts.sandbox === undefined ? undefined : await opts.sandbox.check();
-    if (counted) {
-      fig.inputs++;
-      fig.maxMs = Math.max(fig.maxMs, ms);
-      for (const c of opts.cases?.(input) ?? []) fig.cases[c] = (fig.cases[c] ?? 0) + 1;
-    }
+    if (counted) countInput(fig, input, ms, opts);
     const verdict = escaped === undefined ? await judge(outcome, input, opts, allowed) : { why: escaped, kind: 'outsideWrites' as const };
-    let why = 'why' in verdict ? verdict.why : undefined;
-    if (why === undefined && opts.afterEach !== undefined) {
-      const broken = await opts.afterEach();
-      if (broken !== undefined) why = `after this input: ${broken}`;
-    }
+    const why = await failureOf(verdict, opts);
     if (why === undefined) {
-      if (!counted) return;
-      if ('answer' in verdict) fig.answers++;
-      else if ('code' in verdict) {
-        fig.errors++;
-        fig.codes[verdict.code] = (fig.codes[verdict.code] ?? 0) + 1;
-        fig.samples[verdict.code] ??= verdict.message.slice(0, 160);
-      }
+      if (counted) countPassed(fig, verdict);
       return;
     }
     if (counted) {
@@ -324,6 +305,39 @@ export async function fuzz<T>(loader: string, arb: fc.Arbitrary<T>, run: (input:
   assert.ok(fig.errorShare >= MIN_ERROR_SHARE, `${loader}: only ${fig.errors} of ${fig.inputs} inputs (${percent(fig.errorShare)}) ended in a specific error, under ${percent(MIN_ERROR_SHARE)}: the generator hardly reaches invalid input`);
   assert.ok(fig.answers > 0, `${loader}: no input was accepted: the generator never reaches valid input`);
   return fig;
+}
+
+/** The input's answer or its error, within the timeout. */
+async function outcomeOf<T>(run: (input: T) => unknown, input: T, timeoutMs: number): Promise<{ answer: unknown } | { error: unknown }> {
+  try {
+    return { answer: await withTimeout(Promise.resolve().then(() => run(input)), timeoutMs) };
+  } catch (err) {
+    return { error: err };
+  }
+}
+
+function countInput<T>(fig: Figures, input: T, ms: number, opts: FuzzOptions<T>): void {
+  fig.inputs++;
+  fig.maxMs = Math.max(fig.maxMs, ms);
+  for (const c of opts.cases?.(input) ?? []) fig.cases[c] = (fig.cases[c] ?? 0) + 1;
+}
+
+/** An input that passed: an answer, or a specific error (counted by its code, with a sample message). */
+function countPassed(fig: Figures, verdict: Verdict): void {
+  if ('answer' in verdict) fig.answers++;
+  else if ('code' in verdict) {
+    fig.errors++;
+    fig.codes[verdict.code] = (fig.codes[verdict.code] ?? 0) + 1;
+    fig.samples[verdict.code] ??= verdict.message.slice(0, 160);
+  }
+}
+
+/** Why the input failed: its verdict's reason, else what `afterEach` finds broken after it; undefined when it passed. */
+async function failureOf<T>(verdict: Verdict, opts: FuzzOptions<T>): Promise<string | undefined> {
+  if ('why' in verdict) return verdict.why;
+  if (opts.afterEach === undefined) return undefined;
+  const broken = await opts.afterEach();
+  return broken === undefined ? undefined : `after this input: ${broken}`;
 }
 
 type Verdict = { answer: true } | { code: string; message: string } | { why: string; kind: 'crashes' | 'hangs' | 'outsideWrites' };

@@ -197,10 +197,18 @@ const DEPRECATION_TYPES = [
 
 /** An OLM v1 ClusterExtension's status from its twin's (caught up). */
 export function extensionStatusFromTwin(i: ExtensionStatusInput): ExtensionStatusOutput {
+  const out: ExtensionStatusOutput = { conditions: [] };
+  setInstalled(i, out);
+  out.conditions.push(progressingWithDeadline(i, out));
+  for (const [type, notMessage] of DEPRECATION_TYPES) out.conditions.push(deprecationCondition(current(i.twin, type), type, notMessage));
+  return out;
+}
+
+/** Installed, and (once installed) the bundle and the active revision. */
+function setInstalled(i: ExtensionStatusInput, out: ExtensionStatusOutput): void {
   const twin = i.twin;
   const installed = current(twin, 'Installed');
   const bundle = twin.status?.install?.bundle;
-  const out: ExtensionStatusOutput = { conditions: [] };
   if (installed?.status === 'True' && bundle !== undefined) {
     out.conditions.push({ type: 'Installed', status: true, reason: R.Succeeded, message: `Installed bundle ${bundle.image} successfully` });
     out.install = { bundle: { name: bundle.name, version: bundle.version } };
@@ -210,26 +218,27 @@ export function extensionStatusFromTwin(i: ExtensionStatusInput): ExtensionStatu
   } else {
     out.conditions.push({ type: 'Installed', status: false, reason: R.Absent, message: installed?.message ?? 'no bundle installed' });
   }
-  const p = current(twin, 'Progressing');
-  let prog = progressing(p);
+}
+
+/** Progressing; past the progress deadline a rollout still under way is ProgressDeadlineExceeded, before it `out` is requeued for the deadline. */
+function progressingWithDeadline(i: ExtensionStatusInput, out: ExtensionStatusOutput): ConditionSpec {
+  const p = current(i.twin, 'Progressing');
+  const prog = progressing(p);
   const deadline = i.progressDeadlineMinutes;
-  if (deadline !== undefined && prog.status === true && prog.reason !== R.Succeeded && p !== undefined) {
-    const since = Date.parse(p.lastTransitionTime);
-    const left = since + deadline * 60_000 - i.now.getTime();
-    if (Number.isFinite(since) && left <= 0) {
-      prog = { type: 'Progressing', status: false, reason: R.ProgressDeadlineExceeded, message: `Revision has not rolled out for ${deadline} minute(s). Last status: ${prog.message}` };
-    } else if (Number.isFinite(left)) {
-      out.requeueAfterMs = left;
-    }
+  if (deadline === undefined || prog.status !== true || prog.reason === R.Succeeded || p === undefined) return prog;
+  const since = Date.parse(p.lastTransitionTime);
+  const left = since + deadline * 60_000 - i.now.getTime();
+  if (Number.isFinite(since) && left <= 0) {
+    return { type: 'Progressing', status: false, reason: R.ProgressDeadlineExceeded, message: `Revision has not rolled out for ${deadline} minute(s). Last status: ${prog.message}` };
   }
-  out.conditions.push(prog);
-  for (const [type, notMessage] of DEPRECATION_TYPES) {
-    const c = current(twin, type);
-    if (c === undefined) out.conditions.push({ type, status: 'Unknown', reason: R.DeprecationStatusUnknown, message: 'deprecation status unknown' });
-    else if (c.status === 'True') out.conditions.push({ type, status: true, reason: R.Deprecated, message: c.message });
-    else out.conditions.push({ type, status: false, reason: R.NotDeprecated, message: notMessage });
-  }
-  return out;
+  if (Number.isFinite(left)) out.requeueAfterMs = left;
+  return prog;
+}
+
+function deprecationCondition(c: Condition | undefined, type: string, notMessage: string): ConditionSpec {
+  if (c === undefined) return { type, status: 'Unknown', reason: R.DeprecationStatusUnknown, message: 'deprecation status unknown' };
+  if (c.status === 'True') return { type, status: true, reason: R.Deprecated, message: c.message };
+  return { type, status: false, reason: R.NotDeprecated, message: notMessage };
 }
 
 // --- ClusterCatalog --------------------------------------------------------------------------
@@ -251,6 +260,13 @@ export interface CatalogStatusOutput {
   status: Omit<Olmv1ClusterCatalogStatus, 'conditions'>;
 }
 
+/** Progressing in catalogd's reasons: done (unpacked), blocked, or still trying. */
+function catalogProgressing(p: Condition | undefined): ConditionSpec {
+  if (p?.status === 'False' && p.reason === 'Succeeded') return { type: 'Progressing', status: true, reason: R.Succeeded, message: 'Successfully unpacked and stored content from resolved source' };
+  if (p?.status === 'False') return { type: 'Progressing', status: false, reason: R.Blocked, message: p.message };
+  return { type: 'Progressing', status: true, reason: R.Retrying, message: p?.message ?? 'not reconciled yet' };
+}
+
 /** An OLM v1 ClusterCatalog's status from its twin's (caught up), in catalogd's reasons. */
 export function catalogStatusFromTwin(v1: Olmv1ClusterCatalog, twin: ClusterCatalog): CatalogStatusOutput {
   const unavailable = v1.spec.availabilityMode === 'Unavailable';
@@ -264,9 +280,7 @@ export function catalogStatusFromTwin(v1: Olmv1ClusterCatalog, twin: ClusterCata
   }
   if (serving?.status === 'True') conditions.push({ type: 'Serving', status: true, reason: R.Available, message: 'Serving desired content from resolved source' });
   else conditions.push({ type: 'Serving', status: false, reason: R.Unavailable, message: serving?.message ?? 'not serving content yet' });
-  if (p?.status === 'False' && p.reason === 'Succeeded') conditions.push({ type: 'Progressing', status: true, reason: R.Succeeded, message: 'Successfully unpacked and stored content from resolved source' });
-  else if (p?.status === 'False') conditions.push({ type: 'Progressing', status: false, reason: R.Blocked, message: p.message });
-  else conditions.push({ type: 'Progressing', status: true, reason: R.Retrying, message: p?.message ?? 'not reconciled yet' });
+  conditions.push(catalogProgressing(p));
   const st = twin.status;
   const status: CatalogStatusOutput['status'] = {
     ...(st?.resolvedSource === undefined ? {} : { resolvedSource: { type: 'Image', image: { ref: st.resolvedSource.image.ref } } }),

@@ -109,6 +109,21 @@ async function tlsOf(a: ConsoleAccessFlags, host: string, names: readonly string
   return { ...(await issueCertificate(ca, { commonName: 'binnacle console', hosts, usage: 'server', validDays: 365 })), selfSigned: true };
 }
 
+/** The reverse proxy whose header names the person, when `--trusted-proxy-header` is given (its other flags need it). */
+function trustedProxyOf(a: ConsoleAccessFlags, flag: (f: string) => string): { header: string; groupHeader: string | undefined; cidrs: string[] } | undefined {
+  if (a.trustedProxyHeader !== undefined) return { header: a.trustedProxyHeader, groupHeader: a.trustedProxyGroupHeader, cidrs: a.trustedProxyCidr ?? [] };
+  if (a.trustedProxyCidr !== undefined || a.trustedProxyGroupHeader !== undefined) throw new UsageError(`${flag('trusted-proxy-cidr')} and ${flag('trusted-proxy-group-header')} need ${flag('trusted-proxy-header')}`);
+  return undefined;
+}
+
+/** Whether the console lends its own identity: never when each person brings theirs (a token, a proxy, the manager's console). */
+function lendOf(a: ConsoleAccessFlags, proxied: boolean, manager: boolean, flag: (f: string) => string): 'unsafe' | 'never' | 'login-token' {
+  const personal = a.requirePersonToken === true || proxied || manager;
+  if (a.unsafeLendIdentity !== true) return personal ? 'never' : 'login-token';
+  if (personal) throw new UsageError(`${flag('unsafe-lend-identity')} contradicts ${manager ? "the manager's console, which never lends its identity" : `${flag('require-person-token')} and ${flag('trusted-proxy-header')}`}`);
+  return 'unsafe';
+}
+
 /** Starts the console for these cluster flags on `listen`; `binnacle manager --console-listen` uses it too. */
 export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: string[] }, a: ConsoleAccessFlags, listen: string, ctx: CliContext, serve: ServeOptions = {}): Promise<{ url: string; stop: () => Promise<void> }> {
   const [{ startConsole, parseListen }, { ensureConsoleAssets }, { clientForToken }, { loadKubeConfig }, { KubeClient }, { blockListOf, checkStart, parsePublicAddresses }] = await Promise.all([
@@ -123,12 +138,9 @@ export async function serveConsole(flags: KubeFlags & { as?: string; asGroup?: s
   const flag = (f: string): string => `--${prefix}${f}`;
   const { host, port } = parseListen(flag('listen'), listen);
   const publicAddresses = parsePublicAddresses(a.publicAddress ?? []);
-  const trustedProxy = a.trustedProxyHeader === undefined ? undefined : { header: a.trustedProxyHeader, groupHeader: a.trustedProxyGroupHeader, cidrs: a.trustedProxyCidr ?? [] };
-  if (trustedProxy === undefined && (a.trustedProxyCidr !== undefined || a.trustedProxyGroupHeader !== undefined)) throw new UsageError(`${flag('trusted-proxy-cidr')} and ${flag('trusted-proxy-group-header')} need ${flag('trusted-proxy-header')}`);
+  const trustedProxy = trustedProxyOf(a, flag);
   if (trustedProxy !== undefined) blockListOf(trustedProxy.cidrs, flag('trusted-proxy-cidr'));
-  const personal = a.requirePersonToken === true || trustedProxy !== undefined || serve.manager === true;
-  const lend = a.unsafeLendIdentity === true ? 'unsafe' : personal ? 'never' : 'login-token';
-  if (a.unsafeLendIdentity === true && personal) throw new UsageError(`${flag('unsafe-lend-identity')} contradicts ${serve.manager === true ? "the manager's console, which never lends its identity" : `${flag('require-person-token')} and ${flag('trusted-proxy-header')}`}`);
+  const lend = lendOf(a, trustedProxy !== undefined, serve.manager === true, flag);
   const tls = await tlsOf(a, host, publicAddresses.map((p) => p.hostname), flag);
   checkStart({
     host,

@@ -69,25 +69,42 @@ async function waitForInstall(client: KubeClient, name: string, timeoutMs: numbe
   const seen = new Set<string>();
   for (;;) {
     const ce = await client.get<ClusterExtension>(ceRef(name));
+    // Conditions of an older generation say nothing about this install.
     const current = ce.status?.observedGeneration === ce.metadata.generation;
-    for (const c of ce.status?.conditions ?? []) {
-      const line = conditionLine(c);
-      if (current && !seen.has(line) && ['Installed', 'Progressing'].includes(c.type)) {
-        seen.add(line);
-        ctx.err(`• ${line}\n`);
-      }
+    if (current) {
+      printNewConditions(ce, seen, ctx);
+      if (installSettled(ce, name)) return ce;
     }
-    const installed = findCondition(ce.status?.conditions, 'Installed');
-    const progressing = findCondition(ce.status?.conditions, 'Progressing');
-    if (current && installed?.status === 'True' && progressing?.status === 'False') return ce;
-    if (current && progressing?.status === 'False' && progressing.reason !== 'Succeeded') {
-      throw new BinnacleError('terminal', 'INSTALL_BLOCKED', `${name}: ${progressing.message}`);
-    }
-    if (Date.now() > deadline) {
-      throw new BinnacleError('transient', 'INSTALL_TIMEOUT', `${name} did not finish within ${timeoutMs / 1000}s: ${progressing?.message ?? installed?.message ?? 'no status yet (is `binnacle manager` running?)'}`);
-    }
+    if (Date.now() > deadline) throw installTimeout(ce, name, timeoutMs);
     await sleep(500);
   }
+}
+
+/** Prints each Installed and Progressing condition not printed before. */
+function printNewConditions(ce: ClusterExtension, seen: Set<string>, ctx: CliContext): void {
+  for (const c of ce.status?.conditions ?? []) {
+    const line = conditionLine(c);
+    if (!seen.has(line) && ['Installed', 'Progressing'].includes(c.type)) {
+      seen.add(line);
+      ctx.err(`• ${line}\n`);
+    }
+  }
+}
+
+/** Installed and no longer progressing; throws when progress stopped short of success. */
+function installSettled(ce: ClusterExtension, name: string): boolean {
+  const installed = findCondition(ce.status?.conditions, 'Installed');
+  const progressing = findCondition(ce.status?.conditions, 'Progressing');
+  if (installed?.status === 'True' && progressing?.status === 'False') return true;
+  if (progressing?.status === 'False' && progressing.reason !== 'Succeeded') {
+    throw new BinnacleError('terminal', 'INSTALL_BLOCKED', `${name}: ${progressing.message}`);
+  }
+  return false;
+}
+
+function installTimeout(ce: ClusterExtension, name: string, timeoutMs: number): BinnacleError {
+  const why = findCondition(ce.status?.conditions, 'Progressing')?.message ?? findCondition(ce.status?.conditions, 'Installed')?.message ?? 'no status yet (is `binnacle manager` running?)';
+  return new BinnacleError('transient', 'INSTALL_TIMEOUT', `${name} did not finish within ${timeoutMs / 1000}s: ${why}`);
 }
 
 async function installedState(client: KubeClient): Promise<InstalledState> {
@@ -260,34 +277,10 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         const list = name === undefined ? all : [await client.get<ClusterExtension>(ceRef(name))];
         // Who needs what is recorded on the BundleDeployments: one view of the whole cluster.
         const state = buildInstalledState((await client.list<BundleDeployment>(API_VERSION, 'BundleDeployment')).items, all);
-        const rows = list.map((ce) => {
-          const installed = findCondition(ce.status?.conditions, 'Installed');
-          const progressing = findCondition(ce.status?.conditions, 'Progressing');
-          const deps = bundlesOf(state, ce.metadata.name ?? '').filter((b) => b.package !== ce.spec.source.catalog.packageName);
-          return [
-            ce.metadata.name ?? '',
-            ce.spec.source.catalog.packageName,
-            ce.status?.install?.bundle.version ?? '',
-            installed?.status ?? 'Unknown',
-            progressing?.status ?? 'Unknown',
-            deps.map((d) => `${d.package}${d.shared ? ' (shared)' : ''}`).join(', '),
-            (progressing?.status === 'True' ? progressing.message : installed?.message ?? '').split('\n')[0] ?? '',
-          ];
-        });
+        const rows = list.map((ce) => statusRow(ce, state));
         if (name !== undefined && flags.output === 'table') {
           const ce = list[0];
-          if (ce === undefined) return;
-          const where = ce.status?.install?.namespace;
-          ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}${where !== undefined && where !== ce.spec.namespace ? ` (it runs in ${where})` : ''}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
-          ctx.out(servedAsLine(ce));
-          ctx.out('Conditions:\n');
-          for (const c of ce.status?.conditions ?? []) ctx.out(`  ${conditionLine(c)}\n`);
-          if (ce.status?.resolution?.explanation !== undefined) ctx.out(`Resolution:\n  ${ce.status.resolution.explanation.replace(/\n/g, '\n  ')}\n`);
-          for (const n of ce.status?.resolution?.notices ?? []) ctx.out(`Notice:     ${n}\n`);
-          ctx.out('Bundles:\n');
-          for (const b of bundlesOf(state, name)) {
-            ctx.out(`  ${b.bundleDeployment}  ${b.package} ${b.version}  namespace ${b.namespace}  revision ${b.revision ?? '-'}  Installed=${b.installed}  ${b.neededBy}\n`);
-          }
+          if (ce !== undefined) printStatusDetail(ctx, ce, name, state);
           return;
         }
         printData(ctx, flags.output, { value: list.map((ce) => summary(ce, state)), headers: ['name', 'package', 'version', 'installed', 'progressing', 'dependencies', 'message'], rows });
@@ -312,6 +305,37 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         }
       });
     });
+}
+
+/** One extension's row in the `status` table. */
+function statusRow(ce: ClusterExtension, state: InstalledState): string[] {
+  const installed = findCondition(ce.status?.conditions, 'Installed');
+  const progressing = findCondition(ce.status?.conditions, 'Progressing');
+  const deps = bundlesOf(state, ce.metadata.name ?? '').filter((b) => b.package !== ce.spec.source.catalog.packageName);
+  return [
+    ce.metadata.name ?? '',
+    ce.spec.source.catalog.packageName,
+    ce.status?.install?.bundle.version ?? '',
+    installed?.status ?? 'Unknown',
+    progressing?.status ?? 'Unknown',
+    deps.map((d) => `${d.package}${d.shared ? ' (shared)' : ''}`).join(', '),
+    (progressing?.status === 'True' ? progressing.message : installed?.message ?? '').split('\n')[0] ?? '',
+  ];
+}
+
+/** `status <name>` as a table: the extension, its conditions, its resolution and the bundles it needs. */
+function printStatusDetail(ctx: CliContext, ce: ClusterExtension, name: string, state: InstalledState): void {
+  const where = ce.status?.install?.namespace;
+  ctx.out(`Name:       ${name}\nPackage:    ${ce.spec.source.catalog.packageName}\nNamespace:  ${ce.spec.namespace}${where !== undefined && where !== ce.spec.namespace ? ` (it runs in ${where})` : ''}\nInstalled:  ${ce.status?.install?.bundle.name ?? '(none)'}\n`);
+  ctx.out(servedAsLine(ce));
+  ctx.out('Conditions:\n');
+  for (const c of ce.status?.conditions ?? []) ctx.out(`  ${conditionLine(c)}\n`);
+  if (ce.status?.resolution?.explanation !== undefined) ctx.out(`Resolution:\n  ${ce.status.resolution.explanation.replace(/\n/g, '\n  ')}\n`);
+  for (const n of ce.status?.resolution?.notices ?? []) ctx.out(`Notice:     ${n}\n`);
+  ctx.out('Bundles:\n');
+  for (const b of bundlesOf(state, name)) {
+    ctx.out(`  ${b.bundleDeployment}  ${b.package} ${b.version}  namespace ${b.namespace}  revision ${b.revision ?? '-'}  Installed=${b.installed}  ${b.neededBy}\n`);
+  }
 }
 
 /**

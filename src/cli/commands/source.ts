@@ -39,6 +39,22 @@ function nsName(flag: string, value: string): { namespace: string; name: string;
 
 /** The flags as the CRD wire form, so the one validator checks both. */
 function wireSource(f: UnpackFlags): Record<string, unknown> {
+  checkOneSource(f);
+  if (f.image !== undefined) return imageWire(f, f.image);
+  if (f.git !== undefined) return gitWire(f, f.git);
+  if (f.http !== undefined) return { type: 'http', http: { url: f.http, ...(f.sha256 === undefined ? {} : { sha256: f.sha256 }) } };
+  if (f.local !== undefined) return { type: 'local', local: { path: f.local } };
+  return {
+    type: 'configMaps',
+    configMaps: f.configmap.map((v) => {
+      const r = nsName('--configmap', v);
+      return { namespace: r.namespace, name: r.name, ...(r.rest === undefined || r.rest === '' ? {} : { path: r.rest }) };
+    }),
+  };
+}
+
+/** Exactly one source flag, and no flag of another source type. */
+function checkOneSource(f: UnpackFlags): void {
   const chosen = [
     f.image === undefined ? undefined : 'image',
     f.git === undefined ? undefined : 'git',
@@ -53,26 +69,19 @@ function wireSource(f: UnpackFlags): Record<string, unknown> {
   if (f.image === undefined) only(['pullSecret', 'insecure'], '--image');
   if (f.git === undefined) only(['branch', 'tag', 'commit', 'directory'], '--git');
   if (f.http === undefined) only(['sha256'], '--http');
-  if (f.image !== undefined) {
-    const ps = f.pullSecret === undefined ? undefined : nsName('--pull-secret', f.pullSecret);
-    return {
-      type: 'image',
-      image: { ref: f.image, ...(ps === undefined ? {} : { pullSecret: { namespace: ps.namespace, name: ps.name } }), ...(f.insecure === true ? { insecure: true } : {}) },
-    };
-  }
-  if (f.git !== undefined) {
-    const ref = { ...(f.branch === undefined ? {} : { branch: f.branch }), ...(f.tag === undefined ? {} : { tag: f.tag }), ...(f.commit === undefined ? {} : { commit: f.commit }) };
-    return { type: 'git', git: { repository: f.git, ref, ...(f.directory === undefined ? {} : { directory: f.directory }) } };
-  }
-  if (f.http !== undefined) return { type: 'http', http: { url: f.http, ...(f.sha256 === undefined ? {} : { sha256: f.sha256 }) } };
-  if (f.local !== undefined) return { type: 'local', local: { path: f.local } };
+}
+
+function imageWire(f: UnpackFlags, ref: string): Record<string, unknown> {
+  const ps = f.pullSecret === undefined ? undefined : nsName('--pull-secret', f.pullSecret);
   return {
-    type: 'configMaps',
-    configMaps: f.configmap.map((v) => {
-      const r = nsName('--configmap', v);
-      return { namespace: r.namespace, name: r.name, ...(r.rest === undefined || r.rest === '' ? {} : { path: r.rest }) };
-    }),
+    type: 'image',
+    image: { ref, ...(ps === undefined ? {} : { pullSecret: { namespace: ps.namespace, name: ps.name } }), ...(f.insecure === true ? { insecure: true } : {}) },
   };
+}
+
+function gitWire(f: UnpackFlags, repository: string): Record<string, unknown> {
+  const ref = { ...(f.branch === undefined ? {} : { branch: f.branch }), ...(f.tag === undefined ? {} : { tag: f.tag }), ...(f.commit === undefined ? {} : { commit: f.commit }) };
+  return { type: 'git', git: { repository, ref, ...(f.directory === undefined ? {} : { directory: f.directory }) } };
 }
 
 function mib(n: number): string {

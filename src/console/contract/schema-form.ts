@@ -86,24 +86,31 @@ export function labelOf(key: string): string {
 function kindOf(node: Rec, depth: number): FieldKind {
   if (node['x-kubernetes-int-or-string'] === true) return 'int-or-string';
   if (Array.isArray(node.enum) && node.enum.length > 0 && node.type !== 'object' && node.type !== 'array') return 'enum';
-  const hasProps = isRecord(node.properties) && Object.keys(node.properties).length > 0;
   switch (node.type) {
     case 'string':
     case 'integer':
     case 'number':
     case 'boolean':
       return node.type;
-    case 'object':
-      return hasProps && depth < MAX_DEPTH ? 'object' : 'yaml';
-    case 'array': {
-      if (!isRecord(node.items) || depth >= MAX_DEPTH) return 'yaml';
-      const item = kindOf(node.items, depth + 1);
-      return item === 'yaml' || item === 'array' ? 'yaml' : 'array';
-    }
+    case 'array':
+      return arrayKind(node, depth);
     default:
-      // No type: preserve-unknown-fields alone, or anyOf/oneOf of several: YAML.
-      return hasProps && depth < MAX_DEPTH ? 'object' : 'yaml';
+      // An object, or no type (preserve-unknown-fields alone, or anyOf/oneOf of several).
+      return objectKind(node, depth);
   }
+}
+
+/** A list of fields or of scalars is a list in the form; of lists, or too deep, YAML. */
+function arrayKind(node: Rec, depth: number): FieldKind {
+  if (!isRecord(node.items) || depth >= MAX_DEPTH) return 'yaml';
+  const item = kindOf(node.items, depth + 1);
+  return item === 'yaml' || item === 'array' ? 'yaml' : 'array';
+}
+
+/** An object with declared fields (not too deep) is a group of fields; anything else YAML. */
+function objectKind(node: Rec, depth: number): FieldKind {
+  const hasProps = isRecord(node.properties) && Object.keys(node.properties).length > 0;
+  return hasProps && depth < MAX_DEPTH ? 'object' : 'yaml';
 }
 
 interface Build {

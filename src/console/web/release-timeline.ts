@@ -38,16 +38,22 @@ function live(j: HookLiveView | undefined, kind: string, name: string): Child {
   if (j.state === 'gone') return h('span', { 'data-job-state': 'gone' }, `The ${kind} is gone (deleted by its delete policy or by hand): the recorded run is what remains.`, j.message === undefined ? undefined : h('span', { class: 'muted' }, ` ${j.message}`));
   if (j.state === 'rerun') return h('span', { 'data-job-state': 'rerun', class: 'muted' }, `Run again by revision ${j.revision ?? '?'}: the ${kind} of this name is that run's.`);
   if (j.state === 'unreadable') return h('span', { 'data-job-state': 'unreadable', class: 'warn-box' }, j.message ?? 'not readable');
-  const self = `${kind} ${name}`;
+  return presentRun(j, kind, name);
+}
+
+/** The Job's counts or the Pod's phase and containers, its conditions, its Warning Events. */
+function presentRun(j: HookLiveView, kind: string, name: string): Child {
+  const containers = j.containers ?? [];
+  const conditions = j.conditions ?? [];
   return h(
     'div',
     { 'data-job-state': 'present' },
     kind === 'Pod'
       ? h('div', { 'data-pod-phase': j.phase ?? '' }, `On the cluster: ${j.phase ?? 'unknown'}`)
       : h('div', {}, `On the cluster: ${j.active ?? 0} active, ${j.succeeded ?? 0} succeeded, ${j.failed ?? 0} failed`),
-    (j.containers ?? []).length === 0 ? undefined : h('ul', { class: 'pod-containers' }, ...(j.containers ?? []).map((c) => h('li', { 'data-container': c.name }, `${c.name}: ${c.state}`))),
-    (j.conditions ?? []).length === 0 ? undefined : h('ul', { class: 'job-conditions' }, ...(j.conditions ?? []).map((c) => h('li', {}, `${c.type}=${c.status}${c.reason === '' ? '' : ` ${c.reason}`}${c.message === '' ? '' : `: ${c.message}`}`))),
-    warningList(j.warnings ?? [], self),
+    containers.length === 0 ? undefined : h('ul', { class: 'pod-containers' }, ...containers.map((c) => h('li', { 'data-container': c.name }, `${c.name}: ${c.state}`))),
+    conditions.length === 0 ? undefined : h('ul', { class: 'job-conditions' }, ...conditions.map((c) => h('li', {}, `${c.type}=${c.status}${c.reason === '' ? '' : ` ${c.reason}`}${c.message === '' ? '' : `: ${c.message}`}`))),
+    warningList(j.warnings ?? [], `${kind} ${name}`),
     j.message === undefined ? undefined : h('span', { class: 'muted' }, j.message),
   );
 }

@@ -259,6 +259,17 @@ interface State {
 const UNINSTALL_WAIT_POLL_MS = 2000;
 
 /** Conditions as helm-operator writes them: an empty reason or message is left out. */
+/**
+ * Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
+ * skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
+ */
+function skippedReport(s: State, result: ApplyResult): void {
+  const skipped = result.skipped ?? [];
+  if (skipped.length === 0) return void s.conditions.remove(SKIPPED_CONDITION);
+  const what = skipped.map((x) => `${describeRef(x.object)} (${x.reason})`).join('; ');
+  s.conditions.set(SKIPPED_CONDITION, true, 'APINotServed', `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} of optional APIs the cluster does not serve, applied once it does: ${what}`);
+}
+
 function helmConditions(conditions: readonly Condition[]): Record<string, unknown>[] {
   return conditions.map(({ reason, message, ...rest }) => ({ ...rest, ...(reason === '' || reason === undefined ? {} : { reason }), ...(message === '' || message === undefined ? {} : { message }) }));
 }
@@ -717,17 +728,10 @@ export class HelmReleaseReconciler implements Reconciler {
     const decision = s.decision;
     if (decision === undefined) return stop();
     const rendered = s.rendered;
-    const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
     if (rendered !== undefined) await this.overrideValuesEvents(s);
     let result;
     try {
-      result = await runDecision(
-        s.release$.cfg,
-        decision,
-        this.releaseRequest(s, disableHooks),
-        s.history ?? [],
-        rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
-      );
+      result = await this.runRelease(s, decision);
     } catch (err) {
       if (!(err instanceof ApplyRefusedError || err instanceof InputError)) throw err;
       s.logger.error({ err: errorMessage(err) }, 'Release failed');
@@ -744,19 +748,25 @@ export class HelmReleaseReconciler implements Reconciler {
     }
     this.logOutcome(s, result.revision);
     const current = await this.deployedContent(s, result.revision);
-    // Objects of optional APIs the cluster does not serve (an OpenShift Route elsewhere) were
-    // skipped, not fatal: said in status, as a BundleDeployment says it, and applied once served.
-    const skipped = result.skipped ?? [];
-    if (skipped.length === 0) s.conditions.remove(SKIPPED_CONDITION);
-    else {
-      const what = skipped.map((x) => `${describeRef(x.object)} (${x.reason})`).join('; ');
-      s.conditions.set(SKIPPED_CONDITION, true, 'APINotServed', `skipped ${skipped.length} object${skipped.length === 1 ? '' : 's'} of optional APIs the cluster does not serve, applied once it does: ${what}`);
-    }
+    skippedReport(s, result);
     await this.driftReport(s, result);
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered?.notes ?? '');
     s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered?.content.manifest ?? '') };
     return stop({ requeueAfterMs: s.periodMs });
+  }
+
+  /** The engine runs the decision with this CR's render (none for a repair or rollback) and Helm's hook annotations. */
+  private runRelease(s: State, decision: ReleaseDecision): Promise<ApplyResult> {
+    const rendered = s.rendered;
+    const disableHooks = s.annotations[s.upgrading === true ? ANNOTATIONS.upgradeDisableHooks : ANNOTATIONS.installDisableHooks] === 'true';
+    return runDecision(
+      s.release$.cfg,
+      decision,
+      this.releaseRequest(s, disableHooks),
+      s.history ?? [],
+      rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
+    );
   }
 
   /**

@@ -131,8 +131,7 @@ function readWatchEntry(raw: unknown, f: string, r: ValidationResult, file: stri
   const kind = str('kind', true);
   const chart = str('chart', true);
   const overrides = overrideValues(e.overrideValues, `${f}.overrideValues`, r, file);
-  const mcr = e.maxConcurrentReconciles;
-  if (mcr !== undefined && (typeof mcr !== 'number' || !Number.isInteger(mcr) || mcr < 1)) r.error('watches.type', 'maxConcurrentReconciles must be a positive integer', { file, field: `${f}.maxConcurrentReconciles` });
+  const mcr = maxConcurrentReconcilesOf(e.maxConcurrentReconciles, `${f}.maxConcurrentReconciles`, r, file);
   const wdr = e.watchDependentResources;
   if (wdr !== undefined && typeof wdr !== 'boolean') r.error('watches.type', 'watchDependentResources must be true or false', { file, field: `${f}.watchDependentResources` });
   const period = str('reconcilePeriod', false);
@@ -147,10 +146,16 @@ function readWatchEntry(raw: unknown, f: string, r: ValidationResult, file: stri
     watchDependentResources: wdr !== false,
     overrideValues: overrides,
     ...(period === undefined ? {} : { reconcilePeriod: period }),
-    ...(typeof mcr === 'number' ? { maxConcurrentReconciles: mcr } : {}),
+    ...(mcr === undefined ? {} : { maxConcurrentReconciles: mcr }),
     ...(selector === undefined ? {} : { selector }),
     ...(dryRunOption === undefined ? {} : { dryRunOption }),
   };
+}
+
+/** An entry's `maxConcurrentReconciles` (at `field`): a positive integer (any other number is reported, and kept). */
+function maxConcurrentReconcilesOf(v: unknown, field: string, r: ValidationResult, file: string): number | undefined {
+  if (v !== undefined && (typeof v !== 'number' || !Number.isInteger(v) || v < 1)) r.error('watches.type', 'maxConcurrentReconciles must be a positive integer', { file, field });
+  return typeof v === 'number' ? v : undefined;
 }
 
 /** An entry's `dryRunOption` (at `field`): one of Helm's `--dry-run` values; unset or empty is operator-sdk's default. */

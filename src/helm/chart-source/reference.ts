@@ -150,24 +150,32 @@ export function normalizeChartRef(ref: ChartRef): ChartRef {
     case 'archive':
       if (ref.path === '' || ref.path.includes('\0')) throw refError(JSON.stringify(ref.path), 'the path is empty or has a NUL byte');
       return { type: ref.type, path: ref.path };
-    case 'oci': {
-      const loc = parseOciLocation(ref.ref);
-      checkVersion(ref.ref, ref.version);
-      const version = ref.version?.trim() ?? '';
-      if (version !== '' && loc.digest !== undefined) throw refError(ref.ref, 'give either a digest or a version, not both');
-      if (version !== '' && loc.tag !== undefined && version.replaceAll('+', '_') !== loc.tag) {
-        throw refError(ref.ref, `the tag "${loc.tag}" and the version "${version}" disagree; give one of them`);
-      }
-      return { type: 'oci', ref: ref.ref, ...(version === '' ? {} : { version }), ...(ref.insecure === true ? { insecure: true } : {}) };
-    }
-    case 'repo': {
-      const url = repoBaseUrl(ref.url);
-      if (ref.chart === '' || /[/\\\s]/.test(ref.chart)) throw refError(`${ref.chart} from ${url}`, 'the chart name must be one word without "/" or spaces');
-      checkVersion(`${ref.chart} from ${url}`, ref.version);
-      const version = ref.version?.trim() ?? '';
-      return { type: 'repo', url, chart: ref.chart, ...(version === '' ? {} : { version }) };
-    }
+    case 'oci':
+      return normalizeOciRef(ref);
+    case 'repo':
+      return normalizeRepoRef(ref);
   }
+}
+
+/** An oci:// chart: a version or a digest, and a version that agrees with the tag. */
+function normalizeOciRef(ref: Extract<ChartRef, { type: 'oci' }>): ChartRef {
+  const loc = parseOciLocation(ref.ref);
+  checkVersion(ref.ref, ref.version);
+  const version = ref.version?.trim() ?? '';
+  if (version !== '' && loc.digest !== undefined) throw refError(ref.ref, 'give either a digest or a version, not both');
+  if (version !== '' && loc.tag !== undefined && version.replaceAll('+', '_') !== loc.tag) {
+    throw refError(ref.ref, `the tag "${loc.tag}" and the version "${version}" disagree; give one of them`);
+  }
+  return { type: 'oci', ref: ref.ref, ...(version === '' ? {} : { version }), ...(ref.insecure === true ? { insecure: true } : {}) };
+}
+
+/** A chart in a repository: one word for its name, the repository URL without `/index.yaml`. */
+function normalizeRepoRef(ref: Extract<ChartRef, { type: 'repo' }>): ChartRef {
+  const url = repoBaseUrl(ref.url);
+  if (ref.chart === '' || /[/\\\s]/.test(ref.chart)) throw refError(`${ref.chart} from ${url}`, 'the chart name must be one word without "/" or spaces');
+  checkVersion(`${ref.chart} from ${url}`, ref.version);
+  const version = ref.version?.trim() ?? '';
+  return { type: 'repo', url, chart: ref.chart, ...(version === '' ? {} : { version }) };
 }
 
 export interface ParseChartRefOptions {

@@ -135,6 +135,14 @@ export function annotateValues(document: Document, source: string): ValuesAnnota
     return block;
   };
 
+  /** The key's description (the first found for a path wins): helm-docs' comment, else the listed one, else the plain comment above it. */
+  const describe = (keyOffset: number | undefined, p: string, segs: string[]): void => {
+    if (keyOffset === undefined || out.descriptions.has(p)) return;
+    const block = blockAbove(keyOffset);
+    const text = helmDocs(block) ?? listed.get(dottedPath(segs)) ?? plainComment(block);
+    if (text !== undefined) out.descriptions.set(p, text);
+  };
+
   const walk = (node: Node | null | undefined, path: string, segments: string[]): void => {
     if (node === null || node === undefined) return;
     if (isScalar(node)) {
@@ -152,12 +160,7 @@ export function annotateValues(document: Document, source: string): ValuesAnnota
       if (key === undefined || key === '<<') continue;
       const p = childPath(path, key);
       const segs = [...segments, key];
-      const offset = keyNode?.range?.[0];
-      if (offset !== undefined && !out.descriptions.has(p)) {
-        const block = blockAbove(offset);
-        const text = helmDocs(block) ?? listed.get(dottedPath(segs)) ?? plainComment(block);
-        if (text !== undefined) out.descriptions.set(p, text);
-      }
+      describe(keyNode?.range?.[0], p, segs);
       walk(pair.value as Node | null, p, segs);
     }
   };

@@ -54,25 +54,31 @@ export function emit(shape: Shape, path: string, warn: Warn): StructuralSchema {
   else out.type = kind;
   if (shape.nullable) out.nullable = true;
 
-  if (shape.format !== undefined) {
-    if (kind !== 'untyped' && formatKnown(shape.format, kind)) out.format = shape.format;
-    else warn('schema.format', `format ${JSON.stringify(shape.format)} is not one Kubernetes validates for this type; dropped`, path);
-  }
+  if (shape.format !== undefined) emitFormat(out, shape.format, kind, path, warn);
   if (kind === 'string' || kind === 'int-or-string') emitStringFacets(out, shape);
   if (kind === 'integer' || kind === 'number' || kind === 'int-or-string') emitNumberFacets(out, shape);
   if (kind === 'array') emitArray(out, shape, path, warn);
   if (kind === 'object') emitObject(out, shape, path, warn);
 
-  if (shape.enum !== undefined) {
-    const values = shape.enum.filter((v) => v !== null && fitsKind(v, kind));
-    if (values.length > 0) {
-      out.enum = values;
-    } else if (shape.enum.length > 0 && !shape.enum.every((v) => v === null)) {
-      warn('schema.enum', `no enum value fits the type here; the enum is dropped`, path);
-    }
-  }
+  if (shape.enum !== undefined) emitEnum(out, shape.enum, kind, path, warn);
   if (shape.default !== undefined) out.default = shape.default.value;
   return out;
+}
+
+/** A format Kubernetes validates for the type; any other is dropped, with a warning. */
+function emitFormat(out: StructuralSchema, format: string, kind: NodeKind, path: string, warn: Warn): void {
+  if (kind !== 'untyped' && formatKnown(format, kind)) out.format = format;
+  else warn('schema.format', `format ${JSON.stringify(format)} is not one Kubernetes validates for this type; dropped`, path);
+}
+
+/** The enum values that fit the type (never null); with none left of some, the enum is dropped, with a warning. */
+function emitEnum(out: StructuralSchema, values: readonly unknown[], kind: NodeKind, path: string, warn: Warn): void {
+  const fitting = values.filter((v) => v !== null && fitsKind(v, kind));
+  if (fitting.length > 0) {
+    out.enum = fitting;
+  } else if (values.length > 0 && !values.every((v) => v === null)) {
+    warn('schema.enum', `no enum value fits the type here; the enum is dropped`, path);
+  }
 }
 
 function emitStringFacets(out: StructuralSchema, shape: Shape): void {

@@ -120,12 +120,9 @@ export function union(shapes: readonly Shape[], mode: UnionMode = 'exact'): Shap
 function union2(a: Shape, b: Shape, mode: UnionMode): Shape {
   const out: Shape = { nullable: a.nullable || b.nullable };
   if (a.types !== undefined && b.types !== undefined) out.types = new Set([...a.types, ...b.types]);
-  const title = a.title ?? b.title;
-  if (title !== undefined) out.title = title;
-  const description = a.description ?? b.description;
-  if (description !== undefined) out.description = description;
-  const dflt = same(a.default, b.default);
-  if (dflt !== undefined) out.default = dflt;
+  assignDefined(out, 'title', a.title ?? b.title);
+  assignDefined(out, 'description', a.description ?? b.description);
+  assignDefined(out, 'default', same(a.default, b.default));
   if (a.enum !== undefined && b.enum !== undefined) out.enum = uniqueValues([...a.enum, ...b.enum]);
 
   unionFacets(out, a, b, 'string', ['format', 'minLength', 'maxLength', 'pattern']);
@@ -133,19 +130,23 @@ function union2(a: Shape, b: Shape, mode: UnionMode): Shape {
   unionFacets(out, a, b, 'array', ['minItems', 'maxItems']);
   unionFacets(out, a, b, 'object', ['minProperties', 'maxProperties']);
 
-  const arrA = allows(a, 'array');
-  const arrB = allows(b, 'array');
-  if (arrA && arrB) {
-    if (a.items !== undefined || b.items !== undefined) out.items = union([a.items ?? anyShape(), b.items ?? anyShape()], mode);
-  } else if (arrA && a.items !== undefined) out.items = a.items;
-  else if (arrB && b.items !== undefined) out.items = b.items;
-
+  unionItems(out, a, b, mode);
   const objA = allows(a, 'object');
   const objB = allows(b, 'object');
   if (objA && objB) unionObjects(out, a, b, mode);
   else if (objA) copyObjectFacet(out, a);
   else if (objB) copyObjectFacet(out, b);
   return out;
+}
+
+/** Items of both sides when both accept arrays, else the items of the side that does. */
+function unionItems(out: Shape, a: Shape, b: Shape, mode: UnionMode): void {
+  const arrA = allows(a, 'array');
+  const arrB = allows(b, 'array');
+  if (arrA && arrB) {
+    if (a.items !== undefined || b.items !== undefined) out.items = union([a.items ?? anyShape(), b.items ?? anyShape()], mode);
+  } else if (arrA && a.items !== undefined) out.items = a.items;
+  else if (arrB && b.items !== undefined) out.items = b.items;
 }
 
 type FacetKey = 'format' | 'minLength' | 'maxLength' | 'pattern' | 'minimum' | 'maximum' | 'multipleOf' | 'minItems' | 'maxItems' | 'minProperties' | 'maxProperties';
@@ -166,22 +167,25 @@ function copyObjectFacet(out: Shape, s: Shape): void {
 }
 
 function unionObjects(out: Shape, a: Shape, b: Shape, mode: UnionMode): void {
-  if (a.properties !== undefined || b.properties !== undefined) {
-    const keys = new Set([...(a.properties?.keys() ?? []), ...(b.properties?.keys() ?? [])]);
-    const props = new Map<string, Shape>();
-    for (const k of keys) {
-      const pa = a.properties?.get(k);
-      const pb = b.properties?.get(k);
-      if (mode === 'examples' && (pa === undefined || pb === undefined)) props.set(k, pa ?? pb ?? anyShape());
-      else props.set(k, union([pa ?? propertyOf(a, k), pb ?? propertyOf(b, k)], mode));
-    }
-    out.properties = props;
-  }
+  if (a.properties !== undefined || b.properties !== undefined) out.properties = unionProperties(a, b, mode);
   out.additional = unionAdditional(a.additional ?? 'open', b.additional ?? 'open', mode);
   if (a.required !== undefined && b.required !== undefined) {
     const req = a.required.filter((r) => b.required?.includes(r));
     if (req.length > 0) out.required = req;
   }
+}
+
+/** Each property either side names; a key on one side only is that side's in `examples` mode. */
+function unionProperties(a: Shape, b: Shape, mode: UnionMode): Map<string, Shape> {
+  const keys = new Set([...(a.properties?.keys() ?? []), ...(b.properties?.keys() ?? [])]);
+  const props = new Map<string, Shape>();
+  for (const k of keys) {
+    const pa = a.properties?.get(k);
+    const pb = b.properties?.get(k);
+    if (mode === 'examples' && (pa === undefined || pb === undefined)) props.set(k, pa ?? pb ?? anyShape());
+    else props.set(k, union([pa ?? propertyOf(a, k), pb ?? propertyOf(b, k)], mode));
+  }
+  return props;
 }
 
 function unionAdditional(a: 'open' | 'closed' | Shape, b: 'open' | 'closed' | Shape, mode: UnionMode): 'open' | 'closed' | Shape {

@@ -151,21 +151,29 @@ class Checker {
     const type = typeof s.type === 'string' ? s.type : undefined;
 
     if (type === 'array' && s.items === undefined) this.error('structural.items-required', key(path, 'items'), 'must be specified');
-    if (s.additionalProperties !== undefined) {
-      if (level === 'root') this.error('structural.additional-properties-root', key(path, 'additionalProperties'), 'must not be used at the root');
-      if (isRecord(s.properties) && Object.keys(s.properties).length > 0 && s.additionalProperties !== true) {
-        this.error('structural.properties-and-additional-properties', key(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive');
-      }
-    }
+    if (s.additionalProperties !== undefined) this.additionalProperties(s, level, path);
     if (embedded && type !== 'object') this.error('structural.embedded-resource', key(path, 'type'), 'must be object if x-kubernetes-embedded-resource is true');
     else if (type === undefined && !intOrString && !preserve) {
       const what = { root: 'at the root', item: 'for specified array items', field: 'for specified object fields' }[level];
       this.error('structural.type-required', key(path, 'type'), `must not be empty ${what}`);
     }
     if (level === 'root' && type !== undefined && type !== 'object') this.error('structural.root-type', key(path, 'type'), 'must be object at the root');
-    if (intOrString && preserve) this.error('structural.int-or-string', key(path, PRESERVE_UNKNOWN), 'must be false if x-kubernetes-int-or-string is true');
-    if (intOrString && embedded) this.error('structural.int-or-string', key(path, 'x-kubernetes-embedded-resource'), 'must be false if x-kubernetes-int-or-string is true');
+    if (intOrString) this.intOrString(path, preserve, embedded);
     if (embedded) this.embeddedResource(s, path);
+  }
+
+  /** additionalProperties: not at the root, and not next to properties (unless true). */
+  additionalProperties(s: Record<string, unknown>, level: Level, path: string): void {
+    if (level === 'root') this.error('structural.additional-properties-root', key(path, 'additionalProperties'), 'must not be used at the root');
+    if (isRecord(s.properties) && Object.keys(s.properties).length > 0 && s.additionalProperties !== true) {
+      this.error('structural.properties-and-additional-properties', key(path, 'additionalProperties'), 'additionalProperties and properties are mutual exclusive');
+    }
+  }
+
+  /** An int-or-string node neither keeps unknown fields nor embeds a resource. */
+  intOrString(path: string, preserve: boolean, embedded: boolean): void {
+    if (preserve) this.error('structural.int-or-string', key(path, PRESERVE_UNKNOWN), 'must be false if x-kubernetes-int-or-string is true');
+    if (embedded) this.error('structural.int-or-string', key(path, 'x-kubernetes-embedded-resource'), 'must be false if x-kubernetes-int-or-string is true');
   }
 
   embeddedResource(s: Record<string, unknown>, path: string): void {

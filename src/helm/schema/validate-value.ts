@@ -100,13 +100,15 @@ function check(node: unknown, value: unknown, path: string, pos: Position, out: 
   checkEnum(node, value, add);
   if (typeof value === 'string') checkString(node, value, add);
   if (typeof value === 'number') checkNumber(node, value, add);
-  if (Array.isArray(value)) {
-    if (typeof node.minItems === 'number' && value.length < node.minItems) add('minItems', `has ${value.length} items, fewer than ${node.minItems}`);
-    if (typeof node.maxItems === 'number' && value.length > node.maxItems) add('maxItems', `has ${value.length} items, more than ${node.maxItems}`);
-    if (node.items !== undefined) value.forEach((v, i) => check(node.items, v, indexPath(path, i), 'item', out, nested));
-  }
+  if (Array.isArray(value)) checkArray(node, value, path, add, out, nested);
   if (isRecord(value)) checkObject(node, value, path, add, out, nested);
   checkJunctors(node, value, path, pos, add);
+}
+
+function checkArray(node: Record<string, unknown>, value: readonly unknown[], path: string, add: (rule: ViolationRule, message: string) => void, out: Violation[], nested: boolean): void {
+  if (typeof node.minItems === 'number' && value.length < node.minItems) add('minItems', `has ${value.length} items, fewer than ${node.minItems}`);
+  if (typeof node.maxItems === 'number' && value.length > node.maxItems) add('maxItems', `has ${value.length} items, more than ${node.maxItems}`);
+  if (node.items !== undefined) value.forEach((v, i) => check(node.items, v, indexPath(path, i), 'item', out, nested));
 }
 
 /** A null never matches an enum in Kubernetes (null entries are skipped). */

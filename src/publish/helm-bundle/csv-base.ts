@@ -59,6 +59,21 @@ function iconOf(input: CsvBaseInput, notes: string[]): { base64data: string; med
   return undefined;
 }
 
+type ChartMeta = CsvBaseInput['chart']['metadata'];
+
+/** The chart's maintainers that have a name, with their email. */
+function maintainersOf(meta: ChartMeta): { name: string; email?: string }[] {
+  return (meta.maintainers ?? []).filter((m) => m.name !== undefined && m.name !== '').map((m) => ({ name: m.name ?? '', ...(m.email === undefined ? {} : { email: m.email }) }));
+}
+
+/** The chart's home page, then its maintainers' pages. */
+function linksOf(meta: ChartMeta): { name: string; url: string }[] {
+  return [
+    ...(meta.home === undefined || meta.home === '' ? [] : [{ name: 'Home', url: meta.home }]),
+    ...(meta.maintainers ?? []).filter((m) => m.url !== undefined && m.url !== '').map((m) => ({ name: m.name ?? 'Maintainer', url: m.url ?? '' })),
+  ];
+}
+
 export function csvBase(input: CsvBaseInput): CsvBase {
   const meta = input.chart.metadata;
   const notes: string[] = [];
@@ -73,11 +88,8 @@ export function csvBase(input: CsvBaseInput): CsvBase {
   if (meta.kubeVersion !== undefined && meta.kubeVersion !== '' && minKubeVersion === undefined) {
     notes.push(`Chart.yaml kubeVersion ${JSON.stringify(meta.kubeVersion)} is not a simple lower bound (>=X.Y.Z), so spec.minKubeVersion is not set`);
   }
-  const maintainers = (meta.maintainers ?? []).filter((m) => m.name !== undefined && m.name !== '').map((m) => ({ name: m.name ?? '', ...(m.email === undefined ? {} : { email: m.email }) }));
-  const links = [
-    ...(meta.home === undefined || meta.home === '' ? [] : [{ name: 'Home', url: meta.home }]),
-    ...(meta.maintainers ?? []).filter((m) => m.url !== undefined && m.url !== '').map((m) => ({ name: m.name ?? 'Maintainer', url: m.url ?? '' })),
-  ];
+  const maintainers = maintainersOf(meta);
+  const links = linksOf(meta);
   const icon = iconOf(input, notes);
   const annotations: Record<string, string> = {
     capabilities: 'Basic Install',

@@ -135,20 +135,7 @@ export function solve(variables: readonly Variable[], options: SolveOptions = {}
   for (let q = 0; q < queue.length; q++) {
     const choice = queue[q] ?? [];
     if (choice.some((c) => picked.has(c))) continue;
-    let chosen = -1;
-    for (const cand of choice) {
-      if (solver.fixedValue(pos(cand)) === false) continue;
-      // The last model satisfies every assumption so far: if it selects cand, cand is feasible.
-      if (solver.modelValue(cand)) {
-        chosen = cand;
-        break;
-      }
-      satCalls++;
-      if (solver.solve([...assumptions, pos(cand)]).status === 'sat') {
-        chosen = cand;
-        break;
-      }
-    }
+    const chosen = firstFeasible(solver, choice, assumptions, () => satCalls++);
     if (chosen === -1) {
       // Cannot happen: the subject of this choice is picked, so some model selects a candidate.
       throw new SatInputError('internal error: a dependency choice had no feasible candidate');
@@ -161,6 +148,18 @@ export function solve(variables: readonly Variable[], options: SolveOptions = {}
   }
   const selected = variables.filter((v) => picked.has(idx(v.id)));
   return { satisfiable: true, selected, stats: stats() };
+}
+
+/** The first candidate of a choice some model selects with everything picked so far; -1 when none is. */
+function firstFeasible(solver: Cdcl, choice: readonly number[], assumptions: readonly Lit[], count: () => void): number {
+  for (const cand of choice) {
+    if (solver.fixedValue(pos(cand)) === false) continue;
+    // The last model satisfies every assumption so far: if it selects cand, cand is feasible.
+    if (solver.modelValue(cand)) return cand;
+    count();
+    if (solver.solve([...assumptions, pos(cand)]).status === 'sat') return cand;
+  }
+  return -1;
 }
 
 /** Deletion-based minimisation of an unsatisfiable set of selectors. */
