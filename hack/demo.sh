@@ -20,11 +20,13 @@ export PATH="$root/.cache/bin:$PATH"
 export BINNACLE_FROM_SOURCE=1
 binnacle() { node "$root/bin/binnacle.js" "$@"; }
 
-step "binnacle cluster up"
-binnacle cluster up
-export KUBECONFIG=$(binnacle cluster kubeconfig --path)
-registry=$(binnacle cluster up -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))')
-binnacle cluster status
+# BINNACLE_DEMO_CLUSTER names another local cluster than the default one (CI's demo test, test/e2e/demo.test.ts).
+cluster=(); [ -n "${BINNACLE_DEMO_CLUSTER:-}" ] && cluster=(--name "$BINNACLE_DEMO_CLUSTER")
+step "binnacle cluster up ${cluster[*]}"
+binnacle cluster up "${cluster[@]}"
+export KUBECONFIG=$(binnacle cluster kubeconfig --path "${cluster[@]}")
+registry=$(binnacle cluster up "${cluster[@]}" -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))')
+binnacle cluster status "${cluster[@]}"
 
 step "publish example operators from the corpus to the local registry ($registry)"
 catalog=$(binnacle catalog publish --registry "$registry" --repository examples \
