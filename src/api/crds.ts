@@ -244,7 +244,10 @@ export const CLUSTER_EXTENSION_CRD = crd({
               packageName: str(),
               version: str('Version range, e.g. ">=1.2 <2" or "~1.4".'),
               channels: arr(str()),
-              selector: obj({ matchLabels: { type: 'object', additionalProperties: { type: 'string' } } }),
+              selector: obj({
+                matchLabels: { type: 'object', additionalProperties: { type: 'string' } },
+                matchExpressions: arr(obj({ key: str(), operator: str(undefined, { enum: ['In', 'NotIn', 'Exists', 'DoesNotExist'] }), values: arr(str()) }, ['key', 'operator'])),
+              }),
               upgradeConstraintPolicy: str(undefined, { enum: ['CatalogProvided', 'SelfCertified'], default: 'CatalogProvided' }),
             },
             ['packageName'],

@@ -2,6 +2,7 @@
  * Binnacle's APIs (group `binnacle.dev`, version `v1alpha1`) as TypeScript types. Specs are
  * checked at the boundary by `validate.ts`; controllers only see checked values.
  */
+import type { CatalogSelector } from './catalog-selector.js';
 import type { Condition, KubeObject, ObjectRef } from '../kube/types.js';
 import type { ApprovalMode, PendingPlan } from './approval.js';
 
@@ -158,7 +159,8 @@ export interface ClusterExtensionSpec {
       packageName: string;
       version?: string;
       channels?: string[];
-      selector?: { matchLabels?: Record<string, string> };
+      /** Which ClusterCatalogs take part (all when unset): a label selector (api/catalog-selector.ts). */
+      selector?: CatalogSelector;
       upgradeConstraintPolicy?: UpgradeConstraintPolicy;
     };
   };

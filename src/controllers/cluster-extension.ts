@@ -21,7 +21,7 @@
  * installed-state view, the BundleDeployment writer, the clock), so each branch is unit-tested
  * with in-memory fakes (`cluster-extension-reconcile.test.ts`).
  */
-import { matchesSelector } from '../api/catalog-selector.js';
+import { matchesSelector, type CatalogSelector as ApiCatalogSelector } from '../api/catalog-selector.js';
 import type { Logger } from 'pino';
 import type { DeclarativeConfig } from '../catalog/index.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
@@ -46,7 +46,7 @@ import { DEFAULT_HISTORY_LIMIT, recordResolution, type ResolutionAttempt } from 
 export { ANNOTATION_BUNDLE_NAME, ANNOTATION_BUNDLE_VERSION, ANNOTATION_CATALOG } from '../api/types.js';
 export type { InstalledCaches, InstalledStateLock, InstalledStateView, KindCache } from './installed-state-reader.js';
 
-type CatalogSelector = { matchLabels?: Record<string, string> } | undefined;
+type CatalogSelector = ApiCatalogSelector | undefined;
 
 /** The served catalogs, as resolution reads them. */
 export interface CatalogAccess {

@@ -93,14 +93,15 @@ describe('extensionTwinSpec', () => {
     assert.match(bad.message, /binnacle\.dev\/drift.*Sometimes.*binnacle\.dev\/resolution-history-limit.*many/);
   });
 
-  test('config.inline: an unknown key is InvalidConfiguration in OLM v1 words; matchExpressions is refused', () => {
+  test('config.inline: an unknown key is InvalidConfiguration in OLM v1 words; a selector with matchExpressions is carried over whole', () => {
     const r = extensionTwinSpec(v1Extension({ config: { configType: 'Inline', inline: { replicas: 2 } } }), { namespace: 'ns', name: 'sa' });
     assert.ok(!r.ok);
     assert.equal(r.reason, 'InvalidConfiguration');
     assert.match(r.message, /^invalid ClusterExtension configuration: .*unknown field "replicas"/);
-    const m = extensionTwinSpec(v1Extension({ source: { sourceType: 'Catalog', catalog: { packageName: 'p', selector: { matchExpressions: [{ key: 'a', operator: 'Exists' }] } } } }), { namespace: 'ns', name: 'sa' });
-    assert.ok(!m.ok);
-    assert.match(m.message, /matchExpressions/);
+    const selector = { matchLabels: { tier: 'gold' }, matchExpressions: [{ key: 'a', operator: 'Exists' as const }, { key: 'b', operator: 'NotIn' as const, values: ['x'] }] };
+    const m = extensionTwinSpec(v1Extension({ source: { sourceType: 'Catalog', catalog: { packageName: 'p', selector } } }), { namespace: 'ns', name: 'sa' });
+    assert.ok(m.ok, m.ok ? '' : m.message);
+    assert.deepEqual(m.spec.source.catalog.selector, selector);
   });
 
   test('parseInstaller takes <namespace>/<name> only', () => {

@@ -7,6 +7,7 @@
  * but the one passed in.
  */
 import type { Condition } from '../../kube/types.js';
+import type { CatalogSelector } from '../catalog-selector.js';
 import type { ClusterCatalog, ClusterCatalogSpec, ClusterExtension, ClusterExtensionSpec, DriftMode } from '../types.js';
 import { OLMV1_EXTRA_ANNOTATIONS, OLMV1_REASONS as R, type Olmv1ClusterCatalog, type Olmv1ClusterCatalogStatus, type Olmv1ClusterExtension, type Olmv1ClusterExtensionStatus } from './types.js';
 
@@ -102,17 +103,24 @@ function sourceProblems(v1: Olmv1ClusterExtension): string[] {
   const out: string[] = [];
   const catalog = v1.spec.source.catalog;
   if (v1.spec.source.sourceType !== 'Catalog' || catalog === undefined) out.push('spec.source: sourceType Catalog with catalog set is the only source');
-  if ((catalog?.selector?.matchExpressions ?? []).length > 0) out.push('spec.source.catalog.selector.matchExpressions: not supported by Binnacle yet; select catalogs with matchLabels');
   return out;
 }
 
-/** spec.source.catalog, field for field (Binnacle's selector takes matchLabels). */
+/** A metav1.LabelSelector as Binnacle's (api/catalog-selector.ts): the same fields, empty ones left out. */
+function catalogSelector(sel: NonNullable<Olmv1CatalogSource['selector']>): CatalogSelector {
+  return {
+    ...(sel.matchLabels === undefined ? {} : { matchLabels: sel.matchLabels }),
+    ...(sel.matchExpressions === undefined || sel.matchExpressions.length === 0 ? {} : { matchExpressions: sel.matchExpressions.map((e) => ({ key: e.key, operator: e.operator, ...(e.values === undefined ? {} : { values: e.values }) })) }),
+  };
+}
+
+/** spec.source.catalog, field for field. */
 function catalogSource(c: Olmv1CatalogSource): ClusterExtensionSpec['source']['catalog'] {
   return {
     packageName: c.packageName,
     ...(c.version === undefined ? {} : { version: c.version }),
     ...(c.channels === undefined ? {} : { channels: c.channels }),
-    ...(c.selector?.matchLabels === undefined ? {} : { selector: { matchLabels: c.selector.matchLabels } }),
+    ...(c.selector === undefined ? {} : { selector: catalogSelector(c.selector) }),
     ...(c.upgradeConstraintPolicy === undefined ? {} : { upgradeConstraintPolicy: c.upgradeConstraintPolicy }),
   };
 }

@@ -4,6 +4,7 @@
  * these objects against the vendored schemas (CEL rules included), so a controller sees values
  * of these shapes; `convert.ts` still reads them defensively.
  */
+import type { SelectorOperator } from '../catalog-selector.js';
 import type { Condition, KubeObject } from '../../kube/types.js';
 import { GROUP } from '../types.js';
 import { OLMV1_GROUP, OLMV1_VERSION } from './crds.js';
@@ -40,7 +41,7 @@ export const OLMV1_EXTRA_ANNOTATIONS = {
 
 export interface Olmv1LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+  matchExpressions?: { key: string; operator: SelectorOperator; values?: string[] }[];
 }
 
 export interface Olmv1ClusterExtensionSpec {
