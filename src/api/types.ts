@@ -86,6 +86,9 @@ export interface ReleaseLimits {
   maxManifestBytes?: number;
 }
 
+/** Whether a changed CRD is checked for upgrade safety before it is applied (OLM v1's enforcement). */
+export type CrdUpgradeSafety = 'Strict' | 'None';
+
 export interface BundleDeploymentSpec {
   source: BundleSourceSpec;
   /** How much the release may hold; defaults in apply/limits.ts. */
@@ -101,6 +104,11 @@ export interface BundleDeploymentSpec {
   serviceAccount?: { name: string; namespace?: string };
   /** Take over objects that exist but belong to no one (or someone else). */
   adoptExisting?: boolean;
+  /**
+   * `None` skips the CRD upgrade safety check of a CRD the release changes (OLM v1's
+   * `install.preflight.crdUpgradeSafety.enforcement`); `Strict`, the default, refuses an unsafe change.
+   */
+  crdUpgradeSafety?: CrdUpgradeSafety;
   /** Roll back a failed upgrade to the last good revision (default true). */
   autoRollback?: boolean;
   /**
@@ -170,6 +178,8 @@ export interface ClusterExtensionSpec {
     watchNamespaces?: string[];
     config?: Record<string, unknown>;
     adoptExisting?: boolean;
+    /** Passed to its BundleDeployments (BundleDeploymentSpec.crdUpgradeSafety). */
+    crdUpgradeSafety?: CrdUpgradeSafety;
     autoRollback?: boolean;
     /** Keep a failed first install for debugging instead of removing it. */
     keepFailedInstall?: boolean;

@@ -95,6 +95,17 @@ test('an unsafe CRD change and a server rejection are both reported; nothing is 
   assert.equal(cluster.writes.length, 0, `no writes, got ${cluster.writes.join(", ")}`);
 });
 
+test("crdUpgradeSafety None (OLM v1's enforcement None) applies a CRD change the check would refuse; Strict, the default, refuses it", async () => {
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, crdObj({ spec: { type: 'object', properties: { a: { type: 'string' } } } })]));
+  const narrowed = crdObj({ spec: { type: 'object' } });
+  await assert.rejects(applier.apply(req([ns, narrowed], { crdUpgradeSafety: 'Strict' })), /crd\.field-removed|field/);
+  const res = await applier.apply(req([ns, narrowed], { crdUpgradeSafety: 'None' }));
+  assert.equal(res.status, 'deployed', res.message);
+  const live = cluster.get({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name: narrowed.metadata.name ?? '' });
+  assert.deepEqual(JSON.stringify(live?.spec).includes('"a"'), false, 'the narrowed schema is applied');
+});
+
 test('custom resources of a CRD in the same release are accepted; unknown kinds are refused', async () => {
   const { cluster, applier, req } = setup();
   cluster.unknownKinds.add('Widget');

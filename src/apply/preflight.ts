@@ -40,6 +40,7 @@ export interface PreflightHow {
   /** Identities of objects as the deployed revision applied them (sameAsDeployed). */
   same?: Set<string>;
   watched?: ReleaseRequest['watched'];
+  crdUpgradeSafety?: ReleaseRequest['crdUpgradeSafety'];
 }
 
 /** How a preflight runs for one object. */
@@ -49,6 +50,8 @@ interface ObjectCheck {
   adopt: boolean;
   force: boolean;
   same: boolean;
+  /** Whether a changed CRD is checked for upgrade safety (all but `None`). */
+  checkCrds: boolean;
   watched?: (ref: ObjectRef) => KubeObject | undefined;
 }
 
@@ -85,7 +88,7 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
     // What a watch holds stands in for the read only where nothing new is to be written: a
     // repair, or an object as the deployed revision applied it. A new or changed object is read.
     const watched = repair || same ? how.watched : undefined;
-    await checkObject(cfg, obj, { owner, release, adopt: how.adopt === true, force: how.force === true, same, ...(watched === undefined ? {} : { watched }) }, mine);
+    await checkObject(cfg, obj, { owner, release, adopt: how.adopt === true, force: how.force === true, same, checkCrds: how.crdUpgradeSafety !== 'None', ...(watched === undefined ? {} : { watched }) }, mine);
     return mine;
   });
   const [missing, perObject] = await Promise.all([namespaceMissing, checks]);
@@ -155,7 +158,7 @@ function mergeFindings(into: Findings, from: Findings): void {
  * force), a CRD only with a safe change. Answers whether to go on to the dry run. The same rule
  * holds for a release's hooks (hooks.ts calls it too).
  */
-export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
+export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'> & Partial<Pick<ObjectCheck, 'checkCrds'>>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
   const { owner, release } = o;
   const what = describeRef(refOf(obj));
   if (!isOwnedBy(live, owner, release) && !o.adopt) {
@@ -163,7 +166,7 @@ export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck
     return false;
   }
   found.takeOver.add(identityOf(obj));
-  if (obj.kind === 'CustomResourceDefinition') {
+  if (obj.kind === 'CustomResourceDefinition' && o.checkCrds !== false) {
     const safety = checkCrdUpgrade(live, obj);
     if (!safety.ok) found.result.children.push(safety);
   }

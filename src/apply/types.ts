@@ -117,6 +117,8 @@ export interface ReleaseRequest {
   ownerReference?: { apiVersion: string; kind: string; name: string; uid: string };
   /** Take over objects that exist but are not ours. */
   adopt?: boolean;
+  /** `None`: a changed CRD is applied without the upgrade safety check (OLM v1's enforcement None). */
+  crdUpgradeSafety?: 'Strict' | 'None';
   /**
    * Replace what cannot be updated (helm's `--force`, helm-operator's upgrade-force): an object
    * whose change the API server refuses as immutable (a Deployment's selector, a Job's

@@ -435,6 +435,7 @@ export class BundleDeploymentReconciler implements Reconciler {
           release: this.release(s.bd),
           disableHooks: s.bd.spec.disableHooks === true,
           adopt: s.bd.spec.adoptExisting === true,
+          ...(s.bd.spec.crdUpgradeSafety === 'None' ? { crdUpgradeSafety: 'None' as const } : {}),
           autoRollback: s.bd.spec.autoRollback !== false,
           ...generationOf(s.bd),
           keepFailedInstall: s.bd.spec.keepFailedInstall === true,

@@ -248,3 +248,13 @@ test("a ClusterExtension's verify policy goes to each of its BundleDeployments' 
   const main = again.apply.find((b) => b.spec.source.image?.ref === 'reg/app:1.0.1');
   assert.equal(main?.spec.source.verify, undefined);
 });
+
+test("the extension's install.crdUpgradeSafety (and adoptExisting) reach each of its BundleDeployments", () => {
+  const strictless = ce('nhc', 'node-healthcheck', 'nhc', { install: { crdUpgradeSafety: 'None', adoptExisting: true } });
+  const c = new Cluster().add(strictless);
+  c.resolve(strictless, nhcSet);
+  for (const name of ['nhc-poison-pill', 'nhc-node-healthcheck']) {
+    assert.equal(c.bds.get(name)?.spec.crdUpgradeSafety, 'None', name);
+    assert.equal(c.bds.get(name)?.spec.adoptExisting, true, name);
+  }
+});

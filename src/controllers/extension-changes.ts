@@ -142,6 +142,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   // Where it watches and its config are the requested package's; a dependency installed fresh keeps its own.
   if (base !== undefined || isMain) setWorkloadOptions(spec, install);
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
+  if (install.crdUpgradeSafety !== undefined) spec.crdUpgradeSafety = install.crdUpgradeSafety;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
   if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
   setDrift(spec, ce);

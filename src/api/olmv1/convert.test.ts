@@ -104,6 +104,15 @@ describe('extensionTwinSpec', () => {
     assert.deepEqual(m.spec.source.catalog.selector, selector);
   });
 
+  test("install.preflight.crdUpgradeSafety.enforcement None reaches the twin's install (Strict, the default, adds nothing)", () => {
+    const none = extensionTwinSpec(v1Extension({ install: { preflight: { crdUpgradeSafety: { enforcement: 'None' } } } }), { namespace: 'ns', name: 'sa' });
+    assert.ok(none.ok);
+    assert.equal(none.spec.install?.crdUpgradeSafety, 'None');
+    const strict = extensionTwinSpec(v1Extension({ install: { preflight: { crdUpgradeSafety: { enforcement: 'Strict' } } } }), { namespace: 'ns', name: 'sa' });
+    assert.ok(strict.ok);
+    assert.equal(strict.spec.install?.crdUpgradeSafety, undefined);
+  });
+
   test('parseInstaller takes <namespace>/<name> only', () => {
     assert.deepEqual(parseInstaller('olmv1-system/installer'), { namespace: 'olmv1-system', name: 'installer' });
     assert.equal(parseInstaller('installer'), undefined);

@@ -142,7 +142,9 @@ export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: Installe
   if (config.length > 0) return { ok: false, reason: R.InvalidConfiguration, message: config.join('; ') };
   if (blocked.length > 0 || catalog === undefined) return { ok: false, reason: R.Blocked, message: blocked.join('; ') };
   if (identity === undefined) return { ok: false, reason: R.Blocked, message: noInstallerMessage() };
-  const install = { ...extra.install, ...inline };
+  // OLM v1's install.preflight.crdUpgradeSafety.enforcement: None skips the CRD upgrade safety check, as it does there.
+  const enforcement = v1.spec.install?.preflight?.crdUpgradeSafety?.enforcement;
+  const install = { ...extra.install, ...inline, ...(enforcement === 'None' ? { crdUpgradeSafety: 'None' as const } : {}) };
   const spec: ClusterExtensionSpec = {
     namespace: v1.spec.namespace,
     serviceAccount: identity,
