@@ -148,7 +148,7 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
     const records = new ReleaseRecords({ client: writer, namespace: recordsNamespace, logger });
     const engine = { records, schemas: OpenApiSchemas.shared(writer), renderer };
     // Records whose custom resource is gone without an uninstall (its finalizer removed by hand, its CRD deleted), as the manager collects them.
-    const { ReleaseRecordsCollector, collectRecordsEvery } = await import('../../controllers/records-gc.js');
+    const { ReleaseRecordsCollector, collectRecordsEvery } = await import('../../controllers/helm-operator/index.js');
     collectRecordsEvery(new ReleaseRecordsCollector({ records, client: writer, logger }), RECORDS_GC_INTERVAL_MS, signal);
     const running = watches.flatMap((w) => namespaces.map((namespace) =>
       runHelmKind(

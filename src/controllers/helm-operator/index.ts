@@ -15,9 +15,11 @@
  * - `watches`: operator-sdk's watches.yaml, read unchanged.
  *
  * This module is the entry `binnacle helm-operator run` starts kinds through: the command needs
- * `runHelmKind` and the watches it reads, and only the types of the rest, so it loads no more of
+ * `runHelmKind`, the watches it reads and the collector of records whose custom resource is gone
+ * (../records-gc.ts, the manager's too), and only the types of the rest, so it loads no more of
  * the controllers than one running kind needs.
  */
 export { runHelmKind, type RunningKind, type RunningKindOptions } from './helm-kinds.js';
 export type { HelmKind, ReleaseIdentity } from './helm-release.js';
 export { loadWatches, DEFAULT_HELM_RECONCILES, type WatchEntry, type DryRunOption } from './watches.js';
+export { ReleaseRecordsCollector, collectRecordsEvery } from '../records-gc.js';
