@@ -124,7 +124,7 @@ function orChanged<T>(file: string, read: () => T): T {
  * problem is reported in `failures` and left out, as `render` does; nothing is written until
  * every source has been read.
  */
-export async function renderFbcJson(sources: readonly string[], opts: LoadOptions, write: (text: string) => void): Promise<FbcRenderResult> {
+export async function toFbc(sources: readonly string[], opts: LoadOptions, write: (text: string) => void): Promise<FbcRenderResult> {
   const failures: RenderFailure[] = [];
   const kept: IndexedRecord[] = [];
   const seen = new Map<string, FileState>();

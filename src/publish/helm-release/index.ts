@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../catalog/validate.js';
 import { writeFbcFile } from '../../catalog/write.js';
-import { addBundleImage, imageBundleRenderer, nextBundle, parseSemverTemplate, renderSemverTemplate, type Archetype, type ImageBundleRenderer, type NextBundle, type SemverTemplate } from '../../catalog-render/index.js';
+import { addBundleImage, imageBundleRenderer, nextBundle, parseSemverTemplate, expandSemverTemplate, type Archetype, type ImageBundleRenderer, type NextBundle, type SemverTemplate } from '../../catalog-render/index.js';
 import { buildBundleImage, loadBundleDir } from '../../bundle/index.js';
 import { PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from '../../declcfg/index.js';
 import { buildCatalogImage } from '../catalog-image.js';
@@ -78,7 +78,7 @@ async function readCatalog(file: string, render: ImageBundleRenderer): Promise<{
   });
   const template = parseSemverTemplate(text, file);
   const empty = Object.values(template.bundles).every((b) => b.length === 0);
-  return { text, template, catalog: empty ? emptyDeclarativeConfig() : await renderSemverTemplate(text, file, render) };
+  return { text, template, catalog: empty ? emptyDeclarativeConfig() : await expandSemverTemplate(text, file, render) };
 }
 
 /** The `alm-examples` of a bundle of the catalog, from its CSV metadata. */
@@ -139,7 +139,7 @@ export async function releaseChart(o: HelmReleaseOptions): Promise<HelmReleaseRe
     const bundleImage = built.pushed?.ref ?? tag;
     say(`pushed ${tag} as ${bundleImage}`);
     const nextText = addBundleImage(text, o.template, archetype, bundleImage);
-    const published = await renderSemverTemplate(nextText, o.template, render);
+    const published = await expandSemverTemplate(nextText, o.template, render);
     const { result } = validateConfig(published, `catalog of ${o.template}`);
     if (!result.ok) throw new ValidationError(result);
     const catalogDir = o.catalogDir ?? join(work, 'catalog');
