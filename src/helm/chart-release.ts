@@ -20,7 +20,7 @@ import type { ReleaseLimits } from '../api/types.js';
 export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
-import { helmEngine, type HelmEngine, type LookupTransport, type RenderRequest, type RenderResult } from '../helm-engine/engine.js';
+import { helmEngine, type HelmEngine, type LookupTransport, type TemplateRequest, type RenderResult } from '../helm-engine/engine.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
@@ -185,7 +185,7 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
 }
 
 /** What to ask Helm's engine for: the input, with the cluster's capabilities and `lookup` when there is a cluster. */
-function renderRequestOf(input: ChartReleaseInput, caps: Capabilities | undefined): RenderRequest {
+function renderRequestOf(input: ChartReleaseInput, caps: Capabilities | undefined): TemplateRequest {
   const client = input.client;
   const lookup: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
   return {

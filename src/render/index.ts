@@ -46,7 +46,7 @@ import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { IdentityClient } from '../kube/ports.js';
 import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import type { HelmEngine, RenderRequest, TemplateResult } from '../helm-engine/engine.js';
+import type { HelmEngine, TemplateRequest, TemplateResult } from '../helm-engine/engine.js';
 import { CachingEngine, checkValues, type RenderCacheLimits, type RenderCacheStats } from '../helm-engine/engine-cache.js';
 import { InputError, TerminalError } from '../util/errors.js';
 import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
@@ -277,7 +277,7 @@ export interface Renderer {
   /** A chart with values as a release, what an install applies (`input.engine` is this renderer's); `actingAs`: who `input.client` acts as, so that renders for different identities never share a cache entry. */
   chart(input: ChartReleaseInput, actingAs?: string): Promise<ChartRelease>;
   /** A chart as `helm template` prints it (never cached). */
-  template(req: RenderRequest): Promise<TemplateResult>;
+  template(req: TemplateRequest): Promise<TemplateResult>;
   /** The caching engine, for code below src/render that takes an engine (helm bundle, helm release read RBAC and CRDs from Helm's release). */
   readonly engine: CachingEngine;
   /** How often each method was called, and the engine's cache counts (for tests and metrics). */
