@@ -57,7 +57,7 @@ export { driftMode, driftSpecProblems, DRIFT_HANDOVER_MANAGER, DRIFT_MODES } fro
 export type {
   ApplierClient,
   ApplyRequest,
-  ReleaseRequest,
+  OperationRequest,
   ApplyResult,
   ApplyStatus,
   ChartInfo,

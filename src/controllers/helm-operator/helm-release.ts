@@ -18,7 +18,7 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRequest, type ReleaseRevision } from '../../apply/index.js';
+import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type OperationRequest, type ReleaseRevision } from '../../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
@@ -700,7 +700,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** How the engine runs this CR's release: as its identity, confined, owned by the CR, Helm's options from its annotations. */
-  private releaseRequest(s: State, disableHooks: boolean): ReleaseRequest {
+  private operationRequest(s: State, disableHooks: boolean): OperationRequest {
     const confine = this.confineCheck(s.release.namespace);
     return {
       owner: s.owner,
@@ -763,7 +763,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return runDecision(
       s.release$.cfg,
       decision,
-      this.releaseRequest(s, disableHooks),
+      this.operationRequest(s, disableHooks),
       s.history ?? [],
       rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
     );
