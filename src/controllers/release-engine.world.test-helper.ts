@@ -12,7 +12,7 @@ import { HELM_RELEASE_NAME_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { Crash, FakeCluster, WRITE_VERBS, type FakeRequest } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
-import type { ChartRelease } from '../helm/chart-release.js';
+import type { ChartRender } from '../helm/chart-render.js';
 import { BundleDeploymentReconciler, bundleInputDigest } from './bundle-deployment.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER } from './helm-operator/helm-release.js';
 
@@ -82,7 +82,7 @@ export interface World {
 
 export const stats = { sequences: 0, commands: 0, reconciles: 0, crashes: new Map<string, number>() };
 
-export function rendered(v: Variant, prefix: string): ChartRelease {
+export function rendered(v: Variant, prefix: string): ChartRender {
   const objects = objectsOf(v, prefix).map((o) => ({ ...o, metadata: { ...o.metadata } }));
   const manifest = toManifest(objects);
   return { objects, content: { chart: { metadata: { name: prefix, version: '1.0.0' }, templates: [{ name: 'templates/all.yaml', data: '' }] }, manifest, hooks: [], notes: v }, chart: { name: prefix, version: '1.0.0' }, inputDigest: `d-${v}`, notes: v, values: {} };

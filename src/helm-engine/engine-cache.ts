@@ -175,7 +175,7 @@ export class CachingEngine implements HelmEngine {
   }
 
   /**
-   * This engine as code that takes a HelmEngine sees it (helm/chart-release.ts, publish/helm-bundle,
+   * This engine as code that takes a HelmEngine sees it (helm/chart-render.ts, publish/helm-bundle,
    * publish/helm-release), its renders cached under `key`. A view that calls only this engine: down.
    */
   keyed(key: CacheKey): HelmEngine {

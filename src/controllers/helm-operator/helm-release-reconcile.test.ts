@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
 import { crdOf } from '../../apply/crd.test-helper.js';
 import { withChartDir } from '../../helm/chart-source/fixtures.test-helper.js';
-import type { ChartRelease, ChartReleaseInput } from '../../helm/chart-release.js';
+import type { ChartRender, ChartRenderInput } from '../../helm/chart-render.js';
 import { HelmError } from '../../helm-engine/errors.js';
 import { helmEngine } from '../../helm-engine/engine.js';
 import { createRenderer, type Renderer } from '../../render/index.js';
@@ -31,8 +31,8 @@ const SECRET_MANIFEST = '---\n# Source: pg/templates/secret.yaml\napiVersion: v1
 /** Helm's chart object as a record keeps it (a chart with templates: what tells a chart release's record from a bundle's). */
 const CHART = { metadata: { name: 'pg', version: '1.0.0', apiVersion: 'v2' }, templates: [{ name: 'templates/secret.yaml', data: '' }], values: {} };
 
-/** Helm's answer for `manifest`: its objects (as chart-release.ts parses them), its content and notes. */
-function rendered(manifest: string, hooks: { name: string; manifest: string; events?: string[] }[] = []): ChartRelease {
+/** Helm's answer for `manifest`: its objects (as chart-render.ts parses them), its content and notes. */
+function rendered(manifest: string, hooks: { name: string; manifest: string; events?: string[] }[] = []): ChartRender {
   return {
     objects: parseManifest(manifest, 'test'),
     content: { chart: CHART, manifest, notes: 'hello', hooks: hooks.map((h) => ({ name: h.name, manifest: h.manifest, kind: 'ConfigMap', path: `templates/${h.name}.yaml`, events: h.events ?? ['pre-install'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 })) },
@@ -47,7 +47,7 @@ interface SetupOptions {
   kind?: Partial<HelmKind>;
   unconfined?: boolean;
   cr?: Partial<KubeObject> & { spec?: Record<string, unknown> };
-  render?: (input: ChartReleaseInput) => Promise<ChartRelease>;
+  render?: (input: ChartRenderInput) => Promise<ChartRender>;
   realRender?: boolean;
   /** The renderer the real render port renders with (default: the reconciler's own). */
   renderer?: Renderer;
@@ -60,7 +60,7 @@ interface SetupOptions {
 
 interface Setup {
   cluster: FakeCluster;
-  renders: ChartReleaseInput[];
+  renders: ChartRenderInput[];
   reconciler: HelmReleaseReconciler;
   records: ReleaseRecords;
   /** The digest the input-digest port answers: change it to change the inputs. */
@@ -74,7 +74,7 @@ function setup(opts: SetupOptions = {}): Setup {
   cluster.put(crdOf({ group: 'example.com', kind: 'Pushgateway', plural: 'pushgateways' }, {}));
   if (opts.serviceAccount !== false) cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
   cluster.put({ apiVersion: CR.apiVersion, kind: CR.kind, metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', finalizers: [UNINSTALL_FINALIZER] }, spec: { replicas: 1 }, ...opts.cr });
-  const renders: ChartReleaseInput[] = [];
+  const renders: ChartRenderInput[] = [];
   const events: Setup['events'] = [];
   const digest = { value: 'sha256:input-1' };
   const kind: HelmKind = {
@@ -103,7 +103,7 @@ function setup(opts: SetupOptions = {}): Setup {
         ? {}
         : {
             inputDigest: () => Promise.resolve(digest.value),
-            render: (input: ChartReleaseInput) => {
+            render: (input: ChartRenderInput) => {
               renders.push(input);
               return opts.render?.(input) ?? Promise.resolve(rendered(SECRET_MANIFEST));
             },
