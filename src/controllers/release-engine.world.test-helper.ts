@@ -6,7 +6,7 @@
  * the decision table (release-decision.table.test.ts) seeds histories into it.
  */
 import { pino } from 'pino';
-import { ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL, parseManifest, toManifest, type RecordOwner } from '../apply/index.js';
+import { ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL, parseManifest, toManifest, type RecordOwner } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { HELM_RELEASE_NAME_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
@@ -318,7 +318,7 @@ export function leftByOldBinnacle(w: World, subject: Subject): void {
   const { name, namespace } = subject.release;
   const manifest = toManifest(objects);
   const digest = subject === helmSubject ? 'd-A' : 'old-layout';
-  w.cluster.put(releaseSecret({ name, namespace, version: 1, status: 'deployed', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest, inputDigest: digest, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest, hooks: [] } }, owner, new Date(), 'created'));
+  w.cluster.put(revisionRecordSecret({ name, namespace, version: 1, status: 'deployed', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest, inputDigest: digest, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest, hooks: [] } }, owner, new Date(), 'created'));
   for (const o of parseManifest(manifest, 'old')) {
     const labels = { ...(o.metadata.labels ?? {}), [OWNER_KIND_LABEL]: owner.kind, [OWNER_NAME_LABEL]: owner.name, ...(owner.namespace === undefined ? {} : { 'binnacle.dev/owner-namespace': owner.namespace }) };
     w.cluster.put({ ...o, metadata: { ...o.metadata, labels, annotations: { [HELM_RELEASE_NAME_ANNOTATION]: name, 'meta.helm.sh/release-namespace': namespace } } });

@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { BinnacleError, InputError } from '../util/errors.js';
-import type { HelmRelease } from './release-types.js';
+import type { HelmRevisionJson } from './release-types.js';
 import { EngineThread } from './engine-thread.js';
 import { EngineProcess } from './engine-process.js';
 import type { CallLimits, ChartDescription, EngineOp, EngineSlot, WireResponse } from './engine-protocol.js';
@@ -76,7 +76,7 @@ export interface TemplateResult {
 
 export interface RenderResult extends TemplateResult {
   /** Helm's release object, as Helm would store it (chart, config, manifest, hooks, notes). */
-  release: HelmRelease;
+  release: HelmRevisionJson;
 }
 
 /** The small interface the rest of Binnacle uses. */

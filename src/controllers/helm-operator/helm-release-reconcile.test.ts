@@ -8,7 +8,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
+import { parseManifest, ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
 import { crdOf } from '../../apply/crd.test-helper.js';
 import { withChartDir } from '../../helm/chart-source/fixtures.test-helper.js';
 import type { ChartRender, ChartRenderInput } from '../../helm/chart-render.js';
@@ -671,7 +671,7 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20)).toString('base64');
     const ours = { 'binnacle.dev/owner-kind': 'Pushgateway', 'binnacle.dev/owner-name': 'pg', 'binnacle.dev/owner-namespace': 'team-a' };
     s.cluster.put({ apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1', metadata: { namespace: 'team-a', name: 'sh.helm.release.v1.pg.v7', labels: { ...ours, owner: 'helm', name: 'pg', version: '7', status: 'deployed' } }, data: { release: Buffer.from(bomb).toString('base64') } });
-    const forged = releaseSecret(
+    const forged = revisionRecordSecret(
       { name: 'pg', namespace: 'team-a', version: 1e21, status: 'failed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1' }, config: {}, manifest: '', content: { chart: {}, manifest: '', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
       { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' },
       new Date(),
@@ -713,8 +713,8 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     const s = setup();
     const owner = { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' };
     const base = { name: 'pg', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, inputDigest: 'sha256:input-1' };
-    s.cluster.put(releaseSecret({ ...base, version: 1, status: 'superseded', manifest: SECRET_MANIFEST }, owner, new Date(), 'created'));
-    s.cluster.put(releaseSecret({ ...base, version: 2, status: 'deployed', manifest: `${SECRET_MANIFEST}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sneaky\n  namespace: kube-system\n` }, owner, new Date(), 'created'));
+    s.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'superseded', manifest: SECRET_MANIFEST }, owner, new Date(), 'created'));
+    s.cluster.put(revisionRecordSecret({ ...base, version: 2, status: 'deployed', manifest: `${SECRET_MANIFEST}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sneaky\n  namespace: kube-system\n` }, owner, new Date(), 'created'));
     await s.reconciler.reconcile(req, ctx);
     assert.match(condition(s.cluster, 'ReleaseRecordsRefused')?.message ?? '', /sh\.helm\.release\.v1\.pg\.v2: .*ConfigMap kube-system\/sneaky is in namespace kube-system/);
     assert.equal(s.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'sneaky' }), undefined);
