@@ -36,7 +36,7 @@ import { changedDefaults, describeChangedDefault, type ChangedDefault } from './
 
 export { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';
 
-export interface HelmReleaseOptions extends Omit<HelmBundleOptions, 'outputDir' | 'channels' | 'defaultChannel' | 'replaces' | 'skipRange' | 'engine'> {
+export interface ChartPublishOptions extends Omit<HelmBundleOptions, 'outputDir' | 'channels' | 'defaultChannel' | 'replaces' | 'skipRange' | 'engine'> {
   /** The catalog's `olm.semver` template; rewritten with the new bundle when the release is published. */
   template: string;
   /** Which bundle list of the template the version joins (default stable). */
@@ -56,7 +56,7 @@ export interface HelmReleaseOptions extends Omit<HelmBundleOptions, 'outputDir' 
   onProgress?: (line: string) => void;
 }
 
-export interface HelmReleaseResult {
+export interface ChartPublishResult {
   next: NextBundle;
   bundle: HelmBundleResult;
   /** The bundle image by digest, as the template now lists it. */
@@ -104,7 +104,7 @@ async function chartMetadata(chart: string, engine: HelmEngine): Promise<{ name:
   }
 }
 
-function checkOptions(o: HelmReleaseOptions): Archetype {
+function checkOptions(o: ChartPublishOptions): Archetype {
   const archetype = o.archetype ?? 'stable';
   if (!ARCHETYPE_NAMES.includes(archetype)) throw new UsageError(`--channel ${archetype as string}: expected stable, fast or candidate (the template's bundle lists)`);
   if (!isValidImageReference(`${o.bundleRepository}:v0`) || o.bundleRepository.includes('@') || /:[^/]*$/.test(o.bundleRepository.replace(/^[^/]*\//, ''))) {
@@ -115,7 +115,7 @@ function checkOptions(o: HelmReleaseOptions): Archetype {
 }
 
 /** Releases the chart's next operator version into the template's catalog, and publishes it. */
-export async function releaseChart(o: HelmReleaseOptions): Promise<HelmReleaseResult> {
+export async function publishChartVersion(o: ChartPublishOptions): Promise<ChartPublishResult> {
   const archetype = checkOptions(o);
   const say = o.onProgress ?? (() => undefined);
   const engine = o.engine ?? helmEngine();
