@@ -29,15 +29,15 @@ export interface PulledImage {
 export type ImagePuller = (ref: string, opts: { cacheDir: string }) => Promise<PulledImage>;
 
 
-import type { RenderFailure } from './render-failure.js';
+import type { ConversionFailure } from './conversion-failure.js';
 
-export type { RenderFailure };
+export type { ConversionFailure };
 
 export interface RenderOutput {
   config: DeclarativeConfig;
-  failures: RenderFailure[];
+  failures: ConversionFailure[];
   /** Non-fatal findings (e.g. bundles no channel reaches, left out). */
-  warnings: RenderFailure[];
+  warnings: ConversionFailure[];
   /** Packages rendered per source kind, for reporting. */
   kinds: { source: string; kind: SourceKind }[];
 }

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { DeclarativeConfig } from '../../catalog/index.js';
-import type { ImagePuller, RenderFailure } from '../../catalog-render/index.js';
+import type { ImagePuller, ConversionFailure } from '../../catalog-render/index.js';
 import { BinnacleError, InputError, UsageError, ValidationResult } from '../../util/errors.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
@@ -20,7 +20,7 @@ const DEFAULT_CACHE = path.join('.cache', 'images');
 const DEFAULT_MAX_FILE_SIZE = '256Mi';
 const maxFileSizeHelp = 'refuse catalog files larger than this (bytes, or with Ki/Mi/Gi)';
 
-function reportFailures(ctx: CliContext, failures: readonly RenderFailure[]): void {
+function reportFailures(ctx: CliContext, failures: readonly ConversionFailure[]): void {
   for (const f of failures) ctx.err(`error [${f.reason}]${f.package === undefined ? '' : ` package ${f.package}:`} ${f.message}\n`);
 }
 
