@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { BinnacleError } from '../util/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { decodeRevisionRecord, OWNER_GENERATION_LABEL, parseManifest, releaseLabels, revisionRecordSecret, releaseSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
+import { decodeRevisionRecord, OWNER_GENERATION_LABEL, parseManifest, releaseLabels, revisionRecordSecret, revisionRecordSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
 
 // Written by the real helm v3.22 (`helm install tiny ./chart` then `helm upgrade --set greeting=yo`).
 const fixture: unknown = JSON.parse(readFileSync(new URL('./testdata/helm-release-v2.secret.json', import.meta.url), 'utf8'));
@@ -42,7 +42,7 @@ test('our Secret has helm\'s name, type and labels, and the release double-base6
   const now = new Date('2026-01-03T03:04:05Z');
   const s = revisionRecordSecret(input, { kind: 'ClusterExtension', name: 'op' }, now, 'created');
   assert.equal(s.metadata.name, 'sh.helm.release.v1.op.v3');
-  assert.equal(releaseSecretName('op', 3), s.metadata.name);
+  assert.equal(revisionRecordSecretName('op', 3), s.metadata.name);
   assert.equal(s.type, 'helm.sh/release.v1');
   assert.deepEqual(s.metadata.labels, {
     'binnacle.dev/owner-kind': 'ClusterExtension',

@@ -58,7 +58,7 @@ export interface RevisionRecordJson {
   namespace: string;
 }
 
-export function releaseSecretName(release: string, version: number): string {
+export function revisionRecordSecretName(release: string, version: number): string {
   return `sh.helm.release.v1.${release}.v${version}`;
 }
 
@@ -210,7 +210,7 @@ export const RELEASE_PART_OF_LABEL = 'binnacle.dev/release-part-of';
 export const RELEASE_PART_TYPE = 'binnacle.dev/release.part';
 
 export function releasePartName(release: string, version: number, part: number): string {
-  return `${releaseSecretName(release, version)}.part${part}`;
+  return `${revisionRecordSecretName(release, version)}.part${part}`;
 }
 
 /** The Secrets that store one revision: Helm's own, and the parts of a large release. */
@@ -249,7 +249,7 @@ export function revisionRecordSecret(r: ReleaseRecordInput, owner: Owner | undef
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: releaseSecretName(r.name, r.version), namespace: r.namespace, labels },
+    metadata: { name: revisionRecordSecretName(r.name, r.version), namespace: r.namespace, labels },
     type: RELEASE_SECRET_TYPE,
     // Secret data is base64 on the wire, so the release is base64'd twice, as in Helm.
     data: { release: Buffer.from(encodeRevisionRecord(releaseJson(r)), 'utf8').toString('base64') },
