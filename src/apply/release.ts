@@ -174,7 +174,7 @@ export function helmTime(d: Date): string {
   return d.toISOString();
 }
 
-/** What a release Secret records: a revision as ReleaseRevision reads it, numbered as Helm's JSON numbers it (`version`); the owner is given apart. */
+/** What a revision record (its Secret) holds: a revision as ReleaseRevision reads it, numbered as Helm's JSON numbers it (`version`); the owner is given apart. */
 export type ReleaseRecordInput = Omit<ReleaseRevision, 'revision' | 'owner'> & { version: number };
 
 export function releaseJson(r: ReleaseRecordInput): RevisionRecordJson {
@@ -277,7 +277,7 @@ function checkIdentity(rel: Record<string, unknown>, where: string): void {
 }
 
 /**
- * Decodes a release Secret (as JSON from the API server) into a revision; names the Secret on
+ * Decodes a revision record Secret (as JSON from the API server) into a revision; names the Secret on
  * error. `whole` is the joined `data.part` of a large release's part Secrets, when it has them.
  */
 export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevision {

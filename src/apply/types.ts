@@ -242,7 +242,7 @@ export type ReleaseStatus =
   | 'pending-upgrade'
   | 'pending-rollback';
 
-/** One revision of a release, decoded from its Helm release Secret. */
+/** One revision of a release, decoded from its revision record (a Helm release Secret). */
 export interface ReleaseRevision {
   name: string;
   namespace: string;

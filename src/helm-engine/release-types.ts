@@ -1,6 +1,6 @@
 /**
  * Helm v3's release object as JSON (helm.sh/helm/v3/pkg/release), the shape Helm stores in
- * its release Secrets and the engine answers. Only the fields Binnacle reads are typed
+ * its revision records and the engine answers. Only the fields Binnacle reads are typed
  * closely; the rest pass through untouched so a stored release stays Helm's own.
  */
 import type { RevisionRecordJson } from '../apply/release.js';

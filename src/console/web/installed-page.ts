@@ -121,7 +121,7 @@ interface RollbackPreview {
   dataAtRisk: boolean;
 }
 
-/** The Helm revisions of each release of the extension's set (read from the release Secrets). */
+/** The Helm revisions of each release of the extension's set (read from the revision records). */
 async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
   try {
     const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', routes.extensionPart(name, 'revisions'));
