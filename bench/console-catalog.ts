@@ -12,7 +12,7 @@ import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
 import { chromium } from 'playwright-core';
-import { defaultBundleRenderer, renderPackageDir } from '../src/catalog-render/index.js';
+import { defaultBundleRenderer, fbcFromPackageDir } from '../src/catalog-render/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../src/declcfg/index.js';
 import { cacheDir } from '../src/cluster/layout.js';
 import { ensureConsoleAssets } from '../src/console/assets.js';
@@ -30,7 +30,7 @@ const BUDGET_MS = 1000;
 async function renderCorpus(): Promise<DeclarativeConfig> {
   const merged = emptyDeclarativeConfig();
   for (const e of (await readdir(CORPUS, { withFileTypes: true })).filter((x) => x.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
-    const r = await renderPackageDir(path.join(CORPUS, e.name), { renderBundle: defaultBundleRenderer, imageFor: (_p, b) => `example.com/${e.name}:${b.version}` }).catch(() => undefined);
+    const r = await fbcFromPackageDir(path.join(CORPUS, e.name), { renderBundle: defaultBundleRenderer, imageFor: (_p, b) => `example.com/${e.name}:${b.version}` }).catch(() => undefined);
     if (r === undefined || r.failures.length > 0) continue;
     merged.packages.push(...r.config.packages);
     merged.channels.push(...r.config.channels);

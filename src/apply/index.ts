@@ -51,13 +51,13 @@ export {
   stampOwnership,
 } from './ownership.js';
 export { PHASES, phaseOf, groupByPhase, applyOrder, deleteOrder, type Phase } from './phases.js';
-export { RECORD_BOUNDS, decodeRelease, encodeRelease, releaseSecret, releaseSecretName, revisionFromSecret, parseManifest, toManifest, RELEASE_SECRET_TYPE } from './release.js';
+export { RECORD_BOUNDS, decodeRevisionRecord, encodeRevisionRecord, revisionRecordSecret, revisionRecordSecretName, revisionFromSecret, parseManifest, toManifest, RELEASE_SECRET_TYPE } from './release.js';
 export { ReleaseStore, type HistoryStore, type HistoryRead, type RefusedRecord } from './release-store.js';
 export { driftMode, driftSpecProblems, DRIFT_HANDOVER_MANAGER, DRIFT_MODES } from './drift-policy.js';
 export type {
   ApplierClient,
   ApplyRequest,
-  ReleaseRequest,
+  OperationRequest,
   ApplyResult,
   ApplyStatus,
   ChartInfo,

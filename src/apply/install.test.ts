@@ -5,7 +5,7 @@ import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { releaseEngine } from './engine.test-helper.js';
 import { ApplyRefusedError } from './errors.js';
-import { releaseSecret, revisionFromSecret } from './release.js';
+import { revisionRecordSecret, revisionFromSecret } from './release.js';
 import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
@@ -235,7 +235,7 @@ test('a revision recorded concurrently by another run is a conflict, not a failu
     name: 'sh.helm.release.v1.op.v2',
     error: () => {
       const { revision: _r, owner: _o, ...rest } = first;
-      cluster.put(releaseSecret({ ...rest, version: 2, status: 'pending-upgrade' }, owner, new Date(), 'created'));
+      cluster.put(revisionRecordSecret({ ...rest, version: 2, status: 'pending-upgrade' }, owner, new Date(), 'created'));
       return new KubeApiError(409, 'AlreadyExists', 'secrets "sh.helm.release.v1.op.v2" already exists');
     },
   });
@@ -479,7 +479,7 @@ test('an upgrade that fails is not rolled back to a recorded revision holding wh
   const { revision, owner: _owner, ...rev } = revisionFromSecret(record);
   // Rewritten in place, as the release store reads it back for the rollback.
   const outside = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cluster-config\n  namespace: kube-system\n';
-  cluster.put(releaseSecret({ ...rev, version: revision, manifest: rev.manifest + outside }, owner, new Date(), 'modified'));
+  cluster.put(revisionRecordSecret({ ...rev, version: revision, manifest: rev.manifest + outside }, owner, new Date(), 'modified'));
   const confine = (objects: readonly KubeObject[]): Promise<string[]> => Promise.resolve(objects.filter((o) => o.metadata.namespace === 'kube-system').map(() => 'in namespace kube-system'));
   cluster.unhealthyNames.add('broken');
   const res = await applier.apply(req([ns, cm('a'), dep('broken')], { inputDigest: 'd2', confine, healthTimeoutMs: 50 }));

@@ -16,7 +16,7 @@ import { objectDrift } from './drift.js';
 import { ApplyRefusedError } from './errors.js';
 import { describeOwner, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
-import type { Owner, ReleaseRef, ReleaseRequest } from './types.js';
+import type { Owner, ReleaseRef, OperationRequest } from './types.js';
 
 /** Objects as one read found them, by identity; `object` undefined when there was none. */
 export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
@@ -39,8 +39,8 @@ export interface PreflightHow {
   repair?: boolean;
   /** Identities of objects as the deployed revision applied them (sameAsDeployed). */
   same?: Set<string>;
-  watched?: ReleaseRequest['watched'];
-  crdUpgradeSafety?: ReleaseRequest['crdUpgradeSafety'];
+  watched?: OperationRequest['watched'];
+  crdUpgradeSafety?: OperationRequest['crdUpgradeSafety'];
 }
 
 /** How a preflight runs for one object. */

@@ -10,7 +10,7 @@ import { ValidationResult } from '../util/errors.js';
 import { ApplyRefusedError } from './errors.js';
 import { stampOwnership } from './ownership.js';
 import { identityOf } from './phases.js';
-import type { Owner, ReleaseRef, ReleaseRequest } from './types.js';
+import type { Owner, ReleaseRef, OperationRequest } from './types.js';
 
 /** Stamps ownership, fills in namespaces of namespaced kinds, and drops server-owned fields; a kind nobody serves is refused. */
 export async function prepare(client: Pick<Discovery, 'resourceFor'>, objects: readonly KubeObject[], owner: Owner, release: ReleaseRef): Promise<KubeObject[]> {
@@ -70,7 +70,7 @@ export async function withNamespaces(client: Pick<Discovery, 'resourceFor'>, obj
 }
 
 /** Namespaced objects in the release namespace get the request's owner reference (a Helm operator's CR owns them). */
-export function withOwnerReference(objects: KubeObject[], req: Pick<ReleaseRequest, 'ownerReference' | 'release'>): KubeObject[] {
+export function withOwnerReference(objects: KubeObject[], req: Pick<OperationRequest, 'ownerReference' | 'release'>): KubeObject[] {
   const ref = req.ownerReference;
   if (ref === undefined || ref.uid === '') return objects;
   const owned = { ...ref, controller: true, blockOwnerDeletion: true };

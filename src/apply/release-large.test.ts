@@ -6,7 +6,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import { decodeRelease, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION } from './release.js';
+import { decodeRevisionRecord, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION } from './release.js';
 import { ReleaseStore } from './release-store.js';
 import type { ReleaseRecordInput } from './release.js';
 
@@ -42,7 +42,7 @@ describe('large releases', () => {
     for (const s of secrets) assert.ok(JSON.stringify(s.data).length < 1024 * 1024, `${s.metadata.name ?? ''} fits a Secret`);
     assert.equal(main.metadata.annotations?.[RELEASE_PARTS_ANNOTATION], String(parts.length));
     // What helm reads: the record without templates, with the manifest and values.
-    const helmView = decodeRelease(Buffer.from((main.data as { release: string }).release, 'base64').toString('utf8')) as { chart: { templates: unknown[] }; manifest: string; config: unknown };
+    const helmView = decodeRevisionRecord(Buffer.from((main.data as { release: string }).release, 'base64').toString('utf8')) as { chart: { templates: unknown[] }; manifest: string; config: unknown };
     assert.deepEqual(helmView.chart.templates, []);
     assert.equal(helmView.manifest, input.manifest);
     assert.deepEqual(helmView.config, { a: 1 });

@@ -13,7 +13,7 @@ import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, releaseSecretName, releaseSecrets, revisionFromSecretAsync, type ReleaseRecordInput } from './release.js';
+import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, revisionRecordSecretName, releaseSecrets, revisionFromSecretAsync, type ReleaseRecordInput } from './release.js';
 import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 export type StoreClient = Pick<ObjectReader, 'list'> & Pick<ObjectWriter, 'create' | 'update' | 'delete'>;
@@ -120,7 +120,7 @@ export class ReleaseStore {
   /** Deletes revision `version`'s Secret and parts, found or not (a record that could not be read too). */
   async deleteRevision(release: ReleaseRef, version: number, parts?: readonly KubeObject[]): Promise<void> {
     const all = parts ?? (await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `${RELEASE_PART_OF_LABEL}=${release.name}` })).items;
-    await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: releaseSecretName(release.name, version) });
+    await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: revisionRecordSecretName(release.name, version) });
     for (const p of all.filter((x) => x.metadata.labels?.version === String(version))) {
       await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: release.namespace, name: p.metadata.name ?? '' });
     }

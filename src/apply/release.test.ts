@@ -5,7 +5,7 @@ import { gunzipSync } from 'node:zlib';
 import { BinnacleError } from '../util/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { decodeRelease, OWNER_GENERATION_LABEL, parseManifest, releaseLabels, releaseSecret, releaseSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
+import { decodeRevisionRecord, OWNER_GENERATION_LABEL, parseManifest, releaseLabels, revisionRecordSecret, revisionRecordSecretName, revisionFromSecret, toManifest, type ReleaseRecordInput } from './release.js';
 
 // Written by the real helm v3.22 (`helm install tiny ./chart` then `helm upgrade --set greeting=yo`).
 const fixture: unknown = JSON.parse(readFileSync(new URL('./testdata/helm-release-v2.secret.json', import.meta.url), 'utf8'));
@@ -40,9 +40,9 @@ const input: ReleaseRecordInput = {
 
 test('our Secret has helm\'s name, type and labels, and the release double-base64 gzipped JSON', () => {
   const now = new Date('2026-01-03T03:04:05Z');
-  const s = releaseSecret(input, { kind: 'ClusterExtension', name: 'op' }, now, 'created');
+  const s = revisionRecordSecret(input, { kind: 'ClusterExtension', name: 'op' }, now, 'created');
   assert.equal(s.metadata.name, 'sh.helm.release.v1.op.v3');
-  assert.equal(releaseSecretName('op', 3), s.metadata.name);
+  assert.equal(revisionRecordSecretName('op', 3), s.metadata.name);
   assert.equal(s.type, 'helm.sh/release.v1');
   assert.deepEqual(s.metadata.labels, {
     'binnacle.dev/owner-kind': 'ClusterExtension',
@@ -65,7 +65,7 @@ test('our Secret has helm\'s name, type and labels, and the release double-base6
 });
 
 test('a record round-trips through the Secret', () => {
-  const s = releaseSecret(input, { kind: 'ClusterExtension', name: 'op' }, new Date(), 'modified');
+  const s = revisionRecordSecret(input, { kind: 'ClusterExtension', name: 'op' }, new Date(), 'modified');
   assert.ok(s.metadata.labels?.modifiedAt !== undefined);
   const rev = revisionFromSecret(s);
   assert.deepEqual(rev, {
@@ -83,9 +83,9 @@ test('a record round-trips through the Secret', () => {
   });
 });
 
-test('decodeRelease also reads plain (not gzipped) records, as helm does', () => {
+test('decodeRevisionRecord also reads plain (not gzipped) records, as helm does', () => {
   const plain = Buffer.from(JSON.stringify({ name: 'x', version: 1 })).toString('base64');
-  assert.deepEqual(decodeRelease(plain), { name: 'x', version: 1 });
+  assert.deepEqual(decodeRevisionRecord(plain), { name: 'x', version: 1 });
 });
 
 test('bad records give errors naming the Secret and field, never a crash', () => {
@@ -152,7 +152,7 @@ test('parseManifestAsync reads a manifest as parseManifest does, document by doc
 
 test("a revision's owner generation rides on a label, and only a positive integer is read back", () => {
   const input: ReleaseRecordInput = { name: 'pg', namespace: 'team-a', version: 3, status: 'failed', description: 'x', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, manifest: '', ownerGeneration: 7 };
-  const secret = releaseSecret(input, { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' }, new Date(0), 'created');
+  const secret = revisionRecordSecret(input, { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' }, new Date(0), 'created');
   assert.equal(secret.metadata.labels?.[OWNER_GENERATION_LABEL], '7');
   assert.equal(revisionFromSecret(secret).ownerGeneration, 7);
   for (const bad of ['-1', '0', '1.5', '1e400', 'seven', '']) {

@@ -39,7 +39,7 @@ interface BundleChartJson {
 }
 
 /** The JSON shape of helm's `release.Release`, with the fields Binnacle writes. */
-export interface HelmReleaseJson {
+export interface RevisionRecordJson {
   name: string;
   info: {
     first_deployed: string;
@@ -58,17 +58,17 @@ export interface HelmReleaseJson {
   namespace: string;
 }
 
-export function releaseSecretName(release: string, version: number): string {
+export function revisionRecordSecretName(release: string, version: number): string {
   return `sh.helm.release.v1.${release}.v${version}`;
 }
 
 /** JSON → gzip → base64, exactly as helm's encodeRelease. */
-export function encodeRelease(rel: HelmReleaseJson): string {
+export function encodeRevisionRecord(rel: RevisionRecordJson): string {
   return gzipSync(Buffer.from(releaseText(rel), 'utf8'), { level: zlibConstants.Z_BEST_COMPRESSION }).toString('base64');
 }
 
 /** The release as JSON, members in Helm's order; a shared chart's kept text is spliced in, not encoded again. */
-function releaseText(rel: HelmReleaseJson): string {
+function releaseText(rel: RevisionRecordJson): string {
   const { name, info, chart, ...rest } = rel;
   return `{"name":${JSON.stringify(name)},"info":${JSON.stringify(info)},"chart":${chartJson(chart)},${JSON.stringify(rest).slice(1)}`;
 }
@@ -104,7 +104,7 @@ const gunzipAsync = promisify(gunzip);
  * RECORD_BOUNDS. A chart object is the shared one of its content (chart-intern), parsed only
  * when no record in memory has it.
  */
-export function decodeRelease(encoded: string, where = 'release'): unknown {
+export function decodeRevisionRecord(encoded: string, where = 'release'): unknown {
   let bytes = recordBytes(encoded, where);
   if (isGzip(bytes)) {
     try {
@@ -117,9 +117,9 @@ export function decodeRelease(encoded: string, where = 'release'): unknown {
 }
 
 /**
- * decodeRelease with the inflating on libuv's thread pool: a record of megabytes (or a planted
+ * decodeRevisionRecord with the inflating on libuv's thread pool: a record of megabytes (or a planted
  * bomb inflating to the bound) does not hold the event loop while it inflates. The readers of
- * release histories use it; the bounds and errors are decodeRelease's.
+ * release histories use it; the bounds and errors are decodeRevisionRecord's.
  */
 export async function decodeReleaseAsync(encoded: string, where = 'release'): Promise<unknown> {
   let bytes = recordBytes(encoded, where);
@@ -174,13 +174,13 @@ export function helmTime(d: Date): string {
   return d.toISOString();
 }
 
-/** What a release Secret records: a revision as ReleaseRevision reads it, numbered as Helm's JSON numbers it (`version`); the owner is given apart. */
+/** What a revision record (its Secret) holds: a revision as ReleaseRevision reads it, numbered as Helm's JSON numbers it (`version`); the owner is given apart. */
 export type ReleaseRecordInput = Omit<ReleaseRevision, 'revision' | 'owner'> & { version: number };
 
-export function releaseJson(r: ReleaseRecordInput): HelmReleaseJson {
+export function releaseJson(r: ReleaseRecordInput): RevisionRecordJson {
   if (r.content !== undefined) {
     // A chart release: Helm's own chart object and hooks, so the record is Helm's.
-    const info: HelmReleaseJson['info'] = { first_deployed: r.firstDeployed, last_deployed: r.lastDeployed, deleted: '', description: r.description, status: r.status };
+    const info: RevisionRecordJson['info'] = { first_deployed: r.firstDeployed, last_deployed: r.lastDeployed, deleted: '', description: r.description, status: r.status };
     if (r.content.notes !== undefined && r.content.notes !== '') info.notes = r.content.notes;
     return { name: r.name, info, chart: r.content.chart, config: r.config, manifest: r.content.manifest, hooks: r.content.hooks, version: r.version, namespace: r.namespace };
   }
@@ -210,16 +210,16 @@ export const RELEASE_PART_OF_LABEL = 'binnacle.dev/release-part-of';
 export const RELEASE_PART_TYPE = 'binnacle.dev/release.part';
 
 export function releasePartName(release: string, version: number, part: number): string {
-  return `${releaseSecretName(release, version)}.part${part}`;
+  return `${revisionRecordSecretName(release, version)}.part${part}`;
 }
 
 /** The Secrets that store one revision: Helm's own, and the parts of a large release. */
 export function releaseSecrets(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified', limit = MAX_RELEASE_SECRET_BYTES): KubeObject[] {
-  const main = releaseSecret(r, owner, now, kind);
+  const main = revisionRecordSecret(r, owner, now, kind);
   const full = (main.data as { release: string }).release;
   if (full.length <= limit || r.content === undefined) return [main];
   const slim: ReleaseRecordInput = { ...r, content: { ...r.content, chart: { ...r.content.chart, templates: [], files: [] } } };
-  const head = releaseSecret(slim, owner, now, kind);
+  const head = revisionRecordSecret(slim, owner, now, kind);
   const slimData = (head.data as { release: string }).release;
   if (slimData.length > limit) {
     throw new BinnacleError('input', 'RELEASE_TOO_LARGE', `release ${r.namespace}/${r.name} revision ${r.version}: even without the chart's templates and files the record is ${slimData.length} bytes, above ${limit}: the manifest itself is too large for a Secret`);
@@ -239,7 +239,7 @@ export function releaseSecrets(r: ReleaseRecordInput, owner: Owner | undefined, 
 }
 
 /** The Secret that stores one revision, as helm's newSecretsObject builds it. */
-export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified'): KubeObject {
+export function revisionRecordSecret(r: ReleaseRecordInput, owner: Owner | undefined, now: Date, kind: 'created' | 'modified'): KubeObject {
   const labels: Record<string, string> = {};
   if (owner !== undefined) Object.assign(labels, ownerLabels(owner));
   if (r.inputDigest !== undefined) labels[INPUT_DIGEST_LABEL] = r.inputDigest;
@@ -249,10 +249,10 @@ export function releaseSecret(r: ReleaseRecordInput, owner: Owner | undefined, n
   return {
     apiVersion: 'v1',
     kind: 'Secret',
-    metadata: { name: releaseSecretName(r.name, r.version), namespace: r.namespace, labels },
+    metadata: { name: revisionRecordSecretName(r.name, r.version), namespace: r.namespace, labels },
     type: RELEASE_SECRET_TYPE,
     // Secret data is base64 on the wire, so the release is base64'd twice, as in Helm.
-    data: { release: Buffer.from(encodeRelease(releaseJson(r)), 'utf8').toString('base64') },
+    data: { release: Buffer.from(encodeRevisionRecord(releaseJson(r)), 'utf8').toString('base64') },
   };
 }
 
@@ -277,12 +277,12 @@ function checkIdentity(rel: Record<string, unknown>, where: string): void {
 }
 
 /**
- * Decodes a release Secret (as JSON from the API server) into a revision; names the Secret on
+ * Decodes a revision record Secret (as JSON from the API server) into a revision; names the Secret on
  * error. `whole` is the joined `data.part` of a large release's part Secrets, when it has them.
  */
 export function revisionFromSecret(secret: unknown, whole?: string): ReleaseRevision {
   const r = recordOfSecret(secret, whole);
-  return revisionOfRecord(rec(decodeRelease(r.encoded, r.where)), r);
+  return revisionOfRecord(rec(decodeRevisionRecord(r.encoded, r.where)), r);
 }
 
 /** revisionFromSecret, inflating off the event loop (decodeReleaseAsync). */

@@ -19,10 +19,10 @@ import { preflight, type LiveObjects } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
 import { parseManifestAsync } from './release.js';
 import { EMPTY_HEALTH, intentOf } from './rollout.js';
-import type { ApplyResult, ConfineCheck, DriftReport, ObjectDrift, ReleaseRef, ReleaseRequest, ReleaseRevision } from './types.js';
+import type { ApplyResult, ConfineCheck, DriftReport, ObjectDrift, ReleaseRef, OperationRequest, ReleaseRevision } from './types.js';
 
 /** Re-applies what `rev` recorded where the cluster drifted from it (see the top of this file). */
-export async function repair(cfg: ActionConfig, req: ReleaseRequest, rev: ReleaseRevision): Promise<ApplyResult> {
+export async function repair(cfg: ActionConfig, req: OperationRequest, rev: ReleaseRevision): Promise<ApplyResult> {
   const stored = await recordedObjects(cfg, rev, req);
   await assertConfined(stored.objects, req.confine, req.release, `revision ${rev.revision}`);
   // No server dry run: a repair changes nothing the real apply would not refuse the same way,
@@ -34,14 +34,14 @@ export async function repair(cfg: ActionConfig, req: ReleaseRequest, rev: Releas
 }
 
 /** What `rev` recorded, ready to apply again: its manifest's objects, made lenient and prepared. */
-async function recordedObjects(cfg: ActionConfig, rev: ReleaseRevision, req: ReleaseRequest): Promise<LenientObjects> {
+async function recordedObjects(cfg: ActionConfig, rev: ReleaseRevision, req: OperationRequest): Promise<LenientObjects> {
   const recorded = await parseManifestAsync(rev.manifest, `release ${rev.namespace}/${rev.name} revision ${rev.revision}`);
   const lenient = await makeLenient(recorded, { client: cfg.client, schemas: cfg.schemas });
   const prepared = withOwnerReference(await prepare(cfg.client, lenient.objects, req.owner, req.release), req);
   return { objects: prepared, skipped: lenient.skipped, dropped: lenient.dropped };
 }
 
-/** Refuses (ApplyRefusedError) to apply a recorded revision holding what the release may not (ReleaseRequest.confine). */
+/** Refuses (ApplyRefusedError) to apply a recorded revision holding what the release may not (OperationRequest.confine). */
 export async function assertConfined(objects: readonly KubeObject[], confine: ConfineCheck | undefined, release: ReleaseRef, what: string): Promise<void> {
   if (confine === undefined) return;
   const problems = await confine(objects);
@@ -51,7 +51,7 @@ export async function assertConfined(objects: readonly KubeObject[], confine: Co
   throw new ApplyRefusedError(result);
 }
 
-async function repairObjects(cfg: ActionConfig, req: ReleaseRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>, live: LiveObjects): Promise<ApplyResult> {
+async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>, live: LiveObjects): Promise<ApplyResult> {
   const applied: ObjectRef[] = [];
   const base = { revision: current.revision, pruned: [] };
   const mode = driftMode(req.drift);
@@ -83,7 +83,7 @@ async function repairObjects(cfg: ActionConfig, req: ReleaseRequest, current: Re
 }
 
 /** How the live objects differ from `objects`, ignored fields left out; `live` holds objects already read (by the preflight). */
-async function driftOf(cfg: ActionConfig, objects: readonly KubeObject[], req: ReleaseRequest, live: LiveObjects): Promise<{ object: KubeObject; drift: ObjectDrift }[]> {
+async function driftOf(cfg: ActionConfig, objects: readonly KubeObject[], req: OperationRequest, live: LiveObjects): Promise<{ object: KubeObject; drift: ObjectDrift }[]> {
   const found: { object: KubeObject; drift: ObjectDrift }[] = [];
   for (const o of objects) {
     const known = live.get(identityOf(o));

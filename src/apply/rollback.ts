@@ -16,7 +16,7 @@ import { parseManifest, parseManifestAsync } from './release.js';
 import { assertConfined } from './repair.js';
 import { baselineOf, EMPTY_HEALTH, lastWith, previousObjects, rollout } from './rollout.js';
 import { settle } from './history.js';
-import type { ApplyResult, ConfineCheck, ReleaseRef, ReleaseRequest, ReleaseRevision } from './types.js';
+import type { ApplyResult, ConfineCheck, ReleaseRef, OperationRequest, ReleaseRevision } from './types.js';
 
 export interface RollbackHow {
   healthTimeoutMs: number;
@@ -24,13 +24,13 @@ export interface RollbackHow {
   force: boolean;
   drift?: DriftSpec | undefined;
   confine?: ConfineCheck | undefined;
-  ownerReference?: ReleaseRequest['ownerReference'];
-  crdUpgradeSafety?: ReleaseRequest['crdUpgradeSafety'];
+  ownerReference?: OperationRequest['ownerReference'];
+  crdUpgradeSafety?: OperationRequest['crdUpgradeSafety'];
 }
 
 /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
 /** How a request rolls back: its health wait, force, drift rules, confinement and owner reference. */
-export function rollbackHowOf(req: Pick<ReleaseRequest, 'healthTimeoutMs' | 'waitForHealth' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference' | 'crdUpgradeSafety'>, defaultTimeoutMs: number): RollbackHow {
+export function rollbackHowOf(req: Pick<OperationRequest, 'healthTimeoutMs' | 'waitForHealth' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference' | 'crdUpgradeSafety'>, defaultTimeoutMs: number): RollbackHow {
   return { healthTimeoutMs: req.healthTimeoutMs ?? defaultTimeoutMs, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift, confine: req.confine, ownerReference: req.ownerReference, crdUpgradeSafety: req.crdUpgradeSafety };
 }
 

@@ -16,7 +16,7 @@ import { DEFAULT_HEALTH_TIMEOUT_MS, installOrUpgrade } from './install.js';
 import { repair } from './repair.js';
 import { rollbackHowOf, rollbackTo } from './rollback.js';
 import { trimHistory } from './rollout.js';
-import type { ApplyRequest, ApplyResult, ReleaseRequest, ReleaseRevision } from './types.js';
+import type { ApplyRequest, ApplyResult, OperationRequest, ReleaseRevision } from './types.js';
 
 /** The digest a request's objects, chart and values make, for a caller that has no input digest of its own. */
 export function requestDigest(req: Pick<ApplyRequest, 'objects' | 'chart' | 'values' | 'content'>): string {
@@ -30,7 +30,7 @@ export function requestDigest(req: Pick<ApplyRequest, 'objects' | 'chart' | 'val
  * from. A decision that makes a new revision needs `objects` (the render); one that does not
  * never looks at them. Throws RELEASE_NOT_OWNED / RELEASE_REFUSED (terminal) for a refusal.
  */
-export async function runDecision(cfg: ActionConfig, decision: ReleaseDecision, req: ReleaseRequest, history: readonly ReleaseRevision[], rendered?: Omit<ApplyRequest, keyof ReleaseRequest>): Promise<ApplyResult> {
+export async function runDecision(cfg: ActionConfig, decision: ReleaseDecision, req: OperationRequest, history: readonly ReleaseRevision[], rendered?: Omit<ApplyRequest, keyof OperationRequest>): Promise<ApplyResult> {
   if (decision.action === 'refuse') throw new BinnacleError('terminal', decision.code, `release ${req.release.namespace}/${req.release.name}: ${decision.reason}`);
   const settled = await settle(cfg, history, decision.settle);
   switch (decision.action) {

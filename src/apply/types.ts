@@ -108,7 +108,7 @@ export interface DriftReport {
 }
 
 /** How an operation on a release runs: for whom, where, and with which of Helm's options. */
-export interface ReleaseRequest {
+export interface OperationRequest {
   owner: Owner;
   release: ReleaseRef;
   /** Run no hooks for this operation (helm's --no-hooks). */
@@ -163,7 +163,7 @@ export interface ReleaseRequest {
 }
 
 /** An install or upgrade: a request with what the new revision is made of. */
-export interface ApplyRequest extends ReleaseRequest {
+export interface ApplyRequest extends OperationRequest {
   objects: KubeObject[];
   /**
    * A Helm chart's release content. The stored manifest is `content.manifest`; `objects` may
@@ -244,7 +244,7 @@ export type ReleaseStatus =
   | 'pending-upgrade'
   | 'pending-rollback';
 
-/** One revision of a release, decoded from its Helm release Secret. */
+/** One revision of a release, decoded from its revision record (a Helm release Secret). */
 export interface ReleaseRevision {
   name: string;
   namespace: string;

@@ -19,15 +19,15 @@ export {
   LABEL_BUNDLE_MEDIATYPE,
   type RenderOptions,
   type RenderOutput,
-  type RenderFailure,
+  type ConversionFailure,
   type ImagePuller,
   type PulledImage,
   type SourceKind,
 } from './render.js';
-export { allFbcSources, renderFbcJson, type FbcRenderResult } from './render-fbc.js';
-export { renderPackageDir, readUpdateGraphMode, type UpdateGraphMode, type PackageRenderResult } from './package-dir.js';
+export { allFbcSources, toFbc, type ToFbcResult } from './render-fbc.js';
+export { fbcFromPackageDir, readUpdateGraphMode, type UpdateGraphMode, type PackageDirFbcResult } from './package-dir.js';
 export { readBundleDir, defaultBundleRenderer, type BundleDirInfo, type BundleRenderer } from './bundle-dir.js';
-export { renderBasicTemplate, SCHEMA_TEMPLATE_BASIC, type ImageBundleRenderer } from './template-basic.js';
-export { renderSemverTemplate, parseSemverTemplate, SCHEMA_TEMPLATE_SEMVER, ARCHETYPES, type Archetype, type SemverTemplate } from './template-semver.js';
+export { expandBasicTemplate, SCHEMA_TEMPLATE_BASIC, type ImageBundleRenderer } from './template-basic.js';
+export { expandSemverTemplate, parseSemverTemplate, SCHEMA_TEMPLATE_SEMVER, ARCHETYPES, type Archetype, type SemverTemplate } from './template-semver.js';
 export { nextBundle, addBundleImage, archetypeBundles, channelFor, type NextBundle, type NextBundleRequest } from './template-semver-next.js';
 export { imageBundleRenderer } from './image-bundles.js';

@@ -35,7 +35,7 @@ export interface BundleFailure {
   message: string;
 }
 
-export interface PackageRenderResult {
+export interface PackageDirFbcResult {
   config: DeclarativeConfig;
   packageName: string;
   mode: UpdateGraphMode;
@@ -177,7 +177,7 @@ function packageRecord(name: string, defaultChannel: string | undefined, members
 }
 
 /** Renders one package directory. Throws `InputError` only for package-level files. */
-export async function renderPackageDir(dir: string, opts: PackageDirOptions): Promise<PackageRenderResult> {
+export async function fbcFromPackageDir(dir: string, opts: PackageDirOptions): Promise<PackageDirFbcResult> {
   const manifestFile = await findPackageManifestFile(dir);
   const manifest = manifestFile === undefined ? undefined : await readPackageManifest(manifestFile);
   const mode = await readUpdateGraphMode(dir);

@@ -6,7 +6,7 @@ import { after, describe, it } from 'node:test';
 import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { TESTDATA } from './golden.test-helper.js';
 import { render } from './render.js';
-import { allFbcSources, renderFbcJson } from './render-fbc.js';
+import { allFbcSources, toFbc } from './render-fbc.js';
 import { fbcChunks } from '../catalog/write.js';
 
 const work = mkdtempSync(path.join(tmpdir(), 'render-fbc-'));
@@ -20,7 +20,7 @@ async function modelOutput(sources: string[]): Promise<string> {
 
 async function streamed(sources: string[]): Promise<{ text: string; copied: number; records: number; failures: number }> {
   let text = '';
-  const r = await renderFbcJson(sources, {}, (t) => (text += t));
+  const r = await toFbc(sources, {}, (t) => (text += t));
   return { text, copied: r.copied, records: r.records, failures: r.failures.length };
 }
 
@@ -52,7 +52,7 @@ function mixedCatalog(): string {
   return dir;
 }
 
-describe('renderFbcJson', () => {
+describe('toFbc', () => {
   it('writes what the model path writes, byte for byte, copying the records already in render form', async () => {
     const dir = mixedCatalog();
     const expected = await modelOutput([dir]);
@@ -84,12 +84,12 @@ describe('renderFbcJson', () => {
     const bad = path.join(work, 'bad.json');
     writeFileSync(bad, '{"schema": "olm.package", "name": 7}\n');
     let text = '';
-    const r = await renderFbcJson([path.join(CATALOG_TESTDATA, 'fbc/valid'), bad], {}, (t) => (text += t));
+    const r = await toFbc([path.join(CATALOG_TESTDATA, 'fbc/valid'), bad], {}, (t) => (text += t));
     assert.equal(r.failures.length, 1);
     assert.equal(r.failures[0]?.source, bad);
     assert.match(r.failures[0]?.message ?? '', /bad\.json/);
     assert.equal(text, await modelOutput([path.join(CATALOG_TESTDATA, 'fbc/valid')]));
-    const none = await renderFbcJson([bad], {}, () => assert.fail('nothing is written when nothing rendered'));
+    const none = await toFbc([bad], {}, () => assert.fail('nothing is written when nothing rendered'));
     assert.equal(none.rendered, false);
   });
 
@@ -99,7 +99,7 @@ describe('renderFbcJson', () => {
     mkdirSync(dir);
     for (const n of ['a', 'b']) writeFileSync(path.join(dir, `${n}.json`), pretty({ schema: 'olm.package', name: n }));
     let writes = 0;
-    return renderFbcJson([dir], {}, () => {
+    return toFbc([dir], {}, () => {
       if (writes++ === 0) during(path.join(dir, 'b.json'));
     });
   }

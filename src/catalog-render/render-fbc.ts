@@ -12,7 +12,7 @@ import { closeSync, fstatSync, openSync, readSync, statSync } from 'node:fs';
 import { BinnacleError, type ValidationResult } from '../util/errors.js';
 import type { Decoded } from '../catalog/decode.js';
 import { scanFbcDir, type LoadOptions, type RawJson } from '../catalog/load.js';
-import type { RenderFailure } from './render-failure.js';
+import type { ConversionFailure } from './conversion-failure.js';
 import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, type Bundle } from '../declcfg/index.js';
 import { detectSourceKind } from './source-kind.js';
 import { fbcJsonRecord, inWriteOrder, writtenRecord, type WriteOrderKey } from '../catalog/write.js';
@@ -27,7 +27,7 @@ export function normalizeBundle(b: Bundle): void {
   if (b.relatedImages !== undefined) b.relatedImages = [...b.relatedImages].sort((x, y) => (x.image < y.image ? -1 : x.image > y.image ? 1 : 0));
 }
 
-export function failuresFromResult(source: string, pkg: string | undefined, result: ValidationResult): RenderFailure[] {
+export function failuresFromResult(source: string, pkg: string | undefined, result: ValidationResult): ConversionFailure[] {
   return result.errors().map((p) => ({
     source,
     package: pkg,
@@ -43,8 +43,8 @@ interface IndexedRecord extends WriteOrderKey {
   copy?: { file: string; start: number; end: number };
 }
 
-export interface FbcRenderResult {
-  failures: RenderFailure[];
+export interface ToFbcResult {
+  failures: ConversionFailure[];
   records: number;
   /** Records copied from their files rather than held. */
   copied: number;
@@ -124,8 +124,8 @@ function orChanged<T>(file: string, read: () => T): T {
  * problem is reported in `failures` and left out, as `render` does; nothing is written until
  * every source has been read.
  */
-export async function renderFbcJson(sources: readonly string[], opts: LoadOptions, write: (text: string) => void): Promise<FbcRenderResult> {
-  const failures: RenderFailure[] = [];
+export async function toFbc(sources: readonly string[], opts: LoadOptions, write: (text: string) => void): Promise<ToFbcResult> {
+  const failures: ConversionFailure[] = [];
   const kept: IndexedRecord[] = [];
   const seen = new Map<string, FileState>();
   for (const source of sources) {

@@ -12,7 +12,7 @@ import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index
 import { failuresFromResult, normalizeBundle } from './render-fbc.js';
 import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
 import { loadFbcDir, loadFbcStream, type LoadOptions } from '../catalog/load.js';
-import { renderPackageDir } from './package-dir.js';
+import { fbcFromPackageDir } from './package-dir.js';
 import { detectSourceKind, isPackageDir, type SourceKind } from './source-kind.js';
 
 export { detectSourceKind, isBundleDir, isPackageDir, type SourceKind } from './source-kind.js';
@@ -29,15 +29,15 @@ export interface PulledImage {
 export type ImagePuller = (ref: string, opts: { cacheDir: string }) => Promise<PulledImage>;
 
 
-import type { RenderFailure } from './render-failure.js';
+import type { ConversionFailure } from './conversion-failure.js';
 
-export type { RenderFailure };
+export type { ConversionFailure };
 
 export interface RenderOutput {
   config: DeclarativeConfig;
-  failures: RenderFailure[];
+  failures: ConversionFailure[];
   /** Non-fatal findings (e.g. bundles no channel reaches, left out). */
-  warnings: RenderFailure[];
+  warnings: ConversionFailure[];
   /** Packages rendered per source kind, for reporting. */
   kinds: { source: string; kind: SourceKind }[];
 }
@@ -86,7 +86,7 @@ async function renderOnePackage(dir: string, opts: RenderOptions, out: RenderOut
   const renderBundle = opts.renderBundle ?? defaultBundleRenderer;
   try {
     const tpl = opts.bundleImage;
-    const r = await renderPackageDir(
+    const r = await fbcFromPackageDir(
       dir,
       tpl === undefined ? { renderBundle } : { renderBundle, imageFor: (pkg, b) => expandBundleImage(tpl, pkg, b.version, b.name) },
     );

@@ -22,7 +22,7 @@ export function parseTemplateDocument(text: string, file: string): Record<string
   return doc;
 }
 
-export async function renderBasicTemplate(text: string, file: string, renderImage: ImageBundleRenderer): Promise<DeclarativeConfig> {
+export async function expandBasicTemplate(text: string, file: string, renderImage: ImageBundleRenderer): Promise<DeclarativeConfig> {
   const doc = parseTemplateDocument(text, file);
   if (doc.schema !== SCHEMA_TEMPLATE_BASIC) {
     throw new InputError('TEMPLATE_SCHEMA', `template has unknown schema (${JSON.stringify(doc.schema)}), should be "${SCHEMA_TEMPLATE_BASIC}"`, { file, field: 'schema' });

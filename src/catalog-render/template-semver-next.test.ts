@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { InputError } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { testImages } from './golden.test-helper.js';
-import { parseSemverTemplate, renderSemverTemplate } from './template-semver.js';
+import { parseSemverTemplate, expandSemverTemplate } from './template-semver.js';
 import { addBundleImage, nextBundle } from './template-semver-next.js';
 
 const MAJOR = 'schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\n';
@@ -11,7 +11,7 @@ const image = (v: string): string => `example.com/foo-bundle:v${v}`;
 const template = (head: string, stable: string[], extra = ''): string => `${head}${extra}stable:\n  bundles:\n${stable.map((v) => `    - image: ${image(v)}\n`).join('')}`;
 
 async function rendered(text: string): Promise<DeclarativeConfig> {
-  return renderSemverTemplate(text, 'catalog.yaml', testImages);
+  return expandSemverTemplate(text, 'catalog.yaml', testImages);
 }
 
 async function next(text: string, version: string, packageName = 'foo'): Promise<ReturnType<typeof nextBundle>> {

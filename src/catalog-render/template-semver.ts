@@ -269,7 +269,7 @@ function generateChannels(t: SemverTemplate, pkg: string, versions: Map<Archetyp
   return { channels, defaultChannel: hw.name };
 }
 
-export async function renderSemverTemplate(text: string, file: string, renderImage: ImageBundleRenderer): Promise<DeclarativeConfig> {
+export async function expandSemverTemplate(text: string, file: string, renderImage: ImageBundleRenderer): Promise<DeclarativeConfig> {
   const t = parseSemverTemplate(text, file);
   const byImage = await renderBundles(t, file, renderImage);
   const out = emptyDeclarativeConfig();

@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { InputError, ValidationError } from '../util/errors.js';
 import type { Bundle } from '../declcfg/index.js';
 import { assertGolden, TESTDATA, testImages } from './golden.test-helper.js';
-import { renderBasicTemplate } from './template-basic.js';
-import { renderSemverTemplate } from './template-semver.js';
+import { expandBasicTemplate } from './template-basic.js';
+import { expandSemverTemplate } from './template-semver.js';
 import { validateConfig } from '../catalog/validate.js';
 import { toFbcJson } from '../catalog/write.js';
 
@@ -16,7 +16,7 @@ async function text(name: string): Promise<string> {
 
 describe('olm.template.basic', () => {
   it('renders bundles from their images (golden, valid)', async () => {
-    const cfg = await renderBasicTemplate(await text('basic.yaml'), 'basic.yaml', testImages);
+    const cfg = await expandBasicTemplate(await text('basic.yaml'), 'basic.yaml', testImages);
     assert.deepEqual(cfg.bundles.map((b) => b.name).sort(), ['foo.v0.1.0', 'foo.v0.1.1']);
     assert.ok(validateConfig(cfg).result.ok, validateConfig(cfg).result.render());
     await assertGolden('template-basic.json', toFbcJson(cfg));
@@ -24,17 +24,17 @@ describe('olm.template.basic', () => {
 
   it('refuses a bundle entry with more than schema and image', async () => {
     const t = 'schema: olm.template.basic\nentries:\n  - {schema: olm.bundle, image: example.com/foo-bundle:v0.1.0, package: foo}\n';
-    await assert.rejects(renderBasicTemplate(t, 't.yaml', testImages), (e: unknown) => e instanceof ValidationError && /unexpected fields present.*package/.test(e.message));
+    await assert.rejects(expandBasicTemplate(t, 't.yaml', testImages), (e: unknown) => e instanceof ValidationError && /unexpected fields present.*package/.test(e.message));
   });
 
   it('refuses a wrong schema, naming the file and field', async () => {
-    await assert.rejects(renderBasicTemplate('schema: olm.semver\n', 't.yaml', testImages), (e: unknown) => e instanceof InputError && e.file === 't.yaml' && e.field === 'schema');
+    await assert.rejects(expandBasicTemplate('schema: olm.semver\n', 't.yaml', testImages), (e: unknown) => e instanceof InputError && e.file === 't.yaml' && e.field === 'schema');
   });
 });
 
 describe('olm.semver', () => {
   it('generates major and minor channels with skips within and replaces across minors (golden)', async () => {
-    const cfg = await renderSemverTemplate(await text('semver.yaml'), 'semver.yaml', testImages);
+    const cfg = await expandSemverTemplate(await text('semver.yaml'), 'semver.yaml', testImages);
     const names = cfg.channels.map((c) => c.name);
     assert.deepEqual(names, ['candidate-v0', 'candidate-v0.1', 'candidate-v0.2', 'candidate-v1', 'candidate-v1.0', 'candidate-v1.1', 'fast-v0', 'fast-v0.1', 'fast-v0.2', 'fast-v1', 'fast-v1.0', 'stable-v0', 'stable-v0.2', 'stable-v1', 'stable-v1.0']);
     // Most stable archetype, newest version, minor preferred.
@@ -51,7 +51,7 @@ describe('olm.semver', () => {
   });
 
   it('major-only template defaults to a major channel (golden)', async () => {
-    const cfg = await renderSemverTemplate(await text('semver-major.yaml'), 'semver-major.yaml', testImages);
+    const cfg = await expandSemverTemplate(await text('semver-major.yaml'), 'semver-major.yaml', testImages);
     assert.deepEqual(cfg.channels.map((c) => c.name), ['stable-v0', 'stable-v1']);
     assert.equal(cfg.packages[0]?.defaultChannel, 'stable-v1');
     assert.ok(validateConfig(cfg).result.ok, validateConfig(cfg).result.render());
@@ -60,9 +60,9 @@ describe('olm.semver', () => {
 
   it('refuses a preference for channels it does not generate, and unknown fields', async () => {
     const bad = 'schema: olm.semver\ngenerateMinorChannels: true\ndefaultChannelTypePreference: major\nstable: {bundles: [{image: example.com/foo-bundle:v0.1.0}]}\n';
-    await assert.rejects(renderSemverTemplate(bad, 's.yaml', testImages), (e: unknown) => e instanceof InputError && e.field === 'defaultChannelTypePreference');
+    await assert.rejects(expandSemverTemplate(bad, 's.yaml', testImages), (e: unknown) => e instanceof InputError && e.field === 'defaultChannelTypePreference');
     const unknown = 'schema: olm.semver\nstabel: {bundles: []}\n';
-    await assert.rejects(renderSemverTemplate(unknown, 's.yaml', testImages), (e: unknown) => e instanceof InputError && e.field === 'stabel');
+    await assert.rejects(expandSemverTemplate(unknown, 's.yaml', testImages), (e: unknown) => e instanceof InputError && e.field === 'stabel');
   });
 });
 
@@ -73,7 +73,7 @@ describe('olm.semver, opm parity', () => {
     const synthetic = (image: string): Promise<Bundle[]> =>
       Promise.resolve([{ schema: 'olm.bundle', name: image, package: 'a', image, properties: [{ type: 'olm.package', value: { packageName: 'a', version: image.slice(3) } }] }]);
     const t = `schema: olm.semver\ngenerateMajorChannels: true\ngenerateMinorChannels: false\nstable:\n  bundles:\n${versions.map((v) => `  - image: a-v${v}\n`).join('')}`;
-    const cfg = await renderSemverTemplate(t, 't.yaml', synthetic);
+    const cfg = await expandSemverTemplate(t, 't.yaml', synthetic);
     assert.deepEqual(
       cfg.channels.map((c) => [c.name, c.entries]),
       [

@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { RECORD_OWNER_UID_LABEL, ReleaseRecords, releaseSecret } from '../apply/index.js';
+import { RECORD_OWNER_UID_LABEL, ReleaseRecords, revisionRecordSecret } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { Crash, FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
@@ -259,7 +259,7 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
 
     test("deleting: Helm records of another owner under the release's name are left in place, and their objects; the finalizer still goes", async () => {
       const w = setup();
-      w.cluster.put(releaseSecret({ name: 'op', namespace: 'team-a', version: 1, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'x', version: '1' }, config: {}, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: theirs\n' }, { kind: 'ClusterExtension', name: 'other' }, new Date(), 'created'));
+      w.cluster.put(revisionRecordSecret({ name: 'op', namespace: 'team-a', version: 1, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'x', version: '1' }, config: {}, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: theirs\n' }, { kind: 'ClusterExtension', name: 'other' }, new Date(), 'created'));
       w.cluster.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'theirs', labels: { 'binnacle.dev/owner-kind': 'ClusterExtension', 'binnacle.dev/owner-name': 'other' } } });
       w.delete();
       await w.reconciler().reconcile(req, ctx);
@@ -595,7 +595,7 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
     test("Helm records someone wrote in the install namespace are never acted on: a forged 'deployed' revision is not repaired, rolled back to, or uninstalled by", async () => {
       const w = setup();
       await w.reconciler().reconcile(req, ctx);
-      const forged = releaseSecret(
+      const forged = revisionRecordSecret(
         { name: 'op', namespace: 'team-a', version: 2, status: 'deployed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: installer-admin\n' },
         { kind: 'BundleDeployment', name: 'op' },
         new Date(),
@@ -613,13 +613,13 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       const base = { name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {} };
       const moving = setup({ status: { revision: 1 } });
       moving.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
-      moving.cluster.put(releaseSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created'));
+      moving.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created'));
       await moving.reconciler().reconcile(req, ctx);
       assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
       assert.equal(moving.history()[0]?.[0], 1, 'revision 1 moved over');
 
       const refused = setup({ status: { revision: 1 } });
-      refused.cluster.put(releaseSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: installer-admin\n' }, owner, new Date(), 'created'));
+      refused.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: installer-admin\n' }, owner, new Date(), 'created'));
       await refused.reconciler().reconcile(req, ctx);
       assert.match(conditionOf(refused, 'ReleaseRecordsRefused')?.message ?? '', /ClusterRoleBinding installer-admin is not a live object of this BundleDeployment/);
       assert.equal(refused.cluster.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'installer-admin' }), undefined);

@@ -80,7 +80,7 @@ export interface BundleDeploymentReconcilerOptions {
   ports?: Partial<BundleDeploymentPorts>;
   /** Told what a release applied (the objects the dependent watches follow), after each apply. */
   onApplied?: (refs: readonly ObjectRef[]) => void;
-  /** An installed object as the watches of what BundleDeployments installed hold it (ReleaseRequest.watched). */
+  /** An installed object as the watches of what BundleDeployments installed hold it (OperationRequest.watched). */
   watched?: (ref: ObjectRef) => KubeObject | undefined;
 }
 

@@ -23,7 +23,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { releaseSecret } from '../apply/index.js';
+import { revisionRecordSecret } from '../apply/index.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { faults, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
 import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
@@ -128,7 +128,7 @@ class TamperMirror implements Cmd {
     if (this.how === 'rewrite' && last !== undefined) w.cluster.put({ ...last, data: { release: 'aGFuZCBlZGl0' } });
     if (this.how === 'plant') {
       // A forged revision that would apply a ClusterRoleBinding and run a delete hook in kube-system.
-      const forged = releaseSecret(
+      const forged = revisionRecordSecret(
         { name, namespace, version: 99, status: 'deployed', description: 'forged', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', inputDigest: `d-${w.variant}`, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
         owner,
         new Date(),

@@ -6,13 +6,13 @@
  * the decision table (release-decision.table.test.ts) seeds histories into it.
  */
 import { pino } from 'pino';
-import { ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL, parseManifest, toManifest, type RecordOwner } from '../apply/index.js';
+import { ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL, parseManifest, toManifest, type RecordOwner } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { HELM_RELEASE_NAME_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { Crash, FakeCluster, WRITE_VERBS, type FakeRequest } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
-import type { ChartRelease } from '../helm/chart-release.js';
+import type { ChartRender } from '../helm/chart-render.js';
 import { BundleDeploymentReconciler, bundleInputDigest } from './bundle-deployment.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER } from './helm-operator/helm-release.js';
 
@@ -82,7 +82,7 @@ export interface World {
 
 export const stats = { sequences: 0, commands: 0, reconciles: 0, crashes: new Map<string, number>() };
 
-export function rendered(v: Variant, prefix: string): ChartRelease {
+export function rendered(v: Variant, prefix: string): ChartRender {
   const objects = objectsOf(v, prefix).map((o) => ({ ...o, metadata: { ...o.metadata } }));
   const manifest = toManifest(objects);
   return { objects, content: { chart: { metadata: { name: prefix, version: '1.0.0' }, templates: [{ name: 'templates/all.yaml', data: '' }] }, manifest, hooks: [], notes: v }, chart: { name: prefix, version: '1.0.0' }, inputDigest: `d-${v}`, notes: v, values: {} };
@@ -318,7 +318,7 @@ export function leftByOldBinnacle(w: World, subject: Subject): void {
   const { name, namespace } = subject.release;
   const manifest = toManifest(objects);
   const digest = subject === helmSubject ? 'd-A' : 'old-layout';
-  w.cluster.put(releaseSecret({ name, namespace, version: 1, status: 'deployed', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest, inputDigest: digest, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest, hooks: [] } }, owner, new Date(), 'created'));
+  w.cluster.put(revisionRecordSecret({ name, namespace, version: 1, status: 'deployed', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest, inputDigest: digest, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest, hooks: [] } }, owner, new Date(), 'created'));
   for (const o of parseManifest(manifest, 'old')) {
     const labels = { ...(o.metadata.labels ?? {}), [OWNER_KIND_LABEL]: owner.kind, [OWNER_NAME_LABEL]: owner.name, ...(owner.namespace === undefined ? {} : { 'binnacle.dev/owner-namespace': owner.namespace }) };
     w.cluster.put({ ...o, metadata: { ...o.metadata, labels, annotations: { [HELM_RELEASE_NAME_ANNOTATION]: name, 'meta.helm.sh/release-namespace': namespace } } });

@@ -1,10 +1,10 @@
 /** A fake Helm engine for the caching engine's and the renderer's tests. */
-import type { HelmEngine, RenderRequest, RenderResult } from './engine.js';
+import type { HelmEngine, TemplateRequest, RenderResult } from './engine.js';
 
 /** An engine that answers each render with a new serial number in its manifest (as a chart that generates a key would), and records every call. */
-export function countingEngine(): HelmEngine & { renders: RenderRequest[]; templates: RenderRequest[] } {
-  const renders: RenderRequest[] = [];
-  const templates: RenderRequest[] = [];
+export function countingEngine(): HelmEngine & { renders: TemplateRequest[]; templates: TemplateRequest[] } {
+  const renders: TemplateRequest[] = [];
+  const templates: TemplateRequest[] = [];
   return {
     renders,
     templates,

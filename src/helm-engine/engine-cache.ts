@@ -19,7 +19,7 @@ import { canonicalJson } from '../util/canonical-json.js';
 import { InputError } from '../util/errors.js';
 import { copyJson, jsonSize } from '../util/object.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
-import type { ChartDescription, HelmEngine, RenderRequest, RenderResult, TemplateResult } from './engine.js';
+import type { ChartDescription, HelmEngine, TemplateRequest, RenderResult, TemplateResult } from './engine.js';
 import type { HelmChart } from './release-types.js';
 
 export interface RenderCacheLimits {
@@ -133,7 +133,7 @@ export class CachingEngine implements HelmEngine {
   }
 
   /** Helm's release for `req`: from the cache under `key` and the request; rendered and kept otherwise. Uncached without a key or a chart digest. */
-  async render(req: RenderRequest, key?: CacheKey): Promise<RenderResult> {
+  async render(req: TemplateRequest, key?: CacheKey): Promise<RenderResult> {
     this.counts.renders++;
     checkValues(req.values);
     const engine = await this.engine();
@@ -152,7 +152,7 @@ export class CachingEngine implements HelmEngine {
   }
 
   /** `helm template`: never cached (what it prints is the answer, read once). */
-  async template(req: RenderRequest): Promise<TemplateResult> {
+  async template(req: TemplateRequest): Promise<TemplateResult> {
     this.counts.templates++;
     checkValues(req.values);
     return (await this.engine()).template(req);
@@ -175,7 +175,7 @@ export class CachingEngine implements HelmEngine {
   }
 
   /**
-   * This engine as code that takes a HelmEngine sees it (helm/chart-release.ts, publish/helm-bundle,
+   * This engine as code that takes a HelmEngine sees it (helm/chart-render.ts, publish/helm-bundle,
    * publish/helm-release), its renders cached under `key`. A view that calls only this engine: down.
    */
   keyed(key: CacheKey): HelmEngine {
@@ -230,7 +230,7 @@ function copyOf(res: RenderResult): RenderResult {
 }
 
 /** Everything Helm's answer depends on: the chart by digest (not by path), the request, and who `lookup` reads as. */
-function renderKey(req: RenderRequest, chartDigest: string, lookupAs: string): string {
+function renderKey(req: TemplateRequest, chartDigest: string, lookupAs: string): string {
   const { lookup: _lookup, chart: _path, ...request } = req;
   return createHash('sha256').update(canonicalJson({ chartDigest, request, lookupAs })).digest('hex');
 }

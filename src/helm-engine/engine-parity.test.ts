@@ -8,7 +8,7 @@ import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { createHelmEngine, type RenderRequest } from './index.js';
+import { createHelmEngine, type TemplateRequest } from './index.js';
 
 const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? path.resolve(import.meta.dirname, '../../../shared/corpus/charts');
 const SAMPLE = ['cert-manager__cert-manager', 'ingress-nginx__ingress-nginx', 'kwok__kwok', 'metrics-server__metrics-server', 'prometheus-community__kube-state-metrics', 'argo__argo-rollouts', 'pelorus__pelorus'];
@@ -22,7 +22,7 @@ describe('native and WebAssembly engines answer alike', () => {
     test(name, { timeout: 120_000 }, async () => {
       const chart = path.join(CHARTS, name);
       assert.ok(existsSync(chart), `the charts corpus has ${name} (at ${CHARTS}; BINNACLE_CHARTS_CORPUS to move it)`);
-      const req: RenderRequest = { chart, releaseName: 'parity', namespace: 'parity-ns', kubeVersion: '1.33.0', includeCrds: true };
+      const req: TemplateRequest = { chart, releaseName: 'parity', namespace: 'parity-ns', kubeVersion: '1.33.0', includeCrds: true };
       const [a, b] = [await wasm.render(req), await native.render(req)];
       assert.ok(a.output.length > 1000, `${name} renders something (${a.output.length} bytes)`);
       assert.equal(b.output, a.output);

@@ -7,7 +7,7 @@
  */
 import { BinnacleError } from '../util/errors.js';
 import type { LookupTransport } from './lookup-gate.js';
-import type { HelmRelease } from './release-types.js';
+import type { HelmRevisionJson } from './release-types.js';
 import { HelmError, type HelmPhase } from './errors.js';
 
 export type EngineOp = 'render' | 'inspect';
@@ -54,7 +54,7 @@ export interface ChartDescription {
 /** The engine's answer to one call (`response` in src/helm-engine/go/engine.go). */
 export interface WireResponse {
   output?: string;
-  release?: HelmRelease;
+  release?: HelmRevisionJson;
   charts?: ChartDescription[];
   crds?: { name: string; data: string }[];
   error?: string;

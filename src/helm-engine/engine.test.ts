@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { parse as parseYaml } from 'yaml';
-import { createHelmEngine, HelmError, type HelmEngineKind, type HelmEngineOptions, type RenderRequest } from './index.js';
+import { createHelmEngine, HelmError, type HelmEngineKind, type HelmEngineOptions, type TemplateRequest } from './index.js';
 import { engineChildren } from './engine-children.test-helper.js';
 
 const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
@@ -89,7 +89,7 @@ for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
   const engine = createHelmEngine(undefined, { engine: kind });
   after(() => engine.close());
 
-  async function ours(req: RenderRequest): Promise<{ ok: boolean; out: string; err: string }> {
+  async function ours(req: TemplateRequest): Promise<{ ok: boolean; out: string; err: string }> {
     try {
       return { ok: true, out: (await engine.template(req)).output, err: '' };
     } catch (err) {
@@ -113,7 +113,7 @@ for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
     return out.join('\n');
   };
 
-  const bad: { name: string; args: string[]; req: RenderRequest; mentions: RegExp }[] = [
+  const bad: { name: string; args: string[]; req: TemplateRequest; mentions: RegExp }[] = [
     { name: 'a broken template', args: ['x', join(DATA, 'broken')], req: { chart: join(DATA, 'broken'), releaseName: 'x' }, mentions: /broken\/templates\/cm\.yaml:\d+/ },
     { name: '`required`', args: ['x', join(DATA, 'required')], req: { chart: join(DATA, 'required'), releaseName: 'x' }, mentions: /required\/templates\/cm\.yaml:\d+:\d+.*value a is required/ },
     { name: '`fail`', args: ['x', join(DATA, 'required'), '--set', 'a=1,b=true'], req: { chart: join(DATA, 'required'), releaseName: 'x', set: ['a=1,b=true'] }, mentions: /b must not be set/ },
@@ -252,7 +252,7 @@ for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
   test('two engine instances render side by side and answer as one does', async () => {
     const pool = createHelmEngine(undefined, { engine: kind, threads: 2 });
     try {
-      const req: RenderRequest = { chart: PELORUS, releaseName: 'pool', namespace: 'ns' };
+      const req: TemplateRequest = { chart: PELORUS, releaseName: 'pool', namespace: 'ns' };
       const alone = (await engine.template(req)).output;
       assert.equal(engine.threads(), 1, 'one thread unless more are asked for, renders side by side included');
       const outs = await Promise.all([1, 2, 3, 4].map(() => pool.template(req)));

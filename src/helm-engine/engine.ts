@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 import { BinnacleError, InputError } from '../util/errors.js';
-import type { HelmRelease } from './release-types.js';
+import type { HelmRevisionJson } from './release-types.js';
 import { EngineThread } from './engine-thread.js';
 import { EngineProcess } from './engine-process.js';
 import type { CallLimits, ChartDescription, EngineOp, EngineSlot, WireResponse } from './engine-protocol.js';
@@ -33,7 +33,7 @@ export { HelmError, type HelmPhase } from './errors.js';
 
 export type { LookupTransport } from './lookup-gate.js';
 
-export interface RenderRequest {
+export interface TemplateRequest {
   /** A chart directory or `.tgz` archive on local disk. */
   chart: string;
   releaseName?: string;
@@ -76,15 +76,15 @@ export interface TemplateResult {
 
 export interface RenderResult extends TemplateResult {
   /** Helm's release object, as Helm would store it (chart, config, manifest, hooks, notes). */
-  release: HelmRelease;
+  release: HelmRevisionJson;
 }
 
 /** The small interface the rest of Binnacle uses. */
 export interface HelmEngine {
   /** A render with its release record, for installs and upgrades. */
-  render(req: RenderRequest): Promise<RenderResult>;
+  render(req: TemplateRequest): Promise<RenderResult>;
   /** `helm template`: the output only, without encoding a release record (chart files and all). */
-  template(req: RenderRequest): Promise<TemplateResult>;
+  template(req: TemplateRequest): Promise<TemplateResult>;
   inspect(chart: string): Promise<ChartDescription[]>;
   /** How many engine instances (threads or processes) have been started (for metrics and tests). */
   threads(): number;
@@ -317,18 +317,18 @@ class PooledHelmEngine implements HelmEngine {
     });
   }
 
-  async render(req: RenderRequest): Promise<RenderResult> {
+  async render(req: TemplateRequest): Promise<RenderResult> {
     const res = await this.renderWire(req, false);
     if (res.release === undefined) throw new HelmError('internal', 'Helm engine answered without a release');
     return { output: res.output, release: res.release, crds: res.crds ?? [] };
   }
 
-  async template(req: RenderRequest): Promise<TemplateResult> {
+  async template(req: TemplateRequest): Promise<TemplateResult> {
     const res = await this.renderWire(req, true);
     return { output: res.output, crds: res.crds ?? [] };
   }
 
-  private async renderWire(req: RenderRequest, omitRelease: boolean): Promise<WireResponse & { output: string }> {
+  private async renderWire(req: TemplateRequest, omitRelease: boolean): Promise<WireResponse & { output: string }> {
     const wire = {
       chart: resolve(req.chart),
       releaseName: req.releaseName ?? 'release-name',

@@ -8,5 +8,5 @@
  * (lookup-gate.ts). Talks to `apply` (the release record's types) and `util`; `helm` (charts and
  * their release model), `render`, the controllers and the CLI call it.
  */
-export { helmEngine, createHelmEngine, configureHelmEngine, helmWasmDir, helmEngineKind, HelmError, NATIVE_ENGINE_FILE, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, type HelmEngineOptions, type HelmEngineKind, type HelmPhase, type HelmEngine, type RenderRequest, type RenderResult, type TemplateResult, type ChartDescription, type LookupTransport } from './engine.js';
-export type { HelmRelease, HelmHook, HelmChart, HelmChartFile, HookEvent, HookDeletePolicy } from './release-types.js';
+export { helmEngine, createHelmEngine, configureHelmEngine, helmWasmDir, helmEngineKind, HelmError, NATIVE_ENGINE_FILE, DEFAULT_CALL_TIMEOUT_MS, DEFAULT_MEMORY_LIMIT_BYTES, DEFAULT_MAX_OUTPUT_BYTES, type HelmEngineOptions, type HelmEngineKind, type HelmPhase, type HelmEngine, type TemplateRequest, type RenderResult, type TemplateResult, type ChartDescription, type LookupTransport } from './engine.js';
+export type { HelmRevisionJson, HelmHook, HelmChart, HelmChartFile, HookEvent, HookDeletePolicy } from './release-types.js';

@@ -1,9 +1,9 @@
 /**
  * Helm v3's release object as JSON (helm.sh/helm/v3/pkg/release), the shape Helm stores in
- * its release Secrets and the engine answers. Only the fields Binnacle reads are typed
+ * its revision records and the engine answers. Only the fields Binnacle reads are typed
  * closely; the rest pass through untouched so a stored release stays Helm's own.
  */
-import type { HelmReleaseJson } from '../apply/release.js';
+import type { RevisionRecordJson } from '../apply/release.js';
 import type { ReleaseHook } from '../apply/types.js';
 
 export type { HookEvent, HookDeletePolicy } from '../apply/types.js';
@@ -30,8 +30,8 @@ export interface HelmChart {
  * A release as Helm's engine answers it: the applier's record shape (apply/release.ts, the one
  * declaration), with Helm's own chart object and the fields the engine may leave null.
  */
-export interface HelmRelease extends Omit<HelmReleaseJson, 'info' | 'chart' | 'config' | 'hooks'> {
-  info: Omit<HelmReleaseJson['info'], 'description'> & { description?: string; [k: string]: unknown };
+export interface HelmRevisionJson extends Omit<RevisionRecordJson, 'info' | 'chart' | 'config' | 'hooks'> {
+  info: Omit<RevisionRecordJson['info'], 'description'> & { description?: string; [k: string]: unknown };
   chart: HelmChart;
   config: Record<string, unknown> | null;
   hooks?: HelmHook[] | null;

@@ -15,7 +15,7 @@ import { TESTDATA } from '../catalog-render/golden.test-helper.js';
 import { imageBundleRenderer } from '../catalog-render/image-bundles.js';
 import { readFbcDir } from '../catalog/load.js';
 import { render, type ImagePuller } from '../catalog-render/render.js';
-import { renderSemverTemplate } from '../catalog-render/template-semver.js';
+import { expandSemverTemplate } from '../catalog-render/template-semver.js';
 import { toFbcJson } from '../catalog/write.js';
 
 const pull: ImagePuller = (ref, opts) => pullAndUnpack(ref, opts);
@@ -60,7 +60,7 @@ describe('catalog images', { timeout: 120_000 }, () => {
 
   it('renders a semver template whose bundles are images', async () => {
     const t = `schema: olm.semver\nstable:\n  bundles:\n  - image: ${registry.host}/foo-bundle:v0.1.0\n  - image: ${registry.host}/foo-bundle:v0.2.0\n`;
-    const cfg = await renderSemverTemplate(t, 't.yaml', imageBundleRenderer({ pull, cacheDir: path.join(base, 'cache') }));
+    const cfg = await expandSemverTemplate(t, 't.yaml', imageBundleRenderer({ pull, cacheDir: path.join(base, 'cache') }));
     assert.deepEqual(cfg.channels.map((c) => c.name), ['stable-v0.1', 'stable-v0.2']);
     assert.equal(cfg.channels[1]?.entries[0]?.replaces, 'foo.v0.1.0');
   });

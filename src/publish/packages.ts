@@ -15,7 +15,7 @@ import { basename, join } from 'node:path';
 import { bundleAnnotations, loadBundleDir, stageBundleLayout } from '../bundle/index.js';
 import { buildImage, formatReference, parseReference, pushImage, RegistryClient, withDigest } from '../oci/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { renderPackageDir } from '../catalog-render/package-dir.js';
+import { fbcFromPackageDir } from '../catalog-render/package-dir.js';
 import { addBundleToConfig, defaultBundleRenderer, readBundleDir, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
 import { isBundleDir } from '../catalog-render/source-kind.js';
 import { buildCatalogImage } from './catalog-image.js';
@@ -109,7 +109,7 @@ async function addPackage(pkgDir: string, o: PublishOptions, repo: string, into:
     return tagFor(pkg, b);
   };
   // A version directory is published as a package of that one bundle; a package directory whole.
-  const rendered = await (versionDir ? renderVersionDir(pkgDir, imageFor) : renderPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor })).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
+  const rendered = await (versionDir ? renderVersionDir(pkgDir, imageFor) : fbcFromPackageDir(pkgDir, { renderBundle: defaultBundleRenderer, imageFor })).catch((err: unknown) => ({ failures: [{ code: err instanceof BinnacleError ? err.code : 'PUBLISH_RENDER_FAILED', message: errorMessage(err) }], config: emptyDeclarativeConfig() }));
   if (rendered.failures.length > 0) {
     const message = `package ${pkgDir} cannot be published: ${rendered.failures.map((f) => f.message).join('; ')}`;
     if (o.skipInvalid !== true) throw new BinnacleError('input', 'PUBLISH_PACKAGE_INVALID', message);

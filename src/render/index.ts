@@ -11,7 +11,7 @@
  * `lookup`, as the installing account). Every Helm render has the same bounds: values nested past
  * MAX_NESTING are refused by the caching engine, and the engine bounds each render in memory,
  * time and output. One renderer per bundle format, chosen by `spec.format`: registry+v1, plain,
- * and helm (Helm's own engine, through helm/chart-release.ts). Above bundle/ and helm/, below the
+ * and helm (Helm's own engine, through helm/chart-render.ts). Above bundle/ and helm/, below the
  * controllers, actions and CLI that use it.
  *
  * The BundleDeployment render path, call by call; every call goes down, none climbs back up
@@ -31,9 +31,9 @@
  *       certificates from the data, by `certProviderOf`), `ownNamespaceRoles`, `addOperatorCondition`; the
  *       certificates' Secret is added as an object of the release.
  *     - plain: `renderPlain` → bundle/ `loadPlainBundleDir`.
- *     - helm: `renderHelm` → helm/ `findChart`; `renderChart` → `CachingEngine.keyed` (a view
- *       keyed by the chart's digest and who looks up) → helm/chart-release.ts
- *       `renderChartRelease` → the view's `render` → `CachingEngine.render`
+ *     - helm: `renderHelm` → helm/ `findChart`; `renderChartCached` → `CachingEngine.keyed` (a view
+ *       keyed by the chart's digest and who looks up) → helm/chart-render.ts
+ *       `renderChart` → the view's `render` → `CachingEngine.render`
  *       (helm-engine/engine-cache.ts): the cached answer, or Helm's engine's `render` (helm-engine/engine.ts).
  *  5. The rendered objects return to the reconciler (a return, not a call up), which checks them
  *     (`preflight`) and applies them (`apply`: the release engine's operations); the certificates'
@@ -45,8 +45,8 @@ import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
 import type { ReleaseContent } from '../apply/types.js';
 import type { IdentityClient } from '../kube/ports.js';
-import type { ChartRelease, ChartReleaseInput } from '../helm/chart-release.js';
-import type { HelmEngine, RenderRequest, TemplateResult } from '../helm-engine/engine.js';
+import type { ChartRender, ChartRenderInput } from '../helm/chart-render.js';
+import type { HelmEngine, TemplateRequest, TemplateResult } from '../helm-engine/engine.js';
 import { CachingEngine, checkValues, type RenderCacheLimits, type RenderCacheStats } from '../helm-engine/engine-cache.js';
 import { InputError, TerminalError } from '../util/errors.js';
 import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
@@ -227,7 +227,7 @@ async function renderHelm(ctx: RenderContext, engine: CachingEngine): Promise<Re
   const { HelmError } = await import('../helm-engine/errors.js');
   const values = ctx.spec.values ?? {};
   try {
-    const input: ChartReleaseInput = {
+    const input: ChartRenderInput = {
       chart: findChart(ctx.dir),
       chartDigest: ctx.digest,
       release: { name: ctx.spec.releaseName ?? ctx.name, namespace: ctx.spec.installNamespace },
@@ -237,7 +237,7 @@ async function renderHelm(ctx: RenderContext, engine: CachingEngine): Promise<Re
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
       limits: releaseLimits(ctx.spec.limits),
     };
-    const rel = await renderChart(engine, input, ctx.actingAs);
+    const rel = await renderChartCached(engine, input, ctx.actingAs);
     return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
   } catch (err) {
     // Helm refused the chart or its values: the same input fails the same way every time.
@@ -269,15 +269,15 @@ async function renderBundle(ctx: RenderContext, engine: CachingEngine): Promise<
  * The renderer: what every caller renders with, one per process (the manager, `helm-operator
  * run`, a CLI command) and injected where something renders, so that its cache is its own and no
  * module keeps state. Its methods are the three things there are to render; each calls only down
- * (bundle/, helm/chart-release.ts, the caching engine over Helm's engine) and writes nothing.
+ * (bundle/, helm/chart-render.ts, the caching engine over Helm's engine) and writes nothing.
  */
 export interface Renderer {
   /** A bundle directory by its format (`spec.format`): what a BundleDeployment applies, `plan` compares, `binnacle bundle render` prints. */
   bundle(ctx: RenderContext): Promise<RenderedBundle>;
   /** A chart with values as a release, what an install applies (`input.engine` is this renderer's); `actingAs`: who `input.client` acts as, so that renders for different identities never share a cache entry. */
-  chart(input: ChartReleaseInput, actingAs?: string): Promise<ChartRelease>;
+  chart(input: ChartRenderInput, actingAs?: string): Promise<ChartRender>;
   /** A chart as `helm template` prints it (never cached). */
-  template(req: RenderRequest): Promise<TemplateResult>;
+  template(req: TemplateRequest): Promise<TemplateResult>;
   /** The caching engine, for code below src/render that takes an engine (helm bundle, helm release read RBAC and CRDs from Helm's release). */
   readonly engine: CachingEngine;
   /** How often each method was called, and the engine's cache counts (for tests and metrics). */
@@ -308,7 +308,7 @@ export function createRenderer(o: RendererOptions = {}): Renderer {
     },
     chart: (input, actingAs) => {
       calls.chart++;
-      return renderChart(engine, input, actingAs);
+      return renderChartCached(engine, input, actingAs);
     },
     template: (req) => {
       calls.template++;
@@ -322,10 +322,10 @@ async function defaultEngine(): Promise<HelmEngine> {
   return (await import('../helm-engine/engine.js')).helmEngine();
 }
 
-/** A chart as a release, Helm's answer from the cache when the same input was rendered before: down into chart-release.ts, which renders on the caching engine's view keyed by this input. */
-async function renderChart(engine: CachingEngine, input: ChartReleaseInput, actingAs: string | undefined): Promise<ChartRelease> {
+/** A chart as a release, Helm's answer from the cache when the same input was rendered before: down into chart-render.ts, which renders on the caching engine's view keyed by this input. */
+async function renderChartCached(engine: CachingEngine, input: ChartRenderInput, actingAs: string | undefined): Promise<ChartRender> {
   checkValues(input.values);
-  const { renderChartRelease } = await import('../helm/index.js');
+  const { renderChart } = await import('../helm/index.js');
   const keyed = engine.keyed({ chartDigest: input.chartDigest, lookupAs: actingAs, lookupClient: input.client });
-  return renderChartRelease({ ...input, engine: keyed });
+  return renderChart({ ...input, engine: keyed });
 }

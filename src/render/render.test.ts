@@ -115,8 +115,8 @@ describe('one way through: every caller renders with a renderer', () => {
     });
   }
 
-  test('no module above src/helm (but chart authoring, given its engine) renders with the engine or chart-release.ts directly', () => {
-    const direct = /renderChartRelease\(|helmEngine\(\)\.(render|template)\(|engine\.(render|template)\(/;
+  test('no module above src/helm (but chart authoring, given its engine) renders with the engine or chart-render.ts directly', () => {
+    const direct = /\brenderChart\(|helmEngine\(\)\.(render|template)\(|engine\.(render|template)\(/;
     const offenders = sources(SRC)
       .map((p) => relative(SRC, p))
       // publish/helm-bundle and publish/helm-release render with the engine their caller gives them: the renderer's caching engine.

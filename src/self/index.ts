@@ -10,17 +10,17 @@ export { selfManifests, managerClusterRules, DEFAULT_SELF_NAMESPACE, DEFAULT_SEL
 export { installSelf, statusSelf, uninstallSelf, installedExtensions, type InstallSelfOptions, type InstallSelfResult, type SelfClient, type SelfStatus, type UninstallSelfResult } from './install.js';
 export { planPrune, parseRecord, recordConfigMap, RECORD_NAME, RECORD_LABEL, type InstallRecord, type RecordedObject } from './record.js';
 export {
-  publishRelease,
-  pushRelease,
-  fetchRelease,
-  renderRelease,
-  releaseRepository,
+  publishSelfVersion,
+  pushSelfVersion,
+  fetchSelfVersion,
+  selfVersionManifests,
+  selfVersionRepository,
   validateReleaseObjects,
   sortReleaseTags,
   DEFAULT_RELEASE_REPO,
   RELEASE_REPO_ENV,
   RELEASE_MEDIA_TYPE,
-  type Release,
+  type SelfVersion,
   type ReleaseConfig,
-  type PublishedRelease,
+  type PublishedSelfVersion,
 } from './release.js';

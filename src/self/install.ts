@@ -69,7 +69,7 @@ function ownedByOthers(live: KubeObject | undefined, obj: Pick<RecordedObject, '
   return obj.kind === 'CustomResourceDefinition' && !obj.name.endsWith('.binnacle.dev') && live !== undefined && live.metadata.labels?.['app.kubernetes.io/part-of'] !== 'binnacle';
 }
 
-/** What to install: this binary's manifests (`selfManifests`), or a release's (`fetchRelease`). */
+/** What to install: this binary's manifests (`selfManifests`), or a release's (`fetchSelfVersion`). */
 export interface InstallSelfOptions extends SelfOptions {
   timeoutMs?: number;
   /** A released installation's objects and version, instead of this binary's manifests. */

@@ -5,7 +5,7 @@ import { parseReference, RegistryClient, MediaType, sha256Digest, type ImageRefe
 import { stringify } from 'yaml';
 import { BinnacleError, InputError, ValidationResult } from '../util/errors.js';
 import { aliasLines, BILLION_LAUGHS, BOMB_REASON } from '../util/yaml.test-helper.js';
-import { fetchRelease, publishRelease, releaseRepository, renderRelease, sortReleaseTags, validateReleaseObjects, DEFAULT_RELEASE_REPO, RELEASE_MEDIA_TYPE } from './release.js';
+import { fetchSelfVersion, publishSelfVersion, selfVersionRepository, selfVersionManifests, sortReleaseTags, validateReleaseObjects, DEFAULT_RELEASE_REPO, RELEASE_MEDIA_TYPE } from './release.js';
 
 // An in-memory registry: releases are pushed to it and fetched from it.
 let registry: FakeRegistry;
@@ -49,10 +49,10 @@ const IMAGE = (n: string): string => `${host}/binnacle/binnacle@sha256:${n.repea
 
 test('a published release comes back as the objects of that version, its Deployment running the image by digest', async () => {
   const repository = repo('rel/ok');
-  const a = await publishRelease({ version: '0.0.1', image: IMAGE('a'), repository, client: client() });
-  const b = await publishRelease({ version: '0.0.2', image: IMAGE('b'), repository, client: client() });
+  const a = await publishSelfVersion({ version: '0.0.1', image: IMAGE('a'), repository, client: client() });
+  const b = await publishSelfVersion({ version: '0.0.2', image: IMAGE('b'), repository, client: client() });
   assert.match(a.ref, new RegExp(`^${host}/rel/ok@sha256:[0-9a-f]{64}$`));
-  const got = await fetchRelease({ version: '0.0.1', repository, client: client() });
+  const got = await fetchSelfVersion({ version: '0.0.1', repository, client: client() });
   assert.equal(got.config.image, IMAGE('a'));
   assert.equal(got.config.namespace, 'binnacle-system');
   const d = got.objects.find((o) => o.kind === 'Deployment') as { metadata: { annotations?: Record<string, string> }; spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
@@ -60,41 +60,41 @@ test('a published release comes back as the objects of that version, its Deploym
   assert.equal(d?.metadata.annotations?.['binnacle.dev/release-version'], '0.0.1');
   assert.deepEqual(
     got.objects.map((o) => `${o.kind}/${o.metadata.name ?? ''}`),
-    renderRelease({ version: '0.0.1', image: IMAGE('a') }).objects.map((o) => `${o.kind}/${o.metadata.name ?? ''}`),
+    selfVersionManifests({ version: '0.0.1', image: IMAGE('a') }).objects.map((o) => `${o.kind}/${o.metadata.name ?? ''}`),
     'every object, in apply order',
   );
-  assert.equal((await fetchRelease({ version: '0.0.2', repository, client: client() })).config.image, b.image);
+  assert.equal((await fetchSelfVersion({ version: '0.0.2', repository, client: client() })).config.image, b.image);
 });
 
 test('a tag as the image is pinned to the digest it points at; a missing image says how to push it', async () => {
   await pushArtifact('img/binnacle', 'v9', MediaType.ociConfig, Buffer.from('{}'), []);
-  const r = await publishRelease({ version: '0.0.9', image: `${host}/img/binnacle:v9`, repository: repo('rel/pinned'), client: client() });
+  const r = await publishSelfVersion({ version: '0.0.9', image: `${host}/img/binnacle:v9`, repository: repo('rel/pinned'), client: client() });
   assert.match(r.image, new RegExp(`^${host}/img/binnacle@sha256:[0-9a-f]{64}$`));
-  await rejectsWith(publishRelease({ version: '0.0.9', image: `${host}/img/none:v1`, repository: repo('rel/pinned'), client: client() }), 'SELF_RELEASE_IMAGE', /not found/, /build-self-image/);
+  await rejectsWith(publishSelfVersion({ version: '0.0.9', image: `${host}/img/none:v1`, repository: repo('rel/pinned'), client: client() }), 'SELF_RELEASE_IMAGE', /not found/, /build-self-image/);
 });
 
 test('a version not in the repository names the versions that are, newest first; an empty repository says so', async () => {
   const repository = repo('rel/listed');
-  for (const v of ['0.0.2', '0.0.10', '0.0.1']) await publishRelease({ version: v, image: IMAGE('c'), repository, client: client() });
-  await rejectsWith(fetchRelease({ version: '0.3.0', repository, client: client() }), 'SELF_RELEASE_NOT_FOUND', /release 0\.3\.0 not found in .*rel\/listed; it has: 0\.0\.10, 0\.0\.2, 0\.0\.1\./, /release-self/);
-  await rejectsWith(fetchRelease({ version: '0.3.0', repository: repo('rel/nothing'), client: client() }), 'SELF_RELEASE_NOT_FOUND', /has no releases/, /--release-repo/);
+  for (const v of ['0.0.2', '0.0.10', '0.0.1']) await publishSelfVersion({ version: v, image: IMAGE('c'), repository, client: client() });
+  await rejectsWith(fetchSelfVersion({ version: '0.3.0', repository, client: client() }), 'SELF_RELEASE_NOT_FOUND', /release 0\.3\.0 not found in .*rel\/listed; it has: 0\.0\.10, 0\.0\.2, 0\.0\.1\./, /release-self/);
+  await rejectsWith(fetchSelfVersion({ version: '0.3.0', repository: repo('rel/nothing'), client: client() }), 'SELF_RELEASE_NOT_FOUND', /has no releases/, /--release-repo/);
 });
 
 test('a container image or another artifact under the tag is the wrong type, named', async () => {
   await pushArtifact('rel/mixed', '1.0.0', MediaType.ociConfig, Buffer.from('{}'), []);
-  await rejectsWith(fetchRelease({ version: '1.0.0', repository: repo('rel/mixed'), client: client() }), 'SELF_RELEASE_WRONG_TYPE', /is a container image \(config application\/vnd\.oci\.image\.config\.v1\+json\), not a Binnacle release/, /image repository/);
+  await rejectsWith(fetchSelfVersion({ version: '1.0.0', repository: repo('rel/mixed'), client: client() }), 'SELF_RELEASE_WRONG_TYPE', /is a container image \(config application\/vnd\.oci\.image\.config\.v1\+json\), not a Binnacle release/, /image repository/);
   await pushArtifact('rel/mixed', '2.0.0', 'application/vnd.cncf.helm.config.v1+json', Buffer.from('{}'), []);
-  await rejectsWith(fetchRelease({ version: '2.0.0', repository: repo('rel/mixed'), client: client() }), 'SELF_RELEASE_WRONG_TYPE', /an artifact of type application\/vnd\.cncf\.helm\.config\.v1\+json/);
+  await rejectsWith(fetchSelfVersion({ version: '2.0.0', repository: repo('rel/mixed'), client: client() }), 'SELF_RELEASE_WRONG_TYPE', /an artifact of type application\/vnd\.cncf\.helm\.config\.v1\+json/);
 });
 
 test('a release without the manager Deployment, with a foreign kind, or whose config disagrees with its tag: every problem named', async () => {
-  const full = renderRelease({ version: '3.0.0', image: IMAGE('d') });
+  const full = selfVersionManifests({ version: '3.0.0', image: IMAGE('d') });
   const docs = full.objects.filter((o) => o.kind !== 'Deployment');
   docs.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'token', namespace: 'binnacle-system', labels: { 'app.kubernetes.io/part-of': 'binnacle' } } });
   const yaml = docs.map((o) => `---\n${JSON.stringify(o)}\n`).join('');
   await pushArtifact('rel/bad', '3.0.0', RELEASE_MEDIA_TYPE.config, Buffer.from(JSON.stringify({ ...full.config, version: '2.9.9' })), [{ type: RELEASE_MEDIA_TYPE.manifests, bytes: Buffer.from(yaml) }]);
   await rejectsWith(
-    fetchRelease({ version: '3.0.0', repository: repo('rel/bad'), client: client() }),
+    fetchSelfVersion({ version: '3.0.0', repository: repo('rel/bad'), client: client() }),
     'SELF_RELEASE_INVALID',
     /is not a usable Binnacle release/,
     /config: version: the config says version 2\.9\.9, but the tag is 3\.0\.0/,
@@ -103,24 +103,24 @@ test('a release without the manager Deployment, with a foreign kind, or whose co
     /publish it again/,
   );
   await pushArtifact('rel/bad', '4.0.0', RELEASE_MEDIA_TYPE.config, Buffer.from('not json'), []);
-  await rejectsWith(fetchRelease({ version: '4.0.0', repository: repo('rel/bad'), client: client() }), 'SELF_RELEASE_INVALID', /config: not JSON/, /expected one layer of media type application\/vnd\.binnacle\.release\.manifests\.v1\+yaml, found 0/);
+  await rejectsWith(fetchSelfVersion({ version: '4.0.0', repository: repo('rel/bad'), client: client() }), 'SELF_RELEASE_INVALID', /config: not JSON/, /expected one layer of media type application\/vnd\.binnacle\.release\.manifests\.v1\+yaml, found 0/);
 });
 
 test('a release manifest with more than 100 YAML aliases is read; an alias bomb in it is named', async () => {
-  const full = renderRelease({ version: '5.0.0', image: IMAGE('e') });
+  const full = selfVersionManifests({ version: '5.0.0', image: IMAGE('e') });
   const yaml = full.objects.map((o, i) => `---\n${stringify(o)}${i === 0 ? aliasLines(300) : ''}`).join('');
   const config = Buffer.from(JSON.stringify(full.config));
   await pushArtifact('rel/aliases', '5.0.0', RELEASE_MEDIA_TYPE.config, config, [{ type: RELEASE_MEDIA_TYPE.manifests, bytes: Buffer.from(yaml) }]);
-  const got = await fetchRelease({ version: '5.0.0', repository: repo('rel/aliases'), client: client() });
+  const got = await fetchSelfVersion({ version: '5.0.0', repository: repo('rel/aliases'), client: client() });
   assert.equal(got.objects.length, full.objects.length);
   assert.equal((got.objects[0] as { aliases?: unknown[] }).aliases?.length, 300);
   const bomb = `${yaml}---\n${BILLION_LAUGHS}`;
   await pushArtifact('rel/aliases', '5.0.1', RELEASE_MEDIA_TYPE.config, Buffer.from(JSON.stringify({ ...full.config, version: '5.0.1' })), [{ type: RELEASE_MEDIA_TYPE.manifests, bytes: Buffer.from(bomb) }]);
-  await rejectsWith(fetchRelease({ version: '5.0.1', repository: repo('rel/aliases'), client: client() }), 'SELF_RELEASE_INVALID', new RegExp(`error \\[release\\.yaml\\] binnacle\\.yaml: document ${full.objects.length}: ${BOMB_REASON.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`));
+  await rejectsWith(fetchSelfVersion({ version: '5.0.1', repository: repo('rel/aliases'), client: client() }), 'SELF_RELEASE_INVALID', new RegExp(`error \\[release\\.yaml\\] binnacle\\.yaml: document ${full.objects.length}: ${BOMB_REASON.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\n`));
 });
 
 test('validateReleaseObjects: an image not pinned by digest, objects outside the namespace, objects not labelled as Binnacle', () => {
-  const r = renderRelease({ version: '1.0.0', image: 'example.com/binnacle:1.0.0' });
+  const r = selfVersionManifests({ version: '1.0.0', image: 'example.com/binnacle:1.0.0' });
   const objects = r.objects.map((o) => (o.kind === 'Service' ? { ...o, metadata: { ...o.metadata, namespace: 'elsewhere' } } : o.kind === 'ClusterRole' ? { ...o, metadata: { ...o.metadata, labels: {} } } : o));
   const res = new ValidationResult('release');
   validateReleaseObjects(objects, r.config, res);
@@ -129,19 +129,19 @@ test('validateReleaseObjects: an image not pinned by digest, objects outside the
   assert.match(text, /Service binnacle-catalogs: metadata\.namespace is elsewhere, but the release installs into binnacle-system/);
   assert.match(text, /ClusterRole binnacle-manager: metadata\.labels\["app\.kubernetes\.io\/part-of"\] must be "binnacle"/);
   const clean = new ValidationResult('release');
-  const pinned = renderRelease({ version: '1.0.0', image: IMAGE('e') });
+  const pinned = selfVersionManifests({ version: '1.0.0', image: IMAGE('e') });
   validateReleaseObjects(pinned.objects, pinned.config, clean);
   assert.ok(clean.ok, clean.render());
 });
 
 test('the release repository: the flag, else $BINNACLE_RELEASE_REPO, else the default; never a tag', () => {
-  assert.equal(releaseRepository('reg.example:5000/team/rel', {}).repository, 'team/rel');
-  assert.equal(releaseRepository(undefined, { BINNACLE_RELEASE_REPO: 'reg.example/from-env' }).repository, 'from-env');
-  const d = releaseRepository(undefined, {});
+  assert.equal(selfVersionRepository('reg.example:5000/team/rel', {}).repository, 'team/rel');
+  assert.equal(selfVersionRepository(undefined, { BINNACLE_RELEASE_REPO: 'reg.example/from-env' }).repository, 'from-env');
+  const d = selfVersionRepository(undefined, {});
   assert.equal(`${d.registry}/${d.repository}`, DEFAULT_RELEASE_REPO);
   assert.equal(d.tag, undefined);
-  assert.throws(() => releaseRepository('reg.example:5000/team/rel:0.1.0', {}), (e: unknown) => e instanceof InputError && e.field === 'releaseRepo' && /^releaseRepo: reg\.example:5000\/team\/rel:0\.1\.0: name a repository \(registry\/path\), no tag or digest/.test(e.message));
-  assert.throws(() => releaseRepository(undefined, { BINNACLE_RELEASE_REPO: 'reg.example/rel@sha256:' + 'f'.repeat(64) }), /\$BINNACLE_RELEASE_REPO/);
+  assert.throws(() => selfVersionRepository('reg.example:5000/team/rel:0.1.0', {}), (e: unknown) => e instanceof InputError && e.field === 'releaseRepo' && /^releaseRepo: reg\.example:5000\/team\/rel:0\.1\.0: name a repository \(registry\/path\), no tag or digest/.test(e.message));
+  assert.throws(() => selfVersionRepository(undefined, { BINNACLE_RELEASE_REPO: 'reg.example/rel@sha256:' + 'f'.repeat(64) }), /\$BINNACLE_RELEASE_REPO/);
 });
 
 test('release tags sort newest first by semver, other tags after', () => {

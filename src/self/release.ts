@@ -9,8 +9,8 @@
  * and holds `{version, image, namespace, binnacleVersion}`, and one layer
  * `RELEASE_MEDIA_TYPE.manifests`: every object of the installation as multi-document YAML,
  * rendered by the binary that published it (its CRDs, RBAC, and the Deployment pointing at the
- * image by digest). `publishRelease` renders and pushes one (`binnacle release-self`, or
- * `build-self-image --release V`), through `pushRelease`; `fetchRelease` pulls one and checks
+ * image by digest). `publishSelfVersion` renders and pushes one (`binnacle release-self`, or
+ * `build-self-image --release V`), through `pushSelfVersion`; `fetchSelfVersion` pulls one and checks
  * it, gathering every problem, before `installSelf` applies its objects through the one install
  * path.
  */
@@ -48,7 +48,7 @@ export interface ReleaseConfig {
   binnacleVersion: string;
 }
 
-export interface Release {
+export interface SelfVersion {
   version: string;
   /** The release artifact, by digest. */
   ref: string;
@@ -61,7 +61,7 @@ export interface Release {
  * The release repository: the option (`releaseRepo`, which the CLI says as its flag), else
  * `$BINNACLE_RELEASE_REPO`, else the default; a repository, no tag.
  */
-export function releaseRepository(releaseRepo?: string, env: NodeJS.ProcessEnv = process.env): ImageReference {
+export function selfVersionRepository(releaseRepo?: string, env: NodeJS.ProcessEnv = process.env): ImageReference {
   const envRepo = env[RELEASE_REPO_ENV];
   const fromOption = releaseRepo !== undefined && releaseRepo !== '';
   const [repo, from] = fromOption ? [releaseRepo, ''] : envRepo !== undefined && envRepo !== '' ? [envRepo, `$${RELEASE_REPO_ENV} `] : [DEFAULT_RELEASE_REPO, 'the default release repository '];
@@ -90,7 +90,7 @@ export function sortReleaseTags(tags: readonly string[]): string[] {
 }
 
 /** The release's objects: this binary's manifests for `image`, the Deployment marked with the version. */
-export function renderRelease(o: { version: string; image: string; namespace?: string }): { config: ReleaseConfig; objects: KubeObject[] } {
+export function selfVersionManifests(o: { version: string; image: string; namespace?: string }): { config: ReleaseConfig; objects: KubeObject[] } {
   const namespace = o.namespace ?? DEFAULT_SELF_NAMESPACE;
   const objects = selfManifests({ namespace, image: o.image }).map((obj) =>
     obj.kind === 'Deployment' ? { ...obj, metadata: { ...obj.metadata, annotations: { ...(obj.metadata.annotations ?? {}), [ANNOTATION_RELEASE_VERSION]: o.version } } } : obj,
@@ -113,7 +113,7 @@ async function pinImage(client: RegistryClient, image: string): Promise<string> 
   }
 }
 
-export interface PublishedRelease {
+export interface PublishedSelfVersion {
   version: string;
   /** The release artifact, by digest. */
   ref: string;
@@ -122,15 +122,15 @@ export interface PublishedRelease {
 }
 
 /** Pushes the release of `version` running `image` (pinned by digest) to `repository:version`. */
-export async function publishRelease(o: { version: string; image: string; repository: ImageReference; client?: RegistryClient; namespace?: string }): Promise<PublishedRelease> {
+export async function publishSelfVersion(o: { version: string; image: string; repository: ImageReference; client?: RegistryClient; namespace?: string }): Promise<PublishedSelfVersion> {
   checkVersion(o.version);
   const client = o.client ?? new RegistryClient();
   const image = await pinImage(client, o.image);
-  return pushRelease(renderRelease({ version: o.version, image, ...(o.namespace === undefined ? {} : { namespace: o.namespace }) }), o.repository, client);
+  return pushSelfVersion(selfVersionManifests({ version: o.version, image, ...(o.namespace === undefined ? {} : { namespace: o.namespace }) }), o.repository, client);
 }
 
-/** Pushes rendered release objects as the artifact `repository:config.version`, unchecked (`fetchRelease` checks). */
-export async function pushRelease(rendered: { config: ReleaseConfig; objects: readonly KubeObject[] }, repository: ImageReference, client: RegistryClient = new RegistryClient()): Promise<PublishedRelease> {
+/** Pushes rendered release objects as the artifact `repository:config.version`, unchecked (`fetchSelfVersion` checks). */
+export async function pushSelfVersion(rendered: { config: ReleaseConfig; objects: readonly KubeObject[] }, repository: ImageReference, client: RegistryClient = new RegistryClient()): Promise<PublishedSelfVersion> {
   const { version, image } = rendered.config;
   checkVersion(version);
   const configBytes = Buffer.from(JSON.stringify(rendered.config));
@@ -260,7 +260,7 @@ export function validateReleaseObjects(docs: readonly unknown[], config: Release
 }
 
 /** Pulls the release of `version` from `repository` and checks it; every problem named, with what to do. */
-export async function fetchRelease(o: { version: string; repository: ImageReference; client?: RegistryClient }): Promise<Release> {
+export async function fetchSelfVersion(o: { version: string; repository: ImageReference; client?: RegistryClient }): Promise<SelfVersion> {
   checkVersion(o.version);
   const client = o.client ?? new RegistryClient();
   const tagged: ImageReference = { ...o.repository, tag: o.version, digest: undefined };

@@ -14,7 +14,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it, after } from 'node:test';
-import { createHelmEngine, HelmError, type RenderRequest } from '../../src/helm-engine/index.js';
+import { createHelmEngine, HelmError, type TemplateRequest } from '../../src/helm-engine/index.js';
 
 const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? path.resolve(import.meta.dirname, '../../../shared/corpus/charts');
 const HELM = path.resolve(import.meta.dirname, '../../.cache/bin/helm');
@@ -23,7 +23,7 @@ interface Case {
   chart: string;
   label: string;
   args: string[];
-  req: RenderRequest;
+  req: TemplateRequest;
 }
 
 interface Outcome {

@@ -15,7 +15,7 @@ import { gunzipSync } from 'node:zlib';
 import { buildImage, pushImage, RegistryClient } from '../../src/oci/index.js';
 import type { ImageManifest } from '../../src/oci/manifest.js';
 import { buildSelfImage, productionPackages } from '../../src/self/image.js';
-import { fetchRelease, publishRelease, releaseRepository } from '../../src/self/release.js';
+import { fetchSelfVersion, publishSelfVersion, selfVersionRepository } from '../../src/self/release.js';
 import { e2eRegistry, uniqueName } from './env.js';
 
 const client = new RegistryClient({ insecure: true });
@@ -102,10 +102,10 @@ describe('self image', () => {
   test('the release published beside the built image runs it by digest', async () => {
     const target = `${e2eRegistry()}/${uniqueName('binnacle')}/binnacle:e2e`;
     const img = await buildSelfImage({ root, base, target, client });
-    const repository = releaseRepository(`${target.replace(/:e2e$/, '')}-release`);
-    const rel = await publishRelease({ version: '1.2.3', image: img.ref, repository, client });
+    const repository = selfVersionRepository(`${target.replace(/:e2e$/, '')}-release`);
+    const rel = await publishSelfVersion({ version: '1.2.3', image: img.ref, repository, client });
     assert.equal(rel.image, img.ref);
-    const got = await fetchRelease({ version: '1.2.3', repository, client });
+    const got = await fetchSelfVersion({ version: '1.2.3', repository, client });
     const d = got.objects.find((o) => o.kind === 'Deployment') as { spec: { template: { spec: { containers: { image: string }[] } } } } | undefined;
     assert.equal(d?.spec.template.spec.containers[0]?.image, img.ref);
     assert.equal(got.config.version, '1.2.3');

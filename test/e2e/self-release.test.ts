@@ -20,7 +20,7 @@ import { promisify } from 'node:util';
 import type { KubeClient } from '../../src/kube/client.js';
 import type { KubeObject } from '../../src/kube/types.js';
 import { buildImage, parseReference, pushImage, RegistryClient } from '../../src/oci/index.js';
-import { pushRelease, renderRelease } from '../../src/self/index.js';
+import { pushSelfVersion, selfVersionManifests } from '../../src/self/index.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, uniqueName } from './env.js';
 
 const run = promisify(execFile);
@@ -124,8 +124,8 @@ describe('install-self --version', () => {
     assert.deepEqual((await new RegistryClient({ insecure: true }).listTags(releaseRepo)).sort(), ['0.0.1', '0.0.2']);
 
     // This test's 0.0.1 also has a ClusterRole and a CRD that 0.0.2 drops (as a later release may).
-    const rendered = renderRelease({ version: '0.0.1', image: r1.image });
-    const extended = await pushRelease({ config: rendered.config, objects: [...rendered.objects, LEGACY_ROLE, LEGACY_CRD] }, parseReference(releaseRepo), new RegistryClient({ insecure: true }));
+    const rendered = selfVersionManifests({ version: '0.0.1', image: r1.image });
+    const extended = await pushSelfVersion({ config: rendered.config, objects: [...rendered.objects, LEGACY_ROLE, LEGACY_CRD] }, parseReference(releaseRepo), new RegistryClient({ insecure: true }));
     assert.notEqual(extended.ref, r1.ref);
   });
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { DeclarativeConfig } from '../../catalog/index.js';
-import type { ImagePuller, RenderFailure } from '../../catalog-render/index.js';
+import type { ImagePuller, ConversionFailure } from '../../catalog-render/index.js';
 import { BinnacleError, InputError, UsageError, ValidationResult } from '../../util/errors.js';
 import { toJson } from '../../util/output.js';
 import type { CliContext } from '../context.js';
@@ -20,7 +20,7 @@ const DEFAULT_CACHE = path.join('.cache', 'images');
 const DEFAULT_MAX_FILE_SIZE = '256Mi';
 const maxFileSizeHelp = 'refuse catalog files larger than this (bytes, or with Ki/Mi/Gi)';
 
-function reportFailures(ctx: CliContext, failures: readonly RenderFailure[]): void {
+function reportFailures(ctx: CliContext, failures: readonly ConversionFailure[]): void {
   for (const f of failures) ctx.err(`error [${f.reason}]${f.package === undefined ? '' : ` package ${f.package}:`} ${f.message}\n`);
 }
 
@@ -100,11 +100,11 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (sources: string[], o: { output: 'json' | 'yaml'; bundleImage?: string; maxFileSize: number; cacheDir: string }) => {
       const format = o.output;
-      const { allFbcSources, renderFbcJson } = await import('../../catalog-render/render-fbc.js');
+      const { allFbcSources, toFbc } = await import('../../catalog-render/render-fbc.js');
       if (format === 'json' && (await allFbcSources(sources))) {
         // FBC in, JSON out: written record by record, without holding the catalog.
         keepYoungGenerationSmall();
-        const r = await renderFbcJson(sources, { maxFileBytes: o.maxFileSize }, ctx.out);
+        const r = await toFbc(sources, { maxFileBytes: o.maxFileSize }, ctx.out);
         reportFailures(ctx, r.failures);
         if (!r.rendered && r.failures.length > 0) throw renderFailed(sources, r.failures.length);
         const failed = new Set(r.failures.map((f) => f.source)).size;
@@ -126,7 +126,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
     .option('--cache-dir <dir>', 'where pulled images are unpacked', DEFAULT_CACHE)
     .action(async (kind: string, file: string, o: { output: 'json' | 'yaml'; cacheDir: string }) => {
       const format = o.output;
-      const [{ formatFbc }, { imageBundleRenderer, renderBasicTemplate, renderSemverTemplate }] = await Promise.all([import('../../catalog/write.js'), import('../../catalog-render/index.js')]);
+      const [{ formatFbc }, { imageBundleRenderer, expandBasicTemplate, expandSemverTemplate }] = await Promise.all([import('../../catalog/write.js'), import('../../catalog-render/index.js')]);
       if (kind !== 'basic' && kind !== 'semver') throw new UsageError(`template kind "${kind}": expected basic or semver`);
       let text: string;
       try {
@@ -135,7 +135,7 @@ export function registerCatalogCommands(program: Command, ctx: CliContext): void
         throw new InputError('TEMPLATE_READ', `cannot read: ${err instanceof Error ? err.message : String(err)}`, { file });
       }
       const renderImage = imageBundleRenderer({ pull, cacheDir: o.cacheDir });
-      const cfg = kind === 'basic' ? await renderBasicTemplate(text, file, renderImage) : await renderSemverTemplate(text, file, renderImage);
+      const cfg = kind === 'basic' ? await expandBasicTemplate(text, file, renderImage) : await expandSemverTemplate(text, file, renderImage);
       ctx.out(formatFbc(cfg, format));
     });
 

@@ -48,8 +48,8 @@ export function registerHelmReleaseCommand(helm: Command, ctx: CliContext): void
     .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json'], 'text'))
     .action(withFlagNames(RELEASE_FLAGS, async (chart: string, f: Flags) => {
-      const [{ releaseChart, describeChangedDefault }, { RegistryClient }, { createRenderer }] = await Promise.all([import('../../publish/helm-release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
-      const res = await releaseChart({
+      const [{ publishChartVersion, describeChangedDefault }, { RegistryClient }, { createRenderer }] = await Promise.all([import('../../publish/helm-release/index.js'), import('../../oci/index.js'), import('../../render/index.js')]);
+      const res = await publishChartVersion({
         chart,
         // The chart's renders (RBAC, CRDs) go through the renderer's caching engine.
         engine: createRenderer().engine,

@@ -36,14 +36,14 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--olmv1-installer <namespace/name>', "the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension naming none installs as (the manager's --olmv1-installer; docs/from-olm-v1.md)")
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; timeout: number; olmv1Installer?: string }) => {
-      const { installSelf, fetchRelease, releaseRepository } = await self();
+      const { installSelf, fetchSelfVersion, selfVersionRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
       if (flags.version !== undefined && flags.insecureRegistry !== undefined) throw new UsageError("--insecure-registry and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
-      let release: Awaited<ReturnType<typeof fetchRelease>> | undefined;
+      let release: Awaited<ReturnType<typeof fetchSelfVersion>> | undefined;
       if (flags.version !== undefined) {
-        const repository = releaseRepository(flags.releaseRepo);
-        release = await fetchRelease({ version: flags.version, repository, client: await registryClient(ctx, flags.insecure) });
+        const repository = selfVersionRepository(flags.releaseRepo);
+        release = await fetchSelfVersion({ version: flags.version, repository, client: await registryClient(ctx, flags.insecure) });
         if (flags.namespace !== undefined && flags.namespace !== release.config.namespace) {
           throw new UsageError(`--namespace ${flags.namespace}: release ${flags.version} installs into namespace ${release.config.namespace} (its manifests are rendered for it); drop --namespace, or publish a release for ${flags.namespace} with \`binnacle release-self -n ${flags.namespace}\``);
         }
@@ -78,8 +78,8 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: { version: string; image: string; releaseRepo?: string; namespace: string; insecure?: boolean; output: string }) => {
-      const { publishRelease, releaseRepository } = await self();
-      const r = await publishRelease({ version: flags.version, image: flags.image, repository: releaseRepository(flags.releaseRepo), namespace: flags.namespace, client: await registryClient(ctx, flags.insecure) });
+      const { publishSelfVersion, selfVersionRepository } = await self();
+      const r = await publishSelfVersion({ version: flags.version, image: flags.image, repository: selfVersionRepository(flags.releaseRepo), namespace: flags.namespace, client: await registryClient(ctx, flags.insecure) });
       printData(ctx, flags.output, { value: r, headers: ['version', 'release', 'image'], rows: [[r.version, r.ref, r.image]] });
       ctx.err(`• install it with \`binnacle install-self --version ${r.version}${flags.releaseRepo === undefined ? '' : ` --release-repo ${flags.releaseRepo}`}\`\n`);
     }));
@@ -112,11 +112,11 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
       if (flags.release === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --release');
       if (flags.release !== undefined && flags.variant !== 'manager') throw new UsageError('--release publishes the manager: it goes with --variant manager');
       const { buildSelfImage } = await import('../../self/image.js');
-      const { publishRelease, releaseRepository } = await self();
-      const repository = flags.release === undefined ? undefined : releaseRepository(flags.releaseRepo);
+      const { publishSelfVersion, selfVersionRepository } = await self();
+      const repository = flags.release === undefined ? undefined : selfVersionRepository(flags.releaseRepo);
       const client = await registryClient(ctx, flags.insecure);
       const img = await buildSelfImage({ root: resolve(flags.root), base: flags.base, target: flags.tag, client, variant: flags.variant });
-      const rel = flags.release === undefined || repository === undefined ? undefined : await publishRelease({ version: flags.release, image: img.ref, repository, client });
+      const rel = flags.release === undefined || repository === undefined ? undefined : await publishSelfVersion({ version: flags.release, image: img.ref, repository, client });
       printData(ctx, flags.output, {
         value: { ...img, ...(rel === undefined ? {} : { release: rel }) },
         headers: ['image', 'base', 'layers', 'release'],

@@ -30,7 +30,7 @@ function driftRows(o: ObjectDriftView): HTMLTableRowElement[] {
 }
 
 /** One release's drift. */
-export function renderReleaseDrift(into: HTMLElement, d: ReleaseDriftView, note?: string): void {
+export function drawReleaseDrift(into: HTMLElement, d: ReleaseDriftView, note?: string): void {
   const title = `Release ${d.namespace}/${d.release}${d.revision === undefined ? '' : ` — revision ${d.revision} (${d.chart ?? ''})`}`;
   append(into, heading('h3', {}, title, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
   if (d.message !== undefined) append(into, h('p', { class: 'muted' }, d.message));
@@ -59,8 +59,8 @@ export function driftSection(into: HTMLElement, path: string, ids: { button: str
           clear(out);
           if ('releases' in d) {
             if (d.releases.length === 0) append(out, h('p', { class: 'muted' }, 'Nothing installed yet: no release to compare.'));
-            for (const r of d.releases) renderReleaseDrift(out, r, `(package ${r.package}; ${r.neededBy})`);
-          } else renderReleaseDrift(out, d);
+            for (const r of d.releases) drawReleaseDrift(out, r, `(package ${r.package}; ${r.neededBy})`);
+          } else drawReleaseDrift(out, d);
           check.disabled = false;
         },
         (err: unknown) => {

@@ -88,7 +88,7 @@ function arrayBox(f: FormField, path: string, state: { items: FieldState[] }): H
 }
 
 /** The form's fields (the root object's) for `state`. */
-export function renderForm(form: FormField, state: FieldState): HTMLElement {
+export function drawForm(form: FormField, state: FieldState): HTMLElement {
   const root = h('div', { class: 'generated-form', 'data-path': '' });
   if ('fields' in state) append(root, ...objectFields(form, '', state));
   return root;

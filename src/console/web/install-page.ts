@@ -11,7 +11,7 @@ import { routes } from '../contract/routes.js';
 
 const MARK: Record<string, string> = { create: '+', update: '~', unchanged: '=', delete: '-' };
 
-export function renderPlan(into: HTMLElement, plan: PlanView): void {
+export function drawPlan(into: HTMLElement, plan: PlanView): void {
   clear(into);
   append(into, title('h2', {}, 'Plan'));
   for (const w of plan.warnings) append(into, alert('warning', {}, w));
@@ -65,7 +65,7 @@ export async function installPage(root: HTMLElement, catalog: string, pkg: strin
       planButton.disabled = true;
       api<PlanView>('POST', routes.plan(), values()).then(
         (plan) => {
-          renderPlan(planBox, plan);
+          drawPlan(planBox, plan);
           install.disabled = false;
           planButton.disabled = false;
         },

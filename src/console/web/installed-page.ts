@@ -9,7 +9,7 @@
 import { api, ApiError, seg } from './api.js';
 import { alert, append, button, clear, descriptionList, emptyState, field, h, linkButton, table, title } from './dom.js';
 import { driftSection } from './drift-view.js';
-import { renderPlan } from './install-page.js';
+import { drawPlan } from './install-page.js';
 import { liveRefresh, redrawWhenChanged } from './live-refresh.js';
 import { errorText, healthLabel, sendButton, showError } from './status.js';
 import type { PendingPlan } from '../../api/approval.js';
@@ -88,7 +88,7 @@ function upgradeForm(into: HTMLElement, d: ExtensionDetail): void {
       out.textContent = 'Planning…';
       api<PlanView>('POST', routes.plan(), values()).then(
         (plan) => {
-          renderPlan(out, plan);
+          drawPlan(out, plan);
           apply.disabled = false;
         },
         (err: unknown) => {
@@ -121,7 +121,7 @@ interface RollbackPreview {
   dataAtRisk: boolean;
 }
 
-/** The Helm revisions of each release of the extension's set (read from the release Secrets). */
+/** The Helm revisions of each release of the extension's set (read from the revision records). */
 async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
   try {
     const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', routes.extensionPart(name, 'revisions'));

@@ -6,7 +6,7 @@
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
 
-export function renderMarkdown(into: HTMLElement, markdown: string): void {
+export function drawMarkdown(into: HTMLElement, markdown: string): void {
   const html = marked.parse(markdown, { async: false, gfm: true });
   const clean = DOMPurify.sanitize(html, { USE_PROFILES: { html: true }, FORBID_TAGS: ['style', 'form', 'input', 'button'], FORBID_ATTR: ['style'] });
   into.innerHTML = clean;

@@ -2,7 +2,7 @@
 import { api, seg } from './api.js';
 import { alert, append, clear, descriptionList, h, label, linkButton, table, title } from './dom.js';
 import { drawGraph, upgradePathText } from './graph-svg.js';
-import { renderMarkdown } from './markdown.js';
+import { drawMarkdown } from './markdown.js';
 import type { Gvk, PackagePage } from '../contract/api-types.js';
 import { routes } from '../contract/routes.js';
 
@@ -11,7 +11,7 @@ const gvk = (g: Gvk): string => `${g.group === '' ? 'core' : g.group}/${g.versio
 export async function packagePage(root: HTMLElement, catalog: string, name: string): Promise<void> {
   const p = await api<PackagePage>('GET', routes.packagePage(catalog, name));
   const description = h('div', { class: 'markdown', id: 'description' });
-  renderMarkdown(description, p.description);
+  drawMarkdown(description, p.description);
   const head = p.channels.find((c) => c.name === p.defaultChannel)?.head;
   const headBundle = p.bundles.find((b) => b.name === head) ?? p.bundles[0];
   clear(root);

@@ -90,7 +90,7 @@ function revisionSection(rev: RevisionView): HTMLElement {
 }
 
 /** One release's revisions, into `into`. */
-export function renderTimeline(into: HTMLElement, t: ReleaseTimeline, note?: string): void {
+export function drawTimeline(into: HTMLElement, t: ReleaseTimeline, note?: string): void {
   append(into, heading('h2', { 'data-timeline-release': `${t.namespace}/${t.release}` }, `Release ${t.namespace}/${t.release}`, note === undefined ? undefined : h('span', { class: 'muted' }, ` ${note}`)));
   if (t.revisions.length === 0) append(into, h('p', { class: 'muted' }, 'No revisions: nothing of it is installed.'));
   for (const rev of t.revisions) append(into, revisionSection(rev));
@@ -125,7 +125,7 @@ export function extensionTimelinePage(root: HTMLElement, name: string, bundleDep
     h('a', { href: `#/installed/${seg(name)}` }, `← Extension ${name}`),
     async (into) => {
       const t = await api<ExtensionTimeline>('GET', routes.extensionPart(name, 'timeline', { bundleDeployment }));
-      for (const r of t.releases) renderTimeline(into, r, `(package ${r.package}; ${r.neededBy})`);
+      for (const r of t.releases) drawTimeline(into, r, `(package ${r.package}; ${r.neededBy})`);
     },
     { kinds: ['ClusterExtension', 'BundleDeployment'], concerns: (ev) => ev.name === (ev.kind === 'BundleDeployment' ? bundleDeployment : name) },
   );
@@ -142,7 +142,7 @@ export function resourceTimelinePage(root: HTMLElement, crd: string, namespace: 
     `Timeline of ${namespace}/${name}`,
     h('a', { href: `#/crd/${seg(crd)}` }, `← ${crd}`),
     async (into) => {
-      renderTimeline(into, await api<ReleaseTimeline>('GET', routes.resourcePart(crd, name, 'timeline', namespace)));
+      drawTimeline(into, await api<ReleaseTimeline>('GET', routes.resourcePart(crd, name, 'timeline', namespace)));
     },
     { kinds: [], crds: [crd], concerns: (ev) => ev.kind === liveKindOfCrd(crd) && ev.name === name && ev.namespace === namespace },
   );

@@ -15,7 +15,7 @@ import type { CrdView, ResourceDeletePreview, ResourceSummary } from '../contrac
 import { api, ApiError, seg } from './api.js';
 import { alert, append, button, clear, control, emptyState, h, linkButton, table, tabs, title } from './dom.js';
 import { driftSection } from './drift-view.js';
-import { renderForm, showFieldErrors } from './form-view.js';
+import { drawForm, showFieldErrors } from './form-view.js';
 import { errorText, showError } from './status.js';
 import { routes } from '../contract/routes.js';
 
@@ -149,9 +149,9 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
   const messages = h('div', { id: 'cr-messages' });
   const editorBox = h('div', {}, h('div', { class: 'form-field', 'data-path': 'metadata.name' }, h('label', {}, h('span', { class: 'pf-v6-c-form__label-text' }, 'Name *'), control(name))), v.namespaced ? h('div', { class: 'form-field', 'data-path': 'metadata.namespace' }, h('label', {}, h('span', { class: 'pf-v6-c-form__label-text' }, 'Namespace *'), control(namespace))) : undefined, formBox, yamlBox);
 
-  const drawForm = (): void => {
+  const redrawForm = (): void => {
     clear(formBox);
-    append(formBox, renderForm(form, state));
+    append(formBox, drawForm(form, state));
   };
   /** The object the form describes; undefined (with the problems shown) when some field cannot be read. */
   const fromForm = (): Rec | undefined => {
@@ -184,7 +184,7 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
     if (edit === undefined && typeof meta.namespace === 'string') namespace.value = meta.namespace;
     state = initialState(form, obj);
     mode = 'form';
-    drawForm();
+    redrawForm();
     formBox.hidden = false;
     yamlBox.hidden = true;
     modeTabs.select(formTab);
@@ -225,7 +225,7 @@ export async function resourceEditor(root: HTMLElement, crd: string, edit?: { na
     );
   }, { id: 'cr-submit' }, 'primary');
 
-  drawForm();
+  redrawForm();
   clear(root);
   append(
     root,

@@ -8,10 +8,10 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { parseManifest, ReleaseRecords, releaseSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
+import { parseManifest, ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
 import { crdOf } from '../../apply/crd.test-helper.js';
 import { withChartDir } from '../../helm/chart-source/fixtures.test-helper.js';
-import type { ChartRelease, ChartReleaseInput } from '../../helm/chart-release.js';
+import type { ChartRender, ChartRenderInput } from '../../helm/chart-render.js';
 import { HelmError } from '../../helm-engine/errors.js';
 import { helmEngine } from '../../helm-engine/engine.js';
 import { createRenderer, type Renderer } from '../../render/index.js';
@@ -31,8 +31,8 @@ const SECRET_MANIFEST = '---\n# Source: pg/templates/secret.yaml\napiVersion: v1
 /** Helm's chart object as a record keeps it (a chart with templates: what tells a chart release's record from a bundle's). */
 const CHART = { metadata: { name: 'pg', version: '1.0.0', apiVersion: 'v2' }, templates: [{ name: 'templates/secret.yaml', data: '' }], values: {} };
 
-/** Helm's answer for `manifest`: its objects (as chart-release.ts parses them), its content and notes. */
-function rendered(manifest: string, hooks: { name: string; manifest: string; events?: string[] }[] = []): ChartRelease {
+/** Helm's answer for `manifest`: its objects (as chart-render.ts parses them), its content and notes. */
+function rendered(manifest: string, hooks: { name: string; manifest: string; events?: string[] }[] = []): ChartRender {
   return {
     objects: parseManifest(manifest, 'test'),
     content: { chart: CHART, manifest, notes: 'hello', hooks: hooks.map((h) => ({ name: h.name, manifest: h.manifest, kind: 'ConfigMap', path: `templates/${h.name}.yaml`, events: h.events ?? ['pre-install'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 })) },
@@ -47,7 +47,7 @@ interface SetupOptions {
   kind?: Partial<HelmKind>;
   unconfined?: boolean;
   cr?: Partial<KubeObject> & { spec?: Record<string, unknown> };
-  render?: (input: ChartReleaseInput) => Promise<ChartRelease>;
+  render?: (input: ChartRenderInput) => Promise<ChartRender>;
   realRender?: boolean;
   /** The renderer the real render port renders with (default: the reconciler's own). */
   renderer?: Renderer;
@@ -60,7 +60,7 @@ interface SetupOptions {
 
 interface Setup {
   cluster: FakeCluster;
-  renders: ChartReleaseInput[];
+  renders: ChartRenderInput[];
   reconciler: HelmReleaseReconciler;
   records: ReleaseRecords;
   /** The digest the input-digest port answers: change it to change the inputs. */
@@ -74,7 +74,7 @@ function setup(opts: SetupOptions = {}): Setup {
   cluster.put(crdOf({ group: 'example.com', kind: 'Pushgateway', plural: 'pushgateways' }, {}));
   if (opts.serviceAccount !== false) cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'team-a', name: 'releaser' } });
   cluster.put({ apiVersion: CR.apiVersion, kind: CR.kind, metadata: { namespace: 'team-a', name: 'pg', uid: 'u1', finalizers: [UNINSTALL_FINALIZER] }, spec: { replicas: 1 }, ...opts.cr });
-  const renders: ChartReleaseInput[] = [];
+  const renders: ChartRenderInput[] = [];
   const events: Setup['events'] = [];
   const digest = { value: 'sha256:input-1' };
   const kind: HelmKind = {
@@ -103,7 +103,7 @@ function setup(opts: SetupOptions = {}): Setup {
         ? {}
         : {
             inputDigest: () => Promise.resolve(digest.value),
-            render: (input: ChartReleaseInput) => {
+            render: (input: ChartRenderInput) => {
               renders.push(input);
               return opts.render?.(input) ?? Promise.resolve(rendered(SECRET_MANIFEST));
             },
@@ -671,7 +671,7 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20)).toString('base64');
     const ours = { 'binnacle.dev/owner-kind': 'Pushgateway', 'binnacle.dev/owner-name': 'pg', 'binnacle.dev/owner-namespace': 'team-a' };
     s.cluster.put({ apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1', metadata: { namespace: 'team-a', name: 'sh.helm.release.v1.pg.v7', labels: { ...ours, owner: 'helm', name: 'pg', version: '7', status: 'deployed' } }, data: { release: Buffer.from(bomb).toString('base64') } });
-    const forged = releaseSecret(
+    const forged = revisionRecordSecret(
       { name: 'pg', namespace: 'team-a', version: 1e21, status: 'failed', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1' }, config: {}, manifest: '', content: { chart: {}, manifest: '', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
       { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' },
       new Date(),
@@ -713,8 +713,8 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     const s = setup();
     const owner = { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' };
     const base = { name: 'pg', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, inputDigest: 'sha256:input-1' };
-    s.cluster.put(releaseSecret({ ...base, version: 1, status: 'superseded', manifest: SECRET_MANIFEST }, owner, new Date(), 'created'));
-    s.cluster.put(releaseSecret({ ...base, version: 2, status: 'deployed', manifest: `${SECRET_MANIFEST}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sneaky\n  namespace: kube-system\n` }, owner, new Date(), 'created'));
+    s.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'superseded', manifest: SECRET_MANIFEST }, owner, new Date(), 'created'));
+    s.cluster.put(revisionRecordSecret({ ...base, version: 2, status: 'deployed', manifest: `${SECRET_MANIFEST}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sneaky\n  namespace: kube-system\n` }, owner, new Date(), 'created'));
     await s.reconciler.reconcile(req, ctx);
     assert.match(condition(s.cluster, 'ReleaseRecordsRefused')?.message ?? '', /sh\.helm\.release\.v1\.pg\.v2: .*ConfigMap kube-system\/sneaky is in namespace kube-system/);
     assert.equal(s.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'sneaky' }), undefined);

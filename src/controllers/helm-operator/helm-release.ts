@@ -18,7 +18,7 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type ReleaseRequest, type ReleaseRevision } from '../../apply/index.js';
+import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type OperationRequest, type ReleaseRevision } from '../../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
@@ -31,7 +31,7 @@ import { BinnacleError, InputError, errorMessage } from '../../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../../util/nesting.js';
 import { readYaml, YamlError } from '../../util/yaml.js';
 import type { Logger } from 'pino';
-import type { ChartRelease, ChartReleaseInput } from '../../helm/chart-release.js';
+import type { ChartRender, ChartRenderInput } from '../../helm/chart-render.js';
 import { HelmError } from '../../helm-engine/errors.js';
 import type { DryRunOption } from './watches.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from '../common.js';
@@ -129,8 +129,8 @@ export type ReleaseIdentity = { type: 'namespaceServiceAccount'; name: string } 
 /** The reconciler's ports: rendering and events. Defaults are the one render function (src/render) and an Event recorder; the release engine's operations are real, over the client. */
 export interface HelmReleasePorts {
   /** `actingAs`: who `input.client` acts as, so that the render cache never shares a `lookup` between identities. */
-  render(input: ChartReleaseInput, actingAs: string): Promise<ChartRelease>;
-  inputDigest(input: ChartReleaseInput): Promise<string>;
+  render(input: ChartRenderInput, actingAs: string): Promise<ChartRender>;
+  inputDigest(input: ChartRenderInput): Promise<string>;
   /** Records an Event about the CR (as the manager); never throws. */
   event(obj: KubeObject, type: EventType, reason: string, message: string, logger: Logger): Promise<void>;
 }
@@ -252,7 +252,7 @@ interface State {
   /** The digest of the chart and values the decision was made for: what a new revision records. */
   inputDigest?: string;
   /** The render, when the decision makes a new revision (helm-operator's install or upgrade). */
-  rendered?: ChartRelease;
+  rendered?: ChartRender;
 }
 
 /** How often a deleted CR under uninstall-wait looks again for its release's objects, at most. */
@@ -577,7 +577,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** The input a render would take: the chart, the values, the next revision, the release's identity for `lookup`. */
-  private renderInput(s: State): ChartReleaseInput | undefined {
+  private renderInput(s: State): ChartRenderInput | undefined {
     const chart = s.chart;
     if (chart === undefined || s.values === undefined) return undefined;
     return {
@@ -700,7 +700,7 @@ export class HelmReleaseReconciler implements Reconciler {
   }
 
   /** How the engine runs this CR's release: as its identity, confined, owned by the CR, Helm's options from its annotations. */
-  private releaseRequest(s: State, disableHooks: boolean): ReleaseRequest {
+  private operationRequest(s: State, disableHooks: boolean): OperationRequest {
     const confine = this.confineCheck(s.release.namespace);
     return {
       owner: s.owner,
@@ -763,7 +763,7 @@ export class HelmReleaseReconciler implements Reconciler {
     return runDecision(
       s.release$.cfg,
       decision,
-      this.releaseRequest(s, disableHooks),
+      this.operationRequest(s, disableHooks),
       s.history ?? [],
       rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
     );

@@ -11,7 +11,7 @@ import { createGunzip } from 'node:zlib';
 import { unpackTarSafely } from '../../oci/unpack.js';
 import { InputError, errorMessage } from '../../util/errors.js';
 import { readYaml } from '../../util/yaml.js';
-import { findChart } from '../../helm/chart-release.js';
+import { findChart } from '../../helm/chart-render.js';
 import type { ChartDescription, HelmEngine } from '../../helm-engine/engine.js';
 
 const ARCHIVE = /\.(tgz|tar\.gz)$/;

@@ -25,7 +25,7 @@ import { isValidImageReference } from '../../oci/reference.js';
 import type { GroupVersionKind, KubeObject } from '../../kube/types.js';
 import { InputError, UsageError, ValidationError, ValidationResult, errorMessage, type Problem } from '../../util/errors.js';
 import { readYaml } from '../../util/yaml.js';
-import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type RenderRequest } from '../../helm-engine/engine.js';
+import { helmEngine, HelmError, type ChartDescription, type HelmEngine, type TemplateRequest } from '../../helm-engine/engine.js';
 import { crdForChart, pluralForKind, valuesSchema } from '../../helm/schema/index.js';
 import { chartDirectory, dependencyPath, subchartSource, type ChartSource } from './chart-dir.js';
 import { csvBase } from './csv-base.js';
@@ -34,7 +34,7 @@ import { containerImages, relatedImages, type RelatedImage } from './images.js';
 import { operatorObjects } from './operator.js';
 import { packageChartDir } from './package-chart.js';
 import { operatorRbac, type OperatorRbac, type PolicyRule } from './rbac.js';
-import { kubeVersionFor, objectsOf, plainRequest, renderCharts, type ChartRenders, type RenderOptions, type RenderTarget } from './render.js';
+import { kubeVersionFor, objectsOf, plainRequest, templateCharts, type ChartRenders, type RenderOptions, type RenderTarget } from './render.js';
 
 export { PLATFORM_APIS, platformApi, type PlatformApis } from './platform-apis.js';
 export { operatorRbac, mergeRules, allows, APPLY_VERBS, type PolicyRule, type OperatorRbac } from './rbac.js';
@@ -262,7 +262,7 @@ async function render(o: HelmBundleOptions, engine: HelmEngine, c: Chart, plans:
   const targets = new Map<string, RenderTarget>();
   for (const p of plans) targets.set(p.archive, { chart: c.dir, name: p.desc.path, ...(p.subchart === undefined ? {} : { subchart: p.subchart.join('/') }) });
   try {
-    return await renderCharts(engine, [...targets.values()], renderOptions(o, c, plans));
+    return await templateCharts(engine, [...targets.values()], renderOptions(o, c, plans));
   } catch (err) {
     if (err instanceof HelmError) throw new InputError('HELM_BUNDLE_RENDER', `Helm cannot render the chart with its default values: ${err.message}`, { file: o.chart, cause: err });
     throw err;
@@ -277,7 +277,7 @@ const sources = (output: string): string[] => output.split('\n').filter((l) => l
  * values (`randAlphaNum`, generated certificates) never renders the same twice; for it the
  * loaded chart (templates, files, values, schema) and the templates that rendered are compared.
  */
-async function rendersAlike(engine: HelmEngine, chartRequest: RenderRequest, archive: string, output: string | undefined): Promise<boolean> {
+async function rendersAlike(engine: HelmEngine, chartRequest: TemplateRequest, archive: string, output: string | undefined): Promise<boolean> {
   const { subchart: _subchart, ...request } = chartRequest;
   const fromArchive = await engine.render({ ...request, chart: archive });
   if (fromArchive.output === output) return true;

@@ -9,7 +9,7 @@
  *   API is present never forces an operator for that API into the install.
  */
 import semver from 'semver';
-import type { HelmEngine, RenderRequest } from '../../helm-engine/engine.js';
+import type { HelmEngine, TemplateRequest } from '../../helm-engine/engine.js';
 import { gvkOf, isKubeObject, type KubeObject } from '../../kube/types.js';
 import { yamlPackage, yamlValue } from '../../util/yaml.js';
 import type { CrdKind } from './resources.js';
@@ -149,12 +149,12 @@ export interface RenderOptions {
 }
 
 /** The request of the plain render, but for the chart. */
-export function plainRequest(o: RenderOptions): Omit<RenderRequest, 'chart'> {
+export function plainRequest(o: RenderOptions): Omit<TemplateRequest, 'chart'> {
   return { releaseName: o.releaseName, namespace: o.namespace, skipTests: true, ...(o.kubeVersion === undefined ? {} : { kubeVersion: o.kubeVersion }) };
 }
 
 /** Renders each target twice (see the file comment), hooks included and tests left out. */
-export async function renderCharts(engine: HelmEngine, targets: readonly RenderTarget[], o: RenderOptions): Promise<ChartRenders> {
+export async function templateCharts(engine: HelmEngine, targets: readonly RenderTarget[], o: RenderOptions): Promise<ChartRenders> {
   const out: ChartRenders = { generous: [], plain: [], crds: [], plainOutput: new Map() };
   for (const t of targets) {
     const base = { ...plainRequest(o), chart: t.chart, ...(t.subchart === undefined ? {} : { subchart: t.subchart }) };

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { validateConfig } from '../../catalog/validate.js';
 import { writeFbcFile } from '../../catalog/write.js';
-import { addBundleImage, imageBundleRenderer, nextBundle, parseSemverTemplate, renderSemverTemplate, type Archetype, type ImageBundleRenderer, type NextBundle, type SemverTemplate } from '../../catalog-render/index.js';
+import { addBundleImage, imageBundleRenderer, nextBundle, parseSemverTemplate, expandSemverTemplate, type Archetype, type ImageBundleRenderer, type NextBundle, type SemverTemplate } from '../../catalog-render/index.js';
 import { buildBundleImage, loadBundleDir } from '../../bundle/index.js';
 import { PROP_CSV_METADATA, emptyDeclarativeConfig, type DeclarativeConfig } from '../../declcfg/index.js';
 import { buildCatalogImage } from '../catalog-image.js';
@@ -36,7 +36,7 @@ import { changedDefaults, describeChangedDefault, type ChangedDefault } from './
 
 export { changedDefaults, describeChangedDefault, type ChangedDefault } from './defaults.js';
 
-export interface HelmReleaseOptions extends Omit<HelmBundleOptions, 'outputDir' | 'channels' | 'defaultChannel' | 'replaces' | 'skipRange' | 'engine'> {
+export interface ChartPublishOptions extends Omit<HelmBundleOptions, 'outputDir' | 'channels' | 'defaultChannel' | 'replaces' | 'skipRange' | 'engine'> {
   /** The catalog's `olm.semver` template; rewritten with the new bundle when the release is published. */
   template: string;
   /** Which bundle list of the template the version joins (default stable). */
@@ -56,7 +56,7 @@ export interface HelmReleaseOptions extends Omit<HelmBundleOptions, 'outputDir' 
   onProgress?: (line: string) => void;
 }
 
-export interface HelmReleaseResult {
+export interface ChartPublishResult {
   next: NextBundle;
   bundle: HelmBundleResult;
   /** The bundle image by digest, as the template now lists it. */
@@ -78,7 +78,7 @@ async function readCatalog(file: string, render: ImageBundleRenderer): Promise<{
   });
   const template = parseSemverTemplate(text, file);
   const empty = Object.values(template.bundles).every((b) => b.length === 0);
-  return { text, template, catalog: empty ? emptyDeclarativeConfig() : await renderSemverTemplate(text, file, render) };
+  return { text, template, catalog: empty ? emptyDeclarativeConfig() : await expandSemverTemplate(text, file, render) };
 }
 
 /** The `alm-examples` of a bundle of the catalog, from its CSV metadata. */
@@ -104,7 +104,7 @@ async function chartMetadata(chart: string, engine: HelmEngine): Promise<{ name:
   }
 }
 
-function checkOptions(o: HelmReleaseOptions): Archetype {
+function checkOptions(o: ChartPublishOptions): Archetype {
   const archetype = o.archetype ?? 'stable';
   if (!ARCHETYPE_NAMES.includes(archetype)) throw new UsageError(`--channel ${archetype as string}: expected stable, fast or candidate (the template's bundle lists)`);
   if (!isValidImageReference(`${o.bundleRepository}:v0`) || o.bundleRepository.includes('@') || /:[^/]*$/.test(o.bundleRepository.replace(/^[^/]*\//, ''))) {
@@ -115,7 +115,7 @@ function checkOptions(o: HelmReleaseOptions): Archetype {
 }
 
 /** Releases the chart's next operator version into the template's catalog, and publishes it. */
-export async function releaseChart(o: HelmReleaseOptions): Promise<HelmReleaseResult> {
+export async function publishChartVersion(o: ChartPublishOptions): Promise<ChartPublishResult> {
   const archetype = checkOptions(o);
   const say = o.onProgress ?? (() => undefined);
   const engine = o.engine ?? helmEngine();
@@ -139,7 +139,7 @@ export async function releaseChart(o: HelmReleaseOptions): Promise<HelmReleaseRe
     const bundleImage = built.pushed?.ref ?? tag;
     say(`pushed ${tag} as ${bundleImage}`);
     const nextText = addBundleImage(text, o.template, archetype, bundleImage);
-    const published = await renderSemverTemplate(nextText, o.template, render);
+    const published = await expandSemverTemplate(nextText, o.template, render);
     const { result } = validateConfig(published, `catalog of ${o.template}`);
     if (!result.ok) throw new ValidationError(result);
     const catalogDir = o.catalogDir ?? join(work, 'catalog');

@@ -1,5 +1,5 @@
 /**
- * `releaseChart` up to the push, through Helm's engine, with the catalog's bundles as local
+ * `publishChartVersion` up to the push, through Helm's engine, with the catalog's bundles as local
  * bundle directories (the template renderer reads a directory in place): the bundle it writes
  * carries the replaces/skipRange the template's catalog gives, and a release that must not
  * happen fails naming the file and field before anything is pushed (the registry given does not
@@ -14,7 +14,7 @@ import { loadBundleDir } from '../../bundle/index.js';
 import { InputError, UsageError } from '../../util/errors.js';
 import { createHelmEngine } from '../../helm-engine/engine.js';
 import { helmBundle } from '../helm-bundle/index.js';
-import { releaseChart, type HelmReleaseOptions } from './index.js';
+import { publishChartVersion, type ChartPublishOptions } from './index.js';
 
 const engine = createHelmEngine();
 /** Nothing listens on port 1: a push there fails. */
@@ -30,7 +30,7 @@ async function chart(version: string): Promise<string> {
   return dir;
 }
 
-function options(o: Partial<HelmReleaseOptions> & { chart: string; template: string }): HelmReleaseOptions {
+function options(o: Partial<ChartPublishOptions> & { chart: string; template: string }): ChartPublishOptions {
   return { kinds: ['Beacon'], bundleRepository: `${NOWHERE}/beacon-bundle`, catalogImage: `${NOWHERE}/catalog:latest`, cacheDir: join(work, 'cache'), image: 'registry.example.com/binnacle:1.0.0', engine, ...o };
 }
 
@@ -54,7 +54,7 @@ after(async () => {
 describe('helm release', { timeout: 300_000 }, () => {
   test('writes the next bundle with the edges the catalog gives, then stops at the push it cannot make, the template untouched', async () => {
     const out = join(work, 'next');
-    await assert.rejects(releaseChart(options({ chart: await chart('1.2.0'), template, outputDir: out })), (e: unknown) => !(e instanceof InputError && e.code.startsWith('RELEASE_')));
+    await assert.rejects(publishChartVersion(options({ chart: await chart('1.2.0'), template, outputDir: out })), (e: unknown) => !(e instanceof InputError && e.code.startsWith('RELEASE_')));
     const b = await loadBundleDir(out);
     assert.equal(b.name, 'beacon.v1.2.0');
     assert.equal(b.csv.replaces, 'beacon.v1.1.0');
@@ -65,15 +65,15 @@ describe('helm release', { timeout: 300_000 }, () => {
 
   test('a version the catalog has, or one older than its head, is refused naming the template, before anything is written', async () => {
     const out = join(work, 'never');
-    await assert.rejects(releaseChart(options({ chart: await chart('1.1.0'), template, outputDir: out })), (e: unknown) => e instanceof InputError && e.code === 'RELEASE_VERSION_EXISTS' && e.file === template && e.field === 'version');
-    await assert.rejects(releaseChart(options({ chart: await chart('1.0.5'), template, outputDir: out })), (e: unknown) => e instanceof InputError && e.code === 'RELEASE_NOT_NEWER' && e.field === 'stable.bundles' && /not newer than the catalog's head of stable, beacon\.v1\.1\.0/.test(e.message));
+    await assert.rejects(publishChartVersion(options({ chart: await chart('1.1.0'), template, outputDir: out })), (e: unknown) => e instanceof InputError && e.code === 'RELEASE_VERSION_EXISTS' && e.file === template && e.field === 'version');
+    await assert.rejects(publishChartVersion(options({ chart: await chart('1.0.5'), template, outputDir: out })), (e: unknown) => e instanceof InputError && e.code === 'RELEASE_NOT_NEWER' && e.field === 'stable.bundles' && /not newer than the catalog's head of stable, beacon\.v1\.1\.0/.test(e.message));
     await assert.rejects(readFile(join(out, 'metadata', 'annotations.yaml')), 'no bundle written');
     assert.equal(await readFile(template, 'utf8'), text);
   });
 
   test('a missing chart, a missing template and a repository with a tag are refused, each naming what is wrong', async () => {
-    await assert.rejects(releaseChart(options({ chart: join(work, 'no-such-chart'), template })), (e: unknown) => e instanceof InputError && e.code === 'HELM_BUNDLE_CHART' && e.file === join(work, 'no-such-chart'));
-    await assert.rejects(releaseChart(options({ chart: await chart('1.2.0'), template: join(work, 'none.yaml') })), (e: unknown) => e instanceof InputError && e.code === 'RELEASE_TEMPLATE' && e.file === join(work, 'none.yaml'));
-    await assert.rejects(releaseChart(options({ chart: await chart('1.2.0'), template, bundleRepository: `${NOWHERE}/beacon-bundle:v1` })), (e: unknown) => e instanceof UsageError && /--bundle-repository .*without tag or digest/.test(e.message));
+    await assert.rejects(publishChartVersion(options({ chart: join(work, 'no-such-chart'), template })), (e: unknown) => e instanceof InputError && e.code === 'HELM_BUNDLE_CHART' && e.file === join(work, 'no-such-chart'));
+    await assert.rejects(publishChartVersion(options({ chart: await chart('1.2.0'), template: join(work, 'none.yaml') })), (e: unknown) => e instanceof InputError && e.code === 'RELEASE_TEMPLATE' && e.file === join(work, 'none.yaml'));
+    await assert.rejects(publishChartVersion(options({ chart: await chart('1.2.0'), template, bundleRepository: `${NOWHERE}/beacon-bundle:v1` })), (e: unknown) => e instanceof UsageError && /--bundle-repository .*without tag or digest/.test(e.message));
   });
 });

@@ -1,5 +1,5 @@
 /** One source (or package of it) that `catalog render` could not render, and why. */
-export interface RenderFailure {
+export interface ConversionFailure {
   source: string;
   /** Package name, when the failure is one package of a larger tree. */
   package: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * renderChartRelease turns Helm's output into objects: YAML that Helm (Go) accepts is accepted.
+ * renderChart turns Helm's output into objects: YAML that Helm (Go) accepts is accepted.
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHelmEngine } from '../helm-engine/engine.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { objectsOf, renderChartRelease } from './chart-release.js';
+import { objectsOf, renderChart } from './chart-render.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 
 const engine = createHelmEngine();
@@ -23,7 +23,7 @@ test('a manifest with many YAML aliases, which Helm accepts, becomes objects', {
     await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: aliases\nversion: 0.1.0\n');
     const list = Array.from({ length: 150 }, () => '*a').join(', ');
     await writeFile(join(dir, 'templates', 'cm.yaml'), `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: many\n  labels: &a {app: x}\ndata:\n  release: {{ .Release.Name }}\nspare: [${list}]\n`);
-    const r = await renderChartRelease({ chart: dir, chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine });
+    const r = await renderChart({ chart: dir, chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine });
     assert.deepEqual(
       r.objects.map((o) => `${o.kind}/${o.metadata.name ?? ''}`),
       ['ConfigMap/many'],
@@ -47,7 +47,7 @@ test('lookup reaches the cluster client with GETs only, and what it reads is ren
   const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'kube-system', uid: 'uid-from-client' } }] });
   const client = cluster.client();
   const calls = cluster.raw;
-  const r = await renderChartRelease({ chart: join(import.meta.dirname, '..', 'helm-engine', 'testdata', 'lookup'), chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine, client });
+  const r = await renderChart({ chart: join(import.meta.dirname, '..', 'helm-engine', 'testdata', 'lookup'), chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine, client });
   assert.equal((r.objects[0] as { data?: Record<string, string> }).data?.uid, 'uid-from-client');
   assert.ok(calls.length > 0);
   assert.deepEqual(calls.filter((c) => c.method !== 'GET'), [], 'only GETs reach the client');

@@ -20,12 +20,12 @@ import type { ReleaseLimits } from '../api/types.js';
 export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
-import { helmEngine, type HelmEngine, type LookupTransport, type RenderRequest, type RenderResult } from '../helm-engine/engine.js';
+import { helmEngine, type HelmEngine, type LookupTransport, type TemplateRequest, type RenderResult } from '../helm-engine/engine.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
 
-export interface ChartReleaseInput {
+export interface ChartRenderInput {
   /** A chart directory or `.tgz`. */
   chart: string;
   /** Serve one subchart of it (dependency names or aliases, `a/b`). */
@@ -46,7 +46,7 @@ export interface ChartReleaseInput {
   limits?: Required<ReleaseLimits>;
 }
 
-export interface ChartRelease {
+export interface ChartRender {
   objects: KubeObject[];
   content: ReleaseContent;
   chart: ChartInfo;
@@ -79,7 +79,7 @@ interface Capabilities {
 }
 
 /** The cluster's `.Capabilities` (the client keeps them briefly: a render asks for them each time). */
-async function capabilitiesOf(client: NonNullable<ChartReleaseInput['client']>): Promise<Capabilities> {
+async function capabilitiesOf(client: NonNullable<ChartRenderInput['client']>): Promise<Capabilities> {
   const [kubeVersion, apiVersions] = await Promise.all([client.serverVersion(), client.apiVersionSet()]);
   return { kubeVersion, apiVersions };
 }
@@ -140,12 +140,12 @@ export async function objectsOfAsync(text: string, where: string): Promise<KubeO
  * revision has this digest need not render at all (rendering a chart that generates keys
  * costs seconds; an operator looks at every CR every reconcile period).
  */
-export async function chartInputDigest(input: ChartReleaseInput): Promise<string> {
+export async function chartInputDigest(input: ChartRenderInput): Promise<string> {
   const caps = input.client === undefined ? undefined : await capabilitiesOf(input.client);
   return digestOf(input, caps);
 }
 
-function digestOf(input: ChartReleaseInput, caps: Capabilities | undefined): string {
+function digestOf(input: ChartRenderInput, caps: Capabilities | undefined): string {
   return inputDigestOf({
     chart: input.chartDigest,
     subchart: input.subchart ?? '',
@@ -159,7 +159,7 @@ function digestOf(input: ChartReleaseInput, caps: Capabilities | undefined): str
 }
 
 /** Renders the chart as Helm would for this revision and shapes it for the applier. */
-export async function renderChartRelease(input: ChartReleaseInput): Promise<ChartRelease> {
+export async function renderChart(input: ChartRenderInput): Promise<ChartRender> {
   const engine = input.engine ?? helmEngine();
   const caps = input.client === undefined ? undefined : await capabilitiesOf(input.client);
   const res = await engine.render(renderRequestOf(input, caps));
@@ -185,7 +185,7 @@ export async function renderChartRelease(input: ChartReleaseInput): Promise<Char
 }
 
 /** What to ask Helm's engine for: the input, with the cluster's capabilities and `lookup` when there is a cluster. */
-function renderRequestOf(input: ChartReleaseInput, caps: Capabilities | undefined): RenderRequest {
+function renderRequestOf(input: ChartRenderInput, caps: Capabilities | undefined): TemplateRequest {
   const client = input.client;
   const lookup: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
   return {
@@ -202,7 +202,7 @@ function renderRequestOf(input: ChartReleaseInput, caps: Capabilities | undefine
 }
 
 /** The CRDs of the chart's crds/ files to apply under `policy`. */
-async function chartCrds(files: RenderResult['crds'], policy: CrdPolicy, client: ChartReleaseInput['client'], chartName: string): Promise<KubeObject[]> {
+async function chartCrds(files: RenderResult['crds'], policy: CrdPolicy, client: ChartRenderInput['client'], chartName: string): Promise<KubeObject[]> {
   const crds: KubeObject[] = [];
   if (policy === 'Skip') return crds;
   for (const f of files) {
