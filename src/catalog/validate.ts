@@ -94,11 +94,14 @@ function validateUniqueVersions(p: ModelPackage, node: ValidationResult): void {
 export const RULES_SINCE_OPM_1_47: ReadonlySet<string> = new Set(['channel.skip-range', 'bundle.image-pull-spec', 'bundle.related-image', 'bundle.release', 'bundle.normalized-name']);
 
 /**
- * Rules catalogd does not hold a served catalog to (it serves any FBC that parses): a package
- * without a default channel, or naming one it lacks. Resolution then reads every channel of the
- * package, as OLM v1's does (operator-controller's own e2e catalogs have no default channel).
+ * Rules catalogd does not hold a served catalog to (it serves any FBC that parses), and that
+ * resolution does not need: a package without a default channel, or naming one it lacks
+ * (resolution then reads every channel of the package, as OLM v1's does); a channel with more
+ * than one head, or with entries no upgrade reaches (resolution ranks every entry; a head is only
+ * a preference). operator-controller's own e2e catalogs break the first two. A replaces cycle stays
+ * refused: an upgrade walk could go round it.
  */
-export const RULES_CATALOGD_SERVES: ReadonlySet<string> = new Set(['package.default-channel']);
+export const RULES_CATALOGD_SERVES: ReadonlySet<string> = new Set(['package.default-channel', 'channel.single-head', 'channel.stranded']);
 
 /** The errors that stop a ClusterCatalog from being served: blockingErrors less RULES_CATALOGD_SERVES. */
 export function servingBlockers(result: ValidationResult): Problem[] {

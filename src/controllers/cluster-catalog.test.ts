@@ -247,14 +247,15 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       assert.match(progressing?.message ?? '', new RegExp(`image quay\\.io/example/catalog@${DIGEST}`));
     });
 
-    test('a catalog whose package has no default channel is served, as catalogd serves it (OLM v1 resolution reads every channel)', async () => {
+    test('a catalog whose package has no default channel, and a channel with two heads, is served, as catalogd serves it (OLM v1 resolution reads every channel and entry)', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'cc-nodefault-'));
       dirs.push(dir);
       await mkdir(join(dir, 'configs'));
       const fbc = [
         { schema: 'olm.package', name: 'test' },
-        { schema: 'olm.channel', name: 'beta', package: 'test', entries: [{ name: 'test.1.0.0' }] },
+        { schema: 'olm.channel', name: 'beta', package: 'test', entries: [{ name: 'test.1.0.0' }, { name: 'test.1.0.4' }] },
         { schema: 'olm.bundle', name: 'test.1.0.0', package: 'test', image: 'example.com/test:1.0.0', properties: [{ type: 'olm.package', value: { packageName: 'test', version: '1.0.0' } }] },
+        { schema: 'olm.bundle', name: 'test.1.0.4', package: 'test', image: 'example.com/test:1.0.4', properties: [{ type: 'olm.package', value: { packageName: 'test', version: '1.0.4' } }] },
       ];
       await writeFile(join(dir, 'configs', 'catalog.json'), fbc.map((o) => JSON.stringify(o)).join('\n'));
       const h = await harness({}, () => Promise.resolve({ digest: DIGEST, dir, labels: { [LABEL_CATALOG_CONFIGS]: '/configs' } }));
