@@ -14,8 +14,8 @@ import { e2eKubeconfig, e2eRegistry } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const FEATURES = join('test', 'vendor', 'operator-controller-v1.11.0', 'test', 'e2e', 'features');
-/** One scenario per feature file that has one Binnacle passes in the full run, by file:line. */
-export const SMOKE = ['install.feature:11'];
+/** One scenario of each of three feature files, among those Binnacle passes in the full run, by file:line (about a minute in all). */
+export const SMOKE = ['install.feature:11', 'update.feature:19', 'recover.feature:10'];
 
 test(`operator-controller's own scenarios, a smoke subset (${SMOKE.join(', ')}), pass`, { timeout: 15 * 60_000 }, async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, BINNACLE_E2E_KUBECONFIG: e2eKubeconfig(), BINNACLE_E2E_REGISTRY: e2eRegistry(), E2E_STEP_TIMEOUT: process.env.E2E_STEP_TIMEOUT ?? '3m' };
