@@ -55,14 +55,20 @@ export function countDocuments(text: string, stop = Infinity): number {
  */
 export function checkRenderLimits(texts: readonly string[], limits: Required<ReleaseLimits>, where: string): void {
   const bytes = texts.reduce((sum, t) => sum + Buffer.byteLength(t), 0);
-  if (bytes > limits.maxManifestBytes) {
-    throw new ReleaseTooLargeError(`${where}: the render is ${bytes} bytes, above this release's limit of ${limits.maxManifestBytes} (spec.limits.maxManifestBytes); nothing of it is applied`);
-  }
+  if (bytes > limits.maxManifestBytes) throw releaseTooLarge('maxManifestBytes', bytes, limits, where);
   let objects = 0;
   for (const t of texts) {
     objects += countDocuments(t, limits.maxObjects - objects);
-    if (objects > limits.maxObjects) {
-      throw new ReleaseTooLargeError(`${where}: the render holds more than ${limits.maxObjects} objects, this release's limit (spec.limits.maxObjects); nothing of it is applied`);
-    }
+    if (objects > limits.maxObjects) throw releaseTooLarge('maxObjects', objects, limits, where);
   }
+}
+
+/**
+ * The error for a render past `limit`, found here or by Helm's engine where it rendered
+ * (`size`: its bytes, or the objects counted before counting stopped).
+ */
+export function releaseTooLarge(limit: keyof ReleaseLimits, size: number, limits: Required<ReleaseLimits>, where: string): ReleaseTooLargeError {
+  return limit === 'maxManifestBytes'
+    ? new ReleaseTooLargeError(`${where}: the render is ${size} bytes, above this release's limit of ${limits.maxManifestBytes} (spec.limits.maxManifestBytes); nothing of it is applied`)
+    : new ReleaseTooLargeError(`${where}: the render holds more than ${limits.maxObjects} objects, this release's limit (spec.limits.maxObjects); nothing of it is applied`);
 }

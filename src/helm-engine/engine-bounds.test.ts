@@ -13,6 +13,8 @@ import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { createHelmEngine, HelmError, type HelmEngine, type HelmEngineKind } from './index.js';
+import { HelmLimitError } from './errors.js';
+import { countDocuments } from '../apply/limits.js';
 import { treeRss } from './engine-children.test-helper.js';
 
 const DATA = join(import.meta.dirname, 'testdata');
@@ -127,6 +129,39 @@ for (const kind of KINDS) describe(`bounds on a render (${kind})`, () => {
       const big = await tplChart('big-output', '{{ repeat 300000 "xxxxxxx" }}');
       await assert.rejects(engine.template({ chart: big, releaseName: 'big' }), isLimit('HELM_OUTPUT_LIMIT', 'output', /^render exceeded the output limit of 1 MiB: the rendered manifest and release are 2\.\d MiB$/));
       assert.match(await good(engine, 'after'), /replicas: "1"/);
+    } finally {
+      await engine.close();
+    }
+  });
+
+  test("a render past the release's limits is refused where it is rendered, counted as the host counts", { timeout: 120_000 }, async () => {
+    const engine = createHelmEngine(undefined, { engine: kind });
+    try {
+      // Documents as charts write them: a leading comment, a marker with a comment, an empty
+      // document, `---` inside a block scalar, a hook (hooks count too), and 50 from a range.
+      const dir = await tplChart('counted', '', '# a comment\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  x: |\n    ---\n    not a marker\n--- # the next one\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n---\n---\n{{- range $i := until 50 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: r{{ $i }}\n{{- end }}\n');
+      await writeFile(join(dir, 'templates', 'hook.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: h\n  annotations:\n    helm.sh/hook: pre-install\n');
+      const unbounded = await engine.render({ chart: dir, releaseName: 'counted' });
+      const texts = [unbounded.release.manifest ?? '', ...(unbounded.release.hooks ?? []).map((h) => h.manifest ?? '')];
+      const objects = texts.reduce((n, t) => n + countDocuments(t), 0);
+      const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
+      assert.ok(objects >= 53, `the host counts ${objects} documents`);
+      // At the host's own count the engine renders; one below, it refuses, naming the limit.
+      const huge = 1 << 30;
+      await engine.render({ chart: dir, releaseName: 'counted', limits: { maxObjects: objects, maxManifestBytes: bytes } });
+      await assert.rejects(engine.render({ chart: dir, releaseName: 'counted', limits: { maxObjects: objects - 1, maxManifestBytes: huge } }), (err: unknown) => {
+        assert.ok(err instanceof HelmLimitError, String(err));
+        assert.equal(err.code, 'HELM_RELEASE_LIMIT');
+        assert.deepEqual([err.limit, err.size], ['maxObjects', objects]);
+        return true;
+      });
+      await assert.rejects(engine.render({ chart: dir, releaseName: 'counted', limits: { maxObjects: huge, maxManifestBytes: bytes - 1 } }), (err: unknown) => {
+        assert.ok(err instanceof HelmLimitError, String(err));
+        assert.deepEqual([err.limit, err.size], ['maxManifestBytes', bytes]);
+        return true;
+      });
+      // `helm template` has no release limits: the same chart renders whole.
+      assert.match((await engine.template({ chart: dir, releaseName: 'counted' })).output, /name: r49/);
     } finally {
       await engine.close();
     }

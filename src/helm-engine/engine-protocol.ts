@@ -8,7 +8,7 @@
 import { BinnacleError } from '../util/errors.js';
 import type { LookupTransport } from './lookup-gate.js';
 import type { HelmRevisionJson } from './release-types.js';
-import { HelmError, type HelmPhase } from './errors.js';
+import { HelmError, type HelmPhase, type RenderLimit } from './errors.js';
 
 export type EngineOp = 'render' | 'inspect';
 
@@ -59,6 +59,9 @@ export interface WireResponse {
   crds?: { name: string; data: string }[];
   error?: string;
   phase?: HelmPhase;
+  /** Phase `limits`: the release limit the render is past, and its size (engine.go limits.go). */
+  exceeded?: RenderLimit;
+  size?: number;
 }
 
 /**

@@ -26,7 +26,7 @@ import { EngineProcess } from './engine-process.js';
 import type { CallLimits, ChartDescription, EngineOp, EngineSlot, WireResponse } from './engine-protocol.js';
 import { readWithMemoryMaximum } from './wasm-memory.js';
 import { readOnlyLookup, type LookupTransport } from './lookup-gate.js';
-import { HelmError } from './errors.js';
+import { HelmError, HelmLimitError } from './errors.js';
 
 export type { ChartDescription } from './engine-protocol.js';
 export { HelmError, type HelmPhase } from './errors.js';
@@ -64,6 +64,12 @@ export interface TemplateRequest {
   lookup?: LookupTransport;
   /** Render one subchart on its own (dependency names or aliases, `a/b`). */
   subchart?: string;
+  /**
+   * The release's limits, checked by the engine on what it rendered (the manifest, the CRD files,
+   * the hooks) before it answers: past one, the call fails with HelmLimitError and the render is
+   * never sent over, let alone parsed.
+   */
+  limits?: { maxObjects: number; maxManifestBytes: number };
 }
 
 /** What `helm template` prints, without a release record. */
@@ -353,9 +359,12 @@ class PooledHelmEngine implements HelmEngine {
       skipSchemaValidation: req.skipSchemaValidation,
       subchart: req.subchart,
       omitRelease,
+      maxObjects: req.limits?.maxObjects,
+      maxManifestBytes: req.limits?.maxManifestBytes,
     };
     // Every transport is gated here, whoever built it: `lookup` only reads (lookup-gate.ts).
     const res = await this.call('render', wire, req.lookup === undefined ? undefined : readOnlyLookup(req.lookup));
+    if (res.phase === 'limits' && res.exceeded !== undefined) throw new HelmLimitError(res.exceeded, res.size ?? 0);
     if (res.error !== undefined) throw new HelmError(res.phase ?? 'render', res.error);
     if (res.output === undefined) throw new HelmError('internal', 'Helm engine answered without output');
     return { ...res, output: res.output };

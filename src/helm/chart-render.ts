@@ -13,7 +13,7 @@ import type { ChartInfo, ReleaseContent, ReleaseHook } from '../apply/types.js';
 import type { Capabilities as ClusterCapabilities, ObjectReader, RawRequester } from '../kube/ports.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { inputDigestOf } from '../util/canonical-json.js';
-import { checkRenderLimits, DEFAULT_RELEASE_LIMITS } from '../apply/limits.js';
+import { checkRenderLimits, DEFAULT_RELEASE_LIMITS, releaseTooLarge } from '../apply/limits.js';
 import { manifestDocuments } from '../apply/release.js';
 import type { ReleaseLimits } from '../api/types.js';
 
@@ -21,6 +21,7 @@ export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { helmEngine, type HelmEngine, type LookupTransport, type TemplateRequest, type RenderResult } from '../helm-engine/engine.js';
+import { HelmLimitError } from '../helm-engine/errors.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
@@ -162,15 +163,23 @@ function digestOf(input: ChartRenderInput, caps: Capabilities | undefined): stri
 export async function renderChart(input: ChartRenderInput): Promise<ChartRender> {
   const engine = input.engine ?? helmEngine();
   const caps = input.client === undefined ? undefined : await capabilitiesOf(input.client);
-  const res = await engine.render(renderRequestOf(input, caps));
+  const limits = input.limits ?? DEFAULT_RELEASE_LIMITS;
+  const where = `release ${input.release.namespace}/${input.release.name}`;
+  let res: RenderResult;
+  try {
+    res = await engine.render({ ...renderRequestOf(input, caps), limits });
+  } catch (err) {
+    // Found by the engine where it rendered: nothing of the render came over.
+    if (err instanceof HelmLimitError) throw releaseTooLarge(err.limit, err.size, limits, where);
+    throw err;
+  }
   const rel = res.release;
   const manifest = rel.manifest;
   const hooks: ReleaseHook[] = (rel.hooks ?? []).map((h) => ({ ...h, events: [...h.events] }));
-  const where = `${rel.chart.metadata.name}: rendered manifest`;
   if (typeof manifest !== 'string') throw new BinnacleError('internal', 'HELM_RELEASE', 'Helm answered a release without a manifest');
-  // Counted and measured before anything is parsed: a render past the limits is refused at once.
-  checkRenderLimits([manifest, ...res.crds.map((f) => f.data), ...hooks.map((h) => h.manifest)], input.limits ?? DEFAULT_RELEASE_LIMITS, `release ${input.release.namespace}/${input.release.name}`);
-  const objects = await objectsOfAsync(manifest, where);
+  // Counted again, as the host sees it, before anything is parsed (an engine that did not check).
+  checkRenderLimits([manifest, ...res.crds.map((f) => f.data), ...hooks.map((h) => h.manifest)], limits, where);
+  const objects = await objectsOfAsync(manifest, `${rel.chart.metadata.name}: rendered manifest`);
   const crds = await chartCrds(res.crds, input.crdPolicy ?? 'Create', input.client, rel.chart.metadata.name);
   const chart = chartInfoOf(rel.chart.metadata);
   const notes = rel.info.notes ?? '';

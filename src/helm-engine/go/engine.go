@@ -78,6 +78,9 @@ type request struct {
 	// OmitRelease leaves the release object out of the response (`helm template` prints no
 	// release): encoding it, chart files and all, is most of a render's output by size.
 	OmitRelease bool `json:"omitRelease"`
+	// MaxObjects and MaxManifestBytes are the release's limits (limits.go); 0 is none.
+	MaxObjects       int `json:"maxObjects"`
+	MaxManifestBytes int `json:"maxManifestBytes"`
 }
 
 type response struct {
@@ -92,8 +95,11 @@ type response struct {
 	// Charts describes the loaded chart and its subcharts, for schema and bundle work.
 	Charts []chartInfo `json:"charts,omitempty"`
 	Error  string      `json:"error,omitempty"`
-	// Phase says where an error arose: load, values, render.
+	// Phase says where an error arose: load, values, render, limits.
 	Phase string `json:"phase,omitempty"`
+	// Exceeded names the release limit a render is past (phase limits), Size how far it got.
+	Exceeded string `json:"exceeded,omitempty"`
+	Size     int    `json:"size,omitempty"`
 }
 
 type chartInfo struct {
@@ -357,6 +363,13 @@ func render(req request) response {
 	}
 	rel.Hooks = hooks
 	rel.Info.Notes = notes
+	var crds []crdFile
+	for _, c := range ch.CRDObjects() {
+		crds = append(crds, crdFile{Name: c.Filename, Data: string(c.File.Data)})
+	}
+	if limit, size := exceededLimit(req, rel.Manifest, crds, hooks); limit != "" {
+		return response{Error: "the render is past the release's " + limit, Phase: "limits", Exceeded: limit, Size: size}
+	}
 	out, err := templateOutput(rel, req)
 	if err != nil {
 		return response{Error: err.Error(), Phase: "render"}
@@ -366,10 +379,6 @@ func render(req request) response {
 		if b, err = json.Marshal(rel); err != nil {
 			return response{Error: "cannot encode release: " + err.Error(), Phase: "internal"}
 		}
-	}
-	var crds []crdFile
-	for _, c := range ch.CRDObjects() {
-		crds = append(crds, crdFile{Name: c.Filename, Data: string(c.File.Data)})
 	}
 	return response{Output: out, Release: b, CRDs: crds}
 }
