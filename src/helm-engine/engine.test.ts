@@ -249,6 +249,26 @@ for (const kind of KINDS) describe(`Helm engine (${kind}) vs helm CLI`, () => {
     }
   });
 
+  test('waiting calls are taken tenant by tenant: one namespace queuing many renders delays another by one call', async () => {
+    const one = createHelmEngine(undefined, { engine: kind, threads: 1 });
+    try {
+      const done: string[] = [];
+      const call = (ns: string, i: number): Promise<void> =>
+        one.template({ chart: PELORUS, releaseName: `r${i}`, namespace: ns }).then((r) => {
+          assert.match(r.output, new RegExp(`namespace: ${ns}`));
+          done.push(`${ns}/${i}`);
+        });
+      // Five of the noisy tenant's calls queued before the quiet tenant's one: the quiet one is
+      // second (after the call already running), not sixth; each tenant's own calls keep their order.
+      const calls = [0, 1, 2, 3, 4].map((i) => call('noisy', i));
+      calls.push(call('quiet', 0));
+      await Promise.all(calls);
+      assert.deepEqual(done, ['noisy/0', 'quiet/0', 'noisy/1', 'noisy/2', 'noisy/3', 'noisy/4']);
+    } finally {
+      await one.close();
+    }
+  });
+
   test('two engine instances render side by side and answer as one does', async () => {
     const pool = createHelmEngine(undefined, { engine: kind, threads: 2 });
     try {

@@ -209,6 +209,8 @@ const wasmRuntime = (globalThis as unknown as { WebAssembly: { compile(bytes: Ui
 
 /** A call waiting for a thread or process. */
 interface Queued {
+  /** Whose call it is (a render's release namespace): calls are taken in turn by tenant. */
+  tenant: string;
   op: EngineOp;
   payload: Record<string, unknown>;
   lookup: LookupTransport | undefined;
@@ -224,11 +226,17 @@ function positive(name: string, value: number | undefined, fallback: number, min
 
 /**
  * Helm's engine over a small pool of instances (worker threads or processes), each running one
- * call at a time; calls wait in one queue and go to whichever instance is free first.
+ * call at a time; calls wait in one queue and go to whichever instance is free first, tenant by
+ * tenant in turn (the tenant served longest ago first, each tenant's own calls in order), so
+ * twenty heavy renders queued by one namespace delay another namespace's render by one call,
+ * not twenty.
  */
 class PooledHelmEngine implements HelmEngine {
   private readonly pool: EngineSlot[] = [];
   private readonly queue: Queued[] = [];
+  /** When each tenant was last handed an instance (a count of calls dispatched), for fairness. */
+  private readonly lastServed = new Map<string, number>();
+  private dispatched = 0;
   private module: Promise<WebAssembly.Module> | undefined;
   private nextId = 1;
   private readonly maxThreads: number;
@@ -298,17 +306,20 @@ class PooledHelmEngine implements HelmEngine {
 
   /** Hands waiting calls to free instances; runs again whenever a call ends. */
   private dispatch(): void {
-    for (let job = this.queue[0]; job !== undefined; job = this.queue[0]) {
+    for (let next = this.nextJob(); next !== undefined; next = this.nextJob()) {
+      const job = next.job;
       let slot: EngineSlot | undefined;
       try {
         slot = this.idleSlot();
       } catch (err) {
-        this.queue.shift();
+        this.queue.splice(next.at, 1);
         job.reject(err);
         continue;
       }
       if (slot === undefined) return;
-      this.queue.shift();
+      this.queue.splice(next.at, 1);
+      this.lastServed.set(job.tenant, ++this.dispatched);
+      if (this.lastServed.size > 1024) this.forgetTenants();
       slot
         .run(this.nextId++, job.op, job.payload, job.lookup)
         .then(job.resolve, job.reject)
@@ -316,9 +327,29 @@ class PooledHelmEngine implements HelmEngine {
     }
   }
 
+  /** The first waiting call of the tenant served longest ago (never served: first of all). */
+  private nextJob(): { job: Queued; at: number } | undefined {
+    let best: { job: Queued; at: number; served: number } | undefined;
+    const seen = new Set<string>();
+    for (let at = 0; at < this.queue.length; at++) {
+      const job = this.queue[at] as Queued;
+      if (seen.has(job.tenant)) continue;
+      seen.add(job.tenant);
+      const served = this.lastServed.get(job.tenant) ?? 0;
+      if (best === undefined || served < best.served) best = { job, at, served };
+    }
+    return best;
+  }
+
+  /** Tenants with nothing waiting need no turn kept: the map stays as small as the queue. */
+  private forgetTenants(): void {
+    const waiting = new Set(this.queue.map((j) => j.tenant));
+    for (const tenant of this.lastServed.keys()) if (!waiting.has(tenant)) this.lastServed.delete(tenant);
+  }
+
   private call(op: EngineOp, payload: Record<string, unknown>, lookup: LookupTransport | undefined): Promise<WireResponse> {
     return new Promise<WireResponse>((resolveCall, rejectCall) => {
-      this.queue.push({ op, payload, lookup, resolve: resolveCall, reject: rejectCall });
+      this.queue.push({ tenant: typeof payload.namespace === 'string' ? payload.namespace : '', op, payload, lookup, resolve: resolveCall, reject: rejectCall });
       this.dispatch();
     });
   }
