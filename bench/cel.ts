@@ -29,7 +29,7 @@
  *
  * usage: npx tsx bench/cel.ts [--rounds N] [--resolve-rounds N]
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { build, type Plugin } from 'esbuild';
@@ -37,6 +37,7 @@ import { bundleCli } from '../src/cli/build-bundle.js';
 import { CelError, compileCel, type CompiledRule } from '../src/resolve/cel.js';
 import { compileCelBufbuild } from '../src/resolve/cel-bufbuild.test-helper.js';
 import { judged, median, startRun, type GoalVerdict } from './lib/results.js';
+import { timedNode, type TimedNode } from './lib/timed-node.js';
 import type { CelProcessFigures, CelSummary } from './lib/summaries.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -59,37 +60,14 @@ const CEL_DATA = path.join(ROOT, 'src', 'resolve', 'testdata', 'cel');
 /** The generated catalog's shape (writeCatalog). */
 const CATALOG = { libraries: 20, apps: 80, versions: ['1.0.0', '1.1.0', '2.0.0'], rulesPerAppBundle: 2 };
 
-interface Sample {
-  wallMs: number;
-  cpuMs: number;
-  rssMb: number;
-  exit: number;
-  stdout: string;
-}
+type Sample = TimedNode;
 
 const version = (pkg: string): string => (JSON.parse(readFileSync(path.join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
 const rel = (a: string): string => (path.isAbsolute(a) ? path.relative(ROOT, a) : a);
 
 /** Runs node with `args` under /usr/bin/time: wall, CPU (user + sys) and peak RSS. Exit 0 or 1 is an answer. */
 function timed(args: string[]): Promise<Sample> {
-  return new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    const child = spawn(TIME, ['-f', 'BENCH %U %S %M', process.execPath, ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
-      const m = /BENCH ([\d.]+) ([\d.]+) (\d+)/.exec(err);
-      if (m === null || (code !== 0 && code !== 1)) {
-        reject(new Error(`node ${args.join(' ')} exited ${String(code)}: ${err.slice(0, 2000)}`));
-        return;
-      }
-      resolve({ wallMs, cpuMs: Math.round((Number(m[1]) + Number(m[2])) * 1000), rssMb: Number(m[3]) / 1024, exit: code, stdout: out });
-    });
-  });
+  return timedNode(args, { cwd: ROOT, okExits: [0, 1] });
 }
 
 interface Row {

@@ -12,7 +12,7 @@
  *
  * usage: npx tsx bench/yaml.ts [--rounds N]
  */
-import { spawn } from 'node:child_process';
+import { timedNode } from './lib/timed-node.js';
 import path from 'node:path';
 import { judged, median, startRun } from './lib/results.js';
 import type { YamlSummary } from './lib/summaries.js';
@@ -39,23 +39,13 @@ interface Round {
   rssMb: number;
 }
 
-function side(fast: boolean): Promise<Round> {
-  return new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    const env = { ...process.env, BINNACLE_FROM_SOURCE: '1', BINNACLE_FAST_YAML: fast ? '1' : '0' };
-    const child = spawn('/usr/bin/time', ['-f', 'BENCH %M', process.execPath, '--import', 'tsx', READER, ...CORPORA], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      const wallMs = Number(process.hrtime.bigint() - start) / 1e6;
-      const rss = /BENCH (\d+)/.exec(err);
-      if (code !== 0 || rss === null) return reject(new Error(`the ${fast ? 'js-yaml' : 'yaml'} side failed (exit ${String(code)}): ${err.slice(-2000)}`));
-      resolve({ side: fast ? 'js-yaml' : 'yaml', read: JSON.parse(out.trim()) as Read, wallMs, rssMb: Number(rss[1]) / 1024 });
-    });
+async function side(fast: boolean): Promise<Round> {
+  const env = { ...process.env, BINNACLE_FROM_SOURCE: '1', BINNACLE_FAST_YAML: fast ? '1' : '0' };
+  const name = fast ? 'js-yaml' : 'yaml';
+  const got = await timedNode(['--import', 'tsx', READER, ...CORPORA], { cwd: ROOT, env }).catch((err: unknown) => {
+    throw new Error(`the ${name} side failed: ${err instanceof Error ? err.message : String(err)}`);
   });
+  return { side: name, read: JSON.parse(got.stdout.trim()) as Read, wallMs: got.wallMs, rssMb: got.rssMb };
 }
 
 const run = startRun('yaml');
