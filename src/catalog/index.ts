@@ -23,4 +23,4 @@ export {
 } from './load.js';
 export { orderedMetas, fbcChunks, toFbcJson, toFbcJsonLines, toFbcYaml, formatFbc, writeFbcFile, type FbcFormat, type OrderedMeta } from './write.js';
 export { toModel, parseStrictSemver, isValidImageReference, type Model, type ModelPackage, type ModelChannel, type ModelBundle, type ModelChannelEntry } from './model.js';
-export { validateConfig, validateModel, channelHead, ICON_MEDIA_TYPES, RULES_SINCE_OPM_1_47, RULES_CATALOGD_SERVES, blockingErrors, servingBlockers } from './validate.js';
+export { validateConfig, validateModel, channelHead, ICON_MEDIA_TYPES, TOLERATED_RULES, RULES_SINCE_OPM_1_47, RULES_CATALOGD_SERVES, blockingErrors, servingBlockers } from './validate.js';

@@ -86,22 +86,36 @@ function validateUniqueVersions(p: ModelPackage, node: ValidationResult): void {
 }
 
 /**
- * Rules operator-registry main enforces and v1.47.0 did not (skipRange grammar, pull specs,
- * releases). `opm validate` of today refuses a catalog that breaks them, so validation does; a
- * catalog built by an older opm may still carry them, and serving it does no harm (the range skips
- * nothing, the image cannot be pulled), so the ClusterCatalog controller serves it.
+ * The rules a catalog someone else built may break and still be put to work, in one table: `use`
+ * (every use: a ClusterCatalog serves it, `run bundle --index-image` adds to it) or `serve` (a
+ * ClusterCatalog serves it; building on it is still refused). Validation of a catalog Binnacle
+ * builds or publishes tolerates none of them.
  */
-export const RULES_SINCE_OPM_1_47: ReadonlySet<string> = new Set(['channel.skip-range', 'bundle.image-pull-spec', 'bundle.related-image', 'bundle.release', 'bundle.normalized-name']);
+export const TOLERATED_RULES: ReadonlyMap<string, { when: 'use' | 'serve'; why: string }> = new Map([
+  // operator-registry main enforces these and v1.47.0 did not: `opm validate` of today refuses a
+  // catalog that breaks them, but catalogs built by an older opm carry them, harmlessly.
+  ['channel.skip-range', { when: 'use', why: 'since opm 1.47: an unparseable skipRange skips nothing' }],
+  ['bundle.image-pull-spec', { when: 'use', why: 'since opm 1.47: an invalid pull spec cannot be pulled anyway' }],
+  ['bundle.related-image', { when: 'use', why: 'since opm 1.47: an invalid related image cannot be pulled anyway' }],
+  ['bundle.release', { when: 'use', why: 'since opm 1.47: bundle releases' }],
+  ['bundle.normalized-name', { when: 'use', why: 'since opm 1.47: bundle names normalized from releases' }],
+  // catalogd serves any FBC that parses, and resolution does not need these: without a default
+  // channel it reads every channel of the package (as OLM v1's does); it ranks every entry of a
+  // channel, so a second head or an entry no upgrade reaches is only a preference lost.
+  // operator-controller's own e2e catalogs break the first two. A replaces cycle stays refused:
+  // an upgrade walk could go round it.
+  ['package.default-channel', { when: 'serve', why: 'catalogd serves a package without a (valid) default channel' }],
+  ['channel.single-head', { when: 'serve', why: 'catalogd serves a channel with more than one head' }],
+  ['channel.stranded', { when: 'serve', why: 'catalogd serves a channel with entries no upgrade reaches' }],
+]);
 
-/**
- * Rules catalogd does not hold a served catalog to (it serves any FBC that parses), and that
- * resolution does not need: a package without a default channel, or naming one it lacks
- * (resolution then reads every channel of the package, as OLM v1's does); a channel with more
- * than one head, or with entries no upgrade reaches (resolution ranks every entry; a head is only
- * a preference). operator-controller's own e2e catalogs break the first two. A replaces cycle stays
- * refused: an upgrade walk could go round it.
- */
-export const RULES_CATALOGD_SERVES: ReadonlySet<string> = new Set(['package.default-channel', 'channel.single-head', 'channel.stranded']);
+const tolerated = (when: 'use' | 'serve'): ReadonlySet<string> => new Set([...TOLERATED_RULES].filter(([, t]) => t.when === when).map(([rule]) => rule));
+
+/** The rules operator-registry main enforces and v1.47.0 did not (TOLERATED_RULES' `use` rows). */
+export const RULES_SINCE_OPM_1_47: ReadonlySet<string> = tolerated('use');
+
+/** The rules catalogd does not hold a served catalog to, beyond RULES_SINCE_OPM_1_47 (the `serve` rows). */
+export const RULES_CATALOGD_SERVES: ReadonlySet<string> = tolerated('serve');
 
 /** The errors that stop a ClusterCatalog from being served: blockingErrors less RULES_CATALOGD_SERVES. */
 export function servingBlockers(result: ValidationResult): Problem[] {
