@@ -225,6 +225,21 @@ describe('client-side rate limit', () => {
     }
   });
 
+  it("gives leader election a bucket of its own: a renewal does not wait behind the controllers' requests", async () => {
+    const clock = new FakeClock();
+    const c = await client({ clock, rateLimit: { qps: 1, burst: 1 } });
+    try {
+      await c.rawRequest('GET', `${CM_PATH}/x`); // the controllers took the one token
+      await c.withOwnRateLimit('leader-election').rawRequest('GET', '/apis/coordination.k8s.io/v1/namespaces/ns/leases/l');
+      assert.deepEqual(clock.slept, []);
+      await c.rawRequest('GET', `${CM_PATH}/y`);
+      assert.deepEqual(clock.slept, [1000]);
+      assert.equal(seen[1]?.user, undefined); // the same identity, only another bucket
+    } finally {
+      c.close();
+    }
+  });
+
   it('is off when told (rateLimit: false): a burst goes out at once', async () => {
     const clock = new FakeClock();
     const c = await client({ clock, rateLimit: false });

@@ -168,12 +168,12 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   private readonly fence: WriteFence | undefined;
   private readonly identity: string;
 
-  private constructor(transport: Transport, discovery: Discovery, impersonation?: Impersonation, fence?: WriteFence) {
+  private constructor(transport: Transport, discovery: Discovery, impersonation?: Impersonation, fence?: WriteFence, limiterKey?: string) {
     this.transport = transport;
     this.discovery = discovery;
     this.impersonation = impersonation;
     this.fence = fence;
-    this.identity = identityKey(impersonation);
+    this.identity = limiterKey ?? identityKey(impersonation);
   }
 
   static async fromKubeConfig(kc: KubeConfig, clientOpts: KubeClientOptions = {}): Promise<KubeClient> {
@@ -249,7 +249,16 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
    * Clients made from it by `impersonate` keep the fence. Shares transport and discovery.
    */
   fenced(fence: WriteFence): KubeClient {
-    return new KubeClient(this.transport, this.discovery, this.impersonation, fence);
+    return new KubeClient(this.transport, this.discovery, this.impersonation, fence, this.identity);
+  }
+
+  /**
+   * The same client with a token bucket of its own, named `purpose`: leader election's, whose
+   * renewals must not queue behind the controllers' requests (controller-runtime gives its
+   * resource lock a rest.Config, and so a limiter, of its own; kube-controller-manager too).
+   */
+  withOwnRateLimit(purpose: string): KubeClient {
+    return new KubeClient(this.transport, this.discovery, this.impersonation, this.fence, `${this.identity}\n${purpose}`);
   }
 
   get server(): string {

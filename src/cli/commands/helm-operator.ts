@@ -180,7 +180,8 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   try {
     if (o.leaderElection !== undefined && leaseNamespace !== undefined) {
       const elector = new LeaderElector({
-        client,
+        // A bucket of its own: a renewal never waits behind the reconciles' requests.
+        client: client.withOwnRateLimit('leader-election'),
         namespace: leaseNamespace,
         name: o.leaderElection.id ?? `helm-operator-${watches.map((w) => w.kind.toLowerCase()).join('-')}`.slice(0, 63),
         identity: `${process.env.HOSTNAME ?? 'local'}_${process.pid}`,
