@@ -100,6 +100,13 @@ export interface BundleDeploymentSpec {
   watchNamespaces?: string[];
   /** Deployment overrides (env, resources, tolerations, …), as OLM's Subscription config. */
   config?: Record<string, unknown>;
+  /**
+   * OLM v1's registry+v1 bundle configuration (`config.inline` of an `olm.operatorframework.io/v1`
+   * ClusterExtension: `watchNamespace`, `deploymentConfig`), checked against the bundle's install
+   * modes with OLM v1's rules (bundle/bundle-config.ts): no default watch namespace is picked.
+   * Set (even `{}`), it replaces watchNamespace, watchNamespaces and config.
+   */
+  bundleConfig?: Record<string, unknown>;
   /** The ServiceAccount whose permissions the install uses; in installNamespace unless `namespace` names another. */
   serviceAccount?: { name: string; namespace?: string };
   /** Take over objects that exist but belong to no one (or someone else). */
@@ -177,6 +184,8 @@ export interface ClusterExtensionSpec {
     /** Several watched namespaces (MultiNamespace install mode); wins over watchNamespace. */
     watchNamespaces?: string[];
     config?: Record<string, unknown>;
+    /** Passed to its main BundleDeployment (BundleDeploymentSpec.bundleConfig): OLM v1's inline configuration and rules. */
+    bundleConfig?: Record<string, unknown>;
     adoptExisting?: boolean;
     /** Passed to its BundleDeployments (BundleDeploymentSpec.crdUpgradeSafety). */
     crdUpgradeSafety?: CrdUpgradeSafety;

@@ -113,11 +113,13 @@ class World {
   }
 
   /** The BundleDeployment controller's verdict on `name` at its current generation. */
-  setDeploymentStatus(name: string, installed: { status: Condition['status']; reason: string; message: string }): void {
+  setDeploymentStatus(name: string, installed: { status: Condition['status']; reason: string; message: string }, progressing?: { status: Condition['status']; reason: string; message: string }): void {
     const bd = this.deployments.get(name);
     assert.ok(bd !== undefined, `BundleDeployment ${name} exists`);
     const generation = bd.metadata.generation ?? 1;
-    this.cluster.put({ ...bd, status: { observedGeneration: generation, conditions: [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }] } });
+    const conditions: Condition[] = [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }];
+    if (progressing !== undefined) conditions.push({ type: 'Progressing', ...progressing, lastTransitionTime: T, observedGeneration: generation });
+    this.cluster.put({ ...bd, status: { observedGeneration: generation, conditions } });
   }
 }
 
@@ -604,6 +606,17 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(condition(cluster, 'Installed')?.message, 'demo.v1.0.0: pulling registry.example/demo@sha256:1.0.0: unauthorized');
       assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
       assert.equal(lastStatus(cluster)?.install, undefined);
+    });
+
+    test('a configuration the bundle refuses (OLM v1 rules, bundleConfig): Progressing=False/InvalidConfiguration in the BundleDeployment\'s words, terminal', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      const message = 'invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing';
+      cluster.setDeploymentStatus('demo', { status: 'False', reason: 'InvalidConfiguration', message }, { status: 'False', reason: 'InvalidConfiguration', message });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(condition(cluster, 'Installed')?.reason, 'Failed');
+      assert.equal(condition(cluster, 'Installed')?.message, `demo.v1.0.0: ${message}`);
+      assert.deepEqual([condition(cluster, 'Progressing')?.status, condition(cluster, 'Progressing')?.reason, condition(cluster, 'Progressing')?.message], ['False', 'InvalidConfiguration', message]);
     });
 
     // The BundleDeployment's words after an upgrade failed: Failed, or rolled back (Installed=True: the old revision runs).

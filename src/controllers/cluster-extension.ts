@@ -145,7 +145,7 @@ export function extensionSpecProblems(ce: KubeObject): string[] {
   if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');
   if (missing(spec?.source?.catalog?.packageName)) problems.push('spec.source.catalog.packageName: required');
   // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
-  if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
+  for (const field of ['config', 'bundleConfig'] as const) if (nestsDeeperThan(spec?.install?.[field])) problems.push(`spec.install.${field}: nests deeper than ${MAX_NESTING} levels`);
   problems.push(...driftSpecProblems(spec?.drift, 'spec.drift'));
   return problems;
 }
@@ -518,6 +518,20 @@ export class ClusterExtensionReconciler implements Reconciler {
     return { waiting, failed };
   }
 
+  /**
+   * The extension's configuration refused by its bundle (OLM v1's rules, `install.bundleConfig`),
+   * in the BundleDeployment's words: terminal until the extension's spec changes.
+   */
+  private invalidConfiguration(s: State): string | undefined {
+    for (const b of s.chosen) {
+      const bd = this.deploymentOf(s, b.package);
+      if (bd === undefined || bd.status?.observedGeneration !== bd.metadata.generation) continue;
+      const c = findCondition(bd.status?.conditions, 'Progressing');
+      if (c?.status === 'False' && c.reason === 'InvalidConfiguration' && (c.observedGeneration === undefined || c.observedGeneration === bd.metadata.generation)) return c.message;
+    }
+    return undefined;
+  }
+
   /** Where the resolution set stands, from its BundleDeployments' own status. */
   report(s: State): Promise<StepOutcome> {
     const main = s.ce.spec.source.catalog.packageName;
@@ -531,7 +545,10 @@ export class ClusterExtensionReconciler implements Reconciler {
       this.reportInstalled(s, chosenMain, this.deploymentOf(s, main));
     } else if (failed.length > 0) {
       if (findCondition(s.ce.status?.conditions, 'Installed')?.status !== 'True') s.conditions.set('Installed', false, 'Failed', failed.join('; '));
-      s.conditions.set('Progressing', true, 'Retrying', failed.join('; '));
+      // Terminal, in the BundleDeployment's own words (OLM v1's): retrying cannot fix a configuration.
+      const invalidConfiguration = this.invalidConfiguration(s);
+      if (invalidConfiguration !== undefined) s.conditions.set('Progressing', false, 'InvalidConfiguration', invalidConfiguration);
+      else s.conditions.set('Progressing', true, 'Retrying', failed.join('; '));
     } else {
       if (findCondition(s.ce.status?.conditions, 'Installed') === undefined) s.conditions.set('Installed', false, 'Installing', `installing ${waiting.join(', ')}`);
       s.conditions.set('Progressing', true, 'Installing', `waiting for ${waiting.join(', ')}`);

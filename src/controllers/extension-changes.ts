@@ -164,6 +164,7 @@ function setWorkloadOptions(spec: BundleDeploymentSpec, install: NonNullable<Clu
   if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
   if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
   if (install.config !== undefined) spec.config = install.config;
+  if (install.bundleConfig !== undefined) spec.bundleConfig = install.bundleConfig;
 }
 
 /** The extension's drift rules govern its BundleDeployments (all of them: the rules' targets say which objects); none set, none passed. */

@@ -52,8 +52,15 @@ describe('extensionTwinSpec', () => {
       namespace: 'argocd',
       serviceAccount: { name: 'installer' },
       source: { sourceType: 'Catalog', catalog: { packageName: 'argocd-operator', version: '>=0.6.0 <0.7.0', channels: ['alpha'], selector: { matchLabels: { team: 'a' } }, upgradeConstraintPolicy: 'SelfCertified' } },
-      install: { watchNamespace: 'apps', config: { nodeSelector: { a: 'b' } } },
+      // config.inline goes whole: the BundleDeployment checks it against the bundle's install modes (bundle/bundle-config.ts).
+      install: { bundleConfig: { watchNamespace: 'apps', deploymentConfig: { nodeSelector: { a: 'b' } } } },
     });
+  });
+
+  test('no config.inline is an empty bundleConfig: OLM v1 rules (no default watch namespace) still apply', () => {
+    const r = extensionTwinSpec(v1Extension(), { namespace: 'ns', name: 'sa' });
+    assert.ok(r.ok);
+    assert.deepEqual(r.spec.install, { bundleConfig: {} });
   });
 
   test('identity: the named ServiceAccount wins over the configured installer', () => {
@@ -93,11 +100,10 @@ describe('extensionTwinSpec', () => {
     assert.match(bad.message, /binnacle\.dev\/drift.*Sometimes.*binnacle\.dev\/resolution-history-limit.*many/);
   });
 
-  test('config.inline: an unknown key is InvalidConfiguration in OLM v1 words; a selector with matchExpressions is carried over whole', () => {
+  test('config.inline: any key reaches the twin (the bundle decides; bundle-config.test.ts); a selector with matchExpressions is carried over whole', () => {
     const r = extensionTwinSpec(v1Extension({ config: { configType: 'Inline', inline: { replicas: 2 } } }), { namespace: 'ns', name: 'sa' });
-    assert.ok(!r.ok);
-    assert.equal(r.reason, 'InvalidConfiguration');
-    assert.match(r.message, /^invalid ClusterExtension configuration: .*unknown field "replicas"/);
+    assert.ok(r.ok);
+    assert.deepEqual(r.spec.install?.bundleConfig, { replicas: 2 });
     const selector = { matchLabels: { tier: 'gold' }, matchExpressions: [{ key: 'a', operator: 'Exists' as const }, { key: 'b', operator: 'NotIn' as const, values: ['x'] }] };
     const m = extensionTwinSpec(v1Extension({ source: { sourceType: 'Catalog', catalog: { packageName: 'p', selector } } }), { namespace: 'ns', name: 'sa' });
     assert.ok(m.ok, m.ok ? '' : m.message);
@@ -153,6 +159,12 @@ describe('extensionStatusFromTwin', () => {
     assert.equal(find(rolling.conditions, 'Installed')?.reason, 'Absent');
     const blocked = extensionStatusFromTwin({ twin: twin([{ type: 'Progressing', status: 'False', reason: 'InvalidSpec', message: 'bad' }]), now: new Date() });
     assert.deepEqual(find(blocked.conditions, 'Progressing'), { type: 'Progressing', status: false, reason: 'Blocked', message: 'bad' });
+  });
+
+  test('a configuration the bundle refuses stays InvalidConfiguration (terminal), with the message as the BundleDeployment words it', () => {
+    const message = 'invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing';
+    const out = extensionStatusFromTwin({ twin: twin([{ type: 'Installed', status: 'False', reason: 'Failed', message: `op.v1: ${message}` }, { type: 'Progressing', status: 'False', reason: 'InvalidConfiguration', message }]), now: new Date() });
+    assert.deepEqual(find(out.conditions, 'Progressing'), { type: 'Progressing', status: false, reason: 'InvalidConfiguration', message });
   });
 
   test('progressDeadlineMinutes: still progressing past it is Progressing=False/ProgressDeadlineExceeded; before it, a requeue at its end', () => {

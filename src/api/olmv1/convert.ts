@@ -82,18 +82,16 @@ export function noInstallerMessage(): string {
   );
 }
 
-/** The inline configuration (experimental `spec.config.inline`): registry+v1's watchNamespace and deploymentConfig. */
-function inlineConfig(v1: Olmv1ClusterExtension, problems: string[]): Pick<NonNullable<ClusterExtensionSpec['install']>, 'watchNamespace' | 'config'> {
+/**
+ * The inline configuration (experimental `spec.config.inline`), passed whole as the twin's
+ * `install.bundleConfig`: its BundleDeployment checks it against the bundle's install modes with
+ * OLM v1's rules and messages (bundle/bundle-config.ts), since only the bundle says whether
+ * watchNamespace is required, allowed or unknown. No config is `{}`: OLM v1 checks that too (a
+ * Single/OwnNamespace-only bundle then needs watchNamespace; no default is picked).
+ */
+function bundleConfig(v1: Olmv1ClusterExtension): Record<string, unknown> {
   const inline = v1.spec.config?.inline;
-  if (inline === undefined) return {};
-  const out: Pick<NonNullable<ClusterExtensionSpec['install']>, 'watchNamespace' | 'config'> = {};
-  for (const [k, v] of Object.entries(inline)) {
-    if (k === 'watchNamespace' && typeof v === 'string') out.watchNamespace = v;
-    else if (k === 'deploymentConfig' && typeof v === 'object' && v !== null && !Array.isArray(v)) out.config = v as Record<string, unknown>;
-    else if (k === 'watchNamespace' || k === 'deploymentConfig') problems.push(`invalid ClusterExtension configuration: invalid configuration: field "${k}" has the wrong type`);
-    else problems.push(`invalid ClusterExtension configuration: invalid configuration: unknown field "${k}"`);
-  }
-  return out;
+  return inline === undefined || inline === null ? {} : { ...inline };
 }
 
 type Olmv1CatalogSource = NonNullable<Olmv1ClusterExtension['spec']['source']['catalog']>;
@@ -132,19 +130,16 @@ function catalogSource(c: Olmv1CatalogSource): ClusterExtensionSpec['source']['c
  */
 export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: InstallerIdentity | undefined): TwinSpec<ClusterExtensionSpec> {
   const catalog = v1.spec.source.catalog;
-  const config: string[] = [];
   const blocked = sourceProblems(v1);
   const annotations = v1.metadata.annotations ?? {};
   const extra = extras(annotations, blocked);
-  const inline = inlineConfig(v1, config);
   const sa = v1.spec.serviceAccount?.name;
   const identity = sa !== undefined && sa !== '' ? { name: sa } : installer;
-  if (config.length > 0) return { ok: false, reason: R.InvalidConfiguration, message: config.join('; ') };
   if (blocked.length > 0 || catalog === undefined) return { ok: false, reason: R.Blocked, message: blocked.join('; ') };
   if (identity === undefined) return { ok: false, reason: R.Blocked, message: noInstallerMessage() };
   // OLM v1's install.preflight.crdUpgradeSafety.enforcement: None skips the CRD upgrade safety check, as it does there.
   const enforcement = v1.spec.install?.preflight?.crdUpgradeSafety?.enforcement;
-  const install = { ...extra.install, ...inline, ...(enforcement === 'None' ? { crdUpgradeSafety: 'None' as const } : {}) };
+  const install = { ...extra.install, bundleConfig: bundleConfig(v1), ...(enforcement === 'None' ? { crdUpgradeSafety: 'None' as const } : {}) };
   const spec: ClusterExtensionSpec = {
     namespace: v1.spec.namespace,
     serviceAccount: identity,
@@ -191,6 +186,8 @@ export interface ExtensionStatusOutput {
 function progressing(c: Condition | undefined): ConditionSpec {
   if (c === undefined) return { type: 'Progressing', status: true, reason: R.Retrying, message: 'not reconciled yet' };
   if (c.status === 'False' && c.reason === 'Succeeded') return { type: 'Progressing', status: true, reason: R.Succeeded, message: 'Desired state reached' };
+  // Terminal: the inline configuration the bundle refuses (OLM v1's rules and words, from the BundleDeployment).
+  if (c.status === 'False' && c.reason === 'InvalidConfiguration') return { type: 'Progressing', status: false, reason: R.InvalidConfiguration, message: c.message };
   if (c.status === 'False') return { type: 'Progressing', status: false, reason: R.Blocked, message: c.message };
   if (c.reason === 'Installing' || c.reason === 'Waiting') return { type: 'Progressing', status: true, reason: R.RollingOut, message: c.message };
   // Binnacle's own: only when the admin asked for approval (docs/from-olm-v1.md).
