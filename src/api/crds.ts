@@ -181,6 +181,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       watchNamespaces: arr(str(), { description: 'Several watched namespaces (MultiNamespace install mode).' }),
       config: freeform('Deployment overrides: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations.'),
       bundleConfig: freeform("OLM v1's registry+v1 bundle configuration (watchNamespace, deploymentConfig), checked with OLM v1's rules; replaces watchNamespace(s) and config."),
+      olmv1Owner: str("The olm.operatorframework.io/v1 ClusterExtension this bundle is installed for: its objects carry OLM v1's owner labels (informational; ownership stays Binnacle's).", { maxLength: 253 }),
       serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
       adoptExisting: bool(),
       crdUpgradeSafety: str('Strict (default) refuses a CRD change that is not upgrade-safe; None applies it unchecked.', { enum: ['Strict', 'None'] }),

@@ -107,6 +107,14 @@ export interface BundleDeploymentSpec {
    * Set (even `{}`), it replaces watchNamespace, watchNamespaces and config.
    */
   bundleConfig?: Record<string, unknown>;
+  /**
+   * The `olm.operatorframework.io/v1` ClusterExtension this bundle is installed for (its twin's
+   * main BundleDeployment): every object rendered then carries OLM v1's owner labels
+   * `olm.operatorframework.io/owner-kind: ClusterExtension` and `…/owner-name: <this>`, for
+   * tools that look for them. Informational only: ownership stays Binnacle's own labels
+   * (apply/ownership.ts), which nothing here changes.
+   */
+  olmv1Owner?: string;
   /** The ServiceAccount whose permissions the install uses; in installNamespace unless `namespace` names another. */
   serviceAccount?: { name: string; namespace?: string };
   /** Take over objects that exist but belong to no one (or someone else). */

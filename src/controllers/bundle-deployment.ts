@@ -533,8 +533,8 @@ function chartOf(d: ReleaseDecision): { name: string; version: string } {
  * is a repair (nothing rendered); any change is an upgrade.
  */
 export function bundleInputDigest(bd: BundleDeployment, contentDigest: string, certsDigest: string | undefined): string {
-  const { format, installNamespace, watchNamespace, watchNamespaces, config, bundleConfig, values, releaseName, crdPolicy } = bd.spec;
-  const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest, ...(bundleConfig === undefined ? {} : { bundleConfig }) };
+  const { format, installNamespace, watchNamespace, watchNamespaces, config, bundleConfig, olmv1Owner, values, releaseName, crdPolicy } = bd.spec;
+  const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest, ...(bundleConfig === undefined ? {} : { bundleConfig }), ...(olmv1Owner === undefined ? {} : { olmv1Owner }) };
   return inputDigestOf(inputs);
 }
 

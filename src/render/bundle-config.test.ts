@@ -99,3 +99,27 @@ describe('render: OLM v1 bundle configuration', () => {
     assert.deepEqual(await render(['OwnNamespace'], {}), { targets: NS });
   });
 });
+
+describe("render: OLM v1's owner labels (spec.olmv1Owner)", () => {
+  async function labelsOf(extra: Partial<BundleDeploymentSpec>): Promise<(Record<string, string> | undefined)[]> {
+    const dir = await bundleDir(['AllNamespaces']);
+    try {
+      const rendered = await createRenderer().bundle({ dir, name: 'op', spec: { source: { type: 'local', local: { path: dir } }, format: 'registry+v1', installNamespace: NS, ...extra }, digest: '', revision: 1 });
+      assert.ok(rendered.objects.length > 1);
+      return rendered.objects.map((o) => o.metadata.labels);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  test('every object of an OLM v1 ClusterExtension\'s bundle carries owner-kind and owner-name', async () => {
+    for (const labels of await labelsOf({ olmv1Owner: 'my-ext' })) {
+      assert.equal(labels?.['olm.operatorframework.io/owner-kind'], 'ClusterExtension');
+      assert.equal(labels['olm.operatorframework.io/owner-name'], 'my-ext');
+    }
+  });
+
+  test('without it, no OLM v1 label', async () => {
+    for (const labels of await labelsOf({})) assert.equal(labels?.['olm.operatorframework.io/owner-name'], undefined);
+  });
+});

@@ -157,9 +157,21 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   // The certificates' Secret is an object of the release: owned, pruned and deleted like the rest.
   if (certs?.secret !== undefined) objects.push(certs.secret);
   return {
-    objects,
+    objects: ctx.spec.olmv1Owner === undefined ? objects : objects.map((o) => withOlmv1OwnerLabels(o, ctx.spec.olmv1Owner ?? '')),
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
   };
+}
+
+/** OLM v1's owner labels (operator-controller's Helm post-renderer adds them to every object it installs). */
+export const OLMV1_OWNER_KIND_LABEL = 'olm.operatorframework.io/owner-kind';
+export const OLMV1_OWNER_NAME_LABEL = 'olm.operatorframework.io/owner-name';
+
+/**
+ * `obj` with OLM v1's owner labels naming the ClusterExtension `name`. Informational: Binnacle's
+ * own ownership labels, stamped at apply (apply/ownership.ts), are the ones every ownership check reads.
+ */
+export function withOlmv1OwnerLabels(obj: KubeObject, name: string): KubeObject {
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...(obj.metadata.labels ?? {}), [OLMV1_OWNER_KIND_LABEL]: 'ClusterExtension', [OLMV1_OWNER_NAME_LABEL]: name } } };
 }
 
 /** The namespaces the operator watches: as the spec says, else what its install modes allow without asking. */
