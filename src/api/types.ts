@@ -236,7 +236,13 @@ export interface ClusterExtensionStatus {
   /** Where it is installed: the BundleDeployment (and its namespace, which a taken-over dependency keeps). */
   install?: { bundle: { name: string; version: string; package: string; image: string; catalog: string }; bundleDeployment?: string; namespace?: string };
   /** Every bundle of the resolution set, dependencies included, in install order. */
-  resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string; notices?: string[] };
+  resolution?: {
+    bundles: { name: string; package: string; version: string; image: string; catalog: string }[];
+    explanation?: string;
+    notices?: string[];
+    /** The last resolution failed because no bundle of the requested package matches the request (channels, version range, an upgrade edge from the installed one). */
+    requestUnmatched?: boolean;
+  };
   /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
   history?: ResolutionRecord[];
   pendingPlan?: PendingPlan;

@@ -434,6 +434,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.match(explanation, /no set of bundles satisfies the request/);
       assert.match(explanation, /demo/);
       assert.deepEqual(status?.resolution?.bundles, []);
+      assert.equal(status?.resolution?.requestUnmatched, true, 'no bundle of the requested package fits: said as data (OLM v1 words it from this)');
       assert.equal(condition(cluster, 'Progressing')?.message, `resolution failed: ${explanation}`);
       assert.equal(condition(cluster, 'Installed')?.status, 'False');
       assert.equal(condition(cluster, 'Installed')?.reason, 'Failed');
@@ -455,6 +456,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
         lastStatus(cluster)?.resolution?.explanation,
         'package demo is already installed by extension first (BundleDeployment first-demo, version 1.0.0); a package is installed once per cluster',
       );
+      assert.equal(lastStatus(cluster)?.resolution?.requestUnmatched, undefined, 'not a request nothing fits');
       assert.equal(resolves.length, 0);
       assert.equal(cluster.applied.length, 0);
     });

@@ -357,11 +357,11 @@ export class ClusterExtensionReconciler implements Reconciler {
     s.status.history = history;
   }
 
-  private resolutionFailed(s: State, message: string): void {
+  private resolutionFailed(s: State, message: string, requestUnmatched = false): void {
     s.conditions.set('Progressing', true, 'Retrying', `resolution failed: ${message}`);
     if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Failed', 'no bundle could be resolved');
     this.record(s, { bundles: [], outcome: 'Failed', message });
-    s.status.resolution = { bundles: [], explanation: message };
+    s.status.resolution = { bundles: [], explanation: message, ...(requestUnmatched ? { requestUnmatched } : {}) };
   }
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
@@ -390,7 +390,9 @@ export class ClusterExtensionReconciler implements Reconciler {
       this.record(s, { bundles: s.chosen.map((b) => ({ package: b.package, version: b.version, name: b.name })), outcome: 'Resolved' });
       return CONTINUE;
     } catch (err) {
-      this.resolutionFailed(s, errorMessage(err));
+      // No bundle of the requested package fits the request at all (OLM v1's "no bundles found for package …").
+      const unmatched = err instanceof ResolutionError && err.facts.some((f) => f.kind === 'request' && f.package === cat.packageName && f.candidates.length === 0);
+      this.resolutionFailed(s, errorMessage(err), unmatched);
       if (err instanceof ResolutionError) return stop({ requeueAfterMs: 60_000 });
       // Not the catalogs' verdict (the cluster's facts unread, the solver's budget): status says so; retried with backoff.
       s.logger.warn({ err: errorMessage(err) }, 'resolution failed');

@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClusterCatalog, ClusterExtension } from '../types.js';
-import { catalogStatusFromTwin, catalogTwinSpec, extensionStatusFromTwin, extensionTwinSpec, OLMV1_INSTALLER_FLAG, parseInstaller, twinCaughtUp, type ConditionSpec } from './convert.js';
+import { catalogStatusFromTwin, catalogTwinSpec, extensionStatusFromTwin, extensionTwinSpec, OLMV1_INSTALLER_FLAG, olmv1ResolutionMessage, parseInstaller, twinCaughtUp, type ConditionSpec } from './convert.js';
 import { OLMV1_API_VERSION, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from './types.js';
 
 function v1Extension(spec: Partial<Olmv1ClusterExtension['spec']> = {}, annotations?: Record<string, string>): Olmv1ClusterExtension {
@@ -165,6 +165,25 @@ describe('extensionStatusFromTwin', () => {
     const message = 'invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing';
     const out = extensionStatusFromTwin({ twin: twin([{ type: 'Installed', status: 'False', reason: 'Failed', message: `op.v1: ${message}` }, { type: 'Progressing', status: 'False', reason: 'InvalidConfiguration', message }]), now: new Date() });
     assert.deepEqual(find(out.conditions, 'Progressing'), { type: 'Progressing', status: false, reason: 'InvalidConfiguration', message });
+  });
+
+  test("a resolution that found no bundle for the request is worded as operator-controller's resolver (resolve/catalog.go); Binnacle's explanation stays on the twin", () => {
+    const failed = (install: boolean, catalog: ClusterExtension['spec']['source']['catalog']): ClusterExtension => {
+      const t = twin([{ type: 'Installed', status: install ? 'True' : 'False', reason: install ? 'Succeeded' : 'Failed' }, { type: 'Progressing', status: 'True', reason: 'Retrying', message: 'resolution failed: no set of bundles satisfies the request:\n  - …' }], install);
+      t.spec.source.catalog = catalog;
+      t.status = { ...t.status, resolution: { bundles: [], explanation: 'no set of bundles satisfies the request: …', requestUnmatched: true } };
+      return t;
+    };
+    const upgrade = extensionStatusFromTwin({ twin: failed(true, { packageName: 'test', version: '1.2.0' }), now: new Date() });
+    // update.feature:44, exactly.
+    assert.deepEqual(find(upgrade.conditions, 'Progressing'), { type: 'Progressing', status: true, reason: 'Retrying', message: 'error upgrading from currently installed version "0.6.0": no bundles found for package "test" matching version "1.2.0"' });
+    const fresh = extensionStatusFromTwin({ twin: failed(false, { packageName: 'test', version: '>=2.0.0', channels: ['alpha', 'beta'] }), now: new Date() });
+    assert.equal(find(fresh.conditions, 'Progressing')?.message, 'no bundles found for package "test" matching version ">=2.0.0" in channels [alpha beta]');
+    assert.equal(olmv1ResolutionMessage(failed(false, { packageName: 'test' })), 'no bundles found for package "test"');
+    // Any other resolution failure (a dependency, a cluster constraint) keeps Binnacle's words.
+    const other = failed(true, { packageName: 'test' });
+    other.status = { ...other.status, resolution: { bundles: [], explanation: 'x' } };
+    assert.equal(find(extensionStatusFromTwin({ twin: other, now: new Date() }).conditions, 'Progressing')?.message, 'resolution failed: no set of bundles satisfies the request:\n  - …');
   });
 
   test('progressDeadlineMinutes: still progressing past it is Progressing=False/ProgressDeadlineExceeded; before it, a requeue at its end', () => {

@@ -227,10 +227,33 @@ function setInstalled(i: ExtensionStatusInput, out: ExtensionStatusOutput): void
   }
 }
 
+/**
+ * operator-controller's resolution error (resolve/catalog.go `resolutionError.Error`), when the
+ * twin's resolution failed because no bundle of the package matches the request: `[error upgrading
+ * from currently installed version "V": ]no bundles found for package "P"[ matching version
+ * "R"][ in channels [a b]]`. Binnacle's own explanation (which constraint excluded what) stays on
+ * the twin: its Progressing condition and `status.resolution.explanation` (`binnacle status NAME`).
+ */
+export function olmv1ResolutionMessage(twin: ClusterExtension): string | undefined {
+  if (twin.status?.resolution?.requestUnmatched !== true) return undefined;
+  const cat = twin.spec.source.catalog;
+  const installed = twin.status.install?.bundle.version;
+  const parts = [
+    ...(installed === undefined || installed === '' ? [] : [`error upgrading from currently installed version ${JSON.stringify(installed)}:`]),
+    `no bundles found for package ${JSON.stringify(cat.packageName)}`,
+    ...(cat.version === undefined || cat.version === '' ? [] : [`matching version ${JSON.stringify(cat.version)}`]),
+    ...(cat.channels === undefined || cat.channels.length === 0 ? [] : [`in channels [${cat.channels.join(' ')}]`]),
+  ];
+  return parts.join(' ');
+}
+
 /** Progressing; past the progress deadline a rollout still under way is ProgressDeadlineExceeded, before it `out` is requeued for the deadline. */
 function progressingWithDeadline(i: ExtensionStatusInput, out: ExtensionStatusOutput): ConditionSpec {
   const p = current(i.twin, 'Progressing');
   const prog = progressing(p);
+  // A resolution that found nothing for the request reads as operator-controller's error.
+  const resolution = p?.reason === 'Retrying' && p.message.startsWith('resolution failed: ') ? olmv1ResolutionMessage(i.twin) : undefined;
+  if (resolution !== undefined) prog.message = resolution;
   const deadline = i.progressDeadlineMinutes;
   if (deadline === undefined || prog.status !== true || prog.reason === R.Succeeded || p === undefined) return prog;
   const since = Date.parse(p.lastTransitionTime);
