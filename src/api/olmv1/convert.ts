@@ -9,6 +9,7 @@
 import type { Condition } from '../../kube/types.js';
 import type { CatalogSelector } from '../catalog-selector.js';
 import type { ClusterCatalog, ClusterCatalogSpec, ClusterExtension, ClusterExtensionSpec, DriftMode } from '../types.js';
+import type { ServiceAccountMode } from './serviceaccount-policy.js';
 import { OLMV1_EXTRA_ANNOTATIONS, OLMV1_REASONS as R, type Olmv1ClusterCatalog, type Olmv1ClusterCatalogStatus, type Olmv1ClusterExtension, type Olmv1ClusterExtensionStatus } from './types.js';
 
 /** A condition to set on the OLM v1 object (its observedGeneration and transition time are the writer's). */
@@ -126,14 +127,16 @@ function catalogSource(c: Olmv1CatalogSource): ClusterExtensionSpec['source']['c
 /**
  * The `binnacle.dev` ClusterExtension that installs what an OLM v1 one asks for. Identity: the
  * ServiceAccount the object names (in spec.namespace), else the default installer the admin
- * configured, else none (refused, saying how to set one).
+ * configured, else none (refused, saying how to set one). With `serviceAccount: 'Ignore'`
+ * (serviceaccount-policy.ts) the named ServiceAccount is ignored, as operator-controller does.
  */
-export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: InstallerIdentity | undefined): TwinSpec<ClusterExtensionSpec> {
+export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: InstallerIdentity | undefined, serviceAccount: ServiceAccountMode = 'Use'): TwinSpec<ClusterExtensionSpec> {
   const catalog = v1.spec.source.catalog;
   const blocked = sourceProblems(v1);
   const annotations = v1.metadata.annotations ?? {};
   const extra = extras(annotations, blocked);
-  const sa = v1.spec.serviceAccount?.name;
+  // `Ignore` (the admin's explicit choice of OLM v1's behaviour): the deprecated field is ignored, the default installer acts.
+  const sa = serviceAccount === 'Ignore' ? undefined : v1.spec.serviceAccount?.name;
   const identity = sa !== undefined && sa !== '' ? { name: sa } : installer;
   if (blocked.length > 0 || catalog === undefined) return { ok: false, reason: R.Blocked, message: blocked.join('; ') };
   if (identity === undefined) return { ok: false, reason: R.Blocked, message: noInstallerMessage() };
