@@ -274,7 +274,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
       bundleDeployment: str('The BundleDeployment that installs it.'),
       namespace: str('Where it runs: a dependency taken over keeps the namespace it was installed in.'),
     }),
-    resolution: obj({ bundles: arr(resolvedBundle), explanation: str(), notices: arr(str(), { description: 'Cluster constraints reported but not enforced.' }), requestUnmatched: bool('The last resolution failed because no bundle of the requested package matches the request.') }),
+    resolution: obj({ bundles: arr(resolvedBundle), explanation: str(), notices: arr(str(), { description: 'Cluster constraints reported but not enforced.' }), requestUnmatched: bool('The last resolution failed because no bundle of the requested package matches the request.'), ambiguousCatalogs: arr(str(), { description: 'The last resolution was refused: these catalogs, of the same priority, offer the chosen bundle (OLM v1 twins only).' }) }),
     history: arr(
       obj(
         {

@@ -242,6 +242,8 @@ export interface ClusterExtensionStatus {
     notices?: string[];
     /** The last resolution failed because no bundle of the requested package matches the request (channels, version range, an upgrade edge from the installed one). */
     requestUnmatched?: boolean;
+    /** The last resolution was refused because these catalogs, of the same priority, offer the chosen bundle (the twin of an OLM v1 ClusterExtension only). */
+    ambiguousCatalogs?: string[];
   };
   /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
   history?: ResolutionRecord[];

@@ -34,6 +34,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
+import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
 import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
@@ -148,6 +149,29 @@ export function extensionSpecProblems(ce: KubeObject): string[] {
   for (const field of ['config', 'bundleConfig'] as const) if (nestsDeeperThan(spec?.install?.[field])) problems.push(`spec.install.${field}: nests deeper than ${MAX_NESTING} levels`);
   problems.push(...driftSpecProblems(spec?.drift, 'spec.drift'));
   return problems;
+}
+
+/**
+ * OLM v1 refuses to choose between catalogs of the same priority that both offer the package
+ * (resolve/catalog.go: `found bundles for package … in multiple catalogs with the same priority`);
+ * Binnacle's own extensions choose (the catalogs' content being the same bundle). For the twin of
+ * an OLM v1 ClusterExtension only: the chosen bundle of the requested package, newly chosen, also
+ * offered by another selected catalog of the same priority, is refused, naming the catalogs.
+ * Narrower than OLM v1 (which also refuses when the other catalog offers a different matching
+ * bundle): only the same bundle offered twice counts here.
+ */
+export function olmv1Ambiguity(ce: ClusterExtension, chosen: readonly ChosenBundle[], catalogs: readonly Pick<ServedCatalog, 'name' | 'priority' | 'config'>[]): { message: string; catalogs: string[] } | undefined {
+  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined) return undefined;
+  const main = chosen.find((b) => b.package === ce.spec.source.catalog.packageName);
+  if (main === undefined || main.installed) return undefined;
+  const priority = catalogs.find((c) => c.name === main.catalog)?.priority ?? 0;
+  const offering = catalogs.filter((c) => (c.priority ?? 0) === priority && c.config.bundles.some((b) => b.package === main.package && b.name === main.name)).map((c) => c.name);
+  if (offering.length < 2) return undefined;
+  const names = [...new Set(offering)].sort();
+  return {
+    message: `bundle ${main.name} of package ${main.package} is offered by ClusterCatalogs ${names.join(', ')} at the same priority ${priority}; OLM v1 refuses to choose between them: raise one catalog's spec.priority or narrow spec.source.catalog.selector to one`,
+    catalogs: names,
+  };
 }
 
 /** Deprecation messages that apply to the chosen bundle, its package and the requested channels. */
@@ -357,11 +381,11 @@ export class ClusterExtensionReconciler implements Reconciler {
     s.status.history = history;
   }
 
-  private resolutionFailed(s: State, message: string, requestUnmatched = false): void {
+  private resolutionFailed(s: State, message: string, why: { requestUnmatched?: boolean; ambiguousCatalogs?: string[] } = {}): void {
     s.conditions.set('Progressing', true, 'Retrying', `resolution failed: ${message}`);
     if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Failed', 'no bundle could be resolved');
     this.record(s, { bundles: [], outcome: 'Failed', message });
-    s.status.resolution = { bundles: [], explanation: message, ...(requestUnmatched ? { requestUnmatched } : {}) };
+    s.status.resolution = { bundles: [], explanation: message, ...(why.requestUnmatched === true ? { requestUnmatched: true } : {}), ...(why.ambiguousCatalogs === undefined ? {} : { ambiguousCatalogs: why.ambiguousCatalogs }) };
   }
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
@@ -386,13 +410,18 @@ export class ClusterExtensionReconciler implements Reconciler {
       });
       // The resolution holds everything installed; this extension's set is what its package needs.
       s.chosen = neededBundles(resolution.bundles, cat.packageName);
+      const ambiguous = olmv1Ambiguity(s.ce, s.chosen, s.catalogs);
+      if (ambiguous !== undefined) {
+        this.resolutionFailed(s, ambiguous.message, { ambiguousCatalogs: ambiguous.catalogs });
+        return stop({ requeueAfterMs: 60_000 });
+      }
       s.notices = resolution.notices.filter((n) => s.chosen.some((b) => n.startsWith(`${b.package} ${b.version} `)));
       this.record(s, { bundles: s.chosen.map((b) => ({ package: b.package, version: b.version, name: b.name })), outcome: 'Resolved' });
       return CONTINUE;
     } catch (err) {
       // No bundle of the requested package fits the request at all (OLM v1's "no bundles found for package …").
       const unmatched = err instanceof ResolutionError && err.facts.some((f) => f.kind === 'request' && f.package === cat.packageName && f.candidates.length === 0);
-      this.resolutionFailed(s, errorMessage(err), unmatched);
+      this.resolutionFailed(s, errorMessage(err), { requestUnmatched: unmatched });
       if (err instanceof ResolutionError) return stop({ requeueAfterMs: 60_000 });
       // Not the catalogs' verdict (the cluster's facts unread, the solver's budget): status says so; retried with backoff.
       s.logger.warn({ err: errorMessage(err) }, 'resolution failed');

@@ -180,6 +180,10 @@ describe('extensionStatusFromTwin', () => {
     const fresh = extensionStatusFromTwin({ twin: failed(false, { packageName: 'test', version: '>=2.0.0', channels: ['alpha', 'beta'] }), now: new Date() });
     assert.equal(find(fresh.conditions, 'Progressing')?.message, 'no bundles found for package "test" matching version ">=2.0.0" in channels [alpha beta]');
     assert.equal(olmv1ResolutionMessage(failed(false, { packageName: 'test' })), 'no bundles found for package "test"');
+    // install.feature:67: two catalogs of the same priority offer the bundle.
+    const ambiguous = failed(false, { packageName: 'test' });
+    ambiguous.status = { ...ambiguous.status, resolution: { bundles: [], explanation: 'x', ambiguousCatalogs: ['test', 'extra'] } };
+    assert.equal(olmv1ResolutionMessage(ambiguous), 'found bundles for package "test" in multiple catalogs with the same priority [extra test]');
     // Any other resolution failure (a dependency, a cluster constraint) keeps Binnacle's words.
     const other = failed(true, { packageName: 'test' });
     other.status = { ...other.status, resolution: { bundles: [], explanation: 'x' } };

@@ -234,18 +234,22 @@ function setInstalled(i: ExtensionStatusInput, out: ExtensionStatusOutput): void
  * operator-controller's resolution error (resolve/catalog.go `resolutionError.Error`), when the
  * twin's resolution failed because no bundle of the package matches the request: `[error upgrading
  * from currently installed version "V": ]no bundles found for package "P"[ matching version
- * "R"][ in channels [a b]]`. Binnacle's own explanation (which constraint excluded what) stays on
+ * "R"][ in channels [a b]]`, or `found bundles for package "P" … in multiple catalogs with the same
+ * priority [a b]` when the twin refused to choose between catalogs. Binnacle's own explanation (which constraint excluded what) stays on
  * the twin: its Progressing condition and `status.resolution.explanation` (`binnacle status NAME`).
  */
 export function olmv1ResolutionMessage(twin: ClusterExtension): string | undefined {
-  if (twin.status?.resolution?.requestUnmatched !== true) return undefined;
+  const r = twin.status?.resolution;
+  const ambiguous = r?.ambiguousCatalogs ?? [];
+  if (r?.requestUnmatched !== true && ambiguous.length < 2) return undefined;
   const cat = twin.spec.source.catalog;
-  const installed = twin.status.install?.bundle.version;
+  const installed = twin.status?.install?.bundle.version;
   const parts = [
     ...(installed === undefined || installed === '' ? [] : [`error upgrading from currently installed version ${JSON.stringify(installed)}:`]),
-    `no bundles found for package ${JSON.stringify(cat.packageName)}`,
+    ambiguous.length >= 2 ? `found bundles for package ${JSON.stringify(cat.packageName)}` : `no bundles found for package ${JSON.stringify(cat.packageName)}`,
     ...(cat.version === undefined || cat.version === '' ? [] : [`matching version ${JSON.stringify(cat.version)}`]),
     ...(cat.channels === undefined || cat.channels.length === 0 ? [] : [`in channels [${cat.channels.join(' ')}]`]),
+    ...(ambiguous.length >= 2 ? [`in multiple catalogs with the same priority [${[...ambiguous].sort().join(' ')}]`] : []),
   ];
   return parts.join(' ');
 }
