@@ -408,6 +408,25 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(resolves.length, 0);
     });
 
+    test("an OLM v1 twin with its catalog gone keeps its installed bundle and still applies its other spec changes (operator-controller's fallback); another version asked for, or a binnacle.dev extension, waits", async () => {
+      const twin = (over: Partial<ClusterExtension['spec']> = {}): ClusterExtension =>
+        extension({ metadata: { labels: { 'binnacle.dev/olmv1-twin-of': 'uid-v1' }, generation: 2 }, spec: { install: { crdUpgradeSafety: 'None' }, ...over } });
+      const kept = setup({ ce: twin(), catalogs: [], resolve: resolvesTo(chosen('demo', '2.0.0')) });
+      kept.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await kept.reconciler.reconcile(req, ctx);
+      assert.equal(kept.resolves.length, 0, 'nothing to resolve against: not resolved');
+      assert.equal(kept.cluster.deployments.get('demo')?.spec.crdUpgradeSafety, 'None', 'the spec change reached the BundleDeployment');
+      assert.equal(kept.cluster.deployments.get('demo')?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.0.0', 'the installed version is kept');
+      assert.notEqual(condition(kept.cluster, 'Progressing')?.message, 'no ClusterCatalog matching the selector is serving content yet');
+
+      const other = setup({ ce: twin({ source: { sourceType: 'Catalog', catalog: { packageName: 'demo', version: '2.0.0' } } }), catalogs: [] });
+      other.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      assert.deepEqual(await other.reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 }, 'another version cannot be had without a catalog');
+      const own = setup({ ce: extension({ spec: { install: { crdUpgradeSafety: 'None' } } }), catalogs: [] });
+      own.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      assert.deepEqual(await own.reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+    });
+
     test('failure: catalogs serve, but none matches the selector', async () => {
       const ce = extension({ spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'demo', selector: { matchLabels: { tier: 'gold' } } } } } });
       const { cluster, resolves, reconciler } = setup({ ce, catalogs: [served('ops', undefined, { tier: 'silver' })], resolve: resolvesTo(chosen('demo', '1.0.0')) });

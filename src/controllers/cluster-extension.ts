@@ -174,6 +174,32 @@ export function olmv1Ambiguity(ce: ClusterExtension, chosen: readonly ChosenBund
   };
 }
 
+/**
+ * operator-controller's fallback (clusterextension_reconcile_steps.go `handleResolutionError`):
+ * when no ClusterCatalog matching the selector is left, an extension with its package installed
+ * and no other version asked for keeps what it has installed, and its other spec changes are
+ * still applied. For the twin of an OLM v1 ClusterExtension only (Binnacle's own wait for a
+ * catalog). The kept set: every bundle the extension needs, as its BundleDeployments install them.
+ */
+export function olmv1Fallback(ce: ClusterExtension, installed: InstalledState): ChosenBundle[] | undefined {
+  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined) return undefined;
+  const me = ce.metadata.name ?? '';
+  const units = unitsNeededBy(installed, me).filter((u) => u.state === 'installed');
+  const main = units.find((u) => u.package === ce.spec.source.catalog.packageName);
+  const version = ce.spec.source.catalog.version;
+  if (main === undefined || (version !== undefined && version !== '' && version !== main.version)) return undefined;
+  return units.map((u) => ({
+    name: u.bundleName ?? `${u.package}.v${u.version}`,
+    package: u.package,
+    version: u.version,
+    image: u.object.spec.source.image?.ref ?? '',
+    catalog: u.catalog ?? '',
+    installed: true,
+    dependsOn: [],
+    provides: u.provides,
+  }));
+}
+
 /** Deprecation messages that apply to the chosen bundle, its package and the requested channels. */
 function deprecations(cfg: DeclarativeConfig, pkg: string, bundle: string, channels: readonly string[]): { package?: string; channel?: string; bundle?: string } {
   const out: { package?: string; channel?: string; bundle?: string } = {};
@@ -197,6 +223,8 @@ interface State {
   owned: BundleDeployment[];
   /** The served catalogs its selector draws from. */
   catalogs: ServedCatalog[];
+  /** No catalog left to resolve against: the installed set is kept as it is (olmv1Fallback). */
+  fallback?: boolean;
   /** This extension's resolution set, in install order. */
   chosen: ChosenBundle[];
   notices: string[];
@@ -362,6 +390,13 @@ export class ClusterExtensionReconciler implements Reconciler {
     }
     s.catalogs = this.ports.catalogs.served().filter((c) => matchesSelector(c, selector));
     if (s.catalogs.length > 0) return Promise.resolve(CONTINUE);
+    const kept = olmv1Fallback(s.ce, s.installed);
+    if (kept !== undefined) {
+      s.logger.info({ bundles: kept.map((b) => b.name) }, 'no ClusterCatalog matches: keeping the installed bundles (OLM v1 fallback)');
+      s.chosen = kept;
+      s.fallback = true;
+      return Promise.resolve(CONTINUE);
+    }
     s.conditions.set('Progressing', true, 'Retrying', 'no ClusterCatalog matching the selector is serving content yet');
     return Promise.resolve(stop({ requeueAfterMs: 10_000 }));
   }
@@ -390,6 +425,7 @@ export class ClusterExtensionReconciler implements Reconciler {
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
   async resolve(s: State): Promise<StepOutcome> {
+    if (s.fallback === true) return CONTINUE;
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
     // A package is installed once per cluster: a second extension asking for it is refused.
