@@ -180,6 +180,8 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       watchNamespace: str(),
       watchNamespaces: arr(str(), { description: 'Several watched namespaces (MultiNamespace install mode).' }),
       config: freeform('Deployment overrides: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations.'),
+      bundleConfig: freeform("OLM v1's registry+v1 bundle configuration (watchNamespace, deploymentConfig), checked with OLM v1's rules; replaces watchNamespace(s) and config."),
+      olmv1Owner: str("The olm.operatorframework.io/v1 ClusterExtension this bundle is installed for: its objects carry OLM v1's owner labels (informational; ownership stays Binnacle's).", { maxLength: 253 }),
       serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
       adoptExisting: bool(),
       crdUpgradeSafety: str('Strict (default) refuses a CRD change that is not upgrade-safe; None applies it unchecked.', { enum: ['Strict', 'None'] }),
@@ -256,7 +258,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), adoptExisting: bool(), crdUpgradeSafety: str('Strict (default) or None: passed to the BundleDeployments.', { enum: ['Strict', 'None'] }), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), bundleConfig: freeform("OLM v1's bundle configuration, passed to the main BundleDeployment."), adoptExisting: bool(), crdUpgradeSafety: str('Strict (default) or None: passed to the BundleDeployments.', { enum: ['Strict', 'None'] }), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
       verify: verifyPolicy("the extension's ServiceAccount; copied to each BundleDeployment's spec.source.verify"),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
       drift,
@@ -272,7 +274,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
       bundleDeployment: str('The BundleDeployment that installs it.'),
       namespace: str('Where it runs: a dependency taken over keeps the namespace it was installed in.'),
     }),
-    resolution: obj({ bundles: arr(resolvedBundle), explanation: str(), notices: arr(str(), { description: 'Cluster constraints reported but not enforced.' }) }),
+    resolution: obj({ bundles: arr(resolvedBundle), explanation: str(), notices: arr(str(), { description: 'Cluster constraints reported but not enforced.' }), requestUnmatched: bool('The last resolution failed because no bundle of the requested package matches the request.'), ambiguousCatalogs: arr(str(), { description: 'The last resolution was refused: these catalogs, of the same priority, offer the chosen bundle (OLM v1 twins only).' }) }),
     history: arr(
       obj(
         {

@@ -100,6 +100,21 @@ export interface BundleDeploymentSpec {
   watchNamespaces?: string[];
   /** Deployment overrides (env, resources, tolerations, …), as OLM's Subscription config. */
   config?: Record<string, unknown>;
+  /**
+   * OLM v1's registry+v1 bundle configuration (`config.inline` of an `olm.operatorframework.io/v1`
+   * ClusterExtension: `watchNamespace`, `deploymentConfig`), checked against the bundle's install
+   * modes with OLM v1's rules (bundle/bundle-config.ts): no default watch namespace is picked.
+   * Set (even `{}`), it replaces watchNamespace, watchNamespaces and config.
+   */
+  bundleConfig?: Record<string, unknown>;
+  /**
+   * The `olm.operatorframework.io/v1` ClusterExtension this bundle is installed for (its twin's
+   * main BundleDeployment): every object rendered then carries OLM v1's owner labels
+   * `olm.operatorframework.io/owner-kind: ClusterExtension` and `…/owner-name: <this>`, for
+   * tools that look for them. Informational only: ownership stays Binnacle's own labels
+   * (apply/ownership.ts), which nothing here changes.
+   */
+  olmv1Owner?: string;
   /** The ServiceAccount whose permissions the install uses; in installNamespace unless `namespace` names another. */
   serviceAccount?: { name: string; namespace?: string };
   /** Take over objects that exist but belong to no one (or someone else). */
@@ -177,6 +192,8 @@ export interface ClusterExtensionSpec {
     /** Several watched namespaces (MultiNamespace install mode); wins over watchNamespace. */
     watchNamespaces?: string[];
     config?: Record<string, unknown>;
+    /** Passed to its main BundleDeployment (BundleDeploymentSpec.bundleConfig): OLM v1's inline configuration and rules. */
+    bundleConfig?: Record<string, unknown>;
     adoptExisting?: boolean;
     /** Passed to its BundleDeployments (BundleDeploymentSpec.crdUpgradeSafety). */
     crdUpgradeSafety?: CrdUpgradeSafety;
@@ -219,7 +236,15 @@ export interface ClusterExtensionStatus {
   /** Where it is installed: the BundleDeployment (and its namespace, which a taken-over dependency keeps). */
   install?: { bundle: { name: string; version: string; package: string; image: string; catalog: string }; bundleDeployment?: string; namespace?: string };
   /** Every bundle of the resolution set, dependencies included, in install order. */
-  resolution?: { bundles: { name: string; package: string; version: string; image: string; catalog: string }[]; explanation?: string; notices?: string[] };
+  resolution?: {
+    bundles: { name: string; package: string; version: string; image: string; catalog: string }[];
+    explanation?: string;
+    notices?: string[];
+    /** The last resolution failed because no bundle of the requested package matches the request (channels, version range, an upgrade edge from the installed one). */
+    requestUnmatched?: boolean;
+    /** The last resolution was refused because these catalogs, of the same priority, offer the chosen bundle (the twin of an OLM v1 ClusterExtension only). */
+    ambiguousCatalogs?: string[];
+  };
   /** The last resolutions, newest last (`spec.resolutionHistoryLimit`). */
   history?: ResolutionRecord[];
   pendingPlan?: PendingPlan;

@@ -60,3 +60,15 @@ test('as Helm, an object marked for another release is not ours, whatever our la
   const otherNamespace = { ...stamped, metadata: { ...stamped.metadata, annotations: { 'meta.helm.sh/release-name': 'argocd', 'meta.helm.sh/release-namespace': 'elsewhere' } } };
   assert.equal(isOwnedBy(otherNamespace, owner, release), false);
 });
+
+test("OLM v1's owner labels are informational: they neither make an object ours nor take it from its Binnacle owner", () => {
+  const olm = { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'argocd' };
+  const foreign: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: olm } };
+  assert.equal(isOwnedBy(foreign, owner, release), false, 'OLM v1 labels alone: not ours (no takeover)');
+  const bd = { kind: 'BundleDeployment', name: 'argocd-argocd' };
+  const stamped = stampOwnership({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', labels: { ...olm, 'binnacle.dev/owner-kind': 'Forged', 'binnacle.dev/owner-name': 'x' } } }, bd, release);
+  assert.equal(stamped.metadata.labels?.['binnacle.dev/owner-kind'], 'BundleDeployment', "Binnacle's labels win over a rendered object's own");
+  assert.equal(stamped.metadata.labels['olm.operatorframework.io/owner-name'], 'argocd', 'the OLM v1 labels are kept as rendered');
+  assert.equal(isOwnedBy(stamped, bd, release), true);
+  assert.equal(isOwnedBy(stamped, owner, release), false, 'the ClusterExtension the OLM v1 labels name does not own it');
+});

@@ -13,6 +13,7 @@ export { toFbcBundle, channelEntryOf, providedApis, CSV_PROPERTIES_ANNOTATION, t
 export { convertRegistryV1, ownNamespaceRoles, type ConvertOptions, type PlainObjects } from './convert.js';
 export { applyOverrides, decodeOverrides, type DeploymentOverrides } from './overrides.js';
 export { createSelfSignedCertProvider, staticCertProvider, type CertProvider, type ServingCert } from './certs.js';
+export { checkBundleConfig, olmv1ConfigMessage, watchNamespaceRule, OLMV1_CONFIG_PREFIX, type BundleConfigCheck, type WatchNamespaceRule } from './bundle-config.js';
 export { checkInstallMode, defaultWatchNamespaces, supportedInstallModes, type InstallModeType } from './install-modes.js';
 export { crdToV1, API_APPROVED_ANNOTATION } from './crd-v1.js';
 export { toStructural, CrdSchemaError, type StructuralProblem, type StructuralResult } from './crd-structural.js';

@@ -384,6 +384,16 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.equal(w.statusWrites(), 1);
     });
 
+    test('failure: a configuration the bundle refuses (OLM v1 rules) is InvalidConfiguration on both conditions, terminal, in the renderer\'s words', async () => {
+      const w = setup();
+      const message = 'invalid ClusterExtension configuration: invalid configuration: unknown field "watchNamespace"';
+      w.render = () => Promise.reject(new TerminalError('InvalidConfiguration', message));
+      assert.equal(await w.reconciler().reconcile(req, ctx), undefined, 'not retried until the spec changes');
+      assert.deepEqual(w.cluster.applied, []);
+      assert.deepEqual([conditionOf(w, 'Installed')?.status, conditionOf(w, 'Installed')?.reason, conditionOf(w, 'Installed')?.message], ['False', 'InvalidConfiguration', message]);
+      assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason, conditionOf(w, 'Progressing')?.message], ['False', 'InvalidConfiguration', message]);
+    });
+
     test('failure: the API server failing while rendering is Progressing Retrying, thrown for backoff, not a verdict on the bundle', async () => {
       const w = setup();
       w.render = () => Promise.reject(new KubeApiError(503, 'ServiceUnavailable', 'list Secret team-a'));

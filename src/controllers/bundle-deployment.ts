@@ -24,7 +24,7 @@ import { EventRecorder, type EventType } from '../kube/events.js';
 import { refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment, type BundleFormat } from '../api/types.js';
-import { BinnacleError, ValidationError, errorMessage } from '../util/errors.js';
+import { BinnacleError, TerminalError, ValidationError, errorMessage } from '../util/errors.js';
 import { inputDigestOf } from '../util/canonical-json.js';
 import { redactText } from '../util/redact.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
@@ -53,9 +53,21 @@ export function specProblems(written: unknown): string[] {
   if (typeof spec.installNamespace !== 'string' || spec.installNamespace === '') problems.push('spec.installNamespace: required');
   // The API server keeps free-form fields up to 10,000 levels deep; Binnacle's walkers do not
   // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.
-  for (const field of ['config', 'values'] as const) if (nestsDeeperThan(spec[field])) problems.push(`spec.${field}: nests deeper than ${MAX_NESTING} levels`);
+  for (const field of ['config', 'values', 'bundleConfig'] as const) if (nestsDeeperThan(spec[field])) problems.push(`spec.${field}: nests deeper than ${MAX_NESTING} levels`);
+  if (spec.bundleConfig !== undefined) problems.push(...bundleConfigProblems(spec));
   problems.push(...driftSpecProblems(spec.drift, 'spec.drift'));
   return problems;
+}
+
+/** OLM v1's bundle configuration is a registry+v1 one and says where the operator watches and its overrides alone. */
+function bundleConfigProblems(spec: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const cfg = spec.bundleConfig;
+  if (typeof cfg !== 'object' || cfg === null || Array.isArray(cfg)) out.push('spec.bundleConfig: must be an object');
+  if (spec.format !== 'registry+v1') out.push('spec.bundleConfig: only for format registry+v1');
+  const others = (['watchNamespace', 'watchNamespaces', 'config'] as const).filter((f) => spec[f] !== undefined);
+  if (others.length > 0) out.push(`spec.bundleConfig: replaces ${others.map((f) => `spec.${f}`).join(', ')}; set one or the other`);
+  return out;
 }
 
 /**
@@ -378,8 +390,10 @@ export class BundleDeploymentReconciler implements Reconciler {
       s.conditions.set('Progressing', true, 'Retrying', failure.message);
     } else {
       // A bundle that cannot be rendered will not render on retry either, until its spec changes.
-      s.conditions.set('Installed', false, 'InvalidBundle', failure.message);
-      s.conditions.set('Progressing', false, 'Blocked', failure.message);
+      // A configuration the bundle refuses (OLM v1's rules, spec.bundleConfig) is the spec's fault, and says so.
+      const config = err instanceof TerminalError && err.reason === 'InvalidConfiguration';
+      s.conditions.set('Installed', false, config ? 'InvalidConfiguration' : 'InvalidBundle', failure.message);
+      s.conditions.set('Progressing', false, config ? 'InvalidConfiguration' : 'Blocked', failure.message);
       if (failureAction(err) === 'wait-for-change') return stop();
     }
     s.explained = err;
@@ -519,8 +533,8 @@ function chartOf(d: ReleaseDecision): { name: string; version: string } {
  * is a repair (nothing rendered); any change is an upgrade.
  */
 export function bundleInputDigest(bd: BundleDeployment, contentDigest: string, certsDigest: string | undefined): string {
-  const { format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy } = bd.spec;
-  const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest };
+  const { format, installNamespace, watchNamespace, watchNamespaces, config, bundleConfig, olmv1Owner, values, releaseName, crdPolicy } = bd.spec;
+  const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest, ...(bundleConfig === undefined ? {} : { bundleConfig }), ...(olmv1Owner === undefined ? {} : { olmv1Owner }) };
   return inputDigestOf(inputs);
 }
 

@@ -9,6 +9,7 @@
  */
 import { extensionStatusFromTwin, extensionTwinSpec, type ConditionSpec, type InstallerIdentity } from '../api/olmv1/convert.js';
 import type { Olmv1ClusterExtension } from '../api/olmv1/types.js';
+import type { ServiceAccountMode } from '../api/olmv1/serviceaccount-policy.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { Olmv1TwinReconciler, type TwinClient, type TwinKind } from './cluster-olmv1-twin.js';
 
@@ -16,6 +17,8 @@ export interface Olmv1ClusterExtensionOptions {
   client: TwinClient;
   /** The default installer identity (`binnacle manager --olmv1-installer=<namespace>/<name>`); none: objects must name theirs. */
   installer?: InstallerIdentity | undefined;
+  /** Whether an object's deprecated spec.serviceAccount is used (default) or ignored as OLM v1 does (`--olmv1-service-account`). */
+  serviceAccount?: ServiceAccountMode | undefined;
   clock?: () => Date;
 }
 
@@ -23,7 +26,7 @@ export function olmv1ExtensionKind(o: Olmv1ClusterExtensionOptions): TwinKind<Ol
   const clock = o.clock ?? (() => new Date());
   return {
     kind: 'ClusterExtension',
-    twinSpec: (v1) => extensionTwinSpec(v1, o.installer),
+    twinSpec: (v1) => extensionTwinSpec(v1, o.installer, o.serviceAccount),
     twinLabels: (v1) => ({ ...v1.metadata.labels }),
     refused: (reason, message): ConditionSpec[] => [
       { type: 'Progressing', status: reason === 'Retrying', reason, message },

@@ -113,11 +113,13 @@ class World {
   }
 
   /** The BundleDeployment controller's verdict on `name` at its current generation. */
-  setDeploymentStatus(name: string, installed: { status: Condition['status']; reason: string; message: string }): void {
+  setDeploymentStatus(name: string, installed: { status: Condition['status']; reason: string; message: string }, progressing?: { status: Condition['status']; reason: string; message: string }): void {
     const bd = this.deployments.get(name);
     assert.ok(bd !== undefined, `BundleDeployment ${name} exists`);
     const generation = bd.metadata.generation ?? 1;
-    this.cluster.put({ ...bd, status: { observedGeneration: generation, conditions: [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }] } });
+    const conditions: Condition[] = [{ type: 'Installed', ...installed, lastTransitionTime: T, observedGeneration: generation }];
+    if (progressing !== undefined) conditions.push({ type: 'Progressing', ...progressing, lastTransitionTime: T, observedGeneration: generation });
+    this.cluster.put({ ...bd, status: { observedGeneration: generation, conditions } });
   }
 }
 
@@ -406,6 +408,25 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(resolves.length, 0);
     });
 
+    test("an OLM v1 twin with its catalog gone keeps its installed bundle and still applies its other spec changes (operator-controller's fallback); another version asked for, or a binnacle.dev extension, waits", async () => {
+      const twin = (over: Partial<ClusterExtension['spec']> = {}): ClusterExtension =>
+        extension({ metadata: { labels: { 'binnacle.dev/olmv1-twin-of': 'uid-v1' }, generation: 2 }, spec: { install: { crdUpgradeSafety: 'None' }, ...over } });
+      const kept = setup({ ce: twin(), catalogs: [], resolve: resolvesTo(chosen('demo', '2.0.0')) });
+      kept.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      await kept.reconciler.reconcile(req, ctx);
+      assert.equal(kept.resolves.length, 0, 'nothing to resolve against: not resolved');
+      assert.equal(kept.cluster.deployments.get('demo')?.spec.crdUpgradeSafety, 'None', 'the spec change reached the BundleDeployment');
+      assert.equal(kept.cluster.deployments.get('demo')?.metadata.annotations?.[ANNOTATION_BUNDLE_VERSION], '1.0.0', 'the installed version is kept');
+      assert.notEqual(condition(kept.cluster, 'Progressing')?.message, 'no ClusterCatalog matching the selector is serving content yet');
+
+      const other = setup({ ce: twin({ source: { sourceType: 'Catalog', catalog: { packageName: 'demo', version: '2.0.0' } } }), catalogs: [] });
+      other.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      assert.deepEqual(await other.reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 }, 'another version cannot be had without a catalog');
+      const own = setup({ ce: extension({ spec: { install: { crdUpgradeSafety: 'None' } } }), catalogs: [] });
+      own.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
+      assert.deepEqual(await own.reconciler.reconcile(req, ctx), { requeueAfterMs: 10_000 });
+    });
+
     test('failure: catalogs serve, but none matches the selector', async () => {
       const ce = extension({ spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'demo', selector: { matchLabels: { tier: 'gold' } } } } } });
       const { cluster, resolves, reconciler } = setup({ ce, catalogs: [served('ops', undefined, { tier: 'silver' })], resolve: resolvesTo(chosen('demo', '1.0.0')) });
@@ -432,6 +453,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.match(explanation, /no set of bundles satisfies the request/);
       assert.match(explanation, /demo/);
       assert.deepEqual(status?.resolution?.bundles, []);
+      assert.equal(status?.resolution?.requestUnmatched, true, 'no bundle of the requested package fits: said as data (OLM v1 words it from this)');
       assert.equal(condition(cluster, 'Progressing')?.message, `resolution failed: ${explanation}`);
       assert.equal(condition(cluster, 'Installed')?.status, 'False');
       assert.equal(condition(cluster, 'Installed')?.reason, 'Failed');
@@ -453,6 +475,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
         lastStatus(cluster)?.resolution?.explanation,
         'package demo is already installed by extension first (BundleDeployment first-demo, version 1.0.0); a package is installed once per cluster',
       );
+      assert.equal(lastStatus(cluster)?.resolution?.requestUnmatched, undefined, 'not a request nothing fits');
       assert.equal(resolves.length, 0);
       assert.equal(cluster.applied.length, 0);
     });
@@ -604,6 +627,17 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(condition(cluster, 'Installed')?.message, 'demo.v1.0.0: pulling registry.example/demo@sha256:1.0.0: unauthorized');
       assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
       assert.equal(lastStatus(cluster)?.install, undefined);
+    });
+
+    test('a configuration the bundle refuses (OLM v1 rules, bundleConfig): Progressing=False/InvalidConfiguration in the BundleDeployment\'s words, terminal', async () => {
+      const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
+      await reconciler.reconcile(req, ctx);
+      const message = 'invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing';
+      cluster.setDeploymentStatus('demo', { status: 'False', reason: 'InvalidConfiguration', message }, { status: 'False', reason: 'InvalidConfiguration', message });
+      await reconciler.reconcile(req, ctx);
+      assert.equal(condition(cluster, 'Installed')?.reason, 'Failed');
+      assert.equal(condition(cluster, 'Installed')?.message, `demo.v1.0.0: ${message}`);
+      assert.deepEqual([condition(cluster, 'Progressing')?.status, condition(cluster, 'Progressing')?.reason, condition(cluster, 'Progressing')?.message], ['False', 'InvalidConfiguration', message]);
     });
 
     // The BundleDeployment's words after an upgrade failed: Failed, or rolled back (Installed=True: the old revision runs).

@@ -34,6 +34,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
+import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
 import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
@@ -145,9 +146,58 @@ export function extensionSpecProblems(ce: KubeObject): string[] {
   if (spec?.source?.sourceType !== 'Catalog') problems.push('spec.source.sourceType: must be Catalog');
   if (missing(spec?.source?.catalog?.packageName)) problems.push('spec.source.catalog.packageName: required');
   // Free-form, so the API server keeps it up to 10,000 levels deep (util/nesting.ts says why Binnacle does not).
-  if (nestsDeeperThan(spec?.install?.config)) problems.push(`spec.install.config: nests deeper than ${MAX_NESTING} levels`);
+  for (const field of ['config', 'bundleConfig'] as const) if (nestsDeeperThan(spec?.install?.[field])) problems.push(`spec.install.${field}: nests deeper than ${MAX_NESTING} levels`);
   problems.push(...driftSpecProblems(spec?.drift, 'spec.drift'));
   return problems;
+}
+
+/**
+ * OLM v1 refuses to choose between catalogs of the same priority that both offer the package
+ * (resolve/catalog.go: `found bundles for package … in multiple catalogs with the same priority`);
+ * Binnacle's own extensions choose (the catalogs' content being the same bundle). For the twin of
+ * an OLM v1 ClusterExtension only: the chosen bundle of the requested package, newly chosen, also
+ * offered by another selected catalog of the same priority, is refused, naming the catalogs.
+ * Narrower than OLM v1 (which also refuses when the other catalog offers a different matching
+ * bundle): only the same bundle offered twice counts here.
+ */
+export function olmv1Ambiguity(ce: ClusterExtension, chosen: readonly ChosenBundle[], catalogs: readonly Pick<ServedCatalog, 'name' | 'priority' | 'config'>[]): { message: string; catalogs: string[] } | undefined {
+  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined) return undefined;
+  const main = chosen.find((b) => b.package === ce.spec.source.catalog.packageName);
+  if (main === undefined || main.installed) return undefined;
+  const priority = catalogs.find((c) => c.name === main.catalog)?.priority ?? 0;
+  const offering = catalogs.filter((c) => (c.priority ?? 0) === priority && c.config.bundles.some((b) => b.package === main.package && b.name === main.name)).map((c) => c.name);
+  if (offering.length < 2) return undefined;
+  const names = [...new Set(offering)].sort();
+  return {
+    message: `bundle ${main.name} of package ${main.package} is offered by ClusterCatalogs ${names.join(', ')} at the same priority ${priority}; OLM v1 refuses to choose between them: raise one catalog's spec.priority or narrow spec.source.catalog.selector to one`,
+    catalogs: names,
+  };
+}
+
+/**
+ * operator-controller's fallback (clusterextension_reconcile_steps.go `handleResolutionError`):
+ * when no ClusterCatalog matching the selector is left, an extension with its package installed
+ * and no other version asked for keeps what it has installed, and its other spec changes are
+ * still applied. For the twin of an OLM v1 ClusterExtension only (Binnacle's own wait for a
+ * catalog). The kept set: every bundle the extension needs, as its BundleDeployments install them.
+ */
+export function olmv1Fallback(ce: ClusterExtension, installed: InstalledState): ChosenBundle[] | undefined {
+  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined) return undefined;
+  const me = ce.metadata.name ?? '';
+  const units = unitsNeededBy(installed, me).filter((u) => u.state === 'installed');
+  const main = units.find((u) => u.package === ce.spec.source.catalog.packageName);
+  const version = ce.spec.source.catalog.version;
+  if (main === undefined || (version !== undefined && version !== '' && version !== main.version)) return undefined;
+  return units.map((u) => ({
+    name: u.bundleName ?? `${u.package}.v${u.version}`,
+    package: u.package,
+    version: u.version,
+    image: u.object.spec.source.image?.ref ?? '',
+    catalog: u.catalog ?? '',
+    installed: true,
+    dependsOn: [],
+    provides: u.provides,
+  }));
 }
 
 /** Deprecation messages that apply to the chosen bundle, its package and the requested channels. */
@@ -173,6 +223,8 @@ interface State {
   owned: BundleDeployment[];
   /** The served catalogs its selector draws from. */
   catalogs: ServedCatalog[];
+  /** No catalog left to resolve against: the installed set is kept as it is (olmv1Fallback). */
+  fallback?: boolean;
   /** This extension's resolution set, in install order. */
   chosen: ChosenBundle[];
   notices: string[];
@@ -338,6 +390,13 @@ export class ClusterExtensionReconciler implements Reconciler {
     }
     s.catalogs = this.ports.catalogs.served().filter((c) => matchesSelector(c, selector));
     if (s.catalogs.length > 0) return Promise.resolve(CONTINUE);
+    const kept = olmv1Fallback(s.ce, s.installed);
+    if (kept !== undefined) {
+      s.logger.info({ bundles: kept.map((b) => b.name) }, 'no ClusterCatalog matches: keeping the installed bundles (OLM v1 fallback)');
+      s.chosen = kept;
+      s.fallback = true;
+      return Promise.resolve(CONTINUE);
+    }
     s.conditions.set('Progressing', true, 'Retrying', 'no ClusterCatalog matching the selector is serving content yet');
     return Promise.resolve(stop({ requeueAfterMs: 10_000 }));
   }
@@ -357,15 +416,16 @@ export class ClusterExtensionReconciler implements Reconciler {
     s.status.history = history;
   }
 
-  private resolutionFailed(s: State, message: string): void {
+  private resolutionFailed(s: State, message: string, why: { requestUnmatched?: boolean; ambiguousCatalogs?: string[] } = {}): void {
     s.conditions.set('Progressing', true, 'Retrying', `resolution failed: ${message}`);
     if (s.conditions.get('Installed') === undefined) s.conditions.set('Installed', false, 'Failed', 'no bundle could be resolved');
     this.record(s, { bundles: [], outcome: 'Failed', message });
-    s.status.resolution = { bundles: [], explanation: message };
+    s.status.resolution = { bundles: [], explanation: message, ...(why.requestUnmatched === true ? { requestUnmatched: true } : {}), ...(why.ambiguousCatalogs === undefined ? {} : { ambiguousCatalogs: why.ambiguousCatalogs }) };
   }
 
   /** This extension's resolution set: its package and what it needs, against the catalogs and everything installed. */
   async resolve(s: State): Promise<StepOutcome> {
+    if (s.fallback === true) return CONTINUE;
     const cat = s.ce.spec.source.catalog;
     const me = s.ce.metadata.name ?? '';
     // A package is installed once per cluster: a second extension asking for it is refused.
@@ -386,11 +446,18 @@ export class ClusterExtensionReconciler implements Reconciler {
       });
       // The resolution holds everything installed; this extension's set is what its package needs.
       s.chosen = neededBundles(resolution.bundles, cat.packageName);
+      const ambiguous = olmv1Ambiguity(s.ce, s.chosen, s.catalogs);
+      if (ambiguous !== undefined) {
+        this.resolutionFailed(s, ambiguous.message, { ambiguousCatalogs: ambiguous.catalogs });
+        return stop({ requeueAfterMs: 60_000 });
+      }
       s.notices = resolution.notices.filter((n) => s.chosen.some((b) => n.startsWith(`${b.package} ${b.version} `)));
       this.record(s, { bundles: s.chosen.map((b) => ({ package: b.package, version: b.version, name: b.name })), outcome: 'Resolved' });
       return CONTINUE;
     } catch (err) {
-      this.resolutionFailed(s, errorMessage(err));
+      // No bundle of the requested package fits the request at all (OLM v1's "no bundles found for package …").
+      const unmatched = err instanceof ResolutionError && err.facts.some((f) => f.kind === 'request' && f.package === cat.packageName && f.candidates.length === 0);
+      this.resolutionFailed(s, errorMessage(err), { requestUnmatched: unmatched });
       if (err instanceof ResolutionError) return stop({ requeueAfterMs: 60_000 });
       // Not the catalogs' verdict (the cluster's facts unread, the solver's budget): status says so; retried with backoff.
       s.logger.warn({ err: errorMessage(err) }, 'resolution failed');
@@ -518,6 +585,20 @@ export class ClusterExtensionReconciler implements Reconciler {
     return { waiting, failed };
   }
 
+  /**
+   * The extension's configuration refused by its bundle (OLM v1's rules, `install.bundleConfig`),
+   * in the BundleDeployment's words: terminal until the extension's spec changes.
+   */
+  private invalidConfiguration(s: State): string | undefined {
+    for (const b of s.chosen) {
+      const bd = this.deploymentOf(s, b.package);
+      if (bd === undefined || bd.status?.observedGeneration !== bd.metadata.generation) continue;
+      const c = findCondition(bd.status?.conditions, 'Progressing');
+      if (c?.status === 'False' && c.reason === 'InvalidConfiguration' && (c.observedGeneration === undefined || c.observedGeneration === bd.metadata.generation)) return c.message;
+    }
+    return undefined;
+  }
+
   /** Where the resolution set stands, from its BundleDeployments' own status. */
   report(s: State): Promise<StepOutcome> {
     const main = s.ce.spec.source.catalog.packageName;
@@ -531,7 +612,10 @@ export class ClusterExtensionReconciler implements Reconciler {
       this.reportInstalled(s, chosenMain, this.deploymentOf(s, main));
     } else if (failed.length > 0) {
       if (findCondition(s.ce.status?.conditions, 'Installed')?.status !== 'True') s.conditions.set('Installed', false, 'Failed', failed.join('; '));
-      s.conditions.set('Progressing', true, 'Retrying', failed.join('; '));
+      // Terminal, in the BundleDeployment's own words (OLM v1's): retrying cannot fix a configuration.
+      const invalidConfiguration = this.invalidConfiguration(s);
+      if (invalidConfiguration !== undefined) s.conditions.set('Progressing', false, 'InvalidConfiguration', invalidConfiguration);
+      else s.conditions.set('Progressing', true, 'Retrying', failed.join('; '));
     } else {
       if (findCondition(s.ce.status?.conditions, 'Installed') === undefined) s.conditions.set('Installed', false, 'Installing', `installing ${waiting.join(', ')}`);
       s.conditions.set('Progressing', true, 'Installing', `waiting for ${waiting.join(', ')}`);

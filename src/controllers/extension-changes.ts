@@ -30,6 +30,7 @@ import {
   type ClusterExtension,
 } from '../api/types.js';
 import { bundleDeploymentName } from '../api/names.js';
+import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
 import { needLabels, sortNeeds, unitOf, unitsNeededBy, type InstalledState, type InstalledUnit, type Need, type NeedRole } from '../installed/index.js';
 import type { ChosenBundle } from '../resolve/index.js';
 import { parseConfigMapsImage } from '../source/configmaps-ref.js';
@@ -141,6 +142,9 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   } else spec = freshSpec(ce, image ?? '', name);
   // Where it watches and its config are the requested package's; a dependency installed fresh keeps its own.
   if (base !== undefined || isMain) setWorkloadOptions(spec, install);
+  // The twin of an OLM v1 ClusterExtension (same name): its bundle's objects carry OLM v1's owner labels (informational).
+  // (Only ever set: a bundle shared with another extension keeps what its requester gave it.)
+  if (isMain && ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] !== undefined) spec.olmv1Owner = ce.metadata.name ?? '';
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.crdUpgradeSafety !== undefined) spec.crdUpgradeSafety = install.crdUpgradeSafety;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
@@ -164,6 +168,7 @@ function setWorkloadOptions(spec: BundleDeploymentSpec, install: NonNullable<Clu
   if (install.watchNamespace !== undefined) spec.watchNamespace = install.watchNamespace;
   if (install.watchNamespaces !== undefined) spec.watchNamespaces = install.watchNamespaces;
   if (install.config !== undefined) spec.config = install.config;
+  if (install.bundleConfig !== undefined) spec.bundleConfig = install.bundleConfig;
 }
 
 /** The extension's drift rules govern its BundleDeployments (all of them: the rules' targets say which objects); none set, none passed. */

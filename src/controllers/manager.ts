@@ -26,6 +26,7 @@ import { extensionsNamedOn } from '../installed/index.js';
 import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
+import { isNotFound } from '../kube/errors.js';
 import { closeServer } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
@@ -38,6 +39,7 @@ import { ensureCrds, ensureOlmv1Crds, type Olmv1CrdsVerdict } from './crds.js';
 import { EventRecorder } from '../kube/events.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
 import type { InstallerIdentity } from '../api/olmv1/convert.js';
+import { serviceAccountPolicy, type ServiceAccountMode } from '../api/olmv1/serviceaccount-policy.js';
 import { olmv1CatalogReconciler } from './cluster-catalog-olmv1.js';
 import { olmv1ExtensionReconciler } from './cluster-extension-olmv1.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
@@ -78,8 +80,11 @@ export interface ManagerOptions {
    * OLM v1's API (`olm.operatorframework.io/v1`): served unless `serve` is false or someone else
    * owns its CRDs. `installer`: the ServiceAccount an OLM v1 ClusterExtension naming none
    * installs as (`--olmv1-installer`); without it such an extension is refused with a condition.
+   * `serviceAccount`: the deprecated `spec.serviceAccount` is used (`Use`, the default) or ignored
+   * as operator-controller ignores it (`Ignore`, `--olmv1-service-account=ignore`); the warning
+   * policy says which (api/olmv1/serviceaccount-policy.ts).
    */
-  olmv1?: { serve?: boolean; installer?: InstallerIdentity | undefined };
+  olmv1?: { serve?: boolean; installer?: InstallerIdentity | undefined; serviceAccount?: ServiceAccountMode | undefined };
 }
 
 export interface RunningManager {
@@ -257,7 +262,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
     const twinOf = (obj: KubeObject): string[] => (obj.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined ? [] : [obj.metadata.name ?? '']);
     controllers.push(
       new Controller({ name: 'olmv1-clustercatalog', logger, metrics, workers: 2, reconciler: olmv1CatalogReconciler(client) }).watch(v1.catalogs, undefined, specOrMetadataChanged).watch(inf.catalogs, twinOf),
-      new Controller({ name: 'olmv1-clusterextension', logger, metrics, workers: 2, reconciler: olmv1ExtensionReconciler({ client, installer: o.olmv1?.installer }) })
+      new Controller({ name: 'olmv1-clusterextension', logger, metrics, workers: 2, reconciler: olmv1ExtensionReconciler({ client, installer: o.olmv1?.installer, serviceAccount: o.olmv1?.serviceAccount }) })
         .watch(v1.extensions, undefined, specOrMetadataChanged)
         .watch(inf.extensions, twinOf),
     );
@@ -316,11 +321,30 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
   return Promise.race([running, lostEarly]);
 }
 
+/**
+ * OLM v1's `clusterextension-serviceaccount-deprecated` policy (its chart's, `Warn`), worded for
+ * the mode; skipped (logged) where the API server serves no ValidatingAdmissionPolicy.
+ */
+async function ensureServiceAccountPolicy(client: ManagerOptions['client'], logger: Logger, mode: ServiceAccountMode): Promise<void> {
+  try {
+    await client.resourceFor('admissionregistration.k8s.io/v1', 'ValidatingAdmissionPolicy');
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    logger.warn('the API server serves no ValidatingAdmissionPolicy: no warning when an OLM v1 ClusterExtension sets the deprecated spec.serviceAccount');
+    return;
+  }
+  for (const obj of serviceAccountPolicy(mode)) await client.apply(obj, { force: true });
+  logger.info({ serviceAccount: mode }, 'OLM v1 spec.serviceAccount deprecation warning policy installed');
+}
+
 /** OLM v1's CRDs installed beside Binnacle's (crds.ts), unless turned off or owned by someone else, who is then named in the log and an Event on each CRD. */
 async function serveOlmv1(o: ManagerOptions): Promise<{ serve: boolean }> {
   if (o.olmv1?.serve === false) return { serve: false };
   const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger);
-  if (verdict.serve) return { serve: true };
+  if (verdict.serve) {
+    await ensureServiceAccountPolicy(o.client, o.logger, o.olmv1?.serviceAccount ?? 'Use');
+    return { serve: true };
+  }
   const events = new EventRecorder(o.client, 'binnacle-manager', o.logger);
   for (const f of verdict.foreign) await events.record(f.crd, 'Warning', 'OwnedByAnother', `installed by ${f.owner}: Binnacle leaves it as it is and does not serve ${OLMV1_API_VERSION} (the owner's controllers do)`);
   return { serve: false };

@@ -39,7 +39,7 @@
  *     (`preflight`) and applies them (`apply`: the release engine's operations); the certificates'
  *     Secret is owned, pruned and deleted with the release like every other object.
  */
-import { BundleLoadError, convertRegistryV1, crdToV1, ownNamespaceRoles, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle, type ServingCert } from '../bundle/index.js';
+import { BundleLoadError, checkBundleConfig, olmv1ConfigMessage, supportedInstallModes, convertRegistryV1, crdToV1, ownNamespaceRoles, decodeOverrides, defaultWatchNamespaces, loadBundleDir, loadPlainBundleDir, type CertProvider, type DeploymentOverrides, type RegistryV1Bundle, type ServingCert } from '../bundle/index.js';
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { addOperatorCondition } from '../bundle/operator-condition.js';
 import type { BundleDeploymentSpec, BundleFormat } from '../api/types.js';
@@ -138,8 +138,9 @@ export function dropOrphanConversions(objects: KubeObject[], bundle: RegistryV1B
 async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   const bundle = await loadBundleDir(ctx.dir, ctx.packageName === undefined ? {} : { packageName: ctx.packageName });
   const ns = ctx.spec.installNamespace;
-  const targets = watchNamespacesOf(ctx, bundle);
-  const decoded = configOverrides(ctx);
+  const olm = olmv1Config(ctx, bundle);
+  const targets = olm?.watchNamespaces ?? watchNamespacesOf(ctx, bundle);
+  const decoded = olm === undefined ? configOverrides(ctx) : olm.overrides;
   const certs = bundle.csv.webhooks.length > 0 ? ctx.certs : undefined;
   if (bundle.csv.webhooks.length > 0 && certs === undefined) throw new TerminalError('InvalidBundle', `bundle ${bundle.name} has webhooks, and no serving certificates were made for them`);
   const certProvider = certs === undefined ? undefined : certProviderOf(certs);
@@ -156,9 +157,21 @@ async function renderRegistryV1(ctx: RenderContext): Promise<RenderedBundle> {
   // The certificates' Secret is an object of the release: owned, pruned and deleted like the rest.
   if (certs?.secret !== undefined) objects.push(certs.secret);
   return {
-    objects,
+    objects: ctx.spec.olmv1Owner === undefined ? objects : objects.map((o) => withOlmv1OwnerLabels(o, ctx.spec.olmv1Owner ?? '')),
     chart: { name: bundle.packageName !== '' ? bundle.packageName : ctx.name, version: bundle.csv.version !== '' ? bundle.csv.version : '0.0.0', appVersion: bundle.csv.version, description: bundle.name },
   };
+}
+
+/** OLM v1's owner labels (operator-controller's Helm post-renderer adds them to every object it installs). */
+export const OLMV1_OWNER_KIND_LABEL = 'olm.operatorframework.io/owner-kind';
+export const OLMV1_OWNER_NAME_LABEL = 'olm.operatorframework.io/owner-name';
+
+/**
+ * `obj` with OLM v1's owner labels naming the ClusterExtension `name`. Informational: Binnacle's
+ * own ownership labels, stamped at apply (apply/ownership.ts), are the ones every ownership check reads.
+ */
+export function withOlmv1OwnerLabels(obj: KubeObject, name: string): KubeObject {
+  return { ...obj, metadata: { ...obj.metadata, labels: { ...(obj.metadata.labels ?? {}), [OLMV1_OWNER_KIND_LABEL]: 'ClusterExtension', [OLMV1_OWNER_NAME_LABEL]: name } } };
 }
 
 /** The namespaces the operator watches: as the spec says, else what its install modes allow without asking. */
@@ -169,6 +182,24 @@ function watchNamespacesOf(ctx: RenderContext, bundle: RegistryV1Bundle): string
     throw new TerminalError('UnsupportedInstallMode', `bundle ${bundle.name} supports no install mode Binnacle can pick on its own; set spec.watchNamespace`);
   }
   return targets;
+}
+
+/**
+ * OLM v1's bundle configuration (spec.bundleConfig), checked against the bundle's install modes
+ * with OLM v1's rules and words (bundle/bundle-config.ts): the namespaces watched and the
+ * deployment overrides; undefined when the spec has none. A refused one is terminal,
+ * `InvalidConfiguration`, until the spec changes.
+ */
+function olmv1Config(ctx: RenderContext, bundle: RegistryV1Bundle): { watchNamespaces: string[]; overrides: { overrides: DeploymentOverrides } | undefined } | undefined {
+  const cfg = ctx.spec.bundleConfig;
+  if (cfg === undefined) return undefined;
+  const checked = checkBundleConfig(supportedInstallModes(bundle), ctx.spec.installNamespace, cfg);
+  if (!checked.ok) throw new TerminalError('InvalidConfiguration', olmv1ConfigMessage(checked.errors));
+  if (checked.deploymentConfig === undefined) return { watchNamespaces: checked.watchNamespaces, overrides: undefined };
+  const decoded = decodeOverrides(checked.deploymentConfig, 'deploymentConfig');
+  const bad = decoded.problems.filter((p) => p.severity === 'error');
+  if (bad.length > 0) throw new TerminalError('InvalidConfiguration', `invalid ClusterExtension configuration: invalid deploymentConfig: ${bad.map((p) => `${p.field ?? 'deploymentConfig'}: ${p.message}`).join('; ')}`);
+  return { watchNamespaces: checked.watchNamespaces, overrides: { overrides: decoded.overrides } };
 }
 
 /** The deployment overrides: given decoded, or read from spec.config (which must be valid). */

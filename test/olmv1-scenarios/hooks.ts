@@ -63,7 +63,9 @@ BeforeAll(async function () {
   client = await e2eClient();
   work = await mkdtemp(join(tmpdir(), 'olmv1-scenarios-'));
   await adminInstaller(client, INSTALLER_NS);
-  manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' } } });
+  // operator-controller v1.11's behaviour, chosen explicitly: the deprecated spec.serviceAccount is
+  // ignored and the cluster-admin installer acts (install.feature:565, update.feature:350; docs/trust-model.md).
+  manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' }, serviceAccount: 'Ignore' } });
   managerReadyz = new URL('/readyz', manager.metricsUrl).href;
 });
 

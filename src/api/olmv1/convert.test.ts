@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ClusterCatalog, ClusterExtension } from '../types.js';
-import { catalogStatusFromTwin, catalogTwinSpec, extensionStatusFromTwin, extensionTwinSpec, OLMV1_INSTALLER_FLAG, parseInstaller, twinCaughtUp, type ConditionSpec } from './convert.js';
+import { catalogStatusFromTwin, catalogTwinSpec, extensionStatusFromTwin, extensionTwinSpec, OLMV1_INSTALLER_FLAG, olmv1ResolutionMessage, parseInstaller, twinCaughtUp, type ConditionSpec } from './convert.js';
 import { OLMV1_API_VERSION, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from './types.js';
 
 function v1Extension(spec: Partial<Olmv1ClusterExtension['spec']> = {}, annotations?: Record<string, string>): Olmv1ClusterExtension {
@@ -52,8 +52,15 @@ describe('extensionTwinSpec', () => {
       namespace: 'argocd',
       serviceAccount: { name: 'installer' },
       source: { sourceType: 'Catalog', catalog: { packageName: 'argocd-operator', version: '>=0.6.0 <0.7.0', channels: ['alpha'], selector: { matchLabels: { team: 'a' } }, upgradeConstraintPolicy: 'SelfCertified' } },
-      install: { watchNamespace: 'apps', config: { nodeSelector: { a: 'b' } } },
+      // config.inline goes whole: the BundleDeployment checks it against the bundle's install modes (bundle/bundle-config.ts).
+      install: { bundleConfig: { watchNamespace: 'apps', deploymentConfig: { nodeSelector: { a: 'b' } } } },
     });
+  });
+
+  test('no config.inline is an empty bundleConfig: OLM v1 rules (no default watch namespace) still apply', () => {
+    const r = extensionTwinSpec(v1Extension(), { namespace: 'ns', name: 'sa' });
+    assert.ok(r.ok);
+    assert.deepEqual(r.spec.install, { bundleConfig: {} });
   });
 
   test('identity: the named ServiceAccount wins over the configured installer', () => {
@@ -93,11 +100,10 @@ describe('extensionTwinSpec', () => {
     assert.match(bad.message, /binnacle\.dev\/drift.*Sometimes.*binnacle\.dev\/resolution-history-limit.*many/);
   });
 
-  test('config.inline: an unknown key is InvalidConfiguration in OLM v1 words; a selector with matchExpressions is carried over whole', () => {
+  test('config.inline: any key reaches the twin (the bundle decides; bundle-config.test.ts); a selector with matchExpressions is carried over whole', () => {
     const r = extensionTwinSpec(v1Extension({ config: { configType: 'Inline', inline: { replicas: 2 } } }), { namespace: 'ns', name: 'sa' });
-    assert.ok(!r.ok);
-    assert.equal(r.reason, 'InvalidConfiguration');
-    assert.match(r.message, /^invalid ClusterExtension configuration: .*unknown field "replicas"/);
+    assert.ok(r.ok);
+    assert.deepEqual(r.spec.install?.bundleConfig, { replicas: 2 });
     const selector = { matchLabels: { tier: 'gold' }, matchExpressions: [{ key: 'a', operator: 'Exists' as const }, { key: 'b', operator: 'NotIn' as const, values: ['x'] }] };
     const m = extensionTwinSpec(v1Extension({ source: { sourceType: 'Catalog', catalog: { packageName: 'p', selector } } }), { namespace: 'ns', name: 'sa' });
     assert.ok(m.ok, m.ok ? '' : m.message);
@@ -153,6 +159,35 @@ describe('extensionStatusFromTwin', () => {
     assert.equal(find(rolling.conditions, 'Installed')?.reason, 'Absent');
     const blocked = extensionStatusFromTwin({ twin: twin([{ type: 'Progressing', status: 'False', reason: 'InvalidSpec', message: 'bad' }]), now: new Date() });
     assert.deepEqual(find(blocked.conditions, 'Progressing'), { type: 'Progressing', status: false, reason: 'Blocked', message: 'bad' });
+  });
+
+  test('a configuration the bundle refuses stays InvalidConfiguration (terminal), with the message as the BundleDeployment words it', () => {
+    const message = 'invalid ClusterExtension configuration: invalid configuration: required field "watchNamespace" is missing';
+    const out = extensionStatusFromTwin({ twin: twin([{ type: 'Installed', status: 'False', reason: 'Failed', message: `op.v1: ${message}` }, { type: 'Progressing', status: 'False', reason: 'InvalidConfiguration', message }]), now: new Date() });
+    assert.deepEqual(find(out.conditions, 'Progressing'), { type: 'Progressing', status: false, reason: 'InvalidConfiguration', message });
+  });
+
+  test("a resolution that found no bundle for the request is worded as operator-controller's resolver (resolve/catalog.go); Binnacle's explanation stays on the twin", () => {
+    const failed = (install: boolean, catalog: ClusterExtension['spec']['source']['catalog']): ClusterExtension => {
+      const t = twin([{ type: 'Installed', status: install ? 'True' : 'False', reason: install ? 'Succeeded' : 'Failed' }, { type: 'Progressing', status: 'True', reason: 'Retrying', message: 'resolution failed: no set of bundles satisfies the request:\n  - …' }], install);
+      t.spec.source.catalog = catalog;
+      t.status = { ...t.status, resolution: { bundles: [], explanation: 'no set of bundles satisfies the request: …', requestUnmatched: true } };
+      return t;
+    };
+    const upgrade = extensionStatusFromTwin({ twin: failed(true, { packageName: 'test', version: '1.2.0' }), now: new Date() });
+    // update.feature:44, exactly.
+    assert.deepEqual(find(upgrade.conditions, 'Progressing'), { type: 'Progressing', status: true, reason: 'Retrying', message: 'error upgrading from currently installed version "0.6.0": no bundles found for package "test" matching version "1.2.0"' });
+    const fresh = extensionStatusFromTwin({ twin: failed(false, { packageName: 'test', version: '>=2.0.0', channels: ['alpha', 'beta'] }), now: new Date() });
+    assert.equal(find(fresh.conditions, 'Progressing')?.message, 'no bundles found for package "test" matching version ">=2.0.0" in channels [alpha beta]');
+    assert.equal(olmv1ResolutionMessage(failed(false, { packageName: 'test' })), 'no bundles found for package "test"');
+    // install.feature:67: two catalogs of the same priority offer the bundle.
+    const ambiguous = failed(false, { packageName: 'test' });
+    ambiguous.status = { ...ambiguous.status, resolution: { bundles: [], explanation: 'x', ambiguousCatalogs: ['test', 'extra'] } };
+    assert.equal(olmv1ResolutionMessage(ambiguous), 'found bundles for package "test" in multiple catalogs with the same priority [extra test]');
+    // Any other resolution failure (a dependency, a cluster constraint) keeps Binnacle's words.
+    const other = failed(true, { packageName: 'test' });
+    other.status = { ...other.status, resolution: { bundles: [], explanation: 'x' } };
+    assert.equal(find(extensionStatusFromTwin({ twin: other, now: new Date() }).conditions, 'Progressing')?.message, 'resolution failed: no set of bundles satisfies the request:\n  - …');
   });
 
   test('progressDeadlineMinutes: still progressing past it is Progressing=False/ProgressDeadlineExceeded; before it, a requeue at its end', () => {

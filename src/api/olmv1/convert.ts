@@ -9,6 +9,7 @@
 import type { Condition } from '../../kube/types.js';
 import type { CatalogSelector } from '../catalog-selector.js';
 import type { ClusterCatalog, ClusterCatalogSpec, ClusterExtension, ClusterExtensionSpec, DriftMode } from '../types.js';
+import type { ServiceAccountMode } from './serviceaccount-policy.js';
 import { OLMV1_EXTRA_ANNOTATIONS, OLMV1_REASONS as R, type Olmv1ClusterCatalog, type Olmv1ClusterCatalogStatus, type Olmv1ClusterExtension, type Olmv1ClusterExtensionStatus } from './types.js';
 
 /** A condition to set on the OLM v1 object (its observedGeneration and transition time are the writer's). */
@@ -82,18 +83,16 @@ export function noInstallerMessage(): string {
   );
 }
 
-/** The inline configuration (experimental `spec.config.inline`): registry+v1's watchNamespace and deploymentConfig. */
-function inlineConfig(v1: Olmv1ClusterExtension, problems: string[]): Pick<NonNullable<ClusterExtensionSpec['install']>, 'watchNamespace' | 'config'> {
+/**
+ * The inline configuration (experimental `spec.config.inline`), passed whole as the twin's
+ * `install.bundleConfig`: its BundleDeployment checks it against the bundle's install modes with
+ * OLM v1's rules and messages (bundle/bundle-config.ts), since only the bundle says whether
+ * watchNamespace is required, allowed or unknown. No config is `{}`: OLM v1 checks that too (a
+ * Single/OwnNamespace-only bundle then needs watchNamespace; no default is picked).
+ */
+function bundleConfig(v1: Olmv1ClusterExtension): Record<string, unknown> {
   const inline = v1.spec.config?.inline;
-  if (inline === undefined) return {};
-  const out: Pick<NonNullable<ClusterExtensionSpec['install']>, 'watchNamespace' | 'config'> = {};
-  for (const [k, v] of Object.entries(inline)) {
-    if (k === 'watchNamespace' && typeof v === 'string') out.watchNamespace = v;
-    else if (k === 'deploymentConfig' && typeof v === 'object' && v !== null && !Array.isArray(v)) out.config = v as Record<string, unknown>;
-    else if (k === 'watchNamespace' || k === 'deploymentConfig') problems.push(`invalid ClusterExtension configuration: invalid configuration: field "${k}" has the wrong type`);
-    else problems.push(`invalid ClusterExtension configuration: invalid configuration: unknown field "${k}"`);
-  }
-  return out;
+  return inline === undefined || inline === null ? {} : { ...inline };
 }
 
 type Olmv1CatalogSource = NonNullable<Olmv1ClusterExtension['spec']['source']['catalog']>;
@@ -128,23 +127,22 @@ function catalogSource(c: Olmv1CatalogSource): ClusterExtensionSpec['source']['c
 /**
  * The `binnacle.dev` ClusterExtension that installs what an OLM v1 one asks for. Identity: the
  * ServiceAccount the object names (in spec.namespace), else the default installer the admin
- * configured, else none (refused, saying how to set one).
+ * configured, else none (refused, saying how to set one). With `serviceAccount: 'Ignore'`
+ * (serviceaccount-policy.ts) the named ServiceAccount is ignored, as operator-controller does.
  */
-export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: InstallerIdentity | undefined): TwinSpec<ClusterExtensionSpec> {
+export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: InstallerIdentity | undefined, serviceAccount: ServiceAccountMode = 'Use'): TwinSpec<ClusterExtensionSpec> {
   const catalog = v1.spec.source.catalog;
-  const config: string[] = [];
   const blocked = sourceProblems(v1);
   const annotations = v1.metadata.annotations ?? {};
   const extra = extras(annotations, blocked);
-  const inline = inlineConfig(v1, config);
-  const sa = v1.spec.serviceAccount?.name;
+  // `Ignore` (the admin's explicit choice of OLM v1's behaviour): the deprecated field is ignored, the default installer acts.
+  const sa = serviceAccount === 'Ignore' ? undefined : v1.spec.serviceAccount?.name;
   const identity = sa !== undefined && sa !== '' ? { name: sa } : installer;
-  if (config.length > 0) return { ok: false, reason: R.InvalidConfiguration, message: config.join('; ') };
   if (blocked.length > 0 || catalog === undefined) return { ok: false, reason: R.Blocked, message: blocked.join('; ') };
   if (identity === undefined) return { ok: false, reason: R.Blocked, message: noInstallerMessage() };
   // OLM v1's install.preflight.crdUpgradeSafety.enforcement: None skips the CRD upgrade safety check, as it does there.
   const enforcement = v1.spec.install?.preflight?.crdUpgradeSafety?.enforcement;
-  const install = { ...extra.install, ...inline, ...(enforcement === 'None' ? { crdUpgradeSafety: 'None' as const } : {}) };
+  const install = { ...extra.install, bundleConfig: bundleConfig(v1), ...(enforcement === 'None' ? { crdUpgradeSafety: 'None' as const } : {}) };
   const spec: ClusterExtensionSpec = {
     namespace: v1.spec.namespace,
     serviceAccount: identity,
@@ -191,6 +189,8 @@ export interface ExtensionStatusOutput {
 function progressing(c: Condition | undefined): ConditionSpec {
   if (c === undefined) return { type: 'Progressing', status: true, reason: R.Retrying, message: 'not reconciled yet' };
   if (c.status === 'False' && c.reason === 'Succeeded') return { type: 'Progressing', status: true, reason: R.Succeeded, message: 'Desired state reached' };
+  // Terminal: the inline configuration the bundle refuses (OLM v1's rules and words, from the BundleDeployment).
+  if (c.status === 'False' && c.reason === 'InvalidConfiguration') return { type: 'Progressing', status: false, reason: R.InvalidConfiguration, message: c.message };
   if (c.status === 'False') return { type: 'Progressing', status: false, reason: R.Blocked, message: c.message };
   if (c.reason === 'Installing' || c.reason === 'Waiting') return { type: 'Progressing', status: true, reason: R.RollingOut, message: c.message };
   // Binnacle's own: only when the admin asked for approval (docs/from-olm-v1.md).
@@ -230,10 +230,37 @@ function setInstalled(i: ExtensionStatusInput, out: ExtensionStatusOutput): void
   }
 }
 
+/**
+ * operator-controller's resolution error (resolve/catalog.go `resolutionError.Error`), when the
+ * twin's resolution failed because no bundle of the package matches the request: `[error upgrading
+ * from currently installed version "V": ]no bundles found for package "P"[ matching version
+ * "R"][ in channels [a b]]`, or `found bundles for package "P" … in multiple catalogs with the same
+ * priority [a b]` when the twin refused to choose between catalogs. Binnacle's own explanation (which constraint excluded what) stays on
+ * the twin: its Progressing condition and `status.resolution.explanation` (`binnacle status NAME`).
+ */
+export function olmv1ResolutionMessage(twin: ClusterExtension): string | undefined {
+  const r = twin.status?.resolution;
+  const ambiguous = r?.ambiguousCatalogs ?? [];
+  if (r?.requestUnmatched !== true && ambiguous.length < 2) return undefined;
+  const cat = twin.spec.source.catalog;
+  const installed = twin.status?.install?.bundle.version;
+  const parts = [
+    ...(installed === undefined || installed === '' ? [] : [`error upgrading from currently installed version ${JSON.stringify(installed)}:`]),
+    ambiguous.length >= 2 ? `found bundles for package ${JSON.stringify(cat.packageName)}` : `no bundles found for package ${JSON.stringify(cat.packageName)}`,
+    ...(cat.version === undefined || cat.version === '' ? [] : [`matching version ${JSON.stringify(cat.version)}`]),
+    ...(cat.channels === undefined || cat.channels.length === 0 ? [] : [`in channels [${cat.channels.join(' ')}]`]),
+    ...(ambiguous.length >= 2 ? [`in multiple catalogs with the same priority [${[...ambiguous].sort().join(' ')}]`] : []),
+  ];
+  return parts.join(' ');
+}
+
 /** Progressing; past the progress deadline a rollout still under way is ProgressDeadlineExceeded, before it `out` is requeued for the deadline. */
 function progressingWithDeadline(i: ExtensionStatusInput, out: ExtensionStatusOutput): ConditionSpec {
   const p = current(i.twin, 'Progressing');
   const prog = progressing(p);
+  // A resolution that found nothing for the request reads as operator-controller's error.
+  const resolution = p?.reason === 'Retrying' && p.message.startsWith('resolution failed: ') ? olmv1ResolutionMessage(i.twin) : undefined;
+  if (resolution !== undefined) prog.message = resolution;
   const deadline = i.progressDeadlineMinutes;
   if (deadline === undefined || prog.status !== true || prog.reason === R.Succeeded || p === undefined) return prog;
   const since = Date.parse(p.lastTransitionTime);

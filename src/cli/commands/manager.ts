@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
 import { UsageError, errorMessage } from '../../util/errors.js';
 import { parseInstaller } from '../../api/olmv1/convert.js';
+import { parseServiceAccountMode } from '../../api/olmv1/serviceaccount-policy.js';
 import type { CliContext } from '../context.js';
 import { addHelmEngineFlags, addKubeApiRateFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
@@ -23,6 +24,7 @@ interface ManagerFlags extends KubeFlags {
   consoleListen?: string;
   olmv1: boolean;
   olmv1Installer?: string;
+  olmv1ServiceAccount: string;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -43,11 +45,18 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       '--olmv1-installer <namespace/name>',
       'the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension that names none installs as (OLM v1.11 installs as cluster-admin; Binnacle never as itself). Creating such a ClusterExtension is then as powerful as this ServiceAccount: give it to cluster admins only. Without it, such extensions are refused with a condition saying so',
     )
+    .option(
+      '--olmv1-service-account <use|ignore>',
+      "an olm.operatorframework.io/v1 ClusterExtension's deprecated spec.serviceAccount: use (installs as it) or ignore (as OLM v1.11 does: the --olmv1-installer acts for every such extension, even one that names a narrower ServiceAccount); an apply that sets it warns either way",
+      'use',
+    )
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
   addConsoleAccessFlags(addKubeApiRateFlags(addHelmEngineFlags(cmd)), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
     const installer = flags.olmv1Installer === undefined ? undefined : parseInstaller(flags.olmv1Installer);
     if (flags.olmv1Installer !== undefined && installer === undefined) throw new UsageError(`--olmv1-installer ${JSON.stringify(flags.olmv1Installer)}: expected <namespace>/<serviceaccount name>`);
+    const serviceAccount = parseServiceAccountMode(flags.olmv1ServiceAccount);
+    if (serviceAccount === undefined) throw new UsageError(`--olmv1-service-account ${JSON.stringify(flags.olmv1ServiceAccount)}: expected use or ignore`);
     (await import('../../helm-engine/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
     const { startManager } = await import('../../controllers/manager.js');
     // First: a console flag that is wrong (or unsafe) stops the manager before it reconciles anything.
@@ -62,7 +71,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       workers: flags.workers,
       healthTimeoutMs: flags.healthTimeout,
       handleRejections: true,
-      olmv1: { serve: flags.olmv1, installer },
+      olmv1: { serve: flags.olmv1, installer, serviceAccount },
       ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
     });
     const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);
