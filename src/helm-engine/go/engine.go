@@ -48,17 +48,17 @@ import (
 // request is one render. Values come either as Helm's CLI options (files and --set
 // strings, merged by Helm's own code) or as a ready map (an operator's CR spec).
 type request struct {
-	Chart       string                 `json:"chart"`
-	ReleaseName string                 `json:"releaseName"`
-	Namespace   string                 `json:"namespace"`
-	ValueFiles  []string               `json:"valueFiles"`
-	Set         []string               `json:"set"`
-	SetString   []string               `json:"setString"`
-	SetFile     []string               `json:"setFile"`
-	SetJSON     []string               `json:"setJSON"`
-	SetLiteral  []string               `json:"setLiteral"`
+	Chart       string         `json:"chart"`
+	ReleaseName string         `json:"releaseName"`
+	Namespace   string         `json:"namespace"`
+	ValueFiles  []string       `json:"valueFiles"`
+	Set         []string       `json:"set"`
+	SetString   []string       `json:"setString"`
+	SetFile     []string       `json:"setFile"`
+	SetJSON     []string       `json:"setJSON"`
+	SetLiteral  []string       `json:"setLiteral"`
 	Values      map[string]any `json:"values"`
-	KubeVersion string                 `json:"kubeVersion"`
+	KubeVersion string         `json:"kubeVersion"`
 	// APIVersions added to Helm's defaults, as `helm template --api-versions` does.
 	APIVersions []string `json:"apiVersions"`
 	// ClusterAPIVersions, when set, are the cluster's exact served versions (from
