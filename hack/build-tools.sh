@@ -15,7 +15,7 @@ bin=${BINNACLE_BIN_DIR:-$root/.cache/bin}
 mkdir -p "$bin"
 
 KWOK_VERSION=v0.8.0
-HELM_VERSION=v3.22.0
+HELM_VERSION=v4.3.1
 CONTAINERD_VERSION=v2.2.1
 CNI_PLUGINS_VERSION=v1.9.1
 K8S_VERSION=$(awk '$1=="k8s.io/kubernetes"{print $2; exit}' "$root/hack/tools/go.mod")
@@ -73,9 +73,13 @@ for t in "${tools[@]}"; do
         echo "$stages_stamp" > "$bin/kwok-stages.stamp"
       fi ;;
     helm)
-      if [ ! -x "$bin/helm" ]; then
+      # The witness of Helm's engine (the same module and version, helm.sh/helm/v4): a helm
+      # from an older pin (v3 had no helm.version beside it) is replaced, not kept.
+      if [ ! -x "$bin/helm" ] || [ "$(cat "$bin/helm.version" 2>/dev/null)" != "$HELM_VERSION" ]; then
         echo "build-tools: building helm $HELM_VERSION" >&2
-        GOBIN="$bin" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@$HELM_VERSION"
+        rm -f "$bin/helm.version"
+        GOBIN="$bin" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v4/cmd/helm@$HELM_VERSION"
+        echo "$HELM_VERSION" > "$bin/helm.version"
       fi ;;
     helm-wasm)
       # Helm's engine, native (helm-engine) and WebAssembly (helm.wasm), from its component

@@ -17,7 +17,7 @@ command -v go >/dev/null || { echo "helm-engine build: Go is required (https://g
 
 wasm_dir=${BINNACLE_HELM_WASM_DIR:-$root/.cache/helm-wasm}
 # The stamp's -rN counts changes to the recipe below (bump it with them).
-stamp=$(cat "$src/go.mod" "$src/go.sum" "$src/"*.go "$src/versionset/main.go" "$src/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)-r3
+stamp=$(cat "$src/go.mod" "$src/go.sum" "$src/"*.go "$src/versionset/main.go" "$src/overlay/"* | sha256sum | cut -c1-16)-$(go env GOVERSION)-r4
 if [ -s "$wasm_dir/helm.wasm" ] && [ -x "$wasm_dir/helm-engine" ] && [ "$(cat "$wasm_dir/stamp" 2>/dev/null)" = "$stamp" ]; then
   exit 0
 fi
@@ -35,25 +35,30 @@ calls=$(grep -c 'binnacleGenerateRSAKey(' "$work/sprig/crypto.go" || true)
 if [ "$calls" != 4 ]; then echo "build-tools: expected 4 rsa.GenerateKey calls in $sprig/crypto.go, found $calls: update src/helm-engine/go/overlay" >&2; exit 1; fi
 cp "$src/overlay/sprig_hostkey.go.in" "$work/sprig/binnacle_hostkey.go"
 cp "$src/overlay/sprig_hostkey_native.go.in" "$work/sprig/binnacle_hostkey_native.go"
-# Helm without the client-go scheme (every k8s.io/api group: about half the module's code,
-# and all of it registered at start-up): chartutil's default API version set is written
+# Helm (helm.sh/helm/v4) without the client-go scheme (every k8s.io/api group: about half the
+# module's code, and all of it registered at start-up): pkg/chart/common's default API version set is written
 # out by go/versionset, run natively against the same pinned modules, and
 # `lookup` asks for one group version's resources without client-go's discovery package
 # (go/overlay/lookup_discovery.go.in).
-helm_mod=$(cd "$src" && go mod download -json helm.sh/helm/v3 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+helm_mod=$(cd "$src" && go mod download -json helm.sh/helm/v4 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 cp -r "$helm_mod" "$work/helm"; chmod -R u+w "$work/helm"
-caps="$work/helm/pkg/chartutil/capabilities.go"
+caps="$work/helm/pkg/chart/common/capabilities.go"
 lookup="$work/helm/pkg/engine/lookup_func.go"
 # Exactly the scheme's import, the two apiextensions imports and allKnownVersions go.
 sed -i -e '/^[[:space:]]*"k8s.io\/client-go\/kubernetes\/scheme"$/d' -e '/^[[:space:]]*apiextensionsv1\(beta1\)\? "k8s.io\/apiextensions-apiserver\/pkg\/apis\/apiextensions\/v1\(beta1\)\?"$/d' -e '/^func allKnownVersions() VersionSet {$/,/^}$/d' "$caps"
 sed -i -e '/^[[:space:]]*"k8s.io\/client-go\/discovery"$/d' -e 's/discovery\.NewDiscoveryClientForConfig(/binnacleDiscoveryClient(/' "$lookup"
-if grep -q 'scheme\.\|apiextensionsv1\|^func allKnownVersions' "$caps" || grep -q 'discovery\.' "$lookup" || [ "$(grep -c 'binnacleDiscoveryClient(' "$lookup")" != 1 ]; then
-  echo "build-tools: helm's capabilities.go or lookup_func.go changed shape: update src/helm-engine/go/overlay and src/helm-engine/build.sh" >&2; exit 1
+# Helm 4's internal/version imports client-go's clientset (and with it the scheme) only so that
+# k8s.io/client-go is in the build info it reads the default Kubernetes version from; the
+# module imports client-go's rest package, which keeps it there.
+clientgo="$work/helm/internal/version/clientgo.go"
+sed -i '/^[[:space:]]*_ "k8s.io\/client-go\/kubernetes"[[:space:]]*\(\/\/.*\)\?$/d' "$clientgo"
+if grep -q 'scheme\.\|apiextensionsv1\|^func allKnownVersions' "$caps" || grep -q 'discovery\.' "$lookup" || [ "$(grep -c 'binnacleDiscoveryClient(' "$lookup")" != 1 ] || grep -q '"k8s.io/client-go/kubernetes' "$clientgo"; then
+  echo "build-tools: helm's capabilities.go, lookup_func.go or internal/version/clientgo.go changed shape: update src/helm-engine/go/overlay and src/helm-engine/build.sh" >&2; exit 1
 fi
-(cd "$src" && CGO_ENABLED=0 go run -trimpath ./versionset) > "$work/helm/pkg/chartutil/binnacle_versionset.go"
+(cd "$src" && CGO_ENABLED=0 go run -trimpath ./versionset) > "$work/helm/pkg/chart/common/binnacle_versionset.go"
 cp "$src/overlay/lookup_discovery.go.in" "$work/helm/pkg/engine/binnacle_discovery.go"
 cp "$src/go.sum" "$work/go.sum"
-{ cat "$src/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; echo "replace helm.sh/helm/v3 => $work/helm"; } > "$work/go.mod"
+{ cat "$src/go.mod"; echo "replace github.com/Masterminds/sprig/v3 => $work/sprig"; echo "replace helm.sh/helm/v4 => $work/helm"; } > "$work/go.mod"
 (cd "$src" && GOOS=js GOARCH=wasm go build -trimpath -modfile "$work/go.mod" -ldflags "-s -w" -o "$wasm_dir/helm.wasm.tmp" .)
 # Static (CGO_ENABLED=0, set above), for the host's platform: it runs in the image as it is.
 # Go 1.26's default collector (greenteagc) can fault (SIGSEGV) instead of dying "out of

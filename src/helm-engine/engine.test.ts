@@ -7,7 +7,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -18,18 +18,26 @@ import { parse as parseYaml } from 'yaml';
 import { createHelmEngine, HelmError, type HelmEngineKind, type HelmEngineOptions, type TemplateRequest } from './index.js';
 import { engineChildren } from './engine-children.test-helper.js';
 
-const HELM = join(import.meta.dirname, '..', '..', '.cache', 'bin', 'helm');
+/** The witness `helm` (Helm 4, built by hack/build-tools.sh into the tools folder, BINNACLE_BIN_DIR when set). */
+const HELM = join(process.env.BINNACLE_BIN_DIR ?? join(import.meta.dirname, '..', '..', '.cache', 'bin'), 'helm');
 const DATA = join(import.meta.dirname, 'testdata');
 const PELORUS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts', 'pelorus__pelorus');
 
 function helmTemplate(args: string[]): Promise<{ ok: boolean; out: string; err: string }> {
   assert.ok(existsSync(HELM), `helm CLI not found at ${HELM}: build it with \`bash hack/build-tools.sh helm\``);
+  assert.match(helmVersion(), /^v4\./, `${HELM} is not Helm 4, the engine's module: rebuild it with \`bash hack/build-tools.sh helm\``);
   return new Promise((resolve) => {
     execFile(HELM, ['template', ...args], { env: { ...process.env, HELM_CACHE_HOME: '/tmp/helm-cache', HELM_CONFIG_HOME: '/tmp/helm-config' } }, (err, stdout, stderr) => {
       const at = stderr.indexOf('Error: ');
       resolve({ ok: err === null, out: stdout, err: (at >= 0 ? stderr.slice(at + 7) : stderr).trim() });
     });
   });
+}
+
+let witnessVersion: string | undefined;
+function helmVersion(): string {
+  witnessVersion ??= execFileSync(HELM, ['version', '--template', '{{.Version}}'], { encoding: 'utf8' }).trim();
+  return witnessVersion;
 }
 
 /** The variable `name` (as NAME=value) in the environment of the native engine process made with these options; undefined when it is not set. */

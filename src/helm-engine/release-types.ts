@@ -1,5 +1,5 @@
 /**
- * Helm v3's release object as JSON (helm.sh/helm/v3/pkg/release), the shape Helm stores in
+ * Helm's release object as JSON (helm.sh/helm/v4/pkg/release/v1, as v3's pkg/release), the shape Helm stores in
  * its revision records and the engine answers. Only the fields Binnacle reads are typed
  * closely; the rest pass through untouched so a stored release stays Helm's own.
  */

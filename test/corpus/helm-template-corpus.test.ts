@@ -1,6 +1,6 @@
 /**
  * Binnacle's render against `helm template` (the `helm` CLI built from the same pinned Helm
- * module, in .cache/bin) for every chart in the charts corpus: with default values, with each
+ * module, helm.sh/helm/v4, in .cache/bin) for every chart in the charts corpus: with default values, with each
  * of the chart's `ci/*.yaml` values files, and with a pinned Kubernetes version plus extra API
  * versions and CRDs. Output must be byte-identical; where Helm fails, Binnacle fails with
  * Helm's error text. Templates that draw random values (randAlphaNum passwords, genCA, bcrypt
@@ -9,7 +9,7 @@
  * byte-identical. Prints a table per chart.
  */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,7 +17,8 @@ import { describe, it, after } from 'node:test';
 import { createHelmEngine, HelmError, type TemplateRequest } from '../../src/helm-engine/index.js';
 
 const CHARTS = process.env.BINNACLE_CHARTS_CORPUS ?? path.resolve(import.meta.dirname, '../../../shared/corpus/charts');
-const HELM = path.resolve(import.meta.dirname, '../../.cache/bin/helm');
+/** The witness `helm` (Helm 4, built by hack/build-tools.sh into the tools folder, BINNACLE_BIN_DIR when set). */
+const HELM = path.join(process.env.BINNACLE_BIN_DIR ?? path.resolve(import.meta.dirname, '../../.cache/bin'), 'helm');
 
 interface Case {
   chart: string;
@@ -86,6 +87,8 @@ describe('Helm charts corpus: Binnacle render vs helm template', { timeout: 1_80
   it('renders every chart and values file byte-identically to helm template, or fails with Helm’s error', async () => {
     assert.ok(existsSync(CHARTS), `charts corpus not found at ${CHARTS} (set BINNACLE_CHARTS_CORPUS)`);
     assert.ok(existsSync(HELM), `helm CLI not found at ${HELM}: build it with \`bash hack/build-tools.sh helm\``);
+    const version = execFileSync(HELM, ['version', '--template', '{{.Version}}'], { encoding: 'utf8' }).trim();
+    assert.match(version, /^v4\./, `${HELM} is Helm ${version}, not Helm 4 (the engine's module): rebuild it with \`bash hack/build-tools.sh helm\``);
     const dirs = (await readdir(CHARTS, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name).sort();
     assert.ok(dirs.length >= 60, `expected the 60-chart corpus, found ${dirs.length} charts`);
     const cases = (await Promise.all(dirs.map(casesFor))).flat();

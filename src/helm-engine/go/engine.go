@@ -1,5 +1,5 @@
 // Package main is Helm's own chart loader, values coalescing, schema validation and template
-// engine (helm.sh/helm/v3, the same module and version as the `helm` CLI that
+// engine (helm.sh/helm/v4, the same module and version as the `helm` CLI that
 // src/helm-engine/build.sh builds), for Binnacle's src/helm-engine/engine.ts, built twice from this source:
 //   - main_js.go: WebAssembly (GOOS=js), run inside Node's worker threads (helm.wasm);
 //   - main_native.go: a native, static program (helm-engine), run as a child process that
@@ -15,7 +15,9 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -25,35 +27,38 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
-	"github.com/pkg/errors"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
-	"helm.sh/helm/v3/pkg/chart"
-	"helm.sh/helm/v3/pkg/chart/loader"
-	"helm.sh/helm/v3/pkg/chartutil"
-	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
-	"helm.sh/helm/v3/pkg/strvals"
-	helmtime "helm.sh/helm/v3/pkg/time"
+	"helm.sh/helm/v4/pkg/chart/common"
+	"helm.sh/helm/v4/pkg/chart/common/util"
+	"helm.sh/helm/v4/pkg/chart/loader"
+	"helm.sh/helm/v4/pkg/chart/loader/archive"
+	chart "helm.sh/helm/v4/pkg/chart/v2"
+	chartloader "helm.sh/helm/v4/pkg/chart/v2/loader"
+	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
+	"helm.sh/helm/v4/pkg/engine"
+	rcommon "helm.sh/helm/v4/pkg/release/common"
+	release "helm.sh/helm/v4/pkg/release/v1"
+	releaseutil "helm.sh/helm/v4/pkg/release/v1/util"
+	"helm.sh/helm/v4/pkg/strvals"
 )
 
 // request is one render. Values come either as Helm's CLI options (files and --set
 // strings, merged by Helm's own code) or as a ready map (an operator's CR spec).
 type request struct {
-	Chart       string                 `json:"chart"`
-	ReleaseName string                 `json:"releaseName"`
-	Namespace   string                 `json:"namespace"`
-	ValueFiles  []string               `json:"valueFiles"`
-	Set         []string               `json:"set"`
-	SetString   []string               `json:"setString"`
-	SetFile     []string               `json:"setFile"`
-	SetJSON     []string               `json:"setJSON"`
-	SetLiteral  []string               `json:"setLiteral"`
-	Values      map[string]interface{} `json:"values"`
-	KubeVersion string                 `json:"kubeVersion"`
+	Chart       string         `json:"chart"`
+	ReleaseName string         `json:"releaseName"`
+	Namespace   string         `json:"namespace"`
+	ValueFiles  []string       `json:"valueFiles"`
+	Set         []string       `json:"set"`
+	SetString   []string       `json:"setString"`
+	SetFile     []string       `json:"setFile"`
+	SetJSON     []string       `json:"setJSON"`
+	SetLiteral  []string       `json:"setLiteral"`
+	Values      map[string]any `json:"values"`
+	KubeVersion string         `json:"kubeVersion"`
 	// APIVersions added to Helm's defaults, as `helm template --api-versions` does.
 	APIVersions []string `json:"apiVersions"`
 	// ClusterAPIVersions, when set, are the cluster's exact served versions (from
@@ -143,18 +148,18 @@ func loadChart(path string) (*chart.Chart, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("path %q not found", path)
 	}
-	ch, err := loader.Load(path)
+	ch, err := loadV2(path)
 	if err != nil {
 		return nil, err
 	}
-	// As `helm install` and `helm template` check (cmd/helm/install.go checkIfInstallable).
+	// As `helm install` and `helm template` check (pkg/cmd/install.go checkIfInstallable).
 	switch ch.Metadata.Type {
 	case "", "application":
 	default:
 		return nil, fmt.Errorf("%s charts are not installable", ch.Metadata.Type)
 	}
 	if reqs := ch.Metadata.Dependencies; reqs != nil {
-		// action.CheckDependencies, worded as runInstall wraps it.
+		// action.CheckDependencies, worded as runInstall (pkg/cmd/install.go) wraps it.
 		var missing []string
 	outer:
 		for _, r := range reqs {
@@ -166,8 +171,23 @@ func loadChart(path string) (*chart.Chart, error) {
 			missing = append(missing, r.Name)
 		}
 		if len(missing) > 0 {
-			return nil, fmt.Errorf("An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: %s", strings.Join(missing, ", "))
+			return nil, fmt.Errorf("an error occurred while checking for chart dependencies. You may need to run 'helm dependency build' to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: %s", strings.Join(missing, ", "))
 		}
+	}
+	return ch, nil
+}
+
+// loadV2 loads a chart as `helm template` does (pkg/chart/loader, which reads Chart.yaml's
+// apiVersion first), for the chart API versions Helm 4 installs (v1, v2): action.Install
+// refuses any other loaded chart with this error.
+func loadV2(path string) (*chart.Chart, error) {
+	c, err := loader.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	ch, ok := c.(*chart.Chart)
+	if !ok {
+		return nil, errors.New("invalid chart apiVersion")
 	}
 	return ch, nil
 }
@@ -204,49 +224,56 @@ func subchart(ch *chart.Chart, path string) (*chart.Chart, error) {
 	}
 	// Loaded again from its own files, so it is a root chart: template names and
 	// .Chart paths are the subchart's own, as if it had been installed by itself.
-	files := make([]*loader.BufferedFile, 0, len(cur.Raw))
+	files := make([]*archive.BufferedFile, 0, len(cur.Raw))
 	for _, f := range cur.Raw {
-		files = append(files, &loader.BufferedFile{Name: f.Name, Data: f.Data})
+		files = append(files, &archive.BufferedFile{Name: f.Name, ModTime: f.ModTime, Data: f.Data})
 	}
-	return loader.LoadFiles(files)
+	return chartloader.LoadFiles(files)
 }
 
 // mergeValues is pkg/cli/values.Options.MergeValues for local files (that package pulls in
 // Helm's getters, which do not build for js/wasm). A ready map (a CR's spec) goes first,
 // under the files and --set flags.
-func mergeValues(req request) (map[string]interface{}, error) {
-	base := map[string]interface{}{}
+func mergeValues(req request) (map[string]any, error) {
+	base := map[string]any{}
 	if req.Values != nil {
-		base = mergeMaps(base, req.Values)
+		base = chartloader.MergeMaps(base, req.Values)
 	}
 	for _, filePath := range req.ValueFiles {
-		currentMap := map[string]interface{}{}
-		data, err := os.ReadFile(filePath)
+		raw, err := os.ReadFile(filePath)
 		if err != nil {
 			return nil, err
 		}
-		if err := yaml.Unmarshal(data, &currentMap); err != nil {
-			return nil, errors.Wrapf(err, "failed to parse %s", filePath)
+		currentMap, err := chartloader.LoadValues(bytes.NewReader(raw))
+		if err != nil {
+			return nil, fmt.Errorf("failed to parse %s: %w", filePath, err)
 		}
-		base = mergeMaps(base, currentMap)
+		base = chartloader.MergeMaps(base, currentMap)
 	}
 	for _, value := range req.SetJSON {
-		if err := strvals.ParseJSON(value, base); err != nil {
-			return nil, errors.Errorf("failed parsing --set-json data %s", value)
+		// A whole JSON object merges into the values; anything else is key=json.
+		if trimmed := strings.TrimSpace(value); trimmed != "" && trimmed[0] == '{' {
+			var jsonMap map[string]any
+			if err := json.Unmarshal([]byte(trimmed), &jsonMap); err != nil {
+				return nil, fmt.Errorf("failed parsing --set-json data JSON: %s", value)
+			}
+			base = chartloader.MergeMaps(base, jsonMap)
+		} else if err := strvals.ParseJSON(value, base); err != nil {
+			return nil, fmt.Errorf("failed parsing --set-json data %s", value)
 		}
 	}
 	for _, value := range req.Set {
 		if err := strvals.ParseInto(value, base); err != nil {
-			return nil, errors.Wrap(err, "failed parsing --set data")
+			return nil, fmt.Errorf("failed parsing --set data: %w", err)
 		}
 	}
 	for _, value := range req.SetString {
 		if err := strvals.ParseIntoString(value, base); err != nil {
-			return nil, errors.Wrap(err, "failed parsing --set-string data")
+			return nil, fmt.Errorf("failed parsing --set-string data: %w", err)
 		}
 	}
 	for _, value := range req.SetFile {
-		reader := func(rs []rune) (interface{}, error) {
+		reader := func(rs []rune) (any, error) {
 			data, err := os.ReadFile(string(rs))
 			if err != nil {
 				return nil, err
@@ -254,47 +281,28 @@ func mergeValues(req request) (map[string]interface{}, error) {
 			return string(data), err
 		}
 		if err := strvals.ParseIntoFile(value, base, reader); err != nil {
-			return nil, errors.Wrap(err, "failed parsing --set-file data")
+			return nil, fmt.Errorf("failed parsing --set-file data: %w", err)
 		}
 	}
 	for _, value := range req.SetLiteral {
 		if err := strvals.ParseLiteralInto(value, base); err != nil {
-			return nil, errors.Wrap(err, "failed parsing --set-literal data")
+			return nil, fmt.Errorf("failed parsing --set-literal data: %w", err)
 		}
 	}
 	return base, nil
 }
 
-func mergeMaps(a, b map[string]interface{}) map[string]interface{} {
-	out := make(map[string]interface{}, len(a))
-	for k, v := range a {
-		out[k] = v
-	}
-	for k, v := range b {
-		if v, ok := v.(map[string]interface{}); ok {
-			if bv, ok := out[k]; ok {
-				if bv, ok := bv.(map[string]interface{}); ok {
-					out[k] = mergeMaps(bv, v)
-					continue
-				}
-			}
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func capabilities(req request) (*chartutil.Capabilities, error) {
-	caps := chartutil.DefaultCapabilities.Copy()
+func capabilities(req request) (*common.Capabilities, error) {
+	caps := common.DefaultCapabilities.Copy()
 	if req.KubeVersion != "" {
-		kv, err := chartutil.ParseKubeVersion(req.KubeVersion)
+		kv, err := common.ParseKubeVersion(req.KubeVersion)
 		if err != nil {
-			return nil, fmt.Errorf("invalid kube version '%s': %s", req.KubeVersion, err)
+			return nil, fmt.Errorf("invalid kube version '%s': %w", req.KubeVersion, err)
 		}
 		caps.KubeVersion = *kv
 	}
 	if req.ClusterAPIVersions != nil {
-		caps.APIVersions = chartutil.VersionSet(req.ClusterAPIVersions)
+		caps.APIVersions = common.VersionSet(req.ClusterAPIVersions)
 	} else {
 		caps.APIVersions = append(caps.APIVersions, req.APIVersions...)
 	}
@@ -325,29 +333,33 @@ func render(req request) response {
 	if name == "" {
 		name = "release-name"
 	}
+	// action.Install.availableName, worded as RunWithContext wraps it.
 	if err := chartutil.ValidateReleaseName(name); err != nil {
-		return response{Error: errors.Wrapf(err, "release name %q", name).Error(), Phase: "request"}
+		return response{Error: fmt.Errorf("release name check failed: release name %q: %w", name, err).Error(), Phase: "request"}
 	}
-	if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
-		return response{Error: err.Error(), Phase: "values"}
+	if err := chartutil.ProcessDependencies(ch, vals); err != nil {
+		return response{Error: fmt.Errorf("chart dependencies processing failed: %w", err).Error(), Phase: "values"}
 	}
 	revision := req.Revision
 	if revision < 1 {
 		revision = 1
 	}
 	isUpgrade := req.IsUpgrade || revision > 1
-	options := chartutil.ReleaseOptions{Name: name, Namespace: req.Namespace, Revision: revision, IsInstall: !isUpgrade, IsUpgrade: isUpgrade}
-	valuesToRender, err := chartutil.ToRenderValuesWithSchemaValidation(ch, vals, options, caps, req.SkipSchemaValidation)
+	options := common.ReleaseOptions{Name: name, Namespace: req.Namespace, Revision: revision, IsInstall: !isUpgrade, IsUpgrade: isUpgrade}
+	valuesToRender, err := util.ToRenderValuesWithSchemaValidation(ch, vals, options, caps, req.SkipSchemaValidation)
 	if err != nil {
 		return response{Error: err.Error(), Phase: "values"}
 	}
-	now := helmtime.Now()
+	now := time.Now()
+	// Helm 4 applies server-side unless told otherwise and records how (action.Install's
+	// createRelease); Binnacle applies server-side too.
 	rel := &release.Release{
 		Name: name, Namespace: req.Namespace, Chart: ch, Config: vals, Version: revision,
-		Info: &release.Info{FirstDeployed: now, LastDeployed: now, Status: release.StatusPendingInstall, Description: "Dry run complete"},
+		Info:        &release.Info{FirstDeployed: now, LastDeployed: now, Status: rcommon.StatusPendingInstall, Description: "Dry run complete"},
+		ApplyMethod: string(release.ApplyMethodServerSideApply),
 	}
 	if isUpgrade && revision > 1 {
-		rel.Info.Status = release.StatusPendingUpgrade
+		rel.Info.Status = rcommon.StatusPendingUpgrade
 	}
 	hooks, manifest, notes, err := renderResources(ch, valuesToRender, caps, req)
 	if manifest != nil {
@@ -385,21 +397,21 @@ func render(req request) response {
 
 // renderResources is action.Configuration.renderResources without output-dir, post-renderer
 // or hidden Secrets: render, pull NOTES.txt out, sort hooks from manifests, join them.
-func renderResources(ch *chart.Chart, values chartutil.Values, caps *chartutil.Capabilities, req request) ([]*release.Hook, *bytes.Buffer, string, error) {
+func renderResources(ch *chart.Chart, values common.Values, caps *common.Capabilities, req request) ([]*release.Hook, *bytes.Buffer, string, error) {
 	hs := []*release.Hook{}
 	b := bytes.NewBuffer(nil)
 	if ch.Metadata.KubeVersion != "" {
 		if !chartutil.IsCompatibleRange(ch.Metadata.KubeVersion, caps.KubeVersion.String()) {
-			return hs, b, "", errors.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.String())
+			return hs, b, "", fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", ch.Metadata.KubeVersion, caps.KubeVersion.Version)
 		}
 	}
 	var files map[string]string
 	var err error
 	if req.Lookup {
-		files, err = engine.New(bridgeConfig(req.CallID)).Render(ch, values)
+		files, err = engine.New(bridgeConfig(req.CallID)).RenderWithContext(context.Background(), ch, values)
 	} else {
 		var e engine.Engine
-		files, err = e.Render(ch, values)
+		files, err = e.RenderWithContext(context.Background(), ch, values)
 	}
 	if err != nil {
 		return hs, b, "", err
@@ -438,7 +450,7 @@ func renderResources(ch *chart.Chart, values chartutil.Values, caps *chartutil.C
 	return hs, b, notes, nil
 }
 
-// templateOutput prints the release as cmd/helm/template.go does (stdout, no --output-dir).
+// templateOutput prints the release as pkg/cmd/template.go does (stdout, no --output-dir).
 func templateOutput(rel *release.Release, req request) (string, error) {
 	var manifests bytes.Buffer
 	fmt.Fprintln(&manifests, strings.TrimSpace(rel.Manifest))
@@ -468,7 +480,7 @@ func isTestHook(h *release.Hook) bool {
 // inspect loads a chart and describes it and every subchart: metadata, default values,
 // values.schema.json, the raw values.yaml (for comments), and files under crds/.
 func inspect(req request) response {
-	ch, err := loader.Load(req.Chart)
+	ch, err := loadV2(req.Chart)
 	if err != nil {
 		return response{Error: err.Error(), Phase: "load"}
 	}
