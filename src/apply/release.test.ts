@@ -59,7 +59,8 @@ test('our Secret has helm\'s name, type and labels, and the release double-base6
   const gz = Buffer.from(Buffer.from(data, 'base64').toString('utf8'), 'base64');
   assert.deepEqual([...gz.subarray(0, 3)], [0x1f, 0x8b, 0x08]);
   const json = JSON.parse(gunzipSync(gz).toString('utf8')) as Record<string, unknown>;
-  assert.deepEqual(Object.keys(json), ['name', 'info', 'chart', 'config', 'manifest', 'version', 'namespace']);
+  assert.deepEqual(Object.keys(json), ['name', 'info', 'chart', 'config', 'manifest', 'version', 'namespace', 'apply_method']);
+  assert.equal(json.apply_method, 'ssa', 'applied server-side, as Helm 4 records it');
   assert.deepEqual(json.info, { first_deployed: input.firstDeployed, last_deployed: input.lastDeployed, deleted: '', description: 'Upgrade complete', status: 'superseded' });
   assert.deepEqual((json.chart as { metadata: unknown }).metadata, { name: 'op', version: '1.2.3', apiVersion: 'v2', appVersion: '4.5' });
 });

@@ -56,6 +56,13 @@ export interface RevisionRecordJson {
   hooks?: ReleaseHook[];
   version: number;
   namespace: string;
+  /**
+   * How the revision was applied, as Helm 4 records it: Binnacle always applies server-side, so
+   * `ssa`, and a `helm upgrade` by hand (Helm 4) applies server-side too instead of fighting
+   * Binnacle's field ownership. Records without it (Binnacle's before Helm 4, Helm 3's) read as
+   * client-side applied, as Helm 4 reads them.
+   */
+  apply_method?: 'ssa' | 'csa';
 }
 
 export function revisionRecordSecretName(release: string, version: number): string {
@@ -182,7 +189,7 @@ export function releaseJson(r: ReleaseRecordInput): RevisionRecordJson {
     // A chart release: Helm's own chart object and hooks, so the record is Helm's.
     const info: RevisionRecordJson['info'] = { first_deployed: r.firstDeployed, last_deployed: r.lastDeployed, deleted: '', description: r.description, status: r.status };
     if (r.content.notes !== undefined && r.content.notes !== '') info.notes = r.content.notes;
-    return { name: r.name, info, chart: r.content.chart, config: r.config, manifest: r.content.manifest, hooks: r.content.hooks, version: r.version, namespace: r.namespace };
+    return { name: r.name, info, chart: r.content.chart, config: r.config, manifest: r.content.manifest, hooks: r.content.hooks, version: r.version, namespace: r.namespace, apply_method: 'ssa' };
   }
   const metadata: BundleChartJson['metadata'] = { name: r.chart.name, version: r.chart.version, apiVersion: 'v2' };
   if (r.chart.description !== undefined) metadata.description = r.chart.description;
@@ -195,6 +202,7 @@ export function releaseJson(r: ReleaseRecordInput): RevisionRecordJson {
     manifest: r.manifest,
     version: r.version,
     namespace: r.namespace,
+    apply_method: 'ssa',
   };
 }
 

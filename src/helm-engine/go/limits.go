@@ -4,7 +4,7 @@ import (
 	"regexp"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/release"
+	release "helm.sh/helm/v4/pkg/release/v1"
 )
 
 // The release's limits on a render (src/apply/limits.ts), checked here, where the render
