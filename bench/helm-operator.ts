@@ -91,8 +91,7 @@
  * ports off); the stored result (bench/lib/results.ts) records each side's command line, NODE_OPTIONS,
  * concurrency and the flags added with `--binnacle-args` / `--operator-sdk-args` (space-separated,
  * appended to that side's command). Runs with matched settings (the same client-side rate limit
- * and concurrency on both sides) are those two flags: `--binnacle-args '--kube-api-qps=-1'` runs
- * Binnacle without a client-side limit, as operator-sdk's runs.
+ * and concurrency on both sides) are those two flags once Binnacle takes rate-limit flags.
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
  *        [--binnacle-args '--flag value ...'] [--operator-sdk-args '--flag value ...']
@@ -111,7 +110,6 @@ import { parse, stringify } from 'yaml';
 import { clusterUp, countAuditRequestsInFile } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
-import { DEFAULT_RATE_LIMIT } from '../src/kube/rate-limit.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
 import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
@@ -591,13 +589,9 @@ function sideSettings(label: string): SideSettings | undefined {
     extraArgs: sdk ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA,
     maxConcurrentReconciles: sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
     reconcilePeriod: 'its default (1m)',
-    // operator-sdk's takes controller-runtime v0.21's config.GetConfig, which turns the limiter off (QPS -1)
-    // when the kubeconfig sets none; Binnacle's has its default (src/kube/rate-limit.ts) unless --binnacle-args sets one.
-    clientRateLimit: sdk
-      ? "none: controller-runtime v0.21's config.GetConfig sets QPS -1 when the kubeconfig sets none"
-      : BINNACLE_EXTRA.some((a) => a.startsWith('--kube-api-'))
-        ? `as --binnacle-args set it (${BINNACLE_EXTRA.filter((a) => a.startsWith('--kube-api-')).join(' ')})`
-        : `its default: ${DEFAULT_RATE_LIMIT.qps} QPS, burst ${DEFAULT_RATE_LIMIT.burst}, per identity`,
+    // Neither side is given a client-side rate limit: operator-sdk's takes controller-runtime v0.21's config.GetConfig,
+    // which turns the limiter off (QPS -1) when the kubeconfig sets none; Binnacle's client has none to set.
+    clientRateLimit: sdk ? "none: controller-runtime v0.21's config.GetConfig sets QPS -1 when the kubeconfig sets none" : 'none: the bench sets none',
     watchNamespace: 'every namespace',
   };
 }
