@@ -119,6 +119,51 @@ test('waitForHealthy returns the last report when the deadline passes, and early
   assert.equal(fine.healthy, true);
 });
 
+test('waitForHealthy reads again only what is not healthy yet, then everything once before it says healthy', async () => {
+  const logger = pino({ level: 'silent' });
+  const dep: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', namespace: 'ns', generation: 1 }, spec: { replicas: 1 } };
+  const maps: KubeObject[] = Array.from({ length: 20 }, (_, i) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `c${i}`, namespace: 'ns' } }));
+  const cluster = new FakeCluster();
+  cluster.unhealthyNames.add('d');
+  cluster.put(dep);
+  for (const m of maps) cluster.put(m);
+  const reads = (): { deployment: number; configMaps: number } => ({
+    deployment: cluster.requests.filter((r) => r.endsWith(' Deployment')).length,
+    configMaps: cluster.requests.filter((r) => r.endsWith(' ConfigMap')).length,
+  });
+  const waiting = waitForHealthy(cluster.client(), [...maps, dep], { timeoutMs: 10_000, intervalMs: 10, logger });
+  // The Deployment becomes available after some polls.
+  while (reads().deployment < 5) await new Promise((r) => setTimeout(r, 5));
+  cluster.unhealthyNames.delete('d');
+  cluster.put(dep);
+  const report = await waiting;
+  assert.equal(report.healthy, true);
+  assert.equal(report.objects.length, 21);
+  // Each ConfigMap read twice: the first poll and the last (all together); the Deployment at every poll.
+  assert.equal(reads().configMaps, 40);
+  assert.ok(reads().deployment >= 6, `the Deployment was read ${reads().deployment} times`);
+});
+
+test('waitForHealthy: an object that was healthy and is not when all are read together is waited for again', async () => {
+  const logger = pino({ level: 'silent' });
+  const a: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'a', namespace: 'ns', generation: 1 }, spec: { replicas: 1 } };
+  const b: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'b', namespace: 'ns', generation: 1 }, spec: { replicas: 1 } };
+  const cluster = new FakeCluster();
+  cluster.unhealthyNames.add('b');
+  cluster.put(a);
+  cluster.put(b);
+  const waiting = waitForHealthy(cluster.client(), [a, b], { timeoutMs: 300, intervalMs: 10, logger });
+  // a was healthy at the first poll; it turns unhealthy as b turns healthy, and stays so.
+  while (cluster.requests.filter((r) => r.endsWith(' Deployment')).length < 3) await new Promise((r) => setTimeout(r, 5));
+  cluster.unhealthyNames.add('a');
+  cluster.put(a);
+  cluster.unhealthyNames.delete('b');
+  cluster.put(b);
+  const report = await waiting;
+  assert.equal(report.healthy, false);
+  assert.deepEqual(report.objects.map((o) => [o.ref.name, o.healthy]), [['a', false], ['b', true]]);
+});
+
 test('a kind without a health rule is healthy once applied, also when it is named like an object member', () => {
   for (const kind of ['ConfigMap', 'constructor', 'toString', '__proto__', 'hasOwnProperty']) {
     assert.deepEqual(objectHealth({ apiVersion: 'v1', kind, metadata: { name: 'x' } }), { healthy: true, reason: 'applied' }, kind);

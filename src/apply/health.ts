@@ -190,9 +190,12 @@ export interface ProbeOptions {
 
 type ProbeClient = Pick<ObjectReader, 'find' | 'list'>;
 
-/** Reads every object once and judges it. */
-export async function probeOnce(client: ProbeClient, objects: readonly KubeObject[]): Promise<HealthReport> {
-  const backing = webhookServices(objects);
+/**
+ * Reads every object once and judges it. `release`: all the release's objects, when `objects` is
+ * a part of them (which Services back a webhook is read from the whole release).
+ */
+export async function probeOnce(client: ProbeClient, objects: readonly KubeObject[], release: readonly KubeObject[] = objects): Promise<HealthReport> {
+  const backing = webhookServices(release);
   const results: ObjectHealth[] = [];
   for (const o of objects) {
     const ref = refOf(o);
@@ -212,17 +215,38 @@ export async function probeOnce(client: ProbeClient, objects: readonly KubeObjec
   return { healthy: results.every((r) => r.healthy), objects: results };
 }
 
-/** Probes until every object is healthy or `timeoutMs` passes; answers the last report. */
+/**
+ * Probes until every object is healthy or `timeoutMs` passes; answers the last report. Between
+ * polls only the objects not healthy yet are read again (a release of 40 objects waiting on one
+ * Deployment is one read a poll, not 40: with many releases waiting at once that load is what
+ * slows the API server they wait on). Once each has been healthy, one read of them all says
+ * whether they are healthy at once; whatever is not is waited for again.
+ */
 export async function waitForHealthy(client: ProbeClient, objects: readonly KubeObject[], opts: ProbeOptions): Promise<HealthReport> {
   const now = opts.now ?? Date.now;
   const deadline = now() + opts.timeoutMs;
   const interval = opts.intervalMs ?? 1000;
+  const latest = new Map<KubeObject, ObjectHealth>();
+  const reportOf = (): HealthReport => {
+    const all = objects.map((o) => latest.get(o) ?? { ref: refOf(o), healthy: false, reason: 'not read yet' });
+    return { healthy: all.every((h) => h.healthy), objects: all };
+  };
+  let pending: readonly KubeObject[] = objects;
   for (;;) {
-    const report = await probeOnce(client, objects);
-    if (report.healthy) return report;
-    if (now() >= deadline) return report;
-    const waiting = report.objects.filter((o) => !o.healthy);
-    opts.logger.debug({ waiting: waiting.map((w) => `${describeRef(w.ref)}: ${w.reason}`) }, 'waiting for health');
+    const report = await probeOnce(client, pending, objects);
+    pending.forEach((o, i) => {
+      const h = report.objects[i];
+      if (h !== undefined) latest.set(o, h);
+    });
+    const notYet = pending.filter((o) => latest.get(o)?.healthy !== true);
+    if (notYet.length === 0) {
+      if (pending.length === objects.length) return reportOf();
+      pending = objects; // each was healthy once: read them all together before saying so
+      continue;
+    }
+    if (now() >= deadline) return reportOf();
+    opts.logger.debug({ waiting: notYet.map((o) => `${describeRef(refOf(o))}: ${latest.get(o)?.reason ?? ''}`) }, 'waiting for health');
+    pending = notYet;
     await new Promise((r) => setTimeout(r, Math.min(interval, Math.max(0, deadline - now()))));
   }
 }

@@ -10,6 +10,7 @@
  *
  * Reading the installed state and changing it happen while holding the installed-state lock,
  * so concurrent reconciles (and an overlapping second manager) never install a package twice.
+ * Nothing else does: the finalizer is added before the lock and the status written after it.
  * How the installed state is read (caches that have caught up with this manager's own writes,
  * or the API server) is `installed-state-reader.ts`.
  *
@@ -31,6 +32,7 @@ import { CatalogIndex, extensionRequest, neededBundles, resolve, ResolutionError
 import { ANNOTATION_BUNDLE_VERSION, API_VERSION, FINALIZER_CLEANUP, LABEL_PACKAGE, type BundleDeployment, type ClusterExtension, type ClusterExtensionStatus, type ResolutionRecord } from '../api/types.js';
 import { installedFacts, neededByLabel, requesterOf, unitOf, unitsNeededBy, type InstalledState } from '../installed/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
 import { MAX_DERIVED_NAME } from '../api/names.js';
@@ -233,6 +235,10 @@ interface State {
   status: Pick<ClusterExtensionStatus, 'install' | 'resolution' | 'history' | 'pendingPlan'>;
   /** False while the extension is being deleted: status stays as it was unless a step fails. */
   writeStatus: boolean;
+  /** Set by the lock's section: the status is written after it (reconcile). */
+  statusDue?: boolean;
+  /** Set by the lock's section: the extension's set is gone, and its finalizer goes after it. */
+  letGo?: boolean;
 }
 
 /** The catalog access of a registry and the ClusterCatalogs an informer holds. */
@@ -289,12 +295,48 @@ export class ClusterExtensionReconciler implements Reconciler {
     return this.index.index;
   }
 
+  /**
+   * Only what reads and changes the installed state holds the lock: its sections run one at a
+   * time, across every extension, so each API call in them is paid by all the extensions
+   * waiting. The finalizer (first reconcile) is added before it and the status written after
+   * it: no other extension's resolution reads either (installed/view.ts reads extensions'
+   * specs and deletion marks only).
+   */
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    const run = (): Promise<ReconcileResult | undefined> => this.reconcileLocked(req, ctx);
-    return this.o.lock === undefined ? run() : this.o.lock.withLock(run, { signal: ctx.signal });
+    await this.finalizerBeforeLock(req.name);
+    let held: State | undefined;
+    let result: ReconcileResult | undefined;
+    const run = (): Promise<ReconcileResult | undefined> =>
+      this.reconcileLocked(req, ctx, (s) => {
+        held = s;
+      });
+    try {
+      result = this.o.lock === undefined ? await run() : await this.o.lock.withLock(run, { signal: ctx.signal });
+    } catch (err) {
+      // A failed reconcile's status still says why; its write failing does not hide the error.
+      if (held?.statusDue === true) await this.writeStatus(held).catch((writeErr: unknown) => ctx.logger.warn({ err: errorMessage(writeErr) }, 'cannot write status'));
+      throw err;
+    }
+    const after: State | undefined = held;
+    if (after?.statusDue === true) await this.writeStatus(after);
+    if (after?.letGo === true) await removeFinalizer(this.o.client, after.ce, FINALIZER_CLEANUP);
+    return result;
   }
 
-  private async reconcileLocked(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
+  /** A live extension seen in the cache without the finalizer gets it, before the lock is waited for. */
+  private async finalizerBeforeLock(name: string): Promise<void> {
+    const cached = this.o.caches?.extensions.get(name);
+    if (cached === undefined || isDeleting(cached) || cached.metadata.finalizers?.includes(FINALIZER_CLEANUP) === true) return;
+    const ce = structuredClone(cached);
+    // A stale copy (its resourceVersion outdated) is refused as a conflict: the reconcile in the lock adds it then.
+    try {
+      if (await ensureFinalizer(this.o.client, ce, FINALIZER_CLEANUP)) this.ports.installed.wrote('extensions', ce);
+    } catch (err) {
+      if (!isConflict(err) && !isNotFound(err)) throw err;
+    }
+  }
+
+  private async reconcileLocked(req: ReconcileRequest, ctx: ReconcileContext, hold: (s: State) => void): Promise<ReconcileResult | undefined> {
     const read = await this.ports.installed.read(req.name);
     if (read === undefined) return undefined;
     const { extension: ce, installed } = read;
@@ -312,10 +354,15 @@ export class ClusterExtensionReconciler implements Reconciler {
       status: { ...(ce.status?.install === undefined ? {} : { install: ce.status.install }), ...(ce.status?.resolution === undefined ? {} : { resolution: ce.status.resolution }), ...(ce.status?.history === undefined ? {} : { history: ce.status.history }), ...(ce.status?.pendingPlan === undefined ? {} : { pendingPlan: ce.status.pendingPlan }) },
       writeStatus: true,
     };
+    hold(state);
     // checkUpgradeable: issue 12 §4 (operator-conditions.ts); approve: issue 31 §1 (upgrade-approval.ts).
     const steps = methodSteps<State, ClusterExtensionReconciler>(this, ['handleFinalizer', 'validate', 'tidy', 'catalogs', 'resolve', 'checkUpgradeable', 'approve', 'deploy', 'report']);
     return reconcileSteps(steps, state, ctx.logger, {
-      write: (s) => this.writeStatus(s),
+      // Written once the lock is let go (reconcile above).
+      write: (s) => {
+        s.statusDue = true;
+        return Promise.resolve();
+      },
       // Anything a step did not expect: said in status (while deleting too), then retried with backoff.
       onError: (s, err) => {
         s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
@@ -360,8 +407,9 @@ export class ClusterExtensionReconciler implements Reconciler {
     const changes = changesForRemoval(s.ce.metadata.name ?? '', s.installed);
     await this.write(s, changes);
     if (changes.delete.length > 0 || changes.waiting.length > 0) return stop({ requeueAfterMs: 2_000 });
-    this.ports.installed.deleting(); // the extension goes: a delete the caches cannot be checked against
-    await removeFinalizer(this.o.client, s.ce, FINALIZER_CLEANUP);
+    // Its set is gone: the extension goes, after the lock. Nothing installed changes with it,
+    // and while a cache still holds it, it reads as being deleted, which it is.
+    s.letGo = true;
     return stop();
   }
 

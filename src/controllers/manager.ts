@@ -147,7 +147,7 @@ function unsettledExtensions(inf: Informers): () => string[] {
 }
 
 /** The ClusterExtension controller: resolution under one cluster-wide lock, woken by its BundleDeployments and new catalog content. */
-function extensionController(o: ManagerOptions, client: KubeClient, inf: Informers, catalogs: CatalogRegistry, metrics: ControllerMetrics): Controller {
+function extensionController(o: ManagerOptions, client: KubeClient, inf: Informers, catalogs: CatalogRegistry, metrics: ControllerMetrics, signal: AbortSignal): Controller {
   // Resolution reads and changes what the whole cluster has installed: one reconcile at a time,
   // across managers too (a Lease next to the leader-election one).
   const lock = new LeaseLock({
@@ -156,7 +156,10 @@ function extensionController(o: ManagerOptions, client: KubeClient, inf: Informe
     name: 'binnacle-installed-state',
     identity: `${o.leaderElection?.identity ?? `${hostname()}_${process.pid}`}_${randomUUID().slice(0, 8)}`,
     logger: o.logger,
+    // Extensions requeue every few seconds while they wait: the Lease is kept between them.
+    holdIdleMs: 3_000,
   });
+  signal.addEventListener('abort', () => void lock.close(), { once: true });
   const ce = new Controller({
     name: 'clusterextension',
     logger: o.logger,
@@ -245,7 +248,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const controllers = [
     new Controller({ name: 'clustercatalog', logger, metrics, workers: 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
     bdController,
-    extensionController(o, client, inf, catalogs, metrics),
+    extensionController(o, client, inf, catalogs, metrics, signal),
     new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
       .watch(inf.platform)
       .watch(inf.extensions, ownerKey('PlatformOperator'))

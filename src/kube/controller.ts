@@ -207,6 +207,7 @@ export class Controller {
     } finally {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       this.metrics?.observe(this.name, outcome, seconds);
+      logger.debug({ outcome, seconds: Math.round(seconds * 1000) / 1000 }, 'reconciled');
     }
   }
 

@@ -98,3 +98,52 @@ test('back-to-back sections of one process take the Lease once and give it up on
   await a.withLock(() => Promise.resolve());
   assert.equal(store.writes, 4);
 });
+
+test('holdIdleMs: sections that come within it take the Lease once; it is given up once idle, or at close', async () => {
+  const store = new LeaseStore();
+  const a = new LeaseLock({ client: store.client(), namespace: 'kube-system', name: 'binnacle-installed-state', identity: 'manager-a', logger, retryMs: 5, holdIdleMs: 150 });
+  for (let i = 0; i < 4; i++) {
+    await a.withLock(() => sleep(1));
+    await sleep(30); // a requeue's gap, shorter than holdIdleMs
+  }
+  assert.equal(store.writes, 1, 'taken once, not given up between sections');
+  assert.equal(a.acquisitions, 1);
+  assert.equal((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a');
+  await sleep(400);
+  assert.equal(store.writes, 2, 'given up once idle');
+  assert.notEqual((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a');
+  // Another process takes it at once now.
+  await lock(store, 'manager-b').withLock(() => Promise.resolve());
+  // Held idle and closed (the process stops): given up now, not when the timer would fire.
+  await a.withLock(() => Promise.resolve());
+  const before: number = store.writes;
+  await a.close();
+  assert.equal(store.writes, before + 1);
+  assert.notEqual((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a');
+});
+
+test('holdIdleMs: a section that comes as the idle give-up is written waits for it and takes the Lease anew; two processes never overlap', async () => {
+  const store = new LeaseStore();
+  const mk = (id: string): LeaseLock => new LeaseLock({ client: store.client(), namespace: 'kube-system', name: 'binnacle-installed-state', identity: id, logger, retryMs: 2, holdIdleMs: 5 });
+  const a = mk('manager-a');
+  const b = mk('manager-b');
+  let inside = 0;
+  let overlaps = 0;
+  const section = async (): Promise<void> => {
+    inside++;
+    if (inside > 1) overlaps++;
+    await sleep(1);
+    inside--;
+  };
+  await Promise.all(
+    [a, b].map(async (l) => {
+      for (let i = 0; i < 15; i++) {
+        await l.withLock(section, { timeoutMs: 30_000 });
+        await sleep(i % 3 === 0 ? 8 : 3); // around the idle give-up
+      }
+    }),
+  );
+  assert.equal(overlaps, 0);
+  await a.close();
+  await b.close();
+});

@@ -3,9 +3,10 @@
  * that must not interleave even while two managers overlap (a leader that lost its lease may
  * still be finishing a reconcile). It takes the Lease with the leader-election rules
  * (`leader-election.ts`: conditional updates, expiry judged on the local clock), renews it while
- * sections run, and gives it up once no caller of this process is waiting. Within one process,
- * callers queue in order first, so only one of them asks the API server at a time, and
- * back-to-back sections do not take and give up the Lease each time.
+ * sections run, and gives it up once no caller of this process is waiting (or has come for
+ * `holdIdleMs` after the last section). Within one process, callers queue in order first, so
+ * only one of them asks the API server at a time, and back-to-back sections do not take and
+ * give up the Lease each time.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -23,6 +24,13 @@ export interface LeaseLockOptions {
   leaseDurationMs?: number;
   /** How often to try while another process holds it (default 200 ms). */
   retryMs?: number;
+  /**
+   * How long the Lease is kept (renewed) after the last section, for the next one (default 0:
+   * given up at once). Each give-up and take is a write, and a take makes readers of caches
+   * list the API server (`acquisitions`): sections that come every few seconds, as a
+   * reconciler's requeues do, should not pay that each time while the API server is busy.
+   */
+  holdIdleMs?: number;
 }
 
 export class LeaseLock {
@@ -35,6 +43,8 @@ export class LeaseLock {
   /** Renews the Lease while this process holds it (across back-to-back sections). */
   private renewal: ReturnType<typeof setInterval> | undefined;
   private renewedAt = 0;
+  /** The pending give-up of a Lease held idle (`holdIdleMs`). */
+  private idleGiveUp: ReturnType<typeof setTimeout> | undefined;
   /**
    * How many times this process has taken the Lease anew. A section that finds it changed since
    * the last one cannot know what another process wrote in between (readers of caches go to the
@@ -72,6 +82,10 @@ export class LeaseLock {
       done = resolve;
     });
     this.queued++;
+    if (this.idleGiveUp !== undefined) {
+      clearTimeout(this.idleGiveUp);
+      this.idleGiveUp = undefined;
+    }
     try {
       await before;
       // Held since an earlier section: only trusted while renewals keep succeeding.
@@ -84,14 +98,53 @@ export class LeaseLock {
       return await fn();
     } finally {
       this.queued--;
-      // Back-to-back sections of this process keep the Lease; the last one gives it up.
+      // Back-to-back sections of this process keep the Lease; the last one gives it up (or has it given up once idle).
       if (this.queued === 0 && this.renewal !== undefined) {
-        clearInterval(this.renewal);
-        this.renewal = undefined;
-        await this.elector.release();
+        if ((this.o.holdIdleMs ?? 0) > 0) this.giveUpWhenIdle(this.o.holdIdleMs ?? 0);
+        else await this.giveUp();
       }
       done();
     }
+  }
+
+  private async giveUp(): Promise<void> {
+    if (this.renewal !== undefined) clearInterval(this.renewal);
+    this.renewal = undefined;
+    await this.elector.release();
+  }
+
+  /**
+   * Gives the Lease up after `ms` unless a section comes first. The give-up queues like a
+   * section, so a section that comes while it is being written waits for it and takes the Lease anew.
+   */
+  private giveUpWhenIdle(ms: number): void {
+    this.idleGiveUp = setTimeout(() => {
+      this.idleGiveUp = undefined;
+      void this.queueGiveUp();
+    }, ms);
+    this.idleGiveUp.unref();
+  }
+
+  private queueGiveUp(): Promise<void> {
+    const before = this.tail;
+    let done: () => void = () => undefined;
+    this.tail = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    return before
+      .then(async () => {
+        if (this.queued === 0 && this.renewal !== undefined) await this.giveUp();
+      })
+      .catch((err: unknown) => this.o.logger.warn({ lease: this.where, err: err instanceof Error ? err.message : String(err) }, 'cannot give the Lease up; it expires'))
+      .finally(() => done());
+  }
+
+  /** Gives up a Lease held idle now (the process is stopping: the next holder need not wait for it to expire). */
+  async close(): Promise<void> {
+    if (this.idleGiveUp === undefined) return;
+    clearTimeout(this.idleGiveUp);
+    this.idleGiveUp = undefined;
+    await this.queueGiveUp();
   }
 
   private async renew(): Promise<void> {

@@ -23,10 +23,12 @@ import { PROP_CSV_METADATA, type DeclarativeConfig } from '../../src/catalog/ind
 import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import { boundedName } from '../../src/api/names.js';
-import { API_VERSION, LABEL_NEEDED_BY_PREFIX, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
+import { API_VERSION, LABEL_NEEDED_BY_PREFIX, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
+import { extensionsNamedOn } from '../../src/installed/index.js';
 import { CatalogIndex, neededBundles, ResolutionError, resolve } from '../../src/resolve/index.js';
+import { errorMessage } from '../../src/util/errors.js';
 import { e2eClient, e2eRegistry, eventually, uniqueName } from '../e2e/env.js';
 import { CORPUS, serviceAccount, type Cleanup } from '../e2e/extensions.js';
 
@@ -36,7 +38,7 @@ import { CORPUS, serviceAccount, type Cleanup } from '../e2e/extensions.js';
  */
 const INSTALL_TIMEOUT_MS = Number(process.env.BINNACLE_CORPUS_INSTALL_TIMEOUT_MS ?? 600_000);
 /** How long removing them may take: the cluster must be left as it was found, for the tests running beside this one. */
-const REMOVE_TIMEOUT_MS = 600_000;
+const REMOVE_TIMEOUT_MS = Number(process.env.BINNACLE_CORPUS_REMOVE_TIMEOUT_MS ?? 600_000);
 /** Each poll lists every extension and BundleDeployment: not so often that it slows the API server the installs use. */
 const POLL_MS = 5_000;
 /** Run label on every ClusterExtension of this run, so the run lists (and removes) only its own. */
@@ -238,7 +240,7 @@ before(async () => {
   const pushed = published.bundles.filter((b) => b.pushed).length;
   timings.push(`push ${pushed} of ${published.bundles.length} bundle images and the catalog: ${since(rendered)}`);
   const t1 = performance.now();
-  manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir, healthTimeoutMs: 90_000, workers: 16 });
+  manager = await startManager({ client, logger: pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' }), dataDir, healthTimeoutMs: 90_000, workers: Number(process.env.BINNACLE_CORPUS_WORKERS ?? 16) });
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
   await eventually(
     `ClusterCatalog ${catalogName} Serving`,
@@ -266,6 +268,14 @@ after(async () => {
     REMOVE_TIMEOUT_MS,
     2_000,
   ).catch((err: unknown) => err);
+  // The manager could not uninstall them in time (this run fails for it): what this run left is
+  // taken away by hand, so the next file on this control plane does not find these packages
+  // installed, their CRDs and cluster roles owned, and fail for this run's reasons.
+  if (gone instanceof Error) {
+    await manager?.stop();
+    manager = undefined;
+    await removeByHand().catch((err: unknown) => console.log(`cleanup by hand: ${errorMessage(err)}`));
+  }
   await inBatches([...cleanup].reverse(), 16, async (fn) => {
     await fn().catch(() => undefined);
   });
@@ -276,6 +286,36 @@ after(async () => {
   console.log(`cleanup: ${since(t)}`);
   if (gone instanceof Error) throw gone;
 });
+
+/**
+ * This run's ClusterExtensions and BundleDeployments without their finalizers, and the
+ * cluster-scoped objects their releases own deleted (namespaced ones go with the namespaces).
+ */
+async function removeByHand(): Promise<void> {
+  const ces = (await client.list(API_VERSION, 'ClusterExtension', { labelSelector: `${RUN_LABEL}=${runId}` })).items;
+  const cesNamed = new Set(ces.map((ce) => ce.metadata.name ?? ''));
+  const bds = (await client.list(API_VERSION, 'BundleDeployment', {})).items.filter((bd) => extensionsNamedOn(bd).some((ce) => cesNamed.has(ce)));
+  const bdsNamed = new Set(bds.map((bd) => bd.metadata.name ?? ''));
+  for (const [apiVersion, kind] of [
+    ['apiextensions.k8s.io/v1', 'CustomResourceDefinition'],
+    ['rbac.authorization.k8s.io/v1', 'ClusterRole'],
+    ['rbac.authorization.k8s.io/v1', 'ClusterRoleBinding'],
+    ['admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration'],
+    ['admissionregistration.k8s.io/v1', 'MutatingWebhookConfiguration'],
+    ['apiregistration.k8s.io/v1', 'APIService'],
+  ] as const) {
+    const owned = (await client.list(apiVersion, kind, { labelSelector: `${LABEL_OWNER_KIND}=BundleDeployment` })).items.filter((o) => bdsNamed.has(o.metadata.labels?.[LABEL_OWNER_NAME] ?? ''));
+    await inBatches(owned, 16, async (o) => {
+      await client.delete({ apiVersion, kind, name: o.metadata.name ?? '' }).catch(() => undefined);
+    });
+  }
+  await inBatches([...ces.map((o) => ['ClusterExtension', o] as const), ...bds.map((o) => ['BundleDeployment', o] as const)], 16, async ([kind, o]) => {
+    const ref = { apiVersion: API_VERSION, kind, name: o.metadata.name ?? '' };
+    await client.patch(ref, { metadata: { finalizers: null } }).catch(() => undefined);
+    await client.delete(ref).catch(() => undefined);
+  });
+  console.log(`cleanup by hand: ${ces.length} ClusterExtensions and ${bds.length} BundleDeployments let go, their cluster-scoped objects deleted`);
+}
 
 /** One extension per valid package, in the first install mode OLM's users would pick that its bundle supports. */
 function planInstalls(): Planned[] {
