@@ -311,6 +311,31 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.match(JSON.stringify(cluster.statusWrites.at(-1)?.status.conditions), /refused/);
     });
 
+    test('a finalizer patch refused before the lock (forbidden, not a conflict) does not escape: the locked reconcile tries again and says why in status', async () => {
+      const { cluster, view } = setup({ ce: extension({ metadata: { finalizers: [] } }) });
+      cluster.failPatches(new KubeApiError(403, 'Forbidden', 'clusterextensions.binnacle.dev "demo" is forbidden'));
+      const caches = {
+        extensions: { get: (name: string) => cluster.extensions.get(name), list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
+        deployments: { get: () => undefined, list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
+      };
+      let locked = 0;
+      const lock = { withLock: <T>(fn: () => Promise<T>): Promise<T> => { locked += 1; return fn(); } };
+      const list = [served('ops')];
+      const reconciler = new ClusterExtensionReconciler({
+        client: cluster.cluster.client(),
+        lock,
+        caches,
+        ports: { catalogs: { served: () => list, get: (name) => list.find((c) => c.name === name), stillLoading: () => [] }, installed: view, clock: () => NOW, resolve: resolvesTo(chosen('demo', '1.0.0')) },
+      });
+      await assert.rejects(reconciler.reconcile(req, ctx), /forbidden/);
+      assert.equal(locked, 1, 'the lock was still taken');
+      assert.equal(cluster.finalizerPatches, 2, 'tried before the lock, and again in it');
+      assert.equal(cluster.statusWrites.length, 1, 'the refusal is said in status');
+      assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
+      assert.match(condition(cluster, 'Progressing')?.message ?? '', /forbidden/);
+      assert.equal(cluster.applied.length, 0);
+    });
+
     test('an extension that is gone is not reconciled and nothing is written', async () => {
       const { cluster, reconciler } = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')) });
       cluster.extensions.clear();

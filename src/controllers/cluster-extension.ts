@@ -303,7 +303,7 @@ export class ClusterExtensionReconciler implements Reconciler {
    * specs and deletion marks only).
    */
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
-    await this.finalizerBeforeLock(req.name);
+    await this.finalizerBeforeLock(req.name, ctx.logger);
     let held: State | undefined;
     let result: ReconcileResult | undefined;
     const run = (): Promise<ReconcileResult | undefined> =>
@@ -323,16 +323,20 @@ export class ClusterExtensionReconciler implements Reconciler {
     return result;
   }
 
-  /** A live extension seen in the cache without the finalizer gets it, before the lock is waited for. */
-  private async finalizerBeforeLock(name: string): Promise<void> {
+  /**
+   * A live extension seen in the cache without the finalizer gets it, before the lock is waited
+   * for. Only a head start: any failure (a stale copy refused as a conflict, gone, forbidden, the
+   * API server down) is left to the reconcile in the lock, which adds it again and reports what
+   * fails in the extension's status, as an error escaping here would not.
+   */
+  private async finalizerBeforeLock(name: string, logger: ReconcileContext['logger']): Promise<void> {
     const cached = this.o.caches?.extensions.get(name);
     if (cached === undefined || isDeleting(cached) || cached.metadata.finalizers?.includes(FINALIZER_CLEANUP) === true) return;
     const ce = structuredClone(cached);
-    // A stale copy (its resourceVersion outdated) is refused as a conflict: the reconcile in the lock adds it then.
     try {
       if (await ensureFinalizer(this.o.client, ce, FINALIZER_CLEANUP)) this.ports.installed.wrote('extensions', ce);
     } catch (err) {
-      if (!isConflict(err) && !isNotFound(err)) throw err;
+      if (!isConflict(err) && !isNotFound(err)) logger.debug({ err: errorMessage(err) }, 'finalizer not added before the lock; the locked reconcile adds it');
     }
   }
 

@@ -122,6 +122,22 @@ test('holdIdleMs: sections that come within it take the Lease once; it is given 
   assert.notEqual((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a');
 });
 
+test('holdIdleMs: closed while a section runs, the Lease is given up as that section ends, not held idle', async () => {
+  const store = new LeaseStore();
+  const a = new LeaseLock({ client: store.client(), namespace: 'kube-system', name: 'binnacle-installed-state', identity: 'manager-a', logger, retryMs: 5, holdIdleMs: 60_000 });
+  let release: () => void = () => undefined;
+  const running = a.withLock(() => new Promise<void>((resolve) => (release = resolve)));
+  await sleep(20);
+  assert.equal((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a', 'held by the running section');
+  await a.close();
+  assert.equal((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a', 'the running section still holds it');
+  release();
+  await running;
+  assert.notEqual((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a', 'given up as the section ended');
+  // Another process takes it at once, not after holdIdleMs or the lease duration.
+  await lock(store, 'manager-b').withLock(() => Promise.resolve(), { timeoutMs: 1_000 });
+});
+
 test('holdIdleMs: a section that comes as the idle give-up is written waits for it and takes the Lease anew; two processes never overlap', async () => {
   const store = new LeaseStore();
   const mk = (id: string): LeaseLock => new LeaseLock({ client: store.client(), namespace: 'kube-system', name: 'binnacle-installed-state', identity: id, logger, retryMs: 2, holdIdleMs: 5 });

@@ -45,6 +45,8 @@ export class LeaseLock {
   private renewedAt = 0;
   /** The pending give-up of a Lease held idle (`holdIdleMs`). */
   private idleGiveUp: ReturnType<typeof setTimeout> | undefined;
+  /** Set by close(): no Lease is held idle any more. */
+  private closed = false;
   /**
    * How many times this process has taken the Lease anew. A section that finds it changed since
    * the last one cannot know what another process wrote in between (readers of caches go to the
@@ -100,7 +102,7 @@ export class LeaseLock {
       this.queued--;
       // Back-to-back sections of this process keep the Lease; the last one gives it up (or has it given up once idle).
       if (this.queued === 0 && this.renewal !== undefined) {
-        if ((this.o.holdIdleMs ?? 0) > 0) this.giveUpWhenIdle(this.o.holdIdleMs ?? 0);
+        if ((this.o.holdIdleMs ?? 0) > 0 && !this.closed) this.giveUpWhenIdle(this.o.holdIdleMs ?? 0);
         else await this.giveUp();
       }
       done();
@@ -139,12 +141,17 @@ export class LeaseLock {
       .finally(() => done());
   }
 
-  /** Gives up a Lease held idle now (the process is stopping: the next holder need not wait for it to expire). */
+  /**
+   * The process is stopping: the next holder need not wait for the Lease to expire. One held idle
+   * is given up now; a section still running gives it up as it ends, not `holdIdleMs` later.
+   */
   async close(): Promise<void> {
-    if (this.idleGiveUp === undefined) return;
-    clearTimeout(this.idleGiveUp);
-    this.idleGiveUp = undefined;
-    await this.queueGiveUp();
+    this.closed = true;
+    if (this.idleGiveUp !== undefined) {
+      clearTimeout(this.idleGiveUp);
+      this.idleGiveUp = undefined;
+    }
+    if (this.queued === 0 && this.renewal !== undefined) await this.queueGiveUp();
   }
 
   private async renew(): Promise<void> {
