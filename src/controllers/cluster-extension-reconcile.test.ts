@@ -220,6 +220,17 @@ const resolvesTo =
   (): Resolution =>
     resolution(bundles);
 
+/** A reconciler as the manager makes it: `lock` around the installed state, caches holding the extension as the watch last saw it, resolving to demo at `version`. */
+function withCaches(cluster: World, view: FakeView, lock: { withLock: <T>(fn: () => Promise<T>) => Promise<T> }, version: string): ClusterExtensionReconciler {
+  const caches = {
+    extensions: { get: (name: string) => cluster.extensions.get(name), list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
+    deployments: { get: () => undefined, list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
+  };
+  const list = [served('ops')];
+  const ports = { catalogs: { served: () => list, get: (name: string) => list.find((c) => c.name === name), stillLoading: () => [] }, installed: view, clock: () => NOW, resolve: resolvesTo(chosen('demo', version)) };
+  return new ClusterExtensionReconciler({ client: cluster.cluster.client(), lock, caches, ports });
+}
+
 function lastStatus(cluster: World): ClusterExtensionStatus | undefined {
   return cluster.statusWrites.at(-1)?.status;
 }
@@ -286,26 +297,14 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
           }
         },
       };
-      // The manager's caches: the extension as the watch last saw it.
-      const caches = {
-        extensions: { get: (name: string) => cluster.extensions.get(name), list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
-        deployments: { get: () => undefined, list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
-      };
-      const list = [served('ops')];
-      const reconciler = new ClusterExtensionReconciler({
-        client: cluster.cluster.client(),
-        lock,
-        caches,
-        ports: { catalogs: { served: () => list, get: (name) => list.find((c) => c.name === name), stillLoading: () => [] }, installed: view, clock: () => NOW, resolve: resolvesTo(chosen('demo', '1.0.0')) },
-      });
-      await reconciler.reconcile(req, ctx);
+      await withCaches(cluster, view, lock, '1.0.0').reconcile(req, ctx);
       assert.deepEqual(seen, ['lock taken: finalizer 1, applied 0, status 0', 'lock let go: finalizer 1, applied 1, status 0']);
       assert.equal(cluster.statusWrites.length, 1, 'the status, written after the lock');
       assert.deepEqual(cluster.extensions.get('demo')?.metadata.finalizers, [FINALIZER_CLEANUP]);
       // A reconcile that fails in the lock still says why in status, after it.
       cluster.failWrites(new KubeApiError(422, 'Invalid', 'refused'));
       cluster.extensions.set('demo', { ...(cluster.extensions.get('demo') as ClusterExtension), spec: { ...extension().spec, source: { sourceType: 'Catalog', catalog: { packageName: 'demo', version: '2.0.0' } } } });
-      await assert.rejects(new ClusterExtensionReconciler({ client: cluster.cluster.client(), lock, caches, ports: { catalogs: { served: () => list, get: (name) => list.find((c) => c.name === name), stillLoading: () => [] }, installed: view, clock: () => NOW, resolve: resolvesTo(chosen('demo', '2.0.0')) } }).reconcile(req, ctx));
+      await assert.rejects(withCaches(cluster, view, lock, '2.0.0').reconcile(req, ctx));
       assert.equal(seen.at(-1), 'lock let go: finalizer 1, applied 1, status 1');
       assert.equal(cluster.statusWrites.length, 2);
       assert.match(JSON.stringify(cluster.statusWrites.at(-1)?.status.conditions), /refused/);
@@ -314,20 +313,9 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
     test('a finalizer patch refused before the lock (forbidden, not a conflict) does not escape: the locked reconcile tries again and says why in status', async () => {
       const { cluster, view } = setup({ ce: extension({ metadata: { finalizers: [] } }) });
       cluster.failPatches(new KubeApiError(403, 'Forbidden', 'clusterextensions.binnacle.dev "demo" is forbidden'));
-      const caches = {
-        extensions: { get: (name: string) => cluster.extensions.get(name), list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
-        deployments: { get: () => undefined, list: () => [], waitForResourceVersion: () => Promise.resolve(true) },
-      };
       let locked = 0;
       const lock = { withLock: <T>(fn: () => Promise<T>): Promise<T> => { locked += 1; return fn(); } };
-      const list = [served('ops')];
-      const reconciler = new ClusterExtensionReconciler({
-        client: cluster.cluster.client(),
-        lock,
-        caches,
-        ports: { catalogs: { served: () => list, get: (name) => list.find((c) => c.name === name), stillLoading: () => [] }, installed: view, clock: () => NOW, resolve: resolvesTo(chosen('demo', '1.0.0')) },
-      });
-      await assert.rejects(reconciler.reconcile(req, ctx), /forbidden/);
+      await assert.rejects(withCaches(cluster, view, lock, '1.0.0').reconcile(req, ctx), /forbidden/);
       assert.equal(locked, 1, 'the lock was still taken');
       assert.equal(cluster.finalizerPatches, 2, 'tried before the lock, and again in it');
       assert.equal(cluster.statusWrites.length, 1, 'the refusal is said in status');
