@@ -90,8 +90,9 @@
  * Settings. Each side runs with its own defaults but for what the bench pins (metrics and probe
  * ports off); the stored result (bench/lib/results.ts) records each side's command line, NODE_OPTIONS,
  * concurrency and the flags added with `--binnacle-args` / `--operator-sdk-args` (space-separated,
- * appended to that side's command). Runs with matched settings (the same client-side rate limit
- * and concurrency on both sides) are those two flags once Binnacle takes rate-limit flags.
+ * appended to that side's command). Neither side has a client-side rate limit by default (both
+ * leave it to the API server's Priority and Fairness); `--binnacle-args '--kube-api-qps=50'` runs
+ * Binnacle with one, and `--max-concurrent-reconciles` matches the two sides' concurrency.
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
  *        [--binnacle-args '--flag value ...'] [--operator-sdk-args '--flag value ...']
@@ -589,9 +590,13 @@ function sideSettings(label: string): SideSettings | undefined {
     extraArgs: sdk ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA,
     maxConcurrentReconciles: sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
     reconcilePeriod: 'its default (1m)',
-    // Neither side is given a client-side rate limit: operator-sdk's takes controller-runtime v0.21's config.GetConfig,
-    // which turns the limiter off (QPS -1) when the kubeconfig sets none; Binnacle's client has none to set.
-    clientRateLimit: sdk ? "none: controller-runtime v0.21's config.GetConfig sets QPS -1 when the kubeconfig sets none" : 'none: the bench sets none',
+    // operator-sdk's takes controller-runtime v0.21's config.GetConfig, which turns the limiter off (QPS -1)
+    // when the kubeconfig sets none; Binnacle's has its default (src/kube/rate-limit.ts) unless --binnacle-args sets one.
+    clientRateLimit: sdk
+      ? "none: controller-runtime v0.21's config.GetConfig sets QPS -1 when the kubeconfig sets none"
+      : BINNACLE_EXTRA.some((a) => a.startsWith('--kube-api-'))
+        ? `as --binnacle-args set it (${BINNACLE_EXTRA.filter((a) => a.startsWith('--kube-api-')).join(' ')})`
+        : 'none, its default too (src/kube/rate-limit.ts)',
     watchNamespace: 'every namespace',
   };
 }

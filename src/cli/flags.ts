@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { durationMs } from '../util/duration.js';
 import { InputError, UsageError } from '../util/errors.js';
+import { DEFAULT_BURST } from '../kube/rate-limit.js';
 
 // --- library options said as flags -----------------------------------------------------
 
@@ -78,6 +79,35 @@ export function addHelmEngineFlags(c: Command, defaults: { threads?: number } = 
 /** What configureHelmEngine takes from those flags. */
 export function helmEngineOptionsOf(flags: HelmEngineFlags): { threads: number; memoryLimitBytes: number; callTimeoutMs: number } {
   return { threads: flags.helmEngineThreads, memoryLimitBytes: flags.helmRenderMemory * 1024 * 1024, callTimeoutMs: flags.helmRenderTimeout };
+}
+
+/** `--kube-api-qps`: requests a second, or a negative number (client-go's -1) for no client-side limit. */
+export function parseQps(value: string): number {
+  const n = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)\s*$/.test(value) ? Number(value) : NaN;
+  if (!Number.isFinite(n) || n === 0) throw new InvalidArgumentError('Expected requests a second, such as 50 or 12.5, or -1 for no client-side limit.');
+  return n;
+}
+
+/** The client-side rate limit flags of a long-running process (the manager, `helm-operator run`). */
+export interface KubeApiRateFlags {
+  kubeApiQps: number;
+  kubeApiBurst: number;
+}
+
+/**
+ * Adds `--kube-api-qps` and `--kube-api-burst`, the names controller-runtime operators (Cluster
+ * API's among them) give client-go's QPS and Burst. The limit holds for each identity the process
+ * acts as (src/kube/rate-limit.ts and docs/api-server-load.md say why these defaults).
+ */
+export function addKubeApiRateFlags(c: Command): Command {
+  return c
+    .option(
+      '--kube-api-qps <qps>',
+      'requests a second to the API server, per identity the process acts as (its own, each ServiceAccount it impersonates), after a burst of --kube-api-burst; -1 (the default, as controller-runtime\'s): no client-side limit, the API server\'s Priority and Fairness alone (its 429s are waited out)',
+      parseQps,
+      -1,
+    )
+    .option('--kube-api-burst <n>', 'requests to the API server one identity may send at once before --kube-api-qps holds it back', parsePositiveInt, DEFAULT_BURST);
 }
 
 /** A whole number ≥ 0. */

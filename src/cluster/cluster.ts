@@ -189,7 +189,10 @@ function commandFor(c: Component, state: ClusterState, layout: ClusterLayout): {
           '--requestheader-extra-headers-prefix=X-Remote-Extra-',
           `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
           `--proxy-client-key-file=${pki.frontProxyClientKey}`,
-          '--enable-priority-and-fairness=false',
+          // API Priority and Fairness as every cluster since 1.20 has it (GA in 1.29): the client's 429
+          // handling is tested against it (test/e2e/api-priority.test.ts). The admin kubeconfig
+          // (system:masters) is in its exempt level, as on any cluster.
+          '--enable-priority-and-fairness=true',
           ...(state.audit === true ? auditArgs(layout) : []),
           '--v=0',
         ],

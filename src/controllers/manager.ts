@@ -294,7 +294,8 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
 async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['leaderElection']>, stopAll: AbortController, lead: (signal: AbortSignal, fence?: WriteFence) => Promise<void>): Promise<void> {
   const leadershipLost = new AbortController();
   const elector = new LeaderElector({
-    client: o.client,
+    // A bucket of its own: a renewal never waits behind the controllers' requests.
+    client: o.client.withOwnRateLimit('leader-election'),
     namespace: le.namespace,
     name: le.name ?? 'binnacle-manager',
     identity: le.identity ?? `${hostname()}_${process.pid}`,

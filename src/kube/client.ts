@@ -11,6 +11,7 @@ import { BinnacleError } from '../util/errors.js';
 import { apiErrorFromResponse, isNotFound, KubeApiError } from './errors.js';
 import { Credentials } from './credentials.js';
 import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
+import { DEFAULT_RATE_LIMIT, MAX_RETRIES, RateLimiters, REAL_CLOCK, retryAfterSeconds, retryDelayMs, type Clock, type RateLimit, type ThrottleEvent, type TokenBucket } from './rate-limit.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import type { ApplyOptions, DeleteOptions, Discovery as DiscoveryPort, Impersonation, ListOptions, ObjectReader, ObjectWriter, ResourceInfo, StatusWriter, WatchEvent, WatchOptions, Watcher } from './ports.js';
 
@@ -28,6 +29,13 @@ interface Transport {
   observers: ((method: string, status: number, target: RequestTarget) => void)[];
   /** Deadline of one request, response body included (a watch gets its own timeout plus this). */
   timeoutMs: number;
+  /** One token bucket per identity (rate-limit.ts); undefined: no client-side limit. */
+  limiters: RateLimiters | undefined;
+  clock: Clock;
+  /** Jitter of retry waits (Math.random; a test's own). */
+  random: () => number;
+  /** Told of every wait for the limiter and every retry the server asked for, for metrics. */
+  throttleObservers: ((event: ThrottleEvent) => void)[];
 }
 
 /** How long one API request may take unless the client is told otherwise. */
@@ -36,6 +44,15 @@ export const DEFAULT_KUBE_TIMEOUT_MS = 60_000;
 export interface KubeClientOptions {
   /** Deadline of one request, body included; a watch may last its `timeoutSeconds` plus this. */
   timeoutMs?: number;
+  /**
+   * The client-side limit of each identity (the client's own, and each one it impersonates has
+   * its own bucket); `false` or unset: none (DEFAULT_RATE_LIMIT, controller-runtime's default).
+   */
+  rateLimit?: RateLimit | false;
+  /** The limiter's and the retries' time (tests). */
+  clock?: Clock;
+  /** The retries' jitter, 0 ≤ x < 1 (tests). */
+  random?: () => number;
 }
 
 interface Deadline {
@@ -45,6 +62,21 @@ interface Deadline {
 
 function deadline(ms: number): Deadline {
   return { signal: AbortSignal.timeout(ms), ms };
+}
+
+/** What `open` answers: the response, the deadline it ran under, and how often the server had it sent again. */
+interface Opened {
+  res: http.IncomingMessage;
+  limit: Deadline;
+  retries: number;
+  /** ms spent waiting between sends. */
+  waitedMs: number;
+}
+
+/** The limiter's key of an identity: the client's own is '', an impersonated one its user and groups. */
+function identityKey(who: Impersonation | undefined): string {
+  if (who === undefined) return '';
+  return `user:${who.user}\n${[...(who.groups ?? [])].sort().join('\n')}`;
 }
 
 interface RawResponse {
@@ -134,12 +166,14 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   private readonly impersonation: Impersonation | undefined;
   private readonly discovery: Discovery;
   private readonly fence: WriteFence | undefined;
+  private readonly identity: string;
 
-  private constructor(transport: Transport, discovery: Discovery, impersonation?: Impersonation, fence?: WriteFence) {
+  private constructor(transport: Transport, discovery: Discovery, impersonation?: Impersonation, fence?: WriteFence, limiterKey?: string) {
     this.transport = transport;
     this.discovery = discovery;
     this.impersonation = impersonation;
     this.fence = fence;
+    this.identity = limiterKey ?? identityKey(impersonation);
   }
 
   static async fromKubeConfig(kc: KubeConfig, clientOpts: KubeClientOptions = {}): Promise<KubeClient> {
@@ -182,10 +216,29 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
             servername: opts.servername,
           })
         : new http.Agent({ keepAlive: true, maxSockets: 32 });
-    return new KubeClient({ base, agent, credentials, observers: [], timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS }, { resources: new Map(), facts: new Map() });
+    const clock = clientOpts.clock ?? REAL_CLOCK;
+    const rateLimit = clientOpts.rateLimit ?? DEFAULT_RATE_LIMIT;
+    return new KubeClient(
+      {
+        base,
+        agent,
+        credentials,
+        observers: [],
+        timeoutMs: clientOpts.timeoutMs ?? DEFAULT_KUBE_TIMEOUT_MS,
+        limiters: rateLimit === false ? undefined : new RateLimiters(rateLimit, clock),
+        clock,
+        random: clientOpts.random ?? Math.random,
+        throttleObservers: [],
+      },
+      { resources: new Map(), facts: new Map() },
+    );
   }
 
-  /** A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery. */
+  /**
+   * A client that acts as `who` (the API server checks `who`'s permissions). Shares discovery
+   * and the connection pool; its requests take tokens from `who`'s own bucket, as a rest.Config
+   * of its own would (API Priority and Fairness sorts them by `who` too).
+   */
   impersonate(who: Impersonation): KubeClient {
     return new KubeClient(this.transport, this.discovery, who, this.fence);
   }
@@ -196,7 +249,16 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
    * Clients made from it by `impersonate` keep the fence. Shares transport and discovery.
    */
   fenced(fence: WriteFence): KubeClient {
-    return new KubeClient(this.transport, this.discovery, this.impersonation, fence);
+    return new KubeClient(this.transport, this.discovery, this.impersonation, fence, this.identity);
+  }
+
+  /**
+   * The same client with a token bucket of its own, named `purpose`: leader election's, whose
+   * renewals must not queue behind the controllers' requests (controller-runtime gives its
+   * resource lock a rest.Config, and so a limiter, of its own; kube-controller-manager too).
+   */
+  withOwnRateLimit(purpose: string): KubeClient {
+    return new KubeClient(this.transport, this.discovery, this.impersonation, this.fence, `${this.identity}\n${purpose}`);
   }
 
   get server(): string {
@@ -209,6 +271,19 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
    */
   observeResponses(fn: (method: string, status: number, target: RequestTarget) => void): void {
     this.transport.observers.push(fn);
+  }
+
+  /**
+   * Calls `fn` at every wait for the client-side limiter (of this client or those made from it)
+   * and at every request the server had sent again (429, or 5xx with Retry-After).
+   */
+  observeThrottling(fn: (event: ThrottleEvent) => void): void {
+    this.transport.throttleObservers.push(fn);
+  }
+
+  /** The client-side limit of each identity; undefined when there is none. */
+  get rateLimit(): RateLimit | undefined {
+    return this.transport.limiters?.limit;
   }
 
   /** Frees sockets so the process can exit. */
@@ -404,11 +479,12 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       timeoutSeconds: String(opts.timeoutSeconds ?? 300),
     };
     // The server ends the watch after timeoutSeconds; a silent connection must not outlive that.
-    const limit = deadline((opts.timeoutSeconds ?? 300) * 1000 + this.transport.timeoutMs);
-    const res = await this.open('GET', path, { query, what: `watch ${kind}` }, opts.signal, limit);
+    // The limiter gates the watch's start only: the stream is not a request.
+    const opened = await this.open('GET', path, { query, what: `watch ${kind}` }, opts.signal, (opts.timeoutSeconds ?? 300) * 1000 + this.transport.timeoutMs);
+    const { res, limit } = opened;
     if ((res.statusCode ?? 0) >= 300) {
       const body = await readAll(res);
-      throw apiErrorFromResponse(res.statusCode ?? 0, body, `watch ${kind}`);
+      throw this.apiError(opened, body, `watch ${kind}`);
     }
     res.setEncoding('utf8');
     let buf = '';
@@ -467,12 +543,11 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     const q = path.indexOf('?');
     const query = q < 0 ? undefined : Object.fromEntries(new URLSearchParams(path.slice(q + 1)));
     const what = `${method} ${path}`;
-    const limit = deadline(this.transport.timeoutMs);
-    const res = await this.open(method, q < 0 ? path : path.slice(0, q), {
+    const { res, limit } = await this.open(method, q < 0 ? path : path.slice(0, q), {
       what,
       ...(query === undefined ? {} : { query }),
       ...(body === undefined || body === '' ? {} : { body: JSON.parse(body) as unknown }),
-    }, undefined, limit);
+    }, undefined, this.transport.timeoutMs);
     return { status: res.statusCode ?? 0, body: await this.readBody(res, what, limit) };
   }
 
@@ -502,12 +577,23 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   async request(method: string, path: string, opts: RequestOptions): Promise<RawResponse> {
-    const limit = deadline(this.transport.timeoutMs);
-    const res = await this.open(method, path, opts, undefined, limit);
-    const body = await this.readBody(res, opts.what, limit);
-    const status = res.statusCode ?? 0;
-    if (status >= 300) throw apiErrorFromResponse(status, body, opts.what);
+    const opened = await this.open(method, path, opts, undefined, this.transport.timeoutMs);
+    const body = await this.readBody(opened.res, opts.what, opened.limit);
+    const status = opened.res.statusCode ?? 0;
+    if (status >= 300) throw this.apiError(opened, body, opts.what);
     return { status, body };
+  }
+
+  /** The error of a failed answer; one the server had sent again says how often and for how long. */
+  private apiError(opened: Opened, body: string, what: string): KubeApiError {
+    const err = apiErrorFromResponse(opened.res.statusCode ?? 0, body, what);
+    if (opened.retries === 0) return err;
+    const retryAfter = retryAfterSeconds(opened.res.headers['retry-after']);
+    const flowSchema = opened.res.headers['x-kubernetes-pf-flowschema-uid'];
+    const why = `the API server still answered ${err.statusCode} ${err.reason}${retryAfter === undefined ? '' : ` (Retry-After ${retryAfter} s)`} after ${opened.retries} ${opened.retries === 1 ? 'retry' : 'retries'} over ${(opened.waitedMs / 1000).toFixed(1)} s${
+      typeof flowSchema === 'string' && flowSchema !== '' ? `; API Priority and Fairness put it in FlowSchema UID ${flowSchema}` : ''
+    }`;
+    return new KubeApiError(err.statusCode, err.reason, `${err.message.slice(0, what.length)}: ${why}: ${err.message.slice(what.length + 2)}`, err.details);
   }
 
   /** "did not answer within", naming the API server and the deadline. */
@@ -524,16 +610,76 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     }
   }
 
-  /** A request; after a 401 with credentials that can change, read them again and send it once more (as client-go does). */
-  private async open(method: string, path: string, opts: RequestOptions, callerSignal?: AbortSignal, limit?: Deadline): Promise<http.IncomingMessage> {
-    const credentials = this.transport.credentials;
-    const res = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
-    this.observe(method, path, opts, res);
-    if (res.statusCode !== 401 || !credentials.invalidate()) return res;
-    res.resume();
-    const again = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
-    this.observe(method, path, opts, again);
-    return again;
+  /**
+   * A request, as client-go's rest client sends one:
+   * - it first waits for a token of its identity's bucket (when there is a limiter), before its
+   *   deadline (`limitMs`) starts: a throttled client does not time out before it has asked once;
+   * - after a 401 with credentials that can change, it reads them again and sends it once more;
+   * - after an answer that asks for a retry (a 429 of API Priority and Fairness, or a 5xx with
+   *   Retry-After: rate-limit.ts's retryDelayMs), it waits as the answer says and sends it again,
+   *   through the limiter again, up to MAX_RETRIES times, and never past its deadline: the last
+   *   answer is then the caller's, who reports it with the retries (`apiError`).
+   */
+  private async open(method: string, path: string, opts: RequestOptions, callerSignal: AbortSignal | undefined, limitMs: number): Promise<Opened> {
+    const t = this.transport;
+    const bucket = t.limiters?.for(this.identity);
+    if (bucket !== undefined) {
+      try {
+        await this.throttle(bucket, method, path, opts, callerSignal);
+      } catch (err) {
+        if (this.fence?.signal.aborted === true && callerSignal?.aborted !== true) this.fence.check(opts.what);
+        throw err;
+      }
+    }
+    const limit = deadline(limitMs);
+    const started = t.clock.now();
+    let retries = 0;
+    let waitedMs = 0;
+    let refreshed = false;
+    for (;;) {
+      const res = await this.openOnce(method, path, opts, await this.readCredentials(opts.what), callerSignal, limit);
+      this.observe(method, path, opts, res);
+      if (res.statusCode === 401 && !refreshed && t.credentials.invalidate()) {
+        refreshed = true;
+        res.resume();
+        continue;
+      }
+      const delay = retries >= MAX_RETRIES ? undefined : retryDelayMs(res.statusCode ?? 0, res.headers['retry-after'], retries + 1, t.random);
+      // Never past the deadline: the answer in hand is better than a timeout.
+      if (delay === undefined || t.clock.now() - started + delay >= limit.ms) return { res, limit, retries, waitedMs };
+      res.resume();
+      retries++;
+      this.tellThrottled(method, path, opts, (target) => ({ type: 'retry', ms: delay, status: res.statusCode ?? 0, method: method.toUpperCase(), ...target }));
+      const before = t.clock.now();
+      await this.pause(opts.what, callerSignal, limit, (signal) => t.clock.sleep(delay, signal));
+      if (bucket !== undefined) await this.pause(opts.what, callerSignal, limit, (signal) => this.throttle(bucket, method, path, opts, signal));
+      waitedMs += t.clock.now() - before;
+    }
+  }
+
+  /** Waits for a token of `bucket`; a wait is told to the throttling observers. */
+  private async throttle(bucket: TokenBucket, method: string, path: string, opts: RequestOptions, signal: AbortSignal | undefined): Promise<void> {
+    const fence = this.fence?.signal;
+    const waited = await bucket.take(fence === undefined ? signal : signal === undefined ? fence : AbortSignal.any([signal, fence]));
+    if (waited > 0) this.tellThrottled(method, path, opts, (target) => ({ type: 'wait', ms: waited, ...target }));
+  }
+
+  private tellThrottled(method: string, path: string, opts: RequestOptions, event: (target: RequestTarget) => ThrottleEvent): void {
+    if (this.transport.throttleObservers.length === 0) return;
+    const e = event(requestTarget(method, path, opts.query?.watch !== undefined));
+    for (const fn of this.transport.throttleObservers) fn(e);
+  }
+
+  /** A wait between sends that the caller, the deadline or the fence may end: each says so as a request would. */
+  private async pause(what: string, callerSignal: AbortSignal | undefined, limit: Deadline, wait: (signal: AbortSignal) => Promise<void>): Promise<void> {
+    const signals = [limit.signal, ...(callerSignal === undefined ? [] : [callerSignal]), ...(this.fence === undefined ? [] : [this.fence.signal])];
+    try {
+      await wait(signals.length === 1 ? limit.signal : AbortSignal.any(signals));
+    } catch (err) {
+      if (this.fence?.signal.aborted === true && callerSignal?.aborted !== true) this.fence.check(what);
+      if (limit.signal.aborted && callerSignal?.aborted !== true) throw this.timeoutError(what, limit.ms, err);
+      throw err;
+    }
   }
 
   private observe(method: string, path: string, opts: RequestOptions, res: http.IncomingMessage): void {

@@ -2,6 +2,7 @@
 import { performance } from 'node:perf_hooks';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { RequestTarget } from './client.js';
+import type { ThrottleEvent } from './rate-limit.js';
 
 /**
  * Which names the metrics carry: Binnacle's own (`binnacle_reconcile_total`, …) for the manager,
@@ -123,9 +124,16 @@ export class ResourceCreatedMetric {
 
 /**
  * API requests by method and status code, as controller-runtime's `rest_client_requests_total`:
- * the figure that shows a reconcile storm (requests per object far above a handful).
+ * the figure that shows a reconcile storm (requests per object far above a handful). With them,
+ * how the client held itself back: the requests that waited for the client-side limiter and how
+ * long (a limit too low for the work shows here), and the requests sent again because the API
+ * server asked (429 of API Priority and Fairness, 5xx with Retry-After), as client-go's
+ * `rest_client_request_retries_total`.
  */
-export function countApiRequests(registry: Registry, client: { observeResponses(fn: (method: string, status: number, target: RequestTarget) => void): void }): void {
+export function countApiRequests(
+  registry: Registry,
+  client: { observeResponses(fn: (method: string, status: number, target: RequestTarget) => void): void; observeThrottling?(fn: (event: ThrottleEvent) => void): void },
+): void {
   const requests = new Counter({ name: 'binnacle_rest_client_requests_total', help: 'API server requests by method and HTTP status code.', labelNames: ['method', 'code'], registers: [registry] });
   // The same requests by what they asked for: which reads or writes make up a storm.
   const byResource = new Counter({
@@ -137,6 +145,23 @@ export function countApiRequests(registry: Registry, client: { observeResponses(
   client.observeResponses((method, status, target) => {
     requests.inc({ method, code: String(status) });
     byResource.inc({ verb: target.verb, resource: target.resource });
+  });
+  if (client.observeThrottling === undefined) return;
+  const retries = new Counter({
+    name: 'binnacle_rest_client_request_retries_total',
+    help: 'API server requests sent again because the answer asked for it (429 of API Priority and Fairness, or 5xx with Retry-After), by method and the code that asked.',
+    labelNames: ['method', 'code'],
+    registers: [registry],
+  });
+  const throttled = new Counter({ name: 'binnacle_rest_client_rate_limiter_throttled_total', help: 'API server requests that waited for the client-side rate limiter, by verb.', labelNames: ['verb'], registers: [registry] });
+  const waited = new Counter({ name: 'binnacle_rest_client_rate_limiter_wait_seconds_total', help: 'Time API server requests spent waiting for the client-side rate limiter, by verb.', labelNames: ['verb'], registers: [registry] });
+  client.observeThrottling((e) => {
+    if (e.type === 'retry') {
+      retries.inc({ method: e.method, code: String(e.status) });
+    } else {
+      throttled.inc({ verb: e.verb });
+      waited.inc({ verb: e.verb }, e.ms / 1000);
+    }
   });
 }
 

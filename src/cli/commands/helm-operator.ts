@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import type { Command } from 'commander';
 import type { Logger } from 'pino';
 import type { CliContext } from '../context.js';
-import { addHelmEngineFlags, helmEngineOptionsOf, type HelmEngineFlags } from '../flags.js';
+import { addHelmEngineFlags, addKubeApiRateFlags, helmEngineOptionsOf, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import type { KubeClient, WriteFence } from '../../kube/client.js';
 import type { EndpointServer } from '../../kube/probe-server.js';
@@ -180,7 +180,8 @@ async function runOperator(o: RunOptions, flags: KubeFlags & HelmEngineFlags, lo
   try {
     if (o.leaderElection !== undefined && leaseNamespace !== undefined) {
       const elector = new LeaderElector({
-        client,
+        // A bucket of its own: a renewal never waits behind the reconciles' requests.
+        client: client.withOwnRateLimit('leader-election'),
         namespace: leaseNamespace,
         name: o.leaderElection.id ?? `helm-operator-${watches.map((w) => w.kind.toLowerCase()).join('-')}`.slice(0, 63),
         identity: `${process.env.HOSTNAME ?? 'local'}_${process.pid}`,
@@ -209,7 +210,7 @@ export function registerHelmOperatorCommands(program: Command, ctx: CliContext):
   // One engine thread: a second one costs ~70 MiB (Go's linear memory from 43 MiB, its own
   // isolate) in a process whose scaffold limit is 128 MiB, and a chart operator's renders are
   // short beside the API calls of a reconcile (bench/helm-operator.ts: the same converge time).
-  addHelmOperatorRunFlags(addHelmEngineFlags(addKubeFlags(ho.command('run')), { threads: 1 }))
+  addKubeApiRateFlags(addHelmOperatorRunFlags(addHelmEngineFlags(addKubeFlags(ho.command('run')), { threads: 1 })))
     .description('Reconcile the custom resources of every kind in watches.yaml as Helm releases of its chart (operator-sdk helm-operator run)')
     .action(async (flags: KubeFlags & HelmEngineFlags & RawRunFlags, cmd: Command) => {
       const o = resolveRunFlags(flags, (name) => cmd.getOptionValueSource(name) === 'cli');

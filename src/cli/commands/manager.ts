@@ -6,7 +6,7 @@ import { UsageError, errorMessage } from '../../util/errors.js';
 import { parseInstaller } from '../../api/olmv1/convert.js';
 import { parseServiceAccountMode } from '../../api/olmv1/serviceaccount-policy.js';
 import type { CliContext } from '../context.js';
-import { addHelmEngineFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, type HelmEngineFlags } from '../flags.js';
+import { addHelmEngineFlags, addKubeApiRateFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
@@ -51,7 +51,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       'use',
     )
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
-  addConsoleAccessFlags(addHelmEngineFlags(cmd), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
+  addConsoleAccessFlags(addKubeApiRateFlags(addHelmEngineFlags(cmd)), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
     const installer = flags.olmv1Installer === undefined ? undefined : parseInstaller(flags.olmv1Installer);
     if (flags.olmv1Installer !== undefined && installer === undefined) throw new UsageError(`--olmv1-installer ${JSON.stringify(flags.olmv1Installer)}: expected <namespace>/<serviceaccount name>`);
