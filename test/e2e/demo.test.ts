@@ -5,6 +5,9 @@
  * operators it names, served a Helm chart as an operator and deployed its CR. What it printed is
  * checked for the steps' own evidence (kubectl's tables), not only its exit code. Three runs in a
  * row on fresh clusters are on demand (`npm run demo`, after `binnacle cluster down`).
+ *
+ * At the end it stops the processes named in `.cache/demo/*.pid` of the checkout it runs in: in CI
+ * a clean clone, but in a developer's checkout that is also their own demo's manager, if one runs.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
