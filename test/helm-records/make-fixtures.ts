@@ -6,6 +6,7 @@
  * with Helm 4's own storage driver and actions (`helm list`, `history`, `get`, `status`).
  *
  * usage: npx tsx test/helm-records/make-fixtures.ts   (after `bash hack/build-tools.sh helm-wasm`)
+ *        BINNACLE_RECORDS_OUT=DIR writes them there instead (records.test.ts: fresh ones each run)
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -15,7 +16,7 @@ import { renderChart } from '../../src/helm/chart-render.js';
 import { createHelmEngine } from '../../src/helm-engine/index.js';
 
 const CHART = path.resolve(import.meta.dirname, '../../../shared/corpus/charts/prometheus-community__prometheus-pushgateway');
-const OUT = path.join(import.meta.dirname, 'testdata');
+const OUT = process.env.BINNACLE_RECORDS_OUT ?? path.join(import.meta.dirname, 'testdata');
 const owner: Owner = { kind: 'HelmRelease', name: 'pg', namespace: 'team-a', uid: '00000000-0000-0000-0000-000000000001', apiVersion: 'binnacle.dev/v1alpha1' };
 
 const engine = createHelmEngine();
