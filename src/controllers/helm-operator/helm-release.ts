@@ -18,7 +18,7 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { ApplyRefusedError, decideRelease, needsRender, parseManifest, redactSecrets, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type OperationRequest, type ReleaseRevision } from '../../apply/index.js';
+import { ApplyRefusedError, decideRelease, needsRender, parseManifest, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type OperationRequest, type ReleaseRevision } from '../../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
@@ -36,6 +36,7 @@ import { HelmError } from '../../helm-engine/errors.js';
 import type { DryRunOption } from './watches.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from '../common.js';
 import { lingeringObjects } from './helm-uninstall-wait.js';
+import { deployedReleaseStatus } from './deployed-release.js';
 import { impersonationFor } from '../../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from '../drift-report.js';
 import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from '../release-engine.js';
@@ -439,7 +440,7 @@ export class HelmReleaseReconciler implements Reconciler {
     );
     // The uninstall removes the release's records: with uninstall-wait its objects are remembered in status.
     const record = history === undefined ? undefined : ([...history].reverse().find((r) => r.status === 'deployed') ?? history.at(-1));
-    if (wait && record !== undefined) s.deployedRelease = { name: s.release.name, manifest: redactSecrets(record.manifest) };
+    if (wait && record !== undefined) s.deployedRelease = deployedReleaseStatus(s.release, record.manifest);
     const uninstalled = await this.uninstall(s);
     if (uninstalled === undefined) return stop({ failed: true });
     if (!uninstalled.namespaceGoing) s.logger.info(history?.length === 0 ? 'Release not found' : 'Uninstalled release');
@@ -752,7 +753,7 @@ export class HelmReleaseReconciler implements Reconciler {
     await this.driftReport(s, result);
     s.conditions.remove('ReleaseFailed');
     s.conditions.set('Deployed', true, result.revision === 1 ? 'InstallSuccessful' : 'UpgradeSuccessful', current?.content?.notes ?? rendered?.notes ?? '');
-    s.deployedRelease = { name: s.release.name, manifest: redactSecrets(current?.manifest ?? rendered?.content.manifest ?? '') };
+    s.deployedRelease = deployedReleaseStatus(s.release, current?.manifest ?? rendered?.content.manifest ?? '');
     return stop({ requeueAfterMs: s.periodMs });
   }
 

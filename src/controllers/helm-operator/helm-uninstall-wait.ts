@@ -3,7 +3,8 @@
  * release is really gone, whichever call deleted it. An object held by a finalizer outlives the
  * uninstall that deleted it, and the release's records go with that uninstall, so the objects
  * to wait for are remembered in the CR's status.deployedRelease manifest (as operator-sdk
- * does), plus whatever this pass's uninstall deleted. Objects Helm keeps
+ * does; a manifest too large for status is not: deployed-release.ts), plus whatever this pass's
+ * uninstall deleted. Objects Helm keeps
  * (`helm.sh/resource-policy: keep`) are not waited for.
  *
  * Trust: whoever may write the CR's status may write that manifest, so it is only looked at,
