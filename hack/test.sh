@@ -76,19 +76,24 @@ next_file() {  # pops the queue's first line, under a lock the lanes share
 # four minutes in CI). A file that installs the same package would wait on them and fail for what
 # the earlier one left: each file starts once no CRD on its control plane is being deleted, or
 # after five minutes with what still is named (and the file runs anyway: it may not need them).
-crds_being_deleted() {
+# A CRD still there then is held (a custom resource's finalizer nobody will remove): the lane
+# remembers it and does not wait for it again.
+crds_being_deleted() {  # the names, one per line, but those in $stuck_crds
   kubectl --kubeconfig "$BINNACLE_E2E_KUBECONFIG" get customresourcedefinitions \
-    -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{" "}{end}' 2>/dev/null || true
+    -o jsonpath='{range .items[?(@.metadata.deletionTimestamp)]}{.metadata.name}{"\n"}{end}' 2>/dev/null \
+    | grep -vxF -e '' ${stuck_crds:+$(printf -- ' -e %s' $stuck_crds)} || true
 }
 wait_crds_deleted() {
   local going waited=0
   going=$(crds_being_deleted)
   while [ -n "$going" ] && [ $waited -lt 300 ]; do sleep 2; waited=$((waited + 2)); going=$(crds_being_deleted); done
-  if [ -n "$going" ]; then echo "# still being deleted after ${waited} s on $BINNACLE_E2E_CLUSTER: $going"
+  if [ -n "$going" ]; then
+    echo "# still being deleted after ${waited} s on $BINNACLE_E2E_CLUSTER (held; not waited for again):" $going
+    stuck_crds="$stuck_crds $(echo $going)"
   elif [ $waited -gt 0 ]; then echo "# waited ${waited} s for the CRDs an earlier file deleted to go"; fi
 }
 run_lane() {  # run_lane CLUSTER N: files from the queue, one at a time, on CLUSTER's control plane
-  local cluster=$1 lane=$2 n=0 f lane_status=0
+  local cluster=$1 lane=$2 n=0 f lane_status=0 stuck_crds=""
   export BINNACLE_E2E_CLUSTER="$cluster" BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$cluster/kubeconfig"
   BINNACLE_E2E_REGISTRY=$(registry_of "$cluster"); export BINNACLE_E2E_REGISTRY
   while f=$(next_file) && [ -n "$f" ]; do

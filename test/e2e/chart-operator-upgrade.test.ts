@@ -126,7 +126,26 @@ before(async () => {
   }
 });
 
+/**
+ * The Beacons go while their operator runs: their uninstall finalizers are its. Left for the
+ * extension's removal, the CRD it deletes would be held by custom resources nobody serves any
+ * more, and the next test file on this control plane would wait for it in vain.
+ */
+async function removeBeacons(): Promise<void> {
+  const refs = [
+    { namespace: teamA, name: 'one' },
+    { namespace: teamB, name: 'two' },
+  ].map((r) => ({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Beacon', ...r }));
+  for (const ref of refs) await h.client.delete(ref).catch(() => undefined);
+  const gone = async (): Promise<true | undefined> => ((await Promise.all(refs.map((r) => h.client.find(r).catch(() => undefined)))).every((o) => o === undefined) ? true : undefined);
+  await eventually('the Beacons uninstalled by their operator', gone, 60_000, 500).catch(async () => {
+    // The operator did not finish them (stopped by a failed test): let them go by hand.
+    for (const ref of refs) await h.client.patch(ref, { metadata: { finalizers: null } }).catch(() => undefined);
+  });
+}
+
 after(async () => {
+  await removeBeacons();
   await stopOperator();
   await h.stop();
   await rm(work, { recursive: true, force: true });
