@@ -72,6 +72,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       takeOver: checked.takeOver,
       replace: checked.replace,
       unchanged: checked.unchanged,
+      helmHeld: checked.helmHeld,
       waitForHealth: req.waitForHealth ?? true,
       healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,
       content: req.content,

@@ -14,6 +14,7 @@ import { findQuiet, type ActionConfig } from './action-config.js';
 import { checkCrdUpgrade } from './crd-safety.js';
 import { objectDrift } from './drift.js';
 import { ApplyRefusedError } from './errors.js';
+import { heldByHelm } from './helm-fields.js';
 import { describeOwner, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
 import type { Owner, ReleaseRef, OperationRequest } from './types.js';
@@ -30,6 +31,8 @@ export interface Preflight {
   unchanged: Set<string>;
   /** What each object's read found (undefined: it does not exist), by identity. */
   live: LiveObjects;
+  /** Live objects the `helm` CLI holds fields of (adopted, or upgraded by hand): those fields are handed to Binnacle first (helm-fields.ts). */
+  helmHeld: Set<string>;
 }
 
 export interface PreflightHow {
@@ -67,7 +70,7 @@ interface Findings extends Preflight {
 export const PREFLIGHT_CONCURRENCY = 8;
 
 function emptyFindings(subject: string, dryRun: boolean): Findings {
-  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), terminating: [], live: new Map(), dryRun };
+  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), helmHeld: new Set(), terminating: [], live: new Map(), dryRun };
 }
 
 /** Checks every object before anything changes (see the top of this file). */
@@ -101,7 +104,7 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
   if (terminating.length > 0) {
     throw new BinnacleError('transient', 'OBJECT_TERMINATING', `${subject}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
   }
-  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live };
+  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live, helmHeld: found.helmHeld };
 }
 
 /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
@@ -123,9 +126,11 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
     return;
   }
   if (live !== undefined && !claimLive(obj, live, o, found)) return;
+  const helmHeld = live !== undefined && heldByHelm(live);
+  if (helmHeld) found.helmHeld.add(identityOf(obj));
   if (!found.dryRun) return;
   // As the deployed revision applied it, and live still so: no dry run, and nothing to apply.
-  if (o.same && live !== undefined && isOwnedBy(live, o.owner, o.release) && appliedByBinnacle(live) && (await objectDrift({ find: () => Promise.resolve(live) }, obj)) === undefined) {
+  if (o.same && !helmHeld && live !== undefined && isOwnedBy(live, o.owner, o.release) && appliedByBinnacle(live) && (await objectDrift({ find: () => Promise.resolve(live) }, obj)) === undefined) {
     found.unchanged.add(identityOf(obj));
     return;
   }
@@ -149,6 +154,7 @@ function mergeFindings(into: Findings, from: Findings): void {
   for (const id of from.takeOver) into.takeOver.add(id);
   for (const id of from.replace) into.replace.add(id);
   for (const id of from.unchanged) into.unchanged.add(id);
+  for (const id of from.helmHeld) into.helmHeld.add(id);
   into.terminating.push(...from.terminating);
   for (const [id, live] of from.live) into.live.set(id, live);
 }

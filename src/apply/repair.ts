@@ -15,7 +15,8 @@ import { ApplyRefusedError } from './errors.js';
 import { probeOnce, unhealthySummary } from './health.js';
 import { makeLenient, type LenientObjects } from './leniency.js';
 import { applyOrder, identityOf } from './phases.js';
-import { preflight, type LiveObjects } from './preflight.js';
+import { handOverHelmFields } from './helm-fields.js';
+import { preflight, type LiveObjects, type Preflight } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
 import { parseManifestAsync } from './release.js';
 import { EMPTY_HEALTH, intentOf } from './rollout.js';
@@ -29,7 +30,7 @@ export async function repair(cfg: ActionConfig, req: OperationRequest, rev: Rele
   // and a refused repair fails nothing (the revision stays deployed). The objects read here
   // are the ones drift is judged against.
   const checked = await preflight(cfg, stored.objects, req.owner, req.release, { adopt: req.adopt === true, repair: true, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety });
-  const repaired = await repairObjects(cfg, req, rev, stored.objects, checked.takeOver, checked.live);
+  const repaired = await repairObjects(cfg, req, rev, stored.objects, checked);
   return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
 }
 
@@ -51,7 +52,8 @@ export async function assertConfined(objects: readonly KubeObject[], confine: Co
   throw new ApplyRefusedError(result);
 }
 
-async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: ReleaseRevision, objects: KubeObject[], takeOver: Set<string>, live: LiveObjects): Promise<ApplyResult> {
+async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: ReleaseRevision, objects: KubeObject[], checked: Pick<Preflight, 'takeOver' | 'live' | 'helmHeld'>): Promise<ApplyResult> {
+  const { takeOver, live, helmHeld } = checked;
   const applied: ObjectRef[] = [];
   const base = { revision: current.revision, pruned: [] };
   const mode = driftMode(req.drift);
@@ -62,10 +64,13 @@ async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: 
     if (mode === 'Repair') {
       // Only what differs is applied (helm-operator patches only a non-empty diff): an object
       // that matches its manifest costs the one read it was compared with. One with ignored
-      // fields is applied still, so that a field Binnacle holds is handed over (intentOf).
+      // fields is applied still, so that a field Binnacle holds is handed over (intentOf), and
+      // one the helm CLI holds fields of (a `helm upgrade` by hand), whose fields are Binnacle's first.
       const differs = new Set(drifted.map((d) => identityOf(d.object)));
       for (const obj of applyOrder(objects)) {
-        if (differs.has(identityOf(obj)) || ignoredPointers(obj, req.drift).length > 0) await cfg.client.apply(await intentOf(cfg, obj, req.drift, undefined), { force: takeOver.has(identityOf(obj)) });
+        const id = identityOf(obj);
+        if (helmHeld.has(id)) await handOverHelmFields(cfg.client, obj);
+        if (differs.has(id) || helmHeld.has(id) || ignoredPointers(obj, req.drift).length > 0) await cfg.client.apply(await intentOf(cfg, obj, req.drift, undefined), { force: takeOver.has(id) });
         applied.push(refOf(obj));
       }
     }

@@ -89,6 +89,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       takeOver: checked.takeOver,
       replace: checked.replace,
       unchanged: checked.unchanged,
+      helmHeld: checked.helmHeld,
       waitForHealth: how.waitForHealth,
       healthTimeoutMs: how.healthTimeoutMs,
       content: target.content,

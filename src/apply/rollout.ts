@@ -18,6 +18,7 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { findQuiet, waitIntervalMs, type ActionConfig } from './action-config.js';
 import { appliesField, DRIFT_HANDOVER_MANAGER, handoverObject, ignoredPointers, valueAt, withoutPointers } from './drift-policy.js';
 import { unhealthySummary, waitForHealthy } from './health.js';
+import { handOverHelmFields } from './helm-fields.js';
 import { runHooks, type HookEvent } from './hooks.js';
 import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
@@ -197,6 +198,7 @@ async function applyGroup(cfg: ActionConfig, group: PhaseGroup, r: Rollout, appl
       batch.map(async (obj) => {
         if (r.unchanged.has(identityOf(obj))) return;
         if (r.replace.has(identityOf(obj))) await deleteForReplacement(cfg, obj, log);
+        else if (r.helmHeld.has(identityOf(obj)) && (await handOverHelmFields(cfg.client, obj))) log.info({ object: describeRef(refOf(obj)) }, "the helm CLI's fields handed to Binnacle's field manager");
         await cfg.client.apply(await intentOf(cfg, obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
       }),
     );

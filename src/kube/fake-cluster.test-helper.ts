@@ -503,6 +503,9 @@ export class FakeCluster {
 
   /** An Update (PUT or patch) by `manager`: the fields it changed become its own. */
   ownChanges(live: KubeObject, next: KubeObject, manager: string, subresource: 'status' | undefined): KubeObject {
+    // managedFields the request itself changes are kept as sent (the API server honours them; csaupgrade relies on it).
+    const sent = next.metadata.managedFields;
+    if (Array.isArray(sent) && sent.length > 0 && JSON.stringify(sent) !== JSON.stringify(live.metadata.managedFields ?? [])) return next;
     const entries: ManagedEntry[] = structuredClone(((live.metadata.managedFields ?? []) as ManagedEntry[]).filter((e) => isRecord(e.fieldsV1)));
     const scope = subresource === 'status' ? 'status' : 'object';
     const before = fieldsOf(live, scope);

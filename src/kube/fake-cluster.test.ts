@@ -35,6 +35,18 @@ test('server-side apply: a field its manager stops applying is removed; one anot
   assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' })?.data, { a: '1' });
 });
 
+test('managedFields a patch sets are kept as sent, as the API server honours them; a patch that leaves them alone has its changes owned by its sender', async () => {
+  const cluster = new FakeCluster();
+  const c = cluster.client();
+  const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'x' };
+  await c.apply(cm('x', { a: '1' }), { fieldManager: 'helm' });
+  const sent = [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:a': {} } } }];
+  await c.patch(ref, { metadata: { managedFields: sent } });
+  assert.deepEqual(cluster.get(ref)?.metadata.managedFields, sent);
+  await c.impersonate({ user: 'editor' }).patch(ref, { data: { a: '2' } });
+  assert.deepEqual((cluster.get(ref)?.metadata.managedFields as { manager: string }[]).map((e) => e.manager), ['editor']);
+});
+
 test('resourceVersion makes updates conditional; generation moves with the spec only', async () => {
   const cluster = new FakeCluster();
   const c = cluster.client();

@@ -6,7 +6,8 @@
  * release keeps running), changed where the API server refuses it in place (refused, then
  * replaced with the upgrade-force annotation), upgraded to a new chart version in range, and
  * deleted (nothing left).
- * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling.
+ * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling; a `helm upgrade`
+ * by hand on it is refused on Binnacle's fields; forced, its record is put back and its objects repaired.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -230,5 +231,39 @@ describe('HelmOperator', () => {
     assert.equal(after.metadata.uid, before.metadata.uid, 'no reinstall: the same Deployment');
     const hist = JSON.parse(await helm('history', 'adopted', '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
     assert.deepEqual(hist.map((h) => [h.revision, h.status]), [[1, 'superseded'], [2, 'deployed']]);
+  });
+
+  test('helm upgrade by hand on a Binnacle release: refused on the fields Binnacle holds; forced, its record is put back as the history says, the objects are repaired, and what only the hand upgrade set is gone', async () => {
+    const depRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'adopted-prometheus-pushgateway' };
+    const history = async (): Promise<[number, string][]> => (JSON.parse(await helm('history', 'adopted', '-n', ns, '-o', 'json')) as { revision: number; status: string }[]).map((h) => [h.revision, h.status]);
+    const asBinnacleKeeps = (what: string): Promise<true> =>
+      eventually(what, async () => (JSON.stringify(await history()) === JSON.stringify([[1, 'superseded'], [2, 'deployed']]) ? true : undefined), 60_000, 500);
+    const values = async (): Promise<unknown> => JSON.parse(await helm('get', 'values', 'adopted', '-n', ns, '-o', 'json'));
+    const deployedValues = await values();
+    // Helm 4 upgrades a server-side release server-side: replicas is Binnacle's field.
+    const refused = await helm('upgrade', 'adopted', CHART, '-n', ns, '--reuse-values', '--set', 'replicaCount=3').then(
+      () => '',
+      (err: unknown) => String((err as { stderr?: string }).stderr ?? err),
+    );
+    assert.match(refused, /conflict/i, 'the hand upgrade is refused on the fields Binnacle holds');
+    await asBinnacleKeeps('the failed record of the hand upgrade put back');
+
+    // Forced: the hand upgrade deploys, with a pod label of its own.
+    await helm('upgrade', 'adopted', CHART, '-n', ns, '--reuse-values', '--force-conflicts', '--set', 'replicaCount=3', '--set', 'podLabels.byhand=yes');
+    await asBinnacleKeeps('the hand upgrade’s record put back: revision 2 is the deployed one');
+    assert.deepEqual(await values(), deployedValues);
+    const dep = await eventually(
+      'the Deployment repaired, the hand upgrade’s label gone',
+      async () => {
+        const d = await client.get(depRef);
+        const spec = d.spec as { replicas?: number; template: { metadata: { labels?: Record<string, string> } } };
+        return spec.replicas === 1 && spec.template.metadata.labels?.byhand === undefined ? d : undefined;
+      },
+      60_000,
+      500,
+    );
+    const managers = ((dep.metadata.managedFields ?? []) as { manager?: string; subresource?: string }[]).filter((e) => e.subresource === undefined).map((e) => e.manager);
+    assert.ok(!managers.includes('helm'), `the helm CLI holds no field of the Deployment any more: ${managers.join(', ')}`);
+    assert.equal(findCondition((await cr('adopted')).status?.conditions, 'Deployed')?.status, 'True');
   });
 });
