@@ -8,14 +8,17 @@
  * deleted (nothing left).
  * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling; a `helm upgrade`
  * by hand on it is refused on Binnacle's fields; forced, its record is put back and its objects repaired.
+ * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back on Helm 4.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { parseAllDocuments } from 'yaml';
 import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -231,6 +234,56 @@ describe('HelmOperator', () => {
     assert.equal(after.metadata.uid, before.metadata.uid, 'no reinstall: the same Deployment');
     const hist = JSON.parse(await helm('history', 'adopted', '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
     assert.deepEqual(hist.map((h) => [h.revision, h.status]), [[1, 'superseded'], [2, 'deployed']]);
+  });
+
+  test('a release Helm 3 installed: adopted and upgraded by Binnacle on Helm 4, read by helm v4, a field only Helm 3 set removed by the next revision, rolled back by the CR', async () => {
+    // The record Helm v3.22.0 wrote (hack/make-helm3-record.sh), moved to this test's namespace.
+    const made = JSON.parse(await readFile(join(import.meta.dirname, 'fixtures', 'helm3-release.json'), 'utf8')) as KubeObject & { data: { release: string } };
+    const decoded = gunzipSync(Buffer.from(Buffer.from(made.data.release, 'base64').toString(), 'base64')).toString();
+    assert.doesNotMatch(decoded, /apply_method/, 'a Helm 3 record');
+    const moved = decoded.replaceAll('helm3-made', ns);
+    const release = Buffer.from(Buffer.from(gzipSync(moved)).toString('base64')).toString('base64');
+    await client.create({ ...made, metadata: { ...made.metadata, namespace: ns }, data: { release } });
+    // The objects as Helm 3's install creates them: its manifest with Helm's marks, POSTed as the `helm` field manager.
+    const manifest = (JSON.parse(moved) as { manifest: string }).manifest;
+    const objects = parseAllDocuments(manifest).map((d) => d.toJSON() as KubeObject | null).filter((o): o is KubeObject => o !== null);
+    for (const o of objects) {
+      o.metadata.labels = { ...o.metadata.labels, 'app.kubernetes.io/managed-by': 'Helm' };
+      o.metadata.annotations = { ...o.metadata.annotations, 'meta.helm.sh/release-name': 'h3', 'meta.helm.sh/release-namespace': ns };
+    }
+    // JSON: kubectl reads YAML 1.1, where a plain `yes` is a boolean.
+    const file = join(work, 'helm3-objects.json');
+    await writeFile(file, JSON.stringify({ apiVersion: 'v1', kind: 'List', items: objects }));
+    await kubectl('create', '-f', file, '--field-manager=helm');
+    const depRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'h3-prometheus-pushgateway' };
+    const before = await client.get(depRef);
+    assert.ok(((before.metadata.managedFields ?? []) as { manager?: string; operation?: string }[]).some((e) => e.manager === 'helm' && e.operation === 'Update'), 'Helm 3 holds its fields as Updates');
+    const podLabels = async (): Promise<Record<string, string>> => ((await client.get(depRef)).spec as { template: { metadata: { labels?: Record<string, string> } } }).template.metadata.labels ?? {};
+
+    await run('node', [BINNACLE, 'helm', 'adopt', 'h3', '-n', ns, '--kind', `Pushgateway.v1alpha1.${GROUP}`, '--kubeconfig', e2eKubeconfig()]);
+    const adopted = await deployedAt('h3', 2);
+    assert.deepEqual(adopted.spec, { podLabels: { h3: 'yes' }, replicaCount: 1 });
+    assert.equal((await client.get(depRef)).metadata.uid, before.metadata.uid, 'no reinstall');
+    // Helm 4 reads both: Helm 3's record and Binnacle's.
+    const history = async (): Promise<[number, string][]> => (JSON.parse(await helm('history', 'h3', '-n', ns, '-o', 'json')) as { revision: number; status: string }[]).map((h) => [h.revision, h.status]);
+    assert.deepEqual(await history(), [[1, 'superseded'], [2, 'deployed']]);
+    assert.deepEqual(JSON.parse(await helm('get', 'values', 'h3', '-n', ns, '--revision', '1', '-o', 'json')), { podLabels: { h3: 'yes' }, replicaCount: 1 });
+    const adoptedValues = JSON.parse(await helm('get', 'values', 'h3', '-n', ns, '-o', 'json')) as { replicaCount?: number };
+    assert.equal(adoptedValues.replicaCount, 1);
+    assert.equal((await podLabels()).h3, 'yes');
+
+    // Upgraded without the label Helm 3 set: it goes (Helm 3's Update entry was handed to Binnacle).
+    const crRef = { apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name: 'h3' };
+    await client.patch(crRef, { spec: { podLabels: null, replicaCount: 2 } });
+    await deployedAt('h3', 3);
+    assert.equal((await podLabels()).h3, undefined, 'the label only Helm 3 and the adopted revision set is gone');
+    assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 2);
+    // Rolled back: the CR as adopted again is a new revision with revision 2's values.
+    await client.patch(crRef, { spec: { podLabels: { h3: 'yes' }, replicaCount: 1 } });
+    await deployedAt('h3', 4);
+    assert.deepEqual(await history(), [[1, 'superseded'], [2, 'superseded'], [3, 'superseded'], [4, 'deployed']]);
+    assert.deepEqual(JSON.parse(await helm('get', 'values', 'h3', '-n', ns, '-o', 'json')), adoptedValues);
+    assert.equal((await podLabels()).h3, 'yes');
   });
 
   test('helm upgrade by hand on a Binnacle release: refused on the fields Binnacle holds; forced, its record is put back as the history says, the objects are repaired, and what only the hand upgrade set is gone', async () => {
