@@ -65,6 +65,17 @@ test('upgrade prunes only what is still ours, applies owned objects with force',
   assert.deepEqual((await applier.history(release)).map((r) => r.status), ['superseded', 'deployed']);
 });
 
+test("a revision without the release's own Namespace does not prune it (it holds the records and everything else there); another Namespace it no longer has is pruned", async () => {
+  const { cluster, applier, req } = setup();
+  const other: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops-extra' } };
+  assert.equal((await applier.apply(req([ns, other, sa, cm('cfg')]))).status, 'deployed');
+  const res = await applier.apply(req([sa, cm('cfg'), cm('more')]));
+  assert.equal(res.status, 'deployed', res.message);
+  assert.deepEqual(res.pruned.map((r) => `${r.kind}/${r.name}`), ['Namespace/ops-extra']);
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'ops' }) !== undefined, 'the release namespace stays');
+  assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'more' }) !== undefined);
+});
+
 test('refusal collects every foreign object and writes nothing; adopt takes them over', async () => {
   const { cluster, applier, req } = setup();
   cluster.put({ ...ns });
