@@ -59,6 +59,18 @@ export type ReleaseDecision =
   | (Base & { action: 'rollback'; to: ReleaseRevision; latest: ReleaseRevision })
   | (Base & { action: 'refuse'; code: 'RELEASE_NOT_OWNED' | 'RELEASE_REFUSED' });
 
+/** What ends the description of a revision a crashed run left pending, once marked failed (history.ts `settle`). */
+export const INTERRUPTED = ': interrupted';
+
+/**
+ * Whether `r` failed on its merits: not a revision a crashed run left pending (a crash says
+ * nothing of the inputs; found by the model test: an interrupted rollback to A, then C deployed,
+ * then A asked for again was `keep`, and C stayed for good).
+ */
+function failedOnItsMerits(r: ReleaseRevision): boolean {
+  return r.status === 'failed' && !r.description.endsWith(INTERRUPTED);
+}
+
 /** Whether the decision makes a new revision from a fresh render. */
 export function needsRender(d: ReleaseDecision): boolean {
   return d.action === 'install' || d.action === 'upgrade';
@@ -96,7 +108,7 @@ function decideOnDeployed(sorted: readonly ReleaseRevision[], deployed: ReleaseR
   const digest = inputs.inputDigest;
   if (deployed.inputDigest === digest) return { action: 'repair', revision: deployed, reason: `revision ${deployed.revision} was made from these inputs`, settle };
   const failedBefore = newestWith(
-    sorted.filter((r) => r.inputDigest === digest && r.revision < deployed.revision),
+    sorted.filter((r) => r.inputDigest === digest && r.revision < deployed.revision && failedOnItsMerits(r)),
     ['failed'],
   );
   if (failedBefore !== undefined && askedAgain(failedBefore, inputs)) {

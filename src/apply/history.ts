@@ -1,5 +1,6 @@
 /** Reading a release's history for an operation: revisions left pending by an interrupted run are marked failed first. */
 import type { ActionConfig } from './action-config.js';
+import { INTERRUPTED } from './decide.js';
 import type { ReleaseRevision } from './types.js';
 
 /**
@@ -12,7 +13,7 @@ export async function settle(cfg: ActionConfig, history: readonly ReleaseRevisio
     const i = out.findIndex((r) => r.revision === rev.revision);
     if (i < 0) continue;
     cfg.logger.warn({ release: `${rev.namespace}/${rev.name}`, revision: rev.revision }, 'revision was left pending by an interrupted run; marking it failed');
-    out[i] = await cfg.history.setStatus(rev, 'failed', `${rev.description}: interrupted`);
+    out[i] = await cfg.history.setStatus(rev, 'failed', `${rev.description}${INTERRUPTED}`);
   }
   return out;
 }

@@ -236,3 +236,9 @@ for (const subject of [helmSubject, bdSubject]) {
     assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CrashAt(1, 'after'), new CreateOwner(subject, 'A'), new DeleteOwner(subject), new TamperMirror(subject, 'delete')]), []);
   });
 }
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: two upgrades crashed, the spec changed away and back twice, then a crash armed: the spec is what settles`, async () => {
+    assert.deepEqual(await replay(subject, false, [new CrashAt(2, 'before'), new CrashAt(7, 'before'), new SetSpec(subject, 'B'), new SetSpec(subject, 'A'), new SetSpec(subject, 'C'), new SetSpec(subject, 'A'), new CrashAt(1, 'before')]), []);
+  });
+}
