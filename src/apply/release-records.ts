@@ -79,6 +79,21 @@ function recordName(uid: string, version: number): string {
   return `binnacle.release.${uid}.v${version}`;
 }
 
+/**
+ * How long a revision `helm upgrade|rollback` added by hand is left while it is pending: Helm's
+ * own lock, held until the command writes its last record (Helm's default `--timeout`). Taking it
+ * away sooner fails the command at its last step ("secrets … not found") after it changed the
+ * objects; they are repaired either way, and the record goes at the first read after this.
+ */
+export const HELM_AT_WORK_MS = 5 * 60_000;
+
+/** Whether a Helm record is one a helm command is still writing: pending, created (by the server's clock) within HELM_AT_WORK_MS. */
+function helmAtWork(secret: KubeObject, now: Date): boolean {
+  if (!(secret.metadata.labels?.status ?? '').startsWith('pending-')) return false;
+  const created = Date.parse(secret.metadata.creationTimestamp ?? '');
+  return Number.isFinite(created) && now.getTime() - created < HELM_AT_WORK_MS;
+}
+
 function digestOf(data: string): string {
   return createHash('sha256').update(data).digest('hex').slice(0, 32);
 }
@@ -189,6 +204,19 @@ export class TrustedHistory implements HistoryStore {
       for (const s of this.recordSecrets(r, 'modified', '')) await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' });
       await this.mirror.deleteRevision(this.release, r.revision).catch((err: unknown) => this.mirrorFailed('delete', r.revision, err));
     }
+    // The whole history gone (an uninstall): so is the rest of this owner's mirror, a record a
+    // helm command was still writing too, since no later read will put it back.
+    if (revisions.length > 0 && (await this.list()).records.length === 0) await this.dropMirror();
+  }
+
+  private async dropMirror(): Promise<void> {
+    const all = await this.mirror.labels(this.release).catch((err: unknown) => {
+      this.mirrorFailed('read', 0, err);
+      return new Map<number, { secret: KubeObject }>();
+    });
+    for (const [version, m] of all) {
+      if (this.ownsRecord(m.secret)) await this.mirror.deleteRevision(this.release, version).catch((err: unknown) => this.mirrorFailed('delete', version, err));
+    }
   }
 
   /** Every record of this owner, and the parts of those that have them. */
@@ -288,8 +316,11 @@ export class TrustedHistory implements HistoryStore {
       if (there !== undefined) drift.push({ revision: rev.revision, change: 'edited' });
       await this.writeMirror(this.mirrorSecrets(rev, 'modified'));
     }
-    for (const version of mirrored.keys()) {
+    const newest = revisions.reduce((n, r) => Math.max(n, r.revision), 0);
+    for (const [version, m] of mirrored) {
       if (byRevision.has(version)) continue;
+      // A hand `helm upgrade|rollback` appends the revision after the newest; let it finish.
+      if (newest > 0 && version === newest + 1 && helmAtWork(m.secret, this.now())) continue;
       drift.push({ revision: version, change: 'added' });
       await this.mirror.deleteRevision(this.release, version).catch((err: unknown) => this.mirrorFailed('delete', version, err));
     }

@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { RECORD_OWNER_UID_LABEL, ReleaseRecords, revisionRecordSecret } from '../apply/index.js';
+import { HELM_AT_WORK_MS, RECORD_OWNER_UID_LABEL, ReleaseRecords, revisionRecordSecret } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { Crash, FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
@@ -52,7 +52,7 @@ class FakeWorld {
   missing: () => Promise<MissingPermission[]> = () => Promise.resolve([]);
 
   constructor() {
-    this.records = new ReleaseRecords({ client: this.cluster.client({ user: MANAGER }), namespace: SYSTEM, logger });
+    this.records = new ReleaseRecords({ client: this.cluster.client({ user: MANAGER }), namespace: SYSTEM, logger, now: () => new Date(this.now) });
   }
 
   ports(): Partial<BundleDeploymentPorts> {
@@ -616,6 +616,48 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.equal(w.cluster.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'installer-admin' }), undefined);
       assert.equal(w.live('Secret', 'sh.helm.release.v1.op.v2'), undefined, 'the planted record is removed from the mirror');
       assert.match(conditionOf(w, 'ReleaseRecordsDrifted')?.message ?? '', /revision 2 added by hand/);
+    });
+
+    test('a revision `helm upgrade` adds by hand is left while it is pending (Helm\'s lock: the command writes its last record), and put back once it is done or older than Helm\'s timeout', async () => {
+      const w = setup();
+      await w.reconciler().reconcile(req, ctx);
+      const byHand = (status: 'pending-upgrade' | 'deployed', created: number): KubeObject => {
+        const s = revisionRecordSecret(
+          { name: 'op', namespace: 'team-a', version: 2, status, description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, manifest: '' },
+          { kind: 'BundleDeployment', name: 'op' },
+          new Date(created),
+          'created',
+        );
+        return { ...s, metadata: { ...s.metadata, creationTimestamp: new Date(created).toISOString() } };
+      };
+      const started = w.now;
+      w.cluster.put(byHand('pending-upgrade', started));
+      w.now += HELM_AT_WORK_MS - 1000;
+      await w.reconciler().reconcile(req, ctx);
+      assert.notEqual(w.live('Secret', 'sh.helm.release.v1.op.v2'), undefined, 'the record of the helm command at work is left');
+      assert.equal(conditionOf(w, 'ReleaseRecordsDrifted'), undefined);
+      // Done: its record says deployed, and is put back at once.
+      w.cluster.remove({ apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'sh.helm.release.v1.op.v2' });
+      w.cluster.put(byHand('deployed', started));
+      await w.reconciler().reconcile(req, ctx);
+      assert.equal(w.live('Secret', 'sh.helm.release.v1.op.v2'), undefined);
+      assert.match(conditionOf(w, 'ReleaseRecordsDrifted')?.message ?? '', /revision 2 added by hand/);
+      // A helm command that died: its pending record goes once it is older than Helm's timeout.
+      w.cluster.put(byHand('pending-upgrade', started));
+      await w.reconciler().reconcile(req, ctx);
+      assert.notEqual(w.live('Secret', 'sh.helm.release.v1.op.v2'), undefined);
+      w.now += 1000;
+      await w.reconciler().reconcile(req, ctx);
+      assert.equal(w.live('Secret', 'sh.helm.release.v1.op.v2'), undefined, 'a pending record older than Helm\'s timeout is put back');
+      // Only the revision after the newest is a helm command's: a pending one further on is not.
+      w.cluster.put({ ...byHand('pending-upgrade', w.now), metadata: { ...byHand('pending-upgrade', w.now).metadata, name: 'sh.helm.release.v1.op.v3', labels: { ...byHand('pending-upgrade', w.now).metadata.labels, version: '3' } } });
+      await w.reconciler().reconcile(req, ctx);
+      assert.equal(w.live('Secret', 'sh.helm.release.v1.op.v3'), undefined);
+      // An uninstall takes the record of a helm command at work with the rest.
+      w.cluster.put(byHand('pending-upgrade', w.now));
+      w.delete();
+      await w.reconciler().reconcile(req, ctx);
+      assert.deepEqual(w.cluster.all('Secret', 'team-a').map((s) => s.metadata.name), []);
     });
 
     test('a release made before the trusted history moves over when every object its record names is live and this BundleDeployment\'s; a record naming anything else is refused, and the next revision rendered anew', async () => {

@@ -242,3 +242,9 @@ for (const subject of [helmSubject, bdSubject]) {
     assert.deepEqual(await replay(subject, false, [new CrashAt(2, 'before'), new CrashAt(7, 'before'), new SetSpec(subject, 'B'), new SetSpec(subject, 'A'), new SetSpec(subject, 'C'), new SetSpec(subject, 'A'), new CrashAt(1, 'before')]), []);
   });
 }
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: a re-created owner's install crashed after its first record, then the owner deleted: none of its Helm records stay`, async () => {
+    assert.deepEqual(await replay(subject, false, [new CrashAt(11, 'after'), new DeleteOwner(subject), new CrashAt(1, 'after'), new CreateOwner(subject, 'A'), new DeleteOwner(subject), new TamperMirror(subject, 'plant')]), []);
+  });
+}

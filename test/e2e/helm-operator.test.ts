@@ -301,8 +301,10 @@ describe('HelmOperator', () => {
     assert.match(refused, /conflict/i, 'the hand upgrade is refused on the fields Binnacle holds');
     await asBinnacleKeeps('the failed record of the hand upgrade put back');
 
-    // Forced: the hand upgrade deploys, with a pod label of its own.
-    await helm('upgrade', 'adopted', CHART, '-n', ns, '--reuse-values', '--force-conflicts', '--set', 'replicaCount=3', '--set', 'podLabels.byhand=yes');
+    // Forced: the hand upgrade deploys, with a pod label of its own. It waits for the objects, so
+    // Binnacle reconciles (the Deployment changed) while its record is pending: the command still
+    // ends well, its record left until it is done (it failed at its last step when taken at once).
+    await helm('upgrade', 'adopted', CHART, '-n', ns, '--reuse-values', '--force-conflicts', '--wait', '--timeout', '60s', '--set', 'replicaCount=3', '--set', 'podLabels.byhand=yes');
     await asBinnacleKeeps('the hand upgrade’s record put back: revision 2 is the deployed one');
     assert.deepEqual(await values(), deployedValues);
     const dep = await eventually(
