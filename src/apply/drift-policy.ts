@@ -6,7 +6,7 @@
  * or only on those a rule's target names. An ignored field is neither repaired nor reported; an
  * upgrade whose manifest changes it still applies it. Ownership marks can never be ignored.
  */
-import { parseApiVersion, type KubeObject } from '../kube/types.js';
+import { managedFieldsOf, parseApiVersion, type KubeObject } from '../kube/types.js';
 import type { DriftIgnoreRule, DriftMode, DriftSpec } from '../api/types.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, MANAGED_BY_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './ownership.js';
 
@@ -153,12 +153,6 @@ function dropMarked(v: unknown): unknown {
 
 // --- field ownership (server-side apply's managedFields) -----------------------------------
 
-interface ManagedFieldsEntry {
-  manager?: string;
-  operation?: string;
-  fieldsV1?: Rec;
-}
-
 /** The fieldsV1 key of item `item` of a list: by its merge keys when another entry names it so, else by its value or position. */
 function itemKey(node: Rec, item: unknown, index: number): string | undefined {
   for (const k of Object.keys(node)) {
@@ -177,8 +171,7 @@ function itemKey(node: Rec, item: unknown, index: number): string | undefined {
 
 /** Whether `manager`'s applied configuration on `live` holds the field at `p`. */
 export function appliesField(live: KubeObject, manager: string, p: Pointer): boolean {
-  const entries = (live.metadata.managedFields ?? []) as ManagedFieldsEntry[];
-  return entries.some((e) => e.manager === manager && e.operation === 'Apply' && isRecord(e.fieldsV1) && holds(e.fieldsV1, live, p));
+  return managedFieldsOf(live).some((e) => e.manager === manager && e.operation === 'Apply' && isRecord(e.fieldsV1) && holds(e.fieldsV1, live, p));
 }
 
 function holds(fields: Rec, live: unknown, p: Pointer): boolean {

@@ -113,3 +113,20 @@ test('a repair (a `helm upgrade --force-conflicts` by hand, its record put back)
   assert.deepEqual(cluster.get(cmRef)?.data, { a: '1' });
   assert.deepEqual(managers(cluster.get(cmRef)), [`${FIELD_MANAGER}/Apply`]);
 });
+
+test('an object of another release the helm CLI holds fields of is refused, and nothing of it changes hands; taken over (adopt, as `--take-ownership`), its fields are handed over with it', async () => {
+  const cluster = new FakeCluster();
+  cluster.put(ns);
+  // Another release's ConfigMap, `helm install`ed (its marks name release "other").
+  const theirs = { ...cm({ a: '1' }), metadata: { ...cm({ a: '1' }).metadata, labels: { 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { 'meta.helm.sh/release-name': 'other', 'meta.helm.sh/release-namespace': 'team-a' } } };
+  cluster.putApplied(theirs, HELM_FIELD_MANAGER);
+  const before = cluster.get(cmRef);
+  await assert.rejects(releaseEngine(cluster).apply({ owner, release, objects: [cm({ a: '2' })], healthTimeoutMs: 200 }), /refusing to apply, nothing was changed[\s\S]*other/);
+  assert.deepEqual(cluster.get(cmRef)?.metadata.managedFields, before?.metadata.managedFields, 'its fields are the helm CLI’s still');
+  assert.deepEqual(cluster.get(cmRef)?.data, { a: '1' });
+  assert.equal(cluster.patched.length, 0, 'no patch was sent');
+  const res = await releaseEngine(cluster).apply({ owner, release, objects: [cm({ a: '2' })], adopt: true, healthTimeoutMs: 200 });
+  assert.equal(res.status, 'deployed', res.message);
+  assert.deepEqual(managers(cluster.get(cmRef)), [`${FIELD_MANAGER}/Apply`]);
+  assert.deepEqual(cluster.get(cmRef)?.data, { a: '2' });
+});

@@ -11,26 +11,12 @@
 import { FIELD_MANAGER } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { refOf, type KubeObject } from '../kube/types.js';
+import { managedFieldsOf, refOf, type KubeObject, type ManagedFieldsEntry as Entry } from '../kube/types.js';
 
 /** The field manager of the `helm` CLI (Helm 3 and 4). */
 export const HELM_FIELD_MANAGER = 'helm';
 
-interface Entry {
-  manager?: string;
-  operation?: string;
-  subresource?: string;
-  apiVersion?: string;
-  fieldsType?: string;
-  fieldsV1?: Record<string, unknown>;
-  time?: string;
-}
-
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-function entriesOf(live: KubeObject): Entry[] {
-  return (live.metadata.managedFields ?? []).filter((e): e is Entry => isRecord(e));
-}
 
 /** An entry of the helm CLI on the object itself (a status subresource's is not Binnacle's to hold). */
 function isHelms(e: Entry): boolean {
@@ -39,7 +25,7 @@ function isHelms(e: Entry): boolean {
 
 /** Whether the helm CLI holds fields of `live`. */
 export function heldByHelm(live: KubeObject): boolean {
-  return entriesOf(live).some(isHelms);
+  return managedFieldsOf(live).some(isHelms);
 }
 
 /** Two field sets (fieldsV1) as one: every field either holds. */
@@ -57,7 +43,7 @@ export function unionFields(a: Record<string, unknown>, b: Record<string, unknow
  * (made if there is none), or undefined when the helm CLI holds nothing.
  */
 export function helmFieldsHandedOver(live: KubeObject, now: Date = new Date()): Entry[] | undefined {
-  const entries = entriesOf(live);
+  const entries = managedFieldsOf(live);
   const helms = entries.filter(isHelms);
   if (helms.length === 0) return undefined;
   const mine = entries.find((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply' && (e.subresource === undefined || e.subresource === ''));

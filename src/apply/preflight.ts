@@ -7,7 +7,7 @@
  */
 import { FIELD_MANAGER } from '../kube/client.js';
 import { isInvalid, isNotFound, isTransient } from '../kube/errors.js';
-import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { describeRef, managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
 import { mapLimit } from '../util/map-limit.js';
 import { findQuiet, type ActionConfig } from './action-config.js';
@@ -143,8 +143,7 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
 
 /** Some Apply of Binnacle's own field manager holds fields of `live`: what it applied is its own, not adopted. */
 function appliedByBinnacle(live: KubeObject): boolean {
-  const entries = (live.metadata as { managedFields?: { manager?: string; operation?: string }[] }).managedFields ?? [];
-  return entries.some((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply');
+  return managedFieldsOf(live).some((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply');
 }
 
 /** One object's findings added to the whole's. */

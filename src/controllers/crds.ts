@@ -15,7 +15,7 @@ import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
 import { OPERATOR_CONDITION_API_VERSION, OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { API_VERSION } from '../api/types.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
-import type { KubeObject } from '../kube/types.js';
+import { managedFieldsOf, type KubeObject } from '../kube/types.js';
 
 type CrdClient = Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'apply'> & Pick<Discovery, 'invalidateDiscovery'>;
 
@@ -45,7 +45,7 @@ export function isOurOlmv1Crd(live: KubeObject): boolean {
 export function olmv1CrdOwner(live: KubeObject): string {
   const labels = live.metadata.labels ?? {};
   const annotations = live.metadata.annotations ?? {};
-  const managers = [...new Set((live.metadata.managedFields ?? []).map((f) => (typeof f === 'object' && f !== null ? (f as { manager?: unknown }).manager : undefined)).filter((m): m is string => typeof m === 'string'))];
+  const managers = [...new Set(managedFieldsOf(live).map((f) => f.manager).filter((m): m is string => typeof m === 'string'))];
   const openshift = Object.keys(annotations).some((k) => k.startsWith('include.release.openshift.io/') || k === 'capability.openshift.io/name') || managers.includes('cluster-olm-operator');
   const who = openshift ? "OpenShift's cluster-olm-operator" : labels['app.kubernetes.io/part-of'] === 'olm' || annotations['olm.operatorframework.io/generator'] !== undefined ? 'operator-controller (OLM v1)' : 'another installer';
   const facts: string[] = [];

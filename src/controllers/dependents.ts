@@ -27,7 +27,7 @@ import { DRIFT_HANDOVER_MANAGER } from '../apply/drift-policy.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { FIELD_MANAGER } from '../kube/client.js';
 import { Informer, type ListWatcher } from '../kube/informer.js';
-import { objectKey, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { managedFieldsOf, objectKey, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 
 export interface DependentWatchesOptions {
@@ -68,11 +68,9 @@ function desired(obj: KubeObject): string {
  */
 const OWN_MANAGERS = new Set([FIELD_MANAGER, DRIFT_HANDOVER_MANAGER]);
 
-type ManagedFieldsEntry = { manager?: string; operation?: string; subresource?: string };
-
 /** Each managedFields entry by manager, operation and subresource, as canonical JSON (its time and fields). */
 function managedEntries(obj: KubeObject): Map<string, { own: boolean; json: string }> {
-  const entries = ((obj.metadata as { managedFields?: ManagedFieldsEntry[] }).managedFields ?? []).map(
+  const entries = managedFieldsOf(obj).map(
     (e) => [`${e.manager ?? ''}|${e.operation ?? ''}|${e.subresource ?? ''}`, { own: OWN_MANAGERS.has(e.manager ?? '') && e.operation === 'Apply', json: canonicalJson(e) }] as const,
   );
   return new Map(entries);

@@ -28,6 +28,24 @@ export interface ObjectMeta {
   managedFields?: unknown[];
 }
 
+/** One entry of `metadata.managedFields` (server-side apply's field ownership), as far as Binnacle reads it. */
+export interface ManagedFieldsEntry {
+  manager?: string;
+  /** `Apply` (server-side apply) or `Update` (create, update, patch). */
+  operation?: string;
+  /** Set for a subresource's entry (`status`, `scale`). */
+  subresource?: string;
+  apiVersion?: string;
+  fieldsType?: string;
+  fieldsV1?: Record<string, unknown>;
+  time?: string;
+}
+
+/** The object's managedFields entries (what is not an object left out: the server sends none such). */
+export function managedFieldsOf(obj: { metadata: ObjectMeta }): ManagedFieldsEntry[] {
+  return (obj.metadata.managedFields ?? []).filter((e): e is ManagedFieldsEntry => typeof e === 'object' && e !== null && !Array.isArray(e));
+}
+
 export interface KubeObject {
   apiVersion: string;
   kind: string;
