@@ -40,8 +40,14 @@ export async function nodeOfVersion(version: string, cacheDir: string): Promise<
     const tree = join(work, 'tree');
     await unpackTarSafely(createReadStream(join(work, tgz)), tree, { source: tgz, whiteouts: false, maxBytes: 512 * 1024 * 1024 });
     if (!existsSync(join(tree, 'package', 'bin', 'node'))) throw new BinnacleError('transient', 'NODE_FETCH', `${tgz}: no package/bin/node in it`);
-    await rm(dir, { recursive: true, force: true });
-    await rename(tree, dir);
+    // A tree without node in it (cut short by hand) goes; a whole one is never removed here.
+    if (existsSync(dir) && !existsSync(node)) await rm(dir, { recursive: true, force: true });
+    try {
+      await rename(tree, dir);
+    } catch (err) {
+      // Another fetch of the same version renamed its tree first: that one is as good.
+      if (!existsSync(node)) throw err;
+    }
     return node;
   } finally {
     await rm(work, { recursive: true, force: true });
