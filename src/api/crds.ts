@@ -63,6 +63,12 @@ const bundleSource: Schema = obj(
   ['type'],
 );
 
+/** Fields other field managers hold (apply/types.ts ConflictPolicy). */
+const conflictPolicy = str(
+  'What an apply does with a field another field manager holds with another value: Force (default) takes it, as helm --force-conflicts; Fail refuses the change before anything is applied, naming the manager and the fields.',
+  { enum: ['Force', 'Fail'] },
+);
+
 /** How much one release may hold (apply/limits.ts). */
 const limits: Schema = obj({
   maxObjects: int('Objects a render may hold (manifest, CRDs and hooks). Default 2000, at most 20000.', { minimum: 1 }),
@@ -183,7 +189,8 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       bundleConfig: freeform("OLM v1's registry+v1 bundle configuration (watchNamespace, deploymentConfig), checked with OLM v1's rules; replaces watchNamespace(s) and config."),
       olmv1Owner: str("The olm.operatorframework.io/v1 ClusterExtension this bundle is installed for: its objects carry OLM v1's owner labels (informational; ownership stays Binnacle's).", { maxLength: 253 }),
       serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
-      adoptExisting: bool(),
+      adoptExisting: bool('Take over objects that exist but belong to no one or someone else (as helm --take-ownership).'),
+      conflictPolicy,
       crdUpgradeSafety: str('Strict (default) refuses a CRD change that is not upgrade-safe; None applies it unchecked.', { enum: ['Strict', 'None'] }),
       autoRollback: bool(),
       keepFailedInstall: bool('Keep a failed first install for debugging instead of removing it (as helm install --atomic does).'),
@@ -258,7 +265,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), bundleConfig: freeform("OLM v1's bundle configuration, passed to the main BundleDeployment."), adoptExisting: bool(), crdUpgradeSafety: str('Strict (default) or None: passed to the BundleDeployments.', { enum: ['Strict', 'None'] }), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), bundleConfig: freeform("OLM v1's bundle configuration, passed to the main BundleDeployment."), adoptExisting: bool(), conflictPolicy, crdUpgradeSafety: str('Strict (default) or None: passed to the BundleDeployments.', { enum: ['Strict', 'None'] }), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
       verify: verifyPolicy("the extension's ServiceAccount; copied to each BundleDeployment's spec.source.verify"),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
       drift,
@@ -382,6 +389,8 @@ export const HELM_OPERATOR_CRD = crd({
         clusterScopedKinds: arr(str(), { description: 'Cluster-scoped kinds a release may hold: Kind.group, or Kind for the core group.' }),
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
+      conflictPolicy,
+      takeOwnership: bool("Releases take over objects that exist and belong to no release (as helm --take-ownership); another release's objects stay refused."),
       drift,
       limits,
       upgradeApproval: approvalMode,

@@ -57,6 +57,15 @@ export interface DriftIgnoreRule {
 }
 
 /** As Flux helm-controller's `driftDetection`: ignored fields are neither repaired nor reported, but an upgrade that changes one applies it. */
+/**
+ * What an apply does with a field another field manager holds with another value (server-side
+ * apply's conflicts): `Force` takes it (Helm 4's `--force-conflicts`; Binnacle's default, the
+ * release being the source of truth for every field its manifest sets that the drift rules do
+ * not leave to others), `Fail` refuses the change, naming the manager and the fields, and
+ * changes nothing.
+ */
+export type ConflictPolicy = 'Force' | 'Fail';
+
 export interface DriftSpec {
   mode?: DriftMode;
   ignore?: DriftIgnoreRule[];
@@ -117,8 +126,10 @@ export interface BundleDeploymentSpec {
   olmv1Owner?: string;
   /** The ServiceAccount whose permissions the install uses; in installNamespace unless `namespace` names another. */
   serviceAccount?: { name: string; namespace?: string };
-  /** Take over objects that exist but belong to no one (or someone else). */
+  /** Take over objects that exist but belong to no one (or someone else), as helm --take-ownership. */
   adoptExisting?: boolean;
+  /** Fields other field managers hold: `Force` (default) takes them, `Fail` refuses the change (ConflictPolicy). */
+  conflictPolicy?: ConflictPolicy;
   /**
    * `None` skips the CRD upgrade safety check of a CRD the release changes (OLM v1's
    * `install.preflight.crdUpgradeSafety.enforcement`); `Strict`, the default, refuses an unsafe change.
@@ -195,6 +206,8 @@ export interface ClusterExtensionSpec {
     /** Passed to its main BundleDeployment (BundleDeploymentSpec.bundleConfig): OLM v1's inline configuration and rules. */
     bundleConfig?: Record<string, unknown>;
     adoptExisting?: boolean;
+    /** Passed to its BundleDeployments (BundleDeploymentSpec.conflictPolicy). */
+    conflictPolicy?: ConflictPolicy;
     /** Passed to its BundleDeployments (BundleDeploymentSpec.crdUpgradeSafety). */
     crdUpgradeSafety?: CrdUpgradeSafety;
     autoRollback?: boolean;
@@ -365,6 +378,13 @@ export interface HelmOperatorSpec {
   };
   /** What deleting the HelmOperator does to its CRs: `Uninstall` their releases (default), or `Orphan` them (CRs and objects stay, unmanaged). */
   deletionPolicy?: 'Uninstall' | 'Orphan';
+  /** Fields other field managers hold, for every release it serves: `Force` (default) or `Fail` (ConflictPolicy). */
+  conflictPolicy?: ConflictPolicy;
+  /**
+   * Releases take over objects that exist and that no release, owner label or controller holds
+   * (helm --take-ownership, narrowed: a CR's release never takes another release's objects).
+   */
+  takeOwnership?: boolean;
   /** For the releases of every custom resource it serves. */
   drift?: DriftSpec;
   /** How much each custom resource's release may hold (the operator owner's say, never the CR author's). */

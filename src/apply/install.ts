@@ -50,7 +50,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
   const from = decision.action === 'upgrade' ? decision.from : undefined;
   const baseline = await baselineOf(cfg, from, req.release);
   const same = await sameAsDeployed(cfg, objects, baseline, req);
-  const checked = await preflight(cfg, objects, req.owner, req.release, { adopt: req.adopt === true, force: req.force === true, same, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety });
+  const checked = await preflight(cfg, objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, force: req.force === true, same, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety });
   const version = (history.at(-1)?.revision ?? 0) + 1;
   const upgrade = from !== undefined;
   const log = cfg.logger.child({ release: `${req.release.namespace}/${req.release.name}`, revision: version });

@@ -60,6 +60,17 @@ export function ownerName(owner: Owner): string {
   return `${owner.kind} ${owner.namespace === undefined ? '' : `${owner.namespace}/`}${owner.name}`;
 }
 
+/** Whether anyone holds `obj` by the marks describeOwner reads: an owner's labels, a Helm release, a managed-by label, a controller. */
+export function heldBySomeone(obj: Pick<KubeObject, 'metadata'>): boolean {
+  const labels = obj.metadata.labels ?? {};
+  return (
+    labels[OWNER_KIND_LABEL] !== undefined ||
+    labels[MANAGED_BY_LABEL] !== undefined ||
+    obj.metadata.annotations?.[HELM_RELEASE_NAME_ANNOTATION] !== undefined ||
+    (obj.metadata.ownerReferences ?? []).some((r) => r.controller === true)
+  );
+}
+
 /** Who holds an object, in words, for refusal messages. */
 export function describeOwner(obj: Pick<KubeObject, 'metadata'>): string {
   const labels = obj.metadata.labels ?? {};

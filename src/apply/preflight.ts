@@ -6,7 +6,7 @@
  * adopted), which to replace (immutable changes, with force), and which are unchanged.
  */
 import { FIELD_MANAGER } from '../kube/client.js';
-import { isInvalid, isNotFound, isTransient } from '../kube/errors.js';
+import { isFieldManagerConflict, isInvalid, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
 import { mapLimit } from '../util/map-limit.js';
@@ -15,7 +15,7 @@ import { checkCrdUpgrade } from './crd-safety.js';
 import { objectDrift } from './drift.js';
 import { ApplyRefusedError } from './errors.js';
 import { heldByHelm } from './helm-fields.js';
-import { describeOwner, isOwnedBy, ownerName } from './ownership.js';
+import { describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
 import type { Owner, ReleaseRef, OperationRequest } from './types.js';
 
@@ -36,7 +36,8 @@ export interface Preflight {
 }
 
 export interface PreflightHow {
-  adopt?: boolean;
+  adopt?: OperationRequest['adopt'];
+  conflictPolicy?: OperationRequest['conflictPolicy'];
   force?: boolean;
   /** A repair re-applies the deployed revision: no dry run, and the release namespace exists. */
   repair?: boolean;
@@ -50,7 +51,9 @@ export interface PreflightHow {
 interface ObjectCheck {
   owner: Owner;
   release: ReleaseRef;
-  adopt: boolean;
+  adopt: OperationRequest['adopt'];
+  /** Whether a live object's fields other managers hold are taken (ConflictPolicy `Force`). */
+  forceConflicts: boolean;
   force: boolean;
   same: boolean;
   /** Whether a changed CRD is checked for upgrade safety (all but `None`). */
@@ -91,7 +94,7 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
     // What a watch holds stands in for the read only where nothing new is to be written: a
     // repair, or an object as the deployed revision applied it. A new or changed object is read.
     const watched = repair || same ? how.watched : undefined;
-    await checkObject(cfg, obj, { owner, release, adopt: how.adopt === true, force: how.force === true, same, checkCrds: how.crdUpgradeSafety !== 'None', ...(watched === undefined ? {} : { watched }) }, mine);
+    await checkObject(cfg, obj, { owner, release, adopt: how.adopt, forceConflicts: how.conflictPolicy !== 'Fail', force: how.force === true, same, checkCrds: how.crdUpgradeSafety !== 'None', ...(watched === undefined ? {} : { watched }) }, mine);
     return mine;
   });
   const [missing, perObject] = await Promise.all([namespaceMissing, checks]);
@@ -163,14 +166,15 @@ function mergeFindings(into: Findings, from: Findings): void {
  * force), a CRD only with a safe change. Answers whether to go on to the dry run. The same rule
  * holds for a release's hooks (hooks.ts calls it too).
  */
-export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'> & Partial<Pick<ObjectCheck, 'checkCrds'>>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
+export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'> & Partial<Pick<ObjectCheck, 'checkCrds' | 'forceConflicts'>>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
   const { owner, release } = o;
   const what = describeRef(refOf(obj));
-  if (!isOwnedBy(live, owner, release) && !o.adopt) {
-    found.result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (adopt to override)`, { field: what });
+  if (!isOwnedBy(live, owner, release) && o.adopt !== true && !(o.adopt === 'unowned' && !heldBySomeone(live))) {
+    const hint = o.adopt === 'unowned' ? 'takeOwnership takes only objects no release, owner or controller holds' : "adopt to override: a BundleDeployment's adoptExisting, a HelmOperator's takeOwnership, helm adopt";
+    found.result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (${hint})`, { field: what });
     return false;
   }
-  found.takeOver.add(identityOf(obj));
+  if (o.forceConflicts !== false) found.takeOver.add(identityOf(obj));
   if (obj.kind === 'CustomResourceDefinition' && o.checkCrds !== false) {
     const safety = checkCrdUpgrade(live, obj);
     if (!safety.ok) found.result.children.push(safety);
@@ -181,6 +185,13 @@ export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck
 /** The server dry run refused `obj`: a problem, unless the refusal is no verdict (retried, or checked at apply) or force replaces it. */
 function noteDryRunRefusal(err: unknown, obj: KubeObject, live: KubeObject | undefined, force: boolean, found: Findings): void {
   // NotFound: its namespace or CRD comes earlier in this same release; checked when applied.
+  // ConflictPolicy Fail: another field manager holds a field this change sets (the API server
+  // names the manager and the fields). A verdict, not a race: refused before anything changes.
+  if (isFieldManagerConflict(err)) {
+    const what = describeRef(refOf(obj));
+    found.result.error('apply.conflict', `${what}: ${errorMessage(err)} (conflictPolicy Fail: Binnacle takes no field another manager holds; Force takes them)`, { field: what });
+    return;
+  }
   // A transient failure (5xx, unreachable) is no verdict on the object: retried, not refused.
   if (isTransient(err)) throw err;
   if (isNotFound(err)) return;

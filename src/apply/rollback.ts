@@ -26,12 +26,13 @@ export interface RollbackHow {
   confine?: ConfineCheck | undefined;
   ownerReference?: OperationRequest['ownerReference'];
   crdUpgradeSafety?: OperationRequest['crdUpgradeSafety'];
+  conflictPolicy?: OperationRequest['conflictPolicy'];
 }
 
 /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
 /** How a request rolls back: its health wait, force, drift rules, confinement and owner reference. */
-export function rollbackHowOf(req: Pick<OperationRequest, 'healthTimeoutMs' | 'waitForHealth' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference' | 'crdUpgradeSafety'>, defaultTimeoutMs: number): RollbackHow {
-  return { healthTimeoutMs: req.healthTimeoutMs ?? defaultTimeoutMs, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift, confine: req.confine, ownerReference: req.ownerReference, crdUpgradeSafety: req.crdUpgradeSafety };
+export function rollbackHowOf(req: Pick<OperationRequest, 'healthTimeoutMs' | 'waitForHealth' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference' | 'crdUpgradeSafety' | 'conflictPolicy'>, defaultTimeoutMs: number): RollbackHow {
+  return { healthTimeoutMs: req.healthTimeoutMs ?? defaultTimeoutMs, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift, confine: req.confine, ownerReference: req.ownerReference, crdUpgradeSafety: req.crdUpgradeSafety, conflictPolicy: req.conflictPolicy };
 }
 
 export async function rollback(cfg: ActionConfig, opts: { release: ReleaseRef; toRevision?: number } & Partial<RollbackHow>): Promise<ApplyResult> {
@@ -65,7 +66,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
     objects = withOwnerReference(await prepare(cfg.client, await parseManifestAsync(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release), { release, ownerReference: how.ownerReference });
     const hooks = (target.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `release ${release.namespace}/${release.name} revision ${target.revision} hook ${h.name}`));
     await assertConfined([...objects, ...hooks], how.confine, release, `revision ${target.revision}`);
-    checked = await preflight(cfg, objects, owner, release, { force: how.force, crdUpgradeSafety: how.crdUpgradeSafety });
+    checked = await preflight(cfg, objects, owner, release, { force: how.force, crdUpgradeSafety: how.crdUpgradeSafety, conflictPolicy: how.conflictPolicy });
   } catch (err) {
     if (!(err instanceof ApplyRefusedError)) throw err;
     return { revision: version - 1, status: 'failed', applied: [], pruned: [], health: EMPTY_HEALTH, message: err.message };

@@ -1,5 +1,5 @@
 /** The applier's public contract: what a caller asks for and what it gets back. */
-import type { DriftMode, DriftSpec } from '../api/types.js';
+import type { ConflictPolicy, DriftMode, DriftSpec } from '../api/types.js';
 import type { ClusterClient } from '../kube/ports.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 
@@ -115,8 +115,14 @@ export interface OperationRequest {
   disableHooks?: boolean;
   /** Set as controller owner of the namespaced objects in the release namespace (a Helm operator's CR). */
   ownerReference?: { apiVersion: string; kind: string; name: string; uid: string };
-  /** Take over objects that exist but are not ours. */
-  adopt?: boolean;
+  /**
+   * Take over objects that exist but are not ours: `true` any of them (Helm 4's
+   * `--take-ownership`); `unowned` only those no release, owner label or controller holds
+   * (a HelmOperator's `takeOwnership`: its releases share their namespaces with others).
+   */
+  adopt?: boolean | 'unowned';
+  /** Fields other managers hold (default `Force`): see ConflictPolicy. */
+  conflictPolicy?: ConflictPolicy;
   /** `None`: a changed CRD is applied without the upgrade safety check (OLM v1's enforcement None). */
   crdUpgradeSafety?: 'Strict' | 'None';
   /**

@@ -42,6 +42,14 @@ export function isConflict(err: unknown): boolean {
   return err instanceof KubeApiError && err.statusCode === 409 && err.reason !== 'AlreadyExists';
 }
 
+/**
+ * Server-side apply refused a field another field manager holds (409, cause
+ * FieldManagerConflict): a verdict until someone changes hands, not a race to retry.
+ */
+export function isFieldManagerConflict(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 409 && (err.details?.causes ?? []).some((c) => c.reason === 'FieldManagerConflict');
+}
+
 export function isAlreadyExists(err: unknown): boolean {
   return err instanceof KubeApiError && err.reason === 'AlreadyExists';
 }

@@ -475,16 +475,20 @@ export class FakeCluster {
   serverSideApply(live: KubeObject | undefined, obj: KubeObject, manager: string, force: boolean, subresource: 'status' | undefined): KubeObject {
     const fresh = fieldsOf(obj, subresource === 'status' ? 'status' : 'object');
     const entries: ManagedEntry[] = structuredClone(((live?.metadata.managedFields ?? []) as ManagedEntry[]).filter((e) => isRecord(e.fieldsV1)));
-    const conflicts: string[] = [];
+    const conflicts: { manager: string; field: string }[] = [];
     for (const e of entries) {
       if (e.manager === manager && e.operation === 'Apply' && e.subresource === subresource) continue;
       for (const path of leaves(fresh)) {
         if (!holdsPath(e.fieldsV1, path) || same(valueAt(live, path), valueAt(obj, path))) continue;
         if (force) dropPath(e.fieldsV1, path);
-        else conflicts.push(`${e.manager}: .${path.join('.')}`);
+        else conflicts.push({ manager: e.manager ?? '', field: `.${path.join('.')}` });
       }
     }
-    if (conflicts.length > 0) throw new KubeApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: conflicts with ${conflicts.join(', ')}`);
+    // As the API server says it: the message, and one FieldManagerConflict cause per field.
+    if (conflicts.length > 0) {
+      const causes = conflicts.map((c) => ({ reason: 'FieldManagerConflict', message: `conflict with "${c.manager}" using ${obj.apiVersion}`, field: c.field }));
+      throw new KubeApiError(409, 'Conflict', `Apply failed with ${conflicts.length} conflict${conflicts.length === 1 ? '' : 's'}: ${causes.map((c) => `${c.message}: ${c.field}`).join('\n')}`, { causes });
+    }
     const mine = entries.find((e) => e.manager === manager && e.operation === 'Apply' && e.subresource === subresource);
     const result: KubeObject = structuredClone(live ?? { apiVersion: obj.apiVersion, kind: obj.kind, metadata: { name: obj.metadata.name, ...(obj.metadata.namespace === undefined ? {} : { namespace: obj.metadata.namespace }) } });
     result.apiVersion = obj.apiVersion;

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Crash, FakeCluster, faults, type FakeClient } from './fake-cluster.test-helper.js';
 import { MAX_OBJECT_NESTING } from '../util/nesting.js';
-import { isConflict, isNotFound, KubeApiError } from './errors.js';
+import { isConflict, isFieldManagerConflict, isNotFound, KubeApiError } from './errors.js';
 import type { KubeObject } from './types.js';
 
 const cm = (name: string, data: Record<string, string>, ns = 'a') => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data });
@@ -11,7 +11,7 @@ test('server-side apply: a field another manager holds with another value confli
   const cluster = new FakeCluster();
   const c = cluster.client();
   await c.apply(cm('x', { a: '1' }), { fieldManager: 'one' });
-  await assert.rejects(c.apply(cm('x', { a: '2' }), { fieldManager: 'two' }), (err: unknown) => isConflict(err) && /one: \.data\.a/.test((err as Error).message));
+  await assert.rejects(c.apply(cm('x', { a: '2' }), { fieldManager: 'two' }), (err: unknown) => isConflict(err) && isFieldManagerConflict(err) && /conflict with "one" using v1: \.data\.a/.test((err as Error).message));
   // The same value is shared, not a conflict.
   await c.apply(cm('x', { a: '1' }), { fieldManager: 'two' });
   await c.apply(cm('x', { a: '3' }), { fieldManager: 'two', force: true });

@@ -9,6 +9,8 @@
  * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling; a `helm upgrade`
  * by hand on it is refused on Binnacle's fields; forced, its record is put back and its objects repaired.
  * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back on Helm 4.
+ * The HelmOperator's conflictPolicy (Fail names the other field manager and the field; Force takes
+ * it) and takeOwnership (an object no one holds is taken; another release's never).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -320,5 +322,52 @@ describe('HelmOperator', () => {
     const managers = ((dep.metadata.managedFields ?? []) as { manager?: string; subresource?: string }[]).filter((e) => e.subresource === undefined).map((e) => e.manager);
     assert.ok(!managers.includes('helm'), `the helm CLI holds no field of the Deployment any more: ${managers.join(', ')}`);
     assert.equal(findCondition((await cr('adopted')).status?.conditions, 'Deployed')?.status, 'True');
+  });
+
+  test("conflict policy and take ownership: Fail refuses a field another manager holds, naming it, Force takes it; an object no one holds is taken only with takeOwnership, another release's never", async () => {
+    const operator = (spec: Record<string, unknown>): Promise<void> =>
+      applyPushgatewayOperator(client, { name: hopName, repo: repo(), group: GROUP, namespace: ns, kind: { valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] }, spec });
+    const failed = (name: string, what: RegExp): Promise<string> =>
+      eventually(
+        `${name}: ReleaseFailed ${String(what)}`,
+        async () => {
+          const message = findCondition((await cr(name)).status?.conditions, 'ReleaseFailed')?.message ?? '';
+          return what.test(message) ? message : undefined;
+        },
+        60_000,
+        500,
+      );
+    const depRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'cf-prometheus-pushgateway' };
+    await operator({ conflictPolicy: 'Fail' });
+    await applyCr('cf', { replicaCount: 1 });
+    await deployedAt('cf', 1);
+    // Someone else sets the replicas (its field now); the next upgrade sets them too.
+    await kubectl('patch', 'deployment', depRef.name, '-n', ns, '--type=merge', '--field-manager=someone-else', '-p', '{"spec":{"replicas":4}}');
+    await applyCr('cf', { replicaCount: 2 });
+    // (Meanwhile each drift repair fails alike: the revision stays, the field is the other's.)
+    const refused = await failed('cf', /nothing was changed[\s\S]*conflict with "someone-else"/);
+    assert.match(refused, /cf-prometheus-pushgateway[^;]*conflict with "someone-else" using apps\/v1: \.spec\.replicas[^;]*conflictPolicy Fail/);
+    assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 4, 'the other manager’s value stays');
+    assert.deepEqual((JSON.parse(await helm('history', 'cf', '-n', ns, '-o', 'json')) as { revision: number }[]).map((h) => h.revision), [1], 'no revision recorded');
+    // Force (the default): the upgrade takes the field.
+    await operator({});
+    await deployedAt('cf', 2);
+    assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 2);
+
+    // A ServiceAccount made by hand where the release puts its own: refused unless the operator's owner asks.
+    const saRef = { apiVersion: 'v1', kind: 'ServiceAccount', namespace: ns, name: 'to-prometheus-pushgateway' };
+    await kubectl('create', 'serviceaccount', saRef.name, '-n', ns);
+    await applyCr('to', { replicaCount: 1 });
+    assert.match(await failed('to', /already exists/), /ServiceAccount .*to-prometheus-pushgateway already exists and belongs to no Binnacle owner .*refusing to take it over/);
+    await operator({ takeOwnership: true });
+    await deployedAt('to', 1);
+    const sa = await client.get(saRef);
+    assert.equal(sa.metadata.labels?.['binnacle.dev/owner-name'], 'to', 'taken: it carries the release’s marks');
+    assert.equal(sa.metadata.annotations?.['meta.helm.sh/release-name'], 'to');
+    // Another release's object is never taken, takeOwnership or not: release `thief` renders cf's Service name.
+    await applyCr('thief', { replicaCount: 1, fullnameOverride: 'cf-prometheus-pushgateway' });
+    assert.match(await failed('thief', /belongs to/), /cf-prometheus-pushgateway already exists and belongs to Pushgateway .*\/cf.*takeOwnership takes only objects no release, owner or controller holds/);
+    assert.equal((await client.get(depRef)).metadata.labels?.['binnacle.dev/owner-name'], 'cf', 'cf’s objects stay cf’s');
+    await operator({});
   });
 });

@@ -377,7 +377,7 @@ export class HelmOperatorReconciler implements Reconciler {
       }
     }
     for (const [key, k] of wanted) {
-      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits });
+      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits, conflicts: hop.spec.conflictPolicy, take: hop.spec.takeOwnership });
       const current = op.kinds.get(key);
       if (current !== undefined && current.spec === spec) {
         if (chartChanged) current.running.enqueueAll();
@@ -427,6 +427,8 @@ export class HelmOperatorReconciler implements Reconciler {
       ...(k.watchDependentResources === undefined ? {} : { watchDependentResources: k.watchDependentResources }),
       ...(hop.spec.drift === undefined ? {} : { drift: hop.spec.drift }),
       ...(hop.spec.limits === undefined ? {} : { limits: hop.spec.limits }),
+      ...(hop.spec.conflictPolicy === undefined ? {} : { conflictPolicy: hop.spec.conflictPolicy }),
+      ...(hop.spec.takeOwnership === true ? { takeOwnership: true } : {}),
     };
   }
 

@@ -40,7 +40,7 @@ import { deployedReleaseStatus } from './deployed-release.js';
 import { impersonationFor } from '../../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from '../drift-report.js';
 import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from '../release-engine.js';
-import type { DriftSpec, ReleaseLimits } from '../../api/types.js';
+import type { ConflictPolicy, DriftSpec, ReleaseLimits } from '../../api/types.js';
 import { releaseLimits, ReleaseTooLargeError } from '../../apply/limits.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
@@ -105,6 +105,10 @@ export interface HelmKind {
   watchDependentResources?: boolean;
   /** Its HelmOperator's drift rules, for every release of the kind. */
   drift?: DriftSpec;
+  /** Its HelmOperator's conflict policy (default Force). */
+  conflictPolicy?: ConflictPolicy;
+  /** Its HelmOperator's takeOwnership: releases take objects that exist and no one holds. */
+  takeOwnership?: boolean;
   /** How much each release may hold (its HelmOperator's spec.limits); apply/limits.ts's defaults otherwise. */
   limits?: ReleaseLimits;
   /** The OverrideValuesInUse event says a value was overridden without printing it (`--suppress-override-values`). */
@@ -711,6 +715,8 @@ export class HelmReleaseReconciler implements Reconciler {
       force: s.annotations[ANNOTATIONS.upgradeForce] === 'true',
       rollbackForce: s.annotations[ANNOTATIONS.rollbackForce] === 'true',
       ...(this.o.kind.drift === undefined ? {} : { drift: this.o.kind.drift }),
+      ...(this.o.kind.conflictPolicy === undefined ? {} : { conflictPolicy: this.o.kind.conflictPolicy }),
+      ...(this.o.kind.takeOwnership === true ? { adopt: 'unowned' as const } : {}),
       ...(this.o.watched === undefined ? {} : { watched: this.o.watched }),
       // Everything a run applies or runs is confined: the render's objects and hooks, and what it takes from the records (a repair, a rollback).
       ...(confine === undefined ? {} : { confine }),
