@@ -63,6 +63,25 @@ const bundleSource: Schema = obj(
   ['type'],
 );
 
+/** Flux's postRenderers: Kustomize-style patches (apply/post-render.ts), bounded. */
+const postRenderers = arr(
+  obj({
+    kustomize: obj({
+      patches: arr(
+        obj(
+          {
+            patch: str('YAML: a list of JSON Patch (RFC 6902) operations, or an object applied as a merge patch (RFC 7386; a list is replaced whole).', { maxLength: 65536 }),
+            target: obj({ group: str(), version: str(), kind: str(), name: str(), namespace: str(), labelSelector: str('Equality (k=v) and existence (k) terms, comma-separated.') }),
+          },
+          ['patch'],
+        ),
+        { maxItems: 50 },
+      ),
+    }),
+  }),
+  { maxItems: 10, description: "Patches applied to every release's rendered objects after Helm's render and before the scope check, as Flux's postRenderers; part of each release's input digest." },
+);
+
 /** Fields other field managers hold (apply/types.ts ConflictPolicy). */
 const conflictPolicy = str(
   'What an apply does with a field another field manager holds with another value: Force (default) takes it, as helm --force-conflicts; Fail refuses the change before anything is applied, naming the manager and the fields.',
@@ -389,6 +408,7 @@ export const HELM_OPERATOR_CRD = crd({
         clusterScopedKinds: arr(str(), { description: 'Cluster-scoped kinds a release may hold: Kind.group, or Kind for the core group.' }),
       }),
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
+      postRenderers,
       conflictPolicy,
       takeOwnership: bool("Releases take over objects that exist and belong to no release (as helm --take-ownership); another release's objects stay refused."),
       drift,

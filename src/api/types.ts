@@ -66,6 +66,28 @@ export interface DriftIgnoreRule {
  */
 export type ConflictPolicy = 'Force' | 'Fail';
 
+/** Which rendered objects a post-render patch applies to (Kustomize's patch target): every field given must match. */
+export interface PostRenderPatchTarget {
+  group?: string;
+  version?: string;
+  kind?: string;
+  name?: string;
+  namespace?: string;
+  /** Equality terms (`k=v`) and existence terms (`k`), comma-separated. */
+  labelSelector?: string;
+}
+
+/** One post-renderer, as Flux's HelmRelease `postRenderers[]`: Kustomize-style patches (apply/post-render.ts). */
+export interface PostRenderer {
+  kustomize?: {
+    patches?: {
+      /** YAML: a list of JSON Patch (RFC 6902) operations, or an object applied as a merge patch (RFC 7386). */
+      patch: string;
+      target?: PostRenderPatchTarget;
+    }[];
+  };
+}
+
 export interface DriftSpec {
   mode?: DriftMode;
   ignore?: DriftIgnoreRule[];
@@ -385,6 +407,12 @@ export interface HelmOperatorSpec {
    * (helm --take-ownership, narrowed: a CR's release never takes another release's objects).
    */
   takeOwnership?: boolean;
+  /**
+   * Patches applied to every release's rendered objects after Helm's render and before the scope
+   * check, as Flux's postRenderers (the operator owner's, never a CR author's); part of each
+   * release's input digest, so a change upgrades every release.
+   */
+  postRenderers?: PostRenderer[];
   /** For the releases of every custom resource it serves. */
   drift?: DriftSpec;
   /** How much each custom resource's release may hold (the operator owner's say, never the CR author's). */

@@ -52,3 +52,24 @@ test('lookup reaches the cluster client with GETs only, and what it reads is ren
   assert.ok(calls.length > 0);
   assert.deepEqual(calls.filter((c) => c.method !== 'GET'), [], 'only GETs reach the client');
 });
+
+test('post-renderers patch the rendered objects, the record keeps what is applied, and they are in the input digest only when set', { timeout: 120_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'chart-post-render-'));
+  try {
+    await mkdir(join(dir, 'templates'));
+    await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: post\nversion: 0.1.0\n');
+    await writeFile(join(dir, 'templates', 'cm.yaml'), 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-settings\ndata:\n  a: "1"\n');
+    const input = { chart: dir, chartDigest: 'sha256:test', release: { name: 'r', namespace: 'ns' }, values: {}, revision: 1, engine };
+    const postRenderers = [{ kustomize: { patches: [{ target: { kind: 'ConfigMap' }, patch: '- op: add\n  path: /data/b\n  value: "2"\n' }] } }];
+    const plain = await renderChart(input);
+    const patched = await renderChart({ ...input, postRenderers });
+    assert.deepEqual(plain.objects[0]?.data, { a: '1' });
+    assert.deepEqual(patched.objects[0]?.data, { a: '1', b: '2' });
+    assert.deepEqual(objectsOf(patched.content.manifest, 'record')[0]?.data, { a: '1', b: '2' }, 'the record keeps the patched object');
+    assert.doesNotMatch(plain.content.manifest, /b: "?2/);
+    assert.notEqual(patched.inputDigest, plain.inputDigest);
+    assert.equal((await renderChart({ ...input, postRenderers: [] })).inputDigest, plain.inputDigest, 'none set: the digest as before');
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});

@@ -14,8 +14,9 @@ import type { Capabilities as ClusterCapabilities, ObjectReader, RawRequester } 
 import { isKubeObject, type KubeObject } from '../kube/types.js';
 import { inputDigestOf } from '../util/canonical-json.js';
 import { checkRenderLimits, DEFAULT_RELEASE_LIMITS, releaseTooLarge } from '../apply/limits.js';
-import { manifestDocuments } from '../apply/release.js';
-import type { ReleaseLimits } from '../api/types.js';
+import { postRender } from '../apply/post-render.js';
+import { manifestDocuments, toManifest } from '../apply/release.js';
+import type { PostRenderer, ReleaseLimits } from '../api/types.js';
 
 export { inputDigestOf };
 import { BinnacleError, InputError } from '../util/errors.js';
@@ -45,6 +46,8 @@ export interface ChartRenderInput {
   engine?: HelmEngine;
   /** How much the release may hold; checked on Helm's output before it is parsed. Default apply/limits.ts's. */
   limits?: Required<ReleaseLimits>;
+  /** Patches applied to the rendered manifest's objects (apply/post-render.ts); part of the input digest. */
+  postRenderers?: PostRenderer[];
 }
 
 export interface ChartRender {
@@ -156,6 +159,8 @@ function digestOf(input: ChartRenderInput, caps: Capabilities | undefined): stri
     kubeVersion: caps?.kubeVersion ?? '',
     apis: caps === undefined ? '' : createHash('sha256').update(caps.apiVersions.join('\n')).digest('hex'),
     crdPolicy: input.crdPolicy ?? 'Create',
+    // Only when there are some: the digest of every release without them stays as it was.
+    ...(input.postRenderers === undefined || input.postRenderers.length === 0 ? {} : { postRenderers: input.postRenderers }),
   });
 }
 
@@ -179,13 +184,21 @@ export async function renderChart(input: ChartRenderInput): Promise<ChartRender>
   if (typeof manifest !== 'string') throw new BinnacleError('internal', 'HELM_RELEASE', 'Helm answered a release without a manifest');
   // Counted again, as the host sees it, before anything is parsed (an engine that did not check).
   checkRenderLimits([manifest, ...res.crds.map((f) => f.data), ...hooks.map((h) => h.manifest)], limits, where);
-  const objects = await objectsOfAsync(manifest, `${rel.chart.metadata.name}: rendered manifest`);
+  let objects = await objectsOfAsync(manifest, `${rel.chart.metadata.name}: rendered manifest`);
+  let recorded = manifest;
+  if (input.postRenderers !== undefined && input.postRenderers.length > 0) {
+    // The record keeps what is applied (a repair, a rollback and an uninstall read it), as Helm's
+    // release keeps its post-renderer's output; counted again, since a patch can add.
+    objects = postRender(objects, input.postRenderers);
+    recorded = toManifest(objects);
+    checkRenderLimits([recorded, ...res.crds.map((f) => f.data), ...hooks.map((h) => h.manifest)], limits, where);
+  }
   const crds = await chartCrds(res.crds, input.crdPolicy ?? 'Create', input.client, rel.chart.metadata.name);
   const chart = chartInfoOf(rel.chart.metadata);
   const notes = rel.info.notes ?? '';
   return {
     objects: [...crds, ...objects],
-    content: { chart: sharedChart(rel.chart as unknown as Record<string, unknown>), manifest, hooks, ...(notes === '' ? {} : { notes }) },
+    content: { chart: sharedChart(rel.chart as unknown as Record<string, unknown>), manifest: recorded, hooks, ...(notes === '' ? {} : { notes }) },
     chart,
     notes,
     values: rel.config ?? {},

@@ -10,7 +10,8 @@
  * by hand on it is refused on Binnacle's fields; forced, its record is put back and its objects repaired.
  * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back on Helm 4.
  * The HelmOperator's conflictPolicy (Fail names the other field manager and the field; Force takes
- * it) and takeOwnership (an object no one holds is taken; another release's never).
+ * it), takeOwnership (an object no one holds is taken; another release's never) and postRenderers
+ * (the owner's patches upgrade every release; one that selects nothing fails it by name).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -324,7 +325,7 @@ describe('HelmOperator', () => {
     assert.equal(findCondition((await cr('adopted')).status?.conditions, 'Deployed')?.status, 'True');
   });
 
-  test("conflict policy and take ownership: Fail refuses a field another manager holds, naming it, Force takes it; an object no one holds is taken only with takeOwnership, another release's never", async () => {
+  test("conflict policy, take ownership, post-render: Fail refuses a field another manager holds, naming it, Force takes it; an object no one holds is taken only with takeOwnership, another release's never; the owner's patches reach every release", async () => {
     const operator = (spec: Record<string, unknown>): Promise<void> =>
       applyPushgatewayOperator(client, { name: hopName, repo: repo(), group: GROUP, namespace: ns, kind: { valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] }, spec });
     const failed = (name: string, what: RegExp): Promise<string> =>
@@ -368,6 +369,21 @@ describe('HelmOperator', () => {
     await applyCr('thief', { replicaCount: 1, fullnameOverride: 'cf-prometheus-pushgateway' });
     assert.match(await failed('thief', /belongs to/), /cf-prometheus-pushgateway already exists and belongs to Pushgateway .*\/cf.*takeOwnership takes only objects no release, owner or controller holds/);
     assert.equal((await client.get(depRef)).metadata.labels?.['binnacle.dev/owner-name'], 'cf', 'cf’s objects stay cf’s');
+    await applyCr('thief', { replicaCount: 1 });
+
+    // Post-rendering (the operator owner's patches, in each release's input digest): every release upgrades.
+    const label = '- op: add\n  path: /metadata/labels/post-rendered\n  value: "yes"\n';
+    await operator({ postRenderers: [{ kustomize: { patches: [{ target: { kind: 'Deployment' }, patch: label }] } }] });
+    await deployedAt('cf', 3);
+    assert.equal((await client.get(depRef)).metadata.labels?.['post-rendered'], 'yes');
+    assert.match(await helm('get', 'manifest', 'cf', '-n', ns), /post-rendered: "?yes/, 'the record keeps what was applied');
+    // A patch that selects nothing fails the release by name; the deployed revision stays.
+    await operator({ postRenderers: [{ kustomize: { patches: [{ target: { kind: 'StatefulSet' }, patch: label }] } }] });
+    assert.match(await failed('cf', /selects none/), /postRenderers\[0\]\.kustomize\.patches\[0\]: selects none of the \d+ rendered objects/);
+    assert.equal(findCondition((await cr('cf')).status?.conditions, 'ReleaseFailed')?.reason, 'PostRenderFailed');
+    assert.equal((await client.get(depRef)).metadata.labels?.['post-rendered'], 'yes');
     await operator({});
+    await deployedAt('cf', 4);
+    assert.equal((await client.get(depRef)).metadata.labels?.['post-rendered'], undefined, 'the patch gone, what it set is gone');
   });
 });

@@ -377,7 +377,7 @@ export class HelmOperatorReconciler implements Reconciler {
       }
     }
     for (const [key, k] of wanted) {
-      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits, conflicts: hop.spec.conflictPolicy, take: hop.spec.takeOwnership });
+      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits, conflicts: hop.spec.conflictPolicy, take: hop.spec.takeOwnership, post: hop.spec.postRenderers });
       const current = op.kinds.get(key);
       if (current !== undefined && current.spec === spec) {
         if (chartChanged) current.running.enqueueAll();
@@ -429,6 +429,7 @@ export class HelmOperatorReconciler implements Reconciler {
       ...(hop.spec.limits === undefined ? {} : { limits: hop.spec.limits }),
       ...(hop.spec.conflictPolicy === undefined ? {} : { conflictPolicy: hop.spec.conflictPolicy }),
       ...(hop.spec.takeOwnership === true ? { takeOwnership: true } : {}),
+      ...(hop.spec.postRenderers === undefined ? {} : { postRenderers: hop.spec.postRenderers }),
     };
   }
 

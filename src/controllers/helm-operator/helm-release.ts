@@ -40,8 +40,9 @@ import { deployedReleaseStatus } from './deployed-release.js';
 import { impersonationFor } from '../../apply/preflight-permissions.js';
 import { DRIFT_CONDITION, driftOutcome } from '../drift-report.js';
 import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from '../release-engine.js';
-import type { ConflictPolicy, DriftSpec, ReleaseLimits } from '../../api/types.js';
+import type { ConflictPolicy, DriftSpec, PostRenderer, ReleaseLimits } from '../../api/types.js';
 import { releaseLimits, ReleaseTooLargeError } from '../../apply/limits.js';
+import { PostRenderError } from '../../apply/post-render.js';
 
 /** The condition naming objects of optional APIs that were skipped (the BundleDeployment's too). */
 export const SKIPPED_CONDITION = 'OptionalObjectsSkipped';
@@ -109,6 +110,8 @@ export interface HelmKind {
   conflictPolicy?: ConflictPolicy;
   /** Its HelmOperator's takeOwnership: releases take objects that exist and no one holds. */
   takeOwnership?: boolean;
+  /** Its HelmOperator's postRenderers, applied to every release's render (in its input digest). */
+  postRenderers?: PostRenderer[];
   /** How much each release may hold (its HelmOperator's spec.limits); apply/limits.ts's defaults otherwise. */
   limits?: ReleaseLimits;
   /** The OverrideValuesInUse event says a value was overridden without printing it (`--suppress-override-values`). */
@@ -597,6 +600,7 @@ export class HelmReleaseReconciler implements Reconciler {
       client: s.client,
       ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
       limits: releaseLimits(this.o.kind.limits),
+      ...(this.o.kind.postRenderers === undefined ? {} : { postRenderers: this.o.kind.postRenderers }),
     };
   }
 
@@ -632,9 +636,9 @@ export class HelmReleaseReconciler implements Reconciler {
       s.rendered = await this.ports.render(input, this.actingAs(s.release.namespace));
       return CONTINUE;
     } catch (err) {
-      if (err instanceof ReleaseTooLargeError) {
+      if (err instanceof ReleaseTooLargeError || err instanceof PostRenderError) {
         s.logger.error({ err: err.message }, 'Release failed');
-        s.conditions.set('ReleaseFailed', true, 'ReleaseTooLarge', err.message);
+        s.conditions.set('ReleaseFailed', true, err instanceof PostRenderError ? 'PostRenderFailed' : 'ReleaseTooLarge', err.message);
         s.conditions.remove('Irreconcilable');
         return stop({ failed: true, error: err });
       }
