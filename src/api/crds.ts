@@ -210,6 +210,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
       adoptExisting: bool('Take over objects that exist but belong to no one or someone else (as helm --take-ownership).'),
       conflictPolicy,
+      postRenderers,
       crdUpgradeSafety: str('Strict (default) refuses a CRD change that is not upgrade-safe; None applies it unchecked.', { enum: ['Strict', 'None'] }),
       autoRollback: bool(),
       keepFailedInstall: bool('Keep a failed first install for debugging instead of removing it (as helm install --atomic does).'),

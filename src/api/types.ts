@@ -152,6 +152,8 @@ export interface BundleDeploymentSpec {
   adoptExisting?: boolean;
   /** Fields other field managers hold: `Force` (default) takes them, `Fail` refuses the change (ConflictPolicy). */
   conflictPolicy?: ConflictPolicy;
+  /** Format helm: patches of the render, as a HelmOperator's (HelmOperatorSpec.postRenderers); in the input digest. */
+  postRenderers?: PostRenderer[];
   /**
    * `None` skips the CRD upgrade safety check of a CRD the release changes (OLM v1's
    * `install.preflight.crdUpgradeSafety.enforcement`); `Strict`, the default, refuses an unsafe change.

@@ -28,7 +28,7 @@ import { countingEngine } from '../helm-engine/engine-cache.test-helper.js';
 import type { HelmEngine } from '../helm-engine/engine.js';
 import { FakeClient, FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { createRenderer, type RenderContext, type Renderer } from '../render/index.js';
-import { BundleDeploymentReconciler } from './bundle-deployment.js';
+import { BundleDeploymentReconciler, specProblems } from './bundle-deployment.js';
 
 const logger = pino({ level: 'silent' });
 const SRC = join(import.meta.dirname, '..');
@@ -139,6 +139,42 @@ describe('the BundleDeployment render path goes down only', () => {
     assert.equal(handed.length, 1);
     assert.deepEqual(functionsIn(handed[0]), [], 'the render context holds no callback');
     assert.ok(handed[0]?.client instanceof FakeClient, "the only object with methods handed down is the cluster's client");
+  });
+});
+
+describe("a helm BundleDeployment's postRenderers", () => {
+  test('patch its render before anything is applied; a patch that selects nothing fails it (InvalidBundle), naming the patch; a format other than helm refuses them', async (t) => {
+    const dir = await chartDir();
+    t.after(() => rm(dir, { recursive: true, force: true }));
+    const run = async (patch: string): Promise<FakeCluster> => {
+      const cluster = new FakeCluster();
+      for (const ns of ['team-a', 'binnacle-system']) cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      cluster.put(crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {}, { scope: 'Cluster', version: 'v1alpha1' }));
+      cluster.put({
+        apiVersion: API_VERSION,
+        kind: 'BundleDeployment',
+        metadata: { name: 'op', uid: 'u1', finalizers: [FINALIZER_CLEANUP] },
+        spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }] }, format: 'helm', installNamespace: 'team-a', postRenderers: [{ kustomize: { patches: [{ patch }] } }] },
+      });
+      const client = cluster.client({ user: 'manager' });
+      const reconciler = new BundleDeploymentReconciler({
+        client,
+        engine: { records: new ReleaseRecords({ client, namespace: 'binnacle-system', logger }), pollIntervalMs: 10, renderer: createRenderer() },
+        cacheDir: '/cache',
+        healthTimeoutMs: 200,
+        ports: { unpack: () => Promise.resolve({ dir, digest: `sha256:${'b'.repeat(64)}`, resolved: { type: 'configMaps' } }), recordEvent: () => Promise.resolve() },
+      });
+      await reconciler.reconcile({ key: 'op', name: 'op' }, { logger, signal: new AbortController().signal });
+      return cluster;
+    };
+    const patched = await run('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    post-rendered: "yes"\n');
+    assert.equal(patched.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'c' })?.metadata.labels?.['post-rendered'], 'yes');
+    const refused = await run('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nothing-by-this-name\n');
+    assert.equal(refused.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'c' }), undefined, 'nothing applied');
+    const conditions = JSON.stringify((refused.get({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: 'op' })?.status as { conditions?: unknown } | undefined)?.conditions);
+    assert.match(conditions, /"reason":"InvalidBundle"/);
+    assert.match(conditions, /spec\.postRenderers\[0\]\.kustomize\.patches\[0\]: selects none of the 1 rendered objects/);
+    assert.deepEqual(specProblems({ source: { type: 'local', local: { path: '/b' } }, format: 'plain', installNamespace: 'ns', postRenderers: [] }), ["spec.postRenderers: only for format helm (patches of a Helm render, as Flux's postRenderers)"]);
   });
 });
 

@@ -55,6 +55,7 @@ export function specProblems(written: unknown): string[] {
   // go that far (util/nesting.ts says why), so such a spec is refused before anything walks it.
   for (const field of ['config', 'values', 'bundleConfig'] as const) if (nestsDeeperThan(spec[field])) problems.push(`spec.${field}: nests deeper than ${MAX_NESTING} levels`);
   if (spec.bundleConfig !== undefined) problems.push(...bundleConfigProblems(spec));
+  if (spec.postRenderers !== undefined && spec.format !== 'helm') problems.push('spec.postRenderers: only for format helm (patches of a Helm render, as Flux\'s postRenderers)');
   problems.push(...driftSpecProblems(spec.drift, 'spec.drift'));
   return problems;
 }
@@ -534,8 +535,22 @@ function chartOf(d: ReleaseDecision): { name: string; version: string } {
  * is a repair (nothing rendered); any change is an upgrade.
  */
 export function bundleInputDigest(bd: BundleDeployment, contentDigest: string, certsDigest: string | undefined): string {
-  const { format, installNamespace, watchNamespace, watchNamespaces, config, bundleConfig, olmv1Owner, values, releaseName, crdPolicy } = bd.spec;
-  const inputs = { contentDigest, format, installNamespace, watchNamespace, watchNamespaces, config, values, releaseName, crdPolicy, certsDigest, ...(bundleConfig === undefined ? {} : { bundleConfig }), ...(olmv1Owner === undefined ? {} : { olmv1Owner }) };
+  const { format, installNamespace, watchNamespace, watchNamespaces, config, bundleConfig, olmv1Owner, values, releaseName, crdPolicy, postRenderers } = bd.spec;
+  const inputs = {
+    contentDigest,
+    format,
+    installNamespace,
+    watchNamespace,
+    watchNamespaces,
+    config,
+    values,
+    releaseName,
+    crdPolicy,
+    certsDigest,
+    ...(bundleConfig === undefined ? {} : { bundleConfig }),
+    ...(olmv1Owner === undefined ? {} : { olmv1Owner }),
+    ...(postRenderers === undefined || postRenderers.length === 0 ? {} : { postRenderers }),
+  };
   return inputDigestOf(inputs);
 }
 

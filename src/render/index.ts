@@ -50,6 +50,7 @@ import type { HelmEngine, TemplateRequest, TemplateResult } from '../helm-engine
 import { CachingEngine, checkValues, type RenderCacheLimits, type RenderCacheStats } from '../helm-engine/engine-cache.js';
 import { InputError, TerminalError } from '../util/errors.js';
 import { releaseLimits, ReleaseTooLargeError } from '../apply/limits.js';
+import { PostRenderError } from '../apply/post-render.js';
 
 export interface RenderedBundle {
   objects: KubeObject[];
@@ -267,12 +268,14 @@ async function renderHelm(ctx: RenderContext, engine: CachingEngine): Promise<Re
       ...(ctx.client === undefined ? {} : { client: ctx.client }),
       ...(ctx.spec.crdPolicy === undefined ? {} : { crdPolicy: ctx.spec.crdPolicy }),
       limits: releaseLimits(ctx.spec.limits),
+      ...(ctx.spec.postRenderers === undefined ? {} : { postRenderers: ctx.spec.postRenderers }),
     };
     const rel = await renderChartCached(engine, input, ctx.actingAs);
     return { objects: moveRemovedApis(rel.objects), chart: rel.chart, helm: { content: rel.content, inputDigest: rel.inputDigest, values } };
   } catch (err) {
     // Helm refused the chart or its values: the same input fails the same way every time.
     if (err instanceof HelmError && err.phase !== 'internal') throw new TerminalError('InvalidChart', err.message, { cause: err });
+    if (err instanceof PostRenderError) throw new TerminalError('PostRenderFailed', `spec.${err.message}`, { cause: err });
     throw err;
   }
 }
