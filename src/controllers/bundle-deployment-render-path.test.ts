@@ -84,19 +84,33 @@ async function chartDir(): Promise<string> {
   return dir;
 }
 
+/** A fake cluster holding BundleDeployment `op` (format helm, its content `dir`) and the reconciler over the real render port and `renderer`. */
+function bdWorld(dir: string, renderer: Renderer, spec: Record<string, unknown> = {}): { cluster: FakeCluster; reconcile: () => Promise<unknown> } {
+  const cluster = new FakeCluster();
+  for (const ns of ['team-a', 'binnacle-system']) cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  cluster.put(crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {}, { scope: 'Cluster', version: 'v1alpha1' }));
+  cluster.put({
+    apiVersion: API_VERSION,
+    kind: 'BundleDeployment',
+    metadata: { name: 'op', uid: 'u1', finalizers: [FINALIZER_CLEANUP] },
+    spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }] }, format: 'helm', installNamespace: 'team-a', ...spec },
+  });
+  const client = cluster.client({ user: 'manager' });
+  const reconciler = new BundleDeploymentReconciler({
+    client,
+    engine: { records: new ReleaseRecords({ client, namespace: 'binnacle-system', logger }), pollIntervalMs: 10, renderer },
+    cacheDir: '/cache',
+    healthTimeoutMs: 200,
+    // The render port and the certificate port are the real ones; only what reaches outside the cluster is answered here.
+    ports: { unpack: () => Promise.resolve({ dir, digest: `sha256:${'b'.repeat(64)}`, resolved: { type: 'configMaps' } }), recordEvent: () => Promise.resolve() },
+  });
+  return { cluster, reconcile: () => reconciler.reconcile({ key: 'op', name: 'op' }, { logger, signal: new AbortController().signal }) };
+}
+
 describe('the BundleDeployment render path goes down only', () => {
   test('reconciled with the real render port and renderer: from the render step to the engine every call goes down (controllers → render → helm), and what is handed down is data and the install client', async (t) => {
     const dir = await chartDir();
     t.after(() => rm(dir, { recursive: true, force: true }));
-    const cluster = new FakeCluster();
-    for (const ns of ['team-a', 'binnacle-system']) cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-    cluster.put(crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {}, { scope: 'Cluster', version: 'v1alpha1' }));
-    cluster.put({
-      apiVersion: API_VERSION,
-      kind: 'BundleDeployment',
-      metadata: { name: 'op', uid: 'u1', finalizers: [FINALIZER_CLEANUP] },
-      spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }] }, format: 'helm', installNamespace: 'team-a' },
-    });
     const { engine, stacks } = stackKeepingEngine();
     const inner = createRenderer({ engine });
     const handed: RenderContext[] = [];
@@ -108,16 +122,8 @@ describe('the BundleDeployment render path goes down only', () => {
         return inner.bundle(ctx);
       },
     };
-    const client = cluster.client({ user: 'manager' });
-    const reconciler = new BundleDeploymentReconciler({
-      client,
-      engine: { records: new ReleaseRecords({ client, namespace: 'binnacle-system', logger }), pollIntervalMs: 10, renderer },
-      cacheDir: '/cache',
-      healthTimeoutMs: 200,
-      // The render port and the certificate port are the real ones; only what reaches outside the cluster is answered here.
-      ports: { unpack: () => Promise.resolve({ dir, digest: `sha256:${'b'.repeat(64)}`, resolved: { type: 'configMaps' } }), recordEvent: () => Promise.resolve() },
-    });
-    await reconciler.reconcile({ key: 'op', name: 'op' }, { logger, signal: new AbortController().signal });
+    const { cluster, reconcile } = bdWorld(dir, renderer);
+    await reconcile();
     assert.notEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'c' }), undefined, 'the chart was rendered and applied');
 
     assert.equal(stacks.length, 1, 'the engine rendered once');
@@ -147,25 +153,9 @@ describe("a helm BundleDeployment's postRenderers", () => {
     const dir = await chartDir();
     t.after(() => rm(dir, { recursive: true, force: true }));
     const run = async (patch: string): Promise<FakeCluster> => {
-      const cluster = new FakeCluster();
-      for (const ns of ['team-a', 'binnacle-system']) cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      cluster.put(crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {}, { scope: 'Cluster', version: 'v1alpha1' }));
-      cluster.put({
-        apiVersion: API_VERSION,
-        kind: 'BundleDeployment',
-        metadata: { name: 'op', uid: 'u1', finalizers: [FINALIZER_CLEANUP] },
-        spec: { source: { type: 'configMaps', configMaps: [{ namespace: 'team-a', name: 'op-bundle' }] }, format: 'helm', installNamespace: 'team-a', postRenderers: [{ kustomize: { patches: [{ patch }] } }] },
-      });
-      const client = cluster.client({ user: 'manager' });
-      const reconciler = new BundleDeploymentReconciler({
-        client,
-        engine: { records: new ReleaseRecords({ client, namespace: 'binnacle-system', logger }), pollIntervalMs: 10, renderer: createRenderer() },
-        cacheDir: '/cache',
-        healthTimeoutMs: 200,
-        ports: { unpack: () => Promise.resolve({ dir, digest: `sha256:${'b'.repeat(64)}`, resolved: { type: 'configMaps' } }), recordEvent: () => Promise.resolve() },
-      });
-      await reconciler.reconcile({ key: 'op', name: 'op' }, { logger, signal: new AbortController().signal });
-      return cluster;
+      const w = bdWorld(dir, createRenderer(), { postRenderers: [{ kustomize: { patches: [{ patch }] } }] });
+      await w.reconcile();
+      return w.cluster;
     };
     const patched = await run('apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  labels:\n    post-rendered: "yes"\n');
     assert.equal(patched.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'c' })?.metadata.labels?.['post-rendered'], 'yes');
