@@ -411,7 +411,7 @@ export const HELM_OPERATOR_CRD = crd({
       deletionPolicy: str('What deleting the HelmOperator does to its custom resources: Uninstall their releases, or Orphan them.', { enum: ['Uninstall', 'Orphan'] }),
       postRenderers,
       conflictPolicy,
-      takeOwnership: bool("Releases take over objects that exist and belong to no release (as helm --take-ownership); another release's objects stay refused."),
+      takeOwnership: bool("Releases take over objects that exist and that no release, owner or controller holds (as helm --take-ownership, narrowed); never a Namespace, CRD or volume."),
       drift,
       limits,
       upgradeApproval: approvalMode,

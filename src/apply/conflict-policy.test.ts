@@ -95,6 +95,14 @@ test("take ownership 'unowned' (a HelmOperator's takeOwnership): an object no on
   assert.deepEqual(taken?.data, { a: '1' });
   assert.equal(taken?.metadata.labels?.['binnacle.dev/owner-name'], 'app');
   assert.equal(taken?.metadata.annotations?.['meta.helm.sh/release-name'], 'app');
+  // Never a kind whose deletion deletes data: the release's uninstall would take it with it.
+  const data = new FakeCluster();
+  data.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
+  data.putApplied({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'db', namespace: 'team-a' }, spec: { resources: { requests: { storage: '1Gi' } } } }, 'kubectl-client-side-apply');
+  await assert.rejects(
+    releaseEngine(data).apply({ owner, release, objects: [{ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'db', namespace: 'team-a' }, spec: { resources: { requests: { storage: '1Gi' } } } }], adopt: 'unowned', healthTimeoutMs: 200 }),
+    /takeOwnership never takes a PersistentVolumeClaim: uninstalling the release would delete it and its data/,
+  );
   // Taken under Fail: the fields its creator set with other values stay refused.
   const strict = new FakeCluster();
   strict.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });

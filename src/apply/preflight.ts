@@ -169,8 +169,16 @@ function mergeFindings(into: Findings, from: Findings): void {
 export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'> & Partial<Pick<ObjectCheck, 'checkCrds' | 'forceConflicts'>>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
   const { owner, release } = o;
   const what = describeRef(refOf(obj));
-  if (!isOwnedBy(live, owner, release) && o.adopt !== true && !(o.adopt === 'unowned' && !heldBySomeone(live))) {
-    const hint = o.adopt === 'unowned' ? 'takeOwnership takes only objects no release, owner or controller holds' : "adopt to override: a BundleDeployment's adoptExisting, a HelmOperator's takeOwnership, helm adopt";
+  // A tenant's release taking a Namespace, a CRD or a volume its uninstall would then delete, with
+  // the data in it, is never what takeOwnership is for.
+  const takeable = o.adopt === true || (o.adopt === 'unowned' && !heldBySomeone(live) && !HOLDS_DATA.has(obj.kind));
+  if (!isOwnedBy(live, owner, release) && !takeable) {
+    const hint =
+      o.adopt !== 'unowned'
+        ? "adopt to override: a BundleDeployment's adoptExisting, a HelmOperator's takeOwnership, helm adopt"
+        : HOLDS_DATA.has(obj.kind)
+          ? `takeOwnership never takes a ${obj.kind}: uninstalling the release would delete it and its data`
+          : 'takeOwnership takes only objects no release, owner or controller holds';
     found.result.error('apply.not-owned', `${what} already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); refusing to take it over (${hint})`, { field: what });
     return false;
   }
