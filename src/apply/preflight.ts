@@ -162,9 +162,10 @@ function mergeFindings(into: Findings, from: Findings): void {
 }
 
 /**
- * An object that exists already: refused unless ours or adopted, else taken over (applied with
- * force), a CRD only with a safe change. Answers whether to go on to the dry run. The same rule
- * holds for a release's hooks (hooks.ts calls it too).
+ * An object that exists already: refused unless ours or adopted (`adopt`: any; `unowned`: one no
+ * one holds, never a kind that holds data), else claimed: applied with force unless the conflict
+ * policy is Fail, a CRD only with a safe change. Answers whether to go on to the dry run. A
+ * release's hooks are held to a stricter rule (hooks.ts: never taken over).
  */
 export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck, 'owner' | 'release' | 'adopt'> & Partial<Pick<ObjectCheck, 'checkCrds' | 'forceConflicts'>>, found: Pick<Findings, 'result' | 'takeOver'>): boolean {
   const { owner, release } = o;
