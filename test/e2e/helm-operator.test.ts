@@ -326,8 +326,19 @@ describe('HelmOperator', () => {
   });
 
   test("conflict policy, take ownership, post-render: Fail refuses a field another manager holds, naming it, Force takes it; an object no one holds is taken only with takeOwnership, another release's never; the owner's patches reach every release", async () => {
-    const operator = (spec: Record<string, unknown>): Promise<void> =>
-      applyPushgatewayOperator(client, { name: hopName, repo: repo(), group: GROUP, namespace: ns, kind: { valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] }, spec });
+    // Applied, then waited for until the operator serves it: its kinds restarted for the new spec.
+    const operator = async (spec: Record<string, unknown>): Promise<void> => {
+      await applyPushgatewayOperator(client, { name: hopName, repo: repo(), group: GROUP, namespace: ns, kind: { valuesFrom: [{ kind: 'ConfigMap', name: 'shared-values', optional: true }] }, spec });
+      await eventually(
+        `HelmOperator serving ${JSON.stringify(spec)}`,
+        async () => {
+          const h = await client.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName });
+          return h.status?.observedGeneration === h.metadata.generation && findCondition(h.status?.conditions, 'Ready')?.status === 'True' ? h : undefined;
+        },
+        60_000,
+        250,
+      );
+    };
     const failed = (name: string, what: RegExp): Promise<string> =>
       eventually(
         `${name}: ReleaseFailed ${String(what)}`,

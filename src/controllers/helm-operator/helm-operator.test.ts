@@ -149,6 +149,48 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     assert.deepEqual(bindings, [{ helmOperator: 'pg' }]);
   });
 
+  test('a spec change restarts a kind only once the old one has stopped (its in-flight reconciles ended): never two controllers on one CR', async () => {
+    const kube = new Kube();
+    kube.put(hop());
+    const events: string[] = [];
+    let finishStop: () => void = () => undefined;
+    const reconciler = new HelmOperatorReconciler({
+      client: kube.client(),
+      logger,
+      engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) },
+      cacheDir: '/nonexistent',
+      ports: {
+        fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart),
+        inspect: () => Promise.resolve([CHART]),
+        runKind: (kind) => {
+          const n = events.filter((e) => e.startsWith('start')).length + 1;
+          events.push(`start ${n} ${kind.conflictPolicy ?? 'Force'}`);
+          return {
+            enqueueAll: () => undefined,
+            stop: () => {
+              events.push(`stopping ${n}`);
+              return new Promise<void>((resolve) => {
+                finishStop = () => {
+                  events.push(`stopped ${n}`);
+                  resolve();
+                };
+              });
+            },
+            synced: Promise.resolve(),
+          };
+        },
+      },
+    });
+    await reconciler.reconcile(req, ctx);
+    kube.put(hop({ conflictPolicy: 'Fail' }));
+    const second = reconciler.reconcile(req, ctx);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(events, ['start 1 Force', 'stopping 1'], 'the new kind waits for the old one');
+    finishStop();
+    await second;
+    assert.deepEqual(events, ['start 1 Force', 'stopping 1', 'stopped 1', 'start 2 Fail']);
+  });
+
   test('serves its kinds as the named ServiceAccount of each CR\'s namespace, confined, with the floor; makes the CRD and the app-team role; one status write', async () => {
     const { kube, reconciler, started } = setup(hop());
     assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 600_000 });

@@ -327,11 +327,11 @@ export class HelmOperatorReconciler implements Reconciler {
     return CONTINUE;
   }
 
-  serve(s: OperatorState): Promise<StepOutcome> {
+  async serve(s: OperatorState): Promise<StepOutcome> {
     const fetched = s.fetched;
-    if (fetched === undefined) return Promise.resolve(stop());
-    this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version });
-    return Promise.resolve(CONTINUE);
+    if (fetched === undefined) return stop();
+    await this.serveKinds(s.hop, { path: fetched.path, digest: fetched.digest, version: fetched.version });
+    return CONTINUE;
   }
 
   /**
@@ -362,28 +362,36 @@ export class HelmOperatorReconciler implements Reconciler {
   /**
    * Starts, restarts or stops kinds to match the spec; a new chart digest looks at every CR
    * again. Without a chart (uninstalling after a restart) the kinds run only to finalize.
+   * A kind restarted for a changed spec starts once the old one has stopped and its in-flight
+   * reconciles have ended: two controllers reconciling one CR at once race on its release.
    */
-  private serveKinds(hop: HelmOperator, chart: CurrentChart | undefined): void {
+  private async serveKinds(hop: HelmOperator, chart: CurrentChart | undefined): Promise<void> {
     const name = hop.metadata.name ?? '';
     const op = this.served.get(name) ?? { chart, kinds: new Map<string, ServedKind>() };
     this.served.set(name, op);
     const chartChanged = chart !== undefined && op.chart?.digest !== chart.digest;
     if (chart !== undefined) op.chart = chart;
     const wanted = new Map(hop.spec.kinds.map((k) => [kindKey(k), k]));
+    const specOf = (k: HelmOperatorKindSpec): string =>
+      JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits, conflicts: hop.spec.conflictPolicy, take: hop.spec.takeOwnership, post: hop.spec.postRenderers });
+    const stopping: Promise<void>[] = [];
     for (const [key, served] of op.kinds) {
-      if (!wanted.has(key)) {
-        void served.running.stop();
+      const k = wanted.get(key);
+      if (k === undefined || served.spec !== specOf(k)) {
+        stopping.push(served.running.stop());
         op.kinds.delete(key);
       }
     }
+    await Promise.all(stopping);
+    // The operator stopped meanwhile (deleted, or the manager lost its lease): start nothing.
+    if (this.served.get(name) !== op) return;
     for (const [key, k] of wanted) {
-      const spec = JSON.stringify({ k, sa: hop.spec.serviceAccount, allowed: hop.spec.allowedObjects, drift: hop.spec.drift, limits: hop.spec.limits, conflicts: hop.spec.conflictPolicy, take: hop.spec.takeOwnership, post: hop.spec.postRenderers });
+      const spec = specOf(k);
       const current = op.kinds.get(key);
-      if (current !== undefined && current.spec === spec) {
+      if (current !== undefined) {
         if (chartChanged) current.running.enqueueAll();
         continue;
       }
-      if (current !== undefined) void current.running.stop();
       const kind = this.helmKind(hop, k, () => {
         const c = this.served.get(name)?.chart;
         return c === undefined ? undefined : { ...c, ...(k.chart === undefined ? {} : { subchart: k.chart }) };
@@ -484,7 +492,7 @@ export class HelmOperatorReconciler implements Reconciler {
     }
     if (crs.length > 0) {
       // Their finalizers uninstall; the kinds must run for that (after a restart nothing serves them yet).
-      this.serveKinds(hop, undefined);
+      await this.serveKinds(hop, undefined);
       for (const cr of crs) {
         if (!isDeleting(cr)) await this.o.client.delete({ apiVersion: cr.apiVersion, kind: cr.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' });
       }
