@@ -199,14 +199,15 @@ export class TrustedHistory implements HistoryStore {
     return next;
   }
 
-  async remove(revisions: readonly ReleaseRevision[]): Promise<void> {
+  async remove(revisions: readonly ReleaseRevision[], whole = false): Promise<void> {
     for (const r of revisions) {
       for (const s of this.recordSecrets(r, 'modified', '')) await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' });
       await this.mirror.deleteRevision(this.release, r.revision).catch((err: unknown) => this.mirrorFailed('delete', r.revision, err));
     }
     // The whole history gone (an uninstall): so is the rest of this owner's mirror, a record a
-    // helm command was still writing too, since no later read will put it back.
-    if (revisions.length > 0 && (await this.list()).records.length === 0) await this.dropMirror();
+    // helm command was still writing too, since no later read will put it back. (Said by the
+    // caller, not listed again: a history trim after every rollout would pay a LIST for nothing.)
+    if (whole) await this.dropMirror();
   }
 
   private async dropMirror(): Promise<void> {

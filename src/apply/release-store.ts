@@ -40,7 +40,8 @@ export interface HistoryStore {
   read(): Promise<HistoryRead>;
   create(rev: ReleaseRevision): Promise<void>;
   setStatus(rev: ReleaseRevision, status: ReleaseStatus, description?: string): Promise<ReleaseRevision>;
-  remove(revisions: readonly ReleaseRevision[]): Promise<void>;
+  /** `whole`: these are all the release's revisions (an uninstall), so the store may drop what else it keeps for it. */
+  remove(revisions: readonly ReleaseRevision[], whole?: boolean): Promise<void>;
   /**
    * Whether its records live outside the release namespace (the trusted history's, in the
    * system namespace): a revision is then recorded before anything is applied, so that nothing

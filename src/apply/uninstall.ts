@@ -39,7 +39,7 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   const deleted = await deleteOwned(cfg, objects, opts);
   const post = await runHooks(hooks, 'post-delete', hookOpts);
   if (!post.ok) cfg.logger.warn({ release: where, reason: post.message }, 'post-delete hook failed');
-  await cfg.history.remove(history);
+  await cfg.history.remove(history, true);
   cfg.logger.info({ release: where, deleted: deleted.length }, 'uninstalled release');
   return { deleted };
 }
