@@ -457,10 +457,10 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
   });
 
   describe('Apply', () => {
-    test('failure: an object another owner holds is refused before anything changes: Installed=False Refused, Progressing Blocked; looked at again in a minute', async () => {
+    test('failure: an object another owner holds is refused before anything changes: Installed=False Refused, Progressing Blocked; looked at again with backoff from 1 s to a minute (the object in the way may be removed by hand)', async () => {
       const w = setup();
       w.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'other' } } });
-      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 60_000 });
+      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { failed: true, retryCapMs: 60_000 });
       assert.equal(conditionOf(w, 'Installed')?.reason, 'Refused');
       assert.match(conditionOf(w, 'Installed')?.message ?? '', /belongs to BundleDeployment other/);
       assert.deepEqual([conditionOf(w, 'Progressing')?.status, conditionOf(w, 'Progressing')?.reason], ['False', 'Blocked']);
@@ -470,7 +470,7 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
 
     test('failure: an invalid request (a release name Helm cannot record) is refused the same way', async () => {
       const w = setup({ spec: { releaseName: 'Bad_Name' } });
-      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 60_000 });
+      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { failed: true, retryCapMs: 60_000 });
       assert.equal(conditionOf(w, 'Installed')?.reason, 'Refused');
       assert.match(conditionOf(w, 'Installed')?.message ?? '', /release name "Bad_Name" must be a DNS-1123 name/);
     });

@@ -39,6 +39,9 @@ import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type Re
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
 
+/** The longest wait between tries of a release the preflight refused (its backoff starts at 1 s). */
+const REFUSED_RETRY_CAP_MS = 60_000;
+
 /**
  * What makes a BundleDeployment's spec unusable as written, each as `field: reason`. The spec is
  * taken as the API server hands it over, unchecked (an older CRD's schema may have let anything in).
@@ -475,7 +478,9 @@ export class BundleDeploymentReconciler implements Reconciler {
       if (!(err instanceof ApplyRefusedError || err instanceof ValidationError)) throw err;
       s.conditions.set('Installed', false, 'Refused', errorMessage(err));
       s.conditions.set('Progressing', false, 'Blocked', errorMessage(err));
-      return stop({ requeueAfterMs: 60_000 });
+      // What refused it is often mended by hand (the object in the way deleted, the namespace
+      // created) with no event that reaches this owner: looked at again from 1 s, backing off to a minute.
+      return stop({ failed: true, retryCapMs: REFUSED_RETRY_CAP_MS });
     }
     return this.applied(s, rendered?.chart ?? chartOf(decision), result);
   }

@@ -167,6 +167,20 @@ test('a reconcile that returns failed is retried with backoff from 1 s, counted,
   c.queue.shutDown();
 });
 
+test('a failed reconcile with retryCapMs backs off from 1 s but never waits longer than the cap', async () => {
+  const c = testController(() => Promise.resolve({ failed: true, retryCapMs: 3000 }));
+  const stop = new AbortController();
+  const delays: number[] = [];
+  const addAfter = c.queue.addAfter.bind(c.queue);
+  c.queue.addAfter = (key: string, ms: number) => {
+    delays.push(ms);
+    addAfter(key, ms);
+  };
+  for (let i = 0; i < 4; i++) await c.processOne('ns/a', stop.signal);
+  assert.deepEqual(delays, [1000, 2000, 3000, 3000]);
+  c.queue.shutDown();
+});
+
 test('failureAction: the one rule from an error class to what the runner does next', () => {
   // Only a TerminalError (the reconciler's verdict on the object as written) waits for a change.
   const byClass: Record<ErrorClass, ReturnType<typeof failureAction>> = { transient: 'retry', internal: 'retry-as-bug', input: 'retry', terminal: 'retry' };

@@ -38,6 +38,8 @@ export interface ReconcileResult {
   requeueAfterMs?: number;
   /** Failed, as status says: retried with backoff (see the top of this file), not after requeueAfterMs. */
   failed?: boolean;
+  /** With `failed`: the longest the backoff may grow to, for a failure the world mends without an event to tell us (an object in the way removed, a namespace created). */
+  retryCapMs?: number;
   /** The error the failure was caught as: its class decides whether it is retried (`failureAction`). */
   error?: unknown;
 }
@@ -192,7 +194,7 @@ export class Controller {
       }
       if (result?.failed === true) {
         outcome = 'error';
-        const delay = this.queue.backoff.next(key, FAILED_RETRY_BASE_MS);
+        const delay = Math.min(this.queue.backoff.next(key, FAILED_RETRY_BASE_MS), result.retryCapMs ?? Infinity);
         logger.info({ retryInMs: delay, retries: this.queue.backoff.retries(key) }, 'reconcile failed as status says; retrying with backoff');
         this.queue.addAfter(key, delay);
         return;
