@@ -28,7 +28,7 @@ function bd(name: string, pkg: string, version: string, needs: Record<string, st
   };
 }
 
-test('every BundleDeployment of every extension is a fact, with who needs it', () => {
+test('every BundleDeployment of every extension is a fact, with who needs it and its bundle name (which upgrade edges name)', () => {
   const state = buildInstalledState(
     [
       bd('nhc-pp', 'poison-pill', '0.1.0', { pp: 'requested', nhc: 'dependency', gone: 'dependency' }, { provides: 'poison-pill.medik8s.io/v1alpha1/PoisonPillRemediation' }),
@@ -44,8 +44,8 @@ test('every BundleDeployment of every extension is a fact, with who needs it', (
   assert.equal(pill === undefined ? undefined : requesterOf(pill), 'pp');
   assert.deepEqual(unitsNeededBy(state, 'nhc').map((u) => u.package), ['node-healthcheck', 'poison-pill']);
   assert.deepEqual(installedFacts(state, 'other'), [
-    { package: 'node-healthcheck', version: '0.0.2', owner: 'requested by extension nhc' },
-    { package: 'poison-pill', version: '0.1.0', owner: 'requested by extension pp, needed by extension nhc', provides: ['poison-pill.medik8s.io/v1alpha1/PoisonPillRemediation'] },
+    { package: 'node-healthcheck', version: '0.0.2', owner: 'requested by extension nhc', bundleName: 'node-healthcheck.v0.0.2' },
+    { package: 'poison-pill', version: '0.1.0', owner: 'requested by extension pp, needed by extension nhc', bundleName: 'poison-pill.v0.1.0', provides: ['poison-pill.medik8s.io/v1alpha1/PoisonPillRemediation'] },
   ]);
 });
 

@@ -136,7 +136,7 @@ export function installedFacts(state: InstalledState, forExtension: string): Ins
     if (u.state === 'deleting') continue;
     if (u.state === 'pending' && requesterOf(u) === forExtension) continue;
     const owner = u.needs.length > 0 ? describeNeeds(u.needs) : `BundleDeployment ${u.bundleDeployment}`;
-    const fact: InstalledBundle = { package: u.package, version: u.version, owner };
+    const fact: InstalledBundle = { package: u.package, version: u.version, owner, ...(u.bundleName === undefined ? {} : { bundleName: u.bundleName }) };
     if (u.provides.length > 0) fact.provides = u.provides;
     out.push(fact);
   }

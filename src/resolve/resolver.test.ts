@@ -353,3 +353,13 @@ test('olm.package.required ranges are read as OLM reads them (blang/semver): ">=
   assert.deepEqual(needs('>=1.0.0').sort(), ['app@1.0.0', 'db@1.0.0']);
   assert.throws(() => needs('>=1'), /">=1" is not a version range OLM can parse/);
 });
+
+test('an installed bundle no catalog offers any more is upgraded along an edge that names it (package@version with its bundle name); without the name it stays', () => {
+  const cat = catalog('c', [{ name: 'foo', bundles: [{ version: '1.3.0', channels: ['beta'], replaces: '1.2.0' }] }]);
+  const named = resolve({ catalogs: [cat], installed: [{ package: 'foo', version: '1.2.0', bundleName: 'foo.v1.2.0' }], requests: [{ package: 'foo', preferUpgrade: true }] });
+  assert.deepEqual(picked(named), ['foo@1.3.0']);
+  const stays = resolve({ catalogs: [cat], installed: [{ package: 'foo', version: '1.2.0', bundleName: 'foo.v1.2.0' }], requests: [{ package: 'foo' }] });
+  assert.deepEqual(picked(stays), ['foo@1.2.0'], 'the installed bundle is still preferred without preferUpgrade');
+  const unnamed = resolve({ catalogs: [cat], installed: [{ package: 'foo', version: '1.2.0' }], requests: [{ package: 'foo', preferUpgrade: true }] });
+  assert.deepEqual(picked(unnamed), ['foo@1.2.0'], 'no edge names a bundle of unknown name');
+});

@@ -34,6 +34,12 @@ export interface InstalledBundle {
   package?: string;
   version?: string;
   bundle?: string;
+  /**
+   * With package@version: the bundle's name as it was installed. Upgrade edges (`replaces`,
+   * `skips`) name it, and a catalog that no longer offers it cannot: without it an installed
+   * bundle dropped from the catalog would have no successor.
+   */
+  bundleName?: string;
   /** Who has it installed, for explanations, e.g. "needed by extension nhc". */
   owner?: string;
   /** The APIs it provides (`group/version/Kind`), used when no catalog offers it any more. */
@@ -153,7 +159,7 @@ function matchInstalled(spec: InstalledBundle, i: number, index: CatalogIndex): 
     package: spec.package,
     version,
     versionText: version.version,
-    bundleName: entities[0]?.name,
+    bundleName: entities[0]?.name ?? (spec.bundleName === '' ? undefined : spec.bundleName),
     entities,
     synthetic: entities.length === 0 ? `installed-bundle/${spec.package}@${version.version}` : undefined,
     owner: spec.owner,
