@@ -273,3 +273,19 @@ test("an OLM v1 ClusterExtension's twin: its main BundleDeployment names it (olm
   d.resolve(plain, [chosen('other', '1.0.0')]);
   assert.deepEqual([...d.bds.values()].map((b) => b.spec.olmv1Owner), [undefined]);
 });
+
+test('an installed bundle no catalog offers any more stays where it runs: its BundleDeployment keeps its image, and a config change still reaches it', () => {
+  const mine = ce('solo', 'solo');
+  const c = new Cluster().add(mine);
+  c.resolve(mine, [chosen('solo', '1.2.0')]);
+  // The resolver keeps the installed bundle with no image of its own (resolver.ts: an `installed` node).
+  const kept: ChosenBundle = { ...chosen('solo', '1.2.0', { installed: true }), image: '', catalog: '' };
+  assert.deepEqual(c.resolve(mine, [kept]).apply, [], 'nothing to write: not an empty image ref');
+  assert.equal(c.bds.get(bundleDeploymentName('solo', 'solo'))?.spec.source.image?.ref, 'reg/solo:1.2.0');
+  const configured = ce('solo', 'solo', 'solo', { install: { watchNamespace: 'elsewhere' } });
+  c.add(configured);
+  const changes = c.resolve(configured, [kept]);
+  assert.equal(changes.apply.length, 1);
+  assert.equal(changes.apply[0]?.spec.source.image?.ref, 'reg/solo:1.2.0');
+  assert.equal(changes.apply[0]?.spec.watchNamespace, 'elsewhere');
+});

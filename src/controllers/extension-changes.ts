@@ -131,14 +131,20 @@ function sourceForImage(image: string, verify: ClusterExtension['spec']['verify'
   return { type: 'image', image: { ...(base?.type === 'image' ? base.image : undefined), ref: image }, ...v };
 }
 
-/** The BundleDeployment spec an extension asks for one of its bundles; `base` keeps where a taken-over one runs. */
-function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: string, base?: BundleDeploymentSpec): BundleDeploymentSpec {
+/**
+ * The BundleDeployment spec an extension asks for one of its bundles; `base` keeps where a
+ * taken-over one runs; `installed` is its BundleDeployment's spec now, whose source stays when
+ * the bundle kept is one no catalog offers any more (it has no image of its own).
+ */
+function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: string, base?: BundleDeploymentSpec, installed?: BundleDeploymentSpec): BundleDeploymentSpec {
   const install = ce.spec.install ?? {};
   const image = b.image !== '' ? b.image : base?.source.image?.ref;
   let spec: BundleDeploymentSpec;
   if (base !== undefined) {
     spec = structuredClone(base);
     if (image !== undefined) spec.source = sourceForImage(image, ce.spec.verify, spec.source);
+  } else if (b.image === '' && installed !== undefined) {
+    spec = { ...freshSpec(ce, '', name), source: structuredClone(installed.source) };
   } else spec = freshSpec(ce, image ?? '', name);
   // Where it watches and its config are the requested package's; a dependency installed fresh keeps its own.
   if (base !== undefined || isMain) setWorkloadOptions(spec, install);
@@ -260,7 +266,7 @@ function needUnit(ce: ClusterExtension, state: InstalledState, unit: InstalledUn
       holder: me,
       needs,
       bundle: b.image === '' ? unitInfo(unit) : { name: b.name, version: b.version, catalog: b.catalog, provides: b.provides },
-      spec: specFor(ce, b, true, unit.bundleDeployment, own ? undefined : unit.object.spec),
+      spec: specFor(ce, b, true, unit.bundleDeployment, own ? undefined : unit.object.spec, unit.object.spec),
     });
   } else {
     const holder = unit.holder !== undefined && needs.some((n) => n.extension === unit.holder) ? unit.holder : (sortNeeds(needs)[0]?.extension ?? me);
