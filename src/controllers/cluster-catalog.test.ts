@@ -119,6 +119,22 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
     assert.equal(h.kube.catalog?.status?.lastUnpacked, status?.lastUnpacked, 'lastUnpacked kept');
   });
 
+  test('a label added to a served catalog selects it now: the registry has the new labels and says so to its listeners, without loading the content again', async () => {
+    const h = await harness({});
+    await h.reconcile();
+    const loaded = h.registry.get('ops');
+    const changed: string[] = [];
+    h.registry.onChange((name) => changed.push(name));
+    const c = h.kube.catalog as ClusterCatalog;
+    h.kube.cluster.put({ ...c, metadata: { ...c.metadata, labels: { team: 'monitoring' } } });
+    await h.reconcile();
+    assert.deepEqual(h.registry.get('ops')?.labels, { team: 'monitoring' });
+    assert.equal(h.registry.get('ops')?.config, loaded?.config, 'the same content, not loaded again');
+    assert.deepEqual(changed, ['ops']);
+    await h.reconcile();
+    assert.deepEqual(changed, ['ops'], 'unchanged labels say nothing');
+  });
+
   describe('HandleFinalizer', () => {
     test('success: a catalog without the cleanup finalizer gets it and the reconcile goes on', async () => {
       const h = await harness({});

@@ -237,6 +237,9 @@ export class ClusterCatalogReconciler implements Reconciler {
       const stored = await storeCatalog(loaded.config, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')));
       this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: loaded.config, stored });
       s.logger.info({ digest: pulled.digest, packages: loaded.config.packages.length, bundles: loaded.config.bundles.length }, 'catalog unpacked and served');
+    } else if (!sameLabels(current.labels, s.catalog.metadata.labels ?? {})) {
+      // Extensions select catalogs by label: a label added or changed on served content selects it now.
+      this.o.registry.set({ ...current, labels: s.catalog.metadata.labels ?? {} });
     }
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
@@ -257,4 +260,9 @@ export class ClusterCatalogReconciler implements Reconciler {
     if (serving === undefined) s.conditions.set('Serving', false, reason, 'no good content has been unpacked yet');
     return stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
   }
+}
+
+function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((k) => a[k] === b[k]);
 }
