@@ -21,7 +21,7 @@ import { formatReference, parseReference, withDigest, type PulledImage } from '.
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import type { CatalogRegistry } from './catalog-registry.js';
+import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, reconcileSteps, removeFinalizer, sameStatus, stop, type StepOutcome } from './common.js';
 
 export type ImagePull = (ref: string, opts: { insecure: boolean }) => Promise<PulledImage>;
@@ -237,10 +237,7 @@ export class ClusterCatalogReconciler implements Reconciler {
       const stored = await storeCatalog(loaded.config, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')));
       this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: loaded.config, stored });
       s.logger.info({ digest: pulled.digest, packages: loaded.config.packages.length, bundles: loaded.config.bundles.length }, 'catalog unpacked and served');
-    } else if (!sameLabels(current.labels, s.catalog.metadata.labels ?? {})) {
-      // Extensions select catalogs by label: a label added or changed on served content selects it now.
-      this.o.registry.set({ ...current, labels: s.catalog.metadata.labels ?? {} });
-    }
+    } else relabel(this.o.registry, current, s.catalog.metadata.labels ?? {});
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
     s.conditions.set('Progressing', false, 'Succeeded', 'unpacked and serving the latest content');
@@ -260,6 +257,11 @@ export class ClusterCatalogReconciler implements Reconciler {
     if (serving === undefined) s.conditions.set('Serving', false, reason, 'no good content has been unpacked yet');
     return stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
   }
+}
+
+/** Extensions select catalogs by label: a label added or changed on served content selects it now. */
+function relabel(registry: CatalogRegistry, current: ServedCatalog, labels: Record<string, string>): void {
+  if (!sameLabels(current.labels, labels)) registry.set({ ...current, labels });
 }
 
 function sameLabels(a: Record<string, string>, b: Record<string, string>): boolean {

@@ -138,14 +138,7 @@ function sourceForImage(image: string, verify: ClusterExtension['spec']['verify'
  */
 function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: string, base?: BundleDeploymentSpec, installed?: BundleDeploymentSpec): BundleDeploymentSpec {
   const install = ce.spec.install ?? {};
-  const image = b.image !== '' ? b.image : base?.source.image?.ref;
-  let spec: BundleDeploymentSpec;
-  if (base !== undefined) {
-    spec = structuredClone(base);
-    if (image !== undefined) spec.source = sourceForImage(image, ce.spec.verify, spec.source);
-  } else if (b.image === '' && installed !== undefined) {
-    spec = { ...freshSpec(ce, '', name), source: structuredClone(installed.source) };
-  } else spec = freshSpec(ce, image ?? '', name);
+  const spec = baseSpec(ce, b, name, base, installed);
   // Where it watches and its config are the requested package's; a dependency installed fresh keeps its own.
   if (base !== undefined || isMain) setWorkloadOptions(spec, install);
   // The twin of an OLM v1 ClusterExtension (same name): its bundle's objects carry OLM v1's owner labels (informational).
@@ -158,6 +151,18 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;
   setDrift(spec, ce);
   return spec;
+}
+
+/** Where the bundle runs from: the taken-over spec with the chosen image, the installed source kept, or a fresh spec. */
+function baseSpec(ce: ClusterExtension, b: ChosenBundle, name: string, base: BundleDeploymentSpec | undefined, installed: BundleDeploymentSpec | undefined): BundleDeploymentSpec {
+  const image = b.image !== '' ? b.image : base?.source.image?.ref;
+  if (base !== undefined) {
+    const spec = structuredClone(base);
+    if (image !== undefined) spec.source = sourceForImage(image, ce.spec.verify, spec.source);
+    return spec;
+  }
+  if (b.image === '' && installed !== undefined) return { ...freshSpec(ce, '', name), source: structuredClone(installed.source) };
+  return freshSpec(ce, image ?? '', name);
 }
 
 function freshSpec(ce: ClusterExtension, image: string, name: string): BundleDeploymentSpec {
