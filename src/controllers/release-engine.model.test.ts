@@ -7,6 +7,8 @@
  * deleted by someone else, Helm records deleted, rewritten or planted, deletions and
  * re-creations of the owner, and releases left by the Binnacle before the trusted history. Only
  * the render is a stand-in (a pure function of the spec), so a sequence runs in milliseconds.
+ * Spec B also renders the release's own Namespace (A and C do not), which holds the owner, the
+ * installing ServiceAccount and the Helm records: a revision that drops it must not prune it.
  *
  * Checked along the way: no reconcile throws anything but the injected crash; nothing is
  * written outside the release's scope; no object the spec asked for at that moment is deleted,
@@ -26,7 +28,7 @@ import fc from 'fast-check';
 import { revisionRecordSecret } from '../apply/index.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { faults, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
-import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
+import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, ensureReleaseNamespace, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
 const SEED = Number(process.env.BINNACLE_MODEL_SEED ?? '20261202');
 const RUNS = Number(process.env.BINNACLE_MODEL_RUNS ?? '300');
 
@@ -157,6 +159,7 @@ class CreateOwner extends Act {
   constructor(subject: Subject, v: Variant) {
     super(subject, `create owner ${v}`, (w, m) => {
       if (!subject.exists(w)) {
+        ensureReleaseNamespace(w, subject);
         subject.create(w, v);
         m.variant = v;
       }
@@ -246,5 +249,17 @@ for (const subject of [helmSubject, bdSubject]) {
 for (const subject of [helmSubject, bdSubject]) {
   test(`the ${subject.name}: a re-created owner's install crashed after its first record, then the owner deleted: none of its Helm records stay`, async () => {
     assert.deepEqual(await replay(subject, false, [new CrashAt(11, 'after'), new DeleteOwner(subject), new CrashAt(1, 'after'), new CreateOwner(subject, 'A'), new DeleteOwner(subject), new TamperMirror(subject, 'plant')]), []);
+  });
+}
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: a revision without the release's own Namespace (B rendered it) keeps it: never pruned`, async () => {
+    assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CreateOwner(subject, 'B'), new SetSpec(subject, 'A'), new CreateOwner(subject, 'A')]), []);
+  });
+}
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: an uninstall that deletes the release's own Namespace, its ServiceAccount with it, finishes within the release's scope`, async () => {
+    assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CreateOwner(subject, 'B'), new CrashAt(5, 'after'), new DeleteOwner(subject), new SetSpec(subject, 'A')]), []);
   });
 }

@@ -33,9 +33,21 @@ export function objectsOf(v: Variant, prefix: string): KubeObject[] {
     { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: `${prefix}-app`, namespace: NS }, spec: { replicas: 1, template: { spec: { containers: [{ name: 'app', image: `app:${v}` }] } } } },
   ];
   if (v === 'B') objects.push({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `${prefix}-only-b`, namespace: NS }, data: { b: '1' } });
+  // B also renders the release's own namespace (a chart's `createNamespace`): the next A or C must not prune it.
+  if (v === 'B') objects.push({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } });
   if (v === 'C') objects.push({ apiVersion: 'v1', kind: 'Secret', metadata: { name: `${prefix}-only-c`, namespace: NS }, data: { c: 'MQ==' } });
   return objects;
 }
+
+/** The release's own namespace as an earlier revision of the release left it (with its marks): B renders it, A and C do not. */
+export function releaseNamespace(subject: Subject): KubeObject {
+  const helm = subject === helmSubject;
+  const labels = { [OWNER_KIND_LABEL]: helm ? 'Pushgateway' : 'BundleDeployment', [OWNER_NAME_LABEL]: subject.prefix, ...(helm ? { 'binnacle.dev/owner-namespace': NS } : {}) };
+  return { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS, labels, annotations: { [HELM_RELEASE_NAME_ANNOTATION]: subject.release.name, 'meta.helm.sh/release-namespace': NS } } };
+}
+
+/** Kept by design while its release lives and after (it holds the release's records and whatever else is there): never pruned, deleted only by an uninstall. */
+export const RELEASE_NAMESPACE_ID = `Namespace//${NS}`;
 
 /** Objects that hold data: deleted only by the uninstall of the release that made them. */
 export const HOLDS_DATA = new Set(['Namespace', 'PersistentVolumeClaim']);
@@ -188,15 +200,26 @@ export const bdSubject: Subject = {
 
 export function newWorld(subject: Subject): World {
   const cluster = new FakeCluster();
-  for (const ns of [NS, SYSTEM]) cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+  cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: SYSTEM } });
   cluster.put(crdOf({ group: 'example.com', kind: 'Pushgateway', plural: 'pushgateways' }, {}));
   const bdCrd = crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {});
   cluster.put({ ...bdCrd, spec: { ...(bdCrd.spec as object), scope: 'Cluster', versions: [{ name: 'v1alpha1', served: true, storage: true }] } });
-  for (const sa of ['releaser', 'installer']) cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: NS, name: sa } });
   const records = new ReleaseRecords({ client: cluster.client({ user: 'manager' }), namespace: SYSTEM, logger });
   const w: World = { cluster, records, variant: 'A', violations: [], crashes: new Map(), reconciles: 0 };
+  ensureReleaseNamespace(w, subject);
   subject.restart(w);
   return w;
+}
+
+/**
+ * The release namespace and its ServiceAccounts, as an admin makes them: at the start, and again
+ * after an uninstall of a revision that rendered the namespace deleted it (and all in it).
+ */
+export function ensureReleaseNamespace(w: World, subject: Subject): void {
+  w.cluster.settle();
+  if (w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) !== undefined) return;
+  w.cluster.put(releaseNamespace(subject));
+  for (const sa of ['releaser', 'installer']) w.cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: NS, name: sa } });
 }
 
 /** The objects of the release (by the owner's labels), by identity. */
@@ -242,12 +265,17 @@ export async function reconcileOnce(w: World, subject: Subject): Promise<void> {
 export function checkWrite(w: World, subject: Subject, r: FakeRequest, desired: ReadonlySet<string>, uninstalling: boolean): void {
   if (!WRITE_VERBS.has(r.verb)) return;
   const id = `${r.kind}/${r.namespace}/${r.name}`;
+  const inScope = r.namespace === NS || (r.kind === 'Namespace' && (r.name === `${subject.prefix}-data` || r.name === NS));
   if (r.identity === subject.identity) {
-    const inScope = r.namespace === NS || (r.kind === 'Namespace' && r.name === `${subject.prefix}-data`);
     if (!inScope) w.violations.push(`${subject.identity} wrote outside the release's scope: ${r.verb} ${id}`);
   } else if (r.identity === 'manager') {
     const own = (r.kind === 'Secret' && r.namespace === SYSTEM) || r.verb === 'status' || (r.verb === 'patch' && (r.kind === 'Pushgateway' || r.kind === 'BundleDeployment'));
-    if (!own) w.violations.push(`the manager itself wrote ${r.verb} ${id}`);
+    // A BundleDeployment's removal acts as Binnacle once its installing ServiceAccount is gone (its
+    // namespace deleted, by this very uninstall when the release rendered it): only while
+    // uninstalling, only what the release's scope holds (bundle-deployment.ts, removalClient).
+    const saGone = w.cluster.get({ apiVersion: 'v1', kind: 'ServiceAccount', namespace: NS, name: 'installer' }) === undefined;
+    const fallback = subject === bdSubject && uninstalling && saGone && inScope;
+    if (!own && !fallback) w.violations.push(`the manager itself wrote ${r.verb} ${id}`);
   }
   if (r.verb !== 'delete') return;
   if (desired.has(id)) w.violations.push(`deleted ${id}, which the spec at that moment holds`);
@@ -271,6 +299,7 @@ export async function settle(w: World, subject: Subject): Promise<void> {
 /** The invariants once settled (see the top of this file). */
 export function checkSettled(w: World, subject: Subject): void {
   const owned = ownedObjects(w, subject);
+  owned.delete(RELEASE_NAMESPACE_ID);
   if (!subject.exists(w)) {
     if (owned.size > 0) w.violations.push(`the owner is gone but its objects stay: ${[...owned.keys()].join(', ')}`);
     // Records someone planted after the owner went are not Binnacle's to clean (revisions 98 and 99 here).
@@ -280,7 +309,7 @@ export function checkSettled(w: World, subject: Subject): void {
   }
   const want = objectsOf(w.variant, subject.prefix);
   for (const o of want) {
-    const live = owned.get(idOf(o));
+    const live = idOf(o) === RELEASE_NAMESPACE_ID ? w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) : owned.get(idOf(o));
     if (live === undefined) {
       w.violations.push(`${idOf(o)} of the spec is missing`);
       continue;
