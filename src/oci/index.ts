@@ -62,3 +62,4 @@ export {
   type VerifiedSignature,
 } from './verify-signature.js';
 export { generateSigningKeyPair, parsePrivateKey, publicKeyPem, signImage, type KeyPairPem, type SignResult } from './sign.js';
+export { parseRegistriesConf, pullSources, registriesConf, REGISTRIES_CONF_ENV, type RegistriesConf, type PullSource } from './registries-conf.js';

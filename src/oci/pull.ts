@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
 import { verifyStream } from './digest.js';
 import { blobPath, exists, putBlobBytes, putBlobStream, readCachedBlob, tempName, treePath } from './cache.js';
 import {
@@ -24,6 +24,7 @@ import {
 } from './manifest.js';
 import { formatReference, parseReference, withDigest, type ImageReference } from './reference.js';
 import { RegistryClient } from './registry-client.js';
+import { pullSources, registriesConf, type RegistriesConf } from './registries-conf.js';
 import { DEFAULT_MAX_BYTES, unpackTarSafely } from './unpack.js';
 
 export interface PullOptions {
@@ -32,6 +33,8 @@ export interface PullOptions {
   /** Most uncompressed bytes of all layers together (default 1 GiB). */
   maxBytes?: number;
   platform?: Platform;
+  /** Where to pull from (tests); default: the registries.conf in effect (registries-conf.ts). */
+  registries?: RegistriesConf;
 }
 
 export interface PulledImage {
@@ -69,6 +72,22 @@ export async function pullAndUnpack(refString: string, opts: PullOptions): Promi
   const ref = parseReference(refString);
   let lazyClient: RegistryClient | undefined = opts.client;
   const client = (): RegistryClient => (lazyClient ??= new RegistryClient());
+  const sources = pullSources(opts.registries ?? registriesConf(), ref);
+  const first = sources[0];
+  if (sources.length === 1 && first !== undefined && formatReference(first.ref) === formatReference(ref)) return pullFrom(ref, opts, client);
+  // The cluster admin's registries.conf: its mirrors in order, then the location; the first that answers wins.
+  const failures: string[] = [];
+  for (const source of sources) {
+    try {
+      return await pullFrom(source.ref, opts, client);
+    } catch (err) {
+      failures.push(`${source.role} ${formatReference(source.ref)}: ${errorMessage(err)}`);
+    }
+  }
+  throw new BinnacleError('transient', 'OCI_PULL_FAILED', `${formatReference(ref)} could not be pulled from any place registries.conf gives for it: ${failures.join('; ')}`);
+}
+
+async function pullFrom(ref: ImageReference, opts: PullOptions, client: () => RegistryClient): Promise<PulledImage> {
   const { digest, manifest } = await resolve(ref, opts, client);
   const pinned = withDigest(ref, digest);
 

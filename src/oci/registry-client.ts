@@ -25,9 +25,10 @@ import {
   type Platform,
 } from './manifest.js';
 import { DOCKER_HUB, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
+import { insecureByConf, registriesConf } from './registries-conf.js';
 
 export interface RegistryClientOptions {
-  /** Use plain http: for every host, none, or those the function picks. Default: insecureByDefault (loopback, this machine's addresses, INSECURE_REGISTRIES_ENV). */
+  /** Use plain http: for every host, none, or those the function picks. Default: insecureByDefault (loopback, this machine's addresses, INSECURE_REGISTRIES_ENV) or registries.conf's `insecure = true`. */
   insecure?: boolean | ((host: string) => boolean);
   /** Credentials; default: REGISTRY_AUTH_FILE, then the docker config file. */
   auth?: AuthOption;
@@ -145,6 +146,15 @@ export function insecureByDefault(registry: string, env: NodeJS.ProcessEnv = pro
   return ownAddresses().has(host);
 }
 
+/** Whether the registries.conf in effect marks `host` plain http; a file that cannot be read says nothing here (a pull reports it). */
+function insecureInConf(host: string): boolean {
+  try {
+    return insecureByConf(registriesConf(), host);
+  } catch {
+    return false;
+  }
+}
+
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -222,7 +232,7 @@ export class RegistryClient {
   constructor(opts: RegistryClientOptions = {}) {
     const insecure = opts.insecure;
     this.insecure =
-      typeof insecure === 'function' ? insecure : insecure === undefined ? memoized(insecureByDefault) : () => insecure;
+      typeof insecure === 'function' ? insecure : insecure === undefined ? memoized((host) => insecureByDefault(host) || insecureInConf(host)) : () => insecure;
     const auth = opts.auth ?? credentialsFromAuthFiles();
     this.credentials = typeof auth === 'function' ? auth : () => auth;
     this.logger = opts.logger;

@@ -20,6 +20,7 @@ import {
   findDebianTool,
   gcCache,
   manifestToJson,
+  parseRegistriesConf,
   pullAndUnpack,
   pushImage,
   startLocalRegistry,
@@ -202,6 +203,27 @@ test('an OCI index with two platforms: linux/amd64 is picked by default, another
   // gcCache keeps an index's children: nothing pulled through it goes.
   const gc = await gcCache(cacheDir, [(await client.getManifest(`${registry.host}/multi/app:latest`)).digest]);
   assert.equal(gc.removedTrees, 0);
+});
+
+test("registries.conf: a moved prefix and a mirror pull from where the admin says; a mirror that does not answer falls through to the next; none answering names each place tried", async () => {
+  const client = new RegistryClient();
+  const image = await buildImage({ layers: [{ dir: await sourceTree('mirrored', { 'm.yaml': 'mirrored' }), prefix: '/configs' }], labels: { m: '1' } });
+  cleanups.push(() => rm(image.layoutDir, { recursive: true, force: true }));
+  const pushed = await pushImage(image, `${registry.host}/mirrors/demo:v1`, client);
+  // OLM v1's e2e: a name no DNS knows, moved to the real registry.
+  const moved = parseRegistriesConf(`[[registry]]\nprefix = "mirrored-registry.example.local:5000"\nlocation = "${registry.host}/mirrors"\n`, 'moved.conf');
+  const pulled = await pullAndUnpack('mirrored-registry.example.local:5000/demo:v1', { cacheDir: join(base, 'cache-mirror-1'), client, registries: moved });
+  assert.equal(pulled.digest, pushed.digest);
+  assert.deepEqual(pulled.labels, { m: '1' });
+  // A mirror that does not answer (a closed port), then one that has it; the primary is never asked.
+  const mirrored = parseRegistriesConf(`[[registry]]\nprefix = "quay.example.local"\n[[registry.mirror]]\nlocation = "127.0.0.1:9/nothing"\n[[registry.mirror]]\nlocation = "${registry.host}/mirrors"\n`, 'mirrors.conf');
+  const viaMirror = await pullAndUnpack('quay.example.local/demo:v1', { cacheDir: join(base, 'cache-mirror-2'), client, registries: mirrored });
+  assert.equal(viaMirror.digest, pushed.digest);
+  await assert.rejects(pullAndUnpack('quay.example.local/absent:v1', { cacheDir: join(base, 'cache-mirror-3'), client: new RegistryClient({ timeoutMs: 5_000 }), registries: mirrored }), (err: unknown) => {
+    assert.ok(err instanceof BinnacleError && err.code === 'OCI_PULL_FAILED', String(err));
+    assert.match(err.message, /quay\.example\.local\/absent:v1 could not be pulled from any place registries\.conf gives for it: mirror 127\.0\.0\.1:9\/nothing\/absent:v1: .*; mirror [^ ]+\/mirrors\/absent:v1: .*; primary quay\.example\.local\/absent:v1: /);
+    return true;
+  });
 });
 
 test('pulling what does not exist names it', async () => {

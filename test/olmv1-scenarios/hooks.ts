@@ -7,14 +7,15 @@
  * installing as a cluster-admin ServiceAccount as operator-controller v1.11 does.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { After, AfterAll, Before, BeforeAll, setDefaultTimeout, Status } from '@cucumber/cucumber';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { adminInstaller, adminInstallerObjects, e2eClient, startE2eManager, stopE2e } from '../e2e/env.js';
+import { REGISTRIES_CONF_ENV } from '../../src/oci/index.js';
+import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, startE2eManager, stopE2e } from '../e2e/env.js';
 import { kubectlRun, STEP_TIMEOUT_MS, type ScenarioWorld } from './world.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -63,6 +64,12 @@ BeforeAll(async function () {
   client = await e2eClient();
   work = await mkdtemp(join(tmpdir(), 'olmv1-scenarios-'));
   await adminInstaller(client, INSTALLER_NS);
+  // What upstream's e2e overlay mounts into operator-controller as /etc/containers/registries.conf
+  // (config/components/e2e/registries-conf): the mirrored-registry name moved to the e2e registry
+  // (install.feature's @mirrored-registry scenario).
+  const registriesConf = join(work, 'registries.conf');
+  await writeFile(registriesConf, `[[registry]]\nprefix = "mirrored-registry.operator-controller-e2e.svc.cluster.local:5000"\nlocation = "${e2eRegistry()}"\n`);
+  process.env[REGISTRIES_CONF_ENV] = registriesConf;
   // operator-controller v1.11's behaviour, chosen explicitly: the deprecated spec.serviceAccount is
   // ignored and the cluster-admin installer acts (install.feature:565, update.feature:350; docs/trust-model.md).
   manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' }, serviceAccount: 'Ignore' } });
