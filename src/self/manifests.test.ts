@@ -125,3 +125,18 @@ test("install-self --insecure-registry: the manager's environment names those re
   assert.equal(container({})?.env, undefined);
   assert.equal(container({ insecureRegistries: [] })?.env, undefined);
 });
+
+test("install-self --registries-conf: a ConfigMap mounted (the directory, so an edit reaches the manager) where OLM v1's is read; none, neither", () => {
+  type Dep = { spec: { template: { spec: { containers: { volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[]; volumes: { name: string; configMap?: { name: string } }[] } } } };
+  const text = '[[registry]]\nprefix = "quay.io"\n[[registry.mirror]]\nlocation = "mirror.lab:5000/quay"\n';
+  const objs = selfManifests({ namespace: 'ops', registriesConf: text });
+  const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'binnacle-registries-conf');
+  assert.equal(cm?.metadata.namespace, 'ops');
+  assert.deepEqual(cm?.data, { 'registries.conf': text });
+  const pod = (objs.find((o) => o.kind === 'Deployment') as unknown as Dep).spec.template.spec;
+  assert.deepEqual(pod.containers[0]?.volumeMounts.find((m) => m.name === 'registries-conf'), { name: 'registries-conf', mountPath: '/etc/containers', readOnly: true });
+  assert.deepEqual(pod.volumes.find((v) => v.name === 'registries-conf'), { name: 'registries-conf', configMap: { name: 'binnacle-registries-conf' } });
+  const plain = selfManifests({ namespace: 'ops' });
+  assert.ok(!plain.some((o) => o.kind === 'ConfigMap'));
+  assert.ok(!JSON.stringify(plain).includes('registries-conf'));
+});

@@ -10,6 +10,7 @@
  * Everything an install creates is created as that ServiceAccount, so a bundle never gets more
  * than the account it names was given.
  */
+import { basename, dirname } from 'node:path';
 import { ALL_CRDS } from '../api/crds.js';
 import { OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { GROUP } from '../api/types.js';
@@ -17,6 +18,7 @@ import { AGGREGATE_TO_MANAGER, appTeamRoles, MANAGER_HELM_KINDS_ROLE } from '../
 import type { KubeObject } from '../kube/types.js';
 import { SERVICEACCOUNT_POLICY_NAME } from '../api/olmv1/serviceaccount-policy.js';
 import { INSECURE_REGISTRIES_ENV } from '../oci/registry-client.js';
+import { DEFAULT_REGISTRIES_CONF } from '../oci/registries-conf.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
 export const MANAGER_NAME = 'binnacle-manager';
@@ -56,7 +58,12 @@ export interface SelfOptions {
   insecureRegistries?: readonly string[];
   /** `<namespace>/<name>`: the manager's `--olmv1-installer` (docs/from-olm-v1.md, identity). */
   olmv1Installer?: string;
+  /** containers-registries.conf text: a ConfigMap mounted where the manager reads it (/etc/containers), as OLM v1's is. */
+  registriesConf?: string;
 }
+
+/** The ConfigMap `install-self --registries-conf` makes. */
+export const REGISTRIES_CONF_CONFIGMAP = 'binnacle-registries-conf';
 
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const READ = ['get', 'list', 'watch'];
@@ -143,6 +150,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
     { apiVersion: 'v1', kind: 'Namespace', metadata: { ...meta(ns), labels: { ...SELF_LABELS, ...RESTRICTED_POD_SECURITY } } },
     ...crds,
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(MANAGER_NAME, ns) },
+    ...(o.registriesConf === undefined ? [] : [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: meta(REGISTRIES_CONF_CONFIGMAP, ns), data: { [basename(DEFAULT_REGISTRIES_CONF)]: o.registriesConf } }]),
     { apiVersion: RBAC, kind: 'ClusterRole', metadata: meta(MANAGER_NAME), rules: managerClusterRules(ns) },
     {
       apiVersion: RBAC,
@@ -245,12 +253,15 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                 volumeMounts: [
                   { name: 'data', mountPath: DATA_DIR },
                   { name: 'tmp', mountPath: '/tmp' },
+                  // The directory, not the file (subPath): an edited ConfigMap reaches the manager, which reads the file again when it changes.
+                  ...(o.registriesConf === undefined ? [] : [{ name: 'registries-conf', mountPath: dirname(DEFAULT_REGISTRIES_CONF), readOnly: true }]),
                 ],
               },
             ],
             volumes: [
               { name: 'data', emptyDir: {} },
               { name: 'tmp', emptyDir: {} },
+              ...(o.registriesConf === undefined ? [] : [{ name: 'registries-conf', configMap: { name: REGISTRIES_CONF_CONFIGMAP } }]),
             ],
           },
         },

@@ -5,7 +5,7 @@ import { printData, type CliContext } from '../context.js';
 import { collect, oneOf, outputOption, parseDuration, withFlagNames } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, IMAGE_NODE_VERSION, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
-import { BinnacleError, UsageError } from '../../util/errors.js';
+import { BinnacleError, errorMessage, InputError, UsageError } from '../../util/errors.js';
 
 const DEFAULT_NAMESPACE = 'binnacle-system';
 
@@ -33,13 +33,17 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--insecure', 'plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .option('--insecure-registry <host[:port]>', "a registry the manager pulls from over plain http (repeatable): its $BINNACLE_INSECURE_REGISTRIES, e.g. a real node's registry (`cluster up --real-node`)", collect)
     .option('--timeout <duration>', 'how long the CRDs may take to be served, and leftovers of an uninstall to go (e.g. 60s, 2m)', parseDuration, 60_000)
+    .option('--registries-conf <file>', "a containers-registries.conf (v2: [[registry]] prefix, location, mirrors, insecure, blocked) the manager pulls by, as OLM v1 reads /etc/containers/registries.conf: mounted from a ConfigMap")
     .option('--olmv1-installer <namespace/name>', "the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension naming none installs as (the manager's --olmv1-installer; docs/from-olm-v1.md)")
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; timeout: number; olmv1Installer?: string }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; registriesConf?: string; timeout: number; olmv1Installer?: string }) => {
       const { installSelf, fetchSelfVersion, selfVersionRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
       if (flags.version !== undefined && flags.insecureRegistry !== undefined) throw new UsageError("--insecure-registry and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
+      if (flags.version !== undefined && flags.registriesConf !== undefined) throw new UsageError("--registries-conf and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
+      // Checked here, naming the file and field, rather than by a manager that cannot pull.
+      const registriesConf = flags.registriesConf === undefined ? undefined : await readRegistriesConf(flags.registriesConf);
       let release: Awaited<ReturnType<typeof fetchSelfVersion>> | undefined;
       if (flags.version !== undefined) {
         const repository = selfVersionRepository(flags.releaseRepo);
@@ -55,6 +59,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           ...(flags.image === undefined ? {} : { image: flags.image }),
           ...(flags.insecureRegistry === undefined ? {} : { insecureRegistries: flags.insecureRegistry }),
           ...(flags.olmv1Installer === undefined ? {} : { olmv1Installer: flags.olmv1Installer }),
+          ...(registriesConf === undefined ? {} : { registriesConf }),
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,
         });
@@ -170,4 +175,17 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         }
       });
     });
+}
+
+/** The text of a registries.conf, refused (file and field named) unless Binnacle reads it as the manager will. */
+async function readRegistriesConf(file: string): Promise<string> {
+  const [{ readFile }, { parseRegistriesConf }] = await Promise.all([import('node:fs/promises'), import('../../oci/registries-conf.js')]);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new InputError('REGISTRIES_CONF', `cannot be read: ${errorMessage(err)}`, { file, field: '--registries-conf' });
+  }
+  parseRegistriesConf(text, file);
+  return text;
 }
