@@ -79,7 +79,7 @@ function checkName(v: string, file: string, field: string, wildcard: boolean): s
 export function parseRegistriesConf(text: string, file: string): RegistriesConf {
   let doc: Record<string, unknown>;
   try {
-    doc = parseToml(text) as Record<string, unknown>;
+    doc = parseToml(text);
   } catch (err) {
     throw new InputError('REGISTRIES_CONF', `not valid TOML: ${errorMessage(err)}`, { file });
   }

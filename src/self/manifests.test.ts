@@ -133,7 +133,8 @@ test("install-self --registries-conf: a ConfigMap mounted (the directory, so an 
   const cm = objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === 'binnacle-registries-conf');
   assert.equal(cm?.metadata.namespace, 'ops');
   assert.deepEqual(cm?.data, { 'registries.conf': text });
-  const pod = (objs.find((o) => o.kind === 'Deployment') as unknown as Dep).spec.template.spec;
+  const pod = (objs.find((o) => o.kind === 'Deployment') as Dep | undefined)?.spec.template.spec;
+  assert.ok(pod !== undefined);
   assert.deepEqual(pod.containers[0]?.volumeMounts.find((m) => m.name === 'registries-conf'), { name: 'registries-conf', mountPath: '/etc/containers', readOnly: true });
   assert.deepEqual(pod.volumes.find((v) => v.name === 'registries-conf'), { name: 'registries-conf', configMap: { name: 'binnacle-registries-conf' } });
   const plain = selfManifests({ namespace: 'ops' });
