@@ -59,7 +59,8 @@ test('a wildcard prefix matches every subdomain (insecure, blocked); a blocked r
 test('a bad file is refused naming the file, the field and why', () => {
   const bad: [string, RegExp][] = [
     ['[[registry]\n', /registries\.conf: not valid TOML/],
-    ['[registries.search]\nregistries = ["docker.io"]\n', /registries\.conf: registries: the v1 format/],
+    ['[registries.insecure]\nregistries = ["a.local"]\n[[registry]]\nprefix = "b.local"\n', /registries\.conf: registries: mixes the v1 format/],
+    ['[registries.block]\nregistries = "docker.io"\n', /registries\.block\.registries: must be a list of registry hosts/],
     ['[[registry]]\nprefix = "quay.io"\ninsecure = "yes"\n', /registry\[0\]\.insecure: must be true or false, not "yes"/],
     ['[[registry]]\ninsecure = true\n', /registry\[0\]: needs a prefix or a location/],
     ['[[registry]]\nprefix = "quay.io"\n[[registry.mirror]]\nlocation = "UPPER CASE"\n', /registry\[0\]\.mirror\[0\]\.location: "UPPER CASE" is not a host\[:port\]\[\/path\]/],
@@ -84,4 +85,11 @@ test('the file in effect: BINNACLE_REGISTRIES_CONF, read again when it changes; 
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+});
+
+test('the v1 format reads as containers/image converts it: insecure hosts plain http, blocked hosts refused, search registries unused', () => {
+  const conf = parseRegistriesConf('[registries.search]\nregistries = ["docker.io", "quay.io"]\n[registries.insecure]\nregistries = ["lab.local:5000"]\n[registries.block]\nregistries = ["evil.example.com"]\n', FILE);
+  assert.equal(insecureByConf(conf, 'lab.local:5000'), true);
+  assert.deepEqual(pullSources(conf, parseReference('quay.io/a/b:1')).map((x) => formatReference(x.ref)), ['quay.io/a/b:1']);
+  assert.throws(() => pullSources(conf, parseReference('evil.example.com/a/b:1')), /registry\[1\]\.blocked: pulling evil\.example\.com\/a\/b:1 is refused/);
 });

@@ -6,9 +6,10 @@
  * configuration works unchanged. Only pulls consult it; pushes go where they are told.
  *
  * Read from BINNACLE_REGISTRIES_CONF, else /etc/containers/registries.conf when it exists; read
- * again when the file changes (a mounted ConfigMap updated). Not read: the v1 format, drop-in
- * directories (registries.conf.d), `unqualified-search-registries` and `[aliases]` (Binnacle
- * never pulls a short name: references are fully qualified).
+ * again when the file changes (a mounted ConfigMap updated). The v1 format is read as
+ * containers/image converts it (insecure and blocked hosts). Not read: drop-in directories
+ * (registries.conf.d), `unqualified-search-registries` and `[aliases]` (Binnacle never pulls a
+ * short name: references are fully qualified).
  */
 import { readFileSync, statSync } from 'node:fs';
 import { parse as parseToml } from 'smol-toml';
@@ -83,7 +84,10 @@ export function parseRegistriesConf(text: string, file: string): RegistriesConf 
   } catch (err) {
     throw new InputError('REGISTRIES_CONF', `not valid TOML: ${errorMessage(err)}`, { file });
   }
-  if (doc.registries !== undefined) throw new InputError('REGISTRIES_CONF', 'the v1 format ([registries.search], [registries.insecure], [registries.block]) is not read: write [[registry]] tables (containers-registries.conf(5), version 2)', { file, field: 'registries' });
+  if (doc.registries !== undefined) {
+    if (doc.registry !== undefined) throw new InputError('REGISTRIES_CONF', 'mixes the v1 format ([registries.*]) with [[registry]] tables: containers/image refuses that too', { file, field: 'registries' });
+    return { file, registries: fromV1(doc.registries, file) };
+  }
   const list = doc.registry ?? [];
   if (!Array.isArray(list)) throw new InputError('REGISTRIES_CONF', 'must be an array of tables ([[registry]])', { file, field: 'registry' });
   const registries = list.map((r: unknown, i): RegistryRule => {
@@ -110,6 +114,25 @@ export function parseRegistriesConf(text: string, file: string): RegistriesConf 
     return { prefix, location: location ?? prefix, insecure: bool(t.insecure, file, `${field}.insecure`), blocked: bool(t.blocked, file, `${field}.blocked`), mirrors };
   });
   return { file, registries };
+}
+
+/**
+ * The v1 format, as containers/image converts it: each host of `[registries.insecure]` plain http,
+ * each of `[registries.block]` refused; `[registries.search]` names short-name search registries,
+ * which Binnacle never uses.
+ */
+function fromV1(v1: unknown, file: string): RegistryRule[] {
+  const hosts = (table: string): string[] => {
+    const t: unknown = (v1 as Record<string, unknown>)[table];
+    if (t === undefined) return [];
+    const list = typeof t === 'object' && t !== null ? (t as Record<string, unknown>).registries : undefined;
+    if (!Array.isArray(list)) throw new InputError('REGISTRIES_CONF', 'must be a list of registry hosts', { file, field: `registries.${table}.registries` });
+    return list.map((h, i) => checkName(str(h, file, `registries.${table}.registries[${i}]`), file, `registries.${table}.registries[${i}]`, false));
+  };
+  if (typeof v1 !== 'object' || v1 === null) throw new InputError('REGISTRIES_CONF', 'must be a table', { file, field: 'registries' });
+  const insecure = hosts('insecure');
+  const blocked = hosts('block');
+  return [...new Set([...insecure, ...blocked])].map((h) => ({ prefix: h, location: h, insecure: insecure.includes(h), blocked: blocked.includes(h), mirrors: [] }));
 }
 
 /** How well `prefix` matches the name `host/repository` (its length), or -1: a whole component, or a `*.domain` host. */
