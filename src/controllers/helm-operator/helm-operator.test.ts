@@ -106,20 +106,27 @@ function startsInto(started: HelmKind[]): HelmOperatorPorts['runKind'] {
   };
 }
 
-/** A reconciler over a fake cluster holding `h` (as written: a spec its type would refuse too), with these fetch and inspect ports; the kinds it starts go to `started`. */
-function operatorSetup(h: KubeObject, ports: Pick<HelmOperatorPorts, 'fetchChart' | 'inspect'>) {
+/**
+ * A reconciler over a fake cluster holding `h` (as written: a spec its type would refuse too), with
+ * these fetch and inspect ports; the kinds it starts go to `started`, or to `runKind` when given.
+ */
+function operatorSetup(h: KubeObject, ports: Pick<HelmOperatorPorts, 'fetchChart' | 'inspect'>, runKind?: HelmOperatorPorts['runKind']) {
   const kube = new Kube();
   kube.put(h);
   const started: HelmKind[] = [];
-  const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) }, cacheDir: '/nonexistent', ports: { ...ports, runKind: startsInto(started) } });
+  const reconciler = new HelmOperatorReconciler({ client: kube.client(), logger, engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) }, cacheDir: '/nonexistent', ports: { ...ports, runKind: runKind ?? startsInto(started) } });
   return { kube, reconciler, started };
 }
 
-function setup(h: KubeObject, fetchError?: Error, inspectError?: Error) {
-  return operatorSetup(h, {
-    fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
-    inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
-  });
+function setup(h: KubeObject, fetchError?: Error, inspectError?: Error, runKind?: HelmOperatorPorts['runKind']) {
+  return operatorSetup(
+    h,
+    {
+      fetchChart: () => (fetchError === undefined ? Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart) : Promise.reject(fetchError)),
+      inspect: () => (inspectError === undefined ? Promise.resolve([CHART]) : Promise.reject(inspectError)),
+    },
+    runKind,
+  );
 }
 
 const req = { key: 'pg', name: 'pg' };
@@ -127,22 +134,10 @@ const ready = (kube: Kube) => (kube.statusWrites.at(-1)?.conditions as { type: s
 
 describe('HelmOperator reconciler, step by step with fakes', () => {
   test('a served kind logs under its HelmOperator\'s name from the reconciler\'s logger, not under this reconcile\'s bindings (no key twice in a JSON line)', async () => {
-    const kube = new Kube();
-    kube.put(hop());
     const bindings: Record<string, unknown>[] = [];
-    const reconciler = new HelmOperatorReconciler({
-      client: kube.client(),
-      logger,
-      engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) },
-      cacheDir: '/nonexistent',
-      ports: {
-        fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart),
-        inspect: () => Promise.resolve([CHART]),
-        runKind: (_kind, o) => {
-          bindings.push(o.logger.bindings());
-          return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
-        },
-      },
+    const { reconciler } = setup(hop(), undefined, undefined, (_kind, o) => {
+      bindings.push(o.logger.bindings());
+      return { enqueueAll: () => undefined, stop: () => Promise.resolve(), synced: Promise.resolve() };
     });
     // The reconcile's logger is bound as the controller binds it; a kind started from it would repeat those keys.
     await reconciler.reconcile(req, { ...ctx, logger: logger.child({ controller: 'helmoperator', key: 'pg' }) });
@@ -150,36 +145,24 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
   });
 
   test('a spec change restarts a kind only once the old one has stopped (its in-flight reconciles ended): never two controllers on one CR', async () => {
-    const kube = new Kube();
-    kube.put(hop());
     const events: string[] = [];
     let finishStop: () => void = () => undefined;
-    const reconciler = new HelmOperatorReconciler({
-      client: kube.client(),
-      logger,
-      engine: { records: new ReleaseRecords({ client: kube.client(), namespace: 'binnacle-system', logger }) },
-      cacheDir: '/nonexistent',
-      ports: {
-        fetchChart: () => Promise.resolve({ path: '/c/pg.tgz', kind: 'archive', digest: 'sha256:1', name: 'pg', version: '1.0.0' } as FetchedChart),
-        inspect: () => Promise.resolve([CHART]),
-        runKind: (kind) => {
-          const n = events.filter((e) => e.startsWith('start')).length + 1;
-          events.push(`start ${n} ${kind.conflictPolicy ?? 'Force'}`);
-          return {
-            enqueueAll: () => undefined,
-            stop: () => {
-              events.push(`stopping ${n}`);
-              return new Promise<void>((resolve) => {
-                finishStop = () => {
-                  events.push(`stopped ${n}`);
-                  resolve();
-                };
-              });
-            },
-            synced: Promise.resolve(),
-          };
+    const { kube, reconciler } = setup(hop(), undefined, undefined, (kind) => {
+      const n = events.filter((e) => e.startsWith('start')).length + 1;
+      events.push(`start ${n} ${kind.conflictPolicy ?? 'Force'}`);
+      return {
+        enqueueAll: () => undefined,
+        stop: () => {
+          events.push(`stopping ${n}`);
+          return new Promise<void>((resolve) => {
+            finishStop = () => {
+              events.push(`stopped ${n}`);
+              resolve();
+            };
+          });
         },
-      },
+        synced: Promise.resolve(),
+      };
     });
     await reconciler.reconcile(req, ctx);
     kube.put(hop({ conflictPolicy: 'Fail' }));
