@@ -3,8 +3,6 @@ module binnacle.dev/hack/bench-tools/helm-operator
 
 go 1.26.8
 
-toolchain go1.26.8
-
 tool github.com/operator-framework/operator-sdk/cmd/helm-operator
 
 require (
