@@ -3,7 +3,10 @@
  * `[[registry]]` rules map a name prefix to another location, list mirrors tried first, mark a
  * location plain http (`insecure`) or refuse it (`blocked`). OLM v1 reads the same file
  * (containers/image, `/etc/containers/registries.conf`), so a disconnected cluster's mirror
- * configuration works unchanged. Only pulls consult it; pushes go where they are told.
+ * configuration works unchanged. Only image pulls (pull.ts `pullAndUnpack`: catalogs and bundles)
+ * consult it; pushes go where they are told. Not yet: signature verification, the digest check of
+ * Manual approval and Helm OCI charts, which reach the registry client directly: they use the name
+ * as written, so a `blocked` rule does not stop them (the mechanism belongs in the client).
  *
  * Read from BINNACLE_REGISTRIES_CONF, else /etc/containers/registries.conf when it exists; read
  * again when the file changes (a mounted ConfigMap updated). The v1 format is read as
