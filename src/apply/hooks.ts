@@ -74,6 +74,23 @@ export function hookObject(h: ReleaseHook): KubeObject {
   return value;
 }
 
+/**
+ * The objects the hooks of `events` would create, in their namespaces, for preflight to check
+ * before anything changes. A hook that does not parse or names a kind the cluster does not
+ * serve is left out: running it fails its event with the reason, as before.
+ */
+export async function hookObjectsOf(client: HookClient, all: readonly ReleaseHook[], events: readonly HookEvent[], namespace: string): Promise<KubeObject[]> {
+  const out: KubeObject[] = [];
+  for (const hook of events.flatMap((e) => hooksFor(all, e))) {
+    try {
+      out.push(await namespaced(client, hookObject(hook), namespace));
+    } catch (err) {
+      if (!(err instanceof BinnacleError) || !err.code.startsWith('HOOK_')) throw err;
+    }
+  }
+  return out;
+}
+
 /** Runs the hooks of `event`; answers the hooks with their last runs recorded. */
 export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o: HookRunOptions): Promise<HookRunResult> {
   const now = o.now ?? (() => new Date());

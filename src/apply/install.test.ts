@@ -629,3 +629,20 @@ test("an uninstall runs no recorded delete hook holding what the release may not
     assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'a' }), undefined);
   }
 });
+
+test('an uninstall in a namespace being deleted runs no delete hooks (nothing can be created there) and still removes the release', async () => {
+  const hook = { name: 'cleanup', kind: 'ConfigMap', path: 'templates/cleanup.yaml', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cleanup\n  annotations:\n    helm.sh/hook: pre-delete\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 };
+  for (const terminating of [false, true]) {
+    const { cluster, applier, req } = setup();
+    await applier.apply(req([ns, cm('a')], { content: { chart: {}, manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: '1'\n", hooks: [hook] } }));
+    if (terminating) {
+      const live = cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: 'ops' });
+      assert.ok(live !== undefined);
+      cluster.put({ ...live, metadata: { ...live.metadata, deletionTimestamp: '2026-12-03T00:00:00Z' } });
+    }
+    const gone = await applier.uninstall({ owner, release });
+    const ran = cluster.log.some((r) => r.verb === 'apply' && r.name === 'cleanup');
+    assert.equal(ran, !terminating, terminating ? 'the hook is not tried in a namespace being deleted' : 'the hook runs otherwise');
+    assert.ok(gone.deleted.some((r) => r.kind === 'ConfigMap' && r.name === 'a'), 'the uninstall goes on');
+  }
+});

@@ -17,6 +17,7 @@ import { ignoredPointers } from './drift-policy.js';
 import { ApplyRefusedError } from './errors.js';
 import { makeLenient } from './leniency.js';
 import { identityOf } from './phases.js';
+import { hookObjectsOf, type HookEvent } from './hooks.js';
 import { preflight } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
 import { helmTime } from './release.js';
@@ -50,9 +51,11 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
   const from = decision.action === 'upgrade' ? decision.from : undefined;
   const baseline = await baselineOf(cfg, from, req.release);
   const same = await sameAsDeployed(cfg, objects, baseline, req);
-  const checked = await preflight(cfg, objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, force: req.force === true, same, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety });
-  const version = (history.at(-1)?.revision ?? 0) + 1;
   const upgrade = from !== undefined;
+  const hookEvents = hookEventsOf(req, upgrade);
+  const hooks = hookEvents === undefined ? [] : await hookObjectsOf(cfg.client, req.content?.hooks ?? [], [hookEvents.pre, hookEvents.post], req.release.namespace);
+  const checked = await preflight(cfg, objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, force: req.force === true, same, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety, hooks });
+  const version = (history.at(-1)?.revision ?? 0) + 1;
   const log = cfg.logger.child({ release: `${req.release.namespace}/${req.release.name}`, revision: version });
   log.info({ objects: objects.length, upgrade, why: decision.reason }, upgrade ? 'upgrading release' : 'installing release');
   const outcome = await rollout(
@@ -78,7 +81,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       content: req.content,
       inputDigest: req.inputDigest,
       ownerGeneration: req.generation,
-      hookEvents: req.content === undefined || req.disableHooks === true ? undefined : upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' },
+      hookEvents,
       drift: req.drift,
       confine: req.confine,
       baseline,
@@ -88,6 +91,12 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
   );
   const result = outcome.ok ? { revision: version, status: 'deployed' as const, ...pick(outcome) } : await afterFailure(cfg, req, decision, version, outcome, log);
   return { ...result, droppedFields: lenient.dropped, skipped: lenient.skipped };
+}
+
+/** The hook events an install or upgrade runs (none without a chart's content, or with hooks disabled). */
+function hookEventsOf(req: ApplyRequest, upgrade: boolean): { pre: HookEvent; post: HookEvent } | undefined {
+  if (req.content === undefined || req.disableHooks === true) return undefined;
+  return upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' };
 }
 
 /** A new revision that did not roll out: a first install is removed, an upgrade rolled back (unless told otherwise). */

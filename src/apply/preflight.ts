@@ -45,6 +45,8 @@ export interface PreflightHow {
   same?: Set<string>;
   watched?: OperationRequest['watched'];
   crdUpgradeSafety?: OperationRequest['crdUpgradeSafety'];
+  /** The objects of the hooks this rollout runs (hookObjectsOf): one that exists and is another's refuses the release, as a manifest object does. */
+  hooks?: readonly KubeObject[];
 }
 
 /** How a preflight runs for one object. */
@@ -97,7 +99,15 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
     await checkObject(cfg, obj, { owner, release, adopt: how.adopt, forceConflicts: how.conflictPolicy !== 'Fail', force: how.force === true, same, checkCrds: how.crdUpgradeSafety !== 'None', ...(watched === undefined ? {} : { watched }) }, mine);
     return mine;
   });
-  const [missing, perObject] = await Promise.all([namespaceMissing, checks]);
+  // A hook is never taken over, whatever adopt says (hooks.ts checks again when it runs).
+  const hookChecks = mapLimit(how.hooks ?? [], PREFLIGHT_CONCURRENCY, async (obj) => {
+    const live = await findQuiet(cfg.client, refOf(obj));
+    return live === undefined || isOwnedBy(live, owner, release) ? undefined : { what: describeRef(refOf(obj)), holder: describeOwner(live) };
+  });
+  const [missing, perObject, hookProblems] = await Promise.all([namespaceMissing, checks, hookChecks]);
+  for (const p of hookProblems) {
+    if (p !== undefined) found.result.error('apply.hook-not-owned', `already exists and belongs to ${p.holder}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); the release's hook of that name never takes it over (rename the hook, or remove that object)`, { field: p.what });
+  }
   if (missing) {
     found.result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
   }

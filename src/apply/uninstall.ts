@@ -33,6 +33,13 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   let objects = dedupe(await withNamespaces(cfg.client, await previousObjects(history), opts.release.namespace));
   let hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
   if (opts.confine !== undefined) ({ objects, hooks } = await confineRecorded(cfg, objects, hooks, opts.confine, where));
+  if (hooks.length > 0 && (await namespaceGoing(cfg, opts.release.namespace))) {
+    // Nothing can be created in a namespace being deleted (this uninstall's own, deleted before a
+    // crash, or the admin's): its hooks would fail every retry, and the owner's finalizer would
+    // hold the namespace Terminating for good (found by the model test). Helm fails here.
+    cfg.logger.warn({ release: where }, `namespace ${opts.release.namespace} is being deleted: the release's delete hooks cannot be created there; uninstalling without them`);
+    hooks = [];
+  }
   const hookOpts = { client: cfg.client, owner: opts.owner, release: opts.release, logger: cfg.logger, timeoutMs: opts.hookTimeoutMs ?? 5 * 60_000, pollIntervalMs: Math.min(cfg.pollIntervalMs, 500), confine: opts.confine };
   const pre = await runHooks(hooks, 'pre-delete', hookOpts);
   if (!pre.ok) throw new BinnacleError('terminal', 'HOOK_FAILED', `uninstall of ${where}: ${pre.message}`);
@@ -42,6 +49,12 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   await cfg.history.remove(history, true);
   cfg.logger.info({ release: where, deleted: deleted.length }, 'uninstalled release');
   return { deleted };
+}
+
+/** Whether the namespace is gone or being deleted. */
+async function namespaceGoing(cfg: ActionConfig, name: string): Promise<boolean> {
+  const ns = await findQuiet(cfg.client, { apiVersion: 'v1', kind: 'Namespace', name });
+  return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
 }
 
 /** The release is uninstalled only by the owner its records name (the latest that names one). */

@@ -9,9 +9,11 @@
  * the render is a stand-in (a pure function of the spec), so a sequence runs in milliseconds.
  * Spec B also renders the release's own Namespace (A and C do not), which holds the owner, the
  * installing ServiceAccount and the Helm records: a revision that drops it must not prune it.
+ * The Helm chart has a hook (pre-install, pre-upgrade, pre-delete) whose name another release
+ * may take while it is free: that release's object must never be deleted or taken over.
  *
  * Checked along the way: no reconcile throws anything but the injected crash; nothing is
- * written outside the release's scope; no object the spec asked for at that moment is deleted,
+ * written outside the release's scope; another release's object stays as it was; no object the spec asked for at that moment is deleted,
  * and a Namespace or PersistentVolumeClaim only by the release's uninstall. Checked once the
  * sequence settles (reconciled without faults until nothing changes): the live objects are the
  * spec's, Deployed (Installed) is true and the history agrees, the history stays within its
@@ -28,7 +30,7 @@ import fc from 'fast-check';
 import { revisionRecordSecret } from '../apply/index.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { faults, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
-import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, ensureReleaseNamespace, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
+import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, ensureReleaseNamespace, HOOK_NAME, neighbourObject, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
 const SEED = Number(process.env.BINNACLE_MODEL_SEED ?? '20261202');
 const RUNS = Number(process.env.BINNACLE_MODEL_RUNS ?? '300');
 
@@ -149,6 +151,23 @@ class TamperMirror implements Cmd {
   toString = (): string => `${this.how} Helm record`;
 }
 
+/** Another release in the namespace takes the hook's name while it is free, or gives it back. */
+class Neighbour extends Act {
+  constructor(subject: Subject, how: 'take' | 'leave') {
+    super(subject, `neighbour ${how}s the hook's name`, (w) => {
+      const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: HOOK_NAME };
+      if (how === 'take' && w.cluster.get(ref) === undefined) {
+        w.cluster.put(neighbourObject());
+        w.neighbour = true;
+      }
+      if (how === 'leave' && w.neighbour) {
+        w.cluster.remove(ref);
+        w.neighbour = false;
+      }
+    });
+  }
+}
+
 class DeleteOwner extends Act {
   constructor(subject: Subject) {
     super(subject, 'delete owner', (w) => subject.remove(w));
@@ -177,6 +196,8 @@ function commands(subject: Subject): fc.Arbitrary<Cmd>[] {
     fc.constantFrom<'delete' | 'rewrite' | 'plant' | 'bomb'>('delete', 'rewrite', 'plant', 'plant').map((how) => new TamperMirror(subject, how)),
     fc.constant(new DeleteOwner(subject)),
     variants.map((v) => new CreateOwner(subject, v)),
+    // Only the Helm chart has hooks.
+    ...(subject === helmSubject ? [fc.constantFrom<'take' | 'leave'>('take', 'leave').map((how) => new Neighbour(subject, how))] : []),
   ];
 }
 
@@ -263,3 +284,13 @@ for (const subject of [helmSubject, bdSubject]) {
     assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CreateOwner(subject, 'B'), new CrashAt(5, 'after'), new DeleteOwner(subject), new SetSpec(subject, 'A')]), []);
   });
 }
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: an uninstall that deleted its own Namespace, then crashed, finishes without its delete hooks (nothing can be created there)`, async () => {
+    assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CreateOwner(subject, 'B'), new CrashAt(8, 'after'), new DeleteOwner(subject), new SetSpec(subject, 'A')]), []);
+  });
+}
+
+test('the helm release: a hook whose name another release took refuses the upgrade until it is free, and then deploys the spec', async () => {
+  assert.deepEqual(await replay(helmSubject, false, [new Neighbour(helmSubject, 'take'), new SetSpec(helmSubject, 'C'), new LeaderChange(helmSubject)]), []);
+});

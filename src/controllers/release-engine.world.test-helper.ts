@@ -12,6 +12,7 @@ import { HELM_RELEASE_NAME_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { Crash, FakeCluster, WRITE_VERBS, type FakeRequest } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
+import type { ReleaseHook } from '../apply/types.js';
 import type { ChartRender } from '../helm/chart-render.js';
 import { BundleDeploymentReconciler, bundleInputDigest } from './bundle-deployment.js';
 import { HelmReleaseReconciler, UNINSTALL_FINALIZER } from './helm-operator/helm-release.js';
@@ -90,14 +91,30 @@ export interface World {
   violations: string[];
   crashes: Map<string, number>;
   reconciles: number;
+  /** Whether the neighbour's ConfigMap (neighbourObject) is there: it must stay as the neighbour left it. */
+  neighbour: boolean;
 }
 
 export const stats = { sequences: 0, commands: 0, reconciles: 0, crashes: new Map<string, number>() };
 
+/**
+ * The Helm chart's hook: a ConfigMap run before every install, upgrade and uninstall, deleted once it
+ * succeeded (so its name is free between runs, and another release may take it: a hook must
+ * then neither delete nor take over that release's object).
+ */
+export const HOOK_NAME = 'pg-hook';
+export const HOOK_ID = `ConfigMap/${NS}/${HOOK_NAME}`;
+const hook: ReleaseHook = { name: HOOK_NAME, kind: 'ConfigMap', path: 'pg/templates/hook.yaml', manifest: `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${HOOK_NAME}\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade,pre-delete\n    helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded\ndata:\n  ran: "yes"\n`, events: ['pre-install', 'pre-upgrade', 'pre-delete'], weight: 0, delete_policies: ['before-hook-creation', 'hook-succeeded'], last_run: { started_at: '', completed_at: '', phase: '' } };
+
+/** The neighbour: another release's ConfigMap (release `gw` in the same namespace) with the hook's name. */
+export function neighbourObject(): KubeObject {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: HOOK_NAME, namespace: NS, labels: { [OWNER_KIND_LABEL]: 'Pushgateway', [OWNER_NAME_LABEL]: 'gw', 'binnacle.dev/owner-namespace': NS }, annotations: { [HELM_RELEASE_NAME_ANNOTATION]: 'gw', 'meta.helm.sh/release-namespace': NS } }, data: { owner: 'gw' } };
+}
+
 export function rendered(v: Variant, prefix: string): ChartRender {
   const objects = objectsOf(v, prefix).map((o) => ({ ...o, metadata: { ...o.metadata } }));
   const manifest = toManifest(objects);
-  return { objects, content: { chart: { metadata: { name: prefix, version: '1.0.0' }, templates: [{ name: 'templates/all.yaml', data: '' }] }, manifest, hooks: [], notes: v }, chart: { name: prefix, version: '1.0.0' }, inputDigest: `d-${v}`, notes: v, values: {} };
+  return { objects, content: { chart: { metadata: { name: prefix, version: '1.0.0' }, templates: [{ name: 'templates/all.yaml', data: '' }] }, manifest, hooks: [{ ...hook }], notes: v }, chart: { name: prefix, version: '1.0.0' }, inputDigest: `d-${v}`, notes: v, values: {} };
 }
 
 export const helmSubject: Subject = {
@@ -205,7 +222,7 @@ export function newWorld(subject: Subject): World {
   const bdCrd = crdOf({ group: 'binnacle.dev', kind: 'BundleDeployment', plural: 'bundledeployments' }, {});
   cluster.put({ ...bdCrd, spec: { ...(bdCrd.spec as object), scope: 'Cluster', versions: [{ name: 'v1alpha1', served: true, storage: true }] } });
   const records = new ReleaseRecords({ client: cluster.client({ user: 'manager' }), namespace: SYSTEM, logger });
-  const w: World = { cluster, records, variant: 'A', violations: [], crashes: new Map(), reconciles: 0 };
+  const w: World = { cluster, records, variant: 'A', violations: [], crashes: new Map(), reconciles: 0, neighbour: false };
   ensureReleaseNamespace(w, subject);
   subject.restart(w);
   return w;
@@ -228,6 +245,8 @@ export function ownedObjects(w: World, subject: Subject): Map<string, KubeObject
   for (const o of w.cluster.objects.values()) {
     if (o.metadata.labels?.[OWNER_NAME_LABEL] !== subject.prefix || o.metadata.annotations?.[HELM_RELEASE_NAME_ANNOTATION] !== subject.release.name) continue;
     if (o.kind === 'Secret' && (o.metadata.name ?? '').startsWith('sh.helm.release.')) continue;
+    // A hook's object is not the release's (Helm neither prunes nor uninstalls it): one a crash left is not counted.
+    if (idOf(o) === HOOK_ID) continue;
     out.set(idOf(o), o);
   }
   return out;
@@ -260,6 +279,14 @@ export async function reconcileOnce(w: World, subject: Subject): Promise<void> {
     console.log(`after reconcile (spec ${w.variant}): ${JSON.stringify((owner?.status as { conditions?: unknown } | undefined)?.conditions ?? null)}`);
   }
   for (const r of w.cluster.log.slice(from)) checkWrite(w, subject, r, desired, uninstalling);
+  if (w.neighbour) {
+    const live = w.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: HOOK_NAME });
+    const nsGoing = w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS })?.metadata.deletionTimestamp !== undefined || w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) === undefined;
+    // An uninstall of a release that rendered the namespace deletes it and all in it, by design.
+    if (live === undefined && nsGoing) w.neighbour = false;
+    else if (live === undefined) w.violations.push(`${HOOK_ID}, another release's, was deleted`);
+    else if (live.metadata.labels?.[OWNER_NAME_LABEL] !== 'gw' || (live.data as Record<string, string> | undefined)?.owner !== 'gw' || (live.data as Record<string, string> | undefined)?.ran !== undefined) w.violations.push(`${HOOK_ID}, another release's, was taken over: ${JSON.stringify({ labels: live.metadata.labels, data: live.data })}`);
+  }
 }
 
 export function checkWrite(w: World, subject: Subject, r: FakeRequest, desired: ReadonlySet<string>, uninstalling: boolean): void {
@@ -285,6 +312,10 @@ export function checkWrite(w: World, subject: Subject, r: FakeRequest, desired: 
 /** Reconciles without faults until a reconcile changes nothing (a bounded number of times). */
 export async function settle(w: World, subject: Subject): Promise<void> {
   w.cluster.clearFaults();
+  if (w.neighbour) {
+    w.cluster.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: HOOK_NAME });
+    w.neighbour = false;
+  }
   w.cluster.restart();
   for (let i = 0; i < 12; i++) {
     const before = w.cluster.countWrites();

@@ -654,14 +654,19 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     ]);
   });
 
-  test("a pre-install hook never takes over another release's object: the hook fails naming the owner, and the object is untouched", async () => {
+  test("a pre-install hook never takes over another release's object: the release is refused before anything changes, naming the owner, and the object is untouched", async () => {
     const s = setup({ render: () => Promise.resolve(rendered(SECRET_MANIFEST, [{ name: 'settings', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  evil: "1"\n' }])) });
     const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'Pushgateway', 'binnacle.dev/owner-name': 'gw', 'binnacle.dev/owner-namespace': 'team-a' } }, data: { mine: '1' } };
     s.cluster.put(theirs);
     assert.equal((await s.reconciler.reconcile(req, ctx))?.failed, true);
-    assert.match(condition(s.cluster, 'ReleaseFailed')?.message ?? '', /pre-install hook .*ConfigMap team-a\/settings already exists and belongs to Pushgateway team-a\/gw.*a hook never takes it over/);
+    assert.match(condition(s.cluster, 'ReleaseFailed')?.message ?? '', /nothing was changed[^]*apply\.hook-not-owned\] ConfigMap team-a\/settings: already exists and belongs to Pushgateway team-a\/gw.*hook of that name never takes it over/);
     assert.deepEqual(objectOf(s.cluster, 'ConfigMap', 'settings')?.data, { mine: '1' });
     assert.equal(s.cluster.log.filter((r) => r.name === 'settings' && (r.verb === 'delete' || r.verb === 'apply')).length, 0, 'neither deleted nor applied');
+    assert.equal(s.cluster.all('Secret', 'binnacle-system').length, 0, 'no revision recorded: refused, not failed, so it is tried again');
+    // Once the name is free, the release goes ahead (no failed revision holds it back).
+    s.cluster.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: 'settings' });
+    assert.equal((await s.reconciler.reconcile(req, ctx))?.failed, undefined);
+    assert.equal(condition(s.cluster, 'Deployed')?.status, 'True');
   });
 
   test("a planted Helm record (a gzip bomb, a forged revision 1e21 with delete hooks) is refused by its bounds: named in status, never decoded whole, nothing in it run", async () => {
