@@ -220,7 +220,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
   logger.info({ url: serverUrl }, 'serving catalogs');
   const imageCache = join(o.dataDir, 'images');
-  const pull = (ref: string, opts: { insecure: boolean }) => pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, ...(opts.insecure ? { insecure: true } : {}) }) });
+  const pull = (ref: string, opts: { insecure: boolean }) => pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, registries: 'system', ...(opts.insecure ? { insecure: true } : {}) }) });
   const inf = startInformers(client, logger);
   const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
     const labels = obj.metadata.labels ?? {};

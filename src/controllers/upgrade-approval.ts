@@ -137,7 +137,7 @@ export interface ExtensionPlanInput {
 export function extensionPlanner(client: KubeClient, opts: { cacheDir: string; logger?: Logger; resolveDigest?: (image: string) => Promise<string> }): (input: ExtensionPlanInput) => Promise<PlannedChange> {
   const last = new Map<string, { key: string; planned: PlannedChange }>();
   let renderer: Renderer | undefined;
-  const resolveDigest = opts.resolveDigest ?? (async (image: string) => (await new (await import('../oci/index.js')).RegistryClient().resolveImage(image)).digest);
+  const resolveDigest = opts.resolveDigest ?? (async (image: string) => (await new (await import('../oci/index.js')).RegistryClient({ registries: 'system' }).resolveImage(image)).digest);
   return async ({ extension, chosen: asked, installed }) => {
     const name = extension.metadata.name ?? '';
     // Planned and kept by the digests the images point to now: a tag that moved is a new plan.

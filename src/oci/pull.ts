@@ -24,7 +24,6 @@ import {
 } from './manifest.js';
 import { formatReference, parseReference, withDigest, type ImageReference } from './reference.js';
 import { RegistryClient } from './registry-client.js';
-import { pullSources, registriesConf, type RegistriesConf } from './registries-conf.js';
 import { DEFAULT_MAX_BYTES, unpackTarSafely } from './unpack.js';
 
 export interface PullOptions {
@@ -33,8 +32,6 @@ export interface PullOptions {
   /** Most uncompressed bytes of all layers together (default 1 GiB). */
   maxBytes?: number;
   platform?: Platform;
-  /** Where to pull from (tests); default: the registries.conf in effect (registries-conf.ts). */
-  registries?: RegistriesConf;
 }
 
 export interface PulledImage {
@@ -68,23 +65,12 @@ async function resolve(ref: ImageReference, opts: PullOptions, client: () => Reg
   return { digest: resolved.digest, manifest: resolved.manifest };
 }
 
+/** Pulls and unpacks an image; where from is the client's (its registries.conf; by default the one in effect). */
 export async function pullAndUnpack(refString: string, opts: PullOptions): Promise<PulledImage> {
   const ref = parseReference(refString);
   let lazyClient: RegistryClient | undefined = opts.client;
-  const client = (): RegistryClient => (lazyClient ??= new RegistryClient());
-  const sources = pullSources(opts.registries ?? registriesConf(), ref);
-  const first = sources[0];
-  if (sources.length === 1 && first !== undefined && formatReference(first.ref) === formatReference(ref)) return pullFrom(ref, opts, client);
-  // The cluster admin's registries.conf: its mirrors in order, then the location; the first that answers wins.
-  const failures: string[] = [];
-  for (const source of sources) {
-    try {
-      return await pullFrom(source.ref, opts, client);
-    } catch (err) {
-      failures.push(`${source.role} ${formatReference(source.ref)}: ${errorMessage(err)}`);
-    }
-  }
-  throw new BinnacleError('transient', 'OCI_PULL_FAILED', `${formatReference(ref)} could not be pulled from any place registries.conf gives for it: ${failures.join('; ')}`);
+  const client = (): RegistryClient => (lazyClient ??= new RegistryClient({ registries: 'system' }));
+  return pullFrom(ref, opts, client);
 }
 
 async function pullFrom(ref: ImageReference, opts: PullOptions, client: () => RegistryClient): Promise<PulledImage> {

@@ -8,7 +8,10 @@ import { formatReference, parseReference } from './reference.js';
 import { insecureByConf, parseRegistriesConf, pullSources, registriesConf, REGISTRIES_CONF_ENV } from './registries-conf.js';
 
 const FILE = '/etc/containers/registries.conf';
-const sourcesOf = (conf: string, ref: string): string[] => pullSources(parseRegistriesConf(conf, FILE), parseReference(ref)).map((s) => `${s.role} ${formatReference(s.ref)}${s.insecure ? ' (http)' : ''}`);
+const sourcesOf = (conf: string, ref: string): string[] => {
+  const parsed = parseRegistriesConf(conf, FILE);
+  return pullSources(parsed, parseReference(ref)).map((s) => `${s.role} ${formatReference(s.ref)}${insecureByConf(parsed, s.ref.registry) ? ' (http)' : ''}`);
+};
 
 test("OLM v1's e2e mirror (a prefix moved to another location): the reference is rewritten, tag and digest kept", () => {
   const conf = '[[registry]]\nprefix = "mirrored-registry.operator-controller-e2e.svc.cluster.local:5000"\nlocation = "docker-registry.operator-controller-e2e.svc.cluster.local:5000"\n';

@@ -42,10 +42,9 @@ export interface RegistriesConf {
   registries: RegistryRule[];
 }
 
-/** One place to try, in order: the reference rewritten for it, and whether it is plain http. */
+/** One place to try, in order: the reference rewritten for it (whether it is plain http is insecureByConf's). */
 export interface PullSource {
   ref: ImageReference;
-  insecure: boolean;
   /** `mirror` or `primary`, for messages. */
   role: 'mirror' | 'primary';
 }
@@ -174,14 +173,14 @@ function rewrite(ref: ImageReference, rule: RegistryRule, location: string): Ima
  */
 export function pullSources(conf: RegistriesConf, ref: ImageReference): PullSource[] {
   const rule = ruleFor(conf, ref);
-  if (rule === undefined) return [{ ref, insecure: false, role: 'primary' }];
+  if (rule === undefined) return [{ ref, role: 'primary' }];
   const index = conf.registries.indexOf(rule);
   if (rule.blocked) throw new InputError('REGISTRY_BLOCKED', `pulling ${formatReference(ref)} is refused: the registry is blocked (prefix "${rule.prefix}")`, { file: conf.file, field: `registry[${index}].blocked` });
   const byDigest = ref.digest !== undefined;
   const mirrors = rule.mirrors
     .filter((m) => m.pullFrom === 'all' || (m.pullFrom === 'digest-only' ? byDigest : !byDigest))
-    .map((m): PullSource => ({ ref: rewrite(ref, rule, m.location), insecure: m.insecure, role: 'mirror' }));
-  return [...mirrors, { ref: rewrite(ref, rule, rule.location), insecure: rule.insecure, role: 'primary' }];
+    .map((m): PullSource => ({ ref: rewrite(ref, rule, m.location), role: 'mirror' }));
+  return [...mirrors, { ref: rewrite(ref, rule, rule.location), role: 'primary' }];
 }
 
 /** Whether the configuration marks `host` plain http (a location or a mirror with `insecure = true`). */

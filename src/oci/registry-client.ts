@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
-import { BinnacleError, httpStatusClass } from '../util/errors.js';
+import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
 import { DigestMismatchError, sha256Digest, verifyStream } from './digest.js';
@@ -25,7 +25,7 @@ import {
   type Platform,
 } from './manifest.js';
 import { DOCKER_HUB, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
-import { insecureByConf, registriesConf } from './registries-conf.js';
+import { insecureByConf, pullSources, registriesConf, type RegistriesConf } from './registries-conf.js';
 
 export interface RegistryClientOptions {
   /** Use plain http: for every host, none, or those the function picks. Default: insecureByDefault (loopback, this machine's addresses, INSECURE_REGISTRIES_ENV) or registries.conf's `insecure = true`. */
@@ -37,6 +37,12 @@ export interface RegistryClientOptions {
   maxManifestBytes?: number;
   /** Per-request timeout for everything but blob bodies (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Where reads go (containers-registries.conf: a prefix moved, its mirrors in order, a blocked
+   * one refused): 'system' for the file in effect (registries-conf.ts, read again when it
+   * changes), or a parsed one. Writes (push) go where their reference says. Default: none.
+   */
+  registries?: RegistriesConf | 'system';
 }
 
 export interface ManifestResult {
@@ -226,6 +232,7 @@ export class RegistryClient {
   private readonly logger: Logger | undefined;
   private readonly maxManifestBytes: number;
   private readonly timeoutMs: number;
+  private readonly registries: (() => RegistriesConf) | undefined;
   /** Per registry: the Authorization header to send for a scope set ('' key = Basic for the host). */
   private readonly tokens = new Map<string, CachedToken>();
 
@@ -238,6 +245,35 @@ export class RegistryClient {
     this.logger = opts.logger;
     this.maxManifestBytes = opts.maxManifestBytes ?? 4 * 1024 * 1024;
     this.timeoutMs = opts.timeoutMs ?? 60_000;
+    const conf = opts.registries;
+    this.registries = conf === undefined ? undefined : conf === 'system' ? () => registriesConf() : () => conf;
+  }
+
+  /**
+   * A read of `ref` where registries.conf sends it: its mirrors in order, then its location; the
+   * first that answers wins (a mirror without the image falls through, as containers/image does).
+   * Throws REGISTRY_BLOCKED for a blocked prefix, OCI_PULL_FAILED naming every place tried.
+   */
+  private async read<T>(refIn: ImageReference | string, at: (ref: ImageReference) => Promise<T>, found: (v: T) => boolean = () => true): Promise<T> {
+    const ref = asRef(refIn);
+    const sources = this.registries === undefined ? undefined : pullSources(this.registries(), ref);
+    const only = sources?.[0];
+    if (sources === undefined || only === undefined || (sources.length === 1 && formatReference(only.ref) === formatReference(ref))) return at(ref);
+    const failures: string[] = [];
+    let answer: { value: T } | undefined;
+    for (const source of sources) {
+      try {
+        const value = await at(source.ref);
+        if (found(value)) return value;
+        answer = { value };
+        failures.push(`${source.role} ${formatReference(source.ref)}: not found`);
+      } catch (err) {
+        failures.push(`${source.role} ${formatReference(source.ref)}: ${errorMessage(err)}`);
+      }
+    }
+    // Some place answered that it has no such thing (a HEAD's 404): that is the answer.
+    if (answer !== undefined) return answer.value;
+    throw new BinnacleError('transient', 'OCI_PULL_FAILED', `${formatReference(ref)} could not be read from any place registries.conf gives for it: ${failures.join('; ')}`);
   }
 
   /** Base URL for a registry: Docker Hub's API host differs from its name. */
@@ -253,7 +289,10 @@ export class RegistryClient {
   }
 
   async getManifest(refIn: ImageReference | string, accept: readonly string[] = MANIFEST_ACCEPT): Promise<ManifestResult> {
-    const ref = asRef(refIn);
+    return this.read(refIn, (ref) => this.getManifestAt(ref, accept));
+  }
+
+  private async getManifestAt(ref: ImageReference, accept: readonly string[] = MANIFEST_ACCEPT): Promise<ManifestResult> {
     const what = `manifest ${formatReference(ref)}`;
     const res = await this.manifestRequest(ref, 'GET', accept);
     const bytes = await readLimited(res, this.maxManifestBytes, what);
@@ -268,15 +307,18 @@ export class RegistryClient {
 
   /** Resolve a reference to one platform's image manifest, following an index / manifest list. */
   async resolveImage(refIn: ImageReference | string, platform: Platform = DEFAULT_PLATFORM): Promise<ResolvedImage> {
-    const ref = asRef(refIn);
-    const top = await this.getManifest(ref);
+    return this.read(refIn, (ref) => this.resolveImageAt(ref, platform));
+  }
+
+  private async resolveImageAt(ref: ImageReference, platform: Platform): Promise<ResolvedImage> {
+    const top = await this.getManifestAt(ref);
     if (top.manifest.kind === 'manifest') return { digest: top.digest, manifest: top.manifest, manifestBytes: top.bytes };
     const chosen = selectPlatform(top.manifest, platform);
     if (chosen === undefined) {
       const offered = top.manifest.manifests.map((m) => (m.platform ? platformString(m.platform) : '(no platform)')).join(', ');
       throw new BinnacleError('input', 'OCI_NO_PLATFORM', `${formatReference(ref)} is an index without ${platformString(platform)}; it offers: ${offered || 'nothing'}`);
     }
-    const child = await this.getManifest({ ...ref, tag: undefined, digest: chosen.digest });
+    const child = await this.getManifestAt({ ...ref, tag: undefined, digest: chosen.digest });
     if (child.manifest.kind !== 'manifest') {
       throw new BinnacleError('terminal', 'OCI_BAD_MANIFEST', `${formatReference(ref)}: the ${platformString(platform)} entry is itself an index`);
     }
@@ -288,7 +330,10 @@ export class RegistryClient {
    * `Link: <…>; rel="next"` pages (at most `maxPages`, each at most 4 MiB).
    */
   async listTags(refIn: ImageReference | string, opts: { maxPages?: number } = {}): Promise<string[]> {
-    const ref = asRef(refIn);
+    return this.read(refIn, (ref) => this.listTagsAt(ref, opts));
+  }
+
+  private async listTagsAt(ref: ImageReference, opts: { maxPages?: number }): Promise<string[]> {
     const what = `tags of ${ref.registry}/${ref.repository}`;
     const tags: string[] = [];
     let url: string | undefined = `/v2/${ref.repository}/tags/list`;
@@ -322,7 +367,10 @@ export class RegistryClient {
 
   /** HEAD a manifest: its digest, media type and size, or undefined when it does not exist. */
   async headManifest(refIn: ImageReference | string): Promise<{ digest: string; mediaType: string; size: number } | undefined> {
-    const ref = asRef(refIn);
+    return this.read(refIn, (ref) => this.headManifestAt(ref), (v) => v !== undefined);
+  }
+
+  private async headManifestAt(ref: ImageReference): Promise<{ digest: string; mediaType: string; size: number } | undefined> {
     const res = await this.manifestRequest(ref, 'HEAD', MANIFEST_ACCEPT, { allowNotFound: true });
     if (res.status === 404) return undefined;
     const digest = res.headers.get('docker-content-digest') ?? ref.digest;
@@ -341,7 +389,10 @@ export class RegistryClient {
    * the bytes match, so consumers must not trust what they wrote until the stream finished cleanly.
    */
   async getBlob(refIn: ImageReference | string, digest: string, size?: number): Promise<Readable> {
-    const ref = asRef(refIn);
+    return this.read(refIn, (ref) => this.getBlobAt(ref, digest, size));
+  }
+
+  private async getBlobAt(ref: ImageReference, digest: string, size?: number): Promise<Readable> {
     if (!isSha256Digest(digest)) throw new BinnacleError('input', 'OCI_BAD_DIGEST', `blob digest "${digest}" is not sha256:<64 hex digits>`);
     const what = `blob ${digest} of ${ref.registry}/${ref.repository}`;
     // An idle timer, not a total one: big layers may take long, a stalled registry must not hang us.

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import { lstat, mkdir, mkdtemp, readFile, readdir, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, InputError } from '../util/errors.js';
 import {
   MediaType,
   RegistryClient,
@@ -212,18 +212,33 @@ test("registries.conf: a moved prefix and a mirror pull from where the admin say
   const pushed = await pushImage(image, `${registry.host}/mirrors/demo:v1`, client);
   // OLM v1's e2e: a name no DNS knows, moved to the real registry.
   const moved = parseRegistriesConf(`[[registry]]\nprefix = "mirrored-registry.example.local:5000"\nlocation = "${registry.host}/mirrors"\n`, 'moved.conf');
-  const pulled = await pullAndUnpack('mirrored-registry.example.local:5000/demo:v1', { cacheDir: join(base, 'cache-mirror-1'), client, registries: moved });
+  const pulled = await pullAndUnpack('mirrored-registry.example.local:5000/demo:v1', { cacheDir: join(base, 'cache-mirror-1'), client: new RegistryClient({ registries: moved }) });
   assert.equal(pulled.digest, pushed.digest);
   assert.deepEqual(pulled.labels, { m: '1' });
   // A mirror that does not answer (a closed port), then one that has it; the primary is never asked.
   const mirrored = parseRegistriesConf(`[[registry]]\nprefix = "quay.example.local"\n[[registry.mirror]]\nlocation = "127.0.0.1:9/nothing"\n[[registry.mirror]]\nlocation = "${registry.host}/mirrors"\n`, 'mirrors.conf');
-  const viaMirror = await pullAndUnpack('quay.example.local/demo:v1', { cacheDir: join(base, 'cache-mirror-2'), client, registries: mirrored });
+  const viaMirrors = new RegistryClient({ registries: mirrored, timeoutMs: 5_000 });
+  const viaMirror = await pullAndUnpack('quay.example.local/demo:v1', { cacheDir: join(base, 'cache-mirror-2'), client: viaMirrors });
   assert.equal(viaMirror.digest, pushed.digest);
-  await assert.rejects(pullAndUnpack('quay.example.local/absent:v1', { cacheDir: join(base, 'cache-mirror-3'), client: new RegistryClient({ timeoutMs: 5_000 }), registries: mirrored }), (err: unknown) => {
+  await assert.rejects(pullAndUnpack('quay.example.local/absent:v1', { cacheDir: join(base, 'cache-mirror-3'), client: viaMirrors }), (err: unknown) => {
     assert.ok(err instanceof BinnacleError && err.code === 'OCI_PULL_FAILED', String(err));
-    assert.match(err.message, /quay\.example\.local\/absent:v1 could not be pulled from any place registries\.conf gives for it: mirror 127\.0\.0\.1:9\/nothing\/absent:v1: .*; mirror [^ ]+\/mirrors\/absent:v1: .*; primary quay\.example\.local\/absent:v1: /);
+    assert.match(err.message, /quay\.example\.local\/absent:v1 could not be read from any place registries\.conf gives for it: mirror 127\.0\.0\.1:9\/nothing\/absent:v1: .*; mirror [^ ]+\/mirrors\/absent:v1: .*; primary quay\.example\.local\/absent:v1: /);
     return true;
   });
+  // Every read goes where the file says, not only a pull: a digest resolved for an approval or a
+  // signature check (HEAD), a tag list (a catalog's or chart's versions), a manifest.
+  assert.equal((await viaMirrors.headManifest('quay.example.local/demo:v1'))?.digest, pushed.digest);
+  assert.deepEqual(await viaMirrors.listTags('quay.example.local/demo'), ['v1']);
+  assert.equal((await new RegistryClient({ registries: moved }).getManifest('mirrored-registry.example.local:5000/demo:v1')).digest, pushed.digest);
+  // A HEAD some place answers 404 for (the closed mirror fails, the next has no such tag) is "not there", not an error.
+  assert.equal(await viaMirrors.headManifest('quay.example.local/demo:absent'), undefined);
+  // A blocked prefix refuses every read, naming the file and the rule.
+  const blocked = new RegistryClient({ registries: parseRegistriesConf(`[[registry]]\nprefix = "${registry.host}/mirrors"\nblocked = true\n`, 'blocked.conf') });
+  for (const read of [() => blocked.headManifest(`${registry.host}/mirrors/demo:v1`), () => blocked.getManifest(`${registry.host}/mirrors/demo:v1`), () => blocked.listTags(`${registry.host}/mirrors/demo`)]) {
+    await assert.rejects(read(), (err: unknown) => err instanceof InputError && err.code === 'REGISTRY_BLOCKED' && /blocked\.conf/.test(err.message) && /registry\[0\]\.blocked/.test(err.message));
+  }
+  // Pushes go where their reference says: a blocked prefix for reads does not stop a push.
+  assert.equal((await pushImage(image, `${registry.host}/mirrors/demo:v2`, blocked)).digest, pushed.digest);
 });
 
 test('pulling what does not exist names it', async () => {

@@ -141,7 +141,7 @@ export async function verifiedImageRef(source: ImageSource & { verify: VerifyPol
   if (opts.secrets === undefined) throw new BinnacleError('input', 'SOURCE_NO_CLIENT', 'a verified image source needs a connection to the cluster to read its keys');
   const keys = await trustedKeysFromSecret(opts.secrets, source.verify.secretRef);
   const auth = await sourceAuth(source, opts.secrets);
-  const client = new RegistryClient({ logger: opts.logger, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) });
+  const client = new RegistryClient({ logger: opts.logger, registries: 'system', ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) });
   const ref = parseReference(source.ref);
   const digest = ref.digest ?? (await client.getManifest(ref)).digest;
   const verified = await verifyImageSignature(client, ref, digest, keys);
@@ -154,7 +154,7 @@ export async function pullImage(
   opts: { ociCacheDir: string; secrets: SecretReader | undefined; logger: Logger; maxBytes: number; onProgress?: (p: ProgressEvent) => void },
 ): Promise<PulledSource> {
   const auth = await sourceAuth(source, opts.secrets);
-  const clientOpts = { logger: opts.logger, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) };
+  const clientOpts = { logger: opts.logger, registries: 'system' as const, ...(auth === undefined ? {} : { auth }), ...(source.insecure === true ? { insecure: true } : {}) };
   const registry = opts.onProgress === undefined ? new RegistryClient(clientOpts) : new ProgressRegistryClient(clientOpts, opts.onProgress);
   const pulled = await pullAndUnpack(source.ref, { cacheDir: opts.ociCacheDir, client: registry, maxBytes: opts.maxBytes });
   return { dir: pulled.dir, digest: pulled.digest };

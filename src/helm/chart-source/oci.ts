@@ -34,6 +34,8 @@ export function helmRegistryConfig(env: NodeJS.ProcessEnv = process.env): string
 function clientFor(ref: OciChartRef, opts: ListVersionsOptions): RegistryClient {
   if (opts.registryClient !== undefined) return opts.registryClient;
   return new RegistryClient({
+    // A chart is read where the cluster admin's registries.conf sends it, as images are.
+    registries: 'system',
     ...(ref.insecure === true ? { insecure: true } : {}),
     // Docker's credentials first, then those of `helm registry login`.
     auth: opts.auth ?? credentialsFromAuthFiles([...defaultAuthFiles(), helmRegistryConfig()]),
