@@ -92,11 +92,12 @@
  * concurrency and the flags added with `--binnacle-args` / `--operator-sdk-args` (space-separated,
  * appended to that side's command). Neither side has a client-side rate limit by default (both
  * leave it to the API server's Priority and Fairness); `--binnacle-args '--kube-api-qps=50'` runs
- * Binnacle with one, and `--max-concurrent-reconciles` matches the two sides' concurrency.
+ * Binnacle with one, `--max-concurrent-reconciles` sets Binnacle's concurrency, and `--matched N`
+ * runs both sides at N reconciles at once with no client-side limit on either (settings.bench.matched).
  *
  * usage: npx tsx bench/helm-operator.ts [--crs 1,10,100,1000] [--charts memcached,loki] [--rounds N]
  *        [--binnacle-args '--flag value ...'] [--operator-sdk-args '--flag value ...']
- *        [--mode helm-operator|manager|helm-operator,manager] [--only binnacle|binnacle-manager|operator-sdk] [--phase-timeout-s S] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N]
+ *        [--mode helm-operator|manager|helm-operator,manager] [--only binnacle|binnacle-manager|operator-sdk] [--phase-timeout-s S] [--idle-ms MS] [--node-options OPTS] [--max-concurrent-reconciles N] [--matched N]
  *        [--binnacle PATH/bin/binnacle.js]   (another build, e.g. a copy of the one before a change)
  *        [--before PATH/bin/binnacle.js]   (another build measured beside this one, as binnacle-before)
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
@@ -142,7 +143,14 @@ const ONLY = arg('--only');
 /** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/publish/helm-bundle/operator.ts). */
 const NODE_OPTIONS = arg('--node-options') ?? '--max-semi-space-size=1';
 const CPU_PROF = arg('--cpu-prof') === undefined ? undefined : path.resolve(arg('--cpu-prof') ?? '');
-const MAX_CONCURRENT = arg('--max-concurrent-reconciles');
+/**
+ * `--matched N`: both sides run N reconciles at once (each side's --max-concurrent-reconciles),
+ * and neither has a client-side rate limit (operator-sdk's has none by default, nor a flag for
+ * one; Binnacle's has none by default either, and --binnacle-args may not add one here).
+ */
+const MATCHED = arg('--matched');
+if (MATCHED !== undefined && !(Number(MATCHED) > 0)) throw new Error(`--matched ${MATCHED}: give the reconciles both sides run at once, e.g. --matched 2`);
+const MAX_CONCURRENT = MATCHED ?? arg('--max-concurrent-reconciles');
 /** Resolved here: the operators run in the chart project's directory. */
 const BINNACLE_ENTRY = arg('--binnacle') === undefined ? undefined : path.resolve(arg('--binnacle') ?? '');
 const CLUSTER = process.env.BINNACLE_E2E_CLUSTER ?? 'scale';
@@ -501,7 +509,8 @@ const operators = operatorCommands({
   binnacleArgs: [...(MAX_CONCURRENT === undefined ? [] : ['--max-concurrent-reconciles', MAX_CONCURRENT]), ...(LOG_LEVEL === undefined ? [] : ['--zap-log-level', LOG_LEVEL, '--zap-time-encoding', 'millis'])],
 })
   .filter((o) => MODES.has('helm-operator') || (o.label !== 'binnacle' && o.label !== 'binnacle-before'))
-  .map((o) => ({ ...o, args: [...o.args, ...(o.label === 'operator-sdk' ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA)] }));
+  .map((o) => ({ ...o, args: [...o.args, ...(o.label === 'operator-sdk' ? [...(MATCHED === undefined ? [] : ['--max-concurrent-reconciles', MATCHED]), ...OPERATOR_SDK_EXTRA] : BINNACLE_EXTRA)] }));
+if (MATCHED !== undefined && BINNACLE_EXTRA.some((a) => a.startsWith('--kube-api-'))) throw new Error('--matched: operator-sdk has no client rate limit to match --kube-api-qps with');
 const up = await clusterUp({ name: CLUSTER, audit: true, logger: pino({ level: 'warn' }), progress: () => undefined });
 const client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
 await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: IDENTITY_NS } });
@@ -588,7 +597,7 @@ function sideSettings(label: string): SideSettings | undefined {
     command: [o.cmd === process.execPath ? 'node' : path.relative(ROOT, o.cmd), ...o.args.map((a) => (path.isAbsolute(a) ? path.relative(ROOT, a) : a))],
     nodeOptions: o.nodeOptions,
     extraArgs: sdk ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA,
-    maxConcurrentReconciles: sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
+    maxConcurrentReconciles: MATCHED !== undefined ? `${MATCHED} (matched)` : sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
     reconcilePeriod: 'its default (1m)',
     // operator-sdk's takes controller-runtime v0.21's config.GetConfig, which turns the limiter off (QPS -1)
     // when the kubeconfig sets none; Binnacle's has its default (src/kube/rate-limit.ts) unless --binnacle-args sets one.
@@ -602,7 +611,7 @@ function sideSettings(label: string): SideSettings | undefined {
 }
 recorder.save({
   settings: {
-    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: false },
+    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: MATCHED !== undefined, ...(MATCHED === undefined ? {} : { matchedConcurrency: Number(MATCHED) }) },
     binnacle: sideSettings('binnacle') ?? sideSettings('binnacle-manager') ?? { what: 'not run' },
     reference: sideSettings('operator-sdk') ?? { what: 'not run' },
     ...(MODES.has('manager') && MODES.has('helm-operator') ? { binnacleManager: sideSettings('binnacle-manager') } : {}),

@@ -266,7 +266,7 @@ const OPERATOR_LABELS: Record<string, string> = { binnacle: 'binnacle helm-opera
 const helmOperator: Renderer = (r) => {
   const s = r.summary as HelmOperatorSummary;
   const out = [
-    `Each operator alone against the local control plane, N CRs over ${str(r.settings.bench.namespaces)} namespaces created at once until all \`Deployed\`, then every CR changed until every release is at revision 2, then ${fix(Number(r.settings.bench.idleMs) / 1000, 0)} s idle once converged. Medians of the rounds, smallest to largest in brackets; idle figures only for a side that converged in every round. Each side runs with its own defaults (settings: ${r.settings.bench.matched === true ? 'matched' : 'not matched'}; see the result file).`,
+    `Each operator alone against the local control plane, N CRs over ${str(r.settings.bench.namespaces)} namespaces created at once until all \`Deployed\`, then every CR changed until every release is at revision 2, then ${fix(Number(r.settings.bench.idleMs) / 1000, 0)} s idle once converged. Medians of the rounds, smallest to largest in brackets; idle figures only for a side that converged in every round. ${r.settings.bench.matched === true ? `**Matched settings:** both sides run ${str(r.settings.bench.matchedConcurrency)} reconciles at once, neither with a client-side rate limit` : "Each side runs with its own defaults (operator-sdk's: as many reconciles at once as CPUs; Binnacle's: 16)"}, as the result file records.`,
     '',
   ];
   const phase = (n: number, x: HelmOperatorFigures['deployedMs'], reached: number): string => (reached >= n ? spreadText(x, (v) => sec(v, 1)) : `> ${sec(x.median, 0)} (${reached} of ${n})`);

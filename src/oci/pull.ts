@@ -10,7 +10,7 @@ import { createReadStream } from 'node:fs';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
-import { BinnacleError, errorMessage } from '../util/errors.js';
+import { BinnacleError } from '../util/errors.js';
 import { verifyStream } from './digest.js';
 import { blobPath, exists, putBlobBytes, putBlobStream, readCachedBlob, tempName, treePath } from './cache.js';
 import {
