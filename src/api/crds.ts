@@ -88,6 +88,12 @@ const conflictPolicy = str(
   { enum: ['Force', 'Fail'] },
 );
 
+/** How health is judged (apply/health.ts): Helm 4's wait strategies. */
+const waitStrategy = str(
+  "How the release's health is judged before it is called installed, as Helm 4's --wait: watcher (default; kstatus: claims Bound, LoadBalancers addressed, custom resources' observedGeneration, Stalled and Reconciling, with Binnacle's stricter rules kept), legacy (Binnacle's rules before Helm 4) or hookOnly (only hooks are waited for).",
+  { enum: ['watcher', 'legacy', 'hookOnly'] },
+);
+
 /** How much one release may hold (apply/limits.ts). */
 const limits: Schema = obj({
   maxObjects: int('Objects a render may hold (manifest, CRDs and hooks). Default 2000, at most 20000.', { minimum: 1 }),
@@ -210,6 +216,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
       adoptExisting: bool('Take over objects that exist but belong to no one or someone else (as helm --take-ownership).'),
       conflictPolicy,
+      waitStrategy,
       postRenderers,
       crdUpgradeSafety: str('Strict (default) refuses a CRD change that is not upgrade-safe; None applies it unchecked.', { enum: ['Strict', 'None'] }),
       autoRollback: bool(),
@@ -285,7 +292,7 @@ export const CLUSTER_EXTENSION_CRD = crd({
         },
         ['sourceType', 'catalog'],
       ),
-      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), bundleConfig: freeform("OLM v1's bundle configuration, passed to the main BundleDeployment."), adoptExisting: bool(), conflictPolicy, crdUpgradeSafety: str('Strict (default) or None: passed to the BundleDeployments.', { enum: ['Strict', 'None'] }), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
+      install: obj({ watchNamespace: str(), watchNamespaces: arr(str()), config: freeform('Deployment overrides.'), bundleConfig: freeform("OLM v1's bundle configuration, passed to the main BundleDeployment."), adoptExisting: bool(), conflictPolicy, waitStrategy, crdUpgradeSafety: str('Strict (default) or None: passed to the BundleDeployments.', { enum: ['Strict', 'None'] }), autoRollback: bool(), keepFailedInstall: bool('Keep a failed first install for debugging.'), approval: approvalMode }),
       verify: verifyPolicy("the extension's ServiceAccount; copied to each BundleDeployment's spec.source.verify"),
       resolutionHistoryLimit: int('How many resolutions status.history keeps.', { minimum: 0, maximum: 100, default: 10 }),
       drift,

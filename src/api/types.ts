@@ -66,6 +66,9 @@ export interface DriftIgnoreRule {
  */
 export type ConflictPolicy = 'Force' | 'Fail';
 
+/** Helm 4's wait strategies (`helm --wait=…`): which rules judge a release's health (apply/health.ts). */
+export type WaitStrategy = 'watcher' | 'legacy' | 'hookOnly';
+
 /** Which rendered objects a post-render patch applies to (Kustomize's patch target): every field given must match. */
 export interface PostRenderPatchTarget {
   group?: string;
@@ -152,6 +155,8 @@ export interface BundleDeploymentSpec {
   adoptExisting?: boolean;
   /** Fields other field managers hold: `Force` (default) takes them, `Fail` refuses the change (ConflictPolicy). */
   conflictPolicy?: ConflictPolicy;
+  /** How health is judged before the release is called installed (Helm 4's --wait strategies; default watcher). */
+  waitStrategy?: WaitStrategy;
   /** Format helm: patches of the render, as a HelmOperator's (HelmOperatorSpec.postRenderers); in the input digest. */
   postRenderers?: PostRenderer[];
   /**
@@ -232,6 +237,8 @@ export interface ClusterExtensionSpec {
     adoptExisting?: boolean;
     /** Passed to its BundleDeployments (BundleDeploymentSpec.conflictPolicy). */
     conflictPolicy?: ConflictPolicy;
+    /** Passed to its BundleDeployments (BundleDeploymentSpec.waitStrategy). */
+    waitStrategy?: WaitStrategy;
     /** Passed to its BundleDeployments (BundleDeploymentSpec.crdUpgradeSafety). */
     crdUpgradeSafety?: CrdUpgradeSafety;
     autoRollback?: boolean;

@@ -169,3 +169,36 @@ test('a kind without a health rule is healthy once applied, also when it is name
     assert.deepEqual(objectHealth({ apiVersion: 'v1', kind, metadata: { name: 'x' } }), { healthy: true, reason: 'applied' }, kind);
   }
 });
+
+test("Helm 4's watcher (kstatus) beside legacy: claims, LoadBalancers, budgets, ReplicaSets and custom resources by the convention; legacy waits for none of them", () => {
+  const claim = (phase: string): KubeObject => ({ apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data' }, status: { phase } });
+  const lb = (ingress: unknown[] | undefined): KubeObject => ({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'web' }, spec: { type: 'LoadBalancer' }, status: { loadBalancer: ingress === undefined ? {} : { ingress } } });
+  const cr = (status: Record<string, unknown>, extra: Partial<KubeObject['metadata']> = {}): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w', generation: 2, ...extra }, status });
+  const cases: [string, KubeObject, boolean, RegExp][] = [
+    ['a claim Pending', claim('Pending'), false, /not Bound \(phase Pending\)/],
+    ['a claim Bound', claim('Bound'), true, /Bound/],
+    ['a LoadBalancer without an address', lb(undefined), false, /load balancer/],
+    ['a LoadBalancer with one', lb([{ ip: '10.0.0.1' }]), true, /ready/],
+    ['a ClusterIP Service', { apiVersion: 'v1', kind: 'Service', metadata: { name: 's' }, spec: {} }, true, /applied/],
+    ['a budget short of pods', { apiVersion: 'policy/v1', kind: 'PodDisruptionBudget', metadata: { name: 'b' }, status: { currentHealthy: 1, desiredHealthy: 2 } }, false, /1 of 2 pods healthy/],
+    ['a ReplicaSet not ready', { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'r' }, spec: { replicas: 2 }, status: { fullyLabeledReplicas: 2, availableReplicas: 2, readyReplicas: 1 } }, false, /1 of 2 replicas ready/],
+    ['a custom resource its controller has not seen', cr({ observedGeneration: 1 }), false, /observe generation 2 \(observed 1\)/],
+    ['a custom resource Stalled', cr({ observedGeneration: 2, conditions: [{ type: 'Stalled', status: 'True', reason: 'BadConfig', message: 'no such secret' }] }), false, /stalled: BadConfig: no such secret/],
+    ['a custom resource Reconciling', cr({ observedGeneration: 2, conditions: [{ type: 'Reconciling', status: 'True', reason: 'Progressing' }] }), false, /reconciling: Progressing/],
+    ['a custom resource being deleted', cr({}, { deletionTimestamp: '2026-12-03T00:00:00Z' }), false, /being deleted/],
+    ['a custom resource with no status', cr({}), true, /applied/],
+    ['a custom resource current', cr({ observedGeneration: 2, conditions: [{ type: 'Ready', status: 'True' }] }), true, /applied/],
+  ];
+  for (const [what, obj, healthy, reason] of cases) {
+    const watcher = objectHealth(obj, 'watcher');
+    assert.equal(watcher.healthy, healthy, `watcher: ${what}`);
+    assert.match(watcher.reason, reason, `watcher: ${what}`);
+    assert.equal(objectHealth(obj).healthy, healthy, `watcher is the default: ${what}`);
+    // legacy (Binnacle's rules before Helm 4) waits for none of these kinds.
+    assert.equal(objectHealth(obj, 'legacy').healthy, true, `legacy: ${what}`);
+    assert.equal(objectHealth(obj, 'hookOnly').healthy, true, `hookOnly: ${what}`);
+  }
+  // Binnacle's stricter rules are kept under watcher: a Deployment whose pods the API server refuses says so.
+  const refused: KubeObject = { apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'd', generation: 1 }, spec: { replicas: 1 }, status: { observedGeneration: 1, replicas: 0, conditions: [{ type: 'ReplicaFailure', status: 'True', reason: 'FailedCreate', message: 'quota' }] } };
+  for (const strategy of ['watcher', 'legacy'] as const) assert.match(objectHealth(refused, strategy).reason, /pods cannot be created: FailedCreate: quota/);
+});

@@ -1,15 +1,28 @@
 /**
- * Health, kstatus-style: pure rules that read an object's live status and say whether it is
- * ready and why not, plus a probe loop that re-reads the objects until all are healthy or a
- * deadline passes. Services that back webhooks or APIServices must have ready endpoints
- * (EndpointSlices), since the API server routes calls to them.
+ * Health: pure rules that read an object's live status and say whether it is ready and why not,
+ * plus a probe loop that re-reads the objects until all are healthy or a deadline passes.
+ * Services that back webhooks or APIServices must have ready endpoints (EndpointSlices), since
+ * the API server routes calls to them.
+ *
+ * Two rule sets, as Helm 4's wait strategies (`helm --wait=watcher|legacy|hookOnly`):
+ * - `watcher` (the default, Helm 4's): kstatus (sigs.k8s.io/cli-utils/pkg/kstatus/status). Any
+ *   object: being deleted, a status.observedGeneration behind metadata.generation, a `Stalled` or
+ *   `Reconciling` condition that is True are not ready, so custom resources that follow the
+ *   convention are waited for; a PersistentVolumeClaim until Bound, a LoadBalancer Service until
+ *   it has an ingress, a PodDisruptionBudget until enough pods are healthy, a ReplicaSet until its
+ *   replicas are ready. Binnacle's rules stay where stricter than kstatus: webhook Services need
+ *   ready endpoints, an APIService Available, a Deployment whose pods the API server refuses
+ *   (ReplicaFailure) says so.
+ * - `legacy`: Binnacle's rules before Helm 4 (the workloads, CRDs, APIServices, Jobs, Pods and
+ *   webhook Services above; no claim, LoadBalancer, budget or custom resource is waited for).
+ * - `hookOnly`: nothing is waited for but the hooks (rollout.ts).
  */
 import type { Logger } from 'pino';
 import type { ObjectReader } from '../kube/ports.js';
 import { describeRef, refOf, type KubeObject } from '../kube/types.js';
 import { crdEstablishment } from '../kube/crd-established.js';
 import { errorMessage } from '../util/errors.js';
-import type { HealthReport, ObjectHealth } from './types.js';
+import type { HealthReport, ObjectHealth, WaitStrategy } from './types.js';
 
 type Json = Record<string, unknown>;
 
@@ -143,8 +156,54 @@ export function endpointsHealth(slices: readonly KubeObject[]): Verdict {
   return ready > 0 ? ok(`${ready} ready endpoints`) : notYet('no ready endpoints behind this Service, which a webhook or APIService calls');
 }
 
-/** The kinds with a health rule; any other kind is healthy once applied. */
-const HEALTH_RULES: Readonly<Record<string, (obj: KubeObject) => Verdict>> = {
+/** kstatus's PersistentVolumeClaim: Bound. */
+export function claimHealth(obj: KubeObject): Verdict {
+  const phase = rec(obj.status).phase;
+  return phase === 'Bound' ? ok('Bound') : notYet(`not Bound (phase ${typeof phase === 'string' ? phase : 'unknown'})`);
+}
+
+/** kstatus's Service: a LoadBalancer once it has an ingress; any other type at once. */
+export function serviceHealth(obj: KubeObject): Verdict {
+  if (rec(obj.spec).type !== 'LoadBalancer') return ok('applied');
+  const ingress = rec(rec(obj.status).loadBalancer).ingress;
+  return Array.isArray(ingress) && ingress.length > 0 ? ok('load balancer ready') : notYet('waiting for the load balancer to get an address');
+}
+
+/** kstatus's PodDisruptionBudget: as many healthy pods as it wants. */
+export function budgetHealth(obj: KubeObject): Verdict {
+  const status = rec(obj.status);
+  const healthy = n(status.currentHealthy);
+  const desired = n(status.desiredHealthy);
+  return healthy >= desired ? ok(`${healthy} of ${desired} pods healthy`) : notYet(`${healthy} of ${desired} pods healthy`);
+}
+
+/** kstatus's ReplicaSet: every replica labelled, available and ready. */
+export function replicaSetHealth(obj: KubeObject): Verdict {
+  const status = rec(obj.status);
+  const want = n(rec(obj.spec).replicas, 1);
+  for (const [field, what] of [['fullyLabeledReplicas', 'labelled'], ['availableReplicas', 'available'], ['readyReplicas', 'ready']] as const) {
+    if (n(status[field]) < want) return notYet(`${n(status[field])} of ${want} replicas ${what}`);
+  }
+  return ok(`${want} replicas ready`);
+}
+
+/** kstatus's rules for any object, before its kind's: deleted, not yet observed, stalled or reconciling. */
+export function genericHealth(obj: KubeObject): Verdict | undefined {
+  if (obj.metadata.deletionTimestamp !== undefined) return notYet('being deleted');
+  const seen = rec(obj.status).observedGeneration;
+  if (typeof seen === 'number' && seen < (obj.metadata.generation ?? 0)) return notYet(`waiting for the controller to observe generation ${obj.metadata.generation ?? 0} (observed ${seen})`);
+  const stalled = condition(obj, 'Stalled');
+  if (stalled?.status === 'True') return notYet(`stalled: ${conditionText(stalled)}`);
+  const reconciling = condition(obj, 'Reconciling');
+  if (reconciling?.status === 'True') return notYet(`reconciling: ${conditionText(reconciling)}`);
+  return undefined;
+}
+
+/** Helm 4's wait strategies (see the top of this file); `watcher` is the default. */
+export const WAIT_STRATEGIES: readonly WaitStrategy[] = ['watcher', 'legacy', 'hookOnly'];
+
+/** The kinds with a rule under `legacy`; any other kind is healthy once applied. */
+const LEGACY_RULES: Readonly<Record<string, (obj: KubeObject) => Verdict>> = {
   Deployment: deploymentHealth,
   StatefulSet: statefulSetHealth,
   DaemonSet: daemonSetHealth,
@@ -154,9 +213,24 @@ const HEALTH_RULES: Readonly<Record<string, (obj: KubeObject) => Verdict>> = {
   Pod: podHealth,
 };
 
-/** The health rule for a live object; kinds without one are healthy once applied. */
-export function objectHealth(obj: KubeObject): Verdict {
-  const rule = Object.hasOwn(HEALTH_RULES, obj.kind) ? HEALTH_RULES[obj.kind] : undefined;
+/** `watcher`: kstatus's kinds beside them. */
+const WATCHER_RULES: Readonly<Record<string, (obj: KubeObject) => Verdict>> = {
+  ...LEGACY_RULES,
+  PersistentVolumeClaim: claimHealth,
+  Service: serviceHealth,
+  PodDisruptionBudget: budgetHealth,
+  ReplicaSet: replicaSetHealth,
+};
+
+/** The health of a live object under `strategy`; kinds without a rule are healthy once applied (under `watcher`, once kstatus's generic rules hold). */
+export function objectHealth(obj: KubeObject, strategy: WaitStrategy = 'watcher'): Verdict {
+  if (strategy === 'hookOnly') return ok('not waited for (hookOnly)');
+  const rules = strategy === 'watcher' ? WATCHER_RULES : LEGACY_RULES;
+  if (strategy === 'watcher') {
+    const generic = genericHealth(obj);
+    if (generic !== undefined) return generic;
+  }
+  const rule = Object.hasOwn(rules, obj.kind) ? rules[obj.kind] : undefined;
   return rule === undefined ? ok('applied') : rule(obj);
 }
 
@@ -182,6 +256,8 @@ export function webhookServices(objects: readonly KubeObject[]): Set<string> {
 
 export interface ProbeOptions {
   timeoutMs: number;
+  /** Which rules judge the objects (default `watcher`). */
+  strategy?: WaitStrategy;
   intervalMs?: number;
   logger: Logger;
   /** Only for tests: a clock. */
@@ -194,7 +270,7 @@ type ProbeClient = Pick<ObjectReader, 'find' | 'list'>;
  * Reads every object once and judges it. `release`: all the release's objects, when `objects` is
  * a part of them (which Services back a webhook is read from the whole release).
  */
-export async function probeOnce(client: ProbeClient, objects: readonly KubeObject[], release: readonly KubeObject[] = objects): Promise<HealthReport> {
+export async function probeOnce(client: ProbeClient, objects: readonly KubeObject[], release: readonly KubeObject[] = objects, strategy: WaitStrategy = 'watcher'): Promise<HealthReport> {
   const backing = webhookServices(release);
   const results: ObjectHealth[] = [];
   for (const o of objects) {
@@ -206,7 +282,7 @@ export async function probeOnce(client: ProbeClient, objects: readonly KubeObjec
       else if (o.kind === 'Service' && o.apiVersion === 'v1' && backing.has(`${ref.namespace ?? ''}/${ref.name}`)) {
         const slices = await client.list('discovery.k8s.io/v1', 'EndpointSlice', { namespace: ref.namespace, labelSelector: `kubernetes.io/service-name=${ref.name}` });
         verdict = endpointsHealth(slices.items);
-      } else verdict = objectHealth(live);
+      } else verdict = objectHealth(live, strategy);
     } catch (err) {
       verdict = notYet(`cannot read: ${errorMessage(err)}`);
     }
@@ -233,7 +309,7 @@ export async function waitForHealthy(client: ProbeClient, objects: readonly Kube
   };
   let pending: readonly KubeObject[] = objects;
   for (;;) {
-    const report = await probeOnce(client, pending, objects);
+    const report = await probeOnce(client, pending, objects, opts.strategy);
     pending.forEach((o, i) => {
       const h = report.objects[i];
       if (h !== undefined) latest.set(o, h);

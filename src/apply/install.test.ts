@@ -646,3 +646,24 @@ test('an uninstall in a namespace being deleted runs no delete hooks (nothing ca
     assert.ok(gone.deleted.some((r) => r.kind === 'ConfigMap' && r.name === 'a'), 'the uninstall goes on');
   }
 });
+
+test("the wait strategy (Helm 4's --wait): hookOnly deploys a workload not yet available; watcher waits for a claim to be Bound, which legacy does not", async () => {
+  {
+    const { cluster, applier, req } = setup();
+    cluster.unhealthyNames.add('op');
+    const res = await applier.apply(req([ns, sa, dep('op')], { waitStrategy: 'hookOnly' }));
+    assert.equal(res.status, 'deployed', res.message);
+    // The same upgrade under the default (watcher) waits, and fails.
+    const waited = await applier.apply(req([ns, sa, dep('op', 'op:2')]));
+    assert.match(waited.message, /not healthy after 200 ms: Deployment ops\/op: 0 of 1 replicas available/);
+  }
+  const claim: KubeObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'data', namespace: 'ops' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } }, status: { phase: 'Pending' } };
+  for (const [strategy, deployed] of [['watcher', false], ['legacy', true]] as const) {
+    const { cluster, applier, req } = setup();
+    // No provisioner binds it: the claim stays Pending (the fake binds only a claim without a status).
+    cluster.put(claim);
+    const res = await applier.apply(req([ns, claim], { waitStrategy: strategy, adopt: true }));
+    assert.equal(res.status === 'deployed', deployed, `${strategy}: ${res.message}`);
+    if (!deployed) assert.match(res.message, /PersistentVolumeClaim ops\/data: not Bound \(phase Pending\)/);
+  }
+});

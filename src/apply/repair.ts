@@ -79,7 +79,9 @@ async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: 
     return { ...base, status: 'failed', applied, health: EMPTY_HEALTH, message: `revision ${current.revision} unchanged; re-applying it failed: ${errorMessage(err)}`, ...(drift === undefined ? {} : { drift }) };
   }
   const health =
-    req.waitForHealth === false ? { healthy: true, objects: objects.map((o) => ({ ref: refOf(o), healthy: true, reason: mode === 'Repair' ? 'applied' : 'not re-applied (drift mode)' })) } : await probeOnce(cfg.client, objects);
+    req.waitForHealth === false || req.waitStrategy === 'hookOnly'
+      ? { healthy: true, objects: objects.map((o) => ({ ref: refOf(o), healthy: true, reason: mode === 'Repair' ? 'applied' : 'not re-applied (drift mode)' })) }
+      : await probeOnce(cfg.client, objects, objects, req.waitStrategy);
   const message = health.healthy ? `revision ${current.revision} unchanged and healthy` : `revision ${current.revision} unchanged; not yet healthy: ${unhealthySummary(health)}`;
   // Warn and Off apply nothing; the revision's objects are still what the release holds (callers list and watch them).
   const held = mode === 'Repair' ? applied : objects.map(refOf);

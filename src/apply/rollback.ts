@@ -21,6 +21,7 @@ import type { ApplyResult, ConfineCheck, ReleaseRef, OperationRequest, ReleaseRe
 export interface RollbackHow {
   healthTimeoutMs: number;
   waitForHealth: boolean;
+  waitStrategy?: OperationRequest['waitStrategy'];
   force: boolean;
   drift?: DriftSpec | undefined;
   confine?: ConfineCheck | undefined;
@@ -31,8 +32,8 @@ export interface RollbackHow {
 
 /** Re-applies an earlier good revision (default: the last one before the current) as a new revision. */
 /** How a request rolls back: its health wait, force, drift rules, confinement and owner reference. */
-export function rollbackHowOf(req: Pick<OperationRequest, 'healthTimeoutMs' | 'waitForHealth' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference' | 'crdUpgradeSafety' | 'conflictPolicy'>, defaultTimeoutMs: number): RollbackHow {
-  return { healthTimeoutMs: req.healthTimeoutMs ?? defaultTimeoutMs, waitForHealth: req.waitForHealth ?? true, force: req.rollbackForce === true, drift: req.drift, confine: req.confine, ownerReference: req.ownerReference, crdUpgradeSafety: req.crdUpgradeSafety, conflictPolicy: req.conflictPolicy };
+export function rollbackHowOf(req: Pick<OperationRequest, 'healthTimeoutMs' | 'waitForHealth' | 'waitStrategy' | 'rollbackForce' | 'drift' | 'confine' | 'ownerReference' | 'crdUpgradeSafety' | 'conflictPolicy'>, defaultTimeoutMs: number): RollbackHow {
+  return { healthTimeoutMs: req.healthTimeoutMs ?? defaultTimeoutMs, waitForHealth: req.waitForHealth ?? true, waitStrategy: req.waitStrategy, force: req.rollbackForce === true, drift: req.drift, confine: req.confine, ownerReference: req.ownerReference, crdUpgradeSafety: req.crdUpgradeSafety, conflictPolicy: req.conflictPolicy };
 }
 
 export async function rollback(cfg: ActionConfig, opts: { release: ReleaseRef; toRevision?: number } & Partial<RollbackHow>): Promise<ApplyResult> {
@@ -51,7 +52,7 @@ export async function rollback(cfg: ActionConfig, opts: { release: ReleaseRef; t
     );
     if (target === undefined) throw new BinnacleError('input', 'ROLLBACK_NO_TARGET', `${where} has no earlier good revision to roll back to`);
   }
-  return rollbackTo(cfg, opts.release, target, history, { healthTimeoutMs: opts.healthTimeoutMs ?? 5 * 60_000, waitForHealth: opts.waitForHealth ?? true, force: opts.force === true, drift: opts.drift, confine: opts.confine, ownerReference: opts.ownerReference });
+  return rollbackTo(cfg, opts.release, target, history, { healthTimeoutMs: opts.healthTimeoutMs ?? 5 * 60_000, waitForHealth: opts.waitForHealth ?? true, waitStrategy: opts.waitStrategy, force: opts.force === true, drift: opts.drift, confine: opts.confine, ownerReference: opts.ownerReference });
 }
 
 /** Rolls `target`'s record out as the next revision; `history` is the release's revisions now. */
@@ -92,6 +93,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       unchanged: checked.unchanged,
       helmHeld: checked.helmHeld,
       waitForHealth: how.waitForHealth,
+      waitStrategy: how.waitStrategy,
       healthTimeoutMs: how.healthTimeoutMs,
       content: target.content,
       inputDigest: target.inputDigest,

@@ -25,7 +25,7 @@ import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } fr
 import { PREFLIGHT_CONCURRENCY, type Preflight } from './preflight.js';
 import { dedupe, withNamespaces } from './prepare.js';
 import { helmTime, parseManifestAsync, toManifest } from './release.js';
-import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
+import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus, WaitStrategy } from './types.js';
 
 /** One revision to roll out: what it holds, what it came from, and how. */
 export interface Rollout extends Omit<Preflight, 'live'> {
@@ -43,6 +43,8 @@ export interface Rollout extends Omit<Preflight, 'live'> {
   /** The release's revisions before this one, as read at the start of the run: what to supersede and trim. */
   history: readonly ReleaseRevision[];
   waitForHealth: boolean;
+  /** Which rules judge health (health.ts); `hookOnly` waits for nothing but the hooks. */
+  waitStrategy?: WaitStrategy | undefined;
   healthTimeoutMs: number;
   /** A chart release's content: its manifest is what is recorded, its hooks run around the apply. */
   content?: ReleaseContent | undefined;
@@ -149,8 +151,8 @@ export async function rollout(cfg: ActionConfig, r: Rollout, log: Logger): Promi
   }
 
   let health: HealthReport = { healthy: true, objects: applied.map((ref) => ({ ref, healthy: true, reason: 'applied' })) };
-  if (r.waitForHealth) {
-    health = await waitForHealthy(cfg.client, r.objects, { timeoutMs: r.healthTimeoutMs, intervalMs: cfg.pollIntervalMs, logger: log });
+  if (r.waitForHealth && r.waitStrategy !== 'hookOnly') {
+    health = await waitForHealthy(cfg.client, r.objects, { timeoutMs: r.healthTimeoutMs, intervalMs: cfg.pollIntervalMs, logger: log, ...(r.waitStrategy === undefined ? {} : { strategy: r.waitStrategy }) });
     if (!health.healthy) return fail(`not healthy after ${r.healthTimeoutMs} ms: ${unhealthySummary(health)}`, health);
   }
   if (r.hookEvents !== undefined) {

@@ -1,5 +1,7 @@
 /** The applier's public contract: what a caller asks for and what it gets back. */
-import type { ConflictPolicy, DriftMode, DriftSpec } from '../api/types.js';
+import type { ConflictPolicy, DriftMode, DriftSpec, WaitStrategy } from '../api/types.js';
+
+export type { WaitStrategy };
 import type { ClusterClient } from '../kube/ports.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 
@@ -144,6 +146,8 @@ export interface OperationRequest {
   healthTimeoutMs?: number;
   /** Wait for every object to become healthy before calling the revision deployed; default true. */
   waitForHealth?: boolean;
+  /** How health is judged when waited for: Helm 4's `watcher` (kstatus, the default), `legacy` or `hookOnly` (health.ts). */
+  waitStrategy?: WaitStrategy;
   /**
    * Keep a failed first install for debugging. By default it is removed (objects and release
    * records), as `helm install --atomic` does; the result says what failed.

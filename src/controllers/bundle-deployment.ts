@@ -454,6 +454,7 @@ export class BundleDeploymentReconciler implements Reconciler {
           disableHooks: s.bd.spec.disableHooks === true,
           adopt: s.bd.spec.adoptExisting === true,
           ...(s.bd.spec.conflictPolicy === undefined ? {} : { conflictPolicy: s.bd.spec.conflictPolicy }),
+          ...(s.bd.spec.waitStrategy === undefined ? {} : { waitStrategy: s.bd.spec.waitStrategy }),
           ...(s.bd.spec.crdUpgradeSafety === 'None' ? { crdUpgradeSafety: 'None' as const } : {}),
           autoRollback: s.bd.spec.autoRollback !== false,
           ...generationOf(s.bd),

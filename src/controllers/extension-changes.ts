@@ -146,6 +146,7 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (isMain && ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] !== undefined) spec.olmv1Owner = ce.metadata.name ?? '';
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.conflictPolicy !== undefined) spec.conflictPolicy = install.conflictPolicy;
+  if (install.waitStrategy !== undefined) spec.waitStrategy = install.waitStrategy;
   if (install.crdUpgradeSafety !== undefined) spec.crdUpgradeSafety = install.crdUpgradeSafety;
   if (install.autoRollback !== undefined) spec.autoRollback = install.autoRollback;
   if (install.keepFailedInstall !== undefined) spec.keepFailedInstall = install.keepFailedInstall;

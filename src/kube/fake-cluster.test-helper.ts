@@ -381,9 +381,10 @@ export class FakeCluster {
     return this.withStatus(obj);
   }
 
-  /** What the cluster's own controllers would report: Deployments available, CRDs Established. */
+  /** What the cluster's own controllers would report: Deployments available, CRDs Established, claims Bound (a provisioner at work). */
   private withStatus(obj: KubeObject): KubeObject {
     const generation = obj.metadata.generation ?? 1;
+    if (obj.kind === 'PersistentVolumeClaim' && obj.status === undefined) return { ...obj, status: { phase: 'Bound' } };
     if (obj.kind === 'Deployment') {
       const available = this.unhealthyNames.has(obj.metadata.name ?? '') ? 0 : 1;
       return { ...obj, status: { observedGeneration: generation, replicas: 1, updatedReplicas: 1, readyReplicas: available, availableReplicas: available } };

@@ -266,7 +266,10 @@ describe('applier e2e: force replaces what cannot change in place', () => {
     metadata: { name: 'data', namespace: ns },
     spec: { accessModes: ['ReadWriteOnce'], storageClassName, resources: { requests: { storage: '1Gi' } } },
   });
-  const request = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, chart: { name: 'op', version: '1.0.0' }, healthTimeoutMs: 60_000, ...extra });
+  // No provisioner binds these claims (kwok's cluster has none): Helm 4's watcher would wait for
+  // them to be Bound, as `helm --wait` does; `legacy` waits for the workloads only, which is what
+  // these cases are about. The watcher's claim rule has its own test (src/apply/install.test.ts).
+  const request = (objects: KubeObject[], extra: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner, release, objects, chart: { name: 'op', version: '1.0.0' }, healthTimeoutMs: 60_000, waitStrategy: 'legacy', ...extra });
 
   before(async () => {
     client = await e2eClient();
@@ -310,7 +313,7 @@ describe('applier e2e: force replaces what cannot change in place', () => {
   });
 
   test('rollback with force re-creates the Deployment with revision 1 selector', async () => {
-    const back = await applier.rollback({ release, toRevision: 1, healthTimeoutMs: 60_000, force: true });
+    const back = await applier.rollback({ release, toRevision: 1, healthTimeoutMs: 60_000, force: true, waitStrategy: 'legacy' });
     assert.equal(back.status, 'deployed', back.message);
     const live = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
     assert.deepEqual((live.spec as { selector: unknown }).selector, { matchLabels: { app: 'one' } });
