@@ -101,13 +101,17 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
   });
   // A hook is never taken over, whatever adopt says (hooks.ts checks again when it runs).
   const hookChecks = mapLimit(how.hooks ?? [], PREFLIGHT_CONCURRENCY, async (obj) => {
-    const live = await findQuiet(cfg.client, refOf(obj));
-    return live === undefined || isOwnedBy(live, owner, release) ? undefined : { what: describeRef(refOf(obj)), holder: describeOwner(live) };
+    const what = describeRef(refOf(obj));
+    try {
+      const live = await findQuiet(cfg.client, refOf(obj));
+      return live === undefined || isOwnedBy(live, owner, release) ? undefined : { what, code: 'apply.hook-not-owned', problem: `already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); the release's hook of that name never takes it over (rename the hook, or remove that object)` };
+    } catch (err) {
+      if (isTransient(err)) throw err;
+      return { what, code: 'apply.read', problem: `the release's hook of that name cannot read it: ${errorMessage(err)}` };
+    }
   });
   const [missing, perObject, hookProblems] = await Promise.all([namespaceMissing, checks, hookChecks]);
-  for (const p of hookProblems) {
-    if (p !== undefined) found.result.error('apply.hook-not-owned', `already exists and belongs to ${p.holder}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); the release's hook of that name never takes it over (rename the hook, or remove that object)`, { field: p.what });
-  }
+  for (const p of hookProblems) if (p !== undefined) found.result.error(p.code, p.problem, { field: p.what });
   if (missing) {
     found.result.error('apply.release-namespace', `namespace ${release.namespace} does not exist and the release does not create it; its records cannot be stored`, { field: 'release.namespace' });
   }
