@@ -30,7 +30,7 @@ import fc from 'fast-check';
 import { revisionRecordSecret } from '../apply/index.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { faults, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
-import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, ensureReleaseNamespace, HOOK_NAME, neighbourObject, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
+import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, ensureReleaseNamespace, HOOK_NAME, namespaceTerminating, neighbourObject, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
 const SEED = Number(process.env.BINNACLE_MODEL_SEED ?? '20261202');
 const RUNS = Number(process.env.BINNACLE_MODEL_RUNS ?? '300');
 
@@ -156,7 +156,7 @@ class Neighbour extends Act {
   constructor(subject: Subject, how: 'take' | 'leave') {
     super(subject, `neighbour ${how}s the hook's name`, (w) => {
       const ref = { apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: HOOK_NAME };
-      if (how === 'take' && w.cluster.get(ref) === undefined) {
+      if (how === 'take' && w.cluster.get(ref) === undefined && !namespaceTerminating(w)) {
         w.cluster.put(neighbourObject());
         w.neighbour = true;
       }
@@ -179,6 +179,11 @@ class CreateOwner extends Act {
     super(subject, `create owner ${v}`, (w, m) => {
       if (!subject.exists(w)) {
         ensureReleaseNamespace(w, subject);
+        // Found by the 100,000-sequence run: the world put the owner into a namespace being
+        // deleted, which the API server refuses; the admin creates it once the namespace is gone
+        // (a BundleDeployment is cluster-scoped, but its install namespace would then be gone for
+        // good in this world: the admin makes both again once it is).
+        if (namespaceTerminating(w)) return;
         subject.create(w, v);
         m.variant = v;
       }
@@ -294,3 +299,9 @@ for (const subject of [helmSubject, bdSubject]) {
 test('the helm release: a hook whose name another release took refuses the upgrade until it is free, and then deploys the spec', async () => {
   assert.deepEqual(await replay(helmSubject, false, [new Neighbour(helmSubject, 'take'), new SetSpec(helmSubject, 'C'), new LeaderChange(helmSubject)]), []);
 });
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: an owner made again while its namespace is being deleted waits for the namespace (the API server refuses it), then installs`, async () => {
+    assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CreateOwner(subject, 'B'), new CrashAt(12, 'before'), new CrashAt(1, 'before'), new DeleteOwner(subject), new SetSpec(subject, 'A'), new Neighbour(subject, 'take'), new CreateOwner(subject, 'A'), new CrashAt(1, 'before')]), []);
+  });
+}

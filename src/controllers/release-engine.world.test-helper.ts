@@ -239,6 +239,11 @@ export function ensureReleaseNamespace(w: World, subject: Subject): void {
   for (const sa of ['releaser', 'installer']) w.cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: NS, name: sa } });
 }
 
+/** Whether the release namespace is being deleted: the API server creates nothing in it then ("unable to create new content"). */
+export function namespaceTerminating(w: World): boolean {
+  return w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS })?.metadata.deletionTimestamp !== undefined;
+}
+
 /** The objects of the release (by the owner's labels), by identity. */
 export function ownedObjects(w: World, subject: Subject): Map<string, KubeObject> {
   const out = new Map<string, KubeObject>();
