@@ -125,3 +125,32 @@ describe('catalog server', () => {
     assert.deepEqual(reopened.metas, store.metas);
   });
 });
+
+describe('catalog API over HTTPS (catalogd serves its catalogs so)', () => {
+  it('serves the same bytes over TLS with a certificate for its Service name, verified against the CA; plain HTTP to it is refused', async () => {
+    const { createCertificateAuthority, issueCertificate } = await import('../util/pki.js');
+    const { request: httpsRequest } = await import('node:https');
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
+    const store = await storeCatalog(cfg, await mkdtemp(path.join(tmpdir(), 'catalog-store-tls-')));
+    const ca = await createCertificateAuthority('catalogs test CA', 1);
+    const cert = await issueCertificate(ca, { commonName: 'binnacle-catalogs', hosts: ['binnacle-catalogs.binnacle-system.svc', '127.0.0.1'], usage: 'server', validDays: 1 });
+    const server = await startCatalogServer({ root: store, catalogs: new Map([['community', store]]), port: 0, tls: cert });
+    try {
+      assert.match(server.url, /^https:\/\/127\.0\.0\.1:\d+$/);
+      const body = await new Promise<string>((resolve, reject) => {
+        const req = httpsRequest(`${server.url}/catalogs/community/api/v1/all`, { ca: ca.certPem, servername: 'binnacle-catalogs.binnacle-system.svc' }, (res) => {
+          let s = '';
+          res.setEncoding('utf8').on('data', (c: string) => (s += c)).on('end', () => resolve(s));
+        });
+        req.on('error', reject).end();
+      });
+      assert.equal(body, toFbcJsonLines(cfg));
+      // A client that does not trust the CA is refused by TLS itself.
+      await assert.rejects(new Promise((resolve, reject) => httpsRequest(`${server.url}/api/v1/all`, resolve).on('error', reject).end()), /self[- ]signed|unable to verify|certificate/i);
+      // Plain HTTP gets no catalog.
+      await assert.rejects(get(`${server.url.replace('https:', 'http:')}/api/v1/all`));
+    } finally {
+      await server.close();
+    }
+  });
+});

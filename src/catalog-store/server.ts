@@ -159,11 +159,13 @@ export interface CatalogServer {
 export interface StartCatalogServerOptions extends CatalogHandlerOptions {
   port: number;
   address?: string;
+  /** Serve HTTPS with this certificate and key (PEM), as catalogd does with --tls-cert/--tls-key. */
+  tls?: { certPem: string; keyPem: string } | undefined;
 }
 
 /** Starts the catalog API on `address:port` (port 0 picks a free one). */
 export async function startCatalogServer(opts: StartCatalogServerOptions): Promise<CatalogServer> {
-  const server = createSafeServer(catalogRoutes(opts), { name: 'catalog', methods: ['GET', 'HEAD'], logger: opts.logger });
+  const server = createSafeServer(catalogRoutes(opts), { name: 'catalog', methods: ['GET', 'HEAD'], logger: opts.logger, tls: opts.tls });
   const url = await listenOn(server, opts.address ?? '127.0.0.1', opts.port);
   return { server, url, close: () => closeServer(server) };
 }

@@ -63,6 +63,8 @@ export interface ManagerOptions {
   catalogAddress?: string;
   /** Public base URL of the catalog API, if it differs from the bound address. */
   catalogBaseUrl?: string;
+  /** Serve the catalog API over HTTPS with this certificate and key (PEM). */
+  catalogTls?: { certPem: string; keyPem: string };
   leaderElection?: { namespace: string; name?: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   workers?: number;
   healthTimeoutMs?: number;
@@ -216,7 +218,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   setMaxListeners(0, signal);
   const catalogs = new CatalogRegistry();
   const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
-  const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger });
+  const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger, tls: o.catalogTls });
   const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
   logger.info({ url: serverUrl }, 'serving catalogs');
   const imageCache = join(o.dataDir, 'images');

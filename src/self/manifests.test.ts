@@ -141,3 +141,13 @@ test("install-self --registries-conf: a ConfigMap mounted (the directory, so an 
   assert.ok(!plain.some((o) => o.kind === 'ConfigMap'));
   assert.ok(!JSON.stringify(plain).includes('registries-conf'));
 });
+
+test("the in-cluster manager's catalogs answer at its Service's name: status.urls.base is http://binnacle-catalogs.<namespace>.svc/catalogs/<name>, the Service's port 80 reaching the catalog port", () => {
+  type Dep = { spec: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[] }[] } } } };
+  const objs = selfManifests({ namespace: 'ops' });
+  const container = (objs.find((x) => x.kind === 'Deployment') as Dep | undefined)?.spec.template.spec.containers[0];
+  assert.ok(container?.args.includes('--catalog-base-url=http://binnacle-catalogs.ops.svc'), JSON.stringify(container?.args));
+  const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-catalogs') as { spec: { ports: { port: number; targetPort: string }[] } } | undefined;
+  assert.deepEqual(svc?.spec.ports.map((p) => [p.port, p.targetPort]), [[80, 'catalogs']]);
+  assert.ok(container?.ports.some((p) => p.name === 'catalogs'));
+});

@@ -239,6 +239,8 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                   `--leader-election-namespace=${ns}`,
                   `--metrics-bind-address=0.0.0.0:${METRICS_PORT}`,
                   `--catalog-bind-address=0.0.0.0:${CATALOG_PORT}`,
+                  // A ClusterCatalog's status.urls.base names the Service, as catalogd's names catalogd-service.
+                  `--catalog-base-url=http://${CATALOG_SERVICE}.${ns}.svc`,
                   `--data-dir=${DATA_DIR}`,
                   ...(o.olmv1Installer === undefined ? [] : [`--olmv1-installer=${o.olmv1Installer}`]),
                 ],

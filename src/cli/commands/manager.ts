@@ -14,6 +14,9 @@ interface ManagerFlags extends KubeFlags {
   dataDir: string;
   metricsBindAddress: string;
   catalogBindAddress: string;
+  catalogBaseUrl?: string;
+  catalogTlsCert?: string;
+  catalogTlsKey?: string;
   leaderElect: boolean;
   leaderElectionNamespace: string;
   leaderElectLeaseDuration: string;
@@ -33,6 +36,9 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--data-dir <dir>', 'unpacked images, sources and stored catalogs', join(cacheDir(), 'manager'))
     .option('--metrics-bind-address <addr>', '/metrics, /healthz and /readyz', '127.0.0.1:8080')
     .option('--catalog-bind-address <addr>', 'catalog HTTP API', '127.0.0.1:8083')
+    .option('--catalog-base-url <url>', "where clients reach the catalog API (a ClusterCatalog's status.urls.base starts with it), e.g. the Service's https://binnacle-catalogs.binnacle-system.svc; default: the bind address")
+    .option('--catalog-tls-cert <file>', "serve the catalog API over HTTPS with this certificate (PEM), as catalogd's --tls-cert; read at start")
+    .option('--catalog-tls-key <file>', 'the key of --catalog-tls-cert (PEM)')
     .option('--leader-elect', 'campaign for a Lease so only one manager reconciles', false)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'binnacle-system')
     .option('--leader-elect-lease-duration <d>', 'how long other candidates wait before taking over a Lease that was not renewed (e.g. 15s)', '15s')
@@ -68,6 +74,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       dataDir: flags.dataDir,
       metricsAddress: flags.metricsBindAddress,
       catalogAddress: flags.catalogBindAddress,
+      ...(await catalogServing(flags)),
       workers: flags.workers,
       healthTimeoutMs: flags.healthTimeout,
       handleRejections: true,
@@ -104,4 +111,34 @@ function leaderElectionTimes(flags: ManagerFlags): { leaseDurationMs: number; re
   if (t.renewDeadlineMs >= t.leaseDurationMs) throw new UsageError('--leader-elect-renew-deadline must be shorter than --leader-elect-lease-duration');
   if (t.retryPeriodMs >= t.renewDeadlineMs) throw new UsageError('--leader-elect-retry-period must be shorter than --leader-elect-renew-deadline');
   return t;
+}
+
+/** --catalog-base-url and --catalog-tls-cert/--catalog-tls-key, checked: a URL without query or fragment, both files or neither, readable PEM. */
+export async function catalogServing(flags: Pick<ManagerFlags, 'catalogBaseUrl' | 'catalogTlsCert' | 'catalogTlsKey'>): Promise<{ catalogBaseUrl?: string; catalogTls?: { certPem: string; keyPem: string } }> {
+  const out: { catalogBaseUrl?: string; catalogTls?: { certPem: string; keyPem: string } } = {};
+  if ((flags.catalogTlsCert === undefined) !== (flags.catalogTlsKey === undefined)) throw new UsageError('--catalog-tls-cert and --catalog-tls-key go together');
+  if (flags.catalogTlsCert !== undefined && flags.catalogTlsKey !== undefined) {
+    const { readFile } = await import('node:fs/promises');
+    const read = async (flag: string, file: string): Promise<string> => {
+      const pem = await readFile(file, 'utf8').catch((err: unknown) => {
+        throw new UsageError(`${flag} ${file}: cannot be read: ${errorMessage(err)}`);
+      });
+      if (!pem.includes('-----BEGIN ')) throw new UsageError(`${flag} ${file}: not PEM`);
+      return pem;
+    };
+    out.catalogTls = { certPem: await read('--catalog-tls-cert', flags.catalogTlsCert), keyPem: await read('--catalog-tls-key', flags.catalogTlsKey) };
+  }
+  if (flags.catalogBaseUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(flags.catalogBaseUrl);
+    } catch {
+      throw new UsageError(`--catalog-base-url ${JSON.stringify(flags.catalogBaseUrl)}: not a URL`);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new UsageError(`--catalog-base-url ${JSON.stringify(flags.catalogBaseUrl)}: must be http:// or https:// with no query, fragment or credentials`);
+    }
+    out.catalogBaseUrl = url.href.replace(/\/+$/, '');
+  }
+  return out;
 }
