@@ -15,7 +15,7 @@
  * The sample (operator-sdk's testdata/helm/memcached-operator) comes from test/vendor when
  * vendored there, else from the Go module cache; helm-operator is built from the Go module proxy
  * by hack/bench-tools/helm-operator/build.sh when missing. Binnacle runs as bin/binnacle.js
- * runs in the image: from the built bundle (`npm run build` first when dist/ is missing).
+ * runs in the image: from the bundle built from this checkout (`npm run build` first, every run).
  *
  * Where the memory goes (issue 28, measured on a 2-core machine with Node 20, /proc/PID/status,
  * smaps and process.memoryUsage; helm.wasm is 80 MiB: 48 MiB of code, 32 MiB of data):

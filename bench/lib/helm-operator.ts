@@ -133,11 +133,14 @@ export interface OperatorCommand {
 
 /**
  * The two operators, `only` one of them when given; each with its own defaults except what a
- * bench must pin (no metrics or probe ports, so runs do not collide). Builds what is missing.
- * `binnacleEntry`: another build's bin/binnacle.js (say, a copy of the build before a change).
+ * bench must pin (no metrics or probe ports, so runs do not collide). Builds Binnacle's bundle
+ * from this checkout every time (`npm run build`), so the commit a stored result names is the code
+ * it measured: a bundle left from an earlier build was measured before and the result still named
+ * the checkout's commit. `binnacleEntry`: another build's bin/binnacle.js (say, a copy of the
+ * build before a change), measured as it is.
  */
 export function operatorCommands(o: { only?: string | undefined; nodeOptions: string; binnacleArgs?: string[]; binnacleEntry?: string | undefined; beforeEntry?: string | undefined; manager?: { dataDir: string; args?: string[] } }): OperatorCommand[] {
-  if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined && !existsSync(path.join(ROOT, 'dist', 'cli-bundle', 'main.js'))) run('npm', ['run', 'build']);
+  if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined) run('npm', ['run', 'build']);
   const helmOperator = o.only === 'binnacle' || o.only === 'binnacle-manager' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
   const all: OperatorCommand[] = [
     { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], nodeOptions: '' },
