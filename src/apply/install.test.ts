@@ -645,6 +645,13 @@ test('an uninstall in a namespace being deleted runs no delete hooks (nothing ca
     assert.equal(ran, !terminating, terminating ? 'the hook is not tried in a namespace being deleted' : 'the hook runs otherwise');
     assert.ok(gone.deleted.some((r) => r.kind === 'ConfigMap' && r.name === 'a'), 'the uninstall goes on');
   }
+  // An identity that may not read Namespaces learns nothing of it: its hooks run, and the uninstall finishes.
+  const { cluster, applier, req } = setup();
+  await applier.apply(req([ns, cm('a')], { content: { chart: {}, manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: '1'\n", hooks: [hook] } }));
+  cluster.inject({ match: (r) => r.verb === 'get' && r.kind === 'Namespace', error: (r) => faults.forbidden(r) });
+  const gone = await applier.uninstall({ owner, release });
+  assert.ok(cluster.log.some((r) => r.verb === 'apply' && r.name === 'cleanup'), 'the hook ran');
+  assert.ok(gone.deleted.some((r) => r.kind === 'ConfigMap' && r.name === 'a'));
 });
 
 test("the wait strategy (Helm 4's --wait): hookOnly deploys a workload not yet available; watcher waits for a claim to be Bound, which legacy does not", async () => {

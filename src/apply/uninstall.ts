@@ -6,7 +6,7 @@
  * do not run, and nothing outside the scope is deleted, whatever a record says.
  */
 import { describeRef, refOf, type KubeObject } from '../kube/types.js';
-import { BinnacleError } from '../util/errors.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
 import { findQuiet, type ActionConfig } from './action-config.js';
 import { runHooks } from './hooks.js';
 import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
@@ -51,10 +51,18 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   return { deleted };
 }
 
-/** Whether the namespace is gone or being deleted. */
+/**
+ * Whether the namespace is known to be gone or being deleted. An identity that may not read
+ * Namespaces (most tenants' ServiceAccounts) learns nothing here: its hooks run as before.
+ */
 async function namespaceGoing(cfg: ActionConfig, name: string): Promise<boolean> {
-  const ns = await findQuiet(cfg.client, { apiVersion: 'v1', kind: 'Namespace', name });
-  return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
+  try {
+    const ns = await findQuiet(cfg.client, { apiVersion: 'v1', kind: 'Namespace', name });
+    return ns === undefined || ns.metadata.deletionTimestamp !== undefined;
+  } catch (err) {
+    cfg.logger.debug({ namespace: name, err: errorMessage(err) }, 'cannot read the release namespace: running its delete hooks');
+    return false;
+  }
 }
 
 /** The release is uninstalled only by the owner its records name (the latest that names one). */
