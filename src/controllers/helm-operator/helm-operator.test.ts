@@ -147,6 +147,8 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
   test('a spec change restarts a kind only once the old one has stopped (its in-flight reconciles ended): never two controllers on one CR', async () => {
     const events: string[] = [];
     let finishStop: () => void = () => undefined;
+    let stopCalled: () => void = () => undefined;
+    const stopping = new Promise<void>((r) => (stopCalled = r));
     const { kube, reconciler } = setup(hop(), undefined, undefined, (kind) => {
       const n = events.filter((e) => e.startsWith('start')).length + 1;
       events.push(`start ${n} ${kind.conflictPolicy ?? 'Force'}`);
@@ -154,6 +156,7 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
         enqueueAll: () => undefined,
         stop: () => {
           events.push(`stopping ${n}`);
+          stopCalled();
           return new Promise<void>((resolve) => {
             finishStop = () => {
               events.push(`stopped ${n}`);
@@ -167,6 +170,9 @@ describe('HelmOperator reconciler, step by step with fakes', () => {
     await reconciler.reconcile(req, ctx);
     kube.put(hop({ conflictPolicy: 'Fail' }));
     const second = reconciler.reconcile(req, ctx);
+    // Waits for the stop to be asked for (a fixed 20 ms failed under CI's load), then gives the
+    // reconcile time to start the new kind too early, which it must not.
+    await stopping;
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(events, ['start 1 Force', 'stopping 1'], 'the new kind waits for the old one');
     finishStop();
