@@ -127,14 +127,22 @@ export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o:
   return { ok: true, message: '', hooks };
 }
 
+/**
+ * The one rule for a hook's object that exists (preflight.ts checks it before a rollout, mayRun
+ * when the hook runs): another owner's object is never taken over, whatever adopt says. Answers
+ * why not, or undefined when the hook may have it.
+ */
+export function hookTakeover(live: KubeObject | undefined, owner: Owner, release: ReleaseRef): string | undefined {
+  if (live === undefined || isOwnedBy(live, owner, release)) return undefined;
+  return `already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); a hook never takes it over (rename the hook, or remove that object)`;
+}
+
 /** Throws HOOK_REFUSED when the hook's object is outside the release's scope or belongs to another owner. */
 async function mayRun(obj: KubeObject, o: HookRunOptions): Promise<void> {
   const problems = o.confine === undefined ? [] : await o.confine([obj]);
   if (problems.length > 0) throw new BinnacleError('terminal', 'HOOK_REFUSED', `outside the release's scope: ${problems.join('; ')}`);
-  const live = await o.client.find(refOf(obj));
-  if (live !== undefined && !isOwnedBy(live, o.owner, o.release)) {
-    throw new BinnacleError('terminal', 'HOOK_REFUSED', `${describeRef(refOf(obj))} already exists and belongs to ${describeOwner(live)}, not ${ownerName(o.owner)} (release ${o.release.namespace}/${o.release.name}); a hook never takes it over`);
-  }
+  const refused = hookTakeover(await o.client.find(refOf(obj)), o.owner, o.release);
+  if (refused !== undefined) throw new BinnacleError('terminal', 'HOOK_REFUSED', `${describeRef(refOf(obj))} ${refused}`);
 }
 
 async function namespaced(client: HookClient, obj: KubeObject, ns: string): Promise<KubeObject> {

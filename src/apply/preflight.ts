@@ -15,6 +15,7 @@ import { checkCrdUpgrade } from './crd-safety.js';
 import { objectDrift } from './drift.js';
 import { ApplyRefusedError } from './errors.js';
 import { heldByHelm } from './helm-fields.js';
+import { hookTakeover } from './hooks.js';
 import { describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
 import type { Owner, ReleaseRef, OperationRequest } from './types.js';
@@ -103,8 +104,8 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
   const hookChecks = mapLimit(how.hooks ?? [], PREFLIGHT_CONCURRENCY, async (obj) => {
     const what = describeRef(refOf(obj));
     try {
-      const live = await findQuiet(cfg.client, refOf(obj));
-      return live === undefined || isOwnedBy(live, owner, release) ? undefined : { what, code: 'apply.hook-not-owned', problem: `already exists and belongs to ${describeOwner(live)}, not ${ownerName(owner)} (release ${release.namespace}/${release.name}); the release's hook of that name never takes it over (rename the hook, or remove that object)` };
+      const refused = hookTakeover(await findQuiet(cfg.client, refOf(obj)), owner, release);
+      return refused === undefined ? undefined : { what, code: 'apply.hook-not-owned', problem: `a hook of the release: ${refused}` };
     } catch (err) {
       if (isTransient(err)) throw err;
       return { what, code: 'apply.read', problem: `the release's hook of that name cannot read it: ${errorMessage(err)}` };

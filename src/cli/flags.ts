@@ -8,7 +8,7 @@
 import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { durationMs } from '../util/duration.js';
-import { InputError, UsageError } from '../util/errors.js';
+import { errorMessage, InputError, UsageError } from '../util/errors.js';
 import { DEFAULT_BURST } from '../kube/rate-limit.js';
 
 // --- library options said as flags -----------------------------------------------------
@@ -203,4 +203,23 @@ export function commandPath(c: Command): string {
 /** The one usage line of a command: `usage: binnacle install [options] <package>`. */
 export function usageLine(c: Command): string {
   return `usage: ${commandPath(c)} ${c.usage()}\n(run \`${commandPath(c)} --help\` for every flag)`;
+}
+
+/**
+ * A certificate and its key named by two flags (the console's --tls-cert/--tls-key, the
+ * manager's --catalog-tls-cert/--catalog-tls-key): both or neither, each readable PEM; a refusal
+ * names the flag and the file. Undefined when neither is given.
+ */
+export async function readTlsPair(files: { cert?: string | undefined; key?: string | undefined }, flags: { cert: string; key: string }): Promise<{ certPem: string; keyPem: string } | undefined> {
+  if ((files.cert === undefined) !== (files.key === undefined)) throw new UsageError(`${flags.cert} and ${flags.key} go together`);
+  if (files.cert === undefined || files.key === undefined) return undefined;
+  const { readFile } = await import('node:fs/promises');
+  const read = async (flag: string, file: string): Promise<string> => {
+    const pem = await readFile(file, 'utf8').catch((err: unknown) => {
+      throw new UsageError(`${flag} ${file}: cannot be read: ${errorMessage(err)}`);
+    });
+    if (!pem.includes('-----BEGIN ')) throw new UsageError(`${flag} ${file}: not PEM`);
+    return pem;
+  };
+  return { certPem: await read(flags.cert, files.cert), keyPem: await read(flags.key, files.key) };
 }

@@ -7,14 +7,13 @@
  * the same console with the same flags prefixed `--console-`, and never lends the manager's identity.
  */
 import { X509Certificate } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
 import { UsageError } from '../../util/errors.js';
 import type { CliContext } from '../context.js';
-import { collect } from '../flags.js';
+import { collect, readTlsPair } from '../flags.js';
 import { addKubeFlags, type KubeFlags } from '../kube.js';
 
 
@@ -93,14 +92,9 @@ export interface ServeOptions {
 
 /** Reads --tls-cert/--tls-key, or makes a self-signed certificate for the console's names. */
 async function tlsOf(a: ConsoleAccessFlags, host: string, names: readonly string[], flag: (f: string) => string): Promise<{ certPem: string; keyPem: string; selfSigned: boolean } | undefined> {
-  if ((a.tlsCert === undefined) !== (a.tlsKey === undefined)) throw new UsageError(`${flag('tls-cert')} and ${flag('tls-key')} go together`);
-  if (a.tlsCert !== undefined && a.tlsKey !== undefined) {
-    if (a.tlsSelfSigned === true) throw new UsageError(`${flag('tls-self-signed')} or ${flag('tls-cert')}, not both`);
-    const read = (f: string, file: string): Promise<string> => readFile(file, 'utf8').catch((err: unknown) => {
-      throw new UsageError(`${flag(f)} ${file}: ${err instanceof Error ? err.message : String(err)}`);
-    });
-    return { certPem: await read('tls-cert', a.tlsCert), keyPem: await read('tls-key', a.tlsKey), selfSigned: false };
-  }
+  if (a.tlsCert !== undefined && a.tlsSelfSigned === true) throw new UsageError(`${flag('tls-self-signed')} or ${flag('tls-cert')}, not both`);
+  const given = await readTlsPair({ cert: a.tlsCert, key: a.tlsKey }, { cert: flag('tls-cert'), key: flag('tls-key') });
+  if (given !== undefined) return { ...given, selfSigned: false };
   if (a.tlsSelfSigned !== true) return undefined;
   const { createCertificateAuthority, issueCertificate } = await import('../../util/pki.js');
   const ca = await createCertificateAuthority('binnacle console (self-signed)', 365);

@@ -6,7 +6,7 @@ import { UsageError, errorMessage } from '../../util/errors.js';
 import { parseInstaller } from '../../api/olmv1/convert.js';
 import { parseServiceAccountMode } from '../../api/olmv1/serviceaccount-policy.js';
 import type { CliContext } from '../context.js';
-import { addHelmEngineFlags, addKubeApiRateFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, type HelmEngineFlags } from '../flags.js';
+import { addHelmEngineFlags, addKubeApiRateFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, readTlsPair, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
@@ -116,18 +116,8 @@ function leaderElectionTimes(flags: ManagerFlags): { leaseDurationMs: number; re
 /** --catalog-base-url and --catalog-tls-cert/--catalog-tls-key, checked: a URL without query or fragment, both files or neither, readable PEM. */
 export async function catalogServing(flags: Pick<ManagerFlags, 'catalogBaseUrl' | 'catalogTlsCert' | 'catalogTlsKey'>): Promise<{ catalogBaseUrl?: string; catalogTls?: { certPem: string; keyPem: string } }> {
   const out: { catalogBaseUrl?: string; catalogTls?: { certPem: string; keyPem: string } } = {};
-  if ((flags.catalogTlsCert === undefined) !== (flags.catalogTlsKey === undefined)) throw new UsageError('--catalog-tls-cert and --catalog-tls-key go together');
-  if (flags.catalogTlsCert !== undefined && flags.catalogTlsKey !== undefined) {
-    const { readFile } = await import('node:fs/promises');
-    const read = async (flag: string, file: string): Promise<string> => {
-      const pem = await readFile(file, 'utf8').catch((err: unknown) => {
-        throw new UsageError(`${flag} ${file}: cannot be read: ${errorMessage(err)}`);
-      });
-      if (!pem.includes('-----BEGIN ')) throw new UsageError(`${flag} ${file}: not PEM`);
-      return pem;
-    };
-    out.catalogTls = { certPem: await read('--catalog-tls-cert', flags.catalogTlsCert), keyPem: await read('--catalog-tls-key', flags.catalogTlsKey) };
-  }
+  const tls = await readTlsPair({ cert: flags.catalogTlsCert, key: flags.catalogTlsKey }, { cert: '--catalog-tls-cert', key: '--catalog-tls-key' });
+  if (tls !== undefined) out.catalogTls = tls;
   if (flags.catalogBaseUrl !== undefined) {
     let url: URL;
     try {

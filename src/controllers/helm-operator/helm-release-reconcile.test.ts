@@ -659,7 +659,7 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     const theirs = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'Pushgateway', 'binnacle.dev/owner-name': 'gw', 'binnacle.dev/owner-namespace': 'team-a' } }, data: { mine: '1' } };
     s.cluster.put(theirs);
     assert.equal((await s.reconciler.reconcile(req, ctx))?.failed, true);
-    assert.match(condition(s.cluster, 'ReleaseFailed')?.message ?? '', /nothing was changed[^]*apply\.hook-not-owned\] ConfigMap team-a\/settings: already exists and belongs to Pushgateway team-a\/gw.*hook of that name never takes it over/);
+    assert.match(condition(s.cluster, 'ReleaseFailed')?.message ?? '', /nothing was changed[^]*apply\.hook-not-owned\] ConfigMap team-a\/settings: a hook of the release: already exists and belongs to Pushgateway team-a\/gw.*a hook never takes it over/);
     assert.deepEqual(objectOf(s.cluster, 'ConfigMap', 'settings')?.data, { mine: '1' });
     assert.equal(s.cluster.log.filter((r) => r.name === 'settings' && (r.verb === 'delete' || r.verb === 'apply')).length, 0, 'neither deleted nor applied');
     assert.equal(s.cluster.all('Secret', 'binnacle-system').length, 0, 'no revision recorded: refused, not failed, so it is tried again');
