@@ -121,21 +121,32 @@ interface RollbackPreview {
   dataAtRisk: boolean;
 }
 
-/** The Helm revisions of each release of the extension's set (read from the revision records). */
-async function revisionsOf(into: HTMLElement, name: string): Promise<void> {
+/**
+ * Reads the Helm revisions of each release of the extension's set (from the revision records) and
+ * answers what draws them, so that the page draws them with the health it read beside them.
+ */
+async function readRevisions(into: HTMLElement, name: string): Promise<() => void> {
   try {
-    const { releases } = await api<{ releases: { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] }[] }>('GET', routes.extensionPart(name, 'revisions'));
-    clear(into);
-    for (const r of releases) {
-      append(
-        into,
-        title('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy}) `), linkButton('Timeline (hooks and jobs)', `#/installed/${seg(name, 'timeline', r.bundleDeployment)}`, { 'data-timeline': r.bundleDeployment }, 'link', true)),
-        r.revisions.length === 0 ? h('p', { class: 'muted' }, 'no revisions yet') : table(['Revision', 'Updated', 'Status', 'Chart', 'Description'], [...r.revisions].reverse().map((v) => [v.revision, v.lastDeployed, v.status, `${v.chart.name}-${v.chart.version}`, v.description]), { class: 'revisions', 'data-release': r.release }),
-      );
-    }
+    const { releases } = await api<{ releases: ReleaseRevisions[] }>('GET', routes.extensionPart(name, 'revisions'));
+    return () => drawRevisions(into, name, releases);
   } catch (err) {
-    clear(into);
-    showError(into, errorText(err));
+    return () => {
+      clear(into);
+      showError(into, errorText(err));
+    };
+  }
+}
+
+type ReleaseRevisions = { bundleDeployment: string; package: string; release: string; namespace: string; neededBy: string; revisions: Revision[] };
+
+function drawRevisions(into: HTMLElement, name: string, releases: ReleaseRevisions[]): void {
+  clear(into);
+  for (const r of releases) {
+    append(
+      into,
+      title('h3', {}, `Release ${r.namespace}/${r.release}`, h('span', { class: 'muted' }, ` (package ${r.package}; ${r.neededBy}) `), linkButton('Timeline (hooks and jobs)', `#/installed/${seg(name, 'timeline', r.bundleDeployment)}`, { 'data-timeline': r.bundleDeployment }, 'link', true)),
+      r.revisions.length === 0 ? h('p', { class: 'muted' }, 'no revisions yet') : table(['Revision', 'Updated', 'Status', 'Chart', 'Description'], [...r.revisions].reverse().map((v) => [v.revision, v.lastDeployed, v.status, `${v.chart.name}-${v.chart.version}`, v.description]), { class: 'revisions', 'data-release': r.release }),
+    );
   }
 }
 
@@ -251,6 +262,9 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
   let apisKey: string | undefined;
   const refresh = async (): Promise<void> => {
     let d: ExtensionDetail;
+    // Read beside the detail and drawn with it: a health that says Healthy never sits over
+    // revisions read before the change that made it so.
+    const revisionsRead = readRevisions(revisions, name);
     try {
       d = await api<ExtensionDetail>('GET', routes.extension(name));
     } catch (err) {
@@ -284,7 +298,7 @@ export function installedDetail(root: HTMLElement, name: string): () => void {
     clear(history);
     const records = d.history ?? [];
     append(history, records.length === 0 ? h('p', { class: 'muted' }, 'none yet') : table(['Time', 'Trigger', 'Generation', 'Outcome', 'Bundles', 'Message'], [...records].reverse().map((r) => [r.time, r.reason, r.generation, r.outcome, r.bundles.map((b) => `${b.package} ${b.version}`).join(', '), r.message ?? '']), { id: 'history' }));
-    await revisionsOf(revisions, name);
+    (await revisionsRead)();
     if (upgrade.firstChild === null) upgradeForm(upgrade, d);
     // The APIs come with what is installed: read again when that changes (an install or upgrade completing).
     const installedKey = `${d.installed?.name ?? ''}|${d.units.map((u) => `${u.bundleDeployment}@${u.version}:${u.state}`).join(',')}`;
