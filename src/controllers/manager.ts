@@ -27,7 +27,7 @@ import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { isNotFound } from '../kube/errors.js';
-import { closeServer } from '../util/http-server.js';
+import { closeServer, useCertificate } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
@@ -65,6 +65,8 @@ export interface ManagerOptions {
   catalogBaseUrl?: string;
   /** Serve the catalog API over HTTPS with this certificate and key (PEM). */
   catalogTls?: { certPem: string; keyPem: string };
+  /** Follows renewals of `catalogTls`: hands each new pair to `use`; answers what stops following (cli/tls-reload.ts). */
+  catalogTlsUpdates?: (use: (pair: { certPem: string; keyPem: string }) => void) => () => void;
   leaderElection?: { namespace: string; name?: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   workers?: number;
   healthTimeoutMs?: number;
@@ -219,6 +221,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const catalogs = new CatalogRegistry();
   const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
   const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger, tls: o.catalogTls });
+  const stopTlsUpdates = o.catalogTlsUpdates?.((pair) => useCertificate(catalogServer.server, pair));
   const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
   logger.info({ url: serverUrl }, 'serving catalogs');
   const imageCache = join(o.dataDir, 'images');
@@ -289,6 +292,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   await Promise.all(runs);
   await installedObjects.stopped();
   health.ready = false;
+  stopTlsUpdates?.();
   await catalogServer.close();
 }
 

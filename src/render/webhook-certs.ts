@@ -3,7 +3,7 @@
  * CA and one certificate per webhook service live in a Secret next to the install
  * (`<owner>-binnacle-webhook-certs`), which the release applies, owns, prunes and deletes like
  * every other object. This port only reads: it reuses the Secret's certificates while they are
- * valid for more than 30 days (an install made before they were release objects is adopted with
+ * valid for more than 30 days (`RENEW_BEFORE_MS`; an install made before they were release objects is adopted with
  * its CA, so installed webhooks keep working), and otherwise issues new ones in memory. Render
  * takes what it answers as data and writes nothing; the digest of the certificates is part of
  * the release's inputs, so new certificates are an upgrade and the same ones a repair.
@@ -18,8 +18,6 @@ import type { WebhookCertData } from './index.js';
 // pki (x509 and ASN.1 libraries, ~15 MiB resident) is loaded only when an install has webhooks:
 // a helm-operator never does.
 import type { CertificatePem } from '../util/pki.js';
-
-const RENEW_BEFORE_MS = 30 * 24 * 3600 * 1000;
 
 export function webhookCertSecretName(owner: string): string {
   return `${owner}-binnacle-webhook-certs`.slice(0, 253);
@@ -43,15 +41,6 @@ function unb64(s: string | undefined): string | undefined {
   return s === undefined ? undefined : Buffer.from(s, 'base64').toString('utf8');
 }
 
-function fresh(certPem: string | undefined, certificateNotAfter: (pem: string) => Date, now: Date): boolean {
-  if (certPem === undefined || certPem === '') return false;
-  try {
-    return certificateNotAfter(certPem).getTime() - now.getTime() > RENEW_BEFORE_MS;
-  } catch {
-    return false;
-  }
-}
-
 /** The webhook services of a bundle, by their Service names. */
 export function webhookServices(bundle: RegistryV1Bundle): string[] {
   return [...new Set(bundle.csv.webhooks.map((w) => webhookServiceName(w.deploymentName)))].sort();
@@ -63,13 +52,13 @@ export function webhookServices(bundle: RegistryV1Bundle): string[] {
  */
 export async function webhookCerts(reader: Pick<ObjectReader, 'find'>, owner: { name: string }, bundle: RegistryV1Bundle, namespace: string, now: Date = new Date()): Promise<WebhookCerts> {
   const name = webhookCertSecretName(owner.name);
-  const { certificateNotAfter, createCertificateAuthority, issueCertificate } = await import('../util/pki.js');
+  const { certificateFresh, createCertificateAuthority, issueCertificate } = await import('../util/pki.js');
   const existing = await reader.find({ apiVersion: 'v1', kind: 'Secret', namespace, name });
   const data = (existing?.data ?? {}) as Record<string, string>;
   let ca: CertificatePem | undefined;
   const caCert = unb64(data['ca.crt']);
   const caKey = unb64(data['ca.key']);
-  if (caCert !== undefined && caKey !== undefined && fresh(caCert, certificateNotAfter, now)) ca = { certPem: caCert, keyPem: caKey };
+  if (caCert !== undefined && caKey !== undefined && certificateFresh(caCert, now)) ca = { certPem: caCert, keyPem: caKey };
   let issued = ca === undefined;
   ca ??= await createCertificateAuthority(`binnacle-webhooks-${owner.name}`.slice(0, 64), 730, now);
   const serving: Record<string, ServingCert> = {};
@@ -77,7 +66,7 @@ export async function webhookCerts(reader: Pick<ObjectReader, 'find'>, owner: { 
   for (const svc of webhookServices(bundle)) {
     let certPem = issued ? undefined : unb64(data[`${svc}.crt`]);
     let keyPem = issued ? undefined : unb64(data[`${svc}.key`]);
-    if (!fresh(certPem, certificateNotAfter, now) || keyPem === undefined) {
+    if (!certificateFresh(certPem, now) || keyPem === undefined) {
       const hosts = serviceDnsNames(svc, namespace);
       const leaf = await issueCertificate(ca, { commonName: hosts[2] ?? svc, hosts, usage: 'server', validDays: 365, notBefore: now });
       certPem = leaf.certPem;

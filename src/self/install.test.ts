@@ -173,3 +173,37 @@ test('an installation older than records is found by install-self\'s label, and 
   assert.ok(fake.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) !== undefined, 'the namespace stays');
   assert.ok(parseRecord(fake.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: RECORD_NAME }) ?? { apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }).objects.length > 0, 'a record now');
 });
+
+test("the catalog Service's certificate: made by the first install-self before the Deployment that mounts it, kept by the next (nothing changes), recorded and removed by uninstall-self; a release whose manager mounts none gets none", async () => {
+  const { fake, client } = cluster();
+  const secretRef = { apiVersion: 'v1', kind: 'Secret', namespace: NS, name: 'binnacle-catalogs-tls' };
+  const one = await installSelf(client, { namespace: NS, image: IMAGE });
+  const row = one.objects.find((o) => o.kind === 'Secret' && o.name === 'binnacle-catalogs-tls');
+  assert.equal(row?.state, 'created');
+  assert.match(row?.note ?? '', /^the catalog Service's certificate, issued now, valid until \d{4}-/);
+  const kinds = one.objects.map((o) => `${o.kind} ${o.name}`);
+  assert.ok(kinds.indexOf('Secret binnacle-catalogs-tls') < kinds.indexOf('Deployment binnacle-manager'), 'applied before the Deployment that mounts it');
+  const made = fake.get(secretRef);
+  assert.equal(made?.type, 'kubernetes.io/tls');
+  assert.ok(record(fake).objects.some((o) => o.kind === 'Secret' && o.name === 'binnacle-catalogs-tls'), 'in the record');
+
+  const two = await installSelf(client, { namespace: NS, image: IMAGE });
+  const again = two.objects.find((o) => o.kind === 'Secret' && o.name === 'binnacle-catalogs-tls');
+  // (The fake cluster writes every apply anew; the API server answers an identical apply as unchanged.)
+  assert.match(again?.note ?? '', /, kept, valid until /);
+  assert.deepEqual(fake.get(secretRef)?.data, made?.data, 'the same certificate: clients that trust its CA keep working');
+
+  const r = await uninstallSelf(client, { namespace: NS });
+  assert.ok(r.deleted.includes(`Secret ${NS}/binnacle-catalogs-tls`), r.deleted.join(', '));
+  assert.equal(fake.get(secretRef), undefined);
+
+  // A release made before the manager served HTTPS: its Deployment mounts no certificate, so none is made.
+  const older = selfManifests({ namespace: NS, image: IMAGE }).map((o) => {
+    if (o.kind !== 'Deployment') return o;
+    const copy = structuredClone(o) as KubeObject & { spec: { template: { spec: { volumes: { name: string }[] } } } };
+    copy.spec.template.spec.volumes = copy.spec.template.spec.volumes.filter((v) => v.name !== 'catalogs-tls');
+    return copy;
+  });
+  const plain = await installSelf(cluster().client, { release: { version: '0.0.1', objects: older } });
+  assert.ok(!plain.objects.some((o) => o.kind === 'Secret'), JSON.stringify(plain.objects.filter((o) => o.kind === 'Secret')));
+});

@@ -16,7 +16,8 @@ import { isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
-import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
+import { catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
+import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
@@ -224,10 +225,38 @@ function repairedOf(results: readonly SelfObjectResult[]): string[] {
   return created.length > 0 && created.length < results.length ? created.map((r) => recordLabel(r)) : [];
 }
 
+/** Whether the manager's Pod mounts the catalog certificate's Secret (a release made before it did not). */
+function mountsCatalogTls(objects: readonly KubeObject[]): boolean {
+  const deployment = objects.find((x) => x.kind === 'Deployment' && x.metadata.name === MANAGER_NAME) as { spec?: { template?: { spec?: { volumes?: { secret?: { secretName?: string } }[] } } } } | undefined;
+  return (deployment?.spec?.template?.spec?.volumes ?? []).some((v) => v.secret?.secretName === CATALOG_TLS_SECRET);
+}
+
+/**
+ * `objects` with the catalog certificate's Secret before the manager's Deployment, which mounts
+ * it (catalog-tls.ts). Made before anything changes: a Secret of that name that someone else
+ * left unusable stops the install here.
+ */
+async function withCatalogTls(client: SelfClient, objects: KubeObject[], namespace: string): Promise<{ objects: KubeObject[]; tls?: CatalogTls }> {
+  if (!mountsCatalogTls(objects)) return { objects };
+  const tls = await catalogTls(client, namespace, CATALOG_SERVICE, SELF_LABELS);
+  if (tls.secret === undefined) return { objects, tls };
+  const at = objects.findIndex((x) => x.kind === 'Deployment');
+  return { objects: at < 0 ? [...objects, tls.secret] : [...objects.slice(0, at), tls.secret, ...objects.slice(at)], tls };
+}
+
+/** Says in the results what became of the catalog certificate (someone else's: a row of its own). */
+function noteCatalogTls(results: SelfObjectResult[], tls: CatalogTls, namespace: string): void {
+  const until = `valid until ${tls.notAfter.toISOString()}`;
+  const secretRow = results.find((r) => r.kind === 'Secret' && r.name === CATALOG_TLS_SECRET);
+  if (secretRow !== undefined) secretRow.note = `the catalog Service's certificate, ${tls.state === 'issued' ? 'issued now' : 'kept'}, ${until}`;
+  else results.push(row({ apiVersion: 'v1', kind: 'Secret', namespace, name: CATALOG_TLS_SECRET }, 'skipped', `the catalog Service's certificate, someone else's, used as it is, ${until}`));
+}
+
 export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}): Promise<InstallSelfResult> {
-  const { objects, warning } = await objectsToInstall(client, o);
+  const { objects: placed, warning } = await objectsToInstall(client, o);
   const timeoutMs = o.timeoutMs ?? 60_000;
-  const namespace = objects.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
+  const namespace = placed.find((x) => x.kind === 'Namespace')?.metadata.name ?? o.namespace ?? DEFAULT_SELF_NAMESPACE;
+  const { objects, tls } = await withCatalogTls(client, placed, namespace);
   const image = imageOf(objects);
   const version = o.release?.version;
   const forWhat = version === undefined ? `the manifests of this binary (image ${image})` : `release ${version}`;
@@ -243,6 +272,7 @@ export async function installSelf(client: SelfClient, o: InstallSelfOptions = {}
   for (const obj of objects.filter((x) => x.kind === 'Namespace')) results.push(await applyOne(client, obj));
   await client.apply(record('pending', toPrune), { force: true });
   for (const obj of objects.filter((x) => x.kind !== 'Namespace')) results.push(await applyOne(client, obj));
+  if (tls !== undefined) noteCatalogTls(results, tls, namespace);
   await waitCrdsEstablished(client, objects.filter((x) => x.kind === 'CustomResourceDefinition').map((x) => x.metadata.name ?? ''), { timeoutMs });
   client.invalidateDiscovery(API_VERSION);
   const repaired = repairedOf(results);

@@ -142,12 +142,19 @@ test("install-self --registries-conf: a ConfigMap mounted (the directory, so an 
   assert.ok(!JSON.stringify(plain).includes('registries-conf'));
 });
 
-test("the in-cluster manager's catalogs answer at its Service's name: status.urls.base is http://binnacle-catalogs.<namespace>.svc/catalogs/<name>, the Service's port 80 reaching the catalog port", () => {
-  type Dep = { spec: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[] }[] } } } };
+test("the in-cluster manager's catalogs answer at its Service's name over HTTPS: status.urls.base is https://binnacle-catalogs.<namespace>.svc/catalogs/<name>, the Service's port 443 reaching the catalog port, the certificate from install-self's Secret (its serving pair only, not the CA key)", () => {
+  type Dep = { spec: { template: { spec: { containers: { args: string[]; ports: { name: string; containerPort: number }[]; volumeMounts: { name: string; mountPath: string; subPath?: string }[] }[]; volumes: { name: string; secret?: { secretName: string; items: { key: string; path: string }[] } }[] } } } };
   const objs = selfManifests({ namespace: 'ops' });
-  const container = (objs.find((x) => x.kind === 'Deployment') as Dep | undefined)?.spec.template.spec.containers[0];
-  assert.ok(container?.args.includes('--catalog-base-url=http://binnacle-catalogs.ops.svc'), JSON.stringify(container?.args));
+  const pod = (objs.find((x) => x.kind === 'Deployment') as Dep | undefined)?.spec.template.spec;
+  const container = pod?.containers[0];
+  assert.ok(container?.args.includes('--catalog-base-url=https://binnacle-catalogs.ops.svc'), JSON.stringify(container?.args));
+  assert.ok(container?.args.includes('--catalog-tls-cert=/etc/binnacle/catalogs-tls/tls.crt'), JSON.stringify(container?.args));
+  assert.ok(container?.args.includes('--catalog-tls-key=/etc/binnacle/catalogs-tls/tls.key'), JSON.stringify(container?.args));
   const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-catalogs') as { spec: { ports: { port: number; targetPort: string }[] } } | undefined;
-  assert.deepEqual(svc?.spec.ports.map((p) => [p.port, p.targetPort]), [[80, 'catalogs']]);
+  assert.deepEqual(svc?.spec.ports.map((p) => [p.port, p.targetPort]), [[443, 'catalogs']]);
   assert.ok(container?.ports.some((p) => p.name === 'catalogs'));
+  const mount = container?.volumeMounts.find((m) => m.mountPath === '/etc/binnacle/catalogs-tls');
+  assert.equal(mount?.subPath, undefined, 'the directory, so a renewed Secret reaches the Pod');
+  const volume = pod?.volumes.find((v) => v.name === mount?.name);
+  assert.deepEqual(volume?.secret, { secretName: 'binnacle-catalogs-tls', items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }] });
 });

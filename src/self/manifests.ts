@@ -19,6 +19,7 @@ import type { KubeObject } from '../kube/types.js';
 import { SERVICEACCOUNT_POLICY_NAME } from '../api/olmv1/serviceaccount-policy.js';
 import { INSECURE_REGISTRIES_ENV } from '../oci/registry-client.js';
 import { DEFAULT_REGISTRIES_CONF } from '../oci/registries-conf.js';
+import { CATALOG_TLS_DIR, CATALOG_TLS_SECRET } from './catalog-tls.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
 export const MANAGER_NAME = 'binnacle-manager';
@@ -239,8 +240,11 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                   `--leader-election-namespace=${ns}`,
                   `--metrics-bind-address=0.0.0.0:${METRICS_PORT}`,
                   `--catalog-bind-address=0.0.0.0:${CATALOG_PORT}`,
-                  // A ClusterCatalog's status.urls.base names the Service, as catalogd's names catalogd-service.
-                  `--catalog-base-url=http://${CATALOG_SERVICE}.${ns}.svc`,
+                  // A ClusterCatalog's status.urls.base names the Service, as catalogd's names catalogd-service,
+                  // over HTTPS with the certificate install-self keeps in the Secret mounted below (catalog-tls.ts).
+                  `--catalog-base-url=https://${CATALOG_SERVICE}.${ns}.svc`,
+                  `--catalog-tls-cert=${CATALOG_TLS_DIR}/tls.crt`,
+                  `--catalog-tls-key=${CATALOG_TLS_DIR}/tls.key`,
                   `--data-dir=${DATA_DIR}`,
                   ...(o.olmv1Installer === undefined ? [] : [`--olmv1-installer=${o.olmv1Installer}`]),
                 ],
@@ -255,6 +259,8 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                 volumeMounts: [
                   { name: 'data', mountPath: DATA_DIR },
                   { name: 'tmp', mountPath: '/tmp' },
+                  // The directory, not files (subPath): a renewed certificate reaches the manager, which reads it again.
+                  { name: 'catalogs-tls', mountPath: CATALOG_TLS_DIR, readOnly: true },
                   // The directory, not the file (subPath): an edited ConfigMap reaches the manager, which reads the file again when it changes.
                   ...(o.registriesConf === undefined ? [] : [{ name: 'registries-conf', mountPath: dirname(DEFAULT_REGISTRIES_CONF), readOnly: true }]),
                 ],
@@ -263,6 +269,8 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
             volumes: [
               { name: 'data', emptyDir: {} },
               { name: 'tmp', emptyDir: {} },
+              // The serving certificate and its key only: not the CA's key, which install-self alone uses.
+              { name: 'catalogs-tls', secret: { secretName: CATALOG_TLS_SECRET, items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }] } },
               ...(o.registriesConf === undefined ? [] : [{ name: 'registries-conf', configMap: { name: REGISTRIES_CONF_CONFIGMAP } }]),
             ],
           },
@@ -273,7 +281,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       apiVersion: 'v1',
       kind: 'Service',
       metadata: meta(CATALOG_SERVICE, ns),
-      spec: { selector: POD_LABELS, ports: [{ name: 'http', port: 80, targetPort: 'catalogs' }] },
+      spec: { selector: POD_LABELS, ports: [{ name: 'https', port: 443, targetPort: 'catalogs' }] },
     },
     {
       apiVersion: 'v1',

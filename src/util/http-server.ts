@@ -115,6 +115,16 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
   return server;
 }
 
+/**
+ * Serves new connections of a server `createSafeServer` made with `tls` with this certificate and
+ * key instead (a renewed certificate; connections already open keep theirs). Throws when the
+ * server is plain HTTP or the pair is not usable (a key that does not match the certificate).
+ */
+export function useCertificate(server: Server, tls: { certPem: string; keyPem: string }): void {
+  if (!(server instanceof TlsServer)) throw new Error('a plain HTTP server has no certificate to replace');
+  server.setSecureContext({ cert: tls.certPem, key: tls.keyPem });
+}
+
 /** Listens on `host:port` (0: any free port) and answers the base URL (https:// for a TLS server). */
 export async function listenOn(server: Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {

@@ -143,3 +143,26 @@ export async function createKeyPair(): Promise<{ privateKeyPem: string; publicKe
 export function certificateNotAfter(certPem: string): Date {
   return new x509.X509Certificate(certPem).notAfter;
 }
+
+/** How long before expiry Binnacle's own certificates are issued anew (webhooks', the catalog Service's). */
+export const RENEW_BEFORE_MS = 30 * DAY_MS;
+
+/** Whether `certPem` is a certificate valid for more than `RENEW_BEFORE_MS` after `now` (false for anything unreadable). */
+export function certificateFresh(certPem: string | undefined, now: Date = new Date()): boolean {
+  if (certPem === undefined || certPem === '') return false;
+  try {
+    return certificateNotAfter(certPem).getTime() - now.getTime() > RENEW_BEFORE_MS;
+  } catch {
+    return false;
+  }
+}
+
+/** The DNS names of the certificate's subjectAltName (none when it has none or is unreadable). */
+export function certificateDnsNames(certPem: string): string[] {
+  try {
+    const san = new x509.X509Certificate(certPem).getExtension(x509.SubjectAlternativeNameExtension);
+    return (san?.names.items ?? []).filter((n) => n.type === 'dns').map((n) => n.value);
+  } catch {
+    return [];
+  }
+}

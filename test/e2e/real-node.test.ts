@@ -259,6 +259,7 @@ describe('a real node beside kwok', () => {
       const placed = (bundle.csv.deployments[0]?.spec.template as { spec?: { tolerations?: unknown; nodeSelector?: unknown } } | undefined)?.spec;
       assert.ok(placed !== undefined && placed.tolerations === undefined && placed.nodeSelector === undefined, 'helm bundle does not place the operator itself');
       await installPelorus(packages);
+      await assertCatalogOverHttps(PELORUS.catalog);
 
       const pod = await readyPod(PELORUS.ns, 'app.kubernetes.io/name=pelorus,app.kubernetes.io/component=helm-operator', 'the Pelorus operator Pod Ready', 240_000);
       await assertRunsOnRealNode(pod);
@@ -391,23 +392,14 @@ describe('a real node beside kwok', () => {
       subjects: [{ kind: 'ServiceAccount', name: 'metrics-probe', namespace: SAMPLE_NS }],
     });
     const token = (await run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'token', 'metrics-probe', '-n', SAMPLE_NS])).stdout.trim();
-    const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', SAMPLE_NS, `svc/${SAMPLE_METRICS_SERVICE}`, ':8443'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const forward = await portForward(SAMPLE_NS, `svc/${SAMPLE_METRICS_SERVICE}`, 8443);
     try {
-      const port = await new Promise<number>((resolve, reject) => {
-        let out = '';
-        forward.stdout.on('data', (d: Buffer) => {
-          out += d.toString();
-          const m = /127\.0\.0\.1:(\d+) ->/.exec(out);
-          if (m?.[1] !== undefined) resolve(Number(m[1]));
-        });
-        forward.once('exit', (code) => reject(new Error(`kubectl port-forward exited (${String(code)}): ${out}`)));
-      });
-      assert.equal((await httpsGet(port, '/metrics')).status, 401, 'no token: refused');
-      const ok200 = await httpsGet(port, '/metrics', token);
+      assert.equal((await httpsGet(forward.port, '/metrics')).status, 401, 'no token: refused');
+      const ok200 = await httpsGet(forward.port, '/metrics', token);
       assert.equal(ok200.status, 200);
       assert.match(ok200.body, /process_resident_memory_bytes/);
     } finally {
-      forward.kill();
+      forward.stop();
     }
     await client.delete({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'memcached-metrics-probe' });
   });
@@ -438,9 +430,53 @@ async function installedExtension(): Promise<ClusterExtension> {
 }
 
 /** GET over HTTPS on loopback, trusting the self-signed certificate --metrics-secure serves (as operator-sdk's e2e `curl -k`). */
-function httpsGet(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
+/**
+ * The in-cluster manager serves `catalog` as catalogd does: status.urls.base names the catalog
+ * Service over HTTPS, and the Service answers catalogd's path with a certificate for that name,
+ * verified against the CA in install-self's Secret.
+ */
+async function assertCatalogOverHttps(catalog: string): Promise<void> {
+  const cc = await client.get<KubeObject & { status?: { urls?: { base?: string } } }>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalog });
+  const host = `binnacle-catalogs.${NS}.svc`;
+  assert.equal(cc.status?.urls?.base, `https://${host}/catalogs/${catalog}`);
+  const secret = await client.get<KubeObject & { data?: Record<string, string> }>({ apiVersion: 'v1', kind: 'Secret', namespace: NS, name: 'binnacle-catalogs-tls' });
+  const ca = Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+  const forward = await portForward(NS, 'svc/binnacle-catalogs', 443);
+  try {
+    const all = await httpsGet(forward.port, `/catalogs/${catalog}/api/v1/all`, undefined, { ca, servername: host });
+    assert.equal(all.status, 200, all.body.slice(0, 500));
+    assert.match(all.body, /"schema":"olm\.package","name":"pelorus"/);
+    await assert.rejects(httpsGet(forward.port, `/catalogs/${catalog}/api/v1/all`, undefined, { ca, servername: 'elsewhere.example' }), /altnames|Hostname/i, 'a certificate for the Service\'s name only');
+  } finally {
+    forward.stop();
+  }
+}
+
+/** `kubectl port-forward` to `target`'s `remotePort` on a free local port, until `stop`. */
+async function portForward(namespace: string, target: string, remotePort: number): Promise<{ port: number; stop: () => void }> {
+  const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', namespace, target, `:${remotePort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      forward.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /127\.0\.0\.1:(\d+) ->/.exec(out);
+        if (m?.[1] !== undefined) resolve(Number(m[1]));
+      });
+      forward.once('exit', (code) => reject(new Error(`kubectl port-forward exited (${String(code)}): ${out}`)));
+    });
+    return { port, stop: () => forward.kill() };
+  } catch (err) {
+    forward.kill();
+    throw err;
+  }
+}
+
+/** GET over HTTPS from 127.0.0.1:`port`; verified against `verify.ca` for `verify.servername` when given, else not verified. */
+function httpsGet(port: number, path: string, token?: string, verify?: { ca: string; servername: string }): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } }, (res) => {
+    const trust = verify === undefined ? { rejectUnauthorized: false } : { ca: verify.ca, servername: verify.servername, rejectUnauthorized: true };
+    const req = request({ host: '127.0.0.1', port, path, ...trust, headers: token === undefined ? {} : { Authorization: `Bearer ${token}` } }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString()));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));

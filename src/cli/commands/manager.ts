@@ -8,6 +8,7 @@ import { parseServiceAccountMode } from '../../api/olmv1/serviceaccount-policy.j
 import type { CliContext } from '../context.js';
 import { addHelmEngineFlags, addKubeApiRateFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, readTlsPair, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
+import { watchTlsPair, type TlsPair } from '../tls-reload.js';
 import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
 interface ManagerFlags extends KubeFlags {
@@ -37,7 +38,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--metrics-bind-address <addr>', '/metrics, /healthz and /readyz', '127.0.0.1:8080')
     .option('--catalog-bind-address <addr>', 'catalog HTTP API', '127.0.0.1:8083')
     .option('--catalog-base-url <url>', "where clients reach the catalog API (a ClusterCatalog's status.urls.base starts with it), e.g. the Service's https://binnacle-catalogs.binnacle-system.svc; default: the bind address")
-    .option('--catalog-tls-cert <file>', "serve the catalog API over HTTPS with this certificate (PEM), as catalogd's --tls-cert; read at start")
+    .option('--catalog-tls-cert <file>', "serve the catalog API over HTTPS with this certificate (PEM), as catalogd's --tls-cert; read again when the file changes (a renewed Secret)")
     .option('--catalog-tls-key <file>', 'the key of --catalog-tls-cert (PEM)')
     .option('--leader-elect', 'campaign for a Lease so only one manager reconciles', false)
     .option('--leader-election-namespace <ns>', 'namespace of the Lease', 'binnacle-system')
@@ -68,13 +69,20 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     // First: a console flag that is wrong (or unsafe) stops the manager before it reconciles anything.
     const web = flags.consoleListen === undefined ? undefined : await (await import('./console.js')).serveConsole(flags, consoleAccessFlagsOf(flags, 'console-'), flags.consoleListen, ctx, { manager: true });
     const client = await clientFor(flags);
+    const serving = await catalogServing(flags);
+    const tlsFiles = flags.catalogTlsCert === undefined || flags.catalogTlsKey === undefined ? undefined : { cert: flags.catalogTlsCert, key: flags.catalogTlsKey };
+    const servedPair = serving.catalogTls;
     const mgr = await startManager({
       client,
       logger: ctx.logger,
       dataDir: flags.dataDir,
       metricsAddress: flags.metricsBindAddress,
       catalogAddress: flags.catalogBindAddress,
-      ...(await catalogServing(flags)),
+      ...serving,
+      // A renewed certificate (install-self's Secret, or cert-manager's) is served without a restart.
+      ...(servedPair === undefined || tlsFiles === undefined
+        ? {}
+        : { catalogTlsUpdates: (use: (pair: TlsPair) => void) => watchTlsPair({ files: tlsFiles, flags: { cert: '--catalog-tls-cert', key: '--catalog-tls-key' }, current: servedPair, logger: ctx.logger }, use) }),
       workers: flags.workers,
       healthTimeoutMs: flags.healthTimeout,
       handleRejections: true,
