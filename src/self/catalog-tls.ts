@@ -97,3 +97,16 @@ export async function catalogTls(reader: Pick<ObjectReader, 'find'>, namespace: 
   };
   return { secret, state: kept ? 'kept' : 'issued', notAfter: pki.certificateNotAfter(serving.certPem), caPem: ca.certPem };
 }
+
+/** When the catalog Service's certificate expires, and whether install-self would issue it anew now (undefined: no readable certificate). */
+export async function catalogCertificateExpiry(reader: Pick<ObjectReader, 'find'>, namespace: string, now: Date = new Date()): Promise<{ notAfter: string; renewDue: boolean } | undefined> {
+  const pki = await import('../util/pki.js');
+  const live = await reader.find({ apiVersion: 'v1', kind: 'Secret', namespace, name: CATALOG_TLS_SECRET });
+  const certPem = unb64((live?.data as Record<string, unknown> | undefined)?.['tls.crt']);
+  if (certPem === undefined) return undefined;
+  try {
+    return { notAfter: pki.certificateNotAfter(certPem).toISOString(), renewDue: !pki.certificateFresh(certPem, now) };
+  } catch {
+    return undefined;
+  }
+}

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
+import { catalogCertificateExpiry } from './catalog-tls.js';
 import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
 import { SELF_LABELS, selfManifests } from './manifests.js';
 import { parseRecord, RECORD_NAME } from './record.js';
@@ -193,8 +194,14 @@ test("the catalog Service's certificate: made by the first install-self before t
   assert.match(again?.note ?? '', /, kept, valid until /);
   assert.deepEqual(fake.get(secretRef)?.data, made?.data, 'the same certificate: clients that trust its CA keep working');
 
+  const status = await statusSelf(client, { namespace: NS });
+  assert.equal(status.catalogCertificate?.renewDue, false);
+  assert.ok(new Date(status.catalogCertificate?.notAfter ?? 0).getTime() > Date.now() + 300 * 24 * 3600 * 1000, JSON.stringify(status.catalogCertificate));
+  assert.equal((await catalogCertificateExpiry(client, NS, new Date(Date.now() + 340 * 24 * 3600 * 1000)))?.renewDue, true, 'within 30 days of expiry: due');
+
   const r = await uninstallSelf(client, { namespace: NS });
   assert.ok(r.deleted.includes(`Secret ${NS}/binnacle-catalogs-tls`), r.deleted.join(', '));
+  assert.equal(await catalogCertificateExpiry(client, NS), undefined);
   assert.equal(fake.get(secretRef), undefined);
 
   // A release made before the manager served HTTPS: its Deployment mounts no certificate, so none is made.

@@ -16,7 +16,7 @@ import { isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
-import { catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
+import { catalogCertificateExpiry, catalogTls, CATALOG_TLS_SECRET, type CatalogTls } from './catalog-tls.js';
 import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, PROTECTION_POLICY, SELF_LABELS, selfManifests, type SelfOptions } from './manifests.js';
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
@@ -316,6 +316,8 @@ export interface SelfStatus {
   /** Who holds the leader-election Lease. */
   leader?: string;
   extensions: string[];
+  /** The catalog Service's certificate (catalog-tls.ts): when it expires, and whether install-self is due to renew it. */
+  catalogCertificate?: { notAfter: string; renewDue: boolean };
 }
 
 /** Who holds the manager's leader-election Lease, if anyone. */
@@ -368,6 +370,7 @@ export async function statusSelf(client: SelfClient, o: SelfOptions = {}): Promi
   const image = facts.image;
   const version = record === undefined ? facts.version : record.version;
   const leader = await leaderOf(client, ns);
+  const catalogCertificate = await catalogCertificateExpiry(client, ns);
   return {
     namespace: ns,
     state,
@@ -381,6 +384,7 @@ export async function statusSelf(client: SelfClient, o: SelfOptions = {}): Promi
     ...deploymentReadiness(deployment),
     ...(leader === undefined ? {} : { leader }),
     extensions: await installedExtensions(client),
+    ...(catalogCertificate === undefined ? {} : { catalogCertificate }),
   };
 }
 

@@ -152,6 +152,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
         if (st.state === 'not-installed') ctx.err('• Binnacle is not installed in this cluster: run `binnacle install-self`\n');
         const again = `binnacle install-self${st.version === undefined ? '' : ` --version ${st.version}`}`;
         if (st.leftovers.length > 0) ctx.err(`• left from an earlier install: ${st.leftovers.join(', ')} (\`${again}\` prunes ${st.leftovers.length === 1 ? 'it' : 'them'}; a CRD once it has no custom resources)\n`);
+        if (st.catalogCertificate?.renewDue === true) ctx.err(`• the catalog Service's certificate expires ${st.catalogCertificate.notAfter}: \`${again}\` issues a new one (or renew the Secret binnacle-catalogs-tls yourself)\n`);
         if (st.unfinished) ctx.err(`• the last install-self${st.version === undefined ? '' : ` of release ${st.version}`} did not finish: run \`${again}\` again\n`);
         if (st.state === 'partial' && st.missing.length > 0) ctx.err(`• half-installed (missing ${st.missing.join(', ')}): run \`${again}\` to repair\n`);
         if (st.state !== 'installed') process.exitCode = 1;
