@@ -88,3 +88,29 @@ test("someone else's (cert-manager's) naming the Service and fresh: used as it i
   delete (noKey.data as Record<string, string>)['tls.key'];
   await assert.rejects(catalogTls(holding(noKey), NS, SERVICE, SELF_LABELS, NOW), /data\.tls\.crt and data\.tls\.key are needed/);
 });
+
+test("the CA is name-constrained to the catalog Service's names: a certificate its key signs for any other name is refused by a client that trusts it", async () => {
+  const tls = await catalogTls(holding(), NS, SERVICE, SELF_LABELS, new Date());
+  const ca = { certPem: pemOf(tls.secret, 'ca.crt'), keyPem: pemOf(tls.secret, 'ca.key') };
+  const { createServer } = await import('node:tls');
+  const { connect } = await import('node:tls');
+  const handshake = async (leaf: { certPem: string; keyPem: string }, servername: string): Promise<void> => {
+    const server = createServer({ cert: leaf.certPem, key: leaf.keyPem }, (s) => s.end());
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const s = connect({ host: '127.0.0.1', port, servername, ca: ca.certPem }, () => {
+          s.end();
+          resolve();
+        });
+        s.on('error', reject);
+      });
+    } finally {
+      server.close();
+    }
+  };
+  await handshake({ certPem: pemOf(tls.secret, 'tls.crt'), keyPem: pemOf(tls.secret, 'tls.key') }, 'binnacle-catalogs.ops.svc');
+  const evil = await issueCertificate(ca, { commonName: 'kubernetes.default.svc', hosts: ['kubernetes.default.svc'], usage: 'server' });
+  await assert.rejects(handshake(evil, 'kubernetes.default.svc'), /permitted subtree violation|name constraint/i);
+});

@@ -4,7 +4,8 @@
  * the manager's Pod mounts (manifests.ts) and reads again when it changes (cli/tls-reload.ts).
  *
  * install-self makes it, as cert-manager or OpenShift's service CA does for catalogd: a CA of its
- * own (kept, with its key, while fresh, so clients that trust it keep working) and a serving
+ * own, name-constrained to the Service's DNS names (kept, with its key, while fresh, so clients
+ * that trust it keep working) and a serving
  * certificate for `binnacle-catalogs.<namespace>.svc`, issued anew 30 days before it expires (on
  * the next install-self). A Secret of that name that someone else made (not labelled Binnacle's,
  * e.g. cert-manager's for a Certificate of that secretName) is used as it is while it is fresh
@@ -69,7 +70,9 @@ async function own(pki: Pki, held: Held, hosts: string[], dnsName: string, names
   if (keptCa !== undefined && certPem !== undefined && keyPem !== undefined && pki.certificateFresh(certPem, now) && pki.certificateDnsNames(certPem).includes(dnsName)) {
     return { ca: keptCa, serving: { certPem, keyPem }, kept: true };
   }
-  const ca = keptCa ?? (await pki.createCertificateAuthority(`binnacle-catalogs-${namespace}`.slice(0, 64), 3650, now));
+  // Constrained to the Service's names: whoever reads its key (the manager's Role can read the
+  // Secret) cannot make it vouch for any other name.
+  const ca = keptCa ?? (await pki.createCertificateAuthority(`binnacle-catalogs-${namespace}`.slice(0, 64), 3650, now, hosts));
   return { ca, serving: await pki.issueCertificate(ca, { commonName: dnsName, hosts, usage: 'server', validDays: 365, notBefore: now }), kept: false };
 }
 

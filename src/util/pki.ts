@@ -8,6 +8,8 @@ import 'reflect-metadata';
 import { webcrypto, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
 import * as x509 from '@peculiar/x509';
+import { AsnConvert } from '@peculiar/asn1-schema';
+import { GeneralName, GeneralSubtree, GeneralSubtrees, id_ce_nameConstraints, NameConstraints } from '@peculiar/asn1-x509';
 import { BinnacleError } from './errors.js';
 
 type CryptoKey = webcrypto.CryptoKey;
@@ -76,8 +78,17 @@ async function importPrivateKey(keyPem: string): Promise<CryptoKey> {
   return crypto.subtle.importKey('pkcs8', pemBody(keyPem, 'PRIVATE KEY'), KEY_ALGORITHM, true, ['sign']);
 }
 
-/** A self-signed certificate authority. */
-export async function createCertificateAuthority(commonName: string, validDays = 3650, notBefore = new Date()): Promise<CertificatePem> {
+/**
+ * The nameConstraints extension (RFC 5280 4.2.1.10), critical: certificates this CA signs are
+ * valid only for DNS names within `permittedDns` (OpenSSL, Go and browsers enforce it).
+ */
+function permittedDnsOnly(permittedDns: readonly string[]): x509.Extension {
+  const constraints = new NameConstraints({ permittedSubtrees: new GeneralSubtrees(permittedDns.map((dNSName) => new GeneralSubtree({ base: new GeneralName({ dNSName }) }))) });
+  return new x509.Extension(id_ce_nameConstraints, true, AsnConvert.serialize(constraints));
+}
+
+/** A self-signed certificate authority; with `permittedDns`, one that can vouch for those DNS names only. */
+export async function createCertificateAuthority(commonName: string, validDays = 3650, notBefore = new Date(), permittedDns?: readonly string[]): Promise<CertificatePem> {
   const keys = await generateKeys();
   const cert = await x509.X509CertificateGenerator.createSelfSigned({
     serialNumber: serial(),
@@ -90,6 +101,7 @@ export async function createCertificateAuthority(commonName: string, validDays =
       new x509.BasicConstraintsExtension(true, undefined, true),
       new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign | x509.KeyUsageFlags.digitalSignature, true),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
+      ...(permittedDns === undefined ? [] : [permittedDnsOnly(permittedDns)]),
     ],
   });
   return { certPem: cert.toString('pem') + '\n', keyPem: await exportPrivateKey(keys.privateKey) };
