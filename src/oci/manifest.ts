@@ -17,6 +17,12 @@ export const MediaType = {
   dockerManifestList: 'application/vnd.docker.distribution.manifest.list.v2+json',
   dockerConfig: 'application/vnd.docker.container.image.v1+json',
   dockerLayerGzip: 'application/vnd.docker.image.rootfs.diff.tar.gzip',
+  // A Helm chart as `helm push` stores it: this config, the chart's .tgz as one layer (or the
+  // legacy media type), and maybe its provenance file.
+  helmConfig: 'application/vnd.cncf.helm.config.v1+json',
+  helmChart: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip',
+  helmChartLegacy: 'application/tar+gzip',
+  helmProvenance: 'application/vnd.cncf.helm.chart.provenance.v1.prov',
 } as const;
 
 export const MANIFEST_ACCEPT = [MediaType.ociIndex, MediaType.ociManifest, MediaType.dockerManifestList, MediaType.dockerManifest] as const;

@@ -15,10 +15,12 @@ import { verifyStream } from './digest.js';
 import { blobPath, exists, putBlobBytes, putBlobStream, readCachedBlob, tempName, treePath } from './cache.js';
 import {
   DEFAULT_PLATFORM,
+  MediaType,
   UNPACKABLE_LAYER_TYPES,
   parseImageConfig,
   parseManifestDocument,
   selectPlatform,
+  type Descriptor,
   type ImageManifest,
   type Platform,
 } from './manifest.js';
@@ -73,6 +75,26 @@ export async function pullAndUnpack(refString: string, opts: PullOptions): Promi
   return pullFrom(ref, opts, client);
 }
 
+/**
+ * The layers a pull unpacks, in order: every layer of an image; of a Helm chart artifact (as
+ * `helm push` stores it, the way Flux's OCIRepository and `helm install oci://` read charts), its
+ * chart archive only, which unpacks to `<chart>/` where format helm finds it (`findChart`), and
+ * not its provenance file.
+ */
+function layersToUnpack(ref: ImageReference, manifest: ImageManifest): Descriptor[] {
+  if (manifest.config.mediaType === MediaType.helmConfig) {
+    const charts = manifest.layers.filter((l) => l.mediaType === MediaType.helmChart || l.mediaType === MediaType.helmChartLegacy);
+    if (charts.length !== 1) throw new BinnacleError('input', 'OCI_UNSUPPORTED_LAYER', `${formatReference(ref)}: a Helm chart artifact with ${charts.length} chart layers (${MediaType.helmChart}); expected one`);
+    return charts;
+  }
+  for (const [i, layer] of manifest.layers.entries()) {
+    if (!UNPACKABLE_LAYER_TYPES.has(layer.mediaType)) {
+      throw new BinnacleError('input', 'OCI_UNSUPPORTED_LAYER', `${formatReference(ref)}: layers[${i}] has media type ${layer.mediaType}, which cannot be unpacked`);
+    }
+  }
+  return manifest.layers;
+}
+
 async function pullFrom(ref: ImageReference, opts: PullOptions, client: () => RegistryClient): Promise<PulledImage> {
   const { digest, manifest } = await resolve(ref, opts, client);
   const pinned = withDigest(ref, digest);
@@ -88,10 +110,8 @@ async function pullFrom(ref: ImageReference, opts: PullOptions, client: () => Re
   const dir = treePath(opts.cacheDir, digest);
   if (await exists(dir)) return { digest, dir, labels: config.labels };
 
-  for (const [i, layer] of manifest.layers.entries()) {
-    if (!UNPACKABLE_LAYER_TYPES.has(layer.mediaType)) {
-      throw new BinnacleError('input', 'OCI_UNSUPPORTED_LAYER', `${formatReference(ref)}: layers[${i}] has media type ${layer.mediaType}, which cannot be unpacked`);
-    }
+  const layers = layersToUnpack(ref, manifest);
+  for (const layer of layers) {
     const path = blobPath(opts.cacheDir, layer.digest);
     if (await exists(path)) {
       // Cached earlier: check it before its bytes reach the tar parser.
@@ -106,14 +126,14 @@ async function pullFrom(ref: ImageReference, opts: PullOptions, client: () => Re
   const tmp = tempName(fsDir, digest.slice(7, 19));
   const budget = { bytes: 0, entries: 0 };
   try {
-    for (const layer of manifest.layers) {
+    for (const layer of layers) {
       await unpackTarSafely(createReadStream(blobPath(opts.cacheDir, layer.digest)), tmp, {
         maxBytes: opts.maxBytes ?? DEFAULT_MAX_BYTES,
         budget,
         source: `layer ${layer.digest} of ${formatReference(ref)}`,
       });
     }
-    if (manifest.layers.length === 0) await mkdir(tmp, { recursive: true });
+    if (layers.length === 0) await mkdir(tmp, { recursive: true });
     await rename(tmp, dir);
   } catch (err) {
     await rm(tmp, { recursive: true, force: true });

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
-import { startLocalRegistry, type LocalRegistry } from '../../oci/index.js';
+import { RegistryClient, startLocalRegistry, type LocalRegistry } from '../../oci/index.js';
 import { digestTree } from '../../source/index.js';
 import { fetchChart, listChartVersions, type ChartRef, type FetchedChart } from './index.js';
 import { freshCacheIn, isCode, sha256Hex } from './fixtures.test-helper.js';
@@ -160,6 +160,20 @@ test('repository: for each range, the version and bytes are what helm pull gives
   await assert.rejects(helmPull(['memcached', '--repo', repoUrl, '--version', '^10']));
 });
 
+// Before the registry test below, which stops the registry at its end.
+test("an image source given a chart `helm push` stored (as Flux's OCIRepository reads it): pulled and unpacked to the chart's own directory, the one format helm renders", async () => {
+  const reg = registry;
+  assert.ok(reg !== undefined);
+  const { pullAndUnpack } = await import('../../oci/index.js');
+  const { findChart } = await import('../chart-render.js');
+  const pulled = await pullAndUnpack(`${reg.host}/charts/memcached:8.0.1`, { cacheDir: await freshCache(), client: new RegistryClient({ insecure: true }) });
+  assert.equal(pulled.digest, pushDigests.get('8.0.1'), 'the manifest helm push printed');
+  assert.deepEqual(await readdir(pulled.dir), ['memcached']);
+  const chart = findChart(pulled.dir);
+  assert.equal(chart, join(pulled.dir, 'memcached'));
+  assert.match(await readFile(join(chart, 'Chart.yaml'), 'utf8'), /^version: 8\.0\.1$/m);
+});
+
 test('registry: by tag, by range and by digest, the same bytes as helm pull, the layer digest the registry reports and the manifest digest helm push printed', async () => {
   assert.ok(registry !== undefined);
   const cacheDir = await freshCache();
@@ -228,3 +242,4 @@ test('local: the corpus directory and a helm-packaged archive, each under its ow
     assert.match(stdout, /^name: memcached$/m);
   }
 });
+

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import semver from 'semver';
 import { BinnacleError } from '../../util/errors.js';
-import { RegistryClient, credentialsFromAuthFiles, defaultAuthFiles, verifyImageSignature, type Descriptor, type ImageManifest, type ImageReference } from '../../oci/index.js';
+import { MediaType, RegistryClient, credentialsFromAuthFiles, defaultAuthFiles, verifyImageSignature, type Descriptor, type ImageManifest, type ImageReference } from '../../oci/index.js';
 import { readArchiveChartMetadata } from './chart-file.js';
 import { cachedArchive, lookupPin, rememberPin, storeArchive } from './cache.js';
 import { ChartSourceError, NoMatchingVersionError, type ChartSourceCode } from './errors.js';
@@ -18,10 +18,10 @@ import { DEFAULT_MAX_ARCHIVE_BYTES, type ChartSourceOptions, type FetchedChart, 
 import { ociTagToVersion, sameChartVersion, selectChartVersion, sortChartVersions, versionToOciTag } from './version.js';
 
 export const HelmMediaType = {
-  config: 'application/vnd.cncf.helm.config.v1+json',
-  chart: 'application/vnd.cncf.helm.chart.content.v1.tar+gzip',
-  legacyChart: 'application/tar+gzip',
-  provenance: 'application/vnd.cncf.helm.chart.provenance.v1.prov',
+  config: MediaType.helmConfig,
+  chart: MediaType.helmChart,
+  legacyChart: MediaType.helmChartLegacy,
+  provenance: MediaType.helmProvenance,
 } as const;
 
 /** Where `helm registry login` keeps credentials (docker config format). */
