@@ -23,6 +23,7 @@ import type {
   CliStartupSummary,
   ClusterUpSummary,
   ConsoleCatalogSummary,
+  FluxSummary,
   HelmOperatorFigures,
   HelmOperatorMemorySummary,
   HelmOperatorSummary,
@@ -375,6 +376,33 @@ const yaml: Renderer = (r) => {
   ];
 };
 
+const flux: Renderer = (r) => {
+  const s = r.summary as FluxSummary;
+  const ref = r.settings.reference;
+  const rows: string[][] = [];
+  for (const at of s.figures) {
+    const mode = at.mode === 'matched' ? `matched (${str(at.concurrency)})` : 'defaults';
+    for (const [label, f] of Object.entries(at.sides)) {
+      rows.push([
+        String(at.n),
+        mode,
+        label === 'flux' ? 'helm-controller + source-controller' : 'binnacle manager',
+        String(f.rounds),
+        f.ready >= at.n ? spreadText(f.readyMs, (v) => sec(v, 1)) : `> ${sec(f.readyMs.median, 0)} (${f.ready} of ${at.n})`,
+        spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
+        spreadText(f.cpuS, (v) => `${fix(v, 1)} s`),
+        spreadText(f.requests, (v) => fix(v, 0)),
+      ]);
+    }
+    if (at.ratios !== null) rows.push([String(at.n), mode, '*binnacle / flux*', '', times(at.ratios.readyTime), times(at.ratios.peakRss), times(at.ratios.cpu), times(at.ratios.requests)]);
+  }
+  return [
+    `N podinfo releases, one a namespace, created at once until every HelmRelease is Ready / every \`helm\` BundleDeployment Installed; ${str(ref?.what)} beside \`binnacle manager\`, each alone against the local control plane. Peak RSS is the sum over each side's processes and their children; CPU over the same span; API requests from the audit log, start-up included. Defaults: each side as it ships; matched: helm-controller \`--concurrent\` and Binnacle \`--workers\` the same, client rate limits each side's default (Flux 50 QPS / burst 300, Binnacle none). Medians of the rounds, smallest to largest in brackets.`,
+    '',
+    ...table(['N', 'settings', 'side', 'rounds', 'to all ready', 'peak RSS', 'CPU', 'API requests'], rows),
+  ];
+};
+
 const RENDERERS: Partial<Record<string, Renderer>> = {
   yaml,
   'cli-startup': cliStartup,
@@ -388,6 +416,7 @@ const RENDERERS: Partial<Record<string, Renderer>> = {
   'helm-operator-memory': helmOperatorMemory,
   'console-catalog': consoleCatalog,
   cel,
+  flux,
 };
 
 /** The benches the README can show (every bench/*.ts has a renderer). */

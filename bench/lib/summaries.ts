@@ -218,3 +218,29 @@ export interface YamlSummary {
   rssRatio: number;
   sameValues: boolean;
 }
+
+/** One side's rounds at one N and mode (bench/flux.ts). */
+export interface FluxFigures {
+  rounds: number;
+  /** The fewest releases Ready / Installed at the end of a round's wait (N unless one timed out). */
+  ready: number;
+  readyMs: Spread;
+  /** Sum of the side's processes' (and their children's) VmHWM. */
+  peakMib: Spread;
+  cpuS: Spread;
+  requests: Spread;
+  /** From the processes' start until every /readyz answered. */
+  startMs: Spread;
+}
+
+export interface FluxSummary {
+  figures: {
+    n: number;
+    mode: 'defaults' | 'matched';
+    /** The matched concurrency (helm-controller --concurrent, Binnacle --workers); null at defaults. */
+    concurrency: number | null;
+    sides: { binnacle?: FluxFigures; flux?: FluxFigures };
+    /** Binnacle over Flux, medians; null when one side did not run. */
+    ratios: { readyTime: number; peakRss: number; cpu: number; requests: number } | null;
+  }[];
+}
