@@ -448,7 +448,9 @@ describe('console in a browser', () => {
     // the extension's drift rules say Warn, so the hand-made changes stay for the console to show.
     await h.client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: extName }, { spec: { drift: { mode: 'Warn' } } });
     // (Its own package's BundleDeployment; the dependency is shared, and keeps its requester's rules.)
-    await eventually('the extension\'s BundleDeployment takes its drift mode', async () => ((await h.bundleDeploymentsOf(extName)).some((b) => b.metadata.labels?.['binnacle.dev/package'] === 'node-healthcheck-operator' && b.spec.drift?.mode === 'Warn') ? true : undefined), 120_000, 500);
+    // Taken means reconciled with it too (status.observedGeneration): until then its controller
+    // could still repair the hand-made changes below under the old mode.
+    await eventually('the extension\'s BundleDeployment takes its drift mode', async () => ((await h.bundleDeploymentsOf(extName)).some((b) => b.metadata.labels?.['binnacle.dev/package'] === 'node-healthcheck-operator' && b.spec.drift?.mode === 'Warn' && b.status?.observedGeneration === b.metadata.generation) ? true : undefined), 120_000, 500);
     const bd = (await h.bundleDeploymentsOf(extName)).find((b) => b.metadata.labels?.['binnacle.dev/package'] === 'node-healthcheck-operator');
     const applied = bd?.status?.appliedObjects ?? [];
     const cm = applied.find((r) => r.kind === 'ConfigMap');
