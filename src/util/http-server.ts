@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createTlsServer, Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { BinnacleError } from './errors.js';
 
 /** A handler that gets the parsed, checked URL. May be async. */
 export type SafeHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
@@ -121,7 +122,7 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
  * server is plain HTTP or the pair is not usable (a key that does not match the certificate).
  */
 export function useCertificate(server: Server, tls: { certPem: string; keyPem: string }): void {
-  if (!(server instanceof TlsServer)) throw new Error('a plain HTTP server has no certificate to replace');
+  if (!(server instanceof TlsServer)) throw new BinnacleError('internal', 'TLS_NOT_SERVED', 'a plain HTTP server has no certificate to replace');
   server.setSecureContext({ cert: tls.certPem, key: tls.keyPem });
 }
 

@@ -261,7 +261,7 @@ describe('install-self --version', () => {
     const deletedCount = Number(/deleted (\d+) objects/.exec(un.stderr)?.[1] ?? NaN);
     assert.ok(deletedCount >= installed.length + 1, `deleted ${deletedCount} objects, at least the ${installed.length} of 0.0.1 and the record: ${un.stderr}`);
     const apiVersions = new Map([
-      ['Namespace', 'v1'], ['ServiceAccount', 'v1'], ['Service', 'v1'], ['Deployment', 'apps/v1'], ['CustomResourceDefinition', 'apiextensions.k8s.io/v1'],
+      ['Namespace', 'v1'], ['ServiceAccount', 'v1'], ['Service', 'v1'], ['Secret', 'v1'], ['Deployment', 'apps/v1'], ['CustomResourceDefinition', 'apiextensions.k8s.io/v1'],
       ['ClusterRole', RBAC], ['ClusterRoleBinding', RBAC], ['Role', RBAC], ['RoleBinding', RBAC],
     ]);
     const left: string[] = [];
