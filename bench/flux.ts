@@ -66,7 +66,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse, stringify } from 'yaml';
@@ -75,6 +74,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { NODE_FLAGS } from '../src/self/image.js';
+import { freePort } from '../src/util/ports.js';
 import { arg, cpuSeconds, ROOT, run, treePeakSampler } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { FluxFigures, FluxSummary } from './lib/summaries.js';
@@ -168,18 +168,6 @@ function pushChart(chart: string, registry: string, kubeconfig: string): { oci: 
   return { oci: `oci://${registry}/bench-flux/podinfo`, tag: version, image: `${registry}/bench-flux/podinfo:${version}` };
 }
 
-/** A free loopback port (listened on and closed; the process started next takes it). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a !== null ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A kubeconfig for a ServiceAccount of its own, bound to cluster-admin: the audit log's user for it is returned beside the file. */
 async function identity(client: KubeClient, adminKubeconfig: string, name: string): Promise<{ kubeconfig: string; user: string }> {

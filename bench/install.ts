@@ -29,7 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { stringify } from 'yaml';
 import { clusterDown, clusterUp } from '../src/cluster/index.js';
-import { freePort } from '../src/cluster/ports.js';
+import { freePort } from '../src/util/ports.js';
 import { publishPackages } from '../src/publish/packages.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import { KubeClient } from '../src/kube/client.js';

@@ -19,7 +19,7 @@ import { auditArgs, auditLogPath } from './audit.js';
 import { generatePki, type ClusterPki } from './certs.js';
 import { probeOnce, waitHealthy, type HealthProbe } from './health.js';
 import { clusterLayout, type ClusterLayout } from './layout.js';
-import { freePorts } from './ports.js';
+import { freePorts } from '../util/ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
 import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
 import { ensureRealNodeTools, ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';

@@ -26,7 +26,7 @@ import { BinnacleError } from '../util/errors.js';
 import { issueCertificate } from '../util/pki.js';
 import { kubeconfigYaml, type ClusterPki } from './certs.js';
 import type { ClusterLayout } from './layout.js';
-import { freePorts } from './ports.js';
+import { freePorts } from '../util/ports.js';
 import { isRunning, startDetached, stopProcess, type ProcessRecord } from './processes.js';
 
 export const REAL_NODE_COMPONENTS = ['containerd', 'kubelet', 'kube-proxy'] as const;

@@ -6,11 +6,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants as fsConstants } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import { BinnacleError } from '../util/errors.js';
+import { freePort } from '../util/ports.js';
 
 export interface LocalRegistryOptions {
   dataDir: string;
@@ -69,18 +69,6 @@ export function registryBinary(): string {
   return findDebianTool(BINARY_NAMES, 'docker-registry');
 }
 
-/** A free loopback port: bind to 0, read it, release it (the registry cannot report its own). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function registryConfig(storageDir: string, host: string, auth: LocalRegistryOptions['auth']): string {
   const config: Record<string, unknown> = {

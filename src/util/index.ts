@@ -5,7 +5,7 @@
  * Masterminds' grammars), durations (`duration`), nesting limits (`nesting`), canonical JSON
  * (`canonical-json`), `-o json|yaml|table` output (`output`), deadlines and timeouts
  * (`deadline`), credential redaction (`redact`), hardened HTTP servers (`http-server`), a JSON member's span found without parsing (`json-member`), a small
- * PKI (`pki`), ordered read-ahead (`read-ahead`) and plain-object helpers (`object`).
+ * PKI (`pki`), free ports below the ephemeral range (`ports`), ordered read-ahead (`read-ahead`) and plain-object helpers (`object`).
  *
  * Imports nothing of Binnacle's, only Node and npm packages; every other folder may import it.
  * The page (src/console/web) takes in `yaml-values` and `errors` too, so those stay free of Node.
@@ -18,6 +18,7 @@ export * from './deadline.js';
 export { durationMs, goDurationMs, formatDuration as formatGoDuration } from './duration.js';
 export * from './errors.js';
 export * from './http-server.js';
+export * from './ports.js';
 export * from './json-member.js';
 export * from './nesting.js';
 export * from './object.js';

@@ -26,7 +26,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { publishPackages } from '../../src/publish/packages.js';
-import { freePort } from '../../src/cluster/ports.js';
+import { freePort } from '../../src/util/ports.js';
 import { ensureCrds } from '../../src/controllers/crds.js';
 import { bundleDeploymentName } from '../../src/api/names.js';
 import type { KubeClient } from '../../src/kube/client.js';

@@ -34,7 +34,7 @@ import { promisify } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
 import { binDir } from '../../src/cluster/layout.js';
-import { freePort } from '../../src/cluster/ports.js';
+import { freePort } from '../../src/util/ports.js';
 import { DEFAULT_RELEASE_LIMITS, countDocuments } from '../../src/apply/limits.js';
 import { MANAGER_MEMORY_LIMIT_MIB } from '../../src/self/manifests.js';
 import type { KubeClient } from '../../src/kube/client.js';

@@ -24,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { publishPackages } from '../../src/publish/packages.js';
-import { freePorts } from '../../src/cluster/ports.js';
+import { freePorts } from '../../src/util/ports.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';

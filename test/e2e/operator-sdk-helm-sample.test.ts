@@ -25,7 +25,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from '../../src/util/ports.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseYaml, parseAllDocuments } from 'yaml';
@@ -125,13 +125,6 @@ function kustomizedRbac(): KubeObject[] {
   });
 }
 
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((resolve) => s.close(resolve));
-  return port;
-}
 
 /** GET over HTTPS, trusting any certificate: --metrics-secure serves a self-signed one, as the e2e's `curl -k`. */
 function httpsGet(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {

@@ -162,7 +162,8 @@ before(async () => {
 });
 
 after(async () => {
-  client.close();
+  // `before` may have failed before the client existed (the node did not come up).
+  (client as KubeClient | undefined)?.close();
   // Whatever the tests did, the node goes: the last test checks what it left.
   if (existsSync(join(ROOT, '.cache', 'clusters', CLUSTER, 'state.json'))) await binnacle('cluster', 'down', '--name', CLUSTER);
   console.log(`# real-node.test.ts took ${Math.round((Date.now() - started) / 1000)} s`);
