@@ -64,8 +64,8 @@
  *        [--binnacle PATH/bin/binnacle.js]   (another build, measured as it is)
  * The cluster: `binnacle cluster up --name BINNACLE_BENCH_CLUSTER` (default `flux`), its audit log on.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse, stringify } from 'yaml';
@@ -75,7 +75,7 @@ import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { NODE_FLAGS } from '../src/self/image.js';
 import { freePort } from '../src/util/ports.js';
-import { arg, cpuSeconds, ROOT, run, treePeakSampler } from './lib/helm-operator.js';
+import { arg, cpuSeconds, ROOT, run, spawnLogged, treePeakSampler } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { FluxFigures, FluxSummary } from './lib/summaries.js';
 
@@ -201,16 +201,8 @@ interface Proc {
 }
 
 function startProc(name: string, cmd: string, args: string[], env: NodeJS.ProcessEnv, readyz: string, logFile: string): Proc {
-  const child = spawn(cmd, args, { cwd: WORK, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let tail = '';
-  writeFileSync(logFile, '');
-  const keep = (b: Buffer): void => {
-    appendFileSync(logFile, b);
-    tail = (tail + b.toString('utf8')).slice(-3000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  return { name, child, pid: child.pid ?? 0, readyz, exited: () => (child.exitCode === null && child.signalCode === null ? undefined : `${name} exited (${child.exitCode ?? child.signalCode}); its log ${path.relative(ROOT, logFile)} ends:\n${tail}`) };
+  const { child, pid, exited } = spawnLogged(name, cmd, args, { cwd: WORK, env, logFile, tailChars: 3000 });
+  return { name, child, pid, readyz, exited };
 }
 
 async function waitReady(procs: Proc[], timeoutMs = 120_000): Promise<void> {

@@ -103,8 +103,7 @@
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
  *        [--log-level debug]   (Binnacle's --zap-log-level: its log, kept beside the bench, times each reconcile's steps)
  */
-import { spawn } from 'node:child_process';
-import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -114,7 +113,7 @@ import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
-import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
+import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { HelmOperatorFigures, HelmOperatorSummary } from './lib/summaries.js';
 
@@ -383,19 +382,9 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
   const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions };
   // --cpu-prof is not allowed in NODE_OPTIONS: node's own flags before the entry.
   const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
-  const child = spawn(o.cmd, args, { cwd: c.project, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
   // The whole log beside the tail kept for errors: what each reconcile waited on.
   const logFile = path.join(ROOT, '.cache', 'bench-helm-operator', `${tag}.log`);
-  writeFileSync(logFile, '');
-  const keep = (b: Buffer): void => {
-    appendFileSync(logFile, b);
-    out = (out + b.toString('utf8')).slice(-4000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  const pid = child.pid ?? 0;
-  const exited = (): string | undefined => (child.exitCode === null ? undefined : `${o.label} exited (${child.exitCode}):\n${out}`);
+  const { child, pid, exited } = spawnLogged(o.label, o.cmd, args, { cwd: c.project, env, logFile });
   const inRound = new Set(namespaces);
   // The tree's peak, sampled while it runs: the native Helm engine (a child) may exit when idle.
   const peak = treePeakSampler(pid);

@@ -2,11 +2,12 @@
  * What the helm-operator benches share: operator-sdk's memcached sample project, the two
  * operators' command lines (operator-sdk's helm-operator built by
  * hack/bench-tools/helm-operator/build.sh, and `binnacle helm-operator run` from the built
- * bundle, as bin/binnacle.js runs in the image), and a process's memory and CPU from /proc.
+ * bundle, as bin/binnacle.js runs in the image), a process started with its whole log kept, and
+ * a process's memory and CPU from /proc.
  * In bench/lib so hack/bench.sh does not run it as a bench of its own.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HELM_OPERATOR_NODE_FLAGS } from '../../src/publish/helm-bundle/operator.js';
 import { NODE_FLAGS } from '../../src/self/image.js';
@@ -20,6 +21,22 @@ export function run(cmd: string, args: string[], cwd = ROOT): string {
 }
 
 /** `--name value` from argv; undefined when absent. */
+/** A process started with its output appended to `logFile` and its last `tailChars` kept for errors. */
+export function spawnLogged(name: string, cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; tailChars?: number }): { child: ChildProcess; pid: number; exited: () => string | undefined } {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const keepChars = opts.tailChars ?? 4000;
+  let tail = '';
+  writeFileSync(opts.logFile, '');
+  const keep = (b: Buffer): void => {
+    appendFileSync(opts.logFile, b);
+    tail = (tail + b.toString('utf8')).slice(-keepChars);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = (): string | undefined => (child.exitCode === null && child.signalCode === null ? undefined : `${name} exited (${child.exitCode ?? child.signalCode}); its log ${path.relative(ROOT, opts.logFile)} ends:\n${tail}`);
+  return { child, pid: child.pid ?? 0, exited };
+}
+
 export function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i === -1 ? undefined : process.argv[i + 1];
