@@ -16,7 +16,8 @@ import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadFbcDir, toFbcJson, validateConfig, type DeclarativeConfig } from '../src/catalog/index.js';
+import { loadFbcDir, toFbcJson } from '../src/catalog/index.js';
+import { validPackages } from './lib/fbc-scale.js';
 import { judged, spread, startRun, type Spread } from './lib/results.js';
 import type { CatalogSummary } from './lib/summaries.js';
 
@@ -118,28 +119,13 @@ function ratio(a: Run | undefined, b: Run | undefined): string {
   return `time ${(a.ms / b.ms).toFixed(2)}x, memory ${(a.maxRssMb / b.maxRssMb).toFixed(2)}x`;
 }
 
-/**
- * Keeps only the packages that validate, so opm (which stops at the first error) reads and checks
- * all of it: a package with an error of its own, and the records that name a package the catalog
- * lacks (a package.yaml's packageName other than its bundles' package), are left out.
- */
+/** Writes the packages that validate (bench/lib/fbc-scale.ts) as one FBC file for opm and Binnacle alike. */
 async function writeValidPackages(from: string, toDir: string): Promise<{ kept: number; dropped: string[] }> {
   const { config } = await loadFbcDir(from);
-  const { result } = validateConfig(config);
-  const bad = new Set(result.children.filter((c) => c.errors().length > 0).map((c) => /^package "(.*)"$/.exec(c.subject)?.[1] ?? ''));
-  const known = new Set(config.packages.map((p) => p.name));
-  for (const r of [...config.channels, ...config.bundles]) if (!known.has(r.package)) bad.add(r.package);
-  const keep = (p: string): boolean => !bad.has(p);
-  const valid: DeclarativeConfig = {
-    packages: config.packages.filter((p) => keep(p.name)),
-    channels: config.channels.filter((c) => keep(c.package)),
-    bundles: config.bundles.filter((b) => keep(b.package)),
-    deprecations: config.deprecations.filter((d) => keep(d.package)),
-    others: config.others.filter((o) => keep(o.package ?? '')),
-  };
+  const { valid, dropped } = validPackages(config);
   await mkdir(toDir, { recursive: true });
   await writeFile(path.join(toDir, 'catalog.json'), toFbcJson(valid));
-  return { kept: valid.packages.length, dropped: [...bad].sort() };
+  return { kept: valid.packages.length, dropped };
 }
 
 async function main(): Promise<void> {
