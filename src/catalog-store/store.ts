@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, open, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
@@ -110,12 +110,60 @@ export function byteRanges(metas: readonly IndexedMeta[]): { start: number; end:
   return out;
 }
 
-/** Streams the bytes of the given ranges from the store file, in order. */
+/** The most bytes one read takes (a large range is read in such chunks, one after another). */
+const READ_CHUNK = 64 * 1024;
+/** Small ranges are read side by side in batches of at most this many bytes, sent as one chunk. */
+const READ_BATCH = 256 * 1024;
+
+/**
+ * Streams the bytes of the given ranges from the store file, in order. One file handle for the
+ * whole answer and positioned reads; small ranges are read side by side in batches (the thread
+ * pool runs them at once) and sent as one chunk. A query such as `schema=olm.package` is hundreds
+ * of scattered ranges: a stream opened per range, one after another, cost about half a
+ * millisecond each (bench/catalog-scale.ts measured 100 ms at p50 for 184 packages).
+ */
 export async function* readRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[]): AsyncGenerator<Buffer> {
-  for (const r of ranges) {
-    if (r.end <= r.start) continue;
-    for await (const chunk of createReadStream(store.file, { start: r.start, end: r.end - 1 })) {
-      yield chunk as Buffer;
+  const fh = await open(store.file, 'r');
+  const readExact = async (start: number, end: number): Promise<Buffer> => {
+    const buf = Buffer.allocUnsafe(end - start);
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
+      if (bytesRead === 0) throw new InputError('CATALOG_STORE_CORRUPT', `the file ends at byte ${start + got}, before the ${end} its index names`, { file: store.file });
+      got += bytesRead;
     }
+    return buf;
+  };
+  try {
+    let batch: { start: number; end: number }[] = [];
+    let batchBytes = 0;
+    const flush = async (): Promise<Buffer | undefined> => {
+      if (batch.length === 0) return undefined;
+      const bufs = await Promise.all(batch.map((r) => readExact(r.start, r.end)));
+      const out = bufs.length === 1 ? (bufs[0] as Buffer) : Buffer.concat(bufs, batchBytes);
+      batch = [];
+      batchBytes = 0;
+      return out;
+    };
+    for (const r of ranges) {
+      const size = r.end - r.start;
+      if (size <= 0) continue;
+      if (size > READ_CHUNK) {
+        const before = await flush();
+        if (before !== undefined) yield before;
+        for (let pos = r.start; pos < r.end; pos += READ_CHUNK) yield await readExact(pos, Math.min(r.end, pos + READ_CHUNK));
+        continue;
+      }
+      if (batchBytes + size > READ_BATCH) {
+        const full = await flush();
+        if (full !== undefined) yield full;
+      }
+      batch.push(r);
+      batchBytes += size;
+    }
+    const last = await flush();
+    if (last !== undefined) yield last;
+  } finally {
+    await fh.close();
   }
 }
