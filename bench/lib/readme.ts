@@ -24,6 +24,7 @@ import type {
   ClusterUpSummary,
   ConsoleCatalogSummary,
   FluxSummary,
+  CatalogScaleSummary,
   HelmOperatorFigures,
   HelmOperatorMemorySummary,
   HelmOperatorSummary,
@@ -403,6 +404,31 @@ const flux: Renderer = (r) => {
   ];
 };
 
+const catalogScale: Renderer = (r) => {
+  const s = r.summary as CatalogScaleSummary;
+  const names: Record<string, string> = { 'binnacle-defaults': 'binnacle manager (defaults)', 'binnacle-matched': 'binnacle manager (matched: --workers 1)', catalogd: str(r.settings.reference?.what), opm: str((r.settings.opm as { what?: unknown } | undefined)?.what) };
+  const rows = Object.entries(s.sides).map(([side, f]) => [
+    names[side] ?? side,
+    String(f.rounds),
+    spreadText(f.servingMs, (v) => sec(v, 1)),
+    spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
+    spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),
+    spreadText(f.cpuToServingS, (v) => `${fix(v, 1)} s`),
+    f.allMBps === undefined ? 'gRPC only' : `${fix(f.allMBps, 0)} MB/s`,
+    f.metasPackagesP99Ms === undefined ? '–' : `${fix(f.metasPackagesP50Ms, 1)} / ${fix(f.metasPackagesP99Ms, 1)} ms`,
+    f.metasOnePackageP99Ms === undefined ? '–' : `${fix(f.metasOnePackageP50Ms, 1)} / ${fix(f.metasOnePackageP99Ms, 1)} ms`,
+  ]);
+  const c = s.catalogs;
+  return [
+    `${c.count} catalogs of ${c.bundlesEach} bundles (${c.packagesEach} packages, ${c.bytesEach.map((b) => `${fix(b / 1e6, 1)} MB`).join(' / ')} of FBC JSON) each: the operatorhub-2021 corpus's valid packages copied under new names, as catalog images in the cluster's registry, the same \`olm.operatorframework.io/v1\` ClusterCatalogs given to each side alone; opm serve reads the same FBC directories, one process a catalog. Serving: first ClusterCatalog created until all are Serving (opm: start until every port accepts, no cache built beforehand). Peak and steady (15 s after serving) RSS of the process tree, summed over opm's three. Queries over HTTPS on one keep-alive connection: \`/api/v1/all\` throughput, and p50 / p99 of \`/api/v1/metas?schema=olm.package\` and \`?package=${c.onePackage}\`. Medians of the rounds, smallest to largest in brackets.`,
+    '',
+    ...table(['side', 'rounds', 'to Serving', 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package', 'metas package=…'], rows),
+    '',
+    ...(s.sides.opm?.cacheBuildMs === undefined ? [] : [`opm's caches, built beforehand as a catalog image's Dockerfile does (\`--cache-only\`, not in its time to Serving): ${sec(s.sides.opm.cacheBuildMs.median, 1)} for the ${c.count}.`, '']),
+    `One extension (${c.onePackage}) resolved against all ${c.count} catalogs: ${fix(s.resolution.inProcessMs.median, 1)} ms in process (the catalogs loaded once, as the manager holds them; median of ${s.resolution.inProcessMs.n}), ${ms(s.resolution.cliMs)} as \`binnacle resolve\` with the three directories (loading included).`,
+  ];
+};
+
 const RENDERERS: Partial<Record<string, Renderer>> = {
   yaml,
   'cli-startup': cliStartup,
@@ -417,6 +443,7 @@ const RENDERERS: Partial<Record<string, Renderer>> = {
   'console-catalog': consoleCatalog,
   cel,
   flux,
+  'catalog-scale': catalogScale,
 };
 
 /** The benches the README can show (every bench/*.ts has a renderer). */

@@ -244,3 +244,27 @@ export interface FluxSummary {
     ratios: { readyTime: number; peakRss: number; cpu: number; requests: number } | null;
   }[];
 }
+
+/** One side of bench/catalog-scale.ts: medians and spreads of its rounds. */
+export interface CatalogScaleFigures {
+  rounds: number;
+  servingMs: Spread;
+  peakMib: Spread;
+  steadyMib: Spread;
+  steadyAfterQueriesMib: Spread;
+  cpuToServingS: Spread;
+  /** opm only: its caches built beforehand (`--cache-only`), every catalog, one after another. */
+  cacheBuildMs?: Spread;
+  /** HTTP sides only (opm serve speaks gRPC). */
+  allMBps?: number;
+  metasPackagesP99Ms?: number;
+  metasOnePackageP99Ms?: number;
+  metasPackagesP50Ms?: number;
+  metasOnePackageP50Ms?: number;
+}
+
+export interface CatalogScaleSummary {
+  catalogs: { count: number; bundlesEach: number; packagesEach: number; bytesEach: number[]; onePackage: string };
+  resolution: { inProcessMs: Spread; cliMs: number; chosen: string[] };
+  sides: Partial<Record<'binnacle-defaults' | 'binnacle-matched' | 'catalogd' | 'opm', CatalogScaleFigures>>;
+}
