@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -278,6 +278,26 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       await h.reconcile();
       assert.equal(h.registry.get('ops')?.digest, DIGEST, 'served');
       assert.equal(condition(h.kube.statusWrites[0], 'Progressing')?.reason, 'Succeeded');
+    });
+
+    test('the registry resolves on the catalog without its bundles\' manifests (olm.bundle.object), while the store serves every byte of them', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cc-objects-'));
+      dirs.push(dir);
+      await mkdir(join(dir, 'configs'));
+      const csv = Buffer.from(JSON.stringify({ apiVersion: 'operators.coreos.com/v1alpha1', kind: 'ClusterServiceVersion', metadata: { name: 'test.v1.0.0' }, spec: { description: 'x'.repeat(5000) } })).toString('base64');
+      const fbc = [
+        { schema: 'olm.package', name: 'test', defaultChannel: 'stable' },
+        { schema: 'olm.channel', name: 'stable', package: 'test', entries: [{ name: 'test.v1.0.0' }] },
+        { schema: 'olm.bundle', name: 'test.v1.0.0', package: 'test', image: 'example.com/test:1.0.0', properties: [{ type: 'olm.package', value: { packageName: 'test', version: '1.0.0' } }, { type: 'olm.bundle.object', value: { data: csv } }] },
+      ];
+      await writeFile(join(dir, 'configs', 'catalog.json'), fbc.map((o) => JSON.stringify(o)).join('\n'));
+      const h = await harness({}, () => Promise.resolve({ digest: DIGEST, dir, labels: { [LABEL_CATALOG_CONFIGS]: '/configs' } }));
+      await h.reconcile();
+      const served = h.registry.get('ops');
+      assert.ok(served !== undefined, 'served');
+      assert.deepEqual(served.config.bundles[0]?.properties.map((p) => p.type), ['olm.package'], 'resolution keeps what it reads');
+      const stored = await readFile(served.stored.file, 'utf8');
+      assert.ok(stored.includes(csv), 'the HTTP API serves the bundle object as the image holds it');
     });
 
     test('failure: a catalog that breaks the model rules is InvalidCatalog, and the last good content stays served', async () => {

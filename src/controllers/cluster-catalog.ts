@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { loadFbcDir, servingBlockers, validateConfig } from '../catalog/index.js';
+import { loadFbcDir, resolutionView, servingBlockers, validateConfig } from '../catalog/index.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
 import { storeCatalog } from '../catalog-store/index.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
@@ -235,7 +235,8 @@ export class ClusterCatalogReconciler implements Reconciler {
       // A catalog an older opm built may break rules opm added since, or lack a default channel (catalogd serves it): no harm in serving it.
       if (servingBlockers(validation).length > 0) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation.render()}`);
       const stored = await storeCatalog(loaded.config, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')));
-      this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: loaded.config, stored });
+      // Served from the stored file; resolved on a copy without the bundles' manifests (most of the bytes).
+      this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: resolutionView(loaded.config), stored });
       s.logger.info({ digest: pulled.digest, packages: loaded.config.packages.length, bundles: loaded.config.bundles.length }, 'catalog unpacked and served');
     } else relabel(this.o.registry, current, s.catalog.metadata.labels ?? {});
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
