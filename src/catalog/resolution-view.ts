@@ -1,18 +1,36 @@
 /**
- * A catalog as a manager keeps it in memory for resolution: every record, but a bundle that has an
- * image loses its `olm.bundle.object` properties. Those are the bundle's whole manifests (CSV,
- * CRDs), base64 in JSON, most of an older catalog's bytes; nothing resolves on them (the resolver
- * reads packages, GVKs, constraints, `olm.csv.metadata`), and the installer pulls the bundle image.
- * A bundle without an image keeps them: they are its content. The catalog's served bytes are the
- * stored file's, untouched (catalog-store).
+ * A catalog as a manager keeps it in memory to resolve on: every record, without the parts that
+ * are for people and installers, which are most of a catalog's bytes and which nothing resolves on.
+ * - A bundle that has an image loses its `olm.bundle.object` properties (its whole manifests, base64
+ *   in JSON; the installer pulls the image) and the three long fields of `olm.csv.metadata`:
+ *   `description`, `annotations` (alm-examples among them) and `crdDescriptions`. The rest of
+ *   `olm.csv.metadata` stays (`minKubeVersion`, which the resolver enforces, and the short fields a
+ *   CEL constraint could name). A bundle without an image keeps everything: its objects are its content.
+ * - A package loses its icon and description.
+ * The catalog's served bytes are the stored file's, untouched (catalog-store); the console reads
+ * those, not this view.
  */
-import { PROP_BUNDLE_OBJECT, type Bundle, type DeclarativeConfig } from '../declcfg/index.js';
+import { PROP_BUNDLE_OBJECT, PROP_CSV_METADATA, type Bundle, type DeclarativeConfig, type Package, type Property } from '../declcfg/index.js';
 
-function withoutObjects(b: Bundle): Bundle {
-  if (b.image === '' || !b.properties.some((p) => p.type === PROP_BUNDLE_OBJECT)) return b;
-  return { ...b, properties: b.properties.filter((p) => p.type !== PROP_BUNDLE_OBJECT) };
+const CSV_METADATA_DROPPED: ReadonlySet<string> = new Set(['description', 'annotations', 'crdDescriptions']);
+
+function slimProperty(p: Property): Property | undefined {
+  if (p.type === PROP_BUNDLE_OBJECT) return undefined;
+  if (p.type !== PROP_CSV_METADATA || typeof p.value !== 'object' || p.value === null || Array.isArray(p.value)) return p;
+  return { ...p, value: Object.fromEntries(Object.entries(p.value).filter(([k]) => !CSV_METADATA_DROPPED.has(k))) };
+}
+
+function slimBundle(b: Bundle): Bundle {
+  if (b.image === '') return b;
+  return { ...b, properties: b.properties.map(slimProperty).filter((p): p is Property => p !== undefined) };
+}
+
+function slimPackage(p: Package): Package {
+  if (p.icon === undefined && p.description === undefined) return p;
+  const { icon: _icon, description: _description, ...rest } = p;
+  return rest;
 }
 
 export function resolutionView(dc: DeclarativeConfig): DeclarativeConfig {
-  return { ...dc, bundles: dc.bundles.map(withoutObjects) };
+  return { ...dc, packages: dc.packages.map(slimPackage), bundles: dc.bundles.map(slimBundle) };
 }
