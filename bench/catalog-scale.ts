@@ -36,9 +36,10 @@
  * catalogd's HTTP API: its "serving" time is until its port accepts a connection (opm listens
  * only once the catalog is loaded), and the HTTP queries are not asked of it.
  *
- * Each round, each side alone (Binnacle at `--modes defaults,matched`: defaults its 4 workers per
- * controller, matched `--workers 1` as catalogd's ClusterCatalog controller, which reconciles one
- * at a time). Measured: the time from the first ClusterCatalog created until all are Serving=True
+ * Each round, each side alone (Binnacle at `--modes defaults,matched`: defaults two ClusterCatalogs
+ * loaded at once, matched `--catalog-workers 1` as catalogd's ClusterCatalog controller, which
+ * reconciles one at a time; runs stored before `--catalog-workers` existed passed `--workers 1`,
+ * which the catalog controller did not read: both of their Binnacle rows ran with two). Measured: the time from the first ClusterCatalog created until all are Serving=True
  * (opm: from start until every port accepts), the process tree's peak RSS (VmHWM, sampled) and its
  * steady RSS (VmRSS 15 s after all served, then once more after the queries), CPU seconds to
  * Serving; then over HTTPS with one keep-alive connection: `/api/v1/all` of each catalog
@@ -404,7 +405,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
       e.tls.keyFile,
       '--data-dir',
       path.join(scratch, 'data'),
-      ...(side === 'binnacle-matched' ? ['--workers', '1'] : []),
+      ...(side === 'binnacle-matched' ? ['--catalog-workers', '1'] : []),
     ];
     env = { ...process.env, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '' };
     readyz = `http://127.0.0.1:${probe}/readyz`;
@@ -621,7 +622,7 @@ async function main(): Promise<void> {
   const file = recorder.save({
     settings: {
       bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries' },
-      binnacle: { what: 'binnacle manager (node --optimize-for-size bin/binnacle.js, the built bundle)', command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--workers 1', node: process.version },
+      binnacle: { what: 'binnacle manager (node --optimize-for-size bin/binnacle.js, the built bundle)', command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
       reference: { what: `catalogd ${catalogdVersion} (operator-controller cmd/catalogd, tag containers_image_openpgp)`, command: commandsSeen.get('catalogd'), featureGates: 'APIV1MetasHandler=true', concurrency: 'its ClusterCatalog controller as shipped (one reconcile at a time)' },
       opm: { what: opm === '' ? 'opm serve (not run)' : `opm serve (${spawnSync(opm, ['version'], { encoding: 'utf8' }).stdout.trim()})`, command: commandsSeen.get('opm'), note: 'gRPC registry API: serving = port accepts; no HTTP queries' },
     },

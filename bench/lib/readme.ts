@@ -406,7 +406,14 @@ const flux: Renderer = (r) => {
 
 const catalogScale: Renderer = (r) => {
   const s = r.summary as CatalogScaleSummary;
-  const names: Record<string, string> = { 'binnacle-defaults': 'binnacle manager (defaults)', 'binnacle-matched': 'binnacle manager (matched: --workers 1)', catalogd: str(r.settings.reference?.what), opm: str((r.settings.opm as { what?: unknown } | undefined)?.what) };
+  // Runs before --catalog-workers passed --workers 1, which the catalog controller never read.
+  const matched = str(r.settings.binnacle.matched);
+  const names: Record<string, string> = {
+    'binnacle-defaults': 'binnacle manager (defaults)',
+    'binnacle-matched': matched === '--workers 1' ? 'binnacle manager (--workers 1: the catalog controller still 2)' : `binnacle manager (matched: ${matched})`,
+    catalogd: str(r.settings.reference?.what),
+    opm: str((r.settings.opm as { what?: unknown } | undefined)?.what),
+  };
   const rows = Object.entries(s.sides).map(([side, f]) => [
     names[side] ?? side,
     String(f.rounds),

@@ -249,6 +249,7 @@ describe('flag values are checked with one line naming the flag and the accepted
     [['manager', '--workers', 'abc'], /option '--workers <n>' argument 'abc' is invalid\. Expected a positive whole number/],
     [['manager', '--workers', '-3'], /option '--workers <n>' argument '-3' is invalid/],
     [['manager', '--workers', '0'], /option '--workers <n>' argument '0' is invalid/],
+    [['manager', '--catalog-workers', '0'], /option '--catalog-workers <n>' argument '0' is invalid\. Expected a positive whole number/],
     [['manager', '--health-timeout', 'soon'], /option '--health-timeout <duration>' argument 'soon' is invalid\. Expected a positive duration such as 30s, 5m/],
     [['install', 'pkg', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid/],
     [['install', 'pkg', '--timeout', '-5'], /option '--timeout <duration>' argument '-5' is invalid/],

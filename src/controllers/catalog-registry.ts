@@ -12,7 +12,7 @@ export interface ServedCatalog {
   labels: Record<string, string>;
   /** Digest of the image the content came from. */
   digest: string;
-  /** The catalog as resolution reads it (`resolutionView`: bundles with an image without their `olm.bundle.object`s). */
+  /** The catalog as resolution reads it (`resolutionView`: without what only people and installers read). */
   config: DeclarativeConfig;
   stored: StoredCatalog;
 }

@@ -69,6 +69,8 @@ export interface ManagerOptions {
   catalogTlsUpdates?: (use: (pair: { certPem: string; keyPem: string }) => void) => () => void;
   leaderElection?: { namespace: string; name?: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number };
   workers?: number;
+  /** ClusterCatalogs loaded at once (default 2): each is parsed whole while it loads. */
+  catalogWorkers?: number;
   healthTimeoutMs?: number;
   /** How often the source and catalog stores are garbage-collected (default 10 minutes). */
   gcIntervalMs?: number;
@@ -251,7 +253,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
     reconciler: new BundleDeploymentReconciler({ client, engine, cacheDir: join(o.dataDir, 'sources'), onApplied: (refs) => installedObjects.observe(refs), watched: (ref) => installedObjects.cached(ref), ...healthTimeout }),
   }).watch(inf.deployments, undefined, specOrMetadataChanged);
   const controllers = [
-    new Controller({ name: 'clustercatalog', logger, metrics, workers: 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
+    new Controller({ name: 'clustercatalog', logger, metrics, workers: o.catalogWorkers ?? 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
     bdController,
     extensionController(o, client, inf, catalogs, metrics, signal),
     new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })

@@ -24,6 +24,7 @@ interface ManagerFlags extends KubeFlags {
   leaderElectRenewDeadline: string;
   leaderElectRetryPeriod: string;
   workers: number;
+  catalogWorkers: number;
   healthTimeout: number;
   consoleListen?: string;
   olmv1: boolean;
@@ -45,7 +46,8 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     .option('--leader-elect-lease-duration <d>', 'how long other candidates wait before taking over a Lease that was not renewed (e.g. 15s)', '15s')
     .option('--leader-elect-renew-deadline <d>', 'how long the leader keeps trying to renew before it gives up (and exits), shorter than the lease duration', '10s')
     .option('--leader-elect-retry-period <d>', 'how often candidates try to take or renew the Lease', '2s')
-    .option('--workers <n>', 'workers per controller', parsePositiveInt, 4)
+    .option('--workers <n>', 'workers per controller (BundleDeployments, ClusterExtensions, HelmOperator kinds)', parsePositiveInt, 4)
+    .option('--catalog-workers <n>', 'ClusterCatalogs unpacked and loaded at once; each is parsed whole in memory while it loads (catalogd loads one at a time)', parsePositiveInt, 2)
     .option('--health-timeout <duration>', 'how long an install may take to become healthy before it counts as failed (e.g. 120s, 5m)', parseDuration, 120_000)
     .option('--no-olmv1', "do not serve OLM v1's API (olm.operatorframework.io/v1 ClusterExtension and ClusterCatalog); served by default unless operator-controller owns its CRDs")
     .option(
@@ -84,6 +86,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
         ? {}
         : { catalogTlsUpdates: (use: (pair: TlsPair) => void) => watchTlsPair({ files: tlsFiles, flags: { cert: '--catalog-tls-cert', key: '--catalog-tls-key' }, current: servedPair, logger: ctx.logger }, use) }),
       workers: flags.workers,
+      catalogWorkers: flags.catalogWorkers,
       healthTimeoutMs: flags.healthTimeout,
       handleRejections: true,
       olmv1: { serve: flags.olmv1, installer, serviceAccount },
