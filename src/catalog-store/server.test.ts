@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, truncate } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -149,6 +149,24 @@ describe('catalog API over HTTPS (catalogd serves its catalogs so)', () => {
       await assert.rejects(new Promise((resolve, reject) => httpsRequest(`${server.url}/api/v1/all`, resolve).on('error', reject).end()), /self[- ]signed|unable to verify|certificate/i);
       // Plain HTTP gets no catalog.
       await assert.rejects(get(`${server.url.replace('https:', 'http:')}/api/v1/all`));
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('a stored catalog cut short under its index', () => {
+  it('fails that answer (the client sees the connection end early, not a short body it could take as whole) and the server goes on serving', async () => {
+    const cfg = await readFbcDir(path.join(CATALOG_TESTDATA, 'fbc/valid'));
+    const good = await storeCatalog(cfg, await mkdtemp(path.join(tmpdir(), 'catalog-store-')));
+    const cut = await storeCatalog(cfg, await mkdtemp(path.join(tmpdir(), 'catalog-store-')));
+    await truncate(cut.file, Math.floor(cut.size / 2));
+    const server = await startCatalogServer({ catalogs: new Map([['good', good], ['cut', cut]]), port: 0 });
+    try {
+      await assert.rejects(get(`${server.url}/catalogs/cut/api/v1/all`), /aborted|socket hang up|ECONNRESET/);
+      const r = await get(`${server.url}/catalogs/good/api/v1/all`);
+      assert.equal(r.status, 200);
+      assert.equal(r.body.toString('utf8'), toFbcJsonLines(cfg));
     } finally {
       await server.close();
     }
