@@ -566,13 +566,13 @@ function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaite
       const p = ratio(med(b, (s) => s.peakMib), med(ref, (s) => s.peakMib));
       const st = ratio(med(b, (s) => s.steadyMib), med(ref, (s) => s.steadyMib));
       console.log(`  ${mode} vs ${ref}: time to serving ${fmt(t)}x, peak RSS ${fmt(p)}x, steady RSS ${fmt(st)}x`);
-      goals.push(judged(`${mode}: less peak and steady memory than ${ref} with the same ${CATALOGS} catalogs`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x`));
+      goals.push(judged(`${mode}: less peak and steady memory than ${ref} with the same ${CATALOGS === 1 ? 'catalog' : `${CATALOGS} catalogs`}`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x`));
       goals.push(judged(`${mode}: Serving at least as soon as ${ref}`, t <= 1, `${fmt(t)}x`));
     }
     const p99 = Math.max(med(b, (s) => s.metasPackagesMs?.p99), med(b, (s) => s.metasOnePackageMs?.p99));
     goals.push(judged(`${mode}: metas queries (schema=olm.package, package=<one>) under 50 ms at p99`, p99 < 50, `${fmt(p99, 1)} ms`));
   }
-  goals.push(judged(`one extension resolved against all ${CATALOGS} catalogs under 1 s`, res.inProcessMs.median < 1000, `${fmt(res.inProcessMs.median, 1)} ms in process; ${res.cliMs} ms as a command, loading included`));
+  goals.push(judged(`one extension resolved against ${CATALOGS === 1 ? 'the catalog' : `all ${CATALOGS} catalogs`} under 1 s`, res.inProcessMs.median < 1000, `${fmt(res.inProcessMs.median, 1)} ms in process; ${res.cliMs} ms as a command, loading included`));
   return { summary, goals };
 }
 
