@@ -7,6 +7,7 @@
  */
 import { pino } from 'pino';
 import { ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL, parseManifest, toManifest, type RecordOwner } from '../apply/index.js';
+import { RECORD_BOUNDS } from '../apply/release.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { HELM_RELEASE_NAME_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
@@ -265,6 +266,28 @@ export function trustedRevisions(w: World, uid: string): { revision: number; sta
     .sort((a, b) => a.revision - b.revision);
 }
 
+/**
+ * The largest buffer Buffer.concat makes until stop(): zlib ends every inflate (sync or not) with
+ * one, so a record inflated whole shows here with its size; an inflate stopped at its bound makes none.
+ */
+function largestBufferDuring(): { stop: () => number } {
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- put back as it was, and called with Buffer as this
+  const concat = Buffer.concat;
+  let largest = 0;
+  const spy: typeof Buffer.concat = (list, totalLength) => {
+    const out = concat.call(Buffer, list, totalLength);
+    largest = Math.max(largest, out.length);
+    return out;
+  };
+  Buffer.concat = spy;
+  return {
+    stop: () => {
+      Buffer.concat = concat;
+      return largest;
+    },
+  };
+}
+
 /** One reconcile, with what it may and may not do checked against the log of its requests. */
 export async function reconcileOnce(w: World, subject: Subject): Promise<void> {
   if (!subject.exists(w)) return;
@@ -272,10 +295,15 @@ export async function reconcileOnce(w: World, subject: Subject): Promise<void> {
   const desired = subject.deleting(w) ? new Set<string>() : new Set(objectsOf(w.variant, subject.prefix).map(idOf));
   const uninstalling = subject.deleting(w);
   w.reconciles++;
+  const largest = largestBufferDuring();
   try {
     await subject.reconcile(w);
   } catch (err) {
     if (!(err instanceof Crash)) w.violations.push(`a reconcile threw ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+  } finally {
+    const bytes = largest.stop();
+    // A planted record inflated whole (the gzip bomb) is the one way this world makes such a buffer.
+    if (bytes > RECORD_BOUNDS.jsonBytes) w.violations.push(`a reconcile made one buffer of ${bytes} bytes, past the ${RECORD_BOUNDS.jsonBytes} a release record may inflate to`);
   }
   // A crash ended that process; the next reconcile is a new one's.
   w.cluster.restart();
@@ -284,6 +312,11 @@ export async function reconcileOnce(w: World, subject: Subject): Promise<void> {
     console.log(`after reconcile (spec ${w.variant}): ${JSON.stringify((owner?.status as { conditions?: unknown } | undefined)?.conditions ?? null)}`);
   }
   for (const r of w.cluster.log.slice(from)) checkWrite(w, subject, r, desired, uninstalling);
+  checkNeighbour(w);
+}
+
+/** The other release's object that has the hook's name is never deleted or taken over. */
+function checkNeighbour(w: World): void {
   if (w.neighbour) {
     const live = w.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: HOOK_NAME });
     const nsGoing = w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS })?.metadata.deletionTimestamp !== undefined || w.cluster.get({ apiVersion: 'v1', kind: 'Namespace', name: NS }) === undefined;
