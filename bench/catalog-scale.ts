@@ -75,7 +75,7 @@ import { NODE_FLAGS } from '../src/self/image.js';
 import { createCertificateAuthority, issueCertificate } from '../src/util/pki.js';
 import { freePort } from '../src/util/ports.js';
 import { scaledCatalog, validPackages } from './lib/fbc-scale.js';
-import { arg, cpuSeconds, procStatus, ROOT, run, spawnLogged, treePeakSampler } from './lib/helm-operator.js';
+import { arg, cpuSeconds, procStatus, ROOT, run, spawnLogged, stopChild, treePeakSampler, waitHttpOk } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type Spread } from './lib/results.js';
 import type { CatalogScaleSummary } from './lib/summaries.js';
 
@@ -307,17 +307,6 @@ async function waitGone(client: KubeClient, ref: { apiVersion: string; kind: str
   throw new Error(`${ref.kind} ${ref.name} still there after ${timeoutMs / 1000} s`);
 }
 
-async function waitHttp(url: string, exited: () => string | undefined, timeoutMs = 180_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const gone = exited();
-    if (gone !== undefined) throw new Error(gone);
-    if (await fetch(url).then((r) => r.ok, () => false)) return;
-    if (Date.now() > deadline) throw new Error(`${url} not ready after ${timeoutMs / 1000} s`);
-    await sleep(200);
-  }
-}
-
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ port, host: '127.0.0.1' });
@@ -327,15 +316,6 @@ function accepts(port: number): Promise<boolean> {
     });
     s.once('error', () => resolve(false));
   });
-}
-
-async function stop(child: import('node:child_process').ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exit = new Promise<void>((r) => child.once('exit', () => r()));
-  child.kill('SIGTERM');
-  const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
-  await exit;
-  clearTimeout(t);
 }
 
 const CRD_NAMES = ['clustercatalogs.olm.operatorframework.io', 'clusterextensions.olm.operatorframework.io'];
@@ -415,7 +395,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
   const proc = spawnLogged(side, cmd, args, { cwd: scratch, env, logFile: path.join(WORK, 'logs', `${side}-${round}.log`) });
   const peak = treePeakSampler(proc.pid);
   try {
-    await waitHttp(readyz, proc.exited);
+    await waitHttpOk(side, readyz, proc.exited, 180_000);
     // Binnacle installs its CRDs as it starts; wait until the API server serves them.
     for (;;) {
       const ok = await e.client.list('olm.operatorframework.io/v1', 'ClusterCatalog').then(() => true, () => false);
@@ -448,7 +428,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     peak.stop();
     await deleteCatalogs(e.client);
     for (let i = 0; i < CATALOGS; i++) await waitGone(e.client, { apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterCatalog', name: CATALOG_NAME(i) }).catch(() => undefined);
-    await stop(proc.child);
+    await stopChild(proc.child);
     await clearCrds(e.client);
     rmSync(scratch, { recursive: true, force: true });
   }
@@ -492,7 +472,7 @@ async function opmSide(e: Env, round: number): Promise<Sample> {
     return { side: 'opm', round, servingMs, startMs: 0, cacheBuildMs, peakMib: peaks.reduce((s, p) => s + p.peakMib(), 0), steadyMib, steadyAfterQueriesMib: steadyMib, cpuToServingS };
   } finally {
     for (const p of peaks) p.stop();
-    await Promise.all(procs.map((p) => stop(p.child)));
+    await Promise.all(procs.map((p) => stopChild(p.child)));
     rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -75,7 +75,7 @@ import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { NODE_FLAGS } from '../src/self/image.js';
 import { freePort } from '../src/util/ports.js';
-import { arg, cpuSeconds, ROOT, run, spawnLogged, treePeakSampler } from './lib/helm-operator.js';
+import { arg, cpuSeconds, ROOT, run, spawnLogged, stopChild, treePeakSampler, waitHttpOk } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { FluxFigures, FluxSummary } from './lib/summaries.js';
 
@@ -207,33 +207,11 @@ function startProc(name: string, cmd: string, args: string[], env: NodeJS.Proces
 
 async function waitReady(procs: Proc[], timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (const p of procs) {
-    for (;;) {
-      const gone = p.exited();
-      if (gone !== undefined) throw new Error(gone);
-      const ok = await fetch(p.readyz).then((r) => r.ok, () => false);
-      if (ok) break;
-      if (Date.now() > deadline) throw new Error(`${p.name}: ${p.readyz} not ready after ${timeoutMs / 1000} s`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
+  for (const p of procs) await waitHttpOk(p.name, p.readyz, p.exited, Math.max(0, deadline - Date.now()));
 }
 
 async function stopProcs(procs: Proc[]): Promise<void> {
-  for (const p of procs) p.child.kill('SIGTERM');
-  await Promise.all(
-    procs.map(
-      (p) =>
-        new Promise<void>((resolve) => {
-          if (p.child.exitCode !== null || p.child.signalCode !== null) return resolve();
-          const t = setTimeout(() => p.child.kill('SIGKILL'), 20_000);
-          p.child.once('exit', () => {
-            clearTimeout(t);
-            resolve();
-          });
-        }),
-    ),
-  );
+  await Promise.all(procs.map((p) => stopChild(p.child)));
 }
 
 interface Condition {

@@ -2,8 +2,8 @@
  * What the helm-operator benches share: operator-sdk's memcached sample project, the two
  * operators' command lines (operator-sdk's helm-operator built by
  * hack/bench-tools/helm-operator/build.sh, and `binnacle helm-operator run` from the built
- * bundle, as bin/binnacle.js runs in the image), a process started with its whole log kept, and
- * a process's memory and CPU from /proc.
+ * bundle, as bin/binnacle.js runs in the image), a process started with its whole log kept, waited for
+ * over HTTP and stopped, and a process's memory and CPU from /proc.
  * In bench/lib so hack/bench.sh does not run it as a bench of its own.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -20,7 +20,6 @@ export function run(cmd: string, args: string[], cwd = ROOT): string {
   return r.stdout.trim();
 }
 
-/** `--name value` from argv; undefined when absent. */
 /** A process started with its output appended to `logFile` and its last `tailChars` kept for errors. */
 export function spawnLogged(name: string, cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; tailChars?: number }): { child: ChildProcess; pid: number; exited: () => string | undefined } {
   const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -37,6 +36,32 @@ export function spawnLogged(name: string, cmd: string, args: string[], opts: { c
   return { child, pid: child.pid ?? 0, exited };
 }
 
+/**
+ * Waits until `url` answers 2xx, failing at once with the process's log tail when it exits
+ * (`exited`, from spawnLogged) and with `name` once `timeoutMs` has passed.
+ */
+export async function waitHttpOk(name: string, url: string, exited: () => string | undefined, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const gone = exited();
+    if (gone !== undefined) throw new Error(gone);
+    if (await fetch(url).then((r) => r.ok, () => false)) return;
+    if (Date.now() > deadline) throw new Error(`${name}: ${url} not ready after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** SIGTERM, and SIGKILL if it has not exited `graceMs` later; resolves once it has exited. */
+export async function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exit = new Promise<void>((r) => child.once('exit', () => r()));
+  child.kill('SIGTERM');
+  const t = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exit;
+  clearTimeout(t);
+}
+
+/** `--name value` from argv; undefined when absent. */
 export function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
   return i === -1 ? undefined : process.argv[i + 1];
