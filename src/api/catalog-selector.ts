@@ -39,8 +39,12 @@ function meets(labels: Record<string, string>, r: LabelSelectorRequirement): boo
   }
 }
 
+/** Whether labels meet a label selector (metav1.LabelSelector; none, or an empty one, selects everything). */
+export function matchesLabelSelector(labels: Record<string, string>, selector: CatalogSelector | undefined): boolean {
+  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && (selector?.matchExpressions ?? []).every((r) => meets(labels, r));
+}
+
 /** Whether a ClusterCatalog (its name and labels) is one an extension's catalog selector draws from. */
 export function matchesSelector(c: { name: string; labels: Record<string, string> }, selector: CatalogSelector | undefined): boolean {
-  const labels: Record<string, string> = { [NAME_LABEL]: c.name, ...c.labels };
-  return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && (selector?.matchExpressions ?? []).every((r) => meets(labels, r));
+  return matchesLabelSelector({ [NAME_LABEL]: c.name, ...c.labels }, selector);
 }

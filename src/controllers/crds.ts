@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { ALL_CRDS } from '../api/crds.js';
-import { loadOlmv1Crds, OLMV1_GROUP } from '../api/olmv1/crds.js';
+import { loadOlmv1Crd, loadOlmv1Crds, OLMV1_GROUP } from '../api/olmv1/crds.js';
 import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
 import { OPERATOR_CONDITION_API_VERSION, OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { API_VERSION } from '../api/types.js';
@@ -63,8 +63,9 @@ export type Olmv1CrdsVerdict = { serve: true } | { serve: false; foreign: { crd:
  * OLM v1's CRDs, installed or updated unless someone else owns either; then neither is touched
  * and the OLM v1 kinds are not served (two controllers would fight over every object).
  */
-export async function ensureOlmv1Crds(client: CrdClient, logger: Logger, timeoutMs = 60_000): Promise<Olmv1CrdsVerdict> {
-  const crds = loadOlmv1Crds();
+export async function ensureOlmv1Crds(client: CrdClient, logger: Logger, o: { objectSets?: boolean; timeoutMs?: number } = {}): Promise<Olmv1CrdsVerdict> {
+  const timeoutMs = o.timeoutMs ?? 60_000;
+  const crds = [...loadOlmv1Crds(), ...(o.objectSets === true ? [loadOlmv1Crd('ClusterObjectSet')] : [])];
   const foreign: { crd: KubeObject; owner: string }[] = [];
   for (const crd of crds) {
     const live = await client.find({ apiVersion: crd.apiVersion, kind: crd.kind, name: crd.metadata.name ?? '' });

@@ -42,6 +42,8 @@ import type { InstallerIdentity } from '../api/olmv1/convert.js';
 import { serviceAccountPolicy, type ServiceAccountMode } from '../api/olmv1/serviceaccount-policy.js';
 import { olmv1CatalogReconciler } from './cluster-catalog-olmv1.js';
 import { olmv1ExtensionReconciler } from './cluster-extension-olmv1.js';
+import { ClusterObjectSetReconciler } from './cluster-object-set.js';
+import { OBJECT_SET_KIND } from '../api/olmv1/object-set.js';
 import { collectCatalogStore, collectSourceCache, StoreMetrics } from './store-gc.js';
 import { ReleaseRecordsCollector } from './records-gc.js';
 import { platformOperatorsOfDeployment, PlatformOperatorReconciler } from './platform-operator.js';
@@ -90,7 +92,7 @@ export interface ManagerOptions {
    * as operator-controller ignores it (`Ignore`, `--olmv1-service-account=ignore`); the warning
    * policy says which (api/olmv1/serviceaccount-policy.ts).
    */
-  olmv1?: { serve?: boolean; installer?: InstallerIdentity | undefined; serviceAccount?: ServiceAccountMode | undefined };
+  olmv1?: { serve?: boolean; installer?: InstallerIdentity | undefined; serviceAccount?: ServiceAccountMode | undefined; objectSets?: boolean | undefined };
 }
 
 export interface RunningManager {
@@ -277,6 +279,11 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
         .watch(inf.extensions, twinOf),
     );
     v1informers.push(v1.catalogs, v1.extensions);
+    if (o.olmv1?.objectSets === true) {
+      const objectSets = new Informer(client, OLMV1_API_VERSION, OBJECT_SET_KIND, { logger, resyncMs: 10 * 60_000 });
+      controllers.push(new Controller({ name: 'olmv1-clusterobjectset', logger, metrics, workers: 2, reconciler: new ClusterObjectSetReconciler({ client, installer: o.olmv1.installer }) }).watch(objectSets, undefined, specOrMetadataChanged));
+      v1informers.push(objectSets);
+    }
   }
 
   const collectGarbage = collectStores(o, inf, catalogs, storeMetrics);
@@ -351,7 +358,7 @@ async function ensureServiceAccountPolicy(client: ManagerOptions['client'], logg
 /** OLM v1's CRDs installed beside Binnacle's (crds.ts), unless turned off or owned by someone else, who is then named in the log and an Event on each CRD. */
 async function serveOlmv1(o: ManagerOptions): Promise<{ serve: boolean }> {
   if (o.olmv1?.serve === false) return { serve: false };
-  const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger);
+  const verdict: Olmv1CrdsVerdict = await ensureOlmv1Crds(o.client, o.logger, { objectSets: o.olmv1?.objectSets === true });
   if (verdict.serve) {
     await ensureServiceAccountPolicy(o.client, o.logger, o.olmv1?.serviceAccount ?? 'Use');
     return { serve: true };

@@ -98,8 +98,8 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     // controllers/cluster-*-olmv1.ts: OLM v1's ClusterExtensions and ClusterCatalogs, read and watched,
     // their finalizer and catalogd's metadata.name label kept, their status written (crds.ts
     // installs their CRDs unless someone else owns them; the twins are binnacle.dev objects above).
-    { apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions', 'clustercatalogs'], verbs: [...READ, 'update', 'patch'] },
-    { apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions/status', 'clustercatalogs/status'], verbs: ['get', 'update', 'patch'] },
+    { apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions', 'clustercatalogs', 'clusterobjectsets'], verbs: [...READ, 'update', 'patch'] },
+    { apiGroups: ['olm.operatorframework.io'], resources: ['clusterextensions/status', 'clustercatalogs/status', 'clusterobjectsets/status'], verbs: ['get', 'update', 'patch'] },
     // controllers/operator-conditions.ts: OLM's OperatorCondition, which it creates per operator and whose status it reads.
     { apiGroups: ['operators.coreos.com'], resources: ['operatorconditions', 'operatorconditions/status'], verbs: [...READ, ...WRITE] },
     // controllers/crds.ts keeps its own CRDs up to date at start-up; helm-operator.ts creates each

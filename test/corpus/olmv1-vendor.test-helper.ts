@@ -54,6 +54,11 @@ export const OLMV1_VENDORED: readonly VendoredPiece[] = [
       use: `the ClusterCatalog CRD, ${variant} variant`,
     },
   ]),
+  {
+    from: 'helm/olmv1/base/operator-controller/crd/experimental/olm.operatorframework.io_clusterobjectsets.yaml',
+    to: `${OLMV1_CRD_DIR}/experimental/olm.operatorframework.io_clusterobjectsets.yaml`,
+    use: 'the ClusterObjectSet CRD (experimental only: the BoxcutterRuntime gate brings it)',
+  },
   { from: 'test/e2e/features', to: `${OLMV1_VENDOR_DIR}/test/e2e/features`, use: "operator-controller's e2e scenarios (godog)" },
   { from: 'test/e2e/steps/testdata', to: `${OLMV1_VENDOR_DIR}/test/e2e/steps/testdata`, use: 'the namespace, ServiceAccount and RBAC templates those scenarios\' steps apply' },
   {

@@ -24,14 +24,17 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 setDefaultTimeout(STEP_TIMEOUT_MS + 120_000);
 
 /**
- * The gates hooks.go knows, as Binnacle has them. Off: BoxcutterRuntime (ClusterObjectSet
- * revisions are not implemented) and CatalogdHA (hooks.go sets it only for ≥ 2 catalogd
+ * The gates hooks.go knows, as Binnacle has them. BoxcutterRuntime is on as far as Binnacle
+ * builds it: the manager serves ClusterObjectSets (`--olmv1-object-sets`, revision.feature), but
+ * its ClusterExtensions roll out through its own release engine, not through ClusterObjectSets,
+ * so the scenarios that look for an extension's ClusterObjectSets are excluded in EXCLUDED.md.
+ * Off: CatalogdHA (hooks.go sets it only for ≥ 2 catalogd
  * replicas; the manager runs once, in this process). The rest are on: Binnacle maps
  * `config.inline.watchNamespace` (SingleOwnNamespaceInstallSupport) and `.deploymentConfig`
  * (DeploymentConfig), and issues webhook certificates itself (WebhookProviderCertManager).
  */
 export const FEATURE_GATES = new Map<string, boolean>([
-  ['BoxcutterRuntime', false],
+  ['BoxcutterRuntime', true],
   ['CatalogdHA', false],
   ['SingleOwnNamespaceInstallSupport', true],
   ['DeploymentConfig', true],
@@ -72,7 +75,7 @@ BeforeAll(async function () {
   process.env[REGISTRIES_CONF_ENV] = registriesConf;
   // operator-controller v1.11's behaviour, chosen explicitly: the deprecated spec.serviceAccount is
   // ignored and the cluster-admin installer acts (install.feature:565, update.feature:350; docs/trust-model.md).
-  manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' }, serviceAccount: 'Ignore' } });
+  manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' }, serviceAccount: 'Ignore', objectSets: true } });
   managerReadyz = new URL('/readyz', manager.metricsUrl).href;
 });
 

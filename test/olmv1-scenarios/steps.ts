@@ -4,6 +4,7 @@
  * calls, same waits (E2E_STEP_TIMEOUT, 1 s tick) and the same assertions. STEPS.md maps each Go
  * step to its definition here. Steps not written yet are left undefined so cucumber reports them.
  */
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -11,10 +12,13 @@ import { Given, Then, When, type DataTable } from '@cucumber/cucumber';
 import { parse as parseYaml, stringify } from 'yaml';
 import { e2eRegistry } from '../e2e/env.js';
 import { buildCatalog, parseCatalogTable, tagImage } from './catalog.js';
-import { managerReadyz } from './hooks.js';
-import { k8s, kubectlRun, waitFor, type ScenarioWorld } from './world.js';
+import { FEATURE_GATES, managerReadyz } from './hooks.js';
+import { expand, k8s, kubectlRun, waitFor, type ScenarioWorld } from './world.js';
 
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'vendor', 'operator-controller-v1.11.0');
+/** steps.go's `testdata` folder (its templates), vendored. */
+const STEPS_TESTDATA = join(PROJECT_ROOT, 'test', 'e2e', 'steps', 'testdata');
+const CLUSTER_OBJECT_SETS = 'clusterobjectsets.olm.operatorframework.io';
 
 type Obj = Record<string, unknown> & { kind?: string; metadata?: { name?: string; namespace?: string; annotations?: Record<string, string>; labels?: Record<string, string>; creationTimestamp?: string; generation?: number } };
 interface Condition {
@@ -92,6 +96,78 @@ Given(/^namespace "([^"]*)" is available$/i, async function (this: ScenarioWorld
   const name = this.substitute(ns);
   const r = await kubectlRun(['apply', '-f', '-'], `---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${name}\n`);
   if (r.code !== 0) throw new Error(`failed to apply namespace ${name}: ${r.stderr}`);
+});
+
+/** templateYaml (steps.go:2082): a steps testdata template through templateContent (os.Expand; an unknown name stays `${name}`). */
+async function templateYaml(template: string, values: ReadonlyMap<string, string>): Promise<string> {
+  const path = join(STEPS_TESTDATA, template);
+  let content: string;
+  try {
+    content = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(`failed to read template file '${path}': ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return expand(content, (k) => values.get(k) ?? `\${${k}}`);
+}
+
+/** applyServiceAccount (steps.go:1457): serviceaccount-template.yaml (the test namespace and the ServiceAccount); `extra` as extendMap's key/values. */
+async function applyServiceAccount(w: ScenarioWorld, serviceAccount: string, extra: readonly [string, string][] = []): Promise<void> {
+  const vars = new Map<string, string>([['TEST_NAMESPACE', w.namespace], ['SERVICE_ACCOUNT_NAME', serviceAccount], ['SERVICEACCOUNT_NAME', serviceAccount], ...extra]);
+  let yaml: string;
+  try {
+    yaml = await templateYaml('serviceaccount-template.yaml', vars);
+  } catch (err) {
+    throw new Error(`failed to template ServiceAccount yaml: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const r = await kubectlRun(['apply', '-f', '-'], yaml);
+  if (r.code !== 0) throw new Error(`failed to apply ServiceAccount configuration: exit ${r.code}: ${r.stderr}`);
+}
+
+/**
+ * applyPermissionsToServiceAccount (steps.go:1481): the ServiceAccount, then the RBAC template
+ * applied as it is (no test annotations); its ClusterRoles and ClusterRoleBindings are recorded
+ * for cleanup (the namespaced ones go with the test namespace), as Go does.
+ */
+async function applyPermissionsToServiceAccount(w: ScenarioWorld, serviceAccount: string, rbacTemplate: string, extra: readonly [string, string][] = []): Promise<void> {
+  await applyServiceAccount(w, serviceAccount);
+  const vars = new Map<string, string>([
+    ['TEST_NAMESPACE', w.namespace],
+    ['SERVICE_ACCOUNT_NAME', serviceAccount],
+    ['SERVICEACCOUNT_NAME', serviceAccount],
+    ['CLUSTER_EXTENSION_NAME', w.clusterExtensionName],
+    ['CLUSTEREXTENSION_NAME', w.clusterExtensionName],
+    ...extra,
+  ]);
+  let rbacYaml: string;
+  try {
+    rbacYaml = await templateYaml(rbacTemplate, vars);
+  } catch (err) {
+    throw new Error(`failed to template RBAC yaml: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  const r = await kubectlRun(['apply', '-f', '-'], rbacYaml);
+  if (r.code !== 0) throw new Error(`failed to apply RBAC configuration: exit ${r.code}: ${r.stderr}`);
+  // Go splits on "---" as text and skips what does not parse.
+  for (const part of rbacYaml.split('---')) {
+    const doc = part.trim();
+    if (doc === '') continue;
+    let res: Obj;
+    try {
+      res = toObject(doc);
+    } catch {
+      continue;
+    }
+    if (res.kind === 'ClusterRole' || res.kind === 'ClusterRoleBinding') w.addedResources.push({ name: res.metadata?.name ?? '', kind: res.kind.toLowerCase() });
+  }
+}
+
+/**
+ * ServiceAccountWithNeededPermissionsIsAvailableInTestNamespace (steps.go:1549): the RBAC template
+ * is `<sa>-<helm|boxcutter>-rbac-template.yaml`, boxcutter when the BoxcutterRuntime gate is on.
+ * The name is used as written (Go does not substitute it).
+ */
+Given(/^ServiceAccount "([^"]*)" with needed permissions is available in test namespace$/i, async function (this: ScenarioWorld, serviceAccount: string) {
+  const kernel = FEATURE_GATES.get('BoxcutterRuntime') === true ? 'boxcutter' : 'helm';
+  await applyPermissionsToServiceAccount(this, serviceAccount, `${serviceAccount}-${kernel}-rbac-template.yaml`);
 });
 
 // --- catalogs ---
@@ -386,6 +462,47 @@ Then(/^the ClusterExtension's constituent resources are removed$/i, async functi
   for (const o of this.extensionObjects) await eventuallyNotFound(this, o.kind, o.name);
 });
 
+// --- ClusterObjectSet ---
+
+/** ClusterObjectSetReportsConditionWithMsg (steps.go:934): as ClusterExtensionReportsCondition, the named ClusterObjectSet. */
+Then(/^ClusterObjectSet "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+) and Message:$/i, async function (this: ScenarioWorld, name: string, type: string, status: string, reason: string, doc: string) {
+  await waitForCondition(CLUSTER_OBJECT_SETS, this.substitute(name), type, status, reason, exactly(this, doc));
+});
+/** ClusterObjectSetReportsConditionWithMessageFragment (steps.go:940). */
+Then(/^ClusterObjectSet "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+) and Message includes:$/i, async function (this: ScenarioWorld, name: string, type: string, status: string, reason: string, doc: string) {
+  await waitForCondition(CLUSTER_OBJECT_SETS, this.substitute(name), type, status, reason, containing(this, doc));
+});
+/** ClusterObjectSetReportsConditionWithoutMsg (steps.go:928). */
+Then(/^ClusterObjectSet "([^"]+)" reports ([A-Za-z0-9]+) as ([A-Za-z0-9]+) with Reason ([A-Za-z0-9]+)$/i, async function (this: ScenarioWorld, name: string, type: string, status: string, reason: string) {
+  await waitForCondition(CLUSTER_OBJECT_SETS, this.substitute(name), type, status, reason, undefined);
+});
+
+/** ClusterObjectSetIsArchived (steps.go:974): Progressing=False with Reason Archived. */
+Then(/^ClusterObjectSet "([^"]+)" is archived$/i, async function (this: ScenarioWorld, name: string) {
+  await waitForCondition(CLUSTER_OBJECT_SETS, this.substitute(name), 'Progressing', 'False', 'Archived', undefined);
+});
+
+/** TriggerClusterObjectSetReconciliation (steps.go:946): annotation `e2e-trigger=<Unix ns>` (here whole milliseconds in ns). */
+When(/^ClusterObjectSet "([^"]+)" reconciliation is triggered$/i, async function (this: ScenarioWorld, name: string) {
+  await k8s('annotate', CLUSTER_OBJECT_SETS, this.substitute(name), '--overwrite', `e2e-trigger=${BigInt(Date.now()) * 1_000_000n}`);
+});
+
+/** ClusterObjectSetHasObservedPhase (steps.go:956): `status.observedPhases[name=P].digest` not blank. */
+Then(/^ClusterObjectSet "([^"]+)" has observed phase "([^"]+)" with a non-empty digest$/i, async function (this: ScenarioWorld, nameIn: string, phaseIn: string) {
+  const name = this.substitute(nameIn);
+  const phase = this.substitute(phaseIn);
+  let last = '';
+  await waitFor(`${CLUSTER_OBJECT_SETS} ${name} observed phase ${phase} with a digest`, async () => {
+    last = await k8s('get', CLUSTER_OBJECT_SETS, name, '-o', `jsonpath={.status.observedPhases[?(@.name=="${phase}")].digest}`);
+    return last.trim() !== '';
+  }, () => JSON.stringify(last));
+});
+
+/** ClusterObjectSetLifecycleUpdate (steps.go:596): merge patch of spec.lifecycleState (the value as written). */
+When(/^ClusterObjectSet "([^"]+)" lifecycle is set to "([^"]+)"$/i, async function (this: ScenarioWorld, name: string, lifecycle: string) {
+  await k8s('patch', CLUSTER_OBJECT_SETS, this.substitute(name), '--type', 'merge', '-p', JSON.stringify({ spec: { lifecycleState: lifecycle } }));
+});
+
 // --- resources in the test namespace ---
 
 /** ResourceAvailable (steps.go:1327). */
@@ -470,3 +587,25 @@ When(/^deployment "([^"]+)" reports as (not ready|ready)$/i, async function (thi
   await k8s('exec', pod, '-n', this.namespace, '--', state === 'not ready' ? 'rm' : 'touch', '/tmp/www/ready');
 });
 
+// --- CRDs ---
+
+const CRD_OF = new Map([
+  ['ClusterExtension', 'clusterextensions.olm.operatorframework.io'],
+  ['ClusterObjectSet', CLUSTER_OBJECT_SETS],
+]);
+
+/**
+ * SetCRDFieldMinValue (steps.go:2056): a JSON patch replacing `minimum` of the field's schema in
+ * the CRD's first version (`.spec.a` → `properties/spec/properties/a`). The kind is compared as
+ * written (the pattern is case-insensitive, the comparison is not). Go never restores it and
+ * neither does this: later scenarios of the run see the lowered minimum, as upstream's do. The
+ * next manager start puts back the vendored value of each OLM v1 CRD it installs (applied
+ * server-side with force, src/controllers/crds.ts ensureOlmv1Crds).
+ */
+Given(/^min value for (ClusterExtension|ClusterObjectSet) ((?:\.[a-zA-Z]+)+) is set to (\d+)$/i, async function (this: ScenarioWorld, resourceType: string, jsonPath: string, minValue: string) {
+  const crd = CRD_OF.get(resourceType);
+  if (crd === undefined) throw new Error(`unsupported resource type: ${resourceType}`);
+  const schemaPath = jsonPath.replace(/^\./, '').split('.').flatMap((part) => ['properties', part]).join('/');
+  const patch = `[{"op": "replace", "path": "/spec/versions/0/schema/openAPIV3Schema/${schemaPath}/minimum", "value": ${Number.parseInt(minValue, 10)}}]`;
+  await k8s('patch', 'crd', crd, '--type=json', '-p', patch);
+});

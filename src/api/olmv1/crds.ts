@@ -27,6 +27,8 @@ export const OLMV1_CRD_VARIANT: Olmv1CrdVariant = 'experimental';
 export const OLMV1_CRD_FILES = {
   ClusterExtension: 'olm.operatorframework.io_clusterextensions.yaml',
   ClusterCatalog: 'olm.operatorframework.io_clustercatalogs.yaml',
+  /** In the experimental variant only (the BoxcutterRuntime gate's kind); served on request (`--olmv1-object-sets`). */
+  ClusterObjectSet: 'olm.operatorframework.io_clusterobjectsets.yaml',
 } as const;
 
 export type Olmv1Kind = keyof typeof OLMV1_CRD_FILES;

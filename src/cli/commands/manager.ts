@@ -30,6 +30,7 @@ interface ManagerFlags extends KubeFlags {
   olmv1: boolean;
   olmv1Installer?: string;
   olmv1ServiceAccount: string;
+  olmv1ObjectSets: boolean;
 }
 
 export function registerManagerCommands(program: Command, ctx: CliContext): void {
@@ -58,6 +59,11 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       '--olmv1-service-account <use|ignore>',
       "an olm.operatorframework.io/v1 ClusterExtension's deprecated spec.serviceAccount: use (installs as it) or ignore (as OLM v1.11 does: the --olmv1-installer acts for every such extension, even one that names a narrower ServiceAccount); an apply that sets it warns either way",
       'use',
+    )
+    .option(
+      '--olmv1-object-sets',
+      "also serve olm.operatorframework.io/v1 ClusterObjectSets (operator-controller's BoxcutterRuntime revisions, alpha and off by default there too): their objects are applied as the --olmv1-installer, so creating one is as powerful as that ServiceAccount",
+      false,
     )
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
   addConsoleAccessFlags(addKubeApiRateFlags(addHelmEngineFlags(cmd)), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
@@ -89,7 +95,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       catalogWorkers: flags.catalogWorkers,
       healthTimeoutMs: flags.healthTimeout,
       handleRejections: true,
-      olmv1: { serve: flags.olmv1, installer, serviceAccount },
+      olmv1: { serve: flags.olmv1, installer, serviceAccount, objectSets: flags.olmv1ObjectSets },
       ...(leaderTimes === undefined ? {} : { leaderElection: { namespace: flags.leaderElectionNamespace, ...leaderTimes } }),
     });
     const shutdown = (): void => void Promise.all([mgr.stop(), web?.stop()]);

@@ -1,0 +1,233 @@
+/**
+ * OLM v1's ClusterObjectSet (`olm.operatorframework.io/v1`, operator-controller v1.11's
+ * BoxcutterRuntime revision): ordered phases of objects, each phase applied once the one before
+ * passes its progression probes. What is decided without the cluster lives here: the kind's
+ * types and reasons, the probes (as boxcutter's `probing` package reads an object, messages
+ * included, since users and tests match on them), and the phase digests that pin what a
+ * revision resolved to.
+ */
+import { createHash } from 'node:crypto';
+import { matchesLabelSelector, type CatalogSelector } from '../catalog-selector.js';
+import type { Condition, KubeObject } from '../../kube/types.js';
+
+export const OBJECT_SET_KIND = 'ClusterObjectSet';
+/** Removed once the revision's objects are torn down (archived) or it is deleted. */
+export const OBJECT_SET_FINALIZER = 'olm.operatorframework.io/teardown';
+/** Set on every object of a revision, from the revision's own label (empty when it has none), as operator-controller does. */
+export const OWNER_NAME_LABEL = 'olm.operatorframework.io/owner-name';
+export const BUNDLE_VERSION_ANNOTATION = 'olm.operatorframework.io/bundle-version';
+/** The field manager of the objects' apply: operator-controller's prefix, so the fields stay one owner's across a migration. */
+export const OBJECT_SET_FIELD_MANAGER = 'olm.operatorframework.io';
+
+export type CollisionProtection = 'Prevent' | 'IfNoController' | 'None';
+
+export interface ObjectSourceRef {
+  name: string;
+  namespace?: string;
+  key: string;
+}
+
+export interface ObjectSetObject {
+  object?: KubeObject;
+  ref?: ObjectSourceRef;
+  collisionProtection?: CollisionProtection;
+}
+
+export interface ObjectSetPhase {
+  name: string;
+  objects: ObjectSetObject[];
+  collisionProtection?: CollisionProtection;
+}
+
+export interface ProgressionAssertion {
+  type: 'ConditionEqual' | 'FieldsEqual' | 'FieldValue';
+  conditionEqual?: { type: string; status: string };
+  fieldsEqual?: { fieldA: string; fieldB: string };
+  fieldValue?: { fieldPath: string; value: string };
+}
+
+export interface ProgressionProbe {
+  selector: { type: 'GroupKind' | 'Label'; groupKind?: { group: string; kind: string }; label?: CatalogSelector };
+  assertions?: ProgressionAssertion[];
+}
+
+export interface ObservedPhase {
+  name: string;
+  digest: string;
+}
+
+export interface ClusterObjectSet extends KubeObject {
+  spec: {
+    lifecycleState?: 'Active' | 'Archived';
+    revision: number;
+    phases?: ObjectSetPhase[];
+    progressDeadlineMinutes?: number;
+    progressionProbes?: ProgressionProbe[];
+    collisionProtection?: CollisionProtection;
+  };
+  status?: { conditions?: Condition[]; observedPhases?: ObservedPhase[] };
+}
+
+/** The innermost collision protection set (object over phase over revision), Prevent when none is. */
+export function effectiveCollisionProtection(...levels: (CollisionProtection | undefined)[]): CollisionProtection {
+  let out: CollisionProtection = 'Prevent';
+  for (const l of levels) if (l !== undefined && (l as string) !== '') out = l;
+  return out;
+}
+
+// ---- probes -------------------------------------------------------------------------------
+
+export type ProbeStatus = 'True' | 'False' | 'Unknown';
+export interface ProbeResult {
+  status: ProbeStatus;
+  messages: string[];
+}
+
+/** A value at a dotted path (`status.phase`), as apimachinery's NestedFieldCopy finds it: an error when a step is not an object. */
+function nestedField(obj: unknown, path: string): { found: true; value: unknown } | { found: false; error?: string } {
+  let cur: unknown = obj;
+  const parts = path.replace(/^\.+|\.+$/g, '').split('.');
+  for (const [i, p] of parts.entries()) {
+    if (typeof cur !== 'object' || cur === null || Array.isArray(cur)) {
+      return { found: false, error: `${parts.slice(0, i).join('.')} accessor error: ${JSON.stringify(cur)} is of the type ${Array.isArray(cur) ? '[]interface {}' : typeof cur}, expected map[string]interface{}` };
+    }
+    if (!Object.hasOwn(cur, p)) return { found: false };
+    cur = (cur as Record<string, unknown>)[p];
+  }
+  return { found: true, value: cur };
+}
+
+/** Deep equality of JSON values (apimachinery's equality.Semantic on unstructured content). */
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+}
+
+function fieldValue(probe: ProgressionAssertion['fieldValue'], obj: KubeObject): ProbeResult {
+  const { fieldPath = '', value = '' } = probe ?? {};
+  const got = nestedField(obj, fieldPath);
+  if (!got.found) return { status: 'False', messages: [got.error === undefined ? `missing key: ${JSON.stringify(fieldPath)}` : `error locating key ${JSON.stringify(fieldPath)}; ${got.error}`] };
+  if (!jsonEqual(got.value, value)) return { status: 'False', messages: [`value at key ${JSON.stringify(fieldPath)} != ${JSON.stringify(value)}; expected: ${goJson(value)} got: ${goJson(got.value)}`] };
+  return { status: 'True', messages: [`value at key ${JSON.stringify(fieldPath)} == ${JSON.stringify(value)}`] };
+}
+
+function fieldsEqual(probe: ProgressionAssertion['fieldsEqual'], obj: KubeObject): ProbeResult {
+  const { fieldA = '', fieldB = '' } = probe ?? {};
+  const va = nestedField(obj, fieldA);
+  if (!va.found) return { status: 'False', messages: [`"${fieldA}" missing`] };
+  const vb = nestedField(obj, fieldB);
+  if (!vb.found) return { status: 'False', messages: [`"${fieldB}" missing`] };
+  if (!jsonEqual(va.value, vb.value)) return { status: 'False', messages: [`"${fieldA}" != "${fieldB}" expected: ${goJson(va.value)} got: ${goJson(vb.value)}`] };
+  return { status: 'True', messages: [`"${fieldA}" == "${fieldB}"`] };
+}
+
+function conditionEqual(probe: ProgressionAssertion['conditionEqual'], obj: KubeObject): ProbeResult {
+  const { type = '', status = '' } = probe ?? {};
+  const conditions = (obj.status as { conditions?: unknown } | undefined)?.conditions;
+  if (conditions === undefined) return { status: 'Unknown', messages: ['missing .status.conditions'] };
+  if (!Array.isArray(conditions)) return { status: 'Unknown', messages: ['malformed .status.conditions'] };
+  for (const c of conditions as unknown[]) {
+    if (typeof c !== 'object' || c === null || Array.isArray(c)) return { status: 'Unknown', messages: ['malformed .status.conditions'] };
+    const cond = c as Record<string, unknown>;
+    if (cond.type !== type) continue;
+    if (typeof cond.observedGeneration === 'number' && cond.observedGeneration !== (obj.metadata.generation ?? 0)) return { status: 'Unknown', messages: [`.status.condition["${type}"] outdated`] };
+    return cond.status === status ? { status: 'True', messages: [`.status.condition["${type}"] is ${status}`] } : { status: 'False', messages: [`.status.condition["${type}"] is ${String(cond.status)}`] };
+  }
+  return { status: 'Unknown', messages: [`missing .status.condition["${type}"]`] };
+}
+
+function assertion(a: ProgressionAssertion, obj: KubeObject): ProbeResult {
+  if (a.type === 'FieldValue') return fieldValue(a.fieldValue, obj);
+  if (a.type === 'FieldsEqual') return fieldsEqual(a.fieldsEqual, obj);
+  if (a.type === 'ConditionEqual') return conditionEqual(a.conditionEqual, obj);
+  return { status: 'Unknown', messages: [`unknown progressionProbe assertion probe type: ${String((a as { type: unknown }).type)}`] };
+}
+
+/** Results joined as boxcutter's probing.And: any Unknown wins, then any False, else True; each status keeps its own messages. */
+function all(results: ProbeResult[]): ProbeResult {
+  for (const status of ['Unknown', 'False'] as const) {
+    if (results.some((r) => r.status === status)) return { status, messages: results.filter((r) => r.status === status).flatMap((r) => r.messages) };
+  }
+  return { status: 'True', messages: results.flatMap((r) => r.messages) };
+}
+
+function groupKindOf(obj: KubeObject): { group: string; kind: string } {
+  const slash = obj.apiVersion.indexOf('/');
+  return { group: slash < 0 ? '' : obj.apiVersion.slice(0, slash), kind: obj.kind };
+}
+
+/**
+ * One object against a revision's progression probes: each probe whose selector picks the
+ * object (by group and kind, or by labels) asserts on it, once its `.status.observedGeneration`
+ * (when it has one) has caught up with its generation.
+ */
+export function probeObject(probes: readonly ProgressionProbe[], obj: KubeObject): ProbeResult {
+  return all(
+    probes.map((p): ProbeResult => {
+      const picked =
+        p.selector.type === 'GroupKind'
+          ? ((gk) => gk.group === (p.selector.groupKind?.group ?? '') && gk.kind === (p.selector.groupKind?.kind ?? ''))(groupKindOf(obj))
+          : matchesLabelSelector(obj.metadata.labels ?? {}, p.selector.label);
+      if (!picked) return { status: 'True', messages: [] };
+      const observed = (obj.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+      if (typeof observed === 'number' && observed !== (obj.metadata.generation ?? 0)) return { status: 'Unknown', messages: ['.status outdated'] };
+      return all((p.assertions ?? []).map((a) => assertion(a, obj)));
+    }),
+  );
+}
+
+// ---- digests ------------------------------------------------------------------------------
+
+const GO_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
+
+/** A string as Go's encoding/json writes it (HTML-safe escapes; a lone surrogate becomes U+FFFD). */
+function goString(s: string): string {
+  const fixed = s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  let out = '"';
+  for (const c of fixed) {
+    const code = c.codePointAt(0) ?? 0;
+    out += GO_ESCAPES[c] ?? (code < 0x20 ? `\\u${code.toString(16).padStart(4, '0')}` : c);
+  }
+  return `${out}"`;
+}
+
+/** A number as Go's encoding/json writes a float64: as JavaScript does (exponent below 1e-6 and from 1e21, `1e-7`, `1e+21`). */
+function goNumber(n: number): string {
+  if (!Number.isFinite(n)) throw new Error(`cannot encode ${n} as JSON`);
+  return String(n);
+}
+
+/** JSON as Go's json.Marshal writes it: object keys sorted, HTML-safe escapes, no spaces. */
+export function goJson(v: unknown): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return goString(v);
+  if (typeof v === 'number') return goNumber(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
+  if (typeof v === 'object') {
+    const keys = Object.keys(v).sort();
+    return `{${keys.map((k) => `${goString(k)}:${goJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  throw new Error(`cannot encode a ${typeof v} as JSON`);
+}
+
+/**
+ * What a phase resolved to (its name and objects, before Binnacle's labels are added), as
+ * operator-controller's computePhaseDigest hashes it, so a revision it observed keeps its digests here.
+ */
+export function phaseDigest(name: string, objects: readonly KubeObject[]): string {
+  return `sha256:${createHash('sha256').update(goJson({ name, objects })).digest('hex')}`;
+}
+
+/** Why the phases now resolve to other content than first observed; undefined when they do not. */
+export function observedPhasesChanged(stored: readonly ObservedPhase[], current: readonly ObservedPhase[]): string | undefined {
+  if (stored.length !== current.length) return `number of phases has changed (expected ${stored.length} phases, got ${current.length})`;
+  const before = new Map(stored.map((p) => [p.name, p.digest]));
+  const changed = current.filter((c) => before.has(c.name) && before.get(c.name) !== c.digest).map((c) => `phase ${JSON.stringify(c.name)} (expected digest ${before.get(c.name) ?? ''}, got ${c.digest})`);
+  if (changed.length === 0) return undefined;
+  return `resolved content of ${changed.length} phase(s) has changed: ${changed.join('; ')}; a referenced object source may have been deleted and recreated with different content`;
+}
