@@ -74,6 +74,22 @@ describe('ClusterObjectSet', () => {
     assert.deepEqual([...writers], [INSTALLER_USER], 'the objects are written as the installer, never as the manager');
   });
 
+  test('a revision looked at again writes nothing when its objects are as it says, and repairs one someone changed', async () => {
+    const { cluster, reconcile } = world();
+    cluster.put({ ...pvc, status: { phase: 'Pending' } });
+    cluster.put(objectSet({ progressionProbes: [boundProbe], phases: [{ name: 'p', objects: [{ object: pvc, collisionProtection: 'None' }, { object: cm('c', { a: '1' }) }] }] }));
+    await reconcile();
+    const applies = (): number => cluster.log.filter((r) => r.verb === 'apply' && r.kind !== 'ClusterObjectSet').length;
+    const before = applies();
+    await reconcile();
+    await reconcile();
+    assert.equal(applies(), before, 'nothing written while nothing changed');
+    cluster.put({ ...(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'c' }) as KubeObject), data: { a: 'changed by hand' } });
+    await reconcile();
+    assert.equal(applies(), before + 1);
+    assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'c' })?.data, { a: '1' });
+  });
+
   test('objects from Secrets: a mutable Secret blocks; an immutable one is applied and pinned; content changed under the same name blocks until restored', async () => {
     const { cluster, reconcile } = world();
     const obj = (value: string): string => JSON.stringify(cm('from-ref', { key: value }));
