@@ -12,6 +12,7 @@ source hack/lib.sh
 corpus=${BINNACLE_CORPUS:-$root/../shared/corpus/operatorhub-2021}
 
 ensure_prerequisites
+use_pinned_node
 ensure_node_modules
 ensure_apt_packages
 step "build control-plane tools (cached in .cache/bin; minutes the first time)"

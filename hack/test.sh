@@ -11,7 +11,8 @@ export BINNACLE_FROM_SOURCE=1  # tests run the sources, never a stale dist/
 source hack/lib.sh
 
 ensure_prerequisites
-echo "node $(node --version), npm $(npm --version), go $(go env GOVERSION 2>/dev/null || echo none)"  # what ran the tests, in CI's log
+use_pinned_node
+echo "node $(node --version) ($(command -v node)), npm $(npm --version), go $(go env GOVERSION 2>/dev/null || echo none)"  # what ran the tests, in CI's log
 ensure_node_modules
 ensure_apt_packages
 if [ "${BINNACLE_SKIP_CHECKS:-}" != 1 ]; then  # a developer's shortcut; CI always checks
