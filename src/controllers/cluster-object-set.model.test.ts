@@ -4,10 +4,13 @@
  * random sequences of crashes at the n-th write of a reconcile (before or after it lands), leader
  * changes, the probed object made ready or not by someone else, the revision's objects edited or
  * deleted by someone else, its referenced Secret deleted and made again with the same or other
- * content, and the revision archived.
+ * content, the revision archived, and a second revision of the same owner that takes one of its
+ * objects over and, once rolled out, archives it.
  *
  * Checked along the way: no reconcile throws anything but the injected crash; the manager writes
- * nothing but the revision itself; the installer writes nothing but the revision's objects.
+ * nothing but the revisions themselves; the installer writes nothing but the revisions' objects
+ * (and archives the older revision); what the newer revision took over is never taken back or
+ * deleted by the older.
  * Checked once settled (reconciled without faults until nothing changes): an active revision whose
  * Secret content is unchanged has every object of its first phase as the spec says, controlled by
  * it; the second phase is there exactly when the probe passed at some point; Available and
@@ -33,11 +36,17 @@ const logger = pino({ level: 'silent' });
 const NS = 'team';
 const INSTALLER = 'system:serviceaccount:olmv1-system:installer';
 const COS = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterObjectSet', name: 'rev' };
+const REV2 = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterObjectSet', name: 'rev-2' };
+/** Both revisions are the same owner's: the second takes `inline` over and, once it has rolled out, archives the first. */
+const OWNER = { 'olm.operatorframework.io/owner-name': 'ext' };
 const ref = (name: string, kind = 'ConfigMap'): { apiVersion: string; kind: string; namespace: string; name: string } => ({ apiVersion: 'v1', kind, namespace: NS, name });
 /** The objects of the two phases: the gate (probed: its `ready` annotation, set by someone else), one inline, one from a Secret; then one more. */
 const PHASE_1 = ['gate', 'inline', 'from-secret'];
 const PHASE_2 = ['after'];
 const cm = (name: string, data: Record<string, string>): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: NS }, data });
+/** The probed object: ready when someone has annotated it so. */
+const GATE: KubeObject = { ...cm('gate', { g: '1' }), metadata: { name: 'gate', namespace: NS, labels: { probed: 'yes' } } };
+const PROBES: ClusterObjectSet['spec']['progressionProbes'] = [{ selector: { type: 'Label', label: { matchLabels: { probed: 'yes' } } }, assertions: [{ type: 'FieldValue', fieldValue: { fieldPath: 'metadata.annotations.ready', value: 'yes' } }] }];
 const secretContent = (v: string): string => Buffer.from(JSON.stringify(cm('from-secret', { v }))).toString('base64');
 
 interface World {
@@ -51,6 +60,10 @@ interface World {
   secret: string;
   pinned: string | undefined;
   archived: boolean;
+  /** Whether the second revision was made. */
+  second: boolean;
+  /** Objects someone else deleted since the last reconcile. */
+  deletedByHand: Set<string>;
 }
 
 function newWorld(): World {
@@ -60,20 +73,20 @@ function newWorld(): World {
   const cos: ClusterObjectSet = {
     apiVersion: OLMV1_API_VERSION,
     kind: 'ClusterObjectSet',
-    metadata: { name: 'rev', uid: 'rev-uid', generation: 1, creationTimestamp: '2026-12-04T00:00:00Z' },
+    metadata: { name: 'rev', uid: 'rev-uid', generation: 1, creationTimestamp: '2026-12-04T00:00:00Z', labels: OWNER },
     spec: {
       lifecycleState: 'Active',
       revision: 1,
       collisionProtection: 'Prevent',
-      progressionProbes: [{ selector: { type: 'Label', label: { matchLabels: { probed: 'yes' } } }, assertions: [{ type: 'FieldValue', fieldValue: { fieldPath: 'metadata.annotations.ready', value: 'yes' } }] }],
+      progressionProbes: PROBES,
       phases: [
-        { name: 'one', objects: [{ object: { ...cm('gate', { g: '1' }), metadata: { name: 'gate', namespace: NS, labels: { probed: 'yes' } } } }, { object: cm('inline', { i: '1' }) }, { ref: { name: 'content', namespace: NS, key: 'obj' } }] },
+        { name: 'one', objects: [{ object: GATE }, { object: cm('inline', { i: '1' }) }, { ref: { name: 'content', namespace: NS, key: 'obj' } }] },
         { name: 'two', objects: [{ object: cm('after', { a: '1' }) }] },
       ],
     },
   };
   cluster.put(cos);
-  const w: World = { cluster, reconciler: newReconciler(cluster), violations: [], crashes: new Map(), everReady: false, secret: 'one', pinned: undefined, archived: false };
+  const w: World = { cluster, reconciler: newReconciler(cluster), violations: [], crashes: new Map(), everReady: false, secret: 'one', pinned: undefined, archived: false, second: false, deletedByHand: new Set() };
   return w;
 }
 
@@ -81,18 +94,35 @@ function newReconciler(cluster: FakeCluster): ClusterObjectSetReconciler {
   return new ClusterObjectSetReconciler({ client: cluster.client({ user: 'manager' }), installer: { namespace: 'olmv1-system', name: 'installer' } });
 }
 
-const ALLOWED = new Set([...PHASE_1, ...PHASE_2].map((n) => `ConfigMap/${NS}/${n}`));
+/** What the installer may write: the revisions' objects, and the first revision (archived by the second). */
+const ALLOWED = new Set([...[...PHASE_1, ...PHASE_2].map((n) => `ConfigMap/${NS}/${n}`), 'ClusterObjectSet//rev']);
+const controllerOf = (w: World, name: string): string | undefined => w.cluster.get(ref(name))?.metadata.ownerReferences?.find((r) => r.controller === true)?.uid;
 
 async function reconcileOnce(w: World): Promise<void> {
   const from = w.cluster.log.length;
   // A reconcile that starts while the gate passes may go on to the second phase.
   if (w.cluster.get(ref('gate'))?.metadata.annotations?.ready === 'yes') w.everReady = true;
-  try {
-    await w.reconciler.reconcile({ key: 'rev', name: 'rev' }, { logger, signal: new AbortController().signal });
-  } catch (err) {
-    if (!(err instanceof Crash)) w.violations.push(`a reconcile threw ${err instanceof Error ? err.message : String(err)}`);
+  const heldBySecond = ['inline', 'gate'].filter((n) => controllerOf(w, n) === 'rev-2-uid');
+  for (const name of w.second ? ['rev', 'rev-2'] : ['rev']) {
+    try {
+      await w.reconciler.reconcile({ key: name, name }, { logger, signal: new AbortController().signal });
+    } catch (err) {
+      if (!(err instanceof Crash)) w.violations.push(`a reconcile of ${name} threw ${err instanceof Error ? err.message : String(err)}`);
+    }
+    w.cluster.restart();
   }
-  w.cluster.restart();
+  // What the newer revision took over is never taken back by the older one, nor deleted by it.
+  for (const n of heldBySecond) {
+    const now = controllerOf(w, n);
+    // Someone else may delete it (then it is made again); the older revision may neither take it back nor delete it.
+    if (now !== 'rev-2-uid' && !(now === undefined && w.deletedByHand.has(n))) w.violations.push(`${n}, which the newer revision controlled, is now ${now === undefined ? 'gone' : `controlled by ${now}`}`);
+  }
+  w.deletedByHand.clear();
+  checkWrites(w, from);
+}
+
+/** Who wrote what since `from`, and whether content the first revision did not pin reached the cluster. */
+function checkWrites(w: World, from: number): void {
   for (const r of w.cluster.log.slice(from)) {
     if (!WRITE_VERBS.has(r.verb)) continue;
     const id = `${r.kind}/${r.namespace}/${r.name}`;
@@ -145,8 +175,6 @@ class Act implements Cmd {
   toString = (): string => this.what;
 }
 
-const someone = (w: World) => w.cluster.client({ user: 'kubectl' });
-
 function commands(): fc.Arbitrary<Cmd>[] {
   const crash = fc.tuple(fc.integer({ min: 1, max: 8 }), fc.constantFrom<'before' | 'after'>('before', 'after')).map(([n, when]) => new CrashAt(n, when));
   return [
@@ -166,7 +194,10 @@ function commands(): fc.Arbitrary<Cmd>[] {
       ([name, how]) =>
         new Act(`${how} ${name}`, (w) => {
           if (w.cluster.get(ref(name)) === undefined) return;
-          if (how === 'delete') void someone(w).delete(ref(name));
+          if (how === 'delete') {
+            w.cluster.remove(ref(name));
+            w.deletedByHand.add(name);
+          }
           else w.cluster.put({ ...(w.cluster.get(ref(name)) as KubeObject), data: { edited: 'yes' } });
         }),
     ),
@@ -177,6 +208,21 @@ function commands(): fc.Arbitrary<Cmd>[] {
           w.cluster.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'content', namespace: NS }, immutable: true, data: { obj: secretContent(v) } });
           w.secret = v;
         }),
+    ),
+    fc.constant(
+      new Act('second revision', (w) => {
+        if (w.second) return;
+        w.second = true;
+        // It takes `inline` over in its first phase, then the gate in its second, and rolls out only once the gate is ready:
+        // until then both revisions are active, and the older one is reconciled beside it.
+        const rev2: ClusterObjectSet = {
+          apiVersion: OLMV1_API_VERSION,
+          kind: 'ClusterObjectSet',
+          metadata: { name: 'rev-2', uid: 'rev-2-uid', generation: 1, creationTimestamp: '2026-12-04T00:00:00Z', labels: OWNER },
+          spec: { lifecycleState: 'Active', revision: 2, collisionProtection: 'Prevent', progressionProbes: PROBES, phases: [{ name: 'one', objects: [{ object: cm('inline', { i: '2' }) }] }, { name: 'two', objects: [{ object: GATE }] }] },
+        };
+        w.cluster.put(rev2);
+      }),
     ),
     fc.constant(
       new Act('archive', (w) => {
@@ -210,7 +256,7 @@ function controlled(w: World, name: string): boolean {
 /** Archived: none of its objects, Progressing Archived, no finalizer (unless it was Blocked before it could be torn down). */
 function checkArchived(w: World): void {
   if (condition(w, 'Progressing')?.reason === 'Blocked') return;
-  const left = [...PHASE_1, ...PHASE_2].filter((n) => w.cluster.get(ref(n)) !== undefined);
+  const left = [...PHASE_1, ...PHASE_2].filter((n) => w.cluster.get(ref(n)) !== undefined && !(w.second && (n === 'inline' || n === 'gate')));
   if (left.length > 0) w.violations.push(`archived, but its objects stay: ${left.join(', ')}`);
   if (condition(w, 'Progressing')?.reason !== 'Archived') w.violations.push(`archived, but Progressing says ${JSON.stringify(condition(w, 'Progressing'))}`);
   if (w.cluster.get(COS)?.metadata.finalizers?.includes(OBJECT_SET_FINALIZER) === true) w.violations.push('archived, but the finalizer stays');
@@ -237,7 +283,30 @@ function checkActive(w: World): void {
   if (JSON.stringify(got) !== JSON.stringify(expect)) w.violations.push(`conditions ${JSON.stringify(got)}, expected ${JSON.stringify(expect)}`);
 }
 
+/**
+ * Two revisions: the newer controls what it took over (inline, the gate), as it says; once the
+ * gate is ready it has rolled out and archived the older, which then let go of the rest.
+ */
+function checkSecond(w: World): void {
+  for (const [n, data] of [['inline', { i: '2' }], ['gate', { g: '1' }]] as const) {
+    const live = w.cluster.get(ref(n));
+    const got = (live?.data ?? {}) as Record<string, string>;
+    if (controllerOf(w, n) !== 'rev-2-uid' || !Object.entries(data).every(([k, v]) => got[k] === v)) w.violations.push(`${n} is ${JSON.stringify({ controller: controllerOf(w, n), data: live?.data })}, the newer revision's says ${JSON.stringify(data)}`);
+  }
+  const second = ((w.cluster.get(REV2)?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).find((c) => c.type === 'Progressing');
+  const ready = w.cluster.get(ref('gate'))?.metadata.annotations?.ready === 'yes';
+  if (second?.reason !== (ready ? 'Succeeded' : 'RollingOut')) w.violations.push(`the gate is ${ready ? '' : 'not '}ready, and the newer revision is ${JSON.stringify(second)}`);
+  const first = w.cluster.get(COS) as ClusterObjectSet;
+  if (ready && first.spec.lifecycleState !== 'Archived') w.violations.push('the newer revision rolled out, but the older is not archived');
+  if (first.spec.lifecycleState === 'Archived') w.archived = true;
+}
+
 function checkSettled(w: World): void {
+  if (w.second) {
+    checkSecond(w);
+    // The older revision, still active beside a newer one that has not rolled out, is judged no further (its gate is the newer's).
+    if (!w.archived) return;
+  }
   if (w.archived) return checkArchived(w);
   if (w.pinned !== undefined && w.pinned !== w.secret) {
     if (condition(w, 'Progressing')?.reason !== 'Blocked') w.violations.push(`the Secret changed under the revision, but Progressing says ${JSON.stringify(condition(w, 'Progressing'))}`);

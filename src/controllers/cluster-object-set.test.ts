@@ -151,7 +151,7 @@ describe('ClusterObjectSet', () => {
     cluster.remove(COS_REF());
     cluster.put(objectSet({ collisionProtection: 'IfNoController', phases: [{ name: 'p', objects: [{ object: cm('theirs', { owner: 'us' }) }, { object: cm('controlled', { owner: 'us' }) }] }] }));
     await reconcile();
-    assert.match(condition(cluster, 'Progressing')?.message ?? '', /ConfigMap\.v1 ns-1\/controlled: controlled by Deployment d$/);
+    assert.match(condition(cluster, 'Progressing')?.message ?? '', /ConfigMap\.v1 ns-1\/controlled: controlled by Deployment d \(controller reference\) \(collisionProtection IfNoController\)$/);
     cluster.remove(COS_REF());
     cluster.put(objectSet({ collisionProtection: 'IfNoController', phases: [{ name: 'p', objects: [{ object: cm('theirs', { owner: 'us' }) }] }] }));
     await reconcile();
@@ -201,6 +201,87 @@ describe('ClusterObjectSet', () => {
     await reconcile();
     assert.deepEqual([condition(cluster, 'Progressing')?.reason, condition(cluster, 'Progressing')?.message], ['Blocked', 'no identity to apply ClusterObjectSets as: start the manager with --olmv1-installer=<namespace>/<service account>']);
     assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'a' }), undefined);
+  });
+
+  test("an object another release holds (Binnacle's or Helm's labels, no controller) is not taken under IfNoController; None takes one with a controller and keeps that owner as a non-controller", async () => {
+    const { cluster, reconcile } = world();
+    cluster.put({ ...cm('released', { owner: 'helm' }), metadata: { name: 'released', namespace: NS, labels: { 'app.kubernetes.io/managed-by': 'Helm' }, annotations: { 'meta.helm.sh/release-name': 'other' } } });
+    cluster.put(objectSet({ collisionProtection: 'IfNoController', phases: [{ name: 'p', objects: [{ object: cm('released', { owner: 'us' }) }] }] }));
+    await reconcile();
+    assert.match(condition(cluster, 'Progressing')?.message ?? '', /ConfigMap\.v1 ns-1\/released: held by Helm release \/other \(collisionProtection IfNoController\)$/);
+    assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'released' })?.data, { owner: 'helm' });
+
+    cluster.put({ ...cm('controlled', { owner: 'deploy' }), metadata: { name: 'controlled', namespace: NS, ownerReferences: [{ apiVersion: 'apps/v1', kind: 'Deployment', name: 'd', uid: 'd-uid', controller: true }] } });
+    cluster.remove(COS_REF());
+    cluster.put(objectSet({ collisionProtection: 'None', phases: [{ name: 'p', objects: [{ object: cm('controlled', { owner: 'us' }) }] }] }));
+    await reconcile();
+    assert.equal(condition(cluster, 'Progressing')?.reason, 'Succeeded');
+    const live = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'controlled' });
+    assert.deepEqual(live?.metadata.ownerReferences?.map((r) => [r.kind, r.uid, r.controller]), [['Deployment', 'd-uid', false], ['ClusterObjectSet', 'cos-uid', true]]);
+    assert.equal(live?.metadata.annotations?.['olm.operatorframework.io/revision'], '1');
+    assert.equal(live?.metadata.labels?.['app.kubernetes.io/managed-by'], 'olm.operatorframework.io');
+  });
+
+  test('an object in two phases, or with metadata only the server sets, is refused before anything is written', async () => {
+    const { cluster, reconcile } = world();
+    cluster.put(objectSet({ phases: [{ name: 'a', objects: [{ object: cm('twice', { v: '1' }) }] }, { name: 'b', objects: [{ object: cm('twice', { v: '2' }) }, { object: { ...cm('rv', {}), metadata: { name: 'rv', namespace: NS, resourceVersion: '7' } } }] }] }));
+    assert.deepEqual(await reconcile(), { requeueAfterMs: 10_000 });
+    assert.equal(condition(cluster, 'Progressing')?.reason, 'Retrying');
+    assert.equal(condition(cluster, 'Progressing')?.message, 'revision validation error: ConfigMap.v1 ns-1/twice is in phase "a" and again in phase "b"; phase 1 validation error: ConfigMap.v1 ns-1/rv sets metadata.resourceVersion, which only the API server or an owner sets');
+    assert.equal(cluster.log.filter((r) => WRITE_VERBS.has(r.verb) && r.kind === 'ConfigMap').length, 0);
+  });
+
+  test('an object from a Secret nested past 256 levels is refused by name (nothing recursive walks it)', async () => {
+    const { cluster, reconcile } = world();
+    const deep = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"deep","namespace":"${NS}"},"data":{},"x":${'['.repeat(5000)}${']'.repeat(5000)}}`;
+    cluster.put(secret('deep', { configmap: deep }));
+    cluster.put(objectSet({ phases: [{ name: 'p', objects: [{ ref: { name: 'deep', namespace: NS, key: 'configmap' } }] }] }));
+    await assert.rejects(reconcile(), /the object at key "configmap" in Secret ns-1\/deep nests deeper than 256 levels/);
+  });
+
+  test('archiving tears down the last phase first, and the earlier one only once it is gone', async () => {
+    const { cluster, reconcile } = world();
+    cluster.put(objectSet({ phases: [{ name: 'operator', objects: [{ object: cm('operator', {}) }] }, { name: 'cr', objects: [{ object: cm('cr', {}) }] }] }));
+    await reconcile();
+    const cr = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'cr' }) as KubeObject;
+    // The operator's finalizer holds its CR until the operator removes it.
+    cluster.put({ ...cr, metadata: { ...cr.metadata, finalizers: ['operator.example.com/cleanup'] } });
+    const live = cluster.get(COS_REF()) as ClusterObjectSet;
+    cluster.put({ ...live, spec: { ...live.spec, lifecycleState: 'Archived' } });
+    await reconcile();
+    assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'cr' })?.metadata.deletionTimestamp, 'the CR is being deleted');
+    assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'operator' }), 'the operator stays while its CR is there');
+    assert.equal(condition(cluster, 'Progressing')?.message, 'removing revision resources that are not owned by another revision');
+    const going = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'cr' }) as KubeObject;
+    cluster.put({ ...going, metadata: { ...going.metadata, finalizers: [] } });
+    cluster.remove({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'cr' });
+    await reconcile();
+    assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'operator' }), undefined);
+  });
+
+  test('an older revision looked at again leaves what a newer one took over (only probing it), and archiving it deletes none of it', async () => {
+    const { cluster, reconcile } = world();
+    const owner = { labels: { [OWNER_NAME_LABEL]: 'ext' } };
+    cluster.put(objectSet({ revision: 1, phases: [{ name: 'p', objects: [{ object: cm('a', { v: '1' }) }] }] }, { name: 'rev-1', uid: 'uid-1', ...owner }));
+    await reconcile('rev-1');
+    // rev-2 takes `a` over and is still rolling out (its second phase's probe fails).
+    cluster.put(
+      objectSet(
+        { revision: 2, progressionProbes: [{ selector: { type: 'Label', label: { matchLabels: { gate: 'yes' } } }, assertions: [{ type: 'FieldValue', fieldValue: { fieldPath: 'data.ready', value: 'yes' } }] }], phases: [{ name: 'p', objects: [{ object: cm('a', { v: '2' }) }] }, { name: 'q', objects: [{ object: cm('gate', { ready: 'no' }, { gate: 'yes' }) }] }] },
+        { name: 'rev-2', uid: 'uid-2', ...owner },
+      ),
+    );
+    await reconcile('rev-2');
+    const taken = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'a' });
+    assert.deepEqual([taken?.data, taken?.metadata.ownerReferences?.find((r) => r.controller === true)?.uid], [{ v: '2' }, 'uid-2']);
+    await reconcile('rev-1');
+    const still = cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'a' });
+    assert.deepEqual([still?.data, still?.metadata.ownerReferences?.find((r) => r.controller === true)?.uid], [{ v: '2' }, 'uid-2'], 'the older revision does not take it back');
+    const old = cluster.get(COS_REF('rev-1')) as ClusterObjectSet;
+    cluster.put({ ...old, spec: { ...old.spec, lifecycleState: 'Archived' } });
+    await reconcile('rev-1');
+    await reconcile('rev-1');
+    assert.ok(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'a' }), "archiving the older revision leaves the newer one's object");
   });
 
   test('a completed revision archives the older active revisions of the same owner', async () => {

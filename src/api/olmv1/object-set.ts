@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { matchesLabelSelector, type CatalogSelector } from '../catalog-selector.js';
+import { goJson } from '../../util/canonical-json.js';
 import type { Condition, KubeObject } from '../../kube/types.js';
 
 export const OBJECT_SET_KIND = 'ClusterObjectSet';
@@ -83,14 +84,31 @@ export interface ProbeResult {
   messages: string[];
 }
 
-/** A value at a dotted path (`status.phase`), as apimachinery's NestedFieldCopy finds it: an error when a step is not an object. */
+/** A value as Go's `%v` prints it, and its type as `%T` does, for a JSON value decoded into maps (integers are int64). */
+function goValue(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map(goValue).join(' ')}]`;
+  if (typeof v === 'object') return `map[${Object.keys(v).sort().map((k) => `${k}:${goValue((v as Record<string, unknown>)[k])}`).join(' ')}]`;
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+function goType(v: unknown): string {
+  if (Array.isArray(v)) return '[]interface {}';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  if (typeof v === 'boolean') return 'bool';
+  if (typeof v === 'object' && v !== null) return 'map[string]interface {}';
+  return typeof v;
+}
+
+/**
+ * A value at a dotted path (`status.phase`), as apimachinery's NestedFieldCopy finds it: a null or
+ * missing step is not found; a step into something that is not an object is an error naming it.
+ */
 function nestedField(obj: unknown, path: string): { found: true; value: unknown } | { found: false; error?: string } {
   let cur: unknown = obj;
   const parts = path.replace(/^\.+|\.+$/g, '').split('.');
   for (const [i, p] of parts.entries()) {
-    if (typeof cur !== 'object' || cur === null || Array.isArray(cur)) {
-      return { found: false, error: `${parts.slice(0, i).join('.')} accessor error: ${JSON.stringify(cur)} is of the type ${Array.isArray(cur) ? '[]interface {}' : typeof cur}, expected map[string]interface{}` };
-    }
+    if (cur === null || cur === undefined) return { found: false };
+    if (typeof cur !== 'object' || Array.isArray(cur)) return { found: false, error: `.${parts.slice(0, i + 1).join('.')} accessor error: ${goValue(cur)} is of the type ${goType(cur)}, expected map[string]interface{}` };
     if (!Object.hasOwn(cur, p)) return { found: false };
     cur = (cur as Record<string, unknown>)[p];
   }
@@ -163,57 +181,26 @@ function groupKindOf(obj: KubeObject): { group: string; kind: string } {
 /**
  * One object against a revision's progression probes: each probe whose selector picks the
  * object (by group and kind, or by labels) asserts on it, once its `.status.observedGeneration`
- * (when it has one) has caught up with its generation.
+ * (when it has one) has caught up with its generation; with any probe, an object whose status has
+ * not caught up is not judged yet, picked or not (upstream's ObservedGenerationProbe wraps the selector).
  */
 export function probeObject(probes: readonly ProgressionProbe[], obj: KubeObject): ProbeResult {
   return all(
     probes.map((p): ProbeResult => {
+      // As upstream wraps each selector: an object whose status speaks for an older generation is not judged yet, picked or not.
+      const observed = (obj.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
+      if (typeof observed === 'number' && observed !== (obj.metadata.generation ?? 0)) return { status: 'Unknown', messages: ['.status outdated'] };
       const picked =
         p.selector.type === 'GroupKind'
           ? ((gk) => gk.group === (p.selector.groupKind?.group ?? '') && gk.kind === (p.selector.groupKind?.kind ?? ''))(groupKindOf(obj))
           : matchesLabelSelector(obj.metadata.labels ?? {}, p.selector.label);
       if (!picked) return { status: 'True', messages: [] };
-      const observed = (obj.status as { observedGeneration?: unknown } | undefined)?.observedGeneration;
-      if (typeof observed === 'number' && observed !== (obj.metadata.generation ?? 0)) return { status: 'Unknown', messages: ['.status outdated'] };
       return all((p.assertions ?? []).map((a) => assertion(a, obj)));
     }),
   );
 }
 
 // ---- digests ------------------------------------------------------------------------------
-
-const GO_ESCAPES: Record<string, string> = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '<': '\\u003c', '>': '\\u003e', '&': '\\u0026', '\u2028': '\\u2028', '\u2029': '\\u2029' };
-
-/** A string as Go's encoding/json writes it (HTML-safe escapes; a lone surrogate becomes U+FFFD). */
-function goString(s: string): string {
-  const fixed = s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
-  let out = '"';
-  for (const c of fixed) {
-    const code = c.codePointAt(0) ?? 0;
-    out += GO_ESCAPES[c] ?? (code < 0x20 ? `\\u${code.toString(16).padStart(4, '0')}` : c);
-  }
-  return `${out}"`;
-}
-
-/** A number as Go's encoding/json writes a float64: as JavaScript does (exponent below 1e-6 and from 1e21, `1e-7`, `1e+21`). */
-function goNumber(n: number): string {
-  if (!Number.isFinite(n)) throw new Error(`cannot encode ${n} as JSON`);
-  return String(n);
-}
-
-/** JSON as Go's json.Marshal writes it: object keys sorted, HTML-safe escapes, no spaces. */
-export function goJson(v: unknown): string {
-  if (v === null || v === undefined) return 'null';
-  if (typeof v === 'string') return goString(v);
-  if (typeof v === 'number') return goNumber(v);
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  if (Array.isArray(v)) return `[${v.map(goJson).join(',')}]`;
-  if (typeof v === 'object') {
-    const keys = Object.keys(v).sort();
-    return `{${keys.map((k) => `${goString(k)}:${goJson((v as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  throw new Error(`cannot encode a ${typeof v} as JSON`);
-}
 
 /**
  * What a phase resolved to (its name and objects, before Binnacle's labels are added), as

@@ -70,6 +70,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
     const installer = flags.olmv1Installer === undefined ? undefined : parseInstaller(flags.olmv1Installer);
     if (flags.olmv1Installer !== undefined && installer === undefined) throw new UsageError(`--olmv1-installer ${JSON.stringify(flags.olmv1Installer)}: expected <namespace>/<serviceaccount name>`);
+    if (flags.olmv1ObjectSets && !flags.olmv1) throw new UsageError('--olmv1-object-sets serves a kind of OLM v1\'s API, which --no-olmv1 turns off: give one or the other');
     const serviceAccount = parseServiceAccountMode(flags.olmv1ServiceAccount);
     if (serviceAccount === undefined) throw new UsageError(`--olmv1-service-account ${JSON.stringify(flags.olmv1ServiceAccount)}: expected use or ignore`);
     (await import('../../helm-engine/engine.js')).configureHelmEngine(helmEngineOptionsOf(flags));
