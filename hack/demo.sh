@@ -82,14 +82,23 @@ YAML
 # Ready means kubectl can use the kind: its CRD Established, and the kind in the API server's
 # discovery and OpenAPI v3 (until then Ready=False KindsPending names what is missing).
 kubectl wait helmoperator/pushgateway --for=condition=Ready --timeout=180s
-# kubectl keeps discovery in its own cache (~/.kube/cache): the demo still asks until it sees the kind, and says so if it had to.
-explain=(kubectl explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1)
-for i in $(seq 1 30); do
-  "${explain[@]}" >/dev/null 2>&1 && break
-  [ "$i" = 1 ] && echo "binnacle: kubectl does not see Pushgateway yet although the HelmOperator is Ready; asking again" >&2
-  sleep 1
-done
-"${explain[@]}" | sed -n "1,8p"
+# kubectl keeps discovery in its own cache (~/.kube/cache), which may predate the kind (an earlier
+# command here read it before the CRD existed). On a miss the demo asks again without that cache:
+# the API server must answer now (Ready said so), and says so if it had to wait; then it refreshes
+# kubectl's cache for what follows.
+explain=(explain pushgateways.spec.replicaCount --api-version=demo.binnacle.dev/v1alpha1)
+if ! kubectl "${explain[@]}" >/dev/null 2>&1; then
+  fresh=$(mktemp -d)
+  for i in $(seq 1 30); do
+    kubectl --cache-dir "$fresh/$i" "${explain[@]}" >/dev/null 2>&1 && break
+    [ "$i" = 1 ] && echo "binnacle: kubectl does not see Pushgateway yet although the HelmOperator is Ready; asking again" >&2
+    sleep 1
+  done
+  rm -rf "$fresh"
+  echo "binnacle: kubectl's discovery cache predated the Pushgateway kind; refreshed it" >&2
+  kubectl api-resources --api-group=demo.binnacle.dev >/dev/null
+fi
+kubectl "${explain[@]}" | sed -n "1,8p"
 # The team's namespace: its admin grants the release identity what the chart needs there.
 kubectl create namespace metrics --dry-run=client -o yaml | kubectl apply -f -
 kubectl create serviceaccount pushgateway-release -n metrics --dry-run=client -o yaml | kubectl apply -f -
