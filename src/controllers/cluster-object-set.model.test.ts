@@ -26,7 +26,7 @@ import { pino } from 'pino';
 import { loadOlmv1Crd } from '../api/olmv1/crds.js';
 import { OBJECT_SET_FINALIZER, type ClusterObjectSet } from '../api/olmv1/object-set.js';
 import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
-import { Crash, FakeCluster, faults, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
+import { Crash, FakeCluster, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
 import type { Condition, KubeObject } from '../kube/types.js';
 import { ClusterObjectSetReconciler } from './cluster-object-set.js';
 
@@ -147,15 +147,9 @@ class CrashAt implements Cmd {
   ) {}
   check = (): boolean => true;
   run(_m: object, w: World): Promise<void> {
-    let writes = 0;
-    w.cluster.inject({
-      match: (r) => WRITE_VERBS.has(r.verb) && r.identity !== 'kubectl' && ++writes === this.nth,
-      when: this.when,
-      error: (r) => {
-        const site = `${this.when} ${r.verb} ${r.kind}`;
-        w.crashes.set(site, (w.crashes.get(site) ?? 0) + 1);
-        return faults.crash(r);
-      },
+    w.cluster.crashAtWrite(this.nth, this.when, (r) => {
+      const site = `${this.when} ${r.verb} ${r.kind}`;
+      w.crashes.set(site, (w.crashes.get(site) ?? 0) + 1);
     });
     return Promise.resolve();
   }

@@ -32,7 +32,7 @@ import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import { revisionRecordSecret } from '../apply/index.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
-import { faults, WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
+import { WRITE_VERBS } from '../kube/fake-cluster.test-helper.js';
 import { checkSettled, helmSubject, bdSubject, leftByOldBinnacle, newWorld, NS, ownedObjects, ensureReleaseNamespace, HOOK_NAME, namespaceTerminating, neighbourObject, reconcileOnce, settle, stats, SYSTEM, type Subject, type Variant, type World } from './release-engine.world.test-helper.js';
 const SEED = Number(process.env.BINNACLE_MODEL_SEED ?? '20261202');
 const RUNS = Number(process.env.BINNACLE_MODEL_RUNS ?? '300');
@@ -51,16 +51,9 @@ class CrashAt implements Cmd {
   ) {}
   check = (): boolean => true;
   run(_m: { variant: Variant }, w: World): Promise<void> {
-    let writes = 0;
-    w.cluster.inject({
-      // Binnacle's writes only: someone else's edit is not Binnacle's process crashing.
-      match: (r) => WRITE_VERBS.has(r.verb) && r.identity !== 'kubectl' && ++writes === this.nth,
-      when: this.when,
-      error: (r) => {
-        const site = `${this.when} ${r.verb} ${r.kind}${r.namespace === SYSTEM ? ' (trusted record)' : r.kind === 'Secret' && r.name.startsWith('sh.helm.') ? ' (Helm mirror)' : ''}`;
-        w.crashes.set(site, (w.crashes.get(site) ?? 0) + 1);
-        return faults.crash(r);
-      },
+    w.cluster.crashAtWrite(this.nth, this.when, (r) => {
+      const site = `${this.when} ${r.verb} ${r.kind}${r.namespace === SYSTEM ? ' (trusted record)' : r.kind === 'Secret' && r.name.startsWith('sh.helm.') ? ' (Helm mirror)' : ''}`;
+      w.crashes.set(site, (w.crashes.get(site) ?? 0) + 1);
     });
     return Promise.resolve();
   }

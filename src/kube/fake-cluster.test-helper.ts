@@ -151,6 +151,23 @@ export class FakeCluster {
   }
 
   /** Arms a failure (see FaultRule); answers a function that disarms it. */
+  /**
+   * Arms a crash of the process at the n-th write from now by anyone but `kubectl` (someone
+   * else's edit is not Binnacle's process crashing), before or after it lands; `crashed` hears
+   * of each (the model tests count crashes by write site).
+   */
+  crashAtWrite(nth: number, when: 'before' | 'after', crashed: (r: FakeRequest) => void): () => void {
+    let writes = 0;
+    return this.inject({
+      match: (r) => WRITE_VERBS.has(r.verb) && r.identity !== 'kubectl' && ++writes === nth,
+      when,
+      error: (r) => {
+        crashed(r);
+        return faults.crash(r);
+      },
+    });
+  }
+
   inject(rule: FaultRule): () => void {
     const armed = { ...rule, left: rule.times ?? 1 };
     this.faultRules.push(armed);
