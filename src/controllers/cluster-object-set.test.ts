@@ -220,6 +220,13 @@ describe('ClusterObjectSet', () => {
     assert.deepEqual(live?.metadata.ownerReferences?.map((r) => [r.kind, r.uid, r.controller]), [['Deployment', 'd-uid', false], ['ClusterObjectSet', 'cos-uid', true]]);
     assert.equal(live?.metadata.annotations?.['olm.operatorframework.io/revision'], '1');
     assert.equal(live?.metadata.labels?.['app.kubernetes.io/managed-by'], 'olm.operatorframework.io');
+    // Looked at again: nothing to write, and the other owner stays.
+    const writes = cluster.log.filter((r) => WRITE_VERBS.has(r.verb) && r.kind === 'ConfigMap').length;
+    await reconcile();
+    assert.equal(cluster.log.filter((r) => WRITE_VERBS.has(r.verb) && r.kind === 'ConfigMap').length, writes);
+    cluster.put({ ...(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'controlled' }) as KubeObject), data: { owner: 'hand' } });
+    await reconcile();
+    assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: NS, name: 'controlled' })?.metadata.ownerReferences?.map((r) => [r.kind, r.controller]), [['Deployment', false], ['ClusterObjectSet', true]], 'a repair keeps the other owner');
   });
 
   test('an object in two phases, or with metadata only the server sets, is refused before anything is written', async () => {

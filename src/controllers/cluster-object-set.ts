@@ -394,7 +394,8 @@ export class ClusterObjectSetReconciler implements Reconciler {
         ...object.metadata,
         labels: { ...object.metadata.labels, [OWNER_NAME_LABEL]: cos.metadata.labels?.[OWNER_NAME_LABEL] ?? '', [MANAGED_BY_LABEL]: MANAGED_BY },
         annotations: { ...object.metadata.annotations, [REVISION_ANNOTATION]: String(cos.spec.revision) },
-        ownerReferences: plan.action === 'adopt' ? [...others, ours] : [ours],
+        // Every other owner the object has stays, none a controller (left out, a forced apply would drop the ones this manager once wrote).
+        ownerReferences: [...others, ours],
       },
     };
   }
