@@ -204,7 +204,8 @@ test('a leader paused past its lease writes nothing once another has taken over,
   await eventually('the other manager to take the Lease', async () => ((await holder())?.endsWith(`_${next.proc.pid}`) === true ? true : undefined), 60_000, 100);
   // The moment it took over: the arrival of its first successful Lease write after the pause
   // (before the API server committed it, so this errs on the strict side).
-  const takeover = next.proxy.seen.find((s) => s.at >= pausedAt && isLeaseWrite(s) && ok(s));
+  // The API server may commit that write (which the Lease read above sees) before its answer is back through the proxy, which records its status then.
+  const takeover = await eventually('the new leader\'s Lease write to come back through its proxy', () => Promise.resolve(next.proxy.seen.find((s) => s.at >= pausedAt && isLeaseWrite(s) && ok(s))), 10_000, 50).catch(() => undefined);
   assert.ok(takeover !== undefined, 'the new leader\'s Lease write went through its proxy');
   await eventually('the new leader to write the extension\'s status', () =>
     Promise.resolve(next.proxy.seen.some((s) => s.at > takeover.at && isWrite(s) && ok(s) && !isLeaseWrite(s)) ? true : undefined), 120_000, 200);
