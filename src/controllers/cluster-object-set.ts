@@ -54,6 +54,7 @@ import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } 
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/errors.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import type { KubeObject, OwnerReference } from '../kube/types.js';
+import { BinnacleError } from '../util/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { applyStatus, CONTINUE, Conditions, ensureFinalizer, isDeleting, methodSteps, reconcileSteps, removeFinalizer, sameStatus, stop, type StepOutcome } from './common.js';
 
@@ -98,8 +99,6 @@ interface State {
   /** Minutes left before the progress deadline, when there is one and the revision has not succeeded. */
   deadline: { exceeded: boolean; remainingMs: number } | undefined;
 }
-
-class Retry extends Error {}
 
 export class ClusterObjectSetReconciler implements Reconciler {
   private readonly clock: () => Date;
@@ -211,7 +210,7 @@ export class ClusterObjectSetReconciler implements Reconciler {
         let object: KubeObject;
         if (o.object !== undefined) object = structuredClone(o.object);
         else if (o.ref !== undefined && o.ref.name !== '') object = await this.objectFromSecret(s, o.ref, phase.name, budget);
-        else throw new Retry(`object in phase ${JSON.stringify(phase.name)} has neither object nor ref`);
+        else throw new BinnacleError('transient', 'OBJECT_SET_RESOLVE', `object in phase ${JSON.stringify(phase.name)} has neither object nor ref`);
         objects.push({ object, collisionProtection: effectiveCollisionProtection(s.cos.spec.collisionProtection, phase.collisionProtection, o.collisionProtection) });
       }
       observed.push({ name: phase.name, digest: phaseDigest(phase.name, objects.map((r) => r.object)) });
@@ -227,7 +226,8 @@ export class ClusterObjectSetReconciler implements Reconciler {
 
   private async objectFromSecret(s: State, ref: ObjectSourceRef, phase: string, budget: { left: number }): Promise<KubeObject> {
     const where = `Secret ${ref.namespace ?? ''}/${ref.name}`;
-    const fail = (why: string): Retry => new Retry(`resolving ref in phase ${JSON.stringify(phase)}: ${why}`);
+    // Retried with backoff: a Secret may yet be made, or made again with the pinned content.
+    const fail = (why: string): BinnacleError => new BinnacleError('transient', 'OBJECT_SET_RESOLVE', `resolving ref in phase ${JSON.stringify(phase)}: ${why}`);
     const secret = s.secrets.get(`${ref.namespace ?? ''}/${ref.name}`);
     if (secret === undefined) throw fail(`getting ${where}: not found`);
     const encoded = secret.data?.[ref.key];

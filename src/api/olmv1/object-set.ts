@@ -7,6 +7,7 @@
  * revision resolved to.
  */
 import { createHash } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { matchesLabelSelector, type CatalogSelector } from '../catalog-selector.js';
 import { goJson } from '../../util/canonical-json.js';
 import type { Condition, KubeObject } from '../../kube/types.js';
@@ -115,21 +116,12 @@ function nestedField(obj: unknown, path: string): { found: true; value: unknown 
   return { found: true, value: cur };
 }
 
-/** Deep equality of JSON values (apimachinery's equality.Semantic on unstructured content). */
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  return ka.length === kb.length && ka.every((k) => Object.hasOwn(b, k) && jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
 
 function fieldValue(probe: ProgressionAssertion['fieldValue'], obj: KubeObject): ProbeResult {
   const { fieldPath = '', value = '' } = probe ?? {};
   const got = nestedField(obj, fieldPath);
   if (!got.found) return { status: 'False', messages: [got.error === undefined ? `missing key: ${JSON.stringify(fieldPath)}` : `error locating key ${JSON.stringify(fieldPath)}; ${got.error}`] };
-  if (!jsonEqual(got.value, value)) return { status: 'False', messages: [`value at key ${JSON.stringify(fieldPath)} != ${JSON.stringify(value)}; expected: ${goJson(value)} got: ${goJson(got.value)}`] };
+  if (!isDeepStrictEqual(got.value, value)) return { status: 'False', messages: [`value at key ${JSON.stringify(fieldPath)} != ${JSON.stringify(value)}; expected: ${goJson(value)} got: ${goJson(got.value)}`] };
   return { status: 'True', messages: [`value at key ${JSON.stringify(fieldPath)} == ${JSON.stringify(value)}`] };
 }
 
@@ -139,7 +131,7 @@ function fieldsEqual(probe: ProgressionAssertion['fieldsEqual'], obj: KubeObject
   if (!va.found) return { status: 'False', messages: [`"${fieldA}" missing`] };
   const vb = nestedField(obj, fieldB);
   if (!vb.found) return { status: 'False', messages: [`"${fieldB}" missing`] };
-  if (!jsonEqual(va.value, vb.value)) return { status: 'False', messages: [`"${fieldA}" != "${fieldB}" expected: ${goJson(va.value)} got: ${goJson(vb.value)}`] };
+  if (!isDeepStrictEqual(va.value, vb.value)) return { status: 'False', messages: [`"${fieldA}" != "${fieldB}" expected: ${goJson(va.value)} got: ${goJson(vb.value)}`] };
   return { status: 'True', messages: [`"${fieldA}" == "${fieldB}"`] };
 }
 
