@@ -38,10 +38,12 @@ test('the heap settings take effect when set in a running process', async () => 
   const plain = await heapOf(false, false);
   const young = await heapOf(true, false);
   const both = await heapOf(true, true);
-  // Without the setting V8 widens the young generation under many survivors (to 32 MB here)...
+  // Without the setting V8 widens the young generation under many survivors (4 -> 32 MB on
+  // Node 20's V8, 4 -> 128 MB on Node 24's)...
   assert.ok(plain.maxNew > 4 * plain.startNew, `control: young generation ${plain.startNew} -> ${plain.maxNew}`);
-  // ...with it, it stays within one step of where it started.
-  assert.ok(young.maxNew <= 2 * young.startNew, `young generation ${young.startNew} -> ${young.maxNew}`);
+  // ...with it, it stays a small part of that: on Node 20 it does not grow at all; Node 24's V8
+  // still grows it by pages (4 -> 5.5 to 13 MB over runs), so the bound is against the control.
+  assert.ok(young.maxNew * 4 <= plain.maxNew, `young generation ${young.startNew} -> ${young.maxNew} with the setting, ${plain.maxNew} without`);
   // Collecting at twice the live size holds far less garbage than V8's own growth (56 against 106 MB here).
   assert.ok(both.maxHeap < 0.75 * young.maxHeap, `largest heap ${both.maxHeap} with collectLikeGo, ${young.maxHeap} without`);
 });
