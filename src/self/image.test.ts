@@ -18,7 +18,7 @@ test("the manager image runs `binnacle manager` in /opt/binnacle as 65532", () =
 test("the helm-operator image is operator-sdk's: `helm-operator run --watches-file=./watches.yaml` in /opt/helm as numeric user 1001", () => {
   const c = runtimeConfig('helm-operator', NODE_ENV);
   // operator-sdk v1.42.3 images/helm-operator/Dockerfile: ENTRYPOINT ["/usr/local/bin/helm-operator", "run", "--watches-file=./watches.yaml"]
-  assert.deepEqual(c.Entrypoint, ['node', '--optimize-for-size', '--no-opt', '--no-sparkplug', '/opt/binnacle/bin/binnacle.js', 'helm-operator', 'run', '--watches-file=./watches.yaml']);
+  assert.deepEqual(c.Entrypoint, ['node', '--optimize-for-size', '--no-opt', '--no-sparkplug', '--no-maglev', '/opt/binnacle/bin/binnacle.js', 'helm-operator', 'run', '--watches-file=./watches.yaml']);
   assert.deepEqual(HELM_OPERATOR_RUN_ARGS, ['helm-operator', 'run', '--watches-file=./watches.yaml']);
   // No Cmd of the base (node's is ["node"]) may land between the entry point and a Deployment's args.
   assert.deepEqual(c.Cmd, []);

@@ -129,7 +129,7 @@ describe('self image', () => {
     const img = await buildSelfImage({ root, base, target, client, variant: 'helm-operator' });
     const m: ImageManifest = (await client.resolveImage(img.ref)).manifest;
     const config = JSON.parse((await client.getBlobBytes(img.ref, m.config.digest)).toString()) as { config: { Entrypoint: string[]; Cmd?: string[]; User: string; WorkingDir: string; Env: string[] } };
-    assert.deepEqual(config.config.Entrypoint, ['node', '--optimize-for-size', '--no-opt', '--no-sparkplug', '/opt/binnacle/bin/binnacle.js', 'helm-operator', 'run', '--watches-file=./watches.yaml']);
+    assert.deepEqual(config.config.Entrypoint, ['node', '--optimize-for-size', '--no-opt', '--no-sparkplug', '--no-maglev', '/opt/binnacle/bin/binnacle.js', 'helm-operator', 'run', '--watches-file=./watches.yaml']);
     assert.deepEqual(config.config.Cmd, []);
     assert.equal(config.config.WorkingDir, '/opt/helm');
     assert.equal(config.config.User, '1001');

@@ -168,7 +168,7 @@ describe('Pelorus as an operator', () => {
   test('the Deployment runs binnacle helm-operator run; the ConfigMap holds watches.yaml and charts that render as the chart', async () => {
     const dep = bundle.csv.deployments[0]?.spec as { template: { spec: { serviceAccountName: string; containers: { image: string; command: string[]; args: string[]; env: { name: string }[]; resources: unknown }[]; volumes: { configMap: { name: string } }[] } } };
     const c = dep.template.spec.containers[0];
-    assert.deepEqual(c?.command, ['node', '--optimize-for-size', '--no-opt', '--no-sparkplug', '/opt/binnacle/bin/binnacle.js'], 'node runs the CLI with the helm-operator\'s V8 flags');
+    assert.deepEqual(c?.command, ['node', '--optimize-for-size', '--no-opt', '--no-sparkplug', '--no-maglev', '/opt/binnacle/bin/binnacle.js'], 'node runs the CLI with the helm-operator\'s V8 flags');
     assert.deepEqual(c?.args, ['helm-operator', 'run', '--watches', '/opt/helm/watches.yaml', '--leader-elect', '--leader-election-namespace', '$(POD_NAMESPACE)', '--helm-engine-threads', '1']);
     assert.equal(c?.image, 'registry.example.com/binnacle:test');
     // One engine thread (its memory ceiling 256 MiB) over the ~200 MiB the rest takes (operator.ts, bench/helm-operator-memory.ts).
