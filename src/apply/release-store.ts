@@ -13,7 +13,7 @@ import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
-import { RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, revisionRecordSecretName, releaseSecrets, revisionFromSecretAsync, type ReleaseRecordInput } from './release.js';
+import { RECORD_BOUNDS, RELEASE_PART_OF_LABEL, RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, RELEASE_SECRET_TYPE, releasePartName, revisionRecordSecretName, releaseSecrets, revisionFromSecretAsync, type ReleaseRecordInput } from './release.js';
 import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
 export type StoreClient = Pick<ObjectReader, 'list'> & Pick<ObjectWriter, 'create' | 'update' | 'delete'>;
@@ -127,14 +127,22 @@ export class ReleaseStore {
     }
   }
 
-  /** What the mirror holds of `release`, by revision: the status label of each record, read without decoding. */
+  /**
+   * What the mirror holds of `release`, by revision: the status label of each record, read without
+   * decoding. The revision is the one the Secret's name carries (Helm's key for a record, and what
+   * deleteRevision deletes by): a planted record whose `version` label says otherwise (1e21, which
+   * no name can carry) is still found by its name, and an uninstall still removes it.
+   */
   async labels(release: ReleaseRef): Promise<Map<number, { status: string; digest: string | undefined; secret: KubeObject }>> {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
     const out = new Map<number, { status: string; digest: string | undefined; secret: KubeObject }>();
+    const prefix = revisionRecordSecretName(release.name, 0).slice(0, -1);
     for (const s of list.items) {
-      if (s.type !== RELEASE_SECRET_TYPE) continue;
-      const version = Number(s.metadata.labels?.version);
-      if (Number.isInteger(version) && version > 0) out.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
+      const name = s.metadata.name ?? '';
+      if (s.type !== RELEASE_SECRET_TYPE || !name.startsWith(prefix)) continue;
+      const digits = name.slice(prefix.length);
+      const version = /^[1-9][0-9]{0,9}$/.test(digits) ? Number(digits) : NaN;
+      if (version <= RECORD_BOUNDS.maxRevision) out.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
     }
     return out;
   }

@@ -4,8 +4,8 @@
  * operations over the one fake cluster, driven by random sequences of spec changes (reverts
  * among them), crashes at the n-th write of a reconcile (each create, update, patch, apply and
  * delete of records and objects, before or after it lands), leader changes, objects edited or
- * deleted by someone else, Helm records deleted, rewritten or planted (a forged revision, or a gzip
- * bomb inflating past a record's bound), deletions and
+ * deleted by someone else, Helm records deleted, rewritten or planted (a forged revision, a forged failed
+ * first install numbered past Helm's revisions, or a gzip bomb inflating past a record's bound), deletions and
  * re-creations of the owner, and releases left by the Binnacle before the trusted history. Only
  * the render is a stand-in (a pure function of the spec), so a sequence runs in milliseconds.
  * Spec B also renders the release's own Namespace (A and C do not), which holds the owner, the
@@ -116,7 +116,7 @@ class EditLive implements Cmd {
 class TamperMirror implements Cmd {
   constructor(
     private readonly subject: Subject,
-    private readonly how: 'delete' | 'rewrite' | 'plant' | 'bomb',
+    private readonly how: 'delete' | 'rewrite' | 'plant' | 'plant-failed' | 'bomb',
   ) {}
   check = (): boolean => true;
   async run(_m: { variant: Variant }, w: World): Promise<void> {
@@ -126,15 +126,18 @@ class TamperMirror implements Cmd {
     const last = mirror.at(-1);
     if (this.how === 'delete' && last !== undefined) w.cluster.remove({ apiVersion: 'v1', kind: 'Secret', namespace, name: last.metadata.name ?? '' });
     if (this.how === 'rewrite' && last !== undefined) w.cluster.put({ ...last, data: { release: 'aGFuZCBlZGl0' } });
-    if (this.how === 'plant') {
-      // A forged revision that would apply a ClusterRoleBinding and run a delete hook in kube-system.
+    if (this.how === 'plant' || this.how === 'plant-failed') {
+      // A forged revision that would apply a ClusterRoleBinding and run a delete hook in kube-system;
+      // 'plant-failed' as issue 43's reproduction had it: a failed first install whose revision
+      // number (1e21) no Secret name can carry, so that an uninstall would run its delete hooks.
+      const failed = this.how === 'plant-failed';
       const forged = revisionRecordSecret(
-        { name, namespace, version: 99, status: 'deployed', description: 'forged', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', inputDigest: `d-${w.variant}`, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
+        { name, namespace, version: failed ? 1e21 : 99, status: failed ? 'failed' : 'deployed', description: 'forged', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', inputDigest: `d-${w.variant}`, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
         owner,
         new Date(),
         'created',
       );
-      w.cluster.put(forged);
+      w.cluster.put(failed ? { ...forged, metadata: { ...forged.metadata, name: `sh.helm.release.v1.${name}.v97` } } : forged);
     }
     if (this.how === 'bomb') {
       const bomb = gzipBomb();
@@ -200,7 +203,7 @@ function commands(subject: Subject): fc.Arbitrary<Cmd>[] {
     fc.tuple(fc.integer({ min: 1, max: 16 }), fc.constantFrom<'before' | 'after'>('before', 'after')).map(([n, when]) => new CrashAt(n, when)),
     fc.constant(new LeaderChange(subject)),
     fc.tuple(fc.nat(10), fc.constantFrom<'edit' | 'delete'>('edit', 'delete')).map(([i, how]) => new EditLive(subject, i, how)),
-    fc.constantFrom<'delete' | 'rewrite' | 'plant' | 'bomb'>('delete', 'rewrite', 'plant', 'bomb').map((how) => new TamperMirror(subject, how)),
+    fc.constantFrom<'delete' | 'rewrite' | 'plant' | 'plant-failed' | 'bomb'>('delete', 'rewrite', 'plant', 'plant-failed', 'bomb').map((how) => new TamperMirror(subject, how)),
     fc.constant(new DeleteOwner(subject)),
     variants.map((v) => new CreateOwner(subject, v)),
     // Only the Helm chart has hooks.
@@ -305,5 +308,14 @@ test('the helm release: a hook whose name another release took refuses the upgra
 for (const subject of [helmSubject, bdSubject]) {
   test(`the ${subject.name}: an owner made again while its namespace is being deleted waits for the namespace (the API server refuses it), then installs`, async () => {
     assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new CreateOwner(subject, 'B'), new CrashAt(12, 'before'), new CrashAt(1, 'before'), new DeleteOwner(subject), new SetSpec(subject, 'A'), new Neighbour(subject, 'take'), new CreateOwner(subject, 'A'), new CrashAt(1, 'before')]), []);
+  });
+}
+
+for (const subject of [helmSubject, bdSubject]) {
+  test(`the ${subject.name}: a forged failed record numbered 1e21 (a delete hook in kube-system) planted beside a live release is removed from the mirror by its name and runs nothing (found by the model, seed 20261202)`, async () => {
+    assert.deepEqual(await replay(subject, false, [new TamperMirror(subject, 'plant-failed'), new EditLive(subject, 0, 'edit')]), []);
+  });
+  test(`the ${subject.name}: the same record planted before the owner exists runs nothing of it, and the uninstall leaves nothing`, async () => {
+    assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new TamperMirror(subject, 'plant-failed'), new CreateOwner(subject, 'A'), new CrashAt(2, 'before'), new SetSpec(subject, 'B'), new DeleteOwner(subject)]), []);
   });
 }

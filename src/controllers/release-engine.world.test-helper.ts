@@ -371,8 +371,8 @@ export function checkSettled(w: World, subject: Subject): void {
   owned.delete(RELEASE_NAMESPACE_ID);
   if (!subject.exists(w)) {
     if (owned.size > 0) w.violations.push(`the owner is gone but its objects stay: ${[...owned.keys()].join(', ')}`);
-    // Records someone planted after the owner went are not Binnacle's to clean (revisions 98 and 99 here).
-    const mirror = w.cluster.all('Secret', NS).filter((s) => s.metadata.labels?.[OWNER_KIND_LABEL] !== undefined && s.metadata.labels[OWNER_NAME_LABEL] === subject.prefix && (s.metadata.name ?? '').startsWith('sh.helm.release.') && !['98', '99'].includes(s.metadata.labels.version ?? ''));
+    // Records someone planted after the owner went are not Binnacle's to clean (named v97, v98 and v99 here).
+    const mirror = w.cluster.all('Secret', NS).filter((s) => s.metadata.labels?.[OWNER_KIND_LABEL] !== undefined && s.metadata.labels[OWNER_NAME_LABEL] === subject.prefix && (s.metadata.name ?? '').startsWith('sh.helm.release.') && !/\.v9[789]$/.test(s.metadata.name ?? ''));
     if (mirror.length > 0) w.violations.push(`the owner is gone but its Helm records stay: ${mirror.map((s) => s.metadata.name ?? '').join(', ')}`);
     return;
   }
