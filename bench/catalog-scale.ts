@@ -602,7 +602,7 @@ async function main(): Promise<void> {
   const file = recorder.save({
     settings: {
       bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries' },
-      binnacle: { what: 'binnacle manager (node --optimize-for-size bin/binnacle.js, the built bundle)', command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
+      binnacle: { what: `binnacle manager (node ${NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle)`, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
       reference: { what: `catalogd ${catalogdVersion} (operator-controller cmd/catalogd, tag containers_image_openpgp)`, command: commandsSeen.get('catalogd'), featureGates: 'APIV1MetasHandler=true', concurrency: 'its ClusterCatalog controller as shipped (one reconcile at a time)' },
       opm: { what: opm === '' ? 'opm serve (not run)' : `opm serve (${spawnSync(opm, ['version'], { encoding: 'utf8' }).stdout.trim()})`, command: commandsSeen.get('opm'), note: 'gRPC registry API: serving = port accepts; no HTTP queries' },
     },

@@ -547,7 +547,7 @@ function sideSettings(side: Side): SideSettings {
     };
   }
   return {
-    what: 'binnacle manager (node --optimize-for-size bin/binnacle.js manager, as the image runs it)',
+    what: `binnacle manager (node ${NODE_FLAGS.join(' ')} bin/binnacle.js manager, as the image runs it)`,
     entry: rel(BINNACLE_ENTRY),
     objects: 'per release: BundleDeployment (binnacle.dev/v1alpha1, format helm, image source, releaseName podinfo, no serviceAccount: acts as the manager)',
     chart: `${chart.image} (the helm push artifact Flux pulls)`,

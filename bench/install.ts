@@ -15,7 +15,7 @@
  *   the largest share (56-58 per extension), then a GET and a PATCH per applied object.
  *
  * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR] [--tsx] [--plain-node]
- *   --plain-node: the manager without the image's Node flags (default: node --optimize-for-size, as the image runs it)
+ *   --plain-node: the manager without the image's Node flags (default: NODE_FLAGS of src/self/image.ts, as the image runs it)
  *   --cpu-prof DIR: the manager writes a V8 CPU profile into DIR when it stops
  *   --tsx: run the manager from src/ through the TypeScript loader (default: bin/binnacle.js after npm run build, as it ships)
  *   --source DIR: run the manager from another checkout's src/ (DIR/cli/main.ts), to compare revisions in one sitting

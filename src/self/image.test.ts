@@ -7,7 +7,7 @@ const NODE_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:
 
 test("the manager image runs `binnacle manager` in /opt/binnacle as 65532", () => {
   const c = runtimeConfig('manager', NODE_ENV);
-  assert.deepEqual(c.Entrypoint, ['node', '--optimize-for-size', '/opt/binnacle/bin/binnacle.js']);
+  assert.deepEqual(c.Entrypoint, ['node', '--optimize-for-size', '--no-maglev', '/opt/binnacle/bin/binnacle.js']);
   assert.deepEqual(c.Cmd, ['manager']);
   assert.equal(c.WorkingDir, '/opt/binnacle');
   assert.equal(c.User, '65532:65532');

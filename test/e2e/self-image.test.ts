@@ -86,7 +86,7 @@ describe('self image', () => {
     assert.equal(m.layers.length, baseImage.manifest.layers.length + 1);
     assert.deepEqual(m.layers.slice(0, -1).map((l) => l.digest), baseImage.manifest.layers.map((l) => l.digest), "the base's layers come first");
     const config = JSON.parse((await client.getBlobBytes(img.ref, m.config.digest)).toString()) as { config: { Entrypoint: string[]; Cmd: string[]; User: string; Labels: Record<string, string> }; rootfs: { diff_ids: string[] } };
-    assert.deepEqual(config.config.Entrypoint, ['node', '--optimize-for-size', '/opt/binnacle/bin/binnacle.js']);
+    assert.deepEqual(config.config.Entrypoint, ['node', '--optimize-for-size', '--no-maglev', '/opt/binnacle/bin/binnacle.js']);
     assert.deepEqual(config.config.Cmd, ['manager']);
     assert.equal(config.config.User, '65532:65532');
     assert.equal(config.config.Labels['org.example.base'], 'node', "the base's config is kept");
