@@ -49,8 +49,9 @@ export interface RuntimeConfig {
  * heap nearer what is live: measured with bench/helm-operator.ts at 100 CRs, `helm-operator run`'s
  * Node process peaked ~15 MiB lower (about 127 against 142 MiB over four runs each), its converge
  * CPU within the runs' noise. `--no-maglev`: the tiers Node 20 had (Maglev, V8's mid-tier
- * compiler, is on by default since Node 22); bench/install on Node 24.22.3, 100 extensions at once,
- * one run each: peak 192 → 183 MiB, 96 → 86 MiB when ready, the time to install them the same.
+ * compiler, is on by default since Node 22); bench/install on Node 24.22.3, 100 extensions at once:
+ * 96 → 86 MiB when ready (one run without, two with), the peak within the runs' noise (192 without;
+ * 183 and 198 with), the time to install them the same.
  */
 export const NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-maglev'];
 
