@@ -109,3 +109,40 @@ test("take ownership 'unowned' (a HelmOperator's takeOwnership): an object no on
   strict.putApplied(cm({ a: '0' }), 'kubectl-client-side-apply');
   await assert.rejects(releaseEngine(strict).apply(request({ a: '1' }, { adopt: 'unowned', conflictPolicy: 'Fail' })), /conflict with "kubectl-client-side-apply" using v1: \.data\.a/);
 });
+
+test("adopting what another installer made for the same owner (OLM v1's operator-controller): only objects that very controller controls, with its owner labels, are taken over, as they are", async () => {
+  const ce = { apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'argocd', uid: 'ce-uid-1' };
+  const adopt = { controlledBy: ce, ownerLabels: { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'argocd' } };
+  const olmMarks = (controller: typeof ce, labels: Record<string, string> = adopt.ownerLabels): Partial<KubeObject['metadata']> => ({
+    labels: { ...labels, 'app.kubernetes.io/managed-by': 'Helm' },
+    annotations: { 'meta.helm.sh/release-name': 'argocd', 'meta.helm.sh/release-namespace': 'team-a' },
+    ownerReferences: [{ ...controller, controller: true, blockOwnerDeletion: true }],
+  });
+  const installed = (metadata: Partial<KubeObject['metadata']>): FakeCluster => {
+    const cluster = new FakeCluster();
+    cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'team-a' } });
+    cluster.putApplied(cm({ a: '0' }, metadata), 'helm');
+    return cluster;
+  };
+  // The same ClusterExtension's object: taken over in place (same uid), with Binnacle's marks.
+  const same = installed(olmMarks(ce));
+  const uid = same.get(cmRef)?.metadata.uid;
+  const res = await releaseEngine(same).apply(request({ a: '1' }, { adopt }));
+  assert.equal(res.status, 'deployed', res.message);
+  const taken = same.get(cmRef);
+  assert.equal(taken?.metadata.uid, uid, 'not re-created');
+  assert.deepEqual(taken?.data, { a: '1' });
+  assert.equal(taken?.metadata.labels?.['binnacle.dev/owner-name'], 'app');
+  // A namesake ClusterExtension made since (another uid), a missing owner label, or no controller: refused.
+  const cases: [string, Partial<KubeObject['metadata']>][] = [
+    ['another uid', olmMarks({ ...ce, uid: 'ce-uid-0' })],
+    ['no OLM v1 owner labels', olmMarks(ce, {})],
+    ['another extension named in the labels', olmMarks(ce, { ...adopt.ownerLabels, 'olm.operatorframework.io/owner-name': 'other' })],
+    ['not its controller', { ...olmMarks(ce), ownerReferences: [{ ...ce, controller: false }] }],
+  ];
+  for (const [why, metadata] of cases) {
+    const cluster = installed(metadata);
+    await assert.rejects(releaseEngine(cluster).apply(request({ a: '1' }, { adopt })), /already exists and belongs to .*refusing to take it over/, why);
+    assert.deepEqual(cluster.get(cmRef)?.data, { a: '0' }, `${why}: left as it was`);
+  }
+});

@@ -55,6 +55,7 @@ export { RECORD_BOUNDS, decodeRevisionRecord, encodeRevisionRecord, revisionReco
 export { ReleaseStore, type HistoryStore, type HistoryRead, type RefusedRecord } from './release-store.js';
 export { driftMode, driftSpecProblems, DRIFT_HANDOVER_MANAGER, DRIFT_MODES } from './drift-policy.js';
 export type {
+  AdoptControlledBy,
   ApplierClient,
   ApplyRequest,
   OperationRequest,

@@ -18,7 +18,7 @@ import { heldByHelm } from './helm-fields.js';
 import { hookTakeover } from './hooks.js';
 import { describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
-import type { Owner, ReleaseRef, OperationRequest } from './types.js';
+import type { AdoptControlledBy, Owner, ReleaseRef, OperationRequest } from './types.js';
 
 /** Objects as one read found them, by identity; `object` undefined when there was none. */
 export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
@@ -187,7 +187,7 @@ export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck
   const what = describeRef(refOf(obj));
   // A tenant's release taking a Namespace, a CRD or a volume its uninstall would then delete, with
   // the data in it, is never what takeOwnership is for.
-  const takeable = o.adopt === true || (o.adopt === 'unowned' && !heldBySomeone(live) && !HOLDS_DATA.has(obj.kind));
+  const takeable = o.adopt === true || (o.adopt === 'unowned' && !heldBySomeone(live) && !HOLDS_DATA.has(obj.kind)) || (typeof o.adopt === 'object' && controlledBy(live, o.adopt));
   if (!isOwnedBy(live, owner, release) && !takeable) {
     const hint =
       o.adopt !== 'unowned'
@@ -204,6 +204,20 @@ export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck
     if (!safety.ok) found.result.children.push(safety);
   }
   return true;
+}
+
+/**
+ * Whether `live` is what another installer made for the same owner: its controller is that very
+ * object (kind, name and uid: not a namesake made since) and it carries that installer's owner
+ * labels. Anyone who can write the object could forge both, but then it was theirs to give: what
+ * is taken over is only an object of this release's own name and kind, in its own scope.
+ */
+function controlledBy(live: KubeObject, by: AdoptControlledBy): boolean {
+  const c = by.controlledBy;
+  const controller = live.metadata.ownerReferences?.find((r) => r.controller === true);
+  if (controller === undefined || controller.apiVersion !== c.apiVersion || controller.kind !== c.kind || controller.name !== c.name || controller.uid !== c.uid) return false;
+  const labels = live.metadata.labels ?? {};
+  return Object.entries(by.ownerLabels).every(([k, v]) => labels[k] === v);
 }
 
 /** The server dry run refused `obj`: a problem, unless the refusal is no verdict (retried, or checked at apply) or force replaces it. */

@@ -120,9 +120,11 @@ export interface OperationRequest {
   /**
    * Take over objects that exist but are not ours: `true` any of them (Helm 4's
    * `--take-ownership`); `unowned` only those no release, owner label or controller holds
-   * (a HelmOperator's `takeOwnership`: its releases share their namespaces with others).
+   * (a HelmOperator's `takeOwnership`: its releases share their namespaces with others); a
+   * controller, only those it controls (the objects OLM v1's operator-controller installed for
+   * the same ClusterExtension, moved over without a reinstall).
    */
-  adopt?: boolean | 'unowned';
+  adopt?: boolean | 'unowned' | AdoptControlledBy;
   /** Fields other managers hold (default `Force`): see ConflictPolicy. */
   conflictPolicy?: ConflictPolicy;
   /** `None`: a changed CRD is applied without the upgrade safety check (OLM v1's enforcement None). */
@@ -275,4 +277,14 @@ export interface ReleaseRevision {
   ownerGeneration?: number;
   /** A chart release's content (a release the `helm` CLI made has one too). */
   content?: ReleaseContent;
+}
+
+/**
+ * Objects controlled by this object (a controller ownerReference with its uid) and labelled as its
+ * by `ownerLabels`: what another installer made for the same owner, taken over as they are.
+ */
+export interface AdoptControlledBy {
+  controlledBy: { apiVersion: string; kind: string; name: string; uid: string };
+  /** Labels the controller's installer put on each of its objects (OLM v1's owner-kind and owner-name). */
+  ownerLabels: Record<string, string>;
 }

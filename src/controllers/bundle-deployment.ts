@@ -16,7 +16,7 @@
  * over the one fake cluster (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { ApplyRefusedError, decideRelease, driftSpecProblems, isOwnedBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
@@ -32,7 +32,8 @@ import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDele
 import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS, type LenientReport } from './lenient-report.js';
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
-import { createRenderer, RENDERERS, type RenderContext, type RenderedBundle, type Renderer } from '../render/index.js';
+import { createRenderer, OLMV1_OWNER_KIND_LABEL, OLMV1_OWNER_NAME_LABEL, RENDERERS, type RenderContext, type RenderedBundle, type Renderer } from '../render/index.js';
+import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
 import { bundleWebhookCerts, type WebhookCerts } from '../render/webhook-certs.js';
 import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 
@@ -428,6 +429,29 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   /**
+   * Moving over from OLM v1 without a reinstall: the bundle of an `olm.operatorframework.io/v1`
+   * ClusterExtension takes over the objects operator-controller installed for that same
+   * ClusterExtension (its controller ownerReference, uid included, and OLM v1's owner labels),
+   * as they are; anything else that is in the way is still refused. `adoptExisting` takes anything.
+   * Nothing for any other bundle, or when the ClusterExtension is gone.
+   */
+  private async adoption(bd: BundleDeployment): Promise<{ adopt?: true | AdoptControlledBy }> {
+    if (bd.spec.adoptExisting === true) return { adopt: true };
+    const name = bd.spec.olmv1Owner;
+    if (name === undefined) return {};
+    let ce: KubeObject;
+    try {
+      ce = await this.o.client.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name });
+    } catch (err) {
+      if (isNotFound(err)) return {};
+      throw err;
+    }
+    const uid = ce.metadata.uid;
+    if (uid === undefined) return {};
+    return { adopt: { controlledBy: { apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name, uid }, ownerLabels: { [OLMV1_OWNER_KIND_LABEL]: 'ClusterExtension', [OLMV1_OWNER_NAME_LABEL]: name } } };
+  }
+
+  /**
    * How long a failed install (Installed=False, Failed, this generation) still waits before it is
    * tried again: an event (the finalizer this controller just added, say) must not turn failure
    * into a loop. Undefined when it need not wait.
@@ -445,6 +469,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     const rendered = s.rendered;
     let result;
     try {
+      const adoption = await this.adoption(s.bd);
       result = await runDecision(
         s.release$.cfg,
         decision,
@@ -452,7 +477,7 @@ export class BundleDeploymentReconciler implements Reconciler {
           owner: this.owner(s.bd),
           release: this.release(s.bd),
           disableHooks: s.bd.spec.disableHooks === true,
-          adopt: s.bd.spec.adoptExisting === true,
+          ...adoption,
           ...(s.bd.spec.conflictPolicy === undefined ? {} : { conflictPolicy: s.bd.spec.conflictPolicy }),
           ...(s.bd.spec.waitStrategy === undefined ? {} : { waitStrategy: s.bd.spec.waitStrategy }),
           ...(s.bd.spec.crdUpgradeSafety === 'None' ? { crdUpgradeSafety: 'None' as const } : {}),

@@ -25,7 +25,10 @@ import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js'
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
-import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, methodSteps, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
+import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, methodSteps, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
+
+/** operator-controller's (ClusterExtension) and catalogd's (ClusterCatalog) finalizers, for their local caches. */
+export const OLMV1_CACHE_FINALIZERS: ReadonlySet<string> = new Set(['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache', 'olm.operatorframework.io/delete-server-cache']);
 
 export type TwinClient = Pick<ObjectReader, 'get' | 'find'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch'> & Pick<StatusWriter, 'applyStatus'>;
 
@@ -121,7 +124,11 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
       }
       return stop({ requeueAfterMs: 2_000 });
     }
-    await removeFinalizer(this.client, s.v1, FINALIZER_CLEANUP);
+    // Moved over from OLM v1: operator-controller's and catalogd's own finalizers name caches only
+    // they keep; with Binnacle serving the kind nothing else would ever remove them.
+    const finalizers = s.v1.metadata.finalizers ?? [];
+    const kept = finalizers.filter((f) => f !== FINALIZER_CLEANUP && !OLMV1_CACHE_FINALIZERS.has(f));
+    if (kept.length !== finalizers.length) await this.client.patch(this.v1Ref(name), { metadata: { finalizers: kept, resourceVersion: s.v1.metadata.resourceVersion } });
     return stop();
   }
 

@@ -220,4 +220,18 @@ describe('ClusterExtension (olm.operatorframework.io/v1)', () => {
     await adapter.reconcile({ key: 'argocd', name: 'argocd' }, ctx());
     assert.equal(c.get(v1Ref('ClusterExtension', 'argocd')), undefined);
   });
+
+  test("one moved over from operator-controller lets go of OLM v1's cache finalizers too once its twin is gone, and of no one else's", async () => {
+    const c = cluster();
+    const client = c.client();
+    const olmFinalizers = ['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache'];
+    const v1 = v1Extension({ serviceAccount: { name: 'installer' } });
+    c.put({ ...v1, metadata: { ...v1.metadata, finalizers: [...olmFinalizers, 'example.com/someone-else'] } });
+    const adapter = olmv1ExtensionReconciler({ client });
+    await adapter.reconcile({ key: 'argocd', name: 'argocd' }, ctx());
+    await client.delete(v1Ref('ClusterExtension', 'argocd'));
+    await adapter.reconcile({ key: 'argocd', name: 'argocd' }, ctx()); // deletes the twin (no finalizer: gone at once)
+    await adapter.reconcile({ key: 'argocd', name: 'argocd' }, ctx());
+    assert.deepEqual(c.get(v1Ref('ClusterExtension', 'argocd'))?.metadata.finalizers, ['example.com/someone-else']);
+  });
 });
