@@ -5,7 +5,8 @@
  */
 import { neededByLabel } from '../../src/installed/index.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { findCondition } from '../../src/kube/types.js';
+import { findCondition, type Condition, type KubeObject } from '../../src/kube/types.js';
+import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
 import { eventually } from './env.js';
 import { operatorCorpusDir } from '../corpus/corpus.test-helper.js';
@@ -98,4 +99,16 @@ export async function deploymentAvailable(client: KubeClient, namespace: string,
   const d = await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace, name });
   const conds = (d?.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
   return conds.some((c) => c.type === 'Available' && c.status === 'True');
+}
+
+/** The corpus poison-pill package cut to 0.0.5, then 0.0.6 which replaces it: an upgrade along the catalog's edge. */
+export function poisonPillTwoVersions(cfg: DeclarativeConfig): void {
+  const keep = new Set(['poison-pill.v0.0.5', 'poison-pill.v0.0.6']);
+  cfg.bundles = cfg.bundles.filter((b) => keep.has(b.name));
+  for (const ch of cfg.channels) ch.entries = [{ name: 'poison-pill.v0.0.5' }, { name: 'poison-pill.v0.0.6', replaces: 'poison-pill.v0.0.5' }];
+}
+
+/** An object's conditions in one line, for a failure message. */
+export function conditionsLine(obj: KubeObject | undefined): string {
+  return ((obj?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`).join('; ');
 }

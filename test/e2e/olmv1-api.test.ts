@@ -14,12 +14,11 @@ import { join } from 'node:path';
 import { publishPackages } from '../../src/publish/packages.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { findCondition, type Condition, type KubeObject } from '../../src/kube/types.js';
+import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION } from '../../src/api/types.js';
 import { OLMV1_API_VERSION, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from '../../src/api/olmv1/types.js';
-import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, adminInstallerObjects, binnacle, e2eClient, e2eRegistry, eventually, startE2eManager, stopE2e, uniqueName } from './env.js';
-import { CORPUS } from './extensions.js';
+import { conditionsLine, CORPUS, poisonPillTwoVersions } from './extensions.js';
 
 let client: KubeClient;
 let manager: RunningManager | undefined;
@@ -27,17 +26,6 @@ let work: string;
 const catalogName = uniqueName('olmv1-cat');
 const ns = uniqueName('olmv1');
 const ceName = uniqueName('olmv1-ce');
-
-/** 0.0.5, then 0.0.6 which replaces it: an upgrade along the catalog's edge. */
-function twoVersions(cfg: DeclarativeConfig): void {
-  const keep = new Set(['poison-pill.v0.0.5', 'poison-pill.v0.0.6']);
-  cfg.bundles = cfg.bundles.filter((b) => keep.has(b.name));
-  for (const ch of cfg.channels) ch.entries = [{ name: 'poison-pill.v0.0.5' }, { name: 'poison-pill.v0.0.6', replaces: 'poison-pill.v0.0.5' }];
-}
-
-function conditions(obj: KubeObject | undefined): string {
-  return ((obj?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`).join('; ');
-}
 
 async function v1Extension(): Promise<Olmv1ClusterExtension | undefined> {
   return client.find<Olmv1ClusterExtension>({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: ceName });
@@ -48,7 +36,7 @@ async function installedAt(version: string): Promise<Olmv1ClusterExtension> {
   let last = 'no ClusterExtension';
   return eventually(`${ceName} installed at ${version}`, async () => {
     const ce = await v1Extension();
-    last = `install ${JSON.stringify(ce?.status?.install)}; ${conditions(ce)}`;
+    last = `install ${JSON.stringify(ce?.status?.install)}; ${conditionsLine(ce)}`;
     const installed = findCondition(ce?.status?.conditions, 'Installed');
     const progressing = findCondition(ce?.status?.conditions, 'Progressing');
     const ok = installed?.status === 'True' && installed.reason === 'Succeeded' && progressing?.status === 'True' && progressing.reason === 'Succeeded' && progressing.observedGeneration === ce?.metadata.generation && ce?.status?.install?.bundle.version === version;
@@ -62,7 +50,7 @@ before(async () => {
   client = await e2eClient();
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-olmv1-'));
   await adminInstaller(client, ns);
-  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: twoVersions });
+  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: poisonPillTwoVersions });
   // The admin's default installer for OLM v1 ClusterExtensions that name no ServiceAccount.
   manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: ns, name: 'installer' } } });
   // OLM v1's manifest, as written for operator-controller.

@@ -19,13 +19,12 @@ import { join } from 'node:path';
 import { publishPackages } from '../../src/publish/packages.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import { findCondition, isKubeObject, type Condition, type KubeObject } from '../../src/kube/types.js';
+import { findCondition, isKubeObject, type KubeObject } from '../../src/kube/types.js';
 import { API_VERSION } from '../../src/api/types.js';
 import { OLMV1_API_VERSION, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from '../../src/api/olmv1/types.js';
 import { convertRegistryV1, loadBundleDir } from '../../src/bundle/index.js';
-import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, eventually, kubectl, startE2eManager, stopE2e, uniqueName } from './env.js';
-import { CORPUS } from './extensions.js';
+import { conditionsLine, CORPUS, poisonPillTwoVersions } from './extensions.js';
 
 let client: KubeClient;
 let manager: RunningManager | undefined;
@@ -39,21 +38,11 @@ const OLMV1_CRDS = ['clusterextensions.olm.operatorframework.io', 'clustercatalo
 const crdRef = (name: string): { apiVersion: string; kind: string; name: string } => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
 const managerOptions = { olmv1: { installer: { namespace: ns, name: 'installer' } } };
 
-function twoVersions(cfg: DeclarativeConfig): void {
-  const keep = new Set(['poison-pill.v0.0.5', 'poison-pill.v0.0.6']);
-  cfg.bundles = cfg.bundles.filter((b) => keep.has(b.name));
-  for (const ch of cfg.channels) ch.entries = [{ name: 'poison-pill.v0.0.5' }, { name: 'poison-pill.v0.0.6', replaces: 'poison-pill.v0.0.5' }];
-}
-
-function conditions(obj: KubeObject | undefined): string {
-  return ((obj?.status as { conditions?: Condition[] } | undefined)?.conditions ?? []).map((c) => `${c.type}=${c.status} (${c.reason}): ${c.message}`).join('; ');
-}
-
 async function installedAt(version: string): Promise<Olmv1ClusterExtension> {
   let last = 'no ClusterExtension';
   return eventually(`${ceName} installed at ${version}`, async () => {
     const ce = await client.find<Olmv1ClusterExtension>(ceRef);
-    last = conditions(ce);
+    last = conditionsLine(ce);
     const installed = findCondition(ce?.status?.conditions, 'Installed');
     return installed?.status === 'True' && ce?.status?.install?.bundle.version === version ? ce : undefined;
   }, 240_000, 500).catch((err: unknown) => {
@@ -86,7 +75,7 @@ before(async () => {
   client = await e2eClient();
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-olmv1-migrate-'));
   await adminInstaller(client, ns);
-  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: twoVersions });
+  const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: poisonPillTwoVersions });
   // The manager once, for its CRDs and the catalog; then stopped, as the cluster ran operator-controller.
   manager = await startE2eManager(client, work, managerOptions);
   await client.apply({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
@@ -127,7 +116,7 @@ test("Binnacle takes over what operator-controller installed, in place, then upg
   await kubectl('label', 'crd', ...OLMV1_CRDS, 'app.kubernetes.io/managed-by=binnacle-manager', '--overwrite');
   manager = await startE2eManager(client, work, managerOptions);
   const installed = await installedAt('0.0.5');
-  assert.equal(findCondition(installed.status?.conditions, 'Installed')?.reason, 'Succeeded', conditions(installed));
+  assert.equal(findCondition(installed.status?.conditions, 'Installed')?.reason, 'Succeeded', conditionsLine(installed));
 
   // Taken over in place: every object operator-controller made is the same object, now Binnacle's.
   for (const o of installedByOlm) {
