@@ -213,6 +213,7 @@ export const BUNDLE_DEPLOYMENT_CRD = crd({
       config: freeform('Deployment overrides: env, envFrom, volumes, volumeMounts, tolerations, resources, nodeSelector, affinity, annotations.'),
       bundleConfig: freeform("OLM v1's registry+v1 bundle configuration (watchNamespace, deploymentConfig), checked with OLM v1's rules; replaces watchNamespace(s) and config."),
       olmv1Owner: str("The olm.operatorframework.io/v1 ClusterExtension this bundle is installed for: its objects carry OLM v1's owner labels (informational; ownership stays Binnacle's).", { maxLength: 253 }),
+      olmv1OwnerUID: str("That ClusterExtension's uid: the objects operator-controller installed for it (its controller ownerReference) are taken over in place.", { maxLength: 128 }),
       serviceAccount: obj({ name: str(), namespace: str('Namespace of the ServiceAccount (default: installNamespace).') }, ['name']),
       adoptExisting: bool('Take over objects that exist but belong to no one or someone else (as helm --take-ownership).'),
       conflictPolicy,

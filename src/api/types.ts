@@ -149,6 +149,12 @@ export interface BundleDeploymentSpec {
    * (apply/ownership.ts), which nothing here changes.
    */
   olmv1Owner?: string;
+  /**
+   * That ClusterExtension's uid, as its twin records it: the bundle takes over, in place, only
+   * the objects whose controller ownerReference is that very ClusterExtension (moving over from
+   * operator-controller, docs/from-olm-v1.md). Not part of the render (nor its digest).
+   */
+  olmv1OwnerUID?: string;
   /** The ServiceAccount whose permissions the install uses; in installNamespace unless `namespace` names another. */
   serviceAccount?: { name: string; namespace?: string };
   /** Take over objects that exist but belong to no one (or someone else), as helm --take-ownership. */

@@ -218,6 +218,30 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       ]);
     });
 
+    test("an OLM v1 ClusterExtension's bundle takes over, in place, what operator-controller installed for that very ClusterExtension (the uid its twin recorded; the ClusterExtension is not read); another uid's object is refused", async () => {
+      const installedByOlm = (uid: string): KubeObject => ({
+        ...settings(),
+        metadata: {
+          namespace: 'team-a',
+          name: 'settings',
+          labels: { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'ext' },
+          ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid, controller: true }],
+        },
+      });
+      const w = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
+      w.cluster.put(installedByOlm('ce-uid'));
+      await w.reconciler().reconcile(req, ctx);
+      assert.deepEqual([conditionOf(w, 'Installed')?.status, conditionOf(w, 'Installed')?.reason], ['True', 'Succeeded']);
+      assert.equal(w.live('ConfigMap', 'settings')?.metadata.labels?.['binnacle.dev/owner-name'], 'op', "taken over: Binnacle's marks");
+      assert.deepEqual(w.cluster.log.filter((r) => r.kind === 'ClusterExtension'), [], 'the ClusterExtension was not read');
+      const other = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
+      other.cluster.put(installedByOlm('a-namesake-made-since'));
+      await other.reconciler().reconcile(req, ctx);
+      assert.deepEqual([conditionOf(other, 'Installed')?.status, conditionOf(other, 'Installed')?.reason], ['False', 'Refused']);
+      assert.match(conditionOf(other, 'Installed')?.message ?? '', /ConfigMap team-a\/settings/);
+      assert.equal(other.live('ConfigMap', 'settings')?.metadata.labels?.['binnacle.dev/owner-name'], undefined, 'not taken');
+    });
+
     test('without a ServiceAccount, Binnacle installs as itself and no permission preflight runs', async () => {
       const w = setup({ spec: { serviceAccount: undefined } });
       await w.reconciler().reconcile(req, ctx);

@@ -433,21 +433,14 @@ export class BundleDeploymentReconciler implements Reconciler {
    * ClusterExtension takes over the objects operator-controller installed for that same
    * ClusterExtension (its controller ownerReference, uid included, and OLM v1's owner labels),
    * as they are; anything else that is in the way is still refused. `adoptExisting` takes anything.
-   * Nothing for any other bundle, or when the ClusterExtension is gone.
+   * The uid is the one the twin recorded from the OLM v1 object it checked (no read here, so an
+   * apply costs nothing more); nothing for any other bundle.
    */
-  private async adoption(bd: BundleDeployment): Promise<{ adopt?: true | AdoptControlledBy }> {
+  private adoption(bd: BundleDeployment): { adopt?: true | AdoptControlledBy } {
     if (bd.spec.adoptExisting === true) return { adopt: true };
     const name = bd.spec.olmv1Owner;
-    if (name === undefined) return {};
-    let ce: KubeObject;
-    try {
-      ce = await this.o.client.get({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name });
-    } catch (err) {
-      if (isNotFound(err)) return {};
-      throw err;
-    }
-    const uid = ce.metadata.uid;
-    if (uid === undefined) return {};
+    const uid = bd.spec.olmv1OwnerUID;
+    if (name === undefined || uid === undefined || uid === '') return {};
     return { adopt: { controlledBy: { apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name, uid }, ownerLabels: { [OLMV1_OWNER_KIND_LABEL]: 'ClusterExtension', [OLMV1_OWNER_NAME_LABEL]: name } } };
   }
 
@@ -469,7 +462,7 @@ export class BundleDeploymentReconciler implements Reconciler {
     const rendered = s.rendered;
     let result;
     try {
-      const adoption = await this.adoption(s.bd);
+      const adoption = this.adoption(s.bd);
       result = await runDecision(
         s.release$.cfg,
         decision,

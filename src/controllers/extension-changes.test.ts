@@ -259,19 +259,21 @@ test("the extension's install.crdUpgradeSafety (and adoptExisting) reach each of
   }
 });
 
-test("an OLM v1 ClusterExtension's twin: its main BundleDeployment names it (olmv1Owner) and gets its bundleConfig; a dependency and a plain extension get neither", () => {
+test("an OLM v1 ClusterExtension's twin: its main BundleDeployment names it (olmv1Owner, and the uid the twin recorded: what it may take over) and gets its bundleConfig; a dependency and a plain extension get neither", () => {
   const twin = ce('nhc', 'node-healthcheck', 'nhc', { install: { bundleConfig: { watchNamespace: 'nhc' } } });
   twin.metadata.labels = { 'binnacle.dev/olmv1-twin-of': 'uid-v1' };
   const c = new Cluster().add(twin);
   c.resolve(twin, nhcSet);
   assert.equal(c.bds.get('nhc-node-healthcheck')?.spec.olmv1Owner, 'nhc');
+  assert.equal(c.bds.get('nhc-node-healthcheck')?.spec.olmv1OwnerUID, 'uid-v1');
+  assert.equal(c.bds.get('nhc-poison-pill')?.spec.olmv1OwnerUID, undefined);
   assert.deepEqual(c.bds.get('nhc-node-healthcheck')?.spec.bundleConfig, { watchNamespace: 'nhc' });
   assert.equal(c.bds.get('nhc-poison-pill')?.spec.olmv1Owner, undefined, 'a dependency installed fresh is not the extension’s bundle');
   assert.equal(c.bds.get('nhc-poison-pill')?.spec.bundleConfig, undefined);
   const plain = ce('other', 'other', 'other');
   const d = new Cluster().add(plain);
   d.resolve(plain, [chosen('other', '1.0.0')]);
-  assert.deepEqual([...d.bds.values()].map((b) => b.spec.olmv1Owner), [undefined]);
+  assert.deepEqual([...d.bds.values()].map((b) => [b.spec.olmv1Owner, b.spec.olmv1OwnerUID]), [[undefined, undefined]]);
 });
 
 test('an installed bundle no catalog offers any more stays where it runs: its BundleDeployment keeps its image, and a config change still reaches it', () => {

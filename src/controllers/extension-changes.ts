@@ -143,7 +143,12 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (base !== undefined || isMain) setWorkloadOptions(spec, install);
   // The twin of an OLM v1 ClusterExtension (same name): its bundle's objects carry OLM v1's owner labels (informational).
   // (Only ever set: a bundle shared with another extension keeps what its requester gave it.)
-  if (isMain && ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] !== undefined) spec.olmv1Owner = ce.metadata.name ?? '';
+  const twinOf = ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF];
+  if (isMain && twinOf !== undefined) {
+    spec.olmv1Owner = ce.metadata.name ?? '';
+    // The uid the twin controller copied from the OLM v1 object it checked: what may be taken over.
+    if (twinOf !== '') spec.olmv1OwnerUID = twinOf;
+  }
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.conflictPolicy !== undefined) spec.conflictPolicy = install.conflictPolicy;
   if (install.waitStrategy !== undefined) spec.waitStrategy = install.waitStrategy;
