@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isForbidden, isNotFound } from '../kube/errors.js';
+import { isConflict, isForbidden, isNotFound } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -47,6 +47,8 @@ export type RecordOwner = Owner & { uid: string; apiVersion: string };
 export interface MirrorDrift {
   revision: number;
   change: 'edited' | 'added';
+  /** A record under a name Helm never gives (its Secret's name): removed, as an added revision is. */
+  stray?: string;
 }
 
 export interface TrustedRead extends HistoryRead {
@@ -211,13 +213,28 @@ export class TrustedHistory implements HistoryStore {
   }
 
   private async dropMirror(): Promise<void> {
-    const all = await this.mirror.labels(this.release).catch((err: unknown) => {
+    const all = await this.mirror.records(this.release).catch((err: unknown) => {
       this.mirrorFailed('read', 0, err);
-      return new Map<number, { secret: KubeObject }>();
+      return { byRevision: new Map<number, { secret: KubeObject }>(), strays: [] };
     });
-    for (const [version, m] of all) {
+    for (const [version, m] of all.byRevision) {
       if (this.ownsRecord(m.secret)) await this.mirror.deleteRevision(this.release, version).catch((err: unknown) => this.mirrorFailed('delete', version, err));
     }
+    await this.dropStrays(all.strays);
+  }
+
+  /** Removes this owner's records stored under names Helm never gives (`helm history` would still show them); returns what it removed. */
+  private async dropStrays(strays: readonly KubeObject[]): Promise<MirrorDrift[]> {
+    const drift: MirrorDrift[] = [];
+    for (const s of strays) {
+      if (!this.ownsRecord(s)) continue;
+      const version = Number(s.metadata.labels?.version);
+      drift.push({ revision: Number.isSafeInteger(version) ? version : 0, change: 'added', stray: s.metadata.name ?? '' });
+      await this.mirror.deleteRecord(s).catch((err: unknown) => {
+        if (!isNotFound(err) && !isConflict(err)) this.mirrorFailed('delete', 0, err);
+      });
+    }
+    return drift;
   }
 
   /** Every record of this owner, and the parts of those that have them. */
@@ -298,15 +315,15 @@ export class TrustedHistory implements HistoryStore {
   private async syncMirror(records: readonly KubeObject[], revisions: readonly ReleaseRevision[]): Promise<{ drift: MirrorDrift[]; foreignOwner?: string }> {
     let all;
     try {
-      all = await this.mirror.labels(this.release);
+      all = await this.mirror.records(this.release);
     } catch (err) {
       this.mirrorFailed('read', 0, err);
       return { drift: [] };
     }
     // Only this owner's records are the mirror: a Helm record keeps its release's labels, so one
     // `helm upgrade` or `helm rollback` made by hand carries them; another's records are left alone.
-    const mirrored = new Map([...all].filter(([, m]) => this.ownsRecord(m.secret)));
-    const foreign = [...all.values()].find((m) => !this.ownsRecord(m.secret));
+    const mirrored = new Map([...all.byRevision].filter(([, m]) => this.ownsRecord(m.secret)));
+    const foreign = [...all.byRevision.values()].find((m) => !this.ownsRecord(m.secret));
     const foreignOwner = foreign === undefined ? undefined : describeRecordOwner(foreign.secret);
     const drift: MirrorDrift[] = [];
     const byRevision = new Map(revisions.map((r) => [r.revision, r]));
@@ -325,8 +342,10 @@ export class TrustedHistory implements HistoryStore {
       drift.push({ revision: version, change: 'added' });
       await this.mirror.deleteRevision(this.release, version).catch((err: unknown) => this.mirrorFailed('delete', version, err));
     }
+    drift.sort((a, b) => a.revision - b.revision);
+    drift.push(...(await this.dropStrays([...all.strays].sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '')))));
     if (drift.length > 0) this.o.logger.warn({ release: `${this.release.namespace}/${this.release.name}`, drift }, "the release's Helm records were changed by hand; put back as the history says (nothing in them is run)");
-    return { drift: drift.sort((a, b) => a.revision - b.revision), ...(foreignOwner === undefined ? {} : { foreignOwner }) };
+    return { drift, ...(foreignOwner === undefined ? {} : { foreignOwner }) };
   }
 
   /** Whether a Helm record's labels name this owner (kind, name and, for a namespaced owner, namespace). */

@@ -131,21 +131,41 @@ export class ReleaseStore {
    * What the mirror holds of `release`, by revision: the status label of each record, read without
    * decoding. The revision is the one the Secret's name carries (Helm's key for a record, and what
    * deleteRevision deletes by): a planted record whose `version` label says otherwise (1e21, which
-   * no name can carry) is still found by its name, and an uninstall still removes it.
+   * no name can carry) is still found by its name, and an uninstall still removes it. `strays` are
+   * records under a name Helm never gives (helm's own commands still list them by their labels).
    */
-  async labels(release: ReleaseRef): Promise<Map<number, { status: string; digest: string | undefined; secret: KubeObject }>> {
+  async records(release: ReleaseRef): Promise<MirrorRecords> {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
-    const out = new Map<number, { status: string; digest: string | undefined; secret: KubeObject }>();
+    const byRevision = new Map<number, MirrorRecord>();
+    const strays: KubeObject[] = [];
     const prefix = revisionRecordSecretName(release.name, 0).slice(0, -1);
     for (const s of list.items) {
       const name = s.metadata.name ?? '';
-      if (s.type !== RELEASE_SECRET_TYPE || !name.startsWith(prefix)) continue;
-      const digits = name.slice(prefix.length);
+      if (s.type !== RELEASE_SECRET_TYPE) continue;
+      const digits = name.startsWith(prefix) ? name.slice(prefix.length) : '';
       const version = /^[1-9][0-9]{0,9}$/.test(digits) ? Number(digits) : NaN;
-      if (version <= RECORD_BOUNDS.maxRevision) out.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
+      if (version <= RECORD_BOUNDS.maxRevision) byRevision.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
+      else strays.push(s);
     }
-    return out;
+    return { byRevision, strays };
   }
+
+  /** Deletes one record as it was read (a stray: no revision's name, so no parts of ours); one made since under its name stays. */
+  async deleteRecord(secret: KubeObject): Promise<void> {
+    const uid = secret.metadata.uid;
+    await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: secret.metadata.namespace ?? '', name: secret.metadata.name ?? '' }, uid === undefined ? {} : { preconditions: { uid } });
+  }
+}
+
+export interface MirrorRecord {
+  status: string;
+  digest: string | undefined;
+  secret: KubeObject;
+}
+
+export interface MirrorRecords {
+  byRevision: Map<number, MirrorRecord>;
+  strays: KubeObject[];
 }
 
 /** Creates `s`, or replaces it when it exists (a mirror's record brought back in line). */

@@ -53,7 +53,7 @@ export function reportHistoryRead(read: TrustedRead, conditions: Conditions, log
   }
   if (read.mirrorDrift.length === 0) conditions.remove(MIRROR_DRIFTED_CONDITION);
   else {
-    const what = read.mirrorDrift.map((d) => `revision ${d.revision} ${d.change === 'added' ? 'added' : 'changed'} by hand`).join(', ');
+    const what = read.mirrorDrift.map((d) => (d.stray !== undefined ? `record ${d.stray} added by hand` : `revision ${d.revision} ${d.change === 'added' ? 'added' : 'changed'} by hand`)).join(', ');
     conditions.set(MIRROR_DRIFTED_CONDITION, true, 'HelmRecordsChanged', `the release's Helm records were changed outside Binnacle (${what}); nothing in them was run, and they were put back as Binnacle's history says`);
   }
 }

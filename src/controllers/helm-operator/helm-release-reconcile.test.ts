@@ -714,6 +714,28 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     assert.equal(condition(s.cluster, 'ReleaseRecordsDrifted'), undefined, 'said until the mirror is as the history says');
   });
 
+  test("a Helm record under a name Helm never gives, with this release's labels (helm history lists it by them), is removed and said; another owner's stays; an uninstall removes one planted since", async () => {
+    const s = setup();
+    await s.reconciler.reconcile(req, ctx);
+    const mirror = objectOf(s.cluster, 'Secret', 'sh.helm.release.v1.pg.v1');
+    assert.ok(mirror !== undefined);
+    const stray = (name: string, version: string, owner = 'pg'): KubeObject => ({ ...mirror, metadata: { namespace: 'team-a', name, labels: { ...mirror.metadata.labels, version, 'binnacle.dev/owner-name': owner } } });
+    s.cluster.put(stray('pg-forged', '9'));
+    s.cluster.put(stray('sh.helm.release.v1.pg.v1e21', '1e21'));
+    s.cluster.put(stray('theirs', '5', 'other'));
+    await s.reconciler.reconcile(req, ctx);
+    assert.match(condition(s.cluster, 'ReleaseRecordsDrifted')?.message ?? '', /record pg-forged added by hand, record sh\.helm\.release\.v1\.pg\.v1e21 added by hand/);
+    assert.equal(objectOf(s.cluster, 'Secret', 'pg-forged'), undefined);
+    assert.equal(objectOf(s.cluster, 'Secret', 'sh.helm.release.v1.pg.v1e21'), undefined);
+    assert.notEqual(objectOf(s.cluster, 'Secret', 'theirs'), undefined, "another owner's record is not this release's to remove");
+    assert.deepEqual(await trusted(s), [{ revision: 1, status: 'deployed' }], 'the history is untouched');
+    s.cluster.put(stray('pg-planted-late', '2'));
+    deleteCr(s.cluster);
+    await s.reconciler.reconcile(req, ctx);
+    assert.equal(objectOf(s.cluster, 'Secret', 'pg-planted-late'), undefined, 'the uninstall removed it');
+    assert.equal(objectOf(s.cluster, 'Secret', 'sh.helm.release.v1.pg.v1'), undefined);
+  });
+
   test("a release made before the trusted history moves over once: Helm's records in the CR's namespace are checked (owner, scope) and become its history; one out of scope is named, not applied", async () => {
     const s = setup();
     const owner = { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' };
