@@ -116,7 +116,7 @@ class EditLive implements Cmd {
 class TamperMirror implements Cmd {
   constructor(
     private readonly subject: Subject,
-    private readonly how: 'delete' | 'rewrite' | 'plant' | 'plant-failed' | 'bomb',
+    private readonly how: 'delete' | 'rewrite' | 'plant' | 'plant-failed' | 'plant-stray' | 'bomb',
   ) {}
   check = (): boolean => true;
   async run(_m: { variant: Variant }, w: World): Promise<void> {
@@ -126,10 +126,11 @@ class TamperMirror implements Cmd {
     const last = mirror.at(-1);
     if (this.how === 'delete' && last !== undefined) w.cluster.remove({ apiVersion: 'v1', kind: 'Secret', namespace, name: last.metadata.name ?? '' });
     if (this.how === 'rewrite' && last !== undefined) w.cluster.put({ ...last, data: { release: 'aGFuZCBlZGl0' } });
-    if (this.how === 'plant' || this.how === 'plant-failed') {
+    if (this.how === 'plant' || this.how === 'plant-failed' || this.how === 'plant-stray') {
       // A forged revision that would apply a ClusterRoleBinding and run a delete hook in kube-system;
       // 'plant-failed' as issue 43's reproduction had it: a failed first install whose revision
-      // number (1e21) no Secret name can carry, so that an uninstall would run its delete hooks.
+      // number (1e21) no Secret name can carry, so that an uninstall would run its delete hooks;
+      // 'plant-stray' under a name Helm never gives (helm history still lists it by its labels).
       const failed = this.how === 'plant-failed';
       const forged = revisionRecordSecret(
         { name, namespace, version: failed ? 1e21 : 99, status: failed ? 'failed' : 'deployed', description: 'forged', firstDeployed: '', lastDeployed: '', chart: { name, version: '1.0.0' }, config: {}, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', inputDigest: `d-${w.variant}`, content: { chart: { templates: [{ name: 'x', data: '' }] }, manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: evil\n', hooks: [{ name: 'x', kind: 'ConfigMap', path: 'x', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: evil\n  namespace: kube-system\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 }] } },
@@ -137,7 +138,8 @@ class TamperMirror implements Cmd {
         new Date(),
         'created',
       );
-      w.cluster.put(failed ? { ...forged, metadata: { ...forged.metadata, name: `sh.helm.release.v1.${name}.v97` } } : forged);
+      const plantedAs = failed ? `sh.helm.release.v1.${name}.v97` : this.how === 'plant-stray' ? `sh.helm.release.v1.${name}.forged` : undefined;
+      w.cluster.put(plantedAs === undefined ? forged : { ...forged, metadata: { ...forged.metadata, name: plantedAs } });
     }
     if (this.how === 'bomb') {
       const bomb = gzipBomb();
@@ -203,7 +205,7 @@ function commands(subject: Subject): fc.Arbitrary<Cmd>[] {
     fc.tuple(fc.integer({ min: 1, max: 16 }), fc.constantFrom<'before' | 'after'>('before', 'after')).map(([n, when]) => new CrashAt(n, when)),
     fc.constant(new LeaderChange(subject)),
     fc.tuple(fc.nat(10), fc.constantFrom<'edit' | 'delete'>('edit', 'delete')).map(([i, how]) => new EditLive(subject, i, how)),
-    fc.constantFrom<'delete' | 'rewrite' | 'plant' | 'plant-failed' | 'bomb'>('delete', 'rewrite', 'plant', 'plant-failed', 'bomb').map((how) => new TamperMirror(subject, how)),
+    fc.constantFrom<'delete' | 'rewrite' | 'plant' | 'plant-failed' | 'plant-stray' | 'bomb'>('delete', 'rewrite', 'plant', 'plant-failed', 'plant-stray', 'bomb').map((how) => new TamperMirror(subject, how)),
     fc.constant(new DeleteOwner(subject)),
     variants.map((v) => new CreateOwner(subject, v)),
     // Only the Helm chart has hooks.
@@ -317,5 +319,8 @@ for (const subject of [helmSubject, bdSubject]) {
   });
   test(`the ${subject.name}: the same record planted before the owner exists runs nothing of it, and the uninstall leaves nothing`, async () => {
     assert.deepEqual(await replay(subject, false, [new DeleteOwner(subject), new TamperMirror(subject, 'plant-failed'), new CreateOwner(subject, 'A'), new CrashAt(2, 'before'), new SetSpec(subject, 'B'), new DeleteOwner(subject)]), []);
+  });
+  test(`the ${subject.name}: a record with the release's labels under a name Helm never gives (helm history lists it) is removed from the mirror (the model, seed 20261202, with the removal reverted)`, async () => {
+    assert.deepEqual(await replay(subject, false, [new TamperMirror(subject, 'plant-stray'), new LeaderChange(subject)]), []);
   });
 }

@@ -371,8 +371,8 @@ export function checkSettled(w: World, subject: Subject): void {
   owned.delete(RELEASE_NAMESPACE_ID);
   if (!subject.exists(w)) {
     if (owned.size > 0) w.violations.push(`the owner is gone but its objects stay: ${[...owned.keys()].join(', ')}`);
-    // Records someone planted after the owner went are not Binnacle's to clean (named v97, v98 and v99 here).
-    const mirror = w.cluster.all('Secret', NS).filter((s) => s.metadata.labels?.[OWNER_KIND_LABEL] !== undefined && s.metadata.labels[OWNER_NAME_LABEL] === subject.prefix && (s.metadata.name ?? '').startsWith('sh.helm.release.') && !/\.v9[789]$/.test(s.metadata.name ?? ''));
+    // Records someone planted after the owner went are not Binnacle's to clean (named v97, v98, v99 and forged here).
+    const mirror = w.cluster.all('Secret', NS).filter((s) => s.metadata.labels?.[OWNER_KIND_LABEL] !== undefined && s.metadata.labels[OWNER_NAME_LABEL] === subject.prefix && (s.metadata.name ?? '').startsWith('sh.helm.release.') && !/\.(v9[789]|forged)$/.test(s.metadata.name ?? ''));
     if (mirror.length > 0) w.violations.push(`the owner is gone but its Helm records stay: ${mirror.map((s) => s.metadata.name ?? '').join(', ')}`);
     return;
   }
@@ -400,7 +400,8 @@ export function checkSettled(w: World, subject: Subject): void {
   if (deployed.length !== 1) w.violations.push(`the history has ${deployed.length} deployed revisions: ${JSON.stringify(history)}`);
   if (history.length > MAX_HISTORY) w.violations.push(`the history holds ${history.length} revisions, above its limit of ${MAX_HISTORY}`);
   if (history.some((r) => r.status.startsWith('pending-'))) w.violations.push(`a revision stays pending once settled: ${JSON.stringify(history)}`);
-  const mirror = w.cluster.all('Secret', NS).filter((s) => (s.metadata.name ?? '').startsWith(`sh.helm.release.v1.${subject.release.name}.`) && s.metadata.labels?.[OWNER_NAME_LABEL] === subject.prefix);
+  // The mirror as `helm history` reads it: by its labels, whatever the Secret's name.
+  const mirror = w.cluster.all('Secret', NS).filter((s) => s.type === 'helm.sh/release.v1' && s.metadata.labels?.owner === 'helm' && s.metadata.labels.name === subject.release.name && s.metadata.labels[OWNER_NAME_LABEL] === subject.prefix);
   const mirrored = mirror.map((s) => ({ revision: Number(s.metadata.labels?.version), status: s.metadata.labels?.status ?? '' })).sort((a, b) => a.revision - b.revision);
   if (JSON.stringify(mirrored) !== JSON.stringify(history)) w.violations.push(`the Helm mirror ${JSON.stringify(mirrored)} differs from the history ${JSON.stringify(history)}`);
 }
