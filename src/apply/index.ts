@@ -45,6 +45,7 @@ export {
   HELM_RELEASE_NAME_ANNOTATION,
   HELM_RELEASE_NAMESPACE_ANNOTATION,
   isOwnedBy,
+  controlledBy,
   keptByResourcePolicy,
   RESOURCE_POLICY_ANNOTATION,
   describeOwner,

@@ -7,7 +7,7 @@
  * release is that release's, whatever else its labels say.
  */
 import type { KubeObject } from '../kube/types.js';
-import type { Owner, ReleaseRef } from './types.js';
+import type { AdoptControlledBy, Owner, ReleaseRef } from './types.js';
 
 export const OWNER_KIND_LABEL = 'binnacle.dev/owner-kind';
 export const OWNER_NAME_LABEL = 'binnacle.dev/owner-name';
@@ -98,4 +98,18 @@ export const RESOURCE_POLICY_ANNOTATION = 'helm.sh/resource-policy';
  */
 export function keptByResourcePolicy(...objects: (Pick<KubeObject, 'metadata'> | undefined)[]): boolean {
   return objects.some((o) => o?.metadata.annotations?.[RESOURCE_POLICY_ANNOTATION]?.trim().toLowerCase() === 'keep');
+}
+
+/**
+ * Whether `live` is what another installer made for the same owner: its controller is that very
+ * object (kind, name and uid: not a namesake made since) and it carries that installer's owner
+ * labels. Anyone who can write the object could forge both, but then it was theirs to give: what
+ * is taken over is only an object of this release's own name and kind, in its own scope.
+ */
+export function controlledBy(live: KubeObject, by: AdoptControlledBy): boolean {
+  const c = by.controlledBy;
+  const controller = live.metadata.ownerReferences?.find((r) => r.controller === true);
+  if (controller === undefined || controller.apiVersion !== c.apiVersion || controller.kind !== c.kind || controller.name !== c.name || controller.uid !== c.uid) return false;
+  const labels = live.metadata.labels ?? {};
+  return Object.entries(by.ownerLabels).every(([k, v]) => labels[k] === v);
 }

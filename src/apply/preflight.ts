@@ -16,9 +16,9 @@ import { objectDrift } from './drift.js';
 import { ApplyRefusedError } from './errors.js';
 import { heldByHelm } from './helm-fields.js';
 import { hookTakeover } from './hooks.js';
-import { describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
+import { controlledBy, describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
-import type { AdoptControlledBy, Owner, ReleaseRef, OperationRequest } from './types.js';
+import type { Owner, ReleaseRef, OperationRequest } from './types.js';
 
 /** Objects as one read found them, by identity; `object` undefined when there was none. */
 export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
@@ -204,20 +204,6 @@ export function claimLive(obj: KubeObject, live: KubeObject, o: Pick<ObjectCheck
     if (!safety.ok) found.result.children.push(safety);
   }
   return true;
-}
-
-/**
- * Whether `live` is what another installer made for the same owner: its controller is that very
- * object (kind, name and uid: not a namesake made since) and it carries that installer's owner
- * labels. Anyone who can write the object could forge both, but then it was theirs to give: what
- * is taken over is only an object of this release's own name and kind, in its own scope.
- */
-function controlledBy(live: KubeObject, by: AdoptControlledBy): boolean {
-  const c = by.controlledBy;
-  const controller = live.metadata.ownerReferences?.find((r) => r.controller === true);
-  if (controller === undefined || controller.apiVersion !== c.apiVersion || controller.kind !== c.kind || controller.name !== c.name || controller.uid !== c.uid) return false;
-  const labels = live.metadata.labels ?? {};
-  return Object.entries(by.ownerLabels).every(([k, v]) => labels[k] === v);
 }
 
 /** The server dry run refused `obj`: a problem, unless the refusal is no verdict (retried, or checked at apply) or force replaces it. */

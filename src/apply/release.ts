@@ -299,6 +299,15 @@ export async function revisionFromSecretAsync(secret: unknown, whole?: string): 
   return revisionOfRecord(rec(await decodeReleaseAsync(r.encoded, r.where)), r);
 }
 
+/**
+ * A revision from Helm's record text (base64, gzipped or not) read from somewhere other than a
+ * Helm record Secret (another driver's storage): `where` names the field, `labels` stand for the
+ * Secret's (its status label preferred, as Helm's). Same bounds and checks as revisionFromSecret.
+ */
+export async function revisionFromEncodedAsync(encoded: string, secretName: string, where: string, labels: Record<string, string>): Promise<ReleaseRevision> {
+  return revisionOfRecord(rec(await decodeReleaseAsync(encoded, where)), { secretName, where, meta: { labels }, encoded });
+}
+
 interface SecretRecord {
   secretName: string;
   where: string;

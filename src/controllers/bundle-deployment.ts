@@ -16,7 +16,7 @@
  * over the one fake cluster (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
@@ -207,11 +207,16 @@ export class BundleDeploymentReconciler implements Reconciler {
    * name this BundleDeployment as its owner, and nothing in it may be new, so that no record can
    * make the installer create anything: every object it holds is live and this BundleDeployment's,
    * and it runs no hooks. A record that fails is named; the next revision is rendered anew.
+   * Moving over from OLM v1, an object operator-controller made for this bundle's ClusterExtension
+   * (the take-over's own rule, `controlledBy`) counts as this BundleDeployment's too: its history
+   * comes along (`binnacle olmv1 import-history`).
    */
   private migrationCheck(bd: BundleDeployment): MigrationCheck {
     const owner = this.owner(bd);
     const release = this.release(bd);
     const reader = this.o.client;
+    const { adopt } = this.adoption(bd);
+    const takenOver = (live: KubeObject): boolean => typeof adopt === 'object' && controlledBy(live, adopt);
     return async (rev) => {
       const problems: string[] = [];
       if (rev.owner?.kind !== owner.kind || rev.owner.name !== owner.name) problems.push(`its owner labels do not name BundleDeployment ${owner.name}`);
@@ -220,7 +225,7 @@ export class BundleDeploymentReconciler implements Reconciler {
         for (const o of parseManifest(rev.manifest, `revision ${rev.revision}`)) {
           const ref = refOf({ ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? release.namespace } });
           const live = await reader.find(ref).catch(() => undefined);
-          if (live === undefined || !isOwnedBy(live, owner, release)) problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
+          if (live === undefined || !(isOwnedBy(live, owner, release) || takenOver(live))) problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
         }
       } catch (err) {
         problems.push(errorMessage(err));

@@ -9,10 +9,15 @@
  * Binnacle's ownership marks on each, Installed in OLM v1's words; it then upgrades along the
  * catalog and uninstalls when the ClusterExtension is deleted, finalizers and all. An object in the
  * way that operator-controller did not make for this ClusterExtension is still refused (the unit
- * test in src/apply/conflict-policy.test.ts has those cases).
+ * test in src/apply/conflict-policy.test.ts has those cases). operator-controller's release history
+ * (its chunked Secrets in its namespace) comes along: `binnacle olmv1 import-history` writes it as
+ * Helm records of the release Binnacle keeps, the manager moves them into its history (checked),
+ * and `helm history` shows operator-controller's revision before Binnacle's.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +28,10 @@ import { findCondition, isKubeObject, type KubeObject } from '../../src/kube/typ
 import { API_VERSION } from '../../src/api/types.js';
 import { OLMV1_API_VERSION, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from '../../src/api/olmv1/types.js';
 import { convertRegistryV1, loadBundleDir } from '../../src/bundle/index.js';
-import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, eventually, kubectl, startE2eManager, stopE2e, uniqueName } from './env.js';
+import { bundleDeploymentName } from '../../src/api/names.js';
+import { toManifest } from '../../src/apply/release.js';
+import { chunkedRecordSecrets } from '../../src/apply/release-chunked.test-helper.js';
+import { adminInstaller, adminInstallerObjects, binnacle, e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, startE2eManager, stopE2e, uniqueName } from './env.js';
 import { conditionsLine, CORPUS, poisonPillTwoVersions } from './extensions.js';
 
 let client: KubeClient;
@@ -37,6 +45,9 @@ const OLM_FINALIZERS = ['olm.operatorframework.io/cleanup-unpack-cache', 'olm.op
 const OLMV1_CRDS = ['clusterextensions.olm.operatorframework.io', 'clustercatalogs.olm.operatorframework.io'];
 const crdRef = (name: string): { apiVersion: string; kind: string; name: string } => ({ apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name });
 const managerOptions = { olmv1: { installer: { namespace: ns, name: 'installer' } } };
+/** Where operator-controller kept its release records (olmv1-system in its own manifests). */
+const olmNs = uniqueName('olmv1-mig-system');
+const run = promisify(execFile);
 
 async function installedAt(version: string): Promise<Olmv1ClusterExtension> {
   let last = 'no ClusterExtension';
@@ -100,6 +111,11 @@ before(async () => {
     const made = await client.create(o);
     uidsBefore.set(idOf(o), made.metadata.uid ?? '');
   }
+  // Its release record: revision 1 of release <ce> in the install namespace, in its chunked store (a small chunk size, so it spans chunks).
+  await client.create({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: olmNs } });
+  const manifest = toManifest(installedByOlm.map((o) => ({ ...o, metadata: { ...o.metadata, ownerReferences: undefined } })));
+  const record = { name: ceName, namespace: ns, version: 1, status: 'deployed' as const, description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'poison-pill-operator', version: '0.0.5' }, config: {}, manifest };
+  for (const secret of chunkedRecordSecrets(record, { namespace: olmNs, extension: { name: ceName, uid: ce.metadata.uid ?? '' }, chunkSize: 4096 })) await client.create(secret);
 });
 
 after(async () => {
@@ -107,16 +123,26 @@ after(async () => {
   if (manager === undefined) manager = await startE2eManager(client, work, managerOptions).catch(() => undefined);
   await client.delete(ceRef).catch(() => undefined);
   await eventually('the ClusterExtension gone', async () => ((await client.find(ceRef)) === undefined ? true : undefined), 180_000).catch(() => undefined);
-  await stopE2e({ client, manager, work, remove: [{ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', name: catalogName }, ...installedByOlm.filter((o) => o.metadata.namespace === undefined).map(refOf), ...adminInstallerObjects(ns)] });
+  await stopE2e({ client, manager, work, remove: [{ apiVersion: 'v1', kind: 'Namespace', name: olmNs }, { apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', name: catalogName }, ...installedByOlm.filter((o) => o.metadata.namespace === undefined).map(refOf), ...adminInstallerObjects(ns)] });
 });
 
 test("Binnacle takes over what operator-controller installed, in place, then upgrades and uninstalls it", async () => {
   assert.ok(installedByOlm.some((o) => o.kind === 'Deployment') && installedByOlm.some((o) => o.kind === 'CustomResourceDefinition'), 'the bundle installs a Deployment and CRDs');
   // The hand-over docs/from-olm-v1.md gives, with kubectl: OLM v1's CRDs become the manager's to serve.
   await kubectl('label', 'crd', ...OLMV1_CRDS, 'app.kubernetes.io/managed-by=binnacle-manager', '--overwrite');
+  // operator-controller's history, brought over before the manager first reconciles the extension.
+  const imported = await binnacle('olmv1', 'import-history', ceName, '--from-namespace', olmNs);
+  assert.equal(imported.code, 0, imported.out + imported.err);
+  assert.match(imported.out, /brought over 1 \(deployed, poison-pill-operator-0\.0\.5\)/);
   manager = await startE2eManager(client, work, managerOptions);
   const installed = await installedAt('0.0.5');
   assert.equal(findCondition(installed.status?.conditions, 'Installed')?.reason, 'Succeeded', conditionsLine(installed));
+  const release = bundleDeploymentName(ceName, 'poison-pill-operator');
+  const helmHistory = async (): Promise<string[]> => {
+    const { stdout } = await run('helm', ['--kubeconfig', e2eKubeconfig(), 'history', release, '-n', ns, '-o', 'json']);
+    return (JSON.parse(stdout) as { revision: number; status: string; chart: string }[]).map((r) => `${r.revision} ${r.status} ${r.chart}`);
+  };
+  assert.deepEqual(await helmHistory(), ['1 superseded poison-pill-operator-0.0.5', '2 deployed poison-pill-operator-0.0.5'], "operator-controller's revision, then Binnacle's take-over");
 
   // Taken over in place: every object operator-controller made is the same object, now Binnacle's.
   for (const o of installedByOlm) {
@@ -129,6 +155,7 @@ test("Binnacle takes over what operator-controller installed, in place, then upg
 
   await client.patch(ceRef, { spec: { source: { catalog: { version: '0.0.6' } } } });
   await installedAt('0.0.6');
+  assert.deepEqual((await helmHistory()).slice(1), ['2 superseded poison-pill-operator-0.0.5', '3 deployed poison-pill-operator-0.0.6']);
   const deployment = installedByOlm.find((o) => o.kind === 'Deployment');
   assert.ok(deployment !== undefined);
   assert.equal((await client.find(refOf(deployment)))?.metadata.uid, uidsBefore.get(idOf(deployment)), 'upgraded in place');

@@ -34,6 +34,7 @@ export const REGISTRARS: readonly Registrar[] = [
   { commands: ['helm-operator'], load: async () => (await import('./helm-operator.js')).registerHelmOperatorCommands },
   { commands: ['bundle', 'run', 'cleanup'], load: async () => (await import('./run-bundle.js')).registerRunBundleCommands },
   { commands: ['install-self', 'build-node-base', 'build-self-image', 'release-self', 'status-self', 'uninstall-self'], load: async () => (await import('./self.js')).registerSelfCommands },
+  { commands: ['olmv1'], load: async () => (await import('./olmv1.js')).registerOlmv1Commands },
   { commands: ['console'], load: async () => (await import('./console.js')).registerConsoleCommand },
 ];
 

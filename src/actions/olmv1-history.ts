@@ -1,0 +1,131 @@
+/**
+ * Bringing operator-controller's release history over to Binnacle (`binnacle olmv1
+ * import-history`), a step of moving a cluster from OLM v1 (docs/from-olm-v1.md). For each
+ * `olm.operatorframework.io/v1` ClusterExtension, its revisions in operator-controller's chunked
+ * store (apply/release-chunked.ts) are written as Helm's own records of the release Binnacle will
+ * keep for it (the BundleDeployment its twin makes: `<extension>-<package>`), in the install
+ * namespace, labelled as that BundleDeployment's. Nothing else is written: the manager moves
+ * such records into its trusted history at that BundleDeployment's first reconcile, each checked
+ * (its owner, no hooks, every object live and the take-over's own), as any Helm record from before
+ * Binnacle (docs/trust-model.md "Moving over"). Run it as an admin, before Binnacle's manager
+ * first reconciles the extension; an extension Binnacle already keeps a history of is skipped.
+ */
+import { bundleDeploymentName } from '../api/names.js';
+import { OLMV1_API_VERSION, type Olmv1ClusterExtension } from '../api/olmv1/types.js';
+import { API_VERSION } from '../api/types.js';
+import { CHUNKED_CHUNK_TYPE, CHUNKED_INDEX_TYPE, revisionFromChunked } from '../apply/release-chunked.js';
+import { ReleaseStore, recordInput } from '../apply/release-store.js';
+import type { ReleaseRevision } from '../apply/types.js';
+import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
+import type { KubeObject } from '../kube/types.js';
+import { BinnacleError, errorMessage } from '../util/errors.js';
+
+/** operator-controller's system namespace in its own manifests. */
+export const OLMV1_SYSTEM_NAMESPACE = 'olmv1-system';
+const OPERATOR_CONTROLLER_OWNER = 'operator-controller';
+
+export interface ImportedHistory {
+  /** The OLM v1 ClusterExtension. */
+  extension: string;
+  /** The Helm release Binnacle keeps for it (its BundleDeployment's name), in `namespace`. */
+  release: string;
+  namespace: string;
+  /** Revisions written (or, with dryRun, that would be). */
+  imported: { revision: number; status: string; chart: string }[];
+  /** Revisions already there as Helm records of that release: left as they are. */
+  present: number[];
+  /** Records not taken, and why (naming the Secret). */
+  refused: { secret: string; reason: string }[];
+  /** Why nothing of this extension was looked at. */
+  skipped?: string;
+}
+
+export interface ImportOptions {
+  /** Where operator-controller kept its records (its system namespace). */
+  fromNamespace?: string;
+  /** Only this ClusterExtension. */
+  extension?: string;
+  dryRun?: boolean;
+  now?: () => Date;
+}
+
+export async function importOlmv1History(client: ObjectReader & Pick<ObjectWriter, 'create' | 'update' | 'delete'>, opts: ImportOptions = {}): Promise<ImportedHistory[]> {
+  const from = opts.fromNamespace ?? OLMV1_SYSTEM_NAMESPACE;
+  const all = await client.list<Olmv1ClusterExtension>(OLMV1_API_VERSION, 'ClusterExtension').catch((err: unknown) => {
+    if (isNotFound(err)) throw new BinnacleError('input', 'OLMV1_NOT_SERVED', `the cluster serves no ${OLMV1_API_VERSION} ClusterExtension: nothing of OLM v1 to bring over`);
+    throw err;
+  });
+  const extensions = all.items.filter((ce) => opts.extension === undefined || ce.metadata.name === opts.extension);
+  const secrets = (await client.list('v1', 'Secret', { namespace: from, labelSelector: `owner=${OPERATOR_CONTROLLER_OWNER}` })).items;
+  const indexes = secrets.filter((s) => s.type === CHUNKED_INDEX_TYPE && s.metadata.labels?.type === 'index');
+  const chunks = new Map(secrets.filter((s) => s.type === CHUNKED_CHUNK_TYPE).map((s) => [s.metadata.name ?? '', s]));
+  const store = new ReleaseStore(client, opts.now);
+  const out: ImportedHistory[] = [];
+  for (const ce of extensions) out.push(await importOne(client, store, ce, indexes, chunks, opts.dryRun === true));
+  return out;
+}
+
+async function importOne(client: ObjectReader, store: ReleaseStore, ce: Olmv1ClusterExtension, indexes: readonly KubeObject[], chunks: ReadonlyMap<string, KubeObject>, dryRun: boolean): Promise<ImportedHistory> {
+  const extension = ce.metadata.name ?? '';
+  const namespace = ce.spec.namespace;
+  const pkg = ce.spec.source.catalog?.packageName;
+  const release = pkg === undefined ? '' : bundleDeploymentName(extension, pkg);
+  const result: ImportedHistory = { extension, release, namespace, imported: [], present: [], refused: [] };
+  if (pkg === undefined) return { ...result, skipped: 'spec.source.catalog.packageName is not set: no bundle of a catalog to keep a release of' };
+  const kept = await keptRevision(client, release);
+  if (kept !== undefined) return { ...result, skipped: `Binnacle already keeps the history of BundleDeployment ${release} (revision ${kept}): operator-controller's records can only be brought over before its first install` };
+  const ref = { namespace, name: release };
+  const there = new Set((await store.history(ref)).map((r) => r.revision));
+  const mine = indexes.filter((s) => s.metadata.labels?.name === extension).sort((a, b) => Number(a.metadata.labels?.version) - Number(b.metadata.labels?.version));
+  for (const index of mine) {
+    const secret = `${index.metadata.namespace ?? ''}/${index.metadata.name ?? ''}`;
+    if (!controlledByExtension(index, ce)) {
+      result.refused.push({ secret, reason: `its controller owner reference is not ClusterExtension ${extension} (uid ${ce.metadata.uid ?? ''}): not this extension's record` });
+      continue;
+    }
+    let rev: ReleaseRevision;
+    try {
+      rev = await revisionFromChunked(index, chunks);
+    } catch (err) {
+      result.refused.push({ secret, reason: errorMessage(err) });
+      continue;
+    }
+    if (rev.name !== extension || rev.namespace !== namespace) {
+      result.refused.push({ secret, reason: `it is release ${rev.namespace}/${rev.name}, not ${namespace}/${extension}` });
+      continue;
+    }
+    if (there.has(rev.revision)) {
+      result.present.push(rev.revision);
+      continue;
+    }
+    const moved: ReleaseRevision = { ...rev, name: release, owner: { kind: 'BundleDeployment', name: release } };
+    if (!dryRun) {
+      try {
+        await store.create(recordInput(moved), moved.owner);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        result.present.push(rev.revision);
+        continue;
+      }
+    }
+    result.imported.push({ revision: rev.revision, status: rev.status, chart: `${rev.chart.name}-${rev.chart.version}` });
+  }
+  return result;
+}
+
+/** The revision Binnacle's BundleDeployment `name` has installed, if any (none before Binnacle's CRDs exist). */
+async function keptRevision(client: ObjectReader, name: string): Promise<number | undefined> {
+  const bd = await client.find({ apiVersion: API_VERSION, kind: 'BundleDeployment', name }).catch((err: unknown) => {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  });
+  const kept = (bd?.status as { revision?: unknown } | undefined)?.revision;
+  return typeof kept === 'number' && kept > 0 ? kept : undefined;
+}
+
+/** Whether `index` is a record operator-controller kept for this very ClusterExtension (its controller, uid included). */
+function controlledByExtension(index: KubeObject, ce: Olmv1ClusterExtension): boolean {
+  const controller = index.metadata.ownerReferences?.find((r) => r.controller === true);
+  return controller?.kind === 'ClusterExtension' && controller.name === ce.metadata.name && controller.uid === ce.metadata.uid;
+}
