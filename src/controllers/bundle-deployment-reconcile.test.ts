@@ -701,6 +701,28 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.equal(refused.cluster.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'installer-admin' }), undefined);
       assert.deepEqual([conditionOf(refused, 'Installed')?.status, conditionOf(refused, 'Installed')?.reason], ['True', 'Succeeded'], 'rendered and installed anew');
     });
+
+    test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when its objects are the ClusterExtension's, as the take-over judges them; a namesake ClusterExtension's are refused", async () => {
+      const owner = { kind: 'BundleDeployment', name: 'op' };
+      const record = revisionRecordSecret({ name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '0.9.0' }, config: {}, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created');
+      const byOperatorController = (uid: string): KubeObject => ({
+        ...settings(),
+        metadata: { namespace: 'team-a', name: 'settings', labels: { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'ext' }, ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid, controller: true }] },
+      });
+      const moving = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
+      moving.cluster.put(byOperatorController('ce-uid'));
+      moving.cluster.put(record);
+      await moving.reconciler().reconcile(req, ctx);
+      assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
+      assert.deepEqual(moving.history(), [[1, 'superseded'], [2, 'deployed']], "operator-controller's revision, then the take-over");
+
+      const namesake = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
+      namesake.cluster.put(byOperatorController('another-uid'));
+      namesake.cluster.put(record);
+      await namesake.reconciler().reconcile(req, ctx);
+      assert.match(conditionOf(namesake, 'ReleaseRecordsRefused')?.message ?? '', /ConfigMap settings is not a live object of this BundleDeployment/);
+      assert.deepEqual(namesake.history(), [], 'nothing moved over (and the object in the way is refused)');
+    });
   });
 });
 
