@@ -7,6 +7,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ReleaseStore } from '../apply/release-store.js';
+import { revisionRecordSecret } from '../apply/release.js';
+import { gzipSync } from 'node:zlib';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
@@ -27,7 +29,7 @@ function world(uid = 'ce-uid-argocd'): FakeCluster {
 test("operator-controller's revisions become Helm records of the release Binnacle keeps for the extension, labelled as its BundleDeployment's; a second run writes nothing", async () => {
   const c = world();
   const client = c.client({ user: 'admin' });
-  assert.deepEqual(await importOlmv1History(client, { dryRun: true }), [{ extension: 'argocd', release: 'argocd-argocd-operator', namespace: 'argocd', imported: [{ revision: 1, status: 'superseded', chart: 'argocd-operator-0.1.0' }, { revision: 2, status: 'deployed', chart: 'argocd-operator-0.2.0' }], present: [], refused: [] }]);
+  assert.deepEqual(await importOlmv1History(client, { dryRun: true }), [{ extension: 'argocd', release: 'argocd-argocd-operator', namespace: 'argocd', imported: [{ revision: 1, status: 'superseded', chart: 'argocd-operator-0.1.0' }, { revision: 2, status: 'deployed', chart: 'argocd-operator-0.2.0' }], present: [], replaced: [], removed: [], refused: [] }]);
   assert.equal(c.all('Secret', 'argocd').length, 0, 'a dry run writes nothing');
   const [first] = await importOlmv1History(client);
   assert.deepEqual(first?.imported.map((r) => r.revision), [1, 2]);
@@ -42,7 +44,28 @@ test("operator-controller's revisions become Helm records of the release Binnacl
   assert.match(history[1]?.manifest ?? '', /argocd-operator:v0\.2\.0/, 'the manifest operator-controller applied, as it was');
   assert.equal(c.all('Secret', 'olmv1-system').length, fixture.length, "operator-controller's records are left as they are");
   const [again] = await importOlmv1History(client);
-  assert.deepEqual([again?.imported, again?.present], [[], [1, 2]]);
+  assert.deepEqual([again?.imported, again?.present, again?.replaced, again?.removed], [[], [1, 2], [], []]);
+});
+
+test("the release's Helm records become exactly operator-controller's: a record planted there (another manifest under revision 1, an extra revision, a stray name, a bomb) is written over or removed, and said", async () => {
+  const c = world();
+  const client = c.client({ user: 'admin' });
+  const owner = { kind: 'BundleDeployment', name: 'argocd-argocd-operator' };
+  const evil = { name: 'argocd-argocd-operator', namespace: 'argocd', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'argocd-operator', version: '0.1.0' }, config: {}, status: 'superseded' as const, manifest: '---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: argocd-operator-controller-manager\n  namespace: argocd\nspec:\n  template:\n    spec:\n      containers:\n      - image: evil\n' };
+  c.put(revisionRecordSecret({ ...evil, version: 1 }, owner, new Date(), 'created'));
+  c.put(revisionRecordSecret({ ...evil, version: 7, status: 'deployed' }, owner, new Date(), 'created'));
+  const stray = revisionRecordSecret({ ...evil, version: 8 }, owner, new Date(), 'created');
+  c.put({ ...stray, metadata: { ...stray.metadata, name: 'planted' } });
+  const bomb = gzipSync(Buffer.alloc(48 * 1024 * 1024, 0x20)).toString('base64');
+  c.put({ ...stray, metadata: { ...stray.metadata, name: 'sh.helm.release.v1.argocd-argocd-operator.v2', labels: { ...stray.metadata.labels, version: '2' } }, data: { release: Buffer.from(bomb).toString('base64') } });
+  const [dry] = await importOlmv1History(client, { dryRun: true });
+  assert.deepEqual([dry?.imported, dry?.replaced, dry?.removed.sort()], [[], [1, 2], ['planted', 'sh.helm.release.v1.argocd-argocd-operator.v7']]);
+  assert.equal(c.all('Secret', 'argocd').length, 4, 'a dry run writes nothing');
+  await importOlmv1History(client);
+  assert.deepEqual(c.all('Secret', 'argocd').map((s) => s.metadata.name).sort(), ['sh.helm.release.v1.argocd-argocd-operator.v1', 'sh.helm.release.v1.argocd-argocd-operator.v2']);
+  const history = await new ReleaseStore(client).history(RELEASE);
+  assert.deepEqual(history.map((r) => [r.revision, r.status, r.chart.version]), [[1, 'superseded', '0.1.0'], [2, 'deployed', '0.2.0']]);
+  assert.doesNotMatch(history.map((r) => r.manifest).join(''), /image: evil/);
 });
 
 test("records whose controller is another ClusterExtension (a namesake made since) are refused by name; an extension Binnacle already keeps a history of is skipped", async () => {

@@ -4,7 +4,8 @@
  * `olm.operatorframework.io/v1` ClusterExtension, its revisions in operator-controller's chunked
  * store (apply/release-chunked.ts) are written as Helm's own records of the release Binnacle will
  * keep for it (the BundleDeployment its twin makes: `<extension>-<package>`), in the install
- * namespace, labelled as that BundleDeployment's. Nothing else is written: the manager moves
+ * namespace, labelled as that BundleDeployment's. Other Helm records of that release there are removed (Binnacle has no history of it yet, so they
+ * were planted). Nothing else is written: the manager moves
  * such records into its trusted history at that BundleDeployment's first reconcile, each checked
  * (its owner, no hooks, every object live and the take-over's own), as any Helm record from before
  * Binnacle (docs/trust-model.md "Moving over"). Run it as an admin, before Binnacle's manager
@@ -14,9 +15,9 @@ import { bundleDeploymentName } from '../api/names.js';
 import { OLMV1_API_VERSION, type Olmv1ClusterExtension } from '../api/olmv1/types.js';
 import { API_VERSION } from '../api/types.js';
 import { CHUNKED_CHUNK_TYPE, CHUNKED_INDEX_TYPE, revisionFromChunked } from '../apply/release-chunked.js';
-import { ReleaseStore, recordInput } from '../apply/release-store.js';
+import { ReleaseStore } from '../apply/release-store.js';
 import type { ReleaseRevision } from '../apply/types.js';
-import { isAlreadyExists, isNotFound } from '../kube/errors.js';
+import { isNotFound } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
@@ -33,8 +34,12 @@ export interface ImportedHistory {
   namespace: string;
   /** Revisions written (or, with dryRun, that would be). */
   imported: { revision: number; status: string; chart: string }[];
-  /** Revisions already there as Helm records of that release: left as they are. */
+  /** Revisions already there as Helm records of that release, as operator-controller's say: left as they are. */
   present: number[];
+  /** Revisions there that said something else: written over with operator-controller's. */
+  replaced: number[];
+  /** Helm records of that release that are not operator-controller's (planted, or a revision it no longer has): deleted, by Secret name. */
+  removed: string[];
   /** Records not taken, and why (naming the Secret). */
   refused: { secret: string; reason: string }[];
   /** Why nothing of this extension was looked at. */
@@ -71,47 +76,69 @@ async function importOne(client: ObjectReader, store: ReleaseStore, ce: Olmv1Clu
   const namespace = ce.spec.namespace;
   const pkg = ce.spec.source.catalog?.packageName;
   const release = pkg === undefined ? '' : bundleDeploymentName(extension, pkg);
-  const result: ImportedHistory = { extension, release, namespace, imported: [], present: [], refused: [] };
+  const result: ImportedHistory = { extension, release, namespace, imported: [], present: [], replaced: [], removed: [], refused: [] };
   if (pkg === undefined) return { ...result, skipped: 'spec.source.catalog.packageName is not set: no bundle of a catalog to keep a release of' };
   const kept = await keptRevision(client, release);
   if (kept !== undefined) return { ...result, skipped: `Binnacle already keeps the history of BundleDeployment ${release} (revision ${kept}): operator-controller's records can only be brought over before its first install` };
+  const theirs = await operatorControllerRevisions(ce, indexes, chunks, result.refused);
+  // The release's Helm records become exactly operator-controller's: Binnacle has no history of
+  // it yet, so any other record there was planted (whoever may write Secrets in the namespace)
+  // and would be moved into the history with the rest.
   const ref = { namespace, name: release };
-  const there = new Set((await store.history(ref)).map((r) => r.revision));
-  const mine = indexes.filter((s) => s.metadata.labels?.name === extension).sort((a, b) => Number(a.metadata.labels?.version) - Number(b.metadata.labels?.version));
-  for (const index of mine) {
-    const secret = `${index.metadata.namespace ?? ''}/${index.metadata.name ?? ''}`;
-    if (!controlledByExtension(index, ce)) {
-      result.refused.push({ secret, reason: `its controller owner reference is not ClusterExtension ${extension} (uid ${ce.metadata.uid ?? ''}): not this extension's record` });
-      continue;
-    }
-    let rev: ReleaseRevision;
+  const there = await store.read(ref);
+  const wanted = new Set(theirs.map((r) => r.revision));
+  const existing = new Map(there.revisions.map((r) => [r.revision, r]));
+  const mirror = await store.records(ref);
+  const others = [...[...mirror.byRevision].filter(([v]) => !wanted.has(v)).map(([, m]) => m.secret), ...mirror.strays];
+  for (const s of others) {
+    result.removed.push(s.metadata.name ?? '');
+    if (dryRun) continue;
     try {
-      rev = await revisionFromChunked(index, chunks);
+      await store.deleteRecord(s);
     } catch (err) {
-      result.refused.push({ secret, reason: errorMessage(err) });
-      continue;
+      if (!isNotFound(err)) throw err;
     }
-    if (rev.name !== extension || rev.namespace !== namespace) {
-      result.refused.push({ secret, reason: `it is release ${rev.namespace}/${rev.name}, not ${namespace}/${extension}` });
-      continue;
-    }
-    if (there.has(rev.revision)) {
+  }
+  for (const rev of theirs) {
+    const moved: ReleaseRevision = { ...rev, name: release, owner: { kind: 'BundleDeployment', name: release } };
+    const before = existing.get(rev.revision);
+    if (before !== undefined && sameRevision(before, moved)) {
       result.present.push(rev.revision);
       continue;
     }
-    const moved: ReleaseRevision = { ...rev, name: release, owner: { kind: 'BundleDeployment', name: release } };
-    if (!dryRun) {
-      try {
-        await store.create(recordInput(moved), moved.owner);
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-        result.present.push(rev.revision);
-        continue;
-      }
-    }
-    result.imported.push({ revision: rev.revision, status: rev.status, chart: `${rev.chart.name}-${rev.chart.version}` });
+    if (before !== undefined || mirror.byRevision.has(rev.revision)) result.replaced.push(rev.revision);
+    else result.imported.push({ revision: rev.revision, status: rev.status, chart: `${rev.chart.name}-${rev.chart.version}` });
+    if (!dryRun) await store.put(moved);
   }
   return result;
+}
+
+/** operator-controller's revisions of `ce`'s release, oldest first; what cannot be taken is added to `refused`. */
+async function operatorControllerRevisions(ce: Olmv1ClusterExtension, indexes: readonly KubeObject[], chunks: ReadonlyMap<string, KubeObject>, refused: ImportedHistory['refused']): Promise<ReleaseRevision[]> {
+  const extension = ce.metadata.name ?? '';
+  const mine = indexes.filter((s) => s.metadata.labels?.name === extension).sort((a, b) => Number(a.metadata.labels?.version) - Number(b.metadata.labels?.version));
+  const out: ReleaseRevision[] = [];
+  for (const index of mine) {
+    const secret = `${index.metadata.namespace ?? ''}/${index.metadata.name ?? ''}`;
+    if (!controlledByExtension(index, ce)) {
+      refused.push({ secret, reason: `its controller owner reference is not ClusterExtension ${extension} (uid ${ce.metadata.uid ?? ''}): not this extension's record` });
+      continue;
+    }
+    try {
+      const rev = await revisionFromChunked(index, chunks);
+      if (rev.name !== extension || rev.namespace !== ce.spec.namespace) refused.push({ secret, reason: `it is release ${rev.namespace}/${rev.name}, not ${ce.spec.namespace}/${extension}` });
+      else out.push(rev);
+    } catch (err) {
+      refused.push({ secret, reason: errorMessage(err) });
+    }
+  }
+  return out;
+}
+
+/** Whether a Helm record there already says what operator-controller's does (what a move would keep). */
+function sameRevision(a: ReleaseRevision, b: ReleaseRevision): boolean {
+  const key = (r: ReleaseRevision): string => JSON.stringify([r.name, r.namespace, r.revision, r.status, r.chart, r.config, r.manifest, r.owner, r.content?.hooks ?? []]);
+  return key(a) === key(b);
 }
 
 /** The revision Binnacle's BundleDeployment `name` has installed, if any (none before Binnacle's CRDs exist). */

@@ -18,8 +18,10 @@ export function importTable(results: readonly ImportedHistory[], dryRun: boolean
     r.release === '' ? '-' : `${r.namespace}/${r.release}`,
     r.skipped !== undefined ? `skipped: ${r.skipped}` : r.imported.length === 0 ? 'nothing to bring over' : `${dryRun ? 'would bring' : 'brought'} over ${r.imported.map((x) => `${x.revision} (${x.status}, ${x.chart})`).join(', ')}`,
     r.present.length === 0 ? '-' : r.present.join(', '),
+    r.replaced.length === 0 ? '-' : r.replaced.join(', '),
+    r.removed.length === 0 ? '-' : r.removed.join(', '),
   ]);
-  const out = [toTable(['extension', 'release', 'revisions', 'already there'], rows)];
+  const out = [toTable(['extension', 'release', 'revisions', 'already there', dryRun ? 'would replace' : 'replaced', dryRun ? 'would remove (not operator-controller’s)' : 'removed (not operator-controller’s)'], rows)];
   for (const r of results) for (const x of r.refused) out.push(`refused ${x.secret}: ${x.reason}\n`);
   return out.join('');
 }
