@@ -702,6 +702,16 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.deepEqual([conditionOf(refused, 'Installed')?.status, conditionOf(refused, 'Installed')?.reason], ['True', 'Succeeded'], 'rendered and installed anew');
     });
 
+    test('a record from before Binnacle must say what runs: one whose fields differ from the live object (a rollback to it would change it) is refused, naming the fields', async () => {
+      const owner = { kind: 'BundleDeployment', name: 'op' };
+      const w = setup({ status: { revision: 1 } });
+      w.cluster.put({ ...settings({ a: '1' }), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+      w.cluster.put(revisionRecordSecret({ name: 'op', namespace: 'team-a', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata:\n  a: "1"\n  b: planted\n' }, owner, new Date(), 'created'));
+      await w.reconciler().reconcile(req, ctx);
+      assert.match(conditionOf(w, 'ReleaseRecordsRefused')?.message ?? '', /ConfigMap settings: the record's data\.b is not what is live/);
+      assert.deepEqual(w.history(), [[1, 'deployed']], "only Binnacle's own revision");
+    });
+
     test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when its objects are the ClusterExtension's, as the take-over judges them; a namesake ClusterExtension's are refused", async () => {
       const owner = { kind: 'BundleDeployment', name: 'op' };
       const record = revisionRecordSecret({ name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '0.9.0' }, config: {}, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created');
