@@ -18,7 +18,8 @@ import { ApplyRefusedError } from './errors.js';
 import { makeLenient } from './leniency.js';
 import { identityOf } from './phases.js';
 import { hookObjectsOf, type HookEvent } from './hooks.js';
-import { preflight } from './preflight.js';
+import { preflight, type Preflight } from './preflight.js';
+import { isOwnedBy } from './ownership.js';
 import { prepare, withOwnerReference } from './prepare.js';
 import { helmTime } from './release.js';
 import { validateRequest } from './request.js';
@@ -90,8 +91,13 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
     },
     log,
   );
-  const result = outcome.ok ? { revision: version, status: 'deployed' as const, ...pick(outcome) } : await afterFailure(cfg, req, decision, version, outcome, log);
+  const result = outcome.ok ? { revision: version, status: 'deployed' as const, ...pick(outcome) } : await afterFailure(cfg, req, decision, version, outcome, log, takenOver(checked, req));
   return { ...result, droppedFields: lenient.dropped, skipped: lenient.skipped };
+}
+
+/** The objects this revision found there and not its own (adopted, or taken over from OLM v1), by identity. */
+function takenOver(checked: Preflight, req: ApplyRequest): string[] {
+  return [...checked.live].filter(([, l]) => l.object !== undefined && !isOwnedBy(l.object, req.owner, req.release)).map(([id]) => id);
 }
 
 /** The hook events an install or upgrade runs (none without a chart's content, or with hooks disabled). */
@@ -100,10 +106,19 @@ function hookEventsOf(req: ApplyRequest, upgrade: boolean): { pre: HookEvent; po
   return upgrade ? { pre: 'pre-upgrade', post: 'post-upgrade' } : { pre: 'pre-install', post: 'post-install' };
 }
 
-/** A new revision that did not roll out: a first install is removed, an upgrade rolled back (unless told otherwise). */
-async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewRevision, version: number, outcome: RolloutOutcome, log: Logger): Promise<ApplyResult> {
+/**
+ * A new revision that did not roll out: a first install is removed, an upgrade rolled back (unless
+ * told otherwise). A first install that found objects of others there (`existed`: taken over, as
+ * operator-controller's are when a cluster moves over from OLM v1, or adopted) is kept instead:
+ * removing it would delete what was running before it (the next reconcile tries again).
+ */
+async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewRevision, version: number, outcome: RolloutOutcome, log: Logger, existed: readonly string[]): Promise<ApplyResult> {
   if (decision.action === 'install') {
     if (req.keepFailedInstall === true) return { revision: version, status: 'failed', ...pick(outcome) };
+    if (existed.length > 0) {
+      log.warn({ reason: outcome.message, existed: existed.length }, 'install failed; kept: it took over objects that were there before it');
+      return { revision: version, status: 'failed', ...pick(outcome), message: `${outcome.message}; the failed install is kept, not removed: it took over ${existed.length} object${existed.length === 1 ? '' : 's'} that existed before it (${existed.slice(0, 3).join(', ')}${existed.length > 3 ? ', …' : ''}), which removing it would delete` };
+    }
     log.warn({ reason: outcome.message }, 'install failed; removing it');
     const removal = await removeFailedInstall(outcome.message, () => uninstall(cfg, { owner: req.owner, release: req.release, ...(req.confine === undefined ? {} : { confine: req.confine }) }));
     return { revision: version, status: 'failed', ...pick(outcome), message: removal.message, ...(removal.removed === undefined ? {} : { removed: removal.removed }) };

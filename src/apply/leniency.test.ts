@@ -112,6 +112,22 @@ test('a failed first install is removed with its records; keepFailedInstall keep
   assert.deepEqual((await applier.history(release)).map((r) => r.status), ['failed']);
 });
 
+test("a failed first install that took over another installer's objects (moving over from OLM v1) is kept, not removed: removing it would delete what ran before it", async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unhealthyNames.add('op');
+  cluster.put(ns);
+  const ce = { apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid: 'ce-uid' };
+  const olmLabels = { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'ext' };
+  const running = dep();
+  cluster.put({ ...running, metadata: { ...running.metadata, namespace: 'ops', labels: olmLabels, ownerReferences: [{ ...ce, controller: true }] } });
+  const res = await applier.apply(req([dep()], { adopt: { controlledBy: ce, ownerLabels: olmLabels } }));
+  assert.equal(res.status, 'failed');
+  assert.equal(res.removed, undefined);
+  assert.match(res.message, /not healthy after 200 ms.*the failed install is kept, not removed: it took over 1 object that existed before it/);
+  assert.ok(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }) !== undefined, "operator-controller's Deployment still runs");
+  assert.deepEqual((await applier.history(release)).map((r) => r.status), ['failed']);
+});
+
 test('a failed upgrade is not removed: it rolls back', async () => {
   const { cluster, applier, req } = setup();
   await applier.apply(req([ns]));
