@@ -80,7 +80,17 @@ export class ReleaseStore {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
     const records = list.items.filter((s) => s.type === RELEASE_SECRET_TYPE);
     const parts = records.some((s) => s.metadata.annotations?.[RELEASE_PARTS_ANNOTATION] !== undefined) ? await this.parts(release) : new Map<string, string>();
-    return decodeAll(records, (s) => revisionFromSecretAsync(s, wholeOf(s, parts)));
+    return decodeAll(records, async (s) => {
+      // Helm's key for a record is its name: one under another name, or whose name, version label
+      // and body disagree, is not taken as that revision (the mirror removes such records).
+      const named = revisionOfName(release.name, s.metadata.name ?? '');
+      const where = `Secret ${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`;
+      if (named === undefined) throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: its name is not Helm's name for a revision of release ${release.name} (sh.helm.release.v1.${release.name}.v<N>)`);
+      if (s.metadata.labels?.version !== String(named)) throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: field metadata.labels.version: ${JSON.stringify(s.metadata.labels?.version)} is not the revision its name says (${named})`);
+      const rev = await revisionFromSecretAsync(s, wholeOf(s, parts));
+      if (rev.revision !== named) throw new BinnacleError('terminal', 'RELEASE_DECODE', `${where}: field data.release: the record is revision ${rev.revision}, its name says ${named}`);
+      return rev;
+    });
   }
 
   private async parts(release: ReleaseRef): Promise<Map<string, string>> {
@@ -138,13 +148,10 @@ export class ReleaseStore {
     const list = await this.client.list('v1', 'Secret', { namespace: release.namespace, labelSelector: `owner=helm,name=${release.name}` });
     const byRevision = new Map<number, MirrorRecord>();
     const strays: KubeObject[] = [];
-    const prefix = revisionRecordSecretName(release.name, 0).slice(0, -1);
     for (const s of list.items) {
-      const name = s.metadata.name ?? '';
       if (s.type !== RELEASE_SECRET_TYPE) continue;
-      const digits = name.startsWith(prefix) ? name.slice(prefix.length) : '';
-      const version = /^[1-9][0-9]{0,9}$/.test(digits) ? Number(digits) : NaN;
-      if (version <= RECORD_BOUNDS.maxRevision) byRevision.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
+      const version = revisionOfName(release.name, s.metadata.name ?? '');
+      if (version !== undefined) byRevision.set(version, { status: s.metadata.labels?.status ?? '', digest: s.metadata.labels?.['binnacle.dev/input-digest'], secret: s });
       else strays.push(s);
     }
     return { byRevision, strays };
@@ -166,6 +173,14 @@ export interface MirrorRecord {
 export interface MirrorRecords {
   byRevision: Map<number, MirrorRecord>;
   strays: KubeObject[];
+}
+
+/** The revision a Helm record's Secret name carries (`sh.helm.release.v1.<release>.v<N>`, N as Helm's revisions), if it is one. */
+export function revisionOfName(release: string, name: string): number | undefined {
+  const prefix = revisionRecordSecretName(release, 0).slice(0, -1);
+  const digits = name.startsWith(prefix) ? name.slice(prefix.length) : '';
+  const version = /^[1-9][0-9]{0,9}$/.test(digits) ? Number(digits) : NaN;
+  return version <= RECORD_BOUNDS.maxRevision ? version : undefined;
 }
 
 /** Creates `s`, or replaces it when it exists (a mirror's record brought back in line). */

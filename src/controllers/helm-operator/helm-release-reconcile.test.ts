@@ -747,6 +747,21 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     assert.equal(s.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'sneaky' }), undefined);
     assert.deepEqual((await trusted(s)).map((r) => r.revision), [1, 2], 'revision 1 moved over; the next revision continues its numbering');
   });
+
+  test("moving over takes a record only under Helm's name for its revision: a record under another name, or whose name, version label and body disagree, is refused by its Secret's name", async () => {
+    const s = setup();
+    const owner = { kind: 'Pushgateway', name: 'pg', namespace: 'team-a' };
+    const base = { name: 'pg', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, manifest: SECRET_MANIFEST, status: 'superseded' as const };
+    const r1 = revisionRecordSecret({ ...base, version: 1 }, owner, new Date(), 'created');
+    s.cluster.put({ ...r1, metadata: { ...r1.metadata, name: 'pg-history' } });
+    const r2 = revisionRecordSecret({ ...base, version: 2 }, owner, new Date(), 'created');
+    s.cluster.put({ ...r2, metadata: { ...r2.metadata, name: 'sh.helm.release.v1.pg.v3' } });
+    await s.reconciler.reconcile(req, ctx);
+    const refused = condition(s.cluster, 'ReleaseRecordsRefused')?.message ?? '';
+    assert.match(refused, /pg-history: .*its name is not Helm's name for a revision of release pg/);
+    assert.match(refused, /sh\.helm\.release\.v1\.pg\.v3: .*metadata\.labels\.version: "2" is not the revision its name says \(3\)/);
+    assert.deepEqual((await trusted(s)).map((r) => [r.revision, r.status]), [[1, 'deployed']], 'nothing moved over: the release installed anew');
+  });
 });
 
 describe("Helm release reconciler through the renderer (src/render), with Helm's engine", () => {
