@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { ReleaseStore } from '../apply/release-store.js';
 import { revisionRecordSecret } from '../apply/release.js';
+import { revisionDigest } from '../apply/release-chunked.js';
 import { gzipSync } from 'node:zlib';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
@@ -43,6 +44,8 @@ test("operator-controller's revisions become Helm records of the release Binnacl
   assert.deepEqual(history.map((r) => [r.name, r.revision, r.status, r.chart.version]), [['argocd-argocd-operator', 1, 'superseded', '0.1.0'], ['argocd-argocd-operator', 2, 'deployed', '0.2.0']]);
   assert.match(history[1]?.manifest ?? '', /argocd-operator:v0\.2\.0/, 'the manifest operator-controller applied, as it was');
   assert.equal(c.all('Secret', 'olmv1-system').length, fixture.length, "operator-controller's records are left as they are");
+  const pins = JSON.parse(c.get({ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'argocd' })?.metadata.annotations?.['binnacle.dev/olmv1-imported-history'] ?? '{}') as Record<string, string>;
+  assert.deepEqual(pins, Object.fromEntries(history.map((r) => [String(r.revision), revisionDigest(r)])), 'each revision pinned on the ClusterExtension by what its record says');
   const [again] = await importOlmv1History(client);
   assert.deepEqual([again?.imported, again?.present, again?.replaced, again?.removed], [[], [1, 2], [], []]);
 });

@@ -12,9 +12,9 @@
  * first reconciles the extension; an extension Binnacle already keeps a history of is skipped.
  */
 import { bundleDeploymentName } from '../api/names.js';
-import { OLMV1_API_VERSION, type Olmv1ClusterExtension } from '../api/olmv1/types.js';
+import { OLMV1_API_VERSION, OLMV1_IMPORTED_HISTORY_ANNOTATION, type Olmv1ClusterExtension } from '../api/olmv1/types.js';
 import { API_VERSION } from '../api/types.js';
-import { CHUNKED_CHUNK_TYPE, CHUNKED_INDEX_TYPE, revisionFromChunked } from '../apply/release-chunked.js';
+import { CHUNKED_CHUNK_TYPE, CHUNKED_INDEX_TYPE, revisionDigest, revisionFromChunked } from '../apply/release-chunked.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { ReleaseRevision } from '../apply/types.js';
 import { isNotFound } from '../kube/errors.js';
@@ -55,7 +55,7 @@ export interface ImportOptions {
   now?: () => Date;
 }
 
-export async function importOlmv1History(client: ObjectReader & Pick<ObjectWriter, 'create' | 'update' | 'delete'>, opts: ImportOptions = {}): Promise<ImportedHistory[]> {
+export async function importOlmv1History(client: ObjectReader & Pick<ObjectWriter, 'create' | 'update' | 'delete' | 'patch'>, opts: ImportOptions = {}): Promise<ImportedHistory[]> {
   const from = opts.fromNamespace ?? OLMV1_SYSTEM_NAMESPACE;
   const all = await client.list<Olmv1ClusterExtension>(OLMV1_API_VERSION, 'ClusterExtension').catch((err: unknown) => {
     if (isNotFound(err)) throw new BinnacleError('input', 'OLMV1_NOT_SERVED', `the cluster serves no ${OLMV1_API_VERSION} ClusterExtension: nothing of OLM v1 to bring over`);
@@ -71,7 +71,7 @@ export async function importOlmv1History(client: ObjectReader & Pick<ObjectWrite
   return out;
 }
 
-async function importOne(client: ObjectReader, store: ReleaseStore, ce: Olmv1ClusterExtension, indexes: readonly KubeObject[], chunks: ReadonlyMap<string, KubeObject>, dryRun: boolean): Promise<ImportedHistory> {
+async function importOne(client: ObjectReader & Pick<ObjectWriter, 'patch'>, store: ReleaseStore, ce: Olmv1ClusterExtension, indexes: readonly KubeObject[], chunks: ReadonlyMap<string, KubeObject>, dryRun: boolean): Promise<ImportedHistory> {
   const extension = ce.metadata.name ?? '';
   const namespace = ce.spec.namespace;
   const pkg = ce.spec.source.catalog?.packageName;
@@ -102,7 +102,7 @@ async function importOne(client: ObjectReader, store: ReleaseStore, ce: Olmv1Clu
   for (const rev of theirs) {
     const moved: ReleaseRevision = { ...rev, name: release, owner: { kind: 'BundleDeployment', name: release } };
     const before = existing.get(rev.revision);
-    if (before !== undefined && sameRevision(before, moved)) {
+    if (before !== undefined && revisionDigest(before) === revisionDigest(moved)) {
       result.present.push(rev.revision);
       continue;
     }
@@ -110,6 +110,10 @@ async function importOne(client: ObjectReader, store: ReleaseStore, ce: Olmv1Clu
     else result.imported.push({ revision: rev.revision, status: rev.status, chart: `${rev.chart.name}-${rev.chart.version}` });
     if (!dryRun) await store.put(moved);
   }
+  // The pin the manager checks these records against before it moves them into its history: on
+  // the ClusterExtension, which only cluster admins write (a record planted later is not pinned).
+  const pins = Object.fromEntries(theirs.map((r) => [String(r.revision), revisionDigest({ ...r, name: release, owner: { kind: 'BundleDeployment', name: release } })]));
+  if (!dryRun && theirs.length > 0) await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: extension }, { metadata: { annotations: { [OLMV1_IMPORTED_HISTORY_ANNOTATION]: JSON.stringify(pins) } } }, 'merge');
   return result;
 }
 
@@ -133,12 +137,6 @@ async function operatorControllerRevisions(ce: Olmv1ClusterExtension, indexes: r
     }
   }
   return out;
-}
-
-/** Whether a Helm record there already says what operator-controller's does (what a move would keep). */
-function sameRevision(a: ReleaseRevision, b: ReleaseRevision): boolean {
-  const key = (r: ReleaseRevision): string => JSON.stringify([r.name, r.namespace, r.revision, r.status, r.chart, r.config, r.manifest, r.owner, r.content?.hooks ?? []]);
-  return key(a) === key(b);
 }
 
 /** The revision Binnacle's BundleDeployment `name` has installed, if any (none before Binnacle's CRDs exist). */

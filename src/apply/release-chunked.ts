@@ -8,6 +8,7 @@
  * bring a release's history over (actions/olmv1-history.ts), within Helm records' own bounds.
  */
 import type { KubeObject } from '../kube/types.js';
+import { inputDigestOf } from '../util/canonical-json.js';
 import { BinnacleError } from '../util/errors.js';
 import { RECORD_BOUNDS, revisionFromEncodedAsync } from './release.js';
 import type { ReleaseRevision } from './types.js';
@@ -77,4 +78,13 @@ export async function revisionFromChunked(index: KubeObject, chunks: ReadonlyMap
   const labels: Record<string, string> = {};
   for (const [k, v] of Object.entries(index.metadata.labels ?? {})) if (k === 'status' || k === 'version') labels[k] = v;
   return revisionFromEncodedAsync(Buffer.concat(parts).toString('base64'), where, `${where}: fields data.chunk and data.extraChunks`, labels);
+}
+
+/**
+ * What a revision says, as a digest: its release, number, status, chart, values, manifest, owner
+ * and hooks. `binnacle olmv1 import-history` pins the revisions it brings over by it, and the
+ * migration of a BundleDeployment's records checks a record against the pin.
+ */
+export function revisionDigest(r: ReleaseRevision): string {
+  return inputDigestOf([r.name, r.namespace, r.revision, r.status, r.chart, r.config, r.manifest, r.owner ?? null, r.content?.hooks ?? []]);
 }

@@ -19,6 +19,7 @@ import type { WebhookCerts } from '../render/webhook-certs.js';
 import type { UnpackedSource, UnpackOptions } from '../source/index.js';
 import { TerminalError } from '../util/errors.js';
 import { SignatureVerificationError } from '../oci/index.js';
+import { revisionDigest } from '../apply/release-chunked.js';
 import { ANNOTATION_ORPHAN_ON_DELETE, BundleDeploymentReconciler, type BundleDeploymentPorts } from './bundle-deployment.js';
 import type { MissingPermission } from '../apply/preflight-permissions.js';
 
@@ -712,23 +713,37 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.deepEqual(w.history(), [[1, 'deployed']], "only Binnacle's own revision");
     });
 
-    test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when its objects are the ClusterExtension's, as the take-over judges them; a namesake ClusterExtension's are refused", async () => {
+    test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when pinned on the ClusterExtension and its objects are the ClusterExtension's; unpinned, or a namesake's, it is refused", async () => {
       const owner = { kind: 'BundleDeployment', name: 'op' };
-      const record = revisionRecordSecret({ name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '0.9.0' }, config: {}, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created');
+      const manifest = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n';
+      const input = { name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '0.9.0' }, config: {}, version: 1, status: 'deployed' as const, manifest };
+      const pin = revisionDigest({ ...input, revision: 1, owner });
       const byOperatorController = (uid: string): KubeObject => ({
         ...settings(),
         metadata: { namespace: 'team-a', name: 'settings', labels: { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'ext' }, ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid, controller: true }] },
       });
-      const moving = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
-      moving.cluster.put(byOperatorController('ce-uid'));
-      moving.cluster.put(record);
+      const world = (liveUid: string, pins: Record<string, string> | undefined): FakeWorld => {
+        const w = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
+        w.cluster.put(crdOf({ group: 'olm.operatorframework.io', kind: 'ClusterExtension', plural: 'clusterextensions' }, {}, { scope: 'Cluster', version: 'v1' }));
+        w.cluster.put({ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', metadata: { name: 'ext', uid: 'ce-uid', ...(pins === undefined ? {} : { annotations: { 'binnacle.dev/olmv1-imported-history': JSON.stringify(pins) } }) }, spec: {} });
+        w.cluster.put(byOperatorController(liveUid));
+        w.cluster.put(revisionRecordSecret(input, owner, new Date(), 'created'));
+        return w;
+      };
+      const moving = world('ce-uid', { '1': pin });
       await moving.reconciler().reconcile(req, ctx);
       assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
       assert.deepEqual(moving.history(), [[1, 'superseded'], [2, 'deployed']], "operator-controller's revision, then the take-over");
 
-      const namesake = setup({ spec: { olmv1Owner: 'ext', olmv1OwnerUID: 'ce-uid' } });
-      namesake.cluster.put(byOperatorController('another-uid'));
-      namesake.cluster.put(record);
+      // Planted beside the import (no pin, or another content under the pinned number): refused.
+      for (const pins of [undefined, { '1': 'sha256:something-else' }]) {
+        const planted = world('ce-uid', pins);
+        await planted.reconciler().reconcile(req, ctx);
+        assert.match(conditionOf(planted, 'ReleaseRecordsRefused')?.message ?? '', /ConfigMap settings is not a live object of this BundleDeployment/, JSON.stringify(pins));
+        assert.deepEqual(planted.history(), [[1, 'deployed']], "only Binnacle's own revision (the take-over)");
+      }
+
+      const namesake = world('another-uid', { '1': pin });
       await namesake.reconciler().reconcile(req, ctx);
       assert.match(conditionOf(namesake, 'ReleaseRecordsRefused')?.message ?? '', /ConfigMap settings is not a live object of this BundleDeployment/);
       assert.deepEqual(namesake.history(), [], 'nothing moved over (and the object in the way is refused)');

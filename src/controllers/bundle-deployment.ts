@@ -17,6 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { fieldDrift } from '../apply/drift.js';
+import { revisionDigest } from '../apply/release-chunked.js';
 import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
@@ -34,7 +35,7 @@ import { lenientReport, SKIPPED_CONDITION, SKIPPED_RECHECK_MS, type LenientRepor
 import { DRIFT_CONDITION, driftOutcome } from './drift-report.js';
 import { describeMissing, impersonationFor, missingPermissions, ServiceAccountFallbackClient, type MissingPermission, type ServiceAccountIdentity } from '../apply/preflight-permissions.js';
 import { createRenderer, OLMV1_OWNER_KIND_LABEL, OLMV1_OWNER_NAME_LABEL, RENDERERS, type RenderContext, type RenderedBundle, type Renderer } from '../render/index.js';
-import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { OLMV1_API_VERSION, OLMV1_IMPORTED_HISTORY_ANNOTATION } from '../api/olmv1/types.js';
 import { bundleWebhookCerts, type WebhookCerts } from '../render/webhook-certs.js';
 import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type ReleaseEngineOptions } from './release-engine.js';
 
@@ -219,8 +220,12 @@ export class BundleDeploymentReconciler implements Reconciler {
     const reader = this.o.client;
     const { adopt } = this.adoption(bd);
     const takenOver = (live: KubeObject): boolean => typeof adopt === 'object' && controlledBy(live, adopt);
+    let pins: Promise<Map<number, string>> | undefined;
     return async (rev) => {
       const problems: string[] = [];
+      // Objects operator-controller made count only for a record `binnacle olmv1 import-history` pinned.
+      pins ??= this.importedHistoryPins(bd);
+      const pinned = (await pins).get(rev.revision) === revisionDigest(rev);
       if (rev.owner?.kind !== owner.kind || rev.owner.name !== owner.name) problems.push(`its owner labels do not name BundleDeployment ${owner.name}`);
       if ((rev.content?.hooks ?? []).length > 0) problems.push('it holds hooks, which a record from before Binnacle kept its own history does not get to run');
       try {
@@ -228,7 +233,7 @@ export class BundleDeploymentReconciler implements Reconciler {
           const desired = { ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? release.namespace } };
           const ref = refOf(desired);
           const live = await reader.find(ref).catch(() => undefined);
-          if (live === undefined || !(isOwnedBy(live, owner, release) || takenOver(live))) {
+          if (live === undefined || !(isOwnedBy(live, owner, release) || (pinned && takenOver(live)))) {
             problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
             continue;
           }
@@ -241,6 +246,26 @@ export class BundleDeploymentReconciler implements Reconciler {
       }
       return problems;
     };
+  }
+
+  /**
+   * The revisions `binnacle olmv1 import-history` brought over for this bundle's OLM v1
+   * ClusterExtension, by revision, as pinned on it (none for any other bundle, or when it is gone
+   * or is not the one the twin recorded). Read once per migration, which happens once.
+   */
+  private async importedHistoryPins(bd: BundleDeployment): Promise<Map<number, string>> {
+    const name = bd.spec.olmv1Owner;
+    if (name === undefined || bd.spec.olmv1OwnerUID === undefined) return new Map();
+    const ce = await this.o.client.find({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name }).catch(() => undefined);
+    const text = ce?.metadata.annotations?.[OLMV1_IMPORTED_HISTORY_ANNOTATION];
+    if (ce?.metadata.uid !== bd.spec.olmv1OwnerUID || text === undefined || text.length > 64 * 1024) return new Map();
+    try {
+      const parsed = JSON.parse(text) as unknown;
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return new Map();
+      return new Map(Object.entries(parsed).filter((e): e is [string, string] => typeof e[1] === 'string').map(([k, v]) => [Number(k), v]));
+    } catch {
+      return new Map();
+    }
   }
 
   /** The one status write of a reconcile; none when nothing in it changed. */

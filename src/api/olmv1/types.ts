@@ -21,6 +21,14 @@ export const LABEL_METADATA_NAME = `${OLMV1_GROUP}/metadata.name`;
 export const LABEL_OLMV1_TWIN_OF = `${GROUP}/olmv1-twin-of`;
 
 /**
+ * On an OLM v1 ClusterExtension (which only cluster admins write): the digests of the revisions
+ * `binnacle olmv1 import-history` brought over from operator-controller, `{"<revision>":
+ * "sha256:…"}`. Only a Helm record whose revision is pinned here moves into Binnacle's history
+ * naming objects operator-controller made (docs/from-olm-v1.md): one planted beside it is not.
+ */
+export const OLMV1_IMPORTED_HISTORY_ANNOTATION = `${GROUP}/olmv1-imported-history`;
+
+/**
  * Binnacle's extras on an OLM v1 ClusterExtension, without changing OLM v1's schema: annotations
  * (docs/from-olm-v1.md). Each maps onto the `binnacle.dev` field named beside it.
  */
