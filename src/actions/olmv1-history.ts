@@ -67,7 +67,14 @@ export async function importOlmv1History(client: ObjectReader & Pick<ObjectWrite
   const chunks = new Map(secrets.filter((s) => s.type === CHUNKED_CHUNK_TYPE).map((s) => [s.metadata.name ?? '', s]));
   const store = new ReleaseStore(client, opts.now);
   const out: ImportedHistory[] = [];
-  for (const ce of extensions) out.push(await importOne(client, store, ce, indexes, chunks, opts.dryRun === true));
+  for (const ce of extensions) {
+    try {
+      out.push(await importOne(client, store, ce, indexes, chunks, opts.dryRun === true));
+    } catch (err) {
+      // One extension's failure (a write refused) does not hide what was done for the others.
+      out.push({ extension: ce.metadata.name ?? '', release: '', namespace: ce.spec.namespace, imported: [], present: [], replaced: [], removed: [], refused: [], skipped: `failed: ${errorMessage(err)}` });
+    }
+  }
   return out;
 }
 
@@ -120,7 +127,7 @@ async function importOne(client: ObjectReader & Pick<ObjectWriter, 'patch'>, sto
 /** operator-controller's revisions of `ce`'s release, oldest first; what cannot be taken is added to `refused`. */
 async function operatorControllerRevisions(ce: Olmv1ClusterExtension, indexes: readonly KubeObject[], chunks: ReadonlyMap<string, KubeObject>, refused: ImportedHistory['refused']): Promise<ReleaseRevision[]> {
   const extension = ce.metadata.name ?? '';
-  const mine = indexes.filter((s) => s.metadata.labels?.name === extension).sort((a, b) => Number(a.metadata.labels?.version) - Number(b.metadata.labels?.version));
+  const mine = indexes.filter((s) => s.metadata.labels?.name === extension).sort((a, b) => (Number(a.metadata.labels?.version) || 0) - (Number(b.metadata.labels?.version) || 0));
   const out: ReleaseRevision[] = [];
   for (const index of mine) {
     const secret = `${index.metadata.namespace ?? ''}/${index.metadata.name ?? ''}`;

@@ -157,10 +157,12 @@ export class ReleaseStore {
     return { byRevision, strays };
   }
 
-  /** Deletes one record as it was read (a stray: no revision's name, so no parts of ours); one made since under its name stays. */
+  /** Deletes one record as it was read (a stray: no revision's name, so no parts of ours); one made or changed since under its name stays. */
   async deleteRecord(secret: KubeObject): Promise<void> {
-    const uid = secret.metadata.uid;
-    await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: secret.metadata.namespace ?? '', name: secret.metadata.name ?? '' }, uid === undefined ? {} : { preconditions: { uid } });
+    const { uid, resourceVersion } = secret.metadata;
+    // Exactly the record read: not one made since under its name, nor one relabelled since.
+    const preconditions = { ...(uid === undefined ? {} : { uid }), ...(resourceVersion === undefined ? {} : { resourceVersion }) };
+    await this.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: secret.metadata.namespace ?? '', name: secret.metadata.name ?? '' }, { preconditions });
   }
 }
 

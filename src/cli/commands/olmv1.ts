@@ -39,7 +39,7 @@ export function registerOlmv1Commands(program: Command, ctx: CliContext): void {
         const results = await importOlmv1History(client, { fromNamespace: flags.fromNamespace, dryRun: flags.dryRun === true, ...(extension === undefined ? {} : { extension }) });
         if (flags.output === 'json') ctx.out(toJson(results));
         else ctx.out(importTable(results, flags.dryRun === true));
-        if (results.some((r) => r.refused.length > 0)) process.exitCode = 1;
+        if (results.some((r) => r.refused.length > 0 || r.skipped?.startsWith('failed: ') === true)) process.exitCode = 1;
       });
     });
 }
