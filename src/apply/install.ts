@@ -95,9 +95,14 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
   return { ...result, droppedFields: lenient.dropped, skipped: lenient.skipped };
 }
 
-/** The objects this revision found there and not its own (adopted, or taken over from OLM v1), by identity. */
+/**
+ * The objects this revision found there that it may have taken over, by identity: not its own,
+ * or, when adoption is on, any (a failed try before this one stamped them: they may still be what
+ * ran before the first try, adopted or operator-controller's).
+ */
 function takenOver(checked: Preflight, req: ApplyRequest): string[] {
-  return [...checked.live].filter(([, l]) => l.object !== undefined && !isOwnedBy(l.object, req.owner, req.release)).map(([id]) => id);
+  const adopting = req.adopt !== undefined && req.adopt !== false;
+  return [...checked.live].filter(([, l]) => l.object !== undefined && (adopting || !isOwnedBy(l.object, req.owner, req.release))).map(([id]) => id);
 }
 
 /** The hook events an install or upgrade runs (none without a chart's content, or with hooks disabled). */

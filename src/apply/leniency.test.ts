@@ -126,6 +126,12 @@ test("a failed first install that took over another installer's objects (moving 
   assert.match(res.message, /not healthy after 200 ms.*the failed install is kept, not removed: it took over 1 object that existed before it/);
   assert.ok(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }) !== undefined, "operator-controller's Deployment still runs");
   assert.deepEqual((await applier.history(release)).map((r) => r.status), ['failed']);
+  // Tried again (the next reconcile: install over the failed revision), failing again: the
+  // objects now carry this release's marks, and are still not removed.
+  const again = await applier.apply(req([dep()], { adopt: { controlledBy: ce, ownerLabels: olmLabels } }));
+  assert.equal(again.status, 'failed');
+  assert.equal(again.removed, undefined);
+  assert.ok(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }) !== undefined, 'still running after the second failure');
 });
 
 test('a failed upgrade is not removed: it rolls back', async () => {
