@@ -24,7 +24,7 @@ import { prepare, withOwnerReference } from './prepare.js';
 import { helmTime } from './release.js';
 import { validateRequest } from './request.js';
 import { rollbackHowOf, rollbackTo } from './rollback.js';
-import { baselineOf, previousObjects, rollout, type RolloutOutcome } from './rollout.js';
+import { baselineOf, previousObjects, rollout, trimHistory, type RolloutOutcome } from './rollout.js';
 import { uninstall } from './uninstall.js';
 import type { ApplyRequest, ApplyResult, ReleaseRevision } from './types.js';
 
@@ -91,18 +91,21 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
     },
     log,
   );
-  const result = outcome.ok ? { revision: version, status: 'deployed' as const, ...pick(outcome) } : await afterFailure(cfg, req, decision, version, outcome, log, takenOver(checked, req));
+  const result = outcome.ok ? { revision: version, status: 'deployed' as const, ...pick(outcome) } : await afterFailure(cfg, req, decision, version, outcome, log, takenOver(checked, req, history));
   return { ...result, droppedFields: lenient.dropped, skipped: lenient.skipped };
 }
 
 /**
- * The objects this revision found there that it may have taken over, by identity: not its own,
- * or, when adoption is on, any (a failed try before this one stamped them: they may still be what
- * ran before the first try, adopted or operator-controller's).
+ * The objects this revision found there that were there before the release's first try, by
+ * identity: not its own yet, or made before its first revision (`firstDeployed`, which every
+ * later revision carries): a failed try stamps what it took over, and the next try still must not
+ * delete it (adopted objects, operator-controller's when moving over from OLM v1).
  */
-function takenOver(checked: Preflight, req: ApplyRequest): string[] {
-  const adopting = req.adopt !== undefined && req.adopt !== false;
-  return [...checked.live].filter(([, l]) => l.object !== undefined && (adopting || !isOwnedBy(l.object, req.owner, req.release))).map(([id]) => id);
+function takenOver(checked: Preflight, req: ApplyRequest, history: readonly ReleaseRevision[]): string[] {
+  const first = Date.parse(history[0]?.firstDeployed ?? '');
+  // creationTimestamp has whole seconds: only an object made in an earlier second counts.
+  const madeBefore = (o: KubeObject): boolean => Number.isFinite(first) && Date.parse(o.metadata.creationTimestamp ?? '') < Math.floor(first / 1000) * 1000;
+  return [...checked.live].filter(([, l]) => l.object !== undefined && (!isOwnedBy(l.object, req.owner, req.release) || madeBefore(l.object))).map(([id]) => id);
 }
 
 /** The hook events an install or upgrade runs (none without a chart's content, or with hooks disabled). */
@@ -119,9 +122,14 @@ function hookEventsOf(req: ApplyRequest, upgrade: boolean): { pre: HookEvent; po
  */
 async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewRevision, version: number, outcome: RolloutOutcome, log: Logger, existed: readonly string[]): Promise<ApplyResult> {
   if (decision.action === 'install') {
-    if (req.keepFailedInstall === true) return { revision: version, status: 'failed', ...pick(outcome) };
+    if (req.keepFailedInstall === true) {
+      // Kept failed tries are tried again: their records stay within the history's limit.
+      await trimHistory(cfg, (await cfg.history.read()).revisions);
+      return { revision: version, status: 'failed', ...pick(outcome) };
+    }
     if (existed.length > 0) {
       log.warn({ reason: outcome.message, existed: existed.length }, 'install failed; kept: it took over objects that were there before it');
+      await trimHistory(cfg, (await cfg.history.read()).revisions);
       return { revision: version, status: 'failed', ...pick(outcome), message: `${outcome.message}; the failed install is kept, not removed: it took over ${existed.length} object${existed.length === 1 ? '' : 's'} that existed before it (${existed.slice(0, 3).join(', ')}${existed.length > 3 ? ', …' : ''}), which removing it would delete` };
     }
     log.warn({ reason: outcome.message }, 'install failed; removing it');

@@ -119,7 +119,7 @@ test("a failed first install that took over another installer's objects (moving 
   const ce = { apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid: 'ce-uid' };
   const olmLabels = { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'ext' };
   const running = dep();
-  cluster.put({ ...running, metadata: { ...running.metadata, namespace: 'ops', labels: olmLabels, ownerReferences: [{ ...ce, controller: true }] } });
+  cluster.put({ ...running, metadata: { ...running.metadata, namespace: 'ops', creationTimestamp: '2026-01-01T00:00:00Z', labels: olmLabels, ownerReferences: [{ ...ce, controller: true }] } });
   const res = await applier.apply(req([dep()], { adopt: { controlledBy: ce, ownerLabels: olmLabels } }));
   assert.equal(res.status, 'failed');
   assert.equal(res.removed, undefined);
@@ -132,6 +132,19 @@ test("a failed first install that took over another installer's objects (moving 
   assert.equal(again.status, 'failed');
   assert.equal(again.removed, undefined);
   assert.ok(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }) !== undefined, 'still running after the second failure');
+});
+
+test('with adoption on but nothing there before it, a failed first install is removed as always, on its retry too', async () => {
+  const { cluster, applier, req } = setup();
+  cluster.unhealthyNames.add('op');
+  const adopt = { controlledBy: { apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid: 'ce-uid' }, ownerLabels: {} };
+  const kept = await applier.apply(req([ns, dep()], { adopt, keepFailedInstall: true }));
+  assert.equal(kept.status, 'failed');
+  // Its own objects (made by that try, not before it) are removed when the retry fails.
+  const again = await applier.apply(req([ns, dep()], { adopt }));
+  assert.equal(again.status, 'failed');
+  assert.deepEqual(again.removed?.map((r) => r.kind), ['Deployment', 'Namespace']);
+  assert.equal(cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }), undefined);
 });
 
 test('a failed upgrade is not removed: it rolls back', async () => {

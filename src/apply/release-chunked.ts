@@ -81,10 +81,12 @@ export async function revisionFromChunked(index: KubeObject, chunks: ReadonlyMap
 }
 
 /**
- * What a revision says, as a digest: its release, number, status, chart, values, manifest, owner
- * and hooks. `binnacle olmv1 import-history` pins the revisions it brings over by it, and the
- * migration of a BundleDeployment's records checks a record against the pin.
+ * What a revision says, as a digest: every field of it (its release, number, status, chart and
+ * chart content, values, manifest, hooks, notes, description, times, owner, and the input digest
+ * and generation that steer the next decision). `binnacle olmv1 import-history` pins the
+ * revisions it brings over by it, and the migration of a BundleDeployment's records checks a
+ * record against the pin: a record changed in any field since is not the one pinned.
  */
 export function revisionDigest(r: ReleaseRevision): string {
-  return inputDigestOf([r.name, r.namespace, r.revision, r.status, r.chart, r.config, r.manifest, r.owner ?? null, r.content?.hooks ?? []]);
+  return inputDigestOf(r);
 }

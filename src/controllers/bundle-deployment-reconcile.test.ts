@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { HELM_AT_WORK_MS, RECORD_OWNER_UID_LABEL, ReleaseRecords, revisionRecordSecret } from '../apply/index.js';
+import { HELM_AT_WORK_MS, RECORD_OWNER_UID_LABEL, ReleaseRecords, revisionFromSecret, revisionRecordSecret } from '../apply/index.js';
 import { crdOf } from '../apply/crd.test-helper.js';
 import { API_VERSION, FINALIZER_CLEANUP, type BundleDeployment } from '../api/types.js';
 import { Crash, FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
@@ -703,21 +703,12 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.deepEqual([conditionOf(refused, 'Installed')?.status, conditionOf(refused, 'Installed')?.reason], ['True', 'Succeeded'], 'rendered and installed anew');
     });
 
-    test('a record from before Binnacle must say what runs: one whose fields differ from the live object (a rollback to it would change it) is refused, naming the fields', async () => {
-      const owner = { kind: 'BundleDeployment', name: 'op' };
-      const w = setup({ status: { revision: 1 } });
-      w.cluster.put({ ...settings({ a: '1' }), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
-      w.cluster.put(revisionRecordSecret({ name: 'op', namespace: 'team-a', description: '', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata:\n  a: "1"\n  b: planted\n' }, owner, new Date(), 'created'));
-      await w.reconciler().reconcile(req, ctx);
-      assert.match(conditionOf(w, 'ReleaseRecordsRefused')?.message ?? '', /ConfigMap settings: the record's data\.b is not what is live/);
-      assert.deepEqual(w.history(), [[1, 'deployed']], "only Binnacle's own revision");
-    });
-
     test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when pinned on the ClusterExtension and its objects are the ClusterExtension's; unpinned, or a namesake's, it is refused", async () => {
       const owner = { kind: 'BundleDeployment', name: 'op' };
       const manifest = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n';
       const input = { name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '0.9.0' }, config: {}, version: 1, status: 'deployed' as const, manifest };
-      const pin = revisionDigest({ ...input, revision: 1, owner });
+      // The pin import-history writes: the digest of the record as it reads back.
+      const pin = revisionDigest(revisionFromSecret(revisionRecordSecret(input, owner, new Date(), 'created')));
       const byOperatorController = (uid: string): KubeObject => ({
         ...settings(),
         metadata: { namespace: 'team-a', name: 'settings', labels: { 'olm.operatorframework.io/owner-kind': 'ClusterExtension', 'olm.operatorframework.io/owner-name': 'ext' }, ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid, controller: true }] },

@@ -16,7 +16,6 @@
  * over the one fake cluster (bundle-deployment-reconcile.test.ts).
  */
 import type { Logger } from 'pino';
-import { fieldDrift } from '../apply/drift.js';
 import { revisionDigest } from '../apply/release-chunked.js';
 import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
@@ -207,9 +206,10 @@ export class BundleDeploymentReconciler implements Reconciler {
    * How a release made before Binnacle kept its history apart (Helm's records in the install
    * namespace, which whoever may write Secrets there can change) moves over, once: a record must
    * name this BundleDeployment as its owner, and nothing in it may be new, so that no record can
-   * make the installer create or change anything, now or by a rollback to it: every object it
-   * holds is live and this BundleDeployment's, every field it sets is as live (drift.ts
-   * `fieldDrift`), and it runs no hooks. A record that fails is named; the next revision is rendered anew.
+   * make the installer create anything: every object it holds is live and this BundleDeployment's,
+   * and it runs no hooks. (Its fields are not compared with what runs: an older revision
+   * legitimately differs, and an autoscaler or an injected caBundle would refuse even the
+   * deployed one; what a rollback to a planted one could change is in docs/trust-model.md.) A record that fails is named; the next revision is rendered anew.
    * Moving over from OLM v1, an object operator-controller made for this bundle's ClusterExtension
    * (the take-over's own rule, `controlledBy`) counts as this BundleDeployment's too: its history
    * comes along (`binnacle olmv1 import-history`).
@@ -237,9 +237,6 @@ export class BundleDeploymentReconciler implements Reconciler {
             problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
             continue;
           }
-          // It must say what runs: a rollback to it then gives back what was live, nothing new.
-          const differs = fieldDrift(desired, live).map((f) => f.path);
-          if (differs.length > 0) problems.push(`${ref.kind} ${ref.name}: the record's ${differs.slice(0, 3).join(', ')}${differs.length > 3 ? ` and ${differs.length - 3} more` : ''} ${differs.length === 1 ? 'is' : 'are'} not what is live`);
         }
       } catch (err) {
         problems.push(errorMessage(err));
