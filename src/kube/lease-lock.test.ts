@@ -126,8 +126,14 @@ test('holdIdleMs: closed while a section runs, the Lease is given up as that sec
   const store = new LeaseStore();
   const a = new LeaseLock({ client: store.client(), namespace: 'kube-system', name: 'binnacle-installed-state', identity: 'manager-a', logger, retryMs: 5, holdIdleMs: 60_000 });
   let release: () => void = () => undefined;
-  const running = a.withLock(() => new Promise<void>((resolve) => (release = resolve)));
-  await sleep(20);
+  let entered = (): void => undefined;
+  const inside = new Promise<void>((resolve) => (entered = resolve));
+  const running = a.withLock(() => {
+    entered();
+    return new Promise<void>((resolve) => (release = resolve));
+  });
+  // The section has begun (not a fixed wait: a loaded machine may take longer to get the Lease).
+  await inside;
   assert.equal((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a', 'held by the running section');
   await a.close();
   assert.equal((store.lease?.spec as { holderIdentity?: string }).holderIdentity, 'manager-a', 'the running section still holds it');
