@@ -722,6 +722,10 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
         return w;
       };
       const moving = world('ce-uid', { '1': pin });
+      // The pin cannot be read once (etcd timed out): the reconcile fails and moves nothing; the next one moves it.
+      moving.cluster.inject({ verb: 'get', kind: 'ClusterExtension', error: () => new KubeApiError(500, 'InternalError', 'etcdserver: request timed out') });
+      await assert.rejects(moving.reconciler().reconcile(req, ctx), /request timed out/);
+      assert.deepEqual(moving.history(), []);
       await moving.reconciler().reconcile(req, ctx);
       assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
       assert.deepEqual(moving.history(), [[1, 'superseded'], [2, 'deployed']], "operator-controller's revision, then the take-over");

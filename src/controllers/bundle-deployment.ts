@@ -253,7 +253,9 @@ export class BundleDeploymentReconciler implements Reconciler {
   private async importedHistoryPins(bd: BundleDeployment): Promise<Map<number, string>> {
     const name = bd.spec.olmv1Owner;
     if (name === undefined || bd.spec.olmv1OwnerUID === undefined) return new Map();
-    const ce = await this.o.client.find({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name }).catch(() => undefined);
+    // A failed read fails the reconcile (retried): read as "nothing pinned", the move would refuse
+    // operator-controller's history for good, since a history moves over only once.
+    const ce = await this.o.client.find({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name });
     const text = ce?.metadata.annotations?.[OLMV1_IMPORTED_HISTORY_ANNOTATION];
     if (ce?.metadata.uid !== bd.spec.olmv1OwnerUID || text === undefined || text.length > 64 * 1024) return new Map();
     try {
