@@ -691,6 +691,12 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       const moving = setup({ status: { revision: 1 } });
       moving.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
       moving.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created'));
+      // A live object cannot be read once (etcd timed out): the reconcile fails and moves nothing
+      // (read as "not live", the record would be refused for good); the next one moves it.
+      moving.cluster.inject({ verb: 'get', kind: 'ConfigMap', error: () => new KubeApiError(500, 'InternalError', 'etcdserver: request timed out') });
+      await assert.rejects(moving.reconciler().reconcile(req, ctx), /request timed out/);
+      assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
+      assert.deepEqual(moving.history(), []);
       await moving.reconciler().reconcile(req, ctx);
       assert.equal(conditionOf(moving, 'ReleaseRecordsRefused'), undefined);
       assert.equal(moving.history()[0]?.[0], 1, 'revision 1 moved over');

@@ -228,18 +228,29 @@ export class BundleDeploymentReconciler implements Reconciler {
       const pinned = (await pins).get(rev.revision) === revisionDigest(rev);
       if (rev.owner?.kind !== owner.kind || rev.owner.name !== owner.name) problems.push(`its owner labels do not name BundleDeployment ${owner.name}`);
       if ((rev.content?.hooks ?? []).length > 0) problems.push('it holds hooks, which a record from before Binnacle kept its own history does not get to run');
+      let objects: KubeObject[];
       try {
-        for (const o of parseManifest(rev.manifest, `revision ${rev.revision}`)) {
-          const desired = { ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? release.namespace } };
-          const ref = refOf(desired);
-          const live = await reader.find(ref).catch(() => undefined);
-          if (live === undefined || !(isOwnedBy(live, owner, release) || (pinned && takenOver(live)))) {
-            problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
-            continue;
-          }
-        }
+        objects = parseManifest(rev.manifest, `revision ${rev.revision}`);
       } catch (err) {
-        problems.push(errorMessage(err));
+        return [...problems, errorMessage(err)];
+      }
+      for (const o of objects) {
+        const desired = { ...o, metadata: { ...o.metadata, namespace: o.metadata.namespace ?? release.namespace } };
+        const ref = refOf(desired);
+        // A read that failed for a while (a timeout, a busy API server) fails the reconcile, which is
+        // retried: read as "not live", it would refuse a legitimate record for good (a history
+        // moves over once). The installer's identity not allowed to read it is the record's problem.
+        let live: KubeObject | undefined;
+        try {
+          live = await reader.find(ref);
+        } catch (err) {
+          if (!isForbidden(err)) throw err;
+          problems.push(`${ref.kind} ${ref.name} cannot be read to check it: ${errorMessage(err)}`);
+          continue;
+        }
+        if (live === undefined || !(isOwnedBy(live, owner, release) || (pinned && takenOver(live)))) {
+          problems.push(`${ref.kind} ${ref.name} is not a live object of this BundleDeployment`);
+        }
       }
       return problems;
     };

@@ -742,6 +742,12 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     const base = { name: 'pg', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'pg', version: '1.0.0' }, config: {}, inputDigest: 'sha256:input-1' };
     s.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'superseded', manifest: SECRET_MANIFEST }, owner, new Date(), 'created'));
     s.cluster.put(revisionRecordSecret({ ...base, version: 2, status: 'deployed', manifest: `${SECRET_MANIFEST}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sneaky\n  namespace: kube-system\n` }, owner, new Date(), 'created'));
+    // Discovery fails for a while: the reconcile fails and moves nothing (read as a scope problem,
+    // revision 1 would be refused for good); the next one moves it.
+    s.cluster.inject({ verb: 'discover', kind: 'Secret', error: () => new KubeApiError(503, 'ServiceUnavailable', 'etcd leader changed') });
+    await assert.rejects(s.reconciler.reconcile(req, ctx), /etcd leader changed/);
+    assert.equal(condition(s.cluster, 'ReleaseRecordsRefused'), undefined);
+    assert.deepEqual(await trusted(s), []);
     await s.reconciler.reconcile(req, ctx);
     assert.match(condition(s.cluster, 'ReleaseRecordsRefused')?.message ?? '', /sh\.helm\.release\.v1\.pg\.v2: .*ConfigMap kube-system\/sneaky is in namespace kube-system/);
     assert.equal(s.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'sneaky' }), undefined);

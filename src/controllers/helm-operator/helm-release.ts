@@ -668,12 +668,16 @@ export class HelmReleaseReconciler implements Reconciler {
         problems.push(`its owner labels name ${recorded === undefined ? 'no Binnacle owner' : `${recorded.kind} ${recorded.namespace ?? ''}/${recorded.name}`}, not this ${owner.kind}`);
       }
       if (confine === undefined) return problems;
+      const where = `revision ${rev.revision}`;
+      let objects: KubeObject[];
       try {
-        const where = `revision ${rev.revision}`;
-        problems.push(...(await confine([...parseManifest(rev.manifest, where), ...(rev.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`))])));
+        objects = [...parseManifest(rev.manifest, where), ...(rev.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `${where} hook ${h.name}`))];
       } catch (err) {
-        problems.push(errorMessage(err));
+        return [...problems, errorMessage(err)];
       }
+      // Outside the try: a discovery read that failed for a while fails the reconcile (retried)
+      // rather than refusing a legitimate record for good (a history moves over once).
+      problems.push(...(await confine(objects)));
       return problems;
     };
   }
