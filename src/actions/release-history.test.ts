@@ -1,13 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { stringify } from 'yaml';
-import { API_VERSION, type ClusterExtension } from '../api/types.js';
-import { CLUSTER_EXTENSION_CRD } from '../api/crds.js';
+import { ANNOTATION_BUNDLE_VERSION, API_VERSION, LABEL_NEEDED_BY_PREFIX, LABEL_PACKAGE, type ClusterExtension } from '../api/types.js';
+import { BUNDLE_DEPLOYMENT_CRD, CLUSTER_EXTENSION_CRD } from '../api/crds.js';
 import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import { ReleaseStore } from '../apply/release-store.js';
 import type { KubeObject } from '../kube/types.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
-import { rollbackExtension, rollbackPreview } from './release-history.js';
+import { extensionHistory, rollbackExtension, rollbackPreview } from './release-history.js';
 
 const schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', properties: { size: { type: 'integer' } } } } } };
 
@@ -87,5 +87,30 @@ describe('rollback preview of a revision with YAML aliases', () => {
   it('an alias bomb in the revision is RELEASE_MANIFEST naming the release, revision and document', async () => {
     const { client } = await cluster(['v1', 'v2'], `---\n${bombObject()}`);
     await assert.rejects(rollbackPreview(client, 'ext'), { code: 'RELEASE_MANIFEST', message: `release ns/ext-p revision 1: manifest document 2: ${BOMB_REASON_IN_OBJECT}` });
+  });
+});
+
+describe('history', () => {
+  it("lists the release's revisions and names a record it cannot read (not history) instead of dropping it", async () => {
+    const { client, fake } = await cluster(['v1', 'v2']);
+    fake.put(BUNDLE_DEPLOYMENT_CRD);
+    fake.put({
+      apiVersion: API_VERSION,
+      kind: 'BundleDeployment',
+      metadata: { name: 'ext-p', labels: { [LABEL_PACKAGE]: 'p', [`${LABEL_NEEDED_BY_PREFIX}ext`]: 'requested' }, annotations: { [ANNOTATION_BUNDLE_VERSION]: '2.0.0' } },
+      spec: { installNamespace: 'ns' },
+    });
+    // Planted beside the release's records: Helm's name and labels, a body that is no record.
+    fake.put({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'helm.sh/release.v1',
+      metadata: { name: 'sh.helm.release.v1.ext-p.v3', namespace: 'ns', labels: { owner: 'helm', name: 'ext-p', version: '3', status: 'deployed' } },
+      data: { release: Buffer.from(Buffer.from('not a release record').toString('base64')).toString('base64') },
+    });
+    const h = await extensionHistory(client, 'ext');
+    assert.deepEqual(h.releases.map((r) => [r.release, r.revisions.map((x) => [x.revision, x.status])]), [['ext-p', [[1, 'superseded'], [2, 'deployed']]]]);
+    assert.deepEqual(h.releases[0]?.refused.map((r) => r.secret), ['ns/sh.helm.release.v1.ext-p.v3']);
+    assert.notEqual(h.releases[0]?.refused[0]?.reason ?? '', '');
   });
 });

@@ -12,7 +12,7 @@
 import { API_VERSION, type BundleDeployment, type ClusterExtension, type ResolutionRecord } from '../api/types.js';
 import { checkCrdUpgrade } from '../apply/crd-safety.js';
 import { parseManifest } from '../apply/release.js';
-import { ReleaseStore } from '../apply/release-store.js';
+import { ReleaseStore, type RefusedRecord } from '../apply/release-store.js';
 import type { ReleaseRef, ReleaseRevision } from '../apply/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit } from '../installed/index.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
@@ -27,6 +27,8 @@ export interface ReleaseHistory {
   namespace: string;
   neededBy: string;
   revisions: Omit<ReleaseRevision, 'manifest' | 'config' | 'content'>[];
+  /** Helm records of the release that could not be read (over a bound, malformed): named, not history. */
+  refused: RefusedRecord[];
 }
 
 export interface ExtensionHistory {
@@ -56,8 +58,9 @@ export async function extensionHistory(client: HistoryClient, name: string): Pro
   const releases: ReleaseHistory[] = [];
   for (const unit of unitsNeededBy(state, name)) {
     const { name: release } = releaseOf(unit);
-    const revisions = (await store.history(releaseOf(unit))).map(({ manifest: _m, config: _c, content: _x, ...rest }) => rest);
-    releases.push({ bundleDeployment: unit.bundleDeployment, package: unit.package, release, namespace: unit.namespace, neededBy: describeNeeds(unit.needs), revisions });
+    const read = await store.read(releaseOf(unit));
+    const revisions = read.revisions.map(({ manifest: _m, config: _c, content: _x, ...rest }) => rest);
+    releases.push({ bundleDeployment: unit.bundleDeployment, package: unit.package, release, namespace: unit.namespace, neededBy: describeNeeds(unit.needs), revisions, refused: read.refused });
   }
   return { name, package: ce.spec.source.catalog.packageName, resolutions: ce.status?.history ?? [], releases };
 }

@@ -40,6 +40,7 @@ test('history tables show resolutions, then each release with who needs it', () 
             owner: { kind: 'BundleDeployment', name: 'nhc-poison-pill-operator' },
           },
         ],
+        refused: [{ secret: 'nhc/sh.helm.release.v1.nhc-poison-pill-operator.v2', reason: 'data.release inflates past 64 MiB' }],
       },
     ],
   };
@@ -49,4 +50,5 @@ test('history tables show resolutions, then each release with who needs it', () 
   assert.match(text, /SpecChanged\s+2\s+Failed\s+-\s+no set of bundles satisfies the request: a; b\n/);
   assert.match(text, /Helm revisions of release nhc\/nhc-poison-pill-operator \(package poison-pill-operator; requested by extension pp, needed by extension nhc\):\n/);
   assert.match(text, /1\s+2026-01-01T00:00:10Z\s+deployed\s+poison-pill-operator-0\.1\.0\s+Install complete/);
+  assert.match(text, /records not read \(not history\):\n {4}nhc\/sh\.helm\.release\.v1\.nhc-poison-pill-operator\.v2: data\.release inflates past 64 MiB\n/);
 });

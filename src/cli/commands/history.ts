@@ -44,6 +44,8 @@ export function historyTables(h: ExtensionHistory): string {
     out.push(`\nHelm revisions of release ${rel.namespace}/${rel.release} (package ${rel.package}; ${rel.neededBy}):\n`);
     if (rel.revisions.length === 0) out.push('  (no revisions yet)\n');
     else out.push(toTable(['revision', 'updated', 'status', 'chart', 'description'], rel.revisions.map((r) => [String(r.revision), r.lastDeployed, r.status, `${r.chart.name}-${r.chart.version}`, r.description])));
+    // A record Binnacle cannot read is not history, but is said: someone wrote it (a gzip bomb, a forged revision).
+    if (rel.refused.length > 0) out.push(`  records not read (not history):\n${rel.refused.map((r) => `    ${r.secret}: ${r.reason}\n`).join('')}`);
   }
   return out.join('');
 }
