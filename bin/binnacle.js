@@ -4,14 +4,8 @@
 // which starts faster; both come from the one build, so the bundle is preferred.
 // BINNACLE_UNBUNDLED=1 runs dist/cli/ instead (to compare), BINNACLE_FROM_SOURCE=1 the sources.
 import { existsSync } from 'node:fs';
-import module from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-
-// V8's code cache on disk (Node >= 22.1; in the OS temp directory, keyed by Node version and file
-// content; NODE_DISABLE_COMPILE_CACHE=1 turns it off): a second start of the same build compiles
-// nothing again, about a sixth less CPU for `binnacle --help` on Node 24 (bench/cli-startup).
-module.enableCompileCache?.();
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const candidates = process.env.BINNACLE_FROM_SOURCE

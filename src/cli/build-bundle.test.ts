@@ -4,10 +4,11 @@
  * .cache/, as deep as dist/cli-bundle/, so paths taken next to modules resolve as in the build.
  */
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { BINNACLE_VERSION } from '../api/version.js';
 import { bundleCli } from './build-bundle.js';
 import { HELP_INDEX_FILE, helpIndexOf } from './help-index.js';
 import { captureContext, runCli } from './in-process.test-helper.js';
@@ -83,7 +84,22 @@ describe('the bundled CLI', () => {
     }
   });
 
-  for (const args of [['--help'], ['catalog', 'validate', VALID], ['catalog', 'validate', '-o', 'json', VALID], ['catalog', 'validate', BAD], ['catalog', 'render', VALID], ['catalog', 'validate'], ['install', '--help']]) {
+  it('prints its version without loading a command group (as the top-level help)', async () => {
+    const files = await readdir(outDir);
+    const contents = await Promise.all(files.map(async (f) => [f, await readFile(path.join(outDir, f), 'utf8')] as const));
+    const group = contents.find(([, c]) => c.includes('Check a catalog against every opm validate rule'))?.[0];
+    assert.ok(group !== undefined, 'the catalog group has a chunk');
+    // Taken away: a --version that loaded the command groups would fail to import it.
+    await rename(path.join(outDir, group), path.join(outDir, `${group}.away`));
+    try {
+      const r = await spawnBundle(main, ['--version']);
+      assert.deepEqual([r.code, r.out, r.err], [0, `${BINNACLE_VERSION}\n`, '']);
+    } finally {
+      await rename(path.join(outDir, `${group}.away`), path.join(outDir, group));
+    }
+  });
+
+  for (const args of [['--help'], ['--version'], ['catalog', 'validate', VALID], ['catalog', 'validate', '-o', 'json', VALID], ['catalog', 'validate', BAD], ['catalog', 'render', VALID], ['catalog', 'validate'], ['install', '--help']]) {
     it(`prints what the sources print: ${args.join(' ')}`, async () => {
       const [bundled, source] = await Promise.all([spawnBundle(main, args), runCli(args)]);
       assert.deepEqual(bundled, source);

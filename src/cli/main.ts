@@ -64,8 +64,9 @@ function isSystemError(err: unknown): err is NodeJS.ErrnoException {
 export async function run(argv: readonly string[], ctx: CliContext = defaultContext()): Promise<number> {
   // Only a command name in first place narrows the groups: flags first (they may take values) load everything.
   const first = argv[0];
-  // The top-level help alone (`binnacle`, `--help`, `-h`, `help`) is printed from the built index when there is one.
-  const topHelp = argv.length === 0 || (argv.length === 1 && ['--help', '-h', 'help'].includes(first ?? ''));
+  // The top-level help alone (`binnacle`, `--help`, `-h`, `help`) is printed from the built index when
+  // there is one; the version needs no command at all (it loaded every group, twice --help's time).
+  const topHelp = argv.length === 0 || (argv.length === 1 && ['--help', '-h', 'help', '--version', '-V'].includes(first ?? ''));
   // Imported only for it: any other command has no use for the index.
   const index = topHelp ? (await import('./help-index.js')).loadHelpIndex() : undefined;
   const program = await buildProgram(ctx, first !== undefined && !first.startsWith('-') ? first : undefined, index);
