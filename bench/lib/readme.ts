@@ -136,7 +136,10 @@ const cliStartup: Renderer = (r) => {
   const s = r.summary as CliStartupSummary;
   const runs = r.settings.bench.runs;
   return [
-    `Median of ${str(runs)} interleaved runs each (CPU time: mean of the middle half), against \`node -e 0\` measured in the same run.`,
+    // Runs stored before the CPU time was read to the millisecond said so in their settings.
+    String(r.settings.bench.cpu).startsWith('mean of the middle half')
+      ? `Median of ${str(runs)} interleaved runs each (CPU time: mean of the middle half of \`/usr/bin/time\`'s 10 ms steps, which reads \`node -e 0\` low), against \`node -e 0\` measured in the same run.`
+      : `Median of ${str(runs)} interleaved runs each (CPU time, user + sys, to the millisecond from bash's \`time\`; peak RSS from \`/usr/bin/time\`), against \`node -e 0\` measured in the same run.`,
     '',
     ...table(
       ['command', 'wall', 'CPU', 'peak RSS', '× node -e 0 (wall / CPU / memory)'],
