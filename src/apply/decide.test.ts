@@ -64,6 +64,23 @@ const rows: Row[] = [
   ...given([rev(1, 'failed', 'a')], [['the first install failed', { inputDigest: 'a' }, 'install', undefined, 'install refuses: "cannot re-use a name that is still in use" (upgrade --install upgrades)', 'uninstall remediation, then install']]),
   ...given([rev(1, 'superseded', 'a'), rev(2, 'failed', 'b')], [['the deployed record is gone; a superseded one stays', { inputDigest: 'c' }, 'upgrade', 1, 'upgrade from the last failed or superseded', 'upgrade']]),
   ...given([rev(1, 'deployed', 'a', { owner: { kind: 'Pushgateway', name: 'other', namespace: 'team-a' } })], [['the history names another owner', { inputDigest: 'a' }, 'refuse', undefined, 'upgrade', 'refuses']]),
+  // A revision moved over from Helm's records (fields not Binnacle's to vouch for) is never re-applied from its record.
+  ...given([rev(1, 'deployed', 'a', { movedOver: true })], [
+    ['moved over, deployed, same inputs', { inputDigest: 'a' }, 'upgrade', 1, 'nothing (its records are its history)', 'nothing, or drift correction from its own storage'],
+    ['moved over, deployed, other inputs', { inputDigest: 'b' }, 'upgrade', 1, 'upgrade', 'upgrade'],
+  ]),
+  ...given(
+    [rev(1, 'deployed', 'a', { movedOver: true }), rev(2, 'pending-upgrade', 'b')],
+    [['moved over, an upgrade to b interrupted, asked for a again', { inputDigest: 'a' }, 'upgrade', 1, '"another operation is in progress"', 'unlock, then upgrade']],
+    [2],
+  ),
+  ...given([rev(1, 'deployed', 'a', { movedOver: true }), rev(2, 'failed', 'b', { ownerGeneration: 2 })], [
+    ['moved over, b failed and was not rolled back to it, asked for b', { inputDigest: 'b', generation: 2 }, 'refuse', undefined, 'upgrade', 'retry per remediation, then rollback'],
+    ['moved over, b failed, the spec changed since', { inputDigest: 'b', generation: 3 }, 'upgrade', 1, 'upgrade', 'upgrade (new generation)'],
+  ]),
+  ...given([rev(1, 'superseded', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 }), rev(3, 'deployed', 'a', { movedOver: true })], [
+    ['moved over: b failed and was rolled back before the move, still asked for b', { inputDigest: 'b', generation: 2 }, 'refuse', undefined, 'upgrade again', 'no retry'],
+  ]),
 ];
 for (const row of rows) {
   test(`decide: ${row.state} → ${row.action} (Helm: ${row.helm}; Flux: ${row.flux})`, () => {

@@ -21,6 +21,11 @@
  *   revision added. (Inputs that failed and were not rolled back are upgraded to again, and
  *   rolled back if they fail again; with automatic rollback off they wait for a change.)
  * - `refuse`: the release belongs to another owner.
+ * A revision that moved over from Helm's records (`movedOver`: written where a tenant may write
+ * Secrets, its objects checked but not its fields) is never re-applied from its record: where it
+ * would be repaired or rolled out again, the same inputs are rendered anew (`upgrade`), once, and
+ * Binnacle's own revision is what later repairs re-apply; a failed upgrade is not rolled back to
+ * it (install.ts) and waits, as with automatic rollback off, for the inputs to change.
  * A pending revision a crashed run left (Helm's "another operation is in progress") is first
  * marked failed (`settle`), as Flux's unlock does, then decided on like any other.
  */
@@ -106,6 +111,9 @@ function askedAgain(failed: ReleaseRevision, inputs: ReleaseInputs): boolean {
  */
 function decideOnDeployed(sorted: readonly ReleaseRevision[], deployed: ReleaseRevision, inputs: ReleaseInputs, settle: ReleaseRevision[]): ReleaseDecision {
   const digest = inputs.inputDigest;
+  if (deployed.inputDigest === digest && deployed.movedOver === true) {
+    return { action: 'upgrade', from: deployed, latest: deployed, reason: `revision ${deployed.revision} moved over from Helm's records, whose fields Binnacle did not write: rendered anew from these inputs rather than re-applied`, settle };
+  }
   if (deployed.inputDigest === digest) return { action: 'repair', revision: deployed, reason: `revision ${deployed.revision} was made from these inputs`, settle };
   const failedBefore = newestWith(
     sorted.filter((r) => r.inputDigest === digest && r.revision < deployed.revision && failedOnItsMerits(r)),
@@ -114,6 +122,10 @@ function decideOnDeployed(sorted: readonly ReleaseRevision[], deployed: ReleaseR
   if (failedBefore !== undefined && askedAgain(failedBefore, inputs)) {
     const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) at generation ${String(failedBefore.ownerGeneration)}; the spec changed since (generation ${String(inputs.generation)}): trying them again`;
     return { action: 'upgrade', from: deployed, latest: deployed, reason, settle };
+  }
+  if (failedBefore !== undefined && deployed.movedOver === true) {
+    const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}); revision ${deployed.revision} moved over from Helm's records, whose fields Binnacle did not write, so it is not re-applied from its record: it stays as it runs until the inputs change`;
+    return { action: 'refuse', code: 'RELEASE_REFUSED', reason, settle };
   }
   if (failedBefore !== undefined) {
     return {
@@ -125,6 +137,35 @@ function decideOnDeployed(sorted: readonly ReleaseRevision[], deployed: ReleaseR
     };
   }
   return { action: 'upgrade', from: deployed, latest: deployed, reason: `the inputs differ from revision ${deployed.revision}'s`, settle };
+}
+
+/**
+ * The newest revision is not the deployed one: decided from `base`, the deployed revision (or,
+ * with none deployed, the newest superseded one, as Helm's upgrade takes it).
+ */
+function decideFromBase(base: ReleaseRevision, latest: ReleaseRevision, inputs: ReleaseInputs, settle: ReleaseRevision[]): ReleaseDecision {
+  const digest = inputs.inputDigest;
+  const interrupted = latest.status.startsWith('pending-');
+  const state = base === latest ? 'is not deployed' : interrupted ? `was interrupted (${latest.status})` : `is ${latest.status}`;
+  const newest = `revision ${latest.revision} ${state}`;
+  if (base.inputDigest === digest && base.movedOver === true) {
+    return { action: 'upgrade', from: base, latest, reason: `${newest} and the inputs are revision ${base.revision}'s, which moved over from Helm's records: rendered anew rather than rolled out from its record`, settle };
+  }
+  if (base.inputDigest === digest) {
+    return { action: 'rollback', to: base, latest, reason: `${newest} and the inputs are revision ${base.revision}'s: rolling it out anew`, settle };
+  }
+  if (latest.inputDigest === digest && latest.status === 'failed') {
+    if (inputs.autoRollback === false && !askedAgain(latest, inputs)) {
+      return { action: 'refuse', code: 'RELEASE_REFUSED', reason: `revision ${latest.revision} with these inputs failed (${latest.description}); automatic rollback is off, so it stays until the inputs change`, settle };
+    }
+    if (base.movedOver === true && !askedAgain(latest, inputs) && failedOnItsMerits(latest)) {
+      const reason = `revision ${latest.revision} with these inputs failed (${latest.description}); revision ${base.revision} moved over from Helm's records, whose fields Binnacle did not write, so it is not rolled back to: it stays until the inputs change`;
+      return { action: 'refuse', code: 'RELEASE_REFUSED', reason, settle };
+    }
+    // Its rollback did not run (it had to wait, or the run died): the upgrade is tried again, and rolled back if it fails again.
+    return { action: 'upgrade', from: base, latest, reason: `revision ${latest.revision} with these inputs failed (${latest.description}) and was not rolled back: trying it again`, settle };
+  }
+  return { action: 'upgrade', from: base, latest, reason: `${newest}; upgrading from revision ${base.revision}`, settle };
 }
 
 /** The one release decision (see the top of this file). `history` is oldest first. */
@@ -143,28 +184,13 @@ export function decideRelease(history: readonly ReleaseRevision[], inputs: Relea
   const settle = sorted.filter((r) => r.status.startsWith('pending-'));
   const interrupted = latest.status.startsWith('pending-');
   const deployed = newestWith(sorted, ['deployed']);
-  const digest = inputs.inputDigest;
 
   if (deployed !== undefined && deployed === latest) return decideOnDeployed(sorted, deployed, inputs, settle);
 
   // Nothing newer finished. The deployed revision is the base; with none deployed, the newest
   // good one (superseded: its deployed successor's record is gone), as Helm's upgrade takes it.
   const base = deployed ?? newestWith(sorted, ['superseded']);
-  if (base !== undefined) {
-    const state = base === latest ? 'is not deployed' : interrupted ? `was interrupted (${latest.status})` : `is ${latest.status}`;
-    const newest = `revision ${latest.revision} ${state}`;
-    if (base.inputDigest === digest) {
-      return { action: 'rollback', to: base, latest, reason: `${newest} and the inputs are revision ${base.revision}'s: rolling it out anew`, settle };
-    }
-    if (latest.inputDigest === digest && latest.status === 'failed') {
-      if (inputs.autoRollback === false && !askedAgain(latest, inputs)) {
-        return { action: 'refuse', code: 'RELEASE_REFUSED', reason: `revision ${latest.revision} with these inputs failed (${latest.description}); automatic rollback is off, so it stays until the inputs change`, settle };
-      }
-      // Its rollback did not run (it had to wait, or the run died): the upgrade is tried again, and rolled back if it fails again.
-      return { action: 'upgrade', from: base, latest, reason: `revision ${latest.revision} with these inputs failed (${latest.description}) and was not rolled back: trying it again`, settle };
-    }
-    return { action: 'upgrade', from: base, latest, reason: `${newest}; upgrading from revision ${base.revision}`, settle };
-  }
+  if (base !== undefined) return decideFromBase(base, latest, inputs, settle);
 
   const what = interrupted ? `revision ${latest.revision} was interrupted (${latest.status})` : `revision ${latest.revision} is ${latest.status}`;
   return { action: 'install', latest, reason: `nothing is deployed and ${what}: installing`, settle };

@@ -138,6 +138,11 @@ async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewR
   }
   const deployed = decision.from;
   if (req.autoRollback === false) return { revision: version, status: 'failed', ...pick(outcome) };
+  if (deployed.movedOver === true) {
+    // Its record's fields are not Binnacle's to vouch for (decide.ts): not applied again.
+    log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; not rolled back to a revision that moved over from Helm\'s records');
+    return { revision: version, status: 'failed', ...pick(outcome), message: `${outcome.message}; not rolled back: revision ${deployed.revision} moved over from Helm's records, whose fields Binnacle did not write, and is not applied again from its record` };
+  }
   log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');
   const now = await cfg.history.read();
   const back = await rollbackTo(cfg, req.release, deployed, now.revisions, rollbackHowOf(req, DEFAULT_HEALTH_TIMEOUT_MS)).catch((err: unknown) => {

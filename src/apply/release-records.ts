@@ -14,7 +14,8 @@
  * An owner without records here but with Helm's records in its namespace (a release made before
  * this store existed) moves over once: each Helm record is decoded within its bounds and passed
  * through the caller's check (owner, scope) before it becomes history; what fails is named,
- * never applied. Keyed by UID: a CR deleted and created again starts a history of its own, and
+ * never applied. What passes is marked moved over: its fields were not checked, so nothing is
+ * applied from it again (decide.ts renders its inputs anew instead). Keyed by UID: a CR deleted and created again starts a history of its own, and
  * the records of an owner that is gone are collected (`owners`, `removeOwner`).
  */
 import { createHash } from 'node:crypto';
@@ -35,6 +36,8 @@ export const RECORD_RELEASE_NAME_LABEL = 'binnacle.dev/release-name';
 export const RECORD_RELEASE_NAMESPACE_LABEL = 'binnacle.dev/release-namespace';
 /** The sha256 (first 32 hex) of the mirror record's `data.release` as the engine wrote it. */
 export const MIRROR_DIGEST_ANNOTATION = 'binnacle.dev/mirror-digest';
+/** On a record moved over from Helm's records (ReleaseRevision.movedOver): "true". */
+export const MOVED_OVER_ANNOTATION = 'binnacle.dev/moved-over';
 /** The owner's apiVersion, so that a record whose owner is gone can be found. */
 export const OWNER_API_VERSION_ANNOTATION = 'binnacle.dev/owner-api-version';
 
@@ -253,7 +256,7 @@ export class TrustedHistory implements HistoryStore {
   private async decode(s: KubeObject, parts: ReadonlyMap<string, string>): Promise<ReleaseRevision> {
     const version = Number(s.metadata.labels?.version ?? '0');
     const rev = await revisionFromSecretAsync(s, wholeOf(s, parts, (i) => `${recordName(this.owner.uid, version)}.part${i}`));
-    return { ...rev, owner: rev.owner ?? this.owner };
+    return { ...rev, owner: rev.owner ?? this.owner, ...(s.metadata.annotations?.[MOVED_OVER_ANNOTATION] === 'true' ? { movedOver: true } : {}) };
   }
 
   /** The Secrets of one revision here: Helm's encoding, renamed, retyped and labelled by the owner's UID. */
@@ -276,7 +279,12 @@ export class TrustedHistory implements HistoryStore {
             [RECORD_RELEASE_NAMESPACE_LABEL]: this.release.namespace,
             ...ownerLabels(this.owner),
           },
-          annotations: { ...(main.metadata.annotations ?? {}), [MIRROR_DIGEST_ANNOTATION]: digestOf(mirrorData), [OWNER_API_VERSION_ANNOTATION]: this.owner.apiVersion },
+          annotations: {
+            ...(main.metadata.annotations ?? {}),
+            [MIRROR_DIGEST_ANNOTATION]: digestOf(mirrorData),
+            [OWNER_API_VERSION_ANNOTATION]: this.owner.apiVersion,
+            ...(rev.movedOver === true ? { [MOVED_OVER_ANNOTATION]: 'true' } : {}),
+          },
         },
       });
     }
@@ -372,7 +380,8 @@ export class TrustedHistory implements HistoryStore {
         refused.push({ secret: `${this.release.namespace}/sh.helm.release.v1.${this.release.name}.v${rev.revision}`, reason: problems.join('; ') });
         continue;
       }
-      const owned = { ...rev, owner: this.owner };
+      // Its objects passed the check, its fields were not compared: marked, never applied again from it (decide.ts).
+      const owned: ReleaseRevision = { ...rev, owner: this.owner, movedOver: true };
       const mirrored = this.mirrorSecrets(owned, 'modified');
       const [main, ...parts] = this.recordSecrets(owned, 'created', releaseData(mirrored[0]));
       for (const p of parts) await createOrReplace(this.o.client, p);

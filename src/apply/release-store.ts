@@ -19,7 +19,7 @@ import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.
 export type StoreClient = Pick<ObjectReader, 'list'> & Pick<ObjectWriter, 'create' | 'update' | 'delete'>;
 
 export function recordInput(rev: ReleaseRevision): ReleaseRecordInput {
-  const { revision, owner: _owner, ...fields } = rev;
+  const { revision, owner: _owner, movedOver: _movedOver, ...fields } = rev;
   return { ...fields, version: revision };
 }
 

@@ -277,6 +277,12 @@ export interface ReleaseRevision {
   ownerGeneration?: number;
   /** A chart release's content (a release the `helm` CLI made has one too). */
   content?: ReleaseContent;
+  /**
+   * Moved into the trusted history from Helm's records in the release namespace, which Binnacle
+   * did not keep apart (release-records.ts): its objects were checked (owner, scope, live), its
+   * fields were not, so nothing is ever applied again from its record (decide.ts).
+   */
+  movedOver?: boolean;
 }
 
 /**

@@ -709,6 +709,40 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.deepEqual([conditionOf(refused, 'Installed')?.status, conditionOf(refused, 'Installed')?.reason], ['True', 'Succeeded'], 'rendered and installed anew');
     });
 
+    test("a record moved over is never re-applied from its record: one planted with this BundleDeployment's inputs and other fields of its own live object is rendered anew (not repaired from), and a failed upgrade is not rolled back to it", async () => {
+      // The inputs' digest as a reconcile records it, read from a world where Binnacle made the release.
+      const made = setup();
+      await made.reconciler().reconcile(req, ctx);
+      const digest = made.cluster.all('Secret', SYSTEM).find((x) => x.metadata.labels?.[RECORD_OWNER_UID_LABEL] === 'u1')?.metadata.labels?.['binnacle.dev/input-digest'];
+      assert.ok(digest !== undefined && digest !== '', 'the trusted record carries the input digest');
+      const owner = { kind: 'BundleDeployment', name: 'op' };
+      const base = { name: 'op', namespace: 'team-a', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'op', version: '1.0.0' }, config: {}, inputDigest: digest };
+      const w = setup({ status: { revision: 1 } });
+      w.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+      // Planted by whoever could write Secrets in team-a before the move: its own live object, other data.
+      w.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata:\n  planted: "yes"\n' }, owner, new Date(), 'created'));
+      await w.reconciler().reconcile(req, ctx);
+      assert.equal(conditionOf(w, 'ReleaseRecordsRefused'), undefined, 'its objects pass the check');
+      assert.deepEqual(w.live('ConfigMap', 'settings')?.data, { a: '1' }, 'what the bundle renders, not what the record says');
+      assert.deepEqual(w.history(), [[1, 'superseded'], [2, 'deployed']], 'rendered anew as a revision of its own');
+      // Drift from now on is repaired from Binnacle's own revision.
+      w.cluster.put({ ...w.live('ConfigMap', 'settings')!, data: { a: 'changed by hand' } });
+      await w.reconciler().reconcile(req, ctx);
+      assert.deepEqual(w.live('ConfigMap', 'settings')?.data, { a: '1' });
+
+      // An upgrade from a moved-over revision that fails is not rolled back to it.
+      const failing = setup({ status: { revision: 1 } });
+      failing.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+      failing.cluster.put(revisionRecordSecret({ ...base, inputDigest: 'sha256:older-inputs', version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata:\n  planted: "yes"\n' }, owner, new Date(), 'created'));
+      failing.cluster.inject({ verb: 'apply', kind: 'ConfigMap', error: () => new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'), times: Infinity });
+      await failing.reconciler().reconcile(req, ctx).catch(() => undefined);
+      assert.equal((failing.live('ConfigMap', 'settings')?.data as Record<string, string> | undefined)?.planted, undefined, 'the planted fields were never applied');
+      assert.match(JSON.stringify(failing.bd().status?.conditions ?? []), /not rolled back: revision 1 moved over from Helm's records/);
+      failing.cluster.clearFaults();
+      await failing.reconciler().reconcile(req, ctx).catch(() => undefined);
+      assert.equal((failing.live('ConfigMap', 'settings')?.data as Record<string, string> | undefined)?.planted, undefined, 'nor on the next reconcile');
+    });
+
     test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when pinned on the ClusterExtension and its objects are the ClusterExtension's; unpinned, or a namesake's, it is refused", async () => {
       const owner = { kind: 'BundleDeployment', name: 'op' };
       const manifest = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n';
