@@ -91,3 +91,20 @@ test('a cluster without OLM v1 says so', async () => {
   const c = new FakeCluster();
   await assert.rejects(importOlmv1History(c.client({ user: 'admin' })), /the cluster serves no olm\.operatorframework\.io\/v1 ClusterExtension: nothing of OLM v1 to bring over/);
 });
+
+test("a release `helm install` made under the name Binnacle would keep (records not labelled as its BundleDeployment's) skips the extension, naming them, unless --replace-foreign", async () => {
+  const c = world();
+  const client = c.client({ user: 'admin' });
+  const byHelm = revisionRecordSecret({ name: 'argocd-argocd-operator', namespace: 'argocd', description: 'Install complete', firstDeployed: '', lastDeployed: '', chart: { name: 'mine', version: '1.0.0' }, config: {}, status: 'deployed', manifest: '', version: 1 }, undefined, new Date(), 'created');
+  c.put(byHelm);
+  const [skipped] = await importOlmv1History(client);
+  assert.deepEqual(skipped?.foreign, ['sh.helm.release.v1.argocd-argocd-operator.v1']);
+  assert.match(skipped?.skipped ?? '', /not BundleDeployment argocd-argocd-operator's .*--replace-foreign/);
+  assert.deepEqual([skipped?.imported, skipped?.replaced, skipped?.removed], [[], [], []]);
+  assert.deepEqual(c.all('Secret', 'argocd').map((s) => [s.metadata.name, s.data]), [[byHelm.metadata.name, byHelm.data]], 'nothing written');
+  assert.equal((await new ReleaseStore(client).history(RELEASE))[0]?.chart.name, 'mine', "the Helm user's release is as it was");
+  assert.equal(c.get({ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'argocd' })?.metadata.annotations?.['binnacle.dev/olmv1-imported-history'], undefined, 'nothing pinned');
+  const [replaced] = await importOlmv1History(client, { replaceForeign: true });
+  assert.deepEqual(replaced?.replaced, [1]);
+  assert.deepEqual((await new ReleaseStore(client).history(RELEASE)).map((r) => [r.revision, r.chart.name]), [[1, 'argocd-operator'], [2, 'argocd-operator']]);
+});

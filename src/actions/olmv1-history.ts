@@ -4,8 +4,10 @@
  * `olm.operatorframework.io/v1` ClusterExtension, its revisions in operator-controller's chunked
  * store (apply/release-chunked.ts) are written as Helm's own records of the release Binnacle will
  * keep for it (the BundleDeployment its twin makes: `<extension>-<package>`), in the install
- * namespace, labelled as that BundleDeployment's. Other Helm records of that release there are removed (Binnacle has no history of it yet, so they
- * were planted). Nothing else is written: the manager moves
+ * namespace, labelled as that BundleDeployment's. Other Helm records of that release there,
+ * labelled as that BundleDeployment's, are removed (Binnacle has no history of it yet, so they
+ * were planted); records of that name that are not (a release `helm install` made, another
+ * owner's) skip the extension unless `--replace-foreign` says to write over them. Nothing else is written: the manager moves
  * such records into its trusted history at that BundleDeployment's first reconcile, each checked
  * (its owner, no hooks, every object live and the take-over's own), as any Helm record from before
  * Binnacle (docs/trust-model.md "Moving over"). Run it as an admin, before Binnacle's manager
@@ -15,7 +17,8 @@ import { bundleDeploymentName } from '../api/names.js';
 import { OLMV1_API_VERSION, OLMV1_IMPORTED_HISTORY_ANNOTATION, type Olmv1ClusterExtension } from '../api/olmv1/types.js';
 import { API_VERSION } from '../api/types.js';
 import { CHUNKED_CHUNK_TYPE, CHUNKED_INDEX_TYPE, revisionDigest, revisionFromChunked } from '../apply/release-chunked.js';
-import { ReleaseStore } from '../apply/release-store.js';
+import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from '../apply/ownership.js';
+import { ReleaseStore, type MirrorRecords } from '../apply/release-store.js';
 import type { ReleaseRevision } from '../apply/types.js';
 import { isNotFound } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
@@ -44,6 +47,8 @@ export interface ImportedHistory {
   refused: { secret: string; reason: string }[];
   /** Why nothing of this extension was looked at. */
   skipped?: string;
+  /** Helm records of the release's name not labelled as its BundleDeployment's, which skipped it (without replaceForeign). */
+  foreign?: string[];
 }
 
 export interface ImportOptions {
@@ -52,6 +57,13 @@ export interface ImportOptions {
   /** Only this ClusterExtension. */
   extension?: string;
   dryRun?: boolean;
+  /**
+   * Write operator-controller's records over Helm records of the release that are not labelled
+   * as its BundleDeployment's (a release `helm install` made under that name, another owner's).
+   * Without it such an extension is skipped, naming them: Binnacle's manager would refuse that
+   * release as someone else's too, and writing over it loses that release's history.
+   */
+  replaceForeign?: boolean;
   now?: () => Date;
 }
 
@@ -69,7 +81,7 @@ export async function importOlmv1History(client: ObjectReader & Pick<ObjectWrite
   const out: ImportedHistory[] = [];
   for (const ce of extensions) {
     try {
-      out.push(await importOne(client, store, ce, indexes, chunks, opts.dryRun === true));
+      out.push(await importOne(client, store, ce, indexes, chunks, { dryRun: opts.dryRun === true, replaceForeign: opts.replaceForeign === true }));
     } catch (err) {
       // One extension's failure (a write refused) does not hide what was done for the others.
       out.push({ extension: ce.metadata.name ?? '', release: '', namespace: ce.spec.namespace, imported: [], present: [], replaced: [], removed: [], refused: [], skipped: `failed: ${errorMessage(err)}` });
@@ -78,7 +90,14 @@ export async function importOlmv1History(client: ObjectReader & Pick<ObjectWrite
   return out;
 }
 
-async function importOne(client: ObjectReader & Pick<ObjectWriter, 'patch'>, store: ReleaseStore, ce: Olmv1ClusterExtension, indexes: readonly KubeObject[], chunks: ReadonlyMap<string, KubeObject>, dryRun: boolean): Promise<ImportedHistory> {
+async function importOne(
+  client: ObjectReader & Pick<ObjectWriter, 'patch'>,
+  store: ReleaseStore,
+  ce: Olmv1ClusterExtension,
+  indexes: readonly KubeObject[],
+  chunks: ReadonlyMap<string, KubeObject>,
+  { dryRun, replaceForeign }: { dryRun: boolean; replaceForeign: boolean },
+): Promise<ImportedHistory> {
   const extension = ce.metadata.name ?? '';
   const namespace = ce.spec.namespace;
   const pkg = ce.spec.source.catalog?.packageName;
@@ -92,20 +111,14 @@ async function importOne(client: ObjectReader & Pick<ObjectWriter, 'patch'>, sto
   // it yet, so any other record there was planted (whoever may write Secrets in the namespace)
   // and would be moved into the history with the rest.
   const ref = { namespace, name: release };
+  const mirror = await store.records(ref);
+  const foreign = replaceForeign ? undefined : foreignRecords(mirror, ref);
+  if (foreign !== undefined) return { ...result, ...foreign };
   const there = await store.read(ref);
   const wanted = new Set(theirs.map((r) => r.revision));
   const existing = new Map(there.revisions.map((r) => [r.revision, r]));
-  const mirror = await store.records(ref);
   const others = [...[...mirror.byRevision].filter(([v]) => !wanted.has(v)).map(([, m]) => m.secret), ...mirror.strays];
-  for (const s of others) {
-    result.removed.push(s.metadata.name ?? '');
-    if (dryRun) continue;
-    try {
-      await store.deleteRecord(s);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-    }
-  }
+  result.removed.push(...(await removeRecords(store, others, dryRun)));
   for (const rev of theirs) {
     const moved: ReleaseRevision = { ...rev, name: release, owner: { kind: 'BundleDeployment', name: release } };
     const before = existing.get(rev.revision);
@@ -122,6 +135,36 @@ async function importOne(client: ObjectReader & Pick<ObjectWriter, 'patch'>, sto
   const pins = Object.fromEntries(theirs.map((r) => [String(r.revision), revisionDigest({ ...r, name: release, owner: { kind: 'BundleDeployment', name: release } })]));
   if (!dryRun && theirs.length > 0) await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: extension }, { metadata: { annotations: { [OLMV1_IMPORTED_HISTORY_ANNOTATION]: JSON.stringify(pins) } } }, 'merge');
   return result;
+}
+
+/** Deletes each record as it was read (or, dry, only names it); answers their names. */
+async function removeRecords(store: ReleaseStore, records: readonly KubeObject[], dryRun: boolean): Promise<string[]> {
+  for (const s of dryRun ? [] : records) {
+    try {
+      await store.deleteRecord(s);
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+    }
+  }
+  return records.map((s) => s.metadata.name ?? '');
+}
+
+/** Helm records of the release not labelled as its BundleDeployment's, and why they skip it; undefined when there are none. */
+function foreignRecords(mirror: MirrorRecords, { namespace, name }: { namespace: string; name: string }): { skipped: string; foreign: string[] } | undefined {
+  const names = [...[...mirror.byRevision.values()].map((m) => m.secret), ...mirror.strays]
+    .filter((s) => !labelledAs(s, name))
+    .map((s) => s.metadata.name ?? '')
+    .sort();
+  if (names.length === 0) return undefined;
+  const listed = `${names.slice(0, 5).join(', ')}${names.length > 5 ? ', …' : ''}`;
+  const skipped = `Helm records of release ${namespace}/${name} that are not BundleDeployment ${name}'s are there (${listed}): a release \`helm install\` made under that name, or another owner's, which Binnacle's manager would refuse to take over too; nothing written. Remove them, or pass --replace-foreign to write operator-controller's records over them`;
+  return { skipped, foreign: names };
+}
+
+/** Whether a Helm record's labels name BundleDeployment `name` as its owner (as the records this writes are). */
+function labelledAs(secret: KubeObject, name: string): boolean {
+  const l = secret.metadata.labels ?? {};
+  return l[OWNER_KIND_LABEL] === 'BundleDeployment' && l[OWNER_NAME_LABEL] === name && l[OWNER_NAMESPACE_LABEL] === undefined;
 }
 
 /** operator-controller's revisions of `ce`'s release, oldest first; what cannot be taken is added to `refused`. */

@@ -32,14 +32,15 @@ export function registerOlmv1Commands(program: Command, ctx: CliContext): void {
     .description("Bring operator-controller's release history (its chunked Secrets) over as Helm records of the releases Binnacle keeps for each ClusterExtension; run before Binnacle first reconciles them")
     .option('--from-namespace <namespace>', "operator-controller's namespace, where it kept its records", 'olmv1-system')
     .option('--dry-run', 'say what would be written, write nothing')
+    .option('--replace-foreign', "write over Helm records of the release's name that are not its BundleDeployment's (a release helm install made under that name); without it that extension is skipped, naming them")
     .addOption(outputOption(['table', 'json'], 'table'))
-    .action(async (extension: string | undefined, flags: KubeFlags & { fromNamespace: string; dryRun?: boolean; output: string }) => {
+    .action(async (extension: string | undefined, flags: KubeFlags & { fromNamespace: string; dryRun?: boolean; replaceForeign?: boolean; output: string }) => {
       await withCluster(flags, async (client) => {
         const { importOlmv1History } = await import('../../actions/olmv1-history.js');
-        const results = await importOlmv1History(client, { fromNamespace: flags.fromNamespace, dryRun: flags.dryRun === true, ...(extension === undefined ? {} : { extension }) });
+        const results = await importOlmv1History(client, { fromNamespace: flags.fromNamespace, dryRun: flags.dryRun === true, replaceForeign: flags.replaceForeign === true, ...(extension === undefined ? {} : { extension }) });
         if (flags.output === 'json') ctx.out(toJson(results));
         else ctx.out(importTable(results, flags.dryRun === true));
-        if (results.some((r) => r.refused.length > 0 || r.skipped?.startsWith('failed: ') === true)) process.exitCode = 1;
+        if (results.some((r) => r.refused.length > 0 || r.skipped?.startsWith('failed: ') === true || r.foreign !== undefined)) process.exitCode = 1;
       });
     });
 }
