@@ -78,8 +78,23 @@ const rows: Row[] = [
     ['moved over, b failed and was not rolled back to it, asked for b', { inputDigest: 'b', generation: 2 }, 'refuse', undefined, 'upgrade', 'retry per remediation, then rollback'],
     ['moved over, b failed, the spec changed since', { inputDigest: 'b', generation: 3 }, 'upgrade', 1, 'upgrade', 'upgrade (new generation)'],
   ]),
-  ...given([rev(1, 'superseded', 'a'), rev(2, 'failed', 'b', { ownerGeneration: 2 }), rev(3, 'deployed', 'a', { movedOver: true })], [
-    ['moved over: b failed and was rolled back before the move, still asked for b', { inputDigest: 'b', generation: 2 }, 'refuse', undefined, 'upgrade again', 'no retry'],
+  ...given([rev(1, 'deployed', 'a', { movedOver: true }), rev(2, 'failed', 'a', { ownerGeneration: 2 })], [
+    ['moved over, the fresh render of the same inputs failed', { inputDigest: 'a', generation: 2 }, 'refuse', undefined, 'upgrade again', 'retry per remediation'],
+    ['moved over, the fresh render failed, automatic rollback off', { inputDigest: 'a', generation: 2, autoRollback: false }, 'refuse', undefined, 'upgrade again', 'stalled until the inputs change'],
+    ['moved over, the fresh render failed, the spec changed since', { inputDigest: 'a', generation: 3 }, 'upgrade', 1, 'upgrade', 'upgrade (new generation)'],
+  ]),
+  ...given([rev(1, 'deployed', 'a', { movedOver: true }), rev(2, 'failed', 'a', { description: 'failed 2: interrupted' })], [
+    ['moved over, the fresh render was interrupted (a crash says nothing of the inputs)', { inputDigest: 'a' }, 'upgrade', 1, '"another operation is in progress"', 'unlock, then upgrade'],
+  ]),
+  // A moved-over record's status is as unchecked as its other fields: a planted `failed` holds nothing back.
+  ...given([rev(1, 'superseded', 'a', { movedOver: true }), rev(2, 'failed', 'b', { ownerGeneration: 2, movedOver: true }), rev(3, 'deployed', 'a', { movedOver: true })], [
+    ['moved over: a failed record of b among them, asked for b', { inputDigest: 'b', generation: 2 }, 'upgrade', 3, 'upgrade', 'upgrade'],
+  ]),
+  ...given([rev(1, 'failed', 'b', { movedOver: true }), rev(2, 'superseded', 'a', { movedOver: true }), rev(3, 'deployed', 'a')], [
+    ["moved over: a failed record of b, then Binnacle's own revision, asked for b", { inputDigest: 'b' }, 'upgrade', 3, 'upgrade', 'upgrade'],
+  ]),
+  ...given([rev(1, 'deployed', 'a', { movedOver: true }), rev(2, 'failed', 'b', { movedOver: true })], [
+    ['moved over: the newest moved-over record says failed, asked for its inputs', { inputDigest: 'b' }, 'upgrade', 1, 'upgrade', 'upgrade'],
   ]),
 ];
 for (const row of rows) {

@@ -20,12 +20,14 @@
  *   revision's record out again as a new revision, which also prunes what the unfinished
  *   revision added. (Inputs that failed and were not rolled back are upgraded to again, and
  *   rolled back if they fail again; with automatic rollback off they wait for a change.)
- * - `refuse`: the release belongs to another owner.
+ * - `refuse`: the release belongs to another owner, or inputs that failed wait for a change
+ *   (automatic rollback off, or nothing to roll back to: below).
  * A revision that moved over from Helm's records (`movedOver`: written where a tenant may write
  * Secrets, its objects checked but not its fields) is never re-applied from its record: where it
  * would be repaired or rolled out again, the same inputs are rendered anew (`upgrade`), once, and
  * Binnacle's own revision is what later repairs re-apply; a failed upgrade is not rolled back to
- * it (install.ts) and waits, as with automatic rollback off, for the inputs to change.
+ * it (install.ts) and waits, as with automatic rollback off, for the inputs or the spec to change.
+ * A moved-over record's status counts for nothing either: a `failed` one does not hold inputs back.
  * A pending revision a crashed run left (Helm's "another operation is in progress") is first
  * marked failed (`settle`), as Flux's unlock does, then decided on like any other.
  */
@@ -73,7 +75,8 @@ export const INTERRUPTED = ': interrupted';
  * then A asked for again was `keep`, and C stayed for good).
  */
 function failedOnItsMerits(r: ReleaseRevision): boolean {
-  return r.status === 'failed' && !r.description.endsWith(INTERRUPTED);
+  // A moved-over record's status and description are as unchecked as the rest of its fields.
+  return r.status === 'failed' && !r.description.endsWith(INTERRUPTED) && r.movedOver !== true;
 }
 
 /** Whether the decision makes a new revision from a fresh render. */
@@ -123,10 +126,6 @@ function decideOnDeployed(sorted: readonly ReleaseRevision[], deployed: ReleaseR
     const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}) at generation ${String(failedBefore.ownerGeneration)}; the spec changed since (generation ${String(inputs.generation)}): trying them again`;
     return { action: 'upgrade', from: deployed, latest: deployed, reason, settle };
   }
-  if (failedBefore !== undefined && deployed.movedOver === true) {
-    const reason = `revision ${failedBefore.revision} with these inputs failed (${failedBefore.description}); revision ${deployed.revision} moved over from Helm's records, whose fields Binnacle did not write, so it is not re-applied from its record: it stays as it runs until the inputs change`;
-    return { action: 'refuse', code: 'RELEASE_REFUSED', reason, settle };
-  }
   if (failedBefore !== undefined) {
     return {
       action: 'keep',
@@ -149,12 +148,17 @@ function decideFromBase(base: ReleaseRevision, latest: ReleaseRevision, inputs: 
   const state = base === latest ? 'is not deployed' : interrupted ? `was interrupted (${latest.status})` : `is ${latest.status}`;
   const newest = `revision ${latest.revision} ${state}`;
   if (base.inputDigest === digest && base.movedOver === true) {
+    // Binnacle's own render of these inputs failed after the move: not tried again every reconcile.
+    if (latest.inputDigest === digest && failedOnItsMerits(latest) && !askedAgain(latest, inputs)) {
+      const reason = `revision ${latest.revision} with these inputs failed (${latest.description}); revision ${base.revision} moved over from Helm's records, whose fields Binnacle did not write, so it is not rolled out from its record: it stays until the inputs or the spec change`;
+      return { action: 'refuse', code: 'RELEASE_REFUSED', reason, settle };
+    }
     return { action: 'upgrade', from: base, latest, reason: `${newest} and the inputs are revision ${base.revision}'s, which moved over from Helm's records: rendered anew rather than rolled out from its record`, settle };
   }
   if (base.inputDigest === digest) {
     return { action: 'rollback', to: base, latest, reason: `${newest} and the inputs are revision ${base.revision}'s: rolling it out anew`, settle };
   }
-  if (latest.inputDigest === digest && latest.status === 'failed') {
+  if (latest.inputDigest === digest && latest.status === 'failed' && latest.movedOver !== true) {
     if (inputs.autoRollback === false && !askedAgain(latest, inputs)) {
       return { action: 'refuse', code: 'RELEASE_REFUSED', reason: `revision ${latest.revision} with these inputs failed (${latest.description}); automatic rollback is off, so it stays until the inputs change`, settle };
     }

@@ -10,6 +10,7 @@ import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import type { ApplyRequest } from './types.js';
 import { validateRequest } from './request.js';
+import { uninstall } from './uninstall.js';
 
 const owner = { kind: 'ClusterExtension', name: 'op' };
 const release = { name: 'op', namespace: 'ops' };
@@ -672,5 +673,23 @@ test("the wait strategy (Helm 4's --wait): hookOnly deploys a workload not yet a
     const res = await applier.apply(req([ns, claim], { waitStrategy: strategy, adopt: true }));
     assert.equal(res.status === 'deployed', deployed, `${strategy}: ${res.message}`);
     if (!deployed) assert.match(res.message, /PersistentVolumeClaim ops\/data: not Bound \(phase Pending\)/);
+  }
+});
+
+test("an uninstall runs no delete hook of a revision that moved over from Helm's records (nothing is applied from one), and still removes the release", async () => {
+  const hook = { name: 'cleanup', kind: 'ConfigMap', path: 'templates/cleanup.yaml', manifest: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cleanup\n  annotations:\n    helm.sh/hook: pre-delete\n', events: ['pre-delete'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 };
+  for (const movedOver of [false, true]) {
+    const { cluster, applier, req } = setup();
+    await applier.apply(req([ns, cm('a')], { content: { chart: {}, manifest: "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  a: '1'\n", hooks: [hook] } }));
+    const cfg = applier.cfg(release);
+    const history = cfg.history;
+    // The history as the trusted store reads it back after a move: each revision marked.
+    const read = async (): ReturnType<typeof history.read> => {
+      const r = await history.read();
+      return { ...r, revisions: r.revisions.map((x) => ({ ...x, movedOver })) };
+    };
+    const gone = await uninstall({ ...cfg, history: Object.assign(Object.create(history) as typeof history, { read }) }, { owner, release });
+    assert.equal(cluster.log.some((r) => r.verb === 'apply' && r.name === 'cleanup'), !movedOver, movedOver ? 'a moved-over record’s hook does not run' : 'the control: it runs');
+    assert.ok(gone.deleted.some((r) => r.kind === 'ConfigMap' && r.name === 'a'), 'the uninstall goes on');
   }
 });

@@ -141,6 +141,7 @@ async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewR
   if (deployed.movedOver === true) {
     // Its record's fields are not Binnacle's to vouch for (decide.ts): not applied again.
     log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; not rolled back to a revision that moved over from Helm\'s records');
+    await trimHistory(cfg, (await cfg.history.read()).revisions);
     return { revision: version, status: 'failed', ...pick(outcome), message: `${outcome.message}; not rolled back: revision ${deployed.revision} moved over from Helm's records, whose fields Binnacle did not write, and is not applied again from its record` };
   }
   log.warn({ to: deployed.revision, reason: outcome.message }, 'upgrade failed; rolling back');

@@ -25,7 +25,7 @@ import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
 import { RELEASE_PART_TYPE, RELEASE_PARTS_ANNOTATION, releaseSecrets, revisionFromSecretAsync } from './release.js';
-import { createOrReplace, decodeAll, recordInput, wholeOf, type HistoryRead, type HistoryStore, type RefusedRecord, type ReleaseStore } from './release-store.js';
+import { createOrReplace, decodeAll, recordInput, wholeOf, type HistoryRead, type HistoryStore, type MirrorRecords, type RefusedRecord, type ReleaseStore } from './release-store.js';
 import { OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL, ownerLabels } from './ownership.js';
 import type { Owner, ReleaseRef, ReleaseRevision, ReleaseStatus } from './types.js';
 
@@ -182,7 +182,8 @@ export class TrustedHistory implements HistoryStore {
       read = { revisions: moved.revisions, refused: moved.refused };
       migrated = moved.revisions.map((r) => r.revision);
     }
-    const synced = migrated.length > 0 ? { drift: [] } : await this.syncMirror(records, read.revisions);
+    // The read that moved records wrote the mirror itself; it still says who else holds records of the name.
+    const synced = migrated.length > 0 ? await this.foreignOnly() : await this.syncMirror(records, read.revisions);
     return { ...read, mirrorDrift: synced.drift, migrated, ...(synced.foreignOwner === undefined ? {} : { foreignOwner: synced.foreignOwner }) };
   }
 
@@ -331,8 +332,7 @@ export class TrustedHistory implements HistoryStore {
     // Only this owner's records are the mirror: a Helm record keeps its release's labels, so one
     // `helm upgrade` or `helm rollback` made by hand carries them; another's records are left alone.
     const mirrored = new Map([...all.byRevision].filter(([, m]) => this.ownsRecord(m.secret)));
-    const foreign = [...all.byRevision.values()].find((m) => !this.ownsRecord(m.secret));
-    const foreignOwner = foreign === undefined ? undefined : describeRecordOwner(foreign.secret);
+    const foreignOwner = this.foreignOwnerOf(all);
     const drift: MirrorDrift[] = [];
     const byRevision = new Map(revisions.map((r) => [r.revision, r]));
     const expected = new Map(records.map((s) => [Number(s.metadata.labels?.version ?? '0'), s.metadata.annotations?.[MIRROR_DIGEST_ANNOTATION]]));
@@ -356,6 +356,23 @@ export class TrustedHistory implements HistoryStore {
     return { drift, ...(foreignOwner === undefined ? {} : { foreignOwner }) };
   }
 
+  /** Who else holds Helm records of the release's name, if anyone (see TrustedRead.foreignOwner). */
+  private foreignOwnerOf(all: MirrorRecords): string | undefined {
+    const foreign = [...all.byRevision.values()].find((m) => !this.ownsRecord(m.secret));
+    return foreign === undefined ? undefined : describeRecordOwner(foreign.secret);
+  }
+
+  /** The mirror's foreign owner alone (no drift: the mirror was just written). */
+  private async foreignOnly(): Promise<{ drift: MirrorDrift[]; foreignOwner?: string }> {
+    try {
+      const foreignOwner = this.foreignOwnerOf(await this.mirror.records(this.release));
+      return { drift: [], ...(foreignOwner === undefined ? {} : { foreignOwner }) };
+    } catch (err) {
+      this.mirrorFailed('read', 0, err);
+      return { drift: [] };
+    }
+  }
+
   /** Whether a Helm record's labels name this owner (kind, name and, for a namespaced owner, namespace). */
   private ownsRecord(secret: KubeObject): boolean {
     const l = secret.metadata.labels ?? {};
@@ -374,6 +391,9 @@ export class TrustedHistory implements HistoryStore {
     }
     const refused = [...found.refused];
     const revisions: ReleaseRevision[] = [];
+    // Every record is checked before any is written: the move happens once (the first read that
+    // finds trusted records makes no other), so a check that fails for a while (it throws) must
+    // leave nothing half moved, or the records after it would be lost for good.
     for (const rev of found.revisions) {
       const problems = await check(rev);
       if (problems.length > 0) {
@@ -381,14 +401,27 @@ export class TrustedHistory implements HistoryStore {
         continue;
       }
       // Its objects passed the check, its fields were not compared: marked, never applied again from it (decide.ts).
-      const owned: ReleaseRevision = { ...rev, owner: this.owner, movedOver: true };
-      const mirrored = this.mirrorSecrets(owned, 'modified');
-      const [main, ...parts] = this.recordSecrets(owned, 'created', releaseData(mirrored[0]));
-      for (const p of parts) await createOrReplace(this.o.client, p);
-      if (main !== undefined) await createOrReplace(this.o.client, main);
-      // The mirror as the engine writes it from now on, so the next read finds it as recorded.
-      await this.writeMirror(mirrored);
-      revisions.push(owned);
+      revisions.push({ ...rev, owner: this.owner, movedOver: true });
+    }
+    const written: ReleaseRevision[] = [];
+    try {
+      for (const owned of revisions) {
+        const mirrored = this.mirrorSecrets(owned, 'modified');
+        const [main, ...parts] = this.recordSecrets(owned, 'created', releaseData(mirrored[0]));
+        for (const p of parts) await createOrReplace(this.o.client, p);
+        written.push(owned);
+        if (main !== undefined) await createOrReplace(this.o.client, main);
+        // The mirror as the engine writes it from now on, so the next read finds it as recorded.
+        await this.writeMirror(mirrored);
+      }
+    } catch (err) {
+      // A write that failed: what this move wrote is taken back, so that the next read moves all
+      // of it again. Best effort: should the removal fail too (the API server gone meanwhile), the
+      // next read finds a partial history, and the revisions it lacks are then lost from it.
+      for (const r of written) {
+        for (const s of this.recordSecrets(r, 'modified', '')) await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' }).catch(() => undefined);
+      }
+      throw err;
     }
     if (revisions.length > 0 || refused.length > 0) {
       this.o.logger.info({ release: `${this.release.namespace}/${this.release.name}`, moved: revisions.map((r) => r.revision), refused: refused.length }, "moved the release's Helm records into Binnacle's history");

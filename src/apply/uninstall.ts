@@ -31,7 +31,13 @@ export async function uninstall(cfg: ActionConfig, opts: UninstallOptions): Prom
   const where = `release ${opts.release.namespace}/${opts.release.name}`;
   checkOwner(history, opts.owner, where);
   let objects = dedupe(await withNamespaces(cfg.client, await previousObjects(history), opts.release.namespace));
-  let hooks = opts.disableHooks === true ? [] : (history.at(-1)?.content?.hooks ?? []);
+  const newest = history.at(-1);
+  let hooks = opts.disableHooks === true ? [] : (newest?.content?.hooks ?? []);
+  if (hooks.length > 0 && newest?.movedOver === true) {
+    // Its hooks are what a record Binnacle did not write says (decide.ts: nothing is applied from it).
+    cfg.logger.warn({ release: where, revision: newest.revision }, "revision moved over from Helm's records, whose fields Binnacle did not write: uninstalling without its delete hooks");
+    hooks = [];
+  }
   if (opts.confine !== undefined) ({ objects, hooks } = await confineRecorded(cfg, objects, hooks, opts.confine, where));
   if (hooks.length > 0 && (await namespaceGoing(cfg, opts.release.namespace))) {
     // Nothing can be created in a namespace being deleted (this uninstall's own, deleted before a

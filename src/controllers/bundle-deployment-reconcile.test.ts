@@ -705,6 +705,36 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       refused.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: installer-admin\n' }, owner, new Date(), 'created'));
       await refused.reconciler().reconcile(req, ctx);
       assert.match(conditionOf(refused, 'ReleaseRecordsRefused')?.message ?? '', /ClusterRoleBinding installer-admin is not a live object of this BundleDeployment/);
+      // Two records, the check of the second failing for a while: nothing is half moved (the move
+      // happens once: revision 1 moved alone would have lost revision 2 for good); the next reconcile moves both.
+      const two = setup({ status: { revision: 2 } });
+      two.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+      const cmManifest = '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n';
+      two.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'superseded', manifest: cmManifest }, owner, new Date(), 'created'));
+      two.cluster.put(revisionRecordSecret({ ...base, version: 2, status: 'deployed', manifest: cmManifest }, owner, new Date(), 'created'));
+      let gets = 0;
+      two.cluster.inject({ match: (r) => r.verb === 'get' && r.kind === 'ConfigMap' && ++gets === 2, error: () => new KubeApiError(500, 'InternalError', 'etcdserver: request timed out') });
+      await assert.rejects(two.reconciler().reconcile(req, ctx), /request timed out/);
+      assert.deepEqual(two.history(), [], 'nothing half moved');
+      await two.reconciler().reconcile(req, ctx);
+      assert.deepEqual(two.history().slice(0, 2), [[1, 'superseded'], [2, 'superseded']], 'both moved over (then rendered anew as revision 3)');
+      // Beside the records being moved, one a Helm user made under the name: the release is someone
+      // else's from the very read that moves them (it was only from the next one), and nothing of theirs is written over.
+      const shared = setup({ status: { revision: 1 } });
+      shared.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+      shared.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'superseded', manifest: cmManifest }, owner, new Date(), 'created'));
+      const byHelm = revisionRecordSecret({ ...base, version: 2, status: 'deployed', manifest: cmManifest }, undefined, new Date(), 'created');
+      shared.cluster.put(byHelm);
+      await shared.reconciler().reconcile(req, ctx).catch(() => undefined);
+      assert.match(JSON.stringify(shared.bd().status?.conditions ?? []), /belongs to a Helm user/);
+      assert.deepEqual(shared.live('Secret', 'sh.helm.release.v1.op.v2')?.data, byHelm.data, "the Helm user's record is as it was");
+      assert.equal(shared.live('Secret', 'sh.helm.release.v1.op.v3'), undefined, 'no revision of Binnacle made over it');
+      // An object that cannot be read for good (not a passing failure) is the record's problem, named: the reconcile goes on.
+      const unreadable = setup({ status: { revision: 1 } });
+      unreadable.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\n' }, owner, new Date(), 'created'));
+      unreadable.cluster.inject({ verb: 'get', kind: 'ConfigMap', error: () => new KubeApiError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource') });
+      await unreadable.reconciler().reconcile(req, ctx);
+      assert.match(conditionOf(unreadable, 'ReleaseRecordsRefused')?.message ?? '', /ConfigMap settings cannot be read to check it: the server does not allow this method/);
       assert.equal(refused.cluster.get({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', name: 'installer-admin' }), undefined);
       assert.deepEqual([conditionOf(refused, 'Installed')?.status, conditionOf(refused, 'Installed')?.reason], ['True', 'Succeeded'], 'rendered and installed anew');
     });
@@ -725,6 +755,12 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.equal(conditionOf(w, 'ReleaseRecordsRefused'), undefined, 'its objects pass the check');
       assert.deepEqual(w.live('ConfigMap', 'settings')?.data, { a: '1' }, 'what the bundle renders, not what the record says');
       assert.deepEqual(w.history(), [[1, 'superseded'], [2, 'deployed']], 'rendered anew as a revision of its own');
+      const marks = w.cluster
+        .all('Secret', SYSTEM)
+        .filter((x) => x.metadata.labels?.[RECORD_OWNER_UID_LABEL] === 'u1')
+        .map((x) => [Number(x.metadata.labels?.version), x.metadata.annotations?.['binnacle.dev/moved-over']])
+        .sort();
+      assert.deepEqual(marks, [[1, 'true'], [2, undefined]], 'the mark stays on the moved-over record once superseded; none on Binnacle’s own');
       // Drift from now on is repaired from Binnacle's own revision.
       w.cluster.put({ ...w.live('ConfigMap', 'settings')!, data: { a: 'changed by hand' } });
       await w.reconciler().reconcile(req, ctx);
@@ -734,7 +770,9 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       const failing = setup({ status: { revision: 1 } });
       failing.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
       failing.cluster.put(revisionRecordSecret({ ...base, inputDigest: 'sha256:older-inputs', version: 1, status: 'deployed', manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\n  namespace: team-a\ndata:\n  planted: "yes"\n' }, owner, new Date(), 'created'));
-      failing.cluster.inject({ verb: 'apply', kind: 'ConfigMap', error: () => new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'), times: Infinity });
+      // The new revision applies `settings` and then fails on an object of its own: a rollback would apply the record.
+      failing.render = () => Promise.resolve(renderedOf([settings(), { apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'extra' }, data: {} }]));
+      failing.cluster.inject({ verb: 'apply', kind: 'ConfigMap', name: 'extra', error: () => new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'), times: Infinity });
       await failing.reconciler().reconcile(req, ctx).catch(() => undefined);
       assert.equal((failing.live('ConfigMap', 'settings')?.data as Record<string, string> | undefined)?.planted, undefined, 'the planted fields were never applied');
       assert.match(JSON.stringify(failing.bd().status?.conditions ?? []), /not rolled back: revision 1 moved over from Helm's records/);

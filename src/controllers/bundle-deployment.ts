@@ -209,7 +209,8 @@ export class BundleDeploymentReconciler implements Reconciler {
    * make the installer create anything: every object it holds is live and this BundleDeployment's,
    * and it runs no hooks. (Its fields are not compared with what runs: an older revision
    * legitimately differs, and an autoscaler or an injected caBundle would refuse even the
-   * deployed one; what a rollback to a planted one could change is in docs/trust-model.md.) A record that fails is named; the next revision is rendered anew.
+   * deployed one: so nothing is ever applied from a moved-over record, apply/decide.ts.) A record
+   * that fails is named; the next revision is rendered anew.
    * Moving over from OLM v1, an object operator-controller made for this bundle's ClusterExtension
    * (the take-over's own rule, `controlledBy`) counts as this BundleDeployment's too: its history
    * comes along (`binnacle olmv1 import-history`).
@@ -239,12 +240,13 @@ export class BundleDeploymentReconciler implements Reconciler {
         const ref = refOf(desired);
         // A read that failed for a while (a timeout, a busy API server) fails the reconcile, which is
         // retried: read as "not live", it would refuse a legitimate record for good (a history
-        // moves over once). The installer's identity not allowed to read it is the record's problem.
+        // moves over once). Any other error (forbidden, a kind that cannot be read) is the
+        // record's problem, named: rethrown, a planted record could fail every reconcile.
         let live: KubeObject | undefined;
         try {
           live = await reader.find(ref);
         } catch (err) {
-          if (!isForbidden(err)) throw err;
+          if (isTransient(err)) throw err;
           problems.push(`${ref.kind} ${ref.name} cannot be read to check it: ${errorMessage(err)}`);
           continue;
         }

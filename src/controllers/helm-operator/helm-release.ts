@@ -22,7 +22,7 @@ import { ApplyRefusedError, decideRelease, needsRender, parseManifest, runDecisi
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
-import { isNotFound } from '../../kube/errors.js';
+import { isNotFound, isTransient } from '../../kube/errors.js';
 import type { SchemaSource } from '../../kube/openapi.js';
 import type { Renderer } from '../../render/index.js';
 import { describeRef, type Condition, type KubeObject } from '../../kube/types.js';
@@ -675,9 +675,14 @@ export class HelmReleaseReconciler implements Reconciler {
       } catch (err) {
         return [...problems, errorMessage(err)];
       }
-      // Outside the try: a discovery read that failed for a while fails the reconcile (retried)
-      // rather than refusing a legitimate record for good (a history moves over once).
-      problems.push(...(await confine(objects)));
+      // A discovery read that failed for a while fails the reconcile (retried) rather than refusing
+      // a legitimate record for good (a history moves over once); any other error is the record's.
+      try {
+        problems.push(...(await confine(objects)));
+      } catch (err) {
+        if (isTransient(err)) throw err;
+        problems.push(errorMessage(err));
+      }
       return problems;
     };
   }
