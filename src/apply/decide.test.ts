@@ -95,6 +95,7 @@ const rows: Row[] = [
   ]),
   ...given([rev(1, 'deployed', 'a', { movedOver: true }), rev(2, 'failed', 'b', { movedOver: true })], [
     ['moved over: the newest moved-over record says failed, asked for its inputs', { inputDigest: 'b' }, 'upgrade', 1, 'upgrade', 'upgrade'],
+    ['moved over: the newest moved-over record says failed, automatic rollback off', { inputDigest: 'b', autoRollback: false }, 'upgrade', 1, 'upgrade', 'upgrade'],
   ]),
 ];
 for (const row of rows) {

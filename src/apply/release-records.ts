@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isConflict, isForbidden, isNotFound } from '../kube/errors.js';
+import { isConflict, isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -326,6 +326,8 @@ export class TrustedHistory implements HistoryStore {
     try {
       all = await this.mirror.records(this.release);
     } catch (err) {
+      // Not knowing who else holds the name, a revision could be written over a Helm user's record.
+      if (isTransient(err)) throw err;
       this.mirrorFailed('read', 0, err);
       return { drift: [] };
     }
@@ -356,6 +358,17 @@ export class TrustedHistory implements HistoryStore {
     return { drift, ...(foreignOwner === undefined ? {} : { foreignOwner }) };
   }
 
+  /** Deletes the trusted records (and parts) of `revisions`, found or not; errors are said, not thrown (a clean-up). */
+  private async removeRecords(revisions: readonly ReleaseRevision[]): Promise<void> {
+    for (const r of revisions) {
+      for (const s of this.recordSecrets(r, 'modified', '')) {
+        await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' }).catch((err: unknown) => {
+          this.o.logger.warn({ release: `${this.release.namespace}/${this.release.name}`, revision: r.revision, err: errorMessage(err) }, 'cannot take back a record of an unfinished move');
+        });
+      }
+    }
+  }
+
   /** Who else holds Helm records of the release's name, if anyone (see TrustedRead.foreignOwner). */
   private foreignOwnerOf(all: MirrorRecords): string | undefined {
     const foreign = [...all.byRevision.values()].find((m) => !this.ownsRecord(m.secret));
@@ -368,6 +381,8 @@ export class TrustedHistory implements HistoryStore {
       const foreignOwner = this.foreignOwnerOf(await this.mirror.records(this.release));
       return { drift: [], ...(foreignOwner === undefined ? {} : { foreignOwner }) };
     } catch (err) {
+      // Not knowing who else holds the name, a revision could be written over a Helm user's record.
+      if (isTransient(err)) throw err;
       this.mirrorFailed('read', 0, err);
       return { drift: [] };
     }
@@ -390,38 +405,52 @@ export class TrustedHistory implements HistoryStore {
       throw err;
     }
     const refused = [...found.refused];
-    const revisions: ReleaseRevision[] = [];
-    // Every record is checked before any is written: the move happens once (the first read that
-    // finds trusted records makes no other), so a check that fails for a while (it throws) must
-    // leave nothing half moved, or the records after it would be lost for good.
+    const refuse = (rev: ReleaseRevision, reason: string): void => {
+      refused.push({ secret: `${this.release.namespace}/sh.helm.release.v1.${this.release.name}.v${rev.revision}`, reason });
+    };
+    // Every record is checked, and encoded as it will be written, before any is written: the move
+    // happens once (the first read that finds trusted records makes no other), so a check that
+    // fails for a while (it throws) must leave nothing half moved, or the records after it would
+    // be lost for good; and a record that cannot be written (too large to encode) is refused by
+    // name here rather than failing every read.
+    const ready: { rev: ReleaseRevision; mirrored: KubeObject[]; secrets: KubeObject[] }[] = [];
     for (const rev of found.revisions) {
       const problems = await check(rev);
       if (problems.length > 0) {
-        refused.push({ secret: `${this.release.namespace}/sh.helm.release.v1.${this.release.name}.v${rev.revision}`, reason: problems.join('; ') });
+        refuse(rev, problems.join('; '));
         continue;
       }
       // Its objects passed the check, its fields were not compared: marked, never applied again from it (decide.ts).
-      revisions.push({ ...rev, owner: this.owner, movedOver: true });
-    }
-    const written: ReleaseRevision[] = [];
-    try {
-      for (const owned of revisions) {
+      const owned: ReleaseRevision = { ...rev, owner: this.owner, movedOver: true };
+      try {
         const mirrored = this.mirrorSecrets(owned, 'modified');
-        const [main, ...parts] = this.recordSecrets(owned, 'created', releaseData(mirrored[0]));
+        ready.push({ rev: owned, mirrored, secrets: this.recordSecrets(owned, 'created', releaseData(mirrored[0])) });
+      } catch (err) {
+        refuse(rev, errorMessage(err));
+      }
+    }
+    const revisions: ReleaseRevision[] = [];
+    for (const { rev, mirrored, secrets } of ready) {
+      const [main, ...parts] = secrets;
+      try {
         for (const p of parts) await createOrReplace(this.o.client, p);
-        written.push(owned);
         if (main !== undefined) await createOrReplace(this.o.client, main);
-        // The mirror as the engine writes it from now on, so the next read finds it as recorded.
-        await this.writeMirror(mirrored);
+      } catch (err) {
+        await this.removeRecords([rev]);
+        if (isTransient(err)) {
+          // Failed for a while: what this move wrote is taken back, so that the next read moves
+          // all of it again. Best effort: should the removal fail too (the API server gone
+          // meanwhile), the next read finds a partial history, and the revisions it lacks are lost from it.
+          await this.removeRecords(revisions);
+          throw err;
+        }
+        // The API server's verdict on this record (refused as too large, invalid): the same next time.
+        refuse(rev, errorMessage(err));
+        continue;
       }
-    } catch (err) {
-      // A write that failed: what this move wrote is taken back, so that the next read moves all
-      // of it again. Best effort: should the removal fail too (the API server gone meanwhile), the
-      // next read finds a partial history, and the revisions it lacks are then lost from it.
-      for (const r of written) {
-        for (const s of this.recordSecrets(r, 'modified', '')) await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' }).catch(() => undefined);
-      }
-      throw err;
+      revisions.push(rev);
+      // The mirror as the engine writes it from now on, so the next read finds it as recorded.
+      await this.writeMirror(mirrored);
     }
     if (revisions.length > 0 || refused.length > 0) {
       this.o.logger.info({ release: `${this.release.namespace}/${this.release.name}`, moved: revisions.map((r) => r.revision), refused: refused.length }, "moved the release's Helm records into Binnacle's history");

@@ -718,6 +718,27 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.deepEqual(two.history(), [], 'nothing half moved');
       await two.reconciler().reconcile(req, ctx);
       assert.deepEqual(two.history().slice(0, 2), [[1, 'superseded'], [2, 'superseded']], 'both moved over (then rendered anew as revision 3)');
+      // A record the API server will not store (a verdict, as one too large would get) is refused by
+      // name and the others move; one that fails for a while takes the whole move back (retried).
+      for (const [status, moved] of [[422, [1]], [503, []]] as const) {
+        const writes = setup({ status: { revision: 2 } });
+        writes.cluster.put({ ...settings(), metadata: { namespace: 'team-a', name: 'settings', labels: { 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': 'op' }, annotations: { 'meta.helm.sh/release-name': 'op', 'meta.helm.sh/release-namespace': 'team-a' } } });
+        writes.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'superseded', manifest: cmManifest }, owner, new Date(), 'created'));
+        writes.cluster.put(revisionRecordSecret({ ...base, version: 2, status: 'deployed', manifest: cmManifest }, owner, new Date(), 'created'));
+        writes.cluster.inject({
+          match: (r) => r.verb === 'create' && r.kind === 'Secret' && r.namespace === SYSTEM && r.name === 'binnacle.release.u1.v2',
+          error: () => new KubeApiError(status, status === 422 ? 'Invalid' : 'ServiceUnavailable', status === 422 ? 'Secret "binnacle.release.u1.v2" is invalid: data: Too long' : 'etcd leader changed'),
+        });
+        const done = await writes.reconciler().reconcile(req, ctx).then(
+          () => 'resolved',
+          (err: unknown) => String(err),
+        );
+        if (moved.length > 0) assert.deepEqual(writes.history()[0], [1, 'superseded'], `revision 1 moved over: ${done}`);
+        if (status === 503) {
+          assert.match(done, /etcd leader changed/);
+          assert.deepEqual(writes.history(), [], 'nothing half moved');
+        } else assert.match(conditionOf(writes, 'ReleaseRecordsRefused')?.message ?? '', /sh\.helm\.release\.v1\.op\.v2: Secret "binnacle\.release\.u1\.v2" is invalid/);
+      }
       // Beside the records being moved, one a Helm user made under the name: the release is someone
       // else's from the very read that moves them (it was only from the next one), and nothing of theirs is written over.
       const shared = setup({ status: { revision: 1 } });

@@ -20,7 +20,7 @@ import { revisionDigest } from '../apply/release-chunked.js';
 import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
-import { isForbidden, isNotFound, isTransient } from '../kube/errors.js';
+import { isForbidden, isNotFound, isTransient, isVerdict } from '../kube/errors.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
 import { refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
@@ -240,13 +240,14 @@ export class BundleDeploymentReconciler implements Reconciler {
         const ref = refOf(desired);
         // A read that failed for a while (a timeout, a busy API server) fails the reconcile, which is
         // retried: read as "not live", it would refuse a legitimate record for good (a history
-        // moves over once). Any other error (forbidden, a kind that cannot be read) is the
-        // record's problem, named: rethrown, a planted record could fail every reconcile.
+        // moves over once), and so does anything but the API server's verdict on the object
+        // (forbidden, a kind that cannot be read), which is the record's problem, named:
+        // rethrown, a planted record naming such an object would fail every reconcile.
         let live: KubeObject | undefined;
         try {
           live = await reader.find(ref);
         } catch (err) {
-          if (isTransient(err)) throw err;
+          if (!isVerdict(err)) throw err;
           problems.push(`${ref.kind} ${ref.name} cannot be read to check it: ${errorMessage(err)}`);
           continue;
         }

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BinnacleError, TerminalError } from '../util/errors.js';
-import { apiErrorFromResponse, isTransient, KubeApiError } from './errors.js';
+import { apiErrorFromResponse, isTransient, isVerdict, KubeApiError } from './errors.js';
 
 test('API server failures that may pass are transient: 5xx, 429, timeouts, conflicts, unreachable, aborted', () => {
   for (const code of [500, 502, 503, 504, 429, 408]) assert.equal(isTransient(apiErrorFromResponse(code, '', 'list Secret')), true, `HTTP ${code}`);
@@ -21,4 +21,10 @@ test('verdicts on the input are not transient: 4xx other than those, AlreadyExis
   assert.equal(isTransient(new BinnacleError('input', 'INVALID', 'bundle is invalid')), false);
   assert.equal(isTransient(new Error('unexpected token in YAML')), false);
   assert.equal(isTransient(undefined), false);
+});
+
+test("isVerdict: the API server's answer on what was asked, the same next time (4xx but 401 and the transient ones); nothing else", () => {
+  for (const [code, reason] of [[400, 'BadRequest'], [403, 'Forbidden'], [404, 'NotFound'], [405, 'MethodNotAllowed'], [409, 'AlreadyExists'], [422, 'Invalid']] as const) assert.equal(isVerdict(new KubeApiError(code, reason, 'x')), true, `${code}`);
+  for (const [code, reason] of [[401, 'Unauthorized'], [408, 'Timeout'], [409, 'Conflict'], [410, 'Gone'], [429, 'TooManyRequests'], [500, 'InternalError'], [503, 'ServiceUnavailable']] as const) assert.equal(isVerdict(new KubeApiError(code, reason, 'x')), false, `${code}`);
+  assert.equal(isVerdict(new TypeError('a bug')), false);
 });

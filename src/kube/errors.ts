@@ -54,6 +54,14 @@ export function isAlreadyExists(err: unknown): boolean {
   return err instanceof KubeApiError && err.reason === 'AlreadyExists';
 }
 
+/**
+ * An answer that is the API server's verdict on what was asked (a 4xx but 401, which a refreshed
+ * credential may change, and the transient ones): asking the same again gets the same answer.
+ */
+export function isVerdict(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode >= 400 && err.statusCode < 500 && err.statusCode !== 401 && err.errorClass !== 'transient';
+}
+
 export function isForbidden(err: unknown): boolean {
   return err instanceof KubeApiError && err.statusCode === 403;
 }

@@ -752,6 +752,13 @@ describe('Helm release reconciler: nothing lost, nothing forged (issue 43)', () 
     assert.match(condition(s.cluster, 'ReleaseRecordsRefused')?.message ?? '', /sh\.helm\.release\.v1\.pg\.v2: .*ConfigMap kube-system\/sneaky is in namespace kube-system/);
     assert.equal(s.cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'kube-system', name: 'sneaky' }), undefined);
     assert.deepEqual((await trusted(s)).map((r) => r.revision), [1, 2], 'revision 1 moved over; the next revision continues its numbering');
+
+    // The API server's verdict (forbidden) on what a record names is that record's problem, named; the reconcile goes on.
+    const v = setup();
+    v.cluster.put(revisionRecordSecret({ ...base, version: 1, status: 'deployed', manifest: SECRET_MANIFEST }, owner, new Date(), 'created'));
+    v.cluster.inject({ verb: 'discover', kind: 'Secret', error: () => new KubeApiError(403, 'Forbidden', 'discovery is forbidden here') });
+    await v.reconciler.reconcile(req, ctx);
+    assert.match(condition(v.cluster, 'ReleaseRecordsRefused')?.message ?? '', /sh\.helm\.release\.v1\.pg\.v1: .*discovery is forbidden here/);
   });
 
   test("moving over takes a record only under Helm's name for its revision: a record under another name, or whose name, version label and body disagree, is refused by its Secret's name", async () => {

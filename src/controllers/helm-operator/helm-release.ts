@@ -22,7 +22,7 @@ import { ApplyRefusedError, decideRelease, needsRender, parseManifest, runDecisi
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
-import { isNotFound, isTransient } from '../../kube/errors.js';
+import { isNotFound, isVerdict } from '../../kube/errors.js';
 import type { SchemaSource } from '../../kube/openapi.js';
 import type { Renderer } from '../../render/index.js';
 import { describeRef, type Condition, type KubeObject } from '../../kube/types.js';
@@ -676,11 +676,11 @@ export class HelmReleaseReconciler implements Reconciler {
         return [...problems, errorMessage(err)];
       }
       // A discovery read that failed for a while fails the reconcile (retried) rather than refusing
-      // a legitimate record for good (a history moves over once); any other error is the record's.
+      // a legitimate record for good (a history moves over once); the API server's verdict is the record's problem.
       try {
         problems.push(...(await confine(objects)));
       } catch (err) {
-        if (isTransient(err)) throw err;
+        if (!isVerdict(err)) throw err;
         problems.push(errorMessage(err));
       }
       return problems;
