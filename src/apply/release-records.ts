@@ -20,7 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isConflict, isForbidden, isNotFound, isTransient } from '../kube/errors.js';
+import { isConflict, isContentRefused, isForbidden, isNotFound, isTransient } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import type { KubeObject } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
@@ -65,6 +65,12 @@ export interface TrustedRead extends HistoryRead {
   foreignOwner?: string;
   /** Helm records moved into the history on this read (a release made before the trusted store). */
   migrated: number[];
+  /**
+   * The mirror could not be listed for a while (the error): who else holds Helm records of the
+   * name is unknown, so no new revision may be decided on this read (the reconcilers fail it,
+   * retried); reading the history for anything else (status, an uninstall) goes on.
+   */
+  mirrorUnread?: Error;
 }
 
 /** Checks a Helm record before it becomes history: the problems with it (none when it may). */
@@ -184,7 +190,7 @@ export class TrustedHistory implements HistoryStore {
     }
     // The read that moved records wrote the mirror itself; it still says who else holds records of the name.
     const synced = migrated.length > 0 ? await this.foreignOnly() : await this.syncMirror(records, read.revisions);
-    return { ...read, mirrorDrift: synced.drift, migrated, ...(synced.foreignOwner === undefined ? {} : { foreignOwner: synced.foreignOwner }) };
+    return { ...read, mirrorDrift: synced.drift, migrated, ...(synced.foreignOwner === undefined ? {} : { foreignOwner: synced.foreignOwner }), ...(synced.mirrorUnread === undefined ? {} : { mirrorUnread: synced.mirrorUnread }) };
   }
 
   async create(rev: ReleaseRevision): Promise<void> {
@@ -321,15 +327,14 @@ export class TrustedHistory implements HistoryStore {
    * (silently: a crash between the two writes), one changed or added by hand is reported and
    * replaced or deleted. One LIST of the release's Helm records; nothing in them is decoded.
    */
-  private async syncMirror(records: readonly KubeObject[], revisions: readonly ReleaseRevision[]): Promise<{ drift: MirrorDrift[]; foreignOwner?: string }> {
+  private async syncMirror(records: readonly KubeObject[], revisions: readonly ReleaseRevision[]): Promise<{ drift: MirrorDrift[]; foreignOwner?: string; mirrorUnread?: Error }> {
     let all;
     try {
       all = await this.mirror.records(this.release);
     } catch (err) {
-      // Not knowing who else holds the name, a revision could be written over a Helm user's record.
-      if (isTransient(err)) throw err;
       this.mirrorFailed('read', 0, err);
-      return { drift: [] };
+      // Not knowing who else holds the name, a revision could be written over a Helm user's record.
+      return { drift: [], ...(isTransient(err) ? { mirrorUnread: err instanceof Error ? err : new Error(String(err)) } : {}) };
     }
     // Only this owner's records are the mirror: a Helm record keeps its release's labels, so one
     // `helm upgrade` or `helm rollback` made by hand carries them; another's records are left alone.
@@ -363,6 +368,7 @@ export class TrustedHistory implements HistoryStore {
     for (const r of revisions) {
       for (const s of this.recordSecrets(r, 'modified', '')) {
         await this.o.client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: this.o.namespace, name: s.metadata.name ?? '' }).catch((err: unknown) => {
+          if (isNotFound(err)) return;
           this.o.logger.warn({ release: `${this.release.namespace}/${this.release.name}`, revision: r.revision, err: errorMessage(err) }, 'cannot take back a record of an unfinished move');
         });
       }
@@ -376,15 +382,14 @@ export class TrustedHistory implements HistoryStore {
   }
 
   /** The mirror's foreign owner alone (no drift: the mirror was just written). */
-  private async foreignOnly(): Promise<{ drift: MirrorDrift[]; foreignOwner?: string }> {
+  private async foreignOnly(): Promise<{ drift: MirrorDrift[]; foreignOwner?: string; mirrorUnread?: Error }> {
     try {
       const foreignOwner = this.foreignOwnerOf(await this.mirror.records(this.release));
       return { drift: [], ...(foreignOwner === undefined ? {} : { foreignOwner }) };
     } catch (err) {
-      // Not knowing who else holds the name, a revision could be written over a Helm user's record.
-      if (isTransient(err)) throw err;
       this.mirrorFailed('read', 0, err);
-      return { drift: [] };
+      // Not knowing who else holds the name, a revision could be written over a Helm user's record.
+      return { drift: [], ...(isTransient(err) ? { mirrorUnread: err instanceof Error ? err : new Error(String(err)) } : {}) };
     }
   }
 
@@ -437,14 +442,16 @@ export class TrustedHistory implements HistoryStore {
         if (main !== undefined) await createOrReplace(this.o.client, main);
       } catch (err) {
         await this.removeRecords([rev]);
-        if (isTransient(err)) {
-          // Failed for a while: what this move wrote is taken back, so that the next read moves
-          // all of it again. Best effort: should the removal fail too (the API server gone
-          // meanwhile), the next read finds a partial history, and the revisions it lacks are lost from it.
+        if (!isContentRefused(err)) {
+          // Failed for a while, or for a reason not this record's: what this move wrote is taken
+          // back, so that the next read moves all of it again. Best effort: should the removal fail
+          // too (the API server gone meanwhile), the next read finds a partial history, and the
+          // revisions it lacks are lost from it.
           await this.removeRecords(revisions);
           throw err;
         }
-        // The API server's verdict on this record (refused as too large, invalid): the same next time.
+        // The API server refused this record's content (too large, invalid): the same next time.
+        // Refused by name, as a record that fails its check is.
         refuse(rev, errorMessage(err));
         continue;
       }

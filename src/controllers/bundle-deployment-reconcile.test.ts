@@ -209,6 +209,8 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       await r.reconcile(req, ctx);
       const bd = w.bd();
       w.cluster.put({ ...bd, spec: { ...bd.spec, config: { env: [{ name: 'A', value: '1' }] } } });
+      // A new bundle: an upgrade is due.
+      w.unpack = () => Promise.resolve({ dir: '/cache/trees/b', digest: `sha256:${'b'.repeat(64)}`, resolved: { type: 'configMaps' } });
       w.render = () => Promise.resolve(renderedOf([settings({ a: '2' })]));
       await r.reconcile(req, ctx);
       assert.equal(w.statusWrites(), 2);
@@ -800,6 +802,16 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       failing.cluster.clearFaults();
       await failing.reconciler().reconcile(req, ctx).catch(() => undefined);
       assert.equal((failing.live('ConfigMap', 'settings')?.data as Record<string, string> | undefined)?.planted, undefined, 'nor on the next reconcile');
+    });
+
+    test("the release's Helm records cannot be listed for a while: no revision is decided on that read (who else holds the name is unknown), and the next reconcile goes on", async () => {
+      const w = setup();
+      await w.reconciler().reconcile(req, ctx);
+      w.cluster.inject({ verb: 'list', kind: 'Secret', namespace: 'team-a', error: () => new KubeApiError(503, 'ServiceUnavailable', 'etcd leader changed') });
+      await assert.rejects(w.reconciler().reconcile(req, ctx), /etcd leader changed/);
+      assert.deepEqual(w.history(), [[1, 'deployed']]);
+      assert.deepEqual(await w.reconciler().reconcile(req, ctx), { requeueAfterMs: 600_000 });
+      assert.equal(conditionOf(w, 'Installed')?.status, 'True');
     });
 
     test("moving over from OLM v1: operator-controller's history (binnacle olmv1 import-history's records) moves over when pinned on the ClusterExtension and its objects are the ClusterExtension's; unpinned, or a namesake's, it is refused", async () => {

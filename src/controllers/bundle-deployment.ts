@@ -20,7 +20,7 @@ import { revisionDigest } from '../apply/release-chunked.js';
 import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
-import { isForbidden, isNotFound, isTransient, isVerdict } from '../kube/errors.js';
+import { isForbidden, isNotFound, isTransient, isUnauthorized } from '../kube/errors.js';
 import { EventRecorder, type EventType } from '../kube/events.js';
 import { refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { parseBundleSource, secretReader, unpackSource, type BundleSource, type SecretReader, type UnpackedSource, type UnpackOptions } from '../source/index.js';
@@ -240,14 +240,14 @@ export class BundleDeploymentReconciler implements Reconciler {
         const ref = refOf(desired);
         // A read that failed for a while (a timeout, a busy API server) fails the reconcile, which is
         // retried: read as "not live", it would refuse a legitimate record for good (a history
-        // moves over once), and so does anything but the API server's verdict on the object
-        // (forbidden, a kind that cannot be read), which is the record's problem, named:
-        // rethrown, a planted record naming such an object would fail every reconcile.
+        // moves over once), as does a refused credential (a refreshed one may pass). Anything else
+        // (forbidden, a kind that cannot be read, an answer that is not an object) is the record's
+        // problem, named: rethrown, a planted record naming such an object would fail every reconcile.
         let live: KubeObject | undefined;
         try {
           live = await reader.find(ref);
         } catch (err) {
-          if (!isVerdict(err)) throw err;
+          if (isTransient(err) || isUnauthorized(err)) throw err;
           problems.push(`${ref.kind} ${ref.name} cannot be read to check it: ${errorMessage(err)}`);
           continue;
         }
@@ -407,6 +407,8 @@ export class BundleDeploymentReconciler implements Reconciler {
     const wait = this.failedInstallWait(s);
     if (wait !== undefined) return stop({ requeueAfterMs: wait });
     const read = await s.release$.history.read();
+    // Who else holds the release's name is unknown for a while: no revision is decided on that (retried).
+    if (read.mirrorUnread !== undefined) throw read.mirrorUnread;
     reportHistoryRead(read, s.conditions, s.logger);
     s.history = read.revisions;
     s.inputDigest = bundleInputDigest(s.bd, unpacked.digest, s.certs?.digest);

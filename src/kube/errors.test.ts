@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BinnacleError, TerminalError } from '../util/errors.js';
-import { apiErrorFromResponse, isTransient, isVerdict, KubeApiError } from './errors.js';
+import { apiErrorFromResponse, isContentRefused, isTransient, isUnauthorized, KubeApiError } from './errors.js';
 
 test('API server failures that may pass are transient: 5xx, 429, timeouts, conflicts, unreachable, aborted', () => {
   for (const code of [500, 502, 503, 504, 429, 408]) assert.equal(isTransient(apiErrorFromResponse(code, '', 'list Secret')), true, `HTTP ${code}`);
@@ -23,8 +23,10 @@ test('verdicts on the input are not transient: 4xx other than those, AlreadyExis
   assert.equal(isTransient(undefined), false);
 });
 
-test("isVerdict: the API server's answer on what was asked, the same next time (4xx but 401 and the transient ones); nothing else", () => {
-  for (const [code, reason] of [[400, 'BadRequest'], [403, 'Forbidden'], [404, 'NotFound'], [405, 'MethodNotAllowed'], [409, 'AlreadyExists'], [422, 'Invalid']] as const) assert.equal(isVerdict(new KubeApiError(code, reason, 'x')), true, `${code}`);
-  for (const [code, reason] of [[401, 'Unauthorized'], [408, 'Timeout'], [409, 'Conflict'], [410, 'Gone'], [429, 'TooManyRequests'], [500, 'InternalError'], [503, 'ServiceUnavailable']] as const) assert.equal(isVerdict(new KubeApiError(code, reason, 'x')), false, `${code}`);
-  assert.equal(isVerdict(new TypeError('a bug')), false);
+test('isContentRefused: 400, 413 and 422, the content refused; isUnauthorized: 401; nothing else', () => {
+  for (const [code, reason] of [[400, 'BadRequest'], [413, 'RequestEntityTooLarge'], [422, 'Invalid']] as const) assert.equal(isContentRefused(new KubeApiError(code, reason, 'x')), true, `${code}`);
+  for (const [code, reason] of [[401, 'Unauthorized'], [403, 'Forbidden'], [404, 'NotFound'], [409, 'AlreadyExists'], [429, 'TooManyRequests'], [503, 'ServiceUnavailable']] as const) assert.equal(isContentRefused(new KubeApiError(code, reason, 'x')), false, `${code}`);
+  assert.equal(isUnauthorized(new KubeApiError(401, 'Unauthorized', 'x')), true);
+  assert.equal(isUnauthorized(new KubeApiError(403, 'Forbidden', 'x')), false);
+  assert.equal(isContentRefused(new TypeError('a bug')), false);
 });

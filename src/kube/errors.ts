@@ -54,12 +54,14 @@ export function isAlreadyExists(err: unknown): boolean {
   return err instanceof KubeApiError && err.reason === 'AlreadyExists';
 }
 
-/**
- * An answer that is the API server's verdict on what was asked (a 4xx but 401, which a refreshed
- * credential may change, and the transient ones): asking the same again gets the same answer.
- */
-export function isVerdict(err: unknown): boolean {
-  return err instanceof KubeApiError && err.statusCode >= 400 && err.statusCode < 500 && err.statusCode !== 401 && err.errorClass !== 'transient';
+/** 401: the credential was refused (a refreshed one may not be). */
+export function isUnauthorized(err: unknown): boolean {
+  return err instanceof KubeApiError && err.statusCode === 401;
+}
+
+/** The API server refused what was sent as content (400, 413 too large, 422 invalid): sending it again gets the same. */
+export function isContentRefused(err: unknown): boolean {
+  return err instanceof KubeApiError && (err.statusCode === 400 || err.statusCode === 413 || err.statusCode === 422);
 }
 
 export function isForbidden(err: unknown): boolean {

@@ -22,7 +22,7 @@ import { ApplyRefusedError, decideRelease, needsRender, parseManifest, runDecisi
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
-import { isNotFound, isVerdict } from '../../kube/errors.js';
+import { isNotFound, isTransient, isUnauthorized } from '../../kube/errors.js';
 import type { SchemaSource } from '../../kube/openapi.js';
 import type { Renderer } from '../../render/index.js';
 import { describeRef, type Condition, type KubeObject } from '../../kube/types.js';
@@ -611,6 +611,8 @@ export class HelmReleaseReconciler implements Reconciler {
    */
   async decide(s: State): Promise<StepOutcome> {
     const read = await s.release$.history.read();
+    // Who else holds the release's name is unknown for a while: no revision is decided on that (retried).
+    if (read.mirrorUnread !== undefined) throw read.mirrorUnread;
     reportHistoryRead(read, s.conditions, s.logger);
     s.history = read.revisions;
     const deployed = read.revisions.findLast((r) => r.status === 'deployed');
@@ -676,11 +678,12 @@ export class HelmReleaseReconciler implements Reconciler {
         return [...problems, errorMessage(err)];
       }
       // A discovery read that failed for a while fails the reconcile (retried) rather than refusing
-      // a legitimate record for good (a history moves over once); the API server's verdict is the record's problem.
+      // a legitimate record for good (a history moves over once), as does a refused credential;
+      // anything else is the record's problem (rethrown, a planted record could fail every reconcile).
       try {
         problems.push(...(await confine(objects)));
       } catch (err) {
-        if (!isVerdict(err)) throw err;
+        if (isTransient(err) || isUnauthorized(err)) throw err;
         problems.push(errorMessage(err));
       }
       return problems;
