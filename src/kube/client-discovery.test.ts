@@ -63,3 +63,24 @@ test("the server's version and API version set are discovered once for a client 
     client.close();
   }
 });
+
+test('an apiVersion that is not a group/version, or a name "." or "..", is refused before any request: in a URL path it would climb to another endpoint', async () => {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  const client = await KubeClient.fromKubeConfig(kc);
+  try {
+    const before = seen.length;
+    for (const apiVersion of ['../../healthz', 'apps/../../healthz', 'apps/v1/../x', '/v1', 'Apps/v1', 'apps/v1?x=1']) {
+      await assert.rejects(client.find({ apiVersion, kind: 'Deployment', namespace: 'ns', name: 'a' }), (err: Error & { code?: string }) => err.code === 'INVALID_API_VERSION', apiVersion);
+    }
+    assert.deepEqual(seen.slice(before), [], 'nothing was asked of the server');
+    await assert.rejects(client.find({ apiVersion: 'v1', kind: 'Pod', namespace: 'ns', name: '..' }), /Pod "\.\.": field metadata\.name: "\.\." is not a Kubernetes name/);
+    await assert.rejects(client.find({ apiVersion: 'v1', kind: 'Pod', namespace: '..', name: 'a' }), /field metadata\.namespace/);
+    // Well-formed ones pass the check (the server here knows neither: NotFound).
+    for (const apiVersion of ['v1', 'apps/v1', 'olm.operatorframework.io/v1', 'example.com/v1alpha1', 'example.com/v2beta3']) {
+      await client.find({ apiVersion, kind: 'Nothing', name: 'a' }).catch((err: unknown) => assert.notEqual((err as { code?: string }).code, 'INVALID_API_VERSION', apiVersion));
+    }
+  } finally {
+    client.close();
+  }
+});

@@ -161,6 +161,19 @@ function watchEventOf<T extends KubeObject>(line: string, apiVersion: string, ki
   return ev;
 }
 
+/** A group (a DNS subdomain, or none for the core group) and a version (a DNS label). */
+const API_VERSION_RE = /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)*\/)?[a-z0-9](?:[-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * Refuses an apiVersion that is not one (`../../healthz`): it is put in a URL path, where it
+ * would name another endpoint of the API server, asked with this client's identity.
+ */
+function checkApiVersion(apiVersion: string): void {
+  if (apiVersion.length > 317 || !API_VERSION_RE.test(apiVersion)) {
+    throw new BinnacleError('input', 'INVALID_API_VERSION', `apiVersion ${JSON.stringify(apiVersion.slice(0, 100))} is not a group/version (a DNS subdomain, then a DNS label)`);
+  }
+}
+
 export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, DiscoveryPort, Watcher {
   private readonly transport: Transport;
   private readonly impersonation: Impersonation | undefined;
@@ -321,6 +334,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   /** Maps apiVersion+kind to its resource; re-discovers once on a miss (new CRDs). */
   async resourceFor(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    checkApiVersion(apiVersion);
     let info: ResourceInfo | undefined;
     try {
       info = (await this.resources(apiVersion)).get(kind);
@@ -360,6 +374,10 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   async pathFor(apiVersion: string, kind: string, where: { namespace?: string | undefined; name?: string | undefined; subresource?: string | undefined }): Promise<string> {
+    for (const [field, value] of [['metadata.namespace', where.namespace], ['metadata.name', where.name]] as const) {
+      // Percent-encoding leaves "." and "..": the URL would climb to another path (the API server refuses such names anyway).
+      if (value === '.' || value === '..') throw new BinnacleError('input', 'INVALID_NAME', `${kind} ${JSON.stringify(value)}: field ${field}: "${value}" is not a Kubernetes name`);
+    }
     const info = await this.resourceFor(apiVersion, kind);
     const { group, version } = parseApiVersion(apiVersion);
     let path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;
