@@ -259,6 +259,25 @@ async function waitFor(what: string, n: number, count: () => Promise<number>, ex
 }
 
 /** Removes the finalizers of the round's CRs (the operator is gone) and deletes their namespaces. */
+/**
+ * The trusted release records `helm-operator run` kept for this round's CRs (in `default`, its
+ * namespace outside a cluster: src/cli/commands/helm-operator.ts), deleted with the round: its
+ * CRs lost their finalizers above, so nothing uninstalled them, and the next round's operator
+ * would collect them (records-gc) inside its own timings and request count, and, under a
+ * client-side rate limit, its budget (a run at --kube-api-qps=20 collected 351 owners of the run
+ * before it while it worked).
+ */
+async function dropTrustedRecords(client: KubeClient, namespaces: readonly string[]): Promise<void> {
+  const records = (await client.list('v1', 'Secret', { namespace: 'default', labelSelector: 'binnacle.dev/release-owner-uid' }).catch(() => ({ items: [] as KubeObject[] }))).items.filter((s) =>
+    namespaces.includes(s.metadata.labels?.['binnacle.dev/release-namespace'] ?? ''),
+  );
+  const uids = new Set(records.map((s) => s.metadata.labels?.['binnacle.dev/release-owner-uid'] ?? ''));
+  const parts = (await client.list('v1', 'Secret', { namespace: 'default', labelSelector: 'binnacle.dev/release-part-owner-uid' }).catch(() => ({ items: [] as KubeObject[] }))).items.filter((s) =>
+    uids.has(s.metadata.labels?.['binnacle.dev/release-part-owner-uid'] ?? ''),
+  );
+  for (const s of [...records, ...parts]) await client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: 'default', name: s.metadata.name ?? '' }).catch(() => undefined);
+}
+
 async function cleanUp(client: KubeClient, c: BenchChart, namespaces: string[]): Promise<void> {
   const list = await client.list<CustomResource>(c.apiVersion, c.kind).catch(() => ({ items: [] as CustomResource[] }));
   await Promise.all(
@@ -267,6 +286,7 @@ async function cleanUp(client: KubeClient, c: BenchChart, namespaces: string[]):
       .map((cr) => client.patch({ apiVersion: c.apiVersion, kind: c.kind, namespace: cr.metadata.namespace, name: cr.metadata.name ?? '' }, { metadata: { finalizers: null } }, 'merge').catch(() => undefined)),
   );
   await Promise.all(namespaces.map((ns) => client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined)));
+  await dropTrustedRecords(client, namespaces);
   // Until they are gone: the next operator watches every namespace, and CRs of this round still
   // being deleted were its work (the uninstall of another operator's releases) inside its own timings.
   const deadline = Date.now() + CLEANUP_TIMEOUT_MS;
