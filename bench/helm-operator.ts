@@ -108,9 +108,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { parse, stringify } from 'yaml';
+import { RECORD_OWNER_UID_LABEL, RECORD_PART_OWNER_LABEL, RECORD_RELEASE_NAMESPACE_LABEL } from '../src/apply/release-records.js';
+import { recordsNamespaceOf } from '../src/cli/commands/helm-operator.js';
 import { clusterUp, countAuditRequestsInFile } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
+import { serviceAccountDir } from '../src/kube/in-cluster.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
 import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
@@ -268,14 +271,18 @@ async function waitFor(what: string, n: number, count: () => Promise<number>, ex
  * before it while it worked).
  */
 async function dropTrustedRecords(client: KubeClient, namespaces: readonly string[]): Promise<void> {
-  const records = (await client.list('v1', 'Secret', { namespace: 'default', labelSelector: 'binnacle.dev/release-owner-uid' }).catch(() => ({ items: [] as KubeObject[] }))).items.filter((s) =>
-    namespaces.includes(s.metadata.labels?.['binnacle.dev/release-namespace'] ?? ''),
+  // Where the operators under test keep them: helm-operator run's rule for a process outside a
+  // cluster without leader election, as the bench starts it. A list that fails fails the bench:
+  // records left behind would be collected inside the next round's timings.
+  const home = recordsNamespaceOf(undefined, serviceAccountDir());
+  const records = (await client.list('v1', 'Secret', { namespace: home, labelSelector: RECORD_OWNER_UID_LABEL })).items.filter((s) =>
+    namespaces.includes(s.metadata.labels?.[RECORD_RELEASE_NAMESPACE_LABEL] ?? ''),
   );
-  const uids = new Set(records.map((s) => s.metadata.labels?.['binnacle.dev/release-owner-uid'] ?? ''));
-  const parts = (await client.list('v1', 'Secret', { namespace: 'default', labelSelector: 'binnacle.dev/release-part-owner-uid' }).catch(() => ({ items: [] as KubeObject[] }))).items.filter((s) =>
-    uids.has(s.metadata.labels?.['binnacle.dev/release-part-owner-uid'] ?? ''),
+  const uids = new Set(records.map((s) => s.metadata.labels?.[RECORD_OWNER_UID_LABEL] ?? ''));
+  const parts = (await client.list('v1', 'Secret', { namespace: home, labelSelector: RECORD_PART_OWNER_LABEL })).items.filter((s) =>
+    uids.has(s.metadata.labels?.[RECORD_PART_OWNER_LABEL] ?? ''),
   );
-  for (const s of [...records, ...parts]) await client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: 'default', name: s.metadata.name ?? '' }).catch(() => undefined);
+  for (const s of [...records, ...parts]) await client.delete({ apiVersion: 'v1', kind: 'Secret', namespace: home, name: s.metadata.name ?? '' });
 }
 
 async function cleanUp(client: KubeClient, c: BenchChart, namespaces: string[]): Promise<void> {

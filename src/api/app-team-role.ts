@@ -13,7 +13,7 @@
  * own rules (no RBAC or impersonation verbs, no wildcards, no writes to cluster-wide admin APIs,
  * no Secrets, no tokens, an aggregation that selects only app-team roles).
  */
-import { OLMV1_GROUP } from './olmv1/crds.js';
+import { OLMV1_GROUP } from './olmv1/types.js';
 import { GROUP } from './types.js';
 
 export const APP_TEAM_ROLE = 'binnacle-app-team';

@@ -13,4 +13,5 @@ export { boundedName, bundleDeploymentName, MAX_DERIVED_NAME } from './names.js'
 export { matchesSelector } from './catalog-selector.js';
 export * from './operator-condition.js';
 export { APP_TEAM_ROLE, APP_TEAM_BASE_ROLE, AGGREGATE_TO_APP_TEAM, escalationProblems, appTeamRoles, helmKindsAppTeamRole, type RoleLike, type PolicyRule } from './app-team-role.js';
-export { OLMV1_GROUP, OLMV1_VERSION, OLMV1_CRD_VARIANT, loadOlmv1Crd, loadOlmv1Crds, type Olmv1CrdVariant, type Olmv1Kind } from './olmv1/crds.js';
+export { OLMV1_GROUP, OLMV1_VERSION } from './olmv1/types.js';
+export { OLMV1_CRD_VARIANT, loadOlmv1Crd, loadOlmv1Crds, type Olmv1CrdVariant, type Olmv1Kind } from './olmv1/crds.js';

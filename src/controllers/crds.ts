@@ -10,8 +10,8 @@
 import type { Logger } from 'pino';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { ALL_CRDS } from '../api/crds.js';
-import { loadOlmv1Crd, loadOlmv1Crds, OLMV1_GROUP } from '../api/olmv1/crds.js';
-import { OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { loadOlmv1Crd, loadOlmv1Crds } from '../api/olmv1/crds.js';
+import { OLMV1_API_VERSION, OLMV1_GROUP } from '../api/olmv1/types.js';
 import { OPERATOR_CONDITION_API_VERSION, OPERATOR_CONDITION_CRD } from '../api/operator-condition.js';
 import { API_VERSION } from '../api/types.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';

@@ -168,9 +168,16 @@ const API_VERSION_RE = /^(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z
  * Refuses an apiVersion that is not one (`../../healthz`): it is put in a URL path, where it
  * would name another endpoint of the API server, asked with this client's identity.
  */
-function checkApiVersion(apiVersion: string): void {
+export function checkApiVersion(apiVersion: string): void {
   if (apiVersion.length > 317 || !API_VERSION_RE.test(apiVersion)) {
     throw new BinnacleError('input', 'INVALID_API_VERSION', `apiVersion ${JSON.stringify(apiVersion.slice(0, 100))} is not a group/version (a DNS subdomain, then a DNS label)`);
+  }
+}
+
+/** Refuses a name or namespace "." or "..": percent-encoding leaves them, and the URL would climb to another path (the API server refuses such names anyway). */
+export function checkPathNames(kind: string, where: { namespace?: string | undefined; name?: string | undefined }): void {
+  for (const [field, value] of [['metadata.namespace', where.namespace], ['metadata.name', where.name]] as const) {
+    if (value === '.' || value === '..') throw new BinnacleError('input', 'INVALID_NAME', `${kind} ${JSON.stringify(value)}: field ${field}: "${value}" is not a Kubernetes name`);
   }
 }
 
@@ -374,10 +381,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   async pathFor(apiVersion: string, kind: string, where: { namespace?: string | undefined; name?: string | undefined; subresource?: string | undefined }): Promise<string> {
-    for (const [field, value] of [['metadata.namespace', where.namespace], ['metadata.name', where.name]] as const) {
-      // Percent-encoding leaves "." and "..": the URL would climb to another path (the API server refuses such names anyway).
-      if (value === '.' || value === '..') throw new BinnacleError('input', 'INVALID_NAME', `${kind} ${JSON.stringify(value)}: field ${field}: "${value}" is not a Kubernetes name`);
-    }
+    checkPathNames(kind, where);
     const info = await this.resourceFor(apiVersion, kind);
     const { group, version } = parseApiVersion(apiVersion);
     let path = group === '' ? `/api/${version}` : `/apis/${group}/${version}`;

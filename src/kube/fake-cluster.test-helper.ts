@@ -21,7 +21,7 @@
  * discovery (never logged) fails only by a fault armed for `discover`.
  */
 import { KubeApiError } from './errors.js';
-import { FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type Impersonation, type ListOptions, type ResourceInfo, type WatchEvent, type WatchOptions } from './client.js';
+import { checkApiVersion, checkPathNames, FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type Impersonation, type ListOptions, type ResourceInfo, type WatchEvent, type WatchOptions } from './client.js';
 import type { Capabilities, Discovery, Impersonating, ObjectReader, ObjectWriter, RawRequester, StatusWriter, Watcher } from './ports.js';
 import { describeRef, parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { deleteAt, dropPath, fieldsOf, holdsPath, isRecord, leaves, mergePatch, same, selects, selectsFields, setAt, valueAt, type FieldSet, type ManagedEntry } from './fake-fields.test-helper.js';
@@ -675,6 +675,9 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   private request(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion' | 'labelSelector'> = {}): FakeRequest {
+    // The real client's checks before any request: an apiVersion or name that would climb in a URL path.
+    if (ref.apiVersion !== '') checkApiVersion(ref.apiVersion);
+    checkPathNames(ref.kind, ref);
     const resource = this.cluster.kindInfo(ref.apiVersion, ref.kind)?.plural ?? `${ref.kind.toLowerCase()}s`;
     return {
       verb,

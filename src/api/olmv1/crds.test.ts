@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { OLMV1_CRD_VARIANT, OLMV1_GROUP, loadOlmv1Crd, loadOlmv1Crds, olmv1CrdDir } from './crds.js';
+import { OLMV1_CRD_VARIANT, loadOlmv1Crd, loadOlmv1Crds, olmv1CrdDir } from './crds.js';
+import { OLMV1_GROUP } from './types.js';
 
 type Schema = { properties?: Record<string, Schema> } & Record<string, unknown>;
 

@@ -15,9 +15,7 @@ import { fileURLToPath } from 'node:url';
 import type { KubeObject } from '../../kube/types.js';
 import { BinnacleError } from '../../util/errors.js';
 import { readYaml } from '../../util/yaml.js';
-
-export const OLMV1_GROUP = 'olm.operatorframework.io';
-export const OLMV1_VERSION = 'v1';
+import { OLMV1_GROUP, OLMV1_VERSION } from './types.js';
 
 /** operator-controller's `options.featureSet`; experimental is a superset of standard (README). */
 export type Olmv1CrdVariant = 'standard' | 'experimental';

@@ -17,7 +17,7 @@
  * Either way the warning comes from the API server (no webhook), and nothing is refused.
  */
 import type { KubeObject } from '../../kube/types.js';
-import { OLMV1_GROUP } from './crds.js';
+import { OLMV1_GROUP } from './types.js';
 
 export type ServiceAccountMode = 'Use' | 'Ignore';
 

@@ -7,7 +7,10 @@
 import type { SelectorOperator } from '../catalog-selector.js';
 import type { Condition, KubeObject } from '../../kube/types.js';
 import { GROUP } from '../types.js';
-import { OLMV1_GROUP, OLMV1_VERSION } from './crds.js';
+
+// Here, not beside the CRDs (crds.ts): whatever names the group should not load the YAML parser.
+export const OLMV1_GROUP = 'olm.operatorframework.io';
+export const OLMV1_VERSION = 'v1';
 
 export const OLMV1_API_VERSION = `${OLMV1_GROUP}/${OLMV1_VERSION}`;
 

@@ -96,7 +96,7 @@ async function startServers(o: RunOptions, client: KubeClient, logger: Logger, r
  * operator-sdk's scaffolded role lets it write Secrets in: the leader-election namespace, else
  * the Pod's, else `default` (a process run outside a cluster, as `make run` does).
  */
-function recordsNamespaceOf(leaseNamespace: string | undefined, serviceAccountDir: string): string {
+export function recordsNamespaceOf(leaseNamespace: string | undefined, serviceAccountDir: string): string {
   if (leaseNamespace !== undefined) return leaseNamespace;
   const file = join(serviceAccountDir, 'namespace');
   const pod = existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
