@@ -17,6 +17,13 @@ test("matchLabels; the catalog's name answers to olm.operatorframework.io/metada
   assert.deepEqual(chosen({ matchLabels: { 'olm.operatorframework.io/metadata.name': 'dev' } }), ['dev']);
 });
 
+test("a catalog labelled with another catalog's name does not answer to it (the name label is its own name)", () => {
+  const pin = { matchLabels: { 'olm.operatorframework.io/metadata.name': 'operatorhub' } };
+  assert.equal(matchesSelector({ name: 'operatorhub', labels: {} }, pin), true);
+  assert.equal(matchesSelector({ name: 'evil', labels: { 'olm.operatorframework.io/metadata.name': 'operatorhub' } }, pin), false);
+  assert.equal(matchesSelector({ name: 'evil', labels: { 'olm.operatorframework.io/metadata.name': 'operatorhub' } }, { matchLabels: { 'olm.operatorframework.io/metadata.name': 'evil' } }), true);
+});
+
 test('matchExpressions as Kubernetes reads them: In, NotIn (a missing key matches), Exists, DoesNotExist; ANDed with matchLabels', () => {
   assert.deepEqual(chosen({ matchExpressions: [{ key: 'tier', operator: 'In', values: ['gold', 'silver'] }] }), ['prod', 'dev']);
   assert.deepEqual(chosen({ matchExpressions: [{ key: 'tier', operator: 'NotIn', values: ['gold'] }] }), ['dev', 'bare']);

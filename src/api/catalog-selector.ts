@@ -44,7 +44,11 @@ export function matchesLabelSelector(labels: Record<string, string>, selector: C
   return Object.entries(selector?.matchLabels ?? {}).every(([k, v]) => labels[k] === v) && (selector?.matchExpressions ?? []).every((r) => meets(labels, r));
 }
 
-/** Whether a ClusterCatalog (its name and labels) is one an extension's catalog selector draws from. */
+/**
+ * Whether a ClusterCatalog (its name and labels) is one an extension's catalog selector draws from.
+ * The name label is the catalog's name whatever its labels say (catalogd's webhook forces it): a
+ * catalog labelled with another's name does not answer to it.
+ */
 export function matchesSelector(c: { name: string; labels: Record<string, string> }, selector: CatalogSelector | undefined): boolean {
-  return matchesLabelSelector({ [NAME_LABEL]: c.name, ...c.labels }, selector);
+  return matchesLabelSelector({ ...c.labels, [NAME_LABEL]: c.name }, selector);
 }

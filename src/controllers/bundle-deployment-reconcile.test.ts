@@ -365,6 +365,19 @@ describe('BundleDeployment reconciler over the fake cluster and the real release
       assert.deepEqual([c?.status, c?.reason, c?.message], ['False', 'InvalidSpec', 'spec.format: unknown format "zip"; spec.installNamespace: required']);
       assert.equal(w.statusWrites(), 1);
     });
+
+    test("failure: the manager's own namespace is neither installed into nor watched, from any field (a Role there reaches the manager's identity and records)", async () => {
+      for (const spec of [{ installNamespace: SYSTEM }, { watchNamespace: SYSTEM }, { watchNamespaces: ['team-b', SYSTEM] }, { bundleConfig: { watchNamespace: SYSTEM } }]) {
+        const w = setup({ spec: { format: 'registry+v1', ...spec } });
+        assert.equal(await w.reconciler().reconcile(req, ctx), undefined);
+        assert.equal(w.unpacks.length, 0, JSON.stringify(spec));
+        const c = conditionOf(w, 'Progressing');
+        const field = Object.keys(spec)[0] === 'bundleConfig' ? 'spec.bundleConfig.watchNamespace' : Object.keys(spec)[0] === 'watchNamespaces' ? 'spec.watchNamespaces[1]' : `spec.${Object.keys(spec)[0] ?? ''}`;
+        assert.deepEqual([c?.status, c?.reason], ['False', 'InvalidSpec'], JSON.stringify(spec));
+        assert.ok((c?.message ?? '').includes(`${field}: "${SYSTEM}" is Binnacle's own namespace`), c?.message);
+        assert.equal(w.cluster.all('Secret', SYSTEM).length, 0, 'no release record written');
+      }
+    });
   });
 
   describe('Unpack', () => {

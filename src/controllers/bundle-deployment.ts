@@ -65,6 +65,27 @@ export function specProblems(written: unknown): string[] {
   return problems;
 }
 
+/**
+ * The manager's own namespace is never an install or watched namespace: a bundle's namespaced
+ * permissions land as a Role there, and an operator that may create Pods or Secrets in it could run
+ * as the manager (which may impersonate every installer) or read and forge the trusted release
+ * records kept there (docs/trust-model.md, "The manager's namespace"). Each as `field: reason`.
+ */
+export function managerNamespaceProblems(written: unknown, managerNamespace: string): string[] {
+  const spec: Record<string, unknown> = typeof written === 'object' && written !== null && !Array.isArray(written) ? { ...written } : {};
+  const cfg = spec.bundleConfig;
+  const fromConfig = typeof cfg === 'object' && cfg !== null && !Array.isArray(cfg) ? (cfg as Record<string, unknown>).watchNamespace : undefined;
+  const fields: [string, unknown][] = [
+    ['spec.installNamespace', spec.installNamespace],
+    ['spec.watchNamespace', spec.watchNamespace],
+    ...(Array.isArray(spec.watchNamespaces) ? spec.watchNamespaces.map((v, i): [string, unknown] => [`spec.watchNamespaces[${i}]`, v]) : []),
+    ['spec.bundleConfig.watchNamespace', fromConfig],
+  ];
+  return fields
+    .filter(([, v]) => v === managerNamespace)
+    .map(([field]) => `${field}: "${managerNamespace}" is Binnacle's own namespace (its identity and trusted release records live there); install and watch elsewhere`);
+}
+
 /** OLM v1's bundle configuration is a registry+v1 one and says where the operator watches and its overrides alone. */
 function bundleConfigProblems(spec: Record<string, unknown>): string[] {
   const out: string[] = [];
@@ -352,7 +373,7 @@ export class BundleDeploymentReconciler implements Reconciler {
   }
 
   validate(s: State): Promise<StepOutcome> {
-    const problems = specProblems(s.bd.spec);
+    const problems = [...specProblems(s.bd.spec), ...managerNamespaceProblems(s.bd.spec, this.o.engine.records.namespace)];
     if (problems.length === 0) return Promise.resolve(CONTINUE);
     s.conditions.set('Progressing', false, 'InvalidSpec', problems.join('; '));
     // Said in the log too (once a spec change or resync): the operator of the manager sees what it refuses.

@@ -63,6 +63,19 @@ async function reconcileFailing(verb: FakeVerb, kind: string): Promise<FakeApi> 
 }
 
 describe('PlatformOperatorReconciler', () => {
+  it("refuses a package without a namespace under the default installer, whose namespace is the manager's, and creates nothing", async () => {
+    const api = new FakeApi();
+    const po = platformOperator(['a', 'b'], 1);
+    po.spec = { packages: [{ name: 'a' }, { name: 'b', namespace: 'ops' }] };
+    api.put(po);
+    await new PlatformOperatorReconciler(api.client()).reconcile({ key: 'core', name: 'core' }, ctx);
+    const available = status(api)?.conditions?.find((c) => c.type === 'Available');
+    assert.deepEqual([available?.status, available?.reason], ['False', 'InvalidSpec']);
+    assert.match(available?.message ?? '', /^spec\.packages\[0\]\.namespace: required without spec\.serviceAccount \(the default installer's namespace, binnacle-system, is Binnacle's own/);
+    assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'a')), undefined);
+    assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'b')), undefined);
+  });
+
   it('keeps one owned, labelled ClusterExtension per package and reports each package', async () => {
     const api = new FakeApi();
     api.put(platformOperator(['a', 'b'], 1));

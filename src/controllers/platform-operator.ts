@@ -128,6 +128,11 @@ export class PlatformOperatorReconciler implements Reconciler {
       if (typeof p.name !== 'string' || p.name === '') problems.push(`spec.packages[${i}].name: required`);
       else if (seen.has(p.name)) problems.push(`spec.packages[${i}].name: package "${p.name}" is listed twice`);
       else seen.add(p.name);
+      // The default installer lives in the manager's namespace, where nothing is installed (its
+      // BundleDeployment would be refused there: bundle-deployment.ts managerNamespaceProblems).
+      if (s.po.spec.serviceAccount === undefined && (p.namespace === undefined || p.namespace === '')) {
+        problems.push(`spec.packages[${i}].namespace: required without spec.serviceAccount (the default installer's namespace, ${DEFAULT_SERVICE_ACCOUNT.namespace}, is Binnacle's own: no operator is installed there)`);
+      }
     }
     if (problems.length === 0) return CONTINUE;
     s.conditions.set('Available', false, 'InvalidSpec', problems.join('; '));
