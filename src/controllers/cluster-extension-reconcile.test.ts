@@ -25,6 +25,7 @@ import { ANNOTATION_APPROVED_PLAN } from '../api/approval.js';
 import type { StoredCatalog } from '../catalog-store/index.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { neededByLabel } from '../installed/index.js';
+import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
 import { KubeApiError } from '../kube/errors.js';
 import { FakeCluster, type FakeClient } from '../kube/fake-cluster.test-helper.js';
 import type { Condition, KubeObject } from '../kube/types.js';
@@ -532,6 +533,38 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       assert.equal(lastStatus(cluster)?.resolution?.requestUnmatched, undefined, 'not a request nothing fits');
       assert.equal(resolves.length, 0);
       assert.equal(cluster.applied.length, 0);
+    });
+
+    describe("taking over another extension's dependency", () => {
+      const verify = { provider: 'cosign' as const, secretRef: { namespace: 'prod', name: 'keys' } };
+      /** `first` installed `app`, which needs `demo`: demo's BundleDeployment is first's dependency, verified or not. */
+      const withDependency = (o: { verified: boolean; ce?: ClusterExtension }): ReturnType<typeof setup> => {
+        const w = setup({ resolve: resolvesTo(chosen('demo', '1.0.0')), ...(o.ce === undefined ? {} : { ce: o.ce }) });
+        w.cluster.extensions.set('first', extension({ name: 'first', spec: { source: { sourceType: 'Catalog', catalog: { packageName: 'app' } } } }));
+        const dep = installedDeployment('first-demo', 'demo', '1.0.0', ['first'], { labels: { [LABEL_OWNER_KIND]: 'ClusterExtension', [LABEL_OWNER_NAME]: 'first', [LABEL_PACKAGE]: 'demo', [neededByLabel('first')]: 'dependency' } });
+        if (o.verified) dep.spec.source.verify = verify;
+        w.cluster.deployments.set('first-demo', dep);
+        return w;
+      };
+
+      test("failure: an OLM v1 ClusterExtension's twin does not take it over (it would install as the other's installer, where it runs); nothing written", async () => {
+        const { cluster, resolves, reconciler } = withDependency({ verified: false, ce: extension({ metadata: { labels: { [LABEL_OLMV1_TWIN_OF]: 'uid-v1' } } }) });
+        assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+        assert.equal(lastStatus(cluster)?.resolution?.explanation, "package demo is installed as a dependency (BundleDeployment first-demo in namespace demo-ns, needed by first); an OLM v1 ClusterExtension does not take over another extension's install");
+        assert.equal(resolves.length, 0);
+        assert.equal(cluster.applied.length, 0);
+      });
+
+      test('failure: a take-over that would drop the signature policy its source is verified with is refused; repeating it, it is taken over', async () => {
+        const refused = withDependency({ verified: true });
+        assert.deepEqual(await refused.reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
+        assert.match(lastStatus(refused.cluster)?.resolution?.explanation ?? '', /^package demo is installed as a dependency \(BundleDeployment first-demo in namespace demo-ns, needed by first\), its source verified with a signature policy; spec\.verify must repeat it/);
+        assert.equal(refused.cluster.applied.length, 0);
+        const same = withDependency({ verified: true, ce: extension({ spec: { verify } }) });
+        await same.reconciler.reconcile(req, ctx);
+        assert.equal(same.resolves.length, 1, 'resolved');
+        assert.deepEqual(same.cluster.applied.map((b) => [b.metadata?.name, b.spec?.source?.verify]), [['first-demo', verify]], 'taken over in place, verified as before');
+      });
     });
 
     test('failure: the cluster\'s facts cannot be read; said as a failed resolution and retried with backoff', async () => {

@@ -35,12 +35,12 @@ import { BinnacleError, errorMessage } from '../util/errors.js';
 import { isConflict, isNotFound } from '../kube/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
-import { MAX_DERIVED_NAME } from '../api/names.js';
+import { bundleDeploymentName, MAX_DERIVED_NAME } from '../api/names.js';
 import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
 import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
-import { changesForRemoval, changesForResolution, orphans, type ExtensionChanges } from './extension-changes.js';
+import { changesForRemoval, changesForResolution, orphans, takeOverProblem, type ExtensionChanges } from './extension-changes.js';
 import { CachedInstalledStateReader, type InstalledCaches, type InstalledStateLock, type InstalledStateView } from './installed-state-reader.js';
 import { replacedOperators, upgradeBlockers, type InstalledOperator, type UpgradeBlocker } from './operator-conditions.js';
 import { approvalNeeded, approvedDigest, decideApproval, type ExtensionPlanInput, type PlannedChange } from './upgrade-approval.js';
@@ -485,6 +485,12 @@ export class ClusterExtensionReconciler implements Reconciler {
     const requester = unit === undefined ? undefined : requesterOf(unit);
     if (unit !== undefined && requester !== undefined && requester !== me) {
       this.resolutionFailed(s, `package ${cat.packageName} is already installed by extension ${requester} (BundleDeployment ${unit.bundleDeployment}, version ${unit.version}); a package is installed once per cluster`);
+      return stop({ requeueAfterMs: 60_000 });
+    }
+    // Another extension's dependency, requested: taken over only by an extension that could install it so itself.
+    const takeOver = unit !== undefined && requester === undefined && unit.bundleDeployment !== bundleDeploymentName(me, cat.packageName) ? takeOverProblem(s.ce, unit) : undefined;
+    if (takeOver !== undefined) {
+      this.resolutionFailed(s, takeOver);
       return stop({ requeueAfterMs: 60_000 });
     }
     try {

@@ -14,6 +14,7 @@
  * written with server-side apply under Binnacle's field manager, while the installed-state lock
  * is held; a body equal to what is there is not written at all.
  */
+import { isDeepStrictEqual } from 'node:util';
 import {
   ANNOTATION_BUNDLE_NAME,
   ANNOTATION_BUNDLE_VERSION,
@@ -284,6 +285,25 @@ function needUnit(ce: ClusterExtension, state: InstalledState, unit: InstalledUn
     next = body(state, { name: unit.bundleDeployment, pkg: b.package, holder, needs, bundle: unitInfo(unit), spec: unit.object.spec });
   }
   if (!unchanged(unit.object, next)) out.apply.push(next);
+}
+
+/**
+ * Why this extension may not take over `unit`, another extension's dependency it now requests,
+ * or undefined. A take-over keeps where the bundle runs and as whom (its namespace and installer)
+ * and puts in this extension's bundle, config and policies; `binnacle.dev` ClusterExtensions are a
+ * cluster admin's to write (docs/trust-model.md), so that is theirs to choose. Two things are not:
+ * a signature policy the bundle is verified with is never dropped or changed by it, and an OLM v1
+ * ClusterExtension, whose creator may be a namespace's user admitted by a policy that pins its
+ * namespace and package, never takes over (operator-controller shares nothing between extensions:
+ * it refuses objects another owns), or it would install as another extension's installer, where
+ * that one runs.
+ */
+export function takeOverProblem(ce: ClusterExtension, unit: InstalledUnit): string | undefined {
+  const holder = `package ${unit.package} is installed as a dependency (BundleDeployment ${unit.bundleDeployment} in namespace ${unit.namespace}, needed by ${unit.needs.map((n) => n.extension).join(', ')})`;
+  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] !== undefined) return `${holder}; an OLM v1 ClusterExtension does not take over another extension's install`;
+  const verify = unit.object.spec.source.verify;
+  if (verify !== undefined && !isDeepStrictEqual(verify, ce.spec.verify)) return `${holder}, its source verified with a signature policy; spec.verify must repeat it to take it over (a take-over would drop or change it)`;
+  return undefined;
 }
 
 /** The changes that let `extension` go of everything: what others still need stays. */
