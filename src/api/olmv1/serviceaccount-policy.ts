@@ -5,8 +5,10 @@
  * apply that sets it prints a warning (helm/olmv1/templates/validatingadmissionpolicy*-clusterextension-serviceaccount-deprecated.yml).
  *
  * Binnacle's default differs (docs/trust-model.md): the named ServiceAccount *is* the identity the
- * install acts as, which can only narrow what an extension installs. Ignoring it would silently
- * give every extension that names one the default installer's power instead. So:
+ * install acts as, any ServiceAccount of `spec.namespace`, weaker or stronger than the default
+ * installer (an admission policy that lets non-admins create OLM v1 extensions must pin it too:
+ * upstream's do not, as upstream ignores it). Ignoring it would silently give every extension that
+ * names one the default installer's power instead. So:
  *
  * - `Use` (the default): the ServiceAccount is used, and the policy warns in Binnacle's words
  *   (deprecated by OLM v1, still honoured here);
