@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import type { ConditionSpec, TwinSpec } from '../api/olmv1/convert.js';
 import { twinCaughtUp } from '../api/olmv1/convert.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
-import { API_VERSION, FINALIZER_CLEANUP } from '../api/types.js';
+import { API_VERSION, FINALIZER_CLEANUP, GROUP } from '../api/types.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
@@ -160,7 +160,7 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
       kind: this.k.kind,
       metadata: {
         name,
-        labels: { ...this.k.twinLabels(s.v1), [LABEL_OLMV1_TWIN_OF]: s.v1.metadata.uid ?? '' },
+        labels: { ...withoutBinnacleLabels(this.k.twinLabels(s.v1)), [LABEL_OLMV1_TWIN_OF]: s.v1.metadata.uid ?? '' },
         ...(Object.keys(body.annotations).length === 0 ? {} : { annotations: body.annotations }),
         ownerReferences: [{ apiVersion: OLMV1_API_VERSION, kind: this.k.kind, name, uid: s.v1.metadata.uid ?? '', controller: true }],
       },
@@ -182,4 +182,13 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
     s.fields = out.fields;
     return stop(out.requeueAfterMs === undefined ? undefined : { requeueAfterMs: Math.max(1_000, out.requeueAfterMs) });
   }
+}
+
+/**
+ * The OLM v1 object's labels, but Binnacle's own (`binnacle.dev/…`): those act on a twin (an owner
+ * kind and name make a PlatformOperator claim it and delete it on every reconcile), and whoever may
+ * label an OLM v1 object is not thereby the one who sets them.
+ */
+function withoutBinnacleLabels(labels: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(labels).filter(([k]) => !k.startsWith(`${GROUP}/`)));
 }

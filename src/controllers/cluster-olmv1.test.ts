@@ -82,7 +82,7 @@ describe("OLM v1's CRDs", () => {
 async function catalogWorld(t: { after: (fn: () => Promise<void>) => void }): Promise<{ c: FakeCluster; serverUrl: string; engine: ClusterCatalogReconciler; adapter: ReturnType<typeof olmv1CatalogReconciler> }> {
   const c = cluster();
   const client = c.client();
-  c.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'ops', labels: { team: 'a' } }, spec: { source: { type: 'Image', image: { ref: 'quay.io/example/catalog:latest', pollIntervalMinutes: 5 } }, priority: 10 } });
+  c.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'ops', labels: { team: 'a', 'binnacle.dev/owner-kind': 'PlatformOperator', 'binnacle.dev/owner-name': 'core' } }, spec: { source: { type: 'Image', image: { ref: 'quay.io/example/catalog:latest', pollIntervalMinutes: 5 } }, priority: 10 } });
   const registry = new CatalogRegistry();
   const server = await startCatalogServer({ catalogs: registry.lookup, port: 0, address: '127.0.0.1', logger });
   t.after(() => server.close());
@@ -101,6 +101,8 @@ function assertCatalogTwin(c: FakeCluster): void {
   assert.deepEqual(twin?.spec, { source: { type: 'Image', image: { ref: 'quay.io/example/catalog:latest', pollIntervalMinutes: 5 } }, priority: 10 });
   const labels = twin?.metadata.labels ?? {};
   assert.deepEqual([labels.team, labels[LABEL_METADATA_NAME], labels[LABEL_OLMV1_TWIN_OF]], ['a', 'ops', v1?.metadata.uid]);
+  // Binnacle's own labels on the OLM v1 object act on nothing: an owner kind and name would let a PlatformOperator claim the twin.
+  assert.deepEqual(Object.keys(labels).filter((k) => k.startsWith('binnacle.dev/')), [LABEL_OLMV1_TWIN_OF]);
   assert.equal(twin?.metadata.ownerReferences?.[0]?.uid, v1?.metadata.uid);
 }
 
