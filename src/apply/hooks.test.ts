@@ -68,3 +68,28 @@ test('before-hook-creation deletes the earlier run with Background propagation (
   // The first look is the ownership check: the earlier run's hook is this release's.
   assert.deepEqual(cluster.log.map((q) => `${q.verb}${q.propagation === undefined ? '' : ` ${q.propagation}`}`), ['get', 'delete Background', 'get', 'get', 'apply']);
 });
+
+test("a hook refused for another owner's object never deletes it, whatever its delete policy; a hook's own object is deleted by its uid", async () => {
+  const owner = { kind: 'HelmRelease', name: 'evil' };
+  const release = { name: 'evil', namespace: 'ns' };
+  const opts = { owner, release, logger: pino({ level: 'silent' }), timeoutMs: 1000 };
+  const cluster = new FakeCluster();
+  // Another release's ConfigMap, and the namespace admin's own (no owner at all).
+  cluster.put(stampOwnership({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'theirs', namespace: 'ns' }, data: { a: '1' } }, { kind: 'HelmRelease', name: 'gw' }, { name: 'gw', namespace: 'ns' }));
+  cluster.put({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'admins', namespace: 'ns' }, data: { b: '2' } });
+  for (const name of ['theirs', 'admins']) {
+    const h = { ...hook(name, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${name}\n`), events: ['pre-delete'], delete_policies: ['hook-failed', 'hook-succeeded'] };
+    const r = await runHooks([h], 'pre-delete', { ...opts, client: cluster.client() });
+    assert.equal(r.ok, false);
+    assert.match(r.message, /already exists and belongs to|a hook never takes it over|not owned/);
+  }
+  assert.deepEqual(cluster.log.filter((q) => q.verb === 'delete').map((q) => q.name), [], 'nothing deleted');
+  assert.notEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'theirs' }), undefined);
+  assert.notEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'admins' }), undefined);
+  // Control: the release's own hook object, succeeded, is deleted (hook-succeeded), pinned to the uid it was applied with.
+  const mine = { ...hook('mine', 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: mine\n'), events: ['pre-delete'], delete_policies: ['hook-succeeded'] };
+  const ok = await runHooks([mine], 'pre-delete', { ...opts, client: cluster.client() });
+  assert.equal(ok.ok, true, ok.message);
+  assert.deepEqual(cluster.log.filter((q) => q.verb === 'delete').map((q) => q.name), ['mine']);
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: 'mine' }), undefined);
+});

@@ -99,15 +99,17 @@ export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o:
     const started = now().toISOString();
     hook.last_run = { started_at: started, completed_at: '', phase: 'Running' };
     let failure: string | undefined;
-    let obj: KubeObject | undefined;
+    // Only the object this run applied is ever deleted by a delete policy, and only while it is
+    // that object (its uid): a hook refused for another's object must not delete it on failure.
+    let applied: KubeObject | undefined;
     try {
-      obj = await namespaced(o.client, hookObject(hook), o.release.namespace);
+      const obj = await namespaced(o.client, hookObject(hook), o.release.namespace);
       // A hook is an object of the release like any other: inside its scope, and never another's
       // object deleted or taken over (Helm's before-hook-creation deletes whatever has the name).
       await mayRun(obj, o);
       const policies = policiesOf(hook);
       if (policies.includes('before-hook-creation')) await deleteAndWait(o.client, refOf(obj), o);
-      await o.client.apply(stampOwnership(obj, o.owner, o.release), { force: true });
+      applied = await o.client.apply(stampOwnership(obj, o.owner, o.release), { force: true });
       o.logger.info({ hook: hook.path, event, kind: hook.kind, name: hook.name }, 'running hook');
       failure = await waitForHook(o.client, refOf(obj), o);
     } catch (err) {
@@ -115,8 +117,9 @@ export async function runHooks(all: readonly ReleaseHook[], event: HookEvent, o:
     }
     hook.last_run = { started_at: started, completed_at: now().toISOString(), phase: failure === undefined ? 'Succeeded' : 'Failed' };
     const policy = failure === undefined ? 'hook-succeeded' : 'hook-failed';
-    if (obj !== undefined && policiesOf(hook).includes(policy)) {
-      await o.client.delete(refOf(obj), { propagationPolicy: 'Background' }).catch((err: unknown) => {
+    const uid = applied?.metadata.uid;
+    if (applied !== undefined && policiesOf(hook).includes(policy)) {
+      await o.client.delete(refOf(applied), { propagationPolicy: 'Background', ...(uid === undefined ? {} : { preconditions: { uid } }) }).catch((err: unknown) => {
         o.logger.warn({ hook: hook.path, err: errorMessage(err) }, 'could not delete hook');
       });
     }
