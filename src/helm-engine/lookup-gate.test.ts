@@ -4,7 +4,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isLookupPath, readOnlyLookup } from './lookup-gate.js';
+import { confinedLookup, isLookupPath, readOnlyLookup } from './lookup-gate.js';
 
 function recordingTransport(): { calls: string[]; transport: Parameters<typeof readOnlyLookup>[0] } {
   const calls: string[] = [];
@@ -57,4 +57,26 @@ test('GET of a subresource (service proxy, pod exec or log, status) or an odd pa
     assert.equal(isLookupPath(path), false, path);
   }
   assert.deepEqual(calls, []);
+});
+
+test("confined to a release's namespaces: another namespace's objects and lists across namespaces of a namespaced resource are refused; discovery, cluster-scoped resources and Namespace objects pass", async () => {
+  const calls: string[] = [];
+  const discovery: Record<string, unknown> = {
+    '/api/v1': { resources: [{ name: 'secrets', namespaced: true }, { name: 'namespaces', namespaced: false }, { name: 'nodes', namespaced: false }] },
+    '/apis/storage.k8s.io/v1': { resources: [{ name: 'storageclasses', namespaced: false }] },
+  };
+  const gate = confinedLookup((method, path) => {
+    calls.push(path);
+    const doc = discovery[path];
+    return Promise.resolve(doc === undefined ? { status: 200, body: '{}' } : { status: 200, body: JSON.stringify(doc) });
+  }, new Set(['team-a', 'shared']));
+  for (const path of ['/api/v1/namespaces/team-b/secrets/db', '/api/v1/namespaces/team-b/secrets', '/apis/apps/v1/namespaces/kube-system/deployments', '/api/v1/secrets', '/apis/example.com/v1/widgets']) {
+    const res = await gate('GET', path, '');
+    assert.equal(res.status, 403, path);
+    assert.match((JSON.parse(res.body) as { message: string }).message, /reads namespaced resources in shared, team-a only/);
+  }
+  assert.ok(!calls.some((c) => c.includes('/secrets') || c.includes('deployments') || c.includes('widgets')), `nothing named reached the transport: ${calls.join(' ')}`);
+  for (const path of ['/api', '/api/v1', '/api/v1/namespaces/team-a/secrets/db', '/api/v1/namespaces/shared/configmaps', '/api/v1/namespaces/kube-system', '/api/v1/namespaces', '/api/v1/nodes', '/apis/storage.k8s.io/v1/storageclasses', '/apis/storage.k8s.io/v1/storageclasses/standard']) {
+    assert.equal((await gate('GET', path, '')).status, 200, path);
+  }
 });

@@ -39,3 +39,44 @@ export function readOnlyLookup(transport: LookupTransport): LookupTransport {
     return transport(method, path, body);
   };
 }
+
+/**
+ * `transport` with reads of namespaced resources confined to `namespaces`: for a release whose
+ * identity is not its tenant's own (a HelmOperator's one fixed ServiceAccount for every CR), so a
+ * CR's templates cannot read another tenant's Secrets with what that account may read elsewhere.
+ * A namespaced path outside them, and a list across all namespaces of a namespaced resource (its
+ * scope asked of discovery, through the same transport), get 403; discovery, cluster-scoped
+ * resources and Namespace objects themselves pass (charts read `kube-system`'s uid as a cluster id).
+ */
+export function confinedLookup(transport: LookupTransport, namespaces: ReadonlySet<string>): LookupTransport {
+  const refuse = (path: string, why: string): { status: number; body: string } => status(403, 'Forbidden', `lookup of ${path} was refused: ${why}`);
+  const allowed = [...namespaces].sort().join(', ');
+  return async (method, path, body) => {
+    const bare = path.split('?')[0] ?? '';
+    if (method !== 'GET' || !isLookupPath(bare)) return transport(method, path, body);
+    const segs = bare.slice(1).split('/');
+    const prefix = segs[0] === 'api' ? 2 : 3;
+    const rest = segs.slice(prefix);
+    if (rest.length === 0) return transport(method, path, body); // discovery
+    if (rest[0] === 'namespaces' && rest.length >= 3) {
+      return namespaces.has(rest[1] ?? '') ? transport(method, path, body) : refuse(bare, `this release reads namespaced resources in ${allowed} only`);
+    }
+    if (rest.length === 1 && rest[0] !== 'namespaces') {
+      // A list at cluster level: across every namespace when the resource is namespaced.
+      const discovery = await transport('GET', `/${segs.slice(0, prefix).join('/')}`, '');
+      const resources = discovery.status === 200 ? resourcesOf(discovery.body) : undefined;
+      const namespaced = resources?.find((r) => r.name === rest[0])?.namespaced;
+      if (namespaced !== false) return refuse(bare, `a list across namespaces; this release reads namespaced resources in ${allowed} only`);
+    }
+    return transport(method, path, body);
+  };
+}
+
+function resourcesOf(body: string): { name?: string; namespaced?: boolean }[] | undefined {
+  try {
+    const list = JSON.parse(body) as { resources?: unknown };
+    return Array.isArray(list.resources) ? (list.resources as { name?: string; namespaced?: boolean }[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -53,6 +53,21 @@ test('lookup reaches the cluster client with GETs only, and what it reads is ren
   assert.deepEqual(calls.filter((c) => c.method !== 'GET'), [], 'only GETs reach the client');
 });
 
+test("lookup confined to the release's namespaces: another namespace's Secret is refused (the render fails, naming why); unconfined it is read", { timeout: 120_000 }, async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'chart-confined-lookup-'));
+  try {
+    await mkdir(join(dir, 'templates'));
+    await writeFile(join(dir, 'Chart.yaml'), 'apiVersion: v2\nname: peek\nversion: 0.1.0\n');
+    await writeFile(join(dir, 'templates', 'cm.yaml'), '{{- $s := lookup "v1" "Secret" "team-b" "db" }}\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: peek\ndata:\n  stolen: {{ dig "data" "password" "none" $s | quote }}\n');
+    const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'team-b' }, data: { password: 'c2VjcmV0' } }] });
+    const input = { chart: dir, chartDigest: 'sha256:test', release: { name: 'r', namespace: 'team-a' }, values: {}, revision: 1, engine, client: cluster.client() };
+    assert.deepEqual((await renderChart(input)).objects[0]?.data, { stolen: 'c2VjcmV0' }, 'unconfined: the identity reads it');
+    await assert.rejects(renderChart({ ...input, lookupNamespaces: ['team-a'] }), /lookup of \/api\/v1\/namespaces\/team-b\/secrets\/db was refused: this release reads namespaced resources in team-a only/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('post-renderers patch the rendered objects, the record keeps what is applied, and they are in the input digest only when set', { timeout: 120_000 }, async () => {
   const dir = await mkdtemp(join(tmpdir(), 'chart-post-render-'));
   try {

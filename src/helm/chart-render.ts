@@ -23,6 +23,7 @@ import { BinnacleError, InputError } from '../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { helmEngine, type HelmEngine, type LookupTransport, type TemplateRequest, type RenderResult } from '../helm-engine/engine.js';
 import { HelmLimitError } from '../helm-engine/errors.js';
+import { confinedLookup } from '../helm-engine/lookup-gate.js';
 
 /** What to do with a chart's crds/ (Flux's `crds` policy): Helm itself only creates them. */
 export type CrdPolicy = 'Skip' | 'Create' | 'CreateReplace';
@@ -48,6 +49,8 @@ export interface ChartRenderInput {
   limits?: Required<ReleaseLimits>;
   /** Patches applied to the rendered manifest's objects (apply/post-render.ts); part of the input digest. */
   postRenderers?: PostRenderer[];
+  /** Namespaces `lookup` may read namespaced resources in (helm-engine/lookup-gate.ts confinedLookup); any the identity may read when absent. */
+  lookupNamespaces?: readonly string[];
 }
 
 export interface ChartRender {
@@ -209,7 +212,8 @@ export async function renderChart(input: ChartRenderInput): Promise<ChartRender>
 /** What to ask Helm's engine for: the input, with the cluster's capabilities and `lookup` when there is a cluster. */
 function renderRequestOf(input: ChartRenderInput, caps: Capabilities | undefined): TemplateRequest {
   const client = input.client;
-  const lookup: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
+  const raw: LookupTransport | undefined = client === undefined ? undefined : (method, path, body) => client.rawRequest(method, path, body);
+  const lookup = raw === undefined || input.lookupNamespaces === undefined ? raw : confinedLookup(raw, new Set(input.lookupNamespaces));
   return {
     chart: input.chart,
     releaseName: input.release.name,

@@ -253,6 +253,18 @@ describe('Helm release reconciler over the fake cluster and the real release eng
     s.cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'platform', name: 'helm' } });
     await s.reconciler.reconcile(req, ctx);
     assert.deepEqual(s.cluster.applied.filter((a) => a.obj.kind === 'Secret').map((a) => a.identity), ['system:serviceaccount:platform:helm']);
+    // Its `lookup` reads namespaced resources in the CR's namespace (and the scope's) only: the account's reads elsewhere are not the tenant's.
+    assert.deepEqual(s.renders[0]?.lookupNamespaces, ['team-a']);
+  });
+
+  test("a fixed ServiceAccount's lookup is confined to the CR's namespace and the scope's namespaces; the tenant's own ServiceAccount's is not", async () => {
+    const fixed = setup({ kind: { identity: { type: 'serviceAccount', namespace: 'platform', name: 'helm' }, scope: { namespaces: ['shared'] } } });
+    fixed.cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'platform', name: 'helm' } });
+    await fixed.reconciler.reconcile(req, ctx);
+    assert.deepEqual(fixed.renders[0]?.lookupNamespaces, ['team-a', 'shared']);
+    const own = setup();
+    await own.reconciler.reconcile(req, ctx);
+    assert.equal(own.renders[0]?.lookupNamespaces, undefined);
   });
 
   test("objects outside the CR's namespace, cluster-scoped ones and hooks elsewhere are refused by name; nothing is applied", async () => {

@@ -598,6 +598,8 @@ export class HelmReleaseReconciler implements Reconciler {
       revision: (s.history?.at(-1)?.revision ?? 0) + 1,
       // `lookup` and the cluster's capabilities as the release's identity.
       client: s.client,
+      // One fixed ServiceAccount for every CR: its reads elsewhere are not the tenant's to make (trust-model.md).
+      ...(this.o.kind.identity.type === 'serviceAccount' ? { lookupNamespaces: [s.release.namespace, ...(this.o.kind.scope?.namespaces ?? [])] } : {}),
       ...(this.o.kind.crdPolicy === undefined ? {} : { crdPolicy: this.o.kind.crdPolicy }),
       limits: releaseLimits(this.o.kind.limits),
       ...(this.o.kind.postRenderers === undefined ? {} : { postRenderers: this.o.kind.postRenderers }),
