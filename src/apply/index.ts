@@ -21,7 +21,7 @@ export { rollback, rollbackTo } from './rollback.js';
 export { uninstall, type UninstallOptions } from './uninstall.js';
 export { runDecision, applyRelease, requestDigest } from './run.js';
 export { HELM_AT_WORK_MS, ReleaseRecords, TrustedHistory, type MigrationCheck, type MirrorDrift, type RecordOwner, type TrustedRead, RECORD_OWNER_UID_LABEL } from './release-records.js';
-export { ApplyRefusedError } from './errors.js';
+export { ApplyRefusedError, ObjectTerminatingError } from './errors.js';
 export { checkCrdUpgrade } from './crd-safety.js';
 export { OPTIONAL_APIS, optionalApi, type OptionalApi } from './optional-kinds.js';
 export { pruneUnknownFields, type PruneOptions, type PruneResult } from './prune-unknown-fields.js';

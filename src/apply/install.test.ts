@@ -4,7 +4,7 @@ import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { isTransient, KubeApiError } from '../kube/errors.js';
 import { BinnacleError, ValidationError } from '../util/errors.js';
 import { releaseEngine } from './engine.test-helper.js';
-import { ApplyRefusedError } from './errors.js';
+import { ApplyRefusedError, ObjectTerminatingError } from './errors.js';
 import { revisionRecordSecret, revisionFromSecret } from './release.js';
 import { crdOf, WIDGET } from './crd.test-helper.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
@@ -325,6 +325,8 @@ test('an object that is being deleted (another release uninstalling it) is waite
     assert.ok(!(err instanceof ApplyRefusedError), 'a retry, not a refusal');
     assert.ok(err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING', String(err));
     assert.match(err.message, /ConfigMap ops\/going \(BundleDeployment earlier\) is being deleted; applying once it is gone/);
+    assert.ok(err instanceof ObjectTerminatingError);
+    assert.deepEqual(err.refs, [{ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ops', name: 'going' }], 'names what it waits for, so the retry can be woken when it goes');
     return true;
   });
   assert.equal(cluster.writes.length, 0, `no writes, got ${cluster.writes.join(', ')}`);
@@ -342,6 +344,8 @@ test('force: an object deleted to be replaced but held by a finalizer fails the 
   await assert.rejects(applier.apply(req([ns, sa, dep('op', 'op:2')], { force: true })), (err: unknown) => {
     assert.ok(err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING', String(err));
     assert.match(err.message, /^revision 2 failed \(.*Deployment ops\/op: deleted to be replaced, but still there after 50 ms \(held by finalizers example\.com\/hold\)\); the rollback to revision 1 waits: .*Deployment ops\/op \(ClusterExtension op\) is being deleted/);
+    assert.ok(err instanceof ObjectTerminatingError);
+    assert.deepEqual(err.refs, [{ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' }], "the rollback's wait names what it waits for");
     return true;
   });
   assert.ok(cluster.writes.includes('delete Deployment ops/op (held)'), cluster.writes.join(', '));

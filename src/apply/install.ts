@@ -8,13 +8,12 @@
  */
 import type { Logger } from 'pino';
 import { canonicalJson } from '../util/canonical-json.js';
-import { BinnacleError } from '../util/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import type { ActionConfig } from './action-config.js';
 import { removeFailedInstall } from './atomic.js';
 import type { ReleaseDecision } from './decide.js';
 import { ignoredPointers } from './drift-policy.js';
-import { ApplyRefusedError } from './errors.js';
+import { ApplyRefusedError, ObjectTerminatingError } from './errors.js';
 import { makeLenient } from './leniency.js';
 import { identityOf } from './phases.js';
 import { hookObjectsOf, type HookEvent } from './hooks.js';
@@ -149,8 +148,8 @@ async function afterFailure(cfg: ActionConfig, req: ApplyRequest, decision: NewR
   const back = await rollbackTo(cfg, req.release, deployed, now.revisions, rollbackHowOf(req, DEFAULT_HEALTH_TIMEOUT_MS)).catch((err: unknown) => {
     // The rollback must wait (an object of the release still being deleted, e.g. one replaced
     // by force and held by a finalizer): retried with backoff, saying why the upgrade failed.
-    if (err instanceof BinnacleError && err.code === 'OBJECT_TERMINATING') {
-      throw new BinnacleError(err.errorClass, err.code, `revision ${version} failed (${outcome.message}); the rollback to revision ${deployed.revision} waits: ${err.message}`, { cause: err });
+    if (err instanceof ObjectTerminatingError) {
+      throw new ObjectTerminatingError(err.refs, `revision ${version} failed (${outcome.message}); the rollback to revision ${deployed.revision} waits: ${err.message}`, { cause: err });
     }
     throw err;
   });

@@ -8,12 +8,12 @@
 import { FIELD_MANAGER } from '../kube/client.js';
 import { isFieldManagerConflict, isInvalid, isNotFound, isTransient } from '../kube/errors.js';
 import { describeRef, managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
-import { BinnacleError, errorMessage, ValidationResult } from '../util/errors.js';
+import { errorMessage, ValidationResult } from '../util/errors.js';
 import { mapLimit } from '../util/map-limit.js';
 import { findQuiet, type ActionConfig } from './action-config.js';
 import { checkCrdUpgrade } from './crd-safety.js';
 import { objectDrift } from './drift.js';
-import { ApplyRefusedError } from './errors.js';
+import { ApplyRefusedError, ObjectTerminatingError } from './errors.js';
 import { heldByHelm } from './helm-fields.js';
 import { hookTakeover } from './hooks.js';
 import { controlledBy, describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
@@ -67,7 +67,8 @@ interface ObjectCheck {
 /** What a preflight finds, object by object: the problems, and the objects that are going away. */
 interface Findings extends Preflight {
   result: ValidationResult;
-  terminating: string[];
+  /** Objects being deleted: what each is (its owner said), and where the live one is. */
+  terminating: { what: string; ref: ObjectRef }[];
   /** Whether each object is also put to a server dry run. */
   dryRun: boolean;
 }
@@ -120,7 +121,11 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
   if (!found.result.ok) throw new ApplyRefusedError(found.result);
   const terminating = found.terminating;
   if (terminating.length > 0) {
-    throw new BinnacleError('transient', 'OBJECT_TERMINATING', `${subject}: ${terminating.join(', ')} ${terminating.length === 1 ? 'is' : 'are'} being deleted; applying once ${terminating.length === 1 ? 'it is' : 'they are'} gone`);
+    const one = terminating.length === 1;
+    throw new ObjectTerminatingError(
+      terminating.map((t) => t.ref),
+      `${subject}: ${terminating.map((t) => t.what).join(', ')} ${one ? 'is' : 'are'} being deleted; applying once ${one ? 'it is' : 'they are'} gone`,
+    );
   }
   return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live, helmHeld: found.helmHeld };
 }
@@ -140,7 +145,7 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
   if (live?.metadata.deletionTimestamp !== undefined) {
     // Going away (an earlier release's uninstall, a CRD's custom resources being cleaned up):
     // applying now would be undone, and who owns it says nothing. Wait for it, then apply.
-    found.terminating.push(`${what} (${describeOwner(live)})`);
+    found.terminating.push({ what: `${what} (${describeOwner(live)})`, ref: refOf(live) });
     return;
   }
   if (live !== undefined && !claimLive(obj, live, o, found)) return;
