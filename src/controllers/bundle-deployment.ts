@@ -17,7 +17,7 @@
  */
 import type { Logger } from 'pino';
 import { revisionDigest } from '../apply/release-chunked.js';
-import { ApplyRefusedError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
+import { ApplyRefusedError, ObjectTerminatingError, decideRelease, type AdoptControlledBy, driftSpecProblems, isOwnedBy, controlledBy, needsRender, parseManifest, runDecision, uninstall as uninstallRelease, type ApplyResult, type MigrationCheck, type RecordOwner, type ReleaseDecision, type ReleaseRevision } from '../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../kube/ports.js';
 import { failureAction, type ReconcileContext, type ReconcileRequest, type ReconcileResult, type Reconciler } from '../kube/controller.js';
 import { isForbidden, isNotFound, isTransient, isUnauthorized } from '../kube/errors.js';
@@ -41,7 +41,11 @@ import { generationOf, openRelease, reportHistoryRead, type OpenRelease, type Re
 /** How long a failed install (Installed=False, Failed, this generation) waits before it is tried again. */
 const FAILED_INSTALL_RETRY_MS = 60_000;
 
-/** The longest wait between tries of a release the preflight refused (its backoff starts at 1 s). */
+/**
+ * The longest wait between tries of a release the preflight refused or found waiting for an
+ * object to be deleted (its backoff starts at 1 s): what it waits for changes with no event
+ * certain to reach this owner.
+ */
 const REFUSED_RETRY_CAP_MS = 60_000;
 
 /**
@@ -568,6 +572,14 @@ export class BundleDeploymentReconciler implements Reconciler {
             },
       );
     } catch (err) {
+      if (err instanceof ObjectTerminatingError) {
+        // An object of the release is still being deleted (an earlier owner's uninstall, a CRD's
+        // custom resources being cleaned up): applied once it is gone. Nothing tells this owner
+        // when it goes: the same capped backoff as a refusal looks again within a minute, never
+        // after the queue's 1000 s.
+        s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+        return stop({ failed: true, retryCapMs: REFUSED_RETRY_CAP_MS });
+      }
       // Anything else (the API server failing us) is thrown: Progressing=Retrying, with backoff.
       if (!(err instanceof ApplyRefusedError || err instanceof ValidationError)) throw err;
       s.conditions.set('Installed', false, 'Refused', errorMessage(err));
