@@ -125,6 +125,11 @@ export interface BundleDeploymentReconcilerOptions {
   onApplied?: (refs: readonly ObjectRef[]) => void;
   /** An installed object as the watches of what BundleDeployments installed hold it (OperationRequest.watched). */
   watched?: (ref: ObjectRef) => KubeObject | undefined;
+  /**
+   * Told, after each reconcile of the BundleDeployment `name`, the objects being deleted that its
+   * apply waits for (none: it waits for nothing), so that their deletion re-queues it.
+   */
+  waitingOn?: (name: string, refs: readonly ObjectRef[]) => void;
 }
 
 /**
@@ -178,6 +183,8 @@ interface State {
   decision?: ReleaseDecision;
   inputDigest?: string;
   rendered?: RenderedBundle;
+  /** The objects being deleted that the apply waits for. */
+  waitingOn?: readonly ObjectRef[];
 }
 
 export class BundleDeploymentReconciler implements Reconciler {
@@ -192,7 +199,10 @@ export class BundleDeploymentReconciler implements Reconciler {
     try {
       bd = await this.o.client.get<BundleDeployment>({ apiVersion: API_VERSION, kind: 'BundleDeployment', name: req.name });
     } catch (err) {
-      if (isNotFound(err)) return undefined;
+      if (isNotFound(err)) {
+        this.o.waitingOn?.(req.name, []);
+        return undefined;
+      }
       throw err;
     }
     const state: State = {
@@ -204,13 +214,18 @@ export class BundleDeploymentReconciler implements Reconciler {
       release$: openRelease(this.o.engine, this.owner(bd), this.release(bd), this.installClient(bd), ctx.logger, this.migrationCheck(bd)),
     };
     const steps = methodSteps<State, BundleDeploymentReconciler>(this, ['handleFinalizer', 'validate', 'unpack', 'certificates', 'decide', 'render', 'preflight', 'apply']);
-    return reconcileSteps(steps, state, ctx.logger, {
-      write: (s) => this.writeStatus(s),
-      // Anything a step did not explain: said in status, then retried with backoff.
-      onError: (s, err) => {
-        if (s.explained !== err) s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
-      },
-    });
+    try {
+      return await reconcileSteps(steps, state, ctx.logger, {
+        write: (s) => this.writeStatus(s),
+        // Anything a step did not explain: said in status, then retried with backoff.
+        onError: (s, err) => {
+          if (s.explained !== err) s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+        },
+      });
+    } finally {
+      // Replaced, not cleared first: a deletion while this reconcile ran still re-queues it.
+      this.o.waitingOn?.(req.name, state.waitingOn ?? []);
+    }
   }
 
   private release(bd: BundleDeployment): { name: string; namespace: string } {
@@ -574,10 +589,11 @@ export class BundleDeploymentReconciler implements Reconciler {
     } catch (err) {
       if (err instanceof ObjectTerminatingError) {
         // An object of the release is still being deleted (an earlier owner's uninstall, a CRD's
-        // custom resources being cleaned up): applied once it is gone. Nothing tells this owner
-        // when it goes: the same capped backoff as a refusal looks again within a minute, never
-        // after the queue's 1000 s.
+        // custom resources being cleaned up): applied once it is gone. Its deletion re-queues this
+        // owner (waitingOn); should that event be missed (not watched, a restart), the same capped
+        // backoff as a refusal looks again within a minute, never after the queue's 1000 s.
         s.conditions.set('Progressing', true, 'Retrying', errorMessage(err));
+        s.waitingOn = err.refs;
         return stop({ failed: true, retryCapMs: REFUSED_RETRY_CAP_MS });
       }
       // Anything else (the API server failing us) is thrown: Progressing=Retrying, with backoff.

@@ -2,9 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import type { KubeObject } from '../kube/types.js';
+import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { mayI } from '../kube/access-review.js';
-import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, releaseKeyOf } from './dependents.js';
+import { DependentWatches, isDependentChange, isOwnWrite, leftOwnFieldsAlone, ownerNameKeyOf, releaseKeyOf } from './dependents.js';
 
 const dep = (rv: string, extra: Partial<KubeObject> & { status?: unknown; spec?: unknown } = {}): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -128,6 +128,48 @@ test('a kind the manager may not list and watch is not watched (no refused list 
   assert.deepEqual(cluster.reviews.filter((r) => r.resource === 'deployments').map((r) => r.verb).sort(), ['list', 'watch'], 'asked once per verb');
   assert.equal(lines.filter((l) => l.includes('may not list and watch')).length, 1, 'said once');
   assert.match(lines.find((l) => l.includes('may not list and watch')) ?? '', /apps\/v1 Deployment/);
+  stop.abort();
+  await watches.stopped();
+});
+
+test('an owner waiting for objects to be deleted is re-queued when each goes (cluster-scoped or namespaced), once, besides the owner their labels name; waiting for nothing forgets them', async () => {
+  const labels = (owner: string): Record<string, string> => ({ 'binnacle.dev/owner-kind': 'BundleDeployment', 'binnacle.dev/owner-name': owner });
+  const terminating = { deletionTimestamp: '2026-01-01T00:00:00Z', finalizers: ['example.com/hold'] };
+  const name = 'poisonpillremediationtemplates.poison-pill.medik8s.io';
+  // An earlier owner's CRD, its custom resources being cleaned up, and its ConfigMap, held by a finalizer.
+  const crd: KubeObject = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', metadata: { name, ...terminating, labels: labels('pp-old') }, spec: { group: 'poison-pill.medik8s.io', names: { kind: 'PoisonPillRemediationTemplate', plural: 'poisonpillremediationtemplates' } } };
+  const cm = (n: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: n, ...terminating, labels: labels('pp-old') } });
+  const cluster = new FakeCluster({ objects: [crd, cm('settings'), cm('other')] });
+  const enqueued: string[] = [];
+  const stop = new AbortController();
+  const watches = new DependentWatches({ client: cluster.client(), logger: pino({ level: 'silent' }), ownerKind: 'BundleDeployment', keyOf: ownerNameKeyOf, enqueue: (k) => enqueued.push(k), signal: stop.signal });
+  const crdRef = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'CustomResourceDefinition', name };
+  const cmRef = (n: string): ObjectRef => ({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'team-a', name: n });
+  // Nothing was applied by the waiting owners: their waits start the watches of those kinds.
+  watches.waitFor('pp-new', [crdRef, cmRef('settings')]);
+  watches.waitFor('other-new', [cmRef('other')]);
+  assert.deepEqual(watches.watched(), ['apiextensions.k8s.io/v1 CustomResourceDefinition', 'v1 ConfigMap']);
+  const listed = (): boolean => [crdRef, cmRef('settings'), cmRef('other')].every((r) => watches.cached(r) !== undefined);
+  for (let i = 0; i < 200 && !listed(); i++) await new Promise((r) => setTimeout(r, 5));
+  assert.ok(listed(), 'listed');
+  const gone = async (ref: ObjectRef): Promise<string[]> => {
+    enqueued.length = 0;
+    const live = cluster.get(ref);
+    assert.ok(live !== undefined);
+    cluster.drop(live);
+    for (let i = 0; i < 200 && watches.cached(ref) !== undefined; i++) await new Promise((r) => setTimeout(r, 5));
+    return [...enqueued].sort();
+  };
+  // The API server's cleanup finishes: the CRD is gone.
+  assert.deepEqual(await gone(crdRef), ['pp-new', 'pp-old'], 'the waiting owner, besides the gone one its labels name');
+  assert.deepEqual([...watches.waiting()], [['pp-new', ['/ConfigMap/team-a/settings']], ['other-new', ['/ConfigMap/team-a/other']]], 'the CRD is no longer waited for; the rest is');
+  // A namespaced object, by namespace and name: only the owner waiting for that one.
+  assert.deepEqual(await gone(cmRef('settings')), ['pp-new', 'pp-old']);
+  assert.deepEqual([...watches.waiting()], [['other-new', ['/ConfigMap/team-a/other']]]);
+  // The next reconcile of an owner waits for nothing (it went ahead, or is gone): its wait is forgotten.
+  watches.waitFor('other-new', []);
+  assert.deepEqual([...watches.waiting()], []);
+  assert.deepEqual(await gone(cmRef('other')), ['pp-old'], 'only the owner its labels name');
   stop.abort();
   await watches.stopped();
 });

@@ -21,9 +21,17 @@
  * caused 1,644 reconciles that changed nothing. An object where Binnacle holds no entry cannot be
  * judged this way and still re-queues, and a write under Binnacle's manager name by someone else
  * is still repaired at the next reconcile period.
+ *
+ * An owner whose apply waits for an object to be deleted (preflight's OBJECT_TERMINATING: an
+ * earlier owner's CRD still being cleaned up) is re-queued when that object's deletion is seen
+ * (`waitFor`), not only the owner its labels name, which is often gone already. Only objects
+ * these watches see can wake it: labelled with this owner kind, in the watched namespace, of a
+ * kind the manager may watch. Whatever they miss (or a restart forgets) the owner's capped
+ * retry finds.
  */
 import type { Logger } from 'pino';
 import { DRIFT_HANDOVER_MANAGER } from '../apply/drift-policy.js';
+import { identityOf } from '../apply/phases.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, OWNER_KIND_LABEL, OWNER_NAME_LABEL } from '../apply/ownership.js';
 import { FIELD_MANAGER } from '../kube/client.js';
 import { Informer, type ListWatcher } from '../kube/informer.js';
@@ -139,6 +147,10 @@ export class DependentWatches {
   private readonly informers = new Map<string, { informer: Informer; done: Promise<void> }>();
   /** Kinds being asked about (undefined) or refused (until when they are asked again). */
   private readonly asked = new Map<string, number | undefined>();
+  /** Owners waiting for an object to be deleted, by the object's identity (`identityOf`: group, kind, namespace, name). */
+  private readonly waiters = new Map<string, Set<string>>();
+  /** What each waiting owner waits for, by identity (replaced at each `waitFor`). */
+  private readonly waits = new Map<string, string[]>();
 
   constructor(private readonly o: DependentWatchesOptions) {}
 
@@ -173,6 +185,47 @@ export class DependentWatches {
     }
   }
 
+  /**
+   * The owner `owner` (a queue key) waits for `refs` to be deleted (none: for nothing), replacing
+   * what it waited for before: the deletion of any re-queues it, once. Their kinds are watched
+   * from now on, as if the owner had applied them.
+   */
+  waitFor(owner: string, refs: readonly ObjectRef[]): void {
+    for (const id of this.waits.get(owner) ?? []) {
+      const owners = this.waiters.get(id);
+      owners?.delete(owner);
+      if (owners?.size === 0) this.waiters.delete(id);
+    }
+    this.waits.delete(owner);
+    if (refs.length === 0) return;
+    const ids = [...new Set(refs.map((r) => identityOf(r)))];
+    this.waits.set(owner, ids);
+    for (const id of ids) {
+      const owners = this.waiters.get(id) ?? new Set<string>();
+      owners.add(owner);
+      this.waiters.set(id, owners);
+    }
+    this.observe(refs);
+  }
+
+  /** The owners waiting for `obj`, which is gone: no longer waiting for it. */
+  private takeWaiters(obj: KubeObject): string[] {
+    const id = identityOf(obj);
+    const owners = [...(this.waiters.get(id) ?? [])];
+    this.waiters.delete(id);
+    for (const owner of owners) {
+      const left = (this.waits.get(owner) ?? []).filter((w) => w !== id);
+      if (left.length === 0) this.waits.delete(owner);
+      else this.waits.set(owner, left);
+    }
+    return owners;
+  }
+
+  /** Owners waiting for an object to be deleted, each with what it waits for (`identityOf`); for tests and diagnostics. */
+  waiting(): Map<string, readonly string[]> {
+    return new Map(this.waits);
+  }
+
   private start(ref: ObjectRef, key: string, namespace: string | undefined): void {
     if (this.informers.has(key) || this.o.signal.aborted) return;
     const informer = new Informer(this.o.client, ref.apiVersion, ref.kind, {
@@ -189,7 +242,10 @@ export class DependentWatches {
       update: (oldObj, newObj) => {
         if (isDependentChange(oldObj, newObj)) requeue(newObj);
       },
-      delete: requeue,
+      delete: (obj) => {
+        requeue(obj);
+        for (const owner of this.takeWaiters(obj)) this.o.enqueue(owner);
+      },
     });
     this.informers.set(key, { informer, done: informer.run(this.o.signal) });
   }

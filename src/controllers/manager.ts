@@ -252,7 +252,16 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
     logger,
     metrics,
     workers: o.workers ?? 4,
-    reconciler: new BundleDeploymentReconciler({ client, engine, cacheDir: join(o.dataDir, 'sources'), onApplied: (refs) => installedObjects.observe(refs), watched: (ref) => installedObjects.cached(ref), ...healthTimeout }),
+    reconciler: new BundleDeploymentReconciler({
+      client,
+      engine,
+      cacheDir: join(o.dataDir, 'sources'),
+      onApplied: (refs) => installedObjects.observe(refs),
+      watched: (ref) => installedObjects.cached(ref),
+      // An install waiting for an earlier owner's object (a CRD) to be deleted is re-queued when it goes.
+      waitingOn: (name, refs) => installedObjects.waitFor(name, refs),
+      ...healthTimeout,
+    }),
   }).watch(inf.deployments, undefined, specOrMetadataChanged);
   const controllers = [
     new Controller({ name: 'clustercatalog', logger, metrics, workers: o.catalogWorkers ?? 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
