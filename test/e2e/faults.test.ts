@@ -18,8 +18,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { cp, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { API_VERSION } from '../../src/api/types.js';
@@ -34,7 +33,8 @@ import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition } from '../../src/kube/types.js';
 import { assertConsistent, assertRemoved, findExtension, installedAt, type ReleaseUnderTest } from './convergence.js';
 import { adminInstaller, eventually, uniqueName } from './env.js';
-import { CORPUS, OperatorHarness } from './operators.js';
+import { managerLogger, managerLogNote } from './manager-log.js';
+import { CORPUS } from './operators.js';
 import { startRegistryProxy, type RegistryProxy } from './registry-proxy.js';
 
 const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
@@ -105,7 +105,7 @@ async function moveTo(version: string): Promise<void> {
 
 async function convergedAt(version: string, fault: string, faultEnded: number): Promise<void> {
   await installedAt(release, version).catch((err: unknown) => {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}\nthe manager's last warnings (${OperatorHarness.logFile('faults')}):\n${OperatorHarness.logTail('faults')}`, { cause: err });
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${managerLogNote('faults')}`, { cause: err });
   });
   await assertConsistent(release, version);
   assertManagerRunning();
@@ -170,10 +170,7 @@ before(async () => {
   proxy = await startRegistryProxy(up.registry);
   published = await publishPackages({ packages: [join(CORPUS, PACKAGE)], registry: proxy.host, repository: catalogName });
   // The manager logs to a file kept after the run; a case that does not converge quotes its last warnings.
-  const logFile = OperatorHarness.logFile('faults');
-  mkdirSync(dirname(logFile), { recursive: true });
-  const managerLogger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'info' }, pino.destination({ dest: logFile, sync: true, append: false }));
-  manager = await startManager({ client: managerClient, logger: managerLogger, dataDir, healthTimeoutMs: 120_000, workers: 2 });
+  manager = await startManager({ client: managerClient, logger: managerLogger('faults'), dataDir, healthTimeoutMs: 120_000, workers: 2 });
   manager.done.then(
     () => (managerEnded = 'stopped'),
     (err: unknown) => (managerEnded = err instanceof Error ? err.message : String(err)),

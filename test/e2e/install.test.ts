@@ -17,6 +17,7 @@ import { API_VERSION, type BundleDeployment, type ClusterCatalog } from '../../s
 import { errorMessage } from '../../src/util/errors.js';
 import { CRD_DELETION_TIMEOUT_MS, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
 import { OperatorHarness } from './operators.js';
+import { managerLogNote } from './manager-log.js';
 
 const run = promisify(execFile);
 
@@ -70,7 +71,7 @@ describe('install engine', () => {
     const setCrds = async (): Promise<KubeObject[]> => (await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')).items.filter((c) => (c.metadata.labels?.['binnacle.dev/owner-name'] ?? '').startsWith(`${name}-`));
     await eventually('the set\'s CRDs gone', async () => ((await setCrds()).length === 0 ? true : undefined), CRD_DELETION_TIMEOUT_MS).catch(async (err: unknown) => {
       const held = (await setCrds()).map((c) => `${c.metadata.name ?? ''} deletionTimestamp=${c.metadata.deletionTimestamp ?? 'none'} finalizers=${JSON.stringify(c.metadata.finalizers ?? [])}`);
-      throw new Error(`${errorMessage(err)}:\n  ${held.join('\n  ')}\n  manager log: ${OperatorHarness.logFile('examples')}; its last warnings:\n${OperatorHarness.logTail('examples')}`, { cause: err });
+      throw new Error(`${errorMessage(err)}:\n  ${held.join('\n  ')}\n  ${managerLogNote('examples')}`, { cause: err });
     });
     assert.equal((await client.list(API_VERSION, 'BundleDeployment', { labelSelector: `binnacle.dev/resolution-set=${name}` })).items.length, 0);
     const releases = (await client.list('v1', 'Secret', { namespace: ns, labelSelector: 'owner=helm' })).items;
@@ -212,7 +213,7 @@ describe('install engine', () => {
       const p = await client.find({ apiVersion: API_VERSION, kind: 'PlatformOperator', name });
       const ces = (await client.list(API_VERSION, 'ClusterExtension', { labelSelector: `binnacle.dev/owner-name=${name}` })).items;
       const conds = (o: KubeObject | undefined): string => ((o?.status as PlatformStatus | undefined)?.conditions ?? []).map((c) => `    ${c.type}=${c.status} ${c.reason ?? ''}: ${c.message ?? ''}`).join('\n');
-      throw new Error(`${errorMessage(err)}\n  PlatformOperator ${name}:\n${conds(p)}\n${ces.map((c) => `  ClusterExtension ${c.metadata.name ?? ''}:\n${conds(c)}`).join('\n')}\n  manager log: ${OperatorHarness.logFile('examples')}; its last warnings:\n${OperatorHarness.logTail('examples')}`, { cause: err });
+      throw new Error(`${errorMessage(err)}\n  PlatformOperator ${name}:\n${conds(p)}\n${ces.map((c) => `  ClusterExtension ${c.metadata.name ?? ''}:\n${conds(c)}`).join('\n')}\n  ${managerLogNote('examples')}`, { cause: err });
     });
     assert.deepEqual(po.packages?.map((p) => [p.name, p.installed]), [['poison-pill-operator', true]]);
     assert.equal(await h.deploymentAvailable(ns, 'poison-pill-controller-manager'), true);

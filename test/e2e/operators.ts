@@ -6,10 +6,8 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, join } from 'node:path';
-import { cacheDir } from '../../src/cluster/layout.js';
-import { pino, type Logger } from 'pino';
+import { isAbsolute, join } from 'node:path';
+import type { Logger } from 'pino';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../../src/declcfg/index.js';
 import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
@@ -18,6 +16,7 @@ import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
 import { e2eClient, e2eRegistry, eventually, removeAllExtensions, uniqueName } from './env.js';
+import { managerLogger } from './manager-log.js';
 import { CORPUS, createExtension, deploymentAvailable, describeExtension, getExtension, installedAt, removeExtension, serviceAccount, type Cleanup } from './extensions.js';
 
 export { CORPUS };
@@ -50,27 +49,9 @@ export class OperatorHarness {
     this.logger = logger;
   }
 
-  /** Where the manager logs (kept after the run, to read when a test fails). */
-  static logFile(prefix: string): string {
-    return join(cacheDir(), 'test-artifacts', `manager-${prefix}.log`);
-  }
-
-  /** The manager's last warnings and errors, to put in a failing test's message. */
-  static logTail(prefix: string, lines = 12): string {
-    let text: string;
-    try {
-      text = readFileSync(OperatorHarness.logFile(prefix), 'utf8');
-    } catch {
-      return '(no manager log)';
-    }
-    const serious = text.split('\n').filter((l) => /"level":(40|50|60)/.test(l));
-    return serious.slice(-lines).map((l) => (l.length > 600 ? `${l.slice(0, 600)}…` : l)).join('\n');
-  }
-
   static async start(o: HarnessOptions): Promise<OperatorHarness> {
-    const file = OperatorHarness.logFile(o.prefix);
-    mkdirSync(dirname(file), { recursive: true });
-    const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'info' }, pino.destination({ dest: file, sync: true, append: false }));
+    // Kept after the run as .cache/test-artifacts/manager-PREFIX.log (manager-log.ts).
+    const logger = managerLogger(o.prefix);
     const client = await e2eClient();
     const dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-manager-'));
     const catalogName = uniqueName(o.prefix);
