@@ -10,7 +10,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import semver from 'semver';
 import { publishPackages } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
@@ -21,6 +20,7 @@ import { API_VERSION, type ClusterCatalog, type ClusterExtension } from '../../s
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, e2eClient, e2eRegistry, eventually, uniqueName } from './env.js';
 import { CORPUS } from './extensions.js';
+import { managerLogger } from './manager-log.js';
 
 let client: KubeClient;
 let manager: RunningManager;
@@ -65,7 +65,7 @@ async function servedNames(): Promise<string[]> {
 before(async () => {
   client = await e2eClient();
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-catalog-'));
-  manager = await startManager({ client, logger: pino({ level: 'silent' }), dataDir, healthTimeoutMs: 60_000 });
+  manager = await startManager({ client, logger: managerLogger('catalog'), dataDir, healthTimeoutMs: 60_000 });
 });
 
 after(async () => {

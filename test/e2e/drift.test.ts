@@ -12,7 +12,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
 import { stringify } from 'yaml';
 import { API_VERSION, type BundleDeployment, type DriftSpec } from '../../src/api/types.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
@@ -20,8 +19,8 @@ import { FIELD_MANAGER, type KubeClient } from '../../src/kube/client.js';
 import { findCondition, type Condition, type KubeObject } from '../../src/kube/types.js';
 import { e2eClient, eventually, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
+import { managerLogger } from './manager-log.js';
 
-const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 const started = Date.now();
 const ns = uniqueName('drift');
 const cleanup: Cleanup = [];
@@ -132,7 +131,7 @@ before(async () => {
   client = await e2eClient();
   await serviceAccount(client, cleanup, ns, 'installer', true);
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-drift-'));
-  manager = await startManager({ client, logger, dataDir, healthTimeoutMs: 30_000, workers: 4 });
+  manager = await startManager({ client, logger: managerLogger('drift'), dataDir, healthTimeoutMs: 30_000, workers: 4 });
 });
 
 after(async () => {

@@ -7,12 +7,13 @@ import { execFile } from 'node:child_process';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino, type Logger } from 'pino';
+import { pino } from 'pino';
 import { parse as parseYaml, stringify } from 'yaml';
 import { startManager, type ManagerOptions, type RunningManager } from '../../src/controllers/manager.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import type { ObjectRef } from '../../src/kube/types.js';
+import { managerLogger } from './manager-log.js';
 
 const run = promisify(execFile);
 
@@ -38,14 +39,12 @@ export async function e2eClient(): Promise<KubeClient> {
   return KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: e2eKubeconfig() }));
 }
 
-/** The e2e tests' logger: silent unless BINNACLE_E2E_LOG names a level. */
-export function e2eLogger(): Logger {
-  return pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
-}
-
-/** A manager in the test's process, as `binnacle manager` runs it, keeping its data under WORK/manager. */
-export function startE2eManager(client: KubeClient, work: string, options: Partial<ManagerOptions> = {}): Promise<RunningManager> {
-  return startManager({ client, logger: e2eLogger(), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2, ...options });
+/**
+ * A manager in the test's process, as `binnacle manager` runs it, keeping its data under
+ * WORK/manager and its log, named `name`, after the run (manager-log.ts).
+ */
+export function startE2eManager(name: string, client: KubeClient, work: string, options: Partial<ManagerOptions> = {}): Promise<RunningManager> {
+  return startManager({ client, logger: managerLogger(name), dataDir: join(work, 'manager'), healthTimeoutMs: 30_000, workers: 2, ...options });
 }
 
 /**

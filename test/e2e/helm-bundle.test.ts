@@ -12,7 +12,6 @@ import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { API_VERSION, type BundleDeployment } from '../../src/api/types.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -20,10 +19,10 @@ import { findCondition } from '../../src/kube/types.js';
 import { RegistryClient, buildImage, pushImage } from '../../src/oci/index.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 import { serviceAccount, type Cleanup } from './extensions.js';
+import { managerLogger } from './manager-log.js';
 import { binDir } from '../../src/cluster/layout.js';
 
 const run = promisify(execFile);
-const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
 const CHARTS = join(import.meta.dirname, '..', '..', '..', 'shared', 'corpus', 'charts');
 const HELM = join(binDir(), 'helm'); // the tools' folder (BINNACLE_BIN_DIR, else .cache/bin)
 
@@ -88,7 +87,7 @@ describe('helm bundle format', () => {
     client = await e2eClient();
     await serviceAccount(client, cleanup, ns, 'installer', true);
     dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-helm-'));
-    manager = await startManager({ client, logger, dataDir, healthTimeoutMs: 20_000, workers: 2 });
+    manager = await startManager({ client, logger: managerLogger('helm-bundle'), dataDir, healthTimeoutMs: 20_000, workers: 2 });
   });
 
   after(async () => {

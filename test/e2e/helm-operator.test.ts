@@ -83,7 +83,7 @@ describe('HelmOperator', () => {
     work = await mkdtemp(join(tmpdir(), 'helm-op-e2e-'));
     await serviceAccount(client, cleanup, ns, 'installer', true);
     await pushChart('3.8.0');
-    manager = await startE2eManager(client, work);
+    manager = await startE2eManager('helm-operator', client, work);
   });
 
   after(async () => {

@@ -52,7 +52,7 @@ before(async () => {
   await adminInstaller(client, ns);
   const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: poisonPillTwoVersions });
   // The admin's default installer for OLM v1 ClusterExtensions that name no ServiceAccount.
-  manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: ns, name: 'installer' } } });
+  manager = await startE2eManager('olmv1-api', client, work, { olmv1: { installer: { namespace: ns, name: 'installer' } } });
   // OLM v1's manifest, as written for operator-controller.
   await client.apply({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
 });

@@ -88,7 +88,7 @@ before(async () => {
   await adminInstaller(client, ns);
   const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: poisonPillTwoVersions });
   // The manager once, for its CRDs and the catalog; then stopped, as the cluster ran operator-controller.
-  manager = await startE2eManager(client, work, managerOptions);
+  manager = await startE2eManager('olmv1-migrate', client, work, managerOptions);
   await client.apply({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
   await eventually('catalog serving', async () => {
     const c = await client.find<Olmv1ClusterCatalog>({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', name: catalogName });
@@ -120,7 +120,7 @@ before(async () => {
 
 after(async () => {
   for (const name of OLMV1_CRDS) await client.patch(crdRef(name), { metadata: { labels: { 'app.kubernetes.io/managed-by': 'binnacle-manager' } } }).catch(() => undefined);
-  if (manager === undefined) manager = await startE2eManager(client, work, managerOptions).catch(() => undefined);
+  if (manager === undefined) manager = await startE2eManager('olmv1-migrate', client, work, managerOptions).catch(() => undefined);
   await client.delete(ceRef).catch(() => undefined);
   await eventually('the ClusterExtension gone', async () => ((await client.find(ceRef)) === undefined ? true : undefined), 180_000).catch(() => undefined);
   await stopE2e({ client, manager, work, remove: [{ apiVersion: 'v1', kind: 'Namespace', name: olmNs }, { apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', name: catalogName }, ...installedByOlm.filter((o) => o.metadata.namespace === undefined).map(refOf), ...adminInstallerObjects(ns)] });
@@ -134,7 +134,7 @@ test("Binnacle takes over what operator-controller installed, in place, then upg
   const imported = await binnacle('olmv1', 'import-history', ceName, '--from-namespace', olmNs);
   assert.equal(imported.code, 0, imported.out + imported.err);
   assert.match(imported.out, /brought over 1 \(deployed, poison-pill-operator-0\.0\.5\)/);
-  manager = await startE2eManager(client, work, managerOptions);
+  manager = await startE2eManager('olmv1-migrate', client, work, managerOptions);
   const installed = await installedAt('0.0.5');
   assert.equal(findCondition(installed.status?.conditions, 'Installed')?.reason, 'Succeeded', conditionsLine(installed));
   const release = bundleDeploymentName(ceName, 'poison-pill-operator');

@@ -20,6 +20,7 @@ import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { adminInstaller, eventually, uniqueName } from './env.js';
+import { managerLogger } from './manager-log.js';
 import { CORPUS } from './operators.js';
 
 const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
@@ -33,7 +34,7 @@ before(async () => {
   up = await clusterUp({ name: clusterName, logger, openshift: { version: '4.16.0' }, timeoutMs: 240_000, progress: () => undefined });
   client = await KubeClient.fromKubeConfig(loadKubeConfig({ kubeconfig: up.kubeconfig }));
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-openshift-'));
-  manager = await startManager({ client, logger, dataDir, healthTimeoutMs: 120_000, workers: 2 });
+  manager = await startManager({ client, logger: managerLogger('openshift'), dataDir, healthTimeoutMs: 120_000, workers: 2 });
 });
 
 after(async () => {

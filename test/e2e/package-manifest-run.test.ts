@@ -50,7 +50,7 @@ before(async () => {
   pkgDir = join(work, PKG);
   await cp(join(TESTDATA, PKG), pkgDir, { recursive: true });
   await ensureCrds(client);
-  manager = await startE2eManager(client, work);
+  manager = await startE2eManager('package-manifest-run', client, work);
 });
 
 after(async () => {

@@ -16,7 +16,6 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pino } from 'pino';
 import { parse as parseYaml } from 'yaml';
 import { publishPackages, type PublishResult } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
@@ -30,9 +29,11 @@ import type { OperatorCondition } from '../../src/api/operator-condition.js';
 import { API_VERSION, type ClusterExtension, type PlatformOperator, type PlatformPackageStatus } from '../../src/api/types.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, kubectl, removeAllExtensions, uniqueName } from './env.js';
 import { CORPUS, createExtension, deploymentAvailable, describeExtension, getExtension, installedAt, removeExtension, serviceAccount, type Cleanup } from './extensions.js';
+import { managerLogger, managerLogNote } from './manager-log.js';
 
 const run = promisify(execFile);
-const logger = pino({ level: process.env.BINNACLE_E2E_LOG ?? 'silent' });
+/** The manager's log (manager-log.ts). */
+const LOG = 'platform';
 const BINNACLE = join(import.meta.dirname, '..', '..', 'bin', 'binnacle.js');
 const OC = 'operators.coreos.com/v2';
 
@@ -96,7 +97,8 @@ before(async () => {
   published = await publishPackages({ packages: ['poison-pill-operator', 'flux'].map((p) => join(CORPUS, p)), registry: e2eRegistry(), repository: catalogName });
   // The manager's own identity: a ServiceAccount allowed everything, as an in-cluster install has.
   await serviceAccount(client, cleanup, managerNamespace, 'binnacle-manager', true);
-  manager = await startManager({ client: asServiceAccount(managerNamespace, 'binnacle-manager'), logger, dataDir, healthTimeoutMs: 60_000, workers: 4 });
+  // Its log is kept as .cache/test-artifacts/manager-platform.log; a test that does not converge quotes its last warnings.
+  manager = await startManager({ client: asServiceAccount(managerNamespace, 'binnacle-manager'), logger: managerLogger(LOG), dataDir, healthTimeoutMs: 60_000, workers: 4 });
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
 });
 
@@ -140,7 +142,7 @@ describe('an operator holds back its own upgrade (OperatorCondition)', () => {
       },
       60_000,
     ).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${await describeExtension(client, name)}`);
+      throw new Error(`${String(err)}\n${await describeExtension(client, name)}\n${managerLogNote(LOG)}`);
     });
     assert.equal(blocked.p.status, 'True');
     assert.match(blocked.p.message, /upgrade of poison-pill-operator to poison-pill\.v0\.0\.6 is held back/);
@@ -209,7 +211,7 @@ describe('PlatformOperators are the cluster’s must-haves', () => {
       240_000,
       1_000,
     ).catch(async (err: unknown) => {
-      throw new Error(`${String(err)}\n${JSON.stringify(await platformStatus(po), null, 1)}\n${await describeExtension(client, ppExt)}\n${await describeExtension(client, fluxExt)}`);
+      throw new Error(`${String(err)}\n${JSON.stringify(await platformStatus(po), null, 1)}\n${await describeExtension(client, ppExt)}\n${await describeExtension(client, fluxExt)}\n${managerLogNote(LOG)}`);
     });
     const pp = pkg(st, 'poison-pill-operator');
     assert.deepEqual([pp?.installed, pp?.healthy, pp?.extension], [true, true, ppExt]);

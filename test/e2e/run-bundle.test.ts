@@ -131,7 +131,7 @@ test("a cluster with Binnacle's CRDs but no manager running: the timeout says so
     2_000,
   );
   assert.equal(await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: 'poison-pill-operator' }), undefined);
-  manager = await startE2eManager(client, work);
+  manager = await startE2eManager('run-bundle', client, work);
 });
 
 test('bad input: a missing bundle directory, an image that does not exist', async () => {

@@ -75,7 +75,7 @@ before(async () => {
   work = await mkdtemp(join(tmpdir(), 'binnacle-e2e-signed-'));
   await adminInstaller(client, ns);
   await keys({ 'old.pub': oldKey.publicKey });
-  manager = await startE2eManager(client, work, { healthTimeoutMs: 60_000 });
+  manager = await startE2eManager('signed-content', client, work, { healthTimeoutMs: 60_000 });
 });
 
 after(async () => {

@@ -137,7 +137,7 @@ describe('a tenant of a Helm operator can do no more than its namespace allows',
       env: { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm-config') },
     });
     for (const ns of [teamA, teamB]) await tenantNamespace(ns);
-    manager = await startE2eManager(admin, work);
+    manager = await startE2eManager('tenant', admin, work);
     sampler = setInterval(() => {
       peakRss = Math.max(peakRss, process.memoryUsage().rss);
     }, 50);

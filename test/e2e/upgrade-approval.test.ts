@@ -94,7 +94,7 @@ before(async () => {
     const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: `${catalogName}-${stage}`, transform: only(...versions) });
     catalogs[stage] = published.catalog;
   }
-  manager = await startE2eManager(client, work, { healthTimeoutMs: 60_000 });
+  manager = await startE2eManager('upgrade-approval', client, work, { healthTimeoutMs: 60_000 });
   await adminInstaller(client, ns);
 });
 

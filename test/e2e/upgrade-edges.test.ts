@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { publishPackages } from '../../src/publish/packages.js';
 import { startManager, type RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -17,6 +16,7 @@ import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import type { DeclarativeConfig } from '../../src/declcfg/index.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, eventually, stopE2e, uniqueName } from './env.js';
 import { CORPUS } from './extensions.js';
+import { managerLogger } from './manager-log.js';
 
 let client: KubeClient;
 let manager: RunningManager;
@@ -93,7 +93,7 @@ before(async () => {
   client = await e2eClient();
   dataDir = await mkdtemp(join(tmpdir(), 'binnacle-e2e-edges-'));
   const published = await publishPackages({ packages: [join(CORPUS, 'poison-pill-operator')], registry: e2eRegistry(), repository: catalogName, transform: skipEdgesOnly });
-  manager = await startManager({ client, logger: pino({ level: 'silent' }), dataDir, healthTimeoutMs: 60_000 });
+  manager = await startManager({ client, logger: managerLogger('upgrade-edges'), dataDir, healthTimeoutMs: 60_000 });
   await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: published.catalog } } } });
   await adminInstaller(client, ns);
   await noCrdBeingDeleted('poison-pill.medik8s.io');

@@ -75,7 +75,7 @@ BeforeAll(async function () {
   process.env[REGISTRIES_CONF_ENV] = registriesConf;
   // operator-controller v1.11's behaviour, chosen explicitly: the deprecated spec.serviceAccount is
   // ignored and the cluster-admin installer acts (install.feature:565, update.feature:350; docs/trust-model.md).
-  manager = await startE2eManager(client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' }, serviceAccount: 'Ignore', objectSets: true } });
+  manager = await startE2eManager('olmv1-scenarios', client, work, { olmv1: { installer: { namespace: INSTALLER_NS, name: 'installer' }, serviceAccount: 'Ignore', objectSets: true } });
   managerReadyz = new URL('/readyz', manager.metricsUrl).href;
 });
 
