@@ -40,6 +40,7 @@ export { readImageLayout, writeLayoutBlob, writeLayoutIndex } from './layout.js'
 export { pushImage, type PushResult } from './push.js';
 export { pullAndUnpack, cachedTrees, type PullOptions, type PulledImage } from './pull.js';
 export { gcCache, type GcResult } from './cache.js';
+export { imageLabelDir, isInside } from './image-path.js';
 export { unpackTarSafely, UnsafeEntryError, DEFAULT_MAX_BYTES, type UnpackLimits, type UnpackResult, type UnsafeReason } from './unpack.js';
 export { startLocalRegistry, registryBinary, findDebianTool, type LocalRegistry, type LocalRegistryOptions } from './local-registry.js';
 export {

@@ -17,6 +17,7 @@ import { join, posix, relative, sep } from 'node:path';
 import { Readable } from 'node:stream';
 import { Parser, type ReadEntry } from 'tar';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
+import { isInside, quotedPath } from './image-path.js';
 import { UnsafeEntryError, type UnsafeReason } from './unsafe-entry.js';
 
 export const DEFAULT_MAX_BYTES = 1024 * 1024 * 1024;
@@ -43,10 +44,6 @@ export { UnsafeEntryError, type UnsafeReason } from './unsafe-entry.js';
 
 const WHITEOUT_PREFIX = '.wh.';
 const OPAQUE = '.wh..wh..opq';
-
-function isInside(root: string, p: string): boolean {
-  return p === root || p.startsWith(root.endsWith(sep) ? root : `${root}${sep}`);
-}
 
 function isErrno(err: unknown, code: string): boolean {
   return typeof err === 'object' && err !== null && 'code' in err && err.code === code;
@@ -325,8 +322,6 @@ class Unpacker {
   }
 }
 
-/** An archive path for a message: quoted, control characters escaped, cut at 100 characters. */
-const quoted = (p: string): string => JSON.stringify(p.length > 100 ? `${p.slice(0, 100)}…` : p);
 
 /**
  * An entry that could not be written for a reason of the file system, not of the archive's
@@ -335,7 +330,7 @@ const quoted = (p: string): string => JSON.stringify(p.length > 100 ? `${p.slice
  */
 function writeFailure(source: string, entry: string, err: unknown): BinnacleError {
   if (isErrno(err, 'ENAMETOOLONG')) return new UnsafeEntryError('path', source, entry, 'its path is too long for the file system (ENAMETOOLONG)');
-  return new InputError('OCI_UNPACK', `entry ${quoted(entry)}: cannot write it: ${errorMessage(err)}`, { file: source, cause: err });
+  return new InputError('OCI_UNPACK', `entry ${quotedPath(entry)}: cannot write it: ${errorMessage(err)}`, { file: source, cause: err });
 }
 
 /** What node-tar attaches to the errors it emits. */
@@ -362,7 +357,7 @@ export function archiveProblem(err: unknown, bytesRead: number): string {
     if (truncated !== null) {
       const path = e.entry?.path;
       const short = Number(truncated[1]) - Number(truncated[2]);
-      return `truncated archive: it ends inside ${path === undefined || path === '' ? 'an entry' : `entry ${quoted(path)}`}${e.entry?.size === undefined ? '' : ` (declared size ${e.entry.size} bytes)`}, ${short} bytes short`;
+      return `truncated archive: it ends inside ${path === undefined || path === '' ? 'an entry' : `entry ${quotedPath(path)}`}${e.entry?.size === undefined ? '' : ` (declared size ${e.entry.size} bytes)`}, ${short} bytes short`;
     }
     if (msg === 'Unrecognized archive format') return bytesRead === 0 ? 'the archive is empty' : 'no tar entry found: this is not a tar archive, nor a gzip or zstd of one';
   }
@@ -379,7 +374,7 @@ function headerProblem(e: TarError, msg: string): string {
   const header = e.header;
   // Without a header, the Header constructor threw: a number field it could not decode.
   if (header === undefined) return `bad header: a number field (size, mode, owner or time) cannot be read: ${msg}`;
-  const named = header.path !== undefined && header.path !== '' ? `entry ${quoted(header.path)}` : 'an entry';
+  const named = header.path !== undefined && header.path !== '' ? `entry ${quotedPath(header.path)}` : 'an entry';
   switch (msg) {
     case 'checksum failure':
       return `bad header checksum at ${named}: the header is damaged, or this is not a tar archive`;
