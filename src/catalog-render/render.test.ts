@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
+import { cp, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { assertGolden, TESTDATA } from './golden.test-helper.js';
-import { detectSourceKind, render } from './render.js';
+import { detectSourceKind, LABEL_CATALOG_CONFIGS, render, type ImagePuller } from './render.js';
 import { validateConfig } from '../catalog/validate.js';
 import { toFbcJson } from '../catalog/write.js';
+import { withTempDir } from '../util/temp-dir.test-helper.js';
 
 const IMAGE = 'quay.io/example/{package}-bundle:v{version}';
 
@@ -75,5 +77,38 @@ describe('render from a stream', () => {
     const out = await render(['-'], { stdin: Readable.from([text]) });
     assert.deepEqual(out.failures, []);
     assert.equal(out.config.channels[0]?.entries[0]?.name, 'p.v1.0.0');
+  });
+});
+
+describe('render an image', () => {
+  /** A pull that unpacks to `<dir>/fs/aaa…`, with the configs label `label`; another image's tree, a valid catalog, sits beside it at `<dir>/fs/bbb…/configs`. */
+  async function images(dir: string, label: string, tree?: string): Promise<ImagePuller> {
+    const image = path.join(dir, 'fs', 'a'.repeat(64));
+    await mkdir(image, { recursive: true });
+    if (tree !== undefined) await cp(path.join(CATALOG_TESTDATA, 'fbc/valid'), path.join(image, tree), { recursive: true });
+    await cp(path.join(CATALOG_TESTDATA, 'fbc/valid'), path.join(dir, 'fs', 'b'.repeat(64), 'configs'), { recursive: true });
+    return () => Promise.resolve({ digest: `sha256:${'a'.repeat(64)}`, dir: image, labels: { [LABEL_CATALOG_CONFIGS]: label } });
+  }
+
+  it("refuses a configs label that climbs out of the image (another image's tree in the cache), reading nothing of it", async () => {
+    await withTempDir('render-image-', async (dir) => {
+      const out = await render(['quay.io/evil/catalog:1'], { pull: await images(dir, `../${'b'.repeat(64)}/configs`), cacheDir: dir });
+      assert.equal(out.config.packages.length, 0, 'packages read from the image beside it in the cache');
+      assert.deepEqual(out.failures.map((f) => [f.source, f.reason]), [['quay.io/evil/catalog:1', 'OCI_UNSAFE_PATH']]);
+      assert.match(out.failures[0]?.message ?? '', /image label operators\.operatorframework\.io\.index\.configs\.v1="\.\.\/b+\/configs" contains "\.\."/);
+    });
+  });
+
+  it('renders the catalog a legitimate label names: nested, relative', async () => {
+    for (const [tree, label] of [
+      ['configs/sub', '/configs/sub'],
+      ['configs', 'configs'],
+    ] as const) {
+      await withTempDir('render-image-', async (dir) => {
+        const out = await render(['quay.io/example/catalog:1'], { pull: await images(dir, label, tree), cacheDir: dir });
+        assert.deepEqual(out.failures, []);
+        assert.equal(out.config.packages.length, 2, label);
+      });
+    }
   });
 });

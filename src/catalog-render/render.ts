@@ -12,6 +12,7 @@ import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index
 import { failuresFromResult, normalizeBundle } from './render-fbc.js';
 import { ANNOTATION_MEDIATYPE, defaultBundleRenderer, readBundleDir, type BundleRenderer } from './bundle-dir.js';
 import { loadFbcDir, loadFbcStream, type LoadOptions } from '../catalog/load.js';
+import { imageLabelDir } from '../oci/image-path.js';
 import { fbcFromPackageDir } from './package-dir.js';
 import { detectSourceKind, isPackageDir, type SourceKind } from './source-kind.js';
 
@@ -112,7 +113,8 @@ async function renderImage(ref: string, opts: RenderOptions, out: RenderOutput):
   const img = await opts.pull(ref, { cacheDir: opts.cacheDir ?? path.join('.cache', 'images') });
   const configs = img.labels[LABEL_CATALOG_CONFIGS];
   if (configs !== undefined) {
-    const loaded = await loadFbcDir(path.join(img.dir, configs), opts);
+    // The label is the image author's: it must name a directory inside this image (an InputError, reported as this source's failure).
+    const loaded = await loadFbcDir(await imageLabelDir(img.dir, LABEL_CATALOG_CONFIGS, configs), opts);
     if (!loaded.result.ok) out.failures.push(...failuresFromResult(ref, undefined, loaded.result));
     else merge(out.config, loaded.config);
     return;

@@ -17,7 +17,7 @@ import { storeCatalog } from '../catalog-store/index.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import { formatReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
+import { formatReference, imageLabelDir, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
@@ -223,10 +223,10 @@ export class ClusterCatalogReconciler implements Reconciler {
     const current = this.o.registry.get(name);
     const digestRef = s.resolvedRef ?? pulled.digest;
     if (current?.digest !== pulled.digest || current.priority !== priority) {
-      const configsPath = pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs';
       let loaded: Awaited<ReturnType<typeof loadFbcDir>>;
       try {
-        loaded = await loadFbcDir(join(pulled.dir, configsPath));
+        // The label is the image author's: it must name a directory inside this image.
+        loaded = await loadFbcDir(await imageLabelDir(pulled.dir, LABEL_CATALOG_CONFIGS, pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs'));
       } catch (err) {
         return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
       }

@@ -3,14 +3,13 @@
  * Each failure says what was wrong and what to run next.
  */
 import { stat } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { DeclarativeConfig } from '../declcfg/index.js';
 import { loadFbcDir } from '../catalog/load.js';
 import { LABEL_BUNDLE_MEDIATYPE, LABEL_CATALOG_CONFIGS } from '../catalog-render/render.js';
 import { blockingErrors, validateConfig } from '../catalog/validate.js';
 import { readBundleDir, type BundleDirInfo } from '../catalog-render/bundle-dir.js';
 import { resolveBundleSource } from '../bundle/index.js';
-import { formatReference, parseReference, pullAndUnpack, withDigest, type RegistryClient } from '../oci/index.js';
+import { formatReference, imageLabelDir, parseReference, pullAndUnpack, withDigest, type RegistryClient } from '../oci/index.js';
 import { BinnacleError, InputError, errorMessage } from '../util/errors.js';
 
 export interface BundleInput {
@@ -105,9 +104,15 @@ export async function readIndexImage(ref: string, opts: { cacheDir: string; clie
       throw fail(`is a SQLite-based index image (label ${LABEL_INDEX_DATABASE}), which Binnacle does not read: migrate it to a file-based catalog with \`opm migrate ${ref} DIR\`, build it with \`binnacle catalog build DIR --tag REF --push\`, and pass that`);
     }
   }
-  const dir = join(pulled.dir, configs ?? '/configs');
-  if ((await stat(dir).catch(() => undefined)) === undefined) {
-    throw fail(`is not a catalog image: it has no label ${LABEL_CATALOG_CONFIGS}${configs === undefined ? ' and no /configs directory' : ` and no ${configs} directory, which that label names`}; build a catalog with \`binnacle catalog build DIR --tag REF --push\``);
+  let dir: string;
+  try {
+    // The label is the image author's: it must name a directory inside this image.
+    dir = await imageLabelDir(pulled.dir, LABEL_CATALOG_CONFIGS, configs ?? '/configs');
+  } catch (err) {
+    if (err instanceof BinnacleError && err.code === 'OCI_LABEL_PATH_MISSING') {
+      throw fail(`is not a catalog image: ${configs === undefined ? `it has no label ${LABEL_CATALOG_CONFIGS} and no /configs directory` : `it has no ${configs} directory, which its label ${LABEL_CATALOG_CONFIGS} names`}; build a catalog with \`binnacle catalog build DIR --tag REF --push\``, err);
+    }
+    throw fail(errorMessage(err), err);
   }
   const loaded = await loadFbcDir(dir);
   if (!loaded.result.ok) throw fail(`its catalog cannot be read:\n${loaded.result.render()}`);
