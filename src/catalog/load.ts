@@ -6,10 +6,13 @@
  * splits them. So a text file that is not FBC (release notes, a README) is an error, as in opm:
  * list it in `.indexignore`. An empty file is nothing; a document that is empty (blank lines, only
  * comments, `---` twice) is a record without a schema. Every problem is collected with its file,
- * line, document and field; files over the size limit are refused unread.
+ * line, document and field; files over the size limit are refused unread. Only regular files
+ * are read (not a device, a FIFO, a socket), and never more bytes than the limits allow, per
+ * file and per catalog, whatever a file's size says.
  */
 import { isUtf8 } from 'node:buffer';
-import { open, readdir, readFile, stat } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { open, readdir, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { BinnacleError, ValidationError, ValidationResult } from '../util/errors.js';
@@ -22,9 +25,27 @@ import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../uti
 /** Default per-file limit: well above any real catalog file, well below exhausting memory. */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
 
+/**
+ * Default bound on one catalog's files together (bytes read, whatever their sizes said): a catalog
+ * is held whole in memory while it loads, and the manager then serves it from memory, in a pod
+ * limited to 1 GiB (self/manifests.ts) and loading two at once (`--catalog-workers`). Chosen from
+ * the largest catalogs measured on the development machine: bench/catalog-scale's catalog of
+ * OperatorHub's size (the operatorhub-2021 corpus rendered and copied to 4,700 bundles, each with
+ * its manifests as `olm.bundle.object`: heavier than today's catalogs) is 112.9 MB in one file and
+ * grows the heap by 92 MiB when loaded; its default catalogs of 2,820 bundles are 67.8 MB each;
+ * the corpus itself renders to 24.1 MB (and OpenShift's three default catalogs are about 60 MB
+ * together, says that bench). 256 MiB loads the largest with a margin of 2.4 times, and is a
+ * quarter of the pod's memory. It bounds bytes, not what they parse into: records shaped to take
+ * more heap than their bytes take many times their size (measured: 20 MB of tiny records, 103 MiB
+ * of heap; 20 MB of empty objects in one record, 407 MiB).
+ */
+export const DEFAULT_MAX_CATALOG_BYTES = 256 * 1024 * 1024;
+
 export interface LoadOptions {
   /** Files (and streams) larger than this are refused with a clear error. */
   maxFileBytes?: number;
+  /** A catalog whose files together hold more bytes than this is refused (default `DEFAULT_MAX_CATALOG_BYTES`). */
+  maxCatalogBytes?: number;
 }
 
 export interface LoadResult {
@@ -445,27 +466,50 @@ const NOT_UTF8 = 'file is not UTF-8 text (opm: "yaml: invalid leading UTF-8 octe
 const STREAM_FROM_BYTES = 4 * 1024 * 1024;
 const CHUNK_BYTES = 1024 * 1024;
 
+/** More bytes were read from a file than it may give (its size may have said less: it grew, or is not what it says). */
+class ReadPastBound extends Error {}
+
 /**
- * The file's bytes in chunks; a chunk is valid until the next is asked for. Two buffers take
- * turns: the next chunk is read while the caller works on this one (read one after the other,
- * the thread waited on each read).
+ * The bytes of an open file in chunks, from its start, at most `max` of them: past that it throws
+ * ReadPastBound, having read one byte more. A chunk is valid until the next is asked for. Two
+ * buffers take turns: the next chunk is read while the caller works on this one (read one after
+ * the other, the thread waited on each read).
  */
-async function* fileChunks(file: string): AsyncGenerator<Buffer> {
-  const fh = await open(file, 'r');
+async function* fileChunks(fh: FileHandle, max: number): AsyncGenerator<Buffer> {
   let [current, spare] = [Buffer.allocUnsafe(CHUNK_BYTES), Buffer.allocUnsafe(CHUNK_BYTES)];
-  let next = fh.read(current, 0, CHUNK_BYTES, null);
+  let position = 0;
+  const readNext = (buf: Buffer): ReturnType<FileHandle['read']> => fh.read(buf, 0, Math.min(CHUNK_BYTES, max + 1 - position), position);
+  let next = readNext(current);
   try {
     for (;;) {
       const { bytesRead } = await next;
       if (bytesRead === 0) return;
+      position += bytesRead;
+      if (position > max) throw new ReadPastBound();
       const chunk = current.subarray(0, bytesRead);
       [current, spare] = [spare, current];
-      next = fh.read(current, 0, CHUNK_BYTES, null);
+      next = readNext(current);
       yield chunk;
     }
   } finally {
     await next.catch(() => undefined); // a read still under way when the caller stopped
-    await fh.close();
+  }
+}
+
+/** All of an open file's bytes, or ReadPastBound past `max` (reading one byte more); `size` (its stat) is only a first guess. */
+async function readAtMost(fh: FileHandle, size: number, max: number): Promise<Buffer> {
+  let buf = Buffer.allocUnsafe(Math.min(size, max) + 1);
+  let n = 0;
+  for (;;) {
+    if (n === buf.length) {
+      const grown = Buffer.allocUnsafe(Math.min(Math.max(2 * buf.length, 64 * 1024), max + 1));
+      buf.copy(grown, 0, 0, n);
+      buf = grown;
+    }
+    const { bytesRead } = await fh.read(buf, n, buf.length - n, n);
+    if (bytesRead === 0) return buf.subarray(0, n);
+    n += bytesRead;
+    if (n > max) throw new ReadPastBound();
   }
 }
 
@@ -480,9 +524,9 @@ function openUtf8Tail(buf: Buffer): number {
 }
 
 /** Whether the file is UTF-8 throughout, read in chunks (a character may span two). */
-async function isUtf8File(file: string): Promise<boolean> {
+async function isUtf8File(fh: FileHandle, max: number): Promise<boolean> {
   let carry = Buffer.alloc(0);
-  for await (const chunk of fileChunks(file)) {
+  for await (const chunk of fileChunks(fh, max)) {
     const bytes = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
     const open = openUtf8Tail(bytes);
     if (!isUtf8(bytes.subarray(0, bytes.length - open))) return false;
@@ -494,22 +538,27 @@ async function isUtf8File(file: string): Promise<boolean> {
 /**
  * Loads a large JSON file in chunks, each document added as it is split, so neither the file
  * nor a string of it is held: it is read once to check it is UTF-8 (as a whole file is checked
- * before anything of it is taken) and once to load it. False when the file is not JSON (YAML is
- * read whole).
+ * before anything of it is taken) and once to load it, each time at most `max` bytes (else
+ * ReadPastBound). The bytes loaded (0 when it is not UTF-8), or undefined when the file is not
+ * JSON (YAML is read whole).
  */
-async function streamJsonFile(sink: RecordSink, file: string, result: ValidationResult): Promise<boolean> {
-  const chunks = fileChunks(file);
+async function streamJsonFile(sink: RecordSink, fh: FileHandle, file: string, result: ValidationResult, max: number): Promise<number | undefined> {
+  const chunks = fileChunks(fh, max);
   const first = await chunks.next();
-  await chunks.return(undefined); // closes the file
-  if (first.done === true || firstAsciiContent(first.value) !== 123) return false;
-  if (!(await isUtf8File(file))) {
+  await chunks.return(undefined);
+  if (first.done === true || firstAsciiContent(first.value) !== 123) return undefined;
+  if (!(await isUtf8File(fh, max))) {
     result.error('fbc.parse', NOT_UTF8, { file });
-    return true;
+    return 0;
   }
   const splitter = new JsonDocumentSplitter(file, result, (doc, raw) => decodeTo(sink, doc, file, result, raw));
-  for await (const chunk of fileChunks(file)) splitter.push(chunk);
+  let loaded = 0;
+  for await (const chunk of fileChunks(fh, max)) {
+    loaded += chunk.length;
+    splitter.push(chunk);
+  }
   splitter.end();
-  return true;
+  return loaded;
 }
 
 /** Loads every catalog file under `root`. Never throws for bad content: read `result`. */
@@ -522,10 +571,13 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
 /**
  * Reads every catalog file under `root` (a directory or one file) and hands each record to
  * `sink`, with its text and byte range when it is a JSON document (see `RecordSink`). Never
- * throws for bad content: read `result`.
+ * throws for bad content: read `result`. Reads only regular files (a device, a FIFO, a socket is
+ * a problem, unread), and never more bytes than the limits, whatever a file's size says: each
+ * file at most `maxFileBytes`, all together at most `maxCatalogBytes`; past that the catalog is
+ * refused (a problem) and the files after it are not read.
  */
 export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptions = {}): Promise<{ result: ValidationResult; files: number }> {
-  const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const limits = { file: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, catalog: opts.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES };
   const result = new ValidationResult(`catalog ${root}`);
   let st;
   try {
@@ -534,21 +586,84 @@ export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptio
     throw new BinnacleError('input', 'CATALOG_NOT_FOUND', `${root}: cannot read catalog: ${err instanceof Error ? err.message : String(err)}`);
   }
   const files = st.isDirectory() ? await listCatalogFiles(root) : [root];
+  let total = 0;
   for (const file of files) {
-    const size = (await stat(file)).size;
-    if (size > limit) {
-      result.error('fbc.file-too-large', tooLargeMessage(size, limit), { file });
-      continue;
-    }
-    if (size > STREAM_FROM_BYTES && (await streamJsonFile(sink, file, result))) continue;
-    const bytes = await readFile(file);
-    if (!isUtf8(bytes)) {
-      result.error('fbc.parse', NOT_UTF8, { file });
-      continue;
-    }
-    loadBytesTo(sink, bytes, file, result, true);
+    const read = await loadCatalogFile(sink, file, result, limits, total);
+    if (read === undefined) break; // over the catalog's bound: refused, the rest unread
+    total += read;
   }
   return { result, files: files.length };
+}
+
+/** What a file is, for a problem that says it is not a regular file. */
+function fileKind(st: Stats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function notRegular(st: Stats, file: string, result: ValidationResult): void {
+  result.error('fbc.not-regular-file', `is ${fileKind(st)}, not a regular file: only regular files are read as catalog files`, { file });
+}
+
+function catalogTooLarge(limit: number, file: string, result: ValidationResult): void {
+  result.error(
+    'fbc.catalog-too-large',
+    `the catalog's files hold more than ${limit} bytes together, over the limit for one catalog (it is held whole in memory while it is loaded and served); this file and any after it were not loaded: split the catalog into smaller catalogs`,
+    { file },
+  );
+}
+
+/**
+ * Loads one file of a catalog of which `total` bytes were read before it; the bytes it read, or
+ * undefined when the catalog is over its bound (reported). A problem of the file's own (not a
+ * regular file, too large, not UTF-8) is reported and counts what was read of it.
+ */
+async function loadCatalogFile(sink: RecordSink, file: string, result: ValidationResult, limits: { file: number; catalog: number }, total: number): Promise<number | undefined> {
+  const before = await stat(file);
+  if (!before.isFile()) {
+    notRegular(before, file, result);
+    return 0;
+  }
+  // Opened without waiting (a FIFO put here since the stat would hold open until a writer came), then checked again.
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) {
+      notRegular(st, file, result);
+      return 0;
+    }
+    if (st.size > limits.file) {
+      result.error('fbc.file-too-large', tooLargeMessage(st.size, limits.file), { file });
+      return 0;
+    }
+    const left = limits.catalog - total;
+    if (st.size > left) {
+      catalogTooLarge(limits.catalog, file, result);
+      return undefined;
+    }
+    const max = Math.min(limits.file, left);
+    try {
+      const streamed = st.size > STREAM_FROM_BYTES ? await streamJsonFile(sink, fh, file, result, max) : undefined;
+      if (streamed !== undefined) return streamed;
+      const bytes = await readAtMost(fh, st.size, max);
+      if (!isUtf8(bytes)) result.error('fbc.parse', NOT_UTF8, { file });
+      else loadBytesTo(sink, bytes, file, result, true);
+      return bytes.length;
+    } catch (err) {
+      if (!(err instanceof ReadPastBound)) throw err;
+      if (max < limits.file) {
+        catalogTooLarge(limits.catalog, file, result);
+        return undefined;
+      }
+      result.error('fbc.file-too-large', `more than ${limits.file} bytes were read from the file (its size said ${st.size}), over the limit for one catalog file`, { file });
+      return max;
+    }
+  } finally {
+    await fh.close();
+  }
 }
 
 /** Loads a stream (e.g. stdin) of JSON or YAML documents; refuses more than the limit. */

@@ -6,18 +6,20 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog, type ClusterCatalogSpec } from '../api/types.js';
 import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
+import { DEFAULT_MAX_CATALOG_BYTES } from '../catalog/load.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
 import { CLUSTER_CATALOG_CRD } from '../api/crds.js';
 import type { ReconcileResult } from '../kube/controller.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
 import type { Condition } from '../kube/types.js';
 import type { PulledImage } from '../oci/index.js';
+import { withoutEndlessRead } from '../util/endless-read.test-helper.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
 
@@ -261,6 +263,21 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       const progressing = condition(h.kube.statusWrites[0], 'Progressing');
       assert.equal(progressing?.reason, 'InvalidCatalog');
       assert.match(progressing?.message ?? '', new RegExp(`image quay\\.io/example/catalog@${DIGEST}`));
+    });
+
+    test('failure: a catalog whose files hold more than the bound on one catalog is InvalidCatalog, naming the bound; nothing of it is served', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cc-too-large-'));
+      dirs.push(dir);
+      await cp(join(CATALOG_TESTDATA, 'fbc', 'valid'), join(dir, 'configs'), { recursive: true });
+      // Sparse: nothing is written; read, it would be 256 MiB of NUL bytes held in memory.
+      await writeFile(join(dir, 'configs', 'zz.json'), '');
+      await truncate(join(dir, 'configs', 'zz.json'), DEFAULT_MAX_CATALOG_BYTES);
+      const h = await harness({}, () => Promise.resolve({ digest: DIGEST, dir, labels: { [LABEL_CATALOG_CONFIGS]: '/configs' } }));
+      await withoutEndlessRead('loading a catalog over the bound', () => h.reconcile());
+      assert.equal(h.registry.get('ops'), undefined);
+      const progressing = condition(h.kube.statusWrites[0], 'Progressing');
+      assert.equal(progressing?.reason, 'InvalidCatalog');
+      assert.match(progressing?.message ?? '', new RegExp(`error \\[fbc\\.catalog-too-large\\] .*zz\\.json: the catalog's files hold more than ${DEFAULT_MAX_CATALOG_BYTES} bytes together`));
     });
 
     test('a catalog whose package has no default channel, and a channel with two heads, is served, as catalogd serves it (OLM v1 resolution reads every channel and entry)', async () => {

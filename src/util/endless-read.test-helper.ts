@@ -10,6 +10,8 @@ const GROWTH_BYTES = 64 * 1024 * 1024;
 /**
  * Runs `fn`. When, before it settles, the process's memory grows by more than 64 MiB or `ms`
  * pass, the process says so on stderr and exits with 1 (the runner reports this file as failed).
+ * Not for a read that blocks in a system call (the open of a FIFO nobody writes): exit waits for
+ * that thread; the test must unblock it itself.
  */
 export async function withoutEndlessRead<T>(what: string, fn: () => Promise<T>, ms = 5_000): Promise<T> {
   const mem = (): number => process.memoryUsage().arrayBuffers + process.memoryUsage().rss;
