@@ -248,6 +248,16 @@ describe('Helm release reconciler over the fake cluster and the real release eng
     assert.equal(statusWrites(s.cluster), 1);
   });
 
+  test('an object of the release still being deleted (an earlier owner): said, nothing applied, looked at again within a minute, not on the kind\'s 16-minute backoff', async () => {
+    const s = setup();
+    s.cluster.put({ apiVersion: 'v1', kind: 'Secret', metadata: { namespace: 'team-a', name: 'creds', finalizers: ['example.com/slow'], deletionTimestamp: '2026-01-01T00:00:00Z' } });
+    assert.deepEqual(await s.reconciler.reconcile(req, ctx), { failed: true, retryCapMs: 60_000 });
+    assert.deepEqual(s.cluster.applied, []);
+    const c = condition(s.cluster, 'Irreconcilable');
+    assert.deepEqual([c?.status, c?.reason], ['True', 'ReconcileError']);
+    assert.match(c?.message ?? '', /Secret team-a\/creds .* is being deleted; applying once it is gone/);
+  });
+
   test("a fixed ServiceAccount (the cluster-wide opt-in) is the one used, whatever the CR's namespace", async () => {
     const s = setup({ kind: { identity: { type: 'serviceAccount', namespace: 'platform', name: 'helm' } } });
     s.cluster.put({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { namespace: 'platform', name: 'helm' } });

@@ -18,7 +18,7 @@
  * the templates do (`randAlphaNum`, `now`, generated certificates): the applier re-applies the
  * recorded revision instead, which also repairs drift.
  */
-import { ApplyRefusedError, decideRelease, needsRender, parseManifest, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type OperationRequest, type ReleaseRevision } from '../../apply/index.js';
+import { ApplyRefusedError, ObjectTerminatingError, decideRelease, needsRender, parseManifest, runDecision, scopeProblems, uninstall as uninstallRelease, type ConfineCheck, type ApplyResult, type MigrationCheck, type ObjectRef, type RecordOwner, type ReleaseDecision, type OperationRequest, type ReleaseRevision } from '../../apply/index.js';
 import type { ControllerClient, IdentityClient } from '../../kube/ports.js';
 import { EventRecorder, type EventType } from '../../kube/events.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../../kube/controller.js';
@@ -83,6 +83,9 @@ export interface CurrentChart {
   digest: string;
   version: string;
 }
+
+/** The longest wait before a release waiting for one of its objects to be deleted looks again. */
+const OBJECT_TERMINATING_RETRY_CAP_MS = 60_000;
 
 /** One kind served by a chart: what watches.yaml or a HelmOperator says about it. */
 export interface HelmKind {
@@ -758,6 +761,12 @@ export class HelmReleaseReconciler implements Reconciler {
     try {
       result = await this.runRelease(s, decision);
     } catch (err) {
+      if (err instanceof ObjectTerminatingError) {
+        // An object of the release still being deleted (an earlier owner's uninstall): applied once
+        // it is gone, looked at again within a minute (the kind's backoff would reach 16 minutes).
+        s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
+        return stop({ failed: true, retryCapMs: OBJECT_TERMINATING_RETRY_CAP_MS });
+      }
       if (!(err instanceof ApplyRefusedError || err instanceof InputError)) throw err;
       s.logger.error({ err: errorMessage(err) }, 'Release failed');
       s.conditions.set('Irreconcilable', true, 'ReconcileError', errorMessage(err));
