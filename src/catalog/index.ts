@@ -15,6 +15,7 @@ export { decodeDocument, type DecodeResult, type FieldProblem } from './decode.j
 export {
   DEFAULT_MAX_FILE_BYTES,
   listCatalogFiles,
+  DEFAULT_MAX_CATALOG_BYTES,
   loadFbcDir,
   loadFbcStream,
   readFbcDir,

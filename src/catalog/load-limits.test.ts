@@ -78,6 +78,15 @@ describe('load: a bound on a catalog, all its files together', () => {
     });
   });
 
+  it('a larger per-file bound raises it (one file that large is a catalog that large: --max-file-size keeps working)', async () => {
+    await withTempDir('fbc-total-', async (dir) => {
+      await writeFile(path.join(dir, 'a.json'), record('a', 3000));
+      const raised = await loadFbcDir(dir, { maxCatalogBytes: 1000, maxFileBytes: 4000 });
+      assert.ok(raised.result.ok, raised.result.render());
+      assert.deepEqual(raised.config.others.map((o) => o.name), ['a']);
+    });
+  });
+
   it('counts the bytes read, not the sizes files say', async () => {
     const { result } = await loadFbcDir('/proc/self/status', { maxCatalogBytes: 256 });
     assert.deepEqual(
@@ -86,13 +95,13 @@ describe('load: a bound on a catalog, all its files together', () => {
     );
   });
 
-  it(`applies a default bound (${DEFAULT_MAX_CATALOG_BYTES} bytes) when given none, before reading the file that crosses it`, async () => {
+  it(`applies a default bound (${DEFAULT_MAX_CATALOG_BYTES} bytes) when given none, before reading the file that crosses it (each file within its own bound, raised to it)`, async () => {
     await withTempDir('fbc-total-', async (dir) => {
       await writeFile(path.join(dir, 'a.json'), record('a', 1000));
-      // Sparse: nothing is written; a loader that read it would read 256 MiB of NUL bytes.
+      // Sparse: nothing is written; a loader that read it would read 512 MiB of NUL bytes.
       await writeFile(path.join(dir, 'b.json'), '');
       await truncate(path.join(dir, 'b.json'), DEFAULT_MAX_CATALOG_BYTES);
-      const { result, config } = await withoutEndlessRead('loading a catalog over the default bound', () => loadFbcDir(dir));
+      const { result, config } = await withoutEndlessRead('loading a catalog over the default bound', () => loadFbcDir(dir, { maxFileBytes: DEFAULT_MAX_CATALOG_BYTES }));
       assert.deepEqual(
         result.errors().map((p) => [p.rule, p.file]),
         [['fbc.catalog-too-large', path.join(dir, 'b.json')]],

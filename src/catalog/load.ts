@@ -34,12 +34,14 @@ export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
  * its manifests as `olm.bundle.object`: heavier than today's catalogs) is 112.9 MB in one file and
  * grows the heap by 92 MiB when loaded; its default catalogs of 2,820 bundles are 67.8 MB each;
  * the corpus itself renders to 24.1 MB (and OpenShift's three default catalogs are about 60 MB
- * together, says that bench). 256 MiB loads the largest with a margin of 2.4 times, and is a
- * quarter of the pod's memory. It bounds bytes, not what they parse into: records shaped to take
- * more heap than their bytes take many times their size (measured: 20 MB of tiny records, 103 MiB
- * of heap; 20 MB of empty objects in one record, 407 MiB).
+ * together, says that bench). 512 MiB loads the largest with a margin of 4.5 times, and is the
+ * bound the resolver already took for a catalog a server sends (resolve/catalog-source.ts): a
+ * catalog Binnacle serves is one it can also read back. A `maxFileBytes` above it raises it (one
+ * file that large is a catalog that large). It bounds bytes, not what they parse into: records
+ * shaped to take more heap than their bytes take many times their size (measured: 20 MB of tiny
+ * records, 103 MiB of heap; 20 MB of empty objects in one record, 407 MiB).
  */
-export const DEFAULT_MAX_CATALOG_BYTES = 256 * 1024 * 1024;
+export const DEFAULT_MAX_CATALOG_BYTES = 512 * 1024 * 1024;
 
 export interface LoadOptions {
   /** Files (and streams) larger than this are refused with a clear error. */
@@ -577,7 +579,8 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
  * refused (a problem) and the files after it are not read.
  */
 export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptions = {}): Promise<{ result: ValidationResult; files: number }> {
-  const limits = { file: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, catalog: opts.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES };
+  // A per-file bound given above the catalog's raises it: one file that large is a catalog that large.
+  const limits = { file: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, catalog: Math.max(opts.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES, opts.maxFileBytes ?? 0) };
   const result = new ValidationResult(`catalog ${root}`);
   let st;
   try {

@@ -267,7 +267,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
     new Controller({ name: 'clustercatalog', logger, metrics, workers: o.catalogWorkers ?? 2, reconciler: new ClusterCatalogReconciler({ client, registry: catalogs, pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl }) }).watch(inf.catalogs, undefined, specOrMetadataChanged),
     bdController,
     extensionController(o, client, inf, catalogs, metrics, signal),
-    new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client) })
+    new Controller({ name: 'platformoperator', logger, metrics, workers: 1, reconciler: new PlatformOperatorReconciler(client, { managerNamespace: systemNamespaceOf(o) }) })
       .watch(inf.platform)
       .watch(inf.extensions, ownerKey('PlatformOperator'))
       .watch(inf.deployments, platformOperatorsOfDeployment((n) => inf.extensions.get(n))), // packages' health

@@ -71,9 +71,23 @@ describe('PlatformOperatorReconciler', () => {
     await new PlatformOperatorReconciler(api.client()).reconcile({ key: 'core', name: 'core' }, ctx);
     const available = status(api)?.conditions?.find((c) => c.type === 'Available');
     assert.deepEqual([available?.status, available?.reason], ['False', 'InvalidSpec']);
-    assert.match(available?.message ?? '', /^spec\.packages\[0\]\.namespace: required without spec\.serviceAccount \(the default installer's namespace, binnacle-system, is Binnacle's own/);
+    assert.equal(available?.message, `spec.packages[0].namespace: "binnacle-system" (the namespace of the installer binnacle-installer, the default) is Binnacle's own namespace, where no operator is installed: name another`);
     assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'a')), undefined);
     assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'b')), undefined);
+  });
+
+  it("refuses the manager's namespace however it is reached: an installer named there, or the package's namespace itself; the manager's namespace is the one it is told", async () => {
+    const api = new FakeApi();
+    const po = platformOperator(['a', 'b'], 1);
+    po.spec = { packages: [{ name: 'a' }, { name: 'b', namespace: 'ops-system' }], serviceAccount: { name: 'installer', namespace: 'ops-system' } };
+    api.put(po);
+    await new PlatformOperatorReconciler(api.client(), { managerNamespace: 'ops-system' }).reconcile({ key: 'core', name: 'core' }, ctx);
+    const available = status(api)?.conditions?.find((c) => c.type === 'Available');
+    assert.equal(
+      available?.message,
+      `spec.packages[0].namespace: "ops-system" (the namespace of the installer spec.serviceAccount names) is Binnacle's own namespace, where no operator is installed: name another; spec.packages[1].namespace: "ops-system" is Binnacle's own namespace, where no operator is installed: name another`,
+    );
+    assert.equal(api.find('ClusterExtension', platformExtensionName('core', 'a')), undefined);
   });
 
   it('keeps one owned, labelled ClusterExtension per package and reports each package', async () => {

@@ -37,7 +37,8 @@ export function platformExtensionName(po: string, pkg: string): string {
   return boundedName(`${po}-${pkg}`);
 }
 
-const DEFAULT_SERVICE_ACCOUNT = { name: 'binnacle-installer', namespace: 'binnacle-system' };
+/** The installer a PlatformOperator without spec.serviceAccount installs as: install-self's, in the manager's namespace. */
+const DEFAULT_INSTALLER = 'binnacle-installer';
 
 /**
  * Maps a BundleDeployment to the PlatformOperators whose extensions need it, so that a
@@ -74,7 +75,19 @@ interface State {
 export type PlatformOperatorClient = Pick<ObjectReader, 'get' | 'list'> & Pick<ObjectWriter, 'apply' | 'delete'> & Pick<StatusWriter, 'applyStatus'> & Pick<Discovery, 'resourceFor'>;
 
 export class PlatformOperatorReconciler implements Reconciler {
-  constructor(private readonly client: PlatformOperatorClient) {}
+  /** The manager's namespace (default binnacle-system): where the default installer lives, where nothing is installed. */
+  private readonly managerNamespace: string;
+
+  constructor(
+    private readonly client: PlatformOperatorClient,
+    o: { managerNamespace?: string } = {},
+  ) {
+    this.managerNamespace = o.managerNamespace ?? 'binnacle-system';
+  }
+
+  private installer(po: PlatformOperator): { name: string; namespace: string } {
+    return po.spec.serviceAccount ?? { name: DEFAULT_INSTALLER, namespace: this.managerNamespace };
+  }
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
     let po: PlatformOperator;
@@ -128,10 +141,12 @@ export class PlatformOperatorReconciler implements Reconciler {
       if (typeof p.name !== 'string' || p.name === '') problems.push(`spec.packages[${i}].name: required`);
       else if (seen.has(p.name)) problems.push(`spec.packages[${i}].name: package "${p.name}" is listed twice`);
       else seen.add(p.name);
-      // The default installer lives in the manager's namespace, where nothing is installed (its
+      // Nothing is installed in the manager's namespace, where the default installer lives (its
       // BundleDeployment would be refused there: bundle-deployment.ts managerNamespaceProblems).
-      if (s.po.spec.serviceAccount === undefined && (p.namespace === undefined || p.namespace === '')) {
-        problems.push(`spec.packages[${i}].namespace: required without spec.serviceAccount (the default installer's namespace, ${DEFAULT_SERVICE_ACCOUNT.namespace}, is Binnacle's own: no operator is installed there)`);
+      const into = p.namespace === undefined || p.namespace === '' ? this.installer(s.po).namespace : p.namespace;
+      if (into === this.managerNamespace) {
+        const why = p.namespace === undefined || p.namespace === '' ? ` (the namespace of the installer ${s.po.spec.serviceAccount === undefined ? `${DEFAULT_INSTALLER}, the default` : 'spec.serviceAccount names'}) ` : ' ';
+        problems.push(`spec.packages[${i}].namespace: "${into}"${why}is Binnacle's own namespace, where no operator is installed: name another`);
       }
     }
     if (problems.length === 0) return CONTINUE;
@@ -140,7 +155,7 @@ export class PlatformOperatorReconciler implements Reconciler {
   }
 
   async ensureExtensions(s: State): Promise<StepOutcome> {
-    const sa = s.po.spec.serviceAccount ?? DEFAULT_SERVICE_ACCOUNT;
+    const sa = this.installer(s.po);
     for (const p of this.packages(s)) {
       const ceName = platformExtensionName(s.name, p.name);
       s.wanted.set(ceName, p.name);
@@ -216,7 +231,7 @@ export class PlatformOperatorReconciler implements Reconciler {
   }
 
   async clusterOperator(s: State): Promise<StepOutcome> {
-    const sa = s.po.spec.serviceAccount ?? DEFAULT_SERVICE_ACCOUNT;
+    const sa = this.installer(s.po);
     const namespaces = this.packages(s).map((p) => p.namespace ?? sa.namespace);
     await writeClusterOperator(this.client, s.po, clusterOperatorStatus(s.po, s.conditions.toArray(), s.packages, namespaces));
     const settled = s.packages.every((p) => p.reason === 'Healthy' || p.reason === 'Removed');

@@ -64,13 +64,14 @@ test("confined to a release's namespaces: another namespace's objects and lists 
   const discovery: Record<string, unknown> = {
     '/api/v1': { resources: [{ name: 'secrets', namespaced: true }, { name: 'namespaces', namespaced: false }, { name: 'nodes', namespaced: false }] },
     '/apis/storage.k8s.io/v1': { resources: [{ name: 'storageclasses', namespaced: false }] },
+    '/apis/example.com/v1': { resources: [{ name: 'namespaces', namespaced: true }] },
   };
   const gate = confinedLookup((method, path) => {
     calls.push(path);
     const doc = discovery[path];
     return Promise.resolve(doc === undefined ? { status: 200, body: '{}' } : { status: 200, body: JSON.stringify(doc) });
   }, new Set(['team-a', 'shared']));
-  for (const path of ['/api/v1/namespaces/team-b/secrets/db', '/api/v1/namespaces/team-b/secrets', '/apis/apps/v1/namespaces/kube-system/deployments', '/api/v1/secrets', '/apis/example.com/v1/widgets']) {
+  for (const path of ['/api/v1/namespaces/team-b/secrets/db', '/api/v1/namespaces/team-b/secrets', '/apis/apps/v1/namespaces/kube-system/deployments', '/api/v1/secrets', '/apis/example.com/v1/widgets', '/apis/example.com/v1/namespaces']) {
     const res = await gate('GET', path, '');
     assert.equal(res.status, 403, path);
     assert.match((JSON.parse(res.body) as { message: string }).message, /reads namespaced resources in shared, team-a only/);

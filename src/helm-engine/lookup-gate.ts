@@ -61,7 +61,8 @@ export function confinedLookup(transport: LookupTransport, namespaces: ReadonlyS
     if (rest[0] === 'namespaces' && rest.length >= 3) {
       return namespaces.has(rest[1] ?? '') ? transport(method, path, body) : refuse(bare, `this release reads namespaced resources in ${allowed} only`);
     }
-    if (rest.length === 1 && rest[0] !== 'namespaces') {
+    // The core group's Namespace list passes (cluster-scoped); another group's `namespaces` is asked of discovery like any list.
+    if (rest.length === 1 && !(segs[0] === 'api' && rest[0] === 'namespaces')) {
       // A list at cluster level: across every namespace when the resource is namespaced.
       const discovery = await transport('GET', `/${segs.slice(0, prefix).join('/')}`, '');
       const resources = discovery.status === 200 ? resourcesOf(discovery.body) : undefined;

@@ -676,7 +676,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
 
   private request(verb: FakeVerb, ref: RequestRef, extra: Pick<FakeRequest, 'propagation' | 'resourceVersion' | 'labelSelector'> = {}): FakeRequest {
     // The real client's checks before any request: an apiVersion or name that would climb in a URL path.
-    if (ref.apiVersion !== '') checkApiVersion(ref.apiVersion);
+    if (verb !== 'discover' || ref.apiVersion !== '') checkApiVersion(ref.apiVersion);
     checkPathNames(ref.kind, ref);
     const resource = this.cluster.kindInfo(ref.apiVersion, ref.kind)?.plural ?? `${ref.kind.toLowerCase()}s`;
     return {

@@ -360,6 +360,8 @@ async function defaultEngine(): Promise<HelmEngine> {
 async function renderChartCached(engine: CachingEngine, input: ChartRenderInput, actingAs: string | undefined): Promise<ChartRender> {
   checkValues(input.values);
   const { renderChart } = await import('../helm/index.js');
-  const keyed = engine.keyed({ chartDigest: input.chartDigest, lookupAs: actingAs, lookupClient: input.client });
+  // What `lookup` may read is part of who reads: a render confined to some namespaces is never served from an unconfined one.
+  const confined = input.lookupNamespaces === undefined ? '' : ` confined to ${[...new Set(input.lookupNamespaces)].sort().join(',')}`;
+  const keyed = engine.keyed({ chartDigest: input.chartDigest, lookupAs: actingAs === undefined ? undefined : `${actingAs}${confined}`, lookupClient: input.client });
   return renderChart({ ...input, engine: keyed });
 }

@@ -10,6 +10,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { countingEngine } from '../helm-engine/engine-cache.test-helper.js';
 import { createRenderer } from './index.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import type { HelmEngine, RenderResult, TemplateRequest } from '../helm-engine/engine.js';
 
 const release = { name: 'r', namespace: 'ns' };
 
@@ -124,4 +126,26 @@ describe('one way through: every caller renders with a renderer', () => {
       .filter((p) => direct.test(readFileSync(join(SRC, p), 'utf8')));
     assert.deepEqual(offenders, []);
   });
+});
+
+test('a render whose lookup is confined is never answered from an unconfined render cached for the same identity', async () => {
+  // Helm's engine standing in: its template copies what `lookup "v1" "Secret" "team-b" "db"` read into a ConfigMap.
+  const engine: HelmEngine = {
+    ...countingEngine(),
+    async render(req: TemplateRequest): Promise<RenderResult> {
+      const res = req.lookup === undefined ? { status: 404, body: '' } : await req.lookup('GET', '/api/v1/namespaces/team-b/secrets/db', '');
+      if (res.status !== 200) throw new Error(`lookup refused: ${res.body}`);
+      const password = (JSON.parse(res.body) as { data?: { password?: string } }).data?.password ?? 'none';
+      const manifest = `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: peek\ndata:\n  stolen: "${password}"\n`;
+      const chart = { metadata: { name: 'peek', version: '0.1.0' }, lock: null, templates: null, values: null, schema: null, files: null };
+      return { output: manifest, crds: [], release: { name: req.releaseName ?? '', namespace: req.namespace ?? '', version: 1, manifest, chart, config: {}, info: { first_deployed: '', last_deployed: '', deleted: '', status: 'pending-install' }, hooks: [] } };
+    },
+  };
+  const cluster = new FakeCluster({ objects: [{ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'team-b' }, data: { password: 'c2VjcmV0' } }] });
+  const renderer = createRenderer({ engine });
+  const input = { chart: '/nonexistent', chartDigest: `sha256:${'c'.repeat(64)}`, release: { name: 'r', namespace: 'team-a' }, values: {}, revision: 1, client: cluster.client() };
+  const as = 'system:serviceaccount:platform:helm';
+  const open = await renderer.chart(input, as);
+  assert.equal((open.objects[0] as { data?: { stolen?: string } }).data?.stolen, 'c2VjcmV0', 'unconfined: read');
+  await assert.rejects(renderer.chart({ ...input, lookupNamespaces: ['team-a'] }, as), /lookup refused.*reads namespaced resources in team-a only/);
 });

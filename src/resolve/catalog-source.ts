@@ -6,7 +6,7 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { loadFbcStream } from '../catalog/index.js';
+import { DEFAULT_MAX_CATALOG_BYTES, loadFbcStream } from '../catalog/index.js';
 import { render } from '../catalog-render/index.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
 import { isTimeout, timeoutReason } from '../util/deadline.js';
@@ -19,8 +19,6 @@ export interface LoadedCatalog {
   problems: string[];
 }
 
-/** Refuse catalog responses larger than this; far above any real catalog. */
-export const DEFAULT_MAX_CATALOG_BYTES = 512 * 1024 * 1024;
 /** How long a catalog server has to send the whole catalog. */
 export const DEFAULT_CATALOG_TIMEOUT_MS = 60_000;
 
