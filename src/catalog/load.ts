@@ -21,6 +21,7 @@ import { decodeDocument, type Decoded } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
+import { fileKindOf } from '../util/file-kind.js';
 
 /** Default per-file limit: well above any real catalog file, well below exhausting memory. */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -598,17 +599,9 @@ export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptio
   return { result, files: files.length };
 }
 
-/** What a file is, for a problem that says it is not a regular file. */
-function fileKind(st: Stats): string {
-  if (st.isDirectory()) return 'a directory';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSocket()) return 'a socket';
-  return 'not a regular file';
-}
 
 function notRegular(st: Stats, file: string, result: ValidationResult): void {
-  result.error('fbc.not-regular-file', `is ${fileKind(st)}, not a regular file: only regular files are read as catalog files`, { file });
+  result.error('fbc.not-regular-file', `is ${fileKindOf(st)}, not a regular file: only regular files are read as catalog files`, { file });
 }
 
 function catalogTooLarge(limit: number, file: string, result: ValidationResult): void {

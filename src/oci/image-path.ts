@@ -5,10 +5,10 @@
  * they are as untrusted as the layers, and must lead to a directory of this tree and nowhere
  * else (not the host's `/dev/zero`, not another image's tree beside it in the cache).
  */
-import type { Stats } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
 import { join, sep } from 'node:path';
 import { InputError } from '../util/errors.js';
+import { fileKindOf } from '../util/file-kind.js';
 
 /** Whether the absolute path `p` is `root` or under it (both already real paths). */
 export function isInside(root: string, p: string): boolean {
@@ -22,13 +22,6 @@ function errnoOf(err: unknown): unknown {
   return typeof err === 'object' && err !== null && 'code' in err ? err.code : undefined;
 }
 
-function kindOf(st: Stats): string {
-  if (st.isFile()) return 'a file';
-  if (st.isCharacterDevice() || st.isBlockDevice()) return 'a device';
-  if (st.isFIFO()) return 'a FIFO';
-  if (st.isSocket()) return 'a socket';
-  return 'neither a file nor a directory';
-}
 
 /**
  * The real path of the directory that the image label `label` (whose value is `value`) names
@@ -62,6 +55,6 @@ export async function imageLabelDir(root: string, label: string, value: string):
   }
   if (!isInside(realRoot, real)) throw refuse('OCI_UNSAFE_LINK', `names ${quotedPath(shown)}, which leads, through a symlink, out of the image`);
   const st = await stat(real);
-  if (!st.isDirectory()) throw refuse('OCI_LABEL_PATH_NOT_DIRECTORY', `names ${quotedPath(shown)}, which is ${kindOf(st)} in the image, not a directory`);
+  if (!st.isDirectory()) throw refuse('OCI_LABEL_PATH_NOT_DIRECTORY', `names ${quotedPath(shown)}, which is ${fileKindOf(st)} in the image, not a directory`);
   return real;
 }
