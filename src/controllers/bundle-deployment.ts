@@ -73,7 +73,7 @@ export function specProblems(written: unknown): string[] {
  * The manager's own namespace is never an install or watched namespace: a bundle's namespaced
  * permissions land as a Role there, and an operator that may create Pods or Secrets in it could run
  * as the manager (which may impersonate every installer) or read and forge the trusted release
- * records kept there (docs/trust-model.md, "The manager's namespace"). Each as `field: reason`.
+ * records kept there (docs/trust-model.md, "The manager's own identity"). Each as `field: reason`.
  */
 export function managerNamespaceProblems(written: unknown, managerNamespace: string): string[] {
   const spec: Record<string, unknown> = typeof written === 'object' && written !== null && !Array.isArray(written) ? { ...written } : {};

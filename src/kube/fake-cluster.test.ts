@@ -371,3 +371,16 @@ test('putApplied leaves an object as a manager applied it: applied again without
   await cluster.client().apply({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'y', namespace: 'a', labels: { l: 'v' } } });
   assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'y' })?.data, { a: '1' }, 'put: owned by no manager, so kept');
 });
+
+test("the fake client refuses what the real client refuses before any request: an apiVersion that is not group/version (an empty one too), a name or namespace '.' or '..'; discovery of the server's version asks with none", async () => {
+  const cluster = new FakeCluster();
+  const client = cluster.client();
+  for (const apiVersion of ['', '../../healthz', 'Apps/v1']) {
+    await assert.rejects(client.find({ apiVersion, kind: 'ConfigMap', namespace: 'ns', name: 'x' }), /is not a group\/version/, JSON.stringify(apiVersion));
+  }
+  await assert.rejects(client.list('', 'ConfigMap'), /is not a group\/version/);
+  await assert.rejects(client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: '..', name: 'x' }), /is not a Kubernetes name/);
+  await assert.rejects(client.find({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'ns', name: '.' }), /is not a Kubernetes name/);
+  assert.deepEqual(cluster.log, [], 'nothing reached the cluster');
+  assert.equal(typeof (await client.serverVersion()), 'string');
+});
