@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import type { ObjectReader } from '../kube/ports.js';
 import { describeRef, refOf, type KubeObject } from '../kube/types.js';
 import { crdEstablishment } from '../kube/crd-established.js';
+import { sleepWithoutWorker } from '../kube/reconcile-context.js';
 import { errorMessage } from '../util/errors.js';
 import type { HealthReport, ObjectHealth, WaitStrategy } from './types.js';
 
@@ -323,7 +324,8 @@ export async function waitForHealthy(client: ProbeClient, objects: readonly Kube
     if (now() >= deadline) return reportOf();
     opts.logger.debug({ waiting: notYet.map((o) => `${describeRef(refOf(o))}: ${latest.get(o)?.reason ?? ''}`) }, 'waiting for health');
     pending = notYet;
-    await new Promise((r) => setTimeout(r, Math.min(interval, Math.max(0, deadline - now()))));
+    // Waiting for another's work (a rollout): the reconcile's worker is free meanwhile.
+    await sleepWithoutWorker(Math.min(interval, Math.max(0, deadline - now())));
   }
 }
 

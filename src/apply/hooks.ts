@@ -8,9 +8,9 @@
  * fails the operation. Hooks are not part of the release's objects: never pruned, and left in
  * place on uninstall unless a policy removes them, as in Helm.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { isNotFound } from '../kube/errors.js';
+import { sleepWithoutWorker } from '../kube/reconcile-context.js';
 import type { ClusterClient } from '../kube/ports.js';
 import { describeRef, isKubeObject, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { BinnacleError, errorMessage, InputError } from '../util/errors.js';
@@ -29,6 +29,7 @@ export interface HookRunOptions {
   logger: Logger;
   /** How long one hook may take; Helm's default --timeout is 5 minutes. */
   timeoutMs: number;
+  /** The longest wait between two looks at a running hook (1 s); the first looks come sooner. */
   pollIntervalMs?: number;
   now?: () => Date;
   /** What the release may hold (its kind's scope): a hook outside it does not run, and fails its event. */
@@ -168,26 +169,36 @@ async function namespaced(client: HookClient, obj: KubeObject, ns: string): Prom
 async function deleteAndWait(client: HookClient, ref: ObjectRef, o: HookRunOptions): Promise<void> {
   if (!(await client.delete(ref, { propagationPolicy: 'Background' }))) return;
   const deadline = Date.now() + o.timeoutMs;
-  const most = o.pollIntervalMs ?? 500;
+  const most = o.pollIntervalMs ?? HOOK_POLL_MS;
   let interval = Math.min(FIRST_DELETE_POLL_MS, most);
   while ((await client.find(ref)) !== undefined) {
     if (Date.now() > deadline) throw new BinnacleError('transient', 'HOOK_TIMEOUT', `${describeRef(ref)} from an earlier run was not deleted within ${o.timeoutMs} ms`);
-    await sleep(interval);
+    await sleepWithoutWorker(interval);
     interval = Math.min(interval * 2, most);
   }
 }
 
 /** The first look after deleting a hook of an earlier run. */
 const FIRST_DELETE_POLL_MS = 25;
+/** The first look at a hook Job or Pod after creating it: none finishes sooner. */
+const FIRST_HOOK_POLL_MS = 250;
+/** The longest wait between two looks at a hook (Helm's legacy wait polls every 2 s). */
+const HOOK_POLL_MS = 1000;
 
 interface JobLike {
   status?: { conditions?: { type?: string; status?: string; reason?: string; message?: string }[]; phase?: string; succeeded?: number };
 }
 
-/** Answers undefined when the hook succeeded, or why it failed. */
+/**
+ * Answers undefined when the hook succeeded, or why it failed. Between looks the reconcile
+ * gives its worker back (sleepWithoutWorker): a tenant's Job that never finishes holds only
+ * its own release until the timeout, not the kind's workers.
+ */
 async function waitForHook(client: HookClient, ref: ObjectRef, o: HookRunOptions): Promise<string | undefined> {
   if (ref.kind !== 'Job' && ref.kind !== 'Pod') return undefined;
   const deadline = Date.now() + o.timeoutMs;
+  const most = o.pollIntervalMs ?? HOOK_POLL_MS;
+  let interval = Math.min(FIRST_HOOK_POLL_MS, most);
   for (;;) {
     const live = await client.find<KubeObject & JobLike>(ref);
     if (live === undefined) return `${describeRef(ref)} disappeared before it finished`;
@@ -202,6 +213,7 @@ async function waitForHook(client: HookClient, ref: ObjectRef, o: HookRunOptions
       if (live.status?.phase === 'Failed') return `pod ${ref.name} failed`;
     }
     if (Date.now() > deadline) return `timed out after ${o.timeoutMs} ms waiting for ${describeRef(ref)}`;
-    await sleep(o.pollIntervalMs ?? 500);
+    await sleepWithoutWorker(interval);
+    interval = Math.min(interval * 2, most);
   }
 }

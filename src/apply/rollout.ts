@@ -11,6 +11,7 @@ import type { DriftSpec } from '../api/types.js';
 import { FIELD_MANAGER } from '../kube/client.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
 import { isAlreadyExists, isTransient } from '../kube/errors.js';
+import { sleepWithoutWorker } from '../kube/reconcile-context.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { canonicalJson } from '../util/canonical-json.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
@@ -256,7 +257,7 @@ async function deleteForReplacement(cfg: ActionConfig, obj: KubeObject, log: Log
   const ref = refOf(obj);
   log.warn({ object: describeRef(ref) }, 'the API server refuses this change in place: replacing the object (force)');
   await cfg.client.delete(ref, { propagationPolicy: 'Foreground' });
-  const gone = await pollUntil(() => findQuiet(cfg.client, ref), (live) => live === undefined, { timeoutMs: cfg.replaceTimeoutMs, intervalMs: waitIntervalMs(cfg) });
+  const gone = await pollUntil(() => findQuiet(cfg.client, ref), (live) => live === undefined, { timeoutMs: cfg.replaceTimeoutMs, intervalMs: waitIntervalMs(cfg), sleep: sleepWithoutWorker });
   if (!gone.done) {
     const finalizers = gone.value?.metadata.finalizers ?? [];
     throw new BinnacleError(

@@ -4,7 +4,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { BinnacleError, InputError, TerminalError, ValidationError, ValidationResult, type ErrorClass } from '../util/errors.js';
-import { Controller, failureAction, reconcilerFunc, type ControllerOptions, type ReconcileRequest, type Reconciler } from './controller.js';
+import { Controller, failureAction, reconcilerFunc, sleepStretch, WorkerPermits, type ControllerOptions, type ReconcileRequest, type Reconciler } from './controller.js';
+import { sleepWithoutWorker } from './reconcile-context.js';
 import { apiErrorFromResponse } from './errors.js';
 import { ControllerMetrics } from './metrics.js';
 
@@ -225,4 +226,112 @@ test('a reconcile that throws is requeued or not by its class; a bug is logged w
     assert.equal(line.level, k.level, `case ${i}: log level`);
     assert.equal(typeof line.stack === 'string' && line.stack.length > 0, k.stack, `case ${i}: stack logged`);
   }
+});
+
+/** Waits until `cond` holds, looking every 5 ms; the test's timeout bounds it. */
+async function until(cond: () => boolean): Promise<void> {
+  while (!cond()) await sleep(5);
+}
+
+test('a reconcile asleep without its worker lets other keys run; its own key is never reconciled twice at once', { timeout: 30_000 }, async () => {
+  const order: string[] = [];
+  let aMayFinish = false;
+  let runningA = 0;
+  let maxRunningA = 0;
+  let awake = 0;
+  let maxAwake = 0;
+  const c = testController(
+    async (req) => {
+      awake++;
+      maxAwake = Math.max(maxAwake, awake);
+      order.push(`start ${req.key}`);
+      if (req.key === 'ns/a') {
+        runningA++;
+        maxRunningA = Math.max(maxRunningA, runningA);
+        // As a hook wait does on its first run: look, sleep without the worker, look again.
+        const first = order.filter((x) => x === 'start ns/a').length === 1;
+        while (first && !aMayFinish) {
+          awake--;
+          await sleepWithoutWorker(5);
+          awake++;
+        }
+        runningA--;
+      }
+      order.push(`end ${req.key}`);
+      awake--;
+      return undefined;
+    },
+    { workers: 1 },
+  );
+  const stop = new AbortController();
+  const running = c.run(stop.signal);
+  c.enqueue('ns/a');
+  await until(() => order.includes('start ns/a'));
+  await sleep(20); // a sleeps and wakes while the queue is empty: it must get its worker back
+  c.enqueue('ns/b');
+  c.enqueue('ns/a'); // changed again while its reconcile waits: looked at after, not beside it
+  await until(() => order.includes('end ns/b'));
+  assert.ok(!order.includes('end ns/a'), 'b ran to its end on the one worker while a slept');
+  assert.equal(order.filter((x) => x === 'start ns/a').length, 1, 'a is in flight: not started again');
+  aMayFinish = true;
+  await until(() => order.filter((x) => x === 'end ns/a').length === 2);
+  stop.abort();
+  await running;
+  assert.equal(maxRunningA, 1);
+  assert.equal(maxAwake, 1, 'never more reconciles awake than workers');
+});
+
+test('the permits: one given back serves a reconcile coming back before a new key; sleeps of one reconcile give back one permit', async () => {
+  const p = new WorkerPermits(1);
+  await p.acquire();
+  const got: string[] = [];
+  const starting = p.acquire().then(() => got.push('new key'));
+  const returning = p.acquire(true).then(() => got.push('returning'));
+  p.release();
+  await returning;
+  assert.deepEqual(got, ['returning']);
+  p.release();
+  await starting;
+  assert.deepEqual(got, ['returning', 'new key']);
+
+});
+
+test('two concurrent sleeps of one reconcile give back one worker; a sleep it leaves behind takes none', { timeout: 30_000 }, async () => {
+  let awake = 0;
+  let maxAwake = 0;
+  const done: string[] = [];
+  const c = testController(
+    async (req) => {
+      if (req.key === 'ns/a') {
+        await Promise.all([sleepWithoutWorker(40), sleepWithoutWorker(40)]);
+        void sleepWithoutWorker(5); // outlives the reconcile
+      } else {
+        awake++;
+        maxAwake = Math.max(maxAwake, awake);
+        await sleep(15);
+        awake--;
+      }
+      done.push(req.key);
+      return undefined;
+    },
+    { workers: 1 },
+  );
+  const stop = new AbortController();
+  const running = c.run(stop.signal);
+  c.enqueue('ns/a');
+  await sleep(5);
+  for (const k of ['ns/b', 'ns/c', 'ns/d']) c.enqueue(k);
+  await until(() => done.length === 4);
+  await sleep(20); // a's left-behind sleep is over
+  for (const k of ['ns/e', 'ns/f']) c.enqueue(k);
+  await until(() => done.length === 6);
+  stop.abort();
+  await running;
+  assert.equal(maxAwake, 1, 'one worker: b, c, d, e and f one at a time');
+});
+
+test('many reconciles asleep without their workers look again less often, together about as often as the workers would', () => {
+  assert.equal(sleepStretch(1000, 1, 16), 1000);
+  assert.equal(sleepStretch(1000, 16, 16), 1000);
+  assert.equal(sleepStretch(1000, 1600, 16), 100_000);
 });

@@ -19,6 +19,7 @@
  *   - `internal`, or anything that is not a BinnacleError: a bug in Binnacle; logged with its
  *     stack and requeued with backoff (the bug may be in a path that state can route around).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { BinnacleError, TerminalError, errorMessage } from '../util/errors.js';
 import { isTransient } from './errors.js';
@@ -153,41 +154,52 @@ export class Controller {
     this.metrics?.setDepth(this.name, this.queue.length);
   }
 
-  /** Runs workers until `signal` aborts, then lets in-flight reconciles finish. */
+  /**
+   * Runs workers until `signal` aborts, then lets in-flight reconciles finish. The workers are
+   * permits: a reconcile waiting for the world (a hook Job, an object being deleted) sleeps
+   * without its permit (`sleepWithoutWorker`), so a tenant's hung Jobs do not hold every
+   * worker of a kind; its key stays in flight, so no other reconcile of it starts meanwhile.
+   */
   async run(signal: AbortSignal): Promise<void> {
     await Promise.all(this.informers.map((i) => i.waitForSync()));
     const stop = (): void => void this.queue.shutDownWithDrain();
     signal.addEventListener('abort', stop, { once: true });
     this.metrics?.setMaxWorkers(this.name, this.workers);
-    const workers = Array.from({ length: this.workers }, () => this.worker(signal));
-    await Promise.all(workers);
+    const permits = new WorkerPermits(this.workers);
+    const running = new Set<Promise<void>>();
+    for (;;) {
+      // The key first, then a worker: a worker held while the queue is empty would keep a
+      // reconcile waking from its sleep from ever going on.
+      const key = await this.queue.get();
+      if (key === undefined) break;
+      await permits.acquire();
+      const one = this.runKey(key, signal, permits).finally(() => running.delete(one));
+      running.add(one);
+    }
+    await Promise.all(running);
     signal.removeEventListener('abort', stop);
   }
 
-  private async worker(signal: AbortSignal): Promise<void> {
-    for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
-      this.metrics?.setDepth(this.name, this.queue.length);
-      this.metrics?.activeWorkers(this.name, 1);
-      try {
-        await this.processOne(key, signal);
-      } finally {
-        this.metrics?.activeWorkers(this.name, -1);
-        this.queue.done(key);
-      }
+  private async runKey(key: string, signal: AbortSignal, permits: WorkerPermits): Promise<void> {
+    this.metrics?.setDepth(this.name, this.queue.length);
+    const held = new HeldPermit(permits, this.workers, (delta) => this.metrics?.activeWorkers(this.name, delta));
+    try {
+      await this.processOne(key, signal, (ms) => held.sleep(ms));
+    } finally {
+      held.finish();
+      this.queue.done(key);
     }
   }
 
   /** One reconcile of `key`, with the outcome turned into queue actions. Exposed for tests. */
-  async processOne(key: string, signal: AbortSignal): Promise<void> {
+  async processOne(key: string, signal: AbortSignal, sleepWithoutWorker?: (ms: number) => Promise<void>): Promise<void> {
     const { namespace, name } = splitKey(key);
     const req: ReconcileRequest = namespace === undefined ? { key, name } : { key, namespace, name };
     const logger = this.logger.child({ key });
     const started = process.hrtime.bigint();
     let outcome: 'success' | 'requeue' | 'error' | 'terminal' = 'success';
     try {
-      const result = await inReconcile({ controller: this.name, key }, () => this.reconciler.reconcile(req, { logger, signal }));
+      const result = await inReconcile({ controller: this.name, key, ...(sleepWithoutWorker === undefined ? {} : { sleepWithoutWorker }) }, () => this.reconciler.reconcile(req, { logger, signal }));
       if (result?.failed === true && result.error !== undefined && failureAction(result.error) === 'wait-for-change') {
         outcome = this.failed(key, result.error, logger);
         return;
@@ -230,5 +242,101 @@ export class Controller {
         this.queue.addRateLimited(key);
         return 'error';
     }
+  }
+}
+
+/** How long a reconcile asleep without its worker sleeps when `asleep` of them are, for `workers` workers. */
+export function sleepStretch(ms: number, asleep: number, workers: number): number {
+  return ms * Math.max(1, asleep / workers);
+}
+
+/**
+ * A controller's N workers as N permits. A reconcile coming back from a sleep without its
+ * permit is served before a new key is taken: work begun finishes before more is started.
+ */
+export class WorkerPermits {
+  private free: number;
+  private sleeping = 0;
+  private readonly returning: (() => void)[] = [];
+  private readonly starting: (() => void)[] = [];
+
+  constructor(n: number) {
+    this.free = n;
+  }
+
+  /** Waits for a permit; `returning` ones go first. */
+  acquire(returning = false): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => (returning ? this.returning : this.starting).push(resolve));
+  }
+
+  release(): void {
+    const next = this.returning.shift() ?? this.starting.shift();
+    if (next === undefined) this.free++;
+    else next();
+  }
+
+  /** Counts reconciles asleep without a permit; answers how many are. */
+  asleep(delta: number): number {
+    this.sleeping += delta;
+    return this.sleeping;
+  }
+}
+
+/**
+ * The permit one reconcile holds, given back while it sleeps and taken again (first in line)
+ * when it wakes. Concurrent sleeps of one reconcile give back one permit; a sleep by something
+ * the reconcile left running after it finished is a plain sleep.
+ */
+class HeldPermit {
+  private holding = true;
+  private finished = false;
+  private retaking: Promise<void> | undefined;
+
+  constructor(
+    private readonly permits: WorkerPermits,
+    private readonly workers: number,
+    private readonly active: (delta: number) => void,
+  ) {
+    active(1);
+  }
+
+  async sleep(ms: number): Promise<void> {
+    if (this.holding) {
+      this.holding = false;
+      this.permits.release();
+      this.active(-1);
+    }
+    const asleep = this.permits.asleep(1);
+    try {
+      // Many sleepers look again less often, so that together they ask about as often as the
+      // workers would: a thousand hung hooks must not become a thousand polls a second.
+      await sleep(sleepStretch(ms, asleep, this.workers));
+    } finally {
+      this.permits.asleep(-1);
+      if (!this.holding && !this.finished) {
+        this.retaking ??= this.permits.acquire(true).then(() => {
+          this.retaking = undefined;
+          if (this.finished) {
+            this.permits.release();
+            return;
+          }
+          this.holding = true;
+          this.active(1);
+        });
+        await this.retaking;
+      }
+    }
+  }
+
+  finish(): void {
+    this.finished = true;
+    if (!this.holding) return;
+    this.holding = false;
+    this.permits.release();
+    this.active(-1);
   }
 }

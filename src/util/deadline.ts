@@ -32,12 +32,16 @@ export function timeoutReason(host: string, ms: number): string {
  * passed; answers the last probe and whether it was done, so that the caller can say what it
  * waited for and what was still in the way.
  */
-export async function pollUntil<T>(probe: () => Promise<T>, done: (value: T) => boolean, o: { timeoutMs: number; intervalMs: number }): Promise<{ value: T; done: boolean }> {
+export async function pollUntil<T>(
+  probe: () => Promise<T>,
+  done: (value: T) => boolean,
+  o: { timeoutMs: number; intervalMs: number; sleep?: (ms: number) => Promise<void> },
+): Promise<{ value: T; done: boolean }> {
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
     const value = await probe();
     if (done(value)) return { value, done: true };
     if (Date.now() >= deadline) return { value, done: false };
-    await new Promise((r) => setTimeout(r, o.intervalMs));
+    await (o.sleep === undefined ? new Promise((r) => setTimeout(r, o.intervalMs)) : o.sleep(o.intervalMs));
   }
 }

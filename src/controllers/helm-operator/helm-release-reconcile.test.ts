@@ -8,7 +8,7 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { parseManifest, ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
+import { ReleaseRecords, revisionRecordSecret, RECORD_OWNER_UID_LABEL } from '../../apply/index.js';
 import { crdOf } from '../../apply/crd.test-helper.js';
 import { withChartDir } from '../../helm/chart-source/fixtures.test-helper.js';
 import type { ChartRender, ChartRenderInput } from '../../helm/chart-render.js';
@@ -19,6 +19,7 @@ import { failureAction } from '../../kube/controller.js';
 import { Crash, FakeCluster, faults } from '../../kube/fake-cluster.test-helper.js';
 import { KubeApiError } from '../../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../../kube/types.js';
+import { rendered } from './rendered.test-helper.js';
 import { ACCOUNT_FOUND_TTL_MS, annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
 
 const logger = pino({ level: 'silent' });
@@ -27,21 +28,6 @@ const CR = { apiVersion: 'example.com/v1', kind: 'Pushgateway', namespace: 'team
 const SA_USER = 'system:serviceaccount:team-a:releaser';
 
 const SECRET_MANIFEST = '---\n# Source: pg/templates/secret.yaml\napiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\ndata:\n  password: c2VjcmV0\n';
-
-/** Helm's chart object as a record keeps it (a chart with templates: what tells a chart release's record from a bundle's). */
-const CHART = { metadata: { name: 'pg', version: '1.0.0', apiVersion: 'v2' }, templates: [{ name: 'templates/secret.yaml', data: '' }], values: {} };
-
-/** Helm's answer for `manifest`: its objects (as chart-render.ts parses them), its content and notes. */
-function rendered(manifest: string, hooks: { name: string; manifest: string; events?: string[] }[] = []): ChartRender {
-  return {
-    objects: parseManifest(manifest, 'test'),
-    content: { chart: CHART, manifest, notes: 'hello', hooks: hooks.map((h) => ({ name: h.name, manifest: h.manifest, kind: 'ConfigMap', path: `templates/${h.name}.yaml`, events: h.events ?? ['pre-install'], last_run: { started_at: '', completed_at: '', phase: '' }, weight: 0 })) },
-    chart: { name: 'pg', version: '1.0.0' },
-    inputDigest: 'unused',
-    notes: 'hello',
-    values: {},
-  };
-}
 
 interface SetupOptions {
   kind?: Partial<HelmKind>;
@@ -470,15 +456,17 @@ describe('Helm release reconciler: deletion', () => {
     assert.notEqual(objectOf(s.cluster, 'ConfigMap', 'kept'), undefined, 'kept by its resource policy');
 
     // The requeue: the release's records are gone and its uninstall deletes nothing; the object still holds the CR.
-    assert.deepEqual(await s.reconciler.reconcile(req, log.ctx), { requeueAfterMs: 2000 });
+    assert.deepEqual(await s.reconciler.reconcile(req, log.ctx), { requeueAfterMs: 4000 }, 'each look waits twice as long as the last');
     assert.deepEqual(log.messages().slice(3), ['Release not found', 'Uninstall wait', 'Waiting until all resources are deleted']);
+    // The dependent watches re-queue the CR as objects go; the backstop grows up to the reconcile period.
+    for (const ms of [8000, 16_000, 32_000, 60_000, 60_000]) assert.deepEqual(await s.reconciler.reconcile(req, log.ctx), { requeueAfterMs: ms });
 
     // Whoever held them lets go (the Service of the same name was held too).
     s.cluster.remove({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'team-a', name: 'pg' });
     s.cluster.remove({ apiVersion: 'v1', kind: 'Service', namespace: 'team-a', name: 'pg' });
     assert.equal(await s.reconciler.reconcile(req, log.ctx), undefined);
     assert.equal(crOf(s.cluster), undefined, 'let go once every object is gone');
-    assert.deepEqual(log.messages().slice(6), ['Release not found', 'Uninstall wait', 'Removing finalizer']);
+    assert.deepEqual(log.messages().slice(21), ['Release not found', 'Uninstall wait', 'Removing finalizer']);
   });
 
   test('uninstall-wait: an object the status manifest names but this release does not own (status is writable by others) never holds the CR, and is read only as the release', async () => {

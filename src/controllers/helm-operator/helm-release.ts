@@ -266,8 +266,19 @@ interface State {
   rendered?: ChartRender;
 }
 
-/** How often a deleted CR under uninstall-wait looks again for its release's objects, at most. */
-const UNINSTALL_WAIT_POLL_MS = 2000;
+/**
+ * A deleted CR under uninstall-wait looks again for its release's objects after 2 s, then twice
+ * as long each time up to its reconcile period: the dependent watches re-queue it as objects go,
+ * and this backstop must not ask the API server every 2 s for an object a finalizer holds.
+ */
+const UNINSTALL_WAIT_FIRST_MS = 2000;
+/** Uninstall waits remembered at once (CRs being deleted); past it they start again from the first wait. */
+const MAX_UNINSTALL_WAITS = 10_000;
+
+/** The backstop of the `waits`-th look (from 0) of an uninstall-wait, for a CR looked at every `periodMs`. */
+export function uninstallWaitMs(waits: number, periodMs: number): number {
+  return Math.min(periodMs, UNINSTALL_WAIT_FIRST_MS * 2 ** Math.min(waits, 30));
+}
 
 /** Conditions as helm-operator writes them: an empty reason or message is left out. */
 /**
@@ -350,6 +361,8 @@ export class HelmReleaseReconciler implements Reconciler {
   private readonly ports: HelmReleasePorts;
   /** When each release identity's ServiceAccount was last found, by `namespace/name` (identity step). */
   private readonly accountsFound = new Map<string, number>();
+  /** How many times each deleted CR (by uid) under uninstall-wait has looked for its objects. */
+  private readonly uninstallWaits = new Map<string, number>();
 
   constructor(private readonly o: HelmReleaseReconcilerOptions) {
     this.schemas = o.engine.schemas;
@@ -505,9 +518,15 @@ export class HelmReleaseReconciler implements Reconciler {
       s.conditions.set('ReleaseFailed', true, 'UninstallError', `looking for the release's objects left after the uninstall failed: ${errorMessage(err)}`);
       return stop({ failed: true });
     }
-    if (left.length === 0) return undefined;
+    if (left.length === 0) {
+      this.uninstallWaits.delete(s.owner.uid);
+      return undefined;
+    }
+    const waits = this.uninstallWaits.get(s.owner.uid) ?? 0;
+    if (this.uninstallWaits.size >= MAX_UNINSTALL_WAITS) this.uninstallWaits.clear();
+    this.uninstallWaits.set(s.owner.uid, waits + 1);
     s.logger.info({ left: left.slice(0, 10).map(describeRef) }, 'Waiting until all resources are deleted');
-    return stop({ requeueAfterMs: Math.min(s.periodMs, UNINSTALL_WAIT_POLL_MS) });
+    return stop({ requeueAfterMs: uninstallWaitMs(waits, s.periodMs) });
   }
 
   private async namespaceGoing(namespace: string): Promise<boolean> {
