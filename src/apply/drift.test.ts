@@ -67,6 +67,29 @@ describe('fieldDrift: only what the manifest sets', () => {
     assert.ok(!JSON.stringify(drift).includes('hunter2') && !JSON.stringify(drift).includes('b3RoZXI='));
   });
 
+  it("a zero value the server defaulted is drift only once someone else holds the field (the API server's managedFields)", () => {
+    // operator-sdk's memcached chart: `imagePullPolicy: ""`, stored as IfNotPresent; the probe's `timeoutSeconds: 0`, as 1.
+    const desired = deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: '', livenessProbe: { timeoutSeconds: 0 } }]);
+    const container = (fields: Record<string, unknown>) => ({ 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"manager"}': { '.': {}, 'f:name': {}, 'f:image': {}, ...fields } } } } } });
+    const held = { 'f:imagePullPolicy': {}, 'f:livenessProbe': { 'f:timeoutSeconds': {} } };
+    const live = (managedFields: unknown[], imagePullPolicy = 'IfNotPresent'): KubeObject => {
+      const o = deployment([{ name: 'manager', image: 'op:1', imagePullPolicy, livenessProbe: { timeoutSeconds: 1, periodSeconds: 10 } }]);
+      return { ...o, metadata: { ...o.metadata, managedFields } };
+    };
+    const binnacle = (fields: Record<string, unknown>, manager = 'binnacle') => ({ manager, operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: container(fields) });
+    assert.deepEqual(fieldDrift(desired, live([binnacle(held)])), []);
+    // kubectl edit took imagePullPolicy (an Update); the probe's timeout is still Binnacle's.
+    const edited = live([binnacle({ 'f:livenessProbe': { 'f:timeoutSeconds': {} } }), { manager: 'kubectl-edit', operation: 'Update', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: container({ 'f:imagePullPolicy': {} }) }], 'Always');
+    assert.deepEqual(fieldDrift(desired, edited), [{ path: 'spec.template.spec.containers[name=manager].imagePullPolicy', manifest: '', live: 'Always' }]);
+    // No managedFields to go by (an object not applied by server-side apply): compared as before.
+    assert.equal(fieldDrift(desired, live([])).length, 2);
+    // Another applier's configuration (OLM v1's ClusterObjectSet) when its manager is named.
+    assert.equal(fieldDrift(desired, live([binnacle(held, 'olm.operatorframework.io')])).length, 2);
+    assert.deepEqual(fieldDrift(desired, live([binnacle(held, 'olm.operatorframework.io')]), 'olm.operatorframework.io'), []);
+    // A value the manifest sets that is not a zero value is compared as ever, whoever holds it.
+    assert.equal(fieldDrift(deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: 'Always' }]), live([binnacle(held)])).length, 1);
+  });
+
   it('resource quantities compare by value', () => {
     assert.equal(quantityValue('500m'), 0.5);
     assert.equal(quantityValue('1Gi'), 2 ** 30);

@@ -3,14 +3,19 @@
  * The revision's manifest (what `helm get manifest` prints) is the reference, with the
  * namespaces the applier fills in. Only the fields the manifest sets are compared, so what the
  * API server defaults or another controller adds is not drift; an object the manifest has and
- * the cluster lacks is missing. Values of a Secret's data are never shown, only that they differ.
+ * the cluster lacks is missing. A zero value the manifest sets (`imagePullPolicy: ""`, a probe's
+ * `timeoutSeconds: 0`) is one the server stores as unset and may default: a live value in its
+ * place is drift only when someone else holds the field, not while Binnacle's applied
+ * configuration still does (server-side apply gives a field to whoever changes it). Values of a
+ * Secret's data are never shown, only that they differ.
  * The console's drift view and the custom-resource delete preview read releases through here.
  */
 import type { Discovery, ObjectReader } from '../kube/ports.js';
+import { FIELD_MANAGER } from '../kube/client.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../kube/types.js';
 import { errorMessage } from '../util/errors.js';
-import { withoutPointers, type Pointer } from './drift-policy.js';
+import { appliesField, withoutPointers, type Pointer } from './drift-policy.js';
 import { optionalApi } from './optional-kinds.js';
 import { parseManifest } from './release.js';
 import { ReleaseStore, type StoreClient } from './release-store.js';
@@ -119,42 +124,61 @@ const isUnset = (v: unknown): boolean => v === undefined || v === null;
 /** What Go's `omitempty` leaves out when the server stores it: an unset live field matches it. */
 const isZero = (v: unknown): boolean => v === '' || v === false || v === 0 || (Array.isArray(v) && v.length === 0) || (isRecord(v) && Object.keys(v).length === 0);
 
-function compare(desired: unknown, live: unknown, path: string, key: string, parentKey: string, out: FieldDrift[]): void {
+/** One comparison: where its differences go, and whether Binnacle's applied configuration holds the live field at a pointer. */
+interface Walk {
+  out: FieldDrift[];
+  held: (p: Pointer) => boolean;
+}
+
+/** Whether a value the manifest sets is the live one: equal, the same quantity, or the same number as a string. */
+function sameValue(desired: unknown, live: unknown, key: string, parentKey: string): boolean {
+  if (desired === live) return true;
+  if ((QUANTITY_MAPS.has(parentKey) || QUANTITY_KEYS.has(key)) && sameQuantity(desired, live)) return true;
+  // A value the server stores in its declared type (an int-or-string given as "8080").
+  return typeof desired !== typeof live && (typeof desired === 'number' || typeof live === 'number') && String(desired) === String(live);
+}
+
+/** `at` is the live field's pointer (list items by their index in the live list). */
+function compare(desired: unknown, live: unknown, path: string, at: Pointer, key: string, parentKey: string, w: Walk): void {
   if (isUnset(desired)) return; // the manifest does not set it
   if (isUnset(live)) {
     // A map the live object lacks is one difference, unless all it sets are zero values.
-    const sub: FieldDrift[] = [];
-    if (isRecord(desired)) for (const [k, v] of Object.entries(desired)) compare(v, undefined, join(path, k), k, key, sub);
-    if (isRecord(desired) ? sub.length > 0 : !isZero(desired)) out.push({ path, manifest: desired });
+    const sub: Walk = { ...w, out: [] };
+    if (isRecord(desired)) for (const [k, v] of Object.entries(desired)) compare(v, undefined, join(path, k), [...at, k], k, key, sub);
+    if (isRecord(desired) ? sub.out.length > 0 : !isZero(desired)) w.out.push({ path, manifest: desired });
     return;
   }
   if (isRecord(desired)) {
-    if (!isRecord(live)) return void out.push({ path, manifest: desired, live });
-    for (const [k, v] of Object.entries(desired)) compare(v, live[k], join(path, k), k, key, out);
+    if (!isRecord(live)) return void w.out.push({ path, manifest: desired, live });
+    for (const [k, v] of Object.entries(desired)) compare(v, live[k], join(path, k), [...at, k], k, key, w);
     return;
   }
   if (Array.isArray(desired)) {
-    if (!Array.isArray(live)) return void out.push({ path, manifest: desired, live });
-    return compareLists(desired, live, path, key, parentKey, out);
+    if (!Array.isArray(live)) return void w.out.push({ path, manifest: desired, live });
+    return compareLists(desired, live, path, at, key, parentKey, w);
   }
-  if (desired === live) return;
-  if ((QUANTITY_MAPS.has(parentKey) || QUANTITY_KEYS.has(key)) && sameQuantity(desired, live)) return;
-  // A value the server stores in its declared type (an int-or-string given as "8080").
-  if (typeof desired !== typeof live && (typeof desired === 'number' || typeof live === 'number') && String(desired) === String(live)) return;
-  out.push({ path, manifest: desired, live });
+  if (sameValue(desired, live, key, parentKey)) return;
+  // A zero value Binnacle applied, which the server took as unset and defaulted (a container's
+  // imagePullPolicy "" stored as IfNotPresent): while Binnacle's applied configuration still
+  // holds the field no one else changed it, and applying it again would change nothing.
+  if (isZero(desired) && !isRecord(live) && !Array.isArray(live) && w.held(at)) return;
+  w.out.push({ path, manifest: desired, live });
 }
 
 /** Items named alike are matched by name; other lists by position. An item the manifest lacks is drift too. */
-function compareLists(desired: readonly unknown[], live: readonly unknown[], path: string, key: string, parentKey: string, out: FieldDrift[]): void {
+function compareLists(desired: readonly unknown[], live: readonly unknown[], path: string, at: Pointer, key: string, parentKey: string, w: Walk): void {
   const named = namedItems(desired);
   const liveNamed = named === undefined ? undefined : namedItems(live);
   if (named !== undefined && liveNamed !== undefined) {
-    for (const [name, item] of named) compare(item, liveNamed.get(name), `${path}[name=${name}]`, key, parentKey, out);
-    for (const [name, item] of liveNamed) if (!named.has(name)) out.push({ path: `${path}[name=${name}]`, live: item });
+    for (const [name, item] of named) {
+      const index = live.findIndex((x) => isRecord(x) && x.name === name);
+      compare(item, liveNamed.get(name), `${path}[name=${name}]`, [...at, String(index)], key, parentKey, w);
+    }
+    for (const [name, item] of liveNamed) if (!named.has(name)) w.out.push({ path: `${path}[name=${name}]`, live: item });
     return;
   }
-  desired.forEach((item, i) => compare(item, live[i], `${path}[${i}]`, key, parentKey, out));
-  for (let i = desired.length; i < live.length; i++) out.push({ path: `${path}[${i}]`, live: live[i] });
+  desired.forEach((item, i) => compare(item, live[i], `${path}[${i}]`, [...at, String(i)], key, parentKey, w));
+  for (let i = desired.length; i < live.length; i++) w.out.push({ path: `${path}[${i}]`, live: live[i] });
 }
 
 /** A Secret's stringData as the data the server stores it as. */
@@ -166,27 +190,30 @@ function secretData(o: KubeObject): Rec {
 
 /**
  * The fields `desired` (a manifest's object) sets whose value in `live` differs. Metadata the
- * server owns, `status`, and fields the manifest leaves out are not compared.
+ * server owns, `status`, and fields the manifest leaves out are not compared; nor is a zero
+ * value the server defaulted in a field the applied configuration of `manager` (Binnacle's by
+ * default) holds (see the top).
  */
-export function fieldDrift(desired: KubeObject, live: KubeObject): FieldDrift[] {
-  const out: FieldDrift[] = [];
+export function fieldDrift(desired: KubeObject, live: KubeObject, manager: string = FIELD_MANAGER): FieldDrift[] {
+  const w: Walk = { out: [], held: (p) => appliesField(live, manager, p) };
   const isSecret = desired.kind === 'Secret' && desired.apiVersion === 'v1';
   for (const [k, v] of Object.entries(desired)) {
     if (k === 'apiVersion' || k === 'kind' || k === 'status' || (isSecret && (k === 'data' || k === 'stringData'))) continue;
     if (k === 'metadata') {
       const meta = isRecord(v) ? v : {};
       const liveMeta: Rec = isRecord(live.metadata) ? live.metadata : {};
-      for (const [mk, mv] of Object.entries(meta)) if (!SERVER_META.has(mk)) compare(mv, liveMeta[mk], join('metadata', mk), mk, 'metadata', out);
+      for (const [mk, mv] of Object.entries(meta)) if (!SERVER_META.has(mk)) compare(mv, liveMeta[mk], join('metadata', mk), ['metadata', mk], mk, 'metadata', w);
       continue;
     }
-    compare(v, live[k], k, k, '', out);
+    compare(v, live[k], k, [k], k, '', w);
   }
   if (isSecret) {
-    const fields: FieldDrift[] = [];
-    compare(secretData(desired), isRecord(live.data) ? live.data : {}, 'data', 'data', '', fields);
-    for (const f of fields) out.push({ path: f.path, hidden: true });
+    // Compared as the data stringData becomes, never shown: no field of it is taken as defaulted.
+    const fields: Walk = { out: [], held: () => false };
+    compare(secretData(desired), isRecord(live.data) ? live.data : {}, 'data', ['data'], 'data', '', fields);
+    for (const f of fields.out) w.out.push({ path: f.path, hidden: true });
   }
-  return out;
+  return w.out;
 }
 
 // --- a release -----------------------------------------------------------------------------

@@ -380,7 +380,7 @@ export class ClusterObjectSetReconciler implements Reconciler {
     }
     const live = plan.live;
     // A newer revision's, only probed; one already as the revision says, not written again.
-    if (plan.action === 'leave' || (plan.action === 'update' && fieldDrift(wanted, live).length === 0)) return live;
+    if (plan.action === 'leave' || (plan.action === 'update' && fieldDrift(wanted, live, OBJECT_SET_FIELD_MANAGER).length === 0)) return live;
     return ic.apply(wanted, { fieldManager: OBJECT_SET_FIELD_MANAGER, force: true });
   }
 
