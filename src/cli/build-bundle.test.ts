@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { BINNACLE_VERSION } from '../api/version.js';
-import { bundleCli } from './build-bundle.js';
+import { bundleCli, STARTUP_CHUNK } from './build-bundle.js';
 import { HELP_INDEX_FILE, helpIndexOf } from './help-index.js';
 import { captureContext, runCli } from './in-process.test-helper.js';
 import { buildProgram } from './main.js';
@@ -58,6 +58,31 @@ describe('the bundled CLI', () => {
     assert.ok(!entry.includes('Check a catalog against every opm validate rule'), 'the catalog group is not in the entry chunk');
     const chunks = await Promise.all(files.filter((f) => f.endsWith('.js')).map(async (f) => readFile(path.join(outDir, f), 'utf8')));
     assert.equal(chunks.filter((c) => c.includes('Check a catalog against every opm validate rule')).length, 1);
+  });
+
+  it('gives the modules every command loads at start one chunk, and every chunk imports them from there', async () => {
+    const files = (await readdir(outDir)).filter((f) => f.endsWith('.js'));
+    const chunks = new Map(await Promise.all(files.map(async (f) => [f, await readFile(path.join(outDir, f), 'utf8')] as const)));
+    // Static imports: `import {...} from "./x.js"`, `export {...} from "./x.js"`, `import "./x.js"`.
+    const staticImports = (text: string): string[] => [...text.matchAll(/^(?:import|export)\s[^;]*?\sfrom\s*"\.\/([^"]+)";$|^import\s*"\.\/([^"]+)";$/gms)].map((m) => m[1] ?? m[2] ?? '');
+    assert.deepEqual(staticImports(chunks.get('main.js') ?? ''), Array(staticImports(chunks.get('main.js') ?? '').length).fill(STARTUP_CHUNK), 'main.js imports the start-up chunk alone');
+    assert.ok(staticImports(chunks.get(STARTUP_CHUNK) ?? 'missing').length === 0, 'the start-up chunk imports no other chunk');
+    // A chunk pointing at one merged away would fail when loaded: every chunk named in quotes, static or dynamic, is there.
+    for (const [f, text] of chunks) for (const [, named] of text.matchAll(/"\.\/([\w-]+\.js)"/g)) assert.ok(chunks.has(named ?? ''), `${f} imports ${named}, which the bundle does not have`);
+  });
+
+  it('creates a require only in the chunks that call one', async () => {
+    const banner = 'const require = __binnacleCreateRequire(import.meta.url);';
+    const files = (await readdir(outDir)).filter((f) => f.endsWith('.js'));
+    let withRequire = 0;
+    for (const f of files) {
+      const text = await readFile(path.join(outDir, f), 'utf8');
+      const at = text.indexOf(banner);
+      if (at === -1) continue;
+      withRequire++;
+      assert.match(text.slice(at + banner.length), /\brequire\b/, `${f} creates a require it does not use`);
+    }
+    assert.ok(withRequire > 0, 'the inlined CommonJS packages (commander) keep theirs');
   });
 
   it('does not load child_process for a command that spawns nothing (commander gets a lazy stand-in)', async () => {

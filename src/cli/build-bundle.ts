@@ -14,20 +14,34 @@
  * @kubernetes/client-node find files of their own by path, and prom-client, tar and x509 are
  * only on the paths of commands that talk to clusters or registries anyway.
  *
+ * What every command loads is one file: esbuild makes a chunk of each set of modules the same
+ * lazy imports reach, and does not merge those main.js imports statically (errors, flags, the
+ * logging context, commander, ...) into it, though every command loads them at start: they came
+ * as ten chunks, and Node's cost per module (resolving, reading, linking each file and each of
+ * its imports) made them 5 ms of CPU of every command's start-up, `--version`'s included. They
+ * are bundled again into STARTUP_CHUNK (mergeStartupChunks), which every other chunk imports
+ * instead. And the banner below, which gives a chunk a `require`, is kept only in the chunks that
+ * use one (the inlined CommonJS packages'): creating it in each of the thirty chunks
+ * `catalog validate` loads cost another millisecond.
+ *
  * Paths next to modules: each chunk sits in dist/cli-bundle/, as deep as dist/<area>/, so the
  * `import.meta.url`-relative paths of the sources (Helm's engine dir, dist/vendor/, the console's
  * web sources, the project root) resolve alike; the top-level help's index is copied beside it.
  *
  * usage: node --import tsx src/cli/build-bundle.ts [COMPILED_DIR [OUT_DIR]]   (default dist, dist/cli-bundle)
  */
-import type { Plugin } from 'esbuild';
-import { copyFile, rm } from 'node:fs/promises';
+import type { Metafile, Plugin } from 'esbuild';
+import { copyFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HELP_INDEX_FILE } from './help-index.js';
 
 export const BUNDLE_DIR = 'cli-bundle';
+/** The one chunk of the modules main.js imports statically (see mergeStartupChunks). */
+export const STARTUP_CHUNK = 'startup.js';
 const INLINE = new Set(['commander', 'semver', 'js-yaml']);
+/** What a chunk begins with so that it has a `require` (the inlined CommonJS packages call it). */
+const REQUIRE_BANNER = "import { createRequire as __binnacleCreateRequire } from 'node:module';\nconst require = __binnacleCreateRequire(import.meta.url);";
 
 /** The package a bare specifier names (`semver/classes/semver.js` → semver, `@a/b/c` → @a/b). */
 function packageOf(specifier: string): string {
@@ -53,7 +67,8 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
   const { build } = await import('esbuild');
   const inline = new Set([...INLINE, ...(o.inline ?? [])]);
   await rm(o.outDir, { recursive: true, force: true });
-  await build({
+  const { metafile } = await build({
+    metafile: true,
     entryPoints: [o.entry],
     outdir: o.outDir,
     bundle: true,
@@ -92,9 +107,82 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
       },
     ],
     // The inlined CommonJS packages require Node's builtins; an ES module has no `require` of its own.
-    banner: { js: "import { createRequire as __binnacleCreateRequire } from 'node:module';\nconst require = __binnacleCreateRequire(import.meta.url);" },
+    banner: { js: REQUIRE_BANNER },
   });
+  await dropUnusedRequireBanners(o.outDir);
+  await mergeStartupChunks(o.outDir, metafile, path.join(o.outDir, `${path.basename(o.entry).replace(/\.[cm]?[jt]s$/, '')}.js`));
   await copyFile(o.helpIndex, path.join(o.outDir, HELP_INDEX_FILE));
+}
+
+/** Takes the banner out of every chunk that does not say `require` (whatever it says it for: a word in a string keeps it too). */
+async function dropUnusedRequireBanners(outDir: string): Promise<void> {
+  for (const f of (await readdir(outDir)).filter((n) => n.endsWith('.js'))) {
+    const file = path.join(outDir, f);
+    const text = await readFile(file, 'utf8');
+    if (!text.startsWith(REQUIRE_BANNER)) continue;
+    const rest = text.slice(REQUIRE_BANNER.length);
+    if (!/\brequire\b/.test(rest)) await writeFile(file, rest.replace(/^\n/, ''));
+  }
+}
+
+/**
+ * Bundles the chunks `main` imports statically, and those they import, into STARTUP_CHUNK, and
+ * points every chunk's imports of them there: they are all loaded before any command runs, so one
+ * file holds what they held, each module still once. esbuild gives every exported name of a
+ * split build's chunks a name of its own; two alike would make `export *` drop both, so the
+ * build stops instead.
+ */
+async function mergeStartupChunks(outDir: string, metafile: Metafile, main: string): Promise<void> {
+  const outputs = new Map(Object.entries(metafile.outputs).map(([p, out]) => [path.resolve(p), out]));
+  const merged = new Set<string>();
+  const todo = [main];
+  for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
+    const out = outputs.get(file);
+    if (out === undefined) throw new Error(`esbuild's metafile has no output ${file}`);
+    for (const i of out.imports) {
+      const chunk = path.resolve(i.path);
+      if (i.kind === 'import-statement' && i.external !== true && !merged.has(chunk)) {
+        merged.add(chunk);
+        todo.push(chunk);
+      }
+    }
+  }
+  if (merged.size === 0) return;
+  const exported = new Set<string>();
+  for (const chunk of merged) {
+    for (const name of outputs.get(chunk)?.exports ?? []) {
+      if (exported.has(name) || name === 'default') throw new Error(`the start-up chunks export '${name}' twice (or as a default): they cannot be merged into ${STARTUP_CHUNK}`);
+      exported.add(name);
+    }
+  }
+  const target = path.join(outDir, STARTUP_CHUNK);
+  if (outputs.has(target)) throw new Error(`esbuild wrote a chunk named ${STARTUP_CHUNK} itself`);
+  const { build } = await import('esbuild');
+  await build({
+    stdin: { contents: [...merged].map((c) => `export * from './${path.basename(c)}';`).join('\n'), resolveDir: outDir, sourcefile: 'startup-entry.js', loader: 'js' },
+    outfile: target,
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+    legalComments: 'inline',
+    // Not keepNames: the split build named every function and class already (__name), which a rename here leaves as it was.
+    // Only the chunks are bundled again: packages and Node's modules stay the imports they were.
+    plugins: [{ name: 'startup-external', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (args) => ({ path: args.path, external: true })) }],
+  });
+  const names = [...merged].map((c) => path.basename(c));
+  for (const f of (await readdir(outDir)).filter((n) => n.endsWith('.js') && n !== STARTUP_CHUNK)) {
+    const file = path.join(outDir, f);
+    if (names.includes(f)) {
+      await rm(file);
+      continue;
+    }
+    const text = await readFile(file, 'utf8');
+    // Chunk names carry a hash: "./chunk-ABCD1234.js" in quotes is an import of that chunk.
+    const pointed = names.reduce((t, n) => t.split(`"./${n}"`).join(`"./${STARTUP_CHUNK}"`), text);
+    if (pointed !== text) await writeFile(file, pointed);
+  }
 }
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
