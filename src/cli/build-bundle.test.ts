@@ -94,6 +94,23 @@ describe('the bundled CLI', () => {
     assert.match(r.err, /\nLOADED \n/, 'node:child_process stays unloaded');
   });
 
+  it('validates a catalog without loading the yaml package, pino or js-yaml\'s writer', async () => {
+    // Run the bundle in a child that reports the CommonJS modules it loaded from node_modules (`yaml` and pino are required when first used).
+    const probe = `process.argv.splice(1, 1, ${JSON.stringify(main)}); const { createRequire } = await import('node:module'); process.on('exit', () => process.stderr.write('\\nREQUIRED ' + Object.keys(createRequire(import.meta.url).cache).filter((f) => f.includes('node_modules')).join(',') + '\\n')); await import(${JSON.stringify(`file://${main}`)});`;
+    const r = await runProcess(process.execPath, ['--input-type=module', '-e', probe, main, 'catalog', 'validate', VALID], { cwd: ROOT, env: { BINNACLE_LOG_LEVEL: '' } });
+    assert.equal(r.code, 0, r.err);
+    assert.match(r.out, /valid \(2 packages/);
+    const required = /\nREQUIRED (.*)\n/.exec(r.err)?.[1];
+    assert.ok(required !== undefined, r.err);
+    assert.doesNotMatch(required, /node_modules[\\/](yaml|pino)[\\/]/, 'plain YAML is read by js-yaml, and nothing is logged');
+    // js-yaml is bundled: its chunk holds the loader alone (the package's entry builds its writer too, at import).
+    const files = await readdir(outDir);
+    const withJsYaml = (await Promise.all(files.map(async (f) => readFile(path.join(outDir, f), 'utf8')))).filter((c) => c.includes('node_modules/js-yaml/'));
+    assert.equal(withJsYaml.length, 1);
+    assert.match(withJsYaml[0] ?? '', /node_modules\/js-yaml\/lib\/loader\.js/);
+    assert.doesNotMatch(withJsYaml[0] ?? '', /node_modules\/js-yaml\/(lib\/dumper\.js|dist\/)/);
+  });
+
   it('reads the help index beside its chunks', async () => {
     const file = path.join(outDir, HELP_INDEX_FILE);
     const original = await readFile(file, 'utf8');

@@ -32,6 +32,7 @@
  */
 import type { Metafile, Plugin } from 'esbuild';
 import { copyFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HELP_INDEX_FILE } from './help-index.js';
@@ -96,6 +97,24 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
             contents: "module.exports = new Proxy({}, { get: (_, key) => require('node:child_process')[key] });",
             loader: 'js',
           }));
+        },
+      },
+      {
+        // The YAML reader (util/yaml.ts) uses js-yaml's loader alone; the package's entry
+        // (dist/js-yaml.mjs) also builds its writer at import, a quarter of its 104 KB. That import
+        // gets the loader's own files of the package (lib/, which dist/ is built from) instead.
+        // Any other importer gets the package as it is.
+        name: 'js-yaml-loader-only',
+        setup(b) {
+          b.onResolve({ filter: /^js-yaml$/ }, (args) => (/[\\/]util[\\/]yaml\.[jt]s$/.test(args.importer) ? { path: 'js-yaml-loader', namespace: 'binnacle-js-yaml' } : undefined));
+          b.onLoad({ filter: /.*/, namespace: 'binnacle-js-yaml' }, () => {
+            const lib = path.join(path.dirname(createRequire(import.meta.url).resolve('js-yaml/package.json')), 'lib');
+            const parts = { loader: 'loader.js', Type: 'type.js', Schema: 'schema.js', FAILSAFE_SCHEMA: 'schema/failsafe.js', YAMLException: 'exception.js' };
+            const imports = Object.entries(parts).map(([name, file]) => `import ${name} from ${JSON.stringify(path.join(lib, file))};`);
+            const names = 'Type, Schema, FAILSAFE_SCHEMA, YAMLException';
+            const contents = `${imports.join('\n')}\nexport const load = loader.load, loadAll = loader.loadAll;\nexport { ${names} };\nexport default { load, loadAll, ${names} };\n`;
+            return { contents, loader: 'js', resolveDir: lib };
+          });
         },
       },
       {
