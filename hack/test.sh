@@ -26,7 +26,20 @@ bash hack/build-tools.sh
 step "start the e2e control plane"
 export BINNACLE_E2E_CLUSTER=${BINNACLE_E2E_CLUSTER:-e2e}  # helpers working side by side each name their own
 clusters=("$BINNACLE_E2E_CLUSTER")
-trap 'for c in "${clusters[@]}"; do node bin/binnacle.js cluster down --name "$c" >/dev/null 2>&1 || true; done' EXIT
+# A failed run keeps what each control plane logged (API server, controller manager, scheduler,
+# etcd, kwok, registry) in .cache/test-artifacts/cluster-NAME/, beside the managers' logs: a
+# failure that does not happen again is read from them. A run that passes leaves none behind.
+rm -rf .cache/test-artifacts/cluster-*
+take_down_clusters() {
+  local rc=$? c
+  for c in "${clusters[@]}"; do
+    if [ "$rc" -ne 0 ] && [ -d "$root/.cache/clusters/$c/logs" ]; then
+      mkdir -p .cache/test-artifacts && cp -r "$root/.cache/clusters/$c/logs" ".cache/test-artifacts/cluster-$c" || true
+    fi
+    node bin/binnacle.js cluster down --name "$c" >/dev/null 2>&1 || true
+  done
+}
+trap take_down_clusters EXIT
 registry_of() { node bin/binnacle.js cluster up --name "$1" -o json 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).registry))'; }
 node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER"
 export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kubeconfig"
@@ -148,5 +161,6 @@ step "the ten slowest test files (seconds)"
 # A run of chosen files may have no times: cat's complaint must not end the script.
 { cat "$results"/*.times 2>/dev/null | sort -rn | head -10; } || true
 echo "the test command took $((SECONDS / 60)) min $((SECONDS % 60)) s"
+[ "$status" -eq 0 ] || echo "the control planes' logs are kept in .cache/test-artifacts/cluster-*/, the managers' in .cache/test-artifacts/manager-*.log"
 echo "${pass} passed, ${fail} failed"
 exit $status

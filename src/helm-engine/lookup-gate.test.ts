@@ -80,4 +80,10 @@ test("confined to a release's namespaces: another namespace's objects and lists 
   for (const path of ['/api', '/api/v1', '/api/v1/namespaces/team-a/secrets/db', '/api/v1/namespaces/shared/configmaps', '/api/v1/namespaces/kube-system', '/api/v1/namespaces', '/api/v1/nodes', '/apis/storage.k8s.io/v1/storageclasses', '/apis/storage.k8s.io/v1/storageclasses/standard']) {
     assert.equal((await gate('GET', path, '')).status, 200, path);
   }
+  // A template's loop of cluster-level lookups asks each group's discovery once a render.
+  const asked = (): number => calls.filter((c) => c === '/apis/storage.k8s.io/v1').length;
+  const before = asked();
+  for (let i = 0; i < 5; i++) assert.equal((await gate('GET', '/apis/storage.k8s.io/v1/storageclasses', '')).status, 200);
+  assert.equal(asked(), before, 'discovery of storage.k8s.io/v1 was asked once already');
+  assert.equal(before, 1);
 });

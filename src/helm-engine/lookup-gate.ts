@@ -51,6 +51,16 @@ export function readOnlyLookup(transport: LookupTransport): LookupTransport {
 export function confinedLookup(transport: LookupTransport, namespaces: ReadonlySet<string>): LookupTransport {
   const refuse = (path: string, why: string): { status: number; body: string } => status(403, 'Forbidden', `lookup of ${path} was refused: ${why}`);
   const allowed = [...namespaces].sort().join(', ');
+  // One render's gate: a group's discovery is asked once, however many lists the templates make.
+  const discovered = new Map<string, Promise<{ name?: string; namespaced?: boolean }[] | undefined>>();
+  const resourcesIn = (groupVersion: string): Promise<{ name?: string; namespaced?: boolean }[] | undefined> => {
+    let found = discovered.get(groupVersion);
+    if (found === undefined) {
+      found = transport('GET', groupVersion, '').then((d) => (d.status === 200 ? resourcesOf(d.body) : undefined));
+      discovered.set(groupVersion, found);
+    }
+    return found;
+  };
   return async (method, path, body) => {
     const bare = path.split('?')[0] ?? '';
     if (method !== 'GET' || !isLookupPath(bare)) return transport(method, path, body);
@@ -64,8 +74,7 @@ export function confinedLookup(transport: LookupTransport, namespaces: ReadonlyS
     // The core group's Namespace list passes (cluster-scoped); another group's `namespaces` is asked of discovery like any list.
     if (rest.length === 1 && !(segs[0] === 'api' && rest[0] === 'namespaces')) {
       // A list at cluster level: across every namespace when the resource is namespaced.
-      const discovery = await transport('GET', `/${segs.slice(0, prefix).join('/')}`, '');
-      const resources = discovery.status === 200 ? resourcesOf(discovery.body) : undefined;
+      const resources = await resourcesIn(`/${segs.slice(0, prefix).join('/')}`);
       const namespaced = resources?.find((r) => r.name === rest[0])?.namespaced;
       if (namespaced !== false) return refuse(bare, `a list across namespaces; this release reads namespaced resources in ${allowed} only`);
     }
