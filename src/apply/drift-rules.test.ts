@@ -192,3 +192,29 @@ test('the same field set by another writer (who holds it now) is drift, and repa
   assert.deepEqual(cluster.writes, ['apply StatefulSet ops/mc (force)']);
   assert.equal(containerOf(cluster.get(STS_REF))?.imagePullPolicy, '', 'the manifest’s value again (the fake does not default it)');
 });
+
+test("an upgrade after a failed revision (not rolled back) that turned privileged on sets the deployed revision's privileged: false again: a zero value Binnacle holds is not taken for a server default", async () => {
+  const cluster = new FakeCluster();
+  const applier = releaseEngine(cluster);
+  const owner = { kind: 'BundleDeployment', name: 'op' };
+  const release = { name: 'op', namespace: 'ops' };
+  const ns: KubeObject = { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } };
+  const cm = (v: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cfg' }, data: { v } });
+  const dep = (privileged: boolean): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'op' },
+    spec: { replicas: 1, template: { spec: { containers: [{ name: 'manager', image: 'op:1', securityContext: { privileged } }] } } },
+  });
+  const privileged = (): unknown => (cluster.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' })?.spec as { template: { spec: { containers: { securityContext?: { privileged?: boolean } }[] } } }).template.spec.containers[0]?.securityContext?.privileged;
+  const req = (objects: KubeObject[]): ApplyRequest => ({ owner, release, objects, healthTimeoutMs: 300, waitForHealth: true, autoRollback: false });
+  assert.equal((await applier.apply(req([ns, cm('1'), dep(false)]))).status, 'deployed');
+  cluster.unhealthyNames.add('op');
+  assert.equal((await applier.apply(req([ns, cm('1'), dep(true)]))).status, 'failed');
+  assert.equal(privileged(), true);
+  cluster.unhealthyNames.delete('op');
+  // The next change is a ConfigMap's; the Deployment is as the deployed revision 1 had it.
+  const r3 = await applier.apply(req([ns, cm('2'), dep(false)]));
+  assert.equal(r3.status, 'deployed', r3.message);
+  assert.equal(privileged(), false, `revision ${r3.revision} is deployed saying privileged: false`);
+});

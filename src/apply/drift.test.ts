@@ -90,6 +90,21 @@ describe('fieldDrift: only what the manifest sets', () => {
     assert.equal(fieldDrift(deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: 'Always' }]), live([binnacle(held)])).length, 1);
   });
 
+  it('a zero value the server keeps as it is (privileged: false) is drift against another live value, even in a field Binnacle holds (it applied that value itself, from a failed revision)', () => {
+    const desired = deployment([{ name: 'manager', image: 'op:1', securityContext: { privileged: false, allowPrivilegeEscalation: false }, env: [{ name: 'MODE', value: '' }] }]);
+    const o = deployment([{ name: 'manager', image: 'op:1', securityContext: { privileged: true, allowPrivilegeEscalation: true }, env: [{ name: 'MODE', value: 'debug' }] }]);
+    const fieldsV1 = { 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"manager"}': { '.': {}, 'f:name': {}, 'f:image': {}, 'f:securityContext': { 'f:privileged': {}, 'f:allowPrivilegeEscalation': {} }, 'f:env': { 'k:{"name":"MODE"}': { '.': {}, 'f:name': {}, 'f:value': {} } } } } } } } };
+    const live: KubeObject = { ...o, metadata: { ...o.metadata, managedFields: [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1 }] } };
+    assert.deepEqual(
+      fieldDrift(desired, live).map((d) => d.path),
+      ['spec.template.spec.containers[name=manager].securityContext.privileged', 'spec.template.spec.containers[name=manager].securityContext.allowPrivilegeEscalation', 'spec.template.spec.containers[name=manager].env[name=MODE].value'],
+    );
+    // A defaulted field excused only to the value the server defaults it to.
+    const pulled = deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: 'Never' }]);
+    const heldPull = { ...fieldsV1, 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"manager"}': { '.': {}, 'f:imagePullPolicy': {} } } } } } };
+    assert.equal(fieldDrift(deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: '' }]), { ...pulled, metadata: { ...pulled.metadata, managedFields: [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: heldPull }] } }).length, 1);
+  });
+
   it('resource quantities compare by value', () => {
     assert.equal(quantityValue('500m'), 0.5);
     assert.equal(quantityValue('1Gi'), 2 ** 30);

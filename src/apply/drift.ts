@@ -3,10 +3,10 @@
  * The revision's manifest (what `helm get manifest` prints) is the reference, with the
  * namespaces the applier fills in. Only the fields the manifest sets are compared, so what the
  * API server defaults or another controller adds is not drift; an object the manifest has and
- * the cluster lacks is missing. A zero value the manifest sets (`imagePullPolicy: ""`, a probe's
- * `timeoutSeconds: 0`) is one the server stores as unset and may default: a live value in its
- * place is drift only when someone else holds the field, not while Binnacle's applied
- * configuration still does (server-side apply gives a field to whoever changes it). Values of a
+ * the cluster lacks is missing. A zero value the manifest sets where the server stores it as
+ * unset and defaults it (`imagePullPolicy: ""` → IfNotPresent, a probe's `timeoutSeconds: 0` → 1;
+ * SERVER_DEFAULTS) is not drift against that default while Binnacle's applied configuration
+ * still holds the field (server-side apply gives a field to whoever changes it). Values of a
  * Secret's data are never shown, only that they differ.
  * The console's drift view and the custom-resource delete preview read releases through here.
  */
@@ -82,6 +82,30 @@ const SERVER_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'gen
 /** Maps whose values are resource quantities ("1" and "1000m" are the same CPU). */
 const QUANTITY_MAPS = new Set(['limits', 'requests', 'hard', 'capacity', 'allocatable', 'overhead']);
 const QUANTITY_KEYS = new Set(['sizeLimit']);
+
+/**
+ * What the API server stores for a field given its zero value, where the field is a plain (not
+ * pointer) string or integer of the core API, so that "" or 0 reads as unset and is defaulted
+ * (k8s.io/kubernetes pkg/apis/core/v1/defaults.go). Only these are excused, and only to these
+ * values: a zero value the server keeps as it is (`privileged: false`, `replicas: 0`,
+ * `hostNetwork: false`) against anything else live is drift, whoever holds the field (Binnacle
+ * holds it too after applying another revision's value, a failed upgrade's say).
+ */
+const SERVER_DEFAULTS: ReadonlyMap<string, readonly unknown[]> = new Map<string, readonly unknown[]>([
+  ['imagePullPolicy', ['IfNotPresent', 'Always']], // Always for an image tagged latest or untagged
+  ['terminationMessagePath', ['/dev/termination-log']],
+  ['terminationMessagePolicy', ['File']],
+  ['protocol', ['TCP']],
+  ['scheme', ['HTTP']],
+  ['timeoutSeconds', [1]],
+  ['periodSeconds', [10]],
+  ['successThreshold', [1]],
+  ['failureThreshold', [3]],
+  ['dnsPolicy', ['ClusterFirst']],
+  ['restartPolicy', ['Always']],
+  ['schedulerName', ['default-scheduler']],
+  ['sessionAffinity', ['None']],
+]);
 
 const SUFFIX: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
 
@@ -161,7 +185,7 @@ function compare(desired: unknown, live: unknown, path: string, at: Pointer, key
   // A zero value Binnacle applied, which the server took as unset and defaulted (a container's
   // imagePullPolicy "" stored as IfNotPresent): while Binnacle's applied configuration still
   // holds the field no one else changed it, and applying it again would change nothing.
-  if (isZero(desired) && !isRecord(live) && !Array.isArray(live) && w.held(at)) return;
+  if (isZero(desired) && SERVER_DEFAULTS.get(key)?.includes(live) === true && w.held(at)) return;
   w.out.push({ path, manifest: desired, live });
 }
 
