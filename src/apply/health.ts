@@ -325,7 +325,8 @@ export async function waitForHealthy(client: ProbeClient, objects: readonly Kube
     opts.logger.debug({ waiting: notYet.map((o) => `${describeRef(refOf(o))}: ${latest.get(o)?.reason ?? ''}`) }, 'waiting for health');
     pending = notYet;
     // Waiting for another's work (a rollout): the reconcile's worker is free meanwhile.
-    await sleepWithoutWorker(Math.min(interval, Math.max(0, deadline - now())));
+    const left = Math.max(0, deadline - now());
+    await sleepWithoutWorker(Math.min(interval, left), left);
   }
 }
 

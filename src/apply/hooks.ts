@@ -173,7 +173,7 @@ async function deleteAndWait(client: HookClient, ref: ObjectRef, o: HookRunOptio
   let interval = Math.min(FIRST_DELETE_POLL_MS, most);
   while ((await client.find(ref)) !== undefined) {
     if (Date.now() > deadline) throw new BinnacleError('transient', 'HOOK_TIMEOUT', `${describeRef(ref)} from an earlier run was not deleted within ${o.timeoutMs} ms`);
-    await sleepWithoutWorker(interval);
+    await sleepWithoutWorker(interval, deadline - Date.now());
     interval = Math.min(interval * 2, most);
   }
 }
@@ -213,7 +213,7 @@ async function waitForHook(client: HookClient, ref: ObjectRef, o: HookRunOptions
       if (live.status?.phase === 'Failed') return `pod ${ref.name} failed`;
     }
     if (Date.now() > deadline) return `timed out after ${o.timeoutMs} ms waiting for ${describeRef(ref)}`;
-    await sleepWithoutWorker(interval);
+    await sleepWithoutWorker(interval, deadline - Date.now());
     interval = Math.min(interval * 2, most);
   }
 }

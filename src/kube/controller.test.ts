@@ -333,5 +333,67 @@ test('two concurrent sleeps of one reconcile give back one worker; a sleep it le
 test('many reconciles asleep without their workers look again less often, together about as often as the workers would', () => {
   assert.equal(sleepStretch(1000, 1, 16), 1000);
   assert.equal(sleepStretch(1000, 16, 16), 1000);
-  assert.equal(sleepStretch(1000, 1600, 16), 100_000);
+  assert.equal(sleepStretch(1000, 160, 16), 10_000);
+  // Never past 30 s, nor past what is left of the caller's deadline; never shorter than asked.
+  assert.equal(sleepStretch(1000, 1600, 16), 30_000);
+  assert.equal(sleepStretch(1000, 1600, 16, 5000), 5000);
+  assert.equal(sleepStretch(1000, 1600, 16, 200), 1000);
+});
+
+test('the reconciles begun at once, asleep or awake, are bounded: 8 a worker', { timeout: 30_000 }, async () => {
+  let inFlight = 0;
+  let most = 0;
+  let release = false;
+  let done = 0;
+  const c = testController(
+    async () => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      while (!release) await sleepWithoutWorker(5);
+      inFlight--;
+      done++;
+      return undefined;
+    },
+    { workers: 2 },
+  );
+  const stop = new AbortController();
+  const running = c.run(stop.signal);
+  for (let i = 0; i < 100; i++) c.enqueue(`ns/k${i}`);
+  await until(() => inFlight >= 16);
+  await sleep(50);
+  assert.equal(most, 16, 'two workers begin at most sixteen reconciles');
+  release = true;
+  await until(() => done === 100);
+  stop.abort();
+  await running;
+  assert.equal(most, 16);
+});
+
+test('reconciles coming back from their sleeps go first, but a new key is served soon all the same', { timeout: 30_000 }, async () => {
+  const order: string[] = [];
+  const c = testController(
+    async (req) => {
+      order.push(`start ${req.key}`);
+      if (req.key !== 'ns/new') {
+        for (let i = 0; i < 40; i++) {
+          await sleepWithoutWorker(2);
+          await sleep(5); // work done holding the worker
+        }
+      }
+      order.push(`end ${req.key}`);
+      return undefined;
+    },
+    { workers: 1 },
+  );
+  const stop = new AbortController();
+  const running = c.run(stop.signal);
+  c.enqueue('ns/a');
+  c.enqueue('ns/b');
+  await until(() => order.includes('start ns/b'));
+  c.enqueue('ns/new');
+  await until(() => order.includes('end ns/a') && order.includes('end ns/b') && order.includes('end ns/new'));
+  stop.abort();
+  await running;
+  const at = (x: string): number => order.indexOf(x);
+  assert.ok(at('end ns/new') < at('end ns/a') || at('end ns/new') < at('end ns/b'), `the new key waited for both: ${order.join(', ')}`);
 });

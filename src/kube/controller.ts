@@ -166,14 +166,24 @@ export class Controller {
     signal.addEventListener('abort', stop, { once: true });
     this.metrics?.setMaxWorkers(this.name, this.workers);
     const permits = new WorkerPermits(this.workers);
+    // Reconciles asleep still hold what they rendered and a pending revision: no more than
+    // IN_FLIGHT_PER_WORKER times the workers are begun at once.
+    const inFlight = new WorkerPermits(this.workers * IN_FLIGHT_PER_WORKER);
     const running = new Set<Promise<void>>();
     for (;;) {
+      await inFlight.acquire();
       // The key first, then a worker: a worker held while the queue is empty would keep a
       // reconcile waking from its sleep from ever going on.
       const key = await this.queue.get();
-      if (key === undefined) break;
+      if (key === undefined) {
+        inFlight.release();
+        break;
+      }
       await permits.acquire();
-      const one = this.runKey(key, signal, permits).finally(() => running.delete(one));
+      const one = this.runKey(key, signal, permits).finally(() => {
+        inFlight.release();
+        running.delete(one);
+      });
       running.add(one);
     }
     await Promise.all(running);
@@ -184,7 +194,7 @@ export class Controller {
     this.metrics?.setDepth(this.name, this.queue.length);
     const held = new HeldPermit(permits, this.workers, (delta) => this.metrics?.activeWorkers(this.name, delta));
     try {
-      await this.processOne(key, signal, (ms) => held.sleep(ms));
+      await this.processOne(key, signal, (ms, atMostMs) => held.sleep(ms, atMostMs));
     } finally {
       held.finish();
       this.queue.done(key);
@@ -192,7 +202,7 @@ export class Controller {
   }
 
   /** One reconcile of `key`, with the outcome turned into queue actions. Exposed for tests. */
-  async processOne(key: string, signal: AbortSignal, sleepWithoutWorker?: (ms: number) => Promise<void>): Promise<void> {
+  async processOne(key: string, signal: AbortSignal, sleepWithoutWorker?: (ms: number, atMostMs?: number) => Promise<void>): Promise<void> {
     const { namespace, name } = splitKey(key);
     const req: ReconcileRequest = namespace === undefined ? { key, name } : { key, namespace, name };
     const logger = this.logger.child({ key });
@@ -246,9 +256,16 @@ export class Controller {
 }
 
 /** How long a reconcile asleep without its worker sleeps when `asleep` of them are, for `workers` workers. */
-export function sleepStretch(ms: number, asleep: number, workers: number): number {
-  return ms * Math.max(1, asleep / workers);
+export function sleepStretch(ms: number, asleep: number, workers: number, atMostMs = Infinity): number {
+  return Math.max(ms, Math.min(ms * Math.max(1, asleep / workers), atMostMs, MAX_STRETCHED_SLEEP_MS));
 }
+
+/** The longest a stretched sleep grows to, whatever the number of sleepers. */
+export const MAX_STRETCHED_SLEEP_MS = 30_000;
+/** How many reconciles a controller begins at once, asleep or awake, per worker. */
+export const IN_FLIGHT_PER_WORKER = 8;
+/** A new key is served at least every this many permits, however many reconciles come back from sleep. */
+const NEW_KEY_EVERY = 4;
 
 /**
  * A controller's N workers as N permits. A reconcile coming back from a sleep without its
@@ -257,6 +274,7 @@ export function sleepStretch(ms: number, asleep: number, workers: number): numbe
 export class WorkerPermits {
   private free: number;
   private sleeping = 0;
+  private served = 0;
   private readonly returning: (() => void)[] = [];
   private readonly starting: (() => void)[] = [];
 
@@ -274,7 +292,9 @@ export class WorkerPermits {
   }
 
   release(): void {
-    const next = this.returning.shift() ?? this.starting.shift();
+    // Work begun goes first, but a new key (a spec fix, a deletion) is never held back for long.
+    const newKeyTurn = this.starting.length > 0 && ++this.served % NEW_KEY_EVERY === 0;
+    const next = (newKeyTurn ? this.starting.shift() : undefined) ?? this.returning.shift() ?? this.starting.shift();
     if (next === undefined) this.free++;
     else next();
   }
@@ -304,7 +324,7 @@ class HeldPermit {
     active(1);
   }
 
-  async sleep(ms: number): Promise<void> {
+  async sleep(ms: number, atMostMs?: number): Promise<void> {
     if (this.holding) {
       this.holding = false;
       this.permits.release();
@@ -314,7 +334,7 @@ class HeldPermit {
     try {
       // Many sleepers look again less often, so that together they ask about as often as the
       // workers would: a thousand hung hooks must not become a thousand polls a second.
-      await sleep(sleepStretch(ms, asleep, this.workers));
+      await sleep(sleepStretch(ms, asleep, this.workers, atMostMs));
     } finally {
       this.permits.asleep(-1);
       if (!this.holding && !this.finished) {

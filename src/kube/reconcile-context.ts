@@ -11,7 +11,7 @@ export interface ReconcileScope {
   controller: string;
   key: string;
   /** Sleeps with the reconcile's worker given back (controller.ts); the key stays in flight. */
-  sleepWithoutWorker?: (ms: number) => Promise<void>;
+  sleepWithoutWorker?: (ms: number, atMostMs?: number) => Promise<void>;
 }
 
 const scope = new AsyncLocalStorage<ReconcileScope>();
@@ -30,10 +30,11 @@ export function currentReconcile(): ReconcileScope | undefined {
  * Waits about `ms` between two looks at the world (is the hook Job done? is the object gone?)
  * without holding a worker of the running reconcile's controller: one tenant's Jobs that never
  * finish must not stop every other tenant's reconciles of the kind. With many such sleepers
- * the controller stretches the sleep. Outside a controller's worker (the CLI, a test calling a
- * reconciler), a plain sleep.
+ * the controller stretches the sleep, never past `atMostMs` (what is left of the caller's
+ * deadline) nor 30 s. Outside a controller's worker (the CLI, a test calling a reconciler), a
+ * plain sleep of `ms`.
  */
-export function sleepWithoutWorker(ms: number): Promise<void> {
+export function sleepWithoutWorker(ms: number, atMostMs?: number): Promise<void> {
   const s = scope.getStore()?.sleepWithoutWorker;
-  return s === undefined ? sleep(ms) : s(ms);
+  return s === undefined ? sleep(ms) : s(ms, atMostMs);
 }

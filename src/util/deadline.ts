@@ -35,13 +35,13 @@ export function timeoutReason(host: string, ms: number): string {
 export async function pollUntil<T>(
   probe: () => Promise<T>,
   done: (value: T) => boolean,
-  o: { timeoutMs: number; intervalMs: number; sleep?: (ms: number) => Promise<void> },
+  o: { timeoutMs: number; intervalMs: number; sleep?: (ms: number, atMostMs: number) => Promise<void> },
 ): Promise<{ value: T; done: boolean }> {
   const deadline = Date.now() + o.timeoutMs;
   for (;;) {
     const value = await probe();
     if (done(value)) return { value, done: true };
     if (Date.now() >= deadline) return { value, done: false };
-    await (o.sleep === undefined ? new Promise((r) => setTimeout(r, o.intervalMs)) : o.sleep(o.intervalMs));
+    await (o.sleep === undefined ? new Promise((r) => setTimeout(r, o.intervalMs)) : o.sleep(o.intervalMs, Math.max(0, deadline - Date.now())));
   }
 }

@@ -20,7 +20,7 @@ import { Crash, FakeCluster, faults } from '../../kube/fake-cluster.test-helper.
 import { KubeApiError } from '../../kube/errors.js';
 import type { KubeObject, ObjectRef } from '../../kube/types.js';
 import { rendered } from './rendered.test-helper.js';
-import { ACCOUNT_FOUND_TTL_MS, annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, type HelmKind } from './helm-release.js';
+import { ACCOUNT_FOUND_TTL_MS, annotationTrue, goQuote, HelmReleaseReconciler, overrideValuesMessage, reconcilePeriod, UNINSTALL_FINALIZER, uninstallWaitMs, type HelmKind } from './helm-release.js';
 
 const logger = pino({ level: 'silent' });
 const SYSTEM = 'binnacle-system';
@@ -460,6 +460,8 @@ describe('Helm release reconciler: deletion', () => {
     assert.deepEqual(log.messages().slice(3), ['Release not found', 'Uninstall wait', 'Waiting until all resources are deleted']);
     // The dependent watches re-queue the CR as objects go; the backstop grows up to the reconcile period.
     for (const ms of [8000, 16_000, 32_000, 60_000, 60_000]) assert.deepEqual(await s.reconciler.reconcile(req, log.ctx), { requeueAfterMs: ms });
+    // A reconcile period of hours does not hold the namespace's deletion for hours: a minute at the most.
+    assert.deepEqual([uninstallWaitMs(0, 3_600_000), uninstallWaitMs(5, 3_600_000), uninstallWaitMs(40, 3_600_000), uninstallWaitMs(3, 5000)], [2000, 60_000, 60_000, 5000]);
 
     // Whoever held them lets go (the Service of the same name was held too).
     s.cluster.remove({ apiVersion: 'apps/v1', kind: 'StatefulSet', namespace: 'team-a', name: 'pg' });

@@ -268,16 +268,19 @@ interface State {
 
 /**
  * A deleted CR under uninstall-wait looks again for its release's objects after 2 s, then twice
- * as long each time up to its reconcile period: the dependent watches re-queue it as objects go,
- * and this backstop must not ask the API server every 2 s for an object a finalizer holds.
+ * as long each time up to its reconcile period or a minute, whichever is less: the dependent
+ * watches re-queue it as objects go, and this backstop must not ask the API server every 2 s for
+ * an object a finalizer holds, nor hold a namespace's deletion for hours where nothing watches
+ * the last object (a reconcile period set to hours).
  */
 const UNINSTALL_WAIT_FIRST_MS = 2000;
+const UNINSTALL_WAIT_MOST_MS = 60_000;
 /** Uninstall waits remembered at once (CRs being deleted); past it they start again from the first wait. */
 const MAX_UNINSTALL_WAITS = 10_000;
 
 /** The backstop of the `waits`-th look (from 0) of an uninstall-wait, for a CR looked at every `periodMs`. */
 export function uninstallWaitMs(waits: number, periodMs: number): number {
-  return Math.min(periodMs, UNINSTALL_WAIT_FIRST_MS * 2 ** Math.min(waits, 30));
+  return Math.min(periodMs, UNINSTALL_WAIT_MOST_MS, UNINSTALL_WAIT_FIRST_MS * 2 ** Math.min(waits, 30));
 }
 
 /** Conditions as helm-operator writes them: an empty reason or message is left out. */
