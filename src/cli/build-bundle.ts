@@ -187,8 +187,15 @@ async function mergeStartupChunks(outDir: string, metafile: Metafile, main: stri
     logLevel: 'warning',
     legalComments: 'inline',
     // Not keepNames: the split build named every function and class already (__name), which a rename here leaves as it was.
-    // Only the chunks are bundled again: packages and Node's modules stay the imports they were.
-    plugins: [{ name: 'startup-external', setup: (b) => b.onResolve({ filter: /^[^./]/ }, (args) => ({ path: args.path, external: true })) }],
+    // Only the chunks are bundled again: packages and Node's modules stay the imports they were,
+    // and so does a lazy chunk a start-up module imports dynamically (bundled in, its module
+    // would exist twice, with two states).
+    plugins: [
+      {
+        name: 'startup-external',
+        setup: (b) => b.onResolve({ filter: /.*/ }, (args) => (/^[^./]/.test(args.path) || args.kind === 'dynamic-import' ? { path: args.path, external: true } : undefined)),
+      },
+    ],
   });
   const names = [...merged].map((c) => path.basename(c));
   for (const f of (await readdir(outDir)).filter((n) => n.endsWith('.js') && n !== STARTUP_CHUNK)) {
