@@ -35,6 +35,7 @@ import { copyFile, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BinnacleError } from '../util/errors.js';
 import { HELP_INDEX_FILE } from './help-index.js';
 
 export const BUNDLE_DIR = 'cli-bundle';
@@ -157,7 +158,7 @@ async function mergeStartupChunks(outDir: string, metafile: Metafile, main: stri
   const todo = [main];
   for (let file = todo.pop(); file !== undefined; file = todo.pop()) {
     const out = outputs.get(file);
-    if (out === undefined) throw new Error(`esbuild's metafile has no output ${file}`);
+    if (out === undefined) throw new BinnacleError('internal', 'BUNDLE_BUILD', `esbuild's metafile has no output ${file}`);
     for (const i of out.imports) {
       const chunk = path.resolve(i.path);
       if (i.kind === 'import-statement' && i.external !== true && !merged.has(chunk)) {
@@ -170,12 +171,12 @@ async function mergeStartupChunks(outDir: string, metafile: Metafile, main: stri
   const exported = new Set<string>();
   for (const chunk of merged) {
     for (const name of outputs.get(chunk)?.exports ?? []) {
-      if (exported.has(name) || name === 'default') throw new Error(`the start-up chunks export '${name}' twice (or as a default): they cannot be merged into ${STARTUP_CHUNK}`);
+      if (exported.has(name) || name === 'default') throw new BinnacleError('internal', 'BUNDLE_BUILD', `the start-up chunks export '${name}' twice (or as a default): they cannot be merged into ${STARTUP_CHUNK}`);
       exported.add(name);
     }
   }
   const target = path.join(outDir, STARTUP_CHUNK);
-  if (outputs.has(target)) throw new Error(`esbuild wrote a chunk named ${STARTUP_CHUNK} itself`);
+  if (outputs.has(target)) throw new BinnacleError('internal', 'BUNDLE_BUILD', `esbuild wrote a chunk named ${STARTUP_CHUNK} itself`);
   const { build } = await import('esbuild');
   await build({
     stdin: { contents: [...merged].map((c) => `export * from './${path.basename(c)}';`).join('\n'), resolveDir: outDir, sourcefile: 'startup-entry.js', loader: 'js' },
