@@ -2,7 +2,8 @@
  * What the FBC loader reads, and how much: a catalog's path may come from an untrusted image, so
  * only regular files are read (a device never ends, a FIFO's open waits for a writer), a file
  * gives at most the per-file limit whatever its size says, and a catalog's files together at most
- * the per-catalog limit (it is held whole in memory).
+ * the per-catalog limit (it is held whole in memory), and those bytes parse into at most one value
+ * per BYTES_PER_ITEM bytes of that limit, with at most MAX_LOAD_PROBLEMS problems.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,7 +13,9 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { withoutEndlessRead } from '../util/endless-read.test-helper.js';
 import { withTempDir } from '../util/temp-dir.test-helper.js';
+import { treeShape } from '../util/nesting.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcDir } from './load.js';
+import { BYTES_PER_ITEM, itemLimitFor, jsonItems, MAX_LOAD_PROBLEMS } from './parse-budget.js';
 
 /** A JSON record of `bytes` bytes (with its newline): an unknown schema, named `name`. */
 function record(name: string, bytes: number): string {
@@ -108,5 +111,158 @@ describe('load: a bound on a catalog, all its files together', () => {
       );
       assert.deepEqual(config.others.map((o) => o.name), ['a']);
     });
+  });
+});
+
+/**
+ * A bundle as real catalogs have them (the operatorhub-2021 corpus rendered: a CSV's metadata with
+ * its description, GVKs, related images), pretty-printed as opm writes it: one item per 45 bytes
+ * (a shorter description than most: the corpus's bundles hold one per 66).
+ */
+function realisticBundle(i: number): string {
+  const pkg = `operator-${i % 97}`;
+  const version = `1.${i}.0`;
+  const bundle = {
+    schema: 'olm.bundle',
+    name: `${pkg}.v${version}`,
+    package: pkg,
+    image: `quay.io/example/${pkg}-bundle@sha256:${'0123456789abcdef'.repeat(4)}`,
+    properties: [
+      { type: 'olm.gvk', value: { group: 'example.com', kind: 'Widget', version: 'v1' } },
+      { type: 'olm.gvk', value: { group: 'example.com', kind: 'Gadget', version: 'v1alpha1' } },
+      { type: 'olm.package', value: { packageName: pkg, version } },
+      {
+        type: 'olm.csv.metadata',
+        value: {
+          annotations: { capabilities: 'Basic Install', categories: 'Database', containerImage: `quay.io/example/${pkg}:v${version}`, createdAt: '2021-06-01T00:00:00Z', support: 'Example' },
+          description: `## About\n${pkg} manages widgets and gadgets on Kubernetes, with backups, upgrades and monitoring. `.repeat(12),
+          displayName: `Example ${pkg}`,
+          installModes: ['OwnNamespace', 'SingleNamespace', 'MultiNamespace', 'AllNamespaces'].map((type) => ({ type, supported: type !== 'MultiNamespace' })),
+          keywords: ['widgets', 'gadgets'],
+          links: [{ name: 'Documentation', url: `https://example.com/${pkg}` }],
+          maintainers: [{ email: 'team@example.com', name: 'Example team' }],
+          maturity: 'stable',
+          provider: { name: 'Example' },
+        },
+      },
+    ],
+    relatedImages: [{ name: '', image: `quay.io/example/${pkg}:v${version}` }],
+  };
+  return `${JSON.stringify(bundle, null, 4)}\n`;
+}
+
+/** JSON text of about `bytes` bytes: `unit(i)` for i = 0, 1, … */
+function repeated(bytes: number, unit: (i: number) => string): string {
+  const parts: string[] = [];
+  let n = 0;
+  for (let i = 0; n < bytes; i++) {
+    const u = unit(i);
+    parts.push(u);
+    n += u.length;
+  }
+  return parts.join('');
+}
+
+/** One record holding `n` empty objects (3 bytes each): 21 bytes of heap a byte once parsed. */
+const emptyObjects = (n: number): string => `{"schema":"example.com.x","name":"a","v":[${'{},'.repeat(n)}{}]}\n`;
+
+/** What `fn` grew the process's peak RSS and its heap by (the heap held after it, collected). */
+async function growth<T>(fn: () => Promise<T>): Promise<{ value: T; peakMiB: number; heapMiB: number }> {
+  const gc = (): void => (globalThis as { gc?: () => void }).gc?.();
+  gc();
+  const peak = process.resourceUsage().maxRSS * 1024;
+  const heap = process.memoryUsage().heapUsed;
+  const value = await fn();
+  gc();
+  return { value, peakMiB: (process.resourceUsage().maxRSS * 1024 - peak) / 2 ** 20, heapMiB: (process.memoryUsage().heapUsed - heap) / 2 ** 20 };
+}
+
+describe('load: a bound on what a catalog parses into, not only its bytes', () => {
+  // First in the file's heavy tests, so the peak RSS it reads is not an earlier test's.
+  it('refuses 20 MB of empty objects (8.4 M values: 427 MiB of heap and 1 GiB peak RSS when parsed) under the default bounds, before parsing, naming the file', async () => {
+    await withTempDir('fbc-values-', async (dir) => {
+      const file = path.join(dir, 'catalog.json');
+      await writeFile(file, emptyObjects(7_000_000));
+      const { value: loaded, peakMiB, heapMiB } = await growth(() => loadFbcDir(dir));
+      assert.deepEqual(
+        loaded.result.errors().map((p) => [p.rule, p.file]),
+        [['fbc.too-many-values', `${file}:1`]],
+      );
+      assert.match(loaded.result.render(), new RegExp(`more than ${itemLimitFor(DEFAULT_MAX_CATALOG_BYTES)} values .*one per ${BYTES_PER_ITEM} bytes of its ${DEFAULT_MAX_CATALOG_BYTES}-byte bound`));
+      assert.ok(peakMiB < 96, `peak RSS grew by ${peakMiB.toFixed(0)} MiB`);
+      assert.ok(heapMiB < 16, `heap grew by ${heapMiB.toFixed(0)} MiB`);
+    });
+  });
+
+  it('refuses 20 MB of documents `{}` (each a problem: 3.5 GiB of heap) past the bound on problems', async () => {
+    await withTempDir('fbc-values-', async (dir) => {
+      const file = path.join(dir, 'catalog.json');
+      await writeFile(file, '{}\n'.repeat(7_000_000));
+      const { value: loaded, peakMiB } = await growth(() => loadFbcDir(dir));
+      const errors = loaded.result.errors();
+      // The problems of the first MAX_LOAD_PROBLEMS + 1 documents, then the refusal naming where it stopped.
+      assert.equal(errors.length, MAX_LOAD_PROBLEMS + 2);
+      assert.deepEqual(
+        errors.filter((p) => p.rule !== 'fbc.field').map((p) => [p.rule, p.file]),
+        [['fbc.too-many-problems', `${file}:${MAX_LOAD_PROBLEMS + 1}`]],
+      );
+      assert.ok(peakMiB < 96, `peak RSS grew by ${peakMiB.toFixed(0)} MiB`);
+    });
+  });
+
+  it('counts a large YAML document before reading it (5 M items of a block sequence)', async () => {
+    await withTempDir('fbc-values-', async (dir) => {
+      const file = path.join(dir, 'catalog.yaml');
+      await writeFile(file, `schema: example.com.x\nname: a\nv:\n${'- 1\n'.repeat(5_000_000)}`);
+      const { value: loaded, peakMiB } = await growth(() => loadFbcDir(dir, { maxCatalogBytes: 256 * 1024 * 1024 }));
+      assert.deepEqual(
+        loaded.result.errors().map((p) => [p.rule, p.file]),
+        [['fbc.too-many-values', `${file}:1`]],
+      );
+      assert.ok(peakMiB < 96, `peak RSS grew by ${peakMiB.toFixed(0)} MiB`);
+    });
+  });
+
+  it('at one byte bound, loads a realistic catalog of a size that an adversarial one of the same size is refused at', async () => {
+    const bound = 4 * 1024 * 1024;
+    // Half the bound: these bundles are denser than the corpus's (one item per 45 bytes, not 83).
+    const size = 2 * 1024 * 1024;
+    await withTempDir('fbc-values-', async (dir) => {
+      const real = repeated(size, realisticBundle);
+      const ratio = real.length / jsonItems(Buffer.from(real));
+      assert.ok(ratio > 32 && ratio < 83, `the realistic catalog holds one item per ${ratio.toFixed(1)} bytes`);
+      await writeFile(path.join(dir, 'catalog.json'), real);
+      const loaded = await loadFbcDir(dir, { maxCatalogBytes: bound });
+      assert.ok(loaded.result.ok, loaded.result.render());
+      assert.ok(loaded.config.bundles.length > 300, String(loaded.config.bundles.length));
+    });
+    for (const [shape, text] of [
+      ['an array of empty objects', emptyObjects(size / 3)],
+      ['tiny records', repeated(size, (i) => `{"schema":"example.com.x","name":"n${i}"}\n`)],
+      ['arrays nested 250 deep', repeated(size, () => `{"schema":"example.com.x","name":"n","v":${'['.repeat(250)}${']'.repeat(250)}}\n`)],
+      ['small numbers', `{"schema":"example.com.x","name":"a","v":[${'1,'.repeat(size / 2)}1]}\n`],
+    ] as const) {
+      await withTempDir('fbc-values-', async (dir) => {
+        await writeFile(path.join(dir, 'catalog.json'), text);
+        const loaded = await loadFbcDir(dir, { maxCatalogBytes: bound });
+        assert.deepEqual(loaded.result.errors().map((p) => p.rule), ['fbc.too-many-values'], shape);
+      });
+    }
+  });
+
+  it('a larger per-file bound raises the bound on values in proportion (--max-file-size)', async () => {
+    await withTempDir('fbc-values-', async (dir) => {
+      await writeFile(path.join(dir, 'catalog.json'), emptyObjects(100_000));
+      const small = await loadFbcDir(dir, { maxCatalogBytes: 1024 * 1024 });
+      assert.deepEqual(small.result.errors().map((p) => p.rule), ['fbc.too-many-values']);
+      const raised = await loadFbcDir(dir, { maxCatalogBytes: 1024 * 1024, maxFileBytes: 16 * 1024 * 1024 });
+      assert.ok(raised.result.ok, raised.result.render());
+    });
+  });
+
+  it('counts on bytes as it counts on values (the prescan and the walk agree)', () => {
+    for (const text of ['{}', '[]', '{"a":1}', '{"a":[1,2,{"b":"x,{["}],"c":{}}', '[[],[[]],{"k":"\\"]"}]', realisticBundle(3)]) {
+      assert.equal(jsonItems(Buffer.from(text)), treeShape(JSON.parse(text)).items, text);
+    }
   });
 });

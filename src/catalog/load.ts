@@ -19,7 +19,8 @@ import { BinnacleError, ValidationError, ValidationResult } from '../util/errors
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { decodeDocument, type Decoded } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
-import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
+import { MAX_NESTING, treeShape } from '../util/nesting.js';
+import { BudgetedResult, jsonItems, OverBudget, ParseBudget, PRESCAN_BYTES, YAML_PACKAGE_WEIGHT, yamlItemsAtMost } from './parse-budget.js';
 import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { fileKindOf } from '../util/file-kind.js';
 
@@ -116,9 +117,16 @@ function lineAt(bytes: Buffer, offset: number, from: { offset: number; line: num
 
 const PRETTY_END = Buffer.from('\n}');
 
-/** A parsed JSON document, or a report when it nests too deep to be walked (see util/nesting.ts). */
-function checkedJsonDocument(doc: SourceDocument, file: string, result: ValidationResult): SourceDocument | undefined {
-  if (!nestsDeeperThan(doc.value)) return doc;
+/**
+ * A parsed JSON document, or a report when it nests too deep to be walked (see util/nesting.ts);
+ * its items are charged to `budget` (which throws OverBudget past its bound).
+ */
+function checkedJsonDocument(doc: SourceDocument, file: string, result: ValidationResult, budget: ParseBudget | undefined): SourceDocument | undefined {
+  const shape = treeShape(doc.value);
+  if (!shape.deeper) {
+    budget?.charge(shape.items, `${file}:${doc.line}`, result);
+    return doc;
+  }
   result.error('fbc.parse', `document ${doc.index} nests deeper than ${MAX_NESTING} levels`, { file: `${file}:${doc.line}` });
   return undefined;
 }
@@ -178,6 +186,8 @@ export class JsonDocumentSplitter {
     private readonly file: string,
     private readonly result: ValidationResult,
     private readonly each: (doc: SourceDocument, raw: RawJson) => void,
+    /** What the documents may parse into: a large one is counted on its bytes before it is parsed. */
+    private readonly budget?: ParseBudget,
   ) {}
 
   /** Takes the chunk's bytes; the chunk itself is not kept, so its buffer may be reused. */
@@ -224,7 +234,7 @@ export class JsonDocumentSplitter {
         }
       } else if (c === 0xef) break; // a byte-order mark, perhaps: wait for its other bytes
       const start = i;
-      const end = this.documentEnd(bytes, start, final);
+      const end = this.documentEnd(bytes, start, final, lineOf);
       if (end === undefined) break; // the document goes on in bytes not read yet
       i = end.end;
       if (end.value !== undefined) this.emit(end.value.parsed, lineOf(start), { text: end.value.text, start: this.offset + start, end: this.offset + i });
@@ -244,11 +254,12 @@ export class JsonDocumentSplitter {
   }
 
   /** Where the document at `start` ends (with its value when the pretty layout found it), or undefined to wait for more. */
-  private documentEnd(bytes: Buffer, start: number, final: boolean): { end: number; value?: { parsed: unknown; text: string } } | undefined {
+  private documentEnd(bytes: Buffer, start: number, final: boolean, lineOf: (offset: number) => number): { end: number; value?: { parsed: unknown; text: string } } | undefined {
     if (this.pretty && bytes[start] === 123) {
       const close = bytes.indexOf(PRETTY_END, start);
       if (close < 0 && !final) return undefined;
       if (close >= 0) {
+        this.prescan(bytes, start, close + 2, lineOf);
         const text = bytes.toString('utf8', start, close + 2);
         try {
           return { end: close + 2, value: { parsed: JSON.parse(text) as unknown, text } };
@@ -263,7 +274,13 @@ export class JsonDocumentSplitter {
     return final ? { end: bytes.length } : undefined;
   }
 
+  /** Refuses a large document whose bytes hold more items than the budget has left, before it is parsed. */
+  private prescan(bytes: Buffer, start: number, end: number, lineOf: (offset: number) => number): void {
+    if (this.budget !== undefined && end - start > PRESCAN_BYTES) this.budget.check(jsonItems(bytes, start, end), `${this.file}:${lineOf(start)}`, this.result);
+  }
+
   private parse(bytes: Buffer, start: number, end: number, lineOf: (offset: number) => number): void {
+    this.prescan(bytes, start, end, lineOf);
     let value: unknown;
     const text = bytes.toString('utf8', start, end);
     try {
@@ -277,22 +294,22 @@ export class JsonDocumentSplitter {
   }
 
   private emit(value: unknown, line: number, raw: RawJson): void {
-    const doc = checkedJsonDocument({ value, line, index: this.index }, this.file, this.result);
+    const doc = checkedJsonDocument({ value, line, index: this.index }, this.file, this.result, this.budget);
     if (doc !== undefined) this.each(doc, raw);
   }
 }
 
 /** Every document of UTF-8 bytes of concatenated JSON values, to `each` (see `JsonDocumentSplitter`). */
-export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument, raw: RawJson) => void): void {
-  const splitter = new JsonDocumentSplitter(file, result, each);
+export function eachJsonDocument(bytes: Buffer, file: string, result: ValidationResult, each: (doc: SourceDocument, raw: RawJson) => void, budget?: ParseBudget): void {
+  const splitter = new JsonDocumentSplitter(file, result, each, budget);
   splitter.push(bytes);
   splitter.end();
 }
 
 /** Every document of a text of concatenated JSON values (see `eachJsonDocument`). */
-export function parseJsonStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
+export function parseJsonStream(text: string, file: string, result: ValidationResult, budget?: ParseBudget): SourceDocument[] {
   const docs: SourceDocument[] = [];
-  eachJsonDocument(Buffer.from(text, 'utf8'), file, result, (doc) => docs.push(doc));
+  eachJsonDocument(Buffer.from(text, 'utf8'), file, result, (doc) => docs.push(doc), budget);
   return docs;
 }
 
@@ -306,45 +323,76 @@ interface YamlChunk {
  * Splits YAML at document separators as Kubernetes' YAMLReader (opm's loader) does: a line that
  * starts with `---` ends a document that has text; the first `---` of a document belongs to it, so
  * two in a row make a document of its own. A separator followed by anything but a comment is an
- * error, reported in `bad` with its line.
+ * error, returned with its line (the split stops there). Each document goes to `each` as it is
+ * found, its text a slice of `text`: neither the lines nor the documents are held as arrays (a
+ * file of millions of short lines or documents would take many times its size before any is read).
  */
-export function splitYamlDocuments(text: string): { chunks: YamlChunk[]; bad: { line: number; text: string } | undefined } {
-  const chunks: YamlChunk[] = [];
-  let buf = '';
+export function eachYamlDocument(text: string, each: (chunk: YamlChunk) => void): { line: number; text: string } | undefined {
+  let docStart = -1; // offset of the current document's first line, -1 when it has none yet
   let start = 1;
   let lineNo = 0;
-  for (const line of text.split(/(?<=\n)/)) {
-    if (line === '') continue;
+  const flush = (end: number): void => {
+    const body = text.slice(docStart, end);
+    each({ text: body.endsWith('\n') ? body : `${body}\n`, line: start });
+    docStart = -1;
+  };
+  for (let pos = 0; pos < text.length; ) {
+    const nl = text.indexOf('\n', pos);
+    const next = nl < 0 ? text.length : nl + 1;
     lineNo++;
-    if (line.startsWith('---')) {
-      const rest = line.slice(3).trim();
-      if (rest !== '' && !rest.startsWith('#')) return { chunks, bad: { line: lineNo, text: rest } };
-      if (buf !== '') {
-        chunks.push({ text: buf, line: start });
-        buf = '';
+    if (text.startsWith('---', pos)) {
+      const rest = text.slice(pos + 3, next).trim();
+      if (rest !== '' && !rest.startsWith('#')) return { line: lineNo, text: rest };
+      if (docStart >= 0) {
+        flush(pos);
+        pos = next;
         continue;
       }
     }
-    if (buf === '') start = lineNo;
-    buf += line.endsWith('\n') ? line : `${line}\n`;
+    if (docStart < 0) {
+      docStart = pos;
+      start = lineNo;
+    }
+    pos = next;
   }
-  if (buf !== '') chunks.push({ text: buf, line: start });
-  return { chunks, bad: undefined };
+  if (docStart >= 0) flush(text.length);
+  return undefined;
+}
+
+/** Every document of `text` (see `eachYamlDocument`), and a bad separator's line. */
+export function splitYamlDocuments(text: string): { chunks: YamlChunk[]; bad: { line: number; text: string } | undefined } {
+  const chunks: YamlChunk[] = [];
+  const bad = eachYamlDocument(text, (c) => chunks.push(c));
+  return { chunks, bad };
 }
 
 /**
  * Parses multi-document YAML; a broken document is reported with its line, the others are kept.
- * An empty document (blank, only comments) is kept as `null`: a record without a schema.
+ * An empty document (blank, only comments) is kept as `null`: a record without a schema. Each
+ * document's items are charged to `budget`: a large one's counted on its text before it is read,
+ * one the `yaml` package reads (heavier) on its text, at YAML_PACKAGE_WEIGHT, before it is read.
  */
-export function parseYamlStream(text: string, file: string, result: ValidationResult): SourceDocument[] {
+export function parseYamlStream(text: string, file: string, result: ValidationResult, budget?: ParseBudget): SourceDocument[] {
   const out: SourceDocument[] = [];
-  const { chunks, bad } = splitYamlDocuments(text);
-  chunks.forEach((chunk, index) => {
+  eachYamlSourceDocument(text, file, result, (doc) => out.push(doc), budget);
+  return out;
+}
+
+/** Every document of multi-document YAML to `each`, as it is read (see `parseYamlStream`). */
+function eachYamlSourceDocument(text: string, file: string, result: ValidationResult, each: (doc: SourceDocument) => void, budget: ParseBudget | undefined): void {
+  let index = -1;
+  const bad = eachYamlDocument(text, (chunk) => {
+    index++;
+    const where = `${file}:${chunk.line}`;
+    if (budget !== undefined && chunk.text.length > PRESCAN_BYTES) budget.check(yamlItemsAtMost(chunk.text), where, result);
     const fast = fastYamlDocument(chunk.text);
     if (fast !== undefined) {
-      out.push({ value: fast.value, line: chunk.line, index });
+      // js-yaml declines a document with anchors: this value is a tree.
+      if (budget !== undefined) budget.charge(treeShape(fast.value, Infinity).items, where, result);
+      each({ value: fast.value, line: chunk.line, index });
       return;
     }
+    budget?.charge(YAML_PACKAGE_WEIGHT * yamlItemsAtMost(chunk.text), where, result);
     const { LineCounter, parseDocument } = yamlPackage();
     const lineCounter = new LineCounter();
     const doc = parseDocument(chunk.text, { lineCounter, uniqueKeys: false });
@@ -355,24 +403,23 @@ export function parseYamlStream(text: string, file: string, result: ValidationRe
       return;
     }
     try {
-      out.push({ value: yamlValue(doc, `${file}:${chunk.line}`) ?? null, line: chunk.line, index });
+      each({ value: yamlValue(doc, `${file}:${chunk.line}`) ?? null, line: chunk.line, index });
     } catch (e) {
       if (!(e instanceof YamlAliasError)) throw e;
       result.error('fbc.parse', `document ${index} cannot be read: ${e.reason}`, { file: `${file}:${chunk.line}` });
     }
   });
   if (bad !== undefined) result.error('fbc.parse', `invalid YAML document separator: ${bad.text} (only a comment may follow "---")`, { file: `${file}:${bad.line}` });
-  return out;
 }
 
 /**
  * JSON when the text's first non-blank character is `{`, YAML otherwise, as opm's YAML-or-JSON
  * decoder (Kubernetes' GuessJSONStream) decides. An empty text has no documents.
  */
-export function parseDocuments(text: string, file: string, result: ValidationResult): SourceDocument[] {
+export function parseDocuments(text: string, file: string, result: ValidationResult, budget?: ParseBudget): SourceDocument[] {
   const first = /\S/.exec(text);
-  if (first !== null && first[0] === '{') return parseJsonStream(text, file, result);
-  return parseYamlStream(text, file, result);
+  if (first !== null && first[0] === '{') return parseJsonStream(text, file, result, budget);
+  return parseYamlStream(text, file, result, budget);
 }
 
 /** Decodes one document of `file` to `sink`; field problems go under the record's subject. */
@@ -401,9 +448,12 @@ export function loadText(cfg: DeclarativeConfig, text: string, file: string, res
   addDocuments(cfg, parseDocuments(text, file, result), file, result);
 }
 
-/** Parses one text (already read, not JSON from a file's bytes) to `sink`. */
-function loadTextTo(sink: RecordSink, text: string, file: string, result: ValidationResult): void {
-  for (const doc of parseDocuments(text, file, result)) decodeTo(sink, doc, file, result, undefined);
+/** Parses one text (already read, not JSON from a file's bytes) to `sink`, each document decoded as it is read. */
+function loadTextTo(sink: RecordSink, text: string, file: string, result: ValidationResult, budget: ParseBudget | undefined): void {
+  const each = (doc: SourceDocument): void => decodeTo(sink, doc, file, result, undefined);
+  const first = /\S/.exec(text);
+  if (first !== null && first[0] === '{') eachJsonDocument(Buffer.from(text, 'utf8'), file, result, each, budget);
+  else eachYamlSourceDocument(text, file, result, each, budget);
 }
 
 /**
@@ -427,19 +477,19 @@ function firstAsciiContent(bytes: Buffer): number | undefined {
  * also a string of the whole file and every raw document. `raw` says whether the sink gets each
  * JSON document's text and byte range (they are offsets in the file only when `bytes` is all of it).
  */
-function loadBytesTo(sink: RecordSink, bytes: Buffer, file: string, result: ValidationResult, raw: boolean): void {
+function loadBytesTo(sink: RecordSink, bytes: Buffer, file: string, result: ValidationResult, raw: boolean, budget: ParseBudget | undefined): void {
   if (firstAsciiContent(bytes) === 123) {
-    eachJsonDocument(bytes, file, result, (doc, r) => decodeTo(sink, doc, file, result, raw ? r : undefined));
+    eachJsonDocument(bytes, file, result, (doc, r) => decodeTo(sink, doc, file, result, raw ? r : undefined), budget);
     return;
   }
   const text = bytes.toString('utf8');
   // A byte-order mark is not content (TextDecoder drops it too).
-  loadTextTo(sink, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file, result);
+  loadTextTo(sink, text.charCodeAt(0) === 0xfeff ? text.slice(1) : text, file, result, budget);
 }
 
 /** Parses one file's bytes (UTF-8) into `cfg` (see `loadBytesTo`). */
 export function loadBytes(cfg: DeclarativeConfig, bytes: Buffer, file: string, result: ValidationResult): void {
-  loadBytesTo(configSink(cfg), bytes, file, result, false);
+  loadBytesTo(configSink(cfg), bytes, file, result, false, undefined);
 }
 
 async function walk(root: string, dir: string, ignore: IndexIgnore, files: string[]): Promise<void> {
@@ -545,7 +595,7 @@ async function isUtf8File(fh: FileHandle, max: number): Promise<boolean> {
  * ReadPastBound). The bytes loaded (0 when it is not UTF-8), or undefined when the file is not
  * JSON (YAML is read whole).
  */
-async function streamJsonFile(sink: RecordSink, fh: FileHandle, file: string, result: ValidationResult, max: number): Promise<number | undefined> {
+async function streamJsonFile(sink: RecordSink, fh: FileHandle, file: string, result: ValidationResult, max: number, budget: ParseBudget): Promise<number | undefined> {
   const chunks = fileChunks(fh, max);
   const first = await chunks.next();
   await chunks.return(undefined);
@@ -554,7 +604,7 @@ async function streamJsonFile(sink: RecordSink, fh: FileHandle, file: string, re
     result.error('fbc.parse', NOT_UTF8, { file });
     return 0;
   }
-  const splitter = new JsonDocumentSplitter(file, result, (doc, raw) => decodeTo(sink, doc, file, result, raw));
+  const splitter = new JsonDocumentSplitter(file, result, (doc, raw) => decodeTo(sink, doc, file, result, raw), budget);
   let loaded = 0;
   for await (const chunk of fileChunks(fh, max)) {
     loaded += chunk.length;
@@ -577,12 +627,15 @@ export async function loadFbcDir(root: string, opts: LoadOptions = {}): Promise<
  * throws for bad content: read `result`. Reads only regular files (a device, a FIFO, a socket is
  * a problem, unread), and never more bytes than the limits, whatever a file's size says: each
  * file at most `maxFileBytes`, all together at most `maxCatalogBytes`; past that the catalog is
- * refused (a problem) and the files after it are not read.
+ * refused (a problem) and the files after it are not read. Nor more than the bytes may parse
+ * into (parse-budget.ts): past one item per BYTES_PER_ITEM bytes of that bound, or
+ * MAX_LOAD_PROBLEMS problems, the catalog is refused the same way.
  */
 export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptions = {}): Promise<{ result: ValidationResult; files: number }> {
   // A per-file bound given above the catalog's raises it: one file that large is a catalog that large.
   const limits = { file: opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES, catalog: Math.max(opts.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES, opts.maxFileBytes ?? 0) };
-  const result = new ValidationResult(`catalog ${root}`);
+  const budget = new ParseBudget(limits.catalog);
+  const result = new BudgetedResult(`catalog ${root}`, budget);
   let st;
   try {
     st = await stat(root);
@@ -591,11 +644,16 @@ export async function scanFbcDir(root: string, sink: RecordSink, opts: LoadOptio
   }
   const files = st.isDirectory() ? await listCatalogFiles(root) : [root];
   let total = 0;
-  for (const file of files) {
-    const read = await loadCatalogFile(sink, file, result, limits, total);
-    if (read === undefined) break; // over the catalog's bound: refused, the rest unread
-    total += read;
+  try {
+    for (const file of files) {
+      const read = await loadCatalogFile(sink, file, result, limits, total, budget);
+      if (read === undefined) break; // over the catalog's bound: refused, the rest unread
+      total += read;
+    }
+  } catch (err) {
+    if (!(err instanceof OverBudget)) throw err; // reported: the catalog is refused, the rest unread
   }
+  budget.close(); // what the caller adds to the result later is not the loader's
   return { result, files: files.length };
 }
 
@@ -617,7 +675,7 @@ function catalogTooLarge(limit: number, file: string, result: ValidationResult):
  * undefined when the catalog is over its bound (reported). A problem of the file's own (not a
  * regular file, too large, not UTF-8) is reported and counts what was read of it.
  */
-async function loadCatalogFile(sink: RecordSink, file: string, result: ValidationResult, limits: { file: number; catalog: number }, total: number): Promise<number | undefined> {
+async function loadCatalogFile(sink: RecordSink, file: string, result: ValidationResult, limits: { file: number; catalog: number }, total: number, budget: ParseBudget): Promise<number | undefined> {
   const before = await stat(file);
   if (!before.isFile()) {
     notRegular(before, file, result);
@@ -642,11 +700,11 @@ async function loadCatalogFile(sink: RecordSink, file: string, result: Validatio
     }
     const max = Math.min(limits.file, left);
     try {
-      const streamed = st.size > STREAM_FROM_BYTES ? await streamJsonFile(sink, fh, file, result, max) : undefined;
+      const streamed = st.size > STREAM_FROM_BYTES ? await streamJsonFile(sink, fh, file, result, max, budget) : undefined;
       if (streamed !== undefined) return streamed;
       const bytes = await readAtMost(fh, st.size, max);
       if (!isUtf8(bytes)) result.error('fbc.parse', NOT_UTF8, { file });
-      else loadBytesTo(sink, bytes, file, result, true);
+      else loadBytesTo(sink, bytes, file, result, true, budget);
       return bytes.length;
     } catch (err) {
       if (!(err instanceof ReadPastBound)) throw err;
@@ -665,7 +723,8 @@ async function loadCatalogFile(sink: RecordSink, file: string, result: Validatio
 /** Loads a stream (e.g. stdin) of JSON or YAML documents; refuses more than the limit. */
 export async function loadFbcStream(stream: Readable, name: string, opts: LoadOptions = {}): Promise<LoadResult> {
   const limit = opts.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
-  const result = new ValidationResult(`catalog ${name}`);
+  const budget = new ParseBudget(limit);
+  const result = new BudgetedResult(`catalog ${name}`, budget);
   const cfg = emptyDeclarativeConfig();
   const chunks: Buffer[] = [];
   let size = 0;
@@ -679,7 +738,12 @@ export async function loadFbcStream(stream: Readable, name: string, opts: LoadOp
     }
     chunks.push(buf);
   }
-  loadBytes(cfg, Buffer.concat(chunks), name, result);
+  try {
+    loadBytesTo(configSink(cfg), Buffer.concat(chunks), name, result, false, budget);
+  } catch (err) {
+    if (!(err instanceof OverBudget)) throw err; // reported: the rest unread
+  }
+  budget.close();
   return { config: cfg, result, files: 1 };
 }
 

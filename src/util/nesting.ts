@@ -58,3 +58,41 @@ export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING): bool
   }
   return false;
 }
+
+/**
+ * Whether `value` nests more than `max` levels deep (as `nestsDeeperThan`), and its size in
+ * items: one per object or array, one per member of an object and one per item of an array (what
+ * the catalog loader bounds, catalog/parse-budget.ts). One walk for both, without recursion; for
+ * trees (what JSON.parse makes), not for values whose nodes are shared.
+ */
+export function treeShape(value: unknown, max: number = MAX_NESTING): { deeper: boolean; items: number } {
+  if (typeof value !== 'object' || value === null) return { deeper: false, items: 0 };
+  const nodes: object[] = [value];
+  const depths: number[] = [1];
+  let items = 0;
+  for (let node = nodes.pop(); node !== undefined; node = nodes.pop()) {
+    const depth = depths.pop() ?? 0;
+    if (depth > max) return { deeper: true, items };
+    items++;
+    if (Array.isArray(node)) {
+      items += node.length;
+      for (let k = 0; k < node.length; k++) {
+        const child: unknown = node[k];
+        if (typeof child === 'object' && child !== null) {
+          nodes.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    } else {
+      for (const key in node) {
+        items++;
+        const child = (node as Record<string, unknown>)[key];
+        if (typeof child === 'object' && child !== null) {
+          nodes.push(child);
+          depths.push(depth + 1);
+        }
+      }
+    }
+  }
+  return { deeper: false, items };
+}
