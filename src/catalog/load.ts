@@ -39,9 +39,9 @@ export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
  * together, says that bench). 512 MiB loads the largest with a margin of 4.5 times, and is the
  * bound the resolver already took for a catalog a server sends (resolve/catalog-source.ts): a
  * catalog Binnacle serves is one it can also read back. A `maxFileBytes` above it raises it (one
- * file that large is a catalog that large). It bounds bytes, not what they parse into: records
- * shaped to take more heap than their bytes take many times their size (measured: 20 MB of tiny
- * records, 103 MiB of heap; 20 MB of empty objects in one record, 407 MiB).
+ * file that large is a catalog that large). It bounds bytes; what they parse into is bounded from
+ * it (parse-budget.ts: records shaped to take many times their size in heap, 20 MB of empty
+ * objects in one record 427 MiB, are refused before they are parsed).
  */
 export const DEFAULT_MAX_CATALOG_BYTES = 512 * 1024 * 1024;
 
