@@ -99,6 +99,12 @@ describe('fieldDrift: only what the manifest sets', () => {
       fieldDrift(desired, live).map((d) => d.path),
       ['spec.template.spec.containers[name=manager].securityContext.privileged', 'spec.template.spec.containers[name=manager].securityContext.allowPrivilegeEscalation', 'spec.template.spec.containers[name=manager].env[name=MODE].value'],
     );
+    // A custom resource's fields of the same names, and a ConfigMap's data, are no server default's.
+    const cr = (t: number): KubeObject => ({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' }, spec: { timeoutSeconds: t, protocol: t === 0 ? '' : 'TCP', restartPolicy: t === 0 ? '' : 'Always' } });
+    const crFields = { 'f:spec': { 'f:timeoutSeconds': {}, 'f:protocol': {}, 'f:restartPolicy': {} } };
+    assert.deepEqual(fieldDrift(cr(0), { ...cr(1), metadata: { name: 'w', managedFields: [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'example.com/v1', fieldsType: 'FieldsV1', fieldsV1: crFields }] } }).map((d) => d.path), ['spec.timeoutSeconds', 'spec.protocol', 'spec.restartPolicy']);
+    const cm = (scheme: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c' }, data: { scheme, protocol: scheme === '' ? '' : 'TCP' } });
+    assert.equal(fieldDrift(cm(''), { ...cm('HTTP'), metadata: { name: 'c', managedFields: [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: { 'f:data': { 'f:scheme': {}, 'f:protocol': {} } } }] } }).length, 2);
     // A defaulted field excused only to the value the server defaults it to.
     const pulled = deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: 'Never' }]);
     const heldPull = { ...fieldsV1, 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"manager"}': { '.': {}, 'f:imagePullPolicy': {} } } } } } };

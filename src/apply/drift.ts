@@ -84,28 +84,40 @@ const QUANTITY_MAPS = new Set(['limits', 'requests', 'hard', 'capacity', 'alloca
 const QUANTITY_KEYS = new Set(['sizeLimit']);
 
 /**
- * What the API server stores for a field given its zero value, where the field is a plain (not
- * pointer) string or integer of the core API, so that "" or 0 reads as unset and is defaulted
- * (k8s.io/kubernetes pkg/apis/core/v1/defaults.go). Only these are excused, and only to these
- * values: a zero value the server keeps as it is (`privileged: false`, `replicas: 0`,
- * `hostNetwork: false`) against anything else live is drift, whoever holds the field (Binnacle
- * holds it too after applying another revision's value, a failed upgrade's say).
+ * What the API server stores for a field of a built-in kind given its zero value, where the field
+ * is a plain (not pointer) string or integer, so that "" or 0 reads as unset and is defaulted
+ * (k8s.io/kubernetes pkg/apis/core/v1/defaults.go): the field's key, the key of what holds it
+ * (a container of `containers`, a probe, a port of `ports`, a pod's `spec`), and the defaults.
+ * Only these are excused, only there, and only to these values: a zero value the server keeps as
+ * it is (`privileged: false`, `replicas: 0`), a ConfigMap's data, or a custom resource's field
+ * of the same name, against anything else live is drift, whoever holds the field (Binnacle holds
+ * it too after applying another revision's value, a failed upgrade's say).
  */
-const SERVER_DEFAULTS: ReadonlyMap<string, readonly unknown[]> = new Map<string, readonly unknown[]>([
-  ['imagePullPolicy', ['IfNotPresent', 'Always']], // Always for an image tagged latest or untagged
-  ['terminationMessagePath', ['/dev/termination-log']],
-  ['terminationMessagePolicy', ['File']],
-  ['protocol', ['TCP']],
-  ['scheme', ['HTTP']],
-  ['timeoutSeconds', [1]],
-  ['periodSeconds', [10]],
-  ['successThreshold', [1]],
-  ['failureThreshold', [3]],
-  ['dnsPolicy', ['ClusterFirst']],
-  ['restartPolicy', ['Always']],
-  ['schedulerName', ['default-scheduler']],
-  ['sessionAffinity', ['None']],
+const CONTAINERS = ['containers', 'initContainers', 'ephemeralContainers'];
+const PROBES = ['livenessProbe', 'readinessProbe', 'startupProbe'];
+const SERVER_DEFAULTS: ReadonlyMap<string, { in: readonly string[]; values: readonly unknown[] }> = new Map([
+  ['imagePullPolicy', { in: CONTAINERS, values: ['IfNotPresent', 'Always'] }], // Always for an image tagged latest or untagged
+  ['terminationMessagePath', { in: CONTAINERS, values: ['/dev/termination-log'] }],
+  ['terminationMessagePolicy', { in: CONTAINERS, values: ['File'] }],
+  ['protocol', { in: ['ports'], values: ['TCP'] }],
+  ['scheme', { in: ['httpGet'], values: ['HTTP'] }],
+  ['timeoutSeconds', { in: PROBES, values: [1] }],
+  ['periodSeconds', { in: PROBES, values: [10] }],
+  ['successThreshold', { in: PROBES, values: [1] }],
+  ['failureThreshold', { in: PROBES, values: [3] }],
+  ['dnsPolicy', { in: ['spec'], values: ['ClusterFirst'] }],
+  ['restartPolicy', { in: ['spec'], values: ['Always'] }],
+  ['schedulerName', { in: ['spec'], values: ['default-scheduler'] }],
+  ['sessionAffinity', { in: ['spec'], values: ['None'] }],
 ]);
+/** The API groups whose kinds the server defaults as above (a custom resource's schema defaults are its own). */
+const BUILT_IN_API_VERSIONS = new Set(['v1', 'apps/v1', 'batch/v1']);
+
+/** Whether the server stores `live` for the zero value a built-in kind's field was given. */
+function serverDefault(key: string, parentKey: string, live: unknown): boolean {
+  const d = SERVER_DEFAULTS.get(key);
+  return d !== undefined && d.in.includes(parentKey) && d.values.includes(live);
+}
 
 const SUFFIX: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
 
@@ -152,6 +164,8 @@ const isZero = (v: unknown): boolean => v === '' || v === false || v === 0 || (A
 interface Walk {
   out: FieldDrift[];
   held: (p: Pointer) => boolean;
+  /** A kind whose zero values the server defaults (SERVER_DEFAULTS). */
+  builtIn: boolean;
 }
 
 /** Whether a value the manifest sets is the live one: equal, the same quantity, or the same number as a string. */
@@ -185,7 +199,7 @@ function compare(desired: unknown, live: unknown, path: string, at: Pointer, key
   // A zero value Binnacle applied, which the server took as unset and defaulted (a container's
   // imagePullPolicy "" stored as IfNotPresent): while Binnacle's applied configuration still
   // holds the field no one else changed it, and applying it again would change nothing.
-  if (isZero(desired) && SERVER_DEFAULTS.get(key)?.includes(live) === true && w.held(at)) return;
+  if (w.builtIn && isZero(desired) && serverDefault(key, parentKey, live) && w.held(at)) return;
   w.out.push({ path, manifest: desired, live });
 }
 
@@ -219,8 +233,9 @@ function secretData(o: KubeObject): Rec {
  * default) holds (see the top).
  */
 export function fieldDrift(desired: KubeObject, live: KubeObject, manager: string = FIELD_MANAGER): FieldDrift[] {
-  const w: Walk = { out: [], held: (p) => appliesField(live, manager, p) };
   const isSecret = desired.kind === 'Secret' && desired.apiVersion === 'v1';
+  const builtIn = BUILT_IN_API_VERSIONS.has(desired.apiVersion) && desired.kind !== 'ConfigMap' && !isSecret;
+  const w: Walk = { out: [], held: (p) => appliesField(live, manager, p), builtIn };
   for (const [k, v] of Object.entries(desired)) {
     if (k === 'apiVersion' || k === 'kind' || k === 'status' || (isSecret && (k === 'data' || k === 'stringData'))) continue;
     if (k === 'metadata') {
@@ -233,7 +248,7 @@ export function fieldDrift(desired: KubeObject, live: KubeObject, manager: strin
   }
   if (isSecret) {
     // Compared as the data stringData becomes, never shown: no field of it is taken as defaulted.
-    const fields: Walk = { out: [], held: () => false };
+    const fields: Walk = { out: [], held: () => false, builtIn: false };
     compare(secretData(desired), isRecord(live.data) ? live.data : {}, 'data', ['data'], 'data', '', fields);
     for (const f of fields.out) w.out.push({ path: f.path, hidden: true });
   }
