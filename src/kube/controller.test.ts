@@ -340,13 +340,18 @@ test('many reconciles asleep without their workers look again less often, togeth
   assert.equal(sleepStretch(1000, 1600, 16, 200), 1000);
 });
 
-test('the reconciles begun at once, asleep or awake, are bounded: 8 a worker', { timeout: 30_000 }, async () => {
+test('the reconciles asleep without a worker are bounded, 8 a worker: past that a sleep keeps its worker, and a free worker always takes the next key', { timeout: 30_000 }, async () => {
   let inFlight = 0;
   let most = 0;
   let release = false;
   let done = 0;
+  let otherDone = false;
   const c = testController(
-    async () => {
+    async (req) => {
+      if (req.key === 'other/x') {
+        otherDone = true;
+        return undefined;
+      }
       inFlight++;
       most = Math.max(most, inFlight);
       while (!release) await sleepWithoutWorker(5);
@@ -358,15 +363,20 @@ test('the reconciles begun at once, asleep or awake, are bounded: 8 a worker', {
   );
   const stop = new AbortController();
   const running = c.run(stop.signal);
-  for (let i = 0; i < 100; i++) c.enqueue(`ns/k${i}`);
-  await until(() => inFlight >= 16);
+  for (let i = 0; i < 17; i++) c.enqueue(`ns/k${i}`);
+  await until(() => inFlight >= 17);
   await sleep(50);
-  assert.equal(most, 16, 'two workers begin at most sixteen reconciles');
+  // Sixteen asleep without their workers, the seventeenth asleep holding one: the other worker is free.
+  assert.equal(most, 17);
+  c.enqueue('other/x');
+  await until(() => otherDone);
+  for (let i = 17; i < 100; i++) c.enqueue(`ns/k${i}`);
+  await sleep(50);
+  assert.equal(most, 18, 'the second worker too sleeps holding itself: sixteen asleep without, two with');
   release = true;
   await until(() => done === 100);
   stop.abort();
   await running;
-  assert.equal(most, 16);
 });
 
 test('reconciles coming back from their sleeps go first, but a new key is served soon all the same', { timeout: 30_000 }, async () => {

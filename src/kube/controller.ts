@@ -166,24 +166,14 @@ export class Controller {
     signal.addEventListener('abort', stop, { once: true });
     this.metrics?.setMaxWorkers(this.name, this.workers);
     const permits = new WorkerPermits(this.workers);
-    // Reconciles asleep still hold what they rendered and a pending revision: no more than
-    // IN_FLIGHT_PER_WORKER times the workers are begun at once.
-    const inFlight = new WorkerPermits(this.workers * IN_FLIGHT_PER_WORKER);
     const running = new Set<Promise<void>>();
     for (;;) {
-      await inFlight.acquire();
       // The key first, then a worker: a worker held while the queue is empty would keep a
       // reconcile waking from its sleep from ever going on.
       const key = await this.queue.get();
-      if (key === undefined) {
-        inFlight.release();
-        break;
-      }
+      if (key === undefined) break;
       await permits.acquire();
-      const one = this.runKey(key, signal, permits).finally(() => {
-        inFlight.release();
-        running.delete(one);
-      });
+      const one = this.runKey(key, signal, permits).finally(() => running.delete(one));
       running.add(one);
     }
     await Promise.all(running);
@@ -262,8 +252,13 @@ export function sleepStretch(ms: number, asleep: number, workers: number, atMost
 
 /** The longest a stretched sleep grows to, whatever the number of sleepers. */
 export const MAX_STRETCHED_SLEEP_MS = 30_000;
-/** How many reconciles a controller begins at once, asleep or awake, per worker. */
-export const IN_FLIGHT_PER_WORKER = 8;
+/**
+ * How many reconciles of a controller sleep without a worker at once, per worker: each still
+ * holds what it rendered and a pending revision. A sleep past that holds its worker, so a
+ * controller has at most (1 + ASLEEP_PER_WORKER) × workers reconciles begun, and a free worker
+ * always takes the next key.
+ */
+export const ASLEEP_PER_WORKER = 8;
 /** A new key is served at least every this many permits, however many reconciles come back from sleep. */
 const NEW_KEY_EVERY = 4;
 
@@ -274,6 +269,7 @@ const NEW_KEY_EVERY = 4;
 export class WorkerPermits {
   private free: number;
   private sleeping = 0;
+  private gone = 0;
   private served = 0;
   private readonly returning: (() => void)[] = [];
   private readonly starting: (() => void)[] = [];
@@ -299,10 +295,16 @@ export class WorkerPermits {
     else next();
   }
 
-  /** Counts reconciles asleep without a permit; answers how many are. */
+  /** Counts sleeps of reconciles without a permit; answers how many there are. */
   asleep(delta: number): number {
     this.sleeping += delta;
     return this.sleeping;
+  }
+
+  /** Counts reconciles that gave their permit back and have not taken one again; answers how many. */
+  away(delta: number): number {
+    this.gone += delta;
+    return this.gone;
   }
 }
 
@@ -315,6 +317,7 @@ class HeldPermit {
   private holding = true;
   private finished = false;
   private retaking: Promise<void> | undefined;
+  private isAway = false;
 
   constructor(
     private readonly permits: WorkerPermits,
@@ -325,8 +328,12 @@ class HeldPermit {
   }
 
   async sleep(ms: number, atMostMs?: number): Promise<void> {
+    // Too many away already: this one keeps its worker (and sleeps as asked, unstretched).
+    if (this.holding && this.permits.away(0) >= this.workers * ASLEEP_PER_WORKER) return sleep(ms);
     if (this.holding) {
       this.holding = false;
+      this.isAway = true;
+      this.permits.away(1);
       this.permits.release();
       this.active(-1);
     }
@@ -340,6 +347,7 @@ class HeldPermit {
       if (!this.holding && !this.finished) {
         this.retaking ??= this.permits.acquire(true).then(() => {
           this.retaking = undefined;
+          this.back();
           if (this.finished) {
             this.permits.release();
             return;
@@ -352,8 +360,17 @@ class HeldPermit {
     }
   }
 
+  /** No longer away without a permit: retaken, or finished. */
+  private back(): void {
+    if (!this.isAway) return;
+    this.isAway = false;
+    this.permits.away(-1);
+  }
+
   finish(): void {
     this.finished = true;
+    // Away with no retake coming (a sleep it left behind): not away any more. A retake under way says so when it lands.
+    if (this.retaking === undefined) this.back();
     if (!this.holding) return;
     this.holding = false;
     this.permits.release();
