@@ -250,6 +250,24 @@ describe('load: a bound on what a catalog parses into, not only its bytes', () =
     }
   });
 
+  it("refuses YAML whose aliases write out to many times its size (the store writes and serves every copy): each alias costs what it expands to", async () => {
+    await withTempDir('fbc-values-', async (dir) => {
+      const file = path.join(dir, 'catalog.yaml');
+      // 100 KB anchored once and named 100 times a document: 3 documents are 300 KB of text and 30 MB written out.
+      const doc = (i: number): string => `schema: example.com.x\nname: n${i}\ns: &s ${'x'.repeat(100_000)}\nv:\n${'- *s\n'.repeat(100)}`;
+      await writeFile(file, [0, 1, 2].map(doc).join('---\n'));
+      const loaded = await loadFbcDir(dir, { maxCatalogBytes: 4 * 1024 * 1024 });
+      assert.deepEqual(
+        loaded.result.errors().map((p) => [p.rule, p.file]),
+        [['fbc.too-many-values', `${file}:1`]],
+      );
+      // The same anchors named a few times load: aliases are YAML, not an attack.
+      await writeFile(file, `schema: example.com.x\nname: a\ns: &s ${'x'.repeat(1000)}\nv: [*s, *s]\n`);
+      const few = await loadFbcDir(dir, { maxCatalogBytes: 4 * 1024 * 1024 });
+      assert.ok(few.result.ok, few.result.render());
+    });
+  });
+
   it('a larger per-file bound raises the bound on values in proportion (--max-file-size)', async () => {
     await withTempDir('fbc-values-', async (dir) => {
       await writeFile(path.join(dir, 'catalog.json'), emptyObjects(100_000));

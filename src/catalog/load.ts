@@ -20,7 +20,7 @@ import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index
 import { decodeDocument, type Decoded } from './decode.js';
 import { IndexIgnore } from './indexignore.js';
 import { MAX_NESTING, treeShape } from '../util/nesting.js';
-import { BudgetedResult, jsonItems, OverBudget, ParseBudget, PRESCAN_BYTES, YAML_PACKAGE_WEIGHT, yamlItemsAtMost } from './parse-budget.js';
+import { BudgetedResult, expandedItems, jsonItems, OverBudget, ParseBudget, PRESCAN_BYTES, YAML_PACKAGE_WEIGHT, yamlItemsAtMost } from './parse-budget.js';
 import { fastYamlDocument, YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { fileKindOf } from '../util/file-kind.js';
 
@@ -392,7 +392,9 @@ function eachYamlSourceDocument(text: string, file: string, result: ValidationRe
       each({ value: fast.value, line: chunk.line, index });
       return;
     }
-    budget?.charge(YAML_PACKAGE_WEIGHT * yamlItemsAtMost(chunk.text), where, result);
+    // The yaml package's tree of it must fit what is left (it is dropped once read); the value,
+    // with its aliases written out as the store writes it, is what the catalog is charged.
+    budget?.check(YAML_PACKAGE_WEIGHT * yamlItemsAtMost(chunk.text), where, result);
     const { LineCounter, parseDocument } = yamlPackage();
     const lineCounter = new LineCounter();
     const doc = parseDocument(chunk.text, { lineCounter, uniqueKeys: false });
@@ -403,7 +405,9 @@ function eachYamlSourceDocument(text: string, file: string, result: ValidationRe
       return;
     }
     try {
-      each({ value: yamlValue(doc, `${file}:${chunk.line}`) ?? null, line: chunk.line, index });
+      const value = yamlValue(doc, `${file}:${chunk.line}`) ?? null;
+      if (budget !== undefined) budget.charge(expandedItems(value, budget.maxItems - budget.items), where, result);
+      each({ value, line: chunk.line, index });
     } catch (e) {
       if (!(e instanceof YamlAliasError)) throw e;
       result.error('fbc.parse', `document ${index} cannot be read: ${e.reason}`, { file: `${file}:${chunk.line}` });

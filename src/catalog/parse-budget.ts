@@ -95,6 +95,34 @@ export function yamlItemsAtMost(text: string): number {
   return n + 1;
 }
 
+/**
+ * The items a value whose nodes may be shared (a YAML document's aliases) comes to once written
+ * out, as the catalog store writes and serves it: a shared node counted each time it is reached,
+ * and each string (keys too) one item per BYTES_PER_ITEM of its length, so that 100 aliases of a
+ * 100 KB string cost what 10 MB of text would. Counting stops once past `atMost`.
+ */
+export function expandedItems(value: unknown, atMost: number): number {
+  const cost = (v: unknown): number => (typeof v === 'string' ? Math.ceil(v.length / BYTES_PER_ITEM) : 0);
+  let n = cost(value);
+  const nodes: unknown[] = [value];
+  for (let node = nodes.pop(); node !== undefined && n <= atMost; node = nodes.pop()) {
+    if (typeof node !== 'object' || node === null) continue;
+    n++;
+    if (Array.isArray(node)) {
+      for (const child of node as unknown[]) {
+        n += 1 + cost(child);
+        nodes.push(child);
+      }
+    } else {
+      for (const [key, child] of Object.entries(node)) {
+        n += 1 + cost(key) + cost(child);
+        nodes.push(child);
+      }
+    }
+  }
+  return n;
+}
+
 /** Thrown inside the loader when a catalog goes over its budget: it stops, and the catalog is refused. */
 export class OverBudget extends Error {}
 
