@@ -1,7 +1,8 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { CONTINUE, methodSteps, reconcileSteps, stop, type StepOutcome } from './common.js';
+import { MAX_CONDITION_MESSAGE } from '../kube/types.js';
+import { Conditions, CONTINUE, methodSteps, reconcileSteps, stop, type StepOutcome } from './common.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -83,5 +84,24 @@ describe('reconcileSteps', () => {
     const failed = run('apply', false);
     await assert.rejects(failed.outcome, /apply broke/);
     assert.equal(failed.writes.length, 0);
+  });
+});
+
+describe('Conditions', () => {
+  test("a message longer than a condition holds (32,768 characters: the API server refuses the whole status write over it) is cut, saying how much", () => {
+    // A catalog's 1,000 problems, or a render's error, run to about 185 KB.
+    const problems = Array.from({ length: 1000 }, (_, i) => `error [fbc.field] catalog.json:${i}: a problem naming its file and field`).join('\n');
+    const c = new Conditions(undefined, 1).set('Progressing', true, 'Retrying', problems).get('Progressing');
+    assert.ok((c?.message.length ?? 0) <= MAX_CONDITION_MESSAGE, String(c?.message.length));
+    assert.ok(c?.message.startsWith(problems.slice(0, 1000)));
+    assert.match(c?.message ?? '', /… \(\d+ more characters\)$/);
+    const cut = Number(/\((\d+) more/.exec(c?.message ?? '')?.[1]);
+    assert.equal(c?.message.indexOf('…'), problems.length - cut);
+    // Never half a surrogate pair at the cut.
+    const emoji = '😀'.repeat(20_000); // the cut falls inside a pair
+    const e = new Conditions(undefined, 1).set('Ready', false, 'Bad', emoji).get('Ready')?.message ?? '';
+    assert.ok(e.length <= MAX_CONDITION_MESSAGE);
+    assert.ok(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(e), 'no lone high surrogate');
+    assert.equal(new Conditions(undefined, 1).set('Ready', true, 'Ok', 'short').get('Ready')?.message, 'short');
   });
 });

@@ -132,11 +132,27 @@ export function describeRef(ref: ObjectRef): string {
   return `${ref.kind} ${ref.namespace !== undefined && ref.namespace !== '' ? `${ref.namespace}/` : ''}${ref.name}`;
 }
 
+/** The longest message a condition holds (metav1.Condition's `maxLength`, which every CRD of conditions repeats). */
+export const MAX_CONDITION_MESSAGE = 32768;
+
+/**
+ * `message` cut to what a condition holds, saying how much was cut: a longer one makes the API
+ * server refuse the whole status write, and the condition would go on saying what it said before.
+ */
+export function conditionMessage(message: string): string {
+  if (message.length <= MAX_CONDITION_MESSAGE) return message;
+  const note = (n: number): string => `… (${n} more characters)`;
+  let cut = MAX_CONDITION_MESSAGE - note(message.length).length;
+  const c = message.charCodeAt(cut - 1);
+  if (c >= 0xd800 && c <= 0xdbff) cut--; // not half a surrogate pair
+  return message.slice(0, cut) + note(message.length - cut);
+}
+
 /** Sets or replaces the condition of `type`, keeping lastTransitionTime when status is unchanged. */
 export function setCondition(conditions: Condition[], next: Omit<Condition, 'lastTransitionTime'>, now = new Date()): Condition[] {
   const prev = conditions.find((c) => c.type === next.type);
   const lastTransitionTime = prev !== undefined && prev.status === next.status ? prev.lastTransitionTime : now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-  const merged: Condition = { ...next, lastTransitionTime };
+  const merged: Condition = { ...next, message: conditionMessage(next.message), lastTransitionTime };
   return [...conditions.filter((c) => c.type !== next.type), merged];
 }
 
