@@ -15,7 +15,7 @@ import { withoutEndlessRead } from '../util/endless-read.test-helper.js';
 import { withTempDir } from '../util/temp-dir.test-helper.js';
 import { treeShape } from '../util/nesting.js';
 import { DEFAULT_MAX_CATALOG_BYTES, loadFbcDir } from './load.js';
-import { BYTES_PER_ITEM, itemLimitFor, jsonItems, MAX_LOAD_PROBLEMS } from './parse-budget.js';
+import { BYTES_PER_ITEM, itemLimitFor, jsonItems, MAX_LOAD_PROBLEMS, yamlItemsAtMost } from './parse-budget.js';
 
 /** A JSON record of `bytes` bytes (with its newline): an unknown schema, named `name`. */
 function record(name: string, bytes: number): string {
@@ -208,6 +208,14 @@ describe('load: a bound on what a catalog parses into, not only its bytes', () =
       );
       assert.ok(peakMiB < 96, `peak RSS grew by ${peakMiB.toFixed(0)} MiB`);
     });
+  });
+
+  it('counts a YAML text at least at its items, whatever it nests on one line', async () => {
+    const { load } = await import('js-yaml');
+    for (const text of ['- - - - - - - - x\n'.repeat(3), '[[[[[[1]]]]]]\n', '{a: {b: {c: [1, [2, [3]]]}}}\n', 'a:\n  - b: [1, {c: d}]\n    e: [f]\n', Array.from({ length: 10 }, (_, i) => `k${i}: v\n`).join(''), '- {}\n- []\n- [[], {}]\n']) {
+      const items = treeShape(load(text), Infinity).items;
+      assert.ok(yamlItemsAtMost(text) >= items, `${JSON.stringify(text)}: counted ${yamlItemsAtMost(text)}, holds ${items}`);
+    }
   });
 
   it('counts a large YAML document before reading it (5 M items of a block sequence)', async () => {
