@@ -666,6 +666,14 @@ function notRegular(st: Stats, file: string, result: ValidationResult): void {
   result.error('fbc.not-regular-file', `is ${fileKindOf(st)}, not a regular file: only regular files are read as catalog files`, { file });
 }
 
+/** The problems after which the loader stops reading a catalog: what it answers then is part of it. */
+const STOPPED_READING: ReadonlySet<string> = new Set(['fbc.catalog-too-large', 'fbc.too-many-values', 'fbc.too-many-problems']);
+
+/** Whether the loader stopped before the end of the catalog (its result says why). */
+export function readInPart(result: ValidationResult): boolean {
+  return result.all().some((p) => STOPPED_READING.has(p.rule));
+}
+
 function catalogTooLarge(limit: number, file: string, result: ValidationResult): void {
   result.error(
     'fbc.catalog-too-large',

@@ -9,6 +9,8 @@ import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type Mode
 import { base64Problem } from './decode.js';
 import { configSink, scanFbcDir, type LoadOptions, type LoadResult } from './load.js';
 
+export { readInPart } from './load.js';
+
 export const ICON_MEDIA_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/svg+xml'] as const;
 
 /**

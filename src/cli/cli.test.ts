@@ -324,6 +324,24 @@ describe('errors', () => {
     assert.equal(r.err.trimEnd().split('\n').length, 1, r.err);
   });
 
+  it('`catalog validate` of a catalog it stops reading (more than 1,000 problems) reports why it stopped, not what the unread files seemed to lack', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'cli-validate-partial-'));
+    try {
+      // A broken generator's typo, repeated: each channel entry misspelt; the bundles it names come in a later file.
+      const channel = { schema: 'olm.channel', package: 'p', name: 'stable', entries: [{ name: 'p.v1' }] };
+      await writeFile(path.join(dir, 'a.json'), `${JSON.stringify({ schema: 'olm.package', name: 'p', defaultChannel: 'stable' })}\n${JSON.stringify(channel)}\n${'{"schem":"olm.bundle","name":"typo"}\n'.repeat(1200)}`);
+      await writeFile(path.join(dir, 'b.json'), `${JSON.stringify({ schema: 'olm.bundle', package: 'p', name: 'p.v1', image: 'example.com/p:v1', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.0.0' } }] })}\n`);
+      const r = await cli(['catalog', 'validate', dir, '-o', 'json']);
+      assert.equal(r.code, 1);
+      const rules = (JSON.parse(r.out) as { problems: { rule: string; message: string }[] }).problems.map((p) => p.rule);
+      assert.ok(rules.includes('fbc.too-many-problems'), rules.slice(-3).join(' '));
+      assert.ok(rules.includes('fbc.model-not-checked'));
+      assert.ok(!rules.some((x) => x.startsWith('channel.') || x.startsWith('package.')), `model problems of a catalog read in part: ${[...new Set(rules)].join(' ')}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('`helm template` past a render bound is a one-line error naming the limit, with exit 1', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'cli-helm-bomb-'));
     try {
