@@ -28,8 +28,8 @@ for (let i = 0; i < 3000000; i++) {
 console.log(JSON.stringify({ startNew, maxNew, maxHeap }));
 `;
 
-async function heapOf(young: boolean, go: boolean): Promise<{ startNew: number; maxNew: number; maxHeap: number }> {
-  const r = await runProcess(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT, young ? '1' : '0', go ? '1' : '0'], { cwd: process.cwd() });
+async function heapOf(young: boolean, go: boolean, nodeFlags: readonly string[] = []): Promise<{ startNew: number; maxNew: number; maxHeap: number }> {
+  const r = await runProcess(process.execPath, [...nodeFlags, '--import', 'tsx', '--input-type=module', '-e', SCRIPT, young ? '1' : '0', go ? '1' : '0'], { cwd: process.cwd() });
   assert.equal(r.code, 0, r.err);
   return JSON.parse(r.out) as { startNew: number; maxNew: number; maxHeap: number };
 }
@@ -46,4 +46,12 @@ test('the heap settings take effect when set in a running process', async () => 
   assert.ok(young.maxNew * 4 <= plain.maxNew, `young generation ${young.startNew} -> ${young.maxNew} with the setting, ${plain.maxNew} without`);
   // Collecting at twice the live size holds far less garbage than V8's own growth (56 against 106 MB here).
   assert.ok(both.maxHeap < 0.75 * young.maxHeap, `largest heap ${both.maxHeap} with collectLikeGo, ${young.maxHeap} without`);
+});
+
+test('with --optimize-for-size, collectLikeGo leaves V8 its tighter growth', async () => {
+  // V8's conservative mode grows the old generation by at most 1.3 times; --heap-growing-percent=100
+  // would replace that with 2 (what collectLikeGo set before, in helm-operator run too).
+  const own = await heapOf(true, true, ['--optimize-for-size']);
+  const doubled = await heapOf(true, false, ['--optimize-for-size', '--heap-growing-percent=100']);
+  assert.ok(own.maxHeap < 0.9 * doubled.maxHeap, `largest heap ${own.maxHeap} with collectLikeGo under --optimize-for-size, ${doubled.maxHeap} when growing to twice`);
 });
