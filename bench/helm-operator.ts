@@ -65,6 +65,23 @@
  * on every start), `--single-threaded-gc` (no better), `--no-incremental-marking` (166 MiB: the
  * full collections come later).
  *
+ * On Node 24.22.3 (issue 46, 2026-12-05: process.memoryUsage and V8's heap space statistics sampled
+ * inside the operator every 250 ms through a --require in NODE_OPTIONS, /proc/PID/smaps at the
+ * peak, --trace-gc; one run each at 10 loki CRs): Node's process peaked at 123 MiB against Node
+ * 20.20.2's 106. Node 24's binary's file pages were 46 against 38 MiB, the anonymous memory outside
+ * V8's heap (malloc's heap 24 MiB of it, ArrayBuffers 3-7 MB) 27 against 18, V8's heap the same (50
+ * and 49 MB: old space 35, large objects 10). The Helm engine is a native child either way (VmHWM
+ * 24-33 MiB, a 13 MiB binary); nothing of WebAssembly is in Node's process. V8's heap at its peak
+ * was twice what was live because `collectLikeGo` set --heap-growing-percent=100, which replaces
+ * the 1.3 cap `--optimize-for-size` gives rather than lowering it (so the growing flags tried above
+ * were overwritten at start); left out under --optimize-for-size (src/cli/heap.ts), V8's heap peaks
+ * at 31 MB and Node's process at 103-108 MiB. Not taken, measured after it or before it: a byte
+ * budget on renders in flight (at most ~2 MB of chart between render and applied: Node's peak the
+ * same 105 MiB, to Deployed 24 s against 7-9), `--max-concurrent-reconciles` 4 or 2 (112 and 109
+ * MiB against 116-123, before), MALLOC_ARENA_MAX=2 (118, before), MALLOC_MMAP_THRESHOLD_=131072
+ * (116), GOGC=10 for the engine (the tree 132 against 133-135 MiB), --heap-growing-percent=10
+ * (106 against 103-105).
+ *
  * Where the requests go (the audit log, by verb and resource): the periodic resync (every CR
  * once a minute) read every object of every release to judge drift, though the dependent watches
  * hold them: the applier now judges a repair, and an upgrade's objects applied as before, from
