@@ -29,34 +29,7 @@ export const MAX_OBJECT_NESTING = 2 * MAX_NESTING;
  * checked on its text instead (util/yaml.ts).
  */
 export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  // Two parallel stacks and indexed or for-in loops: no array per node (Object.values) or pair per
-  // entry, which made this walk a visible share of a large catalog's load and of its GC.
-  const nodes: object[] = [value];
-  const depths: number[] = [1];
-  for (let node = nodes.pop(); node !== undefined; node = nodes.pop()) {
-    const depth = depths.pop() ?? 0;
-    if (depth > max) return true;
-    if (Array.isArray(node)) {
-      for (let k = 0; k < node.length; k++) {
-        const child: unknown = node[k];
-        if (typeof child === 'object' && child !== null) {
-          nodes.push(child);
-          depths.push(depth + 1);
-        }
-      }
-    } else {
-      // for-in also visits inherited enumerable keys; a tree from JSON.parse has none.
-      for (const key in node) {
-        const child = (node as Record<string, unknown>)[key];
-        if (typeof child === 'object' && child !== null) {
-          nodes.push(child);
-          depths.push(depth + 1);
-        }
-      }
-    }
-  }
-  return false;
+  return treeShape(value, max).deeper;
 }
 
 /**
@@ -67,6 +40,9 @@ export function nestsDeeperThan(value: unknown, max: number = MAX_NESTING): bool
  */
 export function treeShape(value: unknown, max: number = MAX_NESTING): { deeper: boolean; items: number } {
   if (typeof value !== 'object' || value === null) return { deeper: false, items: 0 };
+  // Two parallel stacks and indexed or for-in loops: no array per node (Object.values) or pair per
+  // entry, which made this walk a visible share of a large catalog's load and of its GC. for-in
+  // also visits inherited enumerable keys; a tree from JSON.parse has none.
   const nodes: object[] = [value];
   const depths: number[] = [1];
   let items = 0;
