@@ -19,32 +19,28 @@
  * nothing applied; the legitimate change converges within 30 s. The lag is measured too on the
  * largest render the default limits accept (2,000 objects, several MiB).
  *
- * BINNACLE_HOSTILE_MANY=1 adds twenty hostile CRs at once (ten of each kind), on demand.
+ * real-node.test.ts does the same to the manager as install-self runs it, a Pod on the real node
+ * (its container's cgroup and limit). BINNACLE_HOSTILE_MANY=1 adds twenty hostile CRs at once (ten of each kind), on demand.
  * BINNACLE_HOSTILE_WIDE=1 adds the largest accepted render (its ~2,000 applies take minutes on a
  * shared machine: on demand, not in CI).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, rmdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { gzipSync } from 'node:zlib';
-import { API_VERSION, type HelmOperator } from '../../src/api/types.js';
-import { binDir } from '../../src/cluster/layout.js';
+import { API_VERSION } from '../../src/api/types.js';
 import { freePort } from '../../src/util/ports.js';
 import { DEFAULT_RELEASE_LIMITS, countDocuments } from '../../src/apply/limits.js';
 import { MANAGER_MEMORY_LIMIT_MIB } from '../../src/self/manifests.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
+import { assertHostileRefused, gzipBomb, lagSecondsOf, hostileHelmOperator, hugeRenderSpec, plantBombRecord, pushHostileChart, tenantNamespaces, type HostileCr as Cr } from './hostile.js';
 
-const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
-const CHART = join(ROOT, '..', 'shared', 'corpus', 'charts', 'prometheus-community__prometheus-pushgateway');
-const HELM = join(binDir(), 'helm');
 /** A group of this run's own: a CRD an interrupted run left belongs to its HelmOperator. */
 const GROUP = `${uniqueName('hostile')}.e2e.binnacle.dev`;
 const KIND = 'Gateway';
@@ -56,13 +52,7 @@ const SAMPLE_MS = 2_000;
 const MANY = process.env.BINNACLE_HOSTILE_MANY === '1';
 /** The largest render the default limits accept, applied and measured: ~2,000 server-side applies, minutes on a busy machine, so on demand. */
 const WIDE = process.env.BINNACLE_HOSTILE_WIDE === '1';
-/** The lag past its sampling interval (kube/metrics.ts); prom-client's nodejs_eventloop_lag_max_seconds reads the interval itself (250 ms) idle. */
-const LAG_METRIC = 'binnacle_process_event_loop_lag_max_seconds';
 
-interface Cr extends KubeObject {
-  spec?: Record<string, unknown>;
-  status?: { conditions?: Parameters<typeof findCondition>[0]; deployedRelease?: { name: string; manifest: string } };
-}
 
 interface Sample {
   at: number;
@@ -92,12 +82,6 @@ async function memoryCgroup(name: string): Promise<{ dir: string; how: string } 
   return undefined;
 }
 
-/** A gzip bomb of zeros: gzip members of 64 MiB each, concatenated (a valid gzip stream), about `compressedBytes` in all. */
-function gzipBomb(compressedBytes: number): { data: Buffer; inflatedBytes: number } {
-  const member = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
-  const count = Math.max(1, Math.floor(compressedBytes / member.length));
-  return { data: Buffer.concat(Array.from({ length: count }, () => member)), inflatedBytes: count * 64 * 1024 * 1024 };
-}
 
 describe('hostile releases against the manager process: it keeps its lease, its memory and its event loop', () => {
   let admin: KubeClient;
@@ -137,8 +121,7 @@ describe('hostile releases against the manager process: it keeps its lease, its 
     const pid = child?.pid;
     const s: Sample = { at: Date.now(), lagSeconds: undefined, hwmBytes: undefined, holder: undefined };
     const text = await fetch(`http://127.0.0.1:${metricsPort}/metrics`).then((r) => r.text()).catch(() => '');
-    const line = text.split('\n').find((l) => l.startsWith(`${LAG_METRIC} `));
-    if (line !== undefined) s.lagSeconds = Number(line.split(' ')[1]);
+    s.lagSeconds = lagSecondsOf(text);
     if (pid !== undefined) {
       const status = await readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
       const hwm = /^VmHWM:\s+(\d+) kB/m.exec(status);
@@ -177,21 +160,8 @@ describe('hostile releases against the manager process: it keeps its lease, its 
   before(async () => {
     admin = await e2eClient();
     work = await mkdtemp(join(tmpdir(), 'hostile-e2e-'));
-    await run(HELM, ['package', CHART, '--version', '3.8.0', '-d', work]);
-    await run(HELM, ['push', join(work, 'prometheus-pushgateway-3.8.0.tgz'), `oci://${e2eRegistry()}/hostile-charts`, '--plain-http', '--kubeconfig', e2eKubeconfig()], {
-      env: { ...process.env, HELM_CACHE_HOME: join(work, 'helm-cache'), HELM_CONFIG_HOME: join(work, 'helm-config') },
-    });
-    for (const ns of [hostileNs, legitNs]) {
-      await admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-      await admin.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'releaser', namespace: ns } });
-      await admin.apply({
-        apiVersion: 'rbac.authorization.k8s.io/v1',
-        kind: 'RoleBinding',
-        metadata: { name: 'releaser-admin', namespace: ns },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
-        subjects: [{ kind: 'ServiceAccount', name: 'releaser', namespace: ns }],
-      });
-    }
+    const chartRef = await pushHostileChart(work, e2eRegistry(), 'hostile-charts', e2eKubeconfig());
+    await tenantNamespaces(admin, [hostileNs, legitNs]);
 
     cgroup = await memoryCgroup(`binnacle-hostile-${process.pid}`);
     metricsPort = await freePort();
@@ -221,20 +191,7 @@ describe('hostile releases against the manager process: it keeps its lease, its 
       return res?.status === 200 ? true : undefined;
     }, 120_000, 200);
     sampler = setInterval(() => void sample(), SAMPLE_MS);
-    await admin.apply({
-      apiVersion: API_VERSION,
-      kind: 'HelmOperator',
-      metadata: { name: hopName },
-      spec: {
-        chart: { oci: { ref: `oci://${e2eRegistry()}/hostile-charts/prometheus-pushgateway`, insecure: true }, version: '3.8.0' },
-        kinds: [{ group: GROUP, version: 'v1alpha1', kind: KIND }],
-        serviceAccount: { name: 'releaser' },
-      },
-    });
-    await eventually('HelmOperator Ready', async () => {
-      const h = await admin.get<HelmOperator>({ apiVersion: API_VERSION, kind: 'HelmOperator', name: hopName });
-      return findCondition(h.status?.conditions, 'Ready')?.status === 'True' ? h : undefined;
-    }, 120_000);
+    await hostileHelmOperator(admin, hopName, chartRef, GROUP, KIND);
     ready = Date.now();
   });
 
@@ -267,28 +224,18 @@ describe('hostile releases against the manager process: it keeps its lease, its 
 
     // (a) The planted record: Helm's Secret of a release about to be made, its data.release a gzip bomb.
     const bomb = gzipBomb(760 * 1024);
-    const plant = async (name: string): Promise<string> => {
-      const secret = `sh.helm.release.v1.${name}.v1`;
-      await admin.create({
-        apiVersion: 'v1',
-        kind: 'Secret',
-        type: 'helm.sh/release.v1',
-        metadata: { name: secret, namespace: hostileNs, labels: { owner: 'helm', name, status: 'deployed', version: '1' } },
-        data: { release: Buffer.from(bomb.data.toString('base64')).toString('base64') },
-      });
-      return secret;
-    };
+    const plant = (name: string): Promise<string> => plantBombRecord(admin, hostileNs, name, bomb.data);
     const planted = await plant('bombed');
     t.diagnostic(`planted ${planted}: ${bomb.data.length} bytes of gzip inflating to ${Math.round(bomb.inflatedBytes / 2 ** 20)} MiB`);
     const hostileStart = Date.now();
     await applyCr(hostileNs, 'bombed', { replicaCount: 1 });
     // (b) A render of 100,000 objects.
-    await applyCr(hostileNs, 'huge', { extraManifests: ['{{- range $i := until 100000 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge-{{ $i }}\ndata:\n  i: "{{ $i }}"\n{{- end }}\n'] });
+    await applyCr(hostileNs, 'huge', hugeRenderSpec('huge'));
     const many: { name: string; kind: 'bomb' | 'huge'; secret?: string }[] = [];
     if (MANY) {
       for (let i = 0; i < 10; i++) many.push({ name: `bombed-${i}`, kind: 'bomb', secret: await plant(`bombed-${i}`) });
       for (let i = 0; i < 10; i++) many.push({ name: `huge-${i}`, kind: 'huge' });
-      await Promise.all(many.map((m) => applyCr(hostileNs, m.name, m.kind === 'bomb' ? { replicaCount: 1 } : { extraManifests: [`{{- range $i := until 100000 }}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ${m.name}-{{ $i }}\ndata:\n  i: "{{ $i }}"\n{{- end }}\n`] })));
+      await Promise.all(many.map((m) => applyCr(hostileNs, m.name, m.kind === 'bomb' ? { replicaCount: 1 } : hugeRenderSpec(m.name))));
     }
 
     // (c) Meanwhile the legitimate tenant changes a value: it converges within 30 s.
@@ -300,23 +247,21 @@ describe('hostile releases against the manager process: it keeps its lease, its 
     t.diagnostic(`the legitimate tenant's change converged in ${convergeMs} ms`);
 
     // The hostile CRs fail by name, nothing of them applied.
-    const refusedRecord = await conditionOf(hostileNs, 'bombed', 'ReleaseRecordsRefused', (c) => c.status === 'True' && c.message.includes(planted), 240_000);
-    t.diagnostic(`bombed: ${refusedRecord.message}`);
-    const tooLarge = await conditionOf(hostileNs, 'huge', 'ReleaseFailed', (c) => c.status === 'True' && c.reason === 'ReleaseTooLarge', 240_000);
-    assert.match(tooLarge.message, /spec\.limits\.max(Objects|ManifestBytes)/, 'the condition names the limit');
-    t.diagnostic(`huge: ${tooLarge.message}`);
-    for (const m of many) {
-      if (m.kind === 'bomb') await conditionOf(hostileNs, m.name, 'ReleaseRecordsRefused', (c) => c.status === 'True' && c.message.includes(m.secret ?? ''), 300_000);
-      else await conditionOf(hostileNs, m.name, 'ReleaseFailed', (c) => c.status === 'True' && c.reason === 'ReleaseTooLarge', 300_000);
-    }
+    const refused = await assertHostileRefused(admin, {
+      api: API,
+      kind: KIND,
+      namespace: hostileNs,
+      bombed: [{ name: 'bombed', secret: planted }, ...many.filter((m) => m.kind === 'bomb').map((m) => ({ name: m.name, secret: m.secret ?? '' }))],
+      huge: ['huge', ...many.filter((m) => m.kind === 'huge').map((m) => m.name)],
+      timeoutMs: MANY ? 300_000 : 240_000,
+      check: () => {
+        if (exited !== undefined) throw new Error(`the manager exited (${exited}): ${stderr.slice(-3000)}`);
+      },
+    });
+    t.diagnostic(`bombed: ${refused.record}`);
+    t.diagnostic(`huge: ${refused.render}`);
     const hostileMs = Date.now() - hostileStart;
-    const cms = (await admin.list('v1', 'ConfigMap', { namespace: hostileNs })).items.map((c) => c.metadata.name ?? '');
-    assert.deepEqual(cms.filter((n) => n.startsWith('huge-')), [], 'nothing of the 100,000-object render is applied');
-    assert.equal(await admin.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: hostileNs, name: 'huge-prometheus-pushgateway' }), undefined, 'not even the chart\'s own objects');
     assert.equal(findCondition((await getCr(legitNs, 'gw')).status?.conditions, 'Deployed')?.status, 'True', 'the legitimate tenant stays Deployed');
-    // The planted Secret is left as it is (never decoded past its bound, never executed).
-    const still = await admin.find<KubeObject & { data?: Record<string, string> }>({ apiVersion: 'v1', kind: 'Secret', namespace: hostileNs, name: planted });
-    assert.ok(still === undefined || (still.data?.release?.length ?? 0) > 0, 'the planted record was not replaced by a revision made from it');
 
     // A little longer under the hostile CRs' retries, then the verdict.
     await new Promise((r) => setTimeout(r, 3 * SAMPLE_MS));

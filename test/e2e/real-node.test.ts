@@ -10,6 +10,12 @@
  *   becomes Ready through its probes, stays inside its memory limit (the container cgroup's peak),
  *   reconciles with its in-cluster identity (`run bundle` installs an operator through it, no
  *   manager runs here), survives its Pod being deleted, and `uninstall-self` removes it;
+ * - hostile releases against that Pod (issue 43; hostile.ts, as hostile-release.test.ts does to the
+ *   manager as a process): a planted gzip-bomb release record and a 100,000-object render (twenty
+ *   more at once with BINNACLE_HOSTILE_MANY=1) fail by name with nothing applied, while a
+ *   legitimate tenant's change converges within 30 s; the Pod keeps its lease (one holder), its
+ *   event loop (scraped through its metrics Service) and its 1 GiB limit (its container cgroup's
+ *   peak, the Helm engine's child processes counted), with no restart;
  * - the manager's namespace enforces the restricted Pod Security profile by its label;
  * - on a kwok-only cluster (the shared e2e cluster) install-self's check warns;
  * - Pelorus's `helm bundle` operator, installed from a catalog through that in-cluster manager (the
@@ -49,9 +55,11 @@ import { neededByLabel } from '../../src/installed/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import { fakeNodesWarning, isFakeNode, nodeKinds } from '../../src/self/nodes.js';
 import { IMAGE_NODE_VERSION } from '../../src/self/release-defaults.js';
+import { MANAGER_MEMORY_LIMIT_MIB, METRICS_PORT, METRICS_SERVICE } from '../../src/self/manifests.js';
 import { adminInstaller, e2eClient, eventually } from './env.js';
 import { beaconConditions, beaconDeployedAt, BEACON_GROUP, BEACON_TEMPLATE, releaseBeacon, type Beacon } from './chart-release.js';
 import { CORPUS } from './extensions.js';
+import { assertHostileRefused, gzipBomb, hostileHelmOperator, hugeRenderSpec, lagSecondsOf, plantBombRecord, pushHostileChart, tenantNamespaces, type HostileCr } from './hostile.js';
 import { deployedCr, liveKinds, openShiftOnly, pelorusSample, PELORUS_GROUP, PELORUS_VERSION, writePelorusPackages } from './pelorus-package.js';
 import { applySampleBase, buildSampleImage, SAMPLE_METRICS_SERVICE, SAMPLE_NS, SAMPLE_PREFIX, sampleCr, scaffoldDeployment } from './real-node-sample.js';
 
@@ -65,6 +73,8 @@ const MANAGER = 'binnacle-manager';
 const PELORUS = { catalog: 'rn-pelorus', ns: 'rn-pelorus', appNs: 'rn-pelorus-app', extension: 'rn-pelorus' };
 /** The same for the beacon chart operator (issue 29 §3). */
 const BEACON = { catalog: 'rn-beacon', ns: 'rn-beacon', appNs: 'rn-beacon-app', extension: 'rn-beacon' };
+/** The hostile tenant's test (issue 43): its namespaces, the kind its HelmOperator serves, how often the manager is sampled, the bounds. */
+const HOSTILE = { ns: 'rn-hostile', legitNs: 'rn-legit', helmOperator: 'rn-hostile-gw', group: 'hostile.rn.e2e.binnacle.dev', kind: 'Gateway', sampleMs: 2_000, convergeMs: 30_000, maxLagSeconds: 1 };
 const started = Date.now();
 
 let kubeconfig = '';
@@ -249,6 +259,82 @@ describe('a real node beside kwok', () => {
     // Nothing lost: the extension is still installed, and a change is still reconciled.
     const ce = await installedExtension();
     assert.equal(findCondition(ce.status?.conditions, 'Installed')?.status, 'True');
+  });
+
+  test('hostile releases against the manager Pod (issue 43): a planted gzip-bomb record and a 100,000-object render fail by name, a legitimate tenant converges within 30 s, the manager keeps its lease, its event loop and its 1 GiB limit', async (t) => {
+    assert.ok(firstPod !== undefined, 'the manager Pod is running (the tests before)');
+    const leader = await readyManagerPod(firstPod.metadata.uid);
+    const leaderName = leader.metadata.name ?? '';
+    const work = mkdtempSync(join(tmpdir(), 'binnacle-e2e-rn-hostile-'));
+    const crRef = (namespace: string, name: string) => ({ apiVersion: `${HOSTILE.group}/v1alpha1`, kind: HOSTILE.kind, namespace, name });
+    const applyCr = (namespace: string, name: string, spec: Record<string, unknown>) =>
+      client.apply({ apiVersion: `${HOSTILE.group}/v1alpha1`, kind: HOSTILE.kind, metadata: { name, namespace }, spec }, { force: true, fieldManager: 'tenant' });
+    const deployed = async (namespace: string, name: string): Promise<boolean> =>
+      findCondition((await client.get<HostileCr>(crRef(namespace, name))).status?.conditions, 'Deployed')?.status === 'True';
+    // The manager's metrics through its Service (plain http inside the cluster), and its Lease, every SAMPLE_MS.
+    const forward = await portForward(NS, `svc/${METRICS_SERVICE}`, METRICS_PORT);
+    const samples: { at: number; lagSeconds: number | undefined; holder: string | undefined }[] = [];
+    const sample = async (): Promise<void> => {
+      const at = Date.now();
+      const lagSeconds = lagSecondsOf(await fetch(`http://127.0.0.1:${forward.port}/metrics`).then((r) => r.text()).catch(() => ''));
+      const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: NS, name: MANAGER }).catch(() => undefined);
+      samples.push({ at, lagSeconds, holder: (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity });
+    };
+    const sampler = setInterval(() => void sample(), HOSTILE.sampleMs);
+    try {
+      const chartRef = await pushHostileChart(work, registry, 'rn-hostile-charts', kubeconfig);
+      await tenantNamespaces(client, [HOSTILE.ns, HOSTILE.legitNs]);
+      await hostileHelmOperator(client, HOSTILE.helmOperator, chartRef, HOSTILE.group, HOSTILE.kind);
+      await applyCr(HOSTILE.legitNs, 'gw', { replicaCount: 1 });
+      await eventually('the legitimate CR Deployed', async () => ((await deployed(HOSTILE.legitNs, 'gw')) ? true : undefined), 180_000, 500);
+
+      const hostileStart = Date.now();
+      const bomb = gzipBomb(760 * 1024);
+      const bombed = [{ name: 'bombed', secret: await plantBombRecord(client, HOSTILE.ns, 'bombed', bomb.data) }];
+      const huge = ['huge'];
+      // BINNACLE_HOSTILE_MANY=1: twenty more at once, ten of each (on demand, as in hostile-release.test.ts).
+      if (process.env.BINNACLE_HOSTILE_MANY === '1') {
+        for (let i = 0; i < 10; i++) bombed.push({ name: `bombed-${i}`, secret: await plantBombRecord(client, HOSTILE.ns, `bombed-${i}`, bomb.data) });
+        for (let i = 0; i < 10; i++) huge.push(`huge-${i}`);
+      }
+      await Promise.all([...bombed.map((b) => applyCr(HOSTILE.ns, b.name, { replicaCount: 1 })), ...huge.map((h) => applyCr(HOSTILE.ns, h, hugeRenderSpec(h)))]);
+
+      // Meanwhile the legitimate tenant changes a value: it converges within 30 s.
+      const changeStart = Date.now();
+      await applyCr(HOSTILE.legitNs, 'gw', { replicaCount: 2 });
+      await eventually('the legitimate change applied', async () => ((((await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: HOSTILE.legitNs, name: 'gw-prometheus-pushgateway' })).spec as { replicas?: number }).replicas === 2) ? true : undefined), 120_000, 250);
+      await eventually('the legitimate CR Deployed again', async () => ((await deployed(HOSTILE.legitNs, 'gw')) ? true : undefined), 120_000, 250);
+      const convergeMs = Date.now() - changeStart;
+
+      const refused = await assertHostileRefused(client, { api: `${HOSTILE.group}/v1alpha1`, kind: HOSTILE.kind, namespace: HOSTILE.ns, bombed, huge, timeoutMs: 300_000 });
+      const hostileMs = Date.now() - hostileStart;
+      assert.ok(await deployed(HOSTILE.legitNs, 'gw'), 'the legitimate tenant stays Deployed');
+      // Longer under the hostile CRs' retries (twenty scrapes, 40 s, from their start), then the verdict.
+      await eventually('twenty scrapes since the hostile CRs', () => Promise.resolve(samples.filter((s) => s.at >= hostileStart).length >= 20 ? true : undefined), 120_000, 500);
+      const during = samples.filter((s) => s.at >= hostileStart);
+      const lag = Math.max(0, ...during.map((s) => s.lagSeconds ?? 0));
+      const holders = [...new Set(samples.map((s) => s.holder).filter((h): h is string => h !== undefined && h !== ''))];
+      const running = await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: leaderName });
+      const summary = `manager Pod ${leaderName} on ${String(running.spec?.nodeName)}: lease holders ${JSON.stringify(holders)}, max event-loop lag ${(lag * 1000).toFixed(0)} ms over ${during.length} scrapes while ${bombed.length + huge.length} hostile CRs were handled (refused in ${hostileMs} ms), legitimate change converged in ${convergeMs} ms; ${refused.record} / ${refused.render}`;
+      console.log(`# ${summary}`);
+      t.diagnostic(summary);
+      assertInsideLimit('manager under hostile releases', running, MANAGER_MEMORY_LIMIT_MIB * 2 ** 20);
+      assert.equal(holders.length, 1, `one lease holder over the run: ${JSON.stringify(holders)}`);
+      assert.ok(holders[0]?.startsWith(leaderName), `the Pod that led before leads throughout: ${String(holders[0])}`);
+      assert.ok(during.filter((s) => s.lagSeconds !== undefined).length >= 15, `the lag was scraped while the hostile CRs were handled (${during.filter((s) => s.lagSeconds !== undefined).length} of ${during.length} scrapes answered)`);
+      assert.ok(convergeMs < HOSTILE.convergeMs, `the legitimate change converged in ${convergeMs} ms`);
+      // The 250 ms bound is judged on the manager process (hostile-release.test.ts); here, in a
+      // container whose CPU the machine's other Pods share, a hold must stay far below the
+      // lease's renew deadline (10 s), which the one holder above shows was never missed.
+      assert.ok(lag < HOSTILE.maxLagSeconds, `max event-loop lag ${(lag * 1000).toFixed(0)} ms under ${HOSTILE.maxLagSeconds * 1000} ms`);
+    } finally {
+      clearInterval(sampler);
+      forward.stop();
+      await client.delete({ apiVersion: API_VERSION, kind: 'HelmOperator', name: HOSTILE.helmOperator }).catch(() => undefined);
+      await eventually('the HelmOperator gone', async () => ((await client.find({ apiVersion: API_VERSION, kind: 'HelmOperator', name: HOSTILE.helmOperator })) === undefined ? true : undefined), 180_000, 1000).catch(() => undefined);
+      for (const ns of [HOSTILE.ns, HOSTILE.legitNs]) await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns }).catch(() => undefined);
+      rmSync(work, { recursive: true, force: true });
+    }
   });
 
   test("Pelorus's helm bundle operator, from a catalog through the in-cluster manager: the extension's config puts its Pod on the real node, running Binnacle's image as helm-operator run, Ready through its probes, inside its limit; a Pelorus CR is Deployed by that Pod", async () => {
