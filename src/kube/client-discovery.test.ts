@@ -3,23 +3,37 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { KubeClient } from './client.js';
+import { CAPABILITIES_STALE_MS, CAPABILITIES_TTL_MS, KubeClient } from './client.js';
+import { FakeClock } from './fake-clock.test-helper.js';
 
 let server: Server;
 let port: number;
 /** Each request the server answered: path and impersonated user. */
 const seen: string[] = [];
 let gitVersion = 'v1.36.0';
+/** The apps group's Kind as /apis answers it now. */
+let appsKind = 'Deployment';
+/** While set, /apis is answered only when it is called (a request the server is slow to answer). */
+let holdApis: (() => void)[] | undefined;
+/** While set, /apis is refused. */
+let refuseApis = false;
 
 const discovery = (items: unknown[]): string => JSON.stringify({ kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', items });
 
 before(async () => {
   server = createServer((req, res) => {
     seen.push(`${req.url ?? ''} as ${String(req.headers['impersonate-user'] ?? 'self')}`);
-    res.writeHead(200, { 'Content-Type': 'application/json' });
+    res.setHeader('Content-Type', 'application/json');
     if (req.url === '/version') res.end(JSON.stringify({ gitVersion }));
     else if (req.url === '/api') res.end(discovery([{ metadata: { name: '' }, versions: [{ version: 'v1', resources: [{ responseKind: { kind: 'Pod' } }] }] }]));
-    else if (req.url === '/apis') res.end(discovery([{ metadata: { name: 'apps' }, versions: [{ version: 'v1', resources: [{ responseKind: { kind: 'Deployment' } }] }] }]));
+    else if (req.url === '/apis' && refuseApis) {
+      res.statusCode = 403;
+      res.end(JSON.stringify({ kind: 'Status', apiVersion: 'v1', status: 'Failure', reason: 'Forbidden', code: 403, message: 'not now' }));
+    } else if (req.url === '/apis') {
+      const answer = discovery([{ metadata: { name: 'apps' }, versions: [{ version: 'v1', resources: [{ responseKind: { kind: appsKind } }] }] }]);
+      if (holdApis === undefined) res.end(answer);
+      else holdApis.push(() => res.end(answer));
+    }
     else res.end('{}');
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -81,6 +95,81 @@ test('an apiVersion that is not a group/version, or a name "." or "..", is refus
       await client.find({ apiVersion, kind: 'Nothing', name: 'a' }).catch((err: unknown) => assert.notEqual((err as { code?: string }).code, 'INVALID_API_VERSION', apiVersion));
     }
   } finally {
+    client.close();
+  }
+});
+
+test('past its time, the API version set is served while it is asked again: a slow discovery answer holds no render; a failed one keeps the last answer; past the stale bound and after invalidation callers wait', async () => {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({ clusters: [{ name: 'c', server: `http://127.0.0.1:${port}`, skipTLSVerify: true }], users: [{ name: 'u', token: 't' }], contexts: [{ name: 'x', cluster: 'c', user: 'u' }], currentContext: 'x' });
+  const clock = new FakeClock();
+  const client = await KubeClient.fromKubeConfig(kc, { clock });
+  const waiting = async (): Promise<void> => {
+    for (let i = 0; i < 200 && (holdApis?.length ?? 0) === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    assert.ok((holdApis?.length ?? 0) > 0, '/apis was asked');
+  };
+  const settledWithin = async <T>(p: Promise<T>, ms: number): Promise<T | 'pending'> => Promise.race([p, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
+  try {
+    appsKind = 'Deployment';
+    assert.ok((await client.apiVersionSet()).includes('apps/v1/Deployment'));
+    // Past the TTL, /apis answers slowly: the caller gets the last answer at once, and one request is made.
+    clock.t += CAPABILITIES_TTL_MS + 1;
+    holdApis = [];
+    appsKind = 'StatefulSet';
+    seen.length = 0;
+    const stale = await settledWithin(client.apiVersionSet(), 2_000);
+    assert.notEqual(stale, 'pending', 'the caller did not wait for the slow answer');
+    assert.ok(stale !== 'pending' && stale.includes('apps/v1/Deployment'), 'the last answer');
+    await waiting();
+    assert.ok((await client.impersonate({ user: 'system:serviceaccount:a:op' }).apiVersionSet()).includes('apps/v1/Deployment'), 'another caller meanwhile: the last answer too');
+    assert.equal(seen.filter((r) => r.startsWith('/apis')).length, 1, 'asked again once, not once a caller');
+    // The answer comes: served from then on.
+    for (const answer of holdApis.splice(0)) answer();
+    holdApis = undefined;
+    const fresh = await (async () => {
+      for (let i = 0; i < 200; i++) {
+        const set = await client.apiVersionSet();
+        if (set.includes('apps/v1/StatefulSet')) return set;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      return [];
+    })();
+    assert.ok(fresh.includes('apps/v1/StatefulSet') && !fresh.includes('apps/v1/Deployment'), 'the new answer replaced the old');
+    // A refresh that fails keeps the last answer.
+    clock.t += CAPABILITIES_TTL_MS + 1;
+    refuseApis = true;
+    seen.length = 0;
+    assert.ok((await client.apiVersionSet()).includes('apps/v1/StatefulSet'));
+    for (let i = 0; i < 200 && !seen.some((r) => r.startsWith('/apis')); i++) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.ok(seen.some((r) => r.startsWith('/apis')), 'asked again, and refused');
+    assert.ok((await client.apiVersionSet()).includes('apps/v1/StatefulSet'), 'kept after the refresh failed');
+    refuseApis = false;
+    // Past the stale bound the caller waits for a new answer.
+    clock.t += CAPABILITIES_STALE_MS;
+    holdApis = [];
+    appsKind = 'DaemonSet';
+    const waited = client.apiVersionSet();
+    assert.equal(await settledWithin(waited, 100), 'pending', 'past the stale bound the caller waits');
+    await waiting();
+    for (const answer of holdApis.splice(0)) answer();
+    holdApis = undefined;
+    assert.ok((await waited).includes('apps/v1/DaemonSet'));
+    // Invalidated (CRDs installed): the next caller waits for the new answer, however fresh the last one was.
+    holdApis = [];
+    appsKind = 'ReplicaSet';
+    client.invalidateDiscovery();
+    const afterInvalidate = client.apiVersionSet();
+    assert.equal(await settledWithin(afterInvalidate, 100), 'pending', 'after invalidation the caller waits');
+    await waiting();
+    for (const answer of holdApis.splice(0)) answer();
+    holdApis = undefined;
+    assert.ok((await afterInvalidate).includes('apps/v1/ReplicaSet'));
+  } finally {
+    for (const answer of holdApis?.splice(0) ?? []) answer();
+    holdApis = undefined;
+    refuseApis = false;
+    appsKind = 'Deployment';
     client.close();
   }
 });

@@ -13,6 +13,7 @@ import { Credentials } from './credentials.js';
 import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { DEFAULT_RATE_LIMIT, MAX_RETRIES, RateLimiters, REAL_CLOCK, retryAfterSeconds, retryDelayMs, type Clock, type RateLimit, type ThrottleEvent, type TokenBucket } from './rate-limit.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
+import { RefreshingValue } from '../util/refreshing-value.js';
 import type { ApplyOptions, DeleteOptions, Discovery as DiscoveryPort, Impersonation, ListOptions, ObjectReader, ObjectWriter, ResourceInfo, StatusWriter, WatchEvent, WatchOptions, Watcher } from './ports.js';
 
 export type { ApplyOptions, DeleteOptions, Impersonation, ListOptions, ResourceInfo, WatchEvent, WatchEventType, WatchOptions } from './ports.js';
@@ -138,12 +139,17 @@ export function requestTarget(method: string, path: string, watch = false): Requ
 interface Discovery {
   /** Each group-version's resources. */
   resources: Map<string, Promise<Map<string, ResourceInfo>>>;
-  /** The server's version and its set of API versions (Helm's capabilities), with when they were asked. */
-  facts: Map<'version' | 'versionSet', { at: number; value: Promise<unknown> }>;
+  /** The server's version and its set of API versions (Helm's capabilities). */
+  facts: Map<'version' | 'versionSet', RefreshingValue<unknown>>;
 }
 
 /** How long the server's version and API version set are kept; `invalidateDiscovery` forgets them at once. */
 export const CAPABILITIES_TTL_MS = 30_000;
+/**
+ * How long past its time an answered fact is still served while it is asked again: the request
+ * runs in the background, and the callers meanwhile (every render) do not wait for it.
+ */
+export const CAPABILITIES_STALE_MS = 10 * CAPABILITIES_TTL_MS;
 
 /**
  * One line of a watch stream: an event with its object's apiVersion and kind filled in (an
@@ -366,18 +372,20 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
    * A discovery fact, asked again once older than CAPABILITIES_TTL_MS; a failure is not kept.
    * Asked as the client's own identity, never an impersonated one: the answer is shared, so one
    * identity's refusal or throttling must not become every caller's.
+   *
+   * Past its time, an answered fact is served while it is asked again in the background, up to
+   * CAPABILITIES_STALE_MS (util/refreshing-value.ts: every render shares it, and one slow answer
+   * must not hold them all); `invalidateDiscovery` (CRDs installed) makes the next caller wait.
    */
   private fact<T>(key: 'version' | 'versionSet', ask: (own: KubeClient) => Promise<T>): Promise<T> {
     const facts = this.discovery.facts;
-    const known = facts.get(key);
-    if (known !== undefined && Date.now() - known.at < CAPABILITIES_TTL_MS) return known.value as Promise<T>;
-    const own = this.impersonation === undefined ? this : new KubeClient(this.transport, this.discovery, undefined, this.fence);
-    const entry = { at: Date.now(), value: ask(own) };
-    facts.set(key, entry);
-    entry.value.catch(() => {
-      if (facts.get(key) === entry) facts.delete(key);
-    });
-    return entry.value;
+    let fact = facts.get(key);
+    if (fact === undefined) {
+      const clock = this.transport.clock;
+      fact = new RefreshingValue<unknown>({ ttlMs: CAPABILITIES_TTL_MS, staleMs: CAPABILITIES_STALE_MS, now: () => clock.now() });
+      facts.set(key, fact);
+    }
+    return fact.get(() => ask(this.impersonation === undefined ? this : new KubeClient(this.transport, this.discovery, undefined, this.fence))) as Promise<T>;
   }
 
   async pathFor(apiVersion: string, kind: string, where: { namespace?: string | undefined; name?: string | undefined; subresource?: string | undefined }): Promise<string> {

@@ -21,12 +21,14 @@ const core = {
 };
 
 /** A fake server: the index names each document by a URL with its hash, as /openapi/v3 does. */
-function server(hash: { widget: string }) {
+function server(hash: { widget: string }, hold?: (() => void)[]) {
   const calls: string[] = [];
   const client = {
-    requestJson: (method: string, path: string, opts: { query?: Record<string, string | undefined> }) => {
+    requestJson: async (method: string, path: string, opts: { query?: Record<string, string | undefined> }) => {
       const url = `${path}${opts.query?.hash === undefined ? '' : `?hash=${opts.query.hash}`}`;
       calls.push(url);
+      // The index answered only when the test says (a read the API server is slow to answer).
+      if (path === '/openapi/v3' && hold !== undefined) await new Promise<void>((resolve) => hold.push(resolve));
       if (path === '/openapi/v3') return Promise.resolve({ paths: { 'api/v1': { serverRelativeURL: '/openapi/v3/api/v1?hash=C1' }, 'apis/example.com/v1': { serverRelativeURL: `/openapi/v3/apis/example.com/v1?hash=${hash.widget}` } } });
       if (path === '/openapi/v3/api/v1') return Promise.resolve(core);
       if (path === '/openapi/v3/apis/example.com/v1') return Promise.resolve(widget);
@@ -61,15 +63,19 @@ test('a kind is found in its group-version document; documents are read once per
   await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
   assert.deepEqual(calls, ['/openapi/v3', '/openapi/v3/apis/example.com/v1?hash=W2']);
 
-  // Changed by someone else: read again once the index is older than its max age (30 s).
+  // Changed by someone else: read again once the index is older than its max age (30 s); the
+  // snapshot that finds it old is served the last index while it is read behind it.
   hash.widget = 'W3';
   calls.length = 0;
   clock += 29_000;
   await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
   assert.deepEqual(calls, []);
   clock += 1_000;
+  assert.equal((await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' }))?.origin, '/openapi/v3 apis/example.com/v1');
+  assert.deepEqual(calls, ['/openapi/v3'], 'the index read behind; the document the last index named served');
+  await new Promise((resolve) => setImmediate(resolve));
   await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
-  assert.deepEqual(calls, ['/openapi/v3', '/openapi/v3/apis/example.com/v1?hash=W3']);
+  assert.deepEqual(calls, ['/openapi/v3', '/openapi/v3/apis/example.com/v1?hash=W3'], 'the new index from then on');
 
   // A group-version the index does not name (a CRD created since) reads the index again, at most once a second.
   calls.length = 0;
@@ -78,6 +84,38 @@ test('a kind is found in its group-version document; documents are read once per
   assert.equal(await later.kind({ group: 'nowhere.io', version: 'v1', kind: 'Thing' }), undefined);
   assert.equal(await later.kind({ group: 'nowhere.io', version: 'v1', kind: 'Thing' }), undefined);
   assert.deepEqual(calls, ['/openapi/v3']);
+});
+
+test('an index read the server is slow to answer holds no snapshot while the last index is young enough; one invalidated, or too old, waits', async () => {
+  const hold: (() => void)[] = [];
+  const { client, calls } = server({ widget: 'W1' }, hold);
+  let clock = 0;
+  const schemas = new OpenApiSchemas(client, { now: () => clock });
+  const first = schemas.snapshot();
+  await new Promise((resolve) => setImmediate(resolve));
+  hold.splice(0).forEach((answer) => answer());
+  assert.ok((await (await first).kind({ group: 'example.com', version: 'v1', kind: 'Widget' })) !== undefined);
+  const quick = async <T>(p: Promise<T>): Promise<T | 'waiting'> => Promise.race([p, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), 50))]);
+  clock += 31_000;
+  calls.length = 0;
+  const stale = await quick(schemas.snapshot());
+  assert.notEqual(stale, 'waiting', 'the last index served while the new one is read');
+  assert.deepEqual(calls, ['/openapi/v3']);
+  assert.notEqual(await quick(schemas.snapshot()), 'waiting');
+  assert.deepEqual(calls, ['/openapi/v3'], 'one read behind for every caller');
+  hold.splice(0).forEach((answer) => answer());
+  // Invalidated (CRDs installed): the next snapshot waits for the index.
+  schemas.invalidate();
+  const invalidated = schemas.snapshot();
+  assert.equal(await quick(invalidated), 'waiting');
+  hold.splice(0).forEach((answer) => answer());
+  await invalidated;
+  // Ten times its age and more: too old to serve; waits.
+  clock += 301_000;
+  const old = schemas.snapshot();
+  assert.equal(await quick(old), 'waiting');
+  hold.splice(0).forEach((answer) => answer());
+  await old;
 });
 
 test('one shared schema cache per client', () => {

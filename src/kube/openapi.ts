@@ -6,15 +6,17 @@
  * The index names each group-version's document by a URL that carries a hash of its content,
  * so documents are cached by that URL: a changed CRD (a new discovery generation) gets a new
  * URL and is read again, an unchanged group-version never is. The small index is cached too, as
- * discovery is (KubeClient): read again when it is older than `indexMaxAgeMs`, when it is
- * invalidated (the applier does after installing CRDs, as it invalidates discovery), and when a
- * snapshot is asked for a group-version the index does not name (a CRD created since). Without
+ * discovery is (KubeClient): read again when it is older than `indexMaxAgeMs` (served meanwhile,
+ * util/refreshing-value.ts), when it is invalidated (the applier does after installing CRDs, as
+ * it invalidates discovery; the next snapshot waits), and when a snapshot is asked for a
+ * group-version the index does not name (a CRD created since; that snapshot waits). Without
  * that, every reconcile of every custom resource read it again (~4 requests per CR).
  *
  * Everything read here is unknown JSON until checked: malformed documents are errors, a server
  * that publishes no OpenAPI v3 answers "no schema" for every kind.
  */
 import { BinnacleError, errorMessage } from '../util/errors.js';
+import { RefreshingValue } from '../util/refreshing-value.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
 import type { GroupVersionKind } from './types.js';
@@ -114,11 +116,8 @@ export interface OpenApiSchemasOptions {
   now?: () => number;
 }
 
-/** A read of the index: its group-version URLs (or none: the server publishes no OpenAPI v3), and when it was read. */
-interface IndexEntry {
-  urls: Promise<Map<string, string> | undefined>;
-  readAt: number;
-}
+/** The index's group-version URLs, or none: the server publishes no OpenAPI v3. */
+type IndexUrls = Map<string, string> | undefined;
 
 /** A group-version the index does not name is looked for again at most this often (a CRD just created). */
 const MISS_REFRESH_MS = 1000;
@@ -131,7 +130,9 @@ export class OpenApiSchemas implements SchemaSource {
   private readonly maxDocuments: number;
   private readonly indexMaxAgeMs: number;
   private readonly now: () => number;
-  private index: IndexEntry | undefined;
+  private readonly index: RefreshingValue<IndexUrls>;
+  /** When the index was last asked for (to look again for a group-version it did not name at most every MISS_REFRESH_MS). */
+  private indexReadAt = -Infinity;
 
   constructor(
     private readonly client: Pick<KubeClient, 'requestJson'>,
@@ -140,6 +141,9 @@ export class OpenApiSchemas implements SchemaSource {
     this.maxDocuments = opts.maxDocuments ?? 256;
     this.indexMaxAgeMs = opts.indexMaxAgeMs ?? 30_000;
     this.now = opts.now ?? Date.now;
+    // Past its age the index is served while it is read again (up to ten times its age): every
+    // reconcile's apply shares it, and one slow read must not hold them all.
+    this.index = new RefreshingValue({ ttlMs: this.indexMaxAgeMs, staleMs: 10 * this.indexMaxAgeMs, now: () => this.now() });
   }
 
   /** The one instance for `client` (and so for the API server it talks to): every kind and reconciler of a process shares its cache. */
@@ -153,14 +157,14 @@ export class OpenApiSchemas implements SchemaSource {
   }
 
   invalidate(): void {
-    this.index = undefined;
+    this.index.forget();
   }
 
   async snapshot(): Promise<SchemaSnapshot> {
     let urls = await this.urls(false);
     if (urls === undefined) return EMPTY_SNAPSHOT;
     const document = async (path: string): Promise<OpenApiDocument | undefined> => {
-      if (!urls?.has(path) && this.now() - (this.index?.readAt ?? 0) >= MISS_REFRESH_MS) urls = (await this.urls(true)) ?? urls;
+      if (!urls?.has(path) && this.now() - this.indexReadAt >= MISS_REFRESH_MS) urls = (await this.urls(true)) ?? urls;
       const url = urls?.get(path);
       return url === undefined ? undefined : this.document(path, url);
     };
@@ -173,17 +177,13 @@ export class OpenApiSchemas implements SchemaSource {
     };
   }
 
-  /** The index's group-version URLs, read again when `fresh`, stale or invalidated; undefined when the server publishes none. */
-  private urls(fresh: boolean): Promise<Map<string, string> | undefined> {
-    const cached = this.index;
-    if (!fresh && cached !== undefined && this.now() - cached.readAt < this.indexMaxAgeMs) return cached.urls;
-    const entry: IndexEntry = { readAt: this.now(), urls: this.readIndex() };
-    this.index = entry;
-    // A failed read is not cached: the next snapshot tries again.
-    entry.urls.catch(() => {
-      if (this.index === entry) this.index = undefined;
-    });
-    return entry.urls;
+  /** The index's group-version URLs, read again when `fresh`, old or invalidated (see RefreshingValue); undefined when the server publishes none. */
+  private urls(fresh: boolean): Promise<IndexUrls> {
+    const read = (): Promise<IndexUrls> => {
+      this.indexReadAt = this.now();
+      return this.readIndex();
+    };
+    return fresh ? this.index.refresh(read) : this.index.get(read);
   }
 
   private async readIndex(): Promise<Map<string, string> | undefined> {
