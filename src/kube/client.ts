@@ -146,10 +146,13 @@ interface Discovery {
 /** How long the server's version and API version set are kept; `invalidateDiscovery` forgets them at once. */
 export const CAPABILITIES_TTL_MS = 30_000;
 /**
- * How long past its time an answered fact is still served while it is asked again: the request
- * runs in the background, and the callers meanwhile (every render) do not wait for it.
+ * How long after it was asked an answered fact is still served while it is asked again: the
+ * request runs in the background, and the callers meanwhile (every render) do not wait for it.
+ * Three TTLs: room for one request to take the client's whole deadline (60 s); past that, a
+ * server that cannot answer fails the callers, rather than have charts rendered against minutes-old
+ * capabilities.
  */
-export const CAPABILITIES_STALE_MS = 10 * CAPABILITIES_TTL_MS;
+export const CAPABILITIES_STALE_MS = 3 * CAPABILITIES_TTL_MS;
 
 /**
  * One line of a watch stream: an event with its object's apiVersion and kind filled in (an

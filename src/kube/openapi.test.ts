@@ -118,6 +118,47 @@ test('an index read the server is slow to answer holds no snapshot while the las
   await old;
 });
 
+test('a group-version the index does not name is read for by that caller alone: other snapshots are served the index meanwhile, and a failed read leaves it', async () => {
+  const hold: (() => void)[] = [];
+  let holding = false;
+  let failing = false;
+  const calls: string[] = [];
+  const client = {
+    requestJson: async (_method: string, path: string) => {
+      calls.push(path);
+      if (path === '/openapi/v3') {
+        if (holding) await new Promise<void>((resolve) => hold.push(resolve));
+        if (failing) throw new KubeApiError(503, 'ServiceUnavailable', 'not now');
+        return { paths: { 'api/v1': { serverRelativeURL: '/openapi/v3/api/v1?hash=C1' }, 'apis/example.com/v1': { serverRelativeURL: '/openapi/v3/apis/example.com/v1?hash=W1' } } };
+      }
+      if (path === '/openapi/v3/api/v1') return core;
+      if (path === '/openapi/v3/apis/example.com/v1') return widget;
+      throw new KubeApiError(404, 'NotFound', path);
+    },
+  };
+  let clock = 0;
+  const schemas = new OpenApiSchemas(client, { now: () => clock });
+  await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' });
+  clock += 5_000;
+  holding = true;
+  const missing = (await schemas.snapshot()).kind({ group: 'metrics.k8s.io', version: 'v1beta1', kind: 'PodMetrics' });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.equal(calls.filter((c) => c === '/openapi/v3').length, 2, 'the index is read again for the miss');
+  const quick = async <T>(p: Promise<T>): Promise<T | 'waiting'> => Promise.race([p, new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), 50))]);
+  const other = await quick(schemas.snapshot().then((snap) => snap.kind({ group: 'example.com', version: 'v1', kind: 'Widget' })));
+  assert.notEqual(other, 'waiting', "another reconcile's snapshot is not held by the miss's read");
+  hold.splice(0).forEach((answer) => answer());
+  assert.equal(await missing, undefined);
+  // The miss's read fails: the index stays.
+  holding = false;
+  failing = true;
+  clock += 2_000;
+  await assert.rejects((await schemas.snapshot()).kind({ group: 'metrics.k8s.io', version: 'v1beta1', kind: 'PodMetrics' }), /OpenAPI v3/);
+  calls.length = 0;
+  assert.ok((await (await schemas.snapshot()).kind({ group: 'example.com', version: 'v1', kind: 'Widget' })) !== undefined, 'the index read before still serves');
+  assert.deepEqual(calls, [], 'and is not read again');
+});
+
 test('one shared schema cache per client', () => {
   const { client } = server({ widget: 'W1' });
   assert.equal(OpenApiSchemas.shared(client), OpenApiSchemas.shared(client));

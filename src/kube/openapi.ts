@@ -112,7 +112,7 @@ export interface OpenApiSchemasOptions {
   maxDocuments?: number;
   /** How long the index is used before it is read again; default 30 s. */
   indexMaxAgeMs?: number;
-  /** The clock, for tests. */
+  /** Milliseconds, monotonic (performance.now); a test's own clock. */
   now?: () => number;
 }
 
@@ -131,8 +131,8 @@ export class OpenApiSchemas implements SchemaSource {
   private readonly indexMaxAgeMs: number;
   private readonly now: () => number;
   private readonly index: RefreshingValue<IndexUrls>;
-  /** When the index was last asked for (to look again for a group-version it did not name at most every MISS_REFRESH_MS). */
-  private indexReadAt = -Infinity;
+  /** When the index was last read for a group-version it did not name. */
+  private missReadAt = -Infinity;
 
   constructor(
     private readonly client: Pick<KubeClient, 'requestJson'>,
@@ -140,10 +140,12 @@ export class OpenApiSchemas implements SchemaSource {
   ) {
     this.maxDocuments = opts.maxDocuments ?? 256;
     this.indexMaxAgeMs = opts.indexMaxAgeMs ?? 30_000;
-    this.now = opts.now ?? Date.now;
-    // Past its age the index is served while it is read again (up to ten times its age): every
-    // reconcile's apply shares it, and one slow read must not hold them all.
-    this.index = new RefreshingValue({ ttlMs: this.indexMaxAgeMs, staleMs: 10 * this.indexMaxAgeMs, now: () => this.now() });
+    this.now = opts.now ?? (() => performance.now());
+    // Past its age the index is served while it is read again, up to three times its age (room
+    // for one read to take the client's whole deadline): every reconcile's apply shares it, and
+    // one slow read must not hold them all; past that, an index that cannot be read fails the
+    // reconcile as before, rather than prune with a schema minutes old.
+    this.index = new RefreshingValue({ ttlMs: this.indexMaxAgeMs, staleMs: 3 * this.indexMaxAgeMs, now: () => this.now() });
   }
 
   /** The one instance for `client` (and so for the API server it talks to): every kind and reconciler of a process shares its cache. */
@@ -164,7 +166,11 @@ export class OpenApiSchemas implements SchemaSource {
     let urls = await this.urls(false);
     if (urls === undefined) return EMPTY_SNAPSHOT;
     const document = async (path: string): Promise<OpenApiDocument | undefined> => {
-      if (!urls?.has(path) && this.now() - this.indexReadAt >= MISS_REFRESH_MS) urls = (await this.urls(true)) ?? urls;
+      // Looked for again at most every MISS_REFRESH_MS after the index served (or the last such look) was read.
+      if (!urls?.has(path) && this.now() - Math.max(this.missReadAt, this.index.readAt ?? -Infinity) >= MISS_REFRESH_MS) {
+        this.missReadAt = this.now();
+        urls = (await this.urls(true)) ?? urls;
+      }
       const url = urls?.get(path);
       return url === undefined ? undefined : this.document(path, url);
     };
@@ -179,10 +185,7 @@ export class OpenApiSchemas implements SchemaSource {
 
   /** The index's group-version URLs, read again when `fresh`, old or invalidated (see RefreshingValue); undefined when the server publishes none. */
   private urls(fresh: boolean): Promise<IndexUrls> {
-    const read = (): Promise<IndexUrls> => {
-      this.indexReadAt = this.now();
-      return this.readIndex();
-    };
+    const read = (): Promise<IndexUrls> => this.readIndex();
     return fresh ? this.index.refresh(read) : this.index.get(read);
   }
 

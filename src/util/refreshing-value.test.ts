@@ -72,16 +72,36 @@ test('past the stale bound, after forget and on refresh, callers wait for the ne
   r.pending[2]?.resolve('c');
   assert.equal(await forgotten, 'c');
   const refreshed = value.refresh(r.read);
-  assert.equal(await settled(value.get(r.read)), 'pending', 'a refresh under way: later callers wait for it too');
+  assert.equal(await settled(refreshed), 'pending', 'refresh: its caller waits for the read');
+  assert.equal(await settled(value.get(r.read)), 'c', 'others are served the value meanwhile');
   r.pending[3]?.resolve('d');
   assert.equal(await refreshed, 'd');
+  assert.equal(await value.get(r.read), 'd', 'the read replaced the value');
+  // A refresh that fails leaves the value.
+  const failed = value.refresh(r.read);
+  r.pending[4]?.reject(new Error('away'));
+  await assert.rejects(failed, /away/);
+  assert.equal(await value.get(r.read), 'd', 'kept after a failed refresh');
   // A read behind that ends after the value was forgotten changes nothing.
   now = 400;
   assert.equal(await value.get(r.read), 'd');
   value.forget();
-  r.pending[4]?.resolve('stale');
+  r.pending[5]?.resolve('stale');
   await new Promise((resolve) => setImmediate(resolve));
   const after = value.get(r.read);
-  r.pending[5]?.resolve('e');
+  r.pending[6]?.resolve('e');
   assert.equal(await after, 'e');
+});
+
+test('a read that throws at once fails its caller and leaves no read marked as running', async () => {
+  let now = 0;
+  const value = new RefreshingValue<string>({ ttlMs: 30, staleMs: 300, now: () => now });
+  await assert.rejects(value.get(() => { throw new Error('thrown'); }), /thrown/);
+  assert.equal(await value.get(() => Promise.resolve('a')), 'a');
+  now = 40;
+  assert.equal(await value.get(() => { throw new Error('thrown behind'); }), 'a', 'the last value; the read behind failed');
+  now = 71;
+  assert.equal(await value.get(() => Promise.resolve('b')), 'a', 'tried again a TTL later (not stuck as running)');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(await value.get(() => Promise.resolve('c')), 'b');
 });

@@ -4,7 +4,8 @@
  * was read is served at once while it is read again in the background (one read, however many
  * callers), up to `staleMs` after it was read; past `staleMs`, or when nothing was read yet or it
  * was forgotten, callers wait for the read. A failed read is not kept: the callers waiting get
- * its error, a background one leaves the last value and is tried again a TTL later.
+ * its error, a background one leaves the last value and is tried again a TTL later. `refresh`
+ * reads at once for a caller that needs something newer; only that caller waits.
  *
  * Why: every render shares these values, so one read the API server is slow to answer (queued by
  * Priority and Fairness under load, or a request lost until the client's deadline) would hold
@@ -44,12 +45,32 @@ export class RefreshingValue<T> {
       if (!known.refreshing && now >= known.retryAt) this.readBehind(known, read);
       return known.value;
     }
-    return this.refresh(read);
+    return this.readAndWait(read);
   }
 
-  /** Reads again now; this caller and every one after it until the read ends wait for it. */
+  /**
+   * Reads again now, and this caller waits for it (something it needs may be newer than the
+   * value: a CRD created since). Other callers meanwhile are served as `get` serves them; the read
+   * replaces the value when it comes, and a failed one leaves it. With no value read yet, every
+   * caller waits for this read.
+   */
   refresh(read: () => Promise<T>): Promise<T> {
-    const entry: Entry<T> = { at: this.o.now(), value: read(), read: false, refreshing: false, retryAt: 0 };
+    const known = this.entry;
+    if (known?.read !== true) return this.readAndWait(read);
+    const at = this.o.now();
+    const next = started(read);
+    next.then(
+      () => {
+        if (this.entry === known) this.entry = { at, value: next, read: true, refreshing: false, retryAt: 0 };
+      },
+      () => undefined,
+    );
+    return next;
+  }
+
+  /** A read every caller waits for, until it ends; a failed one is not kept. */
+  private readAndWait(read: () => Promise<T>): Promise<T> {
+    const entry: Entry<T> = { at: this.o.now(), value: started(read), read: false, refreshing: false, retryAt: 0 };
     this.entry = entry;
     entry.value.then(
       () => {
@@ -62,6 +83,11 @@ export class RefreshingValue<T> {
     return entry.value;
   }
 
+  /** When the read of the value served now began (a read still running counts from its start); undefined with none. */
+  get readAt(): number | undefined {
+    return this.entry?.at;
+  }
+
   /** Forgets the value: the next caller waits for a new read. */
   forget(): void {
     this.entry = undefined;
@@ -70,7 +96,7 @@ export class RefreshingValue<T> {
   private readBehind(known: Entry<T>, read: () => Promise<T>): void {
     known.refreshing = true;
     const at = this.o.now();
-    const next = read();
+    const next = started(read);
     next.then(
       () => {
         if (this.entry === known) this.entry = { at, value: next, read: true, refreshing: false, retryAt: 0 };
@@ -81,5 +107,14 @@ export class RefreshingValue<T> {
         known.retryAt = this.o.now() + this.o.ttlMs;
       },
     );
+  }
+}
+
+/** `read()`, a synchronous throw turned into a rejection (so no read is left marked as running). */
+function started<T>(read: () => Promise<T>): Promise<T> {
+  try {
+    return read();
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
   }
 }
