@@ -38,7 +38,7 @@ import { MANAGER_MEMORY_LIMIT_MIB } from '../../src/self/manifests.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition, type KubeObject } from '../../src/kube/types.js';
 import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
-import { assertHostileRefused, gzipBomb, lagSecondsOf, hostileHelmOperator, hugeRenderSpec, plantBombRecord, pushHostileChart, tenantNamespaces, type HostileCr as Cr } from './hostile.js';
+import { assertHostileRefused, gzipBomb, lagSecondsOf, hostileHelmOperator, hugeRenderSpec, plantBombRecord, pushHostileChart, tenantNamespaces, type HostileCr as Cr, type PlantedRecord } from './hostile.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 /** A group of this run's own: a CRD an interrupted run left belongs to its HelmOperator. */
@@ -224,16 +224,16 @@ describe('hostile releases against the manager process: it keeps its lease, its 
 
     // (a) The planted record: Helm's Secret of a release about to be made, its data.release a gzip bomb.
     const bomb = gzipBomb(760 * 1024);
-    const plant = (name: string): Promise<string> => plantBombRecord(admin, hostileNs, name, bomb.data);
+    const plant = (name: string): Promise<PlantedRecord> => plantBombRecord(admin, hostileNs, name, bomb.data);
     const planted = await plant('bombed');
-    t.diagnostic(`planted ${planted}: ${bomb.data.length} bytes of gzip inflating to ${Math.round(bomb.inflatedBytes / 2 ** 20)} MiB`);
+    t.diagnostic(`planted ${planted.secret}: ${bomb.data.length} bytes of gzip inflating to ${Math.round(bomb.inflatedBytes / 2 ** 20)} MiB`);
     const hostileStart = Date.now();
     await applyCr(hostileNs, 'bombed', { replicaCount: 1 });
     // (b) A render of 100,000 objects.
     await applyCr(hostileNs, 'huge', hugeRenderSpec('huge'));
-    const many: { name: string; kind: 'bomb' | 'huge'; secret?: string }[] = [];
+    const many: { name: string; kind: 'bomb' | 'huge'; planted?: PlantedRecord }[] = [];
     if (MANY) {
-      for (let i = 0; i < 10; i++) many.push({ name: `bombed-${i}`, kind: 'bomb', secret: await plant(`bombed-${i}`) });
+      for (let i = 0; i < 10; i++) many.push({ name: `bombed-${i}`, kind: 'bomb', planted: await plant(`bombed-${i}`) });
       for (let i = 0; i < 10; i++) many.push({ name: `huge-${i}`, kind: 'huge' });
       await Promise.all(many.map((m) => applyCr(hostileNs, m.name, m.kind === 'bomb' ? { replicaCount: 1 } : hugeRenderSpec(m.name))));
     }
@@ -251,7 +251,7 @@ describe('hostile releases against the manager process: it keeps its lease, its 
       api: API,
       kind: KIND,
       namespace: hostileNs,
-      bombed: [{ name: 'bombed', secret: planted }, ...many.filter((m) => m.kind === 'bomb').map((m) => ({ name: m.name, secret: m.secret ?? '' }))],
+      bombed: [{ name: 'bombed', ...planted }, ...many.flatMap((m) => (m.planted === undefined ? [] : [{ name: m.name, ...m.planted }]))],
       huge: ['huge', ...many.filter((m) => m.kind === 'huge').map((m) => m.name)],
       timeoutMs: MANY ? 300_000 : 240_000,
       check: () => {

@@ -290,11 +290,11 @@ describe('a real node beside kwok', () => {
 
       const hostileStart = Date.now();
       const bomb = gzipBomb(760 * 1024);
-      const bombed = [{ name: 'bombed', secret: await plantBombRecord(client, HOSTILE.ns, 'bombed', bomb.data) }];
+      const bombed = [{ name: 'bombed', ...(await plantBombRecord(client, HOSTILE.ns, 'bombed', bomb.data)) }];
       const huge = ['huge'];
       // BINNACLE_HOSTILE_MANY=1: twenty more at once, ten of each (on demand, as in hostile-release.test.ts).
       if (process.env.BINNACLE_HOSTILE_MANY === '1') {
-        for (let i = 0; i < 10; i++) bombed.push({ name: `bombed-${i}`, secret: await plantBombRecord(client, HOSTILE.ns, `bombed-${i}`, bomb.data) });
+        for (let i = 0; i < 10; i++) bombed.push({ name: `bombed-${i}`, ...(await plantBombRecord(client, HOSTILE.ns, `bombed-${i}`, bomb.data)) });
         for (let i = 0; i < 10; i++) huge.push(`huge-${i}`);
       }
       await Promise.all([...bombed.map((b) => applyCr(HOSTILE.ns, b.name, { replicaCount: 1 })), ...huge.map((h) => applyCr(HOSTILE.ns, h, hugeRenderSpec(h)))]);
@@ -306,7 +306,12 @@ describe('a real node beside kwok', () => {
       await eventually('the legitimate CR Deployed again', async () => ((await deployed(HOSTILE.legitNs, 'gw')) ? true : undefined), 120_000, 250);
       const convergeMs = Date.now() - changeStart;
 
-      const refused = await assertHostileRefused(client, { api: `${HOSTILE.group}/v1alpha1`, kind: HOSTILE.kind, namespace: HOSTILE.ns, bombed, huge, timeoutMs: 300_000 });
+      // A manager that restarted (an OOM kill) fails at once, not after the wait.
+      const alive = async (): Promise<void> => {
+        const now = await client.get<PodLike>({ apiVersion: 'v1', kind: 'Pod', namespace: NS, name: leaderName });
+        assert.equal(now.status?.containerStatuses?.[0]?.restartCount, 0, `the manager Pod ${leaderName} restarted`);
+      };
+      const refused = await assertHostileRefused(client, { api: `${HOSTILE.group}/v1alpha1`, kind: HOSTILE.kind, namespace: HOSTILE.ns, bombed, huge, timeoutMs: 300_000, check: alive });
       const hostileMs = Date.now() - hostileStart;
       assert.ok(await deployed(HOSTILE.legitNs, 'gw'), 'the legitimate tenant stays Deployed');
       // Longer under the hostile CRs' retries (twenty scrapes, 40 s, from their start), then the verdict.
