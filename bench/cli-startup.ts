@@ -13,7 +13,9 @@
  * threads, to the millisecond: `/usr/bin/time` prints 10 ms steps, half of `node -e 0`'s CPU,
  * which made earlier figures, stored before 2026-12-05 07:00, read its CPU as 16 ms where it is
  * about 30) and wall time, one under `/usr/bin/time` for peak RSS; all three are medians. One more row runs `catalog validate` from the unbundled
- * dist/cli/ (BINNACLE_UNBUNDLED=1), to show what the bundle saves; the goal is not judged on it. It prints medians and the ratios to `node -e 0`. Wall time on a loaded machine is
+ * dist/cli/ (BINNACLE_UNBUNDLED=1), to show what the bundle saves, and one without Node's compile
+ * cache (NODE_DISABLE_COMPILE_CACHE=1; the others keep it in a folder of the bench's own, filled
+ * by the warm-up run, as a user's second run finds it), to show what it saves; the goal is not judged on them. It prints medians and the ratios to `node -e 0`. Wall time on a loaded machine is
  * noisy; CPU time (user + sys) is the steadier figure and is printed beside it.
  *
  * usage: npx tsx bench/cli-startup.ts [--runs N] [--no-build]
@@ -41,8 +43,15 @@ interface Sample {
   exit: number;
 }
 
-/** The CLI's own switches are the bench's to set, not the caller's. */
-const { BINNACLE_FROM_SOURCE: _fromSource, BINNACLE_UNBUNDLED: _unbundled, ...ENV } = process.env;
+/**
+ * Where the runs keep Node's compile cache (bin/binnacle.js keeps it in the user's cache; a folder
+ * of the bench's own, emptied at the start, so that what earlier runs left is not measured). The
+ * warm-up run fills it; one row runs without it.
+ */
+const COMPILE_CACHE = path.join(OUT, 'compile-cache');
+/** The CLI's own switches, and the compile cache's, are the bench's to set, not the caller's. */
+const { BINNACLE_FROM_SOURCE: _fromSource, BINNACLE_UNBUNDLED: _unbundled, NODE_COMPILE_CACHE: _cache, NODE_DISABLE_COMPILE_CACHE: _noCache, XDG_CACHE_HOME: _xdg, ...ENV_OUTSIDE } = process.env;
+const ENV = { ...ENV_OUTSIDE, XDG_CACHE_HOME: COMPILE_CACHE };
 
 interface Case {
   label: string;
@@ -108,6 +117,8 @@ async function main(): Promise<void> {
   if (!existsSync(TIME)) throw new Error(`${TIME} is missing (apt-get install time): it measures peak memory`);
   if (!existsSync(SMALL_CATALOG)) throw new Error(`the small catalog ${SMALL_CATALOG} is missing`);
   build();
+  rmSync(COMPILE_CACHE, { recursive: true, force: true });
+  mkdirSync(COMPILE_CACHE, { recursive: true });
   const cases: Case[] = [
     { label: 'node -e 0', args: ['-e', '0'], samples: [] },
     { label: 'binnacle --help', args: [BIN, '--help'], samples: [] },
@@ -115,6 +126,7 @@ async function main(): Promise<void> {
     { label: 'binnacle install --help', args: [BIN, 'install', '--help'], samples: [] },
     { label: 'binnacle --version', args: [BIN, '--version'], samples: [] },
     { label: '  same validate, unbundled dist/cli', args: [BIN, 'catalog', 'validate', SMALL_CATALOG], env: { BINNACLE_UNBUNDLED: '1' }, samples: [], reference: true },
+    { label: '  same validate, no compile cache', args: [BIN, 'catalog', 'validate', SMALL_CATALOG], env: { NODE_DISABLE_COMPILE_CACHE: '1' }, samples: [], reference: true },
   ];
   for (const c of cases) await once(c.args, c.env); // warm the file cache
   for (let i = 0; i < RUNS; i++) for (const c of cases) c.samples.push(await once(c.args, c.env));
@@ -142,7 +154,7 @@ async function main(): Promise<void> {
   recorder.save({
     settings: {
       bench: { runs: RUNS, interleaved: true, cpu: "median of user + sys from bash's time keyword (ms precision), the node process alone", wall: 'median, from the same run', rss: 'median of /usr/bin/time %M, a separate run of the same sample' },
-      binnacle: { what: 'node bin/binnacle.js (the esbuild bundle npm run build makes, built into .cache/bench-cli)', command: [process.execPath, path.relative(ROOT, BIN)] },
+      binnacle: { what: 'node bin/binnacle.js (the esbuild bundle npm run build makes, built into .cache/bench-cli), Node\'s compile cache in XDG_CACHE_HOME=.cache/bench-cli/compile-cache, filled by the warm-up run', command: [process.execPath, path.relative(ROOT, BIN)] },
       reference: { what: 'node -e 0', command: [process.execPath, '-e', '0'] },
     },
     // Every run of every command, in the order they ran (interleaved).
