@@ -109,6 +109,16 @@ describe('fieldDrift: only what the manifest sets', () => {
     const pulled = deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: 'Never' }]);
     const heldPull = { ...fieldsV1, 'f:spec': { 'f:template': { 'f:spec': { 'f:containers': { 'k:{"name":"manager"}': { '.': {}, 'f:imagePullPolicy': {} } } } } } };
     assert.equal(fieldDrift(deployment([{ name: 'manager', image: 'op:1', imagePullPolicy: '' }]), { ...pulled, metadata: { ...pulled.metadata, managedFields: [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: heldPull }] } }).length, 1);
+    // The pull policy's default follows the image: Always only for `latest` or an image with neither tag nor digest.
+    // A failed revision's `Always` on a tagged image is drift against the manifest's "".
+    const policy = (image: string, imagePullPolicy: string): number => {
+      const o = deployment([{ name: 'manager', image, imagePullPolicy }]);
+      return fieldDrift(deployment([{ name: 'manager', image, imagePullPolicy: '' }]), { ...o, metadata: { ...o.metadata, managedFields: [{ manager: 'binnacle', operation: 'Apply', apiVersion: 'apps/v1', fieldsType: 'FieldsV1', fieldsV1: heldPull }] } }).length;
+    };
+    assert.deepEqual(
+      [policy('op:1', 'Always'), policy('op:1', 'IfNotPresent'), policy('op', 'Always'), policy('op:latest', 'Always'), policy('op', 'IfNotPresent'), policy('registry:5000/op', 'Always'), policy('registry:5000/op:2', 'Always'), policy(`op@sha256:${'a'.repeat(64)}`, 'IfNotPresent'), policy(`op@sha256:${'a'.repeat(64)}`, 'Always')],
+      [1, 0, 0, 0, 1, 0, 1, 0, 1],
+    );
   });
 
   it('resource quantities compare by value', () => {

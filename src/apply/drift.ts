@@ -96,7 +96,7 @@ const QUANTITY_KEYS = new Set(['sizeLimit']);
 const CONTAINERS = ['containers', 'initContainers', 'ephemeralContainers'];
 const PROBES = ['livenessProbe', 'readinessProbe', 'startupProbe'];
 const SERVER_DEFAULTS: ReadonlyMap<string, { in: readonly string[]; values: readonly unknown[] }> = new Map([
-  ['imagePullPolicy', { in: CONTAINERS, values: ['IfNotPresent', 'Always'] }], // Always for an image tagged latest or untagged
+  ['imagePullPolicy', { in: CONTAINERS, values: ['IfNotPresent', 'Always'] }], // the one the container's image gets (defaultPullPolicy)
   ['terminationMessagePath', { in: CONTAINERS, values: ['/dev/termination-log'] }],
   ['terminationMessagePolicy', { in: CONTAINERS, values: ['File'] }],
   ['protocol', { in: ['ports'], values: ['TCP'] }],
@@ -113,10 +113,29 @@ const SERVER_DEFAULTS: ReadonlyMap<string, { in: readonly string[]; values: read
 /** The API groups whose kinds the server defaults as above (a custom resource's schema defaults are its own). */
 const BUILT_IN_API_VERSIONS = new Set(['v1', 'apps/v1', 'batch/v1']);
 
-/** Whether the server stores `live` for the zero value a built-in kind's field was given. */
-function serverDefault(key: string, parentKey: string, live: unknown): boolean {
+/**
+ * The pull policy the API server gives a container that sets none (SetDefaults_Container):
+ * Always for an image tagged `latest`, or with neither a tag nor a digest; else IfNotPresent.
+ */
+export function defaultPullPolicy(image: unknown): 'Always' | 'IfNotPresent' | undefined {
+  if (typeof image !== 'string' || image === '') return undefined;
+  const at = image.indexOf('@');
+  const name = at < 0 ? image : image.slice(0, at);
+  const colon = name.lastIndexOf(':');
+  const tag = colon > name.lastIndexOf('/') ? name.slice(colon + 1) : undefined;
+  return tag === 'latest' || (tag === undefined && at < 0) ? 'Always' : 'IfNotPresent';
+}
+
+/**
+ * Whether the server stores `live` for the zero value a built-in kind's field was given; `liveParent`
+ * is the live object holding the field (a container's pull policy defaults by its image: a failed
+ * revision's `Always` on a tagged image is not the server's default, and is drift).
+ */
+function serverDefault(key: string, parentKey: string, live: unknown, liveParent: Record<string, unknown> | undefined): boolean {
   const d = SERVER_DEFAULTS.get(key);
-  return d !== undefined && d.in.includes(parentKey) && d.values.includes(live);
+  if (d === undefined || !d.in.includes(parentKey)) return false;
+  if (key === 'imagePullPolicy') return live === defaultPullPolicy(liveParent?.image);
+  return d.values.includes(live);
 }
 
 const SUFFIX: Record<string, number> = { n: 1e-9, u: 1e-6, m: 1e-3, '': 1, k: 1e3, M: 1e6, G: 1e9, T: 1e12, P: 1e15, E: 1e18, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, Pi: 2 ** 50, Ei: 2 ** 60 };
@@ -177,7 +196,7 @@ function sameValue(desired: unknown, live: unknown, key: string, parentKey: stri
 }
 
 /** `at` is the live field's pointer (list items by their index in the live list). */
-function compare(desired: unknown, live: unknown, path: string, at: Pointer, key: string, parentKey: string, w: Walk): void {
+function compare(desired: unknown, live: unknown, path: string, at: Pointer, key: string, parentKey: string, w: Walk, liveParent?: Record<string, unknown>): void {
   if (isUnset(desired)) return; // the manifest does not set it
   if (isUnset(live)) {
     // A map the live object lacks is one difference, unless all it sets are zero values.
@@ -188,7 +207,7 @@ function compare(desired: unknown, live: unknown, path: string, at: Pointer, key
   }
   if (isRecord(desired)) {
     if (!isRecord(live)) return void w.out.push({ path, manifest: desired, live });
-    for (const [k, v] of Object.entries(desired)) compare(v, live[k], join(path, k), [...at, k], k, key, w);
+    for (const [k, v] of Object.entries(desired)) compare(v, live[k], join(path, k), [...at, k], k, key, w, live);
     return;
   }
   if (Array.isArray(desired)) {
@@ -199,7 +218,7 @@ function compare(desired: unknown, live: unknown, path: string, at: Pointer, key
   // A zero value Binnacle applied, which the server took as unset and defaulted (a container's
   // imagePullPolicy "" stored as IfNotPresent): while Binnacle's applied configuration still
   // holds the field no one else changed it, and applying it again would change nothing.
-  if (w.builtIn && isZero(desired) && serverDefault(key, parentKey, live) && w.held(at)) return;
+  if (w.builtIn && isZero(desired) && serverDefault(key, parentKey, live, liveParent) && w.held(at)) return;
   w.out.push({ path, manifest: desired, live });
 }
 
