@@ -2,7 +2,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { MAX_CONDITION_MESSAGE } from '../kube/types.js';
-import { Conditions, CONTINUE, methodSteps, reconcileSteps, stop, type StepOutcome } from './common.js';
+import { Conditions, CONTINUE, methodSteps, reconcileSteps, runSteps, stop, type StepOutcome } from './common.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -84,6 +84,22 @@ describe('reconcileSteps', () => {
     const failed = run('apply', false);
     await assert.rejects(failed.outcome, /apply broke/);
     assert.equal(failed.writes.length, 0);
+  });
+});
+
+describe('runSteps', () => {
+  test('a step slower than the bound is logged at info with its name and time, ended or failed; quick ones are not', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+    const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    const steps = [
+      { name: 'Quick', run: () => Promise.resolve(CONTINUE) },
+      { name: 'Render', run: async () => (await wait(40), CONTINUE) },
+      { name: 'Apply', run: async () => (await wait(40), Promise.reject(new Error('broke'))) },
+    ];
+    await assert.rejects(runSteps(steps, {}, log, 30), /broke/);
+    const slow = lines.filter((l) => l.msg === 'slow step').map((l) => ({ step: l.step, ended: l.ended, timed: typeof l.seconds === 'number' }));
+    assert.deepEqual(slow, [{ step: 'Render', ended: true, timed: true }, { step: 'Apply', ended: false, timed: true }]);
   });
 });
 

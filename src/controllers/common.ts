@@ -35,11 +35,25 @@ export function methodSteps<S, T>(owner: T, methods: readonly StepMethodName<T, 
   }));
 }
 
+/**
+ * A step that takes this long is logged at info with its time, ended or failed: a reconcile that
+ * stands still says where (a 1,000-CR bench's manager once did nothing for 60 s with nothing
+ * logged, and which step held it could not be told afterwards).
+ */
+export const SLOW_STEP_MS = 10_000;
+
 /** Runs steps in order, stopping at the first that says so (or throws). */
-export async function runSteps<S>(steps: readonly Step<S>[], state: S, logger: Logger): Promise<ReconcileResult | undefined> {
+export async function runSteps<S>(steps: readonly Step<S>[], state: S, logger: Logger, slowMs = SLOW_STEP_MS): Promise<ReconcileResult | undefined> {
   for (const step of steps) {
     logger.debug({ step: step.name }, 'step');
-    const outcome = await step.run(state);
+    const started = performance.now();
+    let outcome: StepOutcome | undefined;
+    try {
+      outcome = await step.run(state);
+    } finally {
+      const ms = performance.now() - started;
+      if (ms >= slowMs) logger.info({ step: step.name, seconds: Math.round(ms / 100) / 10, ended: outcome !== undefined }, 'slow step');
+    }
     if (outcome.done) return outcome.result;
   }
   return undefined;
