@@ -9,8 +9,9 @@
  *
  * Why: every render shares these values, so one read the API server is slow to answer (queued by
  * Priority and Fairness under load, or a request lost until the client's deadline) would hold
- * every reconcile of the manager until it came. A 1,000-CR bench stood still for 60 s once, both
- * workers at once, waiting for the OpenAPI index.
+ * every reconcile of the manager until it came. (A 1,000-CR bench once stood still for 60 s,
+ * both workers at once; its audit log showed an OpenAPI read as the first request after the
+ * pause, but not what held the reconciles: this removes one way it could happen, not a proven cause.)
  */
 export interface RefreshingValueOptions {
   ttlMs: number;
