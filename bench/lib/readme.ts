@@ -14,7 +14,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RESULT_FORMAT, type BenchResult, type GoalVerdict } from './results.js';
+import { RESULT_FORMAT, type BenchResult, type GoalVerdict, type SideSettings } from './results.js';
 import type {
   BundleSummary,
   CatalogSummary,
@@ -274,6 +274,14 @@ const helmOperator: Renderer = (r) => {
     `Each operator alone against the local control plane, N CRs over ${str(r.settings.bench.namespaces)} namespaces created at once until all \`Deployed\`, then every CR changed until every release is at revision 2, then ${fix(Number(r.settings.bench.idleMs) / 1000, 0)} s idle once converged. Medians of the rounds, smallest to largest in brackets; idle figures only for a side that converged in every round. ${r.settings.bench.matched === true ? `**Matched settings:** both sides run ${str(r.settings.bench.matchedConcurrency)} reconciles at once, neither with a client-side rate limit` : "Each side runs with its own defaults (operator-sdk's: as many reconciles at once as CPUs; Binnacle's: 16)"}, as the result file records.`,
     '',
   ];
+  // Flags given to one side beyond its defaults or the matched settings (a client-side limit, say).
+  const extra = (side: SideSettings | undefined): string[] => (Array.isArray(side?.extraArgs) ? side.extraArgs.map(String) : []);
+  const given: [string, string[]][] = [
+    ['Binnacle', extra(r.settings.binnacle)],
+    ['operator-sdk', extra(r.settings.reference)],
+  ];
+  const withArgs = given.filter(([, args]) => args.length > 0);
+  if (withArgs.length > 0) out[0] += ` Besides: ${withArgs.map(([who, args]) => `${who} ran with \`${args.join(' ')}\``).join('; ')}.`;
   const phase = (n: number, x: HelmOperatorFigures['deployedMs'], reached: number): string => (reached >= n ? spreadText(x, (v) => sec(v, 1)) : `> ${sec(x.median, 0)} (${reached} of ${n})`);
   const rows: string[][] = [];
   for (const at of s.figures) {
