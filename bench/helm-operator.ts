@@ -24,7 +24,11 @@
  * every 50 ms up to 10 CRs, a quarter second up to 500, a second above). Then every CR's replica count is changed at once, and upgrade time runs
  * until every release has a deployed revision 2 (its Helm release Secret). The operator then
  * runs --idle-ms longer (default a minute): idle CPU over that span, steady RSS at its end.
- * Peak RSS is VmHWM (worker threads included). API requests are counted from the audit log
+ * Peak RSS is VmHWM (worker threads included), each process of the tree's summed (an upper bound:
+ * their peaks need not coincide); each side also runs in a memory cgroup of its own
+ * (bench/lib/cgroup.ts), whose peak is the kernel's count of the tree at its worst moment, the
+ * figure a container's memory limit is enforced on: the 128 MiB goal is judged on it.
+ * `--memory-limit-mib M` holds both sides to M as that limit would (the OOM kills counted). API requests are counted from the audit log
  * once the operator has stopped (a watch is logged when it ends). Idle CPU and steady RSS are
  * measured only once the operator has converged (every CR Deployed and upgraded): one that has
  * not, the phase having timed out, is reported "not converged" and its idle CPU is not compared
@@ -133,6 +137,7 @@ import { loadKubeConfig } from '../src/kube/config.js';
 import { serviceAccountDir } from '../src/kube/in-cluster.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
+import { memoryCgroup, type MemoryCgroup } from './lib/cgroup.js';
 import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { HelmOperatorFigures, HelmOperatorSummary } from './lib/summaries.js';
@@ -158,6 +163,9 @@ const words = (v: string | undefined): string[] => (v ?? '').split(/\s+/).filter
 const BINNACLE_EXTRA = words(arg('--binnacle-args'));
 const OPERATOR_SDK_EXTRA = words(arg('--operator-sdk-args'));
 const IDLE_MEASURE_MS = Number(arg('--idle-ms') ?? 60_000);
+/** Each side's process tree held to this memory limit (its cgroup's), as a container's; none by default. */
+const MEMORY_LIMIT_MIB = arg('--memory-limit-mib') === undefined ? undefined : Number(arg('--memory-limit-mib'));
+if (MEMORY_LIMIT_MIB !== undefined && !(MEMORY_LIMIT_MIB > 0)) throw new Error(`--memory-limit-mib ${arg('--memory-limit-mib') ?? ''}: a positive number of MiB`);
 const ONLY = arg('--only');
 /** Binnacle's NODE_OPTIONS: by default what helm bundle's Deployment sets (src/publish/helm-bundle/operator.ts). */
 const NODE_OPTIONS = arg('--node-options') ?? '--max-semi-space-size=1';
@@ -232,6 +240,10 @@ interface Sample {
   deployed: number;
   upgraded: number;
   peakMib: number;
+  /** The kernel's count of the tree at its worst moment (its own memory cgroup); null without one. */
+  cgroupPeakMib: number | null;
+  /** Processes the kernel killed for `--memory-limit-mib`. */
+  oomKills: number;
   /** Every CR Deployed and upgraded: only then are idle CPU and steady RSS measured (else null). */
   converged: boolean;
   steadyMib: number | null;
@@ -414,6 +426,18 @@ async function removeHelmOperator(client: KubeClient, name: string): Promise<voi
   }
 }
 
+/** The operator started in a memory cgroup of its own (held to --memory-limit-mib), or as it is where none can be made. */
+function spawnInCgroup(label: string, name: string, cmd: string, args: string[], opts: Parameters<typeof spawnLogged>[3]): ReturnType<typeof spawnLogged> & { cgroup: MemoryCgroup | undefined } {
+  const cgroup = memoryCgroup(name, MEMORY_LIMIT_MIB);
+  if (cgroup === undefined && MEMORY_LIMIT_MIB !== undefined) throw new Error('--memory-limit-mib needs a memory cgroup (root, and cgroup v1 or v2 with the memory controller)');
+  const command = cgroup === undefined ? { cmd, args } : cgroup.wrap(cmd, args);
+  return { ...spawnLogged(label, command.cmd, command.args, opts), cgroup };
+}
+
+function cgroupFigures(cgroup: MemoryCgroup | undefined): Pick<Sample, 'cgroupPeakMib' | 'oomKills'> {
+  return cgroup === undefined ? { cgroupPeakMib: null, oomKills: 0 } : { cgroupPeakMib: cgroup.peakMib(), oomKills: cgroup.oomKills() };
+}
+
 async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env, round: number): Promise<Sample> {
   const { client } = e;
   const manager = o.label === 'binnacle-manager';
@@ -428,7 +452,7 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
   const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
   // The whole log beside the tail kept for errors: what each reconcile waited on.
   const logFile = path.join(ROOT, '.cache', 'bench-helm-operator', `${tag}.log`);
-  const { child, pid, exited } = spawnLogged(o.label, o.cmd, args, { cwd: c.project, env, logFile });
+  const { cgroup, child, pid, exited } = spawnInCgroup(o.label, `binnacle-bench-${tag}`, o.cmd, args, { cwd: c.project, env, logFile });
   const inRound = new Set(namespaces);
   // The tree's peak, sampled while it runs: the native Helm engine (a child) may exit when idle.
   const peak = treePeakSampler(pid);
@@ -458,11 +482,12 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
       await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
       idle = { steadyMib: procStatus(pid).rss, idleCpuS: cpuSeconds(pid) - cpu2 };
     } else console.log(`  ${o.label} N=${n}: not converged (${converged.reached} Deployed, ${upgraded.reached} upgraded of ${n}): idle CPU and steady RSS not measured`);
-    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(procStatus(pid).hwm, peak.peakMib()), converged: done, steadyMib: idle?.steadyMib ?? null, convergeCpuS: cpu1 - cpu0, idleCpuS: idle?.idleCpuS ?? null };
+    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(procStatus(pid).hwm, peak.peakMib()), ...cgroupFigures(cgroup), converged: done, steadyMib: idle?.steadyMib ?? null, convergeCpuS: cpu1 - cpu0, idleCpuS: idle?.idleCpuS ?? null };
   } finally {
     peak.stop();
     child.kill('SIGTERM');
     await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
+    cgroup?.remove();
     await cleanUp(client, c, namespaces);
     if (manager) await removeHelmOperator(client, `bench-${tag}`);
   }
@@ -487,6 +512,8 @@ function summary(xs: Sample[]): Figures {
     deployedMs: spread(xs.map((x) => x.deployedMs)),
     upgradeMs: spread(xs.map((x) => x.upgradeMs)),
     peakMib: spread(xs.map((x) => x.peakMib)),
+    cgroupPeakMib: xs.every((x) => x.cgroupPeakMib !== null) ? spread(xs.map((x) => x.cgroupPeakMib ?? NaN)) : null,
+    oomKills: xs.reduce((n, x) => n + x.oomKills, 0),
     steadyMib: idle((x) => x.steadyMib),
     convergeCpuS: spread(xs.map((x) => x.convergeCpuS)),
     idleCpuS: idle((x) => x.idleCpuS),
@@ -507,7 +534,7 @@ function row(n: number, label: string, s: Figures): string {
   const phase = (x: Spread, reached: number): string => (reached >= n ? `${withSpread(x, sec)} s` : `>${sec(x.median)} s (${reached})`);
   const idle = s.idleCpuS === null ? 'not converged' : `${withSpread(s.idleCpuS, (v) => v.toFixed(2))} s`;
   const steady = s.steadyMib === null ? 'not converged' : `${withSpread(s.steadyMib, (v) => v.toFixed(0))} MiB`;
-  return `${String(n).padStart(5)} ${label.padEnd(16)} ${phase(s.deployedMs, s.deployed).padStart(17)} ${phase(s.upgradeMs, s.upgraded).padStart(17)} ${`${withSpread(s.peakMib, (v) => v.toFixed(0))} MiB`.padStart(15)} ${steady.padStart(15)} ${`${withSpread(s.convergeCpuS, (v) => v.toFixed(1))} s`.padStart(17)} ${idle.padStart(19)} ${withSpread(s.requests, (v) => v.toFixed(0)).padStart(17)}`;
+  return `${String(n).padStart(5)} ${label.padEnd(16)} ${phase(s.deployedMs, s.deployed).padStart(17)} ${phase(s.upgradeMs, s.upgraded).padStart(17)} ${`${withSpread(s.peakMib, (v) => v.toFixed(0))} MiB`.padStart(15)} ${(s.cgroupPeakMib === null || s.cgroupPeakMib === undefined ? 'n/a' : `${withSpread(s.cgroupPeakMib, (v) => v.toFixed(0))} MiB${(s.oomKills ?? 0) > 0 ? ` (${s.oomKills} OOM)` : ''}`).padStart(15)} ${steady.padStart(15)} ${`${withSpread(s.convergeCpuS, (v) => v.toFixed(1))} s`.padStart(17)} ${idle.padStart(19)} ${withSpread(s.requests, (v) => v.toFixed(0)).padStart(17)}`;
 }
 
 function goalsFor(chart: string, n: number, b: Figures, r: Figures, smallLimit: { mib: number; what: string }): GoalVerdict[] {
@@ -521,7 +548,14 @@ function goalsFor(chart: string, n: number, b: Figures, r: Figures, smallLimit: 
     judged(`${at} time to all Deployed <= helm-operator's`, b.deployed >= n && b.deployedMs.median <= r.deployedMs.median, `${(b.deployedMs.median / 1000).toFixed(1)} s against ${(r.deployedMs.median / 1000).toFixed(1)} s${r.deployed < n ? ` (a lower bound: ${r.deployed} of ${n})` : ''}`),
     judged(`${at} time for an upgrade of every CR to land <= helm-operator's`, b.upgraded >= n && b.upgradeMs.median <= r.upgradeMs.median, `${(b.upgradeMs.median / 1000).toFixed(1)} s against ${(r.upgradeMs.median / 1000).toFixed(1)} s${r.upgraded < n ? ` (a lower bound: ${r.upgraded} of ${n})` : ''}`),
     ...(n >= 100 ? [judged(`${at} peak RSS <= helm-operator's`, b.peakMib.median <= r.peakMib.median, `${b.peakMib.median.toFixed(0)} MiB against ${r.peakMib.median.toFixed(0)} MiB`)] : []),
-    ...(n <= 10 ? [judged(`${at} peak RSS <= ${smallLimit.mib} MiB (${smallLimit.what})`, b.peakMib.median <= smallLimit.mib, `${b.peakMib.median.toFixed(0)} MiB`)] : []),
+    // A memory limit is enforced on the cgroup's count: judged on it where it was measured, the summed VmHWM beside it.
+    ...(n <= 10
+      ? [
+          b.cgroupPeakMib === null || b.cgroupPeakMib === undefined
+            ? judged(`${at} peak RSS <= ${smallLimit.mib} MiB (${smallLimit.what})`, b.peakMib.median <= smallLimit.mib, `${b.peakMib.median.toFixed(0)} MiB`)
+            : judged(`${at} peak memory (its cgroup's count) <= ${smallLimit.mib} MiB (${smallLimit.what})`, b.cgroupPeakMib.median <= smallLimit.mib, `${b.cgroupPeakMib.median.toFixed(0)} MiB; each process's VmHWM summed ${b.peakMib.median.toFixed(0)} MiB`),
+        ]
+      : []),
     idle,
     judged(`${at} API requests <= helm-operator's`, b.requests.median <= r.requests.median, `${b.requests.median.toFixed(0)} against ${r.requests.median.toFixed(0)}${r.converged ? '' : " (its run did not finish)"}`),
   ];
@@ -569,7 +603,7 @@ const figures: { chart: string; n: number; operators: Record<string, Figures>; r
 const ratioValue = (a: number, b: number): number => (b > 0 ? a / b : NaN);
 for (const c of charts) {
   console.log(`chart ${c.name} (${c.kind})`);
-  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(16)} ${'to Deployed'.padStart(17)} ${'upgrade'.padStart(17)} ${'peak RSS'.padStart(15)} ${'steady RSS'.padStart(15)} ${'CPU converge'.padStart(17)} ${'idle CPU'.padStart(19)} ${'requests'.padStart(17)}`);
+  console.log(`${'N'.padStart(5)} ${'operator'.padEnd(16)} ${'to Deployed'.padStart(17)} ${'upgrade'.padStart(17)} ${'peak RSS'.padStart(15)} ${'cgroup peak'.padStart(15)} ${'steady RSS'.padStart(15)} ${'CPU converge'.padStart(17)} ${'idle CPU'.padStart(19)} ${'requests'.padStart(17)}`);
   for (const n of CRS) {
     const results = new Map<string, Sample[]>();
     for (let round = 0; round < roundsAt(n); round++) {
@@ -592,17 +626,19 @@ for (const c of charts) {
       const samples = results.get(label);
       if (samples === undefined) continue;
       const b = summary(samples);
+      const [bc, rc] = [b.cgroupPeakMib ?? null, r.cgroupPeakMib ?? null];
       at.ratios[label] = {
         deployed: ratioValue(b.deployedMs.median, r.deployedMs.median),
         upgrade: ratioValue(b.upgradeMs.median, r.upgradeMs.median),
         peak: ratioValue(b.peakMib.median, r.peakMib.median),
+        ...(bc === null || rc === null ? {} : { cgroupPeak: ratioValue(bc.median, rc.median) }),
         steady: b.steadyMib === null || r.steadyMib === null ? 'not converged' : ratioValue(b.steadyMib.median, r.steadyMib.median),
         convergeCpu: ratioValue(b.convergeCpuS.median, r.convergeCpuS.median),
         idleCpu: b.idleCpuS === null || r.idleCpuS === null ? 'not converged' : ratioValue(b.idleCpuS.median, r.idleCpuS.median),
         requests: ratioValue(b.requests.median, r.requests.median),
       };
       console.log(
-        `${String(n).padStart(5)} ${label} / operator-sdk: time ${ratio(b.deployedMs.median, r.deployedMs.median)}, upgrade ${ratio(b.upgradeMs.median, r.upgradeMs.median)}, peak ${ratio(b.peakMib.median, r.peakMib.median)}, steady ${b.steadyMib === null || r.steadyMib === null ? 'not compared (not converged)' : ratio(b.steadyMib.median, r.steadyMib.median)}, CPU ${ratio(b.convergeCpuS.median, r.convergeCpuS.median)}, idle CPU ${idleRatio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests.median, r.requests.median)}`,
+        `${String(n).padStart(5)} ${label} / operator-sdk: time ${ratio(b.deployedMs.median, r.deployedMs.median)}, upgrade ${ratio(b.upgradeMs.median, r.upgradeMs.median)}, peak ${ratio(b.peakMib.median, r.peakMib.median)}${bc === null || rc === null ? '' : `, cgroup peak ${ratio(bc.median, rc.median)}`}, steady ${b.steadyMib === null || r.steadyMib === null ? 'not compared (not converged)' : ratio(b.steadyMib.median, r.steadyMib.median)}, CPU ${ratio(b.convergeCpuS.median, r.convergeCpuS.median)}, idle CPU ${idleRatio(b.idleCpuS, r.idleCpuS)}, requests ${ratio(b.requests.median, r.requests.median)}`,
       );
       // helm-operator run is held to operator-sdk's scaffolded limit; the manager (catalogs, installs and every
       // HelmOperator in one process) to the memory request install-self schedules it with.
@@ -644,7 +680,7 @@ function sideSettings(label: string): SideSettings | undefined {
 }
 recorder.save({
   settings: {
-    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: MATCHED !== undefined, ...(MATCHED === undefined ? {} : { matchedConcurrency: Number(MATCHED) }) },
+    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: MATCHED !== undefined, ...(MATCHED === undefined ? {} : { matchedConcurrency: Number(MATCHED) }), memoryLimitMib: MEMORY_LIMIT_MIB ?? null, peakMemory: 'peakMib: each process of the tree its VmHWM, summed; cgroupPeakMib: the tree in a memory cgroup of its own, its peak usage (bench/lib/cgroup.ts)' },
     binnacle: sideSettings('binnacle') ?? sideSettings('binnacle-manager') ?? { what: 'not run' },
     reference: sideSettings('operator-sdk') ?? { what: 'not run' },
     ...(MODES.has('manager') && MODES.has('helm-operator') ? { binnacleManager: sideSettings('binnacle-manager') } : {}),

@@ -281,9 +281,12 @@ const helmOperator: Renderer = (r) => {
     ['operator-sdk', extra(r.settings.reference)],
   ];
   const withArgs = given.filter(([, args]) => args.length > 0);
-  if (withArgs.length > 0) out[0] += ` Besides: ${withArgs.map(([who, args]) => `${who} ran with \`${args.join(' ')}\``).join('; ')}.`;
+  if (withArgs.length > 0) out[0] = `${out[0] ?? ''} Besides: ${withArgs.map(([who, args]) => `${who} ran with \`${args.join(' ')}\``).join('; ')}.`;
   const phase = (n: number, x: HelmOperatorFigures['deployedMs'], reached: number): string => (reached >= n ? spreadText(x, (v) => sec(v, 1)) : `> ${sec(x.median, 0)} (${reached} of ${n})`);
   const rows: string[][] = [];
+  // Results stored before each side ran in a memory cgroup of its own have no such column.
+  const cgroup = s.figures.some((at) => Object.values(at.operators).some((f) => f.cgroupPeakMib !== undefined && f.cgroupPeakMib !== null));
+  const cgroupCell = (f: HelmOperatorFigures): string[] => (!cgroup ? [] : f.cgroupPeakMib === undefined || f.cgroupPeakMib === null ? ['–'] : [`${spreadText(f.cgroupPeakMib, (v) => `${fix(v, 0)} MiB`)}${(f.oomKills ?? 0) > 0 ? ` (${String(f.oomKills)} OOM kills)` : ''}`]);
   for (const at of s.figures) {
     for (const [label, f] of Object.entries(at.operators)) {
       rows.push([
@@ -294,6 +297,7 @@ const helmOperator: Renderer = (r) => {
         phase(at.n, f.deployedMs, f.deployed),
         phase(at.n, f.upgradeMs, f.upgraded),
         spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
+        ...cgroupCell(f),
         f.steadyMib === null ? 'not converged' : spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),
         spreadText(f.convergeCpuS, (v) => `${fix(v, 1)} s`),
         f.idleCpuS === null ? 'not converged' : spreadText(f.idleCpuS, (v) => `${fix(v, 2)} s`),
@@ -305,10 +309,10 @@ const helmOperator: Renderer = (r) => {
         const v = x[k];
         return typeof v === 'string' ? v : times(v);
       };
-      rows.push([at.chart, String(at.n), `*${OPERATOR_LABELS[label] ?? label} / operator-sdk's*`, '', t('deployed'), t('upgrade'), t('peak'), t('steady'), t('convergeCpu'), t('idleCpu'), t('requests')]);
+      rows.push([at.chart, String(at.n), `*${OPERATOR_LABELS[label] ?? label} / operator-sdk's*`, '', t('deployed'), t('upgrade'), t('peak'), ...(cgroup ? [x.cgroupPeak === undefined ? '–' : t('cgroupPeak')] : []), t('steady'), t('convergeCpu'), t('idleCpu'), t('requests')]);
     }
   }
-  out.push(...table(['chart', 'N', 'operator', 'rounds', 'to Deployed', 'upgrade', 'peak RSS', 'steady RSS', 'CPU converging', 'idle CPU', 'API requests'], rows));
+  out.push(...table(['chart', 'N', 'operator', 'rounds', 'to Deployed', 'upgrade', ...(cgroup ? ['peak RSS (VmHWM summed)', 'peak (its cgroup)'] : ['peak RSS']), 'steady RSS', 'CPU converging', 'idle CPU', 'API requests'], rows));
   return out;
 };
 

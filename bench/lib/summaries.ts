@@ -109,6 +109,10 @@ export interface HelmOperatorFigures {
   deployedMs: Spread;
   upgradeMs: Spread;
   peakMib: Spread;
+  /** The tree's peak as its own memory cgroup counted it (absent in results stored before it was measured). */
+  cgroupPeakMib?: Spread | null;
+  /** Processes killed for the run's memory limit, over all rounds. */
+  oomKills?: number;
   steadyMib: Spread | null;
   convergeCpuS: Spread;
   idleCpuS: Spread | null;

@@ -1,0 +1,98 @@
+/**
+ * A memory cgroup of its own for one measured process tree, as a container's: the kernel's own
+ * count of the tree's memory at its worst moment (`memory.peak` on cgroup v2,
+ * `memory.max_usage_in_bytes` on v1), the figure a container's memory limit is enforced on, and
+ * optionally that limit itself (`memory.max` / `memory.limit_in_bytes`) with the OOM kills it
+ * caused. Summing each process's VmHWM bounds the tree's peak from above (the peaks of a parent
+ * and its child need not coincide); sampling their RSS bounds it from below; the cgroup counts it.
+ *
+ * What the kernel charges: the tree's anonymous memory and the file pages it brought into the page
+ * cache (pages already cached by another cgroup, such as a binary run before, stay charged there),
+ * as in a container. Needs root and a memory controller; `undefined` where there is none.
+ */
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+export interface MemoryCgroup {
+  /** v1 or v2, and the folder. */
+  version: 1 | 2;
+  dir: string;
+  /** The limit set, in MiB, or none. */
+  limitMib: number | undefined;
+  /** The command that runs `cmd args` inside the cgroup: a shell joins it, then execs (same pid). */
+  wrap(cmd: string, args: string[]): { cmd: string; args: string[] };
+  /** The tree's peak so far, MiB. */
+  peakMib(): number;
+  /** Processes the kernel killed for the limit. */
+  oomKills(): number;
+  /** Removes the folder (once the tree has exited); never throws. */
+  remove(): void;
+}
+
+const V2_ROOT = '/sys/fs/cgroup';
+const V1_ROOT = '/sys/fs/cgroup/memory';
+
+function read(file: string): string {
+  return readFileSync(file, 'utf8').trim();
+}
+
+function v2HasMemory(): boolean {
+  try {
+    return read(path.join(V2_ROOT, 'cgroup.controllers')).split(/\s+/).includes('memory');
+  } catch {
+    return false;
+  }
+}
+
+/** `oom_kill N` from memory.events (v2) or memory.oom_control (v1, kernel 4.13 and later). */
+function oomKillCount(file: string): number {
+  try {
+    return Number(/^oom_kill (\d+)$/m.exec(readFileSync(file, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** A new memory cgroup `name` (a leftover of that name is reused), or undefined where none can be made. */
+export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | undefined {
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`cgroup name ${JSON.stringify(name)}: letters, digits, '.', '_' and '-' only`);
+  let version: 1 | 2;
+  let dir: string;
+  if (v2HasMemory()) {
+    version = 2;
+    dir = path.join(V2_ROOT, name);
+  } else if (existsSync(path.join(V1_ROOT, 'memory.max_usage_in_bytes'))) {
+    version = 1;
+    dir = path.join(V1_ROOT, name);
+  } else return undefined;
+  try {
+    mkdirSync(dir, { recursive: true });
+    // A leftover of the same name starts its peak again (v1 resets on a write; v2's names are fresh).
+    if (version === 1) writeFileSync(path.join(dir, 'memory.max_usage_in_bytes'), '0');
+    if (limitMib !== undefined) {
+      const bytes = String(Math.round(limitMib * 1024 * 1024));
+      writeFileSync(path.join(dir, version === 2 ? 'memory.max' : 'memory.limit_in_bytes'), bytes);
+      // No swapping past the limit, as the kubelet sets a container (memory+swap = memory).
+      const swap = path.join(dir, version === 2 ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes');
+      if (existsSync(swap)) writeFileSync(swap, version === 2 ? '0' : bytes);
+    }
+  } catch {
+    return undefined; // not root, or the controller is not delegated here
+  }
+  const procs = path.join(dir, 'cgroup.procs');
+  return {
+    version,
+    dir,
+    limitMib,
+    wrap: (cmd, args) => ({ cmd: '/bin/sh', args: ['-c', 'echo $$ > "$1" && shift && exec "$@"', 'sh', procs, cmd, ...args] }),
+    peakMib: () => Number(read(path.join(dir, version === 2 ? 'memory.peak' : 'memory.max_usage_in_bytes'))) / (1024 * 1024),
+    oomKills: () => oomKillCount(path.join(dir, version === 2 ? 'memory.events' : 'memory.oom_control')),
+    remove: () => {
+      try {
+        rmdirSync(dir);
+      } catch {
+        // a process still in it, or gone already: the next run of the same name reuses it
+      }
+    },
+  };
+}
