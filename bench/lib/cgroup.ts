@@ -96,3 +96,17 @@ export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | un
     },
   };
 }
+
+/**
+ * Empties the kernel's clean page cache (`vm.drop_caches`, root only): what a process reads next
+ * is charged to its own cgroup, as in a container started on a node that never ran its image.
+ * Returns whether it could.
+ */
+export function dropPageCache(): boolean {
+  try {
+    writeFileSync('/proc/sys/vm/drop_caches', '1');
+    return true;
+  } catch {
+    return false;
+  }
+}
