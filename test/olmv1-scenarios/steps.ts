@@ -609,3 +609,121 @@ Given(/^min value for (ClusterExtension|ClusterObjectSet) ((?:\.[a-zA-Z]+)+) is 
   const patch = `[{"op": "replace", "path": "/spec/versions/0/schema/openAPIV3Schema/${schemaPath}/minimum", "value": ${Number.parseInt(minValue, 10)}}]`;
   await k8s('patch', 'crd', crd, '--type=json', '-p', patch);
 });
+
+// --- fields other managers own (user-managed-fields.feature) ---
+
+/** parseKeyValueTable (steps.go:2472): a header row naming `key` and `value`, at least one row; both substituted. */
+function keyValueTable(w: ScenarioWorld, table: DataTable): Map<string, string> {
+  const rows = table.raw();
+  if (rows.length < 2) throw new Error('table must have a header row and at least one data row');
+  const header = rows[0] ?? [];
+  const keyIdx = header.indexOf('key');
+  const valueIdx = header.indexOf('value');
+  if (keyIdx === -1 || valueIdx === -1) throw new Error("table must have 'key' and 'value' columns");
+  const need = Math.max(keyIdx, valueIdx) + 1;
+  const out = new Map<string, string>();
+  rows.slice(1).forEach((row, i) => {
+    if (row.length < need) throw new Error(`table row ${i + 2} has ${row.length} cells, expected at least ${need}`);
+    out.set(w.substitute(row[keyIdx] ?? ''), w.substitute(row[valueIdx] ?? ''));
+  });
+  return out;
+}
+
+/** AnnotationsAreAdded / LabelsAreAdded (steps.go:2325, 2353): `kubectl annotate|label <kind> <name> k=v… --overwrite -n <test ns>`. */
+async function addMetadata(w: ScenarioWorld, verb: 'annotate' | 'label', resource: string, table: DataTable): Promise<void> {
+  const pairs = keyValueTable(w, table);
+  const [kind, name] = kindName(w, resource);
+  await k8s(verb, kind, name, ...[...pairs].map(([k, v]) => `${k}=${v}`), '--overwrite', '-n', w.namespace);
+}
+When(/^annotations are added to "([^"]+)"$/i, async function (this: ScenarioWorld, resource: string, table: DataTable) {
+  await addMetadata(this, 'annotate', resource, table);
+});
+When(/^labels are added to "([^"]+)"$/i, async function (this: ScenarioWorld, resource: string, table: DataTable) {
+  await addMetadata(this, 'label', resource, table);
+});
+
+/** ResourceHasAnnotations / ResourceHasLabels (steps.go:2381, 2430): waits until the live object carries every pair of the table. */
+async function hasMetadata(w: ScenarioWorld, field: 'annotations' | 'labels', resource: string, table: DataTable): Promise<void> {
+  const expected = keyValueTable(w, table);
+  const [kind, name] = kindName(w, resource);
+  let last = '';
+  await waitFor(`${kind}/${name} has ${field} ${JSON.stringify(Object.fromEntries(expected))}`, async () => {
+    const obj = JSON.parse(await k8s('get', kind, name, '-n', w.namespace, '-o', 'json')) as Obj;
+    const actual = obj.metadata?.[field] ?? {};
+    last = JSON.stringify(actual);
+    return [...expected].every(([k, v]) => actual[k] === v);
+  }, () => last);
+}
+Then(/^resource "([^"]+)" has annotations$/i, async function (this: ScenarioWorld, resource: string, table: DataTable) {
+  await hasMetadata(this, 'annotations', resource, table);
+});
+Then(/^resource "([^"]+)" has labels$/i, async function (this: ScenarioWorld, resource: string, table: DataTable) {
+  await hasMetadata(this, 'labels', resource, table);
+});
+
+/** RolloutRestartIsPerformed (steps.go:2525): `kubectl rollout restart deployment/<name>`, deployments only. */
+When(/^rollout restart is performed on "([^"]+)"$/i, async function (this: ScenarioWorld, resource: string) {
+  const [kind] = kindName(this, resource);
+  if (kind !== 'deployment') throw new Error(`only deployment resources are supported for rollout restart, got: ${JSON.stringify(kind)}`);
+  await k8s('rollout', 'restart', this.substitute(resource), '-n', this.namespace);
+});
+
+interface DeploymentJson {
+  metadata?: { uid?: string };
+  spec?: { selector?: { matchLabels?: Record<string, string> }; template?: { metadata?: { annotations?: Record<string, string> } } };
+}
+
+/** DeploymentPodTemplateHasAnnotation (steps.go:2553): waits until the pod template carries the key. */
+Then(/^deployment "([^"]+)" pod template has annotation "([^"]+)"$/i, async function (this: ScenarioWorld, deployment: string, key: string) {
+  const name = this.substitute(deployment);
+  let last = '';
+  await waitFor(`deployment ${name} pod template annotation ${key}`, async () => {
+    const d = JSON.parse(await k8s('get', 'deployment', name, '-n', this.namespace, '-o', 'json')) as DeploymentJson;
+    const annotations = d.spec?.template?.metadata?.annotations ?? {};
+    last = JSON.stringify(annotations);
+    return Object.hasOwn(annotations, key);
+  }, () => last);
+});
+
+/** DeploymentRolloutIsComplete (steps.go:2617): `kubectl rollout status --watch=false` says "successfully rolled out". */
+Then(/^deployment "([^"]+)" rollout is complete$/i, async function (this: ScenarioWorld, deployment: string) {
+  const name = this.substitute(deployment);
+  let last = '';
+  await waitFor(`deployment ${name} rolled out`, async () => {
+    last = await k8s('rollout', 'status', `deployment/${name}`, '-n', this.namespace, '--watch=false');
+    return last.includes('successfully rolled out');
+  }, () => last.trim());
+});
+
+/**
+ * DeploymentHasReplicaSets (steps.go:2640): exactly N ReplicaSets of the selector owned by the
+ * Deployment (its uid), and at least one of them with replicas and ready replicas.
+ */
+Then(/^deployment "([^"]+)" has (\d+) replica sets?$/i, async function (this: ScenarioWorld, deployment: string, count: string) {
+  const name = this.substitute(deployment);
+  const expected = Number.parseInt(count, 10);
+  let last = '';
+  await waitFor(`deployment ${name} owns ${expected} ReplicaSet(s), one of them active`, async () => {
+    const d = JSON.parse(await k8s('get', 'deployment', name, '-n', this.namespace, '-o', 'json')) as DeploymentJson;
+    const selector = Object.entries(d.spec?.selector?.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+    const list = JSON.parse(await k8s('get', 'rs', '-n', this.namespace, ...(selector.length > 0 ? ['-l', selector.join(',')] : []), '-o', 'json')) as {
+      items: { metadata?: { name?: string; ownerReferences?: { kind?: string; uid?: string }[] }; status?: { replicas?: number; readyReplicas?: number } }[];
+    };
+    const owned = list.items.filter((rs) => (rs.metadata?.ownerReferences ?? []).some((o) => o.kind === 'Deployment' && o.uid === d.metadata?.uid));
+    last = JSON.stringify(owned.map((rs) => ({ name: rs.metadata?.name, replicas: rs.status?.replicas ?? 0, ready: rs.status?.readyReplicas ?? 0 })));
+    if (owned.length !== expected) return false;
+    return owned.some((rs) => (rs.status?.replicas ?? 0) > 0 && (rs.status?.readyReplicas ?? 0) > 0);
+  }, () => last);
+});
+
+/**
+ * TriggerClusterExtensionReconciliation (steps.go:2585): flips
+ * spec.install.preflight.crdUpgradeSafety.enforcement between None and Strict (a merge patch), so
+ * metadata.generation moves (the group named: Binnacle serves a ClusterExtension kind of its own too).
+ */
+When(/^ClusterExtension reconciliation is triggered$/i, async function (this: ScenarioWorld) {
+  const ce = JSON.parse(await k8s('get', 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName, '-o', 'json')) as { spec?: { install?: { preflight?: { crdUpgradeSafety?: { enforcement?: unknown } } } } };
+  const current = ce.spec?.install?.preflight?.crdUpgradeSafety?.enforcement;
+  const next = current === 'None' ? 'Strict' : 'None';
+  await k8s('patch', 'clusterextensions.olm.operatorframework.io', this.clusterExtensionName, '--type=merge', '-p', JSON.stringify({ spec: { install: { preflight: { crdUpgradeSafety: { enforcement: next } } } } }));
+});
