@@ -16,11 +16,11 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FEATURES = join('test', 'vendor', 'operator-controller-v1.11.0', 'test', 'e2e', 'features');
 /**
  * One scenario of each feature file that has one Binnacle passes in the full run (by file:line;
- * demos, ha, proxy, tls, metrics, status and user-managed-fields have none that runs here), and a
+ * demos, ha, proxy, tls, metrics and status have none that runs here), and a
  * second of revision.feature's ClusterObjectSet ones: every probe type past its phases, and objects
  * from a Secret whose content changes under the revision (blocked, then restored).
  */
-export const SMOKE = ['install.feature:11', 'update.feature:19', 'recover.feature:10', 'uninstall.feature:33', 'vap-access-control.feature:96', 'revision.feature:214', 'revision.feature:476'];
+export const SMOKE = ['install.feature:11', 'update.feature:19', 'recover.feature:10', 'uninstall.feature:33', 'vap-access-control.feature:96', 'revision.feature:214', 'revision.feature:476', 'user-managed-fields.feature:55'];
 
 test(`operator-controller's own scenarios, a smoke subset (${SMOKE.join(', ')}), pass`, { timeout: 15 * 60_000 }, async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, BINNACLE_E2E_KUBECONFIG: e2eKubeconfig(), BINNACLE_E2E_REGISTRY: e2eRegistry(), E2E_STEP_TIMEOUT: process.env.E2E_STEP_TIMEOUT ?? '3m' };
