@@ -566,6 +566,13 @@ function goalsFor(chart: string, n: number, b: Figures, r: Figures, smallLimit: 
   ];
 }
 
+function withinLimit(at: string, n: number, f: Figures | undefined, limitMib: number): GoalVerdict {
+  const goal = `${at} converges in every round under a ${limitMib} MiB memory limit (its cgroup's), no OOM kill`;
+  if (f === undefined) return { goal, verdict: 'not-compared', detail: 'not run' };
+  const peak = f.cgroupPeakMib === null || f.cgroupPeakMib === undefined ? 'no cgroup' : `cgroup peak ${f.cgroupPeakMib.median.toFixed(0)} MiB`;
+  return judged(goal, f.converged && (f.oomKills ?? 0) === 0, `${f.deployed} of ${n} Deployed, ${f.upgraded} upgraded, ${f.oomKills ?? 0} OOM kills, ${peak}`);
+}
+
 const verdictText = (g: GoalVerdict): string => `${g.goal}: ${g.verdict === 'met' ? 'met' : g.verdict === 'not-met' ? 'NOT met' : 'not compared'}${g.detail === undefined ? '' : ` (${g.detail})`}`;
 
 /** Before anything is built or started: the load average the result records is the machine's own. */
@@ -625,6 +632,8 @@ for (const c of charts) {
       at.operators[o.label] = f;
       console.log(row(n, o.label, f));
     }
+    // Held to a limit: each side must converge inside it, as a container with that limit would (one killed for it ends the bench, its log tail said).
+    if (MEMORY_LIMIT_MIB !== undefined) for (const o of operators) goals.push(withinLimit(`${c.name} N=${n} ${o.label}`, n, at.operators[o.label], MEMORY_LIMIT_MIB));
     if (ONLY !== undefined) continue;
     const r = summary(results.get('operator-sdk') ?? []);
     for (const [label, what] of [['binnacle', c.name], ['binnacle-manager', `${c.name} (HelmOperator in binnacle manager)`]] as const) {
