@@ -27,8 +27,11 @@
  * Peak RSS is VmHWM (worker threads included), each process of the tree's summed (an upper bound:
  * their peaks need not coincide); each side also runs in a memory cgroup of its own
  * (bench/lib/cgroup.ts), whose peak is the kernel's count of the tree at its worst moment, the
- * figure a container's memory limit is enforced on: the 128 MiB goal is judged on it. The page
- * cache is emptied before each side starts, so that its binary's pages are charged to it.
+ * figure a container's memory limit is enforced on: the 128 MiB goal is judged on it. Each side
+ * runs from a private copy of its binary with the page cache emptied before it starts, so that
+ * its binary's pages are charged to it (spawnInCgroup says why). Without a limit the peak also
+ * counts page cache a limit would reclaim: `--memory-limit-mib` shows whether a side converges
+ * inside the limit.
  * `--memory-limit-mib M` holds both sides to M as that limit would (the OOM kills counted). API requests are counted from the audit log
  * once the operator has stopped (a watch is logged when it ends). Idle CPU and steady RSS are
  * measured only once the operator has converged (every CR Deployed and upgraded): one that has
@@ -125,7 +128,7 @@
  *        [--cpu-prof DIR]   (Binnacle's operator process writes a V8 CPU profile there)
  *        [--log-level debug]   (Binnacle's --zap-log-level: its log, kept beside the bench, times each reconcile's steps)
  */
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -138,8 +141,8 @@ import { loadKubeConfig } from '../src/kube/config.js';
 import { serviceAccountDir } from '../src/kube/in-cluster.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
-import { dropPageCache, memoryCgroup, type MemoryCgroup } from './lib/cgroup.js';
-import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
+import { dropPageCache, memoryCgroup, privateCopy, sweepCgroups, type MemoryCgroup } from './lib/cgroup.js';
+import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, stopChild, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { HelmOperatorFigures, HelmOperatorSummary } from './lib/summaries.js';
 
@@ -245,6 +248,8 @@ interface Sample {
   cgroupPeakMib: number | null;
   /** Processes the kernel killed for `--memory-limit-mib`. */
   oomKills: number;
+  /** Whether the page cache was emptied before the side started (root only); null without a cgroup. */
+  pageCacheEmptied: boolean | null;
   /** Every CR Deployed and upgraded: only then are idle CPU and steady RSS measured (else null). */
   converged: boolean;
   steadyMib: number | null;
@@ -428,19 +433,60 @@ async function removeHelmOperator(client: KubeClient, name: string): Promise<voi
 }
 
 /** The operator started in a memory cgroup of its own (held to --memory-limit-mib), or as it is where none can be made. */
-function spawnInCgroup(label: string, name: string, cmd: string, args: string[], opts: Parameters<typeof spawnLogged>[3]): ReturnType<typeof spawnLogged> & { cgroup: MemoryCgroup | undefined } {
-  const cgroup = memoryCgroup(name, MEMORY_LIMIT_MIB);
-  if (cgroup === undefined && MEMORY_LIMIT_MIB !== undefined) throw new Error('--memory-limit-mib needs a memory cgroup (root, and cgroup v1 or v2 with the memory controller)');
-  const command = cgroup === undefined ? { cmd, args } : cgroup.wrap(cmd, args);
-  // The page cache emptied first: the tree's binary and libraries are then read into it by the
-  // tree, and charged to its cgroup, as on a node that runs the image for the first time (pages
-  // cached by an earlier run stay charged to whoever read them, and the cgroup would not count them).
-  if (cgroup !== undefined) dropPageCache();
-  return { ...spawnLogged(label, command.cmd, command.args, opts), cgroup };
+/** The cgroups of this bench's sides: `binnacle-bench-<tag>`; a killed run's are swept at start. */
+const CGROUP_PREFIX = 'binnacle-bench-';
+
+/** `cmd` as a path: itself when it names one, else the first executable of that name on PATH. */
+function onPath(cmd: string): string {
+  if (cmd.includes('/')) return path.resolve(cmd);
+  for (const dir of (process.env.PATH ?? '').split(':')) {
+    const candidate = path.join(dir, cmd);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  throw new Error(`${cmd}: not found on PATH`);
 }
 
-function cgroupFigures(cgroup: MemoryCgroup | undefined): Pick<Sample, 'cgroupPeakMib' | 'oomKills'> {
-  return cgroup === undefined ? { cgroupPeakMib: null, oomKills: 0 } : { cgroupPeakMib: cgroup.peakMib(), oomKills: cgroup.oomKills() };
+/**
+ * The operator started in a memory cgroup of its own (held to --memory-limit-mib), or as it is
+ * where none can be made. In a cgroup it runs from a private copy of its binary, the page cache
+ * emptied first: the binary's pages, and whatever else the tree reads, are then read by the tree
+ * and charged to its cgroup, as on a node that runs the image for the first time. (Pages another
+ * process has mapped cannot be dropped: the bench itself runs on the same Node binary as
+ * Binnacle, whose pages would otherwise stay charged to the bench. Shared libraries the bench has
+ * mapped too, libc's and libstdc++'s for Node, still are: a few MiB in Binnacle's favour.)
+ */
+function spawnInCgroup(label: string, name: string, cmd: string, args: string[], opts: Parameters<typeof spawnLogged>[3]): ReturnType<typeof spawnLogged> & { cgroup: MemoryCgroup | undefined; pageCacheEmptied: boolean | null; binDir: string | undefined } {
+  const cgroup = memoryCgroup(name, MEMORY_LIMIT_MIB);
+  if (cgroup === undefined) {
+    if (MEMORY_LIMIT_MIB !== undefined) throw new Error('--memory-limit-mib needs a memory cgroup (root, and cgroup v1 or v2 with the memory controller)');
+    return { ...spawnLogged(label, cmd, args, opts), cgroup, pageCacheEmptied: null, binDir: undefined };
+  }
+  const binDir = path.join(ROOT, '.cache', 'bench-helm-operator', 'bin', name);
+  const command = cgroup.wrap(privateCopy(onPath(cmd), binDir), args);
+  const pageCacheEmptied = dropPageCache();
+  return { ...spawnLogged(label, command.cmd, command.args, opts), cgroup, pageCacheEmptied, binDir };
+}
+
+/** A side's failure, said to be an OOM kill when its cgroup counted one (the round ends the bench; the log tail is in the error). */
+function oomExplained(err: unknown, cgroup: MemoryCgroup | undefined, what: string): unknown {
+  if (cgroup === undefined || cgroup.oomKills() === 0) return err;
+  return new Error(`${what}: ${cgroup.oomKills()} process(es) OOM-killed under the ${MEMORY_LIMIT_MIB ?? '?'} MiB limit: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+}
+
+/** Stops a side (SIGTERM, then SIGKILL; a process killed by a signal counts as exited), empties its cgroup and removes its binary's copy. */
+async function stopSide(child: Parameters<typeof stopChild>[0], cgroup: MemoryCgroup | undefined, binDir: string | undefined): Promise<void> {
+  await stopChild(child);
+  cgroup?.remove();
+  if (binDir !== undefined) rmSync(binDir, { recursive: true, force: true });
+}
+
+function cgroupFigures(cgroup: MemoryCgroup | undefined, pageCacheEmptied: boolean | null): Pick<Sample, 'cgroupPeakMib' | 'oomKills' | 'pageCacheEmptied'> {
+  return cgroup === undefined ? { cgroupPeakMib: null, oomKills: 0, pageCacheEmptied } : { cgroupPeakMib: cgroup.peakMib(), oomKills: cgroup.oomKills(), pageCacheEmptied };
 }
 
 async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env, round: number): Promise<Sample> {
@@ -457,7 +503,7 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
   const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
   // The whole log beside the tail kept for errors: what each reconcile waited on.
   const logFile = path.join(ROOT, '.cache', 'bench-helm-operator', `${tag}.log`);
-  const { cgroup, child, pid, exited } = spawnInCgroup(o.label, `binnacle-bench-${tag}`, o.cmd, args, { cwd: c.project, env, logFile });
+  const { cgroup, pageCacheEmptied, binDir, child, pid, exited } = spawnInCgroup(o.label, `${CGROUP_PREFIX}${tag}`, o.cmd, args, { cwd: c.project, env, logFile });
   const inRound = new Set(namespaces);
   // The tree's peak, sampled while it runs: the native Helm engine (a child) may exit when idle.
   const peak = treePeakSampler(pid);
@@ -487,12 +533,12 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
       await new Promise((r) => setTimeout(r, IDLE_MEASURE_MS));
       idle = { steadyMib: procStatus(pid).rss, idleCpuS: cpuSeconds(pid) - cpu2 };
     } else console.log(`  ${o.label} N=${n}: not converged (${converged.reached} Deployed, ${upgraded.reached} upgraded of ${n}): idle CPU and steady RSS not measured`);
-    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(procStatus(pid).hwm, peak.peakMib()), ...cgroupFigures(cgroup), converged: done, steadyMib: idle?.steadyMib ?? null, convergeCpuS: cpu1 - cpu0, idleCpuS: idle?.idleCpuS ?? null };
+    sample = { deployedMs, upgradeMs, deployed: converged.reached, upgraded: upgraded.reached, peakMib: Math.max(procStatus(pid).hwm, peak.peakMib()), ...cgroupFigures(cgroup, pageCacheEmptied), converged: done, steadyMib: idle?.steadyMib ?? null, convergeCpuS: cpu1 - cpu0, idleCpuS: idle?.idleCpuS ?? null };
+  } catch (err) {
+    throw oomExplained(err, cgroup, `${o.label} N=${n}`);
   } finally {
     peak.stop();
-    child.kill('SIGTERM');
-    await new Promise((r) => (child.exitCode === null ? child.once('exit', r) : r(undefined)));
-    cgroup?.remove();
+    await stopSide(child, cgroup, binDir);
     await cleanUp(client, c, namespaces);
     if (manager) await removeHelmOperator(client, `bench-${tag}`);
   }
@@ -607,6 +653,8 @@ if (leftover.length > 0) {
   for (const c of charts) await cleanUp(client, managerChart(c), leftover);
 }
 if (CPU_PROF !== undefined) mkdirSync(CPU_PROF, { recursive: true });
+const swept = sweepCgroups(CGROUP_PREFIX);
+if (swept.length > 0) console.log(`removed ${swept.length} cgroup(s) a killed run left, with what ran in them: ${swept.join(', ')}`);
 
 console.log(`N CRs over ${NAMESPACES} namespaces created at once, until all Deployed; then every CR changed (upgrade) until every release is at revision 2; then ${IDLE_MEASURE_MS / 1000} s idle (once converged); medians of ${ROUNDS_ARG === undefined ? '3 rounds at N <= 100, 1 above' : `${ROUNDS_ARG} round(s)`}, spread (min-max) in brackets`);
 const goals: GoalVerdict[] = [];
@@ -694,7 +742,7 @@ function sideSettings(label: string): SideSettings | undefined {
 }
 recorder.save({
   settings: {
-    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: MATCHED !== undefined, ...(MATCHED === undefined ? {} : { matchedConcurrency: Number(MATCHED) }), memoryLimitMib: MEMORY_LIMIT_MIB ?? null, peakMemory: 'peakMib: each process of the tree its VmHWM, summed; cgroupPeakMib: the tree in a memory cgroup of its own, its peak usage, the page cache emptied before it started (bench/lib/cgroup.ts)' },
+    bench: { charts: CHARTS, crs: CRS, rounds: ROUNDS_ARG ?? 'auto: 3 at N <= 100, 1 above', namespaces: NAMESPACES, startIdleMs: IDLE_MS, idleMs: IDLE_MEASURE_MS, phaseTimeoutS: PHASE_TIMEOUT_S ?? 'default (max(900 s, 2 s a CR))', modes: [...MODES], only: ONLY ?? null, cluster: CLUSTER, matched: MATCHED !== undefined, ...(MATCHED === undefined ? {} : { matchedConcurrency: Number(MATCHED) }), memoryLimitMib: MEMORY_LIMIT_MIB ?? null, peakMemory: 'peakMib: each process of the tree its VmHWM, summed; cgroupPeakMib: the tree in a memory cgroup of its own, its peak usage, run from a private copy of its binary with the page cache emptied (synced, vm.drop_caches=1) before it started, so that what it reads is charged to it (bench/lib/cgroup.ts; each round records pageCacheEmptied)' },
     binnacle: sideSettings('binnacle') ?? sideSettings('binnacle-manager') ?? { what: 'not run' },
     reference: sideSettings('operator-sdk') ?? { what: 'not run' },
     ...(MODES.has('manager') && MODES.has('helm-operator') ? { binnacleManager: sideSettings('binnacle-manager') } : {}),

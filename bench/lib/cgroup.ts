@@ -10,7 +10,8 @@
  * cache (pages already cached by another cgroup, such as a binary run before, stay charged there),
  * as in a container. Needs root and a memory controller; `undefined` where there is none.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export interface MemoryCgroup {
@@ -25,7 +26,7 @@ export interface MemoryCgroup {
   peakMib(): number;
   /** Processes the kernel killed for the limit. */
   oomKills(): number;
-  /** Removes the folder (once the tree has exited); never throws. */
+  /** Kills whatever of the tree is left (a child its parent left behind) and removes the folder; never throws. */
   remove(): void;
 }
 
@@ -36,12 +37,34 @@ function read(file: string): string {
   return readFileSync(file, 'utf8').trim();
 }
 
+/** cgroup v2 with the memory controller enabled for the root's children (not merely present). */
 function v2HasMemory(): boolean {
   try {
-    return read(path.join(V2_ROOT, 'cgroup.controllers')).split(/\s+/).includes('memory');
+    return read(path.join(V2_ROOT, 'cgroup.subtree_control')).split(/\s+/).includes('memory');
   } catch {
     return false;
   }
+}
+
+/** Kills what is left in a cgroup folder and removes it; false when it could not. */
+function killAndRemove(dir: string): boolean {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    try {
+      for (const pid of read(path.join(dir, 'cgroup.procs')).split('\n').filter((x) => x !== '')) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // gone meanwhile
+        }
+      }
+      rmdirSync(dir);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return true;
+      spawnSync('sleep', ['0.1']); // the killed need a moment to leave
+    }
+  }
+  return false;
 }
 
 /** `oom_kill N` from memory.events (v2) or memory.oom_control (v1, kernel 4.13 and later). */
@@ -55,7 +78,7 @@ function oomKillCount(file: string): number {
 
 /** A new memory cgroup `name` (a leftover of that name is reused), or undefined where none can be made. */
 export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | undefined {
-  if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new Error(`cgroup name ${JSON.stringify(name)}: letters, digits, '.', '_' and '-' only`);
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new Error(`cgroup name ${JSON.stringify(name)}: letters, digits, '.', '_' and '-' only, starting with a letter or digit`);
   let version: 1 | 2;
   let dir: string;
   if (v2HasMemory()) {
@@ -76,6 +99,11 @@ export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | un
       const swap = path.join(dir, version === 2 ? 'memory.swap.max' : 'memory.memsw.limit_in_bytes');
       if (existsSync(swap)) writeFileSync(swap, version === 2 ? '0' : bytes);
     }
+    // Kernels before 5.19 have no memory.peak: no figure, so no cgroup.
+    if (version === 2 && !existsSync(path.join(dir, 'memory.peak'))) {
+      killAndRemove(dir);
+      return undefined;
+    }
   } catch {
     return undefined; // not root, or the controller is not delegated here
   }
@@ -88,11 +116,7 @@ export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | un
     peakMib: () => Number(read(path.join(dir, version === 2 ? 'memory.peak' : 'memory.max_usage_in_bytes'))) / (1024 * 1024),
     oomKills: () => oomKillCount(path.join(dir, version === 2 ? 'memory.events' : 'memory.oom_control')),
     remove: () => {
-      try {
-        rmdirSync(dir);
-      } catch {
-        // a process still in it, or gone already: the next run of the same name reuses it
-      }
+      killAndRemove(dir);
     },
   };
 }
@@ -104,9 +128,42 @@ export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | un
  */
 export function dropPageCache(): boolean {
   try {
+    spawnSync('sync'); // dirty pages are not dropped
     writeFileSync('/proc/sys/vm/drop_caches', '1');
     return true;
   } catch {
     return false;
   }
+}
+
+/**
+ * Removes the cgroups a killed run left behind (`prefix*`), killing what still runs in them.
+ * Returns the names it removed.
+ */
+export function sweepCgroups(prefix: string): string[] {
+  const removed: string[] = [];
+  for (const root of [V2_ROOT, V1_ROOT]) {
+    let names: string[];
+    try {
+      names = readdirSync(root).filter((n) => n.startsWith(prefix));
+    } catch {
+      continue;
+    }
+    for (const n of names) if (killAndRemove(path.join(root, n))) removed.push(n);
+  }
+  return removed;
+}
+
+/**
+ * A copy of `binary` of its own in `dir` (a new file, so pages no other process has mapped): a
+ * page the measuring process itself has mapped (the bench runs on the same Node as Binnacle)
+ * cannot be dropped from the cache and would stay charged to the bench, not to the side that
+ * runs it. Returns the copy's path.
+ */
+export function privateCopy(binary: string, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const copy = path.join(dir, path.basename(binary));
+  copyFileSync(binary, copy);
+  chmodSync(copy, 0o755);
+  return copy;
 }

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
-import { memoryCgroup } from '../../bench/lib/cgroup.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { memoryCgroup, sweepCgroups } from '../../bench/lib/cgroup.js';
 
 /** Runs `node -e script` inside the cgroup; resolves with how it ended. */
 function runIn(cg: NonNullable<ReturnType<typeof memoryCgroup>>, script: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -45,4 +46,21 @@ test('a memory limit is enforced as a container limit is: the tree is OOM-killed
 test('a cgroup name that could leave its folder is refused', () => {
   assert.throws(() => memoryCgroup('../escape'), /letters, digits/);
   assert.throws(() => memoryCgroup('a/b'), /letters, digits/);
+  assert.throws(() => memoryCgroup('..'), /letters, digits/);
+  assert.throws(() => memoryCgroup('.'), /letters, digits/);
+});
+
+test("a killed run's cgroups are swept at the next start, with what still runs in them", async () => {
+  const name = `binnacle-test-sweep-${process.pid}`;
+  const cg = memoryCgroup(name);
+  assert.ok(cg !== undefined);
+  const { cmd, args } = cg.wrap('sleep', ['300']);
+  const child = spawn(cmd, args, { stdio: 'ignore' });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  // Wait until the shell has joined the cgroup and exec'd sleep.
+  for (let i = 0; i < 100 && readFileSync(`${cg.dir}/cgroup.procs`, 'utf8').trim() === ''; i++) await new Promise((r) => setTimeout(r, 20));
+  assert.notEqual(readFileSync(`${cg.dir}/cgroup.procs`, 'utf8').trim(), '', 'the process joined the cgroup');
+  assert.deepEqual(sweepCgroups(name), [name]);
+  assert.equal(await exited, 'SIGKILL', 'what ran in it is killed');
+  assert.equal(existsSync(cg.dir), false, 'the folder is gone');
 });
