@@ -22,8 +22,13 @@ export interface MemoryCgroup {
   limitMib: number | undefined;
   /** The command that runs `cmd args` inside the cgroup: a shell joins it, then execs (same pid). */
   wrap(cmd: string, args: string[]): { cmd: string; args: string[] };
-  /** The tree's peak so far, MiB. */
+  /** The tree's peak so far, MiB: the kernel's count, page cache included (which a limit would reclaim first). */
   peakMib(): number;
+  /**
+   * The working set now, MiB: usage less the inactive file cache, as cAdvisor reports it
+   * (`container_memory_working_set_bytes`, what `kubectl top` shows and the kubelet evicts on).
+   */
+  workingSetMib(): number;
   /** Processes the kernel killed for the limit. */
   oomKills(): number;
   /** Kills whatever of the tree is left (a child its parent left behind) and removes the folder; never throws. */
@@ -114,6 +119,12 @@ export function memoryCgroup(name: string, limitMib?: number): MemoryCgroup | un
     limitMib,
     wrap: (cmd, args) => ({ cmd: '/bin/sh', args: ['-c', 'echo $$ > "$1" && shift && exec "$@"', 'sh', procs, cmd, ...args] }),
     peakMib: () => Number(read(path.join(dir, version === 2 ? 'memory.peak' : 'memory.max_usage_in_bytes'))) / (1024 * 1024),
+    workingSetMib: () => {
+      const usage = Number(read(path.join(dir, version === 2 ? 'memory.current' : 'memory.usage_in_bytes')));
+      const stat = readFileSync(path.join(dir, 'memory.stat'), 'utf8');
+      const inactive = Number(new RegExp(`^${version === 2 ? 'inactive_file' : 'total_inactive_file'} (\\d+)$`, 'm').exec(stat)?.[1] ?? 0);
+      return Math.max(0, usage - inactive) / (1024 * 1024);
+    },
     oomKills: () => oomKillCount(path.join(dir, version === 2 ? 'memory.events' : 'memory.oom_control')),
     remove: () => {
       killAndRemove(dir);

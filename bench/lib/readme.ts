@@ -286,7 +286,11 @@ const helmOperator: Renderer = (r) => {
   const rows: string[][] = [];
   // Results stored before each side ran in a memory cgroup of its own have no such column.
   const cgroup = s.figures.some((at) => Object.values(at.operators).some((f) => f.cgroupPeakMib !== undefined && f.cgroupPeakMib !== null));
-  const cgroupCell = (f: HelmOperatorFigures): string[] => (!cgroup ? [] : f.cgroupPeakMib === undefined || f.cgroupPeakMib === null ? ['–'] : [`${spreadText(f.cgroupPeakMib, (v) => `${fix(v, 0)} MiB`)}${(f.oomKills ?? 0) > 0 ? ` (${String(f.oomKills)} OOM kills)` : ''}`]);
+  const workingSet = s.figures.some((at) => Object.values(at.operators).some((f) => f.workingSetPeakMib !== undefined && f.workingSetPeakMib !== null));
+  const cgroupCell = (f: HelmOperatorFigures): string[] => [
+    ...(!cgroup ? [] : f.cgroupPeakMib === undefined || f.cgroupPeakMib === null ? ['–'] : [`${spreadText(f.cgroupPeakMib, (v) => `${fix(v, 0)} MiB`)}${(f.oomKills ?? 0) > 0 ? ` (${String(f.oomKills)} OOM kills)` : ''}`]),
+    ...(!workingSet ? [] : f.workingSetPeakMib === undefined || f.workingSetPeakMib === null ? ['–'] : [spreadText(f.workingSetPeakMib, (v) => `${fix(v, 0)} MiB`)]),
+  ];
   for (const at of s.figures) {
     for (const [label, f] of Object.entries(at.operators)) {
       rows.push([
@@ -309,10 +313,10 @@ const helmOperator: Renderer = (r) => {
         const v = x[k];
         return typeof v === 'string' ? v : times(v);
       };
-      rows.push([at.chart, String(at.n), `*${OPERATOR_LABELS[label] ?? label} / operator-sdk's*`, '', t('deployed'), t('upgrade'), t('peak'), ...(cgroup ? [x.cgroupPeak === undefined ? '–' : t('cgroupPeak')] : []), t('steady'), t('convergeCpu'), t('idleCpu'), t('requests')]);
+      rows.push([at.chart, String(at.n), `*${OPERATOR_LABELS[label] ?? label} / operator-sdk's*`, '', t('deployed'), t('upgrade'), t('peak'), ...(cgroup ? [x.cgroupPeak === undefined ? '–' : t('cgroupPeak')] : []), ...(workingSet ? [x.workingSetPeak === undefined ? '–' : t('workingSetPeak')] : []), t('steady'), t('convergeCpu'), t('idleCpu'), t('requests')]);
     }
   }
-  out.push(...table(['chart', 'N', 'operator', 'rounds', 'to Deployed', 'upgrade', ...(cgroup ? ['peak RSS (VmHWM summed)', 'peak (its cgroup)'] : ['peak RSS']), 'steady RSS', 'CPU converging', 'idle CPU', 'API requests'], rows));
+  out.push(...table(['chart', 'N', 'operator', 'rounds', 'to Deployed', 'upgrade', ...(cgroup ? ['peak RSS (VmHWM summed)', 'peak (its cgroup, page cache included)'] : ['peak RSS']), ...(workingSet ? ['peak working set (its cgroup)'] : []), 'steady RSS', 'CPU converging', 'idle CPU', 'API requests'], rows));
   return out;
 };
 

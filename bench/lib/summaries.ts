@@ -111,6 +111,8 @@ export interface HelmOperatorFigures {
   peakMib: Spread;
   /** The tree's peak as its own memory cgroup counted it (absent in results stored before it was measured). */
   cgroupPeakMib?: Spread | null;
+  /** The cgroup's working set (usage less inactive file cache), its largest sample (absent before it was measured). */
+  workingSetPeakMib?: Spread | null;
   /** Processes killed for the run's memory limit, over all rounds. */
   oomKills?: number;
   steadyMib: Spread | null;
