@@ -142,7 +142,7 @@ import { serviceAccountDir } from '../src/kube/in-cluster.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { MANAGER_MEMORY_REQUEST_MIB } from '../src/self/manifests.js';
 import { dropPageCache, memoryCgroup, privateCopy, sweepCgroups, type MemoryCgroup } from './lib/cgroup.js';
-import { arg, cpuSeconds, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, stopChild, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
+import { arg, cpuSeconds, maxSampler, operatorCommands, procStatus, ROOT, run, sampleProject, spawnLogged, stopChild, treePeakSampler, type OperatorCommand } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
 import type { HelmOperatorFigures, HelmOperatorSummary } from './lib/summaries.js';
 
@@ -494,24 +494,7 @@ async function stopSide(child: Parameters<typeof stopChild>[0], cgroup: MemoryCg
 
 /** The largest working set the cgroup showed, sampled every 250 ms while the side runs. */
 function workingSetSampler(cgroup: MemoryCgroup | undefined): { peakMib: () => number | null; stop: () => void } {
-  if (cgroup === undefined) return { peakMib: () => null, stop: () => undefined };
-  let peak = 0;
-  const sample = (): void => {
-    try {
-      peak = Math.max(peak, cgroup.workingSetMib());
-    } catch {
-      // the cgroup is being removed
-    }
-  };
-  const timer = setInterval(sample, 250);
-  timer.unref();
-  return {
-    peakMib: () => {
-      sample();
-      return peak;
-    },
-    stop: () => clearInterval(timer),
-  };
+  return cgroup === undefined ? { peakMib: () => null, stop: () => undefined } : maxSampler(() => cgroup.workingSetMib(), 250);
 }
 
 function cgroupFigures(cgroup: MemoryCgroup | undefined, pageCacheEmptied: boolean | null, workingSet: ReturnType<typeof workingSetSampler>): Pick<Sample, 'cgroupPeakMib' | 'workingSetPeakMib' | 'oomKills' | 'pageCacheEmptied'> {

@@ -142,10 +142,22 @@ function oneCpuSeconds(pid: number): number {
  * engine) may exit when idle, taking its VmHWM with it, so a reading at the end alone would miss it.
  */
 export function treePeakSampler(pid: number, everyMs = 500): { peakMib: () => number; stop: () => void } {
+  return maxSampler(() => procStatus(pid).hwm, everyMs);
+}
+
+/**
+ * The largest value `read` gave, read now, every `everyMs` and once more when asked; a read that
+ * throws or is not finite (what it reads is gone) is left out.
+ */
+export function maxSampler(read: () => number, everyMs: number): { peakMib: () => number; stop: () => void } {
   let peak = 0;
   const sample = (): void => {
-    const hwm = procStatus(pid).hwm;
-    if (Number.isFinite(hwm)) peak = Math.max(peak, hwm);
+    try {
+      const v = read();
+      if (Number.isFinite(v)) peak = Math.max(peak, v);
+    } catch {
+      // gone meanwhile
+    }
   };
   sample();
   const timer = setInterval(sample, everyMs);
