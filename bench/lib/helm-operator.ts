@@ -142,19 +142,21 @@ function oneCpuSeconds(pid: number): number {
  * engine) may exit when idle, taking its VmHWM with it, so a reading at the end alone would miss it.
  */
 export function treePeakSampler(pid: number, everyMs = 500): { peakMib: () => number; stop: () => void } {
-  return maxSampler(() => procStatus(pid).hwm, everyMs);
+  const s = maxSampler(() => procStatus(pid).hwm, everyMs);
+  // The caller takes the larger of this and a last reading: nothing read counts as nothing.
+  return { peakMib: () => (Number.isNaN(s.peakMib()) ? 0 : s.peakMib()), stop: s.stop };
 }
 
 /**
  * The largest value `read` gave, read now, every `everyMs` and once more when asked; a read that
- * throws or is not finite (what it reads is gone) is left out.
+ * throws or is not finite (what it reads is gone) is left out, and NaN when no read gave one.
  */
 export function maxSampler(read: () => number, everyMs: number): { peakMib: () => number; stop: () => void } {
-  let peak = 0;
+  let peak = NaN;
   const sample = (): void => {
     try {
       const v = read();
-      if (Number.isFinite(v)) peak = Math.max(peak, v);
+      if (Number.isFinite(v)) peak = Number.isNaN(peak) ? v : Math.max(peak, v);
     } catch {
       // gone meanwhile
     }

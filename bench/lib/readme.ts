@@ -282,7 +282,7 @@ const helmOperator: Renderer = (r) => {
   ];
   const withArgs = given.filter(([, args]) => args.length > 0);
   const limit = r.settings.bench.memoryLimitMib;
-  if (typeof limit === 'number') out[0] = `${out[0] ?? ''} Each side held to a ${limit} MiB memory limit (its cgroup's, no swap), as a container with that limit.`;
+  if (typeof limit === 'number') out[0] = `${out[0] ?? ''} Each side held to a ${limit} MiB memory limit (its cgroup's; swap limited too where the kernel accounts it), as a container with that limit.`;
   if (withArgs.length > 0) out[0] = `${out[0] ?? ''} Besides: ${withArgs.map(([who, args]) => `${who} ran with \`${args.join(' ')}\``).join('; ')}.`;
   const phase = (n: number, x: HelmOperatorFigures['deployedMs'], reached: number): string => (reached >= n ? spreadText(x, (v) => sec(v, 1)) : `> ${sec(x.median, 0)} (${reached} of ${n})`);
   const rows: string[][] = [];
