@@ -31,9 +31,9 @@
  * working set (usage less inactive file cache, what `kubectl top` shows and the kubelet evicts
  * on; sampled every 250 ms), on which the 128 MiB goal is judged. Each side runs from a private
  * copy of its binary with the page cache emptied before it starts, so that its binary's pages
- * are charged to it (spawnInCgroup says why). `--memory-limit-mib` shows whether a side converges
- * inside a limit (the working-set goal is then not compared: the limit bounds it).
- * `--memory-limit-mib M` holds both sides to M as that limit would (the OOM kills counted). API requests are counted from the audit log
+ * are charged to it (spawnInCgroup says why). `--memory-limit-mib M` holds both sides to M as a
+ * container's limit would, counts OOM kills and judges whether each converges inside it (the
+ * working-set goal is then not compared: the limit bounds it). API requests are counted from the audit log
  * once the operator has stopped (a watch is logged when it ends). Idle CPU and steady RSS are
  * measured only once the operator has converged (every CR Deployed and upgraded): one that has
  * not, the phase having timed out, is reported "not converged" and its idle CPU is not compared
@@ -502,7 +502,13 @@ async function stopSide(child: Parameters<typeof stopChild>[0], cgroup: MemoryCg
 function workingSetSampler(cgroup: MemoryCgroup | undefined): { peakMib: () => number | null; stop: () => void } {
   if (cgroup === undefined) return { peakMib: () => null, stop: () => undefined };
   const s = maxSampler(() => cgroup.workingSetMib(), 250);
-  return { peakMib: () => (Number.isNaN(s.peakMib()) ? null : s.peakMib()), stop: s.stop };
+  return {
+    peakMib: () => {
+      const v = s.peakMib();
+      return Number.isNaN(v) ? null : v;
+    },
+    stop: s.stop,
+  };
 }
 
 function cgroupFigures(cgroup: MemoryCgroup | undefined, pageCacheEmptied: boolean | null, workingSet: ReturnType<typeof workingSetSampler>): Pick<Sample, 'cgroupPeakMib' | 'workingSetPeakMib' | 'oomKills' | 'pageCacheEmptied'> {
@@ -622,20 +628,24 @@ function goalsFor(chart: string, n: number, b: Figures, r: Figures, smallLimit: 
     judged(`${at} time to all Deployed <= helm-operator's`, b.deployed >= n && b.deployedMs.median <= r.deployedMs.median, `${(b.deployedMs.median / 1000).toFixed(1)} s against ${(r.deployedMs.median / 1000).toFixed(1)} s${r.deployed < n ? ` (a lower bound: ${r.deployed} of ${n})` : ''}`),
     judged(`${at} time for an upgrade of every CR to land <= helm-operator's`, b.upgraded >= n && b.upgradeMs.median <= r.upgradeMs.median, `${(b.upgradeMs.median / 1000).toFixed(1)} s against ${(r.upgradeMs.median / 1000).toFixed(1)} s${r.upgraded < n ? ` (a lower bound: ${r.upgraded} of ${n})` : ''}`),
     ...(n >= 100 ? [judged(`${at} peak RSS <= helm-operator's`, b.peakMib.median <= r.peakMib.median, `${b.peakMib.median.toFixed(0)} MiB against ${r.peakMib.median.toFixed(0)} MiB`)] : []),
-    // Judged on the cgroup's working set where it was measured (what the kubelet evicts on and
-    // `kubectl top` shows; the usage peak counts page cache a limit reclaims first), the others beside it.
-    ...(n <= 10
-      ? [
-          MEMORY_LIMIT_MIB !== undefined && MEMORY_LIMIT_MIB <= smallLimit.mib
-            ? { goal: `${at} peak working set <= ${smallLimit.mib} MiB (${smallLimit.what})`, verdict: 'not-compared' as const, detail: `held to a ${MEMORY_LIMIT_MIB} MiB limit, which bounds it: the converges-under-the-limit goal answers it` }
-            : b.workingSetPeakMib === null || b.workingSetPeakMib === undefined
-            ? judged(`${at} peak RSS <= ${smallLimit.mib} MiB (${smallLimit.what})`, b.peakMib.median <= smallLimit.mib, `${b.peakMib.median.toFixed(0)} MiB`)
-            : judged(`${at} peak working set (its cgroup's) <= ${smallLimit.mib} MiB (${smallLimit.what})`, b.workingSetPeakMib.median <= smallLimit.mib, `${b.workingSetPeakMib.median.toFixed(0)} MiB; the cgroup's usage peak, page cache included, ${b.cgroupPeakMib?.median.toFixed(0) ?? '?'} MiB; each process's VmHWM summed ${b.peakMib.median.toFixed(0)} MiB`),
-        ]
-      : []),
+    ...(n <= 10 ? [smallLimitGoal(at, b, smallLimit)] : []),
     idle,
     judged(`${at} API requests <= helm-operator's`, b.requests.median <= r.requests.median, `${b.requests.median.toFixed(0)} against ${r.requests.median.toFixed(0)}${r.converged ? '' : " (its run did not finish)"}`),
   ];
+}
+
+/**
+ * The small-N memory goal: judged on the cgroup's working set where it was measured (what the
+ * kubelet evicts on and `kubectl top` shows; the usage peak counts page cache a limit reclaims
+ * first), the others beside it; on the summed VmHWM for results without a cgroup; not compared
+ * when the run held the side to a limit no larger (the limit bounds it: withinLimit answers).
+ */
+function smallLimitGoal(at: string, b: Figures, limit: { mib: number; what: string }): GoalVerdict {
+  const what = `<= ${limit.mib} MiB (${limit.what})`;
+  if (MEMORY_LIMIT_MIB !== undefined && MEMORY_LIMIT_MIB <= limit.mib) return { goal: `${at} peak working set ${what}`, verdict: 'not-compared', detail: `held to a ${MEMORY_LIMIT_MIB} MiB limit, which bounds it: the converges-under-the-limit goal answers it` };
+  const ws = b.workingSetPeakMib ?? null;
+  if (ws === null) return judged(`${at} peak RSS ${what}`, b.peakMib.median <= limit.mib, `${b.peakMib.median.toFixed(0)} MiB`);
+  return judged(`${at} peak working set (its cgroup's) ${what}`, ws.median <= limit.mib, `${ws.median.toFixed(0)} MiB; the cgroup's usage peak, page cache included, ${b.cgroupPeakMib?.median.toFixed(0) ?? '?'} MiB; each process's VmHWM summed ${b.peakMib.median.toFixed(0)} MiB`);
 }
 
 function withinLimit(at: string, n: number, f: Figures | undefined, limitMib: number): GoalVerdict {

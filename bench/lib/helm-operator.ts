@@ -144,7 +144,13 @@ function oneCpuSeconds(pid: number): number {
 export function treePeakSampler(pid: number, everyMs = 500): { peakMib: () => number; stop: () => void } {
   const s = maxSampler(() => procStatus(pid).hwm, everyMs);
   // The caller takes the larger of this and a last reading: nothing read counts as nothing.
-  return { peakMib: () => (Number.isNaN(s.peakMib()) ? 0 : s.peakMib()), stop: s.stop };
+  return {
+    peakMib: () => {
+      const v = s.peakMib();
+      return Number.isNaN(v) ? 0 : v;
+    },
+    stop: s.stop,
+  };
 }
 
 /**

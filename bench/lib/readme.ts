@@ -14,7 +14,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { RESULT_FORMAT, type BenchResult, type GoalVerdict, type SideSettings } from './results.js';
+import { RESULT_FORMAT, type BenchResult, type GoalVerdict, type SideSettings, type Spread } from './results.js';
 import type {
   BundleSummary,
   CatalogSummary,
@@ -287,12 +287,12 @@ const helmOperator: Renderer = (r) => {
   const phase = (n: number, x: HelmOperatorFigures['deployedMs'], reached: number): string => (reached >= n ? spreadText(x, (v) => sec(v, 1)) : `> ${sec(x.median, 0)} (${reached} of ${n})`);
   const rows: string[][] = [];
   // Results stored before each side ran in a memory cgroup of its own have no such column.
-  const cgroup = s.figures.some((at) => Object.values(at.operators).some((f) => f.cgroupPeakMib !== undefined && f.cgroupPeakMib !== null));
-  const workingSet = s.figures.some((at) => Object.values(at.operators).some((f) => f.workingSetPeakMib !== undefined && f.workingSetPeakMib !== null));
-  const cgroupCell = (f: HelmOperatorFigures): string[] => [
-    ...(!cgroup ? [] : f.cgroupPeakMib === undefined || f.cgroupPeakMib === null ? ['–'] : [`${spreadText(f.cgroupPeakMib, (v) => `${fix(v, 0)} MiB`)}${(f.oomKills ?? 0) > 0 ? ` (${String(f.oomKills)} OOM kills)` : ''}`]),
-    ...(!workingSet ? [] : f.workingSetPeakMib === undefined || f.workingSetPeakMib === null ? ['–'] : [spreadText(f.workingSetPeakMib, (v) => `${fix(v, 0)} MiB`)]),
-  ];
+  const anyHas = (k: 'cgroupPeakMib' | 'workingSetPeakMib'): boolean => s.figures.some((at) => Object.values(at.operators).some((f) => (f[k] ?? null) !== null));
+  const cgroup = anyHas('cgroupPeakMib');
+  const workingSet = anyHas('workingSetPeakMib');
+  const mib = (x: Spread | null | undefined): string => (x === null || x === undefined ? '–' : spreadText(x, (v) => `${fix(v, 0)} MiB`));
+  const oom = (f: HelmOperatorFigures): string => ((f.oomKills ?? 0) > 0 ? ` (${String(f.oomKills)} OOM kills)` : '');
+  const cgroupCell = (f: HelmOperatorFigures): string[] => [...(cgroup ? [`${mib(f.cgroupPeakMib)}${oom(f)}`] : []), ...(workingSet ? [mib(f.workingSetPeakMib)] : [])];
   for (const at of s.figures) {
     for (const [label, f] of Object.entries(at.operators)) {
       rows.push([
