@@ -11,7 +11,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
-import { closeServer, createSafeServer, listenOn, safeHandler, sendPlain, type SafeHandler } from '../util/http-server.js';
+import { closeServer, createSafeServer, listenOn, safeHandler, sendPlain, type SafeHandler, type ServingTls } from '../util/http-server.js';
 import { byteRanges, filterMetas, readRanges, type MetaFilter, type StoredCatalog } from './store.js';
 
 /** Where the handler finds catalogs; a function so the controller can swap catalogs live. */
@@ -159,8 +159,8 @@ export interface CatalogServer {
 export interface StartCatalogServerOptions extends CatalogHandlerOptions {
   port: number;
   address?: string;
-  /** Serve HTTPS with this certificate and key (PEM), as catalogd does with --tls-cert/--tls-key. */
-  tls?: { certPem: string; keyPem: string } | undefined;
+  /** Serve HTTPS with this certificate and key (PEM), as catalogd does with --tls-cert/--tls-key, under its --tls-profile. */
+  tls?: ServingTls | undefined;
 }
 
 /** Starts the catalog API on `address:port` (port 0 picks a free one). */

@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { durationMs } from '../util/duration.js';
 import { errorMessage, InputError, UsageError } from '../util/errors.js';
+import { TLS_PROFILE_NAMES } from '../util/tls-profile.js';
 import { DEFAULT_BURST } from '../kube/rate-limit.js';
 
 // --- library options said as flags -----------------------------------------------------
@@ -108,6 +109,19 @@ export function addKubeApiRateFlags(c: Command): Command {
       -1,
     )
     .option('--kube-api-burst <n>', 'requests to the API server one identity may send at once before --kube-api-qps holds it back', parsePositiveInt, DEFAULT_BURST);
+}
+
+/**
+ * Adds OLM v1's `--tls-profile`, `--tls-custom-version`, `--tls-custom-ciphers` and
+ * `--tls-custom-curves` (operator-controller's and catalogd's): the TLS profile of the servers
+ * the command runs (util/tls-profile.ts). `tlsSettings(flags)` checks what was given.
+ */
+export function addTlsProfileFlags(c: Command): Command {
+  return c
+    .option('--tls-profile <name>', `the TLS profile of the HTTPS servers (metrics, catalog API), Mozilla's: one of ${TLS_PROFILE_NAMES.join(', ')} (default intermediate: TLS 1.2 with forward-secret AEAD ciphers, or 1.3)`)
+    .option('--tls-custom-version <version>', 'the lowest TLS version with --tls-profile=custom: TLSv1.0, TLSv1.1, TLSv1.2 (default) or TLSv1.3')
+    .option('--tls-custom-ciphers <list>', "ciphers with --tls-profile=custom, comma-separated, Go's names (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, ...); they restrict TLS 1.2 and below, as Go's do (default: Node's)")
+    .option('--tls-custom-curves <list>', 'key-exchange groups with --tls-profile=custom, comma-separated: X25519MLKEM768, X25519, prime256v1 (or secp256r1), secp384r1, secp521r1, SecP256r1MLKEM768, SecP384r1MLKEM1024 (default: Node\'s)');
 }
 
 /** A whole number ≥ 0. */

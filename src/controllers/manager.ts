@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -19,7 +18,9 @@ import { Informer } from '../kube/informer.js';
 import { LeaderElector } from '../kube/leader-election.js';
 import { LeaseLock } from '../kube/lease-lock.js';
 import { collectProcessMetrics, ControllerMetrics, countApiRequests } from '../kube/metrics.js';
-import { startEndpointServer } from '../kube/probe-server.js';
+import { startEndpointServer, type EndpointServer } from '../kube/probe-server.js';
+import { MetricsAuthorizer } from '../kube/metrics-auth.js';
+import type { TlsSettings } from '../util/tls-profile.js';
 import { handleUnhandledRejections } from '../kube/unhandled.js';
 import { findCondition, objectKey, type KubeObject } from '../kube/types.js';
 import { extensionsNamedOn } from '../installed/index.js';
@@ -27,7 +28,7 @@ import { pullAndUnpack, RegistryClient } from '../oci/index.js';
 import { API_VERSION, LABEL_OWNER_KIND, LABEL_OWNER_NAME, type BundleDeployment, type ClusterExtension } from '../api/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { isNotFound } from '../kube/errors.js';
-import { closeServer, useCertificate } from '../util/http-server.js';
+import { useCertificate } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
@@ -59,8 +60,18 @@ export interface ManagerOptions {
   logger: Logger;
   /** Where unpacked images, sources and stored catalogs live. */
   dataDir: string;
-  /** `host:port` for /metrics, /healthz and /readyz (port 0: any). */
+  /** `host:port` for /metrics, and for /healthz and /readyz too unless `probeAddress` is given (port 0: any). */
   metricsAddress?: string;
+  /** `host:port` for /healthz and /readyz alone, plain HTTP for the kubelet (controller-runtime's health probe address); metrics then stay at `metricsAddress`. */
+  probeAddress?: string;
+  /**
+   * Serve /metrics over HTTPS with this certificate (`--metrics-secure`), and only to callers
+   * the API server authenticates and allows `get` on the path (`auth`, `--metrics-require-rbac`),
+   * as operator-controller's and catalogd's metrics are.
+   */
+  metricsSecurity?: { tls: { certPem: string; keyPem: string }; auth: boolean };
+  /** The TLS profile of every HTTPS server the manager runs: metrics and the catalog API (util/tls-profile.ts; default Node's). */
+  tlsProfile?: TlsSettings;
   /** `host:port` for the catalog HTTP API. */
   catalogAddress?: string;
   /** Public base URL of the catalog API, if it differs from the bound address. */
@@ -97,6 +108,8 @@ export interface ManagerOptions {
 
 export interface RunningManager {
   metricsUrl: string;
+  /** Where /healthz and /readyz answer: `metricsUrl` unless probes have their own address. */
+  probesUrl: string;
   /** Resolves when the manager has stopped; rejects with `LEADER_ELECTION_LOST` as soon as it loses the lease. */
   done: Promise<void>;
   stop: () => Promise<void>;
@@ -118,9 +131,33 @@ interface Health {
   ready: boolean;
 }
 
-/** `/metrics`, `/healthz`, `/livez` and `/readyz` on one address (kube/probe-server.ts): no request can end the manager. */
-async function startProbeServer(o: ManagerOptions, registry: Registry, health: Health): Promise<{ server: Server; url: string }> {
-  return startEndpointServer({ name: 'metrics and probes', address: o.metricsAddress ?? '127.0.0.1:0', defaultHost: '127.0.0.1', logger: o.logger, metrics: registry, probes: { ready: () => health.ready } });
+/**
+ * `/metrics`, `/healthz`, `/livez` and `/readyz` (kube/probe-server.ts): on one address, or the
+ * probes on their own plain address and the metrics on theirs (HTTPS and behind a review when
+ * asked). No request can end the manager.
+ */
+async function startProbeServers(o: ManagerOptions, registry: Registry, health: Health): Promise<{ metrics: EndpointServer; probes: EndpointServer }> {
+  const probes = { ready: () => health.ready };
+  const secure = o.metricsSecurity;
+  const metricsServer = {
+    address: o.metricsAddress ?? '127.0.0.1:0',
+    defaultHost: '127.0.0.1',
+    logger: o.logger,
+    metrics: registry,
+    ...(secure === undefined ? {} : { tls: { ...secure.tls, profile: o.tlsProfile } }),
+    ...(secure?.auth === true ? { auth: new MetricsAuthorizer({ client: o.client, logger: o.logger }) } : {}),
+  };
+  if (o.probeAddress === undefined) {
+    const both = await startEndpointServer({ name: 'metrics and probes', ...metricsServer, probes });
+    return { metrics: both, probes: both };
+  }
+  const metrics = await startEndpointServer({ name: 'metrics', ...metricsServer });
+  try {
+    return { metrics, probes: await startEndpointServer({ name: 'health probes', address: o.probeAddress, defaultHost: '127.0.0.1', logger: o.logger, probes }) };
+  } catch (err) {
+    await metrics.close();
+    throw err;
+  }
 }
 
 /** The informers every controller shares. */
@@ -224,7 +261,7 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   setMaxListeners(0, signal);
   const catalogs = new CatalogRegistry();
   const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
-  const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger, tls: o.catalogTls });
+  const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger, tls: o.catalogTls === undefined ? undefined : { ...o.catalogTls, profile: o.tlsProfile } });
   const stopTlsUpdates = o.catalogTlsUpdates?.((pair) => useCertificate(catalogServer.server, pair));
   const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
   logger.info({ url: serverUrl }, 'serving catalogs');
@@ -391,7 +428,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const rejections = o.handleRejections === true ? handleUnhandledRejections(logger, registry) : undefined;
   const health: Health = { ready: false };
   let olmv1 = { serve: false };
-  const probes = await startProbeServer(o, registry, health);
+  const servers = await startProbeServers(o, registry, health);
+  const closeAll = (): Promise<unknown> => Promise.all([...new Set([servers.metrics, servers.probes])].map((s) => s.close()));
   try {
     await ensureCrds(o.client);
     olmv1 = await serveOlmv1(o);
@@ -401,7 +439,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     await ensurePlatformProtection(o.client, logger);
   } catch (err) {
     // A manager that cannot start must not linger answering /healthz: close, so the process ends.
-    await closeServer(probes.server);
+    await closeAll();
     throw err;
   }
   const stopAll = new AbortController();
@@ -415,11 +453,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     })
     .finally(() => {
       rejections?.remove();
-      probes.server.closeAllConnections();
-      return new Promise<void>((resolve) => probes.server.close(() => resolve()));
+      return closeAll().then(() => undefined, () => undefined);
     });
   return {
-    metricsUrl: probes.url,
+    metricsUrl: servers.metrics.url,
+    probesUrl: servers.probes.url,
     done: finished,
     stop: async () => {
       stopAll.abort();

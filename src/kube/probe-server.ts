@@ -16,7 +16,7 @@ import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import { closeServer, createSafeServer, listenOn, sendPlain } from '../util/http-server.js';
+import { closeServer, createSafeServer, listenOn, sendPlain, type ServingTls } from '../util/http-server.js';
 import type { CertificatePem } from '../util/pki.js';
 import { UsageError } from '../util/errors.js';
 import type { MetricsAuthorizer } from './metrics-auth.js';
@@ -36,7 +36,7 @@ export interface EndpointServerOptions {
   metrics?: Registry;
   /** Serve `/healthz`, `/livez` and `/readyz` (ready when this says so). */
   probes?: { ready: () => boolean };
-  tls?: CertificatePem;
+  tls?: ServingTls;
   /** Who may read `/metrics` (operator-sdk's --metrics-require-rbac). */
   auth?: MetricsAuthorizer;
 }

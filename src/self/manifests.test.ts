@@ -9,16 +9,23 @@ interface Rule {
   resources: string[];
   verbs: string[];
   resourceNames?: string[];
+  nonResourceURLs?: string[];
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const stringList = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.filter((x): x is string => typeof x === 'string') : undefined);
 
-/** A role's rules as written, checked: each names its apiGroups, resources and verbs as lists of strings. */
+/** A role's rules as written, checked: each names its apiGroups, resources and verbs as lists of strings, or its nonResourceURLs and verbs. */
 function rulesOf(value: unknown): Rule[] {
   assert.ok(Array.isArray(value), 'rules: a list');
   return value.map((r: unknown) => {
     assert.ok(isRecord(r), 'a rule: an object');
+    const urls = stringList(r.nonResourceURLs);
+    if (urls !== undefined) {
+      const verbs = stringList(r.verbs);
+      assert.ok(verbs !== undefined && r.apiGroups === undefined && r.resources === undefined, `a non-resource rule names its URLs and verbs only: ${JSON.stringify(r)}`);
+      return { apiGroups: [], resources: [], verbs, nonResourceURLs: urls };
+    }
     const [apiGroups, resources, verbs, resourceNames] = [stringList(r.apiGroups), stringList(r.resources), stringList(r.verbs), stringList(r.resourceNames)];
     assert.ok(apiGroups !== undefined && resources !== undefined && verbs !== undefined, `a rule names its apiGroups, resources and verbs: ${JSON.stringify(r)}`);
     return { apiGroups, resources, verbs, ...(resourceNames === undefined ? {} : { resourceNames }) };
@@ -115,6 +122,26 @@ test("the manager's Secret rights are in its own namespace only: verification ke
     assert.ok(binding !== undefined, `${role.metadata.name ?? ''} is bound in its namespace`);
   }
   assert.ok(!objs.some((o) => o.kind === 'ClusterRole' && roleOf(o).rules.some((r) => r.resources.includes('secrets') && r.resourceNames === undefined)), 'no cluster-wide Secret access');
+});
+
+test("the manager's metrics as operator-controller's: HTTPS behind a token review on their own port, probes apart on plain HTTP, a reader role that grants get on /metrics and nothing else", () => {
+  const objs = selfManifests({ namespace: 'ops' });
+  type Container = { args: string[]; ports: { name: string; containerPort: number }[]; readinessProbe: { httpGet: { port: string } }; livenessProbe: { httpGet: { port: string } } };
+  const d = objs.find((o) => o.kind === 'Deployment') as { spec: { strategy: unknown; template: { spec: { containers: Container[] } } } } | undefined;
+  const c = d?.spec.template.spec.containers[0];
+  assert.ok(c !== undefined);
+  for (const flag of ['--metrics-bind-address=0.0.0.0:8443', '--metrics-secure', '--metrics-require-rbac', '--health-probe-bind-address=0.0.0.0:8081']) assert.ok(c.args.includes(flag), flag);
+  assert.deepEqual([c.readinessProbe.httpGet.port, c.livenessProbe.httpGet.port], ['probes', 'probes']);
+  assert.deepEqual(c.ports.filter((p) => p.name !== 'catalogs'), [{ name: 'metrics', containerPort: 8443 }, { name: 'probes', containerPort: 8081 }]);
+  // Ready only while leading: a rollout must let the old Pod go as the new one starts.
+  assert.deepEqual(d?.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } });
+  const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-manager-metrics') as { spec: { ports: unknown[] } } | undefined;
+  assert.deepEqual(svc?.spec.ports, [{ name: 'metrics', port: 8443, targetPort: 'metrics' }]);
+  const reader = objs.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'binnacle-manager-metrics-reader');
+  assert.ok(reader !== undefined);
+  assert.deepEqual(roleOf(reader).rules, [{ apiGroups: [], resources: [], verbs: ['get'], nonResourceURLs: ['/metrics'] }]);
+  const rules = rulesOf(managerClusterRules('ops'));
+  assert.ok(rules.some((r) => r.apiGroups.includes('authentication.k8s.io') && r.resources.includes('tokenreviews') && r.verbs.join() === 'create'), 'the manager may ask who a token is');
 });
 
 test("install-self --insecure-registry: the manager's environment names those registries for plain http; none, no environment", () => {

@@ -34,7 +34,12 @@ export const RELEASE_RECORDS_ROLE = 'binnacle-manager-release-records';
 export const VIEW_ROLE = 'binnacle-view';
 /** The platform-protection policy the manager installs at start-up (actions/platform-protection). */
 export const PROTECTION_POLICY = 'binnacle-platform-operator-extensions';
-export const METRICS_PORT = 8080;
+/** HTTPS, behind a TokenReview and SubjectAccessReview: read with a token bound to METRICS_READER_ROLE (as operator-controller's :8443). */
+export const METRICS_PORT = 8443;
+/** Plain /healthz and /readyz for the kubelet's probes (controller-runtime's :8081). */
+export const PROBES_PORT = 8081;
+/** Bind it to whoever scrapes the manager's /metrics (Prometheus's ServiceAccount), as operator-controller's `operator-controller-metrics-reader`. */
+export const METRICS_READER_ROLE = `${MANAGER_NAME}-metrics-reader`;
 export const CATALOG_PORT = 8083;
 export const DATA_DIR = '/var/lib/binnacle';
 /** The manager's memory request and limit (MiB): what its Deployment is scheduled with and killed above. */
@@ -119,8 +124,10 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     // Installs act as each extension's ServiceAccount (preflight-permissions.ts impersonationFor:
     // the user name only, so no `impersonate` on groups or users); get tells whether it still exists.
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['impersonate', ...READ] },
-    // preflight-permissions.ts asks, before installing, what the ServiceAccount may do.
+    // preflight-permissions.ts asks, before installing, what the ServiceAccount may do; the
+    // metrics server asks who a scraper's token is and whether it may read /metrics (metrics-auth.ts).
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     // The manager's own identity at start-up (who it runs as, for its log and the console).
     { apiGroups: ['authentication.k8s.io'], resources: ['selfsubjectreviews'], verbs: ['create'] },
     // Reporting: events about its objects (kube/events.ts).
@@ -160,6 +167,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: MANAGER_NAME },
       subjects: [{ kind: 'ServiceAccount', name: MANAGER_NAME, namespace: ns }],
     },
+    { apiVersion: RBAC, kind: 'ClusterRole', metadata: meta(METRICS_READER_ROLE), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
     // Who may read what Binnacle installed: get/list/watch of its kinds, added to the built-in
     // `view` role (and so to `edit` and `admin`), as operators ship aggregated roles. Changing
     // them installs software with a ServiceAccount's permissions, so none is aggregated for that.
@@ -222,6 +230,11 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       metadata: meta(MANAGER_NAME, ns),
       spec: {
         replicas: 1,
+        // The manager is Ready only while it leads (only the leader serves catalogs), so a new Pod
+        // cannot become Ready beside the old one: with maxUnavailable 0 (the default) a rollout
+        // (an upgrade, an args change) would wait forever. The old Pod goes as the new one starts,
+        // releasing its Lease on SIGTERM, and the new one takes it.
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } },
         selector: { matchLabels: POD_LABELS },
         template: {
           metadata: { labels: { ...POD_LABELS }, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
@@ -238,7 +251,12 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                   'manager',
                   '--leader-elect',
                   `--leader-election-namespace=${ns}`,
+                  // Metrics as operator-controller's: HTTPS (a certificate made at start), only for
+                  // callers whose token may get /metrics; the probes apart, plain, for the kubelet.
                   `--metrics-bind-address=0.0.0.0:${METRICS_PORT}`,
+                  '--metrics-secure',
+                  '--metrics-require-rbac',
+                  `--health-probe-bind-address=0.0.0.0:${PROBES_PORT}`,
                   `--catalog-bind-address=0.0.0.0:${CATALOG_PORT}`,
                   // A ClusterCatalog's status.urls.base names the Service, as catalogd's names catalogd-service,
                   // over HTTPS with the certificate install-self keeps in the Secret mounted below (catalog-tls.ts).
@@ -250,10 +268,11 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                 ],
                 ports: [
                   { name: 'metrics', containerPort: METRICS_PORT },
+                  { name: 'probes', containerPort: PROBES_PORT },
                   { name: 'catalogs', containerPort: CATALOG_PORT },
                 ],
-                readinessProbe: { httpGet: { path: '/readyz', port: 'metrics' }, periodSeconds: 10 },
-                livenessProbe: { httpGet: { path: '/healthz', port: 'metrics' }, initialDelaySeconds: 15, periodSeconds: 20 },
+                readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 10 },
+                livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, initialDelaySeconds: 15, periodSeconds: 20 },
                 resources: { requests: { cpu: '100m', memory: `${MANAGER_MEMORY_REQUEST_MIB}Mi` }, limits: { memory: `${MANAGER_MEMORY_LIMIT_MIB}Mi` } },
                 securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
                 volumeMounts: [

@@ -12,6 +12,7 @@ import { createServer as createTlsServer, Server as TlsServer } from 'node:https
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { BinnacleError } from './errors.js';
+import type { TlsSettings } from './tls-profile.js';
 
 /** A handler that gets the parsed, checked URL. May be async. */
 export type SafeHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
@@ -31,8 +32,22 @@ export interface SafeServerOptions extends SafeHandlerOptions {
   requestTimeoutMs?: number;
   /** Largest request head in bytes (default Node's 16 KiB); larger gets 431. */
   maxHeaderSize?: number;
-  /** Serve HTTPS with this certificate (chain) and key, PEM. */
-  tls?: { certPem: string; keyPem: string } | undefined;
+  tls?: ServingTls | undefined;
+}
+
+/** Serve HTTPS with this certificate (chain) and key, PEM, under this TLS profile (util/tls-profile; default Node's). */
+export interface ServingTls {
+  certPem: string;
+  keyPem: string;
+  profile?: TlsSettings | undefined;
+}
+
+/** The profile a TLS server was made with: a renewed certificate keeps it (setSecureContext replaces all). */
+const profiles = new WeakMap<Server, TlsSettings>();
+
+function secureOptions(tls: { certPem: string; keyPem: string }, profile: TlsSettings | undefined) {
+  const p = profile === undefined ? {} : { minVersion: profile.minVersion, ...(profile.ciphers === undefined ? {} : { ciphers: profile.ciphers }), ...(profile.ecdhCurve === undefined ? {} : { ecdhCurve: profile.ecdhCurve }) };
+  return { cert: tls.certPem, key: tls.keyPem, ...p };
 }
 
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
@@ -110,7 +125,8 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
     connectionsCheckingInterval: 1000,
     ...(opts.maxHeaderSize === undefined ? {} : { maxHeaderSize: opts.maxHeaderSize }),
   };
-  const server: Server = opts.tls === undefined ? createServer(options, safeHandler(handler, opts)) : createTlsServer({ ...options, cert: opts.tls.certPem, key: opts.tls.keyPem }, safeHandler(handler, opts));
+  const server: Server = opts.tls === undefined ? createServer(options, safeHandler(handler, opts)) : createTlsServer({ ...options, ...secureOptions(opts.tls, opts.tls.profile) }, safeHandler(handler, opts));
+  if (opts.tls?.profile !== undefined) profiles.set(server, opts.tls.profile);
   // Responses that fail mid-way (the client went away) are the socket's business, not the process's.
   server.on('error', (err) => opts.logger?.error({ err, server: opts.name }, 'server error'));
   return server;
@@ -118,12 +134,13 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
 
 /**
  * Serves new connections of a server `createSafeServer` made with `tls` with this certificate and
- * key instead (a renewed certificate; connections already open keep theirs). Throws when the
+ * key instead (a renewed certificate; connections already open keep theirs), under the TLS
+ * profile the server was made with. Throws when the
  * server is plain HTTP or the pair is not usable (a key that does not match the certificate).
  */
 export function useCertificate(server: Server, tls: { certPem: string; keyPem: string }): void {
   if (!(server instanceof TlsServer)) throw new BinnacleError('internal', 'TLS_NOT_SERVED', 'a plain HTTP server has no certificate to replace');
-  server.setSecureContext({ cert: tls.certPem, key: tls.keyPem });
+  server.setSecureContext(secureOptions(tls, profiles.get(server)));
 }
 
 /** Listens on `host:port` (0: any free port) and answers the base URL (https:// for a TLS server). */

@@ -55,7 +55,7 @@ import { neededByLabel } from '../../src/installed/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import { fakeNodesWarning, isFakeNode, nodeKinds } from '../../src/self/nodes.js';
 import { IMAGE_NODE_VERSION } from '../../src/self/release-defaults.js';
-import { MANAGER_MEMORY_LIMIT_MIB, METRICS_PORT, METRICS_SERVICE } from '../../src/self/manifests.js';
+import { MANAGER_MEMORY_LIMIT_MIB, METRICS_PORT, METRICS_READER_ROLE, METRICS_SERVICE } from '../../src/self/manifests.js';
 import { adminInstaller, e2eClient, eventually } from './env.js';
 import { beaconConditions, beaconDeployedAt, BEACON_GROUP, BEACON_TEMPLATE, releaseBeacon, type Beacon } from './chart-release.js';
 import { CORPUS } from './extensions.js';
@@ -271,12 +271,13 @@ describe('a real node beside kwok', () => {
       client.apply({ apiVersion: `${HOSTILE.group}/v1alpha1`, kind: HOSTILE.kind, metadata: { name, namespace }, spec }, { force: true, fieldManager: 'tenant' });
     const deployed = async (namespace: string, name: string): Promise<boolean> =>
       findCondition((await client.get<HostileCr>(crRef(namespace, name))).status?.conditions, 'Deployed')?.status === 'True';
-    // The manager's metrics through its Service (plain http inside the cluster), and its Lease, every SAMPLE_MS.
+    // The manager's metrics through its Service (HTTPS, a token bound to install-self's reader role), and its Lease, every SAMPLE_MS.
+    const token = await metricsReaderToken();
     const forward = await portForward(NS, `svc/${METRICS_SERVICE}`, METRICS_PORT);
     const samples: { at: number; lagSeconds: number | undefined; holder: string | undefined }[] = [];
     const sample = async (): Promise<void> => {
       const at = Date.now();
-      const lagSeconds = lagSecondsOf(await fetch(`http://127.0.0.1:${forward.port}/metrics`).then((r) => r.text()).catch(() => ''));
+      const lagSeconds = lagSecondsOf(await httpsGet(forward.port, '/metrics', token).then((r) => (r.status === 200 ? r.body : '')).catch(() => ''));
       const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: NS, name: MANAGER }).catch(() => undefined);
       samples.push({ at, lagSeconds, holder: (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity });
     };
@@ -423,6 +424,22 @@ describe('a real node beside kwok', () => {
     }
   });
 
+  test("operator-controller's own metrics and TLS scenarios (metrics.feature, both components; tls.feature's minimum version) against the in-cluster manager: its metrics over HTTPS to a token bound to the reader role, a TLS profile patched into its Deployment's args and rolled out", async () => {
+    // The CI smoke of the two features that need a real kubelet; `test/olmv1-scenarios/real-node.sh` runs them whole.
+    const features = join(ROOT, 'test', 'vendor', 'operator-controller-v1.11.0', 'test', 'e2e', 'features');
+    const scenarios = await run('bash', [join(ROOT, 'test', 'olmv1-scenarios', 'run.sh'), join(features, 'metrics.feature:6'), join(features, 'tls.feature:20')], {
+      cwd: ROOT,
+      env: { ...process.env, BINNACLE_E2E_KUBECONFIG: kubeconfig, BINNACLE_E2E_REGISTRY: registry, OLMV1_SCENARIOS_IN_CLUSTER: NS, E2E_STEP_TIMEOUT: '3m' },
+      maxBuffer: 64 * 1024 * 1024,
+    }).catch((err: { stdout?: string; stderr?: string }) => assert.fail(`the scenarios failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`));
+    const summary = scenarios.stdout.split('\n').find((l) => /^\d+ scenarios? \(/.test(l)) ?? '';
+    console.log(`# in-cluster scenarios: ${summary}; ${scenarios.stdout.split('\n').find((l) => /^\d+ steps? \(/.test(l)) ?? ''}`);
+    assert.equal(summary, '3 scenarios (3 passed)', scenarios.stdout);
+    // The scenario's cleanup put the manager's args back: no TLS flag is left in them.
+    const d = await client.get<KubeObject & { spec: { template: { spec: { containers: { args?: string[] }[] } } } }>({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: MANAGER });
+    assert.ok(!(d.spec.template.spec.containers[0]?.args ?? []).some((a) => a.startsWith('--tls-')), 'the TLS profile patch was undone');
+  });
+
   test('uninstall-self removes the manager (and, forced, the extension through it)', async () => {
     const r = await binnacle('uninstall-self', '--force', '--timeout', '180', '--kubeconfig', kubeconfig);
     assert.equal(r.code, 0, r.stderr);
@@ -545,6 +562,19 @@ async function assertCatalogOverHttps(catalog: string): Promise<void> {
 }
 
 /** `kubectl port-forward` to `target`'s `remotePort` on a free local port, until `stop`. */
+/** A token of a ServiceAccount bound to install-self's metrics reader role, as a Prometheus scraper's would be. */
+async function metricsReaderToken(): Promise<string> {
+  await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'rn-metrics-reader', namespace: NS } });
+  await client.apply({
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'rn-metrics-reader' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: 'rn-metrics-reader', namespace: NS }],
+  });
+  return (await run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'token', 'rn-metrics-reader', '-n', NS])).stdout.trim();
+}
+
 async function portForward(namespace: string, target: string, remotePort: number): Promise<{ port: number; stop: () => void }> {
   const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', namespace, target, `:${remotePort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {

@@ -4,7 +4,8 @@
  * and cleanup deletes what it applied, its catalogs and its namespace (ScenarioCleanup). Besides
  * hooks.go: the scenarios EXCLUDED.md lists are skipped with their reason, and the suite runs a
  * Binnacle manager in this process (BeforeAll/AfterAll) serving `olm.operatorframework.io/v1`,
- * installing as a cluster-admin ServiceAccount as operator-controller v1.11 does.
+ * installing as a cluster-admin ServiceAccount as operator-controller v1.11 does, unless
+ * OLMV1_SCENARIOS_IN_CLUSTER names the namespace of one install-self put in the cluster.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -16,7 +17,7 @@ import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { REGISTRIES_CONF_ENV } from '../../src/oci/index.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, startE2eManager, stopE2e } from '../e2e/env.js';
-import { kubectlRun, STEP_TIMEOUT_MS, type ScenarioWorld } from './world.js';
+import { IN_CLUSTER, kubectlRun, STEP_TIMEOUT_MS, type ScenarioWorld } from './world.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
@@ -57,6 +58,13 @@ export function excludedScenarios(file = join(HERE, 'EXCLUDED.md')): Map<string,
 
 const EXCLUDED = excludedScenarios();
 
+/**
+ * Features whose steps reach the manager's Pods (port-forward, a Deployment rollout): they run
+ * only with the manager in-cluster on a real node (real-node.sh, OLMV1_SCENARIOS_IN_CLUSTER); a
+ * run with the manager in this process on kwok skips them, saying where they run.
+ */
+export const IN_CLUSTER_FEATURES = new Set(['metrics', 'tls']);
+
 const INSTALLER_NS = 'olmv1-scenarios-installer';
 let client: KubeClient | undefined;
 let manager: RunningManager | undefined;
@@ -65,6 +73,8 @@ export let managerReadyz = '';
 
 BeforeAll(async function () {
   client = await e2eClient();
+  // The manager install-self put in the cluster acts; it was given its installer (real-node.sh).
+  if (IN_CLUSTER !== undefined) return;
   work = await mkdtemp(join(tmpdir(), 'olmv1-scenarios-'));
   await adminInstaller(client, INSTALLER_NS);
   // What upstream's e2e overlay mounts into operator-controller as /etc/containers/registries.conf
@@ -116,6 +126,11 @@ Before(function (this: ScenarioWorld, arg: HookArg) {
   const reason = EXCLUDED.get(where);
   if (reason !== undefined) {
     this.log(`excluded (${where}): ${reason}`);
+    return 'skipped';
+  }
+  const feature = (arg.pickle.uri.split('/').pop() ?? '').replace(/\.feature$/, '');
+  if (IN_CLUSTER === undefined && IN_CLUSTER_FEATURES.has(feature)) {
+    this.log(`skipped here: ${feature}.feature reaches the manager's Pods, so it runs with the manager in-cluster on a real node (test/olmv1-scenarios/real-node.sh)`);
     return 'skipped';
   }
   // CheckFeatureTags

@@ -13,7 +13,8 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { e2eRegistry } from '../e2e/env.js';
 import { buildCatalog, parseCatalogTable, tagImage } from './catalog.js';
 import { FEATURE_GATES, managerReadyz } from './hooks.js';
-import { expand, k8s, kubectlRun, waitFor, type ScenarioWorld } from './world.js';
+import { expand, IN_CLUSTER, k8s, kubectlRun, waitFor, type ScenarioWorld } from './world.js';
+import { MANAGER_NAME } from '../../src/self/manifests.js';
 
 const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', 'vendor', 'operator-controller-v1.11.0');
 /** steps.go's `testdata` folder (its templates), vendored. */
@@ -74,6 +75,16 @@ async function resourceIsApplied(this: ScenarioWorld, doc: string): Promise<void
 /** OLMisAvailable (steps.go:351): operator-controller's Deployment Available; here, the manager's readiness. */
 Given(/^OLM is available$/, async function () {
   let last = '';
+  const inCluster = IN_CLUSTER;
+  if (inCluster !== undefined) {
+    // OLMisAvailable (steps.go:351): the manager's Deployment reports Available.
+    await waitFor(`deployment ${inCluster}/${MANAGER_NAME} Available`, async () => {
+      const r = await kubectlRun(['get', 'deployment', '-n', inCluster, MANAGER_NAME, '-o', 'jsonpath={.status.conditions[?(@.type=="Available")].status}']);
+      last = r.code === 0 ? r.stdout : r.stderr;
+      return r.code === 0 && r.stdout === 'True';
+    }, () => last);
+    return;
+  }
   await waitFor('the Binnacle manager is ready (/readyz 200)', async () => {
     const res = await fetch(managerReadyz);
     last = `${res.status}`;
@@ -128,7 +139,7 @@ async function applyServiceAccount(w: ScenarioWorld, serviceAccount: string, ext
  * applied as it is (no test annotations); its ClusterRoles and ClusterRoleBindings are recorded
  * for cleanup (the namespaced ones go with the test namespace), as Go does.
  */
-async function applyPermissionsToServiceAccount(w: ScenarioWorld, serviceAccount: string, rbacTemplate: string, extra: readonly [string, string][] = []): Promise<void> {
+export async function applyPermissionsToServiceAccount(w: ScenarioWorld, serviceAccount: string, rbacTemplate: string, extra: readonly [string, string][] = []): Promise<void> {
   await applyServiceAccount(w, serviceAccount);
   const vars = new Map<string, string>([
     ['TEST_NAMESPACE', w.namespace],

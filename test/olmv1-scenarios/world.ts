@@ -8,6 +8,11 @@ import { execFile } from 'node:child_process';
 import { setWorldConstructor, World } from '@cucumber/cucumber';
 
 export const OLM_NAMESPACE = process.env.OLMV1_SCENARIOS_OLM_NAMESPACE ?? 'olmv1-scenarios-system';
+/**
+ * The namespace of a manager install-self put in the cluster (real-node.sh), which the scenarios
+ * then use instead of starting one in this process; undefined: the manager runs here.
+ */
+export const IN_CLUSTER = process.env.OLMV1_SCENARIOS_IN_CLUSTER === '' ? undefined : process.env.OLMV1_SCENARIOS_IN_CLUSTER;
 
 /** E2E_STEP_TIMEOUT as steps.go reads it (Go duration: `5m`, `90s`, `1m30s`); default 5 minutes. */
 export const STEP_TIMEOUT_MS = ((): number => {
@@ -70,6 +75,10 @@ export class ScenarioWorld extends World {
   addedResources: Resource[] = [];
   removedResources: Record<string, unknown>[] = [];
   extensionObjects: ObjectRef[] = [];
+  /** SendMetricsRequest's answers: Pod name → body. */
+  metricsResponse = new Map<string, string>();
+  /** Deployments whose `manager` args a step patched, with the args to put back (hooks.go's deploymentRestores). */
+  deploymentRestores: { name: string; namespace: string; originalArgs: string[] }[] = [];
   lastApplyStderr = '';
 
   /** substituteScenarioVars (steps.go) through templateContent (os.Expand). */

@@ -6,14 +6,19 @@ import { UsageError, errorMessage } from '../../util/errors.js';
 import { parseInstaller } from '../../api/olmv1/convert.js';
 import { parseServiceAccountMode } from '../../api/olmv1/serviceaccount-policy.js';
 import type { CliContext } from '../context.js';
-import { addHelmEngineFlags, addKubeApiRateFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, readTlsPair, type HelmEngineFlags } from '../flags.js';
+import { tlsSettings, type TlsProfileFlags } from '../../util/tls-profile.js';
+import { addHelmEngineFlags, addKubeApiRateFlags, addTlsProfileFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, readTlsPair, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import { watchTlsPair, type TlsPair } from '../tls-reload.js';
 import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
-interface ManagerFlags extends KubeFlags {
+interface ManagerFlags extends KubeFlags, TlsProfileFlags {
   dataDir: string;
   metricsBindAddress: string;
+  healthProbeBindAddress?: string;
+  metricsSecure: boolean;
+  metricsRequireRbac: boolean;
+  metricsCertDir?: string;
   catalogBindAddress: string;
   catalogBaseUrl?: string;
   catalogTlsCert?: string;
@@ -37,7 +42,11 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
   const cmd = addKubeFlags(program.command('manager'))
     .description('Run the controllers: ClusterCatalog, BundleDeployment, ClusterExtension, PlatformOperator')
     .option('--data-dir <dir>', 'unpacked images, sources and stored catalogs', join(cacheDir(), 'manager'))
-    .option('--metrics-bind-address <addr>', '/metrics, /healthz and /readyz', '127.0.0.1:8080')
+    .option('--metrics-bind-address <addr>', '/metrics, and /healthz and /readyz unless --health-probe-bind-address is given', '127.0.0.1:8080')
+    .option('--health-probe-bind-address <addr>', '/healthz and /readyz on their own address, plain HTTP for the kubelet (default: on --metrics-bind-address)')
+    .option('--metrics-secure', 'serve /metrics over HTTPS: the certificate in --metrics-cert-dir, else a self-signed one made at start', false)
+    .option('--metrics-require-rbac', "serve /metrics only to callers whose bearer token the API server authenticates and whose RBAC allows get on the path, as operator-controller's and catalogd's metrics (needs --metrics-secure)", false)
+    .option('--metrics-cert-dir <dir>', "where --metrics-secure finds tls.crt and tls.key (controller-runtime's default: $TMPDIR/k8s-metrics-server/serving-certs)")
     .option('--catalog-bind-address <addr>', 'catalog HTTP API', '127.0.0.1:8083')
     .option('--catalog-base-url <url>', "where clients reach the catalog API (a ClusterCatalog's status.urls.base starts with it), e.g. the Service's https://binnacle-catalogs.binnacle-system.svc; default: the bind address")
     .option('--catalog-tls-cert <file>', "serve the catalog API over HTTPS with this certificate (PEM), as catalogd's --tls-cert; read again when the file changes (a renewed Secret)")
@@ -66,7 +75,9 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       false,
     )
     .option('--console-listen <host:port>', "also serve the web console (see `binnacle console`) on this address; each person sends their own token (or comes through --console-trusted-proxy-header): the manager's identity is never lent");
-  addConsoleAccessFlags(addKubeApiRateFlags(addHelmEngineFlags(cmd)), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
+  addConsoleAccessFlags(addTlsProfileFlags(addKubeApiRateFlags(addHelmEngineFlags(cmd))), 'console-').action(async (flags: ManagerFlags & HelmEngineFlags) => {
+    const tlsProfile = tlsSettings(flags);
+    const metricsSecurity = await metricsSecurityOf(flags, ctx);
     const leaderTimes = flags.leaderElect ? leaderElectionTimes(flags) : undefined;
     const installer = flags.olmv1Installer === undefined ? undefined : parseInstaller(flags.olmv1Installer);
     if (flags.olmv1Installer !== undefined && installer === undefined) throw new UsageError(`--olmv1-installer ${JSON.stringify(flags.olmv1Installer)}: expected <namespace>/<serviceaccount name>`);
@@ -86,6 +97,9 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
       logger: ctx.logger,
       dataDir: flags.dataDir,
       metricsAddress: flags.metricsBindAddress,
+      ...(flags.healthProbeBindAddress === undefined ? {} : { probeAddress: flags.healthProbeBindAddress }),
+      ...(metricsSecurity === undefined ? {} : { metricsSecurity }),
+      tlsProfile,
       catalogAddress: flags.catalogBindAddress,
       ...serving,
       // A renewed certificate (install-self's Secret, or cert-manager's) is served without a restart.
@@ -112,6 +126,15 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
     }
     client.close();
   });
+}
+
+/** --metrics-secure, --metrics-require-rbac and --metrics-cert-dir, checked; undefined: plain HTTP. */
+async function metricsSecurityOf(flags: ManagerFlags, ctx: CliContext): Promise<{ tls: { certPem: string; keyPem: string }; auth: boolean } | undefined> {
+  if (flags.metricsRequireRbac && !flags.metricsSecure) throw new UsageError('--metrics-require-rbac needs --metrics-secure: a bearer token is not sent over plain HTTP');
+  if (flags.metricsCertDir !== undefined && !flags.metricsSecure) throw new UsageError('--metrics-cert-dir is only read with --metrics-secure');
+  if (!flags.metricsSecure) return undefined;
+  const { metricsServingCertificate } = await import('../../kube/probe-server.js');
+  return { tls: await metricsServingCertificate(flags.metricsCertDir, ctx.logger), auth: flags.metricsRequireRbac };
 }
 
 /** The three leader-election durations, checked: each a positive duration, renew deadline shorter than the lease. */
