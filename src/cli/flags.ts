@@ -120,7 +120,7 @@ export function addTlsProfileFlags(c: Command): Command {
   return c
     .option('--tls-profile <name>', `the TLS profile of the HTTPS servers (metrics, catalog API), Mozilla's: one of ${TLS_PROFILE_NAMES.join(', ')} (default intermediate: TLS 1.2 with forward-secret AEAD ciphers, or 1.3)`)
     .option('--tls-custom-version <version>', 'the lowest TLS version with --tls-profile=custom: TLSv1.0, TLSv1.1, TLSv1.2 (default) or TLSv1.3')
-    .option('--tls-custom-ciphers <list>', "ciphers with --tls-profile=custom, comma-separated, Go's names (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, ...); they restrict TLS 1.2 and below, as Go's do (default: Node's)")
+    .option('--tls-custom-ciphers <list>', "ciphers with --tls-profile=custom, comma-separated, Go's names (TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, ...); TLS 1.2 ones restrict TLS 1.2 and below, as Go's do, and TLS 1.3 ones (TLS_AES_128_GCM_SHA256, ...) restrict TLS 1.3, which Go does not (default: Node's)")
     .option('--tls-custom-curves <list>', 'key-exchange groups with --tls-profile=custom, comma-separated: X25519MLKEM768, X25519, prime256v1 (or secp256r1), secp384r1, secp521r1, SecP256r1MLKEM768, SecP384r1MLKEM1024 (default: Node\'s)');
 }
 

@@ -3,7 +3,10 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import type { ClusterPki } from './certs.js';
 import { apiserverHost, registryAddress, type ClusterState } from './cluster.js';
-import { containerdConfig, describeLeftovers, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, shimSocketPath, type RealNodePlan } from './real-node.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { containerdConfig, describeLeftovers, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, otherRealNodes, shimSocketPath, type RealNodePlan } from './real-node.js';
 
 const plan: RealNodePlan = {
   nodeName: 'rn-real-node',
@@ -114,4 +117,25 @@ test("with a real node the registry's address is the node's bridge address (cont
   // containerd pulls that address over plain http (its hosts.toml) and takes the sandbox image from it.
   const toml = containerdConfig({ ...plan, pauseImage: undefined }, {}, registryAddress({ ports, realNode: plan }));
   assert.match(toml, /sandbox = "10\.244\.103\.1:5000\/binnacle\/pause:latest"/);
+});
+
+test("otherRealNodes finds another checkout's kube-proxy on this machine (two would overwrite each other's iptables Service rules), not this node's own, nor other programs", () => {
+  const proc = mkdtempSync(join(tmpdir(), 'binnacle-proc-'));
+  try {
+    const processes: Record<string, string[]> = {
+      '101': ['/work/main/.cache/bin/kube-proxy', '--config=/work/main/.cache/clusters/dev-rn/node/kube-proxy.yaml', '--v=1'],
+      '102': ['/work/ci7/.cache/bin/kube-proxy', '--config=/work/ci7/.cache/clusters/ci7-rn/node/kube-proxy.yaml', '--v=1'],
+      '103': ['/usr/bin/vim', '--config=/work/x/node/kube-proxy.yaml'],
+      '104': ['/usr/local/bin/kube-proxy', '--config=/etc/kubernetes/kube-proxy.yaml'],
+    };
+    for (const [pid, argv] of Object.entries(processes)) {
+      mkdirSync(join(proc, pid));
+      writeFileSync(join(proc, pid, 'cmdline'), `${argv.join('\0')}\0`);
+    }
+    mkdirSync(join(proc, 'self'));
+    assert.deepEqual(otherRealNodes({ dir: '/work/main/.cache/clusters/dev-rn/node' }, proc), ['/work/ci7/.cache/clusters/ci7-rn/node/kube-proxy.yaml']);
+    assert.deepEqual(otherRealNodes({ dir: '/work/ci7/.cache/clusters/ci7-rn/node' }, proc), ['/work/main/.cache/clusters/dev-rn/node/kube-proxy.yaml']);
+  } finally {
+    rmSync(proc, { recursive: true, force: true });
+  }
 });

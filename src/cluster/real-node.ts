@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
@@ -310,9 +310,48 @@ export interface RealNodeContext {
   save: () => void;
 }
 
+/**
+ * The kube-proxy configs of the real nodes running on this machine other than `plan`'s (from any
+ * checkout: read off the processes' command lines). `procDir` for tests.
+ */
+export function otherRealNodes(plan: Pick<RealNodePlan, 'dir'>, procDir = '/proc'): string[] {
+  const ours = join(plan.dir, 'kube-proxy.yaml');
+  const found = new Set<string>();
+  for (const pid of readdirSync(procDir).filter((d) => /^\d+$/.test(d))) {
+    let argv: string[];
+    try {
+      argv = readFileSync(join(procDir, pid, 'cmdline'), 'utf8').split('\0');
+    } catch {
+      continue; // gone meanwhile, or not ours to read
+    }
+    if (!(argv[0] ?? '').endsWith('/kube-proxy')) continue;
+    const config = argv.find((a) => a.startsWith('--config='))?.slice('--config='.length);
+    if (config !== undefined && config.endsWith('/node/kube-proxy.yaml') && config !== ours) found.add(config);
+  }
+  return [...found];
+}
+
+/**
+ * One real node per machine: kube-proxy writes the host's iptables chains (KUBE-SERVICES, …)
+ * whole, so two nodes' kube-proxies would overwrite each other's Service rules, and a Pod's
+ * traffic to 10.96.0.1 (its API server) would reach the other cluster's. Refused with the other
+ * node named rather than failing later as a certificate error inside a Pod.
+ */
+function claimHost(plan: RealNodePlan): void {
+  const others = otherRealNodes(plan);
+  if (others.length === 0) return;
+  const clusters = others.map((f) => `${basename(dirname(dirname(f)))} (${dirname(dirname(f))})`);
+  throw new BinnacleError(
+    'input',
+    'REAL_NODE_IN_USE',
+    `another real node runs on this machine: cluster ${clusters.join(', ')}. Its kube-proxy and this one would share the host's iptables chains and send each other's Service traffic (the API server's 10.96.0.1 too) to the wrong cluster: take it down first (\`binnacle cluster down --name NAME\` in its checkout)`,
+  );
+}
+
 /** Writes every config of the node; run before its components start (again on recovery). */
 export async function prepareRealNode(c: RealNodeContext): Promise<void> {
   const { plan } = c;
+  claimHost(plan);
   mkdirSync(plan.dir, { recursive: true });
   mkdirSync(plan.runDir, { recursive: true, mode: 0o700 });
   hostSettings();

@@ -145,7 +145,8 @@ async function startProbeServers(o: ManagerOptions, registry: Registry, health: 
     logger: o.logger,
     metrics: registry,
     ...(secure === undefined ? {} : { tls: { ...secure.tls, profile: o.tlsProfile } }),
-    ...(secure?.auth === true ? { auth: new MetricsAuthorizer({ client: o.client, logger: o.logger }) } : {}),
+    // A few reviews at a time: a caller sending made-up tokens must not crowd the controllers' own requests.
+    ...(secure?.auth === true ? { auth: new MetricsAuthorizer({ client: o.client, logger: o.logger, maxInFlight: 8 }) } : {}),
   };
   if (o.probeAddress === undefined) {
     const both = await startEndpointServer({ name: 'metrics and probes', ...metricsServer, probes });
@@ -438,8 +439,9 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
     await ensurePlatformProtection(o.client, logger);
   } catch (err) {
-    // A manager that cannot start must not linger answering /healthz: close, so the process ends.
-    await closeAll();
+    // A manager that cannot start must not linger answering /healthz: close, so the process ends (with the start's error).
+    await closeAll().catch(() => undefined);
+    rejections?.remove();
     throw err;
   }
   const stopAll = new AbortController();

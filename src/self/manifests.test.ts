@@ -133,8 +133,8 @@ test("the manager's metrics as operator-controller's: HTTPS behind a token revie
   for (const flag of ['--metrics-bind-address=0.0.0.0:8443', '--metrics-secure', '--metrics-require-rbac', '--health-probe-bind-address=0.0.0.0:8081']) assert.ok(c.args.includes(flag), flag);
   assert.deepEqual([c.readinessProbe.httpGet.port, c.livenessProbe.httpGet.port], ['probes', 'probes']);
   assert.deepEqual(c.ports.filter((p) => p.name !== 'catalogs'), [{ name: 'metrics', containerPort: 8443 }, { name: 'probes', containerPort: 8081 }]);
-  // Ready only while leading: a rollout must let the old Pod go as the new one starts.
-  assert.deepEqual(d?.spec.strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } });
+  // Ready only while leading: a rollout must let the old Pod go first, and Available must mean a Pod is Ready.
+  assert.deepEqual(d?.spec.strategy, { type: 'Recreate' });
   const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-manager-metrics') as { spec: { ports: unknown[] } } | undefined;
   assert.deepEqual(svc?.spec.ports, [{ name: 'metrics', port: 8443, targetPort: 'metrics' }]);
   const reader = objs.find((o) => o.kind === 'ClusterRole' && o.metadata.name === 'binnacle-manager-metrics-reader');

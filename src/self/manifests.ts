@@ -231,10 +231,10 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       spec: {
         replicas: 1,
         // The manager is Ready only while it leads (only the leader serves catalogs), so a new Pod
-        // cannot become Ready beside the old one: with maxUnavailable 0 (the default) a rollout
-        // (an upgrade, an args change) would wait forever. The old Pod goes as the new one starts,
-        // releasing its Lease on SIGTERM, and the new one takes it.
-        strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: 1, maxUnavailable: 1 } },
+        // cannot become Ready beside the old one: a rolling update (maxUnavailable 0) would wait
+        // forever. Recreate: the old Pod goes first, releasing its Lease on SIGTERM, and the new one
+        // takes it. (maxUnavailable 1 would roll too, but make the Deployment Available with no Pod Ready.)
+        strategy: { type: 'Recreate' },
         selector: { matchLabels: POD_LABELS },
         template: {
           metadata: { labels: { ...POD_LABELS }, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },

@@ -79,3 +79,32 @@ test('headers over the limit get 431 and a half-sent request is cut off by the h
   // Never finishes its headers: the server answers 408 and closes, the client does not have to.
   assert.match(await raw('GET / HTTP/1.1\r\nHost: x\r\nX-Slow: '), /^HTTP\/1\.1 408 /);
 });
+
+test('a connection left silent (plain, or TLS before its handshake) is closed after the idle or handshake deadline, so silent clients cannot fill the server', async () => {
+  const { createCertificateAuthority, issueCertificate } = await import('./pki.js');
+  const leaf = await issueCertificate(await createCertificateAuthority('idle-test'), { commonName: 'localhost', hosts: ['127.0.0.1'], usage: 'server' });
+  const plain = createSafeServer((_req, res) => void res.end('ok'), { name: 'idle', idleTimeoutMs: 300 });
+  const tls = createSafeServer((_req, res) => void res.end('ok'), { name: 'idle-tls', idleTimeoutMs: 60_000, handshakeTimeoutMs: 300, tls: leaf });
+  try {
+    for (const s of [plain, tls]) {
+      const p = Number(new URL(await listenOn(s, '127.0.0.1', 0)).port);
+      const started = Date.now();
+      // Opens, sends nothing, and waits for the server to hang up (the test's own bound: 20 s).
+      const closedAfter = await new Promise<number>((resolve, reject) => {
+        const sock = connect(p, '127.0.0.1');
+        const bound = setTimeout(() => {
+          sock.destroy();
+          reject(new Error('the server kept a silent connection open for 20 s'));
+        }, 20_000);
+        sock.on('close', () => {
+          clearTimeout(bound);
+          resolve(Date.now() - started);
+        });
+        sock.on('error', () => undefined);
+      });
+      assert.ok(closedAfter >= 250, `closed by the deadline, not at once (${closedAfter} ms)`);
+    }
+  } finally {
+    await Promise.all([closeServer(plain), closeServer(tls)]);
+  }
+});

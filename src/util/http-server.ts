@@ -32,6 +32,14 @@ export interface SafeServerOptions extends SafeHandlerOptions {
   requestTimeoutMs?: number;
   /** Largest request head in bytes (default Node's 16 KiB); larger gets 431. */
   maxHeaderSize?: number;
+  /**
+   * A connection that sends or receives nothing for this long is closed (default 30 s), and a TLS
+   * client has `handshakeTimeoutMs` (default 10 s) to finish its handshake: otherwise connections
+   * opened and left silent would fill `maxConnections` (Node times out neither by default) and
+   * shut the kubelet's probes out.
+   */
+  idleTimeoutMs?: number;
+  handshakeTimeoutMs?: number;
   tls?: ServingTls | undefined;
 }
 
@@ -52,6 +60,8 @@ function secureOptions(tls: { certPem: string; keyPem: string }, profile: TlsSet
 
 export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
 export const DEFAULT_REQUEST_TIMEOUT_MS = 60_000;
+export const DEFAULT_IDLE_TIMEOUT_MS = 30_000;
+export const DEFAULT_HANDSHAKE_TIMEOUT_MS = 10_000;
 
 /** Answers a short plain-text response (no body for HEAD) and never throws. */
 export function sendPlain(res: ServerResponse, status: number, text: string, head = false, headers: Record<string, string> = {}): void {
@@ -125,7 +135,12 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
     connectionsCheckingInterval: 1000,
     ...(opts.maxHeaderSize === undefined ? {} : { maxHeaderSize: opts.maxHeaderSize }),
   };
-  const server: Server = opts.tls === undefined ? createServer(options, safeHandler(handler, opts)) : createTlsServer({ ...options, ...secureOptions(opts.tls, opts.tls.profile) }, safeHandler(handler, opts));
+  const server: Server =
+    opts.tls === undefined
+      ? createServer(options, safeHandler(handler, opts))
+      : createTlsServer({ ...options, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS, ...secureOptions(opts.tls, opts.tls.profile) }, safeHandler(handler, opts));
+  // Idle sockets (no bytes either way), before a request as between them: closed.
+  server.setTimeout(opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, (socket) => socket.destroy());
   if (opts.tls?.profile !== undefined) profiles.set(server, opts.tls.profile);
   // Responses that fail mid-way (the client went away) are the socket's business, not the process's.
   server.on('error', (err) => opts.logger?.error({ err, server: opts.name }, 'server error'));

@@ -43,6 +43,7 @@ async function withServer(flags: TlsProfileFlags, body: (port: number, server: R
 }
 
 const TLS12 = { maxVersion: 'TLSv1.2' } as const;
+const TLS11 = { minVersion: 'TLSv1.1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' } as const;
 const AES128_GCM = 'ECDHE-ECDSA-AES128-GCM-SHA256';
 
 describe('TLS profiles (--tls-profile and --tls-custom-*)', () => {
@@ -54,7 +55,12 @@ describe('TLS profiles (--tls-profile and --tls-custom-*)', () => {
       const gcm = await handshake(port, { ...TLS12, ciphers: AES128_GCM });
       assert.equal(gcm.ok && gcm.cipher, 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256');
       assert.equal((await handshake(port, { ...TLS12, ciphers: 'ECDHE-ECDSA-AES128-SHA' })).ok, false, 'a CBC cipher is not in the intermediate profile');
-      assert.equal((await handshake(port, { minVersion: 'TLSv1.1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT:@SECLEVEL=0' })).ok, false, 'TLS 1.1 is below the profile');
+      assert.equal((await handshake(port, TLS11)).ok, false, 'TLS 1.1 is below the profile');
+    });
+    // The control: the same TLS 1.1 client is served by the old profile, so the refusal above is the profile's.
+    await withServer({ tlsProfile: 'old' }, async (port) => {
+      const t11 = await handshake(port, TLS11);
+      assert.equal(t11.ok && t11.protocol, 'TLSv1.1');
     });
   });
 
@@ -85,8 +91,15 @@ describe('TLS profiles (--tls-profile and --tls-custom-*)', () => {
         const ok = await handshake(port, { ...TLS12, ciphers: AES128_GCM, ecdhCurve: 'prime256v1' });
         assert.equal(ok.ok && ok.group, 'prime256v1', curve);
         assert.equal((await handshake(port, { ...TLS12, ciphers: AES128_GCM, ecdhCurve: 'secp521r1' })).ok, false, curve);
+        // Key exchange alone (TLS 1.3, where the certificate's curve does not bind the groups): X25519 is not listed.
+        assert.equal((await handshake(port, { minVersion: 'TLSv1.3', ecdhCurve: 'X25519' })).ok, false, `${curve}: X25519 refused`);
       });
     }
+    // The control: the same X25519-only client is served by the default profile.
+    await withServer({}, async (port) => {
+      const x = await handshake(port, { minVersion: 'TLSv1.3', ecdhCurve: 'X25519' });
+      assert.equal(x.ok && x.group, 'X25519');
+    });
   });
 
   test('custom curves with the post-quantum hybrid SecP256r1MLKEM768 (OpenSSL 3.5, Node 24): a client offering only it is accepted and negotiates it', async () => {
@@ -124,6 +137,7 @@ describe('TLS profiles (--tls-profile and --tls-custom-*)', () => {
       [{ tlsProfile: 'custom', tlsCustomCiphers: 'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,ECDHE-ECDSA-AES128-GCM-SHA256' }, /^--tls-custom-ciphers: unknown cipher "ECDHE-ECDSA-AES128-GCM-SHA256" \(Go's names/],
       [{ tlsProfile: 'custom', tlsCustomCiphers: 'TLS_RSA_WITH_RC4_128_SHA' }, /^--tls-custom-ciphers: TLS_RSA_WITH_RC4_128_SHA is not available in this runtime's OpenSSL/],
       [{ tlsProfile: 'custom', tlsCustomCurves: 'P-256' }, /^--tls-custom-curves: unknown curve "P-256"/],
+      [{ tlsProfile: 'custom', tlsCustomVersion: 'TLSv1.0', tlsCustomCiphers: 'TLS_AES_128_GCM_SHA256' }, /^--tls-custom-version TLSv1.0 with --tls-custom-ciphers "TLS_AES_128_GCM_SHA256": OpenSSL refuses the combination/],
     ];
     for (const [flags, message] of cases) assert.throws(() => tlsSettings(flags), (err: unknown) => err instanceof UsageError && message.test(err.message), JSON.stringify(flags));
     // Case as upstream's: the profile's name is matched without case.

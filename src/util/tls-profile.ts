@@ -139,7 +139,7 @@ function list(value: string | undefined): string[] {
 }
 
 /** node:tls, loaded only when a profile is checked: `--help` loads this file's names and nothing else. */
-function createSecureContext(options: { ecdhCurve?: string; ciphers?: string }): unknown {
+function createSecureContext(options: { ecdhCurve?: string; ciphers?: string; minVersion?: SecureVersion }): unknown {
   return process.getBuiltinModule('node:tls').createSecureContext(options);
 }
 
@@ -197,7 +197,14 @@ export function tlsSettings(flags: TlsProfileFlags): TlsSettings {
     if (group === undefined) throw new UsageError(`--tls-custom-curves: unknown curve ${JSON.stringify(c)}, expected some of ${Object.keys(CURVES).join(', ')}`);
     if (!groupSupported(group)) throw new UsageError(`--tls-custom-curves: ${c} is not available in this runtime's OpenSSL ${process.versions.openssl}`);
   }
-  return settingsOf('custom', version, ciphers, curves);
+  const settings = settingsOf('custom', version, ciphers, curves);
+  // What OpenSSL itself refuses (a legacy version with TLS 1.3 suites only, say) is said here, by flag, not at the first server.
+  try {
+    createSecureContext({ ...(settings.ciphers === undefined ? {} : { ciphers: settings.ciphers }), ...(settings.ecdhCurve === undefined ? {} : { ecdhCurve: settings.ecdhCurve }), minVersion: settings.minVersion });
+  } catch (err) {
+    throw new UsageError(`--tls-custom-version ${version} with --tls-custom-ciphers ${JSON.stringify(flags.tlsCustomCiphers ?? '')}: OpenSSL refuses the combination (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return settings;
 }
 
 /** OpenSSL's name of a cipher suite given by Go's (IANA's) name, as `--tls-custom-ciphers` takes it; undefined for an unknown one. */
@@ -219,7 +226,8 @@ function settingsOf(profile: TlsProfileName, version: string, ciphers: string[],
   return {
     profile,
     minVersion,
-    ...(cipherString === undefined ? (legacy ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}) : { ciphers: cipherString }),
+    // Node's default list (not OpenSSL's wider DEFAULT), its security level lowered for TLS 1.0 and 1.1.
+    ...(cipherString === undefined ? (legacy ? { ciphers: `${process.getBuiltinModule('node:tls').DEFAULT_CIPHERS}:@SECLEVEL=0` } : {}) : { ciphers: cipherString }),
     ...(groups.length === 0 ? {} : { ecdhCurve: groups.join(':') }),
   };
 }

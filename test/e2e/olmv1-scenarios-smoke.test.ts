@@ -16,7 +16,8 @@ const ROOT = join(import.meta.dirname, '..', '..');
 const FEATURES = join('test', 'vendor', 'operator-controller-v1.11.0', 'test', 'e2e', 'features');
 /**
  * One scenario of each feature file that has one Binnacle passes in the full run (by file:line;
- * demos, ha, proxy, tls, metrics and status have none that runs here), and a
+ * demos, ha, proxy and status have none that runs here; metrics and tls run against the manager
+ * in-cluster on the real node, their smoke in real-node.test.ts), and a
  * second of revision.feature's ClusterObjectSet ones: every probe type past its phases, and objects
  * from a Secret whose content changes under the revision (blocked, then restored).
  */

@@ -431,7 +431,10 @@ describe('a real node beside kwok', () => {
       cwd: ROOT,
       env: { ...process.env, BINNACLE_E2E_KUBECONFIG: kubeconfig, BINNACLE_E2E_REGISTRY: registry, OLMV1_SCENARIOS_IN_CLUSTER: NS, E2E_STEP_TIMEOUT: '3m' },
       maxBuffer: 64 * 1024 * 1024,
-    }).catch((err: { stdout?: string; stderr?: string }) => assert.fail(`the scenarios failed:\n${err.stdout ?? ''}\n${err.stderr ?? ''}`));
+    }).catch((err: unknown) => {
+      const e = err as { stdout?: string; stderr?: string };
+      return assert.fail(`the scenarios failed:\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
+    });
     const summary = scenarios.stdout.split('\n').find((l) => /^\d+ scenarios? \(/.test(l)) ?? '';
     console.log(`# in-cluster scenarios: ${summary}; ${scenarios.stdout.split('\n').find((l) => /^\d+ steps? \(/.test(l)) ?? ''}`);
     assert.equal(summary, '3 scenarios (3 passed)', scenarios.stdout);
@@ -561,7 +564,6 @@ async function assertCatalogOverHttps(catalog: string): Promise<void> {
   }
 }
 
-/** `kubectl port-forward` to `target`'s `remotePort` on a free local port, until `stop`. */
 /** A token of a ServiceAccount bound to install-self's metrics reader role, as a Prometheus scraper's would be. */
 async function metricsReaderToken(): Promise<string> {
   await client.apply({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'rn-metrics-reader', namespace: NS } });
@@ -575,6 +577,7 @@ async function metricsReaderToken(): Promise<string> {
   return (await run('kubectl', ['--kubeconfig', kubeconfig, 'create', 'token', 'rn-metrics-reader', '-n', NS])).stdout.trim();
 }
 
+/** `kubectl port-forward` to `target`'s `remotePort` on a free local port, until `stop`. */
 async function portForward(namespace: string, target: string, remotePort: number): Promise<{ port: number; stop: () => void }> {
   const forward = spawn('kubectl', ['--kubeconfig', kubeconfig, 'port-forward', '-n', namespace, target, `:${remotePort}`], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {

@@ -19,6 +19,7 @@ import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { After, Given, Then, When } from '@cucumber/cucumber';
 import { MANAGER_NAME, METRICS_SERVICE } from '../../src/self/manifests.js';
 import { opensslCipherName, opensslGroupName } from '../../src/util/tls-profile.js';
+import { metricFamilies } from './prometheus-text.js';
 import { applyPermissionsToServiceAccount } from './steps.js';
 import { IN_CLUSTER, k8s, kubectlRun, waitFor, type ScenarioWorld } from './world.js';
 
@@ -143,17 +144,25 @@ When(/^ServiceAccount "([^"]+)" sends request to "([^"]+)" endpoint of "([^"]+)"
   const { svc, port } = await metricsService(controllerName);
   const selector = Object.entries(svc.spec.selector ?? {}).map(([k, v]) => `--selector=${k}=${v}`);
   const pods = JSON.parse(await k8s('get', 'pod', '-n', svc.metadata.namespace, '-o', 'jsonpath={.items}', ...selector)) as { metadata: { name: string; namespace: string } }[];
+  // Beyond Go, which then passes with nothing asked: a Service that selects no Pod is a failure.
+  if (pods.length === 0) throw new Error(`service ${svc.metadata.namespace}/${svc.metadata.name} selects no Pod`);
   const token = (await k8s('create', 'token', serviceAccount, '-n', this.namespace)).trim();
   this.metricsResponse = new Map();
   for (const p of pods) {
     const { addr, cleanup } = await portForward(p.metadata.namespace, `pod/${p.metadata.name}`, port);
+    let last = '';
     try {
-      await waitFor(`GET https://${addr.host}:${addr.port}${endpoint} of pod ${p.metadata.name} answers 200`, async () => {
-        const r = await httpsGet(addr, endpoint, token);
-        if (r.status !== 200) return false;
-        this.metricsResponse.set(p.metadata.name, r.body);
-        return true;
-      });
+      await waitFor(
+        `GET https://${addr.host}:${addr.port}${endpoint} of pod ${p.metadata.name} answers 200`,
+        async () => {
+          const r = await httpsGet(addr, endpoint, token);
+          last = `${r.status}: ${r.body.slice(0, 200)}`;
+          if (r.status !== 200) return false;
+          this.metricsResponse.set(p.metadata.name, r.body);
+          return true;
+        },
+        () => last,
+      );
     } finally {
       cleanup();
     }
@@ -168,34 +177,6 @@ function httpsGet(addr: { host: string; port: number }, path: string, token: str
     });
     req.on('error', reject).end();
   });
-}
-
-const METRIC_NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
-const SAMPLE = new RegExp(`^(${METRIC_NAME})(\\{(?:[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\\]|\\\\.)*",?)*\\})?[ \\t]+(\\S+)([ \\t]+-?\\d+)?$`);
-
-/**
- * expfmt's TextToMetricFamilies, as far as PrometheusMetricsAreReturned relies on it: every line
- * a comment (`# HELP name …`, `# TYPE name type`) or a sample with a float value; the families
- * named. An error names the line.
- */
-export function metricFamilies(text: string): Set<string> {
-  const families = new Set<string>();
-  const lines = text.split('\n');
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    if (line.startsWith('#')) {
-      const m = new RegExp(`^#[ \\t]+(HELP|TYPE)[ \\t]+(${METRIC_NAME})(?:[ \\t]+(.*))?$`).exec(line);
-      if (m === null) return; // another comment
-      if (m[1] === 'TYPE' && !['counter', 'gauge', 'histogram', 'summary', 'untyped'].includes(m[3] ?? '')) throw new Error(`text format parsing error in line ${i + 1}: unknown metric type "${m[3] ?? ''}"`);
-      families.add(m[2] as string);
-      return;
-    }
-    const m = SAMPLE.exec(line);
-    if (m === null) throw new Error(`text format parsing error in line ${i + 1}: ${JSON.stringify(line.slice(0, 80))}`);
-    if (!/^[+-]?(?:Inf|NaN|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)$/.test(m[3] as string)) throw new Error(`text format parsing error in line ${i + 1}: expected float as value, got ${JSON.stringify(m[3])}`);
-    families.add((m[1] as string).replace(/_(bucket|sum|count)$/, ''));
-  });
-  return families;
 }
 
 /** PrometheusMetricsAreReturned (steps.go:1977): each Pod's response is non-empty, parses as Prometheus text and holds a family. */
@@ -223,7 +204,8 @@ After(async function (this: ScenarioWorld) {
   for (const r of [...this.deploymentRestores].reverse()) {
     try {
       await patchDeploymentArgs(r.namespace, r.name, r.originalArgs);
-      await kubectlRun(['rollout', 'status', '-n', r.namespace, `deployment/${r.name}`, '--timeout=2m']);
+      const rolled = await kubectlRun(['rollout', 'status', '-n', r.namespace, `deployment/${r.name}`, '--timeout=2m']);
+      if (rolled.code !== 0) this.log(`timeout waiting for deployment ${r.namespace}/${r.name} rollout after restore: ${rolled.stderr.trim()}`);
     } catch (err) {
       this.log(`error restoring deployment args of ${r.namespace}/${r.name}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -1,4 +1,5 @@
 /** `binnacle manager`: run every controller (with leader election, metrics and health endpoints). */
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { cacheDir } from '../../cluster/layout.js';
@@ -133,6 +134,11 @@ async function metricsSecurityOf(flags: ManagerFlags, ctx: CliContext): Promise<
   if (flags.metricsRequireRbac && !flags.metricsSecure) throw new UsageError('--metrics-require-rbac needs --metrics-secure: a bearer token is not sent over plain HTTP');
   if (flags.metricsCertDir !== undefined && !flags.metricsSecure) throw new UsageError('--metrics-cert-dir is only read with --metrics-secure');
   if (!flags.metricsSecure) return undefined;
+  if (flags.metricsCertDir !== undefined) {
+    // Named on purpose: a missing file is a mistake, not a reason to serve a self-signed certificate instead.
+    const missing = ['tls.crt', 'tls.key'].filter((f) => !existsSync(join(flags.metricsCertDir as string, f)));
+    if (missing.length > 0) throw new UsageError(`--metrics-cert-dir ${flags.metricsCertDir}: ${missing.join(' and ')} not found there`);
+  }
   const { metricsServingCertificate } = await import('../../kube/probe-server.js');
   return { tls: await metricsServingCertificate(flags.metricsCertDir, ctx.logger), auth: flags.metricsRequireRbac };
 }
