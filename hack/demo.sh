@@ -11,13 +11,7 @@ cd "$root"
 source hack/lib.sh
 corpus=${BINNACLE_CORPUS:-$root/../shared/corpus/operatorhub-2021}
 
-ensure_prerequisites
-use_pinned_node
-ensure_node_modules
-ensure_apt_packages
-step "build control-plane tools (cached in .cache/bin; minutes the first time)"
-bash hack/build-tools.sh
-export PATH="$root/.cache/bin:$PATH"
+ensure_cluster_tools
 export BINNACLE_FROM_SOURCE=1
 binnacle() { node "$root/bin/binnacle.js" "$@"; }
 

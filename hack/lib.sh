@@ -124,3 +124,16 @@ ensure_real_node_packages() {
     $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
   }
 }
+
+# What every entry point that brings up a local cluster sets up first (the demo, the real-node
+# scenarios): the prerequisites, the pinned Node, node_modules, Debian packages, and the control
+# plane's tools built into .cache/bin and put on PATH. Run from the checkout's root.
+ensure_cluster_tools() {
+  ensure_prerequisites
+  use_pinned_node
+  ensure_node_modules
+  ensure_apt_packages
+  step "build control-plane tools (cached in .cache/bin; minutes the first time)"
+  bash hack/build-tools.sh
+  export PATH="$PWD/.cache/bin:$PATH"
+}

@@ -89,33 +89,25 @@ interface Profile {
 
 const TLS13 = ['TLS_AES_128_GCM_SHA256', 'TLS_AES_256_GCM_SHA384', 'TLS_CHACHA20_POLY1305_SHA256'];
 const MOZILLA_CURVES = ['X25519MLKEM768', 'X25519', 'prime256v1', 'secp384r1'];
+/** Intermediate's TLS 1.2 ciphers: forward-secret AEAD only; old starts with them too. */
+const ECDHE_AEAD = [
+  'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
+  'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
+  'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
+  'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+];
 
 /** Mozilla's guidelines as upstream embeds them (mozilla_data.json 6.0; old_profile.go from 5.8). */
 const PROFILES: Record<Exclude<TlsProfileName, 'custom'>, Profile> = {
   modern: { version: 'TLSv1.3', ciphers: TLS13, curves: MOZILLA_CURVES },
-  intermediate: {
-    version: 'TLSv1.2',
-    ciphers: [
-      ...TLS13,
-      'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
-      'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
-      'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
-      'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
-      'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
-      'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
-    ],
-    curves: MOZILLA_CURVES,
-  },
+  intermediate: { version: 'TLSv1.2', ciphers: [...TLS13, ...ECDHE_AEAD], curves: MOZILLA_CURVES },
   old: {
     version: 'TLSv1.0',
     ciphers: [
       ...TLS13,
-      'TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256',
-      'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256',
-      'TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384',
-      'TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384',
-      'TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256',
-      'TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256',
+      ...ECDHE_AEAD,
       'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256',
       'TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256',
       'TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA',

@@ -12,14 +12,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 source hack/lib.sh
-ensure_prerequisites
-use_pinned_node
-ensure_node_modules
-ensure_apt_packages
+ensure_cluster_tools
 ensure_real_node_packages
-step "build control-plane tools (cached in .cache/bin)"
-bash hack/build-tools.sh
-export PATH="$root/.cache/bin:$PATH"
 export BINNACLE_FROM_SOURCE=1
 binnacle() { node "$root/bin/binnacle.js" "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
