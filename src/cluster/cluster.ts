@@ -23,7 +23,7 @@ import { freePorts } from '../util/ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
 import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
 import { ensureRealNodeTools, ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
-import { describeLeftovers, ensureNodeBridge, joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
+import { claimHost, describeLeftovers, ensureNodeBridge, joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -362,6 +362,8 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
   const ports = await freePorts(PORT_NAMES);
   const realNode = opts.realNode === true ? await planRealNode(layout) : undefined;
+  // Before anything starts: a refusal must leave nothing whose clean-up would touch the other node's rules.
+  if (realNode !== undefined) claimHost(realNode);
   if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
   say('generating certificates and kubeconfigs');
   const pki = await generatePki(layout, `https://${apiserverHost({ realNode })}:${ports.apiserver}`, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);

@@ -337,14 +337,14 @@ export function otherRealNodes(plan: Pick<RealNodePlan, 'dir'>, procDir = '/proc
  * traffic to 10.96.0.1 (its API server) would reach the other cluster's. Refused with the other
  * node named rather than failing later as a certificate error inside a Pod.
  */
-function claimHost(plan: RealNodePlan): void {
+export function claimHost(plan: Pick<RealNodePlan, 'dir'>): void {
   const others = otherRealNodes(plan);
   if (others.length === 0) return;
   const clusters = others.map((f) => `${basename(dirname(dirname(f)))} (${dirname(dirname(f))})`);
   throw new BinnacleError(
     'input',
     'REAL_NODE_IN_USE',
-    `another real node runs on this machine: cluster ${clusters.join(', ')}. Its kube-proxy and this one would share the host's iptables chains and send each other's Service traffic (the API server's 10.96.0.1 too) to the wrong cluster: take it down first (\`binnacle cluster down --name NAME\` in its checkout)`,
+    `another real node runs on this machine (one at a time): cluster ${clusters.join(', ')}. Its kube-proxy and this one would share the host's iptables chains and send each other's Service traffic (the API server's 10.96.0.1 too) to the wrong cluster: take it down first (\`binnacle cluster down --name NAME\` in its checkout)`,
   );
 }
 
@@ -647,8 +647,11 @@ export async function stopRealNode(plan: RealNodePlan, tools: Record<string, str
   killAll(running.map((x) => x.pid));
   await stop('containerd');
   await stop('kube-proxy');
-  if (tools['kube-proxy'] !== undefined) run(tools['kube-proxy'], ['--cleanup', '--v=0'], { ignoreFailure: true });
-  removeKubeChains();
+  // The host's KUBE- chains are every kube-proxy's: left alone while another real node runs (its rules are in them).
+  if (otherRealNodes(plan).length === 0) {
+    if (tools['kube-proxy'] !== undefined) run(tools['kube-proxy'], ['--cleanup', '--v=0'], { ignoreFailure: true });
+    removeKubeChains();
+  }
   for (let i = 0; i < 20 && cgroupPids(plan).length > 0; i++) await sleep(100);
   const roots = [plan.dir, plan.runDir];
   for (const m of mountsUnder(roots)) run('umount', ['-l', m], { ignoreFailure: true });

@@ -146,7 +146,7 @@ async function startProbeServers(o: ManagerOptions, registry: Registry, health: 
     metrics: registry,
     ...(secure === undefined ? {} : { tls: { ...secure.tls, profile: o.tlsProfile } }),
     // A few reviews at a time: a caller sending made-up tokens must not crowd the controllers' own requests.
-    ...(secure?.auth === true ? { auth: new MetricsAuthorizer({ client: o.client, logger: o.logger, maxInFlight: 8 }) } : {}),
+    ...(secure?.auth === true ? { auth: new MetricsAuthorizer({ client: o.client.withOwnRateLimit('metrics-auth'), logger: o.logger, maxInFlight: 8 }) } : {}),
   };
   if (o.probeAddress === undefined) {
     const both = await startEndpointServer({ name: 'metrics and probes', ...metricsServer, probes });

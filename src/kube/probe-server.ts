@@ -23,6 +23,7 @@ import type { MetricsAuthorizer } from './metrics-auth.js';
 
 /** Connections one endpoint server holds at most: probes and scrapes are few. */
 const MAX_CONNECTIONS = 256;
+const MAX_CONNECTIONS_PER_ADDRESS = 16;
 
 export interface EndpointServerOptions {
   /** For logs: "metrics", "probes". */
@@ -109,7 +110,8 @@ export async function startEndpointServer(o: EndpointServerOptions): Promise<End
         sendPlain(res, 404, 'not found', head);
       }
     },
-    { name: o.name, methods: ['GET', 'HEAD'], logger: o.logger, tls: o.tls },
+    // Probes and scrapes are few per client: one Pod cannot hold every slot and shut the kubelet's probes out.
+    { name: o.name, methods: ['GET', 'HEAD'], logger: o.logger, tls: o.tls, maxConnectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS },
   );
   server.maxConnections = MAX_CONNECTIONS;
   const { host, port } = parseBindAddress(o.address, o.defaultHost);

@@ -204,9 +204,27 @@ async function pruneObjects(client: SelfClient, objects: readonly RecordedObject
   return { rows, kept };
 }
 
+type Strategy = { type?: string; rollingUpdate?: unknown };
+const strategyOf = (o: KubeObject | undefined): Strategy | undefined => (o?.spec as { strategy?: Strategy } | undefined)?.strategy;
+
+/**
+ * The merge patch a Deployment needs before it is applied with another strategy type, if any: the
+ * API server filled in a `rollingUpdate` nobody's apply owns (installs before the manager's
+ * Recreate), which an apply of `Recreate` cannot remove and the API server then refuses.
+ */
+export function strategyChangePatch(live: KubeObject | undefined, desired: KubeObject): { spec: { strategy: { type: string; rollingUpdate: null } } } | undefined {
+  if (desired.kind !== 'Deployment' || live === undefined) return undefined;
+  const want = strategyOf(desired);
+  const have = strategyOf(live);
+  if (want?.type === undefined || want.rollingUpdate !== undefined || have?.rollingUpdate === undefined || have.type === want.type) return undefined;
+  return { spec: { strategy: { type: want.type, rollingUpdate: null } } };
+}
+
 async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObjectResult> {
   const live = await client.find(ref(obj));
   if (ownedByOthers(live, recordedObject(obj))) return { kind: obj.kind, name: obj.metadata.name ?? '', state: 'skipped', note: 'installed by someone else (OLM?); left as it is' };
+  const strategy = strategyChangePatch(live, obj);
+  if (strategy !== undefined) await client.patch(ref(obj), strategy, 'merge');
   const applied = await client.apply(obj, { force: true });
   const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';
   return row(recordedObject(obj), state);

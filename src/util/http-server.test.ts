@@ -108,3 +108,39 @@ test('a connection left silent (plain, or TLS before its handshake) is closed af
     await Promise.all([closeServer(plain), closeServer(tls)]);
   }
 });
+
+test('a request being answered is not cut by the idle deadline (a handler may think longer); connections past the per-address cap are closed at once', async () => {
+  const slow = createSafeServer(async (_req, res) => {
+    await new Promise((r) => setTimeout(r, 900));
+    res.end('thought about it');
+  }, { name: 'slow', idleTimeoutMs: 300, maxConnectionsPerAddress: 3 });
+  try {
+    const base = await listenOn(slow, '127.0.0.1', 0);
+    // The cap first, on a server no one else holds a connection to.
+    const p = Number(new URL(base).port);
+    const sockets = await Promise.all(
+      [0, 1, 2, 3].map(
+        (i) =>
+          new Promise<{ i: number; closedEarly: boolean }>((resolve) => {
+            const sock = connect(p, '127.0.0.1');
+            const t = setTimeout(() => {
+              sock.destroy();
+              resolve({ i, closedEarly: false });
+            }, 200);
+            sock.on('close', () => {
+              clearTimeout(t);
+              resolve({ i, closedEarly: true });
+            });
+            sock.on('error', () => undefined);
+          }),
+      ),
+    );
+    assert.equal(sockets.filter((s) => s.closedEarly).length, 1, `one of four from one address closed at once: ${JSON.stringify(sockets)}`);
+    // The test's three are closed; once the server has seen them go, a new connection is served.
+    for (let i = 0; i < 100 && (await new Promise<number>((r) => slow.getConnections((_e, n) => r(n)))) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const res = await fetch(`${base}/`);
+    assert.equal(await res.text(), 'thought about it', 'answered after 900 ms though the idle deadline is 300 ms');
+  } finally {
+    await closeServer(slow);
+  }
+});

@@ -5,11 +5,12 @@
  * with `Allow`. A handler that throws (or whose promise rejects) answers 500 for that request
  * and is logged; the process goes on. Node's own parser answers garbage with 400 and headers over
  * `maxHeaderSize` with 431; half-sent requests (slowloris) are cut off by `headersTimeout` and
- * `requestTimeout`, checked every second rather than Node's default 30.
+ * `requestTimeout`, checked every second rather than Node's default 30; connections left silent
+ * (before a request, or a TLS handshake not finished) are closed.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer, Server as TlsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { BinnacleError } from './errors.js';
 import type { TlsSettings } from './tls-profile.js';
@@ -40,6 +41,8 @@ export interface SafeServerOptions extends SafeHandlerOptions {
    */
   idleTimeoutMs?: number;
   handshakeTimeoutMs?: number;
+  /** Connections one client address may hold at once (default: no limit of its own, `maxConnections` only). */
+  maxConnectionsPerAddress?: number;
   tls?: ServingTls | undefined;
 }
 
@@ -127,6 +130,25 @@ export function safeHandler(handler: SafeHandler, opts: SafeHandlerOptions): (re
   };
 }
 
+/** Connections from one address beyond `max` are closed at once: one client cannot take every slot. */
+function limitPerAddress(server: Server, max: number): void {
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const from = socket.remoteAddress ?? '';
+    const n = (open.get(from) ?? 0) + 1;
+    if (n > max) {
+      socket.destroy();
+      return;
+    }
+    open.set(from, n);
+    socket.once('close', () => {
+      const left = (open.get(from) ?? 1) - 1;
+      if (left <= 0) open.delete(from);
+      else open.set(from, left);
+    });
+  });
+}
+
 /** An `http.Server` with `safeHandler` and deadlines for slow clients. */
 export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions): Server {
   const options = {
@@ -139,8 +161,18 @@ export function createSafeServer(handler: SafeHandler, opts: SafeServerOptions):
     opts.tls === undefined
       ? createServer(options, safeHandler(handler, opts))
       : createTlsServer({ ...options, handshakeTimeout: opts.handshakeTimeoutMs ?? DEFAULT_HANDSHAKE_TIMEOUT_MS, ...secureOptions(opts.tls, opts.tls.profile) }, safeHandler(handler, opts));
-  // Idle sockets (no bytes either way), before a request as between them: closed.
-  server.setTimeout(opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS, (socket) => socket.destroy());
+  // A silent connection is closed; one whose request is being answered is not (a handler may
+  // think for longer: the response's own deadlines are the handler's), and between keep-alive
+  // requests Node's keepAliveTimeout closes it first.
+  const idleMs = opts.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  server.setTimeout(idleMs, (socket) => socket.destroy());
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    req.socket.setTimeout(0);
+    res.once('close', () => {
+      if (!req.socket.destroyed) req.socket.setTimeout(idleMs);
+    });
+  });
+  if (opts.maxConnectionsPerAddress !== undefined) limitPerAddress(server, opts.maxConnectionsPerAddress);
   if (opts.tls?.profile !== undefined) profiles.set(server, opts.tls.profile);
   // Responses that fail mid-way (the client went away) are the socket's business, not the process's.
   server.on('error', (err) => opts.logger?.error({ err, server: opts.name }, 'server error'));

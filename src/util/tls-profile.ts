@@ -213,7 +213,9 @@ function settingsOf(profile: TlsProfileName, version: string, ciphers: string[],
   const minVersion = VERSIONS[version] as SecureVersion;
   const legacy = minVersion === 'TLSv1' || minVersion === 'TLSv1.1';
   const names = ciphers.map((c) => CIPHERS[c] as string);
-  const cipherString = names.length === 0 ? undefined : [...names, ...(legacy ? ['@SECLEVEL=0'] : [])].join(':');
+  // The security level is OpenSSL's TLS 1.2-and-below list's: with TLS 1.3 suites alone there is none to lower (Go then serves TLS 1.3 only, and so does this).
+  const below13 = names.some((n) => !n.startsWith('TLS_'));
+  const cipherString = names.length === 0 ? undefined : [...names, ...(legacy && below13 ? ['@SECLEVEL=0'] : [])].join(':');
   const groups = [...new Set(curves.map((c) => CURVES[c] as string))];
   return {
     profile,

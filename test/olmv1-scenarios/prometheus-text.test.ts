@@ -28,3 +28,18 @@ test('as expfmt: a family with HELP and TYPE but no sample is not counted; a sec
   // A counter named like a histogram's series is its own family.
   assert.deepEqual([...metricFamilies('# TYPE jobs_count counter\njobs_count 3\n')], ['jobs_count']);
 });
+
+test("as expfmt: NaN and Inf in any case (prom-client writes Nan), a last line without its newline, a second HELP, a bad HELP escape and a __name__ label", async () => {
+  const registry = new Registry();
+  new Histogram({ name: 'empty_seconds', help: 'No observation.', registers: [registry] });
+  const { Gauge } = await import('prom-client');
+  new Gauge({ name: 'not_a_number', help: 'NaN.', registers: [registry] }).set(NaN);
+  assert.ok(metricFamilies(await registry.metrics()).has('not_a_number'), 'prom-client\'s own Nan');
+  assert.deepEqual([...metricFamilies('a Nan\nb +Inf\nc -infinity\nd 1e3\n')], ['a', 'b', 'c', 'd']);
+  assert.throws(() => metricFamilies('up 1'), /unexpected end of input stream/);
+  assert.throws(() => metricFamilies('# HELP up a\n# HELP up b\nup 1\n'), /second HELP line/);
+  assert.throws(() => metricFamilies('# HELP up a \\q\nup 1\n'), /invalid escape sequence in HELP/);
+  assert.deepEqual([...metricFamilies('# HELP up line one\\nline two \\\\ done\nup 1\n')], ['up']);
+  assert.throws(() => metricFamilies('up{__name__="x"} 1\n'), /reserved/);
+  assert.throws(() => metricFamilies('up +NaN\n'), /expected float/);
+});

@@ -1,7 +1,8 @@
 /** The Prometheus text format, as far as operator-controller's PrometheusMetricsAreReturned step relies on expfmt's parser. */
 const METRIC_NAME = '[a-zA-Z_:][a-zA-Z0-9_:]*';
 const LABEL = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"/;
-const FLOAT = /^[+-]?(?:Inf|NaN|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)$/;
+/** Go's ParseFloat as expfmt calls it: Inf, Infinity and NaN in any case (prom-client writes `Nan`), a sign on Inf only. */
+const FLOAT = /^(?:[+-]?(?:inf|infinity)|nan|[+-]?(?:\d+(?:\.\d*)?(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?))$/i;
 const TYPES = ['counter', 'gauge', 'histogram', 'summary', 'untyped'];
 
 /** The label names of `{…}` (without the braces), checked: each `name="value"` with only `\\`, `\"` and `\n` escaped, no name twice. */
@@ -13,6 +14,7 @@ function labelNames(body: string, fail: (why: string) => never): string[] {
     if (m === null) fail(`invalid label pair near ${JSON.stringify(rest.slice(0, 40))}`);
     const name = m[1] as string;
     if (names.includes(name)) fail(`duplicate label name "${name}"`);
+    if (name === '__name__') fail('label name "__name__" is reserved');
     names.push(name);
     rest = rest.slice(m[0].length);
     if (rest.startsWith(',')) rest = rest.slice(1);
@@ -36,7 +38,9 @@ function familyOf(name: string, types: ReadonlyMap<string, string>): string {
  */
 export function metricFamilies(text: string): Set<string> {
   const types = new Map<string, string>();
+  const helped = new Set<string>();
   const sampled = new Set<string>();
+  if (text !== '' && !text.endsWith('\n')) throw new Error('text format parsing error: unexpected end of input stream (the last line has no newline)');
   text.split('\n').forEach((line, i) => {
     const fail: (why: string) => never = (why) => {
       throw new Error(`text format parsing error in line ${i + 1}: ${why}`);
@@ -44,8 +48,14 @@ export function metricFamilies(text: string): Set<string> {
     if (line.trim() === '') return;
     if (line.startsWith('#')) {
       const m = new RegExp(`^#[ \\t]+(HELP|TYPE)[ \\t]+(${METRIC_NAME})(?:[ \\t]+(.*))?$`).exec(line);
-      if (m === null || m[1] === 'HELP') return; // HELP text is free; other comments are ignored
+      if (m === null) return; // other comments are ignored
       const [name, type] = [m[2] as string, m[3] ?? ''];
+      if (m[1] === 'HELP') {
+        if (helped.has(name)) fail(`second HELP line for metric name "${name}"`);
+        if (/\\[^\\n]/.test(type.replace(/\\\\/g, ''))) fail(`invalid escape sequence in HELP of "${name}"`);
+        helped.add(name);
+        return;
+      }
       if (!TYPES.includes(type)) fail(`unknown metric type "${type}"`);
       if (types.has(name)) fail(`second TYPE line for metric name "${name}", or TYPE reported after samples`);
       if (sampled.has(name)) fail(`TYPE reported after samples for metric name "${name}"`);
