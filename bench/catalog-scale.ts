@@ -53,7 +53,7 @@
  * same catalogs, Serving at least as soon as both, metas queries under 50 ms at p99, resolution
  * of one extension against all three under 1 s.
  *
- * usage: npm run bench -- catalog-scale [--bundles 2000] [--catalogs 3] [--rounds 1]
+ * usage: npm run bench -- catalog-scale [--bundles 2000] [--catalogs 3] [--rounds 1] [--node-flags '...']
  *        [--modes defaults,matched] [--queries 200] [--downloads 3] [--only binnacle|catalogd|opm]
  * The cluster: `binnacle cluster up --name BINNACLE_BENCH_CLUSTER` (default `catalog-scale`).
  */
@@ -89,6 +89,8 @@ const QUERIES = Number(arg('--queries') ?? 200);
 const DOWNLOADS = Number(arg('--downloads') ?? 3);
 const MODES = (arg('--modes') ?? 'defaults,matched').split(',') as ('defaults' | 'matched')[];
 const ONLY = arg('--only');
+/** Binnacle's Node flags: the image's (NODE_FLAGS) unless given, e.g. `--node-flags ''` to measure without them. */
+const BINNACLE_NODE_FLAGS: readonly string[] = arg('--node-flags')?.split(' ').filter((f) => f !== '') ?? NODE_FLAGS;
 const SERVE_TIMEOUT_MS = 15 * 60_000;
 const STEADY_WAIT_MS = 15_000;
 const BINNACLE_ENTRY = path.join(ROOT, 'bin', 'binnacle.js');
@@ -370,7 +372,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
   } else {
     cmd = process.execPath;
     args = [
-      ...NODE_FLAGS,
+      ...BINNACLE_NODE_FLAGS,
       BINNACLE_ENTRY,
       'manager',
       '--metrics-bind-address',
@@ -602,7 +604,7 @@ async function main(): Promise<void> {
   const file = recorder.save({
     settings: {
       bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries' },
-      binnacle: { what: `binnacle manager (node ${NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle)`, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
+      binnacle: { what: `binnacle manager (node ${BINNACLE_NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle)`, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
       reference: { what: `catalogd ${catalogdVersion} (operator-controller cmd/catalogd, tag containers_image_openpgp)`, command: commandsSeen.get('catalogd'), featureGates: 'APIV1MetasHandler=true', concurrency: 'its ClusterCatalog controller as shipped (one reconcile at a time)' },
       opm: { what: opm === '' ? 'opm serve (not run)' : `opm serve (${spawnSync(opm, ['version'], { encoding: 'utf8' }).stdout.trim()})`, command: commandsSeen.get('opm'), note: 'gRPC registry API: serving = port accepts; no HTTP queries' },
     },
