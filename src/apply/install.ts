@@ -76,6 +76,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       replace: checked.replace,
       unchanged: checked.unchanged,
       helmHeld: checked.helmHeld,
+      switchFirst: checked.switchFirst,
       waitForHealth: req.waitForHealth ?? true,
       waitStrategy: req.waitStrategy,
       healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,

@@ -19,6 +19,7 @@ import { hookTakeover } from './hooks.js';
 import { controlledBy, describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
 import type { Owner, ReleaseRef, OperationRequest } from './types.js';
+import { unionSwitchPatch, withLiveUnion, type UnionSwitchPatch } from './union-switch.js';
 
 /** Objects as one read found them, by identity; `object` undefined when there was none. */
 export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
@@ -34,6 +35,8 @@ export interface Preflight {
   live: LiveObjects;
   /** Live objects the `helm` CLI holds fields of (adopted, or upgraded by hand): those fields are handed to Binnacle first (helm-fields.ts). */
   helmHeld: Set<string>;
+  /** Live objects whose update strategy switches type over a member the API server filled in: patched first (union-switch.ts). */
+  switchFirst: Map<string, UnionSwitchPatch>;
 }
 
 export interface PreflightHow {
@@ -77,7 +80,7 @@ interface Findings extends Preflight {
 export const PREFLIGHT_CONCURRENCY = 8;
 
 function emptyFindings(subject: string, dryRun: boolean): Findings {
-  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), helmHeld: new Set(), terminating: [], live: new Map(), dryRun };
+  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), helmHeld: new Set(), switchFirst: new Map(), terminating: [], live: new Map(), dryRun };
 }
 
 /** Checks every object before anything changes (see the top of this file). */
@@ -127,7 +130,7 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
       `${subject}: ${terminating.map((t) => t.what).join(', ')} ${one ? 'is' : 'are'} being deleted; applying once ${one ? 'it is' : 'they are'} gone`,
     );
   }
-  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live, helmHeld: found.helmHeld };
+  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live, helmHeld: found.helmHeld, switchFirst: found.switchFirst };
 }
 
 /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
@@ -151,6 +154,8 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
   if (live !== undefined && !claimLive(obj, live, o, found)) return;
   const helmHeld = live !== undefined && heldByHelm(live);
   if (helmHeld) found.helmHeld.add(identityOf(obj));
+  const switchFirst = unionSwitchPatch(live, obj);
+  if (switchFirst !== undefined) found.switchFirst.set(identityOf(obj), switchFirst);
   if (!found.dryRun) return;
   // As the deployed revision applied it, and live still so: no dry run, and nothing to apply.
   if (o.same && !helmHeld && live !== undefined && isOwnedBy(live, o.owner, o.release) && appliedByBinnacle(live) && (await objectDrift({ find: () => Promise.resolve(live) }, obj)) === undefined) {
@@ -158,7 +163,9 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
     return;
   }
   try {
-    await cfg.client.apply(obj, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
+    // A strategy switch is patched first: the dry run checks the rest of the object.
+    const checked = switchFirst === undefined || live === undefined ? obj : withLiveUnion(obj, live);
+    await cfg.client.apply(checked, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
   } catch (err) {
     noteDryRunRefusal(err, obj, live, o.force, found);
   }
@@ -177,6 +184,7 @@ function mergeFindings(into: Findings, from: Findings): void {
   for (const id of from.replace) into.replace.add(id);
   for (const id of from.unchanged) into.unchanged.add(id);
   for (const id of from.helmHeld) into.helmHeld.add(id);
+  for (const [id, patch] of from.switchFirst) into.switchFirst.set(id, patch);
   into.terminating.push(...from.terminating);
   for (const [id, live] of from.live) into.live.set(id, live);
 }

@@ -92,6 +92,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       replace: checked.replace,
       unchanged: checked.unchanged,
       helmHeld: checked.helmHeld,
+      switchFirst: checked.switchFirst,
       waitForHealth: how.waitForHealth,
       waitStrategy: how.waitStrategy,
       healthTimeoutMs: how.healthTimeoutMs,

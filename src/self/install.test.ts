@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { catalogCertificateExpiry } from './catalog-tls.js';
-import { installSelf, statusSelf, strategyChangePatch, uninstallSelf, type SelfClient } from './install.js';
+import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
 import { SELF_LABELS, selfManifests } from './manifests.js';
 import { parseRecord, RECORD_NAME } from './record.js';
 
@@ -213,14 +213,4 @@ test("the catalog Service's certificate: made by the first install-self before t
   });
   const plain = await installSelf(cluster().client, { release: { version: '0.0.1', objects: older } });
   assert.ok(!plain.objects.some((o) => o.kind === 'Secret'), JSON.stringify(plain.objects.filter((o) => o.kind === 'Secret')));
-});
-
-test("an upgrade from an install whose Deployment has the API server's default RollingUpdate to Recreate drops the defaulted rollingUpdate first (an apply cannot, and the API server refuses both); nothing else is patched", () => {
-  const deployment = (strategy: Record<string, unknown> | undefined) => ({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: 'binnacle-manager', namespace: 'ops' }, spec: { ...(strategy === undefined ? {} : { strategy }) } });
-  const defaulted = deployment({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
-  assert.deepEqual(strategyChangePatch(defaulted, deployment({ type: 'Recreate' })), { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } });
-  assert.equal(strategyChangePatch(deployment({ type: 'Recreate' }), deployment({ type: 'Recreate' })), undefined, 'already Recreate');
-  assert.equal(strategyChangePatch(undefined, deployment({ type: 'Recreate' })), undefined, 'a fresh install');
-  assert.equal(strategyChangePatch(defaulted, deployment({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } })), undefined, 'a rolling update wanted: the apply sets it');
-  assert.equal(strategyChangePatch(defaulted, { ...deployment({ type: 'Recreate' }), kind: 'StatefulSet' }), undefined, 'Deployments only');
 });

@@ -21,6 +21,7 @@ import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MA
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
+import { unionSwitchPatch } from '../apply/union-switch.js';
 
 /** What install, status and uninstall need of a cluster client. */
 export type SelfClient = Pick<ObjectReader, 'find' | 'list'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch'> & Pick<Discovery, 'invalidateDiscovery'>;
@@ -204,26 +205,11 @@ async function pruneObjects(client: SelfClient, objects: readonly RecordedObject
   return { rows, kept };
 }
 
-type Strategy = { type?: string; rollingUpdate?: unknown };
-const strategyOf = (o: KubeObject | undefined): Strategy | undefined => (o?.spec as { strategy?: Strategy } | undefined)?.strategy;
-
-/**
- * The merge patch a Deployment needs before it is applied with another strategy type, if any: the
- * API server filled in a `rollingUpdate` nobody's apply owns (installs before the manager's
- * Recreate), which an apply of `Recreate` cannot remove and the API server then refuses.
- */
-export function strategyChangePatch(live: KubeObject | undefined, desired: KubeObject): { spec: { strategy: { type: string; rollingUpdate: null } } } | undefined {
-  if (desired.kind !== 'Deployment' || live === undefined) return undefined;
-  const want = strategyOf(desired);
-  const have = strategyOf(live);
-  if (want?.type === undefined || want.rollingUpdate !== undefined || have?.rollingUpdate === undefined || have.type === want.type) return undefined;
-  return { spec: { strategy: { type: want.type, rollingUpdate: null } } };
-}
-
 async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObjectResult> {
   const live = await client.find(ref(obj));
   if (ownedByOthers(live, recordedObject(obj))) return { kind: obj.kind, name: obj.metadata.name ?? '', state: 'skipped', note: 'installed by someone else (OLM?); left as it is' };
-  const strategy = strategyChangePatch(live, obj);
+  // An install made before the manager's Recreate has the rollingUpdate the API server filled in.
+  const strategy = unionSwitchPatch(live, obj);
   if (strategy !== undefined) await client.patch(ref(obj), strategy, 'merge');
   const applied = await client.apply(obj, { force: true });
   const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';

@@ -320,3 +320,82 @@ describe('applier e2e: force replaces what cannot change in place', () => {
     assert.equal((await applier.history(release)).findLast((r) => r.status === 'deployed')?.description, 'Rollback to 1');
   });
 });
+
+describe("applier e2e: an update strategy switched over what the API server filled in", () => {
+  let client: KubeClient;
+  let applier: ReturnType<typeof releaseEngine>;
+  const ns = uniqueName('strategy');
+  const owner = { kind: 'ClusterExtension', name: ns };
+  const release = { name: 'op', namespace: ns };
+  const withStrategy = (strategy: Record<string, unknown> | undefined): KubeObject => {
+    const d = deployment(ns, 'op');
+    if (strategy !== undefined) (d.spec as Record<string, unknown>).strategy = strategy;
+    return d;
+  };
+  const statefulSet = (updateStrategy: Record<string, unknown> | undefined): KubeObject => ({
+    apiVersion: 'apps/v1',
+    kind: 'StatefulSet',
+    metadata: { name: 'db', namespace: ns },
+    spec: {
+      serviceName: 'db',
+      replicas: 1,
+      selector: { matchLabels: { app: 'db' } },
+      template: { metadata: { labels: { app: 'db' } }, spec: { containers: [{ name: 'db', image: 'registry.example/db:1' }] } },
+      ...(updateStrategy === undefined ? {} : { updateStrategy }),
+    },
+  });
+  const objects = (d: Record<string, unknown> | undefined, s: Record<string, unknown> | undefined): KubeObject[] => [namespace(ns), serviceAccount(ns, 'op'), withStrategy(d), statefulSet(s)];
+  const request = (objs: KubeObject[]): ApplyRequest => ({ owner, release, objects: objs, chart: { name: 'op', version: '1.0.0' }, healthTimeoutMs: 60_000, waitStrategy: 'legacy' });
+  const liveStrategies = async (): Promise<[unknown, unknown]> => [
+    JSON.parse(await kubectl('get', 'deployment', 'op', '-n', ns, '-o', 'jsonpath={.spec.strategy}')),
+    JSON.parse(await kubectl('get', 'statefulset', 'db', '-n', ns, '-o', 'jsonpath={.spec.updateStrategy}')),
+  ];
+
+  before(async () => {
+    client = await e2eClient();
+    applier = releaseEngine(client, { logger, pollIntervalMs: 250 });
+  });
+  after(async () => {
+    await kubectl('delete', 'namespace', ns, '--ignore-not-found', '--wait=false').catch(() => '');
+    client.close();
+  });
+
+  test('installed without strategies, the API server fills in rollingUpdate; an apply of Recreate alone is refused for it (the case this is about)', async () => {
+    const first = await applier.apply(request(objects(undefined, undefined)));
+    assert.equal(first.status, 'deployed', first.message);
+    assert.deepEqual(await liveStrategies(), [
+      { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+      { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+    ]);
+    const alone = await client.apply(withStrategy({ type: 'Recreate' }), { dryRun: true, force: true }).catch((err: unknown) => err);
+    assert.match(String(alone), /rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'/);
+  });
+
+  test('an upgrade to Recreate and OnDelete is deployed: the type switched and the filled-in member dropped first, the same objects kept (not replaced), helm sees revision 2', async () => {
+    const before = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    const res = await applier.apply(request(objects({ type: 'Recreate' }, { type: 'OnDelete' })));
+    assert.equal(res.status, 'deployed', res.message);
+    assert.equal(res.revision, 2);
+    assert.deepEqual(await liveStrategies(), [{ type: 'Recreate' }, { type: 'OnDelete' }]);
+    const after = await client.get({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns, name: 'op' });
+    assert.equal(after.metadata.uid, before.metadata.uid, 'switched in place');
+    const listed = JSON.parse(await helm('history', 'op', '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
+    assert.deepEqual(listed.map((r) => [r.revision, r.status]), [[1, 'superseded'], [2, 'deployed']]);
+  });
+
+  test('drift back to RollingUpdate by hand is repaired to Recreate; a rollback to revision 1 restores the default strategy', async () => {
+    await kubectl('patch', 'deployment', 'op', '-n', ns, '--type=merge', '-p', '{"spec":{"strategy":{"type":"RollingUpdate"}}}');
+    assert.deepEqual((await liveStrategies())[0], { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, 'the API server filled it in again');
+    const repaired = await applier.apply(request(objects({ type: 'Recreate' }, { type: 'OnDelete' })));
+    assert.equal(repaired.status, 'deployed', repaired.message);
+    assert.equal(repaired.revision, 2, 'a repair, no new revision');
+    assert.deepEqual(await liveStrategies(), [{ type: 'Recreate' }, { type: 'OnDelete' }]);
+
+    const back = await applier.rollback({ release, toRevision: 1, healthTimeoutMs: 60_000, waitStrategy: 'legacy' });
+    assert.equal(back.status, 'deployed', back.message);
+    assert.deepEqual(await liveStrategies(), [
+      { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
+      { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
+    ]);
+  });
+});
