@@ -164,8 +164,7 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
   }
   try {
     // A strategy switch is patched first: the dry run checks the rest of the object.
-    const checked = switchFirst === undefined || live === undefined ? obj : withLiveUnion(obj, live);
-    await cfg.client.apply(checked, { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
+    await cfg.client.apply(switchFirst === undefined ? obj : withLiveUnion(obj, live), { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
   } catch (err) {
     noteDryRunRefusal(err, obj, live, o.force, found);
   }

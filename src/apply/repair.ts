@@ -19,7 +19,7 @@ import { handOverHelmFields } from './helm-fields.js';
 import { preflight, type LiveObjects, type Preflight } from './preflight.js';
 import { prepare, withOwnerReference } from './prepare.js';
 import { parseManifestAsync } from './release.js';
-import { EMPTY_HEALTH, intentOf, switchUnion } from './rollout.js';
+import { EMPTY_HEALTH, intentOf, switchBeforeApply } from './rollout.js';
 import type { ApplyResult, ConfineCheck, DriftReport, ObjectDrift, ReleaseRef, OperationRequest, ReleaseRevision } from './types.js';
 
 /** Re-applies what `rev` recorded where the cluster drifted from it (see the top of this file). */
@@ -71,7 +71,7 @@ async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: 
         const id = identityOf(obj);
         if (helmHeld.has(id)) await handOverHelmFields(cfg.client, obj);
         if (differs.has(id) || helmHeld.has(id) || ignoredPointers(obj, req.drift).length > 0) {
-          await switchUnion(cfg, obj, switchFirst.get(id), cfg.logger);
+          await switchBeforeApply(cfg, obj, switchFirst.get(id), cfg.logger);
           await cfg.client.apply(await intentOf(cfg, obj, req.drift, undefined), { force: takeOver.has(id) });
         }
         applied.push(refOf(obj));

@@ -24,7 +24,7 @@ import { runHooks, type HookEvent } from './hooks.js';
 import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { PREFLIGHT_CONCURRENCY, type Preflight } from './preflight.js';
-import type { UnionSwitchPatch } from './union-switch.js';
+import { switchUnion, type UnionSwitchPatch } from './union-switch.js';
 import { dedupe, withNamespaces } from './prepare.js';
 import { helmTime, parseManifestAsync, toManifest } from './release.js';
 import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus, WaitStrategy } from './types.js';
@@ -194,9 +194,9 @@ function kindBatches(objects: readonly KubeObject[]): KubeObject[][] {
 }
 
 /** Makes the strategy switch `patch` says (union-switch.ts) so that the apply after it is accepted. */
-export async function switchUnion(cfg: ActionConfig, obj: KubeObject, patch: UnionSwitchPatch | undefined, log: Logger): Promise<void> {
+export async function switchBeforeApply(cfg: ActionConfig, obj: KubeObject, patch: UnionSwitchPatch | undefined, log: Logger): Promise<void> {
   if (patch === undefined) return;
-  await cfg.client.patch(refOf(obj), patch, 'merge');
+  await switchUnion(cfg.client, obj, patch);
   log.info({ object: describeRef(refOf(obj)), patch }, 'update strategy switched before the apply (the member the API server filled in dropped)');
 }
 
@@ -210,7 +210,7 @@ async function applyGroup(cfg: ActionConfig, group: PhaseGroup, r: Rollout, appl
         if (r.unchanged.has(identityOf(obj))) return;
         if (r.replace.has(identityOf(obj))) await deleteForReplacement(cfg, obj, log);
         else if (r.helmHeld.has(identityOf(obj)) && (await handOverHelmFields(cfg.client, obj))) log.info({ object: describeRef(refOf(obj)) }, "the helm CLI's fields handed to Binnacle's field manager");
-        if (!r.replace.has(identityOf(obj))) await switchUnion(cfg, obj, r.switchFirst.get(identityOf(obj)), log);
+        if (!r.replace.has(identityOf(obj))) await switchBeforeApply(cfg, obj, r.switchFirst.get(identityOf(obj)), log);
         await cfg.client.apply(await intentOf(cfg, obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
       }),
     );

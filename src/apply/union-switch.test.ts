@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { KubeObject } from '../kube/types.js';
-import { unionSwitchPatch, withLiveUnion } from './union-switch.js';
+import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import { managedFieldsOf, refOf, type KubeObject } from '../kube/types.js';
+import { switchUnion, unionSwitchPatch, withLiveUnion, withoutUpdateHold } from './union-switch.js';
 
 const deployment = (strategy: Record<string, unknown> | undefined, replicas = 1): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -45,4 +46,41 @@ test("withLiveUnion: the desired object with the live strategy (what a dry run c
   assert.deepEqual(checked.spec, { replicas: 3, strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } } });
   assert.deepEqual(desired.spec, { replicas: 3, strategy: { type: 'Recreate' } });
   assert.deepEqual(withLiveUnion(desired, deployment(undefined)).spec, { replicas: 3 }, 'live without a strategy: the desired one is left out');
+});
+
+test("withoutUpdateHold: every Update entry's hold on the union is given up (an entry holding nothing else dropped); Apply entries and a status subresource's are kept", () => {
+  const entries = [
+    { manager: 'binnacle', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:type': {} }, 'f:replicas': {} } } },
+    { manager: 'binnacle', operation: 'Update', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:type': {} } } } },
+    { manager: 'kubectl-edit', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:x': {} } }, 'f:spec': { '.': {}, 'f:strategy': { 'f:type': {} }, 'f:paused': {} } } },
+    { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': { 'f:replicas': {} } } },
+  ];
+  assert.deepEqual(withoutUpdateHold(entries, 'strategy'), [
+    entries[0],
+    { manager: 'kubectl-edit', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:x': {} } }, 'f:spec': { '.': {}, 'f:paused': {} } } },
+    entries[3],
+  ]);
+  assert.equal(withoutUpdateHold([entries[0], entries[3]], 'strategy'), undefined, 'nothing to give up');
+});
+
+test('switchUnion over the fake API server: the switch made, no Update entry left holding the strategy, so an apply of Recreate holds the type alone and a later apply without a strategy removes it (a rollback to a revision without one)', async () => {
+  const cluster = new FakeCluster();
+  const client = cluster.client();
+  const desired = deployment({ type: 'Recreate' });
+  // Installed without a strategy; the API server filled in the default, which no one holds.
+  cluster.putApplied(deployment(undefined));
+  const live = cluster.get(refOf(desired)) as KubeObject;
+  cluster.put({ ...live, spec: { ...(live.spec as object), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } } } });
+
+  const patch = unionSwitchPatch(cluster.get(refOf(desired)), desired);
+  assert.ok(patch !== undefined);
+  await switchUnion(client, desired, patch);
+  const switched = cluster.get(refOf(desired)) as KubeObject;
+  assert.deepEqual((switched.spec as { strategy?: unknown }).strategy, { type: 'Recreate' });
+  const updateHolds = managedFieldsOf(switched).filter((e) => e.operation === 'Update' && JSON.stringify(e.fieldsV1 ?? {}).includes('f:strategy'));
+  assert.deepEqual(updateHolds, [], JSON.stringify(managedFieldsOf(switched)));
+
+  await client.apply(desired, { force: true });
+  await client.apply(deployment(undefined), { force: true });
+  assert.equal((cluster.get(refOf(desired))?.spec as { strategy?: { type?: string } }).strategy?.type, undefined, 'the type went with the apply that held it');
 });

@@ -7,8 +7,16 @@
  * 'Recreate'", kubernetes/kubernetes#24198). Server-side apply has no `retainKeys` as the
  * strategic merge patch of `kubectl apply` and Helm 3 does, so the switch is made first by a
  * merge patch that sets `type` and drops the member, then the object is applied.
+ *
+ * The merge patch is an `Update`: its field manager would hold `type` from then on, beside the
+ * apply, and an apply that later leaves the strategy out (a rollback to a revision without one)
+ * would not remove it. So the patch's hold on the union is given up at once, in a managedFields
+ * patch that holds only if the object did not change meanwhile (as helm-fields.ts hands over the
+ * helm CLI's fields); the apply that follows holds `type` alone.
  */
-import type { KubeObject } from '../kube/types.js';
+import { isConflict } from '../kube/errors.js';
+import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
+import { managedFieldsOf, refOf, type KubeObject, type ManagedFieldsEntry as Entry } from '../kube/types.js';
 
 interface Union {
   apiVersion: string;
@@ -60,12 +68,55 @@ export function unionSwitchPatch(live: KubeObject | undefined, desired: KubeObje
  * an object whose switch is made by `unionSwitchPatch` first (a dry run of `desired` as it is
  * would be refused for the member the patch removes).
  */
-export function withLiveUnion(desired: KubeObject, live: KubeObject): KubeObject {
+export function withLiveUnion(desired: KubeObject, live: KubeObject | undefined): KubeObject {
   const union = unionFor(desired);
-  if (union === undefined) return desired;
-  const spec = { ...(desired.spec as Record<string, unknown>) };
+  if (union === undefined || live === undefined) return desired;
   const have = unionOf(live, union.field);
-  if (have === undefined) delete spec[union.field];
-  else spec[union.field] = have;
-  return { ...desired, spec };
+  const rest = Object.entries(desired.spec as Record<string, unknown>).filter(([k]) => k !== union.field);
+  return { ...desired, spec: Object.fromEntries(have === undefined ? rest : [...rest, [union.field, have]]) };
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A field set (fieldsV1) with nothing in it but its own marker. */
+const isEmpty = (fields: Record<string, unknown>): boolean => Object.keys(fields).every((k) => k === '.');
+
+/**
+ * `entries` without any `Update` entry's hold on `spec.<field>` (an entry left holding nothing
+ * dropped), or undefined when no `Update` entry holds it.
+ */
+export function withoutUpdateHold(entries: readonly Entry[], field: string): Entry[] | undefined {
+  let changed = false;
+  const out = entries.flatMap((e): Entry[] => {
+    const spec = isRecord(e.fieldsV1) ? e.fieldsV1['f:spec'] : undefined;
+    if (e.operation !== 'Update' || (e.subresource ?? '') !== '' || !isRecord(spec) || !(`f:${field}` in spec)) return [e];
+    changed = true;
+    const { [`f:${field}`]: _union, ...restOfSpec } = spec;
+    const { 'f:spec': _spec, ...rest } = e.fieldsV1 ?? {};
+    const fieldsV1 = isEmpty(restOfSpec) ? rest : { ...rest, 'f:spec': restOfSpec };
+    return isEmpty(fieldsV1) ? [] : [{ ...e, fieldsV1 }];
+  });
+  return changed ? out : undefined;
+}
+
+/**
+ * Makes the switch `patch` says on the live object, then gives up the patch's hold on the union
+ * (see the top of this file). A write in between is a conflict: the object is read again and the
+ * hold given up anew.
+ */
+export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, obj: KubeObject, patch: UnionSwitchPatch, attempts = 3): Promise<void> {
+  const ref = refOf(obj);
+  const field = Object.keys(patch.spec)[0] ?? '';
+  let live: KubeObject | undefined = await client.patch(ref, patch, 'merge');
+  for (let i = 1; live !== undefined; i++) {
+    const managedFields = withoutUpdateHold(managedFieldsOf(live), field);
+    if (managedFields === undefined) return;
+    try {
+      // An empty list would leave managedFields as they are; one empty entry clears them.
+      await client.patch(ref, { metadata: { resourceVersion: live.metadata.resourceVersion, managedFields: managedFields.length === 0 ? [{}] : managedFields } });
+      return;
+    } catch (err) {
+      if (!isConflict(err) || i >= attempts) throw err;
+    }
+    live = await client.find(ref);
+  }
 }

@@ -21,7 +21,7 @@ import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MA
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
-import { unionSwitchPatch } from '../apply/union-switch.js';
+import { switchUnion, unionSwitchPatch } from '../apply/union-switch.js';
 
 /** What install, status and uninstall need of a cluster client. */
 export type SelfClient = Pick<ObjectReader, 'find' | 'list'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch'> & Pick<Discovery, 'invalidateDiscovery'>;
@@ -210,7 +210,7 @@ async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObject
   if (ownedByOthers(live, recordedObject(obj))) return { kind: obj.kind, name: obj.metadata.name ?? '', state: 'skipped', note: 'installed by someone else (OLM?); left as it is' };
   // An install made before the manager's Recreate has the rollingUpdate the API server filled in.
   const strategy = unionSwitchPatch(live, obj);
-  if (strategy !== undefined) await client.patch(ref(obj), strategy, 'merge');
+  if (strategy !== undefined) await switchUnion(client, obj, strategy);
   const applied = await client.apply(obj, { force: true });
   const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';
   return row(recordedObject(obj), state);
