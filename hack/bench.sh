@@ -10,13 +10,9 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 source hack/lib.sh
-use_pinned_node  # benches measure the Node Binnacle ships on; BINNACLE_NODE=system measures the machine's
+ensure_cluster_tools  # benches measure the Node Binnacle ships on (BINNACLE_NODE=system measures the machine's), against the same control plane
 echo "node $(node --version) ($(command -v node))"
-ensure_node_modules
-ensure_apt_packages
 command -v /usr/bin/time >/dev/null 2>&1 || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y --no-install-recommends time >/dev/null 2>&1 || true; }
-bash hack/build-tools.sh
-export PATH="$root/.cache/bin:$PATH"
 names=(); flags=()
 while [ $# -gt 0 ]; do
   case "$1" in

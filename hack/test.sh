@@ -10,18 +10,12 @@ cd "$root"
 export BINNACLE_FROM_SOURCE=1  # tests run the sources, never a stale dist/
 source hack/lib.sh
 
-ensure_prerequisites
-use_pinned_node
+ensure_cluster_tools  # Node, node_modules, packages and the control-plane tools (cached in .cache/bin)
 echo "node $(node --version) ($(command -v node)), npm $(npm --version), go $(go env GOVERSION 2>/dev/null || echo none)"  # what ran the tests, in CI's log
-ensure_node_modules
-ensure_apt_packages
 if [ "${BINNACLE_SKIP_CHECKS:-}" != 1 ]; then  # a developer's shortcut; CI always checks
   step "type-check"; npx tsc --noEmit -p .
   step "lint"; npx eslint .
 fi
-
-step "build control-plane tools (cached in .cache/bin)"
-bash hack/build-tools.sh
 
 step "start the e2e control plane"
 export BINNACLE_E2E_CLUSTER=${BINNACLE_E2E_CLUSTER:-e2e}  # helpers working side by side each name their own
@@ -44,7 +38,6 @@ registry_of() { node bin/binnacle.js cluster up --name "$1" -o json 2>/dev/null 
 node bin/binnacle.js cluster up --name "$BINNACLE_E2E_CLUSTER"
 export BINNACLE_E2E_KUBECONFIG="$root/.cache/clusters/$BINNACLE_E2E_CLUSTER/kubeconfig"
 export BINNACLE_E2E_REGISTRY=$(registry_of "$BINNACLE_E2E_CLUSTER")
-export PATH="$root/.cache/bin:$PATH"
 
 if [ $# -gt 0 ]; then
   files=("$@")

@@ -4,6 +4,8 @@
  *
  *   <!-- bench:NAME -->            the newest result of bench/NAME.ts (bench/results/NAME/)
  *   <!-- bench:NAME file=F.json --> that stored result, when a table must stay with one run
+ *   <!-- bench:NAME files=A.json,B.json --> runs of one bench side by side, each row named by
+ *                                   what it varied (only benches with a comparer below)
  *   ...generated...
  *   <!-- /bench:NAME -->
  *
@@ -71,7 +73,9 @@ const MARKER = /<!-- bench:([a-z0-9-]+)((?: [a-z]+=[^\s>]+)*) -->\n[\s\S]*?<!-- 
 export function renderReadme(readme: string, root: string): string {
   return readme.replace(MARKER, (_all, name: string, attrs: string) => {
     const file = /(?:^| )file=(\S+)/.exec(attrs)?.[1];
-    return `<!-- bench:${name}${attrs} -->\n${renderBlock(root, name, file)}\n<!-- /bench:${name} -->`;
+    const files = /(?:^| )files=(\S+)/.exec(attrs)?.[1];
+    const body = files === undefined ? renderBlock(root, name, file) : renderComparison(root, name, files.split(','));
+    return `<!-- bench:${name}${attrs} -->\n${body}\n<!-- /bench:${name} -->`;
   });
 }
 
@@ -93,13 +97,29 @@ function renderBlock(root: string, bench: string, file: string | undefined): str
   return [...renderer(stored.result), '', provenance(stored), ...notes.flatMap((n) => ['', n]), ...goals(stored.result.goals)].join('\n');
 }
 
+/** Several stored runs of one bench in one table (COMPARERS), each run's provenance below it. */
+function renderComparison(root: string, bench: string, files: readonly string[]): string {
+  const comparer = COMPARERS[bench];
+  if (comparer === undefined) throw new Error(`README.md compares runs of bench "${bench}", which has no comparer in bench/lib/readme.ts`);
+  const all = storedResults(root, bench);
+  const runs = files.map((f) => {
+    const stored = all.find((s) => path.basename(s.file) === f);
+    if (stored === undefined) throw new Error(`README.md names bench/results/${bench}/${f}, which is not there`);
+    return stored;
+  });
+  return [...comparer(runs.map((s) => s.result)), '', ...runs.map((s, i) => `${i + 1}. ${provenance(s)}`)].join('\n');
+}
+
+/** An argument as a shell would need it typed: an empty one or one with spaces quoted. */
+const shellWord = (a: string): string => (a === '' || /[\s'"]/.test(a) ? `'${a.replaceAll("'", "'\\''")}'` : a);
+
 /** Where the table came from: the file, the command, the commit, the machine and its load. */
 export function provenance({ file, result: r }: StoredResult): string {
   const cpu = r.machine.cpus[0]?.model.replace(/\s+/g, ' ').trim() ?? 'unknown CPU';
   const tree = r.git.dirty ? `with uncommitted changes to ${r.git.changes.join(', ')}` : 'clean';
   const load = (xs: number[]): string => xs.map((x) => x.toFixed(2)).join(' / ');
   return (
-    `From [\`${file}\`](${file}): \`npx tsx bench/${r.bench}.ts${r.argv.length > 0 ? ` ${r.argv.join(' ')}` : ''}\` at commit \`${r.git.commit.slice(0, 7)}\` (${tree}), ` +
+    `From [\`${file}\`](${file}): \`npx tsx bench/${r.bench}.ts${r.argv.length > 0 ? ` ${r.argv.map(shellWord).join(' ')}` : ''}\` at commit \`${r.git.commit.slice(0, 7)}\` (${tree}), ` +
     `${r.startedAt.slice(0, 16).replace('T', ' ')} UTC, on ${r.machine.cpuCount} × ${cpu}, Node ${r.node}; ` +
     `load average (1 / 5 / 15 min) ${load(r.loadavg.before)} before, ${load(r.loadavg.after)} after.`
   );
@@ -425,13 +445,20 @@ const flux: Renderer = (r) => {
   ];
 };
 
+/** The manager's Node flags as a catalog-scale run's settings say them (runs before the image had flags: none). */
+function managerNodeFlags(r: BenchResult): string {
+  const flags = /\(node (.*?)\s*bin\/binnacle\.js/.exec(str(r.settings.binnacle.what))?.[1]?.trim() ?? '';
+  return flags === '' ? 'node without flags' : `node ${flags}`;
+}
+
 const catalogScale: Renderer = (r) => {
   const s = r.summary as CatalogScaleSummary;
   // Runs before --catalog-workers passed --workers 1, which the catalog controller never read.
   const matched = str(r.settings.binnacle.matched);
+  const flags = managerNodeFlags(r);
   const names: Record<string, string> = {
-    'binnacle-defaults': 'binnacle manager (defaults)',
-    'binnacle-matched': matched === '--workers 1' ? 'binnacle manager (--workers 1: the catalog controller still 2)' : `binnacle manager (matched: ${matched})`,
+    'binnacle-defaults': `binnacle manager (defaults; ${flags})`,
+    'binnacle-matched': matched === '--workers 1' ? `binnacle manager (--workers 1: the catalog controller still 2; ${flags})` : `binnacle manager (matched: ${matched}; ${flags})`,
     catalogd: str(r.settings.reference?.what),
     opm: str((r.settings.opm as { what?: unknown } | undefined)?.what),
   };
@@ -456,6 +483,31 @@ const catalogScale: Renderer = (r) => {
     `One extension (${c.onePackage}) resolved against ${c.count === 1 ? 'the catalog' : `all ${c.count} catalogs`}: ${fix(s.resolution.inProcessMs.median, 1)} ms in process (the catalogs loaded once, as the manager holds them; median of ${s.resolution.inProcessMs.n}), ${ms(s.resolution.cliMs)} as \`binnacle resolve\` with ${c.count === 1 ? 'its directory' : `the ${c.count} directories`} (loading included).`,
   ];
 };
+
+/** catalog-scale runs that varied the manager's Node flags (`--node-flags`): Binnacle's rows of each, named by their flags. */
+const catalogScaleRuns: Comparer = (rs) => {
+  const rows = rs.flatMap((r, i) =>
+    Object.entries((r.summary as CatalogScaleSummary).sides)
+      .filter(([side]) => side.startsWith('binnacle'))
+      .map(([side, f]) => [
+        String(i + 1),
+        managerNodeFlags(r) === 'node without flags' ? 'none' : `\`${managerNodeFlags(r).replace(/^node /, '')}\``,
+        side.replace(/^binnacle-/, ''),
+        String(f.rounds),
+        spreadText(f.servingMs, (v) => sec(v, 1)),
+        spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
+        spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),
+        spreadText(f.cpuToServingS, (v) => `${fix(v, 1)} s`),
+        `${fix(f.allMBps, 0)} MB/s`,
+        `${fix(f.metasPackagesP50Ms, 1)} / ${fix(f.metasPackagesP99Ms, 1)} ms`,
+      ]),
+  );
+  return table(['run', "manager's Node flags", 'mode', 'rounds', 'to Serving', 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package p50 / p99'], rows);
+};
+
+/** One table of several runs of a bench. */
+type Comparer = (rs: BenchResult[]) => string[];
+const COMPARERS: Partial<Record<string, Comparer>> = { 'catalog-scale': catalogScaleRuns };
 
 const RENDERERS: Partial<Record<string, Renderer>> = {
   yaml,

@@ -209,19 +209,28 @@ export function opensslGroupName(curve: string): string | undefined {
   return CURVES[curve];
 }
 
+/**
+ * The OpenSSL cipher string for these suites (OpenSSL's names), or undefined for Node's default.
+ * TLS 1.0 and 1.1 need OpenSSL's security level lowered: on the list of TLS 1.2-and-below suites,
+ * so a list of TLS 1.3 suites alone lowers nothing (Go then serves TLS 1.3 only, and so does this).
+ */
+function cipherStringOf(names: readonly string[], legacy: boolean): string | undefined {
+  const lower = legacy ? ['@SECLEVEL=0'] : [];
+  // No suites named: Node's default list (not OpenSSL's wider DEFAULT), lowered for TLS 1.0 and 1.1.
+  if (names.length === 0) return legacy ? [process.getBuiltinModule('node:tls').DEFAULT_CIPHERS, ...lower].join(':') : undefined;
+  const below13 = names.some((n) => !n.startsWith('TLS_'));
+  return [...names, ...(below13 ? lower : [])].join(':');
+}
+
 function settingsOf(profile: TlsProfileName, version: string, ciphers: string[], curves: string[]): TlsSettings {
   const minVersion = VERSIONS[version] as SecureVersion;
   const legacy = minVersion === 'TLSv1' || minVersion === 'TLSv1.1';
-  const names = ciphers.map((c) => CIPHERS[c] as string);
-  // The security level is OpenSSL's TLS 1.2-and-below list's: with TLS 1.3 suites alone there is none to lower (Go then serves TLS 1.3 only, and so does this).
-  const below13 = names.some((n) => !n.startsWith('TLS_'));
-  const cipherString = names.length === 0 ? undefined : [...names, ...(legacy && below13 ? ['@SECLEVEL=0'] : [])].join(':');
+  const cipherString = cipherStringOf(ciphers.map((c) => CIPHERS[c] as string), legacy);
   const groups = [...new Set(curves.map((c) => CURVES[c] as string))];
   return {
     profile,
     minVersion,
-    // Node's default list (not OpenSSL's wider DEFAULT), its security level lowered for TLS 1.0 and 1.1.
-    ...(cipherString === undefined ? (legacy ? { ciphers: `${process.getBuiltinModule('node:tls').DEFAULT_CIPHERS}:@SECLEVEL=0` } : {}) : { ciphers: cipherString }),
+    ...(cipherString === undefined ? {} : { ciphers: cipherString }),
     ...(groups.length === 0 ? {} : { ecdhCurve: groups.join(':') }),
   };
 }

@@ -103,6 +103,40 @@ describe('renderReadme', () => {
     }
   });
 
+  test("files= puts several stored runs in one table, each row named by the manager's Node flags, each run's provenance numbered below; a bench without a comparer or a missing file is an error", () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'bench-readme-'));
+    try {
+      const dir = path.join(root, 'bench', 'results', 'catalog-scale');
+      mkdirSync(dir, { recursive: true });
+      const scale = (flags: string, allMBps: number): BenchResult => ({
+        ...result('2026-03-01T00:00:00.000Z', 'c'.repeat(40), 1),
+        bench: 'catalog-scale',
+        settings: { bench: {}, binnacle: { what: `binnacle manager (node ${flags} bin/binnacle.js, the built bundle)` } },
+        summary: {
+          catalogs: { count: 3, bundlesEach: 1, packagesEach: 1, bytesEach: [1], onePackage: 'p' },
+          resolution: { inProcessMs: { median: 1, min: 1, max: 1, n: 1 }, cliMs: 1, chosen: [] },
+          sides: {
+            'binnacle-defaults': { rounds: 1, servingMs: { median: 8000, min: 8000, max: 8000, n: 1 }, peakMib: { median: 400, min: 400, max: 400, n: 1 }, allMBps, metasPackagesP50Ms: 70, metasPackagesP99Ms: 150 },
+            catalogd: { rounds: 1, servingMs: { median: 9000, min: 9000, max: 9000, n: 1 }, allMBps: 330 },
+          },
+        },
+      });
+      writeFileSync(path.join(dir, 'a.json'), JSON.stringify(scale('', 174)));
+      writeFileSync(path.join(dir, 'b.json'), JSON.stringify(scale('--optimize-for-size', 95)));
+      const out = renderReadme('<!-- bench:catalog-scale files=a.json,b.json -->\n<!-- /bench:catalog-scale -->\n', root);
+      assert.match(out, /\| 1 \| none \| defaults \| 1 \| 8\.0 s \| 400 MiB \| – \| – \| 174 MB\/s \| 70\.0 \/ 150\.0 ms \|/);
+      assert.match(out, /\| 2 \| `--optimize-for-size` \| defaults \|.*\| 95 MB\/s \|/);
+      assert.doesNotMatch(out, /330 MB\/s/, "catalogd's rows are the single-run tables' business");
+      assert.match(out, /^1\. From \[`bench\/results\/catalog-scale\/a\.json`\]/m);
+      assert.match(out, /^2\. From \[`bench\/results\/catalog-scale\/b\.json`\]/m);
+      assert.equal(renderReadme(out, root), out, 'generating again changes nothing');
+      assert.throws(() => renderReadme('<!-- bench:catalog-scale files=a.json,nope.json -->\n<!-- /bench:catalog-scale -->\n', root), /nope\.json, which is not there/);
+      assert.throws(() => renderReadme('<!-- bench:cli-startup files=a.json -->\n<!-- /bench:cli-startup -->\n', root), /no comparer/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   test('a bench with no stored result says so in words; an unknown bench or a foreign file is an error', () => {
     const root = mkdtempSync(path.join(tmpdir(), 'bench-readme-'));
     try {
