@@ -95,6 +95,18 @@ describe('install-self', () => {
     const repair = await binnacle('install-self', '--image', 'registry.example/binnacle:e2e');
     assert.equal(repair.code, 0, repair.stderr);
     assert.match(repair.stderr, /re-created ClusterRole binnacle-manager/);
+
+    // An install made before the manager rolled out with Recreate: its Deployment applied without a
+    // strategy, so the API server filled in RollingUpdate's rollingUpdate, which no apply holds.
+    const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: SA };
+    const live = await client.get(ref);
+    const { strategy: _strategy, ...specWithout } = live.spec as Record<string, unknown>;
+    await client.apply({ apiVersion: 'apps/v1', kind: 'Deployment', metadata: { name: SA, namespace: NS, labels: live.metadata.labels ?? {} }, spec: specWithout }, { force: true });
+    const strategyOf = async (): Promise<unknown> => ((await client.get(ref)).spec as { strategy?: unknown }).strategy;
+    assert.deepEqual(await strategyOf(), { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, 'as an older install left it');
+    const upgrade = await binnacle('install-self', '--image', 'registry.example/binnacle:e2e');
+    assert.equal(upgrade.code, 0, upgrade.stderr);
+    assert.deepEqual(await strategyOf(), { type: 'Recreate' });
   });
 
   test("an operator installs through the manager running with a Pod's identity", async () => {
