@@ -16,6 +16,7 @@ import { ReleaseStore } from '../apply/release-store.js';
 import { parseManifest } from '../apply/release.js';
 import type { ReleaseRevision } from '../apply/types.js';
 import { stampOwnership } from '../apply/ownership.js';
+import { switchedPaths, unionSwitchPatch, withLiveUnion } from '../apply/union-switch.js';
 import type { KubeClient } from '../kube/client.js';
 import { isNotFound } from '../kube/errors.js';
 import { OpenApiSchemas } from '../kube/openapi.js';
@@ -162,8 +163,10 @@ async function compareWithCluster(client: KubeClient, rendered: readonly KubeObj
     }
     // Stamped as the applier stamps it, so ownership labels do not show up as changes.
     const stamped = stampOwnership(obj, { kind: 'BundleDeployment', name: bdName }, { name: bdName, namespace });
-    const dry = await client.apply(stamped, { dryRun: true, force: true }).catch(() => undefined);
-    const changes = dry === undefined ? ['(could not dry-run)'] : changedPaths(comparable(live), comparable(dry));
+    // A strategy switch the applier makes first (apply/union-switch.ts): the dry run sees the rest, the switch is listed.
+    const switched = unionSwitchPatch(live, stamped);
+    const dry = await client.apply(withLiveUnion(stamped, switched === undefined ? undefined : live), { dryRun: true, force: true }).catch(() => undefined);
+    const changes = dry === undefined ? ['(could not dry-run)'] : [...changedPaths(comparable(live), comparable(dry)), ...(switched === undefined ? [] : switchedPaths(switched))];
     objects.push(changes.length === 0 ? { ...base, action: 'unchanged' } : { ...base, action: 'update', changes });
   }
   return { objects, crdSafety, seen };

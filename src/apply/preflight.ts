@@ -19,7 +19,7 @@ import { hookTakeover } from './hooks.js';
 import { controlledBy, describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
 import type { Owner, ReleaseRef, OperationRequest } from './types.js';
-import { unionSwitchPatch, withLiveUnion, type UnionSwitchPatch } from './union-switch.js';
+import { otherHolders, switchedPaths, unionSwitchPatch, withLiveUnion, type UnionSwitchPatch } from './union-switch.js';
 
 /** Objects as one read found them, by identity; `object` undefined when there was none. */
 export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
@@ -154,9 +154,8 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
   if (live !== undefined && !claimLive(obj, live, o, found)) return;
   const helmHeld = live !== undefined && heldByHelm(live);
   if (helmHeld) found.helmHeld.add(identityOf(obj));
-  const switchFirst = unionSwitchPatch(live, obj);
-  if (switchFirst !== undefined) found.switchFirst.set(identityOf(obj), switchFirst);
-  if (!found.dryRun) return;
+  const switchFirst = noteSwitch(obj, live, o, found);
+  if (switchFirst === false || !found.dryRun) return;
   // As the deployed revision applied it, and live still so: no dry run, and nothing to apply.
   if (o.same && !helmHeld && live !== undefined && isOwnedBy(live, o.owner, o.release) && appliedByBinnacle(live) && (await objectDrift({ find: () => Promise.resolve(live) }, obj)) === undefined) {
     found.unchanged.add(identityOf(obj));
@@ -168,6 +167,23 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
   } catch (err) {
     noteDryRunRefusal(err, obj, live, o.force, found);
   }
+}
+
+/**
+ * The strategy switch the rollout makes first (union-switch.ts), noted; false when it is refused:
+ * under the conflict policy Fail, one that would take fields another manager holds, as a conflict is.
+ */
+function noteSwitch(obj: KubeObject, live: KubeObject | undefined, o: ObjectCheck, found: Findings): UnionSwitchPatch | undefined | false {
+  const patch = unionSwitchPatch(live, obj);
+  if (patch === undefined || live === undefined) return undefined;
+  const others = o.forceConflicts ? [] : otherHolders(live, patch, FIELD_MANAGER);
+  if (others.length > 0) {
+    const what = describeRef(refOf(obj));
+    found.result.error('apply.conflict', `${what}: switching ${switchedPaths(patch).join(' and ')} takes fields ${others.join(', ')} hold${others.length === 1 ? 's' : ''} (conflictPolicy Fail: Binnacle takes no field another manager holds; Force takes them)`, { field: what });
+    return false;
+  }
+  found.switchFirst.set(identityOf(obj), patch);
+  return patch;
 }
 
 /** Some Apply of Binnacle's own field manager holds fields of `live`: what it applied is its own, not adopted. */

@@ -71,8 +71,9 @@ async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: 
         const id = identityOf(obj);
         if (helmHeld.has(id)) await handOverHelmFields(cfg.client, obj);
         if (differs.has(id) || helmHeld.has(id) || ignoredPointers(obj, req.drift).length > 0) {
-          await switchBeforeApply(cfg, obj, switchFirst.get(id), cfg.logger);
-          await cfg.client.apply(await intentOf(cfg, obj, req.drift, undefined), { force: takeOver.has(id) });
+          const intent = await intentOf(cfg, obj, req.drift, undefined);
+          await switchBeforeApply(cfg, intent, switchFirst.get(id), cfg.logger);
+          await cfg.client.apply(intent, { force: takeOver.has(id) });
         }
         applied.push(refOf(obj));
       }

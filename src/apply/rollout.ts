@@ -24,7 +24,7 @@ import { runHooks, type HookEvent } from './hooks.js';
 import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { PREFLIGHT_CONCURRENCY, type Preflight } from './preflight.js';
-import { switchUnion, type UnionSwitchPatch } from './union-switch.js';
+import { intentSwitches, switchUnion, type UnionSwitchPatch } from './union-switch.js';
 import { dedupe, withNamespaces } from './prepare.js';
 import { helmTime, parseManifestAsync, toManifest } from './release.js';
 import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus, WaitStrategy } from './types.js';
@@ -193,11 +193,14 @@ function kindBatches(objects: readonly KubeObject[]): KubeObject[][] {
   return batches;
 }
 
-/** Makes the strategy switch `patch` says (union-switch.ts) so that the apply after it is accepted. */
-export async function switchBeforeApply(cfg: ActionConfig, obj: KubeObject, patch: UnionSwitchPatch | undefined, log: Logger): Promise<void> {
-  if (patch === undefined) return;
-  await switchUnion(cfg.client, obj, patch);
-  log.info({ object: describeRef(refOf(obj)), patch }, 'update strategy switched before the apply (the member the API server filled in dropped)');
+/**
+ * Makes the strategy switch `patch` says (union-switch.ts) so that the apply of `intent` after it
+ * is accepted; none when the intent leaves the type out (a drift rule ignores it, unchanged).
+ */
+export async function switchBeforeApply(cfg: ActionConfig, intent: KubeObject, patch: UnionSwitchPatch | undefined, log: Logger): Promise<void> {
+  if (patch === undefined || !intentSwitches(intent, patch)) return;
+  await switchUnion(cfg.client, intent, patch);
+  log.info({ object: describeRef(refOf(intent)), patch }, 'update strategy switched before the apply (the member the API server filled in dropped)');
 }
 
 /** Applies one phase's objects in order (replacing those that must be, forcing those taken over); CRDs then wait to be Established. */
@@ -210,8 +213,9 @@ async function applyGroup(cfg: ActionConfig, group: PhaseGroup, r: Rollout, appl
         if (r.unchanged.has(identityOf(obj))) return;
         if (r.replace.has(identityOf(obj))) await deleteForReplacement(cfg, obj, log);
         else if (r.helmHeld.has(identityOf(obj)) && (await handOverHelmFields(cfg.client, obj))) log.info({ object: describeRef(refOf(obj)) }, "the helm CLI's fields handed to Binnacle's field manager");
-        if (!r.replace.has(identityOf(obj))) await switchBeforeApply(cfg, obj, r.switchFirst.get(identityOf(obj)), log);
-        await cfg.client.apply(await intentOf(cfg, obj, r.drift, r.baseline), { force: r.takeOver.has(identityOf(obj)) });
+        const intent = await intentOf(cfg, obj, r.drift, r.baseline);
+        if (!r.replace.has(identityOf(obj))) await switchBeforeApply(cfg, intent, r.switchFirst.get(identityOf(obj)), log);
+        await cfg.client.apply(intent, { force: r.takeOver.has(identityOf(obj)) });
       }),
     );
     results.forEach((res, i) => {

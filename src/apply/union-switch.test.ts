@@ -1,8 +1,11 @@
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { managedFieldsOf, refOf, type KubeObject } from '../kube/types.js';
-import { switchUnion, unionSwitchPatch, withLiveUnion, withoutUpdateHold } from './union-switch.js';
+import type { DriftSpec } from '../api/types.js';
+import { releaseEngine } from './engine.test-helper.js';
+import type { ApplyRequest } from './types.js';
+import { intentSwitches, otherHolders, switchedPaths, switchUnion, unionSwitchPatch, withLiveUnion, withoutUpdateHold } from './union-switch.js';
 
 const deployment = (strategy: Record<string, unknown> | undefined, replicas = 1): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -81,4 +84,79 @@ test('switchUnion over the fake API server: the switch made, no Update entry lef
   await client.apply(desired, { force: true });
   await client.apply(deployment(undefined), { force: true });
   assert.equal((cluster.get(refOf(desired))?.spec as { strategy?: { type?: string } }).strategy?.type, undefined, 'the type went with the apply that held it');
+});
+
+test('switchedPaths lists what a plan shows; intentSwitches says whether what is applied still sets the type', () => {
+  const patch = { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } };
+  assert.deepEqual(switchedPaths(patch), ['spec.strategy.type', 'spec.strategy.rollingUpdate']);
+  assert.equal(intentSwitches(deployment({ type: 'Recreate' }), patch), true);
+  assert.equal(intentSwitches(deployment(undefined), patch), false, 'a drift rule left the strategy out');
+});
+
+test("otherHolders: managers other than Binnacle's holding the union's type or member; a status entry and Binnacle's own are not", () => {
+  const live: KubeObject = {
+    ...defaulted,
+    metadata: {
+      ...defaulted.metadata,
+      managedFields: [
+        { manager: 'binnacle', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:type': {} } } } },
+        { manager: 'platform', operation: 'Update', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:rollingUpdate': { 'f:maxSurge': {} } } } } },
+        { manager: 'scaler', operation: 'Update', fieldsV1: { 'f:spec': { 'f:replicas': {} } } },
+        { manager: 'kcm', operation: 'Update', subresource: 'status', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:type': {} } } } },
+      ],
+    },
+  };
+  assert.deepEqual(otherHolders(live, { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } }, 'binnacle'), ['platform']);
+});
+
+describe('the release engine over the fake API server', () => {
+  const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: 'ops', name: 'op' };
+  const request = (strategy: Record<string, unknown> | undefined, more: Partial<ApplyRequest> = {}): ApplyRequest => ({ owner: { kind: 'BundleDeployment', name: 'op' }, release: { name: 'op', namespace: 'ops' }, objects: [deployment(strategy)], healthTimeoutMs: 200, waitForHealth: false, ...more });
+  /** Revision 1 without a strategy, the API server's default then filled in (held by `holder`, or by no one). */
+  async function installed(holder?: string): Promise<FakeCluster> {
+    const cluster = new FakeCluster();
+    cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } });
+    const first = await releaseEngine(cluster).apply(request(undefined));
+    assert.equal(first.status, 'deployed', first.message);
+    const filled = { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } };
+    if (holder === undefined) {
+      const live = cluster.get(ref) as KubeObject;
+      cluster.put({ ...live, spec: { ...(live.spec as object), strategy: filled } });
+    } else await cluster.client().apply({ ...deployment(filled), metadata: { name: 'op', namespace: 'ops' } }, { fieldManager: holder, force: true });
+    return cluster;
+  }
+  const strategy = (c: FakeCluster): unknown => (c.get(ref)?.spec as { strategy?: unknown }).strategy;
+
+  test('an upgrade to Recreate over the filled-in default: switched, then applied', async () => {
+    const cluster = await installed();
+    const res = await releaseEngine(cluster).apply(request({ type: 'Recreate' }));
+    assert.equal(res.status, 'deployed', res.message);
+    assert.deepEqual(strategy(cluster), { type: 'Recreate' });
+  });
+
+  test('conflictPolicy Fail: a switch that would take fields another manager holds is refused before anything changes, naming it; Force switches', async () => {
+    const cluster = await installed('platform');
+    const before = cluster.get(ref);
+    await assert.rejects(releaseEngine(cluster).apply(request({ type: 'Recreate' }, { conflictPolicy: 'Fail' })), (err: Error) => {
+      assert.match(err.message, /Deployment ops\/op: switching spec\.strategy\.type and spec\.strategy\.rollingUpdate takes fields platform holds \(conflictPolicy Fail/);
+      return true;
+    });
+    assert.deepEqual(cluster.get(ref), before, 'nothing changed');
+    const forced = await releaseEngine(cluster).apply(request({ type: 'Recreate' }));
+    assert.equal(forced.status, 'deployed', forced.message);
+    assert.deepEqual(strategy(cluster), { type: 'Recreate' });
+  });
+
+  test('a drift rule that ignores the strategy: a repair of a revision that did not change it makes no switch (the rule wins)', async () => {
+    const drift: DriftSpec = { ignore: [{ paths: ['/spec/strategy'] }] };
+    const cluster = new FakeCluster();
+    cluster.put({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'ops' } });
+    const first = await releaseEngine(cluster).apply(request({ type: 'Recreate' }, { drift }));
+    assert.equal(first.status, 'deployed', first.message);
+    // Someone switches it back by hand, as the rule allows.
+    await cluster.client().patch(ref, { spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '50%', maxUnavailable: 0 } } } });
+    const again = await releaseEngine(cluster).apply(request({ type: 'Recreate' }, { drift }));
+    assert.equal(again.status, 'deployed', again.message);
+    assert.deepEqual(strategy(cluster), { type: 'RollingUpdate', rollingUpdate: { maxSurge: '50%', maxUnavailable: 0 } });
+  });
 });

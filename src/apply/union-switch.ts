@@ -63,6 +63,33 @@ export function unionSwitchPatch(live: KubeObject | undefined, desired: KubeObje
   return { spec: { [union.field]: { type, [union.member]: null } } };
 }
 
+/** The fields a switch changes, as a plan lists them (`spec.strategy.type`, `spec.strategy.rollingUpdate`). */
+export function switchedPaths(patch: UnionSwitchPatch): string[] {
+  return Object.entries(patch.spec).flatMap(([field, union]) => Object.keys(union).map((k) => `spec.${field}.${k}`));
+}
+
+/** Whether `intent` (what is applied: drift-ignored fields may be left out) still sets the type the switch sets. */
+export function intentSwitches(intent: KubeObject, patch: UnionSwitchPatch): boolean {
+  return Object.entries(patch.spec).every(([field, union]) => unionOf(intent, field)?.type === union.type);
+}
+
+/**
+ * Field managers other than `mine` that hold the union's type or member on `live`: under the
+ * conflict policy Fail a switch would take their fields, so it is refused as a conflict is.
+ */
+export function otherHolders(live: KubeObject, patch: UnionSwitchPatch, mine: string): string[] {
+  const holders = new Set<string>();
+  for (const [field, union] of Object.entries(patch.spec)) {
+    for (const e of managedFieldsOf(live)) {
+      if (e.manager === mine || (e.subresource ?? '') !== '' || !isRecord(e.fieldsV1)) continue;
+      const spec = e.fieldsV1['f:spec'];
+      const held = isRecord(spec) ? spec[`f:${field}`] : undefined;
+      if (isRecord(held) && Object.keys(union).some((k) => `f:${k}` in held)) holders.add(e.manager ?? '(unnamed)');
+    }
+  }
+  return [...holders];
+}
+
 /**
  * `desired` with the live object's union in place of its own: what a server dry run can check of
  * an object whose switch is made by `unionSwitchPatch` first (a dry run of `desired` as it is
