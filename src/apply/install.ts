@@ -77,6 +77,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       unchanged: checked.unchanged,
       helmHeld: checked.helmHeld,
       switchFirst: checked.switchFirst,
+      switchHeld: checked.switchHeld,
       waitForHealth: req.waitForHealth ?? true,
       waitStrategy: req.waitStrategy,
       healthTimeoutMs: req.healthTimeoutMs ?? DEFAULT_HEALTH_TIMEOUT_MS,

@@ -188,7 +188,7 @@ export class ServiceAccountFallbackClient implements ClusterClient {
   list: ClusterClient['list'] = async (apiVersion, kind, opts) => (await this.pick()).list(apiVersion, kind, opts);
   create: ClusterClient['create'] = async (obj) => (await this.pick()).create(obj);
   update: ClusterClient['update'] = async (obj) => (await this.pick()).update(obj);
-  patch: ClusterClient['patch'] = async (ref, patch, type) => (await this.pick()).patch(ref, patch, type);
+  patch: ClusterClient['patch'] = async (ref, patch, type, opts) => (await this.pick()).patch(ref, patch, type, opts);
   delete: ClusterClient['delete'] = async (ref, opts) => (await this.pick()).delete(ref, opts);
   resourceFor: ClusterClient['resourceFor'] = async (apiVersion, kind) => (await this.pick()).resourceFor(apiVersion, kind);
   invalidateDiscovery: ClusterClient['invalidateDiscovery'] = (apiVersion) => this.admin.invalidateDiscovery(apiVersion);

@@ -19,7 +19,7 @@ import { hookTakeover } from './hooks.js';
 import { controlledBy, describeOwner, heldBySomeone, isOwnedBy, ownerName } from './ownership.js';
 import { identityOf } from './phases.js';
 import type { Owner, ReleaseRef, OperationRequest } from './types.js';
-import { otherHolders, switchedPaths, unionSwitchPatch, withLiveUnion, type UnionSwitchPatch } from './union-switch.js';
+import { heldBySwitch, otherHolders, switchedPaths, unionSwitchPatch, withLiveUnion, type UnionSwitchPatch } from './union-switch.js';
 
 /** Objects as one read found them, by identity; `object` undefined when there was none. */
 export type LiveObjects = Map<string, { object: KubeObject | undefined }>;
@@ -37,6 +37,8 @@ export interface Preflight {
   helmHeld: Set<string>;
   /** Live objects whose update strategy switches type over a member the API server filled in: patched first (union-switch.ts). */
   switchFirst: Map<string, UnionSwitchPatch>;
+  /** Live objects a cut-short switch's field manager still holds fields of: its hold is given up before the apply. */
+  switchHeld: Set<string>;
 }
 
 export interface PreflightHow {
@@ -80,7 +82,7 @@ interface Findings extends Preflight {
 export const PREFLIGHT_CONCURRENCY = 8;
 
 function emptyFindings(subject: string, dryRun: boolean): Findings {
-  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), helmHeld: new Set(), switchFirst: new Map(), terminating: [], live: new Map(), dryRun };
+  return { result: new ValidationResult(subject), takeOver: new Set(), replace: new Set(), unchanged: new Set(), helmHeld: new Set(), switchFirst: new Map(), switchHeld: new Set(), terminating: [], live: new Map(), dryRun };
 }
 
 /** Checks every object before anything changes (see the top of this file). */
@@ -130,7 +132,7 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
       `${subject}: ${terminating.map((t) => t.what).join(', ')} ${one ? 'is' : 'are'} being deleted; applying once ${one ? 'it is' : 'they are'} gone`,
     );
   }
-  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live, helmHeld: found.helmHeld, switchFirst: found.switchFirst };
+  return { takeOver: found.takeOver, replace: found.replace, unchanged: found.unchanged, live: found.live, helmHeld: found.helmHeld, switchFirst: found.switchFirst, switchHeld: found.switchHeld };
 }
 
 /** Preflight of one object: readable, not being deleted, ours (or adopted), a safe CRD change, accepted by a server dry run. */
@@ -174,6 +176,7 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
  * under the conflict policy Fail, one that would take fields another manager holds, as a conflict is.
  */
 function noteSwitch(obj: KubeObject, live: KubeObject | undefined, o: ObjectCheck, found: Findings): UnionSwitchPatch | undefined | false {
+  if (heldBySwitch(live)) found.switchHeld.add(identityOf(obj));
   const patch = unionSwitchPatch(live, obj);
   if (patch === undefined || live === undefined) return undefined;
   const others = o.forceConflicts ? [] : otherHolders(live, patch, FIELD_MANAGER);
@@ -200,6 +203,7 @@ function mergeFindings(into: Findings, from: Findings): void {
   for (const id of from.unchanged) into.unchanged.add(id);
   for (const id of from.helmHeld) into.helmHeld.add(id);
   for (const [id, patch] of from.switchFirst) into.switchFirst.set(id, patch);
+  for (const id of from.switchHeld) into.switchHeld.add(id);
   into.terminating.push(...from.terminating);
   for (const [id, live] of from.live) into.live.set(id, live);
 }

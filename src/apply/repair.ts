@@ -52,8 +52,8 @@ export async function assertConfined(objects: readonly KubeObject[], confine: Co
   throw new ApplyRefusedError(result);
 }
 
-async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: ReleaseRevision, objects: KubeObject[], checked: Pick<Preflight, 'takeOver' | 'live' | 'helmHeld' | 'switchFirst'>): Promise<ApplyResult> {
-  const { takeOver, live, helmHeld, switchFirst } = checked;
+async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: ReleaseRevision, objects: KubeObject[], checked: Pick<Preflight, 'takeOver' | 'live' | 'helmHeld' | 'switchFirst' | 'switchHeld'>): Promise<ApplyResult> {
+  const { takeOver, live, helmHeld, switchFirst, switchHeld } = checked;
   const applied: ObjectRef[] = [];
   const base = { revision: current.revision, pruned: [] };
   const mode = driftMode(req.drift);
@@ -72,7 +72,7 @@ async function repairObjects(cfg: ActionConfig, req: OperationRequest, current: 
         if (helmHeld.has(id)) await handOverHelmFields(cfg.client, obj);
         if (differs.has(id) || helmHeld.has(id) || ignoredPointers(obj, req.drift).length > 0) {
           const intent = await intentOf(cfg, obj, req.drift, undefined);
-          await switchBeforeApply(cfg, intent, switchFirst.get(id), cfg.logger);
+          await switchBeforeApply(cfg, intent, switchFirst.get(id), switchHeld.has(id), cfg.logger);
           await cfg.client.apply(intent, { force: takeOver.has(id) });
         }
         applied.push(refOf(obj));

@@ -93,6 +93,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       unchanged: checked.unchanged,
       helmHeld: checked.helmHeld,
       switchFirst: checked.switchFirst,
+      switchHeld: checked.switchHeld,
       waitForHealth: how.waitForHealth,
       waitStrategy: how.waitStrategy,
       healthTimeoutMs: how.healthTimeoutMs,

@@ -24,7 +24,7 @@ import { runHooks, type HookEvent } from './hooks.js';
 import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { PREFLIGHT_CONCURRENCY, type Preflight } from './preflight.js';
-import { intentSwitches, switchUnion, type UnionSwitchPatch } from './union-switch.js';
+import { intentSwitches, releaseSwitchHold, switchUnion, type UnionSwitchPatch } from './union-switch.js';
 import { dedupe, withNamespaces } from './prepare.js';
 import { helmTime, parseManifestAsync, toManifest } from './release.js';
 import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus, WaitStrategy } from './types.js';
@@ -195,10 +195,14 @@ function kindBatches(objects: readonly KubeObject[]): KubeObject[][] {
 
 /**
  * Makes the strategy switch `patch` says (union-switch.ts) so that the apply of `intent` after it
- * is accepted; none when the intent leaves the type out (a drift rule ignores it, unchanged).
+ * is accepted; none when the intent leaves the type out (a drift rule ignores it, unchanged). A
+ * cut-short switch's hold (`held`) is given up either way.
  */
-export async function switchBeforeApply(cfg: ActionConfig, intent: KubeObject, patch: UnionSwitchPatch | undefined, log: Logger): Promise<void> {
-  if (patch === undefined || !intentSwitches(intent, patch)) return;
+export async function switchBeforeApply(cfg: ActionConfig, intent: KubeObject, patch: UnionSwitchPatch | undefined, held: boolean, log: Logger): Promise<void> {
+  if (patch === undefined || !intentSwitches(intent, patch)) {
+    if (held) await releaseSwitchHold(cfg.client, refOf(intent));
+    return;
+  }
   await switchUnion(cfg.client, intent, patch);
   log.info({ object: describeRef(refOf(intent)), patch }, 'update strategy switched before the apply (the member the API server filled in dropped)');
 }
@@ -214,7 +218,7 @@ async function applyGroup(cfg: ActionConfig, group: PhaseGroup, r: Rollout, appl
         if (r.replace.has(identityOf(obj))) await deleteForReplacement(cfg, obj, log);
         else if (r.helmHeld.has(identityOf(obj)) && (await handOverHelmFields(cfg.client, obj))) log.info({ object: describeRef(refOf(obj)) }, "the helm CLI's fields handed to Binnacle's field manager");
         const intent = await intentOf(cfg, obj, r.drift, r.baseline);
-        if (!r.replace.has(identityOf(obj))) await switchBeforeApply(cfg, intent, r.switchFirst.get(identityOf(obj)), log);
+        if (!r.replace.has(identityOf(obj))) await switchBeforeApply(cfg, intent, r.switchFirst.get(identityOf(obj)), r.switchHeld.has(identityOf(obj)), log);
         await cfg.client.apply(intent, { force: r.takeOver.has(identityOf(obj)) });
       }),
     );

@@ -5,7 +5,7 @@ import { managedFieldsOf, refOf, type KubeObject } from '../kube/types.js';
 import type { DriftSpec } from '../api/types.js';
 import { releaseEngine } from './engine.test-helper.js';
 import type { ApplyRequest } from './types.js';
-import { intentSwitches, otherHolders, switchedPaths, switchUnion, unionSwitchPatch, withLiveUnion, withoutUpdateHold } from './union-switch.js';
+import { heldBySwitch, intentSwitches, otherHolders, releaseSwitchHold, STRATEGY_SWITCH_MANAGER, switchedPaths, switchUnion, unionSwitchPatch, withLiveUnion } from './union-switch.js';
 
 const deployment = (strategy: Record<string, unknown> | undefined, replicas = 1): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -37,6 +37,7 @@ test('no patch where the apply alone is accepted', () => {
   assert.equal(unionSwitchPatch(deployment({ type: 'Recreate' }), deployment({ type: 'Recreate' })), undefined, 'already Recreate');
   assert.equal(unionSwitchPatch(defaulted, deployment(undefined)), undefined, 'no strategy wanted: the default stays');
   assert.equal(unionSwitchPatch(defaulted, deployment({ type: 'RollingUpdate' })), undefined, 'RollingUpdate allows the member');
+  assert.equal(unionSwitchPatch(defaulted, deployment({ type: 'Recreat' })), undefined, 'a type the API server does not know: its dry run refuses the object as it is, naming the value');
   assert.equal(unionSwitchPatch(defaulted, deployment({ type: 'Recreate', rollingUpdate: { maxSurge: 1 } })), undefined, 'the manifest sets the member itself: the API server says what it thinks of that');
   assert.equal(unionSwitchPatch(deployment({ type: 'RollingUpdate', rollingUpdate: null }), deployment({ type: 'Recreate' })), undefined, 'no member live');
   assert.equal(unionSwitchPatch(defaulted, { ...deployment({ type: 'Recreate' }), apiVersion: 'example.com/v1' }), undefined, 'another group\'s Deployment kind');
@@ -51,17 +52,20 @@ test("withLiveUnion: the desired object with the live strategy (what a dry run c
   assert.deepEqual(withLiveUnion(desired, deployment(undefined)).spec, { replicas: 3 }, 'live without a strategy: the desired one is left out');
 });
 
-test("withoutUpdateHold: every Update entry's hold on the union is given up (an entry holding nothing else dropped); Apply entries and a status subresource's are kept", () => {
-  const applied = { manager: 'binnacle', operation: 'Apply', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:type': {} }, 'f:replicas': {} } } };
-  const patched = { manager: 'binnacle', operation: 'Update', fieldsV1: { 'f:spec': { 'f:strategy': { 'f:type': {} } } } };
-  const edited = { manager: 'kubectl-edit', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:x': {} } }, 'f:spec': { '.': {}, 'f:strategy': { 'f:type': {} }, 'f:paused': {} } } };
-  const status = { manager: 'kube-controller-manager', operation: 'Update', subresource: 'status', fieldsV1: { 'f:status': { 'f:replicas': {} } } };
-  assert.deepEqual(withoutUpdateHold([applied, patched, edited, status], 'strategy'), [
-    applied,
-    { manager: 'kubectl-edit', operation: 'Update', fieldsV1: { 'f:metadata': { 'f:labels': { 'f:x': {} } }, 'f:spec': { '.': {}, 'f:paused': {} } } },
-    status,
-  ]);
-  assert.equal(withoutUpdateHold([applied, status], 'strategy'), undefined, 'nothing to give up');
+test("releaseSwitchHold: the switch manager's entry removed, every other entry kept; a write in between (a stale read) is a conflict, read again and removed", async () => {
+  const cluster = new FakeCluster();
+  const client = cluster.client();
+  const desired = deployment({ type: 'Recreate' });
+  cluster.putApplied(deployment({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } }));
+  await client.patch(refOf(desired), { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } }, 'merge', { fieldManager: STRATEGY_SWITCH_MANAGER });
+  const stale = cluster.get(refOf(desired)) as KubeObject;
+  assert.equal(heldBySwitch(stale), true);
+  await client.patch(refOf(desired), { metadata: { labels: { other: 'writer' } } }, 'merge', { fieldManager: 'someone' });
+  await releaseSwitchHold(client, refOf(desired), stale);
+  const after = cluster.get(refOf(desired)) as KubeObject;
+  assert.equal(heldBySwitch(after), false);
+  assert.deepEqual(managedFieldsOf(after).map((e) => e.manager).sort(), ['binnacle', 'someone']);
+  assert.deepEqual(after.metadata.labels, { other: 'writer' }, "the other writer's change kept");
 });
 
 test('switchUnion over the fake API server: the switch made, no Update entry left holding the strategy, so an apply of Recreate holds the type alone and a later apply without a strategy removes it (a rollback to a revision without one)', async () => {
@@ -78,8 +82,8 @@ test('switchUnion over the fake API server: the switch made, no Update entry lef
   await switchUnion(client, desired, patch);
   const switched = cluster.get(refOf(desired)) as KubeObject;
   assert.deepEqual((switched.spec as { strategy?: unknown }).strategy, { type: 'Recreate' });
-  const updateHolds = managedFieldsOf(switched).filter((e) => e.operation === 'Update' && JSON.stringify(e.fieldsV1 ?? {}).includes('f:strategy'));
-  assert.deepEqual(updateHolds, [], JSON.stringify(managedFieldsOf(switched)));
+  const holds = managedFieldsOf(switched).filter((e) => JSON.stringify(e.fieldsV1 ?? {}).includes('f:strategy'));
+  assert.deepEqual(holds, [], JSON.stringify(managedFieldsOf(switched)));
 
   await client.apply(desired, { force: true });
   await client.apply(deployment(undefined), { force: true });
@@ -145,6 +149,19 @@ describe('the release engine over the fake API server', () => {
     const forced = await releaseEngine(cluster).apply(request({ type: 'Recreate' }));
     assert.equal(forced.status, 'deployed', forced.message);
     assert.deepEqual(strategy(cluster), { type: 'Recreate' });
+  });
+
+  test("a switch cut short (made, then a crash before its field manager's entry was removed): the next rollout removes it, so the apply holds the type alone and a rollback to the revision without a strategy drops it", async () => {
+    const cluster = await installed();
+    const engine = releaseEngine(cluster);
+    await cluster.client().patch(ref, { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } }, 'merge', { fieldManager: STRATEGY_SWITCH_MANAGER });
+    assert.equal(heldBySwitch(cluster.get(ref)), true);
+    const second = await engine.apply(request({ type: 'Recreate' }));
+    assert.equal(second.status, 'deployed', second.message);
+    assert.equal(heldBySwitch(cluster.get(ref)), false, 'the leftover entry removed');
+    const back = await engine.rollback({ release: { name: 'op', namespace: 'ops' }, toRevision: 1, healthTimeoutMs: 200, waitForHealth: false });
+    assert.equal(back.status, 'deployed', back.message);
+    assert.equal((strategy(cluster) as { type?: string } | undefined)?.type, undefined, 'no one held the type but the apply: the API server would default it');
   });
 
   test('a drift rule that ignores the strategy: a repair of a revision that did not change it makes no switch (the rule wins)', async () => {

@@ -10,13 +10,15 @@
  *
  * The merge patch is an `Update`: its field manager would hold `type` from then on, beside the
  * apply, and an apply that later leaves the strategy out (a rollback to a revision without one)
- * would not remove it. So the patch's hold on the union is given up at once, in a managedFields
- * patch that holds only if the object did not change meanwhile (as helm-fields.ts hands over the
- * helm CLI's fields); the apply that follows holds `type` alone.
+ * would not remove it. So the patch is made under a field manager of its own
+ * (`STRATEGY_SWITCH_MANAGER`), whose entry is removed at once, in a managedFields patch that holds
+ * only if the object did not change meanwhile (as helm-fields.ts hands over the helm CLI's
+ * fields); the apply that follows holds `type` alone. An entry a cut-short switch left (a crash,
+ * conflicts) is removed by the next rollout or repair of the object (preflight notes it).
  */
 import { isConflict } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { managedFieldsOf, refOf, type KubeObject, type ManagedFieldsEntry as Entry } from '../kube/types.js';
+import { managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 
 interface Union {
   apiVersion: string;
@@ -26,13 +28,17 @@ interface Union {
   /** The member the API server defaults, and the one `type` that allows it. */
   member: string;
   allowedWith: string;
+  /** The other types the API server knows: a switch is made only to one of them (another, a typo, is the dry run's to refuse). */
+  others: readonly string[];
 }
 
 /** The unions whose stale member the API server refuses (a DaemonSet's `OnDelete` keeps a `rollingUpdate` without complaint). */
 const UNIONS: readonly Union[] = [
-  { apiVersion: 'apps/v1', kind: 'Deployment', field: 'strategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate' },
-  { apiVersion: 'apps/v1', kind: 'StatefulSet', field: 'updateStrategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate' },
+  { apiVersion: 'apps/v1', kind: 'Deployment', field: 'strategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate', others: ['Recreate'] },
+  { apiVersion: 'apps/v1', kind: 'StatefulSet', field: 'updateStrategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate', others: ['OnDelete'] },
 ];
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON merge patch: `{ spec: { <field>: { type, <member>: null } } }`. */
 export type UnionSwitchPatch = { spec: Record<string, Record<string, string | null>> };
@@ -57,7 +63,7 @@ export function unionSwitchPatch(live: KubeObject | undefined, desired: KubeObje
   if (union === undefined || live === undefined) return undefined;
   const want = unionOf(desired, union.field);
   const type = want?.type;
-  if (typeof type !== 'string' || type === union.allowedWith || want?.[union.member] !== undefined) return undefined;
+  if (typeof type !== 'string' || !union.others.includes(type) || want?.[union.member] !== undefined) return undefined;
   const have = unionOf(live, union.field)?.[union.member];
   if (have === undefined || have === null) return undefined;
   return { spec: { [union.field]: { type, [union.member]: null } } };
@@ -103,40 +109,23 @@ export function withLiveUnion(desired: KubeObject, live: KubeObject | undefined)
   return { ...desired, spec: Object.fromEntries(have === undefined ? rest : [...rest, [union.field, have]]) };
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** A field set (fieldsV1) with nothing in it but its own marker. */
-const isEmpty = (fields: Record<string, unknown>): boolean => Object.keys(fields).every((k) => k === '.');
 
-/**
- * `entries` without any `Update` entry's hold on `spec.<field>` (an entry left holding nothing
- * dropped), or undefined when no `Update` entry holds it.
- */
-export function withoutUpdateHold(entries: readonly Entry[], field: string): Entry[] | undefined {
-  let changed = false;
-  const out = entries.flatMap((e): Entry[] => {
-    const spec = isRecord(e.fieldsV1) ? e.fieldsV1['f:spec'] : undefined;
-    if (e.operation !== 'Update' || (e.subresource ?? '') !== '' || !isRecord(spec) || !(`f:${field}` in spec)) return [e];
-    changed = true;
-    const { [`f:${field}`]: _union, ...restOfSpec } = spec;
-    const { 'f:spec': _spec, ...rest } = e.fieldsV1 ?? {};
-    const fieldsV1 = isEmpty(restOfSpec) ? rest : { ...rest, 'f:spec': restOfSpec };
-    return isEmpty(fieldsV1) ? [] : [{ ...e, fieldsV1 }];
-  });
-  return changed ? out : undefined;
+/** The field manager of the merge patch that makes a switch; its entry is removed once the switch is made. */
+export const STRATEGY_SWITCH_MANAGER = 'binnacle-strategy-switch';
+
+/** Whether a switch's field manager still holds fields of `live` (a switch cut short before its entry was removed). */
+export function heldBySwitch(live: KubeObject | undefined): boolean {
+  return live !== undefined && managedFieldsOf(live).some((e) => e.manager === STRATEGY_SWITCH_MANAGER);
 }
 
 /**
- * Makes the switch `patch` says on the live object, then gives up the patch's hold on the union
- * (see the top of this file). A write in between is a conflict: the object is read again and the
- * hold given up anew.
+ * Removes the switch's field manager's entries from the object (see the top of this file). A
+ * write in between is a conflict: the object is read again and the entries removed anew.
  */
-export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, obj: KubeObject, patch: UnionSwitchPatch, attempts = 3): Promise<void> {
-  const ref = refOf(obj);
-  const field = Object.keys(patch.spec)[0] ?? '';
-  let live: KubeObject | undefined = await client.patch(ref, patch, 'merge');
-  for (let i = 1; live !== undefined; i++) {
-    const managedFields = withoutUpdateHold(managedFieldsOf(live), field);
-    if (managedFields === undefined) return;
+export async function releaseSwitchHold(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, ref: ObjectRef, read?: KubeObject, attempts = 5): Promise<void> {
+  let live = read ?? (await client.find(ref));
+  for (let i = 1; live !== undefined && heldBySwitch(live); i++) {
+    const managedFields = managedFieldsOf(live).filter((e) => e.manager !== STRATEGY_SWITCH_MANAGER);
     try {
       // An empty list would leave managedFields as they are; one empty entry clears them.
       await client.patch(ref, { metadata: { resourceVersion: live.metadata.resourceVersion, managedFields: managedFields.length === 0 ? [{}] : managedFields } });
@@ -146,4 +135,11 @@ export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<Obje
     }
     live = await client.find(ref);
   }
+}
+
+/** Makes the switch `patch` says on the live object under its own field manager, then removes that manager's hold. */
+export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, obj: KubeObject, patch: UnionSwitchPatch): Promise<void> {
+  const ref = refOf(obj);
+  const switched = await client.patch(ref, patch, 'merge', { fieldManager: STRATEGY_SWITCH_MANAGER });
+  await releaseSwitchHold(client, ref, switched);
 }

@@ -14,9 +14,9 @@ import { parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef
 import { DEFAULT_RATE_LIMIT, MAX_RETRIES, RateLimiters, REAL_CLOCK, retryAfterSeconds, retryDelayMs, type Clock, type RateLimit, type ThrottleEvent, type TokenBucket } from './rate-limit.js';
 import { MAX_OBJECT_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { RefreshingValue } from '../util/refreshing-value.js';
-import type { ApplyOptions, DeleteOptions, Discovery as DiscoveryPort, Impersonation, ListOptions, ObjectReader, ObjectWriter, ResourceInfo, StatusWriter, WatchEvent, WatchOptions, Watcher } from './ports.js';
+import type { ApplyOptions, DeleteOptions, Discovery as DiscoveryPort, Impersonation, ListOptions, ObjectReader, ObjectWriter, PatchOptions, ResourceInfo, StatusWriter, WatchEvent, WatchOptions, Watcher } from './ports.js';
 
-export type { ApplyOptions, DeleteOptions, Impersonation, ListOptions, ResourceInfo, WatchEvent, WatchEventType, WatchOptions } from './ports.js';
+export type { ApplyOptions, DeleteOptions, Impersonation, ListOptions, PatchOptions, ResourceInfo, WatchEvent, WatchEventType, WatchOptions } from './ports.js';
 
 /** Binnacle's one field manager for server-side apply. */
 export const FIELD_MANAGER = 'binnacle';
@@ -453,10 +453,11 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return (await this.requestJson('PUT', path, { body: obj, what: `update ${describeObj(obj)}${subresource === undefined ? '' : ` ${subresource}`}` })) as T;
   }
 
-  async patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', subresource?: 'status'): Promise<T> {
+  async patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', opts: PatchOptions & { subresource?: 'status' } = {}): Promise<T> {
     const contentType = { merge: 'application/merge-patch+json', json: 'application/json-patch+json', strategic: 'application/strategic-merge-patch+json' }[type];
-    const path = await this.pathFor(ref.apiVersion, ref.kind, { ...ref, subresource });
-    return (await this.requestJson('PATCH', path, { body: patch, contentType, what: `patch ${describe(ref)}` })) as T;
+    const path = await this.pathFor(ref.apiVersion, ref.kind, { ...ref, subresource: opts.subresource });
+    const query = opts.fieldManager === undefined ? undefined : { fieldManager: opts.fieldManager };
+    return (await this.requestJson('PATCH', path, { body: patch, contentType, ...(query === undefined ? {} : { query }), what: `patch ${describe(ref)}` })) as T;
   }
 
   /** Server-side apply under Binnacle's field manager (or the one given). */
@@ -480,7 +481,7 @@ export class KubeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   patchStatus<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' = 'merge'): Promise<T> {
-    return this.patch<T>(ref, patch, type, 'status');
+    return this.patch<T>(ref, patch, type, { subresource: 'status' });
   }
 
   /** DELETE; answers false when the object was already gone. */

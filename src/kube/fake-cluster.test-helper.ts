@@ -22,7 +22,7 @@
  */
 import { KubeApiError } from './errors.js';
 import { checkApiVersion, checkPathNames, FIELD_MANAGER, type ApplyOptions, type DeleteOptions, type Impersonation, type ListOptions, type ResourceInfo, type WatchEvent, type WatchOptions } from './client.js';
-import type { Capabilities, Discovery, Impersonating, ObjectReader, ObjectWriter, RawRequester, StatusWriter, Watcher } from './ports.js';
+import type { Capabilities, Discovery, Impersonating, ObjectReader, ObjectWriter, PatchOptions, RawRequester, StatusWriter, Watcher } from './ports.js';
 import { describeRef, parseApiVersion, stubOf, type KubeList, type KubeObject, type ObjectRef } from './types.js';
 import { deleteAt, dropPath, fieldsOf, holdsPath, isRecord, leaves, mergePatch, same, selects, selectsFields, setAt, valueAt, type FieldSet, type ManagedEntry } from './fake-fields.test-helper.js';
 import { BUILTIN, type KindInfo } from './fake-kinds.test-helper.js';
@@ -888,7 +888,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return this.update<T>(obj, 'status');
   }
 
-  patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', subresource?: 'status'): Promise<T> {
+  patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' | 'strategic' = 'merge', opts: PatchOptions & { subresource?: 'status' } = {}): Promise<T> {
+    const subresource = opts.subresource;
     return this.run('patch', ref.kind, () => {
       const { req, after } = this.req(subresource === 'status' ? 'status' : 'patch', ref);
       this.cluster.resolve(ref);
@@ -899,7 +900,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (typeof rv === 'string' && rv !== '' && rv !== live.metadata.resourceVersion) throw faults.conflict();
       const merged = mergePatch(live, patch) as KubeObject;
       const next = subresource === 'status' ? { ...live, status: merged.status } : { ...merged, status: live.status };
-      const stored = this.finishWrite(this.cluster.ownChanges(live, next, this.identity, subresource), live);
+      const stored = this.finishWrite(this.cluster.ownChanges(live, next, opts.fieldManager ?? this.identity, subresource), live);
       if (subresource !== 'status') this.cluster.writes.push(`patch ${describeRef(ref)}`);
       this.cluster.patched.push({ ref: { ...ref }, patch: structuredClone(patch), type, ...(subresource === undefined ? {} : { subresource }), identity: this.identity });
       this.after(after, req);
@@ -908,7 +909,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
   }
 
   patchStatus<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type: 'merge' | 'json' = 'merge'): Promise<T> {
-    return this.patch<T>(ref, patch, type, 'status');
+    return this.patch<T>(ref, patch, type, { subresource: 'status' });
   }
 
   delete(ref: ObjectRef, opts: DeleteOptions = {}): Promise<boolean> {

@@ -35,6 +35,11 @@ export interface ApplyOptions {
   subresource?: 'status';
 }
 
+export interface PatchOptions {
+  /** The field manager the patch's `Update` entry is kept under (default: the API server's, from the user agent). */
+  fieldManager?: string;
+}
+
 export interface DeleteOptions {
   propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
   gracePeriodSeconds?: number;
@@ -80,7 +85,7 @@ export interface ObjectWriter {
   create<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T>;
   /** PUT, conditional on metadata.resourceVersion when the object carries one. */
   update<T extends KubeObject = KubeObject>(obj: KubeObject): Promise<T>;
-  patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type?: 'merge' | 'json' | 'strategic'): Promise<T>;
+  patch<T extends KubeObject = KubeObject>(ref: ObjectRef, patch: unknown, type?: 'merge' | 'json' | 'strategic', opts?: PatchOptions): Promise<T>;
   /** Answers false when the object was already gone. */
   delete(ref: ObjectRef, opts?: DeleteOptions): Promise<boolean>;
 }
