@@ -138,7 +138,8 @@ export function deletions(current: Pick<ReleaseRevision, 'name' | 'namespace' | 
   return out;
 }
 
-async function compareWithCluster(client: KubeClient, rendered: readonly KubeObject[], bdName: string, namespace: string): Promise<{ objects: ObjectPlan[]; crdSafety: CrdVerdict[]; seen: Set<string> }> {
+/** Each rendered object against what is live: created, unchanged, or the fields a server dry run says would change. */
+export async function compareWithCluster(client: KubeClient, rendered: readonly KubeObject[], bdName: string, namespace: string): Promise<{ objects: ObjectPlan[]; crdSafety: CrdVerdict[]; seen: Set<string> }> {
   const objects: ObjectPlan[] = [];
   const crdSafety: CrdVerdict[] = [];
   const seen = new Set<string>();

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
+import { compareWithCluster } from '../../src/actions/plan.js';
 import { ApplyRefusedError, type ApplyRequest } from '../../src/apply/index.js';
 import { releaseEngine } from '../../src/apply/engine.test-helper.js';
 import type { KubeClient } from '../../src/kube/client.js';
@@ -369,6 +370,20 @@ describe("applier e2e: an update strategy switched over what the API server fill
     ]);
     const alone = await client.apply(withStrategy({ type: 'Recreate' }), { dryRun: true, force: true }).catch((err: unknown) => err);
     assert.match(String(alone), /rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'/);
+  });
+
+  test("a plan of the switch lists the switched fields (not '(could not dry-run)'); a type the API server does not know is refused by name before anything changes", async () => {
+    const planned = await compareWithCluster(client, [withStrategy({ type: 'Recreate' })], 'op', ns);
+    const dep = planned.objects.find((o) => o.kind === 'Deployment');
+    assert.equal(dep?.action, 'update');
+    const changes = dep?.changes ?? [];
+    assert.ok(changes.includes('spec.strategy.type') && changes.includes('spec.strategy.rollingUpdate'), JSON.stringify(changes));
+    assert.ok(!changes.includes('(could not dry-run)'), JSON.stringify(changes));
+
+    const refused = await applier.apply(request(objects({ type: 'Recreat' }, undefined))).catch((err: unknown) => err);
+    assert.ok(refused instanceof ApplyRefusedError, String(refused));
+    assert.match(refused.message, /Deployment .*op.*Recreat/);
+    assert.deepEqual((await applier.history(release)).map((r) => r.revision), [1], 'nothing recorded');
   });
 
   test('an upgrade to Recreate and OnDelete is deployed: the type switched and the filled-in member dropped first, the same objects kept (not replaced), helm sees revision 2', async () => {
