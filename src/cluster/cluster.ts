@@ -358,12 +358,12 @@ async function stopAll(state: ClusterState): Promise<void> {
 async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) => void, timeoutMs: number): Promise<ClusterState> {
   const tools = ensureTools(['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'], opts.logger);
   tools['docker-registry'] = ensureRegistryBinary(opts.logger);
-  mkdirSync(layout.logs, { recursive: true });
-  mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
   const ports = await freePorts(PORT_NAMES);
   const realNode = opts.realNode === true ? await planRealNode(layout) : undefined;
-  // Before anything starts: a refusal must leave nothing whose clean-up would touch the other node's rules.
+  // Before anything starts or is made: a refusal must leave nothing whose clean-up would touch the other node's rules.
   if (realNode !== undefined) claimHost(realNode);
+  mkdirSync(layout.logs, { recursive: true });
+  mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
   if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
   say('generating certificates and kubeconfigs');
   const pki = await generatePki(layout, `https://${apiserverHost({ realNode })}:${ports.apiserver}`, [...hostAddresses(), ...(realNode === undefined ? [] : [realNode.gateway])]);
