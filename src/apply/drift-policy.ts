@@ -7,6 +7,8 @@
  * upgrade whose manifest changes it still applies it. Ownership marks can never be ignored.
  */
 import { managedFieldsOf, parseApiVersion, type KubeObject } from '../kube/types.js';
+import { canonicalJson } from '../util/canonical-json.js';
+import { identityOf } from './phases.js';
 import type { DriftIgnoreRule, DriftMode, DriftSpec } from '../api/types.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, MANAGED_BY_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './ownership.js';
 
@@ -220,4 +222,17 @@ function partialAt(at: unknown, p: Pointer): unknown {
     return [{ ...(partialAt(item, rest) as Rec), name: item.name }];
   }
   return isRecord(at) ? { [token]: partialAt(at[token], rest) } : undefined;
+}
+
+/**
+ * The ignored fields of `obj` this revision leaves as `baseline` had them (the deployed revision's
+ * objects; undefined for a repair, which changes nothing): what an apply of a live object leaves
+ * out (intentOf). None for an object the baseline does not have.
+ */
+export function ignoredUnchanged(obj: KubeObject, drift: DriftSpec | undefined, baseline: Map<string, KubeObject> | undefined): Pointer[] {
+  const pointers = ignoredPointers(obj, drift);
+  if (pointers.length === 0) return [];
+  const before = baseline === undefined ? obj : baseline.get(identityOf(obj));
+  if (before === undefined) return [];
+  return pointers.filter((p) => valueAt(obj, p) !== undefined && canonicalJson(valueAt(obj, p)) === canonicalJson(valueAt(before, p)));
 }

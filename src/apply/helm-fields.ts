@@ -43,8 +43,17 @@ export function unionFields(a: Record<string, unknown>, b: Record<string, unknow
  * (made if there is none), or undefined when the helm CLI holds nothing.
  */
 export function helmFieldsHandedOver(live: KubeObject, now: Date = new Date()): Entry[] | undefined {
+  return fieldsHandedOver(live, isHelms, now);
+}
+
+/**
+ * `live`'s managedFields with every entry `from` picks merged into Binnacle's `Apply` entry (made
+ * if there is none), or undefined when it picks none: what those entries held, Binnacle's apply
+ * now holds, so that an apply that leaves a field out removes it.
+ */
+export function fieldsHandedOver(live: KubeObject, from: (e: Entry) => boolean, now: Date = new Date()): Entry[] | undefined {
   const entries = managedFieldsOf(live);
-  const helms = entries.filter(isHelms);
+  const helms = entries.filter((e) => from(e) && isRecord(e.fieldsV1));
   if (helms.length === 0) return undefined;
   const mine = entries.find((e) => e.manager === FIELD_MANAGER && e.operation === 'Apply' && (e.subresource === undefined || e.subresource === ''));
   let fields: Record<string, unknown> = isRecord(mine?.fieldsV1) ? mine.fieldsV1 : {};

@@ -54,7 +54,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
   const upgrade = from !== undefined;
   const hookEvents = hookEventsOf(req, upgrade);
   const hooks = hookEvents === undefined ? [] : await hookObjectsOf(cfg.client, req.content?.hooks ?? [], [hookEvents.pre, hookEvents.post], req.release.namespace);
-  const checked = await preflight(cfg, objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, force: req.force === true, same, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety, hooks });
+  const checked = await preflight(cfg, objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, force: req.force === true, same, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety, hooks, intent: { drift: req.drift, baseline } });
   const version = (history.at(-1)?.revision ?? 0) + 1;
   const log = cfg.logger.child({ release: `${req.release.namespace}/${req.release.name}`, revision: version });
   log.info({ objects: objects.length, upgrade, why: decision.reason }, upgrade ? 'upgrading release' : 'installing release');

@@ -13,6 +13,8 @@ import { mapLimit } from '../util/map-limit.js';
 import { findQuiet, type ActionConfig } from './action-config.js';
 import { checkCrdUpgrade } from './crd-safety.js';
 import { objectDrift } from './drift.js';
+import { ignoredUnchanged, withoutPointers } from './drift-policy.js';
+import type { DriftSpec } from '../api/types.js';
 import { ApplyRefusedError, ObjectTerminatingError } from './errors.js';
 import { heldByHelm } from './helm-fields.js';
 import { hookTakeover } from './hooks.js';
@@ -53,6 +55,8 @@ export interface PreflightHow {
   crdUpgradeSafety?: OperationRequest['crdUpgradeSafety'];
   /** The objects of the hooks this rollout runs (hookObjectsOf): one that exists and is another's refuses the release, as a manifest object does. */
   hooks?: readonly KubeObject[];
+  /** The drift rules and the deployed revision's objects (a repair: none) the apply will use: what of each object it sends (intentOf). */
+  intent?: { drift: DriftSpec | undefined; baseline: Map<string, KubeObject> | undefined };
 }
 
 /** How a preflight runs for one object. */
@@ -67,6 +71,8 @@ interface ObjectCheck {
   /** Whether a changed CRD is checked for upgrade safety (all but `None`). */
   checkCrds: boolean;
   watched?: (ref: ObjectRef) => KubeObject | undefined;
+  /** What the apply will send of the object: without the ignored fields it leaves as they were. */
+  applied: (obj: KubeObject) => KubeObject;
 }
 
 /** What a preflight finds, object by object: the problems, and the objects that are going away. */
@@ -97,13 +103,14 @@ export async function preflight(cfg: ActionConfig, objects: readonly KubeObject[
   // findings gathered in the objects' order: one round trip or two, not two per object. Both
   // awaited together: a read of the namespace that fails while an object's check throws must
   // not be left rejecting with nobody to handle it.
+  const applied = (obj: KubeObject): KubeObject => (how.intent === undefined ? obj : withoutPointers(obj, ignoredUnchanged(obj, how.intent.drift, how.intent.baseline)));
   const checks = mapLimit(objects, PREFLIGHT_CONCURRENCY, async (obj) => {
     const mine = emptyFindings(subject, found.dryRun);
     const same = how.same?.has(identityOf(obj)) === true;
     // What a watch holds stands in for the read only where nothing new is to be written: a
     // repair, or an object as the deployed revision applied it. A new or changed object is read.
     const watched = repair || same ? how.watched : undefined;
-    await checkObject(cfg, obj, { owner, release, adopt: how.adopt, forceConflicts: how.conflictPolicy !== 'Fail', force: how.force === true, same, checkCrds: how.crdUpgradeSafety !== 'None', ...(watched === undefined ? {} : { watched }) }, mine);
+    await checkObject(cfg, obj, { owner, release, adopt: how.adopt, forceConflicts: how.conflictPolicy !== 'Fail', force: how.force === true, same, checkCrds: how.crdUpgradeSafety !== 'None', applied, ...(watched === undefined ? {} : { watched }) }, mine);
     return mine;
   });
   // A hook is never taken over, whatever adopt says (hooks.ts checks again when it runs).
@@ -163,9 +170,18 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
     found.unchanged.add(identityOf(obj));
     return;
   }
+  await dryRun(cfg, obj, live, switchFirst, o, found);
+}
+
+/**
+ * The server's verdict on what the apply will send (a drift rule's ignored fields, unchanged,
+ * left out: no conflict over a field the rule gives to others); a strategy switch is patched
+ * first, so the dry run checks the rest of the object.
+ */
+async function dryRun(cfg: ActionConfig, obj: KubeObject, live: KubeObject | undefined, switchFirst: UnionSwitchPatch | undefined, o: ObjectCheck, found: Findings): Promise<void> {
   try {
-    // A strategy switch is patched first: the dry run checks the rest of the object.
-    await cfg.client.apply(switchFirst === undefined ? obj : withLiveUnion(obj, live), { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
+    const sent = live === undefined ? obj : o.applied(obj);
+    await cfg.client.apply(switchFirst === undefined ? sent : withLiveUnion(sent, live), { dryRun: true, force: found.takeOver.has(identityOf(obj)) });
   } catch (err) {
     noteDryRunRefusal(err, obj, live, o.force, found);
   }
@@ -177,7 +193,8 @@ async function checkObject(cfg: ActionConfig, obj: KubeObject, o: ObjectCheck, f
  */
 function noteSwitch(obj: KubeObject, live: KubeObject | undefined, o: ObjectCheck, found: Findings): UnionSwitchPatch | undefined | false {
   if (heldBySwitch(live)) found.switchHeld.add(identityOf(obj));
-  const patch = unionSwitchPatch(live, obj);
+  // Of what the apply sends: a drift rule that ignores the strategy, unchanged, leaves it out.
+  const patch = live === undefined ? undefined : unionSwitchPatch(live, o.applied(obj));
   if (patch === undefined || live === undefined) return undefined;
   const others = o.forceConflicts ? [] : otherHolders(live, patch, FIELD_MANAGER);
   if (others.length > 0) {

@@ -29,7 +29,7 @@ export async function repair(cfg: ActionConfig, req: OperationRequest, rev: Rele
   // No server dry run: a repair changes nothing the real apply would not refuse the same way,
   // and a refused repair fails nothing (the revision stays deployed). The objects read here
   // are the ones drift is judged against.
-  const checked = await preflight(cfg, stored.objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, repair: true, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety });
+  const checked = await preflight(cfg, stored.objects, req.owner, req.release, { adopt: req.adopt, conflictPolicy: req.conflictPolicy, repair: true, watched: req.watched, crdUpgradeSafety: req.crdUpgradeSafety, intent: { drift: req.drift, baseline: undefined } });
   const repaired = await repairObjects(cfg, req, rev, stored.objects, checked);
   return { ...repaired, droppedFields: stored.dropped, skipped: stored.skipped };
 }

@@ -62,12 +62,13 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
   const version = (history.at(-1)?.revision ?? 0) + 1;
   let checked: Preflight;
   let objects: KubeObject[];
+  const baseline = await baselineOf(cfg, lastWith(history, ['deployed']), release);
   try {
     // A chart release's manifest is Helm's: namespaces and ownership marks are added here.
     objects = withOwnerReference(await prepare(cfg.client, await parseManifestAsync(target.manifest, `release ${release.namespace}/${release.name} revision ${target.revision}`), owner, release), { release, ownerReference: how.ownerReference });
     const hooks = (target.content?.hooks ?? []).flatMap((h) => parseManifest(h.manifest, `release ${release.namespace}/${release.name} revision ${target.revision} hook ${h.name}`));
     await assertConfined([...objects, ...hooks], how.confine, release, `revision ${target.revision}`);
-    checked = await preflight(cfg, objects, owner, release, { force: how.force, crdUpgradeSafety: how.crdUpgradeSafety, conflictPolicy: how.conflictPolicy });
+    checked = await preflight(cfg, objects, owner, release, { force: how.force, crdUpgradeSafety: how.crdUpgradeSafety, conflictPolicy: how.conflictPolicy, intent: { drift: how.drift, baseline } });
   } catch (err) {
     if (!(err instanceof ApplyRefusedError)) throw err;
     return { revision: version - 1, status: 'failed', applied: [], pruned: [], health: EMPTY_HEALTH, message: err.message };
@@ -102,7 +103,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       hookEvents: target.content === undefined ? undefined : { pre: 'pre-rollback', post: 'post-rollback' },
       drift: how.drift,
       confine: how.confine,
-      baseline: await baselineOf(cfg, lastWith(history, ['deployed']), release),
+      baseline,
     },
     log,
   );

@@ -13,18 +13,17 @@ import { waitCrdsEstablished } from '../kube/crd-established.js';
 import { isAlreadyExists, isTransient } from '../kube/errors.js';
 import { sleepWithoutWorker } from '../kube/reconcile-context.js';
 import { describeRef, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
-import { canonicalJson } from '../util/canonical-json.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { findQuiet, waitIntervalMs, type ActionConfig } from './action-config.js';
-import { appliesField, DRIFT_HANDOVER_MANAGER, handoverObject, ignoredPointers, valueAt, withoutPointers } from './drift-policy.js';
+import { appliesField, DRIFT_HANDOVER_MANAGER, handoverObject, ignoredUnchanged, withoutPointers } from './drift-policy.js';
 import { unhealthySummary, waitForHealthy } from './health.js';
 import { handOverHelmFields } from './helm-fields.js';
 import { runHooks, type HookEvent } from './hooks.js';
 import { isOwnedBy, keptByResourcePolicy } from './ownership.js';
 import { applyOrder, deleteOrder, groupByPhase, identityOf, type PhaseGroup } from './phases.js';
 import { PREFLIGHT_CONCURRENCY, type Preflight } from './preflight.js';
-import { intentSwitches, releaseSwitchHold, switchUnion, type UnionSwitchPatch } from './union-switch.js';
+import { releaseSwitchHold, switchUnion, type UnionSwitchPatch } from './union-switch.js';
 import { dedupe, withNamespaces } from './prepare.js';
 import { helmTime, parseManifestAsync, toManifest } from './release.js';
 import type { ChartInfo, ConfineCheck, HealthReport, ObjectRef as Ref, Owner, ReleaseContent, ReleaseRef, ReleaseRevision, ReleaseStatus, WaitStrategy } from './types.js';
@@ -194,12 +193,12 @@ function kindBatches(objects: readonly KubeObject[]): KubeObject[][] {
 }
 
 /**
- * Makes the strategy switch `patch` says (union-switch.ts) so that the apply of `intent` after it
- * is accepted; none when the intent leaves the type out (a drift rule ignores it, unchanged). A
- * cut-short switch's hold (`held`) is given up either way.
+ * Makes the strategy switch preflight decided on (union-switch.ts; of what is applied, drift rules
+ * kept) so that the apply of `intent` after it is accepted; a cut-short switch's hold (`held`) is
+ * handed over either way.
  */
 export async function switchBeforeApply(cfg: ActionConfig, intent: KubeObject, patch: UnionSwitchPatch | undefined, held: boolean, log: Logger): Promise<void> {
-  if (patch === undefined || !intentSwitches(intent, patch)) {
+  if (patch === undefined) {
     if (held) await releaseSwitchHold(cfg.client, refOf(intent));
     return;
   }
@@ -293,13 +292,10 @@ async function deleteForReplacement(cfg: ActionConfig, obj: KubeObject, log: Log
  * of a field no one else holds would delete it. An object to create is applied whole.
  */
 export async function intentOf(cfg: ActionConfig, obj: KubeObject, drift: DriftSpec | undefined, baseline: Map<string, KubeObject> | undefined): Promise<KubeObject> {
-  const pointers = ignoredPointers(obj, drift);
-  if (pointers.length === 0) return obj;
-  const before = baseline === undefined ? obj : baseline.get(identityOf(obj));
-  if (before === undefined) return obj;
+  const unchanged = ignoredUnchanged(obj, drift, baseline);
+  if (unchanged.length === 0) return obj;
   const live = await findQuiet(cfg.client, refOf(obj));
   if (live === undefined) return obj;
-  const unchanged = pointers.filter((p) => valueAt(obj, p) !== undefined && canonicalJson(valueAt(obj, p)) === canonicalJson(valueAt(before, p)));
   for (const p of unchanged) {
     const handover = appliesField(live, FIELD_MANAGER, p) ? handoverObject(live, p) : undefined;
     if (handover !== undefined) await cfg.client.apply(handover, { fieldManager: DRIFT_HANDOVER_MANAGER, force: true });

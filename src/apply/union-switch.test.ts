@@ -1,11 +1,12 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { KubeApiError } from '../kube/errors.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { managedFieldsOf, refOf, type KubeObject } from '../kube/types.js';
 import type { DriftSpec } from '../api/types.js';
 import { releaseEngine } from './engine.test-helper.js';
 import type { ApplyRequest } from './types.js';
-import { heldBySwitch, intentSwitches, otherHolders, releaseSwitchHold, STRATEGY_SWITCH_MANAGER, switchedPaths, switchUnion, unionSwitchPatch, withLiveUnion } from './union-switch.js';
+import { heldBySwitch, otherHolders, releaseSwitchHold, STRATEGY_SWITCH_MANAGER, switchedPaths, switchUnion, unionSwitchPatch, withLiveUnion } from './union-switch.js';
 
 const deployment = (strategy: Record<string, unknown> | undefined, replicas = 1): KubeObject => ({
   apiVersion: 'apps/v1',
@@ -52,7 +53,7 @@ test("withLiveUnion: the desired object with the live strategy (what a dry run c
   assert.deepEqual(withLiveUnion(desired, deployment(undefined)).spec, { replicas: 3 }, 'live without a strategy: the desired one is left out');
 });
 
-test("releaseSwitchHold: the switch manager's entry removed, every other entry kept; a write in between (a stale read) is a conflict, read again and removed", async () => {
+test("releaseSwitchHold: the switch manager's entry handed to Binnacle's apply, every other entry kept; a write in between (a stale read) is a conflict, read again and handed over", async () => {
   const cluster = new FakeCluster();
   const client = cluster.client();
   const desired = deployment({ type: 'Recreate' });
@@ -65,10 +66,12 @@ test("releaseSwitchHold: the switch manager's entry removed, every other entry k
   const after = cluster.get(refOf(desired)) as KubeObject;
   assert.equal(heldBySwitch(after), false);
   assert.deepEqual(managedFieldsOf(after).map((e) => e.manager).sort(), ['binnacle', 'someone']);
+  const mine = managedFieldsOf(after).find((e) => e.manager === 'binnacle');
+  assert.match(JSON.stringify(mine?.fieldsV1), /"f:strategy":\{"f:type":\{\}/, 'the switched type is held by the apply');
   assert.deepEqual(after.metadata.labels, { other: 'writer' }, "the other writer's change kept");
 });
 
-test('switchUnion over the fake API server: the switch made, no Update entry left holding the strategy, so an apply of Recreate holds the type alone and a later apply without a strategy removes it (a rollback to a revision without one)', async () => {
+test("switchUnion over the fake API server: the switch made and its hold handed to Binnacle's apply, so a later apply without a strategy removes the type (a rollback to a revision without one)", async () => {
   const cluster = new FakeCluster();
   const client = cluster.client();
   const desired = deployment({ type: 'Recreate' });
@@ -83,18 +86,15 @@ test('switchUnion over the fake API server: the switch made, no Update entry lef
   const switched = cluster.get(refOf(desired)) as KubeObject;
   assert.deepEqual((switched.spec as { strategy?: unknown }).strategy, { type: 'Recreate' });
   const holds = managedFieldsOf(switched).filter((e) => JSON.stringify(e.fieldsV1 ?? {}).includes('f:strategy'));
-  assert.deepEqual(holds, [], JSON.stringify(managedFieldsOf(switched)));
+  assert.deepEqual(holds.map((e) => [e.manager, e.operation]), [['binnacle', 'Apply']], JSON.stringify(managedFieldsOf(switched)));
 
   await client.apply(desired, { force: true });
   await client.apply(deployment(undefined), { force: true });
   assert.equal((cluster.get(refOf(desired))?.spec as { strategy?: { type?: string } }).strategy?.type, undefined, 'the type went with the apply that held it');
 });
 
-test('switchedPaths lists what a plan shows; intentSwitches says whether what is applied still sets the type', () => {
-  const patch = { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } };
-  assert.deepEqual(switchedPaths(patch), ['spec.strategy.type', 'spec.strategy.rollingUpdate']);
-  assert.equal(intentSwitches(deployment({ type: 'Recreate' }), patch), true);
-  assert.equal(intentSwitches(deployment(undefined), patch), false, 'a drift rule left the strategy out');
+test('switchedPaths lists what a plan shows', () => {
+  assert.deepEqual(switchedPaths({ spec: { strategy: { type: 'Recreate', rollingUpdate: null } } }), ['spec.strategy.type', 'spec.strategy.rollingUpdate']);
 });
 
 test("otherHolders: managers other than Binnacle's holding the union's type or member; a status entry and Binnacle's own are not", () => {
@@ -164,6 +164,15 @@ describe('the release engine over the fake API server', () => {
     assert.equal((strategy(cluster) as { type?: string } | undefined)?.type, undefined, 'no one held the type but the apply: the API server would default it');
   });
 
+  test('an apply that fails after the switch: the release rolls back to revision 1 and the type goes (Binnacle held it), as the strategy-less revision says', async () => {
+    const cluster = await installed();
+    cluster.inject({ verb: 'apply', kind: 'Deployment', error: () => new KubeApiError(422, 'Invalid', 'admission webhook "x" denied the request'), times: 1 });
+    const res = await releaseEngine(cluster).apply(request({ type: 'Recreate' }));
+    assert.notEqual(res.status, 'deployed', res.message);
+    assert.equal(heldBySwitch(cluster.get(ref)), false);
+    assert.equal((strategy(cluster) as { type?: string } | undefined)?.type, undefined, JSON.stringify(strategy(cluster)));
+  });
+
   test('a drift rule that ignores the strategy: a repair of a revision that did not change it makes no switch (the rule wins)', async () => {
     const drift: DriftSpec = { ignore: [{ paths: ['/spec/strategy'] }] };
     const cluster = new FakeCluster();
@@ -174,6 +183,13 @@ describe('the release engine over the fake API server', () => {
     await cluster.client().patch(ref, { spec: { strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '50%', maxUnavailable: 0 } } } });
     const again = await releaseEngine(cluster).apply(request({ type: 'Recreate' }, { drift }));
     assert.equal(again.status, 'deployed', again.message);
+    assert.deepEqual(strategy(cluster), { type: 'RollingUpdate', rollingUpdate: { maxSurge: '50%', maxUnavailable: 0 } });
+    // Under Fail too: the switch the rule rules out is not refused as a conflict (no release locked by an edit the rule allows).
+    const failing = await releaseEngine(cluster).apply(request({ type: 'Recreate' }, { drift, conflictPolicy: 'Fail' }));
+    assert.equal(failing.status, 'deployed', failing.message);
+    const upgraded = await releaseEngine(cluster).apply(request({ type: 'Recreate' }, { drift, conflictPolicy: 'Fail', chart: { name: 'op', version: '2.0.0' } }));
+    assert.equal(upgraded.status, 'deployed', upgraded.message);
+    assert.equal(upgraded.revision, 2);
     assert.deepEqual(strategy(cluster), { type: 'RollingUpdate', rollingUpdate: { maxSurge: '50%', maxUnavailable: 0 } });
   });
 });

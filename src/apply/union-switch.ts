@@ -11,12 +11,15 @@
  * The merge patch is an `Update`: its field manager would hold `type` from then on, beside the
  * apply, and an apply that later leaves the strategy out (a rollback to a revision without one)
  * would not remove it. So the patch is made under a field manager of its own
- * (`STRATEGY_SWITCH_MANAGER`), whose entry is removed at once, in a managedFields patch that holds
- * only if the object did not change meanwhile (as helm-fields.ts hands over the helm CLI's
- * fields); the apply that follows holds `type` alone. An entry a cut-short switch left (a crash,
- * conflicts) is removed by the next rollout or repair of the object (preflight notes it).
+ * (`STRATEGY_SWITCH_MANAGER`), whose entry is handed to Binnacle's `Apply` entry at once, in a
+ * managedFields patch that holds only if the object did not change meanwhile (as helm-fields.ts
+ * hands over the helm CLI's fields): the type is Binnacle's apply's from then on, even when the
+ * apply that follows fails and the release rolls back. An entry a cut-short switch left (a crash,
+ * conflicts) is handed over by the next rollout or repair that applies the object (preflight
+ * notes it).
  */
 import { isConflict } from '../kube/errors.js';
+import { fieldsHandedOver } from './helm-fields.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 
@@ -74,11 +77,6 @@ export function switchedPaths(patch: UnionSwitchPatch): string[] {
   return Object.entries(patch.spec).flatMap(([field, union]) => Object.keys(union).map((k) => `spec.${field}.${k}`));
 }
 
-/** Whether `intent` (what is applied: drift-ignored fields may be left out) still sets the type the switch sets. */
-export function intentSwitches(intent: KubeObject, patch: UnionSwitchPatch): boolean {
-  return Object.entries(patch.spec).every(([field, union]) => unionOf(intent, field)?.type === union.type);
-}
-
 /**
  * Field managers other than `mine` that hold the union's type or member on `live`: under the
  * conflict policy Fail a switch would take their fields, so it is refused as a conflict is.
@@ -113,22 +111,24 @@ export function withLiveUnion(desired: KubeObject, live: KubeObject | undefined)
 /** The field manager of the merge patch that makes a switch; its entry is removed once the switch is made. */
 export const STRATEGY_SWITCH_MANAGER = 'binnacle-strategy-switch';
 
-/** Whether a switch's field manager still holds fields of `live` (a switch cut short before its entry was removed). */
+/** Whether a switch's field manager still holds fields of `live` (a switch cut short before its entry was handed over). */
 export function heldBySwitch(live: KubeObject | undefined): boolean {
-  return live !== undefined && managedFieldsOf(live).some((e) => e.manager === STRATEGY_SWITCH_MANAGER);
+  return live !== undefined && managedFieldsOf(live).some((e) => e.manager === STRATEGY_SWITCH_MANAGER && (e.subresource ?? '') === '');
 }
 
 /**
- * Removes the switch's field manager's entries from the object (see the top of this file). A
- * write in between is a conflict: the object is read again and the entries removed anew.
+ * Hands the switch's field manager's entries to Binnacle's `Apply` entry (see the top of this
+ * file): the switched type is then Binnacle's apply's, so an apply that leaves the strategy out (a
+ * rollback, even after an apply that failed) removes it. A write in between is a conflict: the
+ * object is read again and the hand-over made anew.
  */
 export async function releaseSwitchHold(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, ref: ObjectRef, read?: KubeObject, attempts = 5): Promise<void> {
   let live = read ?? (await client.find(ref));
-  for (let i = 1; live !== undefined && heldBySwitch(live); i++) {
-    const managedFields = managedFieldsOf(live).filter((e) => e.manager !== STRATEGY_SWITCH_MANAGER);
+  for (let i = 1; live !== undefined; i++) {
+    const managedFields = fieldsHandedOver(live, (e) => e.manager === STRATEGY_SWITCH_MANAGER && (e.subresource ?? '') === '');
+    if (managedFields === undefined) return;
     try {
-      // An empty list would leave managedFields as they are; one empty entry clears them.
-      await client.patch(ref, { metadata: { resourceVersion: live.metadata.resourceVersion, managedFields: managedFields.length === 0 ? [{}] : managedFields } });
+      await client.patch(ref, { metadata: { resourceVersion: live.metadata.resourceVersion, managedFields } });
       return;
     } catch (err) {
       if (!isConflict(err) || i >= attempts) throw err;

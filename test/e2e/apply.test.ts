@@ -382,8 +382,9 @@ describe("applier e2e: an update strategy switched over what the API server fill
 
     const refused = await applier.apply(request(objects({ type: 'Recreat' }, undefined))).catch((err: unknown) => err);
     assert.ok(refused instanceof ApplyRefusedError, String(refused));
-    assert.match(refused.message, /Deployment .*op.*Recreat/);
+    assert.match(refused.message, /Deployment .*op.*spec\.strategy: Unsupported value: \{"Type":"Recreat"/);
     assert.deepEqual((await applier.history(release)).map((r) => r.revision), [1], 'nothing recorded');
+    assert.deepEqual((await liveStrategies())[0], { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } }, 'the live strategy untouched');
   });
 
   test('an upgrade to Recreate and OnDelete is deployed: the type switched and the filled-in member dropped first, the same objects kept (not replaced), helm sees revision 2', async () => {

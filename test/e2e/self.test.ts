@@ -19,7 +19,7 @@ import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
 import { publishPackages } from '../../src/publish/packages.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
-import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { findCondition, managedFieldsOf, type KubeObject } from '../../src/kube/types.js';
 import { adminInstaller, e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 import { CORPUS } from './operators.js';
 
@@ -67,7 +67,7 @@ after(async () => {
 });
 
 describe('install-self', () => {
-  test('installs, changes nothing the second time, and repairs a half-installed state', async () => {
+  test('installs, changes nothing the second time, repairs a half-installed state, and upgrades an install made before the Recreate strategy', async () => {
     const first = await binnacle('install-self', '--image', 'registry.example/binnacle:e2e', '-o', 'json');
     assert.equal(first.code, 0, first.stderr);
     const r1 = JSON.parse(first.stdout) as { objects: { kind: string; name: string; state: string }[] };
@@ -107,6 +107,10 @@ describe('install-self', () => {
     const upgrade = await binnacle('install-self', '--image', 'registry.example/binnacle:e2e');
     assert.equal(upgrade.code, 0, upgrade.stderr);
     assert.deepEqual(await strategyOf(), { type: 'Recreate' });
+    // The switch's own field manager handed its hold to Binnacle's apply, which alone holds the type.
+    const entries = managedFieldsOf(await client.get(ref));
+    const holders = entries.filter((e) => JSON.stringify(e.fieldsV1 ?? {}).includes('"f:strategy":{"f:type"')).map((e) => [e.manager, e.operation]);
+    assert.deepEqual(holders, [['binnacle', 'Apply']], JSON.stringify(entries.map((e) => e.manager)));
   });
 
   test("an operator installs through the manager running with a Pod's identity", async () => {
