@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Logger } from 'pino';
 import { closeServer, createSafeServer, listenOn, safeHandler, sendPlain, type SafeHandler, type ServingTls } from '../util/http-server.js';
-import { byteRanges, filterMetas, readRanges, type MetaFilter, type StoredCatalog } from './store.js';
+import { byteRanges, filterMetas, readRanges, sendRanges, type MetaFilter, type StoredCatalog } from './store.js';
 
 /** Where the handler finds catalogs; a function so the controller can swap catalogs live. */
 export type CatalogLookup = ReadonlyMap<string, StoredCatalog> | ((name: string) => StoredCatalog | undefined);
@@ -106,9 +106,8 @@ async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: St
     res.end();
     return;
   }
-  const body = Readable.from(readRanges(store, ranges));
-  if (gzip) await pipeline(body, createGzip(), res);
-  else await pipeline(body, res);
+  if (gzip) await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
+  else await sendRanges(store, ranges, res);
 }
 
 function catalogRoutes(opts: CatalogHandlerOptions): SafeHandler {

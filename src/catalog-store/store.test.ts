@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, truncate } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, readlink, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import type { DeclarativeConfig } from '../declcfg/index.js';
-import { byteRanges, filterMetas, readRanges, storeCatalog } from './store.js';
+import { Writable } from 'node:stream';
+import { byteRanges, filterMetas, readRanges, sendRanges, storeCatalog } from './store.js';
 
 /** A catalog of many packages, each with a channel and a bundle: its olm.package records are as many separate ranges. */
 function manyPackages(n: number): DeclarativeConfig {
@@ -46,4 +47,62 @@ test('a store file cut short under its index is a named error, not a short answe
     assert.match(err.message, /ends at byte/);
     return true;
   });
+});
+
+/** A sink that keeps each chunk until it calls back a turn later, and only then copies it: a buffer reused before its write was sent shows up as wrong bytes. */
+class SlowSink extends Writable {
+  readonly copies: Buffer[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    setImmediate(() => {
+      this.copies.push(Buffer.from(chunk));
+      cb();
+    });
+  }
+}
+
+test('an answer is written in reused buffers, each refilled only after its write was sent, and the sink ended', async () => {
+  const store = await storeCatalog(manyPackages(300), await mkdtemp(path.join(tmpdir(), 'store-')));
+  const file = await readFile(store.file);
+  for (const filter of [{ schema: 'olm.package' }, { package: 'pkg-0042' }, {}, { name: 'none' }]) {
+    const metas = filterMetas(store, filter);
+    const want = Buffer.concat(metas.map((m) => file.subarray(m.start, m.start + m.length)));
+    const sink = new SlowSink();
+    const finished = new Promise((resolve) => sink.once('finish', resolve));
+    await sendRanges(store, byteRanges(metas), sink);
+    await finished;
+    const got = Buffer.concat(sink.copies);
+    assert.ok(got.equals(want), `${JSON.stringify(filter)}: ${got.length} bytes, want ${want.length}`);
+  }
+  assert.ok(store.size > 3 * 1024 * 1024, 'the whole catalog spans several chunks, so both buffers are reused');
+});
+
+/** This process's open descriptors on `file` (Linux). */
+async function openHandles(file: string): Promise<string[]> {
+  const fds = await readdir('/proc/self/fd');
+  const links = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
+  return links.filter((l) => l === file);
+}
+
+test('an answer whose client went away stops, ends nothing and closes the file', async () => {
+  const store = await storeCatalog(manyPackages(300), await mkdtemp(path.join(tmpdir(), 'store-')));
+  // A sink that never calls back, destroyed after its first chunk: without close releasing the write, this would hang.
+  let writes = 0;
+  const sink = new Writable({
+    write(_chunk, _enc, _cb) {
+      writes++;
+      setImmediate(() => sink.destroy());
+    },
+  });
+  let ended = false;
+  sink.on('finish', () => (ended = true));
+  await sendRanges(store, byteRanges(filterMetas(store, {})), sink);
+  assert.ok(writes >= 1 && writes <= 2, `${writes} writes: it stopped at the close`);
+  assert.equal(ended, false);
+  assert.deepEqual(await openHandles(store.file), [], 'the store file is closed');
+});
+
+test('a store file cut short under its index fails the answer with the named error', async () => {
+  const store = await storeCatalog(manyPackages(3), await mkdtemp(path.join(tmpdir(), 'store-')));
+  await truncate(store.file, store.size - 1000);
+  await assert.rejects(sendRanges(store, byteRanges(filterMetas(store, {})), new SlowSink()), (err: Error & { code?: string }) => err.code === 'CATALOG_STORE_CORRUPT');
 });

@@ -4,8 +4,9 @@
  * held in memory; the server streams ranges straight from the file.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, stat } from 'node:fs/promises';
+import { createReadStream, createWriteStream, readSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { once } from 'node:events';
@@ -110,60 +111,112 @@ export function byteRanges(metas: readonly IndexedMeta[]): { start: number; end:
   return out;
 }
 
-/** The most bytes one read takes (a large range is read in such chunks, one after another). */
-const READ_CHUNK = 64 * 1024;
-/** Small ranges are read side by side in batches of at most this many bytes, sent as one chunk. */
-const READ_BATCH = 256 * 1024;
+/** The size of one chunk of an answer: Node's TLS sends large writes at several times the rate of 64 KiB ones. */
+const SEND_CHUNK = 1024 * 1024;
+/** Pieces smaller than this are read synchronously: a page-cache read of a few KiB costs less than a trip through the thread pool. */
+const SYNC_READ_MAX = 64 * 1024;
 
 /**
- * Streams the bytes of the given ranges from the store file, in order. One file handle for the
- * whole answer and positioned reads; small ranges are read side by side in batches (the thread
- * pool runs them at once) and sent as one chunk. A query such as `schema=olm.package` is hundreds
- * of scattered ranges: a stream opened per range, one after another, cost about half a
- * millisecond each (bench/catalog-scale.ts measured 100 ms at p50 for 184 packages).
+ * Reads the given ranges of the store file, in order, into the buffers it is handed. A query such
+ * as `schema=olm.package` is hundreds of scattered records of a few KiB: each read through the
+ * thread pool cost over 0.1 ms of round trip (bench/catalog-scale.ts: 76 ms at p50 for 552
+ * packages), so small pieces are read synchronously (at most one chunk between two turns of the
+ * event loop), large ones asynchronously.
  */
-export async function* readRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[]): AsyncGenerator<Buffer> {
-  const fh = await open(store.file, 'r');
-  const readExact = async (start: number, end: number): Promise<Buffer> => {
-    const buf = Buffer.allocUnsafe(end - start);
-    let got = 0;
-    while (got < buf.length) {
-      const { bytesRead } = await fh.read(buf, got, buf.length - got, start + got);
-      if (bytesRead === 0) throw new InputError('CATALOG_STORE_CORRUPT', `the file ends at byte ${start + got}, before the ${end} its index names`, { file: store.file });
-      got += bytesRead;
-    }
-    return buf;
-  };
-  try {
-    let batch: { start: number; end: number }[] = [];
-    let batchBytes = 0;
-    const flush = async (): Promise<Buffer | undefined> => {
-      if (batch.length === 0) return undefined;
-      const bufs = await Promise.all(batch.map((r) => readExact(r.start, r.end)));
-      const out = bufs.length === 1 ? (bufs[0] as Buffer) : Buffer.concat(bufs, batchBytes);
-      batch = [];
-      batchBytes = 0;
-      return out;
-    };
-    for (const r of ranges) {
-      const size = r.end - r.start;
-      if (size <= 0) continue;
-      if (size > READ_CHUNK) {
-        const before = await flush();
-        if (before !== undefined) yield before;
-        for (let pos = r.start; pos < r.end; pos += READ_CHUNK) yield await readExact(pos, Math.min(r.end, pos + READ_CHUNK));
+class RangeReader {
+  private next = 0;
+  private offset = 0;
+
+  constructor(
+    private readonly fh: FileHandle,
+    private readonly file: string,
+    private readonly ranges: readonly { start: number; end: number }[],
+  ) {}
+
+  /** Fills `buf` from where the last fill stopped; returns how many bytes it filled (0: the ranges are done). */
+  async fill(buf: Buffer): Promise<number> {
+    let at = 0;
+    while (at < buf.length && this.next < this.ranges.length) {
+      const r = this.ranges[this.next] as { start: number; end: number };
+      const pos = r.start + this.offset;
+      const want = Math.min(buf.length - at, r.end - pos);
+      if (want <= 0) {
+        this.next++;
+        this.offset = 0;
         continue;
       }
-      if (batchBytes + size > READ_BATCH) {
-        const full = await flush();
-        if (full !== undefined) yield full;
-      }
-      batch.push(r);
-      batchBytes += size;
+      const got = want < SYNC_READ_MAX ? readSync(this.fh.fd, buf, at, want, pos) : (await this.fh.read(buf, at, want, pos)).bytesRead;
+      if (got === 0) throw new InputError('CATALOG_STORE_CORRUPT', `the file ends at byte ${pos}, before the ${r.end} its index names`, { file: this.file });
+      at += got;
+      this.offset += got;
     }
-    const last = await flush();
-    if (last !== undefined) yield last;
+    return at;
+  }
+}
+
+function totalLength(ranges: readonly { start: number; end: number }[]): number {
+  return ranges.reduce((n, r) => n + Math.max(0, r.end - r.start), 0);
+}
+
+/** Streams the bytes of the given ranges from the store file, in order, a fresh buffer a chunk (for a consumer that keeps them, such as gzip). */
+export async function* readRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[]): AsyncGenerator<Buffer> {
+  const fh = await open(store.file, 'r');
+  try {
+    const reader = new RangeReader(fh, store.file, ranges);
+    let left = totalLength(ranges);
+    while (left > 0) {
+      const buf = Buffer.allocUnsafe(Math.min(SEND_CHUNK, left));
+      const n = await reader.fill(buf);
+      if (n === 0) return;
+      left -= n;
+      yield n === buf.length ? buf : buf.subarray(0, n);
+    }
   } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Writes the bytes of the given ranges to `out`, in order, then ends it. Two buffers of one chunk
+ * each, reused once `out` has sent them: an answer allocates nothing per chunk, so a 68 MB
+ * `/api/v1/all` beside the manager's large heap no longer adds 68 MB of external memory and the
+ * full collections that brings (they were the p99 of the metas queries). Returns early, ending
+ * nothing, when `out` is closed first (the client went away).
+ */
+export async function sendRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[], out: Writable): Promise<void> {
+  const total = totalLength(ranges);
+  const size = Math.min(SEND_CHUNK, total);
+  const fh = await open(store.file, 'r');
+  let closed = out.destroyed;
+  // Writes not yet sent; a stream closed under them may never call back, so close releases them.
+  const pending = new Set<() => void>();
+  const onClose = (): void => {
+    closed = true;
+    for (const release of pending) release();
+  };
+  out.once('close', onClose);
+  try {
+    const reader = new RangeReader(fh, store.file, ranges);
+    const buffers = size === 0 ? [] : [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
+    const sent: Promise<void>[] = buffers.map(() => Promise.resolve());
+    for (let i = 0; !closed && buffers.length > 0; i = (i + 1) % buffers.length) {
+      await sent[i];
+      if (closed) break;
+      const buf = buffers[i] as Buffer;
+      const n = await reader.fill(buf);
+      if (n === 0) break;
+      sent[i] = new Promise<void>((resolve) => {
+        const release = (): void => {
+          pending.delete(release);
+          resolve();
+        };
+        pending.add(release);
+        out.write(buf.subarray(0, n), release);
+      });
+    }
+    if (!closed) out.end();
+  } finally {
+    out.off('close', onClose);
     await fh.close();
   }
 }
