@@ -3,23 +3,12 @@ import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
 import { pino } from 'pino';
 import { closeServer, createSafeServer, listenOn, useCertificate } from '../util/http-server.js';
 import { createCertificateAuthority, issueCertificate } from '../util/pki.js';
 import { withTempDir } from '../util/temp-dir.test-helper.js';
+import { servedFingerprint } from '../util/tls-peer.test-helper.js';
 import { watchTlsPair } from './tls-reload.js';
-
-/** The certificate a TLS client is shown at `port` now. */
-function served(port: number): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
-      resolve(s.getPeerX509Certificate()?.fingerprint256 ?? '');
-      s.end();
-    });
-    s.on('error', reject);
-  });
-}
 
 /** Replaces `file` at once, as the kubelet swaps a mounted Secret (a poll never sees it half written). */
 async function put(file: string, text: string): Promise<void> {
@@ -60,20 +49,20 @@ test('a renewed certificate written over the served files is served to new conne
     const port = Number(new URL(url).port);
     const stop = watchTlsPair({ files, flags: { cert: '--cert', key: '--key' }, current: a, logger, intervalMs: 10 }, (pair) => useCertificate(server, pair));
     try {
-      assert.equal(await served(port), fingerprint(a.certPem));
+      assert.equal(await servedFingerprint(port), fingerprint(a.certPem));
       await put(files.cert, b.certPem);
       await put(files.key, b.keyPem);
-      await until('the renewed certificate is served', async () => (await served(port)) === fingerprint(b.certPem));
+      await until('the renewed certificate is served', async () => (await servedFingerprint(port)) === fingerprint(b.certPem));
       assert.deepEqual(infos, ['serving the renewed certificate']);
 
       // A certificate whose key is not there yet (a Secret half swapped, or a wrong one): refused, b kept.
       await put(files.cert, c.certPem);
       await until('the mismatched pair is refused', () => warnings.length > 0);
-      assert.equal(await served(port), fingerprint(b.certPem));
+      assert.equal(await servedFingerprint(port), fingerprint(b.certPem));
       await new Promise((r) => setTimeout(r, 100));
       assert.deepEqual(warnings, ['the certificate files changed but cannot be used; still serving the previous certificate'], 'said once, not at every poll');
       await put(files.key, c.keyPem);
-      await until('the completed pair is served', async () => (await served(port)) === fingerprint(c.certPem));
+      await until('the completed pair is served', async () => (await servedFingerprint(port)) === fingerprint(c.certPem));
     } finally {
       stop();
       await closeServer(server);

@@ -54,3 +54,13 @@ export function watchTlsPair(w: TlsWatch, use: (pair: TlsPair) => void): () => v
   timer.unref();
   return () => clearInterval(timer);
 }
+
+/**
+ * A metrics server's certificate read again when it was mounted (`--metrics-cert-dir`, or
+ * controller-runtime's default folder): a pair read once expires under a manager that runs longer
+ * than the certificate lives. Answers what stops it; nothing to stop for a self-signed pair.
+ */
+export function watchMetricsCertificate(cert: TlsPair & { mountedFrom?: { cert: string; key: string } }, use: (pair: TlsPair) => void, logger: Logger, intervalMs?: number): () => void {
+  if (cert.mountedFrom === undefined) return () => {};
+  return watchTlsPair({ files: cert.mountedFrom, flags: { cert: '--metrics-cert-dir tls.crt', key: '--metrics-cert-dir tls.key' }, current: cert, logger, ...(intervalMs === undefined ? {} : { intervalMs }) }, use);
+}

@@ -69,7 +69,12 @@ export interface ManagerOptions {
    * the API server authenticates and allows `get` on the path (`auth`, `--metrics-require-rbac`),
    * as operator-controller's and catalogd's metrics are.
    */
-  metricsSecurity?: { tls: { certPem: string; keyPem: string }; auth: boolean };
+  metricsSecurity?: {
+    tls: { certPem: string; keyPem: string };
+    auth: boolean;
+    /** Renewed pairs of a mounted certificate, as `catalogTlsUpdates`; answers what stops them. */
+    updates?: (use: (pair: { certPem: string; keyPem: string }) => void) => () => void;
+  };
   /** The TLS profile of every HTTPS server the manager runs: metrics and the catalog API (util/tls-profile.ts; default Node's). */
   tlsProfile?: TlsSettings;
   /** `host:port` for the catalog HTTP API. */
@@ -430,7 +435,11 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const health: Health = { ready: false };
   let olmv1 = { serve: false };
   const servers = await startProbeServers(o, registry, health);
-  const closeAll = (): Promise<unknown> => Promise.all([...new Set([servers.metrics, servers.probes])].map((s) => s.close()));
+  const stopMetricsTlsUpdates = o.metricsSecurity?.updates?.((pair) => useCertificate(servers.metrics.server, pair));
+  const closeAll = (): Promise<unknown> => {
+    stopMetricsTlsUpdates?.();
+    return Promise.all([...new Set([servers.metrics, servers.probes])].map((s) => s.close()));
+  };
   try {
     await ensureCrds(o.client);
     olmv1 = await serveOlmv1(o);

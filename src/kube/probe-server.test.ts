@@ -96,6 +96,7 @@ describe('the probe and metrics server', () => {
     created.set(cr);
     const cert = await metricsServingCertificate(join(tmpdir(), 'no-such-dir-for-binnacle'));
     assert.equal(cert.source, 'self-signed');
+    assert.equal(cert.mountedFrom, undefined, 'nothing to read again');
     const s = await startEndpointServer({ name: 'metrics', address: '127.0.0.1:0', logger, metrics: registry, tls: cert, auth: new MetricsAuthorizer({ client: reviewer }) });
     try {
       assert.match(s.url, /^https:/);
@@ -133,6 +134,7 @@ describe('the probe and metrics server', () => {
       writeFileSync(join(dir, 'tls.key'), leaf.keyPem);
       const cert = await metricsServingCertificate(dir);
       assert.equal(cert.source, 'mounted');
+      assert.deepEqual(cert.mountedFrom, { cert: join(dir, 'tls.crt'), key: join(dir, 'tls.key') }, 'the files a renewal is read from');
       const s = await startEndpointServer({ name: 'metrics', address: '127.0.0.1:0', logger, metrics: new Registry(), tls: cert });
       try {
         assert.equal((await get(s.url, { path: '/metrics', ca: ca.certPem })).status, 200, 'trusted through the mounted CA');

@@ -69,12 +69,12 @@ export function metricsCertDir(): string {
  * The metrics server's certificate: `tls.crt` and `tls.key` in `dir` when mounted there, else a
  * self-signed one made now (a throwaway CA and a leaf for this host), as controller-runtime does.
  */
-export async function metricsServingCertificate(dir = metricsCertDir(), logger?: Logger): Promise<CertificatePem & { source: 'mounted' | 'self-signed' }> {
+export async function metricsServingCertificate(dir = metricsCertDir(), logger?: Logger): Promise<CertificatePem & { source: 'mounted' | 'self-signed'; mountedFrom?: { cert: string; key: string } }> {
   const crt = join(dir, 'tls.crt');
   const key = join(dir, 'tls.key');
   if (existsSync(crt) || existsSync(key)) {
     logger?.info({ dir }, 'serving metrics with the mounted certificate');
-    return { certPem: readFileSync(crt, 'utf8'), keyPem: readFileSync(key, 'utf8'), source: 'mounted' };
+    return { certPem: readFileSync(crt, 'utf8'), keyPem: readFileSync(key, 'utf8'), source: 'mounted', mountedFrom: { cert: crt, key } };
   }
   // Loaded only here: pki's x509 and ASN.1 libraries cost ~15 MiB resident, and a mounted certificate needs none of them.
   const { createCertificateAuthority, issueCertificate } = await import('../util/pki.js');

@@ -8,12 +8,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import type { KubeClient } from '../../src/kube/client.js';
+import { createCertificateAuthority, issueCertificate } from '../../src/util/pki.js';
+import { servedFingerprint } from '../../src/util/tls-peer.test-helper.js';
 import { e2eClient, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -89,7 +92,14 @@ describe('helm-operator run with the scaffold arguments', () => {
   test('probes answer; /metrics is 401 without a token, 403 without the right, 200 with resource_created_at_seconds for the reader', async () => {
     // The image's entry point, then the manager container's arguments after manager_metrics_patch.yaml (ports moved).
     const args = ['helm-operator', 'run', '--watches-file=./watches.yaml', '--metrics-require-rbac', '--metrics-secure', '--metrics-bind-address=127.0.0.1:0', '--leader-elect', `--leader-election-id=${ns}`, '--health-probe-bind-address=127.0.0.1:0', `--leader-election-namespace=${ns}`, '--kubeconfig', e2eKubeconfig()];
-    operator = spawn(process.execPath, [BINNACLE, ...args], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WATCH_NAMESPACE: ns } });
+    // A certificate mounted where controller-runtime's metrics server looks ($TMPDIR/k8s-metrics-server/serving-certs), as a Secret volume would put it.
+    const ca = await createCertificateAuthority('hor-flags-metrics');
+    const certDir = join(work, 'tmp', 'k8s-metrics-server', 'serving-certs');
+    await mkdir(certDir, { recursive: true });
+    const first = await issueCertificate(ca, { commonName: 'localhost', hosts: ['127.0.0.1'], usage: 'server' });
+    await writeFile(join(certDir, 'tls.crt'), first.certPem);
+    await writeFile(join(certDir, 'tls.key'), first.keyPem);
+    operator = spawn(process.execPath, [BINNACLE, ...args], { cwd: work, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, WATCH_NAMESPACE: ns, TMPDIR: join(work, 'tmp') } });
     operator.stdout?.on('data', (d: Buffer) => (log += d.toString()));
     operator.stderr?.on('data', (d: Buffer) => (log += d.toString()));
     const urlOf = (name: string): string | undefined => {
@@ -127,5 +137,16 @@ describe('helm-operator run with the scaffold arguments', () => {
     assert.match(ok, /controller_runtime_max_concurrent_reconciles\{controller="helm-memcached-[^"]*"\} [1-9]/);
     assert.match(ok, /# TYPE controller_runtime_reconcile_total counter/);
     assert.match(ok, /helm_operator_build_info\{/);
+
+    // The mounted certificate is served, and a renewal of it is served without a restart.
+    const port = Number(new URL(metrics).port);
+    assert.equal(await servedFingerprint(port), new X509Certificate(first.certPem).fingerprint256, 'the mounted certificate, not a self-signed one');
+    const renewed = await issueCertificate(ca, { commonName: 'localhost', hosts: ['127.0.0.1'], usage: 'server' });
+    for (const [name, pem] of [['tls.key', renewed.keyPem], ['tls.crt', renewed.certPem]] as const) {
+      await writeFile(join(certDir, `${name}.new`), pem);
+      await rename(join(certDir, `${name}.new`), join(certDir, name));
+    }
+    await eventually('the renewed certificate is served', async () => ((await servedFingerprint(port)) === new X509Certificate(renewed.certPem).fingerprint256 ? true : undefined), 60_000);
+    assert.equal((await get(`${metrics}/metrics`, readerToken)).status, 200, 'metrics still served after the renewal');
   });
 });

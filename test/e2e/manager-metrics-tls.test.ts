@@ -9,7 +9,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { X509Certificate } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,7 @@ import { connect, type ConnectionOptions } from 'node:tls';
 import type { KubeClient } from '../../src/kube/client.js';
 import { METRICS_READER_ROLE, selfManifests } from '../../src/self/manifests.js';
 import { createCertificateAuthority, issueCertificate } from '../../src/util/pki.js';
+import { servedFingerprint } from '../../src/util/tls-peer.test-helper.js';
 import { freePorts } from '../../src/util/ports.js';
 import { e2eClient, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
 
@@ -28,6 +30,8 @@ let work: string;
 let proc: ChildProcess;
 let stderr = '';
 let ports: { metrics: number; probes: number; catalog: number };
+let metricsCa: Awaited<ReturnType<typeof createCertificateAuthority>>;
+let metricsCerts: string;
 
 /** GET over HTTPS, certificate not checked (self-signed, as the scenarios' client does); status and body. */
 function httpsGet(port: number, path: string, token?: string): Promise<{ status: number; body: string }> {
@@ -59,6 +63,13 @@ before(async () => {
   const leaf = await issueCertificate(ca, { commonName: 'localhost', hosts: ['127.0.0.1'], usage: 'server' });
   await writeFile(join(work, 'tls.crt'), leaf.certPem);
   await writeFile(join(work, 'tls.key'), leaf.keyPem);
+  // The metrics certificate mounted as a Secret would be (--metrics-cert-dir), renewed by a test below.
+  metricsCa = await createCertificateAuthority('metrics-tls-e2e-metrics');
+  metricsCerts = join(work, 'metrics-certs');
+  await mkdir(metricsCerts);
+  const first = await issueCertificate(metricsCa, { commonName: 'localhost', hosts: ['127.0.0.1'], usage: 'server' });
+  await writeFile(join(metricsCerts, 'tls.crt'), first.certPem);
+  await writeFile(join(metricsCerts, 'tls.key'), first.keyPem);
   // install-self's ClusterRole (the same object), and two ServiceAccounts: one bound to it, one not.
   const role = selfManifests({ namespace: 'binnacle-system', image: 'unused' }).find((o) => o.kind === 'ClusterRole' && o.metadata.name === METRICS_READER_ROLE);
   assert.ok(role !== undefined, `install-self makes the ClusterRole ${METRICS_READER_ROLE}`);
@@ -76,7 +87,7 @@ before(async () => {
     process.execPath,
     [
       '--import', 'tsx', MAIN, 'manager', '--kubeconfig', e2eKubeconfig(), '--data-dir', join(work, 'data'),
-      '--metrics-bind-address', `127.0.0.1:${ports.metrics}`, '--metrics-secure', '--metrics-require-rbac',
+      '--metrics-bind-address', `127.0.0.1:${ports.metrics}`, '--metrics-secure', '--metrics-require-rbac', '--metrics-cert-dir', metricsCerts,
       '--health-probe-bind-address', `127.0.0.1:${ports.probes}`,
       '--catalog-bind-address', `127.0.0.1:${ports.catalog}`, '--catalog-tls-cert', join(work, 'tls.crt'), '--catalog-tls-key', join(work, 'tls.key'),
       '--tls-profile=custom', '--tls-custom-version=TLSv1.3',
@@ -157,4 +168,20 @@ test('bad TLS and metrics flags stop the manager before it starts, one line nami
     assert.match(err, message, err);
     assert.doesNotMatch(err, /^\s+at /m, 'no stack trace');
   }
+});
+
+test('a renewed certificate in --metrics-cert-dir is served to new connections without a restart, under the same TLS profile (a pair read once would expire under a long-running manager)', async () => {
+  const fingerprint = (pem: string): string => new X509Certificate(pem).fingerprint256;
+  assert.equal(await servedFingerprint(ports.metrics), fingerprint(await readFile(join(metricsCerts, 'tls.crt'), 'utf8')), 'the mounted certificate is served');
+  const renewed = await issueCertificate(metricsCa, { commonName: 'localhost', hosts: ['127.0.0.1'], usage: 'server' });
+  // Each file replaced at once, key first, as a renewal that never shows a half-written file.
+  for (const [name, pem] of [['tls.key', renewed.keyPem], ['tls.crt', renewed.certPem]] as const) {
+    await writeFile(join(metricsCerts, `${name}.new`), pem);
+    await rename(join(metricsCerts, `${name}.new`), join(metricsCerts, name));
+  }
+  await eventually('the renewed certificate is served', async () => ((await servedFingerprint(ports.metrics)) === fingerprint(renewed.certPem) ? true : undefined), 60_000);
+  assert.equal(await handshake(ports.metrics, { maxVersion: 'TLSv1.2' }), undefined, 'the TLS profile holds after the renewal: TLS 1.2 refused');
+  assert.equal(await handshake(ports.metrics, { minVersion: 'TLSv1.3' }), 'TLSv1.3');
+  assert.match(stderr, /serving the renewed certificate/, 'the manager says it took the renewed pair');
+  assert.equal(proc.exitCode, null, `the manager still runs: ${stderr}`);
 });

@@ -18,6 +18,7 @@ import { addHelmEngineFlags, addKubeApiRateFlags, helmEngineOptionsOf, type Helm
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
 import type { KubeClient, WriteFence } from '../../kube/client.js';
 import type { EndpointServer } from '../../kube/probe-server.js';
+import type { watchMetricsCertificate } from '../tls-reload.js';
 import type { HelmEngine } from '../../helm-engine/engine.js';
 import { addHelmOperatorRunFlags, resolveRunFlags, zapLogger, type RawRunFlags, type RunOptions } from './helm-operator-flags.js';
 
@@ -53,6 +54,12 @@ interface Readiness {
   synced: boolean;
 }
 
+/** Serves `server` each renewal of a mounted metrics certificate; loaded only for --metrics-secure. */
+async function watchMountedMetricsCertificate(tls: Parameters<typeof watchMetricsCertificate>[0], server: EndpointServer['server'], logger: Logger): Promise<() => void> {
+  const [{ watchMetricsCertificate: watch }, { useCertificate }] = await Promise.all([import('../tls-reload.js'), import('../../util/http-server.js')]);
+  return watch(tls, (pair) => useCertificate(server, pair), logger);
+}
+
 /** The probe and metrics servers, as the flags ask; closed by the caller. */
 async function startServers(o: RunOptions, client: KubeClient, logger: Logger, readiness: Readiness) {
   const [{ Registry, Gauge }, { startEndpointServer, metricsServingCertificate }, { ControllerMetrics, ResourceCreatedMetric, collectProcessMetrics }, { MetricsAuthorizer }] = await Promise.all([
@@ -73,16 +80,24 @@ async function startServers(o: RunOptions, client: KubeClient, logger: Logger, r
       servers.push(await startEndpointServer({ name: 'health probes', address: o.probeAddress, logger, probes: { ready: () => readiness.waiting || readiness.synced } }));
     }
     if (o.metricsAddress !== undefined) {
-      servers.push(
-        await startEndpointServer({
-          name: 'metrics',
-          address: o.metricsAddress,
-          logger,
-          metrics: registry,
-          ...(o.metricsSecure ? { tls: await metricsServingCertificate(undefined, logger) } : {}),
-          ...(o.metricsRequireRbac ? { auth: new MetricsAuthorizer({ client, logger }) } : {}),
-        }),
-      );
+      const tls = o.metricsSecure ? await metricsServingCertificate(undefined, logger) : undefined;
+      const metricsServer = await startEndpointServer({
+        name: 'metrics',
+        address: o.metricsAddress,
+        logger,
+        metrics: registry,
+        ...(tls === undefined ? {} : { tls }),
+        ...(o.metricsRequireRbac ? { auth: new MetricsAuthorizer({ client, logger }) } : {}),
+      });
+      // A mounted certificate is read again when it is renewed (cli/tls-reload.ts).
+      const stopTlsUpdates = tls === undefined ? undefined : await watchMountedMetricsCertificate(tls, metricsServer.server, logger);
+      servers.push({
+        ...metricsServer,
+        close: () => {
+          stopTlsUpdates?.();
+          return metricsServer.close();
+        },
+      });
     }
   } catch (err) {
     await Promise.all(servers.map((s) => s.close()));

@@ -7,10 +7,11 @@ import { UsageError, errorMessage } from '../../util/errors.js';
 import { parseInstaller } from '../../api/olmv1/convert.js';
 import { parseServiceAccountMode } from '../../api/olmv1/serviceaccount-policy.js';
 import type { CliContext } from '../context.js';
+import type { ManagerOptions } from '../../controllers/manager.js';
 import { tlsSettings, type TlsProfileFlags } from '../../util/tls-profile.js';
 import { addHelmEngineFlags, addKubeApiRateFlags, addTlsProfileFlags, durationMs, helmEngineOptionsOf, parseDuration, parsePositiveInt, readTlsPair, type HelmEngineFlags } from '../flags.js';
 import { addKubeFlags, clientFor, type KubeFlags } from '../kube.js';
-import { watchTlsPair, type TlsPair } from '../tls-reload.js';
+import { watchMetricsCertificate, watchTlsPair, type TlsPair } from '../tls-reload.js';
 import { addConsoleAccessFlags, consoleAccessFlagsOf } from './console.js';
 
 interface ManagerFlags extends KubeFlags, TlsProfileFlags {
@@ -130,7 +131,7 @@ export function registerManagerCommands(program: Command, ctx: CliContext): void
 }
 
 /** --metrics-secure, --metrics-require-rbac and --metrics-cert-dir, checked; undefined: plain HTTP. */
-async function metricsSecurityOf(flags: ManagerFlags, ctx: CliContext): Promise<{ tls: { certPem: string; keyPem: string }; auth: boolean } | undefined> {
+async function metricsSecurityOf(flags: ManagerFlags, ctx: CliContext): Promise<ManagerOptions['metricsSecurity']> {
   if (flags.metricsRequireRbac && !flags.metricsSecure) throw new UsageError('--metrics-require-rbac needs --metrics-secure: a bearer token is not sent over plain HTTP');
   if (flags.metricsCertDir !== undefined && !flags.metricsSecure) throw new UsageError('--metrics-cert-dir is only read with --metrics-secure');
   if (!flags.metricsSecure) return undefined;
@@ -140,7 +141,8 @@ async function metricsSecurityOf(flags: ManagerFlags, ctx: CliContext): Promise<
     if (missing.length > 0) throw new UsageError(`--metrics-cert-dir ${flags.metricsCertDir}: ${missing.join(' and ')} not found there`);
   }
   const { metricsServingCertificate } = await import('../../kube/probe-server.js');
-  return { tls: await metricsServingCertificate(flags.metricsCertDir, ctx.logger), auth: flags.metricsRequireRbac };
+  const cert = await metricsServingCertificate(flags.metricsCertDir, ctx.logger);
+  return { tls: cert, auth: flags.metricsRequireRbac, updates: (use) => watchMetricsCertificate(cert, use, ctx.logger) };
 }
 
 /** The three leader-election durations, checked: each a positive duration, renew deadline shorter than the lease. */
