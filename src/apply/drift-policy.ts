@@ -11,6 +11,7 @@ import { canonicalJson } from '../util/canonical-json.js';
 import { identityOf } from './phases.js';
 import type { DriftIgnoreRule, DriftMode, DriftSpec } from '../api/types.js';
 import { HELM_RELEASE_NAME_ANNOTATION, HELM_RELEASE_NAMESPACE_ANNOTATION, MANAGED_BY_LABEL, OWNER_KIND_LABEL, OWNER_NAME_LABEL, OWNER_NAMESPACE_LABEL } from './ownership.js';
+import { isRecord } from '../util/object.js';
 
 export const DRIFT_MODES: readonly DriftMode[] = ['Repair', 'Warn', 'Off'];
 /** The field manager that holds an ignored field the applier stops setting, so that letting go of it does not delete it. */
@@ -20,7 +21,6 @@ export const DRIFT_HANDOVER_MANAGER = 'binnacle-drift-ignored';
 export type Pointer = readonly string[];
 
 type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** RFC 6901: `/a/b~1c` → ['a', 'b/c']; undefined when it is not a pointer (no leading `/`, a bad `~` escape). */
 export function parsePointer(text: string): Pointer | undefined {

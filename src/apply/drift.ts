@@ -20,6 +20,7 @@ import { optionalApi } from './optional-kinds.js';
 import { parseManifest } from './release.js';
 import { ReleaseStore, type StoreClient } from './release-store.js';
 import type { FieldDrift, ObjectDrift, ReleaseRef, ReleaseRevision } from './types.js';
+import { isRecord } from '../util/object.js';
 
 export type DriftClient = Pick<ObjectReader, 'list' | 'find'> & Pick<Discovery, 'resourceFor'>;
 
@@ -75,7 +76,6 @@ export function describeObject(o: Pick<KubeObject, 'kind' | 'metadata'>): string
 // --- comparing one object -------------------------------------------------------------------
 
 type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Set by the server, or how the object is found: never drift. */
 const SERVER_META = new Set(['name', 'namespace', 'uid', 'resourceVersion', 'generation', 'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds', 'managedFields', 'selfLink']);

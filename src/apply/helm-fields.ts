@@ -12,11 +12,10 @@ import { FIELD_MANAGER } from '../kube/client.js';
 import { isConflict } from '../kube/errors.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { managedFieldsOf, refOf, type KubeObject, type ManagedFieldsEntry as Entry } from '../kube/types.js';
+import { isRecord } from '../util/object.js';
 
 /** The field manager of the `helm` CLI (Helm 3 and 4). */
 export const HELM_FIELD_MANAGER = 'helm';
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** An entry of the helm CLI on the object itself (a status subresource's is not Binnacle's to hold). */
 function isHelms(e: Entry): boolean {

@@ -15,6 +15,7 @@ import type { ApplierClient } from './types.js';
 import { optionalApi } from './optional-kinds.js';
 import { pruneUnknownFields } from './prune-unknown-fields.js';
 import type { DroppedField, SkippedObject } from './types.js';
+import { isRecord } from '../util/object.js';
 
 export interface LeniencyOptions {
   client: Pick<ApplierClient, 'resourceFor'>;
@@ -94,9 +95,5 @@ function crdSchema(crd: KubeObject, obj: KubeObject): KindSchema | undefined {
   const schema = isRecord(v?.schema) ? v.schema.openAPIV3Schema : undefined;
   if (!isRecord(schema)) return undefined;
   return { gvk: gvkOf(obj), root: schema, resolve: () => undefined, origin: `CustomResourceDefinition ${crd.metadata.name ?? ''}` };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 

@@ -17,9 +17,9 @@ import { parseApiVersion, type KubeObject } from '../kube/types.js';
 import { BinnacleError, errorMessage } from '../util/errors.js';
 import { readYaml } from '../util/yaml.js';
 import { parsePointer, type Pointer } from './drift-policy.js';
+import { isRecord } from '../util/object.js';
 
 type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A patch that cannot be read or applied: names the patch and why. */
 export class PostRenderError extends BinnacleError {

@@ -22,6 +22,7 @@
  */
 import type { KindSchema, JsonSchema } from '../kube/openapi.js';
 import type { KubeObject } from '../kube/types.js';
+import { isRecord } from '../util/object.js';
 
 export interface PruneOptions {
   /**
@@ -188,6 +189,3 @@ function join(path: string, key: string): string {
   return `${path}[${JSON.stringify(key)}]`;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

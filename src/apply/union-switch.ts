@@ -22,6 +22,7 @@ import { isConflict } from '../kube/errors.js';
 import { fieldsHandedOver } from './helm-fields.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { isRecord } from '../util/object.js';
 
 interface Union {
   apiVersion: string;
@@ -40,8 +41,6 @@ const UNIONS: readonly Union[] = [
   { apiVersion: 'apps/v1', kind: 'Deployment', field: 'strategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate', others: ['Recreate'] },
   { apiVersion: 'apps/v1', kind: 'StatefulSet', field: 'updateStrategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate', others: ['OnDelete'] },
 ];
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A JSON merge patch: `{ spec: { <field>: { type, <member>: null } } }`. */
 export type UnionSwitchPatch = { spec: Record<string, Record<string, string | null>> };
@@ -106,7 +105,6 @@ export function withLiveUnion(desired: KubeObject, live: KubeObject | undefined)
   const rest = Object.entries(desired.spec as Record<string, unknown>).filter(([k]) => k !== union.field);
   return { ...desired, spec: Object.fromEntries(have === undefined ? rest : [...rest, [union.field, have]]) };
 }
-
 
 /** The field manager of the merge patch that makes a switch; its entry is removed once the switch is made. */
 export const STRATEGY_SWITCH_MANAGER = 'binnacle-strategy-switch';

@@ -9,7 +9,8 @@
 import { BinnacleError, ValidationResult, ValidationError } from '../util/errors.js';
 import type { CertProvider, ServingCert } from './certs.js';
 import { crdToV1 } from './crd-v1.js';
-import { isRecord, type JsonObject } from './decode.js';
+import type { JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { checkInstallMode, targetNamespaces, type InstallModeType } from './install-modes.js';
 import { certSecretName, permissionObjectName, webhookServiceName } from './names.js';
 import { applyOverrides, type DeploymentOverrides } from './overrides.js';

@@ -26,7 +26,8 @@
  * the reason; nothing is guessed.
  */
 import { BinnacleError } from '../util/errors.js';
-import { isRecord, type JsonObject } from './decode.js';
+import type { JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 
 export interface StructuralProblem {
   /** Field path of the offending schema node, e.g. `spec.versions[0].schema.openAPIV3Schema.properties.spec.patternProperties`. */

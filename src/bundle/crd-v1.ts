@@ -9,7 +9,8 @@
  * that loses nothing (`crd-structural.ts`); otherwise `CrdSchemaError` names the CRD and each
  * field path with the reason.
  */
-import { isRecord, type JsonObject } from './decode.js';
+import type { JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { CrdSchemaError, toStructural, type StructuralProblem } from './crd-structural.js';
 
 export function crdToV1(input: JsonObject): JsonObject {

@@ -2,7 +2,8 @@
  * Decoding a ClusterServiceVersion object into its typed view. Every field of the wrong type
  * is reported (file + field path); decoding carries on with a default so all are found at once.
  */
-import { Decoder, isRecord, typeName, type JsonObject } from './decode.js';
+import { Decoder, typeName, type JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 import type {
   ApiServiceDescription,
   ClusterServiceVersion,

@@ -4,12 +4,9 @@
  * goes on, so one pass reports every bad field at once.
  */
 import type { Problem } from '../util/errors.js';
+import { isRecord } from '../util/object.js';
 
 export type JsonObject = Record<string, unknown>;
-
-export function isRecord(v: unknown): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export function typeName(v: unknown): string {
   if (v === null) return 'null';

@@ -30,7 +30,7 @@ import {
 } from '../declcfg/index.js';
 import { InputError } from '../util/errors.js';
 import { goJson } from '../util/canonical-json.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../util/object.js';
 import type { BundleProperty, RegistryV1Bundle } from './types.js';
 
 /** The CSV annotation opm reads extra properties from: a JSON list of `{type, value}`. */

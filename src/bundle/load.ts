@@ -12,7 +12,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { InputError, errorMessage, type Problem } from '../util/errors.js';
-import { Decoder, isRecord, typeName } from './decode.js';
+import { Decoder, typeName } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { CSV_KIND, decodeCsv } from './csv.js';
 import { csvNameErrors } from './validate-csv.js';
 import { parseYamlDocuments } from './yaml-docs.js';

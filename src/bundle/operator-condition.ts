@@ -13,7 +13,7 @@ import {
   OPERATOR_CONDITION_RESOURCE,
 } from '../api/operator-condition.js';
 import type { KubeObject } from '../kube/types.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../util/object.js';
 import type { RegistryV1Bundle } from './types.js';
 
 /** The ServiceAccount a CSV Deployment's pods run as (`default` when none is named). */

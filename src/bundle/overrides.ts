@@ -5,7 +5,8 @@
  * `pkg/controller/operators/olm/overrides/inject`).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { Decoder, isRecord, type JsonObject } from './decode.js';
+import { Decoder, type JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 import type { Problem } from '../util/errors.js';
 
 export interface DeploymentOverrides {

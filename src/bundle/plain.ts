@@ -5,7 +5,8 @@
  */
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Decoder, isRecord, typeName } from './decode.js';
+import { Decoder, typeName } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { BundleLoadError } from './load.js';
 import type { ManifestObject } from './types.js';
 import { parseYamlDocuments } from './yaml-docs.js';

@@ -5,7 +5,7 @@
  * supported object kinds. Every failure is returned; none stops the others.
  */
 import type { Problem } from '../util/errors.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { dns1123SubdomainErrors } from './names.js';
 import { kindSupport } from './supported-kinds.js';
 import type { RegistryV1Bundle } from './types.js';

@@ -6,7 +6,7 @@
  */
 import type { ValidationResult } from '../util/errors.js';
 import { decodeConstraintProperty } from '../declcfg/index.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { providedApis } from './fbc.js';
 import { isValidImageReference } from '../oci/reference.js';
 import {

@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ValidationResult } from '../util/errors.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { compareVersions, parseTolerant } from '../util/semver.js';
 import type { ManifestObject, RegistryV1Bundle } from './types.js';
 

@@ -7,7 +7,8 @@
  */
 import { ValidationResult } from '../util/errors.js';
 import { toStructural } from './crd-structural.js';
-import { isRecord, type JsonObject } from './decode.js';
+import type { JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { dns1123SubdomainErrors, isDns1123Label } from './names.js';
 import type { ManifestObject } from './types.js';
 

@@ -4,7 +4,7 @@
  * required fields, case of OLM annotation keys, webhook definitions.
  */
 import type { ValidationResult } from '../util/errors.js';
-import { isRecord } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { isStrictSemver } from '../util/semver.js';
 import { dns1123SubdomainErrors } from './names.js';
 import type { RegistryV1Bundle } from './types.js';

@@ -4,7 +4,8 @@
  * `--select-optional suite=operatorframework` or `name=<validator>`.
  */
 import type { ValidationResult } from '../util/errors.js';
-import { isRecord, type JsonObject } from './decode.js';
+import type { JsonObject } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { compareVersions, isStrictSemver, parseTolerant } from '../util/semver.js';
 import type { RegistryV1Bundle } from './types.js';
 import { allowedCategories, communityValidator, objectValidator, operatorGroupValidator, REMOVED_1_22 } from './validate-community.js';

@@ -7,7 +7,7 @@
  */
 import { loadBundleDir, toFbcBundle, type RegistryV1Bundle } from '../bundle/index.js';
 import { SCHEMA_CHANNEL, SCHEMA_PACKAGE, type Bundle, type ChannelEntry, type DeclarativeConfig, type Icon } from '../declcfg/index.js';
-import { isRecord } from '../catalog/decode.js';
+import { isRecord } from '../util/object.js';
 
 export { ANNOTATION_MEDIATYPE } from '../bundle/index.js';
 

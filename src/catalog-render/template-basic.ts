@@ -4,7 +4,7 @@
  */
 import { InputError, ValidationError, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type Bundle, type DeclarativeConfig } from '../declcfg/index.js';
-import { isRecord } from '../catalog/decode.js';
+import { isRecord } from '../util/object.js';
 import { addDocuments, parseDocuments } from '../catalog/load.js';
 
 export const SCHEMA_TEMPLATE_BASIC = 'olm.template.basic';

@@ -21,7 +21,7 @@ import {
   type Icon,
   type Package,
 } from '../declcfg/index.js';
-import { isRecord } from '../catalog/decode.js';
+import { isRecord } from '../util/object.js';
 import { parseStrictSemver } from '../catalog/model.js';
 import { parseTemplateDocument, type ImageBundleRenderer } from './template-basic.js';
 

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { once } from 'node:events';
 import { InputError } from '../util/errors.js';
 import type { DeclarativeConfig } from '../declcfg/index.js';
-import { isRecord } from '../catalog/decode.js';
+import { isRecord } from '../util/object.js';
 import { orderedMetas } from '../catalog/write.js';
 
 export interface IndexedMeta {

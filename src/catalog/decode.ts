@@ -24,6 +24,7 @@ import {
   type Property,
   type RelatedImage,
 } from '../declcfg/index.js';
+import { isRecord } from '../util/object.js';
 
 export type Decoded =
   | { kind: 'package'; value: Package }
@@ -44,10 +45,6 @@ export interface DecodeResult {
   /** Names the record for messages, e.g. `olm.channel "stable" of package "etcd"`. */
   subject: string;
   problems: FieldProblem[];
-}
-
-export function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

@@ -25,7 +25,8 @@ import {
 } from '../declcfg/index.js';
 import { olmRangeProblem, parseStrictSemver } from '../util/semver.js';
 import { isValidImageReference } from '../oci/reference.js';
-import { base64Problem, goFields, isRecord } from './decode.js';
+import { base64Problem, goFields } from './decode.js';
+import { isRecord } from '../util/object.js';
 import { checkYamlAliases, fastYamlDocuments, YamlAliasError, yamlPackage } from '../util/yaml.js';
 
 export interface ModelPackage {

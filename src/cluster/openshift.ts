@@ -25,6 +25,7 @@ import { isStrictSemver } from '../util/semver.js';
 import { readYamlAll } from '../util/yaml.js';
 import { cacheDir, projectRoot } from './layout.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
+import { isRecord } from '../util/object.js';
 
 /** The OpenShift version the local ClusterVersion reports unless told otherwise. */
 export const DEFAULT_OPENSHIFT_VERSION = '4.16.0';
@@ -76,10 +77,6 @@ const SPECIAL_TYPES: Record<string, Schema> = {
   'io.k8s.apimachinery.pkg.runtime.RawExtension': { type: 'object', [PRESERVE]: true },
   'io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1': { type: 'object', [PRESERVE]: true },
 };
-
-function isRecord(v: unknown): v is Schema {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** The definition a node refers to: `$ref`, or OpenAPI v2's `allOf: [{$ref}]` wrapper. */
 function refOf(node: Schema): string | undefined {

@@ -21,6 +21,7 @@ import { findCondition } from '../kube/types.js';
 import { loadCatalog } from '../resolve/catalog-source.js';
 import { errorMessage } from '../util/errors.js';
 import type { Gvk, PackageDetail, PackageSummary } from './contract/api-types.js';
+import { isRecord } from '../util/object.js';
 
 export interface ServedCatalog {
   name: string;
@@ -31,7 +32,6 @@ export interface ServedCatalog {
 }
 
 type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
 

@@ -24,12 +24,12 @@ import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 import { csvMetadataOf, type CatalogCache } from './catalog-view.js';
 import { InputError } from './errors.js';
 import { exampleFor, type SpecDescriptor } from './contract/schema-form.js';
+import { isRecord } from '../util/object.js';
 
 const CRD_API = 'apiextensions.k8s.io/v1';
 export const HELM_OPERATOR_LABEL = 'binnacle.dev/helm-operator';
 
 type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : '');
 
 export interface CrdObject extends KubeObject {

@@ -7,6 +7,7 @@
  * loads, writes and validates them) and the folders above it (catalog-render, catalog-store,
  * publish) all build on it, so no arrow runs back up from bundle/ to catalog/.
  */
+import { isRecord } from '../util/object.js';
 
 export const SCHEMA_PACKAGE = 'olm.package';
 export const SCHEMA_CHANNEL = 'olm.channel';
@@ -141,10 +142,6 @@ export interface ConstraintProperty {
   all?: { constraints: ConstraintProperty[] };
   any?: { constraints: ConstraintProperty[] };
   not?: { constraints: ConstraintProperty[] };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function str(v: Record<string, unknown>, key: string): string | undefined {

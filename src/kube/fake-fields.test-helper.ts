@@ -3,8 +3,7 @@
  * as the one fake cluster's API server (fake-cluster.test-helper.ts) reads them.
  */
 import type { KubeObject } from './types.js';
-
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord } from '../util/object.js';
 
 /** A field set as server-side apply's fieldsV1 holds it: `f:<key>` maps; a leaf (a scalar, a list, an empty map) is `{}`. */
 export type FieldSet = Record<string, unknown>;

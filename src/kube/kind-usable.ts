@@ -8,6 +8,7 @@
  */
 import type { RawRequester } from './ports.js';
 import { OpenApiDocument, groupVersionPath } from './openapi.js';
+import { isRecord } from '../util/object.js';
 
 /** A kind as discovery lists it: its group, version, kind and plural resource name. */
 export interface KindName {
@@ -25,10 +26,6 @@ async function getJson(client: RawRequester, path: string): Promise<{ status: nu
   } catch {
     return { status: 200, body: undefined };
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function arrayAt(v: unknown, key: string): unknown[] {

@@ -20,6 +20,7 @@ import { RefreshingValue } from '../util/refreshing-value.js';
 import type { KubeClient } from './client.js';
 import { isNotFound } from './errors.js';
 import type { GroupVersionKind } from './types.js';
+import { isRecord } from '../util/object.js';
 
 /** One OpenAPI v3 schema node, unchecked below its top level. */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -262,6 +263,3 @@ function gvkKey(g: { group: string; version: string; kind: string }): string {
   return `${g.group}/${g.version}/${g.kind}`;
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}

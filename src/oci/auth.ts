@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { InputError } from '../util/errors.js';
 import { DOCKER_HUB } from './reference.js';
+import { isRecord } from '../util/object.js';
 
 export type Credentials = { username: string; password: string } | { identityToken: string };
 
@@ -64,10 +65,6 @@ const HUB_KEYS = ['https://index.docker.io/v1/', 'index.docker.io', 'registry-1.
 
 function normalizeAuthKey(key: string): string {
   return key.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The auth files to read, in order: REGISTRY_AUTH_FILE, then DOCKER_CONFIG/config.json or ~/.docker/config.json. */

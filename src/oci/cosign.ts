@@ -15,6 +15,7 @@ import { MediaType, type Descriptor, type ImageManifest } from './manifest.js';
 import { formatReference, isSha256Digest, type ImageReference } from './reference.js';
 import type { RegistryClient } from './registry-client.js';
 import { BinnacleError } from '../util/errors.js';
+import { isRecord } from '../util/object.js';
 
 export const COSIGN_SIGNATURE_ANNOTATION = 'dev.cosignproject.cosign/signature';
 export const SIMPLE_SIGNING_MEDIA_TYPE = 'application/vnd.dev.cosign.simplesigning.v1+json';
@@ -54,10 +55,6 @@ export function simpleSigningPayload(ref: ImageReference, digest: string): Buffe
     optional: null,
   };
   return Buffer.from(JSON.stringify(doc), 'utf8');
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The manifest digest a simple-signing payload vouches for, or why it is not one. */

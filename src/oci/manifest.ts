@@ -5,6 +5,7 @@
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { BinnacleError } from '../util/errors.js';
 import { isSha256Digest } from './reference.js';
+import { isRecord } from '../util/object.js';
 
 export const MediaType = {
   ociManifest: 'application/vnd.oci.image.manifest.v1+json',
@@ -76,10 +77,6 @@ export class ManifestError extends BinnacleError {
   constructor(what: string, field: string, reason: string) {
     super('terminal', 'OCI_BAD_MANIFEST', `${what}: ${field}: ${reason}`);
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function parseJson(what: string, bytes: Uint8Array): unknown {

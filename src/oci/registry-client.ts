@@ -26,6 +26,7 @@ import {
 } from './manifest.js';
 import { DOCKER_HUB, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
 import { insecureByConf, pullSources, registriesConf, type RegistriesConf } from './registries-conf.js';
+import { isRecord } from '../util/object.js';
 
 export interface RegistryClientOptions {
   /** Use plain http: for every host, none, or those the function picks. Default: insecureByDefault (loopback, this machine's addresses, INSECURE_REGISTRIES_ENV) or registries.conf's `insecure = true`. */
@@ -159,10 +160,6 @@ function insecureInConf(host: string): boolean {
   } catch {
     return false;
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function repoScope(repository: string, actions: Actions): string {

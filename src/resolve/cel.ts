@@ -39,6 +39,7 @@
  * So it costs more in start-up, resolution speed and memory, and is not adopted.
  */
 import { olmSemverCompare } from './olm-semver.js';
+import { isRecord } from '../util/object.js';
 
 type Expr =
   | { k: 'lit'; v: unknown }
@@ -454,10 +455,6 @@ function subexpressions(e: Expr): Expr[] {
     case 'call':
       return e.target === undefined ? e.args : [e.target, ...e.args];
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function deepEqual(a: unknown, b: unknown): boolean {

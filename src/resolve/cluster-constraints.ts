@@ -18,6 +18,7 @@ import { PROP_CONSTRAINT, PROP_CSV_METADATA, PROP_MAX_OPENSHIFT_VERSION, decodeC
 import { bundleLabel, type BundleEntity } from './catalog-index.js';
 import { CelError, compileCel } from './cel.js';
 import type { Fact } from './facts.js';
+import { isRecord } from '../util/object.js';
 
 /** A bundle property some catalogs use for the CSV's minKubeVersion. */
 export const PROP_MIN_KUBE_VERSION = 'olm.minKubeVersion';
@@ -34,10 +35,6 @@ export interface ClusterCheck {
   violations: Fact[];
   /** Rules reported but not enforced (e.g. maxOpenShiftVersion off OpenShift). */
   notices: string[];
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A Kubernetes-style version as plain semver: `v1.31.2+k3s1` → 1.31.2, `4.8` → 4.8.0. */

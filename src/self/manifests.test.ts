@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { managerClusterRules, selfManifests } from './manifests.js';
 import { AGGREGATE_TO_APP_TEAM, APP_TEAM_ROLE, escalationProblems, type RoleLike } from '../api/app-team-role.js';
 import type { KubeObject } from '../kube/types.js';
+import { isRecord } from '../util/object.js';
 
 interface Rule {
   apiGroups: string[];
@@ -12,7 +13,6 @@ interface Rule {
   nonResourceURLs?: string[];
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const stringList = (v: unknown): string[] | undefined => (Array.isArray(v) && v.every((x) => typeof x === 'string') ? v.filter((x): x is string => typeof x === 'string') : undefined);
 
 /** A role's rules as written, checked: each names its apiGroups, resources and verbs as lists of strings, or its nonResourceURLs and verbs. */

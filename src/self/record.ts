@@ -18,6 +18,7 @@
 import { parseApiVersion, type KubeObject } from '../kube/types.js';
 import { BinnacleError, ValidationResult } from '../util/errors.js';
 import { SELF_LABELS } from './manifests.js';
+import { isRecord } from '../util/object.js';
 
 export const RECORD_NAME = 'binnacle-install-record';
 export const RECORD_LABEL = 'binnacle.dev/install-record';
@@ -74,10 +75,6 @@ export function recordConfigMap(r: InstallRecord): KubeObject {
       prune: list(r.prune),
     },
   };
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function parseList(text: unknown, field: string, res: ValidationResult): RecordedObject[] {

@@ -24,6 +24,7 @@ import { YamlAliasError, yamlPackage, yamlValue } from '../util/yaml.js';
 export { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV };
 import { DEFAULT_RELEASE_REPO, RELEASE_REPO_ENV } from './release-defaults.js';
 import { ANNOTATION_RELEASE_VERSION, DEFAULT_SELF_NAMESPACE, MANAGER_NAME, SELF_LABELS, selfManifests } from './manifests.js';
+import { isRecord } from '../util/object.js';
 
 export const RELEASE_MEDIA_TYPE = {
   config: 'application/vnd.binnacle.release.config.v1+json',
@@ -171,10 +172,6 @@ async function notFound(client: RegistryClient, repository: ImageReference, vers
       ? `release ${version} not found: ${repo} has no releases (no tags); ${publish}, or point --release-repo (or $${RELEASE_REPO_ENV}) at the repository that has them`
       : `release ${version} not found in ${repo}; it has: ${tags.join(', ')}. Pick one with --version, or ${publish}`,
   );
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function parseConfig(bytes: Buffer, res: ValidationResult): ReleaseConfig | undefined {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { gcCache } from '../oci/index.js';
 import { digestTree, normalizeModes, type TreeLimits } from './tree.js';
 import type { ResolvedSource, UnpackedSource } from './types.js';
+import { isRecord } from '../util/object.js';
 
 export function treesDir(cacheDir: string): string {
   return join(cacheDir, 'trees');
@@ -78,10 +79,6 @@ export function immutableKey(resolved: ResolvedSource, extra = ''): string | und
   if (resolved.git !== undefined) return `git\n${resolved.git.repository}\n${resolved.git.commit}\n${extra}`;
   if (resolved.http !== undefined) return `http\n${resolved.http.url}\n${resolved.http.sha256}`;
   return undefined;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A remembered unpack for `key`, when its tree is still in the cache. */

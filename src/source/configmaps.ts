@@ -9,12 +9,9 @@ import { isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError } from '../util/errors.js';
 import type { ConfigMapsSource } from './types.js';
+import { isRecord } from '../util/object.js';
 
 const KEY = /^[-._a-zA-Z0-9]+$/;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export async function fetchConfigMaps(source: ConfigMapsSource, dest: string, opts: { client: Pick<ObjectReader, 'get'> | undefined; maxBytes: number }): Promise<{ tree: string }> {
   const client = opts.client;

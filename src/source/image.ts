@@ -11,10 +11,7 @@ import { RegistryClient, parseReference, pullAndUnpack, verifyImageSignature, wi
 import { readSecret, type SecretReader, type SecretRef } from './secrets.js';
 import type { ImageSource, ProgressEvent } from './types.js';
 import { trustedKeysFromSecret, type VerifyPolicy } from './verify.js';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from '../util/object.js';
 
 function hostOf(key: string): string {
   return key.replace(/^https?:\/\//, '').replace(/\/.*$/, '');

@@ -9,6 +9,7 @@ import type { ObjectReader } from '../kube/ports.js';
 import { isForbidden, isNotFound } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { BinnacleError, InputError } from '../util/errors.js';
+import { isRecord } from '../util/object.js';
 
 export interface SecretRef {
   namespace: string;
@@ -48,10 +49,6 @@ export async function readSecret(reader: SecretReader, ref: SecretRef, purpose: 
     }
     throw err;
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

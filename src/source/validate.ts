@@ -9,6 +9,7 @@ import { parseReference } from '../oci/reference.js';
 import { BARE_USERINFO, carriesCredential, credentialInReferenceMessage, redactReference } from '../util/redact.js';
 import type { BundleSource, ConfigMapRef, GitSource } from './types.js';
 import { parseVerifyPolicy, unverifiableSourceReason, verifyPolicyToJson } from './verify.js';
+import { isRecord } from '../util/object.js';
 
 const TYPES = ['image', 'git', 'http', 'configMaps', 'local'] as const;
 
@@ -23,10 +24,6 @@ export interface ParseSourceOptions {
   field?: string;
   /** The file it came from, if any. */
   file?: string;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

@@ -9,6 +9,7 @@
 import { parsePublicKey, type TrustedKey } from '../oci/index.js';
 import { InputError } from '../util/errors.js';
 import { readSecret, type SecretReader, type SecretRef } from './secrets.js';
+import { isRecord } from '../util/object.js';
 
 export const VERIFY_PROVIDERS = ['cosign'] as const;
 
@@ -22,10 +23,6 @@ export interface VerifyPolicy {
 export function unverifiableSourceReason(type: string): string | undefined {
   if (type === 'image' || type === 'Image' || type === 'oci') return undefined;
   return `a ${type} source cannot carry an OCI signature, so it cannot be verified; use an image source, or remove verify`;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

@@ -32,3 +32,8 @@ export function jsonSize(value: unknown): number {
   if (value !== null && typeof value === 'object') return Object.entries(value).reduce((n, [k, v]) => n + k.length + 4 + jsonSize(v), 2);
   return String(value).length;
 }
+
+/** A JSON object: not null, not an array. */
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -15,6 +15,7 @@
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports -- the package is passed to readOne (util/yaml-values.ts, the rule util/yaml.ts reads by), as util/yaml.ts cannot be built for the page
 import * as YAML from 'yaml';
 import { readOne, YamlError } from '../../util/yaml-values.js';
+import { isRecord } from '../../util/object.js';
 
 export type FieldKind = 'string' | 'integer' | 'number' | 'boolean' | 'enum' | 'int-or-string' | 'object' | 'array' | 'yaml';
 
@@ -56,7 +57,6 @@ export interface FormProblem {
 }
 
 type Rec = Record<string, unknown>;
-const isRecord = (v: unknown): v is Rec => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Top-level keys the form leaves to the page (name, namespace) or to the server. */
 const ROOT_SKIPPED = new Set(['apiVersion', 'kind', 'metadata', 'status']);

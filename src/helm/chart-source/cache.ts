@@ -18,6 +18,7 @@ import { pipeline } from 'node:stream/promises';
 import { workDir } from '../../source/index.js';
 import { BinnacleError } from '../../util/errors.js';
 import { ChartSourceError } from './errors.js';
+import { isRecord } from '../../util/object.js';
 
 const HEX = /^[0-9a-f]{64}$/;
 
@@ -122,10 +123,6 @@ export interface PinRecord {
 
 function pinFile(cacheDir: string, key: string): string {
   return join(cacheDir, 'charts', 'pins', `${createHash('sha256').update(key).digest('hex')}.json`);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A remembered pin whose archive is still cached (and still hashes right). */

@@ -12,6 +12,7 @@ import { InputError } from '../../util/errors.js';
 import { readYaml } from '../../util/yaml.js';
 import { ChartSourceError } from './errors.js';
 import { parseChartVersion } from './version.js';
+import { isRecord } from '../../util/object.js';
 
 export interface ChartMetadata {
   name: string;
@@ -20,10 +21,6 @@ export interface ChartMetadata {
 }
 
 const MAX_CHART_YAML = 1024 * 1024;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Decode Chart.yaml text; `ref` and `file` name the chart and the file for errors. */
 export function parseChartYaml(text: string, ref: string, file: string): ChartMetadata {

@@ -8,6 +8,7 @@
 import { YamlAliasError, yamlPackage, yamlValue } from '../../util/yaml.js';
 import { ChartIndexError, type IndexProblem } from './errors.js';
 import { parseChartVersion } from './version.js';
+import { isRecord } from '../../util/object.js';
 
 export interface IndexEntry {
   name: string;
@@ -32,10 +33,6 @@ export interface DecodedIndex {
   /** The chart's usable entries, in index order; undefined when the index does not list the chart. */
   entries: IndexEntry[] | undefined;
   skipped: SkippedEntry[];
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

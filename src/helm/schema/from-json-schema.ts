@@ -22,15 +22,12 @@ import { resolveRef } from './refs.js';
 import { anyShape, intersect, neverShape, union, type Bound, type Shape } from './shape.js';
 import { SCHEMA_TYPES, type SchemaType } from './types.js';
 import type { Warn } from './emit.js';
+import { isRecord } from '../../util/object.js';
 
 export interface ReadOptions {
   warn: Warn;
   /** Copy `default`s into the shape. */
   keepDefaults: boolean;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 const DROPPED_WITH_WARNING = [

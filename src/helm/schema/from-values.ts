@@ -13,15 +13,12 @@
 import { childPath, itemsPath } from './paths.js';
 import { anyShape, typedShape, union, type Shape } from './shape.js';
 import type { ValuesAnnotations } from './comments.js';
+import { isRecord } from '../../util/object.js';
 
 export interface InferOptions {
   annotations: ValuesAnnotations;
   /** Whether inferred (non-empty) objects keep keys values.yaml does not list. */
   openObjects: boolean;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export function shapeFromValues(value: unknown, path: string, opts: InferOptions): Shape {

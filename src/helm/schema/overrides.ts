@@ -11,10 +11,7 @@
  */
 import { enumForNullable } from './nullable-enum.js';
 import type { StructuralSchema } from './types.js';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
+import { isRecord } from '../../util/object.js';
 
 /** Drops `required` and `minProperties` where values.yaml (`defaults`) provides the keys. */
 export function relaxForOverrides(schema: StructuralSchema, defaults: unknown): void {

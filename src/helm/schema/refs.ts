@@ -4,12 +4,9 @@
  * document's own `$id`. Anything else (another file, a URL, an anchor) is refused: Binnacle
  * never fetches schemas while building a CRD.
  */
+import { isRecord } from '../../util/object.js';
 
 export type RefTarget = { ok: true; node: unknown; key: string } | { ok: false; reason: 'remote' | 'not-found' | 'anchor' };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function decodeSegment(segment: string): string {
   let s = segment;

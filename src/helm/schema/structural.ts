@@ -28,6 +28,7 @@ import type { Problem } from '../../util/errors.js';
 import { patternProblem } from './formats.js';
 import { INT_OR_STRING, PRESERVE_UNKNOWN, SCHEMA_TYPES } from './types.js';
 import { valueViolations } from './validate-value.js';
+import { isRecord } from '../../util/object.js';
 
 export interface CheckStructuralOptions {
   /** Prefix of every reported field, e.g. `spec.versions[0].schema.openAPIV3Schema`. */
@@ -94,10 +95,6 @@ const KEYWORD_TYPES: Record<string, { ok: (v: unknown) => boolean; message: stri
 };
 
 const INT_OR_STRING_ANY_OF = [{ type: 'integer' }, { type: 'string' }];
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function key(path: string, child: string): string {
   return path === '' ? child : `${path}.${child}`;

@@ -10,6 +10,7 @@ import type { Problem } from '../../util/errors.js';
 import { formatAccepts } from './formats.js';
 import { childPath, indexPath, showPath } from './paths.js';
 import { INT_OR_STRING, PRESERVE_UNKNOWN } from './types.js';
+import { isRecord } from '../../util/object.js';
 
 export type ViolationRule =
   | 'type' | 'null' | 'enum' | 'required' | 'pruned' | 'pattern' | 'format'
@@ -29,10 +30,6 @@ export interface Violation {
 }
 
 type Position = 'root' | 'field' | 'item';
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 function show(value: unknown): string {
   const s = JSON.stringify(value) ?? String(value);

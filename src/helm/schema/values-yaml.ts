@@ -7,6 +7,7 @@
 import { type Document, type DocumentOptions, LineCounter, type ParseOptions, type SchemaOptions, type YAMLError } from 'yaml';
 import { InputError } from '../../util/errors.js';
 import { YamlAliasError, yamlPackage, yamlValue } from '../../util/yaml.js';
+import { isRecord } from '../../util/object.js';
 
 export interface ParsedValues {
   /** The values as plain JSON-compatible data; `{}` for an empty file. */
@@ -24,10 +25,6 @@ const HELM_YAML_OPTIONS = {
       return !((tag.tag === 'tag:yaml.org,2002:int' || tag.tag === 'tag:yaml.org,2002:float') && tag.format === 'TIME');
     }),
 };
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 /** Parses values.yaml text; `file` names it in errors (e.g. `mychart/values.yaml`). */
 export function parseValuesYaml(text: string, file: string): ParsedValues {

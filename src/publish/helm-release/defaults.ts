@@ -5,7 +5,7 @@
  * `helm bundle` writes each kind's example with the chart's defaults as its spec
  * (`alm-examples`), so the previous bundle's examples and the new one's tell what changed.
  */
-import { isRecord } from '../../bundle/decode.js';
+import { isRecord } from '../../util/object.js';
 
 export interface ChangedDefault {
   kind: string;
