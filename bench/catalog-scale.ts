@@ -57,7 +57,7 @@
  *        [--modes defaults,matched] [--queries 200] [--downloads 3] [--only binnacle|catalogd|opm]
  * The cluster: `binnacle cluster up --name BINNACLE_BENCH_CLUSTER` (default `catalog-scale`).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import net from 'node:net';
@@ -87,6 +87,9 @@ const CATALOGS = Number(arg('--catalogs') ?? 3);
 const ROUNDS = Number(arg('--rounds') ?? 1);
 const QUERIES = Number(arg('--queries') ?? 200);
 const DOWNLOADS = Number(arg('--downloads') ?? 3);
+/** The HTTP client of the queries: curl (default; see curlGets) or Node's own https. */
+const CLIENT = arg('--client') ?? 'curl';
+if (CLIENT !== 'curl' && CLIENT !== 'node') throw new Error(`--client ${CLIENT}: expected curl or node`);
 const MODES = (arg('--modes') ?? 'defaults,matched').split(',') as ('defaults' | 'matched')[];
 const ONLY = arg('--only');
 /** Binnacle's Node flags: the image's (NODE_FLAGS) unless given, e.g. `--node-flags ''` to measure without them. */
@@ -186,6 +189,8 @@ async function prepareCatalogs(registry: string): Promise<Catalogs> {
 
 interface Tls {
   caPem: string;
+  /** The CA as a file, for curl. */
+  caFile: string;
   certFile: string;
   keyFile: string;
   /** controller-runtime's webhook certificate directory, under a TMPDIR of its own. */
@@ -206,7 +211,9 @@ async function tls(): Promise<Tls> {
   mkdirSync(webhookDir, { recursive: true });
   writeFileSync(path.join(webhookDir, 'tls.crt'), leaf.certPem);
   writeFileSync(path.join(webhookDir, 'tls.key'), leaf.keyPem, { mode: 0o600 });
-  return { caPem: ca.certPem, certFile, keyFile, tmpDir };
+  const caFile = path.join(dir, 'ca.crt');
+  writeFileSync(caFile, ca.certPem);
+  return { caPem: ca.certPem, caFile, certFile, keyFile, tmpDir };
 }
 
 /** GET over HTTPS on one keep-alive connection: the status, the bytes and the time to the last byte. */
@@ -224,33 +231,57 @@ function get(agent: Agent, ca: string, url: string): Promise<{ status: number; b
   });
 }
 
-async function queries(ca: string, bases: string[], onePackage: string): Promise<Pick<Sample, 'allBytes' | 'allMBps' | 'metasPackagesMs' | 'metasOnePackageMs'>> {
+/**
+ * Each URL fetched in turn by one curl process over one keep-alive HTTP/1.1 connection (a first
+ * request outside the timing opens it): status, bytes and time to the last byte, by curl's clock.
+ * curl rather than Node's client: on this two-core machine Node's own HTTPS client was the
+ * bottleneck (against one server, p99 145 ms with it, 35 ms with curl), so its figures measured
+ * the client; one client in C, the same for every side.
+ */
+async function curlGets(caFile: string, urls: string[]): Promise<{ status: number; bytes: number; ms: number }[]> {
+  const first = urls[0];
+  if (first === undefined) return [];
+  const args = ['-sS', '--http1.1', '--cacert', caFile, '-w', '%{http_code} %{size_download} %{time_total}\\n', ...[first, ...urls].flatMap((u) => ['-o', '/dev/null', u])];
+  const out = await new Promise<string>((resolve, reject) => {
+    execFile('curl', args, { maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+      if (err !== null) reject(new Error(`curl (the bench's HTTP client; --client node uses Node's): ${err.message} ${stderr}`));
+      else resolve(stdout);
+    });
+  });
+  const lines = out.trim().split('\n').slice(1);
+  if (lines.length !== urls.length) throw new Error(`curl answered ${lines.length} of ${urls.length} requests`);
+  return lines.map((line) => {
+    const [status, bytes, seconds] = line.split(' ').map(Number);
+    return { status: status ?? 0, bytes: bytes ?? 0, ms: (seconds ?? NaN) * 1000 };
+  });
+}
+
+async function queries(tls: Tls, bases: string[], onePackage: string): Promise<Pick<Sample, 'allBytes' | 'allMBps' | 'metasPackagesMs' | 'metasOnePackageMs'>> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const getAll = async (urls: string[]): Promise<{ status: number; bytes: number; ms: number }[]> => {
+    if (CLIENT === 'curl') return curlGets(tls.caFile, urls);
+    const out = [];
+    for (const url of urls) out.push(await get(agent, tls.caPem, url));
+    return out;
+  };
   try {
+    const alls = Array.from({ length: DOWNLOADS }, () => bases.map((base) => `${base}/api/v1/all`)).flat();
     let bytes = 0;
     let ms = 0;
-    let allBytes = 0;
-    for (let d = 0; d < DOWNLOADS; d++) {
-      for (const [i, base] of bases.entries()) {
-        const r = await get(agent, ca, `${base}/api/v1/all`);
-        if (r.status !== 200) throw new Error(`${base}/api/v1/all answered ${r.status}`);
-        bytes += r.bytes;
-        ms += r.ms;
-        if (i === 0) allBytes = r.bytes;
-      }
+    const allAnswers = await getAll(alls);
+    for (const [i, r] of allAnswers.entries()) {
+      if (r.status !== 200) throw new Error(`${alls[i]} answered ${r.status}`);
+      bytes += r.bytes;
+      ms += r.ms;
     }
-    const timed = async (url: string): Promise<number[]> => {
-      const out: number[] = [];
-      for (let q = 0; q < QUERIES; q++) {
-        const r = await get(agent, ca, url);
+    const timed = async (url: string): Promise<number[]> =>
+      (await getAll(Array.from({ length: QUERIES }, () => url))).map((r) => {
         if (r.status !== 200 || r.bytes === 0) throw new Error(`${url} answered ${r.status} with ${r.bytes} bytes`);
-        out.push(r.ms);
-      }
-      return out;
-    };
+        return r.ms;
+      });
     const first = bases[0] ?? '';
     return {
-      allBytes,
+      allBytes: allAnswers[0]?.bytes ?? 0,
       allMBps: bytes / 1e6 / (ms / 1000),
       metasPackagesMs: quantiles(await timed(`${first}/api/v1/metas?schema=olm.package`)),
       metasOnePackageMs: quantiles(await timed(`${first}/api/v1/metas?package=${encodeURIComponent(onePackage)}`)),
@@ -423,7 +454,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     const cpuToServingS = cpuSeconds(proc.pid) - cpu0;
     await sleep(STEADY_WAIT_MS);
     const steadyMib = procStatus(proc.pid).rss;
-    const q = await queries(e.tls.caPem, bases, e.catalogs.onePackage);
+    const q = await queries(e.tls, bases, e.catalogs.onePackage);
     const steadyAfterQueriesMib = procStatus(proc.pid).rss;
     return { side, round, servingMs, startMs, peakMib: peak.peakMib(), steadyMib, steadyAfterQueriesMib, cpuToServingS, ...q };
   } finally {
@@ -603,7 +634,7 @@ async function main(): Promise<void> {
   for (const g of goals) console.log(`goal: ${g.goal}: ${g.verdict} (${g.detail ?? ''})`);
   const file = recorder.save({
     settings: {
-      bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries' },
+      bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries', client: CLIENT === 'curl' ? 'curl --http1.1 (one process per batch of queries)' : "Node's https" },
       binnacle: { what: `binnacle manager (node ${BINNACLE_NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle)`, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
       reference: { what: `catalogd ${catalogdVersion} (operator-controller cmd/catalogd, tag containers_image_openpgp)`, command: commandsSeen.get('catalogd'), featureGates: 'APIV1MetasHandler=true', concurrency: 'its ClusterCatalog controller as shipped (one reconcile at a time)' },
       opm: { what: opm === '' ? 'opm serve (not run)' : `opm serve (${spawnSync(opm, ['version'], { encoding: 'utf8' }).stdout.trim()})`, command: commandsSeen.get('opm'), note: 'gRPC registry API: serving = port accepts; no HTTP queries' },
