@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, truncate } from 'node:fs/promises';
+import { once } from 'node:events';
+import { mkdtemp, readFile, truncate } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +12,7 @@ import { readFbcDir } from '../catalog/load.js';
 import { startCatalogServer, type CatalogServer } from './server.js';
 import { openStoredCatalog, storeCatalog, type StoredCatalog } from './store.js';
 import { toFbcJsonLines } from '../catalog/write.js';
+import { manyPackages, openHandles } from './many-packages.test-helper.js';
 
 interface Reply {
   status: number;
@@ -169,6 +172,49 @@ describe('a stored catalog cut short under its index', () => {
       assert.equal(r.body.toString('utf8'), toFbcJsonLines(cfg));
     } finally {
       await server.close();
+    }
+  });
+});
+
+describe('many answers at once (memory stays bounded, no answer waits for another)', () => {
+  let server: CatalogServer;
+  let store: StoredCatalog;
+  let whole: Buffer;
+
+  before(async () => {
+    store = await storeCatalog(manyPackages(100), await mkdtemp(path.join(tmpdir(), 'many-')));
+    whole = await readFile(store.file);
+    server = await startCatalogServer({ root: store, port: 0 });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  it('requests pipelined on one connection that is not read: only the answer being sent opens the store; the others open nothing until their turn; all closed when the client goes', async () => {
+    const { port } = new URL(server.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    await once(socket, 'connect');
+    socket.pause();
+    socket.write('GET /api/v1/all HTTP/1.1\r\nHost: x\r\n\r\n'.repeat(20));
+    for (let i = 0; (await openHandles(store.file)).length === 0; i++) {
+      assert.ok(i < 500, 'the first answer opened the store');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // The first answer fills the socket's buffers and waits; 19 more are parsed and queued behind it.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal((await openHandles(store.file)).length, 1, 'one answer at a time per connection');
+    socket.destroy();
+    for (let i = 0; (await openHandles(store.file)).length > 0; i++) {
+      assert.ok(i < 500, 'every handle closed after the client went away');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  });
+
+  it('more clients at once than large sends (8): every answer whole and exact', async () => {
+    const replies = await Promise.all(Array.from({ length: 12 }, () => get(`${server.url}/api/v1/all`)));
+    for (const r of replies) {
+      assert.equal(r.status, 200);
+      assert.ok(r.body.equals(whole), `${r.body.length} bytes, want ${whole.length}`);
     }
   });
 });

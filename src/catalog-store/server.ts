@@ -26,6 +26,31 @@ export interface CatalogHandlerOptions {
 }
 
 const META_PARAMS = new Set(['schema', 'package', 'name']);
+/** Answers sent with 1 MiB buffers (2 each, catalog-store/store.ts) at once; the others at the same time get 64 KiB ones, never a wait. */
+const MAX_LARGE_SENDS = 8;
+const LARGE_CHUNK = 1024 * 1024;
+const SMALL_CHUNK = 64 * 1024;
+/** Connections the catalog server holds at once, and from one client address. */
+const MAX_CONNECTIONS = 512;
+const MAX_CONNECTIONS_PER_ADDRESS = 32;
+
+/** Resolves once `res` has its connection (a pipelined request's answer waits for the one before it), false when it closed first. */
+function hasSocket(res: ServerResponse): Promise<boolean> {
+  if (res.socket !== null) return Promise.resolve(true);
+  if (res.destroyed) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    const onSocket = (): void => {
+      res.off('close', onClose);
+      resolve(true);
+    };
+    const onClose = (): void => {
+      res.off('socket', onSocket);
+      resolve(false);
+    };
+    res.once('socket', onSocket);
+    res.once('close', onClose);
+  });
+}
 
 function lookup(catalogs: CatalogLookup | undefined, name: string): StoredCatalog | undefined {
   if (catalogs === undefined) return undefined;
@@ -59,7 +84,7 @@ function acceptsGzip(req: IncomingMessage): boolean {
   });
 }
 
-async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: StoredCatalog, rest: string, url: URL): Promise<void> {
+async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: StoredCatalog, rest: string, url: URL, large: { sending: number }): Promise<void> {
   const head = req.method === 'HEAD';
   let filter: MetaFilter = {};
   if (rest === '/api/v1/all') {
@@ -106,11 +131,25 @@ async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: St
     res.end();
     return;
   }
-  if (gzip) await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
-  else await sendRanges(store, ranges, res);
+  // Nothing is opened or allocated for an answer until it can be sent: a pipelined request's waits for the one before.
+  if (!(await hasSocket(res))) return;
+  if (gzip) {
+    await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
+    return;
+  }
+  // Large buffers are the fast path of a few answers at once; many clients at once (or ones that
+  // stop reading) get small ones, so memory stays bounded and no answer ever waits for another.
+  const isLarge = large.sending < MAX_LARGE_SENDS;
+  if (isLarge) large.sending++;
+  try {
+    await sendRanges(store, ranges, res, { chunk: isLarge ? LARGE_CHUNK : SMALL_CHUNK });
+  } finally {
+    if (isLarge) large.sending--;
+  }
 }
 
 function catalogRoutes(opts: CatalogHandlerOptions): SafeHandler {
+  const large = { sending: 0 };
   return async (req, res, url) => {
     const head = req.method === 'HEAD';
     let store: StoredCatalog | undefined;
@@ -131,7 +170,7 @@ function catalogRoutes(opts: CatalogHandlerOptions): SafeHandler {
       return;
     }
     try {
-      await serveCatalog(req, res, store, rest, url);
+      await serveCatalog(req, res, store, rest, url, large);
     } catch (err) {
       opts.logger?.warn({ err, path: url.pathname }, 'catalog response failed');
       if (!res.headersSent) sendText(res, 500, 'internal error\n', head);
@@ -164,7 +203,8 @@ export interface StartCatalogServerOptions extends CatalogHandlerOptions {
 
 /** Starts the catalog API on `address:port` (port 0 picks a free one). */
 export async function startCatalogServer(opts: StartCatalogServerOptions): Promise<CatalogServer> {
-  const server = createSafeServer(catalogRoutes(opts), { name: 'catalog', methods: ['GET', 'HEAD'], logger: opts.logger, tls: opts.tls });
+  const server = createSafeServer(catalogRoutes(opts), { name: 'catalog', methods: ['GET', 'HEAD'], logger: opts.logger, tls: opts.tls, maxConnectionsPerAddress: MAX_CONNECTIONS_PER_ADDRESS });
+  server.maxConnections = MAX_CONNECTIONS;
   const url = await listenOn(server, opts.address ?? '127.0.0.1', opts.port);
   return { server, url, close: () => closeServer(server) };
 }

@@ -1,23 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, readlink, truncate } from 'node:fs/promises';
+import { mkdtemp, readFile, truncate } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import type { DeclarativeConfig } from '../declcfg/index.js';
 import { Writable } from 'node:stream';
 import { byteRanges, filterMetas, readRanges, sendRanges, storeCatalog } from './store.js';
-
-/** A catalog of many packages, each with a channel and a bundle: its olm.package records are as many separate ranges. */
-function manyPackages(n: number): DeclarativeConfig {
-  const dc: DeclarativeConfig = { packages: [], channels: [], bundles: [], deprecations: [], others: [] };
-  for (let i = 0; i < n; i++) {
-    const name = `pkg-${String(i).padStart(4, '0')}`;
-    dc.packages.push({ schema: 'olm.package', name, defaultChannel: 'stable', description: 'x'.repeat(i % 300) });
-    dc.channels.push({ schema: 'olm.channel', package: name, name: 'stable', entries: [{ name: `${name}.v1.0.0` }] });
-    dc.bundles.push({ schema: 'olm.bundle', package: name, name: `${name}.v1.0.0`, image: `example.com/${name}:v1.0.0`, properties: [{ type: 'olm.package', value: { packageName: name, version: '1.0.0' } }, { type: 'olm.bundle.object', value: { data: 'y'.repeat(70_000 + i) } }] });
-  }
-  return dc;
-}
+import { manyPackages, openHandles } from './many-packages.test-helper.js';
 
 async function collect(gen: AsyncGenerator<Buffer>): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -76,13 +64,6 @@ test('an answer is written in reused buffers, each refilled only after its write
   assert.ok(store.size > 3 * 1024 * 1024, 'the whole catalog spans several chunks, so both buffers are reused');
 });
 
-/** This process's open descriptors on `file` (Linux). */
-async function openHandles(file: string): Promise<string[]> {
-  const fds = await readdir('/proc/self/fd');
-  const links = await Promise.all(fds.map((fd) => readlink(`/proc/self/fd/${fd}`).catch(() => '')));
-  return links.filter((l) => l === file);
-}
-
 test('an answer whose client went away stops, ends nothing and closes the file', async () => {
   const store = await storeCatalog(manyPackages(300), await mkdtemp(path.join(tmpdir(), 'store-')));
   // A sink that never calls back, destroyed after its first chunk: without close releasing the write, this would hang.
@@ -105,4 +86,42 @@ test('a store file cut short under its index fails the answer with the named err
   const store = await storeCatalog(manyPackages(3), await mkdtemp(path.join(tmpdir(), 'store-')));
   await truncate(store.file, store.size - 1000);
   await assert.rejects(sendRanges(store, byteRanges(filterMetas(store, {})), new SlowSink()), (err: Error & { code?: string }) => err.code === 'CATALOG_STORE_CORRUPT');
+});
+
+test('a client that takes nothing of a write for stallMs has its answer ended (destroyed), freeing its buffers', async () => {
+  const store = await storeCatalog(manyPackages(300), await mkdtemp(path.join(tmpdir(), 'store-')));
+  let writes = 0;
+  const sink = new Writable({
+    write(_chunk, _enc, _cb) {
+      writes++; // never calls back, never closes by itself
+    },
+  });
+  await sendRanges(store, byteRanges(filterMetas(store, {})), sink, { stallMs: 50 });
+  assert.equal(sink.destroyed, true);
+  assert.equal(writes, 1, 'the first chunk taken (the second queued behind it), then the wait for the first timed out');
+  assert.deepEqual(await openHandles(store.file), []);
+});
+
+test('small chunks give the same bytes; the event loop gets a turn before every chunk, even when each write calls back at once', async () => {
+  const store = await storeCatalog(manyPackages(300), await mkdtemp(path.join(tmpdir(), 'store-')));
+  const file = await readFile(store.file);
+  const chunks: Buffer[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(Buffer.from(chunk));
+      cb(); // as a socket the kernel takes the data from at once
+    },
+  });
+  let turns = 0;
+  let counting = true;
+  const tick = (): void => {
+    turns++;
+    if (counting) setImmediate(tick);
+  };
+  setImmediate(tick);
+  await sendRanges(store, byteRanges(filterMetas(store, {})), sink, { chunk: 64 * 1024 });
+  counting = false;
+  assert.ok(Buffer.concat(chunks).equals(file));
+  assert.ok(chunks.length > 100, `${chunks.length} chunks`);
+  assert.ok(turns >= chunks.length - 1, `${turns} turns of the event loop for ${chunks.length} chunks`);
 });

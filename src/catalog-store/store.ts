@@ -6,6 +6,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, readSync } from 'node:fs';
 import type { Writable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -111,8 +112,12 @@ export function byteRanges(metas: readonly IndexedMeta[]): { start: number; end:
   return out;
 }
 
-/** The size of one chunk of an answer: Node's TLS sends large writes at several times the rate of 64 KiB ones. */
+/** The size of one chunk of a sent answer: Node's TLS sends large writes at several times the rate of 64 KiB ones. */
 const SEND_CHUNK = 1024 * 1024;
+/** The size of one chunk `readRanges` yields: its consumer (gzip) holds several at once. */
+const YIELD_CHUNK = 64 * 1024;
+/** A write whose data the client has not taken after this long ends the answer (a client that stopped reading holds its buffers otherwise). */
+const DEFAULT_STALL_MS = 60_000;
 /** Pieces smaller than this are read synchronously: a page-cache read of a few KiB costs less than a trip through the thread pool. */
 const SYNC_READ_MAX = 64 * 1024;
 
@@ -158,14 +163,14 @@ function totalLength(ranges: readonly { start: number; end: number }[]): number 
   return ranges.reduce((n, r) => n + Math.max(0, r.end - r.start), 0);
 }
 
-/** Streams the bytes of the given ranges from the store file, in order, a fresh buffer a chunk (for a consumer that keeps them, such as gzip). */
+/** Streams the bytes of the given ranges from the store file, in order, a fresh 64 KiB buffer a chunk (for a consumer that keeps them, such as gzip). */
 export async function* readRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[]): AsyncGenerator<Buffer> {
   const fh = await open(store.file, 'r');
   try {
     const reader = new RangeReader(fh, store.file, ranges);
     let left = totalLength(ranges);
     while (left > 0) {
-      const buf = Buffer.allocUnsafe(Math.min(SEND_CHUNK, left));
+      const buf = Buffer.allocUnsafe(Math.min(YIELD_CHUNK, left));
       const n = await reader.fill(buf);
       if (n === 0) return;
       left -= n;
@@ -178,14 +183,17 @@ export async function* readRanges(store: StoredCatalog, ranges: readonly { start
 
 /**
  * Writes the bytes of the given ranges to `out`, in order, then ends it. Two buffers of one chunk
- * each, reused once `out` has sent them: an answer allocates nothing per chunk, so a 68 MB
- * `/api/v1/all` beside the manager's large heap no longer adds 68 MB of external memory and the
- * full collections that brings (they were the p99 of the metas queries). Returns early, ending
- * nothing, when `out` is closed first (the client went away).
+ * each (`chunk`, 1 MiB by default; one buffer when the answer fits in one), reused once `out` has sent them: an answer allocates
+ * nothing per chunk, so a 68 MB `/api/v1/all` beside the manager's large heap no longer adds 68 MB
+ * of external memory and the full collections that brings (they were the p99 of the metas
+ * queries). The event loop gets a turn before each chunk is read (a write the kernel takes at once
+ * calls back in the same turn). A write the client has not taken within `stallMs` destroys `out`.
+ * Returns early, ending nothing, when `out` is closed first (the client went away).
  */
-export async function sendRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[], out: Writable): Promise<void> {
+export async function sendRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[], out: Writable, opts: { chunk?: number; stallMs?: number } = {}): Promise<void> {
   const total = totalLength(ranges);
-  const size = Math.min(SEND_CHUNK, total);
+  const size = Math.min(opts.chunk ?? SEND_CHUNK, total);
+  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
   const fh = await open(store.file, 'r');
   let closed = out.destroyed;
   // Writes not yet sent; a stream closed under them may never call back, so close releases them.
@@ -197,14 +205,19 @@ export async function sendRanges(store: StoredCatalog, ranges: readonly { start:
   out.once('close', onClose);
   try {
     const reader = new RangeReader(fh, store.file, ranges);
-    const buffers = size === 0 ? [] : [Buffer.allocUnsafe(size), Buffer.allocUnsafe(size)];
-    const sent: Promise<void>[] = buffers.map(() => Promise.resolve());
-    for (let i = 0; !closed && buffers.length > 0; i = (i + 1) % buffers.length) {
-      await sent[i];
+    const buffers: Buffer[] = [];
+    const sent: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
+    let left = total;
+    for (let i = 0; !closed && left > 0; i = (i + 1) % 2) {
+      await untilSent(sent[i] as Promise<void>, stallMs, out);
       if (closed) break;
-      const buf = buffers[i] as Buffer;
+      await setImmediate();
+      if (closed) break;
+      // The second buffer only when the answer needs it.
+      const buf = buffers[i] ?? (buffers[i] = Buffer.allocUnsafe(size));
       const n = await reader.fill(buf);
       if (n === 0) break;
+      left -= n;
       sent[i] = new Promise<void>((resolve) => {
         const release = (): void => {
           pending.delete(release);
@@ -218,5 +231,21 @@ export async function sendRanges(store: StoredCatalog, ranges: readonly { start:
   } finally {
     out.off('close', onClose);
     await fh.close();
+  }
+}
+
+/** Waits for a write to be sent; one not sent within `stallMs` destroys `out` (which releases it). */
+async function untilSent(sent: Promise<void>, stallMs: number, out: Writable): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = new Promise<'stalled'>((resolve) => {
+    timer = setTimeout(() => resolve('stalled'), stallMs);
+  });
+  try {
+    if ((await Promise.race([sent.then(() => 'sent' as const), stalled])) === 'stalled') {
+      out.destroy();
+      await sent;
+    }
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -89,8 +89,9 @@ async function startServers(o: RunOptions, client: KubeClient, logger: Logger, r
         ...(tls === undefined ? {} : { tls }),
         ...(o.metricsRequireRbac ? { auth: new MetricsAuthorizer({ client, logger }) } : {}),
       });
-      // A mounted certificate is read again when it is renewed (cli/tls-reload.ts).
-      const stopTlsUpdates = tls === undefined ? undefined : await watchMountedMetricsCertificate(tls, metricsServer.server, logger);
+      // A mounted certificate is read again when it is renewed (cli/tls-reload.ts); the server is
+      // in `servers` first, so a failure to start the watch still closes it.
+      let stopTlsUpdates: (() => void) | undefined;
       servers.push({
         ...metricsServer,
         close: () => {
@@ -98,6 +99,7 @@ async function startServers(o: RunOptions, client: KubeClient, logger: Logger, r
           return metricsServer.close();
         },
       });
+      if (tls !== undefined) stopTlsUpdates = await watchMountedMetricsCertificate(tls, metricsServer.server, logger);
     }
   } catch (err) {
     await Promise.all(servers.map((s) => s.close()));
