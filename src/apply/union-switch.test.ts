@@ -22,8 +22,29 @@ const statefulSet = (updateStrategy: Record<string, unknown> | undefined): KubeO
 });
 const defaulted = deployment({ type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
 
-test("a Deployment switched to Recreate over the API server's defaulted rollingUpdate: the patch sets the type and drops the member", () => {
+test("a Deployment switched to Recreate over the API server's defaulted rollingUpdate: the patch sets the type and drops the member, on the object read (its uid) only", () => {
   assert.deepEqual(unionSwitchPatch(defaulted, deployment({ type: 'Recreate' })), { spec: { strategy: { type: 'Recreate', rollingUpdate: null } } });
+  const read = { ...defaulted, metadata: { ...defaulted.metadata, uid: 'u-1' } };
+  assert.deepEqual(unionSwitchPatch(read, deployment({ type: 'Recreate' })), { metadata: { uid: 'u-1' }, spec: { strategy: { type: 'Recreate', rollingUpdate: null } } });
+});
+
+test('a switch decided on one object is refused on another made under its name in between (a conflict: read again), which keeps its strategy', async () => {
+  const cluster = new FakeCluster();
+  const client = cluster.client();
+  const desired = deployment({ type: 'Recreate' });
+  cluster.putApplied(deployment({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 1 } }));
+  const read = cluster.get(refOf(desired)) as KubeObject;
+  const patch = unionSwitchPatch(read, desired);
+  assert.ok(patch?.metadata?.uid !== undefined && patch.metadata.uid === read.metadata.uid);
+  // Deleted and made again by someone else between the decision and the switch.
+  await client.delete(refOf(desired));
+  await client.create(deployment({ type: 'RollingUpdate', rollingUpdate: { maxSurge: 2 } }));
+  const other = cluster.get(refOf(desired)) as KubeObject;
+  assert.notEqual(other.metadata.uid, read.metadata.uid);
+  await assert.rejects(switchUnion(client, desired, patch), (err: Error & { statusCode?: number }) => err.statusCode === 409 && /not the object the strategy switch was decided on/.test(err.message));
+  const after = cluster.get(refOf(desired)) as KubeObject;
+  assert.deepEqual((after.spec as Record<string, unknown>).strategy, { type: 'RollingUpdate', rollingUpdate: { maxSurge: 2 } }, 'the other object is untouched');
+  assert.equal(heldBySwitch(after), false);
 });
 
 test("a StatefulSet switched to OnDelete over the defaulted rollingUpdate (the API server refuses it too) gets its patch; a DaemonSet's OnDelete is accepted with one and gets none", () => {

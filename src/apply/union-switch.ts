@@ -18,10 +18,10 @@
  * conflicts) is handed over by the next rollout or repair that applies the object (preflight
  * notes it).
  */
-import { isConflict } from '../kube/errors.js';
+import { isConflict, KubeApiError } from '../kube/errors.js';
 import { fieldsHandedOver } from './helm-fields.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
+import { describeRef, managedFieldsOf, refOf, type KubeObject, type ObjectRef } from '../kube/types.js';
 import { isRecord } from '../util/object.js';
 
 interface Union {
@@ -42,8 +42,13 @@ const UNIONS: readonly Union[] = [
   { apiVersion: 'apps/v1', kind: 'StatefulSet', field: 'updateStrategy', member: 'rollingUpdate', allowedWith: 'RollingUpdate', others: ['OnDelete'] },
 ];
 
-/** A JSON merge patch: `{ spec: { <field>: { type, <member>: null } } }`. */
-export type UnionSwitchPatch = { spec: Record<string, Record<string, string | null>> };
+/**
+ * A JSON merge patch: `{ metadata: { uid }, spec: { <field>: { type, <member>: null } } }`. The
+ * uid is the object's that the switch was decided on: the API server refuses the patch on another
+ * object of the name, one deleted and made again in between by someone else (422, `metadata.uid`
+ * immutable; `switchUnion` answers it as the conflict it is).
+ */
+export type UnionSwitchPatch = { metadata?: { uid: string }; spec: Record<string, Record<string, string | null>> };
 
 function unionOf(obj: KubeObject, field: string): Record<string, unknown> | undefined {
   const spec = obj.spec;
@@ -68,7 +73,8 @@ export function unionSwitchPatch(live: KubeObject | undefined, desired: KubeObje
   if (typeof type !== 'string' || !union.others.includes(type) || want?.[union.member] !== undefined) return undefined;
   const have = unionOf(live, union.field)?.[union.member];
   if (have === undefined || have === null) return undefined;
-  return { spec: { [union.field]: { type, [union.member]: null } } };
+  const uid = live.metadata.uid;
+  return { ...(uid === undefined || uid === '' ? {} : { metadata: { uid } }), spec: { [union.field]: { type, [union.member]: null } } };
 }
 
 /** The fields a switch changes, as a plan lists them (`spec.strategy.type`, `spec.strategy.rollingUpdate`). */
@@ -138,6 +144,14 @@ export async function releaseSwitchHold(client: Pick<ObjectReader, 'find'> & Pic
 /** Makes the switch `patch` says on the live object under its own field manager, then removes that manager's hold. */
 export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, obj: KubeObject, patch: UnionSwitchPatch): Promise<void> {
   const ref = refOf(obj);
-  const switched = await client.patch(ref, patch, 'merge', { fieldManager: STRATEGY_SWITCH_MANAGER });
+  const switched = await client.patch(ref, patch, 'merge', { fieldManager: STRATEGY_SWITCH_MANAGER }).catch((err: unknown) => {
+    // The API server answers a uid that is not the object's as an invalid change of an immutable
+    // field (422); here it means the object was made again since it was read: a conflict, read again.
+    const uid = patch.metadata?.uid;
+    if (uid !== undefined && err instanceof KubeApiError && err.statusCode === 422 && /metadata\.uid/.test(err.message)) {
+      throw new KubeApiError(409, 'Conflict', `${describeRef(ref)} is not the object the strategy switch was decided on (uid ${uid}): it was deleted and made again since; nothing was switched, it is read again`);
+    }
+    throw err;
+  });
   await releaseSwitchHold(client, ref, switched);
 }

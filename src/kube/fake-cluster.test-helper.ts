@@ -899,6 +899,9 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (type === 'json') throw new KubeApiError(415, 'UnsupportedMediaType', 'the fake cluster takes merge patches');
       const rv = isRecord(patch) && isRecord(patch.metadata) ? patch.metadata.resourceVersion : undefined;
       if (typeof rv === 'string' && rv !== '' && rv !== live.metadata.resourceVersion) throw faults.conflict();
+      // A uid in a patch that is not the object's: the API server refuses it as a change of an immutable field.
+      const uid = isRecord(patch) && isRecord(patch.metadata) ? patch.metadata.uid : undefined;
+      if (typeof uid === 'string' && uid !== '' && uid !== live.metadata.uid) throw new KubeApiError(422, 'Invalid', `${ref.kind}.apps "${ref.name}" is invalid: metadata.uid: Invalid value: "${uid}": field is immutable`);
       const merged = mergePatch(live, patch) as KubeObject;
       const next = subresource === 'status' ? { ...live, status: merged.status } : { ...merged, status: live.status };
       const stored = this.finishWrite(this.cluster.ownChanges(live, next, opts.fieldManager ?? this.identity, subresource), live);

@@ -12,7 +12,8 @@ import { compareWithCluster } from '../../src/actions/plan.js';
 import { ApplyRefusedError, type ApplyRequest } from '../../src/apply/index.js';
 import { releaseEngine } from '../../src/apply/engine.test-helper.js';
 import type { KubeClient } from '../../src/kube/client.js';
-import type { KubeObject } from '../../src/kube/types.js';
+import { refOf, type KubeObject } from '../../src/kube/types.js';
+import { switchUnion, unionSwitchPatch } from '../../src/apply/union-switch.js';
 import { e2eClient, e2eKubeconfig, eventually, kubectl, uniqueName } from './env.js';
 
 const run = promisify(execFile);
@@ -370,6 +371,16 @@ describe("applier e2e: an update strategy switched over what the API server fill
     ]);
     const alone = await client.apply(withStrategy({ type: 'Recreate' }), { dryRun: true, force: true }).catch((err: unknown) => err);
     assert.match(String(alone), /rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'/);
+  });
+
+  test('a switch decided on another object of the name (its uid) is refused by the API server (422, uid immutable), answered as a conflict, and the live strategy kept', async () => {
+    const live = await client.find(refOf(withStrategy(undefined)));
+    const patch = unionSwitchPatch(live, withStrategy({ type: 'Recreate' }));
+    assert.equal(patch?.metadata?.uid, live?.metadata.uid, 'the switch is conditional on the object read');
+    assert.ok(patch !== undefined);
+    const elsewhere = { ...patch, metadata: { uid: '00000000-0000-4000-8000-000000000000' } };
+    await assert.rejects(switchUnion(client, withStrategy({ type: 'Recreate' }), elsewhere), (err: Error & { statusCode?: number }) => err.statusCode === 409 && /not the object the strategy switch was decided on/.test(err.message));
+    assert.deepEqual((await liveStrategies())[0], { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } });
   });
 
   test("a plan of the switch lists the switched fields (not '(could not dry-run)'); a type the API server does not know is refused by name before anything changes", async () => {
