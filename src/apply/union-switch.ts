@@ -141,6 +141,12 @@ export async function releaseSwitchHold(client: Pick<ObjectReader, 'find'> & Pic
   }
 }
 
+/** Whether an Invalid answer is about `metadata.uid` (the Status's causes; its message only when it has none). */
+function refusedUid(err: KubeApiError): boolean {
+  const causes = err.details?.causes ?? [];
+  return causes.length > 0 ? causes.some((c) => c.field === 'metadata.uid') : /metadata\.uid: Invalid value/.test(err.message);
+}
+
 /** Makes the switch `patch` says on the live object under its own field manager, then removes that manager's hold. */
 export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<ObjectWriter, 'patch'>, obj: KubeObject, patch: UnionSwitchPatch): Promise<void> {
   const ref = refOf(obj);
@@ -148,7 +154,7 @@ export async function switchUnion(client: Pick<ObjectReader, 'find'> & Pick<Obje
     // The API server answers a uid that is not the object's as an invalid change of an immutable
     // field (422); here it means the object was made again since it was read: a conflict, read again.
     const uid = patch.metadata?.uid;
-    if (uid !== undefined && err instanceof KubeApiError && err.statusCode === 422 && /metadata\.uid/.test(err.message)) {
+    if (uid !== undefined && err instanceof KubeApiError && err.statusCode === 422 && err.reason === 'Invalid' && refusedUid(err)) {
       throw new KubeApiError(409, 'Conflict', `${describeRef(ref)} is not the object the strategy switch was decided on (uid ${uid}): it was deleted and made again since; nothing was switched, it is read again`);
     }
     throw err;

@@ -218,3 +218,47 @@ describe('many answers at once (memory stays bounded, no answer waits for anothe
     }
   });
 });
+
+describe('a client that stops reading is cut off, identity or gzip (its connection, file and buffers freed)', () => {
+  let server: CatalogServer;
+  let store: StoredCatalog;
+
+  before(async () => {
+    store = await storeCatalog(manyPackages(100, { incompressible: true }), await mkdtemp(path.join(tmpdir(), 'stall-')));
+    server = await startCatalogServer({ root: store, port: 0, stallMs: 200 });
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  for (const encoding of ['identity', 'gzip']) {
+    it(`${encoding}: a request then no reading: the server closes the connection`, async () => {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1');
+      await once(socket, 'connect');
+      socket.pause();
+      socket.on('error', () => undefined);
+      socket.write(`GET /api/v1/all HTTP/1.1\r\nHost: x\r\nAccept-Encoding: ${encoding}\r\n\r\n`);
+      for (let i = 0; (await openHandles(store.file)).length === 0; i++) {
+        assert.ok(i < 500, 'the answer opened the store');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      // Cut off within two stall periods of no progress (0.4 s): the answer ends and closes the store file.
+      for (let i = 0; (await openHandles(store.file)).length > 0; i++) {
+        assert.ok(i < 500, 'the store file closed');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const connections = (): Promise<number> => new Promise((resolve, reject) => server.server.getConnections((err, n) => (err === null ? resolve(n) : reject(err))));
+      for (let i = 0; (await connections()) > 0; i++) {
+        assert.ok(i < 500, 'the server closed the connection (the client still holds its end)');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      socket.destroy();
+    });
+  }
+
+  it('a client that reads the whole answer at once is not cut off', async () => {
+    const r = await get(`${server.url}/api/v1/all`);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.length, store.size);
+  });
+});

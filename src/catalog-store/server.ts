@@ -22,6 +22,8 @@ export interface CatalogHandlerOptions {
   catalogs?: CatalogLookup;
   /** A catalog served at the root, `/api/v1/...`. */
   root?: StoredCatalog;
+  /** How long an answer may hand its connection nothing before it is cut off (default 5 minutes). */
+  stallMs?: number;
   logger?: Logger;
 }
 
@@ -30,9 +32,31 @@ const META_PARAMS = new Set(['schema', 'package', 'name']);
 const MAX_LARGE_SENDS = 8;
 const LARGE_CHUNK = 1024 * 1024;
 const SMALL_CHUNK = 64 * 1024;
+/**
+ * An answer that hands the connection nothing more for this long (the client stopped reading) is
+ * cut off: otherwise it holds its connection, file and buffers for good, the request's idle timeout
+ * being off while it is answered. Progress is any byte handed on; the kernel wakes a writer only
+ * once much of its buffer has drained, so this is long: a client reading at a few KiB/s keeps going.
+ */
+const DEFAULT_STALL_MS = 5 * 60_000;
 /** Connections the catalog server holds at once, and from one client address. */
 const MAX_CONNECTIONS = 512;
 const MAX_CONNECTIONS_PER_ADDRESS = 32;
+
+/** Destroys `res` once its connection has taken no byte of it for a whole `stallMs`; answers the stop. */
+function cutOffWhenStalled(res: ServerResponse, stallMs: number): () => void {
+  let last = -1;
+  const timer = setInterval(() => {
+    const sent = res.socket?.bytesWritten ?? last;
+    if (sent === last) {
+      clearInterval(timer);
+      res.destroy();
+    }
+    last = sent;
+  }, stallMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 /** Resolves once `res` has its connection (a pipelined request's answer waits for the one before it), false when it closed first. */
 function hasSocket(res: ServerResponse): Promise<boolean> {
@@ -84,7 +108,7 @@ function acceptsGzip(req: IncomingMessage): boolean {
   });
 }
 
-async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: StoredCatalog, rest: string, url: URL, large: { sending: number }): Promise<void> {
+async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: StoredCatalog, rest: string, url: URL, large: { sending: number }, stallMs: number): Promise<void> {
   const head = req.method === 'HEAD';
   let filter: MetaFilter = {};
   if (rest === '/api/v1/all') {
@@ -133,23 +157,29 @@ async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: St
   }
   // Nothing is opened or allocated for an answer until it can be sent: a pipelined request's waits for the one before.
   if (!(await hasSocket(res))) return;
-  if (gzip) {
-    await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
-    return;
-  }
-  // Large buffers are the fast path of a few answers at once; many clients at once (or ones that
-  // stop reading) get small ones, so memory stays bounded and no answer ever waits for another.
-  const isLarge = large.sending < MAX_LARGE_SENDS;
-  if (isLarge) large.sending++;
+  const stopWatch = cutOffWhenStalled(res, stallMs);
   try {
-    await sendRanges(store, ranges, res, { chunk: isLarge ? LARGE_CHUNK : SMALL_CHUNK });
+    if (gzip) {
+      await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
+      return;
+    }
+    // Large buffers are the fast path of a few answers at once; many clients at once (or ones that
+    // stop reading) get small ones, so memory stays bounded and no answer ever waits for another.
+    const isLarge = large.sending < MAX_LARGE_SENDS;
+    if (isLarge) large.sending++;
+    try {
+      await sendRanges(store, ranges, res, { chunk: isLarge ? LARGE_CHUNK : SMALL_CHUNK });
+    } finally {
+      if (isLarge) large.sending--;
+    }
   } finally {
-    if (isLarge) large.sending--;
+    stopWatch();
   }
 }
 
 function catalogRoutes(opts: CatalogHandlerOptions): SafeHandler {
   const large = { sending: 0 };
+  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
   return async (req, res, url) => {
     const head = req.method === 'HEAD';
     let store: StoredCatalog | undefined;
@@ -170,7 +200,7 @@ function catalogRoutes(opts: CatalogHandlerOptions): SafeHandler {
       return;
     }
     try {
-      await serveCatalog(req, res, store, rest, url, large);
+      await serveCatalog(req, res, store, rest, url, large, stallMs);
     } catch (err) {
       opts.logger?.warn({ err, path: url.pathname }, 'catalog response failed');
       if (!res.headersSent) sendText(res, 500, 'internal error\n', head);

@@ -116,8 +116,6 @@ export function byteRanges(metas: readonly IndexedMeta[]): { start: number; end:
 const SEND_CHUNK = 1024 * 1024;
 /** The size of one chunk `readRanges` yields: its consumer (gzip) holds several at once. */
 const YIELD_CHUNK = 64 * 1024;
-/** A write whose data the client has not taken after this long ends the answer (a client that stopped reading holds its buffers otherwise). */
-const DEFAULT_STALL_MS = 60_000;
 /** Pieces smaller than this are read synchronously: a page-cache read of a few KiB costs less than a trip through the thread pool. */
 const SYNC_READ_MAX = 64 * 1024;
 
@@ -187,13 +185,12 @@ export async function* readRanges(store: StoredCatalog, ranges: readonly { start
  * nothing per chunk, so a 68 MB `/api/v1/all` beside the manager's large heap no longer adds 68 MB
  * of external memory and the full collections that brings (they were the p99 of the metas
  * queries). The event loop gets a turn before each chunk is read (a write the kernel takes at once
- * calls back in the same turn). A write the client has not taken within `stallMs` destroys `out`.
- * Returns early, ending nothing, when `out` is closed first (the client went away).
+ * calls back in the same turn). Returns early, ending nothing, when `out` is closed first (the
+ * client went away, or the server cut off a client that stopped reading: catalog-store/server.ts).
  */
-export async function sendRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[], out: Writable, opts: { chunk?: number; stallMs?: number } = {}): Promise<void> {
+export async function sendRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[], out: Writable, opts: { chunk?: number } = {}): Promise<void> {
   const total = totalLength(ranges);
   const size = Math.min(opts.chunk ?? SEND_CHUNK, total);
-  const stallMs = opts.stallMs ?? DEFAULT_STALL_MS;
   const fh = await open(store.file, 'r');
   let closed = out.destroyed;
   // Writes not yet sent; a stream closed under them may never call back, so close releases them.
@@ -209,7 +206,7 @@ export async function sendRanges(store: StoredCatalog, ranges: readonly { start:
     const sent: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
     let left = total;
     for (let i = 0; !closed && left > 0; i = (i + 1) % 2) {
-      await untilSent(sent[i] as Promise<void>, stallMs, out);
+      await sent[i];
       if (closed) break;
       await setImmediate();
       if (closed) break;
@@ -231,21 +228,5 @@ export async function sendRanges(store: StoredCatalog, ranges: readonly { start:
   } finally {
     out.off('close', onClose);
     await fh.close();
-  }
-}
-
-/** Waits for a write to be sent; one not sent within `stallMs` destroys `out` (which releases it). */
-async function untilSent(sent: Promise<void>, stallMs: number, out: Writable): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const stalled = new Promise<'stalled'>((resolve) => {
-    timer = setTimeout(() => resolve('stalled'), stallMs);
-  });
-  try {
-    if ((await Promise.race([sent.then(() => 'sent' as const), stalled])) === 'stalled') {
-      out.destroy();
-      await sent;
-    }
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -901,7 +901,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (typeof rv === 'string' && rv !== '' && rv !== live.metadata.resourceVersion) throw faults.conflict();
       // A uid in a patch that is not the object's: the API server refuses it as a change of an immutable field.
       const uid = isRecord(patch) && isRecord(patch.metadata) ? patch.metadata.uid : undefined;
-      if (typeof uid === 'string' && uid !== '' && uid !== live.metadata.uid) throw new KubeApiError(422, 'Invalid', `${ref.kind}.apps "${ref.name}" is invalid: metadata.uid: Invalid value: "${uid}": field is immutable`);
+      if (typeof uid === 'string' && uid !== '' && uid !== live.metadata.uid) throw new KubeApiError(422, 'Invalid', `${ref.kind}.apps "${ref.name}" is invalid: metadata.uid: Invalid value: "${uid}": field is immutable`, { name: ref.name, kind: ref.kind, causes: [{ reason: 'FieldValueInvalid', message: `Invalid value: "${uid}": field is immutable`, field: 'metadata.uid' }] });
       const merged = mergePatch(live, patch) as KubeObject;
       const next = subresource === 'status' ? { ...live, status: merged.status } : { ...merged, status: live.status };
       const stored = this.finishWrite(this.cluster.ownChanges(live, next, opts.fieldManager ?? this.identity, subresource), live);

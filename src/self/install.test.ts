@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
+import { faults, FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import type { KubeObject } from '../kube/types.js';
 import { catalogCertificateExpiry } from './catalog-tls.js';
 import { installSelf, statusSelf, uninstallSelf, type SelfClient } from './install.js';
@@ -213,4 +213,27 @@ test("the catalog Service's certificate: made by the first install-self before t
   });
   const plain = await installSelf(cluster().client, { release: { version: '0.0.1', objects: older } });
   assert.ok(!plain.objects.some((o) => o.kind === 'Secret'), JSON.stringify(plain.objects.filter((o) => o.kind === 'Secret')));
+});
+
+test("an install over a manager Deployment with the API server's rollingUpdate switches it to Recreate; a conflict on the switch (the object written or made again in between) is read again and the switch made anew", async () => {
+  const { fake, client } = cluster();
+  await installSelf(client, { release: release('0.0.1') });
+  const ref = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: NS, name: 'binnacle-manager' };
+  const installed = fake.get(ref);
+  assert.ok(installed !== undefined);
+  // As an install made before the manager's Recreate left it: the default strategy the API server fills in.
+  fake.put({ ...installed, spec: { ...(installed.spec as Record<string, unknown>), strategy: { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } } } });
+  let refused = 0;
+  fake.inject({
+    verb: 'patch',
+    kind: 'Deployment',
+    error: () => {
+      refused++;
+      return faults.conflict();
+    },
+  });
+  const two = await installSelf(client, { release: release('0.0.2') });
+  assert.equal(refused, 1, 'the first switch was refused');
+  assert.equal(two.version, '0.0.2');
+  assert.deepEqual((fake.get(ref)?.spec as Record<string, unknown>).strategy, { type: 'Recreate' });
 });

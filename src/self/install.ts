@@ -12,7 +12,7 @@
  */
 import { API_VERSION } from '../api/types.js';
 import type { Discovery, ObjectReader, ObjectWriter } from '../kube/ports.js';
-import { isNotFound } from '../kube/errors.js';
+import { isConflict, isNotFound } from '../kube/errors.js';
 import { objectKey, type KubeObject } from '../kube/types.js';
 import { formatDuration, pollUntil } from '../util/deadline.js';
 import { BinnacleError } from '../util/errors.js';
@@ -205,12 +205,20 @@ async function pruneObjects(client: SelfClient, objects: readonly RecordedObject
   return { rows, kept };
 }
 
-async function applyOne(client: SelfClient, obj: KubeObject): Promise<SelfObjectResult> {
+async function applyOne(client: SelfClient, obj: KubeObject, again = true): Promise<SelfObjectResult> {
   const live = await client.find(ref(obj));
   if (ownedByOthers(live, recordedObject(obj))) return { kind: obj.kind, name: obj.metadata.name ?? '', state: 'skipped', note: 'installed by someone else (OLM?); left as it is' };
   // An install made before the manager's Recreate has the rollingUpdate the API server filled in.
   const strategy = unionSwitchPatch(live, obj);
-  if (strategy !== undefined) await switchUnion(client, obj, strategy);
+  if (strategy !== undefined) {
+    try {
+      await switchUnion(client, obj, strategy);
+    } catch (err) {
+      // Made again since it was read (or written in between): read it once more and decide anew.
+      if (again && isConflict(err)) return applyOne(client, obj, false);
+      throw err;
+    }
+  }
   const applied = await client.apply(obj, { force: true });
   const state: ObjectState = live === undefined ? 'created' : live.metadata.resourceVersion === applied.metadata.resourceVersion ? 'unchanged' : 'configured';
   return row(recordedObject(obj), state);
