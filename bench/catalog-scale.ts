@@ -235,7 +235,7 @@ function get(agent: Agent, ca: string, url: string): Promise<{ status: number; b
  * Each URL fetched in turn by one curl process over one keep-alive HTTP/1.1 connection (a first
  * request outside the timing opens it): status, bytes and time to the last byte, by curl's clock.
  * curl rather than Node's client: on this two-core machine Node's own HTTPS client was the
- * bottleneck (against one server, p99 145 ms with it, 35 ms with curl), so its figures measured
+ * bottleneck (against one server, in a diagnostic run not stored: p99 145 ms with it, 35 ms with curl), so its figures measured
  * the client; one client in C, the same for every side.
  */
 async function curlGets(caFile: string, urls: string[]): Promise<{ status: number; bytes: number; ms: number }[]> {

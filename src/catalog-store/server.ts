@@ -43,19 +43,25 @@ const DEFAULT_STALL_MS = 5 * 60_000;
 const MAX_CONNECTIONS = 512;
 const MAX_CONNECTIONS_PER_ADDRESS = 32;
 
-/** Destroys `res` once its connection has taken no byte of it for a whole `stallMs`; answers the stop. */
-function cutOffWhenStalled(res: ServerResponse, stallMs: number): () => void {
+/**
+ * Destroys `res` once its connection has taken no byte of it for a whole `stallMs`, until it
+ * finishes or closes: the last chunks an answer ended with can still wait on a client that stopped
+ * reading. A response without its socket (not yet given one, or done with it) is left alone.
+ */
+function cutOffWhenStalled(res: ServerResponse, stallMs: number): void {
   let last = -1;
+  const stop = (): void => clearInterval(timer);
   const timer = setInterval(() => {
-    const sent = res.socket?.bytesWritten ?? last;
-    if (sent === last) {
-      clearInterval(timer);
+    const sent = res.socket?.bytesWritten;
+    if (sent !== undefined && sent === last) {
+      stop();
       res.destroy();
     }
-    last = sent;
+    last = sent ?? -1;
   }, stallMs);
   timer.unref();
-  return () => clearInterval(timer);
+  res.once('finish', stop);
+  res.once('close', stop);
 }
 
 /** Resolves once `res` has its connection (a pipelined request's answer waits for the one before it), false when it closed first. */
@@ -157,23 +163,19 @@ async function serveCatalog(req: IncomingMessage, res: ServerResponse, store: St
   }
   // Nothing is opened or allocated for an answer until it can be sent: a pipelined request's waits for the one before.
   if (!(await hasSocket(res))) return;
-  const stopWatch = cutOffWhenStalled(res, stallMs);
+  cutOffWhenStalled(res, stallMs);
+  if (gzip) {
+    await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
+    return;
+  }
+  // Large buffers are the fast path of a few answers at once; many clients at once (or ones that
+  // stop reading) get small ones, so memory stays bounded and no answer ever waits for another.
+  const isLarge = large.sending < MAX_LARGE_SENDS;
+  if (isLarge) large.sending++;
   try {
-    if (gzip) {
-      await pipeline(Readable.from(readRanges(store, ranges)), createGzip(), res);
-      return;
-    }
-    // Large buffers are the fast path of a few answers at once; many clients at once (or ones that
-    // stop reading) get small ones, so memory stays bounded and no answer ever waits for another.
-    const isLarge = large.sending < MAX_LARGE_SENDS;
-    if (isLarge) large.sending++;
-    try {
-      await sendRanges(store, ranges, res, { chunk: isLarge ? LARGE_CHUNK : SMALL_CHUNK });
-    } finally {
-      if (isLarge) large.sending--;
-    }
+    await sendRanges(store, ranges, res, { chunk: isLarge ? LARGE_CHUNK : SMALL_CHUNK });
   } finally {
-    stopWatch();
+    if (isLarge) large.sending--;
   }
 }
 

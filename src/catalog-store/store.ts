@@ -122,8 +122,8 @@ const SYNC_READ_MAX = 64 * 1024;
 /**
  * Reads the given ranges of the store file, in order, into the buffers it is handed. A query such
  * as `schema=olm.package` is hundreds of scattered records of a few KiB: each read through the
- * thread pool cost over 0.1 ms of round trip (bench/catalog-scale.ts: 76 ms at p50 for 552
- * packages), so small pieces are read synchronously (at most one chunk between two turns of the
+ * thread pool cost over 0.1 ms of round trip (a diagnostic run, not a stored bench result: 76 ms
+ * at p50 for 552 packages, 39 ms read synchronously), so small pieces are read synchronously (at most one chunk between two turns of the
  * event loop), large ones asynchronously.
  */
 class RangeReader {
