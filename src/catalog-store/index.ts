@@ -9,4 +9,5 @@
  * the manager (which serve every catalog) and by `binnacle catalog serve`.
  */
 export { storeCatalog, openStoredCatalog, filterMetas, CATALOG_FILE, type StoredCatalog, type IndexedMeta, type MetaFilter } from './store.js';
+export { unpackCatalog, type UnpackedCatalog } from './unpack.js';
 export { createCatalogHandler, startCatalogServer, type CatalogLookup, type CatalogServer, type CatalogHandlerOptions, type StartCatalogServerOptions } from './server.js';

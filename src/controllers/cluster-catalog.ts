@@ -11,16 +11,16 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { loadFbcDir, resolutionView, servingBlockers, validateConfig } from '../catalog/index.js';
+import { servingBlockers } from '../catalog/index.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
-import { storeCatalog } from '../catalog-store/index.js';
+import { unpackCatalog, type UnpackedCatalog } from '../catalog-store/index.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
 import { formatReference, imageLabelDir, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
-import { BinnacleError, errorMessage } from '../util/errors.js';
+import { BinnacleError, errorClassOf, errorMessage } from '../util/errors.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, reconcileSteps, removeFinalizer, sameStatus, stop, type StepOutcome } from './common.js';
 
@@ -223,21 +223,23 @@ export class ClusterCatalogReconciler implements Reconciler {
     const current = this.o.registry.get(name);
     const digestRef = s.resolvedRef ?? pulled.digest;
     if (current?.digest !== pulled.digest || current.priority !== priority) {
-      let loaded: Awaited<ReturnType<typeof loadFbcDir>>;
+      let unpacked: UnpackedCatalog;
       try {
         // The label is the image author's: it must name a directory inside this image.
-        loaded = await loadFbcDir(await imageLabelDir(pulled.dir, LABEL_CATALOG_CONFIGS, pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs'));
+        const root = await imageLabelDir(pulled.dir, LABEL_CATALOG_CONFIGS, pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs');
+        // A catalog an older opm built may break rules opm added since, or lack a default channel (catalogd serves it): no harm in serving it.
+        unpacked = await unpackCatalog(root, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')), (v) => servingBlockers(v).length === 0);
       } catch (err) {
-        return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
+        // The image's fault (a label out of it, no catalog there) or the store's (a full disk): only the first is an invalid catalog.
+        if (errorClassOf(err) === 'input') return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
+        return this.retry(s, 'Retrying', `unpacking image ${digestRef}: ${errorMessage(err)}`);
       }
-      if (!loaded.result.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${loaded.result.render()}`);
-      const validation = validateConfig(loaded.config).result;
-      // A catalog an older opm built may break rules opm added since, or lack a default channel (catalogd serves it): no harm in serving it.
-      if (servingBlockers(validation).length > 0) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation.render()}`);
-      const stored = await storeCatalog(loaded.config, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')));
-      // Served from the stored file; resolved on a copy without the bundles' manifests (most of the bytes).
-      this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: resolutionView(loaded.config), stored });
-      s.logger.info({ digest: pulled.digest, packages: loaded.config.packages.length, bundles: loaded.config.bundles.length }, 'catalog unpacked and served');
+      const { result, validation, view, stored } = unpacked;
+      if (!result.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${result.render()}`);
+      if (stored === undefined) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation?.render() ?? ''}`);
+      // Served from the stored file; resolved on a view without the bundles' manifests (most of the bytes).
+      this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: view, stored });
+      s.logger.info({ digest: pulled.digest, packages: view.packages.length, bundles: view.bundles.length }, 'catalog unpacked and served');
     } else relabel(this.o.registry, current, s.catalog.metadata.labels ?? {});
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);

@@ -1,0 +1,100 @@
+import assert from 'node:assert/strict';
+import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { loadFbcDir, resolutionView, servingBlockers, validateConfig, writeFbcFile } from '../catalog/index.js';
+import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
+import { storeCatalog } from './store.js';
+import { unpackCatalog } from './unpack.js';
+import { manyPackages } from './many-packages.test-helper.js';
+
+const acceptServable = (v: Parameters<typeof servingBlockers>[0]): boolean => servingBlockers(v).length === 0;
+
+/** What the controller did before: the whole catalog loaded, validated, stored and viewed. */
+async function wholeCatalog(root: string, dir: string) {
+  const loaded = await loadFbcDir(root);
+  const validation = validateConfig(loaded.config).result;
+  return { loaded, validation, stored: await storeCatalog(loaded.config, dir), view: resolutionView(loaded.config) };
+}
+
+async function compareWithWhole(root: string): Promise<void> {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const want = await wholeCatalog(root, path.join(tmp, 'whole'));
+  // Stored whatever its validation says (manyPackages' bundle objects are not manifests): the bytes are what is compared.
+  const got = await unpackCatalog(root, path.join(tmp, 'cat', 'sha'), () => true);
+  assert.ok(got.result.ok, got.result.render());
+  assert.equal(got.validation?.render(), want.validation.render(), 'validation reports what it reports of the whole catalog');
+  assert.ok(got.stored !== undefined);
+  assert.ok((await readFile(got.stored.file)).equals(await readFile(want.stored.file)), 'the store file is byte for byte the same');
+  assert.equal(got.stored.sha256, want.stored.sha256);
+  assert.equal(got.stored.size, want.stored.size);
+  assert.deepEqual(got.stored.metas, want.stored.metas);
+  assert.deepEqual(got.view, want.view, 'the view is resolutionView of the whole catalog');
+  assert.deepEqual(await readdir(path.join(tmp, 'cat')), ['sha'], 'no spill file is left');
+}
+
+test('unpacking stores what storeCatalog stores and views what resolutionView views, for the valid fixture', async () => {
+  const root = path.join(CATALOG_TESTDATA, 'fbc', 'valid');
+  await compareWithWhole(root);
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const got = await unpackCatalog(root, path.join(tmp, 'sha'), acceptServable);
+  assert.ok(got.stored !== undefined && got.validation?.ok === true, 'the valid fixture is accepted');
+});
+
+test('unpacking a catalog of many packages, written in an order opm would not write, stores them in opm order', async () => {
+  const dc = manyPackages(40);
+  // Reversed, and split over two files: the store's order must not depend on the files' order.
+  const root = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
+  await writeFbcFile({ ...dc, packages: dc.packages.slice(20).reverse(), channels: dc.channels.slice(20), bundles: dc.bundles.slice(20).reverse() }, path.join(root, 'b.json'), 'json');
+  await writeFbcFile({ ...dc, packages: dc.packages.slice(0, 20), channels: dc.channels.slice(0, 20).reverse(), bundles: dc.bundles.slice(0, 20) }, path.join(root, 'a.yaml'), 'yaml');
+  await compareWithWhole(root);
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const got = await unpackCatalog(root, path.join(tmp, 'sha'), () => true);
+  const names = got.stored?.metas.filter((m) => m.schema === 'olm.package').map((m) => m.name);
+  assert.deepEqual(names, [...(names ?? [])].sort());
+  assert.equal(names?.length, 40);
+  assert.ok(got.view.bundles.every((b) => b.properties.every((p) => p.type !== 'olm.bundle.object')), 'the view holds no bundle objects');
+});
+
+test('a catalog that cannot be read is not validated or stored, and leaves nothing behind', async () => {
+  const root = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
+  await writeFile(path.join(root, 'catalog.json'), '{"schema":"olm.package","name":"p"}\n{"schema": "olm.bundle", "name": 5}\n');
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const got = await unpackCatalog(root, path.join(tmp, 'cat', 'sha'), () => true);
+  assert.equal(got.result.ok, false);
+  assert.match(got.result.render(), /catalog\.json/);
+  assert.equal(got.validation, undefined);
+  assert.equal(got.stored, undefined);
+  assert.deepEqual(await readdir(path.join(tmp, 'cat')), [], 'no spill file, no store directory');
+});
+
+test('a catalog its validation refuses is not stored; the validation names the rule', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const root = path.join(CATALOG_TESTDATA, 'invalid-model');
+  const got = await unpackCatalog(root, path.join(tmp, 'cat', 'sha'), acceptServable);
+  assert.ok(got.result.ok, got.result.render());
+  assert.ok(got.validation !== undefined && servingBlockers(got.validation).length > 0, 'the fixture breaks a rule that blocks serving');
+  assert.equal(got.validation.render(), validateConfig((await loadFbcDir(root)).config).result.render());
+  assert.equal(got.stored, undefined);
+  assert.deepEqual(await readdir(path.join(tmp, 'cat')), []);
+});
+
+test('a spill file an earlier unpack left (a crash) is removed by the next unpack of that catalog', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  await mkdir(path.join(tmp, 'cat'));
+  await writeFile(path.join(tmp, 'cat', '.unpack-old-0123456789ab'), 'x'.repeat(1000));
+  const got = await unpackCatalog(path.join(CATALOG_TESTDATA, 'fbc', 'valid'), path.join(tmp, 'cat', 'sha'), acceptServable);
+  assert.ok(got.stored !== undefined);
+  assert.deepEqual(await readdir(path.join(tmp, 'cat')), ['sha']);
+});
+
+test('a record larger than the write buffer is spilled and copied whole', async () => {
+  const dc = manyPackages(3);
+  const big = dc.bundles[1];
+  assert.ok(big !== undefined);
+  big.properties.push({ type: 'olm.bundle.object', value: { data: 'z'.repeat(3 * 1024 * 1024) } });
+  const root = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
+  await writeFbcFile(dc, path.join(root, 'catalog.json'), 'json');
+  await compareWithWhole(root);
+});
