@@ -223,23 +223,8 @@ export class ClusterCatalogReconciler implements Reconciler {
     const current = this.o.registry.get(name);
     const digestRef = s.resolvedRef ?? pulled.digest;
     if (current?.digest !== pulled.digest || current.priority !== priority) {
-      let unpacked: UnpackedCatalog;
-      try {
-        // The label is the image author's: it must name a directory inside this image.
-        const root = await imageLabelDir(pulled.dir, LABEL_CATALOG_CONFIGS, pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs');
-        // A catalog an older opm built may break rules opm added since, or lack a default channel (catalogd serves it): no harm in serving it.
-        unpacked = await unpackCatalog(root, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')), (v) => servingBlockers(v).length === 0);
-      } catch (err) {
-        // The image's fault (a label out of it, no catalog there) or the store's (a full disk): only the first is an invalid catalog.
-        if (errorClassOf(err) === 'input') return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
-        return this.retry(s, 'Retrying', `unpacking image ${digestRef}: ${errorMessage(err)}`);
-      }
-      const { result, validation, view, stored } = unpacked;
-      if (!result.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${result.render()}`);
-      if (stored === undefined) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation?.render() ?? ''}`);
-      // Served from the stored file; resolved on a view without the bundles' manifests (most of the bytes).
-      this.o.registry.set({ name, priority, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: view, stored });
-      s.logger.info({ digest: pulled.digest, packages: view.packages.length, bundles: view.bundles.length }, 'catalog unpacked and served');
+      const refused = await this.unpack(s, pulled, digestRef);
+      if (refused !== undefined) return refused;
     } else relabel(this.o.registry, current, s.catalog.metadata.labels ?? {});
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
@@ -251,6 +236,29 @@ export class ClusterCatalogReconciler implements Reconciler {
     };
     const poll = this.pollMs(s.catalog);
     return stop(poll === undefined ? undefined : { requeueAfterMs: poll });
+  }
+
+  /** Unpacks the pulled catalog into the store and serves it; a step outcome when it cannot. */
+  private async unpack(s: State, pulled: PulledImage, digestRef: string): Promise<StepOutcome | undefined> {
+    const name = s.catalog.metadata.name ?? '';
+    let unpacked: UnpackedCatalog;
+    try {
+      // The label is the image author's: it must name a directory inside this image.
+      const root = await imageLabelDir(pulled.dir, LABEL_CATALOG_CONFIGS, pulled.labels[LABEL_CATALOG_CONFIGS] ?? '/configs');
+      // A catalog an older opm built may break rules opm added since, or lack a default channel (catalogd serves it): no harm in serving it.
+      unpacked = await unpackCatalog(root, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')), (v) => servingBlockers(v).length === 0);
+    } catch (err) {
+      // The image's fault (a label out of it, no catalog there) or the store's (a full disk): only the first is an invalid catalog.
+      if (errorClassOf(err) === 'input') return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
+      return this.retry(s, 'Retrying', `unpacking image ${digestRef}: ${errorMessage(err)}`);
+    }
+    const { result, validation, view, stored } = unpacked;
+    if (!result.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${result.render()}`);
+    if (stored === undefined) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation?.render() ?? ''}`);
+    // Served from the stored file; resolved on a view without the bundles' manifests (most of the bytes).
+    this.o.registry.set({ name, priority: s.catalog.spec.priority ?? 0, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: view, stored });
+    s.logger.info({ digest: pulled.digest, packages: view.packages.length, bundles: view.bundles.length }, 'catalog unpacked and served');
+    return undefined;
   }
 
   /** Reports a failure but keeps serving the last good content. */
