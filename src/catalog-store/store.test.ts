@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { Writable } from 'node:stream';
-import { byteRanges, filterMetas, readRanges, sendRanges, storeCatalog } from './store.js';
+import { byteRanges, filterMetas, readRanges, sendBuffers, sendRanges, storeCatalog } from './store.js';
 import { manyPackages, openHandles } from './many-packages.test-helper.js';
 
 async function collect(gen: AsyncGenerator<Buffer>): Promise<Buffer> {
@@ -110,4 +110,60 @@ test('small chunks give the same bytes; the event loop gets a turn before every 
   assert.ok(Buffer.concat(chunks).equals(file));
   assert.ok(chunks.length > 100, `${chunks.length} chunks`);
   assert.ok(turns >= chunks.length - 1, `${turns} turns of the event loop for ${chunks.length} chunks`);
+});
+
+/** A sink that holds every write's callback until `flush`, copying each chunk only then. */
+class HeldSink extends Writable {
+  readonly copies: Buffer[] = [];
+  private readonly held: { chunk: Buffer; cb: () => void }[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, cb: (err?: Error | null) => void): void {
+    this.held.push({ chunk, cb });
+  }
+  flush(): void {
+    for (const { chunk, cb } of this.held.splice(0)) {
+      this.copies.push(Buffer.from(chunk));
+      cb();
+    }
+  }
+}
+
+test('send buffers are reused between answers, but never one whose write has not called back', async () => {
+  const store = await storeCatalog(manyPackages(300), await mkdtemp(path.join(tmpdir(), 'store-')));
+  const file = await readFile(store.file);
+  // A chunk size no other test uses, and answers of exactly one chunk.
+  const size = 8192;
+  const first = [{ start: 0, end: size }];
+  const second = [{ start: size, end: 2 * size }];
+  const quick = (into: Buffer[]): Writable =>
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        into.push(Buffer.from(chunk));
+        cb();
+      },
+    });
+  assert.equal(sendBuffers.kept(size), 0);
+  // An answer whose write is held: sendRanges returns with the write still pending.
+  const held = new HeldSink();
+  await sendRanges(store, first, held, { chunk: size });
+  assert.equal(sendBuffers.kept(size), 0, 'a buffer whose write is pending is not back in the pool');
+  // Another answer of the same chunk size, written at once: it must not take the held buffer.
+  const chunks: Buffer[] = [];
+  await sendRanges(store, second, quick(chunks), { chunk: size });
+  assert.ok(Buffer.concat(chunks).equals(file.subarray(size, 2 * size)));
+  assert.equal(sendBuffers.kept(size), 1, 'its buffer is kept: its write called back');
+  held.flush();
+  assert.ok(Buffer.concat(held.copies).equals(file.subarray(0, size)), 'the held answer kept its own bytes');
+  assert.equal(sendBuffers.kept(size), 2, 'the held buffer came back once its write called back');
+  // The next answers take kept buffers instead of allocating: the pool does not grow.
+  for (let k = 0; k < 3; k++) {
+    const again: Buffer[] = [];
+    await sendRanges(store, first, quick(again), { chunk: size });
+    assert.ok(Buffer.concat(again).equals(file.subarray(0, size)));
+  }
+  assert.equal(sendBuffers.kept(size), 2);
+  // An answer smaller than its chunk takes a kept chunk when there is one and gives it back.
+  const small: Buffer[] = [];
+  await sendRanges(store, [{ start: 0, end: 100 }], quick(small), { chunk: size });
+  assert.ok(Buffer.concat(small).equals(file.subarray(0, 100)));
+  assert.equal(sendBuffers.kept(size), 2);
 });

@@ -180,17 +180,55 @@ export async function* readRanges(store: StoredCatalog, ranges: readonly { start
 }
 
 /**
+ * Send buffers kept between answers, a few of each size. A fresh 1 MiB buffer for each answer is
+ * external memory V8 counts toward its next collection: at a few answers a second (the
+ * all-packages metas query, 15 MB) that set off a full, memory-reducing collection every 200 ms
+ * (`--trace-gc`; the manager runs with `--optimize-for-size`), 30–50 ms each, which made the p99.
+ * Only a buffer whose writes have all called back comes back: one a closed stream may still hold
+ * is left to the collector.
+ */
+class SendBufferPool {
+  private readonly free = new Map<number, Buffer[]>();
+
+  constructor(private readonly keepEach: number) {}
+
+  /** A kept buffer of `size` bytes, if there is one. */
+  take(size: number): Buffer | undefined {
+    return this.free.get(size)?.pop();
+  }
+
+  /** Keeps `buf` for another answer (up to `keepEach` of its size); only whole chunks come here. */
+  give(buf: Buffer): void {
+    const list = this.free.get(buf.length) ?? [];
+    if (list.length >= this.keepEach) return;
+    list.push(buf);
+    this.free.set(buf.length, list);
+  }
+
+  /** Buffers kept of `size` bytes (for tests). */
+  kept(size: number): number {
+    return this.free.get(size)?.length ?? 0;
+  }
+}
+
+/** Four of each size: two answers sending at once reuse theirs; more allocate and let go. */
+export const sendBuffers = new SendBufferPool(4);
+
+/**
  * Writes the bytes of the given ranges to `out`, in order, then ends it. Two buffers of one chunk
- * each (`chunk`, 1 MiB by default; one buffer when the answer fits in one), reused once `out` has sent them: an answer allocates
- * nothing per chunk, so a 68 MB `/api/v1/all` beside the manager's large heap no longer adds 68 MB
- * of external memory and the full collections that brings (they were the p99 of the metas
- * queries). The event loop gets a turn before each chunk is read (a write the kernel takes at once
- * calls back in the same turn). Returns early, ending nothing, when `out` is closed first (the
- * client went away, or the server cut off a client that stopped reading: catalog-store/server.ts).
+ * each (`chunk`, 1 MiB by default; one buffer when the answer fits in one), reused once `out` has
+ * sent them, whole chunks taken from and given back to `sendBuffers`: an answer allocates nothing per chunk,
+ * and most answers nothing at all, so a 68 MB `/api/v1/all` beside the manager's heap adds no
+ * external memory and no full collections. The event loop gets a turn before each chunk is read
+ * (a write the kernel takes at once calls back in the same turn). Returns early, ending nothing,
+ * when `out` is closed first (the client went away, or the server cut off a client that stopped
+ * reading: catalog-store/server.ts).
  */
 export async function sendRanges(store: StoredCatalog, ranges: readonly { start: number; end: number }[], out: Writable, opts: { chunk?: number } = {}): Promise<void> {
   const total = totalLength(ranges);
-  const size = Math.min(opts.chunk ?? SEND_CHUNK, total);
+  const chunk = opts.chunk ?? SEND_CHUNK;
+  // A kept chunk, else one of the answer's size when it is smaller (such a buffer is not kept: its size is the answer's).
+  const bufferFor = (): Buffer => sendBuffers.take(chunk) ?? Buffer.allocUnsafe(Math.min(chunk, total));
   const fh = await open(store.file, 'r');
   let closed = out.destroyed;
   // Writes not yet sent; a stream closed under them may never call back, so close releases them.
@@ -200,9 +238,13 @@ export async function sendRanges(store: StoredCatalog, ranges: readonly { start:
     for (const release of pending) release();
   };
   out.once('close', onClose);
+  const buffers: Buffer[] = [];
+  // Whether each buffer's last write called back: only then may another answer reuse it. A write
+  // that calls back after the answer is done gives its buffer back itself.
+  const written = [true, true];
+  let done = false;
   try {
     const reader = new RangeReader(fh, store.file, ranges);
-    const buffers: Buffer[] = [];
     const sent: Promise<void>[] = [Promise.resolve(), Promise.resolve()];
     let left = total;
     for (let i = 0; !closed && left > 0; i = (i + 1) % 2) {
@@ -211,22 +253,31 @@ export async function sendRanges(store: StoredCatalog, ranges: readonly { start:
       await setImmediate();
       if (closed) break;
       // The second buffer only when the answer needs it.
-      const buf = buffers[i] ?? (buffers[i] = Buffer.allocUnsafe(size));
+      const buf = buffers[i] ?? (buffers[i] = bufferFor());
       const n = await reader.fill(buf);
       if (n === 0) break;
       left -= n;
+      written[i] = false;
       sent[i] = new Promise<void>((resolve) => {
         const release = (): void => {
           pending.delete(release);
           resolve();
         };
         pending.add(release);
-        out.write(buf.subarray(0, n), release);
+        out.write(buf.subarray(0, n), () => {
+          written[i] = true;
+          release();
+          if (done && buf.length === chunk) sendBuffers.give(buf);
+        });
       });
     }
     if (!closed) out.end();
   } finally {
     out.off('close', onClose);
     await fh.close();
+    done = true;
+    buffers.forEach((buf, i) => {
+      if (written[i] === true && buf.length === chunk) sendBuffers.give(buf);
+    });
   }
 }
