@@ -60,6 +60,28 @@ describe('the bundled CLI', () => {
     assert.equal(chunks.filter((c) => c.includes('Check a catalog against every opm validate rule')).length, 1);
   });
 
+  it('keeps every error class its name: none renamed where names collide (errors take new.target.name; the bundle has no keepNames)', async () => {
+    // Every class of the sources whose ancestry reaches Error.
+    const sources = (await readdir(path.join(ROOT, 'src'), { recursive: true })).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.includes('test-helper'));
+    const parentOf = new Map<string, string>();
+    for (const f of sources) {
+      for (const m of (await readFile(path.join(ROOT, 'src', f), 'utf8')).matchAll(/\bclass (\w+)(?:<[^>]*>)? extends (\w+)/g)) parentOf.set(m[1] ?? '', m[2] ?? '');
+    }
+    const isError = (name: string, depth = 0): boolean => name === 'Error' || (depth < 20 && parentOf.has(name) && isError(parentOf.get(name) ?? '', depth + 1));
+    const errorClasses = [...parentOf.keys()].filter((n) => isError(n));
+    assert.ok(errorClasses.includes('BinnacleError') && errorClasses.includes('InputError') && errorClasses.length >= 20, `${errorClasses.length} error classes found`);
+    const files = (await readdir(outDir)).filter((f) => f.endsWith('.js'));
+    const bundle = (await Promise.all(files.map(async (f) => readFile(path.join(outDir, f), 'utf8')))).join('\n');
+    for (const name of errorClasses) {
+      // A class takes the name of its declaration or of the variable it is assigned to (esbuild writes
+      // `var Name = class extends ...`); esbuild renames a colliding one `Name2`, and names a class
+      // that refers to itself `_Name`.
+      const renamed = new RegExp(`\\bclass (_${name}|${name}\\d+)\\b|\\b(_${name}|${name}\\d+) = class\\b`).exec(bundle);
+      assert.equal(renamed, null, `error class ${name} is named ${renamed?.[1] ?? renamed?.[2] ?? ''} in the bundle`);
+    }
+    assert.ok(/\bInputError = class extends BinnacleError\b|\bclass InputError extends BinnacleError\b/.test(bundle), 'the error classes are in the bundle under their names');
+  });
+
   it('gives the modules every command loads at start one chunk, and every chunk imports them from there', async () => {
     const files = (await readdir(outDir)).filter((f) => f.endsWith('.js'));
     const chunks = new Map(await Promise.all(files.map(async (f) => [f, await readFile(path.join(outDir, f), 'utf8')] as const)));

@@ -80,8 +80,11 @@ export async function bundleCli(o: BundleOptions): Promise<void> {
     target: 'node20',
     logLevel: 'warning',
     legalComments: 'inline',
-    // Names stay as written when two modules' top-level names collide (errors take `new.target.name`).
-    keepNames: true,
+    // No keepNames: it wraps every named function, closures made in hot loops included, in a call
+    // that sets its name, which cost a fifth of unpacking a 68 MB catalog (1.8 s against 1.45 s,
+    // the same code bundled both ways). What it was for, error classes named as written where two
+    // modules' names collide (errors take `new.target.name`), build-bundle.test.ts checks instead.
+    keepNames: false,
     plugins: [
       ...(o.plugins ?? []),
       {
