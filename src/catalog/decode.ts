@@ -106,6 +106,14 @@ function asStruct(v: unknown): unknown {
 
 const VALID_BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
+/** Icons whose data the decoder found valid: validation need not scan them again (tens of MB in large catalogs). */
+const ICONS_CHECKED = new WeakSet<Icon>();
+
+/** Whether the decoder checked this icon's data and found it valid base64. */
+export function iconDataChecked(icon: Icon): boolean {
+  return ICONS_CHECKED.has(icon);
+}
+
 /**
  * Go's base64.StdEncoding (how opm decodes icon data and bundle objects): padded, CR and LF
  * skipped. Undefined when valid, else where it breaks, in Go's wording.
@@ -229,9 +237,10 @@ function decodePackage(r: Reader, blob: Record<string, unknown>): Package {
       if (bad !== undefined) r.fail('icon.base64data', `${bad} (the icon data must be standard, padded base64)`);
       const icon: Icon = {
         // opm decodes the data and encodes it again: line breaks (which Go's decoder skips) vanish.
-        base64data: data.replace(/[\r\n]/g, ''),
+        base64data: data.includes('\n') || data.includes('\r') ? data.replace(/[\r\n]/g, '') : data,
         mediatype: r.str(f, 'mediatype', 'icon.mediatype', false) ?? '',
       };
+      if (bad === undefined) ICONS_CHECKED.add(icon);
       pkg.icon = icon;
     }
   }

@@ -5,6 +5,8 @@ import { CATALOG_TESTDATA } from './testdata.test-helper.js';
 import { readdirSync } from 'node:fs';
 import { loadFbcDir, readFbcDir } from './load.js';
 import { isValidImageReference, parseStrictSemver } from './model.js';
+import { decodeDocument, iconDataChecked } from './decode.js';
+import type { Bundle, Channel } from '../declcfg/index.js';
 import { blockingErrors, loadFbcForValidation, validateConfig } from './validate.js';
 
 describe('validate', () => {
@@ -158,4 +160,19 @@ describe('validate', () => {
     }
     assert.ok(withObjects >= 3 && withMetadata >= 1, `parity cases with bundle objects (${withObjects}) and CSV metadata (${withMetadata}) were read`);
   });
+});
+
+it('does not scan again an icon the decoder found valid, and scans one made elsewhere', () => {
+  const { decoded } = decodeDocument({ schema: 'olm.package', name: 'p', defaultChannel: 'stable', icon: { base64data: 'aWNvbg==', mediatype: 'image/png' } });
+  assert.ok(decoded?.kind === 'package');
+  assert.ok(decoded.value.icon !== undefined && iconDataChecked(decoded.value.icon));
+  const pkg = decoded.value;
+  const channel: Channel = { schema: 'olm.channel', package: 'p', name: 'stable', entries: [{ name: 'p.v1' }] };
+  const bundle: Bundle = { schema: 'olm.bundle', package: 'p', name: 'p.v1', image: 'example.com/p:v1', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.0.0' } }] };
+  const clean = validateConfig({ packages: [pkg], channels: [channel], bundles: [bundle], deprecations: [], others: [] }).result;
+  assert.equal(clean.all().filter((p) => p.field === 'icon.base64data').length, 0);
+  // The same package with icon data not from the decoder (a package rendered from bundles): checked here.
+  const made = { ...pkg, icon: { base64data: 'not base64!', mediatype: 'image/png' } };
+  const bad = validateConfig({ packages: [made], channels: [channel], bundles: [bundle], deprecations: [], others: [] }).result;
+  assert.match(bad.render(), /icon base64data: illegal base64 data at input byte 3/);
 });

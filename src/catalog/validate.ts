@@ -6,7 +6,7 @@
 import type { Problem, ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import { nodeFor, toModel, withCheckOnlyPropertiesChecked, type Model, type ModelChannel, type ModelPackage } from './model.js';
-import { base64Problem } from './decode.js';
+import { base64Problem, iconDataChecked } from './decode.js';
 import { configSink, scanFbcDir, type LoadOptions, type LoadResult } from './load.js';
 
 export { readInPart } from './load.js';
@@ -26,7 +26,7 @@ function validateIcon(p: ModelPackage, node: ValidationResult): void {
   }
   if (icon.base64data === '') node.warning('package.icon', 'icon base64data is empty', { field: 'icon.base64data' });
   // A catalog loaded from files has this checked by its decoder already; one rendered from bundles has not.
-  const bad = base64Problem(icon.base64data);
+  const bad = iconDataChecked(icon) ? undefined : base64Problem(icon.base64data);
   if (bad !== undefined) node.error('package.icon', `icon base64data: ${bad} (the icon data must be standard, padded base64)`, { field: 'icon.base64data' });
 }
 
