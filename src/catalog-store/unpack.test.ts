@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -97,4 +97,49 @@ test('a record larger than the write buffer is spilled and copied whole', async 
   const root = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
   await writeFbcFile(dc, path.join(root, 'catalog.json'), 'json');
   await compareWithWhole(root);
+});
+
+test('a catalog whose records come to more than the store bound is refused naming the file and the bound; nothing is left', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const root = path.join(CATALOG_TESTDATA, 'fbc', 'valid');
+  await assert.rejects(unpackCatalog(root, path.join(tmp, 'cat', 'sha'), () => true, { maxStoreBytes: 2000 }), (err: Error & { code?: string }) => {
+    assert.equal(err.code, 'CATALOG_STORE_TOO_LARGE');
+    assert.match(err.message, /testdata\/fbc\/valid\/.*: the catalog's records come to more than 2000 bytes as stored/);
+    return true;
+  });
+  assert.deepEqual(await readdir(path.join(tmp, 'cat')), [], 'no spill file, no store');
+});
+
+test('a new store replaces the old file by a rename: an answer reading the old one goes on reading it; no partial file is left', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const dir = path.join(tmp, 'cat', 'sha');
+  const first = await unpackCatalog(path.join(CATALOG_TESTDATA, 'fbc', 'valid'), dir, () => true);
+  assert.ok(first.stored !== undefined);
+  const oldBytes = await readFile(first.stored.file);
+  const reading = await open(first.stored.file, 'r');
+  try {
+    // A stale partial file a crash left in the directory goes too.
+    await writeFile(path.join(dir, '.unpack-catalog.jsonl-0123456789ab'), 'partial');
+    const src = await mkdtemp(path.join(tmpdir(), 'unpack-src-'));
+    await writeFbcFile(manyPackages(5), path.join(src, 'catalog.json'), 'json');
+    const second = await unpackCatalog(src, dir, () => true);
+    assert.ok(second.stored !== undefined && second.stored.sha256 !== first.stored.sha256);
+    const { buffer } = await reading.read(Buffer.alloc(oldBytes.length), 0, oldBytes.length, 0);
+    assert.ok(buffer.equals(oldBytes), 'the old file, still open, is whole');
+    assert.deepEqual(await readdir(dir), ['catalog.jsonl']);
+  } finally {
+    await reading.close();
+  }
+});
+
+test('an I/O failure of the store names the path and is transient', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  // The catalog's directory is a file: nothing can be made under it.
+  await writeFile(path.join(tmp, 'cat'), 'not a directory');
+  await assert.rejects(unpackCatalog(path.join(CATALOG_TESTDATA, 'fbc', 'valid'), path.join(tmp, 'cat', 'sha'), () => true), (err: Error & { code?: string; errorClass?: string }) => {
+    assert.equal(err.code, 'CATALOG_STORE_WRITE');
+    assert.equal(err.errorClass, 'transient');
+    assert.ok(err.message.startsWith(path.join(tmp, 'cat')), err.message);
+    return true;
+  });
 });

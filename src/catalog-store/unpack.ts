@@ -14,12 +14,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { mkdir, open, readdir, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { ValidationResult } from '../util/errors.js';
+import { BinnacleError, errorMessage, InputError, type ValidationResult } from '../util/errors.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import type { Decoded } from '../catalog/decode.js';
-import { configSink, scanFbcDir, type LoadOptions } from '../catalog/load.js';
+import { configSink, DEFAULT_MAX_CATALOG_BYTES, scanFbcDir, type LoadOptions } from '../catalog/load.js';
 import { withCheckOnlyPropertiesChecked } from '../catalog/model.js';
 import { resolutionBundle, resolutionPackage } from '../catalog/resolution-view.js';
 import { validateConfig } from '../catalog/validate.js';
@@ -37,6 +37,14 @@ export interface UnpackedCatalog {
   stored?: StoredCatalog;
 }
 
+export interface UnpackOptions extends LoadOptions {
+  /**
+   * Most bytes the stored file may hold (default: the loader's bound on a catalog's files). The
+   * loader bounds what it reads; this bounds what that expands to on disk (YAML aliases, escapes).
+   */
+  maxStoreBytes?: number;
+}
+
 /** A spilled record: its place in the write order and its line in the spill file. */
 interface SpilledRecord extends WriteOrderKey {
   start: number;
@@ -47,6 +55,21 @@ const SPILL_PREFIX = '.unpack-';
 /** Lines gathered before a write to the spill file, and the store file's write size. */
 const WRITE_CHUNK = 1024 * 1024;
 
+/** A failure of the store's own files (a full disk), named by its file: the manager's fault or the node's, not the catalog's. */
+function storeFailure(file: string, err: unknown): BinnacleError {
+  return new BinnacleError('transient', 'CATALOG_STORE_WRITE', `${file}: ${errorMessage(err)}`, { cause: err });
+}
+
+/** Writes all of `buf` at the file's current position. */
+function writeAll(fd: number, buf: Buffer, file: string): void {
+  let at = 0;
+  try {
+    while (at < buf.length) at += writeSync(fd, buf, at, Math.min(WRITE_CHUNK, buf.length - at));
+  } catch (err) {
+    throw storeFailure(file, err);
+  }
+}
+
 /** Appends lines to a file through one buffer, synchronously: the loader's sink is synchronous. */
 class SpillWriter {
   private readonly fd: number;
@@ -56,16 +79,19 @@ class SpillWriter {
   size = 0;
 
   constructor(readonly file: string) {
-    this.fd = openSync(file, 'wx', 0o600);
+    try {
+      this.fd = openSync(file, 'wx', 0o600);
+    } catch (err) {
+      throw storeFailure(file, err);
+    }
   }
 
   /** Appends `line`; returns its offset. */
   append(line: string): { start: number; length: number } {
     const length = Buffer.byteLength(line);
     if (this.used + length > this.buf.length) this.flush();
-    if (length > this.buf.length) {
-      writeSync(this.fd, line);
-    } else {
+    if (length > this.buf.length) writeAll(this.fd, Buffer.from(line), this.file);
+    else {
       this.buf.write(line, this.used);
       this.used += length;
     }
@@ -75,8 +101,7 @@ class SpillWriter {
   }
 
   flush(): void {
-    let at = 0;
-    while (at < this.used) at += writeSync(this.fd, this.buf, at, this.used - at);
+    writeAll(this.fd, this.buf.subarray(0, this.used), this.file);
     this.used = 0;
   }
 
@@ -95,14 +120,20 @@ class SpillWriter {
 
 /**
  * Reads the catalog at `root` (a directory or file) and, when it reads without problems and
- * `accept` takes its validation, stores it as `<dir>/catalog.jsonl`. Never throws for bad content
- * (read `result` and `validation`); throws for I/O failures of the store. Spill files an earlier
+ * `accept` takes its validation, stores it as `<dir>/catalog.jsonl` (written under another name,
+ * then renamed: an answer being sent from the file it replaces goes on reading that). Never throws
+ * for bad content that the loader reports (read `result` and `validation`); throws an InputError
+ * for a catalog whose records come to more than `maxStoreBytes` or one too large to store, and a
+ * transient BinnacleError naming the file for I/O failures of the store. Spill files an earlier
  * unpack into the same parent left (a crash) are removed first: one catalog's unpacks never run
  * at once (the controller works on one ClusterCatalog name at a time).
  */
-export async function unpackCatalog(root: string, dir: string, accept: (validation: ValidationResult) => boolean, opts: LoadOptions = {}): Promise<UnpackedCatalog> {
+export async function unpackCatalog(root: string, dir: string, accept: (validation: ValidationResult) => boolean, opts: UnpackOptions = {}): Promise<UnpackedCatalog> {
+  const maxStoreBytes = opts.maxStoreBytes ?? Math.max(opts.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES, opts.maxFileBytes ?? 0);
   const parent = path.dirname(dir);
-  await mkdir(parent, { recursive: true });
+  await mkdir(parent, { recursive: true }).catch((err: unknown) => {
+    throw storeFailure(parent, err);
+  });
   await removeSpills(parent);
   const spill = new SpillWriter(path.join(parent, `${SPILL_PREFIX}${path.basename(dir)}-${randomBytes(6).toString('hex')}`));
   try {
@@ -113,7 +144,21 @@ export async function unpackCatalog(root: string, dir: string, accept: (validati
     const records: SpilledRecord[] = [];
     const sink = (d: Decoded, file: string): void => {
       const { blob, ...key } = writtenRecord(d);
-      records.push({ ...key, ...spill.append(`${JSON.stringify(blob)}\n`) });
+      let line: string;
+      try {
+        line = `${JSON.stringify(blob)}\n`;
+      } catch (err) {
+        // A string longer than V8 allows: only a record expanded past any real one (YAML aliases) gets there.
+        throw new InputError('CATALOG_RECORD_TOO_LARGE', `${key.schema} "${key.name}" of package "${key.package}" is too large to store (${errorMessage(err)})`, { file });
+      }
+      if (spill.size + Buffer.byteLength(line) > maxStoreBytes) {
+        throw new InputError(
+          'CATALOG_STORE_TOO_LARGE',
+          `the catalog's records come to more than ${maxStoreBytes} bytes as stored (one line of compact JSON each), over the limit for one catalog; this file's records from ${key.schema} "${key.name}" of package "${key.package}" on were not stored: split the catalog into smaller catalogs`,
+          { file },
+        );
+      }
+      records.push({ ...key, ...spill.append(line) });
       if (d.kind === 'bundle') {
         addChecked({ kind: 'bundle', value: withCheckOnlyPropertiesChecked(d.value) }, file, undefined);
         addView({ kind: 'bundle', value: resolutionBundle(d.value) }, file, undefined);
@@ -143,22 +188,35 @@ async function removeSpills(parent: string): Promise<void> {
   await Promise.all(names.filter((n) => n.startsWith(SPILL_PREFIX)).map((n) => rm(path.join(parent, n), { force: true })));
 }
 
-/** Copies the spilled lines into `<dir>/catalog.jsonl` in opm's order, hashing and indexing them. */
+/**
+ * Copies the spilled lines into `<dir>/catalog.jsonl` in opm's order, hashing and indexing them:
+ * written as a spill-named file beside it (removed if this fails, and by the next unpack into that
+ * directory if the process died) and renamed over it.
+ */
 async function writeInOrder(spillFile: string, records: readonly SpilledRecord[], dir: string): Promise<StoredCatalog> {
-  await mkdir(dir, { recursive: true });
   const file = path.join(dir, CATALOG_FILE);
+  const partial = path.join(dir, `${SPILL_PREFIX}${CATALOG_FILE}-${randomBytes(6).toString('hex')}`);
   const hash = createHash('sha256');
   const metas: IndexedMeta[] = [];
-  const input = openSync(spillFile, 'r');
-  const out = await open(file, 'w');
+  let input: number | undefined;
+  let out: FileHandle | undefined;
+  let done = false;
+  // The file an I/O failure is named by.
+  let at = dir;
   try {
+    await mkdir(dir, { recursive: true });
+    await removeSpills(dir);
+    at = spillFile;
+    input = openSync(spillFile, 'r');
+    at = partial;
+    out = await open(partial, 'wx', 0o644);
     let buf = Buffer.allocUnsafe(WRITE_CHUNK);
     let used = 0;
     const flush = async (): Promise<void> => {
       const chunk = buf.subarray(0, used);
       hash.update(chunk);
-      let at = 0;
-      while (at < chunk.length) at += (await out.write(chunk, at, chunk.length - at)).bytesWritten;
+      let written = 0;
+      while (written < chunk.length) written += (await (out as FileHandle).write(chunk, written, chunk.length - written)).bytesWritten;
       used = 0;
     };
     let offset = 0;
@@ -168,18 +226,26 @@ async function writeInOrder(spillFile: string, records: readonly SpilledRecord[]
       offset += r.length;
       if (used + r.length > buf.length) await flush();
       if (r.length > buf.length) buf = Buffer.allocUnsafe(r.length);
-      let at = 0;
-      while (at < r.length) {
-        const got = readSync(input, buf, used + at, r.length - at, r.start + at);
-        if (got === 0) throw new Error(`${spillFile}: ends before byte ${r.start + r.length}`);
-        at += got;
+      let read = 0;
+      while (read < r.length) {
+        const got = readSync(input, buf, used + read, r.length - read, r.start + read);
+        if (got === 0) throw storeFailure(spillFile, `ends at byte ${r.start + read}, before the ${r.start + r.length} its index names`);
+        read += got;
       }
       used += r.length;
     }
     await flush();
-    return { file, size: offset, sha256: hash.digest('hex'), lastModified: new Date(), metas };
-  } finally {
-    closeSync(input);
     await out.close();
+    out = undefined;
+    at = file;
+    await rename(partial, file);
+    done = true;
+    return { file, size: offset, sha256: hash.digest('hex'), lastModified: new Date(), metas };
+  } catch (err) {
+    throw err instanceof BinnacleError ? err : storeFailure(at, err);
+  } finally {
+    if (input !== undefined) closeSync(input);
+    await out?.close();
+    if (!done) await rm(partial, { force: true });
   }
 }

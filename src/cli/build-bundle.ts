@@ -190,7 +190,7 @@ async function mergeStartupChunks(outDir: string, metafile: Metafile, main: stri
     target: 'node20',
     logLevel: 'warning',
     legalComments: 'inline',
-    // Not keepNames: the split build named every function and class already (__name), which a rename here leaves as it was.
+    // Not keepNames, as the split build: build-bundle.test.ts checks this merged output for renamed error classes.
     // Only the chunks are bundled again: packages and Node's modules stay the imports they were,
     // and so does a lazy chunk a start-up module imports dynamically (bundled in, its module
     // would exist twice, with two states).

@@ -6,7 +6,7 @@
  */
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { access, cp, mkdir, mkdtemp, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readFile, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -279,6 +279,41 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       assert.equal(progressing?.reason, 'InvalidCatalog');
       // One file this large crosses the bound on one file first (both are the loader's: load-limits.test.ts).
       assert.match(progressing?.message ?? '', new RegExp(`error \\[fbc\\.file-too-large\\] .*zz\\.json: file is ${DEFAULT_MAX_CATALOG_BYTES} bytes, over the ${DEFAULT_MAX_FILE_BYTES}-byte limit`));
+    });
+
+    test('the same content at another priority is served at it without being unpacked again (the file being served is not rewritten)', async () => {
+      const h = await harness({});
+      await h.reconcile();
+      const before = h.registry.get('ops');
+      assert.ok(before !== undefined);
+      const { ino } = await stat(before.stored.file);
+      h.kube.change((c) => (c.spec.priority = 5));
+      await h.reconcile();
+      const after = h.registry.get('ops');
+      assert.equal(after?.priority, 5);
+      assert.equal(after?.stored, before.stored, 'the same stored catalog');
+      assert.equal((await stat(before.stored.file)).ino, ino, 'the same file');
+    });
+
+    test('content refused as invalid is refused again by its digest without being read again; other content is read', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cc-refused-'));
+      dirs.push(dir);
+      await cp(join(CATALOG_TESTDATA, 'bad', 'broken-yaml'), join(dir, 'configs'), { recursive: true });
+      let digest = DIGEST;
+      const h = await harness({}, () => Promise.resolve({ digest, dir, labels: { [LABEL_CATALOG_CONFIGS]: '/configs' } }));
+      await h.reconcile();
+      const first = condition(h.kube.statusWrites.at(-1), 'Progressing');
+      assert.equal(first?.reason, 'InvalidCatalog');
+      // Were it read again, the catalog gone from its tree would say so.
+      await rm(join(dir, 'configs'), { recursive: true });
+      await h.reconcile();
+      assert.deepEqual(condition(h.kube.catalog?.status as Record<string, unknown>, 'Progressing')?.message, first?.message, 'the same refusal, the tree not read');
+      digest = 'sha256:' + 'd'.repeat(64);
+      await h.reconcile();
+      const other = condition(h.kube.catalog?.status as Record<string, unknown>, 'Progressing');
+      assert.equal(other?.reason, 'InvalidCatalog');
+      assert.notEqual(other?.message, first?.message, 'new content is read');
+      assert.match(other?.message ?? '', /ddddd/);
     });
 
     test('a catalog whose package has no default channel, and a channel with two heads, is served, as catalogd serves it (OLM v1 resolution reads every channel and entry)', async () => {

@@ -62,7 +62,13 @@ interface State {
   served?: Record<string, unknown>;
 }
 
+/** What unpackCatalog throws about the catalog's own records (the loader's other refusals are in its result). */
+const CONTENT_REFUSALS: ReadonlySet<string> = new Set(['CATALOG_STORE_TOO_LARGE', 'CATALOG_RECORD_TOO_LARGE']);
+
 export class ClusterCatalogReconciler implements Reconciler {
+  /** The last content refused as invalid, by catalog name: its digest and why. */
+  private readonly refused = new Map<string, { digest: string; message: string }>();
+
   constructor(private readonly o: ClusterCatalogReconcilerOptions) {}
 
   async reconcile(req: ReconcileRequest, ctx: ReconcileContext): Promise<ReconcileResult | undefined> {
@@ -72,6 +78,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     } catch (err) {
       if (isNotFound(err)) {
         this.o.registry.delete(req.name);
+        this.refused.delete(req.name);
         return undefined;
       }
       throw err;
@@ -114,6 +121,7 @@ export class ClusterCatalogReconciler implements Reconciler {
     const name = s.catalog.metadata.name ?? '';
     if (isDeleting(s.catalog)) {
       this.o.registry.delete(name);
+      this.refused.delete(name);
       // Its stored content goes with it; the next ClusterCatalog of that name starts clean.
       await rm(join(this.o.storeDir, name), { recursive: true, force: true });
       await removeFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
@@ -222,9 +230,12 @@ export class ClusterCatalogReconciler implements Reconciler {
     const priority = s.catalog.spec.priority ?? 0;
     const current = this.o.registry.get(name);
     const digestRef = s.resolvedRef ?? pulled.digest;
-    if (current?.digest !== pulled.digest || current.priority !== priority) {
+    if (current?.digest !== pulled.digest) {
       const refused = await this.unpack(s, pulled, digestRef);
       if (refused !== undefined) return refused;
+    } else if (current.priority !== priority) {
+      // The same content at another priority: nothing to unpack (which would rewrite the file being served).
+      this.o.registry.set({ ...current, priority, labels: s.catalog.metadata.labels ?? {} });
     } else relabel(this.o.registry, current, s.catalog.metadata.labels ?? {});
     const changed = s.catalog.status?.resolvedSource?.image.ref !== digestRef;
     s.conditions.set('Serving', true, 'Available', `serving ${digestRef}`);
@@ -241,6 +252,13 @@ export class ClusterCatalogReconciler implements Reconciler {
   /** Unpacks the pulled catalog into the store and serves it; a step outcome when it cannot. */
   private async unpack(s: State, pulled: PulledImage, digestRef: string): Promise<StepOutcome | undefined> {
     const name = s.catalog.metadata.name ?? '';
+    // Content is named by its digest: what was refused once is refused again, without reading and spilling it every retry.
+    const known = this.refused.get(name);
+    if (known?.digest === pulled.digest) return this.retry(s, 'InvalidCatalog', known.message);
+    const refuse = (message: string): StepOutcome => {
+      this.refused.set(name, { digest: pulled.digest, message });
+      return this.retry(s, 'InvalidCatalog', message);
+    };
     let unpacked: UnpackedCatalog;
     try {
       // The label is the image author's: it must name a directory inside this image.
@@ -249,12 +267,15 @@ export class ClusterCatalogReconciler implements Reconciler {
       unpacked = await unpackCatalog(root, join(this.o.storeDir, name, pulled.digest.replace(/^sha256:/, '')), (v) => servingBlockers(v).length === 0);
     } catch (err) {
       // The image's fault (a label out of it, no catalog there) or the store's (a full disk): only the first is an invalid catalog.
+      // Remembered only when the content itself is at fault: a tree the cache lost since the pull is not the image's.
+      if (err instanceof BinnacleError && CONTENT_REFUSALS.has(err.code)) return refuse(`image ${digestRef}: ${errorMessage(err)}`);
       if (errorClassOf(err) === 'input') return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
       return this.retry(s, 'Retrying', `unpacking image ${digestRef}: ${errorMessage(err)}`);
     }
     const { result, validation, view, stored } = unpacked;
-    if (!result.ok) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${result.render()}`);
-    if (stored === undefined) return this.retry(s, 'InvalidCatalog', `image ${digestRef} has an invalid catalog:\n${validation?.render() ?? ''}`);
+    if (!result.ok) return refuse(`image ${digestRef} has an invalid catalog:\n${result.render()}`);
+    if (stored === undefined) return refuse(`image ${digestRef} has an invalid catalog:\n${validation?.render() ?? ''}`);
+    this.refused.delete(name);
     // Served from the stored file; resolved on a view without the bundles' manifests (most of the bytes).
     this.o.registry.set({ name, priority: s.catalog.spec.priority ?? 0, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: view, stored });
     s.logger.info({ digest: pulled.digest, packages: view.packages.length, bundles: view.bundles.length }, 'catalog unpacked and served');
