@@ -143,3 +143,17 @@ test('an I/O failure of the store names the path and is transient', async () => 
     return true;
   });
 });
+
+test('a failure writing the store itself names the path; the spill and any partial file are removed', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  await mkdir(path.join(tmp, 'cat'));
+  // The digest's directory is a file: the catalog reads and validates, then the store cannot be made.
+  await writeFile(path.join(tmp, 'cat', 'sha'), 'not a directory');
+  await assert.rejects(unpackCatalog(path.join(CATALOG_TESTDATA, 'fbc', 'valid'), path.join(tmp, 'cat', 'sha'), () => true), (err: Error & { code?: string; errorClass?: string }) => {
+    assert.equal(err.code, 'CATALOG_STORE_WRITE');
+    assert.equal(err.errorClass, 'transient');
+    assert.ok(err.message.startsWith(path.join(tmp, 'cat', 'sha')), err.message);
+    return true;
+  });
+  assert.deepEqual(await readdir(path.join(tmp, 'cat')), ['sha'], 'no spill file left');
+});

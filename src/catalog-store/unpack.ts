@@ -149,6 +149,7 @@ export async function unpackCatalog(root: string, dir: string, accept: (validati
         line = `${JSON.stringify(blob)}\n`;
       } catch (err) {
         // A string longer than V8 allows: only a record expanded past any real one (YAML aliases) gets there.
+        if (!(err instanceof RangeError)) throw err;
         throw new InputError('CATALOG_RECORD_TOO_LARGE', `${key.schema} "${key.name}" of package "${key.package}" is too large to store (${errorMessage(err)})`, { file });
       }
       if (spill.size + Buffer.byteLength(line) > maxStoreBytes) {
@@ -178,14 +179,26 @@ export async function unpackCatalog(root: string, dir: string, accept: (validati
     const stored = await writeInOrder(spill.file, records, dir);
     return { result, validation, view, stored };
   } finally {
-    spill.close();
-    await rm(spill.file, { force: true });
+    try {
+      spill.close();
+    } catch {
+      // nothing left to do with it
+    }
+    await rm(spill.file, { force: true }).catch(() => undefined);
   }
 }
 
 async function removeSpills(parent: string): Promise<void> {
   const names = await readdir(parent).catch(() => []);
-  await Promise.all(names.filter((n) => n.startsWith(SPILL_PREFIX)).map((n) => rm(path.join(parent, n), { force: true })));
+  await Promise.all(
+    names
+      .filter((n) => n.startsWith(SPILL_PREFIX))
+      .map((n) =>
+        rm(path.join(parent, n), { recursive: true, force: true }).catch((err: unknown) => {
+          throw storeFailure(path.join(parent, n), err);
+        }),
+      ),
+  );
 }
 
 /**
@@ -244,8 +257,13 @@ async function writeInOrder(spillFile: string, records: readonly SpilledRecord[]
   } catch (err) {
     throw err instanceof BinnacleError ? err : storeFailure(at, err);
   } finally {
-    if (input !== undefined) closeSync(input);
-    await out?.close();
-    if (!done) await rm(partial, { force: true });
+    // Each step on its own: a failure here must neither hide the error above nor skip the rest.
+    try {
+      if (input !== undefined) closeSync(input);
+    } catch {
+      // nothing left to do with it
+    }
+    await out?.close().catch(() => undefined);
+    if (!done) await rm(partial, { force: true }).catch(() => undefined);
   }
 }

@@ -308,6 +308,14 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
       await rm(join(dir, 'configs'), { recursive: true });
       await h.reconcile();
       assert.deepEqual(condition(h.kube.catalog?.status as Record<string, unknown>, 'Progressing')?.message, first?.message, 'the same refusal, the tree not read');
+      // A new generation reads it again (a refusal may have come from a damaged tree, not the content).
+      h.kube.change((c) => (c.spec.priority = 3));
+      assert.equal(h.kube.catalog?.metadata.generation, 2);
+      await h.reconcile();
+      const again = condition(h.kube.catalog?.status as Record<string, unknown>, 'Progressing');
+      assert.equal(again?.reason, 'InvalidCatalog');
+      assert.notEqual(again?.message, first?.message, 'read again at the new generation');
+      assert.match(again?.message ?? '', /not in the image/);
       digest = 'sha256:' + 'd'.repeat(64);
       await h.reconcile();
       const other = condition(h.kube.catalog?.status as Record<string, unknown>, 'Progressing');

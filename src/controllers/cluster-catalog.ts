@@ -65,9 +65,16 @@ interface State {
 /** What unpackCatalog throws about the catalog's own records (the loader's other refusals are in its result). */
 const CONTENT_REFUSALS: ReadonlySet<string> = new Set(['CATALOG_STORE_TOO_LARGE', 'CATALOG_RECORD_TOO_LARGE']);
 
+/** How long content refused as invalid is not read again (unless the catalog's generation changes). */
+const REFUSAL_KEPT_MS = 10 * 60_000;
+
 export class ClusterCatalogReconciler implements Reconciler {
-  /** The last content refused as invalid, by catalog name: its digest and why. */
-  private readonly refused = new Map<string, { digest: string; message: string }>();
+  /**
+   * The last content refused as invalid, by catalog name: its digest, the catalog's generation, when,
+   * and why (after the image reference, which may change). Read again after REFUSAL_KEPT_MS or at a
+   * new generation: a refusal may come from a damaged tree on this node's disk, not from the content.
+   */
+  private readonly refused = new Map<string, { digest: string; generation: number | undefined; at: number; why: string }>();
 
   constructor(private readonly o: ClusterCatalogReconcilerOptions) {}
 
@@ -253,11 +260,14 @@ export class ClusterCatalogReconciler implements Reconciler {
   private async unpack(s: State, pulled: PulledImage, digestRef: string): Promise<StepOutcome | undefined> {
     const name = s.catalog.metadata.name ?? '';
     // Content is named by its digest: what was refused once is refused again, without reading and spilling it every retry.
+    const generation = s.catalog.metadata.generation;
     const known = this.refused.get(name);
-    if (known?.digest === pulled.digest) return this.retry(s, 'InvalidCatalog', known.message);
-    const refuse = (message: string): StepOutcome => {
-      this.refused.set(name, { digest: pulled.digest, message });
-      return this.retry(s, 'InvalidCatalog', message);
+    if (known?.digest === pulled.digest && known.generation === generation && Date.now() - known.at < REFUSAL_KEPT_MS) {
+      return this.retry(s, 'InvalidCatalog', `image ${digestRef}${known.why}`);
+    }
+    const refuse = (why: string): StepOutcome => {
+      this.refused.set(name, { digest: pulled.digest, generation, at: Date.now(), why });
+      return this.retry(s, 'InvalidCatalog', `image ${digestRef}${why}`);
     };
     let unpacked: UnpackedCatalog;
     try {
@@ -268,13 +278,13 @@ export class ClusterCatalogReconciler implements Reconciler {
     } catch (err) {
       // The image's fault (a label out of it, no catalog there) or the store's (a full disk): only the first is an invalid catalog.
       // Remembered only when the content itself is at fault: a tree the cache lost since the pull is not the image's.
-      if (err instanceof BinnacleError && CONTENT_REFUSALS.has(err.code)) return refuse(`image ${digestRef}: ${errorMessage(err)}`);
+      if (err instanceof BinnacleError && CONTENT_REFUSALS.has(err.code)) return refuse(`: ${errorMessage(err)}`);
       if (errorClassOf(err) === 'input') return this.retry(s, 'InvalidCatalog', `image ${digestRef}: ${errorMessage(err)}`);
       return this.retry(s, 'Retrying', `unpacking image ${digestRef}: ${errorMessage(err)}`);
     }
     const { result, validation, view, stored } = unpacked;
-    if (!result.ok) return refuse(`image ${digestRef} has an invalid catalog:\n${result.render()}`);
-    if (stored === undefined) return refuse(`image ${digestRef} has an invalid catalog:\n${validation?.render() ?? ''}`);
+    if (!result.ok) return refuse(` has an invalid catalog:\n${result.render()}`);
+    if (stored === undefined) return refuse(` has an invalid catalog:\n${validation?.render() ?? ''}`);
     this.refused.delete(name);
     // Served from the stored file; resolved on a view without the bundles' manifests (most of the bytes).
     this.o.registry.set({ name, priority: s.catalog.spec.priority ?? 0, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: view, stored });
