@@ -25,6 +25,11 @@ export interface IndexedMeta {
   length: number;
 }
 
+/** One record's index entry. As catalogd: `package` is the record's own package field, so olm.package records have none. */
+export function indexedMeta(r: { schema: string; package: string; name: string }, start: number, length: number): IndexedMeta {
+  return { schema: r.schema, package: r.schema === 'olm.package' ? '' : r.package, name: r.name, start, length };
+}
+
 export interface StoredCatalog {
   file: string;
   size: number;
@@ -52,8 +57,7 @@ export async function storeCatalog(cfg: DeclarativeConfig, dir: string): Promise
   let offset = 0;
   for (const m of orderedMetas(cfg)) {
     const line = Buffer.from(`${JSON.stringify(m.blob)}\n`);
-    // As catalogd: `package` is the record's own package field, so olm.package records have none.
-    metas.push({ schema: m.schema, package: m.schema === 'olm.package' ? '' : m.package, name: m.name, start: offset, length: line.length });
+    metas.push(indexedMeta(m, offset, line.length));
     offset += line.length;
     hash.update(line);
     if (!out.write(line)) await once(out, 'drain');

@@ -24,7 +24,7 @@ import { withCheckOnlyPropertiesChecked } from '../catalog/model.js';
 import { resolutionBundle, resolutionPackage } from '../catalog/resolution-view.js';
 import { validateConfig } from '../catalog/validate.js';
 import { inWriteOrder, writtenRecord, type WriteOrderKey } from '../catalog/write.js';
-import { CATALOG_FILE, type IndexedMeta, type StoredCatalog } from './store.js';
+import { CATALOG_FILE, indexedMeta, type IndexedMeta, type StoredCatalog } from './store.js';
 
 export interface UnpackedCatalog {
   /** The loader's problems: when not ok, nothing was validated or stored. */
@@ -234,8 +234,7 @@ async function writeInOrder(spillFile: string, records: readonly SpilledRecord[]
     };
     let offset = 0;
     for (const r of inWriteOrder(records)) {
-      // As catalogd: `package` is the record's own package field, so olm.package records have none.
-      metas.push({ schema: r.schema, package: r.schema === 'olm.package' ? '' : r.package, name: r.name, start: offset, length: r.length });
+      metas.push(indexedMeta(r, offset, r.length));
       offset += r.length;
       if (used + r.length > buf.length) await flush();
       if (r.length > buf.length) buf = Buffer.allocUnsafe(r.length);
