@@ -18,6 +18,8 @@ test('install-self --registries-conf: a file Binnacle cannot read as the manager
     assert.match(missing.err, /absent\.conf: --registries-conf: cannot be read/);
     const both = await runCli(['install-self', '--registries-conf', bad, '--version', '1.0.0']);
     assert.match(both.err, /--registries-conf and --version exclude each other/);
+    const objectSets = await runCli(['install-self', '--olmv1-object-sets', '--version', '1.0.0']);
+    assert.match(objectSets.err, /--olmv1-object-sets and --version exclude each other/);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -64,6 +64,8 @@ export interface SelfOptions {
   insecureRegistries?: readonly string[];
   /** `<namespace>/<name>`: the manager's `--olmv1-installer` (docs/from-olm-v1.md, identity). */
   olmv1Installer?: string;
+  /** The manager's `--olmv1-object-sets`: it serves OLM v1's ClusterObjectSet kind (applied as the olmv1Installer). */
+  olmv1ObjectSets?: boolean;
   /** containers-registries.conf text: a ConfigMap mounted where the manager reads it (/etc/containers), as OLM v1's is. */
   registriesConf?: string;
 }
@@ -91,9 +93,13 @@ export function managerClusterRules(namespace: string): Record<string, unknown>[
     // controllers/platform-operator.ts creates and deletes the ClusterExtensions of its packages;
     // cluster-extension.ts keeps their finalizer.
     { apiGroups: [GROUP], resources: ['clusterextensions'], verbs: [...READ, ...WRITE] },
-    // Catalogs, Helm operators and platform operators are the cluster admin's to create and
-    // delete; the manager reads them and keeps its finalizer on them (patch), nothing more.
-    { apiGroups: [GROUP], resources: ['clustercatalogs', 'helmoperators', 'platformoperators'], verbs: [...READ, 'update', 'patch'] },
+    // controllers/cluster-olmv1-twin.ts makes, and deletes with it, the binnacle.dev twin of each
+    // OLM v1 ClusterCatalog: the twin is as much the cluster admin's as the OLM v1 object it is
+    // converted from (only whoever may write clustercatalogs.olm.operatorframework.io decides it).
+    { apiGroups: [GROUP], resources: ['clustercatalogs'], verbs: [...READ, ...WRITE] },
+    // Helm operators and platform operators are the cluster admin's to create and delete; the
+    // manager reads them and keeps its finalizer on them (patch), nothing more.
+    { apiGroups: [GROUP], resources: ['helmoperators', 'platformoperators'], verbs: [...READ, 'update', 'patch'] },
     // Status of every Binnacle kind (controllers/common.ts applyStatus: server-side apply on /status).
     {
       apiGroups: [GROUP],
@@ -265,6 +271,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                   `--catalog-tls-key=${CATALOG_TLS_DIR}/tls.key`,
                   `--data-dir=${DATA_DIR}`,
                   ...(o.olmv1Installer === undefined ? [] : [`--olmv1-installer=${o.olmv1Installer}`]),
+                  ...(o.olmv1ObjectSets === true ? ['--olmv1-object-sets'] : []),
                 ],
                 ports: [
                   { name: 'metrics', containerPort: METRICS_PORT },

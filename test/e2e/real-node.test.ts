@@ -44,12 +44,13 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync } from 'node:zlib';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../src/api/types.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../../src/api/olmv1/types.js';
 import type { ClusterState } from '../../src/cluster/cluster.js';
 import { describeLeftovers, REAL_NODE_LABEL, REAL_NODE_TAINT, realNodeLeftovers, type RealNodePlan } from '../../src/cluster/real-node.js';
 import { RegistryClient } from '../../src/oci/index.js';
 import { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
-import { findCondition, type KubeObject } from '../../src/kube/types.js';
+import { findCondition, type Condition, type KubeObject } from '../../src/kube/types.js';
 import { objectsOf } from '../../src/publish/helm-bundle/render.js';
 import { neededByLabel } from '../../src/installed/index.js';
 import { publishPackages } from '../../src/publish/packages.js';
@@ -403,6 +404,20 @@ describe('a real node beside kwok', () => {
       const out = JSON.parse(v2.stdout) as { bundle: string; replaces: string };
       assert.deepEqual([out.bundle, out.replaces], ['beacon.v1.1.0', 'beacon.v1.0.0']);
       await client.patch({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: BEACON.catalog }, { spec: { source: { type: 'Image', image: { ref: v2.catalog } } } });
+      // The same image as OLM v1's ClusterCatalog: served by the in-cluster manager through its
+      // binnacle.dev twin, with the manager's own rights (which once lacked create on the twin:
+      // the OLM v1 catalog stayed Retrying, forbidden), and gone with it when deleted.
+      const olmv1Catalog = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', name: `${BEACON.catalog}-olmv1` };
+      await client.create({ apiVersion: olmv1Catalog.apiVersion, kind: olmv1Catalog.kind, metadata: { name: olmv1Catalog.name }, spec: { source: { type: 'Image', image: { ref: v2.catalog } } } });
+      const served = await eventually('the OLM v1 ClusterCatalog Serving', async () => {
+        const c = await client.get<KubeObject & { status?: { conditions?: Condition[]; urls?: { base?: string } } }>(olmv1Catalog);
+        return findCondition(c.status?.conditions, 'Serving')?.status === 'True' ? c : undefined;
+      }, 120_000, 1000).catch(async (err: unknown) => assert.fail(`${String(err)}; its conditions: ${JSON.stringify((await client.get(olmv1Catalog)).status)}`));
+      assert.match(String(served.status?.urls?.base), new RegExp(`/catalogs/${olmv1Catalog.name}$`));
+      const twin = await client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: olmv1Catalog.name });
+      assert.equal(twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF], olmv1Catalog.name, 'its twin');
+      await client.delete(olmv1Catalog);
+      await eventually('the OLM v1 ClusterCatalog and its twin gone', async () => ((await client.find(olmv1Catalog)) === undefined && (await client.find({ ...olmv1Catalog, apiVersion: API_VERSION })) === undefined ? true : undefined), 120_000, 1000);
       await extensionInstalled(BEACON.extension, '1.1.0', 300_000);
       const second = await readyPod(BEACON.ns, selector, 'a new beacon operator Pod (v2) Ready', 240_000, first.metadata.uid);
       await assertRunsOnRealNode(second);

@@ -35,12 +35,14 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--timeout <duration>', 'how long the CRDs may take to be served, and leftovers of an uninstall to go (e.g. 60s, 2m)', parseDuration, 60_000)
     .option('--registries-conf <file>', "a containers-registries.conf (v2: [[registry]] prefix, location, mirrors, insecure, blocked) the manager pulls by, as OLM v1 reads /etc/containers/registries.conf: mounted from a ConfigMap")
     .option('--olmv1-installer <namespace/name>', "the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension naming none installs as (the manager's --olmv1-installer; docs/from-olm-v1.md)")
+    .option('--olmv1-object-sets', "the manager serves OLM v1's ClusterObjectSet kind (the manager's --olmv1-object-sets; applied as --olmv1-installer)")
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; registriesConf?: string; timeout: number; olmv1Installer?: string }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; registriesConf?: string; timeout: number; olmv1Installer?: string; olmv1ObjectSets?: boolean }) => {
       const { installSelf, fetchSelfVersion, selfVersionRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
       if (flags.version !== undefined && flags.insecureRegistry !== undefined) throw new UsageError("--insecure-registry and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
+      if (flags.version !== undefined && flags.olmv1ObjectSets === true) throw new UsageError("--olmv1-object-sets and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
       if (flags.version !== undefined && flags.registriesConf !== undefined) throw new UsageError("--registries-conf and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
       // Checked here, naming the file and field, rather than by a manager that cannot pull.
       const registriesConf = flags.registriesConf === undefined ? undefined : await readRegistriesConf(flags.registriesConf);
@@ -59,6 +61,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           ...(flags.image === undefined ? {} : { image: flags.image }),
           ...(flags.insecureRegistry === undefined ? {} : { insecureRegistries: flags.insecureRegistry }),
           ...(flags.olmv1Installer === undefined ? {} : { olmv1Installer: flags.olmv1Installer }),
+          ...(flags.olmv1ObjectSets === true ? { olmv1ObjectSets: true } : {}),
           ...(registriesConf === undefined ? {} : { registriesConf }),
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,
