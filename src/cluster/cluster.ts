@@ -23,7 +23,7 @@ import { freePorts } from '../util/ports.js';
 import { isRunning, startDetached, stopProcess, tailLog, type ProcessRecord } from './processes.js';
 import { ensureOpenShiftApi, installOpenShiftApis, openShiftCrds } from './openshift.js';
 import { ensureRealNodeTools, ensureRegistryBinary, ensureTools, kwokStagesFile } from './tools.js';
-import { claimHost, describeLeftovers, ensureNodeBridge, joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, stopRealNode, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
+import { claimHost, describeLeftovers, ensureNodeBridge, joinRealNode, planRealNode, REAL_NODE_COMPONENTS, realNodeHealthy, registryMirrors, stopRealNode, writeRegistryHosts, type RealNodeComponent, type RealNodeLeftovers, type RealNodePlan } from './real-node.js';
 
 export const COMPONENTS = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok', 'registry'] as const;
 export type Component = (typeof COMPONENTS)[number];
@@ -74,6 +74,8 @@ export interface UpOptions {
   openshift?: { version?: string };
   /** Add one real node (kubelet, containerd, CNI, kube-proxy) beside kwok's (`--real-node`). */
   realNode?: boolean;
+  /** Registries whose pulls on the real node try the cluster's registry first (`--registry-mirror`); replaces the list a running cluster has. */
+  registryMirrors?: string[];
   /** kube-apiserver writes an audit log of ServiceAccounts' requests (src/cluster/audit.ts); a running cluster without it restarts its API server. */
   audit?: boolean;
 }
@@ -362,6 +364,10 @@ async function create(layout: ClusterLayout, opts: UpOptions, say: (l: string) =
   const realNode = opts.realNode === true ? await planRealNode(layout) : undefined;
   // Before anything starts or is made: a refusal must leave nothing whose clean-up would touch the other node's rules.
   if (realNode !== undefined) claimHost(realNode);
+  if (opts.registryMirrors !== undefined) {
+    if (realNode === undefined) throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', '--registry-mirror configures the real node\'s image pulls: add --real-node');
+    realNode.registryMirrors = registryMirrors(opts.registryMirrors, registryAddress({ realNode, ports }));
+  }
   mkdirSync(layout.logs, { recursive: true });
   mkdirSync(layout.etcdData, { recursive: true, mode: 0o700 });
   if (realNode !== undefined) Object.assign(tools, ensureRealNodeTools(opts.logger));
@@ -499,7 +505,20 @@ async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOp
   if (opts.realNode === true && plan === undefined) {
     throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', `cluster "${layout.name}" was created without a real node: \`binnacle cluster down --name ${layout.name}\`, then \`cluster up --real-node\``);
   }
-  if (plan === undefined) return;
+  if (plan === undefined) {
+    if (opts.registryMirrors !== undefined) throw new BinnacleError('input', 'CLUSTER_NO_REAL_NODE', `--registry-mirror configures the real node's image pulls, and cluster "${layout.name}" has none`);
+    return;
+  }
+  if (opts.registryMirrors !== undefined) {
+    const mirrors = registryMirrors(opts.registryMirrors, registryAddress(state));
+    if (mirrors.join() !== (plan.registryMirrors ?? []).join()) {
+      say(`registry mirrors: ${mirrors.join(', ') || 'none'}`);
+      plan.registryMirrors = mirrors;
+      writeState(layout, state);
+      // containerd reads these at every pull: a running node takes them without a restart.
+      writeRegistryHosts(plan, registryAddress(state));
+    }
+  }
   const dead: RealNodeComponent[] = [];
   for (const c of REAL_NODE_COMPONENTS) {
     const rec = plan.processes[c];

@@ -3,10 +3,10 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import type { ClusterPki } from './certs.js';
 import { apiserverHost, registryAddress, type ClusterState } from './cluster.js';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { containerdConfig, describeLeftovers, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, otherRealNodes, shimSocketPath, type RealNodePlan } from './real-node.js';
+import { containerdConfig, describeLeftovers, registryMirrors, writeRegistryHosts, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, otherRealNodes, shimSocketPath, type RealNodePlan } from './real-node.js';
 
 const plan: RealNodePlan = {
   nodeName: 'rn-real-node',
@@ -138,4 +138,30 @@ test("otherRealNodes finds another checkout's kube-proxy on this machine (two wo
   } finally {
     rmSync(proc, { recursive: true, force: true });
   }
+});
+
+test("registry mirrors: containerd's hosts file for each mirrored registry tries the cluster's registry first, then the registry itself; without mirrors only the cluster's own", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'binnacle-mirrors-'));
+  try {
+    writeRegistryHosts({ dir }, '10.244.103.1:5000');
+    assert.deepEqual(readdirSync(join(dir, 'certs.d')), ['10.244.103.1:5000']);
+    writeRegistryHosts({ dir, registryMirrors: registryMirrors(['quay.io', 'docker.io', 'quay.io'], '10.244.103.1:5000') }, '10.244.103.1:5000');
+    assert.deepEqual(readdirSync(join(dir, 'certs.d')).sort(), ['10.244.103.1:5000', 'docker.io', 'quay.io']);
+    const docker = readFileSync(join(dir, 'certs.d', 'docker.io', 'hosts.toml'), 'utf8');
+    // Docker Hub's API is not at docker.io itself: containerd's own default for it.
+    assert.match(docker, /^server = "https:\/\/registry-1\.docker\.io"$/m);
+    assert.match(docker, /^\[host\."http:\/\/10\.244\.103\.1:5000"\]\n {2}capabilities = \["pull", "resolve"\]$/m);
+    assert.match(readFileSync(join(dir, 'certs.d', 'quay.io', 'hosts.toml'), 'utf8'), /^server = "https:\/\/quay\.io"$/m);
+    assert.match(readFileSync(join(dir, 'certs.d', '10.244.103.1:5000', 'hosts.toml'), 'utf8'), /^server = "http:\/\/10\.244\.103\.1:5000"$/m);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('registry mirrors: sorted without repeats; a value that is not a registry host (a path, upper case, a scheme) or is the cluster\'s own registry is refused naming the flag', () => {
+  assert.deepEqual(registryMirrors(['quay.io', 'docker.io', 'quay.io', 'registry.k8s.io:443']), ['docker.io', 'quay.io', 'registry.k8s.io:443']);
+  for (const bad of ['../etc', 'docker.io/library', 'Docker.io', 'https://quay.io', '', '.', 'a..b', `${'a'.repeat(250)}.io`]) {
+    assert.throws(() => registryMirrors([bad]), (e: Error & { code?: string }) => e.code === 'CLUSTER_BAD_MIRROR' && e.message.startsWith(`--registry-mirror ${JSON.stringify(bad)}`), bad);
+  }
+  assert.throws(() => registryMirrors(['10.244.103.1:5000'], '10.244.103.1:5000'), /cluster's own registry/);
 });

@@ -57,6 +57,8 @@ export interface RealNodePlan {
   ports: Record<(typeof REAL_NODE_PORTS)[number], number>;
   /** The sandbox (pause) image, by digest, in the cluster's registry. */
   pauseImage?: string;
+  /** Registries (`docker.io`, `quay.io`) whose pulls try the cluster's registry first (`cluster up --registry-mirror`). */
+  registryMirrors?: string[];
   processes: Partial<Record<RealNodeComponent, ProcessRecord>>;
 }
 
@@ -181,9 +183,33 @@ export function containerdConfig(plan: RealNodePlan, tools: Record<string, strin
   ].join('\n');
 }
 
-/** The cluster's registry speaks plain HTTP, on the node's bridge address (cluster.ts registryAddress): the address image references name. */
-function registryHosts(plan: RealNodePlan, registry: string): void {
-  writeFile(join(plan.dir, 'certs.d', registry, 'hosts.toml'), [`server = "http://${registry}"`, `[host."http://${registry}"]`, '  capabilities = ["pull", "resolve"]', ''].join('\n'));
+/** A registry host as image references name it: DNS labels, an optional port; nothing a path could climb out with. */
+const REGISTRY_HOST = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/;
+
+/** `--registry-mirror` values, checked (each names a folder of containerd's certs.d), sorted and without repeats. */
+export function registryMirrors(hosts: readonly string[], registry?: string): string[] {
+  for (const h of hosts) {
+    if (h.length > 253 || !REGISTRY_HOST.test(h)) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${JSON.stringify(h)}: not a registry host (lower-case DNS name, optional :port, such as docker.io or quay.io)`);
+    if (h === registry) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${h}: that is the cluster's own registry`);
+  }
+  return [...new Set(hosts)].sort();
+}
+
+/** Where containerd finds a registry host's settings: read at every pull, so a change needs no restart. */
+export function registryHostsFiles(plan: Pick<RealNodePlan, 'dir' | 'registryMirrors'>, registry: string): Map<string, string> {
+  const local = [`[host."http://${registry}"]`, '  capabilities = ["pull", "resolve"]', ''];
+  // The cluster's registry speaks plain HTTP, on the node's bridge address (cluster.ts registryAddress): the address image references name.
+  const files = new Map([[join(plan.dir, 'certs.d', registry, 'hosts.toml'), [`server = "http://${registry}"`, ...local].join('\n')]]);
+  // A mirror: pulls of <host>/<repo> try <registry>/<repo> first, then the host itself (an offline machine serves its images from the cluster's registry).
+  for (const host of plan.registryMirrors ?? []) {
+    const upstream = host === 'docker.io' ? 'https://registry-1.docker.io' : `https://${host}`;
+    files.set(join(plan.dir, 'certs.d', host, 'hosts.toml'), [`server = ${JSON.stringify(upstream)}`, ...local].join('\n'));
+  }
+  return files;
+}
+
+export function writeRegistryHosts(plan: Pick<RealNodePlan, 'dir' | 'registryMirrors'>, registry: string): void {
+  for (const [file, text] of registryHostsFiles(plan, registry)) writeFile(file, text);
 }
 
 function cniConfig(plan: RealNodePlan): string {
@@ -357,7 +383,7 @@ export async function prepareRealNode(c: RealNodeContext): Promise<void> {
   hostSettings();
   ensureNodeBridge(plan);
   makeCgroupRoot(plan);
-  registryHosts(plan, c.registry);
+  writeRegistryHosts(plan, c.registry);
   writeFile(join(plan.dir, 'cni', '10-binnacle.conflist'), cniConfig(plan));
   writeFile(join(plan.dir, 'containerd.toml'), containerdConfig(plan, c.tools, c.registry));
   const kc = await nodeKubeconfigs(plan, c.pki, c.apiserver, c.layout.name);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { BinnacleError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
-import { outputOption, parseDuration } from '../flags.js';
+import { collect, outputOption, parseDuration } from '../flags.js';
 
 /** The control plane's code, loaded when a cluster command runs. */
 const clusters = (): Promise<typeof import('../../cluster/index.js')> => import('../../cluster/index.js');
@@ -29,13 +29,15 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .option('--openshift', "add OpenShift's APIs (ClusterVersion, Infrastructure, Proxy, Route, SCC, ImageStream, BuildConfig, console kinds) from the pinned github.com/openshift/api module")
     .option('--openshift-version <version>', 'the OpenShift version the ClusterVersion reports (with --openshift)', '4.16.0')
     .option('--real-node', 'add one real node (kubelet, containerd, runc, CNI bridge, kube-proxy; root only), tainted binnacle.dev/real-node so only Pods that tolerate it run there; also $BINNACLE_REAL_NODE=1')
+    .option('--registry-mirror <host>', "with --real-node: pulls of this registry's images (docker.io, quay.io) try the cluster's registry first, under the same repository path, for a machine offline (repeatable; replaces a running cluster's list)", collect)
     .option('--audit', "log ServiceAccounts' API requests (Metadata level) to the state dir's logs/audit.log")
-    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; audit?: boolean }) => {
+    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; registryMirror?: string[]; audit?: boolean }) => {
       const { clusterUp } = await clusters();
       const result = await clusterUp({
         ...(opts.realNode === true || process.env.BINNACLE_REAL_NODE === '1' ? { realNode: true } : {}),
         ...(opts.openshift === true ? { openshift: { version: opts.openshiftVersion } } : {}),
         ...(opts.audit === true ? { audit: true } : {}),
+        ...(opts.registryMirror === undefined ? {} : { registryMirrors: opts.registryMirror }),
         name: opts.name,
         stateDir: opts.stateDir,
         logger: ctx.logger,
