@@ -117,12 +117,17 @@ export function registerImageCommands(program: Command, ctx: CliContext): void {
     .option('--label <key=value>', 'an image label (repeatable)', parseLabel, {})
     .requiredOption('--layout <dir>', 'OCI image layout directory to write the image into')
     .option('--tag <tag>', 'tag to record in the layout index')
+    .option('--entrypoint <path>', "the program the image runs (its config's Entrypoint, as a Dockerfile's ENTRYPOINT [\"path\"])")
+    .option('--user <uid[:gid]>', "the user the image runs as (its config's User): numeric, so a Pod's runAsNonRoot can check it")
     .option('--push <ref>', 'push the built image to this reference')
     .option('--insecure', 'use plain http for every registry (default: loopback, addresses of this machine and $BINNACLE_INSECURE_REGISTRIES)')
     .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
-    .action(async (opts: { layer: LayerSpec[]; label: Record<string, string>; layout: string; tag?: string; push?: string; insecure?: boolean; output: string }) => {
+    .action(async (opts: { layer: LayerSpec[]; label: Record<string, string>; layout: string; tag?: string; entrypoint?: string; user?: string; push?: string; insecure?: boolean; output: string }) => {
+      if (opts.user !== undefined && !/^\d+(:\d+)?$/.test(opts.user)) throw new UsageError(`--user ${JSON.stringify(opts.user)}: give a numeric uid, or uid:gid (a name cannot be checked against runAsNonRoot)`);
+      if (opts.entrypoint !== undefined && !opts.entrypoint.startsWith('/')) throw new UsageError(`--entrypoint ${JSON.stringify(opts.entrypoint)}: give the program's absolute path in the image`);
+      const config = { ...(opts.entrypoint === undefined ? {} : { Entrypoint: [opts.entrypoint] }), ...(opts.user === undefined ? {} : { User: opts.user }) };
       const { buildImage, pushImage } = await oci();
-      const built = await buildImage({ layers: opts.layer, labels: opts.label, outputDir: opts.layout, ...(opts.tag === undefined ? {} : { tag: opts.tag }) });
+      const built = await buildImage({ layers: opts.layer, labels: opts.label, outputDir: opts.layout, ...(opts.tag === undefined ? {} : { tag: opts.tag }), ...(Object.keys(config).length === 0 ? {} : { config }) });
       const pushed = opts.push === undefined ? undefined : await pushImage(built, opts.push, await clientFor(ctx, { insecure: opts.insecure, platform: 'linux/amd64' }));
       const value = { digest: built.manifestDigest, layout: resolve(built.layoutDir), ...(pushed === undefined ? {} : { pushed: pushed.ref }) };
       printValue(ctx, opts.output, value, `digest: ${value.digest}\nlayout: ${value.layout}\n${pushed === undefined ? '' : `pushed: ${pushed.ref}\n`}`);
