@@ -94,17 +94,7 @@ ensure_apt_packages() {
   command -v chromium >/dev/null || missing+=(chromium)
   [ ${#missing[@]} -eq 0 ] && return 0
   step "install Debian packages: ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" = 0 ] || sudo="sudo -n"
-  if ! command -v apt-get >/dev/null || { [ -n "$sudo" ] && ! sudo -n true 2>/dev/null; }; then
-    echo "binnacle: these Debian packages are needed and cannot be installed here (apt-get as root or with passwordless sudo): ${missing[*]}; install them (or their equivalents) and run again" >&2
-    exit 1
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
-    $sudo apt-get update >/dev/null
-    $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
-  }
+  apt_install "${missing[@]}"
 }
 
 # Debian packages the real node of `cluster up --real-node` runs on: runc (the OCI runtime
@@ -116,12 +106,22 @@ ensure_real_node_packages() {
   command -v conntrack >/dev/null || [ -x /usr/sbin/conntrack ] || missing+=(conntrack)
   [ ${#missing[@]} -eq 0 ] && return 0
   step "install Debian packages for the real node: ${missing[*]}"
+  apt_install "${missing[@]}"
+}
+
+# Installs Debian packages (root, or sudo without a password; else exits naming them), refreshing
+# the index only when a first try fails.
+apt_install() {
   local sudo=""
   [ "$(id -u)" = 0 ] || sudo="sudo -n"
+  if ! command -v apt-get >/dev/null || { [ -n "$sudo" ] && ! sudo -n true 2>/dev/null; }; then
+    echo "binnacle: these Debian packages are needed and cannot be installed here (apt-get as root or with passwordless sudo): $*; install them (or their equivalents) and run again" >&2
+    exit 1
+  fi
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1 || {
+  $sudo apt-get install -y --no-install-recommends "$@" >/dev/null 2>&1 || {
     $sudo apt-get update >/dev/null
-    $sudo apt-get install -y --no-install-recommends "${missing[@]}" >/dev/null
+    $sudo apt-get install -y --no-install-recommends "$@" >/dev/null
   }
 }
 

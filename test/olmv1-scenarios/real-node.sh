@@ -1,19 +1,29 @@
 #!/usr/bin/env bash
 # `npm run olmv1-scenarios:real-node [-- feature paths]`: operator-controller v1.11.0's scenarios
 # that reach the manager's Pods (metrics.feature and tls.feature by default: port-forwards to its
-# metrics Service and Pods, TLS profiles patched into its Deployment and rolled out) against
+# metrics Service and Pods, TLS profiles patched into its Deployment and rolled out), and the
+# `@ProgressDeadline` ones of revision.feature (a Deployment that never becomes Available, one
+# whose readiness probe passes only after 65 s: kwok's Pods are ready at once) and
+# install.feature's operator with webhooks (hooks.ts REAL_NODE_SCENARIOS), against
 # Binnacle's manager in-cluster on a real node, as OLM v1 runs. From a fresh clone: builds the
 # control plane, brings up a cluster with a real node (root: namespaces, cgroups, iptables),
 # builds Binnacle's image (its Node base too) and pushes it to the cluster's registry,
 # `install-self`s it, runs the scenarios with OLMV1_SCENARIOS_IN_CLUSTER, and takes the cluster
-# down (OLMV1_SCENARIOS_KEEP_CLUSTER=1 keeps it). The other features run with
-# `npm run olmv1-scenarios` (the manager in that process, on kwok).
+# down (OLMV1_SCENARIOS_KEEP_CLUSTER=1 keeps it). Every Pod of the run lands on the real node
+# (its taint removed, kwok's node cordoned), as on upstream's kind cluster. This machine does
+# not reach Docker Hub or quay.io: the node's containerd mirrors both from the cluster's registry
+# (`cluster up --registry-mirror`). The scenario's `busybox:1.36` is Debian's busybox-static
+# pushed there under that name (a stand-in: only its `sleep` and `true` are used), and
+# `quay.io/olmtest/webhook-operator:0.0.4` is test/olmv1-scenarios/webhook-operator (a stand-in
+# serving the webhooks the scenario calls, from the flags, ports and paths of its CSV). The other
+# features run with `npm run olmv1-scenarios` (the manager in that process, on kwok).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root"
 source hack/lib.sh
 ensure_cluster_tools
 ensure_real_node_packages
+command -v busybox >/dev/null || [ -x /bin/busybox ] || { step "install Debian's busybox-static (the scenarios' busybox image)"; apt_install busybox-static; }
 export BINNACLE_FROM_SOURCE=1
 binnacle() { node "$root/bin/binnacle.js" "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
@@ -21,8 +31,8 @@ field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>consol
 name=${OLMV1_SCENARIOS_CLUSTER:-olmv1-rn}
 down() { [ "${OLMV1_SCENARIOS_KEEP_CLUSTER:-}" = 1 ] || binnacle cluster down --name "$name" >/dev/null 2>&1 || true; }
 trap down EXIT
-step "binnacle cluster up --name $name --real-node"
-up=$(binnacle cluster up --name "$name" --real-node -o json)
+step "binnacle cluster up --name $name --real-node --registry-mirror docker.io --registry-mirror quay.io"
+up=$(binnacle cluster up --name "$name" --real-node --registry-mirror docker.io --registry-mirror quay.io -o json)
 export BINNACLE_E2E_KUBECONFIG=$(echo "$up" | field kubeconfig)
 export BINNACLE_E2E_REGISTRY=$(echo "$up" | field registry)
 
@@ -31,11 +41,42 @@ npm run build >/dev/null
 base=$(binnacle build-node-base -t "$BINNACLE_E2E_REGISTRY/binnacle/node-base:scenarios" -o json | field ref)
 image=$(binnacle build-self-image --base "$base" -t "$BINNACLE_E2E_REGISTRY/binnacle/binnacle:scenarios" -o json | field ref)
 
+kc() { kubectl --kubeconfig "$BINNACLE_E2E_KUBECONFIG" "$@"; }
+step "busybox:1.36 in the cluster's registry, which the node's containerd mirrors docker.io from"
+tree=.cache/olmv1-scenarios/busybox-tree
+rm -rf "$tree" .cache/olmv1-scenarios/busybox-layout && mkdir -p "$tree/bin"
+cp "$(command -v busybox || echo /bin/busybox)" "$tree/bin/busybox"
+for applet in sh sleep true; do ln -s busybox "$tree/bin/$applet"; done
+binnacle image build --layer "$tree:/" --layout .cache/olmv1-scenarios/busybox-layout --insecure \
+  --label "org.opencontainers.image.description=Debian's busybox-static, standing in for docker.io/library/busybox:1.36 on a machine offline" \
+  --push "$BINNACLE_E2E_REGISTRY/library/busybox:1.36" >/dev/null
+
+step "quay.io/olmtest/webhook-operator:0.0.4 in the cluster's registry: the stand-in (test/olmv1-scenarios/webhook-operator)"
+tree=.cache/olmv1-scenarios/webhook-operator-tree
+rm -rf "$tree" .cache/olmv1-scenarios/webhook-operator-layout && mkdir -p "$tree"
+(cd test/olmv1-scenarios/webhook-operator && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$root/$tree/manager" .)
+binnacle image build --layer "$tree:/" --layout .cache/olmv1-scenarios/webhook-operator-layout --insecure --entrypoint /manager --user 65532:65532 \
+  --label "org.opencontainers.image.description=Binnacle's test stand-in for quay.io/olmtest/webhook-operator:0.0.4 (test/olmv1-scenarios/webhook-operator)" \
+  --push "$BINNACLE_E2E_REGISTRY/olmtest/webhook-operator:0.0.4" >/dev/null
+
+step "every Pod of the run on the real node: its taint removed, the other nodes cordoned"
+node_name=$(echo "$up" | field realNode)
+kc taint node "$node_name" binnacle.dev/real-node:NoSchedule- >/dev/null 2>&1 || true
+for n in $(kc get nodes -o name); do [ "$n" = "node/$node_name" ] || kc cordon "$n" >/dev/null; done
+
+step "the installer OLM v1 ClusterExtensions and ClusterObjectSets install as (cluster-admin, as upstream's e2e gives operator-controller)"
+kc create namespace olmv1-scenarios-installer --dry-run=client -o yaml | kc apply -f - >/dev/null
+kc -n olmv1-scenarios-installer create serviceaccount installer --dry-run=client -o yaml | kc apply -f - >/dev/null
+kc create clusterrolebinding olmv1-scenarios-installer --clusterrole=cluster-admin --serviceaccount=olmv1-scenarios-installer:installer --dry-run=client -o yaml | kc apply -f - >/dev/null
+
 step "install-self $image"
 # The registry listens on the node's bridge address: plain http for the manager there too.
-binnacle install-self --image "$image" --insecure-registry "$BINNACLE_E2E_REGISTRY" --kubeconfig "$BINNACLE_E2E_KUBECONFIG"
+binnacle install-self --image "$image" --insecure-registry "$BINNACLE_E2E_REGISTRY" --kubeconfig "$BINNACLE_E2E_KUBECONFIG" \
+  --olmv1-installer olmv1-scenarios-installer/installer --olmv1-object-sets
 
-features=(test/vendor/operator-controller-v1.11.0/test/e2e/features/metrics.feature test/vendor/operator-controller-v1.11.0/test/e2e/features/tls.feature)
+features=(test/vendor/operator-controller-v1.11.0/test/e2e/features/metrics.feature test/vendor/operator-controller-v1.11.0/test/e2e/features/tls.feature
+  test/vendor/operator-controller-v1.11.0/test/e2e/features/revision.feature:582 test/vendor/operator-controller-v1.11.0/test/e2e/features/revision.feature:648
+  test/vendor/operator-controller-v1.11.0/test/e2e/features/install.feature:222)
 [ $# -gt 0 ] && features=("$@")
 step "scenarios: ${features[*]}"
 OLMV1_SCENARIOS_IN_CLUSTER=binnacle-system bash test/olmv1-scenarios/run.sh "${features[@]}"
