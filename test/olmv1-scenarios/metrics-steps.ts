@@ -62,7 +62,7 @@ function freePort(): Promise<number> {
 }
 
 /** portForward (tls_steps.go:106): `kubectl port-forward -n ns target local:remote`; the local address and its cleanup. */
-async function portForward(ns: string, target: string, remotePort: number): Promise<{ addr: { host: string; port: number }; cleanup: () => void }> {
+export async function portForward(ns: string, target: string, remotePort: number): Promise<{ addr: { host: string; port: number }; cleanup: () => void }> {
   const local = await freePort();
   const child = spawn(process.env.OLMV1_SCENARIOS_KUBECTL ?? 'kubectl', ['port-forward', '-n', ns, target, `${local}:${remotePort}`], { env: { ...process.env, KUBECONFIG: process.env.BINNACLE_E2E_KUBECONFIG }, stdio: 'ignore' });
   child.on('error', () => undefined);

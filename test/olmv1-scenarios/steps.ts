@@ -235,7 +235,7 @@ Given(/^catalog "([^"]+)" is labeled with "([^"]+)"$/i, async function (this: Sc
 });
 
 /** A scenario catalog, or (demo/upgrade steps) a catalog of that name on the cluster. */
-async function anyCatalog(w: ScenarioWorld, name: string): Promise<string> {
+export async function anyCatalog(w: ScenarioWorld, name: string): Promise<string> {
   const c = w.catalogs.get(name);
   if (c !== undefined) return c;
   if ((await kubectlRun(['get', 'clustercatalogs.olm.operatorframework.io', name])).code !== 0) throw new Error(`catalog "${name}" was not created by this scenario and does not exist on the cluster`);
