@@ -181,6 +181,29 @@ Given(/^ServiceAccount "([^"]*)" with needed permissions is available in test na
   await applyPermissionsToServiceAccount(this, serviceAccount, `${serviceAccount}-${kernel}-rbac-template.yaml`);
 });
 
+/** ServiceAccountIsAvailableInNamespace (steps.go:1543; upstream's upgrade-e2e only). */
+Given(/^ServiceAccount "([^"]*)" is available in test namespace$/i, async function (this: ScenarioWorld, serviceAccount: string) {
+  await applyServiceAccount(this, serviceAccount);
+});
+
+/**
+ * ServiceAccountWithNeededPermissionsIsAvailableInGivenNamespace (steps.go:1559; upgrade-e2e
+ * only): the namespace (substituted) recorded for cleanup, the ServiceAccount made there, and
+ * rbac-template-for-all-extensions.yaml for it. As Go, applyPermissionsToServiceAccount first
+ * applies the ServiceAccount in the test namespace too.
+ */
+Given(/^ServiceAccount "([^"]*)" with permissions to install extensions is available in "([^"]*)" namespace$/i, async function (this: ScenarioWorld, serviceAccount: string, namespace: string) {
+  const ns = this.substitute(namespace);
+  this.addedResources.push({ name: ns, kind: 'namespace', namespace: undefined });
+  await applyServiceAccount(this, serviceAccount, [['TEST_NAMESPACE', ns]]);
+  await applyPermissionsToServiceAccount(this, serviceAccount, 'rbac-template-for-all-extensions.yaml', [['TEST_NAMESPACE', ns]]);
+});
+
+/** ServiceAccountWithClusterAdminPermissionsIsAvailableInNamespace (steps.go:1570; upgrade-e2e only). */
+Given(/^ServiceAccount "([^"]*)" in test namespace is cluster admin$/i, async function (this: ScenarioWorld, serviceAccount: string) {
+  await applyPermissionsToServiceAccount(this, serviceAccount, 'cluster-admin-rbac-template.yaml');
+});
+
 // --- catalogs ---
 
 const CLUSTER_CATALOG = (name: string, ref: string): Obj => ({ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterCatalog', metadata: { name }, spec: { priority: 0, source: { type: 'Image', image: { pollIntervalMinutes: 1, ref } } } });
