@@ -415,7 +415,7 @@ describe('a real node beside kwok', () => {
       }, 120_000, 1000).catch(async (err: unknown) => assert.fail(`${String(err)}; its conditions: ${JSON.stringify((await client.get(olmv1Catalog)).status)}`));
       assert.match(String(served.status?.urls?.base), new RegExp(`/catalogs/${olmv1Catalog.name}$`));
       const twin = await client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: olmv1Catalog.name });
-      assert.equal(twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF], olmv1Catalog.name, 'its twin');
+      assert.equal(twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF], served.metadata.uid, 'its twin (labelled with the OLM v1 object\'s uid)');
       await client.delete(olmv1Catalog);
       await eventually('the OLM v1 ClusterCatalog and its twin gone', async () => ((await client.find(olmv1Catalog)) === undefined && (await client.find({ ...olmv1Catalog, apiVersion: API_VERSION })) === undefined ? true : undefined), 120_000, 1000);
       await extensionInstalled(BEACON.extension, '1.1.0', 300_000);
