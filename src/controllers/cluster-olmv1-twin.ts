@@ -120,7 +120,8 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
       // The twin's own finalizer uninstalls what it installed; this one waits for that.
       if (!isDeleting(twin)) {
         s.logger.info({ twin: name }, 'OLM v1 object deleted: deleting its binnacle.dev twin');
-        await this.client.delete(this.twinRef(name));
+        // That very object: one of the same name made since (not a twin) is never deleted for it.
+        await this.client.delete(this.twinRef(name), { preconditions: { uid: twin.metadata.uid ?? '' } });
       }
       return stop({ requeueAfterMs: 2_000 });
     }

@@ -19,7 +19,10 @@ import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
 import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { startCatalogServer } from '../catalog-store/index.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
-import type { Condition, KubeObject } from '../kube/types.js';
+import type { FakeRequest } from '../kube/fake-requests.test-helper.js';
+import { allows, type PolicyRule } from '../publish/helm-bundle/rbac.js';
+import { managerClusterRules } from '../self/manifests.js';
+import { parseApiVersion, type Condition, type KubeObject } from '../kube/types.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { olmv1CatalogReconciler } from './cluster-catalog-olmv1.js';
 import { ClusterCatalogReconciler } from './cluster-catalog.js';
@@ -137,6 +140,70 @@ describe('ClusterCatalog (olm.operatorframework.io/v1)', () => {
     assert.equal(metas.status, 200);
     const lines = (await metas.text()).trim().split('\n');
     assert.ok(lines.length > 0 && lines.every((l) => (JSON.parse(l) as { schema: string }).schema === 'olm.package'));
+  });
+});
+
+/** The manager's ClusterRule rules as RBAC reads them. */
+function policyRules(rules: readonly Record<string, unknown>[]): PolicyRule[] {
+  const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  return rules.map((r) => {
+    const apiGroups = strings(r.apiGroups);
+    const resources = strings(r.resources);
+    const resourceNames = strings(r.resourceNames);
+    return { verbs: strings(r.verbs) ?? [], ...(apiGroups === undefined ? {} : { apiGroups }), ...(resources === undefined ? {} : { resources }), ...(resourceNames === undefined ? {} : { resourceNames }) };
+  });
+}
+
+/** The fake's `authorize` as the ClusterRole `rules` decide (RBAC's verb and resource for each request: apply and status are patches). */
+function authorizeBy(rules: readonly PolicyRule[]): (req: FakeRequest) => boolean {
+  return (req) => {
+    const verb = req.verb === 'apply' || req.verb === 'dry-run' || req.verb === 'status' ? 'patch' : req.verb === 'discover' ? 'get' : req.verb;
+    return allows(rules, parseApiVersion(req.apiVersion).group, req.verb === 'status' ? `${req.resource}/status` : req.resource, verb, req.name === '' ? undefined : req.name);
+  };
+}
+
+describe('ClusterCatalog (olm.operatorframework.io/v1) with the in-cluster manager\'s rights', () => {
+  test("install-self's ClusterRole lets the adapter make, serve and delete the twin; without create on binnacle.dev clustercatalogs (its rule before) the twin is refused as the API server refused it", async (t) => {
+    const w = await catalogWorld(t);
+    w.c.authorize = authorizeBy(policyRules(managerClusterRules('binnacle-system')));
+    await w.adapter.reconcile({ key: 'ops', name: 'ops' }, ctx());
+    assertCatalogTwin(w.c);
+    await w.engine.reconcile({ key: 'ops', name: 'ops' }, ctx());
+    await w.adapter.reconcile({ key: 'ops', name: 'ops' }, ctx());
+    assertCatalogServed(w.c.get(v1Ref('ClusterCatalog', 'ops')) as Olmv1ClusterCatalog, w.serverUrl);
+    // The admin deletes it (the fake has one identity for the admin and the manager: RBAC set aside for this request).
+    const rbac = w.c.authorize;
+    w.c.authorize = undefined;
+    await w.c.client().delete(v1Ref('ClusterCatalog', 'ops'));
+    w.c.authorize = rbac;
+    await w.adapter.reconcile({ key: 'ops', name: 'ops' }, ctx()); // deletes the twin
+    await w.engine.reconcile({ key: 'ops', name: 'ops' }, ctx()); // the twin's finalizer: stops serving it
+    await w.adapter.reconcile({ key: 'ops', name: 'ops' }, ctx());
+    assert.equal(w.c.get(twinRef('ClusterCatalog', 'ops')), undefined, 'the twin gone');
+    assert.equal(w.c.get(v1Ref('ClusterCatalog', 'ops')), undefined, 'the OLM v1 catalog gone');
+
+    const before = await catalogWorld(t);
+    const withoutCreate = policyRules(managerClusterRules('binnacle-system')).map((r) => (r.resources?.includes('clustercatalogs') === true && r.apiGroups?.includes('binnacle.dev') === true ? { ...r, verbs: r.verbs.filter((v) => v !== 'create') } : r));
+    before.c.authorize = authorizeBy(withoutCreate);
+    await before.adapter.reconcile({ key: 'ops', name: 'ops' }, ctx()).catch(() => undefined);
+    assert.equal(before.c.get(twinRef('ClusterCatalog', 'ops')), undefined, 'no twin');
+    assert.match(condition(before.c.get(v1Ref('ClusterCatalog', 'ops')), 'Progressing')?.message ?? '', /clustercatalogs\.binnacle\.dev "ops" is forbidden: User "admin" cannot create resource "clustercatalogs"/);
+  });
+
+  test("an admin's binnacle.dev ClusterCatalog of the same name is not its twin: left as it is, the OLM v1 one Blocked saying why, and kept when the OLM v1 one is deleted", async () => {
+    const c = cluster();
+    const admin = c.put({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'ops' }, spec: { source: { type: 'Image', image: { ref: 'registry.example/admin/catalog:1' } } } });
+    c.put({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', metadata: { name: 'ops' }, spec: { source: { type: 'Image', image: { ref: 'registry.example/other/catalog:1' } } } });
+    const adapter = olmv1CatalogReconciler(c.client());
+    await adapter.reconcile({ key: 'ops', name: 'ops' }, ctx());
+    assert.equal(c.get(twinRef('ClusterCatalog', 'ops'))?.metadata.resourceVersion, admin.metadata.resourceVersion, 'not written');
+    const v1 = c.get(v1Ref('ClusterCatalog', 'ops'));
+    assert.equal(condition(v1, 'Progressing')?.reason, 'Blocked');
+    assert.match(condition(v1, 'Progressing')?.message ?? '', /not this object's twin/);
+    await c.client().delete(v1Ref('ClusterCatalog', 'ops'));
+    await adapter.reconcile({ key: 'ops', name: 'ops' }, ctx());
+    assert.equal(c.get(v1Ref('ClusterCatalog', 'ops')), undefined);
+    assert.equal(c.get(twinRef('ClusterCatalog', 'ops'))?.metadata.resourceVersion, admin.metadata.resourceVersion, "the admin's catalog kept, unchanged");
   });
 });
 

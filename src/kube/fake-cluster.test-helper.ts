@@ -289,6 +289,12 @@ export class FakeCluster {
     this.dead = false;
   }
 
+  /** A server-side apply of an absent object: refused, in the API server's words, unless `create` is allowed too. */
+  mayCreate(req: FakeRequest): void {
+    const create: FakeRequest = { ...req, verb: 'create' };
+    if (this.authorize !== undefined && !this.authorize(create)) throw faults.forbidden(create);
+  }
+
   /** Counts the request, checks authorization and the armed faults before it; answers the faults to raise after it. */
   request(req: FakeRequest): FaultRule[] {
     if (this.dead) throw new Crash(`${req.verb} ${req.kind} ${req.namespace}/${req.name} after the crash`);
@@ -823,6 +829,8 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (this.cluster.immutableNames.has(name) && live !== undefined && JSON.stringify(live.spec) !== JSON.stringify(obj.spec)) {
         throw new KubeApiError(422, 'Invalid', `${obj.kind} "${name}" is invalid: spec.selector: Invalid value: field is immutable`);
       }
+      // As the API server: a server-side apply that makes the object is a create too, and RBAC checks both.
+      if (live === undefined && opts.subresource !== 'status' && opts.dryRun !== true) this.cluster.mayCreate(req);
       if (live === undefined && info.namespaced && obj.metadata.namespace !== undefined) this.namespaceMustAccept(obj.metadata.namespace);
       if (this.cluster.unavailableNames.has(name) && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${name}: storage is (re)initializing`);
       const manager = opts.fieldManager ?? FIELD_MANAGER;

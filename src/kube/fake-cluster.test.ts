@@ -199,6 +199,19 @@ test('a request RBAC refuses reads as the API server says it; requests record th
   assert.equal(cluster.log.at(-1)?.groups, undefined, 'no groups: none recorded');
 });
 
+test('a server-side apply that makes an object needs create as well as patch (as the API server checks it); one that changes it, patch alone', async () => {
+  const cluster = new FakeCluster();
+  // bob may patch ConfigMaps but not create them.
+  cluster.authorize = (req) => !(req.identity === 'bob' && req.verb === 'create');
+  const bob = cluster.client().impersonate({ user: 'bob' });
+  await assert.rejects(bob.apply(cm('new', { a: '1' })), (err: unknown) => err instanceof KubeApiError && err.statusCode === 403 && err.message === 'configmaps "new" is forbidden: User "bob" cannot create resource "configmaps" in API group "" in the namespace "a"');
+  assert.equal(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'new' }), undefined, 'nothing made');
+  await cluster.client().create(cm('old', { a: '1' }));
+  await bob.apply(cm('old', { a: '2' }), { force: true });
+  assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'old' })?.data, { a: '2' }, 'a change needs patch only');
+  await bob.apply(cm('new', { a: '1' }), { dryRun: true });
+});
+
 test('patches that land are kept as sent, with who sent them; one refused (a stale resourceVersion) is not', async () => {
   const cluster = new FakeCluster();
   const c = cluster.client({ user: 'alice' });

@@ -409,14 +409,18 @@ describe('a real node beside kwok', () => {
       // the OLM v1 catalog stayed Retrying, forbidden), and gone with it when deleted.
       const olmv1Catalog = { apiVersion: OLMV1_API_VERSION, kind: 'ClusterCatalog', name: `${BEACON.catalog}-olmv1` };
       await client.create({ apiVersion: olmv1Catalog.apiVersion, kind: olmv1Catalog.kind, metadata: { name: olmv1Catalog.name }, spec: { source: { type: 'Image', image: { ref: v2.catalog } } } });
-      const served = await eventually('the OLM v1 ClusterCatalog Serving', async () => {
-        const c = await client.get<KubeObject & { status?: { conditions?: Condition[]; urls?: { base?: string } } }>(olmv1Catalog);
-        return findCondition(c.status?.conditions, 'Serving')?.status === 'True' ? c : undefined;
-      }, 120_000, 1000).catch(async (err: unknown) => assert.fail(`${String(err)}; its conditions: ${JSON.stringify((await client.get(olmv1Catalog)).status)}`));
-      assert.match(String(served.status?.urls?.base), new RegExp(`/catalogs/${olmv1Catalog.name}$`));
-      const twin = await client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: olmv1Catalog.name });
-      assert.equal(twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF], served.metadata.uid, 'its twin (labelled with the OLM v1 object\'s uid)');
-      await client.delete(olmv1Catalog);
+      try {
+        const served = await eventually('the OLM v1 ClusterCatalog Serving', async () => {
+          const c = await client.get<KubeObject & { status?: { conditions?: Condition[]; urls?: { base?: string } } }>(olmv1Catalog);
+          return findCondition(c.status?.conditions, 'Serving')?.status === 'True' ? c : undefined;
+        }, 120_000, 1000).catch(async (err: unknown) => assert.fail(`${String(err)}; its conditions: ${JSON.stringify((await client.get(olmv1Catalog)).status)}`));
+        assert.match(String(served.status?.urls?.base), new RegExp(`/catalogs/${olmv1Catalog.name}$`));
+        const twin = await client.get({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: olmv1Catalog.name });
+        assert.equal(twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF], served.metadata.uid, "its twin (labelled with the OLM v1 object's uid)");
+        assert.equal(twin.metadata.ownerReferences?.[0]?.uid, served.metadata.uid, 'owned by it');
+      } finally {
+        await client.delete(olmv1Catalog).catch(() => undefined);
+      }
       await eventually('the OLM v1 ClusterCatalog and its twin gone', async () => ((await client.find(olmv1Catalog)) === undefined && (await client.find({ ...olmv1Catalog, apiVersion: API_VERSION })) === undefined ? true : undefined), 120_000, 1000);
       await extensionInstalled(BEACON.extension, '1.1.0', 300_000);
       const second = await readyPod(BEACON.ns, selector, 'a new beacon operator Pod (v2) Ready', 240_000, first.metadata.uid);
