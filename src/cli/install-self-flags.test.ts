@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from './in-process.test-helper.js';
@@ -20,6 +20,20 @@ test('install-self --registries-conf: a file Binnacle cannot read as the manager
     assert.match(both.err, /--registries-conf and --version exclude each other/);
     const objectSets = await runCli(['install-self', '--olmv1-object-sets', '--version', '1.0.0']);
     assert.match(objectSets.err, /--olmv1-object-sets and --version exclude each other/);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
+test('cluster up --registry-mirror and --no-registry-mirror configure the real node: without --real-node they are refused before any cluster is touched', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'mirror-cli-'));
+  try {
+    const on = await runCli(['cluster', 'up', '--name', 'none', '--state-dir', dir, '--registry-mirror', 'docker.io']);
+    assert.notEqual(on.code, 0);
+    assert.match(on.err, /--registry-mirror configures the real node's image pulls: add --real-node/);
+    const off = await runCli(['cluster', 'up', '--name', 'none', '--state-dir', dir, '--no-registry-mirror']);
+    assert.match(off.err, /--no-registry-mirror configures the real node's image pulls: add --real-node/);
+    assert.deepEqual(await readdir(dir), [], 'nothing made');
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -513,10 +513,11 @@ async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOp
     const mirrors = registryMirrors(opts.registryMirrors, registryAddress(state));
     if (mirrors.join() !== (plan.registryMirrors ?? []).join()) {
       say(`registry mirrors: ${mirrors.join(', ') || 'none'}`);
+      // containerd reads these at every pull: a running node takes them without a restart. Written
+      // before the state records them, so a failure here is tried again by the next `up`.
+      writeRegistryHosts({ dir: plan.dir, registryMirrors: mirrors }, registryAddress(state));
       plan.registryMirrors = mirrors;
       writeState(layout, state);
-      // containerd reads these at every pull: a running node takes them without a restart.
-      writeRegistryHosts(plan, registryAddress(state));
     }
   }
   const dead: RealNodeComponent[] = [];

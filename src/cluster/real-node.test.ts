@@ -153,14 +153,21 @@ test("registry mirrors: containerd's hosts file for each mirrored registry tries
     assert.match(docker, /^\[host\."http:\/\/10\.244\.103\.1:5000"\]\n {2}capabilities = \["pull", "resolve"\]$/m);
     assert.match(readFileSync(join(dir, 'certs.d', 'quay.io', 'hosts.toml'), 'utf8'), /^server = "https:\/\/quay\.io"$/m);
     assert.match(readFileSync(join(dir, 'certs.d', '10.244.103.1:5000', 'hosts.toml'), 'utf8'), /^server = "http:\/\/10\.244\.103\.1:5000"$/m);
+    // A shorter list: the mirror no longer listed is gone (containerd would go on using its file); none, only the cluster's own.
+    writeRegistryHosts({ dir, registryMirrors: ['docker.io'] }, '10.244.103.1:5000');
+    assert.deepEqual(readdirSync(join(dir, 'certs.d')).sort(), ['10.244.103.1:5000', 'docker.io']);
+    writeRegistryHosts({ dir, registryMirrors: [] }, '10.244.103.1:5000');
+    assert.deepEqual(readdirSync(join(dir, 'certs.d')), ['10.244.103.1:5000']);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });
 
-test('registry mirrors: sorted without repeats; a value that is not a registry host (a path, upper case, a scheme) or is the cluster\'s own registry is refused naming the flag', () => {
+test('registry mirrors: sorted without repeats; a value that is not a registry host (a path, upper case, a scheme, a port out of range, TOML) or is the cluster\'s own registry is refused naming the flag', () => {
   assert.deepEqual(registryMirrors(['quay.io', 'docker.io', 'quay.io', 'registry.k8s.io:443']), ['docker.io', 'quay.io', 'registry.k8s.io:443']);
-  for (const bad of ['../etc', 'docker.io/library', 'Docker.io', 'https://quay.io', '', '.', 'a..b', `${'a'.repeat(250)}.io`]) {
+  // Docker Hub's other names are the one containerd looks up.
+  assert.deepEqual(registryMirrors(['index.docker.io', 'registry-1.docker.io']), ['docker.io']);
+  for (const bad of ['../etc', 'docker.io/library', 'Docker.io', 'https://quay.io', '', '.', 'a..b', 'quay.io:0', 'quay.io:65536', 'quay.io:99999', 'a b', 'x"]\n[host']) {
     assert.throws(() => registryMirrors([bad]), (e: Error & { code?: string }) => e.code === 'CLUSTER_BAD_MIRROR' && e.message.startsWith(`--registry-mirror ${JSON.stringify(bad)}`), bad);
   }
   assert.throws(() => registryMirrors(['10.244.103.1:5000'], '10.244.103.1:5000'), /cluster's own registry/);

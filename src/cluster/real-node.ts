@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import type { ObjectReader } from '../kube/ports.js';
-import { buildImage, pushImage, RegistryClient } from '../oci/index.js';
+import { buildImage, DOCKER_HUB, DOCKER_HUB_API, pushImage, RegistryClient, registryHost } from '../oci/index.js';
 import { BinnacleError } from '../util/errors.js';
 import { issueCertificate } from '../util/pki.js';
 import { kubeconfigYaml, type ClusterPki } from './certs.js';
@@ -183,16 +183,19 @@ export function containerdConfig(plan: RealNodePlan, tools: Record<string, strin
   ].join('\n');
 }
 
-/** A registry host as image references name it: DNS labels, an optional port; nothing a path could climb out with. */
-const REGISTRY_HOST = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*(:\d{1,5})?$/;
-
-/** `--registry-mirror` values, checked (each names a folder of containerd's certs.d), sorted and without repeats. */
+/**
+ * `--registry-mirror` values: registry hosts as image references name them (src/oci's grammar,
+ * lower case, a port 1-65535; index.docker.io and registry-1.docker.io are docker.io, the name
+ * containerd looks up), each naming a folder of containerd's certs.d; sorted, without repeats.
+ */
 export function registryMirrors(hosts: readonly string[], registry?: string): string[] {
-  for (const h of hosts) {
-    if (h.length > 253 || !REGISTRY_HOST.test(h)) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${JSON.stringify(h)}: not a registry host (lower-case DNS name, optional :port, such as docker.io or quay.io)`);
-    if (h === registry) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${h}: that is the cluster's own registry`);
-  }
-  return [...new Set(hosts)].sort();
+  const out = hosts.map((h) => {
+    const host = h === h.toLowerCase() ? registryHost(h) : undefined;
+    if (host === undefined) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${JSON.stringify(h)}: not a registry host (lower-case host name or address, optional :port 1-65535, such as docker.io or quay.io)`);
+    if (host === registry) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${h}: that is the cluster's own registry`);
+    return host;
+  });
+  return [...new Set(out)].sort();
 }
 
 /** Where containerd finds a registry host's settings: read at every pull, so a change needs no restart. */
@@ -202,14 +205,19 @@ export function registryHostsFiles(plan: Pick<RealNodePlan, 'dir' | 'registryMir
   const files = new Map([[join(plan.dir, 'certs.d', registry, 'hosts.toml'), [`server = "http://${registry}"`, ...local].join('\n')]]);
   // A mirror: pulls of <host>/<repo> try <registry>/<repo> first, then the host itself (an offline machine serves its images from the cluster's registry).
   for (const host of plan.registryMirrors ?? []) {
-    const upstream = host === 'docker.io' ? 'https://registry-1.docker.io' : `https://${host}`;
+    const upstream = `https://${host === DOCKER_HUB ? DOCKER_HUB_API : host}`;
     files.set(join(plan.dir, 'certs.d', host, 'hosts.toml'), [`server = ${JSON.stringify(upstream)}`, ...local].join('\n'));
   }
   return files;
 }
 
+/** containerd's certs.d made exactly `registryHostsFiles`: a mirror no longer listed is removed (the folder is the node's own). */
 export function writeRegistryHosts(plan: Pick<RealNodePlan, 'dir' | 'registryMirrors'>, registry: string): void {
-  for (const [file, text] of registryHostsFiles(plan, registry)) writeFile(file, text);
+  const files = registryHostsFiles(plan, registry);
+  const root = join(plan.dir, 'certs.d');
+  const kept = new Set([...files.keys()].map((f) => basename(dirname(f))));
+  if (existsSync(root)) for (const entry of readdirSync(root)) if (!kept.has(entry)) rmSync(join(root, entry), { recursive: true, force: true });
+  for (const [file, text] of files) writeFile(file, text);
 }
 
 function cniConfig(plan: RealNodePlan): string {

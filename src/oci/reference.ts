@@ -17,6 +17,8 @@ export interface ImageReference {
 }
 
 export const DOCKER_HUB = 'docker.io';
+/** Where Docker Hub's registry API answers: not at docker.io itself. */
+export const DOCKER_HUB_API = 'registry-1.docker.io';
 const MAX_NAME_LENGTH = 255;
 
 // From distribution/reference/regexp.go, written out piece by piece so each part stays readable.
@@ -125,7 +127,7 @@ function splitRegistry(ref: string, name: string): { registry: string; repositor
   let registry = isHost ? first : DOCKER_HUB;
   let repository = isHost ? name.slice(slash + 1) : name;
   if (isHost && !DOMAIN_RE.test(registry)) throw bad(ref, `registry host "${registry}" is not a valid host[:port]`);
-  if (registry === 'index.docker.io' || registry === 'registry-1.docker.io') registry = DOCKER_HUB;
+  registry = canonicalRegistry(registry);
   if (registry === DOCKER_HUB && !repository.includes('/')) repository = `library/${repository}`;
   return { registry, repository };
 }
@@ -143,4 +145,20 @@ export function manifestSelector(ref: ImageReference): string {
 /** The same repository pinned to `digest`. */
 export function withDigest(ref: ImageReference, digest: string): ImageReference {
   return { ...ref, tag: undefined, digest };
+}
+
+/** Docker Hub's other names are docker.io, as references name it. */
+function canonicalRegistry(host: string): string {
+  return host === 'index.docker.io' || host === DOCKER_HUB_API ? DOCKER_HUB : host;
+}
+
+/**
+ * A registry host as an image reference names it (`host[:port]`, the port 1-65535), with Docker
+ * Hub's other names made docker.io; undefined when `value` is not one.
+ */
+export function registryHost(value: string): string | undefined {
+  if (!DOMAIN_RE.test(value)) return undefined;
+  const port = /:([0-9]+)$/.exec(value)?.[1];
+  if (port !== undefined && !value.endsWith(']') && (Number(port) < 1 || Number(port) > 65535)) return undefined;
+  return canonicalRegistry(value);
 }

@@ -24,7 +24,7 @@ import {
   type ImageManifest,
   type Platform,
 } from './manifest.js';
-import { DOCKER_HUB, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
+import { DOCKER_HUB, DOCKER_HUB_API, formatReference, isSha256Digest, manifestSelector, parseReference, type ImageReference } from './reference.js';
 import { insecureByConf, pullSources, registriesConf, type RegistriesConf } from './registries-conf.js';
 import { isRecord } from '../util/object.js';
 
@@ -275,7 +275,7 @@ export class RegistryClient {
 
   /** Base URL for a registry: Docker Hub's API host differs from its name. */
   baseUrl(registry: string): string {
-    const host = registry === DOCKER_HUB ? 'registry-1.docker.io' : registry;
+    const host = registry === DOCKER_HUB ? DOCKER_HUB_API : registry;
     return `${this.insecure(registry) ? 'http' : 'https'}://${host}`;
   }
 

@@ -1,7 +1,7 @@
 /** `binnacle cluster up|down|status|kubeconfig`: the built-in local control plane. */
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
-import { BinnacleError } from '../../util/errors.js';
+import { BinnacleError, UsageError } from '../../util/errors.js';
 import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
 import { collect, outputOption, parseDuration } from '../flags.js';
@@ -29,15 +29,18 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .option('--openshift', "add OpenShift's APIs (ClusterVersion, Infrastructure, Proxy, Route, SCC, ImageStream, BuildConfig, console kinds) from the pinned github.com/openshift/api module")
     .option('--openshift-version <version>', 'the OpenShift version the ClusterVersion reports (with --openshift)', '4.16.0')
     .option('--real-node', 'add one real node (kubelet, containerd, runc, CNI bridge, kube-proxy; root only), tainted binnacle.dev/real-node so only Pods that tolerate it run there; also $BINNACLE_REAL_NODE=1')
-    .option('--registry-mirror <host>', "with --real-node: pulls of this registry's images (docker.io, quay.io) try the cluster's registry first, under the same repository path, for a machine offline (repeatable; replaces a running cluster's list)", collect)
+    .option('--registry-mirror <host>', "with --real-node: pulls of this registry's images (docker.io, quay.io) try the cluster's registry first, under the same repository path, for a machine offline (repeatable; replaces a running cluster's list). The cluster's registry takes pushes from anything that reaches it, the node's Pods too: a mirrored tag is as trustworthy as they are (pull by digest where it matters)", collect)
+    .option('--no-registry-mirror', "with --real-node: mirror no registry (clears a running cluster's list)")
     .option('--audit', "log ServiceAccounts' API requests (Metadata level) to the state dir's logs/audit.log")
-    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; registryMirror?: string[]; audit?: boolean }) => {
+    .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; registryMirror?: string[] | false; audit?: boolean }) => {
+      const realNode = opts.realNode === true || process.env.BINNACLE_REAL_NODE === '1';
+      if (opts.registryMirror !== undefined && !realNode) throw new UsageError(`--${opts.registryMirror === false ? 'no-' : ''}registry-mirror configures the real node's image pulls: add --real-node`);
       const { clusterUp } = await clusters();
       const result = await clusterUp({
-        ...(opts.realNode === true || process.env.BINNACLE_REAL_NODE === '1' ? { realNode: true } : {}),
+        ...(realNode ? { realNode: true } : {}),
         ...(opts.openshift === true ? { openshift: { version: opts.openshiftVersion } } : {}),
         ...(opts.audit === true ? { audit: true } : {}),
-        ...(opts.registryMirror === undefined ? {} : { registryMirrors: opts.registryMirror }),
+        ...(opts.registryMirror === undefined ? {} : { registryMirrors: opts.registryMirror === false ? [] : opts.registryMirror }),
         name: opts.name,
         stateDir: opts.stateDir,
         logger: ctx.logger,
