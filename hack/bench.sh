@@ -12,7 +12,8 @@ cd "$root"
 source hack/lib.sh
 ensure_cluster_tools  # benches measure the Node Binnacle ships on (BINNACLE_NODE=system measures the machine's), against the same control plane
 echo "node $(node --version) ($(command -v node))"
-command -v /usr/bin/time >/dev/null 2>&1 || { export DEBIAN_FRONTEND=noninteractive; apt-get install -y --no-install-recommends time >/dev/null 2>&1 || true; }
+# GNU time for the peak memory of the references' runs (without it bench/catalog.ts falls back to the children's high-water RSS).
+command -v /usr/bin/time >/dev/null 2>&1 || (apt_install time) || true
 names=(); flags=()
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -7,33 +7,16 @@
  * substituted (`${PACKAGE:…}`, `${TEST_NAMESPACE}`) where Go substitutes only some: a literal
  * name, as demos.feature writes them, is the same either way.
  */
-import { get as httpGet } from 'node:http';
-import { get as httpsGet } from 'node:https';
 import { Then } from '@cucumber/cucumber';
 import { CATALOG_SERVICE } from '../../src/self/manifests.js';
 import { anyCatalog } from './steps.js';
-import { portForward } from './metrics-steps.js';
+import { insecureGet, portForward } from './metrics-steps.js';
 import { IN_CLUSTER, k8s, waitFor, type ScenarioWorld } from './world.js';
 
 interface Meta {
   schema?: string;
   package?: string;
   name?: string;
-}
-
-/** GET over http or https (the catalog's certificate is not checked, as upstream's `curl -k`). */
-function fetchText(url: URL): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const onResponse = (res: import('node:http').IncomingMessage): void => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET ${url.href}: HTTP ${res.statusCode ?? 0}: ${body.slice(0, 200)}`))));
-      res.on('error', reject);
-    };
-    const req = url.protocol === 'https:' ? httpsGet(url, { rejectUnauthorized: false }, onResponse) : httpGet(url, onResponse);
-    req.on('error', reject);
-  });
 }
 
 /** catalogCurlJq (demo_steps.go:112): every record of the catalog's `/api/v1/all`, one JSON object a line. */
@@ -51,10 +34,17 @@ async function catalogRecords(w: ScenarioWorld, name: string): Promise<Meta[]> {
   }
   try {
     let text = '';
-    await waitFor(`the content of catalog "${name}" at ${url.href}`, async () => {
-      text = await fetchText(url).catch(() => '');
-      return text !== '';
-    });
+    let last = '';
+    await waitFor(
+      `the content of catalog "${name}" at ${url.href}`,
+      async () => {
+        const r = await insecureGet(url).catch((err: unknown) => ({ status: 0, body: err instanceof Error ? err.message : String(err) }));
+        last = `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
+        text = r.status === 200 ? r.body : '';
+        return text !== '';
+      },
+      () => last,
+    );
     return text
       .split('\n')
       .filter((l) => l.trim() !== '')

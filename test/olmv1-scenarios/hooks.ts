@@ -7,19 +7,16 @@
  * installing as a cluster-admin ServiceAccount as operator-controller v1.11 does, unless
  * OLMV1_SCENARIOS_IN_CLUSTER names the namespace of one install-self put in the cluster.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { After, AfterAll, Before, BeforeAll, setDefaultTimeout, Status } from '@cucumber/cucumber';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { REGISTRIES_CONF_ENV } from '../../src/oci/index.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, startE2eManager, stopE2e } from '../e2e/env.js';
+import { excludedScenarios, IN_CLUSTER_FEATURES, REAL_NODE_SCENARIOS } from './where.js';
 import { IN_CLUSTER, kubectlRun, STEP_TIMEOUT_MS, type ScenarioWorld } from './world.js';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
 
 // Every wait is bounded by STEP_TIMEOUT_MS; cucumber's own timeout only catches a step that hangs past it.
 setDefaultTimeout(STEP_TIMEOUT_MS + 120_000);
@@ -46,32 +43,7 @@ export const FEATURE_GATES = new Map<string, boolean>([
   ['GraphQLCatalogQueries', false],
 ]);
 
-/** EXCLUDED.md's table: `feature:line` of each excluded scenario → its reason. */
-export function excludedScenarios(file = join(HERE, 'EXCLUDED.md')): Map<string, string> {
-  const out = new Map<string, string>();
-  for (const line of readFileSync(file, 'utf8').split('\n')) {
-    const m = /^\|\s*`?([a-z-]+\.feature:\d+)`?\s*\|[^|]*\|\s*(.+?)\s*\|\s*$/.exec(line);
-    if (m?.[1] !== undefined && m[2] !== undefined) out.set(m[1], m[2]);
-  }
-  return out;
-}
-
 const EXCLUDED = excludedScenarios();
-
-/**
- * Features whose steps reach the manager's Pods (port-forward, a Deployment rollout): they run
- * only with the manager in-cluster on a real node (real-node.sh, OLMV1_SCENARIOS_IN_CLUSTER); a
- * run with the manager in this process on kwok skips them, saying where they run.
- */
-export const IN_CLUSTER_FEATURES = new Set(['metrics', 'tls']);
-
-/**
- * Scenarios (`feature:line`) whose workloads must run, which kwok's Pods do not: a Deployment
- * that never becomes Available (an image that cannot be pulled), one whose readiness probe passes
- * only after 65 s, an operator that serves webhooks. They run with the manager in-cluster on a
- * real node too (real-node.sh runs them); a run on kwok skips them, saying where they run.
- */
-export const REAL_NODE_SCENARIOS = new Set(['revision.feature:582', 'revision.feature:648', 'install.feature:222']);
 
 const INSTALLER_NS = 'olmv1-scenarios-installer';
 let client: KubeClient | undefined;

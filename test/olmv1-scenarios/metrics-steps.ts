@@ -14,7 +14,8 @@
  */
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { request } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { After, Given, Then, When } from '@cucumber/cucumber';
 import { MANAGER_NAME, METRICS_SERVICE } from '../../src/self/manifests.js';
@@ -155,7 +156,7 @@ When(/^ServiceAccount "([^"]+)" sends request to "([^"]+)" endpoint of "([^"]+)"
       await waitFor(
         `GET https://${addr.host}:${addr.port}${endpoint} of pod ${p.metadata.name} answers 200`,
         async () => {
-          const r = await httpsGet(addr, endpoint, token);
+          const r = await insecureGet(new URL(`https://${addr.host}:${addr.port}${endpoint}`), { Authorization: `Bearer ${token}` });
           last = `${r.status}: ${r.body.slice(0, 200)}`;
           if (r.status !== 200) return false;
           this.metricsResponse.set(p.metadata.name, r.body);
@@ -169,12 +170,14 @@ When(/^ServiceAccount "([^"]+)" sends request to "([^"]+)" endpoint of "([^"]+)"
   }
 });
 
-function httpsGet(addr: { host: string; port: number }, path: string, token: string): Promise<{ status: number; body: string }> {
+/** A GET over http or https whose certificate is not checked (Go's InsecureSkipVerify, curl -k): its status and body. */
+export function insecureGet(url: URL, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ ...addr, path, rejectUnauthorized: false, headers: { Authorization: `Bearer ${token}` } }, (res) => {
+    const onResponse = (res: IncomingMessage): void => {
       let body = '';
-      res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+      res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode ?? 0, body })).on('error', reject);
+    };
+    const req = url.protocol === 'https:' ? httpsRequest(url, { rejectUnauthorized: false, headers }, onResponse) : httpRequest(url, { headers }, onResponse);
     req.on('error', reject).end();
   });
 }

@@ -4,7 +4,7 @@
 # metrics Service and Pods, TLS profiles patched into its Deployment and rolled out), and the
 # `@ProgressDeadline` ones of revision.feature (a Deployment that never becomes Available, one
 # whose readiness probe passes only after 65 s: kwok's Pods are ready at once) and
-# install.feature's operator with webhooks (hooks.ts REAL_NODE_SCENARIOS), against
+# install.feature's operator with webhooks (where.ts REAL_NODE_SCENARIOS), against
 # Binnacle's manager in-cluster on a real node, as OLM v1 runs. From a fresh clone: builds the
 # control plane, brings up a cluster with a real node (root: namespaces, cgroups, iptables),
 # builds Binnacle's image (its Node base too) and pushes it to the cluster's registry,
@@ -23,7 +23,11 @@ cd "$root"
 source hack/lib.sh
 ensure_cluster_tools
 ensure_real_node_packages
-command -v busybox >/dev/null || [ -x /bin/busybox ] || { step "install Debian's busybox-static (the scenarios' busybox image)"; apt_install busybox-static; }
+# A static busybox (Debian's busybox package is linked dynamically: alone in an image it cannot run).
+static_busybox() { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; }
+static_busybox || { step "install Debian's busybox-static (the scenarios' busybox image)"; apt_install busybox-static; }
+static_busybox || { echo "real-node.sh: /bin/busybox is not a static binary after installing busybox-static" >&2; exit 1; }
+command -v go >/dev/null || { echo "real-node.sh: Go is needed to build the scenarios' webhook operator stand-in (test/olmv1-scenarios/webhook-operator); install it from https://go.dev/dl" >&2; exit 1; }
 export BINNACLE_FROM_SOURCE=1
 binnacle() { node "$root/bin/binnacle.js" "$@"; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s)[process.argv[1]]))' "$1"; }
@@ -45,7 +49,7 @@ kc() { kubectl --kubeconfig "$BINNACLE_E2E_KUBECONFIG" "$@"; }
 step "busybox:1.36 in the cluster's registry, which the node's containerd mirrors docker.io from"
 tree=.cache/olmv1-scenarios/busybox-tree
 rm -rf "$tree" .cache/olmv1-scenarios/busybox-layout && mkdir -p "$tree/bin"
-cp "$(command -v busybox || echo /bin/busybox)" "$tree/bin/busybox"
+cp /bin/busybox "$tree/bin/busybox"
 for applet in sh sleep true; do ln -s busybox "$tree/bin/$applet"; done
 binnacle image build --layer "$tree:/" --layout .cache/olmv1-scenarios/busybox-layout --insecure \
   --label "org.opencontainers.image.description=Debian's busybox-static, standing in for docker.io/library/busybox:1.36 on a machine offline" \
@@ -74,9 +78,8 @@ step "install-self $image"
 binnacle install-self --image "$image" --insecure-registry "$BINNACLE_E2E_REGISTRY" --kubeconfig "$BINNACLE_E2E_KUBECONFIG" \
   --olmv1-installer olmv1-scenarios-installer/installer --olmv1-object-sets
 
-features=(test/vendor/operator-controller-v1.11.0/test/e2e/features/metrics.feature test/vendor/operator-controller-v1.11.0/test/e2e/features/tls.feature
-  test/vendor/operator-controller-v1.11.0/test/e2e/features/revision.feature:582 test/vendor/operator-controller-v1.11.0/test/e2e/features/revision.feature:648
-  test/vendor/operator-controller-v1.11.0/test/e2e/features/install.feature:222)
+# where.ts lists them (the hooks skip the same ones on kwok).
+mapfile -t features < <(node --import tsx -e 'import("./test/olmv1-scenarios/where.ts").then((m) => console.log(m.realNodeFeatureArgs("test/vendor/operator-controller-v1.11.0/test/e2e/features").join("\n")))')
 [ $# -gt 0 ] && features=("$@")
 step "scenarios: ${features[*]}"
 OLMV1_SCENARIOS_IN_CLUSTER=binnacle-system bash test/olmv1-scenarios/run.sh "${features[@]}"

@@ -209,6 +209,9 @@ func convertOne(obj map[string]any, to string) (map[string]any, error) {
 		fields["mutate"] = true // omitempty, as the operator's types
 	}
 	out := map[string]any{"apiVersion": to, "kind": obj["kind"], "metadata": obj["metadata"]}
+	if st, ok := obj["status"]; ok {
+		out["status"] = st // both versions' status is the same
+	}
 	switch to {
 	case group + "/v1":
 		out["spec"] = fields
