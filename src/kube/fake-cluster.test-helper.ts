@@ -672,6 +672,11 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return { req, after: this.cluster.request(req) };
   }
 
+  /** As the API server: a server-side apply that makes the object (not a status write, not a dry run) is a create too, and RBAC checks both. */
+  private applyMayCreate(req: FakeRequest, live: KubeObject | undefined, opts: ApplyOptions): void {
+    if (live === undefined && opts.subresource !== 'status' && opts.dryRun !== true) this.cluster.mayCreate(req);
+  }
+
   /** Raises the faults armed for after a request that landed. */
   private after(rules: FaultRule[], req: FakeRequest): void {
     const first = rules[0];
@@ -829,8 +834,7 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
       if (this.cluster.immutableNames.has(name) && live !== undefined && JSON.stringify(live.spec) !== JSON.stringify(obj.spec)) {
         throw new KubeApiError(422, 'Invalid', `${obj.kind} "${name}" is invalid: spec.selector: Invalid value: field is immutable`);
       }
-      // As the API server: a server-side apply that makes the object is a create too, and RBAC checks both.
-      if (live === undefined && opts.subresource !== 'status' && opts.dryRun !== true) this.cluster.mayCreate(req);
+      this.applyMayCreate(req, live, opts);
       if (live === undefined && info.namespaced && obj.metadata.namespace !== undefined) this.namespaceMustAccept(obj.metadata.namespace);
       if (this.cluster.unavailableNames.has(name) && opts.dryRun !== true) throw new KubeApiError(503, 'ServiceUnavailable', `apply ${obj.kind} ${name}: storage is (re)initializing`);
       const manager = opts.fieldManager ?? FIELD_MANAGER;
