@@ -41,8 +41,8 @@ export function withFlagNames<A extends unknown[], R>(flags: Readonly<Record<str
 // Commander prints "error: option '--workers <n>' argument 'abc' is invalid. <message>".
 
 /** A whole number ≥ 1. */
-/** A repeatable flag's values, in order. */
-export const collect = (v: string, prev: string[] = []): string[] => [...prev, v];
+/** A repeatable flag's values, in order (after its `--no-` form, which sets false, the list starts again). */
+export const collect = (v: string, prev?: string[] | boolean): string[] => [...(Array.isArray(prev) ? prev : []), v];
 
 /** A repeatable StringSlice flag (`-a a,b -a c`), as Helm's pflag parses it. */
 export const collectSlice = (v: string, prev: string[] = []): string[] => [...prev, ...v.split(',').filter((s) => s !== '')];

@@ -25,14 +25,21 @@ test('install-self --registries-conf: a file Binnacle cannot read as the manager
   }
 });
 
-test('cluster up --registry-mirror and --no-registry-mirror configure the real node: without --real-node they are refused before any cluster is touched', async () => {
+test('cluster up --registry-mirror and --no-registry-mirror configure the real node: without --real-node, or both at once, they are refused before any cluster is touched', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'mirror-cli-'));
   try {
     const on = await runCli(['cluster', 'up', '--name', 'none', '--state-dir', dir, '--registry-mirror', 'docker.io']);
     assert.notEqual(on.code, 0);
     assert.match(on.err, /--registry-mirror configures the real node's image pulls: add --real-node/);
     const off = await runCli(['cluster', 'up', '--name', 'none', '--state-dir', dir, '--no-registry-mirror']);
+    assert.notEqual(off.code, 0);
     assert.match(off.err, /--no-registry-mirror configures the real node's image pulls: add --real-node/);
+    // Both, in either order: refused (commander alone would keep the last, or fail on the list).
+    for (const args of [['--registry-mirror', 'docker.io', '--no-registry-mirror'], ['--no-registry-mirror', '--registry-mirror', 'docker.io']]) {
+      const both = await runCli(['cluster', 'up', '--name', 'none', '--state-dir', dir, '--real-node', ...args]);
+      assert.notEqual(both.code, 0);
+      assert.match(both.err, /--registry-mirror and --no-registry-mirror exclude each other/, args.join(' '));
+    }
     assert.deepEqual(await readdir(dir), [], 'nothing made');
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -511,11 +511,12 @@ async function upRealNode(state: ClusterState, layout: ClusterLayout, opts: UpOp
   }
   if (opts.registryMirrors !== undefined) {
     const mirrors = registryMirrors(opts.registryMirrors, registryAddress(state));
+    // containerd reads these at every pull: a running node takes them without a restart. Written
+    // every time they are given (a folder left by an older Binnacle or a failed write is put
+    // right), and before the state records them.
+    writeRegistryHosts({ dir: plan.dir, registryMirrors: mirrors }, registryAddress(state));
     if (mirrors.join() !== (plan.registryMirrors ?? []).join()) {
       say(`registry mirrors: ${mirrors.join(', ') || 'none'}`);
-      // containerd reads these at every pull: a running node takes them without a restart. Written
-      // before the state records them, so a failure here is tried again by the next `up`.
-      writeRegistryHosts({ dir: plan.dir, registryMirrors: mirrors }, registryAddress(state));
       plan.registryMirrors = mirrors;
       writeState(layout, state);
     }

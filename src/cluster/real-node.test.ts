@@ -166,8 +166,9 @@ test("registry mirrors: containerd's hosts file for each mirrored registry tries
 test('registry mirrors: sorted without repeats; a value that is not a registry host (a path, upper case, a scheme, a port out of range, TOML) or is the cluster\'s own registry is refused naming the flag', () => {
   assert.deepEqual(registryMirrors(['quay.io', 'docker.io', 'quay.io', 'registry.k8s.io:443']), ['docker.io', 'quay.io', 'registry.k8s.io:443']);
   // Docker Hub's other names are the one containerd looks up.
-  assert.deepEqual(registryMirrors(['index.docker.io', 'registry-1.docker.io']), ['docker.io']);
-  for (const bad of ['../etc', 'docker.io/library', 'Docker.io', 'https://quay.io', '', '.', 'a..b', 'quay.io:0', 'quay.io:65536', 'quay.io:99999', 'a b', 'x"]\n[host']) {
+  assert.deepEqual(registryMirrors(['index.docker.io']), ['docker.io']);
+  assert.deepEqual(registryMirrors(['registry-1.docker.io']), ['registry-1.docker.io'], 'a reference naming it is looked up under that name');
+  for (const bad of ['../etc', 'docker.io/library', 'Docker.io', 'https://quay.io', '', '.', 'a..b', 'quay.io:0', 'quay.io:65536', 'quay.io:99999', 'a b', `${'a'.repeat(250)}.io`, `${'a'.repeat(64)}.io`, 'x"]\n[host']) {
     assert.throws(() => registryMirrors([bad]), (e: Error & { code?: string }) => e.code === 'CLUSTER_BAD_MIRROR' && e.message.startsWith(`--registry-mirror ${JSON.stringify(bad)}`), bad);
   }
   assert.throws(() => registryMirrors(['10.244.103.1:5000'], '10.244.103.1:5000'), /cluster's own registry/);

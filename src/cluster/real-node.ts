@@ -185,12 +185,14 @@ export function containerdConfig(plan: RealNodePlan, tools: Record<string, strin
 
 /**
  * `--registry-mirror` values: registry hosts as image references name them (src/oci's grammar,
- * lower case, a port 1-65535; index.docker.io and registry-1.docker.io are docker.io, the name
- * containerd looks up), each naming a folder of containerd's certs.d; sorted, without repeats.
+ * lower case, a port 1-65535; index.docker.io is docker.io, the name containerd looks up), each
+ * naming a folder of containerd's certs.d; sorted, without repeats.
  */
 export function registryMirrors(hosts: readonly string[], registry?: string): string[] {
   const out = hosts.map((h) => {
-    const host = h === h.toLowerCase() ? registryHost(h) : undefined;
+    // Lower case, 253 characters, labels of 63 (a folder name); registry-1.docker.io stays itself: containerd looks up the host a reference names, and only index.docker.io is docker.io there.
+    const fits = h === h.toLowerCase() && h.length <= 253 && h.split(/[.:]/).every((label) => label.length <= 63);
+    const host = fits && registryHost(h) !== undefined ? (h === 'registry-1.docker.io' ? h : registryHost(h)) : undefined;
     if (host === undefined) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${JSON.stringify(h)}: not a registry host (lower-case host name or address, optional :port 1-65535, such as docker.io or quay.io)`);
     if (host === registry) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${h}: that is the cluster's own registry`);
     return host;

@@ -143,7 +143,7 @@ describe('ClusterCatalog (olm.operatorframework.io/v1)', () => {
   });
 });
 
-/** The manager's ClusterRule rules as RBAC reads them. */
+/** The manager's ClusterRole rules as RBAC reads them. */
 function policyRules(rules: readonly Record<string, unknown>[]): PolicyRule[] {
   const strings = (v: unknown): string[] | undefined => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
   return rules.map((r) => {

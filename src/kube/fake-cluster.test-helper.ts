@@ -672,9 +672,13 @@ export class FakeClient implements ObjectReader, ObjectWriter, StatusWriter, Dis
     return { req, after: this.cluster.request(req) };
   }
 
-  /** As the API server: a server-side apply that makes the object (not a status write, not a dry run) is a create too, and RBAC checks both. */
+  /**
+   * As the API server: a server-side apply that makes the object is a create too, and RBAC checks
+   * both (a dry run as well: the store checks create before it decides not to write); not a
+   * status write, which needs the object.
+   */
   private applyMayCreate(req: FakeRequest, live: KubeObject | undefined, opts: ApplyOptions): void {
-    if (live === undefined && opts.subresource !== 'status' && opts.dryRun !== true) this.cluster.mayCreate(req);
+    if (live === undefined && opts.subresource !== 'status') this.cluster.mayCreate(req);
   }
 
   /** Raises the faults armed for after a request that landed. */

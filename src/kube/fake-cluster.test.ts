@@ -199,7 +199,7 @@ test('a request RBAC refuses reads as the API server says it; requests record th
   assert.equal(cluster.log.at(-1)?.groups, undefined, 'no groups: none recorded');
 });
 
-test('a server-side apply that makes an object needs create as well as patch (as the API server checks it); one that changes it, patch alone', async () => {
+test('a server-side apply that makes an object, dry run or not, needs create as well as patch (as the API server checks it); one that changes it, patch alone', async () => {
   const cluster = new FakeCluster();
   // bob may patch ConfigMaps but not create them.
   cluster.authorize = (req) => !(req.identity === 'bob' && req.verb === 'create');
@@ -209,7 +209,9 @@ test('a server-side apply that makes an object needs create as well as patch (as
   await cluster.client().create(cm('old', { a: '1' }));
   await bob.apply(cm('old', { a: '2' }), { force: true });
   assert.deepEqual(cluster.get({ apiVersion: 'v1', kind: 'ConfigMap', namespace: 'a', name: 'old' })?.data, { a: '2' }, 'a change needs patch only');
-  await bob.apply(cm('new', { a: '1' }), { dryRun: true });
+  // A dry run of it too: the API server checks create before it decides not to write.
+  await assert.rejects(bob.apply(cm('new', { a: '1' }), { dryRun: true }), (err: unknown) => err instanceof KubeApiError && err.statusCode === 403 && /cannot create resource "configmaps"/.test(err.message));
+  await bob.apply(cm('old', { a: '3' }), { dryRun: true, force: true });
 });
 
 test('patches that land are kept as sent, with who sent them; one refused (a stale resourceVersion) is not', async () => {

@@ -24,7 +24,7 @@ source hack/lib.sh
 ensure_cluster_tools
 ensure_real_node_packages
 # A static busybox (Debian's busybox package is linked dynamically: alone in an image it cannot run).
-static_busybox() { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; }
+static_busybox() { [ -x /bin/busybox ] && command -v ldd >/dev/null && ! ldd /bin/busybox >/dev/null 2>&1; }
 static_busybox || { step "install Debian's busybox-static (the scenarios' busybox image)"; apt_install busybox-static; }
 static_busybox || { echo "real-node.sh: /bin/busybox is not a static binary after installing busybox-static" >&2; exit 1; }
 command -v go >/dev/null || { echo "real-node.sh: Go is needed to build the scenarios' webhook operator stand-in (test/olmv1-scenarios/webhook-operator); install it from https://go.dev/dl" >&2; exit 1; }
@@ -79,7 +79,10 @@ binnacle install-self --image "$image" --insecure-registry "$BINNACLE_E2E_REGIST
   --olmv1-installer olmv1-scenarios-installer/installer --olmv1-object-sets
 
 # where.ts lists them (the hooks skip the same ones on kwok).
-mapfile -t features < <(node --import tsx -e 'import("./test/olmv1-scenarios/where.ts").then((m) => console.log(m.realNodeFeatureArgs("test/vendor/operator-controller-v1.11.0/test/e2e/features").join("\n")))')
+# (An assignment fails the script when node fails; an empty list would run every feature.)
+list=$(node --import tsx -e 'import("./test/olmv1-scenarios/where.ts").then((m) => console.log(m.realNodeFeatureArgs("test/vendor/operator-controller-v1.11.0/test/e2e/features").join("\n")))')
+[ -n "$list" ] || { echo "real-node.sh: test/olmv1-scenarios/where.ts listed no scenarios" >&2; exit 1; }
+mapfile -t features <<<"$list"
 [ $# -gt 0 ] && features=("$@")
 step "scenarios: ${features[*]}"
 OLMV1_SCENARIOS_IN_CLUSTER=binnacle-system bash test/olmv1-scenarios/run.sh "${features[@]}"

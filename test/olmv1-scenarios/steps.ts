@@ -73,7 +73,7 @@ async function resourceIsApplied(this: ScenarioWorld, doc: string): Promise<void
 // --- environment ---
 
 /** OLMisAvailable (steps.go:351): operator-controller's Deployment Available; here, the manager's readiness. */
-Given(/^OLM is available$/i, async function () {
+Given(/^OLM is available$/, async function () {
   let last = '';
   const inCluster = IN_CLUSTER;
   if (inCluster !== undefined) {

@@ -22,7 +22,11 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
   const withName = (c: Command): Command =>
     c.option('--name <name>', 'cluster name', 'binnacle').option('--state-dir <dir>', 'where the cluster keeps its files (default .cache/clusters/<name>)');
 
+  // Both mirror flags on one command line exclude each other (commander keeps whichever came last).
+  const mirrorFlags = new Set<string>();
   withName(cluster.command('up'))
+    .on('option:registry-mirror', () => mirrorFlags.add('--registry-mirror'))
+    .on('option:no-registry-mirror', () => mirrorFlags.add('--no-registry-mirror'))
     .description('Start the cluster (idempotent; repairs a crashed one); builds missing binaries first')
     .addOption(outputOption(['text', 'json', 'yaml'], 'text'))
     .option('--timeout <duration>', 'how long each component may take to become healthy (e.g. 120s, 5m)', parseDuration, 120_000)
@@ -33,6 +37,7 @@ export function registerClusterCommands(program: Command, ctx: CliContext): void
     .option('--no-registry-mirror', "with --real-node: mirror no registry (clears a running cluster's list)")
     .option('--audit', "log ServiceAccounts' API requests (Metadata level) to the state dir's logs/audit.log")
     .action(async (opts: NameOpts & { output: string; timeout: number; openshift?: boolean; openshiftVersion: string; realNode?: boolean; registryMirror?: string[] | false; audit?: boolean }) => {
+      if (mirrorFlags.size === 2) throw new UsageError('--registry-mirror and --no-registry-mirror exclude each other: name the mirrors, or clear them');
       const realNode = opts.realNode === true || process.env.BINNACLE_REAL_NODE === '1';
       if (opts.registryMirror !== undefined && !realNode) throw new UsageError(`--${opts.registryMirror === false ? 'no-' : ''}registry-mirror configures the real node's image pulls: add --real-node`);
       const { clusterUp } = await clusters();
