@@ -21,7 +21,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import type { ObjectReader } from '../kube/ports.js';
-import { buildImage, DOCKER_HUB, DOCKER_HUB_API, pushImage, RegistryClient, registryHost } from '../oci/index.js';
+import { buildImage, DOCKER_HUB, DOCKER_HUB_API, pushImage, RegistryClient, isRegistryHost } from '../oci/index.js';
 import { BinnacleError } from '../util/errors.js';
 import { issueCertificate } from '../util/pki.js';
 import { kubeconfigYaml, type ClusterPki } from './certs.js';
@@ -190,10 +190,10 @@ export function containerdConfig(plan: RealNodePlan, tools: Record<string, strin
  */
 export function registryMirrors(hosts: readonly string[], registry?: string): string[] {
   const out = hosts.map((h) => {
-    // Lower case, 253 characters, labels of 63 (a folder name); registry-1.docker.io stays itself: containerd looks up the host a reference names, and only index.docker.io is docker.io there.
+    // Lower case, 253 characters, labels of 63 (a folder name). containerd looks up the host a reference names and folds only index.docker.io into docker.io; registry-1.docker.io keeps its name.
     const fits = h === h.toLowerCase() && h.length <= 253 && h.split(/[.:]/).every((label) => label.length <= 63);
-    const host = fits && registryHost(h) !== undefined ? (h === 'registry-1.docker.io' ? h : registryHost(h)) : undefined;
-    if (host === undefined) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${JSON.stringify(h)}: not a registry host (lower-case host name or address, optional :port 1-65535, such as docker.io or quay.io)`);
+    if (!fits || !isRegistryHost(h)) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${JSON.stringify(h)}: not a registry host (lower-case host name or address, optional :port 1-65535, such as docker.io or quay.io)`);
+    const host = h === 'index.docker.io' ? DOCKER_HUB : h;
     if (host === registry) throw new BinnacleError('input', 'CLUSTER_BAD_MIRROR', `--registry-mirror ${h}: that is the cluster's own registry`);
     return host;
   });

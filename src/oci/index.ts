@@ -7,7 +7,7 @@
  * cosign does (cosign.ts, sign.ts, verify-signature.ts). It talks to registries over HTTP(S), to the local
  * disk, and (for tests and local clusters) to a `docker-registry` process it starts on loopback.
  */
-export { parseReference, formatReference, withDigest, isSha256Digest, isValidImageReference, DOCKER_HUB, DOCKER_HUB_API, registryHost, type ImageReference } from './reference.js';
+export { parseReference, formatReference, withDigest, isSha256Digest, isValidImageReference, DOCKER_HUB, DOCKER_HUB_API, isRegistryHost, type ImageReference } from './reference.js';
 export { sha256Digest, DigestMismatchError, verifyStream } from './digest.js';
 export {
   MediaType,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InputError } from '../util/errors.js';
-import { formatReference, isValidImageReference, parseReference, registryHost } from './reference.js';
+import { formatReference, isValidImageReference, parseReference, isRegistryHost } from './reference.js';
 
 const D = `sha256:${'a'.repeat(64)}`;
 
@@ -72,14 +72,9 @@ test('isValidImageReference: the pull-spec grammar opm and OLM check images with
   }
 });
 
-test("registryHost: a registry as references name it, Docker Hub's other names made docker.io; a path, a scheme, an empty or out-of-range port is none", () => {
-  assert.equal(registryHost('quay.io'), 'quay.io');
-  assert.equal(registryHost('registry.example:5000'), 'registry.example:5000');
-  assert.equal(registryHost('10.244.1.1:30117'), '10.244.1.1:30117');
-  assert.equal(registryHost('[::1]:5000'), '[::1]:5000');
-  assert.equal(registryHost('index.docker.io'), 'docker.io');
-  assert.equal(registryHost('registry-1.docker.io'), 'docker.io');
-  for (const bad of ['', 'quay.io/ns', 'https://quay.io', 'quay.io:', 'quay.io:0', 'quay.io:65536', '-quay.io', 'a..b', '..']) assert.equal(registryHost(bad), undefined, bad);
+test('isRegistryHost: a registry as references name it; a path, a scheme, an empty or out-of-range port is not', () => {
+  for (const good of ['quay.io', 'registry.example:5000', '10.244.1.1:30117', '[::1]:5000', 'index.docker.io', 'registry-1.docker.io', 'localhost:1', 'localhost:65535']) assert.equal(isRegistryHost(good), true, good);
+  for (const bad of ['', 'quay.io/ns', 'https://quay.io', 'quay.io:', 'quay.io:0', 'quay.io:65536', '-quay.io', 'a..b', '..']) assert.equal(isRegistryHost(bad), false, bad);
   // The same normalisation as a reference's.
   assert.equal(parseReference('registry-1.docker.io/library/busybox:1.36').registry, 'docker.io');
 });

@@ -152,13 +152,9 @@ function canonicalRegistry(host: string): string {
   return host === 'index.docker.io' || host === DOCKER_HUB_API ? DOCKER_HUB : host;
 }
 
-/**
- * A registry host as an image reference names it (`host[:port]`, the port 1-65535), with Docker
- * Hub's other names made docker.io; undefined when `value` is not one.
- */
-export function registryHost(value: string): string | undefined {
-  if (!DOMAIN_RE.test(value)) return undefined;
+/** Whether `value` is a registry host as an image reference names it (`host[:port]`, the port 1-65535). */
+export function isRegistryHost(value: string): boolean {
+  if (!DOMAIN_RE.test(value)) return false;
   const port = /:([0-9]+)$/.exec(value)?.[1];
-  if (port !== undefined && !value.endsWith(']') && (Number(port) < 1 || Number(port) > 65535)) return undefined;
-  return canonicalRegistry(value);
+  return port === undefined || value.endsWith(']') || (Number(port) >= 1 && Number(port) <= 65535);
 }
