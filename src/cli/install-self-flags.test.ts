@@ -20,6 +20,15 @@ test('install-self --registries-conf: a file Binnacle cannot read as the manager
     assert.match(both.err, /--registries-conf and --version exclude each other/);
     const objectSets = await runCli(['install-self', '--olmv1-object-sets', '--version', '1.0.0']);
     assert.match(objectSets.err, /--olmv1-object-sets and --version exclude each other/);
+    const replicas = await runCli(['install-self', '--replicas', '2', '--version', '1.0.0']);
+    assert.match(replicas.err, /--replicas and --version exclude each other/);
+    const level = await runCli(['install-self', '--log-level', 'loud', '--kubeconfig', join(dir, 'none')]);
+    assert.match(level.err, /--log-level.*loud.*Allowed choices are error, warn, info, debug, trace/s);
+    for (const bad of ['0', '10', 'two', '-1']) {
+      const r = await runCli(['install-self', '--replicas', bad, '--kubeconfig', join(dir, 'none')]);
+      assert.notEqual(r.code, 0, bad);
+      assert.match(r.err, /--replicas.*(Expected a positive whole number|Expected 1 to 9 manager Pods)/s, bad);
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -71,7 +71,7 @@ interface Harness {
 }
 
 /** A reconciler over one ClusterCatalog named `ops`; `pull` answers with the valid fixture catalog unless told otherwise. */
-async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknown>, pull?: ImagePull): Promise<Harness> {
+async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknown>, pull?: ImagePull, follow = false): Promise<Harness> {
   const storeDir = await mkdtemp(join(tmpdir(), 'cc-test-'));
   dirs.push(storeDir);
   const kube = new Kube();
@@ -95,6 +95,7 @@ async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknow
     storeDir,
     serverUrl: 'http://127.0.0.1:8083',
     retryAfterMs: 7_000,
+    follow,
   });
   return { kube, registry, storeDir, pulls, reconcile: () => r.reconcile({ key: 'ops', name: 'ops' }, { logger, signal: new AbortController().signal }) };
 }
@@ -382,5 +383,81 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
     assert.equal(await h.reconcile(), undefined);
     assert.equal(h.registry.get('ops'), undefined);
     assert.equal(h.kube.statusWrites.length, 1);
+  });
+});
+
+describe('ClusterCatalog reconciler as a follower (a replica that does not lead)', () => {
+  const RESOLVED = `quay.io/example/catalog@${DIGEST}`;
+  /** The status the leader wrote: `ref` resolved for the catalog's current generation (or `generationBehind` ones before). */
+  const resolvedBy = (h: Harness, ref: string, generationBehind = 0): void =>
+    h.kube.change((c) => {
+      c.status = { resolvedSource: { type: 'Image', image: { ref } }, observedGeneration: (c.metadata.generation ?? 1) - generationBehind, conditions: [] };
+    });
+  const nothingWritten = (h: Harness): void => {
+    assert.deepEqual(h.kube.cluster.writes, [], 'the follower wrote nothing');
+    assert.deepEqual(h.kube.statusWrites, [], 'no status written');
+  };
+
+  test('serves exactly the digest the leader resolved, verified by pulling it by digest, and writes nothing', async () => {
+    const h = await harness({}, undefined, true);
+    resolvedBy(h, RESOLVED);
+    h.kube.cluster.writes.length = 0;
+    await h.reconcile();
+    assert.deepEqual(h.pulls, [RESOLVED], 'pulled by the digest in status, never the tag');
+    assert.equal(h.registry.get('ops')?.digest, DIGEST);
+    nothingWritten(h);
+    await h.reconcile();
+    assert.deepEqual(h.pulls, [RESOLVED, RESOLVED]);
+    assert.ok(h.registry.get('ops') !== undefined, 'the same content still served');
+  });
+
+  test('nothing resolved yet, or resolved for an older generation: nothing pulled, nothing served, nothing written', async () => {
+    const h = await harness({}, undefined, true);
+    h.kube.cluster.writes.length = 0;
+    assert.equal(await h.reconcile(), undefined, "the leader's status write brings it back");
+    resolvedBy(h, RESOLVED, 1);
+    h.kube.cluster.writes.length = 0;
+    await h.reconcile();
+    assert.deepEqual(h.pulls, []);
+    assert.equal(h.registry.get('ops'), undefined);
+    nothingWritten(h);
+  });
+
+  test('a status that names another repository, a tag, or no reference is not followed: a status write alone cannot change what is served', async () => {
+    for (const ref of ['quay.io/attacker/catalog@' + DIGEST, 'quay.io/example/catalog:latest', 'docker.io/example/catalog@' + DIGEST, 'not a reference', '']) {
+      const h = await harness({}, undefined, true);
+      resolvedBy(h, ref);
+      h.kube.cluster.writes.length = 0;
+      await h.reconcile();
+      assert.deepEqual(h.pulls, [], ref);
+      assert.equal(h.registry.get('ops'), undefined, ref);
+      nothingWritten(h);
+    }
+  });
+
+  test('a pull that fails leaves nothing served and nothing written, and is tried again', async () => {
+    const h = await harness({}, () => Promise.reject(new Error('registry down')), true);
+    resolvedBy(h, RESOLVED);
+    h.kube.cluster.writes.length = 0;
+    const result = await h.reconcile();
+    assert.deepEqual(result, { requeueAfterMs: 7_000 });
+    assert.equal(h.registry.get('ops'), undefined);
+    nothingWritten(h);
+  });
+
+  test('a catalog being deleted is no longer served and its store is removed; the finalizer is the leader\'s to remove', async () => {
+    const h = await harness({}, undefined, true);
+    resolvedBy(h, RESOLVED);
+    await h.reconcile();
+    assert.ok(h.registry.get('ops') !== undefined);
+    h.kube.change((c) => {
+      c.metadata.deletionTimestamp = new Date().toISOString();
+    });
+    h.kube.cluster.writes.length = 0;
+    await h.reconcile();
+    assert.equal(h.registry.get('ops'), undefined);
+    await assert.rejects(access(join(h.storeDir, 'ops')), 'its stored content is gone');
+    assert.deepEqual(h.kube.catalog?.metadata.finalizers, [FINALIZER_CLEANUP], 'the finalizer stays');
+    nothingWritten(h);
   });
 });

@@ -6,6 +6,9 @@
  * last good content served and says why.
  *
  * Steps: HandleFinalizer → Validate → Pull → Load → Serve.
+ *
+ * A follower (a manager replica that does not lead: catalog-follower.ts) runs the same steps over
+ * what the leader chose, and writes nothing: ForgetDeleted → Validate → PullResolved → Load → Serve.
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
@@ -17,7 +20,7 @@ import { unpackCatalog, type UnpackedCatalog } from '../catalog-store/index.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
-import { formatReference, imageLabelDir, parseReference, withDigest, type PulledImage } from '../oci/index.js';
+import { formatReference, imageLabelDir, isValidImageReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
 import { BinnacleError, errorClassOf, errorMessage } from '../util/errors.js';
@@ -43,6 +46,11 @@ export interface ClusterCatalogReconcilerOptions {
   retryAfterMs?: number;
   /** Default: the keys are read as the manager itself (install-self lets it read Secrets in its own namespace only). */
   verify?: ImageVerify;
+  /**
+   * Follow the leader instead of leading: serve the content each catalog's status resolved (the
+   * leader's choice, verified again here), never a newer tag; no finalizer, no status written.
+   */
+  follow?: boolean;
 }
 
 interface State {
@@ -90,11 +98,11 @@ export class ClusterCatalogReconciler implements Reconciler {
       }
       throw err;
     }
-    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger, writeStatus: true };
-    const steps = methodSteps<State, ClusterCatalogReconciler>(this, ['handleFinalizer', 'validate', 'pull', 'loadAndServe']);
+    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger, writeStatus: this.o.follow !== true };
+    const steps = methodSteps<State, ClusterCatalogReconciler>(this, this.o.follow === true ? ['forgetDeleted', 'validate', 'pullResolved', 'loadAndServe'] : ['handleFinalizer', 'validate', 'pull', 'loadAndServe']);
     try {
       return await reconcileSteps(steps, state, ctx.logger, {
-        write: (st) => this.writeStatus(st, st.served),
+        write: (st) => (st.writeStatus ? this.writeStatus(st, st.served) : Promise.resolve()),
         // Anything a step did not expect: said in status (the last good content stays served), then retried with backoff.
         onError: (st, err) => st.conditions.set('Progressing', true, 'Retrying', errorMessage(err)),
       });
@@ -125,18 +133,28 @@ export class ClusterCatalogReconciler implements Reconciler {
   }
 
   async handleFinalizer(s: State): Promise<StepOutcome> {
-    const name = s.catalog.metadata.name ?? '';
     if (isDeleting(s.catalog)) {
-      this.o.registry.delete(name);
-      this.refused.delete(name);
-      // Its stored content goes with it; the next ClusterCatalog of that name starts clean.
-      await rm(join(this.o.storeDir, name), { recursive: true, force: true });
+      await this.forget(s.catalog.metadata.name ?? '');
       await removeFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
       s.writeStatus = false;
       return stop();
     }
     await ensureFinalizer(this.o.client, s.catalog, FINALIZER_CLEANUP);
     return CONTINUE;
+  }
+
+  /** A follower's HandleFinalizer: a catalog being deleted is no longer served here; the leader removes the finalizer. */
+  async forgetDeleted(s: State): Promise<StepOutcome> {
+    if (!isDeleting(s.catalog)) return CONTINUE;
+    await this.forget(s.catalog.metadata.name ?? '');
+    return stop();
+  }
+
+  /** Served no more, and its stored content gone: the next ClusterCatalog of that name starts clean. */
+  private async forget(name: string): Promise<void> {
+    this.o.registry.delete(name);
+    this.refused.delete(name);
+    await rm(join(this.o.storeDir, name), { recursive: true, force: true });
   }
 
   validate(s: State): Promise<StepOutcome> {
@@ -212,21 +230,50 @@ export class ClusterCatalogReconciler implements Reconciler {
     }
   }
 
-  private async pullImage(s: State): Promise<StepOutcome> {
+  /**
+   * A follower's Pull: the content the leader resolved for this generation, read the same way (an
+   * image verified again by the policy, ConfigMaps read and compared), or nothing until there is some.
+   * Only a digest of the repository the spec names: a status write alone cannot change what is served.
+   */
+  async pullResolved(s: State): Promise<StepOutcome> {
+    const status = s.catalog.status;
+    const resolved = (status?.resolvedSource?.image as { ref?: unknown } | undefined)?.ref;
+    // The leader's status write for this generation brings the catalog back here.
+    if (typeof resolved !== 'string' || status?.observedGeneration !== s.catalog.metadata.generation) return stop();
+    const source = s.catalog.spec.source;
+    if (source.type === 'ConfigMaps') {
+      const read = await this.readConfigMaps(s);
+      // ConfigMaps changed since the leader read them: its next status write brings the catalog back.
+      return read.done || s.resolvedRef === resolved ? read : stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
+    }
+    if (source.type !== 'Image') return stop();
+    if (!isValidImageReference(source.image.ref)) return stop();
+    const want = parseReference(source.image.ref);
+    const got = isValidImageReference(resolved) ? parseReference(resolved) : undefined;
+    if (got?.digest === undefined || got.registry !== want.registry || got.repository !== want.repository) {
+      s.logger.warn({ resolved, ref: source.image.ref }, 'status.resolvedSource is not a digest of spec.source.image.ref: not followed');
+      return stop();
+    }
+    return this.pullImage(s, resolved);
+  }
+
+  /** The image `spec.source.image.ref` names, or `ref` (the same repository at a digest). */
+  private async pullImage(s: State, ref?: string): Promise<StepOutcome> {
     const source = s.catalog.spec.source;
     if (source.type !== 'Image') return stop();
     const image = source.image;
     const insecure = image.insecure === true;
+    const wanted = ref ?? image.ref;
     try {
       // Verified first, then pulled at exactly the digest that was verified.
-      const ref = s.verify === undefined ? image.ref : await this.verifyImage(image.ref, s.verify, { insecure, logger: s.logger });
+      const ref = s.verify === undefined ? wanted : await this.verifyImage(wanted, s.verify, { insecure, logger: s.logger });
       s.pulled = await this.o.pull(ref, { insecure });
       s.resolvedRef = formatReference(withDigest(parseReference(image.ref), s.pulled.digest));
       return CONTINUE;
     } catch (err) {
       // The last good content stays served; the condition names the artifact, its digest and why.
       if (err instanceof BinnacleError && err.code.startsWith('SIGNATURE_')) return this.retry(s, 'VerificationFailed', errorMessage(err));
-      return this.retry(s, 'Retrying', `pulling ${image.ref}: ${errorMessage(err)}`);
+      return this.retry(s, 'Retrying', `pulling ${wanted}: ${errorMessage(err)}`);
     }
   }
 

@@ -32,7 +32,8 @@ import { useCertificate } from '../util/http-server.js';
 import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
-import { ClusterCatalogReconciler } from './cluster-catalog.js';
+import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
+import { followCatalogs } from './catalog-follower.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
 import { extensionPlanner } from './upgrade-approval.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
@@ -131,9 +132,13 @@ function splitAddress(addr: string, defPort: number): { host: string; port: numb
   return { host: addr.slice(0, i) || '127.0.0.1', port: Number(addr.slice(i + 1)) };
 }
 
-/** The manager's health: readiness flips once the informers have synced, and back when leading ends. */
+/**
+ * The manager's health: readiness flips once the leader's informers have synced, and back when
+ * leading ends; a replica that does not lead is ready while it follows, serving catalogs.
+ */
 interface Health {
   ready: boolean;
+  following?: () => boolean;
 }
 
 /**
@@ -142,7 +147,7 @@ interface Health {
  * asked). No request can end the manager.
  */
 async function startProbeServers(o: ManagerOptions, registry: Registry, health: Health): Promise<{ metrics: EndpointServer; probes: EndpointServer }> {
-  const probes = { ready: () => health.ready };
+  const probes = { ready: () => health.ready || (health.following?.() ?? false) };
   const secure = o.metricsSecurity;
   const metricsServer = {
     address: o.metricsAddress ?? '127.0.0.1:0',
@@ -257,22 +262,49 @@ function collectStores(o: ManagerOptions, inf: Informers, catalogs: CatalogRegis
   };
 }
 
-/** Everything a leader runs: the catalog server, the informers and every controller, until `signal`. */
-async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: WriteFence | undefined, metrics: ControllerMetrics, storeMetrics: StoreMetrics, health: Health, olmv1: { serve: boolean }): Promise<void> {
+/** What the manager keeps whoever leads: its metrics, health, the catalogs it serves and how it pulls them. */
+interface Shared {
+  metrics: ControllerMetrics;
+  storeMetrics: StoreMetrics;
+  health: Health;
+  olmv1: { serve: boolean };
+  catalogs: CatalogRegistry;
+  /** Base URL of the catalog server, as ClusterCatalogs' status.urls.base names it. */
+  serverUrl: string;
+  pull: ImagePull;
+}
+
+/** The catalog server, on every replica from the start (followers serve too), and its certificate kept current. */
+async function serveCatalogs(o: ManagerOptions, catalogs: CatalogRegistry): Promise<{ url: string; close: () => Promise<void> }> {
+  const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
+  const server: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger: o.logger, tls: o.catalogTls === undefined ? undefined : { ...o.catalogTls, profile: o.tlsProfile } });
+  const stopTlsUpdates = o.catalogTlsUpdates?.((pair) => useCertificate(server.server, pair));
+  const url = o.catalogBaseUrl ?? server.url;
+  o.logger.info({ url }, 'serving catalogs');
+  return {
+    url,
+    close: async () => {
+      stopTlsUpdates?.();
+      await server.close();
+    },
+  };
+}
+
+/** Catalog images pulled into the manager's image cache. */
+function imagePull(o: ManagerOptions): ImagePull {
+  const cacheDir = join(o.dataDir, 'images');
+  return (ref, opts) => pullAndUnpack(ref, { cacheDir, client: new RegistryClient({ logger: o.logger, registries: 'system', ...(opts.insecure ? { insecure: true } : {}) }) });
+}
+
+/** Everything a leader runs: the informers and every controller, until `signal`. */
+async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: WriteFence | undefined, shared: Shared): Promise<void> {
+  const { metrics, storeMetrics, health, olmv1, catalogs, serverUrl, pull } = shared;
   const logger = o.logger;
   const v1informers: Informer[] = [];
   // With leader election every write goes through the leadership fence: none once the lease may be lost.
   const client = fence === undefined ? o.client : o.client.fenced(fence);
   // Every informer, controller and Helm-operator kind listens for the stop: more than Node's default 10.
   setMaxListeners(0, signal);
-  const catalogs = new CatalogRegistry();
-  const c = splitAddress(o.catalogAddress ?? '127.0.0.1:0', 0);
-  const catalogServer: CatalogServer = await startCatalogServer({ catalogs: catalogs.lookup, port: c.port, address: c.host, logger, tls: o.catalogTls === undefined ? undefined : { ...o.catalogTls, profile: o.tlsProfile } });
-  const stopTlsUpdates = o.catalogTlsUpdates?.((pair) => useCertificate(catalogServer.server, pair));
-  const serverUrl = o.catalogBaseUrl ?? catalogServer.url;
-  logger.info({ url: serverUrl }, 'serving catalogs');
-  const imageCache = join(o.dataDir, 'images');
-  const pull = (ref: string, opts: { insecure: boolean }) => pullAndUnpack(ref, { cacheDir: imageCache, client: new RegistryClient({ logger, registries: 'system', ...(opts.insecure ? { insecure: true } : {}) }) });
   const inf = startInformers(client, logger);
   const ownerKey = (kind: string) => (obj: KubeObject): string[] => {
     const labels = obj.metadata.labels ?? {};
@@ -353,8 +385,28 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   await Promise.all(runs);
   await installedObjects.stopped();
   health.ready = false;
-  stopTlsUpdates?.();
-  await catalogServer.close();
+}
+
+/**
+ * Until this replica wins the lease it follows the leader, serving the catalogs it resolved
+ * (catalog-follower.ts); then the follower stops, its in-flight work finished, and the leader's
+ * controllers take over the same catalogs and store.
+ */
+function followThenLead(o: ManagerOptions, shared: Shared, stopAll: AbortSignal): (signal: AbortSignal, fence?: WriteFence) => Promise<void> {
+  const following = new AbortController();
+  stopAll.addEventListener('abort', () => following.abort(), { once: true });
+  const follower = followCatalogs({ client: o.client, logger: o.logger, registry: shared.catalogs, pull: shared.pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl: shared.serverUrl, metrics: shared.metrics, ...(o.gcIntervalMs === undefined ? {} : { gcIntervalMs: o.gcIntervalMs }) }, following.signal);
+  shared.health.following = () => follower.ready();
+  return async (signal, fence) => {
+    following.abort();
+    await follower.stopped;
+    o.logger.info('leading: the catalog follower has stopped');
+    try {
+      await runControllers(o, signal, fence, shared);
+    } finally {
+      shared.health.following = undefined;
+    }
+  };
 }
 
 /** Runs `lead` while this manager holds the Lease; resolves when it stops, rejects with LEADER_ELECTION_LOST at once on a lost lease. */
@@ -364,7 +416,7 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
     // A bucket of its own: a renewal never waits behind the controllers' requests.
     client: o.client.withOwnRateLimit('leader-election'),
     namespace: le.namespace,
-    name: le.name ?? 'binnacle-manager',
+    name: le.name ?? LEADER_LEASE_NAME,
     identity: le.identity ?? `${hostname()}_${process.pid}`,
     logger: o.logger,
     ...(le.leaseDurationMs === undefined ? {} : { leaseDurationMs: le.leaseDurationMs }),
@@ -390,6 +442,9 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
   lostEarly.catch(() => undefined);
   return Promise.race([running, lostEarly]);
 }
+
+/** The leader-election Lease, unless the caller names another: its holder is `<host>_<pid>`, the Pod's name first in a cluster. */
+export const LEADER_LEASE_NAME = 'binnacle-manager';
 
 /**
  * OLM v1's `clusterextension-serviceaccount-deprecated` policy (its chart's, `Warn`), worded for
@@ -433,12 +488,14 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
   const storeMetrics = new StoreMetrics(registry);
   const rejections = o.handleRejections === true ? handleUnhandledRejections(logger, registry) : undefined;
   const health: Health = { ready: false };
-  let olmv1 = { serve: false };
+  let olmv1: { serve: boolean };
   const servers = await startProbeServers(o, registry, health);
   const stopMetricsTlsUpdates = o.metricsSecurity?.updates?.((pair) => useCertificate(servers.metrics.server, pair));
+  const catalogs = new CatalogRegistry();
+  let catalogServer: Awaited<ReturnType<typeof serveCatalogs>> | undefined;
   const closeAll = (): Promise<unknown> => {
     stopMetricsTlsUpdates?.();
-    return Promise.all([...new Set([servers.metrics, servers.probes])].map((s) => s.close()));
+    return Promise.all([...[...new Set([servers.metrics, servers.probes])].map((s) => s.close()), catalogServer?.close()]);
   };
   try {
     await ensureCrds(o.client);
@@ -447,6 +504,7 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     await o.client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: systemNamespaceOf(o) } });
     // issue 12 §6: only this manager (and the garbage collector) may remove PlatformOperators' extensions.
     await ensurePlatformProtection(o.client, logger);
+    catalogServer = await serveCatalogs(o, catalogs);
   } catch (err) {
     // A manager that cannot start must not linger answering /healthz: close, so the process ends (with the start's error).
     await closeAll().catch(() => undefined);
@@ -454,8 +512,8 @@ export async function startManager(o: ManagerOptions): Promise<RunningManager> {
     throw err;
   }
   const stopAll = new AbortController();
-  const lead = (signal: AbortSignal, fence?: WriteFence): Promise<void> => runControllers(o, signal, fence, metrics, storeMetrics, health, olmv1);
-  const done = o.leaderElection === undefined ? lead(stopAll.signal) : runElected(o, o.leaderElection, stopAll, lead);
+  const shared: Shared = { metrics, storeMetrics, health, olmv1, catalogs, serverUrl: catalogServer.url, pull: imagePull(o) };
+  const done = o.leaderElection === undefined ? runControllers(o, stopAll.signal, undefined, shared) : runElected(o, o.leaderElection, stopAll, followThenLead(o, shared, stopAll.signal));
   const finished = done
     .catch((err: unknown) => {
       // Lost leadership and every other fatal failure are the caller's to act on: exit non-zero.

@@ -8,6 +8,7 @@ import { Controller, failureAction, reconcilerFunc, sleepStretch, WorkerPermits,
 import { sleepWithoutWorker } from './reconcile-context.js';
 import { apiErrorFromResponse } from './errors.js';
 import { ControllerMetrics } from './metrics.js';
+import { Informer } from './informer.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -406,4 +407,24 @@ test('reconciles coming back from their sleeps go first, but a new key is served
   await running;
   const at = (x: string): number => order.indexOf(x);
   assert.ok(at('end ns/new') < at('end ns/a') || at('end ns/new') < at('end ns/b'), `the new key waited for both: ${order.join(', ')}`);
+});
+
+test('stopped before its caches synced, a controller returns at once and reconciles nothing (a follower that wins the lease at once)', async () => {
+  let calls = 0;
+  // An informer whose list never answers: its cache never syncs.
+  const neverSyncs = new Informer({ list: () => new Promise(() => undefined), watch: () => new Promise(() => undefined) } as unknown as ConstructorParameters<typeof Informer>[0], 'v1', 'ConfigMap', { logger });
+  const c = testController(() => {
+    calls++;
+    return Promise.resolve(undefined);
+  }).watch(neverSyncs);
+  c.enqueue('a');
+  const stop = new AbortController();
+  const running = c.run(stop.signal);
+  await sleep(50);
+  stop.abort();
+  const ended = await Promise.race([running.then(() => 'returned'), sleep(5_000).then(() => 'still running')]);
+  assert.equal(ended, 'returned');
+  assert.equal(calls, 0);
+  // Already stopped when run: returns too.
+  assert.equal(await Promise.race([c.run(stop.signal).then(() => 'returned'), sleep(5_000).then(() => 'still running')]), 'returned');
 });

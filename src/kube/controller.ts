@@ -161,7 +161,10 @@ export class Controller {
    * worker of a kind; its key stays in flight, so no other reconcile of it starts meanwhile.
    */
   async run(signal: AbortSignal): Promise<void> {
-    await Promise.all(this.informers.map((i) => i.waitForSync()));
+    // Stopped before its caches synced (a follower that wins the lease at once): nothing to drain.
+    const aborted = new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    await Promise.race([Promise.all(this.informers.map((i) => i.waitForSync())), aborted]);
+    if (signal.aborted) return;
     const stop = (): void => void this.queue.shutDownWithDrain();
     signal.addEventListener('abort', stop, { once: true });
     this.metrics?.setMaxWorkers(this.name, this.workers);

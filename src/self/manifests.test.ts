@@ -136,7 +136,7 @@ test("the manager's metrics as operator-controller's: HTTPS behind a token revie
   for (const flag of ['--metrics-bind-address=0.0.0.0:8443', '--metrics-secure', '--metrics-require-rbac', '--health-probe-bind-address=0.0.0.0:8081']) assert.ok(c.args.includes(flag), flag);
   assert.deepEqual([c.readinessProbe.httpGet.port, c.livenessProbe.httpGet.port], ['probes', 'probes']);
   assert.deepEqual(c.ports.filter((p) => p.name !== 'catalogs'), [{ name: 'metrics', containerPort: 8443 }, { name: 'probes', containerPort: 8081 }]);
-  // Ready only while leading: a rollout must let the old Pod go first, and Available must mean a Pod is Ready.
+  // A new version never runs beside the old one: the old Pods go first.
   assert.deepEqual(d?.spec.strategy, { type: 'Recreate' });
   const svc = objs.find((o) => o.kind === 'Service' && o.metadata.name === 'binnacle-manager-metrics') as { spec: { ports: unknown[] } } | undefined;
   assert.deepEqual(svc?.spec.ports, [{ name: 'metrics', port: 8443, targetPort: 'metrics' }]);
@@ -197,4 +197,17 @@ test("the in-cluster manager's catalogs answer at its Service's name over HTTPS:
   assert.equal(mount?.subPath, undefined, 'the directory, so a renewed Secret reaches the Pod');
   const volume = pod?.volumes.find((v) => v.name === mount?.name);
   assert.deepEqual(volume?.secret, { secretName: 'binnacle-catalogs-tls', items: [{ key: 'tls.crt', path: 'tls.crt' }, { key: 'tls.key', path: 'tls.key' }] });
+});
+
+test('install-self --replicas: the manager Deployment runs that many Pods (one leads, the others serve catalogs), one by default', () => {
+  const replicasOf = (o: Parameters<typeof selfManifests>[0]): unknown => (selfManifests(o).find((x) => x.kind === 'Deployment')?.spec as { replicas?: unknown } | undefined)?.replicas;
+  assert.equal(replicasOf({ namespace: 'ops' }), 1);
+  assert.equal(replicasOf({ namespace: 'ops', replicas: 3 }), 3);
+});
+
+test("install-self --log-level: the manager's BINNACLE_LOG_LEVEL, beside its plain-http registries; no environment by default", () => {
+  const envOf = (o: Parameters<typeof selfManifests>[0]): unknown => (selfManifests(o).find((x) => x.kind === 'Deployment')?.spec as { template: { spec: { containers: { env?: unknown }[] } } }).template.spec.containers[0]?.env;
+  assert.equal(envOf({ namespace: 'ops' }), undefined);
+  assert.deepEqual(envOf({ namespace: 'ops', logLevel: 'debug' }), [{ name: 'BINNACLE_LOG_LEVEL', value: 'debug' }]);
+  assert.deepEqual(envOf({ namespace: 'ops', logLevel: 'debug', insecureRegistries: ['10.0.0.1:5000'] }), [{ name: 'BINNACLE_INSECURE_REGISTRIES', value: '10.0.0.1:5000' }, { name: 'BINNACLE_LOG_LEVEL', value: 'debug' }]);
 });

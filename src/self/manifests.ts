@@ -68,6 +68,10 @@ export interface SelfOptions {
   olmv1ObjectSets?: boolean;
   /** containers-registries.conf text: a ConfigMap mounted where the manager reads it (/etc/containers), as OLM v1's is. */
   registriesConf?: string;
+  /** Manager Pods (default 1): one leads; the others serve the catalogs it resolved and take over when it goes. */
+  replicas?: number;
+  /** The manager's log level (its BINNACLE_LOG_LEVEL; default info): debug logs each reconcile's end. */
+  logLevel?: string;
 }
 
 /** The ConfigMap `install-self --registries-conf` makes. */
@@ -76,6 +80,18 @@ export const REGISTRIES_CONF_CONFIGMAP = 'binnacle-registries-conf';
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'update', 'patch', 'delete'];
+
+/** The variable `binnacle` reads its log level from (cli/context.ts logLevel). */
+const LOG_LEVEL_ENV = 'BINNACLE_LOG_LEVEL';
+
+/** The manager container's environment: plain-http registries, a log level; none by default. */
+function managerEnv(o: SelfOptions): { env?: { name: string; value: string }[] } {
+  const env = [
+    ...(o.insecureRegistries === undefined || o.insecureRegistries.length === 0 ? [] : [{ name: INSECURE_REGISTRIES_ENV, value: o.insecureRegistries.join(',') }]),
+    ...(o.logLevel === undefined ? [] : [{ name: LOG_LEVEL_ENV, value: o.logLevel }]),
+  ];
+  return env.length === 0 ? {} : { env };
+}
 
 /**
  * The manager's cluster-wide permissions: only what it does as itself, each rule with the code
@@ -235,11 +251,10 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
       kind: 'Deployment',
       metadata: meta(MANAGER_NAME, ns),
       spec: {
-        replicas: 1,
-        // The manager is Ready only while it leads (only the leader serves catalogs), so a new Pod
-        // cannot become Ready beside the old one: a rolling update (maxUnavailable 0) would wait
-        // forever. Recreate: the old Pod goes first, releasing its Lease on SIGTERM, and the new one
-        // takes it. (maxUnavailable 1 would roll too, but make the Deployment Available with no Pod Ready.)
+        replicas: o.replicas ?? 1,
+        // Every Pod is Ready while it leads or follows (both serve catalogs: catalog-follower.ts).
+        // Recreate all the same: a new version never runs beside the old one, reading the status
+        // the other writes; the old Pods go first, the leader releasing its Lease on SIGTERM.
         strategy: { type: 'Recreate' },
         selector: { matchLabels: POD_LABELS },
         template: {
@@ -252,7 +267,7 @@ export function selfManifests(o: SelfOptions = {}): KubeObject[] {
                 name: 'manager',
                 image,
                 imagePullPolicy: o.pullPolicy ?? 'IfNotPresent',
-                ...(o.insecureRegistries === undefined || o.insecureRegistries.length === 0 ? {} : { env: [{ name: INSECURE_REGISTRIES_ENV, value: o.insecureRegistries.join(',') }] }),
+                ...managerEnv(o),
                 args: [
                   'manager',
                   '--leader-elect',

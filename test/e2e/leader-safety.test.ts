@@ -4,7 +4,9 @@
  * manager takes over, and the old one is resumed. Each manager reaches the API server through a
  * recording proxy of its own (started here), so the test sees every request each one sends, with
  * the time it arrived. It shows: the old leader wrote nothing after the new one took over, the
- * new leader did write, and the old leader exited non-zero saying `leader election lost`.
+ * new leader did write, and the old leader exited non-zero saying `leader election lost`. And a
+ * replica that does not lead serves the catalogs the leader resolved (catalogd's answer 404),
+ * ready and writing nothing, and takes over with them warm when the leader is killed.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,8 +19,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeClient } from '../../src/kube/client.js';
 import { loadKubeConfig } from '../../src/kube/config.js';
-import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
-import { e2eClient, e2eKubeconfig, eventually, uniqueName } from './env.js';
+import { API_VERSION, type ClusterCatalog, type ClusterExtension } from '../../src/api/types.js';
+import { findCondition } from '../../src/kube/types.js';
+import { buildCatalogImage } from '../../src/publish/catalog-image.js';
+import { e2eClient, e2eKubeconfig, e2eRegistry, eventually, uniqueName } from './env.js';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 const LEASE = { duration: '4s', renew: '2s', retry: '500ms' };
@@ -83,7 +87,7 @@ const leaseNs = uniqueName('leader');
 const ceName = uniqueName('busy');
 const managers: Manager[] = [];
 
-async function startManager(id: string): Promise<Manager> {
+async function startManager(id: string, logLevel = 'info'): Promise<Manager> {
   const proxy = await recordingProxy();
   const kubeconfig = join(work, `${id}.kubeconfig`);
   await writeFile(
@@ -111,7 +115,7 @@ async function startManager(id: string): Promise<Manager> {
       '--leader-elect-renew-deadline', LEASE.renew,
       '--leader-elect-retry-period', LEASE.retry,
     ],
-    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BINNACLE_LOG_LEVEL: 'info' } },
+    { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BINNACLE_LOG_LEVEL: logLevel } },
   );
   const m: Manager = { id, proc, stderr: '', proxy, exit: new Promise((resolve) => proc.once('exit', (code) => resolve(code))) };
   proc.stderr?.on('data', (d: Buffer) => (m.stderr += d.toString()));
@@ -235,4 +239,97 @@ test('a leader paused past its lease writes nothing once another has taken over,
   assert.notEqual(code, 0, 'the old leader exited non-zero');
   assert.match(old.stderr, /leader election lost/);
   assert.ok(next.proc.exitCode === null, 'the new leader keeps running');
+});
+
+/** A URL a manager logged (pino's JSON lines on stderr) with message `msg`. */
+function loggedUrl(m: Manager, msg: string): string | undefined {
+  for (const line of m.stderr.split('\n')) {
+    if (!line.includes(msg)) continue;
+    try {
+      const rec = JSON.parse(line) as { msg?: string; url?: string };
+      if (rec.msg === msg && typeof rec.url === 'string') return rec.url;
+    } catch {
+      // not a log record
+    }
+  }
+  return undefined;
+}
+
+async function fetchText(url: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.text() };
+}
+
+test('the replica that does not lead serves the catalogs the leader resolved, is ready and writes nothing; killed, the leader is replaced by it with the catalog warm', async () => {
+  // The first test's survivor leads: it goes (releasing the Lease on SIGTERM), and these two campaign.
+  for (const m of managers.filter((x) => x.proc.exitCode === null && x.proc.signalCode === null)) {
+    m.proc.kill('SIGTERM');
+    await m.exit;
+  }
+  const catalogName = uniqueName('ha');
+  const tag = `${e2eRegistry()}/${catalogName}/catalog:1`;
+  const built = await buildCatalogImage(join(ROOT, 'src', 'catalog', 'testdata', 'fbc', 'valid'), { tag, push: true });
+  // At debug level: the controllers log each reconcile's end.
+  const c = await startManager('c', 'debug');
+  const d = await startManager('d', 'debug');
+  try {
+    const leaderId = await eventually('c or d to lead', async () => {
+      const h = await holder();
+      return h !== undefined && (h.endsWith(`_${c.proc.pid}`) || h.endsWith(`_${d.proc.pid}`)) ? h : undefined;
+    }, 120_000, 200).catch((err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}\n${diagnose()}`);
+    });
+    const leader = leaderId.endsWith(`_${c.proc.pid}`) ? c : d;
+    const follower = leader === c ? d : c;
+    await client.apply({ apiVersion: API_VERSION, kind: 'ClusterCatalog', metadata: { name: catalogName }, spec: { source: { type: 'Image', image: { ref: tag } } } });
+    const served = await eventually('the catalog Serving', async () => {
+      const cat = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+      return findCondition(cat.status?.conditions, 'Serving')?.status === 'True' ? cat : undefined;
+    }, 120_000, 200);
+    assert.equal(served.status?.resolvedSource?.image.ref, built.pushed, 'the leader resolved the pushed digest');
+    const followerBaseline = follower.proxy.seen.filter((x) => isWrite(x) && ok(x) && !isLeaseWrite(x)).length;
+    const path = `/catalogs/${catalogName}/api/v1/all`;
+    const urlOf = (m: Manager): string => {
+      const u = loggedUrl(m, 'serving catalogs');
+      assert.ok(u !== undefined, `manager ${m.id} logged its catalog URL`);
+      return u;
+    };
+    const fromLeader = await fetchText(`${urlOf(leader)}${path}`);
+    assert.equal(fromLeader.status, 200, 'the leader serves the catalog');
+    // catalogd's replicas that do not lead answer 404: this one serves the same bytes.
+    const fromFollower = await eventually('the follower to serve the catalog', async () => {
+      const r = await fetchText(`${urlOf(follower)}${path}`);
+      return r.status === 200 ? r : undefined;
+    }, 60_000, 200);
+    assert.equal(fromFollower.body, fromLeader.body, 'the follower serves what the leader serves');
+    assert.ok(fromFollower.body.includes('"schema":"olm.package"'), 'the body is the catalog');
+    const probes = loggedUrl(follower, 'serving metrics and probes');
+    assert.ok(probes !== undefined, 'the follower logged its probes URL');
+    assert.equal((await fetchText(`${probes}/readyz`)).status, 200, 'the follower is ready while it follows');
+    assert.equal(follower.proxy.seen.filter((x) => isWrite(x) && ok(x) && !isLeaseWrite(x)).length, followerBaseline, 'the follower wrote nothing');
+    // (Its start-up applies the CRDs, clustercatalogs' among them: not a write to a catalog.)
+    const catalogWrites = follower.proxy.seen.filter((x) => isWrite(x) && /^\/apis\/(binnacle\.dev|olm\.operatorframework\.io)\/[^/]+\/clustercatalogs/.test(x.path));
+    assert.deepEqual(catalogWrites.map((x) => `${x.method} ${x.path}`), [], 'the follower sent no write to a catalog');
+
+    // The leader dies without giving the Lease back: the follower takes over with the catalog it holds.
+    const unpackedBefore = (follower.stderr.match(/catalog unpacked and served/g) ?? []).length;
+    assert.equal(unpackedBefore, 1, 'the follower unpacked the catalog once');
+    leader.proc.kill('SIGKILL');
+    await eventually('the follower to take the Lease', async () => ((await holder())?.endsWith(`_${follower.proc.pid}`) === true ? true : undefined), 60_000, 200);
+    await eventually('the new leader to start its controllers', () => Promise.resolve(follower.stderr.includes('controllers started') ? true : undefined), 60_000, 200);
+    // Its ClusterCatalog controller has reconciled the catalog (the tag resolves to the same digest): Serving, the same content, not unpacked again.
+    const reconciledAsLeader = (): boolean =>
+      follower.stderr
+        .slice(follower.stderr.indexOf('controllers started'))
+        .split('\n')
+        .some((l) => l.includes('"controller":"clustercatalog"') && l.includes(`"key":"${catalogName}"`) && l.includes('"msg":"reconciled"'));
+    await eventually('the new leader to reconcile the catalog', () => Promise.resolve(reconciledAsLeader() ? true : undefined), 60_000, 200);
+    const after = await client.get<ClusterCatalog>({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName });
+    assert.equal(findCondition(after.status?.conditions, 'Serving')?.status, 'True');
+    assert.equal(after.status?.resolvedSource?.image.ref, built.pushed);
+    assert.equal((await fetchText(`${urlOf(follower)}${path}`)).body, fromLeader.body, 'the new leader serves the same content');
+    assert.equal((follower.stderr.match(/catalog unpacked and served/g) ?? []).length, 1, 'the new leader did not unpack it again');
+  } finally {
+    await client.delete({ apiVersion: API_VERSION, kind: 'ClusterCatalog', name: catalogName }).catch(() => undefined);
+  }
 });

@@ -1,13 +1,20 @@
 /** `binnacle install-self | status-self | uninstall-self | release-self | build-self-image`: the manager inside the current cluster, its releases and its image. */
 import { resolve } from 'node:path';
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { printData, type CliContext } from '../context.js';
-import { collect, oneOf, outputOption, parseDuration, withFlagNames } from '../flags.js';
+import { collect, oneOf, outputOption, parseDuration, parsePositiveInt, withFlagNames } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, IMAGE_NODE_VERSION, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
 import { BinnacleError, errorMessage, InputError, UsageError } from '../../util/errors.js';
 
 const DEFAULT_NAMESPACE = 'binnacle-system';
+
+/** `--replicas`: 1 to 9 manager Pods (each holds every catalog it serves: more costs memory, not safety). */
+function parseReplicas(value: string): number {
+  const n = parsePositiveInt(value);
+  if (n > 9) throw new InvalidArgumentError('Expected 1 to 9 manager Pods.');
+  return n;
+}
 
 async function registryClient(ctx: CliContext, insecure: boolean | undefined): Promise<import('../../oci/index.js').RegistryClient> {
   const { RegistryClient } = await import('../../oci/index.js');
@@ -36,13 +43,17 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--registries-conf <file>', "a containers-registries.conf (v2: [[registry]] prefix, location, mirrors, insecure, blocked) the manager pulls by, as OLM v1 reads /etc/containers/registries.conf: mounted from a ConfigMap")
     .option('--olmv1-installer <namespace/name>', "the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension naming none installs as (the manager's --olmv1-installer; docs/from-olm-v1.md)")
     .option('--olmv1-object-sets', "the manager serves OLM v1's ClusterObjectSet kind (the manager's --olmv1-object-sets; applied as --olmv1-installer)")
+    .addOption(new Option('--log-level <level>', "the manager's log level (its BINNACLE_LOG_LEVEL; default info): debug logs each reconcile's end").choices(['error', 'warn', 'info', 'debug', 'trace']))
+    .option('--replicas <n>', 'manager Pods (1-9, default 1): one leads; the others serve the catalogs it resolved from their own store, and one takes over if it goes', parseReplicas)
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
-    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; registriesConf?: string; timeout: number; olmv1Installer?: string; olmv1ObjectSets?: boolean }) => {
+    .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; registriesConf?: string; timeout: number; olmv1Installer?: string; olmv1ObjectSets?: boolean; replicas?: number; logLevel?: string }) => {
       const { installSelf, fetchSelfVersion, selfVersionRepository } = await self();
       if (flags.version === undefined && flags.releaseRepo !== undefined) throw new UsageError('--release-repo goes with --version: it says where that version\'s release is');
       if (flags.version !== undefined && flags.image !== undefined) throw new UsageError('--image and --version exclude each other: a release pins its image by digest (publish another with `binnacle release-self --version V --image REF`)');
       if (flags.version !== undefined && flags.insecureRegistry !== undefined) throw new UsageError("--insecure-registry and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
       if (flags.version !== undefined && flags.olmv1ObjectSets === true) throw new UsageError("--olmv1-object-sets and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
+      if (flags.version !== undefined && flags.logLevel !== undefined) throw new UsageError("--log-level and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
+      if (flags.version !== undefined && flags.replicas !== undefined) throw new UsageError("--replicas and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
       if (flags.version !== undefined && flags.registriesConf !== undefined) throw new UsageError("--registries-conf and --version exclude each other: a release's manifests are fixed (publish another with `binnacle release-self`)");
       // Checked here, naming the file and field, rather than by a manager that cannot pull.
       const registriesConf = flags.registriesConf === undefined ? undefined : await readRegistriesConf(flags.registriesConf);
@@ -62,6 +73,8 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
           ...(flags.insecureRegistry === undefined ? {} : { insecureRegistries: flags.insecureRegistry }),
           ...(flags.olmv1Installer === undefined ? {} : { olmv1Installer: flags.olmv1Installer }),
           ...(flags.olmv1ObjectSets === true ? { olmv1ObjectSets: true } : {}),
+          ...(flags.replicas === undefined ? {} : { replicas: flags.replicas }),
+          ...(flags.logLevel === undefined ? {} : { logLevel: flags.logLevel }),
           ...(registriesConf === undefined ? {} : { registriesConf }),
           ...(release === undefined ? {} : { release: { version: release.version, objects: release.objects } }),
           timeoutMs: flags.timeout,

@@ -1,0 +1,83 @@
+/**
+ * A manager replica that does not lead still serves every catalog. It follows the leader's
+ * ClusterCatalogs: for each, the content its status resolved (the leader's choice, verified
+ * again here), pulled into this replica's own store and served from it, writing nothing to the
+ * cluster. catalogd's replicas that do not lead answer 404 until they win the lease; behind one
+ * Service, Binnacle's answer from any replica, and a new leader takes over a warm store.
+ *
+ * Ready once its cache has synced and every catalog in it has been reconciled once here (served,
+ * refused, or not yet resolved by the leader).
+ */
+import type { Logger } from 'pino';
+import { API_VERSION, type ClusterCatalog } from '../api/types.js';
+import { Controller, type ReconcileContext, type ReconcileRequest, type Reconciler } from '../kube/controller.js';
+import { Informer, type ListWatcher } from '../kube/informer.js';
+import type { ControllerMetrics } from '../kube/metrics.js';
+import type { ObjectReader } from '../kube/ports.js';
+import { errorMessage } from '../util/errors.js';
+import type { CatalogRegistry } from './catalog-registry.js';
+import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
+import { collectCatalogStore } from './store-gc.js';
+
+export interface CatalogFollowerOptions {
+  /** Reads only: the follower lists, watches and gets, and may write nothing. */
+  client: ListWatcher & Pick<ObjectReader, 'get'>;
+  logger: Logger;
+  registry: CatalogRegistry;
+  pull: ImagePull;
+  /** Where stored catalogs live: the leader's store, once this replica leads. */
+  storeDir: string;
+  serverUrl: string;
+  metrics?: ControllerMetrics;
+  workers?: number;
+  /** How often content no longer served is removed from the store (default 10 minutes). */
+  gcIntervalMs?: number;
+}
+
+export interface CatalogFollower {
+  /** Synced, and every cached catalog reconciled here at least once. */
+  ready(): boolean;
+  /** Resolves when the follower has stopped (after `signal`), its in-flight reconciles finished. */
+  stopped: Promise<void>;
+}
+
+const refuseWrite = (): Promise<never> => Promise.reject(new Error('a catalog follower writes nothing to the cluster'));
+
+/** Follows the leader's ClusterCatalogs until `signal` aborts. */
+export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): CatalogFollower {
+  const informer = new Informer<ClusterCatalog>(o.client, API_VERSION, 'ClusterCatalog', { logger: o.logger, resyncMs: 10 * 60_000 });
+  const reconciler = new ClusterCatalogReconciler({
+    // Belt and braces: the follower's steps write nothing, and its client could not.
+    client: { get: (ref) => o.client.get(ref), patch: refuseWrite, applyStatus: refuseWrite },
+    registry: o.registry,
+    pull: o.pull,
+    storeDir: o.storeDir,
+    serverUrl: o.serverUrl,
+    follow: true,
+  });
+  const seen = new Set<string>();
+  const counted: Reconciler = {
+    async reconcile(req: ReconcileRequest, ctx: ReconcileContext) {
+      try {
+        return await reconciler.reconcile(req, ctx);
+      } finally {
+        seen.add(req.name);
+      }
+    },
+  };
+  // Every change, the leader's status writes included: they say what to serve.
+  const controller = new Controller({ name: 'clustercatalog-follower', logger: o.logger, workers: o.workers ?? 2, reconciler: counted, ...(o.metrics === undefined ? {} : { metrics: o.metrics }) }).watch(informer);
+  let synced = false;
+  void informer.waitForSync().then(() => (synced = true));
+  const gc = setInterval(() => {
+    const served = new Map(o.registry.list().map((c) => [c.name, c.stored.file]));
+    collectCatalogStore(o.storeDir, served).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'catalog store garbage collection failed'));
+  }, o.gcIntervalMs ?? 10 * 60_000);
+  signal.addEventListener('abort', () => clearInterval(gc), { once: true });
+  o.logger.info('following the leader: serving the catalogs it resolved');
+  const stopped = Promise.all([informer.run(signal), controller.run(signal)]).then(() => undefined);
+  return {
+    ready: () => synced && informer.list().every((c) => seen.has(c.metadata.name ?? '')),
+    stopped,
+  };
+}
