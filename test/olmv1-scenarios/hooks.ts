@@ -14,6 +14,7 @@ import { After, AfterAll, Before, BeforeAll, setDefaultTimeout, Status } from '@
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { REGISTRIES_CONF_ENV } from '../../src/oci/index.js';
+import { MANAGER_NAME } from '../../src/self/manifests.js';
 import { adminInstaller, adminInstallerObjects, e2eClient, e2eRegistry, startE2eManager, stopE2e } from '../e2e/env.js';
 import { excludedScenarios, IN_CLUSTER_FEATURES, REAL_NODE_SCENARIOS } from './where.js';
 import { IN_CLUSTER, kubectlRun, STEP_TIMEOUT_MS, type ScenarioWorld } from './world.js';
@@ -26,8 +27,8 @@ setDefaultTimeout(STEP_TIMEOUT_MS + 120_000);
  * builds it: the manager serves ClusterObjectSets (`--olmv1-object-sets`, revision.feature), but
  * its ClusterExtensions roll out through its own release engine, not through ClusterObjectSets,
  * so the scenarios that look for an extension's ClusterObjectSets are excluded in EXCLUDED.md.
- * Off: CatalogdHA (hooks.go sets it only for ≥ 2 catalogd
- * replicas; the manager runs once, in this process). The rest are on: Binnacle maps
+ * CatalogdHA: on when the manager runs in-cluster with two Pods or more (hooks.go turns it on for a
+ * cluster of two nodes or more, where catalogd runs two replicas; real-node.sh installs two). The rest are on: Binnacle maps
  * `config.inline.watchNamespace` (SingleOwnNamespaceInstallSupport) and `.deploymentConfig`
  * (DeploymentConfig), and issues webhook certificates itself (WebhookProviderCertManager).
  */
@@ -54,7 +55,11 @@ export let managerReadyz = '';
 BeforeAll(async function () {
   client = await e2eClient();
   // The manager install-self put in the cluster acts; it was given its installer (real-node.sh).
-  if (IN_CLUSTER !== undefined) return;
+  if (IN_CLUSTER !== undefined) {
+    const deployment = await client.find({ apiVersion: 'apps/v1', kind: 'Deployment', namespace: IN_CLUSTER, name: MANAGER_NAME });
+    FEATURE_GATES.set('CatalogdHA', ((deployment?.spec as { replicas?: number } | undefined)?.replicas ?? 1) >= 2);
+    return;
+  }
   work = await mkdtemp(join(tmpdir(), 'olmv1-scenarios-'));
   await adminInstaller(client, INSTALLER_NS);
   // What upstream's e2e overlay mounts into operator-controller as /etc/containers/registries.conf

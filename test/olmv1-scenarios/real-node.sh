@@ -73,10 +73,12 @@ kc create namespace olmv1-scenarios-installer --dry-run=client -o yaml | kc appl
 kc -n olmv1-scenarios-installer create serviceaccount installer --dry-run=client -o yaml | kc apply -f - >/dev/null
 kc create clusterrolebinding olmv1-scenarios-installer --clusterrole=cluster-admin --serviceaccount=olmv1-scenarios-installer:installer --dry-run=client -o yaml | kc apply -f - >/dev/null
 
-step "install-self $image"
+step "install-self $image (two Pods, at debug level)"
 # The registry listens on the node's bridge address: plain http for the manager there too.
+# Two Pods, as upstream's HA suite runs catalogd (ha.feature); debug, so that each reconcile's end
+# is logged as OLM v1's `reconcile ending` is (ha-steps.ts reads the leader's log).
 binnacle install-self --image "$image" --insecure-registry "$BINNACLE_E2E_REGISTRY" --kubeconfig "$BINNACLE_E2E_KUBECONFIG" \
-  --olmv1-installer olmv1-scenarios-installer/installer --olmv1-object-sets
+  --olmv1-installer olmv1-scenarios-installer/installer --olmv1-object-sets --replicas 2 --log-level debug
 
 # where.ts lists them (the hooks skip the same ones on kwok).
 # (An assignment fails the script when node fails; an empty list would run every feature.)

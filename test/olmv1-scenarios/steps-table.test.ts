@@ -42,7 +42,7 @@ test("the scenarios that run elsewhere (where.ts) and the excluded ones (EXCLUDE
   const { excludedScenarios, IN_CLUSTER_FEATURES, REAL_NODE_SCENARIOS } = await import('./where.js');
   const features = join(HERE, '..', 'vendor', 'operator-controller-v1.11.0', 'test', 'e2e', 'features');
   const named = [...REAL_NODE_SCENARIOS, ...excludedScenarios().keys()];
-  assert.ok(named.length >= 18, `the lists have their entries (${named.length})`);
+  assert.ok(named.length >= 17, `the lists have their entries (${named.length})`);
   for (const where of named) {
     const [file, line] = where.split(':');
     const text = readFileSync(join(features, file ?? ''), 'utf8').split('\n')[Number(line) - 1] ?? '';

@@ -11,10 +11,11 @@ import { fileURLToPath } from 'node:url';
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 /**
- * Features whose steps reach the manager's Pods (port-forward, a Deployment rollout): they run
- * only with the manager in-cluster on a real node (real-node.sh, OLMV1_SCENARIOS_IN_CLUSTER).
+ * Features whose steps reach the manager's Pods (port-forward, a Deployment rollout, the leader
+ * Pod's logs and its force-deletion): they run only with the manager in-cluster on a real node
+ * (real-node.sh, OLMV1_SCENARIOS_IN_CLUSTER).
  */
-export const IN_CLUSTER_FEATURES: ReadonlySet<string> = new Set(['metrics', 'tls']);
+export const IN_CLUSTER_FEATURES: ReadonlySet<string> = new Set(['metrics', 'tls', 'ha']);
 
 /**
  * Scenarios (`feature:line`) whose workloads must run, which kwok's Pods do not: a Deployment

@@ -75,6 +75,8 @@ export class ScenarioWorld extends World {
   addedResources: Resource[] = [];
   removedResources: Record<string, unknown>[] = [];
   extensionObjects: ObjectRef[] = [];
+  /** ComponentIsReadyToReconcile's leader Pods (scenarioContext.leaderPods): component → Pod name. */
+  leaderPods = new Map<string, string>();
   /** SendMetricsRequest's answers: Pod name → body. */
   metricsResponse = new Map<string, string>();
   /** Deployments whose `manager` args a step patched, with the args to put back (hooks.go's deploymentRestores). */
