@@ -460,4 +460,35 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
     assert.deepEqual(h.kube.catalog?.metadata.finalizers, [FINALIZER_CLEANUP], 'the finalizer stays');
     nothingWritten(h);
   });
+
+  test('ConfigMaps: served when they still hold what the leader read (the digest of their files), not when they changed since; nothing written', async () => {
+    const fbc = [
+      { schema: 'olm.package', name: 'p', defaultChannel: 'stable' },
+      { schema: 'olm.channel', package: 'p', name: 'stable', entries: [{ name: 'p.v1.0.0' }] },
+      { schema: 'olm.bundle', name: 'p.v1.0.0', package: 'p', image: 'quay.io/x/p:1', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.0.0' } }] },
+    ];
+    const configMap = (content: object[]): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'fbc' }, data: { 'catalog.json': content.map((x) => JSON.stringify(x)).join('\n') } });
+    const spec = { source: { type: 'ConfigMaps' as const, configMaps: [{ namespace: 'team-a', name: 'fbc' }] } };
+    // The leader reads them and says what it resolved.
+    const leader = await harness(spec);
+    leader.kube.cluster.put(configMap(fbc) as never);
+    await leader.reconcile();
+    const resolved = (leader.kube.statusWrites[0]?.resolvedSource as { image: { ref: string } } | undefined)?.image.ref;
+    assert.match(resolved ?? '', /@sha256:[0-9a-f]{64}$/);
+    const follower = await harness(spec, undefined, true);
+    follower.kube.cluster.put(configMap(fbc) as never);
+    resolvedBy(follower, resolved ?? '');
+    follower.kube.cluster.writes.length = 0;
+    await follower.reconcile();
+    assert.equal(follower.registry.get('ops')?.digest, leader.registry.get('ops')?.digest, 'the same content as the leader');
+    nothingWritten(follower);
+    // Changed since the leader read them: not served until the leader says so.
+    const changed = await harness(spec, undefined, true);
+    changed.kube.cluster.put(configMap([...fbc, { schema: 'olm.bundle', name: 'p.v1.1.0', package: 'p', image: 'quay.io/x/p:2', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.1.0' } }] }]) as never);
+    resolvedBy(changed, resolved ?? '');
+    changed.kube.cluster.writes.length = 0;
+    assert.deepEqual(await changed.reconcile(), { requeueAfterMs: 7_000 });
+    assert.equal(changed.registry.get('ops'), undefined);
+    nothingWritten(changed);
+  });
 });
