@@ -17,7 +17,7 @@ import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
 import { CLUSTER_CATALOG_CRD } from '../api/crds.js';
 import type { ReconcileResult } from '../kube/controller.js';
 import { FakeCluster, faults } from '../kube/fake-cluster.test-helper.js';
-import type { Condition } from '../kube/types.js';
+import type { Condition, KubeObject } from '../kube/types.js';
 import type { PulledImage } from '../oci/index.js';
 import { withoutEndlessRead } from '../util/endless-read.test-helper.js';
 import { CatalogRegistry } from './catalog-registry.js';
@@ -467,16 +467,16 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
       { schema: 'olm.channel', package: 'p', name: 'stable', entries: [{ name: 'p.v1.0.0' }] },
       { schema: 'olm.bundle', name: 'p.v1.0.0', package: 'p', image: 'quay.io/x/p:1', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.0.0' } }] },
     ];
-    const configMap = (content: object[]): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'fbc' }, data: { 'catalog.json': content.map((x) => JSON.stringify(x)).join('\n') } });
+    const configMap = (content: object[]): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { namespace: 'team-a', name: 'fbc' }, data: { 'catalog.json': content.map((x) => JSON.stringify(x)).join('\n') } });
     const spec = { source: { type: 'ConfigMaps' as const, configMaps: [{ namespace: 'team-a', name: 'fbc' }] } };
     // The leader reads them and says what it resolved.
     const leader = await harness(spec);
-    leader.kube.cluster.put(configMap(fbc) as never);
+    leader.kube.cluster.put(configMap(fbc));
     await leader.reconcile();
     const resolved = (leader.kube.statusWrites[0]?.resolvedSource as { image: { ref: string } } | undefined)?.image.ref;
     assert.match(resolved ?? '', /@sha256:[0-9a-f]{64}$/);
     const follower = await harness(spec, undefined, true);
-    follower.kube.cluster.put(configMap(fbc) as never);
+    follower.kube.cluster.put(configMap(fbc));
     resolvedBy(follower, resolved ?? '');
     follower.kube.cluster.writes.length = 0;
     await follower.reconcile();
@@ -484,7 +484,7 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
     nothingWritten(follower);
     // Changed since the leader read them: not served until the leader says so.
     const changed = await harness(spec, undefined, true);
-    changed.kube.cluster.put(configMap([...fbc, { schema: 'olm.bundle', name: 'p.v1.1.0', package: 'p', image: 'quay.io/x/p:2', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.1.0' } }] }]) as never);
+    changed.kube.cluster.put(configMap([...fbc, { schema: 'olm.bundle', name: 'p.v1.1.0', package: 'p', image: 'quay.io/x/p:2', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.1.0' } }] }]));
     resolvedBy(changed, resolved ?? '');
     changed.kube.cluster.writes.length = 0;
     assert.deepEqual(await changed.reconcile(), { requeueAfterMs: 7_000 });
