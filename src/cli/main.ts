@@ -11,6 +11,7 @@
 import { BINNACLE_VERSION } from '../api/version.js';
 import { Command, CommanderError } from 'commander';
 import { BinnacleError } from '../util/errors.js';
+import { namesProxy, useProxyFromEnv } from '../util/proxy-env.js';
 import { collectLikeGo } from './heap.js';
 import { defaultContext, type CliContext } from './context.js';
 import { addGlobalFlags, commandPath, leafCommands, usageLine, type GlobalFlags } from './flags.js';
@@ -118,12 +119,28 @@ export function exitQuietlyOnBrokenPipe(stream: NodeJS.WriteStream): void {
   });
 }
 
+/**
+ * Outbound requests (registries, catalog servers, downloads; not the API server) go through the
+ * proxy HTTPS_PROXY/HTTP_PROXY names, NO_PROXY excepted (src/util/proxy-env.ts), set up once for
+ * the process here, and only when one is set. Answers the exit code of a proxy that is unusable.
+ */
+async function useEnvironmentProxy(): Promise<number | undefined> {
+  if (!namesProxy()) return undefined;
+  try {
+    const warning = await useProxyFromEnv();
+    if (warning !== undefined) process.stderr.write(`warning: ${warning}\n`);
+    return undefined;
+  } catch (err) {
+    return reportError(err, undefined, defaultContext());
+  }
+}
+
 const invokedDirectly = process.argv[1] !== undefined && /(?:main\.[jt]s|binnacle(?:\.[cm]?js)?)$/.test(process.argv[1]);
 if (invokedDirectly) {
   collectLikeGo();
   exitQuietlyOnBrokenPipe(process.stdout);
   exitQuietlyOnBrokenPipe(process.stderr);
-  const code = await run(process.argv.slice(2));
+  const code = (await useEnvironmentProxy()) ?? (await run(process.argv.slice(2)));
   // A command may have set a failing exit code itself (e.g. `cluster status` of an unhealthy cluster).
   if (code !== 0 || process.exitCode === undefined) process.exitCode = code;
 }

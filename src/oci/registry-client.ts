@@ -11,6 +11,7 @@ import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import type { Logger } from 'pino';
 import { formatDuration, isTimeout, timeoutReason } from '../util/deadline.js';
 import { BinnacleError, errorMessage, httpStatusClass } from '../util/errors.js';
+import { proxyFailure } from '../util/proxy-env.js';
 import { redactUrl } from '../util/redact.js';
 import { basicAuthHeader, credentialsFromAuthFiles, parseChallenges, type AuthOption, type Credentials } from './auth.js';
 import { DigestMismatchError, sha256Digest, verifyStream } from './digest.js';
@@ -192,6 +193,11 @@ function networkReason(err: unknown): string {
   if (isRecord(cause) && typeof cause.code === 'string') return cause.code;
   if (cause instanceof Error) return cause.message;
   return err.name === 'TimeoutError' || err.name === 'AbortError' ? `${err.name} (no answer in time)` : err.message;
+}
+
+/** Why a request to `url` got no answer: the proxy's fault (`proxyconnect …`, Go's words), the deadline, or fetch's cause. */
+function unreachableReason(err: unknown, url: URL, timeoutMs: number): string {
+  return proxyFailure(err, url) ?? (isTimeout(err) ? timeoutReason(url.host, timeoutMs) : networkReason(err));
 }
 
 /** The registry's error document, as one line: `MANIFEST_UNKNOWN: manifest unknown`. */
@@ -586,9 +592,11 @@ export class RegistryClient {
       if (spec.streaming === true && spec.signal?.aborted === true) {
         throw new BinnacleError('transient', 'OCI_TIMEOUT', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
       }
+      // A proxy that could not be reached (HTTPS_PROXY): said in Go's words (`proxyconnect …`), naming the proxy.
+      const viaProxy = proxyFailure(err, url);
       // Same code as any unreachable registry (callers branch on it); the message says it was the deadline.
-      if (isTimeout(err)) throw new BinnacleError('transient', 'OCI_UNREACHABLE', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
-      const code = networkReason(err);
+      if (viaProxy === undefined && isTimeout(err)) throw new BinnacleError('transient', 'OCI_UNREACHABLE', `registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${timeoutReason(spec.ref.registry, this.timeoutMs)}`, { cause: err });
+      const code = viaProxy ?? networkReason(err);
       const hint = url.startsWith('https:') && /SSL|EPROTO|TLS/i.test(code) ? ' (is it a plain-http registry? use the insecure option)' : '';
       throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach registry ${spec.ref.registry} (${spec.method} ${redactUrl(url)}): ${code}${hint}`, { cause: err });
     }
@@ -644,7 +652,7 @@ export class RegistryClient {
     try {
       res = await fetch(url, { ...init, signal: AbortSignal.timeout(this.timeoutMs) });
     } catch (err) {
-      const why = isTimeout(err) ? timeoutReason(url.host, this.timeoutMs) : networkReason(err);
+      const why = unreachableReason(err, url, this.timeoutMs);
       throw new BinnacleError('transient', 'OCI_UNREACHABLE', `cannot reach the token server ${url.origin} for ${registry}: ${why}`, { cause: err });
     }
     if (res.status !== 200) {

@@ -5,7 +5,8 @@
  * Masterminds' grammars), durations (`duration`), nesting limits (`nesting`), canonical JSON
  * (`canonical-json`), `-o json|yaml|table` output (`output`), deadlines and timeouts
  * (`deadline`), credential redaction (`redact`), hardened HTTP servers (`http-server`), a JSON member's span found without parsing (`json-member`), a small
- * PKI (`pki`), free ports below the ephemeral range (`ports`), ordered read-ahead (`read-ahead`) and plain-object helpers (`object`).
+ * PKI (`pki`), free ports below the ephemeral range (`ports`), ordered read-ahead (`read-ahead`), plain-object helpers (`object`)
+ * and HTTPS_PROXY/HTTP_PROXY/NO_PROXY for outbound requests (`proxy-env`).
  *
  * Imports nothing of Binnacle's, only Node and npm packages; every other folder may import it.
  * The page (src/console/web) takes in `yaml-values` and `errors` too, so those stay free of Node.
@@ -24,6 +25,7 @@ export * from './nesting.js';
 export * from './object.js';
 export * from './output.js';
 export * from './pki.js';
+export * from './proxy-env.js';
 export * from './read-ahead.js';
 export * from './redact.js';
 export * from './semver.js';

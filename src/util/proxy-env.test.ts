@@ -1,0 +1,43 @@
+/**
+ * Which proxy a request goes through, as Node (undici's EnvHttpProxyAgent) picks it: the error
+ * messages name that proxy, so the choice here must be Node's. Requests through a real proxy,
+ * from the command line's entry, are tested in src/cli/proxy-env.test.ts.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { namesProxy, proxyFor } from './proxy-env.js';
+
+/** Node applies the variables itself with NODE_USE_ENV_PROXY=1, so proxyFor answers for `env` alone. */
+const via = (target: string, env: Record<string, string>): string | undefined => proxyFor(target, { NODE_USE_ENV_PROXY: '1', ...env })?.href;
+
+test('a proxy variable counts when it is set and not empty, in either case', () => {
+  assert.equal(namesProxy({}), false);
+  assert.equal(namesProxy({ NO_PROXY: '*', HTTP_PROXY: '' }), false);
+  assert.equal(namesProxy({ https_proxy: 'http://p:3128' }), true);
+  assert.equal(namesProxy({ HTTP_PROXY: 'p:3128' }), true);
+});
+
+test('https requests take HTTPS_PROXY, else HTTP_PROXY; http requests HTTP_PROXY alone; lower case first', () => {
+  assert.equal(via('https://r.example/v2/', { HTTPS_PROXY: 'http://s:1', HTTP_PROXY: 'http://h:2' }), 'http://s:1/');
+  assert.equal(via('https://r.example/v2/', { HTTP_PROXY: 'http://h:2' }), 'http://h:2/');
+  assert.equal(via('http://r.example/v2/', { HTTPS_PROXY: 'http://s:1' }), undefined);
+  assert.equal(via('http://r.example/v2/', { http_proxy: 'http://lower:1', HTTP_PROXY: 'http://upper:2' }), 'http://lower:1/');
+  assert.equal(via('http://r.example/', { HTTP_PROXY: 'proxy.corp:3128' }), 'http://proxy.corp:3128/');
+});
+
+test('NO_PROXY: names, subdomains, ports and *; a CIDR exempts nothing (Node does not read them)', () => {
+  const env = (noProxy: string): Record<string, string> => ({ HTTPS_PROXY: 'http://p:3128', NO_PROXY: noProxy });
+  assert.equal(via('https://catalogd.olmv1-system.svc/api', env('.svc,10.96.0.1')), undefined);
+  assert.equal(via('https://a.b.example.com/', env('*.example.com')), undefined);
+  assert.equal(via('https://example.com/', env('example.com')), undefined);
+  assert.equal(via('https://notexample.com/', env('example.com')), 'http://p:3128/');
+  assert.equal(via('https://r.example:5000/', env('r.example:5000')), undefined);
+  assert.equal(via('https://r.example/', env('r.example:5000')), 'http://p:3128/');
+  assert.equal(via('https://10.96.0.1/', env('10.96.0.0/12')), 'http://p:3128/');
+  assert.equal(via('https://anything/', env('*')), undefined);
+  assert.equal(via('https://127.0.0.1:5000/', env('')), 'http://p:3128/');
+});
+
+test('nothing is proxied unless the process put the proxy in place', () => {
+  assert.equal(proxyFor('https://r.example/', { HTTPS_PROXY: 'http://p:3128' }), undefined);
+});

@@ -1,0 +1,187 @@
+/**
+ * HTTPS_PROXY, HTTP_PROXY and NO_PROXY (upper or lower case, lower first as Node and curl read
+ * them) for Binnacle's outbound requests, as Go's net/http honours them for OLM v1's
+ * operator-controller and catalogd. The command line's entry (src/cli/main.ts) calls
+ * `useProxyFromEnv` once, and only when `namesProxy` says a proxy variable is set (nothing is
+ * loaded otherwise): Node's `http.setGlobalProxyFromEnv` (Node >= 24.14; looked for, not the version) then sends
+ * every fetch() (registry pulls and token servers, catalog servers, chart and source downloads)
+ * and node:http(s)'s global agents through the proxy, NO_PROXY excepted. `NODE_USE_ENV_PROXY=1`
+ * does the same on the Nodes that know it.
+ *
+ * The Kubernetes API server is never reached through it: src/kube/client.ts connects with its
+ * own agent, which the global settings leave alone. client-go would proxy it unless NO_PROXY
+ * names it; a manager in a cluster has the API server's Service in NO_PROXY anyway, and a CLI
+ * behind a proxy reaches its API server directly.
+ *
+ * Node's rules (undici's EnvHttpProxyAgent), not quite Go's: a NO_PROXY entry is a host name or
+ * address, with or without `:port`, `.example.com` and `*.example.com` cover the subdomains, `*`
+ * alone covers all, a CIDR (`10.96.0.0/12`) covers nothing; loopback is proxied unless NO_PROXY
+ * names it; an https:// request with only HTTP_PROXY set goes through that proxy (Go: direct).
+ * As Go does, a proxy without a scheme (`proxy.corp:3128`) is an http:// one.
+ */
+import { BinnacleError, errorMessage } from './errors.js';
+
+const HTTPS_PROXY_VARS = ['https_proxy', 'HTTPS_PROXY'] as const;
+const HTTP_PROXY_VARS = ['http_proxy', 'HTTP_PROXY'] as const;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Whether the process was started with Node's own switch (Node applied the variables itself). */
+function nodeAppliesProxy(env: Env): boolean {
+  return env.NODE_USE_ENV_PROXY === '1' || process.execArgv.includes('--use-env-proxy') || /(?:^|\s)--use-env-proxy\b/.test(env.NODE_OPTIONS ?? '');
+}
+
+let applied = false;
+
+function first(env: Env, names: readonly string[]): string | undefined {
+  for (const n of names) {
+    const v = env[n];
+    if (v !== undefined && v !== '') return v;
+  }
+  return undefined;
+}
+
+/** Go's rule: `proxy.corp:3128` is `http://proxy.corp:3128`. */
+function withScheme(proxy: string): string {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(proxy) ? proxy : `http://${proxy}`;
+}
+
+/** Whether the environment names a proxy (HTTPS_PROXY or HTTP_PROXY, either case). */
+export function namesProxy(env: Env = process.env): boolean {
+  return first(env, HTTPS_PROXY_VARS) !== undefined || first(env, HTTP_PROXY_VARS) !== undefined;
+}
+
+/**
+ * Sends this process's outbound requests through the proxy the environment names. Answers a
+ * warning when this Node cannot (they go direct); throws an input error for a proxy that is not
+ * a usable URL.
+ */
+export async function useProxyFromEnv(env: Env = process.env): Promise<string | undefined> {
+  if (!namesProxy(env)) return undefined;
+  const http = await import('node:http');
+  // Node >= 24.14; @types/node 20 does not know it.
+  const setGlobalProxyFromEnv = (http as { setGlobalProxyFromEnv?: (env: Env) => unknown }).setGlobalProxyFromEnv;
+  if (typeof setGlobalProxyFromEnv !== 'function') {
+    if (nodeAppliesProxy(env)) {
+      applied = true;
+      return undefined;
+    }
+    return `a proxy is set (HTTPS_PROXY/HTTP_PROXY) but Node ${process.version} cannot route requests through it: they go direct (Node >= 24.14 does; or set NODE_USE_ENV_PROXY=1 where this Node supports it)`;
+  }
+  const httpsProxy = first(env, HTTPS_PROXY_VARS);
+  const httpProxy = first(env, HTTP_PROXY_VARS);
+  const noProxy = env.no_proxy || env.NO_PROXY;
+  try {
+    setGlobalProxyFromEnv({
+      ...(httpsProxy === undefined ? {} : { https_proxy: withScheme(httpsProxy) }),
+      ...(httpProxy === undefined ? {} : { http_proxy: withScheme(httpProxy) }),
+      ...(noProxy === undefined ? {} : { no_proxy: noProxy }),
+    });
+  } catch (err) {
+    // Node's message names the URL with its credentials removed.
+    throw new BinnacleError('input', 'PROXY_INVALID', `HTTPS_PROXY/HTTP_PROXY: not a usable proxy: ${errorMessage(err)}`, { cause: err });
+  }
+  applied = true;
+  return undefined;
+}
+
+/** Whether NO_PROXY (`noProxy`) exempts `url`, as undici's EnvHttpProxyAgent decides it. */
+function exempt(url: URL, noProxy: string): boolean {
+  if (noProxy === '*') return true;
+  const host = url.host.replace(/:\d*$/, '').toLowerCase();
+  const port = Number(url.port) || (url.protocol === 'https:' ? 443 : 80);
+  return noProxy.split(/[,\s]/).some((entry) => {
+    const m = /^(.+):(\d+)$/.exec(entry);
+    if (entry === '' || (m !== null && Number(m[2]) !== port)) return false;
+    const name = (m?.[1] ?? entry).replace(/^\*?\./, '').toLowerCase();
+    return host === name || host.endsWith(`.${name}`);
+  });
+}
+
+function parseUrl(u: string | URL): URL | undefined {
+  try {
+    return new URL(u);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The proxy a request for `target` goes through, as Node picks it (see above); undefined when
+ * it goes direct or no proxy was put in place for this process.
+ */
+export function proxyFor(target: string | URL, env: Env = process.env): URL | undefined {
+  if (!applied && !nodeAppliesProxy(env)) return undefined;
+  const url = parseUrl(target);
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) return undefined;
+  const raw = (url.protocol === 'https:' ? first(env, HTTPS_PROXY_VARS) : undefined) ?? first(env, HTTP_PROXY_VARS);
+  if (raw === undefined || exempt(url, env.no_proxy || env.NO_PROXY || '')) return undefined;
+  return parseUrl(withScheme(raw));
+}
+
+/** Go's words for the errors of a connection that could not be made. */
+const CONNECT_FAILURES: Readonly<Record<string, string>> = {
+  ECONNREFUSED: 'connection refused',
+  ECONNRESET: 'connection reset by peer',
+  EHOSTUNREACH: 'no route to host',
+  ENETUNREACH: 'network is unreachable',
+  ETIMEDOUT: 'i/o timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'i/o timeout',
+  ENOTFOUND: 'no such host',
+  EAI_AGAIN: 'temporary failure in name resolution',
+};
+
+interface NetworkErrorFields {
+  code?: unknown;
+  syscall?: unknown;
+  address?: unknown;
+  hostname?: unknown;
+  port?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  errors?: unknown;
+}
+
+/** What one error of a fetch's chain says about the proxy at `hostname`:`port`, if anything. */
+function proxyProblem(f: NetworkErrorFields, hostname: string, port: number, where: string, target: string): string | undefined {
+  const code = typeof f.code === 'string' ? f.code : '';
+  const message = typeof f.message === 'string' ? f.message : '';
+  const toProxy =
+    (f.syscall === 'getaddrinfo' && f.hostname === hostname) ||
+    // A proxy given by name: its address is not known here, its port is.
+    (f.syscall === 'connect' && f.port === port && (f.address === hostname || !/^[\d.]+$|:/.test(hostname))) ||
+    (code === 'UND_ERR_CONNECT_TIMEOUT' && message.includes(`:${port}`));
+  if (toProxy) {
+    const words = CONNECT_FAILURES[code];
+    return `proxyconnect ${where}: ${words === undefined ? code || message : `${words} (${code})`}`;
+  }
+  const refused = /^Proxy response \((\d+)\)/.exec(message);
+  return refused === null ? undefined : `the proxy ${where} refused to open a tunnel to ${target}: HTTP ${refused[1]}`;
+}
+
+/**
+ * When fetch() of `target` failed because the proxy could not be reached, or refused the
+ * tunnel, says so in Go's words, naming the proxy (never its credentials):
+ * `proxyconnect 127.0.0.1:3128: connection refused (ECONNREFUSED)`, as OLM v1's messages (and
+ * alert rules matching `proxyconnect`) read. Undefined for any other failure.
+ */
+export function proxyFailure(err: unknown, target: string | URL, env: Env = process.env): string | undefined {
+  const proxy = proxyFor(target, env);
+  if (proxy === undefined) return undefined;
+  const port = Number(proxy.port) || (proxy.protocol === 'https:' ? 443 : 80);
+  const hostname = proxy.hostname.replace(/^\[(.*)\]$/, '$1');
+  const where = `${proxy.hostname}:${port}`;
+  const host = new URL(target).host;
+  // fetch's TypeError, its cause, and the cause's own (or happy eyeballs' several attempts).
+  const chain: unknown[] = [err];
+  for (let i = 0; i < chain.length && i < 16; i++) {
+    const e = chain[i];
+    if (typeof e !== 'object' || e === null) continue;
+    const f = e as NetworkErrorFields;
+    const problem = proxyProblem(f, hostname, port, where, host);
+    if (problem !== undefined) return problem;
+    if (f.cause !== undefined) chain.push(f.cause);
+    if (Array.isArray(f.errors)) chain.push(...(f.errors as unknown[]));
+  }
+  return undefined;
+}
