@@ -5,8 +5,10 @@
  * cluster. catalogd's replicas that do not lead answer 404 until they win the lease; behind one
  * Service, Binnacle's answer from any replica, and a new leader takes over a warm store.
  *
- * Ready once its cache has synced and every catalog in it has been reconciled once here (served,
- * refused, or not yet resolved by the leader).
+ * Ready once its cache has synced and every catalog there then has been reconciled once here
+ * (served, refused, or not served by the leader either), and Ready from then on: a catalog added
+ * later is served once pulled, as the leader serves it once pulled. Stopped (this replica leads),
+ * it finishes the reconciles in flight, drops what is queued and publishes nothing more.
  */
 import type { Logger } from 'pino';
 import { API_VERSION, type ClusterCatalog } from '../api/types.js';
@@ -66,9 +68,11 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
     },
   };
   // Every change, the leader's status writes included: they say what to serve.
-  const controller = new Controller({ name: 'clustercatalog-follower', logger: o.logger, workers: o.workers ?? 2, reconciler: counted, ...(o.metrics === undefined ? {} : { metrics: o.metrics }) }).watch(informer);
-  let synced = false;
-  void informer.waitForSync().then(() => (synced = true));
+  const controller = new Controller({ name: 'clustercatalog-follower', logger: o.logger, workers: o.workers ?? 2, reconciler: counted, dropQueuedOnStop: true, ...(o.metrics === undefined ? {} : { metrics: o.metrics }) }).watch(informer);
+  // The catalogs there when the cache synced: Ready once each has been looked at (or is gone).
+  let initial: string[] | undefined;
+  let caughtUp = false;
+  void informer.waitForSync().then(() => (initial = informer.list().map((c) => c.metadata.name ?? '')));
   const gc = setInterval(() => {
     const served = new Map(o.registry.list().map((c) => [c.name, c.stored.file]));
     collectCatalogStore(o.storeDir, served).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'catalog store garbage collection failed'));
@@ -77,7 +81,7 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
   o.logger.info('following the leader: serving the catalogs it resolved');
   const stopped = Promise.all([informer.run(signal), controller.run(signal)]).then(() => undefined);
   return {
-    ready: () => synced && informer.list().every((c) => seen.has(c.metadata.name ?? '')),
+    ready: () => (caughtUp ||= initial !== undefined && initial.every((name) => seen.has(name) || informer.get(name) === undefined)),
     stopped,
   };
 }

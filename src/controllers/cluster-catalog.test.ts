@@ -67,7 +67,7 @@ interface Harness {
   registry: CatalogRegistry;
   storeDir: string;
   pulls: string[];
-  reconcile: () => Promise<ReconcileResult | undefined>;
+  reconcile: (signal?: AbortSignal) => Promise<ReconcileResult | undefined>;
 }
 
 /** A reconciler over one ClusterCatalog named `ops`; `pull` answers with the valid fixture catalog unless told otherwise. */
@@ -97,7 +97,7 @@ async function harness(spec: Partial<ClusterCatalogSpec> & Record<string, unknow
     retryAfterMs: 7_000,
     follow,
   });
-  return { kube, registry, storeDir, pulls, reconcile: () => r.reconcile({ key: 'ops', name: 'ops' }, { logger, signal: new AbortController().signal }) };
+  return { kube, registry, storeDir, pulls, reconcile: (signal?: AbortSignal) => r.reconcile({ key: 'ops', name: 'ops' }, { logger, signal: signal ?? new AbortController().signal }) };
 }
 
 function condition(status: Record<string, unknown> | undefined, type: string): Condition | undefined {
@@ -388,10 +388,15 @@ describe('ClusterCatalog reconciler, step by step with fakes', () => {
 
 describe('ClusterCatalog reconciler as a follower (a replica that does not lead)', () => {
   const RESOLVED = `quay.io/example/catalog@${DIGEST}`;
-  /** The status the leader wrote: `ref` resolved for the catalog's current generation (or `generationBehind` ones before). */
-  const resolvedBy = (h: Harness, ref: string, generationBehind = 0): void =>
+  /** The status the leader wrote: `ref` resolved for the catalog's current generation (or `generationBehind` ones before), Serving unless told otherwise. */
+  const resolvedBy = (h: Harness, ref: string, generationBehind = 0, serving: 'True' | 'False' = 'True'): void =>
     h.kube.change((c) => {
-      c.status = { resolvedSource: { type: 'Image', image: { ref } }, observedGeneration: (c.metadata.generation ?? 1) - generationBehind, conditions: [] };
+      const at = new Date().toISOString();
+      c.status = {
+        resolvedSource: { type: 'Image', image: { ref } },
+        observedGeneration: (c.metadata.generation ?? 1) - generationBehind,
+        conditions: [{ type: 'Serving', status: serving, reason: serving === 'True' ? 'Available' : 'Retrying', message: '', lastTransitionTime: at }],
+      };
     });
   const nothingWritten = (h: Harness): void => {
     assert.deepEqual(h.kube.cluster.writes, [], 'the follower wrote nothing');
@@ -415,6 +420,8 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
     const h = await harness({}, undefined, true);
     h.kube.cluster.writes.length = 0;
     assert.equal(await h.reconcile(), undefined, "the leader's status write brings it back");
+    assert.deepEqual(h.pulls, []);
+    nothingWritten(h);
     resolvedBy(h, RESOLVED, 1);
     h.kube.cluster.writes.length = 0;
     await h.reconcile();
@@ -423,7 +430,7 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
     nothingWritten(h);
   });
 
-  test('a status that names another repository, a tag, or no reference is not followed: a status write alone cannot change what is served', async () => {
+  test('a status that names another repository, a tag, or no reference is not followed: whoever writes status chooses among the digests of the repository the spec names, no further', async () => {
     for (const ref of ['quay.io/attacker/catalog@' + DIGEST, 'quay.io/example/catalog:latest', 'docker.io/example/catalog@' + DIGEST, 'not a reference', '']) {
       const h = await harness({}, undefined, true);
       resolvedBy(h, ref);
@@ -433,6 +440,31 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
       assert.equal(h.registry.get('ops'), undefined, ref);
       nothingWritten(h);
     }
+  });
+
+  test('the leader serving nothing (Serving False, its last resolved source kept): the follower drops what it served', async () => {
+    const h = await harness({}, undefined, true);
+    resolvedBy(h, RESOLVED);
+    await h.reconcile();
+    assert.ok(h.registry.get('ops') !== undefined);
+    resolvedBy(h, RESOLVED, 0, 'False');
+    h.kube.cluster.writes.length = 0;
+    await h.reconcile();
+    assert.equal(h.registry.get('ops'), undefined, 'not served where the leader serves nothing');
+    assert.equal(h.pulls.length, 1, 'nothing pulled');
+    nothingWritten(h);
+  });
+
+  test('a follower stopped while its reconcile is in flight publishes nothing: the registry is the leader\'s then', async () => {
+    const stop = new AbortController();
+    const h = await harness({}, () => {
+      stop.abort();
+      return Promise.resolve({ digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/fbc/valid' } });
+    }, true);
+    resolvedBy(h, RESOLVED);
+    await h.reconcile(stop.signal);
+    assert.deepEqual(h.pulls, [RESOLVED]);
+    assert.equal(h.registry.get('ops'), undefined);
   });
 
   test('a pull that fails leaves nothing served and nothing written, and is tried again', async () => {
@@ -487,7 +519,7 @@ describe('ClusterCatalog reconciler as a follower (a replica that does not lead)
     changed.kube.cluster.put(configMap([...fbc, { schema: 'olm.bundle', name: 'p.v1.1.0', package: 'p', image: 'quay.io/x/p:2', properties: [{ type: 'olm.package', value: { packageName: 'p', version: '1.1.0' } }] }]));
     resolvedBy(changed, resolved ?? '');
     changed.kube.cluster.writes.length = 0;
-    assert.deepEqual(await changed.reconcile(), { requeueAfterMs: 7_000 });
+    assert.deepEqual(await changed.reconcile(), { requeueAfterMs: 5 * 60_000 }, "the leader's next status write brings it back; a look in 5 minutes all the same");
     assert.equal(changed.registry.get('ops'), undefined);
     nothingWritten(changed);
   });

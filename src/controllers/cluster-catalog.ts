@@ -20,6 +20,7 @@ import { unpackCatalog, type UnpackedCatalog } from '../catalog-store/index.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
 import { isNotFound } from '../kube/errors.js';
+import { findCondition } from '../kube/types.js';
 import { formatReference, imageLabelDir, isValidImageReference, parseReference, withDigest, type PulledImage } from '../oci/index.js';
 import { API_VERSION, FINALIZER_CLEANUP, type ClusterCatalog } from '../api/types.js';
 import { CREDENTIALS_INSTEAD, digestTree, fetchConfigMaps, formatConfigMapsImage, imageRefCredentialProblem, parseVerifyPolicy, secretReader, unverifiableSourceReason, verifiedImageRef, type VerifyPolicy } from '../source/index.js';
@@ -68,6 +69,8 @@ interface State {
   writeStatus: boolean;
   /** What the status says besides its conditions, when the steps found it (the content served). */
   served?: Record<string, unknown>;
+  /** The reconcile's stop: a follower that has stopped publishes nothing (the leader has taken over the registry). */
+  signal: AbortSignal;
 }
 
 /** What unpackCatalog throws about the catalog's own records (the loader's other refusals are in its result). */
@@ -98,7 +101,7 @@ export class ClusterCatalogReconciler implements Reconciler {
       }
       throw err;
     }
-    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger, writeStatus: this.o.follow !== true };
+    const state: State = { catalog, conditions: new Conditions(catalog.status?.conditions, catalog.metadata.generation), logger: ctx.logger, writeStatus: this.o.follow !== true, signal: ctx.signal };
     const steps = methodSteps<State, ClusterCatalogReconciler>(this, this.o.follow === true ? ['forgetDeleted', 'validate', 'pullResolved', 'loadAndServe'] : ['handleFinalizer', 'validate', 'pull', 'loadAndServe']);
     try {
       return await reconcileSteps(steps, state, ctx.logger, {
@@ -231,23 +234,29 @@ export class ClusterCatalogReconciler implements Reconciler {
   }
 
   /**
-   * A follower's Pull: the content the leader resolved for this generation, read the same way (an
-   * image verified again by the policy, ConfigMaps read and compared), or nothing until there is some.
-   * Only a digest of the repository the spec names: a status write alone cannot change what is served.
+   * A follower's Pull: the content the leader serves for this generation (Serving, and the digest
+   * its status resolved), read the same way (an image verified again by the policy, ConfigMaps
+   * read and compared), or none while the leader serves none. Only a digest of the repository the
+   * spec names: whoever may write a catalog's status (the manager's own account, a cluster admin)
+   * chooses among that repository's digests, no further (docs/trust-model.md).
    */
   async pullResolved(s: State): Promise<StepOutcome> {
     const status = s.catalog.status;
     const resolved = (status?.resolvedSource?.image as { ref?: unknown } | undefined)?.ref;
     // The leader's status write for this generation brings the catalog back here.
     if (typeof resolved !== 'string' || status?.observedGeneration !== s.catalog.metadata.generation) return stop();
+    // The leader serves nothing (a new leader that could not pull yet): nor does a follower.
+    if (findCondition(status?.conditions, 'Serving')?.status !== 'True') {
+      this.o.registry.delete(s.catalog.metadata.name ?? '');
+      return stop();
+    }
     const source = s.catalog.spec.source;
     if (source.type === 'ConfigMaps') {
       const read = await this.readConfigMaps(s);
-      // ConfigMaps changed since the leader read them: its next status write brings the catalog back.
-      return read.done || s.resolvedRef === resolved ? read : stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
+      // ConfigMaps changed since the leader read them: its next status write brings the catalog back (looked at again in 5 minutes all the same).
+      return read.done || s.resolvedRef === resolved ? read : stop({ requeueAfterMs: 5 * 60_000 });
     }
-    if (source.type !== 'Image') return stop();
-    if (!isValidImageReference(source.image.ref)) return stop();
+    if (source.type !== 'Image' || !isValidImageReference(source.image.ref)) return stop();
     const want = parseReference(source.image.ref);
     const got = isValidImageReference(resolved) ? parseReference(resolved) : undefined;
     if (got?.digest === undefined || got.registry !== want.registry || got.repository !== want.repository) {
@@ -279,7 +288,7 @@ export class ClusterCatalogReconciler implements Reconciler {
 
   async loadAndServe(s: State): Promise<StepOutcome> {
     const pulled = s.pulled;
-    if (pulled === undefined) return stop();
+    if (pulled === undefined || s.signal.aborted) return stop();
     const name = s.catalog.metadata.name ?? '';
     const priority = s.catalog.spec.priority ?? 0;
     const current = this.o.registry.get(name);
@@ -333,6 +342,8 @@ export class ClusterCatalogReconciler implements Reconciler {
     if (!result.ok) return refuse(` has an invalid catalog:\n${result.render()}`);
     if (stored === undefined) return refuse(` has an invalid catalog:\n${validation?.render() ?? ''}`);
     this.refused.delete(name);
+    // A follower stopped meanwhile: the registry is the leader's now.
+    if (s.signal.aborted) return stop();
     // Served from the stored file; resolved on a view without the bundles' manifests (most of the bytes).
     this.o.registry.set({ name, priority: s.catalog.spec.priority ?? 0, labels: s.catalog.metadata.labels ?? {}, digest: pulled.digest, config: view, stored });
     s.logger.info({ digest: pulled.digest, packages: view.packages.length, bundles: view.bundles.length }, 'catalog unpacked and served');

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -15,7 +16,7 @@ import { startCatalogServer, type CatalogServer } from '../catalog-store/index.j
 import type { KubeClient, WriteFence } from '../kube/client.js';
 import { Controller, specOrMetadataChanged } from '../kube/controller.js';
 import { Informer } from '../kube/informer.js';
-import { LeaderElector } from '../kube/leader-election.js';
+import { LeaderElector, LEADER_LEASE_NAME } from '../kube/leader-election.js';
 import { LeaseLock } from '../kube/lease-lock.js';
 import { collectProcessMetrics, ControllerMetrics, countApiRequests } from '../kube/metrics.js';
 import { startEndpointServer, type EndpointServer } from '../kube/probe-server.js';
@@ -379,6 +380,8 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
   const informers: Pick<Informer, 'run' | 'waitForSync'>[] = [...Object.values(inf), ...v1informers];
   const runs = [...informers.map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
   await Promise.all(informers.map((i) => i.waitForSync()));
+  // Catalogs a follower served that are gone now (deleted while the Lease changed hands): served no more.
+  for (const c of catalogs.list()) if (inf.catalogs.get(c.name) === undefined) catalogs.delete(c.name);
   health.ready = true;
   logger.info({ node: process.version }, 'controllers started');
   void collectGarbage(); // and the store gauges are there from the start
@@ -395,19 +398,36 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
 function followThenLead(o: ManagerOptions, shared: Shared, stopAll: AbortSignal): (signal: AbortSignal, fence?: WriteFence) => Promise<void> {
   const following = new AbortController();
   stopAll.addEventListener('abort', () => following.abort(), { once: true });
-  const follower = followCatalogs({ client: o.client, logger: o.logger, registry: shared.catalogs, pull: shared.pull, storeDir: join(o.dataDir, 'catalogs'), serverUrl: shared.serverUrl, metrics: shared.metrics, ...(o.gcIntervalMs === undefined ? {} : { gcIntervalMs: o.gcIntervalMs }) }, following.signal);
+  const follower = followCatalogs(
+    {
+      client: o.client,
+      logger: o.logger,
+      registry: shared.catalogs,
+      pull: shared.pull,
+      storeDir: join(o.dataDir, 'catalogs'),
+      serverUrl: shared.serverUrl,
+      metrics: shared.metrics,
+      // --catalog-workers bounds the catalogs unpacked at once, and so the memory: a follower keeps to it too.
+      workers: o.catalogWorkers ?? 2,
+      ...(o.gcIntervalMs === undefined ? {} : { gcIntervalMs: o.gcIntervalMs }),
+    },
+    following.signal,
+  );
   shared.health.following = () => follower.ready();
   return async (signal, fence) => {
+    // Ready again once the leader's caches have synced (runControllers).
+    shared.health.following = undefined;
     following.abort();
-    await follower.stopped;
-    o.logger.info('leading: the catalog follower has stopped');
-    try {
-      await runControllers(o, signal, fence, shared);
-    } finally {
-      shared.health.following = undefined;
-    }
+    // Its reconciles in flight finish (or stop publishing, if one outlasts this wait).
+    const settled = await Promise.race([follower.stopped.then(() => true), sleep(FOLLOWER_STOP_WAIT_MS, false, { ref: false })]);
+    if (!settled) o.logger.warn({ waitedMs: FOLLOWER_STOP_WAIT_MS }, 'leading while a catalog follower reconcile is still in flight: it will publish nothing');
+    else o.logger.info('leading: the catalog follower has stopped');
+    await runControllers(o, signal, fence, shared);
   };
 }
+
+/** How long a new leader waits for the follower's reconciles in flight (a pull from a slow registry) before it starts its controllers. */
+const FOLLOWER_STOP_WAIT_MS = 30_000;
 
 /** Runs `lead` while this manager holds the Lease; resolves when it stops, rejects with LEADER_ELECTION_LOST at once on a lost lease. */
 async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['leaderElection']>, stopAll: AbortController, lead: (signal: AbortSignal, fence?: WriteFence) => Promise<void>): Promise<void> {
@@ -442,9 +462,6 @@ async function runElected(o: ManagerOptions, le: NonNullable<ManagerOptions['lea
   lostEarly.catch(() => undefined);
   return Promise.race([running, lostEarly]);
 }
-
-/** The leader-election Lease, unless the caller names another: its holder is `<host>_<pid>`, the Pod's name first in a cluster. */
-export const LEADER_LEASE_NAME = 'binnacle-manager';
 
 /**
  * OLM v1's `clusterextension-serviceaccount-deprecated` policy (its chart's, `Warn`), worded for

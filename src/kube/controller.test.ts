@@ -8,7 +8,7 @@ import { Controller, failureAction, reconcilerFunc, sleepStretch, WorkerPermits,
 import { sleepWithoutWorker } from './reconcile-context.js';
 import { apiErrorFromResponse } from './errors.js';
 import { ControllerMetrics } from './metrics.js';
-import { Informer } from './informer.js';
+import { Informer, type ListWatcher } from './informer.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -412,7 +412,13 @@ test('reconciles coming back from their sleeps go first, but a new key is served
 test('stopped before its caches synced, a controller returns at once and reconciles nothing (a follower that wins the lease at once)', async () => {
   let calls = 0;
   // An informer whose list never answers: its cache never syncs.
-  const neverSyncs = new Informer({ list: () => new Promise(() => undefined), watch: () => new Promise(() => undefined) } as unknown as ConstructorParameters<typeof Informer>[0], 'v1', 'ConfigMap', { logger });
+  const hanging: ListWatcher = {
+    list: () => new Promise<never>(() => undefined),
+    watch: async function* () {
+      yield await new Promise<never>(() => undefined);
+    },
+  };
+  const neverSyncs = new Informer(hanging, 'v1', 'ConfigMap', { logger });
   const c = testController(() => {
     calls++;
     return Promise.resolve(undefined);
@@ -427,4 +433,25 @@ test('stopped before its caches synced, a controller returns at once and reconci
   assert.equal(calls, 0);
   // Already stopped when run: returns too.
   assert.equal(await Promise.race([c.run(stop.signal).then(() => 'returned'), sleep(5_000).then(() => 'still running')]), 'returned');
+});
+
+test('dropQueuedOnStop: stopped, a controller finishes the reconcile in flight and drops what is queued; by default it drains the queue', async () => {
+  for (const drop of [true, false]) {
+    const done: string[] = [];
+    const c = testController(
+      async (req) => {
+        await sleep(50);
+        done.push(req.name);
+        return undefined;
+      },
+      { workers: 1, dropQueuedOnStop: drop },
+    );
+    for (const k of ['a', 'b', 'c', 'd']) c.enqueue(k);
+    const stop = new AbortController();
+    const running = c.run(stop.signal);
+    await sleep(20);
+    stop.abort();
+    await running;
+    assert.deepEqual(done, drop ? ['a'] : ['a', 'b', 'c', 'd'], `dropQueuedOnStop ${String(drop)}`);
+  }
 });

@@ -87,6 +87,11 @@ export interface ControllerOptions {
   workers?: number;
   backoff?: BackoffOptions;
   metrics?: ControllerMetrics;
+  /**
+   * Stopping, finish only the reconciles in flight and drop what is queued (a follower, whose
+   * work the leader takes over); by default what is queued is reconciled too (client-go's drain).
+   */
+  dropQueuedOnStop?: boolean;
 }
 
 /** Maps an event's object to the keys to reconcile (default: the object's own key). */
@@ -117,6 +122,7 @@ export class Controller {
   readonly name: string;
   readonly queue: WorkQueue;
   private readonly reconciler: Reconciler;
+  private readonly dropQueuedOnStop: boolean;
   private readonly logger: Logger;
   private readonly workers: number;
   private readonly metrics: ControllerMetrics | undefined;
@@ -124,6 +130,7 @@ export class Controller {
 
   constructor(opts: ControllerOptions) {
     this.name = opts.name;
+    this.dropQueuedOnStop = opts.dropQueuedOnStop === true;
     this.reconciler = opts.reconciler;
     this.logger = opts.logger.child({ controller: opts.name });
     this.workers = opts.workers ?? 2;
@@ -175,7 +182,17 @@ export class Controller {
       // reconcile waking from its sleep from ever going on.
       const key = await this.queue.get();
       if (key === undefined) break;
+      if (signal.aborted && this.dropQueuedOnStop) {
+        this.queue.done(key);
+        break;
+      }
       await permits.acquire();
+      // Stopped while it waited for a worker: not started either.
+      if (signal.aborted && this.dropQueuedOnStop) {
+        permits.release();
+        this.queue.done(key);
+        break;
+      }
       const one = this.runKey(key, signal, permits).finally(() => running.delete(one));
       running.add(one);
     }

@@ -21,6 +21,9 @@ import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { KubeObject } from './types.js';
 import { errorMessage } from '../util/errors.js';
 
+/** The manager's leader-election Lease unless its caller names another: its holder is `<host>_<pid>`, a Pod's name first in a cluster. */
+export const LEADER_LEASE_NAME = 'binnacle-manager';
+
 export interface LeaseSpec {
   holderIdentity?: string;
   leaseDurationSeconds?: number;

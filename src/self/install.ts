@@ -21,6 +21,7 @@ import { ANNOTATION_RELEASE_VERSION, CATALOG_SERVICE, DEFAULT_SELF_NAMESPACE, MA
 import { fakeNodesWarning, nodeKinds, placeOnRealNodes } from './nodes.js';
 import { deleteOrder, objectId, parseRecord, planPrune, recordConfigMap, recordedObject, recordLabel, RECORD_LABEL, RECORD_NAME, type InstallRecord, type RecordedObject } from './record.js';
 import { waitCrdsEstablished } from '../kube/crd-established.js';
+import { LEADER_LEASE_NAME } from '../kube/leader-election.js';
 import { switchUnion, unionSwitchPatch } from '../apply/union-switch.js';
 
 /** What install, status and uninstall need of a cluster client. */
@@ -334,7 +335,7 @@ export interface SelfStatus {
 
 /** Who holds the manager's leader-election Lease, if anyone. */
 async function leaderOf(client: SelfClient, ns: string): Promise<string | undefined> {
-  const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: MANAGER_NAME }).catch(() => undefined);
+  const lease = await client.find({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', namespace: ns, name: LEADER_LEASE_NAME }).catch(() => undefined);
   const holder = (lease?.spec as { holderIdentity?: string } | undefined)?.holderIdentity;
   return holder === '' ? undefined : holder;
 }

@@ -14,7 +14,7 @@
  */
 import { spawn } from 'node:child_process';
 import { Given, Then, When } from '@cucumber/cucumber';
-import { LEADER_LEASE_NAME } from '../../src/controllers/manager.js';
+import { LEADER_LEASE_NAME } from '../../src/kube/leader-election.js';
 import { SELF_LABELS } from '../../src/self/manifests.js';
 import { IN_CLUSTER, k8s, kubectlRun, STEP_TIMEOUT_MS, waitFor, type ScenarioWorld } from './world.js';
 
@@ -66,7 +66,8 @@ function reconcileEndingCheck(namespace: string, leaderPod: string, resourceName
   return async () => {
     const r = await kubectlRun(['logs', leaderPod, '-n', namespace, '--all-containers=true', '--tail=1000']);
     if (r.code !== 0) return false;
-    return r.stdout.split('\n').some((line) => line.includes('"msg":"reconciled"') && line.includes(`"key":${JSON.stringify(resourceName)}`));
+    // A leader's controller: a follower's (clustercatalog-follower) reconciles are not the leader's, as only a leader's reconciler logs upstream's line.
+    return r.stdout.split('\n').some((line) => line.includes('"msg":"reconciled"') && line.includes(`"key":${JSON.stringify(resourceName)}`) && !/"controller":"[^"]*-follower"/.test(line));
   };
 }
 

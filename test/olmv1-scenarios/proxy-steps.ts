@@ -47,6 +47,8 @@ class RecordingProxy {
         return;
       }
       conn.off('data', onData);
+      // Bytes after the head wait in the socket until the tunnel is up (pipe resumes it).
+      conn.pause();
       const [method, target] = head.subarray(0, end).toString('latin1').split('\r\n')[0]?.split(' ') ?? [];
       if (method !== 'CONNECT' || target === undefined) {
         conn.end('HTTP/1.1 405 Method Not Allowed\r\n\r\n');
@@ -55,7 +57,13 @@ class RecordingProxy {
       this.hosts.push(target);
       const rest = head.subarray(end + 4);
       const colon = target.lastIndexOf(':');
-      const dst = connect({ host: target.slice(0, colon).replace(/^\[|\]$/g, ''), port: Number(target.slice(colon + 1)), timeout: 30_000 });
+      const port = Number(target.slice(colon + 1));
+      // Go's Dial refuses a target without a valid port: 502 here too, never a throw.
+      if (colon < 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+        conn.end('HTTP/1.1 502 Bad Gateway\r\n\r\n');
+        return;
+      }
+      const dst = connect({ host: target.slice(0, colon).replace(/^\[|\]$/g, ''), port, timeout: 30_000 });
       this.sockets.add(dst);
       dst.once('close', () => this.sockets.delete(dst));
       dst.once('error', () => {
