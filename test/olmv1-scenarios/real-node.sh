@@ -79,6 +79,9 @@ step "install-self $image (two Pods, at debug level)"
 # is logged as OLM v1's `reconcile ending` is (ha-steps.ts reads the leader's log).
 binnacle install-self --image "$image" --insecure-registry "$BINNACLE_E2E_REGISTRY" --kubeconfig "$BINNACLE_E2E_KUBECONFIG" \
   --olmv1-installer olmv1-scenarios-installer/installer --olmv1-object-sets --replicas 2 --log-level debug
+# Rolled out before any scenario: on a cluster brought up again from its kept state, the last run's
+# Pods still read Available until the new ones replace them (OLM is available checks Available only).
+kc -n binnacle-system rollout status deployment/binnacle-manager --timeout=5m
 
 # where.ts lists them (the hooks skip the same ones on kwok).
 # (An assignment fails the script when node fails; an empty list would run every feature.)
