@@ -2,8 +2,8 @@
  * Where the local control plane keeps things. Everything a cluster writes lives under its
  * state dir (`.cache/clusters/<name>` by default); built programs live in the shared bin dir.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { existsSync, realpathSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BinnacleError } from '../util/errors.js';
 
@@ -26,6 +26,20 @@ export function binDir(): string {
   return resolve(process.env.BINNACLE_BIN_DIR ?? join(cacheDir(), 'bin'));
 }
 
+/**
+ * `path` with the symlinks of its existing part resolved: a state dir reached through a link (a
+ * linked .cache) is named by its real path, as the kernel names its mounts and kubelet looks for
+ * its root's (a root named through a link was bound again at every start, the mounts stacking).
+ */
+export function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    const up = dirname(path);
+    return up === path ? path : join(realPath(up), basename(path));
+  }
+}
+
 export interface ClusterLayout {
   name: string;
   root: string;
@@ -41,7 +55,7 @@ export function clusterLayout(name: string, stateDir?: string): ClusterLayout {
   if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
     throw new BinnacleError('input', 'CLUSTER_NAME', `cluster name "${name}" must be lower-case letters, digits and dashes`);
   }
-  const root = resolve(stateDir ?? process.env.BINNACLE_CLUSTER_DIR ?? join(cacheDir(), 'clusters', name));
+  const root = realPath(resolve(stateDir ?? process.env.BINNACLE_CLUSTER_DIR ?? join(cacheDir(), 'clusters', name)));
   return {
     name,
     root,

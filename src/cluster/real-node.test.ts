@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import type { ClusterPki } from './certs.js';
 import { apiserverHost, registryAddress, type ClusterState } from './cluster.js';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { containerdConfig, describeLeftovers, registryMirrors, writeRegistryHosts, kubeChainsRemoval, kubeletConfig, kubeProxyConfig, mountsUnder, nodeChains, otherRealNodes, shimSocketPath, type RealNodePlan } from './real-node.js';
@@ -67,6 +67,19 @@ test('mountsUnder finds mounts at or under the roots (escaped names too), deepes
     '/state/rn/node/kubelet-root/pods/u/volumes/kubernetes.io~projected/a b',
     '/state/rn/node/kubelet-root',
   ]);
+});
+
+test('mountsUnder: a state dir reached through a symlink (a linked .cache) finds its mounts, which the kernel lists by their real path', () => {
+  const base = mkdtempSync(join(tmpdir(), 'mounts-'));
+  try {
+    mkdirSync(join(base, 'real', 'rn', 'node'), { recursive: true });
+    symlinkSync(join(base, 'real'), join(base, 'link'));
+    const info = `36 25 0:32 / ${join(base, 'real', 'rn', 'node', 'kubelet-root')} rw,relatime shared:1 - tmpfs tmpfs rw`;
+    assert.deepEqual(mountsUnder([join(base, 'link', 'rn', 'node')], info), [join(base, 'real', 'rn', 'node', 'kubelet-root')]);
+    assert.deepEqual(mountsUnder([join(base, 'link', 'rn', 'absent')], info), [], 'a root that does not exist is looked for as given');
+  } finally {
+    rmSync(base, { recursive: true, force: true });
+  }
 });
 
 test("shimSocketPath is containerd v2's own name for a shim's socket", () => {

@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -486,10 +486,19 @@ async function waitComponent(comp: RealNodeComponent, plan: RealNodePlan, rec: P
 /** Mount points (from /proc/self/mountinfo) at or under one of `roots`, deepest first. */
 export function mountsUnder(roots: readonly string[], mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')): string[] {
   const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+  // The kernel lists a mount by its real path: a state dir reached through a symlink is looked for there too.
+  const all = roots.flatMap((r) => {
+    try {
+      const real = realpathSync(r);
+      return real === r ? [r] : [r, real];
+    } catch {
+      return [r];
+    }
+  });
   const points = mountinfo
     .split('\n')
     .map((l) => unescape(l.split(' ')[4] ?? ''))
-    .filter((p) => p !== '' && roots.some((r) => p === r || p.startsWith(`${r}/`)));
+    .filter((p) => p !== '' && all.some((r) => p === r || p.startsWith(`${r}/`)));
   return [...new Set(points)].sort((a, b) => b.length - a.length);
 }
 
@@ -690,7 +699,10 @@ export async function stopRealNode(plan: RealNodePlan, tools: Record<string, str
   }
   for (let i = 0; i < 20 && cgroupPids(plan).length > 0; i++) await sleep(100);
   const roots = [plan.dir, plan.runDir];
-  for (const m of mountsUnder(roots)) run('umount', ['-l', m], { ignoreFailure: true });
+  // Mounts stack (kubelet's root bound again by each start of the node): unmounted until none is left.
+  for (let pass = 0, left = mountsUnder(roots); pass < 16 && left.length > 0; pass++, left = mountsUnder(roots)) {
+    for (const m of left) run('umount', ['-l', m], { ignoreFailure: true });
+  }
   run('ip', ['link', 'del', plan.bridge], { ignoreFailure: true });
   removeCgroupRoot(plan);
   removeShimSockets(sockets);
