@@ -5,13 +5,14 @@
  * directly when NO_PROXY names the registry or no proxy is set; a proxy it cannot reach is
  * named in the error with Go's `proxyconnect`. Everything is real: Node's own networking, a
  * proxy that tunnels (CONNECT) and forwards absolute-URI requests, and an in-memory registry.
- * Node proxies loopback targets too (unless NO_PROXY names them), so the registry is on
- * 127.0.0.1.
+ * Loopback always goes direct (as in Go), so the registry listens on another address of this
+ * machine (its first non-internal IPv4 one), which Binnacle reaches over plain http as a local one.
  */
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sha256Digest } from '../oci/digest.js';
@@ -95,8 +96,17 @@ let proxy: RecordingProxy;
 let ref = '';
 let digest = '';
 
+/** An address of this machine that is not loopback: the registry's, which the proxy must see. */
+function machineAddress(): string {
+  const address = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && a.family === 'IPv4' && !a.internal)?.address;
+  if (address === undefined) throw new Error('this machine has no IPv4 address besides loopback: the proxy tests need one');
+  return address;
+}
+
 before(async () => {
-  registry = await startFakeRegistry();
+  registry = await startFakeRegistry({ address: machineAddress() });
   proxy = await startRecordingProxy();
   // An image `image inspect` can show: a config blob and a manifest naming it.
   const config = Buffer.from(JSON.stringify({ architecture: 'amd64', os: 'linux', config: { Labels: { via: 'proxy-test' } }, rootfs: { type: 'layers', diff_ids: [] } }));
@@ -141,10 +151,24 @@ test('lower-case http_proxy, and a proxy without a scheme (an http:// one, as in
 });
 
 test('with NO_PROXY naming the registry, it is reached directly', async () => {
-  for (const noProxy of ['127.0.0.1', `localhost,127.0.0.1:${registry.host.split(':')[1] ?? ''}`]) {
+  for (const noProxy of [registry.host.split(':')[0] ?? '', `example.com,${registry.host}`]) {
     const { ran, proxied } = await inspect({ HTTP_PROXY: `http://127.0.0.1:${proxy.port}`, NO_PROXY: noProxy });
     assertInspected(ran);
     assert.deepEqual(proxied, [], `NO_PROXY=${noProxy}`);
+  }
+});
+
+test('loopback goes direct with a proxy set, as in Go: a local cluster\'s registry on 127.0.0.1 is not sent to the proxy', async () => {
+  const local = await startFakeRegistry();
+  try {
+    const ran = await binnacle(['image', 'inspect', `${local.host}/absent/image:v1`, '-o', 'json'], { HTTP_PROXY: `http://127.0.0.1:${proxy.port}` });
+    const from = proxy.seen.length;
+    // Reached directly: the local registry answers that the image is not there (through the proxy nothing would be recorded either way, so the log is checked too).
+    assert.match(ran.err, /MANIFEST_UNKNOWN|not found/i, ran.err);
+    assert.deepEqual(proxy.seen.slice(from), []);
+    assert.ok(!proxy.seen.some((x) => x.includes(local.host)), 'the proxy never saw the loopback registry');
+  } finally {
+    await local.close();
   }
 });
 

@@ -379,7 +379,13 @@ async function runControllers(o: ManagerOptions, signal: AbortSignal, fence: Wri
 
   const informers: Pick<Informer, 'run' | 'waitForSync'>[] = [...Object.values(inf), ...v1informers];
   const runs = [...informers.map((i) => i.run(signal)), ...controllers.map((ctl) => ctl.run(signal))];
-  await Promise.all(informers.map((i) => i.waitForSync()));
+  // Stopped before the caches synced: the runs end (and an informer stopped unsynced never syncs).
+  await Promise.race([Promise.all(informers.map((i) => i.waitForSync())), untilAborted(signal)]);
+  if (signal.aborted) {
+    await Promise.all(runs);
+    await installedObjects.stopped();
+    return;
+  }
   // Catalogs a follower served that are gone now (deleted while the Lease changed hands): served no more.
   for (const c of catalogs.list()) if (inf.catalogs.get(c.name) === undefined) catalogs.delete(c.name);
   health.ready = true;
@@ -419,11 +425,18 @@ function followThenLead(o: ManagerOptions, shared: Shared, stopAll: AbortSignal)
     shared.health.following = undefined;
     following.abort();
     // Its reconciles in flight finish (or stop publishing, if one outlasts this wait).
-    const settled = await Promise.race([follower.stopped.then(() => true), sleep(FOLLOWER_STOP_WAIT_MS, false, { ref: false })]);
+    const settled = await Promise.race([follower.stopped.then(() => true), sleep(FOLLOWER_STOP_WAIT_MS, false, { ref: false }), untilAborted(signal).then(() => false)]);
+    // Stopped meanwhile: nothing to lead.
+    if (signal.aborted) return;
     if (!settled) o.logger.warn({ waitedMs: FOLLOWER_STOP_WAIT_MS }, 'leading while a catalog follower reconcile is still in flight: it will publish nothing');
     else o.logger.info('leading: the catalog follower has stopped');
     await runControllers(o, signal, fence, shared);
   };
+}
+
+/** Resolves when `signal` aborts. */
+function untilAborted(signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
 }
 
 /** How long a new leader waits for the follower's reconciles in flight (a pull from a slow registry) before it starts its controllers. */

@@ -198,6 +198,8 @@ export class Controller {
     }
     await Promise.all(running);
     signal.removeEventListener('abort', stop);
+    // What was dropped is no one's work now: the depth gauge must not keep reading it.
+    if (this.dropQueuedOnStop) this.metrics?.setDepth(this.name, 0);
   }
 
   private async runKey(key: string, signal: AbortSignal, permits: WorkerPermits): Promise<void> {

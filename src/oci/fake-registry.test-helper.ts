@@ -16,6 +16,8 @@ export interface FakeRegistryOptions {
    * (answered it, or chosen to leave it unanswered), false to let the store answer.
    */
   intercept?: (req: IncomingMessage, res: ServerResponse, url: URL) => boolean;
+  /** The address it listens on and references name (default 127.0.0.1). */
+  address?: string;
 }
 
 export interface FakeRegistry {
@@ -116,11 +118,12 @@ export async function startFakeRegistry(opts: FakeRegistryOptions = {}): Promise
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => answer(req, res, url, Buffer.concat(chunks)));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = opts.address ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const addr = server.address();
   if (addr === null || typeof addr !== 'object') throw new Error('the fake registry has no TCP address');
   return {
-    host: `127.0.0.1:${addr.port}`,
+    host: `${address}:${addr.port}`,
     putManifest,
     close: async () => {
       server.closeAllConnections();

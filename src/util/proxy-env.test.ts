@@ -35,7 +35,16 @@ test('NO_PROXY: names, subdomains, ports and *; a CIDR exempts nothing (Node doe
   assert.equal(via('https://r.example/', env('r.example:5000')), 'http://p:3128/');
   assert.equal(via('https://10.96.0.1/', env('10.96.0.0/12')), 'http://p:3128/');
   assert.equal(via('https://anything/', env('*')), undefined);
-  assert.equal(via('https://127.0.0.1:5000/', env('')), 'http://p:3128/');
+  assert.equal(via('https://anything/', env('*,other')), 'http://p:3128/', '* covers all only alone, as undici reads it');
+});
+
+test('loopback always goes direct, as in Go: localhost, 127.0.0.1 and ::1, NO_PROXY or not', () => {
+  for (const noProxy of ['', 'r.example']) {
+    for (const target of ['http://127.0.0.1:5000/v2/', 'https://localhost:8443/', 'http://[::1]:5000/v2/']) {
+      assert.equal(via(target, { HTTP_PROXY: 'http://p:3128', HTTPS_PROXY: 'http://p:3128', NO_PROXY: noProxy }), undefined, `${target} with NO_PROXY=${noProxy}`);
+    }
+  }
+  assert.equal(via('http://192.0.2.2:5000/v2/', { HTTP_PROXY: 'http://p:3128' }), 'http://p:3128/', 'another address of this machine is not loopback');
 });
 
 test('nothing is proxied unless the process put the proxy in place', () => {

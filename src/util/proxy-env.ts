@@ -15,11 +15,24 @@
  *
  * Node's rules (undici's EnvHttpProxyAgent), not quite Go's: a NO_PROXY entry is a host name or
  * address, with or without `:port`, `.example.com` and `*.example.com` cover the subdomains, `*`
- * alone covers all, a CIDR (`10.96.0.0/12`) covers nothing; loopback is proxied unless NO_PROXY
- * names it; an https:// request with only HTTP_PROXY set goes through that proxy (Go: direct).
- * As Go does, a proxy without a scheme (`proxy.corp:3128`) is an http:// one.
+ * alone covers all, a CIDR (`10.96.0.0/12`) covers nothing; an https:// request with only
+ * HTTP_PROXY set goes through that proxy (Go: direct). As Go does, `localhost`, `127.0.0.1` and
+ * `::1` always go direct (LOOPBACK_NO_PROXY: a local cluster's components and registry are
+ * reached there), and a proxy without a scheme (`proxy.corp:3128`) is an http:// one. (Go goes
+ * direct to all of 127.0.0.0/8; Node's NO_PROXY cannot say a range.)
  */
 import { BinnacleError, errorMessage } from './errors.js';
+
+/** Go's ProxyFromEnvironment never proxies loopback: always added to NO_PROXY. */
+// `[::1]` as fetch (undici) matches an IPv6 host, `::1` as node:http does.
+const LOOPBACK_NO_PROXY = 'localhost,127.0.0.1,::1,[::1]';
+
+/** NO_PROXY as given, and loopback. */
+function noProxyOf(env: Env): string {
+  const given = (env.no_proxy || env.NO_PROXY || '').trim();
+  // `*` covers all only alone (undici reads `*,x` as two host names).
+  return given === '' ? LOOPBACK_NO_PROXY : given === '*' ? '*' : `${given},${LOOPBACK_NO_PROXY}`;
+}
 
 const HTTPS_PROXY_VARS = ['https_proxy', 'HTTPS_PROXY'] as const;
 const HTTP_PROXY_VARS = ['http_proxy', 'HTTP_PROXY'] as const;
@@ -70,12 +83,11 @@ export async function useProxyFromEnv(env: Env = process.env): Promise<string | 
   }
   const httpsProxy = first(env, HTTPS_PROXY_VARS);
   const httpProxy = first(env, HTTP_PROXY_VARS);
-  const noProxy = env.no_proxy || env.NO_PROXY;
   try {
     setGlobalProxyFromEnv({
       ...(httpsProxy === undefined ? {} : { https_proxy: withScheme(httpsProxy) }),
       ...(httpProxy === undefined ? {} : { http_proxy: withScheme(httpProxy) }),
-      ...(noProxy === undefined ? {} : { no_proxy: noProxy }),
+      no_proxy: noProxyOf(env),
     });
   } catch (err) {
     // Node's message names the URL with its credentials removed.
@@ -115,7 +127,7 @@ export function proxyFor(target: string | URL, env: Env = process.env): URL | un
   const url = parseUrl(target);
   if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:')) return undefined;
   const raw = (url.protocol === 'https:' ? first(env, HTTPS_PROXY_VARS) : undefined) ?? first(env, HTTP_PROXY_VARS);
-  if (raw === undefined || exempt(url, env.no_proxy || env.NO_PROXY || '')) return undefined;
+  if (raw === undefined || exempt(url, noProxyOf(env))) return undefined;
   return parseUrl(withScheme(raw));
 }
 
