@@ -257,9 +257,7 @@ export class ClusterCatalogReconciler implements Reconciler {
       return read.done || s.resolvedRef === resolved ? read : stop({ requeueAfterMs: 5 * 60_000 });
     }
     if (source.type !== 'Image' || !isValidImageReference(source.image.ref)) return stop();
-    const want = parseReference(source.image.ref);
-    const got = isValidImageReference(resolved) ? parseReference(resolved) : undefined;
-    if (got?.digest === undefined || got.registry !== want.registry || got.repository !== want.repository) {
+    if (!digestOf(resolved, source.image.ref)) {
       s.logger.warn({ resolved, ref: source.image.ref }, 'status.resolvedSource is not a digest of spec.source.image.ref: not followed');
       return stop();
     }
@@ -357,6 +355,13 @@ export class ClusterCatalogReconciler implements Reconciler {
     if (serving === undefined) s.conditions.set('Serving', false, reason, 'no good content has been unpacked yet');
     return stop({ requeueAfterMs: this.o.retryAfterMs ?? 10_000 });
   }
+}
+
+/** Whether `resolved` is `ref`'s repository at a digest. */
+function digestOf(resolved: string, ref: string): boolean {
+  const want = parseReference(ref);
+  const got = isValidImageReference(resolved) ? parseReference(resolved) : undefined;
+  return got?.digest !== undefined && got.registry === want.registry && got.repository === want.repository;
 }
 
 /** Extensions select catalogs by label: a label added or changed on served content selects it now. */
