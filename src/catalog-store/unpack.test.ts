@@ -157,3 +157,15 @@ test('a failure writing the store itself names the path; the spill and any parti
   });
   assert.deepEqual(await readdir(path.join(tmp, 'cat')), ['sha'], 'no spill file left');
 });
+
+test('two unpacks of one catalog at once (a new leader and its own follower at a handover) both store, one after the other', async () => {
+  const tmp = await mkdtemp(path.join(tmpdir(), 'unpack-'));
+  const src = path.join(tmp, 'src');
+  await mkdir(src);
+  await writeFbcFile(manyPackages(30), path.join(src, 'catalog.json'), 'json');
+  // Each removes the spill files it finds in the catalog's directory: run together, the second removed the first's.
+  const [a, b] = await Promise.all([unpackCatalog(src, path.join(tmp, 'cat', 'one'), () => true), unpackCatalog(src, path.join(tmp, 'cat', 'two'), () => true)]);
+  assert.ok(a.stored !== undefined && b.stored !== undefined);
+  assert.equal(a.stored.sha256, b.stored.sha256);
+  assert.deepEqual((await readdir(path.join(tmp, 'cat'))).sort(), ['one', 'two'], 'no spill file is left');
+});

@@ -17,6 +17,7 @@ import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { BinnacleError, errorMessage, InputError, type ValidationResult } from '../util/errors.js';
+import { KeyedSerial } from '../util/keyed-serial.js';
 import { emptyDeclarativeConfig, type DeclarativeConfig } from '../declcfg/index.js';
 import type { Decoded } from '../catalog/decode.js';
 import { configSink, DEFAULT_MAX_CATALOG_BYTES, scanFbcDir, type LoadOptions } from '../catalog/load.js';
@@ -52,6 +53,8 @@ interface SpilledRecord extends WriteOrderKey {
 }
 
 const SPILL_PREFIX = '.unpack-';
+/** Unpacks running or queued, by the parent directory they spill into. */
+const unpacksByParent = new KeyedSerial();
 /** Lines gathered before a write to the spill file, and the store file's write size. */
 const WRITE_CHUNK = 1024 * 1024;
 
@@ -126,9 +129,16 @@ class SpillWriter {
  * for a catalog whose records come to more than `maxStoreBytes` or one too large to store, and a
  * transient BinnacleError naming the file for I/O failures of the store. Spill files an earlier
  * unpack into the same parent left (a crash) are removed first: one catalog's unpacks never run
- * at once (the controller works on one ClusterCatalog name at a time).
+ * at once (one at a time for a parent within this process; the controller works on one
+ * ClusterCatalog name at a time, and the store is the process's own).
  */
-export async function unpackCatalog(root: string, dir: string, accept: (validation: ValidationResult) => boolean, opts: UnpackOptions = {}): Promise<UnpackedCatalog> {
+export function unpackCatalog(root: string, dir: string, accept: (validation: ValidationResult) => boolean, opts: UnpackOptions = {}): Promise<UnpackedCatalog> {
+  // One unpack into a parent at a time in this process: a new leader's and its own follower's
+  // (catalog-follower.ts) may overlap at a handover, and each removes the spills it finds.
+  return unpacksByParent.run(path.resolve(path.dirname(dir)), () => unpackAlone(root, dir, accept, opts));
+}
+
+async function unpackAlone(root: string, dir: string, accept: (validation: ValidationResult) => boolean, opts: UnpackOptions): Promise<UnpackedCatalog> {
   const maxStoreBytes = opts.maxStoreBytes ?? Math.max(opts.maxCatalogBytes ?? DEFAULT_MAX_CATALOG_BYTES, opts.maxFileBytes ?? 0);
   const parent = path.dirname(dir);
   await mkdir(parent, { recursive: true }).catch((err: unknown) => {

@@ -12,7 +12,8 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { connect, type AddressInfo } from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { sha256Digest } from '../oci/digest.js';
@@ -192,4 +193,48 @@ test('a proxy variable that is no URL stops the command with one line', async ()
   assert.equal(ran.code, 1);
   assert.match(ran.err, /^error: HTTPS_PROXY\/HTTP_PROXY: not a usable proxy: /);
   assert.doesNotMatch(ran.err, /bug in binnacle/);
+});
+
+/**
+ * An API server that answers discovery for Binnacle's kinds and an empty list for any list, on
+ * the machine's non-loopback address (plain http: the kubeconfig allows it with
+ * insecure-skip-tls-verify); answers the requests it saw.
+ */
+async function startListingApiServer(): Promise<{ server: string; seen: string[]; close(): Promise<void> }> {
+  const seen: string[] = [];
+  const kinds = ['ClusterExtension', 'BundleDeployment', 'ClusterCatalog', 'HelmOperator', 'PlatformOperator'];
+  const server = createServer((req, res) => {
+    seen.push(`${req.method ?? ''} ${req.url ?? ''}`);
+    res.setHeader('content-type', 'application/json');
+    const groupVersion = /^\/apis\/([^/]+\/[^/?]+)$/.exec(req.url ?? '')?.[1];
+    if (groupVersion !== undefined) {
+      res.end(JSON.stringify({ kind: 'APIResourceList', groupVersion, resources: kinds.map((kind) => ({ name: `${kind.toLowerCase()}s`, singularName: kind.toLowerCase(), namespaced: false, kind, verbs: ['get', 'list', 'watch'] })) }));
+      return;
+    }
+    res.end(JSON.stringify({ kind: 'List', apiVersion: 'v1', metadata: {}, items: [] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, machineAddress(), resolve));
+  return {
+    server: `http://${machineAddress()}:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+test('the API server is never proxied: with HTTPS_PROXY and HTTP_PROXY set, the kube client reaches it directly, as client-go does for a kubeconfig without proxy-url', async () => {
+  const api = await startListingApiServer();
+  const dir = await mkdtemp(path.join(tmpdir(), 'proxy-kube-'));
+  try {
+    const kubeconfig = path.join(dir, 'config');
+    await writeFile(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Config', clusters: [{ name: 'c', cluster: { server: api.server, 'insecure-skip-tls-verify': true } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }], 'current-context': 'x' }));
+    const from = proxy.seen.length;
+    const ran = await binnacle(['--kubeconfig', kubeconfig, 'status', '-o', 'json'], { HTTPS_PROXY: `http://127.0.0.1:${proxy.port}`, HTTP_PROXY: `http://127.0.0.1:${proxy.port}` });
+    assert.equal(ran.code, 0, ran.err);
+    assert.deepEqual(JSON.parse(ran.out), []);
+    assert.ok(api.seen.some((r) => r.startsWith('GET /apis/binnacle.dev/v1alpha1/clusterextensions')), `the API server saw: ${api.seen.join(', ')}`);
+    assert.deepEqual(proxy.seen.slice(from), [], 'the proxy saw nothing');
+  } finally {
+    await api.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 });

@@ -16,7 +16,7 @@ import { CATALOG_TESTDATA } from '../catalog/testdata.test-helper.js';
 import { LABEL_CATALOG_CONFIGS } from '../catalog-render/index.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { CatalogRegistry } from './catalog-registry.js';
-import { followCatalogs } from './catalog-follower.js';
+import { followCatalogs, handOver } from './catalog-follower.js';
 
 const logger = pino({ level: 'silent' });
 const DIGEST = 'sha256:' + 'd'.repeat(64);
@@ -87,4 +87,38 @@ test('serves what the leader resolved, writes nothing, is Ready once caught up a
   assert.equal(registry.get('c'), undefined, 'stopped in flight: c is not published');
   assert.ok(!pulls.some((p) => p.includes('/d@')), 'd, queued when it stopped, was dropped');
   assert.deepEqual(cluster.writes, [], 'the follower wrote nothing');
+});
+
+test('a handover waits for the follower to stop; a reconcile that outlasts the wait is left in flight and publishes nothing; a stop meanwhile ends it', async () => {
+  const storeDir = await mkdtemp(join(tmpdir(), 'follower-'));
+  dirs.push(storeDir);
+  const cluster = new FakeCluster({ objects: [CLUSTER_CATALOG_CRD, served('a')] });
+  const registry = new CatalogRegistry();
+  let release: (() => void) | undefined;
+  const following = new AbortController();
+  const follower = followCatalogs(
+    {
+      client: cluster.client(),
+      logger,
+      registry,
+      storeDir,
+      serverUrl: 'http://127.0.0.1:8083',
+      // a's pull hangs until released: a pull from a slow registry.
+      pull: async () => {
+        await new Promise<void>((resolve) => (release = resolve));
+        return { digest: DIGEST, dir: CATALOG_TESTDATA, labels: { [LABEL_CATALOG_CONFIGS]: '/fbc/valid' } };
+      },
+    },
+    following.signal,
+  );
+  await eventually('a pulled', () => release !== undefined);
+  assert.equal(await handOver(follower, () => following.abort(), 50, new AbortController().signal), 'in-flight');
+  assert.ok(following.signal.aborted, 'the follower was told to stop');
+  const stopped = new AbortController();
+  stopped.abort();
+  assert.equal(await handOver(follower, () => undefined, 60_000, stopped.signal), 'aborted', 'the manager stopped meanwhile: no wait');
+  release?.();
+  assert.equal(await handOver(follower, () => undefined, 60_000, new AbortController().signal), 'stopped');
+  assert.equal(registry.get('a'), undefined, 'the reconcile that outlasted the wait published nothing');
+  assert.deepEqual(cluster.writes, []);
 });

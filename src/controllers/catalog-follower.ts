@@ -19,7 +19,7 @@ import type { ObjectReader } from '../kube/ports.js';
 import { errorMessage } from '../util/errors.js';
 import type { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
-import { collectCatalogStore } from './store-gc.js';
+import { collectCatalogStore, type StoreMetrics } from './store-gc.js';
 
 export interface CatalogFollowerOptions {
   /** Reads only: the follower lists, watches and gets, and may write nothing. */
@@ -34,6 +34,8 @@ export interface CatalogFollowerOptions {
   workers?: number;
   /** How often content no longer served is removed from the store (default 10 minutes). */
   gcIntervalMs?: number;
+  /** The store's gauges, as the leader's collection records them. */
+  storeMetrics?: StoreMetrics;
 }
 
 export interface CatalogFollower {
@@ -57,13 +59,15 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
     serverUrl: o.serverUrl,
     follow: true,
   });
+  // Names reconciled here since the start, until the follower is caught up (then no longer needed).
   const seen = new Set<string>();
+  let caughtUp = false;
   const counted: Reconciler = {
     async reconcile(req: ReconcileRequest, ctx: ReconcileContext) {
       try {
         return await reconciler.reconcile(req, ctx);
       } finally {
-        seen.add(req.name);
+        if (!caughtUp) seen.add(req.name);
       }
     },
   };
@@ -71,17 +75,56 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
   const controller = new Controller({ name: 'clustercatalog-follower', logger: o.logger, workers: o.workers ?? 2, reconciler: counted, dropQueuedOnStop: true, ...(o.metrics === undefined ? {} : { metrics: o.metrics }) }).watch(informer);
   // The catalogs there when the cache synced: Ready once each has been looked at (or is gone).
   let initial: string[] | undefined;
-  let caughtUp = false;
   void informer.waitForSync().then(() => (initial = informer.list().map((c) => c.metadata.name ?? '')));
   const gc = setInterval(() => {
     const served = new Map(o.registry.list().map((c) => [c.name, c.stored.file]));
-    collectCatalogStore(o.storeDir, served).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'catalog store garbage collection failed'));
+    collectCatalogStore(o.storeDir, served).then(
+      (stats) => o.storeMetrics?.record('catalogs', stats),
+      (err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'catalog store garbage collection failed'),
+    );
   }, o.gcIntervalMs ?? 10 * 60_000);
   signal.addEventListener('abort', () => clearInterval(gc), { once: true });
   o.logger.info('following the leader: serving the catalogs it resolved');
   const stopped = Promise.all([informer.run(signal), controller.run(signal)]).then(() => undefined);
-  return {
-    ready: () => (caughtUp ||= initial !== undefined && initial.every((name) => seen.has(name) || informer.get(name) === undefined)),
-    stopped,
+  // Awaited only once this replica leads: a failure before that is logged here, not left unhandled.
+  stopped.catch((err: unknown) => o.logger.error({ err: errorMessage(err) }, 'the catalog follower failed'));
+  const ready = (): boolean => {
+    if (caughtUp) return true;
+    if (initial === undefined || !initial.every((name) => seen.has(name) || informer.get(name) === undefined)) return false;
+    caughtUp = true;
+    seen.clear();
+    return true;
   };
+  return { ready, stopped };
+}
+
+/** How a handover ended: the follower stopped, it still had a reconcile in flight after the wait, or the manager was stopped meanwhile. */
+export type HandOver = 'stopped' | 'in-flight' | 'aborted';
+
+/**
+ * Stops following (`stopFollowing` aborts the follower's signal) and waits for its reconciles in
+ * flight, at most `waitMs`: one still in flight after that publishes nothing, and an unpack of
+ * its catalog by the leader waits for it (catalog-store/unpack.ts).
+ */
+export async function handOver(follower: CatalogFollower, stopFollowing: () => void, waitMs: number, signal: AbortSignal): Promise<HandOver> {
+  stopFollowing();
+  let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    return await Promise.race([
+      follower.stopped.then((): HandOver => 'stopped'),
+      new Promise<HandOver>((resolve) => {
+        timer = setTimeout(() => resolve('in-flight'), waitMs);
+        timer.unref();
+      }),
+      new Promise<HandOver>((resolve) => {
+        onAbort = () => resolve('aborted');
+        if (signal.aborted) onAbort();
+        else signal.addEventListener('abort', onAbort, { once: true });
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+  }
 }

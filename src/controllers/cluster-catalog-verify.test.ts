@@ -90,3 +90,46 @@ test('a ClusterCatalog from ConfigMaps with verify is refused, naming the source
   assert.equal(progressing?.reason, 'Blocked');
   assert.match(progressing?.message ?? '', /spec\.source\.verify: a ConfigMaps source cannot carry an OCI signature/);
 });
+
+test('a follower verifies the digest the leader resolved again with the catalog\'s policy: a refused one is neither pulled nor served, and nothing is written', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'catalog-verify-'));
+  try {
+    const dir = await fbcDir(root);
+    const verified: string[] = [];
+    const pulls: string[] = [];
+    let signed = true;
+    const verifyPort: ImageVerify = (ref) => {
+      verified.push(ref);
+      return signed ? Promise.resolve(ref) : Promise.reject(new SignatureVerificationError(ref, GOOD, 'SignatureMismatch', 'no valid signature: no trusted key verifies it'));
+    };
+    const pull = (ref: string): Promise<PulledImage> => {
+      pulls.push(ref);
+      return Promise.resolve({ digest: GOOD, dir, labels: {} });
+    };
+    const cat = catalog({ type: 'Image', image: { ref: 'registry.example/catalog:latest' }, verify });
+    // What the leader wrote: this digest resolved, served.
+    cat.status = {
+      resolvedSource: { type: 'Image', image: { ref: `registry.example/catalog@${GOOD}` } },
+      observedGeneration: 1,
+      conditions: [{ type: 'Serving', status: 'True', reason: 'Available', message: '', lastTransitionTime: new Date().toISOString() }],
+    };
+    const kube = fakeClient(cat);
+    const registry = new CatalogRegistry();
+    const r = new ClusterCatalogReconciler({ client: kube.client, registry, pull, storeDir: join(root, 'store'), serverUrl: 'http://127.0.0.1:1', verify: verifyPort, follow: true });
+
+    signed = false;
+    await r.reconcile({ key: 'ops', name: 'ops' }, ctx);
+    assert.deepEqual(verified, [`registry.example/catalog@${GOOD}`], 'the status digest verified, not the tag');
+    assert.deepEqual(pulls, [], 'a digest its policy refuses is not pulled');
+    assert.equal(registry.get('ops'), undefined, 'nor served');
+    assert.deepEqual(kube.writes, [], 'a follower writes no status');
+
+    signed = true;
+    await r.reconcile({ key: 'ops', name: 'ops' }, ctx);
+    assert.deepEqual(pulls, [`registry.example/catalog@${GOOD}`], 'pulled at the verified digest');
+    assert.equal(registry.get('ops')?.digest, GOOD);
+    assert.deepEqual(kube.writes, []);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});

@@ -7,7 +7,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -34,7 +33,7 @@ import { HelmOperatorReconciler } from './helm-operator/helm-operator.js';
 import { BundleDeploymentReconciler } from './bundle-deployment.js';
 import { CatalogRegistry } from './catalog-registry.js';
 import { ClusterCatalogReconciler, type ImagePull } from './cluster-catalog.js';
-import { followCatalogs } from './catalog-follower.js';
+import { followCatalogs, handOver } from './catalog-follower.js';
 import { ClusterExtensionReconciler } from './cluster-extension.js';
 import { extensionPlanner } from './upgrade-approval.js';
 import { ClusterFactsSource } from '../installed/cluster-facts.js';
@@ -413,6 +412,7 @@ function followThenLead(o: ManagerOptions, shared: Shared, stopAll: AbortSignal)
       storeDir: join(o.dataDir, 'catalogs'),
       serverUrl: shared.serverUrl,
       metrics: shared.metrics,
+      storeMetrics: shared.storeMetrics,
       // --catalog-workers bounds the catalogs unpacked at once, and so the memory: a follower keeps to it too.
       workers: o.catalogWorkers ?? 2,
       ...(o.gcIntervalMs === undefined ? {} : { gcIntervalMs: o.gcIntervalMs }),
@@ -423,12 +423,11 @@ function followThenLead(o: ManagerOptions, shared: Shared, stopAll: AbortSignal)
   return async (signal, fence) => {
     // Ready again once the leader's caches have synced (runControllers).
     shared.health.following = undefined;
-    following.abort();
     // Its reconciles in flight finish (or stop publishing, if one outlasts this wait).
-    const settled = await Promise.race([follower.stopped.then(() => true), sleep(FOLLOWER_STOP_WAIT_MS, false, { ref: false }), untilAborted(signal).then(() => false)]);
+    const ended = await handOver(follower, () => following.abort(), FOLLOWER_STOP_WAIT_MS, signal);
     // Stopped meanwhile: nothing to lead.
-    if (signal.aborted) return;
-    if (!settled) o.logger.warn({ waitedMs: FOLLOWER_STOP_WAIT_MS }, 'leading while a catalog follower reconcile is still in flight: it will publish nothing');
+    if (ended === 'aborted' || signal.aborted) return;
+    if (ended === 'in-flight') o.logger.warn({ waitedMs: FOLLOWER_STOP_WAIT_MS }, 'leading while a catalog follower reconcile is still in flight: it will publish nothing, and an unpack of its catalog waits for it');
     else o.logger.info('leading: the catalog follower has stopped');
     await runControllers(o, signal, fence, shared);
   };

@@ -19,6 +19,7 @@ import type { KubeObject } from '../kube/types.js';
 import { SERVICEACCOUNT_POLICY_NAME } from '../api/olmv1/serviceaccount-policy.js';
 import { INSECURE_REGISTRIES_ENV } from '../oci/registry-client.js';
 import { DEFAULT_REGISTRIES_CONF } from '../oci/registries-conf.js';
+import { LOG_LEVEL_ENV } from '../util/log-level.js';
 import { CATALOG_TLS_DIR, CATALOG_TLS_SECRET } from './catalog-tls.js';
 
 export const DEFAULT_SELF_NAMESPACE = 'binnacle-system';
@@ -80,9 +81,6 @@ export const REGISTRIES_CONF_CONFIGMAP = 'binnacle-registries-conf';
 const RBAC = 'rbac.authorization.k8s.io/v1';
 const READ = ['get', 'list', 'watch'];
 const WRITE = ['create', 'update', 'patch', 'delete'];
-
-/** The variable `binnacle` reads its log level from (cli/context.ts logLevel). */
-const LOG_LEVEL_ENV = 'BINNACLE_LOG_LEVEL';
 
 /** The manager container's environment: plain-http registries, a log level; none by default. */
 function managerEnv(o: SelfOptions): { env?: { name: string; value: string }[] } {

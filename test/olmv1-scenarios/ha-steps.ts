@@ -52,11 +52,17 @@ async function componentIsReadyToReconcile(w: ScenarioWorld, component: string):
   if (rollout.code !== 0) throw new Error(`deployment rollout failed for ${component}: ${rollout.stderr.trim()}`);
   const leaseName = LEASE_NAMES.get(component) ?? '';
   let holder = '';
-  await waitFor(`Lease ${ns}/${leaseName} held`, async () => {
+  await waitFor(`Lease ${ns}/${leaseName} held by a running Pod`, async () => {
     const r = await kubectlRun(['get', 'lease', leaseName, '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
     if (r.code !== 0 || r.stdout === '') return false;
     holder = r.stdout;
-    w.leaderPods.set(component, holder.split('_')[0] ?? '');
+    const pod = holder.split('_')[0] ?? '';
+    // More than the Go step waits for: right after a rollout the Lease may still name a Pod being
+    // replaced (a leader releases it once its controllers have drained), whose logs the next steps
+    // would read; the holder is taken once it is a Pod that is there and not terminating.
+    const p = await kubectlRun(['get', 'pod', pod, '-n', ns, '-o', 'jsonpath={.metadata.deletionTimestamp}']);
+    if (p.code !== 0 || p.stdout.trim() !== '') return false;
+    w.leaderPods.set(component, pod);
     return true;
   }, () => holder);
 }

@@ -6,6 +6,7 @@ import { collect, oneOf, outputOption, parseDuration, parsePositiveInt, withFlag
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
 import { DEFAULT_RELEASE_REPO, IMAGE_NODE_VERSION, RELEASE_REPO_ENV } from '../../self/release-defaults.js';
 import { BinnacleError, errorMessage, InputError, UsageError } from '../../util/errors.js';
+import { LOG_LEVEL_CHOICES } from '../../util/log-level.js';
 
 const DEFAULT_NAMESPACE = 'binnacle-system';
 
@@ -43,7 +44,7 @@ export function registerSelfCommands(program: Command, ctx: CliContext): void {
     .option('--registries-conf <file>', "a containers-registries.conf (v2: [[registry]] prefix, location, mirrors, insecure, blocked) the manager pulls by, as OLM v1 reads /etc/containers/registries.conf: mounted from a ConfigMap")
     .option('--olmv1-installer <namespace/name>', "the ServiceAccount an olm.operatorframework.io/v1 ClusterExtension naming none installs as (the manager's --olmv1-installer; docs/from-olm-v1.md)")
     .option('--olmv1-object-sets', "the manager serves OLM v1's ClusterObjectSet kind (the manager's --olmv1-object-sets; applied as --olmv1-installer)")
-    .addOption(new Option('--log-level <level>', "the manager's log level (its BINNACLE_LOG_LEVEL; default info): debug logs each reconcile's end").choices(['error', 'warn', 'info', 'debug', 'trace']))
+    .addOption(new Option('--log-level <level>', "the manager's log level (its BINNACLE_LOG_LEVEL; default info): debug logs each reconcile's end").choices(LOG_LEVEL_CHOICES))
     .option('--replicas <n>', 'manager Pods (1-9, default 1): one leads; the others serve the catalogs it resolved from their own store, and one takes over if it goes', parseReplicas)
     .addOption(outputOption(['table', 'json', 'yaml'], 'table'))
     .action(withFlagNames({ version: '--version', releaseRepo: '--release-repo' }, async (flags: KubeFlags & { namespace?: string; output: string; image?: string; version?: string; releaseRepo?: string; insecure?: boolean; insecureRegistry?: string[]; registriesConf?: string; timeout: number; olmv1Installer?: string; olmv1ObjectSets?: boolean; replicas?: number; logLevel?: string }) => {
