@@ -22,8 +22,8 @@
  * reads (no webhook configuration in the cluster: the bench sets the name label itself), plain
  * http to the cluster's registry through a registries.conf (CONTAINERS_REGISTRIES_CONF).
  *
- * Binnacle: `binnacle manager` as the image runs it (`node --optimize-for-size bin/binnacle.js
- * manager`, the built bundle), with a fresh --data-dir, serving the catalog API over HTTPS with
+ * Binnacle: `binnacle manager` as the image runs it (`node --optimize-for-size --no-maglev
+ * bin/binnacle.js manager`, the built bundle, with the image's glibc allocator settings, MALLOC_ENV), with a fresh --data-dir, serving the catalog API over HTTPS with
  * the same certificate (`--catalog-tls-cert`, `--catalog-tls-key`, as install-self does), OLM
  * v1's API on (it installs its own copy of the same v1.11 CRDs), the same registries.conf
  * (BINNACLE_REGISTRIES_CONF). Both are given the same objects: `olm.operatorframework.io/v1`
@@ -54,7 +54,7 @@
  * of one extension against all three under 1 s.
  *
  * usage: npm run bench -- catalog-scale [--bundles 2000] [--catalogs 3] [--rounds 1] [--node-flags '...']
- *        [--modes defaults,matched] [--queries 200] [--downloads 3] [--only binnacle|catalogd|opm]
+ *        [--modes defaults,matched] [--queries 200] [--downloads 3] [--only binnacle|catalogd|opm] [--malloc-env off]
  * The cluster: `binnacle cluster up --name BINNACLE_BENCH_CLUSTER` (default `catalog-scale`).
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
@@ -71,7 +71,7 @@ import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
 import { CatalogIndex, resolve } from '../src/resolve/index.js';
 import { loadCatalog } from '../src/resolve/catalog-source.js';
-import { NODE_FLAGS } from '../src/self/image.js';
+import { mallocEnv, NODE_FLAGS } from '../src/self/image.js';
 import { createCertificateAuthority, issueCertificate } from '../src/util/pki.js';
 import { freePort } from '../src/util/ports.js';
 import { scaledCatalog, validPackages } from './lib/fbc-scale.js';
@@ -94,6 +94,8 @@ const MODES = (arg('--modes') ?? 'defaults,matched').split(',') as ('defaults' |
 const ONLY = arg('--only');
 /** Binnacle's Node flags: the image's (NODE_FLAGS) unless given, e.g. `--node-flags ''` to measure without them. */
 const BINNACLE_NODE_FLAGS: readonly string[] = arg('--node-flags')?.split(' ').filter((f) => f !== '') ?? NODE_FLAGS;
+/** The allocator settings the image gives the manager (MALLOC_ENV), unless `--malloc-env off` (to measure without them). */
+const BINNACLE_ENV: Record<string, string> = arg('--malloc-env') === 'off' ? {} : mallocEnv();
 const SERVE_TIMEOUT_MS = 15 * 60_000;
 const STEADY_WAIT_MS = 15_000;
 const BINNACLE_ENTRY = path.join(ROOT, 'bin', 'binnacle.js');
@@ -115,6 +117,11 @@ interface Sample {
   /** Process start until its readiness endpoint answered (opm: not applicable, 0). */
   startMs: number;
   peakMib: number;
+  /** RSS once started and ready, before any ClusterCatalog (opm: not applicable, it loads its catalog as it starts). */
+  idleMib?: number;
+  /** Of the steady RSS: the process's own pages and file pages (its binary's, mapped files: shared, and dropped first under pressure). */
+  steadyAnonMib?: number;
+  steadyFileMib?: number;
   steadyMib: number;
   steadyAfterQueriesMib: number;
   cpuToServingS: number;
@@ -420,7 +427,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
       path.join(scratch, 'data'),
       ...(side === 'binnacle-matched' ? ['--catalog-workers', '1'] : []),
     ];
-    env = { ...process.env, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '' };
+    env = { ...process.env, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '', ...BINNACLE_ENV };
     readyz = `http://127.0.0.1:${probe}/readyz`;
   }
   commandsSeen.set(side, [cmd, ...args]);
@@ -438,6 +445,7 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
       await sleep(200);
     }
     const startMs = Date.now() - started;
+    const idleMib = procStatus(proc.pid).rss;
     const cpu0 = cpuSeconds(proc.pid);
     const t0 = Date.now();
     await Promise.all(e.catalogs.images.map((image, i) => e.client.create(clusterCatalog(i, image))));
@@ -453,10 +461,11 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
     const servingMs = Date.now() - t0;
     const cpuToServingS = cpuSeconds(proc.pid) - cpu0;
     await sleep(STEADY_WAIT_MS);
-    const steadyMib = procStatus(proc.pid).rss;
+    const steady = procStatus(proc.pid);
+    const steadyMib = steady.rss;
     const q = await queries(e.tls, bases, e.catalogs.onePackage);
     const steadyAfterQueriesMib = procStatus(proc.pid).rss;
-    return { side, round, servingMs, startMs, peakMib: peak.peakMib(), steadyMib, steadyAfterQueriesMib, cpuToServingS, ...q };
+    return { side, round, servingMs, startMs, peakMib: peak.peakMib(), idleMib, steadyMib, steadyAnonMib: steady.anon, steadyFileMib: steady.file, steadyAfterQueriesMib, cpuToServingS, ...q };
   } finally {
     peak.stop();
     await deleteCatalogs(e.client);
@@ -555,6 +564,7 @@ function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaite
       rounds: xs.length,
       servingMs: spread(xs.map((s) => s.servingMs)),
       peakMib: spread(xs.map((s) => s.peakMib)),
+      ...(xs.every((s) => s.idleMib !== undefined) ? { idleMib: spread(xs.map((s) => s.idleMib ?? NaN)) } : {}),
       steadyMib: spread(xs.map((s) => s.steadyMib)),
       steadyAfterQueriesMib: spread(xs.map((s) => s.steadyAfterQueriesMib)),
       cpuToServingS: spread(xs.map((s) => s.cpuToServingS)),
@@ -578,8 +588,14 @@ function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaite
       const t = ratio(med(b, (s) => s.servingMs), med(ref, (s) => s.servingMs));
       const p = ratio(med(b, (s) => s.peakMib), med(ref, (s) => s.peakMib));
       const st = ratio(med(b, (s) => s.steadyMib), med(ref, (s) => s.steadyMib));
-      console.log(`  ${mode} vs ${ref}: time to serving ${fmt(t)}x, peak RSS ${fmt(p)}x, steady RSS ${fmt(st)}x`);
-      goals.push(judged(`${mode}: less peak and steady memory than ${ref} with the same ${CATALOGS === 1 ? 'catalog' : `${CATALOGS} catalogs`}`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x`));
+      // Where the memory goes: what the process holds idle, and what the catalogs add to it.
+      const idle = [med(b, (s) => s.idleMib), med(ref, (s) => s.idleMib)];
+      const held = [med(b, (s) => s.steadyMib) - (idle[0] ?? NaN), med(ref, (s) => s.steadyMib) - (idle[1] ?? NaN)];
+      const anon = [med(b, (s) => s.steadyAnonMib), med(ref, (s) => s.steadyAnonMib)];
+      const file = [med(b, (s) => s.steadyFileMib), med(ref, (s) => s.steadyFileMib)];
+      const breakdown = Number.isNaN(idle[1]) ? '' : `; idle ${fmt(idle[0] ?? NaN, 0)} against ${fmt(idle[1] ?? NaN, 0)} MiB, held for the catalogs (steady − idle) ${fmt(held[0] ?? NaN, 0)} against ${fmt(held[1] ?? NaN, 0)} MiB; of the steady RSS, the process's own pages ${fmt(anon[0] ?? NaN, 0)} against ${fmt(anon[1] ?? NaN, 0)} MiB and file pages (the binary's) ${fmt(file[0] ?? NaN, 0)} against ${fmt(file[1] ?? NaN, 0)} MiB`;
+      console.log(`  ${mode} vs ${ref}: time to serving ${fmt(t)}x, peak RSS ${fmt(p)}x, steady RSS ${fmt(st)}x${breakdown}`);
+      goals.push(judged(`${mode}: less peak and steady memory than ${ref} with the same ${CATALOGS === 1 ? 'catalog' : `${CATALOGS} catalogs`}`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x${breakdown}`));
       goals.push(judged(`${mode}: Serving at least as soon as ${ref}`, t <= 1, `${fmt(t)}x`));
     }
     const p99 = Math.max(med(b, (s) => s.metasPackagesMs?.p99), med(b, (s) => s.metasOnePackageMs?.p99));
@@ -599,7 +615,7 @@ async function rounds(e: Env, sides: Side[]): Promise<Sample[]> {
         const s = side === 'opm' ? await opmSide(e, r) : await serverSide(e, side, r);
         samples.push(s);
         const q = s.metasPackagesMs === undefined ? '' : `; all ${fmt(s.allMBps ?? NaN, 0)} MB/s; metas?schema=olm.package p50 ${fmt(s.metasPackagesMs.p50, 1)} p99 ${fmt(s.metasPackagesMs.p99, 1)} ms; metas?package p50 ${fmt(s.metasOnePackageMs?.p50 ?? NaN, 1)} p99 ${fmt(s.metasOnePackageMs?.p99 ?? NaN, 1)} ms`;
-        console.log(`  round ${r + 1} ${side}: serving in ${fmt(s.servingMs / 1000, 1)} s, peak ${fmt(s.peakMib, 0)} MiB, steady ${fmt(s.steadyMib, 0)} MiB (${fmt(s.steadyAfterQueriesMib, 0)} after the queries), CPU ${fmt(s.cpuToServingS, 1)} s${q}`);
+        console.log(`  round ${r + 1} ${side}: serving in ${fmt(s.servingMs / 1000, 1)} s, idle ${s.idleMib === undefined ? '–' : `${fmt(s.idleMib, 0)} MiB`}, peak ${fmt(s.peakMib, 0)} MiB, steady ${fmt(s.steadyMib, 0)} MiB (${fmt(s.steadyAfterQueriesMib, 0)} after the queries), CPU ${fmt(s.cpuToServingS, 1)} s${q}`);
       }
     }
   } finally {
@@ -635,7 +651,7 @@ async function main(): Promise<void> {
   const file = recorder.save({
     settings: {
       bench: { bundles: BUNDLES, catalogs: CATALOGS, rounds: ROUNDS, queries: QUERIES, downloads: DOWNLOADS, modes: MODES, corpus: path.relative(ROOT, CORPUS), leftOut: catalogs.dropped, steadyWaitMs: STEADY_WAIT_MS, tls: 'both servers HTTPS with one bench certificate; one keep-alive connection for the queries', client: CLIENT === 'curl' ? 'curl --http1.1, one process and connection for each batch of queries, a first request opening the connection outside the timing' : "Node's https client, its first request (opening the connection) timed with the rest" },
-      binnacle: { what: `binnacle manager (node ${BINNACLE_NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle)`, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
+      binnacle: { what: `binnacle manager (node ${BINNACLE_NODE_FLAGS.join(' ')} bin/binnacle.js, the built bundle${Object.keys(BINNACLE_ENV).length === 0 ? '' : `, with ${Object.entries(BINNACLE_ENV).map(([k, v]) => `${k}=${v}`).join(' ')}`})`, env: BINNACLE_ENV, command: commandsSeen.get('binnacle-defaults') ?? commandsSeen.get('binnacle-matched'), matched: '--catalog-workers 1', defaults: '2 ClusterCatalogs loaded at once (--catalog-workers 2)', node: process.version },
       reference: { what: `catalogd ${catalogdVersion} (operator-controller cmd/catalogd, tag containers_image_openpgp)`, command: commandsSeen.get('catalogd'), featureGates: 'APIV1MetasHandler=true', concurrency: 'its ClusterCatalog controller as shipped (one reconcile at a time)' },
       opm: { what: opm === '' ? 'opm serve (not run)' : `opm serve (${spawnSync(opm, ['version'], { encoding: 'utf8' }).stdout.trim()})`, command: commandsSeen.get('opm'), note: 'gRPC registry API: serving = port accepts; no HTTP queries' },
     },

@@ -73,7 +73,7 @@ import { clusterUp, countAuditRequestsInFile } from '../src/cluster/index.js';
 import { KubeClient } from '../src/kube/client.js';
 import { loadKubeConfig } from '../src/kube/config.js';
 import type { KubeObject } from '../src/kube/types.js';
-import { NODE_FLAGS } from '../src/self/image.js';
+import { MALLOC_ENV, mallocEnv, NODE_FLAGS } from '../src/self/image.js';
 import { freePort } from '../src/util/ports.js';
 import { arg, cpuSeconds, ROOT, run, spawnLogged, stopChild, treePeakSampler, waitHttpOk } from './lib/helm-operator.js';
 import { judged, spread, startRun, type GoalVerdict, type SideSettings, type Spread } from './lib/results.js';
@@ -265,7 +265,8 @@ function binnacleCommand(mode: Mode, ports: Record<string, number>, dataDir: str
         cmd: process.execPath,
         // The manager's flags as the image gives them (src/self/image.ts), then the entry.
         args: [...NODE_FLAGS, BINNACLE_ENTRY, 'manager', '--metrics-bind-address', `127.0.0.1:${ports.metrics}`, '--catalog-bind-address', '127.0.0.1:0', '--data-dir', dataDir, ...(mode === 'matched' ? ['--workers', String(MATCHED)] : []), ...BINNACLE_EXTRA],
-        env: {},
+        // The allocator settings the image gives it (src/self/image.ts MALLOC_ENV).
+        env: mallocEnv(),
       },
     ],
     concurrency: mode === 'matched' ? `--workers ${MATCHED} (workers per controller: the BundleDeployment controller's concurrent reconciles)` : 'its default: --workers 4',
@@ -547,7 +548,7 @@ function sideSettings(side: Side): SideSettings {
     };
   }
   return {
-    what: `binnacle manager (node ${NODE_FLAGS.join(' ')} bin/binnacle.js manager, as the image runs it)`,
+    what: `binnacle manager (node ${NODE_FLAGS.join(' ')} bin/binnacle.js manager, with ${MALLOC_ENV.join(' ')}, as the image runs it)`,
     entry: rel(BINNACLE_ENTRY),
     objects: 'per release: BundleDeployment (binnacle.dev/v1alpha1, format helm, image source, releaseName podinfo, no serviceAccount: acts as the manager)',
     chart: `${chart.image} (the helm push artifact Flux pulls)`,

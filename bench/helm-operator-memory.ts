@@ -83,10 +83,10 @@ async function deployed(client: KubeClient, ns: string, name: string, child: Chi
 }
 
 /** One operator serving one CR in a fresh namespace; its peak and steady RSS. */
-async function measure(label: string, client: KubeClient, kubeconfig: string, project: string, cmd: string, args: string[], nodeOptions: string, round: number): Promise<Sample> {
+async function measure(label: string, client: KubeClient, kubeconfig: string, project: string, cmd: string, args: string[], nodeOptions: string, moreEnv: Record<string, string>, round: number): Promise<Sample> {
   const ns = `mem-${label}-${round}-${Date.now().toString(36)}`;
   await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
-  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: nodeOptions };
+  const env = { ...process.env, KUBECONFIG: kubeconfig, WATCH_NAMESPACE: ns, NODE_OPTIONS: nodeOptions, ...moreEnv };
   const child = spawn(cmd, args, { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (c: Buffer): void => void (out = (out + c.toString('utf8')).slice(-4000));
@@ -129,7 +129,7 @@ const operators = operatorCommands({ only: ONLY, nodeOptions: NODE_OPTIONS, binn
 const results = new Map<string, Sample[]>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const o of operators) {
-    const s = await measure(o.label, client, up.kubeconfig, project, o.cmd, o.args, o.nodeOptions, round);
+    const s = await measure(o.label, client, up.kubeconfig, project, o.cmd, o.args, o.nodeOptions, o.env, round);
     results.set(o.label, [...(results.get(o.label) ?? []), s]);
   }
 }
@@ -147,10 +147,10 @@ for (const o of operators) {
 const b = summary('binnacle');
 if (ONLY === undefined) console.log(`binnacle / operator-sdk: peak ${(b.peakMib / ref.peakMib).toFixed(1)}x, steady ${(b.steadyMib / ref.steadyMib).toFixed(1)}x`);
 console.log(`goal (peak <= ${GOAL_MIB} MiB, operator-sdk's scaffolded limit): ${b.peakMib <= GOAL_MIB ? 'met' : `NOT met (${b.peakMib.toFixed(0)} MiB)`}`);
-const side = (label: string): { what: string; command: string[]; nodeOptions: string; engine?: string } | undefined => {
+const side = (label: string): { what: string; command: string[]; nodeOptions: string; env: Record<string, string>; engine?: string } | undefined => {
   const o = operators.find((x) => x.label === label);
   if (o === undefined) return undefined;
-  return { what: label === 'operator-sdk' ? "operator-sdk's helm-operator v1.42.3 (hack/bench-tools/helm-operator)" : 'binnacle helm-operator run', command: [o.cmd, ...o.args], nodeOptions: o.nodeOptions, ...(label === 'operator-sdk' ? {} : { engine: process.env.BINNACLE_HELM_ENGINE ?? 'default (native when built)' }) };
+  return { what: label === 'operator-sdk' ? "operator-sdk's helm-operator v1.42.3 (hack/bench-tools/helm-operator)" : 'binnacle helm-operator run', command: [o.cmd, ...o.args], nodeOptions: o.nodeOptions, env: o.env, ...(label === 'operator-sdk' ? {} : { engine: process.env.BINNACLE_HELM_ENGINE ?? 'default (native when built)' }) };
 };
 const figures = (label: string): HelmOperatorMemoryFigures | undefined => {
   const xs = results.get(label);

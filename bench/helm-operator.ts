@@ -524,7 +524,7 @@ async function measure(o: OperatorCommand, served: BenchChart, n: number, e: Env
   await Promise.all(namespaces.map((ns) => client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } })));
   const id = await operatorIdentity(client, e.adminKubeconfig, `op-${tag}`, path.join(ROOT, '.cache', 'bench-helm-operator'));
   const auditFrom = statSync(e.auditLog).size;
-  const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions };
+  const env = { ...process.env, KUBECONFIG: id.kubeconfig, WATCH_NAMESPACE: '', NODE_OPTIONS: o.nodeOptions, ...o.env };
   // --cpu-prof is not allowed in NODE_OPTIONS: node's own flags before the entry.
   const args = o.label !== 'operator-sdk' && CPU_PROF !== undefined ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`, ...o.args] : o.args;
   // The whole log beside the tail kept for errors: what each reconcile waited on.
@@ -769,6 +769,7 @@ function sideSettings(label: string): SideSettings | undefined {
     what: sdk ? "operator-sdk's helm-operator v1.42.3 (hack/bench-tools/helm-operator)" : label === 'binnacle-manager' ? 'a HelmOperator in binnacle manager' : 'binnacle helm-operator run',
     command: [o.cmd === process.execPath ? 'node' : path.relative(ROOT, o.cmd), ...o.args.map((a) => (path.isAbsolute(a) ? path.relative(ROOT, a) : a))],
     nodeOptions: o.nodeOptions,
+    env: o.env,
     extraArgs: sdk ? OPERATOR_SDK_EXTRA : BINNACLE_EXTRA,
     maxConcurrentReconciles: MATCHED !== undefined ? `${MATCHED} (matched)` : sdk ? `its default (the CPU count, ${os.cpus().length})` : (MAX_CONCURRENT ?? `its default (16, or the CPU count if more)`),
     reconcilePeriod: 'its default (1m)',

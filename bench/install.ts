@@ -15,7 +15,7 @@
  *   the largest share (56-58 per extension), then a GET and a PATCH per applied object.
  *
  * usage: npx tsx bench/install.ts [--many 100] [--rounds 3] [--cluster bench-install] [--cpu-prof DIR] [--tsx] [--plain-node]
- *   --plain-node: the manager without the image's Node flags (default: NODE_FLAGS of src/self/image.ts, as the image runs it)
+ *   --plain-node: the manager without the image's Node flags and allocator settings (default: NODE_FLAGS and MALLOC_ENV of src/self/image.ts, as the image runs it)
  *   --cpu-prof DIR: the manager writes a V8 CPU profile into DIR when it stops
  *   --tsx: run the manager from src/ through the TypeScript loader (default: bin/binnacle.js after npm run build, as it ships)
  *   --source DIR: run the manager from another checkout's src/ (DIR/cli/main.ts), to compare revisions in one sitting
@@ -38,7 +38,7 @@ import { findCondition } from '../src/kube/types.js';
 import { API_VERSION, type ClusterExtension } from '../src/api/types.js';
 import { convertRegistryV1, loadBundleDir } from '../src/bundle/index.js';
 import { judged, startRun } from './lib/results.js';
-import { NODE_FLAGS } from '../src/self/image.js';
+import { mallocEnv, NODE_FLAGS } from '../src/self/image.js';
 import type { InstallSummary } from './lib/summaries.js';
 
 const run = promisify(execFile);
@@ -251,7 +251,7 @@ try {
   const entry = SOURCE !== undefined ? ['--import', 'tsx', join(SOURCE, 'cli', 'main.ts')] : FROM_SOURCE ? ['--import', 'tsx', join(ROOT, 'src', 'cli', 'main.ts')] : [await builtEntry()];
   mgr = spawn(process.execPath, [...MANAGER_NODE_FLAGS, ...(CPU_PROF === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF]), ...entry, 'manager', '--kubeconfig', up.kubeconfig, '--data-dir', join(work, 'data'), '--metrics-bind-address', `127.0.0.1:${metricsPort}`, '--catalog-bind-address', '127.0.0.1:0', '--workers', '8'], {
     stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn' },
+    env: { ...process.env, BINNACLE_LOG_LEVEL: 'warn', ...(MANAGER_NODE_FLAGS.length === 0 ? {} : mallocEnv()) },
   });
   const pid = mgr.pid ?? 0;
   const memory = async (field: 'VmHWM' | 'VmRSS'): Promise<number> => {

@@ -10,7 +10,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { HELM_OPERATOR_NODE_FLAGS } from '../../src/publish/helm-bundle/operator.js';
-import { NODE_FLAGS } from '../../src/self/image.js';
+import { mallocEnv, NODE_FLAGS } from '../../src/self/image.js';
 
 export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -76,7 +76,7 @@ export function sampleProject(): string {
 }
 
 /** Resident memory now and its high-water mark (worker threads and child processes included), in MiB. */
-export function procStatus(pid: number): { rss: number; hwm: number } {
+export function procStatus(pid: number): ProcMemory {
   const own = oneProcStatus(pid);
   // The whole process tree: Binnacle's native Helm engine is a child process (helm-engine), whose
   // memory is the operator's too. Each peak is its own process's, so their sum bounds the tree's peak from above.
@@ -85,20 +85,30 @@ export function procStatus(pid: number): { rss: number; hwm: number } {
     if (Number.isFinite(c.rss)) {
       own.rss += c.rss;
       own.hwm += c.hwm;
+      own.anon += c.anon;
+      own.file += c.file;
     }
   }
   return own;
 }
 
-function oneProcStatus(pid: number): { rss: number; hwm: number } {
+/** MiB: resident now, its peak, and of what is resident now, the process's own (anonymous) pages and file pages (its binary's, mapped files). */
+export interface ProcMemory {
+  rss: number;
+  hwm: number;
+  anon: number;
+  file: number;
+}
+
+function oneProcStatus(pid: number): ProcMemory {
   let s = '';
   try {
     s = readFileSync(`/proc/${pid}/status`, 'utf8');
   } catch {
-    return { rss: NaN, hwm: NaN }; // gone
+    return { rss: NaN, hwm: NaN, anon: NaN, file: NaN }; // gone
   }
   const kib = (k: string): number => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(s)?.[1] ?? NaN);
-  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024 };
+  return { rss: kib('VmRSS') / 1024, hwm: kib('VmHWM') / 1024, anon: kib('RssAnon') / 1024, file: kib('RssFile') / 1024 };
 }
 
 /** The pids whose parent is `pid`, from each /proc/N/stat (the children files of /proc need a kernel option). */
@@ -191,6 +201,8 @@ export interface OperatorCommand {
   args: string[];
   /** NODE_OPTIONS for the process (Binnacle's; empty for operator-sdk's). */
   nodeOptions: string;
+  /** More environment, as the image sets it (Binnacle's allocator settings; none for operator-sdk's). */
+  env: Record<string, string>;
 }
 
 /**
@@ -205,13 +217,14 @@ export function operatorCommands(o: { only?: string | undefined; nodeOptions: st
   if (o.only !== 'operator-sdk' && o.binnacleEntry === undefined) run('npm', ['run', 'build']);
   const helmOperator = o.only === 'binnacle' || o.only === 'binnacle-manager' ? '' : (run('bash', [path.join(ROOT, 'hack', 'bench-tools', 'helm-operator', 'build.sh')]).split('\n').at(-1) ?? '');
   const all: OperatorCommand[] = [
-    { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], nodeOptions: '' },
+    { label: 'operator-sdk', cmd: helmOperator, args: ['run', '--watches-file', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0'], nodeOptions: '', env: {} },
     {
       label: 'binnacle',
       cmd: process.execPath,
       // Node's flags as Binnacle's image gives them to helm-operator run (src/publish/helm-bundle/operator.ts), then the entry.
       args: [...HELM_OPERATOR_NODE_FLAGS, o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'helm-operator', 'run', '--watches', 'watches.yaml', '--metrics-bind-address', '0', '--health-probe-bind-address', '0', ...(o.binnacleArgs ?? [])],
       nodeOptions: o.nodeOptions,
+      env: mallocEnv(),
     },
   ];
   // Another build beside this one (say, the one before a change), measured in the same run.
@@ -225,6 +238,7 @@ export function operatorCommands(o: { only?: string | undefined; nodeOptions: st
       // The manager's flags as the image gives them (src/self/image.ts).
       args: [...NODE_FLAGS, o.binnacleEntry ?? path.join(ROOT, 'bin', 'binnacle.js'), 'manager', '--metrics-bind-address', '127.0.0.1:0', '--catalog-bind-address', '127.0.0.1:0', '--data-dir', o.manager.dataDir, ...(o.manager.args ?? [])],
       nodeOptions: o.nodeOptions,
+      env: mallocEnv(),
     });
   }
   return all.filter((x) => o.only === undefined || x.label === o.only || (o.only === 'binnacle' && x.label === 'binnacle-before'));

@@ -448,7 +448,8 @@ const flux: Renderer = (r) => {
 /** The manager's Node flags as a catalog-scale run's settings say them (runs before the image had flags: none). */
 function managerNodeFlags(r: BenchResult): string {
   const flags = /\(node (.*?)\s*bin\/binnacle\.js/.exec(str(r.settings.binnacle.what))?.[1]?.trim() ?? '';
-  return flags === '' ? 'node without flags' : `node ${flags}`;
+  const malloc = Object.keys((r.settings.binnacle as { env?: Record<string, string> }).env ?? {}).some((k) => k.startsWith('MALLOC_')) ? ', glibc MALLOC_* set' : '';
+  return flags === '' ? `node without flags${malloc}` : `node ${flags}${malloc}`;
 }
 
 const catalogScale: Renderer = (r) => {
@@ -462,10 +463,12 @@ const catalogScale: Renderer = (r) => {
     catalogd: str(r.settings.reference?.what),
     opm: str((r.settings.opm as { what?: unknown } | undefined)?.what),
   };
+  const idle = Object.values(s.sides).some((f) => f.idleMib !== undefined);
   const rows = Object.entries(s.sides).map(([side, f]) => [
     names[side] ?? side,
     String(f.rounds),
     spreadText(f.servingMs, (v) => sec(v, 1)),
+    ...(idle ? [f.idleMib === undefined ? '–' : spreadText(f.idleMib, (v) => `${fix(v, 0)} MiB`)] : []),
     spreadText(f.peakMib, (v) => `${fix(v, 0)} MiB`),
     spreadText(f.steadyMib, (v) => `${fix(v, 0)} MiB`),
     spreadText(f.cpuToServingS, (v) => `${fix(v, 1)} s`),
@@ -479,7 +482,7 @@ const catalogScale: Renderer = (r) => {
   return [
     `${c.count === 1 ? 'One catalog' : `${c.count} catalogs`} of ${c.bundlesEach} bundles (${c.packagesEach} packages, ${c.bytesEach.map((b) => `${fix(b / 1e6, 1)} MB`).join(' / ')} of FBC JSON) each: the operatorhub-2021 corpus's valid packages copied under new names, as catalog images in the cluster's registry, the same \`olm.operatorframework.io/v1\` ClusterCatalogs given to each side alone; opm serve reads the same FBC directories, one process a catalog. Serving: first ClusterCatalog created until all are Serving (opm: start until every port accepts, its cache built beforehand). Peak and steady (15 s after serving) RSS of the process tree${c.count === 1 ? '' : `, summed over opm's ${c.count}`}. Queries over HTTPS on keep-alive connections (${client}): \`/api/v1/all\` throughput, and p50 / p99 of \`/api/v1/metas?schema=olm.package\` and \`?package=${c.onePackage}\`. Medians of the rounds, smallest to largest in brackets.`,
     '',
-    ...table(['side', 'rounds', 'to Serving', 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package', 'metas package=…'], rows),
+    ...table(['side', 'rounds', 'to Serving', ...(idle ? ['idle RSS (no catalog)'] : []), 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package', 'metas package=…'], rows),
     '',
     ...(s.sides.opm?.cacheBuildMs === undefined ? [] : [`opm's caches, built beforehand as a catalog image's Dockerfile does (\`--cache-only\`, not in its time to Serving): ${sec(s.sides.opm.cacheBuildMs.median, 1)} for the ${c.count}.`, '']),
     `One extension (${c.onePackage}) resolved against ${c.count === 1 ? 'the catalog' : `all ${c.count} catalogs`}: ${fix(s.resolution.inProcessMs.median, 1)} ms in process (the catalogs loaded once, as the manager holds them; median of ${s.resolution.inProcessMs.n}), ${ms(s.resolution.cliMs)} as \`binnacle resolve\` with ${c.count === 1 ? 'its directory' : `the ${c.count} directories`} (loading included).`,

@@ -256,6 +256,8 @@ export interface CatalogScaleFigures {
   rounds: number;
   servingMs: Spread;
   peakMib: Spread;
+  /** Started and ready, before any catalog (runs since 2026-12-06; not opm's, which loads as it starts). */
+  idleMib?: Spread;
   steadyMib: Spread;
   steadyAfterQueriesMib: Spread;
   cpuToServingS: Spread;

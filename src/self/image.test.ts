@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HELM_OPERATOR_RUN_ARGS, runtimeConfig } from './image.js';
+import { HELM_OPERATOR_RUN_ARGS, mallocEnv, runtimeConfig } from './image.js';
 
 // A Node base image's environment, as docker.io/library/node's config gives it.
 const NODE_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'NODE_VERSION=20.19.0', 'YARN_VERSION=1.22.22', 'NODE_ENV=development', 'HOME=/root'];
@@ -29,4 +29,16 @@ test("the helm-operator image is operator-sdk's: `helm-operator run --watches-fi
   assert.deepEqual(c.Env.filter((e) => /^(HOME|USER_NAME|USER_UID|NODE_ENV)=/.test(e)).sort(), ['HOME=/opt/helm', 'NODE_ENV=production', 'USER_NAME=helm', 'USER_UID=1001']);
   assert.ok(c.Env.includes('BINNACLE_HELM_WASM_DIR=/opt/binnacle/.cache/helm-wasm'));
   assert.ok(c.Env.includes('PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'), "the base's PATH is kept");
+});
+
+test("both images set glibc's allocator to hand freed memory back (MALLOC_ENV), once, over a base's own setting", () => {
+  for (const variant of ['manager', 'helm-operator'] as const) {
+    const c = runtimeConfig(variant, [...NODE_ENV, 'MALLOC_ARENA_MAX=8']);
+    assert.deepEqual(
+      c.Env.filter((e) => e.startsWith('MALLOC_')),
+      ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072', 'MALLOC_TRIM_THRESHOLD_=131072'],
+      variant,
+    );
+  }
+  assert.deepEqual(mallocEnv(), { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' });
 });
