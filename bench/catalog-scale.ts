@@ -550,6 +550,20 @@ function toolLine(out: string, key: string): string[] {
 const ratio = (a: number, b: number): number => (b > 0 ? a / b : NaN);
 const fmt = (x: number, d = 2): string => (Number.isFinite(x) ? x.toFixed(d) : 'n/a');
 
+/**
+ * Where the memory goes, Binnacle's against the reference's medians (`both`): what each holds idle,
+ * what the catalogs add to it, and its steady RSS's own and file pages. Empty for runs without idle figures.
+ */
+function memoryBreakdown(both: (f: (s: Sample) => number | undefined) => number[]): string {
+  const [idleB = NaN, idleR = NaN] = both((s) => s.idleMib);
+  if (Number.isNaN(idleR)) return '';
+  const [steadyB = NaN, steadyR = NaN] = both((s) => s.steadyMib);
+  const [anonB = NaN, anonR = NaN] = both((s) => s.steadyAnonMib);
+  const [fileB = NaN, fileR = NaN] = both((s) => s.steadyFileMib);
+  const mib = (a: number, b: number): string => `${fmt(a, 0)} against ${fmt(b, 0)} MiB`;
+  return `; idle ${mib(idleB, idleR)}, held for the catalogs (steady − idle) ${mib(steadyB - idleB, steadyR - idleR)}; of the steady RSS, the process's own pages ${mib(anonB, anonR)} and file pages (the binary's) ${mib(fileB, fileR)}`;
+}
+
 /** The summary per side and the goals judged on the medians. */
 function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaited<ReturnType<typeof resolution>>): { summary: CatalogScaleSummary; goals: GoalVerdict[] } {
   const med = (side: Side, f: (s: Sample) => number | undefined): number => {
@@ -588,12 +602,7 @@ function judge(samples: Sample[], sides: Side[], catalogs: Catalogs, res: Awaite
       const t = ratio(med(b, (s) => s.servingMs), med(ref, (s) => s.servingMs));
       const p = ratio(med(b, (s) => s.peakMib), med(ref, (s) => s.peakMib));
       const st = ratio(med(b, (s) => s.steadyMib), med(ref, (s) => s.steadyMib));
-      // Where the memory goes: what the process holds idle, and what the catalogs add to it.
-      const idle = [med(b, (s) => s.idleMib), med(ref, (s) => s.idleMib)];
-      const held = [med(b, (s) => s.steadyMib) - (idle[0] ?? NaN), med(ref, (s) => s.steadyMib) - (idle[1] ?? NaN)];
-      const anon = [med(b, (s) => s.steadyAnonMib), med(ref, (s) => s.steadyAnonMib)];
-      const file = [med(b, (s) => s.steadyFileMib), med(ref, (s) => s.steadyFileMib)];
-      const breakdown = Number.isNaN(idle[1]) ? '' : `; idle ${fmt(idle[0] ?? NaN, 0)} against ${fmt(idle[1] ?? NaN, 0)} MiB, held for the catalogs (steady − idle) ${fmt(held[0] ?? NaN, 0)} against ${fmt(held[1] ?? NaN, 0)} MiB; of the steady RSS, the process's own pages ${fmt(anon[0] ?? NaN, 0)} against ${fmt(anon[1] ?? NaN, 0)} MiB and file pages (the binary's) ${fmt(file[0] ?? NaN, 0)} against ${fmt(file[1] ?? NaN, 0)} MiB`;
+      const breakdown = memoryBreakdown((f) => [med(b, f), med(ref, f)]);
       console.log(`  ${mode} vs ${ref}: time to serving ${fmt(t)}x, peak RSS ${fmt(p)}x, steady RSS ${fmt(st)}x${breakdown}`);
       goals.push(judged(`${mode}: less peak and steady memory than ${ref} with the same ${CATALOGS === 1 ? 'catalog' : `${CATALOGS} catalogs`}`, p < 1 && st < 1, `peak ${fmt(p)}x, steady ${fmt(st)}x${breakdown}`));
       goals.push(judged(`${mode}: Serving at least as soon as ${ref}`, t <= 1, `${fmt(t)}x`));
