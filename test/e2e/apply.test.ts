@@ -6,6 +6,9 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { compareWithCluster } from '../../src/actions/plan.js';
@@ -424,5 +427,43 @@ describe("applier e2e: an update strategy switched over what the API server fill
       { type: 'RollingUpdate', rollingUpdate: { maxSurge: '25%', maxUnavailable: '25%' } },
       { type: 'RollingUpdate', rollingUpdate: { partition: 0 } },
     ]);
+  });
+});
+
+describe('Helm v4 itself on the same switch (a witness, for docs/helm4.md)', () => {
+  const ns = uniqueName('helm4-switch');
+  let chart = '';
+
+  before(async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'helm4-switch-'));
+    chart = join(dir, 'switch');
+    await mkdir(join(chart, 'templates'), { recursive: true });
+    await writeFile(join(chart, 'Chart.yaml'), 'apiVersion: v2\nname: switch\nversion: 0.1.0\n');
+    // The Deployment of the applier's case, its strategy set only when asked.
+    await writeFile(
+      join(chart, 'templates', 'deployment.yaml'),
+      'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: op\nspec:\n  replicas: 1\n  {{- if .Values.recreate }}\n  strategy:\n    type: Recreate\n  {{- end }}\n  selector:\n    matchLabels: {app: op}\n  template:\n    metadata:\n      labels: {app: op}\n    spec:\n      containers:\n        - name: manager\n          image: registry.example/op:1\n',
+    );
+    await kubectl('create', 'namespace', ns);
+  });
+  after(async () => {
+    await kubectl('delete', 'namespace', ns, '--ignore-not-found', '--wait=false').catch(() => '');
+    if (chart !== '') await rm(join(chart, '..'), { recursive: true, force: true });
+  });
+
+  test('installed by helm v4 (server-side apply, its default), the upgrade to Recreate fails on the filled-in member and is recorded failed; by client-side apply it is deployed', async () => {
+    assert.match(await helm('version', '--short'), /^v4\./);
+    await helm('install', 'op', chart, '-n', ns);
+    const failed = await helm('upgrade', 'op', chart, '-n', ns, '--set', 'recreate=true').then(
+      () => '',
+      (err: unknown) => String((err as { stderr?: unknown }).stderr ?? err),
+    );
+    assert.match(failed, /UPGRADE FAILED: server-side apply failed .*spec\.strategy\.rollingUpdate: Forbidden: may not be specified when strategy `type` is 'Recreate'/);
+    const history = JSON.parse(await helm('history', 'op', '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
+    assert.deepEqual(history.map((r) => [r.revision, r.status]), [[1, 'deployed'], [2, 'failed']]);
+    assert.equal(await kubectl('get', 'deployment', 'op', '-n', ns, '-o', 'jsonpath={.spec.strategy.type}'), 'RollingUpdate', 'the live object unchanged');
+    // Helm 3's way, still in Helm 4: a three-way strategic merge patch clears the member (retainKeys).
+    await helm('upgrade', 'op', chart, '-n', ns, '--set', 'recreate=true', '--server-side=false');
+    assert.equal(await kubectl('get', 'deployment', 'op', '-n', ns, '-o', 'jsonpath={.spec.strategy}'), '{"type":"Recreate"}');
   });
 });
