@@ -427,7 +427,9 @@ async function serverSide(e: Env, side: Exclude<Side, 'opm'>, round: number): Pr
       path.join(scratch, 'data'),
       ...(side === 'binnacle-matched' ? ['--catalog-workers', '1'] : []),
     ];
-    env = { ...process.env, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '', ...BINNACLE_ENV };
+    // Off means off: no allocator setting of the shell's reaches the manager either.
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MALLOC_')));
+    env = { ...inherited, KUBECONFIG: e.kubeconfig, BINNACLE_REGISTRIES_CONF: e.registriesConf, HOME: scratch, NODE_OPTIONS: '', ...BINNACLE_ENV };
     readyz = `http://127.0.0.1:${probe}/readyz`;
   }
   commandsSeen.set(side, [cmd, ...args]);
