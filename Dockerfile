@@ -33,7 +33,8 @@ COPY --from=build /src/node_modules ./node_modules
 COPY --from=build /src/.cache/helm-wasm ./.cache/helm-wasm
 # The console's built page (manager --console-listen), which npm run build writes there.
 COPY --from=build /src/.cache/console ./.cache/console
-ENV NODE_ENV=production BINNACLE_HELM_WASM_DIR=/opt/binnacle/.cache/helm-wasm
+# As build-self-image sets them (src/self/image.ts: MALLOC_ENV, NODE_FLAGS; image.test.ts checks this file).
+ENV NODE_ENV=production BINNACLE_HELM_WASM_DIR=/opt/binnacle/.cache/helm-wasm MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 MALLOC_TRIM_THRESHOLD_=131072
 USER 65532:65532
-ENTRYPOINT ["node", "/opt/binnacle/bin/binnacle.js"]
+ENTRYPOINT ["node", "--optimize-for-size", "--no-maglev", "/opt/binnacle/bin/binnacle.js"]
 CMD ["manager"]

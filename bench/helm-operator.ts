@@ -88,7 +88,9 @@
  * budget on renders in flight (at most ~2 MB of chart between render and applied: Node's peak the
  * same 105 MiB, to Deployed 24 s against 7-9), `--max-concurrent-reconciles` 4 or 2 (112 and 109
  * MiB against 116-123, before), MALLOC_ARENA_MAX=2 (118, before), MALLOC_MMAP_THRESHOLD_=131072
- * (116), GOGC=10 for the engine (the tree 132 against 133-135 MiB), --heap-growing-percent=10
+ * (116): within the noise here then (single runs; the image now sets both, with a trim threshold,
+ * for the manager's catalogs: src/self/image.ts MALLOC_ENV, and this bench runs Binnacle with
+ * them as the image does; their effect on helm-operator run is not measured in one run), GOGC=10 for the engine (the tree 132 against 133-135 MiB), --heap-growing-percent=10
  * (106 against 103-105).
  *
  * Where the requests go (the audit log, by verb and resource): the periodic resync (every CR

@@ -489,6 +489,13 @@ const catalogScale: Renderer = (r) => {
   ];
 };
 
+/** managerNodeFlags as a table cell: the flags in code, the allocator note after them. */
+function nodeFlagsCell(text: string): string {
+  const [flags = '', ...notes] = text.replace(/^node /, '').split(', ');
+  const cell = flags === 'without flags' ? 'none' : `\`${flags}\``;
+  return [cell, ...notes].join(', ');
+}
+
 /** catalog-scale runs that varied the manager's Node flags (`--node-flags`): Binnacle's rows of each, named by their flags. */
 const catalogScaleRuns: Comparer = (rs) => {
   const rows = rs.flatMap((r, i) =>
@@ -496,7 +503,7 @@ const catalogScaleRuns: Comparer = (rs) => {
       .filter(([side]) => side.startsWith('binnacle'))
       .map(([side, f]) => [
         String(i + 1),
-        managerNodeFlags(r) === 'node without flags' ? 'none' : `\`${managerNodeFlags(r).replace(/^node /, '')}\``,
+        nodeFlagsCell(managerNodeFlags(r)),
         side.replace(/^binnacle-/, ''),
         String(f.rounds),
         spreadText(f.servingMs, (v) => sec(v, 1)),

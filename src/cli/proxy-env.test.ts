@@ -221,7 +221,7 @@ async function startListingApiServer(): Promise<{ server: string; seen: string[]
   };
 }
 
-test('the API server is never proxied: with HTTPS_PROXY and HTTP_PROXY set, the kube client reaches it directly, as client-go does for a kubeconfig without proxy-url', async () => {
+test('the API server is never proxied: with HTTPS_PROXY and HTTP_PROXY set, the kube client reaches it directly (client-go would proxy it unless NO_PROXY names it: src/util/proxy-env.ts says why not)', async () => {
   const api = await startListingApiServer();
   const dir = await mkdtemp(path.join(tmpdir(), 'proxy-kube-'));
   try {

@@ -86,9 +86,15 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
   signal.addEventListener('abort', () => clearInterval(gc), { once: true });
   o.logger.info('following the leader: serving the catalogs it resolved');
   const stopped = Promise.all([informer.run(signal), controller.run(signal)]).then(() => undefined);
-  // Awaited only once this replica leads: a failure before that is logged here, not left unhandled.
-  stopped.catch((err: unknown) => o.logger.error({ err: errorMessage(err) }, 'the catalog follower failed'));
+  // Awaited only once this replica leads: a failure before that is logged here, not left
+  // unhandled, and the replica is not Ready (it would serve what it no longer follows).
+  let failed = false;
+  stopped.catch((err: unknown) => {
+    failed = true;
+    o.logger.error({ err: errorMessage(err) }, 'the catalog follower failed');
+  });
   const ready = (): boolean => {
+    if (failed) return false;
     if (caughtUp) return true;
     if (initial === undefined || !initial.every((name) => seen.has(name) || informer.get(name) === undefined)) return false;
     caughtUp = true;

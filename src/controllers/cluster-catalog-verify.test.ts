@@ -96,10 +96,12 @@ test('a follower verifies the digest the leader resolved again with the catalog\
   try {
     const dir = await fbcDir(root);
     const verified: string[] = [];
+    const policies: VerifyPolicy[] = [];
     const pulls: string[] = [];
     let signed = true;
-    const verifyPort: ImageVerify = (ref) => {
+    const verifyPort: ImageVerify = (ref, policy) => {
       verified.push(ref);
+      policies.push(policy);
       return signed ? Promise.resolve(ref) : Promise.reject(new SignatureVerificationError(ref, GOOD, 'SignatureMismatch', 'no valid signature: no trusted key verifies it'));
     };
     const pull = (ref: string): Promise<PulledImage> => {
@@ -120,6 +122,7 @@ test('a follower verifies the digest the leader resolved again with the catalog\
     signed = false;
     await r.reconcile({ key: 'ops', name: 'ops' }, ctx);
     assert.deepEqual(verified, [`registry.example/catalog@${GOOD}`], 'the status digest verified, not the tag');
+    assert.deepEqual(policies, [verify], "with the catalog's own policy");
     assert.deepEqual(pulls, [], 'a digest its policy refuses is not pulled');
     assert.equal(registry.get('ops'), undefined, 'nor served');
     assert.deepEqual(kube.writes, [], 'a follower writes no status');

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HELM_OPERATOR_RUN_ARGS, mallocEnv, runtimeConfig } from './image.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HELM_OPERATOR_RUN_ARGS, MALLOC_ENV, mallocEnv, runtimeConfig } from './image.js';
 
 // A Node base image's environment, as docker.io/library/node's config gives it.
 const NODE_ENV = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'NODE_VERSION=20.19.0', 'YARN_VERSION=1.22.22', 'NODE_ENV=development', 'HOME=/root'];
@@ -41,4 +43,13 @@ test("both images set glibc's allocator to hand freed memory back (MALLOC_ENV), 
     );
   }
   assert.deepEqual(mallocEnv(), { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072', MALLOC_TRIM_THRESHOLD_: '131072' });
+});
+
+test('the Dockerfile (an image built with docker) runs node with the same flags and allocator settings as build-self-image', () => {
+  const dockerfile = readFileSync(join(import.meta.dirname, '..', '..', 'Dockerfile'), 'utf8');
+  const entrypoint = /^ENTRYPOINT (\[.*\])$/m.exec(dockerfile)?.[1];
+  assert.ok(entrypoint !== undefined, 'an ENTRYPOINT in exec form');
+  assert.deepEqual(JSON.parse(entrypoint), runtimeConfig('manager', []).Entrypoint);
+  const env = [...dockerfile.matchAll(/^ENV (.*)$/gm)].flatMap((m) => (m[1] ?? '').split(/\s+/));
+  for (const e of MALLOC_ENV) assert.ok(env.includes(e), `ENV ${e}`);
 });

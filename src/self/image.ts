@@ -63,9 +63,11 @@ export const NODE_FLAGS: readonly string[] = ['--optimize-for-size', '--no-magle
  * above 128 KiB at the top of one. A fixed 128 KiB threshold maps large buffers and unmaps them
  * when freed, trimming above 128 KiB returns freed tops, and two arenas stop each thread (libuv's
  * pool, V8's workers) growing one of its own. bench/catalog-scale.ts, three catalogs of 68 MB
- * served by the manager, one round each (2026-12-06): peak 236 → 186 MiB, steady 162 → 119 MiB;
- * the thresholds alone 199 / 116, two arenas alone 217 / 136; time to Serving and the queries
- * within the runs' noise.
+ * served by the manager, with and without, one round each in one sitting
+ * (bench/results/catalog-scale/2026-12-06T19-30-49Z-fecf660.json and …19-33-01Z-fecf660.json):
+ * steady 154 → 126 MiB at defaults and 148 → 119 with one catalog at a time, peak 209 → 196 and
+ * 191 → 172; time to Serving and the queries within one round's noise. glibc only: on a musl base
+ * the variables do nothing; a derived image may set its own.
  */
 export const MALLOC_ENV: readonly string[] = ['MALLOC_ARENA_MAX=2', 'MALLOC_MMAP_THRESHOLD_=131072', 'MALLOC_TRIM_THRESHOLD_=131072'];
 

@@ -52,7 +52,7 @@ async function componentIsReadyToReconcile(w: ScenarioWorld, component: string):
   if (rollout.code !== 0) throw new Error(`deployment rollout failed for ${component}: ${rollout.stderr.trim()}`);
   const leaseName = LEASE_NAMES.get(component) ?? '';
   let holder = '';
-  await waitFor(`Lease ${ns}/${leaseName} held by a running Pod`, async () => {
+  await waitFor(`Lease ${ns}/${leaseName} held by a Pod that is there and not terminating`, async () => {
     const r = await kubectlRun(['get', 'lease', leaseName, '-n', ns, '-o', 'jsonpath={.spec.holderIdentity}']);
     if (r.code !== 0 || r.stdout === '') return false;
     holder = r.stdout;
