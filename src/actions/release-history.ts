@@ -18,6 +18,7 @@ import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledUnit }
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { BinnacleError } from '../util/errors.js';
 import { bundleDeploymentName } from '../api/names.js';
+import { extensionSpecRef } from './extension-ref.js';
 import { customResourcesImpact, type CustomResourcesImpact } from './rollback-impact.js';
 
 export interface ReleaseHistory {
@@ -161,6 +162,7 @@ export async function rollbackExtension(client: HistoryClient, name: string, toV
     from = current.version;
     to = toVersion;
   }
-  await client.patch(ceRef(name), { spec: { source: { catalog: { version: to, upgradeConstraintPolicy: 'SelfCertified' } } } });
+  // The OLM v1 object, for an OLM v1 ClusterExtension's twin (extension-ref.ts).
+  await client.patch(await extensionSpecRef(client, name), { spec: { source: { catalog: { version: to, upgradeConstraintPolicy: 'SelfCertified' } } } });
   return { from, to };
 }

@@ -17,6 +17,7 @@ import { toJson, toYaml } from '../../util/output.js';
 import { printData, type CliContext } from '../context.js';
 import { collect, outputOption, parseDuration } from '../flags.js';
 import { addKubeFlags, withCluster, type KubeFlags } from '../kube.js';
+import { extensionSpecRef } from '../../actions/extension-ref.js';
 
 interface InstallFlags extends KubeFlags {
   name?: string;
@@ -238,7 +239,8 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         if (policy !== undefined) catalog.upgradeConstraintPolicy = policy;
         if (Object.keys(catalog).length === 0) throw new UsageError('nothing to change: give --version, --channel or --policy');
         await refuseIfPlatformOwned(client, name); // issue 12 §6: changed only through its PlatformOperator
-        await client.patch(ceRef(name), { spec: { source: { catalog } } });
+        // An OLM v1 ClusterExtension's twin is the manager's: the OLM v1 object is the one changed.
+        await client.patch(await extensionSpecRef(client, name), { spec: { source: { catalog } } });
         ctx.err(`• ClusterExtension ${name} updated\n`);
         if (flags.wait === true) {
           const ce = await waitForInstall(client, name, flags.timeout, ctx);
@@ -254,7 +256,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: number }) => {
       await withCluster(flags, async (client) => {
         await refuseIfPlatformOwned(client, name); // issue 12 §6: removed only through its PlatformOperator
-        const existed = await client.delete(ceRef(name));
+        const existed = await client.delete(await extensionSpecRef(client, name));
         if (!existed) throw new BinnacleError('input', 'NOT_FOUND', `ClusterExtension ${name} does not exist`);
         ctx.err(`• ClusterExtension ${name} deleted\n`);
         if (flags.wait === true) {
