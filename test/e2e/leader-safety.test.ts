@@ -287,6 +287,8 @@ test('the replica that does not lead serves the catalogs the leader resolved, is
       return findCondition(cat.status?.conditions, 'Serving')?.status === 'True' ? cat : undefined;
     }, 120_000, 200);
     assert.equal(served.status?.resolvedSource?.image.ref, built.pushed, 'the leader resolved the pushed digest');
+    // Its start-up writes (CRDs and the like) come before it campaigns: counted from then, as in the first test.
+    await eventually('the follower to campaign', () => Promise.resolve(follower.proxy.seen.some((x) => x.method === 'GET' && x.path.includes(`/namespaces/${leaseNs}/leases/binnacle-manager`)) ? true : undefined), 120_000, 200);
     const followerBaseline = follower.proxy.seen.filter((x) => isWrite(x) && ok(x) && !isLeaseWrite(x)).length;
     const path = `/catalogs/${catalogName}/api/v1/all`;
     const urlOf = (m: Manager): string => {
