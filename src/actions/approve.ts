@@ -7,9 +7,11 @@
  * carry out now. Here a digest that is not the one shown is refused early, with the reason.
  */
 import { ANNOTATION_APPROVED_PLAN, type PendingPlan } from '../api/approval.js';
+import { olmv1TwinOf } from '../api/olmv1/twin.js';
 import { API_VERSION, type ClusterExtension, type HelmOperator } from '../api/types.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
 import { InputError } from '../util/errors.js';
+import { extensionRefOf } from './extension-ref.js';
 
 export type ApprovableKind = 'ClusterExtension' | 'HelmOperator';
 
@@ -41,8 +43,15 @@ export async function approvePlan(client: Pick<ObjectReader, 'get'> & Pick<Objec
     const why = plan.supersedes === digest ? `it was superseded by plan ${plan.digest}` : `the plan awaiting approval is ${plan.digest}`;
     throw new InputError('PLAN_SUPERSEDED', `${req.kind} ${req.name}: plan ${digest} is not the one awaiting approval: ${why}; look at it and approve that digest`, { field: 'digest' });
   }
-  // resourceVersion: the approval goes only onto the object as read, so the plan shown is the plan approved.
-  await client.patch(ref, { metadata: { resourceVersion: obj.metadata.resourceVersion, annotations: { [ANNOTATION_APPROVED_PLAN]: digest } } });
+  const approval = { annotations: { [ANNOTATION_APPROVED_PLAN]: digest } };
+  if (req.kind === 'ClusterExtension' && olmv1TwinOf(obj) !== undefined) {
+    // An OLM v1 ClusterExtension's twin is the manager's: the approval goes on the OLM v1 object
+    // (that very one: its UID), which hands it to the twin; the controller applies only the plan of that digest.
+    await client.patch(extensionRefOf(obj), { metadata: { uid: olmv1TwinOf(obj), ...approval } });
+  } else {
+    // resourceVersion: the approval goes only onto the object as read, so the plan shown is the plan approved.
+    await client.patch(ref, { metadata: { resourceVersion: obj.metadata.resourceVersion, ...approval } });
+  }
   return { kind: req.kind, name: req.name, digest, plan };
 }
 

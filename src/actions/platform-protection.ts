@@ -45,8 +45,14 @@ export function protectedAdvice(extension: string, platformOperator: string, pkg
 /** Refuses (error code `EXTENSION_PROTECTED`) to go on with a PlatformOperator's extension, saying what to do instead. */
 export async function refuseIfPlatformOwned(client: Pick<ObjectReader, 'find'>, extension: string): Promise<void> {
   const ce = await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: extension });
-  const owner = ce === undefined ? undefined : platformOwner(ce);
-  if (ce === undefined || owner === undefined) return;
+  if (ce !== undefined) refuseIfPlatformOwnedObject(ce);
+}
+
+/** The same refusal for a ClusterExtension already read. */
+export function refuseIfPlatformOwnedObject(ce: KubeObject): void {
+  const owner = platformOwner(ce);
+  if (owner === undefined) return;
+  const extension = ce.metadata.name ?? '';
   const spec = ce.spec as { source?: { catalog?: { packageName?: unknown } } } | undefined;
   const pkg = spec?.source?.catalog?.packageName;
   throw new BinnacleError('input', 'EXTENSION_PROTECTED', protectedAdvice(extension, owner, typeof pkg === 'string' ? pkg : extension));

@@ -23,6 +23,7 @@ import { channelList, dnsLabel, exactVersion, installRequest, optionalString, re
 import { eventsOf, extensionDetail, listExtensions, uninstallPreview } from './installed.js';
 import { extensionHistory, rollbackExtension, rollbackPreview } from '../actions/release-history.js';
 import { approvePlan } from '../actions/approve.js';
+import { extensionSpecRef } from '../actions/extension-ref.js';
 import { createResource, crdView, deletePreview, deleteResource, extensionApis, getResource, helmOperatorApis, updateResource } from './resources.js';
 import { extensionDrift, resourceDrift } from './drift.js';
 import { inventory } from './inventory.js';
@@ -125,7 +126,8 @@ export class ConsoleApi {
       if (method === 'GET') return ok(await extensionDetail(ctx.client, b));
       if (method === 'PATCH') return this.patchExtension(ctx, b);
       if (method === 'DELETE') {
-        await ctx.client.delete({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: b });
+        // As `binnacle uninstall`: an OLM v1 ClusterExtension's twin is the manager's, and a PlatformOperator's extension is refused.
+        await ctx.client.delete(await extensionSpecRef(ctx.client, b));
         return ok({ deleted: b });
       }
     }
@@ -271,7 +273,7 @@ export class ConsoleApi {
     if (!('channel' in body) && !('version' in body)) throw new InputError('body', 'nothing to change: give channel and/or version');
     // null removes the field (merge patch), so an empty form field means "any".
     const patch = { spec: { source: { catalog: { ...('channel' in body ? { channels: channels ?? null } : {}), ...('version' in body ? { version: version ?? null } : {}) } } } };
-    await ctx.client.patch({ apiVersion: API_VERSION, kind: 'ClusterExtension', name }, patch, 'merge');
+    await ctx.client.patch(await extensionSpecRef(ctx.client, name), patch, 'merge');
     return ok({ patched: name });
   }
 }

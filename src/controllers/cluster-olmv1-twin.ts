@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import type { ConditionSpec, TwinSpec } from '../api/olmv1/convert.js';
 import { twinCaughtUp } from '../api/olmv1/convert.js';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../api/olmv1/types.js';
+import { olmv1TwinOf } from '../api/olmv1/twin.js';
 import { API_VERSION, FINALIZER_CLEANUP, GROUP } from '../api/types.js';
 import type { ObjectReader, ObjectWriter, StatusWriter } from '../kube/ports.js';
 import type { ReconcileContext, ReconcileRequest, ReconcileResult, Reconciler } from '../kube/controller.js';
@@ -101,9 +102,9 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
     await applyStatus(this.client, s.v1, status);
   }
 
-  /** This adapter's twin: the `binnacle.dev` object of the name, when it is labelled as this object's. */
+  /** This adapter's twin: the `binnacle.dev` object of the name, when it is this object's twin (api/olmv1/twin.ts). */
   private isOurTwin(twin: KubeObject, v1: V): boolean {
-    return twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === v1.metadata.uid;
+    return v1.metadata.uid !== undefined && olmv1TwinOf(twin) === v1.metadata.uid;
   }
 
   async handleFinalizer(s: State<V, B>): Promise<StepOutcome> {

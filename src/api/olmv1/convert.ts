@@ -153,7 +153,7 @@ export function extensionTwinSpec(v1: Olmv1ClusterExtension, installer: Installe
     ...(extra.verify === undefined ? {} : { verify: extra.verify }),
     ...(extra.resolutionHistoryLimit === undefined ? {} : { resolutionHistoryLimit: extra.resolutionHistoryLimit }),
   };
-  // An approval given on the OLM v1 object (binnacle approve writes it on either) reaches the twin.
+  // An approval given on the OLM v1 object (where binnacle approve writes it for a twin) reaches the twin.
   const approved = annotations['binnacle.dev/approved-plan'];
   return { ok: true, spec, annotations: approved === undefined ? {} : { 'binnacle.dev/approved-plan': approved } };
 }

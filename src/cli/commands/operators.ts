@@ -9,7 +9,6 @@ import type { Command } from 'commander';
 import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../../api/olmv1/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledState } from '../../installed/index.js';
-import { refuseIfPlatformOwned } from '../../actions/platform-protection.js';
 import type { KubeClient } from '../../kube/client.js';
 import { findCondition, type Condition } from '../../kube/types.js';
 import { BinnacleError, UsageError } from '../../util/errors.js';
@@ -238,8 +237,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
         const policy = policyOf(flags.policy);
         if (policy !== undefined) catalog.upgradeConstraintPolicy = policy;
         if (Object.keys(catalog).length === 0) throw new UsageError('nothing to change: give --version, --channel or --policy');
-        await refuseIfPlatformOwned(client, name); // issue 12 §6: changed only through its PlatformOperator
-        // An OLM v1 ClusterExtension's twin is the manager's: the OLM v1 object is the one changed.
+        // Refused for a PlatformOperator's extension; for an OLM v1 ClusterExtension's twin, the OLM v1 object.
         await client.patch(await extensionSpecRef(client, name), { spec: { source: { catalog } } });
         ctx.err(`• ClusterExtension ${name} updated\n`);
         if (flags.wait === true) {
@@ -255,7 +253,7 @@ export function registerOperatorCommands(program: Command, ctx: CliContext): voi
     .option('--timeout <duration>', 'how long --wait waits (e.g. 300s, 5m)', parseDuration, 300_000)
     .action(async (name: string, flags: KubeFlags & { wait?: boolean; timeout: number }) => {
       await withCluster(flags, async (client) => {
-        await refuseIfPlatformOwned(client, name); // issue 12 §6: removed only through its PlatformOperator
+        // Refused for a PlatformOperator's extension; for an OLM v1 ClusterExtension's twin, the OLM v1 object.
         const existed = await client.delete(await extensionSpecRef(client, name));
         if (!existed) throw new BinnacleError('input', 'NOT_FOUND', `ClusterExtension ${name} does not exist`);
         ctx.err(`• ClusterExtension ${name} deleted\n`);
