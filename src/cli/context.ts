@@ -9,7 +9,7 @@
  */
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
-import { LOG_LEVEL_ENV } from '../util/log-level.js';
+import { envLogLevel, LOG_LEVEL_ENV } from '../util/log-level.js';
 import { parseOutputFormat, toJson, toTable, toYaml, type OutputFormat } from '../util/output.js';
 import { asFlagError } from './flags.js';
 
@@ -31,7 +31,7 @@ const LEVELS = ['warn', 'info', 'debug', 'trace'] as const;
 
 /** The pino level for these settings: JSON logs are for machines and start at info. */
 export function logLevel(s: LogSettings, env: string | undefined = process.env[LOG_LEVEL_ENV]): string {
-  if (env !== undefined && env !== '') return env;
+  if (env !== undefined && env !== '') return envLogLevel(env);
   const base = s.format === 'json' ? 1 : 0;
   return LEVELS[Math.min(base + s.verbose, LEVELS.length - 1)] ?? 'trace';
 }

@@ -62,20 +62,31 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
   // Names reconciled here since the start, until the follower is caught up (then no longer needed).
   const seen = new Set<string>();
   let caughtUp = false;
+  // The catalogs there when the cache synced: caught up once each has been looked at (or is gone).
+  let initial: string[] | undefined;
+  const checkCaughtUp = (): void => {
+    if (caughtUp || initial === undefined || !initial.every((name) => seen.has(name) || informer.get(name) === undefined)) return;
+    caughtUp = true;
+    seen.clear();
+  };
   const counted: Reconciler = {
     async reconcile(req: ReconcileRequest, ctx: ReconcileContext) {
       try {
         return await reconciler.reconcile(req, ctx);
       } finally {
-        if (!caughtUp) seen.add(req.name);
+        if (!caughtUp) {
+          seen.add(req.name);
+          checkCaughtUp();
+        }
       }
     },
   };
   // Every change, the leader's status writes included: they say what to serve.
   const controller = new Controller({ name: 'clustercatalog-follower', logger: o.logger, workers: o.workers ?? 2, reconciler: counted, dropQueuedOnStop: true, ...(o.metrics === undefined ? {} : { metrics: o.metrics }) }).watch(informer);
-  // The catalogs there when the cache synced: Ready once each has been looked at (or is gone).
-  let initial: string[] | undefined;
-  void informer.waitForSync().then(() => (initial = informer.list().map((c) => c.metadata.name ?? '')));
+  void informer.waitForSync().then(() => {
+    initial = informer.list().map((c) => c.metadata.name ?? '');
+    checkCaughtUp();
+  });
   const gc = setInterval(() => {
     const served = new Map(o.registry.list().map((c) => [c.name, c.stored.file]));
     collectCatalogStore(o.storeDir, served).then(
@@ -93,15 +104,7 @@ export function followCatalogs(o: CatalogFollowerOptions, signal: AbortSignal): 
     failed = true;
     o.logger.error({ err: errorMessage(err) }, 'the catalog follower failed');
   });
-  const ready = (): boolean => {
-    if (failed) return false;
-    if (caughtUp) return true;
-    if (initial === undefined || !initial.every((name) => seen.has(name) || informer.get(name) === undefined)) return false;
-    caughtUp = true;
-    seen.clear();
-    return true;
-  };
-  return { ready, stopped };
+  return { ready: () => !failed && caughtUp, stopped };
 }
 
 /** How a handover ended: the follower stopped, it still had a reconcile in flight after the wait, or the manager was stopped meanwhile. */
