@@ -141,6 +141,7 @@ const CLUSTER_COMMANDS: string[][] = [
   ['release', 'uninstall', 'rel', '-n', 'ns', '--owner', 'ClusterExtension/x'],
   ['source', 'unpack', '--configmap', 'ns/name'],
   ['helm', 'adopt', 'rel', '--kind', 'Kind.v1.example.com'],
+  ['helm', 'rollback', 'rel', '--kind', 'Kind.v1.example.com'],
   ['cleanup', 'pkg'],
 ];
 
@@ -239,7 +240,7 @@ describe('global flags are named the same on every command', () => {
 
   it('the cluster commands above are every command with --kubeconfig of its own meaning', () => {
     const names = new Set(CLUSTER_COMMANDS.map((a) => `binnacle ${a.filter((x) => !x.startsWith('-')).slice(0, ['release', 'source', 'helm'].includes(a[0] ?? '') ? 2 : 1).join(' ')}`));
-    const talkers = ['install', 'upgrade', 'uninstall', 'status', 'rollback', 'history', 'plan', 'approve', 'manager', 'release history', 'release rollback', 'release uninstall', 'source unpack', 'helm adopt', 'cleanup'].map((n) => `binnacle ${n}`);
+    const talkers = ['install', 'upgrade', 'uninstall', 'status', 'rollback', 'history', 'plan', 'approve', 'manager', 'release history', 'release rollback', 'release uninstall', 'source unpack', 'helm adopt', 'helm rollback', 'cleanup'].map((n) => `binnacle ${n}`);
     for (const t of talkers) assert.ok(names.has(t), t);
   });
 });
@@ -257,6 +258,7 @@ describe('flag values are checked with one line naming the flag and the accepted
     [['run', 'bundle', 'dir', '--timeout', 'abc'], /option '--timeout <duration>' argument 'abc' is invalid/],
     [['cleanup', 'pkg', '--timeout', '0'], /option '--timeout <duration>' argument '0' is invalid/],
     [['status', '-o', 'xml'], /option '-o, --output <format>' argument 'xml' is invalid\. Expected one of: table, json, yaml\./],
+    [['helm', 'rollback', 'rel', 'two'], /REVISION two: expected a revision number, such as 2/],
     [['bundle', 'render', 'x', '--install-namespace', 'n', '-o', 'table'], /Expected one of: yaml, json\./],
     [['catalog', 'validate', 'x', '--max-file-size', 'big'], /option '--max-file-size <bytes>' argument 'big' is invalid\. Expected a positive byte count/],
     [['catalog', 'serve', 'x', '--port', '70000'], /option '--port <port>' argument '70000' is invalid/],
@@ -372,6 +374,11 @@ describe('logs', () => {
     assert.equal(logLevel({ format: 'text', verbose: 2 }, undefined), 'debug');
     assert.equal(logLevel({ format: 'json', verbose: 0 }, undefined), 'info');
     assert.equal(logLevel({ format: 'text', verbose: 0 }, 'error'), 'error');
+  });
+
+  it('BINNACLE_LOG_LEVEL is one of the five levels; another value is refused, naming the variable and the levels', () => {
+    assert.throws(() => logLevel({ format: 'json', verbose: 0 }, 'loud'), { code: 'USAGE', message: 'BINNACLE_LOG_LEVEL: "loud" is not a log level; it takes one of error, warn, info, debug, trace' });
+    assert.throws(() => logLevel({ format: 'json', verbose: 0 }, 'fatal'), /"fatal" is not a log level/);
   });
 
   it('the global flags set the logging before the command runs: the manager logs JSON by default, other commands text', async () => {

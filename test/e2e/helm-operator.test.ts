@@ -8,7 +8,7 @@
  * deleted (nothing left).
  * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling; a `helm upgrade`
  * by hand on it is refused on Binnacle's fields; forced, its record is put back and its objects repaired.
- * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back on Helm 4.
+ * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back (`binnacle helm rollback`) on Helm 4.
  * The HelmOperator's conflictPolicy (Fail names the other field manager and the field; Force takes
  * it), takeOwnership (an object no one holds is taken; another release's never) and postRenderers
  * (the owner's patches upgrade every release; one that selects nothing fails it by name).
@@ -239,7 +239,7 @@ describe('HelmOperator', () => {
     assert.deepEqual(hist.map((h) => [h.revision, h.status]), [[1, 'superseded'], [2, 'deployed']]);
   });
 
-  test('a release Helm 3 installed: adopted and upgraded by Binnacle on Helm 4, read by helm v4, a field only Helm 3 set removed by the next revision, rolled back by the CR', async () => {
+  test('a release Helm 3 installed: adopted and upgraded by Binnacle on Helm 4, read by helm v4, a field only Helm 3 set removed by the next revision, rolled back with binnacle helm rollback', async () => {
     // The record Helm v3.22.0 wrote (hack/make-helm3-record.sh), moved to this test's namespace.
     const made = JSON.parse(await readFile(join(import.meta.dirname, 'fixtures', 'helm3-release.json'), 'utf8')) as KubeObject & { data: { release: string } };
     const decoded = gunzipSync(Buffer.from(Buffer.from(made.data.release, 'base64').toString(), 'base64')).toString();
@@ -281,8 +281,13 @@ describe('HelmOperator', () => {
     await deployedAt('h3', 3);
     assert.equal((await podLabels()).h3, undefined, 'the label only Helm 3 and the adopted revision set is gone');
     assert.equal(((await client.get(depRef)).spec as { replicas?: number }).replicas, 2);
-    // Rolled back: the CR as adopted again is a new revision with revision 2's values.
-    await client.patch(crRef, { spec: { podLabels: { h3: 'yes' }, replicaCount: 1 } });
+    // Rolled back with binnacle, as `helm rollback` would: revision 2's values into the CR's spec, a new revision made from them.
+    // The applier's own rollback is refused: the manager would put an old manifest applied behind the CR back.
+    const behind = await run('node', [BINNACLE, 'release', 'rollback', 'h3', '-n', ns, '--kubeconfig', e2eKubeconfig()]).then(() => 'ran', (err: unknown) => String((err as { stderr?: unknown }).stderr ?? err));
+    assert.match(behind, /release .+\/h3 is held by Pushgateway .+\/h3, whose spec the manager renders: roll it back with `binnacle helm rollback h3/);
+    const rolledBack = await run('node', [BINNACLE, 'helm', 'rollback', 'h3', '-n', ns, '--kubeconfig', e2eKubeconfig()]);
+    assert.match(rolledBack.stdout, /rolling back from revision 3 to revision 2's values/);
+    assert.deepEqual((await cr('h3')).spec, { podLabels: { h3: 'yes' }, replicaCount: 1 });
     await deployedAt('h3', 4);
     assert.deepEqual(await history(), [[1, 'superseded'], [2, 'superseded'], [3, 'superseded'], [4, 'deployed']]);
     assert.deepEqual(JSON.parse(await helm('get', 'values', 'h3', '-n', ns, '-o', 'json')), adoptedValues);

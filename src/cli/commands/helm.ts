@@ -96,6 +96,23 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
         ctx.out(`release ${flags.namespace}/${release} (revision ${res.revision}, ${res.objects} objects) adopted by ${kind.kind} ${flags.namespace}/${res.cr.metadata.name ?? release}\n`);
       });
     });
+  addKubeFlags(helm.command('rollback <release> [revision]'))
+    .description("Roll a Helm operator's release back to an earlier revision's values, as helm rollback does: written into its custom resource's spec, from which the manager makes the next revision")
+    .option('--kind <kind>', "the Helm-operator kind: Kind.version.group, or Kind when one HelmOperator serves it (default: the kind the release's records name)")
+    .option('-n, --namespace <ns>', 'the release namespace', 'default')
+    .action(async (release: string, revision: string | undefined, flags: KubeFlags & { kind?: string; namespace: string }) => {
+      const { rollbackHelmRelease } = await import('../../helm/rollback.js');
+      if (revision !== undefined && !/^[1-9]\d{0,8}$/.test(revision)) throw new UsageError(`REVISION ${revision}: expected a revision number, such as 2`);
+      const toRevision = revision === undefined ? undefined : Number(revision);
+      await withCluster(flags, async (client) => {
+        const kindOf = (recorded: string) => (flags.kind === undefined ? parseKind(client, recorded, `the release's recorded kind (give --kind Kind.version.group):`) : parseKind(client, flags.kind));
+        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, ...(toRevision === undefined ? {} : { toRevision }) });
+        const kind = res.kind;
+        const chart = res.to.chart.version === res.from.chart.version ? '' : ` (revision ${res.to.revision} was made from chart ${res.to.chart.name} ${res.to.chart.version}; the chart stays the HelmOperator's, ${res.from.chart.version} at revision ${res.from.revision})`;
+        ctx.err(`• ${kind.kind} ${flags.namespace}/${release}: spec set to revision ${res.to.revision}'s values${chart}\n`);
+        ctx.out(`release ${flags.namespace}/${release} rolling back from revision ${res.from.revision} to revision ${res.to.revision}'s values: the manager makes the next revision\n`);
+      });
+    });
   registerHelmBundleCommand(helm, ctx);
   registerHelmReleaseCommand(helm, ctx);
 }
@@ -110,14 +127,14 @@ async function localChart(arg: string, flags: { repo?: string; version?: string;
 }
 
 /** `Kind.version.group` (kubectl's form), or `Kind` when one HelmOperator serves that kind. */
-async function parseKind(client: import('../../kube/client.js').KubeClient, s: string): Promise<{ group: string; version: string; kind: string }> {
+async function parseKind(client: import('../../kube/client.js').KubeClient, s: string, flag = '--kind'): Promise<{ group: string; version: string; kind: string }> {
   const parts = s.split('.');
   if (parts.length >= 3 && parts[0] !== undefined && parts[1] !== undefined) return { kind: parts[0], version: parts[1], group: parts.slice(2).join('.') };
   const { API_VERSION } = await import('../../api/types.js');
   const hops = await client.list<import('../../api/types.js').HelmOperator>(API_VERSION, 'HelmOperator').catch(() => ({ items: [] }));
   const found = hops.items.flatMap((h) => h.spec.kinds).filter((k) => k.kind === s);
   const only = found[0];
-  if (found.length !== 1 || only === undefined) throw new UsageError(`--kind ${s}: ${found.length === 0 ? 'no HelmOperator serves it' : 'several HelmOperators serve it'}; give it as Kind.version.group`);
+  if (found.length !== 1 || only === undefined) throw new UsageError(`${flag} ${s}: ${found.length === 0 ? 'no HelmOperator serves it' : 'several HelmOperators serve it'}; give it as Kind.version.group`);
   return { kind: only.kind, version: only.version, group: only.group };
 }
 

@@ -151,7 +151,15 @@ export function registerReleaseCommands(program: Command, ctx: CliContext): void
     .action(async (name: string, flags: ClusterFlags & { to?: number; force?: boolean; healthTimeout: number }) => {
       const to = flags.to;
       const healthTimeoutMs = flags.healthTimeout;
-      const res = await withRelease(flags, name, ctx, (cfg, engine) => engine.rollback(cfg, { release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs, force: flags.force === true }));
+      const res = await withRelease(flags, name, ctx, async (cfg, engine) => {
+        // A Helm operator's custom resource (a namespaced owner) is the release's desired state: an old
+        // manifest applied behind it would be put back by the manager's next reconcile.
+        const owner = (await cfg.history.read()).revisions.at(-1)?.owner;
+        if (owner?.namespace !== undefined) {
+          throw new BinnacleError('input', 'RELEASE_HELD_BY_RESOURCE', `release ${flags.namespace}/${name} is held by ${owner.kind} ${owner.namespace}/${owner.name}, whose spec the manager renders: roll it back with \`binnacle helm rollback ${name} -n ${flags.namespace}\`, which writes that spec`);
+        }
+        return engine.rollback(cfg, { release: { name, namespace: flags.namespace }, ...(to === undefined ? {} : { toRevision: to }), healthTimeoutMs, force: flags.force === true });
+      });
       printResult(ctx, flags.output, res);
     });
 
