@@ -31,6 +31,7 @@ import type {
   HelmOperatorMemorySummary,
   HelmOperatorSummary,
   HelmSummary,
+  HelmEngineVersionsSummary,
   InstallSummary,
   ResolveSummary,
 } from './summaries.js';
@@ -517,6 +518,28 @@ const catalogScaleRuns: Comparer = (rs) => {
   return table(['run', "manager's Node flags", 'mode', 'rounds', 'to Serving', 'peak RSS', 'steady RSS', 'CPU to Serving', '/api/v1/all', 'metas schema=olm.package p50 / p99'], rows);
 };
 
+const helmEngineVersions: Renderer = (r) => {
+  const s = r.summary as HelmEngineVersionsSummary;
+  const b = r.settings.bench as { rounds?: unknown; warm?: unknown };
+  const pct = (x: number): string => `${x > 0 ? '+' : ''}${x.toFixed(1)}%`;
+  const label = { native: 'native (`helm-engine`)', wasm: 'WebAssembly (`helm.wasm`)' };
+  const mib = (v: Num): string => `${fix(v, 1)} MiB`;
+  return [
+    `Helm's engine from \`${s.modules.before}\` (\`src/helm-engine\` at the last commit on Helm 3, built by its own \`build.sh\`) and from \`${s.modules.after}\`, one fresh process per measurement, spare RSA keys off; ${str(b.rounds)} rounds in alternating order, each chart rendered once and then ${str(b.warm)} times warm. Warm figures: the five charts' (${s.charts.map((c) => c.split('__').at(-1) ?? c).join(', ')}) median render time and CPU time per render, summed; medians of the rounds (smallest–largest).`,
+    '',
+    ...table(
+      ['engine', 'size (Helm 3 → 4)', 'start-up memory', 'warm, wall', 'warm, CPU per render'],
+      s.engines.map((e) => [
+        label[e.kind],
+        `${(e.before.bytes / 1e6).toFixed(1)} → ${(e.after.bytes / 1e6).toFixed(1)} MB (${pct(e.change.bytesPct)})`,
+        `${spreadText(e.before.startupMiB, mib)} → ${spreadText(e.after.startupMiB, mib)} (${pct(e.change.startupPct)})`,
+        `${spreadText(e.before.warmWallMs, ms)} → ${spreadText(e.after.warmWallMs, ms)} (${pct(e.change.warmWallPct)})`,
+        `${spreadText(e.before.warmCpuMs, ms)} → ${spreadText(e.after.warmCpuMs, ms)} (${pct(e.change.warmCpuPct)})`,
+      ]),
+    ),
+  ];
+};
+
 /** One table of several runs of a bench. */
 type Comparer = (rs: BenchResult[]) => string[];
 const COMPARERS: Partial<Record<string, Comparer>> = { 'catalog-scale': catalogScaleRuns };
@@ -528,6 +551,7 @@ const RENDERERS: Partial<Record<string, Renderer>> = {
   bundle,
   resolve,
   helm,
+  'helm-engine-versions': helmEngineVersions,
   'cluster-up': clusterUp,
   install,
   'helm-operator': helmOperator,

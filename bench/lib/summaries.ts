@@ -84,6 +84,23 @@ export interface HelmSummary {
   outputs: { same: number; sameButHelmRandom: number; bothFail: number; mismatch: number };
 }
 
+/** One engine (native or WebAssembly) built from Helm 3 and from Helm 4 (bench/helm-engine-versions.ts). */
+export interface HelmEngineFigures {
+  bytes: number;
+  startupMiB: Spread;
+  /** Per round: the five charts' median warm render times, summed. */
+  warmWallMs: Spread;
+  /** Per round: the five charts' CPU time per warm render, summed. */
+  warmCpuMs: Spread;
+}
+
+export interface HelmEngineVersionsSummary {
+  /** The helm module each build pins, e.g. "helm.sh/helm/v3 v3.22.0". */
+  modules: { before: string; after: string };
+  charts: string[];
+  engines: { kind: 'native' | 'wasm'; before: HelmEngineFigures; after: HelmEngineFigures; change: { bytesPct: number; startupPct: number; warmWallPct: number; warmCpuPct: number } }[];
+}
+
 export interface ClusterUpSummary {
   up: { p50: number; p99: number; max: number };
   idempotentUpMs: number;
