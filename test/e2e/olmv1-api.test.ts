@@ -3,8 +3,9 @@
  * as OLM v1's manifests (`olm.operatorframework.io/v1`, no serviceAccount: the manager's default
  * installer) install an operator from a catalog in the local registry; their status reads as
  * OLM v1's (catalogd's Serving/Progressing, `urls.base` answering `/api/v1/all`; Installed,
- * Progressing=True/Succeeded, `install.bundle`); `binnacle status` shows it; a new version
- * upgrades it; deleting it uninstalls.
+ * Progressing=True/Succeeded, `install.bundle`); `binnacle status` shows it; and (§3) it is
+ * upgraded, rolled back and uninstalled with kubectl alone and with `binnacle upgrade`, `rollback`,
+ * `approve` and `uninstall`, which write the OLM v1 object (its binnacle.dev twin is the manager's).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -15,9 +16,10 @@ import { publishPackages } from '../../src/publish/packages.js';
 import type { RunningManager } from '../../src/controllers/manager.js';
 import type { KubeClient } from '../../src/kube/client.js';
 import { findCondition } from '../../src/kube/types.js';
-import { API_VERSION } from '../../src/api/types.js';
-import { OLMV1_API_VERSION, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from '../../src/api/olmv1/types.js';
-import { adminInstaller, adminInstallerObjects, binnacle, e2eClient, e2eRegistry, eventually, startE2eManager, stopE2e, uniqueName } from './env.js';
+import { ANNOTATION_APPROVED_PLAN } from '../../src/api/approval.js';
+import { API_VERSION, type ClusterExtension } from '../../src/api/types.js';
+import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION, OLMV1_EXTRA_ANNOTATIONS, type Olmv1ClusterCatalog, type Olmv1ClusterExtension } from '../../src/api/olmv1/types.js';
+import { adminInstaller, adminInstallerObjects, binnacle, e2eClient, e2eRegistry, eventually, kubectl, startE2eManager, stopE2e, uniqueName } from './env.js';
 import { conditionsLine, CORPUS, poisonPillTwoVersions } from './extensions.js';
 
 let client: KubeClient;
@@ -82,14 +84,11 @@ test('an OLM v1 ClusterCatalog is served with catalogd status and HTTP paths', a
   assert.equal((await metas.text()).trim().split('\n').length, 2);
 });
 
-test('an OLM v1 ClusterExtension installs, reads as OLM v1, shows in binnacle status, upgrades and uninstalls', async () => {
-  // OLM v1's manifest: no serviceAccount (deprecated in v1.11); the manager's --olmv1-installer installs.
-  await client.apply({
-    apiVersion: OLMV1_API_VERSION,
-    kind: 'ClusterExtension',
-    metadata: { name: ceName },
-    spec: { namespace: ns, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version: '0.0.5', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } },
-  });
+/** OLM v1's manifest's spec: no serviceAccount (deprecated in v1.11); the manager's --olmv1-installer installs. */
+const manifestSpec = { namespace: ns, source: { sourceType: 'Catalog', catalog: { packageName: 'poison-pill-operator', version: '0.0.5', selector: { matchLabels: { 'olm.operatorframework.io/metadata.name': catalogName } } } } };
+
+test('an OLM v1 ClusterExtension installs, reads as OLM v1, shows in binnacle status; upgraded, rolled back and uninstalled with kubectl alone and with binnacle', async () => {
+  await client.apply({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: ceName }, spec: manifestSpec });
   const installed = await installedAt('0.0.5');
   assert.deepEqual(installed.status?.install, { bundle: { name: 'poison-pill.v0.0.5', version: '0.0.5' } });
   assert.match(findCondition(installed.status?.conditions, 'Installed')?.message ?? '', /^Installed bundle .+ successfully$/);
@@ -101,15 +100,61 @@ test('an OLM v1 ClusterExtension installs, reads as OLM v1, shows in binnacle st
   assert.match(status.out, /Installed:\s+poison-pill\.v0\.0\.5/);
   assert.match(status.out, /API:\s+olm\.operatorframework\.io\/v1 ClusterExtension/);
 
-  await client.patch({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: ceName }, { spec: { source: { catalog: { version: '0.0.6' } } } });
+  // Upgraded, rolled back and uninstalled with kubectl alone, and with binnacle's commands (issue 45 §3).
+  const v1Resource = 'clusterextensions.olm.operatorframework.io';
+  const pin = (version: string, policy?: string): string => JSON.stringify({ spec: { source: { catalog: { version, ...(policy === undefined ? {} : { upgradeConstraintPolicy: policy }) } } } });
+  await kubectl('patch', v1Resource, ceName, '--type', 'merge', '-p', pin('0.0.6'));
   await installedAt('0.0.6');
 
-  await client.delete({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', name: ceName });
+  const rolledBack = await binnacle('rollback', ceName);
+  assert.equal(rolledBack.code, 0, rolledBack.err);
+  assert.match(rolledBack.err, /rolling back from 0\.0\.6 to 0\.0\.5/);
+  await installedAt('0.0.5');
+  // Written on the OLM v1 object (its twin is the manager's), in OLM v1's own fields.
+  const pinned = (await v1Extension())?.spec.source.catalog;
+  assert.deepEqual([pinned?.version, pinned?.upgradeConstraintPolicy], ['0.0.5', 'SelfCertified']);
+  assert.equal((await client.get({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName })).metadata.labels?.[LABEL_OLMV1_TWIN_OF], (await v1Extension())?.metadata.uid, 'the twin still made from it');
+
+  const upgraded = await binnacle('upgrade', ceName, '--version', '0.0.6', '--policy', 'CatalogProvided');
+  assert.equal(upgraded.code, 0, upgraded.err);
+  await installedAt('0.0.6');
+  assert.equal((await v1Extension())?.spec.source.catalog?.version, '0.0.6');
+
+  await kubectl('patch', v1Resource, ceName, '--type', 'merge', '-p', pin('0.0.5', 'SelfCertified'));
+  await installedAt('0.0.5');
+
+  // Binnacle's approval from a plan, asked for on the OLM v1 object (an annotation) and given with `binnacle approve`.
+  await kubectl('annotate', v1Resource, ceName, `${OLMV1_EXTRA_ANNOTATIONS.upgradeApproval}=Manual`);
+  const held = await binnacle('upgrade', ceName, '--version', '0.0.6', '--policy', 'CatalogProvided');
+  assert.equal(held.code, 0, held.err);
+  const pending = await eventually('a plan awaiting approval', async () => (await client.get<ClusterExtension>({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName })).status?.pendingPlan, 120_000);
+  assert.deepEqual(pending.changes.map((c) => [c.from, c.to]), [['0.0.5', '0.0.6']]);
+  assert.equal((await v1Extension())?.status?.install?.bundle.version, '0.0.5', 'held until approved');
+  const approved = await binnacle('approve', ceName);
+  assert.equal(approved.code, 0, approved.err);
+  assert.equal((await v1Extension())?.metadata.annotations?.[ANNOTATION_APPROVED_PLAN], pending.digest, 'the approval is on the OLM v1 object');
+  await installedAt('0.0.6');
+
+  const uninstalled = await binnacle('uninstall', ceName, '--wait', '--timeout', '180s');
+  assert.equal(uninstalled.code, 0, uninstalled.err);
+  await operatorGone();
+
+  // Installed again from the same manifest, then uninstalled with kubectl alone.
+  await client.apply({ apiVersion: OLMV1_API_VERSION, kind: 'ClusterExtension', metadata: { name: ceName }, spec: manifestSpec });
+  await installedAt('0.0.5');
+  await kubectl('delete', v1Resource, ceName, '--wait=false');
+  await operatorGone();
+});
+
+/** Nothing of the extension left: neither object, no BundleDeployment it needed, no operator Deployment. */
+async function operatorGone(): Promise<void> {
   await eventually('uninstalled', async () => {
     const left = [await v1Extension(), await client.find({ apiVersion: API_VERSION, kind: 'ClusterExtension', name: ceName })].filter((x) => x !== undefined);
     const bds = (await client.list(API_VERSION, 'BundleDeployment')).items.filter((bd) => bd.metadata.labels?.[`needed-by.binnacle.dev/${ceName}`] !== undefined);
-    return left.length === 0 && bds.length === 0 ? true : undefined;
+    // Its CRDs too (they go as OLM v1's do): an install made again meanwhile would meet them terminating.
+    const crds = (await client.list('apiextensions.k8s.io/v1', 'CustomResourceDefinition')).items.filter((c) => (c.spec as { group?: string }).group === 'poison-pill.medik8s.io');
+    return left.length === 0 && bds.length === 0 && crds.length === 0 ? true : undefined;
   }, 180_000);
   const deployments = (await client.list('apps/v1', 'Deployment', { namespace: ns })).items;
   assert.deepEqual(deployments.map((d) => d.metadata.name), [], 'the operator is gone');
-});
+}
