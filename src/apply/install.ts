@@ -84,6 +84,7 @@ export async function installOrUpgrade(cfg: ActionConfig, req: ApplyRequest, dec
       content: req.content,
       inputDigest: req.inputDigest,
       ownerGeneration: req.generation,
+      ownerValues: req.ownerValues,
       hookEvents,
       drift: req.drift,
       confine: req.confine,

@@ -63,6 +63,11 @@ export interface RevisionRecordJson {
    * client-side applied, as Helm 4 reads them.
    */
   apply_method?: 'ssa' | 'csa';
+  /**
+   * Binnacle's own: the owner's values apart from its operator's layers (ReleaseRevision.ownerValues),
+   * after Helm's fields; Helm's decoder ignores a member it does not know.
+   */
+  binnacle_owner_values?: Record<string, unknown>;
 }
 
 export function revisionRecordSecretName(release: string, version: number): string {
@@ -189,7 +194,7 @@ export function releaseJson(r: ReleaseRecordInput): RevisionRecordJson {
     // A chart release: Helm's own chart object and hooks, so the record is Helm's.
     const info: RevisionRecordJson['info'] = { first_deployed: r.firstDeployed, last_deployed: r.lastDeployed, deleted: '', description: r.description, status: r.status };
     if (r.content.notes !== undefined && r.content.notes !== '') info.notes = r.content.notes;
-    return { name: r.name, info, chart: r.content.chart, config: r.config, manifest: r.content.manifest, hooks: r.content.hooks, version: r.version, namespace: r.namespace, apply_method: 'ssa' };
+    return { name: r.name, info, chart: r.content.chart, config: r.config, manifest: r.content.manifest, hooks: r.content.hooks, version: r.version, namespace: r.namespace, apply_method: 'ssa', ...(r.ownerValues === undefined ? {} : { binnacle_owner_values: r.ownerValues }) };
   }
   const metadata: BundleChartJson['metadata'] = { name: r.chart.name, version: r.chart.version, apiVersion: 'v2' };
   if (r.chart.description !== undefined) metadata.description = r.chart.description;
@@ -203,6 +208,7 @@ export function releaseJson(r: ReleaseRecordInput): RevisionRecordJson {
     version: r.version,
     namespace: r.namespace,
     apply_method: 'ssa',
+    ...(r.ownerValues === undefined ? {} : { binnacle_owner_values: r.ownerValues }),
   };
 }
 
@@ -352,6 +358,7 @@ function revisionOfRecord(rel: Record<string, unknown> | undefined, { secretName
     chart,
     config: rec(rel.config) ?? {},
     manifest: str(rel.manifest),
+    ...(rec(rel.binnacle_owner_values) === undefined ? {} : { ownerValues: rec(rel.binnacle_owner_values) }),
   };
 }
 

@@ -83,6 +83,7 @@ export async function rollbackTo(cfg: ActionConfig, release: ReleaseRef, target:
       objects,
       chart: target.chart,
       config: target.config,
+      ownerValues: target.ownerValues,
       version,
       pending: 'pending-rollback',
       description: `Rollback to ${target.revision}`,

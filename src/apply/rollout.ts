@@ -52,6 +52,8 @@ export interface Rollout extends Omit<Preflight, 'live'> {
   inputDigest?: string | undefined;
   /** The owner's generation the revision is made at (recorded). */
   ownerGeneration?: number | undefined;
+  /** The owner's own values (recorded; ApplyRequest.ownerValues). */
+  ownerValues?: Record<string, unknown> | undefined;
   /** The hook events of this operation (pre-/post-install, -upgrade or -rollback); none when hooks are off. */
   hookEvents?: { pre: HookEvent; post: HookEvent } | undefined;
   drift?: DriftSpec | undefined;
@@ -342,6 +344,7 @@ async function writePending(cfg: ActionConfig, r: Rollout): Promise<ReleaseRevis
     owner: r.owner,
     ...(r.inputDigest === undefined ? {} : { inputDigest: r.inputDigest }),
     ...(r.ownerGeneration === undefined ? {} : { ownerGeneration: r.ownerGeneration }),
+    ...(r.ownerValues === undefined ? {} : { ownerValues: r.ownerValues }),
     ...(r.content === undefined ? {} : { content: r.content }),
   };
   await cfg.history.create(rev);

@@ -191,6 +191,12 @@ export interface ApplyRequest extends OperationRequest {
   inputDigest?: string;
   chart?: ChartInfo;
   values?: Record<string, unknown>;
+  /**
+   * The values the owner gave itself (a Helm operator's custom resource's spec), apart from what
+   * its operator layers on (valuesFrom, overrideValues), which `values` includes: recorded with the
+   * revision, so that `binnacle helm rollback` writes back the resource's own part.
+   */
+  ownerValues?: Record<string, unknown>;
 }
 
 /** The problems with objects a release may not hold (ApplyRequest.confine); empty when all are allowed. */
@@ -275,6 +281,8 @@ export interface ReleaseRevision {
   inputDigest?: string;
   /** The owner's metadata.generation the revision was made at, when the request said. */
   ownerGeneration?: number;
+  /** The owner's own values, when the request said (ApplyRequest.ownerValues). */
+  ownerValues?: Record<string, unknown>;
   /** A chart release's content (a release the `helm` CLI made has one too). */
   content?: ReleaseContent;
   /**

@@ -6,6 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ReleaseStore, type Owner, type ReleaseRevision } from '../apply/index.js';
+import { recordInput } from '../apply/release-store.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
@@ -56,6 +57,24 @@ test("a revision named goes back to that one's values, Helm 3's own record inclu
   const failedBetween = await world([[1, 'superseded', '1', { a: 1 }, OWNER], [2, 'failed', '1', { a: 2 }, OWNER], [3, 'deployed', '1', { a: 3 }, OWNER]]);
   assert.equal((await rollbackHelmRelease(failedBetween.client(), { release, kindOf })).to.revision, 1);
   assert.deepEqual(spec(failedBetween), { a: 1 });
+});
+
+test("a revision that recorded the resource's own values gets those back, not Helm's config with its operator's layers (valuesFrom, overrideValues); one without them gets the config, and says so", async () => {
+  const c = await world([[1, 'superseded', '1', { replicaCount: 1, podLabels: { source: 'configmap' }, image: { tag: 'override' } }, OWNER], [2, 'deployed', '1', { replicaCount: 2 }, OWNER]]);
+  const store = new ReleaseStore(c.client());
+  // Revision 1 again, as Binnacle records it now: the resource's own values beside Helm's config.
+  const [rev1] = await store.history(release);
+  assert.ok(rev1 !== undefined);
+  await c.client().delete({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'sh.helm.release.v1.h3.v1' });
+  await store.create({ ...recordInput(rev1), ownerValues: { replicaCount: 1 } }, OWNER);
+  const res = await rollbackHelmRelease(c.client(), { release, kindOf });
+  assert.deepEqual([res.to.revision, res.values], [1, 'owner']);
+  assert.deepEqual(spec(c), { replicaCount: 1 });
+
+  const old = await world([[1, 'superseded', '1', { replicaCount: 1, podLabels: { source: 'configmap' } }, OWNER], [2, 'deployed', '1', { replicaCount: 2 }, OWNER]]);
+  const fallback = await rollbackHelmRelease(old.client(), { release, kindOf });
+  assert.equal(fallback.values, 'config');
+  assert.deepEqual(spec(old), { replicaCount: 1, podLabels: { source: 'configmap' } });
 });
 
 test('refused, naming why, with nothing written: no such revision, the current one, nothing good before it, a release no resource holds, another owner, no resource', async () => {

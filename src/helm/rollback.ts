@@ -6,8 +6,12 @@
  * be put back on the next reconcile; so, as Helm's rollback deploys an earlier revision's values,
  * this one writes them into the resource's spec, as the person asking (their kubeconfig: whoever
  * may edit the resource may roll it back, and nothing more), and the manager makes the new
- * revision through the HelmOperator's own checks. The chart stays the HelmOperator's: a revision
- * made from another chart version gets its values, and the caller is told.
+ * revision through the HelmOperator's own checks. The values are the resource's own at that
+ * revision (ReleaseRevision.ownerValues), not the layers its HelmOperator adds (valuesFrom,
+ * overrideValues), which stay the operator's current ones; a revision recorded without them (by
+ * `helm`, or by Binnacle before it kept them) has only Helm's config, layers included, and the
+ * caller is told. The chart stays the HelmOperator's: a revision made from another chart version
+ * gets its values, and the caller is told.
  */
 import { ReleaseStore, type ReleaseRef, type ReleaseRevision } from '../apply/index.js';
 import type { ObjectReader, ObjectWriter } from '../kube/ports.js';
@@ -33,6 +37,8 @@ export interface HelmKind {
 
 export interface HelmRollbackResult {
   kind: HelmKind;
+  /** Where the spec written came from: the revision's recorded own values, or (none recorded) Helm's config, layers included. */
+  values: 'owner' | 'config';
   cr: KubeObject;
   from: ReleaseRevision;
   to: ReleaseRevision;
@@ -67,7 +73,11 @@ export async function rollbackHelmRelease(client: HelmRollbackClient, o: HelmRol
   const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
   const cr = await client.find({ apiVersion, kind: kind.kind, namespace: o.release.namespace, name: o.release.name });
   if (cr === undefined) throw new BinnacleError('input', 'HELM_ROLLBACK_NO_RESOURCE', `${where}: there is no ${kind.kind} ${o.release.namespace}/${o.release.name} (${apiVersion}) holding it`);
-  // The spec as the revision's values, on the resource as read (its resourceVersion): a change made meanwhile is a conflict, not overwritten.
-  const written = await client.update({ ...cr, spec: to.config });
-  return { kind, cr: written, from, to };
+  // The resource's own values at that revision: recorded apart from its operator's layers (valuesFrom,
+  // overrideValues) since Binnacle records them; a revision without them (Helm's own, or Binnacle's
+  // before) has only Helm's config, which holds the layers too.
+  const spec = to.ownerValues ?? to.config;
+  // On the resource as read (its resourceVersion): a change made meanwhile is a conflict, not overwritten.
+  const written = await client.update({ ...cr, spec });
+  return { kind, cr: written, from, to, values: to.ownerValues === undefined ? 'config' : 'owner' };
 }

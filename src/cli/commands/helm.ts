@@ -110,6 +110,7 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
         const kind = res.kind;
         const chart = res.to.chart.version === res.from.chart.version ? '' : ` (revision ${res.to.revision} was made from chart ${res.to.chart.name} ${res.to.chart.version}; the chart stays the HelmOperator's, ${res.from.chart.version} at revision ${res.from.revision})`;
         ctx.err(`• ${kind.kind} ${flags.namespace}/${release}: spec set to revision ${res.to.revision}'s values${chart}\n`);
+        if (res.values === 'config') ctx.err(`warning: revision ${res.to.revision} did not record the resource's own values apart (it predates them, or helm made it): its spec now holds Helm's values for it, with whatever valuesFrom and overrideValues added then\n`);
         ctx.out(`release ${flags.namespace}/${release} rolling back from revision ${res.from.revision} to revision ${res.to.revision}'s values: the manager makes the next revision\n`);
       });
     });

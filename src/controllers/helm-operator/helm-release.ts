@@ -821,7 +821,8 @@ export class HelmReleaseReconciler implements Reconciler {
       decision,
       this.operationRequest(s, disableHooks),
       s.history ?? [],
-      rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
+      // The CR's own values recorded apart from the layers (valuesFrom, overrideValues): what `binnacle helm rollback` writes back.
+      rendered === undefined ? undefined : { objects: rendered.objects, chart: rendered.chart, values: rendered.values, ownerValues: specValues(s.cr.spec), content: rendered.content, inputDigest: s.inputDigest ?? rendered.inputDigest },
     );
   }
 
