@@ -8,7 +8,8 @@
  * deleted (nothing left).
  * `helm adopt` takes over a release the `helm` CLI installed, without reinstalling; a `helm upgrade`
  * by hand on it is refused on Binnacle's fields; forced, its record is put back and its objects repaired.
- * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back (`binnacle helm rollback`) on Helm 4.
+ * A release Helm 3 installed (its record from helm v3.22.0) is adopted, upgraded and rolled back (`binnacle helm rollback`) on Helm 4;
+ * one Binnacle recorded under Helm 3 (its trusted history and mirror) is carried on with nothing reinstalled.
  * The HelmOperator's conflictPolicy (Fail names the other field manager and the field; Force takes
  * it), takeOwnership (an object no one holds is taken; another release's never) and postRenderers
  * (the owner's patches upgrade every release; one that selects nothing fails it by name).
@@ -55,22 +56,22 @@ describe('HelmOperator', () => {
 
   const pushChart = (version: string): Promise<void> => pushPushgateway(work, version, repo());
 
-  async function cr(name: string): Promise<Cr> {
-    return client.get<Cr>({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns, name });
+  async function cr(name: string, namespace = ns): Promise<Cr> {
+    return client.get<Cr>({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace, name });
   }
 
   async function applyCr(name: string, spec: Record<string, unknown>, annotations: Record<string, string> = {}): Promise<void> {
     await client.apply({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', metadata: { name, namespace: ns, annotations }, spec }, { force: true });
   }
 
-  async function deployedAt(name: string, revision: number, timeoutMs = 120_000): Promise<Cr> {
+  async function deployedAt(name: string, revision: number, timeoutMs = 120_000, namespace = ns): Promise<Cr> {
     return eventually(
       `${name} Deployed at revision ${revision}`,
       async () => {
-        const c = await cr(name);
+        const c = await cr(name, namespace);
         const deployed = findCondition(c.status?.conditions, 'Deployed');
         if (deployed?.status !== 'True') return undefined;
-        const hist = JSON.parse(await helm('history', name, '-n', ns, '-o', 'json')) as { revision: number; status: string }[];
+        const hist = JSON.parse(await helm('history', name, '-n', namespace, '-o', 'json')) as { revision: number; status: string }[];
         return hist.at(-1)?.revision === revision && hist.at(-1)?.status === 'deployed' ? c : undefined;
       },
       timeoutMs,
@@ -287,11 +288,54 @@ describe('HelmOperator', () => {
     assert.match(behind, /release .+\/h3 is held by Pushgateway .+\/h3, whose spec the manager renders: roll it back with `binnacle helm rollback h3/);
     const rolledBack = await run('node', [BINNACLE, 'helm', 'rollback', 'h3', '-n', ns, '--kubeconfig', e2eKubeconfig()]);
     assert.match(rolledBack.stdout, /rolling back from revision 3 to revision 2's values/);
+    // The CR's own values at revision 2, not Helm's config for it (which holds the kind's valuesFrom ConfigMap too).
+    assert.doesNotMatch(rolledBack.stderr, /warning/);
     assert.deepEqual((await cr('h3')).spec, { podLabels: { h3: 'yes' }, replicaCount: 1 });
     await deployedAt('h3', 4);
     assert.deepEqual(await history(), [[1, 'superseded'], [2, 'superseded'], [3, 'superseded'], [4, 'deployed']]);
     assert.deepEqual(JSON.parse(await helm('get', 'values', 'h3', '-n', ns, '-o', 'json')), adoptedValues);
     assert.equal((await podLabels()).h3, 'yes');
+  });
+
+  test('a release Binnacle recorded under Helm 3 (its trusted history and Helm mirror, fixture): carried on by Binnacle on Helm 4 with nothing reinstalled, read by helm v4, rolled back with binnacle', async () => {
+    // What Binnacle at its last Helm 3 commit kept for a Pushgateway b3 (hack/make-binnacle-helm3-record.sh).
+    const fixture = JSON.parse(await readFile(join(import.meta.dirname, 'fixtures', 'binnacle-helm3-release.json'), 'utf8')) as { ownerUid: string; secrets: KubeObject[]; objects: KubeObject[] };
+    const ns3 = 'binnacle-helm3-made';
+    assert.deepEqual([...new Set(fixture.objects.map((o) => o.metadata.namespace))], [ns3]);
+    // Binnacle is stopped while it is upgraded; the resource is there from before (its UID keys the history).
+    await manager.stop();
+    await client.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns3 } });
+    cleanup.push(async () => {
+      await client.delete({ apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns3, name: 'b3' }).catch(() => undefined);
+      await client.delete({ apiVersion: 'v1', kind: 'Namespace', name: ns3 });
+    });
+    const crRef = { apiVersion: `${GROUP}/v1alpha1`, kind: 'Pushgateway', namespace: ns3, name: 'b3' };
+    const made = await client.create({ apiVersion: crRef.apiVersion, kind: crRef.kind, metadata: { name: 'b3', namespace: ns3 }, spec: { replicaCount: 1, podLabels: { b3: 'yes' } } });
+    const uid = made.metadata.uid ?? '';
+    for (const secret of fixture.secrets) await client.create(JSON.parse(JSON.stringify(secret).replaceAll(fixture.ownerUid, uid)) as KubeObject);
+    // The objects as that Binnacle's apply left them: its marks, applied server-side as its field manager.
+    for (const o of fixture.objects) await client.apply(o, { force: true });
+    const depRef = { apiVersion: 'apps/v1', kind: 'Deployment', namespace: ns3, name: 'b3-prometheus-pushgateway' };
+    const before = await client.get(depRef);
+    manager = await startE2eManager('helm-operator-after-upgrade', client, work);
+
+    // Binnacle on Helm 4 carries the release on: the next revision, the same objects.
+    await deployedAt('b3', 2, 120_000, ns3);
+    assert.equal((await client.get(depRef)).metadata.uid, before.metadata.uid, 'nothing reinstalled');
+    const history = async (): Promise<[number, string][]> => (JSON.parse(await helm('history', 'b3', '-n', ns3, '-o', 'json')) as { revision: number; status: string }[]).map((h) => [h.revision, h.status]);
+    assert.deepEqual(await history(), [[1, 'superseded'], [2, 'deployed']]);
+    assert.deepEqual(JSON.parse(await helm('get', 'values', 'b3', '-n', ns3, '--revision', '1', '-o', 'json')), { podLabels: { b3: 'yes' }, replicaCount: 1 });
+    assert.equal(((await client.get(depRef)).spec as { template: { metadata: { labels?: Record<string, string> } } }).template.metadata.labels?.b3, 'yes');
+
+    await client.patch(crRef, { spec: { podLabels: null, replicaCount: 2 } });
+    await deployedAt('b3', 3, 120_000, ns3);
+    const rolledBack = await run('node', [BINNACLE, 'helm', 'rollback', 'b3', '1', '-n', ns3, '--kubeconfig', e2eKubeconfig()]);
+    assert.match(rolledBack.stdout, /rolling back from revision 3 to revision 1's values/);
+    // Revision 1 predates the resource's own values kept apart: Helm's config is what there is, and the command says so.
+    assert.match(rolledBack.stderr, /warning: revision 1 did not record the resource's own values apart/);
+    await deployedAt('b3', 4, 120_000, ns3);
+    assert.deepEqual(JSON.parse(await helm('get', 'values', 'b3', '-n', ns3, '-o', 'json')), { podLabels: { b3: 'yes' }, replicaCount: 1 });
+    assert.equal((await client.get(depRef)).metadata.uid, before.metadata.uid, 'still the same Deployment');
   });
 
   test('helm upgrade by hand on a Binnacle release: refused on the fields Binnacle holds; forced, its record is put back as the history says, the objects are repaired, and what only the hand upgrade set is gone', async () => {
