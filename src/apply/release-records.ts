@@ -193,6 +193,12 @@ export class TrustedHistory implements HistoryStore {
     return { ...read, mirrorDrift: synced.drift, migrated, ...(synced.foreignOwner === undefined ? {} : { foreignOwner: synced.foreignOwner }), ...(synced.mirrorUnread === undefined ? {} : { mirrorUnread: synced.mirrorUnread }) };
   }
 
+  /** The history as recorded here, read only: no mirror compared, nothing moved over (a person's read: `binnacle helm rollback`). */
+  async readRecorded(): Promise<HistoryRead> {
+    const { records, parts } = await this.list();
+    return decodeAll(records, (s) => this.decode(s, parts));
+  }
+
   async create(rev: ReleaseRevision): Promise<void> {
     const mirrored = this.mirrorSecrets(rev, 'created');
     const [main, ...parts] = this.recordSecrets(rev, 'created', releaseData(mirrored[0]));

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { BinnacleError } from '../util/errors.js';
 import type { KubeObject } from '../kube/types.js';
 import { bombObject, BOMB_REASON_IN_OBJECT, manyAliasesObject } from '../util/yaml.test-helper.js';
@@ -63,6 +63,17 @@ test('our Secret has helm\'s name, type and labels, and the release double-base6
   assert.equal(json.apply_method, 'ssa', 'applied server-side, as Helm 4 records it');
   assert.deepEqual(json.info, { first_deployed: input.firstDeployed, last_deployed: input.lastDeployed, deleted: '', description: 'Upgrade complete', status: 'superseded' });
   assert.deepEqual((json.chart as { metadata: unknown }).metadata, { name: 'op', version: '1.2.3', apiVersion: 'v2', appVersion: '4.5' });
+});
+
+test("the owner's own values go after Helm's members (Helm's decoder ignores one it does not know) and come back; a record without them reads without them; a value not a map is dropped", () => {
+  const ownerValues = { replicaCount: 1, podLabels: { a: 'b' } };
+  const s = revisionRecordSecret({ ...input, ownerValues }, { kind: 'Pushgateway', name: 'op', namespace: 'ops' }, new Date(), 'created');
+  const json = JSON.parse(gunzipSync(Buffer.from(Buffer.from((s.data as { release: string }).release, 'base64').toString(), 'base64')).toString('utf8')) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(json).slice(-2), ['apply_method', 'binnacle_owner_values']);
+  assert.deepEqual(revisionFromSecret(s).ownerValues, ownerValues);
+  assert.equal('ownerValues' in revisionFromSecret(revisionRecordSecret(input, { kind: 'ClusterExtension', name: 'op' }, new Date(), 'created')), false);
+  const notMap = Buffer.from(gzipSync(JSON.stringify({ ...json, binnacle_owner_values: ['not', 'a', 'map'] }))).toString('base64');
+  assert.equal(revisionFromSecret({ ...s, data: { release: Buffer.from(notMap).toString('base64') } }).ownerValues, undefined);
 });
 
 test('a record round-trips through the Secret', () => {

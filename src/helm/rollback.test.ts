@@ -1,12 +1,13 @@
 /**
  * `binnacle helm rollback`: a Helm operator's release goes back to an earlier revision's values
- * through its custom resource's spec (the manager makes the revision), read from the release's
- * Helm records; over the one fake cluster, the records written by the release store itself.
+ * through its custom resource's spec (the manager makes the revision), read from the history the
+ * engine trusts (the manager's namespace), never from Helm's records in the release namespace;
+ * over the one fake cluster, the records written by the trusted store itself.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReleaseStore, type Owner, type ReleaseRevision } from '../apply/index.js';
-import { recordInput } from '../apply/release-store.js';
+import { pino } from 'pino';
+import { ReleaseRecords, ReleaseStore, type Owner, type ReleaseRevision } from '../apply/index.js';
 import { FakeCluster } from '../kube/fake-cluster.test-helper.js';
 import { KubeApiError } from '../kube/errors.js';
 import type { KubeObject } from '../kube/types.js';
@@ -23,79 +24,96 @@ const OWNER: Owner = { kind: 'Pushgateway', name: 'h3', namespace: 'ns' };
 const release = { name: 'h3', namespace: 'ns' };
 const kindOf = (recorded: string): Promise<HelmKind> => (recorded === KIND.kind ? Promise.resolve(KIND) : Promise.reject(new Error(`no kind ${recorded}`)));
 
-type Rev = [revision: number, status: ReleaseRevision['status'], chartVersion: string, config: Record<string, unknown>, owner: Owner | undefined];
+type Rev = [revision: number, status: ReleaseRevision['status'], chartVersion: string, config: Record<string, unknown>, owner: Owner | undefined, ownerValues?: Record<string, unknown>];
 
-/** Helm 3's install (no owner), Binnacle's adoption and an upgrade, unless `revs` says otherwise; the resource at the upgrade's values. */
-async function world(revs: Rev[] = [[1, 'superseded', '3.0.0', { replicaCount: 1, podLabels: { h3: 'yes' } }, undefined], [2, 'superseded', '3.0.0', { replicaCount: 1, podLabels: { h3: 'yes' } }, OWNER], [3, 'deployed', '3.1.0', { replicaCount: 2 }, OWNER]]): Promise<FakeCluster> {
+const SYSTEM = 'binnacle-system';
+const logger = pino({ level: 'silent' });
+const opts = { release, kindOf, systemNamespace: SYSTEM, logger };
+
+/**
+ * The resource at the upgrade's values and its history as the manager keeps it (trusted records
+ * and their Helm mirror): Helm 3's install moved over, Binnacle's adoption and an upgrade, unless
+ * `revs` says otherwise. An owner of undefined writes Helm's record alone (a release `helm` made).
+ */
+async function world(revs: Rev[] = [[1, 'superseded', '3.0.0', { replicaCount: 1, podLabels: { h3: 'yes' } }, OWNER], [2, 'superseded', '3.0.0', { replicaCount: 1, podLabels: { h3: 'yes' } }, OWNER], [3, 'deployed', '3.1.0', { replicaCount: 2 }, OWNER]]): Promise<FakeCluster> {
   const c = new FakeCluster({ objects: [CRD] });
-  c.put({ apiVersion: `${KIND.group}/${KIND.version}`, kind: KIND.kind, metadata: { name: 'h3', namespace: 'ns' }, spec: { replicaCount: 2 } });
-  const store = new ReleaseStore(c.client());
+  const cr = c.put({ apiVersion: `${KIND.group}/${KIND.version}`, kind: KIND.kind, metadata: { name: 'h3', namespace: 'ns' }, spec: { replicaCount: 2 } });
+  const client = c.client();
+  const store = new ReleaseStore(client);
   const at = '2026-12-01T00:00:00Z';
-  for (const [version, status, chartVersion, config, owner] of revs) {
-    await store.create({ name: 'h3', namespace: 'ns', version, status, description: 'x', firstDeployed: at, lastDeployed: at, chart: { name: 'prometheus-pushgateway', version: chartVersion }, config, manifest: '' }, owner);
+  for (const [version, status, chartVersion, config, owner, ownerValues] of revs) {
+    const rev = { name: 'h3', namespace: 'ns', revision: version, status, description: 'x', firstDeployed: at, lastDeployed: at, chart: { name: 'prometheus-pushgateway', version: chartVersion }, config, manifest: '', owner, ...(ownerValues === undefined ? {} : { ownerValues }) };
+    if (owner === undefined) await store.create({ ...rev, version }, undefined);
+    else await new ReleaseRecords({ client, namespace: SYSTEM, logger }).bind({ ...owner, uid: cr.metadata.uid ?? '', apiVersion: `${KIND.group}/${KIND.version}` }, release, store).create(rev);
   }
   return c;
 }
 
 const spec = (c: FakeCluster): unknown => c.get({ apiVersion: `${KIND.group}/${KIND.version}`, kind: KIND.kind, namespace: 'ns', name: 'h3' })?.spec;
 
-test("the resource's spec becomes the previous good revision's values, on the resource as read; the chart versions are told", async () => {
-  const c = await world();
+test("the resource's spec becomes the previous good revision's own values, on the resource as read; the chart versions are told", async () => {
+  const c = await world([[1, 'superseded', '3.0.0', { replicaCount: 1, podLabels: { h3: 'yes', source: 'configmap' } }, OWNER, { replicaCount: 1, podLabels: { h3: 'yes' } }], [2, 'deployed', '3.1.0', { replicaCount: 2 }, OWNER, { replicaCount: 2 }]]);
   const writesBefore = c.writes.length;
-  const res = await rollbackHelmRelease(c.client(), { release, kindOf });
-  assert.deepEqual([res.from.revision, res.to.revision, res.to.chart.version, res.from.chart.version], [3, 2, '3.0.0', '3.1.0']);
+  const res = await rollbackHelmRelease(c.client(), opts);
+  assert.deepEqual([res.from.revision, res.to.revision, res.to.chart.version, res.from.chart.version, res.values], [2, 1, '3.0.0', '3.1.0', 'owner']);
+  // The resource's own values, not Helm's config (which holds what the kind's valuesFrom added).
   assert.deepEqual(spec(c), { replicaCount: 1, podLabels: { h3: 'yes' } });
   assert.deepEqual(res.kind, KIND);
-  assert.equal(c.log.filter((r) => r.verb === 'update').length, 1);
   assert.equal(c.writes.length - writesBefore, 1, 'the resource only: no record written, the manager makes the revision');
 });
 
-test("a revision named goes back to that one's values, Helm 3's own record included; a failed revision is skipped by default", async () => {
+test("Helm's records in the release namespace are never the source: a forged one changes nothing, and without the manager's history (or leave to read it) nothing is written", async () => {
+  const c = await world([[1, 'superseded', '1', { a: 1 }, OWNER, { a: 1 }], [2, 'deployed', '1', { a: 2 }, OWNER, { a: 2 }]]);
+  // A tenant who may write Secrets in ns plants revision 3 with values of their choosing.
+  await new ReleaseStore(c.client()).create({ name: 'h3', namespace: 'ns', version: 3, status: 'deployed', description: 'x', firstDeployed: 'x', lastDeployed: 'x', chart: { name: 'p', version: '1' }, config: { evil: true }, manifest: '', ownerValues: { evil: true } }, OWNER);
+  const res = await rollbackHelmRelease(c.client(), { ...opts, toRevision: 1 });
+  assert.deepEqual([res.from.revision, res.to.revision], [2, 1], "the planted revision is not in the manager's history");
+  assert.deepEqual(spec(c), { a: 1 });
+
+  const mirrorOnly = await world([[1, 'superseded', '1', { a: 1 }, undefined], [2, 'deployed', '1', { evil: true }, undefined]]);
+  for (const s of (await mirrorOnly.client().list('v1', 'Secret', { namespace: 'ns' })).items) {
+    await mirrorOnly.client().update({ ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, 'binnacle.dev/owner-kind': 'Pushgateway', 'binnacle.dev/owner-name': 'h3', 'binnacle.dev/owner-namespace': 'ns' } } });
+  }
+  await assert.rejects(rollbackHelmRelease(mirrorOnly.client(), { ...opts, acceptConfig: true }), /the manager keeps no history for Pushgateway ns\/h3 \(UID .+\) in binnacle-system/);
+  assert.deepEqual(spec(mirrorOnly), { replicaCount: 2 });
+
+  const denied = await world();
+  const client = denied.client();
+  const list = client.list.bind(client);
+  client.list = ((apiVersion: string, kind: string, o?: { namespace?: string }) => (o?.namespace === SYSTEM ? Promise.reject(new KubeApiError(403, 'Forbidden', 'secrets is forbidden')) : list(apiVersion, kind, o)));
+  await assert.rejects(rollbackHelmRelease(client, { ...opts, acceptConfig: true }), /read from the manager's namespace binnacle-system, where you may not list Secrets; Helm's records in ns are not used instead/);
+  assert.deepEqual(spec(denied), { replicaCount: 2 });
+});
+
+test("a revision named goes back to that one's values; a failed revision is skipped by default; a revision without recorded own values is refused unless Helm's config is accepted", async () => {
   const c = await world();
-  await rollbackHelmRelease(c.client(), { release, kindOf, toRevision: 1 });
+  await assert.rejects(rollbackHelmRelease(c.client(), { ...opts, toRevision: 1 }), /revision 1 did not record the resource's own values apart .+ run again with --accept-config/);
+  assert.deepEqual(spec(c), { replicaCount: 2 });
+  const res = await rollbackHelmRelease(c.client(), { ...opts, toRevision: 1, acceptConfig: true });
+  assert.equal(res.values, 'config');
   assert.deepEqual(spec(c), { replicaCount: 1, podLabels: { h3: 'yes' } });
-  const failedBetween = await world([[1, 'superseded', '1', { a: 1 }, OWNER], [2, 'failed', '1', { a: 2 }, OWNER], [3, 'deployed', '1', { a: 3 }, OWNER]]);
-  assert.equal((await rollbackHelmRelease(failedBetween.client(), { release, kindOf })).to.revision, 1);
+  const failedBetween = await world([[1, 'superseded', '1', { a: 1 }, OWNER, { a: 1 }], [2, 'failed', '1', { a: 2 }, OWNER, { a: 2 }], [3, 'deployed', '1', { a: 3 }, OWNER, { a: 3 }]]);
+  assert.equal((await rollbackHelmRelease(failedBetween.client(), opts)).to.revision, 1);
   assert.deepEqual(spec(failedBetween), { a: 1 });
 });
 
-test("a revision that recorded the resource's own values gets those back, not Helm's config with its operator's layers (valuesFrom, overrideValues); one without them gets the config, and says so", async () => {
-  const c = await world([[1, 'superseded', '1', { replicaCount: 1, podLabels: { source: 'configmap' }, image: { tag: 'override' } }, OWNER], [2, 'deployed', '1', { replicaCount: 2 }, OWNER]]);
-  const store = new ReleaseStore(c.client());
-  // Revision 1 again, as Binnacle records it now: the resource's own values beside Helm's config.
-  const [rev1] = await store.history(release);
-  assert.ok(rev1 !== undefined);
-  await c.client().delete({ apiVersion: 'v1', kind: 'Secret', namespace: 'ns', name: 'sh.helm.release.v1.h3.v1' });
-  await store.create({ ...recordInput(rev1), ownerValues: { replicaCount: 1 } }, OWNER);
-  const res = await rollbackHelmRelease(c.client(), { release, kindOf });
-  assert.deepEqual([res.to.revision, res.values], [1, 'owner']);
-  assert.deepEqual(spec(c), { replicaCount: 1 });
-
-  const old = await world([[1, 'superseded', '1', { replicaCount: 1, podLabels: { source: 'configmap' } }, OWNER], [2, 'deployed', '1', { replicaCount: 2 }, OWNER]]);
-  const fallback = await rollbackHelmRelease(old.client(), { release, kindOf });
-  assert.equal(fallback.values, 'config');
-  assert.deepEqual(spec(old), { replicaCount: 1, podLabels: { source: 'configmap' } });
-});
-
-test('refused, naming why, with nothing written: no such revision, the current one, nothing good before it, a release no resource holds, another owner, no resource', async () => {
+test('refused, naming why, with nothing written: no such revision, the current one, nothing good before it, a release no resource holds, no resource', async () => {
   const cases: [string, () => Promise<FakeCluster>, number | undefined, RegExp][] = [
     ['no such revision', () => world(), 7, /release ns\/h3 has no revision 7 \(it has 1, 2, 3\)/],
     ['the current one', () => world(), 3, /revision 3 is the current one/],
     ['nothing good before', () => world([[1, 'failed', '1', {}, OWNER], [2, 'deployed', '1', {}, OWNER]]), undefined, /no good revision \(deployed or superseded\) before revision 2/],
-    ["helm's own release", () => world([[1, 'superseded', '1', {}, undefined], [2, 'deployed', '1', {}, undefined]]), undefined, /names no owner\): adopt it first \(binnacle helm adopt\)/],
-    ['another owner', () => world([[1, 'superseded', '1', {}, { ...OWNER, name: 'other' }], [2, 'deployed', '1', {}, { ...OWNER, name: 'other' }]]), undefined, /belongs to Pushgateway ns\/other, not to Pushgateway ns\/h3/],
-    ['another namespace', () => world([[1, 'superseded', '1', {}, { ...OWNER, namespace: 'elsewhere' }], [2, 'deployed', '1', {}, { ...OWNER, namespace: 'elsewhere' }]]), undefined, /belongs to Pushgateway elsewhere\/h3/],
-    ['no records', () => world([]), undefined, /release ns\/h3 has no revisions/],
+    ["helm's own release", () => world([[1, 'superseded', '1', {}, undefined], [2, 'deployed', '1', {}, undefined]]), undefined, /Helm records name no owner\): adopt it first \(binnacle helm adopt\)/],
+    ['no records', () => world([]), undefined, /Helm records name no owner/],
   ];
   for (const [name, make, toRevision, message] of cases) {
     const c = await make();
     const before = spec(c);
-    await assert.rejects(rollbackHelmRelease(c.client(), { release, kindOf, ...(toRevision === undefined ? {} : { toRevision }) }), message, name);
+    await assert.rejects(rollbackHelmRelease(c.client(), { ...opts, acceptConfig: true, ...(toRevision === undefined ? {} : { toRevision }) }), message, name);
     assert.deepEqual(spec(c), before, name);
   }
   const gone = await world();
   await gone.client().delete({ apiVersion: `${KIND.group}/${KIND.version}`, kind: KIND.kind, namespace: 'ns', name: 'h3' });
-  await assert.rejects(rollbackHelmRelease(gone.client(), { release, kindOf }), /there is no Pushgateway ns\/h3 \(e2e\.example\.com\/v1alpha1\) holding it/);
+  await assert.rejects(rollbackHelmRelease(gone.client(), opts), /there is no Pushgateway ns\/h3 \(e2e\.example\.com\/v1alpha1\) holding it/);
 });
 
 test('a change to the resource made between the read and the write is a conflict, not overwritten', async () => {
@@ -108,6 +126,6 @@ test('a change to the resource made between the read and the write is a conflict
     if (ref.kind === KIND.kind) c.put({ ...(got as KubeObject), spec: { replicaCount: 5 } });
     return got;
   };
-  await assert.rejects(rollbackHelmRelease(client, { release, kindOf }), (err: unknown) => err instanceof KubeApiError && err.statusCode === 409);
+  await assert.rejects(rollbackHelmRelease(client, { ...opts, acceptConfig: true }), (err: unknown) => err instanceof KubeApiError && err.statusCode === 409);
   assert.deepEqual(spec(c), { replicaCount: 5 });
 });

@@ -289,7 +289,7 @@ describe('HelmOperator', () => {
     const rolledBack = await run('node', [BINNACLE, 'helm', 'rollback', 'h3', '-n', ns, '--kubeconfig', e2eKubeconfig()]);
     assert.match(rolledBack.stdout, /rolling back from revision 3 to revision 2's values/);
     // The CR's own values at revision 2, not Helm's config for it (which holds the kind's valuesFrom ConfigMap too).
-    assert.doesNotMatch(rolledBack.stderr, /warning/);
+    assert.match(rolledBack.stderr, /spec written: \{"podLabels":\{"h3":"yes"\},"replicaCount":1\}\n/);
     assert.deepEqual((await cr('h3')).spec, { podLabels: { h3: 'yes' }, replicaCount: 1 });
     await deployedAt('h3', 4);
     assert.deepEqual(await history(), [[1, 'superseded'], [2, 'superseded'], [3, 'superseded'], [4, 'deployed']]);
@@ -329,10 +329,12 @@ describe('HelmOperator', () => {
 
     await client.patch(crRef, { spec: { podLabels: null, replicaCount: 2 } });
     await deployedAt('b3', 3, 120_000, ns3);
-    const rolledBack = await run('node', [BINNACLE, 'helm', 'rollback', 'b3', '1', '-n', ns3, '--kubeconfig', e2eKubeconfig()]);
+    // Revision 1 predates the resource's own values kept apart: Helm's config is all there is, written only when accepted.
+    const refusedRollback = await run('node', [BINNACLE, 'helm', 'rollback', 'b3', '1', '-n', ns3, '--kubeconfig', e2eKubeconfig()]).then(() => 'ran', (err: unknown) => String((err as { stderr?: unknown }).stderr ?? err));
+    assert.match(refusedRollback, /revision 1 did not record the resource's own values apart .+--accept-config/);
+    const rolledBack = await run('node', [BINNACLE, 'helm', 'rollback', 'b3', '1', '-n', ns3, '--accept-config', '--kubeconfig', e2eKubeconfig()]);
     assert.match(rolledBack.stdout, /rolling back from revision 3 to revision 1's values/);
-    // Revision 1 predates the resource's own values kept apart: Helm's config is what there is, and the command says so.
-    assert.match(rolledBack.stderr, /warning: revision 1 did not record the resource's own values apart/);
+    assert.match(rolledBack.stderr, /spec written: \{"replicaCount":1,"podLabels":\{"b3":"yes"\}\} \(Helm's config for that revision, accepted with --accept-config\)/);
     await deployedAt('b3', 4, 120_000, ns3);
     assert.deepEqual(JSON.parse(await helm('get', 'values', 'b3', '-n', ns3, '-o', 'json')), { podLabels: { b3: 'yes' }, replicaCount: 1 });
     assert.equal((await client.get(depRef)).metadata.uid, before.metadata.uid, 'still the same Deployment');

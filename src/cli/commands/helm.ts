@@ -100,17 +100,19 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
     .description("Roll a Helm operator's release back to an earlier revision's values, as helm rollback does: written into its custom resource's spec, from which the manager makes the next revision")
     .option('--kind <kind>', "the Helm-operator kind: Kind.version.group, or Kind when one HelmOperator serves it (default: the kind the release's records name)")
     .option('-n, --namespace <ns>', 'the release namespace', 'default')
-    .action(async (release: string, revision: string | undefined, flags: KubeFlags & { kind?: string; namespace: string }) => {
+    .option('--system-namespace <ns>', "the manager's namespace, where the release history it trusts is kept", 'binnacle-system')
+    .option('--accept-config', "for a revision that did not record the resource's own values: write Helm's config for it, with what valuesFrom and overrideValues added then")
+    .action(async (release: string, revision: string | undefined, flags: KubeFlags & { kind?: string; namespace: string; systemNamespace: string; acceptConfig?: boolean }) => {
       const { rollbackHelmRelease } = await import('../../helm/rollback.js');
       if (revision !== undefined && !/^[1-9]\d{0,8}$/.test(revision)) throw new UsageError(`REVISION ${revision}: expected a revision number, such as 2`);
       const toRevision = revision === undefined ? undefined : Number(revision);
       await withCluster(flags, async (client) => {
         const kindOf = (recorded: string) => (flags.kind === undefined ? parseKind(client, recorded, `the release's recorded kind (give --kind Kind.version.group):`) : parseKind(client, flags.kind));
-        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, ...(toRevision === undefined ? {} : { toRevision }) });
+        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, systemNamespace: flags.systemNamespace, acceptConfig: flags.acceptConfig === true, logger: ctx.logger, ...(toRevision === undefined ? {} : { toRevision }) });
         const kind = res.kind;
         const chart = res.to.chart.version === res.from.chart.version ? '' : ` (revision ${res.to.revision} was made from chart ${res.to.chart.name} ${res.to.chart.version}; the chart stays the HelmOperator's, ${res.from.chart.version} at revision ${res.from.revision})`;
         ctx.err(`• ${kind.kind} ${flags.namespace}/${release}: spec set to revision ${res.to.revision}'s values${chart}\n`);
-        if (res.values === 'config') ctx.err(`warning: revision ${res.to.revision} did not record the resource's own values apart (it predates them, or helm made it): its spec now holds Helm's values for it, with whatever valuesFrom and overrideValues added then\n`);
+        ctx.err(`• spec written: ${JSON.stringify(res.spec)}${res.values === 'config' ? " (Helm's config for that revision, accepted with --accept-config)" : ''}\n`);
         ctx.out(`release ${flags.namespace}/${release} rolling back from revision ${res.from.revision} to revision ${res.to.revision}'s values: the manager makes the next revision\n`);
       });
     });
