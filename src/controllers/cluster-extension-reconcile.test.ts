@@ -238,7 +238,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
 
     test("an OLM v1 twin with its catalog gone keeps its installed bundle and still applies its other spec changes (operator-controller's fallback); another version asked for, or a binnacle.dev extension, waits", async () => {
       const twin = (over: Partial<ClusterExtension['spec']> = {}): ClusterExtension =>
-        extension({ metadata: { labels: { 'binnacle.dev/olmv1-twin-of': 'uid-v1' }, generation: 2 }, spec: { install: { crdUpgradeSafety: 'None' }, ...over } });
+        extension({ metadata: { labels: { 'binnacle.dev/olmv1-twin-of': 'uid-v1' }, ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'demo', uid: 'uid-v1', controller: true }], generation: 2 }, spec: { install: { crdUpgradeSafety: 'None' }, ...over } });
       const kept = setup({ ce: twin(), catalogs: [], resolve: resolvesTo(chosen('demo', '2.0.0')) });
       kept.cluster.deployments.set('demo', installedDeployment('demo', 'demo', '1.0.0', ['demo']));
       await kept.reconciler.reconcile(req, ctx);
@@ -321,7 +321,7 @@ describe('ClusterExtension reconciler, step by step with fakes', () => {
       };
 
       test("failure: an OLM v1 ClusterExtension's twin does not take it over (it would install as the other's installer, where it runs); nothing written", async () => {
-        const { cluster, resolves, reconciler } = withDependency({ verified: false, ce: extension({ metadata: { labels: { [LABEL_OLMV1_TWIN_OF]: 'uid-v1' } } }) });
+        const { cluster, resolves, reconciler } = withDependency({ verified: false, ce: extension({ metadata: { labels: { [LABEL_OLMV1_TWIN_OF]: 'uid-v1' }, ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'demo', uid: 'uid-v1', controller: true }] } }) });
         assert.deepEqual(await reconciler.reconcile(req, ctx), { requeueAfterMs: 60_000 });
         assert.equal(lastStatus(cluster)?.resolution?.explanation, "package demo is installed as a dependency (BundleDeployment first-demo in namespace demo-ns, needed by first); an OLM v1 ClusterExtension does not take over another extension's install");
         assert.equal(resolves.length, 0);

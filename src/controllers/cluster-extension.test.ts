@@ -46,7 +46,7 @@ test('OLM v1 twins only: the chosen bundle offered by two selected catalogs of t
   const ce = (twin: boolean): ClusterExtension => ({
     apiVersion: 'binnacle.dev/v1alpha1',
     kind: 'ClusterExtension',
-    metadata: { name: 'ext', ...(twin ? { labels: { 'binnacle.dev/olmv1-twin-of': 'uid' } } : {}) },
+    metadata: { name: 'ext', ...(twin ? { labels: { 'binnacle.dev/olmv1-twin-of': 'uid' }, ownerReferences: [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'ext', uid: 'uid', controller: true }] } : {}) },
     spec: { namespace: 'ns', serviceAccount: { name: 'sa' }, source: { sourceType: 'Catalog', catalog: { packageName: 'test' } } },
   });
   const chosen = (installed = false): ChosenBundle[] => [{ name: 'test.1.2.0', package: 'test', version: '1.2.0', image: 'reg/test.1.2.0', catalog: 'test', installed, dependsOn: [], provides: [] }];

@@ -36,7 +36,7 @@ import { isConflict, isNotFound } from '../kube/errors.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/nesting.js';
 import { driftSpecProblems } from '../apply/index.js';
 import { bundleDeploymentName, MAX_DERIVED_NAME } from '../api/names.js';
-import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
+import { olmv1TwinOf } from '../api/olmv1/twin.js';
 import { formatReference, parseReference, withDigest } from '../oci/reference.js';
 import type { CatalogRegistry, ServedCatalog } from './catalog-registry.js';
 import { applyStatus, Conditions, CONTINUE, methodSteps, ensureFinalizer, isDeleting, removeFinalizer, reconcileSteps, sameStatus, stop, type StepOutcome } from './common.js';
@@ -163,7 +163,7 @@ export function extensionSpecProblems(ce: KubeObject): string[] {
  * bundle): only the same bundle offered twice counts here.
  */
 export function olmv1Ambiguity(ce: ClusterExtension, chosen: readonly ChosenBundle[], catalogs: readonly Pick<ServedCatalog, 'name' | 'priority' | 'config'>[]): { message: string; catalogs: string[] } | undefined {
-  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined) return undefined;
+  if (olmv1TwinOf(ce) === undefined) return undefined;
   const main = chosen.find((b) => b.package === ce.spec.source.catalog.packageName);
   if (main === undefined || main.installed) return undefined;
   const priority = catalogs.find((c) => c.name === main.catalog)?.priority ?? 0;
@@ -184,7 +184,7 @@ export function olmv1Ambiguity(ce: ClusterExtension, chosen: readonly ChosenBund
  * catalog). The kept set: every bundle the extension needs, as its BundleDeployments install them.
  */
 export function olmv1Fallback(ce: ClusterExtension, installed: InstalledState): ChosenBundle[] | undefined {
-  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined) return undefined;
+  if (olmv1TwinOf(ce) === undefined) return undefined;
   const me = ce.metadata.name ?? '';
   const units = unitsNeededBy(installed, me).filter((u) => u.state === 'installed');
   const main = units.find((u) => u.package === ce.spec.source.catalog.packageName);

@@ -102,9 +102,16 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
     await applyStatus(this.client, s.v1, status);
   }
 
-  /** This adapter's twin: the `binnacle.dev` object of the name, when it is this object's twin (api/olmv1/twin.ts). */
+  /**
+   * This adapter's twin to keep: the `binnacle.dev` object of the name labelled with this object's
+   * UID. Claiming is wider than trusting (api/olmv1/twin.ts, which also wants the controller
+   * reference): the next apply restores a reference removed by hand, and a label planted by someone
+   * else only hands their object to this one, whose spec then rules it; what a twin is trusted with
+   * (taking over OLM v1's objects, the commands writing the OLM v1 object) asks for both.
+   */
   private isOurTwin(twin: KubeObject, v1: V): boolean {
-    return v1.metadata.uid !== undefined && olmv1TwinOf(twin) === v1.metadata.uid;
+    const uid = v1.metadata.uid;
+    return uid !== undefined && uid !== '' && (olmv1TwinOf(twin) === uid || twin.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === uid);
   }
 
   async handleFinalizer(s: State<V, B>): Promise<StepOutcome> {

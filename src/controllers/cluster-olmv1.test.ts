@@ -261,18 +261,26 @@ describe('ClusterExtension (olm.operatorframework.io/v1)', () => {
     assert.equal((c.get(twinRef('ClusterExtension', 'argocd')) as ClusterExtension | undefined)?.spec.source.catalog.version, '0.7.0');
   });
 
-  test("a binnacle.dev ClusterExtension of the same name that is not its twin (none of it, or only the twin label with the OLM v1 object's UID) is left alone, and the OLM v1 one says why", async () => {
-    for (const labelled of [false, true]) {
-      const c = cluster();
-      const v1Uid = c.put(v1Extension({ serviceAccount: { name: 'installer' } })).metadata.uid ?? '';
-      const labels = labelled ? { [LABEL_OLMV1_TWIN_OF]: v1Uid } : undefined;
-      const other = c.put({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name: 'argocd', ...(labels === undefined ? {} : { labels }) }, spec: { namespace: 'x', serviceAccount: { name: 'sa' }, source: { sourceType: 'Catalog', catalog: { packageName: 'other' } } } });
-      await olmv1ExtensionReconciler({ client: c.client() }).reconcile({ key: 'argocd', name: 'argocd' }, ctx());
-      assert.equal(c.get(twinRef('ClusterExtension', 'argocd'))?.metadata.resourceVersion, other.metadata.resourceVersion, `labelled ${String(labelled)}`);
-      const v1 = c.get(v1Ref('ClusterExtension', 'argocd'));
-      assert.equal(condition(v1, 'Progressing')?.reason, 'Blocked');
-      assert.match(condition(v1, 'Progressing')?.message ?? '', /not this object's twin/);
-    }
+  test('a binnacle.dev ClusterExtension of the same name that is not its twin is left alone, and the OLM v1 one says why', async () => {
+    const c = cluster();
+    const other = c.put({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name: 'argocd' }, spec: { namespace: 'x', serviceAccount: { name: 'sa' }, source: { sourceType: 'Catalog', catalog: { packageName: 'other' } } } });
+    c.put(v1Extension({ serviceAccount: { name: 'installer' } }));
+    await olmv1ExtensionReconciler({ client: c.client() }).reconcile({ key: 'argocd', name: 'argocd' }, ctx());
+    assert.equal(c.get(twinRef('ClusterExtension', 'argocd'))?.metadata.resourceVersion, other.metadata.resourceVersion);
+    const v1 = c.get(v1Ref('ClusterExtension', 'argocd'));
+    assert.equal(condition(v1, 'Progressing')?.reason, 'Blocked');
+    assert.match(condition(v1, 'Progressing')?.message ?? '', /not this object's twin/);
+  });
+
+  test("a twin whose controller reference was removed (its label still this object's UID) is claimed again and repaired, its spec the OLM v1 object's: not stuck Blocked", async () => {
+    const c = cluster();
+    const v1Uid = c.put(v1Extension({ serviceAccount: { name: 'installer' } })).metadata.uid ?? '';
+    c.put({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name: 'argocd', labels: { [LABEL_OLMV1_TWIN_OF]: v1Uid } }, spec: { namespace: 'x', serviceAccount: { name: 'sa' }, source: { sourceType: 'Catalog', catalog: { packageName: 'other' } } } });
+    await olmv1ExtensionReconciler({ client: c.client() }).reconcile({ key: 'argocd', name: 'argocd' }, ctx());
+    const twin = c.get(twinRef('ClusterExtension', 'argocd')) as ClusterExtension | undefined;
+    assert.deepEqual(twin?.metadata.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]), [['ClusterExtension', v1Uid, true]]);
+    assert.equal(twin?.spec.source.catalog.packageName, 'argocd-operator', "the OLM v1 object's spec, not the planted one");
+    assert.notEqual(condition(c.get(v1Ref('ClusterExtension', 'argocd')), 'Progressing')?.reason, 'Blocked');
   });
 
   test("deleting it deletes its twin and waits for the twin's uninstall before letting go", async () => {

@@ -262,6 +262,11 @@ test("the extension's install.crdUpgradeSafety (and adoptExisting) reach each of
 test("an OLM v1 ClusterExtension's twin: its main BundleDeployment names it (olmv1Owner, and the uid the twin recorded: what it may take over) and gets its bundleConfig; a dependency and a plain extension get neither", () => {
   const twin = ce('nhc', 'node-healthcheck', 'nhc', { install: { bundleConfig: { watchNamespace: 'nhc' } } });
   twin.metadata.labels = { 'binnacle.dev/olmv1-twin-of': 'uid-v1' };
+  // A label alone is a forgery (api/olmv1/twin.ts): its BundleDeployment names no OLM v1 owner.
+  const forged = new Cluster().add(structuredClone(twin));
+  forged.resolve(twin, nhcSet);
+  assert.deepEqual([forged.bds.get('nhc-node-healthcheck')?.spec.olmv1Owner, forged.bds.get('nhc-node-healthcheck')?.spec.olmv1OwnerUID], [undefined, undefined], 'label only');
+  twin.metadata.ownerReferences = [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'nhc', uid: 'uid-v1', controller: true }];
   const c = new Cluster().add(twin);
   c.resolve(twin, nhcSet);
   assert.equal(c.bds.get('nhc-node-healthcheck')?.spec.olmv1Owner, 'nhc');

@@ -31,7 +31,7 @@ import {
   type ClusterExtension,
 } from '../api/types.js';
 import { bundleDeploymentName } from '../api/names.js';
-import { LABEL_OLMV1_TWIN_OF } from '../api/olmv1/types.js';
+import { olmv1TwinOf } from '../api/olmv1/twin.js';
 import { needLabels, sortNeeds, unitOf, unitsNeededBy, type InstalledState, type InstalledUnit, type Need, type NeedRole } from '../installed/index.js';
 import type { ChosenBundle } from '../resolve/index.js';
 import { parseConfigMapsImage } from '../source/configmaps-ref.js';
@@ -144,11 +144,12 @@ function specFor(ce: ClusterExtension, b: ChosenBundle, isMain: boolean, name: s
   if (base !== undefined || isMain) setWorkloadOptions(spec, install);
   // The twin of an OLM v1 ClusterExtension (same name): its bundle's objects carry OLM v1's owner labels (informational).
   // (Only ever set: a bundle shared with another extension keeps what its requester gave it.)
-  const twinOf = ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF];
+  // A twin as api/olmv1/twin.ts says (the label and the OLM v1 controller reference agree): a label alone is not one.
+  const twinOf = olmv1TwinOf(ce);
   if (isMain && twinOf !== undefined) {
     spec.olmv1Owner = ce.metadata.name ?? '';
     // The uid the twin controller copied from the OLM v1 object it checked: what may be taken over.
-    if (twinOf !== '') spec.olmv1OwnerUID = twinOf;
+    spec.olmv1OwnerUID = twinOf;
   }
   if (install.adoptExisting !== undefined) spec.adoptExisting = install.adoptExisting;
   if (install.conflictPolicy !== undefined) spec.conflictPolicy = install.conflictPolicy;
@@ -300,7 +301,7 @@ function needUnit(ce: ClusterExtension, state: InstalledState, unit: InstalledUn
  */
 export function takeOverProblem(ce: ClusterExtension, unit: InstalledUnit): string | undefined {
   const holder = `package ${unit.package} is installed as a dependency (BundleDeployment ${unit.bundleDeployment} in namespace ${unit.namespace}, needed by ${unit.needs.map((n) => n.extension).join(', ')})`;
-  if (ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] !== undefined) return `${holder}; an OLM v1 ClusterExtension does not take over another extension's install`;
+  if (olmv1TwinOf(ce) !== undefined) return `${holder}; an OLM v1 ClusterExtension does not take over another extension's install`;
   const verify = unit.object.spec.source.verify;
   if (verify !== undefined && !isDeepStrictEqual(verify, ce.spec.verify)) return `${holder}, its source verified with a signature policy; spec.verify must repeat it to take it over (a take-over would drop or change it)`;
   return undefined;
