@@ -6,7 +6,8 @@
  *
  * Both engines are built here by the project's own recipe from its own history: "before" is
  * `src/helm-engine` at BEFORE_COMMIT (the last commit on Helm v3.22.0, its build.sh and Go module
- * exported with `git archive` into .cache/bench-helm-engine/, built by that build.sh with
+ * exported with `git archive` into .cache/bench-helm-engine/, built by that build.sh (`--no-build` keeps a
+ * build there) with
  * BINNACLE_HELM_WASM_DIR pointing there); "after" is the working tree's engine (hack/build-tools.sh
  * helm-wasm, .cache/helm-wasm). Same Go, same flags; their wire protocol is the same (Helm 4's side
  * only added optional fields), so today's host drives both.
@@ -136,9 +137,10 @@ function build(): { before: string; after: string } {
     const x = spawnSync('tar', ['-x', '-C', src], { input: tar.stdout });
     if (x.status !== 0) throw new Error('tar -x failed');
     sh('bash', [path.join(src, 'src', 'helm-engine', 'build.sh')], { ...process.env, BINNACLE_HELM_WASM_DIR: BEFORE_DIR });
-    console.log("building today's engine (hack/build-tools.sh helm-wasm) ...");
-    sh('bash', [path.join(ROOT, 'hack', 'build-tools.sh'), 'helm-wasm']);
   }
+  // Always (nothing to do when its stamp says the working tree's sources built it): what is measured is today's engine.
+  console.log("building today's engine if its sources changed (hack/build-tools.sh helm-wasm) ...");
+  sh('bash', [path.join(ROOT, 'hack', 'build-tools.sh'), 'helm-wasm']);
   const before = helmModule(readFileSync(path.join(src, 'src', 'helm-engine', 'go', 'go.mod'), 'utf8'));
   const after = helmModule(readFileSync(path.join(ROOT, 'src', 'helm-engine', 'go', 'go.mod'), 'utf8'));
   return { before, after };
@@ -198,8 +200,9 @@ async function main(): Promise<void> {
   run.save({
     settings: {
       bench: { rounds, warm, charts: CHART_NAMES, order: 'before, after in odd rounds; after, before in even ones', spareKeys: 'off', threads: 1 },
-      binnacle: { what: `Helm's engine from ${modules.after} (src/helm-engine, working tree)`, dir: path.relative(ROOT, AFTER_DIR) },
-      reference: { what: `Helm's engine from ${modules.before} (src/helm-engine at ${BEFORE_COMMIT}, built by its own build.sh)`, dir: path.relative(ROOT, BEFORE_DIR) },
+      // Each build's stamp: its sources' digest, Go's version and the recipe's revision (build.sh).
+      binnacle: { what: `Helm's engine from ${modules.after} (src/helm-engine, working tree)`, dir: path.relative(ROOT, AFTER_DIR), stamp: readFileSync(path.join(AFTER_DIR, 'stamp'), 'utf8').trim() },
+      reference: { what: `Helm's engine from ${modules.before} (src/helm-engine at ${BEFORE_COMMIT}, built by its own build.sh)`, dir: path.relative(ROOT, BEFORE_DIR), stamp: readFileSync(path.join(BEFORE_DIR, 'stamp'), 'utf8').trim() },
     },
     rounds: samples,
     summary,

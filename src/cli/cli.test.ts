@@ -376,9 +376,10 @@ describe('logs', () => {
     assert.equal(logLevel({ format: 'text', verbose: 0 }, 'error'), 'error');
   });
 
-  it('BINNACLE_LOG_LEVEL is one of the five levels; another value is refused, naming the variable and the levels', () => {
-    assert.throws(() => logLevel({ format: 'json', verbose: 0 }, 'loud'), { code: 'USAGE', message: 'BINNACLE_LOG_LEVEL: "loud" is not a log level; it takes one of error, warn, info, debug, trace' });
-    assert.throws(() => logLevel({ format: 'json', verbose: 0 }, 'fatal'), /"fatal" is not a log level/);
+  it("BINNACLE_LOG_LEVEL is one of pino's levels; another value is refused, naming the variable and the levels", () => {
+    assert.throws(() => logLevel({ format: 'json', verbose: 0 }, 'loud'), { code: 'USAGE', message: 'BINNACLE_LOG_LEVEL: "loud" is not a log level; it takes one of fatal, error, warn, info, debug, trace, silent' });
+    assert.throws(() => logLevel({ format: 'json', verbose: 0 }, 'INFO'), /"INFO" is not a log level/);
+    assert.deepEqual(['fatal', 'silent'].map((l) => logLevel({ format: 'text', verbose: 0 }, l)), ['fatal', 'silent']);
   });
 
   it('the global flags set the logging before the command runs: the manager logs JSON by default, other commands text', async () => {

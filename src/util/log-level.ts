@@ -4,11 +4,12 @@ import { UsageError } from './errors.js';
 export const LOG_LEVEL_ENV = 'BINNACLE_LOG_LEVEL';
 export const LOG_LEVEL_CHOICES = ['error', 'warn', 'info', 'debug', 'trace'] as const;
 
-export type LogLevelChoice = (typeof LOG_LEVEL_CHOICES)[number];
+/** Every level pino knows, which the environment variable takes (`fatal` and `silent` besides the five). */
+const PINO_LEVELS = ['fatal', ...LOG_LEVEL_CHOICES, 'silent'] as const;
 
 /** A level from the environment, checked: pino would throw its own "unknown level" deep in a command instead. */
-export function envLogLevel(value: string): LogLevelChoice {
-  const level = LOG_LEVEL_CHOICES.find((l) => l === value);
-  if (level === undefined) throw new UsageError(`${LOG_LEVEL_ENV}: "${value}" is not a log level; it takes one of ${LOG_LEVEL_CHOICES.join(', ')}`);
+export function envLogLevel(value: string): (typeof PINO_LEVELS)[number] {
+  const level = PINO_LEVELS.find((l) => l === value);
+  if (level === undefined) throw new UsageError(`${LOG_LEVEL_ENV}: "${value}" is not a log level; it takes one of ${PINO_LEVELS.join(', ')}`);
   return level;
 }
