@@ -192,7 +192,7 @@ async function main(): Promise<void> {
   const summary: HelmEngineVersionsSummary = { modules, charts: CHART_NAMES, engines };
   const goals = engines.flatMap((e) => [
     judged(`${e.kind}: module size within 10% of Helm 3's`, e.change.bytesPct <= 10, `${e.before.bytes} → ${e.after.bytes} bytes (${e.change.bytesPct}%)`),
-    judged(`${e.kind}: start-up memory within 10% of Helm 3's`, e.change.startupPct <= 10, `${e.before.startupMiB.median} → ${e.after.startupMiB.median} MiB (${e.change.startupPct}%)`),
+    judged(`${e.kind}: start-up memory within 10% of Helm 3's`, e.change.startupPct <= 10, `${e.before.startupMiB.median.toFixed(2)} → ${e.after.startupMiB.median.toFixed(2)} MiB (${e.change.startupPct}%)`),
     judged(`${e.kind}: a warm render no more than 10% slower (wall, 5 charts summed, median of rounds)`, e.change.warmWallPct <= 10, `${Math.round(e.before.warmWallMs.median)} → ${Math.round(e.after.warmWallMs.median)} ms (${e.change.warmWallPct}%)`),
     judged(`${e.kind}: a warm render no more than 10% slower (CPU per render, 5 charts summed, median of rounds)`, e.change.warmCpuPct <= 10, `${Math.round(e.before.warmCpuMs.median)} → ${Math.round(e.after.warmCpuMs.median)} ms (${e.change.warmCpuPct}%)`),
   ]);
