@@ -431,8 +431,10 @@ export class TrustedHistory implements HistoryStore {
         refuse(rev, problems.join('; '));
         continue;
       }
-      // Its objects passed the check, its fields were not compared: marked, never applied again from it (decide.ts).
-      const owned: ReleaseRevision = { ...rev, owner: this.owner, movedOver: true };
+      // Its objects passed the check, its fields were not compared: marked, never applied again from it
+      // (decide.ts); the owner's own values it claims are whoever wrote the record's, so they are dropped.
+      const { ownerValues: _unchecked, ...fields } = rev;
+      const owned: ReleaseRevision = { ...fields, owner: this.owner, movedOver: true };
       try {
         const mirrored = this.mirrorSecrets(owned, 'modified');
         ready.push({ rev: owned, mirrored, secrets: this.recordSecrets(owned, 'created', releaseData(mirrored[0])) });

@@ -31,7 +31,7 @@ import { applyStatus, Conditions, CONTINUE, ensureFinalizer, isDeleting, methodS
 /** operator-controller's (ClusterExtension) and catalogd's (ClusterCatalog) finalizers, for their local caches. */
 export const OLMV1_CACHE_FINALIZERS: ReadonlySet<string> = new Set(['olm.operatorframework.io/cleanup-unpack-cache', 'olm.operatorframework.io/cleanup-contentmanager-cache', 'olm.operatorframework.io/delete-server-cache']);
 
-export type TwinClient = Pick<ObjectReader, 'get' | 'find'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch'> & Pick<StatusWriter, 'applyStatus'>;
+export type TwinClient = Pick<ObjectReader, 'get' | 'find'> & Pick<ObjectWriter, 'apply' | 'delete' | 'patch' | 'update'> & Pick<StatusWriter, 'applyStatus'>;
 
 /** What a kind's adapter says: its twin's spec, and its status from the twin's. */
 export interface TwinKind<V extends KubeObject, B extends KubeObject> {
@@ -164,6 +164,12 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
       for (const c of this.k.refused(isDeleting(existing) ? 'Retrying' : 'Blocked', message)) s.conditions.set(c.type, c.status, c.reason, c.message);
       return stop({ requeueAfterMs: isDeleting(existing) ? 2_000 : 60_000 });
     }
+    const ownerReferences = [{ apiVersion: OLMV1_API_VERSION, kind: this.k.kind, name, uid: s.v1.metadata.uid ?? '', controller: true }];
+    if (existing !== undefined && olmv1TwinOf(existing) !== s.v1.metadata.uid) {
+      // Claimed by its label alone: its spec is replaced whole first, so that nothing set beside the
+      // converted fields (by whoever planted or edited it) stays in what becomes a trusted twin.
+      await this.client.update({ ...existing, metadata: { ...existing.metadata, ownerReferences }, spec: body.spec });
+    }
     const twin = {
       apiVersion: API_VERSION,
       kind: this.k.kind,
@@ -171,7 +177,7 @@ export class Olmv1TwinReconciler<V extends KubeObject, B extends KubeObject> imp
         name,
         labels: { ...withoutBinnacleLabels(this.k.twinLabels(s.v1)), [LABEL_OLMV1_TWIN_OF]: s.v1.metadata.uid ?? '' },
         ...(Object.keys(body.annotations).length === 0 ? {} : { annotations: body.annotations }),
-        ownerReferences: [{ apiVersion: OLMV1_API_VERSION, kind: this.k.kind, name, uid: s.v1.metadata.uid ?? '', controller: true }],
+        ownerReferences,
       },
       spec: body.spec,
     };

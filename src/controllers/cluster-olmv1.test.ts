@@ -275,11 +275,14 @@ describe('ClusterExtension (olm.operatorframework.io/v1)', () => {
   test("a twin whose controller reference was removed (its label still this object's UID) is claimed again and repaired, its spec the OLM v1 object's: not stuck Blocked", async () => {
     const c = cluster();
     const v1Uid = c.put(v1Extension({ serviceAccount: { name: 'installer' } })).metadata.uid ?? '';
-    c.put({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name: 'argocd', labels: { [LABEL_OLMV1_TWIN_OF]: v1Uid } }, spec: { namespace: 'x', serviceAccount: { name: 'sa' }, source: { sourceType: 'Catalog', catalog: { packageName: 'other' } } } });
+    c.put({ apiVersion: API_VERSION, kind: 'ClusterExtension', metadata: { name: 'argocd', labels: { [LABEL_OLMV1_TWIN_OF]: v1Uid } }, spec: { namespace: 'x', serviceAccount: { name: 'sa', namespace: 'elsewhere' }, install: { adoptExisting: true, conflictPolicy: 'Force' }, source: { sourceType: 'Catalog', catalog: { packageName: 'other' } } } });
     await olmv1ExtensionReconciler({ client: c.client() }).reconcile({ key: 'argocd', name: 'argocd' }, ctx());
     const twin = c.get(twinRef('ClusterExtension', 'argocd')) as ClusterExtension | undefined;
     assert.deepEqual(twin?.metadata.ownerReferences?.map((o) => [o.kind, o.uid, o.controller]), [['ClusterExtension', v1Uid, true]]);
     assert.equal(twin?.spec.source.catalog.packageName, 'argocd-operator', "the OLM v1 object's spec, not the planted one");
+    assert.equal(twin?.spec.install?.adoptExisting, undefined, 'nothing planted beside the converted fields stays');
+    assert.equal(twin?.spec.install?.conflictPolicy, undefined);
+    assert.equal(twin?.spec.serviceAccount.namespace, undefined);
     assert.notEqual(condition(c.get(v1Ref('ClusterExtension', 'argocd')), 'Progressing')?.reason, 'Blocked');
   });
 

@@ -265,6 +265,7 @@ test("an OLM v1 ClusterExtension's twin: its main BundleDeployment names it (olm
   // A label alone is a forgery (api/olmv1/twin.ts): its BundleDeployment names no OLM v1 owner.
   const forged = new Cluster().add(structuredClone(twin));
   forged.resolve(twin, nhcSet);
+  assert.ok(forged.bds.get('nhc-node-healthcheck') !== undefined, 'its BundleDeployment is made');
   assert.deepEqual([forged.bds.get('nhc-node-healthcheck')?.spec.olmv1Owner, forged.bds.get('nhc-node-healthcheck')?.spec.olmv1OwnerUID], [undefined, undefined], 'label only');
   twin.metadata.ownerReferences = [{ apiVersion: 'olm.operatorframework.io/v1', kind: 'ClusterExtension', name: 'nhc', uid: 'uid-v1', controller: true }];
   const c = new Cluster().add(twin);

@@ -24,7 +24,7 @@ const OWNER: Owner = { kind: 'Pushgateway', name: 'h3', namespace: 'ns' };
 const release = { name: 'h3', namespace: 'ns' };
 const kindOf = (recorded: string): Promise<HelmKind> => (recorded === KIND.kind ? Promise.resolve(KIND) : Promise.reject(new Error(`no kind ${recorded}`)));
 
-type Rev = [revision: number, status: ReleaseRevision['status'], chartVersion: string, config: Record<string, unknown>, owner: Owner | undefined, ownerValues?: Record<string, unknown>];
+type Rev = [revision: number, status: ReleaseRevision['status'], chartVersion: string, config: Record<string, unknown>, owner: Owner | undefined, ownerValues?: Record<string, unknown>, movedOver?: boolean];
 
 const SYSTEM = 'binnacle-system';
 const logger = pino({ level: 'silent' });
@@ -41,8 +41,8 @@ async function world(revs: Rev[] = [[1, 'superseded', '3.0.0', { replicaCount: 1
   const client = c.client();
   const store = new ReleaseStore(client);
   const at = '2026-12-01T00:00:00Z';
-  for (const [version, status, chartVersion, config, owner, ownerValues] of revs) {
-    const rev = { name: 'h3', namespace: 'ns', revision: version, status, description: 'x', firstDeployed: at, lastDeployed: at, chart: { name: 'prometheus-pushgateway', version: chartVersion }, config, manifest: '', owner, ...(ownerValues === undefined ? {} : { ownerValues }) };
+  for (const [version, status, chartVersion, config, owner, ownerValues, movedOver] of revs) {
+    const rev = { name: 'h3', namespace: 'ns', revision: version, status, description: 'x', firstDeployed: at, lastDeployed: at, chart: { name: 'prometheus-pushgateway', version: chartVersion }, config, manifest: '', owner, ...(ownerValues === undefined ? {} : { ownerValues }), ...(movedOver === true ? { movedOver } : {}) };
     if (owner === undefined) await store.create({ ...rev, version }, undefined);
     else await new ReleaseRecords({ client, namespace: SYSTEM, logger }).bind({ ...owner, uid: cr.metadata.uid ?? '', apiVersion: `${KIND.group}/${KIND.version}` }, release, store).create(rev);
   }
@@ -83,6 +83,27 @@ test("Helm's records in the release namespace are never the source: a forged one
   client.list = ((apiVersion: string, kind: string, o?: { namespace?: string }) => (o?.namespace === SYSTEM ? Promise.reject(new KubeApiError(403, 'Forbidden', 'secrets is forbidden')) : list(apiVersion, kind, o)));
   await assert.rejects(rollbackHelmRelease(client, { ...opts, acceptConfig: true }), /read from the manager's namespace binnacle-system, where you may not list Secrets; Helm's records in ns are not used instead/);
   assert.deepEqual(spec(denied), { replicaCount: 2 });
+});
+
+test("a revision moved over from Helm's records is not taken as the resource's own values, whatever it claims: refused unless Helm's config is accepted", async () => {
+  const c = await world([[1, 'superseded', '1', { a: 1 }, OWNER, { planted: true }, true], [2, 'deployed', '1', { a: 2 }, OWNER, { a: 2 }]]);
+  await assert.rejects(rollbackHelmRelease(c.client(), opts), /revision 1 was moved over from Helm's records in ns, which anyone who may write Secrets there could have written: .+--accept-config/);
+  assert.deepEqual(spec(c), { replicaCount: 2 });
+  const res = await rollbackHelmRelease(c.client(), { ...opts, acceptConfig: true });
+  assert.deepEqual([res.values, spec(c)], ['config', { a: 1 }]);
+});
+
+test("the manager's history is never read from the release's own namespace; a recorded kind is only a kind's name, and --kind goes without the records' word", async () => {
+  const c = await world();
+  await assert.rejects(rollbackHelmRelease(c.client(), { ...opts, systemNamespace: 'ns' }), /read from ns, the release's own namespace/);
+  const mangled = await world();
+  for (const s of (await mangled.client().list('v1', 'Secret', { namespace: 'ns' })).items) {
+    await mangled.client().update({ ...s, metadata: { ...s.metadata, labels: { ...s.metadata.labels, 'binnacle.dev/owner-kind': 'Secret.v1.' } } });
+  }
+  await assert.rejects(rollbackHelmRelease(mangled.client(), { ...opts, acceptConfig: true }), /name the owner kind "Secret\.v1\.", not a kind's name: give --kind/);
+  assert.deepEqual(spec(mangled), { replicaCount: 2 });
+  const given = await rollbackHelmRelease(mangled.client(), { ...opts, acceptConfig: true, kind: KIND, kindOf: () => Promise.reject(new Error('not asked')) });
+  assert.equal(given.to.revision, 2);
 });
 
 test("a revision named goes back to that one's values; a failed revision is skipped by default; a revision without recorded own values is refused unless Helm's config is accepted", async () => {

@@ -34,10 +34,9 @@ export interface HelmKind {
 
 export interface HelmRollbackOptions {
   release: ReleaseRef;
-  /**
-   * The custom resource's kind (the release's name is the resource's name, in its namespace),
-   * from the kind name the release's newest Helm record names as its owner.
-   */
+  /** The custom resource's kind, when the caller names it (the release's name is the resource's name, in its namespace). */
+  kind?: HelmKind;
+  /** Else: the kind from the kind's name the release's newest Helm record names as its owner. */
   kindOf: (recordedKind: string) => Promise<HelmKind>;
   /** The manager's namespace, where the history it trusts lives. */
   systemNamespace: string;
@@ -64,13 +63,25 @@ export type HelmRollbackClient = Pick<ObjectReader, 'list' | 'find'> & Pick<Obje
 
 const GOOD = new Set(['deployed', 'superseded']);
 
+/**
+ * The kind Helm's records in the release namespace name as the owner: only which kind to look
+ * for, and only a kind's name (a label anyone who may write Secrets there may set: never a group
+ * and version to go elsewhere with).
+ */
+async function recordedKind(client: HelmRollbackClient, release: ReleaseRef, where: string): Promise<string> {
+  const mirror = await new ReleaseStore(client).read(release);
+  const named = [...mirror.revisions].reverse().find((r) => r.owner !== undefined)?.owner?.kind;
+  if (named === undefined) throw new BinnacleError('input', 'HELM_ROLLBACK_NOT_OURS', `${where} is not held by a Helm operator's resource (its Helm records name no owner): adopt it first (binnacle helm adopt), or roll it back with helm`);
+  if (!/^[A-Z][A-Za-z0-9]{0,62}$/.test(named)) throw new BinnacleError('input', 'HELM_ROLLBACK_NOT_OURS', `${where}: its Helm records name the owner kind ${JSON.stringify(named.slice(0, 80))}, not a kind's name: give --kind Kind.version.group`);
+  return named;
+}
+
 export async function rollbackHelmRelease(client: HelmRollbackClient, o: HelmRollbackOptions): Promise<HelmRollbackResult> {
   const where = `release ${o.release.namespace}/${o.release.name}`;
-  // Helm's records, only for the kind their owner labels name: a forged one can name a kind, no more.
-  const mirror = await new ReleaseStore(client).read(o.release);
-  const recordedKind = [...mirror.revisions].reverse().find((r) => r.owner !== undefined)?.owner?.kind;
-  if (recordedKind === undefined) throw new BinnacleError('input', 'HELM_ROLLBACK_NOT_OURS', `${where} is not held by a Helm operator's resource (its Helm records name no owner): adopt it first (binnacle helm adopt), or roll it back with helm`);
-  const kind = await o.kindOf(recordedKind);
+  if (o.systemNamespace === o.release.namespace) {
+    throw new InputError('HELM_ROLLBACK_HISTORY_UNTRUSTED', `${where}: the manager's history is read from ${o.systemNamespace}, the release's own namespace, where whoever may write Secrets could have written it: run it against a manager that keeps its history elsewhere`, { field: 'system-namespace' });
+  }
+  const kind = o.kind ?? (await o.kindOf(await recordedKind(client, o.release, where)));
   const apiVersion = kind.group === '' ? kind.version : `${kind.group}/${kind.version}`;
   const cr = await client.find({ apiVersion, kind: kind.kind, namespace: o.release.namespace, name: o.release.name });
   if (cr === undefined) throw new BinnacleError('input', 'HELM_ROLLBACK_NO_RESOURCE', `${where}: there is no ${kind.kind} ${o.release.namespace}/${o.release.name} (${apiVersion}) holding it`);
@@ -90,11 +101,15 @@ export async function rollbackHelmRelease(client: HelmRollbackClient, o: HelmRol
     throw new InputError('ROLLBACK_NO_REVISION', message, { field: 'revision' });
   }
   if (to.revision === from.revision) throw new InputError('ROLLBACK_NO_REVISION', `${where}: revision ${to.revision} is the current one`, { field: 'revision' });
-  if (to.ownerValues === undefined && o.acceptConfig !== true) {
-    throw new BinnacleError('input', 'HELM_ROLLBACK_NO_OWN_VALUES', `${where}: revision ${to.revision} did not record the resource's own values apart (Binnacle made it before it kept them): only Helm's config for it is there, which holds what the HelmOperator's valuesFrom and overrideValues added then (Secret values among them); to write that into the spec, run again with --accept-config`);
+  // A revision moved over from Helm's records (a release `helm` made, or one from before the trusted
+  // history) holds whatever whoever could write Secrets in the release namespace wrote: never taken as the owner's own.
+  const own = to.movedOver === true ? undefined : to.ownerValues;
+  if (own === undefined && o.acceptConfig !== true) {
+    const why = to.movedOver === true ? `was moved over from Helm's records in ${o.release.namespace}, which anyone who may write Secrets there could have written` : "did not record the resource's own values apart (Binnacle made it before it kept them)";
+    throw new BinnacleError('input', 'HELM_ROLLBACK_NO_OWN_VALUES', `${where}: revision ${to.revision} ${why}: only Helm's config for it is there, which holds what the HelmOperator's valuesFrom and overrideValues added then (Secret values among them); to write that into the spec, run again with --accept-config`);
   }
-  const spec = to.ownerValues ?? to.config;
+  const spec = own ?? to.config;
   // On the resource as read (its resourceVersion): a change made meanwhile is a conflict, not overwritten.
   const written = await client.update({ ...cr, spec });
-  return { kind, cr: written, from, to, spec, values: to.ownerValues === undefined ? 'config' : 'owner' };
+  return { kind, cr: written, from, to, spec, values: own === undefined ? 'config' : 'owner' };
 }

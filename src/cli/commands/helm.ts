@@ -107,8 +107,9 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
       if (revision !== undefined && !/^[1-9]\d{0,8}$/.test(revision)) throw new UsageError(`REVISION ${revision}: expected a revision number, such as 2`);
       const toRevision = revision === undefined ? undefined : Number(revision);
       await withCluster(flags, async (client) => {
-        const kindOf = (recorded: string) => (flags.kind === undefined ? parseKind(client, recorded, `the release's recorded kind (give --kind Kind.version.group):`) : parseKind(client, flags.kind));
-        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, systemNamespace: flags.systemNamespace, acceptConfig: flags.acceptConfig === true, logger: ctx.logger, ...(toRevision === undefined ? {} : { toRevision }) });
+        const kindOf = (recorded: string) => parseKind(client, recorded, `the release's recorded kind (give --kind Kind.version.group):`);
+        const given = flags.kind === undefined ? undefined : await parseKind(client, flags.kind);
+        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, ...(given === undefined ? {} : { kind: given }), systemNamespace: flags.systemNamespace, acceptConfig: flags.acceptConfig === true, logger: ctx.logger, ...(toRevision === undefined ? {} : { toRevision }) });
         const kind = res.kind;
         const chart = res.to.chart.version === res.from.chart.version ? '' : ` (revision ${res.to.revision} was made from chart ${res.to.chart.name} ${res.to.chart.version}; the chart stays the HelmOperator's, ${res.from.chart.version} at revision ${res.from.revision})`;
         ctx.err(`• ${kind.kind} ${flags.namespace}/${release}: spec set to revision ${res.to.revision}'s values${chart}\n`);
