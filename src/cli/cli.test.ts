@@ -382,6 +382,17 @@ describe('logs', () => {
     assert.deepEqual(['fatal', 'silent'].map((l) => logLevel({ format: 'text', verbose: 0 }, l)), ['fatal', 'silent']);
   });
 
+  it('a bad BINNACLE_LOG_LEVEL is refused before the command runs, by a command that never logs too', async () => {
+    const valid = path.join('src', 'catalog', 'testdata', 'fbc', 'valid');
+    const ok = await spawnCli(['catalog', 'validate', valid]);
+    assert.equal(ok.code, 0, ok.err);
+    assert.equal(ok.err, '', 'the command logs nothing');
+    const bad = await spawnCli(['catalog', 'validate', valid], { env: { BINNACLE_LOG_LEVEL: 'loud' } });
+    assert.equal(bad.code, 2);
+    assert.match(bad.err, /^error: BINNACLE_LOG_LEVEL: "loud" is not a log level/);
+    assert.equal(bad.out, '', 'nothing validated');
+  });
+
   it('the global flags set the logging before the command runs: the manager logs JSON by default, other commands text', async () => {
     const seen: LogSettings[] = [];
     const settings = async (args: string[]): Promise<LogSettings | undefined> => {

@@ -5,7 +5,7 @@
  * Logs are for people by default: one short line each, warnings and errors only unless `-v`
  * (info), `-vv` (debug) or `-vvv` (trace). `--log-format json` writes pino's JSON lines, what
  * `binnacle manager` writes by default. BINNACLE_LOG_LEVEL, when set, fixes the level.
- * The logger (and pino) is only built when a command first logs.
+ * The logger (and pino) is only built when a command first logs; the level is checked before the command runs.
  */
 import { createRequire } from 'node:module';
 import type { Logger } from 'pino';
@@ -85,6 +85,9 @@ export function defaultContext(): CliContext {
       settings.format = o.format;
       settings.verbose = o.verbose;
       logger = undefined;
+      // Checked before the command runs: a bad BINNACLE_LOG_LEVEL is a usage error at start, not
+      // when (or whether) the command first logs.
+      logLevel(settings);
     },
   };
 }

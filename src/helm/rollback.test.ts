@@ -62,6 +62,16 @@ test("the resource's spec becomes the previous good revision's own values, on th
   assert.equal(c.writes.length - writesBefore, 1, 'the resource only: no record written, the manager makes the revision');
 });
 
+test('--dry-run answers the spec it would write and writes nothing; its refusals are the same', async () => {
+  const c = await world([[1, 'superseded', '3.0.0', { replicaCount: 1, podLabels: { source: 'configmap' } }, OWNER, { replicaCount: 1 }], [2, 'deployed', '3.1.0', { replicaCount: 2 }, OWNER, { replicaCount: 2 }]]);
+  const writesBefore = c.writes.length;
+  const res = await rollbackHelmRelease(c.client(), { ...opts, dryRun: true });
+  assert.deepEqual([res.from.revision, res.to.revision, res.values, res.spec], [2, 1, 'owner', { replicaCount: 1 }]);
+  assert.deepEqual(spec(c), { replicaCount: 2 }, 'the resource is as it was');
+  assert.equal(c.writes.length, writesBefore, 'nothing written');
+  await assert.rejects(rollbackHelmRelease(c.client(), { ...opts, dryRun: true, toRevision: 2 }), /revision 2 is the current one/);
+});
+
 test("Helm's records in the release namespace are never the source: a forged one changes nothing, and without the manager's history (or leave to read it) nothing is written", async () => {
   const c = await world([[1, 'superseded', '1', { a: 1 }, OWNER, { a: 1 }], [2, 'deployed', '1', { a: 2 }, OWNER, { a: 2 }]]);
   // A tenant who may write Secrets in ns plants revision 3 with values of their choosing.

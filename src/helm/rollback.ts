@@ -44,6 +44,8 @@ export interface HelmRollbackOptions {
   toRevision?: number;
   /** Accept Helm's config for a revision that did not record the resource's own values (it holds the HelmOperator's layers too). */
   acceptConfig?: boolean;
+  /** Decide and answer what would be written, writing nothing (helm rollback --dry-run). */
+  dryRun?: boolean;
   logger: Logger;
 }
 
@@ -52,7 +54,7 @@ export interface HelmRollbackResult {
   cr: KubeObject;
   from: ReleaseRevision;
   to: ReleaseRevision;
-  /** The spec written. */
+  /** The spec written (with dryRun, the one that would be; `cr` is then the resource as read). */
   spec: Record<string, unknown>;
   /** Where it came from: the revision's recorded own values, or (none recorded, accepted) Helm's config. */
   values: 'owner' | 'config';
@@ -109,6 +111,7 @@ export async function rollbackHelmRelease(client: HelmRollbackClient, o: HelmRol
     throw new BinnacleError('input', 'HELM_ROLLBACK_NO_OWN_VALUES', `${where}: revision ${to.revision} ${why}: only Helm's config for it is there, which holds what the HelmOperator's valuesFrom and overrideValues added then (Secret values among them); to write that into the spec, run again with --accept-config`);
   }
   const spec = own ?? to.config;
+  if (o.dryRun === true) return { kind, cr, from, to, spec, values: own === undefined ? 'config' : 'owner' };
   // On the resource as read (its resourceVersion): a change made meanwhile is a conflict, not overwritten.
   const written = await client.update({ ...cr, spec });
   return { kind, cr: written, from, to, spec, values: own === undefined ? 'config' : 'owner' };

@@ -102,18 +102,25 @@ export function registerHelmCommands(program: Command, ctx: CliContext): void {
     .option('-n, --namespace <ns>', 'the release namespace', 'default')
     .option('--system-namespace <ns>', "the manager's namespace, where the release history it trusts is kept", 'binnacle-system')
     .option('--accept-config', "for a revision that did not record the resource's own values: write Helm's config for it, with what valuesFrom and overrideValues added then")
-    .action(async (release: string, revision: string | undefined, flags: KubeFlags & { kind?: string; namespace: string; systemNamespace: string; acceptConfig?: boolean }) => {
+    .option('--dry-run', 'print the spec it would write, and write nothing')
+    .action(async (release: string, revision: string | undefined, flags: KubeFlags & { kind?: string; namespace: string; systemNamespace: string; acceptConfig?: boolean; dryRun?: boolean }) => {
       const { rollbackHelmRelease } = await import('../../helm/rollback.js');
       if (revision !== undefined && !/^[1-9]\d{0,8}$/.test(revision)) throw new UsageError(`REVISION ${revision}: expected a revision number, such as 2`);
       const toRevision = revision === undefined ? undefined : Number(revision);
       await withCluster(flags, async (client) => {
         const kindOf = (recorded: string) => parseKind(client, recorded, `the release's recorded kind (give --kind Kind.version.group):`);
         const given = flags.kind === undefined ? undefined : await parseKind(client, flags.kind);
-        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, ...(given === undefined ? {} : { kind: given }), systemNamespace: flags.systemNamespace, acceptConfig: flags.acceptConfig === true, logger: ctx.logger, ...(toRevision === undefined ? {} : { toRevision }) });
+        const res = await rollbackHelmRelease(client, { release: { name: release, namespace: flags.namespace }, kindOf, ...(given === undefined ? {} : { kind: given }), systemNamespace: flags.systemNamespace, acceptConfig: flags.acceptConfig === true, dryRun: flags.dryRun === true, logger: ctx.logger, ...(toRevision === undefined ? {} : { toRevision }) });
         const kind = res.kind;
         const chart = res.to.chart.version === res.from.chart.version ? '' : ` (revision ${res.to.revision} was made from chart ${res.to.chart.name} ${res.to.chart.version}; the chart stays the HelmOperator's, ${res.from.chart.version} at revision ${res.from.revision})`;
+        const accepted = res.values === 'config' ? " (Helm's config for that revision, accepted with --accept-config)" : '';
+        if (flags.dryRun === true) {
+          ctx.err(`• ${kind.kind} ${flags.namespace}/${release}: its spec would be set to revision ${res.to.revision}'s values${chart}; nothing written (--dry-run)\n`);
+          ctx.out(`${JSON.stringify(res.spec, null, 2)}\n`);
+          return;
+        }
         ctx.err(`• ${kind.kind} ${flags.namespace}/${release}: spec set to revision ${res.to.revision}'s values${chart}\n`);
-        ctx.err(`• spec written: ${JSON.stringify(res.spec)}${res.values === 'config' ? " (Helm's config for that revision, accepted with --accept-config)" : ''}\n`);
+        ctx.err(`• spec written: ${JSON.stringify(res.spec)}${accepted}\n`);
         ctx.out(`release ${flags.namespace}/${release} rolling back from revision ${res.from.revision} to revision ${res.to.revision}'s values: the manager makes the next revision\n`);
       });
     });

@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
-import { LABEL_OLMV1_TWIN_OF, OLMV1_API_VERSION } from '../../api/olmv1/types.js';
+import { olmv1TwinOf } from '../../api/olmv1/twin.js';
+import { OLMV1_API_VERSION } from '../../api/olmv1/types.js';
 import { API_VERSION, type BundleDeployment, type ClusterExtension } from '../../api/types.js';
 import { buildInstalledState, describeNeeds, unitsNeededBy, type InstalledState } from '../../installed/index.js';
 import type { KubeClient } from '../../kube/client.js';
@@ -157,9 +158,9 @@ export async function readConfigFlag(file: string): Promise<Record<string, unkno
   return parsed as Record<string, unknown>;
 }
 
-/** The twin of an OLM v1 ClusterExtension (controllers/cluster-olmv1-twin.ts) says which object the user wrote; others, nothing. */
-function servedAsLine(ce: ClusterExtension): string {
-  return ce.metadata.labels?.[LABEL_OLMV1_TWIN_OF] === undefined ? '' : `API:        ${OLMV1_API_VERSION} ClusterExtension ${ce.metadata.name ?? ''} (Binnacle reconciles it as this binnacle.dev twin)\n`;
+/** The twin of an OLM v1 ClusterExtension (controllers/cluster-olmv1-twin.ts) says which object the user wrote; others (a label alone included), nothing. */
+export function servedAsLine(ce: ClusterExtension): string {
+  return olmv1TwinOf(ce) === undefined ? '' : `API:        ${OLMV1_API_VERSION} ClusterExtension ${ce.metadata.name ?? ''} (Binnacle reconciles it as this binnacle.dev twin)\n`;
 }
 
 export function registerOperatorCommands(program: Command, ctx: CliContext): void {
