@@ -1,6 +1,7 @@
 /**
  * Releases above a Secret's 1 MiB: stored whole in part Secrets, with a Helm record that keeps
- * everything but the chart's templates and files; read back whole; removed with the release.
+ * everything but the chart's templates and files (the owner's own values included); read back
+ * whole; removed with the release.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -22,7 +23,8 @@ function bigRelease(version: number): ReleaseRecordInput {
     firstDeployed: '2026-11-23T00:00:00Z',
     lastDeployed: '2026-11-23T00:00:00Z',
     chart: { name: 'big', version: '1.0.0' },
-    config: { a: 1 },
+    config: { a: 1, fromValuesFrom: 's3cret' },
+    ownerValues: { a: 1 },
     manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n',
     content: { chart: { metadata: { name: 'big', version: '1.0.0', apiVersion: 'v2' }, lock: null, templates, values: {}, schema: null, files: [] }, manifest: '---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n', hooks: [] },
   };
@@ -45,15 +47,19 @@ describe('large releases', () => {
     const helmView = decodeRevisionRecord(Buffer.from((main.data as { release: string }).release, 'base64').toString('utf8')) as { chart: { templates: unknown[] }; manifest: string; config: unknown };
     assert.deepEqual(helmView.chart.templates, []);
     assert.equal(helmView.manifest, input.manifest);
-    assert.deepEqual(helmView.config, { a: 1 });
+    assert.deepEqual(helmView.config, { a: 1, fromValuesFrom: 's3cret' });
+    // The owner's own values (binnacle helm rollback's source) stay in the record Helm reads, beside its members.
+    assert.deepEqual((helmView as { binnacle_owner_values?: unknown }).binnacle_owner_values, { a: 1 });
 
     const [rev] = await store.history({ name: 'big', namespace: 'ns' });
     assert.ok(rev !== undefined);
     assert.deepEqual((rev.content?.chart as { templates: unknown[] }).templates, input.content?.chart.templates);
+    assert.deepEqual([rev.config, rev.ownerValues], [input.config, { a: 1 }], 'config and own values read back apart');
 
     const updated = await store.setStatus(rev, 'superseded');
     const [again] = await store.history({ name: 'big', namespace: 'ns' });
     assert.equal(again?.status, 'superseded');
+    assert.deepEqual(again?.ownerValues, { a: 1 }, 'kept when the status is written');
     assert.deepEqual((again?.content?.chart as { templates: unknown[] }).templates, input.content?.chart.templates);
 
     await store.deleteAll({ name: 'big', namespace: 'ns' }, [updated]);
